@@ -1,0 +1,99 @@
+#pragma once
+// SQL types Tally stores and computes with, and their PostgreSQL 15 identities
+// (type OIDs, typlen, typmod). Shared by storage, catalog, executor, gpu and
+// the protocol's RowDescription, so that every layer agrees on one table.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tally {
+
+enum class TypeId : uint8_t {
+  boolean,
+  int2,
+  int4,
+  int8,
+  float4,
+  float8,
+  numeric,    // numeric(p,s): stored as int64 scaled by 10^s when p <= 18
+  text,
+  varchar,    // varchar(n): text with a length check
+  bpchar,     // char(n): blank-padded text
+  date,       // int32 days since 2000-01-01 (PostgreSQL's epoch)
+  timestamp,  // int64 microseconds since 2000-01-01 00:00:00
+  unknown,    // an untyped literal before coercion
+  name,       // catalog type (pg_catalog queries)
+  oid,        // catalog type
+  regclass,   // catalog type
+  regtype,    // catalog type
+  char_,      // "char" (1 byte), catalog type
+  int2vector, // catalog type
+  oidvector,  // catalog type
+  text_array, // text[] (catalog queries)
+};
+
+// PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
+namespace oid {
+constexpr uint32_t boolean = 16;
+constexpr uint32_t bytea = 17;
+constexpr uint32_t char_ = 18;
+constexpr uint32_t name = 19;
+constexpr uint32_t int8 = 20;
+constexpr uint32_t int2 = 21;
+constexpr uint32_t int2vector = 22;
+constexpr uint32_t int4 = 23;
+constexpr uint32_t regproc = 24;
+constexpr uint32_t text = 25;
+constexpr uint32_t oid = 26;
+constexpr uint32_t oidvector = 30;
+constexpr uint32_t float4 = 700;
+constexpr uint32_t float8 = 701;
+constexpr uint32_t unknown = 705;
+constexpr uint32_t text_array = 1009;
+constexpr uint32_t bpchar = 1042;
+constexpr uint32_t varchar = 1043;
+constexpr uint32_t date = 1082;
+constexpr uint32_t timestamp = 1114;
+constexpr uint32_t numeric = 1700;
+constexpr uint32_t regclass = 2205;
+constexpr uint32_t regtype = 2206;
+}  // namespace oid
+
+// A type with its modifier: numeric precision/scale or character length.
+struct SqlType {
+  TypeId id = TypeId::unknown;
+  // PostgreSQL's atttypmod: -1 when absent; varchar/bpchar: n + 4;
+  // numeric: ((precision << 16) | scale) + 4.
+  int32_t typmod = -1;
+
+  static SqlType numeric(int precision, int scale) {
+    return {TypeId::numeric, ((precision << 16) | scale) + 4};
+  }
+  static SqlType varchar(int length) { return {TypeId::varchar, length + 4}; }
+  static SqlType bpchar(int length) { return {TypeId::bpchar, length + 4}; }
+
+  // numeric(p,s) accessors; valid only when typmod >= 0.
+  int numeric_precision() const { return ((typmod - 4) >> 16) & 0xffff; }
+  int numeric_scale() const { return (typmod - 4) & 0xffff; }
+  // varchar(n)/char(n) length; -1 when unconstrained.
+  int char_length() const { return typmod >= 4 ? typmod - 4 : -1; }
+
+  bool operator==(const SqlType&) const = default;
+};
+
+uint32_t type_oid(TypeId id);
+std::optional<TypeId> type_from_oid(uint32_t oid);
+// pg_type.typlen: bytes for fixed-width types, -1 for varlena.
+int16_t type_len(TypeId id);
+// The name PostgreSQL's format_type() prints, with the modifier
+// ("integer", "numeric(12,2)", "character varying(20)", "timestamp without time zone").
+std::string format_type(SqlType type);
+// Bytes per value in a stored column chunk (text kinds: the 4-byte dictionary code).
+int storage_width(TypeId id);
+bool is_integer(TypeId id);
+bool is_float(TypeId id);
+bool is_numeric_kind(TypeId id);  // integer, float or numeric
+bool is_text_kind(TypeId id);     // text, varchar, bpchar, name, unknown
+
+}  // namespace tally

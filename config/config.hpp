@@ -1,0 +1,73 @@
+#pragma once
+// The one typed configuration of tallyd. Built from a TOML file (--config),
+// overridden by command-line flags, overridden by TALLY_* environment variables,
+// and validated once at start-up (config/config_loader.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tally::config {
+
+enum class AuthMethod { trust, password, md5, scram_sha_256 };
+enum class LogFormat { text, json };
+enum class LogLevel { debug, info, warning, error };
+
+struct UserConfig {
+  std::string name;
+  AuthMethod method = AuthMethod::trust;
+  // "SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>" (PostgreSQL's
+  // format). Plain passwords given in configuration are hashed into this on load.
+  std::string scram_verifier;
+  // "md5" + md5(password + user), needed only by md5 authentication.
+  std::string md5_hash;
+};
+
+struct TuningConfig {
+  bool enabled = true;            // online refinement during queries
+  double similarity_s = 0.06;     // DaMoN'19 plateau similarity
+  double pruning_p = 1.07;        // DaMoN'19 pruning factor
+  double v_max = 0.019;           // DaMoN'19 max relative variation of a measurement
+  int b_max = 10;                 // DaMoN'19 max chunks per measurement
+  double explore_rate = 0.05;     // vw-greedy exploration probability across queries
+};
+
+struct Config {
+  // PostgreSQL listener.
+  std::string listen_address = "127.0.0.1";
+  uint16_t port = 5432;
+  int max_connections = 100;
+  uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
+  // HTTP admin endpoint; port 0 disables it.
+  std::string http_address = "127.0.0.1";
+  uint16_t http_port = 0;
+  std::string http_token;  // empty = no token required
+
+  std::string data_dir = "tally-data";
+  std::vector<std::string> databases = {"tally"};
+  // Default: user "tally" with trust, which (like PostgreSQL's default local
+  // rules) is honoured for loopback connections only.
+  std::vector<UserConfig> users = {UserConfig{"tally", AuthMethod::trust, "", ""}};
+
+  // TLS: enabled when both files are set.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_ca_file;
+
+  // Engines.
+  int gpu_device = -1;               // -1 = first GPU if any, -2 = never use a GPU
+  uint64_t gpu_memory_budget = 0;    // bytes; 0 = 80% of free device memory
+  uint64_t column_cache_bytes = 0;   // bytes; 0 = half the GPU budget
+  int cpu_threads = 0;               // 0 = hardware concurrency
+  uint64_t cpu_memory_budget = 0;    // bytes for hash tables; 0 = half of RAM
+  uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
+  TuningConfig tuning;
+
+  // Sessions and lifecycle.
+  uint64_t statement_timeout_ms = 0;  // 0 = none
+  uint64_t shutdown_grace_ms = 10000;
+
+  LogLevel log_level = LogLevel::info;
+  LogFormat log_format = LogFormat::text;
+};
+
+}  // namespace tally::config

@@ -1,0 +1,142 @@
+#pragma once
+// The seam between the wire protocol and SQL. protocol/ implements ResultWriter
+// (it turns calls into v3 messages) and drives a QueryHandler per session;
+// executor/ implements QueryHandler. Nothing here knows about sockets or SQL.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/cancel.hpp"
+#include "common/error.hpp"
+
+namespace tally::protocol {
+
+enum class Format : int16_t { text = 0, binary = 1 };
+
+// One column of a RowDescription.
+struct FieldDescription {
+  std::string name;
+  uint32_t table_oid = 0;
+  int16_t column_number = 0;
+  uint32_t type_oid = 0;
+  int16_t type_size = -1;
+  int32_t type_modifier = -1;
+  Format format = Format::text;
+};
+
+enum class TransactionStatus : char { idle = 'I', in_block = 'T', failed = 'E' };
+
+// Source of COPY FROM STDIN data: the CopyData payloads as they arrive.
+class CopyInReader {
+ public:
+  virtual ~CopyInReader() = default;
+  // The next CopyData payload, or nullopt after CopyDone. Throws Error
+  // (57014, "COPY from stdin failed: <message>") when the client sends CopyFail,
+  // and Error(08P01) on a message that does not belong in COPY mode.
+  virtual std::optional<std::string_view> next() = 0;
+};
+
+// Receives what one statement produces. Implemented by protocol/.
+class ResultWriter {
+ public:
+  virtual ~ResultWriter() = default;
+  // RowDescription. Inside Execute (extended protocol) the writer drops it,
+  // since there Describe is what sends it; the executor always calls it.
+  virtual void row_description(std::span<const FieldDescription> fields) = 0;
+  // One DataRow. Each field is already encoded in its column's format
+  // (text or binary); nullopt is SQL NULL.
+  virtual void data_row(std::span<const std::optional<std::string_view>> fields) = 0;
+  // CommandComplete with its tag ("SELECT 3", "INSERT 0 5", "CREATE TABLE").
+  virtual void command_complete(std::string_view tag) = 0;
+  // EmptyQueryResponse.
+  virtual void empty_query() = 0;
+  // NoticeResponse (severity taken from the Error: warning, notice, ...).
+  virtual void notice(const Error& notice) = 0;
+  // ParameterStatus, for reported settings changed by SET/RESET.
+  virtual void parameter_status(std::string_view name, std::string_view value) = 0;
+  // COPY FROM STDIN: sends CopyInResponse; the returned reader yields the data.
+  virtual CopyInReader& copy_in(Format format, int column_count) = 0;
+  // COPY TO STDOUT: CopyOutResponse, CopyData..., CopyDone.
+  virtual void copy_out_begin(Format format, int column_count) = 0;
+  virtual void copy_out_data(std::string_view bytes) = 0;
+  virtual void copy_out_end() = 0;
+};
+
+// A parameter value from Bind: raw bytes in the given format, nullopt = NULL.
+struct ParameterValue {
+  std::optional<std::string> bytes;
+  Format format = Format::text;
+};
+
+// The result of Parse: a statement with its parameter types resolved.
+class PreparedStatement {
+ public:
+  virtual ~PreparedStatement() = default;
+  // Parameter type OIDs (those given in Parse, the rest inferred).
+  virtual std::vector<uint32_t> parameter_types() const = 0;
+  // Result columns in text format; nullopt when the statement returns no rows
+  // (Describe answers NoData).
+  virtual std::optional<std::vector<FieldDescription>> result_fields() const = 0;
+};
+
+// The result of Bind: a statement with parameters, ready to run or resume.
+class Portal {
+ public:
+  virtual ~Portal() = default;
+  // Result columns with the formats requested in Bind; nullopt = NoData.
+  virtual std::optional<std::vector<FieldDescription>> result_fields() const = 0;
+  // Runs the portal, or resumes it where the last call stopped. Sends at most
+  // max_rows DataRows (0 = no limit). Returns true when the statement finished
+  // (CommandComplete was written) and false when it stopped at the limit
+  // (the protocol answers PortalSuspended).
+  virtual bool execute(uint64_t max_rows, ResultWriter& out) = 0;
+};
+
+// Who is connected, as established by startup and authentication.
+struct SessionInfo {
+  std::string user;
+  std::string database;
+  std::map<std::string, std::string> startup_parameters;  // as the client sent them
+  int32_t process_id = 0;
+  CancelToken* cancel = nullptr;  // owned by the session, outlives the handler
+};
+
+// SQL behaviour of one session. Implemented by executor/.
+class QueryHandler {
+ public:
+  virtual ~QueryHandler() = default;
+  // ParameterStatus pairs to send after authentication (server_version, ...).
+  virtual std::vector<std::pair<std::string, std::string>> initial_parameter_status() = 0;
+  // Runs every statement of a Simple Query message in order, writing each
+  // statement's results; the empty string gives empty_query(). Throws Error
+  // for the first failing statement (earlier ones have completed).
+  virtual void simple_query(std::string_view sql, ResultWriter& out) = 0;
+  // Parse. param_types may be shorter than the statement needs; 0 = infer.
+  virtual std::unique_ptr<PreparedStatement> prepare(std::string_view sql,
+                                                     std::span<const uint32_t> param_types) = 0;
+  // Bind. result_formats follows the protocol: empty = all text, one = all alike.
+  virtual std::unique_ptr<Portal> bind(PreparedStatement& statement,
+                                       std::span<const ParameterValue> parameters,
+                                       std::span<const Format> result_formats) = 0;
+  // Transaction state for ReadyForQuery.
+  virtual TransactionStatus transaction_status() const = 0;
+  // An error ended a statement; a transaction block becomes failed ('E').
+  virtual void on_error() = 0;
+  // Sync: ends the implicit transaction of an extended-protocol batch.
+  virtual void sync() = 0;
+};
+
+// Creates the handler of a new session. Throws Error (3D000 and the like).
+class QueryHandlerFactory {
+ public:
+  virtual ~QueryHandlerFactory() = default;
+  virtual std::unique_ptr<QueryHandler> create(const SessionInfo& session) = 0;
+};
+
+}  // namespace tally::protocol
