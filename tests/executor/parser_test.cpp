@@ -30,5 +30,18 @@ TEST(Parser, SyntaxErrorCarries42601AndPosition) {
   }
 }
 
+TEST(Parser, NegativeIntegerConstantsKeepTheirValue) {
+  auto statements = parse_sql("SELECT -2, - 37, 0, 5");
+  const auto& targets = statements.at(0).body()["targetList"];
+  auto ival = [&](int i) {
+    const auto& konst = targets[i]["ResTarget"]["val"]["A_Const"]["ival"];
+    return konst.contains("ival") ? konst["ival"].get<int64_t>() : 0;
+  };
+  EXPECT_EQ(ival(0), -2);
+  EXPECT_EQ(ival(1), -37);
+  EXPECT_EQ(ival(2), 0);
+  EXPECT_EQ(ival(3), 5);
+}
+
 }  // namespace
 }  // namespace tally::executor
