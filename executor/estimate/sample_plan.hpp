@@ -1,0 +1,58 @@
+#pragma once
+// SamplePlan: which rows to sample for group-count estimation. The table is
+// cut into 2^k equal strata and one row is drawn at a random offset inside
+// each, so the sample is spread over every chunk and has no aliasing with
+// periodic keys. Strata are taken in bit-reversed order, so every round (a
+// prefix of that order) is itself spread evenly over the table: the executor
+// can sample a small round first and add rounds only while the estimate is
+// uncertain (should_grow), never re-reading a row.
+#include <cstdint>
+#include <vector>
+
+#include "executor/estimate/frequency_profile.hpp"
+
+namespace tally::executor::estimate {
+
+struct SamplePolicy {
+  // First round; below this a sample says little about f1.
+  uint64_t first_round_rows = uint64_t{1} << 14;
+  // Share of the table a sample may reach on large tables: at 10^8 rows 2^20
+  // rows (1 %) is a few percent of a CPU hash aggregation (bench/estimate).
+  double max_fraction = 0.01;
+  // Small tables may be sampled up to this many rows (cheap in absolute terms).
+  uint64_t min_cap_rows = uint64_t{1} << 17;
+  // Stop growing once the GEE bound sqrt(upper/lower) is below this ratio.
+  double target_error_bound = 1.25;
+  uint64_t seed = 0x7A11Bu;
+};
+
+class SamplePlan {
+ public:
+  SamplePlan(uint64_t total_rows, const SamplePolicy& policy = {});
+
+  uint64_t total_rows() const { return total_rows_; }
+  // Rows in the full plan (a power of two, or total_rows when the whole table is taken).
+  uint64_t capacity() const { return strata_; }
+  uint64_t sampled() const { return next_; }
+  bool exhausted() const { return next_ >= strata_; }
+  bool whole_table() const { return strata_ == total_rows_; }
+
+  // Row positions of the next round, sorted ascending (the first round has
+  // policy.first_round_rows rows, each later one doubles the sample).
+  std::vector<uint64_t> next_round();
+
+ private:
+  uint64_t position_of_stratum(uint64_t stratum) const;
+
+  uint64_t total_rows_;
+  SamplePolicy policy_;
+  uint64_t strata_ = 0;
+  int strata_bits_ = 0;
+  uint64_t next_ = 0;
+};
+
+// Whether another round is worth taking, given the profile so far: false when
+// the plan is exhausted or the estimate's error bound already meets the target.
+bool should_grow(const SamplePlan& plan, const FrequencyProfile& profile, const SamplePolicy& policy = {});
+
+}  // namespace tally::executor::estimate
