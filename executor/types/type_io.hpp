@@ -1,0 +1,111 @@
+#pragma once
+// PostgreSQL 15-exact conversions between Tally's native values and the wire
+// and COPY representations: text input (typinput), text output (typoutput) and
+// the binary send/recv formats, for every storable type.
+//
+// Native forms (what storage/ keeps, see common/sql_type.hpp):
+//   boolean: uint8 0/1          int2/int4/int8: int16/int32/int64
+//   float4/float8: float/double numeric(p,s): int64 scaled by 10^s
+//   date: int32 days since 2000-01-01 (INT32_MIN/MAX = -infinity/infinity)
+//   timestamp: int64 µs since 2000-01-01 (INT64_MIN/MAX = -infinity/infinity)
+//   text kinds: the string itself (storage dictionary-encodes it).
+//
+// Output functions APPEND to a caller-owned buffer and never allocate beyond
+// that buffer's growth, because result streaming and COPY TO run them millions
+// of times per second. Input functions throw tally::Error with PostgreSQL's
+// SQLSTATE and message (22P02, 22003, 22007, 22008, 22001, 22P03).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/sql_type.hpp"
+
+namespace tally::types {
+
+// Special native values PostgreSQL uses for ±infinity.
+constexpr int32_t date_neg_infinity = INT32_MIN;
+constexpr int32_t date_pos_infinity = INT32_MAX;
+constexpr int64_t timestamp_neg_infinity = INT64_MIN;
+constexpr int64_t timestamp_pos_infinity = INT64_MAX;
+constexpr int64_t usecs_per_day = 86'400'000'000LL;
+
+// ---- text output -----------------------------------------------------------
+void append_bool(std::string& out, bool value);
+void append_int(std::string& out, int64_t value);
+// Shortest round-trip digits, PostgreSQL's extra_float_digits=1 rendering
+// (exponent form when the decimal exponent is < -4 or >= 15 (float8) / 6 (float4)).
+void append_float8(std::string& out, double value);
+void append_float4(std::string& out, float value);
+// scaled / 10^scale printed with exactly `scale` fraction digits. The 128-bit
+// overload serves aggregates (sum of numeric) that outgrow int64.
+void append_numeric(std::string& out, int64_t scaled, int scale);
+void append_numeric(std::string& out, __int128 scaled, int scale);
+void append_date(std::string& out, int32_t days);
+void append_timestamp(std::string& out, int64_t micros);
+
+// Text output of one fixed-width native value (value points at
+// storage_width(type.id) bytes). Not for text kinds.
+void append_text_value(std::string& out, SqlType type, const void* value);
+
+// ---- binary send (the wire binary format; network byte order) -------------
+void send_numeric(std::string& out, int64_t scaled, int scale);
+void send_numeric(std::string& out, __int128 scaled, int scale);
+// Binary form of one fixed-width native value (not text kinds: their binary
+// form is the raw string bytes).
+void append_binary_value(std::string& out, SqlType type, const void* value);
+
+// ---- text input --------------------------------------------------------------
+bool parse_bool(std::string_view text);
+int16_t parse_int2(std::string_view text);
+int32_t parse_int4(std::string_view text);
+int64_t parse_int8(std::string_view text);
+float parse_float4(std::string_view text);
+double parse_float8(std::string_view text);
+// numeric(precision, scale) input: rounds half away from zero to `scale`
+// digits; 22003 "numeric field overflow" when it needs more than precision.
+int64_t parse_numeric(std::string_view text, int precision, int scale);
+int32_t parse_date(std::string_view text);
+int64_t parse_timestamp(std::string_view text);
+
+// Parses text into the native value of a fixed-width type at out
+// (storage_width(type.id) bytes). Not for text kinds.
+void parse_text_value(SqlType type, std::string_view text, void* out);
+
+// Applies varchar(n)/char(n) length rules to an input string. Returns the
+// value to store: `text` itself, a prefix of it (trailing spaces beyond n are
+// cut, as PostgreSQL does), or — for char(n) — `scratch` filled with the
+// blank-padded value. Throws 22001 "value too long for type character
+// varying(n)" when non-space characters exceed n, unless explicit_cast, which
+// truncates silently like PostgreSQL's explicit casts. text/unconstrained
+// types return `text` unchanged.
+std::string_view coerce_char(SqlType type, std::string_view text, std::string& scratch,
+                             bool explicit_cast = false);
+// Number of UTF-8 characters in text.
+size_t utf8_length(std::string_view text);
+// Throws 22021 invalid_byte_sequence ("invalid byte sequence for encoding
+// \"UTF8\": 0x..") when text is not valid UTF-8 or contains NUL.
+void check_utf8(std::string_view text);
+
+// ---- binary receive ---------------------------------------------------------
+// Parses the binary wire form of a fixed-width type into its native value.
+// Throws 22P03 on a wrong length or malformed value.
+void recv_binary_value(SqlType type, std::string_view bytes, void* out);
+int64_t recv_numeric(std::string_view bytes, int precision, int scale);
+
+// ---- helpers shared with casts --------------------------------------------
+// The name PostgreSQL uses in input error messages ("integer", "double precision").
+std::string_view input_type_name(TypeId id);
+// Error(22P02, invalid input syntax for type <name>: "<text>").
+Error invalid_input(std::string_view type_name, std::string_view text);
+// Rounds/overflow-checks a numeric scaled value of scale `from_scale` into
+// numeric(precision, scale) (used by casts between numeric typmods).
+int64_t rescale_numeric(__int128 scaled, int from_scale, int precision, int scale);
+// Error 22003 numeric field overflow with PostgreSQL's detail.
+Error numeric_overflow(int precision, int scale);
+
+// Calendar helpers (PostgreSQL's date2j/j2date; year <= 0 means BC: 0 = 1 BC).
+int32_t date_from_ymd(int year, int month, int day);  // days since 2000-01-01
+void ymd_from_date(int32_t days, int& year, int& month, int& day);
+
+}  // namespace tally::types
