@@ -1,0 +1,81 @@
+#pragma once
+// SCRAM-SHA-256 (RFC 5802/7677) as PostgreSQL uses it, and MD5 password
+// hashing, on OpenSSL. Verifiers use PostgreSQL's stored format
+// "SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>",
+// so a rolpassword copied from pg_authid works unchanged.
+// Passwords are not SASLprep-normalized: non-ASCII passwords that
+// normalization would change do not match PostgreSQL's verifiers.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tally::protocol {
+
+std::string base64_encode(std::string_view bytes);
+// nullopt for text that is not canonical base64.
+std::optional<std::string> base64_decode(std::string_view text);
+std::string random_bytes(size_t count);
+
+struct ScramVerifier {
+  int iterations = 0;
+  std::string salt;        // raw bytes
+  std::string stored_key;  // raw 32 bytes
+  std::string server_key;  // raw 32 bytes
+};
+
+// PostgreSQL's default iteration count (scram_iterations).
+constexpr int kScramIterations = 4096;
+
+std::optional<ScramVerifier> parse_scram_verifier(std::string_view text);
+// The stored form for a password; salt empty = 16 random bytes.
+std::string make_scram_verifier(std::string_view password, int iterations = kScramIterations,
+                                std::string_view salt = {});
+// For cleartext password authentication against a SCRAM verifier.
+bool scram_verifier_matches(const ScramVerifier& verifier, std::string_view password);
+
+// "md5" + hex(md5(password + user)): PostgreSQL's stored MD5 form.
+std::string md5_password_hash(std::string_view password, std::string_view user);
+// What a client answers to an MD5 challenge: "md5" + hex(md5(hex_part + salt)),
+// where stored_hash is md5_password_hash's result.
+std::string md5_salted_response(std::string_view stored_hash, std::string_view salt);
+
+// The server side of one SCRAM exchange.
+class ScramServer {
+ public:
+  enum class Step { expect_client_first, expect_client_final, done };
+
+  explicit ScramServer(ScramVerifier verifier) : verifier_(std::move(verifier)) {}
+  // client-first-message -> server-first-message. Throws Error 08P01 when malformed.
+  std::string client_first(std::string_view message);
+  // client-final-message -> server-final-message, or nullopt when the proof
+  // is wrong (28P01). Throws Error 08P01 when malformed.
+  std::optional<std::string> client_final(std::string_view message);
+
+ private:
+  ScramVerifier verifier_;
+  Step step_ = Step::expect_client_first;
+  std::string gs2_header_;
+  std::string client_first_bare_;
+  std::string server_first_;
+  std::string nonce_;
+};
+
+// The client side (tests, the fuzzer's recorded streams, the benchmark).
+class ScramClient {
+ public:
+  ScramClient(std::string password, std::string nonce = {});
+  std::string client_first();
+  // server-first -> client-final. Throws std::runtime_error when malformed.
+  std::string client_final(std::string_view server_first);
+  // True when the server proved it knows the verifier.
+  bool verify_server_final(std::string_view server_final) const;
+
+ private:
+  std::string password_;
+  std::string nonce_;
+  std::string client_first_bare_;
+  std::string server_signature_;
+};
+
+}  // namespace tally::protocol

@@ -1,0 +1,89 @@
+#pragma once
+// One client connection's protocol state machine, with PostgreSQL's
+// PostgresMain semantics: startup (SSL/GSSENC negotiation, CancelRequest,
+// StartupMessage), authentication, then the message loop for simple and
+// extended query, COPY and Terminate. It runs over an abstract ByteStream, so
+// tests drive it with scripted bytes and the server with a socket.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/cancel.hpp"
+#include "config/config.hpp"
+#include "protocol/byte_stream.hpp"
+#include "protocol/frontend_messages.hpp"
+#include "protocol/message_channel.hpp"
+#include "protocol/query_handler.hpp"
+#include "protocol/session_host.hpp"
+#include "protocol/wire_result_writer.hpp"
+
+namespace tally::protocol {
+
+class Session {
+ public:
+  enum class State {
+    startup,         // before a StartupMessage was accepted
+    authenticating,  // running the configured method's exchange
+    ready,           // idle, waiting for a message
+    in_query,        // running a statement (simple or extended)
+    awaiting_sync,   // an extended-protocol error: skip everything until Sync
+    closed,          // Terminate, a FATAL error, or the peer went away
+  };
+
+  Session(const config::Config& config, QueryHandlerFactory& factory, SessionHost& host,
+          ByteStream& stream);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Serves the connection until it ends. Never throws.
+  void run();
+
+  State state() const { return state_; }
+  // Set by CancelRequest (through the host) and by server shutdown.
+  CancelToken& cancel_token() { return cancel_; }
+
+ private:
+  struct PortalEntry {
+    std::shared_ptr<PreparedStatement> statement;  // kept alive while the portal exists
+    std::unique_ptr<Portal> portal;
+  };
+
+  // Startup and authentication; false when the connection ends without a
+  // session (CancelRequest, peer gone).
+  bool start();
+  void serve();
+  void dispatch(char type, const std::string& body);
+  void send_fatal(const Error& error);
+
+  void simple_query(const frontend::Query& m);
+  void parse(frontend::Parse& m);
+  void bind(const frontend::Bind& m);
+  void describe(const frontend::Describe& m);
+  void execute(const frontend::Execute& m);
+  void close(const frontend::Close& m);
+  void sync();
+  void ready_for_query();
+  // Portals do not outlive the transaction that created them.
+  void drop_portals_if_idle();
+  // Resets the cancel token for a new statement, keeping a pending shutdown.
+  void begin_statement();
+
+  const config::Config& config_;
+  QueryHandlerFactory& factory_;
+  SessionHost& host_;
+  MessageChannel channel_;
+  WireResultWriter writer_;
+  CancelToken cancel_;
+  State state_ = State::startup;
+  std::optional<BackendKey> key_;
+  SessionInfo info_;
+  bool doing_extended_ = false;  // the current message belongs to the extended protocol
+  // Declared before the statements and portals so that they die first.
+  std::unique_ptr<QueryHandler> handler_;
+  std::map<std::string, std::shared_ptr<PreparedStatement>> statements_;
+  std::map<std::string, PortalEntry> portals_;
+};
+
+}  // namespace tally::protocol

@@ -1,0 +1,30 @@
+#pragma once
+// What a Session needs from the server that runs it: backend keys for
+// CancelRequest, cancellation of another session, and the connection limit.
+// The server implements it (server/session_registry.hpp); tests use a fake.
+#include <cstdint>
+
+#include "common/cancel.hpp"
+
+namespace tally::protocol {
+
+struct BackendKey {
+  int32_t process_id = 0;
+  int32_t secret_key = 0;
+  bool operator==(const BackendKey&) const = default;
+};
+
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  // Registers an authenticated session's cancel token under a fresh key,
+  // which the session announces in BackendKeyData.
+  virtual BackendKey register_session(CancelToken& token) = 0;
+  virtual void unregister_session(const BackendKey& key) = 0;
+  // A CancelRequest: cancels the session with exactly this key, if any.
+  virtual void cancel(const BackendKey& key) = 0;
+  // True when this connection is over max_connections (answered 53300).
+  virtual bool too_many_connections() = 0;
+};
+
+}  // namespace tally::protocol

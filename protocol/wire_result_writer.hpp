@@ -1,0 +1,47 @@
+#pragma once
+// protocol/'s side of the seam: turns ResultWriter calls into v3 messages on
+// a MessageChannel, and reads COPY FROM STDIN data for the executor.
+#include <string>
+
+#include "protocol/message_channel.hpp"
+#include "protocol/query_handler.hpp"
+
+namespace tally::protocol {
+
+class WireCopyInReader : public CopyInReader {
+ public:
+  explicit WireCopyInReader(MessageChannel& channel) : channel_(channel) {}
+  void start() { finished_ = false; }
+  std::optional<std::string_view> next() override;
+
+ private:
+  MessageChannel& channel_;
+  std::string body_;
+  bool finished_ = true;
+};
+
+class WireResultWriter : public ResultWriter {
+ public:
+  explicit WireResultWriter(MessageChannel& channel) : channel_(channel), copy_in_(channel) {}
+
+  // Inside Execute, RowDescription is Describe's job and is dropped here.
+  void set_in_execute(bool in_execute) { in_execute_ = in_execute; }
+
+  void row_description(std::span<const FieldDescription> fields) override;
+  void data_row(std::span<const std::optional<std::string_view>> fields) override;
+  void command_complete(std::string_view tag) override;
+  void empty_query() override;
+  void notice(const Error& notice) override;
+  void parameter_status(std::string_view name, std::string_view value) override;
+  CopyInReader& copy_in(Format format, int column_count) override;
+  void copy_out_begin(Format format, int column_count) override;
+  void copy_out_data(std::string_view bytes) override;
+  void copy_out_end() override;
+
+ private:
+  MessageChannel& channel_;
+  WireCopyInReader copy_in_;
+  bool in_execute_ = false;
+};
+
+}  // namespace tally::protocol
