@@ -8,6 +8,8 @@ namespace tally::executor::estimate {
 namespace {
 // Three standard errors: the sketch interval holds with ~99.7 % probability.
 constexpr double kSketchSigmas = 3.0;
+// Run starts above this share of the sample: the data has no runs to exploit.
+constexpr double kRunStartShareToSkip = 0.95;
 }  // namespace
 
 GeeBounds gee_bounds(const FrequencyProfile& p, uint64_t population_rows) {
@@ -52,10 +54,13 @@ GroupCountEstimate estimate_group_count(const EstimateInput& input) {
   GroupCountEstimate out;
   out.estimator = input.estimator;
   if (input.total_rows == 0) return out;
+  const double n_rows = static_cast<double>(input.total_rows);
+  const bool whole_table = input.sample_hashes.size() >= input.total_rows;
+
   const FrequencyProfile profile = profile_from_hashes(input.sample_hashes);
   out.sample_rows = profile.sample_rows;
   out.sample_distinct = profile.distinct;
-  const double n_rows = static_cast<double>(input.total_rows);
+  out.population_rows = n_rows;
 
   // Sketch bounds on the group count: at least the most distinct column,
   // at most the product of the columns' distinct counts (and N).
@@ -78,7 +83,7 @@ GroupCountEstimate estimate_group_count(const EstimateInput& input) {
     sketch_upper = std::min(sketch_upper, product);
   }
 
-  if (profile.sample_rows >= input.total_rows && profile.sample_rows > 0) {
+  if (whole_table) {
     out.groups = out.lower = out.upper = static_cast<double>(profile.distinct);
     out.source = EstimateSource::exact;
     return out;
@@ -99,8 +104,37 @@ GroupCountEstimate estimate_group_count(const EstimateInput& input) {
     return out;
   }
 
-  const GeeBounds bounds = gee_bounds(profile, input.total_rows);
+  GeeBounds bounds = gee_bounds(profile, input.total_rows);
   out.groups = estimate_with(input.estimator, profile, input.total_rows);
+  // The same on run starts, when the previous rows' keys are known: the
+  // sample's run starts are a uniform sample of the table's run starts, whose
+  // count is estimated from their share of the sample. On clustered data the
+  // row-level estimate overestimates (no repeats in the sample) and the
+  // run-level one does not; on data without runs both see the same sample;
+  // with very few runs the run-level sample is tiny and overestimates. Both
+  // err upward, so the smaller estimate and the tighter bounds are kept.
+  if (input.previous_hashes.size() == input.sample_hashes.size()) {
+    std::vector<uint64_t> starts;
+    for (size_t i = 0; i < input.sample_hashes.size(); ++i) {
+      if (input.sample_hashes[i] != input.previous_hashes[i]) starts.push_back(input.sample_hashes[i]);
+    }
+    // When nearly every sampled row starts a run, the run-start sample is the
+    // row sample (estimates within a few percent): skip the second profile,
+    // which would double the estimation cost on unclustered data.
+    const bool clustered = static_cast<double>(starts.size()) < kRunStartShareToSkip * static_cast<double>(input.sample_hashes.size());
+    if (!starts.empty() && clustered) {
+      const double share = static_cast<double>(starts.size()) / static_cast<double>(input.sample_hashes.size());
+      const auto runs = std::max<uint64_t>(starts.size(), static_cast<uint64_t>(std::llround(share * n_rows)));
+      const FrequencyProfile run_profile = profile_from_hashes(starts);
+      const GeeBounds run_bounds = gee_bounds(run_profile, runs);
+      const double run_estimate = estimate_with(input.estimator, run_profile, runs);
+      if (run_estimate < out.groups) {
+        out.groups = run_estimate;
+        out.population_rows = static_cast<double>(runs);
+      }
+      bounds.upper = std::max(bounds.lower, std::min(bounds.upper, run_bounds.upper));
+    }
+  }
   out.lower = bounds.lower;
   out.upper = bounds.upper;
   out.source = EstimateSource::sample;

@@ -43,8 +43,9 @@ struct GroupCountEstimate {
   double upper = 0;
   EstimateSource source = EstimateSource::empty;
   Estimator estimator = Estimator::hybrid;
-  uint64_t sample_rows = 0;
+  uint64_t sample_rows = 0;      // rows the estimate used (run starts when known)
   uint64_t sample_distinct = 0;
+  double population_rows = 0;    // N, or the estimated number of run starts
   // Worst-case ratio error the interval allows: sqrt(upper / lower) >= 1.
   double error_bound() const;
 };
@@ -52,12 +53,19 @@ struct GroupCountEstimate {
 struct EstimateInput {
   std::span<const uint64_t> sample_hashes;  // one per sampled row (NULL keys hashed too)
   uint64_t total_rows = 0;                  // N
+  // Optional, same length as sample_hashes: the key hash of the row just
+  // before each sampled row (pass any other value, e.g. ~hash, where there is
+  // none, such as a chunk's first row). Lets the estimator work on run starts
+  // (rows whose key differs from the previous row's): every group has one,
+  // and on sorted or clustered data they are far fewer than N, which makes
+  // the estimate exact where a row sample alone cannot tell.
+  std::span<const uint64_t> previous_hashes = {};
   // Optional: one sketch per key column, each merged over all chunks (empty
   // span when the key has an expression or the sketches are missing).
-  std::span<const HllSketch> key_column_sketches;
+  std::span<const HllSketch> key_column_sketches = {};
   // Per key column, whether it has NULLs (a NULL key is one more group).
   // Only read when sketches are given; its size must match them.
-  std::span<const bool> key_column_has_nulls;
+  std::span<const bool> key_column_has_nulls = {};
   Estimator estimator = Estimator::hybrid;
 };
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/estimate/frequency_profile.hpp"
+#include "executor/estimate/group_count_estimator.hpp"
 
 namespace tally::executor::estimate {
 
@@ -31,14 +31,16 @@ class SamplePlan {
   SamplePlan(uint64_t total_rows, const SamplePolicy& policy = {});
 
   uint64_t total_rows() const { return total_rows_; }
-  // Rows in the full plan (a power of two, or total_rows when the whole table is taken).
+  // Strata in the full plan (a power of two; when whole_table(), strata
+  // beyond the last row are skipped).
   uint64_t capacity() const { return strata_; }
   uint64_t sampled() const { return next_; }
   bool exhausted() const { return next_ >= strata_; }
-  bool whole_table() const { return strata_ == total_rows_; }
+  // True when the plan's strata are single rows: exhausting it reads every row.
+  bool whole_table() const { return whole_table_; }
 
   // Row positions of the next round, sorted ascending (the first round has
-  // policy.first_round_rows rows, each later one doubles the sample).
+  // policy.first_round_rows strata, each later one doubles the sample).
   std::vector<uint64_t> next_round();
 
  private:
@@ -49,10 +51,12 @@ class SamplePlan {
   uint64_t strata_ = 0;
   int strata_bits_ = 0;
   uint64_t next_ = 0;
+  bool whole_table_ = false;
 };
 
-// Whether another round is worth taking, given the profile so far: false when
-// the plan is exhausted or the estimate's error bound already meets the target.
-bool should_grow(const SamplePlan& plan, const FrequencyProfile& profile, const SamplePolicy& policy = {});
+// Whether another round is worth taking, given the estimate from the sample so
+// far: false when the plan is exhausted or the estimate's error bound
+// (GroupCountEstimate::error_bound) already meets the target.
+bool should_grow(const SamplePlan& plan, const GroupCountEstimate& estimate, const SamplePolicy& policy = {});
 
 }  // namespace tally::executor::estimate
