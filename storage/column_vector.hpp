@@ -24,7 +24,7 @@ class StringDictionary {
   std::string_view at(int32_t code) const { return values_[static_cast<size_t>(code)]; }
   // Returns the code of value, adding it if new.
   int32_t intern(std::string_view value) {
-    auto it = index_.find(std::string(value));
+    auto it = index_.find(value);
     if (it != index_.end()) return it->second;
     const auto code = static_cast<int32_t>(values_.size());
     values_.emplace_back(value);
@@ -33,14 +33,20 @@ class StringDictionary {
   }
   // The code of value, or -1 when absent.
   int32_t find(std::string_view value) const {
-    auto it = index_.find(std::string(value));
+    auto it = index_.find(value);
     return it == index_.end() ? -1 : it->second;
   }
   const std::vector<std::string>& values() const { return values_; }
 
  private:
+  // Heterogeneous lookup: intern/find take a string_view without allocating
+  // (COPY interns every text value it loads).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> values_;
-  std::unordered_map<std::string, int32_t> index_;
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> index_;
 };
 
 struct ColumnVector {

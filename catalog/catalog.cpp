@@ -1,0 +1,401 @@
+#include "catalog/catalog.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/error.hpp"
+
+namespace tally::catalog {
+namespace {
+
+// Bumped when the catalog schema changes incompatibly.
+constexpr int catalog_format_version = 1;
+
+[[noreturn]] void sqlite_fail(sqlite3* db, std::string_view what) {
+  throw Error(SqlState::io_error, std::string("catalog ") + std::string(what) + ": " +
+                                      (db ? sqlite3_errmsg(db) : "cannot allocate sqlite handle"));
+}
+
+// One prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) sqlite_fail(db, "prepare");
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, int64_t v) { check(sqlite3_bind_int64(stmt_, i, v)); return *this; }
+  Statement& bind(int i, double v) { check(sqlite3_bind_double(stmt_, i, v)); return *this; }
+  Statement& bind(int i, std::string_view v) {
+    check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& bind_blob(int i, const std::vector<uint8_t>& v) {
+    check(sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& bind_null(int i) { check(sqlite3_bind_null(stmt_, i)); return *this; }
+  // True while a row is available.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    sqlite_fail(db_, "step");
+  }
+  void run() {
+    step();
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t int_at(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double double_at(int i) const { return sqlite3_column_double(stmt_, i); }
+  bool null_at(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  std::string text_at(int i) const {
+    const auto* p = sqlite3_column_text(stmt_, i);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)))
+             : std::string();
+  }
+  std::vector<uint8_t> blob_at(int i) const {
+    const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(stmt_, i));
+    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(stmt_, i)) : std::vector<uint8_t>();
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) sqlite_fail(db_, "bind");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN IMMEDIATE ... COMMIT, rolled back when an exception leaves the scope.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) sqlite_fail(db_, "begin");
+  }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) sqlite_fail(db_, "commit");
+    done_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  bool done_ = false;
+};
+
+void insert_chunk(sqlite3* db, uint32_t oid, const ChunkInfo& chunk) {
+  Statement c(db, "INSERT INTO tally_chunks(table_oid, chunk_id, row_count) VALUES (?, ?, ?)");
+  c.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk.chunk_id)).bind(3, static_cast<int64_t>(chunk.rows));
+  c.run();
+  Statement s(db,
+              "INSERT INTO tally_chunk_stats(table_oid, chunk_id, attnum, null_count, has_min_max, "
+              "min_int, max_int, min_float, max_float, hll) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t a = 0; a < chunk.stats.size(); ++a) {
+    const ColumnStats& st = chunk.stats[a];
+    s.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk.chunk_id)).bind(3, static_cast<int64_t>(a));
+    s.bind(4, static_cast<int64_t>(st.null_count)).bind(5, int64_t{st.has_min_max});
+    s.bind(6, st.min_int).bind(7, st.max_int).bind(8, st.min_float).bind(9, st.max_float);
+    s.bind_blob(10, st.hll);
+    s.run();
+  }
+}
+
+void write_dictionaries(sqlite3* db, uint32_t oid, const std::vector<DictionaryState>& dicts) {
+  Statement d(db,
+              "INSERT OR REPLACE INTO tally_dictionaries(table_oid, attnum, entries, bytes, crc) "
+              "VALUES (?, ?, ?, ?, ?)");
+  for (size_t a = 0; a < dicts.size(); ++a) {
+    d.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(a)).bind(3, static_cast<int64_t>(dicts[a].entries));
+    d.bind(4, static_cast<int64_t>(dicts[a].bytes)).bind(5, static_cast<int64_t>(dicts[a].crc));
+    d.run();
+  }
+}
+
+Error duplicate_table(std::string_view name) {
+  return Error(SqlState::duplicate_table, "relation \"" + std::string(name) + "\" already exists");
+}
+
+}  // namespace
+
+Catalog::Catalog(const std::string& data_dir) : data_dir_(data_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir_, ec);
+  if (ec) throw Error(SqlState::io_error, "could not create data directory \"" + data_dir_ + "\": " + ec.message());
+  if (sqlite3_open_v2(database_path().c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(SqlState::io_error, "could not open catalog \"" + database_path() + "\": " + msg);
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  try {
+    // WAL lets the tuning cache's writes and ours share the file; FULL makes a
+    // commit durable when it returns (the append protocol relies on that).
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=FULL");
+    exec("PRAGMA foreign_keys=ON");
+    create_schema();
+    load();
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Catalog::~Catalog() {
+  if (db_) sqlite3_close(db_);
+}
+
+std::string Catalog::database_path() const { return data_dir_ + "/catalog.sqlite3"; }
+
+void Catalog::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw Error(SqlState::io_error, "catalog: " + msg);
+  }
+}
+
+void Catalog::create_schema() {
+  exec(R"sql(
+    CREATE TABLE IF NOT EXISTS tally_meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS tally_tables(
+      oid INTEGER PRIMARY KEY, schema_name TEXT NOT NULL, name TEXT NOT NULL,
+      next_chunk_id INTEGER NOT NULL DEFAULT 1, version INTEGER NOT NULL DEFAULT 0,
+      UNIQUE(schema_name, name));
+    CREATE TABLE IF NOT EXISTS tally_columns(
+      table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
+      attnum INTEGER NOT NULL, name TEXT NOT NULL, type_oid INTEGER NOT NULL,
+      typmod INTEGER NOT NULL, not_null INTEGER NOT NULL, PRIMARY KEY(table_oid, attnum));
+    CREATE TABLE IF NOT EXISTS tally_chunks(
+      table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
+      chunk_id INTEGER NOT NULL, row_count INTEGER NOT NULL, PRIMARY KEY(table_oid, chunk_id));
+    CREATE TABLE IF NOT EXISTS tally_chunk_stats(
+      table_oid INTEGER NOT NULL, chunk_id INTEGER NOT NULL, attnum INTEGER NOT NULL,
+      null_count INTEGER NOT NULL, has_min_max INTEGER NOT NULL,
+      min_int INTEGER, max_int INTEGER, min_float REAL, max_float REAL, hll BLOB,
+      PRIMARY KEY(table_oid, chunk_id, attnum),
+      FOREIGN KEY(table_oid, chunk_id) REFERENCES tally_chunks(table_oid, chunk_id) ON DELETE CASCADE);
+    CREATE TABLE IF NOT EXISTS tally_dictionaries(
+      table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
+      attnum INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, crc INTEGER NOT NULL,
+      PRIMARY KEY(table_oid, attnum));
+  )sql");
+  Statement version(db_, "SELECT value FROM tally_meta WHERE key = 'format_version'");
+  if (version.step()) {
+    if (version.int_at(0) != catalog_format_version)
+      throw Error(SqlState::io_error, "catalog format version " + std::to_string(version.int_at(0)) +
+                                          " is not supported (expected " + std::to_string(catalog_format_version) + ")");
+  } else {
+    Statement ins(db_, "INSERT INTO tally_meta(key, value) VALUES ('format_version', ?), ('next_oid', 16384)");
+    ins.bind(1, int64_t{catalog_format_version});
+    ins.run();
+  }
+}
+
+void Catalog::load() {
+  Statement next(db_, "SELECT value FROM tally_meta WHERE key = 'next_oid'");
+  if (next.step()) next_oid_ = static_cast<uint32_t>(next.int_at(0));
+  std::unordered_map<uint32_t, std::shared_ptr<TableSnapshot>> tables;
+  Statement t(db_, "SELECT oid, schema_name, name, next_chunk_id, version FROM tally_tables");
+  while (t.step()) {
+    auto snap = std::make_shared<TableSnapshot>();
+    snap->def.oid = static_cast<uint32_t>(t.int_at(0));
+    snap->def.schema = t.text_at(1);
+    snap->def.name = t.text_at(2);
+    snap->next_chunk_id = static_cast<uint64_t>(t.int_at(3));
+    snap->version = static_cast<uint64_t>(t.int_at(4));
+    tables[snap->def.oid] = snap;
+  }
+  Statement c(db_, "SELECT table_oid, name, type_oid, typmod, not_null FROM tally_columns ORDER BY table_oid, attnum");
+  while (c.step()) {
+    auto it = tables.find(static_cast<uint32_t>(c.int_at(0)));
+    if (it == tables.end()) continue;
+    const auto type = type_from_oid(static_cast<uint32_t>(c.int_at(2)));
+    if (!type) throw Error(SqlState::data_corrupted, "catalog: unknown type oid " + std::to_string(c.int_at(2)));
+    it->second->def.columns.push_back({c.text_at(1), SqlType{*type, static_cast<int32_t>(c.int_at(3))}, c.int_at(4) != 0});
+  }
+  for (auto& [oid, snap] : tables) {
+    snap->dictionaries.assign(snap->def.columns.size(), DictionaryState{});
+  }
+  Statement ch(db_, "SELECT table_oid, chunk_id, row_count FROM tally_chunks ORDER BY table_oid, chunk_id");
+  while (ch.step()) {
+    auto it = tables.find(static_cast<uint32_t>(ch.int_at(0)));
+    if (it == tables.end()) continue;
+    ChunkInfo info;
+    info.chunk_id = static_cast<uint64_t>(ch.int_at(1));
+    info.rows = static_cast<uint64_t>(ch.int_at(2));
+    info.stats.resize(it->second->def.columns.size());
+    it->second->chunks.push_back(std::move(info));
+  }
+  Statement st(db_,
+               "SELECT table_oid, chunk_id, attnum, null_count, has_min_max, min_int, max_int, min_float, max_float, hll "
+               "FROM tally_chunk_stats ORDER BY table_oid, chunk_id, attnum");
+  while (st.step()) {
+    auto it = tables.find(static_cast<uint32_t>(st.int_at(0)));
+    if (it == tables.end()) continue;
+    auto& chunks = it->second->chunks;
+    const auto id = static_cast<uint64_t>(st.int_at(1));
+    auto c2 = std::lower_bound(chunks.begin(), chunks.end(), id,
+                               [](const ChunkInfo& a, uint64_t b) { return a.chunk_id < b; });
+    const auto attnum = static_cast<size_t>(st.int_at(2));
+    if (c2 == chunks.end() || c2->chunk_id != id || attnum >= c2->stats.size()) continue;
+    ColumnStats& s = c2->stats[attnum];
+    s.null_count = static_cast<uint64_t>(st.int_at(3));
+    s.has_min_max = st.int_at(4) != 0;
+    s.min_int = st.int_at(5);
+    s.max_int = st.int_at(6);
+    s.min_float = st.double_at(7);
+    s.max_float = st.double_at(8);
+    s.hll = st.blob_at(9);
+  }
+  Statement d(db_, "SELECT table_oid, attnum, entries, bytes, crc FROM tally_dictionaries");
+  while (d.step()) {
+    auto it = tables.find(static_cast<uint32_t>(d.int_at(0)));
+    const auto attnum = static_cast<size_t>(d.int_at(1));
+    if (it == tables.end() || attnum >= it->second->dictionaries.size()) continue;
+    it->second->dictionaries[attnum] = {static_cast<uint64_t>(d.int_at(2)), static_cast<uint64_t>(d.int_at(3)),
+                                        static_cast<uint32_t>(d.int_at(4))};
+  }
+  for (auto& [oid, snap] : tables) by_oid_[oid] = snap;
+}
+
+void Catalog::publish(std::shared_ptr<const TableSnapshot> snapshot) { by_oid_[snapshot->def.oid] = std::move(snapshot); }
+
+std::shared_ptr<const TableSnapshot> Catalog::find_table(std::string_view name, std::string_view schema) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [oid, snap] : by_oid_)
+    if (snap->def.name == name && snap->def.schema == schema) return snap;
+  return nullptr;
+}
+
+std::shared_ptr<const TableSnapshot> Catalog::find_table(uint32_t oid) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_oid_.find(oid);
+  return it == by_oid_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const TableSnapshot>> Catalog::tables() const {
+  std::vector<std::shared_ptr<const TableSnapshot>> out;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [oid, snap] : by_oid_) out.push_back(snap);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a->def.schema, a->def.name) < std::tie(b->def.schema, b->def.name);
+  });
+  return out;
+}
+
+std::shared_ptr<const TableSnapshot> Catalog::create_table(TableDef def, bool if_not_exists) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [oid, snap] : by_oid_) {
+    if (snap->def.name == def.name && snap->def.schema == def.schema) {
+      if (if_not_exists) return nullptr;
+      throw duplicate_table(def.name);
+    }
+  }
+  def.oid = next_oid_;
+  Transaction tx(db_);
+  Statement t(db_, "INSERT INTO tally_tables(oid, schema_name, name) VALUES (?, ?, ?)");
+  t.bind(1, int64_t{def.oid}).bind(2, def.schema).bind(3, def.name);
+  t.run();
+  Statement c(db_, "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null) VALUES (?, ?, ?, ?, ?, ?)");
+  for (size_t a = 0; a < def.columns.size(); ++a) {
+    const ColumnDef& col = def.columns[a];
+    c.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(a)).bind(3, col.name);
+    c.bind(4, int64_t{type_oid(col.type.id)}).bind(5, int64_t{col.type.typmod}).bind(6, int64_t{col.not_null});
+    c.run();
+  }
+  Statement n(db_, "UPDATE tally_meta SET value = ? WHERE key = 'next_oid'");
+  n.bind(1, int64_t{def.oid} + 1);
+  n.run();
+  tx.commit();
+  next_oid_ = def.oid + 1;
+  auto snap = std::make_shared<TableSnapshot>();
+  snap->dictionaries.assign(def.columns.size(), DictionaryState{});
+  snap->def = std::move(def);
+  publish(snap);
+  return snap;
+}
+
+bool Catalog::drop_table(uint32_t oid) {
+  std::lock_guard lock(mutex_);
+  auto it = by_oid_.find(oid);
+  if (it == by_oid_.end()) return false;
+  Transaction tx(db_);
+  Statement d(db_, "DELETE FROM tally_tables WHERE oid = ?");
+  d.bind(1, int64_t{oid});
+  d.run();
+  tx.commit();
+  by_oid_.erase(it);
+  return true;
+}
+
+std::shared_ptr<const TableSnapshot> Catalog::truncate_table(uint32_t oid) {
+  std::lock_guard lock(mutex_);
+  auto it = by_oid_.find(oid);
+  if (it == by_oid_.end()) return nullptr;
+  auto snap = std::make_shared<TableSnapshot>(*it->second);
+  snap->chunks.clear();
+  snap->dictionaries.assign(snap->def.columns.size(), DictionaryState{});
+  ++snap->version;
+  Transaction tx(db_);
+  Statement d(db_, "DELETE FROM tally_chunks WHERE table_oid = ?");
+  d.bind(1, int64_t{oid});
+  d.run();
+  Statement dd(db_, "DELETE FROM tally_dictionaries WHERE table_oid = ?");
+  dd.bind(1, int64_t{oid});
+  dd.run();
+  Statement v(db_, "UPDATE tally_tables SET version = ? WHERE oid = ?");
+  v.bind(1, static_cast<int64_t>(snap->version)).bind(2, int64_t{oid});
+  v.run();
+  tx.commit();
+  publish(snap);
+  return snap;
+}
+
+std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const std::vector<ChunkInfo>& new_chunks,
+                                                            const std::vector<uint64_t>& replaced_chunk_ids,
+                                                            const std::vector<DictionaryState>& dictionaries,
+                                                            uint64_t next_chunk_id) {
+  std::lock_guard lock(mutex_);
+  auto it = by_oid_.find(oid);
+  if (it == by_oid_.end())
+    throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+  auto snap = std::make_shared<TableSnapshot>(*it->second);
+  ++snap->version;
+  snap->next_chunk_id = std::max(snap->next_chunk_id, next_chunk_id);
+  Transaction tx(db_);
+  for (const uint64_t id : replaced_chunk_ids) {
+    Statement d(db_, "DELETE FROM tally_chunks WHERE table_oid = ? AND chunk_id = ?");
+    d.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(id));
+    d.run();
+    std::erase_if(snap->chunks, [id](const ChunkInfo& c) { return c.chunk_id == id; });
+  }
+  for (const ChunkInfo& chunk : new_chunks) {
+    insert_chunk(db_, oid, chunk);
+    snap->chunks.push_back(chunk);
+  }
+  write_dictionaries(db_, oid, dictionaries);
+  snap->dictionaries = dictionaries;
+  Statement v(db_, "UPDATE tally_tables SET version = ?, next_chunk_id = ? WHERE oid = ?");
+  v.bind(1, static_cast<int64_t>(snap->version)).bind(2, static_cast<int64_t>(snap->next_chunk_id)).bind(3, int64_t{oid});
+  v.run();
+  tx.commit();
+  publish(snap);
+  return snap;
+}
+
+}  // namespace tally::catalog

@@ -1,0 +1,74 @@
+#pragma once
+// The SQLite catalog in <data_dir>/catalog.sqlite3 (WAL, synchronous=FULL):
+// tables, columns, each table's chunk list with per-chunk statistics, and the
+// committed sizes of text dictionaries. Readers get immutable TableSnapshots
+// from an in-memory copy that is replaced only after a SQLite commit, so a
+// snapshot always matches committed, durable state. Thread-safe.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "catalog/table_snapshot.hpp"
+
+struct sqlite3;
+
+namespace tally::catalog {
+
+class Catalog {
+ public:
+  // Opens (creating when absent) <data_dir>/catalog.sqlite3 and loads every table.
+  // Throws Error(58030 io_error) when the database cannot be opened.
+  explicit Catalog(const std::string& data_dir);
+  ~Catalog();
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  const std::string& data_dir() const { return data_dir_; }
+  std::string database_path() const;
+
+  // The committed snapshot of schema.name (names already case-folded), or
+  // nullptr when there is no such table.
+  std::shared_ptr<const TableSnapshot> find_table(std::string_view name,
+                                                  std::string_view schema = "public") const;
+  std::shared_ptr<const TableSnapshot> find_table(uint32_t oid) const;
+  // Every table, ordered by name.
+  std::vector<std::shared_ptr<const TableSnapshot>> tables() const;
+
+  // Creates a table (def.oid is assigned). Throws 42P07 `relation "x" already
+  // exists`; returns nullptr instead when if_not_exists and it exists.
+  std::shared_ptr<const TableSnapshot> create_table(TableDef def, bool if_not_exists = false);
+  // Removes a table's catalog rows. Returns false when it does not exist.
+  bool drop_table(uint32_t oid);
+  // Empties the chunk list and the dictionaries (chunk ids keep increasing).
+  std::shared_ptr<const TableSnapshot> truncate_table(uint32_t oid);
+  // Commits an append in one SQLite transaction: adds new_chunks, removes the
+  // chunks listed in replaced_chunk_ids (a small tail chunk merged into the
+  // new ones), and records the new dictionary states.
+  std::shared_ptr<const TableSnapshot> commit_append(uint32_t oid, const std::vector<ChunkInfo>& new_chunks,
+                                                     const std::vector<uint64_t>& replaced_chunk_ids,
+                                                     const std::vector<DictionaryState>& dictionaries,
+                                                     uint64_t next_chunk_id);
+
+  // For catalog/tuning_cache.* (which keeps its own tables in this database):
+  // the connection and the mutex that serializes every use of it.
+  sqlite3* handle() const { return db_; }
+  std::mutex& mutex() const { return mutex_; }
+
+ private:
+  void create_schema();
+  void load();
+  void exec(const char* sql);
+  void publish(std::shared_ptr<const TableSnapshot> snapshot);
+
+  std::string data_dir_;
+  sqlite3* db_ = nullptr;
+  mutable std::mutex mutex_;
+  uint32_t next_oid_ = 16384;  // PostgreSQL's FirstNormalObjectId
+  std::unordered_map<uint32_t, std::shared_ptr<const TableSnapshot>> by_oid_;
+};
+
+}  // namespace tally::catalog

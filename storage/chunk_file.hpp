@@ -1,0 +1,26 @@
+#pragma once
+// One column of one chunk on disk (DESIGN.md section 4):
+//   header  "TLYC", format version, type OID, typmod, rows, data bytes,
+//           validity bytes (all little-endian; 40 bytes)
+//   data    rows * storage_width values, native layout (text: int32 codes)
+//   validity  bitmap, bit i set = row i non-NULL; absent when no NULLs
+//   footer  CRC32C of everything before it
+// A file whose header, length or checksum does not match is corrupted and is
+// never returned as data.
+#include <string>
+
+#include "storage/column_vector.hpp"
+
+namespace tally::storage {
+
+constexpr uint32_t chunk_file_format_version = 1;
+
+// Writes column to path and fsyncs it.
+void write_chunk_file(const std::string& path, const ColumnVector& column);
+
+// Reads a chunk column file. `what` names it in errors ("chunk 3 of table
+// \"t\" column \"x\""): a missing, truncated or corrupted file throws
+// Error(XX001 data_corrupted). The result has no dictionary set.
+ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what);
+
+}  // namespace tally::storage

@@ -1,0 +1,111 @@
+#include "storage/column_stats.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace tally::storage {
+namespace {
+
+// executor/estimate/hll_sketch.hpp: hll_hash (MurmurHash3 fmix64) and the
+// serialized register format (version 1, precision, 2^p uint8 registers).
+constexpr uint8_t hll_format_version = 1;
+
+constexpr uint64_t hll_hash(uint64_t bits) {
+  bits ^= bits >> 33;
+  bits *= 0xff51afd7ed558ccdull;
+  bits ^= bits >> 33;
+  bits *= 0xc4ceb9fe1a85ec53ull;
+  bits ^= bits >> 33;
+  return bits;
+}
+
+class HllBuilder {
+ public:
+  HllBuilder() : registers_(2 + (size_t{1} << stats_hll_precision), 0) {
+    registers_[0] = hll_format_version;
+    registers_[1] = stats_hll_precision;
+  }
+  void add(uint64_t bits) {
+    const uint64_t h = hll_hash(bits);
+    const size_t j = h >> (64 - stats_hll_precision);
+    const uint64_t rest = h << stats_hll_precision;
+    const int max_rho = 64 - stats_hll_precision + 1;
+    const int rho = rest == 0 ? max_rho : std::min(std::countl_zero(rest) + 1, max_rho);
+    uint8_t& r = registers_[2 + j];
+    if (rho > r) r = static_cast<uint8_t>(rho);
+  }
+  std::vector<uint8_t> take() { return std::move(registers_); }
+
+ private:
+  std::vector<uint8_t> registers_;
+};
+
+template <class T>
+void integer_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+  const T* v = col.values<T>();
+  int64_t mn = INT64_MAX, mx = INT64_MIN;
+  for (size_t i = 0; i < col.rows; ++i) {
+    if (col.is_null(i)) continue;
+    const auto x = static_cast<int64_t>(v[i]);
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+    hll.add(static_cast<uint64_t>(x));
+  }
+  if (st.null_count < col.rows) {
+    st.has_min_max = true;
+    st.min_int = mn;
+    st.max_int = mx;
+  }
+}
+
+template <class T>
+void float_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+  const T* v = col.values<T>();
+  double mn = INFINITY, mx = -INFINITY;
+  bool any = false;
+  for (size_t i = 0; i < col.rows; ++i) {
+    if (col.is_null(i)) continue;
+    double x = static_cast<double>(v[i]);
+    if (x == 0) x = 0;  // -0.0 and 0.0 are one value
+    hll.add(std::bit_cast<uint64_t>(x));
+    if (std::isnan(x)) continue;
+    any = true;
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+  }
+  if (any) {
+    st.has_min_max = true;
+    st.min_float = mn;
+    st.max_float = mx;
+  }
+}
+
+}  // namespace
+
+catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
+  catalog::ColumnStats st;
+  if (col.has_nulls())
+    for (size_t i = 0; i < col.rows; ++i) st.null_count += col.validity[i] == 0;
+  HllBuilder hll;
+  switch (col.type.id) {
+    case TypeId::boolean: integer_stats<uint8_t>(col, st, hll); break;
+    case TypeId::int2: integer_stats<int16_t>(col, st, hll); break;
+    case TypeId::int4:
+    case TypeId::date:
+    case TypeId::text:
+    case TypeId::varchar:
+    case TypeId::bpchar: integer_stats<int32_t>(col, st, hll); break;
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::numeric: integer_stats<int64_t>(col, st, hll); break;
+    case TypeId::float4: float_stats<float>(col, st, hll); break;
+    case TypeId::float8: float_stats<double>(col, st, hll); break;
+    default: return st;
+  }
+  st.hll = hll.take();
+  return st;
+}
+
+}  // namespace tally::storage

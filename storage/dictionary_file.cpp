@@ -1,0 +1,71 @@
+#include "storage/dictionary_file.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "common/error.hpp"
+#include "storage/crc32c.hpp"
+#include "storage/file_io.hpp"
+
+namespace tally::storage {
+namespace {
+
+[[noreturn]] void corrupted(const std::string& what, const std::string& path, std::string_view why) {
+  throw Error(SqlState::data_corrupted,
+              "could not read " + what + ": " + std::string(why) + " in file \"" + path + "\"");
+}
+
+}  // namespace
+
+StringDictionary load_dictionary(const std::string& path, const catalog::DictionaryState& state,
+                                 const std::string& what) {
+  StringDictionary dict;
+  if (state.entries == 0 && state.bytes == 0) return dict;
+  std::vector<char> buf(state.bytes);
+  {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) corrupted(what, path, "file is missing");
+    File f = File::read_only(path);
+    if (f.size() < state.bytes || !f.read_exact(buf.data(), buf.size())) corrupted(what, path, "file is truncated");
+  }
+  if (crc32c(0, buf.data(), buf.size()) != state.crc) corrupted(what, path, "checksum mismatch");
+  size_t at = 0;
+  for (uint64_t e = 0; e < state.entries; ++e) {
+    uint32_t len;
+    if (at + 4 > buf.size()) corrupted(what, path, "entry count mismatch");
+    std::memcpy(&len, buf.data() + at, 4);
+    at += 4;
+    if (at + len > buf.size()) corrupted(what, path, "entry count mismatch");
+    if (dict.intern(std::string_view(buf.data() + at, len)) != static_cast<int32_t>(e))
+      corrupted(what, path, "duplicate entry");
+    at += len;
+  }
+  if (at != buf.size()) corrupted(what, path, "entry count mismatch");
+  return dict;
+}
+
+catalog::DictionaryState append_dictionary(const std::string& path, const catalog::DictionaryState& committed,
+                                           const StringDictionary& dict) {
+  catalog::DictionaryState next = committed;
+  if (static_cast<uint64_t>(dict.size()) == committed.entries) return next;
+  std::string buf;
+  for (int32_t code = static_cast<int32_t>(committed.entries); code < dict.size(); ++code) {
+    const std::string_view v = dict.at(code);
+    const auto len = static_cast<uint32_t>(v.size());
+    buf.append(reinterpret_cast<const char*>(&len), 4);
+    buf.append(v);
+  }
+  {
+    File f = File::append(path);
+    if (f.size() != committed.bytes) f.truncate(committed.bytes);
+    f.write(buf.data(), buf.size());
+    f.sync();
+  }
+  next.entries = static_cast<uint64_t>(dict.size());
+  next.bytes = committed.bytes + buf.size();
+  next.crc = crc32c(committed.crc, buf.data(), buf.size());
+  return next;
+}
+
+}  // namespace tally::storage

@@ -1,0 +1,38 @@
+#pragma once
+// Small POSIX file helpers with the durability steps the append protocol needs
+// (write fully, fsync the file, fsync its directory). Failures throw
+// Error(58030 io_error) naming the path.
+#include <cstddef>
+#include <string>
+
+namespace tally::storage {
+
+class File {
+ public:
+  // Opens path for writing, creating or truncating it.
+  static File create(const std::string& path);
+  // Opens path for appending (created when missing).
+  static File append(const std::string& path);
+  static File read_only(const std::string& path);
+  File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+  File& operator=(File&&) = delete;
+  ~File();
+
+  void write(const void* data, size_t size);
+  // Reads exactly size bytes; returns false at a short read (truncated file).
+  bool read_exact(void* data, size_t size);
+  size_t size() const;
+  void truncate(size_t size);
+  void sync();
+  const std::string& path() const { return path_; }
+
+ private:
+  File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
+
+// fsyncs a directory so that file creations and removals in it are durable.
+void sync_directory(const std::string& path);
+
+}  // namespace tally::storage

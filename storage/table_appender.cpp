@@ -1,0 +1,149 @@
+#include "storage/table_appender.hpp"
+
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "storage/chunk_file.hpp"
+#include "storage/column_stats.hpp"
+#include "storage/dictionary_file.hpp"
+#include "storage/file_io.hpp"
+
+namespace tally::storage {
+
+TableAppender::TableAppender(TableStore& store, uint32_t oid)
+    : store_(store), state_(store.state(oid)), write_lock_(state_->write_mutex) {
+  // Read the snapshot under the write lock: no other append can change it now.
+  snapshot_ = store_.catalog().find_table(oid);
+  if (!snapshot_) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+  next_chunk_id_ = snapshot_->next_chunk_id;
+  for (const auto& c : snapshot_->chunks) next_chunk_id_ = std::max(next_chunk_id_, c.chunk_id + 1);
+  const size_t ncols = snapshot_->def.columns.size();
+  builders_.resize(ncols);
+  base_dicts_.resize(ncols);
+  new_dicts_.resize(ncols);
+  for (size_t c = 0; c < ncols; ++c) {
+    const SqlType type = snapshot_->def.columns[c].type;
+    builders_[c].column.type = type;
+    builders_[c].width = static_cast<size_t>(storage_width(type.id));
+    builders_[c].text = is_text_kind(type.id);
+    if (builders_[c].text) base_dicts_[c] = store_.dictionary(*snapshot_, static_cast<int>(c));
+  }
+  start_chunk();
+  merge_tail();
+}
+
+TableAppender::~TableAppender() {
+  if (committed_) return;
+  // Roll back: the catalog never saw these chunks; their files are orphans.
+  for (const auto& c : written_) store_.remove_chunk_files(snapshot_->def.oid, c.chunk_id, builders_.size());
+}
+
+void TableAppender::start_chunk() {
+  rows_ = 0;
+  const size_t cap = store_.options().chunk_rows;
+  for (auto& b : builders_) {
+    b.column.rows = 0;
+    b.column.data.resize(cap * b.width);
+    b.column.validity.clear();
+  }
+}
+
+void TableAppender::merge_tail() {
+  if (snapshot_->chunks.empty()) return;
+  const catalog::ChunkInfo& tail = snapshot_->chunks.back();
+  if (tail.rows >= store_.options().merge_tail_below_rows || tail.rows >= store_.options().chunk_rows) return;
+  std::vector<int> all(builders_.size());
+  for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+  const auto batch = store_.read_chunk(*snapshot_, snapshot_->chunks.size() - 1, all);
+  for (size_t c = 0; c < builders_.size(); ++c) {
+    const ColumnVector& src = batch->columns[c];
+    Builder& b = builders_[c];
+    std::memcpy(b.column.data.data(), src.data.data(), src.data.size());
+    if (src.has_nulls()) {
+      b.column.validity.assign(store_.options().chunk_rows, 1);
+      std::memcpy(b.column.validity.data(), src.validity.data(), src.rows);
+    }
+  }
+  rows_ = tail.rows;
+  replaced_.push_back(tail.chunk_id);
+}
+
+StringDictionary& TableAppender::working_dictionary(int column) {
+  auto& d = new_dicts_[static_cast<size_t>(column)];
+  if (!d) {
+    // Copy on the first new value: readers keep using the committed object.
+    const auto& base = base_dicts_[static_cast<size_t>(column)];
+    d = base ? std::make_shared<StringDictionary>(*base) : std::make_shared<StringDictionary>();
+  }
+  return *d;
+}
+
+void TableAppender::set_text(int column, std::string_view value) {
+  const auto c = static_cast<size_t>(column);
+  int32_t code;
+  if (new_dicts_[c]) {
+    code = new_dicts_[c]->intern(value);
+  } else {
+    code = base_dicts_[c] ? base_dicts_[c]->find(value) : -1;
+    if (code < 0) code = working_dictionary(column).intern(value);
+  }
+  std::memcpy(value_slot(column), &code, sizeof code);
+}
+
+void TableAppender::set_null(int column) {
+  Builder& b = builders_[static_cast<size_t>(column)];
+  if (b.column.validity.empty()) b.column.validity.assign(store_.options().chunk_rows, 1);
+  b.column.validity[rows_] = 0;
+  std::memset(b.column.data.data() + rows_ * b.width, 0, b.width);
+}
+
+void TableAppender::finish_row() {
+  ++rows_;
+  ++appended_;
+  if (rows_ == store_.options().chunk_rows) {
+    flush_chunk();
+    start_chunk();
+  }
+}
+
+void TableAppender::flush_chunk() {
+  if (rows_ == 0) return;
+  catalog::ChunkInfo info;
+  info.chunk_id = next_chunk_id_++;
+  info.rows = rows_;
+  written_.push_back(info);  // before writing: a failure midway still cleans up
+  for (size_t c = 0; c < builders_.size(); ++c) {
+    ColumnVector& col = builders_[c].column;
+    col.rows = rows_;
+    col.data.resize(rows_ * builders_[c].width);
+    if (!col.validity.empty()) col.validity.resize(rows_);
+    write_chunk_file(store_.chunk_path(snapshot_->def.oid, info.chunk_id, static_cast<int>(c)), col);
+    info.stats.push_back(compute_column_stats(col));
+  }
+  written_.back() = std::move(info);
+}
+
+std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
+  flush_chunk();
+  rows_ = 0;
+  const uint32_t oid = snapshot_->def.oid;
+  std::vector<catalog::DictionaryState> dict_states = snapshot_->dictionaries;
+  dict_states.resize(builders_.size());
+  for (size_t c = 0; c < builders_.size(); ++c) {
+    if (new_dicts_[c])
+      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c], *new_dicts_[c]);
+  }
+  sync_directory(store_.table_dir(oid));
+  auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
+  committed_ = true;
+  std::vector<std::shared_ptr<const StringDictionary>> published(new_dicts_.begin(), new_dicts_.end());
+  store_.publish_dictionaries(oid, published, dict_states);
+  for (const uint64_t id : replaced_) {
+    store_.cache_.evict_chunk(oid, id);
+    store_.remove_chunk_files(oid, id, builders_.size());
+  }
+  return snap;
+}
+
+}  // namespace tally::storage

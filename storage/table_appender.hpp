@@ -1,0 +1,74 @@
+#pragma once
+// One append (an INSERT or a COPY) to one table. Rows are built column by
+// column into chunk-sized buffers; a full chunk is written and fsynced at
+// once, and commit() writes the rest, the new dictionary entries, and then
+// commits the chunk list in one catalog transaction. Destroyed without
+// commit() (an error), it removes the files it wrote and the table is as
+// before. Holds the table's write lock for its whole life.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "catalog/table_snapshot.hpp"
+#include "storage/column_vector.hpp"
+#include "storage/table_store.hpp"
+
+namespace tally::storage {
+
+class TableAppender {
+ public:
+  TableAppender(TableStore& store, uint32_t oid);
+  ~TableAppender();
+  TableAppender(const TableAppender&) = delete;
+  TableAppender& operator=(const TableAppender&) = delete;
+
+  const catalog::TableDef& table() const { return snapshot_->def; }
+
+  // Row building: set every column of the current row exactly once, then
+  // finish_row(). Fixed-width columns: write the native value to
+  // value_slot(column). Text columns: set_text with the final value (length
+  // rules already applied). NULL: set_null.
+  void* value_slot(int column) {
+    Builder& b = builders_[static_cast<size_t>(column)];
+    return b.column.data.data() + rows_ * b.width;
+  }
+  void set_text(int column, std::string_view value);
+  void set_null(int column);
+  // Ends the current row; writes a chunk when it is full.
+  void finish_row();
+  // Rows appended by this append (excluding merged tail rows).
+  uint64_t rows_appended() const { return appended_; }
+
+  // Makes the append durable and visible. Returns the new snapshot.
+  std::shared_ptr<const catalog::TableSnapshot> commit();
+
+ private:
+  struct Builder {
+    ColumnVector column;
+    size_t width = 0;
+    bool text = false;
+  };
+  void start_chunk();
+  void flush_chunk();
+  void merge_tail();
+  StringDictionary& working_dictionary(int column);
+
+  TableStore& store_;
+  std::shared_ptr<TableStore::TableState> state_;
+  std::unique_lock<std::mutex> write_lock_;
+  std::shared_ptr<const catalog::TableSnapshot> snapshot_;
+  std::vector<Builder> builders_;
+  size_t rows_ = 0;         // rows in the current chunk buffers
+  uint64_t appended_ = 0;
+  uint64_t next_chunk_id_ = 0;
+  std::vector<catalog::ChunkInfo> written_;   // chunks written, not committed
+  std::vector<uint64_t> replaced_;            // committed chunks merged into ours
+  // Per column: committed dictionary and this append's copy (made on the first new value).
+  std::vector<std::shared_ptr<const StringDictionary>> base_dicts_;
+  std::vector<std::shared_ptr<StringDictionary>> new_dicts_;
+  bool committed_ = false;
+};
+
+}  // namespace tally::storage

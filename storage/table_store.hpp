@@ -1,0 +1,89 @@
+#pragma once
+// The columnar table store: chunk column files and text dictionaries under
+// <data_dir>/tables/<oid>/, published through the catalog. Appends (see
+// TableAppender) write and fsync files, then commit the chunk list in one
+// SQLite transaction; start-up (recover) removes what uncommitted appends
+// left behind. Readers get decoded chunks from a host-memory cache.
+// Thread-safe: any number of readers; one appender per table at a time.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "storage/chunk_cache.hpp"
+#include "storage/column_vector.hpp"
+
+namespace tally::storage {
+
+class TableAppender;
+
+struct StoreOptions {
+  uint32_t chunk_rows = 1u << 20;          // Config::chunk_rows
+  uint64_t cache_bytes = uint64_t{8} << 30;  // decoded-chunk cache budget
+  // An append first merges a committed tail chunk smaller than this into its
+  // own first chunk (so that many small INSERTs do not leave many tiny chunks).
+  uint32_t merge_tail_below_rows = 1u << 16;
+};
+
+class TableStore {
+ public:
+  TableStore(catalog::Catalog& catalog, StoreOptions options = {});
+  ~TableStore();
+
+  catalog::Catalog& catalog() { return catalog_; }
+  const StoreOptions& options() const { return options_; }
+
+  // Start-up recovery: removes chunk files no committed chunk references,
+  // directories of tables that no longer exist, and uncommitted dictionary
+  // tails. Returns the number of files and directories removed.
+  size_t recover();
+
+  // The columns (indexes into snapshot.def.columns) of chunk chunk_index of the
+  // snapshot, decoded; text columns carry the column dictionary. Throws
+  // Error(XX001) naming the table and chunk when a file is missing or corrupted.
+  std::shared_ptr<const ChunkBatch> read_chunk(const catalog::TableSnapshot& snapshot, size_t chunk_index,
+                                               std::span<const int> columns);
+  // The dictionary of a text column, holding at least the snapshot's codes.
+  // Dictionaries only grow: every dictionary of a column is a prefix of the
+  // newest, so codes compare equal across chunks (compare codes, not pointers).
+  std::shared_ptr<const StringDictionary> dictionary(const catalog::TableSnapshot& snapshot, int column);
+
+  // DDL. create_table makes the table's directory; drop_table and
+  // truncate_table commit in the catalog first, then remove files.
+  std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists = false);
+  void drop_table(uint32_t oid);
+  std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid);
+
+  // Starts an append to the table (blocks while another append to it runs).
+  std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+
+  // Paths (for tests and tools).
+  std::string table_dir(uint32_t oid) const;
+  std::string chunk_path(uint32_t oid, uint64_t chunk_id, int column) const;
+  std::string dictionary_path(uint32_t oid, int column) const;
+
+ private:
+  friend class TableAppender;
+  struct TableState {
+    std::mutex write_mutex;  // held by the table's one appender
+    std::mutex dict_mutex;   // guards dictionaries
+    std::vector<std::shared_ptr<const StringDictionary>> dictionaries;
+    std::vector<uint64_t> loaded_entries;  // committed entries each holds
+  };
+  std::shared_ptr<TableState> state(uint32_t oid);
+  void publish_dictionaries(uint32_t oid, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
+                            const std::vector<catalog::DictionaryState>& states);
+  void remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t columns);
+
+  catalog::Catalog& catalog_;
+  StoreOptions options_;
+  ChunkCache cache_;
+  std::mutex states_mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<TableState>> states_;
+};
+
+}  // namespace tally::storage

@@ -1,0 +1,204 @@
+// Catalog + storage: appends, snapshots, reopen, orphan removal, corruption.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/catalog.hpp"
+#include "common/error.hpp"
+#include "storage/table_appender.hpp"
+#include "storage/table_store.hpp"
+
+using namespace tally;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TableStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tally_store_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    open();
+  }
+  void TearDown() override {
+    store_.reset();
+    catalog_.reset();
+    fs::remove_all(dir_);
+  }
+  void open(uint32_t chunk_rows = 4) {
+    store_.reset();
+    catalog_.reset();
+    catalog_ = std::make_unique<catalog::Catalog>(dir_.string());
+    storage::StoreOptions opt;
+    opt.chunk_rows = chunk_rows;
+    opt.merge_tail_below_rows = 3;
+    store_ = std::make_unique<storage::TableStore>(*catalog_, opt);
+  }
+  uint32_t make_table() {
+    catalog::TableDef def;
+    def.name = "t";
+    def.columns = {{"id", {TypeId::int4}, true}, {"name", {TypeId::text}, false}, {"x", {TypeId::float8}, false}};
+    return store_->create_table(def)->def.oid;
+  }
+  // Appends rows id = from..to-1, name = "n<id % 3>", x NULL for odd ids.
+  void append(uint32_t oid, int from, int to, bool commit = true) {
+    auto app = store_->begin_append(oid);
+    for (int i = from; i < to; ++i) {
+      *static_cast<int32_t*>(app->value_slot(0)) = i;
+      app->set_text(1, "n" + std::to_string(i % 3));
+      if (i % 2) app->set_null(2);
+      else *static_cast<double*>(app->value_slot(2)) = i * 0.5;
+      app->finish_row();
+    }
+    if (commit) app->commit();
+  }
+  // All rows of the table as "id|name|x" strings.
+  std::vector<std::string> rows(uint32_t oid) {
+    auto snap = catalog_->find_table(oid);
+    std::vector<std::string> out;
+    const int cols[] = {0, 1, 2};
+    for (size_t c = 0; c < snap->chunks.size(); ++c) {
+      auto b = store_->read_chunk(*snap, c, cols);
+      for (size_t r = 0; r < b->rows; ++r) {
+        std::string s = std::to_string(b->columns[0].values<int32_t>()[r]) + "|" +
+                        std::string(b->columns[1].dictionary->at(b->columns[1].values<int32_t>()[r])) + "|" +
+                        (b->columns[2].is_null(r) ? "NULL" : std::to_string(b->columns[2].values<double>()[r]));
+        out.push_back(s);
+      }
+    }
+    return out;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<catalog::Catalog> catalog_;
+  std::unique_ptr<storage::TableStore> store_;
+};
+
+TEST_F(TableStoreTest, AppendReadAndReopen) {
+  const uint32_t oid = make_table();
+  EXPECT_GE(oid, 16384u);
+  append(oid, 0, 10);
+  auto snap = catalog_->find_table(oid);
+  ASSERT_EQ(snap->row_count(), 10u);
+  EXPECT_EQ(snap->chunks.size(), 3u);  // 4 + 4 + 2
+  const auto before = rows(oid);
+  ASSERT_EQ(before.size(), 10u);
+  EXPECT_EQ(before[3], "3|n0|NULL");
+  EXPECT_EQ(before[4], "4|n1|2.000000");
+  // Statistics of chunk 0 column id: min 0, max 3, no NULLs; x: 2 NULLs.
+  EXPECT_TRUE(snap->chunks[0].stats[0].has_min_max);
+  EXPECT_EQ(snap->chunks[0].stats[0].min_int, 0);
+  EXPECT_EQ(snap->chunks[0].stats[0].max_int, 3);
+  EXPECT_EQ(snap->chunks[0].stats[2].null_count, 2u);
+  EXPECT_EQ(snap->chunks[0].stats[0].hll.size(), 2u + 4096u);
+  open();
+  EXPECT_EQ(store_->recover(), 0u);
+  EXPECT_EQ(rows(oid), before);
+  EXPECT_EQ(catalog_->find_table("t")->chunks[0].stats[2].null_count, 2u);
+}
+
+TEST_F(TableStoreTest, SmallTailIsMergedAndSnapshotsAreStable) {
+  const uint32_t oid = make_table();
+  append(oid, 0, 1);
+  auto old_snap = catalog_->find_table(oid);
+  append(oid, 1, 2);  // merges the 1-row tail
+  append(oid, 2, 3);
+  auto snap = catalog_->find_table(oid);
+  EXPECT_EQ(snap->chunks.size(), 1u);
+  EXPECT_EQ(snap->row_count(), 3u);
+  EXPECT_EQ(rows(oid), (std::vector<std::string>{"0|n0|0.000000", "1|n1|NULL", "2|n2|1.000000"}));
+  EXPECT_EQ(old_snap->row_count(), 1u);  // an old snapshot does not change
+  // Only the live chunk's files remain.
+  size_t files = 0;
+  for (const auto& f : fs::directory_iterator(store_->table_dir(oid))) files += f.path().extension() == ".col";
+  EXPECT_EQ(files, 3u);
+}
+
+TEST_F(TableStoreTest, AbortedAppendLeavesNothing) {
+  const uint32_t oid = make_table();
+  append(oid, 0, 6);
+  append(oid, 6, 20, /*commit=*/false);
+  EXPECT_EQ(rows(oid).size(), 6u);
+  append(oid, 100, 101);
+  EXPECT_EQ(rows(oid).size(), 7u);
+  open();
+  store_->recover();
+  EXPECT_EQ(rows(oid).size(), 7u);
+}
+
+TEST_F(TableStoreTest, RecoverRemovesOrphans) {
+  const uint32_t oid = make_table();
+  append(oid, 0, 5);
+  // Files an interrupted append would leave: a chunk file, a dictionary tail,
+  // and a directory of a table whose CREATE never committed.
+  std::ofstream(store_->chunk_path(oid, 99, 0)) << "partial";
+  const auto dict = store_->dictionary_path(oid, 1);
+  const auto dict_size = fs::file_size(dict);
+  std::ofstream(dict, std::ios::app) << "tail";
+  fs::create_directories(store_->table_dir(99999));
+  open();
+  EXPECT_EQ(store_->recover(), 3u);
+  EXPECT_FALSE(fs::exists(store_->chunk_path(oid, 99, 0)));
+  EXPECT_FALSE(fs::exists(store_->table_dir(99999)));
+  EXPECT_EQ(fs::file_size(dict), dict_size);
+  EXPECT_EQ(rows(oid).size(), 5u);
+}
+
+TEST_F(TableStoreTest, CorruptionIsReportedNeverRead) {
+  const uint32_t oid = make_table();
+  append(oid, 0, 4);
+  const auto path = store_->chunk_path(oid, catalog_->find_table(oid)->chunks[0].chunk_id, 0);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(41);
+    f.put('\x7f');
+  }
+  open();
+  try {
+    rows(oid);
+    FAIL() << "corruption not detected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::data_corrupted);
+    EXPECT_NE(std::string(e.what()).find("table \"t\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
+  }
+  fs::resize_file(path, 30);
+  open();
+  try {
+    rows(oid);
+    FAIL() << "truncation not detected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::data_corrupted);
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TableStoreTest, TruncateAndDrop) {
+  const uint32_t oid = make_table();
+  append(oid, 0, 9);
+  store_->truncate_table(oid);
+  EXPECT_EQ(rows(oid).size(), 0u);
+  append(oid, 0, 2);
+  EXPECT_EQ(rows(oid), (std::vector<std::string>{"0|n0|0.000000", "1|n1|NULL"}));
+  EXPECT_EQ(store_->dictionary(*catalog_->find_table(oid), 1)->size(), 2);
+  try {
+    catalog::TableDef def;
+    def.name = "t";
+    store_->create_table(def);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::duplicate_table);
+    EXPECT_STREQ(e.what(), "relation \"t\" already exists");
+  }
+  EXPECT_EQ(store_->create_table(catalog::TableDef{0, "public", "t", {}}, true), nullptr);
+  store_->drop_table(oid);
+  EXPECT_EQ(catalog_->find_table("t"), nullptr);
+  EXPECT_FALSE(fs::exists(store_->table_dir(oid)));
+  open();
+  EXPECT_EQ(catalog_->find_table("t"), nullptr);
+  EXPECT_GT(make_table(), oid);  // oids are never reused
+}
+
+}  // namespace
