@@ -1,0 +1,50 @@
+#pragma once
+// Cold-start rules: the starting variant order and launch configuration when
+// the tuning cache has nothing for this device, operator and cardinality.
+// They follow Karnagel et al. (ADMS'15, "Simple Rule-based Optimizer") but
+// every threshold is computed from the device's own properties (shared
+// memory, L2 size, SM count, thread limits): no constant tuned on one GPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/tuner/device_properties.hpp"
+#include "gpu/tuner/launch_config.hpp"
+
+namespace tally::gpu {
+
+// What the rules need to know about the query.
+struct AggregationShape {
+  double estimated_groups = 1;
+  int key_bytes = 8;             // width of the (packed) key
+  int state_bytes = 8;           // bytes of aggregate state per group
+  bool dense_key_range = false;  // min/max say a direct-indexed array fits
+};
+
+// Variant names shared with gpu/ (the tuning cache stores these strings).
+inline constexpr const char* kVariantDense = "dense";
+inline constexpr const char* kVariantShared = "shared_memory";
+inline constexpr const char* kVariantGlobal = "global";
+inline constexpr const char* kVariantSort = "sort";
+
+// Bytes of one hash-table slot.
+inline int64_t slot_bytes(const AggregationShape& s) { return s.key_bytes + s.state_bytes; }
+
+// Hash-table fill factor in percent (Karnagel's table-size rules): the table
+// takes the whole L2 when that keeps the fill below 50 %; 50 % while the table
+// is at most an eighth of device memory; 83 % beyond, to save memory.
+int32_t rule_fill_factor_percent(const DeviceProperties& device, const AggregationShape& shape);
+
+// Variants the rules allow, in the order they prefer them: dense when the
+// key range allows; shared-memory when a block-private table fits the shared
+// memory of one block; global; sort. gpu/'s can_use predicates filter further.
+std::vector<std::string> rule_variant_order(const DeviceProperties& device, const AggregationShape& shape);
+
+// The starting launch configuration of a variant (Karnagel's grid rules): a
+// table within 4 x L2 is cache-resident and wants full occupancy; a larger
+// one wants only as many concurrent threads as keep one cache line each in
+// L2; a table too large for the TLB reach (beyond an eighth of memory) wants
+// fewer still. Shared-memory tables get as many blocks as fit an SM's shared memory.
+LaunchConfig rule_launch_config(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+
+}  // namespace tally::gpu

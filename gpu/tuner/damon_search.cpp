@@ -1,0 +1,148 @@
+#include "gpu/tuner/damon_search.hpp"
+
+#include <algorithm>
+
+namespace tally::gpu {
+
+SearchParams SearchParams::from_config(const config::TuningConfig& tuning) {
+  SearchParams p;
+  p.similarity_s = tuning.similarity_s;
+  p.pruning_p = tuning.pruning_p;
+  p.measurement.v_max = tuning.v_max;
+  p.measurement.b_max = tuning.b_max;
+  return p;
+}
+
+std::string_view step_event_name(StepEvent event) {
+  switch (event) {
+    case StepEvent::initial: return "initial";
+    case StepEvent::plateau: return "plateau";
+    case StepEvent::better: return "better";
+    case StepEvent::worse: return "worse";
+  }
+  return "?";
+}
+
+DamonSearch::DamonSearch(SearchSpace space, std::vector<LaunchConfig> initial, SearchParams params)
+    : space_(std::move(space)), params_(params), measurement_(params.measurement) {
+  for (const auto& c : initial) {
+    const LaunchConfig snapped = space_.snap(c);
+    if (std::find(state_.pending_initial.begin(), state_.pending_initial.end(), snapped) == state_.pending_initial.end()) {
+      state_.pending_initial.push_back(snapped);
+    }
+  }
+  if (state_.pending_initial.empty()) state_.pending_initial.push_back(space_.base());
+  advance();
+}
+
+DamonSearch::DamonSearch(SearchSpace space, SearchState state, SearchParams params)
+    : space_(std::move(space)), params_(params), state_(std::move(state)), measurement_(params.measurement) {
+  if (!state_.converged) advance();
+}
+
+void DamonSearch::start_measuring(const LaunchConfig& config, std::optional<LaunchConfig> reference) {
+  state_.measuring = config;
+  state_.measuring_reference = reference;
+  measurement_ = Measurement(params_.measurement);
+}
+
+bool DamonSearch::similar(double a, double b) const {
+  // s = 0 means "ignore plateaus" (the paper's strict baseline), even for equal times.
+  if (params_.similarity_s <= 0) return false;
+  return (1.0 - params_.similarity_s) * a <= b && b <= (1.0 + params_.similarity_s) * a;
+}
+
+LaunchConfig DamonSearch::best() const {
+  if (state_.best) return *state_.best;
+  if (state_.measuring) return *state_.measuring;
+  return state_.pending_initial.empty() ? space_.base() : state_.pending_initial.front();
+}
+
+std::optional<double> DamonSearch::best_seconds_per_row() const {
+  if (!state_.best) return std::nullopt;
+  return state_.measured.at(*state_.best);
+}
+
+LaunchConfig DamonSearch::next_configuration() {
+  if (state_.measuring) return *state_.measuring;
+  return best();
+}
+
+void DamonSearch::report(const LaunchConfig& config, double seconds_per_row) {
+  ++state_.chunks;
+  if (!state_.measuring || config != *state_.measuring) return;
+  if (measurement_.add(seconds_per_row)) finish_measurement();
+}
+
+void DamonSearch::finish_measurement() {
+  struct {
+    LaunchConfig config;
+    std::optional<LaunchConfig> reference;
+  } done{*state_.measuring, state_.measuring_reference};
+  state_.measuring.reset();
+  state_.measuring_reference.reset();
+  const double t = measurement_.result();
+  state_.measured[done.config] = t;
+  SearchStep step{done.config, t, measurement_.chunks(), StepEvent::initial};
+  if (!done.reference) {
+    state_.queue.push_back(done.config);  // initial configurations enter Q in order
+  } else {
+    const double t_ref = state_.measured.at(*done.reference);
+    if (similar(t_ref, t)) {  // lines 13-14: keep both branches of the plateau
+      step.event = StepEvent::plateau;
+      state_.queue.push_front(done.config);
+    } else if (t < t_ref) {  // lines 15-16: follow the gradient
+      step.event = StepEvent::better;
+      if (!state_.queue.empty() && state_.queue.front() == *done.reference) {
+        state_.queue.front() = done.config;
+      } else {
+        state_.queue.push_front(done.config);
+      }
+    } else {
+      step.event = StepEvent::worse;
+    }
+  }
+  if (!state_.best || t < state_.measured.at(*state_.best)) state_.best = done.config;  // lines 18-19
+  state_.path.push_back(step);
+  advance();
+}
+
+void DamonSearch::advance() {
+  if (state_.converged) return;
+  if (state_.measuring) {  // resumed in the middle of a measurement: restart it
+    start_measuring(*state_.measuring, state_.measuring_reference);
+    return;
+  }
+  // Line 1 (and "multiple initial configurations"): measure each initial one first.
+  while (!state_.pending_initial.empty()) {
+    const LaunchConfig c = state_.pending_initial.front();
+    state_.pending_initial.erase(state_.pending_initial.begin());
+    if (state_.measured.count(c)) continue;
+    start_measuring(c, std::nullopt);
+    return;
+  }
+  while (!state_.queue.empty()) {  // line 4
+    const LaunchConfig ci = state_.queue.front();
+    const double t_best = state_.measured.at(*state_.best);
+    if (state_.measured.at(ci) > params_.pruning_p * t_best) {  // lines 5-7: prune
+      state_.queue.pop_front();
+      continue;
+    }
+    std::optional<LaunchConfig> untested;  // lines 9-11
+    for (const auto& n : space_.neighbours(ci)) {
+      if (!state_.measured.count(n)) {
+        untested = n;
+        break;
+      }
+    }
+    if (!untested) {  // line 22: local minimum, backtrack
+      state_.queue.pop_front();
+      continue;
+    }
+    start_measuring(*untested, ci);
+    return;
+  }
+  state_.converged = true;
+}
+
+}  // namespace tally::gpu

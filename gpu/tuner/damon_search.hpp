@@ -1,0 +1,108 @@
+#pragma once
+// DamonSearch: Algorithm 1 of Rosenfeld et al., "Performance Analysis and
+// Automatic Tuning of Hash Aggregation on GPUs" (DaMoN'19), as a host-only
+// state machine driven chunk by chunk by the operator:
+//
+//   while (chunks remain) {
+//     LaunchConfig c = search.next_configuration();
+//     double t = run_chunk(c) / rows;            // seconds per row
+//     search.report(c, t);
+//   }
+//
+// It follows the gradient over the configuration grid from the initial
+// configuration(s); neighbours with similar times (within s) form a plateau
+// and are explored as separate branches; branches slower than p x the best are
+// pruned; every configuration is measured over several chunks (Measurement:
+// v_max, b_max). Once the queue is empty the search has converged and
+// next_configuration() returns the best configuration for all further chunks.
+// The state is plain data (SearchState) so the tuning cache can persist it and
+// a later query can continue where this one stopped.
+#include <deque>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+#include "gpu/tuner/launch_config.hpp"
+#include "gpu/tuner/measurement.hpp"
+#include "gpu/tuner/search_space.hpp"
+
+namespace tally::gpu {
+
+struct SearchParams {
+  double similarity_s = 0.06;  // plateau: (1-s) t_i <= t_j <= (1+s) t_i
+  double pruning_p = 1.07;     // drop references slower than p x best
+  MeasurementParams measurement;
+
+  static SearchParams from_config(const config::TuningConfig& tuning);
+};
+
+enum class StepEvent {
+  initial,   // an initial configuration measured
+  plateau,   // similar to its reference: pushed as a new branch
+  better,    // faster than its reference: replaces it (gradient step)
+  worse,     // slower: discarded
+};
+std::string_view step_event_name(StepEvent event);
+
+// One measured configuration on the search path (what EXPLAIN ANALYZE and the
+// admin page show).
+struct SearchStep {
+  LaunchConfig config;
+  double seconds_per_row = 0;
+  int chunks = 0;
+  StepEvent event = StepEvent::initial;
+};
+
+// Everything needed to continue a search later.
+struct SearchState {
+  std::vector<LaunchConfig> pending_initial;  // initial configurations not measured yet
+  std::deque<LaunchConfig> queue;             // reference configurations Q (front = top)
+  std::map<LaunchConfig, double> measured;    // t(c) of every tested configuration
+  std::optional<LaunchConfig> best;           // c_f
+  std::vector<SearchStep> path;
+  // The configuration being measured (restarted from scratch on resume) and
+  // its reference c_i (absent for an initial configuration).
+  std::optional<LaunchConfig> measuring;
+  std::optional<LaunchConfig> measuring_reference;
+  long chunks = 0;                            // chunks reported so far
+  bool converged = false;
+};
+
+class DamonSearch {
+ public:
+  DamonSearch(SearchSpace space, std::vector<LaunchConfig> initial, SearchParams params = {});
+  // Continues a search from a persisted state (its space must be the same grid).
+  DamonSearch(SearchSpace space, SearchState state, SearchParams params = {});
+
+  // The configuration to run the next chunk with.
+  LaunchConfig next_configuration();
+  // The time per row of a chunk run with `config` (normally the one
+  // next_configuration returned; other reports only count as chunks).
+  void report(const LaunchConfig& config, double seconds_per_row);
+
+  bool converged() const { return state_.converged; }
+  // The fastest configuration measured so far (the initial one before any report).
+  LaunchConfig best() const;
+  std::optional<double> best_seconds_per_row() const;
+  const SearchState& state() const { return state_; }
+  const SearchSpace& space() const { return space_; }
+  long chunks() const { return state_.chunks; }
+  // Configurations measured (or being measured).
+  size_t configurations_tested() const { return state_.measured.size() + (state_.measuring ? 1 : 0); }
+
+ private:
+  // Advances Algorithm 1 until a configuration needs measuring or the queue is empty.
+  void advance();
+  bool similar(double a, double b) const;
+  void finish_measurement();
+  void start_measuring(const LaunchConfig& config, std::optional<LaunchConfig> reference);
+
+  SearchSpace space_;
+  SearchParams params_;
+  SearchState state_;
+  Measurement measurement_;
+};
+
+}  // namespace tally::gpu

@@ -1,0 +1,48 @@
+#pragma once
+// SearchSpace: the grid the tuner searches for one aggregation variant — one
+// list of allowed values per ConfigDimension it varies (threads per block and
+// blocks per SM as powers of two, DaMoN'19 section 3.5, plus the variant's own
+// parameters), and the neighbourhood Algorithm 1 walks.
+#include <functional>
+#include <vector>
+
+#include "gpu/tuner/launch_config.hpp"
+
+namespace tally::gpu {
+
+struct GridAxis {
+  ConfigDimension dimension;
+  std::vector<int32_t> values;  // ascending; neighbours are adjacent entries
+};
+
+class SearchSpace {
+ public:
+  // `base` gives the values of the dimensions that are not searched.
+  SearchSpace(std::vector<GridAxis> axes, LaunchConfig base = {});
+
+  // threads per block and blocks per SM from `min` to `max`, powers of two.
+  static std::vector<int32_t> powers_of_two(int32_t min, int32_t max);
+
+  const std::vector<GridAxis>& axes() const { return axes_; }
+  const LaunchConfig& base() const { return base_; }
+  // Every configuration of the grid (the exhaustive search the replay
+  // benchmark compares against).
+  std::vector<LaunchConfig> all() const;
+  size_t size() const;
+  bool contains(const LaunchConfig& config) const;
+  // The grid point nearest to `config` (each axis snapped to its nearest value in log scale).
+  LaunchConfig snap(const LaunchConfig& config) const;
+
+  // One step along each axis, and along the diagonal of the thread plane that
+  // keeps the total thread count (threads x2 with blocks /2 and back): the
+  // paper's Figure 5 shows plateaus along these anti-diagonals.
+  std::vector<LaunchConfig> neighbours(const LaunchConfig& config) const;
+
+ private:
+  int index_of(size_t axis, int32_t value) const;
+
+  std::vector<GridAxis> axes_;
+  LaunchConfig base_;
+};
+
+}  // namespace tally::gpu
