@@ -33,6 +33,9 @@ class ByteStream {
   // pg_hba-like decisions: trust is honoured for loopback peers only.
   virtual bool peer_is_loopback() const = 0;
   virtual std::string peer_host() const = 0;
+  // Startup and authentication are over: a stream may lift the time limit it
+  // puts on them (PostgreSQL's authentication_timeout).
+  virtual void session_established() {}
 };
 
 }  // namespace tally::protocol

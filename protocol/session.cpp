@@ -185,6 +185,7 @@ bool Session::start() {
   }
   backend::encode(backend::BackendKeyData{key_->process_id, key_->secret_key}, channel_.out());
   state_ = State::ready;
+  channel_.stream().session_established();
   ready_for_query();
   return true;
 }

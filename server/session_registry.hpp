@@ -1,0 +1,45 @@
+#pragma once
+// The server's SessionHost: backend keys of live sessions for CancelRequest,
+// and the connection count behind max_connections. Thread-safe: every session
+// thread and every CancelRequest connection calls into it.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "protocol/session_host.hpp"
+
+namespace tally::server {
+
+class SessionRegistry : public protocol::SessionHost {
+ public:
+  explicit SessionRegistry(int max_connections) : max_connections_(max_connections) {}
+
+  protocol::BackendKey register_session(CancelToken& token) override;
+  void unregister_session(const protocol::BackendKey& key) override;
+  // Cancels exactly the session whose (pid, secret) both match; a wrong
+  // secret is ignored silently, as PostgreSQL does.
+  void cancel(const protocol::BackendKey& key) override;
+  bool too_many_connections() override;
+
+  // Connections (accepted sockets, authenticated or not), kept by the server.
+  void connection_opened() { connections_.fetch_add(1); }
+  void connection_closed() { connections_.fetch_sub(1); }
+  int connections() const { return connections_.load(); }
+  size_t sessions() const;
+  // Shutdown: every registered session's statement stops with FATAL 57P01.
+  void cancel_all_for_shutdown();
+
+ private:
+  struct Entry {
+    int32_t secret_key;
+    CancelToken* token;
+  };
+  int max_connections_;
+  std::atomic<int> connections_{0};
+  mutable std::mutex mutex_;
+  std::unordered_map<int32_t, Entry> sessions_;
+  int32_t next_process_id_ = 0;
+};
+
+}  // namespace tally::server

@@ -1,0 +1,142 @@
+#include "server/socket_stream.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio/write.hpp>
+#include <openssl/err.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "common/error.hpp"
+
+namespace tally::server {
+
+namespace asio = boost::asio;
+
+namespace {
+// How often a waiting session looks at the shutdown flag.
+constexpr int kPollSliceMs = 200;
+// PostgreSQL's authentication_timeout default.
+constexpr std::chrono::seconds kStartupTimeout{60};
+}  // namespace
+
+SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
+                           const std::atomic<bool>& stopping)
+    : socket_(std::move(socket)),
+      tls_context_(tls),
+      stopping_(stopping),
+      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout) {
+  boost::system::error_code ec;
+  auto endpoint = socket_.remote_endpoint(ec);
+  if (!ec) {
+    auto address = endpoint.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    }
+    loopback_ = address.is_loopback();
+    peer_host_ = address.to_string();
+  }
+  // Small protocol messages must not wait for Nagle.
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+SocketStream::~SocketStream() {
+  if (tls_) SSL_free(tls_);
+  boost::system::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+}
+
+static Error shutdown_error() {
+  return Error(SqlState::admin_shutdown, "terminating connection due to administrator command",
+               Severity::fatal);
+}
+
+void SocketStream::wait_readable() {
+  pollfd fd{socket_.native_handle(), POLLIN, 0};
+  while (true) {
+    if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
+    if (startup_deadline_ && std::chrono::steady_clock::now() > *startup_deadline_) {
+      // Like PostgreSQL, a client too slow to authenticate is dropped without an answer.
+      throw protocol::ConnectionLost("startup timeout");
+    }
+    int ready = ::poll(&fd, 1, kPollSliceMs);
+    if (ready > 0) return;
+    if (ready < 0 && errno != EINTR) throw protocol::ConnectionLost("poll failed");
+  }
+}
+
+size_t SocketStream::read_some(std::span<char> buffer) {
+  // During shutdown no session reads (and so starts) another message.
+  if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
+  if (tls_) {
+    int size = static_cast<int>(std::min<size_t>(buffer.size(), INT32_MAX));
+    while (true) {
+      // Decrypted bytes may already wait inside OpenSSL, invisible to poll().
+      if (SSL_pending(tls_) == 0) wait_readable();
+      ERR_clear_error();
+      int n = SSL_read(tls_, buffer.data(), size);
+      if (n > 0) return static_cast<size_t>(n);
+      int error = SSL_get_error(tls_, n);
+      if (error == SSL_ERROR_ZERO_RETURN) return 0;
+      // Post-handshake records (TLS 1.3 tickets, key updates) carry no data.
+      if (error == SSL_ERROR_WANT_READ) continue;
+      if (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) return 0;  // peer closed
+      throw protocol::ConnectionLost("TLS read failed");
+    }
+  }
+  // Try first: in a busy session the next message is usually there already.
+  while (true) {
+    ssize_t got = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) throw protocol::ConnectionLost("recv failed");
+    wait_readable();
+  }
+}
+
+void SocketStream::write_all(std::string_view bytes) {
+  if (tls_) {
+    while (!bytes.empty()) {
+      ERR_clear_error();
+      int chunk = static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX));
+      int n = SSL_write(tls_, bytes.data(), chunk);
+      if (n <= 0) throw protocol::ConnectionLost("TLS write failed");
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return;
+  }
+  boost::system::error_code ec;
+  asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec) throw protocol::ConnectionLost(ec.message());
+}
+
+void SocketStream::start_tls() {
+  if (!tls_context_) throw protocol::ConnectionLost("TLS is not configured");
+  tls_ = SSL_new(tls_context_->native_handle());
+  if (tls_ == nullptr || SSL_set_fd(tls_, socket_.native_handle()) != 1) {
+    throw protocol::ConnectionLost("could not set up TLS");
+  }
+  // The handshake blocks inside OpenSSL: bound it by the startup time left.
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+      *startup_deadline_ - std::chrono::steady_clock::now());
+  if (left.count() <= 0) throw protocol::ConnectionLost("startup timeout");
+  timeval timeout{static_cast<time_t>(left.count() / 1000000),
+                  static_cast<suseconds_t>(left.count() % 1000000)};
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ERR_clear_error();
+  int accepted = SSL_accept(tls_);
+  timeval none{0, 0};
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
+}
+
+void SocketStream::force_close() {
+  // ::shutdown on the descriptor is thread-safe and wakes blocked send/recv.
+  ::shutdown(socket_.native_handle(), SHUT_RDWR);
+}
+
+}  // namespace tally::server

@@ -1,0 +1,56 @@
+#pragma once
+// A protocol::ByteStream over one accepted TCP connection, plain or upgraded
+// to TLS after SSLRequest. Reads wait with poll() in short slices so that a
+// server shutdown reaches idle sessions (FATAL 57P01) without closing their
+// sockets under them.
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <memory>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <openssl/ssl.h>
+
+#include "protocol/byte_stream.hpp"
+
+namespace tally::server {
+
+class SocketStream : public protocol::ByteStream {
+ public:
+  // tls may be null (SSLRequest is answered 'N'). stopping is the server's
+  // shutdown flag, checked while waiting for input.
+  SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
+               const std::atomic<bool>& stopping);
+  ~SocketStream() override;
+
+  size_t read_some(std::span<char> buffer) override;
+  void write_all(std::string_view bytes) override;
+  bool tls_available() const override { return tls_context_ != nullptr; }
+  void start_tls() override;
+  bool is_tls() const override { return tls_ != nullptr; }
+  bool peer_is_loopback() const override { return loopback_; }
+  std::string peer_host() const override { return peer_host_; }
+  void session_established() override { startup_deadline_.reset(); }
+
+  // Unblocks a session stuck writing to a stalled client (last step of a
+  // shutdown). Safe to call from another thread.
+  void force_close();
+
+ private:
+  // Waits until the socket is readable; throws FATAL 57P01 on shutdown.
+  void wait_readable();
+
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::ssl::context* tls_context_;
+  // OpenSSL directly on the descriptor, as PostgreSQL does: no read-ahead
+  // buffer outside OpenSSL, so poll() plus SSL_pending() see every input.
+  SSL* tls_ = nullptr;
+  const std::atomic<bool>& stopping_;
+  // A client has this long to finish startup and authentication.
+  std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
+  bool loopback_ = false;
+  std::string peer_host_;
+};
+
+}  // namespace tally::server

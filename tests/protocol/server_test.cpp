@@ -1,0 +1,260 @@
+// The server over real sockets with the framing-only fake handler: TLS after
+// SSLRequest, CancelRequest reaching exactly one session, the connection
+// limit, stalled and vanishing clients, and graceful shutdown.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "server/server.hpp"
+#include "tests/protocol/fake_handler.hpp"
+#include "tests/protocol/wire_client.hpp"
+
+namespace tally::server {
+namespace {
+
+using protocol::testing::FakeFactory;
+using protocol::testing::first_error_code;
+using protocol::testing::WireClient;
+namespace fe = protocol::frontend;
+namespace be = protocol::backend;
+using namespace std::chrono_literals;
+
+config::Config test_config() {
+  config::Config config;
+  config.port = 0;  // any free port
+  return config;
+}
+
+bool has_ready(const std::vector<be::Message>& messages) {
+  return !messages.empty() && std::holds_alternative<be::ReadyForQuery>(messages.back());
+}
+
+template <class Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return predicate();
+}
+
+TEST(Server, StartupAndQuery) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  ASSERT_NE(server.port(), 0);
+  WireClient client(server.port());
+  client.startup();
+  ASSERT_TRUE(has_ready(client.read_until_ready()));
+  client.send(fe::encode(fe::Query{"rows 2"}));
+  auto result = client.read_until_ready();
+  ASSERT_EQ(result.size(), 5u);
+  EXPECT_EQ(std::get<be::CommandComplete>(result[3]).tag, "SELECT 2");
+  server.stop(1s);
+}
+
+TEST(Server, CancelRequestCancelsExactlyThatSession) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  WireClient a(server.port()), b(server.port());
+  a.startup();
+  auto key = a.key(a.read_until_ready());
+  b.startup();
+  b.read_until_ready();
+  a.send(fe::encode(fe::Query{"wait"}));
+  std::this_thread::sleep_for(100ms);
+
+  // A wrong secret is ignored.
+  {
+    WireClient canceller(server.port());
+    canceller.send(fe::encode_startup_packet(fe::CancelRequest{key.process_id, key.secret_key + 1}));
+    EXPECT_FALSE(canceller.read().has_value());  // closed without an answer
+  }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(a.available(), 0u);
+
+  auto started = std::chrono::steady_clock::now();
+  {
+    WireClient canceller(server.port());
+    canceller.send(fe::encode_startup_packet(fe::CancelRequest{key.process_id, key.secret_key}));
+    EXPECT_FALSE(canceller.read().has_value());
+  }
+  auto result = a.read_until_ready();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  EXPECT_EQ(first_error_code(result), "57014");
+  EXPECT_TRUE(has_ready(result));
+  // The session goes on, and the other one was never touched.
+  a.send(fe::encode(fe::Query{"rows 1"}));
+  EXPECT_EQ(first_error_code(a.read_until_ready()), "");
+  b.send(fe::encode(fe::Query{"rows 1"}));
+  auto other = b.read_until_ready();
+  EXPECT_TRUE(has_ready(other));
+  EXPECT_EQ(first_error_code(other), "");
+  server.stop(1s);
+}
+
+TEST(Server, ConnectionLimitAnswers53300) {
+  config::Config config = test_config();
+  config.max_connections = 2;
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  auto first = std::make_unique<WireClient>(server.port());
+  first->startup();
+  ASSERT_TRUE(has_ready(first->read_until_ready()));
+  WireClient second(server.port());
+  second.startup();
+  ASSERT_TRUE(has_ready(second.read_until_ready()));
+  {
+    WireClient third(server.port());
+    third.startup();
+    auto refused = third.read_until_ready();
+    EXPECT_EQ(first_error_code(refused), "53300");
+    EXPECT_FALSE(third.read().has_value());
+  }
+  // A slot frees when a session ends.
+  first->send(fe::encode(fe::Terminate{}));
+  first.reset();
+  EXPECT_TRUE(eventually([&] {
+    WireClient again(server.port());
+    again.startup();
+    return has_ready(again.read_until_ready());
+  }));
+  server.stop(1s);
+}
+
+TEST(Server, StalledClientDoesNotBlockOthers) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  WireClient stalled(server.port());
+  stalled.send(std::string("\0\0\0", 3));  // a third of a length word, then nothing
+  WireClient idle_mid_message(server.port());
+  idle_mid_message.startup();
+  idle_mid_message.read_until_ready();
+  idle_mid_message.send(std::string("Q\0\0\0\x20SEL", 8));  // half a message
+  for (int i = 0; i < 3; ++i) {
+    WireClient client(server.port());
+    client.startup();
+    ASSERT_TRUE(has_ready(client.read_until_ready()));
+    client.send(fe::encode(fe::Query{"rows 3"}));
+    EXPECT_TRUE(has_ready(client.read_until_ready()));
+  }
+  server.stop(200ms);
+}
+
+TEST(Server, VanishingClientReleasesItsSession) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  {
+    WireClient client(server.port());
+    client.startup();
+    client.read_until_ready();
+    EXPECT_EQ(server.sessions(), 1u);
+    // A result far larger than the socket buffers, and nobody reading it.
+    client.send(fe::encode(fe::Query{"rows 3000000"}));
+    std::this_thread::sleep_for(50ms);
+    client.close();
+  }
+  EXPECT_TRUE(eventually([&] { return server.sessions() == 0 && server.connections() == 0; }, 30s));
+  server.stop(1s);
+}
+
+TEST(Server, GracefulStopEndsSessionsWith57P01) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  WireClient idle(server.port()), busy(server.port());
+  idle.startup();
+  idle.read_until_ready();
+  busy.startup();
+  busy.read_until_ready();
+  busy.send(fe::encode(fe::Query{"wait"}));
+  std::this_thread::sleep_for(100ms);
+  auto started = std::chrono::steady_clock::now();
+  std::thread stopper([&] { server.stop(300ms); });
+  auto idle_end = idle.read_until_ready();
+  auto busy_end = busy.read_until_ready();
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  ASSERT_EQ(idle_end.size(), 1u);
+  EXPECT_EQ(std::get<be::ErrorResponse>(idle_end[0]).field('C'), "57P01");
+  EXPECT_EQ(std::get<be::ErrorResponse>(idle_end[0]).field('V'), "FATAL");
+  EXPECT_EQ(first_error_code(busy_end), "57P01");
+  EXPECT_FALSE(idle.read().has_value());
+  EXPECT_THROW(WireClient{server.port()}, boost::system::system_error);
+}
+
+class TlsServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tally-tls-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
+    std::filesystem::create_directories(dir_);
+    std::string command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+                          " -keyout " + (dir_ / "key.pem").string() +
+                          " -out " + (dir_ / "cert.pem").string() + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << "openssl is needed (scripts/setup.sh installs it)";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(TlsServer, SslRequestUpgradesToTls) {
+  config::Config config = test_config();
+  config.tls_cert_file = (dir_ / "cert.pem").string();
+  config.tls_key_file = (dir_ / "key.pem").string();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  boost::asio::ssl::context context(boost::asio::ssl::context::tls_client);
+  context.load_verify_file(config.tls_cert_file);
+  context.set_verify_mode(boost::asio::ssl::verify_peer);
+  WireClient client(server.port());
+  ASSERT_EQ(client.request_tls(context), 'S');
+  client.startup();
+  ASSERT_TRUE(has_ready(client.read_until_ready()));
+  client.send(fe::encode(fe::Query{"rows 1000"}));
+  auto result = client.read_until_ready();
+  EXPECT_EQ(result.size(), 1003u);
+  server.stop(1s);
+}
+
+TEST_F(TlsServer, WithoutCertificateSslRequestGetsN) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  boost::asio::ssl::context context(boost::asio::ssl::context::tls_client);
+  WireClient client(server.port());
+  EXPECT_EQ(client.request_tls(context), 'N');
+  client.startup();
+  EXPECT_TRUE(has_ready(client.read_until_ready()));
+  server.stop(1s);
+}
+
+TEST_F(TlsServer, MissingCertificateFileIsAClearStartupError) {
+  config::Config config = test_config();
+  config.tls_cert_file = (dir_ / "absent.pem").string();
+  config.tls_key_file = (dir_ / "key.pem").string();
+  FakeFactory factory;
+  try {
+    Server server(config, factory);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.pem"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tally::server
