@@ -434,6 +434,22 @@ std::string_view auth_method_name(AuthMethod method) {
   return "trust";
 }
 
+std::vector<std::string> changed_settings(const Config& before, const Config& after) {
+  std::vector<std::string> changed;
+  for (const Setting& s : setting_table()) {
+    if (s.kind == SettingKind::users) {
+      bool same = before.users.size() == after.users.size();
+      for (size_t i = 0; same && i < before.users.size(); ++i)
+        same = before.users[i].name == after.users[i].name &&
+               before.users[i].method == after.users[i].method;
+      if (!same) changed.push_back(s.key);
+    } else if (s.render(before) != s.render(after)) {
+      changed.push_back(s.key);
+    }
+  }
+  return changed;
+}
+
 std::string help_text() {
   const Config defaults;
   std::ostringstream out;

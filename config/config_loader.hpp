@@ -53,6 +53,10 @@ std::string help_text();
 // The effective configuration as TOML, each value commented with its source.
 // Users appear with their method and hashes, never a plain password.
 std::string render_config(const LoadResult& result);
+// Keys of the settings whose values differ between two configurations. Users
+// count as changed when their names or methods differ (fresh salts make every
+// reload's verifiers differ even for the same passwords).
+std::vector<std::string> changed_settings(const Config& before, const Config& after);
 // Parses a log level name ("debug", "info", "warning", "error").
 bool parse_log_level(std::string_view text, LogLevel& out);
 std::string_view log_level_name(LogLevel level);

@@ -1,0 +1,12 @@
+# tally_admin: the HTTP admin endpoint, metrics and lifecycle helpers (included
+# from server/CMakeLists.txt; kept apart so the listener's owner and this
+# target's owner never edit the same file).
+add_library(tally_admin
+  ${CMAKE_CURRENT_LIST_DIR}/admin_router.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/admin_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/admin_tuning_page.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lifecycle.cpp)
+target_include_directories(tally_admin PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(tally_admin PUBLIC tally_common tally_config Boost::headers Threads::Threads
+                      PRIVATE OpenSSL::Crypto)
