@@ -91,8 +91,10 @@ void DamonSearch::finish_measurement() {
     if (similar(t_ref, t)) {  // lines 13-14: keep both branches of the plateau
       step.event = StepEvent::plateau;
       state_.queue.push_front(done.config);
+      state_.came_from[done.config] = *done.reference;
     } else if (t < t_ref) {  // lines 15-16: follow the gradient
       step.event = StepEvent::better;
+      state_.came_from[done.config] = *done.reference;
       if (!state_.queue.empty() && state_.queue.front() == *done.reference) {
         state_.queue.front() = done.config;
       } else {
@@ -129,7 +131,14 @@ void DamonSearch::advance() {
       continue;
     }
     std::optional<LaunchConfig> untested;  // lines 9-11
-    for (const auto& n : space_.neighbours(ci)) {
+    std::vector<LaunchConfig> candidates = space_.neighbours(ci);
+    if (const auto parent = state_.came_from.find(ci); parent != state_.came_from.end()) {
+      if (const auto ahead = space_.step_beyond(parent->second, ci)) {
+        const auto it = std::find(candidates.begin(), candidates.end(), *ahead);
+        if (it != candidates.end()) std::rotate(candidates.begin(), it, it + 1);
+      }
+    }
+    for (const auto& n : candidates) {
       if (!state_.measured.count(n)) {
         untested = n;
         break;

@@ -60,6 +60,10 @@ struct SearchState {
   std::vector<LaunchConfig> pending_initial;  // initial configurations not measured yet
   std::deque<LaunchConfig> queue;             // reference configurations Q (front = top)
   std::map<LaunchConfig, double> measured;    // t(c) of every tested configuration
+  // For a configuration reached by a gradient or plateau step, the reference
+  // it was reached from: its untested neighbours are tried continuing that
+  // step first (the paper leaves the order of Pop(N) open).
+  std::map<LaunchConfig, LaunchConfig> came_from;
   std::optional<LaunchConfig> best;           // c_f
   std::vector<SearchStep> path;
   // The configuration being measured (restarted from scratch on resume) and

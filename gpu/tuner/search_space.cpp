@@ -78,6 +78,19 @@ LaunchConfig SearchSpace::snap(const LaunchConfig& config) const {
   return out;
 }
 
+std::optional<LaunchConfig> SearchSpace::step_beyond(const LaunchConfig& from, const LaunchConfig& to) const {
+  LaunchConfig out = to;
+  for (size_t a = 0; a < axes_.size(); ++a) {
+    const int i = index_of(a, from.get(axes_[a].dimension));
+    const int j = index_of(a, to.get(axes_[a].dimension));
+    if (i < 0 || j < 0) return std::nullopt;
+    const int k = j + (j - i);
+    if (k < 0 || k >= static_cast<int>(axes_[a].values.size())) return std::nullopt;
+    out.set(axes_[a].dimension, axes_[a].values[static_cast<size_t>(k)]);
+  }
+  return out;
+}
+
 std::vector<LaunchConfig> SearchSpace::neighbours(const LaunchConfig& config) const {
   std::vector<LaunchConfig> out;
   int tpb_axis = -1, bps_axis = -1;

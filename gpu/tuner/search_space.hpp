@@ -4,6 +4,7 @@
 // blocks per SM as powers of two, DaMoN'19 section 3.5, plus the variant's own
 // parameters), and the neighbourhood Algorithm 1 walks.
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "gpu/tuner/launch_config.hpp"
@@ -37,6 +38,9 @@ class SearchSpace {
   // keeps the total thread count (threads x2 with blocks /2 and back): the
   // paper's Figure 5 shows plateaus along these anti-diagonals.
   std::vector<LaunchConfig> neighbours(const LaunchConfig& config) const;
+  // The grid point one more step from `from` through `to` (to + (to - from)
+  // in grid indices), or nullopt when it leaves the grid.
+  std::optional<LaunchConfig> step_beyond(const LaunchConfig& from, const LaunchConfig& to) const;
 
  private:
   int index_of(size_t axis, int32_t value) const;

@@ -34,6 +34,8 @@ nlohmann::json to_json(const SearchState& state) {
   for (const auto& c : state.queue) j["queue"].push_back(to_string(c));
   j["measured"] = nlohmann::json::array();  // the measured grid
   for (const auto& [c, t] : state.measured) j["measured"].push_back({{"config", to_string(c)}, {"seconds_per_row", t}});
+  j["came_from"] = nlohmann::json::array();
+  for (const auto& [c, from] : state.came_from) j["came_from"].push_back({to_string(c), to_string(from)});
   j["best"] = state.best ? nlohmann::json(to_string(*state.best)) : nlohmann::json(nullptr);
   j["path"] = nlohmann::json::array();
   for (const auto& s : state.path) j["path"].push_back(to_json(s));
@@ -63,6 +65,14 @@ std::optional<SearchState> search_state_from_json(const nlohmann::json& j) {
       auto config = config_from(m.at("config"));
       if (!config) return std::nullopt;
       s.measured[*config] = m.at("seconds_per_row").get<double>();
+    }
+    if (j.contains("came_from")) {
+      for (const auto& pair : j.at("came_from")) {
+        auto c = config_from(pair.at(0));
+        auto from = config_from(pair.at(1));
+        if (!c || !from) return std::nullopt;
+        s.came_from[*c] = *from;
+      }
     }
     if (!j.at("best").is_null()) {
       s.best = config_from(j.at("best"));

@@ -1,0 +1,212 @@
+// Tuner replay benchmark (the DaMoN'19 evaluation method): runs the tuner on
+// recorded configuration spaces — every configuration of every variant per
+// group count, several chunk repetitions each — feeding it the recorded
+// chunk times in the order they were measured, and prints per cell:
+//   found/optimal  true time of the configuration it converged to / the best
+//                  configuration's (true time = median of its repetitions)
+//   extra chunks   chunks the optimum could have processed in the time the
+//                  search spent beyond it (the paper's "cost", Figure 9)
+//   effort         time until convergence / time of the full evaluation the
+//                  paper compares with (Figure 11): every configuration runs
+//                  the whole query, Q chunks (header key query_chunks,
+//                  default 64 = 2^30 rows in 2^24-row chunks); effort3 is
+//                  against a minimal exhaustive search measuring each
+//                  configuration on 3 chunks only, and tested% the share of
+//                  the grid's configurations measured.
+// Targets: >= 95 % of cells within 2 % of the optimum, worst <= 1.10x,
+// median effort <= 1 %.
+//
+// usage: tuner_replay_bench [spaces.csv] [--write-synthetic out.csv] [--strict]
+//   without a file it generates synthetic spaces (synthetic_spaces.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/tuner/recorded_space.hpp"
+#include "bench/tuner/synthetic_spaces.hpp"
+#include "gpu/tuner/cold_start_rules.hpp"
+#include "gpu/tuner/damon_search.hpp"
+
+namespace tb = tally::bench;
+namespace tg = tally::gpu;
+
+namespace {
+
+// Chunks of one query when the recording does not say: 2^30 rows in chunks of
+// 2^24 rows (the paper's evaluation used 4 GB in 32 MB blocks = 128).
+constexpr int64_t kDefaultQueryChunks = 64;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+// The grid a cell spans: every dimension with more than one recorded value.
+tg::SearchSpace space_of(const tb::SpaceCell& cell) {
+  std::vector<tg::GridAxis> axes;
+  for (int d = 0; d < tg::kConfigDimensionCount; ++d) {
+    const auto dim = static_cast<tg::ConfigDimension>(d);
+    std::set<int32_t> values;
+    for (const auto& [c, reps] : cell.times) values.insert(c.get(dim));
+    axes.push_back({dim, std::vector<int32_t>(values.begin(), values.end())});
+  }
+  return tg::SearchSpace(std::move(axes), cell.times.begin()->first);
+}
+
+struct CellResult {
+  double ratio = 0;
+  double extra_chunks = 0;
+  long chunks = 0;
+  size_t tested = 0;
+  double effort = 0;
+  double effort3 = 0;
+  bool converged = false;
+  tg::LaunchConfig start, found, best;
+};
+
+CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device, const tb::RecordedSpaces& spaces,
+                  const tg::SearchParams& params) {
+  const tg::SearchSpace space = space_of(cell);
+  const auto query_chunks = static_cast<double>(spaces.metadata_int("query_chunks", kDefaultQueryChunks));
+  std::map<tg::LaunchConfig, double> truth;
+  double t_opt = INFINITY, sweep_time = 0, min3_time = 0;
+  CellResult r;
+  for (const auto& [c, reps] : cell.times) {
+    truth[c] = median(reps);
+    sweep_time += query_chunks * truth[c];
+    min3_time += 3 * truth[c];
+    if (truth[c] < t_opt) {
+      t_opt = truth[c];
+      r.best = c;
+    }
+  }
+  tg::AggregationShape shape;
+  shape.estimated_groups = static_cast<double>(cell.groups);
+  shape.key_bytes = static_cast<int>(spaces.metadata_int("key_bytes", 8));
+  shape.state_bytes = static_cast<int>(spaces.metadata_int("state_bytes", 8));
+  r.start = space.snap(tg::rule_launch_config(device, shape, cell.variant));
+
+  tg::DamonSearch search(space, {r.start}, params);
+  std::map<tg::LaunchConfig, size_t> runs;
+  double spent = 0;
+  constexpr long kMaxChunks = 100'000;  // a search that never converges is reported, not looped on
+  while (!search.converged() && search.chunks() < kMaxChunks) {
+    const tg::LaunchConfig c = search.next_configuration();
+    const auto it = cell.times.find(c);
+    // A configuration missing from the recording (e.g. it failed to launch)
+    // behaves as unusably slow.
+    const double t = it == cell.times.end() ? 1e3 * t_opt : it->second[runs[c]++ % it->second.size()];
+    spent += t;
+    search.report(c, t);
+  }
+  r.converged = search.converged();
+  r.found = search.best();
+  r.ratio = truth.count(r.found) ? truth[r.found] / t_opt : INFINITY;
+  r.chunks = search.chunks();
+  r.tested = search.configurations_tested();
+  r.extra_chunks = spent / t_opt - static_cast<double>(r.chunks);
+  r.effort = spent / sweep_time;
+  r.effort3 = spent / min3_time;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string input, write_synthetic;
+  bool strict = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--write-synthetic") == 0 && i + 1 < argc) {
+      write_synthetic = argv[++i];
+    } else if (std::strcmp(argv[i], "--strict") == 0) {
+      strict = true;
+    } else {
+      input = argv[i];
+    }
+  }
+  tb::RecordedSpaces spaces;
+  try {
+    if (input.empty()) {
+      spaces = tb::synthetic_spaces();
+    } else {
+      std::ifstream in(input);
+      if (!in) {
+        std::fprintf(stderr, "cannot open %s\n", input.c_str());
+        return 2;
+      }
+      spaces = tb::read_spaces(in);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  if (!write_synthetic.empty()) {
+    std::ofstream out(write_synthetic);
+    tb::write_spaces(out, spaces);
+  }
+  const tg::DeviceProperties device = spaces.device();
+  tg::SearchParams params;  // the paper's defaults: s = 0.06, p = 1.07, v_max = 0.019, b_max = 10
+  if (strict) params.similarity_s = 0.0;
+
+  const auto source = spaces.metadata.count("source") ? spaces.metadata.at("source") : input;
+  std::printf("spaces: %s\ndevice: %s\nsearch: s=%.3f p=%.3f v_max=%.3f b_max=%d\n\n", source.c_str(),
+              device.name.c_str(), params.similarity_s, params.pruning_p, params.measurement.v_max,
+              params.measurement.b_max);
+  std::printf("%-14s %10s %6s %28s %28s %28s %8s %7s %7s %7s %9s %8s\n", "variant", "groups", "grid", "start",
+              "found", "optimum", "found/opt", "chunks", "tested", "extra", "effort%", "effort3%");
+  std::vector<double> tested_share;
+  std::vector<double> ratios, efforts, efforts3, extras;
+  int within = 0, not_converged = 0;
+  for (const auto& cell : spaces.cells) {
+    if (cell.times.empty()) continue;
+    const CellResult r = replay(cell, device, spaces, params);
+    ratios.push_back(r.ratio);
+    efforts.push_back(r.effort);
+    efforts3.push_back(r.effort3);
+    extras.push_back(r.extra_chunks);
+    tested_share.push_back(static_cast<double>(r.tested) / static_cast<double>(cell.times.size()));
+    if (r.ratio <= 1.02) ++within;
+    if (!r.converged) ++not_converged;
+    std::printf("%-14s %10llu %6zu %28s %28s %28s %8.4f %7ld %7zu %7.1f %9.3f %8.2f\n", cell.variant.c_str(),
+                static_cast<unsigned long long>(cell.groups), cell.times.size(), tg::to_string(r.start).c_str(),
+                tg::to_string(r.found).c_str(), tg::to_string(r.best).c_str(), r.ratio, r.chunks, r.tested,
+                r.extra_chunks, 100 * r.effort, 100 * r.effort3);
+  }
+  if (ratios.empty()) {
+    std::printf("no cells\n");
+    return 2;
+  }
+  const double share = static_cast<double>(within) / static_cast<double>(ratios.size());
+  const double worst = *std::max_element(ratios.begin(), ratios.end());
+  const double effort_median = median(efforts);
+  std::printf("\ncells: %zu (not converged: %d)\n", ratios.size(), not_converged);
+  std::printf("found/optimal: within 1%%: %.1f %%, within 2%%: %.1f %%, median %.4f, p95 %.4f, worst %.4f\n",
+              100.0 * static_cast<double>(std::count_if(ratios.begin(), ratios.end(), [](double x) { return x <= 1.01; })) /
+                  static_cast<double>(ratios.size()),
+              100 * share, median(ratios), percentile(ratios, 0.95), worst);
+  std::printf("extra chunks (cost): median %.1f, p95 %.1f, max %.1f\n", median(extras), percentile(extras, 0.95),
+              *std::max_element(extras.begin(), extras.end()));
+  std::printf("effort vs full evaluation (every configuration x %lld-chunk query): median %.3f %%, p95 %.3f %%\n",
+              static_cast<long long>(spaces.metadata_int("query_chunks", kDefaultQueryChunks)), 100 * effort_median,
+              100 * percentile(efforts, 0.95));
+  std::printf("effort vs 3-chunk exhaustive search: median %.2f %%; configurations tested: median %.1f %% of the grid\n",
+              100 * median(efforts3), 100 * median(tested_share));
+  const bool ok = share >= 0.95 && worst <= 1.10 && effort_median <= 0.01;
+  std::printf("targets (>= 95 %% within 2 %%, worst <= 1.10, median effort <= 1 %%): %s\n", ok ? "MET" : "NOT MET");
+  return ok ? 0 : 1;
+}
