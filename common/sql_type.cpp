@@ -25,6 +25,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::int2vector: return oid::int2vector;
     case TypeId::oidvector: return oid::oidvector;
     case TypeId::text_array: return oid::text_array;
+    case TypeId::timestamptz: return oid::timestamptz;
   }
   return oid::unknown;
 }
@@ -52,6 +53,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::int2vector: return TypeId::int2vector;
     case oid::oidvector: return TypeId::oidvector;
     case oid::text_array: return TypeId::text_array;
+    case oid::timestamptz: return TypeId::timestamptz;
     default: return std::nullopt;
   }
 }
@@ -70,6 +72,7 @@ int16_t type_len(TypeId id) {
     case TypeId::int8: return 8;
     case TypeId::float8: return 8;
     case TypeId::timestamp: return 8;
+    case TypeId::timestamptz: return 8;
     case TypeId::name: return 64;
     case TypeId::unknown: return -2;
     default: return -1;
@@ -106,6 +109,7 @@ std::string format_type(SqlType type) {
     case TypeId::int2vector: return "int2vector";
     case TypeId::oidvector: return "oidvector";
     case TypeId::text_array: return "text[]";
+    case TypeId::timestamptz: return "timestamp with time zone";
   }
   return "unknown";
 }
@@ -123,7 +127,8 @@ int storage_width(TypeId id) {
     case TypeId::int8:
     case TypeId::float8:
     case TypeId::numeric:
-    case TypeId::timestamp: return 8;
+    case TypeId::timestamp:
+    case TypeId::timestamptz: return 8;
     default: return 0;
   }
 }

@@ -31,6 +31,7 @@ enum class TypeId : uint8_t {
   int2vector, // catalog type
   oidvector,  // catalog type
   text_array, // text[] (catalog queries)
+  timestamptz, // int64 microseconds since 2000-01-01 00:00:00 UTC (date_trunc results)
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -55,6 +56,7 @@ constexpr uint32_t bpchar = 1042;
 constexpr uint32_t varchar = 1043;
 constexpr uint32_t date = 1082;
 constexpr uint32_t timestamp = 1114;
+constexpr uint32_t timestamptz = 1184;
 constexpr uint32_t numeric = 1700;
 constexpr uint32_t regclass = 2205;
 constexpr uint32_t regtype = 2206;

@@ -89,12 +89,14 @@ namespace tally {
   X(too_many_connections, "53300")                                    \
   X(object_not_in_prerequisite_state, "55000")                        \
   X(object_in_use, "55006")                                           \
+  X(cant_change_runtime_param, "55P02")                               \
   X(operator_intervention, "57000")                                   \
   X(query_canceled, "57014")                                          \
   X(admin_shutdown, "57P01")                                          \
   X(crash_shutdown, "57P02")                                          \
   X(cannot_connect_now, "57P03")                                      \
   X(io_error, "58030")                                                \
+  X(undefined_file, "58P01")                                          \
   X(config_file_error, "F0000")                                       \
   X(internal_error, "XX000")                                          \
   X(data_corrupted, "XX001")                                          \

@@ -1,0 +1,369 @@
+#include "executor/aggregate_function.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "common/error.hpp"
+#include "executor/finalize.hpp"
+
+namespace tally::executor {
+namespace {
+
+Error no_aggregate(const std::string& name, const std::vector<SqlType>& args) {
+  std::string sig = name + "(";
+  for (size_t i = 0; i < args.size(); ++i) sig += (i ? ", " : "") + format_type(args[i]);
+  return Error(SqlState::undefined_function, "function " + sig + ") does not exist")
+      .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.");
+}
+
+bool is_number(TypeId id) { return is_numeric_kind(id); }
+
+struct ValueHash {
+  size_t operator()(const Value& v) const { return hash_value(v); }
+};
+struct ValueEq {
+  bool operator()(const Value& a, const Value& b) const { return values_equal(a, b); }
+};
+
+class CountAcc final : public Accumulator {
+ public:
+  explicit CountAcc(bool star) : star_(star) {}
+  void add(const Value* args) override {
+    if (star_ || !is_null(args[0])) ++n_;
+  }
+  Value result() const override { return n_; }
+
+ private:
+  bool star_;
+  int64_t n_ = 0;
+};
+
+class SumAcc final : public Accumulator {
+ public:
+  SumAcc(TypeId input, bool avg) : input_(input), avg_(avg) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;
+    ++count_;
+    if (is_integer(input_)) int_sum_ += std::get<int64_t>(args[0]);
+    else if (input_ == TypeId::numeric) num_sum_ = num_sum_ + std::get<Numeric>(args[0]);
+    else if (avg_) moments_.add(std::get<double>(args[0]));
+    else if (input_ == TypeId::float4) f4_sum_ = static_cast<float>(f4_sum_ + static_cast<float>(std::get<double>(args[0])));
+    else f_sum_ += std::get<double>(args[0]);
+  }
+  Value result() const override {
+    if (count_ == 0) return Null{};
+    if (avg_) {
+      if (is_integer(input_)) return finalize_avg_numeric(Numeric{int_sum_, 0}, count_);
+      if (input_ == TypeId::numeric) return finalize_avg_numeric(num_sum_, count_);
+      return finalize_float_avg(moments_);
+    }
+    if (is_integer(input_)) return finalize_sum_int(int_sum_, count_, input_ == TypeId::int8);
+    if (input_ == TypeId::numeric) return num_sum_;
+    if (input_ == TypeId::float4) {
+      if (std::isinf(f4_sum_)) {}
+      return static_cast<double>(f4_sum_);
+    }
+    return f_sum_;
+  }
+
+ private:
+  TypeId input_;
+  bool avg_;
+  int64_t count_ = 0;
+  __int128 int_sum_ = 0;
+  Numeric num_sum_;
+  double f_sum_ = 0;
+  float f4_sum_ = 0;
+  FloatMoments moments_;
+};
+
+class MinMaxAcc final : public Accumulator {
+ public:
+  explicit MinMaxAcc(bool max) : max_(max) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;
+    if (is_null(best_)) { best_ = args[0]; return; }
+    const int c = compare_values(args[0], best_);
+    if (max_ ? c > 0 : c < 0) best_ = args[0];
+  }
+  Value result() const override { return best_; }
+
+ private:
+  bool max_;
+  Value best_ = Null{};
+};
+
+class BoolAcc final : public Accumulator {
+ public:
+  explicit BoolAcc(bool is_and) : and_(is_and) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;
+    const bool v = std::get<bool>(args[0]);
+    state_ = seen_ ? (and_ ? (state_ && v) : (state_ || v)) : v;
+    seen_ = true;
+  }
+  Value result() const override {
+    if (!seen_) return Null{};
+    return state_;
+  }
+
+ private:
+  bool and_;
+  bool seen_ = false;
+  bool state_ = false;
+};
+
+class VarianceAcc final : public Accumulator {
+ public:
+  VarianceAcc(TypeId input, bool sample, bool stddev) : input_(input), sample_(sample), stddev_(stddev) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;
+    if (is_float(input_)) { moments_.add(std::get<double>(args[0])); return; }
+    ++count_;
+    const Numeric x = is_integer(input_) ? Numeric::from_int(std::get<int64_t>(args[0])) : std::get<Numeric>(args[0]);
+    sum_ = sum_ + x;
+    sum2_ = sum2_ + x * x;
+  }
+  Value result() const override {
+    if (is_float(input_)) return finalize_float_variance(moments_, sample_, stddev_);
+    return finalize_numeric_variance(count_, sum_, sum2_, sample_, stddev_);
+  }
+
+ private:
+  TypeId input_;
+  bool sample_, stddev_;
+  int64_t count_ = 0;
+  Numeric sum_, sum2_;
+  FloatMoments moments_;
+};
+
+class RegressionAcc final : public Accumulator {
+ public:
+  RegressionAcc(AggKind kind) : kind_(kind) {}
+  void add(const Value* args) override {
+    if (is_null(args[0]) || is_null(args[1])) return;
+    m_.add(std::get<double>(args[0]), std::get<double>(args[1]));
+  }
+  Value result() const override {
+    switch (kind_) {
+      case AggKind::regr_count: return static_cast<int64_t>(m_.n);
+      case AggKind::corr: return finalize_regression(m_, RegressionFinal::corr);
+      case AggKind::covar_pop: return finalize_regression(m_, RegressionFinal::covar_pop);
+      case AggKind::covar_samp: return finalize_regression(m_, RegressionFinal::covar_samp);
+      case AggKind::regr_r2: return finalize_regression(m_, RegressionFinal::r2);
+      case AggKind::regr_slope: return finalize_regression(m_, RegressionFinal::slope);
+      case AggKind::regr_intercept: return finalize_regression(m_, RegressionFinal::intercept);
+      case AggKind::regr_sxx: return finalize_regression(m_, RegressionFinal::sxx);
+      case AggKind::regr_syy: return finalize_regression(m_, RegressionFinal::syy);
+      case AggKind::regr_sxy: return finalize_regression(m_, RegressionFinal::sxy);
+      case AggKind::regr_avgx: return finalize_regression(m_, RegressionFinal::avgx);
+      default: return finalize_regression(m_, RegressionFinal::avgy);
+    }
+  }
+
+ private:
+  AggKind kind_;
+  FloatMoments2 m_;
+};
+
+// Ordered-set aggregates: collect, sort, pick (PostgreSQL's orderedsetaggs.c).
+class OrderedSetAcc final : public Accumulator {
+ public:
+  OrderedSetAcc(AggKind kind, Value direct, bool descending)
+      : kind_(kind), direct_(std::move(direct)), descending_(descending) {}
+  void add(const Value* args) override {
+    if (!is_null(args[0])) values_.push_back(args[0]);
+  }
+  Value result() const override {
+    if (values_.empty()) return Null{};
+    std::vector<Value> sorted = values_;
+    std::stable_sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
+      const int c = compare_values(a, b);
+      return descending_ ? c > 0 : c < 0;
+    });
+    if (kind_ == AggKind::mode) {
+      Value best = sorted[0];
+      size_t best_count = 0, run = 0;
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        run = (i > 0 && compare_values(sorted[i], sorted[i - 1]) == 0) ? run + 1 : 1;
+        if (run > best_count) { best_count = run; best = sorted[i]; }
+      }
+      return best;
+    }
+    if (is_null(direct_)) return Null{};
+    const double p = std::get<double>(direct_);
+    if (p < 0 || p > 1 || std::isnan(p)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", p);
+      throw Error(SqlState::numeric_value_out_of_range, std::string("percentile value ") + buf + " is not between 0 and 1");
+    }
+    const double n = static_cast<double>(sorted.size());
+    if (kind_ == AggKind::percentile_disc) {
+      int64_t rownum = static_cast<int64_t>(std::ceil(p * n));
+      if (rownum <= 0) rownum = 1;
+      return sorted[static_cast<size_t>(rownum - 1)];
+    }
+    const double position = p * (n - 1);
+    const auto first = static_cast<size_t>(std::floor(position));
+    const auto second = static_cast<size_t>(std::ceil(position));
+    const double lo = std::get<double>(sorted[first]);
+    if (first == second) return lo;
+    const double hi = std::get<double>(sorted[second]);
+    const double proportion = position - static_cast<double>(first);
+    return lo + proportion * (hi - lo);
+  }
+
+ private:
+  AggKind kind_;
+  Value direct_;
+  bool descending_;
+  std::vector<Value> values_;
+};
+
+// DISTINCT: forwards each distinct argument value once (in first-seen order;
+// every DISTINCT-capable aggregate here is order-insensitive).
+class DistinctAcc final : public Accumulator {
+ public:
+  explicit DistinctAcc(std::unique_ptr<Accumulator> inner) : inner_(std::move(inner)) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;  // NULLs never count under DISTINCT
+    if (seen_.insert(args[0]).second) inner_->add(args);
+  }
+  Value result() const override { return inner_->result(); }
+
+ private:
+  std::unique_ptr<Accumulator> inner_;
+  std::unordered_set<Value, ValueHash, ValueEq> seen_;
+};
+
+}  // namespace
+
+AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlType> args, bool star,
+                                     bool within_group) {
+  AggregateSignature s;
+  auto one = [&](bool ok) {
+    if (args.size() != 1 || !ok) throw no_aggregate(name, args);
+  };
+  auto input = [&] { return args.empty() ? TypeId::unknown : args[0].id; };
+  if (name == "count") {
+    if (star) { s.kind = AggKind::count_star; s.result_type = {TypeId::int8}; return s; }
+    one(true);
+    s.kind = AggKind::count;
+    s.arg_types = args;
+    s.result_type = {TypeId::int8};
+    return s;
+  }
+  if (star) throw Error(SqlState::wrong_object_type, name + "(*) must be used to call a parameterless aggregate function");
+  if (within_group != (name == "percentile_cont" || name == "percentile_disc" || name == "mode")) {
+    if (within_group) throw Error(SqlState::wrong_object_type, "WITHIN GROUP is specified, but " + name + " is not an ordered-set aggregate");
+    throw Error(SqlState::wrong_object_type, "WITHIN GROUP is required for ordered-set aggregate " + name);
+  }
+  if (name == "sum" || name == "avg") {
+    one(true);
+    if (input() == TypeId::unknown) args[0] = {TypeId::float8};
+    const TypeId t = args[0].id;
+    if (!is_number(t)) throw no_aggregate(name, args);
+    s.kind = name == "sum" ? AggKind::sum : AggKind::avg;
+    s.arg_types = {{t}};
+    if (s.kind == AggKind::sum) {
+      s.result_type = (t == TypeId::int2 || t == TypeId::int4) ? SqlType{TypeId::int8}
+                    : (t == TypeId::int8 || t == TypeId::numeric) ? SqlType{TypeId::numeric} : SqlType{t};
+    } else {
+      s.result_type = is_float(t) ? SqlType{TypeId::float8} : SqlType{TypeId::numeric};
+    }
+    return s;
+  }
+  if (name == "min" || name == "max") {
+    one(true);
+    TypeId t = input();
+    if (t == TypeId::unknown || t == TypeId::varchar || t == TypeId::name) t = TypeId::text;
+    s.kind = name == "min" ? AggKind::min : AggKind::max;
+    s.arg_types = {{t}};
+    s.result_type = {t};
+    return s;
+  }
+  if (name == "bool_and" || name == "bool_or" || name == "every") {
+    one(input() == TypeId::boolean || input() == TypeId::unknown);
+    s.kind = name == "bool_or" ? AggKind::bool_or : AggKind::bool_and;
+    s.arg_types = {{TypeId::boolean}};
+    s.result_type = {TypeId::boolean};
+    return s;
+  }
+  if (name == "variance" || name == "var_samp" || name == "var_pop" || name == "stddev" || name == "stddev_samp" ||
+      name == "stddev_pop") {
+    one(true);
+    if (input() == TypeId::unknown) args[0] = {TypeId::float8};
+    TypeId t = args[0].id;
+    if (!is_number(t)) throw no_aggregate(name, args);
+    if (t == TypeId::float4) t = TypeId::float8;
+    s.kind = (name == "variance" || name == "var_samp") ? AggKind::var_samp
+           : name == "var_pop" ? AggKind::var_pop
+           : name == "stddev_pop" ? AggKind::stddev_pop : AggKind::stddev_samp;
+    s.arg_types = {{t}};
+    s.result_type = is_float(t) ? SqlType{TypeId::float8} : SqlType{TypeId::numeric};
+    return s;
+  }
+  static const std::pair<const char*, AggKind> regression[] = {
+      {"corr", AggKind::corr}, {"covar_pop", AggKind::covar_pop}, {"covar_samp", AggKind::covar_samp},
+      {"regr_r2", AggKind::regr_r2}, {"regr_slope", AggKind::regr_slope}, {"regr_intercept", AggKind::regr_intercept},
+      {"regr_count", AggKind::regr_count}, {"regr_sxx", AggKind::regr_sxx}, {"regr_syy", AggKind::regr_syy},
+      {"regr_sxy", AggKind::regr_sxy}, {"regr_avgx", AggKind::regr_avgx}, {"regr_avgy", AggKind::regr_avgy}};
+  for (const auto& [n, kind] : regression) {
+    if (name != n) continue;
+    if (args.size() != 2) throw no_aggregate(name, args);
+    for (const auto& a : args) {
+      if (!is_number(a.id) && a.id != TypeId::unknown) throw no_aggregate(name, args);
+    }
+    s.kind = kind;
+    s.arg_types = {{TypeId::float8}, {TypeId::float8}};
+    s.result_type = kind == AggKind::regr_count ? SqlType{TypeId::int8} : SqlType{TypeId::float8};
+    return s;
+  }
+  if (name == "percentile_cont") {
+    // args: sort expression; the fraction is the direct argument (float8).
+    one(is_number(input()) || input() == TypeId::unknown);
+    s.kind = AggKind::percentile_cont;
+    s.arg_types = {{TypeId::float8}};
+    s.result_type = {TypeId::float8};
+    return s;
+  }
+  if (name == "percentile_disc" || name == "mode") {
+    one(true);
+    TypeId t = input() == TypeId::unknown ? TypeId::text : input();
+    s.kind = name == "mode" ? AggKind::mode : AggKind::percentile_disc;
+    s.arg_types = {{t}};
+    s.result_type = {t};
+    if (args[0].typmod >= 0) s.arg_types[0] = args[0], s.result_type = args[0];
+    return s;
+  }
+  throw Error(SqlState::feature_not_supported, "aggregate " + name + " is not supported");
+}
+
+std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool distinct, const Value& direct,
+                                              bool descending) {
+  std::unique_ptr<Accumulator> acc;
+  const TypeId input = s.arg_types.empty() ? TypeId::unknown : s.arg_types[0].id;
+  switch (s.kind) {
+    case AggKind::count_star: acc = std::make_unique<CountAcc>(true); break;
+    case AggKind::count: acc = std::make_unique<CountAcc>(false); break;
+    case AggKind::sum: acc = std::make_unique<SumAcc>(input, false); break;
+    case AggKind::avg: acc = std::make_unique<SumAcc>(input, true); break;
+    case AggKind::min: acc = std::make_unique<MinMaxAcc>(false); break;
+    case AggKind::max: acc = std::make_unique<MinMaxAcc>(true); break;
+    case AggKind::bool_and: acc = std::make_unique<BoolAcc>(true); break;
+    case AggKind::bool_or: acc = std::make_unique<BoolAcc>(false); break;
+    case AggKind::var_samp: acc = std::make_unique<VarianceAcc>(input, true, false); break;
+    case AggKind::var_pop: acc = std::make_unique<VarianceAcc>(input, false, false); break;
+    case AggKind::stddev_samp: acc = std::make_unique<VarianceAcc>(input, true, true); break;
+    case AggKind::stddev_pop: acc = std::make_unique<VarianceAcc>(input, false, true); break;
+    case AggKind::percentile_cont:
+    case AggKind::percentile_disc:
+    case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
+    default: acc = std::make_unique<RegressionAcc>(s.kind); break;
+  }
+  if (distinct) return std::make_unique<DistinctAcc>(std::move(acc));
+  return acc;
+}
+
+}  // namespace tally::executor

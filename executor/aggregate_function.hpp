@@ -1,0 +1,50 @@
+#pragma once
+// Aggregate functions: which ones exist, their PostgreSQL 15 result types, and
+// the per-group accumulators of the generic (any type, DISTINCT, ordered-set)
+// path. Final values follow PostgreSQL's algorithms exactly (numeric
+// variance scale rules, Youngs-Cramer float accumulation), shared with the
+// fast engines through finalize.hpp.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/sql_type.hpp"
+#include "executor/value.hpp"
+
+namespace tally::executor {
+
+enum class AggKind {
+  count_star, count, sum, avg, min, max,
+  var_samp, var_pop, stddev_samp, stddev_pop,
+  corr, covar_pop, covar_samp, regr_r2, regr_slope, regr_intercept, regr_count,
+  regr_sxx, regr_syy, regr_sxy, regr_avgx, regr_avgy,
+  bool_and, bool_or,
+  percentile_cont, percentile_disc, mode,
+};
+
+struct AggregateSignature {
+  AggKind kind;
+  std::vector<SqlType> arg_types;   // after implicit casts
+  SqlType result_type;
+};
+
+// Resolves name(arg types) to an aggregate; throws 42883 when none matches.
+// arg_types may be rewritten (casts the caller must apply, e.g. corr -> float8).
+AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlType> arg_types, bool star,
+                                     bool within_group);
+
+// One group's running state in the generic path.
+class Accumulator {
+ public:
+  virtual ~Accumulator() = default;
+  // args are the aggregate's argument values for one row (already filtered).
+  virtual void add(const Value* args) = 0;
+  virtual Value result() const = 0;
+};
+
+// Creates an accumulator. `direct` is the ordered-set direct argument
+// (percentile fraction) and `descending` the WITHIN GROUP order.
+std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& signature, bool distinct,
+                                              const Value& direct, bool descending);
+
+}  // namespace tally::executor

@@ -1,0 +1,527 @@
+#include "executor/binder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+#include "executor/scalar_functions.hpp"
+#include "executor/settings.hpp"
+#include "executor/value_codec.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+int location_of(const json& node) {
+  if (node.is_object()) {
+    for (auto& [key, body] : node.items()) {
+      if (body.is_object() && body.contains("location")) return body["location"].get<int>();
+    }
+  }
+  return -1;
+}
+
+Error at(Error error, const json& node) {
+  const int loc = location_of(node);
+  if (loc >= 0 && error.position() == 0) error.with_position(loc + 1);
+  return error;
+}
+
+std::string string_of(const json& node) {
+  if (node.contains("String")) return node["String"].value("sval", "");
+  return "";
+}
+
+std::vector<std::string> name_list(const json& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list) out.push_back(string_of(item));
+  return out;
+}
+
+ExprPtr make_const(const json& konst) {
+  if (konst.value("isnull", false)) return std::make_unique<ConstExpr>(SqlType{TypeId::unknown}, Null{});
+  if (konst.contains("ival")) {
+    const int64_t v = konst["ival"].value("ival", int64_t{0});
+    return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, v);
+  }
+  if (konst.contains("fval")) {
+    const std::string text = konst["fval"].value("fval", "0");
+    // Integer-looking literals too large for int4 are int8, then numeric.
+    const bool integral = text.find_first_of(".eE") == std::string::npos;
+    if (integral) {
+      try {
+        const int64_t v = std::stoll(text);
+        return std::make_unique<ConstExpr>(SqlType{TypeId::int8}, v);
+      } catch (const std::exception&) {
+      }
+    }
+    return std::make_unique<ConstExpr>(SqlType{TypeId::numeric}, Numeric::parse(text));
+  }
+  if (konst.contains("sval")) {
+    return std::make_unique<ConstExpr>(SqlType{TypeId::unknown}, konst["sval"].value("sval", std::string()));
+  }
+  if (konst.contains("boolval")) {
+    return std::make_unique<ConstExpr>(SqlType{TypeId::boolean}, konst["boolval"].value("boolval", false));
+  }
+  if (konst.contains("bsval")) {
+    throw Error(SqlState::feature_not_supported, "bit string literals are not supported");
+  }
+  return std::make_unique<ConstExpr>(SqlType{TypeId::unknown}, Null{});
+}
+
+}  // namespace
+
+std::string fold_identifier(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+json strip_locations(const json& node) {
+  if (node.is_object()) {
+    json out = json::object();
+    for (auto& [key, value] : node.items()) {
+      if (key == "location") continue;
+      out[key] = strip_locations(value);
+    }
+    return out;
+  }
+  if (node.is_array()) {
+    json out = json::array();
+    for (const auto& v : node) out.push_back(strip_locations(v));
+    return out;
+  }
+  return node;
+}
+
+bool is_aggregate_name(const std::string& name) {
+  static const char* names[] = {"count", "sum", "avg", "min", "max", "stddev", "stddev_samp", "stddev_pop",
+                                "variance", "var_samp", "var_pop", "corr", "covar_pop", "covar_samp",
+                                "regr_r2", "regr_slope", "regr_intercept", "regr_count", "regr_sxx",
+                                "regr_syy", "regr_sxy", "regr_avgx", "regr_avgy", "bool_and", "bool_or",
+                                "every", "percentile_cont", "percentile_disc", "mode", "string_agg",
+                                "array_agg"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+SqlType resolve_type_name(const json& type_name) {
+  std::vector<std::string> names = name_list(type_name.value("names", json::array()));
+  std::string name = names.empty() ? "" : names.back();
+  if (type_name.contains("arrayBounds")) {
+    throw Error(SqlState::feature_not_supported, "array types are not supported");
+  }
+  std::vector<int> mods;
+  for (const auto& m : type_name.value("typmods", json::array())) {
+    if (m.contains("A_Const") && m["A_Const"].contains("ival")) {
+      mods.push_back(static_cast<int>(m["A_Const"]["ival"].value("ival", int64_t{0})));
+    } else {
+      throw Error(SqlState::syntax_error, "type modifiers must be simple constants");
+    }
+  }
+  if (name == "int2" || name == "smallint") return {TypeId::int2};
+  if (name == "int4" || name == "int" || name == "integer") return {TypeId::int4};
+  if (name == "int8" || name == "bigint") return {TypeId::int8};
+  if (name == "float4" || name == "real") return {TypeId::float4};
+  if (name == "float8" || name == "double precision") return {TypeId::float8};
+  if (name == "float") {
+    if (!mods.empty() && mods[0] <= 24) return {TypeId::float4};
+    return {TypeId::float8};
+  }
+  if (name == "bool" || name == "boolean") return {TypeId::boolean};
+  if (name == "numeric" || name == "decimal") {
+    if (mods.empty()) return {TypeId::numeric};
+    const int precision = mods[0], scale = mods.size() > 1 ? mods[1] : 0;
+    if (precision < 1 || precision > 1000) {
+      throw Error(SqlState::invalid_parameter_value,
+                  "NUMERIC precision " + std::to_string(precision) + " must be between 1 and 1000");
+    }
+    if (scale < 0 || scale > precision) {
+      throw Error(SqlState::invalid_parameter_value,
+                  "NUMERIC scale " + std::to_string(scale) + " must be between 0 and precision " +
+                      std::to_string(precision));
+    }
+    return SqlType::numeric(precision, scale);
+  }
+  if (name == "text") return {TypeId::text};
+  if (name == "varchar") return mods.empty() ? SqlType{TypeId::varchar} : SqlType::varchar(mods[0]);
+  if (name == "bpchar" || name == "char" || name == "character") {
+    return SqlType::bpchar(mods.empty() ? 1 : mods[0]);
+  }
+  if (name == "date") return {TypeId::date};
+  if (name == "timestamp") return {TypeId::timestamp};
+  if (name == "timestamptz") return {TypeId::timestamptz};
+  if (name == "name") return {TypeId::name};
+  if (name == "oid") return {TypeId::oid};
+  if (name == "regclass") return {TypeId::regclass};
+  if (name == "regtype") return {TypeId::regtype};
+  throw Error(SqlState::undefined_object, "type \"" + name + "\" does not exist");
+}
+
+ExprPtr coerce_to(ExprPtr expr, SqlType to, CastContext cast_context, BindContext& context, const char* what) {
+  if (expr->type == to) return expr;
+  if (expr->type.id == to.id && to.typmod < 0) return expr;
+  if (auto* konst = dynamic_cast<ConstExpr*>(expr.get()); konst != nullptr && konst->type.id == TypeId::unknown) {
+    Value v = is_null(konst->value) ? Value{Null{}}
+                                    : cast_value(konst->value, {TypeId::text}, to, cast_context == CastContext::explicit_);
+    return std::make_unique<ConstExpr>(to, std::move(v));
+  }
+  if (auto* param = dynamic_cast<ParamExpr*>(expr.get()); param != nullptr && param->type.id == TypeId::unknown) {
+    if (context.parameter_types != nullptr) {
+      auto& types = *context.parameter_types;
+      if (types.size() <= static_cast<size_t>(param->index)) types.resize(static_cast<size_t>(param->index) + 1, 0);
+      types[static_cast<size_t>(param->index)] = type_oid(to.id);
+    }
+    param->type = {to.id};
+    if (to.typmod < 0) return expr;
+  }
+  const SqlType from = expr->type;
+  if (!can_cast(from.id, to.id, cast_context)) {
+    if (cast_context == CastContext::explicit_) {
+      throw Error(SqlState::cannot_coerce, "cannot cast type " + format_type(from) + " to " + format_type(to));
+    }
+    Error e(SqlState::datatype_mismatch,
+            std::string(what ? what : "expression") + " is of type " + format_type(from) + " but expression is of type " +
+                format_type(to));
+    throw Error(SqlState::datatype_mismatch, "cannot cast type " + format_type(from) + " to " + format_type(to));
+  }
+  const bool is_explicit = cast_context == CastContext::explicit_;
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(expr));
+  return std::make_unique<FunctionExpr>(to, "cast", std::move(args),
+                                        [from, to, is_explicit](std::span<const Value> a) {
+                                          return cast_value(a[0], from, to, is_explicit);
+                                        });
+}
+
+namespace {
+
+ExprPtr bind_column_ref(const json& ref, BindContext& context) {
+  const auto& fields = ref["fields"];
+  if (fields.size() == 1 && fields[0].contains("A_Star")) {
+    throw Error(SqlState::syntax_error, "\"*\" is not allowed here");
+  }
+  std::vector<std::string> parts;
+  for (const auto& f : fields) {
+    if (f.contains("A_Star")) throw Error(SqlState::feature_not_supported, "qualified \"*\" is not allowed here");
+    parts.push_back(string_of(f));
+  }
+  std::string column = parts.back();
+  if (parts.size() >= 2) {
+    const std::string& relation = parts[parts.size() - 2];
+    if (relation != context.table_name || (parts.size() == 3 && parts[0] != "public")) {
+      throw Error(SqlState::undefined_table, "missing FROM-clause entry for table \"" + relation + "\"");
+    }
+  }
+  int found = -1;
+  for (size_t i = 0; i < context.columns.size(); ++i) {
+    if (context.columns[i].name == column) {
+      if (found >= 0) {
+        throw Error(SqlState::ambiguous_column, "column reference \"" + column + "\" is ambiguous");
+      }
+      found = static_cast<int>(i);
+    }
+  }
+  if (found < 0) {
+    if (parts.size() >= 2) {
+      throw Error(SqlState::undefined_column, "column " + parts[parts.size() - 2] + "." + column + " does not exist");
+    }
+    throw Error(SqlState::undefined_column, "column \"" + column + "\" does not exist");
+  }
+  return std::make_unique<ColumnExpr>(context.columns[static_cast<size_t>(found)].type, found, column);
+}
+
+ExprPtr bind_node(const json& node, BindContext& context);
+
+ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
+  const std::string kind = e.value("kind", "");
+  const std::vector<std::string> names = name_list(e.value("name", json::array()));
+  const std::string op = names.empty() ? "" : names.back();
+  if (kind == "AEXPR_OP") {
+    if (!e.contains("lexpr")) {
+      ExprPtr right = bind_node(e["rexpr"], context);
+      return make_unary_operator(op, std::move(right), context);
+    }
+    ExprPtr left = bind_node(e["lexpr"], context);
+    ExprPtr right = bind_node(e["rexpr"], context);
+    return make_binary_operator(op, std::move(left), std::move(right), context);
+  }
+  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE") {
+    ExprPtr left = bind_node(e["lexpr"], context);
+    ExprPtr right = bind_node(e["rexpr"], context);
+    return make_binary_operator(op, std::move(left), std::move(right), context);
+  }
+  if (kind == "AEXPR_IN") {
+    ExprPtr left = bind_node(e["lexpr"], context);
+    std::vector<ExprPtr> items;
+    for (const auto& item : e["rexpr"]["List"]["items"]) items.push_back(bind_node(item, context));
+    SqlType common = left->type;
+    for (const auto& item : items) common = common_supertype(common, item->type, "IN");
+    if (common.id == TypeId::unknown) common = {TypeId::text};
+    left = coerce_to(std::move(left), common, CastContext::implicit, context);
+    for (auto& item : items) item = coerce_to(std::move(item), common, CastContext::implicit, context);
+    return std::make_unique<InListExpr>(std::move(left), std::move(items), op == "<>");
+  }
+  if (kind == "AEXPR_BETWEEN" || kind == "AEXPR_NOT_BETWEEN" || kind == "AEXPR_BETWEEN_SYM" ||
+      kind == "AEXPR_NOT_BETWEEN_SYM") {
+    const auto& bounds = e["rexpr"]["List"]["items"];
+    // x BETWEEN a AND b == x >= a AND x <= b (x is evaluated twice; it has no side effects).
+    auto ge = make_binary_operator(">=", bind_node(e["lexpr"], context), bind_node(bounds[0], context), context);
+    auto le = make_binary_operator("<=", bind_node(e["lexpr"], context), bind_node(bounds[1], context), context);
+    std::vector<ExprPtr> both;
+    both.push_back(std::move(ge));
+    both.push_back(std::move(le));
+    ExprPtr result = std::make_unique<BoolExpr>(BoolOp::and_, std::move(both));
+    if (kind == "AEXPR_BETWEEN_SYM" || kind == "AEXPR_NOT_BETWEEN_SYM") {
+      auto ge2 = make_binary_operator(">=", bind_node(e["lexpr"], context), bind_node(bounds[1], context), context);
+      auto le2 = make_binary_operator("<=", bind_node(e["lexpr"], context), bind_node(bounds[0], context), context);
+      std::vector<ExprPtr> both2;
+      both2.push_back(std::move(ge2));
+      both2.push_back(std::move(le2));
+      std::vector<ExprPtr> either;
+      either.push_back(std::move(result));
+      either.push_back(std::make_unique<BoolExpr>(BoolOp::and_, std::move(both2)));
+      result = std::make_unique<BoolExpr>(BoolOp::or_, std::move(either));
+    }
+    if (kind == "AEXPR_NOT_BETWEEN" || kind == "AEXPR_NOT_BETWEEN_SYM") {
+      std::vector<ExprPtr> one;
+      one.push_back(std::move(result));
+      result = std::make_unique<BoolExpr>(BoolOp::not_, std::move(one));
+    }
+    return result;
+  }
+  if (kind == "AEXPR_NULLIF") {
+    ExprPtr left = bind_node(e["lexpr"], context);
+    ExprPtr right = bind_node(e["rexpr"], context);
+    return make_nullif(std::move(left), std::move(right), context);
+  }
+  if (kind == "AEXPR_DISTINCT" || kind == "AEXPR_NOT_DISTINCT") {
+    ExprPtr left = bind_node(e["lexpr"], context);
+    ExprPtr right = bind_node(e["rexpr"], context);
+    return make_is_distinct(std::move(left), std::move(right), kind == "AEXPR_NOT_DISTINCT", context);
+  }
+  (void)whole;
+  throw Error(SqlState::feature_not_supported, "expression kind " + kind + " is not supported");
+}
+
+ExprPtr bind_func_call(const json& call, const json& whole, BindContext& context) {
+  std::vector<std::string> names = name_list(call["funcname"]);
+  std::string name = names.back();
+  if (names.size() == 2 && names[0] != "pg_catalog" && names[0] != "public") {
+    throw Error(SqlState::undefined_function, "function " + names[0] + "." + name + " does not exist");
+  }
+  const bool aggregate_syntax = call.value("agg_star", false) || call.value("agg_distinct", false) ||
+                                call.contains("agg_filter") || call.value("agg_within_group", false) ||
+                                call.contains("agg_order");
+  if (call.contains("over")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
+  if (is_aggregate_name(name)) {
+    if (!context.on_aggregate) throw Error(SqlState::grouping_error, context.aggregate_forbidden_reason);
+    return context.on_aggregate(call, name);
+  }
+  if (aggregate_syntax) {
+    if (call.value("agg_star", false)) {
+      throw Error(SqlState::wrong_object_type, name + "(*) specified, but " + name + " is not an aggregate function");
+    }
+    throw Error(SqlState::wrong_object_type,
+                "DISTINCT specified, but " + name + " is not an aggregate function");
+  }
+  std::vector<ExprPtr> args;
+  for (const auto& arg : call.value("args", json::array())) args.push_back(bind_node(arg, context));
+  (void)whole;
+  return make_function(name, std::move(args), context);
+}
+
+ExprPtr bind_node(const json& node, BindContext& context) {
+  if (context.intercept) {
+    if (ExprPtr replaced = context.intercept(node)) return replaced;
+  }
+  try {
+    if (node.contains("A_Const")) return make_const(node["A_Const"]);
+    if (node.contains("ColumnRef")) return bind_column_ref(node["ColumnRef"], context);
+    if (node.contains("ParamRef")) {
+      const int number = node["ParamRef"].value("number", 0);
+      if (number < 1 || context.parameter_types == nullptr) {
+        throw Error(SqlState::undefined_parameter, "there is no parameter $" + std::to_string(number));
+      }
+      auto& types = *context.parameter_types;
+      if (types.size() < static_cast<size_t>(number)) types.resize(static_cast<size_t>(number), 0);
+      const uint32_t oid_value = types[static_cast<size_t>(number - 1)];
+      SqlType type{TypeId::unknown};
+      if (oid_value != 0) {
+        auto id = type_from_oid(oid_value);
+        if (!id) throw Error(SqlState::feature_not_supported, "parameter type " + std::to_string(oid_value) + " is not supported");
+        type = {*id};
+      }
+      return std::make_unique<ParamExpr>(type, number - 1);
+    }
+    if (node.contains("TypeCast")) {
+      const auto& cast = node["TypeCast"];
+      ExprPtr arg = bind_node(cast["arg"], context);
+      const SqlType to = resolve_type_name(cast["typeName"]);
+      return coerce_to(std::move(arg), to, CastContext::explicit_, context);
+    }
+    if (node.contains("A_Expr")) return bind_a_expr(node["A_Expr"], node, context);
+    if (node.contains("BoolExpr")) {
+      const auto& b = node["BoolExpr"];
+      const std::string op = b.value("boolop", "");
+      std::vector<ExprPtr> args;
+      const char* clause = op == "AND_EXPR" ? "AND" : (op == "OR_EXPR" ? "OR" : "NOT");
+      for (const auto& a : b["args"]) {
+        ExprPtr arg = bind_node(a, context);
+        if (arg->type.id != TypeId::boolean) {
+          if (arg->type.id == TypeId::unknown) {
+            arg = coerce_to(std::move(arg), {TypeId::boolean}, CastContext::implicit, context);
+          } else {
+            throw at(Error(SqlState::datatype_mismatch, std::string("argument of ") + clause +
+                                                          " must be type boolean, not type " + format_type(arg->type)),
+                     a);
+          }
+        }
+        args.push_back(std::move(arg));
+      }
+      const BoolOp kind = op == "AND_EXPR" ? BoolOp::and_ : (op == "OR_EXPR" ? BoolOp::or_ : BoolOp::not_);
+      return std::make_unique<BoolExpr>(kind, std::move(args));
+    }
+    if (node.contains("NullTest")) {
+      const auto& t = node["NullTest"];
+      ExprPtr arg = bind_node(t["arg"], context);
+      return std::make_unique<NullTestExpr>(std::move(arg), t.value("nulltesttype", "") == "IS_NOT_NULL");
+    }
+    if (node.contains("BooleanTest")) {
+      const auto& t = node["BooleanTest"];
+      ExprPtr arg = coerce_to(bind_node(t["arg"], context), {TypeId::boolean}, CastContext::implicit, context);
+      return make_boolean_test(std::move(arg), t.value("booltesttype", ""));
+    }
+    if (node.contains("FuncCall")) return bind_func_call(node["FuncCall"], node, context);
+    if (node.contains("CaseExpr")) {
+      const auto& c = node["CaseExpr"];
+      ExprPtr subject;
+      if (c.contains("arg")) subject = bind_node(c["arg"], context);
+      std::vector<std::pair<ExprPtr, ExprPtr>> whens;
+      std::vector<ExprPtr> results;
+      std::vector<ExprPtr> conditions;
+      for (const auto& w : c["args"]) {
+        const auto& when = w["CaseWhen"];
+        ExprPtr condition;
+        if (c.contains("arg")) {
+          condition = make_binary_operator("=", bind_node(c["arg"], context), bind_node(when["expr"], context), context);
+        } else {
+          condition = bind_node(when["expr"], context);
+          if (condition->type.id == TypeId::unknown) {
+            condition = coerce_to(std::move(condition), {TypeId::boolean}, CastContext::implicit, context);
+          }
+          if (condition->type.id != TypeId::boolean) {
+            throw at(Error(SqlState::datatype_mismatch, "argument of CASE/WHEN must be type boolean, not type " +
+                                                            format_type(condition->type)),
+                     when["expr"]);
+          }
+        }
+        conditions.push_back(std::move(condition));
+        results.push_back(bind_node(when["result"], context));
+      }
+      ExprPtr otherwise;
+      if (c.contains("defresult")) otherwise = bind_node(c["defresult"], context);
+      SqlType common{TypeId::unknown};
+      for (const auto& r : results) common = common_supertype(common, r->type, "CASE");
+      if (otherwise) common = common_supertype(common, otherwise->type, "CASE");
+      if (common.id == TypeId::unknown) common = {TypeId::text};
+      for (size_t i = 0; i < results.size(); ++i) {
+        whens.emplace_back(std::move(conditions[i]),
+                           coerce_to(std::move(results[i]), common, CastContext::implicit, context));
+      }
+      if (otherwise) otherwise = coerce_to(std::move(otherwise), common, CastContext::implicit, context);
+      return std::make_unique<CaseExpr>(common, std::move(whens), std::move(otherwise));
+    }
+    if (node.contains("CoalesceExpr")) {
+      const auto& c = node["CoalesceExpr"];
+      std::vector<ExprPtr> args;
+      for (const auto& a : c["args"]) args.push_back(bind_node(a, context));
+      SqlType common{TypeId::unknown};
+      for (const auto& a : args) common = common_supertype(common, a->type, "COALESCE");
+      if (common.id == TypeId::unknown) common = {TypeId::text};
+      for (auto& a : args) a = coerce_to(std::move(a), common, CastContext::implicit, context);
+      return std::make_unique<CoalesceExpr>(common, std::move(args));
+    }
+    if (node.contains("MinMaxExpr")) {
+      const auto& m = node["MinMaxExpr"];
+      std::vector<ExprPtr> args;
+      for (const auto& a : m["args"]) args.push_back(bind_node(a, context));
+      return make_greatest_least(m.value("op", "") == "IS_GREATEST", std::move(args), context);
+    }
+    if (node.contains("SQLValueFunction")) {
+      return make_sql_value_function(node["SQLValueFunction"].value("op", ""), context);
+    }
+    if (node.contains("SubLink")) throw Error(SqlState::feature_not_supported, "subqueries are not supported");
+    if (node.contains("A_ArrayExpr")) throw Error(SqlState::feature_not_supported, "arrays are not supported");
+    if (node.contains("CollateClause")) {
+      // COLLATE "C"/"default": Tally compares bytewise, which is the C collation.
+      return bind_node(node["CollateClause"]["arg"], context);
+    }
+    throw Error(SqlState::feature_not_supported, "expression " + node.begin().key() + " is not supported");
+  } catch (Error& error) {
+    throw at(std::move(error), node);
+  }
+}
+
+}  // namespace
+
+ExprPtr bind_expression(const json& node, BindContext& context) { return bind_node(node, context); }
+
+ExprPtr bind_condition(const json& node, BindContext& context, const char* clause) {
+  ExprPtr e = bind_node(node, context);
+  if (e->type.id == TypeId::unknown) e = coerce_to(std::move(e), {TypeId::boolean}, CastContext::implicit, context);
+  if (e->type.id != TypeId::boolean) {
+    throw at(Error(SqlState::datatype_mismatch, std::string("argument of ") + clause +
+                                                    " must be type boolean, not type " + format_type(e->type)),
+             node);
+  }
+  return e;
+}
+
+std::string output_column_name(const json& node) {
+  if (node.contains("ColumnRef")) {
+    const auto& fields = node["ColumnRef"]["fields"];
+    const auto& last = fields[fields.size() - 1];
+    if (last.contains("A_Star")) return "?column?";
+    return string_of(last);
+  }
+  if (node.contains("FuncCall")) {
+    auto names = name_list(node["FuncCall"]["funcname"]);
+    return names.back();
+  }
+  if (node.contains("TypeCast")) {
+    const auto& cast = node["TypeCast"];
+    std::string inner = output_column_name(cast["arg"]);
+    if (inner != "?column?") return inner;
+    auto names = name_list(cast["typeName"].value("names", json::array()));
+    std::string type = names.empty() ? "?column?" : names.back();
+    // PostgreSQL names a cast column after the type's SQL name.
+    if (type == "int4") return "int4";
+    return type;
+  }
+  if (node.contains("CaseExpr")) return "case";
+  if (node.contains("CoalesceExpr")) return "coalesce";
+  if (node.contains("A_Expr") && node["A_Expr"].value("kind", "") == "AEXPR_NULLIF") return "nullif";
+  if (node.contains("MinMaxExpr")) return node["MinMaxExpr"].value("op", "") == "IS_GREATEST" ? "greatest" : "least";
+  if (node.contains("SQLValueFunction")) {
+    const std::string op = node["SQLValueFunction"].value("op", "");
+    if (op == "SVFOP_CURRENT_DATE") return "current_date";
+    if (op == "SVFOP_CURRENT_TIMESTAMP") return "current_timestamp";
+    if (op == "SVFOP_CURRENT_USER") return "current_user";
+    if (op == "SVFOP_SESSION_USER") return "session_user";
+    if (op == "SVFOP_USER") return "current_user";
+    if (op == "SVFOP_CURRENT_CATALOG") return "current_catalog";
+    if (op == "SVFOP_CURRENT_SCHEMA") return "current_schema";
+    return "?column?";
+  }
+  if (node.contains("A_Const")) {
+    const auto& c = node["A_Const"];
+    if (c.contains("boolval")) return "bool";
+  }
+  return "?column?";
+}
+
+}  // namespace tally::executor

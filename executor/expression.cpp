@@ -1,0 +1,192 @@
+#include "executor/expression.hpp"
+
+#include "common/error.hpp"
+
+namespace tally::executor {
+
+Vector broadcast(SqlType type, const Value& value, size_t rows) {
+  Vector out(type);
+  out.resize(rows);
+  if (is_null(value)) {
+    out.nulls.assign(rows, 1);
+    return out;
+  }
+  switch (physical_of(type.id)) {
+    case Physical::boolean: std::fill(out.ints.begin(), out.ints.end(), std::get<bool>(value) ? 1 : 0); break;
+    case Physical::integer: std::fill(out.ints.begin(), out.ints.end(), std::get<int64_t>(value)); break;
+    case Physical::floating: std::fill(out.floats.begin(), out.floats.end(), std::get<double>(value)); break;
+    case Physical::numeric: std::fill(out.numerics.begin(), out.numerics.end(), std::get<Numeric>(value)); break;
+    case Physical::text: std::fill(out.texts.begin(), out.texts.end(), std::get<std::string>(value)); break;
+  }
+  return out;
+}
+
+Value evaluate_constant(const Expr& expr, const std::vector<Value>* parameters) {
+  EvalInput input;
+  input.rows = 1;
+  input.parameters = parameters;
+  return expr.evaluate(input).get(0);
+}
+
+Vector ConstExpr::evaluate(const EvalInput& input) const { return broadcast(type, value, input.rows); }
+
+Vector ParamExpr::evaluate(const EvalInput& input) const {
+  if (input.parameters == nullptr || index >= static_cast<int>(input.parameters->size())) {
+    throw Error(SqlState::undefined_parameter, "there is no parameter $" + std::to_string(index + 1));
+  }
+  return broadcast(type, (*input.parameters)[static_cast<size_t>(index)], input.rows);
+}
+
+Vector ColumnExpr::evaluate(const EvalInput& input) const { return *input.columns.at(static_cast<size_t>(index)); }
+
+Vector FunctionExpr::evaluate(const EvalInput& input) const {
+  std::vector<Vector> values;
+  values.reserve(args.size());
+  for (const auto& arg : args) values.push_back(arg->evaluate(input));
+  Vector out(type);
+  out.resize(input.rows);
+  std::vector<Value> row(args.size());
+  for (size_t r = 0; r < input.rows; ++r) {
+    bool any_null = false;
+    for (size_t a = 0; a < args.size(); ++a) {
+      row[a] = values[a].get(r);
+      any_null |= is_null(row[a]);
+    }
+    if (strict && any_null) {
+      out.set_null(r);
+      continue;
+    }
+    out.set(r, fn(row));
+  }
+  return out;
+}
+
+Vector BoolExpr::evaluate(const EvalInput& input) const {
+  Vector out({TypeId::boolean});
+  out.resize(input.rows);
+  if (op == BoolOp::not_) {
+    Vector v = args[0]->evaluate(input);
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (v.null_at(r)) out.set_null(r); else out.ints[r] = v.ints[r] ? 0 : 1;
+    }
+    return out;
+  }
+  // AND: false dominates, then NULL; OR: true dominates, then NULL.
+  const int64_t dominant = op == BoolOp::and_ ? 0 : 1;
+  std::vector<uint8_t> state(input.rows, 2);  // 2 = neutral so far, 3 = NULL seen, 4 = decided
+  for (const auto& arg : args) {
+    Vector v = arg->evaluate(input);
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (state[r] == 4) continue;
+      if (v.null_at(r)) state[r] = 3;
+      else if (v.ints[r] == dominant) state[r] = 4;
+    }
+  }
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (state[r] == 4) out.ints[r] = dominant;
+    else if (state[r] == 3) out.set_null(r);
+    else out.ints[r] = 1 - dominant;
+  }
+  return out;
+}
+
+Vector NullTestExpr::evaluate(const EvalInput& input) const {
+  Vector v = arg->evaluate(input);
+  Vector out({TypeId::boolean});
+  out.resize(input.rows);
+  for (size_t r = 0; r < input.rows; ++r) out.ints[r] = (v.null_at(r) != is_not) ? 1 : 0;
+  return out;
+}
+
+Vector CaseExpr::evaluate(const EvalInput& input) const {
+  Vector out(type);
+  out.resize(input.rows);
+  std::vector<uint8_t> done(input.rows, 0);
+  // Each branch value is evaluated over all rows; errors from branches not
+  // taken are possible in principle, so a value's error is only raised for
+  // rows that select it (rows are re-evaluated one at a time on error).
+  auto fill = [&](const Expr* value_expr, const std::vector<uint8_t>& take) {
+    Vector v;
+    bool whole = true;
+    try {
+      v = value_expr ? value_expr->evaluate(input) : broadcast(type, Null{}, input.rows);
+    } catch (const Error&) {
+      whole = false;
+    }
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (!take[r]) continue;
+      if (whole) {
+        out.set(r, v.get(r));
+      } else {
+        EvalInput one;
+        one.rows = 1;
+        one.parameters = input.parameters;
+        std::vector<Vector> cols;
+        for (const Vector* c : input.columns) {
+          Vector single(c->type);
+          single.push(c->get(r));
+          cols.push_back(std::move(single));
+        }
+        for (auto& c : cols) one.columns.push_back(&c);
+        out.set(r, value_expr->evaluate(one).get(0));
+      }
+    }
+  };
+  for (const auto& [condition, value] : whens) {
+    Vector c = condition->evaluate(input);
+    std::vector<uint8_t> take(input.rows, 0);
+    bool any = false;
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (!done[r] && !c.null_at(r) && c.ints[r]) { take[r] = 1; done[r] = 1; any = true; }
+    }
+    if (any) fill(value.get(), take);
+  }
+  std::vector<uint8_t> rest(input.rows, 0);
+  bool any = false;
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!done[r]) { rest[r] = 1; any = true; }
+  }
+  if (any) fill(otherwise.get(), rest);
+  return out;
+}
+
+Vector CoalesceExpr::evaluate(const EvalInput& input) const {
+  Vector out(type);
+  out.resize(input.rows);
+  std::vector<uint8_t> done(input.rows, 0);
+  size_t remaining = input.rows;
+  for (const auto& arg : args) {
+    if (remaining == 0) break;
+    Vector v = arg->evaluate(input);
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (!done[r] && !v.null_at(r)) { out.set(r, v.get(r)); done[r] = 1; --remaining; }
+    }
+  }
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!done[r]) out.set_null(r);
+  }
+  return out;
+}
+
+Vector InListExpr::evaluate(const EvalInput& input) const {
+  Vector v = arg->evaluate(input);
+  std::vector<Vector> items;
+  for (const auto& item : list) items.push_back(item->evaluate(input));
+  Vector out({TypeId::boolean});
+  out.resize(input.rows);
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (v.null_at(r)) { out.set_null(r); continue; }
+    const Value x = v.get(r);
+    bool found = false, saw_null = false;
+    for (const auto& item : items) {
+      if (item.null_at(r)) { saw_null = true; continue; }
+      if (compare_values(x, item.get(r)) == 0) { found = true; break; }
+    }
+    if (found) out.ints[r] = negated ? 0 : 1;
+    else if (saw_null) out.set_null(r);
+    else out.ints[r] = negated ? 1 : 0;
+  }
+  return out;
+}
+
+}  // namespace tally::executor

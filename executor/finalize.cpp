@@ -1,0 +1,161 @@
+#include "executor/finalize.hpp"
+
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace tally::executor {
+
+void FloatMoments::add(double x) {
+  // float8_accum (PostgreSQL 12+): Youngs-Cramer.
+  const double old_n = n;
+  n += 1.0;
+  sx += x;
+  if (old_n > 0.0) {
+    const double tmp = x * n - sx;
+    sxx += tmp * tmp / (n * old_n);
+    if (std::isinf(sx) || std::isinf(sxx)) {
+      if (!std::isinf(sx - x) && !std::isinf(x)) {
+        throw Error(SqlState::numeric_value_out_of_range, "value out of range: overflow");
+      }
+      sxx = std::nan("");
+    }
+  } else if (std::isnan(x) || std::isinf(x)) {
+    sxx = std::nan("");
+  }
+}
+
+void FloatMoments::combine(const FloatMoments& o) {
+  if (o.n == 0) return;
+  if (n == 0) { *this = o; return; }
+  const double total = n + o.n;
+  const double tmp = sx / n - o.sx / o.n;
+  sxx = sxx + o.sxx + n * o.n * tmp * tmp / total;
+  sx += o.sx;
+  n = total;
+}
+
+void FloatMoments2::add(double y, double x) {
+  const double old_n = n;
+  n += 1.0;
+  sx += x;
+  sy += y;
+  if (old_n > 0.0) {
+    const double tmp_x = x * n - sx;
+    const double tmp_y = y * n - sy;
+    const double scale = 1.0 / (n * old_n);
+    sxx += tmp_x * tmp_x * scale;
+    syy += tmp_y * tmp_y * scale;
+    sxy += tmp_x * tmp_y * scale;
+    if (std::isinf(sx) || std::isinf(sxx) || std::isinf(sy) || std::isinf(syy) || std::isinf(sxy)) {
+      if (((std::isinf(sx) || std::isinf(sxx)) && !std::isinf(sx - x) && !std::isinf(x)) ||
+          ((std::isinf(sy) || std::isinf(syy)) && !std::isinf(sy - y) && !std::isinf(y)) ||
+          (std::isinf(sxy) && !std::isinf(sx - x) && !std::isinf(x) && !std::isinf(sy - y) && !std::isinf(y))) {
+        throw Error(SqlState::numeric_value_out_of_range, "value out of range: overflow");
+      }
+      if (std::isinf(sxx)) sxx = std::nan("");
+      if (std::isinf(syy)) syy = std::nan("");
+      if (std::isinf(sxy)) sxy = std::nan("");
+    }
+  } else {
+    if (std::isnan(x) || std::isinf(x)) sxx = sxy = std::nan("");
+    if (std::isnan(y) || std::isinf(y)) syy = sxy = std::nan("");
+  }
+}
+
+void FloatMoments2::combine(const FloatMoments2& o) {
+  if (o.n == 0) return;
+  if (n == 0) { *this = o; return; }
+  const double total = n + o.n;
+  const double tmp1 = sx / n - o.sx / o.n;
+  const double tmp2 = sy / n - o.sy / o.n;
+  sxx = sxx + o.sxx + n * o.n * tmp1 * tmp1 / total;
+  syy = syy + o.syy + n * o.n * tmp2 * tmp2 / total;
+  sxy = sxy + o.sxy + n * o.n * tmp1 * tmp2 / total;
+  sx += o.sx;
+  sy += o.sy;
+  n = total;
+}
+
+Value finalize_avg_numeric(const Numeric& sum, int64_t count) {
+  if (count == 0) return Null{};
+  return numeric_div(sum, Numeric::from_int(count));
+}
+
+Value finalize_sum_int(__int128 sum, int64_t count, bool result_is_numeric) {
+  if (count == 0) return Null{};
+  if (result_is_numeric) return Numeric{sum, 0};
+  if (sum > INT64_MAX || sum < INT64_MIN) throw Error(SqlState::numeric_value_out_of_range, "bigint out of range");
+  return static_cast<int64_t>(sum);
+}
+
+Value finalize_numeric_variance(int64_t count, const Numeric& sum_x, const Numeric& sum_x2, bool sample, bool stddev) {
+  if (count == 0 || (sample && count == 1)) return Null{};
+  const Numeric n = Numeric::from_int(count);
+  // numerator = N * sumX2 - sumX * sumX, at scale 2 * dscale(sumX) (exact).
+  const Numeric numerator = n * sum_x2 - sum_x * sum_x;
+  if (numerator.sign() <= 0) return Numeric{0, 0};
+  const Numeric denominator = sample ? Numeric::from_int(count) * Numeric::from_int(count - 1)
+                                     : Numeric::from_int(count) * Numeric::from_int(count);
+  const int32_t rscale = select_div_scale(numerator, denominator);
+  Numeric variance = numeric_div_scale(numerator, denominator, rscale);
+  if (stddev) variance = numeric_sqrt(variance, rscale);
+  return variance;
+}
+
+Value finalize_float_variance(const FloatMoments& m, bool sample, bool stddev) {
+  if (m.n == 0.0 || (sample && m.n <= 1.0)) return Null{};
+  const double v = m.sxx / (sample ? m.n - 1.0 : m.n);
+  return stddev ? std::sqrt(v) : v;
+}
+
+Value finalize_float_avg(const FloatMoments& m) {
+  if (m.n == 0.0) return Null{};
+  return m.sx / m.n;
+}
+
+Value finalize_regression(const FloatMoments2& m, RegressionFinal which) {
+  switch (which) {
+    case RegressionFinal::covar_pop:
+      if (m.n < 1.0) return Null{};
+      return m.sxy / m.n;
+    case RegressionFinal::covar_samp:
+      if (m.n < 2.0) return Null{};
+      return m.sxy / (m.n - 1.0);
+    case RegressionFinal::corr:
+      if (m.n < 1.0) return Null{};
+      if (m.sxx == 0 || m.syy == 0) return Null{};
+      return m.sxy / std::sqrt(m.sxx * m.syy);
+    case RegressionFinal::r2:
+      if (m.n < 1.0) return Null{};
+      if (m.sxx == 0) return Null{};
+      if (m.syy == 0) return 1.0;
+      return (m.sxy * m.sxy) / (m.sxx * m.syy);
+    case RegressionFinal::slope:
+      if (m.n < 1.0) return Null{};
+      if (m.sxx == 0) return Null{};
+      return m.sxy / m.sxx;
+    case RegressionFinal::intercept:
+      if (m.n < 1.0) return Null{};
+      if (m.sxx == 0) return Null{};
+      return (m.sy - m.sx * m.sxy / m.sxx) / m.n;
+    case RegressionFinal::sxx:
+      if (m.n < 1.0) return Null{};
+      return m.sxx;
+    case RegressionFinal::syy:
+      if (m.n < 1.0) return Null{};
+      return m.syy;
+    case RegressionFinal::sxy:
+      if (m.n < 1.0) return Null{};
+      return m.sxy;
+    case RegressionFinal::avgx:
+      if (m.n < 1.0) return Null{};
+      return m.sx / m.n;
+    case RegressionFinal::avgy:
+      if (m.n < 1.0) return Null{};
+      return m.sy / m.n;
+  }
+  return Null{};
+}
+
+}  // namespace tally::executor

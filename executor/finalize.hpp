@@ -1,0 +1,40 @@
+#pragma once
+// PostgreSQL's final functions over aggregate partial states, in ONE place for
+// every engine (CPU generic path, CPU hash engine, GPU engine): an engine
+// produces partial states (count, sums, min/max, Youngs-Cramer moments) and
+// these functions turn them into the exact values PostgreSQL 15 returns.
+#include <cstdint>
+
+#include "executor/numeric.hpp"
+#include "executor/value.hpp"
+
+namespace tally::executor {
+
+// Youngs-Cramer moments of float8 inputs (float8_accum / float8_regr_accum).
+struct FloatMoments {
+  double n = 0, sx = 0, sxx = 0;
+  void add(double x);
+  void combine(const FloatMoments& other);
+};
+struct FloatMoments2 {
+  double n = 0, sx = 0, sxx = 0, sy = 0, syy = 0, sxy = 0;
+  void add(double y, double x);  // PostgreSQL's argument order: (Y, X)
+  void combine(const FloatMoments2& other);
+};
+
+// avg(int2/int4/int8/numeric): sum / count with numeric_div's scale; NULL when count = 0.
+Value finalize_avg_numeric(const Numeric& sum, int64_t count);
+// sum(int2/int4) -> bigint (22003 when it overflows), sum(int8) -> numeric.
+Value finalize_sum_int(__int128 sum, int64_t count, bool result_is_numeric);
+// var_samp/var_pop/stddev_samp/stddev_pop over integer or numeric inputs
+// (numeric_stddev_internal): sum_x and sum_x2 exact.
+Value finalize_numeric_variance(int64_t count, const Numeric& sum_x, const Numeric& sum_x2, bool sample,
+                                bool stddev);
+// The same over float inputs (float8_var_samp etc.).
+Value finalize_float_variance(const FloatMoments& m, bool sample, bool stddev);
+// avg(float4/float8).
+Value finalize_float_avg(const FloatMoments& m);
+enum class RegressionFinal { corr, covar_pop, covar_samp, r2, slope, intercept, sxx, syy, sxy, avgx, avgy };
+Value finalize_regression(const FloatMoments2& m, RegressionFinal which);
+
+}  // namespace tally::executor

@@ -1,0 +1,46 @@
+#pragma once
+// The aggregation step of a SELECT: consumes the scan's selected rows chunk by
+// chunk (sink) and produces the group keys and final aggregate values
+// (finalize). make_group_aggregator picks the implementation: an engine behind
+// aggregate_engine.hpp (CPU hash engine, GPU) when the query's shape allows it,
+// else the generic path that handles any type, DISTINCT and ordered-set
+// aggregates.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/aggregate_function.hpp"
+#include "executor/expression.hpp"
+
+namespace tally::executor {
+
+struct ExecContext;
+
+struct AggregateCall {
+  std::string name;
+  AggregateSignature signature;
+  std::vector<ExprPtr> args;  // over the scan, cast to signature.arg_types
+  ExprPtr filter;             // FILTER (WHERE ...), may be null
+  ExprPtr direct;             // ordered-set direct argument (percentile), may be null
+  bool distinct = false;
+  bool descending = false;    // WITHIN GROUP (ORDER BY ... DESC)
+};
+
+class GroupAggregator {
+ public:
+  virtual ~GroupAggregator() = default;
+  // One chunk of selected scan rows.
+  virtual void sink(const EvalInput& rows) = 0;
+  // Appends the key columns then one column per aggregate; returns the group count.
+  virtual size_t finalize(std::vector<Vector>& columns) = 0;
+  // EXPLAIN ANALYZE lines: engine, variant, configuration, estimates.
+  virtual std::vector<std::string> explain() const = 0;
+};
+
+std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
+                                                       const std::vector<AggregateCall>& aggregates,
+                                                       const ExecContext& context);
+// The engine EXPLAIN (without ANALYZE) names for this aggregation.
+std::string describe_engine_choice(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates);
+
+}  // namespace tally::executor

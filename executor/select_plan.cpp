@@ -1,0 +1,720 @@
+#include "executor/select_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <set>
+
+#include "common/error.hpp"
+#include "executor/aggregate_function.hpp"
+#include "executor/binder.hpp"
+#include "executor/group_aggregator.hpp"
+#include "executor/settings.hpp"
+#include "executor/table_provider.hpp"
+#include "executor/value_codec.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+struct SortKey {
+  int column = 0;  // index into outputs
+  bool descending = false;
+  bool nulls_first = false;
+};
+
+struct SelectPlan {
+  std::shared_ptr<const TableSnapshot> table;  // null: one row without columns
+  std::vector<int> scan_columns;               // table columns the query reads
+  ExprPtr where;
+  bool aggregate = false;
+  std::vector<ExprPtr> group_keys;  // over the scan
+  std::vector<AggregateCall> aggregates;
+  ExprPtr having;                   // over [keys..., aggregates...]
+  std::vector<ExprPtr> outputs;     // visible columns then hidden sort columns
+  size_t visible = 0;
+  std::vector<std::string> names;
+  bool distinct = false;
+  std::vector<SortKey> sort;
+  ExprPtr limit, offset;
+};
+
+namespace {
+
+int location_in(const json& node) {
+  if (node.is_object()) {
+    for (auto& [k, v] : node.items()) {
+      if (v.is_object() && v.contains("location")) return v["location"].get<int>();
+    }
+  }
+  return -1;
+}
+
+Error positioned(Error e, const json& node) {
+  const int loc = location_in(node);
+  if (loc >= 0 && e.position() == 0) e.with_position(loc + 1);
+  return e;
+}
+
+bool contains_aggregate(const json& node) {
+  if (node.is_object()) {
+    if (node.contains("FuncCall")) {
+      const auto& names = node["FuncCall"]["funcname"];
+      const std::string name = names[names.size() - 1]["String"].value("sval", "");
+      if (is_aggregate_name(name) && !node["FuncCall"].contains("over")) return true;
+    }
+    if (node.contains("SubLink")) return false;
+    for (auto& [k, v] : node.items()) {
+      if (contains_aggregate(v)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) {
+      if (contains_aggregate(v)) return true;
+    }
+  }
+  return false;
+}
+
+void collect_columns(const Expr& e, std::set<int>& out) {
+  if (auto* c = dynamic_cast<const ColumnExpr*>(&e)) { out.insert(c->index); return; }
+  if (auto* f = dynamic_cast<const FunctionExpr*>(&e)) { for (auto& a : f->args) collect_columns(*a, out); return; }
+  if (auto* b = dynamic_cast<const BoolExpr*>(&e)) { for (auto& a : b->args) collect_columns(*a, out); return; }
+  if (auto* n = dynamic_cast<const NullTestExpr*>(&e)) { collect_columns(*n->arg, out); return; }
+  if (auto* c = dynamic_cast<const CaseExpr*>(&e)) {
+    for (auto& [w, v] : c->whens) { collect_columns(*w, out); collect_columns(*v, out); }
+    if (c->otherwise) collect_columns(*c->otherwise, out);
+    return;
+  }
+  if (auto* c = dynamic_cast<const CoalesceExpr*>(&e)) { for (auto& a : c->args) collect_columns(*a, out); return; }
+  if (auto* i = dynamic_cast<const InListExpr*>(&e)) {
+    collect_columns(*i->arg, out);
+    for (auto& a : i->list) collect_columns(*a, out);
+  }
+}
+
+struct TargetEntry {
+  json node;
+  std::string name;
+  bool star_column = false;
+  int star_index = -1;
+};
+
+void base_context(BindContext& ctx, PlanContext& pc) {
+  ctx.parameter_types = pc.parameter_types;
+  ctx.settings = pc.settings;
+  ctx.session_user = pc.user;
+  ctx.database = pc.database;
+  ctx.backend_pid = pc.backend_pid;
+}
+
+// Top-level unknown literals/parameters in the target list become text.
+ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx) {
+  if (e->type.id == TypeId::unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
+  return e;
+}
+
+int64_t constant_int(const ExprPtr& e, const ExecContext& ec, int64_t fallback) {
+  if (!e) return fallback;
+  Value v = evaluate_constant(*e, ec.parameters);
+  if (is_null(v)) return fallback;
+  return std::get<int64_t>(v);
+}
+
+}  // namespace
+
+std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& pc) {
+  auto plan = std::make_shared<SelectPlan>();
+  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") {
+    throw Error(SqlState::feature_not_supported, "UNION, INTERSECT and EXCEPT are not supported");
+  }
+  if (select.contains("valuesLists")) throw Error(SqlState::feature_not_supported, "VALUES lists are not supported");
+  if (select.contains("withClause")) throw Error(SqlState::feature_not_supported, "WITH queries are not supported");
+  if (select.contains("windowClause")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
+  if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
+  if (select.contains("distinctClause")) {
+    const auto& d = select["distinctClause"];
+    if (!(d.size() == 1 && d[0].empty())) {
+      if (d.size() >= 1 && !d[0].empty()) throw Error(SqlState::feature_not_supported, "SELECT DISTINCT ON is not supported");
+    }
+    plan->distinct = true;
+  }
+
+  BindContext source;
+  base_context(source, pc);
+  if (select.contains("fromClause")) {
+    const auto& from = select["fromClause"];
+    if (from.size() != 1 || !from[0].contains("RangeVar")) {
+      throw Error(SqlState::feature_not_supported, "joins and subqueries in FROM are not supported");
+    }
+    const auto& rv = from[0]["RangeVar"];
+    const std::string schema = rv.value("schemaname", "");
+    const std::string name = rv.value("relname", "");
+    if (!rv.value("inh", true)) {}
+    std::shared_ptr<const TableSnapshot> table;
+    if (pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
+    if (!table) {
+      Error e(SqlState::undefined_table,
+              "relation \"" + (schema.empty() ? name : schema + "." + name) + "\" does not exist");
+      if (rv.contains("location")) e.with_position(rv["location"].get<int>() + 1);
+      throw e;
+    }
+    plan->table = table;
+    source.table_name = rv.contains("alias") ? rv["alias"]["Alias"].value("aliasname", name) : name;
+    if (rv.contains("alias") && rv["alias"].contains("aliasname")) source.table_name = rv["alias"].value("aliasname", name);
+    for (const auto& c : table->columns()) source.columns.push_back({c.name, c.type});
+  }
+
+  // Target list, with * expanded.
+  std::vector<TargetEntry> targets;
+  for (const auto& t : select.value("targetList", json::array())) {
+    const auto& rt = t["ResTarget"];
+    const json& val = rt["val"];
+    if (val.contains("ColumnRef")) {
+      const auto& fields = val["ColumnRef"]["fields"];
+      if (fields[fields.size() - 1].contains("A_Star")) {
+        if (!plan->table) {
+          throw positioned(Error(SqlState::syntax_error, "SELECT * with no tables specified is not valid"), val);
+        }
+        for (size_t i = 0; i < source.columns.size(); ++i) {
+          TargetEntry e;
+          e.node = json{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", source.columns[i].name}}}}})}}}};
+          e.name = source.columns[i].name;
+          e.star_column = true;
+          e.star_index = static_cast<int>(i);
+          targets.push_back(std::move(e));
+        }
+        continue;
+      }
+    }
+    TargetEntry e;
+    e.node = val;
+    e.name = rt.contains("name") ? rt["name"].get<std::string>() : output_column_name(val);
+    targets.push_back(std::move(e));
+  }
+
+  if (select.contains("whereClause")) {
+    BindContext where_ctx = source;
+    where_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in WHERE";
+    plan->where = bind_condition(select["whereClause"], where_ctx, "WHERE");
+  }
+
+  const bool has_group = select.contains("groupClause");
+  bool aggregate = has_group || contains_aggregate(select.value("targetList", json::array())) ||
+                   select.contains("havingClause");
+  if (!aggregate && select.contains("sortClause")) {
+    aggregate = contains_aggregate(select["sortClause"]);
+  }
+  plan->aggregate = aggregate;
+
+  // Sort items resolved against output names/ordinals first (ORDER BY's rule).
+  auto output_index_for = [&](const json& node) -> int {
+    if (node.contains("A_Const") && node["A_Const"].contains("ival")) {
+      const int64_t ordinal = node["A_Const"]["ival"].value("ival", int64_t{0});
+      if (ordinal < 1 || ordinal > static_cast<int64_t>(targets.size())) {
+        throw positioned(Error(SqlState::invalid_column_reference,
+                               "ORDER BY position " + std::to_string(ordinal) + " is not in select list"),
+                         node);
+      }
+      return static_cast<int>(ordinal - 1);
+    }
+    if (node.contains("ColumnRef")) {
+      const auto& fields = node["ColumnRef"]["fields"];
+      if (fields.size() == 1 && fields[0].contains("String")) {
+        const std::string name = fields[0]["String"].value("sval", "");
+        int found = -1;
+        for (size_t i = 0; i < targets.size(); ++i) {
+          if (targets[i].name == name) {
+            if (found >= 0 && strip_locations(targets[static_cast<size_t>(found)].node) != strip_locations(targets[i].node)) {
+              throw positioned(Error(SqlState::ambiguous_column, "ORDER BY \"" + name + "\" is ambiguous"), node);
+            }
+            if (found < 0) found = static_cast<int>(i);
+          }
+        }
+        return found;
+      }
+    }
+    return -1;
+  };
+
+  if (!aggregate) {
+    for (auto& t : targets) {
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
+      plan->names.push_back(t.name);
+    }
+    plan->visible = plan->outputs.size();
+    for (const auto& s : select.value("sortClause", json::array())) {
+      const auto& sb = s["SortBy"];
+      int index = output_index_for(sb["node"]);
+      if (index < 0) {
+        if (plan->distinct) {
+          throw positioned(Error(SqlState::invalid_column_reference,
+                                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list"),
+                           sb["node"]);
+        }
+        plan->outputs.push_back(bind_expression(sb["node"], source));
+        index = static_cast<int>(plan->outputs.size() - 1);
+      }
+      SortKey key;
+      key.column = index;
+      key.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+      const std::string nulls = sb.value("sortby_nulls", "SORTBY_NULLS_DEFAULT");
+      key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
+      plan->sort.push_back(key);
+    }
+  } else {
+    // GROUP BY keys: ordinals and output aliases resolve to target expressions,
+    // input column names win over output aliases (PostgreSQL's rule).
+    std::vector<json> key_nodes;
+    for (const auto& g : select.value("groupClause", json::array())) {
+      json node = g;
+      if (g.contains("A_Const") && g["A_Const"].contains("ival")) {
+        const int64_t ordinal = g["A_Const"]["ival"].value("ival", int64_t{0});
+        if (ordinal < 1 || ordinal > static_cast<int64_t>(targets.size())) {
+          throw positioned(Error(SqlState::invalid_column_reference,
+                                 "GROUP BY position " + std::to_string(ordinal) + " is not in select list"),
+                           g);
+        }
+        node = targets[static_cast<size_t>(ordinal - 1)].node;
+      } else if (g.contains("ColumnRef")) {
+        const auto& fields = g["ColumnRef"]["fields"];
+        if (fields.size() == 1 && fields[0].contains("String")) {
+          const std::string name = fields[0]["String"].value("sval", "");
+          const bool is_input = std::any_of(source.columns.begin(), source.columns.end(),
+                                            [&](const ScopeColumn& c) { return c.name == name; });
+          if (!is_input) {
+            for (const auto& t : targets) {
+              if (t.name == name) { node = t.node; break; }
+            }
+          }
+        }
+      } else if (g.contains("GroupingSet")) {
+        throw Error(SqlState::feature_not_supported, "GROUPING SETS, ROLLUP and CUBE are not supported");
+      }
+      if (contains_aggregate(node)) {
+        throw positioned(Error(SqlState::grouping_error, "aggregate functions are not allowed in GROUP BY"), node);
+      }
+      BindContext key_ctx = source;
+      ExprPtr key = bind_expression(node, key_ctx);
+      if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
+      key_nodes.push_back(strip_locations(node));
+      plan->group_keys.push_back(std::move(key));
+    }
+
+    // Post-aggregation binding: group expressions and aggregates become
+    // references into the aggregation output [keys..., aggregates...].
+    std::vector<json> aggregate_nodes;
+    BindContext post = source;
+    post.columns = source.columns;  // ColumnRefs are resolved, then checked against the keys
+    post.intercept = [&](const json& node) -> ExprPtr {
+      const json stripped = strip_locations(node);
+      for (size_t i = 0; i < key_nodes.size(); ++i) {
+        if (key_nodes[i] == stripped) return std::make_unique<ColumnExpr>(plan->group_keys[i]->type, static_cast<int>(i));
+      }
+      if (node.contains("ColumnRef")) {
+        BindContext probe = source;
+        ExprPtr col = bind_expression(node, probe);
+        const int index = dynamic_cast<ColumnExpr*>(col.get())->index;
+        for (size_t i = 0; i < plan->group_keys.size(); ++i) {
+          auto* k = dynamic_cast<ColumnExpr*>(plan->group_keys[i].get());
+          if (k != nullptr && k->index == index) return std::make_unique<ColumnExpr>(k->type, static_cast<int>(i));
+        }
+        const auto& fields = node["ColumnRef"]["fields"];
+        std::string shown = source.table_name + "." + source.columns[static_cast<size_t>(index)].name;
+        (void)fields;
+        throw positioned(Error(SqlState::grouping_error, "column \"" + shown +
+                                                             "\" must appear in the GROUP BY clause or be used in an aggregate function"),
+                         node);
+      }
+      return nullptr;
+    };
+    post.on_aggregate = [&](const json& call, const std::string& name) -> ExprPtr {
+      const json stripped = strip_locations(json{{"FuncCall", call}});
+      for (size_t i = 0; i < aggregate_nodes.size(); ++i) {
+        if (aggregate_nodes[i] == stripped) {
+          return std::make_unique<ColumnExpr>(plan->aggregates[i].signature.result_type,
+                                              static_cast<int>(plan->group_keys.size() + i));
+        }
+      }
+      BindContext inner = source;
+      inner.aggregate_forbidden_reason = "aggregate function calls cannot be nested";
+      AggregateCall agg;
+      agg.name = name;
+      agg.distinct = call.value("agg_distinct", false);
+      const bool star = call.value("agg_star", false);
+      const bool within = call.value("agg_within_group", false);
+      std::vector<SqlType> arg_types;
+      if (within) {
+        const auto& order = call["agg_order"];
+        if (order.size() != 1) throw Error(SqlState::feature_not_supported, "ordered-set aggregates take one sort expression");
+        const auto& sb = order[0]["SortBy"];
+        agg.args.push_back(bind_expression(sb["node"], inner));
+        agg.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+        if (name != "mode") {
+          const auto& direct = call.value("args", json::array());
+          if (direct.size() != 1) throw Error(SqlState::undefined_function, "function " + name + " with these arguments does not exist");
+          BindContext direct_ctx;
+          base_context(direct_ctx, pc);
+          ExprPtr d = coerce_to(bind_expression(direct[0], direct_ctx), {TypeId::float8}, CastContext::implicit, direct_ctx);
+          agg.direct = std::move(d);
+        } else if (call.contains("args")) {
+          throw Error(SqlState::undefined_function, "function mode with arguments does not exist");
+        }
+      } else {
+        for (const auto& a : call.value("args", json::array())) agg.args.push_back(bind_expression(a, inner));
+        if (call.contains("agg_order")) {
+          // ORDER BY inside an order-insensitive aggregate does not change its result.
+        }
+      }
+      for (const auto& a : agg.args) arg_types.push_back(a->type);
+      agg.signature = resolve_aggregate(name, arg_types, star, within);
+      for (size_t i = 0; i < agg.args.size(); ++i) {
+        agg.args[i] = coerce_to(std::move(agg.args[i]), agg.signature.arg_types[i], CastContext::implicit, inner);
+      }
+      if (call.contains("agg_filter")) {
+        BindContext filter_ctx = inner;
+        filter_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in FILTER";
+        agg.filter = bind_condition(call["agg_filter"], filter_ctx, "FILTER");
+      }
+      aggregate_nodes.push_back(stripped);
+      plan->aggregates.push_back(std::move(agg));
+      return std::make_unique<ColumnExpr>(plan->aggregates.back().signature.result_type,
+                                          static_cast<int>(plan->group_keys.size() + plan->aggregates.size() - 1));
+    };
+    for (auto& t : targets) {
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
+      plan->names.push_back(t.name);
+    }
+    plan->visible = plan->outputs.size();
+    if (select.contains("havingClause")) plan->having = bind_condition(select["havingClause"], post, "HAVING");
+    for (const auto& s : select.value("sortClause", json::array())) {
+      const auto& sb = s["SortBy"];
+      int index = output_index_for(sb["node"]);
+      if (index < 0) {
+        if (plan->distinct) {
+          throw positioned(Error(SqlState::invalid_column_reference,
+                                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list"),
+                           sb["node"]);
+        }
+        plan->outputs.push_back(bind_expression(sb["node"], post));
+        index = static_cast<int>(plan->outputs.size() - 1);
+      }
+      SortKey key;
+      key.column = index;
+      key.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+      const std::string nulls = sb.value("sortby_nulls", "SORTBY_NULLS_DEFAULT");
+      key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
+      plan->sort.push_back(key);
+    }
+  }
+
+  BindContext limit_ctx;
+  base_context(limit_ctx, pc);
+  limit_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in LIMIT";
+  if (select.contains("limitCount") && !select["limitCount"].contains("A_Const") ? true : select.contains("limitCount")) {
+    const auto& node = select["limitCount"];
+    if (!(node.contains("A_Const") && node["A_Const"].value("isnull", false))) {
+      plan->limit = coerce_to(bind_expression(node, limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+    }
+  }
+  if (select.contains("limitOffset")) {
+    plan->offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+  }
+
+  // Which table columns the scan must read.
+  std::set<int> used;
+  if (plan->where) collect_columns(*plan->where, used);
+  if (plan->aggregate) {
+    for (const auto& k : plan->group_keys) collect_columns(*k, used);
+    for (const auto& a : plan->aggregates) {
+      for (const auto& e : a.args) collect_columns(*e, used);
+      if (a.filter) collect_columns(*a.filter, used);
+    }
+  } else {
+    for (const auto& o : plan->outputs) collect_columns(*o, used);
+  }
+  plan->scan_columns.assign(used.begin(), used.end());
+  return plan;
+}
+
+std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan) {
+  std::vector<protocol::FieldDescription> fields;
+  for (size_t i = 0; i < plan.visible; ++i) {
+    auto f = describe_column(plan.names[i], plan.outputs[i]->type);
+    if (auto* c = dynamic_cast<const ColumnExpr*>(plan.outputs[i].get()); c && plan.table && !plan.aggregate) {
+      f.table_oid = plan.table->oid();
+      f.column_number = static_cast<int16_t>(c->index + 1);
+    }
+    fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
+namespace {
+
+// Rows of a vector selected by a mask (nullptr = all).
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
+  Vector out(v.type);
+  out.resize(rows.size());
+  const bool nulls = !v.nulls.empty();
+  if (nulls) out.nulls.assign(rows.size(), 0);
+  switch (physical_of(v.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: for (size_t i = 0; i < rows.size(); ++i) out.ints[i] = v.ints[rows[i]]; break;
+    case Physical::floating: for (size_t i = 0; i < rows.size(); ++i) out.floats[i] = v.floats[rows[i]]; break;
+    case Physical::numeric: for (size_t i = 0; i < rows.size(); ++i) out.numerics[i] = v.numerics[rows[i]]; break;
+    case Physical::text: for (size_t i = 0; i < rows.size(); ++i) out.texts[i] = v.texts[rows[i]]; break;
+  }
+  if (nulls) for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = v.nulls[rows[i]];
+  return out;
+}
+
+void append_vector(Vector& dst, const Vector& src) {
+  const size_t base = dst.count;
+  const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();
+  if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
+  switch (physical_of(dst.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
+    case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
+    case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
+    case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+  }
+  if (track_nulls) {
+    if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);
+    else dst.nulls.insert(dst.nulls.end(), src.nulls.begin(), src.nulls.end());
+  }
+  dst.count = base + src.count;
+}
+
+// Applies the WHERE mask; returns the selected row numbers.
+std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
+  std::vector<uint32_t> rows;
+  if (where == nullptr) {
+    rows.resize(input.rows);
+    std::iota(rows.begin(), rows.end(), 0u);
+    return rows;
+  }
+  Vector mask = where->evaluate(input);
+  rows.reserve(input.rows);
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!mask.null_at(r) && mask.ints[r]) rows.push_back(static_cast<uint32_t>(r));
+  }
+  return rows;
+}
+
+void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vector>& columns, size_t rows,
+                     const ExecContext& ec) {
+  std::vector<uint32_t> order(rows);
+  std::iota(order.begin(), order.end(), 0u);
+  if (plan.distinct) {
+    // Keep the first row of each distinct visible tuple.
+    std::vector<uint32_t> keep;
+    std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
+    for (uint32_t r : order) {
+      uint64_t h = 0;
+      for (size_t c = 0; c < plan.visible; ++c) h = h * 1000003 ^ (columns[c].null_at(r) ? 7 : hash_value(columns[c].get(r)));
+      auto& bucket = seen[h];
+      bool duplicate = false;
+      for (uint32_t other : bucket) {
+        bool same = true;
+        for (size_t c = 0; c < plan.visible && same; ++c) {
+          const bool n1 = columns[c].null_at(r), n2 = columns[c].null_at(other);
+          same = n1 == n2 && (n1 || compare_values(columns[c].get(r), columns[c].get(other)) == 0);
+        }
+        if (same) { duplicate = true; break; }
+      }
+      if (!duplicate) { bucket.push_back(r); keep.push_back(r); }
+    }
+    order.swap(keep);
+  }
+  if (!plan.sort.empty()) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      for (const auto& key : plan.sort) {
+        const Vector& v = columns[static_cast<size_t>(key.column)];
+        const bool na = v.null_at(a), nb = v.null_at(b);
+        if (na || nb) {
+          if (na && nb) continue;
+          return na ? key.nulls_first : !key.nulls_first;
+        }
+        int c = compare_values(v.get(a), v.get(b));
+        if (c == 0) continue;
+        return key.descending ? c > 0 : c < 0;
+      }
+      return false;
+    });
+  }
+  const int64_t offset = constant_int(plan.offset, ec, 0);
+  const int64_t limit = constant_int(plan.limit, ec, -1);
+  if (offset < 0) throw Error(SqlState::invalid_row_count_in_result_offset_clause, "OFFSET must not be negative");
+  if (plan.limit && limit < 0 && !is_null(evaluate_constant(*plan.limit, ec.parameters))) {
+    throw Error(SqlState::invalid_row_count_in_limit_clause, "LIMIT must not be negative");
+  }
+  size_t begin = std::min<size_t>(static_cast<size_t>(offset), order.size());
+  size_t end = order.size();
+  if (limit >= 0) end = std::min<size_t>(end, begin + static_cast<size_t>(limit));
+  std::vector<uint32_t> final_rows(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
+  bool identity = final_rows.size() == rows;
+  for (size_t i = 0; identity && i < final_rows.size(); ++i) identity = final_rows[i] == i;
+  for (size_t c = 0; c < plan.visible; ++c) {
+    result.columns.push_back(identity ? std::move(columns[c]) : gather(columns[c], final_rows));
+  }
+  result.rows = final_rows.size();
+}
+
+}  // namespace
+
+Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
+  Vector out(type);
+  const size_t n = column.rows;
+  out.resize(n);
+  if (column.has_nulls()) {
+    out.nulls.resize(n);
+    for (size_t i = 0; i < n; ++i) out.nulls[i] = column.validity[i] ? 0 : 1;
+  }
+  switch (type.id) {
+    case TypeId::boolean: { auto* v = column.values<uint8_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i] != 0; break; }
+    case TypeId::int2: { auto* v = column.values<int16_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i]; break; }
+    case TypeId::int4:
+    case TypeId::date: { auto* v = column.values<int32_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i]; break; }
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, out.ints.begin()); break; }
+    case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) out.floats[i] = v[i]; break; }
+    case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, out.floats.begin()); break; }
+    case TypeId::numeric: {
+      auto* v = column.values<int64_t>();
+      const int scale = type.typmod >= 4 ? type.numeric_scale() : 0;
+      for (size_t i = 0; i < n; ++i) out.numerics[i] = Numeric{v[i], scale};
+      break;
+    }
+    default: {
+      auto* codes = column.values<int32_t>();
+      for (size_t i = 0; i < n; ++i) {
+        if (out.null_at(i)) continue;
+        out.texts[i] = std::string(column.dictionary->at(codes[i]));
+      }
+    }
+  }
+  return out;
+}
+
+ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  ResultSet result;
+  result.fields = select_fields(plan);
+  const auto started = std::chrono::steady_clock::now();
+  size_t ncols = plan.table ? plan.table->columns().size() : 0;
+  std::vector<Vector> out_columns;
+  for (const auto& o : plan.outputs) out_columns.emplace_back(o->type);
+  size_t out_rows = 0;
+
+  std::unique_ptr<GroupAggregator> aggregator;
+  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec);
+
+  // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
+  int64_t wanted = -1;
+  if (!plan.aggregate && plan.sort.empty() && !plan.distinct && plan.limit) {
+    const int64_t limit = constant_int(plan.limit, ec, -1);
+    if (limit >= 0) wanted = limit + std::max<int64_t>(0, constant_int(plan.offset, ec, 0));
+  }
+
+  const size_t chunks = plan.table ? plan.table->chunk_count() : 1;
+  uint64_t rows_scanned = 0;
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    if (ec.cancel) ec.cancel->check();
+    if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
+    std::shared_ptr<const storage::ChunkBatch> batch;
+    std::vector<Vector> converted(ncols);
+    EvalInput input;
+    input.parameters = ec.parameters;
+    input.columns.assign(ncols, nullptr);
+    if (plan.table) {
+      batch = plan.table->read_chunk(chunk, plan.scan_columns);
+      input.rows = batch->rows;
+      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+        const int c = plan.scan_columns[i];
+        converted[static_cast<size_t>(c)] = vector_from_storage(batch->columns[i], plan.table->columns()[static_cast<size_t>(c)].type);
+        input.columns[static_cast<size_t>(c)] = &converted[static_cast<size_t>(c)];
+      }
+    } else {
+      input.rows = 1;
+    }
+    rows_scanned += input.rows;
+    std::vector<uint32_t> rows = select_rows(plan.where.get(), input);
+    if (rows.empty()) continue;
+    std::vector<Vector> selected(ncols);
+    EvalInput sel;
+    sel.parameters = ec.parameters;
+    sel.rows = rows.size();
+    sel.columns.assign(ncols, nullptr);
+    for (int c : plan.scan_columns) {
+      selected[static_cast<size_t>(c)] = rows.size() == input.rows ? std::move(converted[static_cast<size_t>(c)])
+                                                                    : gather(converted[static_cast<size_t>(c)], rows);
+      sel.columns[static_cast<size_t>(c)] = &selected[static_cast<size_t>(c)];
+    }
+    if (plan.aggregate) {
+      aggregator->sink(sel);
+      continue;
+    }
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
+    out_rows += sel.rows;
+  }
+
+  if (plan.aggregate) {
+    std::vector<Vector> agg_columns;
+    size_t groups = aggregator->finalize(agg_columns);
+    EvalInput post;
+    post.parameters = ec.parameters;
+    post.rows = groups;
+    for (const auto& c : agg_columns) post.columns.push_back(&c);
+    std::vector<uint32_t> rows = select_rows(plan.having.get(), post);
+    std::vector<Vector> kept;
+    EvalInput having_input = post;
+    if (rows.size() != groups) {
+      for (const auto& c : agg_columns) kept.push_back(gather(c, rows));
+      having_input.columns.clear();
+      for (const auto& c : kept) having_input.columns.push_back(&c);
+      having_input.rows = rows.size();
+    }
+    for (size_t o = 0; o < plan.outputs.size(); ++o) out_columns[o] = plan.outputs[o]->evaluate(having_input);
+    out_rows = having_input.rows;
+    if (ec.explain) {
+      for (auto& line : aggregator->explain()) ec.explain->push_back(line);
+      ec.explain->push_back("Actual groups: " + std::to_string(groups));
+    }
+  }
+  order_and_limit(plan, result, out_columns, out_rows, ec);
+  if (ec.explain) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "Execution Time: %.3f ms", ms);
+    ec.explain->push_back(buf);
+  }
+  return result;
+}
+
+std::vector<std::string> explain_select(const SelectPlan& plan) {
+  std::vector<std::string> lines;
+  std::string indent;
+  if (plan.limit || plan.offset) { lines.push_back("Limit"); indent = "  -> "; }
+  if (!plan.sort.empty()) { lines.push_back(indent + "Sort"); indent = "    " + std::string(indent.empty() ? "-> " : "  -> "); }
+  if (plan.distinct) { lines.push_back(indent + "Unique"); }
+  if (plan.aggregate) {
+    std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");
+    line += " (keys: " + std::to_string(plan.group_keys.size()) + ", aggregates: " + std::to_string(plan.aggregates.size()) + ")";
+    lines.push_back(line);
+    if (plan.having) lines.push_back(indent + "  Filter: HAVING");
+    std::string estimate = "  Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates);
+    lines.push_back(indent + estimate);
+  }
+  if (plan.table) {
+    lines.push_back(indent + "  -> Seq Scan on " + plan.table->name() + " (chunks: " + std::to_string(plan.table->chunk_count()) +
+                    ", rows: " + std::to_string(plan.table->row_count()) + ")");
+    if (plan.where) lines.push_back(indent + "       Filter: WHERE");
+  } else {
+    lines.push_back(indent + "  -> Result");
+  }
+  return lines;
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,47 @@
+#pragma once
+// SELECT planning: binds a SelectStmt against its FROM table (or none) into an
+// immutable SelectPlan, and runs it. The plan knows its output columns before
+// any row is read, which is what Parse/Describe need.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cancel.hpp"
+#include "executor/result_set.hpp"
+
+namespace tally::executor {
+
+class Settings;
+class TableProvider;
+struct SelectPlan;
+
+struct PlanContext {
+  TableProvider* tables = nullptr;  // null: no tables exist
+  const Settings* settings = nullptr;
+  std::vector<uint32_t>* parameter_types = nullptr;
+  std::string user;
+  std::string database;
+  int32_t backend_pid = 0;
+};
+
+// What a running query may use.
+struct ExecContext {
+  const std::vector<Value>* parameters = nullptr;
+  CancelToken* cancel = nullptr;
+  int threads = 1;
+  uint64_t memory_budget = 0;  // bytes for aggregation state; 0 = unbounded
+  std::string engine = "auto";
+  std::vector<std::string>* explain = nullptr;  // EXPLAIN ANALYZE lines, when wanted
+};
+
+std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);
+// Result column descriptions (text format).
+std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan);
+ResultSet run_select(const SelectPlan& plan, ExecContext& context);
+// EXPLAIN text lines of a plan (without running it).
+std::vector<std::string> explain_select(const SelectPlan& plan);
+
+}  // namespace tally::executor

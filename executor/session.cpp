@@ -1,0 +1,539 @@
+#include "executor/session.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "executor/database.hpp"
+#include "executor/parser.hpp"
+#include "executor/select_plan.hpp"
+#include "executor/statement_router.hpp"
+#include "executor/value_codec.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+std::string const_to_string(const json& node) {
+  if (node.contains("A_Const")) {
+    const auto& c = node["A_Const"];
+    if (c.contains("sval")) return c["sval"].value("sval", "");
+    if (c.contains("ival")) return std::to_string(c["ival"].value("ival", int64_t{0}));
+    if (c.contains("fval")) return c["fval"].value("fval", "");
+    if (c.contains("boolval")) return c["boolval"].value("boolval", false) ? "on" : "off";
+  }
+  if (node.contains("TypeCast")) return const_to_string(node["TypeCast"]["arg"]);
+  throw Error(SqlState::feature_not_supported, "this SET value form is not supported");
+}
+
+bool needs_quotes(const std::string& s) {
+  if (s.empty()) return true;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return true;
+  }
+  return s[0] >= '0' && s[0] <= '9';
+}
+
+// SET's argument list as PostgreSQL renders it (flatten_set_variable_args).
+std::string set_value(const std::string& name, const json& args) {
+  std::string out;
+  bool first = true;
+  for (const auto& arg : args) {
+    std::string v = const_to_string(arg);
+    if (name == "search_path" && arg.contains("A_Const") && arg["A_Const"].contains("sval") && needs_quotes(v)) {
+      v = "\"" + v + "\"";
+    }
+    if (!first) out += ", ";
+    out += v;
+    first = false;
+  }
+  return out;
+}
+
+ResultSet command(std::string tag) {
+  ResultSet r;
+  r.tag = std::move(tag);
+  r.returns_rows = false;
+  return r;
+}
+
+ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std::vector<std::string>>& rows) {
+  ResultSet r;
+  r.tag = "SHOW";
+  for (size_t c = 0; c < names.size(); ++c) {
+    r.fields.push_back(describe_column(names[c], {TypeId::text}));
+    Vector v({TypeId::text});
+    for (const auto& row : rows) v.push(row[c]);
+    r.columns.push_back(std::move(v));
+  }
+  r.rows = rows.size();
+  return r;
+}
+
+class SessionPreparedStatement final : public protocol::PreparedStatement {
+ public:
+  explicit SessionPreparedStatement(std::shared_ptr<const Session::Analyzed> analyzed) : analyzed(std::move(analyzed)) {}
+  std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return analyzed->fields; }
+  std::shared_ptr<const Session::Analyzed> analyzed;
+};
+
+class SessionPortal final : public protocol::Portal {
+ public:
+  SessionPortal(Session* session, std::shared_ptr<const Session::Analyzed> analyzed, std::vector<Value> parameters,
+                std::vector<protocol::Format> formats)
+      : session_(session), analyzed_(std::move(analyzed)), parameters_(std::move(parameters)),
+        formats_(std::move(formats)) {}
+
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+    if (!analyzed_->fields) return std::nullopt;
+    auto fields = *analyzed_->fields;
+    for (size_t i = 0; i < fields.size(); ++i) fields[i].format = formats_[i];
+    return fields;
+  }
+
+  bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+    if (!result_) {
+      result_ = session_->execute(*analyzed_, parameters_, out);
+      if (result_->returns_rows) {
+        auto fields = result_->fields;
+        for (size_t i = 0; i < fields.size() && i < formats_.size(); ++i) fields[i].format = formats_[i];
+        out.row_description(fields);
+      }
+    }
+    if (!result_->returns_rows) {
+      if (!completed_) out.command_complete(result_->tag);
+      completed_ = true;
+      return true;
+    }
+    if (formats_.size() < result_->columns.size()) formats_.resize(result_->columns.size(), protocol::Format::text);
+    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out);
+    if (position_ < result_->rows) return false;
+    if (result_->tag == "SELECT") out.command_complete("SELECT " + std::to_string(sent));
+    else if (result_->tag == "FETCH" || result_->tag == "MOVE") out.command_complete(result_->tag + " " + std::to_string(sent));
+    else out.command_complete(result_->tag);
+    completed_ = true;
+    return true;
+  }
+
+ private:
+  Session* session_;
+  std::shared_ptr<const Session::Analyzed> analyzed_;
+  std::vector<Value> parameters_;
+  std::vector<protocol::Format> formats_;
+  std::optional<ResultSet> result_;
+  size_t position_ = 0;
+  bool completed_ = false;
+};
+
+}  // namespace
+
+Session::Session(Database* database, TableProvider* tables, const protocol::SessionInfo& info)
+    : database_(database), tables_(tables), info_(info) {
+  settings_.apply_startup(info.startup_parameters);
+  settings_.initialize("session_authorization", info.user);
+}
+
+Session::~Session() = default;
+
+std::vector<std::pair<std::string, std::string>> Session::initial_parameter_status() { return settings_.reported(); }
+
+protocol::TransactionStatus Session::transaction_status() const {
+  switch (state_) {
+    case TxState::idle: return protocol::TransactionStatus::idle;
+    case TxState::in_block: return protocol::TransactionStatus::in_block;
+    case TxState::failed: return protocol::TransactionStatus::failed;
+  }
+  return protocol::TransactionStatus::idle;
+}
+
+void Session::on_error() {
+  if (state_ == TxState::in_block) state_ = TxState::failed;
+}
+
+void Session::sync() {}
+
+void Session::report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out) {
+  for (const auto& name : names) out.parameter_status(name, settings_.get(name).value_or(""));
+}
+
+void Session::check_not_failed(const std::string& kind, const json& node) const {
+  if (state_ != TxState::failed) return;
+  if (kind == "TransactionStmt") {
+    const std::string k = node.begin().value().value("kind", "");
+    if (k == "TRANS_STMT_ROLLBACK" || k == "TRANS_STMT_COMMIT" || k == "TRANS_STMT_ROLLBACK_TO" ||
+        k == "TRANS_STMT_PREPARE" || k == "TRANS_STMT_COMMIT_PREPARED" || k == "TRANS_STMT_ROLLBACK_PREPARED") {
+      return;
+    }
+  }
+  throw Error(SqlState::in_failed_sql_transaction,
+              "current transaction is aborted, commands ignored until end of transaction block");
+}
+
+Session::Analyzed Session::analyze(std::string_view sql, const json& node, std::vector<uint32_t> parameter_types) {
+  Analyzed a;
+  a.sql = std::string(sql);
+  a.node = node;
+  a.parameter_types = std::move(parameter_types);
+  if (node.is_null()) return a;
+  a.kind = node.begin().key();
+  const json& body = node.begin().value();
+  PlanContext pc;
+  pc.tables = tables_;
+  pc.settings = &settings_;
+  pc.parameter_types = &a.parameter_types;
+  pc.user = info_.user;
+  pc.database = info_.database;
+  pc.backend_pid = info_.process_id;
+  if (a.kind == "SelectStmt") {
+    if (body.contains("intoClause")) throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
+    a.select = plan_select(body, pc);
+    a.fields = select_fields(*a.select);
+  } else if (a.kind == "DeclareCursorStmt") {
+    a.select = plan_select(body["query"]["SelectStmt"], pc);
+  } else if (a.kind == "VariableShowStmt") {
+    const std::string name = body.value("name", "");
+    if (name == "all") {
+      a.fields = std::vector<protocol::FieldDescription>{describe_column("name", {TypeId::text}),
+                                                        describe_column("setting", {TypeId::text}),
+                                                        describe_column("description", {TypeId::text})};
+    } else {
+      a.fields = std::vector<protocol::FieldDescription>{describe_column(name, {TypeId::text})};
+    }
+  } else if (a.kind == "ExplainStmt") {
+    a.fields = std::vector<protocol::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
+    const json& query = body["query"];
+    if (query.contains("SelectStmt")) a.select = plan_select(query["SelectStmt"], pc);
+  } else if (a.kind == "FetchStmt") {
+    auto it = cursors_.find(body.value("portalname", ""));
+    if (it != cursors_.end()) a.fields = it->second.result.fields;
+  }
+  // Parameters nobody constrained: PostgreSQL reports 42P18.
+  for (size_t i = 0; i < a.parameter_types.size(); ++i) {
+    if (a.parameter_types[i] == 0 || a.parameter_types[i] == oid::unknown) {
+      throw Error(SqlState::indeterminate_datatype,
+                  "could not determine data type of parameter $" + std::to_string(i + 1));
+    }
+  }
+  return a;
+}
+
+ResultSet Session::execute(const Analyzed& statement, const std::vector<Value>& parameters,
+                           protocol::ResultWriter& out) {
+  if (statement.node.is_null()) return command("");
+  const std::string& kind = statement.kind;
+  check_not_failed(kind, statement.node);
+  if (info_.cancel != nullptr) info_.cancel->check();
+  const json& body = statement.node.begin().value();
+  if (kind == "SelectStmt") {
+    ExecContext ec;
+    ec.parameters = &parameters;
+    ec.cancel = info_.cancel;
+    ec.threads = database_ ? database_->config().cpu_threads : 1;
+    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
+    ec.engine = settings_.get("tally.engine").value_or("auto");
+    return run_select(*statement.select, ec);
+  }
+  if (kind == "TransactionStmt") return run_transaction_statement(body, out);
+  if (kind == "VariableSetStmt") return run_set(body, out);
+  if (kind == "VariableShowStmt") return run_show(body);
+  if (kind == "DiscardStmt") return run_discard(body, out);
+  if (kind == "ExplainStmt") return run_explain(body, parameters);
+  if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt") {
+    return run_cursor_statement(kind, body, parameters, out);
+  }
+  if (auto routed = route_statement(*this, statement, parameters, out)) return std::move(*routed);
+  throw Error(SqlState::feature_not_supported, "statement " + kind + " is not supported");
+}
+
+ResultSet Session::run_transaction_statement(const json& body, protocol::ResultWriter& out) {
+  const std::string kind = body.value("kind", "");
+  auto warn = [&](SqlState state, const std::string& message) {
+    out.notice(Error(state, message, Severity::warning));
+  };
+  if (kind == "TRANS_STMT_BEGIN" || kind == "TRANS_STMT_START") {
+    for (const auto& option : body.value("options", json::array())) {
+      const auto& def = option["DefElem"];
+      const std::string name = def.value("defname", "");
+      if (name == "transaction_isolation") settings_.set("transaction_isolation", const_to_string(def["arg"]));
+      if (name == "transaction_read_only") {
+        settings_.set("transaction_read_only", def["arg"]["A_Const"]["ival"].value("ival", 0) ? "on" : "off");
+      }
+    }
+    if (state_ != TxState::idle) {
+      warn(SqlState::active_sql_transaction, "there is already a transaction in progress");
+    } else {
+      state_ = TxState::in_block;
+      settings_at_begin_ = settings_.snapshot();
+    }
+    return command(kind == "TRANS_STMT_BEGIN" ? "BEGIN" : "START TRANSACTION");
+  }
+  if (kind == "TRANS_STMT_COMMIT" || kind == "TRANS_STMT_ROLLBACK") {
+    const bool failed = state_ == TxState::failed;
+    if (state_ == TxState::idle) {
+      warn(SqlState::no_active_sql_transaction, "there is no transaction in progress");
+    } else if (kind == "TRANS_STMT_ROLLBACK" || failed) {
+      report_changed(settings_.restore(settings_at_begin_), out);
+    }
+    state_ = TxState::idle;
+    settings_.initialize("transaction_isolation", settings_.get("default_transaction_isolation").value_or("read committed"));
+    cursors_.clear();  // cursors without HOLD end with their transaction
+    if (kind == "TRANS_STMT_ROLLBACK" || failed) return command("ROLLBACK");
+    return command("COMMIT");
+  }
+  if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" || kind == "TRANS_STMT_ROLLBACK_TO") {
+    const char* what = kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : (kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT");
+    if (state_ == TxState::idle) {
+      throw Error(SqlState::no_active_sql_transaction, std::string(what) + " can only be used in transaction blocks");
+    }
+    if (kind == "TRANS_STMT_ROLLBACK_TO") state_ = TxState::in_block;
+    return command(kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : (kind == "TRANS_STMT_RELEASE" ? "RELEASE" : "ROLLBACK"));
+  }
+  throw Error(SqlState::feature_not_supported, "two-phase commit is not supported");
+}
+
+ResultSet Session::run_set(const json& body, protocol::ResultWriter& out) {
+  const std::string kind = body.value("kind", "");
+  std::string name = body.value("name", "");
+  if (name == "timezone") name = "TimeZone";
+  if (kind == "VAR_RESET_ALL") {
+    report_changed(settings_.reset_all(), out);
+    return command("RESET");
+  }
+  if (kind == "VAR_SET_MULTI") {
+    // SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...
+    const bool session_default = name == "SESSION CHARACTERISTICS";
+    for (const auto& arg : body.value("args", json::array())) {
+      const auto& def = arg["DefElem"];
+      const std::string option = def.value("defname", "");
+      if (option == "transaction_isolation") {
+        settings_.set(session_default ? "default_transaction_isolation" : "transaction_isolation", const_to_string(def["arg"]));
+      } else if (option == "transaction_read_only") {
+        const bool ro = def["arg"]["A_Const"]["ival"].value("ival", 0) != 0;
+        settings_.set(session_default ? "default_transaction_read_only" : "transaction_read_only", ro ? "on" : "off");
+      }
+    }
+    return command("SET");
+  }
+  std::pair<std::string, bool> changed;
+  if (kind == "VAR_SET_DEFAULT" || kind == "VAR_RESET") {
+    changed = settings_.reset(name);
+  } else if (kind == "VAR_SET_VALUE") {
+    changed = settings_.set(name, set_value(name, body.value("args", json::array())));
+  } else {
+    throw Error(SqlState::feature_not_supported, "SET FROM CURRENT is not supported");
+  }
+  if (changed.second) out.parameter_status(changed.first, settings_.get(changed.first).value_or(""));
+  return command(kind == "VAR_RESET" ? "RESET" : "SET");
+}
+
+ResultSet Session::run_show(const json& body) {
+  std::string name = body.value("name", "");
+  if (name == "all") {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [n, v, d] : settings_.all()) rows.push_back({n, v, d});
+    return text_rows({"name", "setting", "description"}, rows);
+  }
+  if (name == "timezone") name = "TimeZone";
+  auto value = settings_.get(name);
+  if (!value) throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + name + "\"");
+  std::string column = settings_.canonical_name(name);
+  return text_rows({column}, {{*value}});
+}
+
+ResultSet Session::run_discard(const json& body, protocol::ResultWriter& out) {
+  const std::string target = body.value("target", "");
+  if (target == "DISCARD_ALL") {
+    if (state_ != TxState::idle) {
+      throw Error(SqlState::active_sql_transaction, "DISCARD ALL cannot run inside a transaction block");
+    }
+    report_changed(settings_.reset_all(), out);
+    cursors_.clear();
+    return command("DISCARD ALL");
+  }
+  if (target == "DISCARD_PLANS") return command("DISCARD PLANS");
+  if (target == "DISCARD_SEQUENCES") return command("DISCARD SEQUENCES");
+  return command("DISCARD TEMP");
+}
+
+ResultSet Session::run_explain(const json& body, const std::vector<Value>& parameters) {
+  bool analyze = false;
+  for (const auto& option : body.value("options", json::array())) {
+    if (option["DefElem"].value("defname", "") == "analyze") {
+      const auto& arg = option["DefElem"];
+      analyze = !arg.contains("arg") || const_to_string(arg["arg"]) != "false";
+    }
+  }
+  const json& query = body["query"];
+  if (!query.contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
+  std::vector<uint32_t> types;
+  PlanContext pc;
+  pc.tables = tables_;
+  pc.settings = &settings_;
+  pc.parameter_types = &types;
+  pc.user = info_.user;
+  pc.database = info_.database;
+  auto plan = plan_select(query["SelectStmt"], pc);
+  std::vector<std::string> lines = explain_select(*plan);
+  if (analyze) {
+    ExecContext ec;
+    ec.parameters = &parameters;
+    ec.cancel = info_.cancel;
+    ec.threads = database_ ? database_->config().cpu_threads : 1;
+    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
+    ec.engine = settings_.get("tally.engine").value_or("auto");
+    std::vector<std::string> details;
+    ec.explain = &details;
+    run_select(*plan, ec);
+    lines.insert(lines.end(), details.begin(), details.end());
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (auto& line : lines) rows.push_back({line});
+  ResultSet r = text_rows({"QUERY PLAN"}, rows);
+  r.tag = "EXPLAIN";
+  return r;
+}
+
+ResultSet Session::run_cursor_statement(const std::string& kind, const json& body, const std::vector<Value>& parameters,
+                                        protocol::ResultWriter& out) {
+  (void)out;
+  if (kind == "DeclareCursorStmt") {
+    const std::string name = body.value("portalname", "");
+    const int options = body.value("options", 0);
+    constexpr int kCursorOptHold = 0x0020;  // CURSOR_OPT_HOLD in parsenodes.h
+    if (state_ == TxState::idle && !(options & kCursorOptHold)) {
+      throw Error(SqlState::no_active_sql_transaction, "DECLARE CURSOR can only be used in transaction blocks");
+    }
+    if (cursors_.count(name)) throw Error(SqlState::duplicate_cursor, "cursor \"" + name + "\" already exists");
+    std::vector<uint32_t> types;
+    PlanContext pc;
+    pc.tables = tables_;
+    pc.settings = &settings_;
+    pc.parameter_types = &types;
+    pc.user = info_.user;
+    pc.database = info_.database;
+    auto plan = plan_select(body["query"]["SelectStmt"], pc);
+    ExecContext ec;
+    ec.parameters = &parameters;
+    ec.cancel = info_.cancel;
+    ec.threads = database_ ? database_->config().cpu_threads : 1;
+    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
+    ec.engine = settings_.get("tally.engine").value_or("auto");
+    cursors_[name] = Cursor{run_select(*plan, ec), 0};
+    return command("DECLARE CURSOR");
+  }
+  if (kind == "ClosePortalStmt") {
+    if (!body.contains("portalname")) {
+      cursors_.clear();
+      return command("CLOSE CURSOR ALL");
+    }
+    const std::string name = body.value("portalname", "");
+    if (!cursors_.erase(name)) throw Error(SqlState::invalid_cursor_name, "cursor \"" + name + "\" does not exist");
+    return command("CLOSE CURSOR");
+  }
+  // FETCH / MOVE
+  const std::string name = body.value("portalname", "");
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) throw Error(SqlState::invalid_cursor_name, "cursor \"" + name + "\" does not exist");
+  Cursor& cursor = it->second;
+  const std::string direction = body.value("direction", "FETCH_FORWARD");
+  int64_t count = body.contains("howMany") ? body["howMany"].get<int64_t>() : 1;
+  constexpr int64_t kFetchAll = INT64_MAX;  // FETCH ALL comes as LONG_MAX
+  if (direction != "FETCH_FORWARD") throw Error(SqlState::feature_not_supported, "only forward FETCH is supported");
+  if (count == 0 && body.contains("howMany")) count = 0;
+  size_t from = cursor.position;
+  size_t to = count >= kFetchAll || cursor.position + static_cast<size_t>(count) > cursor.result.rows
+                  ? cursor.result.rows
+                  : cursor.position + static_cast<size_t>(count);
+  cursor.position = to;
+  const bool is_move = body.value("ismove", false);
+  ResultSet r;
+  r.tag = is_move ? "MOVE" : "FETCH";
+  r.fields = cursor.result.fields;
+  r.returns_rows = !is_move;
+  for (const auto& column : cursor.result.columns) {
+    Vector part(column.type);
+    part.reserve(to - from);
+    for (size_t i = from; i < to; ++i) part.push(column.get(i));
+    r.columns.push_back(std::move(part));
+  }
+  r.rows = to - from;
+  if (is_move) r.tag = "MOVE " + std::to_string(to - from);
+  return r;
+}
+
+void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
+  std::vector<ParsedStatement> statements = parse_sql(sql);
+  if (statements.empty()) {
+    out.empty_query();
+    return;
+  }
+  for (const auto& parsed : statements) {
+    const std::string_view text = parsed.length > 0 ? sql.substr(static_cast<size_t>(parsed.location), static_cast<size_t>(parsed.length))
+                                                    : sql.substr(static_cast<size_t>(parsed.location));
+    check_not_failed(parsed.type(), parsed.node);
+    Analyzed analyzed = analyze(text, parsed.node, {});
+    ResultSet result = execute(analyzed, {}, out);
+    if (result.returns_rows) {
+      out.row_description(result.fields);
+      std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
+      size_t position = 0;
+      const size_t sent = stream_rows(result, formats, position, 0, out);
+      if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
+      else out.command_complete(result.tag);
+    } else {
+      out.command_complete(result.tag);
+    }
+  }
+}
+
+std::unique_ptr<protocol::PreparedStatement> Session::prepare(std::string_view sql,
+                                                              std::span<const uint32_t> param_types) {
+  std::vector<ParsedStatement> statements = parse_sql(sql);
+  if (statements.size() > 1) {
+    throw Error(SqlState::syntax_error, "cannot insert multiple commands into a prepared statement");
+  }
+  std::vector<uint32_t> types(param_types.begin(), param_types.end());
+  for (uint32_t t : types) {
+    if (t != 0 && !type_from_oid(t)) {
+      throw Error(SqlState::feature_not_supported, "parameter type " + std::to_string(t) + " is not supported");
+    }
+  }
+  if (statements.empty()) {
+    return std::make_unique<SessionPreparedStatement>(std::make_shared<Analyzed>(analyze(sql, json(), types)));
+  }
+  check_not_failed(statements[0].type(), statements[0].node);
+  return std::make_unique<SessionPreparedStatement>(
+      std::make_shared<Analyzed>(analyze(sql, statements[0].node, std::move(types))));
+}
+
+std::unique_ptr<protocol::Portal> Session::bind(protocol::PreparedStatement& statement,
+                                                std::span<const protocol::ParameterValue> parameters,
+                                                std::span<const protocol::Format> result_formats) {
+  auto& prepared = dynamic_cast<SessionPreparedStatement&>(statement);
+  const auto& analyzed = prepared.analyzed;
+  if (!analyzed->node.is_null()) check_not_failed(analyzed->kind, analyzed->node);
+  if (parameters.size() != analyzed->parameter_types.size()) {
+    throw Error(SqlState::protocol_violation,
+                "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +
+                    std::to_string(analyzed->parameter_types.size()));
+  }
+  std::vector<Value> values;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const auto id = type_from_oid(analyzed->parameter_types[i]).value_or(TypeId::text);
+    const SqlType type{id};
+    if (!parameters[i].bytes) {
+      values.push_back(Null{});
+    } else if (parameters[i].format == protocol::Format::binary) {
+      values.push_back(parse_binary(type, *parameters[i].bytes));
+    } else {
+      values.push_back(parse_text(type, *parameters[i].bytes));
+    }
+  }
+  const size_t columns = analyzed->fields ? analyzed->fields->size() : 0;
+  std::vector<protocol::Format> formats = expand_formats(result_formats, columns);
+  return std::make_unique<SessionPortal>(this, analyzed, std::move(values), std::move(formats));
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,67 @@
+#pragma once
+// Run-time settings of one session (PostgreSQL's GUCs): SET, SHOW, RESET,
+// current_setting(), and the ParameterStatus reports PostgreSQL sends for the
+// GUC_REPORT settings when they change.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tally::executor {
+
+struct SettingDefinition {
+  std::string name;          // canonical spelling ("DateStyle")
+  std::string default_value;
+  std::string description;
+  bool reported = false;     // GUC_REPORT: a change is sent as ParameterStatus
+  bool read_only = false;    // PGC_INTERNAL: SET gives 55P02-like error
+  enum class Kind { string, boolean, integer } kind = Kind::string;
+};
+
+class Settings {
+ public:
+  Settings();
+
+  // Value by case-insensitive name; nullopt when unknown.
+  std::optional<std::string> get(std::string_view name) const;
+  // Sets a value (canonicalized as PostgreSQL shows it). Returns the canonical
+  // name and whether it is reported. Throws 42704 for an unknown parameter,
+  // 22023 for a bad value, 55P02-ish (0A000 here) for read-only ones.
+  std::pair<std::string, bool> set(std::string_view name, std::string_view value);
+  // Back to the default (RESET / SET ... TO DEFAULT). Same return as set().
+  std::pair<std::string, bool> reset(std::string_view name);
+  // RESET ALL: the names of reported settings whose value changed.
+  std::vector<std::string> reset_all();
+  // Sets a value without the read-only check (session_authorization at start-up,
+  // transaction_isolation at transaction end).
+  void initialize(std::string_view name, std::string_view value);
+  // The canonical spelling of a setting name ("datestyle" -> "DateStyle").
+  std::string canonical_name(std::string_view name) const;
+  // Every setting for SHOW ALL: (name, value, description), sorted by name.
+  std::vector<std::tuple<std::string, std::string, std::string>> all() const;
+  // The initial ParameterStatus set.
+  std::vector<std::pair<std::string, std::string>> reported() const;
+  // Applies startup-packet parameters (application_name, client_encoding, options...).
+  void apply_startup(const std::map<std::string, std::string>& parameters);
+
+  // Snapshot/restore around transaction blocks (a rolled-back SET is undone).
+  std::map<std::string, std::string> snapshot() const { return values_; }
+  // Restores; returns reported settings whose value changed.
+  std::vector<std::string> restore(const std::map<std::string, std::string>& saved);
+
+ private:
+  const SettingDefinition* find(std::string_view name) const;
+  std::string canonical_value(const SettingDefinition& def, std::string_view value) const;
+
+  std::vector<SettingDefinition> definitions_;
+  std::map<std::string, std::string> values_;  // by lower-case name
+};
+
+// The version string of version() and server_version.
+std::string_view server_version();
+std::string_view server_version_num();
+std::string version_string();
+
+}  // namespace tally::executor

@@ -1,0 +1,15 @@
+#pragma once
+// Hands statements the session does not run itself (CREATE/DROP/TRUNCATE,
+// INSERT, COPY, CREATE TABLE AS) to the layer that owns them.
+#include <optional>
+#include <vector>
+
+#include "executor/session.hpp"
+
+namespace tally::executor {
+
+// nullopt when no layer handles this statement kind (the session answers 0A000).
+std::optional<ResultSet> route_statement(Session& session, const Session::Analyzed& statement,
+                                         const std::vector<Value>& parameters, protocol::ResultWriter& out);
+
+}  // namespace tally::executor

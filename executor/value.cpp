@@ -1,0 +1,144 @@
+#include "executor/value.hpp"
+
+#include <cstring>
+#include <functional>
+
+namespace tally::executor {
+
+Physical physical_of(TypeId id) {
+  switch (id) {
+    case TypeId::boolean: return Physical::boolean;
+    case TypeId::float4:
+    case TypeId::float8: return Physical::floating;
+    case TypeId::numeric: return Physical::numeric;
+    case TypeId::text:
+    case TypeId::varchar:
+    case TypeId::bpchar:
+    case TypeId::unknown:
+    case TypeId::name:
+    case TypeId::text_array:
+    case TypeId::int2vector:
+    case TypeId::oidvector:
+    case TypeId::regclass:
+    case TypeId::regtype:
+    case TypeId::char_: return Physical::text;
+    default: return Physical::integer;
+  }
+}
+
+Value Vector::get(size_t i) const {
+  if (null_at(i)) return Null{};
+  switch (physical_of(type.id)) {
+    case Physical::boolean: return ints[i] != 0;
+    case Physical::integer: return ints[i];
+    case Physical::floating: return floats[i];
+    case Physical::numeric: return numerics[i];
+    case Physical::text: return texts[i];
+  }
+  return Null{};
+}
+
+void Vector::reserve(size_t n) {
+  switch (physical_of(type.id)) {
+    case Physical::boolean:
+    case Physical::integer: ints.reserve(n); break;
+    case Physical::floating: floats.reserve(n); break;
+    case Physical::numeric: numerics.reserve(n); break;
+    case Physical::text: texts.reserve(n); break;
+  }
+}
+
+void Vector::resize(size_t n) {
+  switch (physical_of(type.id)) {
+    case Physical::boolean:
+    case Physical::integer: ints.resize(n); break;
+    case Physical::floating: floats.resize(n); break;
+    case Physical::numeric: numerics.resize(n); break;
+    case Physical::text: texts.resize(n); break;
+  }
+  if (!nulls.empty()) nulls.resize(n, 0);
+  count = n;
+}
+
+void Vector::set_null(size_t i) {
+  if (nulls.empty()) nulls.assign(count, 0);
+  nulls[i] = 1;
+}
+
+void Vector::set(size_t i, const Value& v) {
+  if (is_null(v)) { set_null(i); return; }
+  if (!nulls.empty()) nulls[i] = 0;
+  switch (physical_of(type.id)) {
+    case Physical::boolean: ints[i] = std::get<bool>(v) ? 1 : 0; break;
+    case Physical::integer: ints[i] = std::get<int64_t>(v); break;
+    case Physical::floating: floats[i] = std::get<double>(v); break;
+    case Physical::numeric: numerics[i] = std::get<Numeric>(v); break;
+    case Physical::text: texts[i] = std::get<std::string>(v); break;
+  }
+}
+
+void Vector::push(const Value& v) {
+  resize(count + 1);
+  set(count - 1, v);
+}
+
+int compare_values(const Value& a, const Value& b) {
+  switch (a.index()) {
+    case 1: return static_cast<int>(std::get<bool>(a)) - static_cast<int>(std::get<bool>(b));
+    case 2: {
+      const auto x = std::get<int64_t>(a), y = std::get<int64_t>(b);
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    case 3: {
+      // PostgreSQL orders NaN above every other value and equal to itself.
+      const double x = std::get<double>(a), y = std::get<double>(b);
+      const bool xn = x != x, yn = y != y;
+      if (xn || yn) return xn && yn ? 0 : (xn ? 1 : -1);
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    case 4: {
+      const auto c = std::get<Numeric>(a) <=> std::get<Numeric>(b);
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    case 5: {
+      const int c = std::get<std::string>(a).compare(std::get<std::string>(b));
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    default: return 0;
+  }
+}
+
+bool values_equal(const Value& a, const Value& b) {
+  if (a.index() != b.index()) return false;
+  return compare_values(a, b) == 0;
+}
+
+uint64_t hash_value(const Value& v) {
+  auto mix = [](uint64_t x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+    return x;
+  };
+  switch (v.index()) {
+    case 1: return mix(std::get<bool>(v) ? 1 : 2);
+    case 2: return mix(static_cast<uint64_t>(std::get<int64_t>(v)));
+    case 3: {
+      double d = std::get<double>(v);
+      if (d == 0) d = 0;  // -0 == 0
+      if (d != d) return mix(0x7ff8);
+      uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      return mix(bits);
+    }
+    case 4: {
+      // Normalize trailing zeros so that 1.50 and 1.5 hash alike.
+      Numeric n = std::get<Numeric>(v);
+      while (n.scale > 0 && n.mantissa % 10 == 0) { n.mantissa /= 10; --n.scale; }
+      return mix(static_cast<uint64_t>(n.mantissa) ^ mix(static_cast<uint64_t>(n.mantissa >> 64)) ^
+                 static_cast<uint64_t>(n.scale));
+    }
+    case 5: return std::hash<std::string>{}(std::get<std::string>(v));
+    default: return 0x9e3779b97f4a7c15ULL;
+  }
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,60 @@
+#pragma once
+// Runtime values of the executor. A Value is one SQL datum (NULL, boolean,
+// any integer-like type as int64 — int2/int4/int8/date/timestamp/oid —, any
+// float as double, numeric, or text); its SQL type travels beside it (in the
+// expression or column that produced it). A Vector is a column of values of one
+// type in native arrays, the unit expressions evaluate and results stream from.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/sql_type.hpp"
+#include "executor/numeric.hpp"
+
+namespace tally::executor {
+
+struct Null {
+  bool operator==(const Null&) const = default;
+};
+using Value = std::variant<Null, bool, int64_t, double, Numeric, std::string>;
+
+inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
+
+// How a type is held in a Value/Vector.
+enum class Physical : uint8_t { boolean, integer, floating, numeric, text };
+Physical physical_of(TypeId id);
+
+// A column of values of one SQL type. Exactly one of the native arrays is used,
+// chosen by physical_of(type.id); `nulls` is empty when no value is NULL.
+struct Vector {
+  SqlType type;
+  std::vector<int64_t> ints;        // boolean (0/1) and integer-like types
+  std::vector<double> floats;       // float4, float8
+  std::vector<Numeric> numerics;    // numeric
+  std::vector<std::string> texts;   // text kinds
+  std::vector<uint8_t> nulls;       // 1 = NULL
+  size_t count = 0;
+
+  Vector() = default;
+  explicit Vector(SqlType t) : type(t) {}
+
+  size_t size() const { return count; }
+  bool null_at(size_t i) const { return !nulls.empty() && nulls[i] != 0; }
+  Value get(size_t i) const;
+  void push(const Value& v);
+  void reserve(size_t n);
+  // Sets row i (the vector must already have that many rows).
+  void set(size_t i, const Value& v);
+  void resize(size_t n);
+  void set_null(size_t i);
+};
+
+// SQL comparison of two non-NULL values of the same physical kind
+// (text compares bytewise, as PostgreSQL's C collation).
+int compare_values(const Value& a, const Value& b);
+// Hash for grouping/DISTINCT of non-NULL values (equal values hash alike).
+uint64_t hash_value(const Value& v);
+bool values_equal(const Value& a, const Value& b);
+
+}  // namespace tally::executor

@@ -1,0 +1,521 @@
+#include "executor/value_codec.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common/error.hpp"
+
+namespace tally::executor {
+namespace {
+
+constexpr int32_t kPostgresEpochJdate = 2451545;  // date2j(2000, 1, 1)
+constexpr int64_t kUsecsPerDay = 86'400'000'000LL;
+constexpr int32_t kDateNegInfinity = INT32_MIN;
+constexpr int32_t kDatePosInfinity = INT32_MAX;
+
+int32_t date2j(int y, int m, int d) {
+  if (m > 2) { m += 1; y += 4800; } else { m += 13; y += 4799; }
+  const int century = y / 100;
+  int julian = y * 365 - 32167;
+  julian += y / 4 - century + century / 4;
+  julian += 7834 * m / 256 + d;
+  return julian;
+}
+
+void j2date(int jd, int& year, int& month, int& day) {
+  unsigned int julian = static_cast<unsigned int>(jd) + 32044;
+  unsigned int quad = julian / 146097;
+  const unsigned int extra = (julian - quad * 146097) * 4 + 3;
+  julian += 60 + quad * 3 + extra / 146097;
+  quad = julian / 1461;
+  julian -= quad * 1461;
+  int y = static_cast<int>(julian * 4 / 1461);
+  julian = ((y != 0) ? ((julian + 305) % 365) : ((julian + 306) % 366)) + 123;
+  y += static_cast<int>(quad * 4);
+  year = y - 4800;
+  quad = julian * 2141 / 65536;
+  day = static_cast<int>(julian - 7834 * quad / 256);
+  month = static_cast<int>((quad + 10) % 12 + 1);
+}
+
+void append_padded(std::string& out, int64_t v, int width) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  for (int n = static_cast<int>(end - buf); n < width; ++n) out.push_back('0');
+  out.append(buf, end);
+}
+
+void append_int64(std::string& out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+void append_date(std::string& out, int32_t days) {
+  if (days == kDateNegInfinity) { out += "-infinity"; return; }
+  if (days == kDatePosInfinity) { out += "infinity"; return; }
+  int y, m, d;
+  civil_from_days(days, y, m, d);
+  append_padded(out, y > 0 ? y : 1 - y, 4);
+  out.push_back('-');
+  append_padded(out, m, 2);
+  out.push_back('-');
+  append_padded(out, d, 2);
+  if (y <= 0) out += " BC";
+}
+
+void append_timestamp(std::string& out, int64_t micros) {
+  if (micros == INT64_MIN) { out += "-infinity"; return; }
+  if (micros == INT64_MAX) { out += "infinity"; return; }
+  int64_t days = micros / kUsecsPerDay;
+  int64_t rest = micros % kUsecsPerDay;
+  if (rest < 0) { rest += kUsecsPerDay; --days; }
+  int y, m, d;
+  civil_from_days(static_cast<int32_t>(days), y, m, d);
+  append_padded(out, y > 0 ? y : 1 - y, 4);
+  out.push_back('-');
+  append_padded(out, m, 2);
+  out.push_back('-');
+  append_padded(out, d, 2);
+  out.push_back(' ');
+  const int64_t secs = rest / 1'000'000, frac = rest % 1'000'000;
+  append_padded(out, secs / 3600, 2);
+  out.push_back(':');
+  append_padded(out, secs / 60 % 60, 2);
+  out.push_back(':');
+  append_padded(out, secs % 60, 2);
+  if (frac != 0) {
+    char buf[8];
+    int64_t f = frac;
+    for (int i = 5; i >= 0; --i) { buf[i] = static_cast<char>('0' + f % 10); f /= 10; }
+    int len = 6;
+    while (len > 0 && buf[len - 1] == '0') --len;
+    out.push_back('.');
+    out.append(buf, static_cast<size_t>(len));
+  }
+  if (y <= 0) out += " BC";
+}
+
+template <class T>
+void put_be(std::string& out, T v) {
+  using U = std::make_unsigned_t<T>;
+  U u = static_cast<U>(v);
+  char buf[sizeof(T)];
+  for (size_t i = 0; i < sizeof(T); ++i) buf[i] = static_cast<char>(u >> (8 * (sizeof(T) - 1 - i)));
+  out.append(buf, sizeof(T));
+}
+
+template <class T>
+T get_be(std::string_view bytes) {
+  using U = std::make_unsigned_t<T>;
+  U u = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) u = static_cast<U>((u << 8) | static_cast<uint8_t>(bytes[i]));
+  return static_cast<T>(u);
+}
+
+void append_numeric_binary(std::string& out, const Numeric& n) {
+  // Base-10000 digits aligned at the decimal point, leading/trailing zero groups stripped.
+  unsigned __int128 m = n.mantissa < 0 ? -static_cast<unsigned __int128>(n.mantissa)
+                                       : static_cast<unsigned __int128>(n.mantissa);
+  std::string dec;
+  while (m != 0) { dec.push_back(static_cast<char>('0' + static_cast<int>(m % 10))); m /= 10; }
+  // dec is little-endian decimal digits; digit k has decimal exponent k - scale.
+  const int scale = n.scale;
+  const int frac_pad = (4 - scale % 4) % 4;  // pad the fraction to whole groups
+  std::string padded(static_cast<size_t>(frac_pad), '0');
+  padded += dec;  // now digit k has exponent k - scale - frac_pad, a multiple of 4 at k=0
+  const int low_exp = -(scale + frac_pad);  // exponent of padded[0]
+  while (padded.size() % 4 != 0) padded.push_back('0');
+  std::vector<int16_t> groups;  // most significant first
+  for (size_t k = padded.size(); k >= 4; k -= 4) {
+    int g = 0;
+    for (size_t j = 0; j < 4; ++j) g = g * 10 + (padded[k - 1 - j] - '0');
+    groups.push_back(static_cast<int16_t>(g));
+  }
+  int weight = (low_exp / 4) + static_cast<int>(groups.size()) - 1;
+  size_t first = 0;
+  while (first < groups.size() && groups[first] == 0) { ++first; --weight; }
+  size_t last = groups.size();
+  while (last > first && groups[last - 1] == 0) --last;
+  const int ndigits = static_cast<int>(last - first);
+  if (ndigits == 0) weight = 0;
+  put_be<int16_t>(out, static_cast<int16_t>(ndigits));
+  put_be<int16_t>(out, static_cast<int16_t>(weight));
+  put_be<uint16_t>(out, n.mantissa < 0 ? 0x4000 : 0x0000);
+  put_be<int16_t>(out, static_cast<int16_t>(scale));
+  for (size_t i = first; i < last; ++i) put_be<int16_t>(out, groups[i]);
+}
+
+Error bad_input(std::string_view type_name, std::string_view text) {
+  return Error(SqlState::invalid_text_representation,
+               "invalid input syntax for type " + std::string(type_name) + ": \"" + std::string(text) + "\"");
+}
+
+std::string_view trim(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+int64_t parse_integer(std::string_view text, TypeId id) {
+  const char* name = id == TypeId::int2 ? "smallint" : (id == TypeId::int4 ? "integer" : "bigint");
+  std::string_view s = trim(text);
+  bool negative = false;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  if (i == s.size()) throw bad_input(name, text);
+  unsigned __int128 v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] == '_' ) throw bad_input(name, text);
+    if (s[i] < '0' || s[i] > '9') throw bad_input(name, text);
+    v = v * 10 + static_cast<unsigned>(s[i] - '0');
+    if (v > (static_cast<unsigned __int128>(1) << 64)) break;
+  }
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') throw bad_input(name, text);
+  }
+  const __int128 signed_v = negative ? -static_cast<__int128>(v) : static_cast<__int128>(v);
+  __int128 lo = INT64_MIN, hi = INT64_MAX;
+  if (id == TypeId::int2) { lo = INT16_MIN; hi = INT16_MAX; }
+  if (id == TypeId::int4) { lo = INT32_MIN; hi = INT32_MAX; }
+  if (v > (static_cast<unsigned __int128>(1) << 64) || signed_v < lo || signed_v > hi) {
+    throw Error(SqlState::numeric_value_out_of_range,
+                "value \"" + std::string(text) + "\" is out of range for type " + name);
+  }
+  return static_cast<int64_t>(signed_v);
+}
+
+double parse_double(std::string_view text, bool is_float4) {
+  const char* name = is_float4 ? "real" : "double precision";
+  std::string s(trim(text));
+  std::string lower;
+  for (char c : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (lower == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (lower == "infinity" || lower == "+infinity" || lower == "inf" || lower == "+inf") return HUGE_VAL;
+  if (lower == "-infinity" || lower == "-inf") return -HUGE_VAL;
+  if (s.empty()) throw bad_input(name, text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || lower.find("n") != std::string::npos) throw bad_input(name, text);
+  if (errno == ERANGE && (v == 0 || std::isinf(v))) {
+    throw Error(SqlState::numeric_value_out_of_range,
+                "\"" + s + "\" is out of range for type " + name);
+  }
+  if (is_float4) {
+    const float f = static_cast<float>(v);
+    if (std::isinf(f) && !std::isinf(v)) {
+      throw Error(SqlState::numeric_value_out_of_range, "\"" + s + "\" is out of range for type real");
+    }
+    return f;
+  }
+  return v;
+}
+
+bool parse_boolean(std::string_view text) {
+  std::string s;
+  for (char c : trim(text)) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  auto prefix_of = [&](std::string_view word, size_t min_len) {
+    return s.size() >= min_len && s.size() <= word.size() && word.substr(0, s.size()) == s;
+  };
+  if (prefix_of("true", 1) || prefix_of("yes", 1) || s == "on" || s == "1") return true;
+  if (prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || s == "0") return false;
+  throw bad_input("boolean", text);
+}
+
+bool parse_fixed_digits(std::string_view s, size_t& i, size_t max_digits, int& out) {
+  size_t start = i;
+  int v = 0;
+  while (i < s.size() && i - start < max_digits && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+  out = v;
+  return i > start;
+}
+
+int32_t parse_date_text(std::string_view text) {
+  std::string_view s = trim(text);
+  if (s == "infinity") return kDatePosInfinity;
+  if (s == "-infinity") return kDateNegInfinity;
+  size_t i = 0;
+  int y, m, d;
+  if (!parse_fixed_digits(s, i, 9, y) || i >= s.size() || s[i++] != '-' || !parse_fixed_digits(s, i, 2, m) ||
+      i >= s.size() || s[i++] != '-' || !parse_fixed_digits(s, i, 2, d)) {
+    throw Error(SqlState::invalid_datetime_format,
+                "invalid input syntax for type date: \"" + std::string(text) + "\"");
+  }
+  std::string_view rest = trim(s.substr(i));
+  bool bc = false;
+  if (rest == "BC" || rest == "bc") bc = true;
+  else if (!rest.empty()) {
+    throw Error(SqlState::invalid_datetime_format,
+                "invalid input syntax for type date: \"" + std::string(text) + "\"");
+  }
+  static const int days_in_month[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int year = bc ? 1 - y : y;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (m < 1 || m > 12 || d < 1 || d > days_in_month[m - 1] + (m == 2 && leap ? 1 : 0)) {
+    throw Error(SqlState::datetime_field_overflow,
+                "date/time field value out of range: \"" + std::string(text) + "\"");
+  }
+  return days_from_civil(year, m, d);
+}
+
+int64_t parse_timestamp_text(std::string_view text) {
+  std::string_view s = trim(text);
+  if (s == "infinity") return INT64_MAX;
+  if (s == "-infinity") return INT64_MIN;
+  size_t split = s.find_first_of(" T");
+  const int32_t days = parse_date_text(s.substr(0, split));
+  int64_t micros = 0;
+  if (split != std::string_view::npos) {
+    std::string_view t = trim(s.substr(split + 1));
+    size_t i = 0;
+    int hh = 0, mi = 0, ss = 0;
+    auto bad = [&] {
+      return Error(SqlState::invalid_datetime_format,
+                   "invalid input syntax for type timestamp: \"" + std::string(text) + "\"");
+    };
+    if (!parse_fixed_digits(t, i, 2, hh) || i >= t.size() || t[i++] != ':' || !parse_fixed_digits(t, i, 2, mi)) throw bad();
+    int64_t frac = 0;
+    if (i < t.size() && t[i] == ':') {
+      ++i;
+      if (!parse_fixed_digits(t, i, 2, ss)) throw bad();
+      if (i < t.size() && t[i] == '.') {
+        ++i;
+        int digits = 0;
+        while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+          if (digits < 6) { frac = frac * 10 + (t[i] - '0'); ++digits; }
+          ++i;
+        }
+        while (digits++ < 6) frac *= 10;
+      }
+    }
+    if (i != t.size()) throw bad();
+    if (hh > 24 || mi > 59 || ss > 60) {
+      throw Error(SqlState::datetime_field_overflow,
+                  "date/time field value out of range: \"" + std::string(text) + "\"");
+    }
+    micros = ((hh * 60LL + mi) * 60 + ss) * 1'000'000 + frac;
+  }
+  return days * kUsecsPerDay + micros;
+}
+
+}  // namespace
+
+int32_t days_from_civil(int year, int month, int day) { return date2j(year, month, day) - kPostgresEpochJdate; }
+
+void civil_from_days(int32_t days, int& year, int& month, int& day) {
+  j2date(days + kPostgresEpochJdate, year, month, day);
+}
+
+void append_float(std::string& out, double value, bool is_float4) {
+  if (std::isnan(value)) { out += "NaN"; return; }
+  if (std::isinf(value)) { out += value > 0 ? "Infinity" : "-Infinity"; return; }
+  if (value == 0) { out += std::signbit(value) ? "-0" : "0"; return; }
+  char buf[64];
+  char* end;
+  if (is_float4) {
+    end = std::to_chars(buf, buf + sizeof buf, static_cast<float>(value), std::chars_format::scientific).ptr;
+  } else {
+    end = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific).ptr;
+  }
+  // buf: [-]d[.ddd]e(+|-)XX
+  std::string_view s(buf, static_cast<size_t>(end - buf));
+  const bool negative = s[0] == '-';
+  if (negative) s.remove_prefix(1);
+  const size_t e_pos = s.find('e');
+  char digits[32];
+  int olength = 0;
+  for (size_t i = 0; i < e_pos; ++i) {
+    if (s[i] != '.') digits[olength++] = s[i];
+  }
+  int exponent = 0;
+  std::from_chars(s.data() + e_pos + (s[e_pos + 1] == '+' ? 2 : 1), s.data() + s.size(), exponent);
+  if (negative) out.push_back('-');
+  // PostgreSQL (ryu's d2s/f2s as patched there) prints fixed-point when
+  // -4 <= exponent < 15 (float8) / 6 (float4), like printf's %g.
+  const int fixed_limit = is_float4 ? 6 : 15;
+  if (exponent >= -4 && exponent < fixed_limit) {
+    if (exponent >= 0) {
+      if (olength <= exponent + 1) {
+        out.append(digits, static_cast<size_t>(olength));
+        out.append(static_cast<size_t>(exponent + 1 - olength), '0');
+      } else {
+        out.append(digits, static_cast<size_t>(exponent + 1));
+        out.push_back('.');
+        out.append(digits + exponent + 1, static_cast<size_t>(olength - exponent - 1));
+      }
+    } else {
+      out += "0.";
+      out.append(static_cast<size_t>(-exponent - 1), '0');
+      out.append(digits, static_cast<size_t>(olength));
+    }
+    return;
+  }
+  out.push_back(digits[0]);
+  if (olength > 1) {
+    out.push_back('.');
+    out.append(digits + 1, static_cast<size_t>(olength - 1));
+  }
+  out.push_back('e');
+  out.push_back(exponent < 0 ? '-' : '+');
+  append_padded(out, exponent < 0 ? -exponent : exponent, 2);
+}
+
+void append_text(std::string& out, const Vector& v, size_t i) {
+  switch (v.type.id) {
+    case TypeId::boolean: out.push_back(v.ints[i] ? 't' : 'f'); return;
+    case TypeId::float4: append_float(out, v.floats[i], true); return;
+    case TypeId::float8: append_float(out, v.floats[i], false); return;
+    case TypeId::numeric: v.numerics[i].append_to(out); return;
+    case TypeId::date: append_date(out, static_cast<int32_t>(v.ints[i])); return;
+    case TypeId::timestamp: append_timestamp(out, v.ints[i]); return;
+    case TypeId::timestamptz: {
+      // Sessions run with TimeZone UTC: the offset is always +00.
+      const int64_t t = v.ints[i];
+      if (t == INT64_MIN || t == INT64_MAX) { append_timestamp(out, t); return; }
+      const size_t start = out.size();
+      append_timestamp(out, t);
+      const bool bc = out.size() >= 3 && out.compare(out.size() - 3, 3, " BC") == 0;
+      if (bc) out.resize(out.size() - 3);
+      out += "+00";
+      if (bc) out += " BC";
+      (void)start;
+      return;
+    }
+    default: break;
+  }
+  if (physical_of(v.type.id) == Physical::text) { out += v.texts[i]; return; }
+  append_int64(out, v.ints[i]);
+}
+
+void append_value_text(std::string& out, SqlType type, const Value& value) {
+  Vector one(type);
+  one.push(value);
+  append_text(out, one, 0);
+}
+
+std::string value_to_text(SqlType type, const Value& value) {
+  std::string out;
+  append_value_text(out, type, value);
+  return out;
+}
+
+void append_binary(std::string& out, const Vector& v, size_t i) {
+  switch (v.type.id) {
+    case TypeId::boolean: out.push_back(v.ints[i] ? 1 : 0); return;
+    case TypeId::char_: out += v.texts[i]; return;
+    case TypeId::int2: put_be<int16_t>(out, static_cast<int16_t>(v.ints[i])); return;
+    case TypeId::int4:
+    case TypeId::date: put_be<int32_t>(out, static_cast<int32_t>(v.ints[i])); return;
+    case TypeId::oid:
+    case TypeId::regclass:
+    case TypeId::regtype: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: put_be<int64_t>(out, v.ints[i]); return;
+    case TypeId::float4: {
+      const float f = static_cast<float>(v.floats[i]);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      put_be<uint32_t>(out, bits);
+      return;
+    }
+    case TypeId::float8: {
+      uint64_t bits;
+      std::memcpy(&bits, &v.floats[i], sizeof bits);
+      put_be<uint64_t>(out, bits);
+      return;
+    }
+    case TypeId::numeric: append_numeric_binary(out, v.numerics[i]); return;
+    default: break;
+  }
+  if (physical_of(v.type.id) == Physical::text) { out += v.texts[i]; return; }
+  put_be<int64_t>(out, v.ints[i]);
+}
+
+Value parse_text(SqlType type, std::string_view text) {
+  switch (type.id) {
+    case TypeId::boolean: return parse_boolean(text);
+    case TypeId::int2:
+    case TypeId::int4:
+    case TypeId::int8: return parse_integer(text, type.id);
+    case TypeId::oid:
+    case TypeId::regclass:
+    case TypeId::regtype: return parse_integer(text, TypeId::int8);
+    case TypeId::float4: return parse_double(text, true);
+    case TypeId::float8: return parse_double(text, false);
+    case TypeId::numeric: {
+      Numeric n = Numeric::parse(text);
+      if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
+      return n;
+    }
+    case TypeId::date: return static_cast<int64_t>(parse_date_text(text));
+    case TypeId::timestamp:
+    case TypeId::timestamptz: return parse_timestamp_text(text);
+    default: return std::string(text);
+  }
+}
+
+Value parse_binary(SqlType type, std::string_view bytes) {
+  auto need = [&](size_t n) {
+    if (bytes.size() != n) {
+      throw Error(SqlState::invalid_binary_representation, "incorrect binary data format in bind parameter");
+    }
+  };
+  switch (type.id) {
+    case TypeId::boolean: need(1); return bytes[0] != 0;
+    case TypeId::int2: need(2); return static_cast<int64_t>(get_be<int16_t>(bytes));
+    case TypeId::int4:
+    case TypeId::date: need(4); return static_cast<int64_t>(get_be<int32_t>(bytes));
+    case TypeId::oid: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);
+    case TypeId::float4: {
+      need(4);
+      const uint32_t bits = get_be<uint32_t>(bytes);
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return static_cast<double>(f);
+    }
+    case TypeId::float8: {
+      need(8);
+      const uint64_t bits = get_be<uint64_t>(bytes);
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      return d;
+    }
+    case TypeId::numeric: {
+      if (bytes.size() < 8) need(8);
+      const int ndigits = get_be<int16_t>(bytes.substr(0, 2));
+      const int weight = get_be<int16_t>(bytes.substr(2, 2));
+      const uint16_t sign = get_be<uint16_t>(bytes.substr(4, 2));
+      const int dscale = get_be<int16_t>(bytes.substr(6, 2));
+      if (ndigits < 0 || bytes.size() != 8 + 2 * static_cast<size_t>(ndigits) ||
+          (sign != 0 && sign != 0x4000) || dscale < 0) {
+        if (sign == 0xC000) throw Error(SqlState::feature_not_supported, "numeric NaN is not supported");
+        throw Error(SqlState::invalid_binary_representation, "invalid numeric in binary parameter");
+      }
+      std::string text = sign == 0x4000 ? "-" : "";
+      text += "0";
+      // Build "digits e exponent" from base-10000 groups.
+      std::string digits;
+      for (int i = 0; i < ndigits; ++i) {
+        const int g = get_be<int16_t>(bytes.substr(8 + 2 * static_cast<size_t>(i), 2));
+        if (g < 0 || g > 9999) throw Error(SqlState::invalid_binary_representation, "invalid digit in external \"numeric\" value");
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "%04d", g);
+        digits += buf;
+      }
+      text += digits + "e" + std::to_string(4 * (weight - ndigits + 1));
+      Numeric n = Numeric::parse(text);
+      return n.rescaled(dscale);
+    }
+    default: return std::string(bytes);
+  }
+}
+
+}  // namespace tally::executor

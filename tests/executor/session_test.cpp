@@ -1,0 +1,186 @@
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "executor/database.hpp"
+#include "tests/executor/recording_writer.hpp"
+
+namespace tally::executor {
+namespace {
+
+using testing::RecordingWriter;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest() {
+    database_ = Database::open(config_);
+    protocol::SessionInfo info;
+    info.user = "alice";
+    info.database = "tally";
+    info.startup_parameters = {{"application_name", "psql"}, {"client_encoding", "UTF8"}};
+    session_ = database_->handler_factory().create(info);
+  }
+
+  RecordingWriter run(const std::string& sql) {
+    RecordingWriter out;
+    session_->simple_query(sql, out);
+    return out;
+  }
+
+  SqlState error_of(const std::string& sql) {
+    RecordingWriter out;
+    try {
+      session_->simple_query(sql, out);
+    } catch (const Error& e) {
+      session_->on_error();
+      return e.state();
+    }
+    ADD_FAILURE() << "expected an error from " << sql;
+    return SqlState::successful_completion;
+  }
+
+  config::Config config_;
+  std::unique_ptr<Database> database_;
+  std::unique_ptr<protocol::QueryHandler> session_;
+};
+
+TEST_F(SessionTest, InitialParameterStatusHasWhatPostgresReports) {
+  auto status = session_->initial_parameter_status();
+  std::map<std::string, std::string> map(status.begin(), status.end());
+  EXPECT_EQ(map["server_encoding"], "UTF8");
+  EXPECT_EQ(map["client_encoding"], "UTF8");
+  EXPECT_EQ(map["DateStyle"], "ISO, MDY");
+  EXPECT_EQ(map["integer_datetimes"], "on");
+  EXPECT_EQ(map["standard_conforming_strings"], "on");
+  EXPECT_EQ(map["application_name"], "psql");
+  EXPECT_EQ(map["session_authorization"], "alice");
+  EXPECT_EQ(map["server_version"].substr(0, 3), "15.");
+  for (const char* name : {"IntervalStyle", "TimeZone", "is_superuser", "default_transaction_read_only", "in_hot_standby"}) {
+    EXPECT_TRUE(map.count(name)) << name;
+  }
+}
+
+TEST_F(SessionTest, SelectWithoutFromTypesAndText) {
+  auto out = run("SELECT 1, -2, 1.50, 'a', true, NULL, 5/2, 5.0/2, 1/3.0, 3000000000, 0.1::float8 + 0.2, 1e20::float8");
+  ASSERT_EQ(out.results.size(), 1u);
+  const auto& r = out.results[0];
+  EXPECT_EQ(r.tag, "SELECT 1");
+  std::vector<uint32_t> oids;
+  for (const auto& f : r.fields) oids.push_back(f.type_oid);
+  EXPECT_EQ(oids, (std::vector<uint32_t>{23, 23, 1700, 25, 16, 25, 23, 1700, 1700, 20, 701, 701}));
+  EXPECT_EQ(out.lines()[0], "1|-2|1.50|a|t|NULL|2|2.5000000000000000|0.33333333333333333333|3000000000|0.30000000000000004|1e+20");
+  EXPECT_EQ(r.fields[0].name, "?column?");
+  EXPECT_EQ(r.fields[4].name, "bool");
+}
+
+TEST_F(SessionTest, SeveralStatementsAndEmptyQuery) {
+  auto out = run("SELECT 1; SELECT 2 AS two");
+  ASSERT_EQ(out.results.size(), 2u);
+  EXPECT_EQ(out.results[1].fields[0].name, "two");
+  EXPECT_EQ(out.lines(), std::vector<std::string>{"2"});
+  auto empty = run("  ");
+  EXPECT_TRUE(empty.empty);
+}
+
+TEST_F(SessionTest, ArithmeticErrors) {
+  EXPECT_EQ(error_of("SELECT 2147483647 + 1"), SqlState::numeric_value_out_of_range);
+  EXPECT_EQ(error_of("SELECT 1/0"), SqlState::division_by_zero);
+  EXPECT_EQ(error_of("SELECT 'abc'::int"), SqlState::invalid_text_representation);
+  EXPECT_EQ(error_of("SELECT 1 + 'x'::text"), SqlState::undefined_function);
+  EXPECT_EQ(error_of("SELECT nope()"), SqlState::undefined_function);
+  EXPECT_EQ(error_of("SELEC 1"), SqlState::syntax_error);
+}
+
+TEST_F(SessionTest, SetShowReset) {
+  auto out = run("SET DateStyle = 'iso, dmy'");
+  ASSERT_EQ(out.parameter_changes.size(), 1u);
+  EXPECT_EQ(out.parameter_changes[0], (std::pair<std::string, std::string>{"DateStyle", "ISO, DMY"}));
+  EXPECT_EQ(run("SHOW datestyle").lines(), std::vector<std::string>{"ISO, DMY"});
+  EXPECT_EQ(run("SHOW datestyle").results[0].fields[0].name, "DateStyle");
+  run("SET statement_timeout = '5s'");
+  EXPECT_EQ(run("SHOW statement_timeout").lines(), std::vector<std::string>{"5s"});
+  EXPECT_EQ(run("SELECT current_setting('statement_timeout')").lines(), std::vector<std::string>{"5s"});
+  auto reset = run("RESET ALL");
+  EXPECT_EQ(run("SHOW DateStyle").lines(), std::vector<std::string>{"ISO, MDY"});
+  EXPECT_FALSE(reset.parameter_changes.empty());
+  EXPECT_EQ(error_of("SET nope = 1"), SqlState::undefined_object);
+  EXPECT_EQ(error_of("SHOW nope"), SqlState::undefined_object);
+  EXPECT_EQ(error_of("SET server_version = '1'"), SqlState::cant_change_runtime_param);
+  EXPECT_EQ(error_of("SET standard_conforming_strings = maybe"), SqlState::invalid_parameter_value);
+  run("SET my.custom = 'x'");
+  EXPECT_EQ(run("SHOW my.custom").lines(), std::vector<std::string>{"x"});
+  EXPECT_EQ(run("SELECT current_setting('no.such', true) IS NULL").lines(), std::vector<std::string>{"t"});
+  EXPECT_GT(run("SHOW ALL").results[0].rows.size(), 20u);
+}
+
+TEST_F(SessionTest, TransactionStates) {
+  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::idle);
+  EXPECT_EQ(run("BEGIN").results[0].tag, "BEGIN");
+  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::in_block);
+  run("SET application_name = 'inside'");
+  EXPECT_EQ(error_of("SELECT 1/0"), SqlState::division_by_zero);
+  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::failed);
+  EXPECT_EQ(error_of("SELECT 1"), SqlState::in_failed_sql_transaction);
+  EXPECT_EQ(error_of("SHOW DateStyle"), SqlState::in_failed_sql_transaction);
+  auto rollback = run("COMMIT");  // COMMIT of a failed block rolls back
+  EXPECT_EQ(rollback.results[0].tag, "ROLLBACK");
+  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::idle);
+  EXPECT_EQ(run("SHOW application_name").lines(), std::vector<std::string>{"psql"});
+  EXPECT_EQ(run("START TRANSACTION ISOLATION LEVEL SERIALIZABLE").results[0].tag, "START TRANSACTION");
+  EXPECT_EQ(run("SHOW transaction_isolation").lines(), std::vector<std::string>{"serializable"});
+  auto again = run("BEGIN");
+  ASSERT_EQ(again.notices.size(), 1u);
+  EXPECT_EQ(again.notices[0].substr(0, 5), "25001");
+  EXPECT_EQ(run("COMMIT").results[0].tag, "COMMIT");
+  auto none = run("COMMIT");
+  ASSERT_EQ(none.notices.size(), 1u);
+  EXPECT_EQ(none.notices[0].substr(0, 5), "25P01");
+  EXPECT_EQ(run("DISCARD ALL").results[0].tag, "DISCARD ALL");
+}
+
+TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
+  EXPECT_EQ(error_of("VACUUM"), SqlState::feature_not_supported);
+  EXPECT_EQ(run("SELECT 7").lines(), std::vector<std::string>{"7"});
+}
+
+TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
+  std::vector<uint32_t> none;
+  auto statement = session_->prepare("SELECT $1::int + 1, $2", std::vector<uint32_t>{0, 0});
+  EXPECT_EQ(statement->parameter_types(), (std::vector<uint32_t>{23, 25}));
+  auto fields = statement->result_fields();
+  ASSERT_TRUE(fields);
+  EXPECT_EQ((*fields)[0].type_oid, 23u);
+  std::vector<protocol::ParameterValue> params{{std::string("41"), protocol::Format::text},
+                                               {std::nullopt, protocol::Format::text}};
+  auto portal = session_->bind(*statement, params, {});
+  RecordingWriter out;
+  EXPECT_TRUE(portal->execute(0, out));
+  EXPECT_EQ(out.lines(), std::vector<std::string>{"42|NULL"});
+  EXPECT_EQ(out.results[0].tag, "SELECT 1");
+
+  // Binary parameter in, binary result out.
+  auto typed = session_->prepare("SELECT $1 + 1", std::vector<uint32_t>{20});
+  std::string eight(8, '\0');
+  eight[7] = 5;
+  std::vector<protocol::ParameterValue> bin{{eight, protocol::Format::binary}};
+  std::vector<protocol::Format> formats{protocol::Format::binary};
+  auto bp = session_->bind(*typed, bin, formats);
+  RecordingWriter bout;
+  bp->execute(0, bout);
+  ASSERT_EQ(bout.results[0].rows.size(), 1u);
+  EXPECT_EQ(*bout.results[0].rows[0][0], std::string("\0\0\0\0\0\0\0\x06", 8));
+
+  try {
+    session_->prepare("SELECT $1 IS NULL", none);
+    ADD_FAILURE() << "expected 42P18";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::indeterminate_datatype);
+  }
+}
+
+TEST_F(SessionTest, NegativeLiteralsAndVersion) {
+  EXPECT_EQ(run("SELECT -2147483648, - 5, version() LIKE 'PostgreSQL 15%'").lines(),
+            std::vector<std::string>{"-2147483648|-5|t"});
+}
+
+}  // namespace
+}  // namespace tally::executor
