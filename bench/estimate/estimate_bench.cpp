@@ -213,21 +213,21 @@ int main(int argc, char** argv) {
     if (spec.rows > max_rows || spec.rows < min_rows) continue;
     const Table table = generate(spec, seed++);
 
-    // Sampling: the adaptive plan, gathering key hashes (and the previous
-    // row's, within the chunk) round by round.
+    // Sampling: the adaptive plan, counting key hashes (and whether each
+    // row starts a run) round by round until the estimate is confident.
     const auto t0 = Clock::now();
     est::SamplePolicy policy;
     est::SamplePlan plan(spec.rows, policy);
-    std::vector<uint64_t> hashes;
-    std::vector<uint64_t> previous;
+    est::FrequencyCounter counter;
     est::GroupCountEstimate estimate;
     while (true) {
       for (uint64_t pos : plan.next_round()) {
         const uint64_t h = key_hash(table, pos);
-        hashes.push_back(h);
-        previous.push_back(pos % kChunkRows == 0 ? ~h : key_hash(table, pos - 1));
+        // Within a chunk the previous row is adjacent (same cache line); a
+        // chunk's first row counts as a run start.
+        counter.add(h, pos % kChunkRows == 0 || key_hash(table, pos - 1) != h);
       }
-      estimate = est::estimate_group_count({.sample_hashes = hashes, .total_rows = spec.rows, .previous_hashes = previous});
+      estimate = est::estimate_group_count(counter, {.sample_hashes = {}, .total_rows = spec.rows}, true);
       if (!est::should_grow(plan, estimate, policy)) break;
     }
     const double sample_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -239,8 +239,8 @@ int main(int argc, char** argv) {
     // The same sample with each estimator, and the sketch hybrid.
     double q[std::size(kEstimators)];
     for (size_t e = 0; e < std::size(kEstimators); ++e) {
-      const est::GroupCountEstimate each = est::estimate_group_count(
-          {.sample_hashes = hashes, .total_rows = spec.rows, .previous_hashes = previous, .estimator = kEstimators[e]});
+      const est::GroupCountEstimate each =
+          est::estimate_group_count(counter, {.sample_hashes = {}, .total_rows = spec.rows, .estimator = kEstimators[e]}, true);
       q[e] = q_error(each.groups, static_cast<double>(true_groups));
       q_by_estimator[e].push_back(q[e]);
     }
@@ -249,8 +249,10 @@ int main(int argc, char** argv) {
     if (!table.b.empty()) merged.push_back(*est::merge_sketches(column_sketch(table.b)));
     bool nulls[2] = {false, false};
     const est::GroupCountEstimate with_sketch = est::estimate_group_count(
-        {.sample_hashes = hashes, .total_rows = spec.rows, .previous_hashes = previous, .key_column_sketches = merged,
-         .key_column_has_nulls = std::span<const bool>(nulls, merged.size())});
+        counter,
+        {.sample_hashes = {}, .total_rows = spec.rows, .key_column_sketches = merged,
+         .key_column_has_nulls = std::span<const bool>(nulls, merged.size())},
+        true);
     const double q_sketch = q_error(with_sketch.groups, static_cast<double>(true_groups));
     q_hybrid_sketch.push_back(q_sketch);
     const double fraction = sample_ms / query_ms;
@@ -259,7 +261,7 @@ int main(int argc, char** argv) {
     std::printf("%-16s %10llu %10llu %10llu %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %9llu %6.2f %9.2f %9.1f %7.2f\n",
                 describe(spec).c_str(), static_cast<unsigned long long>(spec.rows),
                 static_cast<unsigned long long>(spec.groups), static_cast<unsigned long long>(true_groups), q[0], q[1],
-                q[2], q[3], q[4], q_sketch, static_cast<unsigned long long>(hashes.size()), estimate.error_bound(),
+                q[2], q[3], q[4], q_sketch, static_cast<unsigned long long>(counter.rows()), estimate.error_bound(),
                 sample_ms, query_ms, 100 * fraction);
     std::fflush(stdout);
   }

@@ -51,13 +51,23 @@ std::optional<HllSketch> merge_sketches(std::span<const HllSketch> chunk_sketche
 }
 
 GroupCountEstimate estimate_group_count(const EstimateInput& input) {
+  FrequencyCounter counter;
+  const bool runs_known = input.previous_hashes.size() == input.sample_hashes.size();
+  for (size_t i = 0; i < input.sample_hashes.size(); ++i) {
+    counter.add(input.sample_hashes[i], !runs_known || input.sample_hashes[i] != input.previous_hashes[i]);
+  }
+  return estimate_group_count(counter, input, runs_known);
+}
+
+GroupCountEstimate estimate_group_count(const FrequencyCounter& sample, const EstimateInput& input,
+                                        bool run_starts_known) {
   GroupCountEstimate out;
   out.estimator = input.estimator;
   if (input.total_rows == 0) return out;
   const double n_rows = static_cast<double>(input.total_rows);
-  const bool whole_table = input.sample_hashes.size() >= input.total_rows;
+  const bool whole_table = sample.rows() >= input.total_rows;
 
-  const FrequencyProfile profile = profile_from_hashes(input.sample_hashes);
+  const FrequencyProfile profile = sample.profile();
   out.sample_rows = profile.sample_rows;
   out.sample_distinct = profile.distinct;
   out.population_rows = n_rows;
@@ -113,27 +123,20 @@ GroupCountEstimate estimate_group_count(const EstimateInput& input) {
   // run-level one does not; on data without runs both see the same sample;
   // with very few runs the run-level sample is tiny and overestimates. Both
   // err upward, so the smaller estimate and the tighter bounds are kept.
-  if (input.previous_hashes.size() == input.sample_hashes.size()) {
-    std::vector<uint64_t> starts;
-    for (size_t i = 0; i < input.sample_hashes.size(); ++i) {
-      if (input.sample_hashes[i] != input.previous_hashes[i]) starts.push_back(input.sample_hashes[i]);
+  // When nearly every sampled row starts a run, the run-start sample is the
+  // row sample (estimates within a few percent): skip the second profile.
+  const bool clustered = static_cast<double>(sample.run_starts()) < kRunStartShareToSkip * static_cast<double>(sample.rows());
+  if (run_starts_known && sample.run_starts() > 0 && clustered) {
+    const double share = static_cast<double>(sample.run_starts()) / static_cast<double>(sample.rows());
+    const auto runs = std::max<uint64_t>(sample.run_starts(), static_cast<uint64_t>(std::llround(share * n_rows)));
+    const FrequencyProfile run_profile = sample.run_start_profile();
+    const GeeBounds run_bounds = gee_bounds(run_profile, runs);
+    const double run_estimate = estimate_with(input.estimator, run_profile, runs);
+    if (run_estimate < out.groups) {
+      out.groups = run_estimate;
+      out.population_rows = static_cast<double>(runs);
     }
-    // When nearly every sampled row starts a run, the run-start sample is the
-    // row sample (estimates within a few percent): skip the second profile,
-    // which would double the estimation cost on unclustered data.
-    const bool clustered = static_cast<double>(starts.size()) < kRunStartShareToSkip * static_cast<double>(input.sample_hashes.size());
-    if (!starts.empty() && clustered) {
-      const double share = static_cast<double>(starts.size()) / static_cast<double>(input.sample_hashes.size());
-      const auto runs = std::max<uint64_t>(starts.size(), static_cast<uint64_t>(std::llround(share * n_rows)));
-      const FrequencyProfile run_profile = profile_from_hashes(starts);
-      const GeeBounds run_bounds = gee_bounds(run_profile, runs);
-      const double run_estimate = estimate_with(input.estimator, run_profile, runs);
-      if (run_estimate < out.groups) {
-        out.groups = run_estimate;
-        out.population_rows = static_cast<double>(runs);
-      }
-      bounds.upper = std::max(bounds.lower, std::min(bounds.upper, run_bounds.upper));
-    }
+    bounds.upper = std::max(bounds.lower, std::min(bounds.upper, run_bounds.upper));
   }
   out.lower = bounds.lower;
   out.upper = bounds.upper;

@@ -71,6 +71,12 @@ struct EstimateInput {
 
 GroupCountEstimate estimate_group_count(const EstimateInput& input);
 
+// The same from a counter the sampler filled incrementally (input's
+// sample_hashes and previous_hashes are ignored; run starts are used when
+// run_starts_known, i.e. the previous row's key was checked for every row).
+GroupCountEstimate estimate_group_count(const FrequencyCounter& sample, const EstimateInput& input,
+                                        bool run_starts_known);
+
 // Merges per-chunk sketches of one column; nullopt when there are none or
 // their precisions differ (the caller then estimates from the sample alone).
 std::optional<HllSketch> merge_sketches(std::span<const HllSketch> chunk_sketches);

@@ -1,0 +1,52 @@
+#pragma once
+// What Tally knows about one CUDA device, read from the device at start-up
+// (never written as constants: STYLE.md). Host-only header: builds without nvcc.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tally::gpu {
+
+struct DeviceInfo {
+  int ordinal = -1;
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int warp_size = 32;
+  size_t shared_memory_per_block = 0;         // default limit without opt-in
+  size_t shared_memory_per_block_optin = 0;   // after cudaFuncSetAttribute
+  size_t shared_memory_per_sm = 0;
+  size_t reserved_shared_memory_per_block = 0;  // the runtime keeps this per resident block
+  size_t l2_bytes = 0;
+  size_t total_memory = 0;
+  size_t free_memory = 0;  // when queried
+  int memory_clock_khz = 0;
+  int memory_bus_width_bits = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;
+
+  // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.2 GiB, driver 13.0)".
+  std::string describe() const;
+  // Stable text identifying the device model for the tuning cache key.
+  std::string fingerprint() const;
+};
+
+// Number of usable CUDA devices; 0 when the build has no CUDA, no driver or no
+// device (never throws: tallyd must start unchanged on a machine without a GPU).
+int device_count();
+
+// Properties of device `ordinal`, read from the device. Throws Error(XX000) when
+// the device cannot be queried.
+DeviceInfo query_device(int ordinal);
+
+// All usable devices; empty without a GPU.
+std::vector<DeviceInfo> list_devices();
+
+// True when this binary was compiled with the CUDA engine.
+bool built_with_cuda();
+
+}  // namespace tally::gpu

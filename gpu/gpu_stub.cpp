@@ -1,0 +1,34 @@
+// The GPU engine's entry points in a build without CUDA (-DTALLY_CUDA=OFF or no
+// nvcc): no device exists, and anything that would need one says so cleanly.
+#include "common/error.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/group_by.hpp"
+#include "gpu/group_by_impl.hpp"
+
+namespace tally::gpu {
+
+namespace {
+[[noreturn]] void no_gpu() {
+  throw Error(SqlState::internal_error, "GPU: this build of Tally has no CUDA support");
+}
+}  // namespace
+
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+DeviceInfo query_device(int) { no_gpu(); }
+std::vector<DeviceInfo> list_devices() { return {}; }
+
+GroupByAggregator::GroupByAggregator(const DeviceInfo&, GroupBySpec, TableOptions, StreamHandle) { no_gpu(); }
+GroupByAggregator::~GroupByAggregator() = default;
+LaunchReport GroupByAggregator::consume(const ChunkPointers&, Variant, const VariantConfig&) { no_gpu(); }
+LaunchReport GroupByAggregator::consume_host(const ChunkPointers&, Variant, const VariantConfig&) { no_gpu(); }
+KeyRange GroupByAggregator::measure_key_range(const ChunkPointers&) { no_gpu(); }
+GroupByResult GroupByAggregator::finish() { no_gpu(); }
+uint64_t GroupByAggregator::group_count() { no_gpu(); }
+void GroupByAggregator::reset() { no_gpu(); }
+void GroupByAggregator::finish_device() { no_gpu(); }
+uint64_t GroupByAggregator::table_capacity() const { no_gpu(); }
+const GroupBySpec& GroupByAggregator::spec() const { no_gpu(); }
+void GroupByAggregator::synchronize() { no_gpu(); }
+
+}  // namespace tally::gpu

@@ -1,0 +1,70 @@
+#pragma once
+// GPU GROUP BY over a stream of chunks (DESIGN.md section 5): every chunk, with
+// any variant and launch configuration, is merged into one global hash table in
+// device memory; finish() extracts the groups. The global table is sized from
+// the estimate; when more groups arrive, overflowing rows/partials spill to a
+// side buffer, the table grows, and the spill is merged: never a lost or wrong
+// group. Host-only header (no CUDA types): builds without nvcc, where every
+// entry point throws Error(XX000, "GPU: ...").
+#include <cstdint>
+#include <memory>
+
+#include "gpu/device_info.hpp"
+#include "gpu/group_by_spec.hpp"
+#include "gpu/variant_config.hpp"
+
+struct CUstream_st;
+
+namespace tally::gpu {
+
+using StreamHandle = CUstream_st*;  // cudaStream_t; nullptr = the legacy default stream
+
+struct TableOptions {
+  uint64_t estimated_groups = 1024;  // sizes the global table
+  double max_fill = 0.5;             // global table occupancy that triggers growth
+  HashKind hash = HashKind::murmur;  // global table hash
+  // Rows aggregated per kernel launch (bounds the spill and sort buffers);
+  // 0 = derived from device memory.
+  uint64_t max_rows_per_launch = 0;
+};
+
+class GroupByAggregator {
+ public:
+  GroupByAggregator(const DeviceInfo& device, GroupBySpec spec, TableOptions options,
+                    StreamHandle stream = nullptr);
+  ~GroupByAggregator();
+  GroupByAggregator(const GroupByAggregator&) = delete;
+  GroupByAggregator& operator=(const GroupByAggregator&) = delete;
+
+  // Aggregates a chunk resident in device memory. Checks `config` against the
+  // device and reports adjustments; throws Error(0A000) when `variant` cannot
+  // run this chunk (see can_use() in variant_rules.hpp) and Error(XX000) on a
+  // device error. Synchronizes the stream once at the end (overflow check).
+  LaunchReport consume(const ChunkPointers& device_chunk, Variant variant, const VariantConfig& config);
+  // Same for a chunk in host memory (copied through a staging buffer).
+  LaunchReport consume_host(const ChunkPointers& host_chunk, Variant variant, const VariantConfig& config);
+
+  // Key range of a device chunk's non-NULL keys (one pass over the keys).
+  KeyRange measure_key_range(const ChunkPointers& device_chunk);
+
+  // Extracts every group (order unspecified). The aggregator stays usable.
+  GroupByResult finish();
+  // Number of groups so far (synchronizes).
+  uint64_t group_count();
+  // Forget all groups, keep the allocations (benchmarks reuse one aggregator).
+  void reset();
+  // Enqueue-only variants for timing: no synchronization, no host copies.
+  // Returns a device-side group count pointer that finish_device() fills.
+  void finish_device();
+
+  uint64_t table_capacity() const;
+  const GroupBySpec& spec() const;
+  void synchronize();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tally::gpu

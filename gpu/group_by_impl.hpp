@@ -1,0 +1,29 @@
+#pragma once
+// The interface between GroupByAggregator and its key-type-specific
+// implementations (one per key width, each instantiated in its own .cu file).
+// Host-only.
+#include <memory>
+
+#include "gpu/group_by.hpp"
+
+namespace tally::gpu {
+
+struct GroupByAggregator::Impl {
+  virtual ~Impl() = default;
+  virtual LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) = 0;
+  virtual KeyRange measure_key_range(const ChunkPointers& chunk) = 0;
+  virtual GroupByResult finish() = 0;
+  virtual void finish_device() = 0;
+  virtual uint64_t group_count() = 0;
+  virtual void reset() = 0;
+  virtual uint64_t capacity() const = 0;
+  virtual const GroupBySpec& spec() const = 0;
+  virtual StreamHandle stream() const = 0;
+};
+
+std::unique_ptr<GroupByAggregator::Impl> make_int32_aggregator(const DeviceInfo& device, GroupBySpec spec,
+                                                                TableOptions options, StreamHandle stream);
+std::unique_ptr<GroupByAggregator::Impl> make_int64_aggregator(const DeviceInfo& device, GroupBySpec spec,
+                                                                TableOptions options, StreamHandle stream);
+
+}  // namespace tally::gpu

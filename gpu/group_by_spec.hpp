@@ -1,0 +1,82 @@
+#pragma once
+// What a GPU GROUP BY computes: one key column, value columns, and the
+// aggregates over them. Host-only; shared by the launcher, the engine and tests.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tally::gpu {
+
+// Physical key/value widths. SQL types map onto these: int2/int4/date/dictionary
+// text codes -> int32 (int2 and bool widened by the caller), int8/timestamp -> int64.
+enum class KeyType { int32, int64 };
+enum class ValueType { int32, int64 };
+
+enum class AggOp {
+  count_star,  // count(*): rows per group
+  count,       // count(v): non-NULL values per group
+  sum,         // exact: int32 values -> int64 total, int64 values -> 128-bit total
+  min,
+  max,
+  avg,         // sum + count; the shared finalization layer renders it
+};
+
+struct AggregateSpec {
+  AggOp op = AggOp::count_star;
+  int column = -1;  // index into GroupBySpec::columns; -1 for count(*)
+};
+
+struct ValueColumnSpec {
+  ValueType type = ValueType::int32;
+  // False when the catalog guarantees no NULLs (NOT NULL, or null count 0 in
+  // every chunk): count(v) then shares count(*)'s accumulator.
+  bool may_have_nulls = true;
+};
+
+struct GroupBySpec {
+  KeyType key_type = KeyType::int32;
+  std::vector<ValueColumnSpec> columns;
+  std::vector<AggregateSpec> aggregates;
+};
+
+// Key range of a chunk, from catalog statistics or measured on the device.
+struct KeyRange {
+  int64_t min = 0;
+  int64_t max = -1;  // max < min: no non-NULL key
+  uint64_t size() const {
+    return max < min ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
+  }
+};
+
+// One column of a chunk: `data` holds rows values of the column's width;
+// validity is one byte per row (1 = non-NULL) or null when no row is NULL.
+struct ColumnPointer {
+  const void* data = nullptr;
+  const uint8_t* validity = nullptr;
+};
+
+// A chunk to aggregate. Pointers are device pointers for consume(), host
+// pointers for consume_host(). The chunk is not retained after the call.
+struct ChunkPointers {
+  int64_t rows = 0;
+  ColumnPointer key;
+  std::vector<ColumnPointer> values;    // one per GroupBySpec::columns
+  std::optional<KeyRange> key_range;    // when known; else measured if a variant needs it
+};
+
+// Per group, per aggregate: `value` is the count, the exact sum, the min or the
+// max (for avg: the sum); `nonnull` the number of non-NULL inputs (for count(*):
+// the rows). SQL NULL results (sum/min/max/avg of no value) have nonnull == 0.
+struct AggregateValues {
+  std::vector<__int128> value;
+  std::vector<int64_t> nonnull;
+};
+
+struct GroupByResult {
+  std::vector<int64_t> keys;          // widened to int64
+  std::vector<uint8_t> key_is_null;   // 1 for the NULL group
+  std::vector<AggregateValues> aggregates;  // one per GroupBySpec::aggregates
+  size_t groups() const { return keys.size(); }
+};
+
+}  // namespace tally::gpu

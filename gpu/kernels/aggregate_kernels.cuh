@@ -1,0 +1,195 @@
+#pragma once
+// The aggregation kernels. Each processes any chunk and merges into the global
+// table; none chooses its own launch configuration (the host launcher in
+// group_by_impl.cuh does, from LaunchConfig).
+#include <cstdint>
+
+#include "gpu/kernels/shared_table.cuh"
+#include "gpu/kernels/views.cuh"
+
+namespace tally::gpu::kernels {
+
+// Shared-memory hash insert with linear probing; -1 when the occupancy limit
+// is reached or the table is full.
+template <class K>
+__device__ __forceinline__ int64_t shared_find_or_insert(K* keys, uint32_t* occupied, uint32_t slots,
+                                                         uint32_t limit, K key, HashKind hash) {
+  const uint64_t h = hash_key(key, hash);
+  uint32_t i = hash == HashKind::identity ? static_cast<uint32_t>(h % slots)
+                                          : static_cast<uint32_t>(((h & 0xffffffffull) * slots) >> 32);
+  for (uint32_t p = 0; p < slots; ++p) {
+    const K cur = load_volatile(keys + i);
+    if (cur == key) return i;
+    if (cur == KeyTraits<K>::empty) {
+      if (load_volatile(occupied) >= limit) return -1;
+      const K old = atomic_cas(keys + i, KeyTraits<K>::empty, key);
+      if (old == KeyTraits<K>::empty) {
+        atomicAdd(occupied, 1u);
+        return i;
+      }
+      if (old == key) return i;
+    }
+    if (++i == slots) i = 0;
+  }
+  return -1;
+}
+
+// Merges every non-empty shared slot into the global table (or the spill).
+template <class K, bool kDense>
+__device__ void shared_flush(const SharedTable& t, const SharedLayout& lay, const LaneSet& ls, const SharedParams& p,
+                             const GlobalTableRef<K>& table, const SpillRef& spill) {
+  const K* keys = reinterpret_cast<const K*>(t.base + lay.keys_offset);
+  for (uint32_t s = threadIdx.x; s < t.total_slots; s += blockDim.x) {
+    if (t.u32(lay, 0)[s] == 0) continue;  // lane 0 counts rows: empty slot
+    ull vals[kMaxLanes];
+    for (int l = 0; l < ls.count; ++l) vals[l] = shared_lane_value(t, lay, ls.lane[l], l, s);
+    const bool is_null = s == p.slots;
+    K key = KeyTraits<K>::empty;  // slot slots+1 holds the empty-marker key
+    if (s < p.slots) key = kDense ? static_cast<K>(static_cast<uint64_t>(p.dense_min) + s) : keys[s];
+    table.add_partial(ls, spill, key, is_null, vals);
+  }
+}
+
+// DENSE (kDense) and SHARED-MEMORY HASH variants. Each block takes a
+// contiguous range of tiles (tile = blockDim * R rows), so on partitioned input
+// a block sees few partitions; with flush_on_fill the table is flushed and
+// reset when full instead of sending rows to the global table.
+template <class K, int R, bool kDense>
+__global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
+                                        GlobalTableRef<K> table, SpillRef spill) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const SharedTable t{smem, p.slots + 2};
+  K* skeys = reinterpret_cast<K*>(smem + lay.keys_offset);
+  uint32_t* occupied = reinterpret_cast<uint32_t*>(smem + lay.counter_offset);
+  shared_init<K>(t, lay, ls, !kDense);
+  __syncthreads();
+
+  const int64_t tile = static_cast<int64_t>(blockDim.x) * R;
+  const int64_t tiles = (c.rows + tile - 1) / tile;
+  const int64_t t_begin = tiles * blockIdx.x / gridDim.x;
+  const int64_t t_end = tiles * (blockIdx.x + 1) / gridDim.x;
+  const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
+
+  for (int64_t ti = t_begin; ti < t_end; ++ti) {
+    if constexpr (!kDense) {
+      if (p.flush_on_fill) {
+        __syncthreads();
+        if (*occupied > p.flush_threshold) {  // uniform: read after the barrier
+          __syncthreads();
+          shared_flush<K, kDense>(t, lay, ls, p, table, spill);
+          __syncthreads();
+          shared_init<K>(t, lay, ls, true);
+          __syncthreads();
+        }
+      }
+    }
+    K key[R];
+    bool knull[R];
+    int64_t v0[R];
+    bool v0_valid[R];
+    const int64_t base = ti * tile + threadIdx.x;
+    // Load phase: R independent loads of each stream in flight per thread.
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
+      const bool in = row < c.rows;
+      key[j] = in ? c.keys[row] : K{};
+      knull[j] = in && c.key_null(row);
+      v0[j] = (in && v0_present) ? c.value(0, row) : 0;
+      v0_valid[j] = in && v0_present && c.valid(0, row);
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
+      const bool in = row < c.rows;
+      int64_t s = -2;  // -2: no row, -1: send to the global table
+      if (in) {
+        if (knull[j]) {
+          s = p.slots;
+        } else if constexpr (kDense) {
+          const uint64_t off = static_cast<uint64_t>(static_cast<int64_t>(key[j])) - static_cast<uint64_t>(p.dense_min);
+          s = off < p.slots ? static_cast<int64_t>(off) : -1;  // out of the stated range: global
+        } else if (key[j] == KeyTraits<K>::empty) {
+          s = p.slots + 1;
+        } else {
+          s = shared_find_or_insert(skeys, occupied, p.slots, p.flush_on_fill ? p.slots : p.insert_limit, key[j],
+                                    p.hash);
+        }
+      }
+      if (p.warp_preaggregate) {
+        shared_add_rows_warp(t, lay, ls, c, s, row, v0[j], v0_valid[j]);
+      } else if (s >= 0) {
+        shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
+      }
+      if (s == -1) table.add_row(c, ls, spill, row, key[j], false, v0[j]);
+      __syncwarp();  // regroup after divergent probe loops
+    }
+  }
+  __syncthreads();
+  shared_flush<K, kDense>(t, lay, ls, p, table, spill);
+}
+
+// GLOBAL variant: every row probes the global table (grid-stride over tiles).
+template <class K, int R>
+__global__ void global_aggregate_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> table, SpillRef spill) {
+  const int64_t tile = static_cast<int64_t>(blockDim.x) * R;
+  const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; base - threadIdx.x < c.rows;
+       base += static_cast<int64_t>(gridDim.x) * tile) {
+    K key[R];
+    bool knull[R];
+    int64_t v0[R];
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
+      const bool in = row < c.rows;
+      key[j] = in ? c.keys[row] : K{};
+      knull[j] = in && c.key_null(row);
+      v0[j] = (in && v0_present) ? c.value(0, row) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
+      if (row < c.rows) table.add_row(c, ls, spill, row, key[j], knull[j], v0[j]);
+      __syncwarp();
+    }
+  }
+}
+
+// SORT variant, second step: over key-sorted rows each thread aggregates a
+// contiguous run of `run` rows locally and merges one partial per key change.
+template <class K>
+__global__ void sorted_run_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> table, SpillRef spill, int run) {
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * run;
+  if (first >= c.rows) return;
+  const int64_t last = min(first + run, c.rows);
+  ull acc[kMaxLanes];
+  bool have = false;
+  K cur{};
+  bool cur_null = false;
+  for (int64_t row = first; row < last; ++row) {
+    const bool kn = c.key_null(row);
+    const K k = c.keys[row];
+    if (!have || kn != cur_null || (!kn && k != cur)) {
+      if (have) table.add_partial(ls, spill, cur, cur_null, acc);
+      for (int l = 0; l < ls.count; ++l) acc[l] = lane_identity(ls.lane[l].kind);
+      cur = k;
+      cur_null = kn;
+      have = true;
+    }
+    for (int l = 0; l < ls.count; ++l) {
+      const LaneRef lr = ls.lane[l];
+      bool valid = true;
+      int64_t v = 0;
+      if (lr.column >= 0) {
+        valid = c.valid(lr.column, row);
+        v = valid ? c.value(lr.column, row) : 0;
+      }
+      ull x;
+      if (row_lane_value(lr, valid, v, x)) acc[l] = combine_local(lr.kind, acc[l], x);
+    }
+  }
+  if (have) table.add_partial(ls, spill, cur, cur_null, acc);
+}
+
+}  // namespace tally::gpu::kernels

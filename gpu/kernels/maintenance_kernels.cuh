@@ -1,0 +1,105 @@
+#pragma once
+// Kernels that keep the global table: initialization, growth (rehash), spill
+// merge, extraction of the groups, key range measurement, sort helpers.
+#include <cstdint>
+#include <limits>
+
+#include "gpu/kernels/views.cuh"
+
+namespace tally::gpu::kernels {
+
+template <class T>
+__global__ void fill_kernel(T* p, uint64_t n, T value) {
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    p[i] = value;
+}
+
+__global__ void iota_kernel(uint32_t* p, uint64_t n) {
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    p[i] = static_cast<uint32_t>(i);
+}
+
+template <class T>
+__global__ void gather_kernel(const uint32_t* perm, uint64_t n, const T* src, T* dst) {
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[perm[i]];
+}
+
+// Moves every group of `from` into `to` (which has room for all of them).
+template <class K>
+__global__ void rehash_kernel(GlobalTableRef<K> from, GlobalTableRef<K> to, int lanes, ull* lost) {
+  for (uint64_t s = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < from.stride;
+       s += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    if (from.lane(0)[s] == 0) continue;
+    int64_t d;
+    if (s == from.capacity) d = to.null_slot();
+    else if (s == from.capacity + 1) d = static_cast<int64_t>(to.capacity + 1);
+    else d = to.find_or_insert(from.keys[s]);
+    if (d < 0) {
+      atomicAdd(lost, 1ull);
+      continue;
+    }
+    for (int l = 0; l < lanes; ++l) to.lane(l)[d] = from.lane(l)[s];
+  }
+}
+
+template <class K>
+__global__ void merge_spill_kernel(GlobalTableRef<K> table, SpillRef spill, uint64_t n, LaneSet ls, ull* lost) {
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const int64_t s = table.find_or_insert(static_cast<K>(spill.keys[i]));
+    if (s < 0) {
+      atomicAdd(lost, 1ull);
+      continue;
+    }
+    for (int l = 0; l < ls.count; ++l) {
+      const ull v = spill.lanes[static_cast<uint64_t>(l) * spill.capacity + i];
+      if (v != lane_identity(ls.lane[l].kind)) combine_global(ls.lane[l].kind, table.lane(l) + s, v);
+    }
+  }
+}
+
+// Appends every group: key (int64), NULL flag, lanes (SoA, stride out_stride).
+template <class K>
+__global__ void extract_kernel(GlobalTableRef<K> table, int lanes, int64_t* out_keys, uint8_t* out_null,
+                               ull* out_lanes, uint64_t out_stride, ull* out_count) {
+  for (uint64_t s = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < table.stride;
+       s += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    if (table.lane(0)[s] == 0) continue;
+    const ull i = atomicAdd(out_count, 1ull);
+    if (i >= out_stride) continue;
+    const bool is_null = s == table.capacity;
+    out_keys[i] = s < table.capacity ? static_cast<int64_t>(table.keys[s])
+                                     : (is_null ? 0 : static_cast<int64_t>(KeyTraits<K>::empty));
+    out_null[i] = is_null ? 1 : 0;
+    for (int l = 0; l < lanes; ++l) out_lanes[static_cast<uint64_t>(l) * out_stride + i] = table.lane(l)[s];
+  }
+}
+
+template <class K>
+__global__ void key_range_kernel(ChunkRef<K> c, long long* out_min, long long* out_max) {
+  long long lo = std::numeric_limits<long long>::max();
+  long long hi = std::numeric_limits<long long>::min();
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < c.rows;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (c.key_null(r)) continue;
+    const long long k = static_cast<long long>(c.keys[r]);
+    lo = k < lo ? k : lo;
+    hi = k > hi ? k : hi;
+  }
+  for (int d = 16; d > 0; d >>= 1) {
+    const long long olo = __shfl_down_sync(0xffffffffu, lo, d);
+    const long long ohi = __shfl_down_sync(0xffffffffu, hi, d);
+    lo = olo < lo ? olo : lo;
+    hi = ohi > hi ? ohi : hi;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicMin(out_min, lo);
+    atomicMax(out_max, hi);
+  }
+}
+
+}  // namespace tally::gpu::kernels

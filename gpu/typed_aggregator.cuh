@@ -1,0 +1,671 @@
+#pragma once
+// GroupByAggregator for one key width: owns the global table, the spill and
+// scratch buffers, checks launch configurations against the device and
+// launches the variant kernels. Instantiated in group_by_int32.cu / _int64.cu.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <bit>
+#include <cub/device/device_radix_sort.cuh>
+#include "gpu/simple_format.hpp"
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/group_by_impl.hpp"
+#include "gpu/kernels/aggregate_kernels.cuh"
+#include "gpu/kernels/maintenance_kernels.cuh"
+#include "gpu/variant_rules.hpp"
+
+namespace tally::gpu {
+
+namespace detail {
+// Spill and sort scratch per launch may take this fraction of device memory;
+// larger chunks are aggregated in several launches.
+constexpr uint64_t kScratchMemoryDivisor = 8;
+// Rows per thread of the sorted-run kernel, as a multiple of rows_per_thread.
+constexpr int kSortRunMultiplier = 16;
+// Fill kernels: blocks per SM for memory-bound grid-stride loops.
+constexpr int kFillBlocksPerSm = 8;
+
+inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
+}  // namespace detail
+
+template <class K>
+class TypedAggregator final : public GroupByAggregator::Impl {
+  using ull = kernels::ull;
+
+ public:
+  TypedAggregator(const DeviceInfo& device, GroupBySpec spec, TableOptions options, StreamHandle stream)
+      : device_(device), spec_(std::move(spec)), options_(options), stream_(stream) {
+    TALLY_CUDA_CHECK(cudaSetDevice(device_.ordinal));
+    configure_memory_pool(device_.ordinal);
+    plan_ = plan_lanes(spec_);
+    lanes_.count = static_cast<int>(plan_.lanes.size());
+    for (size_t l = 0; l < plan_.lanes.size(); ++l)
+      lanes_.lane[l] = kernels::LaneRef{plan_.lanes[l].kind, static_cast<int8_t>(plan_.lanes[l].column),
+                                        plan_.lanes[l].wide};
+    if (!(options_.max_fill > 0.05 && options_.max_fill < 0.95)) options_.max_fill = 0.5;
+    if (options_.max_rows_per_launch == 0) {
+      const uint64_t per_row = 8 + 8 * plan_.lanes.size() + 3 * sizeof(K) + 16;
+      const uint64_t rows = device_.total_memory / detail::kScratchMemoryDivisor / per_row;
+      options_.max_rows_per_launch = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(rows, 1)), 1u << 16, 1ull << 31);
+    }
+    counters_.ensure(kCounterCount * sizeof(ull), cs());
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, kCounterCount * sizeof(ull), cs()));
+    allocate_table(capacity_for(options_.estimated_groups));
+  }
+
+  const GroupBySpec& spec() const override { return spec_; }
+  StreamHandle stream() const override { return stream_; }
+  uint64_t capacity() const override { return capacity_; }
+
+  LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) override {
+    validate(chunk);
+    LaunchReport report;
+    report.variant = variant;
+    report.used = config;
+    for (int64_t off = 0; off < chunk.rows; off += static_cast<int64_t>(options_.max_rows_per_launch)) {
+      const int64_t n = std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
+      kernels::ChunkRef<K> ref = make_ref(chunk, off, n);
+      std::optional<KeyRange> range = chunk.key_range;
+      run_piece(ref, range, variant, config, report);
+      settle_overflow(report);
+    }
+    return report;
+  }
+
+  KeyRange measure_key_range(const ChunkPointers& chunk) override {
+    validate(chunk);
+    return measure(make_ref(chunk, 0, chunk.rows));
+  }
+
+  GroupByResult finish() override {
+    const uint64_t n = group_count();
+    ensure_extract(n + 2);
+    extract(n + 2);
+    ull count = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&count, counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
+    const size_t L = plan_.lanes.size();
+    GroupByResult result;
+    result.keys.resize(n);
+    result.key_is_null.resize(n);
+    std::vector<ull> lanes(L * n);
+    if (n > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data(), out_keys_.get(), n * sizeof(int64_t), cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.key_is_null.data(), out_null_.get(), n, cudaMemcpyDeviceToHost, cs()));
+      for (size_t l = 0; l < L; ++l)
+        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * n, out_lanes_.get<ull>() + l * out_stride_, n * sizeof(ull),
+                                         cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    }
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      const AggregateSpec& as = spec_.aggregates[a];
+      const AggregateLanes& al = plan_.aggregates[a];
+      AggregateValues vals;
+      vals.value.resize(n);
+      vals.nonnull.resize(n);
+      for (uint64_t g = 0; g < n; ++g) {
+        const auto lane = [&](int l) { return lanes[static_cast<size_t>(l) * n + g]; };
+        vals.nonnull[g] = static_cast<int64_t>(lane(al.nonnull_lane));
+        switch (as.op) {
+          case AggOp::count_star:
+          case AggOp::count: vals.value[g] = vals.nonnull[g]; break;
+          case AggOp::min:
+          case AggOp::max: vals.value[g] = static_cast<int64_t>(lane(al.value_lane)); break;
+          case AggOp::sum:
+          case AggOp::avg:
+            if (al.value_hi_lane >= 0) {
+              const __int128 lo = static_cast<__int128>(static_cast<uint64_t>(lane(al.value_lane)));
+              const __int128 hi = static_cast<__int128>(static_cast<int64_t>(lane(al.value_hi_lane)));
+              vals.value[g] = lo + hi * (static_cast<__int128>(1) << 32);
+            } else {
+              vals.value[g] = static_cast<int64_t>(lane(al.value_lane));
+            }
+            break;
+        }
+      }
+      result.aggregates.push_back(std::move(vals));
+    }
+    return result;
+  }
+
+  void finish_device() override {
+    ensure_extract(capacity_ + 2);
+    extract(capacity_ + 2);
+  }
+
+  uint64_t group_count() override {
+    ull occupied = 0, special[2] = {0, 0};
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(special, table_lanes_.get<ull>() + capacity_, 2 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    return occupied + (special[0] > 0) + (special[1] > 0);
+  }
+
+  void reset() override { init_table(); }
+
+ private:
+  enum Counter { kOccupied = 0, kSpillCount, kLost, kOutCount, kRangeMin, kRangeMax, kCounterCount };
+
+  cudaStream_t cs() const { return reinterpret_cast<cudaStream_t>(stream_); }
+  ull* counter(Counter c) const { return counters_.get<ull>() + c; }
+  int fill_grid() const { return std::max(1, device_.sm_count * detail::kFillBlocksPerSm); }
+
+  uint64_t capacity_for(uint64_t groups) const {
+    const double need = static_cast<double>(std::max<uint64_t>(groups, 1)) / options_.max_fill;
+    return std::max<uint64_t>(1024, detail::next_pow2(static_cast<uint64_t>(need) + 1));
+  }
+
+  kernels::GlobalTableRef<K> table_ref(bool hard = false) const {
+    kernels::GlobalTableRef<K> t;
+    t.keys = table_keys_.get<K>();
+    t.lanes = table_lanes_.get<ull>();
+    t.capacity = capacity_;
+    t.stride = capacity_ + 2;
+    t.occupied = counter(kOccupied);
+    t.max_occupied = hard ? capacity_ : static_cast<uint64_t>(static_cast<double>(capacity_) * options_.max_fill);
+    t.hash = options_.hash;
+    return t;
+  }
+
+  void allocate_table(uint64_t capacity) {
+    capacity_ = capacity;
+    table_keys_.release();
+    table_lanes_.release();
+    table_keys_.ensure(capacity_ * sizeof(K), cs());
+    table_lanes_.ensure((capacity_ + 2) * plan_.lanes.size() * sizeof(ull), cs());
+    init_table();
+  }
+
+  void init_table() {
+    kernels::fill_kernel<K><<<fill_grid(), 256, 0, cs()>>>(table_keys_.get<K>(), capacity_, kernels::KeyTraits<K>::empty);
+    TALLY_CUDA_CHECK_LAUNCH("fill_kernel(keys)");
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      const ull id = kernels::lane_identity(plan_.lanes[l].kind);
+      ull* p = table_lanes_.get<ull>() + l * (capacity_ + 2);
+      if (id == 0) {
+        TALLY_CUDA_CHECK(cudaMemsetAsync(p, 0, (capacity_ + 2) * sizeof(ull), cs()));
+      } else {
+        kernels::fill_kernel<ull><<<fill_grid(), 256, 0, cs()>>>(p, capacity_ + 2, id);
+        TALLY_CUDA_CHECK_LAUNCH("fill_kernel(lanes)");
+      }
+    }
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kOccupied), 0, sizeof(ull), cs()));
+  }
+
+  void validate(const ChunkPointers& chunk) const {
+    if (chunk.rows < 0) throw Error(SqlState::internal_error, "GPU: negative row count");
+    if (chunk.values.size() != spec_.columns.size())
+      throw Error(SqlState::internal_error, "GPU: chunk has " + std::to_string(chunk.values.size()) +
+                                                " value columns, the aggregation expects " +
+                                                std::to_string(spec_.columns.size()));
+    if (chunk.rows > 0 && !chunk.key.data) throw Error(SqlState::internal_error, "GPU: chunk without key data");
+    for (size_t c = 0; c < chunk.values.size(); ++c) {
+      if (chunk.rows > 0 && !chunk.values[c].data)
+        throw Error(SqlState::internal_error, "GPU: chunk without data for column " + std::to_string(c));
+      if (chunk.values[c].validity && !spec_.columns[c].may_have_nulls)
+        throw Error(SqlState::internal_error,
+                    "GPU: column " + std::to_string(c) + " has NULLs but was declared NOT NULL");
+    }
+  }
+
+  kernels::ChunkRef<K> make_ref(const ChunkPointers& chunk, int64_t off, int64_t n) const {
+    kernels::ChunkRef<K> r;
+    r.keys = static_cast<const K*>(chunk.key.data) + off;
+    r.key_validity = chunk.key.validity ? chunk.key.validity + off : nullptr;
+    r.rows = n;
+    for (size_t c = 0; c < chunk.values.size(); ++c) {
+      const bool wide = spec_.columns[c].type == ValueType::int64;
+      r.columns[c].wide = wide;
+      r.columns[c].data = static_cast<const char*>(chunk.values[c].data) + off * (wide ? 8 : 4);
+      r.columns[c].validity = chunk.values[c].validity ? chunk.values[c].validity + off : nullptr;
+    }
+    return r;
+  }
+
+  KeyRange measure(const kernels::ChunkRef<K>& ref) {
+    const long long init[2] = {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::min()};
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(counter(kRangeMin), init, sizeof(init), cudaMemcpyHostToDevice, cs()));
+    if (ref.rows > 0) {
+      const int grid = static_cast<int>(std::min<int64_t>(fill_grid(), (ref.rows + 255) / 256));
+      kernels::key_range_kernel<K><<<grid, 256, 0, cs()>>>(ref, reinterpret_cast<long long*>(counter(kRangeMin)),
+                                                           reinterpret_cast<long long*>(counter(kRangeMax)));
+      TALLY_CUDA_CHECK_LAUNCH("key_range_kernel");
+    }
+    long long out[2];
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out, counter(kRangeMin), sizeof(out), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    return KeyRange{out[0], out[1]};
+  }
+
+  kernels::SpillRef spill_ref(uint64_t rows) {
+    const uint64_t cap = std::max<uint64_t>(rows, 1);
+    if (cap > spill_capacity_) {
+      spill_keys_.release();
+      spill_lanes_.release();
+      spill_keys_.ensure(cap * sizeof(int64_t), cs());
+      spill_lanes_.ensure(cap * plan_.lanes.size() * sizeof(ull), cs());
+      spill_capacity_ = cap;
+    }
+    kernels::SpillRef s;
+    s.keys = spill_keys_.get<int64_t>();
+    s.lanes = spill_lanes_.get<ull>();
+    s.capacity = spill_capacity_;
+    s.count = counter(kSpillCount);
+    return s;
+  }
+
+  // ---- launch configuration checks ----------------------------------------
+
+  VariantConfig checked(const VariantConfig& in, LaunchReport& report) const {
+    VariantConfig c = in;
+    const int tpb = std::clamp((c.launch.threads_per_block + 31) / 32 * 32, 32, device_.max_threads_per_block);
+    if (tpb != c.launch.threads_per_block)
+      report.adjustments.push_back(simple_format("threads_per_block {} -> {}", c.launch.threads_per_block, tpb));
+    c.launch.threads_per_block = tpb;
+    int rpt = c.launch.rows_per_thread >= 8 ? 8 : c.launch.rows_per_thread >= 4 ? 4 : c.launch.rows_per_thread >= 2 ? 2 : 1;
+    if (rpt != c.launch.rows_per_thread)
+      report.adjustments.push_back(simple_format("rows_per_thread {} -> {} (supported: 1, 2, 4, 8)", c.launch.rows_per_thread, rpt));
+    c.launch.rows_per_thread = rpt;
+    const int bps = std::clamp(c.launch.blocks_per_sm, 1, std::max(1, device_.max_blocks_per_sm));
+    if (bps != c.launch.blocks_per_sm) report.adjustments.push_back(simple_format("blocks_per_sm {} -> {}", c.launch.blocks_per_sm, bps));
+    c.launch.blocks_per_sm = bps;
+    const int fill = std::clamp(c.launch.fill_factor_percent, 10, 95);
+    if (fill != c.launch.fill_factor_percent)
+      report.adjustments.push_back(simple_format("fill_factor_percent {} -> {}", c.launch.fill_factor_percent, fill));
+    c.launch.fill_factor_percent = fill;
+    return c;
+  }
+
+  // Clamps blocks_per_sm to what the occupancy calculator allows for `kernel`.
+  template <class Kernel>
+  int occupancy_grid(Kernel kernel, VariantConfig& c, size_t smem, int64_t work_items, LaunchReport& report) const {
+    int max_blocks = 0;
+    TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_blocks, kernel, c.launch.threads_per_block, smem));
+    if (max_blocks < 1)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: kernel cannot launch with {} threads and {} bytes of shared memory",
+                              c.launch.threads_per_block, smem));
+    if (c.launch.blocks_per_sm > max_blocks) {
+      report.adjustments.push_back(
+          simple_format("blocks_per_sm {} -> {} (occupancy limit at {} B shared memory)", c.launch.blocks_per_sm, max_blocks, smem));
+      c.launch.blocks_per_sm = max_blocks;
+    }
+    const int64_t grid = std::min<int64_t>(static_cast<int64_t>(device_.sm_count) * c.launch.blocks_per_sm,
+                                           std::max<int64_t>(work_items, 1));
+    return static_cast<int>(grid);
+  }
+
+  // ---- variants ----------------------------------------------------------
+
+  void run_piece(kernels::ChunkRef<K> ref, std::optional<KeyRange> range, Variant variant, const VariantConfig& requested,
+                 LaunchReport& report) {
+    VariantConfig c = checked(requested, report);
+    const kernels::SpillRef spill = spill_ref(static_cast<uint64_t>(ref.rows));
+    switch (variant) {
+      case Variant::dense: {
+        const KeyRange kr = range ? *range : measure(ref);
+        const uint64_t size = kr.size();
+        const uint32_t fit = dense_slots_fitting(spec_, plan_, device_.shared_memory_per_block_optin);
+        if (size > fit)
+          throw Error(SqlState::feature_not_supported,
+                      simple_format("GPU: dense variant cannot hold a key range of {} in {} shared slots", size, fit));
+        launch_shared<true>(ref, c, static_cast<uint32_t>(size), kr.min, false, spill, report);
+        break;
+      }
+      case Variant::shared_hash: {
+        const double est = static_cast<double>(std::max<uint64_t>(options_.estimated_groups, 1));
+        const uint64_t want = static_cast<uint64_t>(est / c.fill()) + c.launch.threads_per_block;
+        launch_shared<false>(ref, c, static_cast<uint32_t>(std::min<uint64_t>(want, UINT32_MAX / 2)), 0, false, spill,
+                             report);
+        break;
+      }
+      case Variant::global_hash:
+        launch_global(ref, c, spill, report);
+        break;
+      case Variant::sort: {
+        const auto bits = sort_bits(range ? &*range : nullptr, 0);
+        const kernels::ChunkRef<K> sorted = sort_piece(ref, bits.first, bits.second);
+        const int run = c.launch.rows_per_thread * detail::kSortRunMultiplier;
+        const int64_t threads = (sorted.rows + run - 1) / run;
+        const int grid = static_cast<int>((threads + c.launch.threads_per_block - 1) / c.launch.threads_per_block);
+        report.grid_blocks = grid;
+        if (grid > 0) {
+          kernels::sorted_run_kernel<K><<<grid, c.launch.threads_per_block, 0, cs()>>>(sorted, lanes_, table_ref(), spill, run);
+          TALLY_CUDA_CHECK_LAUNCH("sorted_run_kernel");
+        }
+        break;
+      }
+      case Variant::partitioned_hash: {
+        const KeyRange kr = range ? *range : measure(ref);
+        int pbits = c.partition_bits;
+        if (pbits <= 0) {
+          ChunkFacts facts;
+          facts.rows = static_cast<uint64_t>(ref.rows);
+          facts.key_range = kr;
+          facts.estimated_groups = options_.estimated_groups;
+          pbits = default_launch_config(Variant::partitioned_hash, spec_, device_, facts).partition_bits;
+          report.adjustments.push_back(simple_format("partition_bits 0 -> {} (from the estimate)", pbits));
+        }
+        pbits = std::clamp(pbits, 1, static_cast<int>(8 * sizeof(K)));
+        c.partition_bits = pbits;
+        const auto bits = sort_bits(&kr, pbits);
+        const kernels::ChunkRef<K> sorted = sort_piece(ref, bits.first, bits.second);
+        launch_shared<false>(sorted, c, UINT32_MAX / 2, 0, true, spill, report);
+        break;
+      }
+    }
+    report.used = c;
+  }
+
+  // Lays out the lanes in shared memory: 8-byte arrays first for alignment.
+  kernels::SharedLayout shared_layout(uint32_t slots, bool with_keys) const {
+    kernels::SharedLayout lay{};
+    const uint32_t total = slots + 2;
+    uint32_t off = 0;
+    if (with_keys && sizeof(K) == 8) {
+      lay.keys_offset = off;
+      off += total * 8;
+    }
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      const Lane& lane = plan_.lanes[l];
+      if ((lane.kind == LaneKind::min || lane.kind == LaneKind::max) && lane.wide) {
+        lay.offset[l] = off;
+        off += total * 8;
+      }
+    }
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      const Lane& lane = plan_.lanes[l];
+      if ((lane.kind == LaneKind::min || lane.kind == LaneKind::max) && lane.wide) continue;
+      lay.offset[l] = off;
+      off += total * static_cast<uint32_t>(shared_lane_bytes(lane));
+    }
+    if (with_keys && sizeof(K) == 4) {
+      lay.keys_offset = off;
+      off += total * 4;
+    }
+    lay.counter_offset = (off + 15) / 16 * 16;
+    lay.total_bytes = lay.counter_offset + 16;
+    return lay;
+  }
+
+  template <bool kDense, int R>
+  void launch_shared_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, kernels::SharedParams p,
+                       const kernels::SpillRef& spill, LaunchReport& report) {
+    auto kernel = kernels::shared_aggregate_kernel<K, R, kDense>;
+    const kernels::SharedLayout lay = shared_layout(p.slots, !kDense);
+    TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(lay.total_bytes)));
+    const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
+                          (static_cast<int64_t>(c.launch.threads_per_block) * R);
+    const int grid = occupancy_grid(kernel, c, lay.total_bytes, tiles, report);
+    report.grid_blocks = grid;
+    report.shared_slots = p.slots;
+    kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(ref, lanes_, lay, p, table_ref(), spill);
+    TALLY_CUDA_CHECK_LAUNCH("shared_aggregate_kernel");
+  }
+
+  // Sizes the shared table within the budget that blocks_per_sm leaves.
+  template <bool kDense>
+  void launch_shared(const kernels::ChunkRef<K>& ref, VariantConfig& c, uint32_t want_slots, int64_t dense_min,
+                     bool flush_on_fill, const kernels::SpillRef& spill, LaunchReport& report) {
+    if (ref.rows == 0) return;
+    size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm);
+    uint32_t fit = kDense ? dense_slots_fitting(spec_, plan_, budget) : hash_slots_fitting(spec_, plan_, budget);
+    if (kDense && want_slots > fit) {
+      // The range must fit: lower blocks_per_sm until it does.
+      while (c.launch.blocks_per_sm > 1 && want_slots > fit) {
+        --c.launch.blocks_per_sm;
+        budget = shared_budget_per_block(device_, c.launch.blocks_per_sm);
+        fit = dense_slots_fitting(spec_, plan_, budget);
+      }
+      report.adjustments.push_back(simple_format("blocks_per_sm -> {} so that {} dense slots fit", c.launch.blocks_per_sm, want_slots));
+    }
+    const int tile = c.launch.threads_per_block * c.launch.rows_per_thread;
+    uint32_t slots = std::min(want_slots, fit);
+    if (!kDense) {
+      // Room for a tile of new keys above the flush threshold.
+      const uint32_t min_slots = static_cast<uint32_t>(2.0 * tile / c.fill()) + 64;
+      if (flush_on_fill && slots < min_slots) {
+        const int rpt = c.launch.rows_per_thread;
+        while (c.launch.rows_per_thread > 1 && fit < static_cast<uint32_t>(2.0 * c.launch.threads_per_block * c.launch.rows_per_thread / c.fill()) + 64)
+          c.launch.rows_per_thread /= 2;
+        if (rpt != c.launch.rows_per_thread)
+          report.adjustments.push_back(simple_format("rows_per_thread {} -> {} so a tile fits the shared table", rpt, c.launch.rows_per_thread));
+      }
+      if (want_slots > fit && !flush_on_fill)
+        report.adjustments.push_back(simple_format("shared hash table clamped to {} slots ({} B per block)", fit, budget));
+      slots = std::max<uint32_t>(std::min(want_slots, fit), std::min<uint32_t>(fit, 64));
+    }
+    kernels::SharedParams p;
+    p.dense_min = dense_min;
+    p.slots = slots;
+    p.insert_limit = static_cast<uint32_t>(slots * c.fill());
+    const double thr = slots * c.fill() - static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
+    p.flush_threshold = thr > 0 ? static_cast<uint32_t>(thr) : 0;
+    p.flush_on_fill = flush_on_fill;
+    p.warp_preaggregate = c.warp_preaggregate;
+    p.hash = c.hash;
+    switch (c.launch.rows_per_thread) {
+      case 1: launch_shared_r<kDense, 1>(ref, c, p, spill, report); break;
+      case 2: launch_shared_r<kDense, 2>(ref, c, p, spill, report); break;
+      case 4: launch_shared_r<kDense, 4>(ref, c, p, spill, report); break;
+      default: launch_shared_r<kDense, 8>(ref, c, p, spill, report); break;
+    }
+  }
+
+  template <int R>
+  void launch_global_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
+                       LaunchReport& report) {
+    auto kernel = kernels::global_aggregate_kernel<K, R>;
+    const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
+                          (static_cast<int64_t>(c.launch.threads_per_block) * R);
+    const int grid = occupancy_grid(kernel, c, 0, tiles, report);
+    report.grid_blocks = grid;
+    kernel<<<grid, c.launch.threads_per_block, 0, cs()>>>(ref, lanes_, table_ref(), spill);
+    TALLY_CUDA_CHECK_LAUNCH("global_aggregate_kernel");
+  }
+
+  void launch_global(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
+                     LaunchReport& report) {
+    if (ref.rows == 0) return;
+    switch (c.launch.rows_per_thread) {
+      case 1: launch_global_r<1>(ref, c, spill, report); break;
+      case 2: launch_global_r<2>(ref, c, spill, report); break;
+      case 4: launch_global_r<4>(ref, c, spill, report); break;
+      default: launch_global_r<8>(ref, c, spill, report); break;
+    }
+  }
+
+  // Radix bits [begin, end) to sort on. CUB flips the sign bit of signed keys,
+  // so the bits that differ within [min, max] are computed on flipped values.
+  // partition_bits = 0: every differing bit (a full sort of the range).
+  std::pair<int, int> sort_bits(const KeyRange* range, int partition_bits) const {
+    constexpr int kBits = 8 * sizeof(K);
+    int end = kBits;
+    if (range && range->max >= range->min) {
+      using U = std::make_unsigned_t<K>;
+      const U sign = U{1} << (kBits - 1);
+      const U lo = static_cast<U>(static_cast<K>(range->min)) ^ sign;
+      const U hi = static_cast<U>(static_cast<K>(range->max)) ^ sign;
+      end = std::max(1, kBits - std::countl_zero(static_cast<U>(lo ^ hi)));
+    }
+    if (partition_bits <= 0) return {0, end};
+    end = std::max(end, std::min(partition_bits, kBits));
+    return {end - std::min(partition_bits, end), end};
+  }
+
+  // Sorts a piece by key bits [begin, end) and returns a view of the sorted
+  // rows: with a single NOT NULL value column and no NULL keys the value rides
+  // along as the sort payload; otherwise rows are sorted by index and gathered.
+  kernels::ChunkRef<K> sort_piece(const kernels::ChunkRef<K>& ref, int begin, int end) {
+    const uint64_t n = static_cast<uint64_t>(ref.rows);
+    kernels::ChunkRef<K> out = ref;
+    if (n == 0) return out;
+    const bool payload_value =
+        spec_.columns.size() == 1 && !ref.key_validity && !ref.columns[0].validity;
+    const bool wide_payload = payload_value && ref.columns[0].wide;
+    sort_keys_.ensure(n * sizeof(K), cs());
+    const size_t pw = wide_payload ? 8 : 4;
+    sort_payload_in_.ensure(n * pw, cs());
+    sort_payload_out_.ensure(n * pw, cs());
+    const int grid = fill_grid();
+    const void* payload_in = nullptr;
+    if (payload_value) {
+      payload_in = ref.columns[0].data;
+    } else {
+      kernels::iota_kernel<<<grid, 256, 0, cs()>>>(sort_payload_in_.get<uint32_t>(), n);
+      TALLY_CUDA_CHECK_LAUNCH("iota_kernel");
+      payload_in = sort_payload_in_.get();
+    }
+    size_t temp = 0;
+    if (wide_payload) {
+      TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, ref.keys, sort_keys_.get<K>(),
+                                                       static_cast<const uint64_t*>(payload_in),
+                                                       sort_payload_out_.get<uint64_t>(), n, begin, end, cs()));
+      sort_temp_.ensure(temp, cs());
+      TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.get(), temp, ref.keys, sort_keys_.get<K>(),
+                                                       static_cast<const uint64_t*>(payload_in),
+                                                       sort_payload_out_.get<uint64_t>(), n, begin, end, cs()));
+    } else {
+      TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, ref.keys, sort_keys_.get<K>(),
+                                                       static_cast<const uint32_t*>(payload_in),
+                                                       sort_payload_out_.get<uint32_t>(), n, begin, end, cs()));
+      sort_temp_.ensure(temp, cs());
+      TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.get(), temp, ref.keys, sort_keys_.get<K>(),
+                                                       static_cast<const uint32_t*>(payload_in),
+                                                       sort_payload_out_.get<uint32_t>(), n, begin, end, cs()));
+    }
+    out.keys = sort_keys_.get<K>();
+    if (payload_value) {
+      out.columns[0].data = sort_payload_out_.get();
+      return out;
+    }
+    // Gather NULL flags and value columns through the permutation.
+    const uint32_t* perm = sort_payload_out_.get<uint32_t>();
+    size_t gather_bytes = ref.key_validity ? n : 0;
+    for (size_t c = 0; c < spec_.columns.size(); ++c)
+      gather_bytes += n * (ref.columns[c].wide ? 8 : 4) + (ref.columns[c].validity ? n : 0) + 16;
+    sort_gather_.ensure(gather_bytes + 16, cs());
+    char* dst = sort_gather_.get<char>();
+    auto place = [&](size_t bytes) {
+      char* p = dst;
+      dst += (bytes + 15) / 16 * 16;
+      return p;
+    };
+    if (ref.key_validity) {
+      uint8_t* kv = reinterpret_cast<uint8_t*>(place(n));
+      kernels::gather_kernel<uint8_t><<<grid, 256, 0, cs()>>>(perm, n, ref.key_validity, kv);
+      TALLY_CUDA_CHECK_LAUNCH("gather_kernel(key validity)");
+      out.key_validity = kv;
+    }
+    for (size_t c = 0; c < spec_.columns.size(); ++c) {
+      if (ref.columns[c].wide) {
+        int64_t* d = reinterpret_cast<int64_t*>(place(n * 8));
+        kernels::gather_kernel<int64_t><<<grid, 256, 0, cs()>>>(perm, n, static_cast<const int64_t*>(ref.columns[c].data), d);
+        out.columns[c].data = d;
+      } else {
+        int32_t* d = reinterpret_cast<int32_t*>(place(n * 4));
+        kernels::gather_kernel<int32_t><<<grid, 256, 0, cs()>>>(perm, n, static_cast<const int32_t*>(ref.columns[c].data), d);
+        out.columns[c].data = d;
+      }
+      TALLY_CUDA_CHECK_LAUNCH("gather_kernel(values)");
+      if (ref.columns[c].validity) {
+        uint8_t* v = reinterpret_cast<uint8_t*>(place(n));
+        kernels::gather_kernel<uint8_t><<<grid, 256, 0, cs()>>>(perm, n, ref.columns[c].validity, v);
+        TALLY_CUDA_CHECK_LAUNCH("gather_kernel(validity)");
+        out.columns[c].validity = v;
+      }
+    }
+    return out;
+  }
+
+  // ---- growth --------------------------------------------------------------
+
+  // Reads the overflow counters; on spill grows the table and merges the
+  // spilled rows/partials, so the chunk's result is complete when this returns.
+  void settle_overflow(LaunchReport& report) {
+    ull h[3];
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), sizeof(h), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    const ull occupied = h[0], spilled = h[1], lost = h[2];
+    if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups during growth");
+    if (spilled == 0) return;
+    if (spilled > spill_capacity_)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: spill buffer overflow ({} entries, capacity {})", spilled, spill_capacity_));
+    const uint64_t need = capacity_for(occupied + spilled);
+    grow(std::max(need, capacity_ * 2));
+    ++report.table_growths;
+    report.spilled += spilled;
+    kernels::SpillRef s;
+    s.keys = spill_keys_.get<int64_t>();
+    s.lanes = spill_lanes_.get<ull>();
+    s.capacity = spill_capacity_;
+    s.count = counter(kSpillCount);
+    const int grid = static_cast<int>(std::min<uint64_t>(fill_grid(), (spilled + 255) / 256));
+    kernels::merge_spill_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(true), s, spilled, lanes_, counter(kLost));
+    TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel");
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, sizeof(ull), cs()));
+    ull lost_after = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost_after, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    if (lost_after != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups merging the spill");
+  }
+
+  void grow(uint64_t new_capacity) {
+    const kernels::GlobalTableRef<K> from = table_ref();
+    DeviceBuffer old_keys = std::move(table_keys_);
+    DeviceBuffer old_lanes = std::move(table_lanes_);
+    allocate_table(new_capacity);  // resets the occupancy counter
+    kernels::GlobalTableRef<K> to = table_ref(true);
+    const int grid = fill_grid();
+    kernels::rehash_kernel<K><<<grid, 256, 0, cs()>>>(from, to, lanes_.count, counter(kLost));
+    TALLY_CUDA_CHECK_LAUNCH("rehash_kernel");
+    old_keys.release();
+    old_lanes.release();
+  }
+
+  // ---- extraction ------------------------------------------------------------
+
+  void ensure_extract(uint64_t n) {
+    if (n <= out_stride_) return;
+    out_keys_.release();
+    out_null_.release();
+    out_lanes_.release();
+    out_keys_.ensure(n * sizeof(int64_t), cs());
+    out_null_.ensure(n, cs());
+    out_lanes_.ensure(n * plan_.lanes.size() * sizeof(ull), cs());
+    out_stride_ = n;
+  }
+
+  void extract(uint64_t) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kOutCount), 0, sizeof(ull), cs()));
+    kernels::extract_kernel<K><<<fill_grid(), 256, 0, cs()>>>(table_ref(), lanes_.count, out_keys_.get<int64_t>(),
+                                                             out_null_.get<uint8_t>(), out_lanes_.get<ull>(),
+                                                             out_stride_, counter(kOutCount));
+    TALLY_CUDA_CHECK_LAUNCH("extract_kernel");
+  }
+
+  DeviceInfo device_;
+  GroupBySpec spec_;
+  TableOptions options_;
+  StreamHandle stream_;
+  LanePlan plan_;
+  kernels::LaneSet lanes_;
+
+  uint64_t capacity_ = 0;
+  DeviceBuffer table_keys_, table_lanes_, counters_;
+  uint64_t spill_capacity_ = 0;
+  DeviceBuffer spill_keys_, spill_lanes_;
+  DeviceBuffer sort_keys_, sort_payload_in_, sort_payload_out_, sort_temp_, sort_gather_;
+  uint64_t out_stride_ = 0;
+  DeviceBuffer out_keys_, out_null_, out_lanes_;
+};
+
+}  // namespace tally::gpu

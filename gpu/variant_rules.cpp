@@ -1,0 +1,159 @@
+#include "gpu/variant_rules.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace tally::gpu {
+namespace {
+
+// Bytes for the hash kernel's occupancy counter and alignment padding.
+constexpr size_t kSharedHeaderBytes = 64;
+// Dense keys need no probing: a warp shares a slot only when keys repeat, so
+// pre-aggregation pays off only when a warp's 32 rows hit a handful of slots.
+constexpr uint64_t kWarpPreaggregateMaxGroups = 8;
+// Below this many rows a chunk is too small to amortize a sort or a shared
+// table's initialization and flush.
+constexpr uint64_t kSmallChunkRows = 1u << 16;
+// Expected partition imbalance margin: partitions are sized for half of the
+// rows a shared table can take before it must flush.
+constexpr double kPartitionMargin = 0.5;
+
+size_t key_bytes(const GroupBySpec& spec) { return spec.key_type == KeyType::int32 ? 4 : 8; }
+
+int ceil_log2(uint64_t x) { return x <= 1 ? 0 : 64 - std::countl_zero(x - 1); }
+
+}  // namespace
+
+size_t dense_shared_bytes(const GroupBySpec&, const LanePlan& plan, uint64_t slots) {
+  return (slots + 2) * plan.shared_bytes_per_slot() + kSharedHeaderBytes;
+}
+
+size_t hash_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, uint64_t slots) {
+  return (slots + 2) * (plan.shared_bytes_per_slot() + key_bytes(spec)) + kSharedHeaderBytes;
+}
+
+uint32_t dense_slots_fitting(const GroupBySpec&, const LanePlan& plan, size_t budget) {
+  if (budget <= kSharedHeaderBytes) return 0;
+  const uint64_t n = (budget - kSharedHeaderBytes) / plan.shared_bytes_per_slot();
+  return n < 2 ? 0 : static_cast<uint32_t>(std::min<uint64_t>(n - 2, UINT32_MAX - 2));
+}
+
+uint32_t hash_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_t budget) {
+  if (budget <= kSharedHeaderBytes) return 0;
+  const uint64_t n = (budget - kSharedHeaderBytes) / (plan.shared_bytes_per_slot() + key_bytes(spec));
+  return n < 2 ? 0 : static_cast<uint32_t>(std::min<uint64_t>(n - 2, UINT32_MAX - 2));
+}
+
+size_t shared_budget_per_block(const DeviceInfo& d, int blocks_per_sm) {
+  const size_t per_sm = d.shared_memory_per_sm / static_cast<size_t>(std::max(1, blocks_per_sm));
+  const size_t usable = per_sm > d.reserved_shared_memory_per_block ? per_sm - d.reserved_shared_memory_per_block : 0;
+  return std::min(usable, d.shared_memory_per_block_optin);
+}
+
+bool can_use(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts, std::string* why) {
+  const LanePlan plan = plan_lanes(spec);
+  switch (v) {
+    case Variant::dense: {
+      if (!facts.key_range) {
+        if (why) *why = "dense needs the chunk's key range";
+        return false;
+      }
+      const uint64_t range = facts.key_range->size();
+      const uint32_t fit = dense_slots_fitting(spec, plan, shared_budget_per_block(d, 1));
+      if (range > fit) {
+        if (why) *why = "key range " + std::to_string(range) + " exceeds " + std::to_string(fit) + " shared slots";
+        return false;
+      }
+      return true;
+    }
+    case Variant::shared_hash:
+    case Variant::partitioned_hash: {
+      // Any chunk runs (rows that find no room go to the global table), but the
+      // kernel needs room for at least one tile's worth of slots.
+      const uint32_t fit = hash_slots_fitting(spec, plan, shared_budget_per_block(d, 1));
+      if (fit < 64) {
+        if (why) *why = "shared memory holds too few hash slots for these aggregates";
+        return false;
+      }
+      return true;
+    }
+    case Variant::sort:
+      return true;
+    case Variant::global_hash:
+      return true;
+  }
+  return false;
+}
+
+Variant choose_variant(const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts) {
+  if (can_use(Variant::dense, spec, d, facts)) return Variant::dense;
+  const LanePlan plan = plan_lanes(spec);
+  const uint32_t fit = hash_slots_fitting(spec, plan, shared_budget_per_block(d, 1));
+  const VariantConfig c = default_launch_config(Variant::shared_hash, spec, d, facts);
+  if (static_cast<double>(facts.estimated_groups) <= fit * c.fill()) return Variant::shared_hash;
+  if (facts.rows < kSmallChunkRows) return Variant::global_hash;
+  return Variant::partitioned_hash;
+}
+
+VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts) {
+  const LanePlan plan = plan_lanes(spec);
+  VariantConfig c;
+  const int max_threads_sm = std::max(d.max_threads_per_sm, 64);
+  switch (v) {
+    case Variant::dense: {
+      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
+      c.launch.rows_per_thread = 4;
+      c.hash = HashKind::identity;
+      const uint64_t range = facts.key_range ? facts.key_range->size() : 0;
+      const size_t bytes = dense_shared_bytes(spec, plan, range) + d.reserved_shared_memory_per_block;
+      const int by_smem = static_cast<int>(std::max<size_t>(1, d.shared_memory_per_sm / std::max<size_t>(bytes, 1)));
+      c.launch.blocks_per_sm = std::clamp(by_smem, 1, max_threads_sm / c.launch.threads_per_block);
+      c.warp_preaggregate = range <= kWarpPreaggregateMaxGroups;
+      break;
+    }
+    case Variant::shared_hash: {
+      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
+      c.launch.rows_per_thread = 4;
+      c.launch.fill_factor_percent = 50;
+      c.hash = HashKind::murmur;
+      const uint64_t slots = static_cast<uint64_t>(static_cast<double>(facts.estimated_groups) / c.fill()) + 1;
+      const size_t bytes = hash_shared_bytes(spec, plan, slots) + d.reserved_shared_memory_per_block;
+      const int by_smem = static_cast<int>(std::max<size_t>(1, d.shared_memory_per_sm / std::max<size_t>(bytes, 1)));
+      c.launch.blocks_per_sm = std::clamp(by_smem, 1, max_threads_sm / c.launch.threads_per_block);
+      c.warp_preaggregate = facts.estimated_groups <= kWarpPreaggregateMaxGroups;
+      break;
+    }
+    case Variant::partitioned_hash: {
+      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
+      c.launch.rows_per_thread = 4;
+      c.launch.blocks_per_sm = 1;
+      const bool dense_keys =
+          facts.key_range && facts.key_range->size() <= 4 * std::max<uint64_t>(facts.estimated_groups, 1);
+      // Dense key ranges partition into contiguous sub-ranges: identity hashing
+      // is collision-free there, so the table can run fuller.
+      c.hash = dense_keys ? HashKind::identity : HashKind::murmur;
+      c.launch.fill_factor_percent = dense_keys ? 90 : 70;
+      const uint32_t slots = hash_slots_fitting(spec, plan, shared_budget_per_block(d, c.launch.blocks_per_sm));
+      const double per_partition =
+          std::max(1.0, (slots * c.fill() - c.launch.threads_per_block * c.launch.rows_per_thread) * kPartitionMargin);
+      c.partition_bits = std::clamp(
+          ceil_log2(static_cast<uint64_t>(static_cast<double>(facts.estimated_groups) / per_partition) + 1), 1, 24);
+      break;
+    }
+    case Variant::global_hash:
+      c.launch.threads_per_block = 256;
+      c.launch.blocks_per_sm = std::max(1, max_threads_sm / c.launch.threads_per_block);
+      c.launch.rows_per_thread = 4;
+      c.launch.fill_factor_percent = 50;
+      c.hash = HashKind::murmur;
+      break;
+    case Variant::sort:
+      c.launch.threads_per_block = 256;
+      c.launch.blocks_per_sm = std::max(1, max_threads_sm / c.launch.threads_per_block);
+      c.launch.rows_per_thread = 4;
+      break;
+  }
+  return c;
+}
+
+}  // namespace tally::gpu

@@ -1,0 +1,45 @@
+#pragma once
+// Which variants can run a chunk, which one to start with, and the rule-based
+// launch configuration used before the tuner has measured anything. Rules are
+// computed from device properties (shared memory, SM count, L2), never from
+// constants tuned on one GPU. Kept together in one place (STYLE.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpu/device_info.hpp"
+#include "gpu/group_by_spec.hpp"
+#include "gpu/lane_plan.hpp"
+#include "gpu/variant_config.hpp"
+
+namespace tally::gpu {
+
+struct ChunkFacts {
+  uint64_t rows = 0;
+  std::optional<KeyRange> key_range;
+  uint64_t estimated_groups = 1;
+};
+
+// Bytes of dynamic shared memory the dense / hash kernels need for `slots`
+// table entries (two special entries, NULL key and empty-marker key, added).
+size_t dense_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, uint64_t slots);
+size_t hash_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, uint64_t slots);
+// Largest slot count whose shared memory fits in `budget` bytes.
+uint32_t dense_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_t budget);
+uint32_t hash_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_t budget);
+
+// Shared memory one block may use when `blocks_per_sm` blocks share an SM.
+size_t shared_budget_per_block(const DeviceInfo& d, int blocks_per_sm);
+
+// Side-effect-free predicates, most specialized first: dense, shared_hash,
+// partitioned_hash, sort, global_hash. `why` receives the reason for false.
+bool can_use(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts,
+             std::string* why = nullptr);
+
+// The variant the rules pick for a chunk.
+Variant choose_variant(const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts);
+
+// The rule-based starting configuration for a variant.
+VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts);
+
+}  // namespace tally::gpu
