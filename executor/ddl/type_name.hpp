@@ -1,0 +1,15 @@
+#pragma once
+// Resolves a parse-tree TypeName ({"names": [...], "typmods": [...]}) to a
+// storable SqlType with PostgreSQL's names, aliases and typmod rules:
+// 42704 unknown type, 22023 bad modifiers, 0A000 for types Tally cannot store
+// (numeric wider than 18 digits or unconstrained, arrays, timestamptz, ...).
+#include <nlohmann/json.hpp>
+
+#include "common/sql_type.hpp"
+#include "executor/ddl/statement_context.hpp"
+
+namespace tally::executor {
+
+SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& type_name);
+
+}  // namespace tally::executor

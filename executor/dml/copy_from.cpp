@@ -1,0 +1,409 @@
+#include "executor/dml/copy_from.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "executor/dml/row_check.hpp"
+#include "executor/types/type_io.hpp"
+#include "storage/table_appender.hpp"
+
+namespace tally::executor::dml {
+namespace {
+
+// Parse once this much unparsed input is buffered (or at the end of input):
+// large blocks keep the per-CopyData-message overhead out of the row loop.
+constexpr size_t parse_block_bytes = 1 << 20;
+// PostgreSQL's MAX_COPY_DATA_DISPLAY: longer lines/values are cut in CONTEXT.
+constexpr size_t max_display_bytes = 100;
+// Rows between cancellation checks.
+constexpr uint64_t cancel_check_rows = 1 << 16;
+
+struct Field {
+  std::string_view value;  // decoded value
+  std::string_view raw;    // as in the input (text format NULL compares this)
+  bool quoted = false;
+};
+
+enum class ParseResult { record, need_more, end_marker };
+
+std::string display(std::string_view s) {
+  if (s.size() <= max_display_bytes) return std::string(s);
+  size_t cut = max_display_bytes;
+  while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "...";
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class RecordParser {
+ public:
+  RecordParser(const CopyOptions& o, size_t expected_fields) : o_(o) {
+    fields_.reserve(expected_fields + 1);
+    decoded_.resize(expected_fields + 1);
+  }
+  const std::vector<Field>& fields() const { return fields_; }
+  std::string_view line() const { return line_; }
+
+  // Parses one record starting at buf[pos]. On `record`, pos moves past it.
+  ParseResult parse(const std::string& buf, size_t& pos, bool at_eof) {
+    return o_.csv ? parse_csv(buf, pos, at_eof) : parse_text(buf, pos, at_eof);
+  }
+
+ private:
+  std::string& scratch(size_t field) {
+    if (field >= decoded_.size()) decoded_.resize(field + 1);
+    std::string& s = decoded_[field];
+    s.clear();
+    return s;
+  }
+
+  ParseResult parse_text(const std::string& buf, size_t& pos, bool at_eof) {
+    const char* begin = buf.data() + pos;
+    const char* end = buf.data() + buf.size();
+    const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
+    if (!nl && !at_eof) return ParseResult::need_more;
+    const char* line_end = nl ? nl : end;
+    pos = static_cast<size_t>((nl ? nl + 1 : end) - buf.data());
+    if (line_end > begin && line_end[-1] == '\r') --line_end;
+    line_ = std::string_view(begin, static_cast<size_t>(line_end - begin));
+    if (line_ == "\\.") return ParseResult::end_marker;
+    fields_.clear();
+    const char delim = o_.delimiter;
+    const char* p = begin;
+    for (;;) {
+      const char* start = p;
+      bool escaped = false;
+      while (p < line_end && *p != delim) {
+        if (*p == '\\') {
+          escaped = true;
+          if (p + 1 < line_end) ++p;
+        }
+        ++p;
+      }
+      Field f;
+      f.raw = std::string_view(start, static_cast<size_t>(p - start));
+      f.value = escaped ? unescape_text(f.raw, fields_.size()) : f.raw;
+      fields_.push_back(f);
+      if (p >= line_end) break;
+      ++p;  // delimiter
+    }
+    return ParseResult::record;
+  }
+
+  // Backslash sequences of the text format (CopyReadAttributesText).
+  std::string_view unescape_text(std::string_view raw, size_t field) {
+    std::string& out = scratch(field);
+    for (size_t i = 0; i < raw.size(); ++i) {
+      char c = raw[i];
+      if (c != '\\' || i + 1 >= raw.size()) {
+        out += c;
+        continue;
+      }
+      c = raw[++i];
+      switch (c) {
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'v': out += '\v'; break;
+        case 'x': {
+          if (i + 1 < raw.size() && hex_value(raw[i + 1]) >= 0) {
+            int v = hex_value(raw[++i]);
+            if (i + 1 < raw.size() && hex_value(raw[i + 1]) >= 0) v = v * 16 + hex_value(raw[++i]);
+            out += static_cast<char>(v);
+          } else {
+            out += 'x';
+          }
+          break;
+        }
+        default:
+          if (c >= '0' && c <= '7') {
+            int v = c - '0';
+            for (int k = 0; k < 2 && i + 1 < raw.size() && raw[i + 1] >= '0' && raw[i + 1] <= '7'; ++k)
+              v = v * 8 + (raw[++i] - '0');
+            out += static_cast<char>(v & 0xff);
+          } else {
+            out += c;
+          }
+      }
+    }
+    return out;
+  }
+
+  // CSV (CopyReadLineCSV + CopyReadAttributesCSV): quotes may span lines.
+  ParseResult parse_csv(const std::string& buf, size_t& pos, bool at_eof) {
+    const char* begin = buf.data() + pos;
+    const char* end = buf.data() + buf.size();
+    const char delim = o_.delimiter, quote = o_.quote, escape = o_.escape;
+    fields_.clear();
+    const char* p = begin;
+    for (;;) {
+      const char* start = p;
+      bool any_quote = false;
+      // Fast scan of an unquoted field.
+      while (p < end && *p != delim && *p != '\n' && *p != '\r' && *p != quote) ++p;
+      Field f;
+      if (p < end && *p == quote) {
+        // The field has quoted sections: decode into scratch.
+        any_quote = true;
+        std::string& out = scratch(fields_.size());
+        out.append(start, static_cast<size_t>(p - start));
+        bool in_quote = false;
+        for (;;) {
+          if (p >= end) {
+            if (!at_eof) return ParseResult::need_more;
+            if (in_quote) {
+              line_ = std::string_view(begin, static_cast<size_t>(end - begin));
+              throw Error(SqlState::bad_copy_file_format, "unterminated CSV quoted field");
+            }
+            break;
+          }
+          const char c = *p;
+          if (in_quote) {
+            if (c == escape && escape != quote && p + 1 < end && (p[1] == quote || p[1] == escape)) {
+              out += p[1];
+              p += 2;
+            } else if (c == escape && escape != quote && p + 1 >= end && !at_eof) {
+              return ParseResult::need_more;
+            } else if (c == quote) {
+              if (escape == quote && p + 1 < end && p[1] == quote) {
+                out += quote;
+                p += 2;
+              } else if (escape == quote && p + 1 >= end && !at_eof) {
+                return ParseResult::need_more;
+              } else {
+                in_quote = false;
+                ++p;
+              }
+            } else {
+              out += c;
+              ++p;
+            }
+          } else {
+            if (c == delim || c == '\n' || c == '\r') break;
+            if (c == quote) in_quote = true;
+            else out += c;
+            ++p;
+          }
+        }
+        f.value = out;
+      } else {
+        f.value = std::string_view(start, static_cast<size_t>(p - start));
+      }
+      f.raw = std::string_view(start, static_cast<size_t>(p - start));
+      f.quoted = any_quote;
+      fields_.push_back(f);
+      if (p >= end) {
+        if (!at_eof) return ParseResult::need_more;
+        line_ = std::string_view(begin, static_cast<size_t>(p - begin));
+        pos = buf.size();
+        break;
+      }
+      if (*p == delim) {
+        ++p;
+        continue;
+      }
+      // End of record: \n, \r\n or \r.
+      line_ = std::string_view(begin, static_cast<size_t>(p - begin));
+      if (*p == '\r') {
+        if (p + 1 >= end && !at_eof) return ParseResult::need_more;
+        if (p + 1 < end && p[1] == '\n') ++p;
+      }
+      ++p;
+      pos = static_cast<size_t>(p - buf.data());
+      break;
+    }
+    if (fields_.size() == 1 && !fields_[0].quoted && fields_[0].raw == "\\.") return ParseResult::end_marker;
+    return ParseResult::record;
+  }
+
+  const CopyOptions& o_;
+  std::vector<Field> fields_;
+  std::vector<std::string> decoded_;  // per-field scratch, reused across records
+  std::string_view line_;
+};
+
+}  // namespace
+
+FileCopySource::FileCopySource(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "rb");
+  if (!file_) {
+    const int err = errno;
+    throw Error(err == ENOENT ? SqlState::undefined_file : SqlState::io_error,
+                "could not open file \"" + path + "\" for reading: " + std::strerror(err));
+  }
+}
+
+FileCopySource::~FileCopySource() {
+  if (file_) std::fclose(file_);
+}
+
+bool FileCopySource::next(std::string& buf) {
+  char block[1 << 16];
+  const size_t n = std::fread(block, 1, sizeof block, file_);
+  if (n == 0) {
+    if (std::ferror(file_))
+      throw Error(SqlState::io_error, "could not read from COPY file \"" + path_ + "\": " + std::strerror(errno));
+    return false;
+  }
+  buf.append(block, n);
+  return true;
+}
+
+uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const std::vector<int>& targets,
+                   const CopyOptions& o, CopySource& source, bool& end_marker_seen) {
+  end_marker_seen = false;
+  const size_t ncols = def.columns.size();
+  std::vector<int> untargeted;
+  {
+    std::vector<bool> is_target(ncols, false);
+    for (int t : targets) is_target[static_cast<size_t>(t)] = true;
+    for (size_t c = 0; c < ncols; ++c)
+      if (!is_target[c]) untargeted.push_back(static_cast<int>(c));
+  }
+  auto appender = ctx.store.begin_append(def.oid);
+  RecordParser parser(o, targets.size());
+  std::vector<std::string> char_scratch(ncols);
+  std::vector<char> row_null(ncols, 0);
+  std::vector<std::string_view> row_text(ncols);
+  const std::string context_prefix = "COPY " + def.name + ", line ";
+
+  std::string buf;
+  size_t pos = 0;
+  bool at_eof = false;
+  uint64_t line_no = 0, rows = 0;
+  auto fill = [&](size_t want) {
+    if (pos > 0 && pos >= buf.size() / 2) {
+      buf.erase(0, pos);
+      pos = 0;
+    }
+    while (!at_eof && buf.size() - pos < want) {
+      if (!source.next(buf)) at_eof = true;
+    }
+  };
+  fill(parse_block_bytes);
+  for (;;) {
+    if (pos >= buf.size()) {
+      if (at_eof) break;
+      fill(parse_block_bytes);
+      continue;
+    }
+    const size_t record_start = pos;
+    ParseResult r;
+    try {
+      r = parser.parse(buf, pos, at_eof);
+    } catch (Error& e) {
+      e.with_context(context_prefix + std::to_string(line_no + 1) + ": \"" + display(parser.line()) + "\"");
+      throw;
+    }
+    if (r == ParseResult::need_more) {
+      pos = record_start;
+      // At least one more block; more if the record is huge.
+      const size_t have = buf.size() - pos;
+      fill(have + parse_block_bytes);
+      continue;
+    }
+    ++line_no;
+    if (r == ParseResult::end_marker) {
+      end_marker_seen = true;
+      break;
+    }
+    const auto& fields = parser.fields();
+    auto line_context = [&] {
+      return context_prefix + std::to_string(line_no) + ": \"" + display(parser.line()) + "\"";
+    };
+    if (line_no == 1 && o.header) {
+      if (o.header_match) {
+        if (fields.size() != targets.size())
+          throw std::move(Error(SqlState::bad_copy_file_format,
+                                "wrong number of fields in header line: got " + std::to_string(fields.size()) +
+                                    ", expected " + std::to_string(targets.size()))
+                              .with_context(line_context()));
+        for (size_t i = 0; i < fields.size(); ++i) {
+          const std::string& want = def.columns[static_cast<size_t>(targets[i])].name;
+          if (fields[i].value != want)
+            throw std::move(Error(SqlState::bad_copy_file_format,
+                                  "column name mismatch in header line field " + std::to_string(i + 1) + ": got \"" +
+                                      std::string(fields[i].value) + "\", expected \"" + want + "\"")
+                                .with_context(line_context()));
+        }
+      }
+      continue;
+    }
+    if (fields.size() > targets.size() && !(targets.empty() && fields.size() == 1 && fields[0].raw.empty()))
+      throw std::move(Error(SqlState::bad_copy_file_format, "extra data after last expected column")
+                          .with_context(line_context()));
+    if (fields.size() < targets.size())
+      throw std::move(Error(SqlState::bad_copy_file_format,
+                            "missing data for column \"" + def.columns[static_cast<size_t>(targets[fields.size()])].name + "\"")
+                          .with_context(line_context()));
+    int first_violation = -1;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const int c = targets[i];
+      const auto& col = def.columns[static_cast<size_t>(c)];
+      const Field& f = fields[i];
+      bool is_null;
+      if (o.csv) {
+        is_null = o.force_not_null[i] ? false
+                  : o.force_null[i]   ? f.value == o.null_string
+                                      : !f.quoted && f.raw == o.null_string;
+      } else {
+        is_null = f.raw == o.null_string;
+      }
+      row_null[static_cast<size_t>(c)] = is_null;
+      if (is_null) {
+        appender->set_null(c);
+        if (col.not_null && first_violation < 0) first_violation = c;
+        continue;
+      }
+      try {
+        if (is_text_kind(col.type.id)) {
+          types::check_utf8(f.value);
+          const std::string_view v = types::coerce_char(col.type, f.value, char_scratch[static_cast<size_t>(c)]);
+          row_text[static_cast<size_t>(c)] = v;
+          appender->set_text(c, v);
+        } else {
+          types::parse_text_value(col.type, f.value, appender->value_slot(c));
+        }
+      } catch (Error& e) {
+        e.with_context(context_prefix + std::to_string(line_no) + ", column " + col.name + ": \"" +
+                       display(f.value) + "\"");
+        throw;
+      }
+    }
+    for (const int c : untargeted) {
+      appender->set_null(c);
+      row_null[static_cast<size_t>(c)] = 1;
+      if (def.columns[static_cast<size_t>(c)].not_null && first_violation < 0) first_violation = c;
+    }
+    if (first_violation >= 0) {
+      std::vector<std::optional<std::string>> row(ncols);
+      for (size_t c = 0; c < ncols; ++c) {
+        if (row_null[c]) continue;
+        if (is_text_kind(def.columns[c].type.id)) {
+          row[c] = std::string(row_text[c]);
+        } else {
+          std::string s;
+          types::append_text_value(s, def.columns[c].type, appender->value_slot(static_cast<int>(c)));
+          row[c] = s;
+        }
+      }
+      throw std::move(not_null_violation(def, static_cast<size_t>(first_violation), row).with_context(line_context()));
+    }
+    appender->finish_row();
+    ++rows;
+    if ((rows & (cancel_check_rows - 1)) == 0) ctx.check_cancel();
+  }
+  ctx.check_cancel();
+  appender->commit();
+  return rows;
+}
+
+}  // namespace tally::executor::dml

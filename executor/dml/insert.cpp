@@ -1,0 +1,121 @@
+// INSERT ... VALUES: every row is evaluated, cast and checked before any is
+// appended, so an error adds nothing.
+#include <optional>
+
+#include "executor/dml/constant_value.hpp"
+#include "executor/dml/dml.hpp"
+#include "executor/dml/row_check.hpp"
+#include "executor/types/type_io.hpp"
+#include "storage/table_appender.hpp"
+
+namespace tally::executor::dml {
+
+std::string insert(const nlohmann::json& stmt, StatementContext& ctx) {
+  if (stmt.contains("withClause")) throw Error(SqlState::feature_not_supported, "WITH in INSERT is not supported by Tally");
+  if (stmt.contains("onConflictClause"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... ON CONFLICT is not supported by Tally");
+  if (stmt.contains("returningList"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... RETURNING is not supported by Tally");
+  const auto snap = resolve_relation(ctx, stmt.at("relation"));
+  const catalog::TableDef& def = snap->def;
+
+  // Target columns and where each was written (for error positions).
+  std::vector<int> targets;
+  std::vector<int> target_locations;
+  if (stmt.contains("cols")) {
+    std::vector<bool> used(def.columns.size(), false);
+    for (const auto& c : stmt["cols"]) {
+      const auto& rt = c.at("ResTarget");
+      const std::string name = rt.value("name", std::string());
+      const int location = rt.value("location", -1);
+      const int index = def.find_column(name);
+      if (index < 0)
+        throw std::move(Error(SqlState::undefined_column,
+                              "column \"" + name + "\" of relation \"" + def.name + "\" does not exist")
+                            .with_position(ctx.position(location)));
+      if (rt.contains("indirection"))
+        throw std::move(Error(SqlState::feature_not_supported, "subscripted or field INSERT targets are not supported")
+                            .with_position(ctx.position(location)));
+      if (used[static_cast<size_t>(index)])
+        throw std::move(Error(SqlState::duplicate_column, "column \"" + name + "\" specified more than once")
+                            .with_position(ctx.position(location)));
+      used[static_cast<size_t>(index)] = true;
+      targets.push_back(index);
+      target_locations.push_back(location);
+    }
+  } else {
+    for (size_t i = 0; i < def.columns.size(); ++i) {
+      targets.push_back(static_cast<int>(i));
+      target_locations.push_back(-1);
+    }
+  }
+
+  // The VALUES lists (DEFAULT VALUES = one row of defaults).
+  std::vector<const nlohmann::json*> lists;
+  static const nlohmann::json empty_list = nlohmann::json::array();
+  if (!stmt.contains("selectStmt")) {
+    lists.push_back(nullptr);
+  } else {
+    const auto& select = stmt["selectStmt"].at("SelectStmt");
+    if (!select.contains("valuesLists"))
+      throw Error(SqlState::feature_not_supported, "INSERT ... SELECT is not supported by Tally yet");
+    for (const auto& l : select["valuesLists"]) lists.push_back(&l.at("List").at("items"));
+    const size_t width = lists.front()->size();
+    for (const auto* l : lists) {
+      if (l->size() != width) {
+        const auto& first = l->empty() ? nlohmann::json::object() : (*l)[0];
+        const int location = first.empty() ? -1 : first.begin().value().value("location", -1);
+        throw std::move(Error(SqlState::syntax_error, "VALUES lists must all be the same length")
+                            .with_position(ctx.position(location)));
+      }
+    }
+    if (width > targets.size()) {
+      const auto& extra = (*lists.front())[targets.size()];
+      throw std::move(Error(SqlState::syntax_error, "INSERT has more expressions than target columns")
+                          .with_position(ctx.position(extra.begin().value().value("location", -1))));
+    }
+    if (width < targets.size() && stmt.contains("cols")) {
+      throw std::move(Error(SqlState::syntax_error, "INSERT has more target columns than expressions")
+                          .with_position(ctx.position(target_locations[width])));
+    }
+    // Without a column list, missing trailing columns take their defaults.
+    if (!stmt.contains("cols")) targets.resize(width);
+  }
+
+  // Evaluate every row first: nothing is appended if any value fails.
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  rows.reserve(lists.size());
+  for (const auto* items : lists) {
+    std::vector<std::optional<std::string>> row(def.columns.size());
+    if (items) {
+      for (size_t i = 0; i < items->size(); ++i) {
+        const auto& col = def.columns[static_cast<size_t>(targets[i])];
+        const ConstantValue v = evaluate_constant(ctx, (*items)[i]);
+        const ConstantValue cast = cast_constant(ctx, v, col.type, false, col.name);
+        if (cast.kind != ConstantValue::Kind::null) row[static_cast<size_t>(targets[i])] = cast.text;
+      }
+    }
+    check_not_null(def, row);
+    rows.push_back(std::move(row));
+  }
+  ctx.check_cancel();
+
+  auto appender = ctx.store.begin_append(def.oid);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < def.columns.size(); ++c) {
+      const auto& col = def.columns[c];
+      if (!row[c]) {
+        appender->set_null(static_cast<int>(c));
+      } else if (is_text_kind(col.type.id)) {
+        appender->set_text(static_cast<int>(c), *row[c]);
+      } else {
+        types::parse_text_value(col.type, *row[c], appender->value_slot(static_cast<int>(c)));
+      }
+    }
+    appender->finish_row();
+  }
+  appender->commit();
+  return "INSERT 0 " + std::to_string(rows.size());
+}
+
+}  // namespace tally::executor::dml

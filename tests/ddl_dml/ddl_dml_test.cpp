@@ -1,0 +1,216 @@
+// SQL-level tests of CREATE/DROP/TRUNCATE/INSERT/COPY through the entry
+// points. Expected text, SQLSTATEs and messages are PostgreSQL 15's (checked
+// against a scratch server; tests/ddl_dml/pg_differential_test.cpp re-checks
+// many of them against a live PostgreSQL in CI).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "tests/ddl_dml/sql_harness.hpp"
+
+using namespace tally;
+using tally::testing::SqlHarness;
+
+namespace {
+
+class DdlDmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tally_ddl_dml_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    h_ = std::make_unique<SqlHarness>(dir_.string(), 4);
+  }
+  void TearDown() override {
+    h_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  // Expects sql to fail with state and message; returns the error.
+  Error expect_error(const std::string& sql, SqlState state, const std::string& message, const std::string& copy = "") {
+    try {
+      h_->run(sql, copy);
+    } catch (const Error& e) {
+      EXPECT_EQ(sqlstate_code(e.state()), sqlstate_code(state)) << sql << ": " << e.what();
+      EXPECT_EQ(std::string(e.what()), message) << sql;
+      return e;
+    }
+    ADD_FAILURE() << "no error from: " << sql;
+    return Error(SqlState::internal_error, "none");
+  }
+  std::filesystem::path dir_;
+  std::unique_ptr<SqlHarness> h_;
+};
+
+TEST_F(DdlDmlTest, CreateDropTruncate) {
+  EXPECT_EQ(h_->run("CREATE TABLE t (a int NOT NULL, b numeric(5,2), c varchar(3), d char(3), e date, "
+                    "f timestamp, g float4, h double precision, i bool, j text, k smallint, l bigint)"),
+            "CREATE TABLE");
+  auto snap = h_->catalog().find_table("t");
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(format_type(snap->def.columns[1].type), "numeric(5,2)");
+  EXPECT_EQ(format_type(snap->def.columns[3].type), "character(3)");
+  EXPECT_TRUE(snap->def.columns[0].not_null);
+  expect_error("CREATE TABLE t (x int)", SqlState::duplicate_table, "relation \"t\" already exists");
+  h_->run("CREATE TABLE IF NOT EXISTS t (x int)");
+  ASSERT_EQ(h_->writer().notices.size(), 1u);
+  EXPECT_EQ(h_->writer().notices[0], "42P07 relation \"t\" already exists, skipping");
+  Error e = expect_error("CREATE TABLE u (a foo)", SqlState::undefined_object, "type \"foo\" does not exist");
+  EXPECT_EQ(e.position(), 19);
+  expect_error("CREATE TABLE u (a int, a int)", SqlState::duplicate_column, "column \"a\" specified more than once");
+  expect_error("CREATE TABLE u (a numeric(30,2))", SqlState::feature_not_supported,
+               "numeric(30,2) is not supported by Tally; precision must be at most 18 and 0 <= scale <= precision");
+  expect_error("CREATE TABLE u (a varchar(0))", SqlState::invalid_parameter_value,
+               "length for type varchar must be at least 1");
+  expect_error("CREATE TABLE u (a int", SqlState::syntax_error, "syntax error at end of input");
+  expect_error("DROP TABLE nosuch", SqlState::undefined_table, "table \"nosuch\" does not exist");
+  // A missing name in a list drops nothing.
+  expect_error("DROP TABLE t, nosuch", SqlState::undefined_table, "table \"nosuch\" does not exist");
+  EXPECT_TRUE(h_->catalog().find_table("t"));
+  h_->run("DROP TABLE IF EXISTS nosuch, t");
+  EXPECT_EQ(h_->writer().notices.at(0), "00000 table \"nosuch\" does not exist, skipping");
+  EXPECT_FALSE(h_->catalog().find_table("t"));
+  expect_error("TRUNCATE nosuch", SqlState::undefined_table, "relation \"nosuch\" does not exist");
+  h_->run("CREATE TABLE \"Mixed\" (\"X\" int)");
+  EXPECT_TRUE(h_->catalog().find_table("Mixed"));
+  EXPECT_EQ(h_->run("INSERT INTO \"Mixed\" VALUES (1), (2)"), "INSERT 0 2");
+  EXPECT_EQ(h_->run("TRUNCATE \"Mixed\""), "TRUNCATE TABLE");
+  EXPECT_EQ(h_->dump("\"Mixed\""), "");
+}
+
+TEST_F(DdlDmlTest, InsertValuesAndCasts) {
+  h_->run("CREATE TABLE u (a int NOT NULL, b numeric(5,2), c varchar(3), d date, e bool, f float8, g text)");
+  EXPECT_EQ(h_->run("INSERT INTO u VALUES (1, 2.555, 'ab ', '2020-1-5', true, 1e-5, 'x'), "
+                    "(2.5, -1, 'abc  ', 'epoch', 'yes', 3, NULL)"),
+            "INSERT 0 2");
+  EXPECT_EQ(h_->run("INSERT INTO u (a, g, f) VALUES (1.5e1, 42, '1.5'::float8), ('7'::int, true, -2)"), "INSERT 0 2");
+  EXPECT_EQ(h_->run("INSERT INTO u (a, c) VALUES (-3, 12::varchar(1)), (4, DEFAULT)"), "INSERT 0 2");
+  EXPECT_EQ(h_->dump("u"),
+            "1\t2.56\tab \t2020-01-05\tt\t1e-05\tx\n"
+            "3\t-1.00\tabc\t1970-01-01\tt\t3\t\\N\n"
+            "15\t\\N\t\\N\t\\N\t\\N\t1.5\t42\n"
+            "7\t\\N\t\\N\t\\N\t\\N\t-2\ttrue\n"
+            "-3\t\\N\t1\t\\N\t\\N\t\\N\t\\N\n"
+            "4\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\n");
+  Error e = expect_error("insert into u (a) values ('abc')", SqlState::invalid_text_representation,
+                         "invalid input syntax for type integer: \"abc\"");
+  EXPECT_EQ(e.position(), 27);
+  expect_error("insert into u (a) values (99999999999)", SqlState::numeric_value_out_of_range, "integer out of range");
+  e = expect_error("insert into u (a,e) values (1, 1)", SqlState::datatype_mismatch,
+                   "column \"e\" is of type boolean but expression is of type integer");
+  EXPECT_EQ(e.position(), 32);
+  EXPECT_EQ(e.hint(), "You will need to rewrite or cast the expression.");
+  expect_error("insert into u (a,c) values (1, 12345)", SqlState::string_data_right_truncation,
+               "value too long for type character varying(3)");
+  e = expect_error("insert into u (a,b) values (1, 1000)", SqlState::numeric_value_out_of_range, "numeric field overflow");
+  EXPECT_EQ(e.detail(), "A field with precision 5, scale 2 must round to an absolute value less than 10^3.");
+  e = expect_error("insert into u (a) values (1, 2)", SqlState::syntax_error,
+                   "INSERT has more expressions than target columns");
+  EXPECT_EQ(e.position(), 30);
+  e = expect_error("insert into u (a,b) values (1)", SqlState::syntax_error,
+                   "INSERT has more target columns than expressions");
+  EXPECT_EQ(e.position(), 18);
+  e = expect_error("insert into u (zz) values (1)", SqlState::undefined_column,
+                   "column \"zz\" of relation \"u\" does not exist");
+  EXPECT_EQ(e.position(), 16);
+  e = expect_error("insert into u values (null)", SqlState::not_null_violation,
+                   "null value in column \"a\" of relation \"u\" violates not-null constraint");
+  EXPECT_EQ(e.detail(), "Failing row contains (null, null, null, null, null, null, null).");
+  e = expect_error("insert into u (a, b) values (5, 1.5), (null, 2)", SqlState::not_null_violation,
+                   "null value in column \"a\" of relation \"u\" violates not-null constraint");
+  EXPECT_EQ(e.detail(), "Failing row contains (null, 2.00, null, null, null, null, null).");
+  expect_error("insert into u (a,a) values (1,1)", SqlState::duplicate_column, "column \"a\" specified more than once");
+  expect_error("insert into u (a) values ('1'::text)", SqlState::datatype_mismatch,
+               "column \"a\" is of type integer but expression is of type text");
+  expect_error("insert into u (a) values (1),(2,3)", SqlState::syntax_error, "VALUES lists must all be the same length");
+  expect_error("insert into nosuch values (1)", SqlState::undefined_table, "relation \"nosuch\" does not exist");
+  expect_error("insert into u (a,d) values (1, '2021-02-30')", SqlState::datetime_field_overflow,
+               "date/time field value out of range: \"2021-02-30\"");
+  // Nothing of the failed statements was added.
+  EXPECT_EQ(h_->catalog().find_table("u")->row_count(), 6u);
+}
+
+TEST_F(DdlDmlTest, CopyTextAndCsv) {
+  h_->run("CREATE TABLE t (a int NOT NULL, b numeric(5,2), c varchar(3), d date)");
+  EXPECT_EQ(h_->run("COPY t FROM STDIN", "1\t2.5\tab\t2020-01-01\n2\t\\N\ta\\tb\t\\N\n\\.\n"), "COPY 2");
+  EXPECT_EQ(h_->run("COPY t FROM STDIN WITH (FORMAT csv, HEADER)",
+                    "a,b,c,d\n3,,\"x,y\",2021-03-04\n4,1,\"\",\n5,2,\"q\"\"\",1999-12-31"),
+            "COPY 3");
+  EXPECT_EQ(h_->run("COPY t (a, c) FROM STDIN (FORMAT csv, DELIMITER ';', NULL 'NULL', FORCE_NULL (c))",
+                    "6;\"NULL\"\n7;NULL\n"),
+            "COPY 2");
+  EXPECT_EQ(h_->dump("t"),
+            "1\t2.50\tab\t2020-01-01\n"
+            "2\t\\N\ta\\tb\t\\N\n"
+            "3\t\\N\tx,y\t2021-03-04\n"
+            "4\t1.00\t\t\\N\n"
+            "5\t2.00\tq\"\t1999-12-31\n"
+            "6\t\\N\t\\N\t\\N\n"
+            "7\t\\N\t\\N\t\\N\n");
+  h_->run("COPY t TO STDOUT (FORMAT csv, HEADER)");
+  EXPECT_EQ(h_->writer().copy_out,
+            "a,b,c,d\n1,2.50,ab,2020-01-01\n2,,a\tb,\n3,,\"x,y\",2021-03-04\n4,1.00,\"\",\n5,2.00,\"q\"\"\",1999-12-31\n"
+            "6,,,\n7,,,\n");
+  // Errors abort the whole COPY with PostgreSQL's CONTEXT; nothing is added.
+  Error e = expect_error("COPY t FROM STDIN (FORMAT csv)", SqlState::invalid_text_representation,
+                         "invalid input syntax for type numeric: \"x\"", "10,2.5,abc,2020-01-01\n11,x,a,2020-01-01\n");
+  EXPECT_EQ(e.context(), "COPY t, line 2, column b: \"x\"");
+  e = expect_error("COPY t FROM STDIN (FORMAT csv)", SqlState::bad_copy_file_format, "missing data for column \"d\"",
+                   "1,2.5,abc\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1: \"1,2.5,abc\"");
+  e = expect_error("COPY t FROM STDIN (FORMAT csv)", SqlState::bad_copy_file_format,
+                   "extra data after last expected column", "1,2.5,abc,2020-01-01,5\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1: \"1,2.5,abc,2020-01-01,5\"");
+  e = expect_error("COPY t FROM STDIN (FORMAT csv)", SqlState::bad_copy_file_format, "unterminated CSV quoted field",
+                   "1,2.5,\"abc\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1: \"1,2.5,\"abc\n\"");
+  e = expect_error("COPY t FROM STDIN (FORMAT csv)", SqlState::not_null_violation,
+                   "null value in column \"a\" of relation \"t\" violates not-null constraint", ",2.5,abc,2020-01-01\n");
+  EXPECT_EQ(e.detail(), "Failing row contains (null, 2.50, abc, 2020-01-01).");
+  EXPECT_EQ(e.context(), "COPY t, line 1: \",2.5,abc,2020-01-01\"");
+  e = expect_error("COPY t FROM STDIN", SqlState::string_data_right_truncation,
+                   "value too long for type character varying(3)", "1\t2.5\tabcd\t2020-01-01\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1, column c: \"abcd\"");
+  expect_error("COPY t FROM STDIN (DELIMITER 'ab')", SqlState::feature_not_supported,
+               "COPY delimiter must be a single one-byte character");
+  expect_error("COPY t FROM STDIN (FORMAT binaryx)", SqlState::invalid_parameter_value,
+               "COPY format \"binaryx\" not recognized");
+  expect_error("COPY t FROM STDIN (QUOTE 'x')", SqlState::feature_not_supported, "COPY quote available only in CSV mode");
+  expect_error("COPY t (a, a) FROM STDIN", SqlState::duplicate_column, "column \"a\" specified more than once");
+  expect_error("COPY t (zz) FROM STDIN", SqlState::undefined_column, "column \"zz\" of relation \"t\" does not exist");
+  expect_error("COPY nosuch FROM STDIN", SqlState::undefined_table, "relation \"nosuch\" does not exist");
+  expect_error("COPY t FROM '/nonexistent/file.csv'", SqlState::undefined_file,
+               "could not open file \"/nonexistent/file.csv\" for reading: No such file or directory");
+  EXPECT_EQ(h_->catalog().find_table("t")->row_count(), 7u);
+}
+
+TEST_F(DdlDmlTest, CopyInTinyBlocksAndManyChunks) {
+  h_->run("CREATE TABLE big (id bigint, name text, v float8, d date)");
+  std::string data;
+  for (int i = 0; i < 1000; ++i)
+    data += std::to_string(i) + ",\"name " + std::to_string(i % 17) + "\"," + std::to_string(i * 0.25) + ",2020-01-" +
+            (i % 28 + 1 < 10 ? "0" : "") + std::to_string(i % 28 + 1) + "\n";
+  // 7-byte CopyData blocks split records, quotes and CRLFs everywhere.
+  EXPECT_EQ(h_->run("COPY big FROM STDIN (FORMAT csv)", data, 7), "COPY 1000");
+  auto snap = h_->catalog().find_table("big");
+  EXPECT_EQ(snap->row_count(), 1000u);
+  EXPECT_EQ(snap->chunks.size(), 250u);  // chunk_rows = 4 in this fixture
+  h_->run("COPY big TO STDOUT (FORMAT csv)");
+  std::string expected;
+  for (int i = 0; i < 1000; ++i) {
+    std::string v = std::to_string(i * 0.25);
+    while (v.back() == '0') v.pop_back();
+    if (v.back() == '.') v.pop_back();
+    expected += std::to_string(i) + ",name " + std::to_string(i % 17) + "," + v + ",2020-01-" +
+                (i % 28 + 1 < 10 ? "0" : "") + std::to_string(i % 28 + 1) + "\n";
+  }
+  EXPECT_EQ(h_->writer().copy_out, expected);
+  EXPECT_EQ(h_->store().dictionary(*snap, 1)->size(), 17);
+  // Survives a reopen.
+  h_->open(4);
+  EXPECT_EQ(h_->catalog().find_table("big")->row_count(), 1000u);
+  h_->run("COPY big TO STDOUT (FORMAT csv)");
+  EXPECT_EQ(h_->writer().copy_out, expected);
+}
+
+}  // namespace
