@@ -97,7 +97,6 @@ namespace tally {
   X(cannot_connect_now, "57P03")                                      \
   X(io_error, "58030")                                                \
   X(undefined_file, "58P01")                                          \
-  X(undefined_file, "58P01")                                          \
   X(config_file_error, "F0000")                                       \
   X(internal_error, "XX000")                                          \
   X(data_corrupted, "XX001")                                          \
