@@ -47,7 +47,7 @@ constexpr std::string_view page_tail = R"HTML(</script>
 <script>
 "use strict";
 const SVG = "http://www.w3.org/2000/svg";
-const CELL_W = 58, CELL_H = 30, LEFT = 64, TOP = 10, BOTTOM = 44;
+const CELL_W = 58, CELL_H = 34, LEFT = 64, TOP = 10, BOTTOM = 44;
 
 function el(name, attrs, text) {
   const node = name.startsWith("svg:") ? document.createElementNS(SVG, name.slice(4))
@@ -84,17 +84,43 @@ function color(ratio) {
 
 function ns(t) { return Number.isFinite(t) ? (t * 1e9).toFixed(t * 1e9 < 10 ? 3 : 1) : ""; }
 
+// Accepts both spellings of an entry: {signature, best, grid, path} and the
+// tuning cache's {operator_signature, best_config, measured_grid, search_path}.
+function normalize(entry) {
+  return {
+    signature: entry.signature ?? entry.operator_signature ?? "",
+    variant: entry.variant ?? "",
+    bucket: entry.cardinality_bucket,
+    best: point(entry.best ?? entry.best_config),
+    t: Number(entry.seconds_per_row ?? (entry.ns_per_row ?? NaN) * 1e-9),
+    observations: entry.observations,
+    source: entry.source,
+    device: typeof entry.device === "string" ? entry.device : undefined,
+    grid: entry.grid ?? entry.measured_grid ?? [],
+    path: entry.path ?? entry.search_path ?? [],
+  };
+}
+
 function heatmap(entry, index) {
-  const grid = (entry.grid || []).map(point).filter(p => p && Number.isFinite(p.t));
-  const path = (entry.path || []).map(point).filter(p => p);
-  const best = point(entry.best || entry.best_config);
+  // Several measured points can share a cell (other fill factors or rows per
+  // thread): the cell shows the fastest.
+  const cellBest = new Map();
+  for (const p of entry.grid.map(point)) {
+    if (!p || !Number.isFinite(p.t)) continue;
+    const key = p.tpb + "/" + p.bps;
+    if (!cellBest.has(key) || p.t < cellBest.get(key).t) cellBest.set(key, p);
+  }
+  const grid = [...cellBest.values()];
+  const rawPath = entry.path.map(step => ({ step, p: point(step) })).filter(s => s.p);
+  const path = rawPath.map(s => s.p);
+  const best = entry.best;
   const xs = [...new Set(grid.concat(path).map(p => p.tpb))].sort((a, b) => a - b);
   const ys = [...new Set(grid.concat(path).map(p => p.bps))].sort((a, b) => b - a);
   const fig = el("figure", { class: "heatmap", id: "map-" + index,
-                             "data-variant": String(entry.variant || ""),
-                             "data-bucket": String(entry.cardinality_bucket ?? "") });
+                             "data-variant": String(entry.variant),
+                             "data-bucket": String(entry.bucket ?? "") });
   fig.appendChild(el("figcaption", {}, (entry.variant || "?") + " \u00b7 ~2^" +
-                     (entry.cardinality_bucket ?? "?") + " groups \u00b7 " + (entry.signature || "")));
+                     (entry.bucket ?? "?") + " groups \u00b7 " + entry.signature));
   if (xs.length === 0) {
     fig.appendChild(el("p", { class: "muted no-grid" }, "No measurements yet."));
     return fig;
@@ -105,7 +131,7 @@ function heatmap(entry, index) {
   const tmin = Math.min(...grid.map(p => p.t));
   const cx = p => LEFT + xs.indexOf(p.tpb) * CELL_W + CELL_W / 2;
   const cy = p => TOP + ys.indexOf(p.bps) * CELL_H + CELL_H / 2;
-  const measured = new Map(grid.map(p => [p.tpb + "/" + p.bps, p]));
+  const measured = cellBest;
   for (const y of ys) {
     for (const x of xs) {
       const m = measured.get(x + "/" + y);
@@ -122,7 +148,8 @@ function heatmap(entry, index) {
       rect.appendChild(el("svg:title", {}, x + " threads/block \u00d7 " + y + " blocks/SM" +
                           (m ? ": " + ns(m.t) + " ns/row" : ": not measured")));
       svg.appendChild(rect);
-      if (m) svg.appendChild(el("svg:text", { x: attrs.x + CELL_W / 2, y: attrs.y + CELL_H / 2 + 4,
+      // The label sits low in the cell so the path through its centre leaves it readable.
+      if (m) svg.appendChild(el("svg:text", { x: attrs.x + CELL_W / 2, y: attrs.y + CELL_H - 5,
                                               "text-anchor": "middle", class: "cell-label" }, ns(m.t)));
     }
   }
@@ -142,35 +169,44 @@ function heatmap(entry, index) {
   if (path.length > 0) {
     svg.appendChild(el("svg:polyline", { class: "tuner-path", "data-steps": path.length,
         points: path.map(p => cx(p) + "," + cy(p)).join(" ") }));
-    path.forEach((p, i) => svg.appendChild(el("svg:circle", {
-        class: i === 0 ? "path-step path-start" : "path-step", cx: cx(p), cy: cy(p),
-        r: i === 0 ? 5 : 3.5, "data-step": i })));
+    rawPath.forEach(({ step, p }, i) => {
+      const event = typeof step === "object" && typeof step.event === "string" ? step.event : "";
+      const circle = el("svg:circle", {
+          class: (i === 0 ? "path-step path-start" : "path-step") + (event ? " event-" + event : ""),
+          cx: cx(p), cy: cy(p), r: i === 0 ? 5 : 3.5, "data-step": i });
+      circle.appendChild(el("svg:title", {}, "step " + i + ": " + p.tpb + " \u00d7 " + p.bps +
+                            (event ? " (" + event + ")" : "")));
+      svg.appendChild(circle);
+    });
   }
   fig.appendChild(svg);
   return fig;
 }
 
 function render(data) {
-  const device = data.device || {};
-  const facts = Object.entries(device).filter(([, v]) => typeof v !== "object")
-                      .map(([k, v]) => k + ": " + v);
+  // Either {device, entries: [...]} or the tuning cache's bare array of entries.
+  const list = Array.isArray(data) ? data : (Array.isArray(data.entries) ? data.entries : []);
+  const entries = list.map(normalize);
+  const device = Array.isArray(data) ? null : data.device;
+  let facts = [];
+  if (device && typeof device === "object")
+    facts = Object.entries(device).filter(([, v]) => typeof v !== "object").map(([k, v]) => k + ": " + v);
+  else if (typeof device === "string") facts = [device];
+  else facts = [...new Set(entries.map(e => e.device).filter(d => d))];
   document.getElementById("device").textContent =
       facts.length ? "Device \u2014 " + facts.join(" \u00b7 ") : "No GPU device reported.";
-  const entries = Array.isArray(data.entries) ? data.entries : [];
   const body = document.querySelector("#entries tbody");
   const maps = document.getElementById("maps");
   body.replaceChildren();
   maps.replaceChildren();
   document.getElementById("empty").hidden = entries.length > 0;
   entries.forEach((entry, i) => {
-    const best = point(entry.best || entry.best_config);
     const row = el("tr", { class: "entry", "data-index": i });
-    const bucket = entry.cardinality_bucket;
-    const cells = [entry.signature || "", entry.variant || "",
-                   Number.isFinite(bucket) ? "~" + Math.pow(2, bucket).toLocaleString("en-US") + " (" + bucket + ")" : "",
-                   best ? best.tpb + " threads/block \u00d7 " + best.bps + " blocks/SM" : "",
-                   ns(Number(entry.seconds_per_row ?? (entry.ns_per_row ?? NaN) * 1e-9)),
-                   String(entry.observations ?? ""), String((entry.grid || []).length)];
+    const cells = [entry.signature, entry.variant,
+                   Number.isFinite(entry.bucket) ? "~" + Math.pow(2, entry.bucket).toLocaleString("en-US") + " (" + entry.bucket + ")" : "",
+                   entry.best ? entry.best.tpb + " threads/block \u00d7 " + entry.best.bps + " blocks/SM" +
+                                (entry.source ? " (" + entry.source + ")" : "") : "",
+                   ns(entry.t), String(entry.observations ?? ""), String(entry.grid.length)];
     cells.forEach((text, c) => row.appendChild(el("td", c >= 4 ? { class: "num" } : {}, text)));
     body.appendChild(row);
     maps.appendChild(heatmap(entry, i));

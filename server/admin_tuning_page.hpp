@@ -22,7 +22,11 @@
 //     "path": [{"threads_per_block": 128, "blocks_per_sm": 2} | "tpb=128,bps=2", ...]
 //   }, ...]
 // }
-// Times may also be given as "ns_per_row". Unknown fields are ignored.
+// Times may also be given as "ns_per_row". Unknown fields are ignored. The
+// tuning cache's own JSON (catalog::to_json: a bare array of entries with
+// operator_signature, best_config, measured_grid, search_path[].event, device)
+// is read as well. Cells sharing threads x blocks (other fill factors) show
+// the fastest.
 #include <string>
 #include <string_view>
 

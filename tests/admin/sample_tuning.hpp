@@ -6,6 +6,7 @@
 // says, not a fixed picture.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct SampleEntry {
   int best_tpb, best_bps;
   int start_tpb, start_bps;
   bool full_grid;  // false: only the cells the path visited (and their neighbours)
+  // true: the tuning cache's own JSON shape (catalog::to_json): config strings,
+  // two fill factors per cell, path steps with events.
+  bool cache_format = false;
 };
 
 inline nlohmann::json grid_point(int tpb, int bps) {
@@ -58,38 +62,95 @@ inline std::vector<std::pair<int, int>> descent_path(const SampleEntry& e) {
   }
 }
 
+inline std::string config_text(int tpb, int bps, int ff = 50) {
+  return "tpb=" + std::to_string(tpb) + ",bps=" + std::to_string(bps) + ",ff=" + std::to_string(ff) + ",rpt=1";
+}
+
+inline bool near_path(const std::vector<std::pair<int, int>>& steps, int tpb, int bps) {
+  for (auto [px, py] : steps)
+    if (std::abs(std::log2(double(px) / tpb)) + std::abs(std::log2(double(py) / bps)) <= 1) return true;
+  return false;
+}
+
 inline nlohmann::json sample_entry(const SampleEntry& e) {
   nlohmann::json grid = nlohmann::json::array(), path = nlohmann::json::array();
   auto steps = descent_path(e);
+  auto [best_tpb, best_bps] = steps.back();
+  double best_t = sample_time(best_tpb, best_bps, e.best_tpb, e.best_bps);
   for (int tpb : sample_tpb)
     for (int bps : sample_bps) {
-      bool near_path = false;
-      for (auto [px, py] : steps)
-        near_path = near_path || (std::abs(std::log2(double(px) / tpb)) + std::abs(std::log2(double(py) / bps)) <= 1);
-      if (!e.full_grid && !near_path) continue;
-      auto p = grid_point(tpb, bps);
-      p["seconds_per_row"] = sample_time(tpb, bps, e.best_tpb, e.best_bps);
-      grid.push_back(p);
+      if (!e.full_grid && !near_path(steps, tpb, bps)) continue;
+      double t = sample_time(tpb, bps, e.best_tpb, e.best_bps);
+      if (e.cache_format) {
+        // A slower fill factor in the same cell: the page must show the faster one.
+        grid.push_back({{"config", config_text(tpb, bps, 50)}, {"seconds_per_row", t}});
+        grid.push_back({{"config", config_text(tpb, bps, 83)}, {"seconds_per_row", t * 1.5}});
+      } else {
+        auto p = grid_point(tpb, bps);
+        p["seconds_per_row"] = t;
+        grid.push_back(p);
+      }
     }
-  // Mix both accepted spellings of a configuration.
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (i % 2) path.push_back("tpb=" + std::to_string(steps[i].first) + ",bps=" + std::to_string(steps[i].second) + ",ff=50,rpt=1");
-    else path.push_back(grid_point(steps[i].first, steps[i].second));
+    auto [tpb, bps] = steps[i];
+    if (e.cache_format)
+      path.push_back({{"config", config_text(tpb, bps)},
+                      {"seconds_per_row", sample_time(tpb, bps, e.best_tpb, e.best_bps)},
+                      {"chunks", 3},
+                      {"event", i == 0 ? "initial" : "better"}});
+    else if (i % 2)  // mix both accepted spellings of a configuration
+      path.push_back(config_text(tpb, bps));
+    else
+      path.push_back(grid_point(tpb, bps));
   }
+  if (e.cache_format)
+    return {{"device", "Sample GPU|sm_90|132"},
+            {"operator_signature", "keys=int4;width=4;aggs=count,sum(int8)"},
+            {"variant", e.variant},
+            {"cardinality_bucket", e.bucket},
+            {"best_config", config_text(best_tpb, best_bps)},
+            {"seconds_per_row", best_t},
+            {"observations", 4},
+            {"source", "search"},
+            {"converged", true},
+            {"measured_grid", grid},
+            {"search_path", path}};
   return {{"signature", "int4 key; sum(int8), count(*)"},
           {"variant", e.variant},
           {"cardinality_bucket", e.bucket},
-          {"best", grid_point(steps.back().first, steps.back().second)},
-          {"seconds_per_row", sample_time(steps.back().first, steps.back().second, e.best_tpb, e.best_bps)},
+          {"best", grid_point(best_tpb, best_bps)},
+          {"seconds_per_row", best_t},
           {"observations", int(steps.size()) * 3},
           {"grid", grid},
           {"path", path}};
 }
 
+// Rows x columns of the entry's heat map: the distinct measured values per axis.
+inline size_t grid_area(const SampleEntry& e) {
+  auto steps = descent_path(e);
+  std::vector<int> xs, ys;
+  for (int tpb : sample_tpb)
+    for (int bps : sample_bps)
+      if (e.full_grid || near_path(steps, tpb, bps)) {
+        if (std::find(xs.begin(), xs.end(), tpb) == xs.end()) xs.push_back(tpb);
+        if (std::find(ys.begin(), ys.end(), bps) == ys.end()) ys.push_back(bps);
+      }
+  return xs.size() * ys.size();
+}
+
+// Distinct threads x blocks cells an entry measured (what the page colours).
+inline size_t measured_cells(const SampleEntry& e) {
+  auto steps = descent_path(e);
+  size_t n = 0;
+  for (int tpb : sample_tpb)
+    for (int bps : sample_bps) n += e.full_grid || near_path(steps, tpb, bps);
+  return n;
+}
+
 inline std::vector<SampleEntry> sample_entries() {
   return {{"shared_memory", 10, 256, 8, 64, 1, true},
           {"global", 20, 512, 4, 32, 32, false},
-          {"sort", 16, 128, 2, 1024, 16, true}};
+          {"sort", 16, 128, 2, 1024, 16, true, true}};
 }
 
 inline nlohmann::json sample_tuning() {
