@@ -52,6 +52,18 @@ bool DamonSearch::similar(double a, double b) const {
   return (1.0 - params_.similarity_s) * a <= b && b <= (1.0 + params_.similarity_s) * a;
 }
 
+bool DamonSearch::may_form_plateau(const LaunchConfig& from, const LaunchConfig& to) const {
+  for (int d = 0; d < kConfigDimensionCount; ++d) {
+    const auto dim = static_cast<ConfigDimension>(d);
+    if (from.get(dim) == to.get(dim)) continue;
+    if (std::find(params_.plateau_dimensions.begin(), params_.plateau_dimensions.end(), dim) ==
+        params_.plateau_dimensions.end()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 LaunchConfig DamonSearch::best() const {
   if (state_.best) return *state_.best;
   if (state_.measuring) return *state_.measuring;
@@ -88,7 +100,7 @@ void DamonSearch::finish_measurement() {
     state_.queue.push_back(done.config);  // initial configurations enter Q in order
   } else {
     const double t_ref = state_.measured.at(*done.reference);
-    if (similar(t_ref, t)) {  // lines 13-14: keep both branches of the plateau
+    if (similar(t_ref, t) && may_form_plateau(*done.reference, done.config)) {  // lines 13-14: keep both branches
       step.event = StepEvent::plateau;
       state_.queue.push_front(done.config);
       state_.came_from[done.config] = *done.reference;

@@ -34,6 +34,13 @@ struct SearchParams {
   double similarity_s = 0.06;  // plateau: (1-s) t_i <= t_j <= (1+s) t_i
   double pruning_p = 1.07;     // drop references slower than p x best
   MeasurementParams measurement;
+  // Steps along these dimensions may form plateaus; a step that changes any
+  // other dimension (a variant parameter) is compared strictly. The paper
+  // studies plateaus in the thread-configuration plane; branching on every
+  // near-equal variant parameter too multiplies the branches in a 4-D grid
+  // (bench/tuner: ~3x the chunks for no better configurations).
+  std::vector<ConfigDimension> plateau_dimensions = {ConfigDimension::threads_per_block,
+                                                     ConfigDimension::blocks_per_sm};
 
   static SearchParams from_config(const config::TuningConfig& tuning);
 };
@@ -100,6 +107,7 @@ class DamonSearch {
   // Advances Algorithm 1 until a configuration needs measuring or the queue is empty.
   void advance();
   bool similar(double a, double b) const;
+  bool may_form_plateau(const LaunchConfig& from, const LaunchConfig& to) const;
   void finish_measurement();
   void start_measuring(const LaunchConfig& config, std::optional<LaunchConfig> reference);
 

@@ -172,3 +172,31 @@ TEST(DamonSearch, ParamsComeFromTheTuningConfig) {
 
 }  // namespace
 }  // namespace tally::gpu
+
+namespace tally::gpu {
+namespace {
+
+TEST(DamonSearchPlateaus, VariantParameterStepsAreComparedStrictly) {
+  // rows_per_thread has no effect at all: every step along it is "similar".
+  // Branching there would walk the whole flat axis from every reference.
+  const SearchSpace space({{ConfigDimension::threads_per_block, SearchSpace::powers_of_two(32, 1024)},
+                           {ConfigDimension::blocks_per_sm, SearchSpace::powers_of_two(1, 32)},
+                           {ConfigDimension::rows_per_thread, {1, 2, 4, 8}}});
+  const auto f = testing::bowl(128, 4);
+  LaunchConfig start;
+  start.threads_per_block = 1024;
+  start.blocks_per_sm = 1;
+  DamonSearch thread_plateaus(space, {start});
+  const auto r_default = drive(thread_plateaus, f);
+  SearchParams everywhere;
+  everywhere.plateau_dimensions = {ConfigDimension::threads_per_block, ConfigDimension::blocks_per_sm,
+                                   ConfigDimension::rows_per_thread};
+  DamonSearch all_plateaus(space, {start}, everywhere);
+  const auto r_all = drive(all_plateaus, f);
+  EXPECT_DOUBLE_EQ(r_default.found_time, exhaustive(space, f).best_time);
+  EXPECT_DOUBLE_EQ(r_all.found_time, r_default.found_time);
+  EXPECT_LT(r_default.tested * 2, r_all.tested);
+}
+
+}  // namespace
+}  // namespace tally::gpu
