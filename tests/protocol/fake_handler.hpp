@@ -11,6 +11,7 @@
 //   wait       spins until the session's cancel token fires (then 57014)
 // An empty or blank string gives EmptyQueryResponse. In the extended protocol
 // "rows N" prepares a statement with N rows, "echo $1" returns its parameter.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <sstream>
@@ -25,6 +26,21 @@ inline std::string trim(std::string_view s) {
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return std::string(s.substr(b, e - b));
+}
+
+// "rows N" with N checked: the fuzzer must not be able to ask for a billion rows.
+inline int row_count(const std::string& text) {
+  int n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || n > 100000) {
+      throw Error(SqlState::invalid_parameter_value, "fake handler: bad row count " + text);
+    }
+    n = n * 10 + (c - '0');
+  }
+  if (text.empty() || n > 100000) {
+    throw Error(SqlState::invalid_parameter_value, "fake handler: bad row count " + text);
+  }
+  return n;
 }
 
 inline FieldDescription int4_field(std::string name) {
@@ -54,7 +70,7 @@ class FakePortal : public Portal {
   FakePortal(const FakeStatement& statement, std::vector<ParameterValue> params,
              std::vector<Format> formats)
       : statement_(statement), params_(std::move(params)), formats_(std::move(formats)) {
-    if (statement_.command.rfind("rows ", 0) == 0) total_ = std::stoi(statement_.command.substr(5));
+    if (statement_.command.rfind("rows ", 0) == 0) total_ = row_count(statement_.command.substr(5));
     if (statement_.command.rfind("echo", 0) == 0) total_ = 1;
   }
   std::optional<std::vector<FieldDescription>> result_fields() const override {
@@ -74,7 +90,7 @@ class FakePortal : public Portal {
     while (next_ < total_) {
       if (max_rows > 0 && sent == max_rows) return false;
       std::string value = statement_.command.rfind("echo", 0) == 0
-                              ? params_.at(0).bytes.value_or("NULL")
+                              ? (params_.empty() ? "no parameter" : params_[0].bytes.value_or("NULL"))
                               : std::to_string(next_);
       std::optional<std::string_view> cell(value);
       out.data_row(std::span(&cell, 1));
@@ -95,7 +111,7 @@ class FakePortal : public Portal {
 
 class FakeHandler : public QueryHandler {
  public:
-  explicit FakeHandler(const SessionInfo& info) : info_(info) {}
+  FakeHandler(const SessionInfo& info, bool allow_wait) : info_(info), allow_wait_(allow_wait) {}
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
     return {{"server_version", "15.0 (fake)"}, {"client_encoding", "UTF8"}};
@@ -147,7 +163,7 @@ class FakeHandler : public QueryHandler {
  private:
   void run(const std::string& command, ResultWriter& out) {
     if (command.rfind("rows ", 0) == 0) {
-      int n = std::stoi(command.substr(5));
+      int n = row_count(command.substr(5));
       FieldDescription field = int4_field("n");
       out.row_description(std::span(&field, 1));
       for (int i = 0; i < n; ++i) {
@@ -186,7 +202,7 @@ class FakeHandler : public QueryHandler {
       out.copy_out_data("b\n");
       out.copy_out_end();
       out.command_complete("COPY 2");
-    } else if (command == "wait") {
+    } else if (command == "wait" && allow_wait_) {
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
       while (std::chrono::steady_clock::now() < deadline) {
         info_.cancel->check();
@@ -199,6 +215,7 @@ class FakeHandler : public QueryHandler {
   }
 
   SessionInfo info_;
+  bool allow_wait_;
   TransactionStatus status_ = TransactionStatus::idle;
 };
 
@@ -210,9 +227,11 @@ class FakeFactory : public QueryHandlerFactory {
       throw Error(SqlState::invalid_catalog_name, "database \"broken\" does not exist",
                   Severity::fatal);
     }
-    return std::make_unique<FakeHandler>(session);
+    return std::make_unique<FakeHandler>(session, allow_wait);
   }
   int created = 0;
+  // The fuzzer turns "wait" off: a mutated stream must never hang.
+  bool allow_wait = true;
 };
 
 }  // namespace tally::protocol::testing

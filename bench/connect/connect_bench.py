@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Connection set-up time and SELECT 1 round trips per second, Tally vs PostgreSQL 15.
+
+    bench/connect/connect_bench.py --tallyd build/tallyd [--seconds 5] [--clients 1,8,64]
+
+Starts tallyd (temporary data directory, trust for loopback) and a PostgreSQL 15
+(initdb into a temporary directory, run as user postgres, trust over TCP) on
+free ports in the same run, checks that both answer SELECT 1 with "1", then
+drives both with pgbench and a custom script containing only SELECT 1:
+  * round trips: pgbench -n -c N -j J -T S -M simple|extended (one connection per client)
+  * set-up: pgbench -n -C ... (a new connection for every transaction); pgbench
+    reports the average connection time, and tps then counts connect+query+close.
+Prints a table with the ratio Tally / PostgreSQL (> 1 means Tally is faster for
+rates, < 1 means Tally is faster for times). The machine and date head the table.
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+START_TIMEOUT_S = 60
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, process):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError("server exited during start-up")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {START_TIMEOUT_S} s")
+
+
+def as_postgres(args, **kw):
+    return subprocess.run(["runuser", "-u", "postgres", "--"] + args, check=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120, **kw)
+
+
+class Postgres:
+    def __init__(self, directory, max_clients):
+        self.dir = os.path.join(directory, "pg")
+        os.makedirs(self.dir)
+        shutil.chown(self.dir, "postgres")
+        os.chmod(directory, 0o755)
+        self.port = free_port()
+        as_postgres([f"{PG_BIN}/initdb", "-D", f"{self.dir}/data", "-A", "trust", "-U", "tally",
+                     "--no-sync"])
+        as_postgres([f"{PG_BIN}/pg_ctl", "-D", f"{self.dir}/data", "-l", f"{self.dir}/log",
+                     "-w", "-t", str(START_TIMEOUT_S), "-o",
+                     f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+                     f"-c max_connections={max_clients + 10} -c fsync=off", "start"])
+
+    def stop(self):
+        subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D",
+                        f"{self.dir}/data", "-m", "fast", "-w", "stop"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+
+
+class Tally:
+    def __init__(self, tallyd, directory, max_clients):
+        self.port = free_port()
+        self.log = open(os.path.join(directory, "tallyd.log"), "w")
+        self.process = subprocess.Popen(
+            [tallyd, "--port", str(self.port), "--data-dir", os.path.join(directory, "tally-data"),
+             "--max-connections", str(max_clients + 10)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_port(self.port, self.process)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def psql_select1(port):
+    out = subprocess.run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", str(port), "-U", "tally",
+                          "-d", "tally" if port else "postgres", "-XAtc", "SELECT 1"],
+                         capture_output=True, text=True, timeout=30)
+    return out.stdout.strip(), out.stderr.strip()
+
+
+def pgbench(port, database, script, clients, seconds, mode, reconnect):
+    threads = min(clients, os.cpu_count() or 1)
+    args = [f"{PG_BIN}/pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "tally", "-n",
+            "-f", script, "-c", str(clients), "-j", str(threads), "-T", str(seconds), "-M", mode]
+    if reconnect:
+        args.append("-C")
+    out = subprocess.run(args + [database], capture_output=True, text=True,
+                         timeout=seconds * 4 + 120)
+    text = out.stdout + out.stderr
+    tps = re.search(r"tps = ([0-9.]+)", text)
+    failed = re.search(r"number of failed transactions: (\d+)", text)
+    conn_ms = re.search(r"average connection time = ([0-9.]+) ms", text)
+    if out.returncode != 0 or tps is None or (failed and int(failed.group(1)) > 0):
+        raise RuntimeError(f"pgbench failed against port {port}:\n{text}")
+    return float(tps.group(1)), float(conn_ms.group(1)) if conn_ms else None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tallyd", required=True)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--clients", default="1,8,64")
+    args = parser.parse_args()
+    clients = [int(c) for c in args.clients.split(",")]
+
+    directory = tempfile.mkdtemp(prefix="tally-connect-bench-")
+    script = os.path.join(directory, "select1.sql")
+    with open(script, "w") as f:
+        f.write("SELECT 1;\n")
+    os.chmod(directory, 0o755)
+    os.chmod(script, 0o644)
+    pg = tally = None
+    try:
+        pg = Postgres(directory, max(clients))
+        tally = Tally(args.tallyd, directory, max(clients))
+        # Correctness first: both must answer SELECT 1 with 1.
+        for name, port, db in (("tally", tally.port, "tally"), ("postgres", pg.port, "postgres")):
+            out = subprocess.run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", str(port), "-U",
+                                  "tally", "-d", db, "-XAtc", "SELECT 1"],
+                                 capture_output=True, text=True, timeout=30)
+            if out.stdout.strip() != "1":
+                raise RuntimeError(f"{name} answered SELECT 1 with {out.stdout!r} {out.stderr!r}")
+
+        print(f"# connect benchmark, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
+              f"{platform.node()}, {os.cpu_count()} CPUs, pgbench {args.seconds} s per cell")
+        header = f"{'clients':>7} | {'measure':<34} | {'tally':>10} | {'postgres':>10} | {'ratio':>6}"
+        print(header)
+        print("-" * len(header))
+        for n in clients:
+            rows = []
+            for mode in ("simple", "extended"):
+                t, _ = pgbench(tally.port, "tally", script, n, args.seconds, mode, False)
+                p, _ = pgbench(pg.port, "postgres", script, n, args.seconds, mode, False)
+                rows.append((f"SELECT 1 round trips/s ({mode})", t, p, t / p))
+            t, t_ms = pgbench(tally.port, "tally", script, n, args.seconds, "simple", True)
+            p, p_ms = pgbench(pg.port, "postgres", script, n, args.seconds, "simple", True)
+            rows.append(("connect+SELECT 1+close per s", t, p, t / p))
+            if t_ms is not None and p_ms is not None:
+                rows.append(("connection set-up time (ms)", t_ms, p_ms, t_ms / p_ms))
+            for measure, t, p, ratio in rows:
+                print(f"{n:>7} | {measure:<34} | {t:>10.1f} | {p:>10.1f} | {ratio:>6.2f}")
+            sys.stdout.flush()
+        print("ratio = tally / postgres: above 1 is better for Tally in rates, "
+              "below 1 is better for Tally in set-up time")
+        return 0
+    finally:
+        if tally:
+            tally.stop()
+        if pg:
+            pg.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

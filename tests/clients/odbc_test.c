@@ -1,0 +1,115 @@
+/* psqlODBC through unixODBC against tallyd (run through tallyd_harness.py):
+ * a DSN-less connection string naming the driver library, for the password,
+ * SCRAM and MD5 users, with and without TLS; SELECT 1, a prepared statement
+ * with a bound parameter, and a failing statement whose SQLSTATE is checked. */
+#include <sql.h>
+#include <sqlext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* kDriver = "/usr/lib/x86_64-linux-gnu/odbc/psqlodbcw.so";
+static int failures = 0;
+
+static void fail(const char* what, const char* detail) {
+  fprintf(stderr, "FAIL: %s: %s\n", what, detail);
+  ++failures;
+}
+
+static void diag(SQLSMALLINT type, SQLHANDLE handle, char* state, char* message, size_t size) {
+  SQLINTEGER native = 0;
+  SQLSMALLINT length = 0;
+  state[0] = '\0';
+  message[0] = '\0';
+  SQLGetDiagRec(type, handle, 1, (SQLCHAR*)state, &native, (SQLCHAR*)message, (SQLSMALLINT)size,
+                &length);
+}
+
+static long fetch_long(SQLHSTMT stmt, const char* what) {
+  SQLINTEGER value = -999;
+  SQLLEN indicator = 0;
+  if (!SQL_SUCCEEDED(SQLFetch(stmt))) {
+    fail(what, "no row");
+    return -999;
+  }
+  SQLGetData(stmt, 1, SQL_C_SLONG, &value, 0, &indicator);
+  SQLCloseCursor(stmt);
+  return value;
+}
+
+static void exercise(const char* user, const char* sslmode) {
+  char what[128], conn_string[1024], state[6], message[512];
+  snprintf(what, sizeof what, "%s/%s", user, sslmode);
+  snprintf(conn_string, sizeof conn_string,
+           "Driver=%s;Server=localhost;Port=%s;Database=%s;Uid=%s;Pwd=%s;SSLmode=%s;"
+           "pqopt={sslrootcert=%s hostaddr=%s};",
+           kDriver, getenv("TALLY_TEST_PORT"), getenv("TALLY_TEST_DB"), user,
+           getenv("TALLY_TEST_PASSWORD"), sslmode, getenv("TALLY_TEST_CA"),
+           getenv("TALLY_TEST_HOST"));
+  SQLHENV env;
+  SQLHDBC dbc;
+  SQLHSTMT stmt;
+  SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env);
+  SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (void*)SQL_OV_ODBC3, 0);
+  SQLAllocHandle(SQL_HANDLE_DBC, env, &dbc);
+  SQLRETURN rc = SQLDriverConnect(dbc, NULL, (SQLCHAR*)conn_string, SQL_NTS, NULL, 0, NULL,
+                                  SQL_DRIVER_NOPROMPT);
+  if (!SQL_SUCCEEDED(rc)) {
+    diag(SQL_HANDLE_DBC, dbc, state, message, sizeof message);
+    fail(what, message);
+    goto done_env;
+  }
+  SQLAllocHandle(SQL_HANDLE_STMT, dbc, &stmt);
+
+  if (!SQL_SUCCEEDED(SQLExecDirect(stmt, (SQLCHAR*)"SELECT 1", SQL_NTS))) {
+    diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+    fail(what, message);
+  } else if (fetch_long(stmt, what) != 1) {
+    fail(what, "SELECT 1 gave another value");
+  }
+
+  SQLINTEGER parameter = 41;
+  SQLLEN parameter_length = 0;
+  if (!SQL_SUCCEEDED(SQLPrepare(stmt, (SQLCHAR*)"SELECT ?::int4 + 1", SQL_NTS)) ||
+      !SQL_SUCCEEDED(SQLBindParameter(stmt, 1, SQL_PARAM_INPUT, SQL_C_SLONG, SQL_INTEGER, 0, 0,
+                                      &parameter, 0, &parameter_length)) ||
+      !SQL_SUCCEEDED(SQLExecute(stmt))) {
+    diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+    fail(what, message);
+  } else if (fetch_long(stmt, what) != 42) {
+    fail(what, "parameterized statement gave another value");
+  }
+  SQLFreeStmt(stmt, SQL_RESET_PARAMS);
+
+  rc = SQLExecDirect(stmt, (SQLCHAR*)"SELEC 1", SQL_NTS);
+  if (SQL_SUCCEEDED(rc)) {
+    fail(what, "failing statement succeeded");
+  } else {
+    diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+    if (strcmp(state, "42601") != 0) {
+      char detail[600];
+      snprintf(detail, sizeof detail, "SQLSTATE %s (%s)", state, message);
+      fail(what, detail);
+    }
+  }
+  SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+  SQLDisconnect(dbc);
+done_env:
+  SQLFreeHandle(SQL_HANDLE_DBC, dbc);
+  SQLFreeHandle(SQL_HANDLE_ENV, env);
+}
+
+int main(void) {
+  const char* users[] = {getenv("TALLY_TEST_PASSWORD_USER"), getenv("TALLY_TEST_SCRAM_USER"),
+                         getenv("TALLY_TEST_MD5_USER")};
+  const char* modes[] = {"disable", "verify-full"};
+  for (int u = 0; u < 3; ++u) {
+    for (int m = 0; m < 2; ++m) exercise(users[u], modes[m]);
+  }
+  if (failures) {
+    fprintf(stderr, "odbc_test: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("odbc_test: all passed\n");
+  return 0;
+}
