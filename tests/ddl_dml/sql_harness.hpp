@@ -55,8 +55,10 @@ class SqlHarness {
     storage::StoreOptions o;
     o.chunk_rows = chunk_rows;
     store_ = std::make_unique<storage::TableStore>(*catalog_, o);
-    store_->recover();
+    recovered_ = store_->recover();
   }
+  // Files/directories the last open's recovery removed.
+  size_t recovered() const { return recovered_; }
   storage::TableStore& store() { return *store_; }
   catalog::Catalog& catalog() { return *catalog_; }
 
@@ -89,6 +91,7 @@ class SqlHarness {
 
  private:
   std::string dir_;
+  size_t recovered_ = 0;
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<storage::TableStore> store_;
   RecordingWriter writer_;
