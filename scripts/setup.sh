@@ -14,7 +14,7 @@ packages=(
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc unixodbc-dev odbc-postgresql
   # Fuzzing and sanitizers, the admin page test, the compose-file check.
-  clang libclang-rt-14-dev chromium docker-compose curl procps
+  clang libclang-rt-14-dev chromium docker-compose curl procps shellcheck python3-yaml
 )
 
 missing=()
