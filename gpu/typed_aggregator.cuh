@@ -519,7 +519,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     if (payload_value) {
       payload_in = ref.columns[0].data;
     } else {
-      kernels::iota_kernel<<<grid, 256, 0, cs()>>>(sort_payload_in_.get<uint32_t>(), n);
+      kernels::iota_kernel<uint32_t><<<grid, 256, 0, cs()>>>(sort_payload_in_.get<uint32_t>(), n);
       TALLY_CUDA_CHECK_LAUNCH("iota_kernel");
       payload_in = sort_payload_in_.get();
     }

@@ -15,10 +15,11 @@ __global__ void fill_kernel(T* p, uint64_t n, T value) {
     p[i] = value;
 }
 
-__global__ void iota_kernel(uint32_t* p, uint64_t n) {
+template <class T>
+__global__ void iota_kernel(T* p, uint64_t n) {
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
-    p[i] = static_cast<uint32_t>(i);
+    p[i] = static_cast<T>(i);
 }
 
 template <class T>

@@ -1,0 +1,390 @@
+// Every GPU variant against the CPU reference on the same data, typed over key
+// type x variant, with all aggregates (count(*), count, sum, min, max, avg over
+// an int4 and an int8 column) checked together, and the fixed edge cases of
+// STYLE.md: empty input, all-NULL keys, all-NULL values, one group, cardinality
+// at the shared-memory thresholds +-1, a forced tiny table (growth), extreme
+// values, variants switched between chunks. Skips without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include "common/error.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/group_by.hpp"
+#include "gpu/lane_plan.hpp"
+#include "gpu/variant_rules.hpp"
+#include "tests/gpu/group_by_reference.hpp"
+
+namespace tally::gpu::test {
+namespace {
+
+std::string to_string(__int128 v) {
+  if (v == 0) return "0";
+  const bool neg = v < 0;
+  unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string s;
+  while (u) {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  return neg ? "-" + s : s;
+}
+
+GroupBySpec full_spec(KeyType kt) {
+  GroupBySpec s;
+  s.key_type = kt;
+  s.columns = {{ValueType::int32, true}, {ValueType::int64, true}};
+  s.aggregates = {{AggOp::count_star, -1}, {AggOp::count, 0}, {AggOp::sum, 0}, {AggOp::min, 0},
+                  {AggOp::max, 0},        {AggOp::avg, 0},   {AggOp::count, 1}, {AggOp::sum, 1},
+                  {AggOp::min, 1},        {AggOp::max, 1}};
+  return s;
+}
+
+struct DataShape {
+  size_t rows = 1000;
+  uint64_t groups = 10;         // distinct non-NULL keys
+  bool sparse = false;          // spread keys over the whole key range
+  double null_key = 0.0;        // fraction of NULL keys
+  double null_value = 0.0;      // fraction of NULL values
+  bool extreme_values = false;  // values near the type limits
+  int64_t key_offset = 0;
+};
+
+TestTable make_table(KeyType kt, const DataShape& d, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  TestTable t;
+  t.key_type = kt;
+  t.value_types = {ValueType::int32, ValueType::int64};
+  t.values.resize(2);
+  t.value_valid.resize(2);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const bool k32 = kt == KeyType::int32;
+  for (size_t r = 0; r < d.rows; ++r) {
+    const uint64_t g = d.groups ? rng() % d.groups : 0;
+    int64_t key;
+    if (d.sparse) {
+      // An odd multiplier is a bijection modulo 2^w: `groups` distinct keys.
+      const uint64_t spread = g * 0x9E3779B97F4A7C15ull;
+      key = k32 ? static_cast<int32_t>(static_cast<uint32_t>(spread >> 32)) : static_cast<int64_t>(spread);
+    } else {
+      key = static_cast<int64_t>(g) + d.key_offset;
+    }
+    t.keys.push_back(key);
+    if (d.null_key > 0) t.key_valid.push_back(unit(rng) >= d.null_key);
+    int64_t v32, v64;
+    if (d.extreme_values) {
+      v32 = (rng() & 1) ? std::numeric_limits<int32_t>::max() - static_cast<int64_t>(rng() % 3)
+                        : std::numeric_limits<int32_t>::min() + static_cast<int64_t>(rng() % 3);
+      v64 = (rng() & 1) ? std::numeric_limits<int64_t>::max() - static_cast<int64_t>(rng() % 3)
+                        : std::numeric_limits<int64_t>::min() + static_cast<int64_t>(rng() % 3);
+    } else {
+      v32 = static_cast<int32_t>(rng());  // full int4 range, negative too: exercises carries
+      v64 = static_cast<int64_t>(rng() >> 8) - (int64_t{1} << 55);
+    }
+    t.values[0].push_back(v32);
+    t.values[1].push_back(v64);
+    if (d.null_value > 0) {
+      t.value_valid[0].push_back(unit(rng) >= d.null_value);
+      t.value_valid[1].push_back(unit(rng) >= d.null_value);
+    }
+  }
+  if (k32 && !d.sparse && d.key_offset == 0 && d.groups > 0) {
+    // keep int32 keys in range for dense shapes
+  }
+  return t;
+}
+
+std::optional<KeyRange> range_of(const TestTable& t) {
+  KeyRange r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.key_valid.empty() || t.key_valid[i]) {
+      r.min = std::min(r.min, t.keys[i]);
+      r.max = std::max(r.max, t.keys[i]);
+    }
+  return r;
+}
+
+// Compares every group and every aggregate; reports the first differences.
+::testing::AssertionResult same_groups(const GroupMap& expected, const GroupMap& actual) {
+  std::ostringstream out;
+  int shown = 0;
+  if (expected.size() != actual.size())
+    out << "groups: expected " << expected.size() << ", got " << actual.size() << "\n";
+  for (const auto& [key, ev] : expected) {
+    auto it = actual.find(key);
+    const std::string ks = key ? std::to_string(*key) : "NULL";
+    if (it == actual.end()) {
+      if (shown++ < 5) out << "missing group " << ks << "\n";
+      continue;
+    }
+    for (size_t a = 0; a < ev.value.size(); ++a) {
+      if (ev.value[a] != it->second.value[a] || ev.nonnull[a] != it->second.nonnull[a]) {
+        if (shown++ < 5)
+          out << "group " << ks << " aggregate " << a << ": expected (" << to_string(ev.value[a]) << ", n="
+              << ev.nonnull[a] << ") got (" << to_string(it->second.value[a]) << ", n=" << it->second.nonnull[a]
+              << ")\n";
+      }
+    }
+  }
+  for (const auto& [key, v] : actual)
+    if (!expected.count(key) && shown++ < 5) out << "unexpected group " << (key ? std::to_string(*key) : "NULL") << "\n";
+  if (out.str().empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << out.str();
+}
+
+using Param = std::tuple<KeyType, Variant>;
+
+class GpuGroupByTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    device_ = query_device(0);
+  }
+  KeyType key_type() const { return std::get<0>(GetParam()); }
+  Variant variant() const { return std::get<1>(GetParam()); }
+
+  // Runs the table through the variant in chunks of `chunk_rows` and checks
+  // against the reference. Returns the reports.
+  std::vector<LaunchReport> check(const TestTable& t, uint64_t estimate, size_t chunk_rows = 0,
+                                  const GroupBySpec* spec_in = nullptr, bool pass_range = true) {
+    const GroupBySpec spec = spec_in ? *spec_in : full_spec(key_type());
+    TableOptions opt;
+    opt.estimated_groups = estimate;
+    GroupByAggregator agg(device_, spec, opt);
+    std::vector<LaunchReport> reports;
+    if (chunk_rows == 0) chunk_rows = std::max<size_t>(t.rows(), 1);
+    for (size_t b = 0; b < std::max<size_t>(t.rows(), 1); b += chunk_rows) {
+      const size_t e = std::min(t.rows(), b + chunk_rows);
+      HostChunk h = make_host_chunk(t, b, e);
+      ChunkFacts facts;
+      facts.rows = e - b;
+      facts.estimated_groups = estimate;
+      if (pass_range) {
+        TestTable part = t;  // range of this chunk
+        part.keys.assign(t.keys.begin() + static_cast<long>(b), t.keys.begin() + static_cast<long>(e));
+        if (!t.key_valid.empty())
+          part.key_valid.assign(t.key_valid.begin() + static_cast<long>(b), t.key_valid.begin() + static_cast<long>(e));
+        h.pointers.key_range = range_of(part);
+        facts.key_range = h.pointers.key_range;
+      }
+      const VariantConfig config = default_launch_config(variant(), spec, device_, facts);
+      reports.push_back(agg.consume_host(h.pointers, variant(), config));
+      if (e >= t.rows()) break;
+    }
+    EXPECT_TRUE(same_groups(reference_group_by(t, spec), to_map(agg.finish())))
+        << "variant " << variant_name(variant()) << " rows " << t.rows();
+    return reports;
+  }
+
+  bool dense_fits(const TestTable& t) const {
+    ChunkFacts f;
+    f.key_range = range_of(t);
+    return can_use(Variant::dense, full_spec(key_type()), device_, f);
+  }
+
+  DeviceInfo device_;
+};
+
+TEST_P(GpuGroupByTest, RandomGroupsWithNulls) {
+  for (uint64_t groups : {1ull, 7ull, 100ull, 3000ull}) {
+    DataShape d;
+    d.rows = 20000;
+    d.groups = groups;
+    d.null_key = 0.05;
+    d.null_value = 0.2;
+    const TestTable t = make_table(key_type(), d, groups);
+    if (variant() == Variant::dense && !dense_fits(t)) continue;
+    check(t, groups);
+  }
+}
+
+TEST_P(GpuGroupByTest, SparseKeysOverTheWholeRange) {
+  if (variant() == Variant::dense) GTEST_SKIP() << "dense needs a small key range";
+  DataShape d;
+  d.rows = 50000;
+  d.groups = 5000;
+  d.sparse = true;
+  d.null_value = 0.1;
+  check(make_table(key_type(), d, 11), 5000);
+}
+
+TEST_P(GpuGroupByTest, EmptyInput) {
+  DataShape d;
+  d.rows = 0;
+  const TestTable t = make_table(key_type(), d, 1);
+  GroupBySpec spec = full_spec(key_type());
+  TableOptions opt;
+  GroupByAggregator agg(device_, spec, opt);
+  HostChunk h = make_host_chunk(t, 0, 0);
+  h.pointers.key_range = KeyRange{0, -1};
+  ChunkFacts f;
+  f.key_range = h.pointers.key_range;
+  agg.consume_host(h.pointers, variant(), default_launch_config(variant(), spec, device_, f));
+  EXPECT_EQ(agg.finish().groups(), 0u);
+}
+
+TEST_P(GpuGroupByTest, AllNullKeys) {
+  DataShape d;
+  d.rows = 5000;
+  d.groups = 50;
+  d.null_key = 1.0;
+  d.null_value = 0.3;
+  const auto reports = check(make_table(key_type(), d, 2), 1);
+  (void)reports;
+}
+
+TEST_P(GpuGroupByTest, AllNullValues) {
+  DataShape d;
+  d.rows = 5000;
+  d.groups = 37;
+  d.null_value = 1.0;
+  check(make_table(key_type(), d, 3), 37);
+}
+
+TEST_P(GpuGroupByTest, OneGroupManyRows) {
+  DataShape d;
+  d.rows = 300000;  // high contention on one slot
+  d.groups = 1;
+  d.key_offset = -5;
+  check(make_table(key_type(), d, 4), 1);
+}
+
+TEST_P(GpuGroupByTest, ExtremeValuesAndEmptyMarkerKey) {
+  // Keys include the type's minimum (the table's empty marker) and maximum.
+  DataShape d;
+  d.rows = 20000;
+  d.groups = 3;
+  d.extreme_values = true;
+  TestTable t = make_table(key_type(), d, 5);
+  const int64_t kmin = key_type() == KeyType::int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+  const int64_t kmax = key_type() == KeyType::int32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+  for (size_t r = 0; r < t.rows(); r += 3) t.keys[r] = (r % 2) ? kmin : kmax;
+  if (variant() == Variant::dense) {
+    ChunkFacts f;
+    f.key_range = range_of(t);
+    EXPECT_FALSE(can_use(Variant::dense, full_spec(key_type()), device_, f));
+    // Still correct: rows outside a stated (wrong) range go to the global table.
+    TestTable small = t;
+    for (size_t r = 0; r < small.rows(); ++r) small.keys[r] = small.keys[r] % 3;
+    check(small, 3);
+    return;
+  }
+  check(t, 5);
+}
+
+TEST_P(GpuGroupByTest, CardinalityAtSharedThresholds) {
+  const GroupBySpec spec = full_spec(key_type());
+  const LanePlan plan = plan_lanes(spec);
+  const size_t budget = shared_budget_per_block(device_, 1);
+  const uint32_t dense_fit = dense_slots_fitting(spec, plan, budget);
+  const uint32_t hash_fit = hash_slots_fitting(spec, plan, budget);
+  for (uint64_t base : {static_cast<uint64_t>(dense_fit), static_cast<uint64_t>(hash_fit / 2)}) {
+    for (int delta : {-1, 0, 1}) {
+      const uint64_t groups = base + static_cast<uint64_t>(delta);
+      DataShape d;
+      d.rows = groups * 4;
+      d.groups = groups;
+      TestTable t = make_table(key_type(), d, groups);
+      // Every group present: the range is exactly [0, groups).
+      for (uint64_t g = 0; g < groups; ++g) t.keys[g] = static_cast<int64_t>(g);
+      if (variant() == Variant::dense && !dense_fits(t)) {
+        ChunkFacts f;
+        f.key_range = range_of(t);
+        EXPECT_GT(groups, dense_fit);
+        EXPECT_FALSE(can_use(Variant::dense, spec, device_, f));
+        continue;
+      }
+      check(t, groups);
+    }
+  }
+}
+
+TEST_P(GpuGroupByTest, ForcedTinyTableGrows) {
+  if (variant() == Variant::dense) GTEST_SKIP() << "covered by DenseFlushIntoTinyTable";
+  DataShape d;
+  d.rows = 200000;
+  d.groups = 60000;
+  d.sparse = true;
+  d.null_key = 0.01;
+  const auto reports = check(make_table(key_type(), d, 6), 1);  // estimate 1: minimum table
+  int growths = 0;
+  for (const LaunchReport& r : reports) growths += r.table_growths;
+  EXPECT_GT(growths, 0);
+}
+
+TEST_P(GpuGroupByTest, DenseFlushIntoTinyTable) {
+  if (variant() != Variant::dense) GTEST_SKIP() << "dense only";
+  DataShape d;
+  d.rows = 100000;
+  d.groups = 5000;
+  const auto reports = check(make_table(key_type(), d, 7), 1);
+  int growths = 0;
+  for (const LaunchReport& r : reports) growths += r.table_growths;
+  EXPECT_GT(growths, 0);
+}
+
+TEST_P(GpuGroupByTest, ManyChunksMergeIntoOneResult) {
+  DataShape d;
+  d.rows = 100000;
+  d.groups = 900;
+  d.null_key = 0.02;
+  d.null_value = 0.1;
+  const TestTable t = make_table(key_type(), d, 8);
+  if (variant() == Variant::dense && !dense_fits(t)) GTEST_SKIP() << "range too large for dense";
+  check(t, 900, 7777);
+}
+
+TEST_P(GpuGroupByTest, CountStarOnlyAndNotNullColumns) {
+  GroupBySpec spec;
+  spec.key_type = key_type();
+  spec.columns = {{ValueType::int32, false}};
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}, {AggOp::count, 0}};
+  DataShape d;
+  d.rows = 50000;
+  d.groups = 500;
+  TestTable t = make_table(key_type(), d, 9);
+  t.values.resize(1);
+  t.value_valid.resize(1);
+  t.value_types.resize(1);
+  check(t, 500, 0, &spec);
+}
+
+TEST_P(GpuGroupByTest, RangeMeasuredWhenNotGiven) {
+  DataShape d;
+  d.rows = 30000;
+  d.groups = 200;
+  d.key_offset = 1000;
+  check(make_table(key_type(), d, 10), 200, 0, nullptr, /*pass_range=*/false);
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(std::get<0>(info.param) == KeyType::int32 ? "int32_" : "int64_") +
+         std::string(variant_name(std::get<1>(info.param)));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, GpuGroupByTest,
+                         ::testing::Combine(::testing::Values(KeyType::int32, KeyType::int64),
+                                            ::testing::ValuesIn(kAllVariants)),
+                         param_name);
+
+// Runs everywhere: without a device the engine must refuse cleanly.
+TEST(GpuGroupByNoDevice, ConstructionFailsWithInternalErrorWhenNoDevice) {
+  if (device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  DeviceInfo fake;
+  fake.ordinal = 0;
+  try {
+    GroupByAggregator agg(fake, full_spec(KeyType::int32), TableOptions{});
+    FAIL() << "constructed an aggregator without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::internal_error);
+    EXPECT_EQ(std::string(e.what()).rfind("GPU: ", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tally::gpu::test

@@ -1,0 +1,125 @@
+// Host-only: variant predicates and rule-based configurations, computed from
+// device properties given as input (two different devices, so no rule can be a
+// constant that only fits one). Runs without a GPU.
+#include <gtest/gtest.h>
+
+#include "gpu/variant_rules.hpp"
+
+namespace tally::gpu {
+namespace {
+
+DeviceInfo hopper_like() {
+  DeviceInfo d;
+  d.name = "hopper-like";
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.shared_memory_per_block = 48 << 10;
+  d.shared_memory_per_block_optin = 227 << 10;
+  d.shared_memory_per_sm = 228 << 10;
+  d.reserved_shared_memory_per_block = 1 << 10;
+  d.l2_bytes = 50u << 20;
+  d.total_memory = 80ull << 30;
+  return d;
+}
+
+DeviceInfo small_gpu() {
+  DeviceInfo d = hopper_like();
+  d.name = "small";
+  d.sm_count = 20;
+  d.max_threads_per_sm = 1024;
+  d.shared_memory_per_block_optin = 64 << 10;
+  d.shared_memory_per_sm = 64 << 10;
+  d.l2_bytes = 4u << 20;
+  return d;
+}
+
+GroupBySpec sum_spec() {
+  GroupBySpec s;
+  s.key_type = KeyType::int32;
+  s.columns = {{ValueType::int32, false}};
+  s.aggregates = {{AggOp::sum, 0}};
+  return s;
+}
+
+TEST(VariantRules, DenseNeedsARangeThatFitsSharedMemory) {
+  for (const DeviceInfo& d : {hopper_like(), small_gpu()}) {
+    const GroupBySpec s = sum_spec();
+    const uint32_t fit = dense_slots_fitting(s, plan_lanes(s), shared_budget_per_block(d, 1));
+    ASSERT_GT(fit, 0u);
+    EXPECT_LE(dense_shared_bytes(s, plan_lanes(s), fit), d.shared_memory_per_block_optin);
+    ChunkFacts f;
+    f.rows = 1 << 20;
+    EXPECT_FALSE(can_use(Variant::dense, s, d, f)) << "no range";
+    f.key_range = KeyRange{10, 10 + static_cast<int64_t>(fit) - 1};
+    EXPECT_TRUE(can_use(Variant::dense, s, d, f));
+    f.key_range = KeyRange{10, 10 + static_cast<int64_t>(fit)};
+    std::string why;
+    EXPECT_FALSE(can_use(Variant::dense, s, d, f, &why));
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+TEST(VariantRules, SmallerSharedMemoryMeansSmallerThresholds) {
+  const GroupBySpec s = sum_spec();
+  const LanePlan p = plan_lanes(s);
+  EXPECT_GT(hash_slots_fitting(s, p, shared_budget_per_block(hopper_like(), 1)),
+            hash_slots_fitting(s, p, shared_budget_per_block(small_gpu(), 1)));
+}
+
+TEST(VariantRules, ChoiceFollowsCardinality) {
+  const DeviceInfo d = hopper_like();
+  const GroupBySpec s = sum_spec();
+  ChunkFacts f;
+  f.rows = 1 << 24;
+  f.key_range = KeyRange{0, 99};
+  f.estimated_groups = 100;
+  EXPECT_EQ(choose_variant(s, d, f), Variant::dense);
+  f.key_range = KeyRange{-(int64_t{1} << 31), (int64_t{1} << 31) - 1};
+  EXPECT_EQ(choose_variant(s, d, f), Variant::shared_hash);
+  f.estimated_groups = 1 << 22;
+  EXPECT_EQ(choose_variant(s, d, f), Variant::partitioned_hash);
+  f.rows = 1000;
+  EXPECT_EQ(choose_variant(s, d, f), Variant::global_hash);
+}
+
+TEST(VariantRules, DefaultConfigsRespectDeviceLimits) {
+  for (const DeviceInfo& d : {hopper_like(), small_gpu()}) {
+    const GroupBySpec s = sum_spec();
+    ChunkFacts f;
+    f.rows = 1 << 24;
+    f.key_range = KeyRange{0, 1000};
+    for (uint64_t groups : {1ull, 1000ull, 1ull << 20}) {
+      f.estimated_groups = groups;
+      for (Variant v : kAllVariants) {
+        const VariantConfig c = default_launch_config(v, s, d, f);
+        EXPECT_GE(c.launch.threads_per_block, 32);
+        EXPECT_LE(c.launch.threads_per_block, d.max_threads_per_block);
+        EXPECT_GE(c.launch.blocks_per_sm, 1);
+        EXPECT_LE(c.launch.blocks_per_sm * c.launch.threads_per_block, d.max_threads_per_sm);
+        if (v == Variant::partitioned_hash) EXPECT_GE(c.partition_bits, 1);
+      }
+    }
+  }
+}
+
+TEST(VariantRules, PartitionBitsGrowWithGroups) {
+  const DeviceInfo d = hopper_like();
+  const GroupBySpec s = sum_spec();
+  ChunkFacts f;
+  f.rows = 1 << 28;
+  f.estimated_groups = 1 << 16;
+  const int small = default_launch_config(Variant::partitioned_hash, s, d, f).partition_bits;
+  f.estimated_groups = 1 << 26;
+  const int large = default_launch_config(Variant::partitioned_hash, s, d, f).partition_bits;
+  EXPECT_EQ(large - small, 10);
+}
+
+TEST(VariantNames, RoundTrip) {
+  for (Variant v : kAllVariants) EXPECT_EQ(parse_variant(variant_name(v)), v);
+  EXPECT_FALSE(parse_variant("nope"));
+}
+
+}  // namespace
+}  // namespace tally::gpu
