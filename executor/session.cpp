@@ -137,6 +137,27 @@ Session::Session(Database* database, TableProvider* tables, const protocol::Sess
 
 Session::~Session() = default;
 
+PlanContext Session::make_plan_context(std::vector<uint32_t>* parameter_types) {
+  PlanContext pc;
+  pc.tables = tables_;
+  pc.settings = &settings_;
+  pc.parameter_types = parameter_types;
+  pc.user = info_.user;
+  pc.database = info_.database;
+  pc.backend_pid = info_.process_id;
+  return pc;
+}
+
+ExecContext Session::make_exec_context(const std::vector<Value>* parameters) {
+  ExecContext ec;
+  ec.parameters = parameters;
+  ec.cancel = info_.cancel;
+  ec.threads = database_ ? database_->config().cpu_threads : 1;
+  ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
+  ec.engine = settings_.get("tally.engine").value_or("auto");
+  return ec;
+}
+
 std::vector<std::pair<std::string, std::string>> Session::initial_parameter_status() { return settings_.reported(); }
 
 protocol::TransactionStatus Session::transaction_status() const {
@@ -473,7 +494,8 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
     const std::string_view text = parsed.length > 0 ? sql.substr(static_cast<size_t>(parsed.location), static_cast<size_t>(parsed.length))
                                                     : sql.substr(static_cast<size_t>(parsed.location));
     check_not_failed(parsed.type(), parsed.node);
-    Analyzed analyzed = analyze(text, parsed.node, {});
+    (void)text;
+    Analyzed analyzed = analyze(sql, parsed.node, {});
     ResultSet result = execute(analyzed, {}, out);
     if (result.returns_rows) {
       out.row_description(result.fields);

@@ -49,6 +49,12 @@ class Session final : public protocol::QueryHandler {
                     protocol::ResultWriter& out);
   Analyzed analyze(std::string_view sql, const nlohmann::json& node, std::vector<uint32_t> parameter_types);
   Settings& settings() { return settings_; }
+  Database* database() { return database_; }
+  TableProvider* tables() { return tables_; }
+  const protocol::SessionInfo& info() const { return info_; }
+  // Plans (PlanContext) and runs (ExecContext) with this session's settings.
+  struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
+  struct ExecContext make_exec_context(const std::vector<Value>* parameters);
 
  private:
   enum class TxState { idle, in_block, failed };

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "common/error.hpp"
 #include "executor/database.hpp"
 #include "tests/executor/recording_writer.hpp"
@@ -12,6 +15,9 @@ using testing::RecordingWriter;
 class SessionTest : public ::testing::Test {
  protected:
   SessionTest() {
+    char pattern[] = "/tmp/tally-session-test-XXXXXX";
+    data_dir_ = mkdtemp(pattern);
+    config_.data_dir = data_dir_;
     database_ = Database::open(config_);
     protocol::SessionInfo info;
     info.user = "alice";
@@ -38,6 +44,13 @@ class SessionTest : public ::testing::Test {
     return SqlState::successful_completion;
   }
 
+  ~SessionTest() override {
+    session_.reset();
+    database_.reset();
+    std::filesystem::remove_all(data_dir_);
+  }
+
+  std::string data_dir_;
   config::Config config_;
   std::unique_ptr<Database> database_;
   std::unique_ptr<protocol::QueryHandler> session_;

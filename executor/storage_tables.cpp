@@ -1,0 +1,62 @@
+#include "executor/storage_tables.hpp"
+
+#ifdef TALLY_HAVE_STORAGE
+
+#include "catalog/catalog.hpp"
+#include "storage/table_store.hpp"
+
+namespace tally::executor {
+namespace {
+
+class StorageTable final : public TableSnapshot {
+ public:
+  StorageTable(storage::TableStore& store, std::shared_ptr<const catalog::TableSnapshot> snapshot)
+      : store_(store), snapshot_(std::move(snapshot)) {
+    for (const auto& c : snapshot_->def.columns) columns_.push_back({c.name, c.type, c.not_null});
+  }
+  const std::string& name() const override { return snapshot_->def.name; }
+  uint32_t oid() const override { return snapshot_->def.oid; }
+  const std::vector<TableColumn>& columns() const override { return columns_; }
+  size_t chunk_count() const override { return snapshot_->chunks.size(); }
+  size_t chunk_rows(size_t chunk) const override { return snapshot_->chunks[chunk].rows; }
+  std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
+                                                        const std::vector<int>& column_indexes) const override {
+    return store_.read_chunk(*snapshot_, chunk, column_indexes);
+  }
+  ChunkColumnStats stats(size_t chunk, int column) const override {
+    ChunkColumnStats s;
+    const auto& info = snapshot_->chunks[chunk];
+    if (static_cast<size_t>(column) >= info.stats.size()) return s;
+    const auto& cs = info.stats[static_cast<size_t>(column)];
+    const TypeId id = columns_[static_cast<size_t>(column)].type.id;
+    s.null_count = cs.null_count;
+    if (cs.has_min_max && !is_float(id)) {
+      s.known = true;
+      s.min = cs.min_int;
+      s.max = cs.max_int;
+    } else if (cs.null_count == info.rows) {
+      s.known = true;  // all NULL: no range
+      s.min = 0;
+      s.max = -1;
+    }
+    return s;
+  }
+
+ private:
+  storage::TableStore& store_;
+  std::shared_ptr<const catalog::TableSnapshot> snapshot_;
+  std::vector<TableColumn> columns_;
+};
+
+}  // namespace
+
+std::shared_ptr<const TableSnapshot> StorageTableProvider::find_table(std::string_view schema, std::string_view name) {
+  if (!schema.empty() && schema != "public") return nullptr;
+  auto snapshot = store_.catalog().find_table(name, "public");
+  if (!snapshot) return nullptr;
+  return std::make_shared<StorageTable>(store_, std::move(snapshot));
+}
+
+}  // namespace tally::executor
+
+#endif  // TALLY_HAVE_STORAGE
