@@ -30,7 +30,7 @@ constexpr char magic[4] = {'T', 'L', 'Y', 'C'};
 
 }  // namespace
 
-void write_chunk_file(const std::string& path, const ColumnVector& column) {
+void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync) {
   Header h{};
   std::memcpy(h.magic, magic, 4);
   h.version = chunk_file_format_version;
@@ -53,7 +53,7 @@ void write_chunk_file(const std::string& path, const ColumnVector& column) {
   f.write(column.data.data(), column.data.size());
   f.write(bits.data(), bits.size());
   f.write(&crc, sizeof crc);
-  f.sync();
+  if (sync) f.sync();
 }
 
 ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what) {

@@ -15,8 +15,9 @@ namespace tally::storage {
 
 constexpr uint32_t chunk_file_format_version = 1;
 
-// Writes column to path and fsyncs it.
-void write_chunk_file(const std::string& path, const ColumnVector& column);
+// Writes column to path; fsyncs it when sync (callers that write several
+// files may write them all first and sync_file() each afterwards).
+void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync = true);
 
 // Reads a chunk column file. `what` names it in errors ("chunk 3 of table
 // \"t\" column \"x\""): a missing, truncated or corrupted file throws

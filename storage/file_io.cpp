@@ -76,6 +76,14 @@ void File::sync() {
   if (::fsync(fd_) != 0) io_fail("fsync", path_);
 }
 
+void sync_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) io_fail("open", path);
+  const int rc = ::fdatasync(fd);
+  ::close(fd);
+  if (rc != 0) io_fail("fsync", path);
+}
+
 void sync_directory(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) io_fail("open directory", path);

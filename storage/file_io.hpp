@@ -32,6 +32,9 @@ class File {
   std::string path_;
 };
 
+// fsyncs (fdatasync) an existing file's contents.
+void sync_file(const std::string& path);
+
 // fsyncs a directory so that file creations and removals in it are durable.
 void sync_directory(const std::string& path);
 

@@ -34,9 +34,23 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid)
 }
 
 TableAppender::~TableAppender() {
+  for (auto& w : writes_) {
+    try {
+      w.get();
+    } catch (...) {
+    }
+  }
   if (committed_) return;
   // Roll back: the catalog never saw these chunks; their files are orphans.
-  for (const auto& c : written_) store_.remove_chunk_files(snapshot_->def.oid, c.chunk_id, builders_.size());
+  for (const uint64_t id : started_) store_.remove_chunk_files(snapshot_->def.oid, id, builders_.size());
+}
+
+void TableAppender::wait_writes(size_t keep_last) {
+  while (writes_.size() > keep_last) {
+    auto f = std::move(writes_.front());
+    writes_.pop_front();
+    written_.push_back(f.get());
+  }
 }
 
 void TableAppender::start_chunk() {
@@ -109,24 +123,39 @@ void TableAppender::finish_row() {
 
 void TableAppender::flush_chunk() {
   if (rows_ == 0) return;
-  catalog::ChunkInfo info;
-  info.chunk_id = next_chunk_id_++;
-  info.rows = rows_;
-  written_.push_back(info);  // before writing: a failure midway still cleans up
+  // Bound memory: at most two chunks in flight besides the one being filled.
+  constexpr size_t max_in_flight = 2;
+  wait_writes(max_in_flight - 1);
+  const uint64_t chunk_id = next_chunk_id_++;
+  started_.push_back(chunk_id);
+  auto columns = std::make_shared<std::vector<ColumnVector>>();
+  std::vector<std::string> paths;
   for (size_t c = 0; c < builders_.size(); ++c) {
     ColumnVector& col = builders_[c].column;
     col.rows = rows_;
     col.data.resize(rows_ * builders_[c].width);
     if (!col.validity.empty()) col.validity.resize(rows_);
-    write_chunk_file(store_.chunk_path(snapshot_->def.oid, info.chunk_id, static_cast<int>(c)), col);
-    info.stats.push_back(compute_column_stats(col));
+    columns->push_back(std::move(col));
+    builders_[c].column = ColumnVector{};
+    builders_[c].column.type = columns->back().type;
+    paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, static_cast<int>(c)));
   }
-  written_.back() = std::move(info);
+  const uint64_t rows = rows_;
+  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows] {
+    catalog::ChunkInfo info;
+    info.chunk_id = chunk_id;
+    info.rows = rows;
+    for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
+    for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
+    for (const auto& p : paths) sync_file(p);
+    return info;
+  }));
 }
 
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   flush_chunk();
   rows_ = 0;
+  wait_writes(0);
   const uint32_t oid = snapshot_->def.oid;
   std::vector<catalog::DictionaryState> dict_states = snapshot_->dictionaries;
   dict_states.resize(builders_.size());

@@ -6,6 +6,8 @@
 // commit() (an error), it removes the files it wrote and the table is as
 // before. Holds the table's write lock for its whole life.
 #include <cstdint>
+#include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -52,6 +54,8 @@ class TableAppender {
   };
   void start_chunk();
   void flush_chunk();
+  // Waits for background chunk writes; with keep_last, until at most that many remain.
+  void wait_writes(size_t keep_last);
   void merge_tail();
   StringDictionary& working_dictionary(int column);
 
@@ -64,6 +68,10 @@ class TableAppender {
   uint64_t appended_ = 0;
   uint64_t next_chunk_id_ = 0;
   std::vector<catalog::ChunkInfo> written_;   // chunks written, not committed
+  std::vector<uint64_t> started_;             // chunk ids whose files may exist
+  // Full chunks are written, fsynced and summarized by a background task
+  // while parsing continues (fsync latency dominates otherwise).
+  std::deque<std::future<catalog::ChunkInfo>> writes_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours
   // Per column: committed dictionary and this append's copy (made on the first new value).
   std::vector<std::shared_ptr<const StringDictionary>> base_dicts_;

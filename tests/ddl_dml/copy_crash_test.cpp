@@ -89,18 +89,22 @@ TEST(CopyCrash, KillNineDuringCopyKeepsExactlyTheAcknowledgedBatches) {
   for (int round = 0; round < 8; ++round) {
     Child c = spawn({TALLY_CRASH_DRIVER, "load", dir, std::to_string(next_batch), "50", std::to_string(rows_per_batch),
                      std::to_string(chunk_rows)});
-    // Let it acknowledge a few batches, then kill at a random moment of the next.
-    const int wait_acks = 1 + static_cast<int>(rng() % 3);
+    // Let it acknowledge a few batches, then kill at a random moment of the
+    // next one (a random fraction of the measured time per batch).
+    const int wait_acks = 2 + static_cast<int>(rng() % 3);
     char line[128];
     int seen = 0;
+    auto first_ack = std::chrono::steady_clock::now(), last_ack = first_ack;
     while (seen < wait_acks && std::fgets(line, sizeof line, c.out)) {
       int b;
       if (std::sscanf(line, "acked %d", &b) == 1) {
         acked.insert(b);
-        ++seen;
+        last_ack = std::chrono::steady_clock::now();
+        if (seen++ == 0) first_ack = last_ack;
       }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 40000));
+    const auto per_batch = (last_ack - first_ack) / std::max(1, seen - 1);
+    std::this_thread::sleep_for(per_batch * static_cast<double>(rng() % 1000) / 1000.0);
     kill(c.pid, SIGKILL);
     int status = 0;
     waitpid(c.pid, &status, 0);
