@@ -1,0 +1,128 @@
+#pragma once
+// The seam between the planner and the aggregation engines (the CPU hash
+// engine in executor/cpu/, the GPU engine in gpu/). The planner hands an engine
+// fixed-width data only — what GPU kernels need:
+//  * one key per row: an int32 or int64 vector (single integer column; text as
+//    its dictionary code; several columns packed into 64 bits when their
+//    ranges fit, else a query-local code), with a validity mask (NULL key group);
+//  * value columns as native arrays (int32/int64/float32/float64) with validity;
+//  * per aggregate: one partial-state operation, its input column(s) and an
+//    optional FILTER mask;
+//  * the estimated group count and the key range when known (dense variants).
+// Engines consume the input chunk by chunk (sink) and may change variant or
+// configuration between chunks; finalize returns PARTIAL STATES (count, sum,
+// min, max, moments) that executor/finalize.hpp turns into PostgreSQL's values,
+// so every engine gives the same answer. Engines never see SQL.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tally::executor {
+
+// Partial-state operations. Each aggregate of the query maps to one.
+enum class PartialOp : uint8_t {
+  count_rows,      // count(*): rows (after FILTER)
+  count_valid,     // count(x): non-NULL inputs
+  sum_int,         // int128 sum + count of an integer input (sum/avg of int2/4/8, numeric(p<=18) scaled)
+  sum_float,       // double sum + count (sum(float4/float8))
+  min_int, max_int,          // over integer-like inputs (also bool_and/bool_or on 0/1, dates)
+  min_float, max_float,      // PostgreSQL float order: NaN greatest
+  moments_int,     // exact count, sum, sum of squares (int128) of int2/int4: var/stddev
+  moments_float,   // Youngs-Cramer n, Sx, Sxx (float8_accum): avg/var/stddev of floats
+  moments2_float,  // Youngs-Cramer of (Y, X) pairs (float8_regr_accum): corr, covar, regr_*
+};
+
+enum class ColumnWidth : uint8_t { int32, int64, float32, float64 };
+
+// A column of one chunk, not owned (points into storage's decoded chunk or a
+// vector the planner computed).
+struct ColumnView {
+  ColumnWidth width = ColumnWidth::int64;
+  const void* data = nullptr;
+  const uint8_t* validity = nullptr;  // 1 = valid; nullptr = no NULLs
+};
+
+struct PartialAggregate {
+  PartialOp op = PartialOp::count_rows;
+  int input = -1;   // index into ChunkInput::values (-1 for count_rows)
+  int input2 = -1;  // second input (moments2_float: X; `input` is Y)
+};
+
+// What stays fixed for one query's aggregation.
+struct AggregationSpec {
+  ColumnWidth key_width = ColumnWidth::int64;  // int32 or int64
+  bool key_range_known = false;                // min/max over the whole input (from chunk stats)
+  int64_t key_min = 0, key_max = 0;
+  uint64_t estimated_groups = 0;               // 0 = unknown
+  std::vector<PartialAggregate> aggregates;
+  std::vector<ColumnWidth> value_widths;       // one per ChunkInput::values entry
+  int threads = 0;                             // 0 = hardware concurrency
+  uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
+  std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
+};
+
+// One chunk of input rows.
+struct ChunkInput {
+  size_t rows = 0;
+  ColumnView keys;                             // int32/int64 keys
+  std::vector<ColumnView> values;
+  std::vector<const uint8_t*> filters;         // one per aggregate; nullptr = no FILTER
+};
+
+// Partial states per group, struct-of-arrays, one entry per PartialAggregate.
+struct PartialStates {
+  std::vector<int64_t> count;       // count_rows, count_valid, and the n of sum_int/sum_float/moments_int
+  std::vector<__int128> sum_int;    // sum_int, moments_int (sum)
+  std::vector<__int128> sum2_int;   // moments_int (sum of squares)
+  std::vector<double> sum_float;    // sum_float
+  std::vector<int64_t> extreme_int; // min_int/max_int (valid when count > 0)
+  std::vector<double> extreme_float;
+  std::vector<double> n, sx, sxx, sy, syy, sxy;  // moments_float / moments2_float
+};
+
+struct AggregationResult {
+  std::vector<int64_t> keys;        // one per group
+  std::vector<uint8_t> key_valid;   // 0 = the NULL-key group
+  std::vector<PartialStates> states;  // one per PartialAggregate
+  size_t groups() const { return keys.size(); }
+};
+
+// What ran, for EXPLAIN ANALYZE.
+struct AggregationReport {
+  std::string engine;         // "cpu", "gpu"
+  std::string variant;        // "dense", "hash-partitioned", ...
+  std::string configuration;  // "threads=2 partitions=64", "blocks=..., threads/block=..."
+  uint64_t rows = 0;
+  uint64_t groups = 0;
+  uint64_t passes = 1;
+  double sink_ms = 0, finalize_ms = 0;
+};
+
+class AggregationRun {
+ public:
+  virtual ~AggregationRun() = default;
+  // Number of passes over the input the engine needs (memory-bounded
+  // partitioning): the planner feeds every chunk once per pass, calling
+  // begin_pass(p) first, and calls finalize() after the last pass.
+  virtual int passes() const { return 1; }
+  virtual void begin_pass(int /*pass*/) {}
+  virtual void sink(const ChunkInput& chunk) = 0;
+  virtual AggregationResult finalize() = 0;
+  virtual AggregationReport report() const = 0;
+};
+
+class AggregateEngine {
+ public:
+  virtual ~AggregateEngine() = default;
+  virtual std::string name() const = 0;
+  // Side-effect-free: whether this engine can run the spec at all.
+  virtual bool can_run(const AggregationSpec& spec) const = 0;
+  virtual std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) = 0;
+};
+
+// The CPU engine (executor/cpu/).
+std::unique_ptr<AggregateEngine> make_cpu_engine();
+
+}  // namespace tally::executor
