@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
         counter.add(h, pos % kChunkRows == 0 || key_hash(table, pos - 1) != h);
       }
       estimate = est::estimate_group_count(counter, {.sample_hashes = {}, .total_rows = spec.rows}, true);
-      if (!est::should_grow(plan, estimate, policy)) break;
+      if (!plan.should_grow(estimate)) break;
     }
     const double sample_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 

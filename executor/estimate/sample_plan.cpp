@@ -80,3 +80,18 @@ bool should_grow(const SamplePlan& plan, const GroupCountEstimate& estimate, con
 }
 
 }  // namespace tally::executor::estimate
+
+namespace tally::executor::estimate {
+
+bool SamplePlan::should_grow(const GroupCountEstimate& estimate) {
+  if (!estimate::should_grow(*this, estimate, policy_)) return false;
+  const double previous = previous_estimate_;
+  previous_estimate_ = estimate.groups;
+  const auto min_rows = std::max(policy_.min_stable_rows,
+                                 static_cast<uint64_t>(policy_.min_stable_share * static_cast<double>(strata_)));
+  if (next_ < min_rows || previous <= 0 || estimate.groups <= 0) return true;
+  const double change = std::max(previous / estimate.groups, estimate.groups / previous);
+  return change > policy_.stable_ratio;
+}
+
+}  // namespace tally::executor::estimate

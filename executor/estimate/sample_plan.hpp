@@ -23,6 +23,14 @@ struct SamplePolicy {
   uint64_t min_cap_rows = uint64_t{1} << 17;
   // Stop growing once the GEE bound sqrt(upper/lower) is below this ratio.
   double target_error_bound = 1.25;
+  // ... or once doubling the sample changed the estimate by less than this
+  // factor, with at least max(min_stable_rows, min_stable_share x the plan's
+  // capacity) sampled: the estimators' bias shrinks with the sample, so an
+  // estimate that no longer moves has converged (on large tables a sample
+  // far below the cap moves too little to tell).
+  double stable_ratio = 1.1;
+  uint64_t min_stable_rows = uint64_t{1} << 16;
+  double min_stable_share = 0.5;
   uint64_t seed = 0x7A11Bu;
 };
 
@@ -43,6 +51,11 @@ class SamplePlan {
   // policy.first_round_rows strata, each later one doubles the sample).
   std::vector<uint64_t> next_round();
 
+  // Whether to take another round after `estimate` (from everything sampled
+  // so far): false when the plan is exhausted, the error bound meets the
+  // target, or the estimate is stable across the last doubling.
+  bool should_grow(const GroupCountEstimate& estimate);
+
  private:
   uint64_t position_of_stratum(uint64_t stratum) const;
 
@@ -52,11 +65,11 @@ class SamplePlan {
   int strata_bits_ = 0;
   uint64_t next_ = 0;
   bool whole_table_ = false;
+  double previous_estimate_ = 0;
 };
 
-// Whether another round is worth taking, given the estimate from the sample so
-// far: false when the plan is exhausted or the estimate's error bound
-// (GroupCountEstimate::error_bound) already meets the target.
+// The stateless part of SamplePlan::should_grow: false when the plan is
+// exhausted or the estimate's error bound already meets the target.
 bool should_grow(const SamplePlan& plan, const GroupCountEstimate& estimate, const SamplePolicy& policy = {});
 
 }  // namespace tally::executor::estimate

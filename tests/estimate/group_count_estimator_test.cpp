@@ -24,7 +24,7 @@ GroupCountEstimate sample_and_estimate(const std::vector<uint64_t>& keys, bool w
     EstimateInput input{.sample_hashes = hashes, .total_rows = keys.size()};
     if (with_previous) input.previous_hashes = previous;
     estimate = estimate_group_count(input);
-  } while (should_grow(plan, estimate));
+  } while (plan.should_grow(estimate));
   return estimate;
 }
 
