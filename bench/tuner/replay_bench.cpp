@@ -17,7 +17,9 @@
 // median effort <= 1 %.
 //
 // usage: tuner_replay_bench [spaces.csv] [--write-synthetic out.csv] [--strict]
-//   without a file it generates synthetic spaces (synthetic_spaces.hpp).
+//                           [--noise 0.004] [--roughness 0.01]
+//   without a file it generates synthetic spaces (synthetic_spaces.hpp) with
+//   the given chunk-time noise and per-configuration roughness.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -130,7 +132,16 @@ CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device,
 int main(int argc, char** argv) {
   std::string input, write_synthetic;
   bool strict = false;
+  tb::SyntheticOptions synthetic;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--noise") == 0 && i + 1 < argc) {
+      synthetic.noise = std::stod(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--roughness") == 0 && i + 1 < argc) {
+      synthetic.roughness = std::stod(argv[++i]);
+      continue;
+    }
     if (std::strcmp(argv[i], "--write-synthetic") == 0 && i + 1 < argc) {
       write_synthetic = argv[++i];
     } else if (std::strcmp(argv[i], "--strict") == 0) {
@@ -142,7 +153,7 @@ int main(int argc, char** argv) {
   tb::RecordedSpaces spaces;
   try {
     if (input.empty()) {
-      spaces = tb::synthetic_spaces();
+      spaces = tb::synthetic_spaces(synthetic);
     } else {
       std::ifstream in(input);
       if (!in) {
@@ -164,6 +175,10 @@ int main(int argc, char** argv) {
   if (strict) params.similarity_s = 0.0;
 
   const auto source = spaces.metadata.count("source") ? spaces.metadata.at("source") : input;
+  if (input.empty()) {
+    std::printf("synthetic: noise %.3f, roughness %.3f, outliers on %.0f %% of configurations\n", synthetic.noise,
+                synthetic.roughness, 100 * synthetic.outlier_share);
+  }
   std::printf("spaces: %s\ndevice: %s\nsearch: s=%.3f p=%.3f v_max=%.3f b_max=%d\n\n", source.c_str(),
               device.name.c_str(), params.similarity_s, params.pruning_p, params.measurement.v_max,
               params.measurement.b_max);

@@ -72,11 +72,11 @@ RecordedSpaces synthetic_spaces(const SyntheticOptions& options) {
               const int fi = f == 25 ? 0 : f == 50 ? 1 : 2;
               time *= 1.0 + 0.03 * (fi - fill_opt) * (fi - fill_opt);
               time *= 1.0 + 0.015 * (log2i(r) - rpt_opt) * (log2i(r) - rpt_opt);
-              time *= 1.0 + 0.01 * (u01(rng) - 0.5) * 2.0;  // roughness: many tiny local minima
-              const bool outlier = u01(rng) < 0.25;
+              time *= 1.0 + options.roughness * (u01(rng) - 0.5) * 2.0;  // roughness: many tiny local minima
+              const bool outlier = u01(rng) < options.outlier_share;
               auto& reps = cell.times[c];
               for (int k = 0; k < options.repetitions; ++k) {
-                double m = base * time * (1.0 + 0.004 * gauss(rng));
+                double m = base * time * std::max(0.5, 1.0 + options.noise * gauss(rng));
                 if (k == 0 && outlier) m *= 1.03 + 0.37 * u01(rng);
                 reps.push_back(m);
               }

@@ -16,6 +16,9 @@ struct SyntheticOptions {
   uint64_t seed = 2019;
   int repetitions = 5;       // chunks recorded per configuration
   int max_log2_groups = 26;  // G = 2^0, 2^2, ..., 2^26
+  double noise = 0.004;      // relative standard deviation of one chunk's time
+  double roughness = 0.01;   // +- per-configuration deviation from the smooth shape
+  double outlier_share = 0.25;  // configurations whose first chunk is 3..40 % slow
 };
 
 RecordedSpaces synthetic_spaces(const SyntheticOptions& options = {});
