@@ -22,6 +22,8 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid)
   builders_.resize(ncols);
   base_dicts_.resize(ncols);
   new_dicts_.resize(ncols);
+  indexes_.resize(ncols);
+  text_values_seen_.resize(ncols, 0);
   for (size_t c = 0; c < ncols; ++c) {
     const SqlType type = snapshot_->def.columns[c].type;
     builders_[c].column.type = type;
@@ -94,13 +96,30 @@ StringDictionary& TableAppender::working_dictionary(int column) {
 }
 
 void TableAppender::set_text(int column, std::string_view value) {
+  // Values before the flat index pays off go through the dictionary's own map.
+  constexpr uint32_t index_after_values = 1024;
   const auto c = static_cast<size_t>(column);
   int32_t code;
-  if (new_dicts_[c]) {
-    code = new_dicts_[c]->intern(value);
+  CodeIndex& index = indexes_[c];
+  if (!index.empty()) {
+    const uint64_t h = CodeIndex::hash(value);
+    const StringDictionary* dict = new_dicts_[c] ? new_dicts_[c].get() : base_dicts_[c].get();
+    code = dict ? index.find(value, h, *dict) : -1;
+    if (code < 0) {
+      code = working_dictionary(column).intern(value);
+      index.insert(h, code);
+    }
   } else {
-    code = base_dicts_[c] ? base_dicts_[c]->find(value) : -1;
-    if (code < 0) code = working_dictionary(column).intern(value);
+    if (new_dicts_[c]) {
+      code = new_dicts_[c]->intern(value);
+    } else {
+      code = base_dicts_[c] ? base_dicts_[c]->find(value) : -1;
+      if (code < 0) code = working_dictionary(column).intern(value);
+    }
+    if (++text_values_seen_[c] == index_after_values) {
+      const StringDictionary* dict = new_dicts_[c] ? new_dicts_[c].get() : base_dicts_[c].get();
+      if (dict) index.build(*dict);
+    }
   }
   std::memcpy(value_slot(column), &code, sizeof code);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/table_snapshot.hpp"
+#include "storage/code_index.hpp"
 #include "storage/column_vector.hpp"
 #include "storage/table_store.hpp"
 
@@ -76,6 +77,10 @@ class TableAppender {
   // Per column: committed dictionary and this append's copy (made on the first new value).
   std::vector<std::shared_ptr<const StringDictionary>> base_dicts_;
   std::vector<std::shared_ptr<StringDictionary>> new_dicts_;
+  // Per text column: a flat index, built once a column has interned enough
+  // values to repay building it (small INSERTs into big dictionaries never do).
+  std::vector<CodeIndex> indexes_;
+  std::vector<uint32_t> text_values_seen_;
   bool committed_ = false;
 };
 

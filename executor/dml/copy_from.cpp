@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <span>
 
 #include "executor/dml/row_check.hpp"
 #include "executor/types/type_io.hpp"
@@ -44,10 +45,10 @@ int hex_value(char c) {
 class RecordParser {
  public:
   RecordParser(const CopyOptions& o, size_t expected_fields) : o_(o) {
-    fields_.reserve(expected_fields + 1);
+    fields_.resize(expected_fields + 1);
     decoded_.resize(expected_fields + 1);
   }
-  const std::vector<Field>& fields() const { return fields_; }
+  std::span<const Field> fields() const { return {fields_.data(), nfields_}; }
   std::string_view line() const { return line_; }
 
   // Parses one record starting at buf[pos]. On `record`, pos moves past it.
@@ -73,7 +74,7 @@ class RecordParser {
     if (line_end > begin && line_end[-1] == '\r') --line_end;
     line_ = std::string_view(begin, static_cast<size_t>(line_end - begin));
     if (line_ == "\\.") return ParseResult::end_marker;
-    fields_.clear();
+    nfields_ = 0;
     const char delim = o_.delimiter;
     const char* p = begin;
     for (;;) {
@@ -88,8 +89,8 @@ class RecordParser {
       }
       Field f;
       f.raw = std::string_view(start, static_cast<size_t>(p - start));
-      f.value = escaped ? unescape_text(f.raw, fields_.size()) : f.raw;
-      fields_.push_back(f);
+      f.value = escaped ? unescape_text(f.raw, nfields_) : f.raw;
+      add_field(f);
       if (p >= line_end) break;
       ++p;  // delimiter
     }
@@ -142,7 +143,7 @@ class RecordParser {
     const char* begin = buf.data() + pos;
     const char* end = buf.data() + buf.size();
     const char delim = o_.delimiter, quote = o_.quote, escape = o_.escape;
-    fields_.clear();
+    nfields_ = 0;
     const char* p = begin;
     for (;;) {
       const char* start = p;
@@ -153,7 +154,7 @@ class RecordParser {
       if (p < end && *p == quote) {
         // The field has quoted sections: decode into scratch.
         any_quote = true;
-        std::string& out = scratch(fields_.size());
+        std::string& out = scratch(nfields_);
         out.append(start, static_cast<size_t>(p - start));
         bool in_quote = false;
         for (;;) {
@@ -199,7 +200,7 @@ class RecordParser {
       }
       f.raw = std::string_view(start, static_cast<size_t>(p - start));
       f.quoted = any_quote;
-      fields_.push_back(f);
+      add_field(f);
       if (p >= end) {
         if (!at_eof) return ParseResult::need_more;
         line_ = std::string_view(begin, static_cast<size_t>(p - begin));
@@ -220,12 +221,19 @@ class RecordParser {
       pos = static_cast<size_t>(p - buf.data());
       break;
     }
-    if (fields_.size() == 1 && !fields_[0].quoted && fields_[0].raw == "\\.") return ParseResult::end_marker;
+    if (nfields_ == 1 && !fields_[0].quoted && fields_[0].raw == "\\.") return ParseResult::end_marker;
     return ParseResult::record;
+  }
+
+  // Appends a field without per-call capacity checks in the common case.
+  void add_field(const Field& f) {
+    if (nfields_ == fields_.size()) fields_.resize(fields_.size() * 2 + 1);
+    fields_[nfields_++] = f;
   }
 
   const CopyOptions& o_;
   std::vector<Field> fields_;
+  size_t nfields_ = 0;
   std::vector<std::string> decoded_;  // per-field scratch, reused across records
   std::string_view line_;
 };

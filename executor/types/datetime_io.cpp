@@ -333,6 +333,23 @@ void ymd_from_date(int32_t days, int& year, int& month, int& day) {
 }
 
 int32_t parse_date(std::string_view text) {
+  // Fast path for the common exact ISO form YYYY-MM-DD (COPY of dates).
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    int v[8];
+    bool digits = true;
+    static constexpr int at[8] = {0, 1, 2, 3, 5, 6, 8, 9};
+    for (int k = 0; k < 8; ++k) {
+      const char c = text[static_cast<size_t>(at[k])];
+      digits = digits && c >= '0' && c <= '9';
+      v[k] = c - '0';
+    }
+    if (digits) {
+      const int year = v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3];
+      const int month = v[4] * 10 + v[5], day = v[6] * 10 + v[7];
+      if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= days_in_month(year, month))
+        return static_cast<int32_t>(date2j(year, month, day) - postgres_epoch_jdate);
+    }
+  }
   const Decoded d = decode(Kind::date, text);
   if (d.special != 0) return d.special > 0 ? date_pos_infinity : date_neg_infinity;
   if (d.year > 5874898 || d.year < -4714) 

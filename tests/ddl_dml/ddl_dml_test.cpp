@@ -187,17 +187,17 @@ TEST_F(DdlDmlTest, CopyTextAndCsv) {
 TEST_F(DdlDmlTest, CopyInTinyBlocksAndManyChunks) {
   h_->run("CREATE TABLE big (id bigint, name text, v float8, d date)");
   std::string data;
-  for (int i = 0; i < 1000; ++i)
+  for (int i = 0; i < 3000; ++i)
     data += std::to_string(i) + ",\"name " + std::to_string(i % 17) + "\"," + std::to_string(i * 0.25) + ",2020-01-" +
             (i % 28 + 1 < 10 ? "0" : "") + std::to_string(i % 28 + 1) + "\n";
   // 7-byte CopyData blocks split records, quotes and CRLFs everywhere.
-  EXPECT_EQ(h_->run("COPY big FROM STDIN (FORMAT csv)", data, 7), "COPY 1000");
+  EXPECT_EQ(h_->run("COPY big FROM STDIN (FORMAT csv)", data, 7), "COPY 3000");
   auto snap = h_->catalog().find_table("big");
-  EXPECT_EQ(snap->row_count(), 1000u);
-  EXPECT_EQ(snap->chunks.size(), 250u);  // chunk_rows = 4 in this fixture
+  EXPECT_EQ(snap->row_count(), 3000u);
+  EXPECT_EQ(snap->chunks.size(), 750u);  // chunk_rows = 4 in this fixture
   h_->run("COPY big TO STDOUT (FORMAT csv)");
   std::string expected;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     std::string v = std::to_string(i * 0.25);
     while (v.back() == '0') v.pop_back();
     if (v.back() == '.') v.pop_back();
@@ -208,7 +208,7 @@ TEST_F(DdlDmlTest, CopyInTinyBlocksAndManyChunks) {
   EXPECT_EQ(h_->store().dictionary(*snap, 1)->size(), 17);
   // Survives a reopen.
   h_->open(4);
-  EXPECT_EQ(h_->catalog().find_table("big")->row_count(), 1000u);
+  EXPECT_EQ(h_->catalog().find_table("big")->row_count(), 3000u);
   h_->run("COPY big TO STDOUT (FORMAT csv)");
   EXPECT_EQ(h_->writer().copy_out, expected);
 }
