@@ -97,10 +97,12 @@ Table generate(const DataSpec& d, uint64_t seed) {
 
 // The executor's key hash: one column = hll_hash of its bits; several
 // columns = hashes combined (boost-style) then mixed again.
+inline uint64_t combine_key_hash(uint64_t a, uint64_t b) {
+  const uint64_t h = est::hll_hash(a);
+  return est::hll_hash(h ^ (est::hll_hash(b) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2)));
+}
 inline uint64_t key_hash(const Table& t, uint64_t row) {
-  const uint64_t h = est::hll_hash(t.a[row]);
-  if (t.b.empty()) return h;
-  return est::hll_hash(h ^ (est::hll_hash(t.b[row]) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2)));
+  return t.b.empty() ? est::hll_hash(t.a[row]) : combine_key_hash(t.a[row], t.b[row]);
 }
 
 // The query being estimated for: SELECT key, count(*), sum(row) GROUP BY key,
@@ -132,9 +134,7 @@ uint64_t hash_aggregate(const Table& t, double estimate) {
         std::vector<Slot> bigger(slots.size() * 2);
         for (const Slot& s : slots) {
           if (!s.used()) continue;
-          const uint64_t h = two ? est::hll_hash(est::hll_hash(s.key_a) ^ (est::hll_hash(s.key_b) + 0x9E3779B97F4A7C15ull +
-                                                                            (est::hll_hash(s.key_a) << 6) + (est::hll_hash(s.key_a) >> 2)))
-                                 : est::hll_hash(s.key_a);
+          const uint64_t h = two ? combine_key_hash(s.key_a, s.key_b) : est::hll_hash(s.key_a);
           insert(bigger, s.key_a, s.key_b, h, s.count, s.sum);
         }
         slots.swap(bigger);

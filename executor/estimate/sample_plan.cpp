@@ -79,10 +79,6 @@ bool should_grow(const SamplePlan& plan, const GroupCountEstimate& estimate, con
   return estimate.error_bound() > policy.target_error_bound;
 }
 
-}  // namespace tally::executor::estimate
-
-namespace tally::executor::estimate {
-
 bool SamplePlan::should_grow(const GroupCountEstimate& estimate) {
   if (!estimate::should_grow(*this, estimate, policy_)) return false;
   const double previous = previous_estimate_;
