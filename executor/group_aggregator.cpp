@@ -109,14 +109,19 @@ class GenericAggregator final : public GroupAggregator {
 
 std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
                                                        const std::vector<AggregateCall>& aggregates,
-                                                       const ExecContext& context) {
+                                                       const ExecContext& context, const TableSnapshot* table) {
+  if (context.engine != "generic") {
+    if (auto engine = make_engine_aggregator(keys, aggregates, context, table)) return engine;
+  }
   return std::make_unique<GenericAggregator>(keys, aggregates, context);
 }
 
+bool engine_can_run(const std::vector<AggregateCall>& aggregates);
+
 std::string describe_engine_choice(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates) {
   (void)keys;
-  (void)aggregates;
-  return "cpu generic";
+  return engine_can_run(aggregates) ? "cpu (partial-state engine: dense or hash-partitioned by key range)"
+                                    : "cpu generic (DISTINCT, ordered-set or type not taken by the engines)";
 }
 
 }  // namespace tally::executor

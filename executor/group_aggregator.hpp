@@ -11,6 +11,7 @@
 
 #include "executor/aggregate_function.hpp"
 #include "executor/expression.hpp"
+#include "executor/table_provider.hpp"
 
 namespace tally::executor {
 
@@ -31,15 +32,25 @@ class GroupAggregator {
   virtual ~GroupAggregator() = default;
   // One chunk of selected scan rows.
   virtual void sink(const EvalInput& rows) = 0;
+  // Whether sink_raw can take a whole stored chunk (no WHERE) without the
+  // scan first converting its columns to Vectors.
+  virtual bool wants_raw() const { return false; }
+  // A whole stored chunk; batch columns are the table columns in scan_columns order.
+  virtual void sink_raw(const storage::ChunkBatch& /*batch*/, const std::vector<int>& /*scan_columns*/) {}
   // Appends the key columns then one column per aggregate; returns the group count.
   virtual size_t finalize(std::vector<Vector>& columns) = 0;
   // EXPLAIN ANALYZE lines: engine, variant, configuration, estimates.
   virtual std::vector<std::string> explain() const = 0;
 };
 
+// `table` (may be null) gives column statistics for key ranges.
 std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
                                                        const std::vector<AggregateCall>& aggregates,
-                                                       const ExecContext& context);
+                                                       const ExecContext& context, const TableSnapshot* table = nullptr);
+// The engine path (engine_aggregator.cpp); null when the query's shape needs the generic path.
+std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
+                                                        const std::vector<AggregateCall>& aggregates,
+                                                        const ExecContext& context, const TableSnapshot* table);
 // The engine EXPLAIN (without ANALYZE) names for this aggregation.
 std::string describe_engine_choice(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates);
 

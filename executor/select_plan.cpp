@@ -608,7 +608,8 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   size_t out_rows = 0;
 
   std::unique_ptr<GroupAggregator> aggregator;
-  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec);
+  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
+  const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
   int64_t wanted = -1;
@@ -630,6 +631,11 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     if (plan.table) {
       batch = plan.table->read_chunk(chunk, plan.scan_columns);
       input.rows = batch->rows;
+      if (raw) {
+        rows_scanned += batch->rows;
+        aggregator->sink_raw(*batch, plan.scan_columns);
+        continue;
+      }
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const int c = plan.scan_columns[i];
         converted[static_cast<size_t>(c)] = vector_from_storage(batch->columns[i], plan.table->columns()[static_cast<size_t>(c)].type);

@@ -141,7 +141,7 @@ Settings::Settings() {
   add("standard_conforming_strings", "on", "Causes '...' strings to treat backslashes literally.", true, false, Kind::boolean);
   add("statement_timeout", "0", "Sets the maximum allowed duration of any statement.");
   add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
-  add("tally.engine", "auto", "Aggregation engine: auto, cpu or gpu.");
+  add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
   add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);
   add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");
   add("transaction_read_only", "off", "Sets the current transaction's read-only status.", false, false, Kind::boolean);
@@ -197,10 +197,10 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
                 "invalid value for parameter \"IntervalStyle\": \"" + std::string(value) + "\"");
   }
   if (def.name == "tally.engine") {
-    if (v == "auto" || v == "cpu" || v == "gpu") return v;
+    if (v == "auto" || v == "cpu" || v == "gpu" || v == "generic") return v;
     throw Error(SqlState::invalid_parameter_value,
                 "invalid value for parameter \"tally.engine\": \"" + std::string(value) + "\"")
-        .with_hint("Available values: auto, cpu, gpu.");
+        .with_hint("Available values: auto, cpu, gpu, generic.");
   }
   if (def.name == "transaction_isolation" || def.name == "default_transaction_isolation") {
     if (v == "read committed" || v == "read uncommitted" || v == "repeatable read" || v == "serializable") return v;

@@ -1,0 +1,443 @@
+// The planner side of the engine seam: turns a query's group keys and
+// aggregates into fixed-width engine input (aggregate_engine.hpp), runs an
+// engine, and finalizes its partial states into PostgreSQL values through
+// finalize.hpp. Shapes an engine cannot take (DISTINCT, ordered-set
+// aggregates, min/max of text, ...) are left to the generic path.
+#include <chrono>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "executor/aggregate_engine.hpp"
+#include "executor/finalize.hpp"
+#include "executor/group_aggregator.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor {
+namespace {
+
+bool is_intlike(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date ||
+         id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::boolean;
+}
+
+// How one aggregate maps to partial ops, and how its value is finalized.
+struct Mapping {
+  PartialOp op;
+  int inputs = 1;
+};
+
+std::optional<Mapping> map_aggregate(const AggregateCall& call) {
+  if (call.distinct) return std::nullopt;
+  const AggKind kind = call.signature.kind;
+  const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+  const bool scaled_numeric = in == TypeId::numeric && call.args[0]->type.typmod >= 4 &&
+                              dynamic_cast<const ColumnExpr*>(call.args[0].get()) != nullptr &&
+                              call.args[0]->type.numeric_precision() <= 18;
+  switch (kind) {
+    case AggKind::count_star: return Mapping{PartialOp::count_rows, 0};
+    case AggKind::count: return Mapping{PartialOp::count_valid, 1};
+    case AggKind::sum:
+    case AggKind::avg:
+      if (is_integer(in) || scaled_numeric) return Mapping{PartialOp::sum_int, 1};
+      // sum(float4) accumulates in float4 arithmetic in PostgreSQL: generic path.
+      if (in == TypeId::float8 || (in == TypeId::float4 && kind == AggKind::avg)) {
+        return Mapping{kind == AggKind::avg ? PartialOp::moments_float : PartialOp::sum_float, 1};
+      }
+      return std::nullopt;
+    case AggKind::min:
+    case AggKind::max:
+      if (is_intlike(in) || scaled_numeric) return Mapping{kind == AggKind::min ? PartialOp::min_int : PartialOp::max_int, 1};
+      if (is_float(in)) return Mapping{kind == AggKind::min ? PartialOp::min_float : PartialOp::max_float, 1};
+      return std::nullopt;
+    case AggKind::bool_and: return Mapping{PartialOp::min_int, 1};
+    case AggKind::bool_or: return Mapping{PartialOp::max_int, 1};
+    case AggKind::var_samp:
+    case AggKind::var_pop:
+    case AggKind::stddev_samp:
+    case AggKind::stddev_pop:
+      if (in == TypeId::int2 || in == TypeId::int4) return Mapping{PartialOp::moments_int, 1};
+      if (is_float(in)) return Mapping{PartialOp::moments_float, 1};
+      return std::nullopt;
+    case AggKind::corr: case AggKind::covar_pop: case AggKind::covar_samp: case AggKind::regr_r2:
+    case AggKind::regr_slope: case AggKind::regr_intercept: case AggKind::regr_count: case AggKind::regr_sxx:
+    case AggKind::regr_syy: case AggKind::regr_sxy: case AggKind::regr_avgx: case AggKind::regr_avgy:
+      return Mapping{PartialOp::moments2_float, 2};
+    default: return std::nullopt;
+  }
+}
+
+// Query-local codes for keys that are not a single integer or dictionary column.
+class KeyInterner {
+ public:
+  int64_t code(const std::vector<Value>& tuple, uint64_t hash) {
+    auto range = index_.equal_range(hash);
+    for (auto it = range.first; it != range.second; ++it) {
+      const auto& known = tuples_[static_cast<size_t>(it->second)];
+      bool same = true;
+      for (size_t k = 0; k < tuple.size() && same; ++k) {
+        const bool n1 = is_null(known[k]), n2 = is_null(tuple[k]);
+        same = n1 == n2 && (n1 || compare_values(known[k], tuple[k]) == 0);
+      }
+      if (same) return it->second;
+    }
+    const auto id = static_cast<int64_t>(tuples_.size());
+    tuples_.push_back(tuple);
+    index_.emplace(hash, id);
+    return id;
+  }
+  const std::vector<Value>& tuple(int64_t code) const { return tuples_[static_cast<size_t>(code)]; }
+
+ private:
+  std::unordered_multimap<uint64_t, int64_t> index_;
+  std::vector<std::vector<Value>> tuples_;
+};
+
+enum class KeyMode { none, int_column, dict_column, interned };
+
+class EngineAggregator final : public GroupAggregator {
+ public:
+  EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
+                   std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table)
+      : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)) {
+    // Key mode: a single bare integer-like or text column goes straight in.
+    if (keys.empty()) {
+      mode_ = KeyMode::none;
+    } else if (keys.size() == 1 && dynamic_cast<const ColumnExpr*>(keys[0].get())) {
+      const TypeId id = keys[0]->type.id;
+      key_column_ = dynamic_cast<const ColumnExpr*>(keys[0].get())->index;
+      if (is_intlike(id)) mode_ = KeyMode::int_column;
+      else if (id == TypeId::text || id == TypeId::varchar || id == TypeId::bpchar) mode_ = KeyMode::dict_column;
+      else mode_ = KeyMode::interned;
+    } else {
+      mode_ = KeyMode::interned;
+    }
+    spec_.threads = context.threads;
+    spec_.memory_budget = context.memory_budget;
+    if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
+    spec_.key_width = ColumnWidth::int64;
+    if (mode_ == KeyMode::none) {
+      spec_.key_range_known = true;
+      spec_.key_min = spec_.key_max = 0;
+    }
+    // Key range from chunk statistics (dense variant).
+    if ((mode_ == KeyMode::int_column || mode_ == KeyMode::dict_column) && table != nullptr && table->chunk_count() > 0) {
+      bool known = true;
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (size_t c = 0; c < table->chunk_count() && known; ++c) {
+        const ChunkColumnStats s = table->stats(c, key_column_);
+        if (!s.known) { known = false; break; }
+        if (s.max >= s.min) { lo = std::min(lo, s.min); hi = std::max(hi, s.max); }
+      }
+      if (known && hi >= lo) {
+        spec_.key_range_known = true;
+        spec_.key_min = lo;
+        spec_.key_max = hi;
+      }
+      uint64_t rows = table->row_count();
+      spec_.estimated_groups = spec_.key_range_known ? std::min<uint64_t>(rows, static_cast<uint64_t>(hi - lo + 1)) : rows;
+    }
+    // Value inputs: one per aggregate argument.
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      PartialAggregate p;
+      p.op = mappings_[a].op;
+      if (mappings_[a].inputs >= 1) { p.input = static_cast<int>(inputs_.size()); inputs_.push_back(aggregates_[a].args[0].get()); }
+      if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(aggregates_[a].args[1].get()); }
+      spec_.aggregates.push_back(p);
+    }
+    engine_ = make_cpu_engine();
+    run_ = engine_->start(spec_);
+  }
+
+  bool wants_raw() const override {
+    // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
+    if (mode_ == KeyMode::interned) return false;
+    for (const Expr* e : inputs_) {
+      if (!dynamic_cast<const ColumnExpr*>(e)) return false;
+    }
+    for (const auto& a : aggregates_) {
+      if (a.filter) return false;
+    }
+    return run_->passes() == 1;
+  }
+
+  void sink_raw(const storage::ChunkBatch& batch, const std::vector<int>& scan_columns) override {
+    auto column_of = [&](int table_column) -> const storage::ColumnVector& {
+      for (size_t i = 0; i < scan_columns.size(); ++i) {
+        if (scan_columns[i] == table_column) return batch.columns[i];
+      }
+      throw Error(SqlState::internal_error, "scan column missing");
+    };
+    ChunkInput in;
+    in.rows = batch.rows;
+    std::vector<std::vector<int32_t>> widened;
+    widened.reserve(inputs_.size() + 1);
+    auto view_of = [&](const storage::ColumnVector& col) {
+      ColumnView v;
+      v.validity = col.has_nulls() ? col.validity.data() : nullptr;
+      switch (col.type.id) {
+        case TypeId::int2: {
+          widened.emplace_back(col.rows);
+          for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<int16_t>()[r];
+          v.width = ColumnWidth::int32;
+          v.data = widened.back().data();
+          break;
+        }
+        case TypeId::boolean: {
+          widened.emplace_back(col.rows);
+          for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<uint8_t>()[r];
+          v.width = ColumnWidth::int32;
+          v.data = widened.back().data();
+          break;
+        }
+        case TypeId::float4: v.width = ColumnWidth::float32; v.data = col.data.data(); break;
+        case TypeId::float8: v.width = ColumnWidth::float64; v.data = col.data.data(); break;
+        case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::numeric:
+          v.width = ColumnWidth::int64; v.data = col.data.data(); break;
+        default: v.width = ColumnWidth::int32; v.data = col.data.data(); break;  // int4, date, text codes
+      }
+      return v;
+    };
+    std::vector<int64_t> zero_keys;
+    if (mode_ == KeyMode::none) {
+      zero_keys.assign(batch.rows, 0);
+      in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
+    } else {
+      const auto& key = column_of(key_column_);
+      in.keys = view_of(key);
+      if (mode_ == KeyMode::dict_column && key.dictionary) dictionary_ = key.dictionary;
+    }
+    for (const Expr* e : inputs_) in.values.push_back(view_of(column_of(dynamic_cast<const ColumnExpr*>(e)->index)));
+    in.filters.assign(aggregates_.size(), nullptr);
+    if (in.keys.width == ColumnWidth::int32) in.keys.width = ColumnWidth::int32;
+    run_->sink(in);
+  }
+
+  void sink(const EvalInput& rows) override {
+    ChunkInput in;
+    in.rows = rows.rows;
+    // Keys.
+    std::vector<int64_t> keys(rows.rows, 0);
+    std::vector<uint8_t> key_valid;
+    if (mode_ == KeyMode::int_column) {
+      const Vector v = keys_[0]->evaluate(rows);
+      std::copy(v.ints.begin(), v.ints.end(), keys.begin());
+      if (!v.nulls.empty()) {
+        key_valid.resize(rows.rows);
+        for (size_t r = 0; r < rows.rows; ++r) key_valid[r] = v.nulls[r] ? 0 : 1;
+      }
+    } else if (mode_ != KeyMode::none) {
+      // Text columns arrive as strings here (after WHERE): intern them too.
+      std::vector<Vector> values;
+      for (const auto& k : keys_) values.push_back(k->evaluate(rows));
+      std::vector<Value> tuple(keys_.size());
+      for (size_t r = 0; r < rows.rows; ++r) {
+        uint64_t h = 0x9E37;
+        for (size_t k = 0; k < keys_.size(); ++k) {
+          tuple[k] = values[k].get(r);
+          h = (h * 0x100000001b3ULL) ^ hash_value(tuple[k]);
+        }
+        keys[r] = interner_.code(tuple, h);
+      }
+      interned_ = true;
+    }
+    in.keys = ColumnView{ColumnWidth::int64, keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+    // Values.
+    std::vector<Vector> evaluated;
+    evaluated.reserve(inputs_.size());
+    std::vector<std::vector<uint8_t>> validity;
+    validity.reserve(inputs_.size());
+    std::vector<std::vector<int64_t>> scaled;
+    for (const Expr* e : inputs_) {
+      evaluated.push_back(e->evaluate(rows));
+      Vector& v = evaluated.back();
+      ColumnView view;
+      switch (physical_of(v.type.id)) {
+        case Physical::floating: view.width = ColumnWidth::float64; view.data = v.floats.data(); break;
+        case Physical::numeric: {
+          scaled.emplace_back(v.count);
+          const int scale = v.type.numeric_scale();
+          for (size_t r = 0; r < v.count; ++r) {
+            if (!v.null_at(r)) scaled.back()[r] = static_cast<int64_t>(v.numerics[r].rescaled(scale).mantissa);
+          }
+          view.width = ColumnWidth::int64;
+          view.data = scaled.back().data();
+          break;
+        }
+        case Physical::text: {
+          scaled.emplace_back(v.count, 0);  // count(x) reads validity only
+          view.width = ColumnWidth::int64;
+          view.data = scaled.back().data();
+          break;
+        }
+        default: view.width = ColumnWidth::int64; view.data = v.ints.data(); break;
+      }
+      if (!v.nulls.empty()) {
+        validity.emplace_back(v.count);
+        for (size_t r = 0; r < v.count; ++r) validity.back()[r] = v.nulls[r] ? 0 : 1;
+        view.validity = validity.back().data();
+      }
+      in.values.push_back(view);
+    }
+    std::vector<std::vector<uint8_t>> masks;
+    masks.reserve(aggregates_.size());
+    for (const auto& a : aggregates_) {
+      if (!a.filter) { in.filters.push_back(nullptr); continue; }
+      const Vector f = a.filter->evaluate(rows);
+      masks.emplace_back(rows.rows);
+      for (size_t r = 0; r < rows.rows; ++r) masks.back()[r] = (!f.null_at(r) && f.ints[r]) ? 1 : 0;
+      in.filters.push_back(masks.back().data());
+    }
+    run_->sink(in);
+  }
+
+  size_t finalize(std::vector<Vector>& columns) override {
+    AggregationResult result = run_->finalize();
+    report_ = run_->report();
+    size_t groups = result.groups();
+    const bool global = keys_.empty();
+    if (global && groups == 0) {
+      // A global aggregate returns one row even without input.
+      result.keys.push_back(0);
+      result.key_valid.push_back(1);
+      for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+        PartialStates& s = result.states[a];
+        s.count.push_back(0); s.sum_int.push_back(0); s.sum2_int.push_back(0); s.sum_float.push_back(0);
+        s.extreme_int.push_back(0); s.extreme_float.push_back(0);
+        s.n.push_back(0); s.sx.push_back(0); s.sxx.push_back(0); s.sy.push_back(0); s.syy.push_back(0); s.sxy.push_back(0);
+      }
+      groups = 1;
+    }
+    // Keys.
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      Vector v(keys_[k]->type);
+      v.resize(groups);
+      for (size_t g = 0; g < groups; ++g) {
+        if (!result.key_valid[g]) { v.set_null(g); continue; }
+        const int64_t key = result.keys[g];
+        if (interned_ || mode_ == KeyMode::interned) {
+          v.set(g, interner_.tuple(key)[k]);
+        } else if (mode_ == KeyMode::dict_column) {
+          v.texts[g] = std::string(dictionary_->at(static_cast<int32_t>(key)));
+        } else {
+          v.ints[g] = key;
+        }
+      }
+      columns.push_back(std::move(v));
+    }
+    // Aggregates through the shared finalizer.
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      const AggregateCall& call = aggregates_[a];
+      const PartialStates& s = result.states[a];
+      const SqlType out_type = call.signature.result_type;
+      const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+      const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
+      Vector v(out_type);
+      v.resize(groups);
+      for (size_t g = 0; g < groups; ++g) {
+        Value value;
+        switch (call.signature.kind) {
+          case AggKind::count_star:
+          case AggKind::count: value = s.count[g]; break;
+          case AggKind::sum:
+            if (is_float(in)) value = s.count[g] ? Value{in == TypeId::float4 ? static_cast<double>(static_cast<float>(s.sum_float[g])) : s.sum_float[g]} : Value{Null{}};
+            else if (in == TypeId::numeric) value = s.count[g] ? Value{Numeric{s.sum_int[g], scale}} : Value{Null{}};
+            else value = finalize_sum_int(s.sum_int[g], s.count[g], in == TypeId::int8);
+            break;
+          case AggKind::avg:
+            if (is_float(in)) value = finalize_float_avg(FloatMoments{s.n[g], s.sx[g], s.sxx[g]});
+            else value = finalize_avg_numeric(Numeric{s.sum_int[g], scale}, s.count[g]);
+            break;
+          case AggKind::min:
+          case AggKind::max:
+          case AggKind::bool_and:
+          case AggKind::bool_or:
+            if (s.count[g] == 0) { value = Null{}; break; }
+            if (is_float(in)) value = s.extreme_float[g];
+            else if (in == TypeId::numeric) value = Numeric{s.extreme_int[g], scale};
+            else if (in == TypeId::boolean) value = s.extreme_int[g] != 0;
+            else value = s.extreme_int[g];
+            break;
+          case AggKind::var_samp: case AggKind::var_pop: case AggKind::stddev_samp: case AggKind::stddev_pop: {
+            const bool sample = call.signature.kind == AggKind::var_samp || call.signature.kind == AggKind::stddev_samp;
+            const bool stddev = call.signature.kind == AggKind::stddev_samp || call.signature.kind == AggKind::stddev_pop;
+            if (is_float(in)) value = finalize_float_variance(FloatMoments{s.n[g], s.sx[g], s.sxx[g]}, sample, stddev);
+            else value = finalize_numeric_variance(s.count[g], Numeric{s.sum_int[g], 0}, Numeric{s.sum2_int[g], 0}, sample, stddev);
+            break;
+          }
+          default: {
+            const FloatMoments2 m{s.n[g], s.sx[g], s.sxx[g], s.sy[g], s.syy[g], s.sxy[g]};
+            switch (call.signature.kind) {
+              case AggKind::regr_count: value = static_cast<int64_t>(m.n); break;
+              case AggKind::corr: value = finalize_regression(m, RegressionFinal::corr); break;
+              case AggKind::covar_pop: value = finalize_regression(m, RegressionFinal::covar_pop); break;
+              case AggKind::covar_samp: value = finalize_regression(m, RegressionFinal::covar_samp); break;
+              case AggKind::regr_r2: value = finalize_regression(m, RegressionFinal::r2); break;
+              case AggKind::regr_slope: value = finalize_regression(m, RegressionFinal::slope); break;
+              case AggKind::regr_intercept: value = finalize_regression(m, RegressionFinal::intercept); break;
+              case AggKind::regr_sxx: value = finalize_regression(m, RegressionFinal::sxx); break;
+              case AggKind::regr_syy: value = finalize_regression(m, RegressionFinal::syy); break;
+              case AggKind::regr_sxy: value = finalize_regression(m, RegressionFinal::sxy); break;
+              case AggKind::regr_avgx: value = finalize_regression(m, RegressionFinal::avgx); break;
+              default: value = finalize_regression(m, RegressionFinal::avgy); break;
+            }
+          }
+        }
+        v.set(g, value);
+      }
+      columns.push_back(std::move(v));
+    }
+    return groups;
+  }
+
+  std::vector<std::string> explain() const override {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "Engine: %s, variant: %s, configuration: %s, passes: %llu", report_.engine.c_str(),
+                  report_.variant.c_str(), report_.configuration.c_str(),
+                  static_cast<unsigned long long>(report_.passes));
+    std::vector<std::string> lines{buf};
+    lines.push_back("Estimated groups: " + (spec_.estimated_groups ? std::to_string(spec_.estimated_groups) : std::string("unknown")) +
+                    (spec_.key_range_known ? ", key range [" + std::to_string(spec_.key_min) + ", " + std::to_string(spec_.key_max) + "]" : ""));
+    std::snprintf(buf, sizeof buf, "Aggregate rows: %llu, sink time: %.3f ms, finalize time: %.3f ms",
+                  static_cast<unsigned long long>(report_.rows), report_.sink_ms, report_.finalize_ms);
+    lines.push_back(buf);
+    return lines;
+  }
+
+ private:
+  const std::vector<ExprPtr>& keys_;
+  const std::vector<AggregateCall>& aggregates_;
+  std::vector<Mapping> mappings_;
+  KeyMode mode_ = KeyMode::interned;
+  int key_column_ = -1;
+  std::vector<const Expr*> inputs_;
+  AggregationSpec spec_;
+  std::unique_ptr<AggregateEngine> engine_;
+  std::unique_ptr<AggregationRun> run_;
+  AggregationReport report_;
+  KeyInterner interner_;
+  bool interned_ = false;
+  std::shared_ptr<const storage::StringDictionary> dictionary_;
+};
+
+}  // namespace
+
+bool engine_can_run(const std::vector<AggregateCall>& aggregates) {
+  for (const auto& a : aggregates) {
+    if (!map_aggregate(a)) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
+                                                        const std::vector<AggregateCall>& aggregates,
+                                                        const ExecContext& context, const TableSnapshot* table) {
+  std::vector<Mapping> mappings;
+  for (const auto& a : aggregates) {
+    auto m = map_aggregate(a);
+    if (!m) return nullptr;
+    mappings.push_back(*m);
+  }
+  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table);
+}
+
+}  // namespace tally::executor
