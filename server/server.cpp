@@ -37,12 +37,17 @@ tcp::endpoint listen_endpoint(const std::string& address, uint16_t port) {
 }
 }  // namespace
 
-Server::Server(const config::Config& config, protocol::QueryHandlerFactory& factory)
-    : config_(config),
+Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factory)
+    : config_source_(std::move(config_source)),
+      initial_config_(config_source_()),
       factory_(factory),
-      registry_(config.max_connections),
-      tls_(make_tls_context(config)),
+      registry_(initial_config_->max_connections),
+      tls_(make_tls_context(*initial_config_)),
       acceptor_(io_) {}
+
+Server::Server(const config::Config& config, protocol::QueryHandlerFactory& factory)
+    : Server([fixed = std::make_shared<const config::Config>(config)] { return fixed; },
+             factory) {}
 
 Server::~Server() { stop(std::chrono::milliseconds(0)); }
 
@@ -50,16 +55,17 @@ void Server::start() {
   // A peer that vanishes makes write()/SSL_write() raise SIGPIPE; the session
   // must see EPIPE instead (OpenSSL writes to the descriptor without MSG_NOSIGNAL).
   ::signal(SIGPIPE, SIG_IGN);
-  tcp::endpoint endpoint = listen_endpoint(config_.listen_address, config_.port);
+  const config::Config& config = *initial_config_;
+  tcp::endpoint endpoint = listen_endpoint(config.listen_address, config.port);
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec && endpoint.address().is_v6()) acceptor_.set_option(asio::ip::v6_only(false), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(std::max(kMinBacklog, config_.max_connections * 2), ec);
+  if (!ec) acceptor_.listen(std::max(kMinBacklog, config.max_connections * 2), ec);
   if (ec) {
-    throw std::runtime_error("could not listen on " + config_.listen_address + ":" +
-                             std::to_string(config_.port) + ": " + ec.message());
+    throw std::runtime_error("could not listen on " + config.listen_address + ":" +
+                             std::to_string(config.port) + ": " + ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
   accept_next();
@@ -79,6 +85,8 @@ void Server::accept_next() {
     if (stopping_) return;
     registry_.connection_opened();
     Connection& connection = connections_.emplace_back();
+    connection.config = config_source_();
+    registry_.set_max_connections(connection.config->max_connections);
     connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_);
     connection.thread = std::thread([this, &connection] { serve(connection); });
     accept_next();
@@ -87,7 +95,7 @@ void Server::accept_next() {
 
 void Server::serve(Connection& connection) {
   {
-    protocol::Session session(config_, factory_, registry_, *connection.stream);
+    protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
     session.run();
   }
   registry_.connection_closed();
@@ -113,33 +121,44 @@ void Server::stop(std::chrono::milliseconds grace) {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
   }
-  // 1. No new connections; idle sessions notice the flag at their next read
-  //    and end with FATAL 57P01, and no session starts another statement.
-  stopping_ = true;
+  stop_accepting();
+  {
+    // Running statements may finish within the grace period...
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, grace, [this] { return all_done(); });
+  }
+  // ...then they are cancelled with FATAL 57P01.
+  cancel_statements();
+  close_sessions();
+}
+
+void Server::stop_accepting() {
+  if (stopping_.exchange(true)) return;
   asio::post(io_, [this] {
     boost::system::error_code ec;
     acceptor_.close(ec);
   });
   if (accept_thread_.joinable()) accept_thread_.join();
   io_.stop();
+}
 
+bool Server::all_done() const {
+  for (auto& c : connections_) {
+    if (!c.done) return false;
+  }
+  return true;
+}
+
+void Server::close_sessions() {
+  stop_accepting();
   std::unique_lock lock(mutex_);
-  auto all_done = [this] {
-    for (auto& c : connections_) {
-      if (!c.done) return false;
-    }
-    return true;
-  };
-  // 2. Running statements may finish within the grace period...
-  changed_.wait_for(lock, grace, all_done);
-  // 3. ...then they are cancelled with FATAL 57P01,
-  registry_.cancel_all_for_shutdown();
-  changed_.wait_for(lock, kUnwindAfterCut, all_done);
-  // 4. and connections still stuck (a client that stopped reading) are cut.
+  if (stopped_) return;
+  changed_.wait_for(lock, kUnwindAfterCut, [this] { return all_done(); });
+  // Connections still stuck (a client that stopped reading) are cut.
   for (auto& c : connections_) {
     if (!c.done && c.stream) c.stream->force_close();
   }
-  changed_.wait_for(lock, kUnwindAfterCut, all_done);
+  changed_.wait_for(lock, kUnwindAfterCut, [this] { return all_done(); });
   // Threads still running here are inside a statement that ignores
   // cancellation; joining waits for them rather than freeing their state.
   for (auto& c : connections_) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,14 @@ class SocketStream;
 
 class Server {
  public:
-  // The config and factory must outlive the server.
+  // Where each new connection takes its configuration from (users, limits):
+  // SIGHUP may replace it while the server runs; a session keeps the snapshot
+  // it started with. The listener and TLS use the first snapshot.
+  using ConfigSource = std::function<std::shared_ptr<const config::Config>()>;
+
+  // The factory must outlive the server.
+  Server(ConfigSource config_source, protocol::QueryHandlerFactory& factory);
+  // A fixed configuration (copied).
   Server(const config::Config& config, protocol::QueryHandlerFactory& factory);
   ~Server();
   Server(const Server&) = delete;
@@ -45,7 +53,18 @@ class Server {
   // sessions then close the same way), after which they are cancelled with
   // FATAL 57P01; connections still stuck after that (a client that stopped
   // reading) are cut. Returns when every session thread has ended. Idempotent.
+  // The same steps one by one, for server/lifecycle.hpp's run_shutdown:
   void stop(std::chrono::milliseconds grace);
+  // Closes the listener; from now on no session reads another message: idle
+  // ones end with FATAL 57P01 within a poll slice, busy ones after their statement.
+  void stop_accepting();
+  // Connections still open (after stop_accepting: those running a statement).
+  size_t open_connections() const { return static_cast<size_t>(registry_.connections()); }
+  // Running statements stop with FATAL 57P01 at their next cancellation check.
+  void cancel_statements() { registry_.cancel_all_for_shutdown(); }
+  // Waits (bounded) for sessions to end, cuts connections still stuck, joins
+  // every session thread.
+  void close_sessions();
   // Blocks until stop() has completed.
   void wait();
 
@@ -54,6 +73,7 @@ class Server {
 
  private:
   struct Connection {
+    std::shared_ptr<const config::Config> config;  // the snapshot this session runs with
     std::unique_ptr<SocketStream> stream;
     std::thread thread;
     std::atomic<bool> done{false};
@@ -63,8 +83,11 @@ class Server {
   void serve(Connection& connection);
   // Joins the threads of connections that have ended.
   void reap();
+  // Every session thread has ended (mutex_ held).
+  bool all_done() const;
 
-  const config::Config& config_;
+  ConfigSource config_source_;
+  std::shared_ptr<const config::Config> initial_config_;
   protocol::QueryHandlerFactory& factory_;
   SessionRegistry registry_;
   std::unique_ptr<boost::asio::ssl::context> tls_;

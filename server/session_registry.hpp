@@ -14,6 +14,8 @@ namespace tally::server {
 class SessionRegistry : public protocol::SessionHost {
  public:
   explicit SessionRegistry(int max_connections) : max_connections_(max_connections) {}
+  // SIGHUP may change the limit; it applies to connections made afterwards.
+  void set_max_connections(int max_connections) { max_connections_ = max_connections; }
 
   protocol::BackendKey register_session(CancelToken& token) override;
   void unregister_session(const protocol::BackendKey& key) override;
@@ -35,7 +37,7 @@ class SessionRegistry : public protocol::SessionHost {
     int32_t secret_key;
     CancelToken* token;
   };
-  int max_connections_;
+  std::atomic<int> max_connections_;
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
   std::unordered_map<int32_t, Entry> sessions_;
