@@ -4,6 +4,12 @@
 
 namespace tally::gpu {
 
+namespace {
+// Weight of one chunk in the running time of a converged search's best
+// configuration: about the last eight chunks count.
+constexpr double kConvergedSmoothing = 1.0 / 8.0;
+}  // namespace
+
 SearchParams SearchParams::from_config(const config::TuningConfig& tuning) {
   SearchParams p;
   p.similarity_s = tuning.similarity_s;
@@ -82,6 +88,13 @@ LaunchConfig DamonSearch::next_configuration() {
 
 void DamonSearch::report(const LaunchConfig& config, double seconds_per_row) {
   ++state_.chunks;
+  if (state_.converged && state_.best && config == *state_.best) {
+    // Keep the best configuration's time current (data changes between
+    // queries), so vw-greedy compares variants on what they do today.
+    double& t = state_.measured[*state_.best];
+    t += (seconds_per_row - t) * kConvergedSmoothing;
+    return;
+  }
   if (!state_.measuring || config != *state_.measuring) return;
   if (measurement_.add(seconds_per_row)) finish_measurement();
 }

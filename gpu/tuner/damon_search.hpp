@@ -90,7 +90,9 @@ class DamonSearch {
   // The configuration to run the next chunk with.
   LaunchConfig next_configuration();
   // The time per row of a chunk run with `config` (normally the one
-  // next_configuration returned; other reports only count as chunks).
+  // next_configuration returned; other reports only count as chunks). After
+  // convergence, reports of the best configuration update its time (a
+  // running average over about eight chunks).
   void report(const LaunchConfig& config, double seconds_per_row);
 
   bool converged() const { return state_.converged; }
