@@ -15,6 +15,14 @@ constexpr int32_t kFillDense = 83;
 // Streaming variants (dense, sort) at full occupancy with blocks a quarter of
 // the maximum: more, smaller blocks balance the tail of a chunk better.
 constexpr int32_t kStreamingBlockDivisor = 4;
+// Karnagel's L2-bound grid, 112 x 64 on 14 SMs: 8 blocks per SM share the
+// concurrent-thread budget (a shape, not a device constant).
+constexpr int32_t kL2BoundBlocksPerSm = 8;
+// Beyond TLB reach his best grid had 8x fewer threads (112 x 8 vs 112 x 64).
+constexpr int64_t kTlbBoundThreadDivisor = 8;
+// Tables beyond this share of device memory exceed the TLB reach (his "2 GB
+// problem" on a 6 GB GTX Titan) and get the 83 % fill factor.
+constexpr int64_t kTlbBoundMemoryDivisor = 8;
 
 int32_t floor_pow2(int64_t v) { return static_cast<int32_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1)))); }
 
@@ -34,7 +42,7 @@ int32_t rule_fill_factor_percent(const DeviceProperties& device, const Aggregati
     // Rule 1: the table is the L2 size; report its fill, at least 1 %.
     return std::max(1, static_cast<int32_t>(100.0 * groups_bytes / static_cast<double>(device.l2_cache_bytes)));
   }
-  if (table_bytes(shape, kFillNormal) <= device.global_memory_bytes / 8) return kFillNormal;
+  if (table_bytes(shape, kFillNormal) <= device.global_memory_bytes / kTlbBoundMemoryDivisor) return kFillNormal;
   return kFillDense;
 }
 
@@ -74,9 +82,9 @@ LaunchConfig rule_launch_config(const DeviceProperties& device, const Aggregatio
   // Concurrent threads whose cache lines fill half of L2 (112 x 64 on the Titan
   // was 7168 threads x 128 B = 0.875 MB of its 1.5 MB L2).
   int64_t threads = device.l2_cache_bytes / (2 * kCacheLineBytes);
-  if (table > device.global_memory_bytes / 8) threads /= 8;  // beyond TLB reach: fewer still (Titan: 112 x 8)
+  if (table > device.global_memory_bytes / kTlbBoundMemoryDivisor) threads /= kTlbBoundThreadDivisor;
   const int32_t per_sm = nearest_pow2(std::max<int64_t>(device.warp_size, threads / std::max(1, device.sm_count)));
-  c.threads_per_block = std::clamp<int32_t>(floor_pow2(per_sm / 8), device.warp_size, max_tpb);
+  c.threads_per_block = std::clamp<int32_t>(floor_pow2(per_sm / kL2BoundBlocksPerSm), device.warp_size, max_tpb);
   c.blocks_per_sm = std::clamp<int32_t>(floor_pow2(per_sm / c.threads_per_block), 1, std::max(1, device.max_blocks_per_sm));
   return c;
 }
