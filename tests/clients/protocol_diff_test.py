@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""Scripted protocol exchanges, byte for byte the same, sent to PostgreSQL 15
+and to tallyd, whose answers must agree message by message (CockroachDB's
+pgtest idea with PostgreSQL itself as the oracle). Run through
+tallyd_harness.py; starts its own PostgreSQL 15 (initdb as user postgres in a
+temporary directory, trust over TCP, a free port).
+
+Compared per message: the type; COPY data as one stream; ErrorResponse severity and SQLSTATE (not the
+wording); CommandComplete tags; DataRow values; RowDescription names, type
+OIDs and formats; ParameterDescription OIDs; ReadyForQuery status.
+ParameterStatus and NoticeResponse are left out (they report settings, which
+both servers may word differently)."""
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+TIMEOUT_S = 20
+
+
+# --- frontend messages -------------------------------------------------------------
+def msg(kind, body=b""):
+    return kind.encode() + struct.pack("!I", len(body) + 4) + body
+
+
+def cstr(s):
+    return s.encode() + b"\0"
+
+
+def Query(sql):
+    return msg("Q", cstr(sql))
+
+
+def Parse(name, sql, types=()):
+    return msg("P", cstr(name) + cstr(sql) + struct.pack("!H", len(types)) +
+               b"".join(struct.pack("!I", t) for t in types))
+
+
+def Bind(portal, statement, formats=(), params=(), result_formats=()):
+    body = cstr(portal) + cstr(statement) + struct.pack("!H", len(formats))
+    body += b"".join(struct.pack("!h", f) for f in formats)
+    body += struct.pack("!H", len(params))
+    for p in params:
+        body += struct.pack("!i", -1) if p is None else struct.pack("!i", len(p)) + p
+    body += struct.pack("!H", len(result_formats))
+    body += b"".join(struct.pack("!h", f) for f in result_formats)
+    return msg("B", body)
+
+
+def Describe(kind, name):
+    return msg("D", kind.encode() + cstr(name))
+
+
+def Execute(portal, rows=0):
+    return msg("E", cstr(portal) + struct.pack("!i", rows))
+
+
+def Close(kind, name):
+    return msg("C", kind.encode() + cstr(name))
+
+
+def CopyData(data):
+    return msg("d", data)
+
+
+Sync, Flush, Terminate, CopyDone = msg("S"), msg("H"), msg("X"), msg("c")
+
+
+def CopyFail(text):
+    return msg("f", cstr(text))
+
+
+# --- reading and normalizing backend messages ------------------------------------------
+class Connection:
+    def __init__(self, port, user, database):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
+        params = cstr("user") + cstr(user) + cstr("database") + cstr(database) + b"\0"
+        body = struct.pack("!I", 196608) + params
+        self.sock.sendall(struct.pack("!I", len(body) + 4) + body)
+        self.buffer = b""
+        startup = self.read_until_ready(1)
+        if not startup or startup[-1][0] != "Z":
+            raise RuntimeError(f"startup failed on port {port}: {startup}")
+
+    def read_exact(self, n):
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def read(self):
+        header = self.read_exact(5)
+        if header is None:
+            return None
+        kind, length = chr(header[0]), struct.unpack("!I", header[1:])[0]
+        return kind, self.read_exact(length - 4)
+
+    def read_until_ready(self, count):
+        """Normalized messages up to the count-th ReadyForQuery or the close."""
+        out = []
+        while count > 0:
+            m = self.read()
+            if m is None:
+                out.append(("closed",))
+                break
+            n = normalize(*m)
+            if n is not None and n[0] == "d" and out and out[-1][0] == "d":
+                # COPY data may be cut into CopyData messages anywhere; compare the stream.
+                out[-1] = ("d", out[-1][1] + n[1])
+            elif n is not None:
+                out.append(n)
+            if m[0] == "Z":
+                count -= 1
+        return out
+
+
+def fields(body):
+    result, i = {}, 0
+    while body[i] != 0:
+        end = body.index(b"\0", i + 1)
+        result[chr(body[i])] = body[i + 1:end].decode()
+        i = end + 1
+    return result
+
+
+def normalize(kind, body):
+    if kind in ("S", "N", "K"):
+        return None
+    if kind == "E":
+        f = fields(body)
+        return ("E", f.get("V"), f.get("C"))
+    if kind == "C":
+        return ("C", body[:-1].decode())
+    if kind == "Z":
+        return ("Z", chr(body[0]))
+    if kind == "d":
+        return ("d", body)
+    if kind == "D":
+        n, i, values = struct.unpack("!H", body[:2])[0], 2, []
+        for _ in range(n):
+            length = struct.unpack("!i", body[i:i + 4])[0]
+            i += 4
+            values.append(None if length < 0 else body[i:i + length].hex())
+            i += max(length, 0)
+        return ("D", tuple(values))
+    if kind == "T":
+        n, i, cols = struct.unpack("!H", body[:2])[0], 2, []
+        for _ in range(n):
+            end = body.index(b"\0", i)
+            name = body[i:end].decode()
+            _, _, oid, _, _, fmt = struct.unpack("!IhIhih", body[end + 1:end + 19])
+            cols.append((name, oid, fmt))
+            i = end + 19
+        return ("T", tuple(cols))
+    if kind == "t":
+        n = struct.unpack("!H", body[:2])[0]
+        return ("t", struct.unpack("!" + "I" * n, body[2:2 + 4 * n]))
+    return (kind,)
+
+
+# --- the scripts ---------------------------------------------------------------------
+def i32(v):
+    return struct.pack("!i", v)
+
+
+SETUP = ["CREATE TABLE t (a int4, b text)",
+         "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'x'), (5, 'y')"]
+rows = "SELECT a FROM t ORDER BY a"
+
+# (name, bytes sent, ReadyForQuery messages to wait for)
+SCRIPTS = [
+    ("simple: several statements", Query("SELECT 1; SELECT 'two'"), 1),
+    ("simple: empty query", Query(""), 1),
+    ("simple: syntax error", Query("SELEC 1"), 1),
+    ("simple: error in the second statement", Query("SELECT 1; SELECT 1/0; SELECT 3"), 1),
+    ("simple: failed transaction block",
+     Query("BEGIN") + Query("SELECT 1/0") + Query("SELECT 1") + Query("ROLLBACK"), 4),
+    ("simple: group by", Query("SELECT b, count(*) FROM t GROUP BY b ORDER BY b"), 1),
+    ("extended: binary parameter and result",
+     Parse("", "SELECT $1::int4 + 1", [23]) + Bind("", "", [1], [i32(41)], [1]) +
+     Describe("P", "") + Execute("") + Sync, 1),
+    ("extended: text parameter, inferred type",
+     Parse("", "SELECT a FROM t WHERE a > $1 ORDER BY a") + Describe("S", "") +
+     Bind("", "", [], [b"3"]) + Execute("") + Sync, 1),
+    ("extended: describe a statement without rows",
+     Parse("s", "SET application_name = 'diff'") + Describe("S", "s") + Sync, 1),
+    ("extended: row limit, suspend, resume, portal gone after Sync",
+     Parse("", rows) + Bind("p", "") + Execute("p", 2) + Execute("p", 2) + Execute("p", 2) +
+     Sync + Execute("p", 1) + Sync, 2),
+    ("extended: portal survives Sync inside a transaction block",
+     Query("BEGIN") + Parse("", rows) + Bind("c", "") + Execute("c", 2) + Sync +
+     Execute("c", 2) + Sync + Query("COMMIT"), 4),
+    ("extended: duplicate named statement",
+     Parse("d", "SELECT 1") + Parse("d", "SELECT 2") + Bind("", "d") + Sync +
+     Parse("d", "SELECT 3") + Sync + Bind("", "d") + Execute("") + Sync, 3),
+    ("extended: error skips until Sync",
+     Parse("", "SELEC 1") + Bind("", "") + Execute("") + Query("SELECT 9") + Sync +
+     Query("SELECT 5"), 2),
+    ("extended: Bind with too few parameters",
+     Parse("", "SELECT $1::int4") + Bind("", "") + Sync, 1),
+    ("extended: Bind with a bad format code",
+     Parse("", "SELECT $1::int4") + Bind("", "", [7], [b"1"]) + Sync, 1),
+    ("extended: missing portal and statement",
+     Execute("nope") + Sync + Bind("", "nope") + Sync + Describe("S", "nope") + Sync, 3),
+    ("extended: Close of what does not exist",
+     Close("S", "zz") + Close("P", "zz") + Sync, 1),
+    ("extended: bad Describe kind", Describe("X", "") + Sync, 1),
+    ("extended: empty statement", Parse("", "") + Bind("", "") + Describe("P", "") +
+     Execute("") + Sync, 1),
+    ("extended: pipelined batches",
+     Parse("q", "SELECT $1::int4 * 2") + Bind("", "q", [], [b"2"]) + Execute("") + Sync +
+     Bind("", "q", [], [b"21"]) + Execute("") + Sync + Close("S", "q") + Sync, 3),
+    ("copy: from stdin, done",
+     Query("COPY t FROM STDIN") + CopyData(b"6\tw\n") + CopyData(b"7\tv\n") + CopyDone +
+     Query("SELECT count(*) FROM t"), 2),
+    ("copy: from stdin, failed by the client",
+     Query("COPY t FROM STDIN") + CopyData(b"8\tu\n") + CopyFail("client gave up") +
+     Query("SELECT count(*) FROM t"), 2),
+    ("copy: to stdout", Query("COPY t TO STDOUT"), 1),
+    ("fatal: unknown message type", msg("?") + Query("SELECT 1"), 1),
+]
+
+
+def start_postgres(directory):
+    pg_dir = os.path.join(directory, "pg")
+    os.makedirs(pg_dir)
+    os.chmod(directory, 0o755)
+    shutil.chown(pg_dir, "postgres")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = lambda args: subprocess.run(["runuser", "-u", "postgres", "--"] + args, check=True,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      timeout=120)
+    run([f"{PG_BIN}/initdb", "-D", f"{pg_dir}/data", "-A", "trust", "-U", "tally", "--no-sync"])
+    run([f"{PG_BIN}/pg_ctl", "-D", f"{pg_dir}/data", "-l", f"{pg_dir}/log", "-w", "-t", "60",
+         "-o", f"-p {port} -k {pg_dir} -c listen_addresses=127.0.0.1", "start"])
+    return pg_dir, port
+
+
+def main():
+    tally_port = int(os.environ["TALLY_TEST_PORT"])
+    directory = tempfile.mkdtemp(prefix="tally-protocol-diff-")
+    pg_dir = None
+    failures = 0
+    try:
+        pg_dir, pg_port = start_postgres(directory)
+        servers = {"postgres": (pg_port, "postgres"), "tally": (tally_port, "tally")}
+        for name, (port, database) in servers.items():
+            c = Connection(port, "tally", database)
+            for sql in SETUP:
+                c.sock.sendall(Query(sql))
+                result = c.read_until_ready(1)
+                if any(m[0] == "E" for m in result):
+                    raise RuntimeError(f"set-up failed on {name}: {sql}: {result}")
+        for title, script, readies in SCRIPTS:
+            answers = {}
+            for name, (port, database) in servers.items():
+                c = Connection(port, "tally", database)
+                c.sock.sendall(script)
+                answers[name] = c.read_until_ready(readies)
+                c.sock.close()
+            if answers["postgres"] != answers["tally"]:
+                failures += 1
+                print(f"FAIL: {title}\n  postgres: {answers['postgres']}\n"
+                      f"  tally:    {answers['tally']}", file=sys.stderr)
+            else:
+                print(f"ok: {title}")
+    finally:
+        if pg_dir:
+            subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D",
+                            f"{pg_dir}/data", "-m", "immediate", "-w", "stop"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        shutil.rmtree(directory, ignore_errors=True)
+    if failures:
+        print(f"protocol_diff_test: {failures} of {len(SCRIPTS)} scripts differ", file=sys.stderr)
+        return 1
+    print(f"protocol_diff_test: all {len(SCRIPTS)} scripts agree with PostgreSQL 15")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
