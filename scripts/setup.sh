@@ -13,6 +13,8 @@ packages=(
   python3 python3-psycopg2
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc unixodbc-dev odbc-postgresql
+  # The client tests make a CA and certificates with the openssl tool.
+  openssl
   # Fuzzing and sanitizers, the admin page test, the compose-file check.
   clang libclang-rt-14-dev chromium docker-compose curl procps shellcheck python3-yaml
 )
