@@ -1,5 +1,8 @@
 #include "config/config_loader.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -389,6 +392,60 @@ std::string version_text() { return std::string("tallyd (Tally) ") + TALLY_VERSI
 
 std::string LoadResult::source_of(const std::string& key) const {
   return source_or_default(sources, key);
+}
+
+namespace {
+
+// Empty when address:port can be bound, else why not.
+std::string try_bind(const std::string& address, uint16_t port) {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&storage);
+  if (inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    length = sizeof *v4;
+  } else if (inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    length = sizeof *v6;
+  } else {
+    return "\"" + address + "\" is not an IP address";
+  }
+  int fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::string("cannot create a socket: ") + std::strerror(errno);
+  // The listeners set SO_REUSEADDR too, so connections in TIME_WAIT from an
+  // earlier run are not mistaken for a port in use.
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  std::string problem;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
+    int err = errno;
+    std::string where = (storage.ss_family == AF_INET6 ? "[" + address + "]" : address) + ":" +
+                        std::to_string(port);
+    if (err == EADDRINUSE) problem = where + " is already in use";
+    else if (err == EADDRNOTAVAIL) problem = where + ": this host has no such address";
+    else if (err == EACCES) problem = where + ": permission denied (ports below 1024 need privileges)";
+    else problem = where + ": " + std::strerror(err);
+  } else if (::listen(fd, 1) != 0 && errno == EADDRINUSE) {
+    problem = address + ":" + std::to_string(port) + " is already in use";
+  }
+  ::close(fd);
+  return problem;
+}
+
+}  // namespace
+
+void check_ports_available(const LoadResult& loaded) {
+  Problems problems;
+  const Config& c = loaded.config;
+  if (std::string p = try_bind(c.listen_address, c.port); !p.empty())
+    problems.bad_value("port", loaded.source_of("port"), p);
+  if (c.http_port != 0)
+    if (std::string p = try_bind(c.http_address, c.http_port); !p.empty())
+      problems.bad_value("http_port", loaded.source_of("http_port"), p);
+  if (!problems.empty()) throw ConfigError(std::move(problems.list()));
 }
 
 std::map<std::string, std::string> environment_map(char** envp) {

@@ -44,6 +44,13 @@ struct LoadResult {
 LoadResult load_config(int argc, const char* const* argv,
                        const std::map<std::string, std::string>& env);
 
+// Binds each listener's address:port (PostgreSQL, and HTTP when enabled) and
+// releases it at once, so a port already in use (or an address this host does
+// not have) stops start-up with a ConfigError naming the setting and its
+// source, before anything else starts. Racy by nature: the listener's own
+// bind error stays the final word.
+void check_ports_available(const LoadResult& loaded);
+
 // The process environment as a map (pass `environ`).
 std::map<std::string, std::string> environment_map(char** envp);
 

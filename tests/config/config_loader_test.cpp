@@ -1,7 +1,11 @@
 // Every configuration source, their precedence, and every kind of bad value.
 #include "config/config_loader.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "config/password_hash.hpp"
 #include "tests/config/config_test_util.hpp"
@@ -335,6 +339,60 @@ TEST(ConfigLoader, AdminPortMayNotEqualPostgresPort) {
   ScratchDir dir;
   auto p = problems_of({"--port", "6000"}, {{"TALLY_HTTP_PORT", "6000"}}, dir);
   EXPECT_TRUE(any_contains(p, {"\"http_port\"", "TALLY_HTTP_PORT", "6000"})) << joined(p);
+}
+
+// A free port: bound by the kernel's choice, then released.
+uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+TEST(ConfigLoader, PortsInUseNameTheirSettingAndSource) {
+  ScratchDir dir;
+  int taken = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len);
+  std::string port = std::to_string(ntohs(a.sin_port));
+
+  LoadResult busy_pg = load({"--port", port}, {}, dir);
+  try {
+    check_ports_available(busy_pg);
+    ADD_FAILURE() << "a port in use passed";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(any_contains(e.problems(), {"\"port\" from --port", "127.0.0.1:" + port, "already in use"}))
+        << e.what();
+  }
+  LoadResult busy_http = load({}, {{"TALLY_HTTP_PORT", port}, {"TALLY_PORT", std::to_string(free_port())}}, dir);
+  try {
+    check_ports_available(busy_http);
+    ADD_FAILURE() << "a port in use passed";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems().size(), 1u) << e.what();
+    EXPECT_TRUE(any_contains(e.problems(), {"\"http_port\" from TALLY_HTTP_PORT", "already in use"})) << e.what();
+  }
+  ::close(taken);
+  LoadResult free = load({"--port", std::to_string(free_port())}, {}, dir);
+  EXPECT_NO_THROW(check_ports_available(free));
+  // An address this host does not have (TEST-NET-1, RFC 5737).
+  LoadResult foreign = load({"--listen-address", "192.0.2.1", "--port", std::to_string(free_port())}, {}, dir);
+  try {
+    check_ports_available(foreign);
+    ADD_FAILURE() << "a foreign address passed";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(any_contains(e.problems(), {"\"port\"", "192.0.2.1", "no such address"})) << e.what();
+  }
 }
 
 TEST(ConfigLoader, ErrorMessageListsEveryProblem) {
