@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
   results.push_back(bench_in_process(root + "/tally-inproc", csv, rows, sum));
 
   pid_t tally_pid = -1;
+  std::fflush(stdout);  // the forked child must not repeat buffered output
   if (!tallyd.empty()) {
     const int port = free_port();
     tally_pid = fork();

@@ -49,7 +49,7 @@ std::string truncate(const nlohmann::json& stmt, StatementContext& ctx) {
     // No sequences exist, so RESTART IDENTITY has nothing to do.
   }
   std::vector<uint32_t> oids;
-  for (const auto& rel : stmt.at("relations")) oids.push_back(resolve_relation(ctx, rel.at("RangeVar"))->def.oid);
+  for (const auto& rel : stmt.at("relations")) oids.push_back(resolve_relation(ctx, rel.at("RangeVar"), /*with_position=*/false)->def.oid);
   for (const uint32_t oid : oids) ctx.store.truncate_table(oid);
   return "TRUNCATE TABLE";
 }

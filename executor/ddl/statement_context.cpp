@@ -21,10 +21,10 @@ int64_t const_int(const nlohmann::json& ival) {
 }
 
 std::shared_ptr<const catalog::TableSnapshot> resolve_relation(const StatementContext& ctx,
-                                                               const nlohmann::json& range_var) {
+                                                               const nlohmann::json& range_var, bool with_position) {
   const std::string name = relation_name(range_var);
   const std::string schema = range_var.value("schemaname", std::string("public"));
-  const int location = range_var.value("location", -1);
+  const int location = with_position ? range_var.value("location", -1) : -1;
   if (range_var.contains("catalogname")) {
     throw std::move(Error(SqlState::feature_not_supported, "cross-database references are not implemented: " +
                                                                range_var["catalogname"].get<std::string>() + "." +

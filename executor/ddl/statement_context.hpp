@@ -31,8 +31,11 @@ struct StatementContext {
 // A RangeVar resolved against the catalog: schema must be absent or "public".
 // Throws 42P01 `relation "x" does not exist` (with position) when missing,
 // 3F000 for an unknown schema.
+// with_position: PostgreSQL reports the cursor position for relations named in
+// DML (INSERT) but not in TRUNCATE or COPY.
 std::shared_ptr<const catalog::TableSnapshot> resolve_relation(const StatementContext& ctx,
-                                                               const nlohmann::json& range_var);
+                                                               const nlohmann::json& range_var,
+                                                               bool with_position = true);
 
 // The relation name of a RangeVar ("relname"), for messages.
 std::string relation_name(const nlohmann::json& range_var);

@@ -89,7 +89,11 @@ std::string numeric_text(SqlType target, const std::string& decimal_text) {
 }
 
 // The value's text in its input-function form for numeric conversion.
-double as_double(const ConstantValue& v) { return types::parse_float8(v.text); }
+double as_double(const ConstantValue& v) {
+  const double d = types::parse_float8(v.text);
+  // numeric has no negative zero: -0.0 as a numeric literal is 0.
+  return d == 0 && v.type.id != TypeId::float4 && v.type.id != TypeId::float8 ? 0.0 : d;
+}
 
 }  // namespace
 
@@ -307,11 +311,11 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         throw incompatible();
     }
   } catch (Error& e) {
-    // Input-function errors point at the literal, as PostgreSQL's do.
-    if (e.position() == 0 && (e.state() == SqlState::invalid_text_representation ||
-                              e.state() == SqlState::invalid_datetime_format ||
-                              e.state() == SqlState::datetime_field_overflow) &&
-        value.kind == ConstantValue::Kind::unknown_literal)
+    // Input-function errors point at the literal, as PostgreSQL's do; the
+    // typmod checks (length, precision) run later there and carry no position.
+    if (e.position() == 0 && value.kind == ConstantValue::Kind::unknown_literal &&
+        e.state() != SqlState::string_data_right_truncation &&
+        std::string_view(e.what()) != "numeric field overflow")
       e.with_position(ctx.position(value.location));
     throw;
   }

@@ -18,7 +18,7 @@ std::string copy(const nlohmann::json& stmt, StatementContext& ctx) {
   if (stmt.contains("whereClause"))
     throw Error(SqlState::feature_not_supported, "COPY FROM ... WHERE is not supported by Tally");
   const bool is_from = stmt.value("is_from", false);
-  const auto snap = resolve_relation(ctx, stmt.at("relation"));
+  const auto snap = resolve_relation(ctx, stmt.at("relation"), /*with_position=*/false);
   const auto targets = copy_target_columns(ctx, stmt, snap->def);
   const CopyOptions options = parse_copy_options(ctx, stmt, snap->def, targets, is_from);
   const std::string filename = stmt.value("filename", std::string());

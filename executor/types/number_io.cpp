@@ -1,5 +1,6 @@
 // Text input/output of boolean, integers and floats, as PostgreSQL 15's
 // boolin/boolout, int2in..int8out and float4in..float8out.
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -78,6 +79,30 @@ void append_float(std::string& out, F value, int fixed_threshold) {
   if (value == 0) { out += std::signbit(value) ? "-0" : "0"; return; }
   char sci[64];
   auto res = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific);
+  if constexpr (std::is_same_v<F, float>) {
+    // libstdc++ accepts a shortest candidate lying exactly on the midpoint to
+    // a neighbouring float (round-half-even brings it back); PostgreSQL's Ryu
+    // does not, and prints more digits (-101903904::float4 is
+    // "-1.01903904e+08", not "-1.019039e+08"). Lengthen until strictly inside.
+    const double lo = (static_cast<double>(value) + static_cast<double>(std::nextafter(value, -INFINITY))) / 2;
+    const double hi = (static_cast<double>(value) + static_cast<double>(std::nextafter(value, INFINITY))) / 2;
+    int digits = 0;
+    for (char* p = sci; p < res.ptr && *p != 'e'; ++p) digits += *p >= '0' && *p <= '9';
+    for (; digits <= 9; ++digits) {
+      double back = 0;
+      std::from_chars(sci, res.ptr, back);
+      if (back != lo && back != hi) break;
+      // `digits` fraction digits = one more significant digit than before.
+      res = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific, digits);
+      // Drop trailing zeros of the mantissa, as the shortest form would.
+      char* e = std::find(sci, res.ptr, 'e');
+      char* m = e;
+      while (m > sci && m[-1] == '0') --m;
+      if (m > sci && m[-1] == '.') --m;
+      std::memmove(m, e, static_cast<size_t>(res.ptr - e));
+      res.ptr = m + (res.ptr - e);
+    }
+  }
   const std::string_view s(sci, static_cast<size_t>(res.ptr - sci));
   // s = [-]d[.ddd]e(+|-)XX
   const size_t e_pos = s.find('e');

@@ -71,6 +71,11 @@ TEST(TypeIo, Float4Output) {
   EXPECT_EQ(f4(0.0001f), "0.0001");
   EXPECT_EQ(f4(3.4e38f), "3.4e+38");
   EXPECT_EQ(f4(1e-45f), "1e-45");
+  // Ties with a neighbour: PostgreSQL prints more digits (checked against PG 15).
+  EXPECT_EQ(f4(-101903904.f), "-1.01903904e+08");
+  EXPECT_EQ(f4(51777448.f), "5.1777448e+07");
+  EXPECT_EQ(f4(16777216.f), "1.6777216e+07");
+  EXPECT_EQ(f4(1e10f), "1e+10");
 }
 
 TEST(TypeIo, FloatInput) {
