@@ -6,7 +6,8 @@ add_library(tally_admin
   ${CMAKE_CURRENT_LIST_DIR}/admin_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/admin_tuning_page.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/lifecycle.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/lifecycle.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lifecycle_runtime.cpp)
 target_include_directories(tally_admin PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(tally_admin PUBLIC tally_common tally_config Boost::headers Threads::Threads
                       PRIVATE OpenSSL::Crypto)

@@ -19,8 +19,23 @@ sigset_t lifecycle_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGQUIT);
   return set;
 }
+
+}  // namespace
+
+std::string_view signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "signal";
+  }
+}
+
+namespace {
 
 // How often a waiting loop re-checks its stop condition.
 constexpr auto poll_interval = std::chrono::milliseconds(20);
@@ -60,9 +75,9 @@ void SignalWatcher::loop() {
       if (callbacks_.on_reload) callbacks_.on_reload();
       continue;
     }
-    bool hurry = shutdown_signals_++ > 0;
-    log::info("shutdown_requested",
-              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}, {"hurry", hurry}});
+    // SIGQUIT is PostgreSQL's immediate shutdown: no grace period.
+    bool hurry = shutdown_signals_++ > 0 || sig == SIGQUIT;
+    log::info("shutdown_requested", {{"signal", signal_name(sig)}, {"hurry", hurry}});
     if (callbacks_.on_shutdown) callbacks_.on_shutdown(sig, hurry);
   }
 }

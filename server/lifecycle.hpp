@@ -21,6 +21,7 @@
 //         .on_shutdown = [&](int sig, bool hurry) { shutdown_requested.notify(...); },
 //         .on_reload = [&] { server::reload_config(argc, argv, environ_map, live); }});
 //     signals.start();
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -28,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -35,14 +37,15 @@
 
 namespace tally::server {
 
-// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread; threads created
-// afterwards inherit the mask, so only SignalWatcher's thread receives them.
-// Call first thing in main.
+// Blocks SIGTERM, SIGINT, SIGQUIT and SIGHUP in the calling thread; threads
+// created afterwards inherit the mask, so only the thread that waits for them
+// (SignalWatcher's, or main's in OpsRuntime) receives them. Call first in main.
 void block_lifecycle_signals();
+std::string_view signal_name(int signal);
 
 struct SignalCallbacks {
-  // First SIGTERM/SIGINT: hurry = false. Any later one: hurry = true (cancel
-  // now instead of waiting for the grace period).
+  // First SIGTERM/SIGINT: hurry = false. Any later one, and SIGQUIT (as in
+  // PostgreSQL, immediate shutdown): hurry = true (cancel now, no grace period).
   std::function<void(int signal, bool hurry)> on_shutdown;
   std::function<void()> on_reload;  // SIGHUP
 };

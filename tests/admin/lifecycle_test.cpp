@@ -13,6 +13,8 @@
 
 #include "common/log.hpp"
 #include "config/config_loader.hpp"
+#include "server/lifecycle_runtime.hpp"
+#include "tests/admin/http_client.hpp"
 
 namespace tally::server {
 namespace {
@@ -197,6 +199,55 @@ TEST(ReloadableSettings, EveryReloadableSettingIsCopiedByReload) {
   for (const char* key : {"port", "listen_address", "http_port", "http_address", "data_dir",
                           "tls_cert_file", "gpu_device", "column_cache_bytes", "cpu_threads", "chunk_rows"})
     EXPECT_FALSE(reloadable_setting(key)) << key;
+}
+
+uint16_t free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
+TEST_F(Reload, OpsRuntimeServesAdminReloadsOnSighupAndReturnsTheShutdownSignal) {
+  uint16_t http_port = free_port();
+  write("http_port = " + std::to_string(http_port) + "\nhttp_token = \"first\"\n");
+  const char* argv[] = {"tallyd", "--config", file_.c_str()};
+  auto loaded = config::load_config(3, argv, env_);
+  OpsRuntime ops(3, argv, env_, loaded);
+  ops.start_admin([] { return std::string("{\"entries\":[]}"); });
+  ASSERT_NE(ops.admin(), nullptr);
+  using testing_admin::http_get;
+  EXPECT_EQ(http_get(http_port, "/ready").status, 503);
+  ops.mark_ready(true);
+  EXPECT_EQ(http_get(http_port, "/ready").status, 200);
+  EXPECT_EQ(http_get(http_port, "/tuning", "Bearer first").status, 200);
+
+  write("http_port = " + std::to_string(http_port) + "\nhttp_token = \"second\"\nmax_connections = 7\n");
+  std::atomic<int> reloaded_max{0};
+  std::thread sender([&] {
+    kill(getpid(), SIGHUP);
+    eventually([&] { return reloaded_max.load() == 7; });
+    kill(getpid(), SIGTERM);
+  });
+  int sig = ops.wait_for_shutdown_signal([&](const config::Config& c) { reloaded_max = c.max_connections; });
+  sender.join();
+  EXPECT_EQ(sig, SIGTERM);
+  EXPECT_EQ(reloaded_max.load(), 7);
+  EXPECT_EQ(ops.live().get()->max_connections, 7);
+  EXPECT_EQ(http_get(http_port, "/tuning", "Bearer first").status, 401);
+  EXPECT_EQ(http_get(http_port, "/tuning", "Bearer second").status, 200);
+  ops.stop_admin();
+}
+
+TEST_F(Reload, OpsRuntimeWithoutHttpPortStartsNoEndpoint) {
+  write("");
+  const char* argv[] = {"tallyd", "--config", file_.c_str()};
+  auto loaded = config::load_config(3, argv, env_);
+  OpsRuntime ops(3, argv, env_, loaded);
+  ops.start_admin();
+  EXPECT_EQ(ops.admin(), nullptr);
+  std::thread sender([] { kill(getpid(), SIGQUIT); });
+  EXPECT_EQ(ops.wait_for_shutdown_signal(), SIGQUIT);
+  sender.join();
 }
 
 }  // namespace
