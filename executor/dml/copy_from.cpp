@@ -276,6 +276,19 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
     for (size_t c = 0; c < ncols; ++c)
       if (!is_target[c]) untargeted.push_back(static_cast<int>(c));
   }
+  // Per target column: the conversion, decided once instead of per value.
+  enum class Kind { text, int4, int8, float8, date, other };
+  std::vector<Kind> kinds;
+  for (const int t : targets) {
+    switch (def.columns[static_cast<size_t>(t)].type.id) {
+      case TypeId::text: case TypeId::varchar: case TypeId::bpchar: kinds.push_back(Kind::text); break;
+      case TypeId::int4: kinds.push_back(Kind::int4); break;
+      case TypeId::int8: kinds.push_back(Kind::int8); break;
+      case TypeId::float8: kinds.push_back(Kind::float8); break;
+      case TypeId::date: kinds.push_back(Kind::date); break;
+      default: kinds.push_back(Kind::other); break;
+    }
+  }
   auto appender = ctx.store.begin_append(def.oid);
   RecordParser parser(o, targets.size());
   std::vector<std::string> char_scratch(ncols);
@@ -372,13 +385,38 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
         continue;
       }
       try {
-        if (is_text_kind(col.type.id)) {
-          types::check_utf8(f.value);
-          const std::string_view v = types::coerce_char(col.type, f.value, char_scratch[static_cast<size_t>(c)]);
-          row_text[static_cast<size_t>(c)] = v;
-          appender->set_text(c, v);
-        } else {
-          types::parse_text_value(col.type, f.value, appender->value_slot(c));
+        void* slot = kinds[i] == Kind::text ? nullptr : appender->value_slot(c);
+        switch (kinds[i]) {
+          case Kind::text: {
+            types::check_utf8(f.value);
+            const std::string_view v = types::coerce_char(col.type, f.value, char_scratch[static_cast<size_t>(c)]);
+            row_text[static_cast<size_t>(c)] = v;
+            appender->set_text(c, v);
+            break;
+          }
+          case Kind::int4: {
+            const int32_t v = types::parse_int4(f.value);
+            std::memcpy(slot, &v, sizeof v);
+            break;
+          }
+          case Kind::int8: {
+            const int64_t v = types::parse_int8(f.value);
+            std::memcpy(slot, &v, sizeof v);
+            break;
+          }
+          case Kind::float8: {
+            const double v = types::parse_float8(f.value);
+            std::memcpy(slot, &v, sizeof v);
+            break;
+          }
+          case Kind::date: {
+            const int32_t v = types::parse_date(f.value);
+            std::memcpy(slot, &v, sizeof v);
+            break;
+          }
+          case Kind::other:
+            types::parse_text_value(col.type, f.value, slot);
+            break;
         }
       } catch (Error& e) {
         e.with_context(context_prefix + std::to_string(line_no) + ", column " + col.name + ": \"" +

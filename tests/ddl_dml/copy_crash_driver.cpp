@@ -3,6 +3,8 @@
 //     COPYs batches FIRST_BATCH.. into table crash (created if missing); after
 //     each COPY returns it prints "acked <batch>" (flushed) - the parent kills
 //     it at any moment.
+//   copy_crash_driver csv BATCH ROWS
+//     prints batch BATCH as CSV (what load would COPY), for loads through tallyd.
 //   copy_crash_driver verify DIR CHUNK_ROWS
 //     recovers, then prints "batch <id> <rows>" per batch present, "total N",
 //     and "orphans N" (files recover() removed), or "error ..." on failure.
@@ -42,6 +44,11 @@ std::string batch_csv(int batch, int rows) {
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   const std::string mode = argv[1];
+  if (mode == "csv" && argc == 4) {
+    const std::string csv = batch_csv(std::stoi(argv[2]), std::stoi(argv[3]));
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+    return 0;
+  }
   const std::string dir = argv[2];
   try {
     if (mode == "load" && argc == 7) {
