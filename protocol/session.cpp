@@ -65,6 +65,7 @@ void Session::run() {
   } catch (const ConnectionLost&) {
     // The peer is gone: nobody to answer; the destructor releases everything.
   } catch (const Error& error) {
+    if (state_ == State::startup || state_ == State::authenticating) host_.connection_refused(error);
     send_fatal(error);
   } catch (const std::exception& e) {
     send_fatal(Error(SqlState::internal_error, e.what(), Severity::fatal));
@@ -211,11 +212,14 @@ void Session::serve() {
       continue;
     }
     doing_extended_ = false;
+    bool statement = type == 'Q' || type == 'E' || type == 'P' || type == 'B';
     try {
       dispatch(type, body);
+      if (type == 'Q' || type == 'E') host_.statement_finished(nullptr);
     } catch (const ConnectionLost&) {
       throw;
     } catch (const Error& error) {
+      if (statement) host_.statement_finished(&error);
       if (error.severity() == Severity::fatal || error.severity() == Severity::panic) throw;
       state_ = State::ready;
       encode_error(error, channel_.out());
@@ -228,6 +232,7 @@ void Session::serve() {
     } catch (const std::exception& e) {
       // A bug below us must not take the connection down with it.
       Error error(SqlState::internal_error, e.what());
+      if (statement) host_.statement_finished(&error);
       encode_error(error, channel_.out());
       if (handler_) handler_->on_error();
       if (doing_extended_) {

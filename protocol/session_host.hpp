@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/cancel.hpp"
+#include "common/error.hpp"
 
 namespace tally::protocol {
 
@@ -25,6 +26,12 @@ class SessionHost {
   virtual void cancel(const BackendKey& key) = 0;
   // True when this connection is over max_connections (answered 53300).
   virtual bool too_many_connections() = 0;
+
+  // Observations, for metrics. Startup ended with a FATAL error (refused
+  // authentication, connection limit, unknown database):
+  virtual void connection_refused(const Error& /*error*/) {}
+  // A Query message or an Execute ended; error is null on success.
+  virtual void statement_finished(const Error* /*error*/) {}
 };
 
 }  // namespace tally::protocol

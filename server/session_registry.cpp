@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "protocol/scram.hpp"
+#include "server/metrics.hpp"
 
 namespace tally::server {
 
@@ -44,6 +45,37 @@ void SessionRegistry::cancel(const protocol::BackendKey& key) {
 
 bool SessionRegistry::too_many_connections() {
   return connections_.load() > max_connections_;
+}
+
+void SessionRegistry::connection_opened() {
+  connections_.fetch_add(1);
+  metrics::connections_total().inc();
+  metrics::connections_active().inc();
+}
+
+void SessionRegistry::connection_closed() {
+  connections_.fetch_sub(1);
+  metrics::connections_active().dec();
+}
+
+void SessionRegistry::connection_refused(const Error&) {
+  metrics::connections_refused_total().inc();
+}
+
+void SessionRegistry::statement_finished(const Error* error) {
+  // The outcome counters are looked up once: the registry lookup takes a lock.
+  static metrics::Counter& ok = metrics::queries_total(metrics::QueryOutcome::ok);
+  static metrics::Counter& failed = metrics::queries_total(metrics::QueryOutcome::error);
+  static metrics::Counter& cancelled = metrics::queries_total(metrics::QueryOutcome::cancelled);
+  static metrics::Counter& timeout = metrics::queries_total(metrics::QueryOutcome::timeout);
+  if (error == nullptr) {
+    ok.inc();
+  } else if (error->state() == SqlState::query_canceled) {
+    std::string_view message = error->what();
+    (message.find("statement timeout") != std::string_view::npos ? timeout : cancelled).inc();
+  } else {
+    failed.inc();
+  }
 }
 
 size_t SessionRegistry::sessions() const {

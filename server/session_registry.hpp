@@ -23,10 +23,14 @@ class SessionRegistry : public protocol::SessionHost {
   // secret is ignored silently, as PostgreSQL does.
   void cancel(const protocol::BackendKey& key) override;
   bool too_many_connections() override;
+  // tally_connections_refused_total and tally_queries_total{outcome}.
+  void connection_refused(const Error& error) override;
+  void statement_finished(const Error* error) override;
 
   // Connections (accepted sockets, authenticated or not), kept by the server.
-  void connection_opened() { connections_.fetch_add(1); }
-  void connection_closed() { connections_.fetch_sub(1); }
+  // (tally_connections_total and tally_connections_active follow them.)
+  void connection_opened();
+  void connection_closed();
   int connections() const { return connections_.load(); }
   size_t sessions() const;
   // Shutdown: every registered session's statement stops with FATAL 57P01.

@@ -118,7 +118,7 @@ TEST(SaslMessages, InitialResponseRoundTrip) {
   EXPECT_EQ(
       frontend::decode_sasl_initial_response(frontend::encode_sasl_initial_response(without)),
       without);
-  expect_violation([] { frontend::decode_sasl_initial_response(std::string("M\0\0\0\0\x09ab", 8)); });
+  expect_violation([] { frontend::decode_sasl_initial_response(std::string("M\0\0\0\0\x09" "ab", 8)); });
 }
 
 class BackendRoundTrip : public ::testing::TestWithParam<backend::Message> {};

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "server/metrics.hpp"
 #include "server/server.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/wire_client.hpp"
@@ -47,13 +48,20 @@ TEST(Server, StartupAndQuery) {
   Server server(config, factory);
   server.start();
   ASSERT_NE(server.port(), 0);
+  uint64_t ok_before = metrics::queries_total(metrics::QueryOutcome::ok).value();
+  uint64_t failed_before = metrics::queries_total(metrics::QueryOutcome::error).value();
   WireClient client(server.port());
   client.startup();
   ASSERT_TRUE(has_ready(client.read_until_ready()));
+  EXPECT_EQ(metrics::connections_active().value(), 1);
   client.send(fe::encode(fe::Query{"rows 2"}));
   auto result = client.read_until_ready();
   ASSERT_EQ(result.size(), 5u);
   EXPECT_EQ(std::get<be::CommandComplete>(result[3]).tag, "SELECT 2");
+  client.send(fe::encode(fe::Query{"fail"}));
+  EXPECT_EQ(first_error_code(client.read_until_ready()), "42601");
+  EXPECT_EQ(metrics::queries_total(metrics::QueryOutcome::ok).value(), ok_before + 1);
+  EXPECT_EQ(metrics::queries_total(metrics::QueryOutcome::error).value(), failed_before + 1);
   server.stop(1s);
 }
 
@@ -111,6 +119,7 @@ TEST(Server, ConnectionLimitAnswers53300) {
   WireClient second(server.port());
   second.startup();
   ASSERT_TRUE(has_ready(second.read_until_ready()));
+  uint64_t refused_before = metrics::connections_refused_total().value();
   {
     WireClient third(server.port());
     third.startup();
@@ -118,6 +127,7 @@ TEST(Server, ConnectionLimitAnswers53300) {
     EXPECT_EQ(first_error_code(refused), "53300");
     EXPECT_FALSE(third.read().has_value());
   }
+  EXPECT_EQ(metrics::connections_refused_total().value(), refused_before + 1);
   // A slot frees when a session ends.
   first->send(fe::encode(fe::Terminate{}));
   first.reset();
