@@ -4,6 +4,7 @@
 // several times faster to probe than StringDictionary's node-based map, which
 // matters when COPY interns every text value of millions of rows.
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -13,7 +14,31 @@ namespace tally::storage {
 
 class CodeIndex {
  public:
-  static uint64_t hash(std::string_view v) { return std::hash<std::string_view>{}(v); }
+  // A short inline multiply-xorshift hash: text keys are mostly a few bytes,
+  // where a call into std::hash's MurmurHash costs more than the probe.
+  static uint64_t hash(std::string_view v) {
+    constexpr uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = v.size() * k;
+    const char* p = v.data();
+    size_t n = v.size();
+    while (n >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * k;
+      h ^= h >> 29;
+      p += 8;
+      n -= 8;
+    }
+    if (n > 0) {
+      uint64_t w = 0;
+      std::memcpy(&w, p, n);
+      h = (h ^ w) * k;
+    }
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ull;
+    h ^= h >> 32;
+    return h;
+  }
 
   bool empty() const { return slots_.empty(); }
 

@@ -45,6 +45,7 @@ int hex_value(char c) {
 class RecordParser {
  public:
   RecordParser(const CopyOptions& o, size_t expected_fields) : o_(o) {
+    for (const char c : {o.delimiter, '\n', '\r', o.quote}) csv_special_[static_cast<uint8_t>(c)] = true;
     fields_.resize(expected_fields + 1);
     decoded_.resize(expected_fields + 1);
   }
@@ -148,8 +149,8 @@ class RecordParser {
     for (;;) {
       const char* start = p;
       bool any_quote = false;
-      // Fast scan of an unquoted field.
-      while (p < end && *p != delim && *p != '\n' && *p != '\r' && *p != quote) ++p;
+      // Fast scan of an unquoted field: one table load per byte.
+      while (p < end && !csv_special_[static_cast<uint8_t>(*p)]) ++p;
       Field f;
       if (p < end && *p == quote) {
         // The field has quoted sections: decode into scratch.
@@ -232,6 +233,7 @@ class RecordParser {
   }
 
   const CopyOptions& o_;
+  bool csv_special_[256] = {};  // bytes that end an unquoted CSV field
   std::vector<Field> fields_;
   size_t nfields_ = 0;
   std::vector<std::string> decoded_;  // per-field scratch, reused across records

@@ -41,6 +41,25 @@ Error out_of_range_value(std::string_view text, std::string_view type_name) {
 // optional whitespace; anything else is 22P02, overflow is 22003.
 template <class T>
 T parse_integer(std::string_view text, std::string_view type_name) {
+  // Fast path: optional '-', then 1..(digits10) digits cannot overflow T
+  // (COPY parses millions of these).
+  {
+    const char* p = text.data();
+    const char* end = p + text.size();
+    const bool neg = p < end && *p == '-';
+    p += neg;
+    const auto n = static_cast<size_t>(end - p);
+    if (n > 0 && n <= static_cast<size_t>(std::numeric_limits<T>::digits10)) {
+      int64_t v = 0;
+      bool ok = true;
+      for (; p < end; ++p) {
+        const unsigned d = static_cast<unsigned>(*p - '0');
+        ok &= d <= 9;
+        v = v * 10 + d;
+      }
+      if (ok) return static_cast<T>(neg ? -v : v);
+    }
+  }
   std::string_view s = trim(text);
   bool negative = false;
   if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
