@@ -40,6 +40,20 @@ __int128 from_big(const Big& b) {
   return negative ? -static_cast<__int128>(r) : static_cast<__int128>(r);
 }
 
+// 10^n as int128 for n <= 38.
+constexpr unsigned __int128 pow10_u128(int n) {
+  unsigned __int128 r = 1;
+  for (int i = 0; i < n; ++i) r *= 10;
+  return r;
+}
+struct Pow10Table {
+  unsigned __int128 v[39];
+  constexpr Pow10Table() : v() {
+    for (int i = 0; i < 39; ++i) v[i] = pow10_u128(i);
+  }
+};
+constexpr Pow10Table kPow10;
+
 Big pow10_big(int n) {
   Big r = 1;
   for (int i = 0; i < n; ++i) r *= 10;
@@ -60,7 +74,7 @@ unsigned __int128 magnitude(__int128 v) {
 
 int decimal_digits(unsigned __int128 v) {
   int d = 0;
-  while (v != 0) { v /= 10; ++d; }
+  while (d < 39 && v >= kPow10.v[d]) ++d;
   return d;
 }
 
@@ -71,9 +85,10 @@ void weight_and_first_digit(const Numeric& n, int& weight, int& first_digit) {
   const int e = decimal_digits(m) - 1 - n.scale;  // decimal exponent of the leading digit
   weight = e >= 0 ? e / kDecDigits : -((-e + kDecDigits - 1) / kDecDigits);
   const int shift = n.scale + kDecDigits * weight;
-  Big f = to_big(static_cast<__int128>(m));
-  if (shift >= 0) f /= pow10_big(shift); else f *= pow10_big(-shift);
-  first_digit = static_cast<int>(f);
+  // The leading base-10000 digit has at most 4 decimal digits, so the
+  // shifted value always fits.
+  if (shift >= 0) first_digit = static_cast<int>(m / kPow10.v[shift]);
+  else first_digit = static_cast<int>(m * kPow10.v[-shift]);
 }
 
 Big aligned(const Numeric& n, int32_t scale) {
@@ -166,6 +181,18 @@ int64_t Numeric::to_int64() const {
 
 Numeric Numeric::rescaled(int32_t new_scale) const {
   if (new_scale == scale) return *this;
+  const int diff = new_scale > scale ? new_scale - scale : scale - new_scale;
+  if (diff <= 38) {
+    const auto p = static_cast<__int128>(kPow10.v[diff]);
+    if (new_scale > scale) {
+      __int128 r;
+      if (!__builtin_mul_overflow(mantissa, p, &r)) return {r, new_scale};
+    } else {
+      __int128 q = mantissa / p, rem = mantissa % p;
+      if ((rem < 0 ? -rem : rem) * 2 >= p) q += mantissa < 0 ? -1 : 1;
+      return {q, new_scale};
+    }
+  }
   if (new_scale > scale) return {from_big(to_big(mantissa) * pow10_big(new_scale - scale)), new_scale};
   return {from_big(div_round(to_big(mantissa), pow10_big(scale - new_scale))), new_scale};
 }
@@ -174,10 +201,17 @@ void Numeric::append_to(std::string& out) const {
   char buffer[64];
   int n = 0;
   unsigned __int128 m = magnitude(mantissa);
+  // Peel 19-digit blocks with one 128-bit division each, then 64-bit digits.
+  while (m > UINT64_MAX) {
+    uint64_t block = static_cast<uint64_t>(m % 10000000000000000000ULL);
+    m /= 10000000000000000000ULL;
+    for (int i = 0; i < 19; ++i) { buffer[n++] = static_cast<char>('0' + block % 10); block /= 10; }
+  }
+  uint64_t low = static_cast<uint64_t>(m);
   do {
-    buffer[n++] = static_cast<char>('0' + static_cast<int>(m % 10));
-    m /= 10;
-  } while (m != 0);
+    buffer[n++] = static_cast<char>('0' + low % 10);
+    low /= 10;
+  } while (low != 0);
   while (n <= scale) buffer[n++] = '0';  // at least one integer digit
   if (mantissa < 0) out.push_back('-');
   for (int i = n - 1; i >= 0; --i) {
@@ -229,6 +263,16 @@ Numeric numeric_div_scale(const Numeric& a, const Numeric& b, int32_t rscale) {
   if (b.mantissa == 0) throw Error(SqlState::division_by_zero, "division by zero");
   // a/b * 10^rscale = a.m * 10^(rscale + b.s - a.s) / b.m
   const int shift = rscale + b.scale - a.scale;
+  if (shift >= 0 && shift <= 38) {
+    __int128 num128;
+    if (!__builtin_mul_overflow(a.mantissa, static_cast<__int128>(kPow10.v[shift]), &num128)) {
+      __int128 q = num128 / b.mantissa, r = num128 % b.mantissa;
+      const unsigned __int128 ar = r < 0 ? -static_cast<unsigned __int128>(r) : static_cast<unsigned __int128>(r);
+      const unsigned __int128 ab = b.mantissa < 0 ? -static_cast<unsigned __int128>(b.mantissa) : static_cast<unsigned __int128>(b.mantissa);
+      if (r != 0 && ar * 2 >= ab) q += ((num128 < 0) != (b.mantissa < 0)) ? -1 : 1;
+      return {q, rscale};
+    }
+  }
   Big num = to_big(a.mantissa), den = to_big(b.mantissa);
   if (shift >= 0) num *= pow10_big(shift); else den *= pow10_big(-shift);
   return {from_big(div_round(num, den)), rscale};
@@ -267,6 +311,15 @@ Numeric numeric_sqrt(const Numeric& a, int32_t rscale) {
 
 std::strong_ordering operator<=>(const Numeric& a, const Numeric& b) {
   if (a.scale == b.scale) return a.mantissa <=> b.mantissa;
+  {
+    const int32_t s = std::max(a.scale, b.scale);
+    __int128 x, y;
+    if (s - a.scale <= 38 && s - b.scale <= 38 &&
+        !__builtin_mul_overflow(a.mantissa, static_cast<__int128>(kPow10.v[s - a.scale]), &x) &&
+        !__builtin_mul_overflow(b.mantissa, static_cast<__int128>(kPow10.v[s - b.scale]), &y)) {
+      return x <=> y;
+    }
+  }
   const int32_t s = std::max(a.scale, b.scale);
   const Big x = aligned(a, s), y = aligned(b, s);
   if (x < y) return std::strong_ordering::less;

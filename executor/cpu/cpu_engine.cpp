@@ -136,6 +136,59 @@ struct StateSet {
   }
 };
 
+// One aggregate over rows [begin, end): a tight loop per (op, input type,
+// NULL/FILTER checking) so that the inner loop has no dispatch.
+template <PartialOp Op, class T, bool Check>
+void apply_op(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
+              size_t begin, size_t end) {
+  int64_t* count = s.count.data();
+  for (size_t r = begin; r < end; ++r) {
+    if constexpr (Check) {
+      if ((filter && !filter[r]) || (valid && !valid[r])) continue;
+    }
+    const uint32_t g = gids[r - begin];
+    if constexpr (Op == PartialOp::count_valid) {
+      ++count[g];
+    } else if constexpr (Op == PartialOp::sum_int) {
+      ++count[g];
+      s.sum_int[g] += static_cast<int64_t>(v[r]);
+    } else if constexpr (Op == PartialOp::sum_float) {
+      ++count[g];
+      s.sum_float[g] += static_cast<double>(v[r]);
+    } else if constexpr (Op == PartialOp::min_int) {
+      const auto x = static_cast<int64_t>(v[r]);
+      if (count[g]++ == 0 || x < s.extreme_int[g]) s.extreme_int[g] = x;
+    } else if constexpr (Op == PartialOp::max_int) {
+      const auto x = static_cast<int64_t>(v[r]);
+      if (count[g]++ == 0 || x > s.extreme_int[g]) s.extreme_int[g] = x;
+    } else if constexpr (Op == PartialOp::min_float) {
+      const auto x = static_cast<double>(v[r]);
+      if (count[g]++ == 0 || float_less(x, s.extreme_float[g])) s.extreme_float[g] = x;
+    } else if constexpr (Op == PartialOp::max_float) {
+      const auto x = static_cast<double>(v[r]);
+      if (count[g]++ == 0 || float_less(s.extreme_float[g], x)) s.extreme_float[g] = x;
+    } else if constexpr (Op == PartialOp::moments_int) {
+      const __int128 y = static_cast<int64_t>(v[r]);
+      ++count[g];
+      s.sum_int[g] += y;
+      s.sum2_int[g] += y * y;
+    } else if constexpr (Op == PartialOp::moments_float) {
+      FloatMoments m{s.n[g], s.sx[g], s.sxx[g]};
+      m.add(static_cast<double>(v[r]));
+      s.n[g] = m.n;
+      s.sx[g] = m.sx;
+      s.sxx[g] = m.sxx;
+    }
+  }
+}
+
+template <PartialOp Op, class T>
+void apply_checked(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
+                   size_t begin, size_t end) {
+  if (valid || filter) apply_op<Op, T, true>(s, v, valid, filter, gids, begin, end);
+  else apply_op<Op, T, false>(s, v, valid, filter, gids, begin, end);
+}
+
 // Applies every aggregate to rows [begin, end) whose group ids are in gids.
 void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, const ChunkInput& chunk,
                    const uint32_t* gids, size_t begin, size_t end) {
@@ -144,9 +197,11 @@ void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, con
     const PartialAggregate& agg = aggs[a];
     const uint8_t* filter = chunk.filters.empty() ? nullptr : chunk.filters[a];
     if (agg.op == PartialOp::count_rows) {
-      for (size_t r = begin; r < end; ++r) {
-        if (filter && !filter[r]) continue;
-        ++s.count[gids[r - begin]];
+      int64_t* count = s.count.data();
+      if (filter) {
+        for (size_t r = begin; r < end; ++r) count[gids[r - begin]] += filter[r];
+      } else {
+        for (size_t r = begin; r < end; ++r) ++count[gids[r - begin]];
       }
       continue;
     }
@@ -169,41 +224,17 @@ void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, con
     }
     with_values(in.width, in.data, [&](auto* v) {
       using T = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
-      for (size_t r = begin; r < end; ++r) {
-        if ((filter && !filter[r]) || (valid && !valid[r])) continue;
-        const uint32_t g = gids[r - begin];
-        const T x = v[r];
-        switch (agg.op) {
-          case PartialOp::count_valid: ++s.count[g]; break;
-          case PartialOp::sum_int: ++s.count[g]; s.sum_int[g] += static_cast<int64_t>(x); break;
-          case PartialOp::sum_float: ++s.count[g]; s.sum_float[g] += static_cast<double>(x); break;
-          case PartialOp::min_int:
-            if (s.count[g]++ == 0 || static_cast<int64_t>(x) < s.extreme_int[g]) s.extreme_int[g] = static_cast<int64_t>(x);
-            break;
-          case PartialOp::max_int:
-            if (s.count[g]++ == 0 || static_cast<int64_t>(x) > s.extreme_int[g]) s.extreme_int[g] = static_cast<int64_t>(x);
-            break;
-          case PartialOp::min_float:
-            if (s.count[g]++ == 0 || float_less(static_cast<double>(x), s.extreme_float[g])) s.extreme_float[g] = static_cast<double>(x);
-            break;
-          case PartialOp::max_float:
-            if (s.count[g]++ == 0 || float_less(s.extreme_float[g], static_cast<double>(x))) s.extreme_float[g] = static_cast<double>(x);
-            break;
-          case PartialOp::moments_int: {
-            const __int128 y = static_cast<int64_t>(x);
-            ++s.count[g];
-            s.sum_int[g] += y;
-            s.sum2_int[g] += y * y;
-            break;
-          }
-          case PartialOp::moments_float: {
-            FloatMoments m{s.n[g], s.sx[g], s.sxx[g]};
-            m.add(static_cast<double>(x));
-            s.n[g] = m.n; s.sx[g] = m.sx; s.sxx[g] = m.sxx;
-            break;
-          }
-          default: break;
-        }
+      switch (agg.op) {
+        case PartialOp::count_valid: apply_checked<PartialOp::count_valid, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::sum_int: apply_checked<PartialOp::sum_int, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::sum_float: apply_checked<PartialOp::sum_float, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::min_int: apply_checked<PartialOp::min_int, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::max_int: apply_checked<PartialOp::max_int, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::min_float: apply_checked<PartialOp::min_float, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::max_float: apply_checked<PartialOp::max_float, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::moments_int: apply_checked<PartialOp::moments_int, T>(s, v, valid, filter, gids, begin, end); break;
+        case PartialOp::moments_float: apply_checked<PartialOp::moments_float, T>(s, v, valid, filter, gids, begin, end); break;
+        default: break;
       }
     });
   }
@@ -397,8 +428,10 @@ class CpuRun final : public AggregationRun {
           const uint32_t g = (key_valid && !key_valid[r]) ? static_cast<uint32_t>(range_)
                                                           : static_cast<uint32_t>(static_cast<int64_t>(keys[r]) - base);
           gids[r - begin] = g;
-          local.dense_seen[g] = 1;
         }
+        // Seen marks after the loop keep the hot loop store-light.
+        uint8_t* seen = local.dense_seen.data();
+        for (size_t r = begin; r < end; ++r) seen[gids[r - begin]] = 1;
       };
       if (chunk.keys.width == ColumnWidth::int32) assign(static_cast<const int32_t*>(chunk.keys.data));
       else assign(static_cast<const int64_t*>(chunk.keys.data));
