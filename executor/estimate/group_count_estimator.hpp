@@ -64,7 +64,8 @@ struct EstimateInput {
   // span when the key has an expression or the sketches are missing).
   std::span<const HllSketch> key_column_sketches = {};
   // Per key column, whether it has NULLs (a NULL key is one more group).
-  // Only read when sketches are given; its size must match them.
+  // Only read when sketches are given; its size must match them (a bool
+  // array: std::vector<bool> cannot back a span).
   std::span<const bool> key_column_has_nulls = {};
   Estimator estimator = Estimator::hybrid;
 };
