@@ -23,6 +23,9 @@ struct TableOptions {
   uint64_t estimated_groups = 1024;  // sizes the global table
   double max_fill = 0.5;             // global table occupancy that triggers growth
   HashKind hash = HashKind::murmur;  // global table hash
+  // HashKind::range needs the key range the table will mostly see (catalog
+  // statistics); without it the table uses murmur.
+  KeyRange key_range_hint{0, -1};
   // Rows aggregated per kernel launch (bounds the spill and sort buffers);
   // 0 = derived from device memory.
   uint64_t max_rows_per_launch = 0;

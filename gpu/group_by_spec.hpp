@@ -43,8 +43,11 @@ struct GroupBySpec {
 struct KeyRange {
   int64_t min = 0;
   int64_t max = -1;  // max < min: no non-NULL key
+  // Number of values in [min, max]; saturates at UINT64_MAX for the full int8 range.
   uint64_t size() const {
-    return max < min ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
+    if (max < min) return 0;
+    const uint64_t span = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
+    return span == UINT64_MAX ? UINT64_MAX : span + 1;
   }
 };
 

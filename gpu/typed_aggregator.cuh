@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <cub/device/device_radix_sort.cuh>
 #include "gpu/simple_format.hpp"
@@ -47,6 +48,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       lanes_.lane[l] = kernels::LaneRef{plan_.lanes[l].kind, static_cast<int8_t>(plan_.lanes[l].column),
                                         plan_.lanes[l].wide};
     if (!(options_.max_fill > 0.05 && options_.max_fill < 0.95)) options_.max_fill = 0.5;
+    if (options_.hash == HashKind::range && options_.key_range_hint.size() == 0) options_.hash = HashKind::murmur;
+    count_sum_shape_ = plan_.lanes.size() == 2 && plan_.lanes[0].kind == LaneKind::count_rows &&
+                       plan_.lanes[1].kind == LaneKind::sum32 && plan_.lanes[1].column == 0;
     if (options_.max_rows_per_launch == 0) {
       const uint64_t per_row = 8 + 8 * plan_.lanes.size() + 3 * sizeof(K) + 16;
       const uint64_t rows = device_.total_memory / detail::kScratchMemoryDivisor / per_row;
@@ -158,7 +162,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   uint64_t capacity_for(uint64_t groups) const {
     const double need = static_cast<double>(std::max<uint64_t>(groups, 1)) / options_.max_fill;
-    return std::max<uint64_t>(1024, detail::next_pow2(static_cast<uint64_t>(need) + 1));
+    return std::max<uint64_t>(1024, detail::next_pow2(static_cast<uint64_t>(std::ceil(need))));
   }
 
   kernels::GlobalTableRef<K> table_ref(bool hard = false) const {
@@ -170,6 +174,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     t.occupied = counter(kOccupied);
     t.max_occupied = hard ? capacity_ : static_cast<uint64_t>(static_cast<double>(capacity_) * options_.max_fill);
     t.hash = options_.hash;
+    if (t.hash == HashKind::range) {
+      // Keep the hint's significant bits that the table has room for.
+      const uint64_t span = options_.key_range_hint.size();
+      const int span_bits = span <= 1 ? 0 : 64 - std::countl_zero(span - 1);
+      const int cap_bits = std::countr_zero(capacity_);
+      t.range_base = static_cast<uint64_t>(options_.key_range_hint.min);
+      t.range_shift = std::max(0, span_bits - cap_bits);
+    }
     return t;
   }
 
@@ -282,6 +294,20 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     return c;
   }
 
+  // Lowers threads_per_block to what `kernel` can launch with (its register
+  // use limits the block size; the generic-lane kernels need more registers).
+  template <class Kernel>
+  void clamp_threads(Kernel kernel, VariantConfig& c, LaunchReport& report) const {
+    cudaFuncAttributes attr{};
+    TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    const int limit = attr.maxThreadsPerBlock / 32 * 32;
+    if (limit >= 32 && c.launch.threads_per_block > limit) {
+      report.adjustments.push_back(simple_format("threads_per_block {} -> {} (kernel uses {} registers per thread)",
+                                                 c.launch.threads_per_block, limit, attr.numRegs));
+      c.launch.threads_per_block = limit;
+    }
+  }
+
   // Clamps blocks_per_sm to what the occupancy calculator allows for `kernel`.
   template <class Kernel>
   int occupancy_grid(Kernel kernel, VariantConfig& c, size_t smem, int64_t work_items, LaunchReport& report) const {
@@ -320,7 +346,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       }
       case Variant::shared_hash: {
         const double est = static_cast<double>(std::max<uint64_t>(options_.estimated_groups, 1));
-        const uint64_t want = static_cast<uint64_t>(est / c.fill()) + c.launch.threads_per_block;
+        const uint64_t want = static_cast<uint64_t>(est / c.fill()) + 16;
         launch_shared<false>(ref, c, static_cast<uint32_t>(std::min<uint64_t>(want, UINT32_MAX / 2)), 0, false, spill,
                              report);
         break;
@@ -364,9 +390,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   // Lays out the lanes in shared memory: 8-byte arrays first for alignment.
-  kernels::SharedLayout shared_layout(uint32_t slots, bool with_keys) const {
+  kernels::SharedLayout shared_layout(uint32_t slots, uint32_t replicas, bool with_keys) const {
     kernels::SharedLayout lay{};
-    const uint32_t total = slots + 2;
+    const uint32_t total = (slots + 2) * replicas;
     uint32_t off = 0;
     if (with_keys && sizeof(K) == 8) {
       lay.keys_offset = off;
@@ -398,9 +424,15 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void launch_shared_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, kernels::SharedParams p,
                        const kernels::SpillRef& spill, LaunchReport& report) {
     auto kernel = kernels::shared_aggregate_kernel<K, R, kDense>;
-    const kernels::SharedLayout lay = shared_layout(p.slots, !kDense);
+    if constexpr (R >= 2) {
+      const bool fast = count_sum_shape_ && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide &&
+                        !p.warp_preaggregate;
+      if (fast) kernel = kernels::shared_aggregate_kernel<K, R, kDense, true>;
+    }
+    const kernels::SharedLayout lay = shared_layout(p.slots, p.replicas, !kDense);
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
+    clamp_threads(kernel, c, report);
     const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
                           (static_cast<int64_t>(c.launch.threads_per_block) * R);
     const int grid = occupancy_grid(kernel, c, lay.total_bytes, tiles, report);
@@ -442,10 +474,21 @@ class TypedAggregator final : public GroupByAggregator::Impl {
         report.adjustments.push_back(simple_format("shared hash table clamped to {} slots ({} B per block)", fit, budget));
       slots = std::max<uint32_t>(std::min(want_slots, fit), std::min<uint32_t>(fit, 64));
     }
+    // Per-lane copies only while they fit next to the table (and never with
+    // flush_on_fill, whose threshold counts one table).
+    uint32_t replicas = static_cast<uint32_t>(std::clamp(c.shared_replicas, 1, 32));
+    replicas = std::bit_floor(replicas);
+    if (flush_on_fill) replicas = 1;
+    while (replicas > 1 && (static_cast<uint64_t>(slots) + 2) * replicas > static_cast<uint64_t>(fit) + 2) replicas /= 2;
+    if (static_cast<int>(replicas) != c.shared_replicas) {
+      report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
+      c.shared_replicas = static_cast<int>(replicas);
+    }
     kernels::SharedParams p;
+    p.replicas = replicas;
     p.dense_min = dense_min;
     p.slots = slots;
-    p.insert_limit = static_cast<uint32_t>(slots * c.fill());
+    p.insert_limit = static_cast<uint32_t>(slots * c.fill() * replicas);
     const double thr = slots * c.fill() - static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
     p.flush_threshold = thr > 0 ? static_cast<uint32_t>(thr) : 0;
     p.flush_on_fill = flush_on_fill;
@@ -463,6 +506,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void launch_global_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
                        LaunchReport& report) {
     auto kernel = kernels::global_aggregate_kernel<K, R>;
+    clamp_threads(kernel, c, report);
     const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
                           (static_cast<int64_t>(c.launch.threads_per_block) * R);
     const int grid = occupancy_grid(kernel, c, 0, tiles, report);
@@ -653,6 +697,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   DeviceInfo device_;
+  bool count_sum_shape_ = false;  // lanes = count(*) + sum(int4 column 0): kCountSum kernels
   GroupBySpec spec_;
   TableOptions options_;
   StreamHandle stream_;

@@ -21,11 +21,18 @@ std::optional<Variant> parse_variant(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view hash_name(HashKind h) { return h == HashKind::identity ? "identity" : "murmur"; }
+std::string_view hash_name(HashKind h) {
+  switch (h) {
+    case HashKind::identity: return "identity";
+    case HashKind::murmur: return "murmur";
+    case HashKind::range: return "range";
+  }
+  return "?";
+}
 
 std::string describe(const VariantConfig& c) {
-  return fmt::format("{},hash={},warp={},pbits={}", to_string(c.launch), hash_name(c.hash),
-                     c.warp_preaggregate ? 1 : 0, c.partition_bits);
+  return fmt::format("{},hash={},warp={},pbits={},replicas={}", to_string(c.launch), hash_name(c.hash),
+                     c.warp_preaggregate ? 1 : 0, c.partition_bits, c.shared_replicas);
 }
 
 }  // namespace tally::gpu

@@ -26,6 +26,8 @@ inline constexpr Variant kAllVariants[] = {Variant::dense, Variant::shared_hash,
 enum class HashKind {
   identity,  // key modulo table size: collision-free for dense key ranges
   murmur,    // murmur3 finalizer: robust for any key distribution
+  range,     // global table only: (key - min) >> shift, order-preserving, so the
+             // flushes of a key partition land in one small region of the table
 };
 
 // The tuner's LaunchConfig (threads per block, blocks per SM, fill factor,
@@ -36,6 +38,7 @@ struct VariantConfig {
   HashKind hash = HashKind::murmur;
   bool warp_preaggregate = false;  // combine equal keys inside a warp before the atomics
   int partition_bits = 0;          // partitioned_hash: radix bits (0 = derive from the estimate)
+  int shared_replicas = 1;         // dense/shared_hash: per-lane table copies (power of two <= 32)
 
   double fill() const { return launch.fill_factor_percent / 100.0; }
 };

@@ -8,9 +8,13 @@ namespace {
 
 // Bytes for the hash kernel's occupancy counter and alignment padding.
 constexpr size_t kSharedHeaderBytes = 64;
-// Dense keys need no probing: a warp shares a slot only when keys repeat, so
-// pre-aggregation pays off only when a warp's 32 rows hit a handful of slots.
-constexpr uint64_t kWarpPreaggregateMaxGroups = 8;
+// Per-lane table copies: a warp's 32 random keys in G slots collide about
+// 32*31/(2G) times; with 1024/G copies that stays below one collision.
+constexpr uint64_t kReplicaGroupBudget = 1024;
+constexpr int kMaxReplicas = 32;
+// Fewest threads per block the shared-memory variants use (they size
+// blocks_per_sm from shared memory first, then fill the SM with threads).
+constexpr int kMinSharedThreads = 256;
 // Below this many rows a chunk is too small to amortize a sort or a shared
 // table's initialization and flush.
 constexpr uint64_t kSmallChunkRows = 1u << 16;
@@ -100,32 +104,34 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
   VariantConfig c;
   const int max_threads_sm = std::max(d.max_threads_per_sm, 64);
   switch (v) {
-    case Variant::dense: {
-      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
-      c.launch.rows_per_thread = 4;
-      c.hash = HashKind::identity;
-      const uint64_t range = facts.key_range ? facts.key_range->size() : 0;
-      const size_t bytes = dense_shared_bytes(spec, plan, range) + d.reserved_shared_memory_per_block;
-      const int by_smem = static_cast<int>(std::max<size_t>(1, d.shared_memory_per_sm / std::max<size_t>(bytes, 1)));
-      c.launch.blocks_per_sm = std::clamp(by_smem, 1, max_threads_sm / c.launch.threads_per_block);
-      c.warp_preaggregate = range <= kWarpPreaggregateMaxGroups;
-      break;
-    }
+    case Variant::dense:
     case Variant::shared_hash: {
-      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
-      c.launch.rows_per_thread = 4;
+      const bool dense = v == Variant::dense;
+      c.hash = dense ? HashKind::identity : HashKind::murmur;
       c.launch.fill_factor_percent = 50;
-      c.hash = HashKind::murmur;
-      const uint64_t slots = static_cast<uint64_t>(static_cast<double>(facts.estimated_groups) / c.fill()) + 1;
-      const size_t bytes = hash_shared_bytes(spec, plan, slots) + d.reserved_shared_memory_per_block;
+      c.launch.rows_per_thread = 4;
+      const uint64_t groups = dense ? (facts.key_range ? facts.key_range->size() : 0)
+                                    : std::max<uint64_t>(facts.estimated_groups, 1);
+      const uint64_t slots = dense ? groups : static_cast<uint64_t>(static_cast<double>(groups) / c.fill()) + 16;
+      const auto bytes_for = [&](uint64_t replicas) {
+        return (dense ? dense_shared_bytes(spec, plan, (slots + 2) * replicas - 2)
+                      : hash_shared_bytes(spec, plan, (slots + 2) * replicas - 2)) +
+               d.reserved_shared_memory_per_block;
+      };
+      int replicas = static_cast<int>(std::clamp<uint64_t>(
+          std::bit_floor(std::max<uint64_t>(kReplicaGroupBudget / std::max<uint64_t>(groups, 1), 1)), 1, kMaxReplicas));
+      while (replicas > 1 && bytes_for(static_cast<uint64_t>(replicas)) > shared_budget_per_block(d, 1)) replicas /= 2;
+      c.shared_replicas = replicas;
+      const size_t bytes = bytes_for(static_cast<uint64_t>(replicas));
       const int by_smem = static_cast<int>(std::max<size_t>(1, d.shared_memory_per_sm / std::max<size_t>(bytes, 1)));
-      c.launch.blocks_per_sm = std::clamp(by_smem, 1, max_threads_sm / c.launch.threads_per_block);
-      c.warp_preaggregate = facts.estimated_groups <= kWarpPreaggregateMaxGroups;
+      c.launch.blocks_per_sm = std::clamp(by_smem, 1, std::max(1, max_threads_sm / kMinSharedThreads));
+      c.launch.threads_per_block = std::min(d.max_threads_per_block, max_threads_sm / c.launch.blocks_per_sm) / 32 * 32;
+      c.warp_preaggregate = false;
       break;
     }
     case Variant::partitioned_hash: {
-      c.launch.threads_per_block = std::min(512, d.max_threads_per_block);
-      c.launch.rows_per_thread = 4;
+      c.launch.threads_per_block = std::min(1024, std::min(d.max_threads_per_block, max_threads_sm)) / 32 * 32;
+      c.launch.rows_per_thread = 2;
       c.launch.blocks_per_sm = 1;
       const bool dense_keys =
           facts.key_range && facts.key_range->size() <= 4 * std::max<uint64_t>(facts.estimated_groups, 1);
@@ -154,6 +160,18 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       break;
   }
   return c;
+}
+
+TableOptions default_table_options(Variant v, const GroupBySpec&, const DeviceInfo&, const ChunkFacts& facts) {
+  TableOptions t;
+  t.estimated_groups = std::max<uint64_t>(facts.estimated_groups, 1);
+  t.max_fill = 0.5;
+  t.hash = HashKind::murmur;
+  if (facts.key_range && facts.key_range->size() > 0 && (v == Variant::dense || v == Variant::partitioned_hash)) {
+    t.hash = HashKind::range;
+    t.key_range_hint = *facts.key_range;
+  }
+  return t;
 }
 
 }  // namespace tally::gpu

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpu/device_info.hpp"
+#include "gpu/group_by.hpp"
 #include "gpu/group_by_spec.hpp"
 #include "gpu/lane_plan.hpp"
 #include "gpu/variant_config.hpp"
@@ -41,5 +42,10 @@ Variant choose_variant(const GroupBySpec& spec, const DeviceInfo& d, const Chunk
 
 // The rule-based starting configuration for a variant.
 VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts);
+
+// Global table options: sized from the estimate; an order-preserving hash when
+// the key range is known and the variant flushes key partitions (dense,
+// partitioned), so each flush lands in one region of the table (L2-resident).
+TableOptions default_table_options(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts);
 
 }  // namespace tally::gpu

@@ -3,7 +3,8 @@
 # and packs a self-contained bundle into bundle/ (git-ignored): the GPU test
 # and benchmark binaries, tallyd when it builds, the shared libraries they
 # need that the GPU machine lacks (bundle/lib), and scripts/run_gpu_suite.sh.
-# Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, JOBS)
+# Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, JOBS,
+#   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,10 +18,10 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON \
 }
 
 required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench)
-optional=(tallyd sweep_spaces)
+read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
-for t in "${optional[@]}"; do
+for t in "${optional[@]+"${optional[@]}"}"; do
   if grep -qx "$t" <<<"$available"; then targets+=("$t"); fi
 done
 nice ninja -C "$build" -j"$jobs" "${required[@]}"

@@ -15,8 +15,8 @@ template <class K>
 __device__ __forceinline__ int64_t shared_find_or_insert(K* keys, uint32_t* occupied, uint32_t slots,
                                                          uint32_t limit, K key, HashKind hash) {
   const uint64_t h = hash_key(key, hash);
-  uint32_t i = hash == HashKind::identity ? static_cast<uint32_t>(h % slots)
-                                          : static_cast<uint32_t>(((h & 0xffffffffull) * slots) >> 32);
+  uint32_t i = hash != HashKind::murmur ? static_cast<uint32_t>(h % slots)
+                                        : static_cast<uint32_t>(((h & 0xffffffffull) * slots) >> 32);
   for (uint32_t p = 0; p < slots; ++p) {
     const K cur = load_volatile(keys + i);
     if (cur == key) return i;
@@ -35,17 +35,21 @@ __device__ __forceinline__ int64_t shared_find_or_insert(K* keys, uint32_t* occu
 }
 
 // Merges every non-empty shared slot into the global table (or the spill).
+// Slots are laid out replica-major: replica r owns [r * region, (r+1) * region)
+// with region = slots + 2 (the last two: NULL key, empty-marker key).
 template <class K, bool kDense>
 __device__ void shared_flush(const SharedTable& t, const SharedLayout& lay, const LaneSet& ls, const SharedParams& p,
                              const GlobalTableRef<K>& table, const SpillRef& spill) {
   const K* keys = reinterpret_cast<const K*>(t.base + lay.keys_offset);
+  const uint32_t region = p.slots + 2;
   for (uint32_t s = threadIdx.x; s < t.total_slots; s += blockDim.x) {
     if (t.u32(lay, 0)[s] == 0) continue;  // lane 0 counts rows: empty slot
     ull vals[kMaxLanes];
     for (int l = 0; l < ls.count; ++l) vals[l] = shared_lane_value(t, lay, ls.lane[l], l, s);
-    const bool is_null = s == p.slots;
-    K key = KeyTraits<K>::empty;  // slot slots+1 holds the empty-marker key
-    if (s < p.slots) key = kDense ? static_cast<K>(static_cast<uint64_t>(p.dense_min) + s) : keys[s];
+    const uint32_t local = s % region;
+    const bool is_null = local == p.slots;
+    K key = KeyTraits<K>::empty;  // local slot slots+1 holds the empty-marker key
+    if (local < p.slots) key = kDense ? static_cast<K>(static_cast<uint64_t>(p.dense_min) + local) : keys[s];
     table.add_partial(ls, spill, key, is_null, vals);
   }
 }
@@ -53,12 +57,17 @@ __device__ void shared_flush(const SharedTable& t, const SharedLayout& lay, cons
 // DENSE (kDense) and SHARED-MEMORY HASH variants. Each block takes a
 // contiguous range of tiles (tile = blockDim * R rows), so on partitioned input
 // a block sees few partitions; with flush_on_fill the table is flushed and
-// reset when full instead of sending rows to the global table.
-template <class K, int R, bool kDense>
+// reset when full instead of sending rows to the global table. With
+// p.replicas > 1 each lane (modulo replicas) has its own copy of the table, so
+// few groups do not serialize a warp's atomics on one address.
+// kCountSum: the common shape count(*) + sum(int4 NOT NULL) with no NULL keys,
+// with the lanes fixed at compile time.
+template <class K, int R, bool kDense, bool kCountSum = false>
 __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
                                         GlobalTableRef<K> table, SpillRef spill) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const SharedTable t{smem, p.slots + 2};
+  const SharedTable t{smem, (p.slots + 2) * p.replicas};
+  const uint32_t rbase = (threadIdx.x & (p.replicas - 1)) * (p.slots + 2);
   K* skeys = reinterpret_cast<K*>(smem + lay.keys_offset);
   uint32_t* occupied = reinterpret_cast<uint32_t*>(smem + lay.counter_offset);
   shared_init<K>(t, lay, ls, !kDense);
@@ -74,8 +83,9 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
     if constexpr (!kDense) {
       if (p.flush_on_fill) {
         __syncthreads();
-        if (*occupied > p.flush_threshold) {  // uniform: read after the barrier
-          __syncthreads();
+        const bool full = *occupied > p.flush_threshold;
+        __syncthreads();  // every thread has read the same value before any inserts again
+        if (full) {
           shared_flush<K, kDense>(t, lay, ls, p, table, spill);
           __syncthreads();
           shared_init<K>(t, lay, ls, true);
@@ -93,10 +103,17 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
     for (int j = 0; j < R; ++j) {
       const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
       const bool in = row < c.rows;
-      key[j] = in ? c.keys[row] : K{};
-      knull[j] = in && c.key_null(row);
-      v0[j] = (in && v0_present) ? c.value(0, row) : 0;
-      v0_valid[j] = in && v0_present && c.valid(0, row);
+      if constexpr (kCountSum) {
+        key[j] = in ? c.keys[row] : K{};
+        knull[j] = false;
+        v0[j] = in ? static_cast<const int32_t*>(c.columns[0].data)[row] : 0;
+        v0_valid[j] = in;
+      } else {
+        key[j] = in ? c.keys[row] : K{};
+        knull[j] = in && c.key_null(row);
+        v0[j] = (in && v0_present) ? c.value(0, row) : 0;
+        v0_valid[j] = in && v0_present && c.valid(0, row);
+      }
     }
 #pragma unroll
     for (int j = 0; j < R; ++j) {
@@ -105,18 +122,25 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
       int64_t s = -2;  // -2: no row, -1: send to the global table
       if (in) {
         if (knull[j]) {
-          s = p.slots;
+          s = rbase + p.slots;
         } else if constexpr (kDense) {
           const uint64_t off = static_cast<uint64_t>(static_cast<int64_t>(key[j])) - static_cast<uint64_t>(p.dense_min);
-          s = off < p.slots ? static_cast<int64_t>(off) : -1;  // out of the stated range: global
+          s = off < p.slots ? static_cast<int64_t>(rbase + off) : -1;  // out of the stated range: global
         } else if (key[j] == KeyTraits<K>::empty) {
-          s = p.slots + 1;
+          s = rbase + p.slots + 1;
         } else {
-          s = shared_find_or_insert(skeys, occupied, p.slots, p.flush_on_fill ? p.slots : p.insert_limit, key[j],
-                                    p.hash);
+          const int64_t local = shared_find_or_insert(skeys + rbase, occupied, p.slots,
+                                                      p.flush_on_fill ? p.slots * p.replicas : p.insert_limit,
+                                                      key[j], p.hash);
+          s = local >= 0 ? rbase + local : -1;
         }
       }
-      if (p.warp_preaggregate) {
+      if constexpr (kCountSum) {
+        if (s >= 0) {
+          atomicAdd(t.u32(lay, 0) + s, 1u);
+          shared_add_sum(t.i32(lay, 1), t.hi(lay, 1), static_cast<uint32_t>(s), v0[j]);
+        }
+      } else if (p.warp_preaggregate) {
         shared_add_rows_warp(t, lay, ls, c, s, row, v0[j], v0_valid[j]);
       } else if (s >= 0) {
         shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);

@@ -1,8 +1,8 @@
 #pragma once
 // Block-private accumulators in shared memory, used by the dense and the
-// shared-hash variants. Lanes are 32-bit words: a sum keeps its low word with
-// carry detection plus a signed high adjustment (carries minus negatives), so
-// it is exact without 64-bit shared atomics (a CAS loop on sm_90).
+// shared-hash variants. Lanes are 32-bit words: a sum keeps a signed low word
+// plus a signed count of 2^32 overflows, so it is exact without 64-bit shared
+// atomics (a CAS loop on sm_90).
 #include <cstdint>
 #include <limits>
 
@@ -27,6 +27,7 @@ struct SharedParams {
   bool flush_on_fill = false;
   bool warp_preaggregate = false;
   HashKind hash = HashKind::murmur;
+  uint32_t replicas = 1;       // power of two <= 32: per-lane copies of the table
 };
 
 struct SharedTable {
@@ -51,24 +52,27 @@ __device__ __forceinline__ bool is_sum(LaneKind k) {
   return k == LaneKind::sum32 || k == LaneKind::sum_lo || k == LaneKind::sum_hi;
 }
 
-// The 32-bit quantity a sum lane adds for value v, and whether it is negative.
-__device__ __forceinline__ uint32_t sum_word(LaneKind k, int64_t v, bool& negative) {
-  if (k == LaneKind::sum_lo) {
-    negative = false;
-    return static_cast<uint32_t>(v);
-  }
-  const int32_t w = k == LaneKind::sum_hi ? static_cast<int32_t>(v >> 32) : static_cast<int32_t>(v);
-  negative = w < 0;
-  return static_cast<uint32_t>(w);
+// The 64-bit quantity a sum lane adds for value v (sum_lo: the unsigned low
+// word of an int64 value; sum_hi: its signed high word).
+__device__ __forceinline__ int64_t sum_part(LaneKind k, int64_t v) {
+  if (k == LaneKind::sum_lo) return static_cast<int64_t>(static_cast<uint32_t>(v));
+  if (k == LaneKind::sum_hi) return v >> 32;
+  return v;
 }
 
-// Adds partial = sum of 32-bit words (< 2^37) and `negatives` negative words.
-__device__ __forceinline__ void shared_add_sum(uint32_t* lo, int32_t* hi, uint32_t s, ull partial, int negatives) {
-  const uint32_t add = static_cast<uint32_t>(partial);
-  const uint32_t old = atomicAdd(lo + s, add);
-  const int carry = (old + add < old) ? 1 : 0;
-  const int adj = static_cast<int>(partial >> 32) + carry - negatives;
-  if (adj != 0) atomicAdd(hi + s, adj);
+// Adds a 64-bit partial to a sum lane kept as a signed 32-bit low word plus a
+// signed count of 2^32 units: the low word takes the partial's low 32 bits
+// (as signed), the rest and any signed overflow of the low word go to `hi`.
+// For int4 values the high word is touched only when the running low word
+// overflows, so a row costs one shared atomic.
+__device__ __forceinline__ void shared_add_sum(int32_t* lo, int32_t* hi, uint32_t s, int64_t partial) {
+  const int32_t add = static_cast<int32_t>(static_cast<uint32_t>(partial));
+  int64_t carry = (partial - add) >> 32;  // exact: partial - add is a multiple of 2^32
+  const int32_t old = atomicAdd(lo + s, add);
+  const int32_t now = static_cast<int32_t>(static_cast<uint32_t>(old) + static_cast<uint32_t>(add));
+  if (add > 0 && now < old) carry += 1;
+  else if (add < 0 && now > old) carry -= 1;
+  if (carry != 0) atomicAdd(hi + s, static_cast<int32_t>(carry));
 }
 
 // Warp reductions: redux.sync on sm_80+, shuffles before.
@@ -149,11 +153,7 @@ __device__ __forceinline__ void shared_add_row(const SharedTable& t, const Share
         if (lr.wide) atomicMax(t.i64(lay, l) + s, static_cast<long long>(v));
         else atomicMax(t.i32(lay, l) + s, static_cast<int32_t>(v));
         break;
-      default: {
-        bool neg;
-        const uint32_t w = sum_word(lr.kind, v, neg);
-        shared_add_sum(t.u32(lay, l), t.hi(lay, l), s, w, neg ? 1 : 0);
-      }
+      default: shared_add_sum(t.i32(lay, l), t.hi(lay, l), s, sum_part(lr.kind, v));
     }
   }
 }
@@ -209,14 +209,14 @@ __device__ void shared_add_rows_warp(const SharedTable& t, const SharedLayout& l
           }
         }
       } else {
-        bool neg = false;
-        const uint32_t w = valid ? sum_word(lr.kind, v, neg) : 0u;
-        const uint32_t lo16 = warp_sum(w & 0xffffu);
-        const uint32_t hi16 = warp_sum(w >> 16);
-        const unsigned negs = __ballot_sync(kFull, valid && neg);
+        // A part is in [-2^31, 2^32): its low 16 bits and its signed rest
+        // (|rest| < 2^17) sum over 32 lanes without overflowing 32 bits.
+        const int64_t part = valid ? sum_part(lr.kind, v) : 0;
+        const uint32_t lo16 = warp_sum(static_cast<uint32_t>(part) & 0xffffu);
+        const int32_t rest = static_cast<int32_t>(warp_sum(static_cast<uint32_t>(static_cast<int32_t>(part >> 16))));
         if (me == leader) {
-          const ull partial = static_cast<ull>(lo16) + (static_cast<ull>(hi16) << 16);
-          if (partial != 0 || negs != 0) shared_add_sum(t.u32(lay, l), t.hi(lay, l), slot, partial, __popc(negs));
+          const int64_t partial = static_cast<int64_t>(lo16) + static_cast<int64_t>(rest) * 65536;
+          if (partial != 0) shared_add_sum(t.i32(lay, l), t.hi(lay, l), slot, partial);
         }
       }
     }
@@ -233,8 +233,8 @@ __device__ __forceinline__ ull shared_lane_value(const SharedTable& t, const Sha
     case LaneKind::max:
       return lr.wide ? static_cast<ull>(t.i64(lay, l)[s]) : static_cast<ull>(static_cast<int64_t>(t.i32(lay, l)[s]));
     default: {
-      // low word + 2^32 * signed high adjustment, modulo 2^64
-      const ull lo = t.u32(lay, l)[s];
+      // signed low word + 2^32 * signed high count, modulo 2^64
+      const ull lo = static_cast<ull>(static_cast<int64_t>(t.i32(lay, l)[s]));
       const ull hi = static_cast<ull>(static_cast<int64_t>(t.hi(lay, l)[s]));
       return lo + (hi << 32);
     }

@@ -115,10 +115,10 @@ template <class K>
 __device__ __forceinline__ uint64_t hash_key(K key, HashKind h) {
   if constexpr (sizeof(K) == 4) {
     const uint32_t u = static_cast<uint32_t>(key);
-    return h == HashKind::identity ? u : fmix32(u);
+    return h == HashKind::murmur ? fmix32(u) : u;
   } else {
     const uint64_t u = static_cast<uint64_t>(key);
-    return h == HashKind::identity ? u : fmix64(u);
+    return h == HashKind::murmur ? fmix64(u) : u;
   }
 }
 
@@ -165,6 +165,14 @@ struct GlobalTableRef {
   ull* occupied = nullptr;
   uint64_t max_occupied = 0;
   HashKind hash = HashKind::murmur;
+  uint64_t range_base = 0;  // HashKind::range: slot = ((key - base) >> shift) & mask
+  int range_shift = 0;
+
+  __device__ __forceinline__ uint64_t home(K key) const {
+    if (hash == HashKind::range)
+      return (static_cast<uint64_t>(static_cast<int64_t>(key)) - range_base) >> range_shift;
+    return hash_key(key, hash);
+  }
 
   __device__ __forceinline__ ull* lane(int l) const { return lanes + static_cast<uint64_t>(l) * stride; }
   __device__ __forceinline__ int64_t null_slot() const { return static_cast<int64_t>(capacity); }
@@ -174,7 +182,7 @@ struct GlobalTableRef {
   __device__ int64_t find_or_insert(K key) const {
     if (key == KeyTraits<K>::empty) return static_cast<int64_t>(capacity + 1);
     const uint64_t mask = capacity - 1;
-    uint64_t h = hash_key(key, hash) & mask;
+    uint64_t h = home(key) & mask;
     for (uint64_t p = 0; p < capacity; ++p) {
       const K cur = load_volatile(keys + h);
       if (cur == key) return static_cast<int64_t>(h);
