@@ -13,13 +13,14 @@ namespace {
 // the common shapes.
 class GenericAggregator final : public GroupAggregator {
  public:
+  static constexpr uint64_t kEmptyKeyHash = 0x12345;
   GenericAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
                     const ExecContext& context)
       : keys_(keys), aggregates_(aggregates) {
     for (const auto& a : aggregates_) {
       directs_.push_back(a.direct ? evaluate_constant(*a.direct, context.parameters) : Value{Null{}});
     }
-    if (keys_.empty()) new_group({});  // a global aggregate has one row even without input
+    if (keys_.empty()) index_.emplace(kEmptyKeyHash, new_group({}));  // one row even without input
   }
 
   void sink(const EvalInput& rows) override {
@@ -34,7 +35,7 @@ class GenericAggregator final : public GroupAggregator {
     std::vector<Value> key(keys_.size());
     std::vector<Value> args;
     for (size_t r = 0; r < rows.rows; ++r) {
-      uint64_t h = 0x12345;
+      uint64_t h = kEmptyKeyHash;
       for (size_t k = 0; k < keys_.size(); ++k) {
         key[k] = key_values[k].get(r);
         h = (h * 0x100000001b3ULL) ^ hash_value(key[k]);

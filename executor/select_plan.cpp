@@ -159,8 +159,11 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       throw e;
     }
     plan->table = table;
-    source.table_name = rv.contains("alias") ? rv["alias"]["Alias"].value("aliasname", name) : name;
-    if (rv.contains("alias") && rv["alias"].contains("aliasname")) source.table_name = rv["alias"].value("aliasname", name);
+    source.table_name = name;
+    if (rv.contains("alias")) {
+      const auto& alias = rv["alias"].contains("Alias") ? rv["alias"]["Alias"] : rv["alias"];
+      source.table_name = alias.value("aliasname", name);
+    }
     for (const auto& c : table->columns()) source.columns.push_back({c.name, c.type});
   }
 

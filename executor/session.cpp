@@ -193,6 +193,15 @@ void Session::check_not_failed(const std::string& kind, const json& node) const 
 }
 
 Session::Analyzed Session::analyze(std::string_view sql, const json& node, std::vector<uint32_t> parameter_types) {
+  try {
+    return analyze_checked(sql, node, std::move(parameter_types));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(SqlState::feature_not_supported, std::string("unsupported statement form: ") + e.what());
+  }
+}
+
+Session::Analyzed Session::analyze_checked(std::string_view sql, const json& node,
+                                           std::vector<uint32_t> parameter_types) {
   Analyzed a;
   a.sql = std::string(sql);
   a.node = node;
@@ -242,6 +251,16 @@ Session::Analyzed Session::analyze(std::string_view sql, const json& node, std::
 
 ResultSet Session::execute(const Analyzed& statement, const std::vector<Value>& parameters,
                            protocol::ResultWriter& out) {
+  try {
+    return execute_checked(statement, parameters, out);
+  } catch (const nlohmann::json::exception& e) {
+    // A parse-tree shape this code did not expect: a clean error, never a crash.
+    throw Error(SqlState::feature_not_supported, std::string("unsupported statement form: ") + e.what());
+  }
+}
+
+ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<Value>& parameters,
+                                   protocol::ResultWriter& out) {
   if (statement.node.is_null()) return command("");
   const std::string& kind = statement.kind;
   check_not_failed(kind, statement.node);

@@ -58,6 +58,9 @@ class Session final : public protocol::QueryHandler {
 
  private:
   enum class TxState { idle, in_block, failed };
+  ResultSet execute_checked(const Analyzed& statement, const std::vector<Value>& parameters,
+                            protocol::ResultWriter& out);
+  Analyzed analyze_checked(std::string_view sql, const nlohmann::json& node, std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
   ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);

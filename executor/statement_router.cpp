@@ -96,7 +96,7 @@ ResultSet run_query(Session& session, const json& select, const std::vector<Valu
 
 ResultSet insert_select(Session& session, storage::TableStore& store, const json& stmt,
                         const std::vector<Value>& parameters) {
-  const auto& rv = stmt["relation"]["RangeVar"];
+  const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
   auto table = session.tables()->find_table(rv.value("schemaname", ""), name);
   if (!table) throw Error(SqlState::undefined_table, "relation \"" + name + "\" does not exist");
@@ -142,8 +142,8 @@ ResultSet create_table_as(Session& session, storage::TableStore& store, const js
   if (stmt.value("objtype", "") != "OBJECT_TABLE") {
     throw Error(SqlState::feature_not_supported, "CREATE MATERIALIZED VIEW is not supported");
   }
-  const auto& into = stmt["into"]["IntoClause"];
-  const auto& rv = into["rel"]["RangeVar"];
+  const auto& into = stmt["into"].contains("IntoClause") ? stmt["into"]["IntoClause"] : stmt["into"];
+  const auto& rv = into["rel"].contains("RangeVar") ? into["rel"]["RangeVar"] : into["rel"];
   const std::string name = rv.value("relname", "");
   const std::string schema = rv.value("schemaname", "");
   if (!schema.empty() && schema != "public") {

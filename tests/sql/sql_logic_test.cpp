@@ -1,0 +1,273 @@
+// sqllogictest-style SQL tests. Every *.test file in tests/sql/ runs
+//  * in-process against Tally (Database + Session), with the CPU engine and
+//    again with the generic reference path (SET tally.engine = generic), and
+//  * against a PostgreSQL 15 this test starts, which proves the expectations.
+// Besides the expected rows, each query's result column type OIDs must be the
+// same on Tally and PostgreSQL.
+//
+// File format (blank line ends a record):
+//   statement ok | statement error <SQLSTATE>   followed by one SQL statement
+//   query <column letters> [rowsort]            followed by SQL, "----", rows
+// Rows are tab-separated, NULL for SQL NULL, as PostgreSQL's text output.
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "executor/database.hpp"
+#include "tests/executor/recording_writer.hpp"
+#include "tests/sql/pg_servers.hpp"
+
+namespace tally {
+namespace {
+
+struct Record {
+  enum class Kind { statement_ok, statement_error, query } kind;
+  std::string sqlstate;
+  std::string sql;
+  size_t columns = 0;
+  bool rowsort = false;
+  bool tally_only = false;  // "onlyif tally": PostgreSQL supports what Tally refuses
+  std::vector<std::string> expected;
+  int line = 0;
+};
+
+std::vector<Record> parse_file(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<Record> records;
+  std::string line;
+  int number = 0;
+  bool tally_only = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    if (line == "onlyif tally") {
+      tally_only = true;
+      continue;
+    }
+    Record r;
+    r.line = number;
+    r.tally_only = tally_only;
+    tally_only = false;
+    std::istringstream header(line);
+    std::string word;
+    header >> word;
+    if (word == "statement") {
+      std::string what;
+      header >> what;
+      r.kind = what == "ok" ? Record::Kind::statement_ok : Record::Kind::statement_error;
+      if (what == "error") header >> r.sqlstate;
+    } else if (word == "query") {
+      r.kind = Record::Kind::query;
+      std::string letters, option;
+      header >> letters >> option;
+      r.columns = letters.size();
+      r.rowsort = option == "rowsort";
+    } else {
+      ADD_FAILURE() << path << ":" << number << ": unknown record '" << line << "'";
+      continue;
+    }
+    bool in_results = false;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.empty()) break;
+      if (r.kind == Record::Kind::query && line == "----") {
+        in_results = true;
+        continue;
+      }
+      if (in_results) {
+        r.expected.push_back(line);
+      } else {
+        r.sql += (r.sql.empty() ? "" : "\n") + line;
+      }
+    }
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+struct Outcome {
+  bool ok = true;
+  std::string sqlstate;
+  std::string message;
+  std::vector<std::string> rows;
+  std::vector<uint32_t> oids;
+};
+
+std::string join_row(const std::vector<std::optional<std::string>>& row) {
+  std::string line;
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (i) line += '\t';
+    line += row[i] ? *row[i] : "NULL";
+  }
+  return line;
+}
+
+class TallyTarget {
+ public:
+  explicit TallyTarget(const std::string& engine) {
+    dir_ = testing::make_temp_dir("tally-sqltest");
+    config_.data_dir = dir_;
+    config_.cpu_threads = 2;
+    database_ = executor::Database::open(config_);
+    protocol::SessionInfo info;
+    info.user = "tally";
+    info.database = "tally";
+    session_ = database_->handler_factory().create(info);
+    if (!engine.empty()) run("SET tally.engine = " + engine);
+  }
+  ~TallyTarget() {
+    session_.reset();
+    database_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  Outcome run(const std::string& sql) {
+    Outcome o;
+    executor::testing::RecordingWriter out;
+    try {
+      session_->simple_query(sql, out);
+    } catch (const Error& e) {
+      session_->on_error();
+      o.ok = false;
+      o.sqlstate = std::string(sqlstate_code(e.state()));
+      o.message = e.what();
+      return o;
+    }
+    if (!out.results.empty()) {
+      const auto& last = out.results.back();
+      for (const auto& f : last.fields) o.oids.push_back(f.type_oid);
+      for (const auto& row : last.rows) o.rows.push_back(join_row(row));
+    }
+    return o;
+  }
+
+ private:
+  std::string dir_;
+  config::Config config_;
+  std::unique_ptr<executor::Database> database_;
+  std::unique_ptr<protocol::QueryHandler> session_;
+};
+
+class PostgresTarget {
+ public:
+  explicit PostgresTarget(const std::string& conninfo) {
+    conn_ = PQconnectdb(conninfo.c_str());
+    if (PQstatus(conn_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(conn_));
+    // A fresh schema per file so that files do not see each other's tables.
+    run("DROP SCHEMA IF EXISTS public CASCADE");
+    run("CREATE SCHEMA public");
+  }
+  ~PostgresTarget() { PQfinish(conn_); }
+  Outcome run(const std::string& sql) {
+    Outcome o;
+    PGresult* r = PQexec(conn_, sql.c_str());
+    const auto status = PQresultStatus(r);
+    if (status == PGRES_FATAL_ERROR) {
+      o.ok = false;
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      o.sqlstate = state ? state : "";
+      o.message = PQresultErrorMessage(r);
+    } else if (status == PGRES_TUPLES_OK) {
+      for (int f = 0; f < PQnfields(r); ++f) o.oids.push_back(PQftype(r, f));
+      for (int i = 0; i < PQntuples(r); ++i) {
+        std::string line;
+        for (int f = 0; f < PQnfields(r); ++f) {
+          if (f) line += '\t';
+          line += PQgetisnull(r, i, f) ? "NULL" : PQgetvalue(r, i, f);
+        }
+        o.rows.push_back(line);
+      }
+    }
+    PQclear(r);
+    return o;
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+testing::PostgresServer& postgres() {
+  static testing::PostgresServer server;
+  return server;
+}
+
+std::vector<std::string> test_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(TALLY_SQL_TEST_DIR)) {
+    if (entry.path().extension() == ".test") files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+template <class Target>
+void check_file(const std::string& file, Target& target, const std::string& label, bool check_oids,
+                std::vector<std::vector<uint32_t>>* oids_out, const std::vector<std::vector<uint32_t>>* oids_in) {
+  const auto records = parse_file(std::string(TALLY_SQL_TEST_DIR) + "/" + file);
+  ASSERT_FALSE(records.empty()) << file;
+  size_t query_index = 0;
+  for (const auto& r : records) {
+    if (r.tally_only && label == "[postgres]") continue;
+    const std::string where = label + " " + file + ":" + std::to_string(r.line) + "\n" + r.sql;
+    Outcome o = target.run(r.sql);
+    switch (r.kind) {
+      case Record::Kind::statement_ok:
+        EXPECT_TRUE(o.ok) << where << "\nfailed: " << o.sqlstate << " " << o.message;
+        break;
+      case Record::Kind::statement_error:
+        EXPECT_FALSE(o.ok) << where << "\nexpected error " << r.sqlstate;
+        if (!o.ok) EXPECT_EQ(o.sqlstate, r.sqlstate) << where << "\n" << o.message;
+        break;
+      case Record::Kind::query: {
+        EXPECT_TRUE(o.ok) << where << "\nfailed: " << o.sqlstate << " " << o.message;
+        if (!o.ok) break;
+        std::vector<std::string> got = o.rows, want = r.expected;
+        if (r.rowsort) {
+          std::sort(got.begin(), got.end());
+          std::sort(want.begin(), want.end());
+        }
+        EXPECT_EQ(got, want) << where;
+        EXPECT_EQ(o.oids.size(), r.columns) << where << "\ncolumn count differs from the header";
+        if (oids_out) oids_out->push_back(o.oids);
+        if (check_oids && oids_in && query_index < oids_in->size()) {
+          EXPECT_EQ(o.oids, (*oids_in)[query_index]) << where << "\nresult type OIDs differ from PostgreSQL's";
+        }
+        ++query_index;
+        break;
+      }
+    }
+  }
+}
+
+class SqlLogicTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SqlLogicTest, PostgresTallyAndGenericPathAgree) {
+  const std::string file = GetParam();
+  std::vector<std::vector<uint32_t>> pg_oids;
+  {
+    PostgresTarget pg(postgres().conninfo());
+    check_file(file, pg, "[postgres]", false, &pg_oids, nullptr);
+  }
+  {
+    TallyTarget tally("");
+    check_file(file, tally, "[tally cpu]", true, nullptr, &pg_oids);
+  }
+  {
+    TallyTarget tally("generic");
+    check_file(file, tally, "[tally generic]", true, nullptr, &pg_oids);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, SqlLogicTest, ::testing::ValuesIn(test_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param.substr(0, info.param.size() - 5);
+                           for (char& c : name) if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tally
