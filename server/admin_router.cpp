@@ -69,7 +69,10 @@ std::string query_parameter(std::string_view query, std::string_view name) {
 
 AdminRouter::AdminRouter(std::string token, AdminCallbacks callbacks)
     : token_(std::move(token)), callbacks_(std::move(callbacks)) {
-  if (!callbacks_.registry) callbacks_.registry = &metrics::global();
+  if (!callbacks_.registry) {
+    callbacks_.registry = &metrics::global();
+    metrics::register_named_metrics();
+  }
 }
 
 void AdminRouter::set_token(std::string token) {

@@ -296,3 +296,26 @@ Gauge& tuning_cache_entries() {
 }
 
 }  // namespace tally::metrics
+
+namespace tally::metrics {
+
+void register_named_metrics() {
+  connections_total();
+  connections_refused_total();
+  connections_active();
+  for (auto o : {QueryOutcome::ok, QueryOutcome::error, QueryOutcome::cancelled, QueryOutcome::timeout})
+    queries_total(o);
+  for (auto e : {Engine::cpu, Engine::gpu}) {
+    query_duration_seconds(e);
+    rows_scanned_total(e);
+    bytes_scanned_total(e);
+  }
+  gpu_memory_used_bytes();
+  gpu_memory_total_bytes();
+  column_cache_hits_total();
+  column_cache_misses_total();
+  tuner_explorations_total();
+  tuning_cache_entries();
+}
+
+}  // namespace tally::metrics

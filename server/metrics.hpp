@@ -132,4 +132,8 @@ Counter& tuner_explorations_total();  // configurations or variants tried off th
 Gauge& tuning_cache_entries();
 // tally_column_cache_hit_ratio is derived from the two counters at scrape time.
 
+// Creates every named series above (at zero), so /metrics lists them all from
+// the start, as Prometheus expects, not only once each is first used.
+void register_named_metrics();
+
 }  // namespace tally::metrics

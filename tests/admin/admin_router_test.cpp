@@ -44,6 +44,18 @@ TEST(AdminRouter, MetricsComeFromTheGivenRegistry) {
   EXPECT_NE(res.body.find("t_only_here_total 3\n"), std::string::npos);
 }
 
+TEST(AdminRouter, TheGlobalRegistryListsEveryNamedMetricFromTheStart) {
+  AdminRouter r("", {});
+  std::string body = get(r, "/metrics").body;
+  for (const char* series : {"tally_connections_total ", "tally_connections_active ",
+                             "tally_queries_total{outcome=\"timeout\"} ",
+                             "tally_query_duration_seconds_count{engine=\"gpu\"} ",
+                             "tally_rows_scanned_total{engine=\"cpu\"} ", "tally_gpu_memory_used_bytes ",
+                             "tally_column_cache_hit_ratio ", "tally_tuner_explorations_total ",
+                             "tally_tuning_cache_entries ", "tally_process_start_time_seconds "})
+    EXPECT_NE(body.find(series), std::string::npos) << series;
+}
+
 TEST(AdminRouter, TokenProtectsEverythingButProbes) {
   metrics::Registry registry;
   AdminRouter r("s3cr3t", {.registry = &registry});

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The admin endpoint of a running tallyd: probes, a token, Prometheus metrics
+that move when queries run through psql, the tuning JSON, and the tuning page
+rendered by headless Chromium (screenshot kept in ARTIFACTS).
+Usage: tallyd_admin_test.py TALLYD ARTIFACTS_DIR"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+TALLYD = ARTIFACTS = None
+START_TIMEOUT = 60
+CHROMIUM_TIMEOUT = 120
+TOKEN = "admin-test-token"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_metrics(text):
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        series, value = line.rsplit(" ", 1)
+        samples[series] = float(value)
+    return samples
+
+
+class TallydAdmin(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.port, cls.http_port = free_port(), free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TALLY_")}
+        env.update({"TALLY_PORT": str(cls.port), "TALLY_HTTP_PORT": str(cls.http_port),
+                    "TALLY_HTTP_TOKEN": TOKEN, "TALLY_DATA_DIR": os.path.join(cls.tmp.name, "data"),
+                    "TALLY_USERS": "admin_test:scram-sha-256:pw", "TALLY_GPU_DEVICE": "-2",
+                    "TALLY_LOG_FORMAT": "json"})
+        cls.log = open(os.path.join(cls.tmp.name, "tallyd.log"), "w+")
+        cls.proc = subprocess.Popen([TALLYD], env=env, stdout=cls.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                if cls.get("/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if cls.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("tallyd did not start:\n" + cls.server_log())
+            time.sleep(0.2)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.proc.poll() is None:
+            cls.proc.terminate()
+            try:
+                cls.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                cls.proc.kill()
+                cls.proc.wait()
+        cls.log.close()
+        cls.tmp.cleanup()
+
+    @classmethod
+    def server_log(cls):
+        cls.log.flush()
+        cls.log.seek(0)
+        return cls.log.read()
+
+    @classmethod
+    def get(cls, path, token=None):
+        request = urllib.request.Request(f"http://127.0.0.1:{cls.http_port}{path}")
+        if token:
+            request.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def psql(self, sql):
+        env = dict(os.environ, PGPASSWORD="pw", PGCONNECT_TIMEOUT="10")
+        return subprocess.run(["psql", "-X", "-A", "-t", "-h", "127.0.0.1", "-p", str(self.port),
+                               "-U", "admin_test", "-d", "tally", "-c", sql],
+                              env=env, capture_output=True, text=True, timeout=60)
+
+    def test_probes_and_token(self):
+        self.assertEqual(self.get("/health")[0], 200)
+        self.assertEqual(self.get("/ready")[0], 200)
+        self.assertEqual(self.get("/metrics")[0], 401)
+        self.assertEqual(self.get("/metrics", "wrong")[0], 401)
+        self.assertEqual(self.get("/metrics", TOKEN)[0], 200)
+        self.assertEqual(self.get("/nowhere", TOKEN)[0], 404)
+
+    def test_metrics_move_when_queries_run(self):
+        before = parse_metrics(self.get("/metrics", TOKEN)[1])
+        for _ in range(3):
+            ok = self.psql("SELECT 1")
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+        bad = self.psql("SELECT 1/0")
+        self.assertIn("division by zero", bad.stderr)
+        after = parse_metrics(self.get("/metrics", TOKEN)[1])
+        delta = lambda key: after.get(key, 0) - before.get(key, 0)
+        self.assertEqual(delta("tally_connections_total"), 4)
+        self.assertEqual(delta('tally_queries_total{outcome="ok"}'), 3)
+        self.assertEqual(delta('tally_queries_total{outcome="error"}'), 1)
+        self.assertEqual(after["tally_connections_active"], 0)
+        for family in ("tally_query_duration_seconds_count", "tally_rows_scanned_total",
+                       "tally_column_cache_hit_ratio", "tally_tuning_cache_entries"):
+            self.assertTrue(any(k.startswith(family) for k in after), family)
+
+    def test_admin_never_shows_passwords(self):
+        for path in ("/metrics", "/tuning", "/tuning/page"):
+            status, body = self.get(path, TOKEN)
+            self.assertEqual(status, 200, path)
+            self.assertNotIn("SCRAM-SHA-256$", body, path)
+            self.assertNotIn(TOKEN, body, path)
+        json.loads(self.get("/tuning", TOKEN)[1])
+
+    def test_tuning_page_in_chromium(self):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        self.assertIsNotNone(chromium, "chromium is not installed: run scripts/setup.sh")
+        profile = tempfile.mkdtemp(prefix="tally-chromium-")
+        url = f"http://127.0.0.1:{self.http_port}/tuning/page?token={TOKEN}"
+        base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                "--user-data-dir=" + profile]
+        try:
+            dom = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True,
+                                 timeout=CHROMIUM_TIMEOUT).stdout
+            entries = json.loads(self.get("/tuning", TOKEN)[1])
+            count = len(entries) if isinstance(entries, list) else len(entries.get("entries", []))
+            self.assertIn(f'data-rendered="{count}"', dom, dom[:1500])
+            self.assertIn("Tally tuning cache", dom)
+            self.assertEqual(len(re.findall(r'<figure class="heatmap"', dom)), count)
+            os.makedirs(ARTIFACTS, exist_ok=True)
+            png = os.path.join(ARTIFACTS, "tallyd_tuning_page.png")
+            if os.path.exists(png):
+                os.remove(png)
+            subprocess.run(base + ["--hide-scrollbars", "--window-size=1200,800", "--screenshot=" + png, url],
+                           capture_output=True, timeout=CHROMIUM_TIMEOUT)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ARTIFACTS = os.path.abspath(sys.argv.pop(2))
+    TALLYD = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
