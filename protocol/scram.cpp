@@ -17,8 +17,6 @@ namespace tally::protocol {
 
 namespace {
 
-constexpr std::string_view kAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 // Length of the server's part of the nonce, in random bytes (PostgreSQL: 18).
 constexpr size_t kNonceBytes = 18;
 
@@ -95,57 +93,10 @@ bool printable_nonce(std::string_view nonce) {
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    uint32_t v = uint8_t(bytes[i]) << 16;
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
+std::string base64_encode(std::string_view bytes) { return config::base64_encode(bytes); }
 
 std::optional<std::string> base64_decode(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 4) {
-    uint32_t v = 0;
-    int padding = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      char c = text[i + j];
-      uint32_t d = 0;
-      if (c == '=') {
-        // Padding only at the end of the last group.
-        if (i + 4 != text.size() || j < 2) return std::nullopt;
-        ++padding;
-      } else {
-        if (padding > 0) return std::nullopt;
-        size_t index = kAlphabet.find(c);
-        if (index == std::string_view::npos) return std::nullopt;
-        d = static_cast<uint32_t>(index);
-      }
-      v = (v << 6) | d;
-    }
-    out += static_cast<char>(v >> 16);
-    if (padding < 2) out += static_cast<char>((v >> 8) & 255);
-    if (padding < 1) out += static_cast<char>(v & 255);
-  }
-  return out;
+  return config::base64_decode(text);
 }
 
 std::string random_bytes(size_t count) {
@@ -157,56 +108,21 @@ std::string random_bytes(size_t count) {
 }
 
 std::optional<ScramVerifier> parse_scram_verifier(std::string_view text) {
-  constexpr std::string_view prefix = "SCRAM-SHA-256$";
-  if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
-  text.remove_prefix(prefix.size());
-  size_t colon = text.find(':');
-  size_t dollar = text.find('$');
-  if (colon == std::string_view::npos || dollar == std::string_view::npos || colon > dollar) {
-    return std::nullopt;
-  }
-  ScramVerifier v;
-  std::string_view iterations = text.substr(0, colon);
-  if (iterations.empty() || iterations.size() > 9) return std::nullopt;
-  for (char c : iterations) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v.iterations = v.iterations * 10 + (c - '0');
-  }
-  if (v.iterations <= 0) return std::nullopt;
-  auto salt = base64_decode(text.substr(colon + 1, dollar - colon - 1));
-  std::string_view keys = text.substr(dollar + 1);
-  size_t key_colon = keys.find(':');
-  if (!salt || salt->empty() || key_colon == std::string_view::npos) return std::nullopt;
-  auto stored = base64_decode(keys.substr(0, key_colon));
-  auto server = base64_decode(keys.substr(key_colon + 1));
-  if (!stored || !server || stored->size() != SHA256_DIGEST_LENGTH ||
-      server->size() != SHA256_DIGEST_LENGTH) {
-    return std::nullopt;
-  }
-  v.salt = std::move(*salt);
-  v.stored_key = std::move(*stored);
-  v.server_key = std::move(*server);
-  return v;
+  return config::parse_scram_verifier(text);
 }
 
 std::string make_scram_verifier(std::string_view password, int iterations,
                                 std::string_view salt) {
-  std::string salt_bytes = salt.empty() ? random_bytes(16) : std::string(salt);
-  std::string salted = salted_password(password, salt_bytes, iterations);
-  std::string stored_key = sha256(hmac_sha256(salted, "Client Key"));
-  std::string server_key = hmac_sha256(salted, "Server Key");
-  return "SCRAM-SHA-256$" + std::to_string(iterations) + ":" + base64_encode(salt_bytes) + "$" +
-         base64_encode(stored_key) + ":" + base64_encode(server_key);
+  return salt.empty() ? config::make_scram_verifier(password, iterations)
+                      : config::make_scram_verifier(password, salt, iterations);
 }
 
 bool scram_verifier_matches(const ScramVerifier& verifier, std::string_view password) {
-  std::string salted = salted_password(password, verifier.salt, verifier.iterations);
-  return equal_constant_time(sha256(hmac_sha256(salted, "Client Key")), verifier.stored_key) &&
-         equal_constant_time(hmac_sha256(salted, "Server Key"), verifier.server_key);
+  return config::scram_password_matches(verifier, password);
 }
 
 std::string md5_password_hash(std::string_view password, std::string_view user) {
-  return "md5" + md5_hex(std::string(password) + std::string(user));
+  return config::make_md5_hash(password, user);
 }
 
 std::string md5_salted_response(std::string_view stored_hash, std::string_view salt) {

@@ -1,14 +1,17 @@
 #pragma once
-// SCRAM-SHA-256 (RFC 5802/7677) as PostgreSQL uses it, and MD5 password
-// hashing, on OpenSSL. Verifiers use PostgreSQL's stored format
-// "SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>",
-// so a rolpassword copied from pg_authid works unchanged.
+// SCRAM-SHA-256 (RFC 5802/7677) exchanges as PostgreSQL runs them, and the
+// MD5 challenge, on OpenSSL. The stored forms (PostgreSQL's verifier
+// "SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>" and
+// "md5..." hashes) belong to config/password_hash.hpp; the helpers below
+// forward to it so that one implementation reads and writes them.
 // Passwords are not SASLprep-normalized: non-ASCII passwords that
 // normalization would change do not match PostgreSQL's verifiers.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "config/password_hash.hpp"
 
 namespace tally::protocol {
 
@@ -17,15 +20,10 @@ std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);
 std::string random_bytes(size_t count);
 
-struct ScramVerifier {
-  int iterations = 0;
-  std::string salt;        // raw bytes
-  std::string stored_key;  // raw 32 bytes
-  std::string server_key;  // raw 32 bytes
-};
+using ScramVerifier = config::ScramVerifier;
 
 // PostgreSQL's default iteration count (scram_iterations).
-constexpr int kScramIterations = 4096;
+constexpr int kScramIterations = config::scram_default_iterations;
 
 std::optional<ScramVerifier> parse_scram_verifier(std::string_view text);
 // The stored form for a password; salt empty = 16 random bytes.
