@@ -187,10 +187,12 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   committed_ = true;
   std::vector<std::shared_ptr<const StringDictionary>> published(new_dicts_.begin(), new_dicts_.end());
   store_.publish_dictionaries(oid, published, dict_states);
+  TableStore::Retired retired{snapshot_, {}, {}};
   for (const uint64_t id : replaced_) {
     store_.cache_.evict_chunk(oid, id);
-    store_.remove_chunk_files(oid, id, builders_.size());
+    for (size_t c = 0; c < builders_.size(); ++c) retired.files.push_back(store_.chunk_path(oid, id, static_cast<int>(c)));
   }
+  if (!retired.files.empty()) store_.retire(std::move(retired));
   return snap;
 }
 

@@ -22,7 +22,37 @@ TableStore::TableStore(catalog::Catalog& catalog, StoreOptions options)
   if (ec) throw Error(SqlState::io_error, "could not create directory \"" + catalog_.data_dir() + "/tables\": " + ec.message());
 }
 
-TableStore::~TableStore() = default;
+TableStore::~TableStore() { collect_retired(/*force=*/true); }
+
+void TableStore::retire(Retired retired) {
+  {
+    std::lock_guard lock(retired_mutex_);
+    retired_.push_back(std::move(retired));
+  }
+  collect_retired();
+}
+
+void TableStore::collect_retired(bool force) {
+  std::vector<Retired> ready;
+  {
+    std::lock_guard lock(retired_mutex_);
+    if (retired_.empty()) return;
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      // use_count 1: only this list still holds the snapshot.
+      if (force || it->snapshot.use_count() == 1) {
+        ready.push_back(std::move(*it));
+        it = retired_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& r : ready) {
+    std::error_code ec;
+    for (const auto& f : r.files) fs::remove(f, ec);
+    if (!r.directory.empty()) fs::remove_all(r.directory, ec);
+  }
+}
 
 std::string TableStore::table_dir(uint32_t oid) const { return catalog_.data_dir() + "/tables/" + std::to_string(oid); }
 
@@ -92,6 +122,12 @@ std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::Ta
   const auto& want = snapshot.dictionaries.at(col);
   auto st = state(snapshot.def.oid);
   std::lock_guard lock(st->dict_mutex);
+  if (snapshot.version < st->epoch_version) {
+    // A snapshot from before a TRUNCATE: its codes index the old dictionary.
+    if (col < st->previous_epoch.size() && st->previous_epoch[col]) return st->previous_epoch[col];
+    throw Error(SqlState::object_not_in_prerequisite_state,
+                "table \"" + snapshot.def.name + "\" was truncated while this statement was reading it");
+  }
   if (st->dictionaries.size() < snapshot.def.columns.size()) {
     st->dictionaries.resize(snapshot.def.columns.size());
     st->loaded_entries.resize(snapshot.def.columns.size(), 0);
@@ -126,6 +162,7 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
   const std::vector<int> cols(columns.begin(), columns.end());
   const std::string key = ChunkCache::key(snapshot.def.oid, chunk.chunk_id, cols);
   if (auto hit = cache_.get(key)) return hit;
+  collect_retired();
   auto batch = std::make_shared<ChunkBatch>();
   batch->rows = chunk.rows;
   batch->columns.reserve(cols.size());
@@ -162,12 +199,15 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::create_table(catalog::
 void TableStore::drop_table(uint32_t oid) {
   auto st = state(oid);
   std::lock_guard write(st->write_mutex);  // waits for a running append
+  auto before = catalog_.find_table(oid);
   catalog_.drop_table(oid);
   cache_.evict_table(oid);
-  std::error_code ec;
-  fs::remove_all(table_dir(oid), ec);  // leftovers are removed by recover()
-  std::lock_guard lock(states_mutex_);
-  states_.erase(oid);
+  {
+    std::lock_guard lock(states_mutex_);
+    states_.erase(oid);
+  }
+  // Leftovers after a crash are removed by recover().
+  retire(Retired{std::move(before), {}, table_dir(oid)});
 }
 
 std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid) {
@@ -179,15 +219,23 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_
   cache_.evict_table(oid);
   {
     std::lock_guard lock(st->dict_mutex);
+    st->previous_epoch = st->dictionaries;
+    st->epoch_version = snap->version;
     st->dictionaries.assign(snap->def.columns.size(), nullptr);
     st->loaded_entries.assign(snap->def.columns.size(), 0);
   }
-  if (before) {
-    for (const auto& c : before->chunks) remove_chunk_files(oid, c.chunk_id, before->def.columns.size());
-  }
+  // The next append rewrites the dictionary files from offset 0 (their
+  // committed length is now 0); old readers use the in-memory previous epoch.
   for (size_t c = 0; c < snap->def.columns.size(); ++c) {
     std::error_code ec;
     fs::remove(dictionary_path(oid, static_cast<int>(c)), ec);
+  }
+  if (before) {
+    Retired r{before, {}, {}};
+    for (const auto& c : before->chunks)
+      for (size_t col = 0; col < before->def.columns.size(); ++col)
+        r.files.push_back(chunk_path(oid, c.chunk_id, static_cast<int>(col)));
+    retire(std::move(r));
   }
   return snap;
 }

@@ -73,7 +73,28 @@ class TableStore {
     std::mutex dict_mutex;   // guards dictionaries
     std::vector<std::shared_ptr<const StringDictionary>> dictionaries;
     std::vector<uint64_t> loaded_entries;  // committed entries each holds
+    // TRUNCATE starts a new dictionary epoch at this snapshot version; readers
+    // of older snapshots keep the previous epoch's dictionaries.
+    uint64_t epoch_version = 0;
+    std::vector<std::shared_ptr<const StringDictionary>> previous_epoch;
   };
+  // Files that a committed change made unreachable (merged tail chunks,
+  // TRUNCATE, DROP) but that readers of an older snapshot may still read:
+  // deleted once no one else holds that snapshot. A crash before then leaves
+  // orphans for recover().
+  struct Retired {
+    std::shared_ptr<const catalog::TableSnapshot> snapshot;
+    std::vector<std::string> files;
+    std::string directory;  // removed entirely (DROP); empty otherwise
+  };
+  void retire(Retired retired);
+
+ public:
+  // Deletes retired files whose snapshot no reader holds any more (force: all).
+  // Runs by itself on commits and cache misses; public for tests.
+  void collect_retired(bool force = false);
+
+ private:
   std::shared_ptr<TableState> state(uint32_t oid);
   void publish_dictionaries(uint32_t oid, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
                             const std::vector<catalog::DictionaryState>& states);
@@ -82,6 +103,8 @@ class TableStore {
   catalog::Catalog& catalog_;
   StoreOptions options_;
   ChunkCache cache_;
+  std::mutex retired_mutex_;
+  std::vector<Retired> retired_;
   std::mutex states_mutex_;
   std::unordered_map<uint32_t, std::shared_ptr<TableState>> states_;
 };

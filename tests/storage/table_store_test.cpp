@@ -55,8 +55,9 @@ class TableStoreTest : public ::testing::Test {
     if (commit) app->commit();
   }
   // All rows of the table as "id|name|x" strings.
-  std::vector<std::string> rows(uint32_t oid) {
-    auto snap = catalog_->find_table(oid);
+  std::vector<std::string> rows(uint32_t oid) { return rows(*catalog_->find_table(oid)); }
+  std::vector<std::string> rows(const catalog::TableSnapshot& snapshot) {
+    const auto* snap = &snapshot;
     std::vector<std::string> out;
     const int cols[] = {0, 1, 2};
     for (size_t c = 0; c < snap->chunks.size(); ++c) {
@@ -110,6 +111,10 @@ TEST_F(TableStoreTest, SmallTailIsMergedAndSnapshotsAreStable) {
   EXPECT_EQ(snap->row_count(), 3u);
   EXPECT_EQ(rows(oid), (std::vector<std::string>{"0|n0|0.000000", "1|n1|NULL", "2|n2|1.000000"}));
   EXPECT_EQ(old_snap->row_count(), 1u);  // an old snapshot does not change
+  // ... and still reads: the merged tail's files live while it is held.
+  EXPECT_EQ(rows(*old_snap), (std::vector<std::string>{"0|n0|0.000000"}));
+  old_snap.reset();
+  store_->collect_retired();
   // Only the live chunk's files remain.
   size_t files = 0;
   for (const auto& f : fs::directory_iterator(store_->table_dir(oid))) files += f.path().extension() == ".col";
@@ -178,7 +183,14 @@ TEST_F(TableStoreTest, CorruptionIsReportedNeverRead) {
 TEST_F(TableStoreTest, TruncateAndDrop) {
   const uint32_t oid = make_table();
   append(oid, 0, 9);
+  auto before = catalog_->find_table(oid);
+  rows(*before);  // loads the dictionary
   store_->truncate_table(oid);
+  // A reader of the pre-TRUNCATE snapshot still sees its rows and strings.
+  store_->collect_retired();
+  EXPECT_EQ(rows(*before).size(), 9u);
+  EXPECT_EQ(rows(*before)[8], "8|n2|4.000000");
+  before.reset();
   EXPECT_EQ(rows(oid).size(), 0u);
   append(oid, 0, 2);
   EXPECT_EQ(rows(oid), (std::vector<std::string>{"0|n0|0.000000", "1|n1|NULL"}));
