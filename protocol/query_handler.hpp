@@ -93,8 +93,9 @@ class Portal {
   virtual std::optional<std::vector<FieldDescription>> result_fields() const = 0;
   // Runs the portal, or resumes it where the last call stopped. Sends at most
   // max_rows DataRows (0 = no limit). Returns true when the statement finished
-  // (CommandComplete was written) and false when it stopped at the limit
-  // (the protocol answers PortalSuspended).
+  // (CommandComplete was written, or empty_query() for an empty statement, as
+  // PostgreSQL answers EmptyQueryResponse there) and false when it stopped at
+  // the limit (the protocol answers PortalSuspended).
   virtual bool execute(uint64_t max_rows, ResultWriter& out) = 0;
 };
 

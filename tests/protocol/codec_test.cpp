@@ -2,6 +2,8 @@
 // refusal of truncated, padded and malformed bodies (FATAL 08P01).
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "protocol/backend_messages.hpp"
 #include "protocol/error_encoding.hpp"
 #include "protocol/frontend_messages.hpp"
@@ -50,6 +52,15 @@ TEST_P(FrontendRoundTrip, TruncatedOrPaddedBodyIsRejected) {
   if (!rest_body) expect_violation([&] { frontend::decode(type, body + "x"); });
 }
 
+// Test names: the message's position in the list and its type letter.
+std::string message_name(size_t index, const std::string& framed) {
+  char type = framed[0];
+  std::string letter = std::isalnum(static_cast<unsigned char>(type))
+                           ? std::string(1, type)
+                           : std::to_string(static_cast<int>(type));
+  return std::to_string(index) + "_type_" + letter;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllMessages, FrontendRoundTrip,
     ::testing::Values(
@@ -69,7 +80,8 @@ INSTANTIATE_TEST_SUITE_P(
         frontend::Message{frontend::CopyDone{}},
         frontend::Message{frontend::CopyFail{"client gave up"}},
         frontend::Message{frontend::PasswordMessage{std::string("secret\0", 7)}},
-        frontend::Message{frontend::FunctionCall{"abc"}}));
+        frontend::Message{frontend::FunctionCall{"abc"}}),
+    [](const auto& info) { return message_name(info.index, frontend::encode(info.param)); });
 
 TEST(StartupPacket, RoundTrip) {
   std::vector<frontend::StartupPacket> packets = {
@@ -171,7 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
         backend::Message{backend::CopyInResponse{Format::text, {Format::text, Format::text}}},
         backend::Message{backend::CopyOutResponse{Format::binary, {Format::binary}}},
         backend::Message{backend::CopyData{"a\tb\n"}}, backend::Message{backend::CopyDone{}},
-        backend::Message{backend::NegotiateProtocolVersion{0, {"_pq_.x"}}}));
+        backend::Message{backend::NegotiateProtocolVersion{0, {"_pq_.x"}}}),
+    [](const auto& info) { return message_name(info.index, backend::encode(info.param)); });
 
 TEST(ErrorEncoding, FieldsInPostgresOrder) {
   Error e(SqlState::syntax_error, "syntax error at or near \"x\"");
