@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -221,20 +222,29 @@ class OrderedSetAcc final : public Accumulator {
   std::vector<Value> values_;
 };
 
-// DISTINCT: forwards each distinct argument value once (in first-seen order;
-// every DISTINCT-capable aggregate here is order-insensitive).
+// DISTINCT: feeds each distinct argument value once, in ascending order, as
+// PostgreSQL does (it sorts DISTINCT aggregate input), so that float
+// accumulation happens in the same order and gives the same digits.
 class DistinctAcc final : public Accumulator {
  public:
   explicit DistinctAcc(std::unique_ptr<Accumulator> inner) : inner_(std::move(inner)) {}
   void add(const Value* args) override {
     if (is_null(args[0])) return;  // NULLs never count under DISTINCT
-    if (seen_.insert(args[0]).second) inner_->add(args);
+    if (seen_.insert(args[0]).second) values_.push_back(args[0]);
   }
-  Value result() const override { return inner_->result(); }
+  Value result() const override {
+    std::vector<Value> sorted = values_;
+    std::sort(sorted.begin(), sorted.end(), [](const Value& a, const Value& b) { return compare_values(a, b) < 0; });
+    auto fresh = inner_factory_();
+    for (const auto& v : sorted) fresh->add(&v);
+    return fresh->result();
+  }
+  std::function<std::unique_ptr<Accumulator>()> inner_factory_;
 
  private:
   std::unique_ptr<Accumulator> inner_;
   std::unordered_set<Value, ValueHash, ValueEq> seen_;
+  std::vector<Value> values_;
 };
 
 }  // namespace
@@ -362,7 +372,11 @@ std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool 
     case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
     default: acc = std::make_unique<RegressionAcc>(s.kind); break;
   }
-  if (distinct) return std::make_unique<DistinctAcc>(std::move(acc));
+  if (distinct) {
+    auto d = std::make_unique<DistinctAcc>(std::move(acc));
+    d->inner_factory_ = [s, direct, descending] { return make_accumulator(s, false, direct, descending); };
+    return d;
+  }
   return acc;
 }
 

@@ -349,6 +349,45 @@ class CpuRun final : public AggregationRun {
     }
   }
 
+  bool keys_in_range(const ChunkInput& chunk) const {
+    const uint8_t* valid = chunk.keys.validity;
+    bool ok = true;
+    auto check = [&](auto* keys) {
+      for (size_t r = 0; r < chunk.rows; ++r) {
+        if (valid && !valid[r]) continue;
+        const int64_t k = static_cast<int64_t>(keys[r]);
+        ok &= k >= spec_.key_min && k <= spec_.key_max;
+      }
+    };
+    if (chunk.keys.width == ColumnWidth::int32) check(static_cast<const int32_t*>(chunk.keys.data));
+    else check(static_cast<const int64_t*>(chunk.keys.data));
+    return ok;
+  }
+
+  void switch_to_hash() {
+    for (auto& l : locals_) {
+      LocalTable h;
+      h.states.init(spec_.aggregates);
+      for (size_t i = 0; i <= range_; ++i) {
+        if (!l.dense_seen[i]) continue;
+        uint32_t g;
+        if (i == range_) {
+          g = h.table.add_unindexed(0);
+          h.null_group = g;
+        } else {
+          g = h.table.find_or_insert(spec_.key_min + static_cast<int64_t>(i));
+        }
+        if (h.table.groups() > h.states.size) {
+          h.states.resize(spec_.aggregates, std::max<size_t>(h.table.groups(), h.states.size * 2));
+        }
+        h.states.combine(spec_.aggregates, g, l.states, i);
+      }
+      l = std::move(h);
+    }
+    dense_ = false;
+    switched_ = true;
+  }
+
   // Dense needs a known, small key range.
   static bool can_use_dense(const AggregationSpec& spec) {
     if (spec.forced_variant == "dense") return spec.key_range_known;
@@ -381,6 +420,9 @@ class CpuRun final : public AggregationRun {
   void sink(const ChunkInput& chunk) override {
     const auto started = std::chrono::steady_clock::now();
     rows_ += chunk.rows;
+    // The dense range comes from statistics; a key outside it (stale or
+    // missing statistics) moves this run to the hash variant, keeping its state.
+    if (dense_ && !keys_in_range(chunk)) switch_to_hash();
     const int threads = chunk.rows >= kMinRowsPerThread * 2 ? threads_ : 1;
     parallel_for(threads, chunk.rows, [&](int t, size_t begin, size_t end) {
       sink_range(locals_[static_cast<size_t>(t)], chunk, begin, end);
@@ -399,7 +441,7 @@ class CpuRun final : public AggregationRun {
   AggregationReport report() const override {
     AggregationReport r;
     r.engine = "cpu";
-    r.variant = dense_ ? "dense" : "hash-partitioned";
+    r.variant = dense_ ? "dense" : (switched_ ? "hash-partitioned (left dense: key outside statistics range)" : "hash-partitioned");
     r.configuration = "threads=" + std::to_string(threads_) +
                       (dense_ ? " range=" + std::to_string(range_)
                               : " partitions=" + std::to_string(threads_ * kPartitionsPerThread));
@@ -612,6 +654,7 @@ class CpuRun final : public AggregationRun {
   AggregationSpec spec_;
   int threads_ = 1;
   bool dense_ = false;
+  bool switched_ = false;
   size_t range_ = 0;
   int passes_ = 1;
   int pass_ = 0;
