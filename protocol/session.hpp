@@ -4,6 +4,7 @@
 // StartupMessage), authentication, then the message loop for simple and
 // extended query, COPY and Terminate. It runs over an abstract ByteStream, so
 // tests drive it with scripted bytes and the server with a socket.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,7 +41,8 @@ class Session {
   // Serves the connection until it ends. Never throws.
   void run();
 
-  State state() const { return state_; }
+  // Readable from other threads (the server's vanished-client watchdog).
+  State state() const { return state_.load(std::memory_order_relaxed); }
   // Set by CancelRequest (through the host) and by server shutdown.
   CancelToken& cancel_token() { return cancel_; }
 
@@ -76,7 +78,7 @@ class Session {
   MessageChannel channel_;
   WireResultWriter writer_;
   CancelToken cancel_;
-  State state_ = State::startup;
+  std::atomic<State> state_{State::startup};
   std::optional<BackendKey> key_;
   SessionInfo info_;
   bool doing_extended_ = false;  // the current message belongs to the extended protocol

@@ -18,6 +18,8 @@ using tcp = asio::ip::tcp;
 namespace {
 // After the grace period, how long cut connections get to unwind.
 constexpr std::chrono::seconds kUnwindAfterCut{10};
+// How often busy sessions are checked for a client that went away.
+constexpr std::chrono::seconds kVanishedCheckInterval{1};
 // PostgreSQL's default listen backlog is MaxConnections * 2, at most SOMAXCONN.
 constexpr int kMinBacklog = 128;
 
@@ -70,6 +72,21 @@ void Server::start() {
   port_ = acceptor_.local_endpoint().port();
   accept_next();
   accept_thread_ = std::thread([this] { io_.run(); });
+  watchdog_thread_ = std::thread([this] { watch_vanished_clients(); });
+}
+
+void Server::watch_vanished_clients() {
+  std::unique_lock lock(mutex_);
+  while (!stopped_) {
+    changed_.wait_for(lock, kVanishedCheckInterval);
+    for (auto& c : connections_) {
+      if (c.session != nullptr && c.stream &&
+          c.session->state() == protocol::Session::State::in_query && c.stream->peer_gone() &&
+          c.session->cancel_token().reason() == CancelReason::none) {
+        c.session->cancel_token().request(CancelReason::user_request);
+      }
+    }
+  }
 }
 
 void Server::accept_next() {
@@ -96,7 +113,13 @@ void Server::accept_next() {
 void Server::serve(Connection& connection) {
   {
     protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
+    {
+      std::lock_guard lock(mutex_);
+      connection.session = &session;
+    }
     session.run();
+    std::lock_guard lock(mutex_);
+    connection.session = nullptr;
   }
   registry_.connection_closed();
   std::lock_guard lock(mutex_);
@@ -169,6 +192,8 @@ void Server::close_sessions() {
   connections_.clear();
   stopped_ = true;
   changed_.notify_all();
+  lock.unlock();
+  if (watchdog_thread_.joinable()) watchdog_thread_.join();
 }
 
 void Server::wait() {

@@ -25,6 +25,11 @@
 namespace tally::server {
 
 class SocketStream;
+}  // namespace tally::server
+namespace tally::protocol {
+class Session;
+}  // namespace tally::protocol
+namespace tally::server {
 
 class Server {
  public:
@@ -75,6 +80,7 @@ class Server {
   struct Connection {
     std::shared_ptr<const config::Config> config;  // the snapshot this session runs with
     std::unique_ptr<SocketStream> stream;
+    protocol::Session* session = nullptr;  // while its thread runs one (under mutex_)
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -83,6 +89,10 @@ class Server {
   void serve(Connection& connection);
   // Joins the threads of connections that have ended.
   void reap();
+  // Every kVanishedCheckInterval: cancels the statement of each session whose
+  // client closed its connection, so that a long silent query does not run
+  // on for nobody (PostgreSQL's client_connection_check_interval).
+  void watch_vanished_clients();
   // Every session thread has ended (mutex_ held).
   bool all_done() const;
 
@@ -94,6 +104,7 @@ class Server {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::thread accept_thread_;
+  std::thread watchdog_thread_;
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
 

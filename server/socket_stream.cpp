@@ -134,6 +134,11 @@ void SocketStream::start_tls() {
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 
+bool SocketStream::peer_gone() const {
+  pollfd fd{const_cast<boost::asio::ip::tcp::socket&>(socket_).native_handle(), POLLRDHUP, 0};
+  return ::poll(&fd, 1, 0) > 0 && (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 void SocketStream::force_close() {
   // ::shutdown on the descriptor is thread-safe and wakes blocked send/recv.
   ::shutdown(socket_.native_handle(), SHUT_RDWR);

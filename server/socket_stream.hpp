@@ -36,6 +36,9 @@ class SocketStream : public protocol::ByteStream {
   // Unblocks a session stuck writing to a stalled client (last step of a
   // shutdown). Safe to call from another thread.
   void force_close();
+  // True when the peer has closed or reset the connection (POLLRDHUP), for
+  // cancelling the statement of a client that vanished. Safe from another thread.
+  bool peer_gone() const;
 
  private:
   // Waits until the socket is readable; throws FATAL 57P01 on shutdown.

@@ -179,6 +179,24 @@ TEST(Server, VanishingClientReleasesItsSession) {
   server.stop(1s);
 }
 
+TEST(Server, ClientVanishingDuringASilentStatementCancelsIt) {
+  config::Config config = test_config();
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  auto started = std::chrono::steady_clock::now();
+  {
+    WireClient client(server.port());
+    client.startup();
+    client.read_until_ready();
+    client.send(fe::encode(fe::Query{"wait"}));  // writes nothing for up to 20 s
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(eventually([&] { return server.sessions() == 0; }, 15s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  server.stop(1s);
+}
+
 TEST(Server, GracefulStopEndsSessionsWith57P01) {
   config::Config config = test_config();
   FakeFactory factory;
