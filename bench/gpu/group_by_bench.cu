@@ -293,10 +293,11 @@ int main(int argc, char** argv) {
           }
           return true;
         };
+        tg::LaunchReport last_report;
         auto run_variant = [&](tg::Variant v, const tg::VariantConfig& c, tg::GroupByAggregator& a) {
           return timer.median_ms(opt.reps, [&] {
             a.reset();
-            a.consume(chunk, v, c);
+            last_report = a.consume(chunk, v, c);
             a.finish_device();
           });
         };
@@ -305,6 +306,7 @@ int main(int argc, char** argv) {
         const tg::VariantConfig best_cfg = tg::default_launch_config(best, spec, dev, facts);
         tg::GroupByAggregator agg(dev, spec, table_options(best));
         const double tally_ms = run_variant(best, best_cfg, agg);
+        const tg::LaunchReport best_report = last_report;
         const bool tally_ok = check_tally(agg);
 
         // Baseline 1: CUB radix sort + reduce-by-key.
@@ -406,8 +408,10 @@ int main(int argc, char** argv) {
                            std::string(tg::variant_name(v)).c_str(), tg::describe(c).c_str(), ms, n / ms * 1e3,
                            read_ms / ms, good ? "ok" : "WRONG");
           }
-          std::printf("        other variants (ms):%s   read=%.3f ms (%.0f GB/s)\n", others.c_str(), read_ms,
-                      8.0 * n / read_ms / 1e6);
+          std::printf("        other variants (ms):%s   read=%.3f ms (%.0f GB/s)  [%s: growths=%d spilled=%llu grid=%d]\n",
+                      others.c_str(), read_ms, 8.0 * n / read_ms / 1e6, tg::describe(best_report.used).c_str(),
+                      best_report.table_growths, static_cast<unsigned long long>(best_report.spilled),
+                      best_report.grid_blocks);
           std::fflush(stdout);
         }
         (void)ideal_rows_per_ms;
