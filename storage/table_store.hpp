@@ -25,8 +25,10 @@ struct StoreOptions {
   uint32_t chunk_rows = 1u << 20;          // Config::chunk_rows
   uint64_t cache_bytes = uint64_t{8} << 30;  // decoded-chunk cache budget
   // An append first merges a committed tail chunk smaller than this into its
-  // own first chunk (so that many small INSERTs do not leave many tiny chunks).
-  uint32_t merge_tail_below_rows = 1u << 16;
+  // own first chunk, so that many small INSERTs do not leave many tiny chunks.
+  // Small, because each such append rewrites the tail: 4096 rows bounds that
+  // to ~100 KB per INSERT while single-row INSERTs still make 4096-row chunks.
+  uint32_t merge_tail_below_rows = 1u << 12;
 };
 
 class TableStore {
