@@ -243,7 +243,12 @@ void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, con
 // Open-addressing hash table from int64 keys to dense group ids.
 class KeyTable {
  public:
-  KeyTable() { rehash(1024); }
+  explicit KeyTable(size_t expected_groups = 512) {
+    size_t capacity = 1024;
+    while (static_cast<double>(capacity) * kMaxLoad < static_cast<double>(expected_groups)) capacity *= 2;
+    rehash(capacity);
+    keys_.reserve(expected_groups);
+  }
   size_t groups() const { return keys_.size(); }
   const std::vector<int64_t>& keys() const { return keys_; }
 
@@ -340,7 +345,11 @@ class CpuRun final : public AggregationRun {
       if (passes_ < 1) passes_ = 1;
     }
     locals_.resize(static_cast<size_t>(threads_));
+    // Presize each worker's table for its share of the estimated groups
+    // (capped: an overestimate must not allocate gigabytes up front).
+    const size_t expected = static_cast<size_t>(std::min<uint64_t>(spec.estimated_groups, uint64_t{1} << 23));
     for (auto& l : locals_) {
+      if (!dense_ && expected > 0) l.table = KeyTable(expected);
       l.states.init(spec.aggregates);
       if (dense_) {
         l.states.resize(spec.aggregates, range_ + 1);  // last slot: the NULL key
