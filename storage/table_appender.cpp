@@ -166,7 +166,13 @@ void TableAppender::flush_chunk() {
     info.rows = rows;
     for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
     for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
-    for (const auto& p : paths) sync_file(p);
+    // fsync latency, not bandwidth, dominates small appends: sync the
+    // column files concurrently.
+    std::vector<std::future<void>> syncs;
+    for (size_t c = 1; c < paths.size(); ++c)
+      syncs.push_back(std::async(std::launch::async, [&paths, c] { sync_file(paths[c]); }));
+    if (!paths.empty()) sync_file(paths[0]);
+    for (auto& f : syncs) f.get();
     return info;
   }));
 }
@@ -174,7 +180,7 @@ void TableAppender::flush_chunk() {
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   flush_chunk();
   rows_ = 0;
-  wait_writes(0);
+  // Dictionary appends overlap the chunk files' background fsyncs.
   const uint32_t oid = snapshot_->def.oid;
   std::vector<catalog::DictionaryState> dict_states = snapshot_->dictionaries;
   dict_states.resize(builders_.size());
@@ -182,6 +188,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
     if (new_dicts_[c])
       dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c], *new_dicts_[c]);
   }
+  wait_writes(0);
   sync_directory(store_.table_dir(oid));
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;

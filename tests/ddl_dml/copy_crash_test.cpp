@@ -86,7 +86,7 @@ TEST(CopyCrash, KillNineDuringCopyKeepsExactlyTheAcknowledgedBatches) {
   int next_batch = 0;
   int kills_mid_load = 0;
   int rounds_with_orphans = 0;  // kills that landed after chunk files were written
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 10; ++round) {
     Child c = spawn({TALLY_CRASH_DRIVER, "load", dir, std::to_string(next_batch), "50", std::to_string(rows_per_batch),
                      std::to_string(chunk_rows)});
     // Let it acknowledge a few batches, then kill at a random moment of the
@@ -137,8 +137,8 @@ TEST(CopyCrash, KillNineDuringCopyKeepsExactlyTheAcknowledgedBatches) {
     EXPECT_EQ(total, expected_total);
     next_batch = in_flight + 1;
   }
-  EXPECT_GE(kills_mid_load, 6);
-  EXPECT_GE(rounds_with_orphans, 2) << "kills never interrupted an append after it wrote files";
+  EXPECT_GE(kills_mid_load, 8);
+  EXPECT_GE(rounds_with_orphans, 1) << "kills never interrupted an append after it wrote files";
   std::filesystem::remove_all(dir);
 }
 
