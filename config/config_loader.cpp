@@ -519,7 +519,7 @@ std::string help_text() {
   for (const Setting& s : setting_table()) {
     out << "  " << s.flag << " " << s.value_name << "\n      " << s.help;
     if (s.kind == SettingKind::users) {
-      out << "\n      default: tally:trust; repeat the flag for more users";
+      out << "\n      default: tally:trust; also --user, repeatable (each adds a user)";
     } else {
       out << "\n      default: " << s.render(defaults);
     }
