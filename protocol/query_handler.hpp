@@ -131,6 +131,12 @@ class QueryHandler {
   virtual void on_error() = 0;
   // Sync: ends the implicit transaction of an extended-protocol batch.
   virtual void sync() = 0;
+  // The statement_timeout in force for the next statement (milliseconds,
+  // 0 = none) when the handler tracks SET statement_timeout; nullopt = the
+  // server default, Config::statement_timeout_ms. The protocol enforces it
+  // through the session's CancelToken (57014 "canceling statement due to
+  // statement timeout").
+  virtual std::optional<uint64_t> statement_timeout_ms() const { return std::nullopt; }
 };
 
 // Creates the handler of a new session. Throws Error (3D000 and the like).

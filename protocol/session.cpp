@@ -52,6 +52,7 @@ Session::Session(const config::Config& config, QueryHandlerFactory& factory, Ses
       writer_(channel_) {}
 
 Session::~Session() {
+  end_statement();
   // Portals and statements may refer to the handler: release them first.
   portals_.clear();
   statements_.clear();
@@ -198,6 +199,18 @@ void Session::ready_for_query() {
 
 void Session::begin_statement() {
   if (cancel_.reason() != CancelReason::shutdown) cancel_.reset();
+  uint64_t timeout_ms = handler_->statement_timeout_ms().value_or(config_.statement_timeout_ms);
+  if (timeout_ms > 0) {
+    host_.set_statement_deadline(
+        cancel_, std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms));
+    deadline_armed_ = true;
+  }
+}
+
+void Session::end_statement() {
+  if (!deadline_armed_) return;
+  host_.set_statement_deadline(cancel_, std::nullopt);
+  deadline_armed_ = false;
 }
 
 void Session::serve() {
@@ -215,10 +228,12 @@ void Session::serve() {
     bool statement = type == 'Q' || type == 'E' || type == 'P' || type == 'B';
     try {
       dispatch(type, body);
+      end_statement();
       if (type == 'Q' || type == 'E') host_.statement_finished(nullptr);
     } catch (const ConnectionLost&) {
       throw;
     } catch (const Error& error) {
+      end_statement();
       if (statement) host_.statement_finished(&error);
       if (error.severity() == Severity::fatal || error.severity() == Severity::panic) throw;
       state_ = State::ready;
@@ -231,6 +246,7 @@ void Session::serve() {
       }
     } catch (const std::exception& e) {
       // A bug below us must not take the connection down with it.
+      end_statement();
       Error error(SqlState::internal_error, e.what());
       if (statement) host_.statement_finished(&error);
       encode_error(error, channel_.out());

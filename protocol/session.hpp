@@ -69,8 +69,11 @@ class Session {
   void ready_for_query();
   // Portals do not outlive the transaction that created them.
   void drop_portals_if_idle();
-  // Resets the cancel token for a new statement, keeping a pending shutdown.
+  // Resets the cancel token for a new statement, keeping a pending shutdown,
+  // and arms statement_timeout.
   void begin_statement();
+  // Disarms statement_timeout once a message has been handled.
+  void end_statement();
 
   const config::Config& config_;
   QueryHandlerFactory& factory_;
@@ -82,6 +85,7 @@ class Session {
   std::optional<BackendKey> key_;
   SessionInfo info_;
   bool doing_extended_ = false;  // the current message belongs to the extended protocol
+  bool deadline_armed_ = false;
   // Declared before the statements and portals so that they die first.
   std::unique_ptr<QueryHandler> handler_;
   std::map<std::string, std::shared_ptr<PreparedStatement>> statements_;

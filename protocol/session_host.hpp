@@ -2,7 +2,9 @@
 // What a Session needs from the server that runs it: backend keys for
 // CancelRequest, cancellation of another session, and the connection limit.
 // The server implements it (server/session_registry.hpp); tests use a fake.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
@@ -26,6 +28,12 @@ class SessionHost {
   virtual void cancel(const BackendKey& key) = 0;
   // True when this connection is over max_connections (answered 53300).
   virtual bool too_many_connections() = 0;
+
+  // statement_timeout: from `deadline` on, the token is to be cancelled with
+  // CancelReason::statement_timeout; nullopt disarms it (the statement ended).
+  virtual void set_statement_deadline(
+      CancelToken& /*token*/,
+      std::optional<std::chrono::steady_clock::time_point> /*deadline*/) {}
 
   // Observations, for metrics. Startup ended with a FATAL error (refused
   // authentication, connection limit, unknown database):

@@ -78,6 +78,15 @@ void SessionRegistry::statement_finished(const Error* error) {
   }
 }
 
+void SessionRegistry::set_statement_deadline(
+    CancelToken& token, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (deadline) {
+    timer_.arm(token, *deadline);
+  } else {
+    timer_.disarm(token);
+  }
+}
+
 size_t SessionRegistry::sessions() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();

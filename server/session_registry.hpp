@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "protocol/session_host.hpp"
+#include "server/statement_timer.hpp"
 
 namespace tally::server {
 
@@ -26,6 +27,9 @@ class SessionRegistry : public protocol::SessionHost {
   // tally_connections_refused_total and tally_queries_total{outcome}.
   void connection_refused(const Error& error) override;
   void statement_finished(const Error* error) override;
+  void set_statement_deadline(
+      CancelToken& token,
+      std::optional<std::chrono::steady_clock::time_point> deadline) override;
 
   // Connections (accepted sockets, authenticated or not), kept by the server.
   // (tally_connections_total and tally_connections_active follow them.)
@@ -46,6 +50,7 @@ class SessionRegistry : public protocol::SessionHost {
   mutable std::mutex mutex_;
   std::unordered_map<int32_t, Entry> sessions_;
   int32_t next_process_id_ = 0;
+  StatementTimer timer_;
 };
 
 }  // namespace tally::server

@@ -107,6 +107,38 @@ TEST(Server, CancelRequestCancelsExactlyThatSession) {
   server.stop(1s);
 }
 
+TEST(Server, StatementTimeoutCancelsWith57014) {
+  config::Config config = test_config();
+  config.statement_timeout_ms = 300;
+  FakeFactory factory;
+  Server server(config, factory);
+  server.start();
+  WireClient client(server.port());
+  client.startup();
+  client.read_until_ready();
+  auto started = std::chrono::steady_clock::now();
+  client.send(fe::encode(fe::Query{"wait"}));
+  auto result = client.read_until_ready();
+  auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(first_error_code(result), "57014");
+  for (const auto& m : result) {
+    if (auto* e = std::get_if<be::ErrorResponse>(&m)) {
+      EXPECT_EQ(e->field('M'), "canceling statement due to statement timeout");
+    }
+  }
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 5s);
+  // Quick statements are not affected, and the timer was disarmed after each.
+  for (int i = 0; i < 3; ++i) {
+    client.send(fe::encode(fe::Query{"rows 1"}));
+    EXPECT_EQ(first_error_code(client.read_until_ready()), "");
+  }
+  std::this_thread::sleep_for(400ms);
+  client.send(fe::encode(fe::Query{"rows 1"}));
+  EXPECT_EQ(first_error_code(client.read_until_ready()), "");
+  server.stop(1s);
+}
+
 TEST(Server, ConnectionLimitAnswers53300) {
   config::Config config = test_config();
   config.max_connections = 2;

@@ -1,0 +1,50 @@
+#include "server/statement_timer.hpp"
+
+#include <algorithm>
+
+namespace tally::server {
+
+StatementTimer::StatementTimer() : thread_([this] { loop(); }) {}
+
+StatementTimer::~StatementTimer() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void StatementTimer::arm(CancelToken& token, Clock::time_point deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    deadlines_[&token] = deadline;
+  }
+  changed_.notify_all();
+}
+
+void StatementTimer::disarm(CancelToken& token) {
+  std::lock_guard lock(mutex_);
+  deadlines_.erase(&token);
+}
+
+void StatementTimer::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    if (deadlines_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    auto earliest = std::min_element(deadlines_.begin(), deadlines_.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (Clock::now() < earliest->second) {
+      changed_.wait_until(lock, earliest->second);
+      continue;
+    }
+    // Never turn a pending shutdown or user cancel into a timeout.
+    if (!earliest->first->requested()) earliest->first->request(CancelReason::statement_timeout);
+    deadlines_.erase(earliest);
+  }
+}
+
+}  // namespace tally::server
