@@ -6,6 +6,9 @@
 #include "common/error.hpp"
 #include "executor/session.hpp"
 #include "executor/table_provider.hpp"
+#ifdef TALLY_HAVE_INTROSPECTION
+#include "executor/introspection/catalog_session.hpp"
+#endif
 #ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
 #include "executor/storage_tables.hpp"
@@ -54,7 +57,13 @@ std::unique_ptr<protocol::QueryHandler> SessionFactory::create(const protocol::S
   if (!databases.empty() && std::find(databases.begin(), databases.end(), session.database) == databases.end()) {
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);
   }
-  return std::make_unique<Session>(database_, &database_->tables(), session);
+  auto handler = std::make_unique<Session>(database_, &database_->tables(), session);
+#ifdef TALLY_HAVE_INTROSPECTION
+  // SELECTs over pg_catalog / information_schema go to executor/introspection.
+  return introspection::wrap_session(std::move(handler), database_, session);
+#else
+  return handler;
+#endif
 }
 
 }  // namespace
