@@ -8,11 +8,23 @@
 // (bench/tuner/recorded_space.hpp) and checks every configuration's group
 // count against the host's.
 //
+// Budget guards (a device lease is short): a configuration whose first chunk
+// is more than --skip-factor times slower than the cell's fastest first chunk
+// so far is recorded with that one repetition only (the tuner's measurement of
+// it would stop there as well: it is pruned at once); with --deadline-s, the
+// sweep stops before the deadline, drops the unfinished cell and still writes
+// the file. Per cell it also times a tiny chunk (--probe-rows) with a fixed
+// configuration: the per-chunk fixed cost (launch, synchronization, overflow
+// check) that the chunk size must dwarf.
+//
 // usage: sweep_spaces [--out spaces.csv] [--chunk-rows N] [--reps R]
 //                     [--max-log2-groups 26] [--device 0] [--query-chunks 64]
+//                     [--skip-factor 3] [--deadline-s 0] [--probe-rows 4096]
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -20,7 +32,6 @@
 #include <iostream>
 #include <random>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "bench/tuner/recorded_space.hpp"
@@ -53,6 +64,11 @@ struct DeviceArray {
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
 bool hashed(tg::Variant v) {
   return v == tg::Variant::shared_hash || v == tg::Variant::global_hash || v == tg::Variant::partitioned_hash;
 }
@@ -66,19 +82,38 @@ int main(int argc, char** argv) {
   int max_log2_groups = 26;
   int ordinal = 0;
   int query_chunks = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  double skip_factor = 3.0;
+  double deadline_s = 0;  // 0 = none
+  int64_t probe_rows = 4096;
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "flag %s needs a value\n", flag.c_str());
+      return 2;
+    }
     if (flag == "--out") out_path = argv[i + 1];
     else if (flag == "--chunk-rows") chunk_rows = std::stoll(argv[i + 1]);
     else if (flag == "--reps") reps = std::stoi(argv[i + 1]);
     else if (flag == "--max-log2-groups") max_log2_groups = std::stoi(argv[i + 1]);
     else if (flag == "--device") ordinal = std::stoi(argv[i + 1]);
     else if (flag == "--query-chunks") query_chunks = std::stoi(argv[i + 1]);
+    else if (flag == "--skip-factor") skip_factor = std::stod(argv[i + 1]);
+    else if (flag == "--deadline-s") deadline_s = std::stod(argv[i + 1]);
+    else if (flag == "--probe-rows") probe_rows = std::stoll(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
+  if (chunk_rows <= 0 || reps <= 0 || max_log2_groups < 0 || max_log2_groups > 30 || probe_rows <= 0 ||
+      probe_rows > chunk_rows || skip_factor < 1) {
+    std::fprintf(stderr, "bad arguments\n");
+    return 2;
+  }
+  std::fprintf(stderr, "sweep: chunk %lld rows, %d repetitions, G = 2^0..2^%d step 2, skip factor %.1f, deadline %.0f s\n",
+               static_cast<long long>(chunk_rows), reps, max_log2_groups, skip_factor, deadline_s);
+  const auto t_start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
   if (tg::device_count() <= ordinal) {
     std::fprintf(stderr, "no CUDA device %d\n", ordinal);
     return 2;
@@ -108,6 +143,8 @@ int main(int argc, char** argv) {
   spaces.metadata["driver_version"] = std::to_string(props.driver_version);
   spaces.metadata["chunk_rows"] = std::to_string(chunk_rows);
   spaces.metadata["query_chunks"] = std::to_string(query_chunks);
+  spaces.metadata["repetitions"] = std::to_string(reps);
+  spaces.metadata["skip_factor"] = std::to_string(skip_factor);
   spaces.metadata["key_bytes"] = "4";
   spaces.metadata["state_bytes"] = "16";  // count(*) + sum(int4) as int64
   spaces.metadata["query"] = "SELECT k, count(*), sum(v) GROUP BY k; k int4 uniform in [0, G), v int4";
@@ -126,17 +163,23 @@ int main(int argc, char** argv) {
   const std::vector<int32_t> fill_values = {25, 50, 83};
   const std::vector<int32_t> rpt_values = {1, 2, 4, 8};
   int failures = 0;
-  long configurations = 0;
+  long configurations = 0, single_rep = 0;
+  bool out_of_time = false;
+  std::vector<double> overhead_ratios;
 
-  for (int lg = 0; lg <= max_log2_groups; lg += 2) {
+  for (int lg = 0; lg <= max_log2_groups && !out_of_time; lg += 2) {
     const uint64_t groups = uint64_t{1} << lg;
     std::mt19937_64 rng(1000 + lg);
-    std::unordered_set<int32_t> distinct;
+    std::vector<uint8_t> seen(groups, 0);
+    size_t distinct = 0;
     for (size_t i = 0; i < rows; ++i) {
       keys[i] = static_cast<int32_t>(rng() % groups);
       values[i] = static_cast<int32_t>(rng() % 1000);
+      if (!seen[keys[i]]) {
+        seen[keys[i]] = 1;
+        ++distinct;
+      }
     }
-    for (int32_t k : keys) distinct.insert(k);
     SWEEP_CUDA(cudaMemcpy(d_keys.ptr, keys.data(), rows * sizeof(int32_t), cudaMemcpyHostToDevice));
     SWEEP_CUDA(cudaMemcpy(d_values.ptr, values.data(), rows * sizeof(int32_t), cudaMemcpyHostToDevice));
     tg::ChunkPointers chunk;
@@ -147,6 +190,7 @@ int main(int argc, char** argv) {
     const tg::ChunkFacts facts{static_cast<uint64_t>(chunk_rows), chunk.key_range, groups};
 
     for (tg::Variant variant : tg::kAllVariants) {
+      if (out_of_time) break;
       std::string why;
       if (!tg::can_use(variant, spec, device, facts, &why)) {
         std::fprintf(stderr, "G=2^%d %s: skipped (%s)\n", lg, std::string(tg::variant_name(variant)).c_str(), why.c_str());
@@ -157,10 +201,31 @@ int main(int argc, char** argv) {
       tg::GroupByAggregator aggregator(device, spec, options);
       tb::SpaceCell cell{std::string(tg::variant_name(variant)), groups, {}};
       const auto t_cell = std::chrono::steady_clock::now();
+      // Fixed cost of one chunk: a tiny chunk with a middle-of-the-grid configuration.
+      std::vector<double> probe;
+      try {
+        tg::ChunkPointers tiny = chunk;
+        tiny.rows = probe_rows;
+        tg::VariantConfig mid;
+        mid.launch.threads_per_block = 256;
+        mid.launch.blocks_per_sm = 4;
+        mid.launch.fill_factor_percent = 50;
+        mid.launch.rows_per_thread = 4;
+        for (int r = 0; r < 7; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          aggregator.consume(tiny, variant, mid);
+          probe.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "G=2^%d %s probe: %s\n", lg, cell.variant.c_str(), e.what());
+      }
+      double best_first = INFINITY;
       for (int32_t tpb : tpb_values) {
         for (int32_t bps : bps_values) {
           for (int32_t fill : hashed(variant) ? fill_values : std::vector<int32_t>{50}) {
             for (int32_t rpt : rpt_values) {
+              if (deadline_s > 0 && elapsed() > deadline_s) out_of_time = true;
+              if (out_of_time) break;
               tg::VariantConfig config;
               config.launch.threads_per_block = tpb;
               config.launch.blocks_per_sm = bps;
@@ -174,6 +239,14 @@ int main(int argc, char** argv) {
                   aggregator.consume(chunk, variant, config);  // synchronizes at its end
                   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                   times.push_back(seconds / static_cast<double>(chunk_rows));
+                  if (r == 0) {
+                    // Hopeless configuration: one repetition is all the tuner would see of it.
+                    if (seconds > skip_factor * best_first) {
+                      ++single_rep;
+                      break;
+                    }
+                    best_first = std::min(best_first, seconds);
+                  }
                 }
               } catch (const std::exception& e) {
                 std::fprintf(stderr, "G=2^%d %s %s: %s\n", lg, cell.variant.c_str(), tg::to_string(config.launch).c_str(),
@@ -183,22 +256,41 @@ int main(int argc, char** argv) {
               }
               ++configurations;
               const uint64_t got = aggregator.group_count();
-              if (got != distinct.size()) {
+              if (got != distinct) {
                 ++failures;
                 std::fprintf(stderr, "WRONG: G=2^%d %s %s: %llu groups, expected %zu\n", lg, cell.variant.c_str(),
-                             tg::to_string(config.launch).c_str(), static_cast<unsigned long long>(got), distinct.size());
+                             tg::to_string(config.launch).c_str(), static_cast<unsigned long long>(got), distinct);
               }
             }
           }
         }
       }
-      std::fprintf(stderr, "G=2^%d %-13s %4zu configurations in %.1f s\n", lg, cell.variant.c_str(), cell.times.size(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_cell).count());
+      if (out_of_time) {
+        std::fprintf(stderr, "G=2^%d %s: deadline reached after %.1f s, unfinished cell dropped\n", lg,
+                     cell.variant.c_str(), elapsed());
+        break;
+      }
+      double best_chunk = INFINITY;
+      for (const auto& [c, t] : cell.times) best_chunk = std::min(best_chunk, median_of(t) * static_cast<double>(chunk_rows));
+      const double fixed = median_of(probe);
+      if (fixed > 0 && std::isfinite(best_chunk)) overhead_ratios.push_back(best_chunk / fixed);
+      std::fprintf(stderr,
+                   "G=2^%d %-13s %4zu configurations in %.1f s; best chunk %.1f us, %lld-row chunk %.1f us (x%.1f); "
+                   "elapsed %.0f s\n",
+                   lg, cell.variant.c_str(), cell.times.size(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_cell).count(), 1e6 * best_chunk,
+                   static_cast<long long>(probe_rows), 1e6 * fixed, fixed > 0 ? best_chunk / fixed : 0.0, elapsed());
       spaces.cells.push_back(std::move(cell));
     }
   }
   std::ofstream out(out_path);
   tb::write_spaces(out, spaces);
-  std::printf("%ld configurations recorded to %s, %d wrong group counts\n", configurations, out_path.c_str(), failures);
+  std::printf("%ld configurations in %zu cells recorded to %s in %.0f s (%ld with one repetition), %d wrong group counts%s\n",
+              configurations, spaces.cells.size(), out_path.c_str(), elapsed(), single_rep, failures,
+              out_of_time ? "; DEADLINE REACHED: sweep incomplete" : "");
+  if (!overhead_ratios.empty()) {
+    std::printf("best chunk time / fixed per-chunk cost: min %.1f, median %.1f\n",
+                *std::min_element(overhead_ratios.begin(), overhead_ratios.end()), median_of(overhead_ratios));
+  }
   return failures == 0 ? 0 : 1;
 }
