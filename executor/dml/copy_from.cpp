@@ -28,6 +28,14 @@ struct Field {
 
 enum class ParseResult { record, need_more, end_marker };
 
+// A line-ending inconsistency (PostgreSQL fixes the EOL style from the first
+// line); its CONTEXT names only the line number.
+struct EolError {
+  std::string message, hint;
+};
+
+enum class Eol { unknown, nl, crnl, cr };
+
 std::string display(std::string_view s) {
   if (s.size() <= max_display_bytes) return std::string(s);
   size_t cut = max_display_bytes;
@@ -69,10 +77,32 @@ class RecordParser {
     const char* begin = buf.data() + pos;
     const char* end = buf.data() + buf.size();
     const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
-    if (!nl && !at_eof) return ParseResult::need_more;
-    const char* line_end = nl ? nl : end;
-    pos = static_cast<size_t>((nl ? nl + 1 : end) - buf.data());
-    if (line_end > begin && line_end[-1] == '\r') --line_end;
+    if (eol_ == Eol::unknown) {
+      // The first line fixes the style: \n, \r\n or a lone \r.
+      const char* cr = static_cast<const char*>(std::memchr(begin, '\r', static_cast<size_t>((nl ? nl : end) - begin)));
+      if (cr && cr + 1 == end && !at_eof) return ParseResult::need_more;
+      if (cr && (cr + 1 == end || cr[1] != '\n')) eol_ = Eol::cr;
+      else if (nl) eol_ = cr ? Eol::crnl : Eol::nl;
+    }
+    const char* line_end;
+    if (eol_ == Eol::cr) {
+      const char* cr = static_cast<const char*>(std::memchr(begin, '\r', static_cast<size_t>(end - begin)));
+      if (!cr && !at_eof) return ParseResult::need_more;
+      line_end = cr ? cr : end;
+      if (std::memchr(begin, '\n', static_cast<size_t>(line_end - begin)))
+        throw EolError{"literal newline found in data", "Use \"\\n\" to represent newline."};
+      pos = static_cast<size_t>((cr ? cr + 1 : end) - buf.data());
+    } else {
+      if (!nl && !at_eof) return ParseResult::need_more;
+      line_end = nl ? nl : end;
+      const bool crnl = nl && line_end > begin && line_end[-1] == '\r';
+      if (nl && eol_ == Eol::crnl && !crnl)
+        throw EolError{"literal newline found in data", "Use \"\\n\" to represent newline."};
+      if (crnl && eol_ == Eol::crnl) --line_end;
+      if (std::memchr(begin, '\r', static_cast<size_t>(line_end - begin)))
+        throw EolError{"literal carriage return found in data", "Use \"\\r\" to represent carriage return."};
+      pos = static_cast<size_t>((nl ? nl + 1 : end) - buf.data());
+    }
     line_ = std::string_view(begin, static_cast<size_t>(line_end - begin));
     if (line_ == "\\.") return ParseResult::end_marker;
     nfields_ = 0;
@@ -212,11 +242,19 @@ class RecordParser {
         ++p;
         continue;
       }
-      // End of record: \n, \r\n or \r.
+      // End of record: \n or \r\n, consistently with the first line.
       line_ = std::string_view(begin, static_cast<size_t>(p - begin));
       if (*p == '\r') {
         if (p + 1 >= end && !at_eof) return ParseResult::need_more;
-        if (p + 1 < end && p[1] == '\n') ++p;
+        const bool crnl = p + 1 < end && p[1] == '\n';
+        if (eol_ == Eol::unknown) eol_ = crnl ? Eol::crnl : Eol::cr;
+        if ((eol_ == Eol::crnl) != crnl || eol_ == Eol::nl)
+          throw EolError{"unquoted carriage return found in data", "Use quoted CSV field to represent carriage return."};
+        if (crnl) ++p;
+      } else {
+        if (eol_ == Eol::unknown) eol_ = Eol::nl;
+        if (eol_ != Eol::nl)
+          throw EolError{"unquoted newline found in data", "Use quoted CSV field to represent newline."};
       }
       ++p;
       pos = static_cast<size_t>(p - buf.data());
@@ -233,6 +271,7 @@ class RecordParser {
   }
 
   const CopyOptions& o_;
+  Eol eol_ = Eol::unknown;
   bool csv_special_[256] = {};  // bytes that end an unquoted CSV field
   std::vector<Field> fields_;
   size_t nfields_ = 0;
@@ -325,6 +364,10 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
     } catch (Error& e) {
       e.with_context(context_prefix + std::to_string(line_no + 1) + ": \"" + display(parser.line()) + "\"");
       throw;
+    } catch (const EolError& e) {
+      throw std::move(Error(SqlState::bad_copy_file_format, e.message)
+                          .with_hint(e.hint)
+                          .with_context(context_prefix + std::to_string(line_no + 1)));
     }
     if (r == ParseResult::need_more) {
       pos = record_start;

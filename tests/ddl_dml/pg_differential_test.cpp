@@ -202,6 +202,14 @@ TEST_F(PgDifferential, CopyFromTextAndCsv) {
   same("COPY t FROM STDIN", "1\t2.5\tab\t2020-02-30\tx\n");
   same("COPY t FROM STDIN", "99999999999\t2.5\tab\t2020-01-01\tx\n");
   same("COPY t FROM STDIN (FORMAT csv, HEADER match)", "a,b,c,d,x\n");
+  // Line endings: CRLF throughout is fine; mixing with the first line's is not.
+  same("COPY t (a, e) FROM STDIN (FORMAT csv)", "20,crlf\r\n21,\"quoted\r\nnewline\"\r\n");
+  same("COPY t (a, e) FROM STDIN", "22\tcrlf\r\n23\ttext\r\n");
+  same("COPY t (a, e) FROM STDIN (FORMAT csv, HEADER)", "a,e\n3,x\r\n4,y\n");
+  same("COPY t (a, e) FROM STDIN (FORMAT csv)", "3,x\r\n4,y\n");
+  same("COPY t (a, e) FROM STDIN (FORMAT csv)", "3,x\r5,y\n");
+  same("COPY t (a, e) FROM STDIN", "3\tx\n4\ty\r\n");
+  same("COPY t (a, e) FROM STDIN", "3\tx\r\n4\ty\n");
   same("COPY t FROM STDIN (DELIMITER 'ab')");
   same("COPY t FROM STDIN (FORMAT binaryx)");
   same("COPY t FROM STDIN (QUOTE 'x')");
