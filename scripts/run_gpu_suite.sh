@@ -4,6 +4,8 @@
 # Usage: bundle/run_gpu_suite.sh OUTDIR
 #   TALLY_SUITE   parts to run (default "tests bench"; also "sweep")
 #   TALLY_BENCH_ARGS  extra arguments for gpu_group_by_bench (e.g. "--log2-rows 24")
+#   TALLY_SWEEP_ARGS  arguments for sweep_spaces (default: the H100 recording's,
+#                     bench/tuner/RESULTS.md; the CSV goes to OUTDIR/spaces.csv)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
@@ -44,7 +46,10 @@ if [[ " $suite " == *" bench "* ]]; then
   cat "$out/group_by_bench.txt"
 fi
 if [[ " $suite " == *" sweep "* && -x "$here/bin/sweep_spaces" ]]; then
-  run_step sweep_spaces "$out/sweep_spaces.log" "$here/bin/sweep_spaces" ${TALLY_SWEEP_ARGS:-}
+  # shellcheck disable=SC2086
+  run_step sweep_spaces "$out/sweep_spaces.log" "$here/bin/sweep_spaces" --out "$out/spaces.csv" \
+    ${TALLY_SWEEP_ARGS:---chunk-rows 16777216 --reps 3 --skip-factor 3 --deadline-s 350}
+  tail -n 3 "$out/sweep_spaces.log"
 fi
 note "exit status: $status"
 exit $status

@@ -18,6 +18,7 @@
 //
 // usage: tuner_replay_bench [spaces.csv] [--write-synthetic out.csv] [--strict]
 //                           [--noise 0.004] [--roughness 0.01] [--steady-state]
+//                           [--similarity S]   (plateau threshold s; default the paper's)
 //   --steady-state drops repetition 0 of every configuration recorded with
 //   more than one: sweep_spaces resets the table before each configuration,
 //   so its first chunk inserts every group while the later ones (the same
@@ -137,6 +138,7 @@ CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device,
 int main(int argc, char** argv) {
   std::string input, write_synthetic;
   bool strict = false, steady_state = false;
+  double similarity = -1;  // < 0: the paper's default
   tb::SyntheticOptions synthetic;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--noise") == 0 && i + 1 < argc) {
@@ -145,6 +147,10 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--roughness") == 0 && i + 1 < argc) {
       synthetic.roughness = std::stod(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--similarity") == 0 && i + 1 < argc) {
+      similarity = std::stod(argv[++i]);
       continue;
     }
     if (std::strcmp(argv[i], "--write-synthetic") == 0 && i + 1 < argc) {
@@ -186,6 +192,7 @@ int main(int argc, char** argv) {
   }
   const tg::DeviceProperties device = spaces.device();
   tg::SearchParams params;  // the paper's defaults: s = 0.06, p = 1.07, v_max = 0.019, b_max = 10
+  if (similarity >= 0) params.similarity_s = similarity;
   if (strict) params.similarity_s = 0.0;
 
   const auto source = spaces.metadata.count("source") ? spaces.metadata.at("source") : input;
