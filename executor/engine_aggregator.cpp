@@ -193,6 +193,9 @@ class EngineAggregator final : public GroupAggregator {
 #endif
   }
 
+  int passes() const override { return run_->passes(); }
+  void begin_pass(int pass) override { run_->begin_pass(pass); }
+
   bool wants_raw() const override {
     // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
     if (mode_ == KeyMode::interned) return false;
@@ -356,6 +359,14 @@ class EngineAggregator final : public GroupAggregator {
     for (size_t k = 0; k < keys_.size(); ++k) {
       Vector v(keys_[k]->type);
       v.resize(groups);
+      if (!interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text) {
+        std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+        for (size_t g = 0; g < groups; ++g) {
+          if (!result.key_valid[g]) v.set_null(g);
+        }
+        columns.push_back(std::move(v));
+        continue;
+      }
       for (size_t g = 0; g < groups; ++g) {
         if (!result.key_valid[g]) { v.set_null(g); continue; }
         const int64_t key = result.keys[g];
@@ -378,6 +389,28 @@ class EngineAggregator final : public GroupAggregator {
       const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
       Vector v(out_type);
       v.resize(groups);
+      // Fast paths without a Value per group: counts, bigint sums, integer min/max.
+      const AggKind kind = call.signature.kind;
+      if (kind == AggKind::count_star || kind == AggKind::count) {
+        std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), v.ints.begin());
+        columns.push_back(std::move(v));
+        continue;
+      }
+      if (kind == AggKind::sum && (in == TypeId::int2 || in == TypeId::int4)) {
+        for (size_t g = 0; g < groups; ++g) {
+          if (s.count[g] == 0) { v.set_null(g); continue; }
+          v.ints[g] = std::get<int64_t>(finalize_sum_int(s.sum_int[g], s.count[g], false));
+        }
+        columns.push_back(std::move(v));
+        continue;
+      }
+      if ((kind == AggKind::min || kind == AggKind::max) && physical_of(out_type.id) == Physical::integer) {
+        for (size_t g = 0; g < groups; ++g) {
+          if (s.count[g] == 0) v.set_null(g); else v.ints[g] = s.extreme_int[g];
+        }
+        columns.push_back(std::move(v));
+        continue;
+      }
       for (size_t g = 0; g < groups; ++g) {
         Value value;
         switch (call.signature.kind) {

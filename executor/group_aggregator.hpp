@@ -30,6 +30,10 @@ struct AggregateCall {
 class GroupAggregator {
  public:
   virtual ~GroupAggregator() = default;
+  // Memory-bounded engines read the input several times: the scan runs
+  // passes() times, calling begin_pass(p) before each.
+  virtual int passes() const { return 1; }
+  virtual void begin_pass(int /*pass*/) {}
   // One chunk of selected scan rows.
   virtual void sink(const EvalInput& rows) = 0;
   // Whether sink_raw can take a whole stored chunk (no WHERE) without the

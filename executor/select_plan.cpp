@@ -623,6 +623,9 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
 
   const size_t chunks = plan.table ? plan.table->chunk_count() : 1;
   uint64_t rows_scanned = 0;
+  const int passes = aggregator ? aggregator->passes() : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+  if (aggregator) aggregator->begin_pass(pass);
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
@@ -667,6 +670,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
     out_rows += sel.rows;
   }
+  }  // passes
 
   if (plan.aggregate) {
     std::vector<Vector> agg_columns;
@@ -684,7 +688,25 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       for (const auto& c : kept) having_input.columns.push_back(&c);
       having_input.rows = rows.size();
     }
-    for (size_t o = 0; o < plan.outputs.size(); ++o) out_columns[o] = plan.outputs[o]->evaluate(having_input);
+    // Bare references to the aggregation output are moved, not copied (the
+    // common case: keys and aggregates listed as they are).
+    std::vector<uint8_t> moved(agg_columns.size(), 0);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+      if (ref && kept.empty() && !moved[static_cast<size_t>(ref->index)] && ref->type == agg_columns[static_cast<size_t>(ref->index)].type) {
+        bool used_later = false;
+        for (size_t later = o + 1; later < plan.outputs.size(); ++later) {
+          auto* other = dynamic_cast<const ColumnExpr*>(plan.outputs[later].get());
+          used_later |= !other || other->index == ref->index;
+        }
+        if (!used_later) {
+          moved[static_cast<size_t>(ref->index)] = 1;
+          out_columns[o] = std::move(agg_columns[static_cast<size_t>(ref->index)]);
+          continue;
+        }
+      }
+      out_columns[o] = plan.outputs[o]->evaluate(having_input);
+    }
     out_rows = having_input.rows;
     if (ec.explain) {
       for (auto& line : aggregator->explain()) ec.explain->push_back(line);

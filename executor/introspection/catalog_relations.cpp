@@ -1,0 +1,387 @@
+#include "executor/introspection/catalog_relations.hpp"
+
+#include <array>
+
+namespace tally::executor::introspection {
+namespace {
+
+struct TypeRow {
+  uint32_t oid;
+  const char* name;
+  int16_t len;
+  bool byval;
+  char category;
+  uint32_t elem;
+  uint32_t array;
+  uint32_t collation;
+  char align;
+  char storage;
+};
+
+// pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
+// built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
+constexpr std::array<TypeRow, 25> kTypes{{
+    {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
+    {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
+    {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
+    {19, "name", 64, false, 'S', 18, 1003, 950, 'c', 'p'},
+    {20, "int8", 8, true, 'N', 0, 1016, 0, 'd', 'p'},
+    {21, "int2", 2, true, 'N', 0, 1005, 0, 's', 'p'},
+    {22, "int2vector", -1, false, 'A', 21, 1006, 0, 'i', 'p'},
+    {23, "int4", 4, true, 'N', 0, 1007, 0, 'i', 'p'},
+    {24, "regproc", 4, true, 'N', 0, 1008, 0, 'i', 'p'},
+    {25, "text", -1, false, 'S', 0, 1009, 100, 'i', 'x'},
+    {26, "oid", 4, true, 'N', 0, 1028, 0, 'i', 'p'},
+    {30, "oidvector", -1, false, 'A', 26, 1013, 0, 'i', 'p'},
+    {700, "float4", 4, true, 'N', 0, 1021, 0, 'i', 'p'},
+    {701, "float8", 8, true, 'N', 0, 1022, 0, 'd', 'p'},
+    {705, "unknown", -2, false, 'X', 0, 0, 0, 'c', 'p'},
+    {1009, "_text", -1, false, 'A', 25, 0, 100, 'i', 'x'},
+    {1042, "bpchar", -1, false, 'S', 0, 1014, 100, 'i', 'x'},
+    {1043, "varchar", -1, false, 'S', 0, 1015, 100, 'i', 'x'},
+    {1082, "date", 4, true, 'D', 0, 1182, 0, 'i', 'p'},
+    {1114, "timestamp", 8, true, 'D', 0, 1115, 0, 'd', 'p'},
+    {1184, "timestamptz", 8, true, 'D', 0, 1185, 0, 'd', 'p'},
+    {1700, "numeric", -1, false, 'N', 0, 1231, 0, 'i', 'm'},
+    {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
+    {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
+    {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
+}};
+
+const TypeRow* find_type(uint32_t type_oid) {
+  for (const auto& t : kTypes) {
+    if (t.oid == type_oid) return &t;
+  }
+  return nullptr;
+}
+
+SqlType T(TypeId id) { return SqlType{id}; }
+Value S(std::string s) { return Value{std::move(s)}; }
+Value I(int64_t v) { return Value{v}; }
+Value B(bool v) { return Value{v}; }
+Value C(char c) { return c == 0 ? Value{std::string()} : Value{std::string(1, c)}; }
+const Value kNull = Null{};
+
+Relation make(std::initializer_list<std::pair<const char*, TypeId>> columns) {
+  Relation r;
+  for (const auto& [name, id] : columns) r.columns.push_back({name, T(id)});
+  return r;
+}
+
+int64_t namespace_oid(const std::string& schema) { return schema == "public" ? kPublicOid : kPublicOid; }
+
+Relation pg_type() {
+  Relation r = make({{"oid", TypeId::oid},          {"typname", TypeId::name},      {"typnamespace", TypeId::oid},
+                     {"typowner", TypeId::oid},     {"typlen", TypeId::int2},       {"typbyval", TypeId::boolean},
+                     {"typtype", TypeId::char_},    {"typcategory", TypeId::char_}, {"typispreferred", TypeId::boolean},
+                     {"typisdefined", TypeId::boolean}, {"typdelim", TypeId::char_}, {"typrelid", TypeId::oid},
+                     {"typelem", TypeId::oid},      {"typarray", TypeId::oid},      {"typalign", TypeId::char_},
+                     {"typstorage", TypeId::char_}, {"typnotnull", TypeId::boolean}, {"typbasetype", TypeId::oid},
+                     {"typtypmod", TypeId::int4},   {"typndims", TypeId::int4},     {"typcollation", TypeId::oid},
+                     {"typdefault", TypeId::text}});
+  for (const auto& t : kTypes) {
+    const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
+    r.rows.push_back({I(t.oid), S(t.name), I(kPgCatalogOid), I(kBootstrapUserOid), I(t.len), B(t.byval),
+                      C(t.oid == 705 ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0), I(t.elem),
+                      I(t.array), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0), I(t.collation), kNull});
+  }
+  return r;
+}
+
+Relation pg_namespace(const CatalogSource&) {
+  Relation r = make({{"oid", TypeId::oid}, {"nspname", TypeId::name}, {"nspowner", TypeId::oid}, {"nspacl", TypeId::text_array}});
+  r.rows.push_back({I(99), S("pg_toast"), I(kBootstrapUserOid), kNull});
+  r.rows.push_back({I(kPgCatalogOid), S("pg_catalog"), I(kBootstrapUserOid), kNull});
+  // public belongs to pg_database_owner (6171) since PostgreSQL 15.
+  r.rows.push_back({I(kPublicOid), S("public"), I(6171), kNull});
+  r.rows.push_back({I(kInformationSchemaOid), S("information_schema"), I(kBootstrapUserOid), kNull});
+  return r;
+}
+
+Relation pg_class(const CatalogSource& source) {
+  Relation r = make({{"oid", TypeId::oid},           {"relname", TypeId::name},          {"relnamespace", TypeId::oid},
+                     {"reltype", TypeId::oid},       {"reloftype", TypeId::oid},         {"relowner", TypeId::oid},
+                     {"relam", TypeId::oid},         {"relfilenode", TypeId::oid},       {"reltablespace", TypeId::oid},
+                     {"relpages", TypeId::int4},     {"reltuples", TypeId::float4},      {"relallvisible", TypeId::int4},
+                     {"reltoastrelid", TypeId::oid}, {"relhasindex", TypeId::boolean},   {"relisshared", TypeId::boolean},
+                     {"relpersistence", TypeId::char_}, {"relkind", TypeId::char_},      {"relnatts", TypeId::int2},
+                     {"relchecks", TypeId::int2},    {"relhasrules", TypeId::boolean},   {"relhastriggers", TypeId::boolean},
+                     {"relhassubclass", TypeId::boolean}, {"relrowsecurity", TypeId::boolean},
+                     {"relforcerowsecurity", TypeId::boolean}, {"relispopulated", TypeId::boolean},
+                     {"relreplident", TypeId::char_}, {"relispartition", TypeId::boolean}, {"relrewrite", TypeId::oid},
+                     {"reloptions", TypeId::text_array}, {"relacl", TypeId::text_array},
+                     {"relpartbound", TypeId::text}});
+  for (const auto& t : source.tables) {
+    r.rows.push_back({I(t.oid), S(t.name), I(namespace_oid(t.schema)), I(0), I(0), I(kBootstrapUserOid), I(2),
+                      I(t.oid), I(0), I(0), Value{-1.0}, I(0), I(0), B(false), B(false), C('p'), C('r'),
+                      I(static_cast<int64_t>(t.columns.size())), I(0), B(false), B(false), B(false), B(false),
+                      B(false), B(true), C('d'), B(false), I(0), kNull, kNull, kNull});
+  }
+  return r;
+}
+
+Relation pg_attribute(const CatalogSource& source) {
+  Relation r = make({{"attrelid", TypeId::oid},     {"attname", TypeId::name},       {"atttypid", TypeId::oid},
+                     {"attstattarget", TypeId::int4}, {"attlen", TypeId::int2},       {"attnum", TypeId::int2},
+                     {"attndims", TypeId::int4},    {"attcacheoff", TypeId::int4},   {"atttypmod", TypeId::int4},
+                     {"attbyval", TypeId::boolean}, {"attalign", TypeId::char_},     {"attstorage", TypeId::char_},
+                     {"attcompression", TypeId::char_}, {"attnotnull", TypeId::boolean}, {"atthasdef", TypeId::boolean},
+                     {"atthasmissing", TypeId::boolean}, {"attidentity", TypeId::char_}, {"attgenerated", TypeId::char_},
+                     {"attisdropped", TypeId::boolean}, {"attislocal", TypeId::boolean}, {"attinhcount", TypeId::int4},
+                     {"attcollation", TypeId::oid}, {"attacl", TypeId::text_array}, {"attoptions", TypeId::text_array}});
+  // System columns every heap table has (attnum < 0), as PostgreSQL lists them.
+  struct SystemColumn {
+    const char* name;
+    uint32_t type;
+    int16_t len;
+    char align;
+    int num;
+  };
+  const SystemColumn system[] = {{"tableoid", 26, 4, 'i', -6}, {"cmax", 29, 4, 'i', -5}, {"xmax", 28, 4, 'i', -4},
+                                 {"cmin", 29, 4, 'i', -3},     {"xmin", 28, 4, 'i', -2}, {"ctid", 27, 6, 's', -1}};
+  for (const auto& t : source.tables) {
+    for (const auto& s : system) {
+      r.rows.push_back({I(t.oid), S(s.name), I(s.type), I(0), I(s.len), I(s.num), I(0), I(-1), I(-1),
+                        B(s.type != 27), C(s.align), C('p'), C(0), B(true), B(false), B(false), C(0), C(0),
+                        B(false), B(true), I(0), I(0), kNull, kNull});
+    }
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const auto& c = t.columns[i];
+      const uint32_t type = type_oid(c.type.id);
+      const TypeRow* row = find_type(type);
+      r.rows.push_back({I(t.oid), S(c.name), I(type), I(-1), I(row ? row->len : -1), I(static_cast<int64_t>(i + 1)),
+                        I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false), C(row ? row->align : 'i'),
+                        C(row ? row->storage : 'x'), C(0), B(c.not_null), B(false), B(false), C(0), C(0), B(false),
+                        B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
+    }
+  }
+  return r;
+}
+
+Relation pg_database(const CatalogSource& source) {
+  Relation r = make({{"oid", TypeId::oid},          {"datname", TypeId::name},         {"datdba", TypeId::oid},
+                     {"encoding", TypeId::int4},    {"datlocprovider", TypeId::char_}, {"datistemplate", TypeId::boolean},
+                     {"datallowconn", TypeId::boolean}, {"datconnlimit", TypeId::int4}, {"dattablespace", TypeId::oid},
+                     {"datcollate", TypeId::text},  {"datctype", TypeId::text},        {"daticulocale", TypeId::text},
+                     {"datcollversion", TypeId::text}, {"datacl", TypeId::text_array}});
+  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1),
+                    I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
+  return r;
+}
+
+Relation pg_roles(const CatalogSource& source, bool user_view) {
+  if (user_view) {
+    Relation r = make({{"usename", TypeId::name}, {"usesysid", TypeId::oid}, {"usecreatedb", TypeId::boolean},
+                       {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean}});
+    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(true), B(true), B(true), B(true)});
+    return r;
+  }
+  Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
+                     {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
+                     {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
+                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean}});
+  r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(true), B(true), B(true), B(true),
+                    I(-1), B(true)});
+  return r;
+}
+
+Relation pg_am() {
+  Relation r = make({{"oid", TypeId::oid}, {"amname", TypeId::name}, {"amtype", TypeId::char_}});
+  r.rows.push_back({I(2), S("heap"), C('t')});
+  r.rows.push_back({I(403), S("btree"), C('i')});
+  return r;
+}
+
+// information_schema columns are domains over name (sql_identifier) and
+// varchar (character_data, yes_or_no); their base types are sent here.
+Relation info_tables(const CatalogSource& source) {
+  Relation r = make({{"table_catalog", TypeId::name}, {"table_schema", TypeId::name}, {"table_name", TypeId::name},
+                     {"table_type", TypeId::varchar}, {"is_insertable_into", TypeId::varchar},
+                     {"is_typed", TypeId::varchar}, {"commit_action", TypeId::varchar}});
+  for (const auto& t : source.tables) {
+    r.rows.push_back({S(source.database), S(t.schema), S(t.name), S("BASE TABLE"), S("YES"), S("NO"), kNull});
+  }
+  return r;
+}
+
+Relation info_columns(const CatalogSource& source) {
+  Relation r = make({{"table_catalog", TypeId::name}, {"table_schema", TypeId::name}, {"table_name", TypeId::name},
+                     {"column_name", TypeId::name}, {"ordinal_position", TypeId::int4},
+                     {"column_default", TypeId::varchar}, {"is_nullable", TypeId::varchar},
+                     {"data_type", TypeId::varchar}, {"character_maximum_length", TypeId::int4},
+                     {"numeric_precision", TypeId::int4}, {"numeric_scale", TypeId::int4}, {"udt_name", TypeId::name}});
+  for (const auto& t : source.tables) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const auto& c = t.columns[i];
+      std::string data_type = format_type(SqlType{c.type.id});
+      Value max_length = kNull, precision = kNull, scale = kNull;
+      switch (c.type.id) {
+        case TypeId::varchar:
+        case TypeId::bpchar:
+          if (c.type.char_length() >= 0) max_length = I(c.type.char_length());
+          break;
+        case TypeId::int2: precision = I(16); scale = I(0); break;
+        case TypeId::int4: precision = I(32); scale = I(0); break;
+        case TypeId::int8: precision = I(64); scale = I(0); break;
+        case TypeId::float4: precision = I(24); break;
+        case TypeId::float8: precision = I(53); break;
+        case TypeId::numeric:
+          if (c.type.typmod >= 0) {
+            precision = I(c.type.numeric_precision());
+            scale = I(c.type.numeric_scale());
+          }
+          break;
+        default: break;
+      }
+      const TypeRow* row = find_type(type_oid(c.type.id));
+      r.rows.push_back({S(source.database), S(t.schema), S(t.name), S(c.name), I(static_cast<int64_t>(i + 1)), kNull,
+                        S(c.not_null ? "NO" : "YES"), S(data_type), max_length, precision, scale,
+                        S(row ? row->name : "")});
+    }
+  }
+  return r;
+}
+
+Relation info_schemata(const CatalogSource& source) {
+  Relation r = make({{"catalog_name", TypeId::name}, {"schema_name", TypeId::name}, {"schema_owner", TypeId::name}});
+  for (const char* s : {"information_schema", "pg_catalog", "pg_toast", "public"}) {
+    r.rows.push_back({S(source.database), S(s), S(source.user)});
+  }
+  return r;
+}
+
+// Catalogs that exist in PostgreSQL but hold nothing for Tally's tables
+// (no indexes, constraints, defaults, comments, inheritance, triggers, ...).
+Relation empty_relation(std::string_view name) {
+  if (name == "pg_index") {
+    return make({{"indexrelid", TypeId::oid}, {"indrelid", TypeId::oid}, {"indnatts", TypeId::int2},
+                 {"indisunique", TypeId::boolean}, {"indisprimary", TypeId::boolean}, {"indisclustered", TypeId::boolean},
+                 {"indisvalid", TypeId::boolean}, {"indisreplident", TypeId::boolean}, {"indkey", TypeId::int2vector}});
+  }
+  if (name == "pg_description") {
+    return make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4}, {"description", TypeId::text}});
+  }
+  if (name == "pg_attrdef") {
+    return make({{"oid", TypeId::oid}, {"adrelid", TypeId::oid}, {"adnum", TypeId::int2}, {"adbin", TypeId::text}});
+  }
+  if (name == "pg_constraint") {
+    return make({{"oid", TypeId::oid}, {"conname", TypeId::name}, {"connamespace", TypeId::oid}, {"contype", TypeId::char_},
+                 {"conrelid", TypeId::oid}, {"confrelid", TypeId::oid}, {"conindid", TypeId::oid},
+                 {"conparentid", TypeId::oid}, {"convalidated", TypeId::boolean}, {"conislocal", TypeId::boolean}});
+  }
+  if (name == "pg_inherits") {
+    return make({{"inhrelid", TypeId::oid}, {"inhparent", TypeId::oid}, {"inhseqno", TypeId::int4},
+                 {"inhdetachpending", TypeId::boolean}});
+  }
+  if (name == "pg_proc") {
+    return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid}, {"prokind", TypeId::char_},
+                 {"prorettype", TypeId::oid}});
+  }
+  if (name == "pg_trigger") {
+    return make({{"oid", TypeId::oid}, {"tgrelid", TypeId::oid}, {"tgname", TypeId::name}, {"tgisinternal", TypeId::boolean},
+                 {"tgenabled", TypeId::char_}, {"tgparentid", TypeId::oid}});
+  }
+  if (name == "pg_collation") {
+    return make({{"oid", TypeId::oid}, {"collname", TypeId::name}, {"collnamespace", TypeId::oid}});
+  }
+  if (name == "pg_policy") {
+    return make({{"oid", TypeId::oid}, {"polname", TypeId::name}, {"polrelid", TypeId::oid}, {"polcmd", TypeId::char_},
+                 {"polpermissive", TypeId::boolean}, {"polroles", TypeId::text_array}, {"polqual", TypeId::text},
+                 {"polwithcheck", TypeId::text}});
+  }
+  if (name == "pg_statistic_ext") {
+    return make({{"oid", TypeId::oid}, {"stxrelid", TypeId::oid}, {"stxname", TypeId::name},
+                 {"stxnamespace", TypeId::oid}, {"stxowner", TypeId::oid}, {"stxstattarget", TypeId::int4},
+                 {"stxkeys", TypeId::int2vector}, {"stxkind", TypeId::text_array}});
+  }
+  if (name == "pg_publication") {
+    return make({{"oid", TypeId::oid}, {"pubname", TypeId::name}, {"pubowner", TypeId::oid},
+                 {"puballtables", TypeId::boolean}});
+  }
+  if (name == "pg_publication_namespace") {
+    return make({{"oid", TypeId::oid}, {"pnpubid", TypeId::oid}, {"pnnspid", TypeId::oid}});
+  }
+  if (name == "pg_publication_rel") {
+    return make({{"oid", TypeId::oid}, {"prpubid", TypeId::oid}, {"prrelid", TypeId::oid}, {"prqual", TypeId::text},
+                 {"prattrs", TypeId::int2vector}});
+  }
+  return make({});
+}
+
+bool is_empty_catalog(std::string_view name) {
+  for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits", "pg_proc",
+                        "pg_trigger", "pg_collation", "pg_policy",
+                        "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel"}) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_catalog_relation(std::string_view schema, std::string_view name) {
+  if (schema == "information_schema") return name == "tables" || name == "columns" || name == "schemata";
+  if (!schema.empty() && schema != "pg_catalog") return false;
+  for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
+                        "pg_authid", "pg_am"}) {
+    if (name == n) return true;
+  }
+  return is_empty_catalog(name);
+}
+
+std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source) {
+  if (!is_catalog_relation(schema, name)) return std::nullopt;
+  if (schema == "information_schema") {
+    if (name == "tables") return info_tables(source);
+    if (name == "columns") return info_columns(source);
+    return info_schemata(source);
+  }
+  if (name == "pg_type") return pg_type();
+  if (name == "pg_namespace") return pg_namespace(source);
+  if (name == "pg_class") return pg_class(source);
+  if (name == "pg_attribute") return pg_attribute(source);
+  if (name == "pg_database") return pg_database(source);
+  if (name == "pg_roles" || name == "pg_authid") return pg_roles(source, false);
+  if (name == "pg_user") return pg_roles(source, true);
+  if (name == "pg_am") return pg_am();
+  return empty_relation(name);
+}
+
+namespace {
+// OIDs of the catalog relations themselves (pg_class.oid in PostgreSQL 15),
+// for 'pg_class'::regclass and the like.
+constexpr std::pair<int64_t, const char*> kCatalogRelations[] = {
+    {1247, "pg_type"},     {1249, "pg_attribute"}, {1255, "pg_proc"},       {1259, "pg_class"},
+    {1262, "pg_database"}, {2615, "pg_namespace"}, {2604, "pg_attrdef"},    {2606, "pg_constraint"},
+    {2609, "pg_description"}, {2610, "pg_index"},  {2611, "pg_inherits"},   {2601, "pg_am"},
+    {2620, "pg_trigger"},  {3456, "pg_collation"}, {1260, "pg_authid"}};
+}  // namespace
+
+std::optional<int64_t> catalog_relation_oid(std::string_view name) {
+  for (const auto& [oid, n] : kCatalogRelations) {
+    if (name == n) return oid;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> catalog_relation_name(int64_t oid) {
+  for (const auto& [o, n] : kCatalogRelations) {
+    if (o == oid) return std::string(n);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> type_name_of(uint32_t type_oid) {
+  const TypeRow* t = find_type(type_oid);
+  if (t == nullptr) return std::nullopt;
+  return std::string(t->name);
+}
+
+std::optional<uint32_t> type_oid_by_name(std::string_view name) {
+  for (const auto& t : kTypes) {
+    if (name == t.name) return t.oid;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tally::executor::introspection

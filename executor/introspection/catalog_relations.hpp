@@ -1,0 +1,67 @@
+#pragma once
+// Virtual pg_catalog / information_schema relations, generated at query time
+// from Tally's own catalog: what clients (psql, psqlODBC, pgjdbc) read to
+// learn the tables, columns and types of a database. Rows hold the values
+// PostgreSQL 15 holds for the same tables (real type OIDs, namespaces
+// pg_catalog = 11 and public = 2200).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/sql_type.hpp"
+#include "executor/value.hpp"
+
+namespace tally::executor::introspection {
+
+struct UserColumn {
+  std::string name;
+  SqlType type;
+  bool not_null = false;
+};
+
+struct UserTable {
+  uint32_t oid = 0;
+  std::string schema = "public";
+  std::string name;
+  std::vector<UserColumn> columns;
+  uint64_t rows = 0;
+};
+
+// What the relations are generated from.
+struct CatalogSource {
+  std::vector<UserTable> tables;
+  std::string database;
+  std::string user;
+};
+
+struct RelationColumn {
+  std::string name;
+  SqlType type;
+};
+
+struct Relation {
+  std::vector<RelationColumn> columns;
+  std::vector<std::vector<Value>> rows;
+};
+
+constexpr int64_t kPgCatalogOid = 11;
+constexpr int64_t kPublicOid = 2200;
+constexpr int64_t kInformationSchemaOid = 13184;  // PostgreSQL 15's value after initdb
+constexpr int64_t kBootstrapUserOid = 10;
+
+// True for a relation this module provides; schema "" means unqualified.
+bool is_catalog_relation(std::string_view schema, std::string_view name);
+// The relation's columns and rows; nullopt when it is not a catalog relation.
+std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source);
+
+// OIDs of catalog relations by name and back (regclass input and output).
+std::optional<int64_t> catalog_relation_oid(std::string_view name);
+std::optional<std::string> catalog_relation_name(int64_t oid);
+
+// Names of pg_catalog types by OID, for ::regtype output and look-ups.
+std::optional<std::string> type_name_of(uint32_t type_oid);
+std::optional<uint32_t> type_oid_by_name(std::string_view name);
+
+}  // namespace tally::executor::introspection

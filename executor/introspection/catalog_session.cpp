@@ -1,0 +1,228 @@
+#include "executor/introspection/catalog_session.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "executor/database.hpp"
+#include "executor/introspection/catalog_query.hpp"
+#include "executor/parser.hpp"
+#include "executor/result_set.hpp"
+#include "executor/value_codec.hpp"
+#ifdef TALLY_HAVE_STORAGE
+#include "catalog/catalog.hpp"
+#include "storage/table_store.hpp"
+#endif
+
+namespace tally::executor::introspection {
+namespace {
+
+using json = nlohmann::json;
+
+int max_parameter(const json& node) {
+  int n = 0;
+  if (node.is_object()) {
+    if (node.contains("ParamRef")) return node["ParamRef"].value("number", 0);
+    for (const auto& [key, value] : node.items()) n = std::max(n, max_parameter(value));
+  } else if (node.is_array()) {
+    for (const auto& v : node) n = std::max(n, max_parameter(v));
+  }
+  return n;
+}
+
+class CatalogPrepared final : public protocol::PreparedStatement {
+ public:
+  CatalogPrepared(json select, std::vector<uint32_t> types, std::vector<protocol::FieldDescription> fields)
+      : select(std::move(select)), types(std::move(types)), fields(std::move(fields)) {}
+  std::vector<uint32_t> parameter_types() const override { return types; }
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return fields; }
+
+  json select;
+  std::vector<uint32_t> types;
+  std::vector<protocol::FieldDescription> fields;
+};
+
+class CatalogPortal final : public protocol::Portal {
+ public:
+  CatalogPortal(ResultSet result, std::vector<protocol::Format> formats)
+      : result_(std::move(result)), formats_(std::move(formats)) {}
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+    auto fields = result_.fields;
+    for (size_t i = 0; i < fields.size(); ++i) fields[i].format = formats_[i];
+    return fields;
+  }
+  bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+    out.row_description(*result_fields());
+    const size_t sent = stream_rows(result_, formats_, position_, max_rows, out);
+    if (position_ < result_.rows) return false;
+    out.command_complete("SELECT " + std::to_string(sent));
+    return true;
+  }
+
+ private:
+  ResultSet result_;
+  std::vector<protocol::Format> formats_;
+  size_t position_ = 0;
+};
+
+class CatalogSession final : public protocol::QueryHandler {
+ public:
+  CatalogSession(std::unique_ptr<protocol::QueryHandler> inner, Database* database, protocol::SessionInfo info)
+      : inner_(std::move(inner)), database_(database), info_(std::move(info)) {}
+
+  std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
+    return inner_->initial_parameter_status();
+  }
+
+  void simple_query(std::string_view sql, protocol::ResultWriter& out) override {
+    std::vector<ParsedStatement> statements;
+    try {
+      statements = parse_sql(sql);
+    } catch (const Error&) {
+      inner_->simple_query(sql, out);  // the session reports the syntax error as it always does
+      return;
+    }
+    const CatalogSource source = catalog_source();
+    const bool any = std::any_of(statements.begin(), statements.end(),
+                                 [&](const ParsedStatement& s) { return is_catalog_select(s, source); });
+    if (!any) {
+      inner_->simple_query(sql, out);
+      return;
+    }
+    // Mixed with other statements: each runs on its own, in order.
+    for (const auto& s : statements) {
+      if (is_catalog_select(s, source)) {
+        check_not_failed();
+        ResultSet result = run_catalog_query(s.body(), source, {});
+        out.row_description(result.fields);
+        size_t position = 0;
+        const size_t sent = stream_rows(result, std::vector<protocol::Format>(result.fields.size(), protocol::Format::text),
+                                        position, 0, out);
+        out.command_complete("SELECT " + std::to_string(sent));
+      } else {
+        const size_t begin = static_cast<size_t>(s.location);
+        const size_t length = s.length > 0 ? static_cast<size_t>(s.length) : sql.size() - begin;
+        inner_->simple_query(sql.substr(begin, length), out);
+      }
+    }
+  }
+
+  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql,
+                                                       std::span<const uint32_t> param_types) override {
+    std::vector<ParsedStatement> statements;
+    try {
+      statements = parse_sql(sql);
+    } catch (const Error&) {
+      return inner_->prepare(sql, param_types);
+    }
+    const CatalogSource source = catalog_source();
+    if (statements.size() != 1 || !is_catalog_select(statements[0], source)) return inner_->prepare(sql, param_types);
+    check_not_failed();
+    const json& body = statements[0].body();
+    const int count = std::max<int>(max_parameter(body), static_cast<int>(param_types.size()));
+    std::vector<uint32_t> types(static_cast<size_t>(count), oid::text);
+    std::vector<SqlType> sql_types;
+    for (int i = 0; i < count; ++i) {
+      const uint32_t given = static_cast<size_t>(i) < param_types.size() ? param_types[static_cast<size_t>(i)] : 0;
+      auto id = given == 0 ? std::nullopt : type_from_oid(given);
+      if (given != 0 && !id) {
+        throw Error(SqlState::feature_not_supported, "parameter type " + std::to_string(given) + " in a catalog query");
+      }
+      // Unspecified parameters behave as untyped literals do.
+      sql_types.push_back(id ? SqlType{*id} : SqlType{TypeId::unknown});
+      if (id) types[static_cast<size_t>(i)] = given;
+    }
+    auto fields = catalog_query_fields(body, source, sql_types);
+    return std::make_unique<CatalogPrepared>(body, std::move(types), std::move(fields));
+  }
+
+  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
+                                         std::span<const protocol::ParameterValue> parameters,
+                                         std::span<const protocol::Format> result_formats) override {
+    auto* prepared = dynamic_cast<CatalogPrepared*>(&statement);
+    if (prepared == nullptr) return inner_->bind(statement, parameters, result_formats);
+    check_not_failed();
+    if (parameters.size() != prepared->types.size()) {
+      throw Error(SqlState::protocol_violation,
+                  "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +
+                      std::to_string(prepared->types.size()));
+    }
+    std::vector<std::pair<SqlType, Value>> values;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      const auto id = type_from_oid(prepared->types[i]);
+      const SqlType type{id.value_or(TypeId::text)};
+      const auto& p = parameters[i];
+      if (!p.bytes) {
+        values.emplace_back(type, Null{});
+      } else if (p.format == protocol::Format::binary) {
+        values.emplace_back(type, parse_binary(type, *p.bytes));
+      } else if (type.id == TypeId::text) {
+        values.emplace_back(SqlType{TypeId::unknown}, Value{*p.bytes});  // coerced where it is used
+      } else {
+        values.emplace_back(type, parse_text(type, *p.bytes));
+      }
+    }
+    ResultSet result = run_catalog_query(prepared->select, catalog_source(), values);
+    auto formats = expand_formats(result_formats, result.fields.size());
+    return std::make_unique<CatalogPortal>(std::move(result), std::move(formats));
+  }
+
+  protocol::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
+  void on_error() override { inner_->on_error(); }
+  void sync() override { inner_->sync(); }
+  // Overrides QueryHandler::statement_timeout_ms where the protocol has it.
+  std::optional<uint64_t> statement_timeout_ms() const { return forward_timeout(*inner_); }
+
+ private:
+  template <class Handler>
+  static std::optional<uint64_t> forward_timeout(const Handler& handler) {
+    if constexpr (requires { handler.statement_timeout_ms(); }) {
+      return handler.statement_timeout_ms();
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  bool is_catalog_select(const ParsedStatement& s, const CatalogSource& source) const {
+    return s.type() == "SelectStmt" && reads_catalog(s.body(), source);
+  }
+
+  void check_not_failed() const {
+    if (inner_->transaction_status() == protocol::TransactionStatus::failed) {
+      throw Error(SqlState::in_failed_sql_transaction,
+                  "current transaction is aborted, commands ignored until end of transaction block");
+    }
+  }
+
+  CatalogSource catalog_source() const {
+    CatalogSource source;
+    source.database = info_.database;
+    source.user = info_.user;
+#ifdef TALLY_HAVE_STORAGE
+    if (database_ != nullptr && database_->store() != nullptr) {
+      for (const auto& snapshot : database_->store()->catalog().tables()) {
+        UserTable t;
+        t.oid = snapshot->def.oid;
+        t.schema = snapshot->def.schema;
+        t.name = snapshot->def.name;
+        for (const auto& c : snapshot->def.columns) t.columns.push_back({c.name, c.type, c.not_null});
+        t.rows = snapshot->row_count();
+        source.tables.push_back(std::move(t));
+      }
+    }
+#endif
+    return source;
+  }
+
+  std::unique_ptr<protocol::QueryHandler> inner_;
+  Database* database_;
+  protocol::SessionInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<protocol::QueryHandler> wrap_session(std::unique_ptr<protocol::QueryHandler> session,
+                                                     Database* database, const protocol::SessionInfo& info) {
+  return std::make_unique<CatalogSession>(std::move(session), database, info);
+}
+
+}  // namespace tally::executor::introspection

@@ -1,0 +1,157 @@
+// The CPU engine against a straightforward reference (std::map), for every
+// variant (dense, hash, hash with memory-bounded passes), several chunks,
+// NULL keys and values, FILTER masks and 1 or 2 threads.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "executor/aggregate_engine.hpp"
+
+namespace tally::executor {
+namespace {
+
+struct Reference {
+  int64_t rows = 0, count = 0;
+  __int128 sum = 0;
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  double fsum = 0;
+  int64_t filtered = 0;
+};
+
+struct Case {
+  std::string variant;
+  int threads;
+  uint64_t memory_budget;
+};
+
+class CpuEngineTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuEngineTest, MatchesReference) {
+  const Case c = GetParam();
+  std::mt19937_64 rng(42);
+  constexpr int64_t kKeyRange = 5000;
+  AggregationSpec spec;
+  spec.key_width = ColumnWidth::int64;
+  spec.key_range_known = true;
+  spec.key_min = -100;
+  spec.key_max = -100 + kKeyRange - 1;
+  spec.estimated_groups = kKeyRange;
+  spec.threads = c.threads;
+  spec.memory_budget = c.memory_budget;
+  spec.forced_variant = c.variant;
+  spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::count_valid, 0, -1}, {PartialOp::sum_int, 0, -1},
+                     {PartialOp::min_int, 0, -1},     {PartialOp::max_int, 0, -1},     {PartialOp::sum_float, 1, -1},
+                     {PartialOp::count_rows, -1, -1}};
+  spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
+  auto engine = make_cpu_engine();
+  ASSERT_TRUE(engine->can_run(spec));
+  auto run = engine->start(spec);
+
+  // Four chunks of data, generated once, fed once per pass.
+  struct Chunk {
+    std::vector<int64_t> keys;
+    std::vector<uint8_t> key_valid;
+    std::vector<int32_t> ints;
+    std::vector<uint8_t> int_valid;
+    std::vector<double> floats;
+    std::vector<uint8_t> filter;
+  };
+  std::vector<Chunk> chunks(4);
+  std::map<std::optional<int64_t>, Reference> reference;
+  for (auto& chunk : chunks) {
+    const size_t rows = 40000 + rng() % 1000;
+    for (size_t r = 0; r < rows; ++r) {
+      const bool null_key = rng() % 50 == 0;
+      const int64_t key = -100 + static_cast<int64_t>(rng() % kKeyRange);
+      const bool null_value = rng() % 20 == 0;
+      const auto value = static_cast<int32_t>(static_cast<int64_t>(rng() % 2000001) - 1000000);
+      const double f = static_cast<double>(rng() % 1000) / 8.0;  // exact in binary: sums are order-independent
+      const uint8_t pass_filter = rng() % 3 == 0 ? 1 : 0;
+      chunk.keys.push_back(null_key ? 0 : key);
+      chunk.key_valid.push_back(null_key ? 0 : 1);
+      chunk.ints.push_back(value);
+      chunk.int_valid.push_back(null_value ? 0 : 1);
+      chunk.floats.push_back(f);
+      chunk.filter.push_back(pass_filter);
+      Reference& ref = reference[null_key ? std::nullopt : std::optional<int64_t>(key)];
+      ++ref.rows;
+      ref.fsum += f;
+      ref.filtered += pass_filter;
+      if (!null_value) {
+        ++ref.count;
+        ref.sum += value;
+        ref.min = std::min<int64_t>(ref.min, value);
+        ref.max = std::max<int64_t>(ref.max, value);
+      }
+    }
+  }
+  for (int pass = 0; pass < run->passes(); ++pass) {
+    run->begin_pass(pass);
+    for (auto& chunk : chunks) {
+      ChunkInput in;
+      in.rows = chunk.keys.size();
+      in.keys = {ColumnWidth::int64, chunk.keys.data(), chunk.key_valid.data()};
+      in.values = {{ColumnWidth::int32, chunk.ints.data(), chunk.int_valid.data()},
+                   {ColumnWidth::float64, chunk.floats.data(), nullptr}};
+      in.filters = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, chunk.filter.data()};
+      run->sink(in);
+    }
+  }
+  if (c.memory_budget > 0) EXPECT_GT(run->passes(), 1);
+  AggregationResult result = run->finalize();
+  ASSERT_EQ(result.groups(), reference.size());
+  for (size_t g = 0; g < result.groups(); ++g) {
+    const std::optional<int64_t> key = result.key_valid[g] ? std::optional<int64_t>(result.keys[g]) : std::nullopt;
+    ASSERT_TRUE(reference.count(key)) << "unexpected group";
+    const Reference& ref = reference[key];
+    EXPECT_EQ(result.states[0].count[g], ref.rows);
+    EXPECT_EQ(result.states[1].count[g], ref.count);
+    EXPECT_TRUE(result.states[2].sum_int[g] == ref.sum);
+    if (ref.count > 0) {
+      EXPECT_EQ(result.states[3].extreme_int[g], ref.min);
+      EXPECT_EQ(result.states[4].extreme_int[g], ref.max);
+    }
+    EXPECT_EQ(result.states[5].sum_float[g], ref.fsum);
+    EXPECT_EQ(result.states[6].count[g], ref.filtered);
+  }
+  const AggregationReport report = run->report();
+  EXPECT_EQ(report.engine, "cpu");
+  EXPECT_EQ(report.groups, reference.size());
+  if (c.variant == "dense") EXPECT_EQ(report.variant, "dense");
+  if (c.variant == "hash") EXPECT_EQ(report.variant.substr(0, 4), "hash");
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CpuEngineTest,
+                         ::testing::Values(Case{"dense", 1, 0}, Case{"dense", 2, 0}, Case{"hash", 1, 0},
+                                           Case{"hash", 2, 0}, Case{"hash", 2, 64 * 1024}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.variant + "_" + std::to_string(info.param.threads) + "threads" +
+                                  (info.param.memory_budget ? "_passes" : "");
+                         });
+
+TEST(CpuEngine, DenseLeavesForHashWhenKeysFallOutsideTheRange) {
+  AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.key_max = 9;
+  spec.threads = 1;
+  spec.aggregates = {{PartialOp::count_rows, -1, -1}};
+  auto run = make_cpu_engine()->start(spec);
+  std::vector<int64_t> first = {1, 2, 3, 3}, second = {3, 100, -5};
+  ChunkInput in;
+  in.rows = first.size();
+  in.keys = {ColumnWidth::int64, first.data(), nullptr};
+  run->sink(in);
+  in.rows = second.size();
+  in.keys = {ColumnWidth::int64, second.data(), nullptr};
+  run->sink(in);
+  AggregationResult r = run->finalize();
+  std::map<int64_t, int64_t> got;
+  for (size_t g = 0; g < r.groups(); ++g) got[r.keys[g]] = r.states[0].count[g];
+  EXPECT_EQ(got, (std::map<int64_t, int64_t>{{-5, 1}, {1, 1}, {2, 1}, {3, 3}, {100, 1}}));
+  EXPECT_NE(run->report().variant.find("hash"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tally::executor
