@@ -20,9 +20,14 @@
 namespace tally::executor {
 namespace {
 
-// Key ranges up to this many slots use the dense variant: 4M slots keep the
-// per-thread arrays within a few hundred MB for the widest state set.
-constexpr int64_t kDenseMaxRange = int64_t{1} << 22;
+// Key ranges up to this many slots always use the dense variant (small
+// per-thread arrays); up to kDenseMaxRange when the groups fill at least a
+// quarter of the range (then arrays cost no more than a hash table would).
+constexpr int64_t kDenseAlwaysRange = int64_t{1} << 20;
+constexpr int64_t kDenseMaxRange = int64_t{1} << 24;
+// Per-worker dense state above this is left to the hash variant: zeroing and
+// faulting in gigabytes costs more than hashing saves.
+constexpr uint64_t kDenseMaxBytesPerWorker = uint64_t{512} << 20;
 // Rows per thread below which a chunk is processed by one thread (thread
 // start-up would cost more than it saves).
 constexpr size_t kMinRowsPerThread = 1 << 14;
@@ -402,7 +407,15 @@ class CpuRun final : public AggregationRun {
     if (spec.forced_variant == "dense") return spec.key_range_known;
     if (!spec.key_range_known || spec.key_max < spec.key_min) return false;
     const __int128 range = static_cast<__int128>(spec.key_max) - spec.key_min + 1;
-    return range <= kDenseMaxRange;
+    if (range <= kDenseAlwaysRange) return true;
+    if (range > kDenseMaxRange) return false;
+    const uint64_t threads = spec.threads > 0 ? static_cast<uint64_t>(spec.threads) : std::thread::hardware_concurrency();
+    if (spec.memory_budget > 0 &&
+        static_cast<uint64_t>(range) * bytes_per_group(spec) * std::max<uint64_t>(threads, 1) > spec.memory_budget) {
+      return false;
+    }
+    if (static_cast<uint64_t>(range) * bytes_per_group(spec) > kDenseMaxBytesPerWorker) return false;
+    return static_cast<__int128>(spec.estimated_groups) * 4 >= range;
   }
 
   static uint64_t bytes_per_group(const AggregationSpec& spec) {
@@ -600,7 +613,11 @@ class CpuRun final : public AggregationRun {
       parallel_for(threads_, static_cast<size_t>(partitions), [&](int, size_t begin, size_t end) {
         for (size_t p = begin; p < end; ++p) {
           PartitionOut& out = parts[p];
+          size_t upper = 0;  // groups of this partition over all workers: sizes the table once
+          for (size_t t = 0; t < locals_.size(); ++t) upper += lists[t][p].size();
+          out.table = KeyTable(upper);
           out.states.init(spec_.aggregates);
+          out.states.resize(spec_.aggregates, std::max<size_t>(upper, 1));
           for (size_t t = 0; t < locals_.size(); ++t) {
             const LocalTable& l = locals_[t];
             for (uint32_t i : lists[t][p]) {
