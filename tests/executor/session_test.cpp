@@ -190,6 +190,22 @@ TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
   }
 }
 
+TEST_F(SessionTest, PortalRowLimitAndResume) {
+  run("CREATE TABLE p (a int, b text)");
+  run("INSERT INTO p VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, NULL), (5, 'w')");
+  auto statement = session_->prepare("SELECT a, b FROM p WHERE a > $1 ORDER BY a", std::vector<uint32_t>{0});
+  EXPECT_EQ(statement->parameter_types(), std::vector<uint32_t>{23});  // inferred from the int column
+  std::vector<protocol::ParameterValue> params{{std::string("1"), protocol::Format::text}};
+  auto portal = session_->bind(*statement, params, {});
+  RecordingWriter first;
+  EXPECT_FALSE(portal->execute(2, first));  // suspended after two rows
+  EXPECT_EQ(first.lines(), (std::vector<std::string>{"2|y", "3|z"}));
+  RecordingWriter rest;
+  EXPECT_TRUE(portal->execute(0, rest));
+  EXPECT_EQ(rest.lines(), (std::vector<std::string>{"4|NULL", "5|w"}));
+  EXPECT_EQ(rest.results.back().tag, "SELECT 2");
+}
+
 TEST_F(SessionTest, NegativeLiteralsAndVersion) {
   EXPECT_EQ(run("SELECT -2147483648, - 5, version() LIKE 'PostgreSQL 15%'").lines(),
             std::vector<std::string>{"-2147483648|-5|t"});
