@@ -652,7 +652,8 @@ Expr Compiler::compile(const json& node, const Scope& scope) {
   } catch (const Error& e) {
     if (e.state() != SqlState::feature_not_supported) throw;
     const std::string message = e.what();
-    return {SqlType{TypeId::text}, [message](const Env&) -> Value {
+    // Typed unknown, so that the contexts around it (AND, comparisons) accept it.
+    return {SqlType{TypeId::unknown}, [message](const Env&) -> Value {
               throw Error(SqlState::feature_not_supported, message);
             }, "?column?"};
   }
@@ -1067,7 +1068,7 @@ Query Compiler::compile_select(const json& node, const Scope* outer) {
     const json& val = target_list[position]["ResTarget"]["val"];
     if (!val.contains("FuncCall") || !val["FuncCall"].contains("over")) continue;
     const auto& f = val["FuncCall"];
-    const auto& over = f["over"]["WindowDef"];
+    const auto& over = f["over"];  // a WindowDef, unwrapped
     if (last_name(f["funcname"]) != "row_number" || f.contains("args") || over.contains("name") ||
         over.contains("refname") || over.contains("startOffset")) {
       continue;  // compiled below as an unsupported window function
@@ -1182,11 +1183,22 @@ std::vector<protocol::FieldDescription> fields_of(const Query& q) {
 
 }  // namespace
 
+ResultSet run_checked(const json& select_stmt, const CatalogSource& source, const Parameters& parameters);
+
 bool reads_catalog(const json& select_stmt, const CatalogSource& source) {
   return reads_catalog_node(select_stmt, source);
 }
 
 ResultSet run_catalog_query(const json& select_stmt, const CatalogSource& source, const Parameters& parameters) {
+  try {
+    return run_checked(select_stmt, source, parameters);
+  } catch (const json::exception& e) {
+    // A parse-tree shape this evaluator does not expect: a clean error.
+    throw Error(SqlState::feature_not_supported, std::string("catalog queries do not support this statement form: ") + e.what());
+  }
+}
+
+ResultSet run_checked(const json& select_stmt, const CatalogSource& source, const Parameters& parameters) {
   Compiler compiler(source, parameters);
   Query q = compiler.compile_select(select_stmt, nullptr);
   ResultSet result;
@@ -1225,7 +1237,11 @@ std::vector<protocol::FieldDescription> catalog_query_fields(const json& select_
   Parameters parameters;
   for (const auto& t : parameter_types) parameters.emplace_back(t, Value{Null{}});
   Compiler compiler(source, parameters);
-  return fields_of(compiler.compile_select(select_stmt, nullptr));
+  try {
+    return fields_of(compiler.compile_select(select_stmt, nullptr));
+  } catch (const json::exception& e) {
+    throw Error(SqlState::feature_not_supported, std::string("catalog queries do not support this statement form: ") + e.what());
+  }
 }
 
 }  // namespace tally::executor::introspection

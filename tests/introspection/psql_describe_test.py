@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""psql's catalog commands against tallyd and a PostgreSQL 15 holding the same tables.
+
+Run through tests/clients/tallyd_harness.py (tallyd's address in the
+environment). Starts a throwaway PostgreSQL 15 (initdb as user postgres in a
+temporary directory, a free port, Unix socket only), creates the same tables in
+both, and compares what psql prints for \\dt, \\d TABLE, \\dn and \\l. Allowed
+differences, and only these: \\l lists the other server's other databases, so
+its comparison keeps the header and the current database's row.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+PSQL = os.path.join(PG_BIN, "psql")
+TIMEOUT_S = 60
+TABLES = [
+    "CREATE TABLE t (a int NOT NULL, b text, c numeric(10,2))",
+    "CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date, qty int8, price float8,"
+    " flag boolean, code char(3), ts timestamp, small int2)",
+]
+COMMANDS = ["\\dt", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def as_postgres(args, **kwargs):
+    return subprocess.run(["runuser", "-u", "postgres", "--"] + args, check=True, timeout=TIMEOUT_S,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+
+
+class Postgres:
+    """A PostgreSQL 15 in a temporary directory, stopped and removed on exit."""
+
+    def __init__(self, user, database):
+        self.dir = tempfile.mkdtemp(prefix="tally_intro_pg_")
+        shutil.chown(self.dir, "postgres")
+        self.data = os.path.join(self.dir, "data")
+        self.port = free_port()
+        as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-A", "trust", "-U", "postgres",
+                     "-E", "UTF8", "--locale=C.UTF-8"])
+        as_postgres([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-w", "-t", str(TIMEOUT_S), "-l",
+                     os.path.join(self.dir, "log"), "-o",
+                     f"-p {self.port} -k {self.dir} -c listen_addresses=''", "start"])
+        self.started = True
+        self.sql("postgres", "postgres", f"CREATE ROLE {user} SUPERUSER LOGIN")
+        self.sql("postgres", "postgres", f"CREATE DATABASE {database} OWNER {user}")
+
+    def conninfo(self, user, database):
+        return f"host={self.dir} port={self.port} user={user} dbname={database}"
+
+    def sql(self, user, database, statement):
+        subprocess.run([PSQL, "-X", "-v", "ON_ERROR_STOP=1", self.conninfo(user, database), "-c", statement],
+                       check=True, timeout=TIMEOUT_S, stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        if self.started:
+            subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(PG_BIN, "pg_ctl"), "-D", self.data,
+                            "-m", "immediate", "-w", "-t", str(TIMEOUT_S), "stop"],
+                           timeout=TIMEOUT_S + 10, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def psql(conninfo, command):
+    result = subprocess.run([PSQL, "-X", conninfo, "-c", command], timeout=TIMEOUT_S,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return result.stdout
+
+
+def keep_database_row(output, database):
+    """\\l: the header and the row of `database`, cell by cell (column widths
+    follow the other databases' rows, which legitimately differ)."""
+    lines = output.splitlines()
+    rows = [lines[1]] + [l for l in lines[3:] if l.split("|")[0].strip() == database]
+    return "\n".join(" | ".join(cell.strip() for cell in row.split("|")) for row in rows)
+
+
+def main():
+    user = os.environ["TALLY_TEST_TRUST_USER"]
+    database = os.environ["TALLY_TEST_DB"]
+    tally = (f"host=localhost hostaddr={os.environ['TALLY_TEST_HOST']} port={os.environ['TALLY_TEST_PORT']}"
+             f" dbname={database} user={user} sslmode=disable connect_timeout=10")
+    pg = Postgres(user, database)
+    failures = 0
+    try:
+        for statement in TABLES:
+            pg.sql(user, database, statement)
+            out = psql(tally, statement)
+            if "CREATE TABLE" not in out:
+                print(f"FAIL: tallyd did not run {statement!r}: {out}")
+                return 1
+        for command in COMMANDS:
+            expected = psql(pg.conninfo(user, database), command)
+            actual = psql(tally, command)
+            if command == "\\l":
+                expected, actual = keep_database_row(expected, database), keep_database_row(actual, database)
+            if expected != actual:
+                failures += 1
+                print(f"FAIL: {command}\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
+            else:
+                print(f"ok: {command} ({len(expected.splitlines())} lines)")
+    finally:
+        pg.stop()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
