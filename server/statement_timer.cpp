@@ -37,8 +37,10 @@ void StatementTimer::loop() {
     }
     auto earliest = std::min_element(deadlines_.begin(), deadlines_.end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (Clock::now() < earliest->second) {
-      changed_.wait_until(lock, earliest->second);
+    // A copy: disarm() may erase the entry while the lock is released in wait_until.
+    Clock::time_point deadline = earliest->second;
+    if (Clock::now() < deadline) {
+      changed_.wait_until(lock, deadline);
       continue;
     }
     // Never turn a pending shutdown or user cancel into a timeout.
