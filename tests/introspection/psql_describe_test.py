@@ -4,7 +4,8 @@
 Run through tests/clients/tallyd_harness.py (tallyd's address in the
 environment). Starts a throwaway PostgreSQL 15 (initdb as user postgres in a
 temporary directory, a free port, Unix socket only), creates the same tables in
-both, and compares what psql prints for \\dt, \\d TABLE, \\dn and \\l. Allowed
+both, and compares what psql prints for \\dt, \\d TABLE, \\dn and \\l, and what
+pgjdbc's DatabaseMetaData answers (JdbcMetadata.java). Allowed
 differences, and only these: \\l lists the other server's other databases, so
 its comparison keeps the header and the current database's row.
 """
@@ -18,6 +19,9 @@ import time
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PSQL = os.path.join(PG_BIN, "psql")
+JAVA = "/usr/bin/java"
+PGJDBC = "/usr/share/java/postgresql.jar"
+JDBC_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "JdbcMetadata.java")
 TIMEOUT_S = 60
 TABLES = [
     "CREATE TABLE t (a int NOT NULL, b text, c numeric(10,2))",
@@ -50,7 +54,7 @@ class Postgres:
                      "-E", "UTF8", "--locale=C.UTF-8"])
         as_postgres([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-w", "-t", str(TIMEOUT_S), "-l",
                      os.path.join(self.dir, "log"), "-o",
-                     f"-p {self.port} -k {self.dir} -c listen_addresses=''", "start"])
+                     f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1", "start"])
         self.started = True
         self.sql("postgres", "postgres", f"CREATE ROLE {user} SUPERUSER LOGIN")
         self.sql("postgres", "postgres", f"CREATE DATABASE {database} OWNER {user}")
@@ -72,6 +76,12 @@ class Postgres:
 
 def psql(conninfo, command):
     result = subprocess.run([PSQL, "-X", conninfo, "-c", command], timeout=TIMEOUT_S,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return result.stdout
+
+
+def jdbc(url, user, password):
+    result = subprocess.run([JAVA, "-cp", PGJDBC, JDBC_PROGRAM, url, user, password], timeout=TIMEOUT_S * 2,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return result.stdout
 
@@ -108,6 +118,18 @@ def main():
                 print(f"FAIL: {command}\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
             else:
                 print(f"ok: {command} ({len(expected.splitlines())} lines)")
+        if not (os.path.exists(JAVA) and os.path.exists(PGJDBC)):
+            failures += 1
+            print(f"FAIL: pgjdbc metadata not checked: {JAVA} or {PGJDBC} is missing (scripts/setup.sh)")
+        else:
+            expected = jdbc(f"jdbc:postgresql://127.0.0.1:{pg.port}/{database}", user, "unused")
+            actual = jdbc(f"jdbc:postgresql://{os.environ['TALLY_TEST_HOST']}:{os.environ['TALLY_TEST_PORT']}/"
+                          f"{database}?sslmode=disable", user, "unused")
+            if expected != actual or "== getSchemas()" not in expected:
+                failures += 1
+                print(f"FAIL: pgjdbc metadata\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
+            else:
+                print(f"ok: pgjdbc metadata ({len(expected.splitlines())} lines)")
     finally:
         pg.stop()
     return 1 if failures else 0
