@@ -81,9 +81,12 @@ class CatalogSession final : public protocol::QueryHandler {
       inner_->simple_query(sql, out);  // the session reports the syntax error as it always does
       return;
     }
-    const CatalogSource source = catalog_source();
-    const bool any = std::any_of(statements.begin(), statements.end(),
-                                 [&](const ParsedStatement& s) { return is_catalog_select(s, source); });
+    // Most statements name no catalog relation: those skip listing the tables.
+    const bool mentions = std::any_of(statements.begin(), statements.end(),
+                                      [&](const ParsedStatement& s) { return is_catalog_select(s, CatalogSource{}); });
+    const CatalogSource source = mentions ? catalog_source() : CatalogSource{};
+    const bool any = mentions && std::any_of(statements.begin(), statements.end(),
+                                             [&](const ParsedStatement& s) { return is_catalog_select(s, source); });
     if (!any) {
       inner_->simple_query(sql, out);
       return;
@@ -114,8 +117,11 @@ class CatalogSession final : public protocol::QueryHandler {
     } catch (const Error&) {
       return inner_->prepare(sql, param_types);
     }
+    if (statements.size() != 1 || !is_catalog_select(statements[0], CatalogSource{})) {
+      return inner_->prepare(sql, param_types);
+    }
     const CatalogSource source = catalog_source();
-    if (statements.size() != 1 || !is_catalog_select(statements[0], source)) return inner_->prepare(sql, param_types);
+    if (!is_catalog_select(statements[0], source)) return inner_->prepare(sql, param_types);
     check_not_failed();
     const json& body = statements[0].body();
     const int count = std::max<int>(max_parameter(body), static_cast<int>(param_types.size()));
