@@ -144,6 +144,11 @@ std::shared_ptr<const Relation> Compiler::relation(const std::string& schema, co
   auto it = relations_.find(key);
   if (it != relations_.end()) return it->second;
   auto built = build_relation(schema, name, source_);
+  const bool user_table = std::any_of(source_.tables.begin(), source_.tables.end(),
+                                      [&](const UserTable& t) { return t.name == name; });
+  if (!built && user_table && (schema.empty() || schema == "public")) {
+    unsupported("reading user table \"" + name + "\" together with catalog relations");
+  }
   if (!built) {
     throw Error(SqlState::undefined_table,
                 "relation \"" + (schema.empty() ? name : schema + "." + name) + "\" does not exist");

@@ -175,19 +175,9 @@ class CatalogSession final : public protocol::QueryHandler {
   protocol::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
   void on_error() override { inner_->on_error(); }
   void sync() override { inner_->sync(); }
-  // Overrides QueryHandler::statement_timeout_ms where the protocol has it.
-  std::optional<uint64_t> statement_timeout_ms() const { return forward_timeout(*inner_); }
+  std::optional<uint64_t> statement_timeout_ms() const override { return inner_->statement_timeout_ms(); }
 
  private:
-  template <class Handler>
-  static std::optional<uint64_t> forward_timeout(const Handler& handler) {
-    if constexpr (requires { handler.statement_timeout_ms(); }) {
-      return handler.statement_timeout_ms();
-    } else {
-      return std::nullopt;
-    }
-  }
-
   bool is_catalog_select(const ParsedStatement& s, const CatalogSource& source) const {
     return s.type() == "SelectStmt" && reads_catalog(s.body(), source);
   }

@@ -161,6 +161,8 @@ TEST(CatalogQuery, UnsupportedConstructsAreCleanErrors) {
   EXPECT_EQ(state_of("SELECT rank() OVER () FROM pg_class"), SqlState::feature_not_supported);
   EXPECT_EQ(state_of("SELECT relkind, count(*) FROM pg_class GROUP BY relkind"), SqlState::feature_not_supported);
   EXPECT_EQ(state_of("SELECT nosuch FROM pg_class"), SqlState::undefined_column);
+  EXPECT_EQ(state_of("SELECT 1 FROM pg_class, nosuch"), SqlState::undefined_table);
+  EXPECT_EQ(state_of("SELECT 1 FROM pg_class, t"), SqlState::feature_not_supported);
   EXPECT_EQ(state_of("SELECT oid FROM pg_class, pg_type"), SqlState::ambiguous_column);
   EXPECT_EQ(state_of("SELECT 1 FROM pg_class WHERE relname = 1"), SqlState::undefined_function);
 }
