@@ -5,7 +5,9 @@ Run through tests/clients/tallyd_harness.py (tallyd's address in the
 environment). Starts a throwaway PostgreSQL 15 (initdb as user postgres in a
 temporary directory, a free port, Unix socket only), creates the same tables in
 both, and compares what psql prints for \\dt, \\d TABLE, \\dn and \\l, and what
-pgjdbc's DatabaseMetaData answers (JdbcMetadata.java). Allowed
+pgjdbc's DatabaseMetaData answers (JdbcMetadata.java) and what psqlODBC's
+SQLTables/SQLColumns/SQLGetTypeInfo answer (odbc_metadata.c, its path is
+argv[1]; psqlODBC's SQLColumns carries the table OID, which differs). Allowed
 differences, and only these: \\l lists the other server's other databases, so
 its comparison keeps the header and the current database's row.
 """
@@ -86,6 +88,26 @@ def jdbc(url, user, password):
     return result.stdout
 
 
+ODBC_DRIVER = "/usr/lib/x86_64-linux-gnu/odbc/psqlodbcw.so"
+
+
+def odbc(program, host, port, database, user):
+    result = subprocess.run([program, f"Driver={ODBC_DRIVER};Server={host};Port={port};Database={database};"
+                             f"Uid={user};Pwd=unused;SSLmode=disable"], timeout=TIMEOUT_S,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines, section = [], ""
+    for line in result.stdout.splitlines():
+        if line.startswith("== "):
+            section = line
+        elif section.startswith("== SQLColumns"):
+            cells = line.split("|")
+            if len(cells) > 22:
+                cells[22] = "<table oid>"  # psqlODBC's TABLE_OID extension column
+            line = "|".join(cells)
+        lines.append(line)
+    return "\n".join(lines) + f"\n(exit {result.returncode})"
+
+
 def keep_database_row(output, database):
     """\\l: the header and the row of `database`, cell by cell (column widths
     follow the other databases' rows, which legitimately differ)."""
@@ -130,6 +152,18 @@ def main():
                 print(f"FAIL: pgjdbc metadata\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
             else:
                 print(f"ok: pgjdbc metadata ({len(expected.splitlines())} lines)")
+        program = sys.argv[1] if len(sys.argv) > 1 else ""
+        if not (os.path.exists(program) and os.path.exists(ODBC_DRIVER)):
+            failures += 1
+            print(f"FAIL: psqlODBC metadata not checked: {program!r} or {ODBC_DRIVER} is missing")
+        else:
+            expected = odbc(program, "127.0.0.1", pg.port, database, user)
+            actual = odbc(program, os.environ["TALLY_TEST_HOST"], os.environ["TALLY_TEST_PORT"], database, user)
+            if expected != actual or "(exit 0)" not in expected:
+                failures += 1
+                print(f"FAIL: psqlODBC metadata\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
+            else:
+                print(f"ok: psqlODBC metadata ({len(expected.splitlines())} lines)")
     finally:
         pg.stop()
     return 1 if failures else 0
