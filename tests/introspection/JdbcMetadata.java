@@ -32,6 +32,16 @@ public class JdbcMetadata {
       print("getColumns(public, t, %)", m.getColumns(null, "public", "t", "%"));
       print("getColumns(null, sales, %)", m.getColumns(null, null, "sales", "%"));
       print("getSchemas()", m.getSchemas());
+      // Catalog statements with parameters (extended protocol, typed and binary).
+      try (java.sql.PreparedStatement ps =
+               c.prepareStatement("SELECT t.oid, t.typname, t.typlen FROM pg_catalog.pg_type t WHERE t.typname = ? OR t.oid = ? ORDER BY 1")) {
+        ps.setString(1, "int4");
+        ps.setInt(2, 1043);
+        print("pg_type by name or oid", ps.executeQuery());
+        ps.setString(1, "numeric");
+        ps.setInt(2, 16);
+        print("pg_type again", ps.executeQuery());
+      }
     }
   }
 }
