@@ -267,6 +267,14 @@ TEST(Differential, RandomGroupByQueriesMatchPostgres) {
   ASSERT_EQ(PQstatus(pg), CONNECTION_OK) << PQerrorMessage(pg);
 
   const std::string dir = testing::make_temp_dir("tally-diff");
+  // Removes the data directory however the test ends (ASSERTs return early).
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove_dir{dir};
   config::Config config;
   config.data_dir = dir;
   config.cpu_threads = 2;
@@ -331,7 +339,6 @@ TEST(Differential, RandomGroupByQueriesMatchPostgres) {
   PQfinish(pg);
   tally.reset();
   database.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
