@@ -104,6 +104,56 @@ std::string like_to_regex(const std::string& pattern) {
   return out + "$";
 }
 
+// text[] values are held in PostgreSQL's text form ("{a,\"b c\"}"): what the
+// catalogs store and what a client receives.
+std::vector<std::string> array_elements(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') {
+    throw Error(SqlState::invalid_text_representation, "malformed array literal: \"" + text + "\"");
+  }
+  std::string current;
+  bool quoted = false, any = false;
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\' && i + 2 < text.size()) current += text[++i];
+      else if (c == '"') quoted = false;
+      else current += c;
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      out.push_back(current);
+      current.clear();
+      any = false;
+    } else {
+      current += c;
+      any = true;
+    }
+  }
+  if (any || !out.empty()) out.push_back(current);
+  return out;
+}
+
+std::string array_text(const std::vector<std::string>& elements) {
+  std::string out = "{";
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const std::string& e = elements[i];
+    const bool quote = e.empty() || e == "NULL" || e.find_first_of(",{}\" \\") != std::string::npos;
+    if (i > 0) out += ',';
+    if (!quote) {
+      out += e;
+      continue;
+    }
+    out += '"';
+    for (char c : e) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 class Compiler {
  public:
   Compiler(const CatalogSource& source, const Parameters& parameters) : source_(source), parameters_(parameters) {}
@@ -451,6 +501,21 @@ Expr Compiler::op_expr(const json& e, const Scope& scope) {
               return -std::get<int64_t>(v);
             }, "?column?"};
   }
+  if (op == "||" && e.contains("lexpr") && e.contains("rexpr")) {
+    Expr l = compile(e["lexpr"], scope), r = compile(e["rexpr"], scope);
+    if (l.type.id == TypeId::text_array && r.type.id == TypeId::text_array) {
+      // array_cat: a NULL side counts as an empty array.
+      return {l.type, [l, r](const Env& env) -> Value {
+                Value a = l.eval(env), b = r.eval(env);
+                if (is_null(a)) return b;
+                if (is_null(b)) return a;
+                auto elements = array_elements(std::get<std::string>(a));
+                for (auto& x : array_elements(std::get<std::string>(b))) elements.push_back(std::move(x));
+                return array_text(elements);
+              }, "?column?"};
+    }
+    if (l.type.id == TypeId::text_array || r.type.id == TypeId::text_array) unsupported("|| between an array and a scalar");
+  }
   if (op == "||") {
     Expr l = cast_to(compile(e["lexpr"], scope), SqlType{TypeId::text});
     Expr r = cast_to(compile(e["rexpr"], scope), SqlType{TypeId::text});
@@ -571,10 +636,19 @@ Expr Compiler::func_call(const json& f, const Scope& scope) {
   }
   if (name == "array_to_string") {
     arity(2, 3);
+    if (args[0].type.id != TypeId::text_array) unsupported("array_to_string of " + format_type(args[0].type));
     Expr a = args[0];
-    return {SqlType{TypeId::text}, [a](const Env& env) -> Value {
-              if (!is_null(a.eval(env))) unsupported("array_to_string on a non-NULL array");
-              return Null{};
+    Expr separator = cast_to(args[1], SqlType{TypeId::text});
+    return {SqlType{TypeId::text}, [a, separator](const Env& env) -> Value {
+              Value v = a.eval(env), sep = separator.eval(env);
+              if (is_null(v) || is_null(sep)) return Null{};
+              std::string out;
+              const auto elements = array_elements(std::get<std::string>(v));
+              for (size_t i = 0; i < elements.size(); ++i) {
+                if (i > 0) out += std::get<std::string>(sep);
+                out += elements[i];
+              }
+              return out;
             }, name};
   }
   if (name == "current_database") return constant_fn(SqlType{TypeId::name}, source_.database);
@@ -624,6 +698,17 @@ Expr Compiler::sub_link(const json& s, const Scope& scope) {
               }
               return rows.empty() ? Value{Null{}} : rows[0][0];
             }, query->targets[0].name};
+  }
+  if (kind == "ARRAY_SUBLINK") {
+    if (!text_kind(query->targets[0].type.id)) unsupported("ARRAY() of " + format_type(query->targets[0].type));
+    return {SqlType{TypeId::text_array}, [query](const Env& env) -> Value {
+              std::vector<std::string> elements;
+              for (const auto& row : query->run(&env)) {
+                if (is_null(row[0])) unsupported("NULL elements in ARRAY()");
+                elements.push_back(std::get<std::string>(row[0]));
+              }
+              return array_text(elements);
+            }, "array"};
   }
   if (kind == "ANY_SUBLINK") {
     Expr test = compile(s["testexpr"], scope);
@@ -813,6 +898,32 @@ Compiler::Source Compiler::compile_from_item(const json& item, const Scope* oute
     Source s;
     for (const auto& t : query->targets) s.columns.push_back({alias, t.name, t.type});
     s.rows = [query](const Env* env) { return query->run(env); };
+    return s;
+  }
+  if (item.contains("RangeFunction")) {
+    // unnest(text[]) of a value of the enclosing query (psql's \d+ reads toast options so).
+    const auto& rf = item["RangeFunction"];
+    if (rf.value("lateral", false) || rf.value("ordinality", false) || rf.value("is_rowsfrom", false) ||
+        rf["functions"].size() != 1 || !outer) {
+      unsupported("this function in FROM");
+    }
+    const json& call = rf["functions"][0]["List"]["items"][0];
+    if (!call.contains("FuncCall") || last_name(call["FuncCall"]["funcname"]) != "unnest" ||
+        call["FuncCall"].value("args", json::array()).size() != 1) {
+      unsupported("functions in FROM other than unnest(array)");
+    }
+    Expr arg = compile_node(call["FuncCall"]["args"][0], *outer);
+    if (arg.type.id != TypeId::text_array) unsupported("unnest of " + format_type(arg.type));
+    const std::string alias = rf.contains("alias") ? rf["alias"].value("aliasname", "unnest") : "unnest";
+    Source s;
+    s.columns.push_back({alias, alias, SqlType{TypeId::text}});
+    s.rows = [arg](const Env* env) {
+      std::vector<Row> rows;
+      Value v = arg.eval(*env);
+      if (is_null(v)) return rows;
+      for (auto& e : array_elements(std::get<std::string>(v))) rows.push_back(Row{Value{std::move(e)}});
+      return rows;
+    };
     return s;
   }
   if (item.contains("JoinExpr")) {

@@ -157,6 +157,17 @@ TEST(CatalogQuery, RowNumberPerPartitionAsPgjdbcGetColumns) {
   EXPECT_EQ(rows[3], (std::vector<std::string>{"sales", "region", "1", "NULL"}));
 }
 
+TEST(CatalogQuery, TextArraysFromArraySubqueriesAndUnnest) {
+  // psql's \\d+ option list: reloptions || array(select 'toast.' || x from unnest(...)).
+  auto rows = run(
+      "SELECT pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) "
+      "x), ', '), array(select relname from pg_class order by 1), array_to_string(array(select nspname from "
+      "pg_namespace where nspname like 'p%' order by 1), '+') FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_class tc "
+      "ON (c.reltoastrelid = tc.oid) WHERE c.oid = '16384'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"", "{sales,t}", "pg_catalog+pg_toast+public"}));
+}
+
 TEST(CatalogQuery, UnsupportedConstructsAreCleanErrors) {
   EXPECT_EQ(state_of("SELECT rank() OVER () FROM pg_class"), SqlState::feature_not_supported);
   EXPECT_EQ(state_of("SELECT relkind, count(*) FROM pg_class GROUP BY relkind"), SqlState::feature_not_supported);

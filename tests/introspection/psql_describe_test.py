@@ -30,7 +30,7 @@ TABLES = [
     "CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date, qty int8, price float8,"
     " flag boolean, code char(3), ts timestamp, small int2)",
 ]
-COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch"]
+COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d+ t", "\\d+ sales", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch"]
 
 
 def free_port():
