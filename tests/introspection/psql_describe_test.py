@@ -30,7 +30,9 @@ TABLES = [
     "CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date, qty int8, price float8,"
     " flag boolean, code char(3), ts timestamp, small int2)",
 ]
-COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d+ t", "\\d+ sales", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch"]
+COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d+ t", "\\d+ sales", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch",
+            # A catalog SELECT between others in one simple query.
+            "SELECT 1 AS x; SELECT typname, oid FROM pg_catalog.pg_type WHERE oid IN (23, 1700) ORDER BY 2; SELECT 2 AS y"]
 
 
 def free_port():
