@@ -94,6 +94,12 @@ class SessionPortal final : public protocol::Portal {
   }
 
   bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+    // An empty statement answers EmptyQueryResponse in place of CommandComplete,
+    // as PostgreSQL's exec_execute_message does (query_handler.hpp, Portal::execute).
+    if (analyzed_->node.is_null()) {
+      out.empty_query();
+      return true;
+    }
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);
       if (result_->returns_rows) {
