@@ -13,35 +13,9 @@
 namespace tally::executor {
 namespace {
 
-constexpr int32_t kPostgresEpochJdate = 2451545;  // date2j(2000, 1, 1)
 constexpr int64_t kUsecsPerDay = 86'400'000'000LL;
 constexpr int32_t kDateNegInfinity = INT32_MIN;
 constexpr int32_t kDatePosInfinity = INT32_MAX;
-
-int32_t date2j(int y, int m, int d) {
-  if (m > 2) { m += 1; y += 4800; } else { m += 13; y += 4799; }
-  const int century = y / 100;
-  int julian = y * 365 - 32167;
-  julian += y / 4 - century + century / 4;
-  julian += 7834 * m / 256 + d;
-  return julian;
-}
-
-void j2date(int jd, int& year, int& month, int& day) {
-  unsigned int julian = static_cast<unsigned int>(jd) + 32044;
-  unsigned int quad = julian / 146097;
-  const unsigned int extra = (julian - quad * 146097) * 4 + 3;
-  julian += 60 + quad * 3 + extra / 146097;
-  quad = julian / 1461;
-  julian -= quad * 1461;
-  int y = static_cast<int>(julian * 4 / 1461);
-  julian = ((y != 0) ? ((julian + 305) % 365) : ((julian + 306) % 366)) + 123;
-  y += static_cast<int>(quad * 4);
-  year = y - 4800;
-  quad = julian * 2141 / 65536;
-  day = static_cast<int>(julian - 7834 * quad / 256);
-  month = static_cast<int>((quad + 10) % 12 + 1);
-}
 
 void append_padded(std::string& out, int64_t v, int width) {
   char buf[24];
@@ -307,10 +281,11 @@ int64_t parse_timestamp_text(std::string_view text) {
 
 }  // namespace
 
-int32_t days_from_civil(int year, int month, int day) { return date2j(year, month, day) - kPostgresEpochJdate; }
+// The calendar arithmetic is PostgreSQL's date2j/j2date, kept once in executor/types.
+int32_t days_from_civil(int year, int month, int day) { return types::date_from_ymd(year, month, day); }
 
 void civil_from_days(int32_t days, int& year, int& month, int& day) {
-  j2date(days + kPostgresEpochJdate, year, month, day);
+  types::ymd_from_date(days, year, month, day);
 }
 
 void append_float(std::string& out, double value, bool is_float4) {
