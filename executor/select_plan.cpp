@@ -239,12 +239,10 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     return -1;
   };
 
-  if (!aggregate) {
-    for (auto& t : targets) {
-      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
-      plan->names.push_back(t.name);
-    }
-    plan->visible = plan->outputs.size();
+  // ORDER BY: an item naming an output (ordinal, alias or the same expression)
+  // sorts by it; any other expression becomes a hidden output column, which
+  // SELECT DISTINCT forbids (42P10), as in PostgreSQL.
+  auto bind_sort_clause = [&](BindContext& scope) {
     for (const auto& s : select.value("sortClause", json::array())) {
       const auto& sb = s["SortBy"];
       int index = output_index_for(sb["node"]);
@@ -254,7 +252,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
                                  "for SELECT DISTINCT, ORDER BY expressions must appear in select list"),
                            sb["node"]);
         }
-        plan->outputs.push_back(bind_expression(sb["node"], source));
+        plan->outputs.push_back(bind_expression(sb["node"], scope));
         index = static_cast<int>(plan->outputs.size() - 1);
       }
       SortKey key;
@@ -264,6 +262,15 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
       plan->sort.push_back(key);
     }
+  };
+
+  if (!aggregate) {
+    for (auto& t : targets) {
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
+      plan->names.push_back(t.name);
+    }
+    plan->visible = plan->outputs.size();
+    bind_sort_clause(source);
   } else {
     // GROUP BY keys: ordinals and output aliases resolve to target expressions,
     // input column names win over output aliases (PostgreSQL's rule).
@@ -389,25 +396,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     }
     plan->visible = plan->outputs.size();
     if (select.contains("havingClause")) plan->having = bind_condition(select["havingClause"], post, "HAVING");
-    for (const auto& s : select.value("sortClause", json::array())) {
-      const auto& sb = s["SortBy"];
-      int index = output_index_for(sb["node"]);
-      if (index < 0) {
-        if (plan->distinct) {
-          throw positioned(Error(SqlState::invalid_column_reference,
-                                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list"),
-                           sb["node"]);
-        }
-        plan->outputs.push_back(bind_expression(sb["node"], post));
-        index = static_cast<int>(plan->outputs.size() - 1);
-      }
-      SortKey key;
-      key.column = index;
-      key.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
-      const std::string nulls = sb.value("sortby_nulls", "SORTBY_NULLS_DEFAULT");
-      key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
-      plan->sort.push_back(key);
-    }
+    bind_sort_clause(post);
   }
 
   BindContext limit_ctx;
