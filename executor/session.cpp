@@ -215,13 +215,7 @@ Session::Analyzed Session::analyze_checked(std::string_view sql, const json& nod
   if (node.is_null()) return a;
   a.kind = node.begin().key();
   const json& body = node.begin().value();
-  PlanContext pc;
-  pc.tables = tables_;
-  pc.settings = &settings_;
-  pc.parameter_types = &a.parameter_types;
-  pc.user = info_.user;
-  pc.database = info_.database;
-  pc.backend_pid = info_.process_id;
+  PlanContext pc = make_plan_context(&a.parameter_types);
   if (a.kind == "SelectStmt") {
     if (body.contains("intoClause")) throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
     a.select = plan_select(body, pc);
@@ -273,12 +267,7 @@ ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<
   if (info_.cancel != nullptr) info_.cancel->check();
   const json& body = statement.node.begin().value();
   if (kind == "SelectStmt") {
-    ExecContext ec;
-    ec.parameters = &parameters;
-    ec.cancel = info_.cancel;
-    ec.threads = database_ ? database_->config().cpu_threads : 1;
-    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
-    ec.engine = settings_.get("tally.engine").value_or("auto");
+    ExecContext ec = make_exec_context(&parameters);
     return run_select(*statement.select, ec);
   }
   if (kind == "TransactionStmt") return run_transaction_statement(body, out);
@@ -414,21 +403,11 @@ ResultSet Session::run_explain(const json& body, const std::vector<Value>& param
   const json& query = body["query"];
   if (!query.contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
   std::vector<uint32_t> types;
-  PlanContext pc;
-  pc.tables = tables_;
-  pc.settings = &settings_;
-  pc.parameter_types = &types;
-  pc.user = info_.user;
-  pc.database = info_.database;
+  PlanContext pc = make_plan_context(&types);
   auto plan = plan_select(query["SelectStmt"], pc);
   std::vector<std::string> lines = explain_select(*plan);
   if (analyze) {
-    ExecContext ec;
-    ec.parameters = &parameters;
-    ec.cancel = info_.cancel;
-    ec.threads = database_ ? database_->config().cpu_threads : 1;
-    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
-    ec.engine = settings_.get("tally.engine").value_or("auto");
+    ExecContext ec = make_exec_context(&parameters);
     std::vector<std::string> details;
     ec.explain = &details;
     run_select(*plan, ec);
@@ -453,19 +432,9 @@ ResultSet Session::run_cursor_statement(const std::string& kind, const json& bod
     }
     if (cursors_.count(name)) throw Error(SqlState::duplicate_cursor, "cursor \"" + name + "\" already exists");
     std::vector<uint32_t> types;
-    PlanContext pc;
-    pc.tables = tables_;
-    pc.settings = &settings_;
-    pc.parameter_types = &types;
-    pc.user = info_.user;
-    pc.database = info_.database;
+    PlanContext pc = make_plan_context(&types);
     auto plan = plan_select(body["query"]["SelectStmt"], pc);
-    ExecContext ec;
-    ec.parameters = &parameters;
-    ec.cancel = info_.cancel;
-    ec.threads = database_ ? database_->config().cpu_threads : 1;
-    ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
-    ec.engine = settings_.get("tally.engine").value_or("auto");
+    ExecContext ec = make_exec_context(&parameters);
     cursors_[name] = Cursor{run_select(*plan, ec), 0};
     return command("DECLARE CURSOR");
   }
