@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "gpu/tuner/cardinality_bucket.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 
 namespace tally::catalog {
@@ -86,10 +87,7 @@ std::optional<TuningEntry> read_row(const Statement& st) {
 
 }  // namespace
 
-int cardinality_bucket(double estimated_groups) {
-  if (!(estimated_groups > 1.0)) return 0;
-  return static_cast<int>(std::floor(std::log2(estimated_groups)));
-}
+int cardinality_bucket(double estimated_groups) { return gpu::cardinality_bucket(estimated_groups); }
 
 std::string operator_signature(const std::vector<std::string>& key_types, int key_width_bytes,
                                std::vector<std::string> aggregates) {

@@ -36,18 +36,60 @@ enum class PartialOp : uint8_t {
 
 enum class ColumnWidth : uint8_t { int32, int64, float32, float64 };
 
+// Names the stored bytes of one column of one chunk for the life of the
+// process, so that an engine may keep a copy (the GPU's device column cache)
+// keyed by it: storage chunk ids are never reused within a table, table oids
+// are never reused, and committed chunk files never change. Unknown (table 0)
+// for columns the planner computed: those bytes are transient.
+struct ColumnIdentity {
+  uint64_t table = 0;   // table oid; 0 = unknown
+  uint64_t chunk = 0;   // storage chunk id
+  uint32_t column = 0;  // table column number
+  bool known() const { return table != 0; }
+};
+
 // A column of one chunk, not owned (points into storage's decoded chunk or a
 // vector the planner computed).
 struct ColumnView {
   ColumnWidth width = ColumnWidth::int64;
   const void* data = nullptr;
   const uint8_t* validity = nullptr;  // 1 = valid; nullptr = no NULLs
+  ColumnIdentity identity;            // filled by the raw-chunk path for stored columns
 };
 
 struct PartialAggregate {
   PartialOp op = PartialOp::count_rows;
   int input = -1;   // index into ChunkInput::values (-1 for count_rows)
   int input2 = -1;  // second input (moments2_float: X; `input` is Y)
+};
+
+// One entry of the per-device tuning cache as the engines see it: plain data,
+// so gpu/ never includes catalog/ (executor/tuning_store_catalog.hpp maps it
+// onto catalog::TuningCache). Key: device x signature x variant x bucket.
+struct TuningRecord {
+  std::string device;          // gpu::DeviceProperties::fingerprint() (name, cc, SMs, memory, driver)
+  std::string signature;       // operator signature: key width, value widths, aggregate set
+  std::string variant;         // "dense", "shared_memory", "global", "sort", "partitioned"
+  int bucket = 0;              // floor(log2(estimated groups)), 0 for <= 1 group
+  std::string best_config;     // gpu::LaunchConfig text form "tpb=256,bps=4,ff=50,rpt=1"
+  double seconds_per_row = 0;  // measured time per row of best_config
+  int64_t observations = 0;    // queries that reported into this entry (load: as stored; store: ignored,
+                               // the store counts one more per store())
+  std::string search_state;    // JSON of gpu::SearchState: lets a later query continue the search
+  std::string source;          // "rule", "search" or "explored"
+  std::string updated_at;      // UTC, set by the store (load only)
+};
+
+// Where an engine loads and stores tuning records. Implementations are
+// thread-safe: sessions run queries in parallel threads.
+class TuningStore {
+ public:
+  virtual ~TuningStore() = default;
+  // Every variant's record for this device, signature and bucket (records of
+  // other devices are never returned).
+  virtual std::vector<TuningRecord> load(const std::string& device, const std::string& signature, int bucket) = 0;
+  // Inserts or updates the record of its key.
+  virtual void store(const TuningRecord& record) = 0;
 };
 
 // What stays fixed for one query's aggregation.
@@ -61,6 +103,15 @@ struct AggregationSpec {
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
+  // Launch configuration to force (GPU: the tuner's text form
+  // "tpb=256,bps=4,ff=50,rpt=4", SET tally.launch_config); "" = engine's choice.
+  std::string forced_configuration;
+  // The tuning cache (not owned; outlives the run); nullptr = no persisted
+  // tuning: the engine starts from its rules and forgets what it measured.
+  TuningStore* tuning_store = nullptr;
+  // Operator signature for the tuning cache key; "" = the engine derives one
+  // from the widths and aggregates above (gpu::tuning_signature).
+  std::string operator_signature;
 };
 
 // One chunk of input rows.
@@ -98,6 +149,12 @@ struct AggregationReport {
   uint64_t groups = 0;
   uint64_t passes = 1;
   double sink_ms = 0, finalize_ms = 0;
+  // Time the device spent aggregating (GPU: CUDA events around each chunk's
+  // launches, excluding host-to-device copies); 0 when not measured.
+  double device_ms = 0;
+  uint64_t chunks = 0;
+  // Further EXPLAIN ANALYZE lines from the engine (column cache, tuner).
+  std::vector<std::string> details;
 };
 
 class AggregationRun {

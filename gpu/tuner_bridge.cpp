@@ -1,5 +1,15 @@
 #include "gpu/tuner_bridge.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "common/engine_counters.hpp"
+#include "common/error.hpp"
+#include "gpu/tuner/cardinality_bucket.hpp"
+#include "gpu/tuner/query_tuner.hpp"
+#include "gpu/tuner/search_state_json.hpp"
+
 namespace tally::gpu {
 
 DeviceProperties to_device_properties(const DeviceInfo& d) {
@@ -18,6 +28,335 @@ DeviceProperties to_device_properties(const DeviceInfo& d) {
   p.global_memory_bytes = static_cast<int64_t>(d.total_memory);
   p.driver_version = d.driver_version;
   return p;
+}
+
+std::string device_fingerprint(const DeviceInfo& d) { return to_device_properties(d).fingerprint(); }
+
+namespace {
+
+std::string_view width_name(executor::ColumnWidth w) {
+  switch (w) {
+    case executor::ColumnWidth::int32: return "int4";
+    case executor::ColumnWidth::int64: return "int8";
+    case executor::ColumnWidth::float32: return "float4";
+    case executor::ColumnWidth::float64: return "float8";
+  }
+  return "?";
+}
+
+std::string_view op_name(executor::PartialOp op) {
+  using executor::PartialOp;
+  switch (op) {
+    case PartialOp::count_rows: return "count_rows";
+    case PartialOp::count_valid: return "count_valid";
+    case PartialOp::sum_int: return "sum_int";
+    case PartialOp::sum_float: return "sum_float";
+    case PartialOp::min_int: return "min_int";
+    case PartialOp::max_int: return "max_int";
+    case PartialOp::min_float: return "min_float";
+    case PartialOp::max_float: return "max_float";
+    case PartialOp::moments_int: return "moments_int";
+    case PartialOp::moments_float: return "moments_float";
+    case PartialOp::moments2_float: return "moments2_float";
+  }
+  return "?";
+}
+
+std::string ns_per_row(double seconds_per_row) { return fmt::format("{:.3f} ns/row", seconds_per_row * 1e9); }
+
+}  // namespace
+
+std::string tuning_signature(const executor::AggregationSpec& spec) {
+  std::vector<std::string> aggs;
+  for (const auto& a : spec.aggregates) {
+    std::string s(op_name(a.op));
+    if (a.input >= 0) s += "(" + std::to_string(a.input) + (a.input2 >= 0 ? "," + std::to_string(a.input2) : "") + ")";
+    aggs.push_back(std::move(s));
+  }
+  std::sort(aggs.begin(), aggs.end());
+  std::string out = "key=" + std::string(width_name(spec.key_width)) + ";values=";
+  for (size_t i = 0; i < spec.value_widths.size(); ++i) out += (i ? "," : "") + std::string(width_name(spec.value_widths[i]));
+  out += ";aggs=";
+  for (size_t i = 0; i < aggs.size(); ++i) out += (i ? "," : "") + aggs[i];
+  return out;
+}
+
+std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
+                                                        const std::string& signature, int bucket) {
+  if (!store) return {};
+  try {
+    return store->load(device, signature, bucket);
+  } catch (const std::exception&) {
+    // An unreadable cache must not fail the query: it runs from the rules.
+    return {};
+  }
+}
+
+// One usable variant: its grid, its rule start, and its search (continued
+// from the cache when the cache has one).
+struct ChunkTuner::Slot {
+  Variant variant = Variant::global_hash;
+  std::string name;
+  VariantConfig base;        // gpu/'s default for the parameters the tuner does not search
+  LaunchConfig start;        // the cold-start rule's configuration, on the grid
+  std::optional<DamonSearch> search;
+  bool cached = false;       // the cache had a measured entry
+  int64_t observations = 0;  // as loaded
+  bool explored = false;     // measured as exploration (vw-greedy) or raced beside a known variant
+  bool touched = false;      // measured in this query
+  size_t measured_at_explore = 0;
+  long explore_chunks = 0;
+
+  std::optional<double> best_time() const { return search->best_seconds_per_row(); }
+};
+
+namespace {
+
+// The state loaded from a record, or nullopt when it is unreadable or was
+// measured on another grid (another version's search space): then the search
+// starts afresh rather than walking off the grid.
+std::optional<SearchState> usable_state(const executor::TuningRecord& r, const SearchSpace& space) {
+  const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
+  auto state = search_state_from_json(json);
+  if (!state || (!state->best && state->pending_initial.empty())) return std::nullopt;
+  for (const auto& [c, t] : state->measured) {
+    if (!space.contains(c) || !(t > 0)) return std::nullopt;
+  }
+  if (state->best && !state->measured.count(*state->best)) return std::nullopt;
+  for (const auto& c : state->queue) {
+    if (!state->measured.count(c)) return std::nullopt;
+  }
+  return state;
+}
+
+AggregationShape shape_of(const GroupBySpec& spec, const ChunkFacts& facts, bool dense) {
+  AggregationShape s;
+  s.estimated_groups = static_cast<double>(std::max<uint64_t>(facts.estimated_groups, 1));
+  s.key_bytes = spec.key_type == KeyType::int32 ? 4 : 8;
+  // One 8-byte global-table lane per aggregate (lane_plan.hpp), at least the row count.
+  s.state_bytes = 8 * static_cast<int>(std::max<size_t>(spec.aggregates.size(), 1));
+  s.dense_key_range = dense;
+  return s;
+}
+
+}  // namespace
+
+ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
+    : fingerprint_(device_fingerprint(in.device)),
+      signature_(in.signature),
+      bucket_(cardinality_bucket(static_cast<double>(in.facts.estimated_groups))),
+      estimated_groups_(in.facts.estimated_groups),
+      refine_(in.tuning.enabled) {
+  const DeviceProperties props = to_device_properties(in.device);
+  // The working pool, most preferred first: gpu/'s rule choice, then the
+  // tuner's rule order, then any other variant can_use allows.
+  std::vector<Variant> pool;
+  const auto add = [&](Variant v) {
+    if (std::find(pool.begin(), pool.end(), v) == pool.end() && can_use(v, in.spec, in.device, in.facts)) pool.push_back(v);
+  };
+  if (!in.forced_variant.empty()) {
+    const auto v = parse_variant(in.forced_variant);
+    if (!v) throw Error(SqlState::invalid_parameter_value, "GPU: unknown aggregation variant \"" + in.forced_variant + "\"");
+    pool.push_back(*v);  // the caller forced it: run it even where the rules would not
+  } else {
+    add(choose_variant(in.spec, in.device, in.facts));
+    const bool dense = can_use(Variant::dense, in.spec, in.device, in.facts);
+    for (const auto& name : rule_variant_order(props, shape_of(in.spec, in.facts, dense))) {
+      if (const auto v = parse_variant(name)) add(*v);
+    }
+    for (Variant v : kAllVariants) add(v);
+  }
+  if (pool.empty()) throw Error(SqlState::feature_not_supported, "GPU: no aggregation variant can run this query");
+
+  const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
+  const SearchParams params = SearchParams::from_config(in.tuning);
+  bool any_cached = false;
+  for (Variant v : pool) {
+    auto s = std::make_unique<Slot>();
+    s->variant = v;
+    s->name = std::string(variant_name(v));
+    s->base = default_launch_config(v, in.spec, in.device, in.facts);
+    const SearchSpace grid = default_search_space(props, s->name);
+    SearchSpace space(grid.axes(), s->base.launch);
+    s->start = space.snap(rule_launch_config(props, shape, s->name));
+    for (int d = 0; d < kConfigDimensionCount; ++d) {  // dimensions off the grid keep gpu/'s defaults
+      const auto dim = static_cast<ConfigDimension>(d);
+      if (std::none_of(space.axes().begin(), space.axes().end(), [dim](const GridAxis& a) { return a.dimension == dim; }))
+        s->start.set(dim, space.base().get(dim));
+    }
+    std::optional<SearchState> state;
+    for (const auto& r : in.records) {
+      if (r.variant != s->name || r.device != fingerprint_) continue;  // never another GPU's entry
+      state = usable_state(r, space);
+      if (state) s->observations = r.observations;
+    }
+    if (state) {
+      s->cached = state->best.has_value();
+      any_cached = any_cached || s->cached;
+      s->search.emplace(std::move(space), std::move(*state), params);
+    } else {
+      s->search.emplace(std::move(space), std::vector<LaunchConfig>{s->start}, params);
+    }
+    slots_.push_back(std::move(s));
+  }
+
+  const bool race = std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->best_time(); });
+  if (race && any_cached) {
+    for (auto& s : slots_) s->explored = !s->best_time();  // a variant new to a known (device, query)
+  }
+  if (!refine_ || !race) {
+    // Exploit the cached best (vw-greedy); without refinement an unmeasured
+    // pool runs the rules' first choice.
+    Slot* best = nullptr;
+    for (auto& s : slots_) {
+      if (s->best_time() && (!best || *s->best_time() < *best->best_time())) best = s.get();
+    }
+    current_ = best ? best->variant : slots_.front()->variant;
+    current_reason_ = best ? ChoiceReason::cache : ChoiceReason::rule;
+    if (refine_ && slots_.size() > 1 && in.tuning.explore_rate > 0) {
+      std::mt19937_64 rng(in.seed);
+      if (std::uniform_real_distribution<double>(0.0, 1.0)(rng) < in.tuning.explore_rate) {
+        size_t other = std::uniform_int_distribution<size_t>(0, slots_.size() - 2)(rng);
+        Slot* target = nullptr;
+        for (auto& s : slots_) {
+          if (s->variant == *current_) continue;
+          if (other-- == 0) target = s.get();
+        }
+        if (target) {
+          exploring_ = target->variant;
+          target->explored = true;
+          target->measured_at_explore = target->search->state().measured.size();
+          count(engine_counters().tuner_explorations);
+        }
+      }
+    }
+  } else {
+    current_reason_ = any_cached ? ChoiceReason::explore : ChoiceReason::rule;
+  }
+}
+
+ChunkTuner::~ChunkTuner() = default;
+ChunkTuner::ChunkTuner(ChunkTuner&&) noexcept = default;
+ChunkTuner& ChunkTuner::operator=(ChunkTuner&&) noexcept = default;
+
+ChunkTuner::Slot& ChunkTuner::slot(Variant v) {
+  for (auto& s : slots_) {
+    if (s->variant == v) return *s;
+  }
+  throw Error(SqlState::internal_error, "ChunkTuner: variant outside the pool");
+}
+
+const ChunkTuner::Slot& ChunkTuner::slot(Variant v) const { return const_cast<ChunkTuner*>(this)->slot(v); }
+
+ChunkTuner::Slot* ChunkTuner::pick_slot() {
+  if (exploring_) {
+    Slot& e = slot(*exploring_);
+    // One measurement (or, on a converged search, one measurement window of
+    // its best configuration) and back to the best variant.
+    const bool done = e.search->state().measured.size() > e.measured_at_explore ||
+                      (e.search->converged() && e.explore_chunks >= MeasurementParams{}.window);
+    if (!done) return &e;
+    exploring_.reset();
+  }
+  if (!current_) {
+    for (auto& s : slots_) {
+      if (!s->best_time()) return s.get();  // the race: each unmeasured variant's first measurement
+    }
+    Slot* best = nullptr;
+    for (auto& s : slots_) {
+      if (!best || *s->best_time() < *best->best_time()) best = s.get();
+    }
+    current_ = best->variant;
+  }
+  return &slot(*current_);
+}
+
+TunedChoice ChunkTuner::next() {
+  Slot* s = pick_slot();
+  const LaunchConfig c = refine_ ? s->search->next_configuration() : s->search->best();
+  ++chunks_;
+  const bool searching = !(current_ && s->variant == *current_ && s->search->converged());
+  if (searching && refine_) ++chunks_searching_;
+  if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
+  pending_ = std::make_pair(s->variant, c);
+  TunedChoice out;
+  out.variant = s->variant;
+  out.config = s->base;
+  out.config.launch = c;
+  return out;
+}
+
+void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
+  Variant v = current_ ? *current_ : slots_.front()->variant;
+  LaunchConfig c = used.launch;
+  if (pending_) {
+    v = pending_->first;
+    c = pending_->second;
+    pending_.reset();
+  }
+  if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
+  Slot& s = slot(v);
+  const size_t before = s.search->state().measured.size();
+  s.search->report(c, seconds_per_row);
+  s.touched = true;
+  if (s.search->state().measured.size() > before) count(engine_counters().tuner_measurements);
+}
+
+Variant ChunkTuner::current_variant() const {
+  if (current_) return *current_;
+  return slots_.front()->variant;
+}
+
+bool ChunkTuner::converged() const {
+  return current_ && !exploring_ && slot(*current_).search->converged();
+}
+
+std::string ChunkTuner::explain() const {
+  const Slot& s = slot(current_variant());
+  const SearchState& st = s.search->state();
+  // cache: the entry existed before this query; explored: measured as
+  // vw-greedy exploration; rule: a cold start searched from the rules.
+  const std::string source = (current_reason_ == ChoiceReason::cache || s.cached) ? "cache" : s.explored ? "explored" : "rule";
+  std::string out = fmt::format("Tuning: estimate {} groups (bucket 2^{}), variant={} ({}), config={}", estimated_groups_,
+                                bucket_, s.name, source, to_string(s.search->best()));
+  if (const auto t = s.best_time()) out += " at " + ns_per_row(*t);
+  int better = 0, plateau = 0, worse = 0;
+  for (const auto& step : st.path) {
+    better += step.event == StepEvent::better;
+    plateau += step.event == StepEvent::plateau;
+    worse += step.event == StepEvent::worse;
+  }
+  out += fmt::format("; search {} after {} configurations ({} better, {} plateau, {} worse) from {}",
+                     st.converged ? "converged" : "running", st.measured.size(), better, plateau, worse, to_string(s.start));
+  out += fmt::format("; {} of {} chunks searching", chunks_searching_, chunks_);
+  std::string others;
+  for (const auto& o : slots_) {
+    if (o->variant == s.variant || !o->best_time()) continue;
+    others += fmt::format("{}{} {}{}", others.empty() ? "" : ", ", o->name, ns_per_row(*o->best_time()),
+                          o->touched ? (o->explored ? " explored" : " raced") : "");
+  }
+  if (!others.empty()) out += "; other variants: " + others;
+  return out;
+}
+
+std::vector<executor::TuningRecord> ChunkTuner::records() const {
+  std::vector<executor::TuningRecord> out;
+  for (const auto& s : slots_) {
+    const SearchState& st = s->search->state();
+    if (!s->touched || !st.best) continue;
+    executor::TuningRecord r;
+    r.device = fingerprint_;
+    r.signature = signature_;
+    r.variant = s->name;
+    r.bucket = bucket_;
+    r.best_config = to_string(*st.best);
+    r.seconds_per_row = st.measured.at(*st.best);
+    r.observations = s->observations + 1;
+    r.search_state = to_json(st).dump();
+    r.source = s->explored ? "explored" : (*st.best == s->start ? "rule" : "search");
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace tally::gpu

@@ -1,12 +1,130 @@
 #pragma once
-// Conversions between gpu/'s types and the tuner's vocabulary
-// (gpu/tuner/device_properties.hpp, variant names in the tuning cache).
+// The tuner inside the GPU engine. Conversions between gpu/'s types and the
+// tuner's vocabulary (gpu/tuner/), and ChunkTuner: what a GpuRun asks, chunk
+// by chunk, for the variant and launch configuration to run, and tells how
+// long the chunk took.
+//
+//   ChunkTuner tuner(input);                    // records loaded from the TuningStore
+//   for each chunk:
+//     TunedChoice c = tuner.next();
+//     LaunchReport r = aggregator.consume(chunk, c.variant, c.config);
+//     tuner.report(r.used, seconds / rows);
+//   store every tuner.records() entry; tuner.explain() goes to EXPLAIN ANALYZE.
+//
+// Policy. Variants gpu/'s can_use forbids for the query are never proposed.
+// Variants the cache knows nothing about (for this device, signature and
+// cardinality bucket) are raced inside the query: each runs its cold-start
+// configuration for one measurement (a few chunks; any variant can process any
+// chunk), then the fastest is searched further (DaMoN'19 Algorithm 1,
+// continuing the cached search state) and, once converged, runs its best
+// configuration. On a warm cache the cached best variant and configuration
+// run from the first chunk; with probability explore_rate a query spends one
+// measurement on another variant (vw-greedy, ADMS'15), so the cache follows
+// data changes without losing a whole query to exploration.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "executor/aggregate_engine.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/group_by_spec.hpp"
+#include "gpu/tuner/cold_start_rules.hpp"
+#include "gpu/tuner/damon_search.hpp"
 #include "gpu/tuner/device_properties.hpp"
+#include "gpu/tuner/vw_greedy.hpp"
+#include "gpu/variant_config.hpp"
+#include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
 
 // The tuner's view of a device, filled from what gpu/ read off the device.
 DeviceProperties to_device_properties(const DeviceInfo& d);
+// The tuning cache's device key: to_device_properties(d).fingerprint(), the
+// one fingerprint used everywhere.
+std::string device_fingerprint(const DeviceInfo& d);
+// The operator signature of an engine spec when the planner gave none:
+// "key=int4;values=int4,int8;aggs=count_rows,sum_int(0)" (aggregates sorted,
+// so the select-list order does not matter).
+std::string tuning_signature(const executor::AggregationSpec& spec);
+
+struct TunedChoice {
+  Variant variant = Variant::global_hash;
+  VariantConfig config;
+};
+
+struct ChunkTunerInput {
+  DeviceInfo device;
+  GroupBySpec spec;
+  // Rows of a typical chunk, the key range (dense) and the estimated groups.
+  ChunkFacts facts;
+  std::string signature;                       // tuning_signature(...) or the planner's
+  std::vector<executor::TuningRecord> records;  // TuningStore::load(device, signature, bucket)
+  config::TuningConfig tuning;
+  std::string forced_variant;                  // "" = choose; else only this variant runs
+  uint64_t seed = std::random_device{}();      // exploration draws
+};
+
+class ChunkTuner {
+ public:
+  // Throws Error(0A000) when no variant can run the query, Error(22023) for an
+  // unknown forced variant.
+  explicit ChunkTuner(const ChunkTunerInput& input);
+  ~ChunkTuner();
+  ChunkTuner(ChunkTuner&&) noexcept;
+  ChunkTuner& operator=(ChunkTuner&&) noexcept;
+
+  // The variant and configuration for the next chunk.
+  TunedChoice next();
+  // The time per row of the chunk run after the last next(). `used` is what
+  // the launcher ran; when it clamped the proposal, the time still counts for
+  // the proposed grid point (that is what the proposal means on this device).
+  void report(const VariantConfig& used, double seconds_per_row);
+
+  // One line for EXPLAIN ANALYZE: estimate bucket, variant and its source
+  // (rule/cache/explored), configuration, search path summary, chunks spent
+  // searching.
+  std::string explain() const;
+  // What to persist: one record per variant this query measured.
+  std::vector<executor::TuningRecord> records() const;
+
+  const std::string& device() const { return fingerprint_; }
+  const std::string& signature() const { return signature_; }
+  int bucket() const { return bucket_; }
+  // The variant that runs once racing/exploring is over.
+  Variant current_variant() const;
+  bool converged() const;
+  // Chunks run with something other than the current best configuration.
+  long chunks_searching() const { return chunks_searching_; }
+  long chunks() const { return chunks_; }
+
+  struct Slot;
+
+ private:
+  Slot& slot(Variant v);
+  const Slot& slot(Variant v) const;
+  Slot* pick_slot();
+
+  std::string fingerprint_;
+  std::string signature_;
+  int bucket_ = 0;
+  uint64_t estimated_groups_ = 0;
+  bool refine_ = true;
+  std::vector<std::unique_ptr<Slot>> slots_;  // usable variants, preferred first
+  std::optional<Variant> current_;            // decided after the race
+  std::optional<Variant> exploring_;          // one measurement on another variant
+  ChoiceReason current_reason_ = ChoiceReason::rule;
+  std::optional<std::pair<Variant, LaunchConfig>> pending_;  // last proposal
+  long chunks_ = 0;
+  long chunks_searching_ = 0;
+};
+
+// Loads the records for this device/signature/bucket (empty when store is nullptr).
+std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
+                                                        const std::string& signature, int bucket);
 
 }  // namespace tally::gpu

@@ -1,0 +1,52 @@
+#include "executor/tuning_store_catalog.hpp"
+
+#include "common/engine_counters.hpp"
+#include "common/error.hpp"
+#include "gpu/tuner/search_state_json.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+catalog::TuningSource source_from(const std::string& s) {
+  if (s == "rule") return catalog::TuningSource::rule;
+  if (s == "explored") return catalog::TuningSource::explored;
+  return catalog::TuningSource::search;
+}
+
+}  // namespace
+
+TuningRecord to_tuning_record(const catalog::TuningEntry& e) {
+  TuningRecord r;
+  r.device = e.key.device;
+  r.signature = e.key.operator_signature;
+  r.variant = e.key.variant;
+  r.bucket = e.key.cardinality_bucket;
+  r.best_config = gpu::to_string(e.best);
+  r.seconds_per_row = e.seconds_per_row;
+  r.observations = e.observations;
+  r.search_state = gpu::to_json(e.search).dump();
+  r.source = std::string(catalog::tuning_source_name(e.source));
+  r.updated_at = e.updated_at;
+  return r;
+}
+
+std::vector<TuningRecord> TuningStoreCatalog::load(const std::string& device, const std::string& signature, int bucket) {
+  std::vector<TuningRecord> out;
+  for (const auto& e : cache_.find_variants(device, signature, bucket)) out.push_back(to_tuning_record(e));
+  return out;
+}
+
+void TuningStoreCatalog::store(const TuningRecord& r) {
+  const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
+  auto state = gpu::search_state_from_json(json);
+  if (!state || !state->best) {
+    throw Error(SqlState::internal_error, "tuning store: record for " + r.variant + " has no usable search state");
+  }
+  const catalog::TuningKey key{r.device, r.signature, r.variant, r.bucket};
+  std::lock_guard lock(store_mutex_);  // find + put of record() as one step
+  cache_.record(key, *state, source_from(r.source));
+  count(engine_counters().tuning_cache_writes);
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,286 @@
+// ChunkTuner (gpu/tuner_bridge.hpp) on CPU: a fake measurement gives each
+// variant and configuration a time per row, the tuner drives it chunk by
+// chunk as GpuRun does, and a map-backed TuningStore plays the cache.
+#include "gpu/tuner_bridge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "common/error.hpp"
+#include "gpu/tuner/query_tuner.hpp"
+#include "gpu/tuner/search_state_json.hpp"
+
+namespace tally::gpu {
+namespace {
+
+DeviceInfo h100_like(int driver = 13000) {
+  DeviceInfo d;
+  d.ordinal = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.compute_major = 9;
+  d.compute_minor = 0;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.shared_memory_per_block = 48 * 1024;
+  d.shared_memory_per_block_optin = 227 * 1024;
+  d.shared_memory_per_sm = 228 * 1024;
+  d.reserved_shared_memory_per_block = 1024;
+  d.l2_bytes = 50u << 20;
+  d.total_memory = 80ull << 30;
+  d.driver_version = driver;
+  return d;
+}
+
+GroupBySpec count_sum_int4() {
+  GroupBySpec s;
+  s.key_type = KeyType::int32;
+  s.columns = {{ValueType::int32, true}};
+  s.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
+  return s;
+}
+
+ChunkTunerInput input_for(uint64_t groups, bool key_range = false) {
+  ChunkTunerInput in;
+  in.device = h100_like();
+  in.spec = count_sum_int4();
+  in.facts.rows = 1u << 24;
+  in.facts.estimated_groups = groups;
+  if (key_range) in.facts.key_range = KeyRange{0, static_cast<int64_t>(groups) - 1};
+  in.signature = "key=int4;values=int4;aggs=count_rows,sum_int(0)";
+  in.tuning.explore_rate = 0.0;
+  in.seed = 7;
+  return in;
+}
+
+double lg(int v) { return std::log2(static_cast<double>(v)); }
+
+// Per variant a speed factor, a bowl over log threads x log blocks with its own
+// optimum, and mild rows-per-thread / fill-factor preferences: every variant
+// has one best configuration, and one variant is clearly fastest.
+struct FakeGpu {
+  std::map<Variant, std::tuple<double, int, int>> shape = {
+      {Variant::dense, {0.5, 256, 8}},         {Variant::shared_hash, {1.4, 128, 4}},
+      {Variant::global_hash, {1.0, 512, 2}},   {Variant::sort, {2.5, 256, 4}},
+      {Variant::partitioned_hash, {0.8, 128, 8}}};
+  double time(Variant v, const LaunchConfig& c) const {
+    const auto [factor, tpb, bps] = shape.at(v);
+    const double dx = lg(c.threads_per_block) - lg(tpb), dy = lg(c.blocks_per_sm) - lg(bps);
+    const double r = lg(c.rows_per_thread) - 1, f = (c.fill_factor_percent - 50) / 25.0;
+    return 1e-9 * factor * (1 + 0.08 * (dx * dx + dy * dy)) * (1 + 0.02 * r * r) * (1 + 0.01 * f * f);
+  }
+  // The best time of a variant over the grid the tuner searches.
+  double optimum(Variant v) const {
+    double best = INFINITY;
+    for (const auto& c : default_search_space(to_device_properties(h100_like()), std::string(variant_name(v))).all())
+      best = std::min(best, time(v, c));
+    return best;
+  }
+};
+
+// Runs `chunks` chunks (or until converged when chunks < 0); returns the variants proposed.
+std::vector<Variant> drive(ChunkTuner& tuner, const FakeGpu& gpu, long chunks, bool until_converged = false) {
+  std::vector<Variant> seen;
+  for (long i = 0; i < chunks; ++i) {
+    if (until_converged && tuner.converged()) break;
+    const TunedChoice c = tuner.next();
+    seen.push_back(c.variant);
+    tuner.report(c.config, gpu.time(c.variant, c.config.launch));
+  }
+  return seen;
+}
+
+class MapStore final : public executor::TuningStore {
+ public:
+  std::vector<executor::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
+    std::vector<executor::TuningRecord> out;
+    for (const auto& [k, r] : records_) {
+      if (r.device == device && r.signature == signature && r.bucket == bucket) out.push_back(r);
+    }
+    return out;
+  }
+  void store(const executor::TuningRecord& r) override { records_[r.device + "/" + r.signature + "/" + r.variant] = r; }
+  std::map<std::string, executor::TuningRecord> records_;
+};
+
+TEST(ChunkTuner, NeverProposesAVariantCanUseForbids) {
+  // Without a key range dense cannot run; the fake makes it the fastest, so a
+  // tuner that ignored can_use would pick it.
+  auto in = input_for(1000, /*key_range=*/false);
+  ChunkTuner tuner(in);
+  const auto seen = drive(tuner, FakeGpu{}, 3000);
+  for (Variant v : seen) EXPECT_NE(v, Variant::dense);
+  EXPECT_TRUE(tuner.converged());
+}
+
+TEST(ChunkTuner, ColdRaceFindsTheFastestVariantAndItsOptimum) {
+  const FakeGpu gpu;
+  auto in = input_for(1000, /*key_range=*/true);
+  ChunkTuner tuner(in);
+  drive(tuner, gpu, 5000, /*until_converged=*/true);
+  ASSERT_TRUE(tuner.converged());
+  EXPECT_EQ(tuner.current_variant(), Variant::dense);
+  const TunedChoice c = tuner.next();
+  EXPECT_EQ(c.variant, Variant::dense);
+  EXPECT_LE(gpu.time(c.variant, c.config.launch), 1.02 * gpu.optimum(Variant::dense));
+  // The race measured every usable variant once; the search spent a bounded
+  // number of chunks (each measurement is 3 chunks on noise-free times).
+  EXPECT_LT(tuner.chunks_searching(), 400);
+  const auto records = tuner.records();
+  EXPECT_GE(records.size(), 4u);  // dense, shared, global, sort, partitioned (all usable at G=1000)
+  for (const auto& r : records) {
+    EXPECT_EQ(r.device, device_fingerprint(h100_like()));
+    EXPECT_EQ(r.bucket, 9);  // floor(log2(1000))
+    EXPECT_EQ(r.observations, 1);
+    EXPECT_GT(r.seconds_per_row, 0);
+  }
+  EXPECT_NE(tuner.explain().find("variant=dense"), std::string::npos);
+  EXPECT_NE(tuner.explain().find("bucket 2^9"), std::string::npos);
+}
+
+TEST(ChunkTuner, WarmCacheRunsTheCachedBestFromTheFirstChunk) {
+  const FakeGpu gpu;
+  MapStore store;
+  auto in = input_for(1 << 20);
+  Variant chosen;
+  {
+    ChunkTuner cold(in);
+    drive(cold, gpu, 5000, true);
+    ASSERT_TRUE(cold.converged());
+    chosen = cold.current_variant();
+    for (const auto& r : cold.records()) store.store(r);
+  }
+  in.records = load_tuning_records(&store, device_fingerprint(in.device), in.signature, 20);
+  ASSERT_FALSE(in.records.empty());
+  ChunkTuner warm(in);
+  EXPECT_TRUE(warm.converged());
+  const TunedChoice first = warm.next();
+  EXPECT_EQ(first.variant, chosen);
+  EXPECT_LE(gpu.time(first.variant, first.config.launch), 1.02 * gpu.optimum(chosen));
+  warm.report(first.config, gpu.time(first.variant, first.config.launch));
+  drive(warm, gpu, 50);
+  EXPECT_EQ(warm.chunks_searching(), 0);
+  EXPECT_NE(warm.explain().find("(cache)"), std::string::npos);
+  for (const auto& r : warm.records()) EXPECT_EQ(r.observations, 2);
+}
+
+TEST(ChunkTuner, EntriesOfAnotherDeviceAreNeverUsed) {
+  const FakeGpu gpu;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  drive(cold, gpu, 5000, true);
+  auto other = input_for(1 << 20);
+  other.device = h100_like(/*driver=*/12040);  // same GPU, other driver: another fingerprint
+  other.records = cold.records();
+  ChunkTuner fresh(other);
+  EXPECT_FALSE(fresh.converged());
+  drive(fresh, gpu, 1);
+  EXPECT_EQ(fresh.chunks_searching(), 1);
+}
+
+TEST(ChunkTuner, UnreadableOrOffGridStateStartsAfresh) {
+  auto in = input_for(1 << 20);
+  executor::TuningRecord r;
+  r.device = device_fingerprint(in.device);
+  r.signature = in.signature;
+  r.variant = "global";
+  r.bucket = 20;
+  r.search_state = "{not json";
+  in.records = {r};
+  EXPECT_NO_THROW(ChunkTuner{in});
+  SearchState off_grid;
+  LaunchConfig odd;
+  odd.threads_per_block = 96;  // not a power of two: not on this grid
+  off_grid.measured[odd] = 1e-9;
+  off_grid.best = odd;
+  off_grid.converged = true;
+  in.records[0].search_state = to_json(off_grid).dump();
+  ChunkTuner tuner(in);
+  for (int i = 0; i < 200; ++i) {
+    const TunedChoice c = tuner.next();
+    EXPECT_NE(c.config.launch.threads_per_block, 96);
+    tuner.report(c.config, 1e-9);
+  }
+}
+
+TEST(ChunkTuner, AClampedLaunchStillCountsForTheProposal) {
+  // The launcher runs 1024 threads x 2 blocks whatever it is asked: times
+  // reported against a config the tuner never proposed must still advance it.
+  auto in = input_for(1 << 20);
+  in.forced_variant = "global";
+  ChunkTuner tuner(in);
+  const FakeGpu gpu;
+  for (int i = 0; i < 3000 && !tuner.converged(); ++i) {
+    TunedChoice c = tuner.next();
+    const double t = gpu.time(c.variant, c.config.launch);
+    c.config.launch.threads_per_block = 1024;
+    c.config.launch.blocks_per_sm = 2;
+    tuner.report(c.config, t);
+  }
+  EXPECT_TRUE(tuner.converged());
+}
+
+TEST(ChunkTuner, ForcedVariantOnlyAndUnknownIsAnError) {
+  auto in = input_for(1 << 20);
+  in.forced_variant = "sort";
+  ChunkTuner tuner(in);
+  for (Variant v : drive(tuner, FakeGpu{}, 300)) EXPECT_EQ(v, Variant::sort);
+  in.forced_variant = "bogus";
+  try {
+    ChunkTuner bad(in);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::invalid_parameter_value);
+  }
+}
+
+TEST(ChunkTuner, ExplorationSpendsOneMeasurementThenReturnsToTheBest) {
+  const FakeGpu gpu;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  drive(cold, gpu, 5000, true);
+  in.records = cold.records();
+  in.tuning.explore_rate = 1.0;  // always explore
+  ChunkTuner tuner(in);
+  const auto seen = drive(tuner, gpu, 40);
+  const Variant best = cold.current_variant();
+  long off_best = 0;
+  for (Variant v : seen) off_best += v != best;
+  EXPECT_GE(off_best, 1);
+  EXPECT_LE(off_best, MeasurementParams{}.b_max);
+  EXPECT_EQ(seen.back(), best);
+  bool explored_record = false;
+  for (const auto& r : tuner.records()) explored_record = explored_record || r.source == "explored";
+  EXPECT_TRUE(explored_record);
+}
+
+TEST(ChunkTuner, RefinementOffRunsTheBestKnownWithoutSearching) {
+  auto in = input_for(1 << 20);
+  in.tuning.enabled = false;
+  ChunkTuner tuner(in);
+  const TunedChoice a = tuner.next();
+  tuner.report(a.config, 1e-9);
+  const TunedChoice b = tuner.next();
+  EXPECT_EQ(a.variant, b.variant);
+  EXPECT_EQ(a.config.launch, b.config.launch);
+  EXPECT_TRUE(tuner.records().empty());  // nothing measured to persist
+}
+
+TEST(TuningSignature, IgnoresAggregateOrderButNotWidths) {
+  executor::AggregationSpec a;
+  a.key_width = executor::ColumnWidth::int32;
+  a.value_widths = {executor::ColumnWidth::int32};
+  a.aggregates = {{executor::PartialOp::count_rows, -1, -1}, {executor::PartialOp::sum_int, 0, -1}};
+  executor::AggregationSpec b = a;
+  std::swap(b.aggregates[0], b.aggregates[1]);
+  EXPECT_EQ(tuning_signature(a), tuning_signature(b));
+  b.key_width = executor::ColumnWidth::int64;
+  EXPECT_NE(tuning_signature(a), tuning_signature(b));
+}
+
+}  // namespace
+}  // namespace tally::gpu
