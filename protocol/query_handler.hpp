@@ -66,6 +66,14 @@ class ResultWriter {
   virtual void copy_out_begin(Format format, int column_count) = 0;
   virtual void copy_out_data(std::string_view bytes) = 0;
   virtual void copy_out_end() = 0;
+  // Optional fast path for large results: the buffer that complete DataRow
+  // messages, framed as on the wire ('D', int32 length, int16 field count,
+  // fields), may be appended to directly. nullptr (the default) means the
+  // caller must use data_row(). After appending rows, call
+  // data_rows_appended() so that the writer can send what has accumulated
+  // (the buffer may be emptied then; re-read its size before appending more).
+  virtual std::string* data_row_buffer() { return nullptr; }
+  virtual void data_rows_appended() {}
 };
 
 // A parameter value from Bind: raw bytes in the given format, nullopt = NULL.

@@ -37,6 +37,9 @@ class WireResultWriter : public ResultWriter {
   void copy_out_begin(Format format, int column_count) override;
   void copy_out_data(std::string_view bytes) override;
   void copy_out_end() override;
+  // DataRows are encoded by the executor straight into the channel's output.
+  std::string* data_row_buffer() override { return &channel_.out(); }
+  void data_rows_appended() override { channel_.flush_if_large(); }
 
  private:
   MessageChannel& channel_;

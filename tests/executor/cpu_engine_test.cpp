@@ -3,6 +3,7 @@
 // NULL keys and values, FILTER masks and 1 or 2 threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -120,18 +121,27 @@ TEST_P(CpuEngineTest, MatchesReference) {
   EXPECT_EQ(report.groups, reference.size());
   if (c.variant == "dense") EXPECT_EQ(report.variant, "dense");
   if (c.variant == "hash") EXPECT_EQ(report.variant.substr(0, 4), "hash");
+  if (c.variant.find("radix") != std::string::npos) EXPECT_EQ(report.variant, c.variant);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, CpuEngineTest,
                          ::testing::Values(Case{"dense", 1, 0}, Case{"dense", 2, 0}, Case{"hash", 1, 0},
-                                           Case{"hash", 2, 0}, Case{"hash", 2, 64 * 1024}),
+                                           Case{"hash", 2, 0}, Case{"hash", 2, 64 * 1024},
+                                           Case{"dense-radix", 1, 0}, Case{"dense-radix", 2, 0},
+                                           Case{"hash-radix", 1, 0}, Case{"hash-radix", 2, 0},
+                                           Case{"hash-radix", 2, 64 * 1024}),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.variant + "_" + std::to_string(info.param.threads) + "threads" +
+                           std::string name = info.param.variant;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + "_" + std::to_string(info.param.threads) + "threads" +
                                   (info.param.memory_budget ? "_passes" : "");
                          });
 
-TEST(CpuEngine, DenseLeavesForHashWhenKeysFallOutsideTheRange) {
+class CpuEngineLeaveDense : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuEngineLeaveDense, ForHashWhenKeysFallOutsideTheRange) {
   AggregationSpec spec;
+  spec.forced_variant = GetParam();
   spec.key_range_known = true;
   spec.key_min = 0;
   spec.key_max = 9;
@@ -151,6 +161,56 @@ TEST(CpuEngine, DenseLeavesForHashWhenKeysFallOutsideTheRange) {
   for (size_t g = 0; g < r.groups(); ++g) got[r.keys[g]] = r.states[0].count[g];
   EXPECT_EQ(got, (std::map<int64_t, int64_t>{{-5, 1}, {1, 1}, {2, 1}, {3, 3}, {100, 1}}));
   EXPECT_NE(run->report().variant.find("hash"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(DenseVariants, CpuEngineLeaveDense, ::testing::Values("dense", "dense-radix"),
+                         [](const auto& info) { return info.param == "dense" ? "dense" : "dense_radix"; });
+
+// Large key ranges pick a radix variant on their own, and the float
+// moments (avg/var of floats, corr) come out the same as one thread's.
+TEST(CpuEngine, RadixMomentsMatchOneThread) {
+  std::vector<int64_t> keys(300000);
+  std::vector<double> ys(keys.size()), xs(keys.size());
+  for (size_t r = 0; r < keys.size(); ++r) {
+    keys[r] = static_cast<int64_t>((r * 2654435761ULL) % 150000);
+    ys[r] = static_cast<double>(r % 97) / 4.0;
+    xs[r] = static_cast<double>(r % 89) / 2.0;
+  }
+  auto aggregate = [&](int threads, const std::string& variant) {
+    AggregationSpec spec;
+    spec.key_range_known = true;
+    spec.key_min = 0;
+    spec.key_max = 149999;
+    spec.estimated_groups = 150000;
+    spec.threads = threads;
+    spec.forced_variant = variant;
+    spec.aggregates = {{PartialOp::moments_float, 0, -1}, {PartialOp::moments2_float, 0, 1}};
+    auto run = make_cpu_engine()->start(spec);
+    ChunkInput in;
+    in.rows = keys.size();
+    in.keys = {ColumnWidth::int64, keys.data(), nullptr};
+    in.values = {{ColumnWidth::float64, ys.data(), nullptr}, {ColumnWidth::float64, xs.data(), nullptr}};
+    run->sink(in);
+    AggregationResult result = run->finalize();
+    std::map<int64_t, std::vector<double>> out;
+    for (size_t g = 0; g < result.groups(); ++g) {
+      const auto& m = result.states[0];
+      const auto& m2 = result.states[1];
+      out[result.keys[g]] = {m.n[g], m.sx[g], m.sxx[g], m2.n[g], m2.sx[g], m2.sy[g], m2.sxx[g], m2.syy[g], m2.sxy[g]};
+    }
+    return std::make_pair(out, run->report().variant);
+  };
+  const auto [expected, dense_variant] = aggregate(1, "dense");
+  ASSERT_EQ(expected.size(), 150000u);
+  for (const std::string variant : {"", "hash-radix"}) {
+    const auto [got, used] = aggregate(2, variant);
+    EXPECT_NE(used.find("radix"), std::string::npos) << used;
+    ASSERT_EQ(got.size(), expected.size());
+    for (const auto& [key, states] : expected) {
+      const auto& other = got.at(key);
+      for (size_t i = 0; i < states.size(); ++i) ASSERT_NEAR(other[i], states[i], 1e-9 * (1 + std::abs(states[i]))) << key;
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,251 @@
+#pragma once
+// Per-group partial states of one aggregation (struct-of-arrays, one
+// PartialStates per aggregate, as aggregate_engine.hpp returns them) and the
+// per-chunk update loops: one tight loop per (operation, input type, whether
+// NULLs/FILTER must be checked, whether rows are read through an index list),
+// so the inner loop has no dispatch.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "executor/aggregate_engine.hpp"
+#include "executor/finalize.hpp"
+
+namespace tally::executor::cpu {
+
+inline bool float_less(double a, double b) {  // PostgreSQL order: NaN greatest
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return a < b;
+}
+
+// Calls f(&PartialStates::member) for every array the operation uses.
+template <class F>
+void visit_fields(PartialOp op, F&& f) {
+  switch (op) {
+    case PartialOp::count_rows:
+    case PartialOp::count_valid: f(&PartialStates::count); break;
+    case PartialOp::sum_int: f(&PartialStates::count); f(&PartialStates::sum_int); break;
+    case PartialOp::sum_float: f(&PartialStates::count); f(&PartialStates::sum_float); break;
+    case PartialOp::min_int:
+    case PartialOp::max_int: f(&PartialStates::count); f(&PartialStates::extreme_int); break;
+    case PartialOp::min_float:
+    case PartialOp::max_float: f(&PartialStates::count); f(&PartialStates::extreme_float); break;
+    case PartialOp::moments_int:
+      f(&PartialStates::count); f(&PartialStates::sum_int); f(&PartialStates::sum2_int);
+      break;
+    case PartialOp::moments_float: f(&PartialStates::n); f(&PartialStates::sx); f(&PartialStates::sxx); break;
+    case PartialOp::moments2_float:
+      f(&PartialStates::n); f(&PartialStates::sx); f(&PartialStates::sxx);
+      f(&PartialStates::sy); f(&PartialStates::syy); f(&PartialStates::sxy);
+      break;
+  }
+}
+
+struct StateSet {
+  std::vector<PartialStates> states;
+  size_t size = 0;
+
+  void init(const std::vector<PartialAggregate>& aggs) {
+    states.assign(aggs.size(), {});
+    size = 0;
+  }
+
+  void resize(const std::vector<PartialAggregate>& aggs, size_t n) {
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      visit_fields(aggs[a].op, [&](auto member) { (states[a].*member).resize(n, 0); });
+    }
+    size = n;
+  }
+
+  // Grows (amortized doubling) so that group id `groups - 1` exists.
+  void ensure(const std::vector<PartialAggregate>& aggs, size_t groups) {
+    if (groups > size) resize(aggs, std::max(groups, size * 2));
+  }
+
+  // Merges group `from` of other into group `to` of this.
+  void combine(const std::vector<PartialAggregate>& aggs, size_t to, const StateSet& other, size_t from) {
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      PartialStates& s = states[a];
+      const PartialStates& o = other.states[a];
+      switch (aggs[a].op) {
+        case PartialOp::count_rows:
+        case PartialOp::count_valid: s.count[to] += o.count[from]; break;
+        case PartialOp::sum_int: s.count[to] += o.count[from]; s.sum_int[to] += o.sum_int[from]; break;
+        case PartialOp::sum_float: s.count[to] += o.count[from]; s.sum_float[to] += o.sum_float[from]; break;
+        case PartialOp::min_int:
+        case PartialOp::max_int:
+          if (o.count[from] == 0) break;
+          if (s.count[to] == 0 || (aggs[a].op == PartialOp::min_int ? o.extreme_int[from] < s.extreme_int[to]
+                                                                    : o.extreme_int[from] > s.extreme_int[to])) {
+            s.extreme_int[to] = o.extreme_int[from];
+          }
+          s.count[to] += o.count[from];
+          break;
+        case PartialOp::min_float:
+        case PartialOp::max_float:
+          if (o.count[from] == 0) break;
+          if (s.count[to] == 0 || (aggs[a].op == PartialOp::min_float ? float_less(o.extreme_float[from], s.extreme_float[to])
+                                                                      : float_less(s.extreme_float[to], o.extreme_float[from]))) {
+            s.extreme_float[to] = o.extreme_float[from];
+          }
+          s.count[to] += o.count[from];
+          break;
+        case PartialOp::moments_int:
+          s.count[to] += o.count[from];
+          s.sum_int[to] += o.sum_int[from];
+          s.sum2_int[to] += o.sum2_int[from];
+          break;
+        case PartialOp::moments_float: {
+          FloatMoments m{s.n[to], s.sx[to], s.sxx[to]};
+          m.combine(FloatMoments{o.n[from], o.sx[from], o.sxx[from]});
+          s.n[to] = m.n; s.sx[to] = m.sx; s.sxx[to] = m.sxx;
+          break;
+        }
+        case PartialOp::moments2_float: {
+          FloatMoments2 m{s.n[to], s.sx[to], s.sxx[to], s.sy[to], s.syy[to], s.sxy[to]};
+          m.combine(FloatMoments2{o.n[from], o.sx[from], o.sxx[from], o.sy[from], o.syy[from], o.sxy[from]});
+          s.n[to] = m.n; s.sx[to] = m.sx; s.sxx[to] = m.sxx;
+          s.sy[to] = m.sy; s.syy[to] = m.syy; s.sxy[to] = m.sxy;
+          break;
+        }
+      }
+    }
+  }
+};
+
+template <class F>
+void with_values(ColumnWidth width, const void* data, F&& f) {
+  switch (width) {
+    case ColumnWidth::int32: f(static_cast<const int32_t*>(data)); break;
+    case ColumnWidth::int64: f(static_cast<const int64_t*>(data)); break;
+    case ColumnWidth::float32: f(static_cast<const float*>(data)); break;
+    case ColumnWidth::float64: f(static_cast<const double*>(data)); break;
+  }
+}
+
+// The chunk rows an update reads: [begin, begin + n) or rows[0 .. n).
+template <bool Indirect>
+struct RowIndex {
+  const uint32_t* rows;
+  size_t begin;
+  size_t operator()(size_t i) const {
+    if constexpr (Indirect) return rows[i];
+    else return begin + i;
+  }
+};
+
+// One aggregate over n rows whose group ids are gids[0 .. n).
+template <PartialOp Op, class T, bool Check, bool Indirect>
+void apply_op(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
+              RowIndex<Indirect> row, size_t n) {
+  int64_t* count = s.count.data();
+  for (size_t i = 0; i < n; ++i) {
+    const size_t r = row(i);
+    if constexpr (Check) {
+      if ((filter && !filter[r]) || (valid && !valid[r])) continue;
+    }
+    const uint32_t g = gids[i];
+    if constexpr (Op == PartialOp::count_valid) {
+      ++count[g];
+    } else if constexpr (Op == PartialOp::sum_int) {
+      ++count[g];
+      s.sum_int[g] += static_cast<int64_t>(v[r]);
+    } else if constexpr (Op == PartialOp::sum_float) {
+      ++count[g];
+      s.sum_float[g] += static_cast<double>(v[r]);
+    } else if constexpr (Op == PartialOp::min_int) {
+      const auto x = static_cast<int64_t>(v[r]);
+      if (count[g]++ == 0 || x < s.extreme_int[g]) s.extreme_int[g] = x;
+    } else if constexpr (Op == PartialOp::max_int) {
+      const auto x = static_cast<int64_t>(v[r]);
+      if (count[g]++ == 0 || x > s.extreme_int[g]) s.extreme_int[g] = x;
+    } else if constexpr (Op == PartialOp::min_float) {
+      const auto x = static_cast<double>(v[r]);
+      if (count[g]++ == 0 || float_less(x, s.extreme_float[g])) s.extreme_float[g] = x;
+    } else if constexpr (Op == PartialOp::max_float) {
+      const auto x = static_cast<double>(v[r]);
+      if (count[g]++ == 0 || float_less(s.extreme_float[g], x)) s.extreme_float[g] = x;
+    } else if constexpr (Op == PartialOp::moments_int) {
+      const __int128 y = static_cast<int64_t>(v[r]);
+      ++count[g];
+      s.sum_int[g] += y;
+      s.sum2_int[g] += y * y;
+    } else if constexpr (Op == PartialOp::moments_float) {
+      FloatMoments m{s.n[g], s.sx[g], s.sxx[g]};
+      m.add(static_cast<double>(v[r]));
+      s.n[g] = m.n;
+      s.sx[g] = m.sx;
+      s.sxx[g] = m.sxx;
+    }
+  }
+}
+
+template <PartialOp Op, class T, bool Indirect>
+void apply_checked(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
+                   RowIndex<Indirect> row, size_t n) {
+  if (valid || filter) apply_op<Op, T, true, Indirect>(s, v, valid, filter, gids, row, n);
+  else apply_op<Op, T, false, Indirect>(s, v, valid, filter, gids, row, n);
+}
+
+template <bool Indirect>
+void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set, const ChunkInput& chunk,
+                        const uint32_t* gids, RowIndex<Indirect> row, size_t n) {
+  for (size_t a = 0; a < aggs.size(); ++a) {
+    PartialStates& s = set.states[a];
+    const PartialAggregate& agg = aggs[a];
+    const uint8_t* filter = chunk.filters.empty() ? nullptr : chunk.filters[a];
+    if (agg.op == PartialOp::count_rows) {
+      int64_t* count = s.count.data();
+      if (filter) {
+        for (size_t i = 0; i < n; ++i) count[gids[i]] += filter[row(i)];
+      } else {
+        for (size_t i = 0; i < n; ++i) ++count[gids[i]];
+      }
+      continue;
+    }
+    const ColumnView& in = chunk.values[static_cast<size_t>(agg.input)];
+    const uint8_t* valid = in.validity;
+    if (agg.op == PartialOp::moments2_float) {
+      const ColumnView& in2 = chunk.values[static_cast<size_t>(agg.input2)];
+      with_values(in.width, in.data, [&](auto* ys) {
+        with_values(in2.width, in2.data, [&](auto* xs) {
+          for (size_t i = 0; i < n; ++i) {
+            const size_t r = row(i);
+            if ((filter && !filter[r]) || (valid && !valid[r]) || (in2.validity && !in2.validity[r])) continue;
+            const uint32_t g = gids[i];
+            FloatMoments2 m{s.n[g], s.sx[g], s.sxx[g], s.sy[g], s.syy[g], s.sxy[g]};
+            m.add(static_cast<double>(ys[r]), static_cast<double>(xs[r]));
+            s.n[g] = m.n; s.sx[g] = m.sx; s.sxx[g] = m.sxx; s.sy[g] = m.sy; s.syy[g] = m.syy; s.sxy[g] = m.sxy;
+          }
+        });
+      });
+      continue;
+    }
+    with_values(in.width, in.data, [&](auto* v) {
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
+      switch (agg.op) {
+        case PartialOp::count_valid: apply_checked<PartialOp::count_valid, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::sum_int: apply_checked<PartialOp::sum_int, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::sum_float: apply_checked<PartialOp::sum_float, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::min_int: apply_checked<PartialOp::min_int, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::max_int: apply_checked<PartialOp::max_int, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::min_float: apply_checked<PartialOp::min_float, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::max_float: apply_checked<PartialOp::max_float, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::moments_int: apply_checked<PartialOp::moments_int, T>(s, v, valid, filter, gids, row, n); break;
+        case PartialOp::moments_float: apply_checked<PartialOp::moments_float, T>(s, v, valid, filter, gids, row, n); break;
+        default: break;
+      }
+    });
+  }
+}
+
+// Applies every aggregate to n rows with group ids gids[0 .. n): chunk rows
+// [begin, begin + n) when rows is null, else rows[0 .. n).
+inline void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, const ChunkInput& chunk,
+                          const uint32_t* gids, const uint32_t* rows, size_t begin, size_t n) {
+  if (rows) update_states_impl<true>(aggs, set, chunk, gids, RowIndex<true>{rows, 0}, n);
+  else update_states_impl<false>(aggs, set, chunk, gids, RowIndex<false>{nullptr, begin}, n);
+}
+
+}  // namespace tally::executor::cpu
