@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "protocol/message_buffer.hpp"
+#include "protocol/saslprep.hpp"
 
 namespace tally::protocol {
 
@@ -113,12 +114,13 @@ std::optional<ScramVerifier> parse_scram_verifier(std::string_view text) {
 
 std::string make_scram_verifier(std::string_view password, int iterations,
                                 std::string_view salt) {
-  return salt.empty() ? config::make_scram_verifier(password, iterations)
-                      : config::make_scram_verifier(password, salt, iterations);
+  const std::string prepared = saslprep_password(password);
+  return salt.empty() ? config::make_scram_verifier(prepared, iterations)
+                      : config::make_scram_verifier(prepared, salt, iterations);
 }
 
 bool scram_verifier_matches(const ScramVerifier& verifier, std::string_view password) {
-  return config::scram_password_matches(verifier, password);
+  return config::scram_password_matches(verifier, saslprep_password(password));
 }
 
 std::string md5_password_hash(std::string_view password, std::string_view user) {
@@ -197,7 +199,7 @@ std::optional<std::string> ScramServer::client_final(std::string_view message) {
 }
 
 ScramClient::ScramClient(std::string password, std::string nonce)
-    : password_(std::move(password)),
+    : password_(saslprep_password(password)),
       nonce_(nonce.empty() ? base64_encode(random_bytes(kNonceBytes)) : std::move(nonce)) {}
 
 std::string ScramClient::client_first() {

@@ -4,8 +4,8 @@
 // "SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>" and
 // "md5..." hashes) belong to config/password_hash.hpp; the helpers below
 // forward to it so that one implementation reads and writes them.
-// Passwords are not SASLprep-normalized: non-ASCII passwords that
-// normalization would change do not match PostgreSQL's verifiers.
+// Passwords are SASLprep-normalized (protocol/saslprep.hpp) wherever they
+// are hashed here, as PostgreSQL and libpq do.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,10 +26,12 @@ using ScramVerifier = config::ScramVerifier;
 constexpr int kScramIterations = config::scram_default_iterations;
 
 std::optional<ScramVerifier> parse_scram_verifier(std::string_view text);
-// The stored form for a password; salt empty = 16 random bytes.
+// The stored form for a password (SASLprep-normalized first, as PostgreSQL's
+// scram_build_secret does); salt empty = 16 random bytes.
 std::string make_scram_verifier(std::string_view password, int iterations = kScramIterations,
                                 std::string_view salt = {});
-// For cleartext password authentication against a SCRAM verifier.
+// For cleartext password authentication against a SCRAM verifier: the
+// password is SASLprep-normalized first (scram_verify_plain_password).
 bool scram_verifier_matches(const ScramVerifier& verifier, std::string_view password);
 
 // "md5" + hex(md5(password + user)): PostgreSQL's stored MD5 form.
@@ -62,6 +64,7 @@ class ScramServer {
 // The client side (tests, the fuzzer's recorded streams, the benchmark).
 class ScramClient {
  public:
+  // The password is SASLprep-normalized, as libpq does.
   ScramClient(std::string password, std::string nonce = {});
   std::string client_first();
   // server-first -> client-final. Throws std::runtime_error when malformed.

@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-system-dev libssl-dev libsqlite3-dev sqlite3
   libpg-query-dev libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  # SASLprep of SCRAM passwords (protocol/saslprep.cpp: stringprep's SASLprep profile).
+  libidn-dev
   libgtest-dev libgmock-dev
   # Real clients used by the tests, and the PostgreSQL 15 oracle.
   postgresql-15 postgresql-client-15 postgresql-contrib libpq-dev libpqxx-dev
