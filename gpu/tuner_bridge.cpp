@@ -195,7 +195,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
       any_cached = any_cached || s->cached;
       s->search.emplace(std::move(space), std::move(*state), params);
     } else {
-      s->search.emplace(std::move(space), std::vector<LaunchConfig>{s->start}, params);
+      std::vector<LaunchConfig> initial = probe_configurations(space, s->start);
+      s->search.emplace(std::move(space), std::move(initial), params);
     }
     slots_.push_back(std::move(s));
   }

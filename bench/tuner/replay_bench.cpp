@@ -19,6 +19,11 @@
 // usage: tuner_replay_bench [spaces.csv] [--write-synthetic out.csv] [--strict]
 //                           [--noise 0.004] [--roughness 0.01] [--steady-state]
 //                           [--similarity S]   (plateau threshold s; default the paper's)
+//                           [--patience N]     (stop after N configurations without a 1 % gain; 0 = never)
+//                           [--full-grid] [--no-probes] [--paper]
+//   --full-grid searches every recorded dimension instead of the tuner's
+//   variant grid (default_search_space); --no-probes starts from the rule
+//   configuration alone; --paper = Algorithm 1 as published (both, patience 0).
 //   --steady-state drops repetition 0 of every configuration recorded with
 //   more than one: sweep_spaces resets the table before each configuration,
 //   so its first chunk inserts every group while the later ones (the same
@@ -40,6 +45,7 @@
 #include "bench/tuner/synthetic_spaces.hpp"
 #include "gpu/tuner/cold_start_rules.hpp"
 #include "gpu/tuner/damon_search.hpp"
+#include "gpu/tuner/query_tuner.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -64,16 +70,47 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-// The grid a cell spans: every dimension with more than one recorded value.
-tg::SearchSpace space_of(const tb::SpaceCell& cell) {
+struct ReplayOptions {
+  bool full_grid = false;  // search every recorded dimension (the first replay), not the tuner's variant grid
+  bool probes = true;      // probe_configurations: far ends of the variant parameters first
+};
+
+// The grid the tuner searches for a cell: the tuner's own grid for the variant
+// (default_search_space), restricted to the recorded values; a dimension the
+// variant's grid leaves out is fixed at the recorded value nearest the rule
+// start's (the optimum stays the whole recorded cell's, so leaving out a
+// dimension that matters shows as a worse found/optimal). --full-grid: every
+// recorded dimension.
+tg::SearchSpace space_of(const tb::SpaceCell& cell, const tg::DeviceProperties& device, const tg::LaunchConfig& rule,
+                         const ReplayOptions& options) {
   std::vector<tg::GridAxis> axes;
+  tg::LaunchConfig base = cell.times.begin()->first;
+  const tg::SearchSpace tuner_grid = tg::default_search_space(device, cell.variant);
   for (int d = 0; d < tg::kConfigDimensionCount; ++d) {
     const auto dim = static_cast<tg::ConfigDimension>(d);
     std::set<int32_t> values;
     for (const auto& [c, reps] : cell.times) values.insert(c.get(dim));
-    axes.push_back({dim, std::vector<int32_t>(values.begin(), values.end())});
+    const auto axis = std::find_if(tuner_grid.axes().begin(), tuner_grid.axes().end(),
+                                   [dim](const tg::GridAxis& a) { return a.dimension == dim; });
+    if (options.full_grid || axis != tuner_grid.axes().end()) {
+      std::vector<int32_t> kept;
+      for (int32_t v : values) {
+        if (options.full_grid || std::count(axis->values.begin(), axis->values.end(), v)) kept.push_back(v);
+      }
+      if (!kept.empty()) {
+        axes.push_back({dim, kept});
+        continue;
+      }
+    }
+    int32_t nearest = *values.begin();
+    for (int32_t v : values) {
+      if (std::abs(std::log(static_cast<double>(v)) - std::log(std::max(1, rule.get(dim)))) <
+          std::abs(std::log(static_cast<double>(nearest)) - std::log(std::max(1, rule.get(dim)))))
+        nearest = v;
+    }
+    base.set(dim, nearest);
   }
-  return tg::SearchSpace(std::move(axes), cell.times.begin()->first);
+  return tg::SearchSpace(std::move(axes), base);
 }
 
 struct CellResult {
@@ -88,8 +125,7 @@ struct CellResult {
 };
 
 CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device, const tb::RecordedSpaces& spaces,
-                  const tg::SearchParams& params) {
-  const tg::SearchSpace space = space_of(cell);
+                  const tg::SearchParams& params, const ReplayOptions& options) {
   const auto query_chunks = static_cast<double>(spaces.metadata_int("query_chunks", kDefaultQueryChunks));
   std::map<tg::LaunchConfig, double> truth;
   double t_opt = INFINITY, sweep_time = 0, min3_time = 0;
@@ -107,9 +143,12 @@ CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device,
   shape.estimated_groups = static_cast<double>(cell.groups);
   shape.key_bytes = static_cast<int>(spaces.metadata_int("key_bytes", 8));
   shape.state_bytes = static_cast<int>(spaces.metadata_int("state_bytes", 8));
-  r.start = space.snap(tg::rule_launch_config(device, shape, cell.variant));
+  const tg::LaunchConfig rule = tg::rule_launch_config(device, shape, cell.variant);
+  const tg::SearchSpace space = space_of(cell, device, rule, options);
+  r.start = space.snap(rule);
 
-  tg::DamonSearch search(space, {r.start}, params);
+  tg::DamonSearch search(space, options.probes ? tg::probe_configurations(space, r.start) : std::vector<tg::LaunchConfig>{r.start},
+                         params);
   std::map<tg::LaunchConfig, size_t> runs;
   double spent = 0;
   constexpr long kMaxChunks = 100'000;  // a search that never converges is reported, not looped on
@@ -139,6 +178,8 @@ int main(int argc, char** argv) {
   std::string input, write_synthetic;
   bool strict = false, steady_state = false;
   double similarity = -1;  // < 0: the paper's default
+  int patience = -1;       // < 0: the tuner's default (SearchParams)
+  ReplayOptions options;
   tb::SyntheticOptions synthetic;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--noise") == 0 && i + 1 < argc) {
@@ -151,6 +192,24 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--similarity") == 0 && i + 1 < argc) {
       similarity = std::stod(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--patience") == 0 && i + 1 < argc) {
+      patience = std::stoi(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--full-grid") == 0) {
+      options.full_grid = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--no-probes") == 0) {
+      options.probes = false;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--paper") == 0) {  // Algorithm 1 as published, on every recorded dimension
+      options.full_grid = true;
+      options.probes = false;
+      patience = 0;
       continue;
     }
     if (std::strcmp(argv[i], "--write-synthetic") == 0 && i + 1 < argc) {
@@ -194,6 +253,7 @@ int main(int argc, char** argv) {
   tg::SearchParams params;  // the paper's defaults: s = 0.06, p = 1.07, v_max = 0.019, b_max = 10
   if (similarity >= 0) params.similarity_s = similarity;
   if (strict) params.similarity_s = 0.0;
+  if (patience >= 0) params.patience = patience;
 
   const auto source = spaces.metadata.count("source") ? spaces.metadata.at("source") : input;
   if (input.empty()) {
@@ -201,9 +261,11 @@ int main(int argc, char** argv) {
                 synthetic.roughness, 100 * synthetic.outlier_share);
   }
   if (steady_state) std::printf("steady state: repetition 0 (the table-filling chunk) dropped\n");
-  std::printf("spaces: %s\ndevice: %s\nsearch: s=%.3f p=%.3f v_max=%.3f b_max=%d\n\n", source.c_str(),
-              device.name.c_str(), params.similarity_s, params.pruning_p, params.measurement.v_max,
-              params.measurement.b_max);
+  std::printf("spaces: %s\ndevice: %s\nsearch: s=%.3f p=%.3f v_max=%.3f b_max=%d patience=%d (min improvement %.3f) "
+              "probes=%s grid=%s\n\n",
+              source.c_str(), device.name.c_str(), params.similarity_s, params.pruning_p, params.measurement.v_max,
+              params.measurement.b_max, params.patience, params.min_improvement, options.probes ? "on" : "off",
+              options.full_grid ? "every recorded dimension" : "the tuner's variant grid");
   std::printf("%-14s %10s %6s %28s %28s %28s %8s %7s %7s %7s %9s %8s\n", "variant", "groups", "grid", "start",
               "found", "optimum", "found/opt", "chunks", "tested", "extra", "effort%", "effort3%");
   std::vector<double> tested_share;
@@ -211,7 +273,7 @@ int main(int argc, char** argv) {
   int within = 0, not_converged = 0;
   for (const auto& cell : spaces.cells) {
     if (cell.times.empty()) continue;
-    const CellResult r = replay(cell, device, spaces, params);
+    const CellResult r = replay(cell, device, spaces, params, options);
     ratios.push_back(r.ratio);
     efforts.push_back(r.effort);
     efforts3.push_back(r.effort3);

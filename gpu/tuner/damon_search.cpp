@@ -129,6 +129,11 @@ void DamonSearch::finish_measurement() {
       step.event = StepEvent::worse;
     }
   }
+  if (state_.best && t < (1.0 - params_.min_improvement) * state_.measured.at(*state_.best)) {
+    state_.since_improvement = 0;
+  } else if (state_.best) {
+    ++state_.since_improvement;
+  }
   if (!state_.best || t < state_.measured.at(*state_.best)) state_.best = done.config;  // lines 18-19
   state_.path.push_back(step);
   advance();
@@ -147,6 +152,9 @@ void DamonSearch::advance() {
     if (state_.measured.count(c)) continue;
     start_measuring(c, std::nullopt);
     return;
+  }
+  if (params_.patience > 0 && state_.since_improvement >= params_.patience) {
+    state_.queue.clear();  // flat: nothing left worth its chunks
   }
   while (!state_.queue.empty()) {  // line 4
     const LaunchConfig ci = state_.queue.front();

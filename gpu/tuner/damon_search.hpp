@@ -41,6 +41,16 @@ struct SearchParams {
   // (bench/tuner: ~3x the chunks for no better configurations).
   std::vector<ConfigDimension> plateau_dimensions = {ConfigDimension::threads_per_block,
                                                      ConfigDimension::blocks_per_sm};
+  // Flat spaces (atomic-bound global tables, sort's ignored grid axes): when
+  // this many configurations in a row improved the best by less than
+  // min_improvement, the search stops (0 = never: the paper's algorithm).
+  // Plateau branching otherwise walks most of a flat grid (bench/tuner: 77 %
+  // of the global variant's grid at G <= 64) for < 1 % gains. 64 (15-45 % of
+  // a variant's grid) sits inside the range 56-80 that keeps every recorded
+  // H100 cell within 2.5 % while cutting the median effort by a third
+  // (bench/tuner/RESULTS.md); 48 already loses cells.
+  int patience = 64;
+  double min_improvement = 0.01;
 
   static SearchParams from_config(const config::TuningConfig& tuning);
 };
@@ -78,6 +88,7 @@ struct SearchState {
   std::optional<LaunchConfig> measuring;
   std::optional<LaunchConfig> measuring_reference;
   long chunks = 0;                            // chunks reported so far
+  int since_improvement = 0;                  // measured configurations since the best last improved
   bool converged = false;
 };
 

@@ -42,8 +42,10 @@ struct QueryTunerInput {
 };
 
 // The grid searched for a variant on a device: threads per block 32..max
-// (powers of two), blocks per SM 1..max resident blocks, fill factor
-// 25/50/83 % for hash variants, rows per thread 1..8.
+// (powers of two), blocks per SM 1..max resident blocks, rows per thread
+// 1..8, and fill factor 25/50/83 % for the shared-memory hash variants
+// (shared_memory, partitioned). Dimensions a variant's time does not depend
+// on are left out: their value comes from the space's base.
 SearchSpace default_search_space(const DeviceProperties& device, const std::string& variant);
 
 class QueryTuner {

@@ -66,7 +66,7 @@ bool SearchSpace::contains(const LaunchConfig& config) const {
 }
 
 LaunchConfig SearchSpace::snap(const LaunchConfig& config) const {
-  LaunchConfig out = config;
+  LaunchConfig out = base_;  // dimensions that are not searched keep the base's value
   for (const auto& axis : axes_) {
     const double target = std::log(std::max(1, config.get(axis.dimension)));
     int32_t best = axis.values.front();
@@ -121,6 +121,22 @@ std::vector<LaunchConfig> SearchSpace::neighbours(const LaunchConfig& config) co
       n.blocks_per_sm = bv[static_cast<size_t>(bj)];
       out.push_back(n);
     }
+  }
+  return out;
+}
+
+std::vector<LaunchConfig> probe_configurations(const SearchSpace& space, const LaunchConfig& start) {
+  const LaunchConfig first = space.snap(start);
+  std::vector<LaunchConfig> out = {first};
+  for (const auto& axis : space.axes()) {
+    if (axis.dimension == ConfigDimension::threads_per_block || axis.dimension == ConfigDimension::blocks_per_sm) continue;
+    if (axis.values.size() <= 2) continue;
+    const int32_t v = first.get(axis.dimension);
+    const int32_t lo = axis.values.front(), hi = axis.values.back();
+    LaunchConfig probe = first;
+    // Farthest in log scale (the grid is powers of two or fill percentages).
+    probe.set(axis.dimension, std::abs(std::log(static_cast<double>(hi) / v)) >= std::abs(std::log(static_cast<double>(v) / lo)) ? hi : lo);
+    if (probe != first) out.push_back(probe);
   }
   return out;
 }

@@ -31,7 +31,8 @@ class SearchSpace {
   std::vector<LaunchConfig> all() const;
   size_t size() const;
   bool contains(const LaunchConfig& config) const;
-  // The grid point nearest to `config` (each axis snapped to its nearest value in log scale).
+  // The grid point nearest to `config` (each axis snapped to its nearest value
+  // in log scale; dimensions that are not searched take the base's value).
   LaunchConfig snap(const LaunchConfig& config) const;
 
   // One step along each axis, and along the diagonal of the thread plane that
@@ -48,5 +49,14 @@ class SearchSpace {
   std::vector<GridAxis> axes_;
   LaunchConfig base_;
 };
+
+// The initial configurations of a search from `start`: start itself, then for
+// each searched variant parameter (every axis but threads per block and
+// blocks per SM) with more than two values, start with that parameter at the
+// value farthest from start's. A gradient step from start only sees the next
+// value of each parameter; the H100 sort variant's rows-per-thread axis is
+// not convex (rpt 8 is 2x faster than rpt 1, rpt 2 and 4 slower: bench/tuner),
+// so one probe at the far end lets Algorithm 1 start from either side.
+std::vector<LaunchConfig> probe_configurations(const SearchSpace& space, const LaunchConfig& start);
 
 }  // namespace tally::gpu

@@ -43,6 +43,7 @@ nlohmann::json to_json(const SearchState& state) {
   j["measuring_reference"] =
       state.measuring_reference ? nlohmann::json(to_string(*state.measuring_reference)) : nlohmann::json(nullptr);
   j["chunks"] = state.chunks;
+  j["since_improvement"] = state.since_improvement;
   j["converged"] = state.converged;
   return j;
 }
@@ -93,6 +94,7 @@ std::optional<SearchState> search_state_from_json(const nlohmann::json& j) {
       if (!s.measuring_reference) return std::nullopt;
     }
     s.chunks = j.at("chunks").get<long>();
+    s.since_improvement = j.value("since_improvement", 0);  // absent in states written before it existed
     s.converged = j.at("converged").get<bool>();
     // Every reference in the queue must have been measured (Algorithm 1 reads t(c_i)).
     for (const auto& c : s.queue) {

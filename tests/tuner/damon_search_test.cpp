@@ -200,3 +200,35 @@ TEST(DamonSearchPlateaus, VariantParameterStepsAreComparedStrictly) {
 
 }  // namespace
 }  // namespace tally::gpu
+
+namespace tally::gpu {
+namespace {
+
+// Patience: a flat space (every configuration within 0.5 %) is abandoned after
+// `patience` configurations without a 1 % gain, instead of being walked by
+// plateau branches; a bowl is still descended to its optimum.
+TEST(DamonSearchPatience, FlatSpaceStopsEarlyBowlStillConverges) {
+  const SearchSpace space = testing::paper_grid();
+  const auto flat = [](const LaunchConfig& c) {
+    return 1e-9 * (1.0 + 0.005 * std::sin(c.threads_per_block * 0.37 + c.blocks_per_sm * 1.3));
+  };
+  SearchParams paper;
+  paper.patience = 0;
+  SearchParams patient;
+  patient.patience = 8;
+  DamonSearch walk(space, {LaunchConfig{}}, paper), stop(space, {LaunchConfig{}}, patient);
+  const auto r_walk = testing::drive(walk, flat);
+  const auto r_stop = testing::drive(stop, flat);
+  EXPECT_TRUE(stop.converged());
+  EXPECT_LE(stop.configurations_tested(), 9u + 1u);
+  EXPECT_GT(walk.configurations_tested(), 3 * stop.configurations_tested());
+  EXPECT_LE(r_stop.found_time, 1.01e-9 * 1.005);
+
+  DamonSearch bowl(space, {LaunchConfig{}}, patient);
+  const auto r_bowl = testing::drive(bowl, testing::bowl(64, 16));
+  EXPECT_EQ(r_bowl.found.threads_per_block, 64);
+  EXPECT_EQ(r_bowl.found.blocks_per_sm, 16);
+}
+
+}  // namespace
+}  // namespace tally::gpu

@@ -104,7 +104,31 @@ TEST(QueryTuner, ForcedVariant) {
   EXPECT_EQ(tuner.variant(), "sort");
   // Sort has no hash table: its grid has no fill-factor axis.
   EXPECT_EQ(default_search_space(in.device, "sort").size(), 6u * 6u * 4u);
-  EXPECT_EQ(default_search_space(in.device, "global").size(), 6u * 6u * 4u * 3u);
+  // The global table's fill factor did not matter on the H100: not searched.
+  EXPECT_EQ(default_search_space(in.device, "global").size(), 6u * 6u * 4u);
+  // Shared-memory hash tables: fill factor searched.
+  EXPECT_EQ(default_search_space(in.device, "shared_memory").size(), 6u * 6u * 4u * 3u);
+  EXPECT_EQ(default_search_space(in.device, "partitioned").size(), 6u * 6u * 4u * 3u);
+}
+
+TEST(QueryTuner, ProbesStartFromBothEndsOfTheVariantParameters) {
+  const SearchSpace space = default_search_space(input_for(1000).device, "shared_memory");
+  LaunchConfig start;
+  start.threads_per_block = 256;
+  start.blocks_per_sm = 8;
+  start.rows_per_thread = 1;
+  start.fill_factor_percent = 83;
+  const auto probes = probe_configurations(space, start);
+  ASSERT_EQ(probes.size(), 3u);
+  EXPECT_EQ(probes[0], start);
+  EXPECT_EQ(probes[1].rows_per_thread, 8);      // far end of 1..8
+  EXPECT_EQ(probes[1].fill_factor_percent, 83);
+  EXPECT_EQ(probes[2].fill_factor_percent, 25);  // far end of 25..83
+  EXPECT_EQ(probes[2].rows_per_thread, 1);
+  for (const auto& p : probes) {
+    EXPECT_EQ(p.threads_per_block, 256);
+    EXPECT_EQ(p.blocks_per_sm, 8);
+  }
 }
 
 }  // namespace
