@@ -1,6 +1,8 @@
 #include "executor/session.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "common/error.hpp"
 #include "executor/database.hpp"
@@ -71,6 +73,62 @@ ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std
   return r;
 }
 
+// Node types whose analysis depends on nothing but the statement text, its
+// parameter types and the session's settings: no table, no function (now()
+// is folded at analysis), no catalog look-up. libpg_query's JSON names node
+// types in CamelCase and fields in lowerCamelCase, so every key that starts
+// with an upper-case letter is a node type.
+bool text_only_node(const json& node) {
+  static const std::unordered_set<std::string_view> kAllowed = {
+      "SelectStmt", "ResTarget", "A_Const",  "ParamRef", "TypeCast",    "TypeName",  "String",   "Integer",
+      "Float",      "Boolean",   "A_Expr",   "BoolExpr", "NullTest",    "BooleanTest", "CaseExpr", "CaseWhen",
+      "CoalesceExpr"};
+  if (node.is_array()) {
+    for (const auto& child : node) {
+      if (!text_only_node(child)) return false;
+    }
+    return true;
+  }
+  if (!node.is_object()) return true;
+  for (const auto& [key, child] : node.items()) {
+    if (!key.empty() && key[0] >= 'A' && key[0] <= 'Z') {
+      if (!kAllowed.count(key)) return false;
+      if (key == "TypeName") {
+        // regclass, regtype, ... read the catalog.
+        for (const auto& name : child.value("names", json::array())) {
+          const auto& text = name.contains("String") ? name["String"].value("sval", "") : std::string();
+          if (text.rfind("reg", 0) == 0) return false;
+        }
+      }
+    }
+    if (!text_only_node(child)) return false;
+  }
+  return true;
+}
+
+// Whether an analysis may be reused for the same text, parameter types and settings.
+bool reusable_analysis(const Session::Analyzed& a) {
+  if (a.is_empty()) return true;
+  if (a.kind == "TransactionStmt" || a.kind == "VariableSetStmt" || a.kind == "VariableShowStmt" ||
+      a.kind == "DiscardStmt") {
+    return true;
+  }
+  return a.kind == "SelectStmt" && text_only_node(a.node());
+}
+
+// Analysis cache key: the text, then the parameter type OIDs as bytes.
+std::string analysis_key(std::string_view sql, const std::vector<uint32_t>& types) {
+  std::string key;
+  key.reserve(sql.size() + 1 + types.size() * sizeof(uint32_t));
+  key.append(sql);
+  key.push_back('\0');
+  key.append(reinterpret_cast<const char*>(types.data()), types.size() * sizeof(uint32_t));
+  return key;
+}
+
+// Entries of one session's analysis cache; on overflow it starts over.
+constexpr size_t kMaxCachedAnalyses = 256;
+
 class SessionPreparedStatement final : public protocol::PreparedStatement {
  public:
   explicit SessionPreparedStatement(std::shared_ptr<const Session::Analyzed> analyzed) : analyzed(std::move(analyzed)) {}
@@ -96,7 +154,7 @@ class SessionPortal final : public protocol::Portal {
   bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
     // An empty statement answers EmptyQueryResponse in place of CommandComplete,
     // as PostgreSQL's exec_execute_message does (query_handler.hpp, Portal::execute).
-    if (analyzed_->node.is_null()) {
+    if (analyzed_->is_empty()) {
       out.empty_query();
       return true;
     }
@@ -139,7 +197,12 @@ Session::Session(Database* database, TableProvider* tables, const protocol::Sess
     : database_(database), tables_(tables), info_(info) {
   settings_.apply_startup(info.startup_parameters);
   settings_.initialize("session_authorization", info.user);
+  if (database_ && database_->config().statement_timeout_ms > 0) {
+    settings_.set_default("statement_timeout", std::to_string(database_->config().statement_timeout_ms));
+  }
 }
+
+std::optional<uint64_t> Session::statement_timeout_ms() const { return settings_.milliseconds("statement_timeout"); }
 
 Session::~Session() = default;
 
@@ -179,7 +242,7 @@ void Session::on_error() {
   if (state_ == TxState::in_block) state_ = TxState::failed;
 }
 
-void Session::sync() {}
+void Session::sync() { ++epoch_; }
 
 void Session::report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out) {
   for (const auto& name : names) out.parameter_status(name, settings_.get(name).value_or(""));
@@ -198,23 +261,25 @@ void Session::check_not_failed(const std::string& kind, const json& node) const 
               "current transaction is aborted, commands ignored until end of transaction block");
 }
 
-Session::Analyzed Session::analyze(std::string_view sql, const json& node, std::vector<uint32_t> parameter_types) {
+Session::Analyzed Session::analyze(std::string_view sql, const ParsedStatement& statement,
+                                   std::vector<uint32_t> parameter_types) {
   try {
-    return analyze_checked(sql, node, std::move(parameter_types));
+    return analyze_checked(sql, statement, std::move(parameter_types));
   } catch (const nlohmann::json::exception& e) {
     throw Error(SqlState::feature_not_supported, std::string("unsupported statement form: ") + e.what());
   }
 }
 
-Session::Analyzed Session::analyze_checked(std::string_view sql, const json& node,
+Session::Analyzed Session::analyze_checked(std::string_view sql, const ParsedStatement& statement,
                                            std::vector<uint32_t> parameter_types) {
   Analyzed a;
   a.sql = std::string(sql);
-  a.node = node;
+  a.statement = statement;
   a.parameter_types = std::move(parameter_types);
-  if (node.is_null()) return a;
-  a.kind = node.begin().key();
-  const json& body = node.begin().value();
+  a.planned_at = epoch_;
+  if (a.is_empty()) return a;
+  a.kind = statement.type();
+  const json& body = statement.body();
   PlanContext pc = make_plan_context(&a.parameter_types);
   if (a.kind == "SelectStmt") {
     if (body.contains("intoClause")) throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
@@ -249,6 +314,39 @@ Session::Analyzed Session::analyze_checked(std::string_view sql, const json& nod
   return a;
 }
 
+std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_view sql, const ParsedStatement& statement,
+                                                                 std::vector<uint32_t> parameter_types) {
+  if (analysis_cache_settings_ != settings_.generation()) {
+    analysis_cache_.clear();
+    analysis_cache_settings_ = settings_.generation();
+  }
+  std::string key = analysis_key(sql, parameter_types);
+  if (auto it = analysis_cache_.find(key); it != analysis_cache_.end()) return it->second;
+  auto analyzed = std::make_shared<const Analyzed>(analyze(sql, statement, std::move(parameter_types)));
+  if (reusable_analysis(*analyzed)) {
+    if (analysis_cache_.size() >= kMaxCachedAnalyses) analysis_cache_.clear();
+    analysis_cache_.emplace(std::move(key), analyzed);
+  }
+  return analyzed;
+}
+
+std::shared_ptr<const Session::Analyzed> Session::analysis_for_bind(std::shared_ptr<const Analyzed> analyzed) {
+  const bool stale = analyzed->kind == "SelectStmt" && analyzed->planned_at != epoch_ &&
+                     analyzed->body().contains("fromClause");
+  ++epoch_;
+  if (!stale) return analyzed;
+  auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
+  const auto same_type = [](const protocol::FieldDescription& a, const protocol::FieldDescription& b) {
+    return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
+  };
+  if (!analyzed->fields || !fresh->fields ||
+      !std::equal(analyzed->fields->begin(), analyzed->fields->end(), fresh->fields->begin(), fresh->fields->end(),
+                  same_type)) {
+    throw Error(SqlState::feature_not_supported, "cached plan must not change result type");
+  }
+  return fresh;
+}
+
 ResultSet Session::execute(const Analyzed& statement, const std::vector<Value>& parameters,
                            protocol::ResultWriter& out) {
   try {
@@ -261,11 +359,11 @@ ResultSet Session::execute(const Analyzed& statement, const std::vector<Value>& 
 
 ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<Value>& parameters,
                                    protocol::ResultWriter& out) {
-  if (statement.node.is_null()) return command("");
+  if (statement.is_empty()) return command("");
   const std::string& kind = statement.kind;
-  check_not_failed(kind, statement.node);
+  check_not_failed(kind, statement.node());
   if (info_.cancel != nullptr) info_.cancel->check();
-  const json& body = statement.node.begin().value();
+  const json& body = statement.body();
   if (kind == "SelectStmt") {
     ExecContext ec = make_exec_context(&parameters);
     return run_select(*statement.select, ec);
@@ -479,18 +577,18 @@ ResultSet Session::run_cursor_statement(const std::string& kind, const json& bod
 }
 
 void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
-  std::vector<ParsedStatement> statements = parse_sql(sql);
-  if (statements.empty()) {
+  const auto statements = parse_sql_shared(sql);
+  if (statements->empty()) {
     out.empty_query();
     return;
   }
-  for (const auto& parsed : statements) {
-    const std::string_view text = parsed.length > 0 ? sql.substr(static_cast<size_t>(parsed.location), static_cast<size_t>(parsed.length))
-                                                    : sql.substr(static_cast<size_t>(parsed.location));
-    check_not_failed(parsed.type(), parsed.node);
-    (void)text;
-    Analyzed analyzed = analyze(sql, parsed.node, {});
-    ResultSet result = execute(analyzed, {}, out);
+  for (const auto& parsed : *statements) {
+    check_not_failed(parsed.type(), parsed.node());
+    // Only a single statement's analysis is cached: the cache key is the text.
+    std::shared_ptr<const Analyzed> analyzed =
+        statements->size() == 1 ? analyze_shared(sql, parsed, {}) : std::make_shared<const Analyzed>(analyze(sql, parsed, {}));
+    analyzed = analysis_for_bind(std::move(analyzed));
+    ResultSet result = execute(*analyzed, {}, out);
     if (result.returns_rows) {
       out.row_description(result.fields);
       std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
@@ -506,8 +604,8 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
 
 std::unique_ptr<protocol::PreparedStatement> Session::prepare(std::string_view sql,
                                                               std::span<const uint32_t> param_types) {
-  std::vector<ParsedStatement> statements = parse_sql(sql);
-  if (statements.size() > 1) {
+  const auto statements = parse_sql_shared(sql);
+  if (statements->size() > 1) {
     throw Error(SqlState::syntax_error, "cannot insert multiple commands into a prepared statement");
   }
   std::vector<uint32_t> types(param_types.begin(), param_types.end());
@@ -516,20 +614,20 @@ std::unique_ptr<protocol::PreparedStatement> Session::prepare(std::string_view s
       throw Error(SqlState::feature_not_supported, "parameter type " + std::to_string(t) + " is not supported");
     }
   }
-  if (statements.empty()) {
-    return std::make_unique<SessionPreparedStatement>(std::make_shared<Analyzed>(analyze(sql, json(), types)));
+  if (statements->empty()) {
+    return std::make_unique<SessionPreparedStatement>(analyze_shared(sql, ParsedStatement{}, std::move(types)));
   }
-  check_not_failed(statements[0].type(), statements[0].node);
-  return std::make_unique<SessionPreparedStatement>(
-      std::make_shared<Analyzed>(analyze(sql, statements[0].node, std::move(types))));
+  const ParsedStatement& statement = statements->front();
+  check_not_failed(statement.type(), statement.node());
+  return std::make_unique<SessionPreparedStatement>(analyze_shared(sql, statement, std::move(types)));
 }
 
 std::unique_ptr<protocol::Portal> Session::bind(protocol::PreparedStatement& statement,
                                                 std::span<const protocol::ParameterValue> parameters,
                                                 std::span<const protocol::Format> result_formats) {
   auto& prepared = dynamic_cast<SessionPreparedStatement&>(statement);
-  const auto& analyzed = prepared.analyzed;
-  if (!analyzed->node.is_null()) check_not_failed(analyzed->kind, analyzed->node);
+  if (!prepared.analyzed->is_empty()) check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
+  const std::shared_ptr<const Analyzed> analyzed = analysis_for_bind(prepared.analyzed);
   if (parameters.size() != analyzed->parameter_types.size()) {
     throw Error(SqlState::protocol_violation,
                 "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +

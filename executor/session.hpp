@@ -5,10 +5,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
 #include "protocol/query_handler.hpp"
@@ -34,20 +36,38 @@ class Session final : public protocol::QueryHandler {
   protocol::TransactionStatus transaction_status() const override;
   void on_error() override;
   void sync() override;
+  // SET statement_timeout (the server's statement_timeout_ms is the session default).
+  std::optional<uint64_t> statement_timeout_ms() const override;
 
-  // A statement analyzed for execution: what Parse produces.
+  // A statement analyzed for execution: what Parse produces. Immutable once
+  // made; prepared statements, portals and the analysis cache share it.
   struct Analyzed {
     std::string sql;
-    nlohmann::json node;            // {"SelectStmt": {...}}; null for the empty query
+    ParsedStatement statement;      // no tree for the empty query
     std::string kind;               // node type name
     std::vector<uint32_t> parameter_types;
     std::shared_ptr<const SelectPlan> select;  // for SELECT (and cursors/EXPLAIN of SELECT)
     std::optional<std::vector<protocol::FieldDescription>> fields;
+    // Session::epoch_ when this was planned: a SELECT over a table planned in
+    // an earlier epoch holds an old table snapshot and is re-planned at Bind.
+    uint64_t planned_at = 0;
+    bool is_empty() const { return !statement.tree; }
+    // {"SelectStmt": {...}} and its body; only when !is_empty().
+    const nlohmann::json& node() const { return statement.node(); }
+    const nlohmann::json& body() const { return statement.body(); }
   };
   // Runs one analyzed statement with parameters; returns its result (rows or a tag).
   ResultSet execute(const Analyzed& statement, const std::vector<Value>& parameters,
                     protocol::ResultWriter& out);
-  Analyzed analyze(std::string_view sql, const nlohmann::json& node, std::vector<uint32_t> parameter_types);
+  Analyzed analyze(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
+  // analyze() through the session's analysis cache (see analysis_cache_).
+  std::shared_ptr<const Analyzed> analyze_shared(std::string_view sql, const ParsedStatement& statement,
+                                                 std::vector<uint32_t> parameter_types);
+  // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
+  // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
+  // the portal's snapshot at Bind). 0A000 when the table's columns changed
+  // the result type, as PostgreSQL's "cached plan must not change result type".
+  std::shared_ptr<const Analyzed> analysis_for_bind(std::shared_ptr<const Analyzed> analyzed);
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
@@ -60,7 +80,7 @@ class Session final : public protocol::QueryHandler {
   enum class TxState { idle, in_block, failed };
   ResultSet execute_checked(const Analyzed& statement, const std::vector<Value>& parameters,
                             protocol::ResultWriter& out);
-  Analyzed analyze_checked(std::string_view sql, const nlohmann::json& node, std::vector<uint32_t> parameter_types);
+  Analyzed analyze_checked(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
   ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);
@@ -82,6 +102,17 @@ class Session final : public protocol::QueryHandler {
     size_t position = 0;
   };
   std::map<std::string, Cursor> cursors_;
+  // Counts Binds (simple-query statements included) and Syncs: a plan made in
+  // the current epoch (Parse, then Bind in the same pipelined batch, as
+  // pgbench and JDBC send them) still reads the tables as they are at Bind;
+  // one made earlier is re-planned (see Analyzed::planned_at).
+  uint64_t epoch_ = 0;
+  // Analyses that depend only on the statement text, its parameter types and
+  // the session's settings (SELECTs of constants and parameters, SET, SHOW,
+  // BEGIN/COMMIT ...), by text + parameter types. Emptied when a setting
+  // changes (a DateStyle or search_path change can change an analysis).
+  std::unordered_map<std::string, std::shared_ptr<const Analyzed>> analysis_cache_;
+  uint64_t analysis_cache_settings_ = 0;  // Settings::generation() of its entries
 };
 
 }  // namespace tally::executor

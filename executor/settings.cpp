@@ -142,6 +142,8 @@ Settings::Settings() {
   add("statement_timeout", "0", "Sets the maximum allowed duration of any statement.");
   add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
   add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
+  add("tally.variant", "", "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.");
+  add("tally.launch_config", "", "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.");
   add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);
   add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");
   add("transaction_read_only", "off", "Sets the current transaction's read-only status.", false, false, Kind::boolean);
@@ -211,6 +213,7 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
 }
 
 std::pair<std::string, bool> Settings::set(std::string_view name, std::string_view value) {
+  ++generation_;
   const SettingDefinition* def = find(name);
   if (def == nullptr) {
     // Custom "prefix.name" placeholders are accepted, as in PostgreSQL.
@@ -228,6 +231,7 @@ std::pair<std::string, bool> Settings::set(std::string_view name, std::string_vi
 }
 
 std::pair<std::string, bool> Settings::reset(std::string_view name) {
+  ++generation_;
   const SettingDefinition* def = find(name);
   if (def == nullptr) {
     if (name.find('.') != std::string_view::npos) {
@@ -243,9 +247,40 @@ std::pair<std::string, bool> Settings::reset(std::string_view name) {
   return {def->name, def->reported};
 }
 
+void Settings::set_default(std::string_view name, std::string_view value) {
+  ++generation_;
+  const SettingDefinition* def = find(name);
+  if (!def) throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
+  const std::string canonical = canonical_value(*def, value);
+  values_[lower(def->name)] = canonical;
+  for (auto& d : definitions_) {
+    if (lower(d.name) == lower(name)) d.default_value = canonical;
+  }
+}
+
+std::optional<uint64_t> Settings::milliseconds(std::string_view name) const {
+  const auto value = get(name);
+  if (!value) return std::nullopt;
+  // Canonical values are "0" or a number with one unit (canonical_milliseconds).
+  size_t i = 0;
+  while (i < value->size() && std::isdigit(static_cast<unsigned char>((*value)[i]))) ++i;
+  if (i == 0) return std::nullopt;
+  const uint64_t n = std::stoull(value->substr(0, i));
+  const std::string unit = value->substr(i);
+  if (unit.empty() || unit == "ms") return n;
+  if (unit == "s") return n * 1000;
+  if (unit == "min") return n * 60'000;
+  if (unit == "h") return n * 3'600'000;
+  if (unit == "d") return n * 86'400'000;
+  return std::nullopt;
+}
+
 void Settings::initialize(std::string_view name, std::string_view value) {
   const SettingDefinition* def = find(name);
-  values_[def ? lower(def->name) : lower(name)] = std::string(value);
+  std::string& slot = values_[def ? lower(def->name) : lower(name)];
+  // Every COMMIT re-initializes transaction_isolation: not a change unless it is one.
+  if (slot != value) ++generation_;
+  slot = std::string(value);
   if (def && !def->read_only) return;
   // Read-only settings keep this value on RESET ALL too.
   for (auto& d : definitions_) {
@@ -267,6 +302,7 @@ std::vector<std::string> Settings::reset_all() {
 }
 
 std::vector<std::string> Settings::restore(const std::map<std::string, std::string>& saved) {
+  if (values_ != saved) ++generation_;
   std::vector<std::string> changed;
   for (const auto& def : definitions_) {
     const std::string key = lower(def.name);

@@ -2,6 +2,7 @@
 // Run-time settings of one session (PostgreSQL's GUCs): SET, SHOW, RESET,
 // current_setting(), and the ParameterStatus reports PostgreSQL sends for the
 // GUC_REPORT settings when they change.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,12 @@ class Settings {
   // Sets a value without the read-only check (session_authorization at start-up,
   // transaction_isolation at transaction end).
   void initialize(std::string_view name, std::string_view value);
+  // Makes `value` this session's default (what RESET returns to): the server's
+  // configured value of a setting such as statement_timeout.
+  void set_default(std::string_view name, std::string_view value);
+  // A millisecond-valued setting (statement_timeout, ...) in milliseconds;
+  // nullopt when unknown.
+  std::optional<uint64_t> milliseconds(std::string_view name) const;
   // The canonical spelling of a setting name ("datestyle" -> "DateStyle").
   std::string canonical_name(std::string_view name) const;
   // Every setting for SHOW ALL: (name, value, description), sorted by name.
@@ -50,6 +57,9 @@ class Settings {
   std::map<std::string, std::string> snapshot() const { return values_; }
   // Restores; returns reported settings whose value changed.
   std::vector<std::string> restore(const std::map<std::string, std::string>& saved);
+  // Changes with every call that may change a value (set, reset, restore ...):
+  // what was derived from the settings at one generation holds until the next.
+  uint64_t generation() const { return generation_; }
 
  private:
   const SettingDefinition* find(std::string_view name) const;
@@ -57,6 +67,7 @@ class Settings {
 
   std::vector<SettingDefinition> definitions_;
   std::map<std::string, std::string> values_;  // by lower-case name
+  uint64_t generation_ = 0;
 };
 
 // The version string of version() and server_version.

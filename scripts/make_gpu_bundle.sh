@@ -3,13 +3,14 @@
 # and packs a self-contained bundle into bundle/ (git-ignored): the GPU test
 # and benchmark binaries, tallyd when it builds, the shared libraries they
 # need that the GPU machine lacks (bundle/lib), and scripts/run_gpu_suite.sh.
-# Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, JOBS,
+# Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
 #   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=${TALLY_GPU_BUILD_DIR:-build-gpu}
 jobs=${JOBS:-2}
+bundle=${TALLY_BUNDLE_DIR:-bundle}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$build.configure.log" 2>&1 || {
@@ -17,7 +18,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON \
   exit 1
 }
 
-required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench)
+required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
 read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
@@ -30,31 +31,31 @@ for t in "${targets[@]:${#required[@]}}"; do
   nice ninja -C "$build" -j"$jobs" "$t" || echo "make_gpu_bundle: optional target $t did not build; left out" >&2
 done
 
-rm -rf bundle
-mkdir -p bundle/bin bundle/lib
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib"
 for t in "${targets[@]}"; do
   f=$(find "$build" -type f -name "$t" -perm -u+x | head -n1)
   [ -n "$f" ] || continue
-  cp "$f" bundle/bin/
-  strip --strip-debug "bundle/bin/$t"
+  cp "$f" "$bundle/bin/"
+  strip --strip-debug "$bundle/bin/$t"
 done
 
 # Shared libraries the GPU machine (Ubuntu 24.04 + CUDA 13, no libpq, no
 # libpg_query, no fmt) may lack. The C/C++ runtime and the driver stay its own.
 skip='^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux.*|libcuda|libnvidia.*)\.so'
-for b in bundle/bin/*; do
+for b in "$bundle"/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
     name=$(basename "$lib")
-    if ! grep -Eq "$skip" <<<"$name"; then cp -L -n "$lib" bundle/lib/ 2>/dev/null || true; fi
+    if ! grep -Eq "$skip" <<<"$name"; then cp -L -n "$lib" "$bundle/lib/" 2>/dev/null || true; fi
   done
 done
 
-cp scripts/run_gpu_suite.sh bundle/
+cp scripts/run_gpu_suite.sh "$bundle/"
 {
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
   echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -m), nvcc $(/usr/local/cuda/bin/nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90"
-  echo "binaries: $(cd bundle/bin && ls | tr '\n' ' ')"
-  echo "libraries: $(cd bundle/lib && ls | tr '\n' ' ')"
-} >bundle/MANIFEST
-cat bundle/MANIFEST
-du -sh bundle
+  echo "binaries: $(cd "$bundle/bin" && ls | tr '\n' ' ')"
+  echo "libraries: $(cd "$bundle/lib" && ls | tr '\n' ' ')"
+} >"$bundle/MANIFEST"
+cat "$bundle/MANIFEST"
+du -sh "$bundle"

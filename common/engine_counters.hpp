@@ -1,0 +1,75 @@
+#pragma once
+// Process-wide counters the query path increments and the admin endpoint's
+// /metrics reads (server/metrics*). They live in common/ because the layers
+// that count (executor/, storage/, gpu/) sit below server/ and must not
+// depend on it. One relaxed atomic add per event; read when scraped.
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tally {
+
+struct EngineCounters {
+  // Scans (executor/ table scans, after chunk pruning).
+  std::atomic<uint64_t> rows_scanned{0};
+  std::atomic<uint64_t> bytes_scanned{0};
+  // Aggregations by the engine that ran them.
+  std::atomic<uint64_t> cpu_aggregations{0};
+  std::atomic<uint64_t> gpu_aggregations{0};
+  // The GPU's device column cache (gpu/): chunk-column look-ups and bytes.
+  std::atomic<uint64_t> gpu_cache_hits{0};
+  std::atomic<uint64_t> gpu_cache_misses{0};
+  std::atomic<uint64_t> gpu_cache_bytes{0};         // resident now
+  std::atomic<uint64_t> gpu_bytes_transferred{0};   // host-to-device copies
+  std::atomic<uint64_t> gpu_memory_used_bytes{0};   // pool + cache, now
+  // The tuner (gpu/tuner): configurations measured, explorations of a
+  // non-best variant, and entries written to the tuning cache.
+  std::atomic<uint64_t> tuner_measurements{0};
+  std::atomic<uint64_t> tuner_explorations{0};
+  std::atomic<uint64_t> tuning_cache_writes{0};
+};
+
+// The one instance of the process.
+inline EngineCounters& engine_counters() {
+  static EngineCounters counters;
+  return counters;
+}
+
+inline void count(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetch_add(n, std::memory_order_relaxed); }
+
+// What the statement running on this thread did, for its log line (tallyd's
+// query log, server/metrics_query_log.hpp). A session runs its statements on
+// one thread, so the log resets this before a statement and reads it after;
+// the scan path and the aggregation planner fill it on that same thread.
+struct StatementTrace {
+  uint64_t rows_scanned = 0;
+  uint64_t bytes_scanned = 0;
+  std::string engine;   // AggregationReport::engine ("cpu", "gpu"); empty: none ran
+  std::string variant;  // AggregationReport::variant
+};
+
+inline StatementTrace& statement_trace() {
+  thread_local StatementTrace trace;
+  return trace;
+}
+
+// One scanned chunk: the process-wide counters and this thread's statement.
+inline void count_scan(uint64_t rows, uint64_t bytes) {
+  count(engine_counters().rows_scanned, rows);
+  count(engine_counters().bytes_scanned, bytes);
+  StatementTrace& trace = statement_trace();
+  trace.rows_scanned += rows;
+  trace.bytes_scanned += bytes;
+}
+
+// An aggregation finished: call on the statement's thread with the run's
+// AggregationReport engine and variant (the engines count cpu_aggregations /
+// gpu_aggregations themselves; this only labels the statement's log line).
+inline void note_aggregation(std::string_view engine, std::string_view variant) {
+  StatementTrace& trace = statement_trace();
+  trace.engine = engine;
+  trace.variant = variant;
+}
+
+}  // namespace tally
