@@ -1,0 +1,400 @@
+// Live tuning on the GPU machine, through the wire protocol (libpq): does the
+// tuner inside the GPU engine reach the best fixed configuration, and does the
+// persisted tuning cache keep it across a restart? (issue 6, "What it must show")
+//
+//   1. starts tallyd (fresh data directory, so the tuning cache is cold) and
+//      loads R (g int4 uniform in [0, G), v int4) with COPY;
+//   2. warms the device column cache with a query of another operator
+//      signature (SELECT g, min(v): its own tuning cache key), so that every
+//      timed run below reads resident columns;
+//   3. runs Q = SELECT g, count(*), sum(v) FROM r GROUP BY g five times on the
+//      cold cache (run 1 searches; runs 2-5 should run the cached best);
+//   4. runs Q under each fixed configuration of a short list (SET tally.variant
+//      / SET tally.launch_config), --reps times each, the median counting: the
+//      best fixed configuration is the baseline;
+//   5. restarts tallyd on the same data directory, warms the column cache
+//      again (other signature) and runs Q once on the persisted cache.
+// Prints a table (seconds, rows/s, ratio to the best fixed configuration) and
+// checks the targets: run 1 <= 1.3x best, runs 2-5 <= 1.03x, after restart
+// <= 1.03x. Every result is checked (groups, per-group count and sum against
+// the loaded data); a wrong result fails the run whatever the times.
+//
+// Usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16]
+//          [--chunk-rows N] [--reps 3] [--configs "variant:config;..."]
+//          [--tallyd-args "..."] [--keep-data DIR]
+// --tallyd defaults to the tallyd next to this binary (the GPU bundle).
+// Exit status: 0 targets met, 1 targets missed, 2 error (wrong result, no start).
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tests/sql/pg_servers.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Targets from issue 6.
+constexpr double kFirstRunTarget = 1.30;
+constexpr double kWarmRunTarget = 1.03;
+
+// Rows per CopyData message: large enough that libpq's per-message cost is
+// negligible, small enough to keep the buffer in cache.
+constexpr uint64_t kCopyBatchRows = 1 << 16;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "live_tuning_bench: %s\n", what.c_str());
+  std::exit(2);
+}
+
+// A tallyd child process on a data directory that outlives it (restart).
+class Tallyd {
+ public:
+  Tallyd(std::string binary, std::string data_dir, std::string extra_args)
+      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), extra_(std::move(extra_args)) {}
+  ~Tallyd() { stop(); }
+
+  void start() {
+    port_ = tally::testing::free_port();
+    log_ = data_dir_ + ".tallyd." + std::to_string(++starts_) + ".log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const std::string command = "exec " + binary_ + " --port " + std::to_string(port_) + " --data-dir " + data_dir_ +
+                                  " " + extra_ + " >" + log_ + " 2>&1";
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    conninfo_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=tally dbname=tally";
+    if (!tally::testing::wait_until_accepting(conninfo_, std::chrono::seconds(60))) {
+      stop();
+      std::system(("tail -n 30 " + log_ + " >&2").c_str());
+      die("tallyd did not start (log " + log_ + ")");
+    }
+  }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 300; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  const std::string& conninfo() const { return conninfo_; }
+
+ private:
+  std::string binary_, data_dir_, extra_, log_, conninfo_;
+  int port_ = 0, starts_ = 0;
+  pid_t pid_ = -1;
+};
+
+PGconn* connect(const std::string& conninfo) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) die(std::string("connect failed: ") + PQerrorMessage(c));
+  return c;
+}
+
+// nullopt (and the message in *error) when the statement fails.
+std::optional<PGresult*> try_exec(PGconn* c, const std::string& sql, std::string* error = nullptr) {
+  PGresult* r = PQexec(c, sql.c_str());
+  const auto s = PQresultStatus(r);
+  if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) return r;
+  if (error) *error = PQresultErrorMessage(r);
+  PQclear(r);
+  return std::nullopt;
+}
+
+bool run_ok(PGconn* c, const std::string& sql, std::string* error) {
+  auto r = try_exec(c, sql, error);
+  if (r) PQclear(*r);
+  return r.has_value();
+}
+
+PGresult* exec(PGconn* c, const std::string& sql) {
+  std::string error;
+  auto r = try_exec(c, sql, &error);
+  if (!r) die(sql + ": " + error);
+  return *r;
+}
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return x;
+}
+// Uniform keys, values that are neither constant nor all positive.
+uint32_t key_of(uint64_t i, int log2_groups) {
+  return log2_groups == 0 ? 0 : static_cast<uint32_t>(mix(i) & ((uint64_t{1} << log2_groups) - 1));
+}
+int32_t value_of(uint64_t i) { return static_cast<int32_t>(mix(i * 2 + 1) % 2001) - 1000; }
+
+char* put_int(char* p, int64_t v) {
+  if (v < 0) { *p++ = '-'; v = -v; }
+  char tmp[24];
+  int n = 0;
+  do { tmp[n++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+struct Expected {
+  std::vector<int64_t> count, sum;  // per key
+};
+
+Expected load(PGconn* c, uint64_t rows, int log2_groups) {
+  Expected e;
+  e.count.assign(size_t{1} << log2_groups, 0);
+  e.sum.assign(size_t{1} << log2_groups, 0);
+  PQclear(exec(c, "CREATE TABLE r (g int4, v int4)"));
+  PGresult* r = PQexec(c, "COPY r FROM STDIN");
+  if (PQresultStatus(r) != PGRES_COPY_IN) die(std::string("COPY: ") + PQerrorMessage(c));
+  PQclear(r);
+  std::vector<char> buffer(kCopyBatchRows * 24 + 64);
+  for (uint64_t b = 0; b < rows; b += kCopyBatchRows) {
+    char* p = buffer.data();
+    for (uint64_t i = b; i < std::min(rows, b + kCopyBatchRows); ++i) {
+      const uint32_t k = key_of(i, log2_groups);
+      const int32_t v = value_of(i);
+      ++e.count[k];
+      e.sum[k] += v;
+      p = put_int(p, k);
+      *p++ = '\t';
+      p = put_int(p, v);
+      *p++ = '\n';
+    }
+    if (PQputCopyData(c, buffer.data(), static_cast<int>(p - buffer.data())) != 1)
+      die(std::string("COPY data: ") + PQerrorMessage(c));
+  }
+  PQputCopyEnd(c, nullptr);
+  r = PQgetResult(c);
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) die(std::string("COPY: ") + PQerrorMessage(c));
+  PQclear(r);
+  while ((r = PQgetResult(c)) != nullptr) PQclear(r);
+  return e;
+}
+
+const char* kQuery = "SELECT g, count(*), sum(v) FROM r GROUP BY g";
+// Another operator signature (min instead of count+sum): reads the same
+// columns into the device column cache without touching Q's tuning entries.
+const char* kWarmUpQuery = "SELECT g, min(v) FROM r GROUP BY g";
+
+// Runs Q, times it (client wall clock: what a user sees) and checks every group.
+double run_checked(PGconn* c, const Expected& e, const std::string& label) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PGresult* r = exec(c, kQuery);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  size_t nonempty = 0;
+  for (int64_t n : e.count) nonempty += n > 0;
+  if (static_cast<size_t>(PQntuples(r)) != nonempty)
+    die(label + ": " + std::to_string(PQntuples(r)) + " groups, expected " + std::to_string(nonempty));
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const long long k = std::strtoll(PQgetvalue(r, i, 0), nullptr, 10);
+    if (k < 0 || static_cast<size_t>(k) >= e.count.size() || std::strtoll(PQgetvalue(r, i, 1), nullptr, 10) != e.count[k] ||
+        std::strtoll(PQgetvalue(r, i, 2), nullptr, 10) != e.sum[k])
+      die(label + ": wrong result for group " + PQgetvalue(r, i, 0));
+  }
+  PQclear(r);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The plan lines that say what the GPU engine and its tuner did.
+void print_plan(PGconn* c, const char* title) {
+  std::string error;
+  auto r = try_exec(c, std::string("EXPLAIN ANALYZE ") + kQuery, &error);
+  std::printf("%s\n", title);
+  if (!r) {
+    std::printf("  (EXPLAIN ANALYZE failed: %s)\n", error.c_str());
+    return;
+  }
+  for (int i = 0; i < PQntuples(*r); ++i) {
+    const std::string line = PQgetvalue(*r, i, 0);
+    if (line.find("Engine") != std::string::npos || line.find("GPU") != std::string::npos ||
+        line.find("Tuning") != std::string::npos || line.find("variant") != std::string::npos)
+      std::printf("  %s\n", line.c_str());
+  }
+  PQclear(*r);
+}
+
+void print_cache(PGconn* c, const char* title) {
+  std::string error;
+  auto r = try_exec(c,
+                    "SELECT signature, variant, bucket, configuration, ns_per_row, observations, source, converged "
+                    "FROM tally_tuning_cache ORDER BY signature, variant",
+                    &error);
+  std::printf("%s\n", title);
+  if (!r) {
+    std::printf("  (tally_tuning_cache unavailable: %s)\n", error.c_str());
+    return;
+  }
+  for (int i = 0; i < PQntuples(*r); ++i) {
+    std::printf("  %-44s %-13s %3s %-28s %8.4f ns/row obs=%s %s %s\n", PQgetvalue(*r, i, 0), PQgetvalue(*r, i, 1),
+                PQgetvalue(*r, i, 2), PQgetvalue(*r, i, 3), std::atof(PQgetvalue(*r, i, 4)), PQgetvalue(*r, i, 5),
+                PQgetvalue(*r, i, 6), PQgetvalue(*r, i, 7));
+  }
+  if (PQntuples(*r) == 0) std::printf("  (empty)\n");
+  PQclear(*r);
+}
+
+struct Fixed {
+  std::string variant, config;
+};
+
+std::vector<Fixed> parse_configs(const std::string& text) {
+  std::vector<Fixed> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t end = std::min(text.find(';', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    if (!item.empty()) {
+      const size_t colon = item.find(':');
+      out.push_back({item.substr(0, colon), colon == std::string::npos ? "" : item.substr(colon + 1)});
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+// Every variant with gpu/'s rule configuration (""), plus points spread over
+// the grid's thread plane and variant parameters.
+const char* kDefaultConfigs =
+    "dense:;dense:tpb=1024,bps=2,rpt=4;dense:tpb=256,bps=8,rpt=4;"
+    "shared_memory:;shared_memory:tpb=512,bps=4,ff=25,rpt=2;shared_memory:tpb=256,bps=8,ff=50,rpt=2;"
+    "shared_memory:tpb=1024,bps=1,ff=25,rpt=4;"
+    "partitioned:;partitioned:tpb=1024,bps=1,ff=50,rpt=2;partitioned:tpb=256,bps=8,ff=83,rpt=8;"
+    "global:;global:tpb=1024,bps=2,rpt=2;global:tpb=256,bps=8,rpt=1;"
+    "sort:;sort:tpb=32,bps=4,rpt=1;sort:tpb=128,bps=8,rpt=1";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data;
+  int log2_rows = 26, log2_groups = 16, reps = 3;
+  uint64_t chunk_rows = 0;  // 0 = tallyd's default
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help") {
+      std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
+                  "         [--reps 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"] [--keep-data DIR]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) die("missing value for " + flag);
+    const std::string value = argv[++i];
+    if (flag == "--tallyd") tallyd = value;
+    else if (flag == "--log2-rows") log2_rows = std::atoi(value.c_str());
+    else if (flag == "--log2-groups") log2_groups = std::atoi(value.c_str());
+    else if (flag == "--chunk-rows") chunk_rows = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--reps") reps = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--configs") configs_text = value;
+    else if (flag == "--tallyd-args") extra_args = value;
+    else if (flag == "--keep-data") keep_data = value;
+    else die("unknown flag " + flag + " (see --help)");
+  }
+  if (log2_rows < 10 || log2_rows > 30 || log2_groups < 0 || log2_groups > 26) die("--log2-rows 10..30, --log2-groups 0..26");
+  if (tallyd.empty()) tallyd = (fs::path(argv[0]).parent_path() / "tallyd").string();
+  if (!fs::exists(tallyd)) die("no tallyd at " + tallyd + " (--tallyd PATH)");
+  if (chunk_rows > 0) extra_args += " --chunk-rows " + std::to_string(chunk_rows);
+
+  const std::string data_dir =
+      keep_data.empty() ? tally::testing::make_temp_dir("tally-live-tuning") + "/data" : keep_data;
+  const uint64_t rows = uint64_t{1} << log2_rows;
+  Tallyd server(tallyd, data_dir, extra_args);
+  server.start();
+  PGconn* c = connect(server.conninfo());
+
+  std::printf("live tuning: %llu rows, G = 2^%d, query: %s\n", static_cast<unsigned long long>(rows), log2_groups, kQuery);
+  const auto t_load = std::chrono::steady_clock::now();
+  const Expected expected = load(c, rows, log2_groups);
+  std::printf("COPY: %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count());
+  PQclear(exec(c, "SET tally.engine = gpu"));
+  PQclear(exec(c, kWarmUpQuery));
+  print_cache(c, "tuning cache before the cold runs (Q's signature must be absent):");
+
+  std::vector<double> cold;
+  for (int run = 1; run <= 5; ++run) cold.push_back(run_checked(c, expected, "cold run " + std::to_string(run)));
+  print_plan(c, "plan after the cold runs:");
+  print_cache(c, "tuning cache after the cold runs:");
+
+  struct FixedResult {
+    Fixed fixed;
+    double seconds = 0;
+  };
+  std::vector<FixedResult> fixed;
+  for (const Fixed& f : parse_configs(configs_text)) {
+    std::string error;
+    // Can this variant run Q at all? (dense needs a small key range.)
+    const bool ok = run_ok(c, "SET tally.variant = '" + f.variant + "'", &error) &&
+                    run_ok(c, "SET tally.launch_config = '" + f.config + "'", &error) && run_ok(c, kQuery, &error);
+    if (!ok) {
+      std::printf("  fixed %s %s: skipped (%s)\n", f.variant.c_str(), f.config.empty() ? "(rule)" : f.config.c_str(),
+                  error.substr(0, error.find('\n')).c_str());
+      continue;
+    }
+    std::vector<double> times;
+    for (int i = 0; i < reps; ++i) times.push_back(run_checked(c, expected, "fixed " + f.variant + " " + f.config));
+    fixed.push_back({f, median(times)});
+  }
+  PQclear(exec(c, "RESET tally.variant"));
+  PQclear(exec(c, "RESET tally.launch_config"));
+  if (fixed.empty()) die("no fixed configuration ran (are tally.variant / tally.launch_config implemented?)");
+  const auto best = std::min_element(fixed.begin(), fixed.end(),
+                                     [](const FixedResult& a, const FixedResult& b) { return a.seconds < b.seconds; });
+  PQfinish(c);
+
+  server.stop();
+  server.start();
+  c = connect(server.conninfo());
+  PQclear(exec(c, "SET tally.engine = gpu"));
+  PQclear(exec(c, kWarmUpQuery));
+  const double restarted = run_checked(c, expected, "after restart");
+  print_plan(c, "plan after the restart:");
+  print_cache(c, "tuning cache after the restart:");
+  PQfinish(c);
+
+  const double best_s = best->seconds;
+  std::printf("\n%-34s %10s %12s %8s %8s %s\n", "run", "seconds", "Mrows/s", "vs best", "target", "");
+  bool met = true;
+  const auto line = [&](const std::string& name, double s, double target) {
+    const double ratio = s / best_s;
+    const bool ok = target <= 0 || ratio <= target;
+    met = met && ok;
+    std::printf("%-34s %10.4f %12.1f %8.3f %8s %s\n", name.c_str(), s, static_cast<double>(rows) / s / 1e6, ratio,
+                target > 0 ? ("<= " + std::to_string(target).substr(0, 4)).c_str() : "", target > 0 ? (ok ? "ok" : "MISSED") : "");
+  };
+  for (const auto& f : fixed) {
+    line("fixed " + f.fixed.variant + " " + (f.fixed.config.empty() ? "(rule)" : f.fixed.config), f.seconds, 0);
+  }
+  std::printf("best fixed: %s %s, %.4f s (median of %d)\n", best->fixed.variant.c_str(),
+              best->fixed.config.empty() ? "(rule)" : best->fixed.config.c_str(), best_s, reps);
+  for (int run = 0; run < 5; ++run) line("cold cache run " + std::to_string(run + 1), cold[run], run == 0 ? kFirstRunTarget : kWarmRunTarget);
+  line("after restart (persisted cache)", restarted, kWarmRunTarget);
+  std::printf("targets (run 1 <= %.2fx, runs 2-5 and after restart <= %.2fx of the best fixed configuration): %s\n",
+              kFirstRunTarget, kWarmRunTarget, met ? "MET" : "NOT MET");
+  server.stop();
+  if (keep_data.empty()) {
+    std::error_code ec;
+    fs::remove_all(fs::path(data_dir).parent_path(), ec);
+  }
+  return met ? 0 : 1;
+}
