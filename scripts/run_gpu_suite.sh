@@ -2,10 +2,14 @@
 # Runs on the GPU machine from the bundle made by scripts/make_gpu_bundle.sh:
 # the GPU tests, then the benchmarks; logs and result tables go to OUTDIR.
 # Usage: bundle/run_gpu_suite.sh OUTDIR
-#   TALLY_SUITE   parts to run (default "tests bench"; also "sweep")
+#   TALLY_SUITE   parts to run (default "tests bench"; also "e2e", "sweep")
 #   TALLY_BENCH_ARGS  extra arguments for gpu_group_by_bench (e.g. "--log2-rows 24")
+#   TALLY_E2E_ARGS    extra arguments for gpu_e2e_bench (default: 2^28 rows,
+#                     G = 2^0..2^16 by 4, chunks of 2^24 rows; table in OUTDIR/e2e.txt)
 #   TALLY_SWEEP_ARGS  arguments for sweep_spaces (default: the H100 recording's,
 #                     bench/tuner/RESULTS.md; the CSV goes to OUTDIR/spaces.csv)
+#   TALLY_TUNING_ARGS extra arguments for live_tuning_bench (part "tuning": cold
+#                     tuning cache vs the best fixed configuration, then a restart)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
@@ -38,6 +42,11 @@ if [[ " $suite " == *" tests "* ]]; then
   run_step gpu_rules_test "$out/gpu_rules_test.log" "$here/bin/gpu_rules_test"
   run_step gpu_group_by_test "$out/gpu_group_by_test.log" "$here/bin/gpu_group_by_test"
   grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "$out/gpu_group_by_test.log" | tee -a "$summary"
+  for t in gpu_column_cache_test gpu_differential_test; do
+    [ -x "$here/bin/$t" ] || continue
+    run_step "$t" "$out/$t.log" "$here/bin/$t"
+    grep -E '^\[  (PASSED|SKIPPED|FAILED) |^gpu differential:' "$out/$t.log" | tee -a "$summary"
+  done
 fi
 if [[ " $suite " == *" bench "* ]]; then
   # shellcheck disable=SC2086
@@ -45,11 +54,23 @@ if [[ " $suite " == *" bench "* ]]; then
     --csv "$out/group_by_bench.csv" ${TALLY_BENCH_ARGS:-}
   cat "$out/group_by_bench.txt"
 fi
+if [[ " $suite " == *" e2e "* && -x "$here/bin/gpu_e2e_bench" && -x "$here/bin/tallyd" ]]; then
+  # shellcheck disable=SC2086
+  run_step gpu_e2e_bench "$out/e2e.txt" "$here/bin/gpu_e2e_bench" --tallyd "$here/bin/tallyd" \
+    --csv "$out/e2e.csv" ${TALLY_E2E_ARGS:-}
+  cat "$out/e2e.txt"
+fi
 if [[ " $suite " == *" sweep "* && -x "$here/bin/sweep_spaces" ]]; then
   # shellcheck disable=SC2086
   run_step sweep_spaces "$out/sweep_spaces.log" "$here/bin/sweep_spaces" --out "$out/spaces.csv" \
     ${TALLY_SWEEP_ARGS:---chunk-rows 16777216 --reps 3 --skip-factor 3 --deadline-s 350}
   tail -n 3 "$out/sweep_spaces.log"
+fi
+if [[ " $suite " == *" tuning "* && -x "$here/bin/live_tuning_bench" && -x "$here/bin/tallyd" ]]; then
+  # shellcheck disable=SC2086
+  run_step live_tuning_bench "$out/live_tuning.txt" "$here/bin/live_tuning_bench" --tallyd "$here/bin/tallyd" \
+    ${TALLY_TUNING_ARGS:-}
+  tail -n 12 "$out/live_tuning.txt"
 fi
 note "exit status: $status"
 exit $status
