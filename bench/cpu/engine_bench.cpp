@@ -99,7 +99,12 @@ int main(int argc, char** argv) {
         }
         AggregationResult result = agg->finalize();
         best = std::min(best, seconds_since(start));
-        if (run == 0) variant_used = agg->report().variant + " " + agg->report().configuration;
+        if (run == 0) {
+          const AggregationReport report = agg->report();
+          char phases[64];
+          std::snprintf(phases, sizeof phases, "sink %.0f ms, finalize %.0f ms; ", report.sink_ms, report.finalize_ms);
+          variant_used = phases + report.variant + " " + report.configuration;
+        }
         // Check every group against the reference.
         ok &= result.groups() == groups;
         for (size_t i = 0; ok && i < result.groups(); ++i) {

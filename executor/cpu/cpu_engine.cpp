@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <unistd.h>
 
@@ -91,12 +92,12 @@ struct LocalTable {
   std::vector<uint8_t> dense_seen;
 };
 
-// One radix partition's state (radix variants): dense partitions cover a key
-// sub-range directly; hash partitions index their keys.
+// One hash-radix partition's state (dense-radix partitions are slices of one
+// direct-indexed array and need none).
 struct Partition {
   KeyTable table{0};
   StateSet states;
-  std::vector<uint8_t> seen;  // dense: slots that got a row
+  std::vector<uint8_t> seen;  // the NULL-key partition: whether it got a row
 };
 
 class CpuRun final : public AggregationRun {
@@ -104,6 +105,13 @@ class CpuRun final : public AggregationRun {
   explicit CpuRun(const AggregationSpec& spec) : spec_(spec) {
     threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     l2_bytes_ = l2_cache_bytes();
+    narrow_.assign(spec.aggregates.size(), 0);
+    for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+      const PartialAggregate& agg = spec.aggregates[a];
+      narrow_[a] = agg.op == PartialOp::sum_int && agg.input >= 0 &&
+                   static_cast<size_t>(agg.input) < spec.value_widths.size() &&
+                   spec.value_widths[static_cast<size_t>(agg.input)] == ColumnWidth::int32;
+    }
     variant_ = choose_variant(spec, threads_, l2_bytes_);
     const uint64_t per_group = bytes_per_group(spec);
     if (variant_ == Variant::dense || variant_ == Variant::dense_radix) {
@@ -128,7 +136,7 @@ class CpuRun final : public AggregationRun {
     const size_t expected = static_cast<size_t>(std::min<uint64_t>(spec.estimated_groups, uint64_t{1} << 23));
     for (auto& l : locals_) {
       if (variant_ == Variant::hash && expected > 0) l.table = KeyTable(expected);
-      l.states.init(spec.aggregates);
+      l.states.init(spec.aggregates, narrow_);
       if (variant_ == Variant::dense) {
         l.states.resize(spec.aggregates, range_ + 1);  // last slot: the NULL key
         l.dense_seen.assign(range_ + 1, 0);
@@ -176,6 +184,7 @@ class CpuRun final : public AggregationRun {
 
   void sink(const ChunkInput& chunk) override {
     const auto started = std::chrono::steady_clock::now();
+    if (rows_ + chunk.rows > cpu::kNarrowSumRowLimit) widen_everything();
     rows_ += chunk.rows;
     // The dense range comes from statistics; a key outside it (stale or
     // missing statistics) moves this run to a hash variant, keeping its state.
@@ -230,14 +239,13 @@ class CpuRun final : public AggregationRun {
     if (variant_ == Variant::dense_radix) {
       shift_ = ceil_log2(target_groups);
       while ((range_ >> shift_) + 1 > kMaxRadixPartitions) ++shift_;
-      const size_t count = ((range_ - 1) >> shift_) + 1;
-      parts_.resize(count + 1);  // + the NULL-key partition
-      for (size_t p = 0; p < count; ++p) {
-        const size_t slots = std::min<size_t>(size_t{1} << shift_, range_ - (p << shift_));
-        parts_[p].states.init(spec_.aggregates);
-        parts_[p].states.resize(spec_.aggregates, slots);
-        parts_[p].seen.assign(slots, 0);
-      }
+      // One state array over the whole range (+ the NULL key's slot at
+      // range_): partitions are slices of it, so nothing is merged or copied.
+      parts_.resize((((range_ - 1) >> shift_) + 1) + 1);  // + the NULL-key partition
+      dense_.states.init(spec_.aggregates, narrow_);
+      dense_.states.resize(spec_.aggregates, range_ + 1);
+      dense_.dense_seen.assign(range_ + 1, 0);
+      return;
     } else {
       const uint64_t groups = std::max<uint64_t>(spec_.estimated_groups, 1);
       size_t count = size_t{1} << ceil_log2(std::max<uint64_t>(groups / target_groups, 1));
@@ -248,10 +256,10 @@ class CpuRun final : public AggregationRun {
       const size_t expected = static_cast<size_t>(std::min<uint64_t>(groups, uint64_t{1} << 26) / count);
       for (size_t p = 0; p < count; ++p) {
         parts_[p].table = KeyTable(expected);
-        parts_[p].states.init(spec_.aggregates);
+        parts_[p].states.init(spec_.aggregates, narrow_);
       }
     }
-    parts_.back().states.init(spec_.aggregates);
+    parts_.back().states.init(spec_.aggregates, narrow_);
     parts_.back().states.resize(spec_.aggregates, 1);
     parts_.back().seen.assign(1, 0);
   }
@@ -271,8 +279,9 @@ class CpuRun final : public AggregationRun {
     const size_t nparts = parts_.size();
     const size_t null_part = nparts - 1;
     part_of_.resize(n);
-    perm_.resize(n);
-    local_key_.resize(n);
+    dest_.resize(n);
+    if (variant_ == Variant::dense_radix) local_slot_.resize(n);
+    else local_key_.resize(n);
     const uint8_t* key_valid = chunk.keys.validity;
     const bool dense = variant_ == Variant::dense_radix;
     const int64_t base = spec_.key_min;
@@ -308,62 +317,136 @@ class CpuRun final : public AggregationRun {
       }
     }
     start[nparts] = pos;
-    // 3. Scatter row numbers and partition-local keys (dense: the slot in the
-    // partition; hash: the key).
+    // 3. Destination of every row, and its partition-local key (dense: the
+    // slot in the partition; hash: the key).
     parallel_for(threads, n, [&](int t, size_t begin, size_t end) {
       uint32_t* cur = cursor[static_cast<size_t>(t)].data();
       auto scatter = [&](auto* keys) {
-        const int64_t mask = (int64_t{1} << shift_) - 1;
         for (size_t r = begin; r < end; ++r) {
           const uint16_t p = part_of_[r];
-          if (p == kSkipRow) continue;
+          if (p == kSkipRow) { dest_[r] = UINT32_MAX; continue; }
           const uint32_t at = cur[p]++;
-          perm_[at] = static_cast<uint32_t>(r);
+          dest_[r] = at;
           const int64_t key = static_cast<int64_t>(keys[r]);
-          local_key_[at] = dense ? ((key - base) & mask) : key;
+          if (dense) local_slot_[at] = p == null_part ? static_cast<uint32_t>(range_) : static_cast<uint32_t>(key - base);
+          else local_key_[at] = key;
         }
       };
       if (chunk.keys.width == ColumnWidth::int32) scatter(static_cast<const int32_t*>(chunk.keys.data));
       else scatter(static_cast<const int64_t*>(chunk.keys.data));
     });
-    // 4. Each partition's rows into its state, one thread per partition.
+    // 4. The value columns, validity and FILTER masks in partition order, one
+    // column at a time (sequential reads, one write stream per partition), so
+    // that each partition's update reads its rows sequentially.
+    const ChunkInput& moved = scatter_columns(chunk, threads);
+    // 5. Each partition's rows into its state, one thread per partition.
     parallel_tasks(threads, nparts, [&](int, size_t p) {
       const uint32_t begin = start[p], end = start[p + 1];
       if (begin == end) return;
       Partition& part = parts_[p];
       const size_t count = end - begin;
-      std::vector<uint32_t> gids(count);
+      std::vector<uint32_t> gids;
+      const uint32_t* ids = nullptr;
+      if (dense) {
+        // Slots of the one dense array; partitions own disjoint slices.
+        ids = local_slot_.data() + begin;
+        uint8_t* seen = dense_.dense_seen.data();
+        for (size_t i = 0; i < count; ++i) seen[ids[i]] = 1;
+        update_states(spec_.aggregates, dense_.states, moved, ids, nullptr, begin, count);
+        return;
+      }
       if (p == null_part) {
-        part.seen[0] = 1;  // gids all 0
-      } else if (dense) {
-        for (size_t i = 0; i < count; ++i) gids[i] = static_cast<uint32_t>(local_key_[begin + i]);
-        uint8_t* seen = part.seen.data();
-        for (size_t i = 0; i < count; ++i) seen[gids[i]] = 1;
+        gids.assign(count, 0);
+        ids = gids.data();
+        part.seen[0] = 1;
       } else {
+        gids.resize(count);
         const int64_t* keys = local_key_.data() + begin;
         for (size_t i = 0; i < count; ++i) gids[i] = part.table.find_or_insert(keys[i]);
         part.states.ensure(spec_.aggregates, part.table.groups());
+        ids = gids.data();
       }
-      update_states(spec_.aggregates, part.states, chunk, gids.data(), perm_.data() + begin, 0, count);
+      update_states(spec_.aggregates, part.states, moved, ids, nullptr, begin, count);
     });
+  }
+
+  // Copies what the aggregates read of `chunk` into partition order (dest_).
+  const ChunkInput& scatter_columns(const ChunkInput& chunk, int threads) {
+    const size_t n = chunk.rows;
+    moved_.rows = n;
+    moved_.keys = ColumnView{};
+    moved_.values.assign(chunk.values.size(), ColumnView{});
+    moved_.filters.assign(chunk.filters.size(), nullptr);
+    std::vector<char> used(chunk.values.size(), 0);
+    for (const auto& a : spec_.aggregates) {
+      if (a.input >= 0) used[static_cast<size_t>(a.input)] = 1;
+      if (a.input2 >= 0) used[static_cast<size_t>(a.input2)] = 1;
+    }
+    // Jobs: (source, destination, element size).
+    struct Job {
+      const void* from;
+      void* to;
+      int width;
+    };
+    std::vector<Job> jobs;
+    size_t buffer = 0;
+    auto take = [&](size_t bytes) -> void* {
+      if (buffer == moved_buffers_.size()) moved_buffers_.emplace_back();
+      auto& b = moved_buffers_[buffer++];
+      if (b.size() * sizeof(uint64_t) < bytes) b.resize((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+      return b.data();
+    };
+    for (size_t c = 0; c < chunk.values.size(); ++c) {
+      if (!used[c]) continue;
+      const ColumnView& in = chunk.values[c];
+      const int width = in.width == ColumnWidth::int32 || in.width == ColumnWidth::float32 ? 4 : 8;
+      void* to = take(n * static_cast<size_t>(width));
+      jobs.push_back({in.data, to, width});
+      moved_.values[c].width = in.width;
+      moved_.values[c].data = to;
+      if (in.validity) {
+        void* valid = take(n);
+        jobs.push_back({in.validity, valid, 1});
+        moved_.values[c].validity = static_cast<const uint8_t*>(valid);
+      }
+    }
+    for (size_t a = 0; a < chunk.filters.size(); ++a) {
+      if (!chunk.filters[a]) continue;
+      void* mask = take(n);
+      jobs.push_back({chunk.filters[a], mask, 1});
+      moved_.filters[a] = static_cast<const uint8_t*>(mask);
+    }
+    parallel_for(threads, n, [&](int, size_t begin, size_t end) {
+      const uint32_t* dest = dest_.data();
+      for (const Job& job : jobs) {
+        auto copy = [&](auto* from, auto* to) {
+          for (size_t r = begin; r < end; ++r) {
+            if (dest[r] != UINT32_MAX) to[dest[r]] = from[r];
+          }
+        };
+        if (job.width == 4) copy(static_cast<const uint32_t*>(job.from), static_cast<uint32_t*>(job.to));
+        else if (job.width == 8) copy(static_cast<const uint64_t*>(job.from), static_cast<uint64_t*>(job.to));
+        else copy(static_cast<const uint8_t*>(job.from), static_cast<uint8_t*>(job.to));
+      }
+    });
+    return moved_;
   }
 
   // Appends the partitions of the current pass to result_ (in parallel, into
   // presized arrays) and frees them.
   void flush_radix() {
+    if (variant_ == Variant::dense_radix) {
+      emit_dense(dense_);
+      return;
+    }
     const size_t nparts = parts_.size();
     const size_t null_part = nparts - 1;
-    const bool dense = variant_ == Variant::dense_radix;
     std::vector<std::vector<uint32_t>> ids(nparts);
     parallel_tasks(threads_, nparts, [&](int, size_t p) {
       if (!radix_in_pass(p)) return;
       const Partition& part = parts_[p];
       if (p == null_part) {
         if (part.seen[0]) ids[p].push_back(0);
-      } else if (dense) {
-        for (uint32_t i = 0; i < part.seen.size(); ++i) {
-          if (part.seen[i]) ids[p].push_back(i);
-        }
       } else {
         ids[p].resize(part.table.groups());
         for (uint32_t i = 0; i < ids[p].size(); ++i) ids[p][i] = i;
@@ -378,17 +461,24 @@ class CpuRun final : public AggregationRun {
       Partition& part = parts_[p];
       if (p == null_part) {
         emit_at(offset[p], part.states, ids[p], [](uint32_t) { return int64_t{0}; }, false);
-      } else if (dense) {
-        const int64_t first = spec_.key_min + static_cast<int64_t>(p << shift_);
-        emit_at(offset[p], part.states, ids[p], [&](uint32_t i) { return first + static_cast<int64_t>(i); }, true);
       } else {
         const std::vector<int64_t>& keys = part.table.keys();
         emit_at(offset[p], part.states, ids[p], [&](uint32_t i) { return keys[i]; }, true);
       }
       // Done with this partition: free its memory (a later pass needs none of it).
       part = Partition{};
-      part.states.init(spec_.aggregates);
+      part.states.init(spec_.aggregates, narrow_);
     });
+  }
+
+  // Past kNarrowSumRowLimit rows, int64 sums could overflow: every state
+  // set switches to int128 sums.
+  void widen_everything() {
+    if (std::find(narrow_.begin(), narrow_.end(), 1) == narrow_.end()) return;
+    for (auto& l : locals_) l.states.widen_all();
+    dense_.states.widen_all();
+    for (auto& p : parts_) p.states.widen_all();
+    std::fill(narrow_.begin(), narrow_.end(), 0);
   }
 
   // ---- thread-local variants ----------------------------------------------
@@ -411,8 +501,8 @@ class CpuRun final : public AggregationRun {
   // Moves the dense state into thread-local hash tables (combining is
   // order-independent, so the result is the same).
   void switch_to_hash() {
-    std::vector<LocalTable> hashed(static_cast<size_t>(threads_));
-    for (auto& h : hashed) h.states.init(spec_.aggregates);
+    std::vector<LocalTable> hashed(variant_ == Variant::dense ? static_cast<size_t>(threads_) : 1);
+    for (auto& h : hashed) h.states.init(spec_.aggregates, narrow_);
     auto add = [&](LocalTable& h, bool null_key, int64_t key, const StateSet& from, size_t i) {
       uint32_t g;
       if (null_key) {
@@ -424,23 +514,16 @@ class CpuRun final : public AggregationRun {
       h.states.ensure(spec_.aggregates, h.table.groups());
       h.states.combine(spec_.aggregates, g, from, i);
     };
-    if (variant_ == Variant::dense) {
-      for (size_t t = 0; t < locals_.size(); ++t) {
-        const LocalTable& l = locals_[t];
-        for (size_t i = 0; i <= range_; ++i) {
-          if (l.dense_seen[i]) add(hashed[t], i == range_, spec_.key_min + static_cast<int64_t>(i), l.states, i);
-        }
-      }
-    } else {
-      for (size_t p = 0; p < parts_.size(); ++p) {
-        const Partition& part = parts_[p];
-        const bool null_key = p + 1 == parts_.size();
-        for (size_t i = 0; i < part.seen.size(); ++i) {
-          if (!part.seen[i]) continue;
-          add(hashed[0], null_key, spec_.key_min + static_cast<int64_t>((p << shift_) + i), part.states, i);
-        }
-      }
+    if (variant_ == Variant::dense_radix) {
+      locals_.assign(1, std::move(dense_));
+      dense_ = LocalTable{};
       parts_.clear();
+    }
+    for (size_t t = 0; t < locals_.size(); ++t) {
+      const LocalTable& l = locals_[t];
+      for (size_t i = 0; i <= range_; ++i) {
+        if (l.dense_seen[i]) add(hashed[t], i == range_, spec_.key_min + static_cast<int64_t>(i), l.states, i);
+      }
     }
     locals_ = std::move(hashed);
     variant_ = Variant::hash;
@@ -509,7 +592,7 @@ class CpuRun final : public AggregationRun {
     merge_hash();
     for (auto& l : locals_) {
       l = LocalTable{};
-      l.states.init(spec_.aggregates);
+      l.states.init(spec_.aggregates, narrow_);
     }
   }
 
@@ -526,13 +609,63 @@ class CpuRun final : public AggregationRun {
         }
       }
     });
-    std::vector<uint32_t> ids, null_ids;
-    for (size_t i = 0; i < range_; ++i) {
-      if (into.dense_seen[i]) ids.push_back(static_cast<uint32_t>(i));
+    emit_dense(into);
+  }
+
+  // The result of a dense variant (range_ slots + the NULL key's) without
+  // copying: the slots that got rows are compacted in place, every state
+  // array on its own thread, and the arrays are moved into result_.
+  void emit_dense(LocalTable& table) {
+    const std::vector<uint8_t>& seen = table.dense_seen;
+    std::vector<PartialStates>& states = table.states.states;
+    StateSet& set = table.states;
+    std::vector<size_t> kept;  // slots that got rows, when not all did
+    size_t count = 0;
+    for (size_t i = 0; i < range_; ++i) count += seen[i];
+    const bool all = count == range_;
+    if (!all) {
+      kept.reserve(count);
+      for (size_t i = 0; i < range_; ++i) {
+        if (seen[i]) kept.push_back(i);
+      }
     }
-    if (into.dense_seen[range_]) null_ids.push_back(static_cast<uint32_t>(range_));
-    append_groups(into.states, ids, [&](uint32_t i) { return spec_.key_min + static_cast<int64_t>(i); }, true);
-    append_groups(into.states, null_ids, [](uint32_t) { return int64_t{0}; }, false);
+    const bool null_group = seen[range_] != 0;
+    const size_t groups = count + (null_group ? 1 : 0);
+    // Every (aggregate, array) pair is one task.
+    std::vector<std::function<void()>> tasks;
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      auto compact = [&](auto& v) {
+        if (!all) {
+          for (size_t j = 0; j < kept.size(); ++j) v[j] = v[kept[j]];
+        }
+        if (null_group) v[count] = v[range_];
+        v.resize(groups);
+      };
+      visit_fields(spec_.aggregates[a].op, [&](auto member) {
+        if constexpr (std::is_same_v<decltype(member), std::vector<__int128> PartialStates::*>) {
+          if (member == &PartialStates::sum_int && set.narrow[a]) {
+            tasks.emplace_back([&, a, compact] {
+              compact(set.narrow_sum[a]);
+              set.widen(a);
+            });
+            return;
+          }
+        }
+        tasks.emplace_back([&, a, member, compact] { compact(states[a].*member); });
+      });
+    }
+    tasks.emplace_back([&] {
+      result_.keys.resize(groups);
+      result_.key_valid.assign(groups, 1);
+      for (size_t j = 0; j < count; ++j) result_.keys[j] = spec_.key_min + static_cast<int64_t>(all ? j : kept[j]);
+      if (null_group) {
+        result_.keys[count] = 0;
+        result_.key_valid[count] = 0;
+      }
+    });
+    parallel_tasks(threads_, tasks.size(), [&](int, size_t t) { tasks[t](); });
+    result_.states = std::move(states);
+    table = LocalTable{};
   }
 
   void merge_hash() {
@@ -571,7 +704,7 @@ class CpuRun final : public AggregationRun {
         size_t upper = 0;  // groups of this partition over all workers: sizes the table once
         for (size_t t = 0; t < locals_.size(); ++t) upper += lists[t][p].size();
         out.table = KeyTable(upper);
-        out.states.init(spec_.aggregates);
+        out.states.init(spec_.aggregates, narrow_);
         out.states.resize(spec_.aggregates, std::max<size_t>(upper, 1));
         for (size_t t = 0; t < locals_.size(); ++t) {
           const LocalTable& l = locals_[t];
@@ -589,7 +722,7 @@ class CpuRun final : public AggregationRun {
     }
     // The NULL-key group: every local's NULL group combined.
     StateSet nulls;
-    nulls.init(spec_.aggregates);
+    nulls.init(spec_.aggregates, narrow_);
     bool any_null = false;
     for (auto& l : locals_) {
       if (l.null_group < 0) continue;
@@ -619,8 +752,15 @@ class CpuRun final : public AggregationRun {
     std::memset(result_.key_valid.data() + at, key_valid ? 1 : 0, ids.size());
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       visit_fields(spec_.aggregates[a].op, [&](auto member) {
-        const auto& src = set.states[a].*member;
         auto* dst = (result_.states[a].*member).data() + at;
+        if constexpr (std::is_same_v<decltype(member), std::vector<__int128> PartialStates::*>) {
+          if (member == &PartialStates::sum_int && set.narrow[a]) {
+            const int64_t* sums = set.narrow_sum[a].data();
+            for (size_t j = 0; j < ids.size(); ++j) dst[j] = sums[ids[j]];
+            return;
+          }
+        }
+        const auto& src = set.states[a].*member;
         for (size_t j = 0; j < ids.size(); ++j) dst[j] = src[ids[j]];
       });
     }
@@ -644,15 +784,21 @@ class CpuRun final : public AggregationRun {
   int pass_ = 0;
   int flushed_pass_ = -1;
   bool flushed_any_ = false;
+  std::vector<uint8_t> narrow_;  // per aggregate: int64 sums (state_set.hpp)
   // thread-local variants
   std::vector<LocalTable> locals_;
+  // dense-radix: the one state array
+  LocalTable dense_;
   // radix variants
   std::vector<Partition> parts_;  // the last one holds the NULL key
   size_t shift_ = 0;              // dense-radix: slot >> shift_ = partition
   size_t hash_bits_ = 0;          // hash-radix: top bits of the key hash = partition
   std::vector<uint16_t> part_of_;
-  std::vector<uint32_t> perm_;
-  std::vector<int64_t> local_key_;
+  std::vector<uint32_t> dest_;        // row -> position in partition order
+  std::vector<uint32_t> local_slot_;  // dense-radix: slot within the partition, partition order
+  std::vector<int64_t> local_key_;    // hash-radix: key, partition order
+  ChunkInput moved_;                  // the chunk's columns in partition order
+  std::vector<std::vector<uint64_t>> moved_buffers_;
   AggregationResult result_;
   uint64_t rows_ = 0, groups_ = 0;
   double sink_ms_ = 0, finalize_ms_ = 0;

@@ -42,20 +42,50 @@ void visit_fields(PartialOp op, F&& f) {
   }
 }
 
+// A sum_int over an int32 input accumulates in int64 ("narrow") while the run
+// has seen fewer rows than this: |sum| < 2^31 * 2^32 = 2^63 cannot overflow.
+// Half the state of an int128 and no carry chain in the update.
+constexpr uint64_t kNarrowSumRowLimit = (uint64_t{1} << 32) - 1;
+
 struct StateSet {
   std::vector<PartialStates> states;
+  std::vector<uint8_t> narrow;               // per aggregate: sum kept in narrow_sum, not sum_int
+  std::vector<std::vector<int64_t>> narrow_sum;
   size_t size = 0;
 
-  void init(const std::vector<PartialAggregate>& aggs) {
+  void init(const std::vector<PartialAggregate>& aggs, const std::vector<uint8_t>& narrow_flags = {}) {
     states.assign(aggs.size(), {});
+    narrow = narrow_flags;
+    narrow.resize(aggs.size(), 0);
+    narrow_sum.assign(aggs.size(), {});
     size = 0;
   }
 
   void resize(const std::vector<PartialAggregate>& aggs, size_t n) {
     for (size_t a = 0; a < aggs.size(); ++a) {
+      if (narrow[a]) {
+        states[a].count.resize(n, 0);
+        narrow_sum[a].resize(n, 0);
+        continue;
+      }
       visit_fields(aggs[a].op, [&](auto member) { (states[a].*member).resize(n, 0); });
     }
     size = n;
+  }
+
+  // Moves aggregate a's narrow sums into sum_int (before results are read,
+  // or when the run reaches kNarrowSumRowLimit rows).
+  void widen(size_t a) {
+    if (!narrow[a]) return;
+    std::vector<__int128>& wide = states[a].sum_int;
+    const std::vector<int64_t>& sums = narrow_sum[a];
+    wide.resize(sums.size());
+    for (size_t i = 0; i < sums.size(); ++i) wide[i] = sums[i];
+    narrow_sum[a] = {};
+    narrow[a] = 0;
+  }
+  void widen_all() {
+    for (size_t a = 0; a < narrow.size(); ++a) widen(a);
   }
 
   // Grows (amortized doubling) so that group id `groups - 1` exists.
@@ -71,7 +101,11 @@ struct StateSet {
       switch (aggs[a].op) {
         case PartialOp::count_rows:
         case PartialOp::count_valid: s.count[to] += o.count[from]; break;
-        case PartialOp::sum_int: s.count[to] += o.count[from]; s.sum_int[to] += o.sum_int[from]; break;
+        case PartialOp::sum_int:
+          s.count[to] += o.count[from];
+          if (narrow[a]) narrow_sum[a][to] += other.narrow_sum[a][from];
+          else s.sum_int[to] += o.sum_int[from];
+          break;
         case PartialOp::sum_float: s.count[to] += o.count[from]; s.sum_float[to] += o.sum_float[from]; break;
         case PartialOp::min_int:
         case PartialOp::max_int:
@@ -136,10 +170,11 @@ struct RowIndex {
 };
 
 // One aggregate over n rows whose group ids are gids[0 .. n).
-template <PartialOp Op, class T, bool Check, bool Indirect>
+template <PartialOp Op, class T, bool Check, bool Indirect, bool Narrow = false>
 void apply_op(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
-              RowIndex<Indirect> row, size_t n) {
+              RowIndex<Indirect> row, size_t n, int64_t* narrow_sum = nullptr) {
   int64_t* count = s.count.data();
+  (void)narrow_sum;
   for (size_t i = 0; i < n; ++i) {
     const size_t r = row(i);
     if constexpr (Check) {
@@ -148,6 +183,9 @@ void apply_op(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t*
     const uint32_t g = gids[i];
     if constexpr (Op == PartialOp::count_valid) {
       ++count[g];
+    } else if constexpr (Op == PartialOp::sum_int && Narrow) {
+      ++count[g];
+      narrow_sum[g] += static_cast<int64_t>(v[r]);
     } else if constexpr (Op == PartialOp::sum_int) {
       ++count[g];
       s.sum_int[g] += static_cast<int64_t>(v[r]);
@@ -206,6 +244,13 @@ void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set
     }
     const ColumnView& in = chunk.values[static_cast<size_t>(agg.input)];
     const uint8_t* valid = in.validity;
+    if (set.narrow[a] && in.width == ColumnWidth::int32) {
+      const auto* v = static_cast<const int32_t*>(in.data);
+      int64_t* sums = set.narrow_sum[a].data();
+      if (valid || filter) apply_op<PartialOp::sum_int, int32_t, true, Indirect, true>(s, v, valid, filter, gids, row, n, sums);
+      else apply_op<PartialOp::sum_int, int32_t, false, Indirect, true>(s, v, valid, filter, gids, row, n, sums);
+      continue;
+    }
     if (agg.op == PartialOp::moments2_float) {
       const ColumnView& in2 = chunk.values[static_cast<size_t>(agg.input2)];
       with_values(in.width, in.data, [&](auto* ys) {
