@@ -105,12 +105,12 @@ class CpuRun final : public AggregationRun {
   explicit CpuRun(const AggregationSpec& spec) : spec_(spec) {
     threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     l2_bytes_ = l2_cache_bytes();
+    // Integer sums start narrow; the first chunk whose input is not int32
+    // (the planner's nominal widths say int64 even for stored int4 columns,
+    // so the chunks decide) widens them.
     narrow_.assign(spec.aggregates.size(), 0);
     for (size_t a = 0; a < spec.aggregates.size(); ++a) {
-      const PartialAggregate& agg = spec.aggregates[a];
-      narrow_[a] = agg.op == PartialOp::sum_int && agg.input >= 0 &&
-                   static_cast<size_t>(agg.input) < spec.value_widths.size() &&
-                   spec.value_widths[static_cast<size_t>(agg.input)] == ColumnWidth::int32;
+      narrow_[a] = spec.aggregates[a].op == PartialOp::sum_int && spec.aggregates[a].input >= 0;
     }
     variant_ = choose_variant(spec, threads_, l2_bytes_);
     const uint64_t per_group = bytes_per_group(spec);
@@ -184,7 +184,12 @@ class CpuRun final : public AggregationRun {
 
   void sink(const ChunkInput& chunk) override {
     const auto started = std::chrono::steady_clock::now();
-    if (rows_ + chunk.rows > cpu::kNarrowSumRowLimit) widen_everything();
+    for (size_t a = 0; a < narrow_.size(); ++a) {
+      if (narrow_[a] && (rows_ + chunk.rows > cpu::kNarrowSumRowLimit ||
+                         chunk.values[static_cast<size_t>(spec_.aggregates[a].input)].width != ColumnWidth::int32)) {
+        widen_aggregate(a);
+      }
+    }
     rows_ += chunk.rows;
     // The dense range comes from statistics; a key outside it (stale or
     // missing statistics) moves this run to a hash variant, keeping its state.
@@ -471,14 +476,13 @@ class CpuRun final : public AggregationRun {
     });
   }
 
-  // Past kNarrowSumRowLimit rows, int64 sums could overflow: every state
-  // set switches to int128 sums.
-  void widen_everything() {
-    if (std::find(narrow_.begin(), narrow_.end(), 1) == narrow_.end()) return;
-    for (auto& l : locals_) l.states.widen_all();
-    dense_.states.widen_all();
-    for (auto& p : parts_) p.states.widen_all();
-    std::fill(narrow_.begin(), narrow_.end(), 0);
+  // Past kNarrowSumRowLimit rows, or for an input wider than int32, int64
+  // sums could overflow: every state set switches aggregate a to int128.
+  void widen_aggregate(size_t a) {
+    for (auto& l : locals_) l.states.widen(a);
+    dense_.states.widen(a);
+    for (auto& p : parts_) p.states.widen(a);
+    narrow_[a] = 0;
   }
 
   // ---- thread-local variants ----------------------------------------------

@@ -76,7 +76,7 @@ struct StateSet {
   // Moves aggregate a's narrow sums into sum_int (before results are read,
   // or when the run reaches kNarrowSumRowLimit rows).
   void widen(size_t a) {
-    if (!narrow[a]) return;
+    if (a >= narrow.size() || !narrow[a]) return;
     std::vector<__int128>& wide = states[a].sum_int;
     const std::vector<int64_t>& sums = narrow_sum[a];
     wide.resize(sums.size());
@@ -244,7 +244,7 @@ void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set
     }
     const ColumnView& in = chunk.values[static_cast<size_t>(agg.input)];
     const uint8_t* valid = in.validity;
-    if (set.narrow[a] && in.width == ColumnWidth::int32) {
+    if (set.narrow[a]) {  // the run widens before a non-int32 chunk
       const auto* v = static_cast<const int32_t*>(in.data);
       int64_t* sums = set.narrow_sum[a].data();
       if (valid || filter) apply_op<PartialOp::sum_int, int32_t, true, Indirect, true>(s, v, valid, filter, gids, row, n, sums);

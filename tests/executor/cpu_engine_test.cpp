@@ -166,6 +166,48 @@ TEST_P(CpuEngineLeaveDense, ForHashWhenKeysFallOutsideTheRange) {
 INSTANTIATE_TEST_SUITE_P(DenseVariants, CpuEngineLeaveDense, ::testing::Values("dense", "dense-radix"),
                          [](const auto& info) { return info.param == "dense" ? "dense" : "dense_radix"; });
 
+// Integer sums of int32 chunks are kept in int64; a later int64 chunk whose
+// values overflow int64 must still give the exact int128 sum, in every variant.
+TEST(CpuEngine, NarrowSumsWidenForWideInput) {
+  for (const std::string variant : {"dense", "hash", "dense-radix", "hash-radix"}) {
+    AggregationSpec spec;
+    spec.key_range_known = true;
+    spec.key_min = 0;
+    spec.key_max = 3;
+    spec.estimated_groups = 4;
+    spec.threads = 2;
+    spec.forced_variant = variant;
+    spec.aggregates = {{PartialOp::sum_int, 0, -1}, {PartialOp::count_rows, -1, -1}};
+    auto run = make_cpu_engine()->start(spec);
+    const size_t rows = 40000;
+    std::vector<int64_t> keys(rows);
+    std::vector<int32_t> small(rows);
+    std::vector<int64_t> big(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      keys[r] = static_cast<int64_t>(r % 4);
+      small[r] = r % 2 ? INT32_MAX : INT32_MIN + 1;
+      big[r] = INT64_MAX - static_cast<int64_t>(r % 5);
+    }
+    ChunkInput in;
+    in.rows = rows;
+    in.keys = {ColumnWidth::int64, keys.data(), nullptr};
+    in.values = {{ColumnWidth::int32, small.data(), nullptr}};
+    run->sink(in);
+    in.values = {{ColumnWidth::int64, big.data(), nullptr}};
+    run->sink(in);
+    AggregationResult result = run->finalize();
+    ASSERT_EQ(result.groups(), 4u) << variant;
+    for (size_t g = 0; g < 4; ++g) {
+      const int64_t key = result.keys[g];
+      __int128 expected = 0;
+      for (size_t r = static_cast<size_t>(key); r < rows; r += 4) expected += small[r];
+      for (size_t r = static_cast<size_t>(key); r < rows; r += 4) expected += big[r];
+      EXPECT_TRUE(result.states[0].sum_int[g] == expected) << variant << " key " << key;
+      EXPECT_EQ(result.states[0].count[g], static_cast<int64_t>(rows / 2));
+    }
+  }
+}
+
 // Large key ranges pick a radix variant on their own, and the float
 // moments (avg/var of floats, corr) come out the same as one thread's.
 TEST(CpuEngine, RadixMomentsMatchOneThread) {
