@@ -1,5 +1,6 @@
 #include "executor/finalize.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -156,6 +157,111 @@ Value finalize_regression(const FloatMoments2& m, RegressionFinal which) {
       return m.sy / m.n;
   }
   return Null{};
+}
+
+namespace {
+
+bool float_input(TypeId id) { return id == TypeId::float4 || id == TypeId::float8; }
+
+// Marks row g NULL (allocating the NULL map on the first one).
+void set_null(Vector& out, size_t g) {
+  if (out.nulls.empty()) out.nulls.assign(out.count, 0);
+  out.nulls[g] = 1;
+}
+
+RegressionFinal regression_of(AggKind kind) {
+  switch (kind) {
+    case AggKind::corr: return RegressionFinal::corr;
+    case AggKind::covar_pop: return RegressionFinal::covar_pop;
+    case AggKind::covar_samp: return RegressionFinal::covar_samp;
+    case AggKind::regr_r2: return RegressionFinal::r2;
+    case AggKind::regr_slope: return RegressionFinal::slope;
+    case AggKind::regr_intercept: return RegressionFinal::intercept;
+    case AggKind::regr_sxx: return RegressionFinal::sxx;
+    case AggKind::regr_syy: return RegressionFinal::syy;
+    case AggKind::regr_sxy: return RegressionFinal::sxy;
+    case AggKind::regr_avgx: return RegressionFinal::avgx;
+    default: return RegressionFinal::avgy;
+  }
+}
+
+}  // namespace
+
+void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
+  out.resize(groups);
+  const TypeId in = call.input;
+  const int32_t scale = call.input_scale;
+  switch (call.kind) {
+    case AggKind::count_star:
+    case AggKind::count:
+      std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), out.ints.begin());
+      return;
+    case AggKind::sum:
+      for (size_t g = 0; g < groups; ++g) {
+        if (s.count[g] == 0) { set_null(out, g); continue; }
+        if (float_input(in)) {
+          // sum(float4) is float4 arithmetic in PostgreSQL: round to float.
+          out.floats[g] = in == TypeId::float4 ? static_cast<double>(static_cast<float>(s.sum_float[g])) : s.sum_float[g];
+        } else if (in == TypeId::numeric) {
+          out.numerics[g] = Numeric{s.sum_int[g], scale};
+        } else if (in == TypeId::int8) {
+          out.numerics[g] = Numeric{s.sum_int[g], 0};  // sum(int8) -> numeric
+        } else {
+          const __int128 sum = s.sum_int[g];
+          if (sum > INT64_MAX || sum < INT64_MIN) throw Error(SqlState::numeric_value_out_of_range, "bigint out of range");
+          out.ints[g] = static_cast<int64_t>(sum);
+        }
+      }
+      return;
+    case AggKind::avg:
+      if (float_input(in)) {
+        for (size_t g = 0; g < groups; ++g) {
+          if (s.n[g] == 0.0) set_null(out, g);
+          else out.floats[g] = s.sx[g] / s.n[g];
+        }
+      } else {
+        for (size_t g = 0; g < groups; ++g) {
+          if (s.count[g] == 0) set_null(out, g);
+          else out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
+        }
+      }
+      return;
+    case AggKind::min:
+    case AggKind::max:
+    case AggKind::bool_and:
+    case AggKind::bool_or:
+      for (size_t g = 0; g < groups; ++g) {
+        if (s.count[g] == 0) { set_null(out, g); continue; }
+        if (float_input(in)) out.floats[g] = s.extreme_float[g];
+        else if (in == TypeId::numeric) out.numerics[g] = Numeric{s.extreme_int[g], scale};
+        else if (in == TypeId::boolean) out.ints[g] = s.extreme_int[g] != 0 ? 1 : 0;
+        else out.ints[g] = s.extreme_int[g];
+      }
+      return;
+    case AggKind::var_samp:
+    case AggKind::var_pop:
+    case AggKind::stddev_samp:
+    case AggKind::stddev_pop: {
+      const bool sample = call.kind == AggKind::var_samp || call.kind == AggKind::stddev_samp;
+      const bool stddev = call.kind == AggKind::stddev_samp || call.kind == AggKind::stddev_pop;
+      for (size_t g = 0; g < groups; ++g) {
+        const Value v = float_input(in) ? finalize_float_variance(FloatMoments{s.n[g], s.sx[g], s.sxx[g]}, sample, stddev)
+                                        : finalize_numeric_variance(s.count[g], Numeric{s.sum_int[g], 0},
+                                                                    Numeric{s.sum2_int[g], 0}, sample, stddev);
+        out.set(g, v);
+      }
+      return;
+    }
+    case AggKind::regr_count:
+      for (size_t g = 0; g < groups; ++g) out.ints[g] = static_cast<int64_t>(s.n[g]);
+      return;
+    default:
+      for (size_t g = 0; g < groups; ++g) {
+        const FloatMoments2 m{s.n[g], s.sx[g], s.sxx[g], s.sy[g], s.syy[g], s.sxy[g]};
+        out.set(g, finalize_regression(m, regression_of(call.kind)));
+      }
+      return;
+  }
 }
 
 }  // namespace tally::executor

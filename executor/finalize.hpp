@@ -5,6 +5,8 @@
 // these functions turn them into the exact values PostgreSQL 15 returns.
 #include <cstdint>
 
+#include "executor/aggregate_engine.hpp"
+#include "executor/aggregate_function.hpp"
 #include "executor/numeric.hpp"
 #include "executor/value.hpp"
 
@@ -36,5 +38,18 @@ Value finalize_float_variance(const FloatMoments& m, bool sample, bool stddev);
 Value finalize_float_avg(const FloatMoments& m);
 enum class RegressionFinal { corr, covar_pop, covar_samp, r2, slope, intercept, sxx, syy, sxy, avgx, avgy };
 Value finalize_regression(const FloatMoments2& m, RegressionFinal which);
+
+// What finalize_column needs to know of one aggregate call.
+struct ColumnFinal {
+  AggKind kind = AggKind::count_star;
+  TypeId input = TypeId::unknown;  // first argument's type (unknown for count(*))
+  int32_t input_scale = 0;         // numeric(p <= 18, s) inputs: their scale (scaled int64 partial states)
+};
+
+// A whole result column from an engine's partial states (aggregate_engine.hpp)
+// without a Value per group: `out` (of the aggregate's result type) gets
+// `groups` entries, exactly what the per-group functions above give.
+// Throws what they throw (22003 for a bigint sum out of range).
+void finalize_column(const ColumnFinal& call, const PartialStates& states, size_t groups, Vector& out);
 
 }  // namespace tally::executor
