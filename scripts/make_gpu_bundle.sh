@@ -18,8 +18,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON \
   exit 1
 }
 
-required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
+required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench)
 read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
+# The GPU engine in the query path (column cache, GPU-vs-CPU queries, end to
+# end through tallyd): always packed when they build; they need the executor.
+optional+=(gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
 for t in "${optional[@]+"${optional[@]}"}"; do
