@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "storage/column_layout.hpp"
 #include "storage/crc32c.hpp"
 #include "storage/file_io.hpp"
 
@@ -30,10 +31,14 @@ constexpr char magic[4] = {'T', 'L', 'Y', 'C'};
 
 }  // namespace
 
+uint32_t chunk_file_version_for(SqlType type) {
+  return type.id == TypeId::numeric && storage_width(type) != 8 ? 2 : 1;
+}
+
 void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync) {
   Header h{};
   std::memcpy(h.magic, magic, 4);
-  h.version = chunk_file_format_version;
+  h.version = chunk_file_version_for(column.type);
   h.type_oid = type_oid(column.type.id);
   h.typmod = column.type.typmod;
   h.rows = column.rows;
@@ -68,9 +73,9 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
   Header h{};
   if (!f.read_exact(&h, sizeof h)) corrupted(what, path, "file is truncated");
   if (std::memcmp(h.magic, magic, 4) != 0) corrupted(what, path, "bad magic number");
-  if (h.version != chunk_file_format_version)
+  if (h.version != chunk_file_version_for(type))
     corrupted(what, path, "unsupported format version " + std::to_string(h.version));
-  const size_t width = static_cast<size_t>(storage_width(type.id));
+  const size_t width = static_cast<size_t>(storage_width(type));
   if (h.type_oid != type_oid(type.id) || h.rows != expected_rows || h.data_bytes != h.rows * width ||
       (h.validity_bytes != 0 && h.validity_bytes != (h.rows + 7) / 8))
     corrupted(what, path, "header does not match the catalog");

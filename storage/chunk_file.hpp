@@ -2,7 +2,7 @@
 // One column of one chunk on disk (DESIGN.md section 4):
 //   header  "TLYC", format version, type OID, typmod, rows, data bytes,
 //           validity bytes (all little-endian; 40 bytes)
-//   data    rows * storage_width values, native layout (text: int32 codes)
+//   data    rows * storage_width(type) values, native layout (text: int32 codes)
 //   validity  bitmap, bit i set = row i non-NULL; absent when no NULLs
 //   footer  CRC32C of everything before it
 // A file whose header, length or checksum does not match is corrupted and is
@@ -13,7 +13,13 @@
 
 namespace tally::storage {
 
-constexpr uint32_t chunk_file_format_version = 1;
+// Version 1: every column. Version 2: numeric columns wider than int64
+// (int128 slots, see storage_width(SqlType)); a reader that predates them
+// stops at the version instead of reading 16- or 24-byte slots as int64.
+constexpr uint32_t chunk_file_format_version = 2;
+// The version a column of this type is written with (1 unless wide numeric,
+// so files of every other type stay readable by version-1 readers).
+uint32_t chunk_file_version_for(SqlType type);
 
 // Writes column to path; fsyncs it when sync (callers that write several
 // files may write them all first and sync_file() each afterwards).

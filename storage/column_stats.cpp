@@ -5,21 +5,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/hll_hash.hpp"
+#include "storage/numeric_slot.hpp"
+
 namespace tally::storage {
 namespace {
 
-// executor/estimate/hll_sketch.hpp: hll_hash (MurmurHash3 fmix64) and the
-// serialized register format (version 1, precision, 2^p uint8 registers).
-constexpr uint8_t hll_format_version = 1;
-
-constexpr uint64_t hll_hash(uint64_t bits) {
-  bits ^= bits >> 33;
-  bits *= 0xff51afd7ed558ccdull;
-  bits ^= bits >> 33;
-  bits *= 0xc4ceb9fe1a85ec53ull;
-  bits ^= bits >> 33;
-  return bits;
-}
+// The serialized register format is executor/estimate/hll_sketch.hpp's
+// (version byte, precision, 2^p uint8 registers); the hash is the one both share.
+constexpr uint8_t hll_format_version = kHllFormatVersion;
 
 class HllBuilder {
  public:
@@ -82,6 +76,27 @@ void float_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& 
   }
 }
 
+// numeric wider than int64 (numeric(19..38,s), unconstrained): no min/max
+// (the catalog's min/max are int64), a sketch over the value itself: trailing
+// zeros are stripped first so that 1.5 and 1.50 of an unconstrained column
+// count as one value, as they compare equal in SQL.
+void wide_numeric_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+  const size_t width = static_cast<size_t>(storage_width(col.type));
+  for (size_t i = 0; i < col.rows; ++i) {
+    if (col.is_null(i)) continue;
+    StoredNumeric n = load_numeric(col.type, col.data.data() + i * width);
+    if (n.mantissa == 0) n.scale = 0;
+    while (n.scale > 0 && n.mantissa % 10 == 0) {
+      n.mantissa /= 10;
+      --n.scale;
+    }
+    const auto bits = static_cast<unsigned __int128>(n.mantissa);
+    const auto low = static_cast<uint64_t>(bits), high = static_cast<uint64_t>(bits >> 64);
+    hll.add(low ^ hll_hash(high + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(n.scale + 1)));
+  }
+  (void)st;
+}
+
 }  // namespace
 
 catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
@@ -99,7 +114,10 @@ catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
     case TypeId::bpchar: integer_stats<int32_t>(col, st, hll); break;
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::numeric: integer_stats<int64_t>(col, st, hll); break;
+    case TypeId::numeric:
+      if (storage_width(col.type) == 8) integer_stats<int64_t>(col, st, hll);
+      else wide_numeric_stats(col, st, hll);
+      break;
     case TypeId::float4: float_stats<float>(col, st, hll); break;
     case TypeId::float8: float_stats<double>(col, st, hll); break;
     default: return st;

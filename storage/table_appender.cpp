@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "storage/chunk_file.hpp"
+#include "storage/column_layout.hpp"
 #include "storage/column_stats.hpp"
 #include "storage/dictionary_file.hpp"
 #include "storage/file_io.hpp"
@@ -27,7 +28,7 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid)
   for (size_t c = 0; c < ncols; ++c) {
     const SqlType type = snapshot_->def.columns[c].type;
     builders_[c].column.type = type;
-    builders_[c].width = static_cast<size_t>(storage_width(type.id));
+    builders_[c].width = static_cast<size_t>(storage_width(type));
     builders_[c].text = is_text_kind(type.id);
     if (builders_[c].text) base_dicts_[c] = store_.dictionary(*snapshot_, static_cast<int>(c));
   }

@@ -251,4 +251,17 @@ std::unique_ptr<TableAppender> TableStore::begin_append(uint32_t oid) {
   return std::make_unique<TableAppender>(*this, oid);
 }
 
+void TableStore::append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill) {
+  if (!options_.group_commit) {
+    auto appender = begin_append(oid);
+    fill(*appender);
+    appender->commit();
+    return;
+  }
+  const auto table = state(oid);  // keeps the queue alive while callers wait on it
+  table->group_commit.append(*this, oid, fill);
+}
+
+uint64_t TableStore::grouped_commits(uint32_t oid) { return state(oid)->group_commit.grouped_commits(); }
+
 }  // namespace tally::storage

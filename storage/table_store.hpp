@@ -6,6 +6,7 @@
 // left behind. Readers get decoded chunks from a host-memory cache.
 // Thread-safe: any number of readers; one appender per table at a time.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -16,6 +17,7 @@
 #include "catalog/catalog.hpp"
 #include "storage/chunk_cache.hpp"
 #include "storage/column_vector.hpp"
+#include "storage/group_commit.hpp"
 
 namespace tally::storage {
 
@@ -29,6 +31,9 @@ struct StoreOptions {
   // Small, because each such append rewrites the tail: 4096 rows bounds that
   // to ~100 KB per INSERT while single-row INSERTs still make 4096-row chunks.
   uint32_t merge_tail_below_rows = 1u << 12;
+  // append_grouped joins concurrent small appends into one commit
+  // (group_commit.hpp); off only to measure what that saves (insert_rate_bench).
+  bool group_commit = true;
 };
 
 class TableStore {
@@ -62,6 +67,13 @@ class TableStore {
 
   // Starts an append to the table (blocks while another append to it runs).
   std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+  // A small append (INSERT) group-committed with concurrent ones to the same
+  // table (group_commit.hpp): fill adds this caller's rows to the shared
+  // appender. Durable and visible when it returns; throws what fill or the
+  // commit threw, and then none of fill's rows were committed.
+  void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill);
+  // Commits of append_grouped that joined more than one caller (tests, benchmarks).
+  uint64_t grouped_commits(uint32_t oid);
 
   // Paths (for tests and tools).
   std::string table_dir(uint32_t oid) const;
@@ -72,6 +84,7 @@ class TableStore {
   friend class TableAppender;
   struct TableState {
     std::mutex write_mutex;  // held by the table's one appender
+    GroupCommitQueue group_commit;
     std::mutex dict_mutex;   // guards dictionaries
     std::vector<std::shared_ptr<const StringDictionary>> dictionaries;
     std::vector<uint64_t> loaded_entries;  // committed entries each holds

@@ -20,24 +20,18 @@
 #include <span>
 #include <vector>
 
+#include "common/hll_hash.hpp"
+
 namespace tally::executor::estimate {
 
-inline constexpr uint8_t kHllFormatVersion = 1;
+inline constexpr uint8_t kHllFormatVersion = tally::kHllFormatVersion;
 inline constexpr int kHllMinPrecision = 4;
 inline constexpr int kHllMaxPrecision = 16;
 // 2^12 registers = 4 KiB per chunk column, standard error 1.04/64 = 1.6 %.
 inline constexpr int kHllDefaultPrecision = 12;
 
-// The 64-bit finalizer of MurmurHash3 (fmix64): a bijection with full
-// avalanche, so distinct 64-bit inputs never collide and the bits are uniform.
-constexpr uint64_t hll_hash(uint64_t bits) {
-  bits ^= bits >> 33;
-  bits *= 0xff51afd7ed558ccdull;
-  bits ^= bits >> 33;
-  bits *= 0xc4ceb9fe1a85ec53ull;
-  bits ^= bits >> 33;
-  return bits;
-}
+// The hash shared with storage's per-chunk sketches (common/hll_hash.hpp).
+using tally::hll_hash;
 
 class HllSketch {
  public:

@@ -1,7 +1,10 @@
 // numeric(p,s) with p <= 18 held as an int64 scaled by 10^s: text input with
 // PostgreSQL's rounding (half away from zero) and overflow errors, text output
 // with exactly s fraction digits, and the base-10000 binary wire format.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "executor/types/type_io.hpp"
@@ -34,6 +37,11 @@ void put_be16(std::string& out, uint16_t v) {
   out += static_cast<char>(v & 0xff);
 }
 
+Error too_many_digits() {
+  return Error(SqlState::feature_not_supported,
+               "numeric values with more than 38 significant digits are not supported by Tally");
+}
+
 }  // namespace
 
 Error numeric_overflow(int precision, int scale) {
@@ -45,27 +53,10 @@ Error numeric_overflow(int precision, int scale) {
 }
 
 int64_t rescale_numeric(__int128 scaled, int from_scale, int precision, int scale) {
-  if (from_scale > scale) {
-    const __int128 div = pow10_128(from_scale - scale);
-    __int128 q = scaled / div;
-    const __int128 r = scaled % div;
-    // Half away from zero.
-    if (r * 2 >= div) ++q;
-    else if (r * 2 <= -div) --q;
-    scaled = q;
-  } else if (from_scale < scale) {
-    const int shift = scale - from_scale;
-    const __int128 limit = pow10_128(precision);
-    const __int128 mul = pow10_128(shift);
-    if (scaled >= limit || scaled <= -limit) throw numeric_overflow(precision, scale);
-    scaled *= mul;
-  }
-  const __int128 limit = pow10_128(precision);
-  if (scaled >= limit || scaled <= -limit) throw numeric_overflow(precision, scale);
-  return static_cast<int64_t>(scaled);
+  return static_cast<int64_t>(rescale_numeric128(scaled, from_scale, std::min(precision, 18), scale));
 }
 
-int64_t parse_numeric(std::string_view text, int precision, int scale) {
+__int128 parse_numeric128(std::string_view text, int precision, int scale) {
   std::string_view s = text;
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -147,11 +138,110 @@ int64_t parse_numeric(std::string_view text, int precision, int scale) {
     if (value >= pow10_128(precision)) throw numeric_overflow(precision, scale);
   }
   if (value >= pow10_128(precision)) throw numeric_overflow(precision, scale);
-  return static_cast<int64_t>(negative ? -value : value);
+  return negative ? -value : value;
+}
+
+int64_t parse_numeric(std::string_view text, int precision, int scale) {
+  return static_cast<int64_t>(parse_numeric128(text, std::min(precision, 18), scale));
+}
+
+NumericValue parse_numeric_any(std::string_view text) {
+  // numeric_in without a typmod: every digit written is kept, and the display
+  // scale is the number of fraction digits minus the exponent (never < 0).
+  std::string_view s = text;
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (iequals(s, "nan") || iequals(s, "infinity") || iequals(s, "inf"))
+    throw Error(SqlState::feature_not_supported, "numeric NaN and infinity are not supported by Tally");
+  unsigned __int128 digits = 0;
+  int significant = 0, fraction_digits = 0;
+  bool any_digit = false, seen_point = false;
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      any_digit = true;
+      if (seen_point) ++fraction_digits;
+      if (significant > 0 || c != '0') ++significant;
+      if (significant > max_digits) throw too_many_digits();
+      digits = digits * 10 + static_cast<unsigned>(c - '0');
+    } else if (c == '.' && !seen_point) {
+      seen_point = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) throw invalid_input("numeric", text);
+  long exponent = 0;
+  if (i < s.size()) {
+    if (s[i] != 'e' && s[i] != 'E') throw invalid_input("numeric", text);
+    ++i;
+    bool exp_negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+      exp_negative = s[i] == '-';
+      ++i;
+    }
+    if (i == s.size()) throw invalid_input("numeric", text);
+    for (; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') throw invalid_input("numeric", text);
+      if (exponent < 100000000) exponent = exponent * 10 + (s[i] - '0');
+    }
+    if (exponent > 1000) throw invalid_input("numeric", text);  // NUMERIC_MAX_PRECISION
+    if (exp_negative) exponent = -exponent;
+  }
+  NumericValue v;
+  const long dscale = fraction_digits - exponent;
+  if (dscale >= 0) {
+    v.scale = static_cast<int32_t>(dscale);
+  } else {
+    // 1.5e5: the digits shifted left; no fraction digits remain.
+    if (digits != 0 && significant - dscale > max_digits) throw too_many_digits();
+    for (long k = 0; k < -dscale && digits != 0; ++k) digits *= 10;
+  }
+  v.mantissa = negative ? -static_cast<__int128>(digits) : static_cast<__int128>(digits);
+  return v;
+}
+
+__int128 rescale_numeric128(__int128 scaled, int from_scale, int precision, int scale) {
+  if (from_scale > scale) {
+    const int drop = from_scale - scale;
+    if (drop > max_digits) {
+      scaled = 0;  // |value| < 10^38 / 10^39: rounds to zero
+    } else {
+      const __int128 div = pow10_128(drop);
+      __int128 q = scaled / div;
+      const __int128 r = scaled % div;
+      if (r >= div - r) ++q;  // half away from zero, without overflowing r * 2
+      else if (-r >= div + r) --q;
+      scaled = q;
+    }
+  } else if (from_scale < scale && scaled != 0) {
+    const int shift = scale - from_scale;
+    // The result must stay below 10^precision: check before multiplying.
+    if (shift >= precision) throw numeric_overflow(precision, scale);
+    const __int128 limit = pow10_128(precision - shift);
+    if (scaled >= limit || scaled <= -limit) throw numeric_overflow(precision, scale);
+    scaled *= pow10_128(shift);
+  }
+  const __int128 limit = pow10_128(precision);
+  if (scaled >= limit || scaled <= -limit) throw numeric_overflow(precision, scale);
+  return scaled;
 }
 
 void append_numeric(std::string& out, __int128 scaled, int scale) {
-  char buf[64];
+  // Up to 39 digits, or scale + 1 when the scale is larger (0.000...1).
+  char stack[64];
+  std::string heap;
+  char* buf = stack;
+  if (scale + 2 > static_cast<int>(sizeof stack)) {
+    heap.resize(static_cast<size_t>(scale) + 2);
+    buf = heap.data();
+  }
   int n = 0;
   const bool negative = scaled < 0;
   unsigned __int128 v = negative ? static_cast<unsigned __int128>(-(scaled + 1)) + 1
@@ -175,30 +265,44 @@ void append_numeric(std::string& out, int64_t scaled, int scale) {
 
 void send_numeric(std::string& out, __int128 scaled, int scale) {
   // PostgreSQL's NumericVar: base-10000 digits, weight = index of the first
-  // digit's power of 10000, leading and trailing zero digits stripped.
+  // digit's power of 10000, leading and trailing zero digits stripped. The
+  // decimal digits are grouped from the decimal point outwards (no
+  // multiplication, so 38-digit mantissas cannot overflow).
   const bool negative = scaled < 0;
-  unsigned __int128 v = negative ? static_cast<unsigned __int128>(-(scaled + 1)) + 1
-                                 : static_cast<unsigned __int128>(scaled);
-  // Align the fraction to a multiple of 4 decimal digits.
-  const int frac_groups = (scale + 3) / 4;
-  for (int k = scale; k < frac_groups * 4; ++k) v *= 10;
-  uint16_t groups[24];
-  int ngroups = 0;
-  while (v != 0) {
-    groups[ngroups++] = static_cast<uint16_t>(v % 10000);
-    v /= 10000;
+  std::string dec;
+  append_numeric(dec, negative ? -(scaled + 1) : scaled, 0);  // magnitude - 1 when negative
+  if (negative) {
+    // Add the 1 back in decimal (-(scaled + 1) avoids overflowing INT128_MIN).
+    int k = static_cast<int>(dec.size()) - 1;
+    while (k >= 0 && dec[static_cast<size_t>(k)] == '9') dec[static_cast<size_t>(k--)] = '0';
+    if (k < 0) dec.insert(dec.begin(), '1');
+    else ++dec[static_cast<size_t>(k)];
   }
-  // groups[0] is the least significant; its weight is -frac_groups.
-  int low = 0;
-  while (low < ngroups && groups[low] == 0) ++low;
-  int high = ngroups - 1;
-  const int ndigits = ngroups == 0 || low > high ? 0 : high - low + 1;
-  const int weight = ndigits == 0 ? 0 : high - frac_groups;
+  // dec holds mantissa digits; the last `scale` are fraction digits.
+  const int frac_groups = (scale + 3) / 4;
+  dec.append(static_cast<size_t>(frac_groups * 4 - scale), '0');
+  const int total = static_cast<int>(dec.size());
+  const int int_len = total - frac_groups * 4;  // may be <= 0
+  const int int_groups = int_len > 0 ? (int_len + 3) / 4 : 0;
+  // Left-pad to whole groups: the integer part to int_groups * 4 digits, or a
+  // pure fraction to frac_groups * 4 digits.
+  if (int_len > 0) dec.insert(0, static_cast<size_t>(int_groups * 4 - int_len), '0');
+  else dec.insert(0, static_cast<size_t>(frac_groups * 4 - total), '0');
+  std::vector<uint16_t> groups;  // most significant first; groups[0] has weight int_groups - 1
+  for (size_t k = 0; k + 4 <= dec.size(); k += 4) {
+    groups.push_back(static_cast<uint16_t>((dec[k] - '0') * 1000 + (dec[k + 1] - '0') * 100 + (dec[k + 2] - '0') * 10 +
+                                           (dec[k + 3] - '0')));
+  }
+  int first = 0, last = static_cast<int>(groups.size()) - 1;
+  while (first <= last && groups[static_cast<size_t>(first)] == 0) ++first;
+  while (last >= first && groups[static_cast<size_t>(last)] == 0) --last;
+  const int ndigits = first > last ? 0 : last - first + 1;
+  const int weight = ndigits == 0 ? 0 : int_groups - 1 - first;
   put_be16(out, static_cast<uint16_t>(ndigits));
   put_be16(out, static_cast<uint16_t>(static_cast<int16_t>(weight)));
   put_be16(out, ndigits == 0 ? 0 : (negative ? 0x4000 : 0x0000));
   put_be16(out, static_cast<uint16_t>(scale));
-  for (int k = high; ndigits && k >= low; --k) put_be16(out, groups[k]);
+  for (int k = first; k <= last; ++k) put_be16(out, groups[static_cast<size_t>(k)]);
 }
 
 void send_numeric(std::string& out, int64_t scaled, int scale) {
@@ -239,6 +343,61 @@ int64_t recv_numeric(std::string_view bytes, int precision, int scale) {
   }
   const __int128 scaled = sign == 0x4000 ? -acc : acc;
   return rescale_numeric(scaled, frac_groups * 4, precision, scale);
+}
+
+NumericValue recv_numeric_any(std::string_view bytes) {
+  auto be16 = [&](size_t off) {
+    return static_cast<uint16_t>((static_cast<uint8_t>(bytes[off]) << 8) | static_cast<uint8_t>(bytes[off + 1]));
+  };
+  if (bytes.size() < 8) throw Error(SqlState::invalid_binary_representation, "insufficient data left in message");
+  const int ndigits = be16(0);
+  const int weight = static_cast<int16_t>(be16(2));
+  const uint16_t sign = be16(4);
+  const int dscale = be16(6);
+  if (bytes.size() != 8 + 2 * static_cast<size_t>(ndigits))
+    throw Error(SqlState::invalid_binary_representation, "incorrect binary data format");
+  if (sign != 0x0000 && sign != 0x4000) {
+    if (sign == 0xC000) throw Error(SqlState::feature_not_supported, "numeric NaN is not supported by Tally");
+    throw Error(SqlState::invalid_binary_representation, "invalid sign in external \"numeric\" value");
+  }
+  if (dscale > 0x3FFF) throw Error(SqlState::invalid_binary_representation, "invalid scale in external \"numeric\" value");
+  // The decimal digits, then the mantissa at dscale (numeric_recv keeps dscale
+  // digits after the point; digits beyond it are dropped, as trunc_var does).
+  std::string dec;
+  for (int k = 0; k < ndigits; ++k) {
+    const int d = be16(8 + 2 * static_cast<size_t>(k));
+    if (d >= 10000) throw Error(SqlState::invalid_binary_representation, "invalid digit in external \"numeric\" value");
+    char four[5];
+    std::snprintf(four, sizeof four, "%04d", d);
+    dec += four;
+  }
+  // dec * 10^(4 * (weight - ndigits + 1)) as text in exponent form.
+  const long exponent = 4L * (weight - ndigits + 1);
+  std::string text = (sign == 0x4000 ? "-0" : "0") + dec + "e" + std::to_string(exponent);
+  NumericValue v;
+  if (ndigits == 0) {
+    v.scale = dscale;
+    return v;
+  }
+  // Exact value first (may carry more fraction digits than dscale), then cut to dscale.
+  const long fraction = -exponent;
+  if (fraction > dscale) {
+    std::string cut = dec;
+    const long drop = fraction - dscale;
+    if (drop >= static_cast<long>(cut.size())) cut = "0";
+    else cut.resize(cut.size() - static_cast<size_t>(drop));
+    v = parse_numeric_any((sign == 0x4000 ? "-" : "") + cut + "e" + std::to_string(-static_cast<long>(dscale)));
+    v.scale = dscale;
+    return v;
+  }
+  v = parse_numeric_any(text);
+  // Widen to dscale (extra trailing zeros that the wire form stripped).
+  while (v.scale < dscale) {
+    if (v.mantissa > pow10_128(max_digits) / 10 || v.mantissa < -pow10_128(max_digits) / 10) throw too_many_digits();
+    v.mantissa *= 10;
+    ++v.scale;
+  }
+  return v;
 }
 
 }  // namespace tally::types

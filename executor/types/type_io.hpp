@@ -5,7 +5,10 @@
 //
 // Native forms (what storage/ keeps, see common/sql_type.hpp):
 //   boolean: uint8 0/1          int2/int4/int8: int16/int32/int64
-//   float4/float8: float/double numeric(p,s): int64 scaled by 10^s
+//   float4/float8: float/double
+//   numeric(p<=18,s): int64 scaled by 10^s; numeric(19..38,s): int128 scaled
+//   by 10^s; unconstrained numeric: int128 mantissa + int32 display scale +
+//   4 zero bytes (storage/numeric_slot.hpp; storage_width(SqlType))
 //   date: int32 days since 2000-01-01 (INT32_MIN/MAX = -infinity/infinity)
 //   timestamp: int64 µs since 2000-01-01 (INT64_MIN/MAX = -infinity/infinity)
 //   text kinds: the string itself (storage dictionary-encodes it).
@@ -45,7 +48,7 @@ void append_date(std::string& out, int32_t days);
 void append_timestamp(std::string& out, int64_t micros);
 
 // Text output of one fixed-width native value (value points at
-// storage_width(type.id) bytes). Not for text kinds.
+// storage_width(type) bytes). Not for text kinds.
 void append_text_value(std::string& out, SqlType type, const void* value);
 
 // ---- binary send (the wire binary format; network byte order) -------------
@@ -65,11 +68,22 @@ double parse_float8(std::string_view text);
 // numeric(precision, scale) input: rounds half away from zero to `scale`
 // digits; 22003 "numeric field overflow" when it needs more than precision.
 int64_t parse_numeric(std::string_view text, int precision, int scale);
+// The same for any precision up to 38 (numeric(19..38,s) columns).
+__int128 parse_numeric128(std::string_view text, int precision, int scale);
+// A numeric without typmod: mantissa * 10^-scale, scale = PostgreSQL's display
+// scale (every digit written is kept: '1.50' has scale 2, '1.5e5' scale 0).
+struct NumericValue {
+  __int128 mantissa = 0;
+  int32_t scale = 0;
+};
+// Unconstrained numeric input. More than 38 significant digits: 0A000
+// (Tally's limit); NaN/Infinity: 0A000; bad syntax: 22P02.
+NumericValue parse_numeric_any(std::string_view text);
 int32_t parse_date(std::string_view text);
 int64_t parse_timestamp(std::string_view text);
 
 // Parses text into the native value of a fixed-width type at out
-// (storage_width(type.id) bytes). Not for text kinds.
+// (storage_width(type) bytes). Not for text kinds.
 void parse_text_value(SqlType type, std::string_view text, void* out);
 
 // Applies varchar(n)/char(n) length rules to an input string. Returns the
@@ -92,6 +106,8 @@ void check_utf8(std::string_view text);
 // Throws 22P03 on a wrong length or malformed value.
 void recv_binary_value(SqlType type, std::string_view bytes, void* out);
 int64_t recv_numeric(std::string_view bytes, int precision, int scale);
+// The binary form of an unconstrained numeric (display scale from the wire).
+NumericValue recv_numeric_any(std::string_view bytes);
 
 // ---- helpers shared with casts --------------------------------------------
 // The name PostgreSQL uses in input error messages ("integer", "double precision").
@@ -101,6 +117,8 @@ Error invalid_input(std::string_view type_name, std::string_view text);
 // Rounds/overflow-checks a numeric scaled value of scale `from_scale` into
 // numeric(precision, scale) (used by casts between numeric typmods).
 int64_t rescale_numeric(__int128 scaled, int from_scale, int precision, int scale);
+// The same for any precision up to 38.
+__int128 rescale_numeric128(__int128 scaled, int from_scale, int precision, int scale);
 // Error 22003 numeric field overflow with PostgreSQL's detail.
 Error numeric_overflow(int precision, int scale);
 

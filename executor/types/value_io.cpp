@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "executor/types/type_io.hpp"
+#include "storage/numeric_slot.hpp"
 
 namespace tally::types {
 namespace {
@@ -72,7 +73,11 @@ void append_text_value(std::string& out, SqlType type, const void* value) {
     case TypeId::int8: append_int(out, load<int64_t>(value)); return;
     case TypeId::float4: append_float4(out, load<float>(value)); return;
     case TypeId::float8: append_float8(out, load<double>(value)); return;
-    case TypeId::numeric: append_numeric(out, load<int64_t>(value), type.typmod >= 4 ? type.numeric_scale() : 0); return;
+    case TypeId::numeric: {
+      const storage::StoredNumeric n = storage::load_numeric(type, value);
+      append_numeric(out, n.mantissa, n.scale);
+      return;
+    }
     case TypeId::date: append_date(out, load<int32_t>(value)); return;
     case TypeId::timestamp: append_timestamp(out, load<int64_t>(value)); return;
     case TypeId::oid: append_int(out, load<uint32_t>(value)); return;
@@ -91,7 +96,11 @@ void append_binary_value(std::string& out, SqlType type, const void* value) {
     case TypeId::timestamp: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
     case TypeId::float4: put_be(out, std::bit_cast<uint32_t>(load<float>(value))); return;
     case TypeId::float8: put_be(out, std::bit_cast<uint64_t>(load<double>(value))); return;
-    case TypeId::numeric: send_numeric(out, load<int64_t>(value), type.typmod >= 4 ? type.numeric_scale() : 0); return;
+    case TypeId::numeric: {
+      const storage::StoredNumeric n = storage::load_numeric(type, value);
+      send_numeric(out, n.mantissa, n.scale);
+      return;
+    }
     default: not_fixed(type);
   }
 }
@@ -105,8 +114,13 @@ void parse_text_value(SqlType type, std::string_view text, void* out) {
     case TypeId::float4: store(out, parse_float4(text)); return;
     case TypeId::float8: store(out, parse_float8(text)); return;
     case TypeId::numeric:
-      if (type.typmod < 4) throw Error(SqlState::feature_not_supported, "numeric without precision is not supported");
-      store(out, parse_numeric(text, type.numeric_precision(), type.numeric_scale()));
+      if (type.typmod < 4) {
+        const NumericValue n = parse_numeric_any(text);
+        storage::store_numeric(type, out, n.mantissa, n.scale);
+      } else {
+        storage::store_numeric(type, out, parse_numeric128(text, type.numeric_precision(), type.numeric_scale()),
+                               type.numeric_scale());
+      }
       return;
     case TypeId::date: store(out, parse_date(text)); return;
     case TypeId::timestamp: store(out, parse_timestamp(text)); return;
@@ -143,10 +157,17 @@ void recv_binary_value(SqlType type, std::string_view bytes, void* out) {
       store(out, v);
       return;
     }
-    case TypeId::numeric:
-      if (type.typmod < 4) throw Error(SqlState::feature_not_supported, "numeric without precision is not supported");
-      store(out, recv_numeric(bytes, type.numeric_precision(), type.numeric_scale()));
+    case TypeId::numeric: {
+      const NumericValue n = recv_numeric_any(bytes);
+      if (type.typmod < 4) {
+        storage::store_numeric(type, out, n.mantissa, n.scale);
+      } else {
+        storage::store_numeric(type, out,
+                               rescale_numeric128(n.mantissa, n.scale, type.numeric_precision(), type.numeric_scale()),
+                               type.numeric_scale());
+      }
       return;
+    }
     default: not_fixed(type);
   }
 }

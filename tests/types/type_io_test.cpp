@@ -184,6 +184,75 @@ TEST(TypeIo, NumericBinary) {
   EXPECT_EQ(recv_numeric(b, 4, 2), 1);  // rounds half away from zero
 }
 
+// numeric wider than int64: numeric(19..38,s) and unconstrained numeric.
+std::string wide(const NumericValue& n) { return out_of([&](std::string& s) { append_numeric(s, n.mantissa, n.scale); }); }
+
+std::string hex_bytes(const std::string& b) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (const unsigned char c : b) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+TEST(TypeIo, UnconstrainedNumericKeepsEveryWrittenDigit) {
+  // Display scales as PostgreSQL 15's numeric_in gives them.
+  EXPECT_EQ(wide(parse_numeric_any("1.50")), "1.50");
+  EXPECT_EQ(parse_numeric_any("1.50").scale, 2);
+  EXPECT_EQ(wide(parse_numeric_any("1.5e3")), "1500");
+  EXPECT_EQ(wide(parse_numeric_any("2.50e-3")), "0.00250");
+  EXPECT_EQ(wide(parse_numeric_any(" -0.000 ")), "0.000");
+  EXPECT_EQ(wide(parse_numeric_any("1e-30")), "0.000000000000000000000000000001");
+  EXPECT_EQ(wide(parse_numeric_any("123456789012345678901234567890.123456")), "123456789012345678901234567890.123456");
+  EXPECT_EQ(wide(parse_numeric_any("-99999999999999999999999999999999999999")), "-99999999999999999999999999999999999999");
+  EXPECT_EQ(wide(parse_numeric_any("0000000000000000000000000000000000000000000000001.25")), "1.25");
+  expect_error([] { parse_numeric_any("123456789012345678901234567890123456789"); }, SqlState::feature_not_supported,
+               "numeric values with more than 38 significant digits are not supported by Tally");
+  expect_error([] { parse_numeric_any("1e38"); }, SqlState::feature_not_supported,
+               "numeric values with more than 38 significant digits are not supported by Tally");
+  expect_error([] { parse_numeric_any("abc"); }, SqlState::invalid_text_representation,
+               "invalid input syntax for type numeric: \"abc\"");
+  expect_error([] { parse_numeric_any("1e1001"); }, SqlState::invalid_text_representation,
+               "invalid input syntax for type numeric: \"1e1001\"");
+}
+
+TEST(TypeIo, Numeric128WithPrecisionUpTo38) {
+  const __int128 v = parse_numeric128("12345678901234567890123456.7891", 30, 4);
+  EXPECT_EQ(out_of([&](std::string& s) { append_numeric(s, v, 4); }), "12345678901234567890123456.7891");
+  EXPECT_EQ(out_of([&](std::string& s) { append_numeric(s, parse_numeric128("-0.00005", 30, 4), 4); }), "-0.0001");
+  expect_error([] { parse_numeric128("1e26", 30, 4); }, SqlState::numeric_value_out_of_range, "numeric field overflow",
+               "A field with precision 30, scale 4 must round to an absolute value less than 10^26.");
+  expect_error([] { parse_numeric128("1e38", 38, 0); }, SqlState::numeric_value_out_of_range, "numeric field overflow",
+               "A field with precision 38, scale 0 must round to an absolute value less than 10^38.");
+  // Rescaling between typmods, PostgreSQL's apply_typmod rounding.
+  EXPECT_TRUE(rescale_numeric128(parse_numeric_any("2.5").mantissa, 1, 38, 0) == 3);
+  EXPECT_TRUE(rescale_numeric128(parse_numeric_any("-2.5").mantissa, 1, 38, 0) == -3);
+  expect_error([] { rescale_numeric128(1, 0, 20, 20); }, SqlState::numeric_value_out_of_range, "numeric field overflow",
+               "A field with precision 20, scale 20 must round to an absolute value less than 1.");
+}
+
+TEST(TypeIo, WideNumericBinaryMatchesPostgres) {
+  // numeric_send() output of PostgreSQL 15 for the same values.
+  const std::pair<const char*, const char*> cases[] = {
+      {"123456789012345678901234567890.123456", "000a000700000006000c0d801ed204d2162e23340d801ed204d215e0"},
+      {"-99999999999999999999999999999999999999", "000a0009400000000063270f270f270f270f270f270f270f270f270f"},
+      {"0.000000000000000000000000000001", "0001fff80000001e0064"},
+      {"1500", "000100000000000005dc"},
+      {"0.00250", "0001ffff000000050019"},
+  };
+  for (const auto& [text, hex] : cases) {
+    const NumericValue n = parse_numeric_any(text);
+    std::string b;
+    send_numeric(b, n.mantissa, n.scale);
+    EXPECT_EQ(hex_bytes(b), hex) << text;
+    const NumericValue back = recv_numeric_any(b);
+    EXPECT_TRUE(back.mantissa == n.mantissa) << text;
+    EXPECT_EQ(back.scale, n.scale) << text;
+  }
+}
+
 TEST(TypeIo, Dates) {
   EXPECT_EQ(date_text(0), "2000-01-01");
   EXPECT_EQ(date_text(parse_date("   2020-1-5 ")), "2020-01-05");
