@@ -1,5 +1,7 @@
 #include "executor/group_aggregator.hpp"
 
+#include <exception>
+#include <thread>
 #include <unordered_map>
 
 #include "common/error.hpp"
@@ -9,18 +11,31 @@ namespace tally::executor {
 namespace {
 
 // Generic path: a hash table from key tuples to groups, one Accumulator per
-// group and aggregate. Handles every type and aggregate; the fast engines take
-// the common shapes.
+// group and aggregate. Handles every type and aggregate (DISTINCT, ordered-set,
+// min/max of text); the fast engines take the common shapes. With several
+// threads, rows are split by key hash: each thread owns the groups of its
+// hashes (its own table and accumulators, so DISTINCT and ordered-set
+// aggregates see all of a group's rows), and nothing is merged.
 class GenericAggregator final : public GroupAggregator {
  public:
   static constexpr uint64_t kEmptyKeyHash = 0x12345;
+  // Rows per chunk below which one thread does the work (thread start-up
+  // and the extra pass would cost more than they save).
+  static constexpr size_t kMinParallelRows = 1 << 13;
+
   GenericAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
                     const ExecContext& context)
       : keys_(keys), aggregates_(aggregates) {
     for (const auto& a : aggregates_) {
       directs_.push_back(a.direct ? evaluate_constant(*a.direct, context.parameters) : Value{Null{}});
     }
-    if (keys_.empty()) index_.emplace(kEmptyKeyHash, new_group({}));  // one row even without input
+    // A global aggregate is one group: one thread.
+    // (context.threads 0 = every core, as the engines read it.)
+    const int threads = keys_.empty() ? 1
+                        : context.threads > 0 ? context.threads
+                                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    shards_.resize(static_cast<size_t>(threads));
+    if (keys_.empty()) shards_[0].index.emplace(kEmptyKeyHash, new_group(shards_[0], {}));  // one row even without input
   }
 
   void sink(const EvalInput& rows) override {
@@ -32,50 +47,95 @@ class GenericAggregator final : public GroupAggregator {
       for (const auto& e : aggregates_[a].args) arg_values[a].push_back(e->evaluate(rows));
       if (aggregates_[a].filter) filters[a] = aggregates_[a].filter->evaluate(rows);
     }
+    const size_t shards = shards_.size();
+    if (shards == 1 || rows.rows < kMinParallelRows) {
+      sink_shard(shards_[0], key_values, arg_values, filters, rows.rows, shards == 1 ? -1 : 0);
+      if (shards > 1) {
+        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
+      }
+      return;
+    }
+    std::vector<std::thread> workers;
+    std::vector<std::exception_ptr> errors(shards);
+    for (size_t t = 0; t < shards; ++t) {
+      workers.emplace_back([&, t] {
+        try {
+          sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    for (auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
+
+  size_t finalize(std::vector<Vector>& columns) override {
+    size_t groups = 0;
+    for (const auto& shard : shards_) groups += shard.groups.size();
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      Vector v(keys_[k]->type);
+      v.reserve(groups);
+      for (const auto& shard : shards_) {
+        for (const auto& g : shard.groups) v.push(g[k]);
+      }
+      columns.push_back(std::move(v));
+    }
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      Vector v(aggregates_[a].signature.result_type);
+      v.reserve(groups);
+      for (const auto& shard : shards_) {
+        for (const auto& s : shard.states) v.push(s[a]->result());
+      }
+      columns.push_back(std::move(v));
+    }
+    return groups;
+  }
+
+  std::vector<std::string> explain() const override {
+    if (shards_.size() == 1) return {"Engine: cpu (generic hash aggregation, single-threaded)"};
+    return {"Engine: cpu (generic hash aggregation, " + std::to_string(shards_.size()) +
+            " threads, rows split by key hash)"};
+  }
+
+ private:
+  struct Shard {
+    std::unordered_multimap<uint64_t, size_t> index;
+    std::vector<std::vector<Value>> groups;
+    std::vector<std::vector<std::unique_ptr<Accumulator>>> states;
+  };
+
+  // The rows of one chunk whose key hash belongs to `shard` (-1: every row).
+  void sink_shard(Shard& shard, const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
+                  const std::vector<Vector>& filters, size_t nrows, int shard_id) {
     std::vector<Value> key(keys_.size());
     std::vector<Value> args;
-    for (size_t r = 0; r < rows.rows; ++r) {
+    const uint64_t shards = shards_.size();
+    for (size_t r = 0; r < nrows; ++r) {
       uint64_t h = kEmptyKeyHash;
       for (size_t k = 0; k < keys_.size(); ++k) {
         key[k] = key_values[k].get(r);
         h = (h * 0x100000001b3ULL) ^ hash_value(key[k]);
       }
-      size_t group = find_or_add(h, key);
+      // High bits pick the shard (the multimap uses the whole hash).
+      if (shard_id >= 0 && ((h * 0x9E3779B97F4A7C15ULL) >> 40) % shards != static_cast<uint64_t>(shard_id)) continue;
+      size_t group = find_or_add(shard, h, key);
       for (size_t a = 0; a < aggregates_.size(); ++a) {
         if (aggregates_[a].filter && (filters[a].null_at(r) || !filters[a].ints[r])) continue;
         args.clear();
         for (const auto& v : arg_values[a]) args.push_back(v.get(r));
         if (args.empty()) args.push_back(Null{});
-        states_[group][a]->add(args.data());
+        shard.states[group][a]->add(args.data());
       }
     }
   }
 
-  size_t finalize(std::vector<Vector>& columns) override {
-    for (size_t k = 0; k < keys_.size(); ++k) {
-      Vector v(keys_[k]->type);
-      v.reserve(groups_.size());
-      for (const auto& g : groups_) v.push(g[k]);
-      columns.push_back(std::move(v));
-    }
-    for (size_t a = 0; a < aggregates_.size(); ++a) {
-      Vector v(aggregates_[a].signature.result_type);
-      v.reserve(groups_.size());
-      for (const auto& s : states_) v.push(s[a]->result());
-      columns.push_back(std::move(v));
-    }
-    return groups_.size();
-  }
-
-  std::vector<std::string> explain() const override {
-    return {"Engine: cpu (generic hash aggregation, single-threaded)"};
-  }
-
- private:
-  size_t find_or_add(uint64_t h, const std::vector<Value>& key) {
-    auto range = index_.equal_range(h);
+  size_t find_or_add(Shard& shard, uint64_t h, const std::vector<Value>& key) {
+    auto range = shard.index.equal_range(h);
     for (auto it = range.first; it != range.second; ++it) {
-      const auto& g = groups_[it->second];
+      const auto& g = shard.groups[it->second];
       bool same = true;
       for (size_t k = 0; k < key.size() && same; ++k) {
         const bool n1 = is_null(g[k]), n2 = is_null(key[k]);
@@ -83,27 +143,25 @@ class GenericAggregator final : public GroupAggregator {
       }
       if (same) return it->second;
     }
-    const size_t id = new_group(key);
-    index_.emplace(h, id);
+    const size_t id = new_group(shard, key);
+    shard.index.emplace(h, id);
     return id;
   }
 
-  size_t new_group(const std::vector<Value>& key) {
-    groups_.push_back(key);
+  size_t new_group(Shard& shard, const std::vector<Value>& key) {
+    shard.groups.push_back(key);
     std::vector<std::unique_ptr<Accumulator>> s;
     for (size_t a = 0; a < aggregates_.size(); ++a) {
       s.push_back(make_accumulator(aggregates_[a].signature, aggregates_[a].distinct, directs_[a], aggregates_[a].descending));
     }
-    states_.push_back(std::move(s));
-    return groups_.size() - 1;
+    shard.states.push_back(std::move(s));
+    return shard.groups.size() - 1;
   }
 
   const std::vector<ExprPtr>& keys_;
   const std::vector<AggregateCall>& aggregates_;
   std::vector<Value> directs_;
-  std::unordered_multimap<uint64_t, size_t> index_;
-  std::vector<std::vector<Value>> groups_;
-  std::vector<std::vector<std::unique_ptr<Accumulator>>> states_;
+  std::vector<Shard> shards_;
 };
 
 }  // namespace

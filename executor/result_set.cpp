@@ -38,7 +38,8 @@ constexpr size_t kAppendBatchBytes = 64 * 1024;
 // binary), floats (binary) and text are written straight from the column;
 // every other type goes through value_codec into a scratch string first.
 enum class FieldCoder : uint8_t { int_text, int2_binary, int4_binary, int8_binary, bool_text, bool_binary,
-                                  float4_binary, float8_binary, raw_text, generic_text, generic_binary };
+                                  float4_binary, float8_binary, raw_text, numeric_text, numeric_binary,
+                                  generic_text, generic_binary };
 
 FieldCoder coder_for(const Vector& v, protocol::Format format) {
   const bool binary = format == protocol::Format::binary;
@@ -52,6 +53,7 @@ FieldCoder coder_for(const Vector& v, protocol::Format format) {
     case TypeId::float8: return binary ? FieldCoder::float8_binary : FieldCoder::generic_text;
     case TypeId::text:
     case TypeId::varchar: return FieldCoder::raw_text;  // send/recv of text is its bytes
+    case TypeId::numeric: return binary ? FieldCoder::numeric_binary : FieldCoder::numeric_text;
     default: return binary ? FieldCoder::generic_binary : FieldCoder::generic_text;
   }
 }
@@ -87,10 +89,105 @@ inline char* put_be64(char* p, uint64_t v) {
   return p + 8;
 }
 
+// Numeric fields are written directly while they are in these bounds (every
+// avg/sum result is); others go through value_codec.
+constexpr int32_t kNumericFastMaxScale = 60;
+constexpr size_t kNumericTextBound = 4 + 2 + kNumericFastMaxScale + 1;  // sign, point, digits
+constexpr size_t kNumericBinaryBound = 4 + 8 + 2 * 12;                  // header + 12 base-10000 digits
+const unsigned __int128 kNumericBinaryMaxMagnitude = static_cast<unsigned __int128>(1e34);
+
+unsigned __int128 magnitude(__int128 m) {
+  return m < 0 ? -static_cast<unsigned __int128>(m) : static_cast<unsigned __int128>(m);
+}
+
+// Numeric::append_to's text, written in place.
+char* write_numeric_text(char* p, const Numeric& n) {
+  char digits[48];  // big-endian decimal digits of the magnitude
+  int count;
+  const unsigned __int128 m = magnitude(n.mantissa);
+  if (m <= UINT64_MAX) {
+    count = static_cast<int>(std::to_chars(digits, digits + 20, static_cast<uint64_t>(m)).ptr - digits);
+  } else {
+    // Above 64 bits: the high part, then the low 19 digits zero-padded.
+    constexpr uint64_t kTen19 = 10000000000000000000ULL;
+    const unsigned __int128 high = m / kTen19;
+    const auto low = static_cast<uint64_t>(m % kTen19);
+    char* q = high > UINT64_MAX ? std::to_chars(digits, digits + 20, static_cast<uint64_t>(high / kTen19)).ptr : digits;
+    if (high > UINT64_MAX) {
+      char block[20];
+      const auto mid = static_cast<uint64_t>(high % kTen19);
+      const int len = static_cast<int>(std::to_chars(block, block + 20, mid).ptr - block);
+      std::memset(q, '0', static_cast<size_t>(19 - len));
+      std::memcpy(q + 19 - len, block, static_cast<size_t>(len));
+      q += 19;
+    } else {
+      q = std::to_chars(digits, digits + 20, static_cast<uint64_t>(high)).ptr;
+    }
+    char block[20];
+    const int len = static_cast<int>(std::to_chars(block, block + 20, low).ptr - block);
+    std::memset(q, '0', static_cast<size_t>(19 - len));
+    std::memcpy(q + 19 - len, block, static_cast<size_t>(len));
+    count = static_cast<int>(q + 19 - digits);
+  }
+  const int scale = n.scale;
+  if (n.mantissa < 0) *p++ = '-';
+  if (count <= scale) {  // 0.000ddd: at least one integer digit
+    *p++ = '0';
+    *p++ = '.';
+    std::memset(p, '0', static_cast<size_t>(scale - count));
+    p += scale - count;
+    std::memcpy(p, digits, static_cast<size_t>(count));
+    return p + count;
+  }
+  std::memcpy(p, digits, static_cast<size_t>(count - scale));
+  p += count - scale;
+  if (scale > 0) {
+    *p++ = '.';
+    std::memcpy(p, digits + count - scale, static_cast<size_t>(scale));
+    p += scale;
+  }
+  return p;
+}
+
+// numeric_send: base-10000 digits aligned at the decimal point, leading and
+// trailing zero digits stripped (value_codec's append_numeric_binary).
+char* write_numeric_binary(char* p, const Numeric& n) {
+  const int scale = n.scale;
+  const int pad = (4 - scale % 4) % 4;  // fraction padded to whole base-10000 digits
+  unsigned __int128 m = magnitude(n.mantissa);
+  for (int i = 0; i < pad; ++i) m *= 10;
+  uint16_t groups[16];  // little-endian
+  int count = 0;
+  while (m > UINT64_MAX) {
+    groups[count++] = static_cast<uint16_t>(m % 10000);
+    m /= 10000;
+  }
+  for (auto low = static_cast<uint64_t>(m); low != 0; low /= 10000) groups[count++] = static_cast<uint16_t>(low % 10000);
+  int first = 0;  // least significant kept digit
+  while (first < count && groups[first] == 0) ++first;
+  const int ndigits = count - first;
+  const int weight = ndigits == 0 ? 0 : -(scale + pad) / 4 + count - 1;
+  char* const start = p;
+  p = put_be32(p, static_cast<uint32_t>(8 + 2 * ndigits));
+  p = put_be16(p, static_cast<uint16_t>(ndigits));
+  p = put_be16(p, static_cast<uint16_t>(static_cast<int16_t>(weight)));
+  p = put_be16(p, n.mantissa < 0 ? 0x4000 : 0x0000);
+  p = put_be16(p, static_cast<uint16_t>(scale));
+  for (int i = count - 1; i >= first; --i) p = put_be16(p, groups[i]);
+  (void)start;
+  return p;
+}
+
+bool numeric_fast(FieldCoder coder, const Numeric& n) {
+  if (n.scale < 0 || n.scale > kNumericFastMaxScale) return false;
+  return coder == FieldCoder::numeric_text || magnitude(n.mantissa) < kNumericBinaryMaxMagnitude;
+}
+
 struct ColumnCoder {
   const Vector* v;
   FieldCoder coder;
-  std::string scratch;  // generic coders: this row's field
+  std::string scratch;  // generic coders (and numerics out of bounds): this row's field
+  bool use_scratch = false;
 };
 
 // Encodes rows [begin, end) as framed DataRow messages appended to `out`
@@ -115,12 +212,20 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, st
     for (auto& c : columns) {
       if (c.coder < FieldCoder::raw_text || c.v->null_at(row)) continue;
       if (c.coder == FieldCoder::raw_text) { bound += c.v->texts[row].size(); continue; }
+      if (c.coder == FieldCoder::numeric_text || c.coder == FieldCoder::numeric_binary) {
+        c.use_scratch = !numeric_fast(c.coder, c.v->numerics[row]);
+        if (!c.use_scratch) {
+          bound += c.coder == FieldCoder::numeric_text ? kNumericTextBound : kNumericBinaryBound;
+          continue;
+        }
+      }
       c.scratch.clear();
-      if (c.coder == FieldCoder::generic_text) append_text(c.scratch, *c.v, row);
+      if (c.coder == FieldCoder::generic_text || c.coder == FieldCoder::numeric_text) append_text(c.scratch, *c.v, row);
       else append_binary(c.scratch, *c.v, row);
       bound += c.scratch.size();
     }
-    if (out.size() < pos + bound) out.resize(std::max(pos + bound, out.size() * 2 + 4096));
+    // One resize per append batch (resizing zero-fills: grow once, not by doubling).
+    if (out.size() < pos + bound) out.resize(pos + bound + (end - row > 1 ? kAppendBatchBytes : 0));
     char* const message = out.data() + pos;
     char* p = message + 5;
     p = put_be16(p, static_cast<uint16_t>(ncols));
@@ -173,6 +278,21 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, st
           p += s.size();
           break;
         }
+        case FieldCoder::numeric_text:
+          if (!c.use_scratch) {
+            char* digits = p + 4;
+            char* stop = write_numeric_text(digits, v.numerics[row]);
+            put_be32(p, static_cast<uint32_t>(stop - digits));
+            p = stop;
+            break;
+          }
+          [[fallthrough]];
+        case FieldCoder::numeric_binary:
+          if (c.coder == FieldCoder::numeric_binary && !c.use_scratch) {
+            p = write_numeric_binary(p, v.numerics[row]);
+            break;
+          }
+          [[fallthrough]];
         case FieldCoder::generic_text:
         case FieldCoder::generic_binary:
           p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));

@@ -92,7 +92,12 @@ ResultSet make_result(size_t rows) {
         case TypeId::float8: v.push(Value{r % 11 == 0 ? -0.0 : static_cast<double>(i) * 1e300 / 7e299}); break;
         case TypeId::text: v.push(Value{std::string(r % 5, 'x') + "é" + std::to_string(r)}); break;
         case TypeId::date: v.push(Value{i * 97 - 800000}); break;
-        default: v.push(Value{Numeric{static_cast<__int128>(i) * 1234567 - 99, static_cast<int32_t>(r % 6)}}); break;
+        default:
+          // Also past the direct writer's bounds: 35+ digits, scale 61.
+          if (r % 13 == 5) v.push(Value{Numeric{static_cast<__int128>(i + 1) * 100000000000000000LL * 1000000000000000000LL, 3}});
+          else if (r % 17 == 6) v.push(Value{Numeric{-static_cast<__int128>(i), 61}});
+          else v.push(Value{Numeric{static_cast<__int128>(i) * 1234567 - 99, static_cast<int32_t>(r % 9)}});
+          break;
       }
     }
     result.columns.push_back(std::move(v));
