@@ -170,6 +170,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
 
   const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
   const SearchParams params = SearchParams::from_config(in.tuning);
+  abandon_factor_ = params.abandon_factor;
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
@@ -300,6 +301,16 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
   const size_t before = s.search->state().measured.size();
   s.search->report(c, seconds_per_row);
   s.touched = true;
+  if (!current_ && !s.best_time()) {
+    // Racing: a variant already abandon_factor x slower than a raced one on
+    // its first chunk(s) is not worth a full measurement window.
+    for (const auto& o : slots_) {
+      if (o.get() != &s && o->best_time() && abandon_factor_ > 0 && seconds_per_row > abandon_factor_ * *o->best_time()) {
+        s.search->abandon_measurement();
+        break;
+      }
+    }
+  }
   if (s.search->state().measured.size() > before) count(engine_counters().tuner_measurements);
 }
 

@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
   bool strict = false, steady_state = false;
   double similarity = -1;  // < 0: the paper's default
   int patience = -1;       // < 0: the tuner's default (SearchParams)
+  double abandon = -1;     // < 0: the tuner's default (SearchParams)
   ReplayOptions options;
   tb::SyntheticOptions synthetic;
   for (int i = 1; i < argc; ++i) {
@@ -198,6 +199,10 @@ int main(int argc, char** argv) {
       patience = std::stoi(argv[++i]);
       continue;
     }
+    if (std::strcmp(argv[i], "--abandon") == 0 && i + 1 < argc) {
+      abandon = std::stod(argv[++i]);
+      continue;
+    }
     if (std::strcmp(argv[i], "--full-grid") == 0) {
       options.full_grid = true;
       continue;
@@ -210,6 +215,7 @@ int main(int argc, char** argv) {
       options.full_grid = true;
       options.probes = false;
       patience = 0;
+      abandon = 0;
       continue;
     }
     if (std::strcmp(argv[i], "--write-synthetic") == 0 && i + 1 < argc) {
@@ -254,6 +260,7 @@ int main(int argc, char** argv) {
   if (similarity >= 0) params.similarity_s = similarity;
   if (strict) params.similarity_s = 0.0;
   if (patience >= 0) params.patience = patience;
+  if (abandon >= 0) params.abandon_factor = abandon;
 
   const auto source = spaces.metadata.count("source") ? spaces.metadata.at("source") : input;
   if (input.empty()) {
@@ -262,9 +269,10 @@ int main(int argc, char** argv) {
   }
   if (steady_state) std::printf("steady state: repetition 0 (the table-filling chunk) dropped\n");
   std::printf("spaces: %s\ndevice: %s\nsearch: s=%.3f p=%.3f v_max=%.3f b_max=%d patience=%d (min improvement %.3f) "
-              "probes=%s grid=%s\n\n",
+              "abandon=%.2f probes=%s grid=%s\n\n",
               source.c_str(), device.name.c_str(), params.similarity_s, params.pruning_p, params.measurement.v_max,
-              params.measurement.b_max, params.patience, params.min_improvement, options.probes ? "on" : "off",
+              params.measurement.b_max, params.patience, params.min_improvement, params.abandon_factor,
+              options.probes ? "on" : "off",
               options.full_grid ? "every recorded dimension" : "the tuner's variant grid");
   std::printf("%-14s %10s %6s %28s %28s %28s %8s %7s %7s %7s %9s %8s\n", "variant", "groups", "grid", "start",
               "found", "optimum", "found/opt", "chunks", "tested", "extra", "effort%", "effort3%");

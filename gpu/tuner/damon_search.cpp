@@ -96,7 +96,16 @@ void DamonSearch::report(const LaunchConfig& config, double seconds_per_row) {
     return;
   }
   if (!state_.measuring || config != *state_.measuring) return;
-  if (measurement_.add(seconds_per_row)) finish_measurement();
+  if (measurement_.add(seconds_per_row)) {
+    finish_measurement();
+  } else if (params_.abandon_factor > 0 && state_.best &&
+             measurement_.minimum() > params_.abandon_factor * state_.measured.at(*state_.best)) {
+    finish_measurement();  // clearly worse: its mean so far is enough to discard it
+  }
+}
+
+void DamonSearch::abandon_measurement() {
+  if (state_.measuring && measurement_.chunks() > 0) finish_measurement();
 }
 
 void DamonSearch::finish_measurement() {

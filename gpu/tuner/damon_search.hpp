@@ -51,6 +51,15 @@ struct SearchParams {
   // (bench/tuner/RESULTS.md); 48 already loses cells.
   int patience = 64;
   double min_improvement = 0.01;
+  // A configuration whose fastest chunk so far is slower than abandon_factor x
+  // the best time ends its measurement at once (0 = never: the paper measures
+  // every configuration over a full window). Such a configuration can only be
+  // "worse"; a precise time for it buys nothing and costs chunks at a bad
+  // configuration, e.g. a variant raced on its cold-start configuration.
+  // 2 keeps every recorded H100 cell within 2 % and cuts the chunks spent at
+  // bad configurations (median extra chunks 55 -> 42); 1.5 mistakes first-chunk
+  // outliers (table fills) for slow configurations (bench/tuner/RESULTS.md).
+  double abandon_factor = 2.0;
 
   static SearchParams from_config(const config::TuningConfig& tuning);
 };
@@ -105,6 +114,12 @@ class DamonSearch {
   // convergence, reports of the best configuration update its time (a
   // running average over about eight chunks).
   void report(const LaunchConfig& config, double seconds_per_row);
+
+  // Ends the configuration being measured with the chunks it has run (at
+  // least one): the caller knows it is far slower than an alternative (e.g.
+  // another variant), so a precise time is not worth more chunks. No-op when
+  // nothing is being measured or no chunk was reported yet.
+  void abandon_measurement();
 
   bool converged() const { return state_.converged; }
   // The fastest configuration measured so far (the initial one before any report).

@@ -8,6 +8,7 @@ namespace tally::gpu {
 bool Measurement::add(double seconds_per_row) {
   if (done_) return true;
   ++chunks_;
+  minimum_ = chunks_ == 1 ? seconds_per_row : std::min(minimum_, seconds_per_row);
   window_.push_back(seconds_per_row);
   if (static_cast<int>(window_.size()) > params_.window) window_.pop_front();  // discard the oldest
   if (static_cast<int>(window_.size()) >= params_.window && variation() <= params_.v_max) done_ = true;

@@ -26,11 +26,14 @@ class Measurement {
   double result() const;
   // (max - min) / mean of the current window.
   double variation() const;
+  // Fastest chunk so far (0 before the first).
+  double minimum() const { return minimum_; }
 
  private:
   MeasurementParams params_;
   std::deque<double> window_;
   int chunks_ = 0;
+  double minimum_ = 0;
   bool done_ = false;
 };
 

@@ -284,3 +284,26 @@ TEST(TuningSignature, IgnoresAggregateOrderButNotWidths) {
 
 }  // namespace
 }  // namespace tally::gpu
+
+namespace tally::gpu {
+namespace {
+
+TEST(ChunkTuner, ARacedVariantFarSlowerThanAnotherIsAbandonedAfterOneChunk) {
+  // Sort 10x slower than the others: its race measurement must stop after its
+  // first chunk instead of a full window.
+  FakeGpu gpu;
+  std::get<0>(gpu.shape[Variant::sort]) = 25.0;
+  auto in = input_for(1 << 20);
+  ChunkTuner tuner(in);
+  long sort_chunks = 0;
+  for (int i = 0; i < 60; ++i) {
+    const TunedChoice c = tuner.next();
+    sort_chunks += c.variant == Variant::sort;
+    tuner.report(c.config, gpu.time(c.variant, c.config.launch));
+  }
+  EXPECT_EQ(sort_chunks, 1);
+  EXPECT_NE(tuner.current_variant(), Variant::sort);
+}
+
+}  // namespace
+}  // namespace tally::gpu
