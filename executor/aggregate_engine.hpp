@@ -13,6 +13,7 @@
 // configuration between chunks; finalize returns PARTIAL STATES (count, sum,
 // min, max, moments) that executor/finalize.hpp turns into PostgreSQL's values,
 // so every engine gives the same answer. Engines never see SQL.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,7 +91,19 @@ class TuningStore {
   virtual std::vector<TuningRecord> load(const std::string& device, const std::string& signature, int bucket) = 0;
   // Inserts or updates the record of its key.
   virtual void store(const TuningRecord& record) = 0;
+  // Every record of every device (the tally_tuning_cache view); empty when
+  // the store cannot list.
+  virtual std::vector<TuningRecord> all() { return {}; }
 };
+
+// The process's tuning store: tallyd installs it once at start-up
+// (executor/tuning_store_catalog.hpp: install_process_tuning_store) and the
+// planner copies it into AggregationSpec::tuning_store; nullptr = none (no
+// catalog, unit tests). Header-only so gpu/ can read it without linking catalog/.
+inline std::atomic<TuningStore*>& process_tuning_store() {
+  static std::atomic<TuningStore*> store{nullptr};
+  return store;
+}
 
 // What stays fixed for one query's aggregation.
 struct AggregationSpec {

@@ -37,6 +37,38 @@ std::vector<TuningRecord> TuningStoreCatalog::load(const std::string& device, co
   return out;
 }
 
+std::vector<TuningRecord> TuningStoreCatalog::all() {
+  std::vector<TuningRecord> out;
+  for (const auto& e : cache_.entries()) out.push_back(to_tuning_record(e));
+  return out;
+}
+
+TuningStore* install_process_tuning_store(const std::string& catalog_path) {
+  // Kept until exit: sessions may hold the pointer while tallyd shuts down.
+  struct Installed {
+    std::string path;
+    std::unique_ptr<catalog::TuningCache> cache;
+    std::unique_ptr<TuningStoreCatalog> store;
+  };
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<Installed>> installed;
+  std::lock_guard lock(mutex);
+  for (const auto& i : installed) {
+    if (i->path == catalog_path) {
+      process_tuning_store().store(i->store.get());
+      return i->store.get();
+    }
+  }
+  auto i = std::make_unique<Installed>();
+  i->path = catalog_path;
+  i->cache = catalog::TuningCache::open(catalog_path);
+  i->store = std::make_unique<TuningStoreCatalog>(*i->cache);
+  TuningStore* store = i->store.get();
+  installed.push_back(std::move(i));
+  process_tuning_store().store(store);
+  return store;
+}
+
 void TuningStoreCatalog::store(const TuningRecord& r) {
   const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
   auto state = gpu::search_state_from_json(json);

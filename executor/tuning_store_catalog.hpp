@@ -24,6 +24,7 @@ class TuningStoreCatalog final : public TuningStore {
   // best. A record whose configuration or search state does not parse is a
   // programming error: Error(XX000).
   void store(const TuningRecord& record) override;
+  std::vector<TuningRecord> all() override;
 
  private:
   catalog::TuningCache& cache_;
@@ -32,5 +33,13 @@ class TuningStoreCatalog final : public TuningStore {
 
 // Conversions, exposed for the SQL view and tests.
 TuningRecord to_tuning_record(const catalog::TuningEntry& entry);
+
+// Opens the tuning cache in the catalog's SQLite file `catalog_path` with a
+// connection of its own (the catalog's stays free for DDL; SQLite serializes
+// the writes), wraps it in a TuningStoreCatalog kept for the life of the
+// process, and makes it process_tuning_store(). Idempotent for the same path.
+// tallyd calls it once after opening the catalog. Throws Error(58030) when the
+// file cannot be opened.
+TuningStore* install_process_tuning_store(const std::string& catalog_path);
 
 }  // namespace tally::executor

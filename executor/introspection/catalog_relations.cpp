@@ -1,4 +1,5 @@
 #include "executor/introspection/catalog_relations.hpp"
+#include "executor/introspection/tuning_cache_relation.hpp"  // tune: tally_tuning_cache
 
 #include <array>
 
@@ -320,6 +321,7 @@ bool is_empty_catalog(std::string_view name) {
 }  // namespace
 
 bool is_catalog_relation(std::string_view schema, std::string_view name) {
+  if (is_tuning_cache_relation(schema, name)) return true;  // tune: the tuning cache view
   if (schema == "information_schema") return name == "tables" || name == "columns" || name == "schemata";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
@@ -331,6 +333,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
 
 std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source) {
   if (!is_catalog_relation(schema, name)) return std::nullopt;
+  if (is_tuning_cache_relation(schema, name)) return tuning_cache_relation();
   if (schema == "information_schema") {
     if (name == "tables") return info_tables(source);
     if (name == "columns") return info_columns(source);
