@@ -12,6 +12,7 @@
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
+#include "storage/numeric_slot.hpp"
 
 namespace tally::executor {
 
@@ -574,9 +575,12 @@ Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
     case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) out.floats[i] = v[i]; break; }
     case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, out.floats.begin()); break; }
     case TypeId::numeric: {
-      auto* v = column.values<int64_t>();
-      const int scale = type.typmod >= 4 ? type.numeric_scale() : 0;
-      for (size_t i = 0; i < n; ++i) out.numerics[i] = Numeric{v[i], scale};
+      // int64, int128 or int128 + scale slots (storage/numeric_slot.hpp).
+      const size_t width = static_cast<size_t>(storage_width(column.type));
+      for (size_t i = 0; i < n; ++i) {
+        const storage::StoredNumeric v = storage::load_numeric(column.type, column.data.data() + i * width);
+        out.numerics[i] = Numeric{v.mantissa, v.scale};
+      }
       break;
     }
     default: {

@@ -9,12 +9,14 @@
 #include "executor/value_codec.hpp"
 #ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
+#include "storage/numeric_slot.hpp"
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
 #endif
 #ifdef TALLY_HAVE_DDL_DML
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
+#include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
 #endif
 
@@ -70,11 +72,9 @@ uint64_t append_result(storage::TableStore& store, uint32_t oid, const ResultSet
         case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
         case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
         case TypeId::numeric: {
-          const Numeric n = std::get<Numeric>(v).rescaled(type.typmod >= 4 ? type.numeric_scale() : 0);
-          if (n.mantissa > INT64_MAX || n.mantissa < INT64_MIN) {
-            throw Error(SqlState::numeric_value_out_of_range, "numeric field overflow");
-          }
-          *static_cast<int64_t*>(slot) = static_cast<int64_t>(n.mantissa);
+          // cast_value applied the typmod; unconstrained columns keep each value's scale.
+          const Numeric& n = std::get<Numeric>(v);
+          storage::store_numeric(type, slot, n.mantissa, n.scale);
           break;
         }
         default: appender->set_text(static_cast<int>(c), std::get<std::string>(v)); break;
@@ -165,11 +165,6 @@ ResultSet create_table_as(Session& session, storage::TableStore& store, const js
     column.name = i < names.size() ? names[i] : result.fields[i].name;
     column.type = result.columns[i].type;
     if (column.type.id == TypeId::unknown) column.type = {TypeId::text};
-    if (column.type.id == TypeId::numeric && column.type.typmod < 0) {
-      throw Error(SqlState::feature_not_supported,
-                  "column \"" + column.name + "\" would be unconstrained numeric, which Tally cannot store")
-          .with_hint("Cast the expression to numeric(p,s) with p <= 18.");
-    }
     def.columns.push_back(std::move(column));
   }
   auto snapshot = store.create_table(def, false);
@@ -208,6 +203,7 @@ std::optional<ResultSet> route_statement(Session& session, const Session::Analyz
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "TruncateStmt") return tag_only(ddl::truncate(body, ctx));
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
+    if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
 #endif
   }

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "storage/column_layout.hpp"
+
 namespace tally::executor {
 namespace {
 
@@ -73,10 +75,8 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
   }
   switch (*id) {
     case TypeId::numeric: {
-      if (mods.empty())
-        throw std::move(Error(SqlState::feature_not_supported,
-                              "numeric without precision is not supported by Tally; use numeric(p,s) with p <= 18")
-                            .with_position(ctx.position(location)));
+      // Unconstrained numeric: stored with each value's own display scale.
+      if (mods.empty()) return SqlType{TypeId::numeric, -1};
       if (mods.size() > 2)
         throw std::move(Error(SqlState::invalid_parameter_value, "invalid NUMERIC type modifier")
                             .with_position(ctx.position(location)));
@@ -89,10 +89,11 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
         throw std::move(Error(SqlState::invalid_parameter_value,
                               "NUMERIC scale " + std::to_string(s) + " must be between -1000 and 1000")
                             .with_position(ctx.position(location)));
-      if (p > 18 || s < 0 || s > p)
+      if (p > numeric_max_stored_precision || s < 0 || s > p)
         throw std::move(Error(SqlState::feature_not_supported,
                               "numeric(" + std::to_string(p) + "," + std::to_string(s) +
-                                  ") is not supported by Tally; precision must be at most 18 and 0 <= scale <= precision")
+                                  ") is not supported by Tally; precision must be at most " +
+                                  std::to_string(numeric_max_stored_precision) + " and 0 <= scale <= precision")
                             .with_position(ctx.position(location)));
       return SqlType::numeric(static_cast<int>(p), static_cast<int>(s));
     }

@@ -1,6 +1,7 @@
 #include "executor/dml/constant_value.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "executor/ddl/type_name.hpp"
@@ -78,14 +79,23 @@ std::string float_text(TypeId target, double v) {
 }
 
 std::string numeric_text(SqlType target, const std::string& decimal_text) {
-  if (target.typmod < 4) {
-    types::parse_float8(decimal_text);  // syntax check of an unconstrained numeric
-    return decimal_text;
-  }
   std::string s;
-  types::append_numeric(s, types::parse_numeric(decimal_text, target.numeric_precision(), target.numeric_scale()),
+  if (target.typmod < 4) {
+    const types::NumericValue n = types::parse_numeric_any(decimal_text);
+    types::append_numeric(s, n.mantissa, n.scale);
+    return s;
+  }
+  types::append_numeric(s, types::parse_numeric128(decimal_text, target.numeric_precision(), target.numeric_scale()),
                         target.numeric_scale());
   return s;
+}
+
+// float8 -> numeric keeps DBL_DIG (15) significant digits, float4 -> numeric
+// FLT_DIG (6), as PostgreSQL's float8_numeric/float4_numeric print them.
+std::string float_as_numeric_text(const ConstantValue& v, double d) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", v.type.id == TypeId::float4 ? 6 : 15, d);
+  return buffer;
 }
 
 // The value's text in its input-function form for numeric conversion.
@@ -270,7 +280,7 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
           if (std::isinf(d))
             throw Error(SqlState::feature_not_supported, "cannot convert infinity to numeric");
           if (std::isnan(d)) throw Error(SqlState::feature_not_supported, "NaN is not supported in numeric columns");
-          return typed(target, numeric_text(target, value.text), value.location);
+          return typed(target, numeric_text(target, float_as_numeric_text(value, d)), value.location);
         }
         throw incompatible();
       case Category::date:

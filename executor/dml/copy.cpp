@@ -1,9 +1,5 @@
 // COPY dispatch: resolves the table, columns and options, then runs COPY FROM
 // (STDIN or a server file) or COPY TO (STDOUT or a server file).
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
 #include "executor/dml/copy_from.hpp"
 #include "executor/dml/copy_to.hpp"
 #include "executor/dml/dml.hpp"
@@ -11,8 +7,8 @@
 namespace tally::executor::dml {
 
 std::string copy(const nlohmann::json& stmt, StatementContext& ctx) {
-  if (stmt.contains("query"))
-    throw Error(SqlState::feature_not_supported, "COPY (query) TO is not supported by Tally yet");
+  if (stmt.contains("query"))  // the session routes these to copy_query (copy_query.hpp)
+    throw Error(SqlState::feature_not_supported, "COPY (query) TO needs the executor's session");
   if (stmt.value("is_program", false))
     throw Error(SqlState::feature_not_supported, "COPY ... PROGRAM is not supported by Tally");
   if (stmt.contains("whereClause"))
@@ -36,31 +32,8 @@ std::string copy(const nlohmann::json& stmt, StatementContext& ctx) {
     }
     return "COPY " + std::to_string(rows);
   }
-
-  if (filename.empty()) {
-    ctx.out.copy_out_begin(protocol::Format::text, static_cast<int>(targets.size()));
-    const uint64_t rows = copy_to(ctx, *snap, targets, options, [&](std::string_view b) { ctx.out.copy_out_data(b); });
-    ctx.out.copy_out_end();
-    return "COPY " + std::to_string(rows);
-  }
-  if (filename.empty() || filename[0] != '/')
-    throw Error(SqlState::invalid_name, "relative path not allowed for COPY to file");
-  std::FILE* f = std::fopen(filename.c_str(), "wb");
-  if (!f)
-    throw Error(errno == ENOENT ? SqlState::undefined_file : SqlState::io_error,
-                "could not open file \"" + filename + "\" for writing: " + std::strerror(errno));
-  uint64_t rows = 0;
-  try {
-    rows = copy_to(ctx, *snap, targets, options, [&](std::string_view b) {
-      if (std::fwrite(b.data(), 1, b.size(), f) != b.size())
-        throw Error(SqlState::io_error, "could not write to COPY file: " + std::string(std::strerror(errno)));
-    });
-  } catch (...) {
-    std::fclose(f);
-    throw;
-  }
-  if (std::fclose(f) != 0)
-    throw Error(SqlState::io_error, "could not write to COPY file: " + std::string(std::strerror(errno)));
+  const uint64_t rows = run_copy_out(ctx, filename, static_cast<int>(targets.size()),
+                                     [&](const CopySink& sink) { return copy_to(ctx, *snap, targets, options, sink); });
   return "COPY " + std::to_string(rows);
 }
 

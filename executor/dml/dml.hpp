@@ -16,7 +16,8 @@ std::string insert(const nlohmann::json& insert_stmt, StatementContext& ctx);
 
 // COPY t [(cols)] FROM STDIN | 'file' and COPY t [(cols)] TO STDOUT | 'file',
 // text and CSV formats (HEADER, DELIMITER, NULL, QUOTE, ESCAPE, FORCE_NULL,
-// FORCE_NOT_NULL, FORCE_QUOTE, ENCODING 'UTF8'). COPY (query) TO: 0A000.
+// FORCE_NOT_NULL, FORCE_QUOTE, ENCODING 'UTF8'). COPY (query) TO is
+// dml::copy_query (copy_query.hpp), which needs the session.
 std::string copy(const nlohmann::json& copy_stmt, StatementContext& ctx);
 
 }  // namespace tally::executor::dml

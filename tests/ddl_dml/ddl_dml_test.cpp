@@ -58,8 +58,12 @@ TEST_F(DdlDmlTest, CreateDropTruncate) {
   Error e = expect_error("CREATE TABLE u (a foo)", SqlState::undefined_object, "type \"foo\" does not exist");
   EXPECT_EQ(e.position(), 19);
   expect_error("CREATE TABLE u (a int, a int)", SqlState::duplicate_column, "column \"a\" specified more than once");
-  expect_error("CREATE TABLE u (a numeric(30,2))", SqlState::feature_not_supported,
-               "numeric(30,2) is not supported by Tally; precision must be at most 18 and 0 <= scale <= precision");
+  // numeric up to 38 digits is stored (int128); wider is Tally's limit, and
+  // negative scales or scale > precision (PostgreSQL 15 accepts them) too.
+  expect_error("CREATE TABLE u (a numeric(39,2))", SqlState::feature_not_supported,
+               "numeric(39,2) is not supported by Tally; precision must be at most 38 and 0 <= scale <= precision");
+  expect_error("CREATE TABLE u (a numeric(5,-1))", SqlState::feature_not_supported,
+               "numeric(5,-1) is not supported by Tally; precision must be at most 38 and 0 <= scale <= precision");
   expect_error("CREATE TABLE u (a varchar(0))", SqlState::invalid_parameter_value,
                "length for type varchar must be at least 1");
   expect_error("CREATE TABLE u (a int", SqlState::syntax_error, "syntax error at end of input");

@@ -8,6 +8,8 @@
 // File format (blank line ends a record):
 //   statement ok | statement error <SQLSTATE>   followed by one SQL statement
 //   query <column letters> [rowsort]            followed by SQL, "----", rows
+//   copy                                         followed by a COPY ... TO STDOUT,
+//                                                "----", the output lines verbatim
 // Rows are tab-separated, NULL for SQL NULL, as PostgreSQL's text output.
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -26,7 +28,7 @@ namespace tally {
 namespace {
 
 struct Record {
-  enum class Kind { statement_ok, statement_error, query } kind;
+  enum class Kind { statement_ok, statement_error, query, copy } kind;
   std::string sqlstate;
   std::string sql;
   size_t columns = 0;
@@ -67,6 +69,8 @@ std::vector<Record> parse_file(const std::string& path) {
       header >> letters >> option;
       r.columns = letters.size();
       r.rowsort = option == "rowsort";
+    } else if (word == "copy") {
+      r.kind = Record::Kind::copy;
     } else {
       ADD_FAILURE() << path << ":" << number << ": unknown record '" << line << "'";
       continue;
@@ -75,7 +79,7 @@ std::vector<Record> parse_file(const std::string& path) {
     while (std::getline(in, line)) {
       ++number;
       if (line.empty()) break;
-      if (r.kind == Record::Kind::query && line == "----") {
+      if ((r.kind == Record::Kind::query || r.kind == Record::Kind::copy) && line == "----") {
         in_results = true;
         continue;
       }
@@ -96,6 +100,38 @@ struct Outcome {
   std::string message;
   std::vector<std::string> rows;
   std::vector<uint32_t> oids;
+  bool copied = false;                  // the statement was a COPY ... TO STDOUT
+  std::vector<std::string> copy_lines;  // its output, split at newlines
+};
+
+void split_copy_output(const std::string& data, std::vector<std::string>& lines) {
+  size_t start = 0;
+  while (start < data.size()) {
+    const size_t end = data.find('\n', start);
+    lines.push_back(data.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+// The session's writer for one statement: rows through RecordingWriter, and
+// the CopyData of a COPY TO STDOUT collected here.
+class CapturingWriter final : public protocol::ResultWriter {
+ public:
+  executor::testing::RecordingWriter rows;
+  bool copied = false;
+  std::string copy_data;
+
+  void row_description(std::span<const protocol::FieldDescription> f) override { rows.row_description(f); }
+  void data_row(std::span<const std::optional<std::string_view>> f) override { rows.data_row(f); }
+  void command_complete(std::string_view tag) override { rows.command_complete(tag); }
+  void empty_query() override { rows.empty_query(); }
+  void notice(const Error& n) override { rows.notice(n); }
+  void parameter_status(std::string_view name, std::string_view value) override { rows.parameter_status(name, value); }
+  protocol::CopyInReader& copy_in(protocol::Format f, int columns) override { return rows.copy_in(f, columns); }
+  void copy_out_begin(protocol::Format, int) override { copied = true; }
+  void copy_out_data(std::string_view data) override { copy_data += data; }
+  void copy_out_end() override {}
 };
 
 std::string join_row(const std::vector<std::optional<std::string>>& row) {
@@ -127,9 +163,10 @@ class TallyTarget {
   }
   Outcome run(const std::string& sql) {
     Outcome o;
-    executor::testing::RecordingWriter out;
+    CapturingWriter capture;
+    executor::testing::RecordingWriter& out = capture.rows;
     try {
-      session_->simple_query(sql, out);
+      session_->simple_query(sql, capture);
     } catch (const Error& e) {
       session_->on_error();
       o.ok = false;
@@ -137,7 +174,9 @@ class TallyTarget {
       o.message = e.what();
       return o;
     }
-    if (!out.results.empty()) {
+    o.copied = capture.copied;
+    split_copy_output(capture.copy_data, o.copy_lines);
+    if (!out.results.empty() && !o.copied) {
       const auto& last = out.results.back();
       for (const auto& f : last.fields) o.oids.push_back(f.type_oid);
       for (const auto& row : last.rows) o.rows.push_back(join_row(row));
@@ -165,6 +204,21 @@ class PostgresTarget {
   Outcome run(const std::string& sql) {
     Outcome o;
     PGresult* r = PQexec(conn_, sql.c_str());
+    if (PQresultStatus(r) == PGRES_COPY_OUT) {
+      // Drain the CopyData, then the COPY's own outcome (an error may end it).
+      o.copied = true;
+      std::string data;
+      char* buffer = nullptr;
+      int n;
+      while ((n = PQgetCopyData(conn_, &buffer, 0)) > 0) {
+        data.append(buffer, static_cast<size_t>(n));
+        PQfreemem(buffer);
+      }
+      split_copy_output(data, o.copy_lines);
+      PQclear(r);
+      r = PQgetResult(conn_);
+      for (PGresult* extra = PQgetResult(conn_); extra != nullptr; extra = PQgetResult(conn_)) PQclear(extra);
+    }
     const auto status = PQresultStatus(r);
     if (status == PGRES_FATAL_ERROR) {
       o.ok = false;
@@ -239,6 +293,11 @@ void check_file(const std::string& file, Target& target, const std::string& labe
         ++query_index;
         break;
       }
+      case Record::Kind::copy:
+        EXPECT_TRUE(o.ok) << where << "\nfailed: " << o.sqlstate << " " << o.message;
+        EXPECT_TRUE(o.copied) << where << "\nno COPY output started";
+        EXPECT_EQ(o.copy_lines, r.expected) << where;
+        break;
     }
   }
 }
