@@ -3,6 +3,9 @@
 
 #include <array>
 
+#include "executor/introspection/settings_relation.hpp"
+#include "executor/introspection/system_relations.hpp"
+
 namespace tally::executor::introspection {
 namespace {
 
@@ -71,6 +74,16 @@ Relation make(std::initializer_list<std::pair<const char*, TypeId>> columns) {
 
 int64_t namespace_oid(const std::string& schema) { return schema == "public" ? kPublicOid : kPublicOid; }
 
+// The columns of a system relation (its own relation built without rows of
+// system relations, so that pg_class and pg_attribute do not recurse).
+std::vector<RelationColumn> system_relation_columns(const SystemRelation& sys) {
+  CatalogSource empty;
+  empty.with_system_relations = false;
+  const auto relation = build_relation(sys.namespace_oid == kPgCatalogOid ? "pg_catalog" : "information_schema",
+                                       sys.name, empty);
+  return relation ? relation->columns : std::vector<RelationColumn>{};
+}
+
 Relation pg_type() {
   Relation r = make({{"oid", TypeId::oid},          {"typname", TypeId::name},      {"typnamespace", TypeId::oid},
                      {"typowner", TypeId::oid},     {"typlen", TypeId::int2},       {"typbyval", TypeId::boolean},
@@ -118,6 +131,15 @@ Relation pg_class(const CatalogSource& source) {
                       I(static_cast<int64_t>(t.columns.size())), I(0), B(false), B(false), B(false), B(false),
                       B(false), B(true), C('d'), B(false), I(0), kNull, kNull, kNull});
   }
+  if (!source.with_system_relations) return r;
+  for (const auto& sys : system_relations()) {
+    const bool view = sys.kind == 'v';
+    const auto natts = static_cast<int64_t>(system_relation_columns(sys).size());
+    r.rows.push_back({I(sys.oid), S(sys.name), I(sys.namespace_oid), I(sys.row_type), I(0), I(kBootstrapUserOid),
+                      I(view ? 0 : 2), I(0), I(sys.shared ? 1664 : 0), I(0), Value{-1.0}, I(0), I(0), B(!view),
+                      B(sys.shared), C('p'), C(sys.kind), I(natts), I(0), B(view), B(false), B(false), B(false),
+                      B(false), B(true), C('n'), B(false), I(0), kNull, kNull, kNull});
+  }
   return r;
 }
 
@@ -155,6 +177,47 @@ Relation pg_attribute(const CatalogSource& source) {
                         C(row ? row->storage : 'x'), C(0), B(c.not_null), B(false), B(false), C(0), C(0), B(false),
                         B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
     }
+  }
+  if (!source.with_system_relations) return r;
+  for (const auto& sys : system_relations()) {
+    const auto columns = system_relation_columns(sys);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const uint32_t type = type_oid(columns[i].type.id);
+      const TypeRow* row = find_type(type);
+      r.rows.push_back({I(sys.oid), S(columns[i].name), I(type), I(-1), I(row ? row->len : -1),
+                        I(static_cast<int64_t>(i + 1)), I(0), I(-1), I(-1), B(row ? row->byval : false),
+                        C(row ? row->align : 'i'), C(row ? row->storage : 'x'), C(0), B(false), B(false), B(false),
+                        C(0), C(0), B(false), B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
+    }
+  }
+  return r;
+}
+
+// pg_tables: user tables and the system catalogs (not views).
+Relation pg_tables(const CatalogSource& source) {
+  Relation r = make({{"schemaname", TypeId::name}, {"tablename", TypeId::name}, {"tableowner", TypeId::name},
+                     {"tablespace", TypeId::name}, {"hasindexes", TypeId::boolean}, {"hasrules", TypeId::boolean},
+                     {"hastriggers", TypeId::boolean}, {"rowsecurity", TypeId::boolean}});
+  for (const auto& t : source.tables) {
+    r.rows.push_back({S(t.schema), S(t.name), S(source.user), kNull, B(false), B(false), B(false), B(false)});
+  }
+  for (const auto& sys : system_relations()) {
+    if (sys.kind != 'r') continue;
+    r.rows.push_back({S("pg_catalog"), S(sys.name), S(source.user), sys.shared ? S("pg_global") : kNull, B(true),
+                      B(false), B(false), B(false)});
+  }
+  return r;
+}
+
+// pg_views: Tally has no user views; the system views it provides are listed
+// without a definition (they are generated, not SQL).
+Relation pg_views(const CatalogSource& source) {
+  Relation r = make({{"schemaname", TypeId::name}, {"viewname", TypeId::name}, {"viewowner", TypeId::name},
+                     {"definition", TypeId::text}});
+  for (const auto& sys : system_relations()) {
+    if (sys.kind != 'v') continue;
+    r.rows.push_back({S(sys.namespace_oid == kPgCatalogOid ? "pg_catalog" : "information_schema"), S(sys.name),
+                      S(source.user), kNull});
   }
   return r;
 }
@@ -325,7 +388,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
   if (schema == "information_schema") return name == "tables" || name == "columns" || name == "schemata";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
-                        "pg_authid", "pg_am"}) {
+                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views"}) {
     if (name == n) return true;
   }
   return is_empty_catalog(name);
@@ -347,31 +410,23 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_roles" || name == "pg_authid") return pg_roles(source, false);
   if (name == "pg_user") return pg_roles(source, true);
   if (name == "pg_am") return pg_am();
+  if (name == "pg_settings") return pg_settings_relation(source);
+  if (name == "pg_tables") return pg_tables(source);
+  if (name == "pg_views") return pg_views(source);
   return empty_relation(name);
 }
 
-namespace {
-// OIDs of the catalog relations themselves (pg_class.oid in PostgreSQL 15),
-// for 'pg_class'::regclass and the like.
-constexpr std::pair<int64_t, const char*> kCatalogRelations[] = {
-    {1247, "pg_type"},     {1249, "pg_attribute"}, {1255, "pg_proc"},       {1259, "pg_class"},
-    {1262, "pg_database"}, {2615, "pg_namespace"}, {2604, "pg_attrdef"},    {2606, "pg_constraint"},
-    {2609, "pg_description"}, {2610, "pg_index"},  {2611, "pg_inherits"},   {2601, "pg_am"},
-    {2620, "pg_trigger"},  {3456, "pg_collation"}, {1260, "pg_authid"}};
-}  // namespace
-
 std::optional<int64_t> catalog_relation_oid(std::string_view name) {
-  for (const auto& [oid, n] : kCatalogRelations) {
-    if (name == n) return oid;
-  }
-  return std::nullopt;
+  const SystemRelation* sys = find_system_relation(name);
+  if (sys == nullptr || sys->namespace_oid != kPgCatalogOid) return std::nullopt;
+  return sys->oid;
 }
 
 std::optional<std::string> catalog_relation_name(int64_t oid) {
-  for (const auto& [o, n] : kCatalogRelations) {
-    if (o == oid) return std::string(n);
-  }
-  return std::nullopt;
+  const SystemRelation* sys = find_system_relation(oid);
+  if (sys == nullptr) return std::nullopt;
+  if (sys->namespace_oid != kPgCatalogOid) return "information_schema." + std::string(sys->name);
+  return std::string(sys->name);
 }
 
 std::optional<std::string> type_name_of(uint32_t type_oid) {

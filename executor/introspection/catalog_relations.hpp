@@ -29,11 +29,24 @@ struct UserTable {
   uint64_t rows = 0;
 };
 
+// One run-time setting of the session (SHOW ALL), for pg_settings.
+struct SettingValue {
+  std::string name;
+  std::string value;          // as SHOW prints it
+  std::string default_value;  // what RESET returns to
+  std::string description;
+};
+
 // What the relations are generated from.
 struct CatalogSource {
   std::vector<UserTable> tables;
   std::string database;
   std::string user;
+  // Filled only for statements that read pg_settings (catalog_session.cpp).
+  std::vector<SettingValue> settings;
+  // pg_class/pg_attribute/pg_tables list the system relations too; off only
+  // while their own column lists are being built (no recursion).
+  bool with_system_relations = true;
 };
 
 struct RelationColumn {
@@ -56,7 +69,9 @@ bool is_catalog_relation(std::string_view schema, std::string_view name);
 // The relation's columns and rows; nullopt when it is not a catalog relation.
 std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source);
 
-// OIDs of catalog relations by name and back (regclass input and output).
+// OIDs of catalog relations by name and back (regclass input and output):
+// names resolve in pg_catalog only (the search path), and information_schema
+// relations print schema-qualified, as regclass output does in PostgreSQL.
 std::optional<int64_t> catalog_relation_oid(std::string_view name);
 std::optional<std::string> catalog_relation_name(int64_t oid);
 

@@ -7,6 +7,7 @@
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
+#include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 #ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
@@ -28,6 +29,44 @@ int max_parameter(const json& node) {
   }
   return n;
 }
+
+// True when the parse tree names the relation (a RangeVar with that relname).
+bool names_relation(const json& node, std::string_view name) {
+  if (node.is_object()) {
+    if (node.contains("RangeVar")) return node["RangeVar"].value("relname", "") == name;
+    for (const auto& [key, value] : node.items()) {
+      if (names_relation(value, name)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) {
+      if (names_relation(v, name)) return true;
+    }
+  }
+  return false;
+}
+
+// Collects the rows of a SHOW ALL run on the wrapped session (its settings
+// are private to it; SHOW ALL is the interface PostgreSQL clients have too).
+class ShowAllWriter final : public protocol::ResultWriter {
+ public:
+  std::vector<std::vector<std::string>> rows;
+  void row_description(std::span<const protocol::FieldDescription>) override {}
+  void data_row(std::span<const std::optional<std::string_view>> fields) override {
+    std::vector<std::string> row;
+    for (const auto& f : fields) row.emplace_back(f ? std::string(*f) : std::string());
+    rows.push_back(std::move(row));
+  }
+  void command_complete(std::string_view) override {}
+  void empty_query() override {}
+  void notice(const Error&) override {}
+  void parameter_status(std::string_view, std::string_view) override {}
+  protocol::CopyInReader& copy_in(protocol::Format, int) override {
+    throw Error(SqlState::internal_error, "SHOW ALL does not copy");
+  }
+  void copy_out_begin(protocol::Format, int) override {}
+  void copy_out_data(std::string_view) override {}
+  void copy_out_end() override {}
+};
 
 class CatalogPrepared final : public protocol::PreparedStatement {
  public:
@@ -84,7 +123,10 @@ class CatalogSession final : public protocol::QueryHandler {
     // Most statements name no catalog relation: those skip listing the tables.
     const bool mentions = std::any_of(statements.begin(), statements.end(),
                                       [&](const ParsedStatement& s) { return is_catalog_select(s, CatalogSource{}); });
-    const CatalogSource source = mentions ? catalog_source() : CatalogSource{};
+    const bool settings = mentions && std::any_of(statements.begin(), statements.end(), [](const ParsedStatement& s) {
+                            return names_relation(s.body(), "pg_settings");
+                          });
+    const CatalogSource source = mentions ? catalog_source(settings) : CatalogSource{};
     const bool any = mentions && std::any_of(statements.begin(), statements.end(),
                                              [&](const ParsedStatement& s) { return is_catalog_select(s, source); });
     if (!any) {
@@ -120,7 +162,7 @@ class CatalogSession final : public protocol::QueryHandler {
     if (statements.size() != 1 || !is_catalog_select(statements[0], CatalogSource{})) {
       return inner_->prepare(sql, param_types);
     }
-    const CatalogSource source = catalog_source();
+    const CatalogSource source = catalog_source(names_relation(statements[0].body(), "pg_settings"));
     if (!is_catalog_select(statements[0], source)) return inner_->prepare(sql, param_types);
     check_not_failed();
     const json& body = statements[0].body();
@@ -167,7 +209,8 @@ class CatalogSession final : public protocol::QueryHandler {
         values.emplace_back(type, parse_text(type, *p.bytes));
       }
     }
-    ResultSet result = run_catalog_query(prepared->select, catalog_source(), values);
+    ResultSet result =
+        run_catalog_query(prepared->select, catalog_source(names_relation(prepared->select, "pg_settings")), values);
     auto formats = expand_formats(result_formats, result.fields.size());
     return std::make_unique<CatalogPortal>(std::move(result), std::move(formats));
   }
@@ -189,10 +232,11 @@ class CatalogSession final : public protocol::QueryHandler {
     }
   }
 
-  CatalogSource catalog_source() const {
+  CatalogSource catalog_source(bool with_settings = false) const {
     CatalogSource source;
     source.database = info_.database;
     source.user = info_.user;
+    if (with_settings) source.settings = session_settings();
 #ifdef TALLY_HAVE_STORAGE
     if (database_ != nullptr && database_->store() != nullptr) {
       for (const auto& snapshot : database_->store()->catalog().tables()) {
@@ -207,6 +251,23 @@ class CatalogSession final : public protocol::QueryHandler {
     }
 #endif
     return source;
+  }
+
+  // The wrapped session's settings (SHOW ALL) with their defaults.
+  std::vector<SettingValue> session_settings() const {
+    ShowAllWriter writer;
+    try {
+      inner_->simple_query("SHOW ALL", writer);
+    } catch (const Error&) {
+      return {};  // only in a failed transaction, which the catalog query reports itself
+    }
+    const Settings defaults;
+    std::vector<SettingValue> out;
+    for (const auto& row : writer.rows) {
+      if (row.size() < 3) continue;
+      out.push_back({row[0], row[1], defaults.get(row[0]).value_or(row[1]), row[2]});
+    }
+    return out;
   }
 
   std::unique_ptr<protocol::QueryHandler> inner_;

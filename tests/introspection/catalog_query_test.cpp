@@ -27,6 +27,11 @@ CatalogSource source() {
   u.name = "sales";
   u.columns = {{"region", SqlType::varchar(20), false}};
   s.tables.push_back(u);
+  // What SHOW ALL of a session gives (catalog_session.cpp fills this).
+  s.settings = {{"statement_timeout", "5s", "0", "Sets the maximum allowed duration of any statement."},
+                {"work_mem", "4MB", "4MB", "Sets the maximum memory to be used for query workspaces."},
+                {"is_superuser", "on", "on", "Shows whether the current user is a superuser."},
+                {"tally.engine", "auto", "auto", "Aggregation engine."}};
   return s;
 }
 
@@ -133,7 +138,7 @@ TEST(CatalogQuery, UnionExistsDistinctAndLimit) {
   EXPECT_EQ(rows[0][0], "sales");
   EXPECT_EQ(rows[1][0], "public");
   EXPECT_EQ(rows[2][0], "public");
-  EXPECT_EQ(run("SELECT DISTINCT attrelid FROM pg_attribute ORDER BY attrelid LIMIT 1").at(0).at(0), "16384");
+  EXPECT_EQ(run("SELECT DISTINCT attrelid FROM pg_attribute WHERE attrelid >= 16384 ORDER BY attrelid LIMIT 1").at(0).at(0), "16384");
 }
 
 TEST(CatalogQuery, InformationSchemaColumns) {
@@ -149,7 +154,8 @@ TEST(CatalogQuery, RowNumberPerPartitionAsPgjdbcGetColumns) {
   auto rows = run(
       "SELECT * FROM (SELECT c.relname, a.attname, row_number() OVER (PARTITION BY a.attrelid ORDER BY a.attnum) AS "
       "attnum, nullif(a.attidentity, '') AS ident FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON "
-      "(a.attrelid = c.oid) WHERE a.attnum > 0 AND c.relname LIKE '%') c WHERE true AND attname LIKE '%' ORDER BY "
+      "(a.attrelid = c.oid) WHERE a.attnum > 0 AND c.relnamespace = 2200 AND c.relname LIKE '%') c WHERE true AND "
+      "attname LIKE '%' ORDER BY "
       "c.relname DESC, attnum");
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"t", "a", "1", "NULL"}));
@@ -161,7 +167,8 @@ TEST(CatalogQuery, TextArraysFromArraySubqueriesAndUnnest) {
   // psql's \\d+ option list: reloptions || array(select 'toast.' || x from unnest(...)).
   auto rows = run(
       "SELECT pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) "
-      "x), ', '), array(select relname from pg_class order by 1), array_to_string(array(select nspname from "
+      "x), ', '), array(select relname from pg_class where relnamespace = 2200 order by 1), "
+      "array_to_string(array(select nspname from "
       "pg_namespace where nspname like 'p%' order by 1), '+') FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_class tc "
       "ON (c.reltoastrelid = tc.oid) WHERE c.oid = '16384'");
   ASSERT_EQ(rows.size(), 1u);
@@ -189,4 +196,31 @@ TEST(CatalogQuery, ReadsCatalogOnlyForCatalogRelations) {
 }
 
 }  // namespace
+TEST(CatalogQuery, SystemRelationsAreListedWithTheirColumns) {
+  // Every system relation in pg_class has as many pg_attribute rows as relnatts.
+  auto rows = run(
+      "SELECT c.relname, c.relkind, c.relnatts, (SELECT attnum FROM pg_attribute a WHERE a.attrelid = c.oid ORDER BY "
+      "attnum DESC LIMIT 1) "
+      "FROM pg_class c WHERE c.relnamespace = 11 AND c.relname IN ('pg_class', 'pg_settings', 'pg_views') ORDER BY 1");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"pg_class", "r", "31", "31"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"pg_settings", "v", "17", "17"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"pg_views", "v", "4", "4"}));
+  EXPECT_EQ(run("SELECT 'pg_settings'::regclass::oid, 13425::regclass, 'pg_catalog.pg_type'::regclass")[0],
+            (std::vector<std::string>{"12104", "information_schema.tables", "pg_type"}));
+  // User tables are still the only ones outside pg_catalog / information_schema.
+  auto user = run("SELECT relname FROM pg_class WHERE relnamespace NOT IN (11, 13184) ORDER BY 1");
+  ASSERT_EQ(user.size(), 2u);
+  EXPECT_EQ(user[0][0], "sales");
+  EXPECT_EQ(run("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").size(), 2u);
+}
+
+TEST(CatalogQuery, PgSettingsInBaseUnitsWithPostgresMetadata) {
+  auto rows = run("SELECT name, setting, unit, vartype, context, source, boot_val, min_val FROM pg_settings ORDER BY name");
+  ASSERT_EQ(rows.size(), 3u);  // is_superuser is not in PostgreSQL's pg_settings
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"statement_timeout", "5000", "ms", "integer", "user", "session", "0", "0"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"tally.engine", "auto", "NULL", "string", "user", "default", "auto", "NULL"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"work_mem", "4096", "kB", "integer", "user", "default", "4096", "64"}));
+}
+
 }  // namespace tally::executor::introspection

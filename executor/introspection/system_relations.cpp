@@ -1,0 +1,64 @@
+#include "executor/introspection/system_relations.hpp"
+
+#include <array>
+
+#include "executor/introspection/catalog_relations.hpp"
+
+namespace tally::executor::introspection {
+namespace {
+
+constexpr int64_t kCat = kPgCatalogOid;
+constexpr int64_t kInfo = kInformationSchemaOid;
+
+// Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
+// reltype, relisshared FROM pg_class).
+constexpr std::array<SystemRelation, 28> kRelations{{
+    {1247, "pg_type", kCat, 'r', 71, false},
+    {1249, "pg_attribute", kCat, 'r', 75, false},
+    {1255, "pg_proc", kCat, 'r', 81, false},
+    {1259, "pg_class", kCat, 'r', 83, false},
+    {1260, "pg_authid", kCat, 'r', 2842, true},
+    {1262, "pg_database", kCat, 'r', 1248, true},
+    {2601, "pg_am", kCat, 'r', 10015, false},
+    {2604, "pg_attrdef", kCat, 'r', 10001, false},
+    {2606, "pg_constraint", kCat, 'r', 10003, false},
+    {2609, "pg_description", kCat, 'r', 10041, false},
+    {2610, "pg_index", kCat, 'r', 10007, false},
+    {2611, "pg_inherits", kCat, 'r', 10005, false},
+    {2615, "pg_namespace", kCat, 'r', 10047, false},
+    {2620, "pg_trigger", kCat, 'r', 10037, false},
+    {3256, "pg_policy", kCat, 'r', 10084, false},
+    {3381, "pg_statistic_ext", kCat, 'r', 10031, false},
+    {3456, "pg_collation", kCat, 'r', 10095, false},
+    {6104, "pg_publication", kCat, 'r', 10107, false},
+    {6106, "pg_publication_rel", kCat, 'r', 10111, false},
+    {6237, "pg_publication_namespace", kCat, 'r', 10109, false},
+    {12000, "pg_roles", kCat, 'v', 12002, false},
+    {12014, "pg_user", kCat, 'v', 12016, false},
+    {12028, "pg_views", kCat, 'v', 12030, false},
+    {12033, "pg_tables", kCat, 'v', 12035, false},
+    {12104, "pg_settings", kCat, 'v', 12106, false},
+    {13295, "columns", kInfo, 'v', 13297, false},
+    {13382, "schemata", kInfo, 'v', 13384, false},
+    {13425, "tables", kInfo, 'v', 13427, false},
+}};
+
+}  // namespace
+
+std::span<const SystemRelation> system_relations() { return kRelations; }
+
+const SystemRelation* find_system_relation(std::string_view name) {
+  for (const auto& r : kRelations) {
+    if (name == r.name) return &r;
+  }
+  return nullptr;
+}
+
+const SystemRelation* find_system_relation(int64_t oid) {
+  for (const auto& r : kRelations) {
+    if (r.oid == oid) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace tally::executor::introspection
