@@ -4,7 +4,9 @@
 // per-chunk update loops: one tight loop per (operation, input type, whether
 // NULLs/FILTER must be checked, whether rows are read through an index list),
 // so the inner loop has no dispatch.
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <cstdint>
 #include <vector>
 
@@ -226,13 +228,68 @@ void apply_checked(PartialStates& s, const T* v, const uint8_t* valid, const uin
   else apply_op<Op, T, false, Indirect>(s, v, valid, filter, gids, row, n);
 }
 
+// Every row in group 0 (one key: global aggregates, G = 1): count, sum,
+// min and max of rows [begin, begin + n) without NULLs or FILTER are plain
+// reductions (independent lanes, vectorizable) instead of a chain of
+// read-modify-writes of one state. Returns false for other shapes.
+inline bool reduce_single_group(const PartialAggregate& agg, StateSet& set, size_t a, const ColumnView* in,
+                                size_t begin, size_t n) {
+  PartialStates& s = set.states[a];
+  if (agg.op == PartialOp::count_rows || agg.op == PartialOp::count_valid) {
+    s.count[0] += static_cast<int64_t>(n);
+    return true;
+  }
+  if (in == nullptr || n == 0) return false;
+  auto reduce = [&](auto* v) -> bool {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
+    if constexpr (std::is_integral_v<T>) {
+      v += begin;
+      if (agg.op == PartialOp::sum_int) {
+        int64_t sum = 0;  // n <= a chunk, |v| < 2^31 when narrow: no overflow
+        if (set.narrow[a]) {
+          for (size_t i = 0; i < n; ++i) sum += v[i];
+          set.narrow_sum[a][0] += sum;
+        } else {
+          __int128 wide = 0;
+          for (size_t i = 0; i < n; ++i) wide += v[i];
+          s.sum_int[0] += wide;
+        }
+        s.count[0] += static_cast<int64_t>(n);
+        return true;
+      }
+      if (agg.op == PartialOp::min_int || agg.op == PartialOp::max_int) {
+        const bool is_min = agg.op == PartialOp::min_int;
+        T best = v[0];
+        for (size_t i = 1; i < n; ++i) best = is_min ? std::min(best, v[i]) : std::max(best, v[i]);
+        const auto x = static_cast<int64_t>(best);
+        if (s.count[0] == 0 || (is_min ? x < s.extreme_int[0] : x > s.extreme_int[0])) s.extreme_int[0] = x;
+        s.count[0] += static_cast<int64_t>(n);
+        return true;
+      }
+    }
+    return false;
+  };
+  bool done = false;
+  with_values(in->width, in->data, [&](auto* v) { done = reduce(v); });
+  return done;
+}
+
 template <bool Indirect>
 void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set, const ChunkInput& chunk,
-                        const uint32_t* gids, RowIndex<Indirect> row, size_t n) {
+                        const uint32_t* gids, RowIndex<Indirect> row, size_t n, bool single_group = false) {
   for (size_t a = 0; a < aggs.size(); ++a) {
     PartialStates& s = set.states[a];
     const PartialAggregate& agg = aggs[a];
     const uint8_t* filter = chunk.filters.empty() ? nullptr : chunk.filters[a];
+    if constexpr (!Indirect) {
+      if (single_group && !filter) {
+        const ColumnView* in = agg.input >= 0 ? &chunk.values[static_cast<size_t>(agg.input)] : nullptr;
+        if ((in == nullptr || in->validity == nullptr) && agg.op != PartialOp::moments2_float &&
+            reduce_single_group(agg, set, a, in, row.begin, n)) {
+          continue;
+        }
+      }
+    }
     if (agg.op == PartialOp::count_rows) {
       int64_t* count = s.count.data();
       if (filter) {
@@ -287,10 +344,12 @@ void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set
 
 // Applies every aggregate to n rows with group ids gids[0 .. n): chunk rows
 // [begin, begin + n) when rows is null, else rows[0 .. n).
+// single_group: every gid is 0 (lets simple aggregates reduce without gids).
 inline void update_states(const std::vector<PartialAggregate>& aggs, StateSet& set, const ChunkInput& chunk,
-                          const uint32_t* gids, const uint32_t* rows, size_t begin, size_t n) {
+                          const uint32_t* gids, const uint32_t* rows, size_t begin, size_t n,
+                          bool single_group = false) {
   if (rows) update_states_impl<true>(aggs, set, chunk, gids, RowIndex<true>{rows, 0}, n);
-  else update_states_impl<false>(aggs, set, chunk, gids, RowIndex<false>{nullptr, begin}, n);
+  else update_states_impl<false>(aggs, set, chunk, gids, RowIndex<false>{nullptr, begin}, n, single_group);
 }
 
 }  // namespace tally::executor::cpu

@@ -214,7 +214,7 @@ TEST(CpuEngine, RadixMomentsMatchOneThread) {
   std::vector<int64_t> keys(300000);
   std::vector<double> ys(keys.size()), xs(keys.size());
   for (size_t r = 0; r < keys.size(); ++r) {
-    keys[r] = static_cast<int64_t>((r * 2654435761ULL) % 150000);
+    keys[r] = static_cast<int64_t>((r * 2654435761ULL) % 400000);
     ys[r] = static_cast<double>(r % 97) / 4.0;
     xs[r] = static_cast<double>(r % 89) / 2.0;
   }
@@ -222,8 +222,8 @@ TEST(CpuEngine, RadixMomentsMatchOneThread) {
     AggregationSpec spec;
     spec.key_range_known = true;
     spec.key_min = 0;
-    spec.key_max = 149999;
-    spec.estimated_groups = 150000;
+    spec.key_max = 399999;  // 32 MB of state: past the thread-local threshold
+    spec.estimated_groups = 400000;
     spec.threads = threads;
     spec.forced_variant = variant;
     spec.aggregates = {{PartialOp::moments_float, 0, -1}, {PartialOp::moments2_float, 0, 1}};
@@ -243,7 +243,7 @@ TEST(CpuEngine, RadixMomentsMatchOneThread) {
     return std::make_pair(out, run->report().variant);
   };
   const auto [expected, dense_variant] = aggregate(1, "dense");
-  ASSERT_EQ(expected.size(), 150000u);
+  ASSERT_EQ(expected.size(), keys.size());  // (r * odd) mod 400000 is distinct for r < 400000
   for (const std::string variant : {"", "hash-radix"}) {
     const auto [got, used] = aggregate(2, variant);
     EXPECT_NE(used.find("radix"), std::string::npos) << used;
