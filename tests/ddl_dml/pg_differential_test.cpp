@@ -4,6 +4,8 @@
 // the tables' contents as COPY TO prints them (text and CSV) afterwards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <random>
@@ -256,6 +258,61 @@ TEST_F(PgDifferential, RandomValuesRoundTrip) {
   }
   same("COPY r FROM STDIN", data);
   same_contents("r");
+}
+
+TEST_F(PgDifferential, WideNumericRandomRoundTrip) {
+  // numeric(38,10) (int128 storage) and unconstrained numeric (int128 + each
+  // value's display scale): random values up to 38 significant digits, in
+  // plain and exponent notation, loaded by COPY and by INSERT, printed back
+  // by COPY TO, and the errors of too-large values, all as PostgreSQL does.
+  same("DROP TABLE IF EXISTS w");
+  same("CREATE TABLE w (p numeric(38,10), u numeric, s numeric(25,25))");
+  std::mt19937_64 rng(20261122);
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  std::string data;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string sign = rng() % 2 ? "-" : "";
+    // p: up to 27 integer digits (28 fit; rounding 9s up would not) and up to 14
+    // fraction digits (rounded to 10).
+    std::string p = sign + digits(1 + static_cast<int>(rng() % 27)) + "." + digits(static_cast<int>(rng() % 15));
+    // u: up to 38 significant digits with the point anywhere, or exponent form.
+    const int total = 1 + static_cast<int>(rng() % 38);
+    std::string m = digits(total);
+    if (m[0] == '0') m[0] = '7';
+    std::string u;
+    if (rng() % 4 == 0) {
+      // d.ddd e<exp>: a positive exponent beyond the fraction appends zeros to
+      // the stored digits, so keep total + those zeros within 38.
+      const int exp = static_cast<int>(rng() % 20) - 10;
+      if (total + std::max(0, exp - (total - 1)) <= 38) u = sign + m.substr(0, 1) + "." + m.substr(1) + "e" + std::to_string(exp);
+      else u = sign + m;
+    } else {
+      const int point = static_cast<int>(rng() % (total + 1));
+      u = sign + (point == 0 ? "0" : m.substr(0, static_cast<size_t>(point))) + "." + m.substr(static_cast<size_t>(point));
+    }
+    std::string sv = (rng() % 2 ? "-0." : "0.") + digits(static_cast<int>(rng() % 30));
+    if (i % 50 == 0) sv = "\\N";
+    data += p + "\t" + u + "\t" + sv + "\n";
+  }
+  same("COPY w FROM STDIN", data);
+  {
+    // Guard against both sides failing alike: PostgreSQL must have loaded every row.
+    PGresult* r = PQexec(conn_, "SELECT count(*) FROM w");
+    ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK);
+    EXPECT_STREQ(PQgetvalue(r, 0, 0), "2000");
+    PQclear(r);
+  }
+  same_contents("w");
+  same("INSERT INTO w VALUES (1234567890123456789012345678.0123456789, 0.000000000000000000000000000000000000000001, "
+       "-0.0000000000000000000000001)");
+  same("INSERT INTO w (p) VALUES (12345678901234567890123456789)");
+  same("INSERT INTO w (s) VALUES (1)");
+  same("INSERT INTO w (u) VALUES ('1.5e-3'), ('-1e3'), (' 00012.3400 ')");
+  same_contents("w");
 }
 
 }  // namespace
