@@ -3,8 +3,11 @@
 #include <pg_query.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "common/error.hpp"
 
@@ -44,9 +47,56 @@ void restore_negative_int_constants(nlohmann::json& node, std::string_view sql) 
   }
 }
 
-}  // namespace
+// Statements at most this long are cached: bulk INSERT ... VALUES texts are long
+// and rarely sent twice, while the statements clients repeat are short.
+constexpr size_t kMaxCachedTextBytes = 8 * 1024;
+// Distinct texts kept. On overflow the cache starts over (one clear, no LRU
+// bookkeeping on the hit path); a workload with more distinct texts than this
+// parses as it would without a cache.
+constexpr size_t kMaxCachedTexts = 4096;
 
-std::vector<ParsedStatement> parse_sql(std::string_view sql) {
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
+using ParsedList = std::vector<ParsedStatement>;
+
+class ParseCache {
+ public:
+  std::shared_ptr<const ParsedList> find(std::string_view sql) {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(sql);
+    if (it == entries_.end()) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    return it->second;
+  }
+  void insert(std::string_view sql, std::shared_ptr<const ParsedList> parsed) {
+    std::lock_guard lock(mutex_);
+    if (entries_.size() >= kMaxCachedTexts) entries_.clear();
+    entries_.emplace(std::string(sql), std::move(parsed));
+  }
+  ParseCacheStats stats() {
+    std::lock_guard lock(mutex_);
+    return {hits_, misses_, entries_.size()};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const ParsedList>, TextHash, std::equal_to<>> entries_;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+};
+
+ParseCache& parse_cache() {
+  static ParseCache cache;
+  return cache;
+}
+
+std::shared_ptr<const ParsedList> parse_uncached(std::string_view sql) {
   const std::string text(sql);  // libpg_query needs a NUL-terminated string
   PgQueryParseResult result = pg_query_parse(text.c_str());
   std::unique_ptr<PgQueryParseResult, void (*)(PgQueryParseResult*)> guard(
@@ -60,18 +110,36 @@ std::vector<ParsedStatement> parse_sql(std::string_view sql) {
     throw error;
   }
 
-  std::vector<ParsedStatement> statements;
+  auto statements = std::make_shared<ParsedList>();
   auto tree = nlohmann::json::parse(result.parse_tree);
   restore_negative_int_constants(tree, sql);
-  if (!tree.contains("stmts")) return statements;
-  for (const auto& raw : tree["stmts"]) {
+  auto stmts = tree.find("stmts");
+  if (stmts == tree.end()) return statements;
+  statements->reserve(stmts->size());
+  for (auto& raw : *stmts) {
     ParsedStatement statement;
-    statement.node = raw.at("stmt");
+    statement.tree = std::make_shared<const nlohmann::json>(std::move(raw.at("stmt")));
     statement.location = raw.value("stmt_location", 0);
     statement.length = raw.value("stmt_len", 0);
-    statements.push_back(std::move(statement));
+    statements->push_back(std::move(statement));
   }
   return statements;
 }
+
+}  // namespace
+
+std::shared_ptr<const std::vector<ParsedStatement>> parse_sql_shared(std::string_view sql) {
+  const bool cacheable = sql.size() <= kMaxCachedTextBytes;
+  if (cacheable) {
+    if (auto cached = parse_cache().find(sql)) return cached;
+  }
+  auto parsed = parse_uncached(sql);
+  if (cacheable) parse_cache().insert(sql, parsed);
+  return parsed;
+}
+
+std::vector<ParsedStatement> parse_sql(std::string_view sql) { return *parse_sql_shared(sql); }
+
+ParseCacheStats parse_cache_stats() { return parse_cache().stats(); }
 
 }  // namespace tally::executor

@@ -189,7 +189,7 @@ ResultSet create_table_as(Session& session, storage::TableStore& store, const js
 std::optional<ResultSet> route_statement(Session& session, const Session::Analyzed& statement,
                                          const std::vector<Value>& parameters, protocol::ResultWriter& out) {
   const std::string& kind = statement.kind;
-  const json& body = statement.node.begin().value();
+  const json& body = statement.body();
 #ifdef TALLY_HAVE_STORAGE
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
