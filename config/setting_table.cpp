@@ -318,7 +318,10 @@ std::vector<Setting> build_table() {
       "shutdown_grace_ms", "MS",
       "On SIGTERM, how long running queries may finish before they are cancelled",
       [](Config& c) -> uint64_t& { return c.shutdown_grace_ms; }, 0, 24ll * 3600 * 1000));
-  t.push_back(enum_setting<LogLevel>("log_level", "Least severe log events written",
+  t.push_back(enum_setting<LogLevel>("log_level",
+                                     "Least severe log events written; info: a line per connection, "
+                                     "statement (duration, engine, variant, rows scanned) and error; "
+                                     "debug adds statement text",
                                      [](Config& c) -> LogLevel& { return c.log_level; },
                                      {{"debug", LogLevel::debug},
                                       {"info", LogLevel::info},

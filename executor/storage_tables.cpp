@@ -3,6 +3,7 @@
 #ifdef TALLY_HAVE_STORAGE
 
 #include "catalog/catalog.hpp"
+#include "common/engine_counters.hpp"
 #include "storage/table_store.hpp"
 
 namespace tally::executor {
@@ -21,7 +22,14 @@ class StorageTable final : public TableSnapshot {
   size_t chunk_rows(size_t chunk) const override { return snapshot_->chunks[chunk].rows; }
   std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
                                                         const std::vector<int>& column_indexes) const override {
-    return store_.read_chunk(*snapshot_, chunk, column_indexes);
+    auto batch = store_.read_chunk(*snapshot_, chunk, column_indexes);
+    // Counted here, where every query's chunk reads pass (after pruning), for
+    // /metrics and the statement's log line: rows, and the decoded bytes of
+    // the columns asked for (values and validity).
+    uint64_t bytes = 0;
+    for (const auto& column : batch->columns) bytes += column.data.size() + column.validity.size();
+    count_scan(batch->rows, bytes);
+    return batch;
   }
   ChunkColumnStats stats(size_t chunk, int column) const override {
     ChunkColumnStats s;

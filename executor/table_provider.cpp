@@ -1,5 +1,7 @@
 #include "executor/table_provider.hpp"
 
+#include "common/engine_counters.hpp"
+
 namespace tally::executor {
 
 std::shared_ptr<const storage::ChunkBatch> MemoryTable::read_chunk(size_t chunk,
@@ -7,7 +9,12 @@ std::shared_ptr<const storage::ChunkBatch> MemoryTable::read_chunk(size_t chunk,
   const auto& full = chunks_.at(chunk);
   auto out = std::make_shared<storage::ChunkBatch>();
   out->rows = full->rows;
-  for (int c : column_indexes) out->columns.push_back(full->columns.at(static_cast<size_t>(c)));
+  uint64_t bytes = 0;
+  for (int c : column_indexes) {
+    out->columns.push_back(full->columns.at(static_cast<size_t>(c)));
+    bytes += out->columns.back().data.size() + out->columns.back().validity.size();
+  }
+  count_scan(out->rows, bytes);  // /metrics and the statement's log line
   return out;
 }
 

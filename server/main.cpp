@@ -6,6 +6,7 @@
 // finish before they are cancelled (a second signal cancels them at once).
 // SIGHUP re-reads the configuration; users and limits apply to new connections.
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -17,7 +18,16 @@
 #include "executor/database.hpp"
 #include "server/admin_server.hpp"
 #include "server/lifecycle.hpp"
+#include "server/metrics.hpp"
+#include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
+
+#ifdef TALLY_HAVE_ADMIN_TUNING
+#include "catalog/catalog.hpp"
+#include "gpu/device_info.hpp"
+#include "server/admin_tuning_source.hpp"
+#include "storage/table_store.hpp"
+#endif
 
 extern char** environ;
 
@@ -30,6 +40,46 @@ struct ShutdownRequest {
   bool pending = false;
   std::atomic<bool> hurry{false};
 };
+
+#ifdef TALLY_HAVE_ADMIN_TUNING
+// The GPU this tallyd would use (Config::gpu_device: -1 the first, -2 none),
+// as the tuning page shows it; null without one. Also sets the metric of its
+// memory size.
+nlohmann::json device_json(const tally::config::Config& config) {
+  using namespace tally;
+  if (config.gpu_device == -2 || gpu::device_count() == 0) return nullptr;
+  try {
+    const gpu::DeviceInfo d = gpu::query_device(config.gpu_device < 0 ? 0 : config.gpu_device);
+    metrics::gpu_memory_total_bytes().set(double(d.total_memory));
+    return {{"name", d.name},
+            {"fingerprint", d.fingerprint()},
+            {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+            {"sm_count", d.sm_count},
+            {"memory_bytes", d.total_memory},
+            {"l2_bytes", d.l2_bytes},
+            {"shared_memory_per_sm", d.shared_memory_per_sm},
+            {"driver_version", d.driver_version}};
+  } catch (const std::exception& e) {
+    log::warning("gpu_query_failed", {{"device", config.gpu_device}, {"error", e.what()}});
+    return nullptr;
+  }
+}
+
+// /tuning and tally_tuning_cache_entries over the catalog's tuning cache.
+std::unique_ptr<tally::server::AdminTuningSource> open_tuning_source(tally::executor::Database& database) {
+  if (database.store() == nullptr) return nullptr;
+  auto source = std::make_unique<tally::server::AdminTuningSource>(database.store()->catalog().database_path(),
+                                                                   device_json(database.config()));
+  tally::metrics::set_tuning_cache_entries_source([s = source.get()] {
+    try {
+      return double(s->entry_count());
+    } catch (const std::exception&) {
+      return std::nan("");  // a scrape reports "unknown" rather than failing
+    }
+  });
+  return source;
+}
+#endif
 
 }  // namespace
 
@@ -52,18 +102,36 @@ int main(int argc, char** argv) {
   server::apply_logging(loaded.config);
   for (const auto& warning : loaded.warnings) log::warning("config_warning", {{"message", warning}});
   server::LiveConfig live(loaded.config);
+  ShutdownRequest shutdown;
+  std::atomic<bool> shutdown_started{false};
   const config::Config& config = loaded.config;
 
   std::unique_ptr<executor::Database> database;
+  std::unique_ptr<server::QueryLogFactory> logged_sessions;
+#ifdef TALLY_HAVE_ADMIN_TUNING
+  std::unique_ptr<server::AdminTuningSource> tuning;
+#endif
   std::unique_ptr<server::Server> listener;
   std::unique_ptr<server::AdminServer> admin;
   try {
     database = executor::Database::open(config);
-    listener = std::make_unique<server::Server>([&live] { return live.get(); },
-                                                database->handler_factory());
+    // Connection, query and error lines and the latency histogram.
+    logged_sessions = std::make_unique<server::QueryLogFactory>(database->handler_factory());
+    listener = std::make_unique<server::Server>([&live] { return live.get(); }, *logged_sessions);
     listener->start();
     if (config.http_port != 0) {
-      admin = std::make_unique<server::AdminServer>(config, server::AdminCallbacks{});
+      server::AdminCallbacks callbacks;
+#ifdef TALLY_HAVE_ADMIN_TUNING
+      tuning = open_tuning_source(*database);
+      if (tuning) callbacks.tuning_json = [t = tuning.get()] { return t->json(); };
+#endif
+      // The catalog is open and the engines initialized once Database::open
+      // returned; /ready turns 503 while shutting down.
+      callbacks.ready = [&shutdown_started] {
+        if (shutdown_started.load()) return server::ReadyState{false, "shutting down"};
+        return server::ReadyState{true, ""};
+      };
+      admin = std::make_unique<server::AdminServer>(config, std::move(callbacks));
       admin->start();
     }
   } catch (const std::exception& e) {
@@ -77,7 +145,6 @@ int main(int argc, char** argv) {
                           {"tls", !config.tls_cert_file.empty()},
                           {"http_port", static_cast<int64_t>(config.http_port)}});
 
-  ShutdownRequest shutdown;
   server::SignalWatcher signals(
       {.on_shutdown =
            [&](int signal, bool hurry) {
@@ -98,6 +165,7 @@ int main(int argc, char** argv) {
     shutdown.requested.wait(lock, [&] { return shutdown.pending; });
   }
 
+  shutdown_started = true;
   auto grace = std::chrono::milliseconds(live.get()->shutdown_grace_ms);
   server::run_shutdown({.stop_accepting = [&] { listener->stop_accepting(); },
                         .running_queries = [&] { return listener->open_connections(); },
@@ -108,6 +176,11 @@ int main(int argc, char** argv) {
   signals.stop();
   if (admin) admin->stop();
   listener.reset();
+  logged_sessions.reset();
+#ifdef TALLY_HAVE_ADMIN_TUNING
+  metrics::set_tuning_cache_entries_source([] { return 0.0; });  // the registry outlives the source
+  tuning.reset();
+#endif
   database.reset();  // closes the catalog cleanly
   log::info("stopped");
   return 0;

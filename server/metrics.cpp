@@ -1,5 +1,7 @@
 #include "server/metrics.hpp"
 
+#include "common/engine_counters.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -60,11 +62,49 @@ std::string_view outcome_name(QueryOutcome o) {
 
 std::string_view engine_name(Engine e) { return e == Engine::gpu ? "gpu" : "cpu"; }
 
-constexpr const char* column_cache_hits_name = "tally_column_cache_hits_total";
-constexpr const char* column_cache_hits_help = "Column chunks found in the device column cache.";
-constexpr const char* column_cache_misses_name = "tally_column_cache_misses_total";
-constexpr const char* column_cache_misses_help =
-    "Column chunks copied to the device because they were not cached.";
+constexpr const char* tuning_cache_entries_name = "tally_tuning_cache_entries";
+constexpr const char* tuning_cache_entries_help = "Entries in the persisted tuning cache (every device).";
+
+uint64_t load(const std::atomic<uint64_t>& counter) { return counter.load(std::memory_order_relaxed); }
+
+// The series over common/engine_counters.hpp, created with the registry so
+// /metrics lists them (at zero) before any query runs. The callbacks only
+// load atomics: cheap, and they never touch the registry.
+void register_engine_counters(Registry& r) {
+  EngineCounters& c = engine_counters();
+  r.counter_callback("tally_rows_scanned_total", "Table rows read by queries (after chunk pruning).",
+                     [&c] { return load(c.rows_scanned); });
+  r.counter_callback("tally_bytes_scanned_total", "Column bytes (values and validity) read by queries.",
+                     [&c] { return load(c.bytes_scanned); });
+  r.counter_callback("tally_aggregations_total", "Aggregations run, by the engine that ran them.",
+                     [&c] { return load(c.cpu_aggregations); }, {{"engine", "cpu"}});
+  r.counter_callback("tally_aggregations_total", "Aggregations run, by the engine that ran them.",
+                     [&c] { return load(c.gpu_aggregations); }, {{"engine", "gpu"}});
+  r.counter_callback("tally_column_cache_hits_total", "Chunk columns found in the device column cache.",
+                     [&c] { return load(c.gpu_cache_hits); });
+  r.counter_callback("tally_column_cache_misses_total",
+                     "Chunk columns copied to the device because they were not cached.",
+                     [&c] { return load(c.gpu_cache_misses); });
+  r.gauge_callback("tally_column_cache_hit_ratio",
+                   "Column-cache hits over lookups since start (0 before any lookup).", [&c] {
+                     double h = double(load(c.gpu_cache_hits)), m = double(load(c.gpu_cache_misses));
+                     return h + m == 0 ? 0.0 : h / (h + m);
+                   });
+  r.gauge_callback("tally_column_cache_bytes", "Bytes resident in the device column cache now.",
+                   [&c] { return double(load(c.gpu_cache_bytes)); });
+  r.gauge_callback("tally_gpu_memory_used_bytes", "Device memory held by Tally now (pool and column cache).",
+                   [&c] { return double(load(c.gpu_memory_used_bytes)); });
+  r.counter_callback("tally_gpu_bytes_transferred_total", "Bytes copied from host to device.",
+                     [&c] { return load(c.gpu_bytes_transferred); });
+  r.counter_callback("tally_tuner_measurements_total", "Launch configurations measured by the tuner.",
+                     [&c] { return load(c.tuner_measurements); });
+  r.counter_callback("tally_tuner_explorations_total",
+                     "Chunks or queries run with a configuration or variant other than the current best.",
+                     [&c] { return load(c.tuner_explorations); });
+  r.counter_callback("tally_tuning_cache_writes_total", "Entries written to the tuning cache.",
+                     [&c] { return load(c.tuning_cache_writes); });
+  r.gauge_callback(tuning_cache_entries_name, tuning_cache_entries_help, [] { return 0.0; });
+}
 
 }  // namespace
 
@@ -128,8 +168,17 @@ Registry::Series& Registry::series(const std::string& name, const std::string& h
 Counter& Registry::counter(const std::string& name, const std::string& help, Labels labels) {
   std::lock_guard lock(mutex_);
   Series& s = series(name, help, MetricType::counter, std::move(labels), nullptr);
+  if (s.read_counter) throw std::logic_error("counter " + name + " is a callback counter");
   if (!s.counter) s.counter = std::make_unique<Counter>();
   return *s.counter;
+}
+
+void Registry::counter_callback(const std::string& name, const std::string& help,
+                                std::function<uint64_t()> read, Labels labels) {
+  std::lock_guard lock(mutex_);
+  Series& s = series(name, help, MetricType::counter, std::move(labels), nullptr);
+  if (s.counter) throw std::logic_error("counter " + name + " already has a stored value");
+  s.read_counter = std::move(read);
 }
 
 Gauge& Registry::gauge(const std::string& name, const std::string& help, Labels labels) {
@@ -165,7 +214,7 @@ std::string Registry::exposition() const {
     for (const auto& [key, s] : family.series) {
       switch (family.type) {
         case MetricType::counter:
-          out += name + key + " " + std::to_string(s.counter->value()) + "\n";
+          out += name + key + " " + std::to_string(s.read_counter ? s.read_counter() : s.counter->value()) + "\n";
           break;
         case MetricType::gauge:
           out += name + key + " " + format_value(s.read ? s.read() : s.gauge->value()) + "\n";
@@ -197,16 +246,7 @@ Registry& global() {
                      std::chrono::system_clock::now().time_since_epoch()).count();
     r->gauge("tally_process_start_time_seconds", "Start time of the process since the Unix epoch.")
         .set(start);
-    // The ratio's inputs are taken here, not through column_cache_hits_total():
-    // a callback runs under the registry's mutex and must not register anything.
-    Counter* hits = &r->counter(column_cache_hits_name, column_cache_hits_help);
-    Counter* misses = &r->counter(column_cache_misses_name, column_cache_misses_help);
-    r->gauge_callback("tally_column_cache_hit_ratio",
-                      "Column-cache hits over lookups since start (0 before any lookup).",
-                      [hits, misses] {
-                        double h = double(hits->value()), m = double(misses->value());
-                        return h + m == 0 ? 0.0 : h / (h + m);
-                      });
+    register_engine_counters(*r);
     return r;
   }();
   return *registry;
@@ -248,51 +288,13 @@ Histogram& query_duration_seconds(Engine engine) {
   }();
   return *histograms[size_t(engine)];
 }
-Counter& rows_scanned_total(Engine engine) {
-  static std::array<Counter*, 2> counters = [] {
-    std::array<Counter*, 2> a{};
-    for (auto e : {Engine::cpu, Engine::gpu})
-      a[size_t(e)] = &global().counter("tally_rows_scanned_total", "Table rows read by queries.",
-                                       {{"engine", std::string(engine_name(e))}});
-    return a;
-  }();
-  return *counters[size_t(engine)];
-}
-Counter& bytes_scanned_total(Engine engine) {
-  static std::array<Counter*, 2> counters = [] {
-    std::array<Counter*, 2> a{};
-    for (auto e : {Engine::cpu, Engine::gpu})
-      a[size_t(e)] = &global().counter("tally_bytes_scanned_total", "Column bytes read by queries.",
-                                       {{"engine", std::string(engine_name(e))}});
-    return a;
-  }();
-  return *counters[size_t(engine)];
-}
-Gauge& gpu_memory_used_bytes() {
-  static Gauge& g = global().gauge("tally_gpu_memory_used_bytes", "Device memory held by Tally.");
-  return g;
-}
 Gauge& gpu_memory_total_bytes() {
-  static Gauge& g = global().gauge("tally_gpu_memory_total_bytes", "Device memory of the GPU in use.");
+  static Gauge& g = global().gauge("tally_gpu_memory_total_bytes", "Device memory of the GPU in use (0 without one).");
   return g;
 }
-Counter& column_cache_hits_total() {
-  static Counter& c = global().counter(column_cache_hits_name, column_cache_hits_help);
-  return c;
-}
-Counter& column_cache_misses_total() {
-  static Counter& c = global().counter(column_cache_misses_name, column_cache_misses_help);
-  return c;
-}
-Counter& tuner_explorations_total() {
-  static Counter& c = global().counter(
-      "tally_tuner_explorations_total",
-      "Chunks or queries run with a configuration or variant other than the current best.");
-  return c;
-}
-Gauge& tuning_cache_entries() {
-  static Gauge& g = global().gauge("tally_tuning_cache_entries", "Entries in the tuning cache.");
-  return g;
+
+void set_tuning_cache_entries_source(std::function<double()> read) {
+  global().gauge_callback(tuning_cache_entries_name, tuning_cache_entries_help, std::move(read));
 }
 
 }  // namespace tally::metrics
@@ -305,17 +307,9 @@ void register_named_metrics() {
   connections_active();
   for (auto o : {QueryOutcome::ok, QueryOutcome::error, QueryOutcome::cancelled, QueryOutcome::timeout})
     queries_total(o);
-  for (auto e : {Engine::cpu, Engine::gpu}) {
-    query_duration_seconds(e);
-    rows_scanned_total(e);
-    bytes_scanned_total(e);
-  }
-  gpu_memory_used_bytes();
+  for (auto e : {Engine::cpu, Engine::gpu}) query_duration_seconds(e);
   gpu_memory_total_bytes();
-  column_cache_hits_total();
-  column_cache_misses_total();
-  tuner_explorations_total();
-  tuning_cache_entries();
+  // The engine counters' series are created with the registry (global()).
 }
 
 }  // namespace tally::metrics

@@ -76,6 +76,11 @@ class Registry {
   // function runs under the registry's lock: it must not call the registry.
   void gauge_callback(const std::string& name, const std::string& help,
                       std::function<double()> read, Labels labels = {});
+  // A counter whose value lives elsewhere (common/engine_counters.hpp, which
+  // layers below server/ increment) and is read when scraped. Same rule: the
+  // function runs under the registry's lock and must not call the registry.
+  void counter_callback(const std::string& name, const std::string& help,
+                        std::function<uint64_t()> read, Labels labels = {});
 
   // Prometheus text exposition of every series, families sorted by name.
   std::string exposition() const;
@@ -86,7 +91,8 @@ class Registry {
     std::unique_ptr<Counter> counter;
     std::unique_ptr<Gauge> gauge;
     std::unique_ptr<Histogram> histogram;
-    std::function<double()> read;
+    std::function<double()> read;            // callback gauge
+    std::function<uint64_t()> read_counter;  // callback counter
   };
   struct Family {
     MetricType type;
@@ -122,15 +128,20 @@ Counter& connections_refused_total();  // over max_connections, auth failures
 Gauge& connections_active();     // tally_connections_active
 Counter& queries_total(QueryOutcome outcome);  // tally_queries_total{outcome}
 Histogram& query_duration_seconds(Engine engine);  // tally_query_duration_seconds{engine}
-Counter& rows_scanned_total(Engine engine);   // tally_rows_scanned_total{engine}
-Counter& bytes_scanned_total(Engine engine);  // tally_bytes_scanned_total{engine}
-Gauge& gpu_memory_used_bytes();
-Gauge& gpu_memory_total_bytes();
-Counter& column_cache_hits_total();
-Counter& column_cache_misses_total();
-Counter& tuner_explorations_total();  // configurations or variants tried off the best
-Gauge& tuning_cache_entries();
-// tally_column_cache_hit_ratio is derived from the two counters at scrape time.
+Gauge& gpu_memory_total_bytes();  // set by tallyd from the device it uses
+
+// Read at scrape time from common/engine_counters.hpp (the query path counts
+// there, one relaxed add per event; server/ only reads):
+//   tally_rows_scanned_total, tally_bytes_scanned_total     scans (executor/)
+//   tally_aggregations_total{engine}                        engine runs
+//   tally_column_cache_hits_total, _misses_total, _bytes,
+//   tally_column_cache_hit_ratio                            device column cache (gpu/)
+//   tally_gpu_memory_used_bytes, tally_gpu_bytes_transferred_total
+//   tally_tuner_measurements_total, tally_tuner_explorations_total,
+//   tally_tuning_cache_writes_total                         the tuner (gpu/tuner)
+// tally_tuning_cache_entries reads the persisted cache through the source
+// tallyd sets (0 until then).
+void set_tuning_cache_entries_source(std::function<double()> read);
 
 // Creates every named series above (at zero), so /metrics lists them all from
 // the start, as Prometheus expects, not only once each is first used.

@@ -50,7 +50,9 @@ TEST(AdminRouter, TheGlobalRegistryListsEveryNamedMetricFromTheStart) {
   for (const char* series : {"tally_connections_total ", "tally_connections_active ",
                              "tally_queries_total{outcome=\"timeout\"} ",
                              "tally_query_duration_seconds_count{engine=\"gpu\"} ",
-                             "tally_rows_scanned_total{engine=\"cpu\"} ", "tally_gpu_memory_used_bytes ",
+                             "tally_rows_scanned_total ", "tally_bytes_scanned_total ",
+                             "tally_aggregations_total{engine=\"gpu\"} ", "tally_gpu_memory_used_bytes ",
+                             "tally_gpu_memory_total_bytes ", "tally_column_cache_hits_total ",
                              "tally_column_cache_hit_ratio ", "tally_tuner_explorations_total ",
                              "tally_tuning_cache_entries ", "tally_process_start_time_seconds "})
     EXPECT_NE(body.find(series), std::string::npos) << series;

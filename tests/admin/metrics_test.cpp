@@ -1,6 +1,8 @@
 // The metrics registry and its Prometheus text exposition.
 #include "server/metrics.hpp"
 
+#include "common/engine_counters.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -98,20 +100,29 @@ TEST(Metrics, FormatValue) {
   EXPECT_EQ(format_value(NAN), "NaN");
 }
 
+TEST(Metrics, CallbackCountersAreReadAtScrapeAndKeepTheirType) {
+  Registry r;
+  uint64_t value = 5;
+  r.counter_callback("t_cb_total", "x", [&] { return value; }, {{"engine", "cpu"}});
+  auto text = r.exposition();
+  EXPECT_NE(text.find("# TYPE t_cb_total counter\n"), std::string::npos) << text;
+  EXPECT_EQ(parse_exposition(text).at("t_cb_total{engine=\"cpu\"}"), 5);
+  value = 1ull << 40;  // larger than a double's exact integers would still print exactly here
+  EXPECT_NE(r.exposition().find("t_cb_total{engine=\"cpu\"} 1099511627776\n"), std::string::npos);
+  // One series is either stored or read, never both.
+  EXPECT_THROW(r.counter("t_cb_total", "x", {{"engine", "cpu"}}), std::logic_error);
+  r.counter("t_stored_total", "x");
+  EXPECT_THROW(r.counter_callback("t_stored_total", "x", [] { return uint64_t(0); }), std::logic_error);
+}
+
 TEST(Metrics, NamedMetricsMoveInTheGlobalRegistry) {
   auto before = parse_exposition(global().exposition());
   queries_total(QueryOutcome::ok).inc();
   queries_total(QueryOutcome::timeout).inc(2);
   query_duration_seconds(Engine::gpu).observe(0.003);
-  rows_scanned_total(Engine::cpu).inc(1000);
-  bytes_scanned_total(Engine::cpu).inc(8000);
   connections_total().inc();
   connections_active().inc();
-  column_cache_hits_total().inc(3);
-  column_cache_misses_total().inc(1);
-  tuner_explorations_total().inc();
-  tuning_cache_entries().set(12);
-  gpu_memory_used_bytes().set(1 << 20);
+  gpu_memory_total_bytes().set(80e9);
   auto after = parse_exposition(global().exposition());
   auto delta = [&](const std::string& key) { return after.at(key) - (before.count(key) ? before.at(key) : 0); };
   EXPECT_EQ(delta("tally_queries_total{outcome=\"ok\"}"), 1);
@@ -119,16 +130,53 @@ TEST(Metrics, NamedMetricsMoveInTheGlobalRegistry) {
   EXPECT_EQ(delta("tally_queries_total{outcome=\"error\"}"), 0);
   EXPECT_EQ(delta("tally_query_duration_seconds_bucket{engine=\"gpu\",le=\"0.005\"}"), 1);
   EXPECT_EQ(delta("tally_query_duration_seconds_bucket{engine=\"gpu\",le=\"0.0025\"}"), 0);
-  EXPECT_EQ(delta("tally_rows_scanned_total{engine=\"cpu\"}"), 1000);
-  EXPECT_EQ(delta("tally_bytes_scanned_total{engine=\"cpu\"}"), 8000);
   EXPECT_EQ(delta("tally_connections_total"), 1);
+  EXPECT_EQ(after.at("tally_gpu_memory_total_bytes"), 80e9);
+  EXPECT_GT(after.at("tally_process_start_time_seconds"), 1.6e9);
+}
+
+// The engine's counters (common/engine_counters.hpp) are what the query path
+// increments; /metrics reads them when scraped.
+TEST(Metrics, EngineCountersAppearInTheGlobalRegistry) {
+  auto before = parse_exposition(global().exposition());
+  EngineCounters& c = engine_counters();
+  count_scan(1000, 8000);
+  count(c.gpu_aggregations);
+  count(c.cpu_aggregations, 2);
+  count(c.gpu_cache_hits, 3);
+  count(c.gpu_cache_misses, 1);
+  count(c.gpu_bytes_transferred, 4096);
+  count(c.tuner_measurements, 5);
+  count(c.tuner_explorations);
+  count(c.tuning_cache_writes, 2);
+  c.gpu_memory_used_bytes.store(1 << 20);
+  c.gpu_cache_bytes.store(1 << 19);
+  auto after = parse_exposition(global().exposition());
+  auto delta = [&](const std::string& key) { return after.at(key) - (before.count(key) ? before.at(key) : 0); };
+  EXPECT_EQ(delta("tally_rows_scanned_total"), 1000);
+  EXPECT_EQ(delta("tally_bytes_scanned_total"), 8000);
+  EXPECT_EQ(delta("tally_aggregations_total{engine=\"gpu\"}"), 1);
+  EXPECT_EQ(delta("tally_aggregations_total{engine=\"cpu\"}"), 2);
+  EXPECT_EQ(delta("tally_column_cache_hits_total"), 3);
+  EXPECT_EQ(delta("tally_column_cache_misses_total"), 1);
+  EXPECT_EQ(delta("tally_gpu_bytes_transferred_total"), 4096);
+  EXPECT_EQ(delta("tally_tuner_measurements_total"), 5);
   EXPECT_EQ(delta("tally_tuner_explorations_total"), 1);
-  EXPECT_EQ(after.at("tally_tuning_cache_entries"), 12);
+  EXPECT_EQ(delta("tally_tuning_cache_writes_total"), 2);
   EXPECT_EQ(after.at("tally_gpu_memory_used_bytes"), 1 << 20);
+  EXPECT_EQ(after.at("tally_column_cache_bytes"), 1 << 19);
   EXPECT_DOUBLE_EQ(after.at("tally_column_cache_hit_ratio"),
                    after.at("tally_column_cache_hits_total") /
                        (after.at("tally_column_cache_hits_total") + after.at("tally_column_cache_misses_total")));
-  EXPECT_GT(after.at("tally_process_start_time_seconds"), 1.6e9);
+  // This thread's statement trace saw the scan too.
+  EXPECT_GE(statement_trace().rows_scanned, 1000u);
+}
+
+TEST(Metrics, TuningCacheEntriesReadTheSourceTallydSets) {
+  set_tuning_cache_entries_source([] { return 12.0; });
+  EXPECT_EQ(parse_exposition(global().exposition()).at("tally_tuning_cache_entries"), 12);
+  set_tuning_cache_entries_source([] { return 0.0; });
+  EXPECT_EQ(parse_exposition(global().exposition()).at("tally_tuning_cache_entries"), 0);
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+#pragma once
+// Where the admin endpoint's /tuning, /tuning/page and the
+// tally_tuning_cache_entries metric read the tuning cache from: the catalog's
+// SQLite database (catalog/tuning_cache.hpp), through a connection of its own
+// so that a scrape never waits on the catalog's or the tuner's connection
+// (WAL lets it read while they write). Every device's entries are shown, each
+// with its device fingerprint; `device` describes the GPU this tallyd uses.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tally::catalog {
+class TuningCache;
+}
+
+namespace tally::server {
+
+class AdminTuningSource {
+ public:
+  // Opens the tuning cache in the SQLite file `catalog_path` (creating its
+  // table when absent). `device`: an object of this tallyd's GPU properties,
+  // or null without one. Throws std::runtime_error when the file cannot be opened.
+  AdminTuningSource(const std::string& catalog_path, nlohmann::json device);
+  ~AdminTuningSource();
+  AdminTuningSource(const AdminTuningSource&) = delete;
+  AdminTuningSource& operator=(const AdminTuningSource&) = delete;
+
+  // {"device": ..., "entries": [catalog::to_json(entry), ...]}: what /tuning
+  // answers (schema in server/admin_tuning_page.hpp).
+  std::string json() const;
+  // Entries of every device.
+  size_t entry_count() const;
+
+ private:
+  std::unique_ptr<catalog::TuningCache> cache_;
+  nlohmann::json device_;
+};
+
+}  // namespace tally::server
