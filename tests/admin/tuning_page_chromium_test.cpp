@@ -1,8 +1,8 @@
 // Loads the admin endpoint's tuning page in headless Chromium (Debian's
 // `chromium`), checks the DOM its script rendered (heat-map cells, the tuner's
-// path, the best configuration, escaping) and keeps a screenshot in
-// <build>/tests/artifacts/tuning_page.png. Chromium is part of scripts/setup.sh;
-// without it this test fails rather than skipping.
+// path, the best configuration, escaping) and keeps a screenshot in the
+// repository's git-ignored tests/artifacts/tuning_page.png. Chromium is part of
+// scripts/setup.sh; without it this test fails rather than skipping.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -168,7 +168,7 @@ TEST_F(TuningPageInChromium, EmptyCacheSaysSo) {
 
 TEST_F(TuningPageInChromium, KeepsAScreenshot) {
   tuning_json_ = testing_admin::sample_tuning().dump();
-  fs::path dir = fs::path(TALLY_BINARY_DIR) / "tests" / "artifacts";
+  fs::path dir = TALLY_ARTIFACTS_DIR;
   fs::create_directories(dir);
   fs::path png = dir / "tuning_page.png";
   fs::remove(png);
