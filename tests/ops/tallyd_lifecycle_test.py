@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 TALLYD = None
 START_TIMEOUT = 60
@@ -42,6 +44,7 @@ class Tallyd:
     def __init__(self, data_dir, log_path, **settings):
         self.port = free_port()
         self.log_path = log_path
+        self.http_port = settings.get("http_port")
         env = {k: v for k, v in os.environ.items() if not k.startswith("TALLY_")}
         env.update({"TALLY_PORT": str(self.port), "TALLY_DATA_DIR": data_dir, "TALLY_GPU_DEVICE": "-2",
                     "TALLY_CHUNK_ROWS": str(CHUNK_ROWS), "TALLY_LOG_FORMAT": "json"})
@@ -69,8 +72,18 @@ class Tallyd:
         return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, PGCONNECT_TIMEOUT="10"))
 
+    def ready_status(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/ready", timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return None  # not listening (any more)
+
     def stop(self, sig=signal.SIGTERM, timeout=60):
-        if self.proc.poll() is None:
+        # sig None: already sent (a second SIGTERM would cancel running queries at once).
+        if sig is not None and self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=timeout)
@@ -173,10 +186,12 @@ class TallydLifecycle(unittest.TestCase):
         self.assertEqual(r.stdout.split(), ["0", str(self.committed)])
         self.assertEqual(server.stop(), 0)
 
-    def sigterm_during_slow_query(self, grace_ms):
+    def sigterm_during_slow_query(self, grace_ms, during_grace=None):
         """Starts the slow query, commits a row from a second session while it
-        runs, sends SIGTERM; returns (psql result, tallyd exit code)."""
-        server = self.start(shutdown_grace_ms=grace_ms)
+        runs, sends SIGTERM (then calls during_grace(server) while the query
+        still runs); returns (server, psql exit code, stdout, stderr, tallyd
+        exit code, seconds from SIGTERM to exit)."""
+        server = self.start(shutdown_grace_ms=grace_ms, http_port=free_port())
         query = subprocess.Popen(server.psql_args("-c", SLOW_QUERY), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         r = server.psql("INSERT INTO big VALUES (-1, 'committed during the query')")
@@ -185,13 +200,25 @@ class TallydLifecycle(unittest.TestCase):
         time.sleep(min(0.3, self.slow_seconds / 4))  # the query is running now
         self.assertIsNone(query.poll(), "the slow query ended before SIGTERM")
         start = time.monotonic()
-        code = server.stop(signal.SIGTERM, timeout=60)
+        if during_grace:
+            server.proc.send_signal(signal.SIGTERM)
+            during_grace(server)
+        code = server.stop(None if during_grace else signal.SIGTERM, timeout=60)
         stopped = time.monotonic() - start
         out, err = query.communicate(timeout=60)
         return server, query.returncode, out, err, code, stopped
 
     def test_sigterm_lets_a_running_query_finish_within_the_grace_period(self):
-        server, rc, out, err, code, stopped = self.sigterm_during_slow_query(grace_ms=120_000)
+        def while_draining(server):
+            # Not ready, and no new sessions, while the running query finishes.
+            deadline = time.monotonic() + 10
+            while server.ready_status() != 503 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(server.ready_status(), 503)
+            self.assertNotEqual(server.psql("SELECT 1", timeout=30).returncode, 0)
+
+        server, rc, out, err, code, stopped = self.sigterm_during_slow_query(grace_ms=120_000,
+                                                                            during_grace=while_draining)
         self.assertEqual(code, 0, f"tallyd exited {code}:\n" + server.log_text()[-3000:])
         self.assertEqual(rc, 0, err)
         # It finished with the full answer: the row committed meanwhile may or
