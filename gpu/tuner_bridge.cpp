@@ -112,6 +112,12 @@ struct ChunkTuner::Slot {
 
 namespace {
 
+// Where a variant's search (and its race measurement) starts: gpu/'s own rule
+// configuration (variant_rules.cpp: default_launch_config, computed from the
+// device's shared memory and SM limits) when true, else the tuner's
+// Karnagel-style rule (cold_start_rules.hpp).
+constexpr bool kStartFromEngineRule = true;
+
 // The state loaded from a record, or nullopt when it is unreadable or was
 // measured on another grid (another version's search space): then the search
 // starts afresh rather than walking off the grid.
@@ -179,7 +185,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
     const SearchSpace grid = default_search_space(props, s->name);
     SearchSpace space(grid.axes(), s->base.launch);
-    s->start = space.snap(rule_launch_config(props, shape, s->name));
+    s->start = space.snap(kStartFromEngineRule ? s->base.launch : rule_launch_config(props, shape, s->name));
     for (int d = 0; d < kConfigDimensionCount; ++d) {  // dimensions off the grid keep gpu/'s defaults
       const auto dim = static_cast<ConfigDimension>(d);
       if (std::none_of(space.axes().begin(), space.axes().end(), [dim](const GridAxis& a) { return a.dimension == dim; }))
