@@ -174,27 +174,16 @@ Message decode(char type, std::string_view body) {
   MessageReader in(body);
   Message message;
   switch (type) {
-    case 'R': {
-      Authentication m;
-      m.code = static_cast<AuthCode>(in.int32());
-      m.data = in.rest();
-      message = std::move(m);
+    // Designated initializers are evaluated in order: fields read as they come.
+    case 'R':
+      message = Authentication{.code = static_cast<AuthCode>(in.int32()), .data = std::string(in.rest())};
       break;
-    }
-    case 'S': {
-      ParameterStatus m;
-      m.name = in.cstring();
-      m.value = in.cstring();
-      message = std::move(m);
+    case 'S':
+      message = ParameterStatus{.name = std::string(in.cstring()), .value = std::string(in.cstring())};
       break;
-    }
-    case 'K': {
-      BackendKeyData m;
-      m.process_id = in.int32();
-      m.secret_key = in.int32();
-      message = m;
+    case 'K':
+      message = BackendKeyData{.process_id = in.int32(), .secret_key = in.int32()};
       break;
-    }
     case 'Z': {
       char status = static_cast<char>(in.byte());
       if (status != 'I' && status != 'T' && status != 'E') {
@@ -223,16 +212,8 @@ Message decode(char type, std::string_view body) {
     case 'D': {
       DataRow m;
       size_t n = count16(in);
-      for (size_t i = 0; i < n; ++i) {
-        int32_t length = in.int32();
-        if (length == -1) {
-          m.values.emplace_back(std::nullopt);
-        } else if (length < 0) {
-          throw protocol_violation("invalid field length in DataRow");
-        } else {
-          m.values.emplace_back(std::string(in.bytes(static_cast<size_t>(length))));
-        }
-      }
+      m.values.reserve(n);
+      for (size_t i = 0; i < n; ++i) m.values.push_back(in.nullable_bytes("field length in DataRow"));
       message = std::move(m);
       break;
     }

@@ -105,42 +105,23 @@ Message decode(char type, std::string_view body) {
       size_t n = count16(in);
       for (size_t i = 0; i < n; ++i) m.param_formats.push_back(in.int16());
       n = count16(in);
-      for (size_t i = 0; i < n; ++i) {
-        int32_t length = in.int32();
-        if (length == -1) {
-          m.params.emplace_back(std::nullopt);
-        } else if (length < 0) {
-          throw protocol_violation("invalid parameter length in Bind message");
-        } else {
-          m.params.emplace_back(std::string(in.bytes(static_cast<size_t>(length))));
-        }
-      }
+      m.params.reserve(n);
+      for (size_t i = 0; i < n; ++i) m.params.push_back(in.nullable_bytes("parameter length in Bind message"));
       n = count16(in);
       for (size_t i = 0; i < n; ++i) m.result_formats.push_back(in.int16());
       message = std::move(m);
       break;
     }
-    case 'D': {
-      Describe m;
-      m.kind = static_cast<char>(in.byte());
-      m.name = in.cstring();
-      message = std::move(m);
+    // Designated initializers are evaluated in order: fields read as they come.
+    case 'D':
+      message = Describe{.kind = static_cast<char>(in.byte()), .name = std::string(in.cstring())};
       break;
-    }
-    case 'E': {
-      Execute m;
-      m.portal = in.cstring();
-      m.max_rows = in.int32();
-      message = std::move(m);
+    case 'E':
+      message = Execute{.portal = std::string(in.cstring()), .max_rows = in.int32()};
       break;
-    }
-    case 'C': {
-      Close m;
-      m.kind = static_cast<char>(in.byte());
-      m.name = in.cstring();
-      message = std::move(m);
+    case 'C':
+      message = Close{.kind = static_cast<char>(in.byte()), .name = std::string(in.cstring())};
       break;
-    }
     case 'S':
       message = Sync{};
       break;

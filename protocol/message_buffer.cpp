@@ -51,6 +51,13 @@ std::string_view MessageReader::bytes(size_t count) {
 
 std::string_view MessageReader::rest() { return bytes(remaining()); }
 
+std::optional<std::string> MessageReader::nullable_bytes(std::string_view what) {
+  const int32_t length = int32();
+  if (length == -1) return std::nullopt;
+  if (length < 0) throw protocol_violation("invalid " + std::string(what));
+  return std::string(bytes(static_cast<size_t>(length)));
+}
+
 void MessageReader::expect_end() const {
   if (pos_ != data_.size()) throw protocol_violation("invalid message format");
 }

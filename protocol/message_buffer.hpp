@@ -3,6 +3,7 @@
 // Every read checks the bytes left; a short or malformed body is a FATAL
 // 08P01 protocol_violation (the connection cannot be trusted to stay in sync).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,9 @@ class MessageReader {
   std::string_view cstring();
   std::string_view bytes(size_t count);
   std::string_view rest();
+  // An Int32 length then that many bytes; length -1 is NULL (nullopt). Any
+  // other negative length is FATAL 08P01 "invalid <what>".
+  std::optional<std::string> nullable_bytes(std::string_view what);
   size_t remaining() const { return data_.size() - pos_; }
   // "Message fully consumed": trailing bytes are malformed input.
   void expect_end() const;

@@ -329,7 +329,7 @@ void Session::parse(frontend::Parse& m) {
   state_ = State::ready;
 }
 
-void Session::bind(const frontend::Bind& m) {
+void Session::bind(frontend::Bind& m) {
   state_ = State::in_query;
   auto it = statements_.find(m.statement);
   if (it == statements_.end()) throw statement_missing(m.statement);
@@ -363,7 +363,7 @@ void Session::bind(const frontend::Bind& m) {
     Format format = param_formats.empty()       ? Format::text
                     : param_formats.size() == 1 ? param_formats[0]
                                                 : param_formats[i];
-    params.push_back(ParameterValue{m.params[i], format});
+    params.push_back(ParameterValue{std::move(m.params[i]), format});
   }
   if (!m.portal.empty() && portals_.count(m.portal) > 0) {
     throw Error(SqlState::duplicate_cursor, "cursor " + quoted(m.portal) + " already exists");

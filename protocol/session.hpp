@@ -61,7 +61,7 @@ class Session {
 
   void simple_query(const frontend::Query& m);
   void parse(frontend::Parse& m);
-  void bind(const frontend::Bind& m);
+  void bind(frontend::Bind& m);  // moves the parameter values out of m
   void describe(const frontend::Describe& m);
   void execute(const frontend::Execute& m);
   void close(const frontend::Close& m);

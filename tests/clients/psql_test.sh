@@ -53,6 +53,19 @@ out=$($psql "host=$TALLY_TEST_HOST port=$TALLY_TEST_PORT dbname=$TALLY_TEST_DB u
 # psql 15 prints the result of every statement of a -c string.
 [ "$out" = $'1\n2' ] || fail "two statements gave '$out'"
 
+# SASLprep: the password U+2168 (ROMAN NUMERAL NINE) normalizes to "IX". libpq
+# normalizes it before SCRAM; with cleartext authentication the server must.
+for user in "$TALLY_TEST_SASLPREP_SCRAM_USER" "$TALLY_TEST_SASLPREP_PASSWORD_USER"; do
+  # As UTF-8 bytes: $'\u...' would depend on the locale.
+  for spelling in $'\xe2\x85\xa8' IX $'I\xc2\xadX'; do
+    out=$(PGPASSWORD=$spelling $psql "$(conn "$user" disable)" -XAt -c 'SELECT 1' 2>&1)
+    [ "$out" = "1" ] || fail "$user with password '$spelling': '$out'"
+  done
+  out=$(PGPASSWORD=ix $psql "$(conn "$user" disable)" -XAt -c 'SELECT 1' 2>&1)
+  [[ "$out" == *"password authentication failed for user \"$user\""* ]] ||
+    fail "$user with a wrong password said '$out'"
+done
+
 if [ $failures -ne 0 ]; then
   echo "psql_test: $failures failure(s)" >&2
   exit 1

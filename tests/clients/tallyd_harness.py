@@ -18,6 +18,9 @@ Environment given to COMMAND:
   TALLY_TEST_MD5_USER        user with MD5
   TALLY_TEST_PASSWORD        the password of all three
   TALLY_TEST_TRUST_USER      "tally", trust (loopback only)
+  TALLY_TEST_SASLPREP_SCRAM_USER, TALLY_TEST_SASLPREP_PASSWORD_USER
+                             SCRAM and cleartext users whose password is U+2168
+                             (SASLprep: "IX"), stored as PostgreSQL's verifier
   TALLY_TEST_DIR             scratch directory of this run
 """
 import argparse
@@ -31,11 +34,18 @@ import tempfile
 import time
 
 PASSWORD = "S3cret-pw"
+# The verifier PostgreSQL 15 stored for the password "\u2168" (ROMAN NUMERAL
+# NINE), which SASLprep normalizes to "IX": both spellings must log in.
+SASLPREP_VERIFIER = (
+    "SCRAM-SHA-256$4096:7KSSn3g7hj3Hym5QafprMw==$KywRffc3LC2uVqEXGX1W+6pgMYe6+iyfWfy4GGqgCUA=:"
+    "qAxFBjJGx5NakUbwVRT/jpPLTsWaC5tzfivoBW/KtHw=")
 USERS = [
-    ("tally", "trust"),
-    ("pw_user", "password"),
-    ("scram_user", "scram-sha-256"),
-    ("md5_user", "md5"),
+    ("tally", "trust", None),
+    ("pw_user", "password", PASSWORD),
+    ("scram_user", "scram-sha-256", PASSWORD),
+    ("md5_user", "md5", PASSWORD),
+    ("saslprep_scram", "scram-sha-256", SASLPREP_VERIFIER),
+    ("saslprep_pw", "password", SASLPREP_VERIFIER),
 ]
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
@@ -74,10 +84,10 @@ def write_config(directory, port):
         f.write(f'tls_cert_file = "{os.path.join(directory, "server.pem")}"\n')
         f.write(f'tls_key_file = "{os.path.join(directory, "server.key")}"\n')
         f.write("shutdown_grace_ms = 2000\n")
-        for name, method in USERS:
+        for name, method, password in USERS:
             f.write(f'[[users]]\nname = "{name}"\nmethod = "{method}"\n')
-            if method != "trust":
-                f.write(f'password = "{PASSWORD}"\n')
+            if password is not None:
+                f.write(f'password = "{password}"\n')
     return path
 
 
@@ -150,6 +160,8 @@ def main():
             "TALLY_TEST_MD5_USER": "md5_user",
             "TALLY_TEST_TRUST_USER": "tally",
             "TALLY_TEST_PASSWORD": PASSWORD,
+            "TALLY_TEST_SASLPREP_SCRAM_USER": "saslprep_scram",
+            "TALLY_TEST_SASLPREP_PASSWORD_USER": "saslprep_pw",
             "TALLY_TEST_DIR": directory,
         })
         try:

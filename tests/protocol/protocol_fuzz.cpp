@@ -18,6 +18,7 @@
 #include "protocol/message_buffer.hpp"
 #include "protocol/scram.hpp"
 #include "protocol/session.hpp"
+#include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/scripted_stream.hpp"
 
@@ -27,17 +28,10 @@ namespace {
 namespace fe = frontend;
 
 std::string startup(const std::string& user) {
-  fe::StartupMessage m;
-  m.parameters = {{"user", user}, {"database", "tally"}, {"application_name", "fuzz"},
-                  {"client_encoding", "UTF8"}};
-  return fe::encode_startup_packet(m);
+  return testing::startup_packet(user, "tally", "fuzz", {{"client_encoding", "UTF8"}});
 }
 
-std::string cat(std::initializer_list<fe::Message> messages) {
-  std::string out;
-  for (const auto& m : messages) out += fe::encode(m);
-  return out;
-}
+constexpr auto cat = testing::encode_messages;
 
 // Client traffic as real clients produce it (the shapes libpq, pgjdbc and
 // psqlODBC send), built with the codec so that every seed is well formed.

@@ -42,17 +42,30 @@ bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
   return predicate();
 }
 
+// A server over the fake handler, started on a free port; stopped (if a test
+// did not stop it itself) when it goes out of scope.
+struct RunningServer {
+  explicit RunningServer(const config::Config& config = test_config()) : server(config, factory) { server.start(); }
+  ~RunningServer() { server.stop(1s); }
+  uint16_t port() const { return server.port(); }
+  FakeFactory factory;  // before the server, which refers to it
+  Server server;
+};
+
+// Startup on a connection; true when the session reached ReadyForQuery.
+bool start_session(WireClient& client) {
+  client.startup();
+  return has_ready(client.read_until_ready());
+}
+
 TEST(Server, StartupAndQuery) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   ASSERT_NE(server.port(), 0);
   uint64_t ok_before = metrics::queries_total(metrics::QueryOutcome::ok).value();
   uint64_t failed_before = metrics::queries_total(metrics::QueryOutcome::error).value();
   WireClient client(server.port());
-  client.startup();
-  ASSERT_TRUE(has_ready(client.read_until_ready()));
+  ASSERT_TRUE(start_session(client));
   EXPECT_EQ(metrics::connections_active().value(), 1);
   client.send(fe::encode(fe::Query{"rows 2"}));
   auto result = client.read_until_ready();
@@ -62,19 +75,15 @@ TEST(Server, StartupAndQuery) {
   EXPECT_EQ(first_error_code(client.read_until_ready()), "42601");
   EXPECT_EQ(metrics::queries_total(metrics::QueryOutcome::ok).value(), ok_before + 1);
   EXPECT_EQ(metrics::queries_total(metrics::QueryOutcome::error).value(), failed_before + 1);
-  server.stop(1s);
 }
 
 TEST(Server, CancelRequestCancelsExactlyThatSession) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   WireClient a(server.port()), b(server.port());
   a.startup();
   auto key = a.key(a.read_until_ready());
-  b.startup();
-  b.read_until_ready();
+  ASSERT_TRUE(start_session(b));
   a.send(fe::encode(fe::Query{"wait"}));
   std::this_thread::sleep_for(100ms);
 
@@ -104,18 +113,15 @@ TEST(Server, CancelRequestCancelsExactlyThatSession) {
   auto other = b.read_until_ready();
   EXPECT_TRUE(has_ready(other));
   EXPECT_EQ(first_error_code(other), "");
-  server.stop(1s);
 }
 
 TEST(Server, StatementTimeoutCancelsWith57014) {
   config::Config config = test_config();
   config.statement_timeout_ms = 300;
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running(config);
+  Server& server = running.server;
   WireClient client(server.port());
-  client.startup();
-  client.read_until_ready();
+  ASSERT_TRUE(start_session(client));
   auto started = std::chrono::steady_clock::now();
   client.send(fe::encode(fe::Query{"wait"}));
   auto result = client.read_until_ready();
@@ -136,21 +142,17 @@ TEST(Server, StatementTimeoutCancelsWith57014) {
   std::this_thread::sleep_for(400ms);
   client.send(fe::encode(fe::Query{"rows 1"}));
   EXPECT_EQ(first_error_code(client.read_until_ready()), "");
-  server.stop(1s);
 }
 
 TEST(Server, ConnectionLimitAnswers53300) {
   config::Config config = test_config();
   config.max_connections = 2;
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running(config);
+  Server& server = running.server;
   auto first = std::make_unique<WireClient>(server.port());
-  first->startup();
-  ASSERT_TRUE(has_ready(first->read_until_ready()));
+  ASSERT_TRUE(start_session(*first));
   WireClient second(server.port());
-  second.startup();
-  ASSERT_TRUE(has_ready(second.read_until_ready()));
+  ASSERT_TRUE(start_session(second));
   uint64_t refused_before = metrics::connections_refused_total().value();
   {
     WireClient third(server.port());
@@ -165,27 +167,21 @@ TEST(Server, ConnectionLimitAnswers53300) {
   first.reset();
   EXPECT_TRUE(eventually([&] {
     WireClient again(server.port());
-    again.startup();
-    return has_ready(again.read_until_ready());
+    return start_session(again);
   }));
-  server.stop(1s);
 }
 
 TEST(Server, StalledClientDoesNotBlockOthers) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   WireClient stalled(server.port());
   stalled.send(std::string("\0\0\0", 3));  // a third of a length word, then nothing
   WireClient idle_mid_message(server.port());
-  idle_mid_message.startup();
-  idle_mid_message.read_until_ready();
+  ASSERT_TRUE(start_session(idle_mid_message));
   idle_mid_message.send(std::string("Q\0\0\0\x20SEL", 8));  // half a message
   for (int i = 0; i < 3; ++i) {
     WireClient client(server.port());
-    client.startup();
-    ASSERT_TRUE(has_ready(client.read_until_ready()));
+    ASSERT_TRUE(start_session(client));
     client.send(fe::encode(fe::Query{"rows 3"}));
     EXPECT_TRUE(has_ready(client.read_until_ready()));
   }
@@ -193,14 +189,11 @@ TEST(Server, StalledClientDoesNotBlockOthers) {
 }
 
 TEST(Server, VanishingClientReleasesItsSession) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   {
     WireClient client(server.port());
-    client.startup();
-    client.read_until_ready();
+    ASSERT_TRUE(start_session(client));
     EXPECT_EQ(server.sessions(), 1u);
     // A result far larger than the socket buffers, and nobody reading it.
     client.send(fe::encode(fe::Query{"rows 3000000"}));
@@ -208,37 +201,28 @@ TEST(Server, VanishingClientReleasesItsSession) {
     client.close();
   }
   EXPECT_TRUE(eventually([&] { return server.sessions() == 0 && server.connections() == 0; }, 30s));
-  server.stop(1s);
 }
 
 TEST(Server, ClientVanishingDuringASilentStatementCancelsIt) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   auto started = std::chrono::steady_clock::now();
   {
     WireClient client(server.port());
-    client.startup();
-    client.read_until_ready();
+    ASSERT_TRUE(start_session(client));
     client.send(fe::encode(fe::Query{"wait"}));  // writes nothing for up to 20 s
     std::this_thread::sleep_for(100ms);
   }
   EXPECT_TRUE(eventually([&] { return server.sessions() == 0; }, 15s));
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
-  server.stop(1s);
 }
 
 TEST(Server, GracefulStopEndsSessionsWith57P01) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   WireClient idle(server.port()), busy(server.port());
-  idle.startup();
-  idle.read_until_ready();
-  busy.startup();
-  busy.read_until_ready();
+  ASSERT_TRUE(start_session(idle));
+  ASSERT_TRUE(start_session(busy));
   busy.send(fe::encode(fe::Query{"wait"}));
   std::this_thread::sleep_for(100ms);
   auto started = std::chrono::steady_clock::now();
@@ -274,33 +258,26 @@ TEST_F(TlsServer, SslRequestUpgradesToTls) {
   config::Config config = test_config();
   config.tls_cert_file = (dir_ / "cert.pem").string();
   config.tls_key_file = (dir_ / "key.pem").string();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running(config);
+  Server& server = running.server;
   boost::asio::ssl::context context(boost::asio::ssl::context::tls_client);
   context.load_verify_file(config.tls_cert_file);
   context.set_verify_mode(boost::asio::ssl::verify_peer);
   WireClient client(server.port());
   ASSERT_EQ(client.request_tls(context), 'S');
-  client.startup();
-  ASSERT_TRUE(has_ready(client.read_until_ready()));
+  ASSERT_TRUE(start_session(client));
   client.send(fe::encode(fe::Query{"rows 1000"}));
   auto result = client.read_until_ready();
   EXPECT_EQ(result.size(), 1003u);
-  server.stop(1s);
 }
 
 TEST_F(TlsServer, WithoutCertificateSslRequestGetsN) {
-  config::Config config = test_config();
-  FakeFactory factory;
-  Server server(config, factory);
-  server.start();
+  RunningServer running;
+  Server& server = running.server;
   boost::asio::ssl::context context(boost::asio::ssl::context::tls_client);
   WireClient client(server.port());
   EXPECT_EQ(client.request_tls(context), 'N');
-  client.startup();
-  EXPECT_TRUE(has_ready(client.read_until_ready()));
-  server.stop(1s);
+  EXPECT_TRUE(start_session(client));
 }
 
 TEST_F(TlsServer, MissingCertificateFileIsAClearStartupError) {

@@ -10,6 +10,7 @@
 #include "protocol/message_buffer.hpp"
 #include "protocol/scram.hpp"
 #include "protocol/session.hpp"
+#include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/scripted_stream.hpp"
 
@@ -22,17 +23,11 @@ using testing::ScriptedStream;
 namespace fe = frontend;
 namespace be = backend;
 
-std::string startup(std::string user = "tally", std::string database = "tally") {
-  fe::StartupMessage m;
-  m.parameters = {{"user", user}, {"database", database}, {"application_name", "test"}};
-  return fe::encode_startup_packet(m);
+std::string startup(const std::string& user = "tally", const std::string& database = "tally") {
+  return testing::startup_packet(user, database, "test");
 }
 
-std::string msgs(std::initializer_list<fe::Message> messages) {
-  std::string out;
-  for (const auto& m : messages) out += fe::encode(m);
-  return out;
-}
+constexpr auto msgs = testing::encode_messages;
 
 // One letter per backend message, e.g. "RSSKZ".
 std::string types(std::string_view output) {
