@@ -21,13 +21,6 @@ namespace {
 constexpr int kPollSliceMs = 200;
 // PostgreSQL's authentication_timeout default.
 constexpr std::chrono::seconds kStartupTimeout{60};
-
-// Blocking reads on the plain socket give up after this long (SO_RCVTIMEO),
-// so that a session waiting for its client wakes every poll slice.
-void set_receive_timeout(int fd, std::chrono::microseconds timeout) {
-  timeval value{static_cast<time_t>(timeout.count() / 1000000), static_cast<suseconds_t>(timeout.count() % 1000000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, sizeof value);
-}
 }  // namespace
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
@@ -48,10 +41,6 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
   }
   // Small protocol messages must not wait for Nagle.
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-  // Blocking descriptor: reads wait in recv() (bounded by the receive timeout).
-  socket_.non_blocking(false, ec);
-  socket_.native_non_blocking(false, ec);
-  set_receive_timeout(socket_.native_handle(), std::chrono::milliseconds(kPollSliceMs));
 }
 
 SocketStream::~SocketStream() {
@@ -99,18 +88,13 @@ size_t SocketStream::read_some(std::span<char> buffer) {
       throw protocol::ConnectionLost("TLS read failed");
     }
   }
-  // One blocking recv per read (PostgreSQL's backend does the same): the
-  // receive timeout wakes it every poll slice to look at the shutdown flag
-  // and the startup deadline, without a poll() and a failed recv per message.
+  // Try first: in a busy session the next message is usually there already.
   while (true) {
-    ssize_t got = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), 0);
+    ssize_t got = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (got >= 0) return static_cast<size_t>(got);
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) throw protocol::ConnectionLost("recv failed");
-    if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
-    if (startup_deadline_ && std::chrono::steady_clock::now() > *startup_deadline_) {
-      throw protocol::ConnectionLost("startup timeout");
-    }
+    wait_readable();
   }
 }
 
@@ -140,10 +124,13 @@ void SocketStream::start_tls() {
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(
       *startup_deadline_ - std::chrono::steady_clock::now());
   if (left.count() <= 0) throw protocol::ConnectionLost("startup timeout");
-  set_receive_timeout(socket_.native_handle(), left);
+  timeval timeout{static_cast<time_t>(left.count() / 1000000),
+                  static_cast<suseconds_t>(left.count() % 1000000)};
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ERR_clear_error();
   int accepted = SSL_accept(tls_);
-  set_receive_timeout(socket_.native_handle(), std::chrono::milliseconds(kPollSliceMs));
+  timeval none{0, 0};
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // A protocol::ByteStream over one accepted TCP connection, plain or upgraded
-// to TLS after SSLRequest. Reads wait in short slices (a blocking recv() with
-// a receive timeout; poll() under TLS) so that a server shutdown reaches idle
-// sessions (FATAL 57P01) without closing their sockets under them.
+// to TLS after SSLRequest. Reads wait with poll() in short slices so that a
+// server shutdown reaches idle sessions (FATAL 57P01) without closing their
+// sockets under them.
 #include <atomic>
 #include <chrono>
 #include <optional>
