@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
+#include <mutex>
 
 #include "common/error.hpp"
+#include "executor/aggregate_engine.hpp"
+#include "executor/select_plan.hpp"
 #include "executor/session.hpp"
+#include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
+#include "gpu/gpu_aggregate_engine.hpp"
 #ifdef TALLY_HAVE_INTROSPECTION
 #include "executor/introspection/catalog_session.hpp"
 #endif
@@ -14,6 +20,13 @@
 #include "executor/storage_tables.hpp"
 #include "storage/table_store.hpp"
 #endif
+#ifdef TALLY_HAVE_TUNING_STORE
+#include "executor/tuning_store_catalog.hpp"
+#endif
+
+namespace tally::catalog {
+class Catalog;
+}
 
 namespace tally::executor {
 namespace {
@@ -29,6 +42,81 @@ class SessionFactory final : public protocol::QueryHandlerFactory {
   DatabaseImpl* database_;
 };
 
+// A table snapshot that knows its storage chunk ids and the database's GPU
+// engine (EngineTableSnapshot), wrapping the provider's own snapshot.
+class EngineTable final : public EngineTableSnapshot {
+ public:
+  EngineTable(std::shared_ptr<const TableSnapshot> inner, std::vector<uint64_t> chunk_ids, AggregateEngine* gpu)
+      : inner_(std::move(inner)), chunk_ids_(std::move(chunk_ids)), gpu_(gpu) {}
+  const std::string& name() const override { return inner_->name(); }
+  uint32_t oid() const override { return inner_->oid(); }
+  const std::vector<TableColumn>& columns() const override { return inner_->columns(); }
+  size_t chunk_count() const override { return inner_->chunk_count(); }
+  size_t chunk_rows(size_t chunk) const override { return inner_->chunk_rows(chunk); }
+  ChunkColumnStats stats(size_t chunk, int column) const override { return inner_->stats(chunk, column); }
+  std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk, const std::vector<int>& columns) const override {
+    auto batch = inner_->read_chunk(chunk, columns);
+    if (!chunk_ids_.empty() && chunk < chunk_ids_.size()) {
+      std::lock_guard lock(mutex_);
+      // Remember which chunk each live batch came from; a batch's address
+      // names it only while it lives, hence the weak pointers.
+      std::erase_if(reads_, [](const Read& r) { return r.batch.expired(); });
+      reads_.push_back(Read{batch, chunk_ids_[chunk]});
+    }
+    return batch;
+  }
+  std::optional<uint64_t> chunk_id_of(const storage::ChunkBatch& batch) const override {
+    std::lock_guard lock(mutex_);
+    for (auto it = reads_.rbegin(); it != reads_.rend(); ++it) {
+      if (auto live = it->batch.lock(); live.get() == &batch) return it->chunk_id;
+    }
+    return std::nullopt;
+  }
+  AggregateEngine* gpu_engine() const override { return gpu_; }
+
+ private:
+  struct Read {
+    std::weak_ptr<const storage::ChunkBatch> batch;
+    uint64_t chunk_id;
+  };
+  std::shared_ptr<const TableSnapshot> inner_;
+  std::vector<uint64_t> chunk_ids_;  // empty: unknown
+  AggregateEngine* gpu_;
+  mutable std::mutex mutex_;
+  mutable std::vector<Read> reads_;
+};
+
+// Wraps the tables of a database that has a GPU engine so that snapshots are
+// EngineTables. Chunk ids come from the catalog: its snapshot is read before
+// and after the provider's, and used only when both are the same object —
+// catalog snapshots are immutable and replaced on every change, and chunk ids
+// are never reused, so the provider's snapshot then has exactly those chunks.
+class EngineTableProvider final : public TableProvider {
+ public:
+  EngineTableProvider(std::unique_ptr<TableProvider> inner, AggregateEngine* gpu, catalog::Catalog* catalog)
+      : inner_(std::move(inner)), gpu_(gpu), catalog_(catalog) {}
+  std::shared_ptr<const TableSnapshot> find_table(std::string_view schema, std::string_view name) override {
+    std::vector<uint64_t> ids;
+#ifdef TALLY_HAVE_STORAGE
+    auto before = catalog_ ? catalog_->find_table(name, "public") : nullptr;
+    auto table = inner_->find_table(schema, name);
+    auto after = catalog_ ? catalog_->find_table(name, "public") : nullptr;
+    if (table && before && before == after && before->def.oid == table->oid() && before->chunks.size() == table->chunk_count()) {
+      for (const auto& c : before->chunks) ids.push_back(c.chunk_id);
+    }
+#else
+    auto table = inner_->find_table(schema, name);
+#endif
+    if (!table) return nullptr;
+    return std::make_shared<EngineTable>(std::move(table), std::move(ids), gpu_);
+  }
+
+ private:
+  std::unique_ptr<TableProvider> inner_;
+  AggregateEngine* gpu_;
+  catalog::Catalog* catalog_;  // null without storage
+};
+
 class DatabaseImpl final : public Database {
  public:
   explicit DatabaseImpl(const config::Config& config) : config_(config), factory_(this) {}
@@ -42,9 +130,31 @@ class DatabaseImpl final : public Database {
     return nullptr;
 #endif
   }
+  AggregateEngine* gpu_engine() override { return gpu_.get(); }
+
+  // The GPU engine for this configuration, or none (logged, never fatal:
+  // tallyd runs unchanged without a GPU).
+  void open_gpu() {
+    if (config_.gpu_device == -2) return;
+    try {
+      gpu::GpuEngineOptions options;
+      options.memory_budget = config_.gpu_memory_budget;
+      options.column_cache_bytes = config_.column_cache_bytes;
+      options.tuning = config_.tuning;
+      gpu_ = gpu::make_gpu_engine(config_.gpu_device, options);
+    } catch (const Error& e) {
+      std::cerr << "tally: GPU engine unavailable, using the CPU engine: " << e.what() << "\n";
+      gpu_.reset();
+    }
+  }
+  // Puts the provider behind EngineTableProvider when there is a GPU engine.
+  void wrap_tables(catalog::Catalog* catalog) {
+    if (gpu_) tables_ = std::make_unique<EngineTableProvider>(std::move(tables_), gpu_.get(), catalog);
+  }
 
   config::Config config_;
   SessionFactory factory_;
+  std::unique_ptr<gpu::GpuEngine> gpu_;
 #ifdef TALLY_HAVE_STORAGE
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<storage::TableStore> store_;
@@ -68,6 +178,12 @@ std::unique_ptr<protocol::QueryHandler> SessionFactory::create(const protocol::S
 
 }  // namespace
 
+void Database::prepare(ExecContext& context, const Settings& settings) {
+  context.gpu_engine = gpu_engine();
+  context.variant = settings.get("tally.variant").value_or("");
+  context.launch_config = settings.get("tally.launch_config").value_or("");
+}
+
 std::unique_ptr<Database> Database::open(const config::Config& config) {
   auto db = std::make_unique<DatabaseImpl>(config);
 #ifdef TALLY_HAVE_STORAGE
@@ -82,8 +198,23 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   db->store_ = std::make_unique<storage::TableStore>(*db->catalog_, options);
   db->store_->recover();
   db->tables_ = std::make_unique<StorageTableProvider>(*db->store_);
+  db->open_gpu();
+  db->wrap_tables(db->catalog_.get());
+#ifdef TALLY_HAVE_TUNING_STORE
+  // The GPU engine's tuning cache lives in the catalog file; queries find it
+  // through process_tuning_store() (executor/aggregate_engine.hpp).
+  if (db->gpu_) {
+    try {
+      install_process_tuning_store(db->catalog_->database_path());
+    } catch (const Error& e) {
+      std::cerr << "tally: GPU tuning cache unavailable, tuning from rules only: " << e.what() << "\n";
+    }
+  }
+#endif
 #else
   db->tables_ = std::make_unique<MemoryTableProvider>();
+  db->open_gpu();
+  db->wrap_tables(nullptr);
 #endif
   return db;
 }
@@ -92,6 +223,8 @@ std::unique_ptr<Database> Database::open_with_tables(const config::Config& confi
                                                      std::unique_ptr<TableProvider> tables) {
   auto db = std::make_unique<DatabaseImpl>(config);
   db->tables_ = std::move(tables);
+  db->open_gpu();
+  db->wrap_tables(nullptr);
   return db;
 }
 

@@ -3,11 +3,21 @@
 // engine, and finalizes its partial states into PostgreSQL values through
 // finalize.hpp. Shapes an engine cannot take (DISTINCT, ordered-set
 // aggregates, min/max of text, ...) are left to the generic path.
+//
+// Engine choice (SET tally.engine): `auto` and `gpu` run on the GPU engine
+// when the database has one and it can run the aggregation (integer keys and
+// inputs; count, sum, avg, min, max, bool_and/or; no FILTER), else on the CPU
+// engine. `gpu` on an aggregation the GPU cannot run still answers, on the
+// CPU, and EXPLAIN ANALYZE says why: the SQL is valid, only the placement
+// differs, and PostgreSQL has no error for "this engine cannot". `cpu` always
+// runs on the CPU engine.
 #include <chrono>
 #include <unordered_map>
 
+#include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "executor/aggregate_engine.hpp"
+#include "executor/database.hpp"
 #include "executor/finalize.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
@@ -101,7 +111,8 @@ class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
                    std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table)
-      : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)) {
+      : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)),
+        engine_table_(dynamic_cast<const EngineTableSnapshot*>(table)), table_oid_(table ? table->oid() : 0) {
     // Key mode: a single bare integer-like or text column goes straight in.
     if (keys.empty()) {
       mode_ = KeyMode::none;
@@ -148,8 +159,41 @@ class EngineAggregator final : public GroupAggregator {
       if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(aggregates_[a].args[1].get()); }
       spec_.aggregates.push_back(p);
     }
-    engine_ = make_cpu_engine();
+    // Nominal input widths (an engine sees the real ones chunk by chunk: raw
+    // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
+    for (const Expr* e : inputs_) spec_.value_widths.push_back(is_float(e->type.id) ? ColumnWidth::float64 : ColumnWidth::int64);
+    choose_engine(context);
     run_ = engine_->start(spec_);
+  }
+
+  void choose_engine(const ExecContext& context) {
+    AggregateEngine* gpu = context.gpu_engine;
+    if (!gpu && engine_table_) gpu = engine_table_->gpu_engine();
+    const bool wants_gpu = context.engine == "auto" || context.engine == "gpu";
+    if (wants_gpu && gpu) {
+      bool filtered = false;
+      for (const auto& a : aggregates_) filtered |= a.filter != nullptr;
+      AggregationSpec g = spec_;
+      g.forced_variant = context.variant;
+      g.forced_configuration = context.launch_config;
+      // The tuning cache Database::open installed (none: rules only).
+      g.tuning_store = process_tuning_store().load();
+      if (!filtered && gpu->can_run(g)) {
+        spec_ = std::move(g);
+        engine_ = gpu;
+        on_gpu_ = true;
+        return;
+      }
+      if (context.engine == "gpu") {
+        not_on_gpu_ = filtered ? "an aggregate has a FILTER clause, which the GPU engine does not take yet"
+                               : "an input or aggregate the GPU engine does not take (floating point, variance or "
+                                 "regression, wide numeric)";
+      }
+    } else if (context.engine == "gpu") {
+      not_on_gpu_ = "this server has no usable GPU";
+    }
+    cpu_engine_ = make_cpu_engine();
+    engine_ = cpu_engine_.get();
   }
 
   // Group-count estimate from a sample of key values spread over every chunk
@@ -219,6 +263,15 @@ class EngineAggregator final : public GroupAggregator {
     in.rows = batch.rows;
     std::vector<std::vector<int32_t>> widened;
     widened.reserve(inputs_.size() + 1);
+    // Stored columns carry their identity, so the GPU engine can keep them
+    // resident in its device column cache.
+    std::optional<uint64_t> chunk_id;
+    if (on_gpu_ && engine_table_) chunk_id = engine_table_->chunk_id_of(batch);
+    auto identity_of = [&](int table_column) {
+      ColumnIdentity id;
+      if (chunk_id && table_oid_ != 0) id = ColumnIdentity{table_oid_, *chunk_id, static_cast<uint32_t>(table_column)};
+      return id;
+    };
     auto view_of = [&](const storage::ColumnVector& col) {
       ColumnView v;
       v.validity = col.has_nulls() ? col.validity.data() : nullptr;
@@ -252,9 +305,14 @@ class EngineAggregator final : public GroupAggregator {
     } else {
       const auto& key = column_of(key_column_);
       in.keys = view_of(key);
+      in.keys.identity = identity_of(key_column_);
       if (mode_ == KeyMode::dict_column && key.dictionary) dictionary_ = key.dictionary;
     }
-    for (const Expr* e : inputs_) in.values.push_back(view_of(column_of(dynamic_cast<const ColumnExpr*>(e)->index)));
+    for (const Expr* e : inputs_) {
+      const int column = dynamic_cast<const ColumnExpr*>(e)->index;
+      in.values.push_back(view_of(column_of(column)));
+      in.values.back().identity = identity_of(column);
+    }
     in.filters.assign(aggregates_.size(), nullptr);
     if (in.keys.width == ColumnWidth::int32) in.keys.width = ColumnWidth::int32;
     run_->sink(in);
@@ -341,6 +399,7 @@ class EngineAggregator final : public GroupAggregator {
   size_t finalize(std::vector<Vector>& columns) override {
     AggregationResult result = run_->finalize();
     report_ = run_->report();
+    count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
     size_t groups = result.groups();
     const bool global = keys_.empty();
     if (global && groups == 0) {
@@ -468,16 +527,19 @@ class EngineAggregator final : public GroupAggregator {
   }
 
   std::vector<std::string> explain() const override {
-    char buf[160];
+    char buf[512];
     std::snprintf(buf, sizeof buf, "Engine: %s, variant: %s, configuration: %s, passes: %llu", report_.engine.c_str(),
                   report_.variant.c_str(), report_.configuration.c_str(),
                   static_cast<unsigned long long>(report_.passes));
     std::vector<std::string> lines{buf};
+    if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
     lines.push_back("Estimated groups: " + (spec_.estimated_groups ? std::to_string(spec_.estimated_groups) + " (" + estimate_source_ + ")" : std::string("unknown")) +
+                    ", actual groups: " + std::to_string(report_.groups) +
                     (spec_.key_range_known ? ", key range [" + std::to_string(spec_.key_min) + ", " + std::to_string(spec_.key_max) + "]" : ""));
     std::snprintf(buf, sizeof buf, "Aggregate rows: %llu, sink time: %.3f ms, finalize time: %.3f ms",
                   static_cast<unsigned long long>(report_.rows), report_.sink_ms, report_.finalize_ms);
     lines.push_back(buf);
+    for (const std::string& d : report_.details) lines.push_back(d);
     return lines;
   }
 
@@ -489,7 +551,12 @@ class EngineAggregator final : public GroupAggregator {
   int key_column_ = -1;
   std::vector<const Expr*> inputs_;
   AggregationSpec spec_;
-  std::unique_ptr<AggregateEngine> engine_;
+  const EngineTableSnapshot* engine_table_ = nullptr;  // null: a table without engine extras
+  uint64_t table_oid_ = 0;
+  std::unique_ptr<AggregateEngine> cpu_engine_;
+  AggregateEngine* engine_ = nullptr;  // cpu_engine_, or the database's GPU engine
+  bool on_gpu_ = false;
+  std::string not_on_gpu_;  // why `SET tally.engine = gpu` ran on the CPU
   std::unique_ptr<AggregationRun> run_;
   AggregationReport report_;
   KeyInterner interner_;

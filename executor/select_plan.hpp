@@ -14,6 +14,7 @@
 
 namespace tally::executor {
 
+class AggregateEngine;
 class Settings;
 class TableProvider;
 struct SelectPlan;
@@ -35,6 +36,11 @@ struct ExecContext {
   uint64_t memory_budget = 0;  // bytes for aggregation state; 0 = unbounded
   std::string engine = "auto";
   std::vector<std::string>* explain = nullptr;  // EXPLAIN ANALYZE lines, when wanted
+  // The database's GPU engine (Database::gpu_engine(); null: none). When
+  // null, the aggregation step asks the table snapshot (EngineTableSnapshot).
+  AggregateEngine* gpu_engine = nullptr;
+  std::string variant;        // SET tally.variant: force a GPU variant ("" = tuner/rules)
+  std::string launch_config;  // SET tally.launch_config: force "tpb=..,bps=..,ff=..,rpt=.."
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);

@@ -2,21 +2,42 @@
 // The GPU implementation of the planner/engine seam (executor/aggregate_engine.hpp):
 // a GpuAggregationEngine runs a query's aggregation with GroupByAggregator,
 // choosing the variant per chunk by the rules in variant_rules.hpp (or the
-// spec's forced_variant). Host-only: builds without CUDA, where
-// make_gpu_engine() returns nullptr.
+// spec's forced_variant / forced_configuration). Chunks reach the device
+// through a ChunkPipeline (chunk_pipeline.hpp): stored columns are kept in the
+// engine's device column cache (column_cache.hpp) between queries, the others
+// stream through pinned staging buffers with copy/compute overlap.
+// Host-only: builds without CUDA, where make_gpu_engine() returns nullptr.
 //
-// Not yet: the device column cache (chunks are copied from host memory for
-// every query), FILTER masks (sink throws 0A000), float inputs and moments
-// (can_run() says false, so the planner uses the CPU engine).
+// Not yet: FILTER masks (sink throws 0A000; the planner never sends them),
+// float inputs and moments (can_run() says false, so the planner uses the
+// CPU engine).
 #include <memory>
 
+#include "config/config.hpp"
 #include "executor/aggregate_engine.hpp"
+#include "gpu/column_cache.hpp"
 #include "gpu/device_info.hpp"
 
 namespace tally::gpu {
 
+struct GpuEngineOptions {
+  // Device memory the engine may use (cache + query state); 0 = 80% of the
+  // device's free memory at start-up (Config::gpu_memory_budget).
+  uint64_t memory_budget = 0;
+  // Device column cache bound; 0 = half of the budget (Config::column_cache_bytes).
+  uint64_t column_cache_bytes = 0;
+  // Online tuning (Config::tuning): used when a query's spec has a tuning store.
+  config::TuningConfig tuning;
+};
+
+class GpuEngine : public executor::AggregateEngine {
+ public:
+  virtual const DeviceInfo& device() const = 0;
+  virtual ColumnCache& column_cache() = 0;
+};
+
 // The engine for device `ordinal` (-1 = first device); nullptr when this build
 // has no CUDA, no device exists, or the GPU was marked unusable.
-std::unique_ptr<executor::AggregateEngine> make_gpu_engine(int ordinal = -1);
+std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal = -1, const GpuEngineOptions& options = {});
 
 }  // namespace tally::gpu

@@ -1,6 +1,7 @@
 // The GPU engine's entry points in a build without CUDA (-DTALLY_CUDA=OFF or no
 // nvcc): no device exists, and anything that would need one says so cleanly.
 #include "common/error.hpp"
+#include "gpu/chunk_pipeline.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/group_by_impl.hpp"
@@ -30,5 +31,15 @@ void GroupByAggregator::finish_device() { no_gpu(); }
 uint64_t GroupByAggregator::table_capacity() const { no_gpu(); }
 const GroupBySpec& GroupByAggregator::spec() const { no_gpu(); }
 void GroupByAggregator::synchronize() { no_gpu(); }
+
+// Nothing allocates device memory without CUDA: a DeviceColumn holds none.
+DeviceColumn::~DeviceColumn() = default;
+struct ChunkPipeline::Impl {};
+ChunkPipeline::ChunkPipeline(int, ColumnCache*) { no_gpu(); }
+ChunkPipeline::~ChunkPipeline() = default;
+StreamHandle ChunkPipeline::compute_stream() const { no_gpu(); }
+StagedChunk ChunkPipeline::stage(int64_t, const std::vector<HostColumn>&) { no_gpu(); }
+double ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu(); }
+void ChunkPipeline::release(StagedChunk&) {}
 
 }  // namespace tally::gpu

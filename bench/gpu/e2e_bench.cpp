@@ -1,0 +1,250 @@
+// End to end on the GPU machine, through the wire protocol (libpq): starts
+// tallyd (fresh data directory), loads N rows of (g_k int4 uniform in
+// [0, 2^k) for each k asked, v int4) with COPY, and for each G = 2^k runs
+//   SELECT g_k, sum(v) FROM r GROUP BY g_k
+// with the columns resident in the GPU's device column cache. Per G it
+// prints the median end-to-end time over --runs runs after warm-up, the
+// aggregation's device time of the same query (EXPLAIN ANALYZE: CUDA events
+// around each chunk's launches), their ratio, the same query with
+// SET tally.engine = cpu (same machine, same run) and the GPU's speed-up.
+// Checks: the GPU and CPU results are the same rows, there are G of them, and
+// the sum of all sums equals the total loaded; the plan says the GPU ran.
+//
+// Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
+//                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/sql/pg_servers.hpp"
+
+namespace {
+
+PGconn* connect(const std::string& conninfo) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::fprintf(stderr, "connect failed: %s\n", PQerrorMessage(c));
+    std::exit(1);
+  }
+  return c;
+}
+
+PGresult* exec(PGconn* c, const std::string& sql, ExecStatusType want = PGRES_TUPLES_OK) {
+  PGresult* r = PQexec(c, sql.c_str());
+  if (PQresultStatus(r) != want && PQresultStatus(r) != PGRES_COMMAND_OK) {
+    std::fprintf(stderr, "%s failed: %s\n", sql.c_str(), PQerrorMessage(c));
+    std::exit(1);
+  }
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Value of row i: a mixed hash, so keys are uniform and values are not
+// constant (never time on zeros), negatives included.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return x;
+}
+int32_t value_of(uint64_t i) { return static_cast<int32_t>(mix(i * 2 + 1) % 2000001) - 1000000; }
+uint32_t key_of(uint64_t i, int log2_groups) {
+  return log2_groups == 0 ? 0 : static_cast<uint32_t>(mix(i) & ((uint64_t{1} << log2_groups) - 1));
+}
+
+char* put_int(char* p, int64_t v) {
+  if (v < 0) { *p++ = '-'; v = -v; }
+  char tmp[24];
+  int n = 0;
+  do { tmp[n++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+struct Rows {
+  std::vector<std::string> rows;  // "key|sum", sorted
+  __int128 total = 0;
+};
+
+Rows fetch(PGconn* c, const std::string& sql, double* seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PGresult* r = exec(c, sql);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Rows out;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    out.rows.push_back(std::string(PQgetvalue(r, i, 0)) + "|" + PQgetvalue(r, i, 1));
+    out.total += std::strtoll(PQgetvalue(r, i, 1), nullptr, 10);
+  }
+  PQclear(r);
+  std::sort(out.rows.begin(), out.rows.end());
+  return out;
+}
+
+// EXPLAIN ANALYZE: the engine line and the device time ("GPU: device time X ms").
+struct Plan {
+  std::string engine;
+  double device_ms = -1;
+  std::string text;
+};
+Plan explain(PGconn* c, const std::string& sql) {
+  PGresult* r = exec(c, "EXPLAIN ANALYZE " + sql);
+  Plan p;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const std::string line = PQgetvalue(r, i, 0);
+    p.text += line + "\n";
+    if (line.rfind("Engine: ", 0) == 0) p.engine = line.substr(8, line.find(',') - 8);
+    const auto at = line.find("device time ");
+    if (at != std::string::npos) p.device_ms = std::atof(line.c_str() + at + 12);
+  }
+  PQclear(r);
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string tallyd, csv_path, tallyd_args;
+  int log2_rows = 28, runs = 5;
+  uint64_t chunk_rows = uint64_t{1} << 24;
+  std::vector<int> log2_groups = {0, 4, 8, 12, 16};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--tallyd") tallyd = argv[i + 1];
+    else if (flag == "--log2-rows") log2_rows = std::atoi(argv[i + 1]);
+    else if (flag == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--chunk-rows") chunk_rows = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--csv") csv_path = argv[i + 1];
+    else if (flag == "--tallyd-args") tallyd_args = argv[i + 1];
+    else if (flag == "--log2-groups") {
+      log2_groups.clear();
+      for (const char* p = argv[i + 1]; *p;) {
+        log2_groups.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p == ',') ++p;
+      }
+    }
+  }
+  if (tallyd.empty()) {
+    std::fprintf(stderr, "usage: e2e_bench --tallyd PATH [--log2-rows N] [--log2-groups 0,4,..] [--runs R] [--chunk-rows N] [--csv FILE]\n");
+    return 2;
+  }
+  const uint64_t rows = uint64_t{1} << log2_rows;
+  tally::testing::TallyServer server(tallyd, "--chunk-rows " + std::to_string(chunk_rows) + " " + tallyd_args);
+  std::printf("tallyd %s --chunk-rows %llu %s\n", tallyd.c_str(), static_cast<unsigned long long>(chunk_rows), tallyd_args.c_str());
+  PGconn* c = connect(server.conninfo());
+
+  std::string create = "CREATE TABLE r (";
+  for (int k : log2_groups) create += "g" + std::to_string(k) + " int, ";
+  create += "v int)";
+  PQclear(exec(c, create));
+
+  // Load with text COPY, 2^16 rows per CopyData message.
+  std::printf("loading %llu rows (%zu key columns + v), chunks of %llu rows...\n", static_cast<unsigned long long>(rows),
+              log2_groups.size(), static_cast<unsigned long long>(chunk_rows));
+  std::fflush(stdout);
+  __int128 loaded_total = 0;
+  const auto load_start = std::chrono::steady_clock::now();
+  {
+    PGresult* r = PQexec(c, "COPY r FROM STDIN");
+    if (PQresultStatus(r) != PGRES_COPY_IN) {
+      std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(c));
+      return 1;
+    }
+    PQclear(r);
+    constexpr uint64_t kBatchRows = 1 << 16;
+    std::vector<char> buffer(kBatchRows * 12 * (log2_groups.size() + 1) + 64);
+    for (uint64_t b = 0; b < rows; b += kBatchRows) {
+      char* p = buffer.data();
+      for (uint64_t i = b; i < std::min(rows, b + kBatchRows); ++i) {
+        for (int k : log2_groups) {
+          p = put_int(p, key_of(i, k));
+          *p++ = '\t';
+        }
+        const int32_t v = value_of(i);
+        loaded_total += v;
+        p = put_int(p, v);
+        *p++ = '\n';
+      }
+      if (PQputCopyData(c, buffer.data(), static_cast<int>(p - buffer.data())) != 1) {
+        std::fprintf(stderr, "COPY data failed: %s\n", PQerrorMessage(c));
+        return 1;
+      }
+    }
+    PQputCopyEnd(c, nullptr);
+    r = PQgetResult(c);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+      std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(c));
+      return 1;
+    }
+    PQclear(r);
+    while ((r = PQgetResult(c)) != nullptr) PQclear(r);
+  }
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  std::printf("COPY: %.1f s (%.2f M rows/s)\n\n", load_s, static_cast<double>(rows) / load_s / 1e6);
+
+  FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (csv) std::fprintf(csv, "rows,groups,e2e_ms,device_ms,ratio,cpu_ms,speedup,gpu_cold_ms,check\n");
+  std::printf("%-8s %10s %10s %7s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "ratio", "cpu_ms", "speedup",
+              "cold_ms", "e2e_Grow/s", "check");
+  bool all_ok = true;
+  std::string first_plan;
+  for (int k : log2_groups) {
+    const std::string g = "g" + std::to_string(k);
+    const std::string sql = "SELECT " + g + ", sum(v) FROM r GROUP BY " + g;
+    PQclear(exec(c, "SET tally.engine = auto"));
+    double cold = 0, t = 0;
+    const Rows gpu_rows = fetch(c, sql, &cold);  // first run: columns copied into the cache
+    (void)fetch(c, sql, &t);                      // warm-up
+    std::vector<double> e2e, device;
+    for (int r = 0; r < runs; ++r) {
+      (void)fetch(c, sql, &t);
+      e2e.push_back(t * 1e3);
+    }
+    Plan plan;
+    for (int r = 0; r < runs; ++r) {
+      plan = explain(c, sql);
+      device.push_back(plan.device_ms);
+    }
+    if (first_plan.empty()) first_plan = plan.text;
+    PQclear(exec(c, "SET tally.engine = cpu"));
+    const Rows cpu_rows = fetch(c, sql, &t);  // warm-up (and the reference)
+    std::vector<double> cpu;
+    for (int r = 0; r < runs; ++r) {
+      (void)fetch(c, sql, &t);
+      cpu.push_back(t * 1e3);
+    }
+    const Plan cpu_plan = explain(c, sql);
+    PQclear(exec(c, "SET tally.engine = auto"));
+
+    std::string check = "ok";
+    if (plan.engine != "gpu") check = "FAIL: ran on " + plan.engine;
+    else if (cpu_plan.engine != "cpu") check = "FAIL: cpu run on " + cpu_plan.engine;
+    else if (gpu_rows.rows != cpu_rows.rows) check = "FAIL: GPU rows != CPU rows";
+    else if (gpu_rows.rows.size() != (uint64_t{1} << k)) check = "FAIL: " + std::to_string(gpu_rows.rows.size()) + " groups";
+    else if (gpu_rows.total != loaded_total) check = "FAIL: sum of sums != loaded total";
+    all_ok &= check == "ok";
+    const double m_e2e = median(e2e), m_dev = median(device), m_cpu = median(cpu);
+    std::printf("2^%-6d %10.3f %10.3f %7.2f %10.2f %8.1f %11.1f %12.2f %s\n", k, m_e2e, m_dev, m_e2e / m_dev, m_cpu,
+                m_cpu / m_e2e, cold * 1e3, static_cast<double>(rows) / m_e2e / 1e6, check.c_str());
+    std::fflush(stdout);
+    if (csv)
+      std::fprintf(csv, "%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%s\n", static_cast<unsigned long long>(rows),
+                   static_cast<unsigned long long>(uint64_t{1} << k), m_e2e, m_dev, m_e2e / m_dev, m_cpu, m_cpu / m_e2e,
+                   cold * 1e3, check.c_str());
+  }
+  std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
+  std::printf("e2e_ms: median wall time of PQexec (text results) over %d runs; device_ms: median of the engine's\n"
+              "CUDA-event time over %d EXPLAIN ANALYZE runs; cold_ms: first run (columns copied into the cache).\n",
+              runs, runs);
+  if (csv) std::fclose(csv);
+  PQfinish(c);
+  return all_ok ? 0 : 1;
+}

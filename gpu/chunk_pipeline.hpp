@@ -1,0 +1,82 @@
+#pragma once
+// Brings one query's chunks to the device and times their aggregation
+// (DESIGN.md section 5). Stored columns come from the device column cache
+// when resident; the others are copied through pinned host staging buffers
+// on a copy stream while the previous chunk aggregates on the compute stream
+// (two slots: the copy of chunk i+1 overlaps the kernels of chunk i), and
+// stored columns the cache admits stay resident for later queries.
+//
+// Protocol, driven by GpuRun (gpu_aggregate_engine.cpp): stage(chunk i),
+// then run(chunk i-1), ... A staged chunk's device pointers stay valid until
+// it has been run and released; at most two chunks are staged at a time.
+// One pipeline serves one query at a time; the engine pools them so that
+// streams, events and pinned buffers are reused across queries.
+// Host-only header: builds without CUDA (gpu_stub.cpp throws).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "gpu/column_cache.hpp"
+#include "gpu/group_by.hpp"
+
+namespace tally::gpu {
+
+// One column of a chunk as the host has it.
+struct HostColumn {
+  const void* data = nullptr;
+  const uint8_t* validity = nullptr;  // nullptr: no NULLs
+  uint32_t width_bytes = 4;
+  bool cacheable = false;  // key names stored bytes (a known ColumnIdentity)
+  ColumnKey key;
+};
+
+struct StagedChunk {
+  int64_t rows = 0;
+  std::vector<ColumnPointer> columns;  // device pointers, in stage()'s order
+  std::vector<std::shared_ptr<const DeviceColumn>> leases;  // cache entries read
+  std::vector<EventHandle> waits;      // events the compute stream waits for
+  int slot = -1;                       // staging slot of transient copies (-1: none)
+  uint64_t copied_bytes = 0;
+  int hits = 0, misses = 0;
+};
+
+struct PipelineStats {
+  uint64_t hits = 0, misses = 0;     // column look-ups in the cache
+  uint64_t copied_bytes = 0;         // host to device
+  double device_ms = 0;              // CUDA-event time of run() bodies
+  uint64_t chunks = 0;
+};
+
+class ChunkPipeline {
+ public:
+  ChunkPipeline(int device, ColumnCache* cache);  // cache may be null: everything is transient
+  ~ChunkPipeline();
+  ChunkPipeline(const ChunkPipeline&) = delete;
+  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
+
+  // The stream GroupByAggregator launches on.
+  StreamHandle compute_stream() const;
+  // Makes the chunk's columns available on the device; copies start on the
+  // copy stream and are not waited for here.
+  StagedChunk stage(int64_t rows, const std::vector<HostColumn>& columns);
+  // Runs `body` (which enqueues the chunk's aggregation on compute_stream()
+  // and may synchronize) after the chunk's copies, timed with CUDA events;
+  // then releases the chunk. Returns the device milliseconds.
+  double run(StagedChunk& chunk, const std::function<void()>& body);
+  // Forgets a staged chunk without running it (error paths).
+  void release(StagedChunk& chunk);
+
+  const PipelineStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  int device() const { return device_; }
+
+  struct Impl;
+
+ private:
+  int device_;
+  PipelineStats stats_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tally::gpu
