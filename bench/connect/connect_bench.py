@@ -2,16 +2,23 @@
 """Connection set-up time and SELECT 1 round trips per second, Tally vs PostgreSQL 15.
 
     bench/connect/connect_bench.py --tallyd build/tallyd [--seconds 5] [--clients 1,8,64]
+        [--repeats 3] [--baseline-tallyd OLD/tallyd]
 
 Starts tallyd (temporary data directory, trust for loopback) and a PostgreSQL 15
 (initdb into a temporary directory, run as user postgres, trust over TCP) on
 free ports in the same run, checks that both answer SELECT 1 with "1", then
 drives both with pgbench and a custom script containing only SELECT 1:
-  * round trips: pgbench -n -c N -j J -T S -M simple|extended (one connection per client)
+  * round trips: pgbench -n -c N -j J -T S -M simple|extended|prepared (one
+    connection per client; extended sends Parse of the unnamed statement every
+    time, as JDBC does; prepared re-executes a named statement)
   * set-up: pgbench -n -C ... (a new connection for every transaction); pgbench
     reports the average connection time, and tps then counts connect+query+close.
-Prints a table with the ratio Tally / PostgreSQL (> 1 means Tally is faster for
-rates, < 1 means Tally is faster for times). The machine and date head the table.
+Each cell is the median of --repeats runs, the servers taking turns, so that a
+burst of load elsewhere on a shared machine hits both alike. With
+--baseline-tallyd a second tallyd (say, the build before a change) runs in the
+same way in the same run. Prints a table with the ratio Tally / PostgreSQL (> 1
+means Tally is faster for rates, < 1 means Tally is faster for times), and the
+load average before and after. The machine and date head the table.
 """
 import argparse
 import datetime
@@ -20,6 +27,7 @@ import platform
 import re
 import shutil
 import signal
+import statistics
 import socket
 import subprocess
 import sys
@@ -75,11 +83,11 @@ class Postgres:
 
 
 class Tally:
-    def __init__(self, tallyd, directory, max_clients):
+    def __init__(self, tallyd, directory, max_clients, name="tally"):
         self.port = free_port()
-        self.log = open(os.path.join(directory, "tallyd.log"), "w")
+        self.log = open(os.path.join(directory, f"{name}.log"), "w")
         self.process = subprocess.Popen(
-            [tallyd, "--port", str(self.port), "--data-dir", os.path.join(directory, "tally-data"),
+            [tallyd, "--port", str(self.port), "--data-dir", os.path.join(directory, f"{name}-data"),
              "--max-connections", str(max_clients + 10)],
             stdout=self.log, stderr=subprocess.STDOUT)
         wait_port(self.port, self.process)
@@ -122,6 +130,8 @@ def main():
     parser.add_argument("--tallyd", required=True)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--clients", default="1,8,64")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--baseline-tallyd", help="a second tallyd measured the same way")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
 
@@ -131,43 +141,69 @@ def main():
         f.write("SELECT 1;\n")
     os.chmod(directory, 0o755)
     os.chmod(script, 0o644)
-    pg = tally = None
+    pg = tally = baseline = None
     try:
         pg = Postgres(directory, max(clients))
         tally = Tally(args.tallyd, directory, max(clients))
-        # Correctness first: both must answer SELECT 1 with 1.
-        for name, port, db in (("tally", tally.port, "tally"), ("postgres", pg.port, "postgres")):
+        servers = [("tally", tally.port, "tally")]
+        if args.baseline_tallyd:
+            baseline = Tally(args.baseline_tallyd, directory, max(clients), "baseline")
+            servers.append(("baseline", baseline.port, "tally"))
+        servers.append(("postgres", pg.port, "postgres"))
+        # Correctness first: every server must answer SELECT 1 with 1.
+        for name, port, db in servers:
             out = subprocess.run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", str(port), "-U",
                                   "tally", "-d", db, "-XAtc", "SELECT 1"],
                                  capture_output=True, text=True, timeout=30)
             if out.stdout.strip() != "1":
                 raise RuntimeError(f"{name} answered SELECT 1 with {out.stdout!r} {out.stderr!r}")
 
+        load = os.getloadavg()
         print(f"# connect benchmark, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
-              f"{platform.node()}, {os.cpu_count()} CPUs, pgbench {args.seconds} s per cell")
-        header = f"{'clients':>7} | {'measure':<34} | {'tally':>10} | {'postgres':>10} | {'ratio':>6}"
+              f"{platform.node()}, {os.cpu_count()} CPUs, pgbench {args.seconds} s per cell, "
+              f"median of {args.repeats}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+        names = [name for name, _, _ in servers]
+        header = (f"{'clients':>7} | {'measure':<34} | " + " | ".join(f"{n:>10}" for n in names) +
+                  f" | {'tally/pg':>8}" + (f" | {'tally/base':>10}" if baseline else ""))
         print(header)
         print("-" * len(header))
+
+        def cell(n, mode, reconnect):
+            samples = {name: [] for name in names}
+            for _ in range(args.repeats):
+                for name, port, db in servers:
+                    samples[name].append(pgbench(port, db, script, n, args.seconds, mode, reconnect))
+            rates = {name: statistics.median(r for r, _ in v) for name, v in samples.items()}
+            times = {name: statistics.median(t for _, t in v) if all(t is not None for _, t in v)
+                     else None for name, v in samples.items()}
+            return rates, times
+
         for n in clients:
             rows = []
-            for mode in ("simple", "extended"):
-                t, _ = pgbench(tally.port, "tally", script, n, args.seconds, mode, False)
-                p, _ = pgbench(pg.port, "postgres", script, n, args.seconds, mode, False)
-                rows.append((f"SELECT 1 round trips/s ({mode})", t, p, t / p))
-            t, t_ms = pgbench(tally.port, "tally", script, n, args.seconds, "simple", True)
-            p, p_ms = pgbench(pg.port, "postgres", script, n, args.seconds, "simple", True)
-            rows.append(("connect+SELECT 1+close per s", t, p, t / p))
-            if t_ms is not None and p_ms is not None:
-                rows.append(("connection set-up time (ms)", t_ms, p_ms, t_ms / p_ms))
-            for measure, t, p, ratio in rows:
-                print(f"{n:>7} | {measure:<34} | {t:>10.1f} | {p:>10.1f} | {ratio:>6.2f}")
+            for mode in ("simple", "extended", "prepared"):
+                rates, _ = cell(n, mode, False)
+                rows.append((f"SELECT 1 round trips/s ({mode})", rates, False))
+            rates, times = cell(n, "simple", True)
+            rows.append(("connect+SELECT 1+close per s", rates, False))
+            if all(t is not None for t in times.values()):
+                rows.append(("connection set-up time (ms)", times, True))
+            for measure, values, _ in rows:
+                line = f"{n:>7} | {measure:<34} | " + " | ".join(f"{values[m]:>10.1f}" for m in names)
+                line += f" | {values['tally'] / values['postgres']:>8.2f}"
+                if baseline:
+                    line += f" | {values['tally'] / values['baseline']:>10.2f}"
+                print(line)
             sys.stdout.flush()
-        print("ratio = tally / postgres: above 1 is better for Tally in rates, "
-              "below 1 is better for Tally in set-up time")
+        load = os.getloadavg()
+        print("ratio = tally / postgres (and tally / baseline): above 1 is better for Tally in "
+              "rates, below 1 is better for Tally in set-up time")
+        print(f"# load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
         return 0
     finally:
         if tally:
             tally.stop()
+        if baseline:
+            baseline.stop()
         if pg:
             pg.stop()
         shutil.rmtree(directory, ignore_errors=True)
