@@ -1,0 +1,95 @@
+#pragma once
+// Scripted protocol sessions with the real SQL session (executor::Database's
+// handler) behind protocol::Session: the bytes a client would send in, every
+// backend message out. The host records what statement_timeout asked of it.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/database.hpp"
+#include "executor/table_provider.hpp"
+#include "protocol/backend_messages.hpp"
+#include "protocol/session.hpp"
+#include "tests/protocol/client_script.hpp"
+#include "tests/protocol/scripted_stream.hpp"
+
+namespace tally::protocol::testing {
+
+// Records every statement deadline: milliseconds from the call when armed,
+// nullopt when disarmed.
+class TimerRecordingHost : public FakeHost {
+ public:
+  void set_statement_deadline(CancelToken&, std::optional<std::chrono::steady_clock::time_point> deadline) override {
+    if (!deadline) {
+      calls.push_back(std::nullopt);
+      return;
+    }
+    calls.push_back(
+        std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now()).count());
+  }
+  std::vector<std::optional<int64_t>> calls;
+};
+
+class SqlSessionHarness {
+ public:
+  // with_storage: a real catalog and table store in a temporary directory
+  // (CREATE TABLE, INSERT); otherwise an empty in-memory table provider.
+  explicit SqlSessionHarness(bool with_storage, uint64_t statement_timeout_ms = 0) {
+    config.statement_timeout_ms = statement_timeout_ms;
+    config.gpu_device = -2;
+    if (with_storage) {
+      char pattern[] = "/tmp/tally-protocol-sql-XXXXXX";
+      data_dir_ = mkdtemp(pattern);
+      config.data_dir = data_dir_;
+      database = executor::Database::open(config);
+    } else {
+      database = executor::Database::open_with_tables(config, std::make_unique<executor::MemoryTableProvider>());
+    }
+  }
+  ~SqlSessionHarness() {
+    database.reset();
+    if (!data_dir_.empty()) std::filesystem::remove_all(data_dir_);
+  }
+
+  // Runs one connection: trust startup, the script, Terminate.
+  std::vector<backend::Message> run(const std::string& script) { return run_parts({script}, {}); }
+  // The same, sending the parts one after the other with a pause between
+  // (each when the server has consumed the previous one).
+  std::vector<backend::Message> run_parts(std::vector<std::string> parts, std::chrono::milliseconds pause) {
+    ScriptedStream stream(startup_packet("tally", "tally", "sql-session-test") + parts.at(0));
+    size_t next = 1;
+    stream.set_responder([&](const std::string&) -> std::string {
+      if (next > parts.size()) return "";
+      std::this_thread::sleep_for(pause);
+      return next < parts.size() ? parts[next++] : (++next, frontend::encode(frontend::Terminate{}));
+    });
+    Session session(config, database->handler_factory(), host, stream);
+    session.run();
+    return backend::decode_all(stream.output);
+  }
+
+  config::Config config;
+  std::unique_ptr<executor::Database> database;
+  TimerRecordingHost host;
+
+ private:
+  std::string data_dir_;
+};
+
+// The first column of every DataRow ("NULL" for NULL) and "error <SQLSTATE>"
+// for every ErrorResponse, in order.
+inline std::vector<std::string> first_values(const std::vector<backend::Message>& messages) {
+  std::vector<std::string> values;
+  for (const auto& m : messages) {
+    if (auto* row = std::get_if<backend::DataRow>(&m)) values.push_back(row->values.at(0).value_or("NULL"));
+    if (auto* error = std::get_if<backend::ErrorResponse>(&m)) values.push_back("error " + error->field('C'));
+  }
+  return values;
+}
+
+}  // namespace tally::protocol::testing
