@@ -8,6 +8,7 @@
 #include <cmath>
 #include <bit>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include "gpu/simple_format.hpp"
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "gpu/group_by_impl.hpp"
 #include "gpu/kernels/aggregate_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
+#include "gpu/kernels/partition_kernels.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
@@ -29,6 +31,15 @@ constexpr uint64_t kScratchMemoryDivisor = 8;
 constexpr int kSortRunMultiplier = 16;
 // Fill kernels: blocks per SM for memory-bound grid-stride loops.
 constexpr int kFillBlocksPerSm = 8;
+// Partitioned variant: a partition with more rows than this many times a
+// block's fair share (rows / grid) is cut into pieces shared by several
+// blocks; 2 keeps balanced partitions whole when there are fewer of them than
+// blocks (e.g. 256 partitions on 264 resident blocks).
+constexpr int64_t kPieceShare = 2;
+// Shared-memory variant: with more per-lane replicas than this the tables are
+// tiny and a scalar probe is cheaper than a 16-byte bucket probe (measured on
+// the H100: scalar wins at 16 replicas, buckets at 1-4).
+constexpr uint32_t kMaxBucketedReplicas = 4;
 
 inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
 }  // namespace detail
@@ -52,7 +63,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     count_sum_shape_ = plan_.lanes.size() == 2 && plan_.lanes[0].kind == LaneKind::count_rows &&
                        plan_.lanes[1].kind == LaneKind::sum32 && plan_.lanes[1].column == 0;
     if (options_.max_rows_per_launch == 0) {
-      const uint64_t per_row = 8 + 8 * plan_.lanes.size() + 3 * sizeof(K) + 16;
+      // spill (key + lanes), sort keys and payloads, gather, and the
+      // partitioned variant's compact output (key + lanes).
+      const uint64_t per_row = 2 * (8 + 8 * plan_.lanes.size()) + 3 * sizeof(K) + 16;
       const uint64_t rows = device_.total_memory / detail::kScratchMemoryDivisor / per_row;
       options_.max_rows_per_launch = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(rows, 1)), 1u << 16, 1ull << 31);
     }
@@ -67,6 +80,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) override {
     validate(chunk);
+    ensure_table();
     LaunchReport report;
     report.variant = variant;
     report.used = config;
@@ -74,6 +88,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       const int64_t n = std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
       kernels::ChunkRef<K> ref = make_ref(chunk, off, n);
       std::optional<KeyRange> range = chunk.key_range;
+      if (direct_groups_ > 0 && n > 0) materialize_direct(report);
       run_piece(ref, range, variant, config, report);
       settle_overflow(report);
     }
@@ -86,7 +101,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   GroupByResult finish() override {
-    const uint64_t n = group_count();
+    ensure_table();
+    const uint64_t n = global_group_count();
     ensure_extract(n + 2);
     extract(n + 2);
     ull count = 0;
@@ -94,26 +110,39 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
     if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
     const size_t L = plan_.lanes.size();
+    // Groups of the global table first, then the partitioned variant's compact
+    // output (disjoint keys, see materialize_direct).
+    const uint64_t nd = direct_groups_;
+    const uint64_t ng = n;
     GroupByResult result;
-    result.keys.resize(n);
-    result.key_is_null.resize(n);
-    std::vector<ull> lanes(L * n);
-    if (n > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data(), out_keys_.get(), n * sizeof(int64_t), cudaMemcpyDeviceToHost, cs()));
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.key_is_null.data(), out_null_.get(), n, cudaMemcpyDeviceToHost, cs()));
-      for (size_t l = 0; l < L; ++l)
-        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * n, out_lanes_.get<ull>() + l * out_stride_, n * sizeof(ull),
-                                         cudaMemcpyDeviceToHost, cs()));
-      TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    result.keys.resize(ng + nd);
+    result.key_is_null.assign(ng + nd, 0);
+    std::vector<ull> lanes(L * (ng + nd));
+    if (ng > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data(), out_keys_.get(), ng * sizeof(int64_t), cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.key_is_null.data(), out_null_.get(), ng, cudaMemcpyDeviceToHost, cs()));
     }
+    if (nd > 0)
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data() + ng, dir_keys_.get(), nd * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, cs()));
+    for (size_t l = 0; l < L; ++l) {
+      if (ng > 0)
+        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * (ng + nd), out_lanes_.get<ull>() + l * out_stride_,
+                                         ng * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+      if (nd > 0)
+        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * (ng + nd) + ng, dir_lanes_.get<ull>() + l * dir_capacity_,
+                                         nd * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    }
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    const uint64_t total = ng + nd;
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       const AggregateSpec& as = spec_.aggregates[a];
       const AggregateLanes& al = plan_.aggregates[a];
       AggregateValues vals;
-      vals.value.resize(n);
-      vals.nonnull.resize(n);
-      for (uint64_t g = 0; g < n; ++g) {
-        const auto lane = [&](int l) { return lanes[static_cast<size_t>(l) * n + g]; };
+      vals.value.resize(total);
+      vals.nonnull.resize(total);
+      for (uint64_t g = 0; g < total; ++g) {
+        const auto lane = [&](int l) { return lanes[static_cast<size_t>(l) * total + g]; };
         vals.nonnull[g] = static_cast<int64_t>(lane(al.nonnull_lane));
         switch (as.op) {
           case AggOp::count_star:
@@ -137,12 +166,29 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     return result;
   }
 
+  // The partitioned variant's compact output stays where it is: with the
+  // extracted global groups it is the device-side result.
   void finish_device() override {
-    ensure_extract(capacity_ + 2);
+    ensure_table();
+    ensure_extract(table_may_have_groups_ ? capacity_ + 2 : 2);
     extract(capacity_ + 2);
   }
 
-  uint64_t group_count() override {
+  uint64_t group_count() override { return global_group_count() + direct_groups_; }
+
+  void reset() override {
+    // The table is re-initialized only when something may have claimed an
+    // ordinary slot (a host-side flag kept from the overflow check); else its
+    // special slots and the compact output's count are cleared.
+    if (table_may_have_groups_) table_needs_init_ = true;
+    else reset_special_slots();
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
+    direct_groups_ = 0;
+  }
+
+ private:
+  uint64_t global_group_count() {
+    ensure_table();
     ull occupied = 0, special[2] = {0, 0};
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
     TALLY_CUDA_CHECK(cudaMemcpyAsync(special, table_lanes_.get<ull>() + capacity_, 2 * sizeof(ull),
@@ -151,10 +197,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     return occupied + (special[0] > 0) + (special[1] > 0);
   }
 
-  void reset() override { init_table(); }
-
- private:
-  enum Counter { kOccupied = 0, kSpillCount, kLost, kOutCount, kRangeMin, kRangeMax, kCounterCount };
+  // kOccupied, kSpillCount, kLost and kDirectCount are read together.
+  enum Counter { kOccupied = 0, kSpillCount, kLost, kDirectCount, kOutCount, kRangeMin, kRangeMax, kCounterCount };
 
   cudaStream_t cs() const { return reinterpret_cast<cudaStream_t>(stream_); }
   ull* counter(Counter c) const { return counters_.get<ull>() + c; }
@@ -194,7 +238,21 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     init_table();
   }
 
+  void ensure_table() {
+    if (table_needs_init_) init_table();
+  }
+
+  void reset_special_slots() {
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      ull* p = table_lanes_.get<ull>() + l * (capacity_ + 2) + capacity_;
+      kernels::fill_kernel<ull><<<1, 32, 0, cs()>>>(p, 2, kernels::lane_identity(plan_.lanes[l].kind));
+      TALLY_CUDA_CHECK_LAUNCH("fill_kernel(special slots)");
+    }
+  }
+
   void init_table() {
+    table_needs_init_ = false;
+    table_may_have_groups_ = false;
     kernels::fill_kernel<K><<<fill_grid(), 256, 0, cs()>>>(table_keys_.get<K>(), capacity_, kernels::KeyTraits<K>::empty);
     TALLY_CUDA_CHECK_LAUNCH("fill_kernel(keys)");
     for (size_t l = 0; l < plan_.lanes.size(); ++l) {
@@ -378,11 +436,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
           pbits = default_launch_config(Variant::partitioned_hash, spec_, device_, facts).partition_bits;
           report.adjustments.push_back(simple_format("partition_bits 0 -> {} (from the estimate)", pbits));
         }
-        pbits = std::clamp(pbits, 1, static_cast<int>(8 * sizeof(K)));
+        pbits = std::clamp(pbits, 1, kMaxPartitionBits);
         c.partition_bits = pbits;
         const auto bits = sort_bits(&kr, pbits);
         const kernels::ChunkRef<K> sorted = sort_piece(ref, bits.first, bits.second);
-        launch_shared<false>(sorted, c, UINT32_MAX / 2, 0, true, spill, report);
+        launch_partitioned(sorted, bits.first, bits.second - bits.first, c, spill, report);
         break;
       }
     }
@@ -412,6 +470,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       off += total * static_cast<uint32_t>(shared_lane_bytes(lane));
     }
     if (with_keys && sizeof(K) == 4) {
+      off = (off + 15) / 16 * 16;  // bucketed probing loads 16 bytes at a time
       lay.keys_offset = off;
       off += total * 4;
     }
@@ -484,10 +543,16 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
       c.shared_replicas = static_cast<int>(replicas);
     }
+    // Bucketed probes pay off where probes run past the home slot (few
+    // replicas, larger tables); see shared_find_or_insert.
+    const bool bucketed = !kDense && replicas <= detail::kMaxBucketedReplicas;
+    if (bucketed) slots = kernels::aligned_hash_slots<K>(slots);
     kernels::SharedParams p;
     p.replicas = replicas;
     p.dense_min = dense_min;
     p.slots = slots;
+    p.bucketed = bucketed;
+    if (bucketed) p.area_magic = kernels::hash_area_magic<K>(slots);
     p.insert_limit = static_cast<uint32_t>(slots * c.fill() * replicas);
     const double thr = slots * c.fill() - static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
     p.flush_threshold = thr > 0 ? static_cast<uint32_t>(thr) : 0;
@@ -500,6 +565,102 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       case 4: launch_shared_r<kDense, 4>(ref, c, p, spill, report); break;
       default: launch_shared_r<kDense, 8>(ref, c, p, spill, report); break;
     }
+  }
+
+  // PARTITIONED, after the sort: partition boundaries, then one block per
+  // partition (partition_kernels.cuh). The shared table is sized for the
+  // expected groups of one partition (estimate / partitions) with slack and
+  // one tile of new keys (the fill check runs at tile starts), within what
+  // blocks_per_sm leaves.
+  void launch_partitioned(const kernels::ChunkRef<K>& sorted, int begin_bit, int bits, VariantConfig& c,
+                          const kernels::SpillRef& spill, LaunchReport& report) {
+    if (sorted.rows == 0) return;
+    const uint32_t parts = 1u << bits;
+    part_starts_.ensure((parts + 1) * sizeof(int64_t), cs());
+    part_pieces_.ensure(2 * (parts + 1) * sizeof(uint32_t), cs());
+    kernels::partition_bounds_kernel<K><<<(parts + 256) / 256, 256, 0, cs()>>>(sorted.keys, sorted.rows, begin_bit, parts,
+                                                                              part_starts_.get<int64_t>());
+    TALLY_CUDA_CHECK_LAUNCH("partition_bounds_kernel");
+    // Own the output outright only when nothing else holds groups yet.
+    const bool direct = !table_may_have_groups_ && direct_groups_ == 0;
+    kernels::DirectRef out;
+    if (direct) {
+      const uint64_t need = static_cast<uint64_t>(sorted.rows);
+      if (need > dir_capacity_) {
+        dir_keys_.release();
+        dir_lanes_.release();
+        dir_keys_.ensure(need * sizeof(int64_t), cs());
+        dir_lanes_.ensure(need * plan_.lanes.size() * sizeof(ull), cs());
+        dir_capacity_ = need;
+      }
+      out.keys = dir_keys_.get<int64_t>();
+      out.lanes = dir_lanes_.get<ull>();
+      out.capacity = dir_capacity_;
+    }
+    out.count = counter(kDirectCount);
+    out.lost = counter(kLost);
+
+    const size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm);
+    const uint32_t fit = hash_slots_fitting(spec_, plan_, budget);
+    const double tile = static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
+    const double per_partition = static_cast<double>(std::max<uint64_t>(options_.estimated_groups, 1)) / parts;
+    const double want = (per_partition * kPartitionSlack + tile) / c.fill() + 64;
+    uint32_t slots = static_cast<uint32_t>(std::min<double>(want, fit));
+    if (want > fit)
+      report.adjustments.push_back(simple_format("partition table clamped to {} slots ({} B per block)", fit, budget));
+    slots = kernels::aligned_hash_slots<K>(std::max<uint32_t>(slots, std::min<uint32_t>(fit, 64)));
+    kernels::SharedParams p;
+    p.slots = slots;
+    p.replicas = 1;
+    p.insert_limit = static_cast<uint32_t>(slots * c.fill());
+    const double thr = slots * c.fill() - tile;
+    p.flush_threshold = thr >= 1 ? static_cast<uint32_t>(thr) : 0;
+    p.flush_on_fill = true;
+    p.hash = c.hash == HashKind::range ? HashKind::murmur : c.hash;
+    p.area_magic = kernels::hash_area_magic<K>(slots);
+    p.bucketed = true;
+    c.shared_replicas = 1;
+    report.shared_slots = slots;
+    switch (c.launch.rows_per_thread) {
+      case 1: launch_partitioned_r<1>(sorted, parts, direct, out, c, p, spill, report); break;
+      case 2: launch_partitioned_r<2>(sorted, parts, direct, out, c, p, spill, report); break;
+      case 4: launch_partitioned_r<4>(sorted, parts, direct, out, c, p, spill, report); break;
+      default: launch_partitioned_r<8>(sorted, parts, direct, out, c, p, spill, report); break;
+    }
+  }
+
+  template <int R>
+  void launch_partitioned_r(const kernels::ChunkRef<K>& sorted, uint32_t parts, bool direct,
+                            const kernels::DirectRef& out, VariantConfig& c, const kernels::SharedParams& p,
+                            const kernels::SpillRef& spill, LaunchReport& report) {
+    auto kernel = kernels::partition_aggregate_kernel<K, R, false>;
+    const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
+    if (fast) kernel = kernels::partition_aggregate_kernel<K, R, true>;
+    const kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
+    TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(lay.total_bytes)));
+    clamp_threads(kernel, c, report);
+    const int64_t tile = static_cast<int64_t>(c.launch.threads_per_block) * R;
+    const int64_t slots_of_blocks = static_cast<int64_t>(device_.sm_count) * c.launch.blocks_per_sm;
+    const int grid = occupancy_grid(kernel, c, lay.total_bytes, std::max<int64_t>(parts, slots_of_blocks), report);
+    report.grid_blocks = grid;
+    // Pieces of at most twice a block's fair share of the rows: balanced
+    // partitions stay whole (owned outright), a dominant one is shared.
+    const int64_t piece_rows =
+        std::max<int64_t>(tile, (detail::kPieceShare * sorted.rows + grid - 1) / std::max(grid, 1));
+    uint32_t* pieces = part_pieces_.get<uint32_t>();
+    kernels::partition_pieces_kernel<K><<<(parts + 256) / 256, 256, 0, cs()>>>(part_starts_.get<int64_t>(), parts,
+                                                                           piece_rows, pieces);
+    TALLY_CUDA_CHECK_LAUNCH("partition_pieces_kernel");
+    uint32_t* first_item = pieces + (parts + 1);
+    size_t temp = 0;
+    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, pieces, first_item, parts + 1, cs()));
+    sort_temp_.ensure(temp, cs());
+    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(sort_temp_.get(), temp, pieces, first_item, parts + 1, cs()));
+    kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(sorted, lanes_, lay, p, part_starts_.get<int64_t>(),
+                                                                        first_item, parts, direct, table_ref(), spill,
+                                                                        out);
+    TALLY_CUDA_CHECK_LAUNCH("partition_aggregate_kernel");
   }
 
   template <int R>
@@ -634,11 +795,13 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // Reads the overflow counters; on spill grows the table and merges the
   // spilled rows/partials, so the chunk's result is complete when this returns.
   void settle_overflow(LaunchReport& report) {
-    ull h[3];
+    ull h[4];
     TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), sizeof(h), cudaMemcpyDeviceToHost, cs()));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
     const ull occupied = h[0], spilled = h[1], lost = h[2];
     if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups during growth");
+    direct_groups_ = h[3];
+    if (occupied > 0) table_may_have_groups_ = true;
     if (spilled == 0) return;
     if (spilled > spill_capacity_)
       throw Error(SqlState::internal_error,
@@ -660,6 +823,37 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost_after, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
     if (lost_after != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups merging the spill");
+    table_may_have_groups_ = true;
+  }
+
+  // Merges the partitioned variant's compact output into the global table
+  // (growing it first), before any other chunk is aggregated: from then on a
+  // key can only be in one place, and later chunks merge into the table.
+  void materialize_direct(LaunchReport& report) {
+    ensure_table();
+    const uint64_t n = direct_groups_;
+    ull occupied = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    if (static_cast<double>(occupied + n) > static_cast<double>(capacity_) * options_.max_fill) {
+      grow(std::max(capacity_for(occupied + n), capacity_ * 2));
+      ++report.table_growths;
+    }
+    kernels::SpillRef d;
+    d.keys = dir_keys_.get<int64_t>();
+    d.lanes = dir_lanes_.get<ull>();
+    d.capacity = dir_capacity_;
+    d.count = counter(kDirectCount);
+    const int grid = static_cast<int>(std::min<uint64_t>(fill_grid(), (n + 255) / 256));
+    kernels::merge_spill_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(true), d, n, lanes_, counter(kLost));
+    TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel(partitioned output)");
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
+    ull lost = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups merging the partitioned output");
+    direct_groups_ = 0;
+    table_may_have_groups_ = true;
   }
 
   void grow(uint64_t new_capacity) {
@@ -671,6 +865,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     const int grid = fill_grid();
     kernels::rehash_kernel<K><<<grid, 256, 0, cs()>>>(from, to, lanes_.count, counter(kLost));
     TALLY_CUDA_CHECK_LAUNCH("rehash_kernel");
+    table_may_have_groups_ = true;
     old_keys.release();
     old_lanes.release();
   }
@@ -688,9 +883,13 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     out_stride_ = n;
   }
 
+  // Scans the whole table, or only its two special slots while no ordinary
+  // slot can be taken.
   void extract(uint64_t) {
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kOutCount), 0, sizeof(ull), cs()));
-    kernels::extract_kernel<K><<<fill_grid(), 256, 0, cs()>>>(table_ref(), lanes_.count, out_keys_.get<int64_t>(),
+    const uint64_t first = table_may_have_groups_ ? 0 : capacity_;
+    const int grid = table_may_have_groups_ ? fill_grid() : 1;
+    kernels::extract_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(), first, lanes_.count, out_keys_.get<int64_t>(),
                                                              out_null_.get<uint8_t>(), out_lanes_.get<ull>(),
                                                              out_stride_, counter(kOutCount));
     TALLY_CUDA_CHECK_LAUNCH("extract_kernel");
@@ -711,6 +910,16 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   DeviceBuffer sort_keys_, sort_payload_in_, sort_payload_out_, sort_temp_, sort_gather_;
   uint64_t out_stride_ = 0;
   DeviceBuffer out_keys_, out_null_, out_lanes_;
+  // Partitioned variant: compact output of partitions owned outright, and
+  // the partition boundaries of the last sort.
+  uint64_t dir_capacity_ = 0;
+  uint64_t direct_groups_ = 0;  // host copy of kDirectCount after each launch
+  DeviceBuffer dir_keys_, dir_lanes_, part_starts_, part_pieces_;
+  // Host-side knowledge of the global table: whether an ordinary slot may be
+  // taken (else reset and extraction touch only the special slots), and
+  // whether a reset is pending.
+  bool table_may_have_groups_ = false;
+  bool table_needs_init_ = false;
 };
 
 }  // namespace tally::gpu

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 namespace tally::gpu {
 namespace {
@@ -21,9 +22,10 @@ constexpr int kMinSharedThreads = 256;
 // Below this many rows a chunk is too small to amortize a sort or a shared
 // table's initialization and flush.
 constexpr uint64_t kSmallChunkRows = 1u << 16;
-// Expected partition imbalance margin: partitions are sized for half of the
-// rows a shared table can take before it must flush.
-constexpr double kPartitionMargin = 0.5;
+// CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
+// partition bits cost in whole passes over the rows.
+constexpr int kRadixBitsPerPass = 8;
+int floor_log2(uint64_t x) { return x <= 1 ? 0 : 63 - std::countl_zero(x); }
 
 size_t key_bytes(const GroupBySpec& spec) { return spec.key_type == KeyType::int32 ? 4 : 8; }
 
@@ -144,20 +146,43 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       break;
     }
     case Variant::partitioned_hash: {
-      c.launch.threads_per_block = std::min(1024, std::min(d.max_threads_per_block, max_threads_sm)) / 32 * 32;
       c.launch.rows_per_thread = 2;
-      c.launch.blocks_per_sm = 1;
       const bool dense_keys =
           facts.key_range && facts.key_range->size() <= 4 * std::max<uint64_t>(facts.estimated_groups, 1);
       // Dense key ranges partition into contiguous sub-ranges: identity hashing
       // is collision-free there, so the table can run fuller.
       c.hash = dense_keys ? HashKind::identity : HashKind::murmur;
       c.launch.fill_factor_percent = dense_keys ? 90 : 70;
-      const uint32_t slots = hash_slots_fitting(spec, plan, shared_budget_per_block(d, c.launch.blocks_per_sm));
-      const double per_partition =
-          std::max(1.0, (slots * c.fill() - c.launch.threads_per_block * c.launch.rows_per_thread) * kPartitionMargin);
-      c.partition_bits = std::clamp(
-          ceil_log2(static_cast<uint64_t>(static_cast<double>(facts.estimated_groups) / per_partition) + 1), 1, 24);
+      // Enough partitions that one partition's expected groups (with slack)
+      // plus a tile of new keys fit one block's shared table, and about one
+      // partition per resident block at least. Two blocks per SM overlap one
+      // block's table initialization and flush with the other's rows, but
+      // halve the table; take them unless that costs another radix pass.
+      int best_passes = 1 << 20;
+      for (int bps = 2; bps >= 1; --bps) {
+        const int tpb = std::min({1024, d.max_threads_per_block, max_threads_sm / bps}) / 32 * 32;
+        if (tpb < 32) continue;
+        const uint32_t slots = hash_slots_fitting(spec, plan, shared_budget_per_block(d, bps));
+        const double per_partition = (slots * c.fill() - static_cast<double>(tpb) * c.launch.rows_per_thread) /
+                                     kPartitionSlack;
+        if (per_partition < 1) continue;
+        const uint64_t parts = static_cast<uint64_t>(
+            std::ceil(static_cast<double>(std::max<uint64_t>(facts.estimated_groups, 1)) / per_partition));
+        const int bits = std::clamp(std::max(ceil_log2(parts), floor_log2(static_cast<uint64_t>(d.sm_count) * bps)),
+                                    1, kMaxPartitionBits);
+        const int passes = (bits + kRadixBitsPerPass - 1) / kRadixBitsPerPass;
+        if (passes < best_passes) {
+          best_passes = passes;
+          c.launch.blocks_per_sm = bps;
+          c.launch.threads_per_block = tpb;
+          c.partition_bits = bits;
+        }
+      }
+      if (best_passes == 1 << 20) {  // no table fits a tile: the launcher clamps
+        c.launch.blocks_per_sm = 1;
+        c.launch.threads_per_block = std::min(1024, std::min(d.max_threads_per_block, max_threads_sm)) / 32 * 32;
+        c.partition_bits = kMaxPartitionBits;
+      }
       break;
     }
     case Variant::global_hash:

@@ -15,6 +15,13 @@
 
 namespace tally::gpu {
 
+// Partitioned variant: a partition's shared table has room for this many times
+// the expected groups per partition (hash partitions of uniform keys vary by
+// about the square root of their size), plus one tile of new keys.
+inline constexpr double kPartitionSlack = 1.25;
+// At most 2^24 partitions (their boundaries are one binary search each).
+inline constexpr int kMaxPartitionBits = 24;
+
 struct ChunkFacts {
   uint64_t rows = 0;
   std::optional<KeyRange> key_range;

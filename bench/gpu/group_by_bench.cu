@@ -27,6 +27,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/kernels/views.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tb = tally::bench;
@@ -62,15 +63,6 @@ __global__ void read_kernel(const int4* keys, const int4* values, uint64_t n4, i
 
 constexpr int32_t kEmpty = INT32_MIN;
 
-__device__ __forceinline__ uint32_t murmur32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
-}
-
 // The literature's baseline: grid-stride, one row per thread per step, CAS on
 // the key, atomicAdd on the 64-bit sum and count. (No key equals kEmpty here:
 // the generator never produces INT32_MIN as a dense or sparse key for G <= 2^26.)
@@ -79,7 +71,7 @@ __global__ void baseline_global_kernel(const int32_t* keys, const int32_t* value
   for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < n;
        r += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const int32_t k = keys[r];
-    uint64_t h = murmur32(static_cast<uint32_t>(k)) & mask;
+    uint64_t h = tally::gpu::kernels::fmix32(static_cast<uint32_t>(k)) & mask;  // murmur3 finalizer
     while (true) {
       const int32_t cur = tkeys[h];
       if (cur == k) break;
@@ -137,6 +129,7 @@ struct Timer {
 
 struct Options {
   int log2_rows = 28;
+  int min_log2_groups = 0;
   int max_log2_groups = 26;
   int step = 2;
   int reps = 5;
@@ -157,6 +150,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--log2-rows") o.log2_rows = std::stoi(next());
+    else if (a == "--min-log2-groups") o.min_log2_groups = std::stoi(next());
     else if (a == "--max-log2-groups") o.max_log2_groups = std::stoi(next());
     else if (a == "--step") o.step = std::stoi(next());
     else if (a == "--reps") o.reps = std::stoi(next());
@@ -165,7 +159,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--csv") o.csv = next();
     else {
       std::fprintf(stderr,
-                   "usage: %s [--log2-rows 28] [--max-log2-groups 26] [--step 2] [--reps 5] "
+                   "usage: %s [--log2-rows 28] [--min-log2-groups 0] [--max-log2-groups 26] [--step 2] [--reps 5] "
                    "[--kinds dense,sparse] [--best-only] [--csv FILE]\n",
                    argv[0]);
       std::exit(2);
@@ -242,7 +236,7 @@ int main(int argc, char** argv) {
       std::printf("\n## %s keys\n", kind.c_str());
       std::printf("%-7s %-12s %9s %9s %7s %9s %9s %8s %s\n", "G", "tally", "ms", "Grows/s", "%read", "sort_ms",
                   "global_ms", "speedup", "check");
-      for (int lg = 0; lg <= opt.max_log2_groups; lg += opt.step) {
+      for (int lg = opt.min_log2_groups; lg <= opt.max_log2_groups; lg += opt.step) {
         const uint64_t groups = uint64_t{1} << lg;
         const uint64_t key_seed = 0xC0FFEEull + static_cast<uint64_t>(lg) * 1315423911ull + (sparse ? 77 : 0);
         generate_kernel<<<fill_grid, 256>>>(keys, values, n, groups, sparse, key_seed, value_seed);

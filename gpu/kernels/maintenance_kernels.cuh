@@ -63,14 +63,25 @@ __global__ void merge_spill_kernel(GlobalTableRef<K> table, SpillRef spill, uint
   }
 }
 
-// Appends every group: key (int64), NULL flag, lanes (SoA, stride out_stride).
+// Appends every group of slots [first, stride): key (int64), NULL flag, lanes
+// (SoA, stride out_stride). One atomic per warp reserves the warp's positions
+// (one per group on a single counter serializes at millions of groups).
 template <class K>
-__global__ void extract_kernel(GlobalTableRef<K> table, int lanes, int64_t* out_keys, uint8_t* out_null,
-                               ull* out_lanes, uint64_t out_stride, ull* out_count) {
-  for (uint64_t s = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < table.stride;
-       s += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    if (table.lane(0)[s] == 0) continue;
-    const ull i = atomicAdd(out_count, 1ull);
+__global__ void extract_kernel(GlobalTableRef<K> table, uint64_t first, int lanes, int64_t* out_keys,
+                               uint8_t* out_null, ull* out_lanes, uint64_t out_stride, ull* out_count) {
+  const unsigned lane = threadIdx.x & 31u;
+  const uint64_t step = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t s0 = first + static_cast<uint64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); s0 < table.stride;
+       s0 += step) {
+    const uint64_t s = s0 + lane;
+    const bool has = s < table.stride && table.lane(0)[s] != 0;
+    const unsigned m = __ballot_sync(0xffffffffu, has);
+    if (m == 0) continue;
+    ull base = 0;
+    if (lane == 0) base = atomicAdd(out_count, static_cast<ull>(__popc(m)));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (!has) continue;
+    const ull i = base + static_cast<unsigned>(__popc(m & ((1u << lane) - 1u)));
     if (i >= out_stride) continue;
     const bool is_null = s == table.capacity;
     out_keys[i] = s < table.capacity ? static_cast<int64_t>(table.keys[s])

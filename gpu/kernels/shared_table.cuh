@@ -28,6 +28,13 @@ struct SharedParams {
   bool warp_preaggregate = false;
   HashKind hash = HashKind::murmur;
   uint32_t replicas = 1;       // power of two <= 32: per-lane copies of the table
+  // Hash variants, non-murmur hashes: UINT64_MAX / probe area + 1, so that
+  // key mod area is two multiplications (Lemire's fastmod) instead of a
+  // 64-bit division (about a hundred instructions per row).
+  uint64_t area_magic = 0;
+  // Hash variants: probe one 16-byte bucket per load (p.slots aligned with
+  // aligned_hash_slots) instead of one key.
+  bool bucketed = false;
 };
 
 struct SharedTable {

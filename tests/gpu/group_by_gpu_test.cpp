@@ -316,7 +316,10 @@ TEST_P(GpuGroupByTest, ForcedTinyTableGrows) {
   d.groups = 60000;
   d.sparse = true;
   d.null_key = 0.01;
-  const auto reports = check(make_table(key_type(), d, 6), 1);  // estimate 1: minimum table
+  // Estimate 1: minimum table. Two chunks: the partitioned variant owns the
+  // first chunk's partitions outright and merges them into the table (which
+  // must grow) before the second chunk.
+  const auto reports = check(make_table(key_type(), d, 6), 1, 100000);
   int growths = 0;
   for (const LaunchReport& r : reports) growths += r.table_growths;
   EXPECT_GT(growths, 0);
@@ -365,6 +368,106 @@ TEST_P(GpuGroupByTest, RangeMeasuredWhenNotGiven) {
   d.groups = 200;
   d.key_offset = 1000;
   check(make_table(key_type(), d, 10), 200, 0, nullptr, /*pass_range=*/false);
+}
+
+// reset() keeps the allocations and forgets every group, whatever the
+// previous run left behind (ordinary slots, special slots, the partitioned
+// variant's compact output): a second aggregation sees only its own rows.
+TEST_P(GpuGroupByTest, ResetForgetsEveryGroup) {
+  const GroupBySpec spec = full_spec(key_type());
+  DataShape d;
+  d.rows = 40000;
+  d.groups = 700;
+  d.null_key = 0.03;
+  d.null_value = 0.1;
+  const TestTable first = make_table(key_type(), d, 21);
+  d.groups = 300;
+  d.key_offset = 5000;
+  const TestTable second = make_table(key_type(), d, 22);
+  ChunkFacts whole;
+  whole.rows = d.rows;
+  whole.estimated_groups = 700;
+  whole.key_range = KeyRange{0, 5400};
+  if (variant() == Variant::dense && !can_use(Variant::dense, spec, device_, whole)) GTEST_SKIP() << "range too large";
+  GroupByAggregator agg(device_, spec, default_table_options(variant(), spec, device_, whole));
+  for (const TestTable* t : {&first, &second}) {
+    HostChunk h = make_host_chunk(*t, 0, t->rows());
+    h.pointers.key_range = range_of(*t);
+    ChunkFacts f = whole;
+    f.key_range = h.pointers.key_range;
+    agg.consume_host(h.pointers, variant(), default_launch_config(variant(), spec, device_, f));
+    EXPECT_TRUE(same_groups(reference_group_by(*t, spec), to_map(agg.finish())));
+    EXPECT_EQ(agg.group_count(), reference_group_by(*t, spec).size());
+    agg.reset();
+  }
+}
+
+// Variants switched between chunks of one aggregation: every variant's chunk
+// followed by every other variant's, so the partitioned variant's compact
+// output is merged into the global table before another chunk lands there.
+TEST_P(GpuGroupByTest, EveryOtherVariantAfterThisOne) {
+  const GroupBySpec spec = full_spec(key_type());
+  DataShape d;
+  d.rows = 30000;
+  d.groups = 2000;
+  d.null_key = 0.02;
+  d.null_value = 0.1;
+  const TestTable t = make_table(key_type(), d, 23);
+  ChunkFacts whole;
+  whole.rows = t.rows();
+  whole.estimated_groups = 2000;
+  whole.key_range = range_of(t);
+  for (Variant next : kAllVariants) {
+    if (next == variant()) continue;
+    std::vector<Variant> order{variant(), next};
+    bool usable = true;
+    for (Variant v : order) usable = usable && can_use(v, spec, device_, whole);
+    if (!usable) continue;
+    GroupByAggregator agg(device_, spec, default_table_options(variant(), spec, device_, whole));
+    const size_t half = t.rows() / 2;
+    for (int i = 0; i < 2; ++i) {
+      HostChunk h = make_host_chunk(t, i == 0 ? 0 : half, i == 0 ? half : t.rows());
+      h.pointers.key_range = whole.key_range;
+      agg.consume_host(h.pointers, order[static_cast<size_t>(i)],
+                       default_launch_config(order[static_cast<size_t>(i)], spec, device_, whole));
+    }
+    EXPECT_TRUE(same_groups(reference_group_by(t, spec), to_map(agg.finish())))
+        << variant_name(variant()) << " then " << variant_name(next);
+  }
+}
+
+// Half of the rows carry one key: the partitioned variant cuts that
+// partition into pieces shared by several blocks (flushed into the global
+// table) while the others stay owned outright; every variant stays exact.
+TEST_P(GpuGroupByTest, OneDominantKeyAmongManyGroups) {
+  if (variant() == Variant::dense) GTEST_SKIP() << "dense needs a small key range";
+  DataShape d;
+  d.rows = 400000;
+  d.groups = 20000;
+  d.sparse = true;
+  d.null_key = 0.01;
+  d.null_value = 0.05;
+  TestTable t = make_table(key_type(), d, 25);
+  for (size_t r = 0; r < t.rows(); r += 2) t.keys[r] = 12345;
+  check(t, 20000);
+}
+
+// The partitioned variant with far more groups than estimated: partitions
+// outgrow their shared tables, flush into the global table (which grows), and
+// the result stays exact; with the estimate right they are owned outright.
+TEST_P(GpuGroupByTest, PartitionsOutgrowTheirTables) {
+  if (variant() != Variant::partitioned_hash) GTEST_SKIP() << "partitioned only";
+  DataShape d;
+  d.rows = 1000000;  // several tiles per partition, so the fill check runs
+  d.groups = 400000;
+  d.sparse = true;
+  d.null_key = 0.01;
+  d.null_value = 0.05;
+  const TestTable t = make_table(key_type(), d, 24);
+  int growths = 0;
+  for (const LaunchReport& r : check(t, 100)) growths += r.table_growths;
+  EXPECT_GT(growths, 0);
+  check(t, 400000);
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {

@@ -3,6 +3,8 @@
 // constant that only fits one). Runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
@@ -104,16 +106,29 @@ TEST(VariantRules, DefaultConfigsRespectDeviceLimits) {
   }
 }
 
-TEST(VariantRules, PartitionBitsGrowWithGroups) {
+// Partitions are sized so that one partition's expected groups (with slack)
+// plus a tile of new keys fit one block's shared table, and the bits grow with
+// the groups; where the groups allow, one radix pass (8 bits) is enough.
+TEST(VariantRules, PartitionBitsFitGroupsInSharedMemory) {
   const DeviceInfo d = hopper_like();
   const GroupBySpec s = sum_spec();
+  const LanePlan plan = plan_lanes(s);
   ChunkFacts f;
   f.rows = 1 << 28;
-  f.estimated_groups = 1 << 16;
-  const int small = default_launch_config(Variant::partitioned_hash, s, d, f).partition_bits;
-  f.estimated_groups = 1 << 26;
-  const int large = default_launch_config(Variant::partitioned_hash, s, d, f).partition_bits;
-  EXPECT_EQ(large - small, 10);
+  int previous = 0;
+  for (int lg = 10; lg <= 26; lg += 2) {
+    f.estimated_groups = uint64_t{1} << lg;
+    const VariantConfig c = default_launch_config(Variant::partitioned_hash, s, d, f);
+    EXPECT_GE(c.partition_bits, previous) << "G = 2^" << lg;
+    previous = c.partition_bits;
+    const double per_partition = std::ldexp(1.0, lg - c.partition_bits);
+    const double slots = hash_slots_fitting(s, plan, shared_budget_per_block(d, c.launch.blocks_per_sm));
+    EXPECT_LE(per_partition * kPartitionSlack + c.launch.threads_per_block * c.launch.rows_per_thread,
+              slots * c.fill())
+        << "G = 2^" << lg << " bits " << c.partition_bits;
+    if (lg <= 18) EXPECT_LE(c.partition_bits, 8) << "G = 2^" << lg;
+  }
+  EXPECT_GE(previous, 12);
 }
 
 TEST(VariantNames, RoundTrip) {
