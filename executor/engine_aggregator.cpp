@@ -399,6 +399,7 @@ class EngineAggregator final : public GroupAggregator {
   size_t finalize(std::vector<Vector>& columns) override {
     AggregationResult result = run_->finalize();
     report_ = run_->report();
+    note_aggregation(report_.engine, report_.variant);  // the query log line names them
     count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
     size_t groups = result.groups();
     const bool global = keys_.empty();

@@ -224,6 +224,7 @@ ExecContext Session::make_exec_context(const std::vector<Value>* parameters) {
   ec.threads = database_ ? database_->config().cpu_threads : 1;
   ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
   ec.engine = settings_.get("tally.engine").value_or("auto");
+  if (database_) database_->prepare(ec, settings_);  // GPU engine, tally.variant, tally.launch_config
   return ec;
 }
 

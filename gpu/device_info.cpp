@@ -12,9 +12,4 @@ std::string DeviceInfo::describe() const {
                      driver_version / 1000, (driver_version % 1000) / 10);
 }
 
-std::string DeviceInfo::fingerprint() const {
-  return fmt::format("{}|sm_{}{}|{}|{}|{}", name, compute_major, compute_minor, sm_count,
-                     total_memory >> 20, driver_version);
-}
-
 }  // namespace tally::gpu

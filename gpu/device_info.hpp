@@ -31,8 +31,7 @@ struct DeviceInfo {
 
   // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.2 GiB, driver 13.0)".
   std::string describe() const;
-  // Stable text identifying the device model for the tuning cache key.
-  std::string fingerprint() const;
+  // The tuning cache's device key is gpu::device_fingerprint() (tuner_bridge.hpp).
 };
 
 // Number of usable CUDA devices; 0 when the build has no CUDA, no driver or no

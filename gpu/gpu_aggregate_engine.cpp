@@ -257,8 +257,7 @@ void GpuRun::run_pending() {
   report_.device_ms += ms;
   ++report_.chunks;
   if (tuner_ && chunk.rows > 0) {
-    tuner_->report(r.used, ms / 1e3 / static_cast<double>(chunk.rows));
-    count(engine_counters().tuner_measurements);
+    tuner_->report(r.used, ms / 1e3 / static_cast<double>(chunk.rows));  // counts tuner_measurements
   }
   report_.variant = std::string(variant_name(r.variant));
   report_.configuration = describe(r.used);
@@ -282,8 +281,7 @@ executor::AggregationResult GpuRun::finalize() {
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
     for (const executor::TuningRecord& rec : tuner_->records()) {
-      spec_.tuning_store->store(rec);
-      count(engine_counters().tuning_cache_writes);
+      spec_.tuning_store->store(rec);  // counts tuning_cache_writes
     }
   }
   if (!aggregator_) return out;  // no chunk: no group
