@@ -36,6 +36,9 @@ constexpr int kFillBlocksPerSm = 8;
 // blocks; 2 keeps balanced partitions whole when there are fewer of them than
 // blocks (e.g. 256 partitions on 264 resident blocks).
 constexpr int64_t kPieceShare = 2;
+// Bytes of static shared memory the partition kernel declares (item bounds,
+// flags, output cursor), kept out of its dynamic table's budget.
+constexpr size_t kPartitionStaticShared = 128;
 // Shared-memory variant: with more per-lane replicas than this the tables are
 // tiny and a scalar probe is cheaper than a 16-byte bucket probe (measured on
 // the H100: scalar wins at 16 replicas, buckets at 1-4).
@@ -600,7 +603,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     out.count = counter(kDirectCount);
     out.lost = counter(kLost);
 
-    const size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm);
+    // Leave room for the kernel's static shared variables, or the occupancy
+    // check drops to one block per SM (seen on the H100: 2^26 groups ran at
+    // one 1024-thread block per SM with tables sized for two).
+    const size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm) - detail::kPartitionStaticShared;
     const uint32_t fit = hash_slots_fitting(spec_, plan_, budget);
     const double tile = static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
     const double per_partition = static_cast<double>(std::max<uint64_t>(options_.estimated_groups, 1)) / parts;
@@ -657,9 +663,15 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, pieces, first_item, parts + 1, cs()));
     sort_temp_.ensure(temp, cs());
     TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(sort_temp_.get(), temp, pieces, first_item, parts + 1, cs()));
+    // Items <= parts + rows / piece_rows.
+    const uint64_t max_items = parts + static_cast<uint64_t>(sorted.rows / piece_rows) + 1;
+    part_items_.ensure(max_items * sizeof(uint32_t), cs());
+    kernels::partition_items_kernel<K><<<(parts + 255) / 256, 256, 0, cs()>>>(first_item, parts,
+                                                                             part_items_.get<uint32_t>());
+    TALLY_CUDA_CHECK_LAUNCH("partition_items_kernel");
     kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(sorted, lanes_, lay, p, part_starts_.get<int64_t>(),
-                                                                        first_item, parts, direct, table_ref(), spill,
-                                                                        out);
+                                                                        first_item, part_items_.get<uint32_t>(), parts,
+                                                                        direct, table_ref(), spill, out);
     TALLY_CUDA_CHECK_LAUNCH("partition_aggregate_kernel");
   }
 
@@ -914,7 +926,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // the partition boundaries of the last sort.
   uint64_t dir_capacity_ = 0;
   uint64_t direct_groups_ = 0;  // host copy of kDirectCount after each launch
-  DeviceBuffer dir_keys_, dir_lanes_, part_starts_, part_pieces_;
+  DeviceBuffer dir_keys_, dir_lanes_, part_starts_, part_pieces_, part_items_;
   // Host-side knowledge of the global table: whether an ordinary slot may be
   // taken (else reset and extraction touch only the special slots), and
   // whether a reset is pending.

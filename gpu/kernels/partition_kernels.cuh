@@ -73,6 +73,15 @@ __global__ void partition_pieces_kernel(const int64_t* starts, uint32_t parts, i
   pieces[p] = static_cast<uint32_t>((len + piece_rows - 1) / piece_rows);
 }
 
+// item_part[i] = the partition of work item i (one load per item in the
+// aggregation kernel instead of a serial binary search by one thread).
+template <class K>
+__global__ void partition_items_kernel(const uint32_t* first_item, uint32_t parts, uint32_t* item_part) {
+  const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= parts) return;
+  for (uint32_t i = first_item[p]; i < first_item[p + 1]; ++i) item_part[i] = p;
+}
+
 // Writes the shared table's ordinary groups to `out` (one global atomic per
 // block for the base, one shared atomic per warp for the position) and merges
 // the two special slots (NULL key, empty-marker key) into the global table:
@@ -124,7 +133,8 @@ __device__ void partition_flush_direct(const SharedTable& t, const SharedLayout&
 // both in `out` and in the table.
 template <class K, int R, bool kCountSum>
 __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
-                                           const int64_t* starts, const uint32_t* first_item, uint32_t parts,
+                                           const int64_t* starts, const uint32_t* first_item,
+                                           const uint32_t* item_part, uint32_t parts,
                                            bool direct, GlobalTableRef<K> table, SpillRef spill, DirectRef out) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int to_global;
@@ -140,14 +150,7 @@ __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayo
   const uint32_t items = first_item[parts];
   for (uint32_t item = blockIdx.x; item < items; item += gridDim.x) {
     if (threadIdx.x == 0) {
-      // The partition of this item: the last one whose first item <= item.
-      uint32_t lo = 0, hi = parts;
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (first_item[mid] <= item) lo = mid + 1;
-        else hi = mid;
-      }
-      const uint32_t part = lo - 1;
+      const uint32_t part = item_part[item];
       const int64_t pieces = first_item[part + 1] - first_item[part];
       const int64_t k = item - first_item[part];
       const int64_t len = starts[part + 1] - starts[part];
