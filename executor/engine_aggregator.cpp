@@ -447,81 +447,9 @@ class EngineAggregator final : public GroupAggregator {
       const SqlType out_type = call.signature.result_type;
       const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
       const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
+      // The shared column finalizer: no Value per group (finalize.hpp).
       Vector v(out_type);
-      v.resize(groups);
-      // Fast paths without a Value per group: counts, bigint sums, integer min/max.
-      const AggKind kind = call.signature.kind;
-      if (kind == AggKind::count_star || kind == AggKind::count) {
-        std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), v.ints.begin());
-        columns.push_back(std::move(v));
-        continue;
-      }
-      if (kind == AggKind::sum && (in == TypeId::int2 || in == TypeId::int4)) {
-        for (size_t g = 0; g < groups; ++g) {
-          if (s.count[g] == 0) { v.set_null(g); continue; }
-          v.ints[g] = std::get<int64_t>(finalize_sum_int(s.sum_int[g], s.count[g], false));
-        }
-        columns.push_back(std::move(v));
-        continue;
-      }
-      if ((kind == AggKind::min || kind == AggKind::max) && physical_of(out_type.id) == Physical::integer) {
-        for (size_t g = 0; g < groups; ++g) {
-          if (s.count[g] == 0) v.set_null(g); else v.ints[g] = s.extreme_int[g];
-        }
-        columns.push_back(std::move(v));
-        continue;
-      }
-      for (size_t g = 0; g < groups; ++g) {
-        Value value;
-        switch (call.signature.kind) {
-          case AggKind::count_star:
-          case AggKind::count: value = s.count[g]; break;
-          case AggKind::sum:
-            if (is_float(in)) value = s.count[g] ? Value{in == TypeId::float4 ? static_cast<double>(static_cast<float>(s.sum_float[g])) : s.sum_float[g]} : Value{Null{}};
-            else if (in == TypeId::numeric) value = s.count[g] ? Value{Numeric{s.sum_int[g], scale}} : Value{Null{}};
-            else value = finalize_sum_int(s.sum_int[g], s.count[g], in == TypeId::int8);
-            break;
-          case AggKind::avg:
-            if (is_float(in)) value = finalize_float_avg(FloatMoments{s.n[g], s.sx[g], s.sxx[g]});
-            else value = finalize_avg_numeric(Numeric{s.sum_int[g], scale}, s.count[g]);
-            break;
-          case AggKind::min:
-          case AggKind::max:
-          case AggKind::bool_and:
-          case AggKind::bool_or:
-            if (s.count[g] == 0) { value = Null{}; break; }
-            if (is_float(in)) value = s.extreme_float[g];
-            else if (in == TypeId::numeric) value = Numeric{s.extreme_int[g], scale};
-            else if (in == TypeId::boolean) value = s.extreme_int[g] != 0;
-            else value = s.extreme_int[g];
-            break;
-          case AggKind::var_samp: case AggKind::var_pop: case AggKind::stddev_samp: case AggKind::stddev_pop: {
-            const bool sample = call.signature.kind == AggKind::var_samp || call.signature.kind == AggKind::stddev_samp;
-            const bool stddev = call.signature.kind == AggKind::stddev_samp || call.signature.kind == AggKind::stddev_pop;
-            if (is_float(in)) value = finalize_float_variance(FloatMoments{s.n[g], s.sx[g], s.sxx[g]}, sample, stddev);
-            else value = finalize_numeric_variance(s.count[g], Numeric{s.sum_int[g], 0}, Numeric{s.sum2_int[g], 0}, sample, stddev);
-            break;
-          }
-          default: {
-            const FloatMoments2 m{s.n[g], s.sx[g], s.sxx[g], s.sy[g], s.syy[g], s.sxy[g]};
-            switch (call.signature.kind) {
-              case AggKind::regr_count: value = static_cast<int64_t>(m.n); break;
-              case AggKind::corr: value = finalize_regression(m, RegressionFinal::corr); break;
-              case AggKind::covar_pop: value = finalize_regression(m, RegressionFinal::covar_pop); break;
-              case AggKind::covar_samp: value = finalize_regression(m, RegressionFinal::covar_samp); break;
-              case AggKind::regr_r2: value = finalize_regression(m, RegressionFinal::r2); break;
-              case AggKind::regr_slope: value = finalize_regression(m, RegressionFinal::slope); break;
-              case AggKind::regr_intercept: value = finalize_regression(m, RegressionFinal::intercept); break;
-              case AggKind::regr_sxx: value = finalize_regression(m, RegressionFinal::sxx); break;
-              case AggKind::regr_syy: value = finalize_regression(m, RegressionFinal::syy); break;
-              case AggKind::regr_sxy: value = finalize_regression(m, RegressionFinal::sxy); break;
-              case AggKind::regr_avgx: value = finalize_regression(m, RegressionFinal::avgx); break;
-              default: value = finalize_regression(m, RegressionFinal::avgy); break;
-            }
-          }
-        }
-        v.set(g, value);
-      }
+      finalize_column(ColumnFinal{call.signature.kind, in, scale}, s, groups, v);
       columns.push_back(std::move(v));
     }
     return groups;
