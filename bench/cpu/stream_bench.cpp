@@ -14,6 +14,7 @@
 
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"
+#include "protocol/discarding_result_writer.hpp"
 
 using namespace tally;
 using namespace tally::executor;
@@ -21,7 +22,7 @@ using namespace tally::executor;
 namespace {
 
 // Discards what it is given, keeping a byte count and every 97th row's fields.
-class SinkWriter final : public protocol::ResultWriter {
+class SinkWriter final : public protocol::DiscardingResultWriter {
  public:
   explicit SinkWriter(bool buffered) : buffered_(buffered) {}
   size_t bytes = 0, rows = 0;
@@ -53,15 +54,6 @@ class SinkWriter final : public protocol::ResultWriter {
     }
     ++rows;
   }
-  void row_description(std::span<const protocol::FieldDescription>) override {}
-  void command_complete(std::string_view) override {}
-  void empty_query() override {}
-  void notice(const Error&) override {}
-  void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override { throw Error(SqlState::feature_not_supported, "no"); }
-  void copy_out_begin(protocol::Format, int) override {}
-  void copy_out_data(std::string_view) override {}
-  void copy_out_end() override {}
 
  private:
   static std::vector<std::optional<std::string>> decode(const char* p) {

@@ -23,6 +23,7 @@
 #include "executor/dml/dml.hpp"
 #include "executor/parser.hpp"
 #include "storage/table_store.hpp"
+#include "protocol/discarding_result_writer.hpp"
 
 namespace fs = std::filesystem;
 using namespace tally;
@@ -91,19 +92,7 @@ long long write_csv(const std::string& path, long long rows) {
   return sum;
 }
 
-class NullWriter final : public protocol::ResultWriter {
- public:
-  void row_description(std::span<const protocol::FieldDescription>) override {}
-  void data_row(std::span<const std::optional<std::string_view>>) override {}
-  void command_complete(std::string_view) override {}
-  void empty_query() override {}
-  void notice(const Error&) override {}
-  void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override { throw Error(SqlState::internal_error, "no stdin"); }
-  void copy_out_begin(protocol::Format, int) override {}
-  void copy_out_data(std::string_view) override {}
-  void copy_out_end() override {}
-};
+using NullWriter = protocol::DiscardingResultWriter;
 
 struct Result {
   std::string system;

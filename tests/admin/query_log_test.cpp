@@ -15,6 +15,7 @@
 #include "common/log.hpp"
 #include "server/metrics.hpp"
 #include "tests/admin/prometheus_text.hpp"
+#include "protocol/discarding_result_writer.hpp"
 
 namespace tally::server {
 namespace {
@@ -22,19 +23,7 @@ namespace {
 using nlohmann::json;
 using testing_prom::parse_exposition;
 
-class NullWriter final : public protocol::ResultWriter {
- public:
-  void row_description(std::span<const protocol::FieldDescription>) override {}
-  void data_row(std::span<const std::optional<std::string_view>>) override {}
-  void command_complete(std::string_view) override {}
-  void empty_query() override {}
-  void notice(const Error&) override {}
-  void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override { throw Error(SqlState::feature_not_supported, "no"); }
-  void copy_out_begin(protocol::Format, int) override {}
-  void copy_out_data(std::string_view) override {}
-  void copy_out_end() override {}
-};
+using NullWriter = protocol::DiscardingResultWriter;
 
 struct FakePrepared final : protocol::PreparedStatement {
   std::vector<uint32_t> parameter_types() const override { return {}; }

@@ -10,13 +10,14 @@
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"
 #include "tests/executor/recording_writer.hpp"
+#include "protocol/discarding_result_writer.hpp"
 
 namespace tally::executor {
 namespace {
 
 // A writer that offers its buffer, as the wire writer does, and decodes the
 // framed DataRow messages back into fields (checking the framing).
-class BufferWriter final : public protocol::ResultWriter {
+class BufferWriter final : public protocol::DiscardingResultWriter {
  public:
   std::vector<std::vector<std::optional<std::string>>> rows;
   int appended_calls = 0;
@@ -26,16 +27,7 @@ class BufferWriter final : public protocol::ResultWriter {
     ++appended_calls;
     drain();
   }
-  void row_description(std::span<const protocol::FieldDescription>) override {}
   void data_row(std::span<const std::optional<std::string_view>>) override { ADD_FAILURE() << "data_row called"; }
-  void command_complete(std::string_view) override {}
-  void empty_query() override {}
-  void notice(const Error&) override {}
-  void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override { throw Error(SqlState::feature_not_supported, "no"); }
-  void copy_out_begin(protocol::Format, int) override {}
-  void copy_out_data(std::string_view) override {}
-  void copy_out_end() override {}
 
  private:
   static uint32_t be32(const char* p) {
