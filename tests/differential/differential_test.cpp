@@ -19,19 +19,13 @@
 #include "common/error.hpp"
 #include "executor/database.hpp"
 #include "executor/value_codec.hpp"
-#include "tests/executor/recording_writer.hpp"
+#include "tests/executor/query_outcome.hpp"
 #include "tests/sql/pg_servers.hpp"
 
 namespace tally {
 namespace {
 
-struct Result {
-  bool ok = true;
-  std::string sqlstate;
-  std::string message;
-  std::vector<uint32_t> oids;
-  std::vector<std::vector<std::optional<std::string>>> rows;
-};
+using Result = executor::testing::QueryOutcome;
 
 class Generator {
  public:
@@ -180,24 +174,6 @@ Result run_postgres(PGconn* conn, const std::string& sql) {
   return r;
 }
 
-Result run_tally(protocol::QueryHandler& session, const std::string& sql) {
-  Result r;
-  executor::testing::RecordingWriter out;
-  try {
-    session.simple_query(sql, out);
-  } catch (const Error& e) {
-    session.on_error();
-    r.ok = false;
-    r.sqlstate = std::string(sqlstate_code(e.state()));
-    r.message = e.what();
-    return r;
-  }
-  if (!out.results.empty()) {
-    for (const auto& f : out.results.back().fields) r.oids.push_back(f.type_oid);
-    r.rows = out.results.back().rows;
-  }
-  return r;
-}
 
 bool floats_match(const std::string& a, const std::string& b) {
   if (a == b) return true;
@@ -289,14 +265,14 @@ TEST(Differential, RandomGroupByQueriesMatchPostgres) {
       "CREATE TABLE d (k_small int, k_uni int, k_neg bigint, k_text text, k_date date, k_num numeric(6,3), "
       "v_int int, v_big bigint, v_float float8, v_num numeric(10,2), v_small smallint, flag boolean)";
   ASSERT_TRUE(run_postgres(pg, create).ok);
-  ASSERT_TRUE(run_tally(*tally, create).ok);
+  ASSERT_TRUE(executor::testing::run_simple_query(*tally, create).ok);
   const auto rows = gen.rows(6000);
   for (size_t i = 0; i < rows.size(); i += 500) {
     std::string insert = "INSERT INTO d VALUES ";
     for (size_t j = i; j < std::min(rows.size(), i + 500); ++j) insert += (j > i ? ", " : "") + rows[j];
     Result p = run_postgres(pg, insert);
     ASSERT_TRUE(p.ok) << p.message;
-    Result t = run_tally(*tally, insert);
+    Result t = executor::testing::run_simple_query(*tally, insert);
     ASSERT_TRUE(t.ok) << t.message;
   }
 
@@ -309,7 +285,7 @@ TEST(Differential, RandomGroupByQueriesMatchPostgres) {
     const std::string sql = gen.query();
     if (!seen.insert(sql).second) continue;
     const Result p = run_postgres(pg, sql);
-    const Result t = run_tally(*tally, sql);
+    const Result t = executor::testing::run_simple_query(*tally, sql);
     if (!p.ok && !t.ok) {
       ++errors_both;
       if (++error_codes[p.sqlstate] <= 3 && std::getenv("TALLY_DIFF_VERBOSE")) {
