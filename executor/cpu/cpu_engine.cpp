@@ -55,6 +55,10 @@ constexpr size_t kMaxRadixPartitions = 1024;
 // 6 MB per thread, ran 2.3x faster thread-local; 1M groups, 40+ MB, ran
 // faster partitioned).
 constexpr uint64_t kLocalStateL2Multiple = 8;
+// Escalating out of the thread-local hash variant while nearly every row so
+// far began a group: the final group count is taken as this many times the
+// groups seen (sizes the radix partitions; dense-radix needs groups >= range/4).
+constexpr uint64_t kGrowingGroupsFactor = 4;
 // Used when the L2 size cannot be read from the system.
 constexpr uint64_t kFallbackL2Bytes = 1 << 20;
 
@@ -210,6 +214,7 @@ class CpuRun final : public AggregationRun {
       parallel_for(threads, chunk.rows, [&](int t, size_t begin, size_t end) {
         sink_local(locals_[static_cast<size_t>(t)], chunk, begin, end);
       });
+      if (variant_ == Variant::hash && local_state_too_large()) escalate_to_radix();
     }
     sink_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   }
@@ -225,7 +230,8 @@ class CpuRun final : public AggregationRun {
   AggregationReport report() const override {
     AggregationReport r;
     r.engine = "cpu";
-    r.variant = std::string(variant_name(variant_)) + (switched_ ? " (left dense: key outside statistics range)" : "");
+    r.variant = std::string(variant_name(variant_)) + (switched_ ? " (left dense: key outside statistics range)" : "") +
+                (escalated_ ? " (from hash-partitioned: more groups than estimated)" : "");
     r.configuration = "threads=" + std::to_string(threads_);
     switch (variant_) {
       case Variant::dense: r.configuration += " range=" + std::to_string(range_); break;
@@ -543,6 +549,70 @@ class CpuRun final : public AggregationRun {
     switched_ = true;
   }
 
+  // The thread-local hash variant was chosen from the group estimate, which a
+  // sample can get badly wrong (a 32K-row sample of 10M rows with 8M groups
+  // estimated 85K). Once the groups actually seen no longer fit what the
+  // thread-local variant is for, the run moves to a radix variant.
+  bool local_state_too_large() const {
+    if (passes_ > 1 || !spec_.forced_variant.empty()) return false;
+    uint64_t groups = 0;  // the merged table holds at least max, at most sum of these
+    for (const auto& l : locals_) groups += l.table.groups();
+    return groups * bytes_per_group(spec_) > l2_bytes_ * kLocalStateL2Multiple;
+  }
+
+  // Moves the thread-local hash state into the radix variant the groups seen
+  // so far call for (dense-radix when the key range allows), then continues
+  // there. Combining is order-independent, so the result is the same.
+  void escalate_to_radix() {
+    std::vector<LocalTable> locals = std::move(locals_);
+    locals_.clear();
+    uint64_t seen = 0;
+    for (const auto& l : locals) seen += l.table.groups();
+    // While most rows so far started a new group, the groups keep growing with
+    // the input: assume several times what was seen.
+    const uint64_t projected = seen * 2 >= rows_ ? seen * kGrowingGroupsFactor : seen;
+    spec_.estimated_groups = std::max(spec_.estimated_groups, projected);
+    const bool dense = !switched_ && spec_.key_range_known && spec_.key_max >= spec_.key_min && can_use_dense(spec_, 1);
+    variant_ = dense ? Variant::dense_radix : Variant::hash_radix;
+    if (dense) range_ = static_cast<size_t>(spec_.key_max - spec_.key_min + 1);
+    escalated_ = true;
+    setup_radix(bytes_per_group(spec_));
+    const size_t null_part = parts_.size() - 1;
+    // Partition p is merged by thread p % threads: each thread reads every
+    // local's keys but writes only its own partitions.
+    const int threads = threads_;
+    parallel_for(threads, static_cast<size_t>(threads), [&](int, size_t begin, size_t end) {
+      for (size_t owner = begin; owner < end; ++owner) {
+        for (const LocalTable& l : locals) {
+          const std::vector<int64_t>& keys = l.table.keys();
+          for (uint32_t i = 0; i < keys.size(); ++i) {
+            const bool null_key = static_cast<int64_t>(i) == l.null_group;
+            size_t p;
+            if (null_key) p = null_part;
+            else if (dense) p = static_cast<size_t>(keys[i] - spec_.key_min) >> shift_;
+            else p = hash_key(keys[i]) >> (64 - hash_bits_);
+            if (p % static_cast<size_t>(threads) != owner) continue;
+            if (dense) {
+              const size_t slot = null_key ? range_ : static_cast<size_t>(keys[i] - spec_.key_min);
+              dense_.dense_seen[slot] = 1;
+              dense_.states.combine(spec_.aggregates, slot, l.states, i);
+              continue;
+            }
+            Partition& part = parts_[p];
+            uint32_t g = 0;
+            if (null_key) {
+              part.seen[0] = 1;
+            } else {
+              g = part.table.find_or_insert(keys[i]);
+              part.states.ensure(spec_.aggregates, part.table.groups());
+            }
+            part.states.combine(spec_.aggregates, g, l.states, i);
+          }
+        }
+      }
+    });
+  }
+
   bool in_pass(int64_t key) const {
     if (passes_ <= 1) return true;
     return static_cast<int>(hash_key(key) >> 58) % passes_ == pass_;
@@ -794,6 +864,7 @@ class CpuRun final : public AggregationRun {
   uint64_t l2_bytes_ = kFallbackL2Bytes;
   Variant variant_ = Variant::hash;
   bool switched_ = false;
+  bool escalated_ = false;
   size_t range_ = 0;
   int passes_ = 1;
   int pass_ = 0;

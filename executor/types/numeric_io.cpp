@@ -42,6 +42,28 @@ Error too_many_digits() {
                "numeric values with more than 38 significant digits are not supported by Tally");
 }
 
+// The exponent part of a numeric literal ("", or [eE][+-]digits, the whole
+// rest of the input): its signed value. 22P02 when malformed or when its
+// magnitude exceeds 1000 (numeric_in's bound, NUMERIC_MAX_PRECISION).
+long parse_exponent(std::string_view rest, std::string_view text) {
+  if (rest.empty()) return 0;
+  if (rest[0] != 'e' && rest[0] != 'E') throw invalid_input("numeric", text);
+  size_t i = 1;
+  bool negative = false;
+  if (i < rest.size() && (rest[i] == '+' || rest[i] == '-')) {
+    negative = rest[i] == '-';
+    ++i;
+  }
+  if (i == rest.size()) throw invalid_input("numeric", text);
+  long e = 0;
+  for (; i < rest.size(); ++i) {
+    if (rest[i] < '0' || rest[i] > '9') throw invalid_input("numeric", text);
+    if (e < 100000000) e = e * 10 + (rest[i] - '0');
+  }
+  if (e > 1000) throw invalid_input("numeric", text);
+  return negative ? -e : e;
+}
+
 }  // namespace
 
 Error numeric_overflow(int precision, int scale) {
@@ -102,24 +124,7 @@ __int128 parse_numeric128(std::string_view text, int precision, int scale) {
     }
   }
   if (!any_digit) throw invalid_input("numeric", text);
-  if (i < s.size()) {
-    if (s[i] != 'e' && s[i] != 'E') throw invalid_input("numeric", text);
-    ++i;
-    bool exp_negative = false;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-      exp_negative = s[i] == '-';
-      ++i;
-    }
-    if (i == s.size()) throw invalid_input("numeric", text);
-    long e = 0;
-    for (; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9') throw invalid_input("numeric", text);
-      if (e < 100000000) e = e * 10 + (s[i] - '0');
-    }
-    if (e > 1000)  // PostgreSQL's NUMERIC_MAX_DISPLAY_SCALE-ish bound on exponents
-      throw Error(SqlState::invalid_text_representation, "invalid input syntax for type numeric: \"" + std::string(text) + "\"");
-    exp10 += exp_negative ? -static_cast<int>(e) : static_cast<int>(e);
-  }
+  exp10 += static_cast<int>(parse_exponent(s.substr(i), text));
   exp10 += dropped_int_digits;
   if (ndigits == 0) return 0;
   // scaled = digits * 10^(exp10 + scale), rounded.
@@ -177,23 +182,7 @@ NumericValue parse_numeric_any(std::string_view text) {
     }
   }
   if (!any_digit) throw invalid_input("numeric", text);
-  long exponent = 0;
-  if (i < s.size()) {
-    if (s[i] != 'e' && s[i] != 'E') throw invalid_input("numeric", text);
-    ++i;
-    bool exp_negative = false;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-      exp_negative = s[i] == '-';
-      ++i;
-    }
-    if (i == s.size()) throw invalid_input("numeric", text);
-    for (; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9') throw invalid_input("numeric", text);
-      if (exponent < 100000000) exponent = exponent * 10 + (s[i] - '0');
-    }
-    if (exponent > 1000) throw invalid_input("numeric", text);  // NUMERIC_MAX_PRECISION
-    if (exp_negative) exponent = -exponent;
-  }
+  const long exponent = parse_exponent(s.substr(i), text);
   NumericValue v;
   const long dscale = fraction_digits - exponent;
   if (dscale >= 0) {

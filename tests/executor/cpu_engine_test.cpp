@@ -7,6 +7,8 @@
 #include <map>
 #include <random>
 
+#include <unistd.h>
+
 #include "executor/aggregate_engine.hpp"
 
 namespace tally::executor {
@@ -257,6 +259,68 @@ TEST(CpuEngine, RadixMomentsMatchOneThread) {
     for (const auto& [key, states] : expected) {
       const auto& other = got.at(key);
       for (size_t i = 0; i < states.size(); ++i) ASSERT_NEAR(other[i], states[i], 1e-9 * (1 + std::abs(states[i]))) << key;
+    }
+  }
+}
+
+
+// A group estimate far below the real count (a sample's underestimate) first
+// picks thread-local hash tables; once the groups seen outgrow them the run
+// moves to a radix variant (dense-radix with a known key range, hash-radix
+// without), and every group's states still match a reference.
+TEST(CpuEngine, EscalatesFromHashWhenGroupsOutgrowTheEstimate) {
+  constexpr uint64_t kRange = 3000000;
+  constexpr size_t kChunkRows = 1 << 20;
+  std::vector<std::vector<int32_t>> keys(3, std::vector<int32_t>(kChunkRows));
+  std::vector<std::vector<int32_t>> values(3, std::vector<int32_t>(kChunkRows));
+  std::vector<int64_t> count(kRange, 0), sum(kRange, 0), min(kRange, INT64_MAX);
+  for (size_t c = 0; c < keys.size(); ++c) {
+    for (size_t r = 0; r < kChunkRows; ++r) {
+      const uint64_t i = c * kChunkRows + r;
+      const auto key = static_cast<int32_t>((i * 2654435761ULL) % kRange);
+      const auto v = static_cast<int32_t>(static_cast<int64_t>((i * 7919) % 1000) - 500);
+      keys[c][r] = key;
+      values[c][r] = v;
+      ++count[static_cast<size_t>(key)];
+      sum[static_cast<size_t>(key)] += v;
+      min[static_cast<size_t>(key)] = std::min<int64_t>(min[static_cast<size_t>(key)], v);
+    }
+  }
+  for (const bool range_known : {true, false}) {
+    AggregationSpec spec;
+    spec.key_width = ColumnWidth::int32;
+    spec.key_range_known = range_known;
+    spec.key_min = 0;
+    spec.key_max = static_cast<int64_t>(kRange) - 1;
+    spec.estimated_groups = 1000;  // wrong by 3000x
+    spec.threads = 2;
+    spec.aggregates = {{PartialOp::sum_int, 0, -1}, {PartialOp::min_int, 0, -1}};
+    spec.value_widths = {ColumnWidth::int32};
+    auto run = make_cpu_engine()->start(spec);
+    for (size_t c = 0; c < keys.size(); ++c) {
+      ChunkInput in;
+      in.rows = kChunkRows;
+      in.keys = {ColumnWidth::int32, keys[c].data(), nullptr, {}};
+      in.values = {{ColumnWidth::int32, values[c].data(), nullptr, {}}};
+      run->sink(in);
+    }
+    AggregationResult result = run->finalize();
+    size_t expected_groups = 0;
+    for (int64_t n : count) expected_groups += n > 0;
+    ASSERT_EQ(result.groups(), expected_groups);
+    for (size_t g = 0; g < result.groups(); ++g) {
+      const auto key = static_cast<size_t>(result.keys[g]);
+      ASSERT_LT(key, kRange);
+      ASSERT_EQ(result.states[0].count[g], count[key]) << key;
+      ASSERT_TRUE(result.states[0].sum_int[g] == sum[key]) << key;
+      ASSERT_EQ(result.states[1].extreme_int[g], min[key]) << key;
+    }
+    const std::string variant = run->report().variant;
+    // 3M groups of 40 bytes: past eight L2 sizes on any CPU with L2 <= 15 MB.
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 > 0 && static_cast<uint64_t>(l2) * 8 < kRange * 40) {
+      EXPECT_EQ(variant.substr(0, variant.find(' ')), range_known ? "dense-radix" : "hash-radix") << variant;
+      EXPECT_NE(variant.find("more groups than estimated"), std::string::npos) << variant;
     }
   }
 }
