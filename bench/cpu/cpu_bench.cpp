@@ -4,27 +4,44 @@
 // through the wire protocol (libpq). Every result is checked against
 // PostgreSQL's (row count and an order-independent checksum of the text rows).
 // Also times returning every group row to the client in text and binary.
+// Two clients, each used for BOTH servers: libpq (PQexecParams, which keeps
+// every row in a PGresult) and a lean wire client (wire_client.hpp: parses
+// DataRows in place); the client's own CPU time is printed beside the
+// streaming figures.
 //
-// Usage: cpu_bench --tallyd PATH [--rows N] [--runs R]
+// Usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq]
 #include <libpq-fe.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "bench/cpu/wire_client.hpp"
 #include "tests/sql/pg_servers.hpp"
 
 namespace {
 
+using tally::bench::WireClient;
+
 struct Outcome {
   double seconds = 0;
+  double client_cpu = 0;  // this process's user + system CPU seconds during the query
   uint64_t rows = 0;
   uint64_t checksum = 0;
 };
+
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 PGconn* connect(const std::string& conninfo) {
   PGconn* c = PQconnectdb(conninfo.c_str());
@@ -45,14 +62,10 @@ void exec(PGconn* c, const std::string& sql) {
   PQclear(r);
 }
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
-  return x;
-}
-
 // Runs a query (text or binary results), returns time, rows and a checksum of
 // the rows that does not depend on their order.
 Outcome run_query(PGconn* c, const std::string& sql, bool binary) {
+  const double cpu_start = process_cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
   PGresult* r = PQexecParams(c, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, binary ? 1 : 0);
   const auto stop = std::chrono::steady_clock::now();
@@ -65,23 +78,45 @@ Outcome run_query(PGconn* c, const std::string& sql, bool binary) {
   o.rows = static_cast<uint64_t>(PQntuples(r));
   const int fields = PQnfields(r);
   for (int i = 0; i < PQntuples(r); ++i) {
-    uint64_t h = 0x12345;
+    uint64_t h = tally::bench::kRowHashSeed;
     for (int f = 0; f < fields; ++f) {
       const char* v = PQgetvalue(r, i, f);
       const int len = PQgetlength(r, i, f);
-      h = mix(h ^ std::hash<std::string_view>{}(std::string_view(v, static_cast<size_t>(len))) ^ static_cast<uint64_t>(f));
+      h = tally::bench::field_hash(h, std::string_view(v, static_cast<size_t>(len)), f);
     }
     o.checksum += h;
   }
   PQclear(r);
+  o.client_cpu = process_cpu_seconds() - cpu_start;  // includes PQclear and the checksum
   return o;
 }
 
-Outcome best_of(PGconn* c, const std::string& sql, bool binary, int runs) {
-  run_query(c, sql, binary);  // warm
+Outcome run_query(WireClient& c, const std::string& sql, bool binary) {
+  const double cpu_start = process_cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  const WireClient::Result r = c.query(sql, binary);
+  Outcome o;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.client_cpu = process_cpu_seconds() - cpu_start;
+  o.rows = r.rows;
+  o.checksum = r.checksum;
+  return o;
+}
+
+// One server as both clients reach it.
+struct Server {
+  PGconn* libpq;
+  WireClient* lean;
+};
+
+// Best of `runs` after a warm run (warm = false: the caller already warmed
+// this query on this server).
+Outcome best_of(Server& server, bool lean, const std::string& sql, bool binary, int runs, bool warm = true) {
+  auto once = [&] { return lean ? run_query(*server.lean, sql, binary) : run_query(server.libpq, sql, binary); };
+  if (warm) once();
   Outcome best;
   for (int i = 0; i < runs; ++i) {
-    Outcome o = run_query(c, sql, binary);
+    Outcome o = once();
     if (i == 0 || o.seconds < best.seconds) best = o;
   }
   return best;
@@ -93,14 +128,16 @@ int main(int argc, char** argv) {
   std::string tallyd;
   uint64_t rows = 10'000'000;
   int runs = 2;
+  std::string clients = "lean,libpq";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--tallyd") tallyd = argv[i + 1];
     else if (flag == "--rows") rows = std::stoull(argv[i + 1]);
     else if (flag == "--runs") runs = std::stoi(argv[i + 1]);
+    else if (flag == "--clients") clients = argv[i + 1];
   }
   if (tallyd.empty()) {
-    std::fprintf(stderr, "usage: cpu_bench --tallyd PATH [--rows N] [--runs R]\n");
+    std::fprintf(stderr, "usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq]\n");
     return 2;
   }
   const std::vector<uint64_t> group_counts = {1, 16, 1024, 65536, 1048576, 8388608};
@@ -163,53 +200,71 @@ int main(int argc, char** argv) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::printf("Tally COPY: %.2f s (%.2f M rows/s)\n\n", load_s, static_cast<double>(rows) / load_s / 1e6);
 
+  WireClient pg_lean(pg.conninfo());
+  WireClient tally_lean(tally.conninfo());
+  Server pg_server{pc, &pg_lean};
+  Server tally_server{tc, &tally_lean};
+  std::vector<bool> kinds;  // true = lean
+  if (clients.find("lean") != std::string::npos) kinds.push_back(true);
+  if (clients.find("libpq") != std::string::npos) kinds.push_back(false);
+  {
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) > 0) std::printf("load average before the queries: %.2f %.2f %.2f\n\n", load[0], load[1], load[2]);
+  }
+
   bool all_ok = true;
-  std::printf("%-9s %-6s %10s %10s %12s %12s %8s %s\n", "G", "query", "tally_s", "pg_s", "tally_Mrow/s", "pg_Mrow/s",
-              "ratio", "check");
+  std::printf("%-9s %-6s %-6s %10s %10s %12s %12s %8s %s\n", "G", "query", "client", "tally_s", "pg_s", "tally_Mrow/s",
+              "pg_Mrow/s", "ratio", "check");
   for (size_t k = 0; k < columns.size(); ++k) {
     const std::string& g = columns[k];
     const std::vector<std::pair<std::string, std::string>> queries = {
         {"sum", "SELECT " + g + ", sum(v) FROM r GROUP BY " + g},
         {"5aggs", "SELECT " + g + ", count(*), sum(v), min(v), max(v), avg(v) FROM r GROUP BY " + g}};
     for (const auto& [name, sql] : queries) {
-      const Outcome t = best_of(tc, sql, false, runs);
-      const Outcome p = best_of(pc, sql, false, runs);
-      const bool ok = t.rows == p.rows && t.checksum == p.checksum && t.rows == std::min<uint64_t>(group_counts[k], rows);
-      all_ok &= ok;
-      std::printf("%-9llu %-6s %10.3f %10.3f %12.1f %12.1f %7.1fx %s\n",
-                  static_cast<unsigned long long>(group_counts[k]), name.c_str(), t.seconds, p.seconds,
-                  static_cast<double>(rows) / t.seconds / 1e6, static_cast<double>(rows) / p.seconds / 1e6,
-                  p.seconds / t.seconds, ok ? "ok" : "MISMATCH");
-      std::fflush(stdout);
+      for (size_t c = 0; c < kinds.size(); ++c) {
+        const bool lean = kinds[c];
+        const Outcome t = best_of(tally_server, lean, sql, false, runs, c == 0);
+        const Outcome p = best_of(pg_server, lean, sql, false, runs, c == 0);
+        const bool ok = t.rows == p.rows && t.checksum == p.checksum && t.rows == std::min<uint64_t>(group_counts[k], rows);
+        all_ok &= ok;
+        std::printf("%-9llu %-6s %-6s %10.3f %10.3f %12.1f %12.1f %7.1fx %s\n",
+                    static_cast<unsigned long long>(group_counts[k]), name.c_str(), lean ? "lean" : "libpq", t.seconds,
+                    p.seconds, static_cast<double>(rows) / t.seconds / 1e6, static_cast<double>(rows) / p.seconds / 1e6,
+                    p.seconds / t.seconds, ok ? "ok" : "MISMATCH");
+        std::fflush(stdout);
+      }
     }
   }
 
-  // Returning every group row: the largest G, text and binary.
-  std::printf("\nresult streaming (every group row of G=%llu to the client):\n",
-              static_cast<unsigned long long>(std::min<uint64_t>(group_counts.back(), rows)));
-  std::printf("%-7s %10s %10s %14s %14s %8s\n", "format", "tally_s", "pg_s", "tally_Mrows/s", "pg_Mrows/s", "ratio");
-  for (bool binary : {false, true}) {
-    const std::string sql = "SELECT g8m, sum(v) FROM r GROUP BY g8m";
-    const Outcome t = best_of(tc, sql, binary, runs);
-    const Outcome p = best_of(pc, sql, binary, runs);
-    const bool ok = t.rows == p.rows && (binary || t.checksum == p.checksum);
-    all_ok &= ok;
-    std::printf("%-7s %10.3f %10.3f %14.2f %14.2f %7.1fx %s\n", binary ? "binary" : "text", t.seconds, p.seconds,
-                static_cast<double>(t.rows) / t.seconds / 1e6, static_cast<double>(p.rows) / p.seconds / 1e6,
-                p.seconds / t.seconds, ok ? "ok" : "MISMATCH");
-  }
-  // Pure streaming: every stored row of two columns, no aggregation.
-  {
-    const std::string sql = "SELECT g8m, v FROM r";
+  // Returning rows: every group row of the largest G, and a plain scan of
+  // every stored row (two columns), text and binary, with each client.
+  // client_cpu: this process's CPU seconds during the query (the client's own cost).
+  std::printf("\nresult streaming (rows back to the client):\n");
+  std::printf("%-6s %-7s %-6s %9s %9s %11s %11s %8s %12s %10s %s\n", "query", "format", "client", "tally_s", "pg_s",
+              "tally_Mr/s", "pg_Mr/s", "ratio", "tally_cli_s", "pg_cli_s", "check");
+  const std::vector<std::pair<std::string, std::string>> streams = {
+      {"g8m", "SELECT g8m, sum(v) FROM r GROUP BY g8m"}, {"scan", "SELECT g8m, v FROM r"}};
+  for (const auto& [name, sql] : streams) {
     for (bool binary : {false, true}) {
-      const Outcome t = best_of(tc, sql, binary, 1);
-      const Outcome p = best_of(pc, sql, binary, 1);
-      const bool ok = t.rows == p.rows && (binary || t.checksum == p.checksum);
-      all_ok &= ok;
-      std::printf("scan-%-2s %10.3f %10.3f %14.2f %14.2f %7.1fx %s\n", binary ? "b" : "t", t.seconds, p.seconds,
-                  static_cast<double>(t.rows) / t.seconds / 1e6, static_cast<double>(p.rows) / p.seconds / 1e6,
-                  p.seconds / t.seconds, ok ? "ok" : "MISMATCH");
+      for (size_t c = 0; c < kinds.size(); ++c) {
+        const bool lean = kinds[c];
+        const int stream_runs = name == "scan" ? 1 : runs;
+        const Outcome t = best_of(tally_server, lean, sql, binary, stream_runs, c == 0);
+        const Outcome p = best_of(pg_server, lean, sql, binary, stream_runs, c == 0);
+        // Binary rows are compared by checksum too: both servers send the same bytes.
+        const bool ok = t.rows == p.rows && t.checksum == p.checksum;
+        all_ok &= ok;
+        std::printf("%-6s %-7s %-6s %9.3f %9.3f %11.2f %11.2f %7.1fx %12.2f %10.2f %s\n", name.c_str(),
+                    binary ? "binary" : "text", lean ? "lean" : "libpq", t.seconds, p.seconds,
+                    static_cast<double>(t.rows) / t.seconds / 1e6, static_cast<double>(p.rows) / p.seconds / 1e6,
+                    p.seconds / t.seconds, t.client_cpu, p.client_cpu, ok ? "ok" : "MISMATCH");
+        std::fflush(stdout);
+      }
     }
+  }
+  {
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) > 0) std::printf("\nload average after: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
   }
   PQfinish(pc);
   PQfinish(tc);
