@@ -30,9 +30,11 @@ std::vector<protocol::Format> expand_formats(std::span<const protocol::Format> f
 
 namespace {
 
-// Bytes appended between calls to data_rows_appended(): large enough that the
-// writer's flush check is rare, small enough to start sending early.
-constexpr size_t kAppendBatchBytes = 64 * 1024;
+// Bytes appended between calls to data_rows_appended(), which the wire
+// writer turns into one send(): 1 MB rather than 64 KB cut tallyd's CPU for
+// a 10M-row scan by a fifth and its context switches by 44% (2-core VM,
+// 2026-11-22, bench/cpu/RESULTS.md); still small enough to start sending early.
+constexpr size_t kAppendBatchBytes = 1024 * 1024;
 
 // How one column's fields are written. Integers and booleans (text and
 // binary), floats (binary) and text are written straight from the column;

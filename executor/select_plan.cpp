@@ -556,41 +556,52 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
 
 }  // namespace
 
-Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
-  Vector out(type);
+// Appends a stored chunk column to `out` (of the column's type): one
+// conversion, no intermediate Vector.
+void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlType type) {
+  const size_t base = out.count;
   const size_t n = column.rows;
-  out.resize(n);
+  out.resize(base + n);
   if (column.has_nulls()) {
-    out.nulls.resize(n);
-    for (size_t i = 0; i < n; ++i) out.nulls[i] = column.validity[i] ? 0 : 1;
-  }
+    if (out.nulls.empty()) out.nulls.assign(base + n, 0);
+    uint8_t* nulls = out.nulls.data() + base;
+    for (size_t i = 0; i < n; ++i) nulls[i] = column.validity[i] ? 0 : 1;
+  }  // else: resize gave the new rows' NULL flags (if any are kept) 0
+  const bool integer = physical_of(type.id) == Physical::integer || physical_of(type.id) == Physical::boolean;
+  int64_t* ints = integer ? out.ints.data() + base : nullptr;
+  double* floats = physical_of(type.id) == Physical::floating ? out.floats.data() + base : nullptr;
   switch (type.id) {
-    case TypeId::boolean: { auto* v = column.values<uint8_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i] != 0; break; }
-    case TypeId::int2: { auto* v = column.values<int16_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i]; break; }
+    case TypeId::boolean: { auto* v = column.values<uint8_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i] != 0; break; }
+    case TypeId::int2: { auto* v = column.values<int16_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
     case TypeId::int4:
-    case TypeId::date: { auto* v = column.values<int32_t>(); for (size_t i = 0; i < n; ++i) out.ints[i] = v[i]; break; }
+    case TypeId::date: { auto* v = column.values<int32_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::timestamptz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, out.ints.begin()); break; }
-    case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) out.floats[i] = v[i]; break; }
-    case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, out.floats.begin()); break; }
+    case TypeId::timestamptz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, ints); break; }
+    case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) floats[i] = v[i]; break; }
+    case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, floats); break; }
     case TypeId::numeric: {
       // int64, int128 or int128 + scale slots (storage/numeric_slot.hpp).
       const size_t width = static_cast<size_t>(storage_width(column.type));
       for (size_t i = 0; i < n; ++i) {
         const storage::StoredNumeric v = storage::load_numeric(column.type, column.data.data() + i * width);
-        out.numerics[i] = Numeric{v.mantissa, v.scale};
+        out.numerics[base + i] = Numeric{v.mantissa, v.scale};
       }
       break;
     }
     default: {
       auto* codes = column.values<int32_t>();
       for (size_t i = 0; i < n; ++i) {
-        if (out.null_at(i)) continue;
-        out.texts[i] = std::string(column.dictionary->at(codes[i]));
+        if (out.null_at(base + i)) continue;
+        out.texts[base + i] = std::string(column.dictionary->at(codes[i]));
       }
     }
   }
+}
+
+Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
+  Vector out(type);
+  append_from_storage(out, column, type);
   return out;
 }
 
@@ -616,6 +627,29 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
 
   const size_t chunks = plan.table ? plan.table->chunk_count() : 1;
   uint64_t rows_scanned = 0;
+  // Plain scans without WHERE: output columns that are bare table columns
+  // are converted from storage straight into the result, reserved once for
+  // every row (no intermediate Vectors, no regrowth).
+  std::vector<int> direct(plan.outputs.size(), -1);  // index into scan_columns, or -1
+  bool all_direct = false;
+  if (!plan.aggregate && !plan.where && plan.table) {
+    all_direct = true;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+      const auto& scan = plan.scan_columns;
+      const auto at = ref ? std::find(scan.begin(), scan.end(), ref->index) : scan.end();
+      if (ref && at != scan.end() && plan.table->columns()[static_cast<size_t>(ref->index)].type == ref->type) {
+        direct[o] = static_cast<int>(at - scan.begin());
+      } else {
+        all_direct = false;
+      }
+    }
+    if (wanted < 0) {
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        if (direct[o] >= 0) out_columns[o].reserve(static_cast<size_t>(plan.table->row_count()));
+      }
+    }
+  }
   const int passes = aggregator ? aggregator->passes() : 1;
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
@@ -633,6 +667,14 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       if (raw) {
         rows_scanned += batch->rows;
         aggregator->sink_raw(*batch, plan.scan_columns);
+        continue;
+      }
+      if (all_direct) {
+        rows_scanned += batch->rows;
+        for (size_t o = 0; o < plan.outputs.size(); ++o) {
+          append_from_storage(out_columns[o], batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
+        }
+        out_rows += batch->rows;
         continue;
       }
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {

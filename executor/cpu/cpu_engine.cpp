@@ -55,10 +55,13 @@ constexpr size_t kMaxRadixPartitions = 1024;
 // 6 MB per thread, ran 2.3x faster thread-local; 1M groups, 40+ MB, ran
 // faster partitioned).
 constexpr uint64_t kLocalStateL2Multiple = 8;
-// Escalating out of the thread-local hash variant while nearly every row so
-// far began a group: the final group count is taken as this many times the
-// groups seen (sizes the radix partitions; dense-radix needs groups >= range/4).
+// Escalating out of the thread-local hash variant while most rows so far
+// began a group: the final group count is taken as this many times the
+// groups seen (sizes the hash-radix partitions).
 constexpr uint64_t kGrowingGroupsFactor = 4;
+// The thread-local hash variant checks its state size every this many rows
+// (large enough that the two threads' start-up is amortized).
+constexpr size_t kEscalationCheckRows = 1 << 17;
 // Used when the L2 size cannot be read from the system.
 constexpr uint64_t kFallbackL2Bytes = 1 << 20;
 
@@ -209,12 +212,21 @@ class CpuRun final : public AggregationRun {
     if ((variant_ == Variant::dense || variant_ == Variant::dense_radix) && !keys_in_range(chunk)) switch_to_hash();
     if (variant_ == Variant::dense_radix || variant_ == Variant::hash_radix) {
       sink_radix(chunk);
+    } else if (variant_ == Variant::hash && passes_ == 1 && spec_.forced_variant.empty()) {
+      // Slices, so that a low estimate is found out early in the chunk; the
+      // rest of the chunk then goes to the radix variant.
+      for (size_t begin = 0; begin < chunk.rows; begin += kEscalationCheckRows) {
+        const size_t end = std::min(chunk.rows, begin + kEscalationCheckRows);
+        const ChunkInput part = slice(chunk, begin, end);
+        if (variant_ != Variant::hash) {
+          sink_radix(part);
+          continue;
+        }
+        sink_local_parallel(part);
+        if (local_state_too_large()) escalate_to_radix(rows_ - chunk.rows + end);
+      }
     } else {
-      const int threads = chunk.rows >= kMinRowsPerThread * 2 ? threads_ : 1;
-      parallel_for(threads, chunk.rows, [&](int t, size_t begin, size_t end) {
-        sink_local(locals_[static_cast<size_t>(t)], chunk, begin, end);
-      });
-      if (variant_ == Variant::hash && local_state_too_large()) escalate_to_radix();
+      sink_local_parallel(chunk);
     }
     sink_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   }
@@ -563,16 +575,21 @@ class CpuRun final : public AggregationRun {
   // Moves the thread-local hash state into the radix variant the groups seen
   // so far call for (dense-radix when the key range allows), then continues
   // there. Combining is order-independent, so the result is the same.
-  void escalate_to_radix() {
+  void escalate_to_radix(uint64_t rows_seen) {
     std::vector<LocalTable> locals = std::move(locals_);
     locals_.clear();
     uint64_t seen = 0;
     for (const auto& l : locals) seen += l.table.groups();
     // While most rows so far started a new group, the groups keep growing with
-    // the input: assume several times what was seen.
-    const uint64_t projected = seen * 2 >= rows_ ? seen * kGrowingGroupsFactor : seen;
-    spec_.estimated_groups = std::max(spec_.estimated_groups, projected);
-    const bool dense = !switched_ && spec_.key_range_known && spec_.key_max >= spec_.key_min && can_use_dense(spec_, 1);
+    // the input: assume several times what was seen, and with a known key
+    // range that fits, that the range fills (dense-radix).
+    const bool growing = seen * 2 >= rows_seen;
+    spec_.estimated_groups = std::max(spec_.estimated_groups, growing ? seen * kGrowingGroupsFactor : seen);
+    AggregationSpec probe = spec_;
+    if (growing && spec_.key_range_known && spec_.key_max >= spec_.key_min) {
+      probe.estimated_groups = static_cast<uint64_t>(spec_.key_max - spec_.key_min) + 1;
+    }
+    const bool dense = !switched_ && spec_.key_range_known && spec_.key_max >= spec_.key_min && can_use_dense(probe, 1);
     variant_ = dense ? Variant::dense_radix : Variant::hash_radix;
     if (dense) range_ = static_cast<size_t>(spec_.key_max - spec_.key_min + 1);
     escalated_ = true;
@@ -611,6 +628,31 @@ class CpuRun final : public AggregationRun {
         }
       }
     });
+  }
+
+  void sink_local_parallel(const ChunkInput& chunk) {
+    const int threads = chunk.rows >= kMinRowsPerThread * 2 ? threads_ : 1;
+    parallel_for(threads, chunk.rows, [&](int t, size_t begin, size_t end) {
+      sink_local(locals_[static_cast<size_t>(t)], chunk, begin, end);
+    });
+  }
+
+  // Rows [begin, end) of chunk as a chunk of their own (views, no copies).
+  static ChunkInput slice(const ChunkInput& chunk, size_t begin, size_t end) {
+    auto offset = [&](const ColumnView& in) {
+      ColumnView out = in;
+      const size_t width = in.width == ColumnWidth::int32 || in.width == ColumnWidth::float32 ? 4 : 8;
+      out.data = static_cast<const char*>(in.data) + begin * width;
+      if (in.validity) out.validity = in.validity + begin;
+      out.identity = {};  // no longer the whole stored column
+      return out;
+    };
+    ChunkInput out;
+    out.rows = end - begin;
+    out.keys = offset(chunk.keys);
+    for (const ColumnView& v : chunk.values) out.values.push_back(v.data ? offset(v) : v);
+    for (const uint8_t* f : chunk.filters) out.filters.push_back(f ? f + begin : nullptr);
+    return out;
   }
 
   bool in_pass(int64_t key) const {

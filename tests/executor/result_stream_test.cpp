@@ -116,7 +116,7 @@ std::vector<std::optional<std::string>> expected_row(const ResultSet& result, si
 class ResultStreamTest : public ::testing::TestWithParam<protocol::Format> {};
 
 TEST_P(ResultStreamTest, BufferedRowsMatchValueCodec) {
-  const ResultSet result = make_result(20000);  // several append batches
+  const ResultSet result = make_result(60000);  // several append batches
   const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
