@@ -11,6 +11,11 @@ namespace tally::config {
 enum class AuthMethod { trust, password, md5, scram_sha_256 };
 enum class LogFormat { text, json };
 enum class LogLevel { debug, info, warning, error };
+// Which statements get a "query" line at info level (PostgreSQL's log_statement,
+// with one Tally value): none, statements that read table rows (the GROUP BY
+// queries the server exists for: their line names engine, variant and the bytes
+// scanned), or all. At log_level debug every statement is logged, with its text.
+enum class LogStatement { none, scans, all };
 
 struct UserConfig {
   std::string name;
@@ -29,6 +34,10 @@ struct TuningConfig {
   double v_max = 0.019;           // DaMoN'19 max relative variation of a measurement
   int b_max = 10;                 // DaMoN'19 max chunks per measurement
   double explore_rate = 0.05;     // vw-greedy exploration probability across queries
+  // On a warm tuning cache, the expected share of a query's chunks that may
+  // run something other than the cached best (continuing the search or a
+  // vw-greedy exploration). 1/32: a neighbour 30 % slower costs <= 1 %.
+  double warm_search_share = 1.0 / 32;
 };
 
 struct Config {
@@ -68,6 +77,10 @@ struct Config {
 
   LogLevel log_level = LogLevel::info;
   LogFormat log_format = LogFormat::text;
+  // "scans": SELECT 1, SET, BEGIN and catalog reads write no line per statement
+  // (a line per statement costs a round trip ~30 % at 8 clients, see
+  // bench/connect/results.md); connection, disconnection and error lines stay.
+  LogStatement log_statement = LogStatement::scans;
 };
 
 }  // namespace tally::config

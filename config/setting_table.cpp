@@ -320,14 +320,20 @@ std::vector<Setting> build_table() {
       "On SIGTERM, how long running queries may finish before they are cancelled",
       [](Config& c) -> uint64_t& { return c.shutdown_grace_ms; }, 0, 24ll * 3600 * 1000));
   t.push_back(enum_setting<LogLevel>("log_level",
-                                     "Least severe log events written; info: a line per connection, "
-                                     "statement (duration, engine, variant, rows scanned) and error; "
-                                     "debug adds statement text",
+                                     "Least severe log events written; info: a line per connection "
+                                     "and error, and per statement as log_statement says; debug: "
+                                     "a line per statement, with its text",
                                      [](Config& c) -> LogLevel& { return c.log_level; },
                                      {{"debug", LogLevel::debug},
                                       {"info", LogLevel::info},
                                       {"warning", LogLevel::warning},
                                       {"error", LogLevel::error}}));
+  t.push_back(enum_setting<LogStatement>(
+      "log_statement",
+      "Statements that get a query line at info level (duration, engine, variant, rows scanned): "
+      "none, scans (statements that read table rows) or all; errors are always logged",
+      [](Config& c) -> LogStatement& { return c.log_statement; },
+      {{"none", LogStatement::none}, {"scans", LogStatement::scans}, {"all", LogStatement::all}}));
   t.push_back(enum_setting<LogFormat>("log_format", "Log lines as key=value text or JSON",
                                       [](Config& c) -> LogFormat& { return c.log_format; },
                                       {{"text", LogFormat::text}, {"json", LogFormat::json}}));

@@ -7,6 +7,7 @@ add_library(tally_admin
   ${CMAKE_CURRENT_LIST_DIR}/admin_tuning_page.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics_query_log.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/buffered_log_sink.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lifecycle.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lifecycle_runtime.cpp)
 target_include_directories(tally_admin PUBLIC ${CMAKE_SOURCE_DIR})

@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "config/config_loader.hpp"
+#include "server/metrics_query_log.hpp"
 
 namespace tally::server {
 namespace {
@@ -135,10 +136,12 @@ void apply_logging(const config::Config& config) {
   }
   log::set_format(config.log_format == config::LogFormat::json ? log::Format::json
                                                                : log::Format::text);
+  set_log_statement(config.log_statement);
 }
 
 bool reloadable_setting(const std::string& key) {
-  static const char* const keys[] = {"log_level",         "log_format",   "max_connections",
+  static const char* const keys[] = {"log_level",         "log_format",   "log_statement",
+                                     "max_connections",
                                      "max_message_bytes", "statement_timeout_ms",
                                      "shutdown_grace_ms", "users",        "http_token"};
   return key.starts_with("tuning.") || std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
@@ -160,6 +163,7 @@ ReloadOutcome reload_config(int argc, const char* const* argv,
   const config::Config& f = fresh.config;
   next.log_level = f.log_level;
   next.log_format = f.log_format;
+  next.log_statement = f.log_statement;
   next.max_connections = f.max_connections;
   next.max_message_bytes = f.max_message_bytes;
   next.statement_timeout_ms = f.statement_timeout_ms;

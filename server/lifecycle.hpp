@@ -101,7 +101,8 @@ class LiveConfig {
   std::shared_ptr<const config::Config> current_;
 };
 
-// Sets the global logger's level and format from the configuration.
+// Sets the global logger's level and format, and the query log's
+// log_statement, from the configuration.
 void apply_logging(const config::Config& config);
 
 struct ReloadOutcome {

@@ -13,10 +13,13 @@
 #include <iostream>
 #include <mutex>
 
+#include <unistd.h>
+
 #include "common/log.hpp"
 #include "config/config_loader.hpp"
 #include "executor/database.hpp"
 #include "server/admin_server.hpp"
+#include "server/buffered_log_sink.hpp"
 #include "server/lifecycle.hpp"
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
@@ -101,6 +104,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   server::apply_logging(loaded.config);
+  // Sessions append their lines; a background thread writes them to stderr.
+  server::BufferedLogSink log_sink(STDERR_FILENO);
+  log_sink.install();
   for (const auto& warning : loaded.warnings) log::warning("config_warning", {{"message", warning}});
   server::LiveConfig live(loaded.config);
   ShutdownRequest shutdown;
@@ -136,8 +142,9 @@ int main(int argc, char** argv) {
       admin->start();
     }
   } catch (const std::exception& e) {
-    std::cerr << "tallyd: could not start: " << e.what() << "\n";
     log::error("start_failed", {{"error", e.what()}});
+    log_sink.stop();  // the log line first, then the plain message
+    std::cerr << "tallyd: could not start: " << e.what() << "\n";
     return 1;
   }
   log::info("listening", {{"address", config.listen_address},
@@ -184,5 +191,6 @@ int main(int argc, char** argv) {
 #endif
   database.reset();  // closes the catalog cleanly
   log::info("stopped");
+  log_sink.stop();
   return 0;
 }

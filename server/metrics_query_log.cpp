@@ -1,8 +1,10 @@
 #include "server/metrics_query_log.hpp"
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <exception>
 #include <optional>
 #include <span>
@@ -25,6 +27,20 @@ using Clock = std::chrono::steady_clock;
 // says when one is closed, so the map is bounded (oldest forgotten first).
 constexpr size_t max_remembered_statements = 256;
 
+std::atomic<config::LogStatement> statement_lines{config::LogStatement::all};
+
+// Whether a finished statement gets a "query" line (level info; debug: all).
+bool wants_line(const StatementTrace& trace) {
+  if (log::enabled(log::Level::debug)) return true;
+  if (!log::enabled(log::Level::info)) return false;
+  switch (statement_lines.load(std::memory_order_relaxed)) {
+    case config::LogStatement::all: return true;
+    case config::LogStatement::scans: return trace.rows_scanned > 0 || !trace.engine.empty();
+    case config::LogStatement::none: return false;
+  }
+  return true;
+}
+
 double milliseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
@@ -34,15 +50,19 @@ class StatementObservation {
  public:
   StatementObservation(int32_t pid, std::string_view protocol, std::string_view sql)
       : pid_(pid), protocol_(protocol), sql_(sql), start_(Clock::now()) {
-    statement_trace() = StatementTrace{};
+    StatementTrace& trace = statement_trace();
+    // clear(), not assignment: the strings keep their capacity.
+    trace.rows_scanned = 0;
+    trace.bytes_scanned = 0;
+    trace.engine.clear();
+    trace.variant.clear();
   }
 
   void finished() {
     const double ms = milliseconds_since(start_);
     const StatementTrace& trace = statement_trace();
-    const bool gpu = trace.engine == "gpu";
-    metrics::query_duration_seconds(gpu ? metrics::Engine::gpu : metrics::Engine::cpu).observe(ms / 1000);
-    if (!log::enabled(log::Level::info)) return;
+    histogram(trace).observe(ms / 1000);
+    if (!wants_line(trace)) return;
     const std::string command = command_word(sql_);
     const std::string engine = trace.engine.empty() ? "none" : trace.engine;
     const std::string variant = trace.variant.empty() ? "none" : trace.variant;
@@ -60,9 +80,7 @@ class StatementObservation {
 
   void failed(const Error& error) {
     const double ms = milliseconds_since(start_);
-    metrics::query_duration_seconds(statement_trace().engine == "gpu" ? metrics::Engine::gpu
-                                                                      : metrics::Engine::cpu)
-        .observe(ms / 1000);
+    histogram(statement_trace()).observe(ms / 1000);
     const std::string command = command_word(sql_);
     log::error("query_failed", {{"pid", pid_}, {"protocol", protocol_}, {"command", command},
                                 {"duration_ms", ms}, {"sqlstate", sqlstate_code(error.state())},
@@ -70,6 +88,13 @@ class StatementObservation {
   }
 
  private:
+  // The registry lookup takes its lock: the two series are looked up once.
+  static metrics::Histogram& histogram(const StatementTrace& trace) {
+    static metrics::Histogram& cpu = metrics::query_duration_seconds(metrics::Engine::cpu);
+    static metrics::Histogram& gpu = metrics::query_duration_seconds(metrics::Engine::gpu);
+    return trace.engine == "gpu" ? gpu : cpu;
+  }
+
   int32_t pid_;
   std::string_view protocol_;
   std::string_view sql_;
@@ -100,19 +125,21 @@ auto observe(int32_t pid, std::string_view protocol, std::string_view sql, Body&
 
 class LoggedPortal final : public protocol::Portal {
  public:
-  LoggedPortal(std::unique_ptr<protocol::Portal> inner, int32_t pid, std::string sql)
+  LoggedPortal(std::unique_ptr<protocol::Portal> inner, int32_t pid, std::shared_ptr<const std::string> sql)
       : inner_(std::move(inner)), pid_(pid), sql_(std::move(sql)) {}
   std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
     return inner_->result_fields();
   }
   bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
-    return observe(pid_, "extended", sql_, [&] { return inner_->execute(max_rows, out); });
+    return observe(pid_, "extended", sql_ ? std::string_view(*sql_) : std::string_view(),
+                   [&] { return inner_->execute(max_rows, out); });
   }
 
  private:
   std::unique_ptr<protocol::Portal> inner_;
   int32_t pid_;
-  std::string sql_;
+  // Shared with the handler's table of statement texts: a Bind copies no text.
+  std::shared_ptr<const std::string> sql_;
 };
 
 class LoggedHandler final : public protocol::QueryHandler {
@@ -159,7 +186,7 @@ class LoggedHandler final : public protocol::QueryHandler {
     auto text = texts_.find(&statement);
     ++statements_;
     return std::make_unique<LoggedPortal>(std::move(portal), pid_,
-                                          text == texts_.end() ? std::string() : text->second);
+                                          text == texts_.end() ? nullptr : text->second);
   }
   protocol::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
   void on_error() override { inner_->on_error(); }
@@ -173,7 +200,8 @@ class LoggedHandler final : public protocol::QueryHandler {
       order_.pop_front();
     }
     // A freed statement's address may come back: the newest text wins.
-    if (texts_.insert_or_assign(statement, std::string(sql)).second) order_.push_back(statement);
+    if (texts_.insert_or_assign(statement, std::make_shared<const std::string>(sql)).second)
+      order_.push_back(statement);
   }
 
   std::unique_ptr<protocol::QueryHandler> inner_;
@@ -182,7 +210,7 @@ class LoggedHandler final : public protocol::QueryHandler {
   std::string database_;
   Clock::time_point start_;
   uint64_t statements_ = 0;
-  std::unordered_map<const protocol::PreparedStatement*, std::string> texts_;
+  std::unordered_map<const protocol::PreparedStatement*, std::shared_ptr<const std::string>> texts_;
   std::deque<const protocol::PreparedStatement*> order_;
 };
 
@@ -191,6 +219,9 @@ class LoggedHandler final : public protocol::QueryHandler {
 std::unique_ptr<protocol::QueryHandler> QueryLogFactory::create(const protocol::SessionInfo& session) {
   return std::make_unique<LoggedHandler>(inner_.create(session), session);
 }
+
+void set_log_statement(config::LogStatement which) { statement_lines.store(which, std::memory_order_relaxed); }
+config::LogStatement log_statement() { return statement_lines.load(std::memory_order_relaxed); }
 
 std::string command_word(std::string_view sql) {
   size_t i = 0;

@@ -7,8 +7,13 @@
 //     statements run);
 //   - one "query" line per Simple Query message and per Execute (duration,
 //     command, engine and variant of the aggregation that ran, rows and bytes
-//     scanned), and one "query_failed" line with the SQLSTATE when it fails;
+//     scanned) for the statements log_statement selects (set_log_statement;
+//     every statement at debug level), and one "query_failed" line with the
+//     SQLSTATE whenever one fails;
 //   - the tally_query_duration_seconds{engine} histogram.
+// A statement that writes no line costs two clock reads and a few relaxed
+// atomics here: no lock, no allocation (a line per statement cost a `SELECT 1`
+// round trip ~30 % at 8 clients; bench/connect/results.md).
 // The statement text may hold row data (INSERT ... VALUES) or a password, so it
 // is logged only at debug level (truncated); info lines carry the command word.
 // Engine, variant and the scan figures come from common/engine_counters.hpp's
@@ -20,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "protocol/query_handler.hpp"
 
 namespace tally::server {
@@ -33,6 +39,12 @@ class QueryLogFactory final : public protocol::QueryHandlerFactory {
  private:
   protocol::QueryHandlerFactory& inner_;
 };
+
+// Which statements get a "query" line at info level, process-wide (tallyd
+// sets it from configuration at start and on SIGHUP). Before any call: all,
+// the behaviour this decorator had before the setting existed.
+void set_log_statement(config::LogStatement which);
+config::LogStatement log_statement();
 
 // "select k, sum(v) ..." -> "SELECT"; "" for an empty statement. Leading
 // whitespace, comments and parentheses are skipped (what psql's log shows as

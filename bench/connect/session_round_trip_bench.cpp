@@ -8,7 +8,12 @@
 //     -M extended, JDBC's unnamed Parse, and applications' fixed statements
 //     send; the parse and analysis caches hit);
 //   * the real SQL session with a different text every time (a comment with
-//     a counter: every cache misses), the cost without the caches.
+//     a counter: every cache misses), the cost without the caches;
+//   * the same-text SQL session wrapped in tallyd's query log
+//     (server/metrics_query_log.hpp) with log_statement=scans (tallyd's
+//     default: SELECT 1 writes no line), and with log_statement=all writing a
+//     line per statement to a file, once with one write(2) per line (the
+//     default sink) and once through server/buffered_log_sink.hpp.
 //
 //   session_round_trip_bench [--round-trips N] [--repeats R]
 //
@@ -21,6 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,6 +39,9 @@
 #include "executor/table_provider.hpp"
 #include "protocol/frontend_messages.hpp"
 #include "protocol/session.hpp"
+#include "server/buffered_log_sink.hpp"
+#include "server/metrics_query_log.hpp"
+#include "common/log.hpp"
 #include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/scripted_stream.hpp"
@@ -169,6 +180,17 @@ int main_impl(int argc, char** argv) {
   config.gpu_device = -2;  // the session path only: no GPU engine
   auto database = executor::Database::open_with_tables(config, std::make_unique<executor::MemoryTableProvider>());
   protocol::testing::FakeFactory fake;
+  // tallyd's decorator around the same SQL session, logging into an unlinked
+  // temporary file (what tallyd's stderr usually is: a file or a pipe).
+  server::QueryLogFactory logged(database->handler_factory());
+  char log_path[] = "/tmp/session_round_trip_bench_log_XXXXXX";
+  const int log_fd = ::mkstemp(log_path);
+  if (log_fd < 0) {
+    std::perror("mkstemp");
+    return 2;
+  }
+  ::unlink(log_path);
+  log::set_sink([](std::string_view) {});  // rows without the query log print nothing
 
   const std::vector<Mode> modes = {
       {"simple", [](size_t) { return simple("rows 1"); }, [](size_t) { return simple("SELECT 1"); },
@@ -181,13 +203,13 @@ int main_impl(int argc, char** argv) {
 
   std::printf("session round trips in process, %zu per run, best of %d (%s)\n", count, repeats,
               "framing-only fake handler vs the SQL session");
-  std::printf("%-9s | %-26s | %12s | %9s | %8s\n", "protocol", "handler", "round trips/s", "us each", "x floor");
+  std::printf("%-9s | %-28s | %12s | %9s | %8s\n", "protocol", "handler", "round trips/s", "us each", "x floor");
   std::printf("----------------------------------------------------------------------------\n");
   bool ok = true;
   for (const auto& mode : modes) {
     const double floor = best_seconds(config, fake, mode.fake, count, repeats, ok, '0');
     auto row = [&](const char* handler, double seconds) {
-      std::printf("%-9s | %-26s | %12.0f | %9.2f | %8.2f\n", mode.name, handler, count / seconds, seconds / count * 1e6,
+      std::printf("%-9s | %-28s | %12.0f | %9.2f | %8.2f\n", mode.name, handler, count / seconds, seconds / count * 1e6,
                   seconds / floor);
     };
     row("framing only (floor)", floor);
@@ -195,7 +217,23 @@ int main_impl(int argc, char** argv) {
     if (mode.distinct) {
       row("SQL, new text each time", best_seconds(config, database->handler_factory(), mode.distinct, count, repeats, ok));
     }
+    server::set_log_statement(config::LogStatement::scans);
+    row("+ query log, no line", best_seconds(config, logged, mode.sql, count, repeats, ok));
+    server::set_log_statement(config::LogStatement::all);
+    log::set_sink([fd = log_fd](std::string_view line) {
+      // The default sink's way: one write(2) per line (to a file, not a tty).
+      if (::write(fd, line.data(), line.size()) < 0) std::abort();
+    });
+    row("+ line each, write per line", best_seconds(config, logged, mode.sql, count, repeats, ok));
+    {
+      server::BufferedLogSink buffered(log_fd);
+      buffered.install();
+      row("+ line each, buffered sink", best_seconds(config, logged, mode.sql, count, repeats, ok));
+      buffered.stop();
+    }
+    log::set_sink([](std::string_view) {});  // connection lines of the next rows
   }
+  ::close(log_fd);
   const auto stats = executor::parse_cache_stats();
   std::printf("parse cache: %llu hits, %llu misses, %zu entries\n", static_cast<unsigned long long>(stats.hits),
               static_cast<unsigned long long>(stats.misses), stats.entries);

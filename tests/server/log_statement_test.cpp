@@ -1,0 +1,158 @@
+// The query log's log_statement (server/metrics_query_log.hpp): which
+// statements get a "query" line at info level (none, scans, all), that debug
+// level logs every statement, that failures are logged whatever the setting,
+// and that the latency histogram counts every statement either way.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/engine_counters.hpp"
+#include "common/log.hpp"
+#include "protocol/discarding_result_writer.hpp"
+#include "server/metrics.hpp"
+#include "server/metrics_query_log.hpp"
+
+namespace tally::server {
+namespace {
+
+using nlohmann::json;
+
+struct NoStatement final : protocol::PreparedStatement {
+  std::vector<uint32_t> parameter_types() const override { return {}; }
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
+};
+
+// Statements with "GROUP BY" scan a table the way the executor reports it; "1/0" fails.
+struct ScanPortal final : protocol::Portal {
+  explicit ScanPortal(bool scans) : scans(scans) {}
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
+  bool execute(uint64_t, protocol::ResultWriter&) override {
+    if (scans) count_scan(100, 800);
+    return true;
+  }
+  bool scans;
+};
+
+class Handler final : public protocol::QueryHandler {
+ public:
+  std::vector<std::pair<std::string, std::string>> initial_parameter_status() override { return {}; }
+  void simple_query(std::string_view sql, protocol::ResultWriter&) override {
+    if (sql.find("1/0") != std::string_view::npos) throw Error(SqlState::division_by_zero, "division by zero");
+    if (sql.find("GROUP BY") != std::string_view::npos) count_scan(100, 800);
+  }
+  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
+    last_prepared_ = std::string(sql);
+    return std::make_unique<NoStatement>();
+  }
+  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement&, std::span<const protocol::ParameterValue>,
+                                         std::span<const protocol::Format>) override {
+    return std::make_unique<ScanPortal>(last_prepared_.find("GROUP BY") != std::string::npos);
+  }
+  protocol::TransactionStatus transaction_status() const override { return protocol::TransactionStatus::idle; }
+  void on_error() override {}
+  void sync() override {}
+  std::optional<uint64_t> statement_timeout_ms() const override { return std::nullopt; }
+
+ private:
+  std::string last_prepared_;
+};
+
+struct Factory final : protocol::QueryHandlerFactory {
+  std::unique_ptr<protocol::QueryHandler> create(const protocol::SessionInfo&) override {
+    return std::make_unique<Handler>();
+  }
+};
+
+class LogStatement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    log::set_sink([this](std::string_view line) { lines_.push_back(json::parse(line)); });
+    log::set_format(log::Format::json);
+    log::set_level(log::Level::info);
+    session_.user = "u";
+    session_.database = "tally";
+    session_.process_id = 7;
+  }
+  void TearDown() override {
+    log::set_sink(nullptr);
+    log::set_format(log::Format::text);
+    log::set_level(log::Level::info);
+    set_log_statement(config::LogStatement::all);
+  }
+  // Runs SELECT 1, a GROUP BY (simple), the same two through Parse/Bind/Execute,
+  // and a failing statement; returns the commands of the "query" lines.
+  std::vector<std::string> run_workload() {
+    lines_.clear();
+    auto handler = factory_.create(session_);
+    handler->simple_query("SELECT 1", writer_);
+    handler->simple_query("SELECT k, sum(v) FROM t GROUP BY k", writer_);
+    for (const char* sql : {"SELECT 2", "INSERT INTO t SELECT k FROM u GROUP BY k"}) {
+      auto statement = handler->prepare(sql, {});
+      handler->bind(*statement, {}, {})->execute(0, writer_);
+    }
+    EXPECT_THROW(handler->simple_query("SELECT 1/0", writer_), Error);
+    std::vector<std::string> commands;
+    for (const auto& line : lines_)
+      if (line["event"] == "query") commands.push_back(line["command"].get<std::string>() + "/" +
+                                                       line["protocol"].get<std::string>());
+    return commands;
+  }
+  size_t count(const std::string& event) const {
+    size_t n = 0;
+    for (const auto& line : lines_) n += line["event"] == event;
+    return n;
+  }
+
+  Factory inner_;
+  QueryLogFactory factory_{inner_};
+  protocol::SessionInfo session_;
+  protocol::DiscardingResultWriter writer_;
+  std::vector<json> lines_;
+};
+
+TEST_F(LogStatement, NoneWritesNoQueryLineButConnectionsAndErrors) {
+  set_log_statement(config::LogStatement::none);
+  EXPECT_TRUE(run_workload().empty());
+  EXPECT_EQ(count("connection"), 1u);
+  EXPECT_EQ(count("disconnection"), 1u);
+  EXPECT_EQ(count("query_failed"), 1u);
+}
+
+TEST_F(LogStatement, ScansLogsOnlyStatementsThatReadTableRows) {
+  set_log_statement(config::LogStatement::scans);
+  EXPECT_EQ(run_workload(), (std::vector<std::string>{"SELECT/simple", "INSERT/extended"}));
+  EXPECT_EQ(count("query_failed"), 1u);
+}
+
+TEST_F(LogStatement, AllLogsEveryStatement) {
+  set_log_statement(config::LogStatement::all);
+  EXPECT_EQ(run_workload(),
+            (std::vector<std::string>{"SELECT/simple", "SELECT/simple", "SELECT/extended", "INSERT/extended"}));
+}
+
+TEST_F(LogStatement, DebugLevelLogsEveryStatementWithItsText) {
+  set_log_statement(config::LogStatement::none);
+  log::set_level(log::Level::debug);
+  EXPECT_EQ(run_workload().size(), 4u);
+  for (const auto& line : lines_)
+    if (line["event"] == "query") EXPECT_TRUE(line.contains("statement"));
+}
+
+TEST_F(LogStatement, WarningLevelWritesNoQueryLineEvenWithAll) {
+  set_log_statement(config::LogStatement::all);
+  log::set_level(log::Level::warning);
+  EXPECT_TRUE(run_workload().empty());
+  EXPECT_EQ(count("query_failed"), 1u) << "errors are logged at error level";
+}
+
+TEST_F(LogStatement, TheHistogramCountsStatementsThatWriteNoLine) {
+  set_log_statement(config::LogStatement::none);
+  const uint64_t before = metrics::query_duration_seconds(metrics::Engine::cpu).count();
+  run_workload();
+  EXPECT_EQ(metrics::query_duration_seconds(metrics::Engine::cpu).count() - before, 5u);
+}
+
+}  // namespace
+}  // namespace tally::server
