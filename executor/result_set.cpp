@@ -199,7 +199,11 @@ template <class BatchDone>
 void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, std::string& out, BatchDone batch_done) {
   const size_t ncols = columns.size();
   size_t fixed = 1 + 4 + 2;
-  for (const auto& c : columns) fixed += fixed_bound(c.coder);
+  bool all_fixed = true;  // every field has a fixed bound: no per-row bound pass
+  for (const auto& c : columns) {
+    fixed += fixed_bound(c.coder);
+    all_fixed &= c.coder < FieldCoder::raw_text;
+  }
   size_t pos = out.size();
   size_t batch_start = pos;
   // The buffer is grown ahead of what is written: whatever ends this loop
@@ -212,6 +216,7 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, st
   for (size_t row = begin; row < end; ++row) {
     size_t bound = fixed;
     for (auto& c : columns) {
+      if (all_fixed) break;
       if (c.coder < FieldCoder::raw_text || c.v->null_at(row)) continue;
       if (c.coder == FieldCoder::raw_text) { bound += c.v->texts[row].size(); continue; }
       if (c.coder == FieldCoder::numeric_text || c.coder == FieldCoder::numeric_binary) {
