@@ -497,6 +497,13 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
 
 void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vector>& columns, size_t rows,
                      const ExecContext& ec) {
+  if (!plan.distinct && plan.sort.empty() && !plan.limit && !plan.offset) {
+    // Nothing reorders or cuts the rows: the columns are the result (no row
+    // list over millions of groups).
+    for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
+    result.rows = rows;
+    return;
+  }
   std::vector<uint32_t> order(rows);
   std::iota(order.begin(), order.end(), 0u);
   if (plan.distinct) {
@@ -714,10 +721,11 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     post.parameters = ec.parameters;
     post.rows = groups;
     for (const auto& c : agg_columns) post.columns.push_back(&c);
-    std::vector<uint32_t> rows = select_rows(plan.having.get(), post);
+    // Without HAVING every group is kept (no row list is built).
+    std::vector<uint32_t> rows = plan.having ? select_rows(plan.having.get(), post) : std::vector<uint32_t>();
     std::vector<Vector> kept;
     EvalInput having_input = post;
-    if (rows.size() != groups) {
+    if (plan.having && rows.size() != groups) {
       for (const auto& c : agg_columns) kept.push_back(gather(c, rows));
       having_input.columns.clear();
       for (const auto& c : kept) having_input.columns.push_back(&c);
