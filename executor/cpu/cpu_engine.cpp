@@ -62,6 +62,10 @@ constexpr uint64_t kGrowingGroupsFactor = 4;
 // The thread-local hash variant checks its state size every this many rows
 // (large enough that the two threads' start-up is amortized).
 constexpr size_t kEscalationCheckRows = 1 << 17;
+// Early escalation: the share of a worker's rows that began a new group above
+// which its groups are taken to keep growing with the input (64K rows over
+// 64K groups give 0.63, over 1M groups 0.97).
+constexpr double kNewGroupFraction = 0.9;
 // Used when the L2 size cannot be read from the system.
 constexpr uint64_t kFallbackL2Bytes = 1 << 20;
 
@@ -223,7 +227,7 @@ class CpuRun final : public AggregationRun {
           continue;
         }
         sink_local_parallel(part);
-        if (local_state_too_large()) escalate_to_radix(rows_ - chunk.rows + end);
+        if (local_state_too_large(rows_ - chunk.rows + end)) escalate_to_radix(rows_ - chunk.rows + end);
       }
     } else {
       sink_local_parallel(chunk);
@@ -565,11 +569,17 @@ class CpuRun final : public AggregationRun {
   // sample can get badly wrong (a 32K-row sample of 10M rows with 8M groups
   // estimated 85K). Once the groups actually seen no longer fit what the
   // thread-local variant is for, the run moves to a radix variant.
-  bool local_state_too_large() const {
+  // rows_seen: rows sunk so far. Also true early, once the state outgrows L2
+  // while nearly every row is a new group (it will outgrow the limit too, and
+  // escalating early leaves fewer groups to move).
+  bool local_state_too_large(uint64_t rows_seen) const {
     if (passes_ > 1 || !spec_.forced_variant.empty()) return false;
     uint64_t groups = 0;  // the merged table holds at least max, at most sum of these
     for (const auto& l : locals_) groups += l.table.groups();
-    return groups * bytes_per_group(spec_) > l2_bytes_ * kLocalStateL2Multiple;
+    const uint64_t bytes = groups * bytes_per_group(spec_);
+    if (bytes > l2_bytes_ * kLocalStateL2Multiple) return true;
+    // Each worker's groups are new to it: their sum over the rows is the share of new groups.
+    return bytes > l2_bytes_ && static_cast<double>(groups) >= kNewGroupFraction * static_cast<double>(rows_seen);
   }
 
   // Moves the thread-local hash state into the radix variant the groups seen
