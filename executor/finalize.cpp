@@ -187,6 +187,64 @@ RegressionFinal regression_of(AggKind kind) {
 
 }  // namespace
 
+namespace {
+
+// numeric_div's answer for sum / count of integers (both scale 0) in 64-bit
+// and one 128-bit division, for |sum| < 2^63 (the avg of any int2/int4/int8
+// group sum the engines produce in practice): select_div_scale's weights and
+// first base-10000 digits come from 64-bit values, and the quotient is
+// rounded half away from zero as numeric_div_scale rounds it. False (the
+// caller uses numeric_div) when the inputs or the scaled dividend are out of
+// that range.
+constexpr int32_t kMinSigDigits = 16;  // NUMERIC_MIN_SIG_DIGITS
+constexpr int32_t kDecDigits = 4;      // DEC_DIGITS
+
+constexpr uint64_t kPow10_64[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+                                    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
+                                    1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+                                    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+                                    1000000000000000000ULL, 10000000000000000000ULL};
+
+struct Pow10Table {
+  __int128 v[39];
+  constexpr Pow10Table() : v() {
+    v[0] = 1;
+    for (int i = 1; i < 39; ++i) v[i] = v[i - 1] * 10;
+  }
+};
+constexpr Pow10Table kPow10_128;
+
+// Base-10000 weight and leading digit of a non-negative integer (0: 0, 0).
+inline void weight_and_first(uint64_t m, int& weight, int& first) {
+  if (m == 0) { weight = 0; first = 0; return; }
+  int digits = 1;
+  while (digits < 20 && m >= kPow10_64[digits]) ++digits;
+  weight = (digits - 1) / kDecDigits;
+  first = static_cast<int>(m / kPow10_64[kDecDigits * weight]);
+}
+
+bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
+  if (count <= 0 || sum > INT64_MAX || sum < -static_cast<__int128>(INT64_MAX)) return false;
+  const uint64_t magnitude = static_cast<uint64_t>(sum < 0 ? -sum : sum);
+  int weight1, first1, weight2, first2;
+  weight_and_first(magnitude, weight1, first1);
+  weight_and_first(static_cast<uint64_t>(count), weight2, first2);
+  int qweight = weight1 - weight2;
+  if (first1 <= first2) --qweight;
+  const int32_t rscale = std::max(kMinSigDigits - qweight * kDecDigits, 0);  // <= 16 + 4*5: far below the 1000 cap
+  if (rscale > 38) return false;
+  __int128 scaled;
+  if (__builtin_mul_overflow(sum, kPow10_128.v[rscale], &scaled)) return false;
+  __int128 q = scaled / count;
+  const __int128 r = scaled - q * count;
+  const __int128 twice = (r < 0 ? -r : r) * 2;
+  if (r != 0 && twice >= count) q += scaled < 0 ? -1 : 1;
+  out = Numeric{q, rscale};
+  return true;
+}
+
+}  // namespace
+
 void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
   out.resize(groups);
   const TypeId in = call.input;
@@ -222,7 +280,8 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
       } else {
         for (size_t g = 0; g < groups; ++g) {
           if (s.count[g] == 0) set_null(out, g);
-          else out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
+          else if (scale != 0 || !avg_of_integers(s.sum_int[g], s.count[g], out.numerics[g]))
+            out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
         }
       }
       return;

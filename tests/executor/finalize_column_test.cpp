@@ -137,5 +137,46 @@ TEST(FinalizeColumn, BigintSumOutOfRangeIs22003) {
   }
 }
 
+
+// avg of integers has a 64-bit fast path in finalize_column: its mantissa and
+// scale (hence PostgreSQL's text) must equal numeric_div's for sums and
+// counts across every magnitude, including the first-digit ties that move
+// select_div_scale's weight, and sums at the int64 limits (fallback).
+TEST(FinalizeColumn, AvgOfIntegersMatchesNumericDivExactly) {
+  std::mt19937_64 rng(7);
+  PartialStates s;
+  auto add = [&](__int128 sum, int64_t count) {
+    s.sum_int.push_back(sum);
+    s.count.push_back(count);
+  };
+  for (int64_t c : {1, 2, 3, 7, 9, 10, 99, 1000, 9999, 10000, 10001, 123456789}) {
+    for (__int128 sum : {__int128{0}, __int128{1}, __int128{-1}, __int128{c}, __int128{-c}, __int128{c} - 1,
+                         __int128{c} + 1, __int128{c} * 10000, __int128{9999}, __int128{10000}, __int128{-500},
+                         static_cast<__int128>(INT64_MAX), static_cast<__int128>(INT64_MIN),
+                         static_cast<__int128>(INT64_MAX) * 3}) {
+      add(sum, c);
+    }
+  }
+  for (int i = 0; i < 20000; ++i) {
+    const int digits = static_cast<int>(rng() % 19);
+    int64_t limit = 1;
+    for (int d = 0; d < digits; ++d) limit *= 10;
+    const auto sum = static_cast<int64_t>(rng() % static_cast<uint64_t>(limit)) * (rng() % 2 ? 1 : -1);
+    const int count_digits = static_cast<int>(rng() % 10);
+    int64_t count_limit = 1;
+    for (int d = 0; d < count_digits; ++d) count_limit *= 10;
+    add(sum, 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(count_limit)));
+  }
+  for (const TypeId input : {TypeId::int2, TypeId::int4, TypeId::int8}) {
+    Vector out(SqlType{TypeId::numeric});
+    finalize_column(ColumnFinal{AggKind::avg, input, 0}, s, s.count.size(), out);
+    for (size_t g = 0; g < s.count.size(); ++g) {
+      const Numeric expected = numeric_div(Numeric{s.sum_int[g], 0}, Numeric::from_int(s.count[g]));
+      ASSERT_TRUE(out.numerics[g].mantissa == expected.mantissa && out.numerics[g].scale == expected.scale)
+          << "sum " << static_cast<long double>(s.sum_int[g]) << " count " << s.count[g];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tally::executor
