@@ -1,14 +1,17 @@
 #include "server/socket_stream.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 #include <sys/socket.h>
 
-#include <boost/asio/write.hpp>
 #include <openssl/err.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
+#include <string>
 
 #include "common/error.hpp"
 
@@ -25,12 +28,12 @@ constexpr std::chrono::seconds kStartupTimeout{60};
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
                            const std::atomic<bool>& stopping)
-    : socket_(std::move(socket)),
+    : fd_(-1),
       tls_context_(tls),
       stopping_(stopping),
       startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout) {
   boost::system::error_code ec;
-  auto endpoint = socket_.remote_endpoint(ec);
+  auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
     auto address = endpoint.address();
     if (address.is_v6() && address.to_v6().is_v4_mapped()) {
@@ -40,14 +43,22 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
     peer_host_ = address.to_string();
   }
   // Small protocol messages must not wait for Nagle.
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  socket.set_option(asio::ip::tcp::no_delay(true), ec);
+  fd_ = socket.release(ec);
+  if (ec) fd_ = -1;  // every read and write then fails: the session ends at once
+  // Blocking descriptor: reads use MSG_DONTWAIT + poll, writes block.
+  if (fd_ >= 0) {
+    const int flags = ::fcntl(fd_, F_GETFL, 0);
+    if (flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+  }
 }
 
 SocketStream::~SocketStream() {
   if (tls_) SSL_free(tls_);
-  boost::system::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  if (fd_ >= 0) {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+  }
 }
 
 static Error shutdown_error() {
@@ -56,7 +67,7 @@ static Error shutdown_error() {
 }
 
 void SocketStream::wait_readable() {
-  pollfd fd{socket_.native_handle(), POLLIN, 0};
+  pollfd fd{fd_, POLLIN, 0};
   while (true) {
     if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
     if (startup_deadline_ && std::chrono::steady_clock::now() > *startup_deadline_) {
@@ -90,7 +101,7 @@ size_t SocketStream::read_some(std::span<char> buffer) {
   }
   // Try first: in a busy session the next message is usually there already.
   while (true) {
-    ssize_t got = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    ssize_t got = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (got >= 0) return static_cast<size_t>(got);
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) throw protocol::ConnectionLost("recv failed");
@@ -109,15 +120,31 @@ void SocketStream::write_all(std::string_view bytes) {
     }
     return;
   }
-  boost::system::error_code ec;
-  asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
-  if (ec) throw protocol::ConnectionLost(ec.message());
+  send_all(bytes);
+}
+
+void SocketStream::send_all(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (sent >= 0) {
+      bytes.remove_prefix(static_cast<size_t>(sent));
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // Only if something set O_NONBLOCK again: wait for room.
+      pollfd fd{fd_, POLLOUT, 0};
+      ::poll(&fd, 1, kPollSliceMs);
+      continue;
+    }
+    throw protocol::ConnectionLost(std::string("send failed: ") + std::strerror(errno));
+  }
 }
 
 void SocketStream::start_tls() {
   if (!tls_context_) throw protocol::ConnectionLost("TLS is not configured");
   tls_ = SSL_new(tls_context_->native_handle());
-  if (tls_ == nullptr || SSL_set_fd(tls_, socket_.native_handle()) != 1) {
+  if (tls_ == nullptr || SSL_set_fd(tls_, fd_) != 1) {
     throw protocol::ConnectionLost("could not set up TLS");
   }
   // The handshake blocks inside OpenSSL: bound it by the startup time left.
@@ -126,22 +153,22 @@ void SocketStream::start_tls() {
   if (left.count() <= 0) throw protocol::ConnectionLost("startup timeout");
   timeval timeout{static_cast<time_t>(left.count() / 1000000),
                   static_cast<suseconds_t>(left.count() % 1000000)};
-  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ERR_clear_error();
   int accepted = SSL_accept(tls_);
   timeval none{0, 0};
-  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 
 bool SocketStream::peer_gone() const {
-  pollfd fd{const_cast<boost::asio::ip::tcp::socket&>(socket_).native_handle(), POLLRDHUP, 0};
+  pollfd fd{fd_, POLLRDHUP, 0};
   return ::poll(&fd, 1, 0) > 0 && (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 void SocketStream::force_close() {
   // ::shutdown on the descriptor is thread-safe and wakes blocked send/recv.
-  ::shutdown(socket_.native_handle(), SHUT_RDWR);
+  ::shutdown(fd_, SHUT_RDWR);
 }
 
 }  // namespace tally::server

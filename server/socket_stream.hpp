@@ -3,6 +3,13 @@
 // to TLS after SSLRequest. Reads wait with poll() in short slices so that a
 // server shutdown reaches idle sessions (FATAL 57P01) without closing their
 // sockets under them.
+//
+// The descriptor is taken out of Asio (basic_socket::release) when the stream
+// is made: Asio registers every socket it owns with the io_context's epoll
+// set, edge-triggered, so each message a client sent woke the accept thread
+// once more, one extra thread wake-up per round trip (strace: one epoll_wait
+// per recvfrom). The session thread does its own blocking I/O on the bare
+// descriptor.
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -44,7 +51,10 @@ class SocketStream : public protocol::ByteStream {
   // Waits until the socket is readable; throws FATAL 57P01 on shutdown.
   void wait_readable();
 
-  boost::asio::ip::tcp::socket socket_;
+  // Write all of bytes to the plain socket (send with MSG_NOSIGNAL).
+  void send_all(std::string_view bytes);
+
+  int fd_;  // owned; closed by the destructor
   boost::asio::ssl::context* tls_context_;
   // OpenSSL directly on the descriptor, as PostgreSQL does: no read-ahead
   // buffer outside OpenSSL, so poll() plus SSL_pending() see every input.
