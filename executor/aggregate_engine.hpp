@@ -113,6 +113,10 @@ struct AggregationSpec {
   uint64_t estimated_groups = 0;               // 0 = unknown
   std::vector<PartialAggregate> aggregates;
   std::vector<ColumnWidth> value_widths;       // one per ChunkInput::values entry
+  // Per ChunkInput::values entry: 1 when no chunk of the input holds a NULL
+  // (catalog statistics), so an engine may share count(v) with count(*);
+  // empty or 0 = may hold NULLs.
+  std::vector<uint8_t> value_not_null;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)

@@ -33,6 +33,11 @@ bool is_intlike(TypeId id) {
          id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::boolean;
 }
 
+// Integer-like types stored in at most 4 bytes: engines take them as int32.
+bool narrow_int(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::date || id == TypeId::boolean;
+}
+
 // How one aggregate maps to partial ops, and how its value is finalized.
 struct Mapping {
   PartialOp op;
@@ -128,7 +133,13 @@ class EngineAggregator final : public GroupAggregator {
     spec_.threads = context.threads;
     spec_.memory_budget = context.memory_budget;
     if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
+    // Keys travel at their stored width: int2/int4/date/bool and dictionary
+    // codes as int32 (the GPU reads half the bytes of int64), int8 and
+    // timestamps as int64, interned codes as int64. sink() narrows evaluated
+    // keys to the same width so every chunk of a query agrees.
     spec_.key_width = ColumnWidth::int64;
+    if (mode_ == KeyMode::dict_column) spec_.key_width = ColumnWidth::int32;
+    if (mode_ == KeyMode::int_column && narrow_int(keys[0]->type.id)) spec_.key_width = ColumnWidth::int32;
     if (mode_ == KeyMode::none) {
       spec_.key_range_known = true;
       spec_.key_min = spec_.key_max = 0;
@@ -161,7 +172,25 @@ class EngineAggregator final : public GroupAggregator {
     }
     // Nominal input widths (an engine sees the real ones chunk by chunk: raw
     // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
-    for (const Expr* e : inputs_) spec_.value_widths.push_back(is_float(e->type.id) ? ColumnWidth::float64 : ColumnWidth::int64);
+    // Bare int2/int4/date/bool columns arrive 4 bytes wide (sink_raw stores
+    // them so, sink() narrows them): the tuning signature says what runs.
+    for (const Expr* e : inputs_) {
+      const bool narrow = dynamic_cast<const ColumnExpr*>(e) && narrow_int(e->type.id);
+      spec_.value_widths.push_back(is_float(e->type.id) ? ColumnWidth::float64
+                                                        : narrow ? ColumnWidth::int32 : ColumnWidth::int64);
+    }
+    // Inputs that are bare columns with no NULL in any chunk (statistics):
+    // the GPU then keeps one row count for count(*) and count(v) and runs
+    // its count+sum kernels.
+    for (const Expr* e : inputs_) {
+      const auto* col = dynamic_cast<const ColumnExpr*>(e);
+      bool not_null = col != nullptr && table != nullptr && table->chunk_count() > 0;
+      for (size_t c = 0; not_null && c < table->chunk_count(); ++c) {
+        const ChunkColumnStats st = table->stats(c, col->index);
+        not_null = st.known && st.null_count == 0;
+      }
+      spec_.value_not_null.push_back(not_null ? 1 : 0);
+    }
     choose_engine(context);
     run_ = engine_->start(spec_);
   }
@@ -346,13 +375,22 @@ class EngineAggregator final : public GroupAggregator {
       }
       interned_ = true;
     }
-    in.keys = ColumnView{ColumnWidth::int64, keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+    std::vector<int32_t> narrow_keys;
+    if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
+      narrow_keys.assign(keys.begin(), keys.end());
+      in.keys = ColumnView{ColumnWidth::int32, narrow_keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+    } else {
+      in.keys = ColumnView{ColumnWidth::int64, keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+    }
     // Values.
     std::vector<Vector> evaluated;
     evaluated.reserve(inputs_.size());
     std::vector<std::vector<uint8_t>> validity;
     validity.reserve(inputs_.size());
     std::vector<std::vector<int64_t>> scaled;
+    std::vector<std::vector<int32_t>> narrowed;
+    narrowed.reserve(inputs_.size());
+    scaled.reserve(inputs_.size());
     for (const Expr* e : inputs_) {
       evaluated.push_back(e->evaluate(rows));
       Vector& v = evaluated.back();
@@ -375,7 +413,16 @@ class EngineAggregator final : public GroupAggregator {
           view.data = scaled.back().data();
           break;
         }
-        default: view.width = ColumnWidth::int64; view.data = v.ints.data(); break;
+        default:
+          if (spec_.value_widths[in.values.size()] == ColumnWidth::int32) {
+            narrowed.emplace_back(v.ints.begin(), v.ints.end());  // int2/int4/date/bool values fit
+            view.width = ColumnWidth::int32;
+            view.data = narrowed.back().data();
+          } else {
+            view.width = ColumnWidth::int64;
+            view.data = v.ints.data();
+          }
+          break;
       }
       if (!v.nulls.empty()) {
         validity.emplace_back(v.count);

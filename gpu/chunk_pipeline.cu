@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <deque>
 #include <thread>
 
 #include "common/engine_counters.hpp"
@@ -18,6 +19,10 @@ namespace {
 // Device arrays start on 256-byte boundaries (coalesced, vector loads).
 constexpr uint64_t kAlignment = 256;
 uint64_t padded(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+// Runs enqueued and not yet observed complete. Enough that the host, which
+// spends tens of microseconds enqueueing a chunk, stays ahead of the GPU;
+// few enough to bound the leases and staging slots held.
+constexpr size_t kMaxInFlight = 4;
 // Host copies into pinned memory above this size are split over threads: one
 // core copies ~5-10 GB/s, a PCIe 5 link takes ~55 GB/s.
 constexpr uint64_t kParallelCopyBytes = uint64_t{8} << 20;
@@ -62,25 +67,49 @@ struct ChunkPipeline::Impl {
     uint64_t pinned_bytes = 0;
     DeviceBuffer transient;
     cudaEvent_t copied = nullptr;
+    cudaEvent_t consumed = nullptr;  // the last run that read `transient` has finished
     bool busy = false;  // a staged, not yet run chunk reads `transient`
+  };
+  struct InFlight {
+    uint64_t ticket = 0;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    std::vector<std::shared_ptr<const DeviceColumn>> leases;  // kept until the kernels are done
   };
   int device = 0;
   ColumnCache* cache = nullptr;
   cudaStream_t compute = nullptr, copy = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   Slot slots[2];
   int next = 0;
+  std::deque<InFlight> in_flight;
+  std::vector<cudaEvent_t> spare_events;  // timing events for reuse
+  uint64_t next_ticket = 1;
+
+  cudaEvent_t take_event() {
+    if (!spare_events.empty()) {
+      cudaEvent_t e = spare_events.back();
+      spare_events.pop_back();
+      return e;
+    }
+    cudaEvent_t e = nullptr;
+    TALLY_CUDA_CHECK(cudaEventCreate(&e));
+    return e;
+  }
 
   ~Impl() {
     if (copy) (void)cudaStreamSynchronize(copy);
     if (compute) (void)cudaStreamSynchronize(compute);
+    for (InFlight& f : in_flight) {
+      spare_events.push_back(f.start);
+      spare_events.push_back(f.stop);
+    }
+    in_flight.clear();
     for (Slot& s : slots) {
       s.transient.release();
       if (s.pinned) (void)cudaFreeHost(s.pinned);
       if (s.copied) (void)cudaEventDestroy(s.copied);
+      if (s.consumed) (void)cudaEventDestroy(s.consumed);
     }
-    if (start) (void)cudaEventDestroy(start);
-    if (stop) (void)cudaEventDestroy(stop);
+    for (cudaEvent_t e : spare_events) (void)cudaEventDestroy(e);
     if (copy) (void)cudaStreamDestroy(copy);
     if (compute) (void)cudaStreamDestroy(compute);
   }
@@ -93,9 +122,10 @@ ChunkPipeline::ChunkPipeline(int device, ColumnCache* cache) : device_(device), 
   configure_memory_pool(device);
   TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->compute, cudaStreamNonBlocking));
   TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->copy, cudaStreamNonBlocking));
-  TALLY_CUDA_CHECK(cudaEventCreate(&impl_->start));
-  TALLY_CUDA_CHECK(cudaEventCreate(&impl_->stop));
-  for (auto& s : impl_->slots) TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
+  for (auto& s : impl_->slots) {
+    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
+  }
 }
 
 ChunkPipeline::~ChunkPipeline() = default;
@@ -134,8 +164,11 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   if (im.slots[s].busy) throw Error(SqlState::internal_error, "GPU: chunk pipeline: more than two chunks staged");
   im.next = s ^ 1;
   Impl::Slot& slot = im.slots[s];
-  // The pinned buffer is free once its previous copy finished.
+  // The pinned buffer is free once its previous copy finished; the device
+  // buffer once the last run that read it finished (copy-stream order, so
+  // the host does not wait).
   TALLY_CUDA_CHECK(cudaEventSynchronize(slot.copied));
+  TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.copy, slot.consumed, 0));
   uint64_t total = 0, transient = 0;
   std::vector<uint8_t> keep(columns.size(), 0);
   for (size_t i : missing) {
@@ -209,27 +242,61 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   return out;
 }
 
-double ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& body) {
+uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& body) {
   TALLY_CUDA_CHECK(cudaSetDevice(device_));
   Impl& im = *impl_;
+  while (im.in_flight.size() >= kMaxInFlight) {
+    TALLY_CUDA_CHECK(cudaEventSynchronize(im.in_flight.front().stop));
+    (void)completed(false);
+  }
   for (EventHandle e : chunk.waits) TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.compute, reinterpret_cast<cudaEvent_t>(e), 0));
-  TALLY_CUDA_CHECK(cudaEventRecord(im.start, im.compute));
+  Impl::InFlight f;
+  f.ticket = im.next_ticket++;
+  f.start = im.take_event();
+  f.stop = im.take_event();
+  TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
   try {
     body();
   } catch (...) {
     (void)cudaStreamSynchronize(im.compute);
+    im.spare_events.push_back(f.start);
+    im.spare_events.push_back(f.stop);
     release(chunk);
     throw;
   }
-  TALLY_CUDA_CHECK(cudaEventRecord(im.stop, im.compute));
-  TALLY_CUDA_CHECK(cudaEventSynchronize(im.stop));
-  float ms = 0;
-  TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, im.start, im.stop));
-  stats_.device_ms += ms;
-  ++stats_.chunks;
+  TALLY_CUDA_CHECK(cudaEventRecord(f.stop, im.compute));
+  if (chunk.slot >= 0) TALLY_CUDA_CHECK(cudaEventRecord(im.slots[chunk.slot].consumed, im.compute));
+  f.leases = std::move(chunk.leases);
+  im.in_flight.push_back(std::move(f));
   release(chunk);
-  return ms;
+  return im.in_flight.back().ticket;
 }
+
+std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
+  Impl& im = *impl_;
+  std::vector<ChunkTiming> out;
+  while (!im.in_flight.empty()) {
+    Impl::InFlight& f = im.in_flight.front();
+    if (wait) {
+      TALLY_CUDA_CHECK(cudaEventSynchronize(f.stop));
+    } else {
+      const cudaError_t q = cudaEventQuery(f.stop);
+      if (q == cudaErrorNotReady) break;
+      TALLY_CUDA_CHECK(q);
+    }
+    float ms = 0;
+    TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
+    stats_.device_ms += ms;
+    ++stats_.chunks;
+    out.push_back(ChunkTiming{f.ticket, ms});
+    im.spare_events.push_back(f.start);
+    im.spare_events.push_back(f.stop);
+    im.in_flight.pop_front();  // drops the leases: the kernels are done with them
+  }
+  return out;
+}
+
+size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
 
 void ChunkPipeline::release(StagedChunk& chunk) {
   if (chunk.slot >= 0) impl_->slots[chunk.slot].busy = false;

@@ -8,7 +8,11 @@
 //
 // Protocol, driven by GpuRun (gpu_aggregate_engine.cpp): stage(chunk i),
 // then run(chunk i-1), ... A staged chunk's device pointers stay valid until
-// it has been run and released; at most two chunks are staged at a time.
+// its run has finished on the device; at most two chunks are staged at a
+// time. run() does not wait for the device: each chunk's aggregation is timed
+// by a pair of CUDA events read later (completed()), so the host enqueues the
+// next chunk while the GPU runs this one and the events time kernels, not
+// host gaps.
 // One pipeline serves one query at a time; the engine pools them so that
 // streams, events and pinned buffers are reused across queries.
 // Host-only header: builds without CUDA (gpu_stub.cpp throws).
@@ -41,6 +45,12 @@ struct StagedChunk {
   int hits = 0, misses = 0;
 };
 
+// The device time of one run(), once its events have completed.
+struct ChunkTiming {
+  uint64_t ticket = 0;  // run()'s return value
+  double ms = 0;
+};
+
 struct PipelineStats {
   uint64_t hits = 0, misses = 0;     // column look-ups in the cache
   uint64_t copied_bytes = 0;         // host to device
@@ -60,10 +70,16 @@ class ChunkPipeline {
   // Makes the chunk's columns available on the device; copies start on the
   // copy stream and are not waited for here.
   StagedChunk stage(int64_t rows, const std::vector<HostColumn>& columns);
-  // Runs `body` (which enqueues the chunk's aggregation on compute_stream()
-  // and may synchronize) after the chunk's copies, timed with CUDA events;
-  // then releases the chunk. Returns the device milliseconds.
-  double run(StagedChunk& chunk, const std::function<void()>& body);
+  // Enqueues `body` (the chunk's aggregation on compute_stream()) after the
+  // chunk's copies, between two CUDA events, and returns a ticket at once.
+  // The chunk's cache leases and staging slot are held until its events
+  // complete. At most kMaxInFlight runs are outstanding: a further run()
+  // first waits for the oldest (the GPU still has the others queued).
+  uint64_t run(StagedChunk& chunk, const std::function<void()>& body);
+  // Timings of finished runs, oldest first; wait = true waits for all of them.
+  std::vector<ChunkTiming> completed(bool wait);
+  // Runs enqueued whose timing completed() has not returned yet.
+  size_t in_flight() const;
   // Forgets a staged chunk without running it (error paths).
   void release(StagedChunk& chunk);
 

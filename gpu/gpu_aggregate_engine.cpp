@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <thread>
+#include <deque>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -33,13 +37,16 @@ uint32_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == Col
 
 // The GroupBySpec for an engine spec, or nullopt when the GPU engine cannot run it.
 std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<ColumnWidth>& value_widths,
-                                     const std::vector<executor::PartialAggregate>& aggregates) {
+                                     const std::vector<executor::PartialAggregate>& aggregates,
+                                     const std::vector<uint8_t>& not_null) {
   if (!integer_width(key_width)) return std::nullopt;
   GroupBySpec g;
   g.key_type = key_width == ColumnWidth::int32 ? KeyType::int32 : KeyType::int64;
-  for (ColumnWidth w : value_widths) {
+  for (size_t i = 0; i < value_widths.size(); ++i) {
+    const ColumnWidth w = value_widths[i];
     if (!integer_width(w)) return std::nullopt;
-    g.columns.push_back({w == ColumnWidth::int32 ? ValueType::int32 : ValueType::int64, true});
+    const bool may_have_nulls = !(i < not_null.size() && not_null[i]);
+    g.columns.push_back({w == ColumnWidth::int32 ? ValueType::int32 : ValueType::int64, may_have_nulls});
   }
   for (const executor::PartialAggregate& a : aggregates) {
     AggregateSpec as;
@@ -65,7 +72,9 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
   return g;
 }
 
-std::optional<GroupBySpec> translate(const AggregationSpec& s) { return translate(s.key_width, s.value_widths, s.aggregates); }
+std::optional<GroupBySpec> translate(const AggregationSpec& s) {
+  return translate(s.key_width, s.value_widths, s.aggregates, s.value_not_null);
+}
 
 class GpuAggregationEngine;
 
@@ -86,7 +95,7 @@ class GpuRun final : public executor::AggregationRun {
       // (raw stored int4 columns are 4 bytes wide, evaluated ones 8).
       std::vector<ColumnWidth> widths;
       for (const auto& v : chunk.values) widths.push_back(v.width);
-      gspec_ = translate(chunk.keys.width, widths, spec_.aggregates);
+      gspec_ = translate(chunk.keys.width, widths, spec_.aggregates, spec_.value_not_null);
       if (!gspec_) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
       key_width_ = chunk.keys.width;
     } else if (chunk.keys.width != key_width_) {
@@ -105,10 +114,22 @@ class GpuRun final : public executor::AggregationRun {
       columns.push_back(c);
     };
     add(chunk.keys);
-    for (const auto& v : chunk.values) add(v);
+    for (size_t i = 0; i < chunk.values.size(); ++i) {
+      add(chunk.values[i]);
+      if (columns.back().validity && !gspec_->columns[i].may_have_nulls) {
+        // Declared NOT NULL by the statistics: a bitmap here must be all
+        // valid (evaluated inputs carry one); the kernels then ignore it.
+        const uint8_t* bits = columns.back().validity;
+        if (!std::all_of(bits, bits + chunk.rows, [](uint8_t b) { return b != 0; }))
+          throw Error(SqlState::internal_error, "GPU: a NULL in an input the statistics say has none");
+        columns.back().validity = nullptr;
+      }
+    }
     // Stage this chunk (its copies start now), then aggregate the previous
     // one while they run.
+    const auto t_stage = std::chrono::steady_clock::now();
     StagedChunk staged = pipeline_->stage(static_cast<int64_t>(chunk.rows), columns);
+    host_.stage_us += since_us(t_stage);
     if (pending_) {
       try {
         run_pending();
@@ -127,6 +148,9 @@ class GpuRun final : public executor::AggregationRun {
 
  private:
   void run_pending();
+  // Feeds the timings of finished chunks to the report and the tuner
+  // (wait = true: all chunks enqueued so far).
+  void collect_timings(bool wait);
 
   GpuAggregationEngine& engine_;
   const DeviceInfo& device_;
@@ -143,6 +167,23 @@ class GpuRun final : public executor::AggregationRun {
   // is known then).
   std::optional<ChunkTuner> tuner_;
   bool tuner_decided_ = false;
+  std::string tuning_key_;  // device|signature|bucket of the tuner's records
+  // Chunks enqueued whose device time has not been read yet: the tuner
+  // learns each chunk's time a chunk or two late rather than stall the GPU.
+  struct Pending {
+    uint64_t ticket = 0;
+    TunedChoice choice;
+    int64_t rows = 0;
+  };
+  std::deque<Pending> timing_;
+  // Host time per step, summed over the query's chunks (EXPLAIN ANALYZE):
+  // where the host spends its time when it, not the GPU, sets the pace.
+  struct HostTimes {
+    double stage_us = 0, tuner_setup_us = 0, aggregator_setup_us = 0, tuner_us = 0, enqueue_us = 0, timings_us = 0;
+  } host_;
+  static double since_us(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+  }
   executor::AggregationReport report_{"gpu", "", "", 0, 0, 1, 0, 0, 0, 0, {}};
 };
 
@@ -173,6 +214,36 @@ class GpuAggregationEngine final : public GpuEngine {
     }
     return std::make_unique<ChunkPipeline>(device_.ordinal, &cache_);
   }
+  // The latest records this process measured for a key (device, signature,
+  // bucket), ahead of the store: the next query needs neither the SQLite
+  // read nor to wait for the write, which a background thread does.
+  std::optional<std::vector<executor::TuningRecord>> recent_records(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    const auto it = recent_.find(key);
+    if (it == recent_.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember_and_store(const std::string& key, executor::TuningStore* store, std::vector<executor::TuningRecord> records) {
+    std::lock_guard lock(mutex_);
+    std::vector<executor::TuningRecord>& known = recent_[key];
+    for (const auto& r : records) {
+      auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; });
+      if (it != known.end()) *it = r;
+      else known.push_back(r);
+      writes_.emplace_back(store, r);
+    }
+    if (!writer_.joinable()) writer_ = std::thread([this] { write_loop(); });
+    wake_.notify_one();
+  }
+  ~GpuAggregationEngine() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
+  }
+
   void release_pipeline(std::unique_ptr<ChunkPipeline> p) {
     if (!p) return;
     p->reset_stats();
@@ -186,6 +257,29 @@ class GpuAggregationEngine final : public GpuEngine {
   config::TuningConfig tuning_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<ChunkPipeline>> idle_;
+  std::map<std::string, std::vector<executor::TuningRecord>> recent_;
+  std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread writer_;
+
+  void write_loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !writes_.empty(); });
+      if (writes_.empty()) return;  // stop_ and drained
+      auto [store, record] = std::move(writes_.front());
+      writes_.pop_front();
+      lock.unlock();
+      try {
+        store->store(record);  // counts tuning_cache_writes
+      } catch (const std::exception&) {
+        // A cache that cannot be written costs future queries their tuning,
+        // never this (finished) query its result.
+      }
+      lock.lock();
+    }
+  }
 };
 
 GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, std::unique_ptr<ChunkPipeline> pipeline)
@@ -207,6 +301,11 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, std::u
 GpuRun::~GpuRun() {
   if (pending_) pipeline_->release(*pending_);
   pending_.reset();
+  try {
+    (void)pipeline_->completed(true);  // an abandoned query's chunks: their leases go when the kernels are done
+  } catch (const std::exception&) {
+    // Destructor: a device error was (or will be) reported by the query itself.
+  }
   engine_.release_pipeline(std::move(pipeline_));
 }
 
@@ -225,17 +324,24 @@ void GpuRun::run_pending() {
       in.spec = *gspec_;
       in.facts = facts;
       in.signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
-      in.records = load_tuning_records(spec_.tuning_store, device_fingerprint(device_), in.signature,
-                                       cardinality_bucket(static_cast<double>(facts.estimated_groups)));
       in.tuning = engine_.tuning();
       in.forced_variant = spec_.forced_variant;
+      const auto t_setup = std::chrono::steady_clock::now();
+      const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
+      tuning_key_ = device_fingerprint(device_) + "|" + in.signature + "|" + std::to_string(bucket);
+      if (auto recent = engine_.recent_records(tuning_key_)) in.records = std::move(*recent);
+      else in.records = load_tuning_records(spec_.tuning_store, device_fingerprint(device_), in.signature, bucket);
       tuner_.emplace(in);
+      host_.tuner_setup_us += since_us(t_setup);
     }
   }
   Variant v;
   VariantConfig config;
+  TunedChoice choice;
   if (tuner_) {
-    const TunedChoice choice = tuner_->next();
+    const auto t_next = std::chrono::steady_clock::now();
+    choice = tuner_->next();
+    host_.tuner_us += since_us(t_next);
     v = choice.variant;
     config = choice.config;
   } else {
@@ -244,8 +350,10 @@ void GpuRun::run_pending() {
     if (forced_launch_) config.launch = *forced_launch_;
   }
   if (!aggregator_) {
+    const auto t_setup = std::chrono::steady_clock::now();
     aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, default_table_options(v, *gspec_, device_, facts),
                                                       pipeline_->compute_stream());
+    host_.aggregator_setup_us += since_us(t_setup);
   }
   ChunkPointers p;
   p.rows = chunk.rows;
@@ -253,12 +361,14 @@ void GpuRun::run_pending() {
   p.values.assign(chunk.columns.begin() + 1, chunk.columns.end());
   if (facts.key_range) p.key_range = facts.key_range;
   LaunchReport r;
-  const double ms = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
-  report_.device_ms += ms;
+  const auto t_enqueue = std::chrono::steady_clock::now();
+  const uint64_t ticket = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
+  host_.enqueue_us += since_us(t_enqueue);
+  timing_.push_back(Pending{ticket, choice, chunk.rows});
   ++report_.chunks;
-  if (tuner_ && chunk.rows > 0) {
-    tuner_->report(r.used, ms / 1e3 / static_cast<double>(chunk.rows));  // counts tuner_measurements
-  }
+  const auto t_timings = std::chrono::steady_clock::now();
+  collect_timings(false);
+  host_.timings_us += since_us(t_timings);
   report_.variant = std::string(variant_name(r.variant));
   report_.configuration = describe(r.used);
   for (const std::string& a : r.adjustments)
@@ -266,36 +376,59 @@ void GpuRun::run_pending() {
       report_.details.push_back("GPU launch adjusted: " + a);
 }
 
+void GpuRun::collect_timings(bool wait) {
+  for (const ChunkTiming& t : pipeline_->completed(wait)) {
+    while (!timing_.empty() && timing_.front().ticket < t.ticket) timing_.pop_front();
+    if (timing_.empty() || timing_.front().ticket != t.ticket) continue;
+    const Pending done = timing_.front();
+    timing_.pop_front();
+    report_.device_ms += t.ms;
+    if (tuner_ && done.rows > 0) {
+      tuner_->report(done.choice, t.ms / 1e3 / static_cast<double>(done.rows));  // counts tuner_measurements
+    }
+  }
+}
+
 executor::AggregationResult GpuRun::finalize() {
   const auto t0 = std::chrono::steady_clock::now();
   if (pending_) run_pending();
+  collect_timings(true);
+  const auto t_wait = std::chrono::steady_clock::now();
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const PipelineStats& ps = pipeline_->stats();
-  char line[200];
+  char line[320];
   std::snprintf(line, sizeof line,
                 "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
                 report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
                 static_cast<unsigned long long>(ps.misses), static_cast<double>(ps.copied_bytes) / 1e6);
   report_.details.push_back(line);
+  const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
+  std::snprintf(line, sizeof line,
+                "GPU: host per chunk: stage %.1f us, tuner %.1f us, enqueue %.1f us, timings %.1f us; per query: "
+                "tuner set-up %.1f us, aggregator set-up %.1f us",
+                host_.stage_us * per, host_.tuner_us * per, host_.enqueue_us * per, host_.timings_us * per,
+                host_.tuner_setup_us, host_.aggregator_setup_us);
+  report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
-    for (const executor::TuningRecord& rec : tuner_->records()) {
-      spec_.tuning_store->store(rec);  // counts tuning_cache_writes
-    }
+    engine_.remember_and_store(tuning_key_, spec_.tuning_store, tuner_->records());
   }
   if (!aggregator_) return out;  // no chunk: no group
-  const GroupByResult r = aggregator_->finish();
+  const auto t1 = std::chrono::steady_clock::now();
+  GroupByResult r = aggregator_->finish();
+  const auto t2 = std::chrono::steady_clock::now();
   const size_t n = r.groups();
-  out.keys = r.keys;
+  // Moved, not copied: at 2^16 groups and more the result is megabytes.
+  out.keys = std::move(r.keys);
   out.key_valid.resize(n);
   for (size_t g = 0; g < n; ++g) out.key_valid[g] = r.key_is_null[g] ? 0 : 1;
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     executor::PartialStates& st = out.states[a];
-    const AggregateValues& v = r.aggregates[a];
-    st.count.assign(v.nonnull.begin(), v.nonnull.end());
+    AggregateValues& v = r.aggregates[a];
+    st.count = std::move(v.nonnull);
     switch (spec_.aggregates[a].op) {
-      case PartialOp::sum_int: st.sum_int.assign(v.value.begin(), v.value.end()); break;
+      case PartialOp::sum_int: st.sum_int = std::move(v.value); break;
       case PartialOp::min_int:
       case PartialOp::max_int:
         st.extreme_int.resize(n);
@@ -305,7 +438,14 @@ executor::AggregationResult GpuRun::finalize() {
     }
   }
   report_.groups = n;
-  report_.finalize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const auto t3 = std::chrono::steady_clock::now();
+  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::snprintf(line, sizeof line,
+                "GPU: finalize %.3f ms: last chunk and wait %.3f ms, tuning cache %.3f ms, extracting %zu groups %.3f ms, "
+                "to partial states %.3f ms",
+                ms(t0, t3), ms(t0, t_wait), ms(t_wait, t1), n, ms(t1, t2), ms(t2, t3));
+  report_.details.push_back(line);
+  report_.finalize_ms = ms(t0, t3);
   return out;
 }
 

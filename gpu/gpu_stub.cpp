@@ -39,7 +39,9 @@ ChunkPipeline::ChunkPipeline(int, ColumnCache*) { no_gpu(); }
 ChunkPipeline::~ChunkPipeline() = default;
 StreamHandle ChunkPipeline::compute_stream() const { no_gpu(); }
 StagedChunk ChunkPipeline::stage(int64_t, const std::vector<HostColumn>&) { no_gpu(); }
-double ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu(); }
+uint64_t ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu(); }
+std::vector<ChunkTiming> ChunkPipeline::completed(bool) { no_gpu(); }
+size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
 
 }  // namespace tally::gpu

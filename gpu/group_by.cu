@@ -60,6 +60,7 @@ LaunchReport GroupByAggregator::consume_host(const ChunkPointers& host, Variant 
     d.values.push_back(cp);
   }
   LaunchReport r = impl_->consume(d, variant, config);
+  impl_->settle(r);  // growth shows in this chunk's report, as before
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));  // staging is freed after this call
   return r;
 }

@@ -42,7 +42,11 @@ class GroupByAggregator {
   // Aggregates a chunk resident in device memory. Checks `config` against the
   // device and reports adjustments; throws Error(0A000) when `variant` cannot
   // run this chunk (see can_use() in variant_rules.hpp) and Error(XX000) on a
-  // device error. Synchronizes the stream once at the end (overflow check).
+  // device error. Does not synchronize: the overflow check is read
+  // asynchronously, the table grows when a spill is seen (at the latest in
+  // finish()/group_count()/finish_device()), so growths may be reported by a
+  // later call than the chunk that caused them. The chunk's memory must stay
+  // valid until the stream has run its kernels.
   LaunchReport consume(const ChunkPointers& device_chunk, Variant variant, const VariantConfig& config);
   // Same for a chunk in host memory (copied through a staging buffer).
   LaunchReport consume_host(const ChunkPointers& host_chunk, Variant variant, const VariantConfig& config);

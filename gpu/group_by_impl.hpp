@@ -10,7 +10,13 @@ namespace tally::gpu {
 
 struct GroupByAggregator::Impl {
   virtual ~Impl() = default;
+  // Enqueues the chunk's kernels; overflow is observed asynchronously and
+  // settled (table grown, spill merged) at the latest by settle(), finish(),
+  // finish_device() and group_count().
   virtual LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) = 0;
+  // Synchronizes and settles every overflow still unobserved; growths are
+  // added to `report`.
+  virtual void settle(LaunchReport& report) = 0;
   virtual KeyRange measure_key_range(const ChunkPointers& chunk) = 0;
   virtual GroupByResult finish() = 0;
   virtual void finish_device() = 0;

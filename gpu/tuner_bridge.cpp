@@ -152,7 +152,9 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
       signature_(in.signature),
       bucket_(cardinality_bucket(static_cast<double>(in.facts.estimated_groups))),
       estimated_groups_(in.facts.estimated_groups),
-      refine_(in.tuning.enabled) {
+      refine_(in.tuning.enabled),
+      search_share_(std::clamp(in.tuning.warm_search_share, 0.0, 1.0)),
+      rng_(in.seed ^ 0x5eed5eedULL) {
   const DeviceProperties props = to_device_properties(in.device);
   // The working pool, most preferred first: gpu/'s rule choice, then the
   // tuner's rule order, then any other variant can_use allows.
@@ -212,16 +214,19 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   if (race && any_cached) {
     for (auto& s : slots_) s->explored = !s->best_time();  // a variant new to a known (device, query)
   }
-  if (!refine_ || !race) {
+  if (!refine_ || !race || any_cached) {
     // Exploit the cached best (vw-greedy); without refinement an unmeasured
-    // pool runs the rules' first choice.
+    // pool runs the rules' first choice. A variant the cache does not know
+    // yet (a race a short first query left unfinished) is measured on the
+    // warm query's search chunks, not raced on all of them.
     Slot* best = nullptr;
     for (auto& s : slots_) {
       if (s->best_time() && (!best || *s->best_time() < *best->best_time())) best = s.get();
     }
     current_ = best ? best->variant : slots_.front()->variant;
     current_reason_ = best ? ChoiceReason::cache : ChoiceReason::rule;
-    if (refine_ && slots_.size() > 1 && in.tuning.explore_rate > 0) {
+    warm_ = best != nullptr;
+    if (refine_ && !race && slots_.size() > 1 && in.tuning.explore_rate > 0) {
       std::mt19937_64 rng(in.seed);
       if (std::uniform_real_distribution<double>(0.0, 1.0)(rng) < in.tuning.explore_rate) {
         size_t other = std::uniform_int_distribution<size_t>(0, slots_.size() - 2)(rng);
@@ -281,10 +286,26 @@ ChunkTuner::Slot* ChunkTuner::pick_slot() {
 
 TunedChoice ChunkTuner::next() {
   Slot* s = pick_slot();
-  const LaunchConfig c = refine_ ? s->search->next_configuration() : s->search->best();
+  bool search = refine_;
+  if (warm_ && refine_) {
+    // Warm: the cached best, except on a share of chunks drawn at random
+    // (no state across queries, expected cost share x the slowdown), which
+    // go to a variant not measured yet, else the exploration or the search.
+    Slot* target = nullptr;
+    for (auto& o : slots_) {
+      if (!o->best_time()) {
+        target = o.get();
+        break;
+      }
+    }
+    if (!target && ((exploring_ && s->variant == *exploring_) || !s->search->converged())) target = s;
+    search = target && std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
+    s = search ? target : &slot(*current_);
+  }
+  const LaunchConfig c = search ? s->search->next_configuration() : s->search->best();
   ++chunks_;
-  const bool searching = !(current_ && s->variant == *current_ && s->search->converged());
-  if (searching && refine_) ++chunks_searching_;
+  const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
+  if (searching) ++chunks_searching_;
   if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
   pending_ = std::make_pair(s->variant, c);
   TunedChoice out;
@@ -302,12 +323,21 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
     c = pending_->second;
     pending_.reset();
   }
+  record(v, c, seconds_per_row);
+}
+
+void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
+  pending_.reset();
+  record(proposed.variant, proposed.config.launch, seconds_per_row);
+}
+
+void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row) {
   if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
   Slot& s = slot(v);
   const size_t before = s.search->state().measured.size();
   s.search->report(c, seconds_per_row);
   s.touched = true;
-  if (!current_ && !s.best_time()) {
+  if ((!current_ || (warm_ && v != *current_)) && !s.best_time()) {
     // Racing: a variant already abandon_factor x slower than a raced one on
     // its first chunk(s) is not worth a full measurement window.
     for (const auto& o : slots_) {
@@ -318,6 +348,12 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
     }
   }
   if (s.search->state().measured.size() > before) count(engine_counters().tuner_measurements);
+  // Warm: a variant measured on search chunks that beats the cached best
+  // takes over (vw-greedy).
+  if (warm_ && current_ && v != *current_ && s.best_time() && slot(*current_).best_time() &&
+      *s.best_time() < *slot(*current_).best_time()) {
+    current_ = v;
+  }
 }
 
 Variant ChunkTuner::current_variant() const {

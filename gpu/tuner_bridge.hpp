@@ -20,7 +20,14 @@
 // configuration. On a warm cache the cached best variant and configuration
 // run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
-// data changes without losing a whole query to exploration.
+// data changes without losing a whole query to exploration. On a warm cache
+// each chunk is a search chunk (the unconverged search's next configuration,
+// or the exploration) only with probability tuning.warm_search_share; the
+// others run the cached best, so what a warm query pays for learning is
+// bounded by that share whatever the grid.
+//
+// Reports may arrive late (the engine reads CUDA events without stalling the
+// stream): report(choice, t) names the proposal it measures.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -84,6 +91,12 @@ class ChunkTuner {
   // the launcher ran; when it clamped the proposal, the time still counts for
   // the proposed grid point (that is what the proposal means on this device).
   void report(const VariantConfig& used, double seconds_per_row);
+  // The time per row of the chunk run with `proposed` (a next() result, not
+  // necessarily the last one).
+  void report(const TunedChoice& proposed, double seconds_per_row);
+  // Whether the cache held a measured best when the query started (a warm
+  // query: searching is capped by warm_search_share).
+  bool warm() const { return warm_; }
 
   // One line for EXPLAIN ANALYZE: estimate bucket, variant and its source
   // (rule/cache/explored), configuration, search path summary, chunks spent
@@ -122,6 +135,10 @@ class ChunkTuner {
   std::optional<std::pair<Variant, LaunchConfig>> pending_;  // last proposal
   long chunks_ = 0;
   long chunks_searching_ = 0;
+  bool warm_ = false;
+  double search_share_ = 1.0;
+  std::mt19937_64 rng_;
+  void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
 
 // Loads the records for this device/signature/bucket (empty when store is nullptr).

@@ -6,6 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <bit>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -19,6 +24,7 @@
 #include "gpu/kernels/aggregate_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
 #include "gpu/kernels/partition_kernels.cuh"
+#include "gpu/pinned_pool.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
@@ -43,6 +49,54 @@ constexpr size_t kPartitionStaticShared = 128;
 // tiny and a scalar probe is cheaper than a 16-byte bucket probe (measured on
 // the H100: scalar wins at 16 replicas, buckets at 1-4).
 constexpr uint32_t kMaxBucketedReplicas = 4;
+// Launches whose rows the spill buffer can absorb before the host must read
+// the overflow counters: the host runs this many launches ahead of what it
+// has observed without a stream synchronization (the buffer grows to this
+// many launches' rows, within max_rows_per_launch).
+constexpr uint64_t kSpillLaunches = 4;
+// Overflow observations in flight (pinned counter copies + events).
+constexpr int kObservationRing = 8;
+
+// Kernel attributes and occupancy per (device, kernel, block size, shared
+// memory): the runtime answers each query in microseconds, and a query of
+// many chunks asked the same questions for every chunk on the host's
+// critical path. They never change for a loaded kernel.
+struct OccupancyCache {
+  std::mutex mutex;
+  std::map<std::pair<int, const void*>, cudaFuncAttributes> attributes;
+  std::map<std::tuple<int, const void*, int, size_t>, int> blocks;
+};
+inline OccupancyCache& occupancy_cache() {
+  static OccupancyCache* cache = new OccupancyCache;  // never destroyed: used until exit
+  return *cache;
+}
+inline cudaFuncAttributes cached_attributes(int device, const void* kernel) {
+  OccupancyCache& c = occupancy_cache();
+  {
+    std::lock_guard lock(c.mutex);
+    const auto it = c.attributes.find({device, kernel});
+    if (it != c.attributes.end()) return it->second;
+  }
+  cudaFuncAttributes attr{};
+  TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  std::lock_guard lock(c.mutex);
+  c.attributes[{device, kernel}] = attr;
+  return attr;
+}
+inline int cached_occupancy(int device, const void* kernel, int threads, size_t smem) {
+  OccupancyCache& c = occupancy_cache();
+  const auto key = std::make_tuple(device, kernel, threads, smem);
+  {
+    std::lock_guard lock(c.mutex);
+    const auto it = c.blocks.find(key);
+    if (it != c.blocks.end()) return it->second;
+  }
+  int blocks = 0;
+  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
+  std::lock_guard lock(c.mutex);
+  c.blocks[key] = blocks;
+  return blocks;
+}
 
 inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
 }  // namespace detail
@@ -77,6 +131,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     allocate_table(capacity_for(options_.estimated_groups));
   }
 
+  ~TypedAggregator() override {
+    // Destructor: errors cannot be thrown; the copies into the pinned
+    // counters must be done before the memory goes.
+    if (pinned_counters_) (void)cudaStreamSynchronize(cs());
+    for (cudaEvent_t e : observation_events_)
+      if (e) (void)cudaEventDestroy(e);
+  }
+
   const GroupBySpec& spec() const override { return spec_; }
   StreamHandle stream() const override { return stream_; }
   uint64_t capacity() const override { return capacity_; }
@@ -91,11 +153,40 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       const int64_t n = std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
       kernels::ChunkRef<K> ref = make_ref(chunk, off, n);
       std::optional<KeyRange> range = chunk.key_range;
+      if (variant == Variant::partitioned_hash && !table_may_have_groups_ && direct_groups_ == 0) {
+        // The partitioned variant may own its output outright only while
+        // nothing else holds groups: decided on exact host knowledge (settle
+        // first), and the output's size is read back after (settle again).
+        // Once the table holds groups it runs asynchronously like the others.
+        settle(report);
+        if (direct_groups_ > 0 && n > 0) materialize_direct(report);
+        run_piece(ref, range, variant, config, report);
+        settle_overflow(report);
+        continue;
+      }
       if (direct_groups_ > 0 && n > 0) materialize_direct(report);
+      make_room_for(static_cast<uint64_t>(n), report);
       run_piece(ref, range, variant, config, report);
-      settle_overflow(report);
+      // Every variant but a partitioned one owning its output puts each
+      // non-NULL key into an ordinary slot (see above).
+      if (n > 0) table_may_have_groups_ = true;
+      // Each observation costs a small device-to-host copy on the stream:
+      // one per half a spill buffer of rows (every other launch).
+      unobserved_rows_ += static_cast<uint64_t>(n);
+      unsettled_rows_ += static_cast<uint64_t>(n);
+      if (2 * unobserved_rows_ >= spill_capacity_) observe();
     }
     return report;
+  }
+
+  // Reads every overflow observation still in flight (synchronizes), grows
+  // the table and merges the spill if anything overflowed.
+  void settle(LaunchReport& report) override {
+    if (observations_.empty() && unsettled_rows_ == 0) return;
+    observations_.clear();
+    unsettled_rows_ = 0;
+    unobserved_rows_ = 0;
+    settle_overflow(report);
   }
 
   KeyRange measure_key_range(const ChunkPointers& chunk) override {
@@ -104,64 +195,77 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   GroupByResult finish() override {
+    LaunchReport late;
+    settle(late);
     ensure_table();
     const uint64_t n = global_group_count();
     ensure_extract(n + 2);
     extract(n + 2);
-    ull count = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&count, counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
-    if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
     const size_t L = plan_.lanes.size();
     // Groups of the global table first, then the partitioned variant's compact
-    // output (disjoint keys, see materialize_direct).
+    // output (disjoint keys, see materialize_direct). Everything comes back
+    // in one batch of copies into pinned memory and one synchronization:
+    // [count | keys | lanes (L x total) | NULL flags].
     const uint64_t nd = direct_groups_;
     const uint64_t ng = n;
-    GroupByResult result;
-    result.keys.resize(ng + nd);
-    result.key_is_null.assign(ng + nd, 0);
-    std::vector<ull> lanes(L * (ng + nd));
+    const uint64_t total = ng + nd;
+    const size_t keys_at = 64, lanes_at = keys_at + total * 8, nulls_at = lanes_at + L * total * 8;
+    result_staging_.ensure(nulls_at + total + 64);
+    char* h = result_staging_.get<char>();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
     if (ng > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data(), out_keys_.get(), ng * sizeof(int64_t), cudaMemcpyDeviceToHost, cs()));
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.key_is_null.data(), out_null_.get(), ng, cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8, ng * 8, L,
+                                         cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, cs()));
     }
-    if (nd > 0)
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(result.keys.data() + ng, dir_keys_.get(), nd * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, cs()));
-    for (size_t l = 0; l < L; ++l) {
-      if (ng > 0)
-        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * (ng + nd), out_lanes_.get<ull>() + l * out_stride_,
-                                         ng * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-      if (nd > 0)
-        TALLY_CUDA_CHECK(cudaMemcpyAsync(lanes.data() + l * (ng + nd) + ng, dir_lanes_.get<ull>() + l * dir_capacity_,
-                                         nd * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    if (nd > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, dir_keys_.get(), nd * 8, cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8, dir_lanes_.get(), dir_capacity_ * 8, nd * 8, L,
+                                         cudaMemcpyDeviceToHost, cs()));
     }
     TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
-    const uint64_t total = ng + nd;
+    ull count = 0;
+    std::memcpy(&count, h, sizeof(ull));
+    if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
+    GroupByResult result;
+    result.keys.resize(total);
+    if (total > 0) std::memcpy(result.keys.data(), h + keys_at, total * 8);
+    result.key_is_null.assign(total, 0);
+    if (ng > 0) std::memcpy(result.key_is_null.data(), h + nulls_at, ng);
+    const ull* lanes = reinterpret_cast<const ull*>(h + lanes_at);
+    // Column at a time: one tight loop per aggregate and lane.
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       const AggregateSpec& as = spec_.aggregates[a];
       const AggregateLanes& al = plan_.aggregates[a];
+      const ull* nonnull = lanes + static_cast<size_t>(al.nonnull_lane) * total;
       AggregateValues vals;
-      vals.value.resize(total);
       vals.nonnull.resize(total);
-      for (uint64_t g = 0; g < total; ++g) {
-        const auto lane = [&](int l) { return lanes[static_cast<size_t>(l) * total + g]; };
-        vals.nonnull[g] = static_cast<int64_t>(lane(al.nonnull_lane));
-        switch (as.op) {
-          case AggOp::count_star:
-          case AggOp::count: vals.value[g] = vals.nonnull[g]; break;
-          case AggOp::min:
-          case AggOp::max: vals.value[g] = static_cast<int64_t>(lane(al.value_lane)); break;
-          case AggOp::sum:
-          case AggOp::avg:
-            if (al.value_hi_lane >= 0) {
-              const __int128 lo = static_cast<__int128>(static_cast<uint64_t>(lane(al.value_lane)));
-              const __int128 hi = static_cast<__int128>(static_cast<int64_t>(lane(al.value_hi_lane)));
-              vals.value[g] = lo + hi * (static_cast<__int128>(1) << 32);
-            } else {
-              vals.value[g] = static_cast<int64_t>(lane(al.value_lane));
-            }
-            break;
+      for (uint64_t g = 0; g < total; ++g) vals.nonnull[g] = static_cast<int64_t>(nonnull[g]);
+      vals.value.resize(total);
+      switch (as.op) {
+        case AggOp::count_star:
+        case AggOp::count:
+          for (uint64_t g = 0; g < total; ++g) vals.value[g] = vals.nonnull[g];
+          break;
+        case AggOp::min:
+        case AggOp::max: {
+          const ull* v = lanes + static_cast<size_t>(al.value_lane) * total;
+          for (uint64_t g = 0; g < total; ++g) vals.value[g] = static_cast<int64_t>(v[g]);
+          break;
+        }
+        case AggOp::sum:
+        case AggOp::avg: {
+          const ull* v = lanes + static_cast<size_t>(al.value_lane) * total;
+          if (al.value_hi_lane >= 0) {
+            const ull* hi = lanes + static_cast<size_t>(al.value_hi_lane) * total;
+            for (uint64_t g = 0; g < total; ++g)
+              vals.value[g] = static_cast<__int128>(static_cast<uint64_t>(v[g])) +
+                              static_cast<__int128>(static_cast<int64_t>(hi[g])) * (static_cast<__int128>(1) << 32);
+          } else {
+            for (uint64_t g = 0; g < total; ++g) vals.value[g] = static_cast<int64_t>(v[g]);
+          }
+          break;
         }
       }
       result.aggregates.push_back(std::move(vals));
@@ -172,12 +276,18 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // The partitioned variant's compact output stays where it is: with the
   // extracted global groups it is the device-side result.
   void finish_device() override {
+    LaunchReport late;
+    settle(late);
     ensure_table();
     ensure_extract(table_may_have_groups_ ? capacity_ + 2 : 2);
     extract(capacity_ + 2);
   }
 
-  uint64_t group_count() override { return global_group_count() + direct_groups_; }
+  uint64_t group_count() override {
+    LaunchReport late;
+    settle(late);
+    return global_group_count() + direct_groups_;
+  }
 
   void reset() override {
     // The table is re-initialized only when something may have claimed an
@@ -185,6 +295,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     // special slots and the compact output's count are cleared.
     if (table_may_have_groups_) table_needs_init_ = true;
     else reset_special_slots();
+    // Spilled entries not merged yet belong to the forgotten groups.
+    observations_.clear();
+    unsettled_rows_ = 0;
+    unobserved_rows_ = 0;
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, 2 * sizeof(ull), cs()));  // kSpillCount, kLost
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
     direct_groups_ = 0;
   }
@@ -319,6 +434,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   kernels::SpillRef spill_ref(uint64_t rows) {
     const uint64_t cap = std::max<uint64_t>(rows, 1);
     if (cap > spill_capacity_) {
+      // Unmerged entries live in the old buffer: merge them before it goes.
+      LaunchReport late;
+      settle(late);
       spill_keys_.release();
       spill_lanes_.release();
       spill_keys_.ensure(cap * sizeof(int64_t), cs());
@@ -359,8 +477,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // use limits the block size; the generic-lane kernels need more registers).
   template <class Kernel>
   void clamp_threads(Kernel kernel, VariantConfig& c, LaunchReport& report) const {
-    cudaFuncAttributes attr{};
-    TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    const cudaFuncAttributes attr = detail::cached_attributes(device_.ordinal, reinterpret_cast<const void*>(kernel));
     const int limit = attr.maxThreadsPerBlock / 32 * 32;
     if (limit >= 32 && c.launch.threads_per_block > limit) {
       report.adjustments.push_back(simple_format("threads_per_block {} -> {} (kernel uses {} registers per thread)",
@@ -372,8 +489,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // Clamps blocks_per_sm to what the occupancy calculator allows for `kernel`.
   template <class Kernel>
   int occupancy_grid(Kernel kernel, VariantConfig& c, size_t smem, int64_t work_items, LaunchReport& report) const {
-    int max_blocks = 0;
-    TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_blocks, kernel, c.launch.threads_per_block, smem));
+    const int max_blocks = detail::cached_occupancy(device_.ordinal, reinterpret_cast<const void*>(kernel),
+                                                    c.launch.threads_per_block, smem);
     if (max_blocks < 1)
       throw Error(SqlState::internal_error,
                   simple_format("GPU: kernel cannot launch with {} threads and {} bytes of shared memory",
@@ -804,6 +921,77 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   // ---- growth --------------------------------------------------------------
 
+  // Overflow is observed without stalling the stream: after each launch the
+  // counters (occupied, spilled, lost, direct) are copied into pinned host
+  // memory and an event is recorded; the host reads an observation once its
+  // event has completed. The spill buffer holds kSpillLaunches launches' rows,
+  // and a row spills at most once, so rows launched since the last observed
+  // zero spill count bound what the buffer may hold: the host waits for an
+  // older observation (the GPU keeps running the queued launches) only when
+  // the next launch could overflow the buffer, and synchronizes to grow the
+  // table only when a spill actually happened.
+  struct Observation {
+    int slot = 0;
+    uint64_t rows = 0;  // rows launched up to and including this observation's launch, since the previous one
+  };
+
+  void observe() {
+    if (!pinned_counters_) {
+      observation_staging_.ensure(detail::kObservationRing * 4 * sizeof(ull));
+      pinned_counters_ = observation_staging_.get<ull>();
+      for (auto& e : observation_events_) TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+    if (static_cast<int>(observations_.size()) == detail::kObservationRing) {
+      LaunchReport late;
+      read_observation(true, late);
+    }
+    const int slot = next_observation_slot_;
+    next_observation_slot_ = (next_observation_slot_ + 1) % detail::kObservationRing;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(pinned_counters_ + 4 * slot, counter(kOccupied), 4 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaEventRecord(observation_events_[slot], cs()));
+    observations_.push_back(Observation{slot, unobserved_rows_});
+    unobserved_rows_ = 0;
+  }
+
+  // Reads the oldest observation (waiting for it when `wait`); returns false
+  // when it has not completed. A spill or a loss settles synchronously.
+  bool read_observation(bool wait, LaunchReport& report) {
+    if (observations_.empty()) return false;
+    const Observation o = observations_.front();
+    cudaEvent_t e = observation_events_[o.slot];
+    if (wait) {
+      TALLY_CUDA_CHECK(cudaEventSynchronize(e));
+    } else {
+      const cudaError_t q = cudaEventQuery(e);
+      if (q == cudaErrorNotReady) return false;
+      TALLY_CUDA_CHECK(q);
+    }
+    const ull* h = pinned_counters_ + 4 * o.slot;
+    if (h[2] != 0 || h[1] != 0) {
+      settle(report);  // grows and merges (or throws on a loss)
+      return true;
+    }
+    if (h[0] > 0) table_may_have_groups_ = true;
+    observations_.pop_front();
+    unsettled_rows_ -= std::min(unsettled_rows_, o.rows);
+    return true;
+  }
+
+  // Before a launch of `rows` rows: makes sure the spill buffer can take them
+  // with everything launched but not yet observed.
+  void make_room_for(uint64_t rows, LaunchReport& report) {
+    const uint64_t want = std::max<uint64_t>(
+        rows, std::min<uint64_t>(detail::kSpillLaunches * rows, options_.max_rows_per_launch));
+    if (want > spill_capacity_) spill_ref(want);
+    while (read_observation(false, report)) {
+    }
+    if (unsettled_rows_ + rows > spill_capacity_ && unobserved_rows_ > 0) observe();
+    while (unsettled_rows_ + rows > spill_capacity_ && !observations_.empty()) read_observation(true, report);
+    if (unsettled_rows_ + rows > spill_capacity_) settle(report);
+  }
+
+
   // Reads the overflow counters; on spill grows the table and merges the
   // spilled rows/partials, so the chunk's result is complete when this returns.
   void settle_overflow(LaunchReport& report) {
@@ -932,6 +1120,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // whether a reset is pending.
   bool table_may_have_groups_ = false;
   bool table_needs_init_ = false;
+  // Asynchronous overflow observations (see observe()).
+  PinnedBuffer observation_staging_, result_staging_;
+  ull* pinned_counters_ = nullptr;  // in observation_staging_
+  cudaEvent_t observation_events_[detail::kObservationRing] = {};
+  int next_observation_slot_ = 0;
+  std::deque<Observation> observations_;
+  uint64_t unsettled_rows_ = 0;  // rows launched since the last observed zero spill count
+  uint64_t unobserved_rows_ = 0;  // rows launched since the last observation was queued
 };
 
 }  // namespace tally::gpu

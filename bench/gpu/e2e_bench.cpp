@@ -12,6 +12,7 @@
 //
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
 //                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
+//                  [--variant dense --launch-config tpb=256,bps=8,ff=50,rpt=4]  (fixed, no tuner)
 #include <libpq-fe.h>
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Plan explain(PGconn* c, const std::string& sql) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tallyd, csv_path, tallyd_args;
+  std::string tallyd, csv_path, tallyd_args, variant, launch_config;
   int log2_rows = 28, runs = 5;
   uint64_t chunk_rows = uint64_t{1} << 24;
   std::vector<int> log2_groups = {0, 4, 8, 12, 16};
@@ -123,6 +124,8 @@ int main(int argc, char** argv) {
     else if (flag == "--chunk-rows") chunk_rows = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--csv") csv_path = argv[i + 1];
     else if (flag == "--tallyd-args") tallyd_args = argv[i + 1];
+    else if (flag == "--variant") variant = argv[i + 1];
+    else if (flag == "--launch-config") launch_config = argv[i + 1];
     else if (flag == "--log2-groups") {
       log2_groups.clear();
       for (const char* p = argv[i + 1]; *p;) {
@@ -195,11 +198,15 @@ int main(int argc, char** argv) {
   std::printf("%-8s %10s %10s %7s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "ratio", "cpu_ms", "speedup",
               "cold_ms", "e2e_Grow/s", "check");
   bool all_ok = true;
-  std::string first_plan;
+  std::string first_plan, plans;
   for (int k : log2_groups) {
     const std::string g = "g" + std::to_string(k);
     const std::string sql = "SELECT " + g + ", sum(v) FROM r GROUP BY " + g;
     PQclear(exec(c, "SET tally.engine = auto"));
+    // A fixed variant and configuration (no tuner) isolates the engine's
+    // per-chunk cost from the search's choices.
+    if (!variant.empty()) PQclear(exec(c, "SET tally.variant = '" + variant + "'"));
+    if (!launch_config.empty()) PQclear(exec(c, "SET tally.launch_config = '" + launch_config + "'"));
     double cold = 0, t = 0;
     const Rows gpu_rows = fetch(c, sql, &cold);  // first run: columns copied into the cache
     (void)fetch(c, sql, &t);                      // warm-up
@@ -214,6 +221,19 @@ int main(int argc, char** argv) {
       device.push_back(plan.device_ms);
     }
     if (first_plan.empty()) first_plan = plan.text;
+    // Where the time between device and end to end goes (sink, finalize
+    // steps, server execution time), per G.
+    plans += "G = 2^" + std::to_string(k) + ":\n";
+    for (size_t at = 0; at < plan.text.size();) {
+      const size_t end = plan.text.find('\n', at);
+      const std::string line = plan.text.substr(at, end - at);
+      if (line.find("GPU: finalize") != std::string::npos || line.find("Aggregate rows") != std::string::npos ||
+          line.find("Execution Time") != std::string::npos || line.find("device time") != std::string::npos ||
+          line.find("Tuning:") != std::string::npos || line.find("host per chunk") != std::string::npos)
+        plans += "  " + line + "\n";
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
     PQclear(exec(c, "SET tally.engine = cpu"));
     const Rows cpu_rows = fetch(c, sql, &t);  // warm-up (and the reference)
     std::vector<double> cpu;
@@ -241,6 +261,7 @@ int main(int argc, char** argv) {
                    cold * 1e3, check.c_str());
   }
   std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
+  std::printf("\nPer G, the last EXPLAIN ANALYZE's timing lines:\n%s", plans.c_str());
   std::printf("e2e_ms: median wall time of PQexec (text results) over %d runs; device_ms: median of the engine's\n"
               "CUDA-event time over %d EXPLAIN ANALYZE runs; cold_ms: first run (columns copied into the cache).\n",
               runs, runs);

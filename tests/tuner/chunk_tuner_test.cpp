@@ -245,6 +245,7 @@ TEST(ChunkTuner, ExplorationSpendsOneMeasurementThenReturnsToTheBest) {
   drive(cold, gpu, 5000, true);
   in.records = cold.records();
   in.tuning.explore_rate = 1.0;  // always explore
+  in.tuning.warm_search_share = 1.0;  // on every chunk until the measurement is done
   ChunkTuner tuner(in);
   const auto seen = drive(tuner, gpu, 40);
   const Variant best = cold.current_variant();
@@ -303,6 +304,82 @@ TEST(ChunkTuner, ARacedVariantFarSlowerThanAnotherIsAbandonedAfterOneChunk) {
   }
   EXPECT_EQ(sort_chunks, 1);
   EXPECT_NE(tuner.current_variant(), Variant::sort);
+}
+
+
+// A warm query whose cached search has not converged runs the cached best on
+// every chunk but a share of them (warm_search_share), so learning costs a
+// bounded part of a warm query; the search still advances on those chunks.
+TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
+  const FakeGpu gpu;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  drive(cold, gpu, 40);  // the race and part of the search: not converged
+  ASSERT_FALSE(cold.converged());
+  in.records = cold.records();
+  in.tuning.warm_search_share = 1.0 / 16;
+  ChunkTuner warm(in);
+  ASSERT_TRUE(warm.warm());
+  const Variant best = warm.current_variant();
+  const TunedChoice first = warm.next();
+  EXPECT_EQ(first.variant, best);
+  const long chunks = 1600;
+  long searching_before_report = 0;
+  warm.report(first, gpu.time(first.variant, first.config.launch));
+  for (long i = 1; i < chunks; ++i) {
+    const long before = warm.chunks_searching();
+    const TunedChoice c = warm.next();
+    searching_before_report += warm.chunks_searching() - before;
+    warm.report(c, gpu.time(c.variant, c.config.launch));
+  }
+  // Expected 100 of 1600 (binomial, sd ~10) while the search runs; fewer
+  // once it has converged.
+  EXPECT_GT(warm.chunks_searching(), 20);
+  EXPECT_LT(warm.chunks_searching(), 140);
+  EXPECT_EQ(searching_before_report, warm.chunks_searching());
+  // The search advanced on those chunks.
+  const auto measured = [](const std::vector<executor::TuningRecord>& rs) {
+    size_t n = 0;
+    for (const auto& r : rs) n += nlohmann::json::parse(r.search_state)["measured"].size();
+    return n;
+  };
+  EXPECT_GT(measured(warm.records()), measured(cold.records()));
+}
+
+// A first query too short to race every variant leaves some unmeasured: the
+// next query runs the best measured one from its first chunk and measures the
+// others on its search chunks only.
+TEST(ChunkTuner, AnUnfinishedRaceContinuesOnSearchChunksOnly) {
+  const FakeGpu gpu;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  drive(cold, gpu, 4);  // one variant measured (window 3), the race unfinished
+  in.records = cold.records();
+  ASSERT_FALSE(in.records.empty());
+  in.tuning.warm_search_share = 1.0 / 8;
+  ChunkTuner warm(in);
+  ASSERT_TRUE(warm.warm());
+  const TunedChoice first = warm.next();
+  EXPECT_EQ(first.variant, warm.current_variant());
+  warm.report(first, gpu.time(first.variant, first.config.launch));
+  std::map<Variant, long> chunks;
+  for (int i = 0; i < 800; ++i) {
+    const TunedChoice c = warm.next();
+    ++chunks[c.variant];
+    warm.report(c, gpu.time(c.variant, c.config.launch));
+  }
+  // Every usable variant got measured, the fastest took over, and searching
+  // stayed near 1/8.
+  size_t measured = 0;
+  std::string fastest;
+  double fastest_t = INFINITY;
+  for (const auto& r : warm.records()) {
+    measured += r.seconds_per_row > 0;
+    if (r.seconds_per_row < fastest_t) fastest_t = r.seconds_per_row, fastest = r.variant;
+  }
+  EXPECT_GE(measured, 3u);
+  EXPECT_EQ(std::string(variant_name(warm.current_variant())), fastest);
+  EXPECT_LT(warm.chunks_searching(), 160);
 }
 
 }  // namespace
