@@ -8,8 +8,11 @@
 #                     G = 2^0..2^16 by 4, chunks of 2^24 rows; table in OUTDIR/e2e.txt)
 #   TALLY_SWEEP_ARGS  arguments for sweep_spaces (default: the H100 recording's,
 #                     bench/tuner/RESULTS.md; the CSV goes to OUTDIR/spaces.csv)
-#   TALLY_TUNING_ARGS extra arguments for live_tuning_bench (part "tuning": cold
-#                     tuning cache vs the best fixed configuration, then a restart)
+#   TALLY_TUNING_ARGS arguments for live_tuning_bench (part "tuning": cold
+#                     tuning cache vs the best fixed configuration, then a restart;
+#                     default: 2^28 rows, G = 2^16, chunks of 2^22 rows, whose
+#                     kernel time is several times the host's per-chunk cost,
+#                     bench/tuner/RESULTS.md)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
@@ -69,7 +72,7 @@ fi
 if [[ " $suite " == *" tuning "* && -x "$here/bin/live_tuning_bench" && -x "$here/bin/tallyd" ]]; then
   # shellcheck disable=SC2086
   run_step live_tuning_bench "$out/live_tuning.txt" "$here/bin/live_tuning_bench" --tallyd "$here/bin/tallyd" \
-    ${TALLY_TUNING_ARGS:-}
+    ${TALLY_TUNING_ARGS:---log2-rows 28 --chunk-rows 4194304 --log2-groups 16}
   tail -n 12 "$out/live_tuning.txt"
 fi
 note "exit status: $status"
