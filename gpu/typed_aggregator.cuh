@@ -578,11 +578,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   // SHARED-MEMORY HASH with a key dictionary (kernels/dictionary_kernels.cuh):
-  // one block builds the dictionary from a sample of the chunk, then the
-  // aggregation indexes per-lane accumulator copies by dictionary id.
+  // one block builds a cuckoo table from a sample of the chunk, then the
+  // aggregation indexes per-lane accumulator copies by the key's table slot.
   void launch_dictionary(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
                          LaunchReport& report) {
-    constexpr uint32_t W = kernels::kBucketKeys<K>;
     const DictionarySizing z = dictionary_sizing(spec_, options_.estimated_groups);
     const auto fits = [&](uint32_t r) {
       return dictionary_shared_bytes(spec_, plan_, z, r) <= shared_budget_per_block(device_, c.launch.blocks_per_sm);
@@ -597,41 +596,33 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
       c.shared_replicas = static_cast<int>(replicas);
     }
-    // Device image: bucket keys, bucket ids, keys by id, id count.
-    const size_t key_bytes = static_cast<size_t>(z.buckets) * 16;
-    const size_t id_bytes = static_cast<size_t>(z.buckets) * W * 2;
-    const size_t by_id_bytes = (static_cast<size_t>(z.ids) * sizeof(K) + 15) / 16 * 16;
-    dict_.ensure(key_bytes + id_bytes + by_id_bytes + 16, cs());
+    // Device image: the cuckoo table's keys.
+    const size_t table_bytes = static_cast<size_t>(z.slots) * sizeof(K);
+    dict_.ensure(table_bytes, cs());
     kernels::DictionaryRef<K> d;
-    d.bucket_keys = dict_.get<K>();
-    d.bucket_ids = reinterpret_cast<uint16_t*>(dict_.get<char>() + key_bytes);
-    d.keys_by_id = reinterpret_cast<K*>(dict_.get<char>() + key_bytes + id_bytes);
-    d.id_count = reinterpret_cast<uint32_t*>(dict_.get<char>() + key_bytes + id_bytes + by_id_bytes);
-    d.buckets = z.buckets;
-    d.ids = z.ids;
+    d.keys = dict_.get<K>();
+    d.slots = z.slots;
     auto build = kernels::dictionary_build_kernel<K>;
-    const size_t build_bytes = static_cast<size_t>(z.set_slots) * sizeof(K) + key_bytes + id_bytes + 16;
+    const size_t build_bytes = static_cast<size_t>(z.set_slots) * sizeof(K) + table_bytes + 16;
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(build, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(build_bytes)));
     cudaFuncAttributes attr{};
     TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, build));
     const int64_t samples = static_cast<int64_t>(dictionary_sample_rows(z, static_cast<uint64_t>(ref.rows)));
-    build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(ref, samples, z.set_slots, d);
+    build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(ref, samples, z.set_slots, z.ids, d);
     TALLY_CUDA_CHECK_LAUNCH("dictionary_build_kernel");
 
-    kernels::SharedLayout lay = shared_layout(z.ids + z.extra_slots, replicas, false);
+    kernels::SharedLayout lay = shared_layout(z.slots + z.extra_slots, replicas, false);
     kernels::DictionaryParams dp;
     uint32_t off = (lay.total_bytes + 15) / 16 * 16;
     lay.keys_offset = off;
     off += (z.extra_slots * static_cast<uint32_t>(sizeof(K)) + 15) / 16 * 16;
-    dp.bucket_keys_offset = off;
-    off += static_cast<uint32_t>(key_bytes);
-    dp.bucket_ids_offset = off;
-    off += static_cast<uint32_t>(id_bytes);
+    dp.keys_offset = off;
+    off += static_cast<uint32_t>(table_bytes);
     lay.total_bytes = off;
     dp.extra_slots = z.extra_slots;
     dp.extra_limit = z.extra_slots / 2;
     kernels::SharedParams p;
-    p.slots = z.ids + z.extra_slots;
+    p.slots = z.slots + z.extra_slots;
     p.replicas = replicas;
     p.hash = HashKind::murmur;
     report.shared_slots = p.slots;

@@ -28,20 +28,21 @@ constexpr int kPartitionPairThreadDivisor = 2;
 // CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
 // partition bits cost in whole passes over the rows.
 constexpr int kRadixBitsPerPass = 8;
-// Dictionary (shared hash for sparse keys): ids for the estimate plus 1/8 and
-// a few (an estimate a little low still finds ids); buckets at half load, where
-// two-choice placement of 4 keys per bucket almost never finds both full; the
-// miss-path table a quarter of the ids (keys the sample did not see); 8
-// sampled rows per id, so a key of frequency 1/G is missed with probability
-// e^-8 (its rows then take the miss path), and at least 2^15 rows.
+// Dictionary (shared hash for sparse keys): room for the estimate plus 1/8
+// and a few keys (an estimate a little low still finds room); a cuckoo table
+// with two choices at 45% load (insertion succeeds with high probability
+// below 50%); the miss-path table a quarter of that (keys the sample did not
+// see); 8 sampled rows per key, so a key of frequency 1/G is missed with
+// probability e^-8 (its rows then take the miss path), and at least 2^15 rows.
 constexpr uint64_t kDictionaryIdSlackDivisor = 8;
 constexpr uint64_t kDictionaryIdMinSlack = 16;
-constexpr double kDictionaryBucketLoad = 0.5;
+constexpr double kDictionaryLoad = 0.45;
 constexpr uint64_t kDictionaryExtraDivisor = 4;
 constexpr uint64_t kDictionaryMinExtraSlots = 32;
 constexpr uint64_t kDictionarySamplesPerId = 8;
 constexpr uint64_t kDictionaryMinSamples = uint64_t{1} << 15;
-constexpr uint64_t kDictionaryMaxIds = 65535;
+// Slots are 32-bit indices with two sentinels; far beyond shared memory anyway.
+constexpr uint64_t kDictionaryMaxIds = uint64_t{1} << 24;
 
 uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
@@ -73,14 +74,12 @@ uint32_t hash_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_
   return n < 2 ? 0 : static_cast<uint32_t>(std::min<uint64_t>(n - 2, UINT32_MAX - 2));
 }
 
-DictionarySizing dictionary_sizing(const GroupBySpec& spec, uint64_t estimated_groups) {
+DictionarySizing dictionary_sizing(const GroupBySpec&, uint64_t estimated_groups) {
   const uint64_t est = std::max<uint64_t>(estimated_groups, 1);
   const uint64_t ids = std::min(kDictionaryMaxIds, est + est / kDictionaryIdSlackDivisor + kDictionaryIdMinSlack);
-  const uint64_t per_bucket = 16 / key_bytes(spec);
   DictionarySizing z;
   z.ids = static_cast<uint32_t>(ids);
-  z.buckets = static_cast<uint32_t>(
-      round_up(std::max<uint64_t>(16, static_cast<uint64_t>(std::ceil(ids / (per_bucket * kDictionaryBucketLoad)))), 4));
+  z.slots = static_cast<uint32_t>(round_up(static_cast<uint64_t>(std::ceil(ids / kDictionaryLoad)), 4));
   z.extra_slots = static_cast<uint32_t>(round_up(std::max(kDictionaryMinExtraSlots, ids / kDictionaryExtraDivisor), 4));
   z.set_slots = static_cast<uint32_t>(round_up(2 * ids, 4));
   return z;
@@ -88,15 +87,13 @@ DictionarySizing dictionary_sizing(const GroupBySpec& spec, uint64_t estimated_g
 
 size_t dictionary_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, const DictionarySizing& z,
                                uint64_t replicas) {
-  const uint64_t slots = (static_cast<uint64_t>(z.ids) + z.extra_slots + 2) * replicas;
-  const uint64_t per_bucket = 16 / key_bytes(spec);
-  return slots * plan.shared_bytes_per_slot() + z.extra_slots * key_bytes(spec) + z.buckets * (16 + 2 * per_bucket) +
+  const uint64_t slots = (static_cast<uint64_t>(z.slots) + z.extra_slots + 2) * replicas;
+  return slots * plan.shared_bytes_per_slot() + (static_cast<uint64_t>(z.slots) + z.extra_slots) * key_bytes(spec) +
          kSharedHeaderBytes;
 }
 
 size_t dictionary_build_shared_bytes(const GroupBySpec& spec, const DictionarySizing& z) {
-  const uint64_t per_bucket = 16 / key_bytes(spec);
-  return z.set_slots * key_bytes(spec) + z.buckets * (16 + 2 * per_bucket) + kSharedHeaderBytes;
+  return (static_cast<uint64_t>(z.set_slots) + z.slots) * key_bytes(spec) + kSharedHeaderBytes;
 }
 
 uint64_t dictionary_sample_rows(const DictionarySizing& z, uint64_t rows) {
