@@ -131,7 +131,7 @@ TEST(VariantRules, PartitionBitsFitGroupsInSharedMemory) {
   EXPECT_GE(previous, 12);
 }
 
-// The shared hash runs with a key dictionary (a cuckoo table) while it and
+// The shared hash runs with a key dictionary (a cuckoo table) wherever
 // both its kernels fit one block's shared memory; the default configuration
 // then sizes blocks and accumulator copies for the dictionary's layout.
 TEST(VariantRules, DictionaryWhereItsGroupsFitSharedMemory) {
