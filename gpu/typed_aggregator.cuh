@@ -20,7 +20,6 @@
 #include "gpu/kernels/dictionary_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
 #include "gpu/kernels/partition_kernels.cuh"
-#include "gpu/kernels/radix_partition_kernels.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
@@ -444,7 +443,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
         pbits = std::clamp(pbits, 1, kMaxPartitionBits);
         c.partition_bits = pbits;
         const auto bits = sort_bits(&kr, pbits);
-        const kernels::ChunkRef<K> sorted = partition_piece(ref, bits.first, bits.second);
+        const kernels::ChunkRef<K> sorted = sort_piece(ref, bits.first, bits.second);
         launch_partitioned(sorted, bits.first, bits.second - bits.first, c, spill, report);
         break;
       }
@@ -759,59 +758,6 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                                                                         first_item, part_items_.get<uint32_t>(), parts,
                                                                         direct, table_ref(), spill, out);
     TALLY_CUDA_CHECK_LAUNCH("partition_aggregate_kernel");
-  }
-
-  // PARTITIONED: moves the rows into partitions of key bits [begin, end) by
-  // one radix-partition pass (radix_partition_kernels.cuh) where the digit
-  // fits one pass and the single NOT NULL value rides along; otherwise the
-  // CUB sort on those bits. Either way partitions are contiguous runs in
-  // digit order, which is all launch_partitioned relies on.
-  kernels::ChunkRef<K> partition_piece(const kernels::ChunkRef<K>& ref, int begin, int end) {
-    const bool payload_value = spec_.columns.size() == 1 && !ref.key_validity && !ref.columns[0].validity;
-    if (ref.rows <= 0 || !payload_value || end - begin > kernels::kRadixMaxBits ||
-        static_cast<uint64_t>(ref.rows) >= UINT32_MAX)
-      return sort_piece(ref, begin, end);
-    return ref.columns[0].wide ? radix_partition<uint64_t>(ref, begin, end) : radix_partition<uint32_t>(ref, begin, end);
-  }
-
-  template <class V>
-  kernels::ChunkRef<K> radix_partition(const kernels::ChunkRef<K>& ref, int begin, int end) {
-    const int64_t n = ref.rows;
-    const uint32_t parts = 1u << (end - begin);
-    constexpr size_t dyn = kernels::radix_staging_bytes<K, V>();
-    auto scatter = kernels::radix_scatter_kernel<K, V>;
-    TALLY_CUDA_CHECK(cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dyn)));
-    int per_sm = 0;
-    TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scatter, kernels::kRadixThreads, dyn));
-    // Histogram and scatter must use the same grid: block b's offsets cover
-    // exactly the tiles b, b + grid, ... of both passes.
-    // Open sectors (one per block, bucket and array) in at most half the L2,
-    // and the same number of blocks on every SM (static tile assignment).
-    const uint64_t front_bytes = static_cast<uint64_t>(parts) * 2 * 32;
-    const uint64_t by_l2 = device_.l2_bytes / 2 / front_bytes / std::max(device_.sm_count, 1);
-    if (by_l2 < 1) return sort_piece(ref, begin, end);
-    const int64_t per = std::min<int64_t>(std::max(per_sm, 1), static_cast<int64_t>(by_l2));
-    const int64_t tiles = (n + kernels::kRadixTile - 1) / kernels::kRadixTile;
-    const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, device_.sm_count * per)));
-    const size_t cells = static_cast<size_t>(parts) * grid;
-    sort_gather_.ensure(2 * cells * sizeof(uint32_t), cs());
-    uint32_t* counts = sort_gather_.get<uint32_t>();
-    uint32_t* offsets = counts + cells;
-    kernels::radix_histogram_kernel<K><<<grid, kernels::kRadixThreads, 0, cs()>>>(ref.keys, n, begin, parts, counts);
-    TALLY_CUDA_CHECK_LAUNCH("radix_histogram_kernel");
-    size_t temp = 0;
-    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, counts, offsets, static_cast<int>(cells), cs()));
-    sort_temp_.ensure(temp, cs());
-    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(sort_temp_.get(), temp, counts, offsets, static_cast<int>(cells), cs()));
-    sort_keys_.ensure(static_cast<uint64_t>(n) * sizeof(K), cs());
-    sort_payload_out_.ensure(static_cast<uint64_t>(n) * sizeof(V), cs());
-    scatter<<<grid, kernels::kRadixThreads, dyn, cs()>>>(ref.keys, static_cast<const V*>(ref.columns[0].data), n, begin,
-                                                         parts, offsets, sort_keys_.get<K>(), sort_payload_out_.get<V>());
-    TALLY_CUDA_CHECK_LAUNCH("radix_scatter_kernel");
-    kernels::ChunkRef<K> out = ref;
-    out.keys = sort_keys_.get<K>();
-    out.columns[0].data = sort_payload_out_.get();
-    return out;
   }
 
   template <int R>

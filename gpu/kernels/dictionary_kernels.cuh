@@ -188,48 +188,26 @@ __global__ void dictionary_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLay
   const int64_t t_end = tiles * (blockIdx.x + 1) / gridDim.x;
   const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
   const uint32_t null_slot = rbase + p.slots;
-  // int4 keys and values with R = 4: a whole tile is read as one 16-byte load
-  // of four consecutive keys and one of their values per thread (fewer load
-  // and address instructions in an issue-bound loop); the last partial tile
-  // and unaligned chunks keep the strided scalar loads.
-  constexpr bool kVectorShape = kCountSum && sizeof(K) == 4 && R == 4;
-  const bool aligned =
-      ((reinterpret_cast<uintptr_t>(c.keys) | reinterpret_cast<uintptr_t>(c.columns[0].data)) & 15u) == 0;
 
   for (int64_t ti = t_begin; ti < t_end; ++ti) {
     K key[R];
     bool knull[R];
     int64_t v0[R];
     bool v0_valid[R];
-    const bool vec = kVectorShape && aligned && (ti + 1) * tile <= c.rows;
-    // Row j of this thread: consecutive rows when vec, else strided by the block.
-    const int64_t base = vec ? ti * tile + static_cast<int64_t>(threadIdx.x) * R : ti * tile + threadIdx.x;
-    const int64_t step = vec ? 1 : static_cast<int64_t>(blockDim.x);
-    if constexpr (kVectorShape) {
-      if (vec) {
-        const int4 kk = *reinterpret_cast<const int4*>(c.keys + base);
-        const int4 vv = *reinterpret_cast<const int4*>(static_cast<const int32_t*>(c.columns[0].data) + base);
-        key[0] = kk.x, key[1] = kk.y, key[2] = kk.z, key[3] = kk.w;
-        v0[0] = vv.x, v0[1] = vv.y, v0[2] = vv.z, v0[3] = vv.w;
+    const int64_t base = ti * tile + threadIdx.x;
 #pragma unroll
-        for (int j = 0; j < R; ++j) knull[j] = false, v0_valid[j] = true;
-      }
-    }
-    if (!vec) {
-#pragma unroll
-      for (int j = 0; j < R; ++j) {
-        const int64_t row = base + static_cast<int64_t>(j) * step;
-        const bool in = row < c.rows;
-        key[j] = in ? c.keys[row] : K{};
-        if constexpr (kCountSum) {
-          knull[j] = false;
-          v0[j] = in ? static_cast<const int32_t*>(c.columns[0].data)[row] : 0;
-          v0_valid[j] = in;
-        } else {
-          knull[j] = in && c.key_null(row);
-          v0[j] = (in && v0_present) ? c.value(0, row) : 0;
-          v0_valid[j] = in && v0_present && c.valid(0, row);
-        }
+    for (int j = 0; j < R; ++j) {
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
+      const bool in = row < c.rows;
+      key[j] = in ? c.keys[row] : K{};
+      if constexpr (kCountSum) {
+        knull[j] = false;
+        v0[j] = in ? static_cast<const int32_t*>(c.columns[0].data)[row] : 0;
+        v0_valid[j] = in;
+      } else {
+        knull[j] = in && c.key_null(row);
+        v0[j] = (in && v0_present) ? c.value(0, row) : 0;
+        v0_valid[j] = in && v0_present && c.valid(0, row);
       }
     }
     // One row at a time. (Looking up all R rows' slots first and doing their
@@ -237,7 +215,7 @@ __global__ void dictionary_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLay
     // instead of 66%, more instructions.)
 #pragma unroll
     for (int j = 0; j < R; ++j) {
-      const int64_t row = base + static_cast<int64_t>(j) * step;
+      const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
       uint32_t s = kNoRow;
       if (row < c.rows) {
         if (knull[j]) {
