@@ -22,6 +22,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/group_by_impl.hpp"
 #include "gpu/kernels/aggregate_kernels.cuh"
+#include "gpu/kernels/dictionary_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
 #include "gpu/kernels/partition_kernels.cuh"
 #include "gpu/pinned_pool.cuh"
@@ -626,6 +627,12 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void launch_shared(const kernels::ChunkRef<K>& ref, VariantConfig& c, uint32_t want_slots, int64_t dense_min,
                      bool flush_on_fill, const kernels::SpillRef& spill, LaunchReport& report) {
     if (ref.rows == 0) return;
+    if constexpr (!kDense) {
+      if (!flush_on_fill && !c.warp_preaggregate && can_use_dictionary(spec_, device_, options_.estimated_groups)) {
+        launch_dictionary(ref, c, spill, report);
+        return;
+      }
+    }
     size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm);
     uint32_t fit = kDense ? dense_slots_fitting(spec_, plan_, budget) : hash_slots_fitting(spec_, plan_, budget);
     if (kDense && want_slots > fit) {
@@ -685,6 +692,84 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       case 4: launch_shared_r<kDense, 4>(ref, c, p, spill, report); break;
       default: launch_shared_r<kDense, 8>(ref, c, p, spill, report); break;
     }
+  }
+
+  // SHARED-MEMORY HASH with a key dictionary (kernels/dictionary_kernels.cuh):
+  // one block builds a cuckoo table from a sample of the chunk, then the
+  // aggregation indexes per-lane accumulator copies by the key's table slot.
+  void launch_dictionary(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
+                         LaunchReport& report) {
+    const DictionarySizing z = dictionary_sizing(spec_, options_.estimated_groups);
+    const auto fits = [&](uint32_t r) {
+      return dictionary_shared_bytes(spec_, plan_, z, r) <= shared_budget_per_block(device_, c.launch.blocks_per_sm);
+    };
+    while (c.launch.blocks_per_sm > 1 && !fits(1)) {
+      --c.launch.blocks_per_sm;
+      report.adjustments.push_back(simple_format("blocks_per_sm -> {} so that the dictionary fits", c.launch.blocks_per_sm));
+    }
+    uint32_t replicas = std::bit_floor(static_cast<uint32_t>(std::clamp(c.shared_replicas, 1, 32)));
+    while (replicas > 1 && !fits(replicas)) replicas /= 2;
+    if (static_cast<int>(replicas) != c.shared_replicas) {
+      report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
+      c.shared_replicas = static_cast<int>(replicas);
+    }
+    // Device image: the cuckoo table's keys.
+    const size_t table_bytes = static_cast<size_t>(z.slots) * sizeof(K);
+    dict_.ensure(table_bytes, cs());
+    kernels::DictionaryRef<K> d;
+    d.keys = dict_.get<K>();
+    d.slots = z.slots;
+    auto build = kernels::dictionary_build_kernel<K>;
+    const size_t build_bytes = static_cast<size_t>(z.set_slots) * sizeof(K) + table_bytes + 16;
+    TALLY_CUDA_CHECK(cudaFuncSetAttribute(build, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(build_bytes)));
+    cudaFuncAttributes attr{};
+    TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, build));
+    const int64_t samples = static_cast<int64_t>(dictionary_sample_rows(z, static_cast<uint64_t>(ref.rows)));
+    build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(ref, samples, z.set_slots, z.ids, d);
+    TALLY_CUDA_CHECK_LAUNCH("dictionary_build_kernel");
+
+    kernels::SharedLayout lay = shared_layout(z.slots + z.extra_slots, replicas, false);
+    kernels::DictionaryParams dp;
+    uint32_t off = (lay.total_bytes + 15) / 16 * 16;
+    lay.keys_offset = off;
+    off += (z.extra_slots * static_cast<uint32_t>(sizeof(K)) + 15) / 16 * 16;
+    dp.keys_offset = off;
+    off += static_cast<uint32_t>(table_bytes);
+    lay.total_bytes = off;
+    dp.extra_slots = z.extra_slots;
+    dp.extra_limit = z.extra_slots / 2;
+    kernels::SharedParams p;
+    p.slots = z.slots + z.extra_slots;
+    p.replicas = replicas;
+    p.hash = HashKind::murmur;
+    report.shared_slots = p.slots;
+    if (c.launch.rows_per_thread < 2) {
+      report.adjustments.push_back("rows_per_thread 1 -> 2 (dictionary kernel: 2, 4 or 8)");
+      c.launch.rows_per_thread = 2;
+    }
+    switch (c.launch.rows_per_thread) {
+      case 2: launch_dictionary_r<2>(ref, c, lay, p, dp, d, spill, report); break;
+      case 4: launch_dictionary_r<4>(ref, c, lay, p, dp, d, spill, report); break;
+      default: launch_dictionary_r<8>(ref, c, lay, p, dp, d, spill, report); break;
+    }
+  }
+
+  template <int R>
+  void launch_dictionary_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SharedLayout& lay,
+                           const kernels::SharedParams& p, const kernels::DictionaryParams& dp,
+                           const kernels::DictionaryRef<K>& d, const kernels::SpillRef& spill, LaunchReport& report) {
+    auto kernel = kernels::dictionary_aggregate_kernel<K, R, false>;
+    if (count_sum_shape_ && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide)
+      kernel = kernels::dictionary_aggregate_kernel<K, R, true>;
+    TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(lay.total_bytes)));
+    clamp_threads(kernel, c, report);
+    const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
+                          (static_cast<int64_t>(c.launch.threads_per_block) * R);
+    const int grid = occupancy_grid(kernel, c, lay.total_bytes, tiles, report);
+    report.grid_blocks = grid;
+    kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(ref, lanes_, lay, p, dp, d, table_ref(), spill);
+    TALLY_CUDA_CHECK_LAUNCH("dictionary_aggregate_kernel");
   }
 
   // PARTITIONED, after the sort: partition boundaries, then one block per
@@ -1115,6 +1200,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   uint64_t dir_capacity_ = 0;
   uint64_t direct_groups_ = 0;  // host copy of kDirectCount after each launch
   DeviceBuffer dir_keys_, dir_lanes_, part_starts_, part_pieces_, part_items_;
+  DeviceBuffer dict_;  // shared hash: the key dictionary's device image
   // Host-side knowledge of the global table: whether an ordinary slot may be
   // taken (else reset and extraction touch only the special slots), and
   // whether a reset is pending.

@@ -22,9 +22,30 @@ constexpr int kMinSharedThreads = 256;
 // Below this many rows a chunk is too small to amortize a sort or a shared
 // table's initialization and flush.
 constexpr uint64_t kSmallChunkRows = 1u << 16;
+// Partitioned variant at two blocks per SM: each block gets the SM's threads
+// divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100).
+constexpr int kPartitionPairThreadDivisor = 2;
 // CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
 // partition bits cost in whole passes over the rows.
 constexpr int kRadixBitsPerPass = 8;
+// Dictionary (shared hash for sparse keys): room for the estimate plus 1/8
+// and a few keys (an estimate a little low still finds room); a cuckoo table
+// with two choices at 45% load (insertion succeeds with high probability
+// below 50%); the miss-path table a quarter of that (keys the sample did not
+// see); 8 sampled rows per key, so a key of frequency 1/G is missed with
+// probability e^-8 (its rows then take the miss path), and at least 2^15 rows.
+constexpr uint64_t kDictionaryIdSlackDivisor = 8;
+constexpr uint64_t kDictionaryIdMinSlack = 16;
+constexpr double kDictionaryLoad = 0.45;
+constexpr uint64_t kDictionaryExtraDivisor = 4;
+constexpr uint64_t kDictionaryMinExtraSlots = 32;
+constexpr uint64_t kDictionarySamplesPerId = 8;
+constexpr uint64_t kDictionaryMinSamples = uint64_t{1} << 15;
+// Slots are 32-bit indices with two sentinels; far beyond shared memory anyway.
+constexpr uint64_t kDictionaryMaxIds = uint64_t{1} << 24;
+
+uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+
 int floor_log2(uint64_t x) { return x <= 1 ? 0 : 63 - std::countl_zero(x); }
 
 size_t key_bytes(const GroupBySpec& spec) { return spec.key_type == KeyType::int32 ? 4 : 8; }
@@ -51,6 +72,41 @@ uint32_t hash_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_
   if (budget <= kSharedHeaderBytes) return 0;
   const uint64_t n = (budget - kSharedHeaderBytes) / (plan.shared_bytes_per_slot() + key_bytes(spec));
   return n < 2 ? 0 : static_cast<uint32_t>(std::min<uint64_t>(n - 2, UINT32_MAX - 2));
+}
+
+DictionarySizing dictionary_sizing(const GroupBySpec&, uint64_t estimated_groups) {
+  const uint64_t est = std::max<uint64_t>(estimated_groups, 1);
+  const uint64_t ids = std::min(kDictionaryMaxIds, est + est / kDictionaryIdSlackDivisor + kDictionaryIdMinSlack);
+  DictionarySizing z;
+  z.ids = static_cast<uint32_t>(ids);
+  z.slots = static_cast<uint32_t>(round_up(static_cast<uint64_t>(std::ceil(ids / kDictionaryLoad)), 4));
+  z.extra_slots = static_cast<uint32_t>(round_up(std::max(kDictionaryMinExtraSlots, ids / kDictionaryExtraDivisor), 4));
+  z.set_slots = static_cast<uint32_t>(round_up(2 * ids, 4));
+  return z;
+}
+
+size_t dictionary_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, const DictionarySizing& z,
+                               uint64_t replicas) {
+  const uint64_t slots = (static_cast<uint64_t>(z.slots) + z.extra_slots + 2) * replicas;
+  return slots * plan.shared_bytes_per_slot() + (static_cast<uint64_t>(z.slots) + z.extra_slots) * key_bytes(spec) +
+         kSharedHeaderBytes;
+}
+
+size_t dictionary_build_shared_bytes(const GroupBySpec& spec, const DictionarySizing& z) {
+  return (static_cast<uint64_t>(z.set_slots) + z.slots) * key_bytes(spec) + kSharedHeaderBytes;
+}
+
+uint64_t dictionary_sample_rows(const DictionarySizing& z, uint64_t rows) {
+  return std::min(rows, std::max(kDictionaryMinSamples, kDictionarySamplesPerId * z.ids));
+}
+
+bool can_use_dictionary(const GroupBySpec& spec, const DeviceInfo& d, uint64_t estimated_groups) {
+  const uint64_t est = std::max<uint64_t>(estimated_groups, 1);
+  if (est + est / kDictionaryIdSlackDivisor + kDictionaryIdMinSlack > kDictionaryMaxIds) return false;
+  const DictionarySizing z = dictionary_sizing(spec, est);
+  const LanePlan plan = plan_lanes(spec);
+  return dictionary_shared_bytes(spec, plan, z, 1) <= shared_budget_per_block(d, 1) &&
+         dictionary_build_shared_bytes(spec, z) <= d.shared_memory_per_block_optin;
 }
 
 size_t shared_budget_per_block(const DeviceInfo& d, int blocks_per_sm) {
@@ -99,7 +155,9 @@ Variant choose_variant(const GroupBySpec& spec, const DeviceInfo& d, const Chunk
   const LanePlan plan = plan_lanes(spec);
   const uint32_t fit = hash_slots_fitting(spec, plan, shared_budget_per_block(d, 1));
   const VariantConfig c = default_launch_config(Variant::shared_hash, spec, d, facts);
-  if (static_cast<double>(facts.estimated_groups) <= fit * c.fill()) return Variant::shared_hash;
+  if (static_cast<double>(facts.estimated_groups) <= fit * c.fill() ||
+      can_use_dictionary(spec, d, facts.estimated_groups))
+    return Variant::shared_hash;
   if (facts.rows < kSmallChunkRows) return Variant::global_hash;
   return Variant::partitioned_hash;
 }
@@ -129,7 +187,12 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
           c.launch.fill_factor_percent = kLowFillPercent;
       }
       const uint64_t slots = dense ? groups : static_cast<uint64_t>(static_cast<double>(groups) / c.fill()) + 16;
+      // Sparse keys whose groups fit run with a key dictionary (the launcher
+      // makes the same choice from the estimate): size for its layout.
+      const bool dictionary = !dense && can_use_dictionary(spec, d, groups);
+      const DictionarySizing z = dictionary ? dictionary_sizing(spec, groups) : DictionarySizing{};
       const auto bytes_for = [&](uint64_t replicas) {
+        if (dictionary) return dictionary_shared_bytes(spec, plan, z, replicas) + d.reserved_shared_memory_per_block;
         return (dense ? dense_shared_bytes(spec, plan, (slots + 2) * replicas - 2)
                       : hash_shared_bytes(spec, plan, (slots + 2) * replicas - 2)) +
                d.reserved_shared_memory_per_block;
@@ -160,7 +223,12 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       // halve the table; take them unless that costs another radix pass.
       int best_passes = 1 << 20;
       for (int bps = 2; bps >= 1; --bps) {
-        const int tpb = std::min({1024, d.max_threads_per_block, max_threads_sm / bps}) / 32 * 32;
+        // Two blocks take half the SM's threads each: two full-SM blocks of
+        // the partition kernel exceed the register file (H100: the occupancy
+        // check then kept one 1024-thread block per SM).
+        const int tpb =
+            std::min({1024, d.max_threads_per_block, max_threads_sm / bps / (bps > 1 ? kPartitionPairThreadDivisor : 1)}) /
+            32 * 32;
         if (tpb < 32) continue;
         const uint32_t slots = hash_slots_fitting(spec, plan, shared_budget_per_block(d, bps));
         const double per_partition = (slots * c.fill() - static_cast<double>(tpb) * c.launch.rows_per_thread) /

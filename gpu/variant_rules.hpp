@@ -36,6 +36,26 @@ size_t hash_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, uint64_t
 uint32_t dense_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_t budget);
 uint32_t hash_slots_fitting(const GroupBySpec& spec, const LanePlan& plan, size_t budget);
 
+// Shared-memory hash with a key dictionary (kernels/dictionary_kernels.cuh):
+// the sizes the rules and the launcher both derive from the estimate.
+struct DictionarySizing {
+  uint32_t ids = 0;          // distinct sampled keys placed at most: the estimate with slack
+  uint32_t slots = 0;        // cuckoo table slots (ids at kDictionaryLoad), a multiple of 4
+  uint32_t extra_slots = 0;  // block-private miss-path table (keys the dictionary lacks)
+  uint32_t set_slots = 0;    // the build kernel's set of sampled keys, a multiple of 4
+};
+DictionarySizing dictionary_sizing(const GroupBySpec& spec, uint64_t estimated_groups);
+// Dynamic shared memory of the aggregation kernel (`replicas` copies of the
+// accumulators) and of the one-block build kernel.
+size_t dictionary_shared_bytes(const GroupBySpec& spec, const LanePlan& plan, const DictionarySizing& z,
+                               uint64_t replicas);
+size_t dictionary_build_shared_bytes(const GroupBySpec& spec, const DictionarySizing& z);
+// Rows the build kernel samples from a chunk of `rows` rows.
+uint64_t dictionary_sample_rows(const DictionarySizing& z, uint64_t rows);
+// Whether the shared-memory hash variant runs with a dictionary for this
+// estimate: both its kernels fit one block's shared memory.
+bool can_use_dictionary(const GroupBySpec& spec, const DeviceInfo& d, uint64_t estimated_groups);
+
 // Shared memory one block may use when `blocks_per_sm` blocks share an SM.
 size_t shared_budget_per_block(const DeviceInfo& d, int blocks_per_sm);
 

@@ -136,7 +136,37 @@ struct Options {
   bool all_variants = true;
   std::string kinds = "dense,sparse";
   std::string csv;
+  std::string tally_config;  // "tpb=512,bps=2,rpt=4,ff=50": overrides of the rule-based configuration
 };
+
+// Applies "key=value,..." overrides (tpb, bps, rpt, ff, pbits, replicas) to a
+// configuration, for sweeping one parameter of the chosen variant by hand.
+tg::VariantConfig with_overrides(tg::VariantConfig c, const std::string& spec) {
+  size_t at = 0;
+  while (at < spec.size()) {
+    const size_t end = std::min(spec.find(',', at), spec.size());
+    const std::string item = spec.substr(at, end - at);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "bad --tally-config item '%s'\n", item.c_str());
+      std::exit(2);
+    }
+    const std::string k = item.substr(0, eq);
+    const int v = std::stoi(item.substr(eq + 1));
+    if (k == "tpb") c.launch.threads_per_block = v;
+    else if (k == "bps") c.launch.blocks_per_sm = v;
+    else if (k == "rpt") c.launch.rows_per_thread = v;
+    else if (k == "ff") c.launch.fill_factor_percent = v;
+    else if (k == "pbits") c.partition_bits = v;
+    else if (k == "replicas") c.shared_replicas = v;
+    else {
+      std::fprintf(stderr, "unknown --tally-config key '%s'\n", k.c_str());
+      std::exit(2);
+    }
+    at = end + 1;
+  }
+  return c;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -157,10 +187,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--kinds") o.kinds = next();
     else if (a == "--best-only") o.all_variants = false;
     else if (a == "--csv") o.csv = next();
+    else if (a == "--tally-config") o.tally_config = next();
     else {
       std::fprintf(stderr,
                    "usage: %s [--log2-rows 28] [--min-log2-groups 0] [--max-log2-groups 26] [--step 2] [--reps 5] "
-                   "[--kinds dense,sparse] [--best-only] [--csv FILE]\n",
+                   "[--kinds dense,sparse] [--best-only] [--csv FILE] [--tally-config tpb=512,bps=2,rpt=4,ff=50]\n",
                    argv[0]);
       std::exit(2);
     }
@@ -297,7 +328,8 @@ int main(int argc, char** argv) {
         };
 
         const tg::Variant best = tg::choose_variant(spec, dev, facts);
-        const tg::VariantConfig best_cfg = tg::default_launch_config(best, spec, dev, facts);
+        const tg::VariantConfig best_cfg =
+            with_overrides(tg::default_launch_config(best, spec, dev, facts), opt.tally_config);
         tg::GroupByAggregator agg(dev, spec, table_options(best));
         const double tally_ms = run_variant(best, best_cfg, agg);
         const tg::LaunchReport best_report = last_report;
@@ -383,6 +415,10 @@ int main(int argc, char** argv) {
           line("baseline", "global_linear_probing", "sms_x_1024_threads", global_ms, global_ok);
         }
 
+        if (!opt.all_variants)
+          std::printf("        as run: %s  grid=%d growths=%d spilled=%llu\n", tg::describe(best_report.used).c_str(),
+                      best_report.grid_blocks, best_report.table_growths,
+                      static_cast<unsigned long long>(best_report.spilled));
         // Every other Tally variant that can run, with its rule-based config.
         if (opt.all_variants) {
           std::string others;

@@ -470,6 +470,46 @@ TEST_P(GpuGroupByTest, PartitionsOutgrowTheirTables) {
   check(t, 400000);
 }
 
+// The shared hash's key dictionary is built from a sample of the chunk: keys
+// it never saw (rare keys, far more groups than estimated) take the miss path
+// (a block-private table, then the global table) and the result stays exact.
+// Both the count+sum kernel and the generic-lane kernel, NULL keys and the
+// empty-marker key included.
+TEST_P(GpuGroupByTest, DictionaryMissesStayExact) {
+  if (variant() != Variant::shared_hash) GTEST_SKIP() << "shared_hash only";
+  GroupBySpec count_sum;
+  count_sum.key_type = key_type();
+  count_sum.columns = {{ValueType::int32, false}};
+  count_sum.aggregates = {{AggOp::sum, 0}, {AggOp::count_star, -1}};
+  const GroupBySpec full = full_spec(key_type());
+  DataShape d;
+  d.rows = 300000;
+  d.groups = 200;
+  d.sparse = true;
+  TestTable t = make_table(key_type(), d, 31);
+  // 3000 keys that occur once each (a 2^15-row sample sees few of them).
+  for (size_t r = 0; r < 3000; ++r) t.keys[r * 97 + 5] = static_cast<int64_t>(r) * 7919 + 11;
+  for (const GroupBySpec* spec : {static_cast<const GroupBySpec*>(&count_sum), &full}) {
+    TestTable u = t;
+    if (spec == &count_sum) {
+      u.values.resize(1);
+      u.value_valid.resize(1);
+      u.value_types.resize(1);
+    } else {
+      const int64_t kmin =
+          key_type() == KeyType::int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+      for (size_t r = 1; r < u.rows(); r += 101) u.keys[r] = kmin;
+      u.key_valid.assign(u.rows(), 1);
+      for (size_t r = 2; r < u.rows(); r += 53) u.key_valid[r] = 0;
+    }
+    for (uint64_t estimate : {200ull, 1ull, 3200ull}) {
+      ASSERT_TRUE(can_use_dictionary(*spec, device_, estimate) || spec == &full) << "estimate " << estimate;
+      check(u, estimate, 0, spec);
+      check(u, estimate, 65536, spec);  // several chunks: several dictionaries, one result
+    }
+  }
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(std::get<0>(info.param) == KeyType::int32 ? "int32_" : "int64_") +
          std::string(variant_name(std::get<1>(info.param)));

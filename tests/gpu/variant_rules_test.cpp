@@ -131,6 +131,46 @@ TEST(VariantRules, PartitionBitsFitGroupsInSharedMemory) {
   EXPECT_GE(previous, 12);
 }
 
+// The shared hash runs with a key dictionary (a cuckoo table) wherever
+// both its kernels fit one block's shared memory; the default configuration
+// then sizes blocks and accumulator copies for the dictionary's layout.
+TEST(VariantRules, DictionaryWhereItsGroupsFitSharedMemory) {
+  for (const DeviceInfo& d : {hopper_like(), small_gpu()}) {
+    const GroupBySpec s = sum_spec();
+    const LanePlan plan = plan_lanes(s);
+    EXPECT_TRUE(can_use_dictionary(s, d, 1));
+    EXPECT_TRUE(can_use_dictionary(s, d, 1000));
+    EXPECT_FALSE(can_use_dictionary(s, d, 1 << 20));
+    uint64_t largest = 0;
+    for (uint64_t g = 1; g < (1u << 20); g += g / 4 + 1)
+      if (can_use_dictionary(s, d, g)) largest = g;
+    ASSERT_GT(largest, 1000u);
+    const DictionarySizing z = dictionary_sizing(s, largest);
+    EXPECT_GE(z.ids, largest);
+    EXPECT_EQ(z.slots % 4, 0u);
+    EXPECT_EQ(z.set_slots % 4, 0u);
+    EXPECT_GE(z.slots, 2ull * z.ids) << "cuckoo table at most half full";
+    EXPECT_LE(dictionary_shared_bytes(s, plan, z, 1), shared_budget_per_block(d, 1));
+    EXPECT_LE(dictionary_build_shared_bytes(s, z), d.shared_memory_per_block_optin);
+    EXPECT_LE(dictionary_sample_rows(z, 1000), 1000u);
+    EXPECT_GE(dictionary_sample_rows(z, 1ull << 28), 8ull * z.ids);
+    for (uint64_t g : {uint64_t{4}, uint64_t{256}, uint64_t{4096}, largest}) {
+      if (!can_use_dictionary(s, d, g)) continue;  // 4096 on the small device
+      ChunkFacts f;
+      f.rows = 1 << 28;
+      f.key_range = KeyRange{-(int64_t{1} << 31), (int64_t{1} << 31) - 1};
+      f.estimated_groups = g;
+      EXPECT_EQ(choose_variant(s, d, f), Variant::shared_hash) << "G = " << g;
+      const VariantConfig c = default_launch_config(Variant::shared_hash, s, d, f);
+      const size_t bytes = dictionary_shared_bytes(s, plan, dictionary_sizing(s, g), c.shared_replicas);
+      EXPECT_LE(bytes, shared_budget_per_block(d, 1)) << "G = " << g;
+      EXPECT_LE(static_cast<size_t>(c.launch.blocks_per_sm) * (bytes + d.reserved_shared_memory_per_block),
+                d.shared_memory_per_sm)
+          << "G = " << g;
+    }
+  }
+}
+
 TEST(VariantNames, RoundTrip) {
   for (Variant v : kAllVariants) EXPECT_EQ(parse_variant(variant_name(v)), v);
   EXPECT_FALSE(parse_variant("nope"));
