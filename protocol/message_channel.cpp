@@ -1,6 +1,8 @@
 #include "protocol/message_channel.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_buffer.hpp"
@@ -21,36 +23,42 @@ int32_t be32(std::string_view b) {
 }  // namespace
 
 bool MessageChannel::fill(size_t count) {
-  if (in_pos_ > 0 && in_pos_ == in_.size()) {
-    in_.clear();
-    in_pos_ = 0;
-  }
-  while (in_.size() - in_pos_ < count) {
+  if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
+  while (in_end_ - in_pos_ < count) {
     // About to block: whatever the client should see must be on the wire first.
     if (!out_.empty()) flush();
     if (in_pos_ > 0) {
-      in_.erase(0, in_pos_);
+      std::memmove(in_.get(), in_.get() + in_pos_, in_end_ - in_pos_);
+      in_end_ -= in_pos_;
       in_pos_ = 0;
     }
-    size_t old = in_.size();
-    size_t want = std::max(kReadChunk, count - old);
-    in_.resize(old + want);
-    size_t got = stream_.read_some(std::span<char>(in_.data() + old, want));
-    in_.resize(old + got);
+    const size_t want = std::max(kReadChunk, count - in_end_);
+    if (in_end_ + want > in_capacity_) {
+      // Grows for a large message and keeps the size, as the session will
+      // likely send more like it. Never zero-filled (a std::string resize
+      // wrote 16 KiB of zeros before every read).
+      const size_t capacity = std::max(in_end_ + want, 2 * in_capacity_);
+      auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+      if (in_end_ > 0) std::memcpy(grown.get(), in_.get(), in_end_);
+      in_ = std::move(grown);
+      in_capacity_ = capacity;
+    }
+    const size_t got = stream_.read_some(std::span<char>(in_.get() + in_end_, want));
     if (got == 0) return false;
+    in_end_ += got;
   }
   return true;
 }
 
 std::string_view MessageChannel::take(size_t count) {
-  std::string_view view(in_.data() + in_pos_, count);
+  std::string_view view(in_.get() + in_pos_, count);
   in_pos_ += count;
   return view;
 }
 
 std::optional<std::string> MessageChannel::read_startup_packet() {
   if (!fill(4)) {
-    if (in_.size() - in_pos_ == 0) return std::nullopt;
+    if (in_end_ == in_pos_) return std::nullopt;
     throw ConnectionLost("incomplete startup packet");
   }
   int32_t length = be32(take(4));

@@ -3,6 +3,7 @@
 // typed messages (with length checks), and an output buffer that is written
 // when a read would block, so pipelined clients get few large writes.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,7 +30,7 @@ class MessageChannel {
   // Writes early when a large result accumulates.
   void flush_if_large();
   // Bytes received but not yet consumed (unencrypted data after SSLRequest).
-  bool has_buffered_input() const { return in_pos_ < in_.size(); }
+  bool has_buffered_input() const { return in_pos_ < in_end_; }
   ByteStream& stream() { return stream_; }
 
  private:
@@ -40,7 +41,10 @@ class MessageChannel {
 
   ByteStream& stream_;
   uint32_t max_message_bytes_;
-  std::string in_;
+  // Received bytes: [in_pos_, in_end_) are not consumed yet.
+  std::unique_ptr<char[]> in_;
+  size_t in_capacity_ = 0;
+  size_t in_end_ = 0;
   size_t in_pos_ = 0;
   std::string out_;
 };

@@ -16,11 +16,16 @@ StatementTimer::~StatementTimer() {
 }
 
 void StatementTimer::arm(CancelToken& token, Clock::time_point deadline) {
+  bool earlier = false;
   {
     std::lock_guard lock(mutex_);
     deadlines_[&token] = deadline;
+    earlier = deadline < wakes_at_;
   }
-  changed_.notify_all();
+  // Sessions arm once per statement, nearly always later than the deadline
+  // the thread sleeps towards: waking it then would cost a context switch
+  // per statement for nothing.
+  if (earlier) changed_.notify_all();
 }
 
 void StatementTimer::disarm(CancelToken& token) {
@@ -32,6 +37,7 @@ void StatementTimer::loop() {
   std::unique_lock lock(mutex_);
   while (!stop_) {
     if (deadlines_.empty()) {
+      wakes_at_ = Clock::time_point::max();
       changed_.wait(lock);
       continue;
     }
@@ -40,6 +46,7 @@ void StatementTimer::loop() {
     // A copy: disarm() may erase the entry while the lock is released in wait_until.
     Clock::time_point deadline = earliest->second;
     if (Clock::now() < deadline) {
+      wakes_at_ = deadline;
       changed_.wait_until(lock, deadline);
       continue;
     }

@@ -25,44 +25,58 @@ constexpr const char* kPreset = "Preset Options";
 constexpr const char* kCompat = "Version and Platform Compatibility / Previous PostgreSQL Versions";
 constexpr const char* kIsolation = "{serializable,\"repeatable read\",\"read committed\",\"read uncommitted\"}";
 
+// The shapes pg_settings rows come in: settings a user may SET (strings,
+// booleans, enums, integers with a unit and range), and read-only presets.
+constexpr SettingMeta user_setting(const char* name, const char* category, const char* vartype) {
+  return {name, "", category, "user", vartype, "", "", ""};
+}
+constexpr SettingMeta user_enum(const char* name, const char* category, const char* enumvals) {
+  return {name, "", category, "user", "enum", "", "", enumvals};
+}
+constexpr SettingMeta user_integer(const char* name, const char* unit, const char* category, const char* min_val,
+                                   const char* max_val) {
+  return {name, unit, category, "user", "integer", min_val, max_val, ""};
+}
+constexpr SettingMeta preset(const char* name, const char* vartype) {
+  return {name, "", kPreset, "internal", vartype, "", "", ""};
+}
+
 constexpr std::array<SettingMeta, 35> kMeta{{
-    {"application_name", "", "Reporting and Logging / What to Log", "user", "string", "", "", ""},
-    {"bytea_output", "", kStatement, "user", "enum", "", "", "{escape,hex}"},
-    {"client_encoding", "", kLocale, "user", "string", "", "", ""},
-    {"client_min_messages", "", kStatement, "user", "enum", "", "",
-     "{debug5,debug4,debug3,debug2,debug1,log,notice,warning,error}"},
-    {"DateStyle", "", kLocale, "user", "string", "", "", ""},
-    {"default_transaction_isolation", "", kStatement, "user", "enum", "", "", kIsolation},
-    {"default_transaction_read_only", "", kStatement, "user", "bool", "", "", ""},
-    {"escape_string_warning", "", kCompat, "user", "bool", "", "", ""},
-    {"extra_float_digits", "", kLocale, "user", "integer", "-15", "3", ""},
-    {"idle_in_transaction_session_timeout", "ms", kStatement, "user", "integer", "0", "2147483647", ""},
-    {"in_hot_standby", "", kPreset, "internal", "bool", "", "", ""},
-    {"integer_datetimes", "", kPreset, "internal", "bool", "", "", ""},
-    {"IntervalStyle", "", kLocale, "user", "enum", "", "", "{postgres,postgres_verbose,sql_standard,iso_8601}"},
-    {"jit", "", "Query Tuning / Other Planner Options", "user", "bool", "", "", ""},
-    {"lc_collate", "", kPreset, "internal", "string", "", "", ""},
-    {"lc_ctype", "", kPreset, "internal", "string", "", "", ""},
+    user_setting("application_name", "Reporting and Logging / What to Log", "string"),
+    user_enum("bytea_output", kStatement, "{escape,hex}"),
+    user_setting("client_encoding", kLocale, "string"),
+    user_enum("client_min_messages", kStatement, "{debug5,debug4,debug3,debug2,debug1,log,notice,warning,error}"),
+    user_setting("DateStyle", kLocale, "string"),
+    user_enum("default_transaction_isolation", kStatement, kIsolation),
+    user_setting("default_transaction_read_only", kStatement, "bool"),
+    user_setting("escape_string_warning", kCompat, "bool"),
+    user_integer("extra_float_digits", "", kLocale, "-15", "3"),
+    user_integer("idle_in_transaction_session_timeout", "ms", kStatement, "0", "2147483647"),
+    preset("in_hot_standby", "bool"),
+    preset("integer_datetimes", "bool"),
+    user_enum("IntervalStyle", kLocale, "{postgres,postgres_verbose,sql_standard,iso_8601}"),
+    user_setting("jit", "Query Tuning / Other Planner Options", "bool"),
+    preset("lc_collate", "string"),
+    preset("lc_ctype", "string"),
     {"lc_messages", "", kLocale, "superuser", "string", "", "", ""},
-    {"lc_monetary", "", kLocale, "user", "string", "", "", ""},
-    {"lc_numeric", "", kLocale, "user", "string", "", "", ""},
-    {"lc_time", "", kLocale, "user", "string", "", "", ""},
-    {"lock_timeout", "ms", kStatement, "user", "integer", "0", "2147483647", ""},
+    user_setting("lc_monetary", kLocale, "string"),
+    user_setting("lc_numeric", kLocale, "string"),
+    user_setting("lc_time", kLocale, "string"),
+    user_integer("lock_timeout", "ms", kStatement, "0", "2147483647"),
     {"max_identifier_length", "", kPreset, "internal", "integer", "63", "63", ""},
-    {"max_parallel_workers_per_gather", "", "Resource Usage / Asynchronous Behavior", "user", "integer", "0", "1024", ""},
-    {"row_security", "", kStatement, "user", "bool", "", "", ""},
-    {"search_path", "", kStatement, "user", "string", "", "", ""},
-    {"server_encoding", "", kPreset, "internal", "string", "", "", ""},
-    {"server_version", "", kPreset, "internal", "string", "", "", ""},
-    {"server_version_num", "", kPreset, "internal", "integer", "", "", ""},
-    {"standard_conforming_strings", "", kCompat, "user", "bool", "", "", ""},
-    {"statement_timeout", "ms", kStatement, "user", "integer", "0", "2147483647", ""},
-    {"synchronous_commit", "", "Write-Ahead Log / Settings", "user", "enum", "", "",
-     "{local,remote_write,remote_apply,on,off}"},
-    {"TimeZone", "", kLocale, "user", "string", "", "", ""},
-    {"transaction_isolation", "", kStatement, "user", "enum", "", "", kIsolation},
-    {"transaction_read_only", "", kStatement, "user", "bool", "", "", ""},
-    {"work_mem", "kB", "Resource Usage / Memory", "user", "integer", "64", "2147483647", ""},
+    user_integer("max_parallel_workers_per_gather", "", "Resource Usage / Asynchronous Behavior", "0", "1024"),
+    user_setting("row_security", kStatement, "bool"),
+    user_setting("search_path", kStatement, "string"),
+    preset("server_encoding", "string"),
+    preset("server_version", "string"),
+    preset("server_version_num", "integer"),
+    user_setting("standard_conforming_strings", kCompat, "bool"),
+    user_integer("statement_timeout", "ms", kStatement, "0", "2147483647"),
+    user_enum("synchronous_commit", "Write-Ahead Log / Settings", "{local,remote_write,remote_apply,on,off}"),
+    user_setting("TimeZone", kLocale, "string"),
+    user_enum("transaction_isolation", kStatement, kIsolation),
+    user_setting("transaction_read_only", kStatement, "bool"),
+    user_integer("work_mem", "kB", "Resource Usage / Memory", "64", "2147483647"),
 }};
 
 // Not in PostgreSQL's pg_settings (GUC_NO_SHOW_ALL there).

@@ -4,7 +4,6 @@
 // and that the latency histogram counts every statement either way.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -13,11 +12,10 @@
 #include "protocol/discarding_result_writer.hpp"
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
+#include "tests/server/json_log_capture.hpp"
 
 namespace tally::server {
 namespace {
-
-using nlohmann::json;
 
 struct NoStatement final : protocol::PreparedStatement {
   std::vector<uint32_t> parameter_types() const override { return {}; }
@@ -68,23 +66,15 @@ struct Factory final : protocol::QueryHandlerFactory {
 class LogStatement : public ::testing::Test {
  protected:
   void SetUp() override {
-    log::set_sink([this](std::string_view line) { lines_.push_back(json::parse(line)); });
-    log::set_format(log::Format::json);
-    log::set_level(log::Level::info);
     session_.user = "u";
     session_.database = "tally";
     session_.process_id = 7;
   }
-  void TearDown() override {
-    log::set_sink(nullptr);
-    log::set_format(log::Format::text);
-    log::set_level(log::Level::info);
-    set_log_statement(config::LogStatement::all);
-  }
+  void TearDown() override { set_log_statement(config::LogStatement::all); }
   // Runs SELECT 1, a GROUP BY (simple), the same two through Parse/Bind/Execute,
   // and a failing statement; returns the commands of the "query" lines.
   std::vector<std::string> run_workload() {
-    lines_.clear();
+    log_.clear();
     auto handler = factory_.create(session_);
     handler->simple_query("SELECT 1", writer_);
     handler->simple_query("SELECT k, sum(v) FROM t GROUP BY k", writer_);
@@ -94,22 +84,17 @@ class LogStatement : public ::testing::Test {
     }
     EXPECT_THROW(handler->simple_query("SELECT 1/0", writer_), Error);
     std::vector<std::string> commands;
-    for (const auto& line : lines_)
-      if (line["event"] == "query") commands.push_back(line["command"].get<std::string>() + "/" +
-                                                       line["protocol"].get<std::string>());
+    for (const auto& line : log_.events("query"))
+      commands.push_back(line["command"].get<std::string>() + "/" + line["protocol"].get<std::string>());
     return commands;
   }
-  size_t count(const std::string& event) const {
-    size_t n = 0;
-    for (const auto& line : lines_) n += line["event"] == event;
-    return n;
-  }
+  size_t count(const std::string& event) const { return log_.count(event); }
 
   Factory inner_;
   QueryLogFactory factory_{inner_};
   protocol::SessionInfo session_;
   protocol::DiscardingResultWriter writer_;
-  std::vector<json> lines_;
+  testing_log::JsonLogCapture log_;
 };
 
 TEST_F(LogStatement, NoneWritesNoQueryLineButConnectionsAndErrors) {
@@ -136,8 +121,7 @@ TEST_F(LogStatement, DebugLevelLogsEveryStatementWithItsText) {
   set_log_statement(config::LogStatement::none);
   log::set_level(log::Level::debug);
   EXPECT_EQ(run_workload().size(), 4u);
-  for (const auto& line : lines_)
-    if (line["event"] == "query") EXPECT_TRUE(line.contains("statement"));
+  for (const auto& line : log_.events("query")) EXPECT_TRUE(line.contains("statement"));
 }
 
 TEST_F(LogStatement, WarningLevelWritesNoQueryLineEvenWithAll) {
