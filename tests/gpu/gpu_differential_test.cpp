@@ -18,37 +18,13 @@
 #include "common/error.hpp"
 #include "executor/database.hpp"
 #include "gpu/device_info.hpp"
-#include "tests/executor/recording_writer.hpp"
+#include "tests/executor/query_outcome.hpp"
 
 namespace tally {
 namespace {
 
-struct Result {
-  bool ok = true;
-  std::string sqlstate;
-  std::string message;
-  std::vector<uint32_t> oids;
-  std::vector<std::vector<std::optional<std::string>>> rows;
-};
-
-Result run(protocol::QueryHandler& session, const std::string& sql) {
-  Result r;
-  executor::testing::RecordingWriter out;
-  try {
-    session.simple_query(sql, out);
-  } catch (const Error& e) {
-    session.on_error();
-    r.ok = false;
-    r.sqlstate = std::string(sqlstate_code(e.state()));
-    r.message = e.what();
-    return r;
-  }
-  if (!out.results.empty()) {
-    for (const auto& f : out.results.back().fields) r.oids.push_back(f.type_oid);
-    r.rows = out.results.back().rows;
-  }
-  return r;
-}
+using Result = executor::testing::QueryOutcome;
+using executor::testing::run_simple_query;
 
 class Generator {
  public:
@@ -178,13 +154,13 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
   info.database = "tally";
   auto session = database->handler_factory().create(info);
 
-  ASSERT_TRUE(run(*session, "CREATE TABLE d (k_small int, k_uni int, k_big bigint, k_text text, k_date date, "
+  ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE d (k_small int, k_uni int, k_big bigint, k_text text, k_date date, "
                             "v_int int, v_big bigint, v_small smallint, flag boolean, v_num numeric(8,2), "
                             "v_float float8)").ok);
   for (int batch = 0; batch < 10; ++batch) {
     std::string insert = "INSERT INTO d VALUES ";
     for (int i = 0; i < 3000; ++i) insert += (i ? ", " : "") + gen.row();
-    const Result r = run(*session, insert);
+    const Result r = run_simple_query(*session, insert);
     ASSERT_TRUE(r.ok) << r.message;
   }
 
@@ -196,11 +172,11 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
     ++attempts;
     const std::string sql = gen.query();
     if (!seen.insert(sql).second) continue;
-    ASSERT_TRUE(run(*session, "SET tally.engine = cpu").ok);
-    const Result cpu = sorted(run(*session, sql), gen.key_count_);
-    ASSERT_TRUE(run(*session, "SET tally.engine = gpu").ok);
-    const Result cold = sorted(run(*session, sql), gen.key_count_);
-    const Result warm = sorted(run(*session, sql), gen.key_count_);
+    ASSERT_TRUE(run_simple_query(*session, "SET tally.engine = cpu").ok);
+    const Result cpu = sorted(run_simple_query(*session, sql), gen.key_count_);
+    ASSERT_TRUE(run_simple_query(*session, "SET tally.engine = gpu").ok);
+    const Result cold = sorted(run_simple_query(*session, sql), gen.key_count_);
+    const Result warm = sorted(run_simple_query(*session, sql), gen.key_count_);
     for (const Result* g : {&cold, &warm}) {
       const std::string diff = differs(cpu, *g);
       if (!diff.empty() && ++mismatches <= 20)
