@@ -38,6 +38,7 @@ class StorageTable final : public TableSnapshot {
     const auto& cs = info.stats[static_cast<size_t>(column)];
     const TypeId id = columns_[static_cast<size_t>(column)].type.id;
     s.null_count = cs.null_count;
+    s.hll = cs.hll;
     if (cs.has_min_max && !is_float(id)) {
       s.known = true;
       s.min = cs.min_int;

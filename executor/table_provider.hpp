@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,9 @@ struct ChunkColumnStats {
   int64_t min = 0;
   int64_t max = 0;
   uint64_t null_count = 0;
+  // The chunk's HyperLogLog sketch of the column in executor/estimate's
+  // serialized form (empty when storage has none); valid while the snapshot is.
+  std::span<const uint8_t> hll;
 };
 
 class TableSnapshot {
