@@ -311,6 +311,9 @@ std::vector<Setting> build_table() {
   t.push_back(real_setting("tuning.explore_rate",
                            "Probability that a query explores another variant (vw-greedy)",
                            [](Config& c) -> double& { return c.tuning.explore_rate; }, 0.0, 1.0));
+  t.push_back(real_setting("tuning.warm_search_share",
+                           "Share of a warm query's chunks that continue the search or explore (the rest run the cached best)",
+                           [](Config& c) -> double& { return c.tuning.warm_search_share; }, 0.0, 1.0));
   t.push_back(integer_setting<uint64_t>("statement_timeout_ms", "MS",
                                         "Default statement_timeout; 0 = none (cancels with 57014)",
                                         [](Config& c) -> uint64_t& { return c.statement_timeout_ms; },
