@@ -1095,20 +1095,28 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     grow(std::max(need, capacity_ * 2));
     ++report.table_growths;
     report.spilled += spilled;
-    kernels::SpillRef s;
-    s.keys = spill_keys_.get<int64_t>();
-    s.lanes = spill_lanes_.get<ull>();
-    s.capacity = spill_capacity_;
-    s.count = counter(kSpillCount);
-    const int grid = static_cast<int>(std::min<uint64_t>(fill_grid(), (spilled + 255) / 256));
-    kernels::merge_spill_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(true), s, spilled, lanes_, counter(kLost));
-    TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel");
-    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, sizeof(ull), cs()));
-    ull lost_after = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost_after, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
-    if (lost_after != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups merging the spill");
+    merge_entries(spill_keys_, spill_lanes_, spill_capacity_, kSpillCount, spilled, "the spill");
     table_may_have_groups_ = true;
+  }
+
+  // Merges n (key, lanes) entries of a spill-shaped buffer into the global
+  // table (the spill after an overflow, the partitioned variant's output),
+  // resets the buffer's entry counter and fails if the table lost a group.
+  void merge_entries(DeviceBuffer& keys, DeviceBuffer& lanes, uint64_t capacity, Counter count_counter, uint64_t n,
+                     const char* what) {
+    kernels::SpillRef from;
+    from.keys = keys.get<int64_t>();
+    from.lanes = lanes.get<ull>();
+    from.capacity = capacity;
+    from.count = counter(count_counter);
+    const int grid = static_cast<int>(std::min<uint64_t>(fill_grid(), (n + 255) / 256));
+    kernels::merge_spill_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(true), from, n, lanes_, counter(kLost));
+    TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel");
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(count_counter), 0, sizeof(ull), cs()));
+    ull lost = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    if (lost != 0) throw Error(SqlState::internal_error, simple_format("GPU: hash table lost groups merging {}", what));
   }
 
   // Merges the partitioned variant's compact output into the global table
@@ -1124,19 +1132,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       grow(std::max(capacity_for(occupied + n), capacity_ * 2));
       ++report.table_growths;
     }
-    kernels::SpillRef d;
-    d.keys = dir_keys_.get<int64_t>();
-    d.lanes = dir_lanes_.get<ull>();
-    d.capacity = dir_capacity_;
-    d.count = counter(kDirectCount);
-    const int grid = static_cast<int>(std::min<uint64_t>(fill_grid(), (n + 255) / 256));
-    kernels::merge_spill_kernel<K><<<grid, 256, 0, cs()>>>(table_ref(true), d, n, lanes_, counter(kLost));
-    TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel(partitioned output)");
-    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
-    ull lost = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
-    if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups merging the partitioned output");
+    merge_entries(dir_keys_, dir_lanes_, dir_capacity_, kDirectCount, n, "the partitioned output");
     direct_groups_ = 0;
     table_may_have_groups_ = true;
   }
