@@ -19,6 +19,8 @@
 //                  [--variant dense --launch-config tpb=256,bps=8,ff=50,rpt=4]  (fixed, no tuner)
 #include <libpq-fe.h>
 
+#include "bench/common/copy_text.hpp"
+
 #include "bench/cpu/wire_client.hpp"
 
 #include <algorithm>
@@ -56,25 +58,10 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Value of row i: a mixed hash, so keys are uniform and values are not
-// constant (never time on zeros), negatives included.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
-  return x;
-}
-int32_t value_of(uint64_t i) { return static_cast<int32_t>(mix(i * 2 + 1) % 2000001) - 1000000; }
-uint32_t key_of(uint64_t i, int log2_groups) {
-  return log2_groups == 0 ? 0 : static_cast<uint32_t>(mix(i) & ((uint64_t{1} << log2_groups) - 1));
-}
+// Value of row i: a mixed hash, so values are not constant (never time on
+// zeros), negatives included; keys come from tally::bench::uniform_key.
+int32_t value_of(uint64_t i) { return static_cast<int32_t>(tally::bench::mix(i * 2 + 1) % 2000001) - 1000000; }
 
-char* put_int(char* p, int64_t v) {
-  if (v < 0) { *p++ = '-'; v = -v; }
-  char tmp[24];
-  int n = 0;
-  do { tmp[n++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
-  while (n) *p++ = tmp[--n];
-  return p;
-}
 
 struct Rows {
   std::vector<std::string> rows;  // "key|sum", sorted
@@ -178,12 +165,12 @@ int main(int argc, char** argv) {
       char* p = buffer.data();
       for (uint64_t i = b; i < std::min(rows, b + kBatchRows); ++i) {
         for (int k : log2_groups) {
-          p = put_int(p, key_of(i, k));
+          p = tally::bench::put_int(p, tally::bench::uniform_key(i, k));
           *p++ = '\t';
         }
         const int32_t v = value_of(i);
         loaded_total += v;
-        p = put_int(p, v);
+        p = tally::bench::put_int(p, v);
         *p++ = '\n';
       }
       if (PQputCopyData(c, buffer.data(), static_cast<int>(p - buffer.data())) != 1) {

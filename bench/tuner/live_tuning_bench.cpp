@@ -41,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/common/copy_text.hpp"
 #include "tests/sql/pg_servers.hpp"
 
 namespace {
@@ -135,24 +136,9 @@ PGresult* exec(PGconn* c, const std::string& sql) {
   return *r;
 }
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
-  return x;
-}
-// Uniform keys, values that are neither constant nor all positive.
-uint32_t key_of(uint64_t i, int log2_groups) {
-  return log2_groups == 0 ? 0 : static_cast<uint32_t>(mix(i) & ((uint64_t{1} << log2_groups) - 1));
-}
-int32_t value_of(uint64_t i) { return static_cast<int32_t>(mix(i * 2 + 1) % 2001) - 1000; }
+// Values that are neither constant nor all positive; keys from tally::bench::uniform_key.
+int32_t value_of(uint64_t i) { return static_cast<int32_t>(tally::bench::mix(i * 2 + 1) % 2001) - 1000; }
 
-char* put_int(char* p, int64_t v) {
-  if (v < 0) { *p++ = '-'; v = -v; }
-  char tmp[24];
-  int n = 0;
-  do { tmp[n++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
-  while (n) *p++ = tmp[--n];
-  return p;
-}
 
 struct Expected {
   std::vector<int64_t> count, sum;  // per key
@@ -170,13 +156,13 @@ Expected load(PGconn* c, uint64_t rows, int log2_groups) {
   for (uint64_t b = 0; b < rows; b += kCopyBatchRows) {
     char* p = buffer.data();
     for (uint64_t i = b; i < std::min(rows, b + kCopyBatchRows); ++i) {
-      const uint32_t k = key_of(i, log2_groups);
+      const uint32_t k = tally::bench::uniform_key(i, log2_groups);
       const int32_t v = value_of(i);
       ++e.count[k];
       e.sum[k] += v;
-      p = put_int(p, k);
+      p = tally::bench::put_int(p, k);
       *p++ = '\t';
-      p = put_int(p, v);
+      p = tally::bench::put_int(p, v);
       *p++ = '\n';
     }
     if (PQputCopyData(c, buffer.data(), static_cast<int>(p - buffer.data())) != 1)
