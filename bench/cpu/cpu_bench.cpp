@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/pg_copy.hpp"
 #include "bench/cpu/wire_client.hpp"
 #include "tests/sql/pg_servers.hpp"
 
@@ -188,14 +189,10 @@ int main(int argc, char** argv) {
       }
     }
     PQputCopyData(tc, buffer.data(), static_cast<int>(buffer.size()));
-    PQputCopyEnd(tc, nullptr);
-    r = PQgetResult(tc);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-      std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(tc));
+    if (std::string error; !tally::bench::finish_copy(tc, &error)) {
+      std::fprintf(stderr, "COPY failed: %s\n", error.c_str());
       return 1;
     }
-    PQclear(r);
-    while ((r = PQgetResult(tc)) != nullptr) PQclear(r);
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::printf("Tally COPY: %.2f s (%.2f M rows/s)\n\n", load_s, static_cast<double>(rows) / load_s / 1e6);

@@ -20,6 +20,7 @@
 #include <libpq-fe.h>
 
 #include "bench/common/copy_text.hpp"
+#include "bench/common/pg_copy.hpp"
 
 #include "bench/cpu/wire_client.hpp"
 
@@ -178,14 +179,10 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    PQputCopyEnd(c, nullptr);
-    r = PQgetResult(c);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-      std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(c));
+    if (std::string error; !tally::bench::finish_copy(c, &error)) {
+      std::fprintf(stderr, "COPY failed: %s\n", error.c_str());
       return 1;
     }
-    PQclear(r);
-    while ((r = PQgetResult(c)) != nullptr) PQclear(r);
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::printf("COPY: %.1f s (%.2f M rows/s)\n\n", load_s, static_cast<double>(rows) / load_s / 1e6);

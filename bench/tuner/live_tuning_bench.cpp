@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "bench/common/copy_text.hpp"
+#include "bench/common/pg_copy.hpp"
 #include "tests/sql/pg_servers.hpp"
 
 namespace {
@@ -168,11 +169,7 @@ Expected load(PGconn* c, uint64_t rows, int log2_groups) {
     if (PQputCopyData(c, buffer.data(), static_cast<int>(p - buffer.data())) != 1)
       die(std::string("COPY data: ") + PQerrorMessage(c));
   }
-  PQputCopyEnd(c, nullptr);
-  r = PQgetResult(c);
-  if (PQresultStatus(r) != PGRES_COMMAND_OK) die(std::string("COPY: ") + PQerrorMessage(c));
-  PQclear(r);
-  while ((r = PQgetResult(c)) != nullptr) PQclear(r);
+  if (std::string error; !tally::bench::finish_copy(c, &error)) die("COPY: " + error);
   return e;
 }
 
