@@ -10,6 +10,9 @@
 // streaming figures.
 //
 // Usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq]
+//                  [--groups G[,G...]] [--streaming yes|no]
+// --groups keeps only those group counts (e.g. 8388608 while profiling
+// tallyd); --streaming no leaves out the rows-back-to-the-client table.
 #include <libpq-fe.h>
 #include <sys/resource.h>
 
@@ -130,15 +133,21 @@ int main(int argc, char** argv) {
   uint64_t rows = 10'000'000;
   int runs = 2;
   std::string clients = "lean,libpq";
+  std::string groups_filter;  // "" = every G
+  bool streaming = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--tallyd") tallyd = argv[i + 1];
     else if (flag == "--rows") rows = std::stoull(argv[i + 1]);
     else if (flag == "--runs") runs = std::stoi(argv[i + 1]);
     else if (flag == "--clients") clients = argv[i + 1];
+    else if (flag == "--groups") groups_filter = argv[i + 1];
+    else if (flag == "--streaming") streaming = std::string(argv[i + 1]) != "no";
   }
   if (tallyd.empty()) {
-    std::fprintf(stderr, "usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq]\n");
+    std::fprintf(stderr,
+                 "usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq] [--groups G[,G...]] "
+                 "[--streaming yes|no]\n");
     return 2;
   }
   const std::vector<uint64_t> group_counts = {1, 16, 1024, 65536, 1048576, 8388608};
@@ -212,7 +221,13 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   std::printf("%-9s %-6s %-6s %10s %10s %12s %12s %8s %s\n", "G", "query", "client", "tally_s", "pg_s", "tally_Mrow/s",
               "pg_Mrow/s", "ratio", "check");
+  auto wanted = [&](uint64_t g) {
+    if (groups_filter.empty()) return true;
+    const std::string list = "," + groups_filter + ",";
+    return list.find("," + std::to_string(g) + ",") != std::string::npos;
+  };
   for (size_t k = 0; k < columns.size(); ++k) {
+    if (!wanted(group_counts[k])) continue;
     const std::string& g = columns[k];
     const std::vector<std::pair<std::string, std::string>> queries = {
         {"sum", "SELECT " + g + ", sum(v) FROM r GROUP BY " + g},
@@ -236,6 +251,7 @@ int main(int argc, char** argv) {
   // Returning rows: every group row of the largest G, and a plain scan of
   // every stored row (two columns), text and binary, with each client.
   // client_cpu: this process's CPU seconds during the query (the client's own cost).
+  if (streaming) {
   std::printf("\nresult streaming (rows back to the client):\n");
   std::printf("%-6s %-7s %-6s %9s %9s %11s %11s %8s %12s %10s %s\n", "query", "format", "client", "tally_s", "pg_s",
               "tally_Mr/s", "pg_Mr/s", "ratio", "tally_cli_s", "pg_cli_s", "check");
@@ -259,6 +275,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  }  // streaming
   {
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) > 0) std::printf("\nload average after: %.2f %.2f %.2f\n", load[0], load[1], load[2]);

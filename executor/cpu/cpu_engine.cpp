@@ -11,7 +11,12 @@
 //    thread takes it. There is one copy of the state, no merge, and every
 //    update hits cache. When the estimated hash state exceeds the memory
 //    budget, the partitions are split into passes over the input (each pass
-//    keeps only its partitions).
+//    keeps only its partitions). Dense-radix first only keeps each chunk's
+//    partitioned rows ("deferred") while they take fewer bytes than the state
+//    array would, and aggregates each partition at finalize in a cache-sized
+//    scratch state written straight into the result: with many groups and few
+//    rows per group (8M groups of 10M rows), the whole-range state array,
+//    its zeroing, page faults and compaction cost more than the rows.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -143,7 +148,7 @@ class CpuRun final : public AggregationRun {
       if (passes_ < 1) passes_ = 1;
     }
     if (variant_ == Variant::dense_radix || variant_ == Variant::hash_radix) {
-      setup_radix(per_group);
+      setup_radix(per_group, /*defer=*/true);
       return;
     }
     locals_.resize(static_cast<size_t>(threads_));
@@ -254,6 +259,7 @@ class CpuRun final : public AggregationRun {
       case Variant::hash: r.configuration += " partitions=" + std::to_string(threads_ * kPartitionsPerThread); break;
       case Variant::dense_radix:
         r.configuration += " range=" + std::to_string(range_) + " partitions=" + std::to_string(parts_.size() - 1);
+        if (aggregated_deferred_) r.configuration += " (rows kept, aggregated at finalize)";
         break;
       case Variant::hash_radix: r.configuration += " partitions=" + std::to_string(parts_.size() - 1); break;
     }
@@ -270,17 +276,16 @@ class CpuRun final : public AggregationRun {
 
   // Partition count from the L2 size: each partition's state should take
   // about half of one core's L2 while it is updated.
-  void setup_radix(uint64_t per_group) {
+  // defer: dense-radix may keep partitioned rows instead of the state array
+  // (not when escalating: the thread-local state is combined into the array).
+  void setup_radix(uint64_t per_group, bool defer) {
     const uint64_t target_groups = std::max<uint64_t>(1024, l2_bytes_ / 2 / per_group);
     if (variant_ == Variant::dense_radix) {
       shift_ = ceil_log2(target_groups);
       while ((range_ >> shift_) + 1 > kMaxRadixPartitions) ++shift_;
-      // One state array over the whole range (+ the NULL key's slot at
-      // range_): partitions are slices of it, so nothing is merged or copied.
       parts_.resize((((range_ - 1) >> shift_) + 1) + 1);  // + the NULL-key partition
-      dense_.states.init(spec_.aggregates, narrow_);
-      dense_.states.resize(spec_.aggregates, range_ + 1);
-      dense_.dense_seen.assign(range_ + 1, 0);
+      deferred_ = defer;
+      if (!deferred_) allocate_dense_state();
       return;
     } else {
       const uint64_t groups = std::max<uint64_t>(spec_.estimated_groups, 1);
@@ -316,7 +321,10 @@ class CpuRun final : public AggregationRun {
     const size_t null_part = nparts - 1;
     part_of_.resize(n);
     dest_.resize(n);
-    if (variant_ == Variant::dense_radix) local_slot_.resize(n);
+    if (variant_ == Variant::dense_radix) {
+      if (local_slot_.capacity() < n) local_slot_ = std::vector<uint32_t>();  // a deferred chunk took the buffer
+      local_slot_.resize(n);
+    }
     else local_key_.resize(n);
     const uint8_t* key_valid = chunk.keys.validity;
     const bool dense = variant_ == Variant::dense_radix;
@@ -375,6 +383,10 @@ class CpuRun final : public AggregationRun {
     // column at a time (sequential reads, one write stream per partition), so
     // that each partition's update reads its rows sequentially.
     const ChunkInput& moved = scatter_columns(chunk, threads);
+    if (deferred_) {
+      keep_deferred(std::move(start), n);
+      return;
+    }
     // 5. Each partition's rows into its state, one thread per partition.
     parallel_tasks(threads, nparts, [&](int, size_t p) {
       const uint32_t begin = start[p], end = start[p + 1];
@@ -472,7 +484,11 @@ class CpuRun final : public AggregationRun {
   // presized arrays) and frees them.
   void flush_radix() {
     if (variant_ == Variant::dense_radix) {
-      emit_dense(dense_);
+      if (deferred_) {
+        emit_deferred();
+        aggregated_deferred_ = true;
+      }
+      else emit_dense(dense_);
       return;
     }
     const size_t nparts = parts_.size();
@@ -509,6 +525,109 @@ class CpuRun final : public AggregationRun {
 
   // Past kNarrowSumRowLimit rows, or for an input wider than int32, int64
   // sums could overflow: every state set switches aggregate a to int128.
+  // ---- deferred dense-radix -------------------------------------------------
+
+  // One whole-range state array (+ the NULL key's slot at range_):
+  // partitions are slices of it, so nothing is merged or copied.
+  void allocate_dense_state() {
+    dense_.states.init(spec_.aggregates, narrow_);
+    dense_.states.resize(spec_.aggregates, range_ + 1);
+    dense_.dense_seen.assign(range_ + 1, 0);
+  }
+
+  // Keeps the chunk just partitioned by sink_radix (its slots, moved columns
+  // and partition offsets) until finalize; once the kept rows take more
+  // bytes than the state array would, the array is built and the run goes
+  // on as plain dense-radix.
+  void keep_deferred(std::vector<uint32_t> start, size_t rows) {
+    DeferredChunk d;
+    d.start = std::move(start);
+    d.slots = std::move(local_slot_);
+    local_slot_ = std::vector<uint32_t>();
+    d.moved = moved_;
+    d.buffers = std::move(moved_buffers_);
+    moved_buffers_.clear();
+    deferred_bytes_ += rows * sizeof(uint32_t);
+    for (const auto& b : d.buffers) deferred_bytes_ += b.size() * sizeof(uint64_t);
+    deferred_chunks_.push_back(std::move(d));
+    if (deferred_bytes_ > (range_ + 1) * bytes_per_group(spec_)) materialize_deferred();
+  }
+
+  // The rows of partition p kept from every deferred chunk, into `set` whose
+  // index 0 is slot `base` (seen: one flag per slot from base on).
+  void apply_deferred(size_t p, size_t base, StateSet& set, uint8_t* seen, std::vector<uint32_t>& gids) const {
+    for (const DeferredChunk& d : deferred_chunks_) {
+      const uint32_t begin = d.start[p], end = d.start[p + 1];
+      if (begin == end) continue;
+      const size_t count = end - begin;
+      gids.resize(count);
+      const uint32_t* slots = d.slots.data() + begin;
+      for (size_t i = 0; i < count; ++i) gids[i] = static_cast<uint32_t>(slots[i] - base);
+      for (size_t i = 0; i < count; ++i) seen[gids[i]] = 1;
+      update_states(spec_.aggregates, set, d.moved, gids.data(), nullptr, begin, count);
+    }
+  }
+
+  // Leaves deferred mode: the state array, with every kept row applied.
+  void materialize_deferred() {
+    allocate_dense_state();
+    // Partitions own disjoint slices of the array (the NULL key: slot range_).
+    parallel_tasks(threads_, parts_.size(), [&](int, size_t p) {
+      std::vector<uint32_t> gids;
+      apply_deferred(p, 0, dense_.states, dense_.dense_seen.data(), gids);
+    });
+    deferred_chunks_.clear();
+    deferred_bytes_ = 0;
+    deferred_ = false;
+  }
+
+  // Finalize of deferred dense-radix: each partition's rows are aggregated in
+  // a per-thread scratch state of one partition's slots (in cache) and its
+  // groups written into result_ at the partition's first slot; the blocks are
+  // then moved together (no move at all when every slot has a group).
+  void emit_deferred() {
+    const size_t nparts = parts_.size();
+    const size_t null_part = nparts - 1;
+    const size_t span = size_t{1} << shift_;
+    grow_result_parallel(range_ + 1);
+    std::vector<size_t> kept(nparts, 0);
+    std::vector<LocalTable> scratch(static_cast<size_t>(threads_));
+    parallel_tasks(threads_, nparts, [&](int t, size_t p) {
+      LocalTable& s = scratch[static_cast<size_t>(t)];
+      if (s.dense_seen.empty()) {
+        s.states.init(spec_.aggregates, narrow_);
+        s.states.resize(spec_.aggregates, span);
+        s.dense_seen.assign(span, 0);
+      }
+      const bool null_key = p == null_part;
+      const size_t base = null_key ? range_ : p << shift_;
+      const size_t width = null_key ? 1 : std::min(span, range_ - base);
+      s.states.clear(spec_.aggregates, width);
+      std::memset(s.dense_seen.data(), 0, width);
+      std::vector<uint32_t> gids;
+      apply_deferred(p, base, s.states, s.dense_seen.data(), gids);
+      std::vector<uint32_t> ids;
+      ids.reserve(width);
+      for (uint32_t i = 0; i < width; ++i) {
+        if (s.dense_seen[i]) ids.push_back(i);
+      }
+      kept[p] = ids.size();
+      if (ids.empty()) return;
+      const int64_t first_key = spec_.key_min + static_cast<int64_t>(base);
+      if (null_key) emit_at(base, s.states, ids, [](uint32_t) { return int64_t{0}; }, false);
+      else emit_at(base, s.states, ids, [&](uint32_t i) { return first_key + static_cast<int64_t>(i); }, true);
+    });
+    size_t at = 0;
+    for (size_t p = 0; p < nparts; ++p) {
+      const size_t base = p == null_part ? range_ : p << shift_;
+      if (kept[p] > 0 && at != base) move_result_rows(base, at, kept[p]);
+      at += kept[p];
+    }
+    shrink_result(at);
+    deferred_chunks_.clear();
+    deferred_bytes_ = 0;
+  }
+
   void widen_aggregate(size_t a) {
     for (auto& l : locals_) l.states.widen(a);
     dense_.states.widen(a);
@@ -550,6 +669,7 @@ class CpuRun final : public AggregationRun {
       h.states.combine(spec_.aggregates, g, from, i);
     };
     if (variant_ == Variant::dense_radix) {
+      if (deferred_) materialize_deferred();
       locals_.assign(1, std::move(dense_));
       dense_ = LocalTable{};
       parts_.clear();
@@ -603,7 +723,7 @@ class CpuRun final : public AggregationRun {
     variant_ = dense ? Variant::dense_radix : Variant::hash_radix;
     if (dense) range_ = static_cast<size_t>(spec_.key_max - spec_.key_min + 1);
     escalated_ = true;
-    setup_radix(bytes_per_group(spec_));
+    setup_radix(bytes_per_group(spec_), /*defer=*/false);
     const size_t null_part = parts_.size() - 1;
     // Partition p is merged by thread p % threads: each thread reads every
     // local's keys but writes only its own partitions.
@@ -872,6 +992,39 @@ class CpuRun final : public AggregationRun {
   // ---- result assembly ------------------------------------------------------
 
   // Resizes every result array the aggregates use to `groups` entries.
+  // grow_result for an empty result_, every array zero-filled (first touched)
+  // on its own task: the page faults of hundreds of MB spread over the threads.
+  void grow_result_parallel(size_t groups) {
+    result_.states.assign(spec_.aggregates.size(), {});
+    std::vector<std::function<void()>> tasks;
+    tasks.emplace_back([&] { result_.keys.resize(groups); });
+    tasks.emplace_back([&] { result_.key_valid.resize(groups); });
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      visit_fields(spec_.aggregates[a].op, [&](auto member) {
+        tasks.emplace_back([&, a, member] { (result_.states[a].*member).resize(groups); });
+      });
+    }
+    parallel_tasks(threads_, tasks.size(), [&](int, size_t t) { tasks[t](); });
+  }
+
+  // Moves result rows [from, from + n) to [to, to + n) (to < from) in every array.
+  void move_result_rows(size_t from, size_t to, size_t n) {
+    auto move = [&](auto& v) { std::memmove(v.data() + to, v.data() + from, n * sizeof(v[0])); };
+    move(result_.keys);
+    move(result_.key_valid);
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      visit_fields(spec_.aggregates[a].op, [&](auto member) { move(result_.states[a].*member); });
+    }
+  }
+
+  void shrink_result(size_t groups) {
+    result_.keys.resize(groups);
+    result_.key_valid.resize(groups);
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      visit_fields(spec_.aggregates[a].op, [&](auto member) { (result_.states[a].*member).resize(groups); });
+    }
+  }
+
   void grow_result(size_t groups) {
     if (result_.states.empty()) result_.states.resize(spec_.aggregates.size());
     result_.keys.resize(groups);
@@ -934,6 +1087,17 @@ class CpuRun final : public AggregationRun {
   std::vector<uint16_t> part_of_;
   std::vector<uint32_t> dest_;        // row -> position in partition order
   std::vector<uint32_t> local_slot_;  // dense-radix: slot within the partition, partition order
+  // deferred dense-radix: every chunk's partitioned rows, kept until finalize
+  struct DeferredChunk {
+    std::vector<uint32_t> start;               // partition p's rows: [start[p], start[p + 1])
+    std::vector<uint32_t> slots;               // each row's slot (range_ for the NULL key), partition order
+    ChunkInput moved;                          // the columns in partition order (views into buffers)
+    std::vector<std::vector<uint64_t>> buffers;
+  };
+  bool deferred_ = false;
+  bool aggregated_deferred_ = false;
+  std::vector<DeferredChunk> deferred_chunks_;
+  uint64_t deferred_bytes_ = 0;
   std::vector<int64_t> local_key_;    // hash-radix: key, partition order
   ChunkInput moved_;                  // the chunk's columns in partition order
   std::vector<std::vector<uint64_t>> moved_buffers_;

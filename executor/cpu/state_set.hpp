@@ -75,6 +75,21 @@ struct StateSet {
     size = n;
   }
 
+  // Zeroes groups [0, n) of every array (a scratch state reused per partition).
+  void clear(const std::vector<PartialAggregate>& aggs, size_t n) {
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      if (narrow[a]) {
+        std::fill_n(states[a].count.begin(), n, 0);
+        std::fill_n(narrow_sum[a].begin(), n, 0);
+        continue;
+      }
+      visit_fields(aggs[a].op, [&](auto member) {
+        auto& v = states[a].*member;
+        std::fill(v.begin(), v.begin() + static_cast<long>(n), 0);
+      });
+    }
+  }
+
   // Moves aggregate a's narrow sums into sum_int (before results are read,
   // or when the run reaches kNarrowSumRowLimit rows).
   void widen(size_t a) {

@@ -325,5 +325,78 @@ TEST(CpuEngine, EscalatesFromHashWhenGroupsOutgrowTheEstimate) {
   }
 }
 
+// Dense-radix with many more slots than rows keeps each chunk's partitioned
+// rows and aggregates them at finalize (per partition, into the result);
+// with few slots the kept rows soon outweigh the state array and the run
+// builds it mid-way. Both must match a reference, with NULL keys and values,
+// FILTER, slots without rows (the result is compacted) and several chunks.
+TEST(CpuEngine, DenseRadixKeptRowsMatchReference) {
+  for (const int64_t range : {int64_t{1} << 21, int64_t{3000}}) {
+    std::mt19937_64 rng(7);
+    AggregationSpec spec;
+    spec.key_width = ColumnWidth::int32;
+    spec.key_range_known = true;
+    spec.key_min = -1000;
+    spec.key_max = -1000 + range - 1;
+    spec.estimated_groups = static_cast<uint64_t>(range);
+    spec.threads = 2;
+    spec.forced_variant = "dense-radix";
+    spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}, {PartialOp::min_int, 0, -1},
+                       {PartialOp::max_int, 0, -1},     {PartialOp::count_rows, -1, -1}};
+    spec.value_widths = {ColumnWidth::int32};
+    auto run = make_cpu_engine()->start(spec);
+    std::map<std::optional<int64_t>, Reference> reference;
+    for (int c = 0; c < 3; ++c) {
+      const size_t rows = 70000 + static_cast<size_t>(c) * 111;
+      std::vector<int32_t> keys(rows), values(rows);
+      std::vector<uint8_t> key_valid(rows), value_valid(rows), filter(rows);
+      for (size_t r = 0; r < rows; ++r) {
+        // Keys in a quarter of the range (blocks of slots stay empty), NULLs now and then.
+        const int64_t key = spec.key_min + static_cast<int64_t>(rng() % static_cast<uint64_t>(range / 4 + 1)) * 4 % range;
+        keys[r] = static_cast<int32_t>(key);
+        key_valid[r] = rng() % 40 != 0;
+        values[r] = static_cast<int32_t>(static_cast<int64_t>(rng() % 2000001) - 1000000);
+        value_valid[r] = rng() % 15 != 0;
+        filter[r] = rng() % 2;
+        Reference& ref = reference[key_valid[r] ? std::optional<int64_t>(key) : std::nullopt];
+        ++ref.rows;
+        ref.filtered += filter[r];
+        if (value_valid[r]) {
+          ++ref.count;
+          ref.sum += values[r];
+          ref.min = std::min<int64_t>(ref.min, values[r]);
+          ref.max = std::max<int64_t>(ref.max, values[r]);
+        }
+      }
+      ChunkInput in;
+      in.rows = rows;
+      in.keys = {ColumnWidth::int32, keys.data(), key_valid.data(), {}};
+      in.values = {{ColumnWidth::int32, values.data(), value_valid.data(), {}}};
+      in.filters = {nullptr, nullptr, nullptr, nullptr, filter.data()};
+      run->sink(in);  // the engine keeps what it needs of the chunk: the vectors go out of scope
+    }
+    AggregationResult result = run->finalize();
+    ASSERT_EQ(result.groups(), reference.size()) << range;
+    std::optional<int64_t> previous;
+    for (size_t g = 0; g < result.groups(); ++g) {
+      const std::optional<int64_t> key = result.key_valid[g] ? std::optional<int64_t>(result.keys[g]) : std::nullopt;
+      ASSERT_TRUE(reference.count(key)) << "unexpected group, range " << range;
+      if (key && previous) ASSERT_LT(*previous, *key) << "dense results come in key order";
+      if (key) previous = key;
+      const Reference& ref = reference[key];
+      ASSERT_EQ(result.states[0].count[g], ref.rows);
+      ASSERT_EQ(result.states[1].count[g], ref.count);
+      ASSERT_TRUE(result.states[1].sum_int[g] == ref.sum);
+      if (ref.count > 0) {
+        ASSERT_EQ(result.states[2].extreme_int[g], ref.min);
+        ASSERT_EQ(result.states[3].extreme_int[g], ref.max);
+      }
+      ASSERT_EQ(result.states[4].count[g], ref.filtered);
+    }
+    const std::string configuration = run->report().configuration;
+    EXPECT_EQ(configuration.find("aggregated at finalize") != std::string::npos, range > 100000) << configuration;
+  }
+}
+
 }  // namespace
 }  // namespace tally::executor
