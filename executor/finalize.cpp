@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
 
 namespace tally::executor {
 
@@ -245,17 +247,29 @@ bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
 
 }  // namespace
 
-void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
-  out.resize(groups);
+namespace {
+
+// Columns of at least this many groups are finalized by every core: each
+// thread a contiguous range (the avg division and the stores into a fresh
+// column are the cost; 8M groups took 0.3-0.5 s on one core of the 2-core VM).
+constexpr size_t kParallelFinalizeGroups = size_t{1} << 16;
+
+// Whether any group [0, groups) is empty (its aggregate is NULL), so the
+// NULL map is allocated once before threads write into it.
+bool any_empty(const PartialStates& s, size_t groups) {
+  const auto end = s.count.begin() + static_cast<long>(groups);
+  return std::find(s.count.begin(), end, 0) != end;
+}
+
+// Groups [begin, end) of the aggregates whose NULL is "no input row"
+// (count = 0): sum, avg of integers and numerics, min/max, bool_and/bool_or.
+// Writes only rows [begin, end) of out (and of its NULL map when it exists).
+void finalize_counted_range(const ColumnFinal& call, const PartialStates& s, size_t begin, size_t end, Vector& out) {
   const TypeId in = call.input;
   const int32_t scale = call.input_scale;
   switch (call.kind) {
-    case AggKind::count_star:
-    case AggKind::count:
-      std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), out.ints.begin());
-      return;
     case AggKind::sum:
-      for (size_t g = 0; g < groups; ++g) {
+      for (size_t g = begin; g < end; ++g) {
         if (s.count[g] == 0) { set_null(out, g); continue; }
         if (float_input(in)) {
           // sum(float4) is float4 arithmetic in PostgreSQL: round to float.
@@ -272,30 +286,55 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
       }
       return;
     case AggKind::avg:
-      if (float_input(in)) {
-        for (size_t g = 0; g < groups; ++g) {
-          if (s.n[g] == 0.0) set_null(out, g);
-          else out.floats[g] = s.sx[g] / s.n[g];
-        }
-      } else {
-        for (size_t g = 0; g < groups; ++g) {
-          if (s.count[g] == 0) set_null(out, g);
-          else if (scale != 0 || !avg_of_integers(s.sum_int[g], s.count[g], out.numerics[g]))
-            out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
-        }
+      for (size_t g = begin; g < end; ++g) {
+        if (s.count[g] == 0) set_null(out, g);
+        else if (scale != 0 || !avg_of_integers(s.sum_int[g], s.count[g], out.numerics[g]))
+          out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
       }
       return;
-    case AggKind::min:
-    case AggKind::max:
-    case AggKind::bool_and:
-    case AggKind::bool_or:
-      for (size_t g = 0; g < groups; ++g) {
+    default:  // min, max, bool_and, bool_or
+      for (size_t g = begin; g < end; ++g) {
         if (s.count[g] == 0) { set_null(out, g); continue; }
         if (float_input(in)) out.floats[g] = s.extreme_float[g];
         else if (in == TypeId::numeric) out.numerics[g] = Numeric{s.extreme_int[g], scale};
         else if (in == TypeId::boolean) out.ints[g] = s.extreme_int[g] != 0 ? 1 : 0;
         else out.ints[g] = s.extreme_int[g];
       }
+      return;
+  }
+}
+
+}  // namespace
+
+void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
+  out.resize(groups);
+  const TypeId in = call.input;
+  switch (call.kind) {
+    case AggKind::count_star:
+    case AggKind::count:
+      std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), out.ints.begin());
+      return;
+    case AggKind::avg:
+      if (float_input(in)) {
+        for (size_t g = 0; g < groups; ++g) {
+          if (s.n[g] == 0.0) set_null(out, g);
+          else out.floats[g] = s.sx[g] / s.n[g];
+        }
+        return;
+      }
+      [[fallthrough]];
+    case AggKind::sum:
+    case AggKind::min:
+    case AggKind::max:
+    case AggKind::bool_and:
+    case AggKind::bool_or:
+      if (groups < kParallelFinalizeGroups) {
+        finalize_counted_range(call, s, 0, groups, out);
+        return;
+      }
+      if (any_empty(s, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
+      cpu::parallel_for(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), groups,
+                        [&](int, size_t begin, size_t end) { finalize_counted_range(call, s, begin, end, out); });
       return;
     case AggKind::var_samp:
     case AggKind::var_pop:

@@ -1,7 +1,11 @@
 #include "executor/result_set.hpp"
 
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "common/error.hpp"
 #include "executor/value_codec.hpp"
@@ -319,6 +323,96 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, st
   }
 }
 
+// Results of at least this many rows are encoded by two threads: the
+// session's thread encodes every other block straight into the writer's
+// buffer and sends, a helper encodes the blocks in between (8M groups with
+// five aggregates: 578 MB of DataRows, about as much CPU as the aggregation).
+constexpr size_t kParallelEncodeRows = size_t{1} << 18;
+// Rows per block: ~0.4-1.1 MB of DataRows for 2-6 columns, so the helper's
+// two buffers stay small and the hand-offs (one per block) few.
+constexpr size_t kEncodeBlockRows = size_t{1} << 14;
+
+// encode_rows over [begin, end) with a helper thread taking the odd blocks
+// into two buffers that the calling thread appends in order.
+template <class BatchDone>
+void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, std::string& out,
+                          BatchDone batch_done) {
+  const size_t blocks = (end - begin + kEncodeBlockRows - 1) / kEncodeBlockRows;
+  auto block_rows = [&](size_t b) {
+    const size_t first = begin + b * kEncodeBlockRows;
+    return std::make_pair(first, std::min(end, first + kEncodeBlockRows));
+  };
+  struct Slot {
+    std::string bytes;
+    size_t block = SIZE_MAX;  // the block whose bytes are ready; SIZE_MAX = free
+  };
+  Slot slots[2];
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool stop = false;
+  std::exception_ptr helper_error;
+  std::vector<ColumnCoder> helper_columns = columns;  // scratch strings are per thread
+  std::thread helper([&] {
+    try {
+      for (size_t b = 1; b < blocks; b += 2) {
+        Slot& slot = slots[(b / 2) % 2];
+        {
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return stop || slot.block == SIZE_MAX; });
+          if (stop) return;
+        }
+        slot.bytes.clear();
+        const auto [first, last] = block_rows(b);
+        encode_rows(helper_columns, first, last, slot.bytes, [] {});
+        {
+          std::lock_guard lock(mutex);
+          slot.block = b;
+        }
+        changed.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex);
+      helper_error = std::current_exception();
+      changed.notify_all();
+    }
+  });
+  // Whatever ends the loop (a send failing included), the helper stops first.
+  struct Join {
+    std::thread& helper;
+    std::mutex& mutex;
+    std::condition_variable& changed;
+    bool& stop;
+    ~Join() {
+      {
+        std::lock_guard lock(mutex);
+        stop = true;
+      }
+      changed.notify_all();
+      helper.join();
+    }
+  } join{helper, mutex, changed, stop};
+  for (size_t b = 0; b < blocks; ++b) {
+    if (b % 2 == 0) {
+      const auto [first, last] = block_rows(b);
+      encode_rows(columns, first, last, out, batch_done);
+      continue;
+    }
+    Slot& slot = slots[(b / 2) % 2];
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return slot.block == b || helper_error != nullptr; });
+      if (slot.block != b) std::rethrow_exception(helper_error);
+    }
+    out.append(slot.bytes);
+    {
+      std::lock_guard lock(mutex);
+      slot.block = SIZE_MAX;
+    }
+    changed.notify_all();
+    batch_done();
+  }
+}
+
 // Splits one framed DataRow message into field views (writers without a buffer).
 void decode_fields(std::string_view message, std::vector<std::optional<std::string_view>>& fields) {
   const char* p = message.data() + 7;
@@ -353,7 +447,11 @@ size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>&
   for (size_t c = 0; c < ncols; ++c) columns.push_back({&result.columns[c], coder_for(result.columns[c], formats[c]), {}});
   if (std::string* buffer = out.data_row_buffer()) {
     // Fast path: DataRow messages straight into the writer's output.
-    encode_rows(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
+    if (end - start >= kParallelEncodeRows && std::thread::hardware_concurrency() > 1) {
+      encode_rows_parallel(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
+    } else {
+      encode_rows(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
+    }
     out.data_rows_appended();
   } else {
     std::string message;

@@ -14,9 +14,9 @@ namespace {
 
 constexpr size_t kGroups = 500;
 
-PartialStates random_states(std::mt19937_64& rng) {
+PartialStates random_states(std::mt19937_64& rng, size_t groups = kGroups) {
   PartialStates s;
-  for (size_t g = 0; g < kGroups; ++g) {
+  for (size_t g = 0; g < groups; ++g) {
     const bool empty = g % 9 == 0;
     const int64_t n = empty ? 0 : static_cast<int64_t>(1 + rng() % 1000);
     s.count.push_back(n);
@@ -137,6 +137,42 @@ TEST(FinalizeColumn, BigintSumOutOfRangeIs22003) {
   }
 }
 
+
+// Columns of 2^16 groups and more are finalized by every core, each thread a
+// range of groups: the same values and NULLs as the per-group finalizers, and
+// a bigint sum out of range in the last range still raises 22003.
+TEST(FinalizeColumn, LargeColumnsSplitOverThreadsMatch) {
+  constexpr size_t kLarge = 150001;
+  std::mt19937_64 rng(11);
+  PartialStates states = random_states(rng, kLarge);
+  const std::vector<Shape> shapes = {
+      {AggKind::sum, TypeId::int4, 0, SqlType{TypeId::int8}},   {AggKind::sum, TypeId::int8, 0, SqlType{TypeId::numeric}},
+      {AggKind::avg, TypeId::int4, 0, SqlType{TypeId::numeric}}, {AggKind::avg, TypeId::numeric, 3, SqlType{TypeId::numeric}},
+      {AggKind::min, TypeId::int4, 0, SqlType{TypeId::int4}},   {AggKind::max, TypeId::float8, 0, SqlType{TypeId::float8}},
+      {AggKind::count, TypeId::int4, 0, SqlType{TypeId::int8}},
+  };
+  for (const Shape& shape : shapes) {
+    const ColumnFinal call{shape.kind, shape.input, shape.scale};
+    Vector out(shape.result);
+    finalize_column(call, states, kLarge, out);
+    ASSERT_EQ(out.size(), kLarge);
+    for (size_t g = 0; g < kLarge; ++g) {
+      const Value expected = reference(call, states, g);
+      const Value got = out.get(g);
+      ASSERT_EQ(is_null(got), is_null(expected)) << static_cast<int>(shape.kind) << " group " << g;
+      if (!is_null(expected)) ASSERT_TRUE(values_equal(got, expected)) << static_cast<int>(shape.kind) << " group " << g;
+    }
+  }
+  states.sum_int[kLarge - 2] = static_cast<__int128>(INT64_MIN) - 1;
+  states.count[kLarge - 2] = 3;
+  Vector out(SqlType{TypeId::int8});
+  try {
+    finalize_column(ColumnFinal{AggKind::sum, TypeId::int4, 0}, states, kLarge, out);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::numeric_value_out_of_range);
+  }
+}
 
 // avg of integers has a 64-bit fast path in finalize_column: its mantissa and
 // scale (hence PostgreSQL's text) must equal numeric_div's for sums and

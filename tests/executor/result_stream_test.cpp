@@ -151,6 +151,41 @@ TEST_P(ResultStreamTest, WriterWithoutBufferGetsTheSameFields) {
   for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.results[0].rows[r], expected_row(result, r, formats));
 }
 
+// 2^18 rows and more are encoded by two threads (alternate blocks, appended
+// in order): the same messages in the same order; a row limit that starts
+// mid-block too.
+TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
+  const ResultSet result = make_result(300007);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  BufferWriter writer;
+  size_t position = 0;
+  EXPECT_EQ(stream_rows(result, formats, position, 7, writer), 7u);
+  EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows - 7);
+  ASSERT_EQ(writer.rows.size(), result.rows);
+  for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+}
+
+// A writer whose send fails (the client went away) mid-result: the error
+// reaches the caller and the encoding helper thread is stopped and joined.
+TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
+  class FailingWriter final : public protocol::DiscardingResultWriter {
+   public:
+    int calls = 0;
+    std::string* data_row_buffer() override { return &buffer; }
+    void data_rows_appended() override {
+      buffer.clear();
+      if (++calls == 5) throw std::runtime_error("connection reset");
+    }
+    std::string buffer;
+  };
+  const ResultSet result = make_result(300007);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  FailingWriter writer;
+  size_t position = 0;
+  EXPECT_THROW(stream_rows(result, formats, position, 0, writer), std::runtime_error);
+  EXPECT_EQ(writer.calls, 5);
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ResultStreamTest,
                          ::testing::Values(protocol::Format::text, protocol::Format::binary),
                          [](const auto& info) { return info.param == protocol::Format::text ? "text" : "binary"; });
