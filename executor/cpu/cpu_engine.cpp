@@ -362,27 +362,42 @@ class CpuRun final : public AggregationRun {
     }
     start[nparts] = pos;
     // 3. Destination of every row, and its partition-local key (dense: the
-    // slot in the partition; hash: the key).
+    // slot in the partition; hash: the key). When the aggregates read one
+    // 4-byte column without NULLs or FILTER (sum/count/min/max/avg of an int4
+    // NOT NULL column), its values move in the same loop (one pass, no dest_).
+    const std::vector<MoveJob> jobs = plan_moved_columns(chunk);
+    const bool fused = jobs.size() == 1 && jobs[0].width == 4;
+    const uint32_t* fused_from = fused ? static_cast<const uint32_t*>(jobs[0].from) : nullptr;
+    uint32_t* fused_to = fused ? static_cast<uint32_t*>(jobs[0].to) : nullptr;
     parallel_for(threads, n, [&](int t, size_t begin, size_t end) {
       uint32_t* cur = cursor[static_cast<size_t>(t)].data();
-      auto scatter = [&](auto* keys) {
+      auto scatter = [&](auto* keys, auto fuse) {
         for (size_t r = begin; r < end; ++r) {
           const uint16_t p = part_of_[r];
-          if (p == kSkipRow) { dest_[r] = UINT32_MAX; continue; }
+          if (p == kSkipRow) {
+            if constexpr (!decltype(fuse)::value) dest_[r] = UINT32_MAX;
+            continue;
+          }
           const uint32_t at = cur[p]++;
-          dest_[r] = at;
+          if constexpr (decltype(fuse)::value) fused_to[at] = fused_from[r];
+          else dest_[r] = at;
           const int64_t key = static_cast<int64_t>(keys[r]);
           if (dense) local_slot_[at] = p == null_part ? static_cast<uint32_t>(range_) : static_cast<uint32_t>(key - base);
           else local_key_[at] = key;
         }
       };
-      if (chunk.keys.width == ColumnWidth::int32) scatter(static_cast<const int32_t*>(chunk.keys.data));
-      else scatter(static_cast<const int64_t*>(chunk.keys.data));
+      auto run = [&](auto fuse) {
+        if (chunk.keys.width == ColumnWidth::int32) scatter(static_cast<const int32_t*>(chunk.keys.data), fuse);
+        else scatter(static_cast<const int64_t*>(chunk.keys.data), fuse);
+      };
+      if (fused) run(std::true_type{});
+      else run(std::false_type{});
     });
     // 4. The value columns, validity and FILTER masks in partition order, one
     // column at a time (sequential reads, one write stream per partition), so
     // that each partition's update reads its rows sequentially.
-    const ChunkInput& moved = scatter_columns(chunk, threads);
+    if (!fused) copy_moved_columns(jobs, threads, n);
+    const ChunkInput& moved = moved_;
     if (deferred_) {
       keep_deferred(std::move(start), n);
       return;
@@ -418,8 +433,16 @@ class CpuRun final : public AggregationRun {
     });
   }
 
-  // Copies what the aggregates read of `chunk` into partition order (dest_).
-  const ChunkInput& scatter_columns(const ChunkInput& chunk, int threads) {
+  // One column (or validity/FILTER mask) to move into partition order.
+  struct MoveJob {
+    const void* from;
+    void* to;
+    int width;
+  };
+
+  // Points moved_ at buffers for what the aggregates read of `chunk`, and
+  // returns the copies that fill them.
+  std::vector<MoveJob> plan_moved_columns(const ChunkInput& chunk) {
     const size_t n = chunk.rows;
     moved_.rows = n;
     moved_.keys = ColumnView{};
@@ -430,19 +453,18 @@ class CpuRun final : public AggregationRun {
       if (a.input >= 0) used[static_cast<size_t>(a.input)] = 1;
       if (a.input2 >= 0) used[static_cast<size_t>(a.input2)] = 1;
     }
-    // Jobs: (source, destination, element size).
-    struct Job {
-      const void* from;
-      void* to;
-      int width;
-    };
-    std::vector<Job> jobs;
+    std::vector<MoveJob> jobs;
     size_t buffer = 0;
     auto take = [&](size_t bytes) -> void* {
       if (buffer == moved_buffers_.size()) moved_buffers_.emplace_back();
-      auto& b = moved_buffers_[buffer++];
-      if (b.size() * sizeof(uint64_t) < bytes) b.resize((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-      return b.data();
+      MoveBuffer& b = moved_buffers_[buffer++];
+      const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+      if (b.words < words) {
+        // Every byte is written before it is read: no zero-filling pass.
+        b.data.reset(new uint64_t[words]);
+        b.words = words;
+      }
+      return b.data.get();
     };
     for (size_t c = 0; c < chunk.values.size(); ++c) {
       if (!used[c]) continue;
@@ -464,9 +486,14 @@ class CpuRun final : public AggregationRun {
       jobs.push_back({chunk.filters[a], mask, 1});
       moved_.filters[a] = static_cast<const uint8_t*>(mask);
     }
+    return jobs;
+  }
+
+  // The copies of plan_moved_columns, by dest_.
+  void copy_moved_columns(const std::vector<MoveJob>& jobs, int threads, size_t n) {
     parallel_for(threads, n, [&](int, size_t begin, size_t end) {
       const uint32_t* dest = dest_.data();
-      for (const Job& job : jobs) {
+      for (const MoveJob& job : jobs) {
         auto copy = [&](auto* from, auto* to) {
           for (size_t r = begin; r < end; ++r) {
             if (dest[r] != UINT32_MAX) to[dest[r]] = from[r];
@@ -477,7 +504,6 @@ class CpuRun final : public AggregationRun {
         else copy(static_cast<const uint8_t*>(job.from), static_cast<uint8_t*>(job.to));
       }
     });
-    return moved_;
   }
 
   // Appends the partitions of the current pass to result_ (in parallel, into
@@ -548,7 +574,7 @@ class CpuRun final : public AggregationRun {
     d.buffers = std::move(moved_buffers_);
     moved_buffers_.clear();
     deferred_bytes_ += rows * sizeof(uint32_t);
-    for (const auto& b : d.buffers) deferred_bytes_ += b.size() * sizeof(uint64_t);
+    for (const auto& b : d.buffers) deferred_bytes_ += b.words * sizeof(uint64_t);
     deferred_chunks_.push_back(std::move(d));
     if (deferred_bytes_ > (range_ + 1) * bytes_per_group(spec_)) materialize_deferred();
   }
@@ -1088,11 +1114,15 @@ class CpuRun final : public AggregationRun {
   std::vector<uint32_t> dest_;        // row -> position in partition order
   std::vector<uint32_t> local_slot_;  // dense-radix: slot within the partition, partition order
   // deferred dense-radix: every chunk's partitioned rows, kept until finalize
+  struct MoveBuffer {
+    std::unique_ptr<uint64_t[]> data;
+    size_t words = 0;
+  };
   struct DeferredChunk {
     std::vector<uint32_t> start;               // partition p's rows: [start[p], start[p + 1])
     std::vector<uint32_t> slots;               // each row's slot (range_ for the NULL key), partition order
     ChunkInput moved;                          // the columns in partition order (views into buffers)
-    std::vector<std::vector<uint64_t>> buffers;
+    std::vector<MoveBuffer> buffers;
   };
   bool deferred_ = false;
   bool aggregated_deferred_ = false;
@@ -1100,7 +1130,7 @@ class CpuRun final : public AggregationRun {
   uint64_t deferred_bytes_ = 0;
   std::vector<int64_t> local_key_;    // hash-radix: key, partition order
   ChunkInput moved_;                  // the chunk's columns in partition order
-  std::vector<std::vector<uint64_t>> moved_buffers_;
+  std::vector<MoveBuffer> moved_buffers_;
   AggregationResult result_;
   uint64_t rows_ = 0, groups_ = 0;
   double sink_ms_ = 0, finalize_ms_ = 0;
