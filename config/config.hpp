@@ -46,6 +46,9 @@ struct Config {
   uint16_t port = 5432;
   int max_connections = 100;
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
+  // After answering, a session retries its read this long before it blocks,
+  // while few sessions are active (server/busy_poll.hpp); 0 = never spin.
+  uint32_t busy_poll_us = 100;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;

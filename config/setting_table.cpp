@@ -201,6 +201,12 @@ std::vector<Setting> build_table() {
                                       "Largest protocol message accepted; larger ones are 08P01",
                                       [](Config& c) -> uint32_t& { return c.max_message_bytes; },
                                       1024, 1ull << 30));
+  t.push_back(integer_setting<uint32_t>(
+      "busy_poll_us", "US",
+      "After answering, a session retries its read this long before it blocks, while active "
+      "sessions are at most half the hardware threads (saves a thread wake-up per round trip); "
+      "0 = never spin",
+      [](Config& c) -> uint32_t& { return c.busy_poll_us; }, 0, 10000));
   t.push_back(string_setting("http_address", "ADDRESS",
                              "IP address of the HTTP admin endpoint (keep it local unless protected)",
                              [](Config& c) -> std::string& { return c.http_address; },

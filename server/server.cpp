@@ -44,6 +44,7 @@ Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factor
       initial_config_(config_source_()),
       factory_(factory),
       registry_(initial_config_->max_connections),
+      busy_poll_(std::chrono::microseconds(initial_config_->busy_poll_us)),
       tls_(make_tls_context(*initial_config_)),
       acceptor_(io_) {}
 
@@ -104,7 +105,8 @@ void Server::accept_next() {
     Connection& connection = connections_.emplace_back();
     connection.config = config_source_();
     registry_.set_max_connections(connection.config->max_connections);
-    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_);
+    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_,
+                                                       &busy_poll_);
     connection.thread = std::thread([this, &connection] { serve(connection); });
     accept_next();
   });

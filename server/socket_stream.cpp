@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "server/busy_poll.hpp"
 
 namespace tally::server {
 
@@ -27,11 +29,13 @@ constexpr std::chrono::seconds kStartupTimeout{60};
 }  // namespace
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
-                           const std::atomic<bool>& stopping)
+                           const std::atomic<bool>& stopping, BusyPoll* busy_poll)
     : fd_(-1),
       tls_context_(tls),
       stopping_(stopping),
-      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout) {
+      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout),
+      busy_poll_(busy_poll) {
+  if (busy_poll_) busy_poll_->activate();
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
@@ -54,6 +58,7 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
 }
 
 SocketStream::~SocketStream() {
+  if (busy_poll_) busy_poll_->deactivate();
   if (tls_) SSL_free(tls_);
   if (fd_ >= 0) {
     ::shutdown(fd_, SHUT_RDWR);
@@ -66,7 +71,26 @@ static Error shutdown_error() {
                Severity::fatal);
 }
 
+namespace {
+// A session blocked in poll() is not active (BusyPoll's count), whichever way it leaves.
+class Inactive {
+ public:
+  explicit Inactive(BusyPoll* busy_poll) : busy_poll_(busy_poll) {
+    if (busy_poll_) busy_poll_->deactivate();
+  }
+  ~Inactive() {
+    if (busy_poll_) busy_poll_->activate();
+  }
+  Inactive(const Inactive&) = delete;
+  Inactive& operator=(const Inactive&) = delete;
+
+ private:
+  BusyPoll* busy_poll_;
+};
+}  // namespace
+
 void SocketStream::wait_readable() {
+  Inactive inactive(busy_poll_);
   pollfd fd{fd_, POLLIN, 0};
   while (true) {
     if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
@@ -87,7 +111,7 @@ size_t SocketStream::read_some(std::span<char> buffer) {
     int size = static_cast<int>(std::min<size_t>(buffer.size(), INT32_MAX));
     while (true) {
       // Decrypted bytes may already wait inside OpenSSL, invisible to poll().
-      if (SSL_pending(tls_) == 0) wait_readable();
+      if (SSL_pending(tls_) == 0) await_tls_input();
       ERR_clear_error();
       int n = SSL_read(tls_, buffer.data(), size);
       if (n > 0) return static_cast<size_t>(n);
@@ -100,12 +124,50 @@ size_t SocketStream::read_some(std::span<char> buffer) {
     }
   }
   // Try first: in a busy session the next message is usually there already.
-  while (true) {
-    ssize_t got = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
-    if (got >= 0) return static_cast<size_t>(got);
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) throw protocol::ConnectionLost("recv failed");
+  ssize_t got = try_recv(buffer.data(), buffer.size(), 0);
+  if (got < 0 && busy_poll_ && busy_poll_->may_spin()) {
+    got = spin_recv(buffer.data(), buffer.size(), 0);
+  }
+  while (got < 0) {
     wait_readable();
+    got = try_recv(buffer.data(), buffer.size(), 0);
+  }
+  return static_cast<size_t>(got);
+}
+
+void SocketStream::await_tls_input() {
+  // Peeks at the socket (the record stays for SSL_read); 0 (EOF) is input too.
+  char byte;
+  if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
+  if (busy_poll_ && busy_poll_->may_spin() && spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
+  wait_readable();
+}
+
+ssize_t SocketStream::try_recv(char* data, size_t size, int flags) {
+  while (true) {
+    ssize_t got = ::recv(fd_, data, size, flags | MSG_DONTWAIT);
+    if (got >= 0) return got;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+    throw protocol::ConnectionLost(std::string("recv failed: ") + std::strerror(errno));
+  }
+}
+
+ssize_t SocketStream::spin_recv(char* data, size_t size, int flags) {
+  const auto deadline = std::chrono::steady_clock::now() + busy_poll_->window();
+  while (true) {
+    // Gives the vCPU to a client that runs on it (to send its next message);
+    // returns at once when nothing else is runnable here.
+    ::sched_yield();
+    ssize_t got = try_recv(data, size, flags);
+    if (got >= 0) {
+      BusyPoll::count_spin(true);
+      return got;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      BusyPoll::count_spin(false);
+      return -1;
+    }
   }
 }
 

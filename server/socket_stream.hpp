@@ -10,6 +10,9 @@
 // once more, one extra thread wake-up per round trip (strace: one epoll_wait
 // per recvfrom). The session thread does its own blocking I/O on the bare
 // descriptor.
+//
+// With a BusyPoll, a read that finds no input first spins for the poller's
+// window (server/busy_poll.hpp says when and why) before it blocks.
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -18,17 +21,21 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <openssl/ssl.h>
+#include <sys/types.h>
 
 #include "protocol/byte_stream.hpp"
 
 namespace tally::server {
 
+class BusyPoll;
+
 class SocketStream : public protocol::ByteStream {
  public:
   // tls may be null (SSLRequest is answered 'N'). stopping is the server's
-  // shutdown flag, checked while waiting for input.
+  // shutdown flag, checked while waiting for input. busy_poll may be null (no
+  // spinning); it must outlive the stream, which counts itself active in it.
   SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
-               const std::atomic<bool>& stopping);
+               const std::atomic<bool>& stopping, BusyPoll* busy_poll = nullptr);
   ~SocketStream() override;
 
   size_t read_some(std::span<char> buffer) override;
@@ -49,7 +56,17 @@ class SocketStream : public protocol::ByteStream {
 
  private:
   // Waits until the socket is readable; throws FATAL 57P01 on shutdown.
+  // The session is not active in busy_poll_ while it waits.
   void wait_readable();
+  // Returns once the TLS socket has input (a record, or EOF): peeks, spins,
+  // then blocks.
+  void await_tls_input();
+  // One non-blocking recv: the byte count, or -1 when nothing is there.
+  // Throws ConnectionLost on a socket error.
+  ssize_t try_recv(char* data, size_t size, int flags);
+  // Spins for busy_poll_'s window, retrying try_recv(data, size, flags):
+  // its result once input came, -1 when the window passed without any.
+  ssize_t spin_recv(char* data, size_t size, int flags);
 
   // Write all of bytes to the plain socket (send with MSG_NOSIGNAL).
   void send_all(std::string_view bytes);
@@ -64,6 +81,7 @@ class SocketStream : public protocol::ByteStream {
   std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
   bool loopback_ = false;
   std::string peer_host_;
+  BusyPoll* busy_poll_;
 };
 
 }  // namespace tally::server

@@ -2,7 +2,7 @@
 """Connection set-up time and SELECT 1 round trips per second, Tally vs PostgreSQL 15.
 
     bench/connect/connect_bench.py --tallyd build/tallyd [--seconds 5] [--clients 1,8,64]
-        [--repeats 3] [--baseline-tallyd OLD/tallyd]
+        [--repeats 3] [--baseline-tallyd OLD/tallyd] [--baseline-args "--busy-poll-us 0"]
 
 Starts tallyd (temporary data directory, trust for loopback) and a PostgreSQL 15
 (initdb into a temporary directory, run as user postgres, trust over TCP) on
@@ -16,7 +16,9 @@ drives both with pgbench and a custom script containing only SELECT 1:
 Each cell is the median of --repeats runs, the servers taking turns, so that a
 burst of load elsewhere on a shared machine hits both alike. With
 --baseline-tallyd a second tallyd (say, the build before a change) runs in the
-same way in the same run. Prints a table with the ratio Tally / PostgreSQL (> 1
+same way in the same run; --baseline-args gives it extra flags (with no
+--baseline-tallyd, the baseline is the same tallyd: an A/B of one setting).
+Prints a table with the ratio Tally / PostgreSQL (> 1
 means Tally is faster for rates, < 1 means Tally is faster for times), and the
 load average before and after. The machine and date head the table.
 """
@@ -83,12 +85,12 @@ class Postgres:
 
 
 class Tally:
-    def __init__(self, tallyd, directory, max_clients, name="tally"):
+    def __init__(self, tallyd, directory, max_clients, name="tally", extra_args=()):
         self.port = free_port()
         self.log = open(os.path.join(directory, f"{name}.log"), "w")
         self.process = subprocess.Popen(
             [tallyd, "--port", str(self.port), "--data-dir", os.path.join(directory, f"{name}-data"),
-             "--max-connections", str(max_clients + 10)],
+             "--max-connections", str(max_clients + 10)] + list(extra_args),
             stdout=self.log, stderr=subprocess.STDOUT)
         wait_port(self.port, self.process)
 
@@ -132,6 +134,8 @@ def main():
     parser.add_argument("--clients", default="1,8,64")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--baseline-tallyd", help="a second tallyd measured the same way")
+    parser.add_argument("--baseline-args", default="",
+                        help="extra flags for the baseline tallyd (alone: the same binary)")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
 
@@ -146,8 +150,9 @@ def main():
         pg = Postgres(directory, max(clients))
         tally = Tally(args.tallyd, directory, max(clients))
         servers = [("tally", tally.port, "tally")]
-        if args.baseline_tallyd:
-            baseline = Tally(args.baseline_tallyd, directory, max(clients), "baseline")
+        if args.baseline_tallyd or args.baseline_args:
+            baseline = Tally(args.baseline_tallyd or args.tallyd, directory, max(clients), "baseline",
+                             args.baseline_args.split())
             servers.append(("baseline", baseline.port, "tally"))
         servers.append(("postgres", pg.port, "postgres"))
         # Correctness first: every server must answer SELECT 1 with 1.
@@ -162,6 +167,8 @@ def main():
         print(f"# connect benchmark, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
               f"{platform.node()}, {os.cpu_count()} CPUs, pgbench {args.seconds} s per cell, "
               f"median of {args.repeats}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+        if baseline:
+            print(f"# baseline = {args.baseline_tallyd or args.tallyd} {args.baseline_args}".rstrip())
         names = [name for name, _, _ in servers]
         header = (f"{'clients':>7} | {'measure':<34} | " + " | ".join(f"{n:>10}" for n in names) +
                   f" | {'tally/pg':>8}" + (f" | {'tally/base':>10}" if baseline else ""))

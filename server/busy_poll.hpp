@@ -1,0 +1,57 @@
+#pragma once
+// Busy polling of session reads (the idea of Linux's net.core.busy_read, in
+// user space): after a session has answered, it keeps trying a non-blocking
+// read for a short window before it blocks in poll(), but only while few
+// sessions are active.
+//
+// Why: with one client, a round trip costs two thread wake-ups (the session's,
+// then the client's). On a VM each wake-up of a thread on another vCPU is an
+// IPI and a halted vCPU to resume: 50-300 us, against a few us of work
+// (bench/connect/results.md, 2026-11-22 14:09: 35-45k round trips/s with
+// client and server on one vCPU, 2.6-3.3k on two). A session that is still
+// trying when the next message arrives needs no wake-up at all.
+//
+// Why only while few sessions are active: with many clients the next message
+// of some session is always there, and a spinning session would take a core
+// that another session or the client needs. A session counts as active from
+// its first byte until it closes, except while it is blocked in poll(); it may
+// spin only while the active sessions, itself included, are at most half the
+// hardware threads (at least one): each spinning session's client needs a core
+// too when it runs on the same host.
+#include <atomic>
+#include <chrono>
+
+namespace tally::server {
+
+class BusyPoll {
+ public:
+  // window 0 disables spinning; max_active 0 means half the hardware threads.
+  explicit BusyPoll(std::chrono::microseconds window, unsigned max_active = 0);
+
+  std::chrono::microseconds window() const { return window_; }
+  unsigned max_active() const { return max_active_; }
+  int active() const { return active_.load(std::memory_order_relaxed); }
+
+  // Whether a session that found no input should spin before it blocks.
+  bool may_spin() const {
+    return window_.count() > 0 &&
+           active_.load(std::memory_order_relaxed) <= static_cast<int>(max_active_);
+  }
+
+  // A session's count: +1 when its stream is made, -1 around each blocking
+  // wait and when the stream ends.
+  void activate() { active_.fetch_add(1, std::memory_order_relaxed); }
+  void deactivate() { active_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // Outcome of one spin, for tally_session_busy_polls_total{outcome}: hit when
+  // input arrived within the window (a wake-up saved), miss when it did not
+  // (the window's CPU time spent for nothing).
+  static void count_spin(bool hit);
+
+ private:
+  std::chrono::microseconds window_;
+  unsigned max_active_;
+  std::atomic<int> active_{0};
+};
+
+}  // namespace tally::server
