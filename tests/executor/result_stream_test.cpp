@@ -151,6 +151,28 @@ TEST_P(ResultStreamTest, WriterWithoutBufferGetsTheSameFields) {
   for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.results[0].rows[r], expected_row(result, r, formats));
 }
 
+// Integer text is written by the encoder's own digit writer: every length
+// from 1 to 19 digits, each side of every power of ten, both signs, the int64 limits.
+TEST(ResultStream, IntegerTextAtEveryDigitCount) {
+  ResultSet result;
+  Vector v(SqlType{TypeId::int8});
+  std::vector<int64_t> values = {0, INT64_MIN, INT64_MAX, INT64_MIN + 1};
+  for (int64_t p = 1; p <= INT64_MAX / 10; p *= 10) {
+    for (int64_t x : {p - 1, p, p + 1, 2 * p, 9 * p + (p - 1)}) {
+      values.push_back(x);
+      values.push_back(-x);
+    }
+  }
+  for (int64_t x : values) v.push(Value{x});
+  result.columns.push_back(std::move(v));
+  result.rows = values.size();
+  BufferWriter writer;
+  size_t position = 0;
+  stream_rows(result, {protocol::Format::text}, position, 0, writer);
+  ASSERT_EQ(writer.rows.size(), values.size());
+  for (size_t r = 0; r < values.size(); ++r) ASSERT_EQ(writer.rows[r][0], std::to_string(values[r]));
+}
+
 // 2^18 rows and more are encoded by two threads (alternate blocks, appended
 // in order): the same messages in the same order; a row limit that starts
 // mid-block too.
