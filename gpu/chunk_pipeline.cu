@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <thread>
@@ -12,6 +13,8 @@
 #include "common/engine_counters.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/event_wait.cuh"
+#include "gpu/host_steps.hpp"
 
 namespace tally::gpu {
 
@@ -22,7 +25,7 @@ uint64_t padded(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment *
 // Runs enqueued and not yet observed complete. Enough that the host, which
 // spends tens of microseconds enqueueing a chunk, stays ahead of the GPU;
 // few enough to bound the leases and staging slots held.
-constexpr size_t kMaxInFlight = 4;
+constexpr size_t kMaxInFlight = 8;
 // Host copies into pinned memory above this size are split over threads: one
 // core copies ~5-10 GB/s, a PCIe 5 link takes ~55 GB/s.
 constexpr uint64_t kParallelCopyBytes = uint64_t{8} << 20;
@@ -43,6 +46,15 @@ void host_copy(void* dst, const void* src, uint64_t bytes) {
   }
   std::memcpy(dst, src, std::min(part, bytes));
   for (auto& t : pool) t.join();
+}
+
+// Whether the copy that `ready` marks may still be running (errors other
+// than not-ready are reported).
+bool copy_pending(cudaEvent_t ready) {
+  const cudaError_t q = cudaEventQuery(ready);
+  if (q == cudaErrorNotReady) return true;
+  TALLY_CUDA_CHECK(q);
+  return false;
 }
 
 uint64_t column_bytes(int64_t rows, const HostColumn& c) {
@@ -82,6 +94,7 @@ struct ChunkPipeline::Impl {
   int next = 0;
   std::deque<InFlight> in_flight;
   std::vector<cudaEvent_t> spare_events;  // timing events for reuse
+  cudaEvent_t span_start = nullptr;       // before the first run() of a query (PipelineStats::span_ms)
   uint64_t next_ticket = 1;
 
   cudaEvent_t take_event() {
@@ -110,6 +123,7 @@ struct ChunkPipeline::Impl {
       if (s.consumed) (void)cudaEventDestroy(s.consumed);
     }
     for (cudaEvent_t e : spare_events) (void)cudaEventDestroy(e);
+    if (span_start) (void)cudaEventDestroy(span_start);
     if (copy) (void)cudaStreamDestroy(copy);
     if (compute) (void)cudaStreamDestroy(compute);
   }
@@ -126,6 +140,7 @@ ChunkPipeline::ChunkPipeline(int device, ColumnCache* cache) : device_(device), 
     TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
     TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
   }
+  TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_start));
 }
 
 ChunkPipeline::~ChunkPipeline() = default;
@@ -145,7 +160,11 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
     if (c.cacheable && im.cache) {
       if (auto hit = im.cache->find(c.key)) {
         out.columns[i] = ColumnPointer{hit->data, c.validity ? hit->validity : nullptr};
-        if (hit->ready) out.waits.push_back(hit->ready);
+        // Only a copy still in flight needs a cross-stream wait: a resident
+        // column's copy finished long ago, and each cudaStreamWaitEvent
+        // between two chunks' kernels is a point where the compute stream
+        // cannot run them back to back.
+        if (hit->ready && copy_pending(hit->ready)) out.waits.push_back(hit->ready);
         out.leases.push_back(std::move(hit));
         ++out.hits;
         continue;
@@ -245,16 +264,29 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
 uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& body) {
   TALLY_CUDA_CHECK(cudaSetDevice(device_));
   Impl& im = *impl_;
-  while (im.in_flight.size() >= kMaxInFlight) {
-    TALLY_CUDA_CHECK(cudaEventSynchronize(im.in_flight.front().stop));
-    (void)completed(false);
+  {
+    HostStepTimer timer(HostStep::in_flight_wait);
+    while (im.in_flight.size() >= kMaxInFlight) {
+      wait_event(im.in_flight.front().stop);
+      (void)completed(false);
+    }
   }
-  for (EventHandle e : chunk.waits) TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.compute, reinterpret_cast<cudaEvent_t>(e), 0));
+  {
+    HostStepTimer timer(HostStep::stream_waits);
+    for (EventHandle e : chunk.waits) TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.compute, reinterpret_cast<cudaEvent_t>(e), 0));
+  }
   Impl::InFlight f;
-  f.ticket = im.next_ticket++;
-  f.start = im.take_event();
-  f.stop = im.take_event();
-  TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
+  {
+    HostStepTimer timer(HostStep::events);
+    f.ticket = im.next_ticket++;
+    f.start = im.take_event();
+    f.stop = im.take_event();
+    if (!span_started_) {
+      TALLY_CUDA_CHECK(cudaEventRecord(im.span_start, im.compute));
+      span_started_ = true;
+    }
+    TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
+  }
   try {
     body();
   } catch (...) {
@@ -264,7 +296,10 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
     release(chunk);
     throw;
   }
-  TALLY_CUDA_CHECK(cudaEventRecord(f.stop, im.compute));
+  {
+    HostStepTimer timer(HostStep::events);
+    TALLY_CUDA_CHECK(cudaEventRecord(f.stop, im.compute));
+  }
   if (chunk.slot >= 0) TALLY_CUDA_CHECK(cudaEventRecord(im.slots[chunk.slot].consumed, im.compute));
   f.leases = std::move(chunk.leases);
   im.in_flight.push_back(std::move(f));
@@ -278,7 +313,7 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
   while (!im.in_flight.empty()) {
     Impl::InFlight& f = im.in_flight.front();
     if (wait) {
-      TALLY_CUDA_CHECK(cudaEventSynchronize(f.stop));
+      wait_event(f.stop);
     } else {
       const cudaError_t q = cudaEventQuery(f.stop);
       if (q == cudaErrorNotReady) break;
@@ -288,6 +323,11 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
     TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
     stats_.device_ms += ms;
     ++stats_.chunks;
+    if (span_started_) {
+      float span = 0;
+      TALLY_CUDA_CHECK(cudaEventElapsedTime(&span, im.span_start, f.stop));
+      stats_.span_ms = std::max<double>(stats_.span_ms, span);
+    }
     out.push_back(ChunkTiming{f.ticket, ms});
     im.spare_events.push_back(f.start);
     im.spare_events.push_back(f.stop);

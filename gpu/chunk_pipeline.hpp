@@ -56,6 +56,10 @@ struct PipelineStats {
   uint64_t copied_bytes = 0;         // host to device
   double device_ms = 0;              // CUDA-event time of run() bodies
   uint64_t chunks = 0;
+  // CUDA-event time from the first run()'s start to the latest completed
+  // run()'s end: span_ms - device_ms is the time the GPU sat between chunks
+  // (waiting for the host to enqueue), measured on the device.
+  double span_ms = 0;
 };
 
 class ChunkPipeline {
@@ -84,7 +88,10 @@ class ChunkPipeline {
   void release(StagedChunk& chunk);
 
   const PipelineStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = {}; }
+  void reset_stats() {
+    stats_ = {};
+    span_started_ = false;
+  }
   int device() const { return device_; }
 
   struct Impl;
@@ -92,6 +99,7 @@ class ChunkPipeline {
  private:
   int device_;
   PipelineStats stats_;
+  bool span_started_ = false;  // the span event was recorded since reset_stats()
   std::unique_ptr<Impl> impl_;
 };
 

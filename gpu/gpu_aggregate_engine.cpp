@@ -7,8 +7,10 @@
 #include <thread>
 #include <deque>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "gpu/chunk_pipeline.hpp"
 #include "gpu/gpu_health.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/host_steps.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
 #include "gpu/tuner_bridge.hpp"
 #include "gpu/variant_rules.hpp"
@@ -78,13 +81,43 @@ std::optional<GroupBySpec> translate(const AggregationSpec& s) {
 
 class GpuAggregationEngine;
 
+// A pipeline and the aggregator its last query used, reused together (the
+// aggregator launches on the pipeline's stream): a repeated query finds its
+// global table, spill buffer, pinned counters and observation events made,
+// and pays a reset() instead of allocations and event creation.
+struct PooledPipeline {
+  std::unique_ptr<ChunkPipeline> pipeline;
+  std::unique_ptr<GroupByAggregator> aggregator;
+  std::string aggregator_key;  // aggregator_key() of what it was made for
+};
+
+// What an aggregator was made for: reusable for a query with the same key.
+std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
+  std::string k = std::to_string(static_cast<int>(g.key_type)) + "|";
+  for (const auto& c : g.columns) k += std::to_string(static_cast<int>(c.type)) + (c.may_have_nulls ? "n," : ",");
+  k += "|";
+  for (const auto& a : g.aggregates) k += std::to_string(static_cast<int>(a.op)) + ":" + std::to_string(a.column) + ",";
+  k += "|" + std::to_string(o.estimated_groups) + "|" + std::to_string(o.max_fill) + "|" +
+       std::to_string(static_cast<int>(o.hash)) + "|" + std::to_string(o.key_range_hint.min) + "," +
+       std::to_string(o.key_range_hint.max) + "|" + std::to_string(o.max_rows_per_launch) +
+       (o.own_partitioned_output ? "|own" : "|merge");
+  return k;
+}
+
 class GpuRun final : public executor::AggregationRun {
  public:
-  GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, std::unique_ptr<ChunkPipeline> pipeline);
+  GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled);
   ~GpuRun() override;
 
   void sink(const executor::ChunkInput& chunk) override {
     const auto t0 = std::chrono::steady_clock::now();
+    // Time spent outside sink between chunks: the executor's scan.
+    if (last_sink_end_) scan_gap_us_ += std::chrono::duration<double, std::micro>(t0 - *last_sink_end_).count();
+    else first_sink_us_ = std::chrono::duration<double, std::micro>(t0 - created_).count();
+    struct MarkEnd {
+      std::optional<std::chrono::steady_clock::time_point>& at;
+      ~MarkEnd() { at = std::chrono::steady_clock::now(); }
+    } mark_end{last_sink_end_};
     for (const uint8_t* f : chunk.filters)
       if (f) throw Error(SqlState::feature_not_supported, "GPU: aggregate FILTER is not supported by the GPU engine yet");
     if (chunk.values.size() != spec_.value_widths.size())
@@ -132,7 +165,7 @@ class GpuRun final : public executor::AggregationRun {
     host_.stage_us += since_us(t_stage);
     if (pending_) {
       try {
-        run_pending();
+        run_pending(true);
       } catch (...) {
         pipeline_->release(staged);
         throw;
@@ -147,7 +180,8 @@ class GpuRun final : public executor::AggregationRun {
   executor::AggregationReport report() const override { return report_; }
 
  private:
-  void run_pending();
+  // Enqueues the staged chunk; `more_follow`: another chunk is staged already.
+  void run_pending(bool more_follow);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
   void collect_timings(bool wait);
@@ -162,6 +196,13 @@ class GpuRun final : public executor::AggregationRun {
   std::unique_ptr<ChunkPipeline> pipeline_;
   std::optional<StagedChunk> pending_;
   std::unique_ptr<GroupByAggregator> aggregator_;
+  std::string aggregator_key_;
+  // The pooled pipeline's aggregator from an earlier query, taken when this
+  // query's key matches; given back with the pipeline after a finished query.
+  std::unique_ptr<GroupByAggregator> spare_aggregator_;
+  std::string spare_key_;
+  bool finished_ = false;
+  bool aggregator_reused_ = false;
   // The tuner, when the spec has a tuning store, tuning is enabled and no
   // configuration is forced; created with the first chunk (the GroupBySpec
   // is known then).
@@ -181,6 +222,14 @@ class GpuRun final : public executor::AggregationRun {
   struct HostTimes {
     double stage_us = 0, tuner_setup_us = 0, aggregator_setup_us = 0, tuner_us = 0, enqueue_us = 0, timings_us = 0;
   } host_;
+  // The enqueue's CUDA calls and waits (host_steps.hpp), summed over chunks.
+  HostSteps steps_;
+  // Query timeline on the host: when the run was created, when the first
+  // chunk arrived and when the first chunk's kernels were enqueued (us after
+  // creation), and the executor's time between chunks.
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> last_sink_end_;
+  double first_sink_us_ = 0, first_enqueue_us_ = -1, scan_gap_us_ = 0;
   static double since_us(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
@@ -190,7 +239,8 @@ class GpuRun final : public executor::AggregationRun {
 class GpuAggregationEngine final : public GpuEngine {
  public:
   GpuAggregationEngine(DeviceInfo device, uint64_t cache_bytes, config::TuningConfig tuning)
-      : device_(std::move(device)), cache_(device_.ordinal, cache_bytes), tuning_(tuning) {}
+      : device_(std::move(device)), cache_(device_.ordinal, cache_bytes), tuning_(tuning),
+        fingerprint_(device_fingerprint(device_)) {}
   const config::TuningConfig& tuning() const { return tuning_; }
   std::string name() const override { return "gpu"; }
   const DeviceInfo& device() const override { return device_; }
@@ -203,35 +253,60 @@ class GpuAggregationEngine final : public GpuEngine {
 
   // Pipelines (streams, events, pinned buffers) are reused across queries:
   // creating pinned memory costs milliseconds.
-  std::unique_ptr<ChunkPipeline> acquire_pipeline() {
+  PooledPipeline acquire_pipeline() {
     {
       std::lock_guard lock(mutex_);
       if (!idle_.empty()) {
-        auto p = std::move(idle_.back());
+        PooledPipeline p = std::move(idle_.back());
         idle_.pop_back();
         return p;
       }
     }
-    return std::make_unique<ChunkPipeline>(device_.ordinal, &cache_);
+    PooledPipeline p;
+    p.pipeline = std::make_unique<ChunkPipeline>(device_.ordinal, &cache_);
+    return p;
   }
   // The latest records this process measured for a key (device, signature,
   // bucket), ahead of the store: the next query needs neither the SQLite
-  // read nor to wait for the write, which a background thread does.
+  // read nor to wait for the write, which a background thread does. A
+  // finished query's tuner is handed over as it is (finish_tuning): its
+  // records (JSON) are made by the writer thread, or here by the next query
+  // on the same key if it comes first, never on a query's own critical path.
   std::optional<std::vector<executor::TuningRecord>> recent_records(const std::string& key) {
     std::lock_guard lock(mutex_);
+    for (auto it = finished_.begin(); it != finished_.end();) {
+      if (it->key != key) {
+        ++it;
+        continue;
+      }
+      absorb(*it);
+      it = finished_.erase(it);
+    }
     const auto it = recent_.find(key);
     if (it == recent_.end()) return std::nullopt;
     return it->second;
   }
-  void remember_and_store(const std::string& key, executor::TuningStore* store, std::vector<executor::TuningRecord> records) {
+  // The records for a tuning key: this process's latest, else the store's.
+  // The first look-up of a store reads all of this device's records from it
+  // at once, so later queries (a restarted server's first query on a key
+  // included) find theirs in memory, with no SQLite read on their path.
+  std::vector<executor::TuningRecord> records_for(const std::string& key, executor::TuningStore* store,
+                                                  const std::string& signature, int bucket) {
+    if (auto r = recent_records(key)) return std::move(*r);
+    if (!store) return {};
+    preload(store);
+    if (auto r = recent_records(key)) return std::move(*r);
+    // A store that cannot list (all() empty) or a key it lacks: read it, and
+    // remember the answer, empty or not, so the next query does not ask again.
+    std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
     std::lock_guard lock(mutex_);
-    std::vector<executor::TuningRecord>& known = recent_[key];
-    for (const auto& r : records) {
-      auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; });
-      if (it != known.end()) *it = r;
-      else known.push_back(r);
-      writes_.emplace_back(store, r);
-    }
+    recent_.emplace(key, loaded);
+    return loaded;
+  }
+
+  void finish_tuning(std::string key, executor::TuningStore* store, ChunkTuner tuner) {
+    std::lock_guard lock(mutex_);
+    finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner)});
     if (!writer_.joinable()) writer_ = std::thread([this] { write_loop(); });
     wake_.notify_one();
   }
@@ -244,9 +319,37 @@ class GpuAggregationEngine final : public GpuEngine {
     if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
   }
 
-  void release_pipeline(std::unique_ptr<ChunkPipeline> p) {
-    if (!p) return;
-    p->reset_stats();
+  // Reads the store's records of this device into recent_, once per store.
+  void preload(executor::TuningStore* store) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!preloaded_.insert(store).second) return;
+    }
+    std::vector<executor::TuningRecord> all;
+    try {
+      all = store->all();
+    } catch (const std::exception&) {
+      return;  // unreadable: queries load their own keys (load_tuning_records)
+    }
+    std::lock_guard lock(mutex_);
+    for (auto& r : all) {
+      if (r.device != fingerprint_) continue;  // never another GPU's entry
+      std::vector<executor::TuningRecord>& known = recent_[fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket)];
+      // This process's own, newer measurements stay.
+      if (std::none_of(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; }))
+        known.push_back(std::move(r));
+    }
+  }
+
+  // Creates a pipeline (streams, events; the CUDA context with them) for the
+  // pool at start-up, so the first query does not.
+  void warm() { release_pipeline(acquire_pipeline()); }
+
+  const std::string& fingerprint() const { return fingerprint_; }
+
+  void release_pipeline(PooledPipeline p) {
+    if (!p.pipeline) return;
+    p.pipeline->reset_stats();
     std::lock_guard lock(mutex_);
     idle_.push_back(std::move(p));
   }
@@ -255,10 +358,30 @@ class GpuAggregationEngine final : public GpuEngine {
   DeviceInfo device_;
   ColumnCache cache_;
   config::TuningConfig tuning_;
+  std::string fingerprint_;  // device_fingerprint(device_), the tuning cache's device key
   std::mutex mutex_;
-  std::vector<std::unique_ptr<ChunkPipeline>> idle_;
+  std::set<executor::TuningStore*> preloaded_;
+  std::vector<PooledPipeline> idle_;
   std::map<std::string, std::vector<executor::TuningRecord>> recent_;
   std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
+  struct FinishedTuner {
+    std::string key;
+    executor::TuningStore* store;
+    ChunkTuner tuner;
+  };
+  std::deque<FinishedTuner> finished_;  // tuners whose records are not made yet
+
+  // Makes a finished tuner's records: kept in recent_ and queued for the
+  // store. Called with mutex_ held.
+  void absorb(FinishedTuner& f) {
+    std::vector<executor::TuningRecord>& known = recent_[f.key];
+    for (auto& r : f.tuner.records()) {
+      auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; });
+      if (it != known.end()) *it = r;
+      else known.push_back(r);
+      writes_.emplace_back(f.store, std::move(r));
+    }
+  }
   std::condition_variable wake_;
   bool stop_ = false;
   std::thread writer_;
@@ -266,7 +389,12 @@ class GpuAggregationEngine final : public GpuEngine {
   void write_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || !writes_.empty(); });
+      wake_.wait(lock, [&] { return stop_ || !writes_.empty() || !finished_.empty(); });
+      if (!finished_.empty()) {
+        absorb(finished_.front());
+        finished_.pop_front();
+        continue;
+      }
       if (writes_.empty()) return;  // stop_ and drained
       auto [store, record] = std::move(writes_.front());
       writes_.pop_front();
@@ -282,8 +410,9 @@ class GpuAggregationEngine final : public GpuEngine {
   }
 };
 
-GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, std::unique_ptr<ChunkPipeline> pipeline)
-    : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pipeline)) {
+GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled)
+    : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
+      spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
     if (!forced_)
@@ -306,10 +435,22 @@ GpuRun::~GpuRun() {
   } catch (const std::exception&) {
     // Destructor: a device error was (or will be) reported by the query itself.
   }
-  engine_.release_pipeline(std::move(pipeline_));
+  PooledPipeline back;
+  back.pipeline = std::move(pipeline_);
+  if (finished_ && aggregator_) {
+    // Only after a finished query: an abandoned or failed one may have left
+    // work or overflow unsettled.
+    back.aggregator = std::move(aggregator_);
+    back.aggregator_key = std::move(aggregator_key_);
+  } else if (spare_aggregator_) {
+    back.aggregator = std::move(spare_aggregator_);
+    back.aggregator_key = std::move(spare_key_);
+  }
+  aggregator_.reset();  // before the pipeline it launched on is reused
+  engine_.release_pipeline(std::move(back));
 }
 
-void GpuRun::run_pending() {
+void GpuRun::run_pending(bool more_follow) {
   StagedChunk chunk = std::move(*pending_);
   pending_.reset();
   ChunkFacts facts;
@@ -328,9 +469,8 @@ void GpuRun::run_pending() {
       in.forced_variant = spec_.forced_variant;
       const auto t_setup = std::chrono::steady_clock::now();
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
-      tuning_key_ = device_fingerprint(device_) + "|" + in.signature + "|" + std::to_string(bucket);
-      if (auto recent = engine_.recent_records(tuning_key_)) in.records = std::move(*recent);
-      else in.records = load_tuning_records(spec_.tuning_store, device_fingerprint(device_), in.signature, bucket);
+      tuning_key_ = engine_.fingerprint() + "|" + in.signature + "|" + std::to_string(bucket);
+      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket);
       tuner_.emplace(in);
       host_.tuner_setup_us += since_us(t_setup);
     }
@@ -351,8 +491,17 @@ void GpuRun::run_pending() {
   }
   if (!aggregator_) {
     const auto t_setup = std::chrono::steady_clock::now();
-    aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, default_table_options(v, *gspec_, device_, facts),
-                                                      pipeline_->compute_stream());
+    TableOptions options = default_table_options(v, *gspec_, device_, facts);
+    options.own_partitioned_output = !more_follow;
+    aggregator_key_ = aggregator_key(*gspec_, options);
+    if (spare_aggregator_ && spare_key_ == aggregator_key_) {
+      aggregator_ = std::move(spare_aggregator_);
+      aggregator_->reset();  // enqueued on the pipeline's stream, ahead of this query's kernels
+      aggregator_reused_ = true;
+    } else {
+      spare_aggregator_.reset();
+      aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, options, pipeline_->compute_stream());
+    }
     host_.aggregator_setup_us += since_us(t_setup);
   }
   ChunkPointers p;
@@ -362,8 +511,13 @@ void GpuRun::run_pending() {
   if (facts.key_range) p.key_range = facts.key_range;
   LaunchReport r;
   const auto t_enqueue = std::chrono::steady_clock::now();
-  const uint64_t ticket = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
+  uint64_t ticket = 0;
+  {
+    HostStepsScope scope(&steps_);
+    ticket = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
+  }
   host_.enqueue_us += since_us(t_enqueue);
+  if (first_enqueue_us_ < 0) first_enqueue_us_ = since_us(created_);
   timing_.push_back(Pending{ticket, choice, chunk.rows});
   ++report_.chunks;
   const auto t_timings = std::chrono::steady_clock::now();
@@ -391,7 +545,7 @@ void GpuRun::collect_timings(bool wait) {
 
 executor::AggregationResult GpuRun::finalize() {
   const auto t0 = std::chrono::steady_clock::now();
-  if (pending_) run_pending();
+  if (pending_) run_pending(false);
   collect_timings(true);
   const auto t_wait = std::chrono::steady_clock::now();
   executor::AggregationResult out;
@@ -406,17 +560,32 @@ executor::AggregationResult GpuRun::finalize() {
   const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
   std::snprintf(line, sizeof line,
                 "GPU: host per chunk: stage %.1f us, tuner %.1f us, enqueue %.1f us, timings %.1f us; per query: "
-                "tuner set-up %.1f us, aggregator set-up %.1f us",
+                "tuner set-up %.1f us, aggregator set-up %.1f us%s",
                 host_.stage_us * per, host_.tuner_us * per, host_.enqueue_us * per, host_.timings_us * per,
-                host_.tuner_setup_us, host_.aggregator_setup_us);
+                host_.tuner_setup_us, host_.aggregator_setup_us, aggregator_reused_ ? " (reused)" : "");
+  report_.details.push_back(line);
+  std::snprintf(line, sizeof line,
+                "GPU: enqueue per chunk: in-flight wait %.1f us, stream waits %.1f us, events %.1f us, make room %.1f us, "
+                "launch %.1f us, observe %.1f us, settle %.1f us",
+                steps_[HostStep::in_flight_wait] * per, steps_[HostStep::stream_waits] * per, steps_[HostStep::events] * per,
+                steps_[HostStep::make_room] * per, steps_[HostStep::launch] * per, steps_[HostStep::observe] * per,
+                steps_[HostStep::settle] * per);
+  report_.details.push_back(line);
+  std::snprintf(line, sizeof line,
+                "GPU: timeline: first chunk %.1f us after start, first kernels enqueued at %.1f us, scan between chunks "
+                "%.1f us; device span %.3f ms, busy %.3f ms, idle between chunks %.3f ms",
+                first_sink_us_, first_enqueue_us_, scan_gap_us_, ps.span_ms, report_.device_ms,
+                std::max(0.0, ps.span_ms - report_.device_ms));
   report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
-    engine_.remember_and_store(tuning_key_, spec_.tuning_store, tuner_->records());
+    engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_));
+    tuner_.reset();
   }
   if (!aggregator_) return out;  // no chunk: no group
   const auto t1 = std::chrono::steady_clock::now();
   GroupByResult r = aggregator_->finish();
+  finished_ = true;
   const auto t2 = std::chrono::steady_clock::now();
   const size_t n = r.groups();
   // Moved, not copied: at 2^16 groups and more the result is megabytes.
@@ -453,6 +622,12 @@ executor::AggregationResult GpuRun::finalize() {
 
 std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& options) {
   if (!built_with_cuda() || !gpu_usable()) return nullptr;
+  // Every kernel is loaded when the context is created (the server's start),
+  // not at its first launch as CUDA's default lazy loading does, so no query
+  // (the first after a restart above all) pays a module load. Takes effect
+  // when this is the process's first CUDA call (tallyd: Database::open); a
+  // value set in the environment wins.
+  (void)setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   const int n = device_count();
   if (n == 0) return nullptr;
   const int d = ordinal < 0 ? 0 : ordinal;
@@ -462,7 +637,9 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
   const uint64_t budget = options.memory_budget ? options.memory_budget
                                                 : static_cast<uint64_t>(static_cast<double>(free_bytes) * kDefaultBudgetShare);
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
-  return std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
+  auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
+  engine->warm();
+  return engine;
 }
 
 }  // namespace tally::gpu

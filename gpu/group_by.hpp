@@ -29,6 +29,12 @@ struct TableOptions {
   // Rows aggregated per kernel launch (bounds the spill and sort buffers);
   // 0 = derived from device memory.
   uint64_t max_rows_per_launch = 0;
+  // Whether the partitioned variant may write a first chunk's groups to its
+  // compact output (no global-table merge) when the table is still empty.
+  // Only a one-chunk query gains: with more chunks the output is merged into
+  // the table at the next chunk, and owning it costs a synchronization per
+  // chunk of the two (GpuRun passes false when more chunks follow).
+  bool own_partitioned_output = true;
 };
 
 class GroupByAggregator {

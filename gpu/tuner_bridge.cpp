@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <unordered_map>
 #include <fmt/format.h>
 
 #include "common/engine_counters.hpp"
@@ -118,12 +120,44 @@ namespace {
 // Karnagel-style rule (cold_start_rules.hpp).
 constexpr bool kStartFromEngineRule = true;
 
+// Search states by their JSON text. A query's records() puts the states it
+// serialized here, so the next query on the same key (the records the engine
+// keeps in memory) copies the state instead of parsing the JSON, which was
+// most of the tuner's set-up (~0.1 ms per query on the H100 host).
+// Bounded: the whole memo is dropped when it reaches kParsedStateMemo entries.
+constexpr size_t kParsedStateMemo = 256;
+struct ParsedStates {
+  std::mutex mutex;
+  std::unordered_map<std::string, SearchState> by_text;
+};
+ParsedStates& parsed_states() {
+  static ParsedStates* memo = new ParsedStates;  // never destroyed: used until exit
+  return *memo;
+}
+void remember_parsed(const std::string& text, const SearchState& state) {
+  ParsedStates& m = parsed_states();
+  std::lock_guard lock(m.mutex);
+  if (m.by_text.size() >= kParsedStateMemo) m.by_text.clear();
+  m.by_text.insert_or_assign(text, state);
+}
+std::optional<SearchState> parse_state(const std::string& text) {
+  {
+    ParsedStates& m = parsed_states();
+    std::lock_guard lock(m.mutex);
+    const auto it = m.by_text.find(text);
+    if (it != m.by_text.end()) return it->second;
+  }
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto state = search_state_from_json(json);
+  if (state) remember_parsed(text, *state);
+  return state;
+}
+
 // The state loaded from a record, or nullopt when it is unreadable or was
 // measured on another grid (another version's search space): then the search
 // starts afresh rather than walking off the grid.
 std::optional<SearchState> usable_state(const executor::TuningRecord& r, const SearchSpace& space) {
-  const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
-  auto state = search_state_from_json(json);
+  auto state = parse_state(r.search_state);
   if (!state || (!state->best && state->pending_initial.empty())) return std::nullopt;
   for (const auto& [c, t] : state->measured) {
     if (!space.contains(c) || !(t > 0)) return std::nullopt;
@@ -407,6 +441,7 @@ std::vector<executor::TuningRecord> ChunkTuner::records() const {
     r.seconds_per_row = st.measured.at(*st.best);
     r.observations = s->observations + 1;
     r.search_state = to_json(st).dump();
+    remember_parsed(r.search_state, st);  // the next query on this key reads it without parsing
     r.source = s->explored ? "explored" : (*st.best == s->start ? "rule" : "search");
     out.push_back(std::move(r));
   }

@@ -20,7 +20,9 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/event_wait.cuh"
 #include "gpu/group_by_impl.hpp"
+#include "gpu/host_steps.hpp"
 #include "gpu/kernels/aggregate_kernels.cuh"
 #include "gpu/kernels/dictionary_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
@@ -57,6 +59,11 @@ constexpr uint32_t kMaxBucketedReplicas = 4;
 constexpr uint64_t kSpillLaunches = 4;
 // Overflow observations in flight (pinned counter copies + events).
 constexpr int kObservationRing = 8;
+// finish() copies a table of at most this many slots (capacity + 2 special)
+// back whole with its counters in one round trip; a larger one is counted
+// first and copied exactly (two round trips, copies sized by the groups):
+// 2^15 slots of key + 3 lanes are ~1 MB, ~40 us over PCIe, about one round trip.
+constexpr uint64_t kCheckedExtractSlots = (uint64_t{1} << 15) + 2;
 
 // Kernel attributes and occupancy per (device, kernel, block size, shared
 // memory): the runtime answers each query in microseconds, and a query of
@@ -138,6 +145,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     if (pinned_counters_) (void)cudaStreamSynchronize(cs());
     for (cudaEvent_t e : observation_events_)
       if (e) (void)cudaEventDestroy(e);
+    if (sync_event_) (void)cudaEventDestroy(sync_event_);
   }
 
   const GroupBySpec& spec() const override { return spec_; }
@@ -154,20 +162,51 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       const int64_t n = std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
       kernels::ChunkRef<K> ref = make_ref(chunk, off, n);
       std::optional<KeyRange> range = chunk.key_range;
+      // Not owning the output: the launch merges into the table, as it does
+      // once the table may hold groups.
+      if (variant == Variant::partitioned_hash && !options_.own_partitioned_output && n > 0) table_may_have_groups_ = true;
       if (variant == Variant::partitioned_hash && !table_may_have_groups_ && direct_groups_ == 0) {
         // The partitioned variant may own its output outright only while
         // nothing else holds groups: decided on exact host knowledge (settle
         // first), and the output's size is read back after (settle again).
         // Once the table holds groups it runs asynchronously like the others.
-        settle(report);
-        if (direct_groups_ > 0 && n > 0) materialize_direct(report);
-        run_piece(ref, range, variant, config, report);
+        {
+          HostStepTimer timer(HostStep::settle);
+          settle(report);
+          if (direct_groups_ > 0 && n > 0) materialize_direct(report);
+        }
+        {
+          HostStepTimer timer(HostStep::launch);
+          run_piece(ref, range, variant, config, report);
+        }
+        HostStepTimer timer(HostStep::settle);
         settle_overflow(report);
         continue;
       }
-      if (direct_groups_ > 0 && n > 0) materialize_direct(report);
-      make_room_for(static_cast<uint64_t>(n), report);
-      run_piece(ref, range, variant, config, report);
+      if (direct_groups_ > 0 && n > 0) {
+        HostStepTimer timer(HostStep::settle);
+        materialize_direct(report);
+      }
+      // A table that holds every key of the range below its fill limit
+      // cannot spill: such a launch needs no observation and no wait. Its
+      // counters are still verified once, by settle() or with the result.
+      if (cannot_overflow(range)) {
+        {
+          HostStepTimer timer(HostStep::launch);
+          run_piece(ref, range, variant, config, report);
+        }
+        if (n > 0) table_may_have_groups_ = true;
+        unverified_ = true;
+        continue;
+      }
+      {
+        HostStepTimer timer(HostStep::make_room);
+        make_room_for(static_cast<uint64_t>(n), report);
+      }
+      {
+        HostStepTimer timer(HostStep::launch);
+        run_piece(ref, range, variant, config, report);
+      }
       // Every variant but a partitioned one owning its output puts each
       // non-NULL key into an ordinary slot (see above).
       if (n > 0) table_may_have_groups_ = true;
@@ -175,7 +214,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       // one per half a spill buffer of rows (every other launch).
       unobserved_rows_ += static_cast<uint64_t>(n);
       unsettled_rows_ += static_cast<uint64_t>(n);
-      if (2 * unobserved_rows_ >= spill_capacity_) observe();
+      if (2 * unobserved_rows_ >= spill_capacity_) {
+        HostStepTimer timer(HostStep::observe);
+        observe();
+      }
     }
     return report;
   }
@@ -183,10 +225,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // Reads every overflow observation still in flight (synchronizes), grows
   // the table and merges the spill if anything overflowed.
   void settle(LaunchReport& report) override {
-    if (observations_.empty() && unsettled_rows_ == 0) return;
+    if (observations_.empty() && unsettled_rows_ == 0 && !unverified_) return;
     observations_.clear();
     unsettled_rows_ = 0;
     unobserved_rows_ = 0;
+    unverified_ = false;
     settle_overflow(report);
   }
 
@@ -197,9 +240,82 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   GroupByResult finish() override {
     LaunchReport late;
-    settle(late);
+    // Observed launches settle here; launches the key-range bound exempted
+    // from observation (see consume) are verified by the counters read
+    // together with the result below.
+    if (!observations_.empty() || unsettled_rows_ > 0) settle(late);
     ensure_table();
-    const uint64_t n = global_group_count();
+    if (capacity_ + 2 <= detail::kCheckedExtractSlots) {
+      if (auto r = finish_checked()) return std::move(*r);
+      settle(late);  // a spill the bound ruled out happened after all: grow, merge, extract again
+    }
+    return finish_counted();
+  }
+
+  // One round trip: the extraction kernel over the whole table, then one
+  // batch of copies (the overflow counters, the extracted count, every
+  // extracted slot up to the table's capacity and the partitioned output)
+  // and one synchronization. Returns nullopt when the counters show a spill
+  // or loss that no observation covered (the caller settles and extracts
+  // again), so the result is exact whatever the bound assumed.
+  std::optional<GroupByResult> finish_checked() {
+    const uint64_t slots = capacity_ + 2;
+    ensure_extract(slots);
+    extract(slots);
+    const size_t L = plan_.lanes.size();
+    const uint64_t nd = direct_groups_;
+    const uint64_t stride = slots + nd;  // entries per region: table slots, then the direct output
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
+    result_staging_.ensure(nulls_at + slots + 64);
+    char* h = result_staging_.get<char>();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), kCounterCount * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), slots * 8, cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8, slots * 8, L,
+                                       cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), slots, cudaMemcpyDeviceToHost, cs()));
+    if (nd > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + slots * 8, dir_keys_.get(), nd * 8, cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + slots * 8, stride * 8, dir_lanes_.get(), dir_capacity_ * 8, nd * 8,
+                                         L, cudaMemcpyDeviceToHost, cs()));
+    }
+    sync_stream();
+    ull c[kCounterCount];
+    std::memcpy(c, h, sizeof(c));
+    if (c[kLost] != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups");
+    if (c[kSpillCount] != 0 || c[kDirectCount] != nd) {
+      unverified_ = true;  // settle() reads the counters again and merges
+      return std::nullopt;
+    }
+    const uint64_t ng = c[kOutCount];
+    if (ng > slots) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups from {} slots", ng, slots));
+    return build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at), reinterpret_cast<const uint8_t*>(h + nulls_at),
+                        stride, ng, slots, nd);
+  }
+
+  // Large tables: the group count first (one synchronization), then exactly
+  // that many groups (a second one), so no copy is sized by the capacity.
+  GroupByResult finish_counted() {
+    // Counters and the special slots in one round trip; a spill the bound
+    // ruled out (unverified launches) is settled and the count read again.
+    uint64_t n = 0;
+    for (;;) {
+      result_staging_.ensure(64);
+      ull* h = result_staging_.get<ull>();
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), 4 * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + 4, table_lanes_.get<ull>() + capacity_, 2 * sizeof(ull),
+                                       cudaMemcpyDeviceToHost, cs()));
+      sync_stream();
+      if (h[kLost] != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups");
+      if (h[kSpillCount] != 0) {
+        LaunchReport late;
+        unverified_ = true;
+        settle(late);
+        continue;
+      }
+      unverified_ = false;
+      n = h[kOccupied] + (h[4] > 0) + (h[5] > 0);
+      break;
+    }
     ensure_extract(n + 2);
     extract(n + 2);
     const size_t L = plan_.lanes.size();
@@ -225,24 +341,39 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8, dir_lanes_.get(), dir_capacity_ * 8, nd * 8, L,
                                          cudaMemcpyDeviceToHost, cs()));
     }
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     ull count = 0;
     std::memcpy(&count, h, sizeof(ull));
     if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
+    return build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at), reinterpret_cast<const uint8_t*>(h + nulls_at),
+                        total, ng, ng, nd);
+  }
+
+  // The result from extracted groups in pinned memory: `ng` table groups at
+  // [0, ng) and `nd` partitioned-output groups at [direct_at, direct_at + nd)
+  // of each region (keys, and each lane at lanes + lane * stride); NULL flags
+  // for the table groups. Column at a time: one tight loop per aggregate and lane.
+  GroupByResult build_result(const char* keys, const ull* lanes, const uint8_t* nulls, uint64_t stride, uint64_t ng,
+                             uint64_t direct_at, uint64_t nd) const {
+    const uint64_t total = ng + nd;
     GroupByResult result;
     result.keys.resize(total);
-    if (total > 0) std::memcpy(result.keys.data(), h + keys_at, total * 8);
+    if (ng > 0) std::memcpy(result.keys.data(), keys, ng * 8);
+    if (nd > 0) std::memcpy(result.keys.data() + ng, keys + direct_at * 8, nd * 8);
     result.key_is_null.assign(total, 0);
-    if (ng > 0) std::memcpy(result.key_is_null.data(), h + nulls_at, ng);
-    const ull* lanes = reinterpret_cast<const ull*>(h + lanes_at);
-    // Column at a time: one tight loop per aggregate and lane.
+    if (ng > 0) std::memcpy(result.key_is_null.data(), nulls, ng);
+    // Lane `l` as one contiguous column of `total` values.
+    auto column = [&](int l, auto&& put) {
+      const ull* v = lanes + static_cast<size_t>(l) * stride;
+      for (uint64_t g = 0; g < ng; ++g) put(g, v[g]);
+      for (uint64_t g = 0; g < nd; ++g) put(ng + g, v[direct_at + g]);
+    };
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       const AggregateSpec& as = spec_.aggregates[a];
       const AggregateLanes& al = plan_.aggregates[a];
-      const ull* nonnull = lanes + static_cast<size_t>(al.nonnull_lane) * total;
       AggregateValues vals;
       vals.nonnull.resize(total);
-      for (uint64_t g = 0; g < total; ++g) vals.nonnull[g] = static_cast<int64_t>(nonnull[g]);
+      column(al.nonnull_lane, [&](uint64_t g, ull x) { vals.nonnull[g] = static_cast<int64_t>(x); });
       vals.value.resize(total);
       switch (as.op) {
         case AggOp::count_star:
@@ -250,24 +381,21 @@ class TypedAggregator final : public GroupByAggregator::Impl {
           for (uint64_t g = 0; g < total; ++g) vals.value[g] = vals.nonnull[g];
           break;
         case AggOp::min:
-        case AggOp::max: {
-          const ull* v = lanes + static_cast<size_t>(al.value_lane) * total;
-          for (uint64_t g = 0; g < total; ++g) vals.value[g] = static_cast<int64_t>(v[g]);
+        case AggOp::max:
+          column(al.value_lane, [&](uint64_t g, ull x) { vals.value[g] = static_cast<int64_t>(x); });
           break;
-        }
         case AggOp::sum:
-        case AggOp::avg: {
-          const ull* v = lanes + static_cast<size_t>(al.value_lane) * total;
+        case AggOp::avg:
           if (al.value_hi_lane >= 0) {
-            const ull* hi = lanes + static_cast<size_t>(al.value_hi_lane) * total;
-            for (uint64_t g = 0; g < total; ++g)
-              vals.value[g] = static_cast<__int128>(static_cast<uint64_t>(v[g])) +
-                              static_cast<__int128>(static_cast<int64_t>(hi[g])) * (static_cast<__int128>(1) << 32);
+            // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
+            column(al.value_lane, [&](uint64_t g, ull x) { vals.value[g] = static_cast<__int128>(static_cast<uint64_t>(x)); });
+            column(al.value_hi_lane, [&](uint64_t g, ull x) {
+              vals.value[g] += static_cast<__int128>(static_cast<int64_t>(x)) * (static_cast<__int128>(1) << 32);
+            });
           } else {
-            for (uint64_t g = 0; g < total; ++g) vals.value[g] = static_cast<int64_t>(v[g]);
+            column(al.value_lane, [&](uint64_t g, ull x) { vals.value[g] = static_cast<int64_t>(x); });
           }
           break;
-        }
       }
       result.aggregates.push_back(std::move(vals));
     }
@@ -300,19 +428,40 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     observations_.clear();
     unsettled_rows_ = 0;
     unobserved_rows_ = 0;
+    unverified_ = false;
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, 2 * sizeof(ull), cs()));  // kSpillCount, kLost
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
     direct_groups_ = 0;
   }
 
  private:
+  // Waits for everything enqueued on the stream so far, polling an event
+  // (event_wait.cuh) rather than sleeping in cudaStreamSynchronize.
+  void sync_stream() {
+    if (!sync_event_) TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&sync_event_, cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventRecord(sync_event_, cs()));
+    wait_event(sync_event_);
+  }
+
+  // Whether a launch over keys in `range` can leave a row or partial group
+  // without a slot: not while every possible key of the range (catalog
+  // statistics: all chunks' min and max) fits below the table's fill limit.
+  // NULL and the empty marker have slots of their own.
+  bool cannot_overflow(const std::optional<KeyRange>& range) const {
+    if (!range || table_needs_init_) return false;
+    const auto limit = static_cast<uint64_t>(static_cast<double>(capacity_) * options_.max_fill);
+    // The kernels refuse a new key only once `occupied >= limit`, and at most
+    // range->size() keys ever arrive: with size <= limit none is refused.
+    return range->size() <= limit;
+  }
+
   uint64_t global_group_count() {
     ensure_table();
     ull occupied = 0, special[2] = {0, 0};
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
     TALLY_CUDA_CHECK(cudaMemcpyAsync(special, table_lanes_.get<ull>() + capacity_, 2 * sizeof(ull),
                                      cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     return occupied + (special[0] > 0) + (special[1] > 0);
   }
 
@@ -428,7 +577,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     }
     long long out[2];
     TALLY_CUDA_CHECK(cudaMemcpyAsync(out, counter(kRangeMin), sizeof(out), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     return KeyRange{out[0], out[1]};
   }
 
@@ -1046,7 +1195,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     const Observation o = observations_.front();
     cudaEvent_t e = observation_events_[o.slot];
     if (wait) {
-      TALLY_CUDA_CHECK(cudaEventSynchronize(e));
+      wait_event(e);
     } else {
       const cudaError_t q = cudaEventQuery(e);
       if (q == cudaErrorNotReady) return false;
@@ -1082,7 +1231,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void settle_overflow(LaunchReport& report) {
     ull h[4];
     TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), sizeof(h), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     const ull occupied = h[0], spilled = h[1], lost = h[2];
     if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups during growth");
     direct_groups_ = h[3];
@@ -1115,7 +1264,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(count_counter), 0, sizeof(ull), cs()));
     ull lost = 0;
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     if (lost != 0) throw Error(SqlState::internal_error, simple_format("GPU: hash table lost groups merging {}", what));
   }
 
@@ -1127,7 +1276,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     const uint64_t n = direct_groups_;
     ull occupied = 0;
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(cs()));
+    sync_stream();
     if (static_cast<double>(occupied + n) > static_cast<double>(capacity_) * options_.max_fill) {
       grow(std::max(capacity_for(occupied + n), capacity_ * 2));
       ++report.table_growths;
@@ -1210,6 +1359,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   std::deque<Observation> observations_;
   uint64_t unsettled_rows_ = 0;  // rows launched since the last observed zero spill count
   uint64_t unobserved_rows_ = 0;  // rows launched since the last observation was queued
+  // Launches exempted from observation by cannot_overflow() ran since the
+  // counters were last read: settle() and finish() read them.
+  bool unverified_ = false;
+  cudaEvent_t sync_event_ = nullptr;  // sync_stream()
 };
 
 }  // namespace tally::gpu

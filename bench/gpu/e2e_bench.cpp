@@ -231,7 +231,9 @@ int main(int argc, char** argv) {
       const std::string line = plan.text.substr(at, end - at);
       if (line.find("GPU: finalize") != std::string::npos || line.find("Aggregate rows") != std::string::npos ||
           line.find("Execution Time") != std::string::npos || line.find("device time") != std::string::npos ||
-          line.find("Tuning:") != std::string::npos || line.find("host per chunk") != std::string::npos)
+          line.find("Tuning:") != std::string::npos || line.find("host per chunk") != std::string::npos ||
+          line.find("enqueue per chunk") != std::string::npos || line.find("GPU: timeline") != std::string::npos ||
+          line.find("Planner side") != std::string::npos)
         plans += "  " + line + "\n";
       if (end == std::string::npos) break;
       at = end + 1;
