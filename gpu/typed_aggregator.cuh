@@ -862,11 +862,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
       c.shared_replicas = static_cast<int>(replicas);
     }
-    // Device image: the cuckoo table's keys.
+    // Device image: the cuckoo table's keys, then the multipliers the build
+    // kernel chose for them.
     const size_t table_bytes = static_cast<size_t>(z.slots) * sizeof(K);
-    dict_.ensure(table_bytes, cs());
+    const size_t hash_offset = (table_bytes + 15) / 16 * 16;
+    dict_.ensure(hash_offset + sizeof(kernels::DictionaryHash), cs());
     kernels::DictionaryRef<K> d;
     d.keys = dict_.get<K>();
+    d.hash = reinterpret_cast<kernels::DictionaryHash*>(dict_.get<unsigned char>() + hash_offset);
     d.slots = z.slots;
     auto build = kernels::dictionary_build_kernel<K>;
     const size_t build_bytes = static_cast<size_t>(z.set_slots) * sizeof(K) + table_bytes + 16;
@@ -907,9 +910,15 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void launch_dictionary_r(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SharedLayout& lay,
                            const kernels::SharedParams& p, const kernels::DictionaryParams& dp,
                            const kernels::DictionaryRef<K>& d, const kernels::SpillRef& spill, LaunchReport& report) {
-    auto kernel = kernels::dictionary_aggregate_kernel<K, R, false>;
-    if (count_sum_shape_ && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide)
-      kernel = kernels::dictionary_aggregate_kernel<K, R, true>;
+    auto kernel = kernels::dictionary_aggregate_kernel<K, R>;
+    if (count_sum_shape_ && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide) {
+      kernel = kernels::dictionary_count_sum_kernel<K, R, false>;
+      // 16-byte loads of 4 keys and 4 values where both columns allow them.
+      if constexpr (sizeof(K) == 4 && R % 4 == 0) {
+        const auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+        if (aligned(ref.keys) && aligned(ref.columns[0].data)) kernel = kernels::dictionary_count_sum_kernel<K, R, true>;
+      }
+    }
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
     clamp_threads(kernel, c, report);

@@ -100,7 +100,9 @@ TEST(VariantRules, DefaultConfigsRespectDeviceLimits) {
         EXPECT_LE(c.launch.threads_per_block, d.max_threads_per_block);
         EXPECT_GE(c.launch.blocks_per_sm, 1);
         EXPECT_LE(c.launch.blocks_per_sm * c.launch.threads_per_block, d.max_threads_per_sm);
-        if (v == Variant::partitioned_hash) EXPECT_GE(c.partition_bits, 1);
+        if (v == Variant::partitioned_hash) {
+          EXPECT_GE(c.partition_bits, 1);
+        }
       }
     }
   }
@@ -126,7 +128,9 @@ TEST(VariantRules, PartitionBitsFitGroupsInSharedMemory) {
     EXPECT_LE(per_partition * kPartitionSlack + c.launch.threads_per_block * c.launch.rows_per_thread,
               slots * c.fill())
         << "G = 2^" << lg << " bits " << c.partition_bits;
-    if (lg <= 18) EXPECT_LE(c.partition_bits, 8) << "G = 2^" << lg;
+    if (lg <= 18) {
+      EXPECT_LE(c.partition_bits, 8) << "G = 2^" << lg;
+    }
   }
   EXPECT_GE(previous, 12);
 }
@@ -162,6 +166,9 @@ TEST(VariantRules, DictionaryWhereItsGroupsFitSharedMemory) {
       f.estimated_groups = g;
       EXPECT_EQ(choose_variant(s, d, f), Variant::shared_hash) << "G = " << g;
       const VariantConfig c = default_launch_config(Variant::shared_hash, s, d, f);
+      // The dictionary kernels exist for 2, 4 and 8 rows per thread.
+      EXPECT_TRUE(c.launch.rows_per_thread == 2 || c.launch.rows_per_thread == 4 || c.launch.rows_per_thread == 8)
+          << "G = " << g;
       const size_t bytes = dictionary_shared_bytes(s, plan, dictionary_sizing(s, g), c.shared_replicas);
       EXPECT_LE(bytes, shared_budget_per_block(d, 1)) << "G = " << g;
       EXPECT_LE(static_cast<size_t>(c.launch.blocks_per_sm) * (bytes + d.reserved_shared_memory_per_block),
