@@ -48,7 +48,11 @@ struct Config {
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
   // After answering, a session retries its read this long before it blocks,
   // while few sessions are active (server/busy_poll.hpp); 0 = never spin.
-  uint32_t busy_poll_us = 100;
+  // Off by default: on the shared 2-vCPU development VM with builds running it
+  // cost the 1-client SELECT 1 cell 5-48 %; with idle cores (emulated) it gave
+  // +60-90 % (bench/connect/results.md, 2026-11-22 14:33-15:07). 100 suits a
+  // host whose cores are otherwise idle.
+  uint32_t busy_poll_us = 0;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;
