@@ -50,7 +50,7 @@ struct Config {
   // while few sessions are active (server/busy_poll.hpp); 0 = never spin.
   // Off by default: on the shared 2-vCPU development VM with builds running it
   // cost the 1-client SELECT 1 cell 5-48 %; with idle cores (emulated) it gave
-  // +60-90 % (bench/connect/results.md, 2026-11-22 14:33-15:07). 100 suits a
+  // 1.4-2.0x (bench/connect/results.md, 2026-11-22 14:03-15:25). 100 suits a
   // host whose cores are otherwise idle.
   uint32_t busy_poll_us = 0;
   // HTTP admin endpoint; port 0 disables it.
