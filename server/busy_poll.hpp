@@ -18,6 +18,12 @@
 // spin only while the active sessions, itself included, are at most half the
 // hardware threads (at least one): each spinning session's client needs a core
 // too when it runs on the same host.
+//
+// Off by default (Config::busy_poll_us = 0): it pays only where cores are
+// otherwise idle (emulated: 1.4-2.0x the 1-client round trips); on the shared
+// development VM with builds running it changed them by 0.52-1.12x (a loss in
+// 10 of 12 cells over four runs), not yet explained (bench/connect/results.md,
+// 2026-11-22 14:03-15:25).
 #include <atomic>
 #include <chrono>
 
