@@ -45,6 +45,16 @@ GroupBySpec full_spec(KeyType kt) {
   return s;
 }
 
+// SELECT k, sum(v), count(*) over one NOT NULL int4 value: the shape the
+// lean count+sum kernels serve.
+GroupBySpec count_sum_spec(KeyType kt) {
+  GroupBySpec s;
+  s.key_type = kt;
+  s.columns = {{ValueType::int32, false}};
+  s.aggregates = {{AggOp::sum, 0}, {AggOp::count_star, -1}};
+  return s;
+}
+
 struct DataShape {
   size_t rows = 1000;
   uint64_t groups = 10;         // distinct non-NULL keys
@@ -477,10 +487,7 @@ TEST_P(GpuGroupByTest, PartitionsOutgrowTheirTables) {
 // empty-marker key included.
 TEST_P(GpuGroupByTest, DictionaryMissesStayExact) {
   if (variant() != Variant::shared_hash) GTEST_SKIP() << "shared_hash only";
-  GroupBySpec count_sum;
-  count_sum.key_type = key_type();
-  count_sum.columns = {{ValueType::int32, false}};
-  count_sum.aggregates = {{AggOp::sum, 0}, {AggOp::count_star, -1}};
+  const GroupBySpec count_sum = count_sum_spec(key_type());
   const GroupBySpec full = full_spec(key_type());
   DataShape d;
   d.rows = 300000;
@@ -517,10 +524,7 @@ TEST_P(GpuGroupByTest, DictionaryMissesStayExact) {
 // whatever the draw, through the count+sum kernel and the generic one.
 TEST_P(GpuGroupByTest, StructuredSparseKeysStayExact) {
   if (variant() != Variant::shared_hash) GTEST_SKIP() << "shared_hash only";
-  GroupBySpec count_sum;
-  count_sum.key_type = key_type();
-  count_sum.columns = {{ValueType::int32, false}};
-  count_sum.aggregates = {{AggOp::sum, 0}, {AggOp::count_star, -1}};
+  const GroupBySpec count_sum = count_sum_spec(key_type());
   const GroupBySpec full = full_spec(key_type());
   DataShape d;
   d.rows = 150001;  // not a multiple of any tile: the last tile is partial
