@@ -138,11 +138,11 @@ TEST(FinalizeColumn, BigintSumOutOfRangeIs22003) {
 }
 
 
-// Columns of 2^16 groups and more are finalized by every core, each thread a
-// range of groups: the same values and NULLs as the per-group finalizers, and
-// a bigint sum out of range in the last range still raises 22003.
+// Columns of 2 x 2^17 groups and more are finalized by several cores, each
+// thread a range of groups: the same values and NULLs as the per-group
+// finalizers, and a bigint sum out of range in the last range still raises 22003.
 TEST(FinalizeColumn, LargeColumnsSplitOverThreadsMatch) {
-  constexpr size_t kLarge = 150001;
+  constexpr size_t kLarge = 300001;
   std::mt19937_64 rng(11);
   PartialStates states = random_states(rng, kLarge);
   const std::vector<Shape> shapes = {
