@@ -35,7 +35,10 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
       stopping_(stopping),
       startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout),
       busy_poll_(busy_poll) {
-  if (busy_poll_) busy_poll_->activate();
+  if (busy_poll_) {
+    busy_poll_->session_opened();
+    busy_poll_->activate();
+  }
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
@@ -58,7 +61,10 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
 }
 
 SocketStream::~SocketStream() {
-  if (busy_poll_) busy_poll_->deactivate();
+  if (busy_poll_) {
+    busy_poll_->deactivate();
+    busy_poll_->session_closed();
+  }
   if (tls_) SSL_free(tls_);
   if (fd_ >= 0) {
     ::shutdown(fd_, SHUT_RDWR);

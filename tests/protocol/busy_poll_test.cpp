@@ -88,6 +88,16 @@ TEST(BusyPoll, SpinsOnlyWhileFewSessionsAreActive) {
   on.deactivate();
   on.deactivate();
   EXPECT_EQ(on.active(), 0);
+  // One active session, a second one open but idle: its client may send any
+  // moment and needs the core a spinner would hold.
+  on.session_opened();
+  on.session_opened();
+  on.activate();
+  EXPECT_FALSE(on.may_spin());
+  on.deactivate();
+  on.session_closed();
+  on.session_closed();
+  EXPECT_EQ(on.open(), 0);
   EXPECT_GE(BusyPoll(100us).max_active(), 1u);  // default: half the hardware threads
   // The host load gate reads the runnable tasks, this thread among them.
   EXPECT_GE(BusyPoll::host_running_tasks(), 1);
