@@ -14,6 +14,7 @@
 #include "server/metrics.hpp"
 #include "server/server.hpp"
 #include "tests/protocol/fake_handler.hpp"
+#include "tests/protocol/tls_certificate_fixture.hpp"
 #include "tests/protocol/wire_client.hpp"
 
 namespace tally::server {
@@ -206,20 +207,7 @@ TEST(BusyPollServerIdle, AnIdleConnectionStopsSpinningAfterTheWindow) {
   EXPECT_EQ(client.read_until_ready().size(), 5u);
 }
 
-class BusyPollTls : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tally-busy-tls-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
-    std::filesystem::create_directories(dir_);
-    std::string command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
-                          " -keyout " + (dir_ / "key.pem").string() +
-                          " -out " + (dir_ / "cert.pem").string() + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << "openssl is needed (scripts/setup.sh installs it)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
+class BusyPollTls : public tally::testing::TlsCertificateTest {};
 
 TEST_F(BusyPollTls, TlsSessionsAnswerCorrectlyWithSpinningOnAndOff) {
   for (uint32_t window : {0u, 100u}) {

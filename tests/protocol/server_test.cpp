@@ -10,6 +10,7 @@
 #include "server/metrics.hpp"
 #include "server/server.hpp"
 #include "tests/protocol/fake_handler.hpp"
+#include "tests/protocol/tls_certificate_fixture.hpp"
 #include "tests/protocol/wire_client.hpp"
 
 namespace tally::server {
@@ -239,20 +240,7 @@ TEST(Server, GracefulStopEndsSessionsWith57P01) {
   EXPECT_THROW(WireClient{server.port()}, boost::system::system_error);
 }
 
-class TlsServer : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tally-tls-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
-    std::filesystem::create_directories(dir_);
-    std::string command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
-                          " -keyout " + (dir_ / "key.pem").string() +
-                          " -out " + (dir_ / "cert.pem").string() + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << "openssl is needed (scripts/setup.sh installs it)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
+class TlsServer : public tally::testing::TlsCertificateTest {};
 
 TEST_F(TlsServer, SslRequestUpgradesToTls) {
   config::Config config = test_config();
