@@ -336,13 +336,13 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
     case AggKind::max:
     case AggKind::bool_and:
     case AggKind::bool_or:
-      if (finalize_threads(groups) <= 1) {
-        finalize_counted_range(call, s, 0, groups, out);
+      if (const int threads = finalize_threads(groups); threads > 1) {
+        if (any_empty(s, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
+        cpu::parallel_for(threads, groups,
+                          [&](int, size_t begin, size_t end) { finalize_counted_range(call, s, begin, end, out); });
         return;
       }
-      if (any_empty(s, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
-      cpu::parallel_for(finalize_threads(groups), groups,
-                        [&](int, size_t begin, size_t end) { finalize_counted_range(call, s, begin, end, out); });
+      finalize_counted_range(call, s, 0, groups, out);
       return;
     case AggKind::var_samp:
     case AggKind::var_pop:

@@ -480,6 +480,13 @@ TEST_P(GpuGroupByTest, PartitionsOutgrowTheirTables) {
   check(t, 400000);
 }
 
+// The table as count_sum_spec sees it: only the first value column.
+void keep_first_value_column(TestTable& t) {
+  t.values.resize(1);
+  t.value_valid.resize(1);
+  t.value_types.resize(1);
+}
+
 // The shared hash's key dictionary is built from a sample of the chunk: keys
 // it never saw (rare keys, far more groups than estimated) take the miss path
 // (a block-private table, then the global table) and the result stays exact.
@@ -499,9 +506,7 @@ TEST_P(GpuGroupByTest, DictionaryMissesStayExact) {
   for (const GroupBySpec* spec : {static_cast<const GroupBySpec*>(&count_sum), &full}) {
     TestTable u = t;
     if (spec == &count_sum) {
-      u.values.resize(1);
-      u.value_valid.resize(1);
-      u.value_types.resize(1);
+      keep_first_value_column(u);
     } else {
       const int64_t kmin =
           key_type() == KeyType::int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
@@ -537,11 +542,7 @@ TEST_P(GpuGroupByTest, StructuredSparseKeysStayExact) {
     }
     for (const GroupBySpec* spec : {static_cast<const GroupBySpec*>(&count_sum), &full}) {
       TestTable u = t;
-      if (spec == &count_sum) {
-        u.values.resize(1);
-        u.value_valid.resize(1);
-        u.value_types.resize(1);
-      }
+      if (spec == &count_sum) keep_first_value_column(u);
       ASSERT_TRUE(can_use_dictionary(*spec, device_, d.groups) || spec == &full) << "stride " << stride;
       check(u, d.groups, 0, spec, false);
     }
