@@ -17,10 +17,9 @@ namespace {
 constexpr std::chrono::milliseconds kHostSampleInterval{20};
 }  // namespace
 
-BusyPoll::BusyPoll(std::chrono::microseconds window, unsigned max_active)
+BusyPoll::BusyPoll(std::chrono::microseconds window, unsigned max_open)
     : window_(std::max(window, std::chrono::microseconds(0))),
-      max_active_(max_active > 0 ? max_active
-                                 : std::max(1u, std::thread::hardware_concurrency() / 2)),
+      max_open_(max_open > 0 ? max_open : std::max(1u, std::thread::hardware_concurrency() / 2)),
       hardware_threads_(std::max(1u, std::thread::hardware_concurrency())) {}
 
 int BusyPoll::host_running_tasks() {

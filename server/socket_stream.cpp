@@ -23,7 +23,7 @@ namespace asio = boost::asio;
 
 namespace {
 // How often a waiting session looks at the shutdown flag.
-constexpr int kPollSliceMs = 200;
+constexpr std::chrono::milliseconds kPollSlice{200};
 // PostgreSQL's authentication_timeout default.
 constexpr std::chrono::seconds kStartupTimeout{60};
 }  // namespace
@@ -35,10 +35,7 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
       stopping_(stopping),
       startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout),
       busy_poll_(busy_poll) {
-  if (busy_poll_) {
-    busy_poll_->session_opened();
-    busy_poll_->activate();
-  }
+  if (busy_poll_) busy_poll_->session_opened();
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
@@ -53,18 +50,17 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   fd_ = socket.release(ec);
   if (ec) fd_ = -1;  // every read and write then fails: the session ends at once
-  // Blocking descriptor: reads use MSG_DONTWAIT + poll, writes block.
+  // Blocking descriptor: reads block for at most a poll slice (then look at
+  // the shutdown flag and try again), writes block.
   if (fd_ >= 0) {
     const int flags = ::fcntl(fd_, F_GETFL, 0);
     if (flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+    set_receive_timeout(kPollSlice);
   }
 }
 
 SocketStream::~SocketStream() {
-  if (busy_poll_) {
-    busy_poll_->deactivate();
-    busy_poll_->session_closed();
-  }
+  if (busy_poll_) busy_poll_->session_closed();
   if (tls_) SSL_free(tls_);
   if (fd_ >= 0) {
     ::shutdown(fd_, SHUT_RDWR);
@@ -77,36 +73,27 @@ static Error shutdown_error() {
                Severity::fatal);
 }
 
-namespace {
-// A session blocked in poll() is not active (BusyPoll's count), whichever way it leaves.
-class Inactive {
- public:
-  explicit Inactive(BusyPoll* busy_poll) : busy_poll_(busy_poll) {
-    if (busy_poll_) busy_poll_->deactivate();
-  }
-  ~Inactive() {
-    if (busy_poll_) busy_poll_->activate();
-  }
-  Inactive(const Inactive&) = delete;
-  Inactive& operator=(const Inactive&) = delete;
+void SocketStream::set_receive_timeout(std::chrono::microseconds timeout) {
+  timeval value{static_cast<time_t>(timeout.count() / 1000000),
+                static_cast<suseconds_t>(timeout.count() % 1000000)};
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &value, sizeof value);
+}
 
- private:
-  BusyPoll* busy_poll_;
-};
-}  // namespace
-
-void SocketStream::wait_readable() {
-  Inactive inactive(busy_poll_);
-  pollfd fd{fd_, POLLIN, 0};
+ssize_t SocketStream::blocking_recv(char* data, size_t size, int flags) {
   while (true) {
+    // Blocks until input, EOF or the receive timeout (one poll slice).
+    ssize_t got = ::recv(fd_, data, size, flags);
+    if (got >= 0) return got;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      throw protocol::ConnectionLost(std::string("recv failed: ") + std::strerror(errno));
+    }
+    // A slice passed without input.
     if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
     if (startup_deadline_ && std::chrono::steady_clock::now() > *startup_deadline_) {
       // Like PostgreSQL, a client too slow to authenticate is dropped without an answer.
       throw protocol::ConnectionLost("startup timeout");
     }
-    int ready = ::poll(&fd, 1, kPollSliceMs);
-    if (ready > 0) return;
-    if (ready < 0 && errno != EINTR) throw protocol::ConnectionLost("poll failed");
   }
 }
 
@@ -129,24 +116,26 @@ size_t SocketStream::read_some(std::span<char> buffer) {
       throw protocol::ConnectionLost("TLS read failed");
     }
   }
-  // Try first: in a busy session the next message is usually there already.
-  ssize_t got = try_recv(buffer.data(), buffer.size(), 0);
-  if (got < 0 && busy_poll_ && busy_poll_->may_spin()) {
-    got = spin_recv(buffer.data(), buffer.size(), 0);
+  // With many sessions open (no spinning) one blocking recv() waits for the
+  // next message, or returns it at once when it is there: one system call per
+  // read. Until 2026-11-22 16:30 each read that found no input took three
+  // (recv(MSG_DONTWAIT), poll(), recv()).
+  if (busy_poll_ && busy_poll_->may_spin()) {
+    ssize_t got = try_recv(buffer.data(), buffer.size(), 0);
+    if (got < 0) got = spin_recv(buffer.data(), buffer.size(), 0);
+    if (got >= 0) return static_cast<size_t>(got);
   }
-  while (got < 0) {
-    wait_readable();
-    got = try_recv(buffer.data(), buffer.size(), 0);
-  }
-  return static_cast<size_t>(got);
+  return static_cast<size_t>(blocking_recv(buffer.data(), buffer.size(), 0));
 }
 
 void SocketStream::await_tls_input() {
   // Peeks at the socket (the record stays for SSL_read); 0 (EOF) is input too.
   char byte;
-  if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
-  if (busy_poll_ && busy_poll_->may_spin() && spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
-  wait_readable();
+  if (busy_poll_ && busy_poll_->may_spin()) {
+    if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
+    if (spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
+  }
+  blocking_recv(&byte, 1, MSG_PEEK);
 }
 
 ssize_t SocketStream::try_recv(char* data, size_t size, int flags) {
@@ -202,7 +191,7 @@ void SocketStream::send_all(std::string_view bytes) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       // Only if something set O_NONBLOCK again: wait for room.
       pollfd fd{fd_, POLLOUT, 0};
-      ::poll(&fd, 1, kPollSliceMs);
+      ::poll(&fd, 1, static_cast<int>(kPollSlice.count()));
       continue;
     }
     throw protocol::ConnectionLost(std::string("send failed: ") + std::strerror(errno));
@@ -219,13 +208,10 @@ void SocketStream::start_tls() {
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(
       *startup_deadline_ - std::chrono::steady_clock::now());
   if (left.count() <= 0) throw protocol::ConnectionLost("startup timeout");
-  timeval timeout{static_cast<time_t>(left.count() / 1000000),
-                  static_cast<suseconds_t>(left.count() % 1000000)};
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  set_receive_timeout(left);
   ERR_clear_error();
   int accepted = SSL_accept(tls_);
-  timeval none{0, 0};
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  set_receive_timeout(kPollSlice);
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A protocol::ByteStream over one accepted TCP connection, plain or upgraded
-// to TLS after SSLRequest. Reads wait with poll() in short slices so that a
+// to TLS after SSLRequest. Reads block in short slices so that a
 // server shutdown reaches idle sessions (FATAL 57P01) without closing their
 // sockets under them.
 //
@@ -11,8 +11,10 @@
 // per recvfrom). The session thread does its own blocking I/O on the bare
 // descriptor.
 //
-// With a BusyPoll, a read that finds no input first spins for the poller's
-// window (server/busy_poll.hpp says when and why) before it blocks.
+// A read is one blocking recv() (SO_RCVTIMEO of one poll slice, so that the
+// shutdown flag and the startup deadline are looked at while a client is
+// idle). With a BusyPoll that allows it, a read that finds no input first
+// spins for the poller's window (server/busy_poll.hpp says when and why).
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -55,11 +57,13 @@ class SocketStream : public protocol::ByteStream {
   bool peer_gone() const;
 
  private:
-  // Waits until the socket is readable; throws FATAL 57P01 on shutdown.
-  // The session is not active in busy_poll_ while it waits.
-  void wait_readable();
-  // Returns once the TLS socket has input (a record, or EOF): peeks, spins,
-  // then blocks.
+  // recv(flags) that blocks until input or EOF, a slice at a time; throws
+  // FATAL 57P01 on shutdown, ConnectionLost at the startup deadline or on a
+  // socket error.
+  ssize_t blocking_recv(char* data, size_t size, int flags);
+  void set_receive_timeout(std::chrono::microseconds timeout);
+  // Returns once the TLS socket has input (a record, or EOF): peeks, spins
+  // when the BusyPoll allows it, then blocks.
   void await_tls_input();
   // One non-blocking recv: the byte count, or -1 when nothing is there.
   // Throws ConnectionLost on a socket error.
@@ -74,7 +78,8 @@ class SocketStream : public protocol::ByteStream {
   int fd_;  // owned; closed by the destructor
   boost::asio::ssl::context* tls_context_;
   // OpenSSL directly on the descriptor, as PostgreSQL does: no read-ahead
-  // buffer outside OpenSSL, so poll() plus SSL_pending() see every input.
+  // buffer outside OpenSSL, so a peek at the socket plus SSL_pending() see
+  // every input.
   SSL* tls_ = nullptr;
   const std::atomic<bool>& stopping_;
   // A client has this long to finish startup and authentication.
