@@ -199,7 +199,11 @@ void Session::ready_for_query() {
 
 void Session::begin_statement() {
   if (cancel_.reason() != CancelReason::shutdown) cancel_.reset();
-  uint64_t timeout_ms = handler_->statement_timeout_ms().value_or(config_.statement_timeout_ms);
+  if (!timeout_known_) {
+    timeout_ms_ = handler_->statement_timeout_ms().value_or(config_.statement_timeout_ms);
+    timeout_known_ = true;
+  }
+  const uint64_t timeout_ms = timeout_ms_;
   if (timeout_ms > 0) {
     host_.set_statement_deadline(
         cancel_, std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms));
@@ -228,11 +232,16 @@ void Session::serve() {
     bool statement = type == 'Q' || type == 'E' || type == 'P' || type == 'B';
     try {
       dispatch(type, body);
+      // Only running a statement (Query, Execute) or ending a transaction
+      // (Sync) can change statement_timeout; Parse, Bind, Describe and Close
+      // cannot, so a Bind/Execute pair asks the handler once.
+      if (type == 'Q' || type == 'E' || type == 'S') timeout_known_ = false;
       end_statement();
       if (type == 'Q' || type == 'E') host_.statement_finished(nullptr);
     } catch (const ConnectionLost&) {
       throw;
     } catch (const Error& error) {
+      timeout_known_ = false;
       end_statement();
       if (statement) host_.statement_finished(&error);
       if (error.severity() == Severity::fatal || error.severity() == Severity::panic) throw;
@@ -246,6 +255,7 @@ void Session::serve() {
       }
     } catch (const std::exception& e) {
       // A bug below us must not take the connection down with it.
+      timeout_known_ = false;
       end_statement();
       Error error(SqlState::internal_error, e.what());
       if (statement) host_.statement_finished(&error);
@@ -318,22 +328,22 @@ void Session::simple_query(const frontend::Query& m) {
 
 void Session::parse(frontend::Parse& m) {
   state_ = State::in_query;
-  if (!m.name.empty() && statements_.count(m.name) > 0) {
+  if (!m.name.empty() && statements_.contains(m.name)) {
     throw Error(SqlState::duplicate_prepared_statement,
                 "prepared statement " + quoted(m.name) + " already exists");
   }
   begin_statement();
   std::shared_ptr<PreparedStatement> statement = handler_->prepare(m.query, m.param_types);
-  statements_[m.name] = std::move(statement);
+  statements_.put(m.name, std::move(statement));
   backend::encode(backend::ParseComplete{}, channel_.out());
   state_ = State::ready;
 }
 
 void Session::bind(frontend::Bind& m) {
   state_ = State::in_query;
-  auto it = statements_.find(m.statement);
-  if (it == statements_.end()) throw statement_missing(m.statement);
-  std::shared_ptr<PreparedStatement> statement = it->second;
+  std::shared_ptr<PreparedStatement>* found = statements_.find(m.statement);
+  if (found == nullptr) throw statement_missing(m.statement);
+  std::shared_ptr<PreparedStatement> statement = *found;
   size_t expected = statement->parameter_types().size();
   if (m.param_formats.size() > 1 && m.param_formats.size() != m.params.size()) {
     throw Error(SqlState::protocol_violation,
@@ -365,14 +375,14 @@ void Session::bind(frontend::Bind& m) {
                                                 : param_formats[i];
     params.push_back(ParameterValue{std::move(m.params[i]), format});
   }
-  if (!m.portal.empty() && portals_.count(m.portal) > 0) {
+  if (!m.portal.empty() && portals_.contains(m.portal)) {
     throw Error(SqlState::duplicate_cursor, "cursor " + quoted(m.portal) + " already exists");
   }
   begin_statement();
   // The unnamed portal is replaced (and released) before the new one is made.
   portals_.erase(m.portal);
   std::unique_ptr<Portal> portal = handler_->bind(*statement, params, result_formats);
-  portals_[m.portal] = PortalEntry{std::move(statement), std::move(portal)};
+  portals_.put(m.portal, PortalEntry{std::move(statement), std::move(portal)});
   backend::encode(backend::BindComplete{}, channel_.out());
   state_ = State::ready;
 }
@@ -380,14 +390,14 @@ void Session::bind(frontend::Bind& m) {
 void Session::describe(const frontend::Describe& m) {
   std::optional<std::vector<FieldDescription>> fields;
   if (m.kind == 'S') {
-    auto it = statements_.find(m.name);
-    if (it == statements_.end()) throw statement_missing(m.name);
-    backend::encode(backend::ParameterDescription{it->second->parameter_types()}, channel_.out());
-    fields = it->second->result_fields();
+    std::shared_ptr<PreparedStatement>* statement = statements_.find(m.name);
+    if (statement == nullptr) throw statement_missing(m.name);
+    backend::encode(backend::ParameterDescription{(*statement)->parameter_types()}, channel_.out());
+    fields = (*statement)->result_fields();
   } else if (m.kind == 'P') {
-    auto it = portals_.find(m.name);
-    if (it == portals_.end()) throw portal_missing(m.name);
-    fields = it->second.portal->result_fields();
+    PortalEntry* entry = portals_.find(m.name);
+    if (entry == nullptr) throw portal_missing(m.name);
+    fields = entry->portal->result_fields();
   } else {
     throw Error(SqlState::protocol_violation,
                 "invalid DESCRIBE message subtype " + std::to_string(static_cast<int>(m.kind)));
@@ -400,15 +410,15 @@ void Session::describe(const frontend::Describe& m) {
 }
 
 void Session::execute(const frontend::Execute& m) {
-  auto it = portals_.find(m.portal);
-  if (it == portals_.end()) throw portal_missing(m.portal);
+  PortalEntry* entry = portals_.find(m.portal);
+  if (entry == nullptr) throw portal_missing(m.portal);
   state_ = State::in_query;
   begin_statement();
   writer_.set_in_execute(true);
   uint64_t max_rows = m.max_rows > 0 ? static_cast<uint64_t>(m.max_rows) : 0;
   bool finished = false;
   try {
-    finished = it->second.portal->execute(max_rows, writer_);
+    finished = entry->portal->execute(max_rows, writer_);
   } catch (...) {
     writer_.set_in_execute(false);
     throw;

@@ -15,6 +15,7 @@
 #include "protocol/byte_stream.hpp"
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_channel.hpp"
+#include "protocol/named_slots.hpp"
 #include "protocol/query_handler.hpp"
 #include "protocol/session_host.hpp"
 #include "protocol/wire_result_writer.hpp"
@@ -86,10 +87,14 @@ class Session {
   SessionInfo info_;
   bool doing_extended_ = false;  // the current message belongs to the extended protocol
   bool deadline_armed_ = false;
+  // statement_timeout as the handler last reported it (begin_statement);
+  // forgotten after each message that may have changed it.
+  bool timeout_known_ = false;
+  uint64_t timeout_ms_ = 0;
   // Declared before the statements and portals so that they die first.
   std::unique_ptr<QueryHandler> handler_;
-  std::map<std::string, std::shared_ptr<PreparedStatement>> statements_;
-  std::map<std::string, PortalEntry> portals_;
+  NamedSlots<std::shared_ptr<PreparedStatement>> statements_;
+  NamedSlots<PortalEntry> portals_;
 };
 
 }  // namespace tally::protocol

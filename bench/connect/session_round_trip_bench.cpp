@@ -15,7 +15,9 @@
 //     line per statement to a file, once with one write(2) per line (the
 //     default sink) and once through server/buffered_log_sink.hpp.
 //
-//   session_round_trip_bench [--round-trips N] [--repeats R]
+//   session_round_trip_bench [--round-trips N] [--repeats R] [--mode simple|extended|prepared]
+//
+// (--mode runs one protocol's rows only, e.g. under perf record.)
 //
 // Prints round trips per second and microseconds per round trip (best of R
 // runs), and the ratio to the framing-only floor measured in the same run.
@@ -168,11 +170,13 @@ double best_seconds(const config::Config& config, protocol::QueryHandlerFactory&
 int main_impl(int argc, char** argv) {
   size_t count = 20000;
   int repeats = 5;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--round-trips") == 0) count = std::strtoull(argv[i + 1], nullptr, 10);
     else if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--mode") == 0) only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--round-trips N] [--repeats R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--round-trips N] [--repeats R] [--mode simple|extended|prepared]\n", argv[0]);
       return 2;
     }
   }
@@ -207,6 +211,7 @@ int main_impl(int argc, char** argv) {
   std::printf("----------------------------------------------------------------------------\n");
   bool ok = true;
   for (const auto& mode : modes) {
+    if (!only.empty() && only != mode.name) continue;
     const double floor = best_seconds(config, fake, mode.fake, count, repeats, ok, '0');
     auto row = [&](const char* handler, double seconds) {
       std::printf("%-9s | %-28s | %12.0f | %9.2f | %8.2f\n", mode.name, handler, count / seconds, seconds / count * 1e6,
