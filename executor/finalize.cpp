@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -216,13 +217,26 @@ struct Pow10Table {
 };
 constexpr Pow10Table kPow10_128;
 
-// Base-10000 weight and leading digit of a non-negative integer (0: 0, 0).
+// Base-10000 weight and leading digit of a non-negative integer (0: 0, 0);
+// constant divisors, so no hardware division (this runs twice per avg group).
 inline void weight_and_first(uint64_t m, int& weight, int& first) {
-  if (m == 0) { weight = 0; first = 0; return; }
-  int digits = 1;
-  while (digits < 20 && m >= kPow10_64[digits]) ++digits;
-  weight = (digits - 1) / kDecDigits;
-  first = static_cast<int>(m / kPow10_64[kDecDigits * weight]);
+  if (m < 10000ULL) { weight = 0; first = static_cast<int>(m); }
+  else if (m < 100000000ULL) { weight = 1; first = static_cast<int>(m / 10000ULL); }
+  else if (m < 1000000000000ULL) { weight = 2; first = static_cast<int>(m / 100000000ULL); }
+  else if (m < 10000000000000000ULL) { weight = 3; first = static_cast<int>(m / 1000000000000ULL); }
+  else { weight = 4; first = static_cast<int>(m / 10000000000000000ULL); }
+}
+
+// q = round(scaled / count) half away from zero, as numeric_div_scale rounds.
+template <class Int>
+inline Int divide_rounded(Int scaled, Int count) {
+  Int q = scaled / count;
+  const Int r = scaled - q * count;
+  // |r| < count, so 2|r| fits in the unsigned type.
+  using Unsigned = std::conditional_t<sizeof(Int) == 16, unsigned __int128, uint64_t>;
+  const Unsigned twice = (r < 0 ? Unsigned{0} - static_cast<Unsigned>(r) : static_cast<Unsigned>(r)) * 2;
+  if (r != 0 && twice >= static_cast<Unsigned>(count)) q += scaled < 0 ? -1 : 1;
+  return q;
 }
 
 bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
@@ -235,13 +249,16 @@ bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
   if (first1 <= first2) --qweight;
   const int32_t rscale = std::max(kMinSigDigits - qweight * kDecDigits, 0);  // <= 16 + 4*5: far below the 1000 cap
   if (rscale > 38) return false;
+  // Most groups' scaled sum fits in 64 bits (an avg below ~900 at scale 16):
+  // a 64-bit division instead of the 128-bit library call.
+  int64_t scaled64;
+  if (rscale <= 18 && !__builtin_mul_overflow(static_cast<int64_t>(sum), static_cast<int64_t>(kPow10_64[rscale]), &scaled64)) {
+    out = Numeric{divide_rounded<int64_t>(scaled64, count), rscale};
+    return true;
+  }
   __int128 scaled;
   if (__builtin_mul_overflow(sum, kPow10_128.v[rscale], &scaled)) return false;
-  __int128 q = scaled / count;
-  const __int128 r = scaled - q * count;
-  const __int128 twice = (r < 0 ? -r : r) * 2;
-  if (r != 0 && twice >= count) q += scaled < 0 ? -1 : 1;
-  out = Numeric{q, rscale};
+  out = Numeric{divide_rounded<__int128>(scaled, count), rscale};
   return true;
 }
 

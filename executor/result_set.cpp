@@ -147,14 +147,50 @@ unsigned __int128 magnitude(__int128 m) {
   return m < 0 ? -static_cast<unsigned __int128>(m) : static_cast<unsigned __int128>(m);
 }
 
+// The text of v / 10^scale with exactly `scale` fraction digits (scale >= 0),
+// written backwards into its final place: the digits of an avg (20 of them
+// at scale 16) cost two memcpy calls through a scratch buffer otherwise.
+inline char* write_scaled_uint(char* p, uint64_t v, int scale) {
+  const int n = decimal_digits(v);
+  const int len = (n > scale ? n - scale : 1) + (scale > 0 ? 1 + scale : 0);
+  char* q = p + len;
+  int fraction = scale;
+  for (; fraction >= 2; fraction -= 2) {
+    const auto pair = static_cast<size_t>(v % 100) * 2;
+    v /= 100;
+    *--q = kDigitPairs[pair + 1];
+    *--q = kDigitPairs[pair];
+  }
+  if (fraction == 1) {
+    *--q = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  if (scale > 0) *--q = '.';
+  while (v >= 100) {
+    const auto pair = static_cast<size_t>(v % 100) * 2;
+    v /= 100;
+    *--q = kDigitPairs[pair + 1];
+    *--q = kDigitPairs[pair];
+  }
+  if (v >= 10) {
+    *--q = kDigitPairs[v * 2 + 1];
+    *--q = kDigitPairs[v * 2];
+  } else {
+    *--q = static_cast<char>('0' + v);
+  }
+  return p + len;
+}
+
 // Numeric::append_to's text, written in place.
 char* write_numeric_text(char* p, const Numeric& n) {
-  char digits[48];  // big-endian decimal digits of the magnitude
-  int count;
   const unsigned __int128 m = magnitude(n.mantissa);
   if (m <= UINT64_MAX) {
-    count = static_cast<int>(write_uint(digits, static_cast<uint64_t>(m)) - digits);
-  } else {
+    if (n.mantissa < 0) *p++ = '-';
+    return write_scaled_uint(p, static_cast<uint64_t>(m), n.scale);
+  }
+  char digits[48];  // big-endian decimal digits of the magnitude
+  int count;
+  {
     // Above 64 bits: the high part, then the low 19 digits zero-padded.
     constexpr uint64_t kTen19 = 10000000000000000000ULL;
     const unsigned __int128 high = m / kTen19;

@@ -173,6 +173,43 @@ TEST(ResultStream, IntegerTextAtEveryDigitCount) {
   for (size_t r = 0; r < values.size(); ++r) ASSERT_EQ(writer.rows[r][0], std::to_string(values[r]));
 }
 
+// Numeric text written in place (avg and sum results) against value_codec's
+// Numeric text, at every scale edge around each digit count, both signs, and
+// on both sides of the 64-bit mantissa boundary.
+TEST(ResultStream, NumericTextAtEveryScaleAndDigitCount) {
+  std::vector<__int128> mantissas = {0, 1, 5, 9, 10, 99, 100};
+  __int128 p = 1;
+  for (int k = 1; k <= 37; ++k) {
+    p *= 10;
+    for (__int128 x : {p - 1, p, p + 1, 5 * p - 3}) mantissas.push_back(x);
+  }
+  const __int128 u64 = static_cast<__int128>(UINT64_MAX);
+  for (__int128 x : {u64 - 1, u64, u64 + 1, static_cast<__int128>(INT64_MAX), static_cast<__int128>(INT64_MAX) + 1}) {
+    mantissas.push_back(x);
+  }
+  Vector v(SqlType{TypeId::numeric});
+  for (__int128 m : mantissas) {
+    for (int32_t scale : {0, 1, 2, 3, 4, 15, 16, 17, 19, 20, 21, 38, 39, 59, 60, 61}) {
+      for (__int128 sign : {1, -1}) {
+        if (m * sign > static_cast<__int128>(1e37) || m * sign < -static_cast<__int128>(1e37)) continue;
+        v.push(Value{Numeric{m * sign, scale}});
+      }
+    }
+  }
+  v.push(Value{Null{}});
+  ResultSet result;
+  result.rows = v.size();
+  result.columns.push_back(std::move(v));
+  BufferWriter writer;
+  size_t position = 0;
+  stream_rows(result, {protocol::Format::text}, position, 0, writer);
+  ASSERT_EQ(writer.rows.size(), result.rows);
+  for (size_t r = 0; r < result.rows; ++r) {
+    ASSERT_EQ(writer.rows[r], expected_row(result, r, {protocol::Format::text})) << "row " << r;
+  }
+  EXPECT_EQ(writer.rows.back()[0], std::nullopt);
+}
+
 // 2^18 rows and more are encoded by two threads (alternate blocks, appended
 // in order): the same messages in the same order; a row limit that starts
 // mid-block too.

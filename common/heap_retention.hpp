@@ -1,0 +1,59 @@
+#pragma once
+// Keeps the memory of large per-query arrays in the process between queries,
+// so that a repeated large aggregation does not fault in and zero fresh pages
+// from the kernel every time.
+//
+// Why: glibc serves every allocation above 32 MB (and, in a thread's own
+// arena, above 64 MB) with its own mmap and munmaps it on free. A GROUP BY
+// over 8M groups hands about 1.4 GB of such arrays from the engine to the
+// encoder; each query then took ~380K page faults, and fault handling, kernel
+// zeroing and memcg charging were about a quarter of tallyd's CPU on the
+// 2-core VM (bench/cpu/RESULTS.md, session 4). With one arena and no mmap,
+// freed arrays stay in the heap and the next query reuses them: 1 page fault
+// per repeated query instead of 376K, and 18% less tallyd CPU
+// (bench/cpu/RESULTS.md, session 5).
+//
+// What it costs: one malloc arena for every thread (small allocations go
+// through glibc's per-thread cache first, so sessions rarely meet on its
+// lock), and memory that stays with the process after a large query, bounded
+// by release_retained_heap_over() (the CPU engine calls it as a run starts):
+// when more than the bound is free in the heap, all of it goes back to the
+// kernel.
+//
+// glibc only; elsewhere (and under sanitizers, which replace malloc) these
+// calls do nothing that matters.
+#include <cstddef>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace tally {
+
+// Free heap bytes kept for reuse before they are handed back: above what the
+// largest benchmark query (8M groups, five aggregates: ~1.5 GB) needs, far
+// below the machines' memory (24 GiB development VM, 128 GiB GPU hosts).
+constexpr size_t kRetainedHeapBytes = size_t{3} << 30;
+
+// Sets the process's malloc policy; call before any thread starts (a static
+// initializer), since threads that already own an arena keep it.
+inline void retain_large_allocations() {
+#if defined(__GLIBC__)
+  mallopt(M_ARENA_MAX, 1);      // thread arenas cannot hold chunks over 64 MB: one shared heap
+  mallopt(M_MMAP_MAX, 0);       // large blocks from the heap, not a private mmap each
+  mallopt(M_TRIM_THRESHOLD, -1);  // never trim on free (-1: off); release_retained_heap_over bounds it
+#endif
+}
+
+// Gives every free heap page back to the kernel when more than `bound` bytes
+// are free (a query larger than usual must not pin its memory for the life of
+// the process). Cheap when under the bound (mallinfo2 walks the free lists).
+inline void release_retained_heap_over(size_t bound) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  if (mallinfo2().fordblks > bound) malloc_trim(0);
+#else
+  (void)bound;
+#endif
+}
+
+}  // namespace tally
