@@ -331,14 +331,49 @@ void finalize_counted_range(const ColumnFinal& call, const PartialStates& s, siz
 
 }  // namespace
 
+namespace {
+
+// out.ints = [first, first + groups) in one copy: resizing first would
+// zero-fill the column only to overwrite it (8M groups: 64 MB per column).
+void assign_ints(Vector& out, const int64_t* first, size_t groups) {
+  out.ints.assign(first, first + groups);
+  if (!out.nulls.empty()) out.nulls.assign(groups, 0);
+  out.count = groups;
+}
+
+}  // namespace
+
 void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
-  out.resize(groups);
   const TypeId in = call.input;
   switch (call.kind) {
     case AggKind::count_star:
     case AggKind::count:
-      std::copy(s.count.begin(), s.count.begin() + static_cast<long>(groups), out.ints.begin());
+      assign_ints(out, s.count.data(), groups);
       return;
+    case AggKind::min:
+    case AggKind::max:
+      if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && s.extreme_int.size() >= groups) {
+        // Integer-like min/max are the engine's extremes as they are; only
+        // groups without input (count 0) become NULL.
+        assign_ints(out, s.extreme_int.data(), groups);
+        if (any_empty(s, groups)) {
+          for (size_t g = 0; g < groups; ++g) {
+            if (s.count[g] == 0) {
+              set_null(out, g);
+              out.ints[g] = 0;  // as a resized column holds under a NULL
+            }
+          }
+        }
+        return;
+      }
+      break;
+    default: break;
+  }
+  out.resize(groups);
+  switch (call.kind) {
+    case AggKind::count_star:
+    case AggKind::count:
+      return;  // assigned above
     case AggKind::avg:
       if (float_input(in)) {
         for (size_t g = 0; g < groups; ++g) {
