@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/engine_counters.hpp"
+#include "gpu/column_regions.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/event_wait.cuh"
@@ -22,10 +23,6 @@ namespace {
 // Device arrays start on 256-byte boundaries (coalesced, vector loads).
 constexpr uint64_t kAlignment = 256;
 uint64_t padded(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
-// Runs enqueued and not yet observed complete. Enough that the host, which
-// spends tens of microseconds enqueueing a chunk, stays ahead of the GPU;
-// few enough to bound the leases and staging slots held.
-constexpr size_t kMaxInFlight = 8;
 // Host copies into pinned memory above this size are split over threads: one
 // core copies ~5-10 GB/s, a PCIe 5 link takes ~55 GB/s.
 constexpr uint64_t kParallelCopyBytes = uint64_t{8} << 20;
@@ -70,7 +67,7 @@ DeviceColumn::~DeviceColumn() {
     (void)cudaEventSynchronize(ready);
     (void)cudaEventDestroy(ready);
   }
-  if (data) (void)cudaFreeAsync(data, nullptr);
+  if (data && !backing) (void)cudaFreeAsync(data, nullptr);
 }
 
 struct ChunkPipeline::Impl {
@@ -84,7 +81,7 @@ struct ChunkPipeline::Impl {
   };
   struct InFlight {
     uint64_t ticket = 0;
-    cudaEvent_t start = nullptr, stop = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;  // start: nullptr when the chunk is not timed
     std::vector<std::shared_ptr<const DeviceColumn>> leases;  // kept until the kernels are done
   };
   int device = 0;
@@ -94,27 +91,36 @@ struct ChunkPipeline::Impl {
   int next = 0;
   std::deque<InFlight> in_flight;
   std::vector<cudaEvent_t> spare_events;  // timing events for reuse
+  std::vector<cudaEvent_t> spare_untimed;  // completion-only events (chunk timing off)
   cudaEvent_t span_start = nullptr;       // before the first run() of a query (PipelineStats::span_ms)
+  cudaEvent_t span_end = nullptr;         // after the latest run() when chunks are not timed
+  size_t max_in_flight = ChunkPipeline::kDefaultMaxInFlight;
   uint64_t next_ticket = 1;
 
-  cudaEvent_t take_event() {
-    if (!spare_events.empty()) {
-      cudaEvent_t e = spare_events.back();
-      spare_events.pop_back();
+  cudaEvent_t take_event(bool timed = true) {
+    std::vector<cudaEvent_t>& spare = timed ? spare_events : spare_untimed;
+    if (!spare.empty()) {
+      cudaEvent_t e = spare.back();
+      spare.pop_back();
       return e;
     }
     cudaEvent_t e = nullptr;
-    TALLY_CUDA_CHECK(cudaEventCreate(&e));
+    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&e, timed ? cudaEventDefault : cudaEventDisableTiming));
     return e;
+  }
+  void give_back(const InFlight& f) {
+    if (f.start) {
+      spare_events.push_back(f.start);
+      spare_events.push_back(f.stop);
+    } else {
+      spare_untimed.push_back(f.stop);
+    }
   }
 
   ~Impl() {
     if (copy) (void)cudaStreamSynchronize(copy);
     if (compute) (void)cudaStreamSynchronize(compute);
-    for (InFlight& f : in_flight) {
-      spare_events.push_back(f.start);
-      spare_events.push_back(f.stop);
-    }
+    for (InFlight& f : in_flight) give_back(f);
     in_flight.clear();
     for (Slot& s : slots) {
       s.transient.release();
@@ -123,7 +129,9 @@ struct ChunkPipeline::Impl {
       if (s.consumed) (void)cudaEventDestroy(s.consumed);
     }
     for (cudaEvent_t e : spare_events) (void)cudaEventDestroy(e);
+    for (cudaEvent_t e : spare_untimed) (void)cudaEventDestroy(e);
     if (span_start) (void)cudaEventDestroy(span_start);
+    if (span_end) (void)cudaEventDestroy(span_end);
     if (copy) (void)cudaStreamDestroy(copy);
     if (compute) (void)cudaStreamDestroy(compute);
   }
@@ -141,6 +149,7 @@ ChunkPipeline::ChunkPipeline(int device, ColumnCache* cache) : device_(device), 
     TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
   }
   TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_start));
+  TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_end));
 }
 
 ChunkPipeline::~ChunkPipeline() = default;
@@ -153,6 +162,8 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   StagedChunk out;
   out.rows = rows;
   out.columns.resize(columns.size());
+  out.widths.resize(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) out.widths[i] = columns[i].width_bytes;
   std::vector<size_t> missing;
   for (size_t i = 0; i < columns.size(); ++i) {
     const HostColumn& c = columns[i];
@@ -215,7 +226,20 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
     if (c.validity) host_copy(host + padded(value_bytes), c.validity, n);
     char* dst = nullptr;
     std::shared_ptr<DeviceColumn> entry;
-    if (keep[i]) {
+    if (keep[i] && !c.validity) {
+      // Next to the previous chunk's copy of this column, so that resident
+      // chunks can be aggregated in one launch (NOT NULL columns only: a
+      // validity array after the values breaks the adjacency anyway).
+      if (auto placed = place_column(device_, c.key, b)) {
+        entry = std::make_shared<DeviceColumn>();
+        entry->data = placed->data;
+        entry->backing = std::move(placed->backing);
+        entry->bytes = b;
+        entry->device = device_;
+        dst = static_cast<char*>(placed->data);
+      }
+    }
+    if (keep[i] && !entry) {
       void* mem = nullptr;
       const cudaError_t e = cudaMallocAsync(&mem, b, im.copy);
       if (e == cudaSuccess) {
@@ -266,7 +290,7 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   Impl& im = *impl_;
   {
     HostStepTimer timer(HostStep::in_flight_wait);
-    while (im.in_flight.size() >= kMaxInFlight) {
+    while (im.in_flight.size() >= im.max_in_flight) {
       wait_event(im.in_flight.front().stop);
       (void)completed(false);
     }
@@ -279,26 +303,26 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   {
     HostStepTimer timer(HostStep::events);
     f.ticket = im.next_ticket++;
-    f.start = im.take_event();
-    f.stop = im.take_event();
+    f.start = chunk_timing_ ? im.take_event() : nullptr;
+    f.stop = im.take_event(chunk_timing_);
     if (!span_started_) {
       TALLY_CUDA_CHECK(cudaEventRecord(im.span_start, im.compute));
       span_started_ = true;
     }
-    TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
+    if (f.start) TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
   }
   try {
     body();
   } catch (...) {
     (void)cudaStreamSynchronize(im.compute);
-    im.spare_events.push_back(f.start);
-    im.spare_events.push_back(f.stop);
+    im.give_back(f);
     release(chunk);
     throw;
   }
   {
     HostStepTimer timer(HostStep::events);
     TALLY_CUDA_CHECK(cudaEventRecord(f.stop, im.compute));
+    if (!f.start) TALLY_CUDA_CHECK(cudaEventRecord(im.span_end, im.compute));
   }
   if (chunk.slot >= 0) TALLY_CUDA_CHECK(cudaEventRecord(im.slots[chunk.slot].consumed, im.compute));
   f.leases = std::move(chunk.leases);
@@ -320,23 +344,55 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
       TALLY_CUDA_CHECK(q);
     }
     float ms = 0;
-    TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
+    if (f.start) TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
     stats_.device_ms += ms;
     ++stats_.chunks;
-    if (span_started_) {
+    if (span_started_ && f.start) {
       float span = 0;
       TALLY_CUDA_CHECK(cudaEventElapsedTime(&span, im.span_start, f.stop));
       stats_.span_ms = std::max<double>(stats_.span_ms, span);
     }
     out.push_back(ChunkTiming{f.ticket, ms});
-    im.spare_events.push_back(f.start);
-    im.spare_events.push_back(f.stop);
+    const bool timed = f.start != nullptr;
+    im.give_back(f);
     im.in_flight.pop_front();  // drops the leases: the kernels are done with them
+    if (!timed && span_started_ && im.in_flight.empty()) {
+      // span_end was recorded right after this (the latest) chunk.
+      wait_event(im.span_end);
+      float span = 0;
+      TALLY_CUDA_CHECK(cudaEventElapsedTime(&span, im.span_start, im.span_end));
+      stats_.span_ms = std::max<double>(stats_.span_ms, span);
+    }
   }
   return out;
 }
 
 size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
+
+void ChunkPipeline::set_max_in_flight(size_t n) { impl_->max_in_flight = std::max<size_t>(n, 1); }
+
+bool ChunkPipeline::joinable(const StagedChunk& first, const StagedChunk& next) {
+  if (first.slot >= 0 || next.slot >= 0 || !first.waits.empty() || !next.waits.empty()) return false;
+  if (first.columns.size() != next.columns.size() || first.widths != next.widths || first.rows <= 0) return false;
+  for (size_t i = 0; i < first.columns.size(); ++i) {
+    const ColumnPointer& a = first.columns[i];
+    const ColumnPointer& b = next.columns[i];
+    if (a.validity || b.validity) return false;
+    if (!a.data && !b.data) continue;  // absent in both (count(*))
+    if (!a.data || !b.data) return false;
+    if (static_cast<const char*>(a.data) + static_cast<uint64_t>(first.rows) * first.widths[i] != b.data) return false;
+  }
+  return true;
+}
+
+void ChunkPipeline::join(StagedChunk& first, StagedChunk&& next) {
+  first.rows += next.rows;
+  for (auto& l : next.leases) first.leases.push_back(std::move(l));
+  next.leases.clear();
+  first.hits += next.hits;
+  first.misses += next.misses;
+  first.copied_bytes += next.copied_bytes;
+}
 
 void ChunkPipeline::release(StagedChunk& chunk) {
   if (chunk.slot >= 0) impl_->slots[chunk.slot].busy = false;

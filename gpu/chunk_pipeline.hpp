@@ -38,6 +38,7 @@ struct HostColumn {
 struct StagedChunk {
   int64_t rows = 0;
   std::vector<ColumnPointer> columns;  // device pointers, in stage()'s order
+  std::vector<uint32_t> widths;        // bytes per value of each column
   std::vector<std::shared_ptr<const DeviceColumn>> leases;  // cache entries read
   std::vector<EventHandle> waits;      // events the compute stream waits for
   int slot = -1;                       // staging slot of transient copies (-1: none)
@@ -64,6 +65,10 @@ struct PipelineStats {
 
 class ChunkPipeline {
  public:
+  // Runs outstanding before run() waits for the oldest: enough that the
+  // host, which spends tens of microseconds enqueueing a chunk, stays ahead
+  // of the GPU; few enough to bound the leases and staging slots held.
+  static constexpr size_t kDefaultMaxInFlight = 8;
   ChunkPipeline(int device, ColumnCache* cache);  // cache may be null: everything is transient
   ~ChunkPipeline();
   ChunkPipeline(const ChunkPipeline&) = delete;
@@ -86,6 +91,20 @@ class ChunkPipeline {
   size_t in_flight() const;
   // Forgets a staged chunk without running it (error paths).
   void release(StagedChunk& chunk);
+  // Whether `next` continues `first` in device memory: both resident (no
+  // staging slot, no copy to wait for), no validity arrays, and every column
+  // of `next` starts where `first`'s ends (column_regions.hpp places
+  // consecutive chunks so). Then join() makes them one chunk that one launch
+  // aggregates.
+  static bool joinable(const StagedChunk& first, const StagedChunk& next);
+  static void join(StagedChunk& first, StagedChunk&& next);
+  // Per-chunk CUDA-event timing (default on). Off: run() records only an
+  // untimed completion event per chunk, completed() reports 0 ms, and
+  // stats().span_ms still times the whole run (diagnostics: do the timing
+  // events cost the GPU time between chunks?).
+  void set_chunk_timing(bool on) { chunk_timing_ = on; }
+  // Runs outstanding before run() waits for the oldest.
+  void set_max_in_flight(size_t n);
 
   const PipelineStats& stats() const { return stats_; }
   void reset_stats() {
@@ -100,6 +119,7 @@ class ChunkPipeline {
   int device_;
   PipelineStats stats_;
   bool span_started_ = false;  // the span event was recorded since reset_stats()
+  bool chunk_timing_ = true;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -38,10 +38,13 @@ struct DeviceColumn {
   uint64_t bytes = 0;
   EventHandle ready = nullptr;
   int device = 0;
+  // Set when the memory is a slot of a column region (column_regions.hpp):
+  // freed by dropping this rather than by cudaFreeAsync.
+  std::shared_ptr<void> backing;
   DeviceColumn() = default;
   DeviceColumn(const DeviceColumn&) = delete;
   DeviceColumn& operator=(const DeviceColumn&) = delete;
-  ~DeviceColumn();  // frees the memory and the event
+  ~DeviceColumn();  // frees the memory (unless backing holds it) and the event
 };
 
 struct ColumnCacheStats {

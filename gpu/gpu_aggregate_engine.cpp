@@ -20,6 +20,7 @@
 #include "gpu/gpu_health.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/host_steps.hpp"
+#include "gpu/start_up.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
 #include "gpu/tuner_bridge.hpp"
 #include "gpu/variant_rules.hpp"
@@ -34,6 +35,53 @@ using executor::PartialOp;
 // Without a configured budget the engine may use this share of the free
 // device memory at start-up; the rest is left to other processes and the driver.
 constexpr double kDefaultBudgetShare = 0.8;
+// Rows one joined launch (several adjacent resident chunks, see
+// ChunkPipeline::joinable) covers at most: 4 chunks of 2^24 rows, ~180 us of
+// kernel at small G on the H100, several times the host's cost of staging
+// them (~20 us per chunk), so the next launch is enqueued long before the GPU
+// runs out of work, while a 2^28-row query needs 5 launches instead of 16.
+constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
+
+// Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
+// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64"), or from the file
+// TALLY_GPU_KNOBS_FILE names when set (so that one server can be measured
+// under several settings): join = joined launches over adjacent resident
+// chunks (default 1), timing = CUDA events around each launch (default 1;
+// 0 leaves only the span), inflight = launches outstanding before the host
+// waits (default the pipeline's).
+struct Knobs {
+  bool join = true;
+  bool timing = true;
+  size_t inflight = 0;  // 0: the pipeline's default
+};
+Knobs read_knobs() {
+  Knobs k;
+  std::string text;
+  if (const char* v = std::getenv("TALLY_GPU_KNOBS")) text = v;
+  if (const char* f = std::getenv("TALLY_GPU_KNOBS_FILE")) {
+    if (FILE* in = std::fopen(f, "r")) {
+      char buf[256] = {};
+      const size_t n = std::fread(buf, 1, sizeof buf - 1, in);
+      std::fclose(in);
+      text = std::string(buf, n);
+    }
+  }
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find_first_of(",\n", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      const std::string name = item.substr(0, eq);
+      const long value = std::strtol(item.c_str() + eq + 1, nullptr, 10);
+      if (name == "join") k.join = value != 0;
+      else if (name == "timing") k.timing = value != 0;
+      else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
+    }
+    at = end + 1;
+  }
+  return k;
+}
 
 bool integer_width(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::int64; }
 uint32_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
@@ -163,15 +211,26 @@ class GpuRun final : public executor::AggregationRun {
     const auto t_stage = std::chrono::steady_clock::now();
     StagedChunk staged = pipeline_->stage(static_cast<int64_t>(chunk.rows), columns);
     host_.stage_us += since_us(t_stage);
-    if (pending_) {
-      try {
+    std::optional<Decided> next;
+    try {
+      next = decide(std::move(staged));
+      // Resident chunks that continue the pending ones in device memory and
+      // run the same exploited configuration join them (one launch); the
+      // first launch of a query goes alone so that the GPU starts at once.
+      if (pending_ && knobs_.join && launches_ > 0 && pending_->exploit && next->exploit &&
+          pending_->variant == next->variant && pending_->config_text == next->config_text &&
+          pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows && ChunkPipeline::joinable(pending_->chunk, next->chunk)) {
+        ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
+        ++pending_->chunks;
+        next.reset();
+      } else if (pending_) {
         run_pending(true);
-      } catch (...) {
-        pipeline_->release(staged);
-        throw;
       }
+    } catch (...) {
+      if (next) pipeline_->release(next->chunk);
+      throw;
     }
-    pending_ = std::move(staged);
+    if (next) pending_ = std::move(next);
     report_.rows += chunk.rows;
     report_.sink_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -180,7 +239,24 @@ class GpuRun final : public executor::AggregationRun {
   executor::AggregationReport report() const override { return report_; }
 
  private:
-  // Enqueues the staged chunk; `more_follow`: another chunk is staged already.
+  // A staged chunk (or several joined ones) with the variant and
+  // configuration chosen for it.
+  struct Decided {
+    StagedChunk chunk;
+    Variant variant = Variant::global_hash;
+    VariantConfig config;
+    std::string config_text;  // describe(config): joined chunks run the same
+    TunedChoice choice;
+    // The best known configuration with nothing under measurement (or no
+    // tuner): may be joined with the neighbouring chunks' launch.
+    bool exploit = false;
+    int chunks = 1;
+  };
+  // Chooses the variant and configuration of a staged chunk (the tuner's
+  // next(), created with the first chunk).
+  Decided decide(StagedChunk&& chunk);
+  ChunkFacts facts_for(int64_t rows) const;
+  // Enqueues the pending chunk(s); `more_follow`: another chunk is staged already.
   void run_pending(bool more_follow);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
@@ -194,7 +270,12 @@ class GpuRun final : public executor::AggregationRun {
   std::optional<Variant> forced_;
   std::optional<LaunchConfig> forced_launch_;
   std::unique_ptr<ChunkPipeline> pipeline_;
-  std::optional<StagedChunk> pending_;
+  std::optional<Decided> pending_;
+  Knobs knobs_ = read_knobs();
+  long launches_ = 0;        // run_pending calls
+  long joined_chunks_ = 0;   // chunks that ran in a launch with others
+  double joined_ms_ = 0;     // device time of the joined launches
+  int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
   std::string aggregator_key_;
   // The pooled pipeline's aggregator from an earlier query, taken when this
@@ -215,6 +296,7 @@ class GpuRun final : public executor::AggregationRun {
     uint64_t ticket = 0;
     TunedChoice choice;
     int64_t rows = 0;
+    bool joined = false;  // several chunks in one launch: not a DaMoN measurement
   };
   std::deque<Pending> timing_;
   // Host time per step, summed over the query's chunks (EXPLAIN ANALYZE):
@@ -317,6 +399,7 @@ class GpuAggregationEngine final : public GpuEngine {
     }
     wake_.notify_one();
     if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
+    if (preparser_.joinable()) preparser_.join();
   }
 
   // Reads the store's records of this device into recent_, once per store.
@@ -331,6 +414,14 @@ class GpuAggregationEngine final : public GpuEngine {
     } catch (const std::exception&) {
       return;  // unreadable: queries load their own keys (load_tuning_records)
     }
+    std::erase_if(all, [&](const auto& r) { return r.device != fingerprint_; });  // never another GPU's entry
+    {
+      // Off the query's path: the first query on each key (after a restart,
+      // typically another signature came first) then finds its search states
+      // parsed (tuner_bridge.hpp).
+      std::lock_guard lock(mutex_);
+      if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
+    }
     std::lock_guard lock(mutex_);
     for (auto& r : all) {
       if (r.device != fingerprint_) continue;  // never another GPU's entry
@@ -342,8 +433,12 @@ class GpuAggregationEngine final : public GpuEngine {
   }
 
   // Creates a pipeline (streams, events; the CUDA context with them) for the
-  // pool at start-up, so the first query does not.
-  void warm() { release_pipeline(acquire_pipeline()); }
+  // pool at start-up, so the first query does not, and the memory the first
+  // queries would otherwise map (start_up.hpp).
+  void warm() {
+    release_pipeline(acquire_pipeline());
+    prepare_for_queries(device_);
+  }
 
   const std::string& fingerprint() const { return fingerprint_; }
 
@@ -385,6 +480,7 @@ class GpuAggregationEngine final : public GpuEngine {
   std::condition_variable wake_;
   bool stop_ = false;
   std::thread writer_;
+  std::thread preparser_;  // preload()'s parse of the loaded search states
 
   void write_loop() {
     std::unique_lock lock(mutex_);
@@ -413,6 +509,8 @@ class GpuAggregationEngine final : public GpuEngine {
 GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled)
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
+  pipeline_->set_chunk_timing(knobs_.timing);
+  pipeline_->set_max_in_flight(knobs_.inflight ? knobs_.inflight : ChunkPipeline::kDefaultMaxInFlight);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
     if (!forced_)
@@ -428,7 +526,7 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, Pooled
 }
 
 GpuRun::~GpuRun() {
-  if (pending_) pipeline_->release(*pending_);
+  if (pending_) pipeline_->release(pending_->chunk);
   pending_.reset();
   try {
     (void)pipeline_->completed(true);  // an abandoned query's chunks: their leases go when the kernels are done
@@ -450,13 +548,18 @@ GpuRun::~GpuRun() {
   engine_.release_pipeline(std::move(back));
 }
 
-void GpuRun::run_pending(bool more_follow) {
-  StagedChunk chunk = std::move(*pending_);
-  pending_.reset();
+ChunkFacts GpuRun::facts_for(int64_t rows) const {
   ChunkFacts facts;
-  facts.rows = static_cast<uint64_t>(chunk.rows);
+  facts.rows = static_cast<uint64_t>(rows);
   facts.estimated_groups = spec_.estimated_groups ? spec_.estimated_groups : std::max<uint64_t>(facts.rows / 4, 1);
   if (spec_.key_range_known) facts.key_range = KeyRange{spec_.key_min, spec_.key_max};
+  return facts;
+}
+
+GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
+  Decided d;
+  d.chunk = std::move(chunk);
+  const ChunkFacts facts = facts_for(d.chunk.rows);
   if (!tuner_decided_) {
     tuner_decided_ = true;
     if (spec_.tuning_store && engine_.tuning().enabled && !forced_launch_) {
@@ -475,20 +578,30 @@ void GpuRun::run_pending(bool more_follow) {
       host_.tuner_setup_us += since_us(t_setup);
     }
   }
-  Variant v;
-  VariantConfig config;
-  TunedChoice choice;
   if (tuner_) {
     const auto t_next = std::chrono::steady_clock::now();
-    choice = tuner_->next();
+    d.choice = tuner_->next();
+    d.exploit = tuner_->exploiting();
     host_.tuner_us += since_us(t_next);
-    v = choice.variant;
-    config = choice.config;
+    d.variant = d.choice.variant;
+    d.config = d.choice.config;
   } else {
-    v = forced_ ? *forced_ : choose_variant(*gspec_, device_, facts);
-    config = default_launch_config(v, *gspec_, device_, facts);
-    if (forced_launch_) config.launch = *forced_launch_;
+    d.variant = forced_ ? *forced_ : choose_variant(*gspec_, device_, facts);
+    d.config = default_launch_config(d.variant, *gspec_, device_, facts);
+    if (forced_launch_) d.config.launch = *forced_launch_;
+    d.exploit = true;  // nothing is measured
   }
+  d.config_text = describe(d.config);
+  return d;
+}
+
+void GpuRun::run_pending(bool more_follow) {
+  Decided d = std::move(*pending_);
+  pending_.reset();
+  StagedChunk& chunk = d.chunk;
+  const ChunkFacts facts = facts_for(chunk.rows);
+  const Variant v = d.variant;
+  const VariantConfig& config = d.config;
   if (!aggregator_) {
     const auto t_setup = std::chrono::steady_clock::now();
     TableOptions options = default_table_options(v, *gspec_, device_, facts);
@@ -518,8 +631,10 @@ void GpuRun::run_pending(bool more_follow) {
   }
   host_.enqueue_us += since_us(t_enqueue);
   if (first_enqueue_us_ < 0) first_enqueue_us_ = since_us(created_);
-  timing_.push_back(Pending{ticket, choice, chunk.rows});
-  ++report_.chunks;
+  timing_.push_back(Pending{ticket, d.choice, chunk.rows, d.chunks > 1});
+  report_.chunks += static_cast<uint64_t>(d.chunks);
+  ++launches_;
+  if (d.chunks > 1) joined_chunks_ += d.chunks;
   const auto t_timings = std::chrono::steady_clock::now();
   collect_timings(false);
   host_.timings_us += since_us(t_timings);
@@ -537,7 +652,15 @@ void GpuRun::collect_timings(bool wait) {
     const Pending done = timing_.front();
     timing_.pop_front();
     report_.device_ms += t.ms;
-    if (tuner_ && done.rows > 0) {
+    if (done.joined) {
+      // A joined launch pays one launch's fixed cost for several chunks, so
+      // its time per row is lower than the per-chunk times the search
+      // compares (~10-25% at 2^16 groups on the H100): fed to the search it
+      // would make the exploited configuration look better than any
+      // neighbour measured on one chunk. It is shown, not reported.
+      joined_ms_ += t.ms;
+      joined_rows_ += done.rows;
+    } else if (tuner_ && done.rows > 0) {
       tuner_->report(done.choice, t.ms / 1e3 / static_cast<double>(done.rows));  // counts tuner_measurements
     }
   }
@@ -576,6 +699,13 @@ executor::AggregationResult GpuRun::finalize() {
                 "%.1f us; device span %.3f ms, busy %.3f ms, idle between chunks %.3f ms",
                 first_sink_us_, first_enqueue_us_, scan_gap_us_, ps.span_ms, report_.device_ms,
                 std::max(0.0, ps.span_ms - report_.device_ms));
+  report_.details.push_back(line);
+  std::snprintf(line, sizeof line,
+                "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
+                "%.4f ns/row there%s%s)",
+                launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
+                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
+                knobs_.timing ? "" : "; per-launch timing off");
   report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());

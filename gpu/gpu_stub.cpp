@@ -5,6 +5,7 @@
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/group_by_impl.hpp"
+#include "gpu/start_up.hpp"
 
 namespace tally::gpu {
 
@@ -43,5 +44,9 @@ uint64_t ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu
 std::vector<ChunkTiming> ChunkPipeline::completed(bool) { no_gpu(); }
 size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
+bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }
+void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
+void ChunkPipeline::set_max_in_flight(size_t) {}
+void prepare_for_queries(const DeviceInfo&) {}
 
 }  // namespace tally::gpu

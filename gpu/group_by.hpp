@@ -19,6 +19,11 @@ namespace tally::gpu {
 
 using StreamHandle = CUstream_st*;  // cudaStream_t; nullptr = the legacy default stream
 
+// An aggregator's spill and sort scratch for one launch may take device
+// memory / this (max_rows_per_launch derives from it): the rest stays for the
+// column cache and other queries.
+constexpr uint64_t kScratchMemoryDivisor = 8;
+
 struct TableOptions {
   uint64_t estimated_groups = 1024;  // sizes the global table
   double max_fill = 0.5;             // global table occupancy that triggers growth

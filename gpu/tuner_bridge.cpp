@@ -169,6 +169,15 @@ std::optional<SearchState> usable_state(const executor::TuningRecord& r, const S
   return state;
 }
 
+}  // namespace
+
+void preparse_search_states(const std::vector<executor::TuningRecord>& records) {
+  for (const auto& r : records)
+    if (!r.search_state.empty()) (void)parse_state(r.search_state);
+}
+
+namespace {
+
 AggregationShape shape_of(const GroupBySpec& spec, const ChunkFacts& facts, bool dense) {
   AggregationShape s;
   s.estimated_groups = static_cast<double>(std::max<uint64_t>(facts.estimated_groups, 1));
@@ -340,6 +349,7 @@ TunedChoice ChunkTuner::next() {
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
+  exploiting_ = current_ && s->variant == *current_ && (!refine_ || (warm_ ? !search : s->search->converged()));
   if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
   pending_ = std::make_pair(s->variant, c);
   TunedChoice out;

@@ -113,6 +113,12 @@ class ChunkTuner {
   bool converged() const;
   // Chunks run with something other than the current best configuration.
   long chunks_searching() const { return chunks_searching_; }
+  // Whether the last next() proposed the best configuration with nothing
+  // under measurement (a warm cache's non-search chunk, or a converged
+  // search): such chunks may be joined into one launch, whose time is still
+  // reported; search chunks keep their own launches (DaMoN'19 measures
+  // configurations per chunk).
+  bool exploiting() const { return exploiting_; }
   long chunks() const { return chunks_; }
 
   struct Slot;
@@ -135,11 +141,18 @@ class ChunkTuner {
   std::optional<std::pair<Variant, LaunchConfig>> pending_;  // last proposal
   long chunks_ = 0;
   long chunks_searching_ = 0;
+  bool exploiting_ = false;
   bool warm_ = false;
   double search_share_ = 1.0;
   std::mt19937_64 rng_;
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
+
+// Parses the records' search states into the process's memo of parsed states
+// (the JSON parse is most of a ChunkTuner's set-up), so that the first query
+// on each key after a restart does not parse its own; the engine calls it
+// when it reads a store's records.
+void preparse_search_states(const std::vector<executor::TuningRecord>& records);
 
 // Loads the records for this device/signature/bucket (empty when store is nullptr).
 std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,

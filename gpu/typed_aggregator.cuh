@@ -33,9 +33,9 @@
 namespace tally::gpu {
 
 namespace detail {
-// Spill and sort scratch per launch may take this fraction of device memory;
+// Spill and sort scratch per launch: gpu::kScratchMemoryDivisor (group_by.hpp);
 // larger chunks are aggregated in several launches.
-constexpr uint64_t kScratchMemoryDivisor = 8;
+using gpu::kScratchMemoryDivisor;
 // Rows per thread of the sorted-run kernel, as a multiple of rows_per_thread.
 constexpr int kSortRunMultiplier = 16;
 // Fill kernels: blocks per SM for memory-bound grid-stride loops.

@@ -17,7 +17,12 @@
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
 //                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
 //                  [--variant dense --launch-config tpb=256,bps=8,ff=50,rpt=4]  (fixed, no tuner)
+//                  [--knobs "join=0;join=1,timing=0"]
+// --knobs: the whole per-G sweep once per setting of the GPU engine's
+// diagnostic switches (gpu_aggregate_engine.cpp, TALLY_GPU_KNOBS_FILE), on the
+// same server and data; rows are labelled with the setting.
 #include <libpq-fe.h>
+#include <unistd.h>
 
 #include "bench/common/copy_text.hpp"
 #include "bench/common/pg_copy.hpp"
@@ -26,6 +31,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -91,6 +98,7 @@ Rows fetch(PGconn* c, const std::string& sql, double* seconds) {
 struct Plan {
   std::string engine;
   double device_ms = -1;
+  double span_ms = -1;  // the GPU's span of the query's launches ("device span X ms")
   std::string text;
 };
 Plan explain(PGconn* c, const std::string& sql) {
@@ -102,6 +110,8 @@ Plan explain(PGconn* c, const std::string& sql) {
     if (line.rfind("Engine: ", 0) == 0) p.engine = line.substr(8, line.find(',') - 8);
     const auto at = line.find("device time ");
     if (at != std::string::npos) p.device_ms = std::atof(line.c_str() + at + 12);
+    const auto sp = line.find("device span ");
+    if (sp != std::string::npos) p.span_ms = std::atof(line.c_str() + sp + 12);
   }
   PQclear(r);
   return p;
@@ -110,7 +120,7 @@ Plan explain(PGconn* c, const std::string& sql) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tallyd, csv_path, tallyd_args, variant, launch_config;
+  std::string tallyd, csv_path, tallyd_args, variant, launch_config, knobs_text;
   int log2_rows = 28, runs = 5;
   uint64_t chunk_rows = uint64_t{1} << 24;
   std::vector<int> log2_groups = {0, 4, 8, 12, 16};
@@ -124,6 +134,7 @@ int main(int argc, char** argv) {
     else if (flag == "--tallyd-args") tallyd_args = argv[i + 1];
     else if (flag == "--variant") variant = argv[i + 1];
     else if (flag == "--launch-config") launch_config = argv[i + 1];
+    else if (flag == "--knobs") knobs_text = argv[i + 1];
     else if (flag == "--log2-groups") {
       log2_groups.clear();
       for (const char* p = argv[i + 1]; *p;) {
@@ -138,6 +149,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t rows = uint64_t{1} << log2_rows;
+  std::vector<std::string> knob_sets;
+  for (size_t at = 0; at <= knobs_text.size();) {
+    size_t end = knobs_text.find(';', at);
+    if (end == std::string::npos) end = knobs_text.size();
+    knob_sets.push_back(knobs_text.substr(at, end - at));
+    at = end + 1;
+  }
+  const std::string knobs_file = "/tmp/tally_e2e_knobs." + std::to_string(::getpid());
+  if (!knobs_text.empty()) ::setenv("TALLY_GPU_KNOBS_FILE", knobs_file.c_str(), 1);
   tally::testing::TallyServer server(tallyd, "--chunk-rows " + std::to_string(chunk_rows) + " " + tallyd_args);
   std::printf("tallyd %s --chunk-rows %llu %s\n", tallyd.c_str(), static_cast<unsigned long long>(chunk_rows), tallyd_args.c_str());
   PGconn* c = connect(server.conninfo());
@@ -189,11 +209,14 @@ int main(int argc, char** argv) {
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   tally::bench::WireClient lean(server.conninfo());
-  if (csv) std::fprintf(csv, "rows,groups,e2e_ms,device_ms,ratio,lean_ms,lean_ratio,cpu_ms,speedup,gpu_cold_ms,check\n");
-  std::printf("%-8s %10s %10s %7s %10s %10s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "ratio", "lean_ms",
+  if (csv) std::fprintf(csv, "rows,groups,e2e_ms,device_ms,span_ms,ratio,lean_ms,lean_ratio,cpu_ms,speedup,gpu_cold_ms,check\n");
+  std::printf("%-8s %10s %10s %8s %7s %10s %10s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "span_ms", "ratio", "lean_ms",
               "lean_ratio", "cpu_ms", "speedup", "cold_ms", "e2e_Grow/s", "check");
   bool all_ok = true;
   std::string first_plan, plans;
+  for (const std::string& knobs : knob_sets) {
+  if (!knobs_text.empty()) std::ofstream(knobs_file) << knobs;
+  const std::string label = knobs.empty() ? "" : " [" + knobs + "]";
   for (int k : log2_groups) {
     const std::string g = "g" + std::to_string(k);
     const std::string sql = "SELECT " + g + ", sum(v) FROM r GROUP BY " + g;
@@ -205,7 +228,7 @@ int main(int argc, char** argv) {
     double cold = 0, t = 0;
     const Rows gpu_rows = fetch(c, sql, &cold);  // first run: columns copied into the cache
     (void)fetch(c, sql, &t);                      // warm-up
-    std::vector<double> e2e, device;
+    std::vector<double> e2e, device, span;
     for (int r = 0; r < runs; ++r) {
       (void)fetch(c, sql, &t);
       e2e.push_back(t * 1e3);
@@ -221,11 +244,12 @@ int main(int argc, char** argv) {
     for (int r = 0; r < runs; ++r) {
       plan = explain(c, sql);
       device.push_back(plan.device_ms);
+      span.push_back(plan.span_ms);
     }
     if (first_plan.empty()) first_plan = plan.text;
     // Where the time between device and end to end goes (sink, finalize
     // steps, server execution time), per G.
-    plans += "G = 2^" + std::to_string(k) + ":\n";
+    plans += "G = 2^" + std::to_string(k) + label + ":\n";
     for (size_t at = 0; at < plan.text.size();) {
       const size_t end = plan.text.find('\n', at);
       const std::string line = plan.text.substr(at, end - at);
@@ -233,7 +257,7 @@ int main(int argc, char** argv) {
           line.find("Execution Time") != std::string::npos || line.find("device time") != std::string::npos ||
           line.find("Tuning:") != std::string::npos || line.find("host per chunk") != std::string::npos ||
           line.find("enqueue per chunk") != std::string::npos || line.find("GPU: timeline") != std::string::npos ||
-          line.find("Planner side") != std::string::npos)
+          line.find("Planner side") != std::string::npos || line.find("GPU: launches") != std::string::npos)
         plans += "  " + line + "\n";
       if (end == std::string::npos) break;
       at = end + 1;
@@ -258,19 +282,22 @@ int main(int argc, char** argv) {
       check = "FAIL: lean client rows differ from libpq's";
     all_ok &= check == "ok";
     const double m_e2e = median(e2e), m_dev = median(device), m_cpu = median(cpu), m_lean = median(lean_ms);
-    std::printf("2^%-6d %10.3f %10.3f %7.2f %10.3f %10.2f %10.2f %8.1f %11.1f %12.2f %s\n", k, m_e2e, m_dev,
+    const double m_span = median(span);
+    std::printf("2^%-6d %10.3f %10.3f %8.3f %7.2f %10.3f %10.2f %10.2f %8.1f %11.1f %12.2f %s%s\n", k, m_e2e, m_dev, m_span,
                 m_e2e / m_dev, m_lean, m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3,
-                static_cast<double>(rows) / m_e2e / 1e6, check.c_str());
+                static_cast<double>(rows) / m_e2e / 1e6, check.c_str(), label.c_str());
     std::fflush(stdout);
     if (csv)
-      std::fprintf(csv, "%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%s\n", static_cast<unsigned long long>(rows),
-                   static_cast<unsigned long long>(uint64_t{1} << k), m_e2e, m_dev, m_e2e / m_dev, m_lean,
+      std::fprintf(csv, "%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%s\n", static_cast<unsigned long long>(rows),
+                   static_cast<unsigned long long>(uint64_t{1} << k), m_e2e, m_dev, m_span, m_e2e / m_dev, m_lean,
                    m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3, check.c_str());
+  }
   }
   std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
   std::printf("\nPer G, the last EXPLAIN ANALYZE's timing lines:\n%s", plans.c_str());
   std::printf("e2e_ms: median wall time of PQexec (text results) over %d runs; device_ms: median of the engine's\n"
-              "CUDA-event time over %d EXPLAIN ANALYZE runs; lean_ms: median wall time of the same query through\n"
+              "CUDA-event time over %d EXPLAIN ANALYZE runs (summed per launch); span_ms: median of the GPU's span of\n"
+              "the query's launches (first launch's start to last launch's end, CUDA events); lean_ms: median wall time of the same query through\n"
               "the lean wire client (text results, rows parsed in place, checked against libpq's); ratios are\n"
               "to device_ms; cold_ms: first run (columns copied into the cache).\n",
               runs, runs);

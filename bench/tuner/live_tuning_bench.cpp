@@ -212,21 +212,26 @@ double median(std::vector<double> v) {
 }
 
 // The plan lines that say what the GPU engine and its tuner did.
-void print_plan(PGconn* c, const char* title) {
+// Prints Q's EXPLAIN ANALYZE (the engine's lines, or every line with
+// `all`); returns the client's wall time of the EXPLAIN in seconds.
+double print_plan(PGconn* c, const char* title, bool all = false) {
   std::string error;
+  const auto t0 = std::chrono::steady_clock::now();
   auto r = try_exec(c, std::string("EXPLAIN ANALYZE ") + kQuery, &error);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s\n", title);
   if (!r) {
     std::printf("  (EXPLAIN ANALYZE failed: %s)\n", error.c_str());
-    return;
+    return s;
   }
   for (int i = 0; i < PQntuples(*r); ++i) {
     const std::string line = PQgetvalue(*r, i, 0);
-    if (line.find("Engine") != std::string::npos || line.find("GPU") != std::string::npos ||
+    if (all || line.find("Engine") != std::string::npos || line.find("GPU") != std::string::npos ||
         line.find("Tuning") != std::string::npos || line.find("variant") != std::string::npos)
       std::printf("  %s\n", line.c_str());
   }
   PQclear(*r);
+  return s;
 }
 
 void print_cache(PGconn* c, const char* title) {
@@ -363,6 +368,32 @@ int main(int argc, char** argv) {
   print_plan(c, "plan after the restart:");
   print_cache(c, "tuning cache after the restart:");
   PQfinish(c);
+
+  // Diagnostics, not targets: where does the first Q after a restart spend
+  // its time? Restart again: the first Q runs under EXPLAIN ANALYZE (server
+  // side only: no result rows travel), then Q twice; a third restart times a
+  // first Q once more (its spread).
+  server.stop();
+  server.start();
+  c = connect(server.conninfo());
+  PQclear(exec(c, "SET tally.engine = gpu"));
+  warm_up(c);
+  const double explain_first = print_plan(c, "diagnostic restart 2: the first Q after the warm-up, under EXPLAIN ANALYZE:", true);
+  const double second_q = run_checked(c, expected, "restart 2, Q");
+  const double third_q = run_checked(c, expected, "restart 2, Q again");
+  PQfinish(c);
+  server.stop();
+  server.start();
+  c = connect(server.conninfo());
+  PQclear(exec(c, "SET tally.engine = gpu"));
+  warm_up(c);
+  const double restart3 = run_checked(c, expected, "restart 3, first Q");
+  const double restart3_next = run_checked(c, expected, "restart 3, second Q");
+  print_plan(c, "diagnostic restart 3: plan of the third Q:", true);
+  PQfinish(c);
+  std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
+              "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
+              explain_first, second_q, third_q, restart3, restart3_next);
 
   const double best_s = best->seconds;
   std::printf("\n%-34s %10s %12s %8s %8s %s\n", "run", "seconds", "Mrows/s", "vs best", "target", "");

@@ -1,12 +1,15 @@
 // The device column cache (gpu/column_cache.hpp) and the GPU engine reading
 // through it. The LRU bookkeeping runs everywhere (entries without device
 // memory); the engine tests need a device and skip without one: hits on a
-// second query, evictions, a table three times the cache, and results equal
-// to the CPU engine's in every case.
+// second query, evictions, a table three times the cache, resident chunks
+// joined into fewer launches, and results equal to the CPU engine's in every
+// case.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <random>
+#include <string>
 
 #include "common/engine_counters.hpp"
 #include "executor/aggregate_engine.hpp"
@@ -223,6 +226,93 @@ TEST_F(GpuColumnCache, ChangedChunkIdentityIsAMiss) {
   EXPECT_EQ(run(*gpu, a, 100, true, 42), run(*cpu, a, 100, false));
   // b under a different table oid (identities differ): right answer for b.
   EXPECT_EQ(run(*gpu, b, 100, true, 43), run(*cpu, b, 100, false));
+}
+
+// Resident NOT NULL columns of consecutive chunks sit next to each other in
+// device memory (column_regions.hpp), so a warm query aggregates them in
+// joined launches; the answer must not change, with a short last chunk too.
+struct JoinedRun {
+  std::map<int64_t, Totals> groups;
+  long launches = -1;
+};
+
+JoinedRun run_not_null(executor::AggregateEngine& engine, const std::vector<std::vector<int32_t>>& keys,
+                       const std::vector<std::vector<int32_t>>& values, int32_t groups, bool identities,
+                       const std::string& variant = "", uint64_t estimate = 0) {
+  executor::AggregationSpec s = spec_for(groups);
+  s.value_not_null = {1};
+  s.forced_variant = variant;
+  if (estimate) s.estimated_groups = estimate;
+  auto r = engine.start(s);
+  for (size_t c = 0; c < keys.size(); ++c) {
+    executor::ChunkInput in;
+    in.rows = keys[c].size();
+    in.keys = {ColumnWidth::int32, keys[c].data(), nullptr};
+    in.values = {{ColumnWidth::int32, values[c].data(), nullptr}};
+    if (identities) {
+      in.keys.identity = {77, 500 + c, 0};
+      in.values[0].identity = {77, 500 + c, 1};
+    }
+    in.filters.assign(3, nullptr);
+    r->sink(in);
+  }
+  const executor::AggregationResult res = r->finalize();
+  JoinedRun out;
+  for (size_t g = 0; g < res.groups(); ++g) {
+    Totals& x = out.groups[res.keys[g]];
+    x.rows = res.states[0].count[g];
+    x.sum = res.states[1].sum_int[g];
+    x.nonnull = res.states[1].count[g];
+    x.max = res.states[2].count[g] ? res.states[2].extreme_int[g] : 0;
+  }
+  for (const std::string& d : r->report().details) {
+    const std::string tag = "GPU: launches: ";
+    if (d.rfind(tag, 0) == 0) out.launches = std::strtol(d.c_str() + tag.size(), nullptr, 10);
+  }
+  return out;
+}
+
+TEST_F(GpuColumnCache, ResidentChunksRunInJoinedLaunches) {
+  // 8 chunks: 7 of 2^20 rows (4 MiB per int4 column, above the 2 MiB
+  // allocation granularity) and a short last one.
+  std::vector<std::vector<int32_t>> keys, values;
+  std::mt19937_64 rng(11);
+  for (int c = 0; c < 8; ++c) {
+    const size_t rows = c < 7 ? size_t{1} << 20 : (size_t{1} << 19) + 123;
+    keys.emplace_back(rows);
+    values.emplace_back(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      keys.back()[r] = static_cast<int32_t>(rng() % 300);
+      values.back()[r] = static_cast<int32_t>(rng() % 2000001) - 1000000;
+    }
+  }
+  auto cpu = executor::make_cpu_engine();
+  const auto expected = run_not_null(*cpu, keys, values, 300, false).groups;
+  ASSERT_EQ(expected.size(), 300u);
+  auto gpu = make_gpu_engine(-1, GpuEngineOptions{0, uint64_t{256} << 20});
+  ASSERT_NE(gpu, nullptr);
+  // Cold: every chunk waits for its copy, one launch each.
+  const JoinedRun cold = run_not_null(*gpu, keys, values, 300, true);
+  EXPECT_EQ(cold.groups, expected);
+  EXPECT_EQ(cold.launches, 8);
+  // Warm: the first chunk alone, then the others (7.5 x 2^20 rows, below one
+  // joined launch's limit) in one launch; the short last chunk may get a
+  // configuration of its own from the rules (sized by its rows) and run alone.
+  const JoinedRun warm = run_not_null(*gpu, keys, values, 300, true);
+  EXPECT_EQ(warm.groups, expected);
+  EXPECT_GE(warm.launches, 2);
+  EXPECT_LE(warm.launches, 3);
+  // Not cached (no identities): separate allocations, one launch per chunk.
+  const JoinedRun transient = run_not_null(*gpu, keys, values, 300, false);
+  EXPECT_EQ(transient.groups, expected);
+  EXPECT_EQ(transient.launches, 8);
+  // Every hashing variant over joined launches, with an estimate 20x too low
+  // so that the global table grows inside a joined launch.
+  for (const char* v : {"shared_memory", "global", "sort", "partitioned"}) {
+    const JoinedRun r = run_not_null(*gpu, keys, values, 300, true, v, 16);
+    EXPECT_EQ(r.groups, expected) << v;
+    EXPECT_LT(r.launches, 8) << v;
+  }
 }
 
 }  // namespace

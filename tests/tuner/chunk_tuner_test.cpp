@@ -346,6 +346,47 @@ TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
   EXPECT_GT(measured(warm.records()), measured(cold.records()));
 }
 
+// exploiting() says which chunks the engine may join into one launch: never
+// while a cold query races or searches, and on a warm query exactly the
+// chunks that run the cached best (not the search share's).
+TEST(ChunkTuner, OnlyNonSearchChunksOfTheBestAreExploited) {
+  const FakeGpu gpu;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  for (int i = 0; i < 40; ++i) {
+    const TunedChoice c = cold.next();
+    EXPECT_FALSE(cold.exploiting()) << "cold chunk " << i;
+    cold.report(c, gpu.time(c.variant, c.config.launch));
+  }
+  ASSERT_FALSE(cold.converged());
+  in.records = cold.records();
+  in.tuning.warm_search_share = 1.0 / 8;
+  ChunkTuner warm(in);
+  ASSERT_TRUE(warm.warm());
+  const Variant best = warm.current_variant();
+  long exploited = 0, searched = 0;
+  for (int i = 0; i < 800; ++i) {
+    const long before = warm.chunks_searching();
+    const TunedChoice c = warm.next();
+    const bool searching = warm.chunks_searching() > before;
+    if (warm.exploiting()) {
+      ++exploited;
+      EXPECT_FALSE(searching) << "chunk " << i;
+      EXPECT_EQ(c.variant, warm.current_variant()) << "chunk " << i;
+    } else {
+      ++searched;
+    }
+    warm.report(c, gpu.time(c.variant, c.config.launch));
+  }
+  (void)best;
+  // Every chunk the tuner counts as searching kept its own launch, and no
+  // other did; most chunks ran the best (1/8 searched while the search runs,
+  // none once it converged).
+  EXPECT_EQ(searched, warm.chunks_searching());
+  EXPECT_GT(searched, 0);
+  EXPECT_GT(exploited, 600);
+}
+
 // A first query too short to race every variant leaves some unmeasured: the
 // next query runs the best measured one from its first chunk and measures the
 // others on its search chunks only.
