@@ -17,6 +17,13 @@ enum class LogLevel { debug, info, warning, error };
 // scanned), or all. At log_level debug every statement is logged, with its text.
 enum class LogStatement { none, scans, all };
 
+// The Linux scheduling policy of session threads (server/server.cpp). batch
+// (SCHED_BATCH): a session woken by its client's message does not preempt the
+// thread running on that CPU (often the client, about to send more or wait),
+// so with many clients fewer context switches happen per round trip; normal
+// (SCHED_OTHER): it may, which favours latency on a host busy with other work.
+enum class SessionScheduling { normal, batch };
+
 struct UserConfig {
   std::string name;
   AuthMethod method = AuthMethod::trust;
@@ -47,11 +54,15 @@ struct Config {
   int max_connections = 100;
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
   // After answering, a session retries its read this long before it blocks,
-  // while few sessions are active (server/busy_poll.hpp); 0 = never spin.
+  // while few sessions are open (server/busy_poll.hpp); 0 = never spin.
   // 100 us: the spin caught 97-98 % of a pgbench client's next messages (50 us:
   // 91-97 %); on the quiet development VM it tripled 1-client round trips
   // (bench/connect/results.md, 2026-11-22 15:27).
   uint32_t busy_poll_us = 100;
+  // batch: on the 2-vCPU development VM, 8 and 64 pgbench clients cost the
+  // server 7.1-7.9 us of CPU per prepared round trip instead of 10.4-13.2 us
+  // (bench/connect/results.md, 2026-11-22 17:27).
+  SessionScheduling session_scheduling = SessionScheduling::batch;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;

@@ -3,6 +3,9 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <pthread.h>
+#include <sched.h>
+
 #include <csignal>
 #include <stdexcept>
 
@@ -112,7 +115,20 @@ void Server::accept_next() {
   });
 }
 
+namespace {
+// config::SessionScheduling for the calling thread. A refusal (a seccomp
+// profile, say) leaves the thread as it was: the policy is a throughput
+// choice, never a correctness one.
+void apply_scheduling(config::SessionScheduling scheduling) {
+  if (scheduling != config::SessionScheduling::batch) return;
+  sched_param param{};
+  param.sched_priority = 0;
+  ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &param);
+}
+}  // namespace
+
 void Server::serve(Connection& connection) {
+  apply_scheduling(connection.config->session_scheduling);
   {
     protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
     {
