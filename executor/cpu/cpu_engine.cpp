@@ -18,6 +18,7 @@
 //    rows per group (8M groups of 10M rows), the whole-range state array,
 //    its zeroing, page faults and compaction cost more than the rows.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -40,6 +41,24 @@ namespace {
 // since the policy must be set before any thread has its own arena; every
 // program that can run the CPU engine links this file.
 [[maybe_unused]] const bool kHeapRetained = (retain_large_allocations(), true);
+
+// What earlier queries left free in the heap stays for the next one, up to
+// kRetainedHeapBytes. Measuring it (mallinfo2) walks the heap's free lists:
+// 20 ms with 100K free chunks on the 2-core VM, too much for every small
+// query. So the heap is checked before runs whose estimate says they may
+// allocate large arrays, and otherwise at most every kHeapCheckInterval.
+constexpr uint64_t kHeapCheckGroups = uint64_t{1} << 16;  // 64K groups: arrays of 1-6 MB and more
+constexpr std::chrono::seconds kHeapCheckInterval{10};
+
+void release_heap_if_over_bound(uint64_t estimated_groups) {
+  static std::atomic<int64_t> last_check_ms{INT64_MIN / 2};
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()).count();
+  const int64_t interval_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kHeapCheckInterval).count();
+  if (estimated_groups < kHeapCheckGroups && now_ms - last_check_ms.load(std::memory_order_relaxed) < interval_ms) return;
+  last_check_ms.store(now_ms, std::memory_order_relaxed);
+  release_retained_heap_over(kRetainedHeapBytes);
+}
 
 using cpu::KeyTable;
 using cpu::StateSet;
@@ -132,8 +151,7 @@ struct Partition {
 class CpuRun final : public AggregationRun {
  public:
   explicit CpuRun(const AggregationSpec& spec) : spec_(spec) {
-    // What earlier queries left free in the heap stays for this one, up to a bound.
-    release_retained_heap_over(kRetainedHeapBytes);
+    release_heap_if_over_bound(spec.estimated_groups);
     threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     l2_bytes_ = l2_cache_bytes();
     // Integer sums start narrow; the first chunk whose input is not int32
