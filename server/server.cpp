@@ -3,9 +3,6 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
-#include <pthread.h>
-#include <sched.h>
-
 #include <csignal>
 #include <stdexcept>
 
@@ -109,26 +106,14 @@ void Server::accept_next() {
     connection.config = config_source_();
     registry_.set_max_connections(connection.config->max_connections);
     connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_,
-                                                       &busy_poll_);
+                                                       &busy_poll_,
+                                                       connection.config->session_scheduling);
     connection.thread = std::thread([this, &connection] { serve(connection); });
     accept_next();
   });
 }
 
-namespace {
-// config::SessionScheduling for the calling thread. A refusal (a seccomp
-// profile, say) leaves the thread as it was: the policy is a throughput
-// choice, never a correctness one.
-void apply_scheduling(config::SessionScheduling scheduling) {
-  if (scheduling != config::SessionScheduling::batch) return;
-  sched_param param{};
-  param.sched_priority = 0;
-  ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &param);
-}
-}  // namespace
-
 void Server::serve(Connection& connection) {
-  apply_scheduling(connection.config->session_scheduling);
   {
     protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
     {

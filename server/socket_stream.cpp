@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -29,12 +30,14 @@ constexpr std::chrono::seconds kStartupTimeout{60};
 }  // namespace
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
-                           const std::atomic<bool>& stopping, BusyPoll* busy_poll)
+                           const std::atomic<bool>& stopping, BusyPoll* busy_poll,
+                           config::SessionScheduling scheduling)
     : fd_(-1),
       tls_context_(tls),
       stopping_(stopping),
       startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout),
-      busy_poll_(busy_poll) {
+      busy_poll_(busy_poll),
+      scheduling_(scheduling) {
   if (busy_poll_) busy_poll_->session_opened();
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
@@ -213,6 +216,17 @@ void SocketStream::start_tls() {
   int accepted = SSL_accept(tls_);
   set_receive_timeout(kPollSlice);
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
+}
+
+void SocketStream::session_established() {
+  startup_deadline_.reset();
+  if (scheduling_ == config::SessionScheduling::batch) {
+    // A refusal (a seccomp profile, say) leaves the thread as it was: the
+    // policy is a throughput choice, never a correctness one.
+    sched_param param{};
+    param.sched_priority = 0;
+    ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &param);
+  }
 }
 
 bool SocketStream::peer_gone() const {

@@ -25,6 +25,7 @@
 #include <openssl/ssl.h>
 #include <sys/types.h>
 
+#include "config/config.hpp"
 #include "protocol/byte_stream.hpp"
 
 namespace tally::server {
@@ -35,9 +36,15 @@ class SocketStream : public protocol::ByteStream {
  public:
   // tls may be null (SSLRequest is answered 'N'). stopping is the server's
   // shutdown flag, checked while waiting for input. busy_poll may be null (no
-  // spinning); it must outlive the stream, which counts itself active in it.
+  // spinning); it must outlive the stream, which counts itself open in it.
+  // scheduling: the policy the session thread takes once the session is
+  // established (session_established()); start-up and authentication run
+  // under the thread's own policy, so that connection set-up keeps its latency
+  // (SCHED_BATCH from the first byte cost the connect cells 0.31-0.61x on the
+  // loaded VM, bench/connect/results.md 17:47).
   SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
-               const std::atomic<bool>& stopping, BusyPoll* busy_poll = nullptr);
+               const std::atomic<bool>& stopping, BusyPoll* busy_poll = nullptr,
+               config::SessionScheduling scheduling = config::SessionScheduling::normal);
   ~SocketStream() override;
 
   size_t read_some(std::span<char> buffer) override;
@@ -47,7 +54,9 @@ class SocketStream : public protocol::ByteStream {
   bool is_tls() const override { return tls_ != nullptr; }
   bool peer_is_loopback() const override { return loopback_; }
   std::string peer_host() const override { return peer_host_; }
-  void session_established() override { startup_deadline_.reset(); }
+  // Called on the session's thread: ends the startup deadline and applies
+  // the session scheduling policy to the thread.
+  void session_established() override;
 
   // Unblocks a session stuck writing to a stalled client (last step of a
   // shutdown). Safe to call from another thread.
@@ -87,6 +96,7 @@ class SocketStream : public protocol::ByteStream {
   bool loopback_ = false;
   std::string peer_host_;
   BusyPoll* busy_poll_;
+  config::SessionScheduling scheduling_;
 };
 
 }  // namespace tally::server

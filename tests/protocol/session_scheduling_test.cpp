@@ -1,6 +1,7 @@
 // session_scheduling (config/config.hpp, server/server.cpp): the setting
 // parses from every source with batch as the default, and a running server's
-// session thread has exactly the configured Linux policy while it serves.
+// session thread has exactly the configured Linux policy once the session is
+// established (start-up and authentication keep the thread's own policy).
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "config/config_loader.hpp"
 #include "server/server.hpp"
@@ -71,6 +73,9 @@ TEST_P(SessionScheduling, TheSessionThreadRunsUnderTheConfiguredPolicy) {
   const int batch_before = threads_with_policy(SCHED_BATCH);
   {
     WireClient client(server.port());
+    // Connected, no startup packet yet: the session thread keeps its policy.
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before);
     client.startup();
     client.read_until_ready();
     client.send(fe::encode(fe::Query{"rows 1"}));
