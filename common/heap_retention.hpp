@@ -18,12 +18,15 @@
 // lock), and memory that stays with the process after a large query, bounded
 // by release_retained_heap_over() (the CPU engine calls it before runs
 // estimated at 64K groups or more, and before others at most every 10 s):
-// when more than the bound is free in the heap, all of it goes back to the
-// kernel.
+// when more than the bound of free heap is resident, all of it goes back to
+// the kernel.
 //
 // glibc only; elsewhere (and under sanitizers, which replace malloc) these
 // calls do nothing that matters.
 #include <cstddef>
+#include <cstdio>
+
+#include <unistd.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -46,13 +49,32 @@ inline void retain_large_allocations() {
 #endif
 }
 
+// Resident bytes of this process (/proc/self/statm); 0 when unknown.
+inline size_t resident_bytes() {
+  size_t pages_total = 0, pages_resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%zu %zu", &pages_total, &pages_resident) != 2) pages_resident = 0;
+    std::fclose(f);
+  }
+  return pages_resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
 // Gives every free heap page back to the kernel when more than `bound` bytes
-// are free (a query larger than usual must not pin its memory for the life of
-// the process). mallinfo2 walks the free lists: 20 ms with 100K free chunks
-// on the 2-core VM, so callers do not check before every small query.
+// of free heap are resident (a query larger than usual must not pin its
+// memory for the life of the process). Resident free heap is estimated as
+// the process's resident bytes less the heap bytes in use: glibc's own free
+// count (mallinfo2's fordblks) still counts the pages malloc_trim gave back,
+// so after one trim it would call for another before every large query, and
+// each would fault its arrays in again. mallinfo2 walks the free lists (20
+// ms with 100K free chunks on the 2-core VM): it runs only when the process's
+// whole resident size is over the bound, and callers do not check before
+// every small query.
 inline void release_retained_heap_over(size_t bound) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  if (mallinfo2().fordblks > bound) malloc_trim(0);
+  const size_t resident = resident_bytes();
+  if (resident <= bound) return;  // free resident heap cannot be more
+  const struct mallinfo2 info = mallinfo2();
+  if (resident > info.uordblks + info.hblkhd + bound) malloc_trim(0);
 #else
   (void)bound;
 #endif

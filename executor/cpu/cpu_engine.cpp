@@ -43,10 +43,11 @@ namespace {
 [[maybe_unused]] const bool kHeapRetained = (retain_large_allocations(), true);
 
 // What earlier queries left free in the heap stays for the next one, up to
-// kRetainedHeapBytes. Measuring it (mallinfo2) walks the heap's free lists:
-// 20 ms with 100K free chunks on the 2-core VM, too much for every small
-// query. So the heap is checked before runs whose estimate says they may
-// allocate large arrays, and otherwise at most every kHeapCheckInterval.
+// kRetainedHeapBytes resident. Measuring it can walk the heap's free lists
+// (mallinfo2: 20 ms with 100K free chunks on the 2-core VM), too much for
+// every small query. So the heap is checked before runs whose estimate says
+// they may allocate large arrays, and otherwise at most every
+// kHeapCheckInterval.
 constexpr uint64_t kHeapCheckGroups = uint64_t{1} << 16;  // 64K groups: arrays of 1-6 MB and more
 constexpr std::chrono::seconds kHeapCheckInterval{10};
 
