@@ -25,13 +25,12 @@ constexpr uint64_t kSmallChunkRows = 1u << 16;
 // Partitioned variant at two blocks per SM: each block gets the SM's threads
 // divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100).
 constexpr int kPartitionPairThreadDivisor = 2;
-// Rows per thread of the partitioned variant: each tile's fill check costs two
-// block barriers, so 4 rows per thread halve them against 2 (H100, 17:17 UTC,
-// same data and run: faster at every G measured, sparse 2^22/2^24/2^26
-// 8.85/9.11/10.79 -> 8.42/8.81/10.77 ms, dense 6.52/6.92/8.21 ->
-// 6.43/6.82/8.06 ms; session 3 saw the same at sparse 2^22-2^24). 8 rows
-// take more registers than two blocks of half the SM's threads allow.
-constexpr int kPartitionRowsPerThread = 4;
+// Rows per thread of the partitioned variant. 4 measured faster at 11 of 12
+// large-G points (H100, 17:17 and 17:30 UTC, same data: sparse 2^16-2^24 by
+// 3-10%, dense by 1-4%, sparse 2^26 a tie) but then PartitionsOutgrowTheirTables
+// saw no table growth (its partitions no longer overflowed; not understood),
+// so the rule keeps 2 until that is explained (bench/RESULTS.md, gker5).
+constexpr int kPartitionRowsPerThread = 2;
 // CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
 // partition bits cost in whole passes over the rows.
 constexpr int kRadixBitsPerPass = 8;
