@@ -862,22 +862,35 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
       c.shared_replicas = static_cast<int>(replicas);
     }
-    // Device image: the cuckoo table's keys, then the multipliers the build
-    // kernel chose for them.
+    // Device image: the cuckoo table's keys, the multipliers the build kernel
+    // chose for them, then the sample's set of distinct keys.
     const size_t table_bytes = static_cast<size_t>(z.slots) * sizeof(K);
     const size_t hash_offset = (table_bytes + 15) / 16 * 16;
-    dict_.ensure(hash_offset + sizeof(kernels::DictionaryHash), cs());
+    const size_t set_offset = (hash_offset + sizeof(kernels::DictionaryHash) + 15) / 16 * 16;
+    const size_t set_bytes = static_cast<size_t>(z.set_slots) * sizeof(K);
+    dict_.ensure(set_offset + set_bytes, cs());
     kernels::DictionaryRef<K> d;
     d.keys = dict_.get<K>();
     d.hash = reinterpret_cast<kernels::DictionaryHash*>(dict_.get<unsigned char>() + hash_offset);
     d.slots = z.slots;
+    d.set = reinterpret_cast<K*>(dict_.get<unsigned char>() + set_offset);
+    d.set_slots = z.set_slots;
+    // The sample: one row per thread over many blocks into the set (its
+    // latency, one random load per row, hidden by the whole GPU); then one
+    // block places the set's keys.
+    kernels::fill_kernel<K><<<(z.set_slots + 255) / 256, 256, 0, cs()>>>(d.set, z.set_slots, kernels::KeyTraits<K>::empty);
+    TALLY_CUDA_CHECK_LAUNCH("fill_kernel(dictionary set)");
+    TALLY_CUDA_CHECK(cudaMemsetAsync(&d.hash->distinct, 0, sizeof(uint32_t), cs()));
+    const int64_t samples = static_cast<int64_t>(dictionary_sample_rows(z, static_cast<uint64_t>(ref.rows)));
+    const int sample_grid = static_cast<int>(std::min<int64_t>((samples + 255) / 256, static_cast<int64_t>(device_.sm_count) * 8));
+    kernels::dictionary_sample_kernel<K><<<std::max(sample_grid, 1), 256, 0, cs()>>>(ref, samples, z.ids, d);
+    TALLY_CUDA_CHECK_LAUNCH("dictionary_sample_kernel");
     auto build = kernels::dictionary_build_kernel<K>;
-    const size_t build_bytes = static_cast<size_t>(z.set_slots) * sizeof(K) + table_bytes + 16;
+    const size_t build_bytes = set_bytes + table_bytes + 16;
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(build, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(build_bytes)));
     cudaFuncAttributes attr{};
     TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, build));
-    const int64_t samples = static_cast<int64_t>(dictionary_sample_rows(z, static_cast<uint64_t>(ref.rows)));
-    build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(ref, samples, z.set_slots, z.ids, d);
+    build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(d);
     TALLY_CUDA_CHECK_LAUNCH("dictionary_build_kernel");
 
     kernels::SharedLayout lay = shared_layout(z.slots + z.extra_slots, replicas, false);

@@ -25,6 +25,12 @@ constexpr uint64_t kSmallChunkRows = 1u << 16;
 // Partitioned variant at two blocks per SM: each block gets the SM's threads
 // divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100).
 constexpr int kPartitionPairThreadDivisor = 2;
+// Rows per thread of the partitioned variant. 4 measured faster at 11 of 12
+// large-G points (H100, 17:17 and 17:30 UTC, same data: sparse 2^16-2^24 by
+// 3-10%, dense by 1-4%, sparse 2^26 a tie) but then PartitionsOutgrowTheirTables
+// saw no table growth (its partitions no longer overflowed; not understood),
+// so the rule keeps 2 until that is explained (bench/RESULTS.md, gker5).
+constexpr int kPartitionRowsPerThread = 2;
 // CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
 // partition bits cost in whole passes over the rows.
 constexpr int kRadixBitsPerPass = 8;
@@ -222,7 +228,7 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       break;
     }
     case Variant::partitioned_hash: {
-      c.launch.rows_per_thread = 2;
+      c.launch.rows_per_thread = kPartitionRowsPerThread;
       const bool dense_keys =
           facts.key_range && facts.key_range->size() <= 4 * std::max<uint64_t>(facts.estimated_groups, 1);
       // Dense key ranges partition into contiguous sub-ranges: identity hashing

@@ -137,10 +137,14 @@ struct Options {
   std::string kinds = "dense,sparse";
   std::string csv;
   std::string tally_config;  // "tpb=512,bps=2,rpt=4,ff=50": overrides of the rule-based configuration
+  // More configurations of the rule-chosen variant, each timed and checked on
+  // the same data in the same run ("rpt=4;ff=50;dpbits=-1"), for sweeps.
+  std::vector<std::string> sweep;
 };
 
-// Applies "key=value,..." overrides (tpb, bps, rpt, ff, pbits, replicas) to a
-// configuration, for sweeping one parameter of the chosen variant by hand.
+// Applies "key=value,..." overrides (tpb, bps, rpt, ff, pbits, replicas; dpbits
+// adds to the rule's partition bits) to a configuration, for sweeping one
+// parameter of the chosen variant by hand.
 tg::VariantConfig with_overrides(tg::VariantConfig c, const std::string& spec) {
   size_t at = 0;
   while (at < spec.size()) {
@@ -158,6 +162,7 @@ tg::VariantConfig with_overrides(tg::VariantConfig c, const std::string& spec) {
     else if (k == "rpt") c.launch.rows_per_thread = v;
     else if (k == "ff") c.launch.fill_factor_percent = v;
     else if (k == "pbits") c.partition_bits = v;
+    else if (k == "dpbits") c.partition_bits += v;
     else if (k == "replicas") c.shared_replicas = v;
     else {
       std::fprintf(stderr, "unknown --tally-config key '%s'\n", k.c_str());
@@ -188,10 +193,19 @@ Options parse(int argc, char** argv) {
     else if (a == "--best-only") o.all_variants = false;
     else if (a == "--csv") o.csv = next();
     else if (a == "--tally-config") o.tally_config = next();
-    else {
+    else if (a == "--sweep") {
+      const std::string list = next();
+      size_t at = 0;
+      while (at <= list.size()) {
+        const size_t end = std::min(list.find(';', at), list.size());
+        if (end > at) o.sweep.push_back(list.substr(at, end - at));
+        at = end + 1;
+      }
+    } else {
       std::fprintf(stderr,
                    "usage: %s [--log2-rows 28] [--min-log2-groups 0] [--max-log2-groups 26] [--step 2] [--reps 5] "
-                   "[--kinds dense,sparse] [--best-only] [--csv FILE] [--tally-config tpb=512,bps=2,rpt=4,ff=50]\n",
+                   "[--kinds dense,sparse] [--best-only] [--csv FILE] [--tally-config tpb=512,bps=2,rpt=4,ff=50] "
+                   "[--sweep 'rpt=4;ff=50;dpbits=-1']\n",
                    argv[0]);
       std::exit(2);
     }
@@ -419,6 +433,23 @@ int main(int argc, char** argv) {
           std::printf("        as run: %s  grid=%d growths=%d spilled=%llu\n", tg::describe(best_report.used).c_str(),
                       best_report.grid_blocks, best_report.table_growths,
                       static_cast<unsigned long long>(best_report.spilled));
+        // The sweep: other configurations of the same variant, same data and
+        // aggregator, each checked; the ratio is to the better baseline above.
+        for (const std::string& extra : opt.sweep) {
+          const tg::VariantConfig c = with_overrides(best_cfg, extra);
+          const double ms = run_variant(best, c, agg);
+          const bool good = check_tally(agg);
+          all_ok = all_ok && good;
+          std::printf("        sweep %-22s %9.3f ms %6.1f%% read %7.2fx  %s  as run: %s grid=%d growths=%d spilled=%llu\n",
+                      extra.c_str(), ms, 100.0 * read_ms / ms, better_baseline / ms, good ? "ok" : "WRONG",
+                      tg::describe(last_report.used).c_str(), last_report.grid_blocks, last_report.table_growths,
+                      static_cast<unsigned long long>(last_report.spilled));
+          std::fflush(stdout);
+          if (csv)
+            std::fprintf(csv, "%s,%d,tally_sweep,%s,\"%s\",%.4f,%.4e,%.4f,%s\n", kind.c_str(), lg,
+                         std::string(tg::variant_name(best)).c_str(), tg::describe(c).c_str(), ms, n / ms * 1e3,
+                         read_ms / ms, good ? "ok" : "WRONG");
+        }
         // Every other Tally variant that can run, with its rule-based config.
         if (opt.all_variants) {
           std::string others;

@@ -5,11 +5,12 @@
 // the read bandwidth on the H100 at G = 2^8-2^12, where the direct-indexed
 // dense variant reaches ~80%. Here the keys are placed once per launch:
 //
-//   1. dictionary_build_kernel (one block) deduplicates a strided sample of
-//      the chunk's keys and places them in a cuckoo table (two candidate
-//      slots per key; parallel insertion by atomic exchange, evicted keys move
-//      to their other slot, as in Alcantara et al., "Real-time parallel
-//      hashing on the GPU", 2009).
+//   1. dictionary_sample_kernel (many blocks) deduplicates a strided sample
+//      of the chunk's keys into a small set in device memory, then
+//      dictionary_build_kernel (one block) places them in a cuckoo table (two
+//      candidate slots per key; parallel insertion by atomic exchange, evicted
+//      keys move to their other slot, as in Alcantara et al., "Real-time
+//      parallel hashing on the GPU", 2009).
 //   2. dictionary_aggregate_kernel (any lanes) and dictionary_count_sum_kernel
 //      (count + int4 sum) copy that read-only table into every block's shared
 //      memory; a row's hot path is two multiply-shift hashes, two 4-byte
@@ -36,7 +37,7 @@ struct DictionaryHash {
   ull m1 = 0;  // odd; int32 keys use the low 32 bits
   ull m2 = 0;
   uint32_t homeless = 0;  // sampled keys left out of the table (they take the miss path)
-  uint32_t distinct = 0;  // distinct keys in the sample
+  uint32_t distinct = 0;  // distinct keys in the sample (counted by dictionary_sample_kernel)
 };
 
 // The dictionary in device memory, as the build kernel leaves it.
@@ -45,6 +46,8 @@ struct DictionaryRef {
   K* keys = nullptr;              // slots keys; free slots hold fillers that no lookup matches
   DictionaryHash* hash = nullptr;  // the multipliers
   uint32_t slots = 0;             // a multiple of 4 (the table copies in 16-byte words)
+  K* set = nullptr;               // the sample's distinct keys, set_slots slots, empty-filled before sampling
+  uint32_t set_slots = 0;         // a multiple of 4
 };
 
 // Where the aggregation kernel keeps what the accumulators do not hold.
@@ -155,40 +158,38 @@ __device__ __forceinline__ ull dictionary_multiplier(uint32_t attempt, uint32_t 
   return (x ^ (x >> 31)) | 1ull;
 }
 
-// One block: the distinct keys of `samples` rows spread evenly over the chunk
-// (at most `ids` of them) into the cuckoo table `d`, with the first multiplier
-// pair (of kDictionaryAttempts) that leaves no sampled key homeless, else the
-// pair that leaves fewest. Dynamic shared memory: set_slots keys (a multiple
-// of 4) for the sample's distinct keys, then d.slots keys, then counters.
+// Many blocks: the distinct keys of `samples` rows spread evenly over the
+// chunk (at most `ids` of them, counted in d.hash->distinct, which starts at 0)
+// into the device-memory set d.set (linear probing, CAS). One random load per
+// thread: the sample's latency is spread over the whole GPU. (It was the first
+// loop of the one-block build kernel: on the H100 that kernel took 220-260 us
+// at sparse G = 2^8-2^12, a quarter of the whole aggregation, 17:17 UTC.)
 template <class K>
-__global__ void dictionary_build_kernel(ChunkRef<K> c, int64_t samples, uint32_t set_slots, uint32_t ids,
-                                        DictionaryRef<K> d) {
+__global__ void dictionary_sample_kernel(ChunkRef<K> c, int64_t samples, uint32_t ids, DictionaryRef<K> d) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < samples; i += stride) {
+    const int64_t row = i * c.rows / samples;
+    if (c.key_null(row)) continue;
+    const K key = c.keys[row];
+    if (key == KeyTraits<K>::empty) continue;  // the empty-marker key has its own special slot
+    (void)shared_find_or_insert(d.set, &d.hash->distinct, d.set_slots, ids, key, HashKind::murmur);
+  }
+}
+
+// One block: the sampled keys (d.set) into the cuckoo table `d`, with the
+// first multiplier pair (of kDictionaryAttempts) that leaves no key homeless,
+// else the pair that leaves fewest. Dynamic shared memory: d.set_slots keys,
+// then d.slots keys, then counters.
+template <class K>
+__global__ void dictionary_build_kernel(DictionaryRef<K> d) {
   extern __shared__ __align__(16) unsigned char smem[];
+  const uint32_t set_slots = d.set_slots;
   K* set = reinterpret_cast<K*>(smem);
   K* keys = set + set_slots;
-  uint32_t* occupied = reinterpret_cast<uint32_t*>(keys + d.slots);
-  uint32_t* homeless = occupied + 1;
-  for (uint32_t s = threadIdx.x; s < set_slots; s += blockDim.x) set[s] = KeyTraits<K>::empty;
-  if (threadIdx.x == 0) *occupied = 0;
-  __syncthreads();
-  // kSampleBatch strided loads in flight per thread before the inserts (one
-  // block: the loads' latency, not bandwidth, bounds this kernel).
-  constexpr int kSampleBatch = 8;
-  for (int64_t first = threadIdx.x; first < samples; first += static_cast<int64_t>(blockDim.x) * kSampleBatch) {
-    K key[kSampleBatch];
-    bool use[kSampleBatch];
-#pragma unroll
-    for (int j = 0; j < kSampleBatch; ++j) {
-      const int64_t i = first + static_cast<int64_t>(j) * blockDim.x;
-      const int64_t row = i * c.rows / samples;
-      use[j] = i < samples && !c.key_null(row);
-      key[j] = i < samples ? c.keys[row] : KeyTraits<K>::empty;
-    }
-#pragma unroll
-    for (int j = 0; j < kSampleBatch; ++j)
-      if (use[j] && key[j] != KeyTraits<K>::empty)  // the empty-marker key has its own special slot
-        (void)shared_find_or_insert(set, occupied, set_slots, ids, key[j], HashKind::murmur);
-  }
+  uint32_t* homeless = reinterpret_cast<uint32_t*>(keys + d.slots) + 1;
+  const uint32_t set_words = set_slots * static_cast<uint32_t>(sizeof(K)) / 16;
+  for (uint32_t i = threadIdx.x; i < set_words; i += blockDim.x)
+    reinterpret_cast<int4*>(set)[i] = reinterpret_cast<const int4*>(d.set)[i];
   uint32_t best = 0, best_homeless = UINT32_MAX;
   for (uint32_t attempt = 0; attempt <= kDictionaryAttempts; ++attempt) {
     // The extra round re-places the best pair when the last was not it.
@@ -219,7 +220,6 @@ __global__ void dictionary_build_kernel(ChunkRef<K> c, int64_t samples, uint32_t
     d.hash->m1 = m1;
     d.hash->m2 = m2;
     d.hash->homeless = best_homeless;
-    d.hash->distinct = *occupied;
   }
   const uint32_t words = d.slots * static_cast<uint32_t>(sizeof(K)) / 16;
   for (uint32_t i = threadIdx.x; i < words; i += blockDim.x)
