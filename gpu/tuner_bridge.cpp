@@ -106,6 +106,7 @@ struct ChunkTuner::Slot {
   int64_t observations = 0;  // as loaded
   bool explored = false;     // measured as exploration (vw-greedy) or raced beside a known variant
   bool touched = false;      // measured in this query
+  bool worth_measuring = true;  // raced on a cold cache and explored by vw-greedy (worth_measuring())
   size_t measured_at_explore = 0;
   long explore_chunks = 0;
 
@@ -119,6 +120,24 @@ namespace {
 // device's shared memory and SM limits) when true, else the tuner's
 // Karnagel-style rule (cold_start_rules.hpp).
 constexpr bool kStartFromEngineRule = true;
+
+// Whether a variant can win for this estimate, so that a cold query races it
+// and vw-greedy explores it. The shared-memory hash whose per-block table
+// cannot hold the estimated groups (even at twice the estimate's error
+// budget) sends every row past its capacity on to the global table: global
+// hash's work plus its own, so it cannot beat global hash and a race chunk of
+// it is pure loss (H100, 2^16 groups: 0.22 ns/row against partitioned's 0.021,
+// 3.6 ms of a 15 ms query; bench/tuner/RESULTS.md, session 5). It stays in
+// the pool: a query that forces it, or a cache that knows it, still runs it.
+constexpr uint64_t kWorthMeasuringSlack = 2;
+bool worth_measuring(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts) {
+  if (v != Variant::shared_hash) return true;
+  const uint64_t est = std::max<uint64_t>(facts.estimated_groups, 1);
+  if (can_use_dictionary(spec, d, est)) return true;
+  const uint32_t fit = hash_slots_fitting(spec, plan_lanes(spec), shared_budget_per_block(d, 1));
+  const double holds = fit * default_launch_config(Variant::shared_hash, spec, d, facts).fill();
+  return static_cast<double>(est) <= holds * kWorthMeasuringSlack;
+}
 
 // Search states by their JSON text. A query's records() puts the states it
 // serialized here, so the next query on the same key (the records the engine
@@ -228,6 +247,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     s->variant = v;
     s->name = std::string(variant_name(v));
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
+    s->worth_measuring = !in.forced_variant.empty() || worth_measuring(v, in.spec, in.device, in.facts);
     const SearchSpace grid = default_search_space(props, s->name);
     SearchSpace space(grid.axes(), s->base.launch);
     s->start = space.snap(kStartFromEngineRule ? s->base.launch : rule_launch_config(props, shape, s->name));
@@ -253,9 +273,10 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     slots_.push_back(std::move(s));
   }
 
-  const bool race = std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->best_time(); });
+  const bool race =
+      std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->worth_measuring && !s->best_time(); });
   if (race && any_cached) {
-    for (auto& s : slots_) s->explored = !s->best_time();  // a variant new to a known (device, query)
+    for (auto& s : slots_) s->explored = s->worth_measuring && !s->best_time();  // new to a known (device, query)
   }
   if (!refine_ || !race || any_cached) {
     // Exploit the cached best (vw-greedy); without refinement an unmeasured
@@ -269,13 +290,16 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     current_ = best ? best->variant : slots_.front()->variant;
     current_reason_ = best ? ChoiceReason::cache : ChoiceReason::rule;
     warm_ = best != nullptr;
-    if (refine_ && !race && slots_.size() > 1 && in.tuning.explore_rate > 0) {
+    const size_t explorable = static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [&](const auto& s) {
+      return s->worth_measuring && s->variant != *current_;
+    }));
+    if (refine_ && !race && explorable > 0 && in.tuning.explore_rate > 0) {
       std::mt19937_64 rng(in.seed);
       if (std::uniform_real_distribution<double>(0.0, 1.0)(rng) < in.tuning.explore_rate) {
-        size_t other = std::uniform_int_distribution<size_t>(0, slots_.size() - 2)(rng);
+        size_t other = std::uniform_int_distribution<size_t>(0, explorable - 1)(rng);
         Slot* target = nullptr;
         for (auto& s : slots_) {
-          if (s->variant == *current_) continue;
+          if (s->variant == *current_ || !s->worth_measuring) continue;
           if (other-- == 0) target = s.get();
         }
         if (target) {
@@ -316,13 +340,13 @@ ChunkTuner::Slot* ChunkTuner::pick_slot() {
   }
   if (!current_) {
     for (auto& s : slots_) {
-      if (!s->best_time()) return s.get();  // the race: each unmeasured variant's first measurement
+      if (s->worth_measuring && !s->best_time()) return s.get();  // the race: each unmeasured variant's first measurement
     }
     Slot* best = nullptr;
     for (auto& s : slots_) {
-      if (!best || *s->best_time() < *best->best_time()) best = s.get();
+      if (s->best_time() && (!best || *s->best_time() < *best->best_time())) best = s.get();
     }
-    current_ = best->variant;
+    current_ = best ? best->variant : slots_.front()->variant;
   }
   return &slot(*current_);
 }
@@ -336,7 +360,7 @@ TunedChoice ChunkTuner::next() {
     // go to a variant not measured yet, else the exploration or the search.
     Slot* target = nullptr;
     for (auto& o : slots_) {
-      if (!o->best_time()) {
+      if (o->worth_measuring && !o->best_time()) {
         target = o.get();
         break;
       }

@@ -259,6 +259,36 @@ TEST(ChunkTuner, ExplorationSpendsOneMeasurementThenReturnsToTheBest) {
   EXPECT_TRUE(explored_record);
 }
 
+TEST(ChunkTuner, SharedHashIsNeitherRacedNorExploredWhereItsTableCannotHoldTheGroups) {
+  // The fake makes shared_hash fastest, so only the rule keeps it out: at 2^20
+  // estimated groups no block's shared table (nor a dictionary) holds them.
+  FakeGpu gpu;
+  std::get<0>(gpu.shape[Variant::shared_hash]) = 0.1;
+  auto in = input_for(1 << 20);
+  ChunkTuner cold(in);
+  for (Variant v : drive(cold, gpu, 5000, true)) EXPECT_NE(v, Variant::shared_hash);
+  ASSERT_TRUE(cold.converged());
+  for (const auto& r : cold.records()) EXPECT_NE(r.variant, "shared_memory");
+  in.records = cold.records();
+  in.tuning.explore_rate = 1.0;
+  in.tuning.warm_search_share = 1.0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    in.seed = seed;
+    ChunkTuner warm(in);
+    for (Variant v : drive(warm, gpu, 40)) EXPECT_NE(v, Variant::shared_hash) << "seed " << seed;
+  }
+  // Where the groups fit, the same fake makes the race find it.
+  auto small = input_for(1000);
+  ChunkTuner fits(small);
+  drive(fits, gpu, 5000, true);
+  EXPECT_EQ(fits.current_variant(), Variant::shared_hash);
+  // A query that forces it still runs it.
+  in.records.clear();
+  in.forced_variant = "shared_memory";
+  ChunkTuner forced(in);
+  for (Variant v : drive(forced, gpu, 10)) EXPECT_EQ(v, Variant::shared_hash);
+}
+
 TEST(ChunkTuner, RefinementOffRunsTheBestKnownWithoutSearching) {
   auto in = input_for(1 << 20);
   in.tuning.enabled = false;
