@@ -17,11 +17,13 @@ enum class LogLevel { debug, info, warning, error };
 // scanned), or all. At log_level debug every statement is logged, with its text.
 enum class LogStatement { none, scans, all };
 
-// The Linux scheduling policy of session threads (server/server.cpp). batch
-// (SCHED_BATCH): a session woken by its client's message does not preempt the
-// thread running on that CPU (often the client, about to send more or wait),
-// so with many clients fewer context switches happen per round trip; normal
-// (SCHED_OTHER): it may, which favours latency on a host busy with other work.
+// The Linux scheduling policy of established sessions' threads
+// (server/socket_stream.hpp). batch: SCHED_BATCH while more sessions are open
+// than the host has hardware threads (a session woken by its client's message
+// does not preempt the thread running on that CPU, often the client about to
+// send more or wait, so many clients cost fewer context switches per round
+// trip), SCHED_OTHER while fewer (each round trip then waits for its session's
+// wake-up); normal: always SCHED_OTHER.
 enum class SessionScheduling { normal, batch };
 
 struct UserConfig {

@@ -209,9 +209,9 @@ std::vector<Setting> build_table() {
       [](Config& c) -> uint32_t& { return c.busy_poll_us; }, 0, 10000));
   t.push_back(enum_setting<SessionScheduling>(
       "session_scheduling",
-      "Scheduling policy of session threads: batch (SCHED_BATCH: a session woken by its "
-      "client does not preempt the running thread; fewer context switches with many clients) "
-      "or normal (SCHED_OTHER)",
+      "Scheduling policy of session threads: batch (SCHED_BATCH while sessions outnumber the "
+      "hardware threads: a session woken by its client does not preempt the running thread, "
+      "fewer context switches with many clients) or normal (always SCHED_OTHER)",
       [](Config& c) -> SessionScheduling& { return c.session_scheduling; },
       {{"normal", SessionScheduling::normal}, {"batch", SessionScheduling::batch}}));
   t.push_back(string_setting("http_address", "ADDRESS",

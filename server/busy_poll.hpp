@@ -47,6 +47,7 @@ class BusyPoll {
 
   std::chrono::microseconds window() const { return window_; }
   unsigned max_open() const { return max_open_; }
+  unsigned hardware_threads() const { return hardware_threads_; }
 
   // Whether a session that found no input should spin before it blocks.
   // The cheap tests come first; with more sessions open than max_open() this

@@ -128,6 +128,7 @@ size_t SocketStream::read_some(std::span<char> buffer) {
     if (got < 0) got = spin_recv(buffer.data(), buffer.size(), 0);
     if (got >= 0) return static_cast<size_t>(got);
   }
+  follow_scheduling();  // about to block: the wake-up is what the policy decides
   return static_cast<size_t>(blocking_recv(buffer.data(), buffer.size(), 0));
 }
 
@@ -138,6 +139,7 @@ void SocketStream::await_tls_input() {
     if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
     if (spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
   }
+  follow_scheduling();
   blocking_recv(&byte, 1, MSG_PEEK);
 }
 
@@ -220,12 +222,26 @@ void SocketStream::start_tls() {
 
 void SocketStream::session_established() {
   startup_deadline_.reset();
-  if (scheduling_ == config::SessionScheduling::batch) {
-    // A refusal (a seccomp profile, say) leaves the thread as it was: the
-    // policy is a throughput choice, never a correctness one.
-    sched_param param{};
-    param.sched_priority = 0;
-    ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &param);
+  established_ = true;
+  follow_scheduling();
+}
+
+void SocketStream::follow_scheduling() {
+  if (scheduling_ != config::SessionScheduling::batch || !established_ || busy_poll_ == nullptr) return;
+  // Batch only while the sessions outnumber the hardware threads: then a
+  // woken session that preempted the running thread would mostly displace
+  // another session or its client. With fewer, every round trip waits for
+  // its session's wake-up, and under SCHED_BATCH that wake-up queued behind
+  // other work on a busy host (1-client connect cells 0.34x of normal on the
+  // loaded VM, bench/connect/results.md 18:10).
+  const bool batch = busy_poll_->open() > static_cast<int>(busy_poll_->hardware_threads());
+  if (batch == batch_now_) return;
+  // A refusal (a seccomp profile, say) leaves the thread as it was: the
+  // policy is a throughput choice, never a correctness one.
+  sched_param param{};
+  param.sched_priority = 0;
+  if (::pthread_setschedparam(::pthread_self(), batch ? SCHED_BATCH : SCHED_OTHER, &param) == 0) {
+    batch_now_ = batch;
   }
 }
 

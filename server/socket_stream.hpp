@@ -37,11 +37,13 @@ class SocketStream : public protocol::ByteStream {
   // tls may be null (SSLRequest is answered 'N'). stopping is the server's
   // shutdown flag, checked while waiting for input. busy_poll may be null (no
   // spinning); it must outlive the stream, which counts itself open in it.
-  // scheduling: the policy the session thread takes once the session is
-  // established (session_established()); start-up and authentication run
-  // under the thread's own policy, so that connection set-up keeps its latency
-  // (SCHED_BATCH from the first byte cost the connect cells 0.31-0.61x on the
-  // loaded VM, bench/connect/results.md 17:47).
+  // scheduling: with batch, once the session is established
+  // (session_established()) its thread runs under SCHED_BATCH while more
+  // sessions are open than the host has hardware threads, and under
+  // SCHED_OTHER otherwise (looked at before each blocking read; a system
+  // call only when it changes). Start-up and authentication keep the
+  // thread's own policy: SCHED_BATCH from the first byte cost the connect
+  // cells 0.31-0.61x on the loaded VM (bench/connect/results.md 17:47).
   SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
                const std::atomic<bool>& stopping, BusyPoll* busy_poll = nullptr,
                config::SessionScheduling scheduling = config::SessionScheduling::normal);
@@ -54,8 +56,8 @@ class SocketStream : public protocol::ByteStream {
   bool is_tls() const override { return tls_ != nullptr; }
   bool peer_is_loopback() const override { return loopback_; }
   std::string peer_host() const override { return peer_host_; }
-  // Called on the session's thread: ends the startup deadline and applies
-  // the session scheduling policy to the thread.
+  // Called on the session's thread: ends the startup deadline and starts
+  // following the session scheduling policy.
   void session_established() override;
 
   // Unblocks a session stuck writing to a stalled client (last step of a
@@ -95,8 +97,13 @@ class SocketStream : public protocol::ByteStream {
   std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
   bool loopback_ = false;
   std::string peer_host_;
+  // Sets the thread's policy as `scheduling_` and the open sessions say.
+  void follow_scheduling();
+
   BusyPoll* busy_poll_;
   config::SessionScheduling scheduling_;
+  bool established_ = false;
+  bool batch_now_ = false;  // the thread runs under SCHED_BATCH
 };
 
 }  // namespace tally::server

@@ -1,7 +1,7 @@
 // session_scheduling (config/config.hpp, server/server.cpp): the setting
 // parses from every source with batch as the default, and a running server's
-// session thread has exactly the configured Linux policy once the session is
-// established (start-up and authentication keep the thread's own policy).
+// session threads run under SCHED_BATCH exactly while batch is configured,
+// the session is established and more sessions are open than hardware threads.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "config/config_loader.hpp"
 #include "server/server.hpp"
@@ -43,6 +45,16 @@ TEST(SessionSchedulingSetting, ParsesWithBatchAsTheDefault) {
   EXPECT_NE(config::help_text().find("--session-scheduling"), std::string::npos);
 }
 
+template <class Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return predicate();
+}
+
 // How many of this process's threads run under the policy (/proc's
 // task/<tid>/stat, field 41).
 int threads_with_policy(int policy) {
@@ -63,7 +75,14 @@ int threads_with_policy(int policy) {
 
 class SessionScheduling : public ::testing::TestWithParam<config::SessionScheduling> {};
 
-TEST_P(SessionScheduling, TheSessionThreadRunsUnderTheConfiguredPolicy) {
+// Sends one query and reads its answer: afterwards the session has gone
+// back to reading, where it follows the policy.
+void round_trip(WireClient& client) {
+  client.send(fe::encode(fe::Query{"rows 1"}));
+  ASSERT_EQ(client.read_until_ready().size(), 4u);  // the session answers either way
+}
+
+TEST_P(SessionScheduling, BatchOnlyWhileSessionsOutnumberHardwareThreads) {
   config::Config config;
   config.port = 0;
   config.session_scheduling = GetParam();
@@ -71,22 +90,32 @@ TEST_P(SessionScheduling, TheSessionThreadRunsUnderTheConfiguredPolicy) {
   Server server(config, factory);
   server.start();
   const int batch_before = threads_with_policy(SCHED_BATCH);
+  const int many = static_cast<int>(server.busy_poll().hardware_threads()) + 1;
   {
-    WireClient client(server.port());
+    std::vector<std::unique_ptr<WireClient>> clients;
+    clients.push_back(std::make_unique<WireClient>(server.port()));
     // Connected, no startup packet yet: the session thread keeps its policy.
     std::this_thread::sleep_for(100ms);
     EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before);
-    client.startup();
-    client.read_until_ready();
-    client.send(fe::encode(fe::Query{"rows 1"}));
-    ASSERT_EQ(client.read_until_ready().size(), 4u);  // the session answers either way
-    // The session thread is alive (its client is connected): count it.
-    const int batch_now = threads_with_policy(SCHED_BATCH);
-    if (GetParam() == config::SessionScheduling::batch) {
-      EXPECT_EQ(batch_now, batch_before + 1);
-    } else {
-      EXPECT_EQ(batch_now, batch_before);
+    clients[0]->startup();
+    clients[0]->read_until_ready();
+    round_trip(*clients[0]);
+    // One session: fewer than the hardware threads, never batch.
+    EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before);
+    for (int i = 1; i < many; ++i) {
+      clients.push_back(std::make_unique<WireClient>(server.port()));
+      clients.back()->startup();
+      clients.back()->read_until_ready();
     }
+    for (auto& client : clients) round_trip(*client);
+    // Every session read again with more sessions open than hardware threads.
+    const int expected = GetParam() == config::SessionScheduling::batch ? many : 0;
+    EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before + expected);
+    // Back to one session: it returns to SCHED_OTHER at its next read.
+    clients.resize(1);
+    ASSERT_TRUE(eventually([&] { return server.busy_poll().open() == 1; }));
+    round_trip(*clients[0]);
+    EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before);
   }
   server.stop(1s);
 }
