@@ -7,6 +7,9 @@
 set -euo pipefail
 tallyd=$1
 driver=$2
+for exe in "$tallyd" "$driver"; do
+  [ -x "$exe" ] || { echo "not an executable: $exe (build tallyd and copy_crash_driver first)"; exit 1; }
+done
 rows=200000
 work=$(mktemp -d /tmp/tally_tallyd_crash.XXXXXX)
 pid=""
@@ -57,7 +60,16 @@ for round in 1 2 3 4 5; do
   done
   # A random moment within the next COPY (generation of its CSV excluded).
   copy_ms=$(cat "$work/copy_ms" 2>/dev/null || echo 500)
-  while [ "$(wc -l <"$work/acked")" -le "$next" ] || [ ! -s "$work/batch.csv" ]; do sleep 0.01; done
+  # Bounded, and never past a loader that died: a failing COPY must fail the test, not hang it.
+  waited=0
+  while [ "$(wc -l <"$work/acked")" -le "$next" ] || [ ! -s "$work/batch.csv" ]; do
+    if ! kill -0 "$loader" 2>/dev/null; then
+      echo "round $round: the COPY loader stopped before a batch was acknowledged"; tail -n 20 "$work/tallyd.log"; exit 1
+    fi
+    waited=$((waited + 1))
+    if [ "$waited" -ge 6000 ]; then echo "round $round: no COPY acknowledged within 60 s"; exit 1; fi
+    sleep 0.01
+  done
   sleep "$(awk -v ms="$copy_ms" -v r="$RANDOM" 'BEGIN { printf "%.3f", (ms * (0.2 + 0.8 * r / 32768)) / 1000 }')"
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
