@@ -14,6 +14,7 @@
 #include "common/log.hpp"
 #include "config/config_loader.hpp"
 #include "server/lifecycle_runtime.hpp"
+#include "tests/common/eventually.hpp"
 #include "tests/admin/http_client.hpp"
 
 namespace tally::server {
@@ -22,15 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Waits (bounded) until `done` holds.
-template <class F>
-bool eventually(F done, std::chrono::milliseconds limit = 5000ms) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
+using testing::eventually;
 
 TEST(SignalWatcher, DeliversReloadAndShutdownRequests) {
   std::atomic<int> reloads{0};

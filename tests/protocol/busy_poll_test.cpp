@@ -13,6 +13,7 @@
 #include "config/config_loader.hpp"
 #include "server/metrics.hpp"
 #include "server/server.hpp"
+#include "tests/common/eventually.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/tls_certificate_fixture.hpp"
 #include "tests/protocol/wire_client.hpp"
@@ -39,15 +40,7 @@ std::chrono::microseconds cpu_time() {
   return std::chrono::microseconds(us(usage.ru_utime) + us(usage.ru_stime));
 }
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return predicate();
-}
+using testing::eventually;
 
 class BusyPollSetting : public ::testing::Test {
  protected:

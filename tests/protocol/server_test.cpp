@@ -9,6 +9,7 @@
 
 #include "server/metrics.hpp"
 #include "server/server.hpp"
+#include "tests/common/eventually.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/tls_certificate_fixture.hpp"
 #include "tests/protocol/wire_client.hpp"
@@ -33,15 +34,7 @@ bool has_ready(const std::vector<be::Message>& messages) {
   return !messages.empty() && std::holds_alternative<be::ReadyForQuery>(messages.back());
 }
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return predicate();
-}
+using testing::eventually;
 
 // A server over the fake handler, started on a free port; stopped (if a test
 // did not stop it itself) when it goes out of scope.
