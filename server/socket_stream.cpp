@@ -123,23 +123,25 @@ size_t SocketStream::read_some(std::span<char> buffer) {
   // next message, or returns it at once when it is there: one system call per
   // read. Until 2026-11-22 16:30 each read that found no input took three
   // (recv(MSG_DONTWAIT), poll(), recv()).
+  // The policy is followed before spinning too: a read the spin answers
+  // would otherwise keep a session that is now one of few under SCHED_BATCH.
+  follow_scheduling();
   if (busy_poll_ && busy_poll_->may_spin()) {
     ssize_t got = try_recv(buffer.data(), buffer.size(), 0);
     if (got < 0) got = spin_recv(buffer.data(), buffer.size(), 0);
     if (got >= 0) return static_cast<size_t>(got);
   }
-  follow_scheduling();  // about to block: the wake-up is what the policy decides
   return static_cast<size_t>(blocking_recv(buffer.data(), buffer.size(), 0));
 }
 
 void SocketStream::await_tls_input() {
   // Peeks at the socket (the record stays for SSL_read); 0 (EOF) is input too.
   char byte;
+  follow_scheduling();
   if (busy_poll_ && busy_poll_->may_spin()) {
     if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
     if (spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
   }
-  follow_scheduling();
   blocking_recv(&byte, 1, MSG_PEEK);
 }
 

@@ -17,6 +17,7 @@
 
 #include "config/config_loader.hpp"
 #include "server/server.hpp"
+#include "tests/common/eventually.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/wire_client.hpp"
 
@@ -45,15 +46,7 @@ TEST(SessionSchedulingSetting, ParsesWithBatchAsTheDefault) {
   EXPECT_NE(config::help_text().find("--session-scheduling"), std::string::npos);
 }
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return predicate();
-}
+using testing::eventually;
 
 // How many of this process's threads run under the policy (/proc's
 // task/<tid>/stat, field 41).
@@ -109,12 +102,16 @@ TEST_P(SessionScheduling, BatchOnlyWhileSessionsOutnumberHardwareThreads) {
     }
     for (auto& client : clients) round_trip(*client);
     // Every session read again with more sessions open than hardware threads.
+    // A session changes its policy just before its next read, which may come
+    // a moment after the client has its answer: wait for it (bounded).
     const int expected = GetParam() == config::SessionScheduling::batch ? many : 0;
+    eventually([&] { return threads_with_policy(SCHED_BATCH) == batch_before + expected; }, 2s);
     EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before + expected);
     // Back to one session: it returns to SCHED_OTHER at its next read.
     clients.resize(1);
     ASSERT_TRUE(eventually([&] { return server.busy_poll().open() == 1; }));
     round_trip(*clients[0]);
+    eventually([&] { return threads_with_policy(SCHED_BATCH) == batch_before; }, 2s);
     EXPECT_EQ(threads_with_policy(SCHED_BATCH), batch_before);
   }
   server.stop(1s);
