@@ -370,11 +370,16 @@ int main(int argc, char** argv) {
                                      [](const FixedResult& a, const FixedResult& b) { return a.seconds < b.seconds; });
   PQfinish(c);
 
-  server.stop();
-  server.start();
-  c = connect(server.conninfo());
-  PQclear(exec(c, "SET tally.engine = gpu"));
-  warm_up(c);
+  // Restarts tallyd on the same data directory and reconnects with the same
+  // warm-up as the first start: the persisted tuning cache is all that carries over.
+  const auto restart = [&] {
+    server.stop();
+    server.start();
+    c = connect(server.conninfo());
+    PQclear(exec(c, "SET tally.engine = gpu"));
+    warm_up(c);
+  };
+  restart();
   const double restarted = run_checked(c, expected, "after restart");
   print_plan(c, "plan after the restart:");
   print_cache(c, "tuning cache after the restart:");
@@ -384,20 +389,12 @@ int main(int argc, char** argv) {
   // its time? Restart again: the first Q runs under EXPLAIN ANALYZE (server
   // side only: no result rows travel), then Q twice; a third restart times a
   // first Q once more (its spread).
-  server.stop();
-  server.start();
-  c = connect(server.conninfo());
-  PQclear(exec(c, "SET tally.engine = gpu"));
-  warm_up(c);
+  restart();
   const double explain_first = print_plan(c, "diagnostic restart 2: the first Q after the warm-up, under EXPLAIN ANALYZE:", true);
   const double second_q = run_checked(c, expected, "restart 2, Q");
   const double third_q = run_checked(c, expected, "restart 2, Q again");
   PQfinish(c);
-  server.stop();
-  server.start();
-  c = connect(server.conninfo());
-  PQclear(exec(c, "SET tally.engine = gpu"));
-  warm_up(c);
+  restart();
   const double restart3 = run_checked(c, expected, "restart 3, first Q");
   const double restart3_next = run_checked(c, expected, "restart 3, second Q");
   print_plan(c, "diagnostic restart 3: plan of the third Q:", true);
