@@ -415,16 +415,12 @@ class GpuAggregationEngine final : public GpuEngine {
       return;  // unreadable: queries load their own keys (load_tuning_records)
     }
     std::erase_if(all, [&](const auto& r) { return r.device != fingerprint_; });  // never another GPU's entry
-    {
-      // Off the query's path: the first query on each key (after a restart,
-      // typically another signature came first) then finds its search states
-      // parsed (tuner_bridge.hpp).
-      std::lock_guard lock(mutex_);
-      if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
-    }
     std::lock_guard lock(mutex_);
+    // Off the query's path: the first query on each key (after a restart,
+    // typically another signature came first) then finds its search states
+    // parsed (tuner_bridge.hpp).
+    if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
     for (auto& r : all) {
-      if (r.device != fingerprint_) continue;  // never another GPU's entry
       std::vector<executor::TuningRecord>& known = recent_[fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket)];
       // This process's own, newer measurements stay.
       if (std::none_of(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; }))
