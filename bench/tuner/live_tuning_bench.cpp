@@ -4,32 +4,41 @@
 //
 //   1. starts tallyd (fresh data directory, so the tuning cache is cold) and
 //      loads R (g int4 uniform in [0, G), v int4) with COPY;
+//   then --experiments times (default 3), each on a cold tuning cache (the
+//   experiments after the first stop tallyd, delete the persisted cache from
+//   the catalog's SQLite file and start it again):
 //   2. warms the device column cache with a query of another operator
 //      signature (SELECT g, min(v): its own tuning cache key; kWarmUpRuns
 //      times), so that every timed run below reads resident columns;
 //   3. runs Q = SELECT g, count(*), sum(v) FROM r GROUP BY g five times on the
 //      cold cache (run 1 searches; runs 2-5 should run the cached best);
-//   4. runs Q under each fixed configuration of a short list (SET tally.variant
-//      / SET tally.launch_config), --reps times each, the median counting: the
-//      best fixed configuration is the baseline;
+//   4. times Q under each fixed configuration of a short list (SET
+//      tally.variant / SET tally.launch_config) and the tuned Q (RESET),
+//      interleaved: --reps rounds, each running every one of them once, so
+//      that no configuration is timed at a better moment of the process's
+//      life than another; per configuration the median counts, and the best
+//      fixed configuration's median is the experiment's baseline;
 //   5. restarts tallyd on the same data directory, warms the column cache
 //      again (other signature) and runs Q once on the persisted cache;
-//   6. diagnostics, not targets: Q three more times right after the fixed
-//      configurations (is a slow run the tuner's or the process's early
-//      life?), a second restart whose first Q runs under EXPLAIN ANALYZE
-//      (where the server spends that first query), and a third restart
-//      timing a first and a second Q.
-// Prints a table (seconds, rows/s, ratio to the best fixed configuration) and
-// checks the targets: run 1 <= 1.3x best, runs 2-5 <= 1.03x, after restart
-// <= 1.03x. Every result is checked (groups, per-group count and sum against
-// the loaded data); a wrong result fails the run whatever the times.
+//   6. diagnostics in the first experiment only, not targets: a second
+//      restart whose first Q runs under EXPLAIN ANALYZE (where the server
+//      spends that first query), and a third restart timing a first and a
+//      second Q.
+// Prints each experiment's table (seconds, rows/s, ratio to its best fixed
+// configuration), then per run index the median over the experiments of that
+// ratio, judged against the targets (run 1 <= 1.3x best, runs 2-5 <= 1.03x,
+// after restart <= 1.03x), beside the noise: the spread (max - min) / median
+// of the best fixed configuration's own queries. Every result is checked
+// (groups, per-group count and sum against the loaded data); a wrong result
+// fails the run whatever the times.
 //
 // Usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16]
-//          [--chunk-rows N] [--reps 3] [--configs "variant:config;..."]
+//          [--chunk-rows N] [--reps 5] [--experiments 3] [--configs "variant:config;..."]
 //          [--tallyd-args "..."] [--keep-data DIR]
 // --tallyd defaults to the tallyd next to this binary (the GPU bundle).
 // Exit status: 0 targets met, 1 targets missed, 2 error (wrong result, no start).
 #include <libpq-fe.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -288,17 +297,63 @@ const char* kDefaultConfigs =
     "global:;global:tpb=1024,bps=2,rpt=2;global:tpb=256,bps=8,rpt=1;"
     "sort:;sort:tpb=32,bps=4,rpt=1;sort:tpb=128,bps=8,rpt=1";
 
+// Deletes the persisted tuning cache (tallyd stopped): the next start is cold again.
+void clear_tuning_cache(const std::string& data_dir) {
+  sqlite3* db = nullptr;
+  const std::string path = data_dir + "/catalog.sqlite3";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    const std::string error = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    die("cannot open " + path + ": " + error);
+  }
+  char* error = nullptr;
+  // No table yet: tallyd never stored a record (no GPU, or nothing finished).
+  const char* sql =
+      "DELETE FROM tally_tuning_cache WHERE EXISTS "
+      "(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tally_tuning_cache')";
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK && std::string(error ? error : "").find("no such table") == std::string::npos) {
+    const std::string what = error ? error : "?";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    die("cannot clear the tuning cache in " + path + ": " + what);
+  }
+  sqlite3_close(db);
+}
+
+struct FixedResult {
+  Fixed fixed;
+  std::vector<double> times;
+  double seconds = 0;  // median of times
+};
+
+// One experiment's times.
+struct Experiment {
+  std::vector<double> cold;  // runs 1-5
+  std::vector<FixedResult> fixed;
+  size_t best = 0;  // index into fixed
+  std::vector<double> tuned_interleaved;  // Q (tuned) in the fixed configurations' rounds
+  double restarted = 0;
+  double best_s() const { return fixed[best].seconds; }
+  // (max - min) / median of the best fixed configuration's queries.
+  double best_spread() const {
+    const auto& t = fixed[best].times;
+    const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
+    return (*hi - *lo) / fixed[best].seconds;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data;
-  int log2_rows = 26, log2_groups = 16, reps = 3;
+  int log2_rows = 26, log2_groups = 16, reps = 5, experiments = 3;
   uint64_t chunk_rows = 0;  // 0 = tallyd's default
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help") {
       std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
-                  "         [--reps 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"] [--keep-data DIR]\n");
+                  "         [--reps 5] [--experiments 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"]\n"
+                  "         [--keep-data DIR]\n");
       return 0;
     }
     if (i + 1 >= argc) die("missing value for " + flag);
@@ -308,6 +363,7 @@ int main(int argc, char** argv) {
     else if (flag == "--log2-groups") log2_groups = std::atoi(value.c_str());
     else if (flag == "--chunk-rows") chunk_rows = std::strtoull(value.c_str(), nullptr, 10);
     else if (flag == "--reps") reps = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--experiments") experiments = std::max(1, std::atoi(value.c_str()));
     else if (flag == "--configs") configs_text = value;
     else if (flag == "--tallyd-args") extra_args = value;
     else if (flag == "--keep-data") keep_data = value;
@@ -325,105 +381,159 @@ int main(int argc, char** argv) {
   server.start();
   PGconn* c = connect(server.conninfo());
 
-  std::printf("live tuning: %llu rows, G = 2^%d, query: %s\n", static_cast<unsigned long long>(rows), log2_groups, kQuery);
+  std::printf("live tuning: %llu rows, G = 2^%d, query: %s; %d experiments, %d interleaved rounds of the fixed "
+              "configurations\n",
+              static_cast<unsigned long long>(rows), log2_groups, kQuery, experiments, reps);
   const auto t_load = std::chrono::steady_clock::now();
   const Expected expected = load(c, rows, log2_groups);
   std::printf("COPY: %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count());
-  PQclear(exec(c, "SET tally.engine = gpu"));
-  warm_up(c);
-  print_cache(c, "tuning cache before the cold runs (Q's signature must be absent):");
-
-  std::vector<double> cold;
-  for (int run = 1; run <= 5; ++run) cold.push_back(run_checked(c, expected, "cold run " + std::to_string(run)));
-  print_plan(c, "plan after the cold runs:");
-  print_cache(c, "tuning cache after the cold runs:");
-
-  struct FixedResult {
-    Fixed fixed;
-    double seconds = 0;
-  };
-  std::vector<FixedResult> fixed;
-  for (const Fixed& f : parse_configs(configs_text)) {
-    std::string error;
-    // Can this variant run Q at all? (dense needs a small key range.)
-    const bool ok = run_ok(c, "SET tally.variant = '" + f.variant + "'", &error) &&
-                    run_ok(c, "SET tally.launch_config = '" + f.config + "'", &error) && run_ok(c, kQuery, &error);
-    if (!ok) {
-      std::printf("  fixed %s %s: skipped (%s)\n", f.variant.c_str(), f.config.empty() ? "(rule)" : f.config.c_str(),
-                  error.substr(0, error.find('\n')).c_str());
-      continue;
-    }
-    std::vector<double> times;
-    for (int i = 0; i < reps; ++i) times.push_back(run_checked(c, expected, "fixed " + f.variant + " " + f.config));
-    fixed.push_back({f, median(times)});
-  }
-  PQclear(exec(c, "RESET tally.variant"));
-  PQclear(exec(c, "RESET tally.launch_config"));
-  if (fixed.empty()) die("no fixed configuration ran (are tally.variant / tally.launch_config implemented?)");
-  // Diagnostic, not a target: the tuned Q again, now that the server has run
-  // as many queries as the fixed configurations: are runs 2-5 slower than
-  // the baseline because of the tuner, or because they ran earlier in the
-  // server's life?
-  std::vector<double> tuned_again;
-  for (int i = 0; i < 3; ++i) tuned_again.push_back(run_checked(c, expected, "tuned Q after the fixed configurations"));
-  const auto best = std::min_element(fixed.begin(), fixed.end(),
-                                     [](const FixedResult& a, const FixedResult& b) { return a.seconds < b.seconds; });
   PQfinish(c);
+  c = nullptr;
 
-  // Restarts tallyd on the same data directory and reconnects with the same
-  // warm-up as the first start: the persisted tuning cache is all that carries over.
-  const auto restart = [&] {
+  // (Re)starts tallyd on the same data directory and connects with the same
+  // warm-up every time: the persisted tuning cache is all that carries over
+  // (and with `cold`, not even that).
+  const auto restart = [&](bool cold) {
+    if (c) PQfinish(c);
     server.stop();
+    if (cold) clear_tuning_cache(data_dir);
     server.start();
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);
   };
-  restart();
-  const double restarted = run_checked(c, expected, "after restart");
-  print_plan(c, "plan after the restart:");
-  print_cache(c, "tuning cache after the restart:");
-  PQfinish(c);
-
-  // Diagnostics, not targets: where does the first Q after a restart spend
-  // its time? Restart again: the first Q runs under EXPLAIN ANALYZE (server
-  // side only: no result rows travel), then Q twice; a third restart times a
-  // first Q once more (its spread).
-  restart();
-  const double explain_first = print_plan(c, "diagnostic restart 2: the first Q after the warm-up, under EXPLAIN ANALYZE:", true);
-  const double second_q = run_checked(c, expected, "restart 2, Q");
-  const double third_q = run_checked(c, expected, "restart 2, Q again");
-  PQfinish(c);
-  restart();
-  const double restart3 = run_checked(c, expected, "restart 3, first Q");
-  const double restart3_next = run_checked(c, expected, "restart 3, second Q");
-  print_plan(c, "diagnostic restart 3: plan of the third Q:", true);
-  PQfinish(c);
-  std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
-              "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
-              explain_first, second_q, third_q, restart3, restart3_next);
-  std::printf("diagnostic (not targets): tuned Q after the fixed configurations: %.4f s, %.4f s, %.4f s\n", tuned_again[0],
-              tuned_again[1], tuned_again[2]);
-
-  const double best_s = best->seconds;
-  std::printf("\n%-34s %10s %12s %8s %8s %s\n", "run", "seconds", "Mrows/s", "vs best", "target", "");
-  bool met = true;
-  const auto line = [&](const std::string& name, double s, double target) {
-    const double ratio = s / best_s;
-    const bool ok = target <= 0 || ratio <= target;
-    met = met && ok;
-    std::printf("%-34s %10.4f %12.1f %8.3f %8s %s\n", name.c_str(), s, static_cast<double>(rows) / s / 1e6, ratio,
-                target > 0 ? ("<= " + std::to_string(target).substr(0, 4)).c_str() : "", target > 0 ? (ok ? "ok" : "MISSED") : "");
+  const std::vector<Fixed> configs = parse_configs(configs_text);
+  const auto set_fixed = [&](const Fixed& f, std::string* error) {
+    return run_ok(c, "SET tally.variant = '" + f.variant + "'", error) &&
+           run_ok(c, "SET tally.launch_config = '" + f.config + "'", error);
   };
-  for (const auto& f : fixed) {
-    line("fixed " + f.fixed.variant + " " + (f.fixed.config.empty() ? "(rule)" : f.fixed.config), f.seconds, 0);
+  const auto set_tuned = [&] {
+    PQclear(exec(c, "RESET tally.variant"));
+    PQclear(exec(c, "RESET tally.launch_config"));
+  };
+  const auto config_name = [](const Fixed& f) { return "fixed " + f.variant + " " + (f.config.empty() ? "(rule)" : f.config); };
+
+  std::vector<Experiment> all;
+  for (int e = 1; e <= experiments; ++e) {
+    std::printf("\n=== experiment %d of %d ===\n", e, experiments);
+    Experiment x;
+    // The first experiment's server has just loaded R (and never saw Q); the
+    // others start on the same data with the tuning cache deleted.
+    restart(/*cold=*/true);
+    print_cache(c, "tuning cache before the cold runs (Q's signature must be absent):");
+    for (int run = 1; run <= 5; ++run) x.cold.push_back(run_checked(c, expected, "cold run " + std::to_string(run)));
+    print_plan(c, "plan after the cold runs:");
+    print_cache(c, "tuning cache after the cold runs:");
+
+    // Which fixed configurations can run Q at all (dense needs a small key
+    // range); each such first query is untimed (it builds its aggregator).
+    std::vector<Fixed> runnable;
+    for (const Fixed& f : configs) {
+      std::string error;
+      if (!set_fixed(f, &error) || !run_ok(c, kQuery, &error)) {
+        if (e == 1)
+          std::printf("  %s: skipped (%s)\n", config_name(f).c_str(), error.substr(0, error.find('\n')).c_str());
+        continue;
+      }
+      runnable.push_back(f);
+      x.fixed.push_back({f, {}, 0});
+    }
+    if (runnable.empty()) die("no fixed configuration ran (are tally.variant / tally.launch_config implemented?)");
+    for (int round = 0; round < reps; ++round) {
+      for (size_t i = 0; i < runnable.size(); ++i) {
+        std::string error;
+        if (!set_fixed(runnable[i], &error)) die("SET: " + error);
+        x.fixed[i].times.push_back(run_checked(c, expected, config_name(runnable[i])));
+      }
+      set_tuned();
+      x.tuned_interleaved.push_back(run_checked(c, expected, "tuned Q between the fixed configurations"));
+    }
+    set_tuned();
+    for (auto& f : x.fixed) f.seconds = median(f.times);
+    x.best = static_cast<size_t>(std::min_element(x.fixed.begin(), x.fixed.end(),
+                                                  [](const FixedResult& a, const FixedResult& b) { return a.seconds < b.seconds; }) -
+                                 x.fixed.begin());
+
+    restart(/*cold=*/false);
+    x.restarted = run_checked(c, expected, "after restart");
+    print_plan(c, "plan after the restart:");
+    print_cache(c, "tuning cache after the restart:");
+
+    if (e == 1) {
+      // Diagnostics, not targets: where does the first Q after a restart
+      // spend its time? Restart again: the first Q runs under EXPLAIN ANALYZE
+      // (server side only: no result rows travel), then Q twice; a third
+      // restart times a first and a second Q.
+      restart(false);
+      const double explain_first =
+          print_plan(c, "diagnostic restart 2: the first Q after the warm-up, under EXPLAIN ANALYZE:", true);
+      const double second_q = run_checked(c, expected, "restart 2, Q");
+      const double third_q = run_checked(c, expected, "restart 2, Q again");
+      restart(false);
+      const double restart3 = run_checked(c, expected, "restart 3, first Q");
+      const double restart3_next = run_checked(c, expected, "restart 3, second Q");
+      print_plan(c, "diagnostic restart 3: plan of the third Q:", true);
+      std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
+                  "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
+                  explain_first, second_q, third_q, restart3, restart3_next);
+    }
+
+    const double best_s = x.best_s();
+    std::printf("\nexperiment %d:\n%-52s %10s %12s %8s\n", e, "run", "seconds", "Mrows/s", "vs best");
+    const auto line = [&](const std::string& name, double s) {
+      std::printf("%-52s %10.4f %12.1f %8.3f\n", name.c_str(), s, static_cast<double>(rows) / s / 1e6, s / best_s);
+    };
+    for (const auto& f : x.fixed) line(config_name(f.fixed) + " (median)", f.seconds);
+    const FixedResult& b = x.fixed[x.best];
+    std::printf("best fixed: %s %s, %.4f s (median of %d interleaved queries; spread (max-min)/median %.1f%%)\n",
+                b.fixed.variant.c_str(), b.fixed.config.empty() ? "(rule)" : b.fixed.config.c_str(), best_s, reps,
+                100 * x.best_spread());
+    for (int run = 0; run < 5; ++run) line("cold cache run " + std::to_string(run + 1), x.cold[run]);
+    line("after restart (persisted cache)", x.restarted);
+    line("tuned Q between the fixed configurations (median)", median(x.tuned_interleaved));
+    all.push_back(std::move(x));
   }
-  std::printf("best fixed: %s %s, %.4f s (median of %d)\n", best->fixed.variant.c_str(),
-              best->fixed.config.empty() ? "(rule)" : best->fixed.config.c_str(), best_s, reps);
-  for (int run = 0; run < 5; ++run) line("cold cache run " + std::to_string(run + 1), cold[run], run == 0 ? kFirstRunTarget : kWarmRunTarget);
-  line("after restart (persisted cache)", restarted, kWarmRunTarget);
-  std::printf("targets (run 1 <= %.2fx, runs 2-5 and after restart <= %.2fx of the best fixed configuration): %s\n",
+
+  // Per run index: the median over the experiments of the ratio to each
+  // experiment's own best fixed configuration.
+  std::printf("\nsummary: ratio to the experiment's best fixed configuration (median of %d interleaved queries), "
+              "median over %d experiments\n%-44s", reps, experiments, "run");
+  for (int e = 1; e <= experiments; ++e) std::printf(" %7s", ("exp " + std::to_string(e)).c_str());
+  std::printf(" %8s %8s\n", "median", "target");
+  bool met = true;
+  const auto summary = [&](const std::string& name, const auto& seconds_of, double target) {
+    std::vector<double> ratios;
+    std::printf("%-44s", name.c_str());
+    for (const Experiment& x : all) {
+      ratios.push_back(seconds_of(x) / x.best_s());
+      std::printf(" %7.3f", ratios.back());
+    }
+    const double m = median(ratios);
+    const bool ok = target <= 0 || m <= target;
+    met = met && ok;
+    std::printf(" %8.3f %8s %s\n", m, target > 0 ? ("<= " + std::to_string(target).substr(0, 4)).c_str() : "",
+                target > 0 ? (ok ? "ok" : "MISSED") : "");
+  };
+  for (int run = 0; run < 5; ++run)
+    summary("cold cache run " + std::to_string(run + 1), [run](const Experiment& x) { return x.cold[run]; },
+            run == 0 ? kFirstRunTarget : kWarmRunTarget);
+  summary("after restart (persisted cache)", [](const Experiment& x) { return x.restarted; }, kWarmRunTarget);
+  summary("tuned Q between the fixed (median, diagnostic)", [](const Experiment& x) { return median(x.tuned_interleaved); }, 0);
+  std::printf("%-44s", "noise: best fixed's own spread (max-min)/med");
+  std::vector<double> spreads;
+  for (const Experiment& x : all) {
+    spreads.push_back(x.best_spread());
+    std::printf(" %6.1f%%", 100 * spreads.back());
+  }
+  std::printf(" %7.1f%%\n", 100 * median(spreads));
+  std::printf("best fixed per experiment:");
+  for (const Experiment& x : all)
+    std::printf(" %s %s %.4f s;", x.fixed[x.best].fixed.variant.c_str(),
+                x.fixed[x.best].fixed.config.empty() ? "(rule)" : x.fixed[x.best].fixed.config.c_str(), x.best_s());
+  std::printf("\ntargets (median over experiments: run 1 <= %.2fx, runs 2-5 and after restart <= %.2fx of the best fixed "
+              "configuration): %s\n",
               kFirstRunTarget, kWarmRunTarget, met ? "MET" : "NOT MET");
+  if (c) PQfinish(c);
   server.stop();
   if (keep_data.empty()) {
     std::error_code ec;
