@@ -129,6 +129,11 @@ struct AggregationSpec {
   // Operator signature for the tuning cache key; "" = the engine derives one
   // from the widths and aggregates above (gpu::tuning_signature).
   std::string operator_signature;
+  // The caller reads the compact result form (PartialStates::sum_int64,
+  // AggregationResult::count_source): an engine may then keep int64 sums
+  // and give aggregates that count the same rows one count array. Engines
+  // that ignore it return the full form, which is always valid.
+  bool compact_result = false;
 };
 
 // One chunk of input rows.
@@ -148,12 +153,20 @@ struct PartialStates {
   std::vector<int64_t> extreme_int; // min_int/max_int (valid when count > 0)
   std::vector<double> extreme_float;
   std::vector<double> n, sx, sxx, sy, syy, sxy;  // moments_float / moments2_float
+  // Only with AggregationSpec::compact_result: the sums of sum_int as int64
+  // when the engine kept them so (sum_int is then empty).
+  std::vector<int64_t> sum_int64;
 };
 
 struct AggregationResult {
   std::vector<int64_t> keys;        // one per group
   std::vector<uint8_t> key_valid;   // 0 = the NULL-key group
   std::vector<PartialStates> states;  // one per PartialAggregate
+  // Only with AggregationSpec::compact_result; empty = every aggregate has
+  // its own count. Else per aggregate: the aggregate whose states.count holds
+  // this one's count (itself, or an earlier one counting the same rows, whose
+  // count array this one's then lacks).
+  std::vector<int> count_source;
   size_t groups() const { return keys.size(); }
 };
 

@@ -235,6 +235,9 @@ class EngineAggregator final : public GroupAggregator {
     }
     cpu_engine_ = make_cpu_engine();
     engine_ = cpu_engine_.get();
+    // finalize() reads the compact form (shared counts, int64 sums): less to
+    // emit, and columns that are engine arrays as they are get moved.
+    spec_.compact_result = true;
   }
 
   // Group-count estimate from a sample of key values spread over every chunk
@@ -490,7 +493,9 @@ class EngineAggregator final : public GroupAggregator {
     size_t groups = result.groups();
     const bool global = keys_.empty();
     if (global && groups == 0) {
-      // A global aggregate returns one row even without input.
+      // A global aggregate returns one row even without input (in the full
+      // form: every array below gets its one entry).
+      result.count_source.clear();
       result.keys.push_back(0);
       result.key_valid.push_back(1);
       for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
@@ -498,15 +503,22 @@ class EngineAggregator final : public GroupAggregator {
         s.count.push_back(0); s.sum_int.push_back(0); s.sum2_int.push_back(0); s.sum_float.push_back(0);
         s.extreme_int.push_back(0); s.extreme_float.push_back(0);
         s.n.push_back(0); s.sx.push_back(0); s.sxx.push_back(0); s.sy.push_back(0); s.syy.push_back(0); s.sxy.push_back(0);
+        s.sum_int64.clear();
       }
       groups = 1;
     }
     // Keys.
     for (size_t k = 0; k < keys_.size(); ++k) {
       Vector v(keys_[k]->type);
-      v.resize(groups);
-      if (!interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text) {
-        std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+      const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
+      if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {
+        v.ints = std::move(result.keys);  // the engine's keys are the column (no copy)
+        v.count = groups;
+      } else {
+        v.resize(groups);
+        if (int_keys) std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+      }
+      if (int_keys) {
         for (size_t g = 0; g < groups; ++g) {
           if (!result.key_valid[g]) v.set_null(g);
         }
@@ -527,15 +539,26 @@ class EngineAggregator final : public GroupAggregator {
       columns.push_back(std::move(v));
     }
     // Aggregates through the shared finalizer.
+    const std::vector<int>& count_source = result.count_source;
     for (size_t a = 0; a < aggregates_.size(); ++a) {
       const AggregateCall& call = aggregates_[a];
-      const PartialStates& s = result.states[a];
+      PartialStates& s = result.states[a];
       const SqlType out_type = call.signature.result_type;
       const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
       const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
       // The shared column finalizer: no Value per group (finalize.hpp).
       Vector v(out_type);
-      finalize_column(ColumnFinal{call.signature.kind, in, scale}, s, groups, v);
+      const ColumnFinal final{call.signature.kind, in, scale};
+      if (count_source.empty()) {
+        finalize_column(final, s, groups, v);
+      } else {
+        // Compact form: this aggregate's count may be an earlier one's; it
+        // may be moved into the column when no later aggregate reads it.
+        const int source = count_source[a];
+        bool read_later = false;
+        for (size_t b = a + 1; b < count_source.size(); ++b) read_later |= count_source[b] == source;
+        finalize_compact_column(final, s, result.states[static_cast<size_t>(source)].count, !read_later, groups, v);
+      }
       columns.push_back(std::move(v));
     }
     return groups;

@@ -52,4 +52,14 @@ struct ColumnFinal {
 // Throws what they throw (22003 for a bigint sum out of range).
 void finalize_column(const ColumnFinal& call, const PartialStates& states, size_t groups, Vector& out);
 
+// The same over an engine's compact result (AggregationSpec::compact_result):
+// `count` is this aggregate's count array (AggregationResult::count_source:
+// possibly another aggregate's), and integer sums may be in
+// states.sum_int64. A column that is an array as it is (a count, integer
+// min/max or sum(int2/int4) with no empty group) takes the array: `states`'s
+// extreme_int / sum_int64, and `count` when count_movable (no later aggregate
+// reads it), are left moved-from.
+void finalize_compact_column(const ColumnFinal& call, PartialStates& states, std::vector<int64_t>& count,
+                             bool count_movable, size_t groups, Vector& out);
+
 }  // namespace tally::executor

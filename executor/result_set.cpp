@@ -1,13 +1,16 @@
 #include "executor/result_set.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "common/error.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -407,93 +410,157 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, st
   }
 }
 
-// Results of at least this many rows are encoded by two threads: the
-// session's thread encodes every other block straight into the writer's
-// buffer and sends, a helper encodes the blocks in between (8M groups with
-// five aggregates: 578 MB of DataRows, about as much CPU as the aggregation).
-constexpr size_t kParallelEncodeRows = size_t{1} << 18;
-// Rows per block: ~0.4-1.1 MB of DataRows for 2-6 columns, so the helper's
-// two buffers stay small and the hand-offs (one per block) few.
-constexpr size_t kEncodeBlockRows = size_t{1} << 14;
+// Results of at least this many rows are encoded by several threads: the
+// session's thread and helpers from the shared worker pool each encode whole
+// blocks of rows into their own buffer, and the session's thread sends the
+// blocks in row order. 16K rows: 65,536 GPU groups on the 16-core H100 host
+// cost ~4 ms of single-threaded encoding and send, as much as the kernel.
+constexpr size_t kParallelEncodeRows = size_t{1} << 14;
+// Rows per block: at most 16K (~0.4-1.1 MB of DataRows for 2-6 columns, so
+// the buffers in flight stay small and the hand-offs few), and small enough
+// that every thread gets about four blocks, but no fewer than 2K rows (a
+// hand-off costs a lock and a wake-up).
+constexpr size_t kMaxEncodeBlockRows = size_t{1} << 14;
+constexpr size_t kMinEncodeBlockRows = size_t{1} << 11;
+constexpr size_t kBlocksPerThread = 4;
 
-// encode_rows over [begin, end) with a helper thread taking the odd blocks
-// into two buffers that the calling thread appends in order.
-template <class BatchDone>
-void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, std::string& out,
-                          BatchDone batch_done) {
-  const size_t blocks = (end - begin + kEncodeBlockRows - 1) / kEncodeBlockRows;
-  auto block_rows = [&](size_t b) {
-    const size_t first = begin + b * kEncodeBlockRows;
-    return std::make_pair(first, std::min(end, first + kEncodeBlockRows));
-  };
+// One parallel encoding, shared by the session's thread and its helpers.
+// Block b is encoded by whoever claims it first (claims go in row order); a
+// helper's block waits in slots[b % slots.size()] until the session's thread
+// sends it. A helper claims a block only while its slot is free, so at most
+// slots.size() blocks are buffered.
+struct EncodeJob {
+  std::vector<ColumnCoder> columns;  // copied by each helper (scratch strings are per thread)
+  size_t begin = 0, end = 0, block_rows = 0, blocks = 0;
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t next_block = 0;  // first block nobody has claimed
+  size_t sent = 0;        // blocks the session's thread has sent
+  int encoding = 0;       // helpers inside encode_rows (they read the result's columns)
+  bool stop = false;      // the session's thread has left: claim nothing more
   struct Slot {
     std::string bytes;
     size_t block = SIZE_MAX;  // the block whose bytes are ready; SIZE_MAX = free
+    std::exception_ptr error;
   };
-  Slot slots[2];
-  std::mutex mutex;
-  std::condition_variable changed;
-  bool stop = false;
-  std::exception_ptr helper_error;
-  std::vector<ColumnCoder> helper_columns = columns;  // scratch strings are per thread
-  std::thread helper([&] {
-    try {
-      for (size_t b = 1; b < blocks; b += 2) {
-        Slot& slot = slots[(b / 2) % 2];
-        {
-          std::unique_lock lock(mutex);
-          changed.wait(lock, [&] { return stop || slot.block == SIZE_MAX; });
-          if (stop) return;
-        }
-        slot.bytes.clear();
-        const auto [first, last] = block_rows(b);
-        encode_rows(helper_columns, first, last, slot.bytes, [] {});
-        {
-          std::lock_guard lock(mutex);
-          slot.block = b;
-        }
-        changed.notify_all();
-      }
-    } catch (...) {
+  std::vector<Slot> slots;
+
+  std::pair<size_t, size_t> rows_of(size_t b) const {
+    const size_t first = begin + b * block_rows;
+    return {first, std::min(end, first + block_rows)};
+  }
+
+  // A pool task: claims and encodes blocks until none is left or the job stops.
+  void help() {
+    std::vector<ColumnCoder> mine;
+    {
       std::lock_guard lock(mutex);
-      helper_error = std::current_exception();
-      changed.notify_all();
+      if (stop) return;
+      mine = columns;
     }
-  });
-  // Whatever ends the loop (a send failing included), the helper stops first.
-  struct Join {
-    std::thread& helper;
-    std::mutex& mutex;
-    std::condition_variable& changed;
-    bool& stop;
-    ~Join() {
+    while (true) {
+      size_t b;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || next_block >= blocks || next_block < sent + slots.size(); });
+        if (stop || next_block >= blocks) return;
+        b = next_block++;
+        ++encoding;
+      }
+      Slot& slot = slots[b % slots.size()];  // free: block b - slots.size() was sent
+      slot.bytes.clear();
+      try {
+        const auto [first, last] = rows_of(b);
+        encode_rows(mine, first, last, slot.bytes, [] {});
+      } catch (...) {
+        slot.error = std::current_exception();
+      }
       {
         std::lock_guard lock(mutex);
-        stop = true;
+        slot.block = b;
+        --encoding;
       }
       changed.notify_all();
-      helper.join();
     }
-  } join{helper, mutex, changed, stop};
-  for (size_t b = 0; b < blocks; ++b) {
-    if (b % 2 == 0) {
-      const auto [first, last] = block_rows(b);
+  }
+};
+
+// encode_rows over [begin, end) with helpers from the worker pool; the
+// calling thread sends every block in order (encoding those no helper has
+// claimed yet itself), so the result is byte for byte what encode_rows writes.
+template <class BatchDone>
+void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, std::string& out,
+                          BatchDone batch_done) {
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  const size_t rows = end - begin;
+  const size_t threads = static_cast<size_t>(pool.workers()) + 1;
+  auto job = std::make_shared<EncodeJob>();
+  job->columns = columns;
+  job->begin = begin;
+  job->end = end;
+  job->block_rows = std::clamp(rows / (threads * kBlocksPerThread), kMinEncodeBlockRows, kMaxEncodeBlockRows);
+  job->blocks = (rows + job->block_rows - 1) / job->block_rows;
+  const size_t helpers = std::min(threads - 1, job->blocks - 1);
+  job->slots.resize(2 * helpers + 1);
+  for (size_t h = 0; h < helpers; ++h) pool.submit([job] { job->help(); });
+  // Whatever ends the loop (a send failing included), no helper reads the
+  // result's columns after this function returns; helpers not yet started
+  // find the job stopped.
+  struct Stop {
+    EncodeJob& job;
+    ~Stop() {
+      std::unique_lock lock(job.mutex);
+      job.stop = true;
+      job.changed.notify_all();
+      job.changed.wait(lock, [&] { return job.encoding == 0; });
+    }
+  } stop{*job};
+  for (size_t b = 0; b < job->blocks; ++b) {
+    EncodeJob::Slot& slot = job->slots[b % job->slots.size()];
+    bool claimed = false;
+    while (true) {
+      std::unique_lock lock(job->mutex);
+      if (job->next_block == b) {  // nobody has it: straight into the writer's buffer
+        job->next_block = b + 1;
+        claimed = true;
+        break;
+      }
+      if (slot.block == b) break;
+      // A helper is still on block b: encode a later block into its slot
+      // rather than wait (on two cores the helper and this thread take turns).
+      if (job->next_block < job->blocks && job->next_block < job->sent + job->slots.size()) {
+        const size_t later = job->next_block++;
+        lock.unlock();
+        EncodeJob::Slot& other = job->slots[later % job->slots.size()];
+        other.bytes.clear();
+        const auto [first, last] = job->rows_of(later);
+        encode_rows(columns, first, last, other.bytes, [] {});
+        lock.lock();
+        other.block = later;
+        continue;
+      }
+      job->changed.wait(lock, [&] {
+        return slot.block == b || (job->next_block < job->blocks && job->next_block < job->sent + job->slots.size());
+      });
+    }
+    if (claimed) {
+      const auto [first, last] = job->rows_of(b);
       encode_rows(columns, first, last, out, batch_done);
-      continue;
+    } else {
+      if (slot.error) std::rethrow_exception(slot.error);
+      // A block encoded aside is handed over by swapping buffers, not
+      // copied, when nothing is waiting in the writer's buffer.
+      if (out.empty()) out.swap(slot.bytes);
+      else out.append(slot.bytes);
+      slot.bytes.clear();
     }
-    Slot& slot = slots[(b / 2) % 2];
     {
-      std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return slot.block == b || helper_error != nullptr; });
-      if (slot.block != b) std::rethrow_exception(helper_error);
+      std::lock_guard lock(job->mutex);
+      if (!claimed) slot.block = SIZE_MAX;
+      job->sent = b + 1;
     }
-    out.append(slot.bytes);
-    {
-      std::lock_guard lock(mutex);
-      slot.block = SIZE_MAX;
-    }
-    changed.notify_all();
-    batch_done();
+    job->changed.notify_all();
+    if (!claimed) batch_done();
   }
 }
 
@@ -531,7 +598,7 @@ size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>&
   for (size_t c = 0; c < ncols; ++c) columns.push_back({&result.columns[c], coder_for(result.columns[c], formats[c]), {}});
   if (std::string* buffer = out.data_row_buffer()) {
     // Fast path: DataRow messages straight into the writer's output.
-    if (end - start >= kParallelEncodeRows && std::thread::hardware_concurrency() > 1) {
+    if (end - start >= kParallelEncodeRows && cpu::WorkerPool::shared().workers() > 0) {
       encode_rows_parallel(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
     } else {
       encode_rows(columns, start, end, *buffer, [&] { out.data_rows_appended(); });

@@ -162,6 +162,19 @@ class CpuRun final : public AggregationRun {
     for (size_t a = 0; a < spec.aggregates.size(); ++a) {
       narrow_[a] = spec.aggregates[a].op == PartialOp::sum_int && spec.aggregates[a].input >= 0;
     }
+    counts_group_rows_.assign(spec.aggregates.size(), 0);
+    count_source_.resize(spec.aggregates.size());
+    compact_sum_.assign(spec.aggregates.size(), 0);
+    for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+      count_source_[a] = static_cast<int>(a);
+      switch (spec.aggregates[a].op) {
+        case PartialOp::count_rows: case PartialOp::count_valid: case PartialOp::sum_int: case PartialOp::sum_float:
+        case PartialOp::min_int: case PartialOp::max_int: case PartialOp::min_float: case PartialOp::max_float:
+          counts_group_rows_[a] = 1;  // until a chunk brings a FILTER or NULLs for it
+          break;
+        default: break;
+      }
+    }
     variant_ = choose_variant(spec, threads_, l2_bytes_);
     const uint64_t per_group = bytes_per_group(spec);
     if (variant_ == Variant::dense || variant_ == Variant::dense_radix) {
@@ -245,6 +258,13 @@ class CpuRun final : public AggregationRun {
       }
     }
     rows_ += chunk.rows;
+    for (size_t a = 0; a < counts_group_rows_.size(); ++a) {
+      const int input = spec_.aggregates[a].input;
+      if ((!chunk.filters.empty() && chunk.filters[a] != nullptr) ||
+          (input >= 0 && chunk.values[static_cast<size_t>(input)].validity != nullptr)) {
+        counts_group_rows_[a] = 0;
+      }
+    }
     // The dense range comes from statistics; a key outside it (stale or
     // missing statistics) moves this run to a hash variant, keeping its state.
     if ((variant_ == Variant::dense || variant_ == Variant::dense_radix) && !keys_in_range(chunk)) switch_to_hash();
@@ -274,6 +294,7 @@ class CpuRun final : public AggregationRun {
     flush_pass();
     finalize_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     groups_ = result_.groups();
+    if (spec_.compact_result) result_.count_source = count_source_;
     return std::move(result_);
   }
 
@@ -909,6 +930,7 @@ class CpuRun final : public AggregationRun {
   // Merges the state of the current pass into result_, then clears it.
   void flush_pass() {
     if (flushed_pass_ == pass_ && flushed_any_) return;
+    if (!flushed_any_) choose_result_form();
     flushed_any_ = true;
     flushed_pass_ = pass_;
     if (variant_ == Variant::dense_radix || variant_ == Variant::hash_radix) { flush_radix(); return; }
@@ -965,7 +987,17 @@ class CpuRun final : public AggregationRun {
         if (null_group) v[count] = v[range_];
         v.resize(groups);
       };
-      visit_fields(spec_.aggregates[a].op, [&](auto member) {
+      if (count_source_[a] != static_cast<int>(a)) states[a].count = {};  // another aggregate's count serves
+      visit_result_fields(a, [&](auto member) {
+        if constexpr (std::is_same_v<decltype(member), std::vector<int64_t> PartialStates::*>) {
+          if (member == &PartialStates::sum_int64) {  // int64 sums as they are (compact form)
+            tasks.emplace_back([&, a, compact] {
+              compact(set.narrow_sum[a]);
+              states[a].sum_int64 = std::move(set.narrow_sum[a]);
+            });
+            return;
+          }
+        }
         if constexpr (std::is_same_v<decltype(member), std::vector<__int128> PartialStates::*>) {
           if (member == &PartialStates::sum_int && set.narrow[a]) {
             tasks.emplace_back([&, a, compact] {
@@ -1058,6 +1090,39 @@ class CpuRun final : public AggregationRun {
 
   // ---- result assembly ------------------------------------------------------
 
+  // The compact result form (AggregationSpec::compact_result), fixed before
+  // the first group is emitted: aggregates that counted every row of their
+  // group (no FILTER, no NULL input seen) give one count array, and int64
+  // sums stay int64. One pass only: a later pass could still widen a sum.
+  void choose_result_form() {
+    if (!spec_.compact_result || passes_ != 1) return;
+    int first = -1;
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      compact_sum_[a] = narrow_[a];
+      if (!counts_group_rows_[a]) continue;
+      if (first < 0) first = static_cast<int>(a);
+      else count_source_[a] = first;
+    }
+  }
+
+  // f(member) for every result array of aggregate a: visit_fields' arrays,
+  // less a count another aggregate's serves, with sum_int64 for int64 sums.
+  template <class F>
+  void visit_result_fields(size_t a, F&& f) const {
+    visit_fields(spec_.aggregates[a].op, [&](auto member) {
+      if constexpr (std::is_same_v<decltype(member), std::vector<int64_t> PartialStates::*>) {
+        if (member == &PartialStates::count && count_source_[a] != static_cast<int>(a)) return;
+      }
+      if constexpr (std::is_same_v<decltype(member), std::vector<__int128> PartialStates::*>) {
+        if (member == &PartialStates::sum_int && compact_sum_[a]) {
+          f(&PartialStates::sum_int64);
+          return;
+        }
+      }
+      f(member);
+    });
+  }
+
   // Resizes every result array the aggregates use to `groups` entries.
   // grow_result for an empty result_, every array zero-filled (first touched)
   // on its own task: the page faults of hundreds of MB spread over the threads.
@@ -1067,7 +1132,7 @@ class CpuRun final : public AggregationRun {
     tasks.emplace_back([&] { result_.keys.resize(groups); });
     tasks.emplace_back([&] { result_.key_valid.resize(groups); });
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      visit_fields(spec_.aggregates[a].op, [&](auto member) {
+      visit_result_fields(a, [&](auto member) {
         tasks.emplace_back([&, a, member] { (result_.states[a].*member).resize(groups); });
       });
     }
@@ -1080,7 +1145,7 @@ class CpuRun final : public AggregationRun {
     move(result_.keys);
     move(result_.key_valid);
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      visit_fields(spec_.aggregates[a].op, [&](auto member) { move(result_.states[a].*member); });
+      visit_result_fields(a, [&](auto member) { move(result_.states[a].*member); });
     }
   }
 
@@ -1088,7 +1153,7 @@ class CpuRun final : public AggregationRun {
     result_.keys.resize(groups);
     result_.key_valid.resize(groups);
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      visit_fields(spec_.aggregates[a].op, [&](auto member) { (result_.states[a].*member).resize(groups); });
+      visit_result_fields(a, [&](auto member) { (result_.states[a].*member).resize(groups); });
     }
   }
 
@@ -1097,7 +1162,7 @@ class CpuRun final : public AggregationRun {
     result_.keys.resize(groups);
     result_.key_valid.resize(groups);
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      visit_fields(spec_.aggregates[a].op, [&](auto member) { (result_.states[a].*member).resize(groups); });
+      visit_result_fields(a, [&](auto member) { (result_.states[a].*member).resize(groups); });
     }
   }
 
@@ -1108,8 +1173,15 @@ class CpuRun final : public AggregationRun {
     for (size_t j = 0; j < ids.size(); ++j) keys[j] = key_of(ids[j]);
     std::memset(result_.key_valid.data() + at, key_valid ? 1 : 0, ids.size());
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      visit_fields(spec_.aggregates[a].op, [&](auto member) {
+      visit_result_fields(a, [&](auto member) {
         auto* dst = (result_.states[a].*member).data() + at;
+        if constexpr (std::is_same_v<decltype(member), std::vector<int64_t> PartialStates::*>) {
+          if (member == &PartialStates::sum_int64) {  // int64 sums as they are (compact form)
+            const int64_t* sums = set.narrow_sum[a].data();
+            for (size_t j = 0; j < ids.size(); ++j) dst[j] = sums[ids[j]];
+            return;
+          }
+        }
         if constexpr (std::is_same_v<decltype(member), std::vector<__int128> PartialStates::*>) {
           if (member == &PartialStates::sum_int && set.narrow[a]) {
             const int64_t* sums = set.narrow_sum[a].data();
@@ -1143,6 +1215,12 @@ class CpuRun final : public AggregationRun {
   int flushed_pass_ = -1;
   bool flushed_any_ = false;
   std::vector<uint8_t> narrow_;  // per aggregate: int64 sums (state_set.hpp)
+  // The result form (choose_result_form): per aggregate, whether its count
+  // is its group's row count (no FILTER or NULL input seen), the aggregate
+  // whose count array it shares, and whether its sums stay int64.
+  std::vector<uint8_t> counts_group_rows_;
+  std::vector<int> count_source_;
+  std::vector<uint8_t> compact_sum_;
   // thread-local variants
   std::vector<LocalTable> locals_;
   // dense-radix: the one state array

@@ -5,8 +5,11 @@
 // without a buffer get the same fields through data_row().
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"
 #include "tests/executor/recording_writer.hpp"
@@ -210,9 +213,9 @@ TEST(ResultStream, NumericTextAtEveryScaleAndDigitCount) {
   EXPECT_EQ(writer.rows.back()[0], std::nullopt);
 }
 
-// 2^18 rows and more are encoded by two threads (alternate blocks, appended
-// in order): the same messages in the same order; a row limit that starts
-// mid-block too.
+// 16K rows and more are encoded in blocks by the session's thread and the
+// worker pool's helpers, sent in row order: the same messages in the same
+// order; a row limit that starts mid-block too.
 TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
   const ResultSet result = make_result(300007);
   const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
@@ -224,8 +227,62 @@ TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
   for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
 }
 
+// Portal/cursor row limits that land in the middle of a parallel range and
+// of a block (Execute with max_rows, FETCH n): each call sends exactly its
+// rows, in order, whatever the block size the row count picks.
+TEST_P(ResultStreamTest, RowLimitsLandingMidRangeKeepOrder) {
+  const ResultSet result = make_result(70001);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  BufferWriter writer;
+  size_t position = 0;
+  const uint64_t limits[] = {16384, 20000, 1, 16383, 0};  // parallel, parallel mid-block, one row, just below, the rest
+  size_t expected_position = 0;
+  for (uint64_t limit : limits) {
+    const size_t want = limit == 0 ? result.rows - expected_position : static_cast<size_t>(limit);
+    EXPECT_EQ(stream_rows(result, formats, position, limit, writer), want);
+    expected_position += want;
+    EXPECT_EQ(position, expected_position);
+    ASSERT_EQ(writer.rows.size(), expected_position);
+  }
+  for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+}
+
+// The session's thread never waits for a helper to start: with every pool
+// worker busy (another session's long encoding), it encodes every block
+// itself and the result is the same; the helpers it queued find the job
+// done when they start and touch nothing.
+TEST_P(ResultStreamTest, BusyPoolStillEncodesEveryRowInOrder) {
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  std::mutex mutex;
+  std::condition_variable released;
+  bool release = false;
+  for (int w = 0; w < pool.workers(); ++w) {
+    pool.submit([&] {
+      std::unique_lock lock(mutex);
+      released.wait(lock, [&] { return release; });
+    });
+  }
+  const ResultSet result = make_result(50000);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  BufferWriter writer;
+  size_t position = 0;
+  EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows);
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  released.notify_all();
+  ASSERT_EQ(writer.rows.size(), result.rows);
+  for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+  // The pool serves the next result again.
+  BufferWriter again;
+  position = 0;
+  EXPECT_EQ(stream_rows(result, formats, position, 0, again), result.rows);
+  EXPECT_EQ(again.rows, writer.rows);
+}
+
 // A writer whose send fails (the client went away) mid-result: the error
-// reaches the caller and the encoding helper thread is stopped and joined.
+// reaches the caller, and no helper reads the result after stream_rows returns.
 TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
   class FailingWriter final : public protocol::DiscardingResultWriter {
    public:
