@@ -365,10 +365,12 @@ TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
     searching_before_report += warm.chunks_searching() - before;
     warm.report(c, gpu.time(c.variant, c.config.launch));
   }
-  // Expected 100 of 1600 (binomial, sd ~10) while the search runs; fewer
-  // once it has converged.
-  EXPECT_GT(warm.chunks_searching(), 20);
+  // 1 in 16 while the search runs (expected 100 of 1600), none once it has
+  // converged: here after ~20 search chunks, the open measurement continuing
+  // where the cold query left it.
+  EXPECT_GE(warm.chunks_searching(), 10);
   EXPECT_LT(warm.chunks_searching(), 140);
+  EXPECT_TRUE(warm.converged());
   EXPECT_EQ(searching_before_report, warm.chunks_searching());
   // The search advanced on those chunks.
   const auto measured = [](const std::vector<executor::TuningRecord>& rs) {
