@@ -169,6 +169,28 @@ inline void write8(char* q, uint32_t x) {
 // '.', then 24 bytes: 46 of kNumericTextBound's 63) and are overwritten by
 // what follows or cut when the buffer is trimmed.
 inline char* write_scaled_uint(char* p, uint64_t v, int scale) {
+  constexpr uint64_t kT8 = 100000000ULL, kT16 = kT8 * kT8;
+  // avg of integers is at scale 16 (|avg| >= 1) or 20 (|avg| < 1): their
+  // fraction digits are whole 4/8-digit conversions written in place, with
+  // constant divisors (no staging buffer: the two unaligned 24-byte reloads
+  // of freshly stored bytes below made this 17 ns a value, now 11 ns;
+  // 8M avg values, 2-core VM, 2026-11-22).
+  if (scale == 16) {
+    const uint64_t frac = v % kT16;
+    p = write_uint(p, v / kT16);
+    *p++ = '.';
+    write8(p, static_cast<uint32_t>(frac / kT8));
+    write8(p + 8, static_cast<uint32_t>(frac % kT8));
+    return p + 16;
+  }
+  if (scale == 20) {  // v < 2^64 < 10^20: "0." and 20 digits
+    const uint64_t rest = v % kT16;
+    std::memcpy(p, "0.", 2);
+    write4(p + 2, static_cast<uint32_t>(v / kT16));
+    write8(p + 6, static_cast<uint32_t>(rest / kT8));
+    write8(p + 14, static_cast<uint32_t>(rest % kT8));
+    return p + 22;
+  }
   // d[4, 24): v zero-padded to 20 digits; zeros before (the "0" of 0.xxx at
   // scale 20) and after (what the fixed moves read past the digits).
   char d[52];
