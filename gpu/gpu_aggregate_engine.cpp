@@ -377,10 +377,10 @@ class GpuAggregationEngine final : public GpuEngine {
   // at once, so later queries (a restarted server's first query on a key
   // included) find theirs in memory, with no SQLite read on their path.
   std::vector<executor::TuningRecord> records_for(const std::string& key, executor::TuningStore* store,
-                                                  const std::string& signature, int bucket) {
+                                                  const std::string& signature, int bucket, int64_t chunk_rows) {
     if (auto r = recent_records(key)) return std::move(*r);
     if (!store) return {};
-    preload(store);
+    preload(store, chunk_rows);
     if (auto r = recent_records(key)) return std::move(*r);
     // A store that cannot list (all() empty) or a key it lacks: read it, and
     // remember the answer, empty or not, so the next query does not ask again.
@@ -404,10 +404,13 @@ class GpuAggregationEngine final : public GpuEngine {
     wake_.notify_one();
     if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
     if (preparser_.joinable()) preparser_.join();
+    if (rehearser_.joinable()) rehearser_.join();
   }
 
-  // Reads the store's records of this device into recent_, once per store.
-  void preload(executor::TuningStore* store) {
+  // Reads the store's records of this device into recent_, once per store,
+  // and prepares their shapes off the query path (rehearse()); chunk_rows:
+  // the rows of the calling query's chunks (the table options' launch size).
+  void preload(executor::TuningStore* store, int64_t chunk_rows) {
     {
       std::lock_guard lock(mutex_);
       if (!preloaded_.insert(store).second) return;
@@ -424,6 +427,8 @@ class GpuAggregationEngine final : public GpuEngine {
     // typically another signature came first) then finds its search states
     // parsed (tuner_bridge.hpp).
     if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
+    if (!rehearser_.joinable() && chunk_rows > 0 && !all.empty())
+      rehearser_ = std::thread([this, records = all, chunk_rows] { rehearse(records, chunk_rows); });
     for (auto& r : all) {
       std::vector<executor::TuningRecord>& known = recent_[fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket)];
       // This process's own, newer measurements stay.
@@ -481,6 +486,54 @@ class GpuAggregationEngine final : public GpuEngine {
   bool stop_ = false;
   std::thread writer_;
   std::thread preparser_;  // preload()'s parse of the loaded search states
+  std::thread rehearser_;  // preload()'s rehearsal of the cached shapes
+
+  // What the first query of each cached shape would build first in this
+  // process, done before it comes (start_up.hpp rehearse_aggregation): per
+  // signature and bucket of this device, its fastest cached variant at its
+  // best configuration, with NOT NULL and with nullable value columns (the
+  // signature does not say which the query has). Bounded in work and memory:
+  // at most kMaxRehearsals aggregations of kRehearsalRows rows, buckets up to
+  // kMaxRehearsalBucket.
+  static constexpr int kMaxRehearsals = 8;
+  static constexpr int64_t kRehearsalRows = int64_t{1} << 22;  // 16-32 MB per column, ~1 ms of copies
+  static constexpr int kMaxRehearsalBucket = 24;                // a table of 2^24 groups, as a query's
+  void rehearse(const std::vector<executor::TuningRecord>& records, int64_t chunk_rows) {
+    std::map<std::string, const executor::TuningRecord*> fastest;  // by signature and bucket
+    for (const auto& r : records) {
+      if (!(r.seconds_per_row > 0) || r.bucket < 0 || r.bucket > kMaxRehearsalBucket) continue;
+      const executor::TuningRecord*& f = fastest[r.signature + "|" + std::to_string(r.bucket)];
+      if (!f || r.seconds_per_row < f->seconds_per_row) f = &r;
+    }
+    int done = 0;
+    for (const auto& [key, r] : fastest) {
+      const auto shape = parse_tuning_signature(r->signature);
+      const auto variant = parse_variant(r->variant);
+      const auto launch = parse_launch_config(r->best_config);
+      if (!shape || !variant || !launch) continue;
+      for (const bool not_null : {true, false}) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stop_ || done >= kMaxRehearsals) return;
+        }
+        const auto spec = translate(shape->key_width, shape->value_widths, shape->aggregates,
+                                    std::vector<uint8_t>(shape->value_widths.size(), not_null ? 1 : 0));
+        if (!spec) break;
+        const uint64_t groups = uint64_t{1} << r->bucket;
+        ChunkFacts facts;
+        facts.rows = static_cast<uint64_t>(chunk_rows);
+        facts.estimated_groups = groups;
+        facts.key_range = KeyRange{0, static_cast<int64_t>(groups) - 1};
+        if (!can_use(*variant, *spec, device_, facts)) break;
+        VariantConfig config = default_launch_config(*variant, *spec, device_, facts);
+        config.launch = *launch;
+        TableOptions options = default_table_options(*variant, *spec, device_, facts);
+        options.own_partitioned_output = false;  // as a query of several chunks
+        (void)rehearse_aggregation(device_, *spec, *variant, config, options, std::min(chunk_rows, kRehearsalRows), groups);
+        ++done;
+      }
+    }
+  }
 
   void write_loop() {
     std::unique_lock lock(mutex_);
@@ -573,7 +626,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       const auto t_setup = std::chrono::steady_clock::now();
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
       tuning_key_ = engine_.fingerprint() + "|" + in.signature + "|" + std::to_string(bucket);
-      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket);
+      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
       tuner_.emplace(in);
       host_.tuner_setup_us += since_us(t_setup);
     }

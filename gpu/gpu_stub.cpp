@@ -48,5 +48,9 @@ bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return fa
 void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
 void ChunkPipeline::set_max_in_flight(size_t) {}
 void prepare_for_queries(const DeviceInfo&) {}
+bool rehearse_aggregation(const DeviceInfo&, const GroupBySpec&, Variant, const VariantConfig&, const TableOptions&, int64_t,
+                          uint64_t) {
+  return false;
+}
 
 }  // namespace tally::gpu

@@ -83,6 +83,93 @@ std::string tuning_signature(const executor::AggregationSpec& spec) {
   return out;
 }
 
+namespace {
+std::optional<executor::ColumnWidth> parse_width(std::string_view name) {
+  for (auto w : {executor::ColumnWidth::int32, executor::ColumnWidth::int64, executor::ColumnWidth::float32,
+                 executor::ColumnWidth::float64})
+    if (width_name(w) == name) return w;
+  return std::nullopt;
+}
+std::optional<executor::PartialOp> parse_op(std::string_view name) {
+  using executor::PartialOp;
+  for (auto op : {PartialOp::count_rows, PartialOp::count_valid, PartialOp::sum_int, PartialOp::sum_float, PartialOp::min_int,
+                  PartialOp::max_int, PartialOp::min_float, PartialOp::max_float, PartialOp::moments_int,
+                  PartialOp::moments_float, PartialOp::moments2_float})
+    if (op_name(op) == name) return op;
+  return std::nullopt;
+}
+// Splits on `sep`; an empty text gives no parts.
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const size_t at = text.find(sep);
+    out.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) break;
+    text.remove_prefix(at + 1);
+  }
+  return out;
+}
+std::optional<int> parse_index(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+}  // namespace
+
+std::optional<SignatureShape> parse_tuning_signature(std::string_view signature) {
+  const auto parts = split(signature, ';');
+  if (parts.size() != 3 || !parts[0].starts_with("key=") || !parts[1].starts_with("values=") ||
+      !parts[2].starts_with("aggs="))
+    return std::nullopt;
+  SignatureShape out;
+  const auto key = parse_width(parts[0].substr(4));
+  if (!key) return std::nullopt;
+  out.key_width = *key;
+  for (std::string_view v : split(parts[1].substr(7), ',')) {
+    const auto w = parse_width(v);
+    if (!w) return std::nullopt;
+    out.value_widths.push_back(*w);
+  }
+  // Aggregates: name or name(i) or name(i,j); the commas inside parentheses
+  // are not separators.
+  std::string_view aggs = parts[2].substr(5);
+  while (!aggs.empty()) {
+    size_t end = 0;
+    int depth = 0;
+    while (end < aggs.size() && (aggs[end] != ',' || depth > 0)) {
+      depth += aggs[end] == '(' ? 1 : aggs[end] == ')' ? -1 : 0;
+      ++end;
+    }
+    std::string_view item = aggs.substr(0, end);
+    aggs.remove_prefix(std::min(end + 1, aggs.size()));
+    executor::PartialAggregate a;
+    const size_t open = item.find('(');
+    const auto op = parse_op(item.substr(0, open));
+    if (!op) return std::nullopt;
+    a.op = *op;
+    if (open != std::string_view::npos) {
+      if (!item.ends_with(")")) return std::nullopt;
+      const auto args = split(item.substr(open + 1, item.size() - open - 2), ',');
+      if (args.empty() || args.size() > 2) return std::nullopt;
+      const auto first = parse_index(args[0]);
+      if (!first || *first >= static_cast<int>(out.value_widths.size())) return std::nullopt;
+      a.input = *first;
+      if (args.size() == 2) {
+        const auto second = parse_index(args[1]);
+        if (!second || *second >= static_cast<int>(out.value_widths.size())) return std::nullopt;
+        a.input2 = *second;
+      }
+    }
+    out.aggregates.push_back(a);
+  }
+  if (out.aggregates.empty()) return std::nullopt;
+  return out;
+}
+
 std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
                                                         const std::string& signature, int bucket) {
   if (!store) return {};

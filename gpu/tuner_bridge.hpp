@@ -34,6 +34,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -58,6 +59,15 @@ std::string device_fingerprint(const DeviceInfo& d);
 // "key=int4;values=int4,int8;aggs=count_rows,sum_int(0)" (aggregates sorted,
 // so the select-list order does not matter).
 std::string tuning_signature(const executor::AggregationSpec& spec);
+// The widths and aggregates a tuning_signature() names (nullopt for a text
+// this version does not write, e.g. a planner's own signature): what the
+// engine needs to prepare a cached query's shape before it comes.
+struct SignatureShape {
+  executor::ColumnWidth key_width = executor::ColumnWidth::int64;
+  std::vector<executor::ColumnWidth> value_widths;
+  std::vector<executor::PartialAggregate> aggregates;
+};
+std::optional<SignatureShape> parse_tuning_signature(std::string_view signature);
 
 struct TunedChoice {
   Variant variant = Variant::global_hash;

@@ -304,6 +304,33 @@ TEST(ChunkTuner, RefinementOffRunsTheBestKnownWithoutSearching) {
   EXPECT_TRUE(tuner.records().empty());  // nothing measured to persist
 }
 
+// The engine prepares cached shapes at start from their signatures
+// (GpuAggregationEngine::rehearse): parse_tuning_signature reads back what
+// tuning_signature writes, and refuses what it does not.
+TEST(TuningSignature, ParsesBackWhatItWrites) {
+  using executor::ColumnWidth;
+  using executor::PartialOp;
+  executor::AggregationSpec a;
+  a.key_width = ColumnWidth::int64;
+  a.value_widths = {ColumnWidth::int32, ColumnWidth::int64, ColumnWidth::float64};
+  a.aggregates = {{PartialOp::sum_int, 1, -1}, {PartialOp::count_rows, -1, -1}, {PartialOp::max_int, 0, -1},
+                  {PartialOp::moments2_float, 2, 0}};
+  const std::string text = tuning_signature(a);
+  const auto shape = parse_tuning_signature(text);
+  ASSERT_TRUE(shape.has_value()) << text;
+  EXPECT_EQ(shape->key_width, ColumnWidth::int64);
+  EXPECT_EQ(shape->value_widths, a.value_widths);
+  ASSERT_EQ(shape->aggregates.size(), 4u);
+  executor::AggregationSpec back = a;
+  back.aggregates = shape->aggregates;
+  EXPECT_EQ(tuning_signature(back), text);  // same set (the text sorts them)
+  EXPECT_TRUE(parse_tuning_signature("key=int4;values=int4;aggs=count_rows,sum_int(0)").has_value());
+  for (const char* bad : {"", "key=int4", "key=int3;values=int4;aggs=count_rows", "key=int4;values=int4;aggs=",
+                          "key=int4;values=int4;aggs=sum_int(1)", "key=int4;values=int4;aggs=sum_int(0",
+                          "key=int4;values=int4;aggs=median(0)", "planner:custom"})
+    EXPECT_FALSE(parse_tuning_signature(bad).has_value()) << bad;
+}
+
 TEST(TuningSignature, IgnoresAggregateOrderButNotWidths) {
   executor::AggregationSpec a;
   a.key_width = executor::ColumnWidth::int32;
