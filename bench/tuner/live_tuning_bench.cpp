@@ -320,10 +320,24 @@ void clear_tuning_cache(const std::string& data_dir) {
   sqlite3_close(db);
 }
 
+// Q's server-side Execution Time (EXPLAIN ANALYZE: the query runs, its
+// result rows do not travel), in seconds; 0 when the plan has no such line.
+double server_seconds(PGconn* c) {
+  PGresult* r = exec(c, std::string("EXPLAIN ANALYZE ") + kQuery);
+  double ms = 0;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const char* line = PQgetvalue(r, i, 0);
+    if (const char* at = std::strstr(line, "Execution Time:")) ms = std::atof(at + std::strlen("Execution Time:"));
+  }
+  PQclear(r);
+  return ms / 1e3;
+}
+
 struct FixedResult {
   Fixed fixed;
   std::vector<double> times;
   double seconds = 0;  // median of times
+  std::vector<double> server;  // server_seconds() in the same rounds
 };
 
 // One experiment's times.
@@ -332,6 +346,7 @@ struct Experiment {
   std::vector<FixedResult> fixed;
   size_t best = 0;  // index into fixed
   std::vector<double> tuned_interleaved;  // Q (tuned) in the fixed configurations' rounds
+  std::vector<double> tuned_server;       // its server_seconds() in the same rounds
   double restarted = 0;
   double best_s() const { return fixed[best].seconds; }
   // (max - min) / median of the best fixed configuration's queries.
@@ -436,7 +451,7 @@ int main(int argc, char** argv) {
         continue;
       }
       runnable.push_back(f);
-      x.fixed.push_back({f, {}, 0});
+      x.fixed.push_back({f, {}, 0, {}});
     }
     if (runnable.empty()) die("no fixed configuration ran (are tally.variant / tally.launch_config implemented?)");
     for (int round = 0; round < reps; ++round) {
@@ -444,9 +459,11 @@ int main(int argc, char** argv) {
         std::string error;
         if (!set_fixed(runnable[i], &error)) die("SET: " + error);
         x.fixed[i].times.push_back(run_checked(c, expected, config_name(runnable[i])));
+        x.fixed[i].server.push_back(server_seconds(c));
       }
       set_tuned();
       x.tuned_interleaved.push_back(run_checked(c, expected, "tuned Q between the fixed configurations"));
+      x.tuned_server.push_back(server_seconds(c));
     }
     set_tuned();
     for (auto& f : x.fixed) f.seconds = median(f.times);
@@ -488,6 +505,9 @@ int main(int argc, char** argv) {
     std::printf("best fixed: %s %s, %.4f s (median of %d interleaved queries; spread (max-min)/median %.1f%%)\n",
                 b.fixed.variant.c_str(), b.fixed.config.empty() ? "(rule)" : b.fixed.config.c_str(), best_s, reps,
                 100 * x.best_spread());
+    std::printf("best fixed's queries (s):");
+    for (double t : b.times) std::printf(" %.4f", t);
+    std::printf("\n");
     for (int run = 0; run < 5; ++run) line("cold cache run " + std::to_string(run + 1), x.cold[run]);
     line("after restart (persisted cache)", x.restarted);
     line("tuned Q between the fixed configurations (median)", median(x.tuned_interleaved));
@@ -519,6 +539,24 @@ int main(int argc, char** argv) {
             run == 0 ? kFirstRunTarget : kWarmRunTarget);
   summary("after restart (persisted cache)", [](const Experiment& x) { return x.restarted; }, kWarmRunTarget);
   summary("tuned Q between the fixed (median, diagnostic)", [](const Experiment& x) { return median(x.tuned_interleaved); }, 0);
+  // Server side only (EXPLAIN ANALYZE's Execution Time, no result rows on
+  // the wire): the tuned Q's median against the fastest fixed configuration's
+  // median, both from the same interleaved rounds. Diagnostic: what the
+  // tuner decides, without the result transfer's noise.
+  {
+    std::vector<double> ratios;
+    std::printf("%-44s", "server side: tuned / best fixed (diagnostic)");
+    for (const Experiment& x : all) {
+      double best = 0;
+      for (const auto& f : x.fixed) {
+        const double m = median(f.server);
+        if (m > 0 && (best == 0 || m < best)) best = m;
+      }
+      ratios.push_back(best > 0 ? median(x.tuned_server) / best : 0);
+      std::printf(" %7.3f", ratios.back());
+    }
+    std::printf(" %8.3f\n", median(ratios));
+  }
   std::printf("%-44s", "noise: best fixed's own spread (max-min)/med");
   std::vector<double> spreads;
   for (const Experiment& x : all) {
