@@ -684,6 +684,7 @@ class CpuRun final : public AggregationRun {
       LocalTable& s = scratch[static_cast<size_t>(t)];
       if (s.dense_seen.empty()) {
         s.states.init(spec_.aggregates, narrow_);
+        s.states.no_count = count_free_;
         s.states.resize(spec_.aggregates, span);
         s.dense_seen.assign(span, 0);
       }
@@ -1095,13 +1096,20 @@ class CpuRun final : public AggregationRun {
   // group (no FILTER, no NULL input seen) give one count array, and int64
   // sums stay int64. One pass only: a later pass could still widen a sum.
   void choose_result_form() {
+    count_free_.assign(spec_.aggregates.size(), 0);
     if (!spec_.compact_result || passes_ != 1) return;
     int first = -1;
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       compact_sum_[a] = narrow_[a];
       if (!counts_group_rows_[a]) continue;
-      if (first < 0) first = static_cast<int>(a);
-      else count_source_[a] = first;
+      if (first < 0) {
+        first = static_cast<int>(a);
+        continue;
+      }
+      count_source_[a] = first;
+      const PartialOp op = spec_.aggregates[a].op;
+      count_free_[a] = op == PartialOp::count_rows || op == PartialOp::count_valid || op == PartialOp::sum_int ||
+                       op == PartialOp::min_int || op == PartialOp::max_int;
     }
   }
 
@@ -1221,6 +1229,8 @@ class CpuRun final : public AggregationRun {
   std::vector<uint8_t> counts_group_rows_;
   std::vector<int> count_source_;
   std::vector<uint8_t> compact_sum_;
+  // Per aggregate: emit_deferred's updates skip its count (StateSet::no_count).
+  std::vector<uint8_t> count_free_;
   // thread-local variants
   std::vector<LocalTable> locals_;
   // dense-radix: the one state array
