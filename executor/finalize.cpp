@@ -252,13 +252,18 @@ bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
   // Most groups' scaled sum fits in 64 bits (an avg below ~900 at scale 16):
   // a 64-bit division instead of the 128-bit library call.
   int64_t scaled64;
+  // Groups of one or two rows (most groups when there are nearly as many
+  // groups as rows) divide by a constant: no hardware division.
   if (rscale <= 18 && !__builtin_mul_overflow(static_cast<int64_t>(sum), static_cast<int64_t>(kPow10_64[rscale]), &scaled64)) {
-    out = Numeric{divide_rounded<int64_t>(scaled64, count), rscale};
+    const int64_t q = count == 1   ? scaled64
+                      : count == 2 ? divide_rounded<int64_t>(scaled64, 2)
+                                   : divide_rounded<int64_t>(scaled64, count);
+    out = Numeric{q, rscale};
     return true;
   }
   __int128 scaled;
   if (__builtin_mul_overflow(sum, kPow10_128.v[rscale], &scaled)) return false;
-  out = Numeric{divide_rounded<__int128>(scaled, count), rscale};
+  out = Numeric{count == 1 ? scaled : divide_rounded<__int128>(scaled, count), rscale};
   return true;
 }
 
