@@ -1016,8 +1016,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     // count(*) + sum(int4 NOT NULL) without NULL keys: the kernel with the
     // lanes fixed at compile time (partition_count_sum_kernel.cuh).
     const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
-    const void* kernel = fast ? reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R>)
-                              : reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>);
+    const bool batched = p.flush_threshold > 0;  // see partition_count_sum_kernel
+    const void* kernel = !fast   ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
+                         : batched ? reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, true>)
+                                   : reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, false>);
     const kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
@@ -1047,8 +1049,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                                                                              parts, work);
     TALLY_CUDA_CHECK_LAUNCH("partition_items_kernel");
     const uint32_t* item_count = first_item + parts;  // stays on the device
-    if (fast)
-      kernels::partition_count_sum_kernel<K, R><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
+    if (fast && batched)
+      kernels::partition_count_sum_kernel<K, R, true><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
+          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
+    else if (fast)
+      kernels::partition_count_sum_kernel<K, R, false><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
           sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
     else
       kernels::partition_aggregate_kernel<K, R><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(

@@ -6,7 +6,8 @@
 // per 32 rows (ncu, H100, sparse G = 2^22) and ~50 K per partition for table
 // initialization and flush through the lane set it kept in local memory;
 // here a row is two loads, the bucketed probe, two shared atomics and a sign
-// test, and the table's arrays are cleared with 16-byte stores.
+// test, and the table's arrays are cleared with 16-byte stores: 2.16 G -> 1.42
+// G warp instructions and 4.19 -> 2.16 ms at sparse 2^22 (bench/RESULTS.md).
 #include <cstdint>
 
 #include "gpu/kernels/aggregate_kernels.cuh"
@@ -115,15 +116,25 @@ struct CountSumTable {
 inline constexpr uint32_t kNoSharedRoom = 0xffffffffu;
 
 // Shared slot of a non-NULL key: its own slot for the empty-marker key, else
-// the bucketed probe's; kNoSharedRoom past the insert limit.
-template <class K>
-__device__ __forceinline__ uint32_t count_sum_slot(const CountSumTable<K>& t, const SharedParams& p, K key) {
+// the bucketed probe's; kNoSharedRoom past the insert limit (or, with
+// kBatchedCount, when the table is full), *claimed counting new keys.
+template <class K, bool kBatchedCount>
+__device__ __forceinline__ uint32_t count_sum_slot(const CountSumTable<K>& t, const SharedParams& p, K key,
+                                                   uint32_t* claimed) {
   if (key == KeyTraits<K>::empty) return p.slots + 1;
-  const int64_t s = shared_find_or_insert_bucketed(t.keys, t.occupied, p, p.insert_limit, key);
+  const int64_t s =
+      shared_find_or_insert_bucketed<K, !kBatchedCount>(t.keys, t.occupied, p, p.insert_limit, key, claimed);
   return s >= 0 ? static_cast<uint32_t>(s) : kNoSharedRoom;
 }
 
-template <class K, int R>
+// kBatchedCount (the launcher sets it when p.flush_threshold > 0): the fill
+// check at tile starts keeps the occupancy at most flush_threshold + one tile
+// <= insert_limit, so inserts skip the limit check, and each warp adds its
+// new keys to the occupancy once per tile instead of one shared atomic per
+// insert on one address (a quarter of the rows insert at sparse 2^26).
+// Measured on the H100 (gker6, same run): within noise of the per-insert
+// count (sparse 2^26 7.99 against 8.04 ms, 2^22 6.83 against 6.77 ms).
+template <class K, int R, bool kBatchedCount>
 __global__ void partition_count_sum_kernel(ChunkRef<K> c, SharedLayout lay, SharedParams p, const PartitionItem* work,
                                            const uint32_t* item_count, bool direct, GlobalTableRef<K> table, SpillRef spill,
                                            DirectRef out) {
@@ -140,8 +151,9 @@ __global__ void partition_count_sum_kernel(ChunkRef<K> c, SharedLayout lay, Shar
   // One row into the shared table, or into the global table when it found no
   // room there; returns the row's wrap bit (the low word's 2^32 wrap, carried
   // by the caller after the tile so no row waits on an atomic's result).
+  uint32_t claimed = 0;  // kBatchedCount: keys this thread inserted in this tile
   const auto add = [&](K key, int32_t v, uint32_t& slot) -> bool {
-    slot = count_sum_slot(t, p, key);
+    slot = count_sum_slot<K, kBatchedCount>(t, p, key, &claimed);
     if (slot == kNoSharedRoom) {
       table.add_count_sum(spill, key, false, 1, static_cast<ull>(static_cast<int64_t>(v)));
       to_global = 1;
@@ -213,6 +225,11 @@ __global__ void partition_count_sum_kernel(ChunkRef<K> c, SharedLayout lay, Shar
           }
           __syncwarp();
         }
+      }
+      if constexpr (kBatchedCount) {  // every lane of the warp is here
+        const uint32_t n = warp_sum(claimed);
+        if ((threadIdx.x & 31u) == 0 && n != 0) atomicAdd(t.occupied, n);
+        claimed = 0;
       }
     }
     __syncthreads();
