@@ -254,9 +254,10 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       const int pair_divisor = count_sum ? kPartitionCountSumPairThreadDivisor : kPartitionPairThreadDivisor;
       int best_passes = 1 << 20;
       for (int bps = 2; bps >= 1; --bps) {
-        // Two blocks take half the SM's threads each: two full-SM blocks of
-        // the partition kernel exceed the register file (H100: the occupancy
-        // check then kept one 1024-thread block per SM).
+        // Two blocks of the generic kernel take a quarter of the SM's threads
+        // each: two of half the SM exceed the register file (H100: the
+        // occupancy check then kept one 1024-thread block per SM); two of the
+        // count+sum kernel take half each.
         const int tpb =
             std::min({1024, d.max_threads_per_block, max_threads_sm / bps / (bps > 1 ? pair_divisor : 1)}) /
             32 * 32;
