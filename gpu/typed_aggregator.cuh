@@ -26,6 +26,7 @@
 #include "gpu/kernels/aggregate_kernels.cuh"
 #include "gpu/kernels/dictionary_kernels.cuh"
 #include "gpu/kernels/maintenance_kernels.cuh"
+#include "gpu/kernels/partition_count_sum_kernel.cuh"
 #include "gpu/kernels/partition_kernels.cuh"
 #include "gpu/pinned_pool.cuh"
 #include "gpu/variant_rules.hpp"
@@ -1012,9 +1013,13 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   void launch_partitioned_r(const kernels::ChunkRef<K>& sorted, uint32_t parts, bool direct,
                             const kernels::DirectRef& out, VariantConfig& c, const kernels::SharedParams& p,
                             const kernels::SpillRef& spill, LaunchReport& report) {
-    auto kernel = kernels::partition_aggregate_kernel<K, R, false>;
+    // count(*) + sum(int4 NOT NULL) without NULL keys: the kernel with the
+    // lanes fixed at compile time (partition_count_sum_kernel.cuh).
     const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
-    if (fast) kernel = kernels::partition_aggregate_kernel<K, R, true>;
+    const bool batched = p.flush_threshold > 0;  // see partition_count_sum_kernel
+    const void* kernel = !fast   ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
+                         : batched ? reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, true>)
+                                   : reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, false>);
     const kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
@@ -1038,13 +1043,21 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(sort_temp_.get(), temp, pieces, first_item, parts + 1, cs()));
     // Items <= parts + rows / piece_rows.
     const uint64_t max_items = parts + static_cast<uint64_t>(sorted.rows / piece_rows) + 1;
-    part_items_.ensure(max_items * sizeof(uint32_t), cs());
-    kernels::partition_items_kernel<K><<<(parts + 255) / 256, 256, 0, cs()>>>(first_item, parts,
-                                                                             part_items_.get<uint32_t>());
+    part_items_.ensure(max_items * sizeof(kernels::PartitionItem), cs());
+    kernels::PartitionItem* work = part_items_.get<kernels::PartitionItem>();
+    kernels::partition_items_kernel<K><<<(parts + 255) / 256, 256, 0, cs()>>>(first_item, part_starts_.get<int64_t>(),
+                                                                             parts, work);
     TALLY_CUDA_CHECK_LAUNCH("partition_items_kernel");
-    kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(sorted, lanes_, lay, p, part_starts_.get<int64_t>(),
-                                                                        first_item, part_items_.get<uint32_t>(), parts,
-                                                                        direct, table_ref(), spill, out);
+    const uint32_t* item_count = first_item + parts;  // stays on the device
+    if (fast && batched)
+      kernels::partition_count_sum_kernel<K, R, true><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
+          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
+    else if (fast)
+      kernels::partition_count_sum_kernel<K, R, false><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
+          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
+    else
+      kernels::partition_aggregate_kernel<K, R><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
+          sorted, lanes_, lay, p, work, item_count, direct, table_ref(), spill, out);
     TALLY_CUDA_CHECK_LAUNCH("partition_aggregate_kernel");
   }
 

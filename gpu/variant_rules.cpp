@@ -23,8 +23,15 @@ constexpr int kMinSharedThreads = 256;
 // table's initialization and flush.
 constexpr uint64_t kSmallChunkRows = 1u << 16;
 // Partitioned variant at two blocks per SM: each block gets the SM's threads
-// divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100).
+// divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100), for the
+// generic kernel (48 registers per thread at 2 rows, ptxas sm_90: two
+// full-SM blocks exceed the register file). The count+sum kernel (32
+// registers) takes half the SM's threads per block: 2 x 1024 measured
+// 6.78/6.98/8.09 ms at sparse 2^22/2^24/2^26 against 7.93/8.02/9.13 for
+// 2 x 512 (H100, bench/RESULTS.md, gker6); the launcher's occupancy check
+// still clamps to one block where registers do not allow two.
 constexpr int kPartitionPairThreadDivisor = 2;
+constexpr int kPartitionCountSumPairThreadDivisor = 1;
 // Rows per thread of the partitioned variant. 4 measured faster at 11 of 12
 // large-G points (H100, 17:17 and 17:30 UTC, same data: sparse 2^16-2^24 by
 // 3-10%, dense by 1-4%, sparse 2^26 a tie) but then PartitionsOutgrowTheirTables
@@ -240,13 +247,19 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       // partition per resident block at least. Two blocks per SM overlap one
       // block's table initialization and flush with the other's rows, but
       // halve the table; take them unless that costs another radix pass.
+      // count(*) + sum(int4 NOT NULL): the launcher runs the count+sum kernel
+      // (when the chunk has no NULL keys either).
+      const bool count_sum = count_sum_lanes(plan) && !spec.columns.empty() && !spec.columns[0].may_have_nulls &&
+                             spec.columns[0].type == ValueType::int32;
+      const int pair_divisor = count_sum ? kPartitionCountSumPairThreadDivisor : kPartitionPairThreadDivisor;
       int best_passes = 1 << 20;
       for (int bps = 2; bps >= 1; --bps) {
-        // Two blocks take half the SM's threads each: two full-SM blocks of
-        // the partition kernel exceed the register file (H100: the occupancy
-        // check then kept one 1024-thread block per SM).
+        // Two blocks of the generic kernel take a quarter of the SM's threads
+        // each: two of half the SM exceed the register file (H100: the
+        // occupancy check then kept one 1024-thread block per SM); two of the
+        // count+sum kernel take half each.
         const int tpb =
-            std::min({1024, d.max_threads_per_block, max_threads_sm / bps / (bps > 1 ? kPartitionPairThreadDivisor : 1)}) /
+            std::min({1024, d.max_threads_per_block, max_threads_sm / bps / (bps > 1 ? pair_divisor : 1)}) /
             32 * 32;
         if (tpb < 32) continue;
         const uint32_t slots = hash_slots_fitting(spec, plan, shared_budget_per_block(d, bps));

@@ -59,9 +59,12 @@ constexpr uint64_t hash_area_magic(uint32_t slots) {
 // skipped without a CAS), only the loads are wider. p.slots must come from
 // aligned_hash_slots and p.area_magic from hash_area_magic, `keys` be 16-byte
 // aligned. -1 when the occupancy limit is reached or the table is full.
-template <class K>
+// kCountEach = false: the caller keeps the occupancy itself (no limit check,
+// no atomic per insert; *claimed counts this thread's inserts), for tables
+// whose fill check already keeps them below the limit.
+template <class K, bool kCountEach = true>
 __device__ __forceinline__ int64_t shared_find_or_insert_bucketed(K* keys, uint32_t* occupied, const SharedParams& p,
-                                                                  uint32_t limit, K key) {
+                                                                  uint32_t limit, K key, uint32_t* claimed = nullptr) {
   constexpr uint32_t W = kBucketKeys<K>;
   const uint32_t buckets = p.slots / W;
   const uint32_t area = buckets * W;
@@ -83,10 +86,13 @@ __device__ __forceinline__ int64_t shared_find_or_insert_bucketed(K* keys, uint3
       const uint32_t s = b * W + q;
       if (cur[q] == key) return s;
       if (cur[q] == KeyTraits<K>::empty) {
-        if (load_volatile(occupied) >= limit) return -1;
+        if constexpr (kCountEach) {
+          if (load_volatile(occupied) >= limit) return -1;
+        }
         const K old = atomic_cas(keys + s, KeyTraits<K>::empty, key);
         if (old == KeyTraits<K>::empty) {
-          atomicAdd(occupied, 1u);
+          if constexpr (kCountEach) atomicAdd(occupied, 1u);
+          else ++*claimed;
           return s;
         }
         if (old == key) return s;

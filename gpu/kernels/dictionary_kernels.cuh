@@ -374,18 +374,7 @@ __device__ __forceinline__ void dictionary_add_count_sum(uint32_t* count, int32_
 template <class K>
 __device__ __forceinline__ void dictionary_add_global_count_sum(const GlobalTableRef<K>& table, const SpillRef& spill,
                                                                 K key, int32_t v) {
-  const ull x = static_cast<ull>(static_cast<int64_t>(v));
-  const int64_t s = table.find_or_insert(key);
-  if (s >= 0) {
-    atomicAdd(table.lane(0) + s, 1ull);
-    atomicAdd(table.lane(1) + s, x);
-    return;
-  }
-  const ull i = atomicAdd(spill.count, 1ull);
-  if (i >= spill.capacity) return;  // host sees count > capacity and reports an internal error
-  spill.keys[i] = static_cast<int64_t>(key);
-  spill.lanes[i] = 1;
-  spill.lanes[spill.capacity + i] = x;
+  table.add_count_sum(spill, key, false, 1, static_cast<ull>(static_cast<int64_t>(v)));
 }
 
 // The aggregation pass for the common shape count(*) + sum(int4 NOT NULL)

@@ -73,14 +73,50 @@ __global__ void partition_pieces_kernel(const int64_t* starts, uint32_t parts, i
   pieces[p] = static_cast<uint32_t>((len + piece_rows - 1) / piece_rows);
 }
 
-// item_part[i] = the partition of work item i (one load per item in the
-// aggregation kernel instead of a serial binary search by one thread).
+// One work item: rows [begin, begin + rows) of one partition; `whole` when it
+// is the whole partition (its block may then own the groups outright).
+struct __align__(16) PartitionItem {
+  int64_t begin;
+  uint32_t rows;  // at most piece_rows (< 2^32: a launch holds < 2^32 rows)
+  uint32_t whole;
+};
+
+// items[i] = work item i, computed once here so that an aggregation block
+// starts an item with one 16-byte load, issued while it still works on the
+// previous item (three dependent loads and a 64-bit division per item
+// otherwise stalled the whole block at every item start).
 template <class K>
-__global__ void partition_items_kernel(const uint32_t* first_item, uint32_t parts, uint32_t* item_part) {
+__global__ void partition_items_kernel(const uint32_t* first_item, const int64_t* starts, uint32_t parts,
+                                       PartitionItem* items) {
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= parts) return;
-  for (uint32_t i = first_item[p]; i < first_item[p + 1]; ++i) item_part[i] = p;
+  const uint32_t first = first_item[p];
+  const int64_t pieces = first_item[p + 1] - first;
+  const int64_t start = starts[p];
+  const int64_t len = starts[p + 1] - start;
+  for (int64_t k = 0; k < pieces; ++k) {
+    const int64_t b = len * k / pieces, e = len * (k + 1) / pieces;
+    items[first + k] = PartitionItem{start + b, static_cast<uint32_t>(e - b), pieces == 1 ? 1u : 0u};
+  }
 }
+
+// The block's items in turn (grid-stride): thread 0 holds the next item in
+// registers, loaded one item ahead.
+struct ItemCursor {
+  const PartitionItem* items;
+  uint32_t count;
+  PartitionItem next;
+
+  __device__ ItemCursor(const PartitionItem* items_in, uint32_t count_in) : items(items_in), count(count_in), next{} {
+    if (threadIdx.x == 0 && blockIdx.x < count) next = items[blockIdx.x];
+  }
+  // Thread 0 only: the item to start now (`item`), and the load of the one after.
+  __device__ __forceinline__ PartitionItem take(uint32_t item) {
+    const PartitionItem now = next;
+    if (item + gridDim.x < count) next = items[item + gridDim.x];
+    return now;
+  }
+};
 
 // Writes the shared table's ordinary groups to `out` (one global atomic per
 // block for the base, one shared atomic per warp for the position) and merges
@@ -130,12 +166,12 @@ __device__ void partition_flush_direct(const SharedTable& t, const SharedLayout&
 // table when the occupancy passes p.flush_threshold (0: never) at a tile start,
 // and rows that find no room go to the global table; either way that
 // partition's remaining groups go to the global table too, so a key is never
-// both in `out` and in the table.
-template <class K, int R, bool kCountSum>
+// both in `out` and in the table. Any lane set; count(*) + sum(int4 NOT NULL)
+// runs partition_count_sum_kernel instead.
+template <class K, int R>
 __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
-                                           const int64_t* starts, const uint32_t* first_item,
-                                           const uint32_t* item_part, uint32_t parts,
-                                           bool direct, GlobalTableRef<K> table, SpillRef spill, DirectRef out) {
+                                           const PartitionItem* work, const uint32_t* item_count, bool direct,
+                                           GlobalTableRef<K> table, SpillRef spill, DirectRef out) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int to_global;
   __shared__ int64_t item_begin, item_end;
@@ -147,16 +183,14 @@ __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayo
   const int64_t tile = static_cast<int64_t>(blockDim.x) * R;
   const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
 
-  const uint32_t items = first_item[parts];
+  const uint32_t items = *item_count;
+  ItemCursor cursor(work, items);
   for (uint32_t item = blockIdx.x; item < items; item += gridDim.x) {
     if (threadIdx.x == 0) {
-      const uint32_t part = item_part[item];
-      const int64_t pieces = first_item[part + 1] - first_item[part];
-      const int64_t k = item - first_item[part];
-      const int64_t len = starts[part + 1] - starts[part];
-      item_begin = starts[part] + len * k / pieces;
-      item_end = starts[part] + len * (k + 1) / pieces;
-      to_global = direct && pieces == 1 ? 0 : 1;
+      const PartitionItem w = cursor.take(item);
+      item_begin = w.begin;
+      item_end = w.begin + w.rows;
+      to_global = direct && w.whole ? 0 : 1;
     }
     shared_init<K>(t, lay, ls, true);
     __syncthreads();
@@ -185,15 +219,9 @@ __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayo
         const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
         const bool in = row < end;
         key[j] = in ? c.keys[row] : K{};
-        if constexpr (kCountSum) {
-          knull[j] = false;
-          v0[j] = in ? static_cast<const int32_t*>(c.columns[0].data)[row] : 0;
-          v0_valid[j] = in;
-        } else {
-          knull[j] = in && c.key_null(row);
-          v0[j] = (in && v0_present) ? c.value(0, row) : 0;
-          v0_valid[j] = in && v0_present && c.valid(0, row);
-        }
+        knull[j] = in && c.key_null(row);
+        v0[j] = (in && v0_present) ? c.value(0, row) : 0;
+        v0_valid[j] = in && v0_present && c.valid(0, row);
       }
 #pragma unroll
       for (int j = 0; j < R; ++j) {
@@ -209,12 +237,7 @@ __global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayo
           }
         }
         if (s >= 0) {
-          if constexpr (kCountSum) {
-            atomicAdd(t.u32(lay, 0) + s, 1u);
-            shared_add_sum(t.i32(lay, 1), t.hi(lay, 1), static_cast<uint32_t>(s), v0[j]);
-          } else {
-            shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
-          }
+          shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
         } else if (s == -1) {
           table.add_row(c, ls, spill, row, key[j], false, v0[j]);
           to_global = 1;

@@ -224,6 +224,24 @@ struct GlobalTableRef {
     if (s < 0) spill.push(static_cast<int64_t>(key), ls, vals);
   }
 
+  // count(*) + sum (lanes 0 and 1) of one row or one partial group, without
+  // the generic lane loop: the count+sum kernels' rare no-room and flush
+  // paths (the generic add_row inlined there took the dictionary kernel from
+  // 32 to 64-80 registers, ptxas sm_90).
+  __device__ __forceinline__ void add_count_sum(const SpillRef& spill, K key, bool key_null, ull count, ull sum) const {
+    const int64_t s = key_null ? null_slot() : find_or_insert(key);
+    if (s >= 0) {
+      atomicAdd(lane(0) + s, count);
+      atomicAdd(lane(1) + s, sum);
+      return;
+    }
+    const ull i = atomicAdd(spill.count, 1ull);
+    if (i >= spill.capacity) return;  // host sees count > capacity and reports an internal error
+    spill.keys[i] = static_cast<int64_t>(key);
+    spill.lanes[i] = count;
+    spill.lanes[spill.capacity + i] = sum;
+  }
+
   // Merges a partial group; returns false (and spills) when the table is full.
   __device__ void add_partial(const LaneSet& ls, const SpillRef& spill, K key, bool key_null,
                               const ull* values) const {

@@ -135,6 +135,32 @@ TEST(VariantRules, PartitionBitsFitGroupsInSharedMemory) {
   EXPECT_GE(previous, 12);
 }
 
+// count(*) + sum(int4 NOT NULL) runs the partitioned count+sum kernel, whose
+// registers let two blocks of half the SM's threads share an SM; any other
+// lane set (here the same sum over a nullable column) keeps a quarter per
+// block. Either way one partition's groups plus a tile fit the table.
+TEST(VariantRules, PartitionedCountSumTakesHalfTheSmPerBlock) {
+  const DeviceInfo d = hopper_like();
+  GroupBySpec lean = sum_spec();
+  GroupBySpec nullable = sum_spec();
+  nullable.columns[0].may_have_nulls = true;
+  ChunkFacts f;
+  f.rows = 1 << 28;
+  f.estimated_groups = 1 << 22;
+  const VariantConfig a = default_launch_config(Variant::partitioned_hash, lean, d, f);
+  const VariantConfig b = default_launch_config(Variant::partitioned_hash, nullable, d, f);
+  EXPECT_EQ(a.launch.blocks_per_sm, 2);
+  EXPECT_EQ(a.launch.threads_per_block, d.max_threads_per_sm / 2);
+  EXPECT_EQ(b.launch.blocks_per_sm, 2);
+  EXPECT_EQ(b.launch.threads_per_block, d.max_threads_per_sm / 4);
+  for (const auto& [spec, c] : {std::pair{lean, a}, std::pair{nullable, b}}) {
+    const double slots = hash_slots_fitting(spec, plan_lanes(spec), shared_budget_per_block(d, c.launch.blocks_per_sm));
+    EXPECT_LE(std::ldexp(1.0, 22 - c.partition_bits) * kPartitionSlack +
+                  c.launch.threads_per_block * c.launch.rows_per_thread,
+              slots * c.fill());
+  }
+}
+
 // The shared hash runs with a key dictionary (a cuckoo table) wherever
 // both its kernels fit one block's shared memory; the default configuration
 // then sizes blocks and accumulator copies for the dictionary's layout.
