@@ -258,8 +258,8 @@ class GpuRun final : public executor::AggregationRun {
   ChunkFacts facts_for(int64_t rows) const;
   // Enqueues the pending chunk(s); `more_follow`: another chunk is staged already.
   void run_pending(bool more_follow);
-  // One launch of `chunk` (a chunk, joined chunks, or a measurement unit of
-  // a chunk) with `choice`, timed for the tuner unless `joined`.
+  // One launch of `chunk` (a chunk or joined chunks) with `choice`, timed
+  // for the tuner unless `joined`.
   void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
@@ -277,7 +277,6 @@ class GpuRun final : public executor::AggregationRun {
   Knobs knobs_ = read_knobs();
   long launches_ = 0;        // run_pending calls
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
-  long search_units_ = 0;    // launches that ran a measurement unit of a chunk
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
@@ -648,37 +647,15 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
   return d;
 }
 
-namespace {
-// Rows [at, at + rows) of a staged chunk: the same columns from row `at`.
-// Each piece holds the chunk's leases until its own kernels are done; only
-// the first waits for the chunk's copies (the others follow it on the stream).
-StagedChunk slice(const StagedChunk& chunk, int64_t at, int64_t rows) {
-  StagedChunk piece = chunk;
-  piece.rows = rows;
-  for (size_t i = 0; i < piece.columns.size(); ++i) {
-    ColumnPointer& c = piece.columns[i];
-    if (c.data) c.data = static_cast<const char*>(c.data) + static_cast<uint64_t>(at) * piece.widths[i];
-    if (c.validity) c.validity += at;  // one byte per row (ChunkPipeline::stage)
-  }
-  if (at > 0) piece.waits.clear();
-  return piece;
-}
-}  // namespace
-
 void GpuRun::run_pending(bool more_follow) {
   Decided d = std::move(*pending_);
   pending_.reset();
   StagedChunk& chunk = d.chunk;
   const ChunkFacts facts = facts_for(chunk.rows);
-  // A search proposal runs in measurement units smaller than the chunk
-  // (ChunkTuner::search_unit_rows), each its own launch with its own
-  // proposal and timing, so a query measures several times more
-  // configurations; exploited chunks keep whole (and joined) launches.
-  const int64_t unit = tuner_ && !d.exploit && d.chunks == 1 ? tuner_->search_unit_rows(chunk.rows) : chunk.rows;
   if (!aggregator_) {
     const auto t_setup = std::chrono::steady_clock::now();
     TableOptions options = default_table_options(d.variant, *gspec_, device_, facts);
-    options.own_partitioned_output = !more_follow && unit >= chunk.rows;
+    options.own_partitioned_output = !more_follow;
     aggregator_key_ = aggregator_key(*gspec_, options);
     if (spare_aggregator_ && spare_key_ == aggregator_key_) {
       aggregator_ = std::move(spare_aggregator_);
@@ -692,23 +669,7 @@ void GpuRun::run_pending(bool more_follow) {
   }
   report_.chunks += static_cast<uint64_t>(d.chunks);
   if (d.chunks > 1) joined_chunks_ += d.chunks;
-  if (unit >= chunk.rows) {
-    launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
-  } else {
-    for (int64_t at = 0; at < chunk.rows; at += unit) {
-      StagedChunk piece = slice(chunk, at, std::min(unit, chunk.rows - at));
-      if (at == 0) {
-        launch(piece, d.choice, d.variant, d.config, false);
-      } else {
-        const auto t_next = std::chrono::steady_clock::now();
-        const TunedChoice choice = tuner_->next();
-        host_.tuner_us += since_us(t_next);
-        launch(piece, choice, choice.variant, choice.config, false);
-      }
-      ++search_units_;
-    }
-    pipeline_->release(chunk);
-  }
+  launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
 }
 
 void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined) {
@@ -796,10 +757,9 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there; %ld search measurement units%s%s)",
+                "%.4f ns/row there%s%s)",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
-                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, search_units_,
-                knobs_.join ? "" : "; joining off",
+                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
                 knobs_.timing ? "" : "; per-launch timing off");
   report_.details.push_back(line);
   if (tuner_) {

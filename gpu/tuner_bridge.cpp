@@ -511,31 +511,6 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
   }
 }
 
-namespace {
-// A measured launch's kernel lasts at least this long: the GPU's time per
-// launch has a fixed part of ~33 us on the H100 (span of 16, 7, 5 and 4
-// launches over the same 2^28 rows, bench/RESULTS.md session 5), so a unit of
-// 150 us (4.5x that part; 2^23 rows of the partitioned variant at 2^16
-// groups, 0.021 ns/row) keeps the fixed part from deciding which
-// configuration wins, while a 2^24-row chunk gives two units.
-constexpr double kMinSearchUnitSeconds = 150e-6;
-// Never cut below this many rows (a unit must still fill the GPU).
-constexpr int64_t kMinSearchUnitRows = int64_t{1} << 20;
-}  // namespace
-
-int64_t ChunkTuner::search_unit_rows(int64_t chunk_rows) const {
-  if (!refine_) return chunk_rows;
-  std::optional<double> fastest;
-  for (const auto& s : slots_) {
-    if (const auto t = s->best_time(); t && *t > 0 && (!fastest || *t < *fastest)) fastest = *t;
-  }
-  if (!fastest) return chunk_rows;
-  const double need = kMinSearchUnitSeconds / *fastest;
-  int64_t unit = chunk_rows;
-  while (unit % 2 == 0 && unit / 2 >= kMinSearchUnitRows && static_cast<double>(unit / 2) >= need) unit /= 2;
-  return unit;
-}
-
 Variant ChunkTuner::current_variant() const {
   if (current_) return *current_;
   return slots_.front()->variant;

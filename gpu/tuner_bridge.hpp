@@ -130,15 +130,6 @@ class ChunkTuner {
   // configurations per chunk).
   bool exploiting() const { return exploiting_; }
   long chunks() const { return chunks_; }
-  // Rows of one measured launch when a chunk of `chunk_rows` runs a search
-  // proposal (DaMoN'19 measures a configuration over several blocks of
-  // input; a 2^24-row chunk is a coarse block: 16 per 2^28-row query leave a
-  // search unfinished for many queries). The chunk is cut into 2^k equal
-  // units, the smallest whose kernel time at the fastest time per row known
-  // for this key (cached or measured in this query) stays at least
-  // kMinSearchUnitSeconds, far above the fixed part of a launch; the whole
-  // chunk while no time is known, refinement is off, or the chunk is small.
-  int64_t search_unit_rows(int64_t chunk_rows) const;
 
   struct Slot;
 

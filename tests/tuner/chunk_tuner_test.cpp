@@ -68,10 +68,8 @@ struct FakeGpu {
       {Variant::dense, {0.5, 256, 8}},         {Variant::shared_hash, {1.4, 128, 4}},
       {Variant::global_hash, {1.0, 512, 2}},   {Variant::sort, {2.5, 256, 4}},
       {Variant::partitioned_hash, {0.8, 128, 8}}};
-  double scale = 1.0;  // multiplies every time (1: ~1 ns/row)
   double time(Variant v, const LaunchConfig& c) const {
-    const auto [factor_1, tpb, bps] = shape.at(v);
-    const double factor = factor_1 * scale;
+    const auto [factor, tpb, bps] = shape.at(v);
     const double dx = lg(c.threads_per_block) - lg(tpb), dy = lg(c.blocks_per_sm) - lg(bps);
     const double r = lg(c.rows_per_thread) - 1, f = (c.fill_factor_percent - 50) / 25.0;
     return 1e-9 * factor * (1 + 0.08 * (dx * dx + dy * dy)) * (1 + 0.02 * r * r) * (1 + 0.01 * f * f);
@@ -483,87 +481,6 @@ TEST(ChunkTuner, AnUnfinishedRaceContinuesOnSearchChunksOnly) {
   EXPECT_GE(measured, 3u);
   EXPECT_EQ(std::string(variant_name(warm.current_variant())), fastest);
   EXPECT_LT(warm.chunks_searching(), 160);
-}
-
-// search_unit_rows: a search launch keeps at least ~150 us of kernel at the
-// fastest time known (the H100's fixed ~33 us per launch must not decide
-// which configuration wins), in equal power-of-two pieces of the chunk, never
-// below 2^20 rows; whole chunks while nothing is measured or when refinement
-// is off.
-TEST(ChunkTuner, SearchUnitsKeepTheirKernelFarAboveTheFixedLaunchCost) {
-  auto in = input_for(1 << 16);
-  ChunkTuner tuner(in);
-  const int64_t chunk = int64_t{1} << 24;
-  EXPECT_EQ(tuner.search_unit_rows(chunk), chunk);  // nothing measured yet
-  const auto measured_at = [&](double seconds_per_row) {
-    ChunkTuner t(in);
-    for (int i = 0; i < 3; ++i) {
-      const TunedChoice c = t.next();
-      t.report(c, seconds_per_row);
-    }
-    return t.search_unit_rows(chunk);
-  };
-  // 0.021 ns/row (partitioned, 2^16 groups on the H100): 2^23 rows = 176 us.
-  EXPECT_EQ(measured_at(0.021e-9), chunk / 2);
-  // 0.005 ns/row (dense): half a chunk would be 42 us: whole chunks.
-  EXPECT_EQ(measured_at(0.005e-9), chunk);
-  // 0.2 ns/row: 2^20 rows already last 210 us; never below 2^20.
-  EXPECT_EQ(measured_at(0.2e-9), int64_t{1} << 20);
-  EXPECT_EQ(measured_at(1e-6), int64_t{1} << 20);
-  // An odd row count is not cut.
-  {
-    ChunkTuner t(in);
-    const TunedChoice c = t.next();
-    t.report(c, 0.2e-9);
-    EXPECT_EQ(t.search_unit_rows(chunk + 1), chunk + 1);
-  }
-  in.tuning.enabled = false;
-  ChunkTuner off(in);
-  EXPECT_EQ(off.search_unit_rows(chunk), chunk);
-}
-
-// The engine runs a search proposal as measurement units of a chunk (each
-// unit its own proposal and report; GpuRun::run_pending). On a 16-chunk
-// query of 2^24-row chunks at H100-like times (partitioned fastest at
-// ~0.02 ns/row) the first query then measures at least twice the
-// configurations it measures with whole chunks, and ends at least as close
-// to the optimum.
-TEST(ChunkTuner, MeasurementUnitsMeasureMoreConfigurationsInTheFirstQuery) {
-  FakeGpu gpu;
-  gpu.scale = 0.025;  // partitioned 0.8 x 0.025 = 0.02 ns/row at its optimum
-  const int64_t chunk = int64_t{1} << 24;
-  const auto first_query = [&](bool units) {
-    auto in = input_for(1 << 16);
-    auto tuner = std::make_unique<ChunkTuner>(in);
-    for (int i = 0; i < 16; ++i) {
-      const TunedChoice c = tuner->next();
-      const int64_t unit = units && !tuner->exploiting() ? tuner->search_unit_rows(chunk) : chunk;
-      tuner->report(c, gpu.time(c.variant, c.config.launch));
-      for (int64_t at = unit; at < chunk; at += unit) {
-        const TunedChoice u = tuner->next();
-        tuner->report(u, gpu.time(u.variant, u.config.launch));
-      }
-    }
-    return tuner;
-  };
-  // Configurations of the winning variant measured (the race costs both the same).
-  const auto measured = [](const ChunkTuner& t) {
-    size_t n = 0;
-    for (const auto& r : t.records())
-      if (r.variant == "partitioned") n += nlohmann::json::parse(r.search_state)["measured"].size();
-    return n;
-  };
-  const auto whole = first_query(false);
-  const auto cut = first_query(true);
-  EXPECT_GE(measured(*whole), 1u);
-  EXPECT_GE(measured(*cut), 2 * measured(*whole));
-  EXPECT_EQ(cut->current_variant(), Variant::partitioned_hash);
-  const auto best_time = [&](ChunkTuner& t) {
-    const TunedChoice c = t.next();
-    return gpu.time(c.variant, c.config.launch);
-  };
-  EXPECT_LE(best_time(*cut), best_time(*whole) * 1.0001);
-  EXPECT_GT(cut->chunks(), whole->chunks());
 }
 
 }  // namespace
