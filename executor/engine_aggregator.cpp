@@ -555,9 +555,13 @@ class EngineAggregator final : public GroupAggregator {
         // Compact form: this aggregate's count may be an earlier one's; it
         // may be moved into the column when no later aggregate reads it.
         const int source = count_source[a];
-        bool read_later = false;
+        bool read_later = false, shared = source != static_cast<int>(a);
         for (size_t b = a + 1; b < count_source.size(); ++b) read_later |= count_source[b] == source;
-        finalize_compact_column(final, s, result.states[static_cast<size_t>(source)].count, !read_later, groups, v);
+        shared |= read_later;
+        // A count shared by several aggregates counts every row of its group
+        // (that is why it is shared), so no group's is 0: no scan of it.
+        finalize_compact_column(final, s, result.states[static_cast<size_t>(source)].count, !read_later, groups, v,
+                                shared ? std::optional<bool>(false) : std::nullopt);
       }
       columns.push_back(std::move(v));
     }

@@ -458,9 +458,13 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
 }
 
 void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vector<int64_t>& count, bool count_movable,
-                             size_t groups, Vector& out) {
+                             size_t groups, Vector& out, std::optional<bool> count_has_zero) {
   const TypeId in = call.input;
   const bool sizes_match = count.size() == groups;
+  auto has_zero = [&] {
+    if (!count_has_zero) count_has_zero = any_empty(count.data(), groups);
+    return *count_has_zero;
+  };
   auto move_ints = [&](std::vector<int64_t>& from) {
     out.ints = std::move(from);
     out.nulls.clear();
@@ -477,15 +481,14 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vec
       case AggKind::min:
       case AggKind::max:
         if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && s.extreme_int.size() == groups &&
-            !any_empty(count.data(), groups)) {
+            !has_zero()) {
           move_ints(s.extreme_int);
           return;
         }
         break;
       case AggKind::sum:
         // sum(int2/int4) is bigint: int64 sums are its values.
-        if ((in == TypeId::int2 || in == TypeId::int4) && s.sum_int64.size() == groups &&
-            !any_empty(count.data(), groups)) {
+        if ((in == TypeId::int2 || in == TypeId::int4) && s.sum_int64.size() == groups && !has_zero()) {
           move_ints(s.sum_int64);
           return;
         }

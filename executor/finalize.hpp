@@ -4,6 +4,7 @@
 // produces partial states (count, sums, min/max, Youngs-Cramer moments) and
 // these functions turn them into the exact values PostgreSQL 15 returns.
 #include <cstdint>
+#include <optional>
 
 #include "executor/aggregate_engine.hpp"
 #include "executor/aggregate_function.hpp"
@@ -58,8 +59,10 @@ void finalize_column(const ColumnFinal& call, const PartialStates& states, size_
 // states.sum_int64. A column that is an array as it is (a count, integer
 // min/max or sum(int2/int4) with no empty group) takes the array: `states`'s
 // extreme_int / sum_int64, and `count` when count_movable (no later aggregate
-// reads it), are left moved-from.
+// reads it), are left moved-from. count_has_zero: whether some group's count
+// is 0, when the caller knows (else `count` is scanned).
 void finalize_compact_column(const ColumnFinal& call, PartialStates& states, std::vector<int64_t>& count,
-                             bool count_movable, size_t groups, Vector& out);
+                             bool count_movable, size_t groups, Vector& out,
+                             std::optional<bool> count_has_zero = std::nullopt);
 
 }  // namespace tally::executor
