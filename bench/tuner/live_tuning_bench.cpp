@@ -293,13 +293,14 @@ std::vector<Fixed> parse_configs(const std::string& text) {
 // and stores what it measured under Q's tuning key, so such an entry is
 // neither a fixed baseline nor neutral for the runs after it (the restart
 // run read a cache the fixed rounds had searched, sessions 4-5).
-// partitioned's first point is gpu/'s rule configuration on the H100 (as
-// EXPLAIN shows it for 2^16 groups).
+// partitioned's first two points are gpu/'s rule configurations on the H100
+// for 2^16 groups (as EXPLAIN shows them) since gker6 and before it.
 const char* kDefaultConfigs =
     "dense:tpb=1024,bps=2,rpt=4;dense:tpb=256,bps=8,rpt=4;"
     "shared_memory:tpb=512,bps=4,ff=25,rpt=2;shared_memory:tpb=256,bps=8,ff=50,rpt=2;"
     "shared_memory:tpb=1024,bps=1,ff=25,rpt=4;"
-    "partitioned:tpb=512,bps=2,ff=83,rpt=2;partitioned:tpb=1024,bps=1,ff=50,rpt=2;partitioned:tpb=256,bps=8,ff=83,rpt=8;"
+    "partitioned:tpb=1024,bps=2,ff=83,rpt=2;partitioned:tpb=512,bps=2,ff=83,rpt=2;"
+    "partitioned:tpb=1024,bps=1,ff=50,rpt=2;partitioned:tpb=256,bps=8,ff=83,rpt=8;"
     "global:tpb=1024,bps=2,rpt=2;global:tpb=256,bps=8,rpt=1;"
     "sort:tpb=32,bps=4,rpt=1;sort:tpb=128,bps=8,rpt=1";
 
