@@ -367,6 +367,18 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
   return out;
 }
 
+std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t ticket) {
+  Impl& im = *impl_;
+  // In-order stream: the run with `ticket` finishing means the earlier ones did.
+  for (auto it = im.in_flight.rbegin(); it != im.in_flight.rend(); ++it) {
+    if (it->ticket <= ticket) {
+      wait_event(it->stop);
+      break;
+    }
+  }
+  return completed(false);
+}
+
 size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
 
 void ChunkPipeline::set_max_in_flight(size_t n) { impl_->max_in_flight = std::max<size_t>(n, 1); }

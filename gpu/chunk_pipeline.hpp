@@ -87,6 +87,9 @@ class ChunkPipeline {
   uint64_t run(StagedChunk& chunk, const std::function<void()>& body);
   // Timings of finished runs, oldest first; wait = true waits for all of them.
   std::vector<ChunkTiming> completed(bool wait);
+  // Waits for the runs up to `ticket` (not the later ones: they stay queued
+  // on the GPU) and returns the timings of every finished run, oldest first.
+  std::vector<ChunkTiming> completed_through(uint64_t ticket);
   // Runs enqueued whose timing completed() has not returned yet.
   size_t in_flight() const;
   // Forgets a staged chunk without running it (error paths).

@@ -43,15 +43,18 @@ constexpr double kDefaultBudgetShare = 0.8;
 constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
 
 // Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
-// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64"), or from the file
+// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64,feedback=0"), or from the file
 // TALLY_GPU_KNOBS_FILE names when set (so that one server can be measured
 // under several settings): join = joined launches over adjacent resident
 // chunks (default 1), timing = CUDA events around each launch (default 1;
 // 0 leaves only the span), inflight = launches outstanding before the host
-// waits (default the pipeline's).
+// waits (default the pipeline's), feedback = a race/search proposal waits for
+// the times of the earlier ones (default 1; 0: the tuner proposes up to
+// inflight chunks ahead of any time it knows, as before session 6's fix).
 struct Knobs {
   bool join = true;
   bool timing = true;
+  bool feedback = true;
   size_t inflight = 0;  // 0: the pipeline's default
 };
 Knobs read_knobs() {
@@ -76,6 +79,7 @@ Knobs read_knobs() {
       const long value = std::strtol(item.c_str() + eq + 1, nullptr, 10);
       if (name == "join") k.join = value != 0;
       else if (name == "timing") k.timing = value != 0;
+      else if (name == "feedback") k.feedback = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
     }
     at = end + 1;
@@ -213,6 +217,11 @@ class GpuRun final : public executor::AggregationRun {
     host_.stage_us += since_us(t_stage);
     std::optional<Decided> next;
     try {
+      // DaMoN'19's search is sequential: a race or search proposal first
+      // sees the times of the earlier ones (the host would otherwise choose
+      // ~9 chunks ahead of any time it knows: 8 launches in flight, ~30 us to
+      // enqueue a ~300 us chunk on the H100, bench/tuner/RESULTS.md).
+      if (tuner_ && knobs_.feedback && tuner_->awaits_reports()) await_reports();
       next = decide(std::move(staged));
       // Resident chunks that continue the pending ones in device memory and
       // run the same exploited configuration join them (one launch); the
@@ -224,6 +233,13 @@ class GpuRun final : public executor::AggregationRun {
         ++pending_->chunks;
         next.reset();
       } else if (pending_) {
+        run_pending(true);
+      }
+      if (next && knobs_.feedback && !next->exploit && aggregator_) {
+        // A measurement chunk is never joined: launched at once, its time
+        // comes back a chunk earlier and the GPU does not idle after a wait.
+        pending_ = std::move(next);
+        next.reset();
         run_pending(true);
       }
     } catch (...) {
@@ -264,6 +280,10 @@ class GpuRun final : public executor::AggregationRun {
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
   void collect_timings(bool wait);
+  void absorb_timings(const std::vector<ChunkTiming>& done);
+  // Launches the pending chunk and waits, oldest chunk first, until the
+  // tuner has the reports its next proposal needs.
+  void await_reports();
 
   GpuAggregationEngine& engine_;
   const DeviceInfo& device_;
@@ -276,6 +296,8 @@ class GpuRun final : public executor::AggregationRun {
   std::optional<Decided> pending_;
   Knobs knobs_ = read_knobs();
   long launches_ = 0;        // run_pending calls
+  long feedback_waits_ = 0;  // await_reports calls
+  double feedback_wait_us_ = 0;
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
@@ -700,8 +722,18 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
       report_.details.push_back("GPU launch adjusted: " + a);
 }
 
-void GpuRun::collect_timings(bool wait) {
-  for (const ChunkTiming& t : pipeline_->completed(wait)) {
+void GpuRun::await_reports() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (pending_) run_pending(true);
+  while (!timing_.empty() && tuner_->awaits_reports()) absorb_timings(pipeline_->completed_through(timing_.front().ticket));
+  ++feedback_waits_;
+  feedback_wait_us_ += since_us(t0);
+}
+
+void GpuRun::collect_timings(bool wait) { absorb_timings(pipeline_->completed(wait)); }
+
+void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
+  for (const ChunkTiming& t : done_runs) {
     while (!timing_.empty() && timing_.front().ticket < t.ticket) timing_.pop_front();
     if (timing_.empty() || timing_.front().ticket != t.ticket) continue;
     const Pending done = timing_.front();
@@ -757,10 +789,11 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there%s%s)",
+                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
                 joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
-                knobs_.timing ? "" : "; per-launch timing off");
+                knobs_.timing ? "" : "; per-launch timing off", feedback_waits_, feedback_wait_us_,
+                knobs_.feedback ? "" : " (feedback off)");
   report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());

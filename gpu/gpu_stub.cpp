@@ -42,6 +42,7 @@ StreamHandle ChunkPipeline::compute_stream() const { no_gpu(); }
 StagedChunk ChunkPipeline::stage(int64_t, const std::vector<HostColumn>&) { no_gpu(); }
 uint64_t ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu(); }
 std::vector<ChunkTiming> ChunkPipeline::completed(bool) { no_gpu(); }
+std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t) { no_gpu(); }
 size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
 bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }

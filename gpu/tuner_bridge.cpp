@@ -328,6 +328,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
   const SearchParams params = SearchParams::from_config(in.tuning);
   abandon_factor_ = params.abandon_factor;
+  measure_window_ = std::max(params.measurement.window, 1);
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
@@ -438,9 +439,10 @@ ChunkTuner::Slot* ChunkTuner::pick_slot() {
   return &slot(*current_);
 }
 
-TunedChoice ChunkTuner::next() {
-  Slot* s = pick_slot();
-  bool search = refine_;
+ChunkTuner::Plan ChunkTuner::plan() {
+  Plan p;
+  p.slot = pick_slot();
+  p.search = refine_;
   if (warm_ && refine_) {
     // Warm: the cached best, except on a share of chunks drawn at random
     // (no state across queries, expected cost share x the slowdown), which
@@ -452,15 +454,51 @@ TunedChoice ChunkTuner::next() {
         break;
       }
     }
-    if (!target && ((exploring_ && s->variant == *exploring_) || !s->search->converged())) target = s;
-    search = target && std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
-    s = search ? target : &slot(*current_);
+    if (!target && ((exploring_ && p.slot->variant == *exploring_) || !p.slot->search->converged())) target = p.slot;
+    if (target && !warm_draw_) warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
+    p.search = target && *warm_draw_;
+    p.slot = p.search ? target : &slot(*current_);
   }
+  return p;
+}
+
+bool ChunkTuner::exploits(const Plan& p) const {
+  return current_ && p.slot->variant == *current_ && (!refine_ || (warm_ ? !p.search : p.slot->search->converged()));
+}
+
+bool ChunkTuner::awaits_reports() {
+  if (unreported_.empty() || !refine_) return false;
+  const Plan p = plan();
+  if (exploits(p)) return false;
+  DamonSearch& search = *p.slot->search;
+  const LaunchConfig c = p.search ? search.next_configuration() : search.best();
+  const SearchState& st = search.state();
+  // Only more chunks of the configuration under measurement may run ahead;
+  // any other outstanding proposal's time may change what comes next.
+  if (!st.measuring || *st.measuring != c) return true;
+  const auto same = static_cast<size_t>(std::count(unreported_.begin(), unreported_.end(), std::make_pair(p.slot->variant, c)));
+  if (same < unreported_.size()) return true;
+  const size_t reported = st.measuring_times.size();
+  // A first chunk far slower than a known best ends its measurement at once
+  // (abandon_factor, here and in DamonSearch): a raced variant or a bad
+  // neighbour then costs one chunk, not a window's.
+  const bool may_end_after_first = reported == 0 && abandon_factor_ > 0 &&
+                                   std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->best_time().has_value(); });
+  if (may_end_after_first) return same > 0;
+  return reported + same >= static_cast<size_t>(measure_window_);
+}
+
+TunedChoice ChunkTuner::next() {
+  const Plan p = plan();
+  warm_draw_.reset();
+  Slot* s = p.slot;
+  const bool search = p.search;
   const LaunchConfig c = search ? s->search->next_configuration() : s->search->best();
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
-  exploiting_ = current_ && s->variant == *current_ && (!refine_ || (warm_ ? !search : s->search->converged()));
+  exploiting_ = exploits(p);
+  if (!exploiting_ && refine_) unreported_.emplace_back(s->variant, c);
   if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
   pending_ = std::make_pair(s->variant, c);
   TunedChoice out;
@@ -468,6 +506,11 @@ TunedChoice ChunkTuner::next() {
   out.config = s->base;
   out.config.launch = c;
   return out;
+}
+
+void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
+  const auto it = std::find(unreported_.begin(), unreported_.end(), std::make_pair(v, c));
+  if (it != unreported_.end()) unreported_.erase(it);
 }
 
 void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
@@ -478,11 +521,13 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
     c = pending_->second;
     pending_.reset();
   }
+  forget_unreported(v, c);
   record(v, c, seconds_per_row);
 }
 
 void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
   pending_.reset();
+  forget_unreported(proposed.variant, proposed.config.launch);
   record(proposed.variant, proposed.config.launch, seconds_per_row);
 }
 

@@ -27,7 +27,12 @@
 // bounded by that share whatever the grid.
 //
 // Reports may arrive late (the engine reads CUDA events without stalling the
-// stream): report(choice, t) names the proposal it measures.
+// stream): report(choice, t) names the proposal it measures. DaMoN'19's
+// Algorithm 1 is sequential, though: each configuration is chosen knowing the
+// times of the ones before. awaits_reports() says when the next proposal must
+// first see the reports of earlier measurement proposals still running (the
+// engine then waits for their CUDA events); exploiting proposals never wait,
+// and the chunks a measurement needs in any case may run ahead.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -104,6 +109,18 @@ class ChunkTuner {
   // The time per row of the chunk run with `proposed` (a next() result, not
   // necessarily the last one).
   void report(const TunedChoice& proposed, double seconds_per_row);
+  // Whether the next proposal is a measurement (race, search or exploration)
+  // that could differ once the reports of earlier measurement proposals
+  // still unreported are in: the caller should deliver those reports (wait
+  // for their chunks) before calling next(). False for a proposal that
+  // exploits the best known configuration, and while the configuration under
+  // measurement surely needs the chunks already proposed and one more (fewer
+  // reported and outstanding chunks than a measurement window, and no first
+  // chunk outstanding whose time could end it early). On a warm cache it
+  // draws the next chunk's search lottery, which next() then uses.
+  bool awaits_reports();
+  // Measurement proposals made by next() and not reported yet.
+  size_t unreported() const { return unreported_.size(); }
   // Whether the cache held a measured best when the query started (a warm
   // query: searching is capped by warm_search_share).
   bool warm() const { return warm_; }
@@ -137,6 +154,14 @@ class ChunkTuner {
   Slot& slot(Variant v);
   const Slot& slot(Variant v) const;
   Slot* pick_slot();
+  // What the next proposal runs: its slot and whether it is a search chunk
+  // (false: the slot's best configuration).
+  struct Plan {
+    Slot* slot = nullptr;
+    bool search = false;
+  };
+  Plan plan();
+  bool exploits(const Plan& p) const;
 
   std::string fingerprint_;
   std::string signature_;
@@ -155,6 +180,11 @@ class ChunkTuner {
   bool warm_ = false;
   double search_share_ = 1.0;
   std::mt19937_64 rng_;
+  std::optional<bool> warm_draw_;  // a warm query's search lottery drawn for the next chunk
+  int measure_window_ = 3;         // MeasurementParams::window of the searches
+  // Measurement proposals not reported yet, oldest first.
+  std::vector<std::pair<Variant, LaunchConfig>> unreported_;
+  void forget_unreported(Variant v, const LaunchConfig& c);
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
 
