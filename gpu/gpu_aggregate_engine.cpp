@@ -725,7 +725,11 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
 void GpuRun::await_reports() {
   const auto t0 = std::chrono::steady_clock::now();
   if (pending_) run_pending(true);
-  while (!timing_.empty() && tuner_->awaits_reports()) absorb_timings(pipeline_->completed_through(timing_.front().ticket));
+  while (!timing_.empty() && tuner_->awaits_reports()) {
+    const std::vector<ChunkTiming> done = pipeline_->completed_through(timing_.front().ticket);
+    if (done.empty()) timing_.pop_front();  // its time is gone: never wait for it again
+    absorb_timings(done);
+  }
   ++feedback_waits_;
   feedback_wait_us_ += since_us(t0);
 }
