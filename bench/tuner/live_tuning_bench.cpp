@@ -56,6 +56,8 @@
 #include <vector>
 
 #include "bench/common/copy_text.hpp"
+#include "gpu/tuner/damon_search.hpp"
+#include "gpu/tuner/search_state_json.hpp"
 #include "bench/common/pg_copy.hpp"
 #include "tests/sql/pg_servers.hpp"
 
@@ -327,6 +329,52 @@ void clear_tuning_cache(const std::string& data_dir) {
   sqlite3_close(db);
 }
 
+// The search paths the persisted tuning states hold for Q (read from the
+// catalog file: the view shows no path): which variants the cold runs raced
+// and which configurations their search measured. The warm runs search ~1/32
+// of their chunks, so after five runs the path is mostly the first query's.
+void print_search_paths(const std::string& data_dir, const char* title) {
+  std::printf("%s\n", title);
+  sqlite3* db = nullptr;
+  const std::string path = data_dir + "/catalog.sqlite3";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::printf("  (cannot open %s)\n", path.c_str());
+    sqlite3_close(db);
+    return;
+  }
+  sqlite3_busy_timeout(db, 2000);
+  sqlite3_stmt* st = nullptr;
+  const char* sql =
+      "SELECT variant, search_state FROM tally_tuning_cache "
+      "WHERE operator_signature = 'key=int4;values=int4;aggs=count_rows,sum_int(0)' ORDER BY variant";
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
+    std::printf("  (%s)\n", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return;
+  }
+  int rows = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    ++rows;
+    const char* variant = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+    const auto json = nlohmann::json::parse(text ? text : "", nullptr, /*allow_exceptions=*/false);
+    const auto state = tally::gpu::search_state_from_json(json);
+    if (!state) {
+      std::printf("  %-12s (unreadable search state)\n", variant ? variant : "?");
+      continue;
+    }
+    std::printf("  %-12s %zu configurations measured, %ld chunks, %s:", variant ? variant : "?", state->measured.size(),
+                state->chunks, state->converged ? "converged" : "running");
+    for (const auto& step : state->path)
+      std::printf(" %s %.4f ns/row x%d %s;", tally::gpu::to_string(step.config).c_str(), step.seconds_per_row * 1e9,
+                  step.chunks, std::string(tally::gpu::step_event_name(step.event)).c_str());
+    std::printf("\n");
+  }
+  if (rows == 0) std::printf("  (none)\n");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 // Q's server-side Execution Time (EXPLAIN ANALYZE: the query runs, its
 // result rows do not travel), in seconds; 0 when the plan has no such line.
 double server_seconds(PGconn* c) {
@@ -448,6 +496,7 @@ int main(int argc, char** argv) {
     for (int run = 1; run <= 5; ++run) x.cold.push_back(run_checked(c, expected, "cold run " + std::to_string(run)));
     print_plan(c, "plan after the cold runs:");
     print_cache(c, "tuning cache after the cold runs:");
+    print_search_paths(data_dir, "search paths after the cold runs (Q's entries):");
 
     // Which fixed configurations can run Q at all (dense needs a small key
     // range); each such first query is untimed (it builds its aggregator).
