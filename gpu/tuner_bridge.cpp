@@ -226,6 +226,24 @@ bool worth_measuring(Variant v, const GroupBySpec& spec, const DeviceInfo& d, co
   return static_cast<double>(est) <= holds * kWorthMeasuringSlack;
 }
 
+// A raced variant whose first chunk is this much slower than a variant
+// already measured leaves the race after that chunk (the search's own
+// abandon_factor, 2, is for neighbouring configurations of one variant, whose
+// first-chunk outliers it must not mistake for slow ones). The race only has
+// to rank variants at their rule configurations, and each chunk of a loser is
+// paid by the first query: on the H100 at 2^16 groups global ran a full
+// window (4 chunks) at 1.76x partitioned, ~1 ms of a ~6 ms cold query,
+// once awaits_reports() made the cold query race at all (bench/tuner/RESULTS.md,
+// session 6, 20:45). The risk: a variant whose rule configuration is 1.5-2x
+// slower than the leader's but whose optimum is faster. In the recorded H100
+// spaces, with each variant's median configuration standing in for its rule
+// one, 8 (G, pair) cases are lost at 1.5 and not at 2 (optimum 1.02-1.35x
+// better, once 2.5x: shared vs sort at 2^10, where shared is raced first);
+// rule configurations sit closer to each variant's optimum than the median,
+// and warm queries still explore an abandoned variant (vw-greedy), so such a
+// loss does not last.
+constexpr double kRaceAbandonFactor = 1.5;
+
 // Search states by their JSON text. A query's records() puts the states it
 // serialized here, so the next query on the same key (the records the engine
 // keeps in memory) copies the state instead of parsing the JSON, which was
@@ -328,6 +346,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
   const SearchParams params = SearchParams::from_config(in.tuning);
   abandon_factor_ = params.abandon_factor;
+  race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
   measure_window_ = std::max(params.measurement.window, 1);
   bool any_cached = false;
   for (Variant v : pool) {
@@ -482,7 +501,7 @@ bool ChunkTuner::awaits_reports() {
   // A first chunk far slower than a known best ends its measurement at once
   // (abandon_factor, here and in DamonSearch): a raced variant or a bad
   // neighbour then costs one chunk, not a window's.
-  const bool may_end_after_first = reported == 0 && abandon_factor_ > 0 &&
+  const bool may_end_after_first = reported == 0 && (abandon_factor_ > 0 || race_abandon_factor_ > 0) &&
                                    std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->best_time().has_value(); });
   if (may_end_after_first) return same > 0;
   return reported + same >= static_cast<size_t>(measure_window_);
@@ -541,7 +560,8 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
     // Racing: a variant already abandon_factor x slower than a raced one on
     // its first chunk(s) is not worth a full measurement window.
     for (const auto& o : slots_) {
-      if (o.get() != &s && o->best_time() && abandon_factor_ > 0 && seconds_per_row > abandon_factor_ * *o->best_time()) {
+      if (o.get() != &s && o->best_time() && race_abandon_factor_ > 0 &&
+          seconds_per_row > race_abandon_factor_ * *o->best_time()) {
         s.search->abandon_measurement();
         break;
       }

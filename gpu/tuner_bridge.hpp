@@ -168,7 +168,8 @@ class ChunkTuner {
   int bucket_ = 0;
   uint64_t estimated_groups_ = 0;
   bool refine_ = true;
-  double abandon_factor_ = 0;  // SearchParams::abandon_factor, also applied between raced variants
+  double abandon_factor_ = 0;       // SearchParams::abandon_factor
+  double race_abandon_factor_ = 0;  // between raced variants (tuner_bridge.cpp: kRaceAbandonFactor)
   std::vector<std::unique_ptr<Slot>> slots_;  // usable variants, preferred first
   std::optional<Variant> current_;            // decided after the race
   std::optional<Variant> exploring_;          // one measurement on another variant
