@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -471,6 +472,9 @@ constexpr size_t kParallelEncodeRows = size_t{1} << 14;
 constexpr size_t kMaxEncodeBlockRows = size_t{1} << 14;
 constexpr size_t kMinEncodeBlockRows = size_t{1} << 11;
 constexpr size_t kBlocksPerThread = 4;
+// How long a helper waits for a free slot before it leaves the job: sending
+// a 1 MB block to a client that keeps up takes well under a millisecond.
+constexpr std::chrono::milliseconds kHelperWindowWait{5};
 
 // One parallel encoding, shared by the session's thread and its helpers.
 // Block b is encoded by whoever claims it first (claims go in row order); a
@@ -510,8 +514,14 @@ struct EncodeJob {
       size_t b;
       {
         std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return stop || next_block >= blocks || next_block < sent + slots.size(); });
-        if (stop || next_block >= blocks) return;
+        // A full window means the client reads slower than we encode: after
+        // a while the helper gives its pool thread back (the session's
+        // thread encodes what is left) rather than hold it for as long as
+        // a slow client takes, while other sessions' results wait for helpers.
+        const bool room = changed.wait_for(lock, kHelperWindowWait, [&] {
+          return stop || next_block >= blocks || next_block < sent + slots.size();
+        });
+        if (!room || stop || next_block >= blocks) return;
         b = next_block++;
         ++encoding;
       }

@@ -5,9 +5,12 @@
 // without a buffer get the same fields through data_row().
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/result_set.hpp"
@@ -279,6 +282,65 @@ TEST_P(ResultStreamTest, BusyPoolStillEncodesEveryRowInOrder) {
   position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 0, again), result.rows);
   EXPECT_EQ(again.rows, writer.rows);
+}
+
+// A client that reads slower than the helpers encode: once the window is
+// full, the helpers give their pool threads back (other sessions' results
+// get helpers) and the session's thread finishes the result alone, in order.
+TEST(ResultStreamPool, HelpersLeaveAJobWhoseClientIsSlow) {
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  if (pool.workers() == 0) GTEST_SKIP() << "one hardware thread: no worker pool";
+  // 25 blocks of 16K rows; each hand-over to the slow writer takes 20 ms.
+  const ResultSet result = make_result(400000);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), protocol::Format::text);
+  class Slow final : public protocol::DiscardingResultWriter {
+   public:
+    std::string* data_row_buffer() override { return &buffer; }
+    void data_rows_appended() override {
+      bytes += buffer.size();
+      buffer.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the client is slow
+    }
+    std::string buffer;
+    std::atomic<size_t> bytes{0};
+  } slow;
+  // The whole result's bytes, from a fast writer.
+  BufferWriter fast;
+  size_t fast_position = 0;
+  stream_rows(result, formats, fast_position, 0, fast);
+  size_t total = 0;
+  for (const auto& row : fast.rows) {
+    total += 7;
+    for (const auto& f : row) total += 4 + (f ? f->size() : 0);
+  }
+  std::atomic<bool> streaming{true};
+  size_t position = 0;
+  std::thread streamer([&] {
+    stream_rows(result, formats, position, 0, slow);
+    streaming = false;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // helpers have filled the window by now
+  std::mutex mutex;
+  std::condition_variable ran;
+  int probes = 0, during = 0;
+  for (int w = 0; w < pool.workers(); ++w) {
+    pool.submit([&] {
+      std::lock_guard lock(mutex);
+      ++probes;
+      // Without giving their threads back, helpers stay until every block
+      // is claimed: the last few blocks before the end.
+      during += streaming && slow.bytes < total / 2 ? 1 : 0;
+      ran.notify_all();
+    });
+  }
+  streamer.join();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(ran.wait_for(lock, std::chrono::seconds(10), [&] { return probes == pool.workers(); }));
+  }
+  EXPECT_EQ(position, result.rows);
+  EXPECT_EQ(slow.bytes, total);
+  EXPECT_EQ(during, pool.workers()) << "a helper held its pool thread until the slow result ended";
 }
 
 // A writer whose send fails (the client went away) mid-result: the error
