@@ -473,8 +473,10 @@ constexpr size_t kMaxEncodeBlockRows = size_t{1} << 14;
 constexpr size_t kMinEncodeBlockRows = size_t{1} << 11;
 constexpr size_t kBlocksPerThread = 4;
 // How long a helper waits for a free slot before it leaves the job: sending
-// a 1 MB block to a client that keeps up takes well under a millisecond.
-constexpr std::chrono::milliseconds kHelperWindowWait{5};
+// a 1 MB block to a client that keeps up takes well under a millisecond,
+// and a scheduling hiccup on a busy host must not send the helper away
+// (the session's thread would then encode the rest alone).
+constexpr std::chrono::milliseconds kHelperWindowWait{50};
 
 // One parallel encoding, shared by the session's thread and its helpers.
 // Block b is encoded by whoever claims it first (claims go in row order); a

@@ -290,8 +290,9 @@ TEST_P(ResultStreamTest, BusyPoolStillEncodesEveryRowInOrder) {
 TEST(ResultStreamPool, HelpersLeaveAJobWhoseClientIsSlow) {
   cpu::WorkerPool& pool = cpu::WorkerPool::shared();
   if (pool.workers() == 0) GTEST_SKIP() << "one hardware thread: no worker pool";
-  // 25 blocks of 16K rows; each hand-over to the slow writer takes 20 ms.
-  const ResultSet result = make_result(400000);
+  // 13 blocks of up to 16K rows; each hand-over to the slow writer takes
+  // 120 ms, longer than a helper waits for a free slot (50 ms).
+  const ResultSet result = make_result(200000);
   const auto formats = std::vector<protocol::Format>(result.columns.size(), protocol::Format::text);
   class Slow final : public protocol::DiscardingResultWriter {
    public:
@@ -299,7 +300,7 @@ TEST(ResultStreamPool, HelpersLeaveAJobWhoseClientIsSlow) {
     void data_rows_appended() override {
       bytes += buffer.size();
       buffer.clear();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the client is slow
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));  // the client is slow
     }
     std::string buffer;
     std::atomic<size_t> bytes{0};
