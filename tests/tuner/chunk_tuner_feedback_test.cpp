@@ -14,27 +14,12 @@
 
 #include "gpu/tuner/search_state_json.hpp"
 #include "gpu/tuner_bridge.hpp"
+#include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
 namespace {
 
-DeviceInfo h100_like() {
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.compute_major = 9;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_threads_per_sm = 2048;
-  d.max_blocks_per_sm = 32;
-  d.shared_memory_per_block = 48 * 1024;
-  d.shared_memory_per_block_optin = 227 * 1024;
-  d.shared_memory_per_sm = 228 * 1024;
-  d.reserved_shared_memory_per_block = 1024;
-  d.l2_bytes = 50u << 20;
-  d.total_memory = 80ull << 30;
-  d.driver_version = 13000;
-  return d;
-}
+using testing::h100_like;
 
 // The live benchmark's query: count(*), sum(int4) by an int4 key, 2^16
 // groups, no key range (dense cannot run), 2^24-row chunks.
