@@ -479,6 +479,8 @@ class EngineAggregator final : public GroupAggregator {
     run_->sink(in);
   }
 
+  void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
+
   size_t finalize(std::vector<Vector>& columns) override {
     AggregationResult result = run_->finalize();
     report_ = run_->report();
@@ -560,8 +562,10 @@ class EngineAggregator final : public GroupAggregator {
         shared |= read_later;
         // A count shared by several aggregates counts every row of its group
         // (that is why it is shared), so no group's is 0: no scan of it.
+        const size_t column = keys_.size() + a;
+        const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
         finalize_compact_column(final, s, result.states[static_cast<size_t>(source)].count, !read_later, groups, v,
-                                shared ? std::optional<bool>(false) : std::nullopt);
+                                shared ? std::optional<bool>(false) : std::nullopt, defer);
       }
       columns.push_back(std::move(v));
     }
@@ -612,6 +616,7 @@ class EngineAggregator final : public GroupAggregator {
   std::string estimate_source_ = "statistics";
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
   std::shared_ptr<const storage::StringDictionary> dictionary_;
+  std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
 #include <type_traits>
 
@@ -457,8 +458,14 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
   finalize_refs(call, refs, s, groups, out);
 }
 
+Numeric avg_of_int64(int64_t sum, int64_t count) {
+  Numeric out;
+  if (!avg_of_integers(sum, count, out)) out = numeric_div(Numeric::from_int(sum), Numeric::from_int(count));
+  return out;
+}
+
 void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vector<int64_t>& count, bool count_movable,
-                             size_t groups, Vector& out, std::optional<bool> count_has_zero) {
+                             size_t groups, Vector& out, std::optional<bool> count_has_zero, bool defer_avg) {
   const TypeId in = call.input;
   const bool sizes_match = count.size() == groups;
   auto has_zero = [&] {
@@ -483,6 +490,25 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vec
         if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && s.extreme_int.size() == groups &&
             !has_zero()) {
           move_ints(s.extreme_int);
+          return;
+        }
+        break;
+      case AggKind::avg:
+        if (defer_avg && call.input_scale == 0 && (in == TypeId::int2 || in == TypeId::int4) &&
+            s.sum_int64.size() == groups) {
+          const bool zero = has_zero();  // before the count may be moved
+          auto parts = std::make_shared<AvgParts>();
+          parts->sum = std::move(s.sum_int64);
+          if (count_movable) parts->count = std::move(count);
+          else parts->count.assign(count.begin(), count.begin() + static_cast<long>(groups));
+          out.numerics.clear();
+          out.nulls.clear();
+          if (zero) {
+            out.nulls.assign(groups, 0);
+            for (size_t g = 0; g < groups; ++g) out.nulls[g] = parts->count[g] == 0 ? 1 : 0;
+          }
+          out.count = groups;
+          out.avg_parts = std::move(parts);
           return;
         }
         break;

@@ -27,6 +27,9 @@ struct FloatMoments2 {
 
 // avg(int2/int4/int8/numeric): sum / count with numeric_div's scale; NULL when count = 0.
 Value finalize_avg_numeric(const Numeric& sum, int64_t count);
+// avg of integers from an int64 sum and a count > 0: exactly
+// finalize_avg_numeric's value (64-bit fast path, numeric_div otherwise).
+Numeric avg_of_int64(int64_t sum, int64_t count);
 // sum(int2/int4) -> bigint (22003 when it overflows), sum(int8) -> numeric.
 Value finalize_sum_int(__int128 sum, int64_t count, bool result_is_numeric);
 // var_samp/var_pop/stddev_samp/stddev_pop over integer or numeric inputs
@@ -61,8 +64,11 @@ void finalize_column(const ColumnFinal& call, const PartialStates& states, size_
 // extreme_int / sum_int64, and `count` when count_movable (no later aggregate
 // reads it), are left moved-from. count_has_zero: whether some group's count
 // is 0, when the caller knows (else `count` is scanned).
+// defer_avg: an avg of int2/int4 (int64 sums) becomes an AvgParts column
+// (value.hpp) holding the sums and counts instead of Numerics; only for a
+// column that goes to the client as it is (ExecContext::stream_to_client).
 void finalize_compact_column(const ColumnFinal& call, PartialStates& states, std::vector<int64_t>& count,
                              bool count_movable, size_t groups, Vector& out,
-                             std::optional<bool> count_has_zero = std::nullopt);
+                             std::optional<bool> count_has_zero = std::nullopt, bool defer_avg = false);
 
 }  // namespace tally::executor

@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "executor/cpu/worker_pool.hpp"
+#include "executor/finalize.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -49,10 +50,11 @@ constexpr size_t kAppendBatchBytes = 1024 * 1024;
 // every other type goes through value_codec into a scratch string first.
 enum class FieldCoder : uint8_t { int_text, int2_binary, int4_binary, int8_binary, bool_text, bool_binary,
                                   float4_binary, float8_binary, raw_text, numeric_text, numeric_binary,
-                                  generic_text, generic_binary };
+                                  avg_text, avg_binary, generic_text, generic_binary };
 
 FieldCoder coder_for(const Vector& v, protocol::Format format) {
   const bool binary = format == protocol::Format::binary;
+  if (v.avg_parts) return binary ? FieldCoder::avg_binary : FieldCoder::avg_text;
   switch (v.type.id) {
     case TypeId::int2: return binary ? FieldCoder::int2_binary : FieldCoder::int_text;
     case TypeId::int4: return binary ? FieldCoder::int4_binary : FieldCoder::int_text;
@@ -304,7 +306,13 @@ struct ColumnCoder {
   FieldCoder coder;
   std::string scratch;  // generic coders (and numerics out of bounds): this row's field
   bool use_scratch = false;
+  Numeric avg;  // avg coders: this row's value, from the bound pass
 };
+
+// An AvgParts row's value (count > 0: NULL rows are marked in `nulls`).
+inline Numeric avg_at(const Vector& v, size_t row) {
+  return avg_of_int64(v.avg_parts->sum[row], v.avg_parts->count[row]);
+}
 
 // A growable byte buffer that, unlike std::string, does not zero what it
 // grows into (encode_rows writes every byte it keeps): a helper's block of
@@ -359,6 +367,25 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, Bu
       if (all_fixed) break;
       if (c.coder < FieldCoder::raw_text || c.v->null_at(row)) continue;
       if (c.coder == FieldCoder::raw_text) { bound += c.v->texts[row].size(); continue; }
+      if (c.coder == FieldCoder::avg_text || c.coder == FieldCoder::avg_binary) {
+        c.avg = avg_at(*c.v, row);
+        const FieldCoder as = c.coder == FieldCoder::avg_text ? FieldCoder::numeric_text : FieldCoder::numeric_binary;
+        c.use_scratch = !numeric_fast(as, c.avg);
+        if (!c.use_scratch) {
+          bound += as == FieldCoder::numeric_text ? kNumericTextBound : kNumericBinaryBound;
+          continue;
+        }
+        // Out of the direct writers' bounds (never for an avg of int2/int4
+        // in practice): value_codec's text or binary of a one-value column.
+        Vector one(c.v->type);
+        one.numerics.push_back(c.avg);
+        one.count = 1;
+        c.scratch.clear();
+        if (as == FieldCoder::numeric_text) append_text(c.scratch, one, 0);
+        else append_binary(c.scratch, one, 0);
+        bound += c.scratch.size();
+        continue;
+      }
       if (c.coder == FieldCoder::numeric_text || c.coder == FieldCoder::numeric_binary) {
         c.use_scratch = !numeric_fast(c.coder, c.v->numerics[row]);
         if (!c.use_scratch) {
@@ -425,6 +452,27 @@ void encode_rows(std::vector<ColumnCoder>& columns, size_t begin, size_t end, Bu
           p += s.size();
           break;
         }
+        case FieldCoder::avg_text:
+          if (!c.use_scratch) {
+            char* digits = p + 4;
+            char* stop = write_numeric_text(digits, c.avg);
+            put_be32(p, static_cast<uint32_t>(stop - digits));
+            p = stop;
+            break;
+          }
+          p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));
+          std::memcpy(p, c.scratch.data(), c.scratch.size());
+          p += c.scratch.size();
+          break;
+        case FieldCoder::avg_binary:
+          if (!c.use_scratch) {
+            p = write_numeric_binary(p, c.avg);
+            break;
+          }
+          p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));
+          std::memcpy(p, c.scratch.data(), c.scratch.size());
+          p += c.scratch.size();
+          break;
         case FieldCoder::numeric_text:
           if (!c.use_scratch) {
             char* digits = p + 4;

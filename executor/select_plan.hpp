@@ -41,6 +41,11 @@ struct ExecContext {
   AggregateEngine* gpu_engine = nullptr;
   std::string variant;        // SET tally.variant: force a GPU variant ("" = tuner/rules)
   std::string launch_config;  // SET tally.launch_config: force "tpb=..,bps=..,ff=..,rpt=.."
+  // The result goes only to stream_rows (Session's simple query and portal
+  // path): result columns that are an aggregate as it is may be AvgParts
+  // (value.hpp). Cursors, COPY and INSERT ... SELECT leave it false and get
+  // materialized Vectors.
+  bool stream_to_client = false;
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);

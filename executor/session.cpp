@@ -367,6 +367,7 @@ ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<
   const json& body = statement.body();
   if (kind == "SelectStmt") {
     ExecContext ec = make_exec_context(&parameters);
+    ec.stream_to_client = true;  // simple query and portals only stream the result (stream_rows)
     return run_select(*statement.select, ec);
   }
   if (kind == "TransactionStmt") return run_transaction_statement(body, out);

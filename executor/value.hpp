@@ -5,6 +5,7 @@
 // expression or column that produced it). A Vector is a column of values of one
 // type in native arrays, the unit expressions evaluate and results stream from.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,6 +26,15 @@ inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
 enum class Physical : uint8_t { boolean, integer, floating, numeric, text };
 Physical physical_of(TypeId id);
 
+// avg(int2/int4) of an engine result left as its parts: row i's value is
+// sum[i] / count[i] at numeric_div's scale (NULL when count[i] is 0). Only
+// the streaming path (ExecContext::stream_to_client) asks for it, so 8M
+// groups' avg is encoded into DataRows straight from the engine's arrays
+// instead of through 8M Numerics (16 bytes and a division each).
+struct AvgParts {
+  std::vector<int64_t> sum, count;
+};
+
 // A column of values of one SQL type. Exactly one of the native arrays is used,
 // chosen by physical_of(type.id); `nulls` is empty when no value is NULL.
 struct Vector {
@@ -35,6 +45,9 @@ struct Vector {
   std::vector<std::string> texts;   // text kinds
   std::vector<uint8_t> nulls;       // 1 = NULL
   size_t count = 0;
+  // Set only on a numeric avg column whose values are not materialized:
+  // `numerics` is empty, `nulls` still marks the NULL rows, get() computes.
+  std::shared_ptr<const AvgParts> avg_parts;
 
   Vector() = default;
   explicit Vector(SqlType t) : type(t) {}
