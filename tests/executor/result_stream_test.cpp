@@ -365,6 +365,80 @@ TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
   EXPECT_EQ(writer.calls, 5);
 }
 
+// Results whose every column is an integer, boolean, float (binary) or an
+// avg left as int64 sums and counts (AvgParts) take the lean row writer:
+// the same fields as value_codec, with NULLs in every column (an avg's NULL
+// rows are its count-0 groups), int limits, avg sums at the int64 limits
+// and every avg scale (16 or 20 and the small-count ones), in a result
+// large enough for the two-thread encoding, resumed mid-result.
+ResultSet make_lean_result(size_t rows, bool with_floats) {
+  ResultSet result;
+  std::vector<SqlType> types = {SqlType{TypeId::int4}, SqlType{TypeId::int8}, SqlType{TypeId::int2},
+                                SqlType{TypeId::boolean}};
+  if (with_floats) {
+    types.push_back(SqlType{TypeId::float4});
+    types.push_back(SqlType{TypeId::float8});
+  }
+  for (const SqlType& t : types) {
+    Vector v(t);
+    for (size_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<int64_t>(r);
+      if (r % 11 == 4 + static_cast<size_t>(t.id) % 5) { v.push(Null{}); continue; }
+      switch (t.id) {
+        case TypeId::int2: v.push(Value{(i * 37) % 65536 - 32768}); break;
+        case TypeId::int4: v.push(Value{i % 2 ? INT32_MIN + i : INT32_MAX - i}); break;
+        case TypeId::int8: v.push(Value{i % 3 == 0 ? INT64_MIN + i : (i % 3 == 1 ? INT64_MAX - i : i - 500)}); break;
+        case TypeId::boolean: v.push(Value{r % 3 == 0}); break;
+        case TypeId::float4: v.push(Value{static_cast<double>(static_cast<float>(i) / 3.0f)}); break;
+        default: v.push(Value{r % 13 == 0 ? -0.0 : static_cast<double>(i) * 1e300 / 7e299}); break;
+      }
+    }
+    result.columns.push_back(std::move(v));
+  }
+  Vector avg(SqlType{TypeId::numeric});
+  auto parts = std::make_shared<AvgParts>();
+  const int64_t sums[] = {0, 1, -1, 7, -500, 9999, 10000, 123456789, INT64_MAX, -INT64_MAX, INT64_MIN, 5};
+  for (size_t r = 0; r < rows; ++r) {
+    const int64_t count = r % 9 == 2 ? 0 : static_cast<int64_t>(r % 4 + 1) * (r % 5 == 0 ? 1000003 : 1);
+    const int64_t base = sums[r % 12];
+    const bool extreme = base == INT64_MAX || base <= -INT64_MAX;
+    parts->sum.push_back(count == 0 ? 0 : (extreme ? base : base - static_cast<int64_t>(r % 3)));
+    parts->count.push_back(count);
+    avg.nulls.push_back(count == 0 ? 1 : 0);
+  }
+  avg.count = rows;
+  avg.avg_parts = std::move(parts);
+  result.columns.push_back(std::move(avg));
+  result.rows = rows;
+  return result;
+}
+
+TEST_P(ResultStreamTest, LeanRowShapeMatchesValueCodec) {
+  for (bool with_floats : {false, true}) {
+    if (with_floats && GetParam() == protocol::Format::text) continue;  // float text takes the generic writer
+    const ResultSet result = make_lean_result(70001, with_floats);
+    const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+    BufferWriter writer;
+    size_t position = 0;
+    EXPECT_EQ(stream_rows(result, formats, position, 5, writer), 5u);
+    EXPECT_EQ(stream_rows(result, formats, position, 30000, writer), 30000u);
+    EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows - 30005);
+    ASSERT_EQ(writer.rows.size(), result.rows);
+    size_t nulls = 0;
+    for (size_t r = 0; r < result.rows; ++r) {
+      ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+      nulls += !writer.rows[r].back().has_value();
+    }
+    EXPECT_GT(nulls, 0u);
+    // The writer without a buffer (one data_row per row) gets the same fields.
+    testing::RecordingWriter plain;
+    position = 0;
+    EXPECT_EQ(stream_rows(result, formats, position, 100, plain), 100u);
+    ASSERT_EQ(plain.results.size(), 1u);
+    for (size_t r = 0; r < 100; ++r) ASSERT_EQ(plain.results[0].rows[r], expected_row(result, r, formats));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ResultStreamTest,
                          ::testing::Values(protocol::Format::text, protocol::Format::binary),
                          [](const auto& info) { return info.param == protocol::Format::text ? "text" : "binary"; });
