@@ -31,6 +31,7 @@
 #include "executor/cpu/key_table.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/state_set.hpp"
+#include "executor/cpu/write_combining.hpp"
 
 namespace tally::executor {
 namespace {
@@ -421,6 +422,31 @@ class CpuRun final : public AggregationRun {
     uint32_t* fused_to = fused ? static_cast<uint32_t*>(jobs[0].to) : nullptr;
     parallel_for(threads, n, [&](int t, size_t begin, size_t end) {
       uint32_t* cur = cursor[static_cast<size_t>(t)].data();
+      // The fused move stages rows per partition (write_combining.hpp).
+      auto scatter_combined = [&](auto* keys, auto& out, auto local_of) {
+        for (size_t r = begin; r < end; ++r) {
+          const uint16_t p = part_of_[r];
+          if (p == kSkipRow) continue;
+          out.add(p, fused_from[r], local_of(p, static_cast<int64_t>(keys[r])));
+        }
+        out.finish();
+      };
+      auto fused_run = [&](auto* keys) {
+        if (dense) {
+          cpu::CombinedScatter<uint32_t, uint32_t> out(nparts, fused_to, local_slot_.data(), cur);
+          scatter_combined(keys, out, [&](size_t p, int64_t key) {
+            return p == null_part ? static_cast<uint32_t>(range_) : static_cast<uint32_t>(key - base);
+          });
+        } else {
+          cpu::CombinedScatter<uint32_t, int64_t> out(nparts, fused_to, local_key_.data(), cur);
+          scatter_combined(keys, out, [](size_t, int64_t key) { return key; });
+        }
+      };
+      if (fused) {
+        if (chunk.keys.width == ColumnWidth::int32) fused_run(static_cast<const int32_t*>(chunk.keys.data));
+        else fused_run(static_cast<const int64_t*>(chunk.keys.data));
+        return;
+      }
       auto scatter = [&](auto* keys, auto fuse) {
         for (size_t r = begin; r < end; ++r) {
           const uint16_t p = part_of_[r];
