@@ -12,7 +12,11 @@
 // The same query is also timed with a lean wire client (bench/cpu/wire_client.hpp:
 // DataRows parsed in place, nothing materialized) whose rows must checksum to
 // libpq's: at G = 2^16 libpq's per-row PGresult allocations are a large part
-// of what a libpq-timed end-to-end figure measures.
+// of what a libpq-timed end-to-end figure measures. And once more, in phases
+// (bench/connect/phase_client.hpp): Parse+Bind until BindComplete, Execute
+// until the first DataRow, the rest until ReadyForQuery; printed per G after
+// the table with Execution Time next to them, so the time outside the GPU is
+// split into planning, what precedes the first row, and streaming the rows.
 //
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
 //                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
@@ -27,6 +31,7 @@
 #include "bench/common/copy_text.hpp"
 #include "bench/common/pg_copy.hpp"
 
+#include "bench/connect/phase_client.hpp"
 #include "bench/cpu/wire_client.hpp"
 
 #include <algorithm>
@@ -209,6 +214,15 @@ int main(int argc, char** argv) {
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   tally::bench::WireClient lean(server.conninfo());
+  tally::bench::PhaseClient phased(server.conninfo());
+  std::string phase_lines;
+  {
+    std::vector<double> bind;
+    for (int r = 0; r < 20; ++r) bind.push_back(phased.query("SELECT 1").bind_us);
+    char line[160];
+    std::snprintf(line, sizeof line, "SELECT 1: Parse+Bind round trip %.1f us (median of 20: the floor of bind_us)\n", median(bind));
+    phase_lines += line;
+  }
   if (csv) std::fprintf(csv, "rows,groups,e2e_ms,device_ms,span_ms,ratio,lean_ms,lean_ratio,cpu_ms,speedup,gpu_cold_ms,check\n");
   std::printf("%-8s %10s %10s %8s %7s %10s %10s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "span_ms", "ratio", "lean_ms",
               "lean_ratio", "cpu_ms", "speedup", "cold_ms", "e2e_Grow/s", "check");
@@ -240,9 +254,21 @@ int main(int argc, char** argv) {
       lean_result = lean.query(sql, false);
       lean_ms.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
     }
+    std::vector<double> bind_us, first_us, rest_us;
+    bool phase_rows_ok = true;
+    for (int r = 0; r < runs; ++r) {
+      const auto p = phased.query(sql);
+      phase_rows_ok &= p.rows == gpu_rows.rows.size();
+      bind_us.push_back(p.bind_us);
+      first_us.push_back(p.first_row_us);
+      rest_us.push_back(p.rest_us);
+    }
     Plan plan;
+    std::vector<double> exec_ms;
     for (int r = 0; r < runs; ++r) {
       plan = explain(c, sql);
+      const auto at = plan.text.find("Execution Time: ");
+      if (at != std::string::npos) exec_ms.push_back(std::atof(plan.text.c_str() + at + 16));
       device.push_back(plan.device_ms);
       span.push_back(plan.span_ms);
     }
@@ -280,9 +306,19 @@ int main(int argc, char** argv) {
     else if (gpu_rows.total != loaded_total) check = "FAIL: sum of sums != loaded total";
     else if (lean_result.rows != gpu_rows.rows.size() || lean_result.checksum != gpu_rows.checksum)
       check = "FAIL: lean client rows differ from libpq's";
+    else if (!phase_rows_ok) check = "FAIL: phase client row count differs";
     all_ok &= check == "ok";
     const double m_e2e = median(e2e), m_dev = median(device), m_cpu = median(cpu), m_lean = median(lean_ms);
     const double m_span = median(span);
+    {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "2^%-6d bind %8.1f us | first row %8.3f ms (execution %6.3f ms, device %6.3f ms) | rest %7.3f ms | "
+                    "sum %7.3f ms vs lean %7.3f ms%s\n",
+                    k, median(bind_us), median(first_us) / 1e3, median(exec_ms), m_dev, median(rest_us) / 1e3,
+                    (median(bind_us) + median(first_us) + median(rest_us)) / 1e3, m_lean, label.c_str());
+      phase_lines += line;
+    }
     std::printf("2^%-6d %10.3f %10.3f %8.3f %7.2f %10.3f %10.2f %10.2f %8.1f %11.1f %12.2f %s%s\n", k, m_e2e, m_dev, m_span,
                 m_e2e / m_dev, m_lean, m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3,
                 static_cast<double>(rows) / m_e2e / 1e6, check.c_str(), label.c_str());
@@ -293,6 +329,9 @@ int main(int argc, char** argv) {
                    m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3, check.c_str());
   }
   }
+  std::printf("\nPhases through the phase client (medians of %d; bench/connect/phase_client.hpp): bind = Parse+Bind\n"
+              "round trip, first row = Execute until the first DataRow, rest = until ReadyForQuery:\n%s",
+              runs, phase_lines.c_str());
   std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
   std::printf("\nPer G, the last EXPLAIN ANALYZE's timing lines:\n%s", plans.c_str());
   std::printf("e2e_ms: median wall time of PQexec (text results) over %d runs; device_ms: median of the engine's\n"
