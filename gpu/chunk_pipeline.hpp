@@ -101,6 +101,16 @@ class ChunkPipeline {
   // aggregates.
   static bool joinable(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
+  // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
+  // for one run() (a race screen's slices, gpu_aggregate_engine.cpp): the
+  // same device columns at a row offset, with the chunk's copy waits but no
+  // leases and no staging slot, so it must run before `chunk` itself, whose
+  // run() holds the leases and frees the slot. `offset` keeps every column's
+  // start on the 256-byte boundary when it is a multiple of kSliceRowAlign.
+  static constexpr int64_t kSliceRowAlign = 1024;
+  static StagedChunk slice_view(const StagedChunk& chunk, int64_t offset, int64_t rows);
+  // Drops the first `rows` rows of a staged chunk (its leases and slot stay).
+  static void drop_front(StagedChunk& chunk, int64_t rows);
   // Per-chunk CUDA-event timing (default on). Off: run() records only an
   // untimed completion event per chunk, completed() reports 0 ms, and
   // stats().span_ms still times the whole run (diagnostics: do the timing
@@ -125,5 +135,27 @@ class ChunkPipeline {
   bool chunk_timing_ = true;
   std::unique_ptr<Impl> impl_;
 };
+
+// Host-only (no CUDA call): defined here so that CPU-only builds need no stub.
+inline StagedChunk ChunkPipeline::slice_view(const StagedChunk& chunk, int64_t offset, int64_t rows) {
+  StagedChunk out;
+  out.rows = rows;
+  out.widths = chunk.widths;
+  out.waits = chunk.waits;
+  out.columns.resize(chunk.columns.size());
+  for (size_t i = 0; i < chunk.columns.size(); ++i) {
+    const ColumnPointer& c = chunk.columns[i];
+    // Validity is one byte per row (stage() copies the host's byte array).
+    out.columns[i] = ColumnPointer{c.data ? static_cast<const char*>(c.data) + offset * chunk.widths[i] : nullptr,
+                                   c.validity ? c.validity + offset : nullptr};
+  }
+  return out;
+}
+
+inline void ChunkPipeline::drop_front(StagedChunk& chunk, int64_t rows) {
+  const StagedChunk rest = slice_view(chunk, rows, chunk.rows - rows);
+  chunk.columns = rest.columns;
+  chunk.rows = rest.rows;
+}
 
 }  // namespace tally::gpu

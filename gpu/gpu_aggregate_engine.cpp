@@ -50,12 +50,18 @@ constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
 // 0 leaves only the span), inflight = launches outstanding before the host
 // waits (default the pipeline's), feedback = a race/search proposal waits for
 // the times of the earlier ones (default 1; 0: the tuner proposes up to
-// inflight chunks ahead of any time it knows, as before session 6's fix).
+// inflight chunks ahead of any time it knows, as before session 6's fix),
+// slice = percent of a chunk a raced variant's screen runs on (default
+// kDefaultRaceSlice; 0: races on whole chunks), coldsearch = measurement
+// windows a cold query searches after its race (default
+// kDefaultColdSearchWindows; -1: until converged).
 struct Knobs {
   bool join = true;
   bool timing = true;
   bool feedback = true;
   size_t inflight = 0;  // 0: the pipeline's default
+  double slice = kDefaultRaceSlice;
+  int cold_search_windows = kDefaultColdSearchWindows;
 };
 Knobs read_knobs() {
   Knobs k;
@@ -81,6 +87,8 @@ Knobs read_knobs() {
       else if (name == "timing") k.timing = value != 0;
       else if (name == "feedback") k.feedback = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
+      else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
+      else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
     }
     at = end + 1;
   }
@@ -276,7 +284,12 @@ class GpuRun final : public executor::AggregationRun {
   void run_pending(bool more_follow);
   // One launch of `chunk` (a chunk or joined chunks) with `choice`, timed
   // for the tuner unless `joined`.
-  void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined);
+  void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+              int screen_part = 0);
+  // A race screen (TunedChoice::screen_share): three launches over the
+  // staged chunk, see ChunkTuner::report_screen. False when the chunk is too
+  // small to slice (then it runs whole, as an ordinary race chunk).
+  bool run_screen(Decided& d);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
   void collect_timings(bool wait);
@@ -322,7 +335,12 @@ class GpuRun final : public executor::AggregationRun {
     TunedChoice choice;
     int64_t rows = 0;
     bool joined = false;  // several chunks in one launch: not a DaMoN measurement
+    // A race screen's launches (run_screen): 1 the raced slice, 2 the
+    // reference's slice, 3 the reference's rest; 0 an ordinary launch.
+    int screen_part = 0;
   };
+  ScreenTimes screen_times_;  // the screen whose launches are coming back
+  long screens_ = 0;
   std::deque<Pending> timing_;
   // Host time per step, summed over the query's chunks (EXPLAIN ANALYZE):
   // where the host spends its time when it, not the GPU, sets the pace.
@@ -403,6 +421,13 @@ class GpuAggregationEngine final : public GpuEngine {
     if (!store) return {};
     preload(store, chunk_rows);
     if (auto r = recent_records(key)) return std::move(*r);
+    {
+      // A store that listed this device's records at preload holds none for
+      // this key (the process's own come through recent_): no SQLite read on
+      // a cold query's path (~0.1 ms of its tuner set-up on the H100 host).
+      std::lock_guard lock(mutex_);
+      if (listed_.count(store)) return {};
+    }
     // A store that cannot list (all() empty) or a key it lacks: read it, and
     // remember the answer, empty or not, so the next query does not ask again.
     std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
@@ -442,8 +467,10 @@ class GpuAggregationEngine final : public GpuEngine {
     } catch (const std::exception&) {
       return;  // unreadable: queries load their own keys (load_tuning_records)
     }
+    const bool listed = !all.empty();  // all() of a store that cannot list is empty
     std::erase_if(all, [&](const auto& r) { return r.device != fingerprint_; });  // never another GPU's entry
     std::lock_guard lock(mutex_);
+    if (listed) listed_.insert(store);
     // Off the query's path: the first query on each key (after a restart,
     // typically another signature came first) then finds its search states
     // parsed (tuner_bridge.hpp).
@@ -482,6 +509,7 @@ class GpuAggregationEngine final : public GpuEngine {
   std::string fingerprint_;  // device_fingerprint(device_), the tuning cache's device key
   std::mutex mutex_;
   std::set<executor::TuningStore*> preloaded_;
+  std::set<executor::TuningStore*> listed_;  // preloaded and all() listed records: a key it lacks is absent
   std::vector<PooledPipeline> idle_;
   std::map<std::string, std::vector<executor::TuningRecord>> recent_;
   std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
@@ -644,6 +672,8 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
       in.tuning = engine_.tuning();
       in.forced_variant = spec_.forced_variant;
+      in.race_slice = knobs_.feedback ? knobs_.slice : 0;  // a screen's verdict needs the feedback waits
+      in.cold_search_windows = knobs_.cold_search_windows;
       const auto t_setup = std::chrono::steady_clock::now();
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
       tuning_key_ = engine_.fingerprint() + "|" + in.signature + "|" + std::to_string(bucket);
@@ -691,10 +721,34 @@ void GpuRun::run_pending(bool more_follow) {
   }
   report_.chunks += static_cast<uint64_t>(d.chunks);
   if (d.chunks > 1) joined_chunks_ += d.chunks;
+  if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
   launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
 }
 
-void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined) {
+bool GpuRun::run_screen(Decided& d) {
+  StagedChunk& chunk = d.chunk;
+  const int64_t align = ChunkPipeline::kSliceRowAlign;
+  const int64_t slice = static_cast<int64_t>(static_cast<double>(chunk.rows) * d.choice.screen_share) / align * align;
+  if (slice < align || chunk.rows - 2 * slice < slice) return false;
+  screen_times_ = ScreenTimes{};
+  screen_times_.slice_rows = slice;
+  screen_times_.rest_rows = chunk.rows - 2 * slice;
+  ++screens_;
+  // The slices run first (no leases, the chunk's copy waits); the rest runs
+  // last on the chunk itself, whose launch holds the leases and the slot.
+  StagedChunk raced = ChunkPipeline::slice_view(chunk, 0, slice);
+  StagedChunk reference = ChunkPipeline::slice_view(chunk, slice, slice);
+  reference.waits.clear();  // same stream, after the raced slice's waits
+  launch(raced, d.choice, d.variant, d.config, false, 1);
+  launch(reference, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 2);
+  ChunkPipeline::drop_front(chunk, 2 * slice);
+  chunk.waits.clear();
+  launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 3);
+  return true;
+}
+
+void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+                    int screen_part) {
   const ChunkFacts facts = facts_for(chunk.rows);
   ChunkPointers p;
   p.rows = chunk.rows;
@@ -710,7 +764,7 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   }
   host_.enqueue_us += since_us(t_enqueue);
   if (first_enqueue_us_ < 0) first_enqueue_us_ = since_us(created_);
-  timing_.push_back(Pending{ticket, choice, chunk.rows, joined});
+  timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part});
   ++launches_;
   const auto t_timings = std::chrono::steady_clock::now();
   collect_timings(false);
@@ -743,7 +797,15 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
     const Pending done = timing_.front();
     timing_.pop_front();
     report_.device_ms += t.ms;
-    if (done.joined) {
+    if (done.screen_part > 0) {
+      // A screen's three launches come back in order; the verdict needs all.
+      if (done.screen_part == 1) screen_times_.raced_ms = t.ms;
+      else if (done.screen_part == 2) screen_times_.reference_ms = t.ms;
+      else {
+        screen_times_.rest_ms = t.ms;
+        if (tuner_) tuner_->report_screen(done.choice, screen_times_);
+      }
+    } else if (done.joined) {
       // A joined launch pays one launch's fixed cost for several chunks, so
       // its time per row is lower than the per-chunk times the search
       // compares (~10-25% at 2^16 groups on the H100): fed to the search it
@@ -765,7 +827,7 @@ executor::AggregationResult GpuRun::finalize() {
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const PipelineStats& ps = pipeline_->stats();
-  char line[320];
+  char line[400];
   std::snprintf(line, sizeof line,
                 "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
                 report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
@@ -793,11 +855,11 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s",
+                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s; %ld race screens",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
                 joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
                 knobs_.timing ? "" : "; per-launch timing off", feedback_waits_, feedback_wait_us_,
-                knobs_.feedback ? "" : " (feedback off)");
+                knobs_.feedback ? "" : " (feedback off)", screens_);
   report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());

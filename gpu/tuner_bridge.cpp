@@ -196,6 +196,8 @@ struct ChunkTuner::Slot {
   bool worth_measuring = true;  // raced on a cold cache and explored by vw-greedy (worth_measuring())
   size_t measured_at_explore = 0;
   long explore_chunks = 0;
+  bool screen_passed = false;  // its race screen did not end it: measured on whole chunks
+  bool screened = false;       // left the race on its screen
 
   std::optional<double> best_time() const { return search->best_seconds_per_row(); }
 };
@@ -348,6 +350,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   abandon_factor_ = params.abandon_factor;
   race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
   measure_window_ = std::max(params.measurement.window, 1);
+  race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
+  cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
@@ -477,16 +481,23 @@ ChunkTuner::Plan ChunkTuner::plan() {
     if (target && !warm_draw_) warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
     p.search = target && *warm_draw_;
     p.slot = p.search ? target : &slot(*current_);
+  } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_search_budget_ == 0) {
+    // A cold query that has raced and spent its search budget runs the best
+    // configuration found: its chunks join into few launches (~20% less
+    // device time per chunk than single launches at 2^16 groups on the H100,
+    // bench/tuner/RESULTS.md), and warm queries continue the search.
+    p.search = false;
   }
   return p;
 }
 
 bool ChunkTuner::exploits(const Plan& p) const {
-  return current_ && p.slot->variant == *current_ && (!refine_ || (warm_ ? !p.search : p.slot->search->converged()));
+  return current_ && p.slot->variant == *current_ && (!refine_ || !p.search || p.slot->search->converged());
 }
 
 bool ChunkTuner::awaits_reports() {
   if (unreported_.empty() || !refine_) return false;
+  if (screen_outstanding_) return true;  // its verdict decides whether the raced variant gets whole chunks
   const Plan p = plan();
   if (exploits(p)) return false;
   DamonSearch& search = *p.slot->search;
@@ -516,15 +527,86 @@ TunedChoice ChunkTuner::next() {
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
+  if (searching && !warm_ && current_ && s->variant == *current_ && cold_search_budget_ > 0) --cold_search_budget_;
   exploiting_ = exploits(p);
-  if (!exploiting_ && refine_) unreported_.emplace_back(s->variant, c);
-  if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
-  pending_ = std::make_pair(s->variant, c);
   TunedChoice out;
   out.variant = s->variant;
   out.config = s->base;
   out.config.launch = c;
+  if (race_slice_ > 0 && race_abandon_factor_ > 0 && refine_ && !current_ && search && !screen_outstanding_ &&
+      !s->screen_passed && !s->best_time() && s->search->state().measuring_times.empty() &&
+      std::none_of(unreported_.begin(), unreported_.end(), [&](const auto& u) { return u.first == s->variant; })) {
+    // The race's first look at a variant: a screen on a slice of the chunk
+    // against the best measured variant on a slice of the same size.
+    const Slot* ref = nullptr;
+    for (const auto& o : slots_) {
+      if (o.get() != s && o->best_time() && (!ref || *o->best_time() < *ref->best_time())) ref = o.get();
+    }
+    if (ref) {
+      out.screen_share = race_slice_;
+      out.reference_variant = ref->variant;
+      out.reference_config = ref->base;
+      out.reference_config.launch = ref->search->best();
+      screen_outstanding_ = true;
+    }
+  }
+  if (!exploiting_ && refine_) unreported_.emplace_back(s->variant, c);
+  if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
+  pending_ = std::make_pair(s->variant, c);
   return out;
+}
+
+// Why a slice is enough, and why its bias is acceptable. A launch costs a
+// fixed part (set-up, the partitioned variant's partition pass, the tail of
+// the grid: ~30 us on the H100 at 2^16 groups) plus a part per row, and on a
+// quarter chunk the fixed part weighs four times what it does on a whole
+// one. The reference runs a slice of the same size in the same chunk, and
+// its rest gives its time per row, so its fixed part f is measured here, not
+// assumed: f = t_ref_slice - rows_slice * (t_rest - t_ref_slice) / (rows_rest
+// - rows_slice). The verdict compares the two slices less f, i.e. the raced
+// variant's kernel on the slice as if its fixed part were the reference's.
+// A variant with a smaller fixed part (global hash, no partition pass) then
+// looks no worse than it is; one with a larger fixed part looks worse by
+// (its f - the reference's f) / rows_slice per row. It is wrongly dropped
+// only if that excess exceeds (abandon - its true ratio) x the reference's
+// kernel time on the slice, i.e. for a variant that would win on whole chunks
+// (ratio < 1), a fixed part more than half (abandon 1.5) of the reference's
+// slice kernel (~75 us at 2^16 groups) above the reference's own: a variant
+// paying that much per launch loses most of its gain on every chunk anyway,
+// and warm queries still explore a screened-out variant (vw-greedy). A
+// variant that passes is measured on whole chunks as before, so the screen
+// can only shorten the race, never change what a finished race measured.
+void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t) {
+  screen_outstanding_ = false;
+  pending_.reset();
+  forget_unreported(proposed.variant, proposed.config.launch);
+  if (!refine_) return;
+  Slot& s = slot(proposed.variant);
+  const Slot& ref = slot(proposed.reference_variant);
+  const auto ref_best = ref.best_time();
+  if (!(t.raced_ms > 0) || !(t.reference_ms > 0) || !ref_best || !std::isfinite(t.raced_ms)) {
+    s.screen_passed = true;  // no verdict: measure it on whole chunks
+    return;
+  }
+  double fixed = 0;
+  if (t.rest_rows > t.slice_rows && t.rest_ms > t.reference_ms) {
+    const double per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - t.slice_rows);
+    fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(t.slice_rows), 0.0,
+                       0.9 * std::min(t.reference_ms, t.raced_ms));
+  }
+  const double ratio = (t.raced_ms - fixed) / (t.reference_ms - fixed);
+  last_screen_ratio_ = ratio;
+  if (ratio > race_abandon_factor_) {
+    // Its time, for the records and explain(): the reference's per-row time
+    // scaled by the slices' ratio (an estimate: what a whole chunk would show).
+    s.search->report(proposed.config.launch, ratio * *ref_best);
+    s.search->abandon_measurement();
+    s.touched = true;
+    s.screened = true;
+    count(engine_counters().tuner_measurements);
+  } else {
+    s.screen_passed = true;
+  }
 }
 
 void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
@@ -545,6 +627,7 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
 }
 
 void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
+  if (proposed.screen_share > 0) screen_outstanding_ = false;  // a caller that ran it on a whole chunk
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
   record(proposed.variant, proposed.config.launch, seconds_per_row);
@@ -607,7 +690,7 @@ std::string ChunkTuner::explain() const {
   for (const auto& o : slots_) {
     if (o->variant == s.variant || !o->best_time()) continue;
     others += fmt::format("{}{} {}{}", others.empty() ? "" : ", ", o->name, ns_per_row(*o->best_time()),
-                          o->touched ? (o->explored ? " explored" : " raced") : "");
+                          o->touched ? (o->screened ? " screened out on a slice" : o->explored ? " explored" : " raced") : "");
   }
   if (!others.empty()) out += "; other variants: " + others;
   return out;

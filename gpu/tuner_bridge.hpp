@@ -77,7 +77,32 @@ std::optional<SignatureShape> parse_tuning_signature(std::string_view signature)
 struct TunedChoice {
   Variant variant = Variant::global_hash;
   VariantConfig config;
+  // A race screen (ChunkTunerInput::race_slice): `variant`/`config` run on
+  // the first `screen_share` of the chunk's rows only, the reference (the
+  // best measured variant at its best configuration) on a slice of the same
+  // size after it and then on the rest; the three launch times go to
+  // report_screen(). 0: the whole chunk runs `config`.
+  double screen_share = 0;
+  Variant reference_variant = Variant::global_hash;
+  VariantConfig reference_config;
 };
+
+// The three launches of a race screen, in milliseconds, and their rows.
+struct ScreenTimes {
+  double raced_ms = 0, reference_ms = 0, rest_ms = 0;
+  int64_t slice_rows = 0, rest_rows = 0;
+};
+
+// What the engine uses (ChunkTunerInput's defaults leave both off, so the
+// tuner's unit tests of the plain race and search keep their meaning): a
+// raced variant's first measurement is a screen on a quarter of a chunk. A
+// cold query's search budget (TALLY_GPU_KNOBS coldsearch=N windows, then it
+// exploits with joined launches) stays off: in the recorded H100 spaces'
+// replay (64-chunk queries) a budget of one window left warm queries, which
+// search 1/32 of their chunks, far from the optimum (2^10 groups 1.0 -> 1.9x,
+// bench/tuner/RESULTS.md session 7).
+constexpr double kDefaultRaceSlice = 0.25;
+constexpr int kDefaultColdSearchWindows = -1;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -89,6 +114,13 @@ struct ChunkTunerInput {
   config::TuningConfig tuning;
   std::string forced_variant;                  // "" = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
+  // Share of a chunk a raced variant's screen runs on (0: no screens, the
+  // race measures whole chunks). See ChunkTuner::report_screen.
+  double race_slice = 0;
+  // Measurement windows a cold query searches after its race before it runs
+  // the best configuration found (< 0: search every chunk until converged).
+  // The rest of the search continues in warm queries (warm_search_share).
+  int cold_search_windows = -1;
 };
 
 class ChunkTuner {
@@ -109,6 +141,12 @@ class ChunkTuner {
   // The time per row of the chunk run with `proposed` (a next() result, not
   // necessarily the last one).
   void report(const TunedChoice& proposed, double seconds_per_row);
+  // The times of a screen proposal (next() with screen_share > 0). The raced
+  // variant leaves the race when its slice, less the reference's fixed
+  // launch part, is more than the race abandon factor slower than the
+  // reference's slice less the same part; otherwise it is measured on whole
+  // chunks as without screens (the screen's time is not mixed into them).
+  void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
   // Whether the next proposal is a measurement (race, search or exploration)
   // that could differ once the reports of earlier measurement proposals
   // still unreported are in: the caller should deliver those reports (wait
@@ -147,6 +185,8 @@ class ChunkTuner {
   // configurations per chunk).
   bool exploiting() const { return exploiting_; }
   long chunks() const { return chunks_; }
+  // The last screen's verdict ratio (raced / reference, fixed part removed; 0: none).
+  double last_screen_ratio() const { return last_screen_ratio_; }
 
   struct Slot;
 
@@ -183,6 +223,10 @@ class ChunkTuner {
   std::mt19937_64 rng_;
   std::optional<bool> warm_draw_;  // a warm query's search lottery drawn for the next chunk
   int measure_window_ = 3;         // MeasurementParams::window of the searches
+  double race_slice_ = 0;
+  long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
+  bool screen_outstanding_ = false;
+  double last_screen_ratio_ = 0;
   // Measurement proposals not reported yet, oldest first.
   std::vector<std::pair<Variant, LaunchConfig>> unreported_;
   void forget_unreported(Variant v, const LaunchConfig& c);
