@@ -177,6 +177,64 @@ INSTANTIATE_TEST_SUITE_P(Variants, CompactResultTest,
                            return name;
                          });
 
+// count(*), sum, min, max, avg of a NOT NULL int4 column (every aggregate
+// counts its group's rows, one shared count) over a key range ten times the
+// rows: dense-radix keeps the rows and aggregates each partition straight
+// into its slice of the result arrays, then squeezes out the empty slots
+// (emit_deferred_direct). Every group's states must be the full form's
+// (aggregated in a scratch state and copied), the NULL-key group included,
+// for one and two threads and a range that ends mid-partition.
+TEST(CompactResult, DeferredDenseRadixIntoTheResultMatchesTheFullForm) {
+  for (const int threads : {1, 2})
+  for (const int64_t key_range : {int64_t{300000}, int64_t{300000 + 4097}}) {
+    const std::vector<Chunk> chunks = make_chunks(key_range);
+    auto run_one = [&](bool compact) {
+      AggregationSpec spec;
+      spec.key_width = ColumnWidth::int64;
+      spec.key_range_known = true;
+      spec.key_min = kKeyMin;
+      spec.key_max = kKeyMin + key_range - 1;
+      spec.estimated_groups = 90000;
+      spec.threads = threads;
+      spec.forced_variant = "dense-radix";
+      spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}, {PartialOp::min_int, 0, -1},
+                         {PartialOp::max_int, 0, -1}, {PartialOp::sum_int, 0, -1}};
+      spec.value_widths = {ColumnWidth::int32};
+      spec.compact_result = compact;
+      auto run = make_cpu_engine()->start(spec);
+      for (const Chunk& c : chunks) {
+        ChunkInput in;
+        in.rows = c.keys.size();
+        in.keys = {ColumnWidth::int64, c.keys.data(), c.key_valid.data(), {}};
+        in.values = {{ColumnWidth::int32, c.dense_values.data(), nullptr, {}}};
+        run->sink(in);
+      }
+      AggregationResult result = run->finalize();
+      return std::make_pair(std::move(result), run->report().configuration);
+    };
+    auto [full, full_configuration] = run_one(false);
+    auto [compact, configuration] = run_one(true);
+    EXPECT_NE(configuration.find("aggregated at finalize into the result"), std::string::npos) << configuration;
+    EXPECT_EQ(full_configuration.find("into the result"), std::string::npos) << full_configuration;
+    ASSERT_EQ(compact.count_source, (std::vector<int>{0, 0, 0, 0, 0}));
+    ASSERT_EQ(compact.groups(), full.groups());
+    ASSERT_LT(full.groups(), static_cast<size_t>(key_range) / 2) << "most slots are empty: compaction is tested";
+    // Both forms list the groups in slot order (the NULL key last).
+    size_t null_groups = 0;
+    for (size_t g = 0; g < full.groups(); ++g) {
+      ASSERT_EQ(compact.key_valid[g], full.key_valid[g]) << g;
+      null_groups += full.key_valid[g] == 0;
+      if (full.key_valid[g]) ASSERT_EQ(compact.keys[g], full.keys[g]) << g;
+      ASSERT_EQ(compact.states[0].count[g], full.states[0].count[g]) << g;
+      for (size_t a : {size_t{1}, size_t{4}}) ASSERT_TRUE(__int128{compact.states[a].sum_int64[g]} == full.states[a].sum_int[g]) << g;
+      ASSERT_EQ(compact.states[2].extreme_int[g], full.states[2].extreme_int[g]) << g;
+      ASSERT_EQ(compact.states[3].extreme_int[g], full.states[3].extreme_int[g]) << g;
+    }
+    EXPECT_EQ(null_groups, 1u);
+    EXPECT_EQ(full.key_valid.back(), 0) << "the NULL key comes last";
+  }
+}
+
 // A sum over more rows than int64 sums are safe for is widened by the engine
 // (state_set.hpp: kNarrowSumRowLimit); an int64 input widens at once: the
 // compact form then has int128 sums, and sum(int8) is numeric.
