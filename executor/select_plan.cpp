@@ -429,6 +429,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
   return plan;
 }
 
+const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan) { return plan.table; }
+
 std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan) {
   std::vector<protocol::FieldDescription> fields;
   for (size_t i = 0; i < plan.visible; ++i) {

@@ -17,6 +17,7 @@ namespace tally::executor {
 class AggregateEngine;
 class Settings;
 class TableProvider;
+class TableSnapshot;
 struct SelectPlan;
 
 struct PlanContext {
@@ -49,6 +50,8 @@ struct ExecContext {
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);
+// The table a plan reads (null: none).
+const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan);
 // Result column descriptions (text format).
 std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
