@@ -598,8 +598,11 @@ void encode_rows_lean(const std::vector<ColumnCoder>& columns, size_t begin, siz
     size_t& pos;
     ~Trim() { out.resize(pos); }
   } trim{out, pos};
+  // Grown a batch (or the rows left) at a time: a std::string zero-fills
+  // what it grows into, so a small result must not grow it by a megabyte.
+  const size_t batch_rows = kAppendBatchBytes / bound + 1;
   for (size_t row = begin; row < end; ++row) {
-    if (out.size() < pos + bound) out.resize(pos + bound + (end - row > 1 ? kAppendBatchBytes : 0));
+    if (out.size() < pos + bound) out.resize(pos + bound * std::min(end - row, batch_rows));
     char* message = out.data() + pos;
     char* p = message + 5;
     p = put_be16(p, static_cast<uint16_t>(ncols));
@@ -809,6 +812,7 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
       job.changed.wait(lock, [&] { return job.encoding == 0; });
     }
   } stop{*job};
+  RawBuffer own;
   for (size_t b = 0; b < job->blocks; ++b) {
     EncodeJob::Slot& slot = job->slots[b % job->slots.size()];
     bool claimed = false;
@@ -838,9 +842,17 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
       });
     }
     if (claimed) {
+      // Into this thread's own buffer, sent from there like a helper's
+      // block: growing the writer's std::string zero-fills what it grows
+      // into, a megabyte per append batch (a third of the memset in
+      // tallyd's profile of 8M rows).
       const auto [first, last] = job->rows_of(b);
-      encode_rows(columns, first, last, *writer.data_row_buffer(), [&] { writer.data_rows_appended(); });
-      writer.data_rows_appended();
+      own.clear();
+      encode_rows(columns, first, last, own, [&] {
+        writer.data_rows_encoded(own.view());
+        own.clear();
+      });
+      if (own.size() > 0) writer.data_rows_encoded(own.view());
     } else {
       if (slot.error) std::rethrow_exception(slot.error);
       writer.data_rows_encoded(slot.bytes.view());  // sent from the block's buffer, not copied

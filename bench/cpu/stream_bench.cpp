@@ -34,19 +34,12 @@ class SinkWriter final : public protocol::DiscardingResultWriter {
 
   std::string* data_row_buffer() override { return buffered_ ? &buffer_ : nullptr; }
   void data_rows_appended() override {
-    // Walk the messages (as a socket write would read them) and drop them.
-    size_t at = 0;
-    while (at < buffer_.size()) {
-      uint32_t length;
-      std::memcpy(&length, buffer_.data() + at + 1, 4);
-      length = __builtin_bswap32(length);
-      if (rows % 97 == 0) sampled.emplace_back(rows, decode(buffer_.data() + at + 5));
-      ++rows;
-      at += 1 + length;
-    }
-    bytes += buffer_.size();
+    walk(buffer_);
     buffer_.clear();
   }
+  // Blocks encoded in the encoder's own buffers are read from there (the
+  // wire writer sends them without a copy).
+  void data_rows_encoded(std::string_view messages) override { walk(messages); }
   void data_row(std::span<const std::optional<std::string_view>> fields) override {
     size_t n = 7;
     for (const auto& f : fields) n += 4 + (f ? f->size() : 0);
@@ -60,6 +53,19 @@ class SinkWriter final : public protocol::DiscardingResultWriter {
   }
 
  private:
+  // Walk the messages (as a socket write would read them) and drop them.
+  void walk(std::string_view messages) {
+    size_t at = 0;
+    while (at < messages.size()) {
+      uint32_t length;
+      std::memcpy(&length, messages.data() + at + 1, 4);
+      length = __builtin_bswap32(length);
+      if (rows % 97 == 0) sampled.emplace_back(rows, decode(messages.data() + at + 5));
+      ++rows;
+      at += 1 + length;
+    }
+    bytes += messages.size();
+  }
   static std::vector<std::optional<std::string>> decode(const char* p) {
     const int fields = (static_cast<uint8_t>(p[0]) << 8) | static_cast<uint8_t>(p[1]);
     p += 2;
