@@ -797,10 +797,16 @@ class CpuRun final : public AggregationRun {
       const size_t base = null_key ? range_ : p << shift_;
       const size_t width = null_key ? 1 : std::min(span, range_ - base);
       int64_t* count = result_.states[source].count.data() + base;
+      // Every array's slice is written in order first, zeros included
+      // (grow_result_parallel's zeros are long out of cache): the random
+      // updates below then hit lines already in L2 instead of each missing
+      // to memory (they were 60% of this function's time).
+      std::fill_n(count, width, 0);
       for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
         const PartialOp op = spec_.aggregates[a].op;
         if (op == PartialOp::min_int) std::fill_n(result_.states[a].extreme_int.data() + base, width, INT64_MAX);
         if (op == PartialOp::max_int) std::fill_n(result_.states[a].extreme_int.data() + base, width, INT64_MIN);
+        if (op == PartialOp::sum_int) std::fill_n(result_.states[a].sum_int64.data() + base, width, 0);
       }
       std::vector<uint32_t> gids;
       for (const DeferredChunk& d : deferred_chunks_) {
