@@ -791,6 +791,24 @@ class CpuRun final : public AggregationRun {
         }
       });
     }
+    // sum(v) and avg(v) keep the same sums of the same column (the planner
+    // gives each aggregate its own input, but the column is moved once, so
+    // their moved data is the same): summed once, copied into the other.
+    const size_t naggs = spec_.aggregates.size();
+    std::vector<int> same_sums(naggs, -1);
+    for (size_t a = 0; a < naggs; ++a) {
+      if (spec_.aggregates[a].op != PartialOp::sum_int) continue;
+      for (size_t b = 0; b < a && same_sums[a] < 0; ++b) {
+        if (spec_.aggregates[b].op != PartialOp::sum_int || same_sums[b] >= 0) continue;
+        bool same = true;
+        for (const DeferredChunk& d : deferred_chunks_) {
+          const ColumnView& x = d.moved.values[static_cast<size_t>(spec_.aggregates[a].input)];
+          const ColumnView& y = d.moved.values[static_cast<size_t>(spec_.aggregates[b].input)];
+          same &= x.data == y.data && x.width == y.width;
+        }
+        if (same) same_sums[a] = static_cast<int>(b);
+      }
+    }
     std::vector<size_t> kept(nparts, 0);
     parallel_tasks(threads_, nparts, [&](int, size_t p) {
       const bool null_key = p == null_part;
@@ -806,7 +824,7 @@ class CpuRun final : public AggregationRun {
         const PartialOp op = spec_.aggregates[a].op;
         if (op == PartialOp::min_int) std::fill_n(result_.states[a].extreme_int.data() + base, width, INT64_MAX);
         if (op == PartialOp::max_int) std::fill_n(result_.states[a].extreme_int.data() + base, width, INT64_MIN);
-        if (op == PartialOp::sum_int) std::fill_n(result_.states[a].sum_int64.data() + base, width, 0);
+        if (op == PartialOp::sum_int && same_sums[a] < 0) std::fill_n(result_.states[a].sum_int64.data() + base, width, 0);
       }
       std::vector<uint32_t> gids;
       for (const DeferredChunk& d : deferred_chunks_) {
@@ -821,6 +839,7 @@ class CpuRun final : public AggregationRun {
         for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
           const PartialAggregate& agg = spec_.aggregates[a];
           if (agg.op == PartialOp::count_rows || agg.op == PartialOp::count_valid) continue;  // the shared count
+          if (same_sums[a] >= 0) continue;  // copied below
           const ColumnView& in = d.moved.values[static_cast<size_t>(agg.input)];
           with_values(in.width, in.data, [&](auto* column) {
             using T = std::remove_cv_t<std::remove_pointer_t<decltype(column)>>;
@@ -839,6 +858,11 @@ class CpuRun final : public AggregationRun {
             }
           });
         }
+      }
+      for (size_t a = 0; a < naggs; ++a) {
+        if (same_sums[a] < 0) continue;
+        const int64_t* from = result_.states[static_cast<size_t>(same_sums[a])].sum_int64.data() + base;
+        std::memcpy(result_.states[a].sum_int64.data() + base, from, width * sizeof(int64_t));
       }
       // Keys, and the slots without rows squeezed out of the slice.
       int64_t* keys = result_.keys.data() + base;
