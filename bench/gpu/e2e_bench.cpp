@@ -37,7 +37,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -64,6 +67,37 @@ PGresult* exec(PGconn* c, const std::string& sql, ExecStatusType want = PGRES_TU
     std::exit(1);
   }
   return r;
+}
+
+// tallyd's process id: the process whose command line has "--port <port>"
+// (TallyServer starts it through sh -c; -1 when not found).
+int tallyd_pid(const std::string& conninfo) {
+  const auto at = conninfo.find("port=");
+  if (at == std::string::npos) return -1;
+  const std::string want = "--port" + std::string(1, '\0') + conninfo.substr(at + 5, conninfo.find(' ', at) - at - 5);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find("tallyd") != std::string::npos && cmdline.find(want) != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+// Minor page faults of a process so far (/proc/PID/stat field 10); -1 if unreadable.
+long long minor_faults(int pid) {
+  if (pid < 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 10 && fields >> field; ++i) {
+    if (i == 10) return std::atoll(field.c_str());
+  }
+  return -1;
 }
 
 double median(std::vector<double> v) {
@@ -215,6 +249,9 @@ int main(int argc, char** argv) {
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   tally::bench::WireClient lean(server.conninfo());
   tally::bench::PhaseClient phased(server.conninfo());
+  // Page faults per query in tallyd: fresh (not reused) host memory for the
+  // result costs a fault per 4 KiB page.
+  const int server_pid = tallyd_pid(server.conninfo());
   std::string phase_lines;
   {
     std::vector<double> bind;
@@ -249,11 +286,15 @@ int main(int argc, char** argv) {
     }
     std::vector<double> lean_ms;
     tally::bench::WireClient::Result lean_result;
+    const long long faults_before = minor_faults(server_pid);
     for (int r = 0; r < runs; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       lean_result = lean.query(sql, false);
       lean_ms.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
     }
+    const long long faults_after = minor_faults(server_pid);
+    const double faults_per_query =
+        faults_before >= 0 && faults_after >= 0 ? static_cast<double>(faults_after - faults_before) / runs : -1;
     std::vector<double> bind_us, first_us, rest_us;
     bool phase_rows_ok = true;
     for (int r = 0; r < runs; ++r) {
@@ -314,9 +355,9 @@ int main(int argc, char** argv) {
       char line[320];
       std::snprintf(line, sizeof line,
                     "2^%-6d bind %8.1f us | first row %8.3f ms (execution %6.3f ms, device %6.3f ms) | rest %7.3f ms | "
-                    "sum %7.3f ms vs lean %7.3f ms%s\n",
+                    "sum %7.3f ms vs lean %7.3f ms | tallyd minor faults per lean query %.0f%s\n",
                     k, median(bind_us), median(first_us) / 1e3, median(exec_ms), m_dev, median(rest_us) / 1e3,
-                    (median(bind_us) + median(first_us) + median(rest_us)) / 1e3, m_lean, label.c_str());
+                    (median(bind_us) + median(first_us) + median(rest_us)) / 1e3, m_lean, faults_per_query, label.c_str());
       phase_lines += line;
     }
     std::printf("2^%-6d %10.3f %10.3f %8.3f %7.2f %10.3f %10.2f %10.2f %8.1f %11.1f %12.2f %s%s\n", k, m_e2e, m_dev, m_span,
