@@ -352,6 +352,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   measure_window_ = std::max(params.measurement.window, 1);
   race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
   cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
+  cold_search_grant_ = std::max(cold_search_budget_, long{measure_window_});
+  similarity_s_ = params.similarity_s;
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
@@ -485,8 +487,18 @@ ChunkTuner::Plan ChunkTuner::plan() {
     // A cold query that has raced and spent its search budget runs the best
     // configuration found: its chunks join into few launches (~20% less
     // device time per chunk than single launches at 2^16 groups on the H100,
-    // bench/tuner/RESULTS.md), and warm queries continue the search.
-    p.search = false;
+    // bench/tuner/RESULTS.md), and warm queries continue the search. Unless
+    // the search is still descending: a budget that improved the best by
+    // more than the plateau similarity s gets another one (a rule start far
+    // from the optimum, e.g. dense at 2^10 groups in the recorded spaces, is
+    // left quickly, as without a budget).
+    const auto best = p.slot->best_time();
+    if (best && cold_budget_reference_ > 0 && *best < (1.0 - similarity_s_) * cold_budget_reference_) {
+      cold_search_budget_ = cold_search_grant_;
+      cold_budget_reference_ = *best;
+    } else {
+      p.search = false;
+    }
   }
   return p;
 }
@@ -527,7 +539,10 @@ TunedChoice ChunkTuner::next() {
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
-  if (searching && !warm_ && current_ && s->variant == *current_ && cold_search_budget_ > 0) --cold_search_budget_;
+  if (searching && !warm_ && current_ && s->variant == *current_ && cold_search_budget_ > 0) {
+    if (cold_budget_reference_ <= 0 && s->best_time()) cold_budget_reference_ = *s->best_time();
+    --cold_search_budget_;
+  }
   exploiting_ = exploits(p);
   TunedChoice out;
   out.variant = s->variant;

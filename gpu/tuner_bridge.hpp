@@ -97,10 +97,13 @@ struct ScreenTimes {
 // tuner's unit tests of the plain race and search keep their meaning): a
 // raced variant's first measurement is a screen on a quarter of a chunk. A
 // cold query's search budget (TALLY_GPU_KNOBS coldsearch=N windows, then it
-// exploits with joined launches) stays off: in the recorded H100 spaces'
-// replay (64-chunk queries) a budget of one window left warm queries, which
-// search 1/32 of their chunks, far from the optimum (2^10 groups 1.0 -> 1.9x,
-// bench/tuner/RESULTS.md session 7).
+// exploits with joined launches, renewed while the search improves the best
+// by more than s) stays off: on the H100 (2^16 groups, A/B coldsearch=0) it
+// cut the cold query's device time 6.06 -> 5.61 ms (15 launches, not 20), but
+// in the recorded H100 spaces' replay (64-chunk queries) it leaves warm
+// queries, which search 1/32 of their chunks, far from the optimum (runs 2-5
+// median 1.030 -> 1.114, 2^10 groups 1.0 -> 1.9x; bench/tuner/RESULTS.md
+// session 7).
 constexpr double kDefaultRaceSlice = 0.25;
 constexpr int kDefaultColdSearchWindows = -1;
 
@@ -225,6 +228,9 @@ class ChunkTuner {
   int measure_window_ = 3;         // MeasurementParams::window of the searches
   double race_slice_ = 0;
   long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
+  long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
+  double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
+  double similarity_s_ = 0.06;        // SearchParams::similarity_s
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
   // Measurement proposals not reported yet, oldest first.

@@ -133,5 +133,31 @@ TEST(ChunkTunerScreen, AColdSearchBudgetEndsInExploitingChunks) {
   EXPECT_EQ(tuner.current_variant(), Variant::partitioned_hash);
 }
 
+TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
+  // The rule configuration is twice as slow as every other one: the first
+  // window after the race finds a configuration more than s = 6% faster, so
+  // the budget is renewed and the query keeps searching; on a flat landscape
+  // (the test above) it stops after one window.
+  ChunkTunerInput in = screened_query();
+  in.race_slice = 0;
+  in.cold_search_windows = 1;
+  ChunkTuner tuner(in);
+  const TunedChoice first = tuner.next();
+  const LaunchConfig rule = first.config.launch;
+  tuner.report(first, 2 * kRefPerRow);
+  long searching_after_race = 0;
+  for (int i = 0; i < 40; ++i) {
+    const TunedChoice c = tuner.next();
+    if (c.variant != Variant::partitioned_hash) {
+      tuner.report(c, 10 * kRefPerRow);
+      continue;
+    }
+    searching_after_race += !tuner.exploiting();
+    tuner.report(c, c.config.launch == rule ? 2 * kRefPerRow : kRefPerRow);
+  }
+  EXPECT_GT(searching_after_race, 2 * 3);  // more than the rule's window and one budget window
+  EXPECT_NE(tuner.records().empty(), true);
+}
+
 }  // namespace
 }  // namespace tally::gpu
