@@ -739,8 +739,13 @@ bool GpuRun::run_screen(Decided& d) {
   StagedChunk raced = ChunkPipeline::slice_view(chunk, 0, slice);
   StagedChunk reference = ChunkPipeline::slice_view(chunk, slice, slice);
   reference.waits.clear();  // same stream, after the raced slice's waits
-  launch(raced, d.choice, d.variant, d.config, false, 1);
-  launch(reference, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 2);
+  try {
+    launch(raced, d.choice, d.variant, d.config, false, 1);
+    launch(reference, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 2);
+  } catch (...) {
+    pipeline_->release(chunk);  // its staging slot and leases: a failed slice never reaches the rest's run()
+    throw;
+  }
   ChunkPipeline::drop_front(chunk, 2 * slice);
   chunk.waits.clear();
   launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 3);
