@@ -16,7 +16,9 @@
 #                     0.93-1.05x (bench/tuner/RESULTS.md, 12:39 and 12:55 runs);
 #                     5 experiments, judged by their median: single queries of
 #                     one fixed configuration spread 23-32% on the H100 host
-#                     (session 6), ten times the 3% target)
+#                     (session 6), ten times the 3% target; since session 7
+#                     both query shapes, Q and Q HAVING sum(v) < T with 300
+#                     result rows, whose client-side spread is 3-6%)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
