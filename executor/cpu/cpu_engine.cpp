@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <unistd.h>
 
@@ -377,8 +378,7 @@ class CpuRun final : public AggregationRun {
     part_of_.resize(n);
     dest_.resize(n);
     if (variant_ == Variant::dense_radix) {
-      if (local_slot_.capacity() < n) local_slot_ = std::vector<uint32_t>();  // a deferred chunk took the buffer
-      local_slot_.resize(n);
+      local_slot_.resize(n);  // after a deferred chunk took the buffer: a fresh one
     }
     else local_key_.resize(n);
     const uint8_t* key_valid = chunk.keys.validity;
@@ -661,7 +661,7 @@ class CpuRun final : public AggregationRun {
     DeferredChunk d;
     d.start = std::move(start);
     d.slots = std::move(local_slot_);
-    local_slot_ = std::vector<uint32_t>();
+    local_slot_ = SlotBuffer();
     d.moved = moved_;
     d.buffers = std::move(moved_buffers_);
     moved_buffers_.clear();
@@ -1413,7 +1413,26 @@ class CpuRun final : public AggregationRun {
   size_t hash_bits_ = 0;          // hash-radix: top bits of the key hash = partition
   std::vector<uint16_t> part_of_;
   std::vector<uint32_t> dest_;        // row -> position in partition order
-  std::vector<uint32_t> local_slot_;  // dense-radix: slot within the partition, partition order
+  // Every row's slot is written before it is read: a buffer that is not
+  // zeroed when it grows (a kept chunk takes it, so each chunk of a
+  // deferred run gets a fresh one: 4 MB zeroed per chunk on one thread).
+  class SlotBuffer {
+   public:
+    uint32_t* data() { return data_.get(); }
+    const uint32_t* data() const { return data_.get(); }
+    uint32_t& operator[](size_t i) { return data_[i]; }
+    void resize(size_t n) {
+      if (n > capacity_) {
+        data_ = std::make_unique_for_overwrite<uint32_t[]>(n);
+        capacity_ = n;
+      }
+    }
+
+   private:
+    std::unique_ptr<uint32_t[]> data_;
+    size_t capacity_ = 0;
+  };
+  SlotBuffer local_slot_;  // dense-radix: slot within the partition, partition order
   // deferred dense-radix: every chunk's partitioned rows, kept until finalize
   struct MoveBuffer {
     std::unique_ptr<uint64_t[]> data;
@@ -1421,7 +1440,7 @@ class CpuRun final : public AggregationRun {
   };
   struct DeferredChunk {
     std::vector<uint32_t> start;               // partition p's rows: [start[p], start[p + 1])
-    std::vector<uint32_t> slots;               // each row's slot (range_ for the NULL key), partition order
+    SlotBuffer slots;                          // each row's slot (range_ for the NULL key), partition order
     ChunkInput moved;                          // the columns in partition order (views into buffers)
     std::vector<MoveBuffer> buffers;
   };

@@ -224,7 +224,9 @@ TEST(CompactResult, DeferredDenseRadixIntoTheResultMatchesTheFullForm) {
     for (size_t g = 0; g < full.groups(); ++g) {
       ASSERT_EQ(compact.key_valid[g], full.key_valid[g]) << g;
       null_groups += full.key_valid[g] == 0;
-      if (full.key_valid[g]) ASSERT_EQ(compact.keys[g], full.keys[g]) << g;
+      if (full.key_valid[g]) {
+        ASSERT_EQ(compact.keys[g], full.keys[g]) << g;
+      }
       ASSERT_EQ(compact.states[0].count[g], full.states[0].count[g]) << g;
       for (size_t a : {size_t{1}, size_t{4}}) ASSERT_TRUE(__int128{compact.states[a].sum_int64[g]} == full.states[a].sum_int[g]) << g;
       ASSERT_EQ(compact.states[2].extreme_int[g], full.states[2].extreme_int[g]) << g;

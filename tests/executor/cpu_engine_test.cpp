@@ -387,7 +387,9 @@ TEST(CpuEngine, DenseRadixKeptRowsMatchReference) {
     for (size_t g = 0; g < result.groups(); ++g) {
       const std::optional<int64_t> key = result.key_valid[g] ? std::optional<int64_t>(result.keys[g]) : std::nullopt;
       ASSERT_TRUE(reference.count(key)) << "unexpected group, range " << range;
-      if (dense && key && previous) ASSERT_LT(*previous, *key) << "dense results come in key order";
+      if (dense && key && previous) {
+        ASSERT_LT(*previous, *key) << "dense results come in key order";
+      }
       if (key) previous = key;
       const Reference& ref = reference[key];
       ASSERT_EQ(result.states[0].count[g], ref.rows);
