@@ -117,6 +117,10 @@ struct AggregationSpec {
   // (catalog statistics), so an engine may share count(v) with count(*);
   // empty or 0 = may hold NULLs.
   std::vector<uint8_t> value_not_null;
+  // Whether the key's NULLs are known from catalog statistics: nullopt =
+  // unknown, true = some chunk holds a NULL key, false = none does (the GPU
+  // engine's rules then know which kernel a chunk runs: gpu/group_by_spec.hpp).
+  std::optional<bool> key_has_nulls;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)

@@ -147,13 +147,15 @@ class EngineAggregator final : public GroupAggregator {
     }
     // Key range from chunk statistics (dense variant).
     if ((mode_ == KeyMode::int_column || mode_ == KeyMode::dict_column) && table != nullptr && table->chunk_count() > 0) {
-      bool known = true;
+      bool known = true, key_nulls = false;
       int64_t lo = INT64_MAX, hi = INT64_MIN;
       for (size_t c = 0; c < table->chunk_count() && known; ++c) {
         const ChunkColumnStats s = table->stats(c, key_column_);
         if (!s.known) { known = false; break; }
+        key_nulls |= s.null_count > 0;
         if (s.max >= s.min) { lo = std::min(lo, s.min); hi = std::max(hi, s.max); }
       }
+      if (known) spec_.key_has_nulls = key_nulls;
       if (known && hi >= lo) {
         spec_.key_range_known = true;
         spec_.key_min = lo;

@@ -5,14 +5,17 @@
 // the columns). The answers must be the CPU engine's, row for row, with NULL
 // keys, an input whose every value in one group is NULL (its sum and avg are
 // NULL), int8 sums (numeric, not narrowed), a global aggregate over no rows,
-// and streamed avg (stream_to_client). No GPU needed: the "GPU" here is the
+// and streamed avg (stream_to_client); and the planner's word on NULL keys
+// (AggregationSpec::key_has_nulls). No GPU needed: the "GPU" here is the
 // CPU engine asked for the full form.
 // (An executor test; it lives here because tests/executor belongs to another
 // layer's owner.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "executor/aggregate_engine.hpp"
@@ -34,9 +37,11 @@ class FullFormEngine final : public AggregateEngine {
     AggregationSpec full = spec;
     full.compact_result = false;
     ++runs;
+    key_has_nulls = spec.key_has_nulls;
     return cpu_->start(full);
   }
   int runs = 0;
+  std::optional<bool> key_has_nulls;  // what the planner said of the last query's key
 
  private:
   std::unique_ptr<AggregateEngine> cpu_ = make_cpu_engine();
@@ -130,6 +135,12 @@ TEST(EngineFullForm, CountsSumsAndAvgsOfTheFullFormEqualTheCpuEngines) {
       EXPECT_FALSE(got.empty()) << q;
     }
   }
+  // The planner tells the engine, from the chunks' statistics, whether the
+  // key holds NULLs (the GPU's rules configure for the kernel that runs).
+  run("SELECT g, sum(v) FROM t GROUP BY g", *tables, &full, false);
+  EXPECT_EQ(full.key_has_nulls, std::optional<bool>(true));
+  run("SELECT w, sum(v) FROM t GROUP BY w", *tables, &full, false);
+  EXPECT_EQ(full.key_has_nulls, std::optional<bool>(false));
   // Group 7's sum(v) and avg(v) are NULL in both.
   const auto rows = run("SELECT g, sum(v), avg(v) FROM t GROUP BY g", *tables, &full, true);
   EXPECT_NE(std::find(rows.begin(), rows.end(), "7|NULL|NULL"), rows.end());
