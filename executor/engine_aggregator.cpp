@@ -495,6 +495,18 @@ class EngineAggregator final : public GroupAggregator {
     note_aggregation(report_.engine, report_.variant);  // the query log line names them
     count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
     size_t groups = result.groups();
+    // An engine may answer no input with no state arrays at all (the CPU
+    // engine's compact form over an empty table did, and a GROUP BY over it
+    // then read past the end): every aggregate gets its (empty) arrays, and
+    // a count source that names a missing aggregate is its own.
+    if (result.states.size() < spec_.aggregates.size()) result.states.resize(spec_.aggregates.size());
+    if (!result.count_source.empty()) {
+      result.count_source.resize(spec_.aggregates.size(), -1);
+      for (size_t a = 0; a < result.count_source.size(); ++a) {
+        const int source = result.count_source[a];
+        if (source < 0 || static_cast<size_t>(source) >= spec_.aggregates.size()) result.count_source[a] = static_cast<int>(a);
+      }
+    }
     const bool global = keys_.empty();
     if (global && groups == 0) {
       // A global aggregate returns one row even without input (in the full

@@ -5,7 +5,7 @@
 // the columns). The answers must be the CPU engine's, row for row, with NULL
 // keys, an input whose every value in one group is NULL (its sum and avg are
 // NULL), int8 sums (numeric, not narrowed), a global aggregate over no rows,
-// and streamed avg (stream_to_client); and the planner's word on NULL keys
+// streamed avg (stream_to_client), an empty table; and the planner's word on NULL keys
 // (AggregationSpec::key_has_nulls). No GPU needed: the "GPU" here is the
 // CPU engine asked for the full form.
 // (An executor test; it lives here because tests/executor belongs to another
@@ -89,6 +89,8 @@ std::shared_ptr<MemoryTableProvider> make_tables() {
   }
   auto tables = std::make_shared<MemoryTableProvider>();
   tables->put(table);
+  // And a table with no rows: a GROUP BY over it is empty, a global aggregate one row.
+  tables->put(std::make_shared<MemoryTable>("e", std::vector<TableColumn>{{"g", {TypeId::int4}}, {"v", {TypeId::int4}}}, 16385));
   return tables;
 }
 
@@ -141,6 +143,14 @@ TEST(EngineFullForm, CountsSumsAndAvgsOfTheFullFormEqualTheCpuEngines) {
   EXPECT_EQ(full.key_has_nulls, std::optional<bool>(true));
   run("SELECT w, sum(v) FROM t GROUP BY w", *tables, &full, false);
   EXPECT_EQ(full.key_has_nulls, std::optional<bool>(false));
+  // No input: no group, or the global aggregate's one row (the CPU engine's
+  // compact answer to an empty table once crashed tallyd here).
+  for (AggregateEngine* engine : {static_cast<AggregateEngine*>(nullptr), static_cast<AggregateEngine*>(&full)}) {
+    EXPECT_EQ(run("SELECT g, count(*), sum(v), avg(v), min(v) FROM e GROUP BY g", *tables, engine, true),
+              std::vector<std::string>{});
+    EXPECT_EQ(run("SELECT count(*), sum(v), avg(v) FROM e", *tables, engine, true),
+              std::vector<std::string>{"0|NULL|NULL"});
+  }
   // Group 7's sum(v) and avg(v) are NULL in both.
   const auto rows = run("SELECT g, sum(v), avg(v) FROM t GROUP BY g", *tables, &full, true);
   EXPECT_NE(std::find(rows.begin(), rows.end(), "7|NULL|NULL"), rows.end());
