@@ -130,7 +130,8 @@ TEST(PreparedStatement, ReusedAnalysisSeesInsertsTruncateAndANewTable) {
   auto out = h.run(encode_messages({fe::Query{"CREATE TABLE t (g int4, v int4)"},
                                     fe::Query{"INSERT INTO t VALUES (1, 10), (2, 20)"}, fe::Query{q}, fe::Query{q},
                                     fe::Query{"INSERT INTO t VALUES (3, 30), (1, 1)"}, fe::Query{q},
-                                    fe::Query{"TRUNCATE t"}, fe::Query{"INSERT INTO t VALUES (9, 9)"}, fe::Query{q},
+                                    fe::Query{"TRUNCATE t"}, fe::Query{q}, fe::Query{"INSERT INTO t VALUES (9, 9)"},
+                                    fe::Query{q},
                                     // Same text, a table of other column types: no 0A000 for a simple query.
                                     fe::Query{"DROP TABLE t"}, fe::Query{"CREATE TABLE t (g text, v int8)"},
                                     fe::Query{"INSERT INTO t VALUES ('a', 5), ('a', 6)"}, fe::Query{q}, fe::Query{q},
