@@ -297,6 +297,9 @@ class CpuRun final : public AggregationRun {
     flush_pass();
     finalize_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     groups_ = result_.groups();
+    // One PartialStates per aggregate even without a group (no input: the
+    // variants that emit nothing never sized the result).
+    if (result_.states.size() != spec_.aggregates.size()) result_.states.resize(spec_.aggregates.size());
     if (spec_.compact_result) result_.count_source = count_source_;
     return std::move(result_);
   }

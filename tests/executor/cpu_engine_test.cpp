@@ -325,6 +325,44 @@ TEST(CpuEngine, EscalatesFromHashWhenGroupsOutgrowTheEstimate) {
   }
 }
 
+// No input at all (an empty table), or only an empty chunk: every variant
+// answers no groups with one (empty) PartialStates per aggregate, as
+// aggregate_engine.hpp promises, in the full and the compact form.
+TEST(CpuEngine, NoInputGivesNoGroupsAndEveryAggregatesStates) {
+  for (const char* variant : {"", "dense", "hash", "dense-radix", "hash-radix"})
+  for (const bool compact : {false, true})
+  for (const bool empty_chunk : {false, true}) {
+    AggregationSpec spec;
+    spec.key_width = ColumnWidth::int32;
+    spec.key_range_known = std::string(variant).find("dense") != std::string::npos;
+    spec.key_min = 0;
+    spec.key_max = 99;
+    spec.threads = 2;
+    spec.forced_variant = variant;
+    spec.compact_result = compact;
+    spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}, {PartialOp::max_int, 0, -1}};
+    spec.value_widths = {ColumnWidth::int32};
+    auto run = make_cpu_engine()->start(spec);
+    if (empty_chunk) {
+      ChunkInput in;
+      in.rows = 0;
+      const int32_t none[1] = {0};
+      in.keys = {ColumnWidth::int32, none, nullptr, {}};
+      in.values = {{ColumnWidth::int32, none, nullptr, {}}};
+      run->sink(in);
+    }
+    const AggregationResult result = run->finalize();
+    EXPECT_EQ(result.groups(), 0u) << variant;
+    ASSERT_EQ(result.states.size(), spec.aggregates.size()) << variant << " compact=" << compact;
+    if (compact) {
+      EXPECT_EQ(result.count_source.size(), spec.aggregates.size()) << variant;
+    }
+    for (const PartialStates& s : result.states) {
+      EXPECT_TRUE(s.count.empty() && s.sum_int.empty() && s.sum_int64.empty() && s.extreme_int.empty()) << variant;
+    }
+  }
+}
+
 // Dense-radix with many more slots than rows keeps each chunk's partitioned
 // rows and aggregates them at finalize (per partition, into the result);
 // with few slots the kept rows soon outweigh the state array and the run
