@@ -41,6 +41,16 @@ constexpr double kDefaultBudgetShare = 0.8;
 // them (~20 us per chunk), so the next launch is enqueued long before the GPU
 // runs out of work, while a 2^28-row query needs 5 launches instead of 16.
 constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
+// Launch gates for measurements on an idle GPU (knob gate=1) stay off. H100,
+// 2^16 groups, 2^28 rows, 3 experiments each (bench/tuner/RESULTS.md, session
+// 7, 23:12): they do what they are for (the cold query's search measures 4
+// configurations instead of 2 and finds the neighbour 7% faster than the rule
+// configuration, runs 3-5 server side 0.93-1.03x the best fixed), but the
+// host's enqueue of each gated chunk (70-90 us in a cold query) becomes GPU
+// idle time instead of overlapping the chunk's first kernels: 11 gates, idle
+// between chunks 0.17 -> 0.96-1.27 ms, cold first Q server side 1.44 -> 1.65x
+// (full shape) and 1.20 -> 1.48x (HAVING shape, A/B in the same call).
+constexpr bool kDefaultLaunchGate = false;
 
 // Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
 // from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64,feedback=0"), or from the file
@@ -54,11 +64,17 @@ constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
 // slice = percent of a chunk a raced variant's screen runs on (default
 // kDefaultRaceSlice; 0: races on whole chunks), coldsearch = measurement
 // windows a cold query searches after its race (default
-// kDefaultColdSearchWindows; -1: until converged).
+// kDefaultColdSearchWindows; -1: until converged), gate = a measurement
+// chunk enqueued on an idle GPU runs behind a launch gate (default
+// kDefaultLaunchGate; ChunkPipeline::hold_gate), heap = freed host memory
+// kept for the next queries (default 1, read when the engine starts;
+// start_up.hpp retain_freed_host_memory).
 struct Knobs {
   bool join = true;
   bool timing = true;
   bool feedback = true;
+  bool gate = kDefaultLaunchGate;
+  bool retain_heap = true;  // read at engine start only (start_up.hpp retain_freed_host_memory)
   size_t inflight = 0;  // 0: the pipeline's default
   double slice = kDefaultRaceSlice;
   int cold_search_windows = kDefaultColdSearchWindows;
@@ -86,6 +102,8 @@ Knobs read_knobs() {
       if (name == "join") k.join = value != 0;
       else if (name == "timing") k.timing = value != 0;
       else if (name == "feedback") k.feedback = value != 0;
+      else if (name == "gate") k.gate = value != 0;
+      else if (name == "heap") k.retain_heap = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
       else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
       else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
@@ -311,6 +329,8 @@ class GpuRun final : public executor::AggregationRun {
   long launches_ = 0;        // run_pending calls
   long feedback_waits_ = 0;  // await_reports calls
   double feedback_wait_us_ = 0;
+  long gated_launches_ = 0;  // run_pending calls behind a launch gate
+  uint64_t gate_timeouts_at_start_ = 0;  // the pipeline's gate_timeouts() when this query took it
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
@@ -612,6 +632,7 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, Pooled
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
   pipeline_->set_chunk_timing(knobs_.timing);
+  gate_timeouts_at_start_ = pipeline_->gate_timeouts();
   pipeline_->set_max_in_flight(knobs_.inflight ? knobs_.inflight : ChunkPipeline::kDefaultMaxInFlight);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -721,6 +742,21 @@ void GpuRun::run_pending(bool more_follow) {
   }
   report_.chunks += static_cast<uint64_t>(d.chunks);
   if (d.chunks > 1) joined_chunks_ += d.chunks;
+  // A measurement enqueued on an idle GPU (the first chunk, or the first
+  // after a feedback wait) would be timed with the host's enqueue of its
+  // launches: its start event fires at once and the launches trickle in
+  // (~90 us of a cold query's chunk on the H100, which stretched the rule
+  // configuration's window to 4-9 chunks). Behind a gate opened once they
+  // are all enqueued, its events time the GPU's work. Exploiting chunks,
+  // whose times are not compared, never wait for a gate.
+  struct GateScope {
+    ChunkPipeline* pipeline;
+    bool held;
+    ~GateScope() {
+      if (held) pipeline->open_gate();
+    }
+  } gate{pipeline_.get(), knobs_.gate && tuner_ && !d.exploit && pipeline_->device_idle() && pipeline_->hold_gate()};
+  if (gate.held) ++gated_launches_;
   if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
   launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
 }
@@ -832,7 +868,7 @@ executor::AggregationResult GpuRun::finalize() {
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const PipelineStats& ps = pipeline_->stats();
-  char line[400];
+  char line[512];
   std::snprintf(line, sizeof line,
                 "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
                 report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
@@ -860,11 +896,13 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s; %ld race screens",
+                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s; %ld race screens; "
+                "%ld measurements behind a launch gate%s, %llu opened by its timeout",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
                 joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
                 knobs_.timing ? "" : "; per-launch timing off", feedback_waits_, feedback_wait_us_,
-                knobs_.feedback ? "" : " (feedback off)", screens_);
+                knobs_.feedback ? "" : " (feedback off)", screens_, gated_launches_, knobs_.gate ? "" : " (gate off)",
+                static_cast<unsigned long long>(pipeline_->gate_timeouts() - gate_timeouts_at_start_));
   report_.details.push_back(line);
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
@@ -927,6 +965,7 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
                                                 : static_cast<uint64_t>(static_cast<double>(free_bytes) * kDefaultBudgetShare);
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
   auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
+  if (read_knobs().retain_heap) retain_freed_host_memory();
   engine->warm();
   return engine;
 }

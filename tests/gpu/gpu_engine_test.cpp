@@ -230,8 +230,24 @@ class MemoryTuningStore final : public executor::TuningStore {
 // chunk: two slices at row offsets and the rest, gpu_aggregate_engine.cpp
 // run_screen): with NULLs in keys and values the slices' validity arrays are
 // offset too. Every group must match the reference, cold and warm.
+// Run with the default knobs and with launch gates (TALLY_GPU_KNOBS gate=1):
+// a gated screen or measurement must be as exact as an ungated one.
+void race_screens_over_sliced_chunks(bool gates);
 TEST(GpuAggregationEngine, RaceScreensOverSlicedChunksAreExact) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const char* before = std::getenv("TALLY_GPU_KNOBS");
+  const std::string saved = before ? before : "";
+  for (const bool gates : {false, true}) {
+    SCOPED_TRACE(gates ? "launch gates on" : "default knobs");
+    if (gates) setenv("TALLY_GPU_KNOBS", "gate=1", 1);
+    else unsetenv("TALLY_GPU_KNOBS");
+    race_screens_over_sliced_chunks(gates);
+  }
+  if (before) setenv("TALLY_GPU_KNOBS", saved.c_str(), 1);
+  else unsetenv("TALLY_GPU_KNOBS");
+}
+
+void race_screens_over_sliced_chunks(bool gates) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   MemoryTuningStore store;
@@ -259,7 +275,7 @@ TEST(GpuAggregationEngine, RaceScreensOverSlicedChunksAreExact) {
   gspec.columns = {{ValueType::int32, true}};
   gspec.aggregates = {{AggOp::count_star, -1}, {AggOp::count, 0}, {AggOp::sum, 0}};
   const GroupMap expected = reference_group_by(t, gspec);
-  long screens = 0;
+  long screens = 0, gated = 0;
   for (int query = 0; query < 2; ++query) {
     SCOPED_TRACE(query == 0 ? "cold" : "warm");
     auto run = engine->start(spec);
@@ -288,10 +304,17 @@ TEST(GpuAggregationEngine, RaceScreensOverSlicedChunksAreExact) {
         if (at == std::string::npos) continue;
         const size_t from = d.rfind(' ', at - 1);
         screens = std::strtol(d.c_str() + from + 1, nullptr, 10);
+        // With gates on (second pass), its measurements on an idle GPU
+        // ran behind launch gates.
+        const size_t g = d.find("; ", at);
+        ASSERT_NE(g, std::string::npos) << d;
+        gated = std::strtol(d.c_str() + g + 2, nullptr, 10);
       }
     }
   }
   EXPECT_GE(screens, 1) << "the cold query raced no variant on a screen";
+  if (gates) EXPECT_GE(gated, 1) << "the cold query's first measurement ran on an idle GPU without a gate";
+  else EXPECT_EQ(gated, 0) << "launch gates are off by default";
 }
 
 TEST(GpuAggregationEngine, RefusesWhatItCannotRun) {
