@@ -74,62 +74,30 @@ ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std
   return r;
 }
 
-// Node types whose analysis depends on nothing but the statement text, its
-// parameter types and the session's settings: no table, no function (now()
-// is folded at analysis), no catalog look-up. libpg_query's JSON names node
-// types in CamelCase and fields in lowerCamelCase, so every key that starts
-// with an upper-case letter is a node type.
-bool text_only_node(const json& node) {
-  static const std::unordered_set<std::string_view> kAllowed = {
-      "SelectStmt", "ResTarget", "A_Const",  "ParamRef", "TypeCast",    "TypeName",  "String",   "Integer",
-      "Float",      "Boolean",   "A_Expr",   "BoolExpr", "NullTest",    "BooleanTest", "CaseExpr", "CaseWhen",
-      "CoalesceExpr"};
+// Node types of a statement whose analysis depends on nothing but its text,
+// its parameter types and the session's settings (text_only_node); a SELECT
+// over a table adds a few (table_plan_node).
+const std::unordered_set<std::string_view> kTextOnlyNodes = {
+    "SelectStmt", "ResTarget", "A_Const", "ParamRef", "TypeCast", "TypeName", "String", "Integer",
+    "Float", "Boolean", "A_Expr", "BoolExpr", "NullTest", "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr"};
+
+// Whether every node type in the tree is in `allowed` (and no TypeName is a
+// reg* type, which reads the catalog); FuncCall nodes, when allowed, must be
+// a plain call of one of `functions` (no schema, no OVER).
+bool only_nodes(const json& node, const std::unordered_set<std::string_view>& allowed,
+                const std::unordered_set<std::string_view>& functions) {
   if (node.is_array()) {
     for (const auto& child : node) {
-      if (!text_only_node(child)) return false;
+      if (!only_nodes(child, allowed, functions)) return false;
     }
     return true;
   }
   if (!node.is_object()) return true;
   for (const auto& [key, child] : node.items()) {
     if (!key.empty() && key[0] >= 'A' && key[0] <= 'Z') {
-      if (!kAllowed.count(key)) return false;
+      if (!allowed.count(key)) return false;
       if (key == "TypeName") {
         // regclass, regtype, ... read the catalog.
-        for (const auto& name : child.value("names", json::array())) {
-          const auto& text = name.contains("String") ? name["String"].value("sval", "") : std::string();
-          if (text.rfind("reg", 0) == 0) return false;
-        }
-      }
-    }
-    if (!text_only_node(child)) return false;
-  }
-  return true;
-}
-
-// Node types of a SELECT over a table whose analysis depends only on the
-// text, the parameter types, the settings and the table's snapshot: those of
-// text_only_node, plus column references, one table in FROM, sorting, and
-// calls of the plain aggregates (which read nothing but their input). Any
-// other function (now(), random(), catalog functions), subquery or cast to a
-// reg* type keeps the statement out of the cache.
-bool table_plan_node(const json& node) {
-  static const std::unordered_set<std::string_view> kAllowed = {
-      "SelectStmt", "ResTarget", "A_Const",  "ParamRef",  "TypeCast",    "TypeName",    "String",   "Integer",
-      "Float",      "Boolean",   "A_Expr",   "BoolExpr",  "NullTest",    "BooleanTest", "CaseExpr", "CaseWhen",
-      "CoalesceExpr", "ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall"};
-  static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min", "max"};
-  if (node.is_array()) {
-    for (const auto& child : node) {
-      if (!table_plan_node(child)) return false;
-    }
-    return true;
-  }
-  if (!node.is_object()) return true;
-  for (const auto& [key, child] : node.items()) {
-    if (!key.empty() && key[0] >= 'A' && key[0] <= 'Z') {
-      if (!kAllowed.count(key)) return false;
-      if (key == "TypeName") {
         for (const auto& name : child.value("names", json::array())) {
           const auto& text = name.contains("String") ? name["String"].value("sval", "") : std::string();
           if (text.rfind("reg", 0) == 0) return false;
@@ -138,14 +106,37 @@ bool table_plan_node(const json& node) {
       if (key == "FuncCall") {
         const auto& names = child.value("funcname", json::array());
         if (names.size() != 1 || !names[0].contains("String") || child.contains("over") ||
-            !kAggregates.count(names[0]["String"].value("sval", ""))) {
+            !functions.count(names[0]["String"].value("sval", ""))) {
           return false;
         }
       }
     }
-    if (!table_plan_node(child)) return false;
+    if (!only_nodes(child, allowed, functions)) return false;
   }
   return true;
+}
+
+// Node types whose analysis depends on nothing but the statement text, its
+// parameter types and the session's settings: no table, no function (now()
+// is folded at analysis), no catalog look-up. libpg_query's JSON names node
+// types in CamelCase and fields in lowerCamelCase, so every key that starts
+// with an upper-case letter is a node type.
+bool text_only_node(const json& node) { return only_nodes(node, kTextOnlyNodes, {}); }
+
+// Node types of a SELECT over a table whose analysis depends only on the
+// text, the parameter types, the settings and the table's snapshot: those of
+// text_only_node, plus column references, one table in FROM, sorting, and
+// calls of the plain aggregates (which read nothing but their input). Any
+// other function (now(), random(), catalog functions), subquery or cast to a
+// reg* type keeps the statement out of the cache.
+bool table_plan_node(const json& node) {
+  static const std::unordered_set<std::string_view> kAllowed = [] {
+    auto allowed = kTextOnlyNodes;
+    allowed.insert({"ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall"});
+    return allowed;
+  }();
+  static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min", "max"};
+  return only_nodes(node, kAllowed, kAggregates);
 }
 
 // Analyses reused over an unchanged table (table_analysis_reuses()).
