@@ -112,6 +112,11 @@ class KeyInterner {
 
 enum class KeyMode { none, int_column, dict_column, interned };
 
+// Tables with fewer rows than this are aggregated by one thread (see the
+// constructor): a one-row GROUP BY cost 232 us of Execution Time with two
+// threads' tables and merges (group_by_round_trip_bench, session 7b).
+constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
+
 class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
@@ -132,6 +137,13 @@ class EngineAggregator final : public GroupAggregator {
       mode_ = KeyMode::interned;
     }
     spec_.threads = context.threads;
+    // A small table runs on one thread unless threads were set explicitly:
+    // below kSingleThreadRows every chunk is sunk by one thread anyway (the
+    // CPU engine's per-chunk threshold is 2 x 16,384 rows), so more threads
+    // only add empty thread-local tables to allocate and merge, and hand-offs
+    // to the worker pool. This keeps a tiny table's query near the cost of
+    // its parse and plan (issue 4: the planner sends tiny tables to the CPU).
+    if (context.threads == 0 && table != nullptr && table->row_count() < kSingleThreadRows) spec_.threads = 1;
     spec_.memory_budget = context.memory_budget;
     if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
     // Keys travel at their stored width: int2/int4/date/bool and dictionary
