@@ -465,7 +465,8 @@ Numeric avg_of_int64(int64_t sum, int64_t count) {
 }
 
 void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vector<int64_t>& count, bool count_movable,
-                             size_t groups, Vector& out, std::optional<bool> count_has_zero, bool defer_avg) {
+                             size_t groups, Vector& out, std::optional<bool> count_has_zero, bool defer_avg,
+                             std::shared_ptr<const std::vector<int64_t>> shared_count) {
   const TypeId in = call.input;
   const bool sizes_match = count.size() == groups;
   auto has_zero = [&] {
@@ -483,6 +484,13 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vec
     switch (call.kind) {
       case AggKind::count_star:
       case AggKind::count:
+        if (shared_count && defer_avg) {
+          out.ints.clear();
+          out.nulls.clear();
+          out.count = groups;
+          out.shared_ints = std::move(shared_count);
+          return;
+        }
         if (count_movable) { move_ints(count); return; }
         break;
       case AggKind::min:
@@ -499,7 +507,8 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vec
           const bool zero = has_zero();  // before the count may be moved
           auto parts = std::make_shared<AvgParts>();
           parts->sum = std::move(s.sum_int64);
-          if (count_movable) parts->count = std::move(count);
+          if (shared_count) parts->shared_count = std::move(shared_count);
+          else if (count_movable) parts->count = std::move(count);
           else parts->count.assign(count.begin(), count.begin() + static_cast<long>(groups));
           out.numerics.clear();
           out.nulls.clear();

@@ -4,6 +4,7 @@
 // produces partial states (count, sums, min/max, Youngs-Cramer moments) and
 // these functions turn them into the exact values PostgreSQL 15 returns.
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "executor/aggregate_engine.hpp"
@@ -67,8 +68,13 @@ void finalize_column(const ColumnFinal& call, const PartialStates& states, size_
 // defer_avg: an avg of int2/int4 (int64 sums) becomes an AvgParts column
 // (value.hpp) holding the sums and counts instead of Numerics; only for a
 // column that goes to the client as it is (ExecContext::stream_to_client).
+// shared_count: `count` held by shared_ptr (the caller's, `count` is *it);
+// given only with defer_avg, it lets a count column (Vector::shared_ints) and
+// a deferred avg (AvgParts::shared_count) share the array instead of copying
+// it: several aggregates read one count (8M groups: 64 MB a copy).
 void finalize_compact_column(const ColumnFinal& call, PartialStates& states, std::vector<int64_t>& count,
                              bool count_movable, size_t groups, Vector& out,
-                             std::optional<bool> count_has_zero = std::nullopt, bool defer_avg = false);
+                             std::optional<bool> count_has_zero = std::nullopt, bool defer_avg = false,
+                             std::shared_ptr<const std::vector<int64_t>> shared_count = nullptr);
 
 }  // namespace tally::executor

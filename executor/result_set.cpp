@@ -311,7 +311,7 @@ struct ColumnCoder {
 
 // An AvgParts row's value (count > 0: NULL rows are marked in `nulls`).
 inline Numeric avg_at(const Vector& v, size_t row) {
-  return avg_of_int64(v.avg_parts->sum[row], v.avg_parts->count[row]);
+  return avg_of_int64(v.avg_parts->sum[row], v.avg_parts->counts()[row]);
 }
 
 // A growable byte buffer that, unlike std::string, does not zero what it
@@ -413,25 +413,25 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
       switch (c.coder) {
         case FieldCoder::int_text: {
           char* digits = p + 4;
-          char* stop = write_int(digits, v.ints[row]);
+          char* stop = write_int(digits, v.int_data()[row]);
           put_be32(p, static_cast<uint32_t>(stop - digits));
           p = stop;
           break;
         }
         case FieldCoder::int2_binary:
-          p = put_be16(put_be32(p, 2), static_cast<uint16_t>(static_cast<int16_t>(v.ints[row])));
+          p = put_be16(put_be32(p, 2), static_cast<uint16_t>(static_cast<int16_t>(v.int_data()[row])));
           break;
         case FieldCoder::int4_binary:
-          p = put_be32(put_be32(p, 4), static_cast<uint32_t>(static_cast<int32_t>(v.ints[row])));
+          p = put_be32(put_be32(p, 4), static_cast<uint32_t>(static_cast<int32_t>(v.int_data()[row])));
           break;
-        case FieldCoder::int8_binary: p = put_be64(put_be32(p, 8), static_cast<uint64_t>(v.ints[row])); break;
+        case FieldCoder::int8_binary: p = put_be64(put_be32(p, 8), static_cast<uint64_t>(v.int_data()[row])); break;
         case FieldCoder::bool_text:
           p = put_be32(p, 1);
-          *p++ = v.ints[row] ? 't' : 'f';
+          *p++ = v.int_data()[row] ? 't' : 'f';
           break;
         case FieldCoder::bool_binary:
           p = put_be32(p, 1);
-          *p++ = v.ints[row] ? 1 : 0;
+          *p++ = v.int_data()[row] ? 1 : 0;
           break;
         case FieldCoder::float4_binary: {
           const float f = static_cast<float>(v.floats[row]);
@@ -582,10 +582,10 @@ void encode_rows_lean(const std::vector<ColumnCoder>& columns, size_t begin, siz
   for (size_t i = 0; i < ncols; ++i) {
     const Vector& v = *columns[i].v;
     const FieldCoder coder = columns[i].coder;
-    cols[i] = LeanColumn{coder, v.ints.data(), nullptr, v.floats.data(), v.nulls.empty() ? nullptr : v.nulls.data()};
+    cols[i] = LeanColumn{coder, v.int_data(), nullptr, v.floats.data(), v.nulls.empty() ? nullptr : v.nulls.data()};
     if (coder == FieldCoder::avg_text || coder == FieldCoder::avg_binary) {
       cols[i].ints = v.avg_parts->sum.data();
-      cols[i].counts = v.avg_parts->count.data();
+      cols[i].counts = v.avg_parts->counts();
       bound += coder == FieldCoder::avg_text ? kNumericTextBound : kNumericBinaryBound;
     } else {
       bound += fixed_bound(coder);

@@ -33,6 +33,10 @@ Physical physical_of(TypeId id);
 // instead of through 8M Numerics (16 bytes and a division each).
 struct AvgParts {
   std::vector<int64_t> sum, count;
+  // Set instead of `count` when the counts are shared with an int8 count
+  // column of the same result (Vector::shared_ints): 8M groups' counts held once.
+  std::shared_ptr<const std::vector<int64_t>> shared_count;
+  const int64_t* counts() const { return shared_count ? shared_count->data() : count.data(); }
 };
 
 // A column of values of one SQL type. Exactly one of the native arrays is used,
@@ -48,11 +52,17 @@ struct Vector {
   // Set only on a numeric avg column whose values are not materialized:
   // `numerics` is empty, `nulls` still marks the NULL rows, get() computes.
   std::shared_ptr<const AvgParts> avg_parts;
+  // Set only on a streamed integer column (as avg_parts) whose values are an
+  // array another column of the result also reads (a count shared with an
+  // avg's AvgParts::shared_count): `ints` is empty, int_data() reads these.
+  std::shared_ptr<const std::vector<int64_t>> shared_ints;
 
   Vector() = default;
   explicit Vector(SqlType t) : type(t) {}
 
   size_t size() const { return count; }
+  // The integer values, wherever they are held (ints or shared_ints).
+  const int64_t* int_data() const { return shared_ints ? shared_ints->data() : ints.data(); }
   bool null_at(size_t i) const { return !nulls.empty() && nulls[i] != 0; }
   Value get(size_t i) const;
   void push(const Value& v);
