@@ -16,7 +16,9 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "gpu/chunk_pipeline.hpp"
+#include "gpu/first_use_counts.hpp"
 #include "gpu/gpu_health.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/host_steps.hpp"
@@ -68,13 +70,16 @@ constexpr bool kDefaultLaunchGate = false;
 // chunk enqueued on an idle GPU runs behind a launch gate (default
 // kDefaultLaunchGate; ChunkPipeline::hold_gate), heap = freed host memory
 // kept for the next queries (default 1, read when the engine starts;
-// start_up.hpp retain_freed_host_memory).
+// start_up.hpp retain_freed_host_memory), warmpaths = every variant's launch
+// path run once at start (default 1, read when the engine starts; start_up.hpp
+// warm_launch_paths; 0 leaves them to the first queries, for an A/B).
 struct Knobs {
   bool join = true;
   bool timing = true;
   bool feedback = true;
   bool gate = kDefaultLaunchGate;
   bool retain_heap = true;  // read at engine start only (start_up.hpp retain_freed_host_memory)
+  bool warm_paths = true;   // read at engine start only (start_up.hpp warm_launch_paths)
   size_t inflight = 0;  // 0: the pipeline's default
   double slice = kDefaultRaceSlice;
   int cold_search_windows = kDefaultColdSearchWindows;
@@ -104,6 +109,7 @@ Knobs read_knobs() {
       else if (name == "feedback") k.feedback = value != 0;
       else if (name == "gate") k.gate = value != 0;
       else if (name == "heap") k.retain_heap = value != 0;
+      else if (name == "warmpaths") k.warm_paths = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
       else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
       else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
@@ -154,7 +160,11 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
 }
 
 std::optional<GroupBySpec> translate(const AggregationSpec& s) {
-  return translate(s.key_width, s.value_widths, s.aggregates, s.value_not_null);
+  std::optional<GroupBySpec> g = translate(s.key_width, s.value_widths, s.aggregates, s.value_not_null);
+  // The planner's word on NULL keys (chunk statistics; unknown stays unknown):
+  // variant_rules.cpp keeps a nullable-key count+sum off the count+sum kernel.
+  if (g) g->key_may_have_nulls = s.key_has_nulls;
+  return g;
 }
 
 class GpuAggregationEngine;
@@ -331,6 +341,7 @@ class GpuRun final : public executor::AggregationRun {
   double feedback_wait_us_ = 0;
   long gated_launches_ = 0;  // run_pending calls behind a launch gate
   uint64_t gate_timeouts_at_start_ = 0;  // the pipeline's gate_timeouts() when this query took it
+  FirstUseSnapshot first_use_at_start_;   // process-wide first-use counts when this query began
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
@@ -508,9 +519,20 @@ class GpuAggregationEngine final : public GpuEngine {
   // Creates a pipeline (streams, events; the CUDA context with them) for the
   // pool at start-up, so the first query does not, and the memory the first
   // queries would otherwise map (start_up.hpp).
-  void warm() {
+  void warm(bool warm_paths) {
     release_pipeline(acquire_pipeline());
     prepare_for_queries(device_);
+    if (!warm_paths) {
+      log::info("gpu_launch_paths_not_warmed", {{"reason", "TALLY_GPU_KNOBS warmpaths=0"}});
+      return;
+    }
+    const LaunchPathWarmUp w = warm_launch_paths(device_);
+    if (w.already_warmed) return;
+    // One line either way; a warm-up cut short (time, memory) leaves the rest
+    // to the first queries, as before it existed.
+    log::info("gpu_launch_paths_warmed",
+              {{"aggregations", w.aggregations}, {"failed", w.failed}, {"out_of_time", w.out_of_time},
+               {"ms", w.ms}, {"pinned_allocations", w.pinned_allocations}, {"kernels", w.kernel_first_lookups}});
   }
 
   const std::string& fingerprint() const { return fingerprint_; }
@@ -633,6 +655,7 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, Pooled
       spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
   pipeline_->set_chunk_timing(knobs_.timing);
   gate_timeouts_at_start_ = pipeline_->gate_timeouts();
+  first_use_at_start_ = first_use_snapshot(device_.ordinal);
   pipeline_->set_max_in_flight(knobs_.inflight ? knobs_.inflight : ChunkPipeline::kDefaultMaxInFlight);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -904,6 +927,7 @@ executor::AggregationResult GpuRun::finalize() {
                 knobs_.feedback ? "" : " (feedback off)", screens_, gated_launches_, knobs_.gate ? "" : " (gate off)",
                 static_cast<unsigned long long>(pipeline_->gate_timeouts() - gate_timeouts_at_start_));
   report_.details.push_back(line);
+  report_.details.push_back(first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal)));
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
     engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_));
@@ -965,8 +989,9 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
                                                 : static_cast<uint64_t>(static_cast<double>(free_bytes) * kDefaultBudgetShare);
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
   auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
-  if (read_knobs().retain_heap) retain_freed_host_memory();
-  engine->warm();
+  const Knobs knobs = read_knobs();
+  if (knobs.retain_heap) retain_freed_host_memory();
+  engine->warm(knobs.warm_paths);
   return engine;
 }
 

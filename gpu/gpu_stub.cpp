@@ -53,6 +53,14 @@ void ChunkPipeline::open_gate() noexcept {}
 bool ChunkPipeline::device_idle() const { return true; }
 uint64_t ChunkPipeline::gate_timeouts() const { return 0; }
 void prepare_for_queries(const DeviceInfo&) {}
+FirstUseSnapshot first_use_snapshot(int) {
+  FirstUseSnapshot s;
+  s.pinned_allocations = first_use_counts().pinned_allocations.load();
+  s.pinned_bytes = first_use_counts().pinned_bytes.load();
+  s.kernel_first_lookups = first_use_counts().kernel_first_lookups.load();
+  return s;
+}
+LaunchPathWarmUp warm_launch_paths(const DeviceInfo&, double) { return {}; }
 bool rehearse_aggregation(const DeviceInfo&, const GroupBySpec&, Variant, const VariantConfig&, const TableOptions&, int64_t,
                           uint64_t) {
   return false;

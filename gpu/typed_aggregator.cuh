@@ -88,6 +88,7 @@ inline cudaFuncAttributes cached_attributes(int device, const void* kernel) {
   }
   cudaFuncAttributes attr{};
   TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  first_use_counts().kernel_first_lookups.fetch_add(1, std::memory_order_relaxed);  // this kernel's first use here
   std::lock_guard lock(c.mutex);
   c.attributes[{device, kernel}] = attr;
   return attr;

@@ -26,7 +26,12 @@
 //      second Q.
 //   7. a second cold sequence under EXPLAIN ANALYZE (tuning cache deleted,
 //      runs 1-5, then a restart and its first Q): each run index's
-//      server-side Execution Time, printed under its client-side ratio.
+//      server-side Execution Time, printed under its client-side ratio, and
+//      beside it the client-side wall time of each EXPLAIN ANALYZE (what a
+//      run costs outside the executor). The first experiment's plans show
+//      what each explained query used first in the process (pinned blocks,
+//      kernels, device pool growth), and the first start prints the GPU
+//      engine's start-up warm-up line (start_up.hpp warm_launch_paths).
 // All of this once per query shape (--shapes, default "full,having"): Q,
 // whose 65,536 result rows through libpq spread client-timed queries by
 // 12-33%, and Q HAVING sum(v) < T (T: the 301st smallest group sum, so 300
@@ -109,6 +114,7 @@ class Tallyd {
       std::system(("tail -n 30 " + log_ + " >&2").c_str());
       die("tallyd did not start (log " + log_ + ")");
     }
+    if (starts_ == 1) print_start_up_lines();
   }
   void stop() {
     if (pid_ <= 0) return;
@@ -125,6 +131,16 @@ class Tallyd {
     pid_ = -1;
   }
   const std::string& conninfo() const { return conninfo_; }
+  // The GPU engine's start-up lines (start_up.hpp warm_launch_paths): what
+  // the first queries no longer pay, and how long the start spent on it.
+  void print_start_up_lines() const {
+    FILE* in = std::fopen(log_.c_str(), "r");
+    if (!in) return;
+    char buf[1024];
+    while (std::fgets(buf, sizeof buf, in))
+      if (std::strstr(buf, "gpu_launch_paths")) std::printf("tallyd start: %s", buf);
+    std::fclose(in);
+  }
 
  private:
   std::string binary_, data_dir_, extra_, log_, conninfo_;
@@ -399,14 +415,20 @@ void print_search_paths(const std::string& data_dir, const char* title) {
 // Q's server-side Execution Time (EXPLAIN ANALYZE: the query runs, its
 // result rows do not travel), in seconds; 0 when the plan has no such line.
 // `title`: also print the engine's plan lines under it.
-double server_seconds(PGconn* c, const char* title = nullptr) {
+// `client`, when given, receives the EXPLAIN ANALYZE's own client-side wall
+// time: beside its Execution Time it shows what a query costs outside the
+// executor (parse, plan, the protocol, work after the execution ends).
+double server_seconds(PGconn* c, const char* title = nullptr, double* client = nullptr) {
+  const auto t0 = std::chrono::steady_clock::now();
   PGresult* r = exec(c, std::string("EXPLAIN ANALYZE ") + query_text());
+  if (client) *client = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double ms = 0;
   if (title) std::printf("%s\n", title);
   for (int i = 0; i < PQntuples(r); ++i) {
     const char* line = PQgetvalue(r, i, 0);
     if (const char* at = std::strstr(line, "Execution Time:")) ms = std::atof(at + std::strlen("Execution Time:"));
-    if (title && (std::strstr(line, "GPU") || std::strstr(line, "Tuning") || std::strstr(line, "Execution Time")))
+    if (title && (std::strstr(line, "GPU") || std::strstr(line, "Tuning") || std::strstr(line, "Execution Time") ||
+                  std::strstr(line, "Planner side") || std::strstr(line, "sink time")))
       std::printf("  %s\n", line);
   }
   PQclear(r);
@@ -428,6 +450,7 @@ struct Experiment {
   std::vector<double> tuned_interleaved;  // Q (tuned) in the fixed configurations' rounds
   std::vector<double> tuned_server;       // its server_seconds() in the same rounds
   double cold_server = 0;  // a first Q on a deleted tuning cache, under EXPLAIN ANALYZE (server side)
+  std::vector<double> cold_explain_client;  // the client-side wall time of each of those EXPLAIN ANALYZEs
   // Runs 1-5 and the restart again, each under EXPLAIN ANALYZE (a second
   // cold sequence: the client-timed ones cannot also be explained).
   std::vector<double> cold_server_runs;
@@ -623,14 +646,28 @@ int main(int argc, char** argv) {
     // ANALYZE, so its race, waits and search show, without the result rows'
     // transfer noise. Leaves the cache as one cold query made it.
     restart(/*cold=*/true);
-    x.cold_server = server_seconds(c, e == 1 ? "diagnostic: a cold first Q under EXPLAIN ANALYZE:" : nullptr);
+    x.cold_explain_client.push_back(0);
+    x.cold_server = server_seconds(c, e == 1 ? "diagnostic: a cold first Q under EXPLAIN ANALYZE:" : nullptr,
+                                   &x.cold_explain_client.back());
     x.cold_server_runs.push_back(x.cold_server);
     // Runs 2 and 3 explained in the first experiment: what the first warm
     // query does that the second does not (issue 6: run 2 stays ~7% off).
     for (int run = 2; run <= 5; ++run) {
       const std::string title = "diagnostic: run " + std::to_string(run) + " of that cold sequence under EXPLAIN ANALYZE:";
-      x.cold_server_runs.push_back(server_seconds(c, e == 1 && run <= 3 ? title.c_str() : nullptr));
+      x.cold_explain_client.push_back(0);
+      x.cold_server_runs.push_back(server_seconds(c, e == 1 && run <= 3 ? title.c_str() : nullptr,
+                                                  &x.cold_explain_client.back()));
     }
+    // Where a first Q's excess lies: inside the Execution Time, or around it
+    // (the client waits for the EXPLAIN ANALYZE longer than it executes).
+    std::printf("diagnostic: that cold sequence, runs 1-5 (ms): client-side wall time of the EXPLAIN ANALYZE");
+    for (const double t : x.cold_explain_client) std::printf(" %.3f", t * 1e3);
+    std::printf("; Execution Time");
+    for (const double t : x.cold_server_runs) std::printf(" %.3f", t * 1e3);
+    std::printf("; outside it");
+    for (size_t i = 0; i < x.cold_server_runs.size(); ++i)
+      std::printf(" %.3f", (x.cold_explain_client[i] - x.cold_server_runs[i]) * 1e3);
+    std::printf("\n");
     restart(/*cold=*/false);
     x.restart_server = server_seconds(c);
 

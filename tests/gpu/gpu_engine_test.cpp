@@ -4,13 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/first_use_counts.hpp"
 #include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/group_by.hpp"
+#include "gpu/start_up.hpp"
+#include "gpu/variant_rules.hpp"
 #include "tests/gpu/group_by_reference.hpp"
 
 namespace tally::gpu::test {
@@ -333,6 +339,76 @@ TEST(GpuAggregationEngine, RefusesWhatItCannotRun) {
   EXPECT_TRUE(engine->can_run(spec));
   spec.forced_variant = "no_such_variant";
   EXPECT_THROW(engine->start(spec), Error);
+}
+
+// Start-up's warm-up (start_up.hpp warm_launch_paths) leaves none of a cold
+// count+sum query's first uses to it: three aggregators alive at once, as in
+// a cold query's race (partitioned, global, sort), at each rows_per_thread,
+// over 2^16 groups (the warm-up's chunks have 2^12) allocate no pinned block
+// and launch no kernel for the first time in the process; results are exact.
+TEST(StartUpWarmUp, ColdRaceAfterTheWarmUpPaysNoFirstUse) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const DeviceInfo d = query_device(0);
+  prepare_for_queries(d);
+  const LaunchPathWarmUp w = warm_launch_paths(d, 60000);
+  EXPECT_EQ(w.failed, 0);
+  EXPECT_FALSE(w.out_of_time);
+  EXPECT_TRUE(w.already_warmed || w.aggregations >= 16) << w.aggregations;
+  EXPECT_TRUE(warm_launch_paths(d).already_warmed);  // once per process
+
+  GroupBySpec spec;
+  spec.key_type = KeyType::int32;
+  spec.key_may_have_nulls = false;
+  spec.columns.push_back({ValueType::int32, false});
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
+  const int64_t rows = int64_t{1} << 20;
+  const int64_t groups = int64_t{1} << 16;
+  std::vector<int32_t> keys(static_cast<size_t>(rows)), values(static_cast<size_t>(rows));
+  std::vector<int64_t> want_count(static_cast<size_t>(groups)), want_sum(static_cast<size_t>(groups));
+  std::mt19937_64 rng(6);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<int32_t>(rng() % static_cast<uint64_t>(groups));
+    values[i] = static_cast<int32_t>(rng() % 2001) - 1000;
+    want_count[static_cast<size_t>(keys[i])] += 2;  // each aggregator consumes the chunk twice
+    want_sum[static_cast<size_t>(keys[i])] += 2 * int64_t{values[i]};
+  }
+  ChunkPointers host;
+  host.rows = rows;
+  host.key.data = keys.data();
+  host.values.push_back(ColumnPointer{values.data(), nullptr});
+  host.key_range = KeyRange{0, groups - 1};
+  ChunkFacts facts;
+  facts.rows = static_cast<uint64_t>(rows);
+  facts.key_range = host.key_range;
+  facts.estimated_groups = static_cast<uint64_t>(groups);
+
+  const FirstUseSnapshot before = first_use_snapshot(d.ordinal);
+  for (const int rpt : {1, 2, 4, 8}) {
+    SCOPED_TRACE("rows_per_thread " + std::to_string(rpt));
+    std::vector<std::pair<Variant, std::unique_ptr<GroupByAggregator>>> race;
+    for (const Variant v : {Variant::partitioned_hash, Variant::global_hash, Variant::sort}) {
+      VariantConfig config = default_launch_config(v, spec, d, facts);
+      config.launch.rows_per_thread = rpt;
+      TableOptions options = default_table_options(v, spec, d, facts);
+      options.own_partitioned_output = false;
+      race.emplace_back(v, std::make_unique<GroupByAggregator>(d, spec, options));
+      (void)race.back().second->consume_host(host, v, config);
+      (void)race.back().second->consume_host(host, v, config);
+    }
+    for (auto& [v, aggregator] : race) {
+      SCOPED_TRACE(std::string(variant_name(v)));
+      const GroupByResult r = aggregator->finish();
+      ASSERT_EQ(r.groups(), static_cast<size_t>(groups));
+      for (size_t g = 0; g < r.groups(); ++g) {
+        const auto k = static_cast<size_t>(r.keys[g]);
+        ASSERT_EQ(static_cast<int64_t>(r.aggregates[0].value[g]), want_count[k]) << "key " << k;
+        ASSERT_EQ(static_cast<int64_t>(r.aggregates[1].value[g]), want_sum[k]) << "key " << k;
+      }
+    }
+  }
+  const FirstUseSnapshot after = first_use_snapshot(d.ordinal);
+  EXPECT_EQ(after.pinned_allocations - before.pinned_allocations, 0u) << first_use_line(before, after);
+  EXPECT_EQ(after.kernel_first_lookups - before.kernel_first_lookups, 0u) << first_use_line(before, after);
 }
 
 }  // namespace
