@@ -1,9 +1,13 @@
-// The whole-Vector comparison kernels answer exactly as the row-wise
-// comparison (compare_values, strict NULLs) for every operator and physical
-// kind they take, and decline what they do not take.
+// The whole-Vector kernels answer exactly as the row-wise forms: comparisons
+// as compare_values (strict NULLs) for every operator and physical kind they
+// take, integer casts as cast_value; each declines what it does not take.
+#include "executor/cast.hpp"
+#include "executor/vector_cast.hpp"
 #include "executor/vector_comparison.hpp"
 
 #include <gtest/gtest.h>
+
+#include "common/error.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -93,6 +97,49 @@ TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
   Vector out({TypeId::boolean});
   EXPECT_FALSE(kernel(args, 1, out));
   EXPECT_EQ(out.size(), 0u);
+}
+
+TEST(VectorIntegerCast, CopiesInRangeValuesAndDeclinesOutOfRange) {
+  const std::vector<TypeId> ints = {TypeId::int2, TypeId::int4, TypeId::int8};
+  const std::vector<int64_t> values = {0, -1, 32767, -32768, 32768, 2147483647, -2147483648LL, 2147483648LL,
+                                       std::numeric_limits<int64_t>::min()};
+  for (const TypeId from : ints) {
+    for (const TypeId to : ints) {
+      const VectorKernel kernel = vector_integer_cast({from}, {to});
+      ASSERT_TRUE(kernel);
+      for (const int64_t value : values) {
+        const bool valid_source = from == TypeId::int8 || (from == TypeId::int4 ? value == static_cast<int32_t>(value)
+                                                                                 : value == static_cast<int16_t>(value));
+        if (!valid_source) continue;  // a vector of `from` never holds it
+        SCOPED_TRACE(std::to_string(static_cast<int>(from)) + " -> " + std::to_string(static_cast<int>(to)) + " " +
+                     std::to_string(value));
+        std::vector<Vector> args = {Vector({from})};
+        args[0].push(Value{int64_t{7}});
+        args[0].push(Value{});
+        args[0].push(Value{value});
+        bool row_wise_throws = false;
+        try {
+          (void)cast_value(Value{value}, {from}, {to}, false);
+        } catch (const Error&) {
+          row_wise_throws = true;
+        }
+        Vector out({to});
+        const bool done = kernel(args, 3, out);
+        EXPECT_EQ(done, !row_wise_throws);
+        if (!done) {
+          EXPECT_EQ(out.size(), 0u);  // declined before writing
+          continue;
+        }
+        ASSERT_EQ(out.size(), 3u);
+        EXPECT_EQ(out.ints[0], 7);
+        EXPECT_TRUE(out.null_at(1));
+        EXPECT_FALSE(out.null_at(2));
+        EXPECT_EQ(out.ints[2], value);
+      }
+    }
+  }
+  EXPECT_FALSE(vector_integer_cast({TypeId::int4}, {TypeId::float8}));
+  EXPECT_FALSE(vector_integer_cast({TypeId::numeric}, {TypeId::int4}));
 }
 
 }  // namespace
