@@ -149,6 +149,42 @@ inline char* write_int(char* p, int64_t v) {
   return write_uint(p, static_cast<uint64_t>(v));
 }
 
+// One non-NULL field of a fixed-width coder (those before raw_text: integer,
+// boolean and binary float kinds), length word included, from its column's
+// integer or float values; both row writers share it.
+inline char* write_fixed_field(char* p, FieldCoder coder, const int64_t* ints, const double* floats, size_t row) {
+  switch (coder) {
+    case FieldCoder::int_text: {
+      char* stop = write_int(p + 4, ints[row]);
+      put_be32(p, static_cast<uint32_t>(stop - p - 4));
+      return stop;
+    }
+    case FieldCoder::int2_binary: return put_be16(put_be32(p, 2), static_cast<uint16_t>(static_cast<int16_t>(ints[row])));
+    case FieldCoder::int4_binary: return put_be32(put_be32(p, 4), static_cast<uint32_t>(static_cast<int32_t>(ints[row])));
+    case FieldCoder::int8_binary: return put_be64(put_be32(p, 8), static_cast<uint64_t>(ints[row]));
+    case FieldCoder::bool_text:
+      p = put_be32(p, 1);
+      *p++ = ints[row] ? 't' : 'f';
+      return p;
+    case FieldCoder::bool_binary:
+      p = put_be32(p, 1);
+      *p++ = ints[row] ? 1 : 0;
+      return p;
+    case FieldCoder::float4_binary: {
+      const float f = static_cast<float>(floats[row]);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      return put_be32(put_be32(p, 4), bits);
+    }
+    case FieldCoder::float8_binary: {
+      uint64_t bits;
+      std::memcpy(&bits, &floats[row], 8);
+      return put_be64(put_be32(p, 8), bits);
+    }
+    default: return p;  // not a fixed-width coder: callers never pass one
+  }
+}
+
 unsigned __int128 magnitude(__int128 m) {
   return m < 0 ? -static_cast<unsigned __int128>(m) : static_cast<unsigned __int128>(m);
 }
@@ -410,42 +446,11 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
         p = put_be32(p, UINT32_MAX);  // -1: NULL
         continue;
       }
+      if (c.coder < FieldCoder::raw_text) {
+        p = write_fixed_field(p, c.coder, v.int_data(), v.floats.data(), row);
+        continue;
+      }
       switch (c.coder) {
-        case FieldCoder::int_text: {
-          char* digits = p + 4;
-          char* stop = write_int(digits, v.int_data()[row]);
-          put_be32(p, static_cast<uint32_t>(stop - digits));
-          p = stop;
-          break;
-        }
-        case FieldCoder::int2_binary:
-          p = put_be16(put_be32(p, 2), static_cast<uint16_t>(static_cast<int16_t>(v.int_data()[row])));
-          break;
-        case FieldCoder::int4_binary:
-          p = put_be32(put_be32(p, 4), static_cast<uint32_t>(static_cast<int32_t>(v.int_data()[row])));
-          break;
-        case FieldCoder::int8_binary: p = put_be64(put_be32(p, 8), static_cast<uint64_t>(v.int_data()[row])); break;
-        case FieldCoder::bool_text:
-          p = put_be32(p, 1);
-          *p++ = v.int_data()[row] ? 't' : 'f';
-          break;
-        case FieldCoder::bool_binary:
-          p = put_be32(p, 1);
-          *p++ = v.int_data()[row] ? 1 : 0;
-          break;
-        case FieldCoder::float4_binary: {
-          const float f = static_cast<float>(v.floats[row]);
-          uint32_t bits;
-          std::memcpy(&bits, &f, 4);
-          p = put_be32(put_be32(p, 4), bits);
-          break;
-        }
-        case FieldCoder::float8_binary: {
-          uint64_t bits;
-          std::memcpy(&bits, &v.floats[row], 8);
-          p = put_be64(put_be32(p, 8), bits);
-          break;
-        }
         case FieldCoder::raw_text: {
           const std::string& s = v.texts[row];
           p = put_be32(p, static_cast<uint32_t>(s.size()));
@@ -612,72 +617,38 @@ void encode_rows_lean(const std::vector<ColumnCoder>& columns, size_t begin, siz
         p = put_be32(p, UINT32_MAX);  // -1: NULL
         continue;
       }
-      switch (c.coder) {
-        case FieldCoder::int_text: {
-          char* stop = write_int(p + 4, c.ints[row]);
+      if (c.coder < FieldCoder::raw_text) {
+        p = write_fixed_field(p, c.coder, c.ints, c.floats, row);
+        continue;
+      }
+      // The rest are avg_text and avg_binary (lean_shape admits nothing else).
+      const int64_t sum = c.ints[row], count = c.counts[row];
+      const Numeric avg = avg_of_int64(sum, count);
+      const bool binary = c.coder == FieldCoder::avg_binary;
+      if (!binary && avg.scale <= kAvgExactMaxScale && (count == 1 || (count == 2 && avg.scale >= 1))) {
+        char* stop = write_exact_avg_text(p + 4, sum, count, avg.scale);
+        put_be32(p, static_cast<uint32_t>(stop - p - 4));
+        p = stop;
+        continue;
+      }
+      if (numeric_fast(binary ? FieldCoder::numeric_binary : FieldCoder::numeric_text, avg)) {
+        if (binary) {
+          p = write_numeric_binary(p, avg);
+        } else {
+          char* stop = write_numeric_text(p + 4, avg);
           put_be32(p, static_cast<uint32_t>(stop - p - 4));
           p = stop;
-          break;
         }
-        case FieldCoder::int2_binary:
-          p = put_be16(put_be32(p, 2), static_cast<uint16_t>(static_cast<int16_t>(c.ints[row])));
-          break;
-        case FieldCoder::int4_binary:
-          p = put_be32(put_be32(p, 4), static_cast<uint32_t>(static_cast<int32_t>(c.ints[row])));
-          break;
-        case FieldCoder::int8_binary: p = put_be64(put_be32(p, 8), static_cast<uint64_t>(c.ints[row])); break;
-        case FieldCoder::bool_text:
-          p = put_be32(p, 1);
-          *p++ = c.ints[row] ? 't' : 'f';
-          break;
-        case FieldCoder::bool_binary:
-          p = put_be32(p, 1);
-          *p++ = c.ints[row] ? 1 : 0;
-          break;
-        case FieldCoder::float4_binary: {
-          const float f = static_cast<float>(c.floats[row]);
-          uint32_t bits;
-          std::memcpy(&bits, &f, 4);
-          p = put_be32(put_be32(p, 4), bits);
-          break;
-        }
-        case FieldCoder::float8_binary: {
-          uint64_t bits;
-          std::memcpy(&bits, &c.floats[row], 8);
-          p = put_be64(put_be32(p, 8), bits);
-          break;
-        }
-        default: {  // avg_text, avg_binary
-          const int64_t sum = c.ints[row], count = c.counts[row];
-          const Numeric avg = avg_of_int64(sum, count);
-          const bool binary = c.coder == FieldCoder::avg_binary;
-          if (!binary && avg.scale <= kAvgExactMaxScale && (count == 1 || (count == 2 && avg.scale >= 1))) {
-            char* stop = write_exact_avg_text(p + 4, sum, count, avg.scale);
-            put_be32(p, static_cast<uint32_t>(stop - p - 4));
-            p = stop;
-            break;
-          }
-          if (numeric_fast(binary ? FieldCoder::numeric_binary : FieldCoder::numeric_text, avg)) {
-            if (binary) {
-              p = write_numeric_binary(p, avg);
-            } else {
-              char* stop = write_numeric_text(p + 4, avg);
-              put_be32(p, static_cast<uint32_t>(stop - p - 4));
-              p = stop;
-            }
-            break;
-          }
-          // Longer than the bound this row reserved: grow, then go on at the same offsets.
-          const std::string field = avg_field_slow(*columns[i].v, avg, binary);
-          const size_t at = static_cast<size_t>(p - out.data());
-          if (out.size() < at + field.size() + bound) out.resize(at + field.size() + bound);
-          message = out.data() + pos;
-          p = out.data() + at;
-          std::memcpy(p, field.data(), field.size());
-          p += field.size();
-          break;
-        }
+        continue;
       }
+      // Longer than the bound this row reserved: grow, then go on at the same offsets.
+      const std::string field = avg_field_slow(*columns[i].v, avg, binary);
+      const size_t at = static_cast<size_t>(p - out.data());
+      if (out.size() < at + field.size() + bound) out.resize(at + field.size() + bound);
+      message = out.data() + pos;
+      p = out.data() + at;
+      std::memcpy(p, field.data(), field.size());
+      p += field.size();
     }
     message[0] = 'D';
     put_be32(message + 1, static_cast<uint32_t>(p - message - 1));
