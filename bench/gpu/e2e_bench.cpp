@@ -13,7 +13,7 @@
 // DataRows parsed in place, nothing materialized) whose rows must checksum to
 // libpq's: at G = 2^16 libpq's per-row PGresult allocations are a large part
 // of what a libpq-timed end-to-end figure measures. And once more, in phases
-// (bench/connect/phase_client.hpp): Parse+Bind until BindComplete, Execute
+// (WireClient::query_phases): Parse+Bind until BindComplete, Execute
 // until the first DataRow, the rest until ReadyForQuery; printed per G after
 // the table with Execution Time next to them, so the time outside the GPU is
 // split into planning, what precedes the first row, and streaming the rows.
@@ -31,7 +31,6 @@
 #include "bench/common/copy_text.hpp"
 #include "bench/common/pg_copy.hpp"
 
-#include "bench/connect/phase_client.hpp"
 #include "bench/cpu/wire_client.hpp"
 
 #include <algorithm>
@@ -248,14 +247,14 @@ int main(int argc, char** argv) {
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   tally::bench::WireClient lean(server.conninfo());
-  tally::bench::PhaseClient phased(server.conninfo());
+  tally::bench::WireClient phased(server.conninfo());
   // Page faults per query in tallyd: fresh (not reused) host memory for the
   // result costs a fault per 4 KiB page.
   const int server_pid = tallyd_pid(server.conninfo());
   std::string phase_lines;
   {
     std::vector<double> bind;
-    for (int r = 0; r < 20; ++r) bind.push_back(phased.query("SELECT 1").bind_us);
+    for (int r = 0; r < 20; ++r) bind.push_back(phased.query_phases("SELECT 1").bind_us);
     char line[160];
     std::snprintf(line, sizeof line, "SELECT 1: Parse+Bind round trip %.1f us (median of 20: the floor of bind_us)\n", median(bind));
     phase_lines += line;
@@ -298,7 +297,7 @@ int main(int argc, char** argv) {
     std::vector<double> bind_us, first_us, rest_us;
     bool phase_rows_ok = true;
     for (int r = 0; r < runs; ++r) {
-      const auto p = phased.query(sql);
+      const auto p = phased.query_phases(sql);
       phase_rows_ok &= p.rows == gpu_rows.rows.size();
       bind_us.push_back(p.bind_us);
       first_us.push_back(p.first_row_us);
@@ -370,7 +369,7 @@ int main(int argc, char** argv) {
                    m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3, check.c_str());
   }
   }
-  std::printf("\nPhases through the phase client (medians of %d; bench/connect/phase_client.hpp): bind = Parse+Bind\n"
+  std::printf("\nPhases through the phase client (medians of %d; WireClient::query_phases): bind = Parse+Bind\n"
               "round trip, first row = Execute until the first DataRow, rest = until ReadyForQuery:\n%s",
               runs, phase_lines.c_str());
   std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
