@@ -23,6 +23,7 @@
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/table_provider.hpp"
+#include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
 
 namespace tally::executor {
@@ -47,16 +48,7 @@ class FullFormEngine final : public AggregateEngine {
   std::unique_ptr<AggregateEngine> cpu_ = make_cpu_engine();
 };
 
-template <class T>
-storage::ColumnVector column(TypeId id, const std::vector<T>& values, std::vector<uint8_t> validity) {
-  storage::ColumnVector c;
-  c.type = SqlType{id};
-  c.rows = values.size();
-  c.data.resize(values.size() * sizeof(T));
-  std::memcpy(c.data.data(), values.data(), c.data.size());
-  if (std::find(validity.begin(), validity.end(), 0) != validity.end()) c.validity = std::move(validity);
-  return c;
-}
+using testing::column;
 
 std::shared_ptr<MemoryTableProvider> make_tables() {
   auto table = std::make_shared<MemoryTable>(

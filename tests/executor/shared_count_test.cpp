@@ -16,21 +16,13 @@
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/table_provider.hpp"
+#include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
 
 namespace tally::executor {
 namespace {
 
-template <class T>
-storage::ColumnVector column(TypeId id, const std::vector<T>& values, const std::vector<uint8_t>& validity) {
-  storage::ColumnVector c;
-  c.type = SqlType{id};
-  c.rows = values.size();
-  c.data.resize(values.size() * sizeof(T));
-  std::memcpy(c.data.data(), values.data(), c.data.size());
-  if (std::find(validity.begin(), validity.end(), 0) != validity.end()) c.validity = validity;
-  return c;
-}
+using testing::column;
 
 // t(g int4 with NULLs, w int4 NOT NULL, v int4 with NULLs): 40,000 rows in
 // two chunks (two threads when asked), ~5,000 groups.

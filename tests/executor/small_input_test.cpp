@@ -19,21 +19,13 @@
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/table_provider.hpp"
+#include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
 
 namespace tally::executor {
 namespace {
 
-template <class T>
-storage::ColumnVector column(TypeId id, const std::vector<T>& values, const std::vector<uint8_t>& validity) {
-  storage::ColumnVector c;
-  c.type = SqlType{id};
-  c.rows = values.size();
-  c.data.resize(values.size() * sizeof(T));
-  std::memcpy(c.data.data(), values.data(), c.data.size());
-  if (std::find(validity.begin(), validity.end(), 0) != validity.end()) c.validity = validity;
-  return c;
-}
+using testing::column;
 
 // A table "name" of `rows` rows in chunks of at most 4,000: g int4 (NULLs),
 // v int4 (NULLs; every v of group 7 NULL), w int2, b int8, f float8 (NULLs),
