@@ -744,15 +744,7 @@ class CpuRun final : public AggregationRun {
       if (null_key) emit_at(base, s.states, ids, [](uint32_t) { return int64_t{0}; }, false);
       else emit_at(base, s.states, ids, [&](uint32_t i) { return first_key + static_cast<int64_t>(i); }, true);
     });
-    size_t at = 0;
-    for (size_t p = 0; p < nparts; ++p) {
-      const size_t base = p == null_part ? range_ : p << shift_;
-      if (kept[p] > 0 && at != base) move_result_rows(base, at, kept[p]);
-      at += kept[p];
-    }
-    shrink_result(at);
-    deferred_chunks_.clear();
-    deferred_bytes_ = 0;
+    squeeze_partitions(kept, nparts, null_part);
   }
 
   // Whether emit_deferred_direct can take this result: every aggregate
@@ -881,6 +873,13 @@ class CpuRun final : public AggregationRun {
       std::memset(result_.key_valid.data() + base, null_key ? 0 : 1, j);
       kept[p] = j;
     });
+    squeeze_partitions(kept, nparts, null_part);
+  }
+
+  // After a deferred emit wrote partition p's `kept[p]` groups at the
+  // front of its slice (the NULL key's at range_): moves the slices together
+  // in partition order, trims the result, and drops the deferred rows.
+  void squeeze_partitions(const std::vector<size_t>& kept, size_t nparts, size_t null_part) {
     size_t at = 0;
     for (size_t p = 0; p < nparts; ++p) {
       const size_t base = p == null_part ? range_ : p << shift_;
