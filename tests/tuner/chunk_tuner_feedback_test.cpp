@@ -21,21 +21,7 @@ namespace {
 
 using testing::h100_like;
 
-// The live benchmark's query: count(*), sum(int4) by an int4 key, 2^16
-// groups, no key range (dense cannot run), 2^24-row chunks.
-ChunkTunerInput live_query() {
-  ChunkTunerInput in;
-  in.device = h100_like();
-  in.spec.key_type = KeyType::int32;
-  in.spec.columns = {{ValueType::int32, true}};
-  in.spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
-  in.facts.rows = 1u << 24;
-  in.facts.estimated_groups = 1u << 16;
-  in.signature = "key=int4;values=int4;aggs=count_rows,sum_int(0)";
-  in.tuning.explore_rate = 0.0;
-  in.seed = 11;
-  return in;
-}
+ChunkTunerInput live_query() { return testing::live_count_sum_query(11); }
 
 // Times shaped like the H100's at 2^16 groups: partitioned fastest (its
 // optimum a few % better than its rule start, so the search has somewhere

@@ -13,16 +13,7 @@ namespace {
 using testing::h100_like;
 
 ChunkTunerInput screened_query() {
-  ChunkTunerInput in;
-  in.device = h100_like();
-  in.spec.key_type = KeyType::int32;
-  in.spec.columns = {{ValueType::int32, true}};
-  in.spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
-  in.facts.rows = 1u << 24;
-  in.facts.estimated_groups = 1u << 16;
-  in.signature = "key=int4;values=int4;aggs=count_rows,sum_int(0)";
-  in.tuning.explore_rate = 0.0;
-  in.seed = 5;
+  ChunkTunerInput in = testing::live_count_sum_query(5);
   in.race_slice = 0.25;
   return in;
 }
