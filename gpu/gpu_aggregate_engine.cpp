@@ -68,9 +68,7 @@ constexpr bool kDefaultLaunchGate = false;
 // windows a cold query searches after its race (default
 // kDefaultColdSearchWindows; -1: until converged), gate = a measurement
 // chunk enqueued on an idle GPU runs behind a launch gate (default
-// kDefaultLaunchGate; ChunkPipeline::hold_gate), heap = freed host memory
-// kept for the next queries (default 1, read when the engine starts;
-// start_up.hpp retain_freed_host_memory), warmpaths = every variant's launch
+// kDefaultLaunchGate; ChunkPipeline::hold_gate), warmpaths = every variant's launch
 // path run once at start (default 1, read when the engine starts; start_up.hpp
 // warm_launch_paths; 0 leaves them to the first queries, for an A/B).
 struct Knobs {
@@ -78,7 +76,6 @@ struct Knobs {
   bool timing = true;
   bool feedback = true;
   bool gate = kDefaultLaunchGate;
-  bool retain_heap = true;  // read at engine start only (start_up.hpp retain_freed_host_memory)
   bool warm_paths = true;   // read at engine start only (start_up.hpp warm_launch_paths)
   size_t inflight = 0;  // 0: the pipeline's default
   double slice = kDefaultRaceSlice;
@@ -108,7 +105,6 @@ Knobs read_knobs() {
       else if (name == "timing") k.timing = value != 0;
       else if (name == "feedback") k.feedback = value != 0;
       else if (name == "gate") k.gate = value != 0;
-      else if (name == "heap") k.retain_heap = value != 0;
       else if (name == "warmpaths") k.warm_paths = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
       else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
@@ -990,7 +986,6 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
   auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
   const Knobs knobs = read_knobs();
-  if (knobs.retain_heap) retain_freed_host_memory();
   engine->warm(knobs.warm_paths);
   return engine;
 }

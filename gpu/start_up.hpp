@@ -5,12 +5,11 @@
 // aggregator's spill and sort scratch, up to total memory /
 // kScratchMemoryDivisor), and pinned host blocks the result extraction
 // would otherwise allocate (cudaHostAlloc, milliseconds) on its first large
-// result. Host-only header; gpu_stub.cpp has the CPU-only build's no-op.
+// result. Host-only header; gpu_stub.cpp has the CPU-only build's no-op. The
+// host heap keeps freed result arrays for the next query under the policy
+// every tallyd runs with (common/heap_retention.hpp, set by the CPU engine).
 #include <cstddef>
 #include <cstdint>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "gpu/device_info.hpp"
 #include "gpu/first_use_counts.hpp"
@@ -18,29 +17,6 @@
 #include "gpu/variant_config.hpp"
 
 namespace tally::gpu {
-
-// glibc's allocator serves blocks above its mmap threshold (128 KB, raised
-// by each freed mapped block up to 32 MB) with fresh mappings and returns
-// heap tops above twice that threshold to the kernel, so the result arrays
-// a query builds (2^16 groups: keys, counts, sums, 0.5 MB each, ~3 MB in
-// all) are faulted in page by page by the next queries too: ~800 minor
-// faults in each of the first two rounds and 480 in every later one, 0.8-0.9
-// ms a round against 0.22 ms once freed memory is kept (development VM, 2
-// cores, bench/tuner/extraction_page_faults_bench; the H100's first warm query
-// extracted its 65,536 groups in 0.81-0.98 ms against 0.49-0.62 ms in the
-// next, bench/tuner/RESULTS.md session 7 23:12). Fixed thresholds keep freed
-// blocks below kHeapMmapThreshold in the heap and up to kHeapTrimThreshold
-// of free heap top, so a query's arrays reuse the previous query's pages:
-// the resident memory stays at its peak instead. Process-wide; called once
-// when the GPU engine starts (TALLY_GPU_KNOBS heap=0 leaves glibc's defaults).
-constexpr size_t kHeapMmapThreshold = size_t{32} << 20;  // glibc's largest on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX)
-constexpr size_t kHeapTrimThreshold = size_t{256} << 20;
-inline void retain_freed_host_memory() {
-#if defined(__GLIBC__)
-  (void)mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHeapMmapThreshold));
-  (void)mallopt(M_TRIM_THRESHOLD, static_cast<int>(kHeapTrimThreshold));
-#endif
-}
 
 // Grows the device's default memory pool (which keeps freed memory, see
 // device_buffer.cuh) by the aggregators' scratch budget, and fills the

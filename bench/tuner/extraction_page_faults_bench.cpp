@@ -3,8 +3,8 @@
 // (2^16 groups: keys, NULL flags, count and sum lanes, a 128-bit sum), which
 // the executor frees after the query. With glibc's default thresholds the
 // next query's arrays come from fresh mappings or a trimmed heap top and are
-// faulted in again; with the thresholds the GPU engine sets at start
-// (gpu/start_up.hpp retain_freed_host_memory) they reuse freed pages.
+// faulted in again; with the heap policy every tallyd runs with
+// (common/heap_retention.hpp retain_large_allocations) they reuse freed pages.
 // Each setting runs in its own child process (mallopt is process-wide).
 // Prints per round: minor page faults (getrusage) and microseconds, and the
 // ratio of the later rounds' median times. Checks the arrays' sums.
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/start_up.hpp"
+#include "common/heap_retention.hpp"
 
 namespace {
 
@@ -52,7 +52,7 @@ int64_t one_result(const std::vector<int64_t>& staging, size_t groups) {
 }
 
 int run(bool retain, size_t groups, int rounds) {
-  if (retain) tally::gpu::retain_freed_host_memory();
+  if (retain) tally::retain_large_allocations();
   std::vector<int64_t> staging(3 * groups);
   for (size_t i = 0; i < staging.size(); ++i) staging[i] = static_cast<int64_t>(i % 1000);
   int64_t expected = 0;
