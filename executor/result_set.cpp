@@ -500,6 +500,8 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
           std::memcpy(p, c.scratch.data(), c.scratch.size());
           p += c.scratch.size();
           break;
+        default:  // the fixed-width coders, written above
+          break;
       }
     }
     message[0] = 'D';
@@ -869,7 +871,7 @@ size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>&
   }
   std::vector<ColumnCoder> columns;
   columns.reserve(ncols);
-  for (size_t c = 0; c < ncols; ++c) columns.push_back({&result.columns[c], coder_for(result.columns[c], formats[c]), {}});
+  for (size_t c = 0; c < ncols; ++c) columns.push_back({&result.columns[c], coder_for(result.columns[c], formats[c]), {}, false, {}});
   if (std::string* buffer = out.data_row_buffer()) {
     // Fast path: DataRow messages straight into the writer's output.
     if (end - start >= kParallelEncodeRows && cpu::WorkerPool::shared().workers() > 0) {
