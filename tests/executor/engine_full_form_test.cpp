@@ -25,6 +25,7 @@
 #include "executor/table_provider.hpp"
 #include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
+#include "tests/executor/select_runner.hpp"
 
 namespace tally::executor {
 namespace {
@@ -88,26 +89,12 @@ std::shared_ptr<MemoryTableProvider> make_tables() {
 
 // The query's rows as sorted "a|b|NULL" lines, run with `engine`.
 std::vector<std::string> run(const std::string& sql, MemoryTableProvider& tables, AggregateEngine* gpu, bool streamed) {
-  const auto statements = parse_sql(sql);
-  std::vector<uint32_t> types;
-  PlanContext pc;
-  pc.tables = &tables;
-  pc.parameter_types = &types;
-  auto plan = plan_select(statements.at(0).body(), pc);
   ExecContext ec;
   ec.threads = 2;
   ec.gpu_engine = gpu;
   ec.engine = gpu ? "gpu" : "cpu";
   ec.stream_to_client = streamed;
-  ResultSet result = run_select(*plan, ec);
-  testing::RecordingWriter writer;
-  writer.row_description(result.fields);
-  size_t position = 0;
-  stream_rows(result, std::vector<protocol::Format>(result.columns.size(), protocol::Format::text), position, 0, writer);
-  writer.command_complete("SELECT");
-  auto lines = writer.lines();
-  std::sort(lines.begin(), lines.end());
-  return lines;
+  return testing::sorted_text_lines(testing::run_select_sql(sql, tables, ec));
 }
 
 TEST(EngineFullForm, CountsSumsAndAvgsOfTheFullFormEqualTheCpuEngines) {

@@ -18,6 +18,7 @@
 #include "executor/table_provider.hpp"
 #include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
+#include "tests/executor/select_runner.hpp"
 
 namespace tally::executor {
 namespace {
@@ -56,17 +57,11 @@ std::shared_ptr<MemoryTableProvider> make_tables() {
 }
 
 ResultSet run(const std::string& sql, MemoryTableProvider& tables, bool streamed, int threads) {
-  const auto statements = parse_sql(sql);
-  std::vector<uint32_t> types;
-  PlanContext pc;
-  pc.tables = &tables;
-  pc.parameter_types = &types;
-  auto plan = plan_select(statements.at(0).body(), pc);
   ExecContext ec;
   ec.threads = threads;
   ec.engine = "cpu";
   ec.stream_to_client = streamed;
-  return run_select(*plan, ec);
+  return testing::run_select_sql(sql, tables, ec);
 }
 
 std::vector<std::string> rows_of(const ResultSet& result, protocol::Format format) {

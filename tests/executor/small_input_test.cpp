@@ -21,6 +21,7 @@
 #include "executor/table_provider.hpp"
 #include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
+#include "tests/executor/select_runner.hpp"
 
 namespace tally::executor {
 namespace {
@@ -81,27 +82,14 @@ struct Answer {
 };
 
 Answer run(const std::string& sql, MemoryTableProvider& tables, int threads) {
-  const auto statements = parse_sql(sql);
-  std::vector<uint32_t> types;
-  PlanContext pc;
-  pc.tables = &tables;
-  pc.parameter_types = &types;
-  auto plan = plan_select(statements.at(0).body(), pc);
   std::vector<std::string> explain;
   ExecContext ec;
   ec.threads = threads;
   ec.engine = "cpu";
   ec.explain = &explain;
   ec.stream_to_client = true;
-  ResultSet result = run_select(*plan, ec);
-  testing::RecordingWriter writer;
-  writer.row_description(result.fields);
-  size_t position = 0;
-  stream_rows(result, std::vector<protocol::Format>(result.columns.size(), protocol::Format::text), position, 0, writer);
-  writer.command_complete("SELECT");
   Answer answer;
-  answer.rows = writer.lines();
-  std::sort(answer.rows.begin(), answer.rows.end());
+  answer.rows = testing::sorted_text_lines(testing::run_select_sql(sql, tables, ec));
   for (const auto& line : explain) {
     const size_t at = line.find("threads=");
     if (at == std::string::npos) continue;
