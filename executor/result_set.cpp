@@ -459,41 +459,23 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
           break;
         }
         case FieldCoder::avg_text:
-          if (!c.use_scratch) {
-            char* digits = p + 4;
-            char* stop = write_numeric_text(digits, c.avg);
-            put_be32(p, static_cast<uint32_t>(stop - digits));
-            p = stop;
-            break;
-          }
-          p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));
-          std::memcpy(p, c.scratch.data(), c.scratch.size());
-          p += c.scratch.size();
-          break;
         case FieldCoder::avg_binary:
-          if (!c.use_scratch) {
-            p = write_numeric_binary(p, c.avg);
-            break;
-          }
-          p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));
-          std::memcpy(p, c.scratch.data(), c.scratch.size());
-          p += c.scratch.size();
-          break;
         case FieldCoder::numeric_text:
-          if (!c.use_scratch) {
-            char* digits = p + 4;
-            char* stop = write_numeric_text(digits, v.numerics[row]);
-            put_be32(p, static_cast<uint32_t>(stop - digits));
-            p = stop;
-            break;
-          }
-          [[fallthrough]];
         case FieldCoder::numeric_binary:
-          if (c.coder == FieldCoder::numeric_binary && !c.use_scratch) {
-            p = write_numeric_binary(p, v.numerics[row]);
+          if (!c.use_scratch) {
+            // Within the direct writers' bounds (the bound pass decided).
+            const bool avg = c.coder == FieldCoder::avg_text || c.coder == FieldCoder::avg_binary;
+            const Numeric& n = avg ? c.avg : v.numerics[row];
+            if (c.coder == FieldCoder::avg_binary || c.coder == FieldCoder::numeric_binary) {
+              p = write_numeric_binary(p, n);
+            } else {
+              char* stop = write_numeric_text(p + 4, n);
+              put_be32(p, static_cast<uint32_t>(stop - p - 4));
+              p = stop;
+            }
             break;
           }
-          [[fallthrough]];
+          [[fallthrough]];  // the field the bound pass encoded into scratch
         case FieldCoder::generic_text:
         case FieldCoder::generic_binary:
           p = put_be32(p, static_cast<uint32_t>(c.scratch.size()));
