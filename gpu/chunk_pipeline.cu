@@ -315,6 +315,7 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
       im.finished.insert(im.finished.end(), done.begin(), done.end());
     }
   }
+  host_mark("in-flight checked");
   {
     HostStepTimer timer(HostStep::stream_waits);
     for (EventHandle e : chunk.waits) TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.compute, reinterpret_cast<cudaEvent_t>(e), 0));
@@ -331,6 +332,7 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
     }
     if (f.start) TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
   }
+  host_mark("start event");
   try {
     body();
   } catch (...) {
@@ -348,6 +350,7 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   f.leases = std::move(chunk.leases);
   im.in_flight.push_back(std::move(f));
   release(chunk);
+  host_mark("stop event");
   return im.in_flight.back().ticket;
 }
 

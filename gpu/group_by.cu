@@ -70,6 +70,10 @@ GroupByResult GroupByAggregator::finish() {
   require_usable();
   return impl_->finish();
 }
+void GroupByAggregator::begin_finish() {
+  require_usable();
+  impl_->begin_finish();
+}
 uint64_t GroupByAggregator::group_count() { return impl_->group_count(); }
 void GroupByAggregator::reset() { impl_->reset(); }
 void GroupByAggregator::finish_device() { impl_->finish_device(); }

@@ -67,6 +67,13 @@ class GroupByAggregator {
 
   // Extracts every group (order unspecified). The aggregator stays usable.
   GroupByResult finish();
+  // Optional, right after the last consume(): enqueues finish()'s extraction
+  // and its copy back behind the queued kernels when that needs no host
+  // decision first (no overflow observation outstanding; a table, or the
+  // chunks' key ranges, small enough to copy back whole), so that it runs
+  // while the caller still does host work; finish() then only waits and
+  // checks. Enqueues nothing otherwise. A consume() after it undoes it.
+  void begin_finish();
   // Number of groups so far (synchronizes).
   uint64_t group_count();
   // Forget all groups, keep the allocations (benchmarks reuse one aggregator).

@@ -19,6 +19,9 @@ struct GroupByAggregator::Impl {
   virtual void settle(LaunchReport& report) = 0;
   virtual KeyRange measure_key_range(const ChunkPointers& chunk) = 0;
   virtual GroupByResult finish() = 0;
+  // Enqueues finish()'s device work early where no host decision is needed
+  // (GroupByAggregator::begin_finish).
+  virtual void begin_finish() = 0;
   virtual void finish_device() = 0;
   virtual uint64_t group_count() = 0;
   virtual void reset() = 0;

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 
 namespace tally::gpu {
 
@@ -63,6 +64,69 @@ class HostStepTimer {
   HostStep step_;
   HostSteps* steps_;
   std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace tally::gpu
+
+namespace tally::gpu {
+
+// Named points on a query's host path, in microseconds after an origin
+// (EXPLAIN ANALYZE's "GPU: start path" and "GPU: end path" lines): where the
+// time between a GpuRun's creation and its first kernel, and between the
+// last chunk and the result, goes. A GpuRun activates one for its first
+// chunks and for its finalize; code below it (the pipeline, the aggregator)
+// marks through host_mark(), which costs one thread-local read when no
+// timeline is active. Bounded: marks past kMaxMarks are dropped.
+class HostTimeline {
+ public:
+  static constexpr int kMaxMarks = 40;
+  explicit HostTimeline(std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now())
+      : origin_(origin) {}
+  void mark(const char* label) {
+    if (count_ >= kMaxMarks) return;
+    marks_[count_++] = Mark{label, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count()};
+  }
+  struct Mark {
+    const char* label = "";
+    double us = 0;
+  };
+  int size() const { return count_; }
+  const Mark& operator[](int i) const { return marks_[i]; }
+  // The time of the first mark named `label` (nullptr: none).
+  const Mark* find(const char* label) const {
+    for (int i = 0; i < count_; ++i)
+      if (std::string_view(marks_[i].label) == label) return &marks_[i];
+    return nullptr;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point origin_;
+  std::array<Mark, kMaxMarks> marks_{};
+  int count_ = 0;
+};
+
+// The timeline the current thread marks into (nullptr: none).
+inline HostTimeline*& active_host_timeline() {
+  static thread_local HostTimeline* active = nullptr;
+  return active;
+}
+
+inline void host_mark(const char* label) {
+  if (HostTimeline* t = active_host_timeline()) t->mark(label);
+}
+
+// Sets the thread's active timeline for a scope (nullptr: none).
+class HostTimelineScope {
+ public:
+  explicit HostTimelineScope(HostTimeline* timeline) : previous_(active_host_timeline()) {
+    active_host_timeline() = timeline;
+  }
+  ~HostTimelineScope() { active_host_timeline() = previous_; }
+  HostTimelineScope(const HostTimelineScope&) = delete;
+  HostTimelineScope& operator=(const HostTimelineScope&) = delete;
+
+ private:
+  HostTimeline* previous_;
 };
 
 }  // namespace tally::gpu

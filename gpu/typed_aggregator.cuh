@@ -65,6 +65,11 @@ constexpr int kObservationRing = 8;
 // first and copied exactly (two round trips, copies sized by the groups):
 // 2^15 slots of key + 3 lanes are ~1 MB, ~40 us over PCIe, about one round trip.
 constexpr uint64_t kCheckedExtractSlots = (uint64_t{1} << 15) + 2;
+// A larger table's groups come back in the same one round trip when the
+// chunks' key ranges (catalog statistics) allow at most this many: then
+// the copy is sized by the bound, not the capacity (2^20 entries of key + 2
+// lanes + NULL flag: 26 MB of pinned staging, ~1 ms over PCIe).
+constexpr uint64_t kBoundedExtractSlots = (uint64_t{1} << 20) + 2;
 
 // Kernel attributes and occupancy per (device, kernel, block size, shared
 // memory): the runtime answers each query in microseconds, and a query of
@@ -106,6 +111,32 @@ inline int cached_occupancy(int device, const void* kernel, int threads, size_t 
   std::lock_guard lock(c.mutex);
   c.blocks[key] = blocks;
   return blocks;
+}
+
+// cudaFuncSetAttribute(MaxDynamicSharedMemorySize) per (device, kernel):
+// the largest size set so far. The attribute is an upper bound a launch may
+// use, so a launch needing no more than what is set calls nothing (the
+// runtime call took microseconds on every launch); it only ever grows, so a
+// concurrent launch of the same kernel with a larger size can never be
+// lowered under another's feet (the unconditional calls could).
+struct SharedLimitCache {
+  std::mutex mutex;
+  std::map<std::pair<int, const void*>, size_t> bytes;
+};
+inline SharedLimitCache& shared_limit_cache() {
+  static SharedLimitCache* cache = new SharedLimitCache;  // never destroyed: used until exit
+  return *cache;
+}
+// Makes `kernel` launchable with `bytes` of dynamic shared memory; returns
+// whether the runtime had to be called (false: an earlier call covers it).
+inline bool ensure_dynamic_shared(int device, const void* kernel, size_t bytes) {
+  SharedLimitCache& c = shared_limit_cache();
+  std::lock_guard lock(c.mutex);  // held across the call: the recorded size is the set one
+  size_t& set = c.bytes[{device, kernel}];
+  if (set >= bytes && set > 0) return false;
+  TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  set = std::max(set, bytes);
+  return true;
 }
 
 inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
@@ -156,7 +187,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) override {
     validate(chunk);
+    prepared_finish_ = false;  // a begin_finish() before this chunk extracted too early
     ensure_table();
+    host_mark("table ready");
+    note_key_range(chunk);
     LaunchReport report;
     report.variant = variant;
     report.used = config;
@@ -242,45 +276,99 @@ class TypedAggregator final : public GroupByAggregator::Impl {
 
   GroupByResult finish() override {
     LaunchReport late;
+    if (prepared_finish_) {
+      // begin_finish() enqueued the extraction and its copies already.
+      prepared_finish_ = false;
+      if (auto r = complete_checked()) return std::move(*r);
+      settle(late);  // a spill the bound ruled out happened after all: grow, merge, extract again
+      return finish_counted();
+    }
     // Observed launches settle here; launches the key-range bound exempted
     // from observation (see consume) are verified by the counters read
     // together with the result below.
     if (!observations_.empty() || unsettled_rows_ > 0) settle(late);
+    host_mark("settled");
     ensure_table();
-    if (capacity_ + 2 <= detail::kCheckedExtractSlots) {
-      if (auto r = finish_checked()) return std::move(*r);
-      settle(late);  // a spill the bound ruled out happened after all: grow, merge, extract again
+    if (const uint64_t copy = checked_copy_slots()) {
+      enqueue_checked(copy);
+      if (auto r = complete_checked()) return std::move(*r);
+      settle(late);
     }
     return finish_counted();
   }
 
-  // One round trip: the extraction kernel over the whole table, then one
-  // batch of copies (the overflow counters, the extracted count, every
-  // extracted slot up to the table's capacity and the partitioned output)
-  // and one synchronization. Returns nullopt when the counters show a spill
-  // or loss that no observation covered (the caller settles and extracts
-  // again), so the result is exact whatever the bound assumed.
-  std::optional<GroupByResult> finish_checked() {
+  // Enqueues finish()'s extraction and copies behind the work queued so far
+  // when they need no host decision (no overflow observation outstanding,
+  // a table or a key-range bound small enough to copy back whole), so that
+  // they run while the host still waits for the last chunk or writes its
+  // report; finish() then only waits. A consume() in between cancels it.
+  void begin_finish() override {
+    prepared_finish_ = false;
+    if (!observations_.empty() || unsettled_rows_ > 0) return;  // settle() reads the counters on the host first
+    ensure_table();
+    const uint64_t copy = checked_copy_slots();
+    if (copy == 0) return;
+    enqueue_checked(copy);
+    prepared_finish_ = true;
+  }
+
+ private:
+  // Extracted entries finish() copies back in one round trip with the
+  // counters: every slot of a small table, else as many as the chunks' key
+  // ranges allow groups (groups_bound) when that is at most
+  // kBoundedExtractSlots; 0: neither, count first (finish_counted).
+  uint64_t checked_copy_slots() const {
+    const uint64_t slots = capacity_ + 2;
+    if (slots <= detail::kCheckedExtractSlots) return slots;
+    const uint64_t bound = groups_bound();
+    if (bound <= detail::kBoundedExtractSlots) return std::min(slots, bound);
+    return 0;
+  }
+
+  // The extraction kernel over the whole table, then one batch of copies
+  // (the overflow counters, the extracted count, the first `copy` extracted
+  // entries and the partitioned output) and an event complete_checked()
+  // waits for.
+  void enqueue_checked(uint64_t copy) {
     const uint64_t slots = capacity_ + 2;
     ensure_extract(slots);
     extract(slots);
     const size_t L = plan_.lanes.size();
     const uint64_t nd = direct_groups_;
-    const uint64_t stride = slots + nd;  // entries per region: table slots, then the direct output
+    const uint64_t stride = copy + nd;  // entries per region: table groups, then the direct output
     const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
-    result_staging_.ensure(nulls_at + slots + 64);
+    result_staging_.ensure(nulls_at + copy + 64);
     char* h = result_staging_.get<char>();
     TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), kCounterCount * sizeof(ull), cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), slots * 8, cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8, slots * 8, L,
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), copy * 8, cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8, copy * 8, L,
                                        cudaMemcpyDeviceToHost, cs()));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), slots, cudaMemcpyDeviceToHost, cs()));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), copy, cudaMemcpyDeviceToHost, cs()));
     if (nd > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + slots * 8, dir_keys_.get(), nd * 8, cudaMemcpyDeviceToHost, cs()));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + slots * 8, stride * 8, dir_lanes_.get(), dir_capacity_ * 8, nd * 8,
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + copy * 8, dir_keys_.get(), nd * 8, cudaMemcpyDeviceToHost, cs()));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + copy * 8, stride * 8, dir_lanes_.get(), dir_capacity_ * 8, nd * 8,
                                          L, cudaMemcpyDeviceToHost, cs()));
     }
-    sync_stream();
+    if (!sync_event_) TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&sync_event_, cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventRecord(sync_event_, cs()));
+    checked_copy_ = copy;
+    checked_direct_ = nd;
+    host_mark("extract enqueued");
+  }
+
+  // Waits for enqueue_checked()'s copies and builds the result. nullopt when
+  // the counters show a spill or loss that no observation covered, or more
+  // groups than were copied (the caller settles and extracts again), so the
+  // result is exact whatever the bounds assumed.
+  std::optional<GroupByResult> complete_checked() {
+    wait_event(sync_event_);
+    host_mark("copied");
+    const uint64_t slots = capacity_ + 2;
+    const uint64_t copy = checked_copy_, nd = checked_direct_;
+    const size_t L = plan_.lanes.size();
+    const uint64_t stride = copy + nd;
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
+    const char* h = result_staging_.get<char>();
     ull c[kCounterCount];
     std::memcpy(c, h, sizeof(c));
     if (c[kLost] != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups");
@@ -290,10 +378,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     }
     const uint64_t ng = c[kOutCount];
     if (ng > slots) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups from {} slots", ng, slots));
-    return build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at), reinterpret_cast<const uint8_t*>(h + nulls_at),
-                        stride, ng, slots, nd);
+    if (ng > copy) return std::nullopt;  // more groups than the key ranges allow: statistics were off
+    GroupByResult r = build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at),
+                                   reinterpret_cast<const uint8_t*>(h + nulls_at), stride, ng, copy, nd);
+    host_mark("result built");
+    return r;
   }
 
+ public:
   // Large tables: the group count first (one synchronization), then exactly
   // that many groups (a second one), so no copy is sized by the capacity.
   GroupByResult finish_counted() {
@@ -318,6 +410,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       n = h[kOccupied] + (h[4] > 0) + (h[5] > 0);
       break;
     }
+    host_mark("counted");
     ensure_extract(n + 2);
     extract(n + 2);
     const size_t L = plan_.lanes.size();
@@ -344,11 +437,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                                          cudaMemcpyDeviceToHost, cs()));
     }
     sync_stream();
+    host_mark("copied");
     ull count = 0;
     std::memcpy(&count, h, sizeof(ull));
     if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
-    return build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at), reinterpret_cast<const uint8_t*>(h + nulls_at),
-                        total, ng, ng, nd);
+    GroupByResult r = build_result(h + keys_at, reinterpret_cast<const ull*>(h + lanes_at),
+                                   reinterpret_cast<const uint8_t*>(h + nulls_at), total, ng, ng, nd);
+    host_mark("result built");
+    return r;
   }
 
   // The result from extracted groups in pinned memory: `ng` table groups at
@@ -444,6 +540,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, 2 * sizeof(ull), cs()));  // kSpillCount, kLost
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
     direct_groups_ = 0;
+    seen_range_.reset();
+    seen_range_known_ = true;
+    prepared_finish_ = false;
   }
 
  private:
@@ -546,6 +645,32 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       }
     }
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kOccupied), 0, sizeof(ull), cs()));
+    host_mark("table init");
+  }
+
+  // Keeps the union of the key ranges the chunks came with (catalog
+  // statistics): with every chunk's range known, no more than its size + 1
+  // (the NULL key) groups exist, which bounds what finish() must copy back.
+  void note_key_range(const ChunkPointers& chunk) {
+    if (chunk.rows <= 0 || !seen_range_known_) return;
+    if (!chunk.key_range) {
+      seen_range_known_ = false;
+      seen_range_.reset();
+      return;
+    }
+    const KeyRange r = *chunk.key_range;
+    if (r.max < r.min) return;  // no non-NULL key
+    if (!seen_range_) seen_range_ = r;
+    else seen_range_ = KeyRange{std::min(seen_range_->min, r.min), std::max(seen_range_->max, r.max)};
+  }
+
+  // Groups the table can hold at most by what the chunks' key ranges say
+  // (UINT64_MAX: unknown): one per key of the range, the NULL key's.
+  uint64_t groups_bound() const {
+    if (!seen_range_known_) return UINT64_MAX;
+    if (!seen_range_) return 1;  // only NULL keys (or none)
+    const uint64_t n = seen_range_->size();
+    return n >= UINT64_MAX - 1 ? UINT64_MAX : n + 1;
   }
 
   void validate(const ChunkPointers& chunk) const {
@@ -673,6 +798,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                  LaunchReport& report) {
     VariantConfig c = checked(requested, report);
     const kernels::SpillRef spill = spill_ref(static_cast<uint64_t>(ref.rows));
+    host_mark("checked");
     switch (variant) {
       case Variant::dense: {
         const KeyRange kr = range ? *range : measure(ref);
@@ -722,7 +848,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
         c.partition_bits = pbits;
         const auto bits = sort_bits(&kr, pbits);
         const kernels::ChunkRef<K> sorted = sort_piece(ref, bits.first, bits.second);
+        host_mark("sorted");
         launch_partitioned(sorted, bits.first, bits.second - bits.first, c, spill, report);
+        host_mark("kernel");
         break;
       }
     }
@@ -771,16 +899,18 @@ class TypedAggregator final : public GroupByAggregator::Impl {
       if (fast) kernel = kernels::shared_aggregate_kernel<K, R, kDense, true>;
     }
     const kernels::SharedLayout lay = shared_layout(p.slots, p.replicas, !kDense);
-    TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(lay.total_bytes)));
+    detail::ensure_dynamic_shared(device_.ordinal, reinterpret_cast<const void*>(kernel), lay.total_bytes);
+    host_mark("shared limit");
     clamp_threads(kernel, c, report);
     const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
                           (static_cast<int64_t>(c.launch.threads_per_block) * R);
     const int grid = occupancy_grid(kernel, c, lay.total_bytes, tiles, report);
+    host_mark("occupancy");
     report.grid_blocks = grid;
     report.shared_slots = p.slots;
     kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(ref, lanes_, lay, p, table_ref(), spill);
     TALLY_CUDA_CHECK_LAUNCH("shared_aggregate_kernel");
+    host_mark("kernel");
   }
 
   // Sizes the shared table within the budget that blocks_per_sm leaves.
@@ -899,9 +1029,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     TALLY_CUDA_CHECK_LAUNCH("dictionary_sample_kernel");
     auto build = kernels::dictionary_build_kernel<K>;
     const size_t build_bytes = set_bytes + table_bytes + 16;
-    TALLY_CUDA_CHECK(cudaFuncSetAttribute(build, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(build_bytes)));
-    cudaFuncAttributes attr{};
-    TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, build));
+    detail::ensure_dynamic_shared(device_.ordinal, reinterpret_cast<const void*>(build), build_bytes);
+    const cudaFuncAttributes attr = detail::cached_attributes(device_.ordinal, reinterpret_cast<const void*>(build));
     build<<<1, std::min(1024, attr.maxThreadsPerBlock) / 32 * 32, build_bytes, cs()>>>(d);
     TALLY_CUDA_CHECK_LAUNCH("dictionary_build_kernel");
 
@@ -944,8 +1073,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
         if (aligned(ref.keys) && aligned(ref.columns[0].data)) kernel = kernels::dictionary_count_sum_kernel<K, R, true>;
       }
     }
-    TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(lay.total_bytes)));
+    detail::ensure_dynamic_shared(device_.ordinal, reinterpret_cast<const void*>(kernel), lay.total_bytes);
     clamp_threads(kernel, c, report);
     const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
                           (static_cast<int64_t>(c.launch.threads_per_block) * R);
@@ -953,6 +1081,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     report.grid_blocks = grid;
     kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(ref, lanes_, lay, p, dp, d, table_ref(), spill);
     TALLY_CUDA_CHECK_LAUNCH("dictionary_aggregate_kernel");
+    host_mark("kernel");
   }
 
   // PARTITIONED, after the sort: partition boundaries, then one block per
@@ -1083,6 +1212,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     report.grid_blocks = grid;
     kernel<<<grid, c.launch.threads_per_block, 0, cs()>>>(ref, lanes_, table_ref(), spill);
     TALLY_CUDA_CHECK_LAUNCH("global_aggregate_kernel");
+    host_mark("kernel");
   }
 
   void launch_global(const kernels::ChunkRef<K>& ref, VariantConfig& c, const kernels::SpillRef& spill,
@@ -1408,7 +1538,15 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // Launches exempted from observation by cannot_overflow() ran since the
   // counters were last read: settle() and finish() read them.
   bool unverified_ = false;
-  cudaEvent_t sync_event_ = nullptr;  // sync_stream()
+  cudaEvent_t sync_event_ = nullptr;  // sync_stream(), enqueue_checked()
+  // Union of the chunks' key ranges since the last reset (note_key_range);
+  // known while every chunk came with one.
+  std::optional<KeyRange> seen_range_;
+  bool seen_range_known_ = true;
+  // begin_finish() enqueued the extraction of checked_copy_ entries (and
+  // checked_direct_ partitioned-output groups); finish() completes it.
+  bool prepared_finish_ = false;
+  uint64_t checked_copy_ = 0, checked_direct_ = 0;
 };
 
 }  // namespace tally::gpu

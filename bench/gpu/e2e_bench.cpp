@@ -323,7 +323,8 @@ int main(int argc, char** argv) {
           line.find("Execution Time") != std::string::npos || line.find("device time") != std::string::npos ||
           line.find("Tuning:") != std::string::npos || line.find("host per chunk") != std::string::npos ||
           line.find("enqueue per chunk") != std::string::npos || line.find("GPU: timeline") != std::string::npos ||
-          line.find("Planner side") != std::string::npos || line.find("GPU: launches") != std::string::npos)
+          line.find("Planner side") != std::string::npos || line.find("GPU: launches") != std::string::npos ||
+          line.find("GPU: start path") != std::string::npos || line.find("GPU: end path") != std::string::npos)
         plans += "  " + line + "\n";
       if (end == std::string::npos) break;
       at = end + 1;

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <chrono>
+#include <optional>
+#include <thread>
 #include <memory>
 #include <utility>
 #include <random>
@@ -110,8 +113,12 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
 // count(*) and sum(v) of an int32 key and value, `rows` rows with keys drawn
 // from [0, key_span), through an engine run in chunks of `chunk` rows;
 // checks every group against the reference and returns the run's report.
+// `table_oid` != 0: the chunks name stored columns of that table (chunk c
+// is storage chunk 1000 + c), so the engine keeps them resident in its
+// column cache and a repeated query finds them there, adjacent.
 executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, executor::AggregationSpec spec,
-                                          uint64_t seed, size_t rows, int64_t key_span, size_t chunk) {
+                                          uint64_t seed, size_t rows, int64_t key_span, size_t chunk,
+                                          uint64_t table_oid = 0) {
   spec.key_width = ColumnWidth::int32;
   spec.value_widths = {ColumnWidth::int32};
   spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}};
@@ -141,6 +148,10 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
     in.rows = e - b;
     in.keys = {ColumnWidth::int32, h.pointers.key.data, nullptr};
     in.values = {{ColumnWidth::int32, h.pointers.values[0].data, nullptr}};
+    if (table_oid != 0) {
+      in.keys.identity = {table_oid, 1000 + b / chunk, 0};
+      in.values[0].identity = {table_oid, 1000 + b / chunk, 1};
+    }
     in.filters.assign(spec.aggregates.size(), nullptr);
     run->sink(in);
   }
@@ -205,6 +216,102 @@ TEST(GpuAggregationEngine, UnderstatedKeyRangeExactOrCleanError) {
     (void)run_count_sum(*engine, spec, 4, 80000, 5000, 20000);
   } catch (const Error& e) {
     EXPECT_EQ(e.state(), SqlState::internal_error) << e.what();
+  }
+}
+
+// The detail line that starts with `prefix` ("" when none).
+std::string detail_line(const executor::AggregationReport& r, const std::string& prefix) {
+  for (const auto& d : r.details)
+    if (d.rfind(prefix, 0) == 0) return d;
+  return "";
+}
+
+// The number in `line` right before `word` (-1 when absent).
+long number_before(const std::string& line, const std::string& word) {
+  const size_t at = line.find(word);
+  if (at == std::string::npos || at < 2) return -1;
+  size_t from = line.rfind(' ', at - 2);
+  from = from == std::string::npos ? 0 : from + 1;
+  if (line[from] == '(') ++from;
+  return std::strtol(line.c_str() + from, nullptr, 10);
+}
+
+// Sets TALLY_GPU_KNOBS for a scope (read by each GpuRun when it starts).
+class KnobsScope {
+ public:
+  explicit KnobsScope(const char* knobs) {
+    if (const char* v = std::getenv("TALLY_GPU_KNOBS")) saved_ = v;
+    if (knobs) setenv("TALLY_GPU_KNOBS", knobs, 1);
+    else unsetenv("TALLY_GPU_KNOBS");
+  }
+  ~KnobsScope() {
+    if (saved_) setenv("TALLY_GPU_KNOBS", saved_->c_str(), 1);
+    else unsetenv("TALLY_GPU_KNOBS");
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+// The first chunk is launched from its own sink, before the second chunk
+// arrives (knob first=1, the default), and the chunks after it, resident
+// and adjacent in the column cache, are still joined into launches; first=0
+// holds it for the second sink, as before. Both exact.
+TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto engine = make_gpu_engine();
+  ASSERT_NE(engine, nullptr);
+  executor::AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.key_max = 999;
+  spec.estimated_groups = 1000;
+  spec.forced_variant = "dense";
+  const size_t chunk = size_t{1} << 16, rows = 8 * chunk;
+  (void)run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);  // copies the columns into the cache
+  for (const char* knobs : {"", "first=0"}) {
+    SCOPED_TRACE(knobs);
+    KnobsScope scope(knobs);
+    const auto r = run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);
+    const std::string path = detail_line(r, "GPU: start path");
+    ASSERT_FALSE(path.empty());
+    const size_t first_kernels = path.find("first kernels enqueued");
+    ASSERT_NE(first_kernels, std::string::npos) << path;
+    const size_t next_sink = path.find("next sink");
+    if (*knobs == 0) {
+      EXPECT_EQ(next_sink, std::string::npos) << "the first chunk waited for the second: " << path;
+    } else {
+      EXPECT_LT(next_sink, first_kernels) << "first=0 launched the first chunk from its own sink: " << path;
+    }
+    const std::string launches = detail_line(r, "GPU: launches:");
+    EXPECT_GE(number_before(launches, "chunks joined"), 2) << launches;
+    EXPECT_LT(number_before(launches, "for 8 chunks"), 8) << launches;
+  }
+}
+
+// finish() in one round trip behind the last chunk (begin_finish): a table
+// of more than 2^15 slots is copied back as far as the key range allows
+// groups, and statistics that understate the range (more groups than were
+// copied) fall back to counting first: exact either way.
+TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto engine = make_gpu_engine();
+  ASSERT_NE(engine, nullptr);
+  executor::AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.estimated_groups = 40000;  // a table of 2^17 slots
+  spec.forced_variant = "global";
+  for (const int64_t key_max : {int64_t{49999}, int64_t{99}}) {
+    SCOPED_TRACE(key_max);
+    spec.key_max = key_max;
+    const auto r = run_count_sum(*engine, spec, 12, 400000, 40000, 100000);
+    const std::string path = detail_line(r, "GPU: end path");
+    ASSERT_FALSE(path.empty());
+    EXPECT_NE(path.find("extract enqueued"), std::string::npos) << path;
+    EXPECT_LT(path.find("extract enqueued"), path.find("chunks done")) << "not enqueued behind the last chunk: " << path;
+    if (key_max == 99) EXPECT_NE(path.find("counted"), std::string::npos) << "no fallback for 40000 groups over 100 keys: " << path;
+    else EXPECT_EQ(path.find("counted"), std::string::npos) << "a second round trip with a true bound: " << path;
   }
 }
 
@@ -409,6 +516,37 @@ TEST(StartUpWarmUp, ColdRaceAfterTheWarmUpPaysNoFirstUse) {
   const FirstUseSnapshot after = first_use_snapshot(d.ordinal);
   EXPECT_EQ(after.pinned_allocations - before.pinned_allocations, 0u) << first_use_line(before, after);
   EXPECT_EQ(after.kernel_first_lookups - before.kernel_first_lookups, 0u) << first_use_line(before, after);
+}
+
+// A finished query leaves the next query's tuner on its key prepared off
+// the query path (the writer thread, from the records just written); the
+// next query with the same input takes it, one with another input makes its
+// own. Exact either way.
+TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  KnobsScope knobs(nullptr);
+  auto engine = make_gpu_engine();
+  ASSERT_NE(engine, nullptr);
+  MemoryTuningStore store;
+  executor::AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.key_max = 2999;
+  spec.estimated_groups = 3000;
+  spec.tuning_store = &store;
+  const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
+  (void)run_count_sum(*engine, spec, 21, rows, 3000, chunk);
+  // The writer thread prepares within microseconds; give it ample time.
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
+  settle();
+  const auto second = run_count_sum(*engine, spec, 22, rows, 3000, chunk);
+  EXPECT_NE(detail_line(second, "GPU: start path").find("tuner prepared ahead"), std::string::npos)
+      << detail_line(second, "GPU: start path");
+  settle();
+  spec.key_max = 3999;  // same key (bucket), another input: not the prepared one
+  const auto third = run_count_sum(*engine, spec, 23, rows, 3000, chunk);
+  EXPECT_NE(detail_line(third, "GPU: start path").find("tuner made on the query path"), std::string::npos)
+      << detail_line(third, "GPU: start path");
 }
 
 }  // namespace
