@@ -198,6 +198,7 @@ struct ChunkTuner::Slot {
   long explore_chunks = 0;
   bool screen_passed = false;  // its race screen did not end it: measured on whole chunks
   bool screened = false;       // left the race on its screen
+  double screen_share = 0;     // the share of a chunk its race screen runs on (ChunkTuner::screen_share_for)
 
   std::optional<double> best_time() const { return search->best_seconds_per_row(); }
 };
@@ -353,6 +354,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
   cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
   cold_search_grant_ = std::max(cold_search_budget_, long{measure_window_});
+  cold_exploit_run_ = std::max(in.cold_exploit_run, 0);
   similarity_s_ = params.similarity_s;
   bool any_cached = false;
   for (Variant v : pool) {
@@ -361,6 +363,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     s->name = std::string(variant_name(v));
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
     s->worth_measuring = !in.forced_variant.empty() || worth_measuring(v, in.spec, in.device, in.facts);
+    s->screen_share = rules_expect_far_slower(props, shape, s->name) ? race_slice_ / std::max(in.far_off_slice_divisor, 1.0)
+                                                                      : race_slice_;
     const SearchSpace grid = default_search_space(props, s->name);
     SearchSpace space(grid.axes(), s->base.launch);
     s->start = space.snap(kStartFromEngineRule ? s->base.launch : rule_launch_config(props, shape, s->name));
@@ -483,6 +487,10 @@ ChunkTuner::Plan ChunkTuner::plan() {
     if (target && !warm_draw_) warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
     p.search = target && *warm_draw_;
     p.slot = p.search ? target : &slot(*current_);
+  } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_exploit_left_ > 0) {
+    // A cold query between search windows (kDefaultColdExploitRun): the
+    // best configuration found, on chunks the engine joins.
+    p.search = false;
   } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_search_budget_ == 0) {
     // A cold query that has raced and spent its search budget runs the best
     // configuration found: its chunks join into few launches (~20% less
@@ -544,6 +552,7 @@ TunedChoice ChunkTuner::next() {
     --cold_search_budget_;
   }
   exploiting_ = exploits(p);
+  if (!warm_ && !search && cold_exploit_left_ > 0) --cold_exploit_left_;
   TunedChoice out;
   out.variant = s->variant;
   out.config = s->base;
@@ -557,8 +566,8 @@ TunedChoice ChunkTuner::next() {
     for (const auto& o : slots_) {
       if (o.get() != s && o->best_time() && (!ref || *o->best_time() < *ref->best_time())) ref = o.get();
     }
-    if (ref) {
-      out.screen_share = race_slice_;
+    if (ref && s->screen_share > 0) {
+      out.screen_share = s->screen_share;
       out.reference_variant = ref->variant;
       out.reference_config = ref->base;
       out.reference_config.launch = ref->search->best();
@@ -611,7 +620,7 @@ void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t
   }
   const double ratio = (t.raced_ms - fixed) / (t.reference_ms - fixed);
   last_screen_ratio_ = ratio;
-  if (ratio > race_abandon_factor_) {
+  if (ratio > screen_abandon_factor(proposed.screen_share)) {
     // Its time, for the records and explain(): the reference's per-row time
     // scaled by the slices' ratio (an estimate: what a whole chunk would show).
     s.search->report(proposed.config.launch, ratio * *ref_best);
@@ -619,9 +628,25 @@ void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t
     s.touched = true;
     s.screened = true;
     count(engine_counters().tuner_measurements);
+  } else if (proposed.screen_share < race_slice_ && ratio > race_abandon_factor_) {
+    // Slower than the full slice's threshold but within the small slice's
+    // tolerance for a larger fixed part: undecided, so it gets the full
+    // slice's screen next (a variant 1.5-3x off costs a small screen more
+    // than without the prior, one far off a quarter of its screen).
+    s.screen_share = race_slice_;
   } else {
     s.screen_passed = true;
   }
+}
+
+// A winner (true ratio <= 1) whose fixed launch part exceeds the
+// reference's by x is dropped when x > (abandon - 1) * the reference's slice
+// kernel time, and that kernel time shrinks with the slice: a slice k times
+// smaller than race_slice_ gets (abandon - 1) * k + 1, the same tolerance in
+// microseconds (~37 us at 2^16 groups on the H100) as the full slice.
+double ChunkTuner::screen_abandon_factor(double share) const {
+  if (!(share > 0) || !(race_slice_ > 0) || share >= race_slice_) return race_abandon_factor_;
+  return 1.0 + (race_abandon_factor_ - 1.0) * (race_slice_ / share);
 }
 
 void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
@@ -652,6 +677,7 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
   if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
   Slot& s = slot(v);
   const size_t before = s.search->state().measured.size();
+  const std::optional<double> best_before = s.best_time();
   s.search->report(c, seconds_per_row);
   s.touched = true;
   if ((!current_ || (warm_ && v != *current_)) && !s.best_time()) {
@@ -665,7 +691,16 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
       }
     }
   }
-  if (s.search->state().measured.size() > before) count(engine_counters().tuner_measurements);
+  if (s.search->state().measured.size() > before) {
+    count(engine_counters().tuner_measurements);
+    if (!warm_ && current_ && v == *current_ && cold_exploit_run_ > 0 && !s.search->converged() && s.best_time()) {
+      // A cold search window ended: unless it improved the best by more
+      // than s (still descending), the next chunks exploit before the next
+      // window.
+      const bool descending = best_before && *s.best_time() < (1.0 - similarity_s_) * *best_before;
+      if (!descending) cold_exploit_left_ = cold_exploit_run_;
+    }
+  }
   // Warm: a variant measured on search chunks that beats the cached best
   // takes over (vw-greedy).
   if (warm_ && current_ && v != *current_ && s.best_time() && slot(*current_).best_time() &&
@@ -705,7 +740,9 @@ std::string ChunkTuner::explain() const {
   for (const auto& o : slots_) {
     if (o->variant == s.variant || !o->best_time()) continue;
     others += fmt::format("{}{} {}{}", others.empty() ? "" : ", ", o->name, ns_per_row(*o->best_time()),
-                          o->touched ? (o->screened ? " screened out on a slice" : o->explored ? " explored" : " raced") : "");
+                          o->touched ? (o->screened ? fmt::format(" screened out on a slice ({:.1f}% of a chunk)", 100 * o->screen_share)
+                                                    : o->explored ? " explored" : " raced")
+                                     : "");
   }
   if (!others.empty()) out += "; other variants: " + others;
   return out;

@@ -17,7 +17,10 @@
 // configuration for one measurement (a few chunks; any variant can process any
 // chunk), then the fastest is searched further (DaMoN'19 Algorithm 1,
 // continuing the cached search state) and, once converged, runs its best
-// configuration. On a warm cache the cached best variant and configuration
+// configuration. Between that search's windows a cold query exploits the
+// best found for a few chunks unless the search is still descending
+// (kDefaultColdExploitRun), and a raced variant the rules expect to be far
+// slower is screened on a smaller slice (kFarOffSliceDivisor). On a warm cache the cached best variant and configuration
 // run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
@@ -106,6 +109,25 @@ struct ScreenTimes {
 // session 7).
 constexpr double kDefaultRaceSlice = 0.25;
 constexpr int kDefaultColdSearchWindows = -1;
+// After each measurement window of a cold query's search (once the race is
+// over) that did not improve the best by more than the plateau similarity
+// s, this many chunks run the best configuration found (exploiting chunks,
+// which the engine joins into one launch) before the next window. On the
+// H100 at 2^16 groups a cold query's 16 chunks were all single launches
+// (~60-70 us each over a joined one, ~0.8 ms of a ~7.3 ms query) because the
+// search held every chunk; a descending search (a rule start far from the
+// optimum) keeps searching every chunk. 0: search every chunk.
+constexpr int kDefaultColdExploitRun = 4;
+// A raced variant the rules expect to be far slower (rules_expect_far_slower:
+// sort while the hash table fits L2) is screened on this fraction of the
+// race slice (1/16 of a chunk for the default quarter). On the H100 at 2^16
+// groups sort's quarter-chunk screen ran at 0.15 ns/row against
+// partitioned's 0.018: ~0.55 ms of a ~7.3 ms cold first query for a variant
+// dropped anyway (bench/tuner/RESULTS.md, session 7, 00:20); on 1/16 it costs
+// a quarter of that. report_screen scales the abandon threshold so that the
+// fixed-part excess a winner may carry without being dropped stays the same
+// in microseconds as on the full slice (ChunkTuner::screen_abandon_factor).
+constexpr double kFarOffSliceDivisor = 4;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -118,12 +140,19 @@ struct ChunkTunerInput {
   std::string forced_variant;                  // "" = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
   // Share of a chunk a raced variant's screen runs on (0: no screens, the
-  // race measures whole chunks). See ChunkTuner::report_screen.
+  // race measures whole chunks); a variant the rules expect to be far slower
+  // (rules_expect_far_slower) gets a quarter of it. See ChunkTuner::report_screen.
   double race_slice = 0;
   // Measurement windows a cold query searches after its race before it runs
   // the best configuration found (< 0: search every chunk until converged).
   // The rest of the search continues in warm queries (warm_search_share).
   int cold_search_windows = -1;
+  // Exploiting chunks after each cold search window that found nothing
+  // better by more than s (kDefaultColdExploitRun; 0: none).
+  int cold_exploit_run = kDefaultColdExploitRun;
+  // A raced variant the rules expect to be far slower is screened on
+  // race_slice / this (1: the same slice as every other variant).
+  double far_off_slice_divisor = kFarOffSliceDivisor;
 };
 
 class ChunkTuner {
@@ -231,11 +260,15 @@ class ChunkTuner {
   long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
   double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
   double similarity_s_ = 0.06;        // SearchParams::similarity_s
+  long cold_exploit_run_ = 0;         // ChunkTunerInput::cold_exploit_run
+  long cold_exploit_left_ = 0;        // exploiting chunks left before the cold search's next window
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
   // Measurement proposals not reported yet, oldest first.
   std::vector<std::pair<Variant, LaunchConfig>> unreported_;
   void forget_unreported(Variant v, const LaunchConfig& c);
+  // The screen verdict's abandon threshold for a screen on `share` of a chunk.
+  double screen_abandon_factor(double share) const;
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
 

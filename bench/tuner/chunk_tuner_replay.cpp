@@ -26,7 +26,11 @@
 // recorded time, no screens, a cold query searching every chunk).
 //
 // usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
-//          [--race-slice S] [--cold-search-windows W]
+//          [--race-slice S] [--cold-search-windows W] [--cold-exploit-run N]
+//          [--far-off-slice-divisor D]
+// --cold-exploit-run 0 --far-off-slice-divisor 1 is the model of session 7
+// (a cold query searching every chunk, every raced variant screened on the
+// same slice).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -125,6 +129,8 @@ int main(int argc, char** argv) {
   double fixed_us = 30;
   double race_slice = tg::kDefaultRaceSlice;
   int cold_search_windows = tg::kDefaultColdSearchWindows;
+  int cold_exploit_run = tg::kDefaultColdExploitRun;
+  double far_off_divisor = tg::kFarOffSliceDivisor;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--launch-fixed-us") == 0 && i + 1 < argc) {
       fixed_us = std::max(0.0, std::atof(argv[++i]));
@@ -132,6 +138,14 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--race-slice") == 0 && i + 1 < argc) {
       race_slice = std::atof(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--far-off-slice-divisor") == 0 && i + 1 < argc) {
+      far_off_divisor = std::max(1.0, std::atof(argv[++i]));
+      continue;
+    }
+    if (std::strcmp(argv[i], "--cold-exploit-run") == 0 && i + 1 < argc) {
+      cold_exploit_run = std::max(0, std::atoi(argv[++i]));
       continue;
     }
     if (std::strcmp(argv[i], "--cold-search-windows") == 0 && i + 1 < argc) {
@@ -169,9 +183,9 @@ int main(int argc, char** argv) {
     if (!c.times.empty()) by_groups[c.groups][c.variant] = &c;
   }
   std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state; "
-              "launch fixed part %.1f us, race slice %.3f, cold search windows %d\n\n",
+              "launch fixed part %.1f us, race slice %.3f, cold search windows %d, cold exploit run %d, far-off slice divisor %.0f\n\n",
               spaces.metadata.count("source") ? spaces.metadata.at("source").c_str() : input.c_str(), chunks,
-              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows);
+              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows, cold_exploit_run, far_off_divisor);
   // The fixed part per launch in the recorded unit (seconds per row of a whole chunk).
   const double phi = fixed_us * 1e-6 / static_cast<double>(chunk_rows);
   constexpr int kJoinMax = 4;  // GpuRun: kJoinedLaunchRows / 2^24-row chunks
@@ -221,6 +235,8 @@ int main(int argc, char** argv) {
       input.seed = groups * 7919 + static_cast<uint64_t>(q);
       input.race_slice = race_slice;
       input.cold_search_windows = cold_search_windows;
+      input.cold_exploit_run = cold_exploit_run;
+      input.far_off_slice_divisor = far_off_divisor;
       input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);

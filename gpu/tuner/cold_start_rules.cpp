@@ -55,6 +55,10 @@ std::vector<std::string> rule_variant_order(const DeviceProperties& device, cons
   return order;
 }
 
+bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {
+  return variant == kVariantSort && device.l2_cache_bytes > 0 && table_bytes(shape, kFillNormal) <= device.l2_cache_bytes;
+}
+
 LaunchConfig rule_launch_config(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {
   LaunchConfig c;
   const int32_t max_tpb = floor_pow2(std::max(device.warp_size, device.max_threads_per_block));

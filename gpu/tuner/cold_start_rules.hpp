@@ -40,6 +40,15 @@ int32_t rule_fill_factor_percent(const DeviceProperties& device, const Aggregati
 // memory of one block; global; sort. gpu/'s can_use predicates filter further.
 std::vector<std::string> rule_variant_order(const DeviceProperties& device, const AggregationShape& shape);
 
+// Whether the rules expect `variant` to be far slower than the hash variants
+// for this shape, so that a cold query's race gives it only a small screen
+// (ChunkTuner): sort while the hash table (at the normal fill factor) fits
+// the device's L2. Karnagel's measurements: a cache-resident hash table
+// beats sorting by several times, since the sort moves every row several
+// times through device memory while the hash variants touch it once. A
+// prior, not a verdict: the variant is still screened and can still win.
+bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+
 // The starting launch configuration of a variant (Karnagel's grid rules): a
 // table within 4 x L2 is cache-resident and wants full occupancy; a larger
 // one wants only as many concurrent threads as keep one cache line each in

@@ -150,5 +150,86 @@ TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
   EXPECT_NE(tuner.records().empty(), true);
 }
 
+// The rules expect sort to be far slower while the hash table fits L2
+// (2^16 groups on the H100): its screen runs on a quarter of the race slice,
+// global's on the whole slice.
+TunedChoice screen_of(ChunkTuner& tuner, Variant v) {
+  TunedChoice c = after_first_variant(tuner);
+  for (int i = 0; i < 4 && c.variant != v; ++i) {
+    if (c.screen_share > 0) tuner.report_screen(c, screen(3.9 * kRefPerRow));
+    else tuner.report(c, 3.9 * kRefPerRow);
+    c = tuner.next();
+  }
+  EXPECT_EQ(c.variant, v);
+  return c;
+}
+
+ScreenTimes small_screen(double raced_per_row, double raced_fixed_ms = kFixedMs) {
+  ScreenTimes t;
+  t.slice_rows = kRows / 16;
+  t.rest_rows = kRows - 2 * t.slice_rows;
+  t.raced_ms = launch_ms(raced_per_row, t.slice_rows, raced_fixed_ms);
+  t.reference_ms = launch_ms(kRefPerRow, t.slice_rows);
+  t.rest_ms = launch_ms(kRefPerRow, t.rest_rows);
+  return t;
+}
+
+TEST(ChunkTunerScreen, AVariantTheRulesRankFarOffGetsASmallerSlice) {
+  ChunkTuner tuner(screened_query());
+  const TunedChoice global = after_first_variant(tuner);
+  EXPECT_EQ(global.variant, Variant::global_hash);
+  EXPECT_DOUBLE_EQ(global.screen_share, 0.25);
+  tuner.report_screen(global, screen(1.7 * kRefPerRow));
+  const TunedChoice sort = tuner.next();
+  EXPECT_EQ(sort.variant, Variant::sort);
+  EXPECT_DOUBLE_EQ(sort.screen_share, 0.25 / 4);
+  // Far slower (8x, the H100's 0.15 against 0.018 ns/row): out after the small slice.
+  tuner.report_screen(sort, small_screen(8 * kRefPerRow));
+  EXPECT_NEAR(tuner.last_screen_ratio(), 8, 0.1);
+  EXPECT_EQ(tuner.next().variant, Variant::partitioned_hash);
+  EXPECT_NE(tuner.explain().find("ns/row screened out on a slice (6.2% of a chunk)"), std::string::npos)
+      << tuner.explain();
+}
+
+TEST(ChunkTunerScreen, ASmallSliceToleratesTheSameFixedPartExcessAsAFullOne) {
+  // A sort that would win (0.9x) but pays 35 us more per launch than the
+  // reference: on a sixteenth of a chunk its raw ratio is ~2.9, under the
+  // small slice's threshold 1 + 0.5 x 4 = 3 (on a quarter, 1.36 < 1.5):
+  // undecided, so it gets a quarter-chunk screen, which it passes.
+  ChunkTuner tuner(screened_query());
+  const TunedChoice sort = screen_of(tuner, Variant::sort);
+  const ScreenTimes t = small_screen(0.9 * kRefPerRow, kFixedMs + 0.035);
+  tuner.report_screen(sort, t);
+  EXPECT_GT(tuner.last_screen_ratio(), 1.5);
+  EXPECT_LT(tuner.last_screen_ratio(), 3.0);
+  const TunedChoice again = tuner.next();
+  EXPECT_EQ(again.variant, Variant::sort);
+  EXPECT_DOUBLE_EQ(again.screen_share, 0.25);
+  tuner.report_screen(again, screen(0.9 * kRefPerRow, kFixedMs + 0.035));
+  const TunedChoice whole = tuner.next();
+  EXPECT_EQ(whole.variant, Variant::sort);
+  EXPECT_EQ(whole.screen_share, 0.0);  // passed: measured on whole chunks
+}
+
+TEST(ChunkTunerScreen, FarOffRankingFollowsTheL2) {
+  // 2^24 groups: a 320 MB hash table is far beyond the H100's 50 MB L2, and
+  // sort's screen is the full slice again.
+  ChunkTunerInput in = screened_query();
+  in.facts.estimated_groups = 1u << 24;
+  ChunkTuner tuner(in);
+  TunedChoice c = tuner.next();
+  for (int i = 0; i < 16 && c.variant != Variant::sort; ++i) {
+    if (c.screen_share > 0) {
+      EXPECT_DOUBLE_EQ(c.screen_share, 0.25);
+      tuner.report_screen(c, screen(3.9 * kRefPerRow));
+    } else {
+      tuner.report(c, c.variant == Variant::partitioned_hash ? kRefPerRow : 3.9 * kRefPerRow);
+    }
+    c = tuner.next();
+  }
+  ASSERT_EQ(c.variant, Variant::sort);
+  EXPECT_DOUBLE_EQ(c.screen_share, 0.25);
+}
+
 }  // namespace
 }  // namespace tally::gpu

@@ -97,5 +97,18 @@ TEST(DeviceProperties, FingerprintSeparatesDevices) {
   EXPECT_NE(a.fingerprint(), gtx_titan().fingerprint());
 }
 
+TEST(ColdStartRules, SortIsExpectedFarSlowerOnlyWhileTheHashTableFitsL2) {
+  // 2^16 groups x 20-byte slots at 50% fill = 2.6 MB: within the H100's 50 MB
+  // L2, beyond the GTX Titan's 1.5 MB; 2^22 groups = 168 MB: beyond both.
+  AggregationShape s = groups(65536);
+  s.key_bytes = 4;
+  s.state_bytes = 16;
+  EXPECT_TRUE(rules_expect_far_slower(h100(), s, kVariantSort));
+  EXPECT_FALSE(rules_expect_far_slower(gtx_titan(), s, kVariantSort));
+  EXPECT_FALSE(rules_expect_far_slower(h100(), s, kVariantGlobal));
+  s.estimated_groups = 1 << 22;
+  EXPECT_FALSE(rules_expect_far_slower(h100(), s, kVariantSort));
+}
+
 }  // namespace
 }  // namespace tally::gpu
