@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/statement_timeline.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/group_aggregator.hpp"
@@ -644,6 +645,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   ResultSet result;
   result.fields = select_fields(plan);
   const auto started = std::chrono::steady_clock::now();
+  if (ec.stream_to_client) statement_timeline().stamp(StatementTimeline::executor_start);
   size_t ncols = plan.table ? plan.table->columns().size() : 0;
   std::vector<Vector> out_columns;
   for (const auto& o : plan.outputs) out_columns.emplace_back(o->type);
@@ -786,6 +788,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     }
   }
   order_and_limit(plan, result, out_columns, out_rows, ec);
+  if (ec.stream_to_client) statement_timeline().stamp(StatementTimeline::executor_end);
   if (ec.explain) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "common/statement_timeline.hpp"
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
@@ -200,6 +201,7 @@ class SessionPortal final : public protocol::Portal {
     }
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);
+      statement_timeline().stamp(StatementTimeline::result_ready);
       if (result_->returns_rows) {
         auto fields = result_->fields;
         for (size_t i = 0; i < fields.size() && i < formats_.size(); ++i) fields[i].format = formats_[i];
@@ -670,6 +672,7 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
         statements->size() == 1 ? analyze_shared(sql, parsed, {}) : std::make_shared<const Analyzed>(analyze(sql, parsed, {}));
     analyzed = analysis_for_bind(std::move(analyzed));
     ResultSet result = execute(*analyzed, {}, out);
+    statement_timeline().stamp(StatementTimeline::result_ready);
     if (result.returns_rows) {
       out.row_description(result.fields);
       std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/statement_timeline.hpp"
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_buffer.hpp"
 
@@ -88,6 +89,7 @@ void MessageChannel::flush() {
   std::string pending;
   pending.swap(out_);
   stream_.write_all(pending);
+  statement_timeline().flushed();
   // Keep the capacity for the next batch.
   pending.clear();
   out_.swap(pending);

@@ -6,6 +6,7 @@
 #include "protocol/backend_messages.hpp"
 #include "protocol/error_encoding.hpp"
 #include "protocol/message_buffer.hpp"
+#include "common/statement_timeline.hpp"
 
 namespace tally::protocol {
 
@@ -315,15 +316,18 @@ void Session::dispatch(char type, const std::string& body) {
 
 void Session::simple_query(const frontend::Query& m) {
   state_ = State::in_query;
+  statement_timeline().begin(host_.wants_statement_timeline());
   // A simple Query drops the unnamed statement and portal (exec_simple_query).
   statements_.erase("");
   portals_.erase("");
   begin_statement();
   writer_.set_in_execute(false);
   handler_->simple_query(m.sql, writer_);
+  statement_timeline().stamp(StatementTimeline::statement_done);
   drop_portals_if_idle();
   state_ = State::ready;
   ready_for_query();
+  report_timeline();
 }
 
 void Session::parse(frontend::Parse& m) {
@@ -413,6 +417,7 @@ void Session::execute(const frontend::Execute& m) {
   PortalEntry* entry = portals_.find(m.portal);
   if (entry == nullptr) throw portal_missing(m.portal);
   state_ = State::in_query;
+  statement_timeline().begin(host_.wants_statement_timeline());
   begin_statement();
   writer_.set_in_execute(true);
   uint64_t max_rows = m.max_rows > 0 ? static_cast<uint64_t>(m.max_rows) : 0;
@@ -424,6 +429,7 @@ void Session::execute(const frontend::Execute& m) {
     throw;
   }
   writer_.set_in_execute(false);
+  statement_timeline().stamp(StatementTimeline::statement_done);
   if (!finished) backend::encode(backend::PortalSuspended{}, channel_.out());
   state_ = State::ready;
 }
@@ -445,6 +451,15 @@ void Session::sync() {
   handler_->sync();
   drop_portals_if_idle();
   ready_for_query();
+  report_timeline();
+}
+
+void Session::report_timeline() {
+  StatementTimeline& timeline = statement_timeline();
+  if (!timeline.enabled) return;
+  timeline.stamp(StatementTimeline::ready_for_query);
+  host_.statement_timeline(info_.process_id, timeline);
+  timeline.enabled = false;  // one report per statement
 }
 
 void Session::drop_portals_if_idle() {

@@ -70,6 +70,8 @@ class Session {
   void ready_for_query();
   // Portals do not outlive the transaction that created them.
   void drop_portals_if_idle();
+  // After a ReadyForQuery: hands the statement's timeline, if kept, to the host.
+  void report_timeline();
   // Resets the cancel token for a new statement, keeping a pending shutdown,
   // and arms statement_timeout.
   void begin_statement();

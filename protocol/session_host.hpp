@@ -8,6 +8,7 @@
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
+#include "common/statement_timeline.hpp"
 
 namespace tally::protocol {
 
@@ -40,6 +41,12 @@ class SessionHost {
   virtual void connection_refused(const Error& /*error*/) {}
   // A Query message or an Execute ended; error is null on success.
   virtual void statement_finished(const Error* /*error*/) {}
+  // Whether the next statement keeps a StatementTimeline (asked once per
+  // Query or Execute; off by default, so the stamps cost nothing).
+  virtual bool wants_statement_timeline() { return false; }
+  // A statement's timeline, once its ReadyForQuery was flushed (extended
+  // protocol: at the Sync after the Execute).
+  virtual void statement_timeline(int32_t /*process_id*/, const StatementTimeline& /*timeline*/) {}
 };
 
 }  // namespace tally::protocol

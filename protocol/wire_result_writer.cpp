@@ -53,6 +53,7 @@ void WireResultWriter::row_description(std::span<const FieldDescription> fields)
 
 void WireResultWriter::data_row(std::span<const std::optional<std::string_view>> fields) {
   backend::encode_data_row(fields, channel_.out());
+  statement_timeline().row_buffered();
   channel_.flush_if_large();
 }
 

@@ -3,6 +3,7 @@
 // a MessageChannel, and reads COPY FROM STDIN data for the executor.
 #include <string>
 
+#include "common/statement_timeline.hpp"
 #include "protocol/message_channel.hpp"
 #include "protocol/query_handler.hpp"
 
@@ -39,12 +40,22 @@ class WireResultWriter : public ResultWriter {
   void copy_out_end() override;
   // DataRows are encoded by the executor straight into the channel's output.
   std::string* data_row_buffer() override { return &channel_.out(); }
-  void data_rows_appended() override { channel_.flush_if_large(); }
+  void data_rows_appended() override {
+    statement_timeline().row_buffered();
+    channel_.flush_if_large();
+  }
+  void data_rows_first_batch() override {
+    statement_timeline().row_buffered();
+    channel_.flush();
+  }
   // What the channel holds goes first, then the messages, straight from the
   // encoder's buffer.
   void data_rows_encoded(std::string_view messages) override {
     channel_.flush();
     channel_.stream().write_all(messages);
+    StatementTimeline& timeline = statement_timeline();
+    timeline.row_buffered();
+    timeline.flushed();
   }
 
  private:

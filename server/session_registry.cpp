@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "common/log.hpp"
 #include "protocol/scram.hpp"
 #include "server/metrics.hpp"
 
@@ -95,6 +96,20 @@ size_t SessionRegistry::sessions() const {
 void SessionRegistry::cancel_all_for_shutdown() {
   std::lock_guard lock(mutex_);
   for (auto& [pid, entry] : sessions_) entry.token->request(CancelReason::shutdown);
+}
+
+bool SessionRegistry::wants_statement_timeline() { return log::enabled(log::Level::debug); }
+
+void SessionRegistry::statement_timeline(int32_t process_id, const StatementTimeline& timeline) {
+  using P = StatementTimeline;
+  log::debug("statement_timeline",
+             {{"pid", process_id},
+              {"executor_start_us", timeline.offset_us(P::executor_start)},
+              {"executor_end_us", timeline.offset_us(P::executor_end)},
+              {"result_ready_us", timeline.offset_us(P::result_ready)},
+              {"first_data_row_us", timeline.offset_us(P::first_data_row)},
+              {"statement_done_us", timeline.offset_us(P::statement_done)},
+              {"ready_for_query_us", timeline.offset_us(P::ready_for_query)}});
 }
 
 }  // namespace tally::server

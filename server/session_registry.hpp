@@ -27,6 +27,10 @@ class SessionRegistry : public protocol::SessionHost {
   // tally_connections_refused_total and tally_queries_total{outcome}.
   void connection_refused(const Error& error) override;
   void statement_finished(const Error* error) override;
+  // At log level debug: a "statement_timeline" line per statement, with each
+  // point's microseconds after the message's receipt (-1: not reached).
+  bool wants_statement_timeline() override;
+  void statement_timeline(int32_t process_id, const StatementTimeline& timeline) override;
   void set_statement_deadline(
       CancelToken& token,
       std::optional<std::chrono::steady_clock::time_point> deadline) override;

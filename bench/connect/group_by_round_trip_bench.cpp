@@ -13,8 +13,15 @@
 // Checks: every query returns G rows; the lean client's row checksum equals
 // libpq's; Tally's rows equal PostgreSQL's (sorted).
 //
+// A second table splits Tally's side into phases (WireClient::query_phases:
+// Parse+Bind, Execute to the first DataRow, the rest) next to Execution Time.
+// --trace adds a third: a second tallyd at log level debug writes each
+// statement's server-side timeline (common/statement_timeline.hpp: executor
+// start and end, result ready, first DataRow written, ReadyForQuery), and the
+// bench prints its medians in microseconds after the Execute's receipt.
+//
 // Usage: group_by_round_trip_bench --tallyd PATH [--rows 262144] [--groups 1,4096,65536]
-//                                  [--reps 1000] [--tallyd-args "..."] [--no-postgres]
+//                                  [--reps 1000] [--tallyd-args "..."] [--no-postgres] [--trace]
 // Repetitions shrink with G (reps * 4096 / G, at least 50) so a run stays short.
 #include <libpq-fe.h>
 
@@ -23,7 +30,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +132,8 @@ double execution_us(PGconn* c, const std::string& sql) {
 
 struct Cell {
   double libpq_us = 0, libpq_p90 = 0, lean_us = 0, lean_p90 = 0, exec_us = -1;
+  // WireClient::query_phases medians: Parse+Bind, Execute to the first DataRow, the rest.
+  double bind_us = 0, first_row_us = 0, rest_us = 0;
   Rows rows;
   std::string check = "ok";
 };
@@ -145,6 +157,16 @@ Cell measure(PGconn* c, tally::bench::WireClient& lean, const std::string& sql, 
     result = lean.query(sql, false);
     leans.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
+  std::vector<double> binds, firsts, rests;
+  for (int i = 0; i < reps; ++i) {
+    const auto p = lean.query_phases(sql);
+    binds.push_back(p.bind_us);
+    firsts.push_back(p.first_row_us);
+    rests.push_back(p.rest_us);
+  }
+  cell.bind_us = quantile(binds, 0.5);
+  cell.first_row_us = quantile(firsts, 0.5);
+  cell.rest_us = quantile(rests, 0.5);
   if (explain) {
     for (int i = 0; i < std::max(5, reps / 10); ++i) execs.push_back(execution_us(c, sql));
     cell.exec_us = quantile(execs, 0.5);
@@ -161,6 +183,26 @@ Cell measure(PGconn* c, tally::bench::WireClient& lean, const std::string& sql, 
   return cell;
 }
 
+// The statement_timeline lines (server/session_registry.cpp) of tallyd's log
+// from line `from` on: per field, its values. Advances `from`.
+std::map<std::string, std::vector<double>> timeline_fields(const std::string& log_path, size_t& from) {
+  std::map<std::string, std::vector<double>> fields;
+  std::ifstream in(log_path);
+  size_t index = 0;
+  for (std::string line; std::getline(in, line); ++index) {
+    if (index < from || line.find("event=statement_timeline") == std::string::npos) continue;
+    for (size_t at = line.find(' '); at != std::string::npos; at = line.find(' ', at + 1)) {
+      const size_t eq = line.find('=', at);
+      const size_t end = line.find(' ', at + 1);
+      if (eq == std::string::npos || (end != std::string::npos && eq > end)) continue;
+      const std::string key = line.substr(at + 1, eq - at - 1);
+      if (key.size() > 3 && key.compare(key.size() - 3, 3, "_us") == 0) fields[key].push_back(std::atof(line.c_str() + eq + 1));
+    }
+  }
+  from = index;
+  return fields;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,6 +210,7 @@ int main(int argc, char** argv) {
   uint64_t rows = uint64_t{1} << 18;
   int reps = 1000;
   bool postgres = true;
+  bool trace = false;
   std::vector<uint64_t> groups = {1, 4096, 65536};
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -177,6 +220,7 @@ int main(int argc, char** argv) {
     else if (flag == "--rows" && has_value) rows = std::strtoull(argv[++i], nullptr, 10);
     else if (flag == "--reps" && has_value) reps = std::max(1, std::atoi(argv[++i]));
     else if (flag == "--no-postgres") postgres = false;
+    else if (flag == "--trace") trace = true;
     else if (flag == "--groups" && has_value) {
       groups.clear();
       for (const char* p = argv[++i]; *p;) {
@@ -192,7 +236,7 @@ int main(int argc, char** argv) {
   if (tallyd.empty()) {
     std::fprintf(stderr,
                  "usage: group_by_round_trip_bench --tallyd PATH [--rows N] [--groups 1,4096,65536] [--reps R] "
-                 "[--tallyd-args \"...\"] [--no-postgres]\n");
+                 "[--tallyd-args \"...\"] [--no-postgres] [--trace]\n");
     return 2;
   }
 
@@ -225,6 +269,7 @@ int main(int argc, char** argv) {
     bool explain;
   };
   std::vector<Query> queries = {{"SELECT 1", "SELECT 1", 1, false}};
+  std::vector<std::pair<std::string, Cell>> phases;  // Tally's, for the second table
   for (uint64_t g : groups) {
     const std::string col = "g" + std::to_string(g);
     queries.push_back({"G=" + std::to_string(g), "SELECT " + col + ", sum(v) FROM r GROUP BY " + col, std::min(g, rows), true});
@@ -244,6 +289,56 @@ int main(int argc, char** argv) {
                 t.libpq_us, t.libpq_p90, t.lean_us, t.lean_p90, t.exec_us, outside, p ? p->libpq_us : -1, p ? p->lean_us : -1,
                 p ? p->exec_us : -1, p ? t.lean_us / p->lean_us : 0.0, check.c_str());
     std::fflush(stdout);
+    phases.emplace_back(q.label, std::move(t));
+  }
+  // Where a query's time goes on Tally's side: gap_us is what passes between
+  // the end of the executor's timed part (Execution Time) and the first
+  // DataRow reaching the client, minus nothing: it includes one loopback
+  // hop and the client's recv.
+  std::printf("\nTally phases (WireClient::query_phases, medians; Execute+Sync sent together):\n");
+  std::printf("%-9s | %9s %12s %9s %9s | %9s\n", "query", "bind_us", "first_row_us", "rest_us", "exec_us", "gap_us");
+  for (const auto& [label, t] : phases) {
+    std::printf("%-9s | %9.1f %12.1f %9.1f %9.1f | %9.1f\n", label.c_str(), t.bind_us, t.first_row_us, t.rest_us,
+                t.exec_us, t.exec_us >= 0 ? t.first_row_us - t.exec_us : -1.0);
+  }
+  if (trace) {
+    // A tallyd of its own at log level debug, so the first two tables were
+    // measured without the timeline's stamps and log lines.
+    tally::testing::TallyServer traced(tallyd, tallyd_args + " --log-level debug");
+    PGconn* c = PQconnectdb(traced.conninfo().c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::fprintf(stderr, "connect failed\n");
+      return 1;
+    }
+    load(c, rows, groups);
+    PQfinish(c);
+    tally::bench::WireClient client(traced.conninfo());
+    std::printf("\nTally server timeline (--log-level debug; medians, us after the Execute's receipt; client first_row_us\n"
+                "from the same run):\n");
+    std::printf("%-9s | %9s %9s %9s %9s %9s %9s | %9s %9s %9s\n", "query", "exec_beg", "exec_end", "result", "first_row",
+                "done", "rfq", "end->row", "client_1st", "exec_us");
+    size_t from = 0;
+    for (const Query& q : queries) {
+      if (!q.explain) continue;
+      const int n = std::max<int>(50, static_cast<int>(static_cast<uint64_t>(reps) * 4096 / std::max<uint64_t>(4096, *q.rows)));
+      for (int i = 0; i < 3; ++i) client.query_phases(q.sql);  // warm-up
+      timeline_fields(traced.log_path(), from);
+      std::vector<double> firsts;
+      for (int i = 0; i < n; ++i) firsts.push_back(client.query_phases(q.sql).first_row_us);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the log sink writes every 50 ms
+      auto f = timeline_fields(traced.log_path(), from);
+      std::vector<double> gaps;
+      const auto& ends = f["executor_end_us"];
+      const auto& rows_at = f["first_data_row_us"];
+      for (size_t i = 0; i < std::min(ends.size(), rows_at.size()); ++i) gaps.push_back(rows_at[i] - ends[i]);
+      std::printf("%-9s | %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f | %9.1f %9.1f %9zu\n", q.label.c_str(),
+                  quantile(f["executor_start_us"], 0.5), quantile(ends, 0.5), quantile(f["result_ready_us"], 0.5),
+                  quantile(rows_at, 0.5), quantile(f["statement_done_us"], 0.5), quantile(f["ready_for_query_us"], 0.5),
+                  quantile(gaps, 0.5), quantile(firsts, 0.5), ends.size());
+    }
+    std::printf("exec_beg/exec_end: the executor's timed part (Execution Time); result: the result set handed to the\n"
+                "portal; first_row: the first write(2) carrying a DataRow returned; done: CommandComplete buffered;\n"
+                "rfq: ReadyForQuery flushed; end->row: first_row - exec_end per query; last column: lines read.\n");
   }
   std::printf("libpq_us/lean_us: median wall time per query (PQexec / lean client, text results), p90 next to each;\n"
               "exec_us: median EXPLAIN ANALYZE Execution Time; outside_us = lean_us - exec_us: parse, plan, catalog,\n"

@@ -3,6 +3,9 @@
 // command language so that tests can make the session see every kind of
 // result. Commands in a simple Query are separated by ';':
 //   rows N     RowDescription (one int4 column "n"), N DataRows, "SELECT N"
+//   rowsfail N N DataRows sent at once (ResultWriter::data_rows_first_batch),
+//              then ERROR 22012, as `SELECT 1/(n-N) FROM generate_series(0,N) n`
+//              fails in PostgreSQL after its first rows left
 //   fail       ERROR 42601        fatal   FATAL 57P01       crash  std::runtime_error
 //   begin      status T, "BEGIN"  commit  status I, "COMMIT"
 //   notice     a NoticeResponse   setting a ParameterStatus
@@ -65,6 +68,17 @@ class FakeStatement : public PreparedStatement {
   std::vector<uint32_t> types;
 };
 
+// N DataRows of one int4 column, sent at once, then division by zero.
+inline void rows_then_fail(int n, ResultWriter& out) {
+  for (int i = 0; i < n; ++i) {
+    std::string value = std::to_string(i);
+    std::optional<std::string_view> cell(value);
+    out.data_row(std::span(&cell, 1));
+  }
+  out.data_rows_first_batch();
+  throw Error(SqlState::division_by_zero, "division by zero");
+}
+
 class FakePortal : public Portal {
  public:
   FakePortal(const FakeStatement& statement, std::vector<ParameterValue> params,
@@ -84,6 +98,9 @@ class FakePortal : public Portal {
   }
   bool execute(uint64_t max_rows, ResultWriter& out) override {
     if (statement_.command == "fail") throw Error(SqlState::syntax_error, "fake failure");
+    if (statement_.command.rfind("rowsfail ", 0) == 0) {
+      rows_then_fail(row_count(statement_.command.substr(9)), out);
+    }
     auto fields = result_fields();
     if (fields) out.row_description(*fields);  // must be dropped inside Execute
     uint64_t sent = 0;
@@ -172,6 +189,10 @@ class FakeHandler : public QueryHandler {
         out.data_row(std::span(&cell, 1));
       }
       out.command_complete("SELECT " + std::to_string(n));
+    } else if (command.rfind("rowsfail ", 0) == 0) {
+      FieldDescription field = int4_field("n");
+      out.row_description(std::span(&field, 1));
+      rows_then_fail(row_count(command.substr(9)), out);
     } else if (command == "fail") {
       throw Error(SqlState::syntax_error, "fake failure");
     } else if (command == "fatal") {

@@ -33,6 +33,7 @@ class ScriptedStream : public ByteStream {
   void write_all(std::string_view bytes) override {
     if (fail_writes) throw ConnectionLost("scripted write failure");
     output.append(bytes);
+    write_ends.push_back(output.size());
   }
   bool tls_available() const override { return tls_available_; }
   void start_tls() override { tls_ = true; }
@@ -45,6 +46,8 @@ class ScriptedStream : public ByteStream {
   void set_tls_available(bool available) { tls_available_ = available; }
 
   std::string output;
+  // Where each write_all ended in `output`: what the client received at once.
+  std::vector<size_t> write_ends;
   bool fail_writes = false;
 
  private:

@@ -33,6 +33,12 @@ class TimerRecordingHost : public FakeHost {
         std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now()).count());
   }
   std::vector<std::optional<int64_t>> calls;
+
+  // Statement timelines, kept when `keep_timelines` is set.
+  bool wants_statement_timeline() override { return keep_timelines; }
+  void statement_timeline(int32_t, const StatementTimeline& timeline) override { timelines.push_back(timeline); }
+  bool keep_timelines = false;
+  std::vector<StatementTimeline> timelines;
 };
 
 class SqlSessionHarness {
@@ -51,6 +57,11 @@ class SqlSessionHarness {
       database = executor::Database::open_with_tables(config, std::make_unique<executor::MemoryTableProvider>());
     }
   }
+  // Over the given in-memory tables.
+  explicit SqlSessionHarness(std::unique_ptr<executor::TableProvider> tables) {
+    config.gpu_device = -2;
+    database = executor::Database::open_with_tables(config, std::move(tables));
+  }
   ~SqlSessionHarness() {
     database.reset();
     if (!data_dir_.empty()) std::filesystem::remove_all(data_dir_);
@@ -61,6 +72,10 @@ class SqlSessionHarness {
   // The same, sending the parts one after the other with a pause between
   // (each when the server has consumed the previous one).
   std::vector<backend::Message> run_parts(std::vector<std::string> parts, std::chrono::milliseconds pause) {
+    return backend::decode_all(run_raw(std::move(parts), pause).output);
+  }
+  // The same, returning the stream: its output and where each write ended.
+  ScriptedStream run_raw(std::vector<std::string> parts, std::chrono::milliseconds pause = {}) {
     ScriptedStream stream(startup_packet("tally", "tally", "sql-session-test") + parts.at(0));
     size_t next = 1;
     stream.set_responder([&](const std::string&) -> std::string {
@@ -70,7 +85,8 @@ class SqlSessionHarness {
     });
     Session session(config, database->handler_factory(), host, stream);
     session.run();
-    return backend::decode_all(stream.output);
+    stream.set_responder(nullptr);  // it refers to this frame's locals
+    return stream;
   }
 
   config::Config config;
