@@ -194,7 +194,10 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
         // column's copy finished long ago, and each cudaStreamWaitEvent
         // between two chunks' kernels is a point where the compute stream
         // cannot run them back to back.
-        if (hit->ready && copy_pending(hit->ready)) out.waits.push_back(hit->ready);
+        if (hit->ready && !hit->ready_seen.load(std::memory_order_acquire)) {
+          if (copy_pending(hit->ready)) out.waits.push_back(hit->ready);
+          else hit->ready_seen.store(true, std::memory_order_release);
+        }
         out.leases.push_back(std::move(hit));
         ++out.hits;
         continue;

@@ -11,6 +11,7 @@
 // last query that reads it lets go (the bound can be exceeded by what running
 // queries hold, never by what sits idle). Thread-safe: sessions query in
 // parallel threads. Host-only header: builds without CUDA.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -37,6 +38,10 @@ struct DeviceColumn {
   uint8_t* validity = nullptr;  // nullptr: no NULLs
   uint64_t bytes = 0;
   EventHandle ready = nullptr;
+  // Set once `ready` was seen complete: later look-ups skip the event query
+  // (a cudaEventQuery per resident column per chunk, microseconds each, on
+  // the host's path to every launch).
+  mutable std::atomic<bool> ready_seen{false};
   int device = 0;
   // Set when the memory is a slot of a column region (column_regions.hpp):
   // freed by dropping this rather than by cudaFreeAsync.

@@ -1,5 +1,8 @@
 #include "gpu/gpu_aggregate_engine.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -54,6 +57,10 @@ constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
 // between chunks 0.17 -> 0.96-1.27 ms, cold first Q server side 1.44 -> 1.65x
 // (full shape) and 1.20 -> 1.48x (HAVING shape, A/B in the same call).
 constexpr bool kDefaultLaunchGate = false;
+// How long a query thread spins for the engine's mutex before it sleeps
+// (GpuAggregationEngine::query_lock): longer than the writer thread's
+// bookkeeping under it, short against a query.
+constexpr std::chrono::microseconds kQueryLockSpin{100};
 
 // Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
 // from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64,feedback=0"), or from the file
@@ -177,6 +184,19 @@ std::optional<GroupBySpec> translate(const AggregationSpec& s) {
 
 class GpuAggregationEngine;
 
+// Puts the calling thread (the engine's writer) under SCHED_IDLE: woken by a
+// query thread it was placed on that thread's CPU and ran its bookkeeping
+// there first (the query's end path lost 30-60 us right after the wake-up
+// on the H100 host); at idle priority it never preempts a query and runs on
+// an idle core. Best effort: left as it is where the policy is refused.
+void background_priority() {
+#ifdef SCHED_IDLE
+  sched_param p{};
+  p.sched_priority = 0;
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+#endif
+}
+
 // A pipeline and the aggregator its last query used, reused together (the
 // aggregator launches on the pipeline's stream): a repeated query finds its
 // global table, spill buffer, pinned counters and observation events made,
@@ -200,9 +220,22 @@ std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
   return k;
 }
 
-// Whether a tuner made from `a` is the one `b` would make, records and the
-// exploration seed aside (the engine's device is the same for both).
-bool same_tuner_input(const ChunkTunerInput& a, const ChunkTunerInput& b) {
+// What a query would make its ChunkTuner from, records and seed aside: the
+// fields a prepared tuner's input is compared with (no ChunkTunerInput is
+// built on the query path unless the tuner is made there).
+struct TunerInputView {
+  const GroupBySpec& spec;
+  const ChunkFacts& facts;
+  const std::string& signature;
+  const config::TuningConfig& tuning;
+  const std::string& forced_variant;
+  double race_slice = 0;
+  int cold_search_windows = -1;
+};
+
+// Whether a tuner made from `a` is the one `b` describes (the engine's
+// device is the same for both).
+bool same_tuner_input(const ChunkTunerInput& a, const TunerInputView& b) {
   const auto same_spec = [](const GroupBySpec& x, const GroupBySpec& y) {
     if (x.key_type != y.key_type || x.key_may_have_nulls != y.key_may_have_nulls || x.columns.size() != y.columns.size() ||
         x.aggregates.size() != y.aggregates.size())
@@ -469,7 +502,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // creating pinned memory costs milliseconds.
   PooledPipeline acquire_pipeline() {
     {
-      std::lock_guard lock(mutex_);
+      const auto lock = query_lock();
       if (!idle_.empty()) {
         PooledPipeline p = std::move(idle_.back());
         idle_.pop_back();
@@ -487,7 +520,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // records (JSON) are made by the writer thread, or here by the next query
   // on the same key if it comes first, never on a query's own critical path.
   std::optional<std::vector<executor::TuningRecord>> recent_records(const std::string& key) {
-    std::lock_guard lock(mutex_);
+    const auto lock = query_lock();
     for (auto it = finished_.begin(); it != finished_.end();) {
       if (it->key != key) {
         ++it;
@@ -514,13 +547,13 @@ class GpuAggregationEngine final : public GpuEngine {
       // A store that listed this device's records at preload holds none for
       // this key (the process's own come through recent_): no SQLite read on
       // a cold query's path (~0.1 ms of its tuner set-up on the H100 host).
-      std::lock_guard lock(mutex_);
+      const auto lock = query_lock();
       if (listed_.count(store)) return {};
     }
     // A store that cannot list (all() empty) or a key it lacks: read it, and
     // remember the answer, empty or not, so the next query does not ask again.
     std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
-    std::lock_guard lock(mutex_);
+    const auto lock = query_lock();
     if (recent_.emplace(key, loaded).second) ++key_generation_[key];
     return loaded;
   }
@@ -529,9 +562,12 @@ class GpuAggregationEngine final : public GpuEngine {
   // writer thread prepares the next query's tuner on the same key.
   void finish_tuning(std::string key, executor::TuningStore* store, ChunkTuner tuner,
                      std::optional<ChunkTunerInput> input = std::nullopt) {
-    std::lock_guard lock(mutex_);
+    const auto lock = query_lock();
     finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner), std::move(input)});
-    if (!writer_.joinable()) writer_ = std::thread([this] { write_loop(); });
+    if (!writer_.joinable()) writer_ = std::thread([this] {
+      background_priority();
+      write_loop();
+    });
     wake_.notify_one();
   }
   ~GpuAggregationEngine() override {
@@ -600,24 +636,45 @@ class GpuAggregationEngine final : public GpuEngine {
 
   const std::string& fingerprint() const { return fingerprint_; }
 
+  // mutex_ as a query thread takes it: spinning a while before sleeping,
+  // since what holds it is short (a look-up, a queue push, the writer's
+  // bookkeeping) and a thread that sleeps on the futex came back tens of
+  // microseconds later on the H100 host (session 8: 30-60 us of the end
+  // path between the tuner's explain line and its hand-over).
+  std::unique_lock<std::mutex> query_lock() {
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock()) return lock;
+    const auto until = std::chrono::steady_clock::now() + kQueryLockSpin;
+    while (std::chrono::steady_clock::now() < until)
+      if (lock.try_lock()) return lock;
+    lock.lock();
+    return lock;
+  }
+
+  // A tuner made ahead of the query that takes it, and what from.
+  struct PreparedTuner {
+    uint64_t generation = 0;  // key_generation_ of its key when made
+    ChunkTunerInput input;    // records cleared
+    ChunkTuner tuner;
+  };
   // The tuner the writer thread prepared for `key` (prepare_next) when the
   // key's records have not changed since and it was made from an input
   // equal to `in`; nullopt otherwise. Taken once: a query makes no second
   // use of it. (ChunkTuner's set-up took 40-90 us of every warm query's
   // path on the H100 host, before its first kernel.)
-  std::optional<ChunkTuner> take_prepared_tuner(const std::string& key, const ChunkTunerInput& in) {
-    std::lock_guard lock(mutex_);
+  std::optional<PreparedTuner> take_prepared_tuner(const std::string& key, const TunerInputView& in) {
+    const auto lock = query_lock();
     const auto it = prepared_.find(key);
     if (it == prepared_.end()) return std::nullopt;
-    PreparedTuner p = std::move(it->second);
+    std::optional<PreparedTuner> p(std::move(it->second));
     prepared_.erase(it);
-    if (p.generation != key_generation_[key] || !same_tuner_input(p.input, in)) return std::nullopt;
+    if (p->generation != key_generation_[key] || !same_tuner_input(p->input, in)) return std::nullopt;
     // A finished query on the key whose records are not absorbed yet: the
     // tuner would miss them.
     if (std::any_of(finished_.begin(), finished_.end(), [&](const FinishedTuner& f) { return f.key == key; }))
       return std::nullopt;
     ++prepared_taken_;
-    return std::move(p.tuner);
+    return p;
   }
   uint64_t prepared_tuners_taken() {
     std::lock_guard lock(mutex_);
@@ -627,7 +684,7 @@ class GpuAggregationEngine final : public GpuEngine {
   void release_pipeline(PooledPipeline p) {
     if (!p.pipeline) return;
     p.pipeline->reset_stats();
-    std::lock_guard lock(mutex_);
+    const auto lock = query_lock();
     idle_.push_back(std::move(p));
   }
 
@@ -652,11 +709,6 @@ class GpuAggregationEngine final : public GpuEngine {
   // Changes of recent_ per key: a prepared tuner is valid while its key's
   // count is what it was made at.
   std::map<std::string, uint64_t> key_generation_;
-  struct PreparedTuner {
-    uint64_t generation = 0;
-    ChunkTunerInput input;  // records cleared
-    ChunkTuner tuner;
-  };
   std::map<std::string, PreparedTuner> prepared_;
   uint64_t prepared_taken_ = 0;
 
@@ -833,34 +885,41 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
   if (!tuner_decided_) {
     tuner_decided_ = true;
     if (spec_.tuning_store && engine_.tuning().enabled && !forced_launch_) {
-      ChunkTunerInput in;
-      in.device = device_;
-      in.spec = *gspec_;
-      in.facts = facts;
-      in.signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
-      in.tuning = engine_.tuning();
-      in.forced_variant = spec_.forced_variant;
-      in.race_slice = knobs_.feedback ? knobs_.slice : 0;  // a screen's verdict needs the feedback waits
-      in.cold_search_windows = knobs_.cold_search_windows;
       const auto t_setup = std::chrono::steady_clock::now();
+      const std::string signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
-      tuning_key_ = engine_.fingerprint() + "|" + in.signature + "|" + std::to_string(bucket);
+      tuning_key_ = engine_.fingerprint() + "|" + signature + "|" + std::to_string(bucket);
+      const TunerInputView view{*gspec_, facts, signature, engine_.tuning(), spec_.forced_variant,
+                                knobs_.feedback ? knobs_.slice : 0,  // a screen's verdict needs the feedback waits
+                                knobs_.cold_search_windows};
+      host_mark("tuning key");
       // A tuner the previous query on this key left prepared (made off the
       // query path from the records it wrote) when nothing has changed
-      // since; else made here from the records.
-      std::optional<ChunkTuner> prepared = knobs_.prepare_tuner ? engine_.take_prepared_tuner(tuning_key_, in) : std::nullopt;
+      // since, with the input it was made from; else made here.
+      std::optional<GpuAggregationEngine::PreparedTuner> prepared =
+          knobs_.prepare_tuner ? engine_.take_prepared_tuner(tuning_key_, view) : std::nullopt;
       host_mark(prepared ? "prepared tuner taken" : "no prepared tuner");
       if (prepared) {
-        tuner_.emplace(std::move(*prepared));
+        tuner_.emplace(std::move(prepared->tuner));
+        tuner_input_ = std::move(prepared->input);
         tuner_prepared_ = true;
       } else {
+        ChunkTunerInput in;
+        in.device = device_;
+        in.spec = *gspec_;
+        in.facts = facts;
+        in.signature = signature;
+        in.tuning = engine_.tuning();
+        in.forced_variant = spec_.forced_variant;
+        in.race_slice = view.race_slice;
+        in.cold_search_windows = view.cold_search_windows;
         in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
         host_mark("records");
         tuner_.emplace(in);
         in.records.clear();
+        tuner_input_ = std::move(in);
       }
       host_mark("tuner made");
-      tuner_input_ = std::move(in);
       host_.tuner_setup_us += since_us(t_setup);
     }
   }
@@ -1039,32 +1098,39 @@ executor::AggregationResult GpuRun::finalize() {
   // The extraction and its copy back run behind the last chunk while the
   // host waits for its timing and writes the report below.
   if (aggregator_ && knobs_.early_extract) aggregator_->begin_finish();
-  collect_timings(true);
-  host_mark("chunks done");
-  const auto t_wait = std::chrono::steady_clock::now();
+  // The lines that need no device time are written while the GPU finishes
+  // (~20-30 us of formatting and the first-use snapshot on the H100 host).
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
-  const PipelineStats& ps = pipeline_->stats();
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
-                report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
-                static_cast<unsigned long long>(ps.misses), static_cast<double>(ps.copied_bytes) / 1e6);
-  report_.details.push_back(line);
   const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
+  char line[512];
   std::snprintf(line, sizeof line,
                 "GPU: host per chunk: stage %.1f us, tuner %.1f us, enqueue %.1f us, timings %.1f us; per query: "
                 "tuner set-up %.1f us, aggregator set-up %.1f us%s",
                 host_.stage_us * per, host_.tuner_us * per, host_.enqueue_us * per, host_.timings_us * per,
                 host_.tuner_setup_us, host_.aggregator_setup_us, aggregator_reused_ ? " (reused)" : "");
-  report_.details.push_back(line);
+  std::string host_line = line;
   std::snprintf(line, sizeof line,
                 "GPU: enqueue per chunk: in-flight wait %.1f us, stream waits %.1f us, events %.1f us, make room %.1f us, "
                 "launch %.1f us, observe %.1f us, settle %.1f us",
                 steps_[HostStep::in_flight_wait] * per, steps_[HostStep::stream_waits] * per, steps_[HostStep::events] * per,
                 steps_[HostStep::make_room] * per, steps_[HostStep::launch] * per, steps_[HostStep::observe] * per,
                 steps_[HostStep::settle] * per);
+  std::string enqueue_line = line;
+  std::string first_use = first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal));
+  std::string start_path = start_path_line();
+  host_mark("host lines");
+  collect_timings(true);
+  host_mark("chunks done");
+  const auto t_wait = std::chrono::steady_clock::now();
+  const PipelineStats& ps = pipeline_->stats();
+  std::snprintf(line, sizeof line,
+                "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
+                report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
+                static_cast<unsigned long long>(ps.misses), static_cast<double>(ps.copied_bytes) / 1e6);
   report_.details.push_back(line);
+  report_.details.push_back(std::move(host_line));
+  report_.details.push_back(std::move(enqueue_line));
   std::snprintf(line, sizeof line,
                 "GPU: timeline: first chunk %.1f us after start, first kernels enqueued at %.1f us, scan between chunks "
                 "%.1f us; device span %.3f ms, busy %.3f ms, idle between chunks %.3f ms",
@@ -1081,8 +1147,8 @@ executor::AggregationResult GpuRun::finalize() {
                 knobs_.feedback ? "" : " (feedback off)", screens_, gated_launches_, knobs_.gate ? "" : " (gate off)",
                 static_cast<unsigned long long>(pipeline_->gate_timeouts() - gate_timeouts_at_start_));
   report_.details.push_back(line);
-  report_.details.push_back(first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal)));
-  report_.details.push_back(start_path_line());
+  report_.details.push_back(std::move(first_use));
+  report_.details.push_back(std::move(start_path));
   host_mark("lines");
   if (tuner_) {
     report_.details.push_back(tuner_->explain());

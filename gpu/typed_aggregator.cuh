@@ -139,6 +139,24 @@ inline bool ensure_dynamic_shared(int device, const void* kernel, size_t bytes) 
   return true;
 }
 
+// Readies the global table in one launch: keys of slots [first, capacity)
+// set to the empty marker, every lane of slots [first, capacity + 2) (the
+// two special slots included) set to its identity, and counters [0,
+// clear_counters) zeroed. Replaces the memsets and fill launches a reset and
+// a table initialization took (up to six runtime calls, 20-50 us of the
+// host's path to a query's first kernel on the H100 host).
+template <class K>
+__global__ void reset_table_kernel(K* keys, kernels::ull* lanes, uint64_t capacity, uint64_t first, kernels::LaneSet ls,
+                                   kernels::ull* counters, int clear_counters) {
+  const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (tid < static_cast<uint64_t>(clear_counters)) counters[tid] = 0;
+  const uint64_t stride = capacity + 2;
+  for (uint64_t s = first + tid; s < stride; s += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    if (s < capacity) keys[s] = kernels::KeyTraits<K>::empty;
+    for (int l = 0; l < ls.count; ++l) lanes[static_cast<uint64_t>(l) * stride + s] = kernels::lane_identity(ls.lane[l].kind);
+  }
+}
+
 inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
 }  // namespace detail
 
@@ -530,15 +548,17 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     // The table is re-initialized only when something may have claimed an
     // ordinary slot (a host-side flag kept from the overflow check); else its
     // special slots and the compact output's count are cleared.
+    // Nothing is enqueued here: the next ensure_table() (the first consume,
+    // or finish) does it all in one launch.
     if (table_may_have_groups_) table_needs_init_ = true;
-    else reset_special_slots();
+    else special_needs_reset_ = true;
     // Spilled entries not merged yet belong to the forgotten groups.
     observations_.clear();
     unsettled_rows_ = 0;
     unobserved_rows_ = 0;
     unverified_ = false;
-    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kSpillCount), 0, 2 * sizeof(ull), cs()));  // kSpillCount, kLost
-    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kDirectCount), 0, sizeof(ull), cs()));
+    static_assert(kOccupied == 0 && kSpillCount == 1 && kLost == 2 && kDirectCount == 3);
+    reset_counters_ = kDirectCount + 1;  // kOccupied, kSpillCount, kLost, kDirectCount
     direct_groups_ = 0;
     seen_range_.reset();
     seen_range_known_ = true;
@@ -617,34 +637,30 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     init_table();
   }
 
+  // Carries out what reset() left pending (a table initialization, or its
+  // special slots only, and the counters) in one launch.
   void ensure_table() {
     if (table_needs_init_) init_table();
+    else if (special_needs_reset_ || reset_counters_ > 0) reset_launch(capacity_, reset_counters_);
   }
 
-  void reset_special_slots() {
-    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
-      ull* p = table_lanes_.get<ull>() + l * (capacity_ + 2) + capacity_;
-      kernels::fill_kernel<ull><<<1, 32, 0, cs()>>>(p, 2, kernels::lane_identity(plan_.lanes[l].kind));
-      TALLY_CUDA_CHECK_LAUNCH("fill_kernel(special slots)");
-    }
+  void reset_launch(uint64_t first, int clear_counters) {
+    const uint64_t slots = capacity_ + 2 - std::min(first, capacity_ + 2);
+    const int grid = static_cast<int>(std::clamp<uint64_t>((slots + 255) / 256, 1, static_cast<uint64_t>(fill_grid())));
+    detail::reset_table_kernel<K><<<grid, 256, 0, cs()>>>(table_keys_.get<K>(), table_lanes_.get<ull>(), capacity_, first, lanes_,
+                                                          counters_.get<ull>(), clear_counters);
+    TALLY_CUDA_CHECK_LAUNCH("reset_table_kernel");
+    special_needs_reset_ = false;
+    reset_counters_ = 0;
+    host_mark("table reset");
   }
 
+  // Every slot empty, kOccupied zero (and the counters a pending reset()
+  // clears); the spill count stays, a growth merges the spill after this.
   void init_table() {
     table_needs_init_ = false;
     table_may_have_groups_ = false;
-    kernels::fill_kernel<K><<<fill_grid(), 256, 0, cs()>>>(table_keys_.get<K>(), capacity_, kernels::KeyTraits<K>::empty);
-    TALLY_CUDA_CHECK_LAUNCH("fill_kernel(keys)");
-    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
-      const ull id = kernels::lane_identity(plan_.lanes[l].kind);
-      ull* p = table_lanes_.get<ull>() + l * (capacity_ + 2);
-      if (id == 0) {
-        TALLY_CUDA_CHECK(cudaMemsetAsync(p, 0, (capacity_ + 2) * sizeof(ull), cs()));
-      } else {
-        kernels::fill_kernel<ull><<<fill_grid(), 256, 0, cs()>>>(p, capacity_ + 2, id);
-        TALLY_CUDA_CHECK_LAUNCH("fill_kernel(lanes)");
-      }
-    }
-    TALLY_CUDA_CHECK(cudaMemsetAsync(counter(kOccupied), 0, sizeof(ull), cs()));
+    reset_launch(0, std::max(reset_counters_, static_cast<int>(kOccupied) + 1));
     host_mark("table init");
   }
 
@@ -1527,6 +1543,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // whether a reset is pending.
   bool table_may_have_groups_ = false;
   bool table_needs_init_ = false;
+  // reset() pending: the special slots to reset (the table had no group),
+  // and the counters [0, reset_counters_) to zero (see ensure_table).
+  bool special_needs_reset_ = false;
+  int reset_counters_ = 0;
   // Asynchronous overflow observations (see observe()).
   PinnedBuffer observation_staging_, result_staging_;
   ull* pinned_counters_ = nullptr;  // in observation_staging_

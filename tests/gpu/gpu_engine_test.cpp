@@ -267,7 +267,9 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   spec.key_max = 999;
   spec.estimated_groups = 1000;
   spec.forced_variant = "dense";
-  const size_t chunk = size_t{1} << 16, rows = 8 * chunk;
+  // Chunks of 4 MiB per int4 column: column regions place columns of at
+  // least their allocation granularity (2 MiB on the H100) adjacently.
+  const size_t chunk = size_t{1} << 20, rows = 5 * chunk;
   (void)run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);  // copies the columns into the cache
   for (const char* knobs : {"", "first=0"}) {
     SCOPED_TRACE(knobs);
@@ -285,7 +287,7 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
     }
     const std::string launches = detail_line(r, "GPU: launches:");
     EXPECT_GE(number_before(launches, "chunks joined"), 2) << launches;
-    EXPECT_LT(number_before(launches, "for 8 chunks"), 8) << launches;
+    EXPECT_LE(number_before(launches, "for 5 chunks"), 2) << launches;  // the first alone, the rest joined
   }
 }
 
