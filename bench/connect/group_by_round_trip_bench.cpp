@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
     std::printf("\nTally server timeline (--log-level debug; medians, us after the Execute's receipt; client first_row_us\n"
                 "from the same run):\n");
     std::printf("%-9s | %9s %9s %9s %9s %9s %9s | %9s %9s %9s\n", "query", "exec_beg", "exec_end", "result", "first_row",
-                "done", "rfq", "end->row", "client_1st", "exec_us");
+                "done", "rfq", "end->row", "client_1st", "lines");
     size_t from = 0;
     for (const Query& q : queries) {
       if (!q.explain) continue;
