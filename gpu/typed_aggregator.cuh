@@ -1009,6 +1009,17 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     }
   }
 
+  // The count+sum partition kernel for a fill-check mode and a hash.
+  template <int R>
+  static const void* count_sum_kernel_of(bool batched, bool identity) {
+    using namespace kernels;
+    if (batched)
+      return identity ? reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, true, true>)
+                      : reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, true, false>);
+    return identity ? reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, false, true>)
+                    : reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, false, false>);
+  }
+
   template <int R>
   void launch_partitioned_r(const kernels::ChunkRef<K>& sorted, uint32_t parts, bool direct,
                             const kernels::DirectRef& out, VariantConfig& c, const kernels::SharedParams& p,
@@ -1017,9 +1028,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     // lanes fixed at compile time (partition_count_sum_kernel.cuh).
     const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
     const bool batched = p.flush_threshold > 0;  // see partition_count_sum_kernel
-    const void* kernel = !fast   ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
-                         : batched ? reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, true>)
-                                   : reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, false>);
+    // The shared table's hash is fixed at compile time there: identity (dense
+    // ranges) or a multiply-shift in place of murmur (count_sum_home).
+    const bool identity = p.hash == HashKind::identity;
+    const void* kernel = !fast ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
+                               : count_sum_kernel_of<R>(batched, identity);
     const kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
@@ -1049,12 +1062,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                                                                              parts, work);
     TALLY_CUDA_CHECK_LAUNCH("partition_items_kernel");
     const uint32_t* item_count = first_item + parts;  // stays on the device
-    if (fast && batched)
-      kernels::partition_count_sum_kernel<K, R, true><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
-          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
-    else if (fast)
-      kernels::partition_count_sum_kernel<K, R, false><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
-          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
+    const auto launch_count_sum = [&](auto kern) {
+      kern<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(sorted, lay, p, work, item_count, direct,
+                                                                      table_ref(), spill, out);
+    };
+    if (fast && batched && identity) launch_count_sum(kernels::partition_count_sum_kernel<K, R, true, true>);
+    else if (fast && batched) launch_count_sum(kernels::partition_count_sum_kernel<K, R, true, false>);
+    else if (fast && identity) launch_count_sum(kernels::partition_count_sum_kernel<K, R, false, true>);
+    else if (fast) launch_count_sum(kernels::partition_count_sum_kernel<K, R, false, false>);
     else
       kernels::partition_aggregate_kernel<K, R><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
           sorted, lanes_, lay, p, work, item_count, direct, table_ref(), spill, out);
