@@ -524,6 +524,33 @@ TEST_P(GpuGroupByTest, PartitionedCountSumStaysExact) {
   });
 }
 
+// The count+sum partition kernel fixes its shared-table hash at compile time:
+// identity, or a multiply-shift where the rules say murmur. Both, forced on
+// dense keys and on keys whose low 12 bits are zero (a multiply-shift's weak
+// spot: those bits carry nothing), stay exact, with the estimate right (owned
+// partitions) and far too low (flushes, rows to the global table).
+TEST_P(GpuGroupByTest, PartitionedCountSumEitherHashStaysExact) {
+  if (variant() != Variant::partitioned_hash) GTEST_SKIP() << "partitioned only";
+  const GroupBySpec count_sum = count_sum_spec(key_type());
+  DataShape d;
+  d.rows = 600001;
+  d.groups = 300000;
+  d.extreme_values = true;
+  TestTable dense = make_table(key_type(), d, 43);
+  keep_first_value_column(dense);
+  TestTable strided = dense;
+  for (int64_t& k : strided.keys) k *= 4096;  // < 2^31 for 300 000 groups
+  for (const TestTable* t : {&dense, &strided}) {
+    for (HashKind h : {HashKind::identity, HashKind::murmur}) {
+      SCOPED_TRACE(testing::Message() << (t == &dense ? "dense" : "strided") << " keys, hash "
+                                      << (h == HashKind::identity ? "identity" : "murmur"));
+      const auto force = [h](VariantConfig& c) { c.hash = h; };
+      check(*t, 300000, 0, &count_sum, true, force);
+      check(*t, 100, 0, &count_sum, true, force);
+    }
+  }
+}
+
 // The shared hash's key dictionary is built from a sample of the chunk: keys
 // it never saw (rare keys, far more groups than estimated) take the miss path
 // (a block-private table, then the global table) and the result stays exact.
