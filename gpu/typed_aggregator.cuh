@@ -1029,7 +1029,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
     const bool batched = p.flush_threshold > 0;  // see partition_count_sum_kernel
     // The shared table's hash is fixed at compile time there: identity (dense
-    // ranges) or a multiply-shift in place of murmur (count_sum_home).
+    // ranges) or murmur (count_sum_home).
     const bool identity = p.hash == HashKind::identity;
     const void* kernel = !fast ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
                                : count_sum_kernel_of<R>(batched, identity);

@@ -8,6 +8,8 @@
 // here a row is two loads, the bucketed probe, two shared atomics and a sign
 // test, and the table's arrays are cleared with 16-byte stores: 2.16 G -> 1.42
 // G warp instructions and 4.19 -> 2.16 ms at sparse 2^22 (bench/RESULTS.md).
+// The hash is fixed at compile time as well (count_sum_home: no per-row test
+// of p.hash): dense 2^22-2^26 3-5% faster end to end (H100, session 6).
 #include <cstdint>
 
 #include "gpu/kernels/aggregate_kernels.cuh"
@@ -113,22 +115,21 @@ struct CountSumTable {
 };
 
 // Home slot of a key in a probe area of `area` keys, the hash fixed at
-// compile time (the generic probe tests p.hash per row).
-// kIdentity: key mod area through fastmod, as shared_find_or_insert_bucketed
-// (dense ranges land collision-free). Otherwise a multiply-shift (Fibonacci
-// hashing) in place of the murmur finalizer: the partition's keys share their
-// top bits (the radix pass sorted on them), and every lower key bit reaches
-// the product's top bits, which pick the slot; one IMAD instead of eight
-// instructions per row. Keys only steer where a group sits, never the result.
+// compile time (the generic probe tests p.hash per row); the same slots as
+// shared_find_or_insert_bucketed. kIdentity: key mod area through fastmod
+// (dense ranges land collision-free); else murmur's finalizer, multiply-shift.
+// A bare multiply-shift (no finalizer) was measured and not kept: on the
+// bench's keys (g * 0x9E3779B1, themselves a multiplicative spread) it placed
+// groups on a lattice, 1.00 keys examined per row at sparse 2^26 against
+// murmur's 1.22 (CPU model), sparse 2^26 7.98 -> 7.27 ms, but 1.38 against
+// 1.15 at 2^18 (4.66 -> 4.78 ms, slower) and no fewer probes than murmur on
+// random keys: its gain was the key generator's (bench/RESULTS.md).
 template <class K, bool kIdentity>
 __device__ __forceinline__ uint32_t count_sum_home(K key, const SharedParams& p, uint32_t area) {
-  const uint64_t u = static_cast<uint64_t>(key);
   if constexpr (kIdentity) {
-    return static_cast<uint32_t>(__umul64hi(p.area_magic * static_cast<uint32_t>(u), area));
-  } else if constexpr (sizeof(K) == 4) {
-    return __umulhi(static_cast<uint32_t>(u) * 0x85ebca6bu, area);
+    return static_cast<uint32_t>(__umul64hi(p.area_magic * static_cast<uint32_t>(static_cast<uint64_t>(key)), area));
   } else {
-    return __umulhi(static_cast<uint32_t>((u * 0x9e3779b97f4a7c15ull) >> 32), area);
+    return __umulhi(static_cast<uint32_t>(hash_key(key, HashKind::murmur)), area);
   }
 }
 

@@ -524,11 +524,11 @@ TEST_P(GpuGroupByTest, PartitionedCountSumStaysExact) {
   });
 }
 
-// The count+sum partition kernel fixes its shared-table hash at compile time:
-// identity, or a multiply-shift where the rules say murmur. Both, forced on
-// dense keys and on keys whose low 12 bits are zero (a multiply-shift's weak
-// spot: those bits carry nothing), stay exact, with the estimate right (owned
-// partitions) and far too low (flushes, rows to the global table).
+// The count+sum partition kernel fixes its shared-table hash at compile time
+// (identity or murmur, one instantiation each). Both, forced on dense keys and
+// on keys whose low 12 bits are zero (bits that carry nothing: collisions
+// under identity), stay exact, with the estimate right (owned partitions) and
+// far too low (flushes, rows to the global table).
 TEST_P(GpuGroupByTest, PartitionedCountSumEitherHashStaysExact) {
   if (variant() != Variant::partitioned_hash) GTEST_SKIP() << "partitioned only";
   const GroupBySpec count_sum = count_sum_spec(key_type());
