@@ -117,6 +117,10 @@ struct AggregationSpec {
   // (catalog statistics), so an engine may share count(v) with count(*);
   // empty or 0 = may hold NULLs.
   std::vector<uint8_t> value_not_null;
+  // Whether the key's NULLs are known from catalog statistics: nullopt =
+  // unknown, true = some chunk holds a NULL key, false = none does (the GPU
+  // engine's rules then know which kernel a chunk runs: gpu/group_by_spec.hpp).
+  std::optional<bool> key_has_nulls;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
@@ -129,6 +133,11 @@ struct AggregationSpec {
   // Operator signature for the tuning cache key; "" = the engine derives one
   // from the widths and aggregates above (gpu::tuning_signature).
   std::string operator_signature;
+  // The caller reads the compact result form (PartialStates::sum_int64,
+  // AggregationResult::count_source): an engine may then keep int64 sums
+  // and give aggregates that count the same rows one count array. Engines
+  // that ignore it return the full form, which is always valid.
+  bool compact_result = false;
 };
 
 // One chunk of input rows.
@@ -148,12 +157,20 @@ struct PartialStates {
   std::vector<int64_t> extreme_int; // min_int/max_int (valid when count > 0)
   std::vector<double> extreme_float;
   std::vector<double> n, sx, sxx, sy, syy, sxy;  // moments_float / moments2_float
+  // Only with AggregationSpec::compact_result: the sums of sum_int as int64
+  // when the engine kept them so (sum_int is then empty).
+  std::vector<int64_t> sum_int64;
 };
 
 struct AggregationResult {
   std::vector<int64_t> keys;        // one per group
   std::vector<uint8_t> key_valid;   // 0 = the NULL-key group
   std::vector<PartialStates> states;  // one per PartialAggregate
+  // Only with AggregationSpec::compact_result; empty = every aggregate has
+  // its own count. Else per aggregate: the aggregate whose states.count holds
+  // this one's count (itself, or an earlier one counting the same rows, whose
+  // count array this one's then lacks).
+  std::vector<int> count_source;
   size_t groups() const { return keys.size(); }
 };
 

@@ -7,6 +7,7 @@
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/vector_cast.hpp"
 
 namespace tally::executor {
 
@@ -189,12 +190,20 @@ ExprPtr coerce_to(ExprPtr expr, SqlType to, CastContext cast_context, BindContex
     throw Error(SqlState::datatype_mismatch, "cannot cast type " + format_type(from) + " to " + format_type(to));
   }
   const bool is_explicit = cast_context == CastContext::explicit_;
+  if (auto* konst = dynamic_cast<ConstExpr*>(expr.get()); konst != nullptr) {
+    // A cast of a constant is folded here, once, as PostgreSQL's planner
+    // folds it (its errors included): not cast again for every row.
+    Value v = is_null(konst->value) ? Value{Null{}} : cast_value(konst->value, from, to, is_explicit);
+    return std::make_unique<ConstExpr>(to, std::move(v));
+  }
   std::vector<ExprPtr> args;
   args.push_back(std::move(expr));
-  return std::make_unique<FunctionExpr>(to, "cast", std::move(args),
-                                        [from, to, is_explicit](std::span<const Value> a) {
-                                          return cast_value(a[0], from, to, is_explicit);
-                                        });
+  auto cast = std::make_unique<FunctionExpr>(to, "cast", std::move(args),
+                                             [from, to, is_explicit](std::span<const Value> a) {
+                                               return cast_value(a[0], from, to, is_explicit);
+                                             });
+  cast->batch = vector_integer_cast(from, to);
+  return cast;
 }
 
 namespace {

@@ -73,6 +73,11 @@ class EngineTable final : public EngineTableSnapshot {
     return std::nullopt;
   }
   AggregateEngine* gpu_engine() const override { return gpu_; }
+  // Without chunk ids (the catalog changed while this was made) the GPU's
+  // column cache cannot name this snapshot's chunks: not worth keeping.
+  std::shared_ptr<const void> version() const override {
+    return chunk_ids_.empty() && inner_->chunk_count() > 0 ? nullptr : inner_->version();
+  }
 
  private:
   struct Read {

@@ -112,6 +112,12 @@ class KeyInterner {
 
 enum class KeyMode { none, int_column, dict_column, interned };
 
+// Tables with fewer rows than this are aggregated by one thread (see the
+// constructor): a one-row GROUP BY's Execution Time was 37 us on two threads
+// of the worker pool and 9 us on one (group_by_round_trip_bench --rows 1,
+// session 7b; 167 us when each query started its threads).
+constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
+
 class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
@@ -132,6 +138,13 @@ class EngineAggregator final : public GroupAggregator {
       mode_ = KeyMode::interned;
     }
     spec_.threads = context.threads;
+    // A small table runs on one thread unless threads were set explicitly:
+    // below kSingleThreadRows every chunk is sunk by one thread anyway (the
+    // CPU engine's per-chunk threshold is 2 x 16,384 rows), so more threads
+    // only add empty thread-local tables to allocate and merge, and hand-offs
+    // to the worker pool. This keeps a tiny table's query near the cost of
+    // its parse and plan (issue 4: the planner sends tiny tables to the CPU).
+    if (context.threads == 0 && table != nullptr && table->row_count() < kSingleThreadRows) spec_.threads = 1;
     spec_.memory_budget = context.memory_budget;
     if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
     // Keys travel at their stored width: int2/int4/date/bool and dictionary
@@ -147,13 +160,15 @@ class EngineAggregator final : public GroupAggregator {
     }
     // Key range from chunk statistics (dense variant).
     if ((mode_ == KeyMode::int_column || mode_ == KeyMode::dict_column) && table != nullptr && table->chunk_count() > 0) {
-      bool known = true;
+      bool known = true, key_nulls = false;
       int64_t lo = INT64_MAX, hi = INT64_MIN;
       for (size_t c = 0; c < table->chunk_count() && known; ++c) {
         const ChunkColumnStats s = table->stats(c, key_column_);
         if (!s.known) { known = false; break; }
+        key_nulls |= s.null_count > 0;
         if (s.max >= s.min) { lo = std::min(lo, s.min); hi = std::max(hi, s.max); }
       }
+      if (known) spec_.key_has_nulls = key_nulls;
       if (known && hi >= lo) {
         spec_.key_range_known = true;
         spec_.key_min = lo;
@@ -235,6 +250,9 @@ class EngineAggregator final : public GroupAggregator {
     }
     cpu_engine_ = make_cpu_engine();
     engine_ = cpu_engine_.get();
+    // finalize() reads the compact form (shared counts, int64 sums): less to
+    // emit, and columns that are engine arrays as they are get moved.
+    spec_.compact_result = true;
   }
 
   // Group-count estimate from a sample of key values spread over every chunk
@@ -476,6 +494,8 @@ class EngineAggregator final : public GroupAggregator {
     run_->sink(in);
   }
 
+  void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
+
   size_t finalize(std::vector<Vector>& columns) override {
     AggregationResult result = run_->finalize();
     report_ = run_->report();
@@ -488,9 +508,23 @@ class EngineAggregator final : public GroupAggregator {
     note_aggregation(report_.engine, report_.variant);  // the query log line names them
     count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
     size_t groups = result.groups();
+    // An engine may answer no input with no state arrays at all (the CPU
+    // engine's compact form over an empty table did, and a GROUP BY over it
+    // then read past the end): every aggregate gets its (empty) arrays, and
+    // a count source that names a missing aggregate is its own.
+    if (result.states.size() < spec_.aggregates.size()) result.states.resize(spec_.aggregates.size());
+    if (!result.count_source.empty()) {
+      result.count_source.resize(spec_.aggregates.size(), -1);
+      for (size_t a = 0; a < result.count_source.size(); ++a) {
+        const int source = result.count_source[a];
+        if (source < 0 || static_cast<size_t>(source) >= spec_.aggregates.size()) result.count_source[a] = static_cast<int>(a);
+      }
+    }
     const bool global = keys_.empty();
     if (global && groups == 0) {
-      // A global aggregate returns one row even without input.
+      // A global aggregate returns one row even without input (in the full
+      // form: every array below gets its one entry).
+      result.count_source.clear();
       result.keys.push_back(0);
       result.key_valid.push_back(1);
       for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
@@ -498,15 +532,22 @@ class EngineAggregator final : public GroupAggregator {
         s.count.push_back(0); s.sum_int.push_back(0); s.sum2_int.push_back(0); s.sum_float.push_back(0);
         s.extreme_int.push_back(0); s.extreme_float.push_back(0);
         s.n.push_back(0); s.sx.push_back(0); s.sxx.push_back(0); s.sy.push_back(0); s.syy.push_back(0); s.sxy.push_back(0);
+        s.sum_int64.clear();
       }
       groups = 1;
     }
     // Keys.
     for (size_t k = 0; k < keys_.size(); ++k) {
       Vector v(keys_[k]->type);
-      v.resize(groups);
-      if (!interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text) {
-        std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+      const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
+      if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {
+        v.ints = std::move(result.keys);  // the engine's keys are the column (no copy)
+        v.count = groups;
+      } else {
+        v.resize(groups);
+        if (int_keys) std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+      }
+      if (int_keys) {
         for (size_t g = 0; g < groups; ++g) {
           if (!result.key_valid[g]) v.set_null(g);
         }
@@ -527,18 +568,74 @@ class EngineAggregator final : public GroupAggregator {
       columns.push_back(std::move(v));
     }
     // Aggregates through the shared finalizer.
+    const std::vector<int>& count_source = result.count_source;
+    // Counts moved into a shared buffer, by source aggregate (see below).
+    std::vector<std::shared_ptr<std::vector<int64_t>>> shared_counts(result.states.size());
     for (size_t a = 0; a < aggregates_.size(); ++a) {
       const AggregateCall& call = aggregates_[a];
-      const PartialStates& s = result.states[a];
+      PartialStates& s = result.states[a];
       const SqlType out_type = call.signature.result_type;
       const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
       const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
       // The shared column finalizer: no Value per group (finalize.hpp).
       Vector v(out_type);
-      finalize_column(ColumnFinal{call.signature.kind, in, scale}, s, groups, v);
+      const ColumnFinal final{call.signature.kind, in, scale};
+      if (count_source.empty() && narrow_int_sums(call, s, groups)) {
+        // The GPU's full form (own count, 128-bit sums) of a count, sum or
+        // avg of int2/int4: as the compact form, so the column takes the
+        // arrays (no zero-filled column, no pass per group); 65,536 GPU
+        // groups spent 0.35 ms here (bench/RESULTS.md, session 6).
+        const size_t column = keys_.size() + a;
+        const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+        finalize_compact_column(final, s, s.count, /*count_movable=*/true, groups, v, std::nullopt, defer);
+      } else if (count_source.empty()) {
+        finalize_column(final, s, groups, v);
+      } else {
+        // Compact form: this aggregate's count may be an earlier one's; it
+        // may be moved into the column when no later aggregate reads it.
+        const int source = count_source[a];
+        bool read_later = false, shared = source != static_cast<int>(a);
+        for (size_t b = a + 1; b < count_source.size(); ++b) read_later |= count_source[b] == source;
+        shared |= read_later;
+        // A count shared by several aggregates counts every row of its group
+        // (that is why it is shared), so no group's is 0: no scan of it.
+        const size_t column = keys_.size() + a;
+        const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+        // A streamed count column or avg whose count a later aggregate reads
+        // shares it (the array goes into a shared buffer once) instead of
+        // copying it: count(*) next to avg(v) copied 64 MB at 8M groups.
+        std::vector<int64_t>& source_count = result.states[static_cast<size_t>(source)].count;
+        auto& shared_count = shared_counts[static_cast<size_t>(source)];
+        const AggKind kind = call.signature.kind;
+        if (defer && read_later && !shared_count && source_count.size() == groups &&
+            (kind == AggKind::count_star || kind == AggKind::count || kind == AggKind::avg)) {
+          shared_count = std::make_shared<std::vector<int64_t>>(std::move(source_count));
+        }
+        finalize_compact_column(final, s, shared_count ? *shared_count : source_count, !read_later && !shared_count,
+                                groups, v, shared ? std::optional<bool>(false) : std::nullopt, defer,
+                                defer ? shared_count : nullptr);
+      }
       columns.push_back(std::move(v));
     }
     return groups;
+  }
+
+  // For a count, or a sum/avg of int2/int4 with 128-bit sums in `s`: whether
+  // the sums all fit in int64; they then go to s.sum_int64 (the compact
+  // form's; sum_int is emptied). Else (another aggregate, or a sum out of
+  // the int64 range, which finalize_column reports as 22003) false, `s` unchanged.
+  static bool narrow_int_sums(const AggregateCall& call, PartialStates& s, size_t groups) {
+    const AggKind kind = call.signature.kind;
+    if (kind == AggKind::count_star || kind == AggKind::count) return s.count.size() == groups;
+    if (kind != AggKind::sum && kind != AggKind::avg) return false;
+    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+    if ((in != TypeId::int2 && in != TypeId::int4) || s.sum_int.size() != groups || s.count.size() != groups) return false;
+    bool fits = true;
+    for (size_t g = 0; g < groups; ++g) fits &= s.sum_int[g] >= INT64_MIN && s.sum_int[g] <= INT64_MAX;
+    if (!fits) return false;
+    s.sum_int64.assign(s.sum_int.begin(), s.sum_int.end());  // converts each; no zero-fill first
+    s.sum_int.clear();
+    return true;
   }
 
   std::vector<std::string> explain() const override {
@@ -585,6 +682,7 @@ class EngineAggregator final : public GroupAggregator {
   std::string estimate_source_ = "statistics";
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
   std::shared_ptr<const storage::StringDictionary> dictionary_;
+  std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
 };
 
 }  // namespace

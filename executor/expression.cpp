@@ -44,6 +44,7 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   values.reserve(args.size());
   for (const auto& arg : args) values.push_back(arg->evaluate(input));
   Vector out(type);
+  if (batch && strict && batch(values, input.rows, out)) return out;
   out.resize(input.rows);
   std::vector<Value> row(args.size());
   for (size_t r = 0; r < input.rows; ++r) {

@@ -39,6 +39,12 @@ using ExprPtr = std::unique_ptr<Expr>;
 // arrive already cast to the function's parameter types.
 using ScalarFunction = std::function<Value(std::span<const Value> args)>;
 
+// Optional whole-Vector implementation of a strict function: fills `out`
+// (of the function's type) for `rows` rows from the evaluated arguments and
+// returns true, or returns false (before touching `out`) where the row-wise
+// ScalarFunction must run instead.
+using VectorKernel = std::function<bool(std::span<const Vector> args, size_t rows, Vector& out)>;
+
 class ConstExpr final : public Expr {
  public:
   ConstExpr(SqlType type, Value value) : Expr(type), value(std::move(value)) {}
@@ -75,6 +81,7 @@ class FunctionExpr final : public Expr {
   std::vector<ExprPtr> args;
   ScalarFunction fn;
   bool strict;
+  VectorKernel batch;  // empty, or the same function over whole Vectors (strict only)
 };
 
 enum class BoolOp { and_, or_, not_ };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
 #include <type_traits>
 
@@ -252,13 +253,18 @@ bool avg_of_integers(__int128 sum, int64_t count, Numeric& out) {
   // Most groups' scaled sum fits in 64 bits (an avg below ~900 at scale 16):
   // a 64-bit division instead of the 128-bit library call.
   int64_t scaled64;
+  // Groups of one or two rows (most groups when there are nearly as many
+  // groups as rows) divide by a constant: no hardware division.
   if (rscale <= 18 && !__builtin_mul_overflow(static_cast<int64_t>(sum), static_cast<int64_t>(kPow10_64[rscale]), &scaled64)) {
-    out = Numeric{divide_rounded<int64_t>(scaled64, count), rscale};
+    const int64_t q = count == 1   ? scaled64
+                      : count == 2 ? divide_rounded<int64_t>(scaled64, 2)
+                                   : divide_rounded<int64_t>(scaled64, count);
+    out = Numeric{q, rscale};
     return true;
   }
   __int128 scaled;
   if (__builtin_mul_overflow(sum, kPow10_128.v[rscale], &scaled)) return false;
-  out = Numeric{divide_rounded<__int128>(scaled, count), rscale};
+  out = Numeric{count == 1 ? scaled : divide_rounded<__int128>(scaled, count), rscale};
   return true;
 }
 
@@ -279,17 +285,35 @@ int finalize_threads(size_t groups) {
   return static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), by_work));
 }
 
+// Non-owning views of one aggregate's partial-state arrays: an engine's
+// PartialStates as they are, or a compact result (aggregate_engine.hpp:
+// AggregationSpec::compact_result) whose count may be another aggregate's
+// and whose integer sums may be int64.
+struct StateRefs {
+  const int64_t* count = nullptr;
+  const __int128* sum_int = nullptr;  // null when the sums are int64
+  const int64_t* sum_int64 = nullptr;
+  const int64_t* extreme_int = nullptr;
+  const double* sum_float = nullptr;
+  const double* extreme_float = nullptr;
+  __int128 sum(size_t g) const { return sum_int != nullptr ? sum_int[g] : __int128{sum_int64[g]}; }
+};
+
+StateRefs refs_of(const PartialStates& s) {
+  return StateRefs{s.count.data(), s.sum_int.data(), nullptr, s.extreme_int.data(), s.sum_float.data(),
+                   s.extreme_float.data()};
+}
+
 // Whether any group [0, groups) is empty (its aggregate is NULL), so the
 // NULL map is allocated once before threads write into it.
-bool any_empty(const PartialStates& s, size_t groups) {
-  const auto end = s.count.begin() + static_cast<long>(groups);
-  return std::find(s.count.begin(), end, 0) != end;
+bool any_empty(const int64_t* count, size_t groups) {
+  return std::find(count, count + groups, 0) != count + groups;
 }
 
 // Groups [begin, end) of the aggregates whose NULL is "no input row"
 // (count = 0): sum, avg of integers and numerics, min/max, bool_and/bool_or.
 // Writes only rows [begin, end) of out (and of its NULL map when it exists).
-void finalize_counted_range(const ColumnFinal& call, const PartialStates& s, size_t begin, size_t end, Vector& out) {
+void finalize_counted_range(const ColumnFinal& call, const StateRefs& s, size_t begin, size_t end, Vector& out) {
   const TypeId in = call.input;
   const int32_t scale = call.input_scale;
   switch (call.kind) {
@@ -300,11 +324,11 @@ void finalize_counted_range(const ColumnFinal& call, const PartialStates& s, siz
           // sum(float4) is float4 arithmetic in PostgreSQL: round to float.
           out.floats[g] = in == TypeId::float4 ? static_cast<double>(static_cast<float>(s.sum_float[g])) : s.sum_float[g];
         } else if (in == TypeId::numeric) {
-          out.numerics[g] = Numeric{s.sum_int[g], scale};
+          out.numerics[g] = Numeric{s.sum(g), scale};
         } else if (in == TypeId::int8) {
-          out.numerics[g] = Numeric{s.sum_int[g], 0};  // sum(int8) -> numeric
+          out.numerics[g] = Numeric{s.sum(g), 0};  // sum(int8) -> numeric
         } else {
-          const __int128 sum = s.sum_int[g];
+          const __int128 sum = s.sum(g);
           if (sum > INT64_MAX || sum < INT64_MIN) throw Error(SqlState::numeric_value_out_of_range, "bigint out of range");
           out.ints[g] = static_cast<int64_t>(sum);
         }
@@ -313,8 +337,8 @@ void finalize_counted_range(const ColumnFinal& call, const PartialStates& s, siz
     case AggKind::avg:
       for (size_t g = begin; g < end; ++g) {
         if (s.count[g] == 0) set_null(out, g);
-        else if (scale != 0 || !avg_of_integers(s.sum_int[g], s.count[g], out.numerics[g]))
-          out.numerics[g] = numeric_div(Numeric{s.sum_int[g], scale}, Numeric::from_int(s.count[g]));
+        else if (scale != 0 || !avg_of_integers(s.sum(g), s.count[g], out.numerics[g]))
+          out.numerics[g] = numeric_div(Numeric{s.sum(g), scale}, Numeric::from_int(s.count[g]));
       }
       return;
     default:  // min, max, bool_and, bool_or
@@ -343,22 +367,26 @@ void assign_ints(Vector& out, const int64_t* first, size_t groups) {
 
 }  // namespace
 
-void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
+namespace {
+
+// finalize_column over views: `s` gives the arrays every aggregate reads
+// (count, sums, extremes), `full` the moments of variance and regression.
+void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const PartialStates& s, size_t groups, Vector& out) {
   const TypeId in = call.input;
   switch (call.kind) {
     case AggKind::count_star:
     case AggKind::count:
-      assign_ints(out, s.count.data(), groups);
+      assign_ints(out, refs.count, groups);
       return;
     case AggKind::min:
     case AggKind::max:
-      if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && s.extreme_int.size() >= groups) {
+      if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && refs.extreme_int != nullptr) {
         // Integer-like min/max are the engine's extremes as they are; only
         // groups without input (count 0) become NULL.
-        assign_ints(out, s.extreme_int.data(), groups);
-        if (any_empty(s, groups)) {
+        assign_ints(out, refs.extreme_int, groups);
+        if (any_empty(refs.count, groups)) {
           for (size_t g = 0; g < groups; ++g) {
-            if (s.count[g] == 0) {
+            if (refs.count[g] == 0) {
               set_null(out, g);
               out.ints[g] = 0;  // as a resized column holds under a NULL
             }
@@ -389,12 +417,12 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
     case AggKind::bool_and:
     case AggKind::bool_or:
       if (const int threads = finalize_threads(groups); threads > 1) {
-        if (any_empty(s, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
+        if (any_empty(refs.count, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
         cpu::parallel_for(threads, groups,
-                          [&](int, size_t begin, size_t end) { finalize_counted_range(call, s, begin, end, out); });
+                          [&](int, size_t begin, size_t end) { finalize_counted_range(call, refs, begin, end, out); });
         return;
       }
-      finalize_counted_range(call, s, 0, groups, out);
+      finalize_counted_range(call, refs, 0, groups, out);
       return;
     case AggKind::var_samp:
     case AggKind::var_pop:
@@ -420,6 +448,97 @@ void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t gro
       }
       return;
   }
+}
+
+}  // namespace
+
+void finalize_column(const ColumnFinal& call, const PartialStates& s, size_t groups, Vector& out) {
+  StateRefs refs = refs_of(s);
+  if (s.extreme_int.size() < groups) refs.extreme_int = nullptr;
+  finalize_refs(call, refs, s, groups, out);
+}
+
+Numeric avg_of_int64(int64_t sum, int64_t count) {
+  Numeric out;
+  if (!avg_of_integers(sum, count, out)) out = numeric_div(Numeric::from_int(sum), Numeric::from_int(count));
+  return out;
+}
+
+void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vector<int64_t>& count, bool count_movable,
+                             size_t groups, Vector& out, std::optional<bool> count_has_zero, bool defer_avg,
+                             std::shared_ptr<const std::vector<int64_t>> shared_count) {
+  const TypeId in = call.input;
+  const bool sizes_match = count.size() == groups;
+  auto has_zero = [&] {
+    if (!count_has_zero) count_has_zero = any_empty(count.data(), groups);
+    return *count_has_zero;
+  };
+  auto move_ints = [&](std::vector<int64_t>& from) {
+    out.ints = std::move(from);
+    out.nulls.clear();
+    out.count = groups;
+  };
+  // Where the column is an array as it is (no group empty, so no NULL), the
+  // array becomes the column: 64 MB per column at 8M groups not copied.
+  if (sizes_match) {
+    switch (call.kind) {
+      case AggKind::count_star:
+      case AggKind::count:
+        if (shared_count && defer_avg) {
+          out.ints.clear();
+          out.nulls.clear();
+          out.count = groups;
+          out.shared_ints = std::move(shared_count);
+          return;
+        }
+        if (count_movable) { move_ints(count); return; }
+        break;
+      case AggKind::min:
+      case AggKind::max:
+        if (!float_input(in) && in != TypeId::numeric && in != TypeId::boolean && s.extreme_int.size() == groups &&
+            !has_zero()) {
+          move_ints(s.extreme_int);
+          return;
+        }
+        break;
+      case AggKind::avg:
+        if (defer_avg && call.input_scale == 0 && (in == TypeId::int2 || in == TypeId::int4) &&
+            s.sum_int64.size() == groups) {
+          const bool zero = has_zero();  // before the count may be moved
+          auto parts = std::make_shared<AvgParts>();
+          parts->sum = std::move(s.sum_int64);
+          if (shared_count) parts->shared_count = std::move(shared_count);
+          else if (count_movable) parts->count = std::move(count);
+          else parts->count.assign(count.begin(), count.begin() + static_cast<long>(groups));
+          out.numerics.clear();
+          out.nulls.clear();
+          if (zero) {
+            out.nulls.assign(groups, 0);
+            for (size_t g = 0; g < groups; ++g) out.nulls[g] = parts->count[g] == 0 ? 1 : 0;
+          }
+          out.count = groups;
+          out.avg_parts = std::move(parts);
+          return;
+        }
+        break;
+      case AggKind::sum:
+        // sum(int2/int4) is bigint: int64 sums are its values.
+        if ((in == TypeId::int2 || in == TypeId::int4) && s.sum_int64.size() == groups && !has_zero()) {
+          move_ints(s.sum_int64);
+          return;
+        }
+        break;
+      default: break;
+    }
+  }
+  StateRefs refs = refs_of(s);
+  refs.count = count.data();
+  if (!s.sum_int64.empty()) {
+    refs.sum_int = nullptr;
+    refs.sum_int64 = s.sum_int64.data();
+  }
+  if (s.extreme_int.size() < groups) refs.extreme_int = nullptr;
+  finalize_refs(call, refs, s, groups, out);
 }
 
 }  // namespace tally::executor

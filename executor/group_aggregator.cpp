@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -55,21 +56,13 @@ class GenericAggregator final : public GroupAggregator {
       }
       return;
     }
-    std::vector<std::thread> workers;
-    std::vector<std::exception_ptr> errors(shards);
-    for (size_t t = 0; t < shards; ++t) {
-      workers.emplace_back([&, t] {
-        try {
-          sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
-    for (auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
+    // One part per shard, on the process-wide worker pool (no threads
+    // started per chunk).
+    cpu::parallel_for(static_cast<int>(shards), shards, [&](int, size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t) {
+        sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
+      }
+    });
   }
 
   size_t finalize(std::vector<Vector>& columns) override {

@@ -41,6 +41,10 @@ class GroupAggregator {
   virtual bool wants_raw() const { return false; }
   // A whole stored chunk; batch columns are the table columns in scan_columns order.
   virtual void sink_raw(const storage::ChunkBatch& /*batch*/, const std::vector<int>& /*scan_columns*/) {}
+  // Which of finalize's columns (1 = may) go to the client as they are, so
+  // an avg among them may come back as AvgParts (value.hpp) rather than
+  // Numerics. Called before finalize; aggregators that ignore it are correct.
+  virtual void allow_deferred_avg(std::vector<uint8_t> /*columns*/) {}
   // Appends the key columns then one column per aggregate; returns the group count.
   virtual size_t finalize(std::vector<Vector>& columns) = 0;
   // EXPLAIN ANALYZE lines: engine, variant, configuration, estimates.

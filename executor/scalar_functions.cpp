@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/vector_comparison.hpp"
 
 namespace tally::executor {
 namespace {
@@ -444,7 +445,10 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
         return cmp(v);
       });
     }
-    return call({TypeId::boolean}, op, pack(std::move(left), std::move(right)), comparison(op));
+    auto compare = std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, op, pack(std::move(left), std::move(right)),
+                                                  comparison(op));
+    compare->batch = vector_comparison(op, common);
+    return compare;
   }
   if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%") {
     // date +/- integer, date - date

@@ -429,6 +429,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
   return plan;
 }
 
+const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan) { return plan.table; }
+
 std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan) {
   std::vector<protocol::FieldDescription> fields;
   for (size_t i = 0; i < plan.visible; ++i) {
@@ -612,6 +614,32 @@ Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
   return out;
 }
 
+namespace {
+
+// The aggregation output columns that reach the result as they are (moved
+// by run_select, nothing reorders, filters or evaluates them), by index:
+// those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
+// output that is not a bare column reference, or a column listed twice,
+// keeps every column materialized (simple and safe).
+std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
+  if (plan.having || plan.distinct || !plan.sort.empty() || plan.limit || plan.offset ||
+      plan.outputs.size() != plan.visible) {
+    return {};
+  }
+  std::vector<uint8_t> columns;
+  for (const auto& output : plan.outputs) {
+    auto* ref = dynamic_cast<const ColumnExpr*>(output.get());
+    if (ref == nullptr || ref->index < 0) return {};
+    const auto index = static_cast<size_t>(ref->index);
+    if (columns.size() <= index) columns.resize(index + 1, 0);
+    if (columns[index] != 0) return {};
+    columns[index] = 1;
+  }
+  return columns;
+}
+
+}  // namespace
+
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   ResultSet result;
   result.fields = select_fields(plan);
@@ -624,6 +652,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   std::unique_ptr<GroupAggregator> aggregator;
   if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
   const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
+  if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
   int64_t wanted = -1;

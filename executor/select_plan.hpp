@@ -17,6 +17,7 @@ namespace tally::executor {
 class AggregateEngine;
 class Settings;
 class TableProvider;
+class TableSnapshot;
 struct SelectPlan;
 
 struct PlanContext {
@@ -41,9 +42,16 @@ struct ExecContext {
   AggregateEngine* gpu_engine = nullptr;
   std::string variant;        // SET tally.variant: force a GPU variant ("" = tuner/rules)
   std::string launch_config;  // SET tally.launch_config: force "tpb=..,bps=..,ff=..,rpt=.."
+  // The result goes only to stream_rows (Session's simple query and portal
+  // path): result columns that are an aggregate as it is may be AvgParts
+  // (value.hpp). Cursors, COPY and INSERT ... SELECT leave it false and get
+  // materialized Vectors.
+  bool stream_to_client = false;
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);
+// The table a plan reads (null: none).
+const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan);
 // Result column descriptions (text format).
 std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);

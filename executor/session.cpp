@@ -1,6 +1,7 @@
 #include "executor/session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string_view>
 #include <unordered_set>
 
@@ -73,26 +74,28 @@ ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std
   return r;
 }
 
-// Node types whose analysis depends on nothing but the statement text, its
-// parameter types and the session's settings: no table, no function (now()
-// is folded at analysis), no catalog look-up. libpg_query's JSON names node
-// types in CamelCase and fields in lowerCamelCase, so every key that starts
-// with an upper-case letter is a node type.
-bool text_only_node(const json& node) {
-  static const std::unordered_set<std::string_view> kAllowed = {
-      "SelectStmt", "ResTarget", "A_Const",  "ParamRef", "TypeCast",    "TypeName",  "String",   "Integer",
-      "Float",      "Boolean",   "A_Expr",   "BoolExpr", "NullTest",    "BooleanTest", "CaseExpr", "CaseWhen",
-      "CoalesceExpr"};
+// Node types of a statement whose analysis depends on nothing but its text,
+// its parameter types and the session's settings (text_only_node); a SELECT
+// over a table adds a few (table_plan_node).
+const std::unordered_set<std::string_view> kTextOnlyNodes = {
+    "SelectStmt", "ResTarget", "A_Const", "ParamRef", "TypeCast", "TypeName", "String", "Integer",
+    "Float", "Boolean", "A_Expr", "BoolExpr", "NullTest", "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr"};
+
+// Whether every node type in the tree is in `allowed` (and no TypeName is a
+// reg* type, which reads the catalog); FuncCall nodes, when allowed, must be
+// a plain call of one of `functions` (no schema, no OVER).
+bool only_nodes(const json& node, const std::unordered_set<std::string_view>& allowed,
+                const std::unordered_set<std::string_view>& functions) {
   if (node.is_array()) {
     for (const auto& child : node) {
-      if (!text_only_node(child)) return false;
+      if (!only_nodes(child, allowed, functions)) return false;
     }
     return true;
   }
   if (!node.is_object()) return true;
   for (const auto& [key, child] : node.items()) {
     if (!key.empty() && key[0] >= 'A' && key[0] <= 'Z') {
-      if (!kAllowed.count(key)) return false;
+      if (!allowed.count(key)) return false;
       if (key == "TypeName") {
         // regclass, regtype, ... read the catalog.
         for (const auto& name : child.value("names", json::array())) {
@@ -100,11 +103,48 @@ bool text_only_node(const json& node) {
           if (text.rfind("reg", 0) == 0) return false;
         }
       }
+      if (key == "FuncCall") {
+        const auto& names = child.value("funcname", json::array());
+        if (names.size() != 1 || !names[0].contains("String") || child.contains("over") ||
+            !functions.count(names[0]["String"].value("sval", ""))) {
+          return false;
+        }
+      }
     }
-    if (!text_only_node(child)) return false;
+    if (!only_nodes(child, allowed, functions)) return false;
   }
   return true;
 }
+
+// Node types whose analysis depends on nothing but the statement text, its
+// parameter types and the session's settings: no table, no function (now()
+// is folded at analysis), no catalog look-up. libpg_query's JSON names node
+// types in CamelCase and fields in lowerCamelCase, so every key that starts
+// with an upper-case letter is a node type.
+bool text_only_node(const json& node) { return only_nodes(node, kTextOnlyNodes, {}); }
+
+// Node types of a SELECT over a table whose analysis depends only on the
+// text, the parameter types, the settings and the table's snapshot: those of
+// text_only_node, plus column references, one table in FROM, sorting, and
+// calls of the plain aggregates (which read nothing but their input). Any
+// other function (now(), random(), catalog functions), subquery or cast to a
+// reg* type keeps the statement out of the cache.
+bool table_plan_node(const json& node) {
+  static const std::unordered_set<std::string_view> kAllowed = [] {
+    auto allowed = kTextOnlyNodes;
+    allowed.insert({"ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall"});
+    return allowed;
+  }();
+  static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min", "max"};
+  return only_nodes(node, kAllowed, kAggregates);
+}
+
+// Analyses reused over an unchanged table (table_analysis_reuses()).
+std::atomic<uint64_t> table_reuses{0};
+
+// At most this many cached analyses over tables per session (each keeps a
+// table snapshot alive); when full they are dropped together.
+constexpr size_t kMaxCachedTableAnalyses = 16;
 
 // Whether an analysis may be reused for the same text, parameter types and settings.
 bool reusable_analysis(const Session::Analyzed& a) {
@@ -286,6 +326,9 @@ Session::Analyzed Session::analyze_checked(std::string_view sql, const ParsedSta
     if (body.contains("intoClause")) throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
     a.select = plan_select(body, pc);
     a.fields = select_fields(*a.select);
+    a.settings_generation = settings_.generation();
+    const auto& table = select_table(*a.select);
+    a.reusable_over_table = table != nullptr && table->version() != nullptr && table_plan_node(statement.node());
   } else if (a.kind == "DeclareCursorStmt") {
     a.select = plan_select(body["query"]["SelectStmt"], pc);
   } else if (a.kind == "VariableShowStmt") {
@@ -319,23 +362,59 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
                                                                  std::vector<uint32_t> parameter_types) {
   if (analysis_cache_settings_ != settings_.generation()) {
     analysis_cache_.clear();
+    table_analyses_ = 0;
     analysis_cache_settings_ = settings_.generation();
   }
   std::string key = analysis_key(sql, parameter_types);
-  if (auto it = analysis_cache_.find(key); it != analysis_cache_.end()) return it->second;
+  if (auto it = analysis_cache_.find(key); it != analysis_cache_.end()) {
+    if (!it->second->reusable_over_table) return it->second;
+    if (reads_current_table(*it->second)) {
+      // Current now: the Bind that follows in this epoch need not look again.
+      validated_ = it->second.get();
+      validated_at_ = epoch_;
+      return it->second;
+    }
+    analysis_cache_.erase(it);  // its table changed: analyzed again below
+    --table_analyses_;
+  }
   auto analyzed = std::make_shared<const Analyzed>(analyze(sql, statement, std::move(parameter_types)));
-  if (reusable_analysis(*analyzed)) {
-    if (analysis_cache_.size() >= kMaxCachedAnalyses) analysis_cache_.clear();
+  if (reusable_analysis(*analyzed) || analyzed->reusable_over_table) {
+    if (analysis_cache_.size() >= kMaxCachedAnalyses) {
+      analysis_cache_.clear();
+      table_analyses_ = 0;
+    }
+    if (analyzed->reusable_over_table && table_analyses_ >= kMaxCachedTableAnalyses) {
+      std::erase_if(analysis_cache_, [](const auto& entry) { return entry.second->reusable_over_table; });
+      table_analyses_ = 0;
+    }
+    table_analyses_ += analyzed->reusable_over_table ? 1 : 0;
     analysis_cache_.emplace(std::move(key), analyzed);
   }
   return analyzed;
 }
 
+bool Session::reads_current_table(const Analyzed& a) const {
+  if (!a.reusable_over_table || !a.select || a.settings_generation != settings_.generation() || tables_ == nullptr) {
+    return false;
+  }
+  const auto& table = select_table(*a.select);
+  const auto current = tables_->find_table("", table->name());
+  if (!current) return false;
+  const auto version = current->version();
+  if (version == nullptr || version != table->version()) return false;
+  table_reuses.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t table_analysis_reuses() { return table_reuses.load(std::memory_order_relaxed); }
+
 std::shared_ptr<const Session::Analyzed> Session::analysis_for_bind(std::shared_ptr<const Analyzed> analyzed) {
   const bool stale = analyzed->kind == "SelectStmt" && analyzed->planned_at != epoch_ &&
                      analyzed->body().contains("fromClause");
   ++epoch_;
-  if (!stale) return analyzed;
+  const bool validated = analyzed.get() == validated_ && validated_at_ == epoch_ - 1;
+  validated_ = nullptr;
+  if (!stale || validated || reads_current_table(*analyzed)) return analyzed;
   auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
   const auto same_type = [](const protocol::FieldDescription& a, const protocol::FieldDescription& b) {
     return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
@@ -367,6 +446,7 @@ ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<
   const json& body = statement.body();
   if (kind == "SelectStmt") {
     ExecContext ec = make_exec_context(&parameters);
+    ec.stream_to_client = true;  // simple query and portals only stream the result (stream_rows)
     return run_select(*statement.select, ec);
   }
   if (kind == "TransactionStmt") return run_transaction_statement(body, out);
@@ -629,6 +709,9 @@ std::unique_ptr<protocol::Portal> Session::bind(protocol::PreparedStatement& sta
   auto& prepared = dynamic_cast<SessionPreparedStatement&>(statement);
   if (!prepared.analyzed->is_empty()) check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
   const std::shared_ptr<const Analyzed> analyzed = analysis_for_bind(prepared.analyzed);
+  // A new analysis over a table's new snapshot serves the statement's next
+  // Binds too (reads_current_table), as PostgreSQL keeps a re-made plan.
+  if (analyzed != prepared.analyzed && analyzed->reusable_over_table) prepared.analyzed = analyzed;
   if (parameters.size() != analyzed->parameter_types.size()) {
     throw Error(SqlState::protocol_violation,
                 "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +

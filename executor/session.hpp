@@ -51,6 +51,14 @@ class Session final : public protocol::QueryHandler {
     // Session::epoch_ when this was planned: a SELECT over a table planned in
     // an earlier epoch holds an old table snapshot and is re-planned at Bind.
     uint64_t planned_at = 0;
+    // A SELECT over one table whose analysis depends on nothing but its text,
+    // parameter types, the session's settings and the table's snapshot (no
+    // function but plain aggregates, no subquery): while the table's current
+    // snapshot has the version this one read (TableSnapshot::version) and the
+    // settings are those of settings_generation, it is what a new analysis
+    // would make, and is reused instead (Session::reads_current_table).
+    bool reusable_over_table = false;
+    uint64_t settings_generation = 0;
     bool is_empty() const { return !statement.tree; }
     // {"SelectStmt": {...}} and its body; only when !is_empty().
     const nlohmann::json& node() const { return statement.node(); }
@@ -90,6 +98,9 @@ class Session final : public protocol::QueryHandler {
                                  const std::vector<Value>& parameters, protocol::ResultWriter& out);
   ResultSet run_explain(const nlohmann::json& body, const std::vector<Value>& parameters);
   void report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out);
+  // Whether `a` is reusable_over_table and its table's current snapshot is
+  // the one it read (one catalog look-up, no analysis).
+  bool reads_current_table(const Analyzed& a) const;
 
   Database* database_;
   TableProvider* tables_;
@@ -113,6 +124,17 @@ class Session final : public protocol::QueryHandler {
   // changes (a DateStyle or search_path change can change an analysis).
   std::unordered_map<std::string, std::shared_ptr<const Analyzed>> analysis_cache_;
   uint64_t analysis_cache_settings_ = 0;  // Settings::generation() of its entries
+  // Entries of analysis_cache_ that are reusable_over_table: each holds its
+  // table's snapshot (and so the files a DROP or TRUNCATE retired) until it
+  // is replaced, so there are few of them.
+  size_t table_analyses_ = 0;
+  // The cached analysis analyze_shared found current in epoch validated_at_.
+  const Analyzed* validated_ = nullptr;
+  uint64_t validated_at_ = 0;
 };
+
+// Analyses reused over an unchanged table since the process started
+// (Session::reads_current_table): a planning skipped each.
+uint64_t table_analysis_reuses();
 
 }  // namespace tally::executor

@@ -50,6 +50,8 @@ class StorageTable final : public TableSnapshot {
     }
     return s;
   }
+  // Catalog snapshots are immutable and replaced on every change.
+  std::shared_ptr<const void> version() const override { return snapshot_; }
 
  private:
   storage::TableStore& store_;

@@ -47,6 +47,11 @@ class TableSnapshot {
   virtual std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
                                                                 const std::vector<int>& column_indexes) const = 0;
   virtual ChunkColumnStats stats(size_t /*chunk*/, int /*column*/) const { return {}; }
+  // The identity of what this snapshot shows (definition, chunks and their
+  // statistics): two snapshots of a table with the same non-null version
+  // show the same thing. Null when unknown (a table that changes in place):
+  // then no plan over it outlives its statement (Session's plan reuse).
+  virtual std::shared_ptr<const void> version() const { return nullptr; }
   uint64_t row_count() const {
     uint64_t n = 0;
     for (size_t i = 0; i < chunk_count(); ++i) n += chunk_rows(i);

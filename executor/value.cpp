@@ -3,6 +3,8 @@
 #include <cstring>
 #include <functional>
 
+#include "executor/finalize.hpp"
+
 namespace tally::executor {
 
 Physical physical_of(TypeId id) {
@@ -28,6 +30,8 @@ Physical physical_of(TypeId id) {
 
 Value Vector::get(size_t i) const {
   if (null_at(i)) return Null{};
+  if (avg_parts) return avg_of_int64(avg_parts->sum[i], avg_parts->counts()[i]);
+  if (shared_ints) return (*shared_ints)[i];
   switch (physical_of(type.id)) {
     case Physical::boolean: return ints[i] != 0;
     case Physical::integer: return ints[i];

@@ -5,6 +5,7 @@
 // expression or column that produced it). A Vector is a column of values of one
 // type in native arrays, the unit expressions evaluate and results stream from.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,6 +26,19 @@ inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
 enum class Physical : uint8_t { boolean, integer, floating, numeric, text };
 Physical physical_of(TypeId id);
 
+// avg(int2/int4) of an engine result left as its parts: row i's value is
+// sum[i] / count[i] at numeric_div's scale (NULL when count[i] is 0). Only
+// the streaming path (ExecContext::stream_to_client) asks for it, so 8M
+// groups' avg is encoded into DataRows straight from the engine's arrays
+// instead of through 8M Numerics (16 bytes and a division each).
+struct AvgParts {
+  std::vector<int64_t> sum, count;
+  // Set instead of `count` when the counts are shared with an int8 count
+  // column of the same result (Vector::shared_ints): 8M groups' counts held once.
+  std::shared_ptr<const std::vector<int64_t>> shared_count;
+  const int64_t* counts() const { return shared_count ? shared_count->data() : count.data(); }
+};
+
 // A column of values of one SQL type. Exactly one of the native arrays is used,
 // chosen by physical_of(type.id); `nulls` is empty when no value is NULL.
 struct Vector {
@@ -35,11 +49,20 @@ struct Vector {
   std::vector<std::string> texts;   // text kinds
   std::vector<uint8_t> nulls;       // 1 = NULL
   size_t count = 0;
+  // Set only on a numeric avg column whose values are not materialized:
+  // `numerics` is empty, `nulls` still marks the NULL rows, get() computes.
+  std::shared_ptr<const AvgParts> avg_parts;
+  // Set only on a streamed integer column (as avg_parts) whose values are an
+  // array another column of the result also reads (a count shared with an
+  // avg's AvgParts::shared_count): `ints` is empty, int_data() reads these.
+  std::shared_ptr<const std::vector<int64_t>> shared_ints;
 
   Vector() = default;
   explicit Vector(SqlType t) : type(t) {}
 
   size_t size() const { return count; }
+  // The integer values, wherever they are held (ints or shared_ints).
+  const int64_t* int_data() const { return shared_ints ? shared_ints->data() : ints.data(); }
   bool null_at(size_t i) const { return !nulls.empty() && nulls[i] != 0; }
   Value get(size_t i) const;
   void push(const Value& v);

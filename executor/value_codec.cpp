@@ -357,7 +357,11 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     case TypeId::date: append_date(out, static_cast<int32_t>(v.ints[i])); return;
     case TypeId::timestamp: append_timestamp(out, v.ints[i]); return;
 #endif
-    case TypeId::numeric: v.numerics[i].append_to(out); return;
+    case TypeId::numeric:
+      // An AvgParts column (value.hpp) has no Numerics: its value is computed.
+      if (v.avg_parts) std::get<Numeric>(v.get(i)).append_to(out);
+      else v.numerics[i].append_to(out);
+      return;
     case TypeId::timestamptz: {
       // Sessions run with TimeZone UTC: the offset is always +00.
       const int64_t t = v.ints[i];
@@ -415,7 +419,9 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
       put_be<uint64_t>(out, bits);
       return;
     }
-    case TypeId::numeric: append_numeric_binary(out, v.numerics[i]); return;
+    case TypeId::numeric:
+      append_numeric_binary(out, v.avg_parts ? std::get<Numeric>(v.get(i)) : v.numerics[i]);
+      return;
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.texts[i]; return; }

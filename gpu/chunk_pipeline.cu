@@ -16,6 +16,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/event_wait.cuh"
 #include "gpu/host_steps.hpp"
+#include "gpu/kernels/gate_kernel.cuh"
 
 namespace tally::gpu {
 
@@ -90,12 +91,20 @@ struct ChunkPipeline::Impl {
   Slot slots[2];
   int next = 0;
   std::deque<InFlight> in_flight;
+  // Timings of runs that run() found finished while making room: handed out
+  // by the next completed(), so that no chunk's time is lost to the tuner.
+  std::vector<ChunkTiming> finished;
   std::vector<cudaEvent_t> spare_events;  // timing events for reuse
   std::vector<cudaEvent_t> spare_untimed;  // completion-only events (chunk timing off)
   cudaEvent_t span_start = nullptr;       // before the first run() of a query (PipelineStats::span_ms)
   cudaEvent_t span_end = nullptr;         // after the latest run() when chunks are not timed
   size_t max_in_flight = ChunkPipeline::kDefaultMaxInFlight;
   uint64_t next_ticket = 1;
+  // The launch gate's words in mapped pinned memory: [0] the last released
+  // ticket (host-written), [1] timeouts (device-written); see gate_kernel.cuh.
+  uint32_t* gate_host = nullptr;
+  uint32_t* gate_device = nullptr;
+  uint32_t gate_ticket = 0;
 
   cudaEvent_t take_event(bool timed = true) {
     std::vector<cudaEvent_t>& spare = timed ? spare_events : spare_untimed;
@@ -118,6 +127,8 @@ struct ChunkPipeline::Impl {
   }
 
   ~Impl() {
+    // A gate still held would keep the compute stream until its timeout.
+    if (gate_host) __atomic_store_n(gate_host, gate_ticket, __ATOMIC_SEQ_CST);
     if (copy) (void)cudaStreamSynchronize(copy);
     if (compute) (void)cudaStreamSynchronize(compute);
     for (InFlight& f : in_flight) give_back(f);
@@ -132,6 +143,7 @@ struct ChunkPipeline::Impl {
     for (cudaEvent_t e : spare_untimed) (void)cudaEventDestroy(e);
     if (span_start) (void)cudaEventDestroy(span_start);
     if (span_end) (void)cudaEventDestroy(span_end);
+    if (gate_host) (void)cudaFreeHost(gate_host);
     if (copy) (void)cudaStreamDestroy(copy);
     if (compute) (void)cudaStreamDestroy(compute);
   }
@@ -150,6 +162,13 @@ ChunkPipeline::ChunkPipeline(int device, ColumnCache* cache) : device_(device), 
   }
   TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_start));
   TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_end));
+  void* gate = nullptr;
+  TALLY_CUDA_CHECK(cudaHostAlloc(&gate, 2 * sizeof(uint32_t), cudaHostAllocMapped));
+  impl_->gate_host = static_cast<uint32_t*>(gate);
+  impl_->gate_host[0] = impl_->gate_host[1] = 0;
+  void* on_device = nullptr;
+  TALLY_CUDA_CHECK(cudaHostGetDevicePointer(&on_device, gate, 0));
+  impl_->gate_device = static_cast<uint32_t*>(on_device);
 }
 
 ChunkPipeline::~ChunkPipeline() = default;
@@ -292,7 +311,8 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
     HostStepTimer timer(HostStep::in_flight_wait);
     while (im.in_flight.size() >= im.max_in_flight) {
       wait_event(im.in_flight.front().stop);
-      (void)completed(false);
+      std::vector<ChunkTiming> done = completed(false);
+      im.finished.insert(im.finished.end(), done.begin(), done.end());
     }
   }
   {
@@ -333,7 +353,8 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
 
 std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
   Impl& im = *impl_;
-  std::vector<ChunkTiming> out;
+  std::vector<ChunkTiming> out = std::move(im.finished);
+  im.finished.clear();
   while (!im.in_flight.empty()) {
     Impl::InFlight& f = im.in_flight.front();
     if (wait) {
@@ -367,7 +388,47 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
   return out;
 }
 
+std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t ticket) {
+  Impl& im = *impl_;
+  // In-order stream: the run with `ticket` finishing means the earlier ones did.
+  for (auto it = im.in_flight.rbegin(); it != im.in_flight.rend(); ++it) {
+    if (it->ticket <= ticket) {
+      wait_event(it->stop);
+      break;
+    }
+  }
+  return completed(false);
+}
+
 size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
+
+bool ChunkPipeline::hold_gate(std::chrono::microseconds timeout) {
+  Impl& im = *impl_;
+  if (held_gate().release) return false;
+  TALLY_CUDA_CHECK(cudaSetDevice(device_));
+  HostStepTimer timer(HostStep::events);
+  const uint32_t ticket = ++im.gate_ticket;
+  const auto timeout_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
+  kernels::gate_kernel<<<1, 1, 0, im.compute>>>(im.gate_device, ticket, timeout_ns);
+  TALLY_CUDA_CHECK_LAUNCH("gate_kernel");
+  held_gate() = HeldGate{im.gate_host, ticket};
+  ++gates_;
+  return true;
+}
+
+void ChunkPipeline::open_gate() noexcept { open_held_gate(); }
+
+bool ChunkPipeline::device_idle() const {
+  const Impl& im = *impl_;
+  if (im.in_flight.empty()) return true;
+  // In-order stream: the newest run finished means all did.
+  const cudaError_t q = cudaEventQuery(im.in_flight.back().stop);
+  if (q == cudaErrorNotReady) return false;
+  TALLY_CUDA_CHECK(q);
+  return true;
+}
+
+uint64_t ChunkPipeline::gate_timeouts() const { return __atomic_load_n(&impl_->gate_host[1], __ATOMIC_SEQ_CST); }
 
 void ChunkPipeline::set_max_in_flight(size_t n) { impl_->max_in_flight = std::max<size_t>(n, 1); }
 

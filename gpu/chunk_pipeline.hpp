@@ -16,6 +16,7 @@
 // One pipeline serves one query at a time; the engine pools them so that
 // streams, events and pinned buffers are reused across queries.
 // Host-only header: builds without CUDA (gpu_stub.cpp throws).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,6 +88,9 @@ class ChunkPipeline {
   uint64_t run(StagedChunk& chunk, const std::function<void()>& body);
   // Timings of finished runs, oldest first; wait = true waits for all of them.
   std::vector<ChunkTiming> completed(bool wait);
+  // Waits for the runs up to `ticket` (not the later ones: they stay queued
+  // on the GPU) and returns the timings of every finished run, oldest first.
+  std::vector<ChunkTiming> completed_through(uint64_t ticket);
   // Runs enqueued whose timing completed() has not returned yet.
   size_t in_flight() const;
   // Forgets a staged chunk without running it (error paths).
@@ -98,6 +102,16 @@ class ChunkPipeline {
   // aggregates.
   static bool joinable(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
+  // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
+  // for one run() (a race screen's slices, gpu_aggregate_engine.cpp): the
+  // same device columns at a row offset, with the chunk's copy waits but no
+  // leases and no staging slot, so it must run before `chunk` itself, whose
+  // run() holds the leases and frees the slot. `offset` keeps every column's
+  // start on the 256-byte boundary when it is a multiple of kSliceRowAlign.
+  static constexpr int64_t kSliceRowAlign = 1024;
+  static StagedChunk slice_view(const StagedChunk& chunk, int64_t offset, int64_t rows);
+  // Drops the first `rows` rows of a staged chunk (its leases and slot stay).
+  static void drop_front(StagedChunk& chunk, int64_t rows);
   // Per-chunk CUDA-event timing (default on). Off: run() records only an
   // untimed completion event per chunk, completed() reports 0 ms, and
   // stats().span_ms still times the whole run (diagnostics: do the timing
@@ -105,6 +119,27 @@ class ChunkPipeline {
   void set_chunk_timing(bool on) { chunk_timing_ = on; }
   // Runs outstanding before run() waits for the oldest.
   void set_max_in_flight(size_t n);
+  // The launch gate, for measurement chunks enqueued on an idle GPU: the
+  // start event of a run enqueued on an idle stream fires at once, and the
+  // host then trickles the run's launches in (~90 us of a cold query's
+  // first launches on the H100), which its time would include. hold_gate()
+  // enqueues on the compute stream a one-thread kernel that holds it until
+  // open_gate(), so the runs enqueued in between start back to back and
+  // their events time the GPU's work. Any host wait of this thread
+  // (event_wait.cuh) opens the gate first, so nothing waits on work behind
+  // it; a gate never opened opens itself after `timeout` of device time
+  // (counted in gate_timeouts()). One gate per thread: false (nothing
+  // enqueued) while this thread holds one.
+  static constexpr std::chrono::microseconds kGateTimeout{2000};
+  bool hold_gate(std::chrono::microseconds timeout = kGateTimeout);
+  void open_gate() noexcept;
+  // Whether every run enqueued so far has finished on the device (the GPU
+  // idles until the next run; no timing is consumed).
+  bool device_idle() const;
+  // Gates held, and those that opened by their timeout (the host did not
+  // release them in time), over the pipeline's life.
+  uint64_t gates() const { return gates_; }
+  uint64_t gate_timeouts() const;
 
   const PipelineStats& stats() const { return stats_; }
   void reset_stats() {
@@ -120,7 +155,30 @@ class ChunkPipeline {
   PipelineStats stats_;
   bool span_started_ = false;  // the span event was recorded since reset_stats()
   bool chunk_timing_ = true;
+  uint64_t gates_ = 0;
   std::unique_ptr<Impl> impl_;
 };
+
+// Host-only (no CUDA call): defined here so that CPU-only builds need no stub.
+inline StagedChunk ChunkPipeline::slice_view(const StagedChunk& chunk, int64_t offset, int64_t rows) {
+  StagedChunk out;
+  out.rows = rows;
+  out.widths = chunk.widths;
+  out.waits = chunk.waits;
+  out.columns.resize(chunk.columns.size());
+  for (size_t i = 0; i < chunk.columns.size(); ++i) {
+    const ColumnPointer& c = chunk.columns[i];
+    // Validity is one byte per row (stage() copies the host's byte array).
+    out.columns[i] = ColumnPointer{c.data ? static_cast<const char*>(c.data) + offset * chunk.widths[i] : nullptr,
+                                   c.validity ? c.validity + offset : nullptr};
+  }
+  return out;
+}
+
+inline void ChunkPipeline::drop_front(StagedChunk& chunk, int64_t rows) {
+  const StagedChunk rest = slice_view(chunk, rows, chunk.rows - rows);
+  chunk.columns = rest.columns;
+  chunk.rows = rest.rows;
+}
 
 }  // namespace tally::gpu

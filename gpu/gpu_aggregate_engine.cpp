@@ -16,7 +16,9 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "gpu/chunk_pipeline.hpp"
+#include "gpu/first_use_counts.hpp"
 #include "gpu/gpu_health.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/host_steps.hpp"
@@ -41,18 +43,43 @@ constexpr double kDefaultBudgetShare = 0.8;
 // them (~20 us per chunk), so the next launch is enqueued long before the GPU
 // runs out of work, while a 2^28-row query needs 5 launches instead of 16.
 constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
+// Launch gates for measurements on an idle GPU (knob gate=1) stay off. H100,
+// 2^16 groups, 2^28 rows, 3 experiments each (bench/tuner/RESULTS.md, session
+// 7, 23:12): they do what they are for (the cold query's search measures 4
+// configurations instead of 2 and finds the neighbour 7% faster than the rule
+// configuration, runs 3-5 server side 0.93-1.03x the best fixed), but the
+// host's enqueue of each gated chunk (70-90 us in a cold query) becomes GPU
+// idle time instead of overlapping the chunk's first kernels: 11 gates, idle
+// between chunks 0.17 -> 0.96-1.27 ms, cold first Q server side 1.44 -> 1.65x
+// (full shape) and 1.20 -> 1.48x (HAVING shape, A/B in the same call).
+constexpr bool kDefaultLaunchGate = false;
 
 // Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
-// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64"), or from the file
+// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64,feedback=0"), or from the file
 // TALLY_GPU_KNOBS_FILE names when set (so that one server can be measured
 // under several settings): join = joined launches over adjacent resident
 // chunks (default 1), timing = CUDA events around each launch (default 1;
 // 0 leaves only the span), inflight = launches outstanding before the host
-// waits (default the pipeline's).
+// waits (default the pipeline's), feedback = a race/search proposal waits for
+// the times of the earlier ones (default 1; 0: the tuner proposes up to
+// inflight chunks ahead of any time it knows, as before session 6's fix),
+// slice = percent of a chunk a raced variant's screen runs on (default
+// kDefaultRaceSlice; 0: races on whole chunks), coldsearch = measurement
+// windows a cold query searches after its race (default
+// kDefaultColdSearchWindows; -1: until converged), gate = a measurement
+// chunk enqueued on an idle GPU runs behind a launch gate (default
+// kDefaultLaunchGate; ChunkPipeline::hold_gate), warmpaths = every variant's launch
+// path run once at start (default 1, read when the engine starts; start_up.hpp
+// warm_launch_paths; 0 leaves them to the first queries, for an A/B).
 struct Knobs {
   bool join = true;
   bool timing = true;
+  bool feedback = true;
+  bool gate = kDefaultLaunchGate;
+  bool warm_paths = true;   // read at engine start only (start_up.hpp warm_launch_paths)
   size_t inflight = 0;  // 0: the pipeline's default
+  double slice = kDefaultRaceSlice;
+  int cold_search_windows = kDefaultColdSearchWindows;
 };
 Knobs read_knobs() {
   Knobs k;
@@ -76,7 +103,12 @@ Knobs read_knobs() {
       const long value = std::strtol(item.c_str() + eq + 1, nullptr, 10);
       if (name == "join") k.join = value != 0;
       else if (name == "timing") k.timing = value != 0;
+      else if (name == "feedback") k.feedback = value != 0;
+      else if (name == "gate") k.gate = value != 0;
+      else if (name == "warmpaths") k.warm_paths = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
+      else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
+      else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
     }
     at = end + 1;
   }
@@ -124,7 +156,11 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
 }
 
 std::optional<GroupBySpec> translate(const AggregationSpec& s) {
-  return translate(s.key_width, s.value_widths, s.aggregates, s.value_not_null);
+  std::optional<GroupBySpec> g = translate(s.key_width, s.value_widths, s.aggregates, s.value_not_null);
+  // The planner's word on NULL keys (chunk statistics; unknown stays unknown):
+  // variant_rules.cpp keeps a nullable-key count+sum off the count+sum kernel.
+  if (g) g->key_may_have_nulls = s.key_has_nulls;
+  return g;
 }
 
 class GpuAggregationEngine;
@@ -213,6 +249,11 @@ class GpuRun final : public executor::AggregationRun {
     host_.stage_us += since_us(t_stage);
     std::optional<Decided> next;
     try {
+      // DaMoN'19's search is sequential: a race or search proposal first
+      // sees the times of the earlier ones (the host would otherwise choose
+      // ~9 chunks ahead of any time it knows: 8 launches in flight, ~30 us to
+      // enqueue a ~300 us chunk on the H100, bench/tuner/RESULTS.md).
+      if (tuner_ && knobs_.feedback && tuner_->awaits_reports()) await_reports();
       next = decide(std::move(staged));
       // Resident chunks that continue the pending ones in device memory and
       // run the same exploited configuration join them (one launch); the
@@ -224,6 +265,13 @@ class GpuRun final : public executor::AggregationRun {
         ++pending_->chunks;
         next.reset();
       } else if (pending_) {
+        run_pending(true);
+      }
+      if (next && knobs_.feedback && !next->exploit && aggregator_) {
+        // A measurement chunk is never joined: launched at once, its time
+        // comes back a chunk earlier and the GPU does not idle after a wait.
+        pending_ = std::move(next);
+        next.reset();
         run_pending(true);
       }
     } catch (...) {
@@ -258,9 +306,21 @@ class GpuRun final : public executor::AggregationRun {
   ChunkFacts facts_for(int64_t rows) const;
   // Enqueues the pending chunk(s); `more_follow`: another chunk is staged already.
   void run_pending(bool more_follow);
+  // One launch of `chunk` (a chunk or joined chunks) with `choice`, timed
+  // for the tuner unless `joined`.
+  void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+              int screen_part = 0);
+  // A race screen (TunedChoice::screen_share): three launches over the
+  // staged chunk, see ChunkTuner::report_screen. False when the chunk is too
+  // small to slice (then it runs whole, as an ordinary race chunk).
+  bool run_screen(Decided& d);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
   void collect_timings(bool wait);
+  void absorb_timings(const std::vector<ChunkTiming>& done);
+  // Launches the pending chunk and waits, oldest chunk first, until the
+  // tuner has the reports its next proposal needs.
+  void await_reports();
 
   GpuAggregationEngine& engine_;
   const DeviceInfo& device_;
@@ -273,6 +333,11 @@ class GpuRun final : public executor::AggregationRun {
   std::optional<Decided> pending_;
   Knobs knobs_ = read_knobs();
   long launches_ = 0;        // run_pending calls
+  long feedback_waits_ = 0;  // await_reports calls
+  double feedback_wait_us_ = 0;
+  long gated_launches_ = 0;  // run_pending calls behind a launch gate
+  uint64_t gate_timeouts_at_start_ = 0;  // the pipeline's gate_timeouts() when this query took it
+  FirstUseSnapshot first_use_at_start_;   // process-wide first-use counts when this query began
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
@@ -297,7 +362,12 @@ class GpuRun final : public executor::AggregationRun {
     TunedChoice choice;
     int64_t rows = 0;
     bool joined = false;  // several chunks in one launch: not a DaMoN measurement
+    // A race screen's launches (run_screen): 1 the raced slice, 2 the
+    // reference's slice, 3 the reference's rest; 0 an ordinary launch.
+    int screen_part = 0;
   };
+  ScreenTimes screen_times_;  // the screen whose launches are coming back
+  long screens_ = 0;
   std::deque<Pending> timing_;
   // Host time per step, summed over the query's chunks (EXPLAIN ANALYZE):
   // where the host spends its time when it, not the GPU, sets the pace.
@@ -373,11 +443,18 @@ class GpuAggregationEngine final : public GpuEngine {
   // at once, so later queries (a restarted server's first query on a key
   // included) find theirs in memory, with no SQLite read on their path.
   std::vector<executor::TuningRecord> records_for(const std::string& key, executor::TuningStore* store,
-                                                  const std::string& signature, int bucket) {
+                                                  const std::string& signature, int bucket, int64_t chunk_rows) {
     if (auto r = recent_records(key)) return std::move(*r);
     if (!store) return {};
-    preload(store);
+    preload(store, chunk_rows);
     if (auto r = recent_records(key)) return std::move(*r);
+    {
+      // A store that listed this device's records at preload holds none for
+      // this key (the process's own come through recent_): no SQLite read on
+      // a cold query's path (~0.1 ms of its tuner set-up on the H100 host).
+      std::lock_guard lock(mutex_);
+      if (listed_.count(store)) return {};
+    }
     // A store that cannot list (all() empty) or a key it lacks: read it, and
     // remember the answer, empty or not, so the next query does not ask again.
     std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
@@ -400,10 +477,13 @@ class GpuAggregationEngine final : public GpuEngine {
     wake_.notify_one();
     if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
     if (preparser_.joinable()) preparser_.join();
+    if (rehearser_.joinable()) rehearser_.join();
   }
 
-  // Reads the store's records of this device into recent_, once per store.
-  void preload(executor::TuningStore* store) {
+  // Reads the store's records of this device into recent_, once per store,
+  // and prepares their shapes off the query path (rehearse()); chunk_rows:
+  // the rows of the calling query's chunks (the table options' launch size).
+  void preload(executor::TuningStore* store, int64_t chunk_rows) {
     {
       std::lock_guard lock(mutex_);
       if (!preloaded_.insert(store).second) return;
@@ -414,12 +494,16 @@ class GpuAggregationEngine final : public GpuEngine {
     } catch (const std::exception&) {
       return;  // unreadable: queries load their own keys (load_tuning_records)
     }
+    const bool listed = !all.empty();  // all() of a store that cannot list is empty
     std::erase_if(all, [&](const auto& r) { return r.device != fingerprint_; });  // never another GPU's entry
     std::lock_guard lock(mutex_);
+    if (listed) listed_.insert(store);
     // Off the query's path: the first query on each key (after a restart,
     // typically another signature came first) then finds its search states
     // parsed (tuner_bridge.hpp).
     if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
+    if (!rehearser_.joinable() && chunk_rows > 0 && !all.empty())
+      rehearser_ = std::thread([this, records = all, chunk_rows] { rehearse(records, chunk_rows); });
     for (auto& r : all) {
       std::vector<executor::TuningRecord>& known = recent_[fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket)];
       // This process's own, newer measurements stay.
@@ -431,9 +515,20 @@ class GpuAggregationEngine final : public GpuEngine {
   // Creates a pipeline (streams, events; the CUDA context with them) for the
   // pool at start-up, so the first query does not, and the memory the first
   // queries would otherwise map (start_up.hpp).
-  void warm() {
+  void warm(bool warm_paths) {
     release_pipeline(acquire_pipeline());
     prepare_for_queries(device_);
+    if (!warm_paths) {
+      log::info("gpu_launch_paths_not_warmed", {{"reason", "TALLY_GPU_KNOBS warmpaths=0"}});
+      return;
+    }
+    const LaunchPathWarmUp w = warm_launch_paths(device_);
+    if (w.already_warmed) return;
+    // One line either way; a warm-up cut short (time, memory) leaves the rest
+    // to the first queries, as before it existed.
+    log::info("gpu_launch_paths_warmed",
+              {{"aggregations", w.aggregations}, {"failed", w.failed}, {"out_of_time", w.out_of_time},
+               {"ms", w.ms}, {"pinned_allocations", w.pinned_allocations}, {"kernels", w.kernel_first_lookups}});
   }
 
   const std::string& fingerprint() const { return fingerprint_; }
@@ -452,6 +547,7 @@ class GpuAggregationEngine final : public GpuEngine {
   std::string fingerprint_;  // device_fingerprint(device_), the tuning cache's device key
   std::mutex mutex_;
   std::set<executor::TuningStore*> preloaded_;
+  std::set<executor::TuningStore*> listed_;  // preloaded and all() listed records: a key it lacks is absent
   std::vector<PooledPipeline> idle_;
   std::map<std::string, std::vector<executor::TuningRecord>> recent_;
   std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
@@ -477,6 +573,54 @@ class GpuAggregationEngine final : public GpuEngine {
   bool stop_ = false;
   std::thread writer_;
   std::thread preparser_;  // preload()'s parse of the loaded search states
+  std::thread rehearser_;  // preload()'s rehearsal of the cached shapes
+
+  // What the first query of each cached shape would build first in this
+  // process, done before it comes (start_up.hpp rehearse_aggregation): per
+  // signature and bucket of this device, its fastest cached variant at its
+  // best configuration, with NOT NULL and with nullable value columns (the
+  // signature does not say which the query has). Bounded in work and memory:
+  // at most kMaxRehearsals aggregations of kRehearsalRows rows, buckets up to
+  // kMaxRehearsalBucket.
+  static constexpr int kMaxRehearsals = 8;
+  static constexpr int64_t kRehearsalRows = int64_t{1} << 22;  // 16-32 MB per column, ~1 ms of copies
+  static constexpr int kMaxRehearsalBucket = 24;                // a table of 2^24 groups, as a query's
+  void rehearse(const std::vector<executor::TuningRecord>& records, int64_t chunk_rows) {
+    std::map<std::string, const executor::TuningRecord*> fastest;  // by signature and bucket
+    for (const auto& r : records) {
+      if (!(r.seconds_per_row > 0) || r.bucket < 0 || r.bucket > kMaxRehearsalBucket) continue;
+      const executor::TuningRecord*& f = fastest[r.signature + "|" + std::to_string(r.bucket)];
+      if (!f || r.seconds_per_row < f->seconds_per_row) f = &r;
+    }
+    int done = 0;
+    for (const auto& [key, r] : fastest) {
+      const auto shape = parse_tuning_signature(r->signature);
+      const auto variant = parse_variant(r->variant);
+      const auto launch = parse_launch_config(r->best_config);
+      if (!shape || !variant || !launch) continue;
+      for (const bool not_null : {true, false}) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stop_ || done >= kMaxRehearsals) return;
+        }
+        const auto spec = translate(shape->key_width, shape->value_widths, shape->aggregates,
+                                    std::vector<uint8_t>(shape->value_widths.size(), not_null ? 1 : 0));
+        if (!spec) break;
+        const uint64_t groups = uint64_t{1} << r->bucket;
+        ChunkFacts facts;
+        facts.rows = static_cast<uint64_t>(chunk_rows);
+        facts.estimated_groups = groups;
+        facts.key_range = KeyRange{0, static_cast<int64_t>(groups) - 1};
+        if (!can_use(*variant, *spec, device_, facts)) break;
+        VariantConfig config = default_launch_config(*variant, *spec, device_, facts);
+        config.launch = *launch;
+        TableOptions options = default_table_options(*variant, *spec, device_, facts);
+        options.own_partitioned_output = false;  // as a query of several chunks
+        (void)rehearse_aggregation(device_, *spec, *variant, config, options, std::min(chunk_rows, kRehearsalRows), groups);
+        ++done;
+      }
+    }
+  }
 
   void write_loop() {
     std::unique_lock lock(mutex_);
@@ -506,6 +650,8 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, Pooled
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
   pipeline_->set_chunk_timing(knobs_.timing);
+  gate_timeouts_at_start_ = pipeline_->gate_timeouts();
+  first_use_at_start_ = first_use_snapshot(device_.ordinal);
   pipeline_->set_max_in_flight(knobs_.inflight ? knobs_.inflight : ChunkPipeline::kDefaultMaxInFlight);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -566,10 +712,12 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
       in.tuning = engine_.tuning();
       in.forced_variant = spec_.forced_variant;
+      in.race_slice = knobs_.feedback ? knobs_.slice : 0;  // a screen's verdict needs the feedback waits
+      in.cold_search_windows = knobs_.cold_search_windows;
       const auto t_setup = std::chrono::steady_clock::now();
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
       tuning_key_ = engine_.fingerprint() + "|" + in.signature + "|" + std::to_string(bucket);
-      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket);
+      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
       tuner_.emplace(in);
       host_.tuner_setup_us += since_us(t_setup);
     }
@@ -596,11 +744,9 @@ void GpuRun::run_pending(bool more_follow) {
   pending_.reset();
   StagedChunk& chunk = d.chunk;
   const ChunkFacts facts = facts_for(chunk.rows);
-  const Variant v = d.variant;
-  const VariantConfig& config = d.config;
   if (!aggregator_) {
     const auto t_setup = std::chrono::steady_clock::now();
-    TableOptions options = default_table_options(v, *gspec_, device_, facts);
+    TableOptions options = default_table_options(d.variant, *gspec_, device_, facts);
     options.own_partitioned_output = !more_follow;
     aggregator_key_ = aggregator_key(*gspec_, options);
     if (spare_aggregator_ && spare_key_ == aggregator_key_) {
@@ -613,6 +759,57 @@ void GpuRun::run_pending(bool more_follow) {
     }
     host_.aggregator_setup_us += since_us(t_setup);
   }
+  report_.chunks += static_cast<uint64_t>(d.chunks);
+  if (d.chunks > 1) joined_chunks_ += d.chunks;
+  // A measurement enqueued on an idle GPU (the first chunk, or the first
+  // after a feedback wait) would be timed with the host's enqueue of its
+  // launches: its start event fires at once and the launches trickle in
+  // (~90 us of a cold query's chunk on the H100, which stretched the rule
+  // configuration's window to 4-9 chunks). Behind a gate opened once they
+  // are all enqueued, its events time the GPU's work. Exploiting chunks,
+  // whose times are not compared, never wait for a gate.
+  struct GateScope {
+    ChunkPipeline* pipeline;
+    bool held;
+    ~GateScope() {
+      if (held) pipeline->open_gate();
+    }
+  } gate{pipeline_.get(), knobs_.gate && tuner_ && !d.exploit && pipeline_->device_idle() && pipeline_->hold_gate()};
+  if (gate.held) ++gated_launches_;
+  if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
+  launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
+}
+
+bool GpuRun::run_screen(Decided& d) {
+  StagedChunk& chunk = d.chunk;
+  const int64_t align = ChunkPipeline::kSliceRowAlign;
+  const int64_t slice = static_cast<int64_t>(static_cast<double>(chunk.rows) * d.choice.screen_share) / align * align;
+  if (slice < align || chunk.rows - 2 * slice < slice) return false;
+  screen_times_ = ScreenTimes{};
+  screen_times_.slice_rows = slice;
+  screen_times_.rest_rows = chunk.rows - 2 * slice;
+  ++screens_;
+  // The slices run first (no leases, the chunk's copy waits); the rest runs
+  // last on the chunk itself, whose launch holds the leases and the slot.
+  StagedChunk raced = ChunkPipeline::slice_view(chunk, 0, slice);
+  StagedChunk reference = ChunkPipeline::slice_view(chunk, slice, slice);
+  reference.waits.clear();  // same stream, after the raced slice's waits
+  try {
+    launch(raced, d.choice, d.variant, d.config, false, 1);
+    launch(reference, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 2);
+  } catch (...) {
+    pipeline_->release(chunk);  // its staging slot and leases: a failed slice never reaches the rest's run()
+    throw;
+  }
+  ChunkPipeline::drop_front(chunk, 2 * slice);
+  chunk.waits.clear();
+  launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 3);
+  return true;
+}
+
+void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+                    int screen_part) {
+  const ChunkFacts facts = facts_for(chunk.rows);
   ChunkPointers p;
   p.rows = chunk.rows;
   p.key = chunk.columns[0];
@@ -627,10 +824,8 @@ void GpuRun::run_pending(bool more_follow) {
   }
   host_.enqueue_us += since_us(t_enqueue);
   if (first_enqueue_us_ < 0) first_enqueue_us_ = since_us(created_);
-  timing_.push_back(Pending{ticket, d.choice, chunk.rows, d.chunks > 1});
-  report_.chunks += static_cast<uint64_t>(d.chunks);
+  timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part});
   ++launches_;
-  if (d.chunks > 1) joined_chunks_ += d.chunks;
   const auto t_timings = std::chrono::steady_clock::now();
   collect_timings(false);
   host_.timings_us += since_us(t_timings);
@@ -641,14 +836,36 @@ void GpuRun::run_pending(bool more_follow) {
       report_.details.push_back("GPU launch adjusted: " + a);
 }
 
-void GpuRun::collect_timings(bool wait) {
-  for (const ChunkTiming& t : pipeline_->completed(wait)) {
+void GpuRun::await_reports() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (pending_) run_pending(true);
+  while (!timing_.empty() && tuner_->awaits_reports()) {
+    const std::vector<ChunkTiming> done = pipeline_->completed_through(timing_.front().ticket);
+    if (done.empty()) timing_.pop_front();  // its time is gone: never wait for it again
+    absorb_timings(done);
+  }
+  ++feedback_waits_;
+  feedback_wait_us_ += since_us(t0);
+}
+
+void GpuRun::collect_timings(bool wait) { absorb_timings(pipeline_->completed(wait)); }
+
+void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
+  for (const ChunkTiming& t : done_runs) {
     while (!timing_.empty() && timing_.front().ticket < t.ticket) timing_.pop_front();
     if (timing_.empty() || timing_.front().ticket != t.ticket) continue;
     const Pending done = timing_.front();
     timing_.pop_front();
     report_.device_ms += t.ms;
-    if (done.joined) {
+    if (done.screen_part > 0) {
+      // A screen's three launches come back in order; the verdict needs all.
+      if (done.screen_part == 1) screen_times_.raced_ms = t.ms;
+      else if (done.screen_part == 2) screen_times_.reference_ms = t.ms;
+      else {
+        screen_times_.rest_ms = t.ms;
+        if (tuner_) tuner_->report_screen(done.choice, screen_times_);
+      }
+    } else if (done.joined) {
       // A joined launch pays one launch's fixed cost for several chunks, so
       // its time per row is lower than the per-chunk times the search
       // compares (~10-25% at 2^16 groups on the H100): fed to the search it
@@ -670,7 +887,7 @@ executor::AggregationResult GpuRun::finalize() {
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const PipelineStats& ps = pipeline_->stats();
-  char line[320];
+  char line[512];
   std::snprintf(line, sizeof line,
                 "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
                 report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
@@ -698,11 +915,15 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there%s%s)",
+                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s; %ld race screens; "
+                "%ld measurements behind a launch gate%s, %llu opened by its timeout",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
                 joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
-                knobs_.timing ? "" : "; per-launch timing off");
+                knobs_.timing ? "" : "; per-launch timing off", feedback_waits_, feedback_wait_us_,
+                knobs_.feedback ? "" : " (feedback off)", screens_, gated_launches_, knobs_.gate ? "" : " (gate off)",
+                static_cast<unsigned long long>(pipeline_->gate_timeouts() - gate_timeouts_at_start_));
   report_.details.push_back(line);
+  report_.details.push_back(first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal)));
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
     engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_));
@@ -764,7 +985,8 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
                                                 : static_cast<uint64_t>(static_cast<double>(free_bytes) * kDefaultBudgetShare);
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
   auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
-  engine->warm();
+  const Knobs knobs = read_knobs();
+  engine->warm(knobs.warm_paths);
   return engine;
 }
 

@@ -42,11 +42,28 @@ StreamHandle ChunkPipeline::compute_stream() const { no_gpu(); }
 StagedChunk ChunkPipeline::stage(int64_t, const std::vector<HostColumn>&) { no_gpu(); }
 uint64_t ChunkPipeline::run(StagedChunk&, const std::function<void()>&) { no_gpu(); }
 std::vector<ChunkTiming> ChunkPipeline::completed(bool) { no_gpu(); }
+std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t) { no_gpu(); }
 size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
 bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }
 void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
 void ChunkPipeline::set_max_in_flight(size_t) {}
+bool ChunkPipeline::hold_gate(std::chrono::microseconds) { return false; }
+void ChunkPipeline::open_gate() noexcept {}
+bool ChunkPipeline::device_idle() const { return true; }
+uint64_t ChunkPipeline::gate_timeouts() const { return 0; }
 void prepare_for_queries(const DeviceInfo&) {}
+FirstUseSnapshot first_use_snapshot(int) {
+  FirstUseSnapshot s;
+  s.pinned_allocations = first_use_counts().pinned_allocations.load();
+  s.pinned_bytes = first_use_counts().pinned_bytes.load();
+  s.kernel_first_lookups = first_use_counts().kernel_first_lookups.load();
+  return s;
+}
+LaunchPathWarmUp warm_launch_paths(const DeviceInfo&, double) { return {}; }
+bool rehearse_aggregation(const DeviceInfo&, const GroupBySpec&, Variant, const VariantConfig&, const TableOptions&, int64_t,
+                          uint64_t) {
+  return false;
+}
 
 }  // namespace tally::gpu

@@ -35,6 +35,11 @@ struct ValueColumnSpec {
 
 struct GroupBySpec {
   KeyType key_type = KeyType::int32;
+  // Whether the key column may hold NULLs, when the caller knows (catalog
+  // statistics): with NULL keys the launcher runs the generic kernels, never
+  // the count+sum ones, and the rules must configure for what runs
+  // (variant_rules.cpp). Unknown: the rules assume no NULL key, the common case.
+  std::optional<bool> key_may_have_nulls;
   std::vector<ValueColumnSpec> columns;
   std::vector<AggregateSpec> aggregates;
 };

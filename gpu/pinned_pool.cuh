@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/first_use_counts.hpp"
 
 namespace tally::gpu {
 
 namespace detail {
 // Free blocks kept for reuse; beyond this the smallest is freed.
-constexpr size_t kPinnedPoolKeep = 16;
+constexpr size_t kPinnedPoolKeep = 24;  // start_up.cu prepares 16 of graded sizes
 // Smallest block handed out (one page: counters, small results).
 constexpr size_t kPinnedMinBytes = 4096;
 
@@ -71,6 +72,8 @@ class PinnedBuffer {
     while (want < bytes) want *= 2;
     TALLY_CUDA_CHECK(cudaHostAlloc(&ptr_, want, cudaHostAllocDefault));
     bytes_ = want;
+    first_use_counts().pinned_allocations.fetch_add(1, std::memory_order_relaxed);
+    first_use_counts().pinned_bytes.fetch_add(want, std::memory_order_relaxed);
   }
 
   void release() noexcept {

@@ -83,6 +83,93 @@ std::string tuning_signature(const executor::AggregationSpec& spec) {
   return out;
 }
 
+namespace {
+std::optional<executor::ColumnWidth> parse_width(std::string_view name) {
+  for (auto w : {executor::ColumnWidth::int32, executor::ColumnWidth::int64, executor::ColumnWidth::float32,
+                 executor::ColumnWidth::float64})
+    if (width_name(w) == name) return w;
+  return std::nullopt;
+}
+std::optional<executor::PartialOp> parse_op(std::string_view name) {
+  using executor::PartialOp;
+  for (auto op : {PartialOp::count_rows, PartialOp::count_valid, PartialOp::sum_int, PartialOp::sum_float, PartialOp::min_int,
+                  PartialOp::max_int, PartialOp::min_float, PartialOp::max_float, PartialOp::moments_int,
+                  PartialOp::moments_float, PartialOp::moments2_float})
+    if (op_name(op) == name) return op;
+  return std::nullopt;
+}
+// Splits on `sep`; an empty text gives no parts.
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const size_t at = text.find(sep);
+    out.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) break;
+    text.remove_prefix(at + 1);
+  }
+  return out;
+}
+std::optional<int> parse_index(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+}  // namespace
+
+std::optional<SignatureShape> parse_tuning_signature(std::string_view signature) {
+  const auto parts = split(signature, ';');
+  if (parts.size() != 3 || !parts[0].starts_with("key=") || !parts[1].starts_with("values=") ||
+      !parts[2].starts_with("aggs="))
+    return std::nullopt;
+  SignatureShape out;
+  const auto key = parse_width(parts[0].substr(4));
+  if (!key) return std::nullopt;
+  out.key_width = *key;
+  for (std::string_view v : split(parts[1].substr(7), ',')) {
+    const auto w = parse_width(v);
+    if (!w) return std::nullopt;
+    out.value_widths.push_back(*w);
+  }
+  // Aggregates: name or name(i) or name(i,j); the commas inside parentheses
+  // are not separators.
+  std::string_view aggs = parts[2].substr(5);
+  while (!aggs.empty()) {
+    size_t end = 0;
+    int depth = 0;
+    while (end < aggs.size() && (aggs[end] != ',' || depth > 0)) {
+      depth += aggs[end] == '(' ? 1 : aggs[end] == ')' ? -1 : 0;
+      ++end;
+    }
+    std::string_view item = aggs.substr(0, end);
+    aggs.remove_prefix(std::min(end + 1, aggs.size()));
+    executor::PartialAggregate a;
+    const size_t open = item.find('(');
+    const auto op = parse_op(item.substr(0, open));
+    if (!op) return std::nullopt;
+    a.op = *op;
+    if (open != std::string_view::npos) {
+      if (!item.ends_with(")")) return std::nullopt;
+      const auto args = split(item.substr(open + 1, item.size() - open - 2), ',');
+      if (args.empty() || args.size() > 2) return std::nullopt;
+      const auto first = parse_index(args[0]);
+      if (!first || *first >= static_cast<int>(out.value_widths.size())) return std::nullopt;
+      a.input = *first;
+      if (args.size() == 2) {
+        const auto second = parse_index(args[1]);
+        if (!second || *second >= static_cast<int>(out.value_widths.size())) return std::nullopt;
+        a.input2 = *second;
+      }
+    }
+    out.aggregates.push_back(a);
+  }
+  if (out.aggregates.empty()) return std::nullopt;
+  return out;
+}
+
 std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
                                                         const std::string& signature, int bucket) {
   if (!store) return {};
@@ -109,6 +196,8 @@ struct ChunkTuner::Slot {
   bool worth_measuring = true;  // raced on a cold cache and explored by vw-greedy (worth_measuring())
   size_t measured_at_explore = 0;
   long explore_chunks = 0;
+  bool screen_passed = false;  // its race screen did not end it: measured on whole chunks
+  bool screened = false;       // left the race on its screen
 
   std::optional<double> best_time() const { return search->best_seconds_per_row(); }
 };
@@ -138,6 +227,24 @@ bool worth_measuring(Variant v, const GroupBySpec& spec, const DeviceInfo& d, co
   const double holds = fit * default_launch_config(Variant::shared_hash, spec, d, facts).fill();
   return static_cast<double>(est) <= holds * kWorthMeasuringSlack;
 }
+
+// A raced variant whose first chunk is this much slower than a variant
+// already measured leaves the race after that chunk (the search's own
+// abandon_factor, 2, is for neighbouring configurations of one variant, whose
+// first-chunk outliers it must not mistake for slow ones). The race only has
+// to rank variants at their rule configurations, and each chunk of a loser is
+// paid by the first query: on the H100 at 2^16 groups global ran a full
+// window (4 chunks) at 1.76x partitioned, ~1 ms of a ~6 ms cold query,
+// once awaits_reports() made the cold query race at all (bench/tuner/RESULTS.md,
+// session 6, 20:45). The risk: a variant whose rule configuration is 1.5-2x
+// slower than the leader's but whose optimum is faster. In the recorded H100
+// spaces, with each variant's median configuration standing in for its rule
+// one, 8 (G, pair) cases are lost at 1.5 and not at 2 (optimum 1.02-1.35x
+// better, once 2.5x: shared vs sort at 2^10, where shared is raced first);
+// rule configurations sit closer to each variant's optimum than the median,
+// and warm queries still explore an abandoned variant (vw-greedy), so such a
+// loss does not last.
+constexpr double kRaceAbandonFactor = 1.5;
 
 // Search states by their JSON text. A query's records() puts the states it
 // serialized here, so the next query on the same key (the records the engine
@@ -241,6 +348,12 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
   const SearchParams params = SearchParams::from_config(in.tuning);
   abandon_factor_ = params.abandon_factor;
+  race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
+  measure_window_ = std::max(params.measurement.window, 1);
+  race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
+  cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
+  cold_search_grant_ = std::max(cold_search_budget_, long{measure_window_});
+  similarity_s_ = params.similarity_s;
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
@@ -351,9 +464,10 @@ ChunkTuner::Slot* ChunkTuner::pick_slot() {
   return &slot(*current_);
 }
 
-TunedChoice ChunkTuner::next() {
-  Slot* s = pick_slot();
-  bool search = refine_;
+ChunkTuner::Plan ChunkTuner::plan() {
+  Plan p;
+  p.slot = pick_slot();
+  p.search = refine_;
   if (warm_ && refine_) {
     // Warm: the cached best, except on a share of chunks drawn at random
     // (no state across queries, expected cost share x the slowdown), which
@@ -365,22 +479,154 @@ TunedChoice ChunkTuner::next() {
         break;
       }
     }
-    if (!target && ((exploring_ && s->variant == *exploring_) || !s->search->converged())) target = s;
-    search = target && std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
-    s = search ? target : &slot(*current_);
+    if (!target && ((exploring_ && p.slot->variant == *exploring_) || !p.slot->search->converged())) target = p.slot;
+    if (target && !warm_draw_) warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
+    p.search = target && *warm_draw_;
+    p.slot = p.search ? target : &slot(*current_);
+  } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_search_budget_ == 0) {
+    // A cold query that has raced and spent its search budget runs the best
+    // configuration found: its chunks join into few launches (~20% less
+    // device time per chunk than single launches at 2^16 groups on the H100,
+    // bench/tuner/RESULTS.md), and warm queries continue the search. Unless
+    // the search is still descending: a budget that improved the best by
+    // more than the plateau similarity s gets another one (a rule start far
+    // from the optimum, e.g. dense at 2^10 groups in the recorded spaces, is
+    // left quickly, as without a budget).
+    const auto best = p.slot->best_time();
+    if (best && cold_budget_reference_ > 0 && *best < (1.0 - similarity_s_) * cold_budget_reference_) {
+      cold_search_budget_ = cold_search_grant_;
+      cold_budget_reference_ = *best;
+    } else {
+      p.search = false;
+    }
   }
+  return p;
+}
+
+bool ChunkTuner::exploits(const Plan& p) const {
+  return current_ && p.slot->variant == *current_ && (!refine_ || !p.search || p.slot->search->converged());
+}
+
+bool ChunkTuner::awaits_reports() {
+  if (unreported_.empty() || !refine_) return false;
+  if (screen_outstanding_) return true;  // its verdict decides whether the raced variant gets whole chunks
+  const Plan p = plan();
+  if (exploits(p)) return false;
+  DamonSearch& search = *p.slot->search;
+  const LaunchConfig c = p.search ? search.next_configuration() : search.best();
+  const SearchState& st = search.state();
+  // Only more chunks of the configuration under measurement may run ahead;
+  // any other outstanding proposal's time may change what comes next.
+  if (!st.measuring || *st.measuring != c) return true;
+  const auto same = static_cast<size_t>(std::count(unreported_.begin(), unreported_.end(), std::make_pair(p.slot->variant, c)));
+  if (same < unreported_.size()) return true;
+  const size_t reported = st.measuring_times.size();
+  // A first chunk far slower than a known best ends its measurement at once
+  // (abandon_factor, here and in DamonSearch): a raced variant or a bad
+  // neighbour then costs one chunk, not a window's.
+  const bool may_end_after_first = reported == 0 && (abandon_factor_ > 0 || race_abandon_factor_ > 0) &&
+                                   std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->best_time().has_value(); });
+  if (may_end_after_first) return same > 0;
+  return reported + same >= static_cast<size_t>(measure_window_);
+}
+
+TunedChoice ChunkTuner::next() {
+  const Plan p = plan();
+  warm_draw_.reset();
+  Slot* s = p.slot;
+  const bool search = p.search;
   const LaunchConfig c = search ? s->search->next_configuration() : s->search->best();
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
-  exploiting_ = current_ && s->variant == *current_ && (!refine_ || (warm_ ? !search : s->search->converged()));
-  if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
-  pending_ = std::make_pair(s->variant, c);
+  if (searching && !warm_ && current_ && s->variant == *current_ && cold_search_budget_ > 0) {
+    if (cold_budget_reference_ <= 0 && s->best_time()) cold_budget_reference_ = *s->best_time();
+    --cold_search_budget_;
+  }
+  exploiting_ = exploits(p);
   TunedChoice out;
   out.variant = s->variant;
   out.config = s->base;
   out.config.launch = c;
+  if (race_slice_ > 0 && race_abandon_factor_ > 0 && refine_ && !current_ && search && !screen_outstanding_ &&
+      !s->screen_passed && !s->best_time() && s->search->state().measuring_times.empty() &&
+      std::none_of(unreported_.begin(), unreported_.end(), [&](const auto& u) { return u.first == s->variant; })) {
+    // The race's first look at a variant: a screen on a slice of the chunk
+    // against the best measured variant on a slice of the same size.
+    const Slot* ref = nullptr;
+    for (const auto& o : slots_) {
+      if (o.get() != s && o->best_time() && (!ref || *o->best_time() < *ref->best_time())) ref = o.get();
+    }
+    if (ref) {
+      out.screen_share = race_slice_;
+      out.reference_variant = ref->variant;
+      out.reference_config = ref->base;
+      out.reference_config.launch = ref->search->best();
+      screen_outstanding_ = true;
+    }
+  }
+  if (!exploiting_ && refine_) unreported_.emplace_back(s->variant, c);
+  if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
+  pending_ = std::make_pair(s->variant, c);
   return out;
+}
+
+// Why a slice is enough, and why its bias is acceptable. A launch costs a
+// fixed part (set-up, the partitioned variant's partition pass, the tail of
+// the grid: ~30 us on the H100 at 2^16 groups) plus a part per row, and on a
+// quarter chunk the fixed part weighs four times what it does on a whole
+// one. The reference runs a slice of the same size in the same chunk, and
+// its rest gives its time per row, so its fixed part f is measured here, not
+// assumed: f = t_ref_slice - rows_slice * (t_rest - t_ref_slice) / (rows_rest
+// - rows_slice). The verdict compares the two slices less f, i.e. the raced
+// variant's kernel on the slice as if its fixed part were the reference's.
+// A variant with a smaller fixed part (global hash, no partition pass) then
+// looks no worse than it is; one with a larger fixed part looks worse by
+// (its f - the reference's f) / rows_slice per row. It is wrongly dropped
+// only if that excess exceeds (abandon - its true ratio) x the reference's
+// kernel time on the slice, i.e. for a variant that would win on whole chunks
+// (ratio < 1), a fixed part more than half (abandon 1.5) of the reference's
+// slice kernel (~75 us at 2^16 groups) above the reference's own: a variant
+// paying that much per launch loses most of its gain on every chunk anyway,
+// and warm queries still explore a screened-out variant (vw-greedy). A
+// variant that passes is measured on whole chunks as before, so the screen
+// can only shorten the race, never change what a finished race measured.
+void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t) {
+  screen_outstanding_ = false;
+  pending_.reset();
+  forget_unreported(proposed.variant, proposed.config.launch);
+  if (!refine_) return;
+  Slot& s = slot(proposed.variant);
+  const Slot& ref = slot(proposed.reference_variant);
+  const auto ref_best = ref.best_time();
+  if (!(t.raced_ms > 0) || !(t.reference_ms > 0) || !ref_best || !std::isfinite(t.raced_ms)) {
+    s.screen_passed = true;  // no verdict: measure it on whole chunks
+    return;
+  }
+  double fixed = 0;
+  if (t.rest_rows > t.slice_rows && t.rest_ms > t.reference_ms) {
+    const double per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - t.slice_rows);
+    fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(t.slice_rows), 0.0,
+                       0.9 * std::min(t.reference_ms, t.raced_ms));
+  }
+  const double ratio = (t.raced_ms - fixed) / (t.reference_ms - fixed);
+  last_screen_ratio_ = ratio;
+  if (ratio > race_abandon_factor_) {
+    // Its time, for the records and explain(): the reference's per-row time
+    // scaled by the slices' ratio (an estimate: what a whole chunk would show).
+    s.search->report(proposed.config.launch, ratio * *ref_best);
+    s.search->abandon_measurement();
+    s.touched = true;
+    s.screened = true;
+    count(engine_counters().tuner_measurements);
+  } else {
+    s.screen_passed = true;
+  }
+}
+
+void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
+  const auto it = std::find(unreported_.begin(), unreported_.end(), std::make_pair(v, c));
+  if (it != unreported_.end()) unreported_.erase(it);
 }
 
 void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
@@ -391,11 +637,14 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
     c = pending_->second;
     pending_.reset();
   }
+  forget_unreported(v, c);
   record(v, c, seconds_per_row);
 }
 
 void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
+  if (proposed.screen_share > 0) screen_outstanding_ = false;  // a caller that ran it on a whole chunk
   pending_.reset();
+  forget_unreported(proposed.variant, proposed.config.launch);
   record(proposed.variant, proposed.config.launch, seconds_per_row);
 }
 
@@ -409,7 +658,8 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
     // Racing: a variant already abandon_factor x slower than a raced one on
     // its first chunk(s) is not worth a full measurement window.
     for (const auto& o : slots_) {
-      if (o.get() != &s && o->best_time() && abandon_factor_ > 0 && seconds_per_row > abandon_factor_ * *o->best_time()) {
+      if (o.get() != &s && o->best_time() && race_abandon_factor_ > 0 &&
+          seconds_per_row > race_abandon_factor_ * *o->best_time()) {
         s.search->abandon_measurement();
         break;
       }
@@ -455,7 +705,7 @@ std::string ChunkTuner::explain() const {
   for (const auto& o : slots_) {
     if (o->variant == s.variant || !o->best_time()) continue;
     others += fmt::format("{}{} {}{}", others.empty() ? "" : ", ", o->name, ns_per_row(*o->best_time()),
-                          o->touched ? (o->explored ? " explored" : " raced") : "");
+                          o->touched ? (o->screened ? " screened out on a slice" : o->explored ? " explored" : " raced") : "");
   }
   if (!others.empty()) out += "; other variants: " + others;
   return out;

@@ -27,13 +27,19 @@
 // bounded by that share whatever the grid.
 //
 // Reports may arrive late (the engine reads CUDA events without stalling the
-// stream): report(choice, t) names the proposal it measures.
+// stream): report(choice, t) names the proposal it measures. DaMoN'19's
+// Algorithm 1 is sequential, though: each configuration is chosen knowing the
+// times of the ones before. awaits_reports() says when the next proposal must
+// first see the reports of earlier measurement proposals still running (the
+// engine then waits for their CUDA events); exploiting proposals never wait,
+// and the chunks a measurement needs in any case may run ahead.
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -58,11 +64,48 @@ std::string device_fingerprint(const DeviceInfo& d);
 // "key=int4;values=int4,int8;aggs=count_rows,sum_int(0)" (aggregates sorted,
 // so the select-list order does not matter).
 std::string tuning_signature(const executor::AggregationSpec& spec);
+// The widths and aggregates a tuning_signature() names (nullopt for a text
+// this version does not write, e.g. a planner's own signature): what the
+// engine needs to prepare a cached query's shape before it comes.
+struct SignatureShape {
+  executor::ColumnWidth key_width = executor::ColumnWidth::int64;
+  std::vector<executor::ColumnWidth> value_widths;
+  std::vector<executor::PartialAggregate> aggregates;
+};
+std::optional<SignatureShape> parse_tuning_signature(std::string_view signature);
 
 struct TunedChoice {
   Variant variant = Variant::global_hash;
   VariantConfig config;
+  // A race screen (ChunkTunerInput::race_slice): `variant`/`config` run on
+  // the first `screen_share` of the chunk's rows only, the reference (the
+  // best measured variant at its best configuration) on a slice of the same
+  // size after it and then on the rest; the three launch times go to
+  // report_screen(). 0: the whole chunk runs `config`.
+  double screen_share = 0;
+  Variant reference_variant = Variant::global_hash;
+  VariantConfig reference_config;
 };
+
+// The three launches of a race screen, in milliseconds, and their rows.
+struct ScreenTimes {
+  double raced_ms = 0, reference_ms = 0, rest_ms = 0;
+  int64_t slice_rows = 0, rest_rows = 0;
+};
+
+// What the engine uses (ChunkTunerInput's defaults leave both off, so the
+// tuner's unit tests of the plain race and search keep their meaning): a
+// raced variant's first measurement is a screen on a quarter of a chunk. A
+// cold query's search budget (TALLY_GPU_KNOBS coldsearch=N windows, then it
+// exploits with joined launches, renewed while the search improves the best
+// by more than s) stays off: on the H100 (2^16 groups, A/B coldsearch=0) it
+// cut the cold query's device time 6.06 -> 5.61 ms (15 launches, not 20), but
+// in the recorded H100 spaces' replay (64-chunk queries) it leaves warm
+// queries, which search 1/32 of their chunks, far from the optimum (runs 2-5
+// median 1.030 -> 1.114, 2^10 groups 1.0 -> 1.9x; bench/tuner/RESULTS.md
+// session 7).
+constexpr double kDefaultRaceSlice = 0.25;
+constexpr int kDefaultColdSearchWindows = -1;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -74,6 +117,13 @@ struct ChunkTunerInput {
   config::TuningConfig tuning;
   std::string forced_variant;                  // "" = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
+  // Share of a chunk a raced variant's screen runs on (0: no screens, the
+  // race measures whole chunks). See ChunkTuner::report_screen.
+  double race_slice = 0;
+  // Measurement windows a cold query searches after its race before it runs
+  // the best configuration found (< 0: search every chunk until converged).
+  // The rest of the search continues in warm queries (warm_search_share).
+  int cold_search_windows = -1;
 };
 
 class ChunkTuner {
@@ -94,6 +144,24 @@ class ChunkTuner {
   // The time per row of the chunk run with `proposed` (a next() result, not
   // necessarily the last one).
   void report(const TunedChoice& proposed, double seconds_per_row);
+  // The times of a screen proposal (next() with screen_share > 0). The raced
+  // variant leaves the race when its slice, less the reference's fixed
+  // launch part, is more than the race abandon factor slower than the
+  // reference's slice less the same part; otherwise it is measured on whole
+  // chunks as without screens (the screen's time is not mixed into them).
+  void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
+  // Whether the next proposal is a measurement (race, search or exploration)
+  // that could differ once the reports of earlier measurement proposals
+  // still unreported are in: the caller should deliver those reports (wait
+  // for their chunks) before calling next(). False for a proposal that
+  // exploits the best known configuration, and while the configuration under
+  // measurement surely needs the chunks already proposed and one more (fewer
+  // reported and outstanding chunks than a measurement window, and no first
+  // chunk outstanding whose time could end it early). On a warm cache it
+  // draws the next chunk's search lottery, which next() then uses.
+  bool awaits_reports();
+  // Measurement proposals made by next() and not reported yet.
+  size_t unreported() const { return unreported_.size(); }
   // Whether the cache held a measured best when the query started (a warm
   // query: searching is capped by warm_search_share).
   bool warm() const { return warm_; }
@@ -120,6 +188,8 @@ class ChunkTuner {
   // configurations per chunk).
   bool exploiting() const { return exploiting_; }
   long chunks() const { return chunks_; }
+  // The last screen's verdict ratio (raced / reference, fixed part removed; 0: none).
+  double last_screen_ratio() const { return last_screen_ratio_; }
 
   struct Slot;
 
@@ -127,13 +197,22 @@ class ChunkTuner {
   Slot& slot(Variant v);
   const Slot& slot(Variant v) const;
   Slot* pick_slot();
+  // What the next proposal runs: its slot and whether it is a search chunk
+  // (false: the slot's best configuration).
+  struct Plan {
+    Slot* slot = nullptr;
+    bool search = false;
+  };
+  Plan plan();
+  bool exploits(const Plan& p) const;
 
   std::string fingerprint_;
   std::string signature_;
   int bucket_ = 0;
   uint64_t estimated_groups_ = 0;
   bool refine_ = true;
-  double abandon_factor_ = 0;  // SearchParams::abandon_factor, also applied between raced variants
+  double abandon_factor_ = 0;       // SearchParams::abandon_factor
+  double race_abandon_factor_ = 0;  // between raced variants (tuner_bridge.cpp: kRaceAbandonFactor)
   std::vector<std::unique_ptr<Slot>> slots_;  // usable variants, preferred first
   std::optional<Variant> current_;            // decided after the race
   std::optional<Variant> exploring_;          // one measurement on another variant
@@ -145,6 +224,18 @@ class ChunkTuner {
   bool warm_ = false;
   double search_share_ = 1.0;
   std::mt19937_64 rng_;
+  std::optional<bool> warm_draw_;  // a warm query's search lottery drawn for the next chunk
+  int measure_window_ = 3;         // MeasurementParams::window of the searches
+  double race_slice_ = 0;
+  long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
+  long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
+  double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
+  double similarity_s_ = 0.06;        // SearchParams::similarity_s
+  bool screen_outstanding_ = false;
+  double last_screen_ratio_ = 0;
+  // Measurement proposals not reported yet, oldest first.
+  std::vector<std::pair<Variant, LaunchConfig>> unreported_;
+  void forget_unreported(Variant v, const LaunchConfig& c);
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
 

@@ -248,9 +248,10 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       // block's table initialization and flush with the other's rows, but
       // halve the table; take them unless that costs another radix pass.
       // count(*) + sum(int4 NOT NULL): the launcher runs the count+sum kernel
-      // (when the chunk has no NULL keys either).
+      // when the chunk has no NULL keys either (a key column known to hold
+      // NULLs runs the generic kernel: configure for that one).
       const bool count_sum = count_sum_lanes(plan) && !spec.columns.empty() && !spec.columns[0].may_have_nulls &&
-                             spec.columns[0].type == ValueType::int32;
+                             spec.columns[0].type == ValueType::int32 && !spec.key_may_have_nulls.value_or(false);
       const int pair_divisor = count_sum ? kPartitionCountSumPairThreadDivisor : kPartitionPairThreadDivisor;
       int best_passes = 1 << 20;
       for (int bps = 2; bps >= 1; --bps) {

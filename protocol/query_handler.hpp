@@ -74,6 +74,14 @@ class ResultWriter {
   // (the buffer may be emptied then; re-read its size before appending more).
   virtual std::string* data_row_buffer() { return nullptr; }
   virtual void data_rows_appended() {}
+  // With data_row_buffer: complete DataRow messages encoded elsewhere (by a
+  // helper thread, into its own buffer), to be sent after what the buffer
+  // holds. The default appends them to the buffer; a writer may instead send
+  // them as they are (no copy).
+  virtual void data_rows_encoded(std::string_view messages) {
+    data_row_buffer()->append(messages);
+    data_rows_appended();
+  }
 };
 
 // A parameter value from Bind: raw bytes in the given format, nullopt = NULL.

@@ -40,6 +40,12 @@ class WireResultWriter : public ResultWriter {
   // DataRows are encoded by the executor straight into the channel's output.
   std::string* data_row_buffer() override { return &channel_.out(); }
   void data_rows_appended() override { channel_.flush_if_large(); }
+  // What the channel holds goes first, then the messages, straight from the
+  // encoder's buffer.
+  void data_rows_encoded(std::string_view messages) override {
+    channel_.flush();
+    channel_.stream().write_all(messages);
+  }
 
  private:
   MessageChannel& channel_;

@@ -6,24 +6,31 @@
 //          (then: CREATE TABLE r (g1 int, g16 int, g1k int, g64k int, g1m int, g8m int, v int);
 //                 \copy r from 'r.tsv')
 //        cpu_query_bench --conninfo "host=127.0.0.1 port=5461 user=tally dbname=tally" [--runs R]
-//                        [--binary] SQL
+//                        [--binary] [--libpq] SQL
+// --libpq times PQexecParams (libpq parses and keeps every row, as
+// cpu_bench's libpq client does) instead of the lean client.
 #include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "bench/cpu/wire_client.hpp"
+#ifdef TALLY_HAVE_LIBPQ
+#include <libpq-fe.h>
+#endif
 
 int main(int argc, char** argv) {
   std::string conninfo, sql;
   unsigned long long generate = 0;
   int runs = 3;
   bool binary = false;
+  bool libpq = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--generate" && i + 1 < argc) generate = std::stoull(argv[++i]);
     else if (arg == "--conninfo" && i + 1 < argc) conninfo = argv[++i];
     else if (arg == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
     else if (arg == "--binary") binary = true;
+    else if (arg == "--libpq") libpq = true;
     else sql = arg;
   }
   if (generate > 0) {
@@ -39,8 +46,35 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cpu_query_bench --generate ROWS | --conninfo CONNINFO [--runs R] [--binary] SQL\n");
     return 2;
   }
-  tally::bench::WireClient client(conninfo);
   double best = 0;
+  if (libpq) {
+#ifdef TALLY_HAVE_LIBPQ
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::fprintf(stderr, "connect failed: %s\n", PQerrorMessage(c));
+      return 1;
+    }
+    for (int i = 0; i < runs; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      PGresult* r = PQexecParams(c, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, binary ? 1 : 0);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        std::fprintf(stderr, "query failed: %s\n", PQerrorMessage(c));
+        return 1;
+      }
+      if (i == 0 || s < best) best = s;
+      std::printf("run %d: %.3f s, %d rows (libpq)\n", i + 1, s, PQntuples(r));
+      PQclear(r);
+    }
+    PQfinish(c);
+    std::printf("best of %d: %.3f s\n", runs, best);
+    return 0;
+#else
+    std::fprintf(stderr, "built without libpq\n");
+    return 2;
+#endif
+  }
+  tally::bench::WireClient client(conninfo);
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     const auto r = client.query(sql, binary);

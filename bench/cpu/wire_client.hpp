@@ -6,7 +6,7 @@
 // PGresult (an allocation per row); on a 2-core machine that shares the CPU
 // with the server, that client cost is part of what a libpq-timed benchmark
 // measures. The same client runs against both servers, so the comparison stays
-// fair.
+// fair. query_phases times one query in phases instead (see there).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -170,6 +171,74 @@ class WireClient {
     return r;
   }
 
+  // One query timed in phases from the client's side, so a benchmark can say
+  // where end-to-end time goes without server changes:
+  //   bind_us:      Parse + Bind + Flush until BindComplete (parse, analysis
+  //                 and planning on the server, plus one round trip);
+  //   first_row_us: Execute + Sync until the first DataRow (the aggregation,
+  //                 the result set-up and the first flushed block of DataRows);
+  //   rest_us:      first DataRow until ReadyForQuery (the remaining rows'
+  //                 encoding, the socket and this client's parse).
+  // Two round trips instead of query()'s one: the phases add up to a little
+  // more than a one-round query.
+  struct Phases {
+    double bind_us = 0, first_row_us = 0, rest_us = 0;
+    uint64_t rows = 0;
+    double total_us() const { return bind_us + first_row_us + rest_us; }
+  };
+
+  // Runs sql (no parameters, text results) in phases; throws on an ErrorResponse.
+  Phases query_phases(const std::string& sql) {
+    using Clock = std::chrono::steady_clock;
+    const auto us = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::micro>(b - a).count();
+    };
+    std::string parse(1, '\0');
+    parse += sql;
+    parse.push_back('\0');
+    put16(parse, 0);
+    std::string bind(2, '\0');  // unnamed portal, unnamed statement
+    put16(bind, 0);             // parameter formats
+    put16(bind, 0);             // parameters
+    put16(bind, 0);             // result formats: all text
+    const std::string round1 = framed('P', parse) + framed('B', bind) + framed('H', "");
+    std::string execute(1, '\0');
+    put32(execute, 0);  // all rows
+    const std::string round2 = framed('E', execute) + framed('S', "");
+    Phases p;
+    const auto t0 = Clock::now();
+    send_all(round1);
+    for (bool bound = false; !bound;) {
+      const Message m = next();
+      if (m.type == 'E') {
+        // Round 1 has no Sync for the server to skip to: send one, drain.
+        const std::string error = error_text(m.body);
+        send_all(framed('S', ""));
+        while (next().type != 'Z') {
+        }
+        throw std::runtime_error(sql + " failed: " + error);
+      }
+      bound = m.type == '2';
+    }
+    const auto t1 = Clock::now();
+    send_all(round2);
+    Clock::time_point first = {};
+    std::string error;
+    for (char type = 0; type != 'Z';) {
+      const Message m = next();
+      type = m.type;
+      if (type == 'D' && p.rows++ == 0) first = Clock::now();
+      if (type == 'E') error = error_text(m.body);
+    }
+    const auto t3 = Clock::now();
+    if (!error.empty()) throw std::runtime_error(sql + " failed: " + error);
+    if (p.rows == 0) first = t3;
+    p.bind_us = us(t0, t1);
+    p.first_row_us = us(t1, first);
+    p.rest_us = us(first, t3);
+    return p;
+  }
+
  private:
   // Receive buffer: large enough that one recv usually brings many rows.
   static constexpr size_t kBufferBytes = 4 << 20;
@@ -179,6 +248,12 @@ class WireClient {
     std::string_view body;  // valid until the next call of next()
   };
 
+  // A whole message: type, length, body.
+  static std::string framed(char type, const std::string& body) {
+    std::string out(1, type);
+    put32(out, static_cast<uint32_t>(body.size() + 4));
+    return out + body;
+  }
   static void put16(std::string& s, uint16_t v) {
     v = htons(v);
     s.append(reinterpret_cast<const char*>(&v), 2);

@@ -12,7 +12,11 @@
 // The same query is also timed with a lean wire client (bench/cpu/wire_client.hpp:
 // DataRows parsed in place, nothing materialized) whose rows must checksum to
 // libpq's: at G = 2^16 libpq's per-row PGresult allocations are a large part
-// of what a libpq-timed end-to-end figure measures.
+// of what a libpq-timed end-to-end figure measures. And once more, in phases
+// (WireClient::query_phases): Parse+Bind until BindComplete, Execute
+// until the first DataRow, the rest until ReadyForQuery; printed per G after
+// the table with Execution Time next to them, so the time outside the GPU is
+// split into planning, what precedes the first row, and streaming the rows.
 //
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
 //                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
@@ -32,7 +36,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,6 +66,37 @@ PGresult* exec(PGconn* c, const std::string& sql, ExecStatusType want = PGRES_TU
     std::exit(1);
   }
   return r;
+}
+
+// tallyd's process id: the process whose command line has "--port <port>"
+// (TallyServer starts it through sh -c; -1 when not found).
+int tallyd_pid(const std::string& conninfo) {
+  const auto at = conninfo.find("port=");
+  if (at == std::string::npos) return -1;
+  const std::string want = "--port" + std::string(1, '\0') + conninfo.substr(at + 5, conninfo.find(' ', at) - at - 5);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find("tallyd") != std::string::npos && cmdline.find(want) != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+// Minor page faults of a process so far (/proc/PID/stat field 10); -1 if unreadable.
+long long minor_faults(int pid) {
+  if (pid < 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 10 && fields >> field; ++i) {
+    if (i == 10) return std::atoll(field.c_str());
+  }
+  return -1;
 }
 
 double median(std::vector<double> v) {
@@ -209,6 +247,18 @@ int main(int argc, char** argv) {
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   tally::bench::WireClient lean(server.conninfo());
+  tally::bench::WireClient phased(server.conninfo());
+  // Page faults per query in tallyd: fresh (not reused) host memory for the
+  // result costs a fault per 4 KiB page.
+  const int server_pid = tallyd_pid(server.conninfo());
+  std::string phase_lines;
+  {
+    std::vector<double> bind;
+    for (int r = 0; r < 20; ++r) bind.push_back(phased.query_phases("SELECT 1").bind_us);
+    char line[160];
+    std::snprintf(line, sizeof line, "SELECT 1: Parse+Bind round trip %.1f us (median of 20: the floor of bind_us)\n", median(bind));
+    phase_lines += line;
+  }
   if (csv) std::fprintf(csv, "rows,groups,e2e_ms,device_ms,span_ms,ratio,lean_ms,lean_ratio,cpu_ms,speedup,gpu_cold_ms,check\n");
   std::printf("%-8s %10s %10s %8s %7s %10s %10s %10s %8s %11s %12s %s\n", "G", "e2e_ms", "device_ms", "span_ms", "ratio", "lean_ms",
               "lean_ratio", "cpu_ms", "speedup", "cold_ms", "e2e_Grow/s", "check");
@@ -235,14 +285,30 @@ int main(int argc, char** argv) {
     }
     std::vector<double> lean_ms;
     tally::bench::WireClient::Result lean_result;
+    const long long faults_before = minor_faults(server_pid);
     for (int r = 0; r < runs; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       lean_result = lean.query(sql, false);
       lean_ms.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
     }
+    const long long faults_after = minor_faults(server_pid);
+    const double faults_per_query =
+        faults_before >= 0 && faults_after >= 0 ? static_cast<double>(faults_after - faults_before) / runs : -1;
+    std::vector<double> bind_us, first_us, rest_us;
+    bool phase_rows_ok = true;
+    for (int r = 0; r < runs; ++r) {
+      const auto p = phased.query_phases(sql);
+      phase_rows_ok &= p.rows == gpu_rows.rows.size();
+      bind_us.push_back(p.bind_us);
+      first_us.push_back(p.first_row_us);
+      rest_us.push_back(p.rest_us);
+    }
     Plan plan;
+    std::vector<double> exec_ms;
     for (int r = 0; r < runs; ++r) {
       plan = explain(c, sql);
+      const auto at = plan.text.find("Execution Time: ");
+      if (at != std::string::npos) exec_ms.push_back(std::atof(plan.text.c_str() + at + 16));
       device.push_back(plan.device_ms);
       span.push_back(plan.span_ms);
     }
@@ -280,9 +346,19 @@ int main(int argc, char** argv) {
     else if (gpu_rows.total != loaded_total) check = "FAIL: sum of sums != loaded total";
     else if (lean_result.rows != gpu_rows.rows.size() || lean_result.checksum != gpu_rows.checksum)
       check = "FAIL: lean client rows differ from libpq's";
+    else if (!phase_rows_ok) check = "FAIL: phase client row count differs";
     all_ok &= check == "ok";
     const double m_e2e = median(e2e), m_dev = median(device), m_cpu = median(cpu), m_lean = median(lean_ms);
     const double m_span = median(span);
+    {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "2^%-6d bind %8.1f us | first row %8.3f ms (execution %6.3f ms, device %6.3f ms) | rest %7.3f ms | "
+                    "sum %7.3f ms vs lean %7.3f ms | tallyd minor faults per lean query %.0f%s\n",
+                    k, median(bind_us), median(first_us) / 1e3, median(exec_ms), m_dev, median(rest_us) / 1e3,
+                    (median(bind_us) + median(first_us) + median(rest_us)) / 1e3, m_lean, faults_per_query, label.c_str());
+      phase_lines += line;
+    }
     std::printf("2^%-6d %10.3f %10.3f %8.3f %7.2f %10.3f %10.2f %10.2f %8.1f %11.1f %12.2f %s%s\n", k, m_e2e, m_dev, m_span,
                 m_e2e / m_dev, m_lean, m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3,
                 static_cast<double>(rows) / m_e2e / 1e6, check.c_str(), label.c_str());
@@ -293,6 +369,9 @@ int main(int argc, char** argv) {
                    m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3, check.c_str());
   }
   }
+  std::printf("\nPhases through the phase client (medians of %d; WireClient::query_phases): bind = Parse+Bind\n"
+              "round trip, first row = Execute until the first DataRow, rest = until ReadyForQuery:\n%s",
+              runs, phase_lines.c_str());
   std::printf("\nEXPLAIN ANALYZE of the first query on the GPU:\n%s", first_plan.c_str());
   std::printf("\nPer G, the last EXPLAIN ANALYZE's timing lines:\n%s", plans.c_str());
   std::printf("e2e_ms: median wall time of PQexec (text results) over %d runs; device_ms: median of the engine's\n"

@@ -13,7 +13,20 @@
 // The model leaves out what the live run adds to every query alike (parse,
 // plan, transfers, result rows), so its ratios are upper bounds of the live ones.
 //
-// usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R]
+// The engine's launch structure is modelled from one measured figure, the
+// fixed part of a launch (--launch-fixed-us, default 30: the H100's ~30-33 us
+// at 2^16 groups, from joined vs single launches, bench/tuner/RESULTS.md): a
+// recorded per-row time r of a whole chunk of n rows is taken as kernel
+// (r - f/n) per row plus f per launch; exploiting chunks join (up to 4 chunks
+// per launch after a first launch alone, as GpuRun does) and pay f once, the
+// best fixed choice likewise; a race screen (--race-slice, the engine's
+// default kDefaultRaceSlice) runs three launches over its chunk, raced slice,
+// reference slice and reference rest. --launch-fixed-us 0 --race-slice 0
+// --cold-search-windows -1 is the model of sessions 5-6 (every chunk its
+// recorded time, no screens, a cold query searching every chunk).
+//
+// usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
+//          [--race-slice S] [--cold-search-windows W]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -109,7 +122,22 @@ int main(int argc, char** argv) {
   std::string input;
   int chunks = 64;
   double explore_rate = 0.05;
+  double fixed_us = 30;
+  double race_slice = tg::kDefaultRaceSlice;
+  int cold_search_windows = tg::kDefaultColdSearchWindows;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--launch-fixed-us") == 0 && i + 1 < argc) {
+      fixed_us = std::max(0.0, std::atof(argv[++i]));
+      continue;
+    }
+    if (std::strcmp(argv[i], "--race-slice") == 0 && i + 1 < argc) {
+      race_slice = std::atof(argv[++i]);
+      continue;
+    }
+    if (std::strcmp(argv[i], "--cold-search-windows") == 0 && i + 1 < argc) {
+      cold_search_windows = std::atoi(argv[++i]);
+      continue;
+    }
     if (std::strcmp(argv[i], "--chunks") == 0 && i + 1 < argc) {
       chunks = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--explore-rate") == 0 && i + 1 < argc) {
@@ -140,9 +168,15 @@ int main(int argc, char** argv) {
   for (const auto& c : spaces.cells) {
     if (!c.times.empty()) by_groups[c.groups][c.variant] = &c;
   }
-  std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state\n\n",
+  std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state; "
+              "launch fixed part %.1f us, race slice %.3f, cold search windows %d\n\n",
               spaces.metadata.count("source") ? spaces.metadata.at("source").c_str() : input.c_str(), chunks,
-              static_cast<unsigned long long>(chunk_rows), explore_rate);
+              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows);
+  // The fixed part per launch in the recorded unit (seconds per row of a whole chunk).
+  const double phi = fixed_us * 1e-6 / static_cast<double>(chunk_rows);
+  constexpr int kJoinMax = 4;  // GpuRun: kJoinedLaunchRows / 2^24-row chunks
+  // Launches of an all-exploiting query: the first alone, then groups of kJoinMax.
+  const auto joined_launches = [&](int n) { return n <= 1 ? n : 1 + (n - 1 + kJoinMax - 1) / kJoinMax; };
   std::printf("%10s %-32s %8s %8s %8s %8s %8s %8s  %s\n", "groups", "best fixed", "run1", "run2", "run3", "run4", "run5",
               "restart", "tuner after run 5");
   int met = 0, cells = 0;
@@ -168,6 +202,7 @@ int main(int argc, char** argv) {
         }
       }
     }
+    const double best_query = best * chunks - phi * (chunks - joined_launches(chunks));
     MapStore store;
     std::map<std::string, Cell> lookup;
     for (const auto& [name, cell] : variants) lookup[name].cell = cell;
@@ -184,24 +219,61 @@ int main(int argc, char** argv) {
       input.signature = "key=int4;values=int4;aggs=count_rows,sum_int(0)";
       input.tuning.explore_rate = explore_rate;
       input.seed = groups * 7919 + static_cast<uint64_t>(q);
+      input.race_slice = race_slice;
+      input.cold_search_windows = cold_search_windows;
       input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);
       double total = 0;
-      for (int i = 0; i < chunks; ++i) {
-        const tg::TunedChoice choice = tuner.next();
-        const std::string name(tg::variant_name(choice.variant));
-        double t = lookup.count(name) ? lookup[name].lookup(choice.config.launch) : -1;
+      const auto time_of = [&](tg::Variant v, const tg::LaunchConfig& c) {
+        const std::string name(tg::variant_name(v));
+        double t = lookup.count(name) ? lookup[name].lookup(c) : -1;
         if (t < 0) {  // not in the recording (not sweepable there): count it as 10x the best, say so
           unrecorded = true;
           t = 10 * best;
         }
-        total += t;
+        return t;
+      };
+      int join_run = 0;  // exploiting chunks in the current joined launch
+      tg::TunedChoice last_exploit;
+      for (int i = 0; i < chunks; ++i) {
+        const tg::TunedChoice choice = tuner.next();
+        const double t = time_of(choice.variant, choice.config.launch);
+        if (choice.screen_share > 0) {
+          const double rr = time_of(choice.reference_variant, choice.reference_config.launch);
+          const double n = static_cast<double>(chunk_rows);
+          const double s = std::floor(n * choice.screen_share);
+          // Launch times in ms: kernel per row (recorded per-row time less the
+          // fixed part's share) times rows, plus the fixed part.
+          const auto launch_ms = [&](double per_row, double rows) {
+            return (std::max(per_row - phi, 0.0) * rows + phi * n) * 1e3;
+          };
+          tg::ScreenTimes st;
+          st.slice_rows = static_cast<int64_t>(s);
+          st.rest_rows = static_cast<int64_t>(n - 2 * s);
+          st.raced_ms = launch_ms(t, s);
+          st.reference_ms = launch_ms(rr, s);
+          st.rest_ms = launch_ms(rr, n - 2 * s);
+          total += (st.raced_ms + st.reference_ms + st.rest_ms) / 1e3 / n;
+          tuner.report_screen(choice, st);
+          join_run = 0;
+          continue;
+        }
+        const bool exploit = tuner.exploiting();
+        if (exploit && join_run > 0 && join_run < kJoinMax && i > 1 && choice.variant == last_exploit.variant &&
+            choice.config.launch == last_exploit.config.launch) {
+          total += t - phi;  // joined: this chunk pays no launch of its own
+          ++join_run;
+        } else {
+          total += t;
+          join_run = exploit ? 1 : 0;
+        }
+        if (exploit) last_exploit = choice;
         tuner.report(choice.config, t);
       }
       // q == 5 models the first query after a restart: the records are all it has (as every query here).
       for (const auto& r : tuner.records()) store.store(r);
-      ratios.push_back(total / (best * chunks));
+      ratios.push_back(total / best_query);
       if (q == 4) last_explain = tuner.explain();
     }
     ++cells;

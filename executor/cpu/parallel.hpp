@@ -1,44 +1,87 @@
 #pragma once
 // Fork-join helpers of the CPU engine: a static split of a row range over
 // threads (each thread's part is contiguous, so two calls with the same
-// arguments give every thread the same rows), and a dynamic task loop for
-// work of uneven size (radix partitions). The first exception a worker throws
-// is rethrown on the calling thread after every worker has joined.
+// arguments give every part the same rows), and a dynamic task loop for work
+// of uneven size (radix partitions). The first exception a part throws is
+// rethrown on the calling thread after every started part has finished.
+//
+// Parts run on the process-wide WorkerPool, not on threads started per call:
+// starting and joining 4 threads cost a one-row GROUP BY ~600 us of its
+// ~740 us Execution Time (bench/connect/results.md, session 7). The caller
+// runs part 0 and then takes every part no worker has claimed yet, so a busy
+// pool (another query, a nested call from a worker) only means the caller
+// does more parts itself: nothing ever waits for a task to start.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+#include "executor/cpu/worker_pool.hpp"
 
 namespace tally::executor::cpu {
 
-// f(thread, begin, end) over [0, n) split into `threads` contiguous parts.
+namespace detail {
+
+// What the caller and the pool tasks of one parallel_for share. Pool tasks
+// hold it by shared_ptr: one may start after the call returned (every part
+// taken by then), and it then only reads `next`.
+struct ForkJoin {
+  std::atomic<size_t> next{1};  // part 0 is the caller's
+  size_t parts = 0;
+  std::mutex mutex;
+  std::condition_variable finished_cv;
+  size_t finished = 0;          // parts done, under mutex
+  std::exception_ptr error;     // the first part's exception, under mutex
+};
+
+}  // namespace detail
+
+// f(part, begin, end) over [0, n) split into `threads` contiguous parts.
 template <class F>
 void parallel_for(int threads, size_t n, F&& f) {
   if (threads <= 1 || n < 2) {
     f(0, size_t{0}, n);
     return;
   }
-  std::vector<std::thread> workers;
-  std::exception_ptr error;
-  std::mutex error_mutex;
   const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
-  for (int t = 0; t < threads; ++t) {
-    const size_t begin = static_cast<size_t>(t) * per, end = std::min(n, begin + per);
-    if (begin >= end) break;
-    workers.emplace_back([&, t, begin, end] {
-      try {
-        f(t, begin, end);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
+  const size_t parts = (n + per - 1) / per;  // non-empty parts only
+  auto shared = std::make_shared<detail::ForkJoin>();
+  shared->parts = parts;
+  auto run_part = [&f, n, per](detail::ForkJoin& s, size_t part) {
+    std::exception_ptr error;
+    try {
+      const size_t begin = part * per;
+      f(static_cast<int>(part), begin, std::min(n, begin + per));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(s.mutex);
+    if (error && !s.error) s.error = error;
+    if (++s.finished == s.parts) s.finished_cv.notify_all();
+  };
+  // Type-erased once: the pool's tasks call it through a pointer that is only
+  // followed for a part claimed while the caller still waits below.
+  using RunPart = decltype(run_part);
+  const RunPart* run = &run_part;
+  WorkerPool& pool = WorkerPool::shared();
+  const size_t helpers = std::min(parts - 1, static_cast<size_t>(pool.workers()));
+  for (size_t h = 0; h < helpers; ++h) {
+    pool.submit([shared, run] {
+      for (size_t part = shared->next.fetch_add(1); part < shared->parts; part = shared->next.fetch_add(1)) {
+        (*run)(*shared, part);
       }
     });
   }
-  for (auto& w : workers) w.join();
-  if (error) std::rethrow_exception(error);
+  run_part(*shared, 0);
+  for (size_t part = shared->next.fetch_add(1); part < parts; part = shared->next.fetch_add(1)) {
+    run_part(*shared, part);
+  }
+  std::unique_lock lock(shared->mutex);
+  shared->finished_cv.wait(lock, [&] { return shared->finished == parts; });
+  if (shared->error) std::rethrow_exception(shared->error);
 }
 
 // f(thread, task) for every task in [0, tasks), tasks taken in order by

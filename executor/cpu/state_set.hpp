@@ -53,6 +53,12 @@ struct StateSet {
   std::vector<PartialStates> states;
   std::vector<uint8_t> narrow;               // per aggregate: sum kept in narrow_sum, not sum_int
   std::vector<std::vector<int64_t>> narrow_sum;
+  // Per aggregate: its count is not kept (another aggregate's count is the
+  // same: no FILTER, no NULL input), so updates skip it; integer min/max then
+  // start from sentinels instead of testing count == 0. Only for
+  // count_rows/count_valid/sum_int/min_int/max_int, and only in a scratch
+  // state whose groups all get rows before they are read (emit_deferred).
+  std::vector<uint8_t> no_count;
   size_t size = 0;
 
   void init(const std::vector<PartialAggregate>& aggs, const std::vector<uint8_t>& narrow_flags = {}) {
@@ -60,6 +66,7 @@ struct StateSet {
     narrow = narrow_flags;
     narrow.resize(aggs.size(), 0);
     narrow_sum.assign(aggs.size(), {});
+    no_count.assign(aggs.size(), 0);
     size = 0;
   }
 
@@ -78,6 +85,13 @@ struct StateSet {
   // Zeroes groups [0, n) of every array (a scratch state reused per partition).
   void clear(const std::vector<PartialAggregate>& aggs, size_t n) {
     for (size_t a = 0; a < aggs.size(); ++a) {
+      if (!no_count.empty() && no_count[a]) {
+        if (aggs[a].op == PartialOp::min_int) std::fill_n(states[a].extreme_int.begin(), n, INT64_MAX);
+        else if (aggs[a].op == PartialOp::max_int) std::fill_n(states[a].extreme_int.begin(), n, INT64_MIN);
+        else if (narrow[a]) std::fill_n(narrow_sum[a].begin(), n, 0);
+        else if (aggs[a].op == PartialOp::sum_int) std::fill_n(states[a].sum_int.begin(), n, 0);
+        continue;
+      }
       if (narrow[a]) {
         std::fill_n(states[a].count.begin(), n, 0);
         std::fill_n(narrow_sum[a].begin(), n, 0);
@@ -304,6 +318,30 @@ void update_states_impl(const std::vector<PartialAggregate>& aggs, StateSet& set
           continue;
         }
       }
+    }
+    if (!set.no_count.empty() && set.no_count[a]) {
+      // Another aggregate counts these rows, and none is NULL or filtered.
+      if (agg.op == PartialOp::count_rows || agg.op == PartialOp::count_valid) continue;
+      const ColumnView& in = chunk.values[static_cast<size_t>(agg.input)];
+      with_values(in.width, in.data, [&](auto* v) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
+        if constexpr (std::is_integral_v<T>) {
+          if (agg.op == PartialOp::sum_int && set.narrow[a]) {
+            int64_t* sums = set.narrow_sum[a].data();
+            for (size_t i = 0; i < n; ++i) sums[gids[i]] += static_cast<int64_t>(v[row(i)]);
+          } else if (agg.op == PartialOp::sum_int) {
+            __int128* sums = s.sum_int.data();
+            for (size_t i = 0; i < n; ++i) sums[gids[i]] += static_cast<int64_t>(v[row(i)]);
+          } else if (agg.op == PartialOp::min_int) {
+            int64_t* ext = s.extreme_int.data();
+            for (size_t i = 0; i < n; ++i) ext[gids[i]] = std::min(ext[gids[i]], static_cast<int64_t>(v[row(i)]));
+          } else {
+            int64_t* ext = s.extreme_int.data();
+            for (size_t i = 0; i < n; ++i) ext[gids[i]] = std::max(ext[gids[i]], static_cast<int64_t>(v[row(i)]));
+          }
+        }
+      });
+      continue;
     }
     if (agg.op == PartialOp::count_rows) {
       int64_t* count = s.count.data();

@@ -49,6 +49,7 @@ DamonSearch::DamonSearch(SearchSpace space, SearchState state, SearchParams para
 void DamonSearch::start_measuring(const LaunchConfig& config, std::optional<LaunchConfig> reference) {
   state_.measuring = config;
   state_.measuring_reference = reference;
+  state_.measuring_times.clear();
   measurement_ = Measurement(params_.measurement);
 }
 
@@ -96,6 +97,7 @@ void DamonSearch::report(const LaunchConfig& config, double seconds_per_row) {
     return;
   }
   if (!state_.measuring || config != *state_.measuring) return;
+  state_.measuring_times.push_back(seconds_per_row);
   if (measurement_.add(seconds_per_row)) {
     finish_measurement();
   } else if (params_.abandon_factor > 0 && state_.best &&
@@ -115,6 +117,7 @@ void DamonSearch::finish_measurement() {
   } done{*state_.measuring, state_.measuring_reference};
   state_.measuring.reset();
   state_.measuring_reference.reset();
+  state_.measuring_times.clear();
   const double t = measurement_.result();
   state_.measured[done.config] = t;
   SearchStep step{done.config, t, measurement_.chunks(), StepEvent::initial};
@@ -150,8 +153,14 @@ void DamonSearch::finish_measurement() {
 
 void DamonSearch::advance() {
   if (state_.converged) return;
-  if (state_.measuring) {  // resumed in the middle of a measurement: restart it
+  if (state_.measuring) {  // resumed in the middle of a measurement: continue its window
+    const std::vector<double> times = std::move(state_.measuring_times);
     start_measuring(*state_.measuring, state_.measuring_reference);
+    for (double t : times) {
+      state_.measuring_times.push_back(t);
+      measurement_.add(t);
+    }
+    if (measurement_.done()) finish_measurement();  // e.g. a smaller b_max than the state was made with
     return;
   }
   // Line 1 (and "multiple initial configurations"): measure each initial one first.

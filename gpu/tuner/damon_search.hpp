@@ -92,10 +92,16 @@ struct SearchState {
   std::map<LaunchConfig, LaunchConfig> came_from;
   std::optional<LaunchConfig> best;           // c_f
   std::vector<SearchStep> path;
-  // The configuration being measured (restarted from scratch on resume) and
-  // its reference c_i (absent for an initial configuration).
+  // The configuration being measured (continued on resume) and its
+  // reference c_i (absent for an initial configuration).
   std::optional<LaunchConfig> measuring;
   std::optional<LaunchConfig> measuring_reference;
+  // The times per row reported so far for `measuring`, oldest first: a later
+  // query continues its measurement window with them. Without them a warm
+  // query, which spends only a share of its chunks on the search, restarted
+  // the window each time and, with fewer search chunks per query than a
+  // window needs, never finished a measurement (H100, session 6).
+  std::vector<double> measuring_times;
   long chunks = 0;                            // chunks reported so far
   int since_improvement = 0;                  // measured configurations since the best last improved
   bool converged = false;

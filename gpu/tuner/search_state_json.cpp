@@ -1,5 +1,7 @@
 #include "gpu/tuner/search_state_json.hpp"
 
+#include <cmath>
+
 namespace tally::gpu {
 
 namespace {
@@ -42,6 +44,7 @@ nlohmann::json to_json(const SearchState& state) {
   j["measuring"] = state.measuring ? nlohmann::json(to_string(*state.measuring)) : nlohmann::json(nullptr);
   j["measuring_reference"] =
       state.measuring_reference ? nlohmann::json(to_string(*state.measuring_reference)) : nlohmann::json(nullptr);
+  j["measuring_times"] = state.measuring_times;
   j["chunks"] = state.chunks;
   j["since_improvement"] = state.since_improvement;
   j["converged"] = state.converged;
@@ -92,6 +95,14 @@ std::optional<SearchState> search_state_from_json(const nlohmann::json& j) {
     if (!j.at("measuring_reference").is_null()) {
       s.measuring_reference = config_from(j.at("measuring_reference"));
       if (!s.measuring_reference) return std::nullopt;
+    }
+    if (j.contains("measuring_times")) {  // absent in states written before it existed
+      for (const auto& t : j.at("measuring_times")) {
+        const double v = t.get<double>();
+        if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+        s.measuring_times.push_back(v);
+      }
+      if (!s.measuring && !s.measuring_times.empty()) return std::nullopt;
     }
     s.chunks = j.at("chunks").get<long>();
     s.since_improvement = j.value("since_improvement", 0);  // absent in states written before it existed

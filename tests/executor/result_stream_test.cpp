@@ -5,8 +5,14 @@
 // without a buffer get the same fields through data_row().
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"
 #include "tests/executor/recording_writer.hpp"
@@ -210,9 +216,9 @@ TEST(ResultStream, NumericTextAtEveryScaleAndDigitCount) {
   EXPECT_EQ(writer.rows.back()[0], std::nullopt);
 }
 
-// 2^18 rows and more are encoded by two threads (alternate blocks, appended
-// in order): the same messages in the same order; a row limit that starts
-// mid-block too.
+// 16K rows and more are encoded in blocks by the session's thread and the
+// worker pool's helpers, sent in row order: the same messages in the same
+// order; a row limit that starts mid-block too.
 TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
   const ResultSet result = make_result(300007);
   const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
@@ -224,8 +230,122 @@ TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
   for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
 }
 
+// Portal/cursor row limits that land in the middle of a parallel range and
+// of a block (Execute with max_rows, FETCH n): each call sends exactly its
+// rows, in order, whatever the block size the row count picks.
+TEST_P(ResultStreamTest, RowLimitsLandingMidRangeKeepOrder) {
+  const ResultSet result = make_result(70001);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  BufferWriter writer;
+  size_t position = 0;
+  const uint64_t limits[] = {16384, 20000, 1, 16383, 0};  // parallel, parallel mid-block, one row, just below, the rest
+  size_t expected_position = 0;
+  for (uint64_t limit : limits) {
+    const size_t want = limit == 0 ? result.rows - expected_position : static_cast<size_t>(limit);
+    EXPECT_EQ(stream_rows(result, formats, position, limit, writer), want);
+    expected_position += want;
+    EXPECT_EQ(position, expected_position);
+    ASSERT_EQ(writer.rows.size(), expected_position);
+  }
+  for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+}
+
+// The session's thread never waits for a helper to start: with every pool
+// worker busy (another session's long encoding), it encodes every block
+// itself and the result is the same; the helpers it queued find the job
+// done when they start and touch nothing.
+TEST_P(ResultStreamTest, BusyPoolStillEncodesEveryRowInOrder) {
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  std::mutex mutex;
+  std::condition_variable released;
+  bool release = false;
+  for (int w = 0; w < pool.workers(); ++w) {
+    pool.submit([&] {
+      std::unique_lock lock(mutex);
+      released.wait(lock, [&] { return release; });
+    });
+  }
+  const ResultSet result = make_result(50000);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  BufferWriter writer;
+  size_t position = 0;
+  EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows);
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  released.notify_all();
+  ASSERT_EQ(writer.rows.size(), result.rows);
+  for (size_t r = 0; r < result.rows; ++r) ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+  // The pool serves the next result again.
+  BufferWriter again;
+  position = 0;
+  EXPECT_EQ(stream_rows(result, formats, position, 0, again), result.rows);
+  EXPECT_EQ(again.rows, writer.rows);
+}
+
+// A client that reads slower than the helpers encode: once the window is
+// full, the helpers give their pool threads back (other sessions' results
+// get helpers) and the session's thread finishes the result alone, in order.
+TEST(ResultStreamPool, HelpersLeaveAJobWhoseClientIsSlow) {
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  if (pool.workers() == 0) GTEST_SKIP() << "one hardware thread: no worker pool";
+  // 13 blocks of up to 16K rows; each hand-over to the slow writer takes
+  // 120 ms, longer than a helper waits for a free slot (50 ms).
+  const ResultSet result = make_result(200000);
+  const auto formats = std::vector<protocol::Format>(result.columns.size(), protocol::Format::text);
+  class Slow final : public protocol::DiscardingResultWriter {
+   public:
+    std::string* data_row_buffer() override { return &buffer; }
+    void data_rows_appended() override {
+      bytes += buffer.size();
+      buffer.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));  // the client is slow
+    }
+    std::string buffer;
+    std::atomic<size_t> bytes{0};
+  } slow;
+  // The whole result's bytes, from a fast writer.
+  BufferWriter fast;
+  size_t fast_position = 0;
+  stream_rows(result, formats, fast_position, 0, fast);
+  size_t total = 0;
+  for (const auto& row : fast.rows) {
+    total += 7;
+    for (const auto& f : row) total += 4 + (f ? f->size() : 0);
+  }
+  std::atomic<bool> streaming{true};
+  size_t position = 0;
+  std::thread streamer([&] {
+    stream_rows(result, formats, position, 0, slow);
+    streaming = false;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // helpers have filled the window by now
+  std::mutex mutex;
+  std::condition_variable ran;
+  int probes = 0, during = 0;
+  for (int w = 0; w < pool.workers(); ++w) {
+    pool.submit([&] {
+      std::lock_guard lock(mutex);
+      ++probes;
+      // Without giving their threads back, helpers stay until every block
+      // is claimed: the last few blocks before the end.
+      during += streaming && slow.bytes < total / 2 ? 1 : 0;
+      ran.notify_all();
+    });
+  }
+  streamer.join();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(ran.wait_for(lock, std::chrono::seconds(10), [&] { return probes == pool.workers(); }));
+  }
+  EXPECT_EQ(position, result.rows);
+  EXPECT_EQ(slow.bytes, total);
+  EXPECT_EQ(during, pool.workers()) << "a helper held its pool thread until the slow result ended";
+}
+
 // A writer whose send fails (the client went away) mid-result: the error
-// reaches the caller and the encoding helper thread is stopped and joined.
+// reaches the caller, and no helper reads the result after stream_rows returns.
 TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
   class FailingWriter final : public protocol::DiscardingResultWriter {
    public:
@@ -243,6 +363,80 @@ TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
   size_t position = 0;
   EXPECT_THROW(stream_rows(result, formats, position, 0, writer), std::runtime_error);
   EXPECT_EQ(writer.calls, 5);
+}
+
+// Results whose every column is an integer, boolean, float (binary) or an
+// avg left as int64 sums and counts (AvgParts) take the lean row writer:
+// the same fields as value_codec, with NULLs in every column (an avg's NULL
+// rows are its count-0 groups), int limits, avg sums at the int64 limits
+// and every avg scale (16 or 20 and the small-count ones), in a result
+// large enough for the two-thread encoding, resumed mid-result.
+ResultSet make_lean_result(size_t rows, bool with_floats) {
+  ResultSet result;
+  std::vector<SqlType> types = {SqlType{TypeId::int4}, SqlType{TypeId::int8}, SqlType{TypeId::int2},
+                                SqlType{TypeId::boolean}};
+  if (with_floats) {
+    types.push_back(SqlType{TypeId::float4});
+    types.push_back(SqlType{TypeId::float8});
+  }
+  for (const SqlType& t : types) {
+    Vector v(t);
+    for (size_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<int64_t>(r);
+      if (r % 11 == 4 + static_cast<size_t>(t.id) % 5) { v.push(Null{}); continue; }
+      switch (t.id) {
+        case TypeId::int2: v.push(Value{(i * 37) % 65536 - 32768}); break;
+        case TypeId::int4: v.push(Value{i % 2 ? INT32_MIN + i : INT32_MAX - i}); break;
+        case TypeId::int8: v.push(Value{i % 3 == 0 ? INT64_MIN + i : (i % 3 == 1 ? INT64_MAX - i : i - 500)}); break;
+        case TypeId::boolean: v.push(Value{r % 3 == 0}); break;
+        case TypeId::float4: v.push(Value{static_cast<double>(static_cast<float>(i) / 3.0f)}); break;
+        default: v.push(Value{r % 13 == 0 ? -0.0 : static_cast<double>(i) * 1e300 / 7e299}); break;
+      }
+    }
+    result.columns.push_back(std::move(v));
+  }
+  Vector avg(SqlType{TypeId::numeric});
+  auto parts = std::make_shared<AvgParts>();
+  const int64_t sums[] = {0, 1, -1, 7, -500, 9999, 10000, 123456789, INT64_MAX, -INT64_MAX, INT64_MIN, 5};
+  for (size_t r = 0; r < rows; ++r) {
+    const int64_t count = r % 9 == 2 ? 0 : static_cast<int64_t>(r % 4 + 1) * (r % 5 == 0 ? 1000003 : 1);
+    const int64_t base = sums[r % 12];
+    const bool extreme = base == INT64_MAX || base <= -INT64_MAX;
+    parts->sum.push_back(count == 0 ? 0 : (extreme ? base : base - static_cast<int64_t>(r % 3)));
+    parts->count.push_back(count);
+    avg.nulls.push_back(count == 0 ? 1 : 0);
+  }
+  avg.count = rows;
+  avg.avg_parts = std::move(parts);
+  result.columns.push_back(std::move(avg));
+  result.rows = rows;
+  return result;
+}
+
+TEST_P(ResultStreamTest, LeanRowShapeMatchesValueCodec) {
+  for (bool with_floats : {false, true}) {
+    if (with_floats && GetParam() == protocol::Format::text) continue;  // float text takes the generic writer
+    const ResultSet result = make_lean_result(70001, with_floats);
+    const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+    BufferWriter writer;
+    size_t position = 0;
+    EXPECT_EQ(stream_rows(result, formats, position, 5, writer), 5u);
+    EXPECT_EQ(stream_rows(result, formats, position, 30000, writer), 30000u);
+    EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows - 30005);
+    ASSERT_EQ(writer.rows.size(), result.rows);
+    size_t nulls = 0;
+    for (size_t r = 0; r < result.rows; ++r) {
+      ASSERT_EQ(writer.rows[r], expected_row(result, r, formats)) << "row " << r;
+      nulls += !writer.rows[r].back().has_value();
+    }
+    EXPECT_GT(nulls, 0u);
+    // The writer without a buffer (one data_row per row) gets the same fields.
+    testing::RecordingWriter plain;
+    position = 0;
+    EXPECT_EQ(stream_rows(result, formats, position, 100, plain), 100u);
+    ASSERT_EQ(plain.results.size(), 1u);
+    for (size_t r = 0; r < 100; ++r) ASSERT_EQ(plain.results[0].rows[r], expected_row(result, r, formats));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ResultStreamTest,

@@ -161,6 +161,36 @@ TEST(VariantRules, PartitionedCountSumTakesHalfTheSmPerBlock) {
   }
 }
 
+// A key column known to hold NULLs runs the generic partitioned kernel even
+// for count(*) + sum(int4 NOT NULL): the rule gives it the generic kernel's
+// quarter of the SM per block, and the count+sum kernel's half only when the
+// keys are known NULL-free or unknown (the common case, as before).
+TEST(VariantRules, NullableKeysGetTheGenericPartitionedConfiguration) {
+  const DeviceInfo d = hopper_like();
+  ChunkFacts f;
+  f.rows = 1 << 28;
+  f.estimated_groups = 1 << 22;
+  GroupBySpec unknown = sum_spec();
+  GroupBySpec no_nulls = sum_spec();
+  no_nulls.key_may_have_nulls = false;
+  GroupBySpec nulls = sum_spec();
+  nulls.key_may_have_nulls = true;
+  const VariantConfig u = default_launch_config(Variant::partitioned_hash, unknown, d, f);
+  const VariantConfig n = default_launch_config(Variant::partitioned_hash, no_nulls, d, f);
+  const VariantConfig k = default_launch_config(Variant::partitioned_hash, nulls, d, f);
+  EXPECT_EQ(u.launch.threads_per_block, d.max_threads_per_sm / 2);
+  EXPECT_EQ(n.launch.threads_per_block, d.max_threads_per_sm / 2);
+  EXPECT_EQ(k.launch.blocks_per_sm, 2);
+  EXPECT_EQ(k.launch.threads_per_block, d.max_threads_per_sm / 4);
+  // Each still fits one partition's groups plus a tile in its table.
+  for (const auto& c : {u, n, k}) {
+    const double slots = hash_slots_fitting(unknown, plan_lanes(unknown), shared_budget_per_block(d, c.launch.blocks_per_sm));
+    EXPECT_LE(std::ldexp(1.0, 22 - c.partition_bits) * kPartitionSlack +
+                  c.launch.threads_per_block * c.launch.rows_per_thread,
+              slots * c.fill());
+  }
+}
+
 // The shared hash runs with a key dictionary (a cuckoo table) wherever
 // both its kernels fit one block's shared memory; the default configuration
 // then sizes blocks and accumulator copies for the dictionary's layout.

@@ -3,13 +3,16 @@
 // cache): a named statement over a table sees the rows of its Bind's time, a
 // table whose columns changed type makes it fail with 0A000 "cached plan must
 // not change result type", settings are read when a statement runs, now()
-// moves, and repeated texts really are served from the parse cache.
+// moves, and repeated texts really are served from the parse cache. A SELECT
+// over a table reuses its analysis while the table is unchanged
+// (Session::reads_current_table), and never once it changed.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "executor/parser.hpp"
+#include "executor/session.hpp"
 #include "tests/protocol/sql_session_harness.hpp"
 
 namespace tally::protocol {
@@ -93,6 +96,76 @@ TEST(PreparedStatement, SyntaxErrorsAreReportedEveryTime) {
   auto out = h.run(encode_messages({fe::Query{"SELEC 1"}, fe::Query{"SELEC 1"}, fe::Parse{"", "SELEC 1", {}},
                                     fe::Sync{}, fe::Query{"SELECT 1"}}));
   EXPECT_EQ(first_values(out), (Values{"error 42601", "error 42601", "error 42601", "1"}));
+}
+
+// Every DataRow as "v1|v2|..." and every error as "error <SQLSTATE>".
+Values rows_text(const std::vector<be::Message>& messages) {
+  Values out;
+  for (const auto& m : messages) {
+    if (auto* row = std::get_if<be::DataRow>(&m)) {
+      std::string text;
+      for (size_t i = 0; i < row->values.size(); ++i) text += (i ? "|" : "") + row->values[i].value_or("NULL");
+      out.push_back(text);
+    }
+    if (auto* error = std::get_if<be::ErrorResponse>(&m)) out.push_back("error " + error->field('C'));
+  }
+  return out;
+}
+
+TEST(PreparedStatement, AnalysisOverAnUnchangedTableIsReusedAndAChangedOneIsNot) {
+  testing::SqlSessionHarness h(true);
+  const std::string q = "SELECT g, sum(v) FROM t GROUP BY g ORDER BY g";
+  const uint64_t before = executor::table_analysis_reuses();
+  auto setup = h.run(encode_messages({fe::Query{"CREATE TABLE t (g int4, v int4)"},
+                                      fe::Query{"INSERT INTO t VALUES (1, 10), (2, 20), (1, 5)"}, fe::Query{q},
+                                      fe::Query{q}, fe::Query{q}}));
+  EXPECT_EQ(rows_text(setup), (Values{"1|15", "2|20", "1|15", "2|20", "1|15", "2|20"}));
+  // The first run analyzes; the next two find the same snapshot.
+  EXPECT_EQ(executor::table_analysis_reuses() - before, 2u);
+}
+
+TEST(PreparedStatement, ReusedAnalysisSeesInsertsTruncateAndANewTable) {
+  testing::SqlSessionHarness h(true);
+  const std::string q = "SELECT g, sum(v) FROM t GROUP BY g ORDER BY g";
+  auto out = h.run(encode_messages({fe::Query{"CREATE TABLE t (g int4, v int4)"},
+                                    fe::Query{"INSERT INTO t VALUES (1, 10), (2, 20)"}, fe::Query{q}, fe::Query{q},
+                                    fe::Query{"INSERT INTO t VALUES (3, 30), (1, 1)"}, fe::Query{q},
+                                    fe::Query{"TRUNCATE t"}, fe::Query{q}, fe::Query{"INSERT INTO t VALUES (9, 9)"},
+                                    fe::Query{q},
+                                    // Same text, a table of other column types: no 0A000 for a simple query.
+                                    fe::Query{"DROP TABLE t"}, fe::Query{"CREATE TABLE t (g text, v int8)"},
+                                    fe::Query{"INSERT INTO t VALUES ('a', 5), ('a', 6)"}, fe::Query{q}, fe::Query{q},
+                                    fe::Query{"DROP TABLE t"}, fe::Query{q}}));
+  EXPECT_EQ(rows_text(out), (Values{"1|10", "2|20", "1|10", "2|20", "1|11", "2|20", "3|30", "9|9", "a|11", "a|11",
+                                    "error 42P01"}));
+}
+
+TEST(PreparedStatement, NamedStatementOverAnUnchangedTableIsNotReplannedAtBind) {
+  testing::SqlSessionHarness h(true);
+  std::string script = encode_messages({fe::Query{"CREATE TABLE t (a int4)"}, fe::Query{"INSERT INTO t VALUES (1), (2)"},
+                                        fe::Parse{"s", "SELECT count(*), sum(a) FROM t", {}}, fe::Sync{}});
+  for (int i = 0; i < 3; ++i) script += bind_execute_sync("s");
+  const uint64_t before = executor::table_analysis_reuses();
+  auto out = h.run(script + encode_messages({fe::Query{"INSERT INTO t VALUES (4)"}}) + bind_execute_sync("s") +
+                   bind_execute_sync("s"));
+  EXPECT_EQ(rows_text(out), (Values{"2|3", "2|3", "2|3", "3|7", "3|7"}));
+  // Binds after the Parse's Sync: three reuses, then the INSERT's new
+  // snapshot (a new analysis, itself reused by the last Bind).
+  EXPECT_EQ(executor::table_analysis_reuses() - before, 4u);
+}
+
+TEST(PreparedStatement, FunctionsOtherThanAggregatesAreAnalyzedEveryTime) {
+  testing::SqlSessionHarness h(true);
+  const std::string q = "SELECT now() FROM t";
+  auto first = h.run(encode_messages({fe::Query{"CREATE TABLE t (a int4)"}, fe::Query{"INSERT INTO t VALUES (1)"}}));
+  const uint64_t before = executor::table_analysis_reuses();
+  auto values = rows_text(
+      h.run_parts({encode_messages({fe::Query{q}}), encode_messages({fe::Query{q}}), encode_messages({fe::Query{q}})},
+                  std::chrono::milliseconds(5)));
+  ASSERT_EQ(values.size(), 3u);
+  EXPECT_NE(values[0], values[1]);
+  EXPECT_NE(values[1], values[2]);
+  EXPECT_EQ(executor::table_analysis_reuses(), before);
 }
 
 }  // namespace

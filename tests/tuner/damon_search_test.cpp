@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
 
 namespace tally::gpu {
@@ -135,8 +136,41 @@ TEST(DamonSearch, PersistedStateContinuesTheSameSearch) {
   EXPECT_EQ(r_resumed.found, r_whole.found);
   EXPECT_EQ(resumed.state().path.size(), whole.state().path.size());
   EXPECT_EQ(resumed.state().measured, whole.state().measured);
-  // The chunk of the interrupted measurement is measured again, nothing else.
-  EXPECT_EQ(r_resumed.chunks, r_whole.chunks + 1);
+  // The interrupted measurement continues with the chunk it had: no chunk is spent twice.
+  EXPECT_EQ(r_resumed.chunks, r_whole.chunks);
+}
+
+// A warm query spends only a few chunks on the search (warm_search_share,
+// two measurement units per search chunk), fewer than one measurement
+// window: interrupted after every second chunk and persisted as JSON, the
+// search still advances and ends where an uninterrupted one does, at the
+// same cost. (Before session 6 the open measurement restarted on every
+// resume and such a search never measured a second configuration.)
+TEST(DamonSearch, SearchInterruptedEveryTwoChunksStillConverges) {
+  const SearchSpace space = paper_grid();
+  const auto f = testing::bowl(16, 64);
+  DamonSearch whole(space, {at(512, 1)});
+  const auto r_whole = drive(whole, f);
+
+  SearchState state = DamonSearch(space, {at(512, 1)}).state();
+  long chunks = 0;
+  for (int query = 0; query < 10000; ++query) {
+    const auto parsed = search_state_from_json(to_json(state));
+    ASSERT_TRUE(parsed.has_value());
+    DamonSearch s(space, *parsed);
+    if (s.converged()) break;
+    for (int i = 0; i < 2 && !s.converged(); ++i) {
+      const auto c = s.next_configuration();
+      s.report(c, f(c));
+      ++chunks;
+    }
+    state = s.state();
+  }
+  DamonSearch done(space, state);
+  ASSERT_TRUE(done.converged());
+  EXPECT_EQ(done.best(), r_whole.found);
+  EXPECT_EQ(done.state().measured, whole.state().measured);
+  EXPECT_EQ(chunks, r_whole.chunks);
 }
 
 TEST(DamonSearch, MultipleInitialConfigurationsAreAllMeasuredFirst) {

@@ -1,0 +1,26 @@
+#include "executor/vector_cast.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace tally::executor {
+
+VectorKernel vector_integer_cast(SqlType from, SqlType to) {
+  if (!is_integer(from.id) || !is_integer(to.id) || to.typmod >= 0) return {};
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  if (to.id == TypeId::int2) { lo = INT16_MIN; hi = INT16_MAX; }
+  if (to.id == TypeId::int4) { lo = INT32_MIN; hi = INT32_MAX; }
+  return [lo, hi](std::span<const Vector> args, size_t rows, Vector& out) -> bool {
+    const Vector& a = args[0];
+    if (a.ints.size() < rows) return false;  // not this physical layout: row-wise
+    bool in_range = true;
+    for (size_t i = 0; i < rows; ++i) in_range &= a.null_at(i) || (a.ints[i] >= lo && a.ints[i] <= hi);
+    if (!in_range) return false;
+    out.ints.assign(a.ints.begin(), a.ints.begin() + static_cast<std::ptrdiff_t>(rows));
+    if (!a.nulls.empty()) out.nulls.assign(a.nulls.begin(), a.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+    out.count = rows;
+    return true;
+  };
+}
+
+}  // namespace tally::executor

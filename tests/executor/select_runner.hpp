@@ -1,0 +1,40 @@
+#pragma once
+// One SELECT planned over in-memory tables and run with a given ExecContext,
+// and its result as the wire sends it: the steps the executor's engine tests
+// share.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/parser.hpp"
+#include "executor/result_set.hpp"
+#include "executor/select_plan.hpp"
+#include "executor/table_provider.hpp"
+#include "tests/executor/recording_writer.hpp"
+
+namespace tally::executor::testing {
+
+inline ResultSet run_select_sql(const std::string& sql, MemoryTableProvider& tables, ExecContext& ec) {
+  const auto statements = parse_sql(sql);
+  std::vector<uint32_t> types;
+  PlanContext pc;
+  pc.tables = &tables;
+  pc.parameter_types = &types;
+  auto plan = plan_select(statements.at(0).body(), pc);
+  return run_select(*plan, ec);
+}
+
+// The result streamed in text format, as sorted "a|b|NULL" lines.
+inline std::vector<std::string> sorted_text_lines(const ResultSet& result) {
+  RecordingWriter writer;
+  writer.row_description(result.fields);
+  size_t position = 0;
+  stream_rows(result, std::vector<protocol::Format>(result.columns.size(), protocol::Format::text), position, 0, writer);
+  writer.command_complete("SELECT");
+  auto lines = writer.lines();
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+}  // namespace tally::executor::testing

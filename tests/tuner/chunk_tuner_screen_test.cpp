@@ -1,0 +1,154 @@
+// ChunkTuner's race screens on CPU (ChunkTunerInput::race_slice): a raced
+// variant's first look is a slice of a chunk beside a reference slice of the
+// same size and the reference's rest (gpu_aggregate_engine.cpp runs the
+// three launches), judged with the reference's fixed launch part removed.
+#include <gtest/gtest.h>
+
+#include "gpu/tuner_bridge.hpp"
+#include "tests/tuner/h100_like_device.hpp"
+
+namespace tally::gpu {
+namespace {
+
+using testing::h100_like;
+
+ChunkTunerInput screened_query() {
+  ChunkTunerInput in = testing::live_count_sum_query(5);
+  in.race_slice = 0.25;
+  return in;
+}
+
+constexpr int64_t kRows = int64_t{1} << 24;
+constexpr double kRefPerRow = 0.018e-9;  // s/row, partitioned's kernel at 2^16 groups
+constexpr double kFixedMs = 0.030;       // a launch's fixed part
+
+// Launch time of `rows` rows at `per_row` s/row plus a fixed part, in ms.
+double launch_ms(double per_row, int64_t rows, double fixed_ms = kFixedMs) {
+  return per_row * static_cast<double>(rows) * 1e3 + fixed_ms;
+}
+
+ScreenTimes screen(double raced_per_row, double raced_fixed_ms = kFixedMs) {
+  ScreenTimes t;
+  t.slice_rows = kRows / 4;
+  t.rest_rows = kRows / 2;
+  t.raced_ms = launch_ms(raced_per_row, t.slice_rows, raced_fixed_ms);
+  t.reference_ms = launch_ms(kRefPerRow, t.slice_rows);
+  t.rest_ms = launch_ms(kRefPerRow, t.rest_rows);
+  return t;
+}
+
+// Measures the first (rule) variant on whole chunks until the race moves on;
+// returns the first proposal for another variant.
+TunedChoice after_first_variant(ChunkTuner& tuner) {
+  for (int i = 0; i < 16; ++i) {
+    const TunedChoice c = tuner.next();
+    if (c.variant != Variant::partitioned_hash) return c;
+    EXPECT_EQ(c.screen_share, 0.0);  // nothing to compare with yet: whole chunks
+    tuner.report(c, kRefPerRow + kFixedMs * 1e-3 / static_cast<double>(kRows));
+  }
+  ADD_FAILURE() << "the race never left partitioned";
+  return {};
+}
+
+TEST(ChunkTunerScreen, ARacedVariantFirstRunsOnASliceBesideTheBestMeasured) {
+  ChunkTuner tuner(screened_query());
+  const TunedChoice c = after_first_variant(tuner);
+  EXPECT_DOUBLE_EQ(c.screen_share, 0.25);
+  EXPECT_EQ(c.reference_variant, Variant::partitioned_hash);
+  EXPECT_TRUE(tuner.awaits_reports());  // the verdict decides the next proposal
+}
+
+TEST(ChunkTunerScreen, AFarSlowerVariantLeavesTheRaceOnItsSlice) {
+  ChunkTuner tuner(screened_query());
+  const TunedChoice c = after_first_variant(tuner);
+  tuner.report_screen(c, screen(3.9 * kRefPerRow));
+  EXPECT_NEAR(tuner.last_screen_ratio(), 3.9, 0.05);  // the fixed part measured and removed
+  EXPECT_FALSE(tuner.awaits_reports());
+  const TunedChoice next = tuner.next();
+  EXPECT_NE(next.variant, c.variant);
+  EXPECT_NE(tuner.explain().find("screened out on a slice"), std::string::npos) << tuner.explain();
+}
+
+TEST(ChunkTunerScreen, TheReferencesFixedPartDoesNotHideALoser) {
+  // 1.65x the reference's kernel: on a quarter chunk the two equal fixed
+  // parts bring the raw slice ratio under 1.5; without them it is 1.65.
+  ChunkTuner tuner(screened_query());
+  const TunedChoice c = after_first_variant(tuner);
+  const ScreenTimes t = screen(1.65 * kRefPerRow);
+  ASSERT_LT(t.raced_ms / t.reference_ms, 1.5);
+  tuner.report_screen(c, t);
+  EXPECT_NEAR(tuner.last_screen_ratio(), 1.65, 0.03);
+  EXPECT_NE(tuner.next().variant, c.variant);
+}
+
+TEST(ChunkTunerScreen, AFasterVariantIsMeasuredOnWholeChunksAndWins) {
+  ChunkTuner tuner(screened_query());
+  const TunedChoice c = after_first_variant(tuner);
+  tuner.report_screen(c, screen(0.8 * kRefPerRow, /*raced_fixed_ms=*/0.045));
+  // Passed: the same variant again, now on whole chunks (no second screen).
+  const TunedChoice whole = tuner.next();
+  EXPECT_EQ(whole.variant, c.variant);
+  EXPECT_EQ(whole.screen_share, 0.0);
+  tuner.report(whole, 0.8 * kRefPerRow);
+  for (int i = 0; i < 40; ++i) {
+    const TunedChoice n = tuner.next();
+    if (n.screen_share > 0) {
+      tuner.report_screen(n, screen(3 * kRefPerRow));
+      continue;
+    }
+    tuner.report(n, n.variant == c.variant ? 0.8 * kRefPerRow : 3 * kRefPerRow);
+  }
+  EXPECT_EQ(tuner.current_variant(), c.variant);
+}
+
+TEST(ChunkTunerScreen, WithoutASliceShareTheRaceRunsWholeChunks) {
+  ChunkTunerInput in = screened_query();
+  in.race_slice = 0;
+  ChunkTuner tuner(in);
+  EXPECT_EQ(after_first_variant(tuner).screen_share, 0.0);
+}
+
+TEST(ChunkTunerScreen, AColdSearchBudgetEndsInExploitingChunks) {
+  ChunkTunerInput in = screened_query();
+  in.race_slice = 0;
+  in.cold_search_windows = 1;
+  ChunkTuner tuner(in);
+  int exploiting = 0;
+  for (int i = 0; i < 24; ++i) {
+    const TunedChoice c = tuner.next();
+    exploiting += tuner.exploiting();
+    tuner.report(c, c.variant == Variant::partitioned_hash ? kRefPerRow : 3 * kRefPerRow);
+  }
+  // Race (partitioned's window, global, sort), one search window, then the best.
+  EXPECT_GE(exploiting, 12);
+  EXPECT_EQ(tuner.current_variant(), Variant::partitioned_hash);
+}
+
+TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
+  // The rule configuration is twice as slow as every other one: the first
+  // window after the race finds a configuration more than s = 6% faster, so
+  // the budget is renewed and the query keeps searching; on a flat landscape
+  // (the test above) it stops after one window.
+  ChunkTunerInput in = screened_query();
+  in.race_slice = 0;
+  in.cold_search_windows = 1;
+  ChunkTuner tuner(in);
+  const TunedChoice first = tuner.next();
+  const LaunchConfig rule = first.config.launch;
+  tuner.report(first, 2 * kRefPerRow);
+  long searching_after_race = 0;
+  for (int i = 0; i < 40; ++i) {
+    const TunedChoice c = tuner.next();
+    if (c.variant != Variant::partitioned_hash) {
+      tuner.report(c, 10 * kRefPerRow);
+      continue;
+    }
+    searching_after_race += !tuner.exploiting();
+    tuner.report(c, c.config.launch == rule ? 2 * kRefPerRow : kRefPerRow);
+  }
+  EXPECT_GT(searching_after_race, 2 * 3);  // more than the rule's window and one budget window
+  EXPECT_NE(tuner.records().empty(), true);
+}
+
+}  // namespace
+}  // namespace tally::gpu
