@@ -1000,7 +1000,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // The most slots a partition table may have within `budget` bytes: the
   // generic kernel's table, or the count+sum kernel's with its list (slot
   // indices < 2^16 there; H100, 2 x 1024 threads, 2 rows per thread, fill
-  // 70%: ~6 640 rather than 7 218 slots).
+  // 70%: 6 626 rather than 7 218 slots).
   uint32_t partition_slots_fitting(size_t budget, bool count_sum, const VariantConfig& c) const {
     uint32_t fit = hash_slots_fitting(spec_, plan_, budget);
     if (!count_sum) return fit;
