@@ -1100,6 +1100,66 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     host_mark("kernel");
   }
 
+  // count(*) + sum(int4 NOT NULL) without NULL keys: the partitioned variant
+  // runs partition_count_sum_kernel (lanes fixed at compile time).
+  bool count_sum_fast(const kernels::ChunkRef<K>& sorted) const {
+    return count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
+  }
+
+  // The partition kernel's shared-table parameters for `slots` (aligned).
+  static kernels::SharedParams partition_params(uint32_t slots, double tile, const VariantConfig& c) {
+    kernels::SharedParams p;
+    p.slots = slots;
+    p.replicas = 1;
+    p.insert_limit = static_cast<uint32_t>(slots * c.fill());
+    const double thr = slots * c.fill() - tile;
+    p.flush_threshold = thr >= 1 ? static_cast<uint32_t>(thr) : 0;
+    p.flush_on_fill = true;
+    p.hash = c.hash == HashKind::range ? HashKind::murmur : c.hash;
+    p.area_magic = kernels::hash_area_magic<K>(slots);
+    p.bucketed = true;
+    return p;
+  }
+
+  // The partition kernel's shared layout. The count+sum kernel adds its list
+  // of claimed slots (uint16) with room for every claim the table allows:
+  // with the fill check the occupancy stays <= flush_threshold + one tile <=
+  // insert_limit (the tile the kernel runs: rows_per_thread is 1, 2, 4 or 8
+  // here, and clamp_threads only lowers the threads); without it, the insert
+  // limit plus one claim per thread that passed the limit check before the
+  // occupancy counted the others, and never more than the slots.
+  kernels::SharedLayout partition_layout(const kernels::SharedParams& p, bool count_sum, int threads) const {
+    kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
+    if (count_sum) {
+      lay.list_capacity =
+          p.flush_threshold > 0
+              ? p.insert_limit
+              : static_cast<uint32_t>(std::min<uint64_t>(
+                    p.slots, static_cast<uint64_t>(p.insert_limit) + static_cast<uint64_t>(threads)));
+      lay.list_offset = lay.total_bytes;
+      lay.total_bytes += (2 * lay.list_capacity + 15) / 16 * 16;
+    }
+    return lay;
+  }
+
+  // The most slots a partition table may have within `budget` bytes: the
+  // generic kernel's table, or the count+sum kernel's with its list (slot
+  // indices < 2^16 there; H100, 2 x 1024 threads, 2 rows per thread, fill
+  // 70%: 6 626 rather than 7 218 slots).
+  uint32_t partition_slots_fitting(size_t budget, bool count_sum, const VariantConfig& c) const {
+    uint32_t fit = hash_slots_fitting(spec_, plan_, budget);
+    if (!count_sum) return fit;
+    constexpr uint32_t kMaxListedSlots = 65532;  // aligned, and indices of ordinary slots < 65535
+    fit = std::min(fit, kMaxListedSlots);
+    const double tile = static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
+    while (fit > 0) {
+      const kernels::SharedParams p = partition_params(kernels::aligned_hash_slots<K>(fit), tile, c);
+      if (partition_layout(p, true, c.launch.threads_per_block).total_bytes <= budget) break;
+      fit = fit > 64 ? fit - 16 : 0;
+    }
+    return fit;
+  }
+
   // PARTITIONED, after the sort: partition boundaries, then one block per
   // partition (partition_kernels.cuh). The shared table is sized for the
   // expected groups of one partition (estimate / partitions) with slack and
@@ -1137,7 +1197,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     // check drops to one block per SM (seen on the H100: 2^26 groups ran at
     // one 1024-thread block per SM with tables sized for two).
     const size_t budget = shared_budget_per_block(device_, c.launch.blocks_per_sm) - detail::kPartitionStaticShared;
-    const uint32_t fit = hash_slots_fitting(spec_, plan_, budget);
+    const bool count_sum = count_sum_fast(sorted);
+    const uint32_t fit = partition_slots_fitting(budget, count_sum, c);
     const double tile = static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
     const double per_partition = static_cast<double>(std::max<uint64_t>(options_.estimated_groups, 1)) / parts;
     const double want = (per_partition * kPartitionSlack + tile) / c.fill() + 64;
@@ -1145,16 +1206,7 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     if (want > fit)
       report.adjustments.push_back(simple_format("partition table clamped to {} slots ({} B per block)", fit, budget));
     slots = kernels::aligned_hash_slots<K>(std::max<uint32_t>(slots, std::min<uint32_t>(fit, 64)));
-    kernels::SharedParams p;
-    p.slots = slots;
-    p.replicas = 1;
-    p.insert_limit = static_cast<uint32_t>(slots * c.fill());
-    const double thr = slots * c.fill() - tile;
-    p.flush_threshold = thr >= 1 ? static_cast<uint32_t>(thr) : 0;
-    p.flush_on_fill = true;
-    p.hash = c.hash == HashKind::range ? HashKind::murmur : c.hash;
-    p.area_magic = kernels::hash_area_magic<K>(slots);
-    p.bucketed = true;
+    const kernels::SharedParams p = partition_params(slots, tile, c);
     c.shared_replicas = 1;
     report.shared_slots = slots;
     switch (c.launch.rows_per_thread) {
@@ -1165,18 +1217,31 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     }
   }
 
+  // The count+sum partition kernel for a fill-check mode and a hash.
+  template <int R>
+  static const void* count_sum_kernel_of(bool fill_checked, bool identity) {
+    using namespace kernels;
+    if (fill_checked)
+      return identity ? reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, true, true>)
+                      : reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, true, false>);
+    return identity ? reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, false, true>)
+                    : reinterpret_cast<const void*>(partition_count_sum_kernel<K, R, false, false>);
+  }
+
   template <int R>
   void launch_partitioned_r(const kernels::ChunkRef<K>& sorted, uint32_t parts, bool direct,
                             const kernels::DirectRef& out, VariantConfig& c, const kernels::SharedParams& p,
                             const kernels::SpillRef& spill, LaunchReport& report) {
     // count(*) + sum(int4 NOT NULL) without NULL keys: the kernel with the
     // lanes fixed at compile time (partition_count_sum_kernel.cuh).
-    const bool fast = count_sum_shape_ && !sorted.key_validity && !sorted.columns[0].validity && !sorted.columns[0].wide;
-    const bool batched = p.flush_threshold > 0;  // see partition_count_sum_kernel
-    const void* kernel = !fast   ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
-                         : batched ? reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, true>)
-                                   : reinterpret_cast<const void*>(kernels::partition_count_sum_kernel<K, R, false>);
-    const kernels::SharedLayout lay = shared_layout(p.slots, 1, true);
+    const bool fast = count_sum_fast(sorted);
+    const bool fill_checked = p.flush_threshold > 0;  // see partition_count_sum_kernel
+    // The shared table's hash is fixed at compile time there: identity (dense
+    // ranges) or murmur (count_sum_home).
+    const bool identity = p.hash == HashKind::identity;
+    const void* kernel = !fast ? reinterpret_cast<const void*>(kernels::partition_aggregate_kernel<K, R>)
+                               : count_sum_kernel_of<R>(fill_checked, identity);
+    const kernels::SharedLayout lay = partition_layout(p, fast, c.launch.threads_per_block);
     TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(lay.total_bytes)));
     clamp_threads(kernel, c, report);
@@ -1205,12 +1270,14 @@ class TypedAggregator final : public GroupByAggregator::Impl {
                                                                              parts, work);
     TALLY_CUDA_CHECK_LAUNCH("partition_items_kernel");
     const uint32_t* item_count = first_item + parts;  // stays on the device
-    if (fast && batched)
-      kernels::partition_count_sum_kernel<K, R, true><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
-          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
-    else if (fast)
-      kernels::partition_count_sum_kernel<K, R, false><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
-          sorted, lay, p, work, item_count, direct, table_ref(), spill, out);
+    const auto launch_count_sum = [&](auto kern) {
+      kern<<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(sorted, lay, p, work, item_count, direct,
+                                                                      table_ref(), spill, out);
+    };
+    if (fast && fill_checked && identity) launch_count_sum(kernels::partition_count_sum_kernel<K, R, true, true>);
+    else if (fast && fill_checked) launch_count_sum(kernels::partition_count_sum_kernel<K, R, true, false>);
+    else if (fast && identity) launch_count_sum(kernels::partition_count_sum_kernel<K, R, false, true>);
+    else if (fast) launch_count_sum(kernels::partition_count_sum_kernel<K, R, false, false>);
     else
       kernels::partition_aggregate_kernel<K, R><<<grid, c.launch.threads_per_block, lay.total_bytes, cs()>>>(
           sorted, lanes_, lay, p, work, item_count, direct, table_ref(), spill, out);

@@ -16,6 +16,10 @@ struct SharedLayout {
   uint32_t offset[kMaxLanes];
   uint32_t keys_offset = 0;      // hash variant: K keys[slots]
   uint32_t counter_offset = 0;   // hash variant: uint32 occupancy
+  // Partitioned count+sum kernel: uint16 slot indices claimed since the last
+  // flush (the slots it visits and resets), list_capacity entries.
+  uint32_t list_offset = 0;
+  uint32_t list_capacity = 0;
   uint32_t total_bytes = 0;
 };
 

@@ -524,6 +524,98 @@ TEST_P(GpuGroupByTest, PartitionedCountSumStaysExact) {
   });
 }
 
+// The count+sum partition kernel fixes its shared-table hash at compile time
+// (identity or murmur, one instantiation each). Both, forced on dense keys and
+// on keys whose low 12 bits are zero (bits that carry nothing: collisions
+// under identity), stay exact, with the estimate right (owned partitions) and
+// far too low (flushes, rows to the global table).
+TEST_P(GpuGroupByTest, PartitionedCountSumEitherHashStaysExact) {
+  if (variant() != Variant::partitioned_hash) GTEST_SKIP() << "partitioned only";
+  const GroupBySpec count_sum = count_sum_spec(key_type());
+  DataShape d;
+  d.rows = 600001;
+  d.groups = 300000;
+  d.extreme_values = true;
+  TestTable dense = make_table(key_type(), d, 43);
+  keep_first_value_column(dense);
+  TestTable strided = dense;
+  for (int64_t& k : strided.keys) k *= 4096;  // < 2^31 for 300 000 groups
+  for (const TestTable* t : {&dense, &strided}) {
+    for (HashKind h : {HashKind::identity, HashKind::murmur}) {
+      SCOPED_TRACE(testing::Message() << (t == &dense ? "dense" : "strided") << " keys, hash "
+                                      << (h == HashKind::identity ? "identity" : "murmur"));
+      const auto force = [h](VariantConfig& c) { c.hash = h; };
+      check(*t, 300000, 0, &count_sum, true, force);
+      check(*t, 100, 0, &count_sum, true, force);
+    }
+  }
+}
+
+// The count+sum partition kernel flushes only the slots it listed as claimed
+// and resets them for the block's next partition, clearing its table once
+// (partition_count_sum_kernel.cuh). A slot listed twice shows as a duplicate
+// group, one never listed as a missing group, one not reset as a stale key in
+// a later partition. Shapes: one group per partition (256 partitions, rows
+// repeated, sums wrapping the low words); far more partitions than blocks
+// (each block reuses its table ~60 times), owned outright and, over chunks,
+// merged; and partitions with many times the groups their tables were sized
+// for, so the fill check flushes the list into the global table, repeatedly
+// within a partition.
+TEST_P(GpuGroupByTest, PartitionedCountSumClaimListStaysExact) {
+  if (variant() != Variant::partitioned_hash) GTEST_SKIP() << "partitioned only";
+  const GroupBySpec count_sum = count_sum_spec(key_type());
+  {
+    SCOPED_TRACE("one group per partition");
+    DataShape d;
+    d.rows = 256 * 2001;
+    d.groups = 256;
+    d.extreme_values = true;
+    TestTable t = make_table(key_type(), d, 47);
+    keep_first_value_column(t);
+    for (int64_t& k : t.keys) k <<= 20;  // key bits [20, 28): the 8 partition bits
+    const auto eight_bits = [](VariantConfig& c) { c.partition_bits = 8; };
+    check(t, 256, 0, &count_sum, true, eight_bits);
+    check(t, 256, 200000, &count_sum, true, eight_bits);
+  }
+  DataShape d;
+  d.rows = 600001;
+  d.groups = 300000;
+  d.sparse = true;
+  d.extreme_values = true;
+  TestTable t = make_table(key_type(), d, 53);
+  keep_first_value_column(t);
+  {
+    SCOPED_TRACE("16 384 partitions");
+    const auto many = [](VariantConfig& c) { c.partition_bits = 14; };
+    const auto reports = check(t, 300000, 0, &count_sum, true, many);
+    ASSERT_FALSE(reports.empty());
+    EXPECT_GT(int64_t{1} << 14, 8 * int64_t{reports[0].grid_blocks}) << "too few partitions per block";
+    check(t, 300000, 250000, &count_sum, true, many);
+  }
+  // Tables sized for a 32nd of each partition's groups plus one tile of 1 024
+  // rows: the fill check (threshold > 0) finds them full, within the first
+  // tiles of a partition. 16 partitions are cut into pieces that flush into
+  // the global table anyway; 256 partitions are owned outright until their
+  // first flush.
+  for (const int bits : {4, 8}) {
+    SCOPED_TRACE(testing::Message() << "fill-check flushes, " << (1 << bits) << " partitions");
+    const auto flushes = [bits](VariantConfig& c) {
+      c.partition_bits = bits;
+      c.launch.rows_per_thread = 1;
+    };
+    const double groups_per_partition = 300000.0 / (1 << bits);
+    int growths = 0;
+    for (const LaunchReport& r : check(t, 300000 / 32, 0, &count_sum, true, flushes)) {
+      const double fill = r.used.fill();
+      const double tile = static_cast<double>(r.used.launch.threads_per_block) * r.used.launch.rows_per_thread;
+      EXPECT_GE(r.shared_slots * fill - tile, 1.0) << "no fill check: the table is below one tile of headroom";
+      EXPECT_LT(r.shared_slots * fill - tile, groups_per_partition / 4) << "the table holds a partition: no flush";
+      growths += r.table_growths;
+    }
+    EXPECT_GT(growths, 0) << "the flushes did not reach the global table";
+  }
+}
+
 // The shared hash's key dictionary is built from a sample of the chunk: keys
 // it never saw (rare keys, far more groups than estimated) take the miss path
 // (a block-private table, then the global table) and the result stays exact.
