@@ -3,14 +3,15 @@
 // engine's arrays turned into result columns, printed in EXPLAIN ANALYZE's
 // `Planner side:` line) and the DataRow encoding of the result
 // (stream_rows into a buffer, text), for
-//   SELECT g, sum(v) FROM r GROUP BY g
+//   SELECT g, sum(v) FROM r GROUP BY g            (sum)
+//   SELECT g, count(*), sum(v) FROM r GROUP BY g  (cnt+sum: live_tuning_bench's query)
 // over an in-memory int4 table, answered by
 //   - cpu:       the CPU engine in its compact form (int64 sums, shared counts);
 //   - full-form: the CPU engine asked for the GPU engine's full form (a count
 //                per aggregate, 128-bit sums), so the GPU's host-side result
 //                path is measured without a GPU.
-// Checks: G rows, the sum of the sums equals the table's sum of v, and both
-// forms encode byte-identical DataRows.
+// Checks: G rows, the sum of the sums equals the table's sum of v (and of the
+// counts its rows), and both forms encode byte-identical DataRows.
 //
 // Usage: result_columns_bench [--rows 262144] [--groups 4096,65536] [--reps 200]
 #include <algorithm>
@@ -67,7 +68,7 @@ double quantile(std::vector<double> v, double q) {
 struct Measured {
   std::vector<double> columns_us, encode_us;
   size_t rows = 0;
-  int64_t sum = 0;
+  int64_t sum = 0, counted = 0;
   std::string bytes;  // the last run's DataRows, sorted by row for the comparison
 };
 
@@ -100,8 +101,12 @@ Measured measure(const std::string& sql, MemoryTableProvider& tables, AggregateE
     m.columns_us.push_back(columns);
     m.encode_us.push_back(encode);
     m.rows = result.rows;
-    m.sum = 0;
-    for (size_t r = 0; r < result.rows; ++r) m.sum += result.columns[1].int_data()[r];
+    m.sum = m.counted = 0;
+    const size_t last = result.columns.size() - 1;  // the sum; before it the count, if any
+    for (size_t r = 0; r < result.rows; ++r) {
+      m.sum += result.columns[last].int_data()[r];
+      m.counted += last == 2 ? result.columns[1].int_data()[r] : 1;
+    }
     m.bytes = std::move(writer.buffer);
   }
   return m;
@@ -158,23 +163,28 @@ int main(int argc, char** argv) {
   tables.put(table);
   FullFormEngine full;
 
-  std::printf("%llu rows, SELECT g, sum(v) FROM r GROUP BY g; medians of %d runs (p90)\n",
+  std::printf("%llu rows, SELECT g[, count(*)], sum(v) FROM r GROUP BY g; medians of %d runs (p90)\n",
               static_cast<unsigned long long>(rows), reps);
-  std::printf("%-8s %-9s | %16s %16s | %s\n", "G", "engine", "result_cols_us", "encode_us", "check");
+  std::printf("%-8s %-8s %-9s | %16s %16s | %s\n", "G", "query", "engine", "result_cols_us", "encode_us", "check");
   bool all_ok = true;
   for (uint64_t g : groups) {
-    const std::string sql = "SELECT g" + std::to_string(g) + ", sum(v) FROM r GROUP BY g" + std::to_string(g);
-    const Measured cpu = measure(sql, tables, nullptr, reps);
-    const Measured gpu_shaped = measure(sql, tables, &full, reps);
-    for (const auto* m : {&cpu, &gpu_shaped}) {
-      std::string check = "ok";
-      if (m->rows != std::min(g, rows)) check = "FAIL: " + std::to_string(m->rows) + " rows";
-      else if (m->sum != total) check = "FAIL: sums do not add up to the table's";
-      else if (m->bytes != cpu.bytes) check = "FAIL: DataRows differ from the compact form's";
-      all_ok &= check == "ok";
-      std::printf("%-8llu %-9s | %7.1f (%6.1f) %7.1f (%6.1f) | %s\n", static_cast<unsigned long long>(g),
-                  m == &cpu ? "cpu" : "full-form", quantile(m->columns_us, 0.5), quantile(m->columns_us, 0.9),
-                  quantile(m->encode_us, 0.5), quantile(m->encode_us, 0.9), check.c_str());
+    for (const std::string shape : {"sum", "cnt+sum"}) {
+      const std::string col = "g" + std::to_string(g);
+      const std::string sql = "SELECT " + col + (shape == "sum" ? "" : ", count(*)") + ", sum(v) FROM r GROUP BY " + col;
+      const Measured cpu = measure(sql, tables, nullptr, reps);
+      const Measured gpu_shaped = measure(sql, tables, &full, reps);
+      for (const auto* m : {&cpu, &gpu_shaped}) {
+        std::string check = "ok";
+        if (m->rows != std::min(g, rows)) check = "FAIL: " + std::to_string(m->rows) + " rows";
+        else if (m->sum != total) check = "FAIL: sums do not add up to the table's";
+        else if (shape != "sum" && static_cast<uint64_t>(m->counted) != rows) check = "FAIL: counts do not add up";
+        else if (m->bytes != cpu.bytes) check = "FAIL: DataRows differ from the compact form's";
+        all_ok &= check == "ok";
+        std::printf("%-8llu %-8s %-9s | %7.1f (%6.1f) %7.1f (%6.1f) | %s\n", static_cast<unsigned long long>(g),
+                    shape.c_str(), m == &cpu ? "cpu" : "full-form", quantile(m->columns_us, 0.5),
+                    quantile(m->columns_us, 0.9), quantile(m->encode_us, 0.5), quantile(m->encode_us, 0.9),
+                    check.c_str());
+      }
     }
   }
   std::printf("result_cols_us: EXPLAIN ANALYZE's `result columns` (engine arrays to result columns);\n"
