@@ -247,6 +247,22 @@ bool worth_measuring(Variant v, const GroupBySpec& spec, const DeviceInfo& d, co
 // loss does not last.
 constexpr double kRaceAbandonFactor = 1.5;
 
+// Chunks a measurement runs ahead of the times it waits for. A chunk
+// proposed after a wait starts on an idle GPU and is timed with the host's
+// enqueue of its launches (~85 us of a ~300 us chunk in a cold query on the
+// H100 at 2^16 groups), so a window holding one is ~25% uneven and
+// DaMoN'19's v_max (1.9%) rejects it: the session-8 cold queries measured
+// windows of 5-6 chunks, 1-2 configurations in 16 chunks
+// (bench/tuner/RESULTS.md, session 8). Each configuration's first chunk
+// follows a wait whatever we do (the search is sequential), so its window
+// most likely needs one chunk more: kWindowRunAhead sends it with the
+// others; and a search neighbour's second chunk is enqueued before its first
+// time is in (kFirstTimeRunAhead), so that it does not start on an idle GPU
+// as well. A chunk beyond what a stable window needed is still the measured
+// configuration's (its time is dropped), a near neighbour of the best.
+constexpr size_t kWindowRunAhead = 1;
+constexpr size_t kFirstTimeRunAhead = 2;
+
 // Search states by their JSON text. A query's records() puts the states it
 // serialized here, so the next query on the same key (the records the engine
 // keeps in memory) copies the state instead of parsing the JSON, which was
@@ -530,12 +546,15 @@ bool ChunkTuner::awaits_reports() {
   if (same < unreported_.size()) return true;
   const size_t reported = st.measuring_times.size();
   // A first chunk far slower than a known best ends its measurement at once
-  // (abandon_factor, here and in DamonSearch): a raced variant or a bad
-  // neighbour then costs one chunk, not a window's.
+  // (abandon_factor, here and in DamonSearch): a raced variant then costs
+  // one chunk, not a window's. A search neighbour of the current variant is
+  // abandoned only at abandon_factor (2x), which the grid's neighbours rarely
+  // reach (H100, 2^16 groups: 0.4-14% apart), so its second chunk goes out
+  // before the first's time is in (kFirstTimeRunAhead).
   const bool may_end_after_first = reported == 0 && (abandon_factor_ > 0 || race_abandon_factor_ > 0) &&
                                    std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->best_time().has_value(); });
-  if (may_end_after_first) return same > 0;
-  return reported + same >= static_cast<size_t>(measure_window_);
+  if (may_end_after_first) return same >= (p.slot->best_time() ? kFirstTimeRunAhead : size_t{1});
+  return reported + same >= static_cast<size_t>(measure_window_) + kWindowRunAhead;
 }
 
 TunedChoice ChunkTuner::next() {
@@ -693,6 +712,10 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
   }
   if (s.search->state().measured.size() > before) {
     count(engine_counters().tuner_measurements);
+    // Chunks of it still running (kWindowRunAhead) cannot change what comes
+    // next (their times are dropped): the next proposal need not wait for
+    // them, and they keep the GPU busy while it is enqueued.
+    unreported_.erase(std::remove(unreported_.begin(), unreported_.end(), std::make_pair(v, c)), unreported_.end());
     if (!warm_ && current_ && v == *current_ && cold_exploit_run_ > 0 && !s.search->converged() && s.best_time()) {
       // A cold search window ended: unless it improved the best by more
       // than s (still descending), the next chunks exploit before the next

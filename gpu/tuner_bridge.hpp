@@ -17,10 +17,10 @@
 // configuration for one measurement (a few chunks; any variant can process any
 // chunk), then the fastest is searched further (DaMoN'19 Algorithm 1,
 // continuing the cached search state) and, once converged, runs its best
-// configuration. Between that search's windows a cold query exploits the
-// best found for a few chunks unless the search is still descending
-// (kDefaultColdExploitRun), and a raced variant the rules expect to be far
-// slower is screened on a smaller slice (kFarOffSliceDivisor). On a warm cache the cached best variant and configuration
+// configuration (ChunkTunerInput::cold_exploit_run, off by default, lets a
+// cold query exploit the best found between windows), and a raced variant
+// the rules expect to be far slower is screened on a smaller slice
+// (kFarOffSliceDivisor). On a warm cache the cached best variant and configuration
 // run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
@@ -112,12 +112,15 @@ constexpr int kDefaultColdSearchWindows = -1;
 // After each measurement window of a cold query's search (once the race is
 // over) that did not improve the best by more than the plateau similarity
 // s, this many chunks run the best configuration found (exploiting chunks,
-// which the engine joins into one launch) before the next window. On the
-// H100 at 2^16 groups a cold query's 16 chunks were all single launches
-// (~60-70 us each over a joined one, ~0.8 ms of a ~7.3 ms query) because the
-// search held every chunk; a descending search (a rule start far from the
-// optimum) keeps searching every chunk. 0: search every chunk.
-constexpr int kDefaultColdExploitRun = 4;
+// which the engine joins into one launch) before the next window; a
+// descending search keeps searching every chunk. 0 (the default): search
+// every chunk. Why off: on the H100 at 2^16 groups a cold query's 16 chunks
+// are all single launches (~60-70 us each over a joined one), but in the
+// recorded H100 spaces' replay (chunk_tuner_replay, 64-chunk queries) a run
+// of 4 moved run 1 from 1.434 to 1.345 (median over G) and runs 2-5 from
+// 1.030 to 1.052: the warm queries, which search 1/32 of their chunks,
+// start from a shorter search (bench/tuner/RESULTS.md, session 8).
+constexpr int kDefaultColdExploitRun = 0;
 // A raced variant the rules expect to be far slower (rules_expect_far_slower:
 // sort while the hash table fits L2) is screened on this fraction of the
 // race slice (1/16 of a chunk for the default quarter). On the H100 at 2^16

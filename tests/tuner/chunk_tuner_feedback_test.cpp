@@ -81,31 +81,41 @@ TEST(ChunkTunerFeedback, ColdQueryRacesAndSearchesOnlyWhenProposalsWaitForTimes)
   ChunkTuner ahead(live_query());
   const Outcome blind = run_query(ahead, 16, 8, /*honour=*/false);
   EXPECT_EQ(blind.configurations, 1);
-  EXPECT_GT(blind.uninformed_switch, 0);
 
-  ChunkTuner sequential(live_query());
-  const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
-  EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
-  EXPECT_GE(o.variants, 3u);        // partitioned, global and sort raced
-  EXPECT_GE(o.configurations, 3);   // the search left the rule configuration
-  EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time
-  // Waits: at most two per measurement (after its first chunk, after its window).
-  EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
-  EXPECT_GT(o.waits, 0);
+  // Searching every chunk (no exploiting runs between windows): each
+  // configuration takes its window and one run-ahead chunk.
+  ChunkTunerInput runs = live_query();
+  runs.cold_exploit_run = 4;
+  for (const ChunkTunerInput& in : {live_query(), runs}) {
+    ChunkTuner sequential(in);
+    const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
+    EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
+    EXPECT_GE(o.variants, 3u);  // partitioned, global and sort raced
+    // The search left the rule configuration (with exploiting runs, once).
+    EXPECT_GE(o.configurations, in.cold_exploit_run == 0 ? 3 : 2);
+    EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time that mattered
+    // Waits: at most two per measurement (after its first chunk, after its window).
+    EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
+    EXPECT_GT(o.waits, 0);
+  }
 }
 
 TEST(ChunkTunerFeedback, AMeasurementWindowRunsAheadUntilItsFirstTimeCouldEndIt) {
   ChunkTuner tuner(live_query());
-  // Nothing measured yet: the rule configuration's three window chunks go
-  // out without waiting; the fourth proposal waits for their times.
+  // Nothing measured yet: the rule configuration's three window chunks and
+  // one more (kWindowRunAhead) go out without waiting; the fifth proposal
+  // waits for their times.
   std::vector<TunedChoice> out;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     EXPECT_FALSE(tuner.awaits_reports()) << i;
     out.push_back(tuner.next());
   }
-  EXPECT_EQ(tuner.unreported(), 3u);
+  EXPECT_EQ(out[3].config.launch, out[0].config.launch);
+  EXPECT_EQ(tuner.unreported(), 4u);
   EXPECT_TRUE(tuner.awaits_reports());
-  for (const auto& c : out) tuner.report(c, fake_time(c.variant, c.config.launch));
+  // Three equal times end the window: the run-ahead chunk still in flight
+  // no longer counts (its time changes nothing), so nothing waits for it.
+  for (int i = 0; i < 3; ++i) tuner.report(out[i], fake_time(out[i].variant, out[i].config.launch));
   EXPECT_EQ(tuner.unreported(), 0u);
   EXPECT_FALSE(tuner.awaits_reports());
   // Now a best exists: the raced variant's first chunk may end its
@@ -116,6 +126,30 @@ TEST(ChunkTunerFeedback, AMeasurementWindowRunsAheadUntilItsFirstTimeCouldEndIt)
   tuner.report(raced, fake_time(raced.variant, raced.config.launch));
   EXPECT_FALSE(tuner.awaits_reports());
   EXPECT_NE(tuner.next().variant, raced.variant);  // 2.6x slower: abandoned after one chunk
+  tuner.report(out[3], fake_time(out[3].variant, out[3].config.launch));  // the run-ahead chunk's late time: dropped
+}
+
+TEST(ChunkTunerFeedback, ASearchNeighboursSecondChunkGoesOutBeforeItsFirstTime) {
+  // After the race a neighbour of the best configuration is abandoned only
+  // at 2x: its first two chunks go out back to back (the second must not
+  // start on an idle GPU), the third waits for the first's time.
+  ChunkTunerInput in = live_query();
+  in.cold_exploit_run = 0;
+  ChunkTuner tuner(in);
+  for (int i = 0; i < 40 && !(tuner.unreported() == 0 && tuner.current_variant() == Variant::partitioned_hash &&
+                               tuner.records().size() >= 3); ++i) {
+    const TunedChoice c = tuner.next();
+    tuner.report(c, fake_time(c.variant, c.config.launch));
+  }
+  ASSERT_EQ(tuner.unreported(), 0u);
+  const TunedChoice first = tuner.next();
+  ASSERT_EQ(first.variant, Variant::partitioned_hash);
+  EXPECT_FALSE(tuner.awaits_reports());
+  const TunedChoice second = tuner.next();
+  EXPECT_EQ(second.config.launch, first.config.launch);
+  EXPECT_TRUE(tuner.awaits_reports());
+  tuner.report(first, fake_time(first.variant, first.config.launch));
+  EXPECT_FALSE(tuner.awaits_reports());
 }
 
 TEST(ChunkTunerFeedback, ExploitingProposalsNeverWait) {

@@ -396,7 +396,7 @@ TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
 TEST(ChunkTuner, OnlyNonSearchChunksOfTheBestAreExploited) {
   const FakeGpu gpu;
   auto in = input_for(1 << 20);
-  in.cold_exploit_run = 0;  // a cold query that searches every chunk (the default exploits between windows)
+  in.cold_exploit_run = 0;  // a cold query that searches every chunk (the default)
   ChunkTuner cold(in);
   for (int i = 0; i < 40; ++i) {
     const TunedChoice c = cold.next();
@@ -469,11 +469,12 @@ TEST(ChunkTuner, AnUnfinishedRaceContinuesOnSearchChunksOnly) {
 }
 
 // A cold query's search, once the race is over, runs the best configuration
-// found for kDefaultColdExploitRun chunks after each window that found
+// found for cold_exploit_run chunks after each window that found
 // nothing more than s better: those chunks are exploiting (the engine joins
 // them into one launch) and never wait for measurements.
 TEST(ChunkTuner, AColdQueryExploitsBetweenSearchWindowsOnAPlateau) {
   auto in = input_for(1 << 16);
+  in.cold_exploit_run = 4;
   ChunkTuner tuner(in);
   std::vector<bool> exploiting;
   std::optional<LaunchConfig> best_config;
@@ -508,7 +509,7 @@ TEST(ChunkTuner, AColdQueryExploitsBetweenSearchWindowsOnAPlateau) {
     longest = std::max(longest, current);
   }
   EXPECT_GE(runs, 3);
-  EXPECT_EQ(longest, kDefaultColdExploitRun);
+  EXPECT_EQ(longest, 4);
   EXPECT_FALSE(tuner.warm());
   ASSERT_TRUE(best_config.has_value());
 }
@@ -518,6 +519,7 @@ TEST(ChunkTuner, AColdSearchThatKeepsImprovingSearchesEveryChunk) {
   // window improves the best by more than s = 6%, so no chunk exploits.
   auto in = input_for(1 << 16);
   in.race_slice = 0;
+  in.cold_exploit_run = 4;
   ChunkTuner tuner(in);
   std::map<LaunchConfig, double> times;
   double next_time = 1e-9;
