@@ -188,8 +188,10 @@ class ChunkTuner {
   // for their chunks) before calling next(). False for a proposal that
   // exploits the best known configuration, and while the configuration under
   // measurement surely needs the chunks already proposed and one more (fewer
-  // reported and outstanding chunks than a measurement window, and no first
-  // chunk outstanding whose time could end it early). On a warm cache it
+  // reported and outstanding chunks than a measurement window plus one run-
+  // ahead chunk, and no first chunk outstanding whose time could end it
+  // early: a raced variant's first, a search neighbour's first two; see
+  // kWindowRunAhead in tuner_bridge.cpp). On a warm cache it
   // draws the next chunk's search lottery, which next() then uses.
   bool awaits_reports();
   // Measurement proposals made by next() and not reported yet.
