@@ -4,6 +4,7 @@
 // row limit (portals, cursors). Encoding reuses one buffer per row: no
 // per-value heap allocation on the hot path.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ struct ResultSet {
   // "SELECT" tags become "SELECT <rows sent>"; other tags are sent as they are.
   std::string tag = "SELECT";
   bool returns_rows = true;
+  // What produced the columns (the aggregation's engine run), when it may be
+  // released after the rows are sent (ResultWriter::release_after_reply)
+  // rather than before the first of them. Its destructor must not read the
+  // plan: the plan may be gone by then.
+  std::shared_ptr<void> retained;
 };
 
 // Field descriptions for result columns (type OID, length, modifier).

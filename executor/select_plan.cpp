@@ -788,7 +788,12 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     }
   }
   order_and_limit(plan, result, out_columns, out_rows, ec);
-  if (ec.stream_to_client) statement_timeline().stamp(StatementTimeline::executor_end);
+  if (ec.stream_to_client) {
+    statement_timeline().stamp(StatementTimeline::executor_end);
+    // The engine run is released after the reply (its pools, the tuner's
+    // hand-over), not between the executor's end and the first DataRow.
+    if (aggregator) result.retained = std::shared_ptr<GroupAggregator>(std::move(aggregator));
+  }
   if (ec.explain) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));

@@ -216,6 +216,7 @@ class SessionPortal final : public protocol::Portal {
     if (formats_.size() < result_->columns.size()) formats_.resize(result_->columns.size(), protocol::Format::text);
     const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out);
     if (position_ < result_->rows) return false;
+    out.release_after_reply(std::move(result_->retained));
     if (result_->tag == "SELECT") out.command_complete("SELECT " + std::to_string(sent));
     else if (result_->tag == "FETCH" || result_->tag == "MOVE") out.command_complete(result_->tag + " " + std::to_string(sent));
     else out.command_complete(result_->tag);
@@ -678,6 +679,7 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
       std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
       size_t position = 0;
       const size_t sent = stream_rows(result, formats, position, 0, out);
+      out.release_after_reply(std::move(result.retained));
       if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
       else out.command_complete(result.tag);
     } else {

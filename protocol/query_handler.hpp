@@ -79,6 +79,12 @@ class ResultWriter {
   // client starts on them while the rest is encoded (PostgreSQL's first
   // DataRows leave once 8 KB are buffered). The default is data_rows_appended().
   virtual void data_rows_first_batch() { data_rows_appended(); }
+  // What a statement's result came from (an aggregation engine's run) and
+  // whose release can wait: the writer keeps it until the reply's
+  // ReadyForQuery is on the wire, so that its destructor is not on the path
+  // to the client's rows. Holds one at a time: a later call releases the one
+  // held before. The default releases it at once.
+  virtual void release_after_reply(std::shared_ptr<void> held) { held.reset(); }
   // With data_row_buffer: complete DataRow messages encoded elsewhere (by a
   // helper thread, into its own buffer), to be sent after what the buffer
   // holds. The default appends them to the buffer; a writer may instead send

@@ -54,6 +54,7 @@ Session::Session(const config::Config& config, QueryHandlerFactory& factory, Ses
 
 Session::~Session() {
   end_statement();
+  writer_.release_held();  // before the handler it may come from
   // Portals and statements may refer to the handler: release them first.
   portals_.clear();
   statements_.clear();
@@ -73,6 +74,7 @@ void Session::run() {
     send_fatal(Error(SqlState::internal_error, e.what(), Severity::fatal));
   }
   state_ = State::closed;
+  writer_.release_held();
   portals_.clear();
   statements_.clear();
   handler_.reset();
@@ -196,6 +198,7 @@ bool Session::start() {
 void Session::ready_for_query() {
   backend::encode(backend::ReadyForQuery{handler_->transaction_status()}, channel_.out());
   channel_.flush();
+  writer_.release_held();  // the reply is on the wire: what it came from may go now
 }
 
 void Session::begin_statement() {

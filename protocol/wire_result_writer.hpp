@@ -1,6 +1,7 @@
 #pragma once
 // protocol/'s side of the seam: turns ResultWriter calls into v3 messages on
 // a MessageChannel, and reads COPY FROM STDIN data for the executor.
+#include <memory>
 #include <string>
 
 #include "common/statement_timeline.hpp"
@@ -44,6 +45,9 @@ class WireResultWriter : public ResultWriter {
     statement_timeline().row_buffered();
     channel_.flush_if_large();
   }
+  void release_after_reply(std::shared_ptr<void> held) override { held_ = std::move(held); }
+  // Called once ReadyForQuery was flushed (and when the session ends).
+  void release_held() { held_.reset(); }
   void data_rows_first_batch() override {
     statement_timeline().row_buffered();
     channel_.flush();
@@ -62,6 +66,7 @@ class WireResultWriter : public ResultWriter {
   MessageChannel& channel_;
   WireCopyInReader copy_in_;
   bool in_execute_ = false;
+  std::shared_ptr<void> held_;  // release_after_reply
 };
 
 }  // namespace tally::protocol

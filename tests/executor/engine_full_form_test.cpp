@@ -141,5 +141,56 @@ TEST(EngineFullForm, CountsSumsAndAvgsOfTheFullFormEqualTheCpuEngines) {
   EXPECT_NE(std::find(rows.begin(), rows.end(), "7|NULL|NULL"), rows.end());
 }
 
+// A streamed result keeps its engine run alive (ResultSet::retained) so that
+// the run is released after the reply (ResultWriter::release_after_reply),
+// not before the first DataRow; a result that is not streamed (EXPLAIN,
+// cursors) releases it inside run_select, as before.
+class CountingEngine final : public AggregateEngine {
+ public:
+  class Run final : public AggregationRun {
+   public:
+    Run(std::unique_ptr<AggregationRun> inner, int& released) : inner_(std::move(inner)), released_(released) {}
+    ~Run() override { ++released_; }
+    int passes() const override { return inner_->passes(); }
+    void begin_pass(int pass) override { inner_->begin_pass(pass); }
+    void sink(const ChunkInput& chunk) override { inner_->sink(chunk); }
+    AggregationResult finalize() override { return inner_->finalize(); }
+    AggregationReport report() const override { return inner_->report(); }
+
+   private:
+    std::unique_ptr<AggregationRun> inner_;
+    int& released_;
+  };
+  std::string name() const override { return "counting"; }
+  bool can_run(const AggregationSpec& spec) const override { return cpu_->can_run(spec); }
+  std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) override {
+    return std::make_unique<Run>(cpu_->start(spec), released);
+  }
+  int released = 0;
+
+ private:
+  std::unique_ptr<AggregateEngine> cpu_ = make_cpu_engine();
+};
+
+TEST(EngineFullForm, StreamedResultKeepsTheRunUntilReleased) {
+  auto tables = make_tables();
+  CountingEngine engine;
+  for (bool streamed : {false, true}) {
+    ExecContext ec;
+    ec.gpu_engine = &engine;
+    ec.engine = "gpu";
+    ec.stream_to_client = streamed;
+    const int before = engine.released;
+    ResultSet result = testing::run_select_sql("SELECT g, sum(v) FROM t GROUP BY g", *tables, ec);
+    EXPECT_EQ(engine.released, before + (streamed ? 0 : 1)) << (streamed ? "streamed" : "not streamed");
+    EXPECT_EQ(result.retained != nullptr, streamed);
+    // The columns do not depend on the run: they stream the same after it is gone.
+    const auto lines = testing::sorted_text_lines(result);
+    result.retained.reset();
+    EXPECT_EQ(engine.released, before + 1);
+    EXPECT_EQ(testing::sorted_text_lines(result), lines);
+  }
+}
+
 }  // namespace
 }  // namespace tally::executor

@@ -6,6 +6,8 @@
 //   rowsfail N N DataRows sent at once (ResultWriter::data_rows_first_batch),
 //              then ERROR 22012, as `SELECT 1/(n-N) FROM generate_series(0,N) n`
 //              fails in PostgreSQL after its first rows left
+//   held       "HELD", after handing ResultWriter::release_after_reply an
+//              object whose destructor calls held_released() (tests set it)
 //   fail       ERROR 42601        fatal   FATAL 57P01       crash  std::runtime_error
 //   begin      status T, "BEGIN"  commit  status I, "COMMIT"
 //   notice     a NoticeResponse   setting a ParameterStatus
@@ -17,6 +19,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -68,6 +72,21 @@ class FakeStatement : public PreparedStatement {
   std::vector<uint32_t> types;
 };
 
+// What "held" hands to the writer, and who hears of its release.
+inline std::function<void()>& held_released() {
+  static std::function<void()> callback;
+  return callback;
+}
+struct HeldObject {
+  ~HeldObject() {
+    if (held_released()) held_released()();
+  }
+};
+inline void held(ResultWriter& out) {
+  out.release_after_reply(std::make_shared<HeldObject>());
+  out.command_complete("HELD");
+}
+
 // N DataRows of one int4 column, sent at once, then division by zero.
 inline void rows_then_fail(int n, ResultWriter& out) {
   for (int i = 0; i < n; ++i) {
@@ -100,6 +119,10 @@ class FakePortal : public Portal {
     if (statement_.command == "fail") throw Error(SqlState::syntax_error, "fake failure");
     if (statement_.command.rfind("rowsfail ", 0) == 0) {
       rows_then_fail(row_count(statement_.command.substr(9)), out);
+    }
+    if (statement_.command == "held") {
+      held(out);
+      return true;
     }
     auto fields = result_fields();
     if (fields) out.row_description(*fields);  // must be dropped inside Execute
@@ -193,6 +216,8 @@ class FakeHandler : public QueryHandler {
       FieldDescription field = int4_field("n");
       out.row_description(std::span(&field, 1));
       rows_then_fail(row_count(command.substr(9)), out);
+    } else if (command == "held") {
+      held(out);
     } else if (command == "fail") {
       throw Error(SqlState::syntax_error, "fake failure");
     } else if (command == "fatal") {

@@ -217,5 +217,32 @@ TEST(ResultFlushError, ErrorAfterSentRowsExtendedSkipsToSync) {
   EXPECT_EQ(writes[1], "12DD");
 }
 
+// What a result came from (ResultWriter::release_after_reply: the executor
+// hands over its aggregation's engine run) is released right after the
+// reply's ReadyForQuery was written, not before the rows: simple and extended.
+TEST(ResultFlushRelease, HeldObjectGoesAfterReadyForQuery) {
+  config::Config config;
+  testing::FakeFactory factory;
+  testing::FakeHost host;
+  testing::ScriptedStream stream(testing::startup_packet("tally", "tally", "test") +
+                                 encode_messages({fe::Query{"held"}, fe::Query{"rows 1"}, fe::Parse{"", "held", {}},
+                                                  fe::Bind{"", "", {}, {}, {}}, fe::Execute{"", 0}, fe::Sync{},
+                                                  fe::Terminate{}}));
+  std::vector<size_t> released_at;  // output bytes written when each was released
+  testing::held_released() = [&] { released_at.push_back(stream.output.size()); };
+  {
+    Session session(config, factory, host, stream);
+    session.run();
+  }
+  testing::held_released() = nullptr;
+  const auto writes = types_per_write(stream);
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[1], "CZ");
+  EXPECT_EQ(writes[3], "12CZ");
+  ASSERT_EQ(released_at.size(), 2u);
+  EXPECT_EQ(released_at[0], stream.write_ends[1]);
+  EXPECT_EQ(released_at[1], stream.write_ends[3]);
+}
+
 }  // namespace
 }  // namespace tally::protocol
