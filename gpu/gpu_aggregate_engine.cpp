@@ -83,11 +83,16 @@ constexpr std::chrono::microseconds kQueryLockSpin{100};
 // waits for the second chunk's sink, as before session 8), prepare = a
 // finished query's tuner prepares the next query's on the same key off the
 // query path (default 1), early = the extraction is enqueued behind the
-// last chunk before the host waits for it (default 1).
+// last chunk before the host waits for it (default 1), ahead = a query's
+// facts (rows, groups, key range) prepare, off the query path, the tuner
+// and a spare aggregator of every other cached signature of the same
+// cardinality bucket that this process has not run yet (default 1; the
+// first query of such a signature after a restart then takes them).
 struct Knobs {
   bool join = true;
   bool first_at_once = true;
   bool prepare_tuner = true;
+  bool prepare_ahead = true;
   bool early_extract = true;
   bool timing = true;
   bool feedback = true;
@@ -124,6 +129,7 @@ Knobs read_knobs() {
       else if (name == "warmpaths") k.warm_paths = value != 0;
       else if (name == "first") k.first_at_once = value != 0;
       else if (name == "prepare") k.prepare_tuner = value != 0;
+      else if (name == "ahead") k.prepare_ahead = value != 0;
       else if (name == "early") k.early_extract = value != 0;
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
       else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
@@ -201,11 +207,35 @@ void background_priority() {
 // aggregator launches on the pipeline's stream): a repeated query finds its
 // global table, spill buffer, pinned counters and observation events made,
 // and pays a reset() instead of allocations and event creation.
+struct SpareAggregator {
+  std::string key;  // aggregator_key() of what it was made for
+  std::unique_ptr<GroupByAggregator> aggregator;
+  bool ahead = false;  // made before any query of its key (prepare_ahead), not left by one
+};
 struct PooledPipeline {
   std::unique_ptr<ChunkPipeline> pipeline;
-  std::unique_ptr<GroupByAggregator> aggregator;
-  std::string aggregator_key;  // aggregator_key() of what it was made for
+  std::vector<SpareAggregator> spares;  // the most recently used last
 };
+
+// A pipeline keeps a few spares (a query's and those made ahead for other
+// signatures), but only small ones beside the most recent: a spare holds
+// its table and scratch in device memory.
+constexpr size_t kMaxSpares = 3;
+constexpr uint64_t kSmallSpareSlots = uint64_t{1} << 21;  // 2^21 slots: tens of MB at most
+void drop_large_spares(std::vector<SpareAggregator>& spares, bool keep_last) {
+  const size_t n = spares.size();
+  size_t i = 0;
+  std::erase_if(spares, [&](const SpareAggregator& s) {
+    const bool last = ++i == n;
+    return !(keep_last && last) && s.aggregator->table_capacity() > kSmallSpareSlots;
+  });
+}
+void keep_spare(std::vector<SpareAggregator>& spares, SpareAggregator s) {
+  std::erase_if(spares, [&](const SpareAggregator& o) { return o.key == s.key; });
+  spares.push_back(std::move(s));
+  while (spares.size() > kMaxSpares) spares.erase(spares.begin());
+  drop_large_spares(spares, true);
+}
 
 // What an aggregator was made for: reusable for a query with the same key.
 std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
@@ -432,18 +462,27 @@ class GpuRun final : public executor::AggregationRun {
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
   std::string aggregator_key_;
-  // The pooled pipeline's aggregator from an earlier query, taken when this
-  // query's key matches; given back with the pipeline after a finished query.
-  std::unique_ptr<GroupByAggregator> spare_aggregator_;
-  std::string spare_key_;
+  // The pooled pipeline's aggregators (an earlier query's, or made ahead),
+  // one taken when this query's key matches; given back with the pipeline,
+  // this query's own with them after it finished.
+  std::vector<SpareAggregator> spares_;
   bool finished_ = false;
   bool aggregator_reused_ = false;
+  bool aggregator_ahead_ = false;  // the reused one was made ahead (prepare_ahead)
   // The tuner, when the spec has a tuning store, tuning is enabled and no
   // configuration is forced; created with the first chunk (the GroupBySpec
   // is known then).
   std::optional<ChunkTuner> tuner_;
   bool tuner_decided_ = false;
   bool tuner_prepared_ = false;  // tuner_ came prepared (take_prepared_tuner)
+  bool tuner_ahead_ = false;     // ... from another signature's facts (prepare_ahead)
+  // What prepare_ahead is given after the first kernels (knob ahead).
+  struct AheadRequest {
+    ChunkFacts facts;
+    double race_slice = 0;
+    int cold_search_windows = -1;
+  };
+  std::optional<AheadRequest> ahead_;
   // What tuner_ was made from, less the records: handed over with it, so
   // that the next query's tuner can be prepared from the same input.
   std::optional<ChunkTunerInput> tuner_input_;
@@ -656,6 +695,7 @@ class GpuAggregationEngine final : public GpuEngine {
     uint64_t generation = 0;  // key_generation_ of its key when made
     ChunkTunerInput input;    // records cleared
     ChunkTuner tuner;
+    bool ahead = false;       // from another signature's facts (prepare_ahead)
   };
   // The tuner the writer thread prepared for `key` (prepare_next) when the
   // key's records have not changed since and it was made from an input
@@ -681,11 +721,41 @@ class GpuAggregationEngine final : public GpuEngine {
     return prepared_taken_;
   }
 
+  // A query on `own_key` ran with `facts`: every other cached signature of
+  // this device and the same cardinality bucket that no query of this
+  // process has run gets, on the writer thread, the tuner a query of it on
+  // the same facts would make, and a spare aggregator for its cached best
+  // variant in an idle pipeline. After a restart, the first query of a
+  // signature then finds both, if its facts are these (same rows per chunk,
+  // estimate and key range: another aggregate list over the same table and
+  // key); take_prepared_tuner's comparison and the aggregator key leave
+  // them unused otherwise. `spec`: the query's, for the key's and the
+  // columns' NULLs.
+  void prepare_ahead(const std::string& own_key, const ChunkFacts& facts, const GroupBySpec& spec, double race_slice,
+                     int cold_search_windows) {
+    const auto lock = query_lock();
+    ahead_keys_.insert(own_key);
+    const std::string suffix = "|" + std::to_string(cardinality_bucket(static_cast<double>(facts.estimated_groups)));
+    const bool any = std::any_of(recent_.begin(), recent_.end(), [&](const auto& kv) { return ahead_candidate(kv.first, suffix); });
+    if (!any) return;
+    ahead_jobs_.push_back(AheadJob{facts, spec, race_slice, cold_search_windows});
+    if (!writer_.joinable()) writer_ = std::thread([this] {
+      background_priority();
+      write_loop();
+    });
+    wake_.notify_one();
+  }
+  uint64_t prepared_ahead() {
+    std::lock_guard lock(mutex_);
+    return prepared_ahead_;
+  }
+
   void release_pipeline(PooledPipeline p) {
     if (!p.pipeline) return;
     p.pipeline->reset_stats();
     const auto lock = query_lock();
     idle_.push_back(std::move(p));
+    if (!ahead_spares_.empty()) wake_.notify_one();  // the writer makes them in an idle pipeline
   }
 
  private:
@@ -711,6 +781,124 @@ class GpuAggregationEngine final : public GpuEngine {
   std::map<std::string, uint64_t> key_generation_;
   std::map<std::string, PreparedTuner> prepared_;
   uint64_t prepared_taken_ = 0;
+
+  // prepare_ahead's work for the writer thread.
+  struct AheadJob {
+    ChunkFacts facts;
+    GroupBySpec spec;  // the query's (NULLs of its key and columns)
+    double race_slice = 0;
+    int cold_search_windows = -1;
+  };
+  struct AheadSpare {
+    std::string key;  // aggregator_key()
+    GroupBySpec spec;
+    TableOptions options;
+  };
+  std::deque<AheadJob> ahead_jobs_;
+  std::deque<AheadSpare> ahead_spares_;  // made when a pipeline is idle
+  std::set<std::string> ahead_keys_;     // tuning keys run or prepared ahead in this process
+  uint64_t prepared_ahead_ = 0;
+  // Spares are made ahead for tables of at most 2^20 groups (kSmallSpareSlots).
+  static constexpr int kMaxAheadSpareBucket = 20;
+
+  // A tuning key of this device, of `suffix`'s bucket, that no query of this
+  // process has run and none has prepared yet. mutex_ held.
+  bool ahead_candidate(const std::string& key, const std::string& suffix) const {
+    return key.size() > fingerprint_.size() + suffix.size() && key.compare(0, fingerprint_.size() + 1, fingerprint_ + "|") == 0 &&
+           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0 && !ahead_keys_.count(key) &&
+           !prepared_.count(key);
+  }
+
+  // The writer thread's part of prepare_ahead; `lock` held, released while
+  // tuners are made.
+  void run_ahead_job(std::unique_lock<std::mutex>& lock, const AheadJob& job) {
+    const std::string suffix = "|" + std::to_string(cardinality_bucket(static_cast<double>(job.facts.estimated_groups)));
+    std::vector<std::string> keys;
+    for (const auto& [key, records] : recent_)
+      if (!records.empty() && ahead_candidate(key, suffix)) keys.push_back(key);
+    // The columns' NULLs of the signature's query are unknown: those of the
+    // query that gave the facts, when all its columns agree.
+    const bool nulls = !job.spec.columns.empty() && job.spec.columns.front().may_have_nulls;
+    if (std::any_of(job.spec.columns.begin(), job.spec.columns.end(), [&](const auto& c) { return c.may_have_nulls != nulls; }))
+      return;
+    for (const std::string& key : keys) {
+      if (stop_) return;
+      ahead_keys_.insert(key);
+      const std::vector<executor::TuningRecord>& records = recent_[key];
+      const uint64_t generation = key_generation_[key];
+      ChunkTunerInput in;
+      in.device = device_;
+      in.facts = job.facts;
+      in.signature = records.front().signature;
+      in.tuning = tuning_;
+      in.race_slice = job.race_slice;
+      in.cold_search_windows = job.cold_search_windows;
+      in.records = records;
+      in.seed = std::random_device{}();
+      // The variant its tuner exploits first: the fastest cached one.
+      const executor::TuningRecord* fastest = nullptr;
+      for (const auto& r : records)
+        if (r.seconds_per_row > 0 && (!fastest || r.seconds_per_row < fastest->seconds_per_row)) fastest = &r;
+      Variant variant = Variant::global_hash;
+      const bool have_variant = fastest && parse_variant(fastest->variant).has_value();
+      if (have_variant) variant = *parse_variant(fastest->variant);
+      lock.unlock();
+      std::optional<ChunkTuner> tuner;
+      std::optional<AheadSpare> spare;
+      if (const auto shape = parse_tuning_signature(in.signature)) {
+        std::optional<GroupBySpec> spec = translate(shape->key_width, shape->value_widths, shape->aggregates,
+                                                    std::vector<uint8_t>(shape->value_widths.size(), nulls ? 0 : 1));
+        if (spec) {
+          spec->key_may_have_nulls = job.spec.key_may_have_nulls;
+          in.spec = *spec;
+          try {
+            tuner.emplace(in);
+          } catch (const std::exception&) {
+            // The query path makes (and reports) it.
+          }
+          const int bucket = cardinality_bucket(static_cast<double>(job.facts.estimated_groups));
+          if (tuner && have_variant && bucket <= kMaxAheadSpareBucket && can_use(variant, *spec, device_, job.facts)) {
+            TableOptions options = default_table_options(variant, *spec, device_, job.facts);
+            options.own_partitioned_output = false;  // as a query of several chunks
+            spare = AheadSpare{aggregator_key(*spec, options), *spec, options};
+          }
+        }
+      }
+      lock.lock();
+      if (!tuner || stop_ || key_generation_[key] != generation || prepared_.count(key)) continue;
+      in.records.clear();
+      prepared_.emplace(key, PreparedTuner{generation, std::move(in), std::move(*tuner), true});
+      ++prepared_ahead_;
+      if (spare) ahead_spares_.push_back(std::move(*spare));
+    }
+  }
+
+  // Makes an ahead spare in the idle pipeline last released (the next query
+  // takes that one), unless it holds one of its key or enough spares. `lock`
+  // held, released while the aggregator is made; a query that finds no idle
+  // pipeline meanwhile makes its own.
+  void make_ahead_spare(std::unique_lock<std::mutex>& lock) {
+    AheadSpare job = std::move(ahead_spares_.front());
+    ahead_spares_.pop_front();
+    PooledPipeline p = std::move(idle_.back());
+    idle_.pop_back();
+    const bool wanted = p.spares.size() < kMaxSpares &&
+                        std::none_of(p.spares.begin(), p.spares.end(), [&](const SpareAggregator& s) { return s.key == job.key; });
+    lock.unlock();
+    std::unique_ptr<GroupByAggregator> aggregator;
+    if (wanted) {
+      try {
+        // (GroupByAggregator sets the device on this thread.)
+        aggregator = std::make_unique<GroupByAggregator>(device_, job.spec, job.options, p.pipeline->compute_stream());
+      } catch (const std::exception&) {
+        // Little memory: the query makes its own.
+      }
+    }
+    lock.lock();
+    // Before the pipeline's own spares: the most recent stays last.
+    if (aggregator) p.spares.insert(p.spares.begin(), SpareAggregator{std::move(job.key), std::move(aggregator), true});
+    idle_.push_back(std::move(p));
+  }
 
   // Makes the next query's tuner for a finished one's key from the records
   // just absorbed, off every query's path. Called by the writer thread with
@@ -803,12 +991,25 @@ class GpuAggregationEngine final : public GpuEngine {
   void write_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || !writes_.empty() || !finished_.empty(); });
+      wake_.wait(lock, [&] {
+        return stop_ || !writes_.empty() || !finished_.empty() || !ahead_jobs_.empty() ||
+               (!ahead_spares_.empty() && !idle_.empty());
+      });
       if (!finished_.empty()) {
         FinishedTuner f = std::move(finished_.front());
         finished_.pop_front();
         absorb(f);
         if (f.input) prepare_next(lock, f.key, std::move(*f.input));
+        continue;
+      }
+      if (!ahead_jobs_.empty()) {
+        const AheadJob job = std::move(ahead_jobs_.front());
+        ahead_jobs_.pop_front();
+        if (!stop_) run_ahead_job(lock, job);
+        continue;
+      }
+      if (!ahead_spares_.empty() && !idle_.empty() && !stop_) {
+        make_ahead_spare(lock);
         continue;
       }
       if (writes_.empty()) return;  // stop_ and drained
@@ -828,7 +1029,7 @@ class GpuAggregationEngine final : public GpuEngine {
 
 GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled)
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
-      spare_aggregator_(std::move(pooled.aggregator)), spare_key_(std::move(pooled.aggregator_key)) {
+      spares_(std::move(pooled.spares)) {
   pipeline_->set_chunk_timing(knobs_.timing);
   gate_timeouts_at_start_ = pipeline_->gate_timeouts();
   first_use_at_start_ = first_use_snapshot(device_.ordinal);
@@ -857,15 +1058,10 @@ GpuRun::~GpuRun() {
   }
   PooledPipeline back;
   back.pipeline = std::move(pipeline_);
-  if (finished_ && aggregator_) {
-    // Only after a finished query: an abandoned or failed one may have left
-    // work or overflow unsettled.
-    back.aggregator = std::move(aggregator_);
-    back.aggregator_key = std::move(aggregator_key_);
-  } else if (spare_aggregator_) {
-    back.aggregator = std::move(spare_aggregator_);
-    back.aggregator_key = std::move(spare_key_);
-  }
+  back.spares = std::move(spares_);
+  // Only after a finished query: an abandoned or failed one may have left
+  // work or overflow unsettled.
+  if (finished_ && aggregator_) keep_spare(back.spares, SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)});
   aggregator_.reset();  // before the pipeline it launched on is reused
   engine_.release_pipeline(std::move(back));
 }
@@ -903,6 +1099,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
         tuner_.emplace(std::move(prepared->tuner));
         tuner_input_ = std::move(prepared->input);
         tuner_prepared_ = true;
+        tuner_ahead_ = prepared->ahead;
       } else {
         ChunkTunerInput in;
         in.device = device_;
@@ -921,6 +1118,12 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       }
       host_mark("tuner made");
       host_.tuner_setup_us += since_us(t_setup);
+      // This query's facts serve the other cached signatures of its bucket
+      // (another aggregate list over the same table and key, typically):
+      // their tuners and aggregators are made off the query path, asked for
+      // once the GPU has this query's first kernels.
+      if (knobs_.prepare_ahead && spec_.forced_variant.empty())
+        ahead_ = AheadRequest{facts, view.race_slice, view.cold_search_windows};
     }
   }
   if (tuner_) {
@@ -952,12 +1155,17 @@ void GpuRun::run_pending(bool more_follow) {
     TableOptions options = default_table_options(d.variant, *gspec_, device_, facts);
     options.own_partitioned_output = !more_follow;
     aggregator_key_ = aggregator_key(*gspec_, options);
-    if (spare_aggregator_ && spare_key_ == aggregator_key_) {
-      aggregator_ = std::move(spare_aggregator_);
+    const auto spare = std::find_if(spares_.begin(), spares_.end(),
+                                    [&](const SpareAggregator& s) { return s.key == aggregator_key_; });
+    if (spare != spares_.end()) {
+      aggregator_ = std::move(spare->aggregator);
+      aggregator_ahead_ = spare->ahead;
+      spares_.erase(spare);
       aggregator_->reset();  // enqueued on the pipeline's stream, ahead of this query's kernels
       aggregator_reused_ = true;
     } else {
-      spare_aggregator_.reset();
+      // Large spares go before this query's table is allocated.
+      drop_large_spares(spares_, false);
       aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, options, pipeline_->compute_stream());
     }
     host_.aggregator_setup_us += since_us(t_setup);
@@ -1030,6 +1238,10 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   if (first_enqueue_us_ < 0) {
     first_enqueue_us_ = since_us(created_);
     host_mark("first kernels enqueued");
+    if (ahead_) {
+      engine_.prepare_ahead(tuning_key_, ahead_->facts, *gspec_, ahead_->race_slice, ahead_->cold_search_windows);
+      ahead_.reset();
+    }
   }
   timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part});
   ++launches_;
@@ -1216,7 +1428,9 @@ std::string GpuRun::path_line(const char* title, const HostTimeline& t) {
 std::string GpuRun::start_path_line() const {
   std::string line = path_line("GPU: start path (us after start)", start_path_);
   if (tuner_decided_ && tuner_)
-    line += tuner_prepared_ ? "; tuner prepared ahead" : "; tuner made on the query path";
+    line += tuner_prepared_ ? (tuner_ahead_ ? "; tuner prepared ahead (from another signature's facts)" : "; tuner prepared ahead")
+                            : "; tuner made on the query path";
+  if (aggregator_ahead_) line += "; aggregator prepared ahead";
   return line;
 }
 

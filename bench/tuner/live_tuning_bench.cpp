@@ -54,6 +54,11 @@
 // split_cpus); --pin 0: as before session 8.
 // --cold-sequences N: N client-timed cold sequences (runs 1-5 and a restart)
 // per experiment, each run index judged by the median over all of them.
+// --restart-ab KNOBS: after each restart's first Q, another restart whose
+// tallyd runs with TALLY_GPU_KNOBS=KNOBS and its first Q (e.g. ahead=0: the
+// first Q without what the warm-up prepared ahead), printed, not judged.
+// Restart 3 of the diagnostics runs tallyd at log level debug and prints the
+// statement timeline and tallyd's minor page faults of its first three Qs.
 // --tallyd defaults to the tallyd next to this binary (the GPU bundle).
 // Exit status: 0 targets met, 1 targets missed, 2 error (wrong result, no start).
 #include <libpq-fe.h>
@@ -100,6 +105,24 @@ constexpr uint64_t kCopyBatchRows = 1 << 16;
   std::exit(2);
 }
 
+// Minor page faults of a process so far (/proc/PID/stat field 10; as
+// bench/gpu/e2e_bench.cpp reads tallyd's); -1 if unreadable.
+long long minor_faults(pid_t pid) {
+  if (pid <= 0) return -1;
+  FILE* in = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!in) return -1;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, in);
+  std::fclose(in);
+  buf[n] = 0;
+  const char* close = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!close) return -1;
+  long long value = -1;
+  // Fields after ") ": 3 state, 4 ppid, ..., 10 minflt.
+  if (std::sscanf(close + 2, "%*s %*s %*s %*s %*s %*s %*s %lld", &value) != 1) return -1;
+  return value;
+}
+
 // A tallyd child process on a data directory that outlives it (restart).
 class Tallyd {
  public:
@@ -109,7 +132,9 @@ class Tallyd {
   void pin_to(std::vector<int> cpus) { cpus_ = std::move(cpus); }
   ~Tallyd() { stop(); }
 
-  void start() {
+  // `once`: arguments for this start only (a diagnostic's log level);
+  // `env_once`: VAR=value settings for this start only (an A/B's knobs).
+  void start(const std::string& once = "", const std::string& env_once = "") {
     port_ = tally::testing::free_port();
     log_ = data_dir_ + ".tallyd." + std::to_string(++starts_) + ".log";
     pid_ = ::fork();
@@ -121,8 +146,9 @@ class Tallyd {
         // Inherited by exec and every thread; should it fail, tallyd runs unpinned (said on stderr).
         if (::sched_setaffinity(0, sizeof set, &set) != 0) std::perror("live_tuning_bench: pinning tallyd");
       }
-      const std::string command = "exec " + binary_ + " --port " + std::to_string(port_) + " --data-dir " + data_dir_ +
-                                  " " + extra_ + " >" + log_ + " 2>&1";
+      // "exec env ...": env execs tallyd in turn, so pid_ stays tallyd's.
+      const std::string command = "exec " + (env_once.empty() ? std::string() : "env " + env_once + " ") + binary_ + " --port " + std::to_string(port_) + " --data-dir " + data_dir_ +
+                                  " " + extra_ + " " + once + " >" + log_ + " 2>&1";
       ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -149,6 +175,22 @@ class Tallyd {
     pid_ = -1;
   }
   const std::string& conninfo() const { return conninfo_; }
+  // The tallyd process ("exec" in the shell command: the child is tallyd).
+  pid_t pid() const { return pid_; }
+  // The log's "statement_timeline" lines (tallyd at log level debug), in
+  // order; the log is written by a background thread at least every 50 ms.
+  std::vector<std::string> statement_timelines() const {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kLogFlushWaitMs));
+    std::vector<std::string> lines;
+    FILE* in = std::fopen(log_.c_str(), "r");
+    if (!in) return lines;
+    char buf[2048];
+    while (std::fgets(buf, sizeof buf, in))
+      if (std::strstr(buf, "statement_timeline")) lines.emplace_back(buf);
+    std::fclose(in);
+    return lines;
+  }
+  static constexpr int kLogFlushWaitMs = 150;  // 3x tallyd's log flush period
   // The GPU engine's start-up lines (start_up.hpp warm_launch_paths): what
   // the first queries no longer pay, and how long the start spent on it.
   void print_start_up_lines() const {
@@ -475,6 +517,9 @@ struct Experiment {
   // first is `cold`) and the first Q after each one's restart.
   std::vector<std::vector<double>> cold_sequences;
   std::vector<double> restarts;
+  // --restart-ab K: after each of those restarts, another one whose tallyd
+  // runs with TALLY_GPU_KNOBS=K, and its first Q.
+  std::vector<double> restarts_ab;
   std::vector<FixedResult> fixed;
   size_t best = 0;  // index into fixed
   std::vector<double> tuned_interleaved;  // Q (tuned) in the fixed configurations' rounds
@@ -538,7 +583,7 @@ constexpr int kClientHeapKeepBytes = 256 << 20;
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data, shapes_text = "full,having";
+  std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data, shapes_text = "full,having", restart_ab_knobs;
   int log2_rows = 26, log2_groups = 16, reps = 5, experiments = 3, cold_sequences = 1;
   bool pin = true;
   uint64_t chunk_rows = 0;  // 0 = tallyd's default
@@ -547,7 +592,8 @@ int main(int argc, char** argv) {
     if (flag == "--help") {
       std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
                   "         [--reps 5] [--experiments 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"]\n"
-                  "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n");
+                  "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n"
+                  "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n");
       return 0;
     }
     if (i + 1 >= argc) die("missing value for " + flag);
@@ -564,6 +610,7 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes") shapes_text = value;
     else if (flag == "--pin") pin = std::atoi(value.c_str()) != 0;
     else if (flag == "--cold-sequences") cold_sequences = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--restart-ab") restart_ab_knobs = value;
     else die("unknown flag " + flag + " (see --help)");
   }
   if (log2_rows < 10 || log2_rows > 30 || log2_groups < 0 || log2_groups > 26) die("--log2-rows 10..30, --log2-groups 0..26");
@@ -611,11 +658,11 @@ int main(int argc, char** argv) {
   // (Re)starts tallyd on the same data directory and connects with the same
   // warm-up every time: the persisted tuning cache is all that carries over
   // (and with `cold`, not even that).
-  const auto restart = [&](bool cold) {
+  const auto restart = [&](bool cold, const std::string& once = "", const std::string& env_once = "") {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    server.start();
+    server.start(once, env_once);
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);
@@ -718,6 +765,12 @@ int main(int argc, char** argv) {
     x.restarts.push_back(x.restarted);
     print_plan(c, "plan after the restart:");
     print_cache(c, "tuning cache after the restart:");
+    const auto restart_ab = [&] {
+      if (restart_ab_knobs.empty()) return;
+      restart(false, "", "TALLY_GPU_KNOBS=" + restart_ab_knobs);
+      x.restarts_ab.push_back(run_checked(c, expected, "after restart, knobs " + restart_ab_knobs));
+    };
+    restart_ab();
     // More client-timed cold sequences (--cold-sequences): tuning cache
     // deleted, runs 1-5, restart, its first Q; judged against this
     // experiment's best fixed configuration like the first.
@@ -729,6 +782,7 @@ int main(int argc, char** argv) {
       x.cold_sequences.push_back(runs);
       restart(/*cold=*/false);
       x.restarts.push_back(run_checked(c, expected, "cold sequence " + std::to_string(seq) + " after restart"));
+      restart_ab();
     }
 
     if (e == 1 && shape == shapes.front()) {
@@ -741,10 +795,29 @@ int main(int argc, char** argv) {
           print_plan(c, "diagnostic restart 2: the first Q after the warm-up, under EXPLAIN ANALYZE:", true);
       const double second_q = run_checked(c, expected, "restart 2, Q");
       const double third_q = run_checked(c, expected, "restart 2, Q again");
-      restart(false);
+      // Restart 3 at log level debug: tallyd's statement timeline (receipt,
+      // executor start/end, result ready, first DataRow, done) of the first
+      // and second Q, and tallyd's minor page faults during each, say where
+      // a first Q's time goes outside the engine.
+      restart(false, "--log-level debug");
+      const size_t timelines_before = server.statement_timelines().size();
+      const long long faults0 = minor_faults(server.pid());
       const double restart3 = run_checked(c, expected, "restart 3, first Q");
+      const long long faults1 = minor_faults(server.pid());
       const double restart3_next = run_checked(c, expected, "restart 3, second Q");
-      print_plan(c, "diagnostic restart 3: plan of the third Q:", true);
+      const long long faults2 = minor_faults(server.pid());
+      const double restart3_third = run_checked(c, expected, "restart 3, third Q");
+      const long long faults3 = minor_faults(server.pid());
+      const std::vector<std::string> timelines = server.statement_timelines();
+      const char* names[] = {"first", "second", "third"};
+      const long long faults[] = {faults1 - faults0, faults2 - faults1, faults3 - faults2};
+      const double client[] = {restart3, restart3_next, restart3_third};
+      for (size_t q = 0; q < 3; ++q) {
+        const size_t at = timelines_before + q;
+        std::printf("diagnostic restart 3 (log level debug), %s Q: client %.3f ms, tallyd minor faults %lld, %s", names[q],
+                    client[q] * 1e3, faults[q], at < timelines.size() ? timelines[at].c_str() : "no statement_timeline line\n");
+      }
+      print_plan(c, "diagnostic restart 3: plan of the fourth Q:", true);
       std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
                   "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
                   explain_first, second_q, third_q, restart3, restart3_next);
@@ -803,6 +876,8 @@ int main(int argc, char** argv) {
     line("after restart (persisted cache)", x.restarted);
     for (size_t seq = 1; seq < x.restarts.size(); ++seq)
       line("  cold sequence " + std::to_string(seq + 1) + ", after restart", x.restarts[seq]);
+    for (size_t i = 0; i < x.restarts_ab.size(); ++i)
+      line("  after restart, TALLY_GPU_KNOBS=" + restart_ab_knobs + " (" + std::to_string(i + 1) + ")", x.restarts_ab[i]);
     line("tuned Q between the fixed configurations (median)", median(x.tuned_interleaved));
     all.push_back(std::move(x));
   }
@@ -851,7 +926,8 @@ int main(int argc, char** argv) {
   // index's verdict is the median over every sequence of every experiment
   // (each against its own experiment's best fixed configuration); the
   // per-experiment columns show the median of that experiment's sequences.
-  const auto pooled = [&](const std::string& name, const auto& samples_of, double target) {
+  // `verdict` false: printed, not judged (an A/B's other arm).
+  const auto pooled = [&](const std::string& name, const auto& samples_of, double target, bool verdict = true) {
     std::vector<double> all_ratios;
     std::printf("%-44s", name.c_str());
     for (const Experiment& x : all) {
@@ -862,9 +938,9 @@ int main(int argc, char** argv) {
     }
     const double m = median_even(all_ratios);
     const bool ok = m <= target;
-    met = met && ok;
-    std::printf(" %8.3f %8s %s (%zu samples)\n", m, ("<= " + std::to_string(target).substr(0, 4)).c_str(), ok ? "ok" : "MISSED",
-                all_ratios.size());
+    if (verdict) met = met && ok;
+    std::printf(" %8.3f %8s %s (%zu samples)\n", m, verdict ? ("<= " + std::to_string(target).substr(0, 4)).c_str() : "",
+                verdict ? (ok ? "ok" : "MISSED") : "A/B", all_ratios.size());
   };
   for (int run = 0; run < 5; ++run) {
     if (cold_sequences > 1) {
@@ -885,6 +961,8 @@ int main(int argc, char** argv) {
     pooled("after restart (all sequences)", [](const Experiment& x) { return x.restarts; }, kWarmRunTarget);
   else
     summary("after restart (persisted cache)", [](const Experiment& x) { return x.restarted; }, kWarmRunTarget);
+  if (!restart_ab_knobs.empty())
+    pooled("after restart, knobs " + restart_ab_knobs, [](const Experiment& x) { return x.restarts_ab; }, kWarmRunTarget, false);
   server_summary("  server side, after restart", [](const Experiment& x) { return x.restart_server; });
   summary("tuned Q between the fixed (median, diagnostic)", [](const Experiment& x) { return median(x.tuned_interleaved); }, 0);
   // Server side only (EXPLAIN ANALYZE's Execution Time, no result rows on

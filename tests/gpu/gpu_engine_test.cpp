@@ -116,12 +116,14 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
 // `table_oid` != 0: the chunks name stored columns of that table (chunk c
 // is storage chunk 1000 + c), so the engine keeps them resident in its
 // column cache and a repeated query finds them there, adjacent.
+// `min_only`: SELECT k, min(v) instead (another signature over the same table).
 executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, executor::AggregationSpec spec,
                                           uint64_t seed, size_t rows, int64_t key_span, size_t chunk,
-                                          uint64_t table_oid = 0) {
+                                          uint64_t table_oid = 0, bool min_only = false) {
   spec.key_width = ColumnWidth::int32;
   spec.value_widths = {ColumnWidth::int32};
   spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}};
+  if (min_only) spec.aggregates = {{PartialOp::min_int, 0, -1}};
   spec.value_not_null = {1};
   TestTable t;
   t.key_type = KeyType::int32;
@@ -139,6 +141,7 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
   gspec.key_type = KeyType::int32;
   gspec.columns = {{ValueType::int32, false}};
   gspec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
+  if (min_only) gspec.aggregates = {{AggOp::min, 0}};
   const GroupMap expected = reference_group_by(t, gspec);
   auto run = engine.start(spec);
   for (size_t b = 0; b < rows; b += chunk) {
@@ -161,6 +164,10 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
     auto it = expected.find(std::optional<int64_t>(r.keys[g]));
     if (it == expected.end()) {
       ADD_FAILURE() << "unexpected group " << r.keys[g];
+      continue;
+    }
+    if (min_only) {
+      EXPECT_EQ(r.states[0].extreme_int[g], static_cast<int64_t>(it->second.value[0])) << "key " << r.keys[g];
       continue;
     }
     EXPECT_EQ(r.states[0].count[g], it->second.nonnull[0]) << "key " << r.keys[g];
@@ -320,6 +327,10 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
 // An in-memory tuning store: the engine's tuner runs (race, screens, search).
 class MemoryTuningStore final : public executor::TuningStore {
  public:
+  // `lists`: all() lists the records, as the catalog's store does (the
+  // engine then reads them all at once, at its first query on the store).
+  explicit MemoryTuningStore(bool lists = false) : lists_(lists) {}
+  std::vector<executor::TuningRecord> all() override { return lists_ ? records_ : std::vector<executor::TuningRecord>{}; }
   std::vector<executor::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
     std::vector<executor::TuningRecord> out;
     for (const auto& r : records_)
@@ -339,6 +350,7 @@ class MemoryTuningStore final : public executor::TuningStore {
 
  private:
   std::vector<executor::TuningRecord> records_;
+  bool lists_ = false;
 };
 
 // A cold query races variants on screens (three launches over one staged
@@ -549,6 +561,73 @@ TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
   const auto third = run_count_sum(*engine, spec, 23, rows, 3000, chunk);
   EXPECT_NE(detail_line(third, "GPU: start path").find("tuner made on the query path"), std::string::npos)
       << detail_line(third, "GPU: start path");
+}
+
+}  // namespace
+}  // namespace tally::gpu::test
+
+namespace tally::gpu::test {
+namespace {
+
+// After a restart (a new engine on the persisted store), a query of one
+// signature prepares from its facts, off the query path, the tuner and a
+// spare aggregator of another cached signature of the same bucket (knob
+// ahead): the first query of that signature takes both, and is exact.
+// Another table's facts (a wider key range, same bucket) leave them unused;
+// ahead=0 prepares nothing. Exact every time.
+TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  KnobsScope knobs(nullptr);
+  MemoryTuningStore store(/*lists=*/true);
+  GpuEngineOptions options;
+  options.tuning.explore_rate = 0;  // the cached best runs first: the variant whose spare is made ahead
+  executor::AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.key_max = 2999;
+  spec.estimated_groups = 3000;
+  spec.tuning_store = &store;
+  const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  {
+    auto engine = make_gpu_engine(-1, options);
+    ASSERT_NE(engine, nullptr);
+    (void)run_count_sum(*engine, spec, 31, rows, 3000, chunk);
+    settle();
+    (void)run_count_sum(*engine, spec, 32, rows, 3000, chunk);
+  }  // the engine persists every record before it goes
+  {
+    auto engine = make_gpu_engine(-1, options);  // the restart
+    (void)run_count_sum(*engine, spec, 33, rows, 3000, chunk, 0, /*min_only=*/true);
+    settle();
+    const auto first = run_count_sum(*engine, spec, 34, rows, 3000, chunk);
+    const std::string path = detail_line(first, "GPU: start path");
+    EXPECT_NE(path.find("tuner prepared ahead (from another signature's facts)"), std::string::npos) << path;
+    EXPECT_NE(path.find("aggregator prepared ahead"), std::string::npos) << path;
+    EXPECT_NE(detail_line(first, "GPU: host per chunk").find("(reused)"), std::string::npos)
+        << detail_line(first, "GPU: host per chunk");
+  }
+  {
+    auto engine = make_gpu_engine(-1, options);
+    executor::AggregationSpec other = spec;
+    other.key_max = 3999;  // another table: same bucket, another key range
+    (void)run_count_sum(*engine, other, 35, rows, 4000, chunk, 0, true);
+    settle();
+    const auto first = run_count_sum(*engine, spec, 36, rows, 3000, chunk);
+    const std::string path = detail_line(first, "GPU: start path");
+    EXPECT_NE(path.find("tuner made on the query path"), std::string::npos) << path;
+    EXPECT_EQ(path.find("aggregator prepared ahead"), std::string::npos) << path;
+  }
+  {
+    KnobsScope off("ahead=0");
+    auto engine = make_gpu_engine(-1, options);
+    (void)run_count_sum(*engine, spec, 37, rows, 3000, chunk, 0, true);
+    settle();
+    const auto first = run_count_sum(*engine, spec, 38, rows, 3000, chunk);
+    const std::string path = detail_line(first, "GPU: start path");
+    EXPECT_NE(path.find("tuner made on the query path"), std::string::npos) << path;
+    EXPECT_EQ(path.find("aggregator prepared ahead"), std::string::npos) << path;
+  }
 }
 
 }  // namespace
