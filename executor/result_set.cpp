@@ -831,6 +831,11 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
 // VM, group_by_round_trip_bench --trace, bench/cpu/RESULTS.md). 256 rows of
 // a GROUP BY's key and sum are ~7 KB, ~10 us to encode; a write costs about
 // as much as encoding 300 rows, so smaller results still go in one write.
+// The cost: a client that parses the first rows before the rest arrives
+// sleeps and is woken a second time. On the 2-core VM that made libpq's
+// 4,096-group query slower (median 1.23 -> 1.52 ms over six alternating
+// runs; the lean client unchanged, bench/cpu/RESULTS.md), so it is a
+// setting: SET tally.early_rows = off (or PGOPTIONS="-c tally.early_rows=off").
 constexpr size_t kEarlyRows = 256;
 constexpr size_t kEarlyRowsMinRows = 1024;
 
@@ -854,7 +859,7 @@ void decode_fields(std::string_view message, std::vector<std::optional<std::stri
 }  // namespace
 
 size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>& formats, size_t& position,
-                   uint64_t max_rows, protocol::ResultWriter& out) {
+                   uint64_t max_rows, protocol::ResultWriter& out, bool early_rows) {
   const size_t ncols = result.columns.size();
   size_t end = result.rows;
   if (max_rows > 0 && position + max_rows < end) end = position + static_cast<size_t>(max_rows);
@@ -869,7 +874,7 @@ size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>&
   if (std::string* buffer = out.data_row_buffer()) {
     // Fast path: DataRow messages straight into the writer's output.
     size_t from = start;
-    if (end - start >= kEarlyRowsMinRows) {
+    if (early_rows && end - start >= kEarlyRowsMinRows) {
       from = start + kEarlyRows;
       encode_rows(columns, start, from, *buffer, [&] { out.data_rows_appended(); });
       out.data_rows_first_batch();

@@ -214,7 +214,7 @@ class SessionPortal final : public protocol::Portal {
       return true;
     }
     if (formats_.size() < result_->columns.size()) formats_.resize(result_->columns.size(), protocol::Format::text);
-    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out);
+    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out, session_->early_rows());
     if (position_ < result_->rows) return false;
     out.release_after_reply(std::move(result_->retained));
     if (result_->tag == "SELECT") out.command_complete("SELECT " + std::to_string(sent));
@@ -678,7 +678,7 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
       out.row_description(result.fields);
       std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
       size_t position = 0;
-      const size_t sent = stream_rows(result, formats, position, 0, out);
+      const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
       out.release_after_reply(std::move(result.retained));
       if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
       else out.command_complete(result.tag);

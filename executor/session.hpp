@@ -77,6 +77,8 @@ class Session final : public protocol::QueryHandler {
   // the result type, as PostgreSQL's "cached plan must not change result type".
   std::shared_ptr<const Analyzed> analysis_for_bind(std::shared_ptr<const Analyzed> analyzed);
   Settings& settings() { return settings_; }
+  // SET tally.early_rows (stream_rows).
+  bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
   const protocol::SessionInfo& info() const { return info_; }

@@ -22,6 +22,8 @@
 //
 // Usage: group_by_round_trip_bench --tallyd PATH [--rows 262144] [--groups 1,4096,65536]
 //                                  [--reps 1000] [--tallyd-args "..."] [--no-postgres] [--trace]
+//                                  [--set NAME=VALUE]
+// --set: a session setting for Tally's connections (e.g. tally.early_rows=off).
 // Repetitions shrink with G (reps * 4096 / G, at least 50) so a run stays short.
 #include <libpq-fe.h>
 
@@ -211,6 +213,7 @@ int main(int argc, char** argv) {
   int reps = 1000;
   bool postgres = true;
   bool trace = false;
+  std::string set_statement;  // "SET name = 'value'", or empty
   std::vector<uint64_t> groups = {1, 4096, 65536};
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -221,6 +224,15 @@ int main(int argc, char** argv) {
     else if (flag == "--reps" && has_value) reps = std::max(1, std::atoi(argv[++i]));
     else if (flag == "--no-postgres") postgres = false;
     else if (flag == "--trace") trace = true;
+    else if (flag == "--set" && has_value) {
+      const std::string pair = argv[++i];
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "--set wants NAME=VALUE\n");
+        return 2;
+      }
+      set_statement = "SET " + pair.substr(0, eq) + " = '" + pair.substr(eq + 1) + "'";
+    }
     else if (flag == "--groups" && has_value) {
       groups.clear();
       for (const char* p = argv[++i]; *p;) {
@@ -255,11 +267,16 @@ int main(int argc, char** argv) {
     PQclear(exec(pc, "VACUUM ANALYZE r"));
   }
   tally::bench::WireClient tally_lean(tally_server.conninfo());
+  if (!set_statement.empty()) {
+    PQclear(exec(tc, set_statement));
+    tally_lean.query(set_statement, false);
+  }
   std::unique_ptr<tally::bench::WireClient> pg_lean;
   if (pc) pg_lean = std::make_unique<tally::bench::WireClient>(pg_server->conninfo());
 
-  std::printf("tallyd %s %s; %llu rows; Tally over TCP loopback, PostgreSQL 15 over its unix socket\n", tallyd.c_str(),
-              tallyd_args.c_str(), static_cast<unsigned long long>(rows));
+  std::printf("tallyd %s %s; %llu rows; Tally over TCP loopback, PostgreSQL 15 over its unix socket%s%s\n",
+              tallyd.c_str(), tallyd_args.c_str(), static_cast<unsigned long long>(rows),
+              set_statement.empty() ? "" : "; Tally sessions: ", set_statement.c_str());
   std::printf("%-9s %6s | %9s %9s %9s %9s %9s %10s | %9s %9s %9s %7s | %s\n", "query", "reps", "libpq_us", "p90", "lean_us",
               "p90", "exec_us", "outside_us", "pg_libpq", "pg_lean", "pg_exec", "lean/pg", "check");
   bool all_ok = true;
@@ -313,6 +330,7 @@ int main(int argc, char** argv) {
     load(c, rows, groups);
     PQfinish(c);
     tally::bench::WireClient client(traced.conninfo());
+    if (!set_statement.empty()) client.query(set_statement, false);
     std::printf("\nTally server timeline (--log-level debug; medians, us after the Execute's receipt; client first_row_us\n"
                 "from the same run):\n");
     std::printf("%-9s | %9s %9s %9s %9s %9s %9s | %9s %9s %9s\n", "query", "exec_beg", "exec_end", "result", "first_row",

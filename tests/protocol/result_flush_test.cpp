@@ -146,6 +146,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ResultFlush,
                            return std::to_string(info.param.groups) + (info.param.extended ? "_extended" : "_simple");
                          });
 
+// SET tally.early_rows = off: the whole result in one write again.
+TEST(ResultFlush, EarlyRowsOffSendsTheResultInOneWrite) {
+  testing::SqlSessionHarness h(grouped_table());
+  const std::string sql = "SELECT g4096, sum(v) FROM t GROUP BY g4096 ORDER BY g4096";
+  const testing::ScriptedStream stream =
+      h.run_raw({encode_messages({fe::Query{"SET tally.early_rows = off"}, fe::Query{sql}})});
+  EXPECT_EQ(check_ordered_sums(stream.output, 4096), 4096u);
+  const std::vector<std::string> writes = types_per_write(stream);
+  // Start-up, SET, every row at once (over the channel's 64 KB flush mark), CommandComplete and ReadyForQuery.
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[2], "T" + std::string(4096, 'D'));
+  EXPECT_EQ(writes[3], "CZ");
+}
+
 // The server-side timeline of a statement (common/statement_timeline.hpp),
 // when the host asks for it: every point stamped, in order, for both
 // protocols; the first DataRow left before the statement was done (the
