@@ -832,10 +832,11 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
 // a GROUP BY's key and sum are ~7 KB, ~10 us to encode; a write costs about
 // as much as encoding 300 rows, so smaller results still go in one write.
 // The cost: a client that parses the first rows before the rest arrives
-// sleeps and is woken a second time. On the 2-core VM that made libpq's
-// 4,096-group query slower (median 1.23 -> 1.52 ms over six alternating
-// runs; the lean client unchanged, bench/cpu/RESULTS.md), so it is a
-// setting: SET tally.early_rows = off (or PGOPTIONS="-c tally.early_rows=off").
+// sleeps and is woken a second time. On the 2-core VM libpq's 4,096-group
+// query measured 1.23 -> 1.52 ms between two binaries but 1.41 vs 1.44 ms
+// with the setting below in one binary (noise; bench/cpu/RESULTS.md), so it
+// is a setting the GPU host's e2e can decide: SET tally.early_rows = off (or
+// PGOPTIONS="-c tally.early_rows=off").
 constexpr size_t kEarlyRows = 256;
 constexpr size_t kEarlyRowsMinRows = 1024;
 
