@@ -702,15 +702,21 @@ class GpuAggregationEngine final : public GpuEngine {
   // equal to `in`; nullopt otherwise. Taken once: a query makes no second
   // use of it. (ChunkTuner's set-up took 40-90 us of every warm query's
   // path on the H100 host, before its first kernel.)
-  std::optional<PreparedTuner> take_prepared_tuner(const std::string& key, const TunerInputView& in) {
+  // `why`: the start path's mark when none is taken (a string literal).
+  std::optional<PreparedTuner> take_prepared_tuner(const std::string& key, const TunerInputView& in, const char** why) {
     const auto lock = query_lock();
     const auto it = prepared_.find(key);
+    *why = "no prepared tuner (none)";
     if (it == prepared_.end()) return std::nullopt;
     std::optional<PreparedTuner> p(std::move(it->second));
     prepared_.erase(it);
-    if (p->generation != key_generation_[key] || !same_tuner_input(p->input, in)) return std::nullopt;
+    *why = "no prepared tuner (records changed)";
+    if (p->generation != key_generation_[key]) return std::nullopt;
+    *why = "no prepared tuner (another input)";
+    if (!same_tuner_input(p->input, in)) return std::nullopt;
     // A finished query on the key whose records are not absorbed yet: the
     // tuner would miss them.
+    *why = "no prepared tuner (records pending)";
     if (std::any_of(finished_.begin(), finished_.end(), [&](const FinishedTuner& f) { return f.key == key; }))
       return std::nullopt;
     ++prepared_taken_;
@@ -745,7 +751,7 @@ class GpuAggregationEngine final : public GpuEngine {
     });
     wake_.notify_one();
   }
-  uint64_t prepared_ahead() {
+  uint64_t tuners_prepared_ahead() override {
     std::lock_guard lock(mutex_);
     return prepared_ahead_;
   }
@@ -1092,9 +1098,10 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       // A tuner the previous query on this key left prepared (made off the
       // query path from the records it wrote) when nothing has changed
       // since, with the input it was made from; else made here.
+      const char* why = "no prepared tuner (knob prepare=0)";
       std::optional<GpuAggregationEngine::PreparedTuner> prepared =
-          knobs_.prepare_tuner ? engine_.take_prepared_tuner(tuning_key_, view) : std::nullopt;
-      host_mark(prepared ? "prepared tuner taken" : "no prepared tuner");
+          knobs_.prepare_tuner ? engine_.take_prepared_tuner(tuning_key_, view, &why) : std::nullopt;
+      host_mark(prepared ? "prepared tuner taken" : why);
       if (prepared) {
         tuner_.emplace(std::move(prepared->tuner));
         tuner_input_ = std::move(prepared->input);

@@ -569,12 +569,13 @@ TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
 namespace tally::gpu::test {
 namespace {
 
-// After a restart (a new engine on the persisted store), a query of one
-// signature prepares from its facts, off the query path, the tuner and a
-// spare aggregator of another cached signature of the same bucket (knob
-// ahead): the first query of that signature takes both, and is exact.
-// Another table's facts (a wider key range, same bucket) leave them unused;
-// ahead=0 prepares nothing. Exact every time.
+// After a restart (a new engine on the persisted store, which holds both
+// signatures' records, as tallyd's after its warm-up query and Q ran), a
+// query of one signature prepares from its facts, off the query path, the
+// tuner and a spare aggregator of the other cached signature of the same
+// bucket (knob ahead): the first query of that signature takes both, and is
+// exact. Another table's facts (a wider key range, same bucket) leave them
+// unused; ahead=0 prepares nothing. Exact every time.
 TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   KnobsScope knobs(nullptr);
@@ -589,9 +590,16 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   spec.tuning_store = &store;
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  // The writer thread prepares within a millisecond; waits up to 5 s.
+  const auto prepared_ahead = [](GpuEngine& engine) {
+    for (int i = 0; i < 50 && engine.tuners_prepared_ahead() == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return engine.tuners_prepared_ahead();
+  };
   {
     auto engine = make_gpu_engine(-1, options);
     ASSERT_NE(engine, nullptr);
+    (void)run_count_sum(*engine, spec, 30, rows, 3000, chunk, 0, /*min_only=*/true);
     (void)run_count_sum(*engine, spec, 31, rows, 3000, chunk);
     settle();
     (void)run_count_sum(*engine, spec, 32, rows, 3000, chunk);
@@ -599,7 +607,8 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   {
     auto engine = make_gpu_engine(-1, options);  // the restart
     (void)run_count_sum(*engine, spec, 33, rows, 3000, chunk, 0, /*min_only=*/true);
-    settle();
+    EXPECT_EQ(prepared_ahead(*engine), 1u);
+    settle();  // the spare is made once the first query gave its pipeline back
     const auto first = run_count_sum(*engine, spec, 34, rows, 3000, chunk);
     const std::string path = detail_line(first, "GPU: start path");
     EXPECT_NE(path.find("tuner prepared ahead (from another signature's facts)"), std::string::npos) << path;
@@ -612,10 +621,11 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
     executor::AggregationSpec other = spec;
     other.key_max = 3999;  // another table: same bucket, another key range
     (void)run_count_sum(*engine, other, 35, rows, 4000, chunk, 0, true);
+    EXPECT_EQ(prepared_ahead(*engine), 1u);
     settle();
     const auto first = run_count_sum(*engine, spec, 36, rows, 3000, chunk);
     const std::string path = detail_line(first, "GPU: start path");
-    EXPECT_NE(path.find("tuner made on the query path"), std::string::npos) << path;
+    EXPECT_NE(path.find("no prepared tuner (another input)"), std::string::npos) << path;
     EXPECT_EQ(path.find("aggregator prepared ahead"), std::string::npos) << path;
   }
   {
@@ -623,6 +633,7 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
     auto engine = make_gpu_engine(-1, options);
     (void)run_count_sum(*engine, spec, 37, rows, 3000, chunk, 0, true);
     settle();
+    EXPECT_EQ(engine->tuners_prepared_ahead(), 0u);
     const auto first = run_count_sum(*engine, spec, 38, rows, 3000, chunk);
     const std::string path = detail_line(first, "GPU: start path");
     EXPECT_NE(path.find("tuner made on the query path"), std::string::npos) << path;
