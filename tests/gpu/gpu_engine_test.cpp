@@ -176,6 +176,17 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
   return run->report();
 }
 
+// A count+sum spec whose keys the statistics bound to [min, max], with
+// `groups` estimated (what the planner hands the engine for such a table).
+executor::AggregationSpec spec_over_keys(int64_t min, int64_t max, uint64_t groups) {
+  executor::AggregationSpec spec;
+  spec.key_range_known = true;
+  spec.key_min = min;
+  spec.key_max = max;
+  spec.estimated_groups = groups;
+  return spec;
+}
+
 bool has_detail(const executor::AggregationReport& r, const std::string& text) {
   for (const auto& d : r.details)
     if (d.find(text) != std::string::npos) return true;
@@ -188,11 +199,7 @@ TEST(GpuAggregationEngine, RepeatedQueryReusesTheAggregatorExactly) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec;
-  spec.key_range_known = true;
-  spec.key_min = 0;
-  spec.key_max = 999;
-  spec.estimated_groups = 1000;
+  executor::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   for (const char* variant : {"global", "dense"}) {
     SCOPED_TRACE(variant);
     spec.forced_variant = variant;
@@ -212,11 +219,7 @@ TEST(GpuAggregationEngine, UnderstatedKeyRangeExactOrCleanError) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec;
-  spec.key_range_known = true;
-  spec.key_min = 0;
-  spec.key_max = 15;
-  spec.estimated_groups = 16;
+  executor::AggregationSpec spec = spec_over_keys(0, 15, 16);
   spec.forced_variant = "global";  // dense would index past its range
   (void)run_count_sum(*engine, spec, 3, 20000, 5000, 20000);
   try {
@@ -268,11 +271,7 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec;
-  spec.key_range_known = true;
-  spec.key_min = 0;
-  spec.key_max = 999;
-  spec.estimated_groups = 1000;
+  executor::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   spec.forced_variant = "dense";
   // Chunks of 4 MiB per int4 column: column regions place columns of at
   // least their allocation granularity (2 MiB on the H100) adjacently.
@@ -542,11 +541,7 @@ TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   MemoryTuningStore store;
-  executor::AggregationSpec spec;
-  spec.key_range_known = true;
-  spec.key_min = 0;
-  spec.key_max = 2999;
-  spec.estimated_groups = 3000;
+  executor::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   spec.tuning_store = &store;
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   (void)run_count_sum(*engine, spec, 21, rows, 3000, chunk);
@@ -582,11 +577,7 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   MemoryTuningStore store(/*lists=*/true);
   GpuEngineOptions options;
   options.tuning.explore_rate = 0;  // the cached best runs first: the variant whose spare is made ahead
-  executor::AggregationSpec spec;
-  spec.key_range_known = true;
-  spec.key_min = 0;
-  spec.key_max = 2999;
-  spec.estimated_groups = 3000;
+  executor::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   spec.tuning_store = &store;
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
