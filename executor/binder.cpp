@@ -82,6 +82,31 @@ std::string fold_identifier(std::string_view name) {
   return out;
 }
 
+bool equal_ignoring_locations(const json& a, const json& b) {
+  if (a.is_object() && b.is_object()) {
+    // Both objects' keys are sorted (nlohmann's std::map): walk them together,
+    // stepping over "location" on either side.
+    auto x = a.begin(), y = b.begin();
+    for (;;) {
+      while (x != a.end() && x.key() == "location") ++x;
+      while (y != b.end() && y.key() == "location") ++y;
+      if (x == a.end() || y == b.end()) return x == a.end() && y == b.end();
+      if (x.key() != y.key() || !equal_ignoring_locations(x.value(), y.value())) return false;
+      ++x;
+      ++y;
+    }
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!equal_ignoring_locations(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (a.is_structured() || b.is_structured()) return false;  // object vs array, or vs a scalar
+  return a == b;
+}
+
 json strip_locations(const json& node) {
   if (node.is_object()) {
     json out = json::object();

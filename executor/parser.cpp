@@ -3,6 +3,7 @@
 #include <pg_query.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -112,7 +113,11 @@ std::shared_ptr<const ParsedList> parse_uncached(std::string_view sql) {
 
   auto statements = std::make_shared<ParsedList>();
   auto tree = nlohmann::json::parse(result.parse_tree);
-  restore_negative_int_constants(tree, sql);
+  // The walk visits every node (a tenth of a new text's parse); only a text
+  // with a '-' whose tree has an empty ival can need it.
+  if (sql.find('-') != std::string_view::npos && std::strstr(result.parse_tree, "\"ival\":{}") != nullptr) {
+    restore_negative_int_constants(tree, sql);
+  }
   auto stmts = tree.find("stmts");
   if (stmts == tree.end()) return statements;
   statements->reserve(stmts->size());

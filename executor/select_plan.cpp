@@ -229,7 +229,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
         int found = -1;
         for (size_t i = 0; i < targets.size(); ++i) {
           if (targets[i].name == name) {
-            if (found >= 0 && strip_locations(targets[static_cast<size_t>(found)].node) != strip_locations(targets[i].node)) {
+            if (found >= 0 && !equal_ignoring_locations(targets[static_cast<size_t>(found)].node, targets[i].node)) {
               throw positioned(Error(SqlState::ambiguous_column, "ORDER BY \"" + name + "\" is ambiguous"), node);
             }
             if (found < 0) found = static_cast<int>(i);
@@ -314,13 +314,12 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
 
     // Post-aggregation binding: group expressions and aggregates become
     // references into the aggregation output [keys..., aggregates...].
-    std::vector<json> aggregate_nodes;
+    std::vector<json> aggregate_nodes;  // each aggregate's FuncCall body, without locations
     BindContext post = source;
     post.columns = source.columns;  // ColumnRefs are resolved, then checked against the keys
     post.intercept = [&](const json& node) -> ExprPtr {
-      const json stripped = strip_locations(node);
       for (size_t i = 0; i < key_nodes.size(); ++i) {
-        if (key_nodes[i] == stripped) return std::make_unique<ColumnExpr>(plan->group_keys[i]->type, static_cast<int>(i));
+        if (equal_ignoring_locations(key_nodes[i], node)) return std::make_unique<ColumnExpr>(plan->group_keys[i]->type, static_cast<int>(i));
       }
       if (node.contains("ColumnRef")) {
         BindContext probe = source;
@@ -340,9 +339,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       return nullptr;
     };
     post.on_aggregate = [&](const json& call, const std::string& name) -> ExprPtr {
-      const json stripped = strip_locations(json{{"FuncCall", call}});
       for (size_t i = 0; i < aggregate_nodes.size(); ++i) {
-        if (aggregate_nodes[i] == stripped) {
+        if (equal_ignoring_locations(aggregate_nodes[i], call)) {
           return std::make_unique<ColumnExpr>(plan->aggregates[i].signature.result_type,
                                               static_cast<int>(plan->group_keys.size() + i));
         }
@@ -387,7 +385,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
         filter_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in FILTER";
         agg.filter = bind_condition(call["agg_filter"], filter_ctx, "FILTER");
       }
-      aggregate_nodes.push_back(stripped);
+      aggregate_nodes.push_back(strip_locations(call));
       plan->aggregates.push_back(std::move(agg));
       return std::make_unique<ColumnExpr>(plan->aggregates.back().signature.result_type,
                                           static_cast<int>(plan->group_keys.size() + plan->aggregates.size() - 1));

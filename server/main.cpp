@@ -24,6 +24,7 @@
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
+#include "server/statement_warm_up.hpp"
 
 #ifdef TALLY_HAVE_ADMIN_TUNING
 #include "catalog/catalog.hpp"
@@ -122,6 +123,12 @@ int main(int argc, char** argv) {
   std::unique_ptr<server::AdminServer> admin;
   try {
     database = executor::Database::open(config);
+    // Before the listener accepts: a restarted tallyd's first statements
+    // then cost what later new texts cost (statement_warm_up.hpp says why).
+    const server::StatementWarmUp warm_up = server::warm_up_statement_path();
+    log::info("statement_warm_up", {{"statements", static_cast<int64_t>(warm_up.statements)},
+                                    {"failed", static_cast<int64_t>(warm_up.failed)},
+                                    {"us", std::round(warm_up.micros)}});
     // Connection, query and error lines and the latency histogram.
     logged_sessions = std::make_unique<server::QueryLogFactory>(database->handler_factory());
     listener = std::make_unique<server::Server>([&live] { return live.get(); }, *logged_sessions);

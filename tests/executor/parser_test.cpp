@@ -43,5 +43,24 @@ TEST(Parser, NegativeIntegerConstantsKeepTheirValue) {
   EXPECT_EQ(ival(3), 5);
 }
 
+// The restoring walk is skipped when the text has no '-' or the tree no empty
+// ival: each case where one of the two holds and the other does not.
+TEST(Parser, NegativeConstantRestoreSkipsOnlyWhenNothingToRestore) {
+  auto having = parse_sql("SELECT g FROM r GROUP BY g HAVING sum(v) < -95377 AND 0 = 0");
+  const auto& args = having.at(0).body()["havingClause"]["BoolExpr"]["args"];
+  EXPECT_EQ(args[0]["A_Expr"]["rexpr"]["A_Const"]["ival"]["ival"].get<int64_t>(), -95377);
+  EXPECT_FALSE(args[1]["A_Expr"]["lexpr"]["A_Const"]["ival"].contains("ival"));  // 0 stays empty
+
+  // A '-' but no negative constant (a string, an operator between columns).
+  auto minus = parse_sql("SELECT 'a-b', g - v, 7 FROM r");
+  const auto& targets = minus.at(0).body()["targetList"];
+  EXPECT_EQ(targets[0]["ResTarget"]["val"]["A_Const"]["sval"]["sval"], "a-b");
+  EXPECT_EQ(targets[2]["ResTarget"]["val"]["A_Const"]["ival"]["ival"].get<int64_t>(), 7);
+
+  // An empty ival (0) and no '-' anywhere: 0 is 0.
+  auto zero = parse_sql("SELECT 0");
+  EXPECT_FALSE(zero.at(0).body()["targetList"][0]["ResTarget"]["val"]["A_Const"]["ival"].contains("ival"));
+}
+
 }  // namespace
 }  // namespace tally::executor
