@@ -42,6 +42,7 @@
 
 #include "bench/common/copy_text.hpp"
 #include "bench/common/pg_copy.hpp"
+#include "bench/connect/number_list.hpp"
 #include "bench/cpu/wire_client.hpp"
 #include "tests/sql/pg_servers.hpp"
 
@@ -234,12 +235,7 @@ int main(int argc, char** argv) {
       set_statement = "SET " + pair.substr(0, eq) + " = '" + pair.substr(eq + 1) + "'";
     }
     else if (flag == "--groups" && has_value) {
-      groups.clear();
-      for (const char* p = argv[++i]; *p;) {
-        groups.push_back(std::strtoull(p, nullptr, 10));
-        while (*p && *p != ',') ++p;
-        if (*p == ',') ++p;
-      }
+      groups = tally::bench::parse_number_list(argv[++i]);
     } else {
       std::fprintf(stderr, "unknown argument %s\n", flag.c_str());
       return 2;

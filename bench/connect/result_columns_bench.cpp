@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/connect/number_list.hpp"
 #include "executor/aggregate_engine.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
@@ -123,12 +124,7 @@ int main(int argc, char** argv) {
     if (flag == "--rows" && i + 1 < argc) rows = std::strtoull(argv[++i], nullptr, 10);
     else if (flag == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (flag == "--groups" && i + 1 < argc) {
-      groups.clear();
-      for (const char* p = argv[++i]; *p;) {
-        groups.push_back(std::strtoull(p, nullptr, 10));
-        while (*p && *p != ',') ++p;
-        if (*p == ',') ++p;
-      }
+      groups = tally::bench::parse_number_list(argv[++i]);
     } else {
       std::fprintf(stderr, "usage: result_columns_bench [--rows N] [--groups 4096,65536] [--reps R]\n");
       return 2;
