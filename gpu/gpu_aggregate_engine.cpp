@@ -364,14 +364,24 @@ class GpuRun final : public executor::AggregationRun {
       // Resident chunks that continue the pending ones in device memory and
       // run the same exploited configuration join them (one launch); the
       // first launch of a query goes alone so that the GPU starts at once.
-      if (pending_ && knobs_.join && launches_ > 0 && pending_->exploit && next->exploit &&
-          pending_->variant == next->variant && pending_->config_text == next->config_text &&
-          pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows && ChunkPipeline::joinable(pending_->chunk, next->chunk)) {
+      // A chunk that continues a measurement launch of several chunks
+      // (TunedChoice::span, the tuner's unit) joins it whatever the knob.
+      const bool same_run = pending_ && pending_->variant == next->variant && pending_->config_text == next->config_text &&
+                            pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows &&
+                            ChunkPipeline::joinable(pending_->chunk, next->chunk);
+      const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
+      if (continues || (same_run && knobs_.join && launches_ > 0 && pending_->exploit && next->exploit)) {
         ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
         ++pending_->chunks;
         next.reset();
+        if (continues && pending_->chunks == pending_->choice.span) run_pending(true);  // a whole measurement: at once
       } else if (pending_) {
         run_pending(true);
+      }
+      // A chunk that opens a measurement launch waits for the chunks it spans.
+      if (next && next->choice.span > 1) {
+        pending_ = std::move(next);
+        next.reset();
       }
       if (next && launches_ == 0 && knobs_.first_at_once && next->variant != Variant::partitioned_hash) {
         // The query's first chunk runs as soon as it is staged, not after
@@ -425,7 +435,7 @@ class GpuRun final : public executor::AggregationRun {
   // One launch of `chunk` (a chunk or joined chunks) with `choice`, timed
   // for the tuner unless `joined`.
   void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
-              int screen_part = 0);
+              int screen_part = 0, int chunks = 1);
   // A race screen (TunedChoice::screen_share): three launches over the
   // staged chunk, see ChunkTuner::report_screen. False when the chunk is too
   // small to slice (then it runs whole, as an ordinary race chunk).
@@ -493,10 +503,11 @@ class GpuRun final : public executor::AggregationRun {
     uint64_t ticket = 0;
     TunedChoice choice;
     int64_t rows = 0;
-    bool joined = false;  // several chunks in one launch: not a DaMoN measurement
+    bool joined = false;  // not the tuner's unit (ChunkTuner::measure_chunks): not a DaMoN measurement
     // A race screen's launches (run_screen): 1 the raced slice, 2 the
     // reference's slice, 3 the reference's rest; 0 an ordinary launch.
     int screen_part = 0;
+    int chunks = 1;  // chunks the launch covered
   };
   ScreenTimes screen_times_;  // the screen whose launches are coming back
   long screens_ = 0;
@@ -1196,7 +1207,11 @@ void GpuRun::run_pending(bool more_follow) {
   } gate{pipeline_.get(), knobs_.gate && tuner_ && !d.exploit && pipeline_->device_idle() && pipeline_->hold_gate()};
   if (gate.held) ++gated_launches_;
   if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
-  launch(chunk, d.choice, d.variant, d.config, d.chunks > 1);
+  // Only a launch of as many chunks as the tuner measures per launch is a
+  // measurement in its unit; a measurement launch cut short is dropped.
+  const bool unit = tuner_ && d.chunks == tuner_->measure_chunks();
+  if (tuner_ && d.chunks < d.choice.span) tuner_->drop(d.choice);
+  launch(chunk, d.choice, d.variant, d.config, !unit, 0, d.chunks);
 }
 
 bool GpuRun::run_screen(Decided& d) {
@@ -1227,7 +1242,7 @@ bool GpuRun::run_screen(Decided& d) {
 }
 
 void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
-                    int screen_part) {
+                    int screen_part, int chunks) {
   const ChunkFacts facts = facts_for(chunk.rows);
   ChunkPointers p;
   p.rows = chunk.rows;
@@ -1250,7 +1265,7 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
       ahead_.reset();
     }
   }
-  timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part});
+  timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part, chunks});
   ++launches_;
   const auto t_timings = std::chrono::steady_clock::now();
   collect_timings(false);
@@ -1291,16 +1306,18 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
         screen_times_.rest_ms = t.ms;
         if (tuner_) tuner_->report_screen(done.choice, screen_times_);
       }
-    } else if (done.joined) {
-      // A joined launch pays one launch's fixed cost for several chunks, so
-      // its time per row is lower than the per-chunk times the search
-      // compares (~10-25% at 2^16 groups on the H100): fed to the search it
-      // would make the exploited configuration look better than any
-      // neighbour measured on one chunk. It is shown, not reported.
-      joined_ms_ += t.ms;
-      joined_rows_ += done.rows;
-    } else if (tuner_ && done.rows > 0) {
-      tuner_->report(done.choice, t.ms / 1e3 / static_cast<double>(done.rows));  // counts tuner_measurements
+    } else {
+      if (done.chunks > 1) {
+        joined_ms_ += t.ms;
+        joined_rows_ += done.rows;
+      }
+      // A launch pays one fixed part whatever its chunks, so its time per
+      // row is lower the more chunks it joins (~10-25% at 2^16 groups on the
+      // H100): only launches of the tuner's own size are reported; others
+      // would make a configuration look better or worse than the ones the
+      // search compares it with. They are shown, not reported.
+      if (tuner_ && !done.joined && done.rows > 0)
+        tuner_->report(done.choice, t.ms / 1e3 / static_cast<double>(done.rows));  // counts tuner_measurements
     }
   }
 }

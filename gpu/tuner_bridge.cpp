@@ -363,7 +363,26 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   if (pool.empty()) throw Error(SqlState::feature_not_supported, "GPU: no aggregation variant can run this query");
 
   const AggregationShape shape = shape_of(in.spec, in.facts, can_use(Variant::dense, in.spec, in.device, in.facts));
-  const SearchParams params = SearchParams::from_config(in.tuning);
+  // The unit of this key's times: a cached search continues in the one it
+  // was measured in (a cache written before pairs, or by a query that could
+  // not join its chunks, stays in single chunks); a fresh one takes the input's.
+  span_ = std::max(in.measure_chunks, 1);
+  for (const auto& r : in.records) {
+    if (r.device != fingerprint_ || r.search_state.empty()) continue;
+    if (const auto st = parse_state(r.search_state); st && !st->measured.empty()) {
+      span_ = st->launch_chunks;
+      break;
+    }
+  }
+  SearchParams params = SearchParams::from_config(in.tuning);
+  if (span_ > 1) {
+    // DaMoN'19's window and b_max count chunks: in launches of span_ chunks
+    // a window covers at least as many chunks (2 x 2 for 3) and a
+    // measurement at most as many (5 x 2 for 10); each time is already a
+    // mean over span_ chunks.
+    params.measurement.window = std::max(2, (params.measurement.window + span_ - 1) / span_);
+    params.measurement.b_max = std::max(params.measurement.window, (params.measurement.b_max + span_ - 1) / span_);
+  }
   abandon_factor_ = params.abandon_factor;
   race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
   measure_window_ = std::max(params.measurement.window, 1);
@@ -379,8 +398,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     s->name = std::string(variant_name(v));
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
     s->worth_measuring = !in.forced_variant.empty() || worth_measuring(v, in.spec, in.device, in.facts);
-    s->screen_share = rules_expect_far_slower(props, shape, s->name) ? race_slice_ / std::max(in.far_off_slice_divisor, 1.0)
-                                                                      : race_slice_;
+    s->screen_share = in.prior_sized_screens ? screen_share_for(rules_prior_slowdown(props, shape, s->name), in.facts.rows, in.device)
+                                             : race_slice_;
     const SearchSpace grid = default_search_space(props, s->name);
     SearchSpace space(grid.axes(), s->base.launch);
     s->start = space.snap(kStartFromEngineRule ? s->base.launch : rule_launch_config(props, shape, s->name));
@@ -393,6 +412,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     for (const auto& r : in.records) {
       if (r.variant != s->name || r.device != fingerprint_) continue;  // never another GPU's entry
       state = usable_state(r, space);
+      if (state && state->launch_chunks != span_) state.reset();  // another unit: not comparable
       if (state) s->observations = r.observations;
     }
     if (state) {
@@ -402,6 +422,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     } else {
       std::vector<LaunchConfig> initial = probe_configurations(space, s->start);
       s->search.emplace(std::move(space), std::move(initial), params);
+      s->search->set_launch_chunks(span_);
     }
     slots_.push_back(std::move(s));
   }
@@ -500,7 +521,10 @@ ChunkTuner::Plan ChunkTuner::plan() {
       }
     }
     if (!target && ((exploring_ && p.slot->variant == *exploring_) || !p.slot->search->converged())) target = p.slot;
-    if (target && !warm_draw_) warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_;
+    // A search proposal takes span_ chunks: drawn with share / span_, the
+    // expected share of a warm query's chunks spent searching stays the share.
+    if (target && !warm_draw_)
+      warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_ / static_cast<double>(span_);
     p.search = target && *warm_draw_;
     p.slot = p.search ? target : &slot(*current_);
   } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_exploit_left_ > 0) {
@@ -532,6 +556,7 @@ bool ChunkTuner::exploits(const Plan& p) const {
 }
 
 bool ChunkTuner::awaits_reports() {
+  if (continuation_left_ > 0) return false;  // the next chunk joins the open measurement launch
   if (unreported_.empty() || !refine_) return false;
   if (screen_outstanding_) return true;  // its verdict decides whether the raced variant gets whole chunks
   const Plan p = plan();
@@ -558,6 +583,17 @@ bool ChunkTuner::awaits_reports() {
 }
 
 TunedChoice ChunkTuner::next() {
+  if (continuation_left_ > 0) {
+    // A chunk of the open measurement launch: the same proposal, no report of its own.
+    --continuation_left_;
+    ++chunks_;
+    if (continuation_searching_) ++chunks_searching_;
+    exploiting_ = false;
+    TunedChoice out = continuation_;
+    out.span = 1;
+    out.continues = true;
+    return out;
+  }
   const Plan p = plan();
   warm_draw_.reset();
   Slot* s = p.slot;
@@ -593,7 +629,16 @@ TunedChoice ChunkTuner::next() {
       screen_outstanding_ = true;
     }
   }
-  if (!exploiting_ && refine_) unreported_.emplace_back(s->variant, c);
+  if (!exploiting_ && refine_) {
+    unreported_.emplace_back(s->variant, c);
+    if (span_ > 1 && out.screen_share == 0) {
+      // Timed over one launch of span_ chunks: the next span_ - 1 chunks continue it.
+      out.span = span_;
+      continuation_left_ = span_ - 1;
+      continuation_searching_ = searching;
+      continuation_ = out;
+    }
+  }
   if (exploring_ && s->variant == *exploring_) ++s->explore_chunks;
   pending_ = std::make_pair(s->variant, c);
   return out;
@@ -663,9 +708,36 @@ void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t
 // kernel time, and that kernel time shrinks with the slice: a slice k times
 // smaller than race_slice_ gets (abandon - 1) * k + 1, the same tolerance in
 // microseconds (~37 us at 2^16 groups on the H100) as the full slice.
+double ChunkTuner::screen_share_for(double prior, uint64_t chunk_rows, const DeviceInfo& d) const {
+  if (!(race_slice_ > 0) || !(prior > 1) || !(race_abandon_factor_ > 1) || chunk_rows == 0) return race_slice_;
+  // screen_abandon_factor(share) = 1 + (r - 1) / margin.
+  const double excess = (prior - 1) / kScreenPriorMargin;
+  const double share = (race_abandon_factor_ - 1) * race_slice_ / excess;
+  const double resident_threads = static_cast<double>(std::max(d.sm_count, 1)) * std::max(d.max_threads_per_sm, 1);
+  const double floor = resident_threads / static_cast<double>(chunk_rows);
+  return std::min(race_slice_, std::max(share, floor));
+}
+
 double ChunkTuner::screen_abandon_factor(double share) const {
   if (!(share > 0) || !(race_slice_ > 0) || share >= race_slice_) return race_abandon_factor_;
   return 1.0 + (race_abandon_factor_ - 1.0) * (race_slice_ / share);
+}
+
+void ChunkTuner::drop(const TunedChoice& proposed) {
+  if (proposed.span <= 1 || proposed.continues) return;
+  pending_.reset();
+  forget_unreported(proposed.variant, proposed.config.launch);
+  if (continuation_left_ > 0 && continuation_.variant == proposed.variant && continuation_.config.launch == proposed.config.launch)
+    continuation_left_ = 0;
+  if (++dropped_spans_ < kDroppedSpansBeforeSingle || span_ == 1) return;
+  // Launches of span_ chunks keep failing to join: if nothing was measured
+  // in that unit yet, this query measures single chunks (its records say so).
+  const bool nothing_measured = std::all_of(slots_.begin(), slots_.end(), [](const auto& o) {
+    return o->search->state().measured.empty() && o->search->state().measuring_times.empty();
+  });
+  if (!nothing_measured) return;
+  span_ = 1;
+  for (auto& o : slots_) o->search->set_launch_chunks(1);
 }
 
 void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
@@ -686,6 +758,7 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
 }
 
 void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
+  if (proposed.continues) return;  // timed with the proposal it continues
   if (proposed.screen_share > 0) screen_outstanding_ = false;  // a caller that ran it on a whole chunk
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
@@ -694,6 +767,7 @@ void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
 
 void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row) {
   if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
+  dropped_spans_ = 0;
   Slot& s = slot(v);
   const size_t before = s.search->state().measured.size();
   const std::optional<double> best_before = s.best_time();
@@ -759,6 +833,7 @@ std::string ChunkTuner::explain() const {
   out += fmt::format("; search {} after {} configurations ({} better, {} plateau, {} worse) from {}",
                      st.converged ? "converged" : "running", st.measured.size(), better, plateau, worse, to_string(s.start));
   out += fmt::format("; {} of {} chunks searching", chunks_searching_, chunks_);
+  if (span_ > 1) out += fmt::format(" (measured on launches of {} chunks)", span_);
   std::string others;
   for (const auto& o : slots_) {
     if (o->variant == s.variant || !o->best_time()) continue;

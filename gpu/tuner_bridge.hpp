@@ -20,7 +20,8 @@
 // configuration (ChunkTunerInput::cold_exploit_run, off by default, lets a
 // cold query exploit the best found between windows), and a raced variant
 // the rules expect to be far slower is screened on a smaller slice
-// (kFarOffSliceDivisor). On a warm cache the cached best variant and configuration
+// (kScreenPriorMargin); measurements are timed over launches of
+// kDefaultMeasureChunks joined chunks. On a warm cache the cached best variant and configuration
 // run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
@@ -88,6 +89,14 @@ struct TunedChoice {
   double screen_share = 0;
   Variant reference_variant = Variant::global_hash;
   VariantConfig reference_config;
+  // A measurement timed over one launch of `span` adjacent chunks
+  // (ChunkTunerInput::measure_chunks): the next span - 1 next() results
+  // continue it (`continues`: the same variant and configuration, joined into
+  // its launch, no report of their own). The launch's time per row is
+  // reported once, for this proposal; a launch of another size is not a
+  // measurement in the search's unit (drop()).
+  int span = 1;
+  bool continues = false;
 };
 
 // The three launches of a race screen, in milliseconds, and their rows.
@@ -121,16 +130,38 @@ constexpr int kDefaultColdSearchWindows = -1;
 // 1.030 to 1.052: the warm queries, which search 1/32 of their chunks,
 // start from a shorter search (bench/tuner/RESULTS.md, session 8).
 constexpr int kDefaultColdExploitRun = 0;
-// A raced variant the rules expect to be far slower (rules_expect_far_slower:
-// sort while the hash table fits L2) is screened on this fraction of the
-// race slice (1/16 of a chunk for the default quarter). On the H100 at 2^16
-// groups sort's quarter-chunk screen ran at 0.15 ns/row against
-// partitioned's 0.018: ~0.55 ms of a ~7.3 ms cold first query for a variant
-// dropped anyway (bench/tuner/RESULTS.md, session 7, 00:20); on 1/16 it costs
-// a quarter of that. report_screen scales the abandon threshold so that the
-// fixed-part excess a winner may carry without being dropped stays the same
-// in microseconds as on the full slice (ChunkTuner::screen_abandon_factor).
-constexpr double kFarOffSliceDivisor = 4;
+// A raced variant's screen is sized by what the rules expect of it
+// (rules_prior_slowdown r; ChunkTuner::screen_share_for): a variant with no
+// prior (r = 1) gets the whole race slice, on which the abandon factor's
+// tolerance for a larger fixed launch part (~37 us at 2^16 groups on the
+// H100) was set; one the rules expect r times slower gets the smallest slice
+// on which a variant kScreenPriorMargin times closer to the reference than r
+// (ratio 1 + (r - 1) / margin) still clears the screen's threshold, which
+// scales with the slice (screen_abandon_factor), but no smaller than one row
+// per resident thread of the device (below that a slice times its launch,
+// not its rows). Sort at 2^16 groups (int4 key, r = 8) on the H100: 3.6% of a
+// chunk (was 1/16 = 6.2%, session 8; 1/4 in session 7). Why not a fixed
+// budget of 1-2% of a chunk's time: a slice on which a 1.5x variant's excess
+// is not above the fixed-part tolerance cannot drop it, and its undecided
+// verdict costs a second, full screen.
+constexpr double kScreenPriorMargin = 2;
+// Chunks one measurement launch covers (ChunkTunerInput::measure_chunks).
+// The partitioned kernel's launch pays a fixed part, the flush of every
+// block's claimed groups (~blocks x G, independent of rows), so on the H100
+// at 2^16 groups a single 2^24-row launch runs at ~0.018 ns/row and a joined
+// one at ~0.0147: a cold first query, which measured every chunk on its own
+// launch (20 launches for 16 chunks, 0 joined), paid ~55 us per chunk for
+// it (bench/tuner/RESULTS.md, session 8, 02:36). Measured over pairs, every
+// measurement launch pays the fixed part once per two chunks, and all
+// candidates are compared in one unit (seconds per row of a two-chunk
+// launch: SearchState::launch_chunks), which is also nearer to what the
+// exploited best runs at (joined launches of up to 4 chunks).
+constexpr int kDefaultMeasureChunks = 2;
+// A query whose measurement launches could not be joined (chunks not
+// adjacent in device memory, e.g. streamed) this many times in a row, before
+// anything was measured in the two-chunk unit, measures single chunks
+// instead for the rest of the query (the unit its records then carry).
+constexpr int kDroppedSpansBeforeSingle = 2;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -144,7 +175,7 @@ struct ChunkTunerInput {
   uint64_t seed = std::random_device{}();      // exploration draws
   // Share of a chunk a raced variant's screen runs on (0: no screens, the
   // race measures whole chunks); a variant the rules expect to be far slower
-  // (rules_expect_far_slower) gets a quarter of it. See ChunkTuner::report_screen.
+  // gets a smaller one (kScreenPriorMargin). See ChunkTuner::report_screen.
   double race_slice = 0;
   // Measurement windows a cold query searches after its race before it runs
   // the best configuration found (< 0: search every chunk until converged).
@@ -153,9 +184,13 @@ struct ChunkTunerInput {
   // Exploiting chunks after each cold search window that found nothing
   // better by more than s (kDefaultColdExploitRun; 0: none).
   int cold_exploit_run = kDefaultColdExploitRun;
-  // A raced variant the rules expect to be far slower is screened on
-  // race_slice / this (1: the same slice as every other variant).
-  double far_off_slice_divisor = kFarOffSliceDivisor;
+  // Screens sized by the rules' prior (kScreenPriorMargin); false: every
+  // raced variant is screened on race_slice (the model of session 7).
+  bool prior_sized_screens = true;
+  // Chunks per measurement launch (kDefaultMeasureChunks; the engine joins
+  // them). A cached search state continues in the unit it was measured in
+  // (SearchState::launch_chunks), whatever this says.
+  int measure_chunks = kDefaultMeasureChunks;
 };
 
 class ChunkTuner {
@@ -182,6 +217,13 @@ class ChunkTuner {
   // reference's slice less the same part; otherwise it is measured on whole
   // chunks as without screens (the screen's time is not mixed into them).
   void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
+  // A measurement proposal (span > 1) whose launch covered fewer chunks
+  // than its span (the next chunk could not be joined, or the query ended):
+  // no time in the search's unit; it is forgotten, not reported. No-op for
+  // other proposals.
+  void drop(const TunedChoice& proposed);
+  // Chunks per measurement launch in this query (the unit of its times).
+  int measure_chunks() const { return span_; }
   // Whether the next proposal is a measurement (race, search or exploration)
   // that could differ once the reports of earlier measurement proposals
   // still unreported are in: the caller should deliver those reports (wait
@@ -269,11 +311,19 @@ class ChunkTuner {
   long cold_exploit_left_ = 0;        // exploiting chunks left before the cold search's next window
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
+  int span_ = 1;                  // chunks per measurement launch (SearchState::launch_chunks of every slot)
+  int continuation_left_ = 0;     // next() results still continuing the last measurement proposal
+  bool continuation_searching_ = false;
+  TunedChoice continuation_;      // what they continue
+  int dropped_spans_ = 0;         // measurement launches cut short in a row (drop())
   // Measurement proposals not reported yet, oldest first.
   std::vector<std::pair<Variant, LaunchConfig>> unreported_;
   void forget_unreported(Variant v, const LaunchConfig& c);
   // The screen verdict's abandon threshold for a screen on `share` of a chunk.
   double screen_abandon_factor(double share) const;
+  // The share of a chunk a raced variant's screen runs on, from the rules'
+  // prior slowdown (kScreenPriorMargin).
+  double screen_share_for(double prior_slowdown, uint64_t chunk_rows, const DeviceInfo& device) const;
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
 

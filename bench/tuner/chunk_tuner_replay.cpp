@@ -27,16 +27,23 @@
 //
 // usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
 //          [--race-slice S] [--cold-search-windows W] [--cold-exploit-run N]
-//          [--far-off-slice-divisor D]
-// --cold-exploit-run 0 --far-off-slice-divisor 1 is the model of session 7
+//          [--prior-sized-screens 0|1] [--measure-chunks N] [--explain-first]
+// --cold-exploit-run 0 --prior-sized-screens 0 --measure-chunks 1 is the model of session 7
 // (a cold query searching every chunk, every raced variant screened on the
-// same slice).
+// same slice). --measure-chunks N (default the engine's
+// kDefaultMeasureChunks): a measurement is one launch over N chunks, which
+// pays the fixed part once, so the tuner is told its per-row time (mean of
+// the N chunks' recorded times) - (N-1)/N x f per row; --measure-chunks 1
+// --launch-fixed-us 30 is the model of session 8. The H100's live figure at
+// 2^16 groups is ~55 us per launch (0.018 vs 0.0147 ns/row, single vs
+// joined, 02:36): --launch-fixed-us 55 charges it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,8 +137,18 @@ int main(int argc, char** argv) {
   double race_slice = tg::kDefaultRaceSlice;
   int cold_search_windows = tg::kDefaultColdSearchWindows;
   int cold_exploit_run = tg::kDefaultColdExploitRun;
-  double far_off_divisor = tg::kFarOffSliceDivisor;
+  bool prior_sized_screens = true;
+  bool explain_first = false;  // --explain-first: print each cold query's EXPLAIN line
+  int measure_chunks = tg::kDefaultMeasureChunks;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--explain-first") == 0) {
+      explain_first = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--measure-chunks") == 0 && i + 1 < argc) {
+      measure_chunks = std::max(1, std::atoi(argv[++i]));
+      continue;
+    }
     if (std::strcmp(argv[i], "--launch-fixed-us") == 0 && i + 1 < argc) {
       fixed_us = std::max(0.0, std::atof(argv[++i]));
       continue;
@@ -140,8 +157,8 @@ int main(int argc, char** argv) {
       race_slice = std::atof(argv[++i]);
       continue;
     }
-    if (std::strcmp(argv[i], "--far-off-slice-divisor") == 0 && i + 1 < argc) {
-      far_off_divisor = std::max(1.0, std::atof(argv[++i]));
+    if (std::strcmp(argv[i], "--prior-sized-screens") == 0 && i + 1 < argc) {
+      prior_sized_screens = std::atoi(argv[++i]) != 0;
       continue;
     }
     if (std::strcmp(argv[i], "--cold-exploit-run") == 0 && i + 1 < argc) {
@@ -183,9 +200,11 @@ int main(int argc, char** argv) {
     if (!c.times.empty()) by_groups[c.groups][c.variant] = &c;
   }
   std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state; "
-              "launch fixed part %.1f us, race slice %.3f, cold search windows %d, cold exploit run %d, far-off slice divisor %.0f\n\n",
+              "launch fixed part %.1f us, race slice %.3f, cold search windows %d, cold exploit run %d, prior-sized screens %d, "
+              "measure chunks %d\n\n",
               spaces.metadata.count("source") ? spaces.metadata.at("source").c_str() : input.c_str(), chunks,
-              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows, cold_exploit_run, far_off_divisor);
+              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows, cold_exploit_run, prior_sized_screens ? 1 : 0,
+              measure_chunks);
   // The fixed part per launch in the recorded unit (seconds per row of a whole chunk).
   const double phi = fixed_us * 1e-6 / static_cast<double>(chunk_rows);
   constexpr int kJoinMax = 4;  // GpuRun: kJoinedLaunchRows / 2^24-row chunks
@@ -236,7 +255,8 @@ int main(int argc, char** argv) {
       input.race_slice = race_slice;
       input.cold_search_windows = cold_search_windows;
       input.cold_exploit_run = cold_exploit_run;
-      input.far_off_slice_divisor = far_off_divisor;
+      input.prior_sized_screens = prior_sized_screens;
+      input.measure_chunks = measure_chunks;
       input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);
@@ -252,9 +272,34 @@ int main(int argc, char** argv) {
       };
       int join_run = 0;  // exploiting chunks in the current joined launch
       tg::TunedChoice last_exploit;
+      // The open measurement launch (TunedChoice::span > 1): its proposal,
+      // the recorded times of its chunks so far.
+      std::optional<tg::TunedChoice> open;
+      double open_sum = 0;
+      int open_chunks = 0;
       for (int i = 0; i < chunks; ++i) {
         const tg::TunedChoice choice = tuner.next();
         const double t = time_of(choice.variant, choice.config.launch);
+        if (choice.continues && open) {
+          // Joined into the open launch: no fixed part of its own; the
+          // launch's per-row time goes to the tuner once it is complete.
+          total += t - phi;
+          open_sum += t;
+          if (++open_chunks == open->span) {
+            tuner.report(*open, open_sum / open_chunks - phi * (open_chunks - 1) / open_chunks);
+            open.reset();
+          }
+          join_run = 0;
+          continue;
+        }
+        if (choice.span > 1) {
+          total += t;
+          open = choice;
+          open_sum = t;
+          open_chunks = 1;
+          join_run = 0;
+          continue;
+        }
         if (choice.screen_share > 0) {
           const double rr = time_of(choice.reference_variant, choice.reference_config.launch);
           const double n = static_cast<double>(chunk_rows);
@@ -285,12 +330,17 @@ int main(int argc, char** argv) {
           join_run = exploit ? 1 : 0;
         }
         if (exploit) last_exploit = choice;
-        tuner.report(choice.config, t);
+        // An exploiting chunk's own time is in the single-chunk unit: the
+        // engine reports only launches of the measurement's size, so with
+        // multi-chunk measurements it is not reported here.
+        if (!exploit || tuner.measure_chunks() == 1) tuner.report(choice, t);
       }
+      if (open) tuner.drop(*open);  // the query ended inside a measurement launch
       // q == 5 models the first query after a restart: the records are all it has (as every query here).
       for (const auto& r : tuner.records()) store.store(r);
       ratios.push_back(total / best_query);
       if (q == 4) last_explain = tuner.explain();
+      if (q == 0 && explain_first) std::printf("%10llu run 1: %s\n", static_cast<unsigned long long>(groups), tuner.explain().c_str());
     }
     ++cells;
     const bool ok = ratios[0] <= 1.30 && std::all_of(ratios.begin() + 1, ratios.end(), [](double r) { return r <= 1.03; });

@@ -23,6 +23,8 @@ constexpr int64_t kTlbBoundThreadDivisor = 8;
 // Tables beyond this share of device memory exceed the TLB reach (his "2 GB
 // problem" on a 6 GB GTX Titan) and get the 83 % fill factor.
 constexpr int64_t kTlbBoundMemoryDivisor = 8;
+// Bits one radix-sort pass sorts by (CUB's onesweep digit on every NVIDIA GPU it tunes for).
+constexpr int kRadixDigitBits = 8;
 
 int32_t floor_pow2(int64_t v) { return static_cast<int32_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1)))); }
 
@@ -57,6 +59,12 @@ std::vector<std::string> rule_variant_order(const DeviceProperties& device, cons
 
 bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {
   return variant == kVariantSort && device.l2_cache_bytes > 0 && table_bytes(shape, kFillNormal) <= device.l2_cache_bytes;
+}
+
+double rules_prior_slowdown(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {
+  if (!rules_expect_far_slower(device, shape, variant)) return 1;
+  const int digits = (8 * std::max(shape.key_bytes, 1) + kRadixDigitBits - 1) / kRadixDigitBits;
+  return 2.0 * digits;
 }
 
 LaunchConfig rule_launch_config(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {

@@ -49,6 +49,15 @@ std::vector<std::string> rule_variant_order(const DeviceProperties& device, cons
 // prior, not a verdict: the variant is still screened and can still win.
 bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
 
+// How many times slower per row than the hash variants the rules expect
+// `variant` to be for this shape (1: no prior, the race decides): sort while
+// the hash table fits L2 (rules_expect_far_slower) makes one pass over every
+// row's key and value per radix digit, each a read and a write through device
+// memory, where a cache-resident hash table reads each row once: 2 x the
+// key's digits (8 for a 4-byte key). A prior for sizing its race screen
+// (ChunkTuner), not a verdict.
+double rules_prior_slowdown(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+
 // The starting launch configuration of a variant (Karnagel's grid rules): a
 // table within 4 x L2 is cache-resident and wants full occupancy; a larger
 // one wants only as many concurrent threads as keep one cache line each in

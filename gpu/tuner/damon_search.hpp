@@ -103,6 +103,11 @@ struct SearchState {
   // window needs, never finished a measurement (H100, session 6).
   std::vector<double> measuring_times;
   long chunks = 0;                            // chunks reported so far
+  // The unit of every time above: seconds per row of a timed launch over
+  // this many chunks (ChunkTunerInput::measure_chunks). A launch's fixed part
+  // is paid once per launch, so times of launches of other sizes do not
+  // compare; a state is only continued in its own unit.
+  int launch_chunks = 1;
   int since_improvement = 0;                  // measured configurations since the best last improved
   bool converged = false;
 };
@@ -128,6 +133,9 @@ class DamonSearch {
   void abandon_measurement();
 
   bool converged() const { return state_.converged; }
+  // Sets the unit of the times this search is given (SearchState::launch_chunks);
+  // for a search that has measured nothing yet.
+  void set_launch_chunks(int chunks) { state_.launch_chunks = chunks; }
   // The fastest configuration measured so far (the initial one before any report).
   LaunchConfig best() const;
   std::optional<double> best_seconds_per_row() const;

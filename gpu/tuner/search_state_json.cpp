@@ -46,6 +46,7 @@ nlohmann::json to_json(const SearchState& state) {
       state.measuring_reference ? nlohmann::json(to_string(*state.measuring_reference)) : nlohmann::json(nullptr);
   j["measuring_times"] = state.measuring_times;
   j["chunks"] = state.chunks;
+  j["launch_chunks"] = state.launch_chunks;
   j["since_improvement"] = state.since_improvement;
   j["converged"] = state.converged;
   return j;
@@ -106,6 +107,8 @@ std::optional<SearchState> search_state_from_json(const nlohmann::json& j) {
     }
     s.chunks = j.at("chunks").get<long>();
     s.since_improvement = j.value("since_improvement", 0);  // absent in states written before it existed
+    s.launch_chunks = j.value("launch_chunks", 1);          // absent: written when every launch was one chunk
+    if (s.launch_chunks < 1) return std::nullopt;
     s.converged = j.at("converged").get<bool>();
     // Every reference in the queue must have been measured (Algorithm 1 reads t(c_i)).
     for (const auto& c : s.queue) {

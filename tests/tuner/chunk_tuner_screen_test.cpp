@@ -151,8 +151,10 @@ TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
 }
 
 // The rules expect sort to be far slower while the hash table fits L2
-// (2^16 groups on the H100): its screen runs on a quarter of the race slice,
-// global's on the whole slice.
+// (2^16 groups on the H100, prior 8x for an int4 key): its screen is the
+// smallest slice on which a sort 1 + (8 - 1) / 2 = 4.5x slower still clears
+// the threshold, 0.5 x 0.25 / 3.5 = 3.6% of a chunk (one row per resident
+// thread, 1.6%, is the floor); global, without a prior, gets the whole slice.
 TunedChoice screen_of(ChunkTuner& tuner, Variant v) {
   TunedChoice c = after_first_variant(tuner);
   for (int i = 0; i < 4 && c.variant != v; ++i) {
@@ -164,9 +166,11 @@ TunedChoice screen_of(ChunkTuner& tuner, Variant v) {
   return c;
 }
 
-ScreenTimes small_screen(double raced_per_row, double raced_fixed_ms = kFixedMs) {
+constexpr double kSortShare = 0.5 * 0.25 / 3.5;
+
+ScreenTimes small_screen(double raced_per_row, double raced_fixed_ms = kFixedMs, double share = kSortShare) {
   ScreenTimes t;
-  t.slice_rows = kRows / 16;
+  t.slice_rows = static_cast<int64_t>(static_cast<double>(kRows) * share);
   t.rest_rows = kRows - 2 * t.slice_rows;
   t.raced_ms = launch_ms(raced_per_row, t.slice_rows, raced_fixed_ms);
   t.reference_ms = launch_ms(kRefPerRow, t.slice_rows);
@@ -182,26 +186,61 @@ TEST(ChunkTunerScreen, AVariantTheRulesRankFarOffGetsASmallerSlice) {
   tuner.report_screen(global, screen(1.7 * kRefPerRow));
   const TunedChoice sort = tuner.next();
   EXPECT_EQ(sort.variant, Variant::sort);
-  EXPECT_DOUBLE_EQ(sort.screen_share, 0.25 / 4);
+  EXPECT_NEAR(sort.screen_share, kSortShare, 1e-12);
   // Far slower (8x, the H100's 0.15 against 0.018 ns/row): out after the small slice.
   tuner.report_screen(sort, small_screen(8 * kRefPerRow));
   EXPECT_NEAR(tuner.last_screen_ratio(), 8, 0.1);
   EXPECT_EQ(tuner.next().variant, Variant::partitioned_hash);
-  EXPECT_NE(tuner.explain().find("ns/row screened out on a slice (6.2% of a chunk)"), std::string::npos)
+  EXPECT_NE(tuner.explain().find("ns/row screened out on a slice (3.6% of a chunk)"), std::string::npos)
       << tuner.explain();
+}
+
+TEST(ChunkTunerScreen, APriorSizedScreenDropsWhatClearsItsThresholdAndDefersTheRest) {
+  // On sort's 3.6% slice the threshold is 1 + 0.5 x 0.25 / share = 4.5: a
+  // sort 5x slower is out at once; one 3x slower (over the full slice's 1.5,
+  // under 4.5) is undecided and gets the full slice next.
+  {
+    ChunkTuner tuner(screened_query());
+    const TunedChoice sort = screen_of(tuner, Variant::sort);
+    tuner.report_screen(sort, small_screen(5 * kRefPerRow));
+    EXPECT_NEAR(tuner.last_screen_ratio(), 5, 0.1);
+    EXPECT_NE(tuner.next().variant, Variant::sort);
+  }
+  {
+    ChunkTuner tuner(screened_query());
+    const TunedChoice sort = screen_of(tuner, Variant::sort);
+    tuner.report_screen(sort, small_screen(3 * kRefPerRow));
+    const TunedChoice again = tuner.next();
+    EXPECT_EQ(again.variant, Variant::sort);
+    EXPECT_DOUBLE_EQ(again.screen_share, 0.25);
+  }
+}
+
+TEST(ChunkTunerScreen, AScreenIsNeverSmallerThanOneRowPerResidentThread) {
+  // Chunks of 2^22 rows: 3.6% would be 150 K rows, under the H100's 132 x
+  // 2048 resident threads; the screen takes 270 K rows (6.4%).
+  ChunkTunerInput in = screened_query();
+  in.facts.rows = 1u << 22;
+  ChunkTuner tuner(in);
+  const TunedChoice sort = screen_of(tuner, Variant::sort);
+  EXPECT_NEAR(sort.screen_share, 132.0 * 2048 / (1u << 22), 1e-12);
+  // Without prior-sized screens every raced variant gets the race slice.
+  in.prior_sized_screens = false;
+  ChunkTuner plain(in);
+  EXPECT_DOUBLE_EQ(screen_of(plain, Variant::sort).screen_share, 0.25);
 }
 
 TEST(ChunkTunerScreen, ASmallSliceToleratesTheSameFixedPartExcessAsAFullOne) {
   // A sort that would win (0.9x) but pays 35 us more per launch than the
-  // reference: on a sixteenth of a chunk its raw ratio is ~2.9, under the
-  // small slice's threshold 1 + 0.5 x 4 = 3 (on a quarter, 1.36 < 1.5):
+  // reference: on its 3.6% slice its raw ratio is ~4.1, under the small
+  // slice's threshold 1 + 0.5 x 7 = 4.5 (on a quarter, 1.36 < 1.5):
   // undecided, so it gets a quarter-chunk screen, which it passes.
   ChunkTuner tuner(screened_query());
   const TunedChoice sort = screen_of(tuner, Variant::sort);
   const ScreenTimes t = small_screen(0.9 * kRefPerRow, kFixedMs + 0.035);
   tuner.report_screen(sort, t);
   EXPECT_GT(tuner.last_screen_ratio(), 1.5);
-  EXPECT_LT(tuner.last_screen_ratio(), 3.0);
+  EXPECT_LT(tuner.last_screen_ratio(), 4.5);
   const TunedChoice again = tuner.next();
   EXPECT_EQ(again.variant, Variant::sort);
   EXPECT_DOUBLE_EQ(again.screen_share, 0.25);

@@ -110,5 +110,16 @@ TEST(ColdStartRules, SortIsExpectedFarSlowerOnlyWhileTheHashTableFitsL2) {
   EXPECT_FALSE(rules_expect_far_slower(h100(), s, kVariantSort));
 }
 
+TEST(ColdStartRules, PriorSlowdownIsTwoPassesPerRadixDigitOfTheKey) {
+  AggregationShape s = groups(65536);
+  s.key_bytes = 4;
+  s.state_bytes = 16;
+  EXPECT_DOUBLE_EQ(rules_prior_slowdown(h100(), s, kVariantSort), 8);  // 4 digits, read + write each
+  s.key_bytes = 8;
+  EXPECT_DOUBLE_EQ(rules_prior_slowdown(h100(), s, kVariantSort), 16);
+  EXPECT_DOUBLE_EQ(rules_prior_slowdown(h100(), s, kVariantGlobal), 1);     // no prior: the race decides
+  EXPECT_DOUBLE_EQ(rules_prior_slowdown(gtx_titan(), s, kVariantSort), 1);  // its table is beyond L2 there
+}
+
 }  // namespace
 }  // namespace tally::gpu

@@ -1,0 +1,171 @@
+// ChunkTuner's measurements over launches of several joined chunks
+// (ChunkTunerInput::measure_chunks, kDefaultMeasureChunks) on CPU: a
+// measurement proposal opens a launch its next span - 1 chunks continue, it
+// is reported once in that unit, the unit travels with the search state, a
+// launch cut short is dropped, and a query that cannot join measures single
+// chunks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "gpu/tuner_bridge.hpp"
+#include "tests/tuner/h100_like_device.hpp"
+
+namespace tally::gpu {
+namespace {
+
+constexpr double kPerRow = 0.018e-9;
+
+ChunkTunerInput paired_query() {
+  ChunkTunerInput in = testing::live_count_sum_query(3);
+  in.measure_chunks = 2;
+  return in;
+}
+
+// A flat space: partitioned at kPerRow, every other variant 3x slower.
+double time_of(const TunedChoice& c) { return c.variant == Variant::partitioned_hash ? kPerRow : 3 * kPerRow; }
+
+// Drives `chunks` chunks as GpuRun does with joinable chunks: a proposal
+// with span > 1 and its continuations make one launch, reported once.
+void drive(ChunkTuner& tuner, int chunks) {
+  std::optional<TunedChoice> open;
+  int joined = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const TunedChoice c = tuner.next();
+    if (c.continues) {
+      ASSERT_TRUE(open.has_value());
+      EXPECT_EQ(c.variant, open->variant);
+      EXPECT_EQ(c.config.launch, open->config.launch);
+      if (++joined == open->span) {
+        tuner.report(*open, time_of(*open));
+        open.reset();
+      }
+      continue;
+    }
+    ASSERT_FALSE(open.has_value()) << "a new proposal before the open launch was complete";
+    if (c.span > 1) {
+      open = c;
+      joined = 1;
+    } else if (!tuner.exploiting() || tuner.measure_chunks() == 1) {
+      tuner.report(c, time_of(c));
+    }
+  }
+  if (open) tuner.drop(*open);
+}
+
+TEST(ChunkTunerSpan, AMeasurementIsOneLaunchOfTwoChunksReportedOnce) {
+  ChunkTuner tuner(paired_query());
+  EXPECT_EQ(tuner.measure_chunks(), 2);
+  const TunedChoice first = tuner.next();
+  EXPECT_EQ(first.span, 2);
+  EXPECT_FALSE(first.continues);
+  EXPECT_FALSE(tuner.exploiting());
+  EXPECT_EQ(tuner.unreported(), 1u);
+  EXPECT_FALSE(tuner.awaits_reports());  // the next chunk is the launch's second: nothing to wait for
+  const TunedChoice second = tuner.next();
+  EXPECT_TRUE(second.continues);
+  EXPECT_EQ(second.span, 1);
+  EXPECT_EQ(second.variant, first.variant);
+  EXPECT_EQ(second.config.launch, first.config.launch);
+  EXPECT_FALSE(tuner.exploiting());      // a measurement's chunk: never joined with exploiting ones
+  EXPECT_EQ(tuner.unreported(), 1u);    // one proposal, one report
+  tuner.report(second, kPerRow);         // a continuation's report is ignored
+  EXPECT_EQ(tuner.unreported(), 1u);
+  tuner.report(first, kPerRow);
+  EXPECT_EQ(tuner.unreported(), 0u);
+  EXPECT_EQ(tuner.chunks(), 2);
+  EXPECT_EQ(tuner.chunks_searching(), 2);
+}
+
+TEST(ChunkTunerSpan, AWindowOfTwoLaunchesTakesFourChunksAndRecordsItsUnit) {
+  // DaMoN'19's window of 3 chunks is 2 launches of 2 chunks (at least as
+  // many chunks, each time already a mean over two).
+  ChunkTuner tuner(paired_query());
+  drive(tuner, 2);
+  EXPECT_TRUE(tuner.records().empty());  // one launch: the window is not complete
+  drive(tuner, 2);
+  const auto records = tuner.records();
+  ASSERT_EQ(records.size(), 1u);  // partitioned's first window is complete
+  EXPECT_EQ(records[0].variant, "partitioned");
+  EXPECT_NEAR(records[0].seconds_per_row, kPerRow, 1e-15);
+  EXPECT_NE(records[0].search_state.find("\"launch_chunks\":2"), std::string::npos) << records[0].search_state;
+  EXPECT_NE(tuner.explain().find("measured on launches of 2 chunks"), std::string::npos) << tuner.explain();
+}
+
+TEST(ChunkTunerSpan, ACachedStateContinuesInItsOwnUnit) {
+  // A cache written with single-chunk launches (or before the unit existed)
+  // is continued in single chunks, whatever the engine prefers: its times
+  // would not compare with two-chunk ones.
+  ChunkTunerInput single = paired_query();
+  single.measure_chunks = 1;
+  ChunkTuner cold(single);
+  drive(cold, 16);
+  ChunkTunerInput warm_in = paired_query();
+  warm_in.records = cold.records();
+  ASSERT_FALSE(warm_in.records.empty());
+  ChunkTuner warm(warm_in);
+  EXPECT_EQ(warm.measure_chunks(), 1);
+  // And a two-chunk cache stays in two chunks.
+  ChunkTuner paired(paired_query());
+  drive(paired, 16);
+  ChunkTunerInput again = paired_query();
+  again.records = paired.records();
+  ChunkTuner next(again);
+  EXPECT_EQ(next.measure_chunks(), 2);
+}
+
+TEST(ChunkTunerSpan, ALaunchCutShortIsDroppedAndTwoInARowMeasureSingleChunks) {
+  ChunkTuner tuner(paired_query());
+  const TunedChoice first = tuner.next();
+  ASSERT_EQ(first.span, 2);
+  tuner.drop(first);  // its second chunk could not be joined
+  EXPECT_EQ(tuner.unreported(), 0u);
+  EXPECT_EQ(tuner.measure_chunks(), 2);
+  const TunedChoice second = tuner.next();
+  EXPECT_FALSE(second.continues);  // the open launch is gone with it
+  ASSERT_EQ(second.span, 2);
+  tuner.drop(second);
+  // Nothing measured yet: the query switches to single chunks, and its
+  // records say so.
+  EXPECT_EQ(tuner.measure_chunks(), 1);
+  const TunedChoice third = tuner.next();
+  EXPECT_EQ(third.span, 1);
+  tuner.report(third, kPerRow);
+  drive(tuner, 8);
+  const auto records = tuner.records();
+  ASSERT_FALSE(records.empty());
+  EXPECT_NE(records[0].search_state.find("\"launch_chunks\":1"), std::string::npos);
+}
+
+TEST(ChunkTunerSpan, DropsAfterAMeasurementKeepTheUnit) {
+  ChunkTuner tuner(paired_query());
+  drive(tuner, 4);  // partitioned measured in two-chunk launches
+  for (int i = 0; i < 3; ++i) {
+    TunedChoice c = tuner.next();
+    while (c.span <= 1 && !c.continues && tuner.exploiting()) c = tuner.next();
+    if (c.span > 1) tuner.drop(c);
+    else if (c.screen_share > 0) tuner.report_screen(c, ScreenTimes{});
+  }
+  EXPECT_EQ(tuner.measure_chunks(), 2);
+}
+
+TEST(ChunkTunerSpan, AWarmQuerySearchesAboutItsShareOfChunks) {
+  // The lottery is drawn per proposal with share / span: a search proposal
+  // takes two chunks, so the share of chunks searching stays the share.
+  ChunkTunerInput in = paired_query();
+  in.tuning.warm_search_share = 0.25;
+  ChunkTuner cold(in);
+  drive(cold, 8);  // partitioned measured; its search far from converged
+  in.records = cold.records();
+  ChunkTuner warm(in);
+  ASSERT_TRUE(warm.warm());
+  drive(warm, 800);
+  const double share = static_cast<double>(warm.chunks_searching()) / static_cast<double>(warm.chunks());
+  EXPECT_GT(share, 0.15) << warm.explain();
+  EXPECT_LT(share, 0.35) << warm.explain();
+}
+
+}  // namespace
+}  // namespace tally::gpu
