@@ -1208,9 +1208,9 @@ void GpuRun::run_pending(bool more_follow) {
   if (gate.held) ++gated_launches_;
   if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
   // Only a launch of as many chunks as the tuner measures per launch is a
-  // measurement in its unit; a measurement launch cut short is dropped.
-  const bool unit = tuner_ && d.chunks == tuner_->measure_chunks();
-  if (tuner_ && d.chunks < d.choice.span) tuner_->drop(d.choice);
+  // measurement in its unit; a measurement launch cut short goes to
+  // ChunkTuner::report_partial.
+  const bool unit = tuner_ && d.chunks == tuner_->measure_chunks() && d.chunks >= d.choice.span;
   launch(chunk, d.choice, d.variant, d.config, !unit, 0, d.chunks);
 }
 
@@ -1316,8 +1316,10 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
       // H100): only launches of the tuner's own size are reported; others
       // would make a configuration look better or worse than the ones the
       // search compares it with. They are shown, not reported.
-      if (tuner_ && !done.joined && done.rows > 0)
-        tuner_->report(done.choice, t.ms / 1e3 / static_cast<double>(done.rows));  // counts tuner_measurements
+      const double per_row = done.rows > 0 ? t.ms / 1e3 / static_cast<double>(done.rows) : 0;
+      if (tuner_ && done.chunks < done.choice.span) tuner_->report_partial(done.choice, per_row);
+      else if (tuner_ && done.rows > 0 && done.chunks == tuner_->measure_chunks())  // the unit now (it may have become 1)
+        tuner_->report(done.choice, per_row);  // counts tuner_measurements
     }
   }
 }

@@ -369,12 +369,13 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   span_ = std::max(in.measure_chunks, 1);
   for (const auto& r : in.records) {
     if (r.device != fingerprint_ || r.search_state.empty()) continue;
-    if (const auto st = parse_state(r.search_state); st && !st->measured.empty()) {
+    if (const auto st = parse_state(r.search_state); st && (!st->measured.empty() || !st->measuring_times.empty())) {
       span_ = st->launch_chunks;
       break;
     }
   }
   SearchParams params = SearchParams::from_config(in.tuning);
+  single_measurement_ = params.measurement;
   if (span_ > 1) {
     // DaMoN'19's window and b_max count chunks: in launches of span_ chunks
     // a window covers at least as many chunks (2 x 2 for 3) and a
@@ -422,7 +423,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     } else {
       std::vector<LaunchConfig> initial = probe_configurations(space, s->start);
       s->search.emplace(std::move(space), std::move(initial), params);
-      s->search->set_launch_chunks(span_);
+      s->search->set_launch_chunks(span_, params.measurement);
     }
     slots_.push_back(std::move(s));
   }
@@ -723,21 +724,22 @@ double ChunkTuner::screen_abandon_factor(double share) const {
   return 1.0 + (race_abandon_factor_ - 1.0) * (race_slice_ / share);
 }
 
-void ChunkTuner::drop(const TunedChoice& proposed) {
+void ChunkTuner::report_partial(const TunedChoice& proposed, double seconds_per_row) {
   if (proposed.span <= 1 || proposed.continues) return;
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
   if (continuation_left_ > 0 && continuation_.variant == proposed.variant && continuation_.config.launch == proposed.config.launch)
     continuation_left_ = 0;
-  if (++dropped_spans_ < kDroppedSpansBeforeSingle || span_ == 1) return;
-  // Launches of span_ chunks keep failing to join: if nothing was measured
-  // in that unit yet, this query measures single chunks (its records say so).
-  const bool nothing_measured = std::all_of(slots_.begin(), slots_.end(), [](const auto& o) {
+  const bool fresh = span_ > 1 && std::all_of(slots_.begin(), slots_.end(), [](const auto& o) {
     return o->search->state().measured.empty() && o->search->state().measuring_times.empty();
   });
-  if (!nothing_measured) return;
+  if (!fresh) return;
+  // Nothing measured in launches of span_ chunks: this key is measured in
+  // single chunks from here on (kDefaultMeasureChunks), starting with this one.
   span_ = 1;
-  for (auto& o : slots_) o->search->set_launch_chunks(1);
+  measure_window_ = std::max(single_measurement_.window, 1);
+  for (auto& o : slots_) o->search->set_launch_chunks(1, single_measurement_);
+  record(proposed.variant, proposed.config.launch, seconds_per_row);
 }
 
 void ChunkTuner::forget_unreported(Variant v, const LaunchConfig& c) {
@@ -759,6 +761,13 @@ void ChunkTuner::report(const VariantConfig& used, double seconds_per_row) {
 
 void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
   if (proposed.continues) return;  // timed with the proposal it continues
+  if (proposed.span > 1 && proposed.span != span_) {
+    // Proposed in launches of another size before the query switched to
+    // single chunks (report_partial): not in the search's unit.
+    pending_.reset();
+    forget_unreported(proposed.variant, proposed.config.launch);
+    return;
+  }
   if (proposed.screen_share > 0) screen_outstanding_ = false;  // a caller that ran it on a whole chunk
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
@@ -767,7 +776,6 @@ void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
 
 void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row) {
   if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
-  dropped_spans_ = 0;
   Slot& s = slot(v);
   const size_t before = s.search->state().measured.size();
   const std::optional<double> best_before = s.best_time();

@@ -156,12 +156,11 @@ constexpr double kScreenPriorMargin = 2;
 // candidates are compared in one unit (seconds per row of a two-chunk
 // launch: SearchState::launch_chunks), which is also nearer to what the
 // exploited best runs at (joined launches of up to 4 chunks).
+// A key's unit is that of its first measurement: a query whose first
+// measurement launch could not be joined (report_partial: a copy in flight,
+// a NULL bitmap, chunks not adjacent in device memory, or a table of one
+// chunk) measures single chunks, and so does every later query of that key.
 constexpr int kDefaultMeasureChunks = 2;
-// A query whose measurement launches could not be joined (chunks not
-// adjacent in device memory, e.g. streamed) this many times in a row, before
-// anything was measured in the two-chunk unit, measures single chunks
-// instead for the rest of the query (the unit its records then carry).
-constexpr int kDroppedSpansBeforeSingle = 2;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -218,10 +217,13 @@ class ChunkTuner {
   // chunks as without screens (the screen's time is not mixed into them).
   void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
   // A measurement proposal (span > 1) whose launch covered fewer chunks
-  // than its span (the next chunk could not be joined, or the query ended):
-  // no time in the search's unit; it is forgotten, not reported. No-op for
-  // other proposals.
-  void drop(const TunedChoice& proposed);
+  // than its span (the next chunk could not be joined, or the query ended),
+  // with that launch's time per row (0: unknown). While nothing has been
+  // measured in the query's unit (a fresh key), the query switches to
+  // single chunks and this time is its first measurement; otherwise it is
+  // not in the search's unit and is forgotten. No-op for other proposals.
+  void report_partial(const TunedChoice& proposed, double seconds_per_row);
+  void drop(const TunedChoice& proposed) { report_partial(proposed, 0); }
   // Chunks per measurement launch in this query (the unit of its times).
   int measure_chunks() const { return span_; }
   // Whether the next proposal is a measurement (race, search or exploration)
@@ -315,7 +317,7 @@ class ChunkTuner {
   int continuation_left_ = 0;     // next() results still continuing the last measurement proposal
   bool continuation_searching_ = false;
   TunedChoice continuation_;      // what they continue
-  int dropped_spans_ = 0;         // measurement launches cut short in a row (drop())
+  MeasurementParams single_measurement_;  // the window in single chunks (a switch to them)
   // Measurement proposals not reported yet, oldest first.
   std::vector<std::pair<Variant, LaunchConfig>> unreported_;
   void forget_unreported(Variant v, const LaunchConfig& c);

@@ -133,9 +133,14 @@ class DamonSearch {
   void abandon_measurement();
 
   bool converged() const { return state_.converged; }
-  // Sets the unit of the times this search is given (SearchState::launch_chunks);
-  // for a search that has measured nothing yet.
-  void set_launch_chunks(int chunks) { state_.launch_chunks = chunks; }
+  // Sets the unit of the times this search is given (SearchState::launch_chunks)
+  // and the measurement window in that unit; for a search that has measured
+  // nothing yet (its current window restarts).
+  void set_launch_chunks(int chunks, const MeasurementParams& measurement) {
+    state_.launch_chunks = chunks;
+    params_.measurement = measurement;
+    measurement_ = Measurement(measurement);
+  }
   // The fastest configuration measured so far (the initial one before any report).
   LaunchConfig best() const;
   std::optional<double> best_seconds_per_row() const;

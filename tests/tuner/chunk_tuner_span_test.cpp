@@ -1,8 +1,8 @@
 // ChunkTuner's measurements over launches of several joined chunks
 // (ChunkTunerInput::measure_chunks, kDefaultMeasureChunks) on CPU: a
 // measurement proposal opens a launch its next span - 1 chunks continue, it
-// is reported once in that unit, the unit travels with the search state, a
-// launch cut short is dropped, and a query that cannot join measures single
+// is reported once in that unit, the unit travels with the search state,
+// and a fresh key whose first launch could not be joined measures single
 // chunks.
 #include <gtest/gtest.h>
 
@@ -116,39 +116,65 @@ TEST(ChunkTunerSpan, ACachedStateContinuesInItsOwnUnit) {
   EXPECT_EQ(next.measure_chunks(), 2);
 }
 
-TEST(ChunkTunerSpan, ALaunchCutShortIsDroppedAndTwoInARowMeasureSingleChunks) {
+TEST(ChunkTunerSpan, AFreshKeysFirstLaunchCutShortSwitchesToSingleChunksAndCounts) {
+  // Its second chunk could not be joined (a copy in flight, a NULL bitmap,
+  // or a table of one chunk): nothing was measured in two-chunk launches,
+  // so the query measures single chunks, starting with this launch's time.
   ChunkTuner tuner(paired_query());
   const TunedChoice first = tuner.next();
   ASSERT_EQ(first.span, 2);
-  tuner.drop(first);  // its second chunk could not be joined
+  tuner.report_partial(first, kPerRow);
   EXPECT_EQ(tuner.unreported(), 0u);
-  EXPECT_EQ(tuner.measure_chunks(), 2);
+  EXPECT_EQ(tuner.measure_chunks(), 1);
   const TunedChoice second = tuner.next();
   EXPECT_FALSE(second.continues);  // the open launch is gone with it
-  ASSERT_EQ(second.span, 2);
-  tuner.drop(second);
-  // Nothing measured yet: the query switches to single chunks, and its
-  // records say so.
-  EXPECT_EQ(tuner.measure_chunks(), 1);
+  EXPECT_EQ(second.span, 1);
+  tuner.report(second, kPerRow);
   const TunedChoice third = tuner.next();
-  EXPECT_EQ(third.span, 1);
   tuner.report(third, kPerRow);
-  drive(tuner, 8);
+  // Three single chunks (DaMoN's window again) finished the measurement.
   const auto records = tuner.records();
-  ASSERT_FALSE(records.empty());
-  EXPECT_NE(records[0].search_state.find("\"launch_chunks\":1"), std::string::npos);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_NE(records[0].search_state.find("\"launch_chunks\":1"), std::string::npos) << records[0].search_state;
+  // A one-chunk table's next query continues in single chunks.
+  ChunkTunerInput next_in = paired_query();
+  next_in.records = records;
+  EXPECT_EQ(ChunkTuner(next_in).measure_chunks(), 1);
 }
 
-TEST(ChunkTunerSpan, DropsAfterAMeasurementKeepTheUnit) {
+TEST(ChunkTunerSpan, ALaunchCutShortAfterAMeasurementIsForgotten) {
   ChunkTuner tuner(paired_query());
   drive(tuner, 4);  // partitioned measured in two-chunk launches
+  const size_t measured = tuner.records().size();
   for (int i = 0; i < 3; ++i) {
     TunedChoice c = tuner.next();
-    while (c.span <= 1 && !c.continues && tuner.exploiting()) c = tuner.next();
-    if (c.span > 1) tuner.drop(c);
+    if (c.span > 1) tuner.report_partial(c, 10 * kPerRow);
     else if (c.screen_share > 0) tuner.report_screen(c, ScreenTimes{});
+    else if (!c.continues) tuner.report(c, time_of(c));
   }
   EXPECT_EQ(tuner.measure_chunks(), 2);
+  EXPECT_EQ(tuner.unreported(), 0u);
+  EXPECT_EQ(tuner.records().size(), measured);  // the cut-short times went nowhere
+}
+
+TEST(ChunkTunerSpan, APairProposedBeforeASwitchToSingleChunksIsNotReported) {
+  // Reports come late: a pair proposed while the unit was 2 and reported
+  // after the first launch's report_partial switched to single chunks.
+  ChunkTuner tuner(paired_query());
+  const TunedChoice first = tuner.next();
+  const TunedChoice cont = tuner.next();  // not joinable: launched alone
+  ASSERT_TRUE(cont.continues);
+  const TunedChoice pair = tuner.next();
+  ASSERT_EQ(pair.span, 2);
+  (void)tuner.next();  // its continuation, joined
+  tuner.report_partial(first, kPerRow);
+  ASSERT_EQ(tuner.measure_chunks(), 1);
+  tuner.report(pair, 0.5 * kPerRow);  // a two-chunk time: must not enter the single-chunk search
+  EXPECT_EQ(tuner.unreported(), 0u);
+  for (int i = 0; i < 2; ++i) tuner.report(tuner.next(), kPerRow);
+  const auto records = tuner.records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_NEAR(records[0].seconds_per_row, kPerRow, 1e-15);
 }
 
 TEST(ChunkTunerSpan, AWarmQuerySearchesAboutItsShareOfChunks) {
