@@ -94,6 +94,12 @@ class TuningStore {
   // Every record of every device (the tally_tuning_cache view); empty when
   // the store cannot list.
   virtual std::vector<TuningRecord> all() { return {}; }
+  // Whether all() lists every record the store holds, so that a key absent
+  // from its answer is absent from the store, an empty answer included (a
+  // cache that was empty when the engine first listed it). An engine then
+  // answers such a key without load(): no read on a query's path. false (the
+  // default): all() may be empty or partial; keys are read with load().
+  virtual bool lists() const { return false; }
 };
 
 // The process's tuning store: tallyd installs it once at start-up

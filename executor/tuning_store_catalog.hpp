@@ -25,6 +25,8 @@ class TuningStoreCatalog final : public TuningStore {
   // programming error: Error(XX000).
   void store(const TuningRecord& record) override;
   std::vector<TuningRecord> all() override;
+  // all() reads every entry of the cache: a key it lacks is not stored.
+  bool lists() const override { return true; }
 
  private:
   catalog::TuningCache& cache_;

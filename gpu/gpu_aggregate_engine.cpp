@@ -594,14 +594,16 @@ class GpuAggregationEngine final : public GpuEngine {
     preload(store, chunk_rows);
     if (auto r = recent_records(key)) return std::move(*r);
     {
-      // A store that listed this device's records at preload holds none for
-      // this key (the process's own come through recent_): no SQLite read on
-      // a cold query's path (~0.1 ms of its tuner set-up on the H100 host).
+      // A store that listed all its records at preload (TuningStore::lists,
+      // an empty store included: a tallyd started on an empty tuning cache)
+      // holds none for this key (the process's own come through recent_):
+      // no SQLite read on a cold query's path (0.11 ms of a cold Q's start
+      // path on the H100 host, bench/tuner/data/h100_live_tuning_20261123_0236.txt).
       const auto lock = query_lock();
       if (listed_.count(store)) return {};
     }
-    // A store that cannot list (all() empty) or a key it lacks: read it, and
-    // remember the answer, empty or not, so the next query does not ask again.
+    // A store that cannot list: read the key, and remember the answer, empty
+    // or not, so the next query does not ask again.
     std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
     const auto lock = query_lock();
     if (recent_.emplace(key, loaded).second) ++key_generation_[key];
@@ -645,7 +647,10 @@ class GpuAggregationEngine final : public GpuEngine {
     } catch (const std::exception&) {
       return;  // unreadable: queries load their own keys (load_tuning_records)
     }
-    const bool listed = !all.empty();  // all() of a store that cannot list is empty
+    // A store that says it lists (TuningStore::lists) is complete even when
+    // empty; one that does not but returned records is taken as complete,
+    // as before lists() existed.
+    const bool listed = store->lists() || !all.empty();
     std::erase_if(all, [&](const auto& r) { return r.device != fingerprint_; });  // never another GPU's entry
     std::lock_guard lock(mutex_);
     if (listed) listed_.insert(store);
@@ -782,7 +787,7 @@ class GpuAggregationEngine final : public GpuEngine {
   std::string fingerprint_;  // device_fingerprint(device_), the tuning cache's device key
   std::mutex mutex_;
   std::set<executor::TuningStore*> preloaded_;
-  std::set<executor::TuningStore*> listed_;  // preloaded and all() listed records: a key it lacks is absent
+  std::set<executor::TuningStore*> listed_;  // preloaded and listed complete: a key it lacks is absent
   std::vector<PooledPipeline> idle_;
   std::map<std::string, std::vector<executor::TuningRecord>> recent_;
   std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
