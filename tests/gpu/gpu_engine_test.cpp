@@ -605,9 +605,10 @@ namespace {
 // for 5 s): only a finished measurement is persisted (ChunkTuner::records
 // needs a best configuration), and a cold query's first measurement ends
 // when three chunks' times agree within v_max (1.9%) or after b_max (10)
-// chunks. A 6-chunk query of ~10 us kernels, its first chunk timed with the
-// host's enqueue, often ends with the measurement open: the store then held
-// no record of count+sum, so no signature was left to prepare ahead. Here
+// chunks. A 6-chunk query of ~10 us kernels rarely ends it (H100, 03:58:
+// none of 24 in ShortColdQueriesPersistWhatTheyMeasured; the old form of
+// this test failed 4 of 5 times): the store then held no record of
+// count+sum, so no signature was left to prepare ahead. Here
 // every measurement ends after 3 chunks (b_max), so each query persists its
 // first variant, and the phase that writes the store checks that it did.
 // warm_search_share 0: a warm query's first chunk runs the cached best (a
