@@ -19,6 +19,8 @@ struct StatementTimeline {
   using Clock = std::chrono::steady_clock;
   enum Point : size_t {
     received,          // Query or Execute message read
+    parsed,            // simple Query: the text's parse trees are in hand (parse cache or libpg_query)
+    analyzed,          // simple Query: the statement is bound and planned (analysis cache or a new plan)
     executor_start,    // the SELECT's executor began (run_select)
     executor_end,      // ... and ended: where EXPLAIN ANALYZE's Execution Time stops
     result_ready,      // the statement returned its result set, ready to stream
@@ -28,7 +30,7 @@ struct StatementTimeline {
     point_count
   };
   static constexpr std::array<const char*, point_count> names = {
-      "received", "executor_start", "executor_end", "result_ready", "first_data_row", "statement_done",
+      "received", "parsed", "analyzed", "executor_start", "executor_end", "result_ready", "first_data_row", "statement_done",
       "ready_for_query"};
 
   bool enabled = false;

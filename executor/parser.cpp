@@ -65,11 +65,11 @@ using ParsedList = std::vector<ParsedStatement>;
 
 class ParseCache {
  public:
-  std::shared_ptr<const ParsedList> find(std::string_view sql) {
+  std::shared_ptr<const ParsedList> find(std::string_view sql, bool count_miss = true) {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(sql);
     if (it == entries_.end()) {
-      ++misses_;
+      if (count_miss) ++misses_;
       return nullptr;
     }
     ++hits_;
@@ -141,6 +141,11 @@ std::shared_ptr<const std::vector<ParsedStatement>> parse_sql_shared(std::string
   auto parsed = parse_uncached(sql);
   if (cacheable) parse_cache().insert(sql, parsed);
   return parsed;
+}
+
+std::shared_ptr<const std::vector<ParsedStatement>> find_parsed(std::string_view sql) {
+  if (sql.size() > kMaxCachedTextBytes) return nullptr;
+  return parse_cache().find(sql, /*count_miss=*/false);
 }
 
 std::vector<ParsedStatement> parse_sql(std::string_view sql) { return *parse_sql_shared(sql); }

@@ -38,6 +38,10 @@ std::vector<ParsedStatement> parse_sql(std::string_view sql);
 // The same, without copying the vector: what the session's hot path uses.
 std::shared_ptr<const std::vector<ParsedStatement>> parse_sql_shared(std::string_view sql);
 
+// The cached parse of sql, or null when the cache does not hold it (a hit is
+// counted; a miss is not: the parse_sql_shared that follows counts it).
+std::shared_ptr<const std::vector<ParsedStatement>> find_parsed(std::string_view sql);
+
 // Counters of the process-wide parse cache (tests and benchmarks).
 struct ParseCacheStats {
   uint64_t hits = 0;

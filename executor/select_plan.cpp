@@ -10,6 +10,7 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -18,28 +19,6 @@
 namespace tally::executor {
 
 using nlohmann::json;
-
-struct SortKey {
-  int column = 0;  // index into outputs
-  bool descending = false;
-  bool nulls_first = false;
-};
-
-struct SelectPlan {
-  std::shared_ptr<const TableSnapshot> table;  // null: one row without columns
-  std::vector<int> scan_columns;               // table columns the query reads
-  ExprPtr where;
-  bool aggregate = false;
-  std::vector<ExprPtr> group_keys;  // over the scan
-  std::vector<AggregateCall> aggregates;
-  ExprPtr having;                   // over [keys..., aggregates...]
-  std::vector<ExprPtr> outputs;     // visible columns then hidden sort columns
-  size_t visible = 0;
-  std::vector<std::string> names;
-  bool distinct = false;
-  std::vector<SortKey> sort;
-  ExprPtr limit, offset;
-};
 
 namespace {
 

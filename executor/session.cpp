@@ -10,6 +10,9 @@
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/plan_constants.hpp"
+#include "executor/shared_analyses.hpp"
+#include "executor/statement_shape.hpp"
 #include "executor/statement_router.hpp"
 #include "executor/value_codec.hpp"
 
@@ -142,6 +145,8 @@ bool table_plan_node(const json& node) {
 
 // Analyses reused over an unchanged table (table_analysis_reuses()).
 std::atomic<uint64_t> table_reuses{0};
+// Analyses made from a shape template (shape_analyses()).
+std::atomic<uint64_t> shaped_analyses{0};
 
 // At most this many cached analyses over tables per session (each keeps a
 // table snapshot alive); when full they are dropped together.
@@ -361,8 +366,18 @@ Session::Analyzed Session::analyze_checked(std::string_view sql, const ParsedSta
   return a;
 }
 
+const std::string& Session::planning_settings() {
+  if (planning_settings_at_ != settings_.generation()) {
+    planning_settings_ = planning_settings_fingerprint(settings_.snapshot());
+    plan_reuse_ = settings_.get("tally.plan_reuse").value_or("on") == "on";
+    planning_settings_at_ = settings_.generation();
+  }
+  return planning_settings_;
+}
+
 std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                                 std::vector<uint32_t> parameter_types) {
+                                                                 std::vector<uint32_t> parameter_types,
+                                                                 uint64_t shared_uses) {
   if (analysis_cache_settings_ != settings_.generation()) {
     analysis_cache_.clear();
     table_analyses_ = 0;
@@ -372,6 +387,7 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
   if (auto it = analysis_cache_.find(key); it != analysis_cache_.end()) {
     if (!it->second->reusable_over_table) return it->second;
     if (reads_current_table(*it->second)) {
+      if (it->second->runs) it->second->runs->fetch_add(1, std::memory_order_relaxed);
       // Current now: the Bind that follows in this epoch need not look again.
       validated_ = it->second.get();
       validated_at_ = epoch_;
@@ -380,7 +396,48 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
     analysis_cache_.erase(it);  // its table changed: analyzed again below
     --table_analyses_;
   }
-  auto analyzed = std::make_shared<const Analyzed>(analyze(sql, statement, std::move(parameter_types)));
+  // Another session's analysis of this text under the same planning
+  // settings, over the table's current snapshot, is the one this session
+  // would make. Only a SELECT can be one (the cheap test first).
+  std::string shared_key;
+  const bool may_share = tables_ != nullptr && statement.tree && statement.type() == "SelectStmt" && plan_reuse();
+  if (may_share) {
+    shared_key.reserve(planning_settings().size() + 1 + key.size());
+    shared_key.append(planning_settings()).push_back('\0');
+    shared_key.append(key);
+    if (auto found = find_shared_analysis(shared_key)) {
+      // This session's generation and epoch: its own cache's checks hold as for its own analyses.
+      auto mine = std::make_shared<Analyzed>(*found);
+      mine->settings_generation = settings_.generation();
+      mine->planned_at = epoch_;
+      if (reads_current_table(*mine)) {
+        if (mine->runs) mine->runs->fetch_add(1, std::memory_order_relaxed);
+        count_shared_analysis_reuse();
+        std::shared_ptr<const Analyzed> taken = std::move(mine);
+        if (table_analyses_ >= kMaxCachedTableAnalyses) {
+          std::erase_if(analysis_cache_, [](const auto& entry) { return entry.second->reusable_over_table; });
+          table_analyses_ = 0;
+        }
+        if (analysis_cache_.size() >= kMaxCachedAnalyses) {
+          analysis_cache_.clear();
+          table_analyses_ = 0;
+        }
+        ++table_analyses_;
+        analysis_cache_.emplace(std::move(key), taken);
+        validated_ = taken.get();
+        validated_at_ = epoch_;
+        remember_shape(taken);
+        return taken;
+      }
+    }
+  }
+  auto made = std::make_shared<Analyzed>(analyze(sql, statement, std::move(parameter_types)));
+  if (may_share && made->reusable_over_table) made->runs = std::make_shared<std::atomic<uint64_t>>(1);
+  std::shared_ptr<const Analyzed> analyzed = std::move(made);
+  if (analyzed->runs) {
+    share_analysis(shared_key, planning_settings(), sql, analyzed, shared_uses > 0 ? shared_uses - 1 : 0);
+    remember_shape(analyzed);
+  }
   if (reusable_analysis(*analyzed) || analyzed->reusable_over_table) {
     if (analysis_cache_.size() >= kMaxCachedAnalyses) {
       analysis_cache_.clear();
@@ -418,7 +475,9 @@ std::shared_ptr<const Session::Analyzed> Session::analysis_for_bind(std::shared_
   const bool validated = analyzed.get() == validated_ && validated_at_ == epoch_ - 1;
   validated_ = nullptr;
   if (!stale || validated || reads_current_table(*analyzed)) return analyzed;
-  auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
+  // An analysis made from another text's (from_shape) holds that text's tree: parse this one.
+  const ParsedStatement statement = analyzed->from_shape ? parse_sql_shared(analyzed->sql)->front() : analyzed->statement;
+  auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, statement, analyzed->parameter_types));
   const auto same_type = [](const protocol::FieldDescription& a, const protocol::FieldDescription& b) {
     return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
   };
@@ -661,7 +720,21 @@ ResultSet Session::run_cursor_statement(const std::string& kind, const json& bod
 }
 
 void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
-  const auto statements = parse_sql_shared(sql);
+  auto statements = find_parsed(sql);
+  if (!statements && (!shapes_.empty() || !pending_shapes_.empty()) && plan_reuse()) {
+    // A text this process never parsed that differs from one this session
+    // analyzed only in literal values: no parse, no analysis.
+    if (auto shaped = analysis_by_shape(sql)) {
+      statement_timeline().stamp(StatementTimeline::parsed);
+      check_not_failed(shaped->kind, shaped->node());
+      std::shared_ptr<const Analyzed> analyzed = analysis_for_bind(std::move(shaped));
+      statement_timeline().stamp(StatementTimeline::analyzed);
+      run_simple(*analyzed, out);
+      return;
+    }
+  }
+  if (!statements) statements = parse_sql_shared(sql);
+  statement_timeline().stamp(StatementTimeline::parsed);
   if (statements->empty()) {
     out.empty_query();
     return;
@@ -672,21 +745,112 @@ void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
     std::shared_ptr<const Analyzed> analyzed =
         statements->size() == 1 ? analyze_shared(sql, parsed, {}) : std::make_shared<const Analyzed>(analyze(sql, parsed, {}));
     analyzed = analysis_for_bind(std::move(analyzed));
-    ResultSet result = execute(*analyzed, {}, out);
-    statement_timeline().stamp(StatementTimeline::result_ready);
-    if (result.returns_rows) {
-      out.row_description(result.fields);
-      std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
-      size_t position = 0;
-      const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
-      out.release_after_reply(std::move(result.retained));
-      if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
-      else out.command_complete(result.tag);
-    } else {
-      out.command_complete(result.tag);
-    }
+    statement_timeline().stamp(StatementTimeline::analyzed);
+    run_simple(*analyzed, out);
   }
 }
+
+void Session::run_simple(const Analyzed& analyzed, protocol::ResultWriter& out) {
+  ResultSet result = execute(analyzed, {}, out);
+  statement_timeline().stamp(StatementTimeline::result_ready);
+  if (result.returns_rows) {
+    out.row_description(result.fields);
+    std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
+    size_t position = 0;
+    const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
+    out.release_after_reply(std::move(result.retained));
+    if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
+    else out.command_complete(result.tag);
+  } else {
+    out.command_complete(result.tag);
+  }
+}
+
+// Shape templates kept per session; on overflow they start over.
+constexpr size_t kMaxShapeTemplates = 32;
+
+// Analyses waiting to become shape templates: at most this many (the latest).
+constexpr size_t kMaxPendingShapes = 8;
+
+void Session::remember_shape(const std::shared_ptr<const Analyzed>& analyzed) {
+  if (!analyzed->reusable_over_table || !analyzed->select || !analyzed->parameter_types.empty() ||
+      analyzed->from_shape) {
+    return;
+  }
+  // Made into a template when a text this process has not parsed comes
+  // (make_pending_shapes): the statement being analyzed does not wait for it.
+  if (pending_shapes_.size() >= kMaxPendingShapes) pending_shapes_.erase(pending_shapes_.begin());
+  pending_shapes_.push_back(analyzed);
+}
+
+void Session::make_pending_shapes() {
+  for (const auto& analyzed : pending_shapes_) make_shape(analyzed);
+  pending_shapes_.clear();
+}
+
+void Session::make_shape(const std::shared_ptr<const Analyzed>& analyzed) {
+  auto shape = shape_of(analyzed->sql);
+  if (!shape) return;
+  const auto slots = shape_slots(*shape, analyzed->body(), *analyzed->select);
+  if (slots.empty()) return;
+  ShapeTemplate t;
+  t.analyzed = analyzed;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    t.values.push_back(shape->literals[i].value);
+    t.slots.emplace_back(slots[i].location, slots[i].negated);
+  }
+  if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
+  shapes_.insert_or_assign(std::move(shape->key), std::move(t));
+}
+
+std::shared_ptr<const Session::Analyzed> Session::analysis_by_shape(std::string_view sql) {
+  make_pending_shapes();
+  if (shapes_.empty()) return nullptr;
+  auto shape = shape_of(sql);
+  if (!shape) return nullptr;
+  auto it = shapes_.find(shape->key);
+  if (it == shapes_.end()) return nullptr;
+  const ShapeTemplate& t = it->second;
+  if (t.values.size() != shape->literals.size()) return nullptr;
+  std::vector<std::pair<int, int64_t>> values;
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    const int64_t value = shape->literals[i].value;
+    const auto [location, negated] = t.slots[i];
+    if (location < 0) {
+      if (value != t.values[i]) return nullptr;  // a literal that must stay as it is
+    } else {
+      values.emplace_back(location, negated ? -value : value);
+    }
+  }
+  // Current as an analysis of the template's own text would be.
+  if (!reads_current_table(*t.analyzed)) {
+    shapes_.erase(it);
+    return nullptr;
+  }
+  auto plan = plan_with_literals(*t.analyzed->select, values);
+  if (!plan) return nullptr;
+  auto made = std::make_shared<Analyzed>();
+  made->sql = std::string(sql);
+  made->statement = t.analyzed->statement;
+  made->kind = t.analyzed->kind;
+  made->select = std::move(plan);
+  made->fields = t.analyzed->fields;
+  made->planned_at = epoch_;
+  made->reusable_over_table = true;
+  made->settings_generation = t.analyzed->settings_generation;
+  made->from_shape = true;
+  shaped_analyses.fetch_add(1, std::memory_order_relaxed);
+  return made;
+}
+
+bool Session::has_shape(std::string_view sql) {
+  if ((shapes_.empty() && pending_shapes_.empty()) || !plan_reuse()) return false;
+  make_pending_shapes();
+  auto shape = shape_of(sql);
+  return shape && shapes_.contains(shape->key);
+}
+
+uint64_t shape_analyses() { return shaped_analyses.load(std::memory_order_relaxed); }
 
 std::unique_ptr<protocol::PreparedStatement> Session::prepare(std::string_view sql,
                                                               std::span<const uint32_t> param_types) {

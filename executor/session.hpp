@@ -2,6 +2,7 @@
 // One client session's SQL behaviour (protocol::QueryHandler): statement
 // dispatch, transaction block state (I/T/E), settings, prepared statements,
 // portals and cursors.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +60,14 @@ class Session final : public protocol::QueryHandler {
     // would make, and is reused instead (Session::reads_current_table).
     bool reusable_over_table = false;
     uint64_t settings_generation = 0;
+    // Statements that ran with this analysis, counted for the statement
+    // history when it is one of the process's shared analyses (null
+    // otherwise); copies of it share the count.
+    std::shared_ptr<std::atomic<uint64_t>> runs;
+    // Made from another text's analysis by giving its literals this text's
+    // values (statement_shape.hpp): `statement` is that other text's tree,
+    // so a new analysis parses `sql` first.
+    bool from_shape = false;
     bool is_empty() const { return !statement.tree; }
     // {"SelectStmt": {...}} and its body; only when !is_empty().
     const nlohmann::json& node() const { return statement.node(); }
@@ -68,14 +77,20 @@ class Session final : public protocol::QueryHandler {
   ResultSet execute(const Analyzed& statement, const std::vector<Value>& parameters,
                     protocol::ResultWriter& out);
   Analyzed analyze(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
-  // analyze() through the session's analysis cache (see analysis_cache_).
+  // analyze() through the session's analysis cache (see analysis_cache_),
+  // then the process's shared analyses (shared_analyses.hpp), where a new
+  // analysis of a SELECT over one table goes too, counting `shared_uses`.
   std::shared_ptr<const Analyzed> analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                 std::vector<uint32_t> parameter_types);
+                                                 std::vector<uint32_t> parameter_types, uint64_t shared_uses = 1);
   // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
   // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
   // the portal's snapshot at Bind). 0A000 when the table's columns changed
   // the result type, as PostgreSQL's "cached plan must not change result type".
   std::shared_ptr<const Analyzed> analysis_for_bind(std::shared_ptr<const Analyzed> analyzed);
+  // Whether `sql` has the shape of a text this session analyzed whose
+  // literals may take other values (statement_shape.hpp): then it names the
+  // same relations as that text. For texts the parse cache does not hold.
+  bool has_shape(std::string_view sql);
   Settings& settings() { return settings_; }
   // SET tally.early_rows (stream_rows).
   bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
@@ -92,6 +107,8 @@ class Session final : public protocol::QueryHandler {
                             protocol::ResultWriter& out);
   Analyzed analyze_checked(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
+  // Runs one analyzed statement of a simple Query and writes its result.
+  void run_simple(const Analyzed& analyzed, protocol::ResultWriter& out);
   ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_show(const nlohmann::json& body);
@@ -103,6 +120,23 @@ class Session final : public protocol::QueryHandler {
   // Whether `a` is reusable_over_table and its table's current snapshot is
   // the one it read (one catalog look-up, no analysis).
   bool reads_current_table(const Analyzed& a) const;
+  // planning_settings_fingerprint of the current settings (made once per
+  // settings generation).
+  const std::string& planning_settings();
+  // SET tally.plan_reuse (default on): shared analyses and shapes are used.
+  bool plan_reuse() {
+    (void)planning_settings();
+    return plan_reuse_;
+  }
+  // A text that differs from an analyzed one only in literals that may take
+  // other values (statement_shape.hpp): its analysis, made from that one's
+  // plan without a parse; null when there is none or it is not current.
+  std::shared_ptr<const Analyzed> analysis_by_shape(std::string_view sql);
+  // Keeps a new analysis of a SELECT over one table as the template of its
+  // text's shape, when some of its literals may take other values.
+  void remember_shape(const std::shared_ptr<const Analyzed>& analyzed);
+  void make_pending_shapes();
+  void make_shape(const std::shared_ptr<const Analyzed>& analyzed);
 
   Database* database_;
   TableProvider* tables_;
@@ -133,10 +167,25 @@ class Session final : public protocol::QueryHandler {
   // The cached analysis analyze_shared found current in epoch validated_at_.
   const Analyzed* validated_ = nullptr;
   uint64_t validated_at_ = 0;
+  // Analyses of SELECTs over one table by the shape of their text
+  // (TextShape::key), with which literals may take other values.
+  struct ShapeTemplate {
+    std::shared_ptr<const Analyzed> analyzed;
+    std::vector<int64_t> values;                   // per literal, as written in its text
+    std::vector<std::pair<int, bool>> slots;       // per literal: literal_location (-1: fixed), negated
+  };
+  std::unordered_map<std::string, ShapeTemplate> shapes_;
+  std::vector<std::shared_ptr<const Analyzed>> pending_shapes_;  // remember_shape's, not yet templates
+  std::string planning_settings_;
+  bool plan_reuse_ = true;  // SET tally.plan_reuse, read with planning_settings_
+  uint64_t planning_settings_at_ = UINT64_MAX;  // Settings::generation() of planning_settings_
 };
 
 // Analyses reused over an unchanged table since the process started
 // (Session::reads_current_table): a planning skipped each.
 uint64_t table_analysis_reuses();
+// Analyses made from another text's by its shape (Session::analysis_by_shape)
+// since the process started: a parse and a planning skipped each.
+uint64_t shape_analyses();
 
 }  // namespace tally::executor

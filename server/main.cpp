@@ -24,6 +24,7 @@
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
+#include "server/statement_history.hpp"
 #include "server/statement_warm_up.hpp"
 
 #ifdef TALLY_HAVE_ADMIN_TUNING
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
 #ifdef TALLY_HAVE_ADMIN_TUNING
   std::unique_ptr<server::AdminTuningSource> tuning;
 #endif
+  std::unique_ptr<server::StatementHistoryKeeper> history;
   std::unique_ptr<server::Server> listener;
   std::unique_ptr<server::AdminServer> admin;
   try {
@@ -129,6 +131,10 @@ int main(int argc, char** argv) {
     log::info("statement_warm_up", {{"statements", static_cast<int64_t>(warm_up.statements)},
                                     {"failed", static_cast<int64_t>(warm_up.failed)},
                                     {"us", std::round(warm_up.micros)}});
+    // The statements analyzed before the last stop, planned again in the
+    // background: a client's first statement after a restart then finds its
+    // analysis made (statement_history.hpp).
+    history = std::make_unique<server::StatementHistoryKeeper>(*database, config.data_dir);
     // Connection, query and error lines and the latency histogram.
     logged_sessions = std::make_unique<server::QueryLogFactory>(database->handler_factory());
     listener = std::make_unique<server::Server>([&live] { return live.get(); }, *logged_sessions);
@@ -192,6 +198,7 @@ int main(int argc, char** argv) {
   if (admin) admin->stop();
   listener.reset();
   logged_sessions.reset();
+  history.reset();  // saves the history once more, before the catalog closes
 #ifdef TALLY_HAVE_ADMIN_TUNING
   metrics::set_tuning_cache_entries_source([] { return 0.0; });  // the registry outlives the source
   tuning.reset();

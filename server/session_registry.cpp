@@ -104,6 +104,8 @@ void SessionRegistry::statement_timeline(int32_t process_id, const StatementTime
   using P = StatementTimeline;
   log::debug("statement_timeline",
              {{"pid", process_id},
+              {"parsed_us", timeline.offset_us(P::parsed)},
+              {"analyzed_us", timeline.offset_us(P::analyzed)},
               {"executor_start_us", timeline.offset_us(P::executor_start)},
               {"executor_end_us", timeline.offset_us(P::executor_end)},
               {"result_ready_us", timeline.offset_us(P::result_ready)},

@@ -1,0 +1,38 @@
+#pragma once
+// The SelectPlan itself (select_plan.hpp hands it out opaque): for the planner
+// and for what derives plans from plans (plan_constants.hpp).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/expression.hpp"
+#include "executor/group_aggregator.hpp"
+
+namespace tally::executor {
+
+class TableSnapshot;
+
+struct SortKey {
+  int column = 0;  // index into outputs
+  bool descending = false;
+  bool nulls_first = false;
+};
+
+// A field added here is copied by plan_with_literals (plan_constants.cpp) too.
+struct SelectPlan {
+  std::shared_ptr<const TableSnapshot> table;  // null: one row without columns
+  std::vector<int> scan_columns;               // table columns the query reads
+  ExprPtr where;
+  bool aggregate = false;
+  std::vector<ExprPtr> group_keys;  // over the scan
+  std::vector<AggregateCall> aggregates;
+  ExprPtr having;                   // over [keys..., aggregates...]
+  std::vector<ExprPtr> outputs;     // visible columns then hidden sort columns
+  size_t visible = 0;
+  std::vector<std::string> names;
+  bool distinct = false;
+  std::vector<SortKey> sort;
+  ExprPtr limit, offset;
+};
+
+}  // namespace tally::executor

@@ -1,0 +1,66 @@
+#pragma once
+// tallyd's statement history on disk: the texts of the process's shared
+// analyses (executor/shared_analyses.hpp: SELECTs over one table, by planning
+// settings, with use counts), kept in <data-dir>/statement_history and planned
+// again (never run) by a restarted tallyd in the background, so that a
+// client's first statement after a restart finds its analysis made (issue 6:
+// a restarted tallyd's first GROUP BY text spent ~200-300 us in parse and
+// planning before its executor; a text analyzed before ~25).
+//
+// Exact by construction: a re-planned analysis is used only while its table's
+// snapshot is the current one and a session's planning settings are those it
+// was made under, as any cached analysis (Session::analyze_shared).
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/shared_analyses.hpp"
+
+namespace tally::executor {
+class Database;
+}
+
+namespace tally::server {
+
+// The file's contents, one record per statement:
+//   "<uses> <settings bytes> <sql bytes>\n" <settings> <sql> "\n"
+std::string encode_statement_history(const std::vector<executor::HistoryStatement>& statements);
+// The records of `bytes` up to the first malformed one (a torn write loses
+// only the tail); at most executor::kMaxSharedAnalyses.
+std::vector<executor::HistoryStatement> decode_statement_history(const std::string& bytes);
+
+// Reads <dir>/statement_history (empty when missing or unreadable).
+std::vector<executor::HistoryStatement> load_statement_history(const std::string& dir);
+// Writes it through a temporary file and a rename; false when that failed.
+bool save_statement_history(const std::string& dir, const std::vector<executor::HistoryStatement>& statements);
+
+// The background thread: re-plans the loaded history (one
+// `statement_history_replanned` log line: statements, failed, ms), then every
+// kSaveInterval saves the history when it changed and releases analyses whose
+// table changed; stop() saves once more.
+class StatementHistoryKeeper {
+ public:
+  StatementHistoryKeeper(executor::Database& database, std::string dir);
+  ~StatementHistoryKeeper();
+  void stop();
+  // The re-planning finished (tests).
+  bool replanned() const { return replanned_.load(); }
+
+ private:
+  void run(std::vector<executor::HistoryStatement> loaded);
+  void save_if_changed();
+
+  executor::Database& database_;
+  std::string dir_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::atomic<bool> replanned_{false};
+  uint64_t saved_version_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace tally::server
