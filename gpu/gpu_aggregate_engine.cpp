@@ -87,7 +87,10 @@ constexpr std::chrono::microseconds kQueryLockSpin{100};
 // facts (rows, groups, key range) prepare, off the query path, the tuner
 // and a spare aggregator of every other cached signature of the same
 // cardinality bucket that this process has not run yet (default 1; the
-// first query of such a signature after a restart then takes them).
+// first query of such a signature after a restart then takes them),
+// measure = chunks per tuner measurement launch for a key not measured yet
+// (default kDefaultMeasureChunks; 1: every measurement its own launch, as
+// before session 9).
 struct Knobs {
   bool join = true;
   bool first_at_once = true;
@@ -101,6 +104,7 @@ struct Knobs {
   size_t inflight = 0;  // 0: the pipeline's default
   double slice = kDefaultRaceSlice;
   int cold_search_windows = kDefaultColdSearchWindows;
+  int measure_chunks = kDefaultMeasureChunks;
 };
 Knobs read_knobs() {
   Knobs k;
@@ -134,6 +138,7 @@ Knobs read_knobs() {
       else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
       else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
       else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
+      else if (name == "measure") k.measure_chunks = static_cast<int>(std::clamp(value, 1L, 4L));
     }
     at = end + 1;
   }
@@ -261,6 +266,7 @@ struct TunerInputView {
   const std::string& forced_variant;
   double race_slice = 0;
   int cold_search_windows = -1;
+  int measure_chunks = kDefaultMeasureChunks;
 };
 
 // Whether a tuner made from `a` is the one `b` describes (the engine's
@@ -284,7 +290,8 @@ bool same_tuner_input(const ChunkTunerInput& a, const TunerInputView& b) {
   return same_spec(a.spec, b.spec) && a.facts.rows == b.facts.rows && a.facts.estimated_groups == b.facts.estimated_groups &&
          same_range(a.facts.key_range, b.facts.key_range) && a.signature == b.signature &&
          a.forced_variant == b.forced_variant && a.race_slice == b.race_slice &&
-         a.cold_search_windows == b.cold_search_windows && t.enabled == u.enabled && t.similarity_s == u.similarity_s &&
+         a.cold_search_windows == b.cold_search_windows && a.measure_chunks == b.measure_chunks &&
+         t.enabled == u.enabled && t.similarity_s == u.similarity_s &&
          t.pruning_p == u.pruning_p && t.v_max == u.v_max && t.b_max == u.b_max && t.explore_rate == u.explore_rate &&
          t.warm_search_share == u.warm_search_share;
 }
@@ -1109,7 +1116,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       tuning_key_ = engine_.fingerprint() + "|" + signature + "|" + std::to_string(bucket);
       const TunerInputView view{*gspec_, facts, signature, engine_.tuning(), spec_.forced_variant,
                                 knobs_.feedback ? knobs_.slice : 0,  // a screen's verdict needs the feedback waits
-                                knobs_.cold_search_windows};
+                                knobs_.cold_search_windows, knobs_.measure_chunks};
       host_mark("tuning key");
       // A tuner the previous query on this key left prepared (made off the
       // query path from the records it wrote) when nothing has changed
@@ -1133,6 +1140,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
         in.forced_variant = spec_.forced_variant;
         in.race_slice = view.race_slice;
         in.cold_search_windows = view.cold_search_windows;
+        in.measure_chunks = view.measure_chunks;
         in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
         host_mark("records");
         tuner_.emplace(in);
