@@ -1331,7 +1331,9 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
       // search compares it with. They are shown, not reported.
       const double per_row = done.rows > 0 ? t.ms / 1e3 / static_cast<double>(done.rows) : 0;
       if (tuner_ && done.chunks < done.choice.span) tuner_->report_partial(done.choice, per_row);
-      else if (tuner_ && done.rows > 0 && done.chunks == tuner_->measure_chunks())  // the unit now (it may have become 1)
+      // In the unit now (it may have become 1), or a screen run on a whole
+      // chunk (too small to slice), which ends the screen either way.
+      else if (tuner_ && done.rows > 0 && (done.chunks == tuner_->measure_chunks() || done.choice.screen_share > 0))
         tuner_->report(done.choice, per_row);  // counts tuner_measurements
     }
   }

@@ -768,7 +768,17 @@ void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
     forget_unreported(proposed.variant, proposed.config.launch);
     return;
   }
-  if (proposed.screen_share > 0) screen_outstanding_ = false;  // a caller that ran it on a whole chunk
+  if (proposed.screen_share > 0) {
+    // A caller that ran the screen on a whole chunk (too small to slice):
+    // the screen is over and the variant is measured on whole launches.
+    screen_outstanding_ = false;
+    slot(proposed.variant).screen_passed = true;
+    if (span_ > 1) {  // one chunk: not a time in the search's unit
+      pending_.reset();
+      forget_unreported(proposed.variant, proposed.config.launch);
+      return;
+    }
+  }
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
   record(proposed.variant, proposed.config.launch, seconds_per_row);

@@ -197,6 +197,29 @@ TEST(ChunkTunerSpan, AWarmQuerySearchesAboutItsShareOfChunks) {
   EXPECT_LT(share, 0.35) << warm.explain();
 }
 
+TEST(ChunkTunerSpan, AScreenRunOnAWholeChunkEndsTheScreenWithoutATimeInPairs) {
+  // A chunk too small to slice runs the screen proposal whole (GpuRun's
+  // run_screen declines): one chunk is not a two-chunk time, but the screen
+  // is over, nothing waits for it, and the variant is measured in pairs next.
+  ChunkTunerInput in = paired_query();
+  in.race_slice = kDefaultRaceSlice;
+  ChunkTuner tuner(in);
+  TunedChoice c = tuner.next();
+  for (int i = 0; i < 16 && c.screen_share == 0; ++i) {
+    if (c.span > 1) tuner.report(c, time_of(c));
+    c = tuner.next();
+  }
+  ASSERT_GT(c.screen_share, 0.0);
+  const Variant raced = c.variant;
+  tuner.report(c, 3 * kPerRow);
+  EXPECT_EQ(tuner.unreported(), 0u);
+  EXPECT_FALSE(tuner.awaits_reports());
+  const TunedChoice next = tuner.next();
+  EXPECT_EQ(next.variant, raced);
+  EXPECT_EQ(next.screen_share, 0.0);
+  EXPECT_EQ(next.span, 2);
+}
+
 // A 16-chunk cold query driven as GpuRun drives it (feedback waits, race
 // screens of three launches, exploiting chunks joined up to 4, measurement
 // launches of `span` chunks): its launches, and the configurations of the
