@@ -129,14 +129,14 @@ bool text_only_node(const json& node) { return only_nodes(node, kTextOnlyNodes, 
 
 // Node types of a SELECT over a table whose analysis depends only on the
 // text, the parameter types, the settings and the table's snapshot: those of
-// text_only_node, plus column references, one table in FROM, sorting, and
+// text_only_node, plus column references, one table in FROM, sorting, IN lists, and
 // calls of the plain aggregates (which read nothing but their input). Any
 // other function (now(), random(), catalog functions), subquery or cast to a
 // reg* type keeps the statement out of the cache.
 bool table_plan_node(const json& node) {
   static const std::unordered_set<std::string_view> kAllowed = [] {
     auto allowed = kTextOnlyNodes;
-    allowed.insert({"ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall"});
+    allowed.insert({"ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall", "List"});
     return allowed;
   }();
   static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min", "max"};

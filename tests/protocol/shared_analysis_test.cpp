@@ -215,6 +215,31 @@ TEST_F(ShapedText, PlanReuseOffParsesAndPlansEveryText) {
   EXPECT_EQ(shaped, 1u);  // v > 10 after v > 7
 }
 
+// Every expression kind the plan copy handles, and literals in and out of
+// the positions that may change: each text's rows with shapes are those of
+// its own parse and analysis (tally.plan_reuse = off).
+TEST_F(ShapedText, AnswersAreThoseOfAFreshAnalysis) {
+  std::vector<std::string> texts;
+  for (const int c : {-100, -6, 0, 6, 2147483647}) {
+    const std::string k = std::to_string(c);
+    texts.push_back("SELECT g, sum(CASE WHEN v > 0 THEN v ELSE 0 END), coalesce(max(w), 0), count(*) FILTER (WHERE w > 1) "
+                    "FROM s WHERE x IN (1, 2, 3, 4, 5) AND w IS NOT NULL AND v > " + k + " GROUP BY g ORDER BY g");
+    texts.push_back("SELECT g, avg(v), min(w) FROM s WHERE NOT (w >= " + k + ") OR v = " + k +
+                    " GROUP BY g HAVING count(*) >= 1 AND max(v) <> " + k + " ORDER BY 2 DESC, 1 LIMIT 2");
+    texts.push_back("SELECT count(*), sum(w) FROM s WHERE " + k + " < w");
+  }
+  std::string script;
+  for (const auto& t : texts) script += queries({t});
+  const uint64_t before = executor::shape_analyses();
+  const Values with = rows_text(h.run(script));
+  const uint64_t shaped = executor::shape_analyses() - before;
+  const Values without = rows_text(h.run(queries({"SET tally.plan_reuse = off"}) + script));
+  EXPECT_EQ(with, without);
+  EXPECT_GE(with.size(), texts.size());
+  // Per kind of text: -6 after -100, and 6 and 2147483647 after 0 (a '-' is part of a shape).
+  EXPECT_EQ(shaped, 9u);
+}
+
 TEST(StatementShape, LexesOnlyWhatItFollows) {
   const auto shape = executor::shape_of("SELECT a1, $1, 'x''5', \"c 7\" /* 8 /* 9 */ */ -- 10\nFROM t WHERE b < - 42 AND c > 1.5");
   ASSERT_TRUE(shape.has_value());
