@@ -443,9 +443,10 @@ class GpuRun final : public executor::AggregationRun {
   // for the tuner unless `joined`.
   void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
               int screen_part = 0, int chunks = 1);
-  // A race screen (TunedChoice::screen_share): three launches over the
-  // staged chunk, see ChunkTuner::report_screen. False when the chunk is too
-  // small to slice (then it runs whole, as an ordinary race chunk).
+  // A race screen (TunedChoice::screen_share): a launch per raced variant's
+  // slice and the reference's rest over the staged chunk, see
+  // ChunkTuner::report_screen. False when the chunk is too small to slice
+  // (then it runs whole, as an ordinary race chunk).
   bool run_screen(Decided& d);
   // Feeds the timings of finished chunks to the report and the tuner
   // (wait = true: all chunks enqueued so far).
@@ -511,11 +512,13 @@ class GpuRun final : public executor::AggregationRun {
     TunedChoice choice;
     int64_t rows = 0;
     bool joined = false;  // not the tuner's unit (ChunkTuner::measure_chunks): not a DaMoN measurement
-    // A race screen's launches (run_screen): 1 the raced slice, 2 the
-    // reference's slice, 3 the reference's rest; 0 an ordinary launch.
+    // A race screen's launches (run_screen): 1 the raced slice, 2 + i the
+    // slice of TunedChoice::also_screened[i], kScreenRestPart the
+    // reference's rest; 0 an ordinary launch.
     int screen_part = 0;
     int chunks = 1;  // chunks the launch covered
   };
+  static constexpr int kScreenRestPart = 1 << 20;
   ScreenTimes screen_times_;  // the screen whose launches are coming back
   long screens_ = 0;
   std::deque<Pending> timing_;
@@ -1230,27 +1233,45 @@ void GpuRun::run_pending(bool more_follow) {
 bool GpuRun::run_screen(Decided& d) {
   StagedChunk& chunk = d.chunk;
   const int64_t align = ChunkPipeline::kSliceRowAlign;
-  const int64_t slice = static_cast<int64_t>(static_cast<double>(chunk.rows) * d.choice.screen_share) / align * align;
-  if (slice < align || chunk.rows - 2 * slice < slice) return false;
+  const auto rows_of = [&](double share) {
+    return static_cast<int64_t>(static_cast<double>(chunk.rows) * share) / align * align;
+  };
+  // The raced slices in order (the proposal's, then also_screened's), then
+  // the reference's rest: no reference slice (ChunkTuner::report_screen
+  // takes its time from its measured launch and the rest).
+  std::vector<int64_t> slices{rows_of(d.choice.screen_share)};
+  for (const auto& a : d.choice.also_screened) slices.push_back(rows_of(a.share));
+  int64_t sliced = 0;
+  for (int64_t s : slices) {
+    if (s < align) return false;
+    sliced += s;
+  }
+  if (chunk.rows - sliced < *std::max_element(slices.begin(), slices.end())) return false;
   screen_times_ = ScreenTimes{};
-  screen_times_.slice_rows = slice;
-  screen_times_.rest_rows = chunk.rows - 2 * slice;
+  screen_times_.slice_rows = slices[0];
+  screen_times_.rest_rows = chunk.rows - sliced;
+  for (size_t i = 1; i < slices.size(); ++i) screen_times_.also.push_back({0, slices[i]});
   ++screens_;
   // The slices run first (no leases, the chunk's copy waits); the rest runs
   // last on the chunk itself, whose launch holds the leases and the slot.
-  StagedChunk raced = ChunkPipeline::slice_view(chunk, 0, slice);
-  StagedChunk reference = ChunkPipeline::slice_view(chunk, slice, slice);
-  reference.waits.clear();  // same stream, after the raced slice's waits
+  int64_t offset = 0;
   try {
-    launch(raced, d.choice, d.variant, d.config, false, 1);
-    launch(reference, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 2);
+    for (size_t i = 0; i < slices.size(); ++i) {
+      StagedChunk part = ChunkPipeline::slice_view(chunk, offset, slices[i]);
+      if (i > 0) part.waits.clear();  // same stream, after the first slice's waits
+      if (i == 0) launch(part, d.choice, d.variant, d.config, false, 1);
+      else
+        launch(part, d.choice, d.choice.also_screened[i - 1].variant, d.choice.also_screened[i - 1].config, false,
+               static_cast<int>(i) + 1);
+      offset += slices[i];
+    }
   } catch (...) {
     pipeline_->release(chunk);  // its staging slot and leases: a failed slice never reaches the rest's run()
     throw;
   }
-  ChunkPipeline::drop_front(chunk, 2 * slice);
+  ChunkPipeline::drop_front(chunk, offset);
   chunk.waits.clear();
-  launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, 3);
+  launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, kScreenRestPart);
   return true;
 }
 
@@ -1312,10 +1333,12 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
     timing_.pop_front();
     report_.device_ms += t.ms;
     if (done.screen_part > 0) {
-      // A screen's three launches come back in order; the verdict needs all.
+      // A screen's launches come back in order; the verdict needs all (a
+      // slice whose time is missing gets no verdict: whole launches).
+      const size_t also = static_cast<size_t>(done.screen_part) - 2;
       if (done.screen_part == 1) screen_times_.raced_ms = t.ms;
-      else if (done.screen_part == 2) screen_times_.reference_ms = t.ms;
-      else {
+      else if (done.screen_part != kScreenRestPart && also < screen_times_.also.size()) screen_times_.also[also].ms = t.ms;
+      else if (done.screen_part == kScreenRestPart) {
         screen_times_.rest_ms = t.ms;
         if (tuner_) tuner_->report_screen(done.choice, screen_times_);
       }

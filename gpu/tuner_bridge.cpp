@@ -388,6 +388,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
   measure_window_ = std::max(params.measurement.window, 1);
   race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
+  chunk_rows_ = in.facts.rows;
+  joint_screens_ = in.joint_screens;
   cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
   cold_search_grant_ = std::max(cold_search_budget_, long{measure_window_});
   cold_exploit_run_ = std::max(in.cold_exploit_run, 0);
@@ -617,7 +619,7 @@ TunedChoice ChunkTuner::next() {
       !s->screen_passed && !s->best_time() && s->search->state().measuring_times.empty() &&
       std::none_of(unreported_.begin(), unreported_.end(), [&](const auto& u) { return u.first == s->variant; })) {
     // The race's first look at a variant: a screen on a slice of the chunk
-    // against the best measured variant on a slice of the same size.
+    // against the best measured variant (the reference), which runs the rest.
     const Slot* ref = nullptr;
     for (const auto& o : slots_) {
       if (o.get() != s && o->best_time() && (!ref || *o->best_time() < *ref->best_time())) ref = o.get();
@@ -628,10 +630,29 @@ TunedChoice ChunkTuner::next() {
       out.reference_config = ref->base;
       out.reference_config.launch = ref->search->best();
       screen_outstanding_ = true;
+      // The other raced variants still to be screened join this chunk
+      // (kMaxJointScreenShare), each on its own slice.
+      double share = s->screen_share;
+      for (const auto& o : slots_) {
+        if (!joint_screens_) break;
+        if (o.get() == s || o.get() == ref || !o->worth_measuring || o->best_time() || o->screen_passed ||
+            !(o->screen_share > 0) || share + o->screen_share > kMaxJointScreenShare ||
+            !o->search->state().measuring_times.empty() ||
+            std::any_of(unreported_.begin(), unreported_.end(), [&](const auto& u) { return u.first == o->variant; }))
+          continue;
+        TunedChoice::ScreenSlice slice;
+        slice.variant = o->variant;
+        slice.config = o->base;
+        slice.config.launch = o->search->next_configuration();
+        slice.share = o->screen_share;
+        share += o->screen_share;
+        out.also_screened.push_back(slice);
+      }
     }
   }
   if (!exploiting_ && refine_) {
     unreported_.emplace_back(s->variant, c);
+    for (const auto& a : out.also_screened) unreported_.emplace_back(a.variant, a.config.launch);
     if (span_ > 1 && out.screen_share == 0) {
       // Timed over one launch of span_ chunks: the next span_ - 1 chunks continue it.
       out.span = span_;
@@ -665,43 +686,96 @@ TunedChoice ChunkTuner::next() {
 // and warm queries still explore a screened-out variant (vw-greedy). A
 // variant that passes is measured on whole chunks as before, so the screen
 // can only shorten the race, never change what a finished race measured.
+// Since session 9 the engine runs no reference slice: the reference's
+// measured best (a launch of span_ chunks) and its rest launch give the same
+// two unknowns, and every raced variant still to be screened shares the
+// chunk (kMaxJointScreenShare): one chunk, one wait and one launch per
+// raced variant plus the rest, where separate screens took three launches
+// and a wait each.
 void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t) {
   screen_outstanding_ = false;
   pending_.reset();
   forget_unreported(proposed.variant, proposed.config.launch);
+  for (const auto& a : proposed.also_screened) forget_unreported(a.variant, a.config.launch);
   if (!refine_) return;
-  Slot& s = slot(proposed.variant);
   const Slot& ref = slot(proposed.reference_variant);
   const auto ref_best = ref.best_time();
-  if (!(t.raced_ms > 0) || !(t.reference_ms > 0) || !ref_best || !std::isfinite(t.raced_ms)) {
+  const auto no_verdict = [&] {  // measure them on whole chunks
+    slot(proposed.variant).screen_passed = true;
+    for (const auto& a : proposed.also_screened) slot(a.variant).screen_passed = true;
+  };
+  if (!ref_best || !(t.rest_ms > 0) || !std::isfinite(t.rest_ms)) return no_verdict();
+  double raced_min = t.raced_ms > 0 ? t.raced_ms : t.rest_ms;
+  for (const auto& a : t.also)
+    if (a.ms > 0) raced_min = std::min(raced_min, a.ms);
+  double fixed = 0, per_row = 0;  // the reference's fixed launch part (ms) and kernel (ms per row)
+  if (t.reference_ms > 0) {
+    // A reference slice beside the raced one: its fixed part from slice vs rest.
+    if (t.rest_rows > t.slice_rows && t.rest_ms > t.reference_ms) {
+      per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - t.slice_rows);
+      fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(t.slice_rows), 0.0,
+                         0.9 * std::min(t.reference_ms, raced_min));
+    }
+    if (t.slice_rows > 0) per_row = (t.reference_ms - fixed) / static_cast<double>(t.slice_rows);
+  } else {
+    // No reference slice: its measured best is one launch of span_ chunks
+    // (rows_m rows, time T = best x rows_m), the rest one launch of rest_rows;
+    // both pay the same fixed part f, so per row (T - rest) / (rows_m -
+    // rest_rows) and f = rest - per_row x rest_rows. rows_m - rest_rows is
+    // at least a quarter chunk (kMaxJointScreenShare), 1.3 chunks at the
+    // engine's 29% screens in pairs: a 2% error in T moves per_row ~4%.
+    const double rows_m = static_cast<double>(span_) * static_cast<double>(chunk_rows_);
+    const double measured_ms = *ref_best * rows_m * 1e3;
+    const double rest_rows = static_cast<double>(t.rest_rows);
+    if (rows_m > rest_rows && measured_ms > t.rest_ms) {
+      per_row = (measured_ms - t.rest_ms) / (rows_m - rest_rows);
+      fixed = std::clamp(t.rest_ms - per_row * rest_rows, 0.0, 0.9 * std::min(t.rest_ms, raced_min));
+      per_row = rest_rows > 0 ? (t.rest_ms - fixed) / rest_rows : per_row;
+    } else {
+      per_row = *ref_best * 1e3;  // no fixed part separable: the measured per-row time
+    }
+  }
+  if (!(per_row > 0) || !std::isfinite(per_row)) return no_verdict();
+  judge_screen(proposed.variant, proposed.config.launch, proposed.screen_share, t.raced_ms, t.slice_rows, fixed, per_row,
+               *ref_best);
+  for (size_t i = 0; i < proposed.also_screened.size(); ++i) {
+    const auto& a = proposed.also_screened[i];
+    if (i < t.also.size()) judge_screen(a.variant, a.config.launch, a.share, t.also[i].ms, t.also[i].rows, fixed, per_row, *ref_best);
+    else slot(a.variant).screen_passed = true;  // its slice did not run: whole chunks
+  }
+}
+
+double ChunkTuner::judge_screen(Variant v, const LaunchConfig& c, double share, double raced_ms, int64_t rows,
+                                double fixed_ms, double ref_ms_per_row, double ref_best) {
+  Slot& s = slot(v);
+  if (!(raced_ms > 0) || !std::isfinite(raced_ms) || rows <= 0) {
     s.screen_passed = true;  // no verdict: measure it on whole chunks
-    return;
+    return 0;
   }
-  double fixed = 0;
-  if (t.rest_rows > t.slice_rows && t.rest_ms > t.reference_ms) {
-    const double per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - t.slice_rows);
-    fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(t.slice_rows), 0.0,
-                       0.9 * std::min(t.reference_ms, t.raced_ms));
-  }
-  const double ratio = (t.raced_ms - fixed) / (t.reference_ms - fixed);
+  const double ratio = (raced_ms - fixed_ms) / (ref_ms_per_row * static_cast<double>(rows));
   last_screen_ratio_ = ratio;
-  if (ratio > screen_abandon_factor(proposed.screen_share)) {
+  if (ratio > screen_abandon_factor(share)) {
     // Its time, for the records and explain(): the reference's per-row time
     // scaled by the slices' ratio (an estimate: what a whole chunk would show).
-    s.search->report(proposed.config.launch, ratio * *ref_best);
+    s.search->report(c, ratio * ref_best);
     s.search->abandon_measurement();
     s.touched = true;
     s.screened = true;
     count(engine_counters().tuner_measurements);
-  } else if (proposed.screen_share < race_slice_ && ratio > race_abandon_factor_) {
-    // Slower than the full slice's threshold but within the small slice's
-    // tolerance for a larger fixed part: undecided, so it gets the full
-    // slice's screen next (a variant 1.5-3x off costs a small screen more
-    // than without the prior, one far off a quarter of its screen).
+  } else if (share < race_slice_ && ratio > 1) {
+    // Slower than the reference but within the small slice's tolerance for
+    // a larger fixed part: undecided, so it gets the full slice's screen
+    // next (a variant 1.5-3x off costs a small screen more than without the
+    // prior, one far off a quarter of its screen). A small slice only drops
+    // or clears a faster variant: its pass for one up to 1.5x slower rested
+    // on a fixed part that is most of a slice of ~50 K rows per SM, and in
+    // the replay of the recorded H100 spaces (sort vs partitioned at 2^16,
+    // 1.7x) it passed a loser to whole launches.
     s.screen_share = race_slice_;
   } else {
     s.screen_passed = true;
   }
+  return ratio;
 }
 
 // A winner (true ratio <= 1) whose fixed launch part exceeds the
@@ -773,6 +847,10 @@ void ChunkTuner::report(const TunedChoice& proposed, double seconds_per_row) {
     // the screen is over and the variant is measured on whole launches.
     screen_outstanding_ = false;
     slot(proposed.variant).screen_passed = true;
+    for (const auto& a : proposed.also_screened) {  // not run: measured on whole launches too
+      slot(a.variant).screen_passed = true;
+      forget_unreported(a.variant, a.config.launch);
+    }
     if (span_ > 1) {  // one chunk: not a time in the search's unit
       pending_.reset();
       forget_unreported(proposed.variant, proposed.config.launch);

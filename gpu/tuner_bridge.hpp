@@ -89,6 +89,15 @@ struct TunedChoice {
   double screen_share = 0;
   Variant reference_variant = Variant::global_hash;
   VariantConfig reference_config;
+  // Further raced variants screened in the same chunk (a joint screen,
+  // kMaxJointScreenShare): each runs on its own slice after `variant`'s, in
+  // this order, before the reference's rest. Empty for a screen of one.
+  struct ScreenSlice {
+    Variant variant = Variant::global_hash;
+    VariantConfig config;
+    double share = 0;
+  };
+  std::vector<ScreenSlice> also_screened;
   // A measurement timed over one launch of `span` adjacent chunks
   // (ChunkTunerInput::measure_chunks): the next span - 1 next() results
   // continue it (`continues`: the same variant and configuration, joined into
@@ -99,10 +108,21 @@ struct TunedChoice {
   bool continues = false;
 };
 
-// The three launches of a race screen, in milliseconds, and their rows.
+// The launches of a race screen, in milliseconds, and their rows: the raced
+// slice (TunedChoice::variant), the slices of TunedChoice::also_screened in
+// order (`also`), and the reference's rest. reference_ms: a slice of the
+// reference of slice_rows rows run beside them (the session-8 screen); 0
+// (what the engine runs since session 9): no reference slice, its time per
+// row and fixed launch part come from its measured best (one launch of the
+// query's measure_chunks chunks) and the rest launch (report_screen).
 struct ScreenTimes {
   double raced_ms = 0, reference_ms = 0, rest_ms = 0;
   int64_t slice_rows = 0, rest_rows = 0;
+  struct Slice {
+    double ms = 0;
+    int64_t rows = 0;
+  };
+  std::vector<Slice> also;
 };
 
 // What the engine uses (ChunkTunerInput's defaults leave both off, so the
@@ -145,6 +165,16 @@ constexpr int kDefaultColdExploitRun = 0;
 // is not above the fixed-part tolerance cannot drop it, and its undecided
 // verdict costs a second, full screen.
 constexpr double kScreenPriorMargin = 2;
+// A race screen takes every raced variant still to be screened into one
+// chunk, on their own slices, while their slices together are at most this
+// share of it; the reference runs the rest. Each screen of its own cost
+// three launches and a feedback wait (live cold Q on the H100 at 2^16
+// groups, 04:12: 13 launches for 16 chunks, 6 of them two screens'), and
+// the reference's slice is not needed when its time per row and fixed part
+// come from its measured launches and the rest. Why 3/4: the rest launch
+// still covers a quarter of the chunk, so its time is mostly rows, not the
+// fixed part, and the raced slices of three variants without a prior fit.
+constexpr double kMaxJointScreenShare = 0.75;
 // Chunks one measurement launch covers (ChunkTunerInput::measure_chunks).
 // The partitioned kernel's launch pays a fixed part, the flush of every
 // block's claimed groups (~blocks x G, independent of rows), so on the H100
@@ -190,6 +220,10 @@ struct ChunkTunerInput {
   // them). A cached search state continues in the unit it was measured in
   // (SearchState::launch_chunks), whatever this says.
   int measure_chunks = kDefaultMeasureChunks;
+  // Every raced variant still to be screened shares one screen chunk
+  // (kMaxJointScreenShare); false: one screen per chunk (session 8's model,
+  // for the replay's A/B).
+  bool joint_screens = true;
 };
 
 class ChunkTuner {
@@ -210,11 +244,15 @@ class ChunkTuner {
   // The time per row of the chunk run with `proposed` (a next() result, not
   // necessarily the last one).
   void report(const TunedChoice& proposed, double seconds_per_row);
-  // The times of a screen proposal (next() with screen_share > 0). The raced
-  // variant leaves the race when its slice, less the reference's fixed
-  // launch part, is more than the race abandon factor slower than the
-  // reference's slice less the same part; otherwise it is measured on whole
-  // chunks as without screens (the screen's time is not mixed into them).
+  // The times of a screen proposal (next() with screen_share > 0). Each
+  // raced variant (the proposal's and those of also_screened) leaves the
+  // race when its slice, less the reference's fixed launch part, is more
+  // than its slice's abandon factor slower than the reference's kernel on
+  // as many rows; otherwise it is measured on whole chunks as without
+  // screens (the screen's time is not mixed into them), or, undecided on a
+  // small slice, screened again on the full one. The reference's kernel
+  // per row and fixed part: from its slice and rest (reference_ms > 0), else
+  // from its measured best launch and the rest (ScreenTimes).
   void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
   // A measurement proposal (span > 1) whose launch covered fewer chunks
   // than its span (the next chunk could not be joined, or the query ended),
@@ -305,6 +343,8 @@ class ChunkTuner {
   std::optional<bool> warm_draw_;  // a warm query's search lottery drawn for the next chunk
   int measure_window_ = 3;         // MeasurementParams::window of the searches
   double race_slice_ = 0;
+  bool joint_screens_ = true;
+  uint64_t chunk_rows_ = 0;       // ChunkFacts::rows: a measurement launch's rows are span_ x these
   long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
   long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
   double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
@@ -321,6 +361,11 @@ class ChunkTuner {
   // Measurement proposals not reported yet, oldest first.
   std::vector<std::pair<Variant, LaunchConfig>> unreported_;
   void forget_unreported(Variant v, const LaunchConfig& c);
+  // One raced variant's screen verdict: its slice of `rows` rows took
+  // `raced_ms`; the reference's kernel runs at `ref_ms_per_row`, its launch
+  // pays `fixed_ms`. Returns the verdict's ratio.
+  double judge_screen(Variant v, const LaunchConfig& c, double share, double raced_ms, int64_t rows, double fixed_ms,
+                      double ref_ms_per_row, double ref_best);
   // The screen verdict's abandon threshold for a screen on `share` of a chunk.
   double screen_abandon_factor(double share) const;
   // The share of a chunk a raced variant's screen runs on, from the rules'

@@ -20,14 +20,14 @@
 // (r - f/n) per row plus f per launch; exploiting chunks join (up to 4 chunks
 // per launch after a first launch alone, as GpuRun does) and pay f once, the
 // best fixed choice likewise; a race screen (--race-slice, the engine's
-// default kDefaultRaceSlice) runs three launches over its chunk, raced slice,
-// reference slice and reference rest. --launch-fixed-us 0 --race-slice 0
+// default kDefaultRaceSlice) runs a launch per raced slice and the
+// reference's rest over its chunk (--joint-screens). --launch-fixed-us 0 --race-slice 0
 // --cold-search-windows -1 is the model of sessions 5-6 (every chunk its
 // recorded time, no screens, a cold query searching every chunk).
 //
 // usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
 //          [--race-slice S] [--cold-search-windows W] [--cold-exploit-run N]
-//          [--prior-sized-screens 0|1] [--measure-chunks N] [--explain-first]
+//          [--prior-sized-screens 0|1] [--measure-chunks N] [--joint-screens 0|1] [--explain-first]
 // --cold-exploit-run 0 --prior-sized-screens 0 --measure-chunks 1 is the model of session 7
 // (a cold query searching every chunk, every raced variant screened on the
 // same slice). --measure-chunks N (default the engine's
@@ -36,7 +36,11 @@
 // the N chunks' recorded times) - (N-1)/N x f per row; --measure-chunks 1
 // --launch-fixed-us 30 is the model of session 8. The H100's live figure at
 // 2^16 groups is ~55 us per launch (0.018 vs 0.0147 ns/row, single vs
-// joined, 02:36): --launch-fixed-us 55 charges it.
+// joined, 02:36): --launch-fixed-us 55 charges it. --joint-screens 1 (the
+// engine's default since session 9): every raced variant still to be
+// screened runs on its own slice of one chunk, the reference on the rest,
+// with no slice of its own; 0: one screen per chunk with a reference slice
+// (session 8).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -140,7 +144,12 @@ int main(int argc, char** argv) {
   bool prior_sized_screens = true;
   bool explain_first = false;  // --explain-first: print each cold query's EXPLAIN line
   int measure_chunks = tg::kDefaultMeasureChunks;
+  bool joint_screens = true;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--joint-screens") == 0 && i + 1 < argc) {
+      joint_screens = std::atoi(argv[++i]) != 0;
+      continue;
+    }
     if (std::strcmp(argv[i], "--explain-first") == 0) {
       explain_first = true;
       continue;
@@ -201,10 +210,10 @@ int main(int argc, char** argv) {
   }
   std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state; "
               "launch fixed part %.1f us, race slice %.3f, cold search windows %d, cold exploit run %d, prior-sized screens %d, "
-              "measure chunks %d\n\n",
+              "measure chunks %d, joint screens %d\n\n",
               spaces.metadata.count("source") ? spaces.metadata.at("source").c_str() : input.c_str(), chunks,
               static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows, cold_exploit_run, prior_sized_screens ? 1 : 0,
-              measure_chunks);
+              measure_chunks, joint_screens ? 1 : 0);
   // The fixed part per launch in the recorded unit (seconds per row of a whole chunk).
   const double phi = fixed_us * 1e-6 / static_cast<double>(chunk_rows);
   constexpr int kJoinMax = 4;  // GpuRun: kJoinedLaunchRows / 2^24-row chunks
@@ -257,6 +266,7 @@ int main(int argc, char** argv) {
       input.cold_exploit_run = cold_exploit_run;
       input.prior_sized_screens = prior_sized_screens;
       input.measure_chunks = measure_chunks;
+      input.joint_screens = joint_screens;
       input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);
@@ -303,19 +313,30 @@ int main(int argc, char** argv) {
         if (choice.screen_share > 0) {
           const double rr = time_of(choice.reference_variant, choice.reference_config.launch);
           const double n = static_cast<double>(chunk_rows);
-          const double s = std::floor(n * choice.screen_share);
           // Launch times in ms: kernel per row (recorded per-row time less the
           // fixed part's share) times rows, plus the fixed part.
           const auto launch_ms = [&](double per_row, double rows) {
             return (std::max(per_row - phi, 0.0) * rows + phi * n) * 1e3;
           };
           tg::ScreenTimes st;
+          const double s = std::floor(n * choice.screen_share);
           st.slice_rows = static_cast<int64_t>(s);
-          st.rest_rows = static_cast<int64_t>(n - 2 * s);
           st.raced_ms = launch_ms(t, s);
-          st.reference_ms = launch_ms(rr, s);
-          st.rest_ms = launch_ms(rr, n - 2 * s);
-          total += (st.raced_ms + st.reference_ms + st.rest_ms) / 1e3 / n;
+          double used = s, ms = st.raced_ms;
+          for (const auto& a : choice.also_screened) {  // a joint screen's further slices
+            const double rows = std::floor(n * a.share);
+            st.also.push_back({launch_ms(time_of(a.variant, a.config.launch), rows), static_cast<int64_t>(rows)});
+            used += rows;
+            ms += st.also.back().ms;
+          }
+          if (!joint_screens) {  // session 8: a reference slice beside the raced one
+            st.reference_ms = launch_ms(rr, s);
+            used += s;
+            ms += st.reference_ms;
+          }
+          st.rest_rows = static_cast<int64_t>(n - used);
+          st.rest_ms = launch_ms(rr, n - used);
+          total += (ms + st.rest_ms) / 1e3 / n;
           tuner.report_screen(choice, st);
           join_run = 0;
           continue;

@@ -4,6 +4,12 @@
 // three launches), judged with the reference's fixed launch part removed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "gpu/tuner_bridge.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
@@ -12,9 +18,12 @@ namespace {
 
 using testing::h100_like;
 
+// One raced variant per screen chunk, with a reference slice beside it (the
+// session-8 screen): the verdicts below; joint screens at the end.
 ChunkTunerInput screened_query() {
   ChunkTunerInput in = testing::live_count_sum_query(5);
   in.race_slice = 0.25;
+  in.joint_screens = false;
   return in;
 }
 
@@ -250,6 +259,26 @@ TEST(ChunkTunerScreen, ASmallSliceToleratesTheSameFixedPartExcessAsAFullOne) {
   EXPECT_EQ(whole.screen_share, 0.0);  // passed: measured on whole chunks
 }
 
+TEST(ChunkTunerScreen, ASmallSliceNeverPassesASlowerVariantToWholeLaunches) {
+  // 1.3x on sort's 3.6% slice (under the full slice's 1.5): not passed on so
+  // few rows, screened again on a quarter; 0.8x (faster) passes at once.
+  {
+    ChunkTuner tuner(screened_query());
+    tuner.report_screen(screen_of(tuner, Variant::sort), small_screen(1.3 * kRefPerRow));
+    EXPECT_NEAR(tuner.last_screen_ratio(), 1.3, 0.05);
+    const TunedChoice again = tuner.next();
+    EXPECT_EQ(again.variant, Variant::sort);
+    EXPECT_DOUBLE_EQ(again.screen_share, 0.25);
+  }
+  {
+    ChunkTuner tuner(screened_query());
+    tuner.report_screen(screen_of(tuner, Variant::sort), small_screen(0.8 * kRefPerRow));
+    const TunedChoice whole = tuner.next();
+    EXPECT_EQ(whole.variant, Variant::sort);
+    EXPECT_EQ(whole.screen_share, 0.0);
+  }
+}
+
 TEST(ChunkTunerScreen, FarOffRankingFollowsTheL2) {
   // 2^24 groups: a 320 MB hash table is far beyond the H100's 50 MB L2, and
   // sort's screen is the full slice again.
@@ -268,6 +297,158 @@ TEST(ChunkTunerScreen, FarOffRankingFollowsTheL2) {
   }
   ASSERT_EQ(c.variant, Variant::sort);
   EXPECT_DOUBLE_EQ(c.screen_share, 0.25);
+}
+
+// Joint screens (ChunkTunerInput::joint_screens, the engine's default):
+// every raced variant still to be screened runs on its own slice of one
+// chunk and the reference runs the rest, with no slice of its own: its
+// kernel per row and fixed part come from its measured launch and the rest.
+constexpr double kJointFixedMs = 0.055;  // the H100's partitioned launch at 2^16 groups
+
+ChunkTunerInput joint_query(int measure_chunks) {
+  ChunkTunerInput in = testing::live_count_sum_query(5);
+  in.race_slice = 0.25;
+  in.measure_chunks = measure_chunks;
+  return in;
+}
+
+// Measures partitioned (kRefPerRow kernel, kJointFixedMs per launch) until
+// the race proposes something else; returns that proposal.
+TunedChoice after_reference(ChunkTuner& tuner) {
+  std::optional<TunedChoice> open;
+  for (int i = 0; i < 24; ++i) {
+    const TunedChoice c = tuner.next();
+    if (c.continues) {
+      const double rows = static_cast<double>(kRows) * open->span;
+      tuner.report(*open, (launch_ms(kRefPerRow, static_cast<int64_t>(rows), kJointFixedMs) * 1e-3) / rows);
+      open.reset();
+      continue;
+    }
+    if (c.variant != Variant::partitioned_hash) return c;
+    if (c.span > 1) open = c;
+    else tuner.report(c, launch_ms(kRefPerRow, kRows, kJointFixedMs) * 1e-3 / static_cast<double>(kRows));
+  }
+  ADD_FAILURE() << "the race never left partitioned";
+  return {};
+}
+
+// The joint screen's launches: each raced slice at its kernel per row with
+// its own fixed part, the reference's rest at kRefPerRow + kJointFixedMs.
+ScreenTimes joint_times(const TunedChoice& c, const std::map<Variant, std::pair<double, double>>& kernel_and_fixed) {
+  ScreenTimes t;
+  const auto slice = [&](Variant v, double share, int64_t* rows) {
+    *rows = static_cast<int64_t>(static_cast<double>(kRows) * share);
+    const auto& [k, f] = kernel_and_fixed.at(v);
+    return launch_ms(k, *rows, f);
+  };
+  t.raced_ms = slice(c.variant, c.screen_share, &t.slice_rows);
+  int64_t used = t.slice_rows;
+  for (const auto& a : c.also_screened) {
+    ScreenTimes::Slice s;
+    s.ms = slice(a.variant, a.share, &s.rows);
+    used += s.rows;
+    t.also.push_back(s);
+  }
+  t.rest_rows = kRows - used;
+  t.rest_ms = launch_ms(kRefPerRow, t.rest_rows, kJointFixedMs);
+  return t;
+}
+
+TEST(ChunkTunerScreen, AJointScreenTakesEveryRacedVariantIntoOneChunk) {
+  for (int measure : {1, 2}) {
+    ChunkTuner tuner(joint_query(measure));
+    const TunedChoice c = after_reference(tuner);
+    EXPECT_EQ(c.variant, Variant::global_hash);
+    EXPECT_DOUBLE_EQ(c.screen_share, 0.25);
+    EXPECT_EQ(c.reference_variant, Variant::partitioned_hash);
+    ASSERT_EQ(c.also_screened.size(), 1u) << "measure " << measure;
+    EXPECT_EQ(c.also_screened[0].variant, Variant::sort);
+    EXPECT_NEAR(c.also_screened[0].share, kSortShare, 1e-12);  // its prior-sized slice, as alone
+    EXPECT_EQ(c.span, 1);
+    EXPECT_EQ(tuner.unreported(), 2u);  // both raced proposals outstanding
+    EXPECT_TRUE(tuner.awaits_reports());
+  }
+}
+
+TEST(ChunkTunerScreen, AJointScreenJudgesEachSliceAgainstTheReferencesMeasuredLaunch) {
+  // Global 1.65x the reference's kernel, sort 8x, both with the reference's
+  // fixed part: both out, each ratio the kernels' ratio within a few
+  // percent (the reference's fixed part recovered from its measured launch
+  // and the rest, not from a slice of its own; on a quarter chunk the raw
+  // ratio of global's slice to the reference's is ~1.4).
+  for (int measure : {1, 2}) {
+    ChunkTuner tuner(joint_query(measure));
+    const TunedChoice c = after_reference(tuner);
+    ASSERT_EQ(c.also_screened.size(), 1u);
+    const ScreenTimes t = joint_times(c, {{Variant::global_hash, {1.65 * kRefPerRow, kJointFixedMs}},
+                                          {Variant::sort, {8 * kRefPerRow, kJointFixedMs}}});
+    tuner.report_screen(c, t);
+    EXPECT_NEAR(tuner.last_screen_ratio(), 8, 0.25) << "measure " << measure;  // the last slice judged: sort's
+    EXPECT_FALSE(tuner.awaits_reports());
+    const TunedChoice next = tuner.next();
+    EXPECT_EQ(next.variant, Variant::partitioned_hash) << "measure " << measure;
+    const std::string e = tuner.explain();
+    EXPECT_NE(e.find("global 0.0"), std::string::npos) << e;
+    EXPECT_NE(e.find("screened out on a slice (25.0% of a chunk)"), std::string::npos) << e;
+    EXPECT_NE(e.find("screened out on a slice (3.6% of a chunk)"), std::string::npos) << e;
+    // Global's recorded estimate: between 1.5x and 1.8x the reference's best
+    // (its smaller fixed part counts as the reference's, as with a slice).
+    std::map<std::string, double> per_row;
+    for (const auto& r : tuner.records()) per_row[r.variant] = r.seconds_per_row;
+    ASSERT_TRUE(per_row.count("global") && per_row.count("partitioned"));
+    EXPECT_GT(per_row["global"] / per_row["partitioned"], 1.45) << "measure " << measure;
+    EXPECT_LT(per_row["global"] / per_row["partitioned"], 1.8) << "measure " << measure;
+  }
+}
+
+TEST(ChunkTunerScreen, AJointScreenPassesAFasterVariantAndDefersAnUndecidedOne) {
+  // Global 0.8x (passes: measured on whole launches next); sort 3x on its
+  // 3.6% slice (over 1.5, under that slice's 4.5: undecided, screened again
+  // on a quarter).
+  ChunkTuner tuner(joint_query(2));
+  const TunedChoice c = after_reference(tuner);
+  ASSERT_EQ(c.also_screened.size(), 1u);
+  tuner.report_screen(c, joint_times(c, {{Variant::global_hash, {0.8 * kRefPerRow, 0.045}},
+                                         {Variant::sort, {3 * kRefPerRow, kJointFixedMs}}}));
+  EXPECT_NEAR(tuner.last_screen_ratio(), 3, 0.15);
+  const TunedChoice whole = tuner.next();
+  EXPECT_EQ(whole.variant, Variant::global_hash);
+  EXPECT_EQ(whole.screen_share, 0.0);
+  EXPECT_EQ(whole.span, 2);  // a measurement in the query's unit
+  const std::string e = tuner.explain();
+  EXPECT_EQ(e.find("screened out"), std::string::npos) << e;
+}
+
+TEST(ChunkTunerScreen, AJointScreenKeepsItsSlicesWithinThreeQuartersOfTheChunk) {
+  // 2^24 groups (no prior: every raced variant on the race slice) with a
+  // race slice of 0.4: global and sort would take 80% of the chunk, so sort
+  // waits for a screen of its own.
+  ChunkTunerInput in = joint_query(2);
+  in.facts.estimated_groups = 1u << 24;
+  in.race_slice = 0.4;
+  ChunkTuner tuner(in);
+  const TunedChoice c = after_reference(tuner);
+  EXPECT_DOUBLE_EQ(c.screen_share, 0.4);
+  double total = c.screen_share;
+  for (const auto& a : c.also_screened) total += a.share;
+  EXPECT_LE(total, kMaxJointScreenShare);
+  EXPECT_TRUE(c.also_screened.empty()) << "a second quarter-plus slice does not fit";
+}
+
+TEST(ChunkTunerScreen, AJointScreenWithoutAReferenceTimeMeasuresEveryRacedVariant) {
+  // No rest time (a failed launch): no verdict, so each raced variant is
+  // measured on whole launches rather than judged on a guess.
+  ChunkTuner tuner(joint_query(2));
+  const TunedChoice c = after_reference(tuner);
+  ASSERT_EQ(c.also_screened.size(), 1u);
+  ScreenTimes t = joint_times(c, {{Variant::global_hash, {3 * kRefPerRow, kJointFixedMs}},
+                                  {Variant::sort, {8 * kRefPerRow, kJointFixedMs}}});
+  t.rest_ms = 0;
+  tuner.report_screen(c, t);
+  EXPECT_EQ(tuner.unreported(), 0u);
+  const TunedChoice next = tuner.next();
+  EXPECT_EQ(next.variant, Variant::global_hash);
+  EXPECT_EQ(next.screen_share, 0.0);
 }
 
 }  // namespace

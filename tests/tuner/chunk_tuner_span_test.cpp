@@ -6,6 +6,7 @@
 // chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -230,6 +231,8 @@ struct ColdQuery {
   int launches = 0;
   int configurations = 0;
   int waits = 0;
+  std::string trace;  // one letter per chunk's proposal (S: a screen and its variants), '|' per wait
+  std::string explain;
 };
 double live_like(Variant v, const LaunchConfig& c) {
   if (v == Variant::global_hash) return 1.6 * kPerRow;
@@ -237,21 +240,40 @@ double live_like(Variant v, const LaunchConfig& c) {
   const double dx = std::log2(c.threads_per_block) - std::log2(256.0), dy = std::log2(c.blocks_per_sm) - std::log2(8.0);
   return kPerRow * (1 + 0.01 * (dx * dx + dy * dy));
 }
-ScreenTimes screen_times(const TunedChoice& c) {
-  constexpr int64_t kRows = int64_t{1} << 24;
-  constexpr double kFixedMs = 0.055;
+// A launch of `rows` rows: kernel per row plus the fixed part (the H100's
+// ~55 us at 2^16 groups), in ms.
+constexpr int64_t kChunkRows = int64_t{1} << 24;
+constexpr double kFixedMs = 0.055;
+double launch_ms(Variant v, const LaunchConfig& c, double rows) { return live_like(v, c) * rows * 1e3 + kFixedMs; }
+// A screen's launches: the raced slices, then (`reference_slice`, the
+// session-8 screen) a reference slice, and the reference's rest.
+ScreenTimes screen_times(const TunedChoice& c, bool reference_slice) {
   ScreenTimes t;
-  t.slice_rows = static_cast<int64_t>(static_cast<double>(kRows) * c.screen_share);
-  t.rest_rows = kRows - 2 * t.slice_rows;
-  t.raced_ms = live_like(c.variant, c.config.launch) * static_cast<double>(t.slice_rows) * 1e3 + kFixedMs;
-  t.reference_ms = live_like(c.reference_variant, c.reference_config.launch) * static_cast<double>(t.slice_rows) * 1e3 + kFixedMs;
-  t.rest_ms = live_like(c.reference_variant, c.reference_config.launch) * static_cast<double>(t.rest_rows) * 1e3 + kFixedMs;
+  t.slice_rows = static_cast<int64_t>(static_cast<double>(kChunkRows) * c.screen_share);
+  t.raced_ms = launch_ms(c.variant, c.config.launch, static_cast<double>(t.slice_rows));
+  int64_t used = t.slice_rows;
+  for (const auto& a : c.also_screened) {
+    const auto rows = static_cast<int64_t>(static_cast<double>(kChunkRows) * a.share);
+    t.also.push_back({launch_ms(a.variant, a.config.launch, static_cast<double>(rows)), rows});
+    used += rows;
+  }
+  if (reference_slice) {
+    t.reference_ms = launch_ms(c.reference_variant, c.reference_config.launch, static_cast<double>(t.slice_rows));
+    used += t.slice_rows;
+  }
+  t.rest_rows = kChunkRows - used;
+  t.rest_ms = launch_ms(c.reference_variant, c.reference_config.launch, static_cast<double>(t.rest_rows));
   return t;
 }
-ColdQuery cold_query(int measure_chunks) {
+// The cold query's 16 chunks: measurement launches of `measure_chunks`
+// chunks reported per row of their launch (fixed part included, as the
+// engine's events time them), screens of one raced variant with a reference
+// slice (joint = false, session 8) or joint ones without (joint = true).
+ColdQuery cold_query(int measure_chunks, bool joint = true) {
   ChunkTunerInput in = paired_query();
   in.measure_chunks = measure_chunks;
   in.race_slice = kDefaultRaceSlice;
+  in.joint_screens = joint;
   ChunkTuner tuner(in);
   ColdQuery out;
   struct Launch {
@@ -259,21 +281,33 @@ ColdQuery cold_query(int measure_chunks) {
     bool screen = false, report = true;
   };
   std::deque<Launch> flight;
+  const auto per_row = [&](const TunedChoice& c) {
+    const double rows = static_cast<double>(kChunkRows) * c.span;
+    return launch_ms(c.variant, c.config.launch, rows) * 1e-3 / rows;
+  };
   const auto complete_oldest = [&] {
     const Launch l = flight.front();
     flight.pop_front();
-    if (l.screen) tuner.report_screen(l.choice, screen_times(l.choice));
-    else if (l.report) tuner.report(l.choice, live_like(l.choice.variant, l.choice.config.launch));
+    if (l.screen) tuner.report_screen(l.choice, screen_times(l.choice, !joint));
+    else if (l.report) tuner.report(l.choice, per_row(l.choice));
   };
   std::optional<TunedChoice> open, joined;
   int open_chunks = 0, joined_chunks = 0;
   for (int i = 0; i < 16; ++i) {
     if (tuner.awaits_reports()) {
       ++out.waits;
+      out.trace += '|';
       while (!flight.empty() && tuner.awaits_reports()) complete_oldest();
     }
     const TunedChoice c = tuner.next();
     const bool exploit = tuner.exploiting();
+    const auto letter = [](Variant v) { return v == Variant::partitioned_hash ? "p" : v == Variant::global_hash ? "g" : "s"; };
+    if (c.screen_share > 0) {
+      out.trace += std::string("S") + letter(c.variant);
+      for (const auto& a : c.also_screened) out.trace += letter(a.variant);
+    } else {
+      out.trace += c.variant == Variant::partitioned_hash ? (exploit ? "e" : c.continues ? "+" : "p") : letter(c.variant);
+    }
     if (joined && !(exploit && c.config.launch == joined->config.launch && joined_chunks < 4)) {
       flight.push_back({*joined, false, false});  // a joined launch is shown, not reported
       ++out.launches;
@@ -290,7 +324,7 @@ ColdQuery cold_query(int measure_chunks) {
       open_chunks = 1;
     } else if (c.screen_share > 0) {
       flight.push_back({c, true});
-      out.launches += 3;
+      out.launches += 1 + static_cast<int>(c.also_screened.size()) + (joint ? 1 : 2);
     } else if (exploit) {
       if (!joined) joined_chunks = 0;
       joined = c;
@@ -305,24 +339,48 @@ ColdQuery cold_query(int measure_chunks) {
   while (!flight.empty()) complete_oldest();
   for (const auto& r : tuner.records())
     if (r.variant == "partitioned") out.configurations = static_cast<int>(nlohmann::json::parse(r.search_state)["measured"].size());
+  out.explain = tuner.explain();
   return out;
 }
 
 TEST(ChunkTunerSpan, AColdQuerysSearchOnJoinedLaunchesTakesFewerLaunchesAndStillSearches) {
   // The H100's cold first query at 2^16 groups ran 20 launches for 16
-  // chunks, 0 joined (02:36): measured in pairs it makes about a third
-  // fewer, each sparing a launch's fixed part, and still leaves the rule
-  // configuration.
-  const ColdQuery single = cold_query(1);
-  const ColdQuery paired = cold_query(2);
+  // chunks, 0 joined (02:36), with single-chunk measurements and one screen
+  // (three launches) per raced variant: measured in pairs it makes about a
+  // third fewer (13 on the H100 at 04:12), each sparing a launch's fixed
+  // part, and still leaves the rule configuration.
+  const ColdQuery single = cold_query(1, /*joint=*/false);
+  const ColdQuery paired = cold_query(2, /*joint=*/false);
   EXPECT_GE(single.launches, 19);
   EXPECT_LE(paired.launches, 14);
   EXPECT_GE(paired.configurations, 2);
   EXPECT_GE(paired.configurations, single.configurations - 1);
   EXPECT_LE(paired.waits, single.waits);
-  std::printf("cold 16-chunk query: single chunks %d launches, %d configurations, %d waits; pairs %d launches, %d "
-              "configurations, %d waits\n",
+  std::printf("cold 16-chunk query, separate screens: single chunks %d launches, %d configurations, %d waits; pairs %d "
+              "launches, %d configurations, %d waits\n",
               single.launches, single.configurations, single.waits, paired.launches, paired.configurations, paired.waits);
+  std::printf("single %s\npaired %s\n", single.trace.c_str(), paired.trace.c_str());
+}
+
+TEST(ChunkTunerSpan, AJointScreenTakesBothRacedVariantsInOneChunkWithoutAReferenceSlice) {
+  // The same cold query with both raced variants (global 1.6x, sort 8x) on
+  // their slices of one chunk and the reference's time from its measured
+  // pairs: one screen chunk (3 launches, one wait) where two took 6 launches
+  // and two waits, both still screened out, and the freed chunk searches.
+  const ColdQuery separate = cold_query(2, /*joint=*/false);
+  const ColdQuery joint = cold_query(2, /*joint=*/true);
+  EXPECT_EQ(std::count(joint.trace.begin(), joint.trace.end(), 'S'), 1) << joint.trace;
+  EXPECT_NE(joint.trace.find("Sgs"), std::string::npos) << joint.trace;
+  EXPECT_LE(joint.launches, separate.launches - 3);
+  EXPECT_LE(joint.waits, separate.waits - 1);
+  EXPECT_GE(joint.configurations, separate.configurations);
+  EXPECT_NE(joint.explain.find("screened out on a slice (25.0% of a chunk)"), std::string::npos) << joint.explain;
+  EXPECT_NE(joint.explain.find("screened out on a slice (3.6% of a chunk)"), std::string::npos) << joint.explain;
+  EXPECT_EQ(joint.explain.find("variant=partitioned"), joint.explain.find("variant="));
+  std::printf("cold 16-chunk query in pairs: separate screens %d launches, %d configurations, %d waits (%s); joint %d "
+              "launches, %d configurations, %d waits (%s)\n",
+              separate.launches, separate.configurations, separate.waits, separate.trace.c_str(), joint.launches,
+              joint.configurations, joint.waits, joint.trace.c_str());
 }
 
 }  // namespace
