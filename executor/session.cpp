@@ -252,7 +252,15 @@ Session::Session(Database* database, TableProvider* tables, const protocol::Sess
 
 std::optional<uint64_t> Session::statement_timeout_ms() const { return settings_.milliseconds("statement_timeout"); }
 
-Session::~Session() = default;
+Session::~Session() {
+  // The shapes of the analyses this session made but had no use for yet go
+  // to the process's shared ones (a client that connects per statement gets
+  // them in its next connection). Best effort: nothing may escape here.
+  try {
+    if (!pending_shapes_.empty() && plan_reuse()) make_pending_shapes();
+  } catch (...) {
+  }
+}
 
 PlanContext Session::make_plan_context(std::vector<uint32_t>* parameter_types) {
   PlanContext pc;
@@ -721,7 +729,7 @@ ResultSet Session::run_cursor_statement(const std::string& kind, const json& bod
 
 void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
   auto statements = find_parsed(sql);
-  if (!statements && (!shapes_.empty() || !pending_shapes_.empty()) && plan_reuse()) {
+  if (!statements && (!shapes_.empty() || !pending_shapes_.empty() || shared_shapes_exist()) && plan_reuse()) {
     // A text this process never parsed that differs from one this session
     // analyzed only in literal values: no parse, no analysis.
     if (auto shaped = analysis_by_shape(sql)) {
@@ -791,6 +799,16 @@ void Session::make_pending_shapes() {
 void Session::make_shape(const std::shared_ptr<const Analyzed>& analyzed) {
   auto shape = shape_of(analyzed->sql);
   if (!shape) return;
+  // A shared analysis (or a re-planned one) whose template another session
+  // made already: the same plan, so the same slots; no walk of the tree.
+  const std::string shared_key = planning_settings() + '\0' + shape->key;
+  if (auto found = find_shared_shape(shared_key); found && found->analyzed->select == analyzed->select) {
+    ShapeTemplate t = *found;
+    t.analyzed = analyzed;
+    if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
+    shapes_.insert_or_assign(std::move(shape->key), std::move(t));
+    return;
+  }
   const auto slots = shape_slots(*shape, analyzed->body(), *analyzed->select);
   if (slots.empty()) return;
   ShapeTemplate t;
@@ -800,17 +818,34 @@ void Session::make_shape(const std::shared_ptr<const Analyzed>& analyzed) {
     t.slots.emplace_back(slots[i].location, slots[i].negated);
   }
   if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
+  share_shape(shared_key, std::make_shared<const ShapeTemplate>(t));
   shapes_.insert_or_assign(std::move(shape->key), std::move(t));
+}
+
+const Session::ShapeTemplate* Session::shape_template(const std::string& key) {
+  if (auto it = shapes_.find(key); it != shapes_.end()) return &it->second;
+  if (!shared_shapes_exist()) return nullptr;
+  auto found = find_shared_shape(planning_settings() + '\0' + key);
+  if (!found) return nullptr;
+  // This session's generation and epoch, as a shared analysis taken (analyze_shared).
+  auto mine = std::make_shared<Analyzed>(*found->analyzed);
+  mine->settings_generation = settings_.generation();
+  mine->planned_at = epoch_;
+  if (!reads_current_table(*mine)) return nullptr;
+  ShapeTemplate t = *found;
+  t.analyzed = std::move(mine);
+  if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
+  return &shapes_.insert_or_assign(key, std::move(t)).first->second;
 }
 
 std::shared_ptr<const Session::Analyzed> Session::analysis_by_shape(std::string_view sql) {
   make_pending_shapes();
-  if (shapes_.empty()) return nullptr;
+  if (shapes_.empty() && !shared_shapes_exist()) return nullptr;
   auto shape = shape_of(sql);
   if (!shape) return nullptr;
-  auto it = shapes_.find(shape->key);
-  if (it == shapes_.end()) return nullptr;
-  const ShapeTemplate& t = it->second;
+  const ShapeTemplate* found = shape_template(shape->key);
+  if (found == nullptr) return nullptr;
+  const ShapeTemplate& t = *found;
   if (t.values.size() != shape->literals.size()) return nullptr;
   std::vector<std::pair<int, int64_t>> values;
   for (size_t i = 0; i < t.values.size(); ++i) {
@@ -824,7 +859,7 @@ std::shared_ptr<const Session::Analyzed> Session::analysis_by_shape(std::string_
   }
   // Current as an analysis of the template's own text would be.
   if (!reads_current_table(*t.analyzed)) {
-    shapes_.erase(it);
+    shapes_.erase(shape->key);
     return nullptr;
   }
   auto plan = plan_with_literals(*t.analyzed->select, values);
@@ -844,10 +879,10 @@ std::shared_ptr<const Session::Analyzed> Session::analysis_by_shape(std::string_
 }
 
 bool Session::has_shape(std::string_view sql) {
-  if ((shapes_.empty() && pending_shapes_.empty()) || !plan_reuse()) return false;
+  if ((shapes_.empty() && pending_shapes_.empty() && !shared_shapes_exist()) || !plan_reuse()) return false;
   make_pending_shapes();
   auto shape = shape_of(sql);
-  return shape && shapes_.contains(shape->key);
+  return shape && shape_template(shape->key) != nullptr;
 }
 
 uint64_t shape_analyses() { return shaped_analyses.load(std::memory_order_relaxed); }

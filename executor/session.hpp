@@ -73,6 +73,13 @@ class Session final : public protocol::QueryHandler {
     const nlohmann::json& node() const { return statement.node(); }
     const nlohmann::json& body() const { return statement.body(); }
   };
+  // An analysis of a SELECT over one table as the template of its text's
+  // shape (statement_shape.hpp): which literals may take other values.
+  struct ShapeTemplate {
+    std::shared_ptr<const Analyzed> analyzed;
+    std::vector<int64_t> values;              // per literal, as written in its text
+    std::vector<std::pair<int, bool>> slots;  // per literal: literal_location (-1: fixed), negated
+  };
   // Runs one analyzed statement with parameters; returns its result (rows or a tag).
   ResultSet execute(const Analyzed& statement, const std::vector<Value>& parameters,
                     protocol::ResultWriter& out);
@@ -91,6 +98,9 @@ class Session final : public protocol::QueryHandler {
   // literals may take other values (statement_shape.hpp): then it names the
   // same relations as that text. For texts the parse cache does not hold.
   bool has_shape(std::string_view sql);
+  // Makes the analyses remember_shape kept into shape templates (this
+  // session's and the process's shared ones).
+  void make_pending_shapes();
   Settings& settings() { return settings_; }
   // SET tally.early_rows (stream_rows).
   bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
@@ -135,7 +145,6 @@ class Session final : public protocol::QueryHandler {
   // Keeps a new analysis of a SELECT over one table as the template of its
   // text's shape, when some of its literals may take other values.
   void remember_shape(const std::shared_ptr<const Analyzed>& analyzed);
-  void make_pending_shapes();
   void make_shape(const std::shared_ptr<const Analyzed>& analyzed);
 
   Database* database_;
@@ -167,15 +176,12 @@ class Session final : public protocol::QueryHandler {
   // The cached analysis analyze_shared found current in epoch validated_at_.
   const Analyzed* validated_ = nullptr;
   uint64_t validated_at_ = 0;
-  // Analyses of SELECTs over one table by the shape of their text
-  // (TextShape::key), with which literals may take other values.
-  struct ShapeTemplate {
-    std::shared_ptr<const Analyzed> analyzed;
-    std::vector<int64_t> values;                   // per literal, as written in its text
-    std::vector<std::pair<int, bool>> slots;       // per literal: literal_location (-1: fixed), negated
-  };
   std::unordered_map<std::string, ShapeTemplate> shapes_;
   std::vector<std::shared_ptr<const Analyzed>> pending_shapes_;  // remember_shape's, not yet templates
+  // The ShapeTemplate of a text's shape: this session's, or one another
+  // session shared (made current here); null when there is none.
+  const ShapeTemplate* shape_template(const std::string& key);
+
   std::string planning_settings_;
   bool plan_reuse_ = true;  // SET tally.plan_reuse, read with planning_settings_
   uint64_t planning_settings_at_ = UINT64_MAX;  // Settings::generation() of planning_settings_

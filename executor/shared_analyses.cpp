@@ -122,12 +122,48 @@ class SharedAnalyses {
   void clear() {
     std::lock_guard lock(mutex_);
     entries_.clear();
+    shapes_.clear();
+    shapes_exist_ = false;
     ++version_;
   }
+
+  void share_shape(const std::string& key, std::shared_ptr<const Session::ShapeTemplate> shape) {
+    std::lock_guard lock(mutex_);
+    if (shapes_.size() >= kMaxSharedAnalyses && !shapes_.contains(key)) shapes_.clear();
+    shapes_.insert_or_assign(key, std::move(shape));
+    shapes_exist_ = true;
+  }
+
+  std::shared_ptr<const Session::ShapeTemplate> find_shape(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = shapes_.find(key);
+    return it == shapes_.end() ? nullptr : it->second;
+  }
+
+  // The shapes, to check without holding the lock.
+  std::vector<std::pair<std::string, std::shared_ptr<const Session::ShapeTemplate>>> shapes() {
+    std::lock_guard lock(mutex_);
+    return {shapes_.begin(), shapes_.end()};
+  }
+
+  void release_shape(const std::string& key, const Session::ShapeTemplate* shape) {
+    std::shared_ptr<const Session::ShapeTemplate> doomed;  // freed after the lock
+    std::lock_guard lock(mutex_);
+    auto it = shapes_.find(key);
+    if (it != shapes_.end() && it->second.get() == shape) {
+      doomed = std::move(it->second);
+      shapes_.erase(it);
+    }
+    shapes_exist_ = !shapes_.empty();
+  }
+
+  bool shapes_exist() const { return shapes_exist_.load(std::memory_order_relaxed); }
 
  private:
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, std::shared_ptr<const Session::ShapeTemplate>> shapes_;
+  std::atomic<bool> shapes_exist_{false};
   uint64_t clock_ = 0;
   uint64_t version_ = 0;
 };
@@ -171,13 +207,28 @@ uint64_t shared_analysis_reuses() { return reuses.load(std::memory_order_relaxed
 
 void clear_shared_analyses() { shared().clear(); }
 
+void share_shape(const std::string& key, std::shared_ptr<const Session::ShapeTemplate> shape) {
+  shared().share_shape(key, std::move(shape));
+}
+
+std::shared_ptr<const Session::ShapeTemplate> find_shared_shape(const std::string& key) {
+  return shared().find_shape(key);
+}
+
+bool shared_shapes_exist() { return shared().shapes_exist(); }
+
 void release_stale_shared_analyses(Database& database) {
+  const auto current = [&](const Session::Analyzed& analyzed) {
+    const auto& table = analyzed.select ? select_table(*analyzed.select) : nullptr;
+    if (!table) return true;
+    const auto now = database.tables().find_table("", table->name());
+    return now && now->version() == table->version();
+  };
   for (const auto& [key, analyzed] : shared().analyses()) {
-    const auto& table = analyzed->select ? select_table(*analyzed->select) : nullptr;
-    if (!table) continue;
-    const auto current = database.tables().find_table("", table->name());
-    if (current && current->version() == table->version()) continue;
-    shared().release(key, analyzed.get());
+    if (!current(*analyzed)) shared().release(key, analyzed.get());
+  }
+  for (const auto& [key, shape] : shared().shapes()) {
+    if (!current(*shape->analyzed)) shared().release_shape(key, shape.get());
   }
 }
 
@@ -205,6 +256,7 @@ ReplanOutcome replan_statement_history(Database& database, const std::vector<His
         ++outcome.failed;
         continue;
       }
+      session.make_pending_shapes();  // its shape too, for texts that differ in a literal
       ++outcome.planned;
     } catch (const std::exception&) {
       ++outcome.failed;  // the table is gone or changed shape: the statement leaves the history

@@ -80,6 +80,16 @@ void count_shared_analysis_reuse();
 void share_analysis(const std::string& key, const std::string& settings, std::string_view sql,
                     std::shared_ptr<const Session::Analyzed> analyzed, uint64_t uses = 0);
 
+// Shape templates shared by sessions (statement_shape.hpp), by planning
+// settings, a NUL, and the shape key. A session without a template for a
+// text's shape takes it from here (and checks its analysis as any shared
+// analysis). Bounded by kMaxSharedAnalyses (on overflow they start over);
+// released with stale analyses.
+void share_shape(const std::string& key, std::shared_ptr<const Session::ShapeTemplate> shape);
+std::shared_ptr<const Session::ShapeTemplate> find_shared_shape(const std::string& key);
+// Whether any shape is shared (one relaxed load: the session's test before it lexes a text).
+bool shared_shapes_exist();
+
 // At most this many shared analyses (and history statements): each may hold
 // a table snapshot, and a restarted tallyd plans them all again.
 constexpr size_t kMaxSharedAnalyses = 64;

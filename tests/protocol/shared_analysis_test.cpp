@@ -145,9 +145,11 @@ namespace {
 class ShapedText : public ::testing::Test {
  protected:
   void SetUp() override {
+    executor::clear_shared_analyses();
     h.run(queries({"CREATE TABLE s (g int4, v int4, w int8, x int2)",
                    "INSERT INTO s VALUES (1, 10, 100, 1), (2, 200, -5, 2), (1, 5, 7, 3), (3, -7, 0, 4), (2, -1, 9, 5)"}));
   }
+  void TearDown() override { executor::clear_shared_analyses(); }
   // Runs `texts` on one connection; returns their rows and how many were shaped.
   std::pair<Values, uint64_t> run(std::initializer_list<std::string> texts) {
     const uint64_t before = executor::shape_analyses();
@@ -238,6 +240,22 @@ TEST_F(ShapedText, AnswersAreThoseOfAFreshAnalysis) {
   EXPECT_GE(with.size(), texts.size());
   // Per kind of text: -6 after -100, and 6 and 2147483647 after 0 (a '-' is part of a shape).
   EXPECT_EQ(shaped, 9u);
+}
+
+TEST_F(ShapedText, ANewConnectionTakesAnotherConnectionsShape) {
+  // Texts no other test sends (the parse cache is the process's).
+  run({"SELECT count(*), 'a' FROM s WHERE v > 0"});
+  const auto [rows, shaped] = run({"SELECT count(*), 'a' FROM s WHERE v > 6"});
+  EXPECT_EQ(rows, (Values{"2|a"}));
+  EXPECT_EQ(shaped, 1u);
+  // Other planning settings: its own analysis.
+  const auto [other, other_shaped] = run({"SET extra_float_digits = 3", "SELECT count(*), 'a' FROM s WHERE v > 7"});
+  EXPECT_EQ(other, (Values{"2|a"}));
+  EXPECT_EQ(other_shaped, 0u);
+  // A changed table: its own analysis.
+  const auto [changed, changed_shaped] = run({"INSERT INTO s VALUES (5, 300, 1, 1)", "SELECT count(*), 'a' FROM s WHERE v > 8"});
+  EXPECT_EQ(changed, (Values{"3|a"}));
+  EXPECT_EQ(changed_shaped, 0u);
 }
 
 TEST(StatementShape, LexesOnlyWhatItFollows) {
