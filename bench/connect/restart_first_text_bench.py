@@ -58,7 +58,8 @@ def start(binary, port, data_dir, log_path, debug):
         if proc.poll() is not None:
             break
         time.sleep(0.05)
-    sys.exit(f"tallyd did not start, see {log_path}")
+    with open(log_path) as f:
+        sys.exit(f"tallyd did not start:\n{f.read()[-2000:]}")
 
 
 def stop(proc):
