@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/host_steps.hpp"  // blocked_waits
 
 namespace tally::gpu {
 
@@ -38,7 +39,9 @@ inline void open_held_gate() noexcept {
 
 inline void wait_event(cudaEvent_t e) {
   open_held_gate();
-  const auto until = std::chrono::steady_clock::now() + kSpinLimit;
+  const int64_t limit_us = wait_spin_limit_us();
+  const auto until = std::chrono::steady_clock::now() +
+                     (limit_us > 0 ? std::chrono::microseconds(limit_us) : std::chrono::microseconds(kSpinLimit));
   for (;;) {
     const cudaError_t q = cudaEventQuery(e);
     if (q != cudaErrorNotReady) {
@@ -48,6 +51,7 @@ inline void wait_event(cudaEvent_t e) {
     if (std::chrono::steady_clock::now() > until) break;
     std::this_thread::yield();
   }
+  ++blocked_waits();
   TALLY_CUDA_CHECK(cudaEventSynchronize(e));
 }
 

@@ -74,6 +74,7 @@ void GroupByAggregator::begin_finish() {
   require_usable();
   impl_->begin_finish();
 }
+void GroupByAggregator::prepare_result() { impl_->prepare_result(); }
 uint64_t GroupByAggregator::group_count() { return impl_->group_count(); }
 void GroupByAggregator::reset() { impl_->reset(); }
 void GroupByAggregator::finish_device() { impl_->finish_device(); }

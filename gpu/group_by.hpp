@@ -74,6 +74,12 @@ class GroupByAggregator {
   // while the caller still does host work; finish() then only waits and
   // checks. Enqueues nothing otherwise. A consume() after it undoes it.
   void begin_finish();
+  // Optional, after begin_finish() and before finish(), while the caller
+  // waits for the GPU anyway: allocates the result's arrays at the size
+  // begin_finish() copies back and touches their pages, so that finish()
+  // takes no page fault (~0.5 ms for 2.6 MB of fresh arrays on the H100
+  // host). Does nothing when begin_finish() enqueued nothing.
+  void prepare_result();
   // Number of groups so far (synchronizes).
   uint64_t group_count();
   // Forget all groups, keep the allocations (benchmarks reuse one aggregator).

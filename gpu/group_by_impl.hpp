@@ -22,6 +22,8 @@ struct GroupByAggregator::Impl {
   // Enqueues finish()'s device work early where no host decision is needed
   // (GroupByAggregator::begin_finish).
   virtual void begin_finish() = 0;
+  // Maps the result's arrays early (GroupByAggregator::prepare_result).
+  virtual void prepare_result() = 0;
   virtual void finish_device() = 0;
   virtual uint64_t group_count() = 0;
   virtual void reset() = 0;

@@ -72,12 +72,29 @@ struct ChunkPointers {
   std::optional<KeyRange> key_range;    // when known; else measured if a variant needs it
 };
 
-// Per group, per aggregate: `value` is the count, the exact sum, the min or the
-// max (for avg: the sum); `nonnull` the number of non-NULL inputs (for count(*):
-// the rows). SQL NULL results (sum/min/max/avg of no value) have nonnull == 0.
+// Per group, per aggregate, only the arrays its partial state needs (each
+// is one the engine's partial states take as it is; at 2^16 groups a 128-bit
+// copy of a count was 1 MB the host built and threw away): `nonnull` is the
+// number of non-NULL inputs (for count(*): the rows), which is also the
+// value of count and count(*); `value` the exact sum of sum and avg;
+// `extreme` the min or max. SQL NULL results (sum/min/max/avg of no value)
+// have nonnull == 0. value_at() reads whichever array holds the value.
 struct AggregateValues {
-  std::vector<__int128> value;
-  std::vector<int64_t> nonnull;
+  AggOp op = AggOp::count_star;
+  std::vector<__int128> value;    // sum, avg
+  std::vector<int64_t> extreme;   // min, max
+  std::vector<int64_t> nonnull;   // every aggregate
+  __int128 value_at(size_t g) const {
+    switch (op) {
+      case AggOp::count_star:
+      case AggOp::count: return nonnull[g];
+      case AggOp::min:
+      case AggOp::max: return extreme[g];
+      case AggOp::sum:
+      case AggOp::avg: break;
+    }
+    return value[g];
+  }
 };
 
 struct GroupByResult {

@@ -6,6 +6,9 @@
 // HostSteps, if one is set (a GpuRun sets it around its chunk's enqueue).
 // Two clock reads per step: tens of nanoseconds against steps of microseconds.
 // Host-only header: usable from .cpp and .cu files alike.
+#include <sched.h>
+#include <sys/resource.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -82,13 +85,19 @@ class HostTimeline {
   static constexpr int kMaxMarks = 40;
   explicit HostTimeline(std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now())
       : origin_(origin) {}
-  void mark(const char* label) {
+  void mark(const char* label) { mark(label, -1, ""); }
+  // A mark with a count and its unit (page faults, a CPU number, ...),
+  // shown after the time: "keys 3690.1 (12 faults)".
+  void mark(const char* label, long count, const char* unit) {
     if (count_ >= kMaxMarks) return;
-    marks_[count_++] = Mark{label, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count()};
+    marks_[count_++] =
+        Mark{label, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count(), count, unit};
   }
   struct Mark {
     const char* label = "";
     double us = 0;
+    long count = -1;  // < 0: none
+    const char* unit = "";
   };
   int size() const { return count_; }
   const Mark& operator[](int i) const { return marks_[i]; }
@@ -113,6 +122,56 @@ inline HostTimeline*& active_host_timeline() {
 
 inline void host_mark(const char* label) {
   if (HostTimeline* t = active_host_timeline()) t->mark(label);
+}
+inline void host_mark(const char* label, long count, const char* unit) {
+  if (HostTimeline* t = active_host_timeline()) t->mark(label, count, unit);
+}
+
+// The calling thread's minor page faults and context switches so far
+// (getrusage(RUSAGE_THREAD), well under a microsecond): what a host step
+// spends besides its own instructions. A fresh array's first touch costs a
+// fault per 4 KiB page, which the kernel zeroes.
+struct ThreadUsage {
+  long minor_faults = 0;
+  long switches = 0;  // voluntary + involuntary
+};
+inline ThreadUsage thread_usage() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return {};
+  return ThreadUsage{u.ru_minflt, u.ru_nvcsw + u.ru_nivcsw};
+}
+
+// Event waits (event_wait.cuh) of the calling thread that outlasted their
+// spin and blocked: the end path shows how many the wait for the last
+// chunks took (a thread that slept may come back on a slower core).
+inline uint64_t& blocked_waits() {
+  static thread_local uint64_t n = 0;
+  return n;
+}
+
+// The calling thread's longest poll before an event wait blocks, when set
+// (0: event_wait.cuh's kSpinLimit): GpuRun's end may poll through its whole
+// wait for the last chunks (knob endspin) for an A/B of a sleeping core.
+inline int64_t& wait_spin_limit_us() {
+  static thread_local int64_t us = 0;
+  return us;
+}
+
+// The thread's effective clock in MHz, from a chain of 2,048 dependent
+// 64-bit multiplies (3 cycles each on x86-64 cores since Sandy Bridge):
+// ~2 us at 3 GHz. Shows whether a core came back from a sleep slow (a low
+// frequency state) when a host step takes longer than its bytes explain.
+inline long clock_probe_mhz() {
+  constexpr int kSteps = 2048;
+  constexpr double kCyclesPerStep = 3.0;  // imul r64 latency
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kSteps; ++i) {
+    x *= 0xBF58476D1CE4E5B9ull;
+    asm volatile("" : "+r"(x));  // keeps the chain: no closed form, no vectorizing
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  return ns > 0 ? static_cast<long>(kSteps * kCyclesPerStep / ns * 1e3) : -1;
 }
 
 // Sets the thread's active timeline for a scope (nullptr: none).

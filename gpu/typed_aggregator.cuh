@@ -70,6 +70,9 @@ constexpr uint64_t kCheckedExtractSlots = (uint64_t{1} << 15) + 2;
 // the copy is sized by the bound, not the capacity (2^20 entries of key + 2
 // lanes + NULL flag: 26 MB of pinned staging, ~1 ms over PCIe).
 constexpr uint64_t kBoundedExtractSlots = (uint64_t{1} << 20) + 2;
+// prepare_result() maps arrays for at least this many groups whatever the
+// estimate (a few pages per array: an estimate off by little costs nothing).
+constexpr uint64_t kPreparedResultFloor = 4096;
 
 // Kernel attributes and occupancy per (device, kernel, block size, shared
 // memory): the runtime answers each query in microseconds, and a query of
@@ -465,50 +468,132 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     return r;
   }
 
+  // Allocates and touches the arrays of the result begin_finish() enqueued
+  // (sized by its copy), so that finish() writes into pages already mapped:
+  // the caller calls this while it waits for the GPU anyway. A fresh array's
+  // first touch costs a page fault per 4 KiB (the kernel zeroes the page);
+  // at 2^16 groups that was most of the host's 240-950 us between the copy
+  // and the result (bench/RESULTS.md). No-op unless begin_finish() enqueued.
+  void prepare_result() override {
+    if (!prepared_finish_) return;
+    // The copy is a bound (the key range's size, up to 2^20): sparse keys
+    // may leave most of it unused, and zeroing unused megabytes would delay
+    // a short query. Capped at the estimate with a margin; a result that
+    // outgrows the arrays is built into fresh ones (exact either way).
+    const uint64_t hint = std::max<uint64_t>(options_.estimated_groups + options_.estimated_groups / 4,
+                                             detail::kPreparedResultFloor);
+    const uint64_t n = std::min(checked_copy_, hint) + checked_direct_;
+    const size_t A = spec_.aggregates.size();
+    // value-initialized: the zero fill is the first touch.
+    auto touch = [n](auto& v) {
+      if (v.size() < n) {
+        v.clear();
+        v.resize(n);
+      }
+    };
+    touch(spare_.keys);
+    touch(spare_.key_is_null);
+    spare_.aggregates.resize(A);
+    for (size_t a = 0; a < A; ++a) {
+      AggregateValues& vals = spare_.aggregates[a];
+      touch(vals.nonnull);
+      switch (spec_.aggregates[a].op) {
+        case AggOp::count_star:
+        case AggOp::count: break;
+        case AggOp::min:
+        case AggOp::max: touch(vals.extreme); break;
+        case AggOp::sum:
+        case AggOp::avg: touch(vals.value); break;
+      }
+    }
+    host_mark("result prepared", static_cast<long>(n), "groups");
+  }
+
   // The result from extracted groups in pinned memory: `ng` table groups at
   // [0, ng) and `nd` partitioned-output groups at [direct_at, direct_at + nd)
   // of each region (keys, and each lane at lanes + lane * stride); NULL flags
-  // for the table groups. Column at a time: one tight loop per aggregate and lane.
+  // for the table groups. Column at a time: one tight loop per aggregate and
+  // lane, into prepare_result()'s arrays when they are large enough. Marks
+  // each region with the thread's page faults in it (EXPLAIN ANALYZE's end path).
   GroupByResult build_result(const char* keys, const ull* lanes, const uint8_t* nulls, uint64_t stride, uint64_t ng,
-                             uint64_t direct_at, uint64_t nd) const {
+                             uint64_t direct_at, uint64_t nd) {
     const uint64_t total = ng + nd;
-    GroupByResult result;
-    // Every array is built by one assign per region, converting as it
-    // copies: no zero-fill first (at 2^16 groups a resize-then-overwrite
-    // wrote every array twice, ~1.5 MB of the host's "extracting" time).
-    const auto* key_words = reinterpret_cast<const int64_t*>(keys);
-    result.keys.reserve(total);
-    result.keys.assign(key_words, key_words + ng);
-    result.keys.insert(result.keys.end(), key_words + direct_at, key_words + direct_at + nd);
-    result.key_is_null.reserve(total);
-    result.key_is_null.assign(nulls, nulls + ng);
-    result.key_is_null.resize(total, 0);  // the partitioned output has no NULL key
-    // Lane `l` as one contiguous column of `total` values, each the lane's
-    // 64 bits read as signed and converted to T.
-    auto column = [&](int l, auto& out) {
-      const auto* v = reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride);
-      out.reserve(total);
-      out.assign(v, v + ng);
-      out.insert(out.end(), v + direct_at, v + direct_at + nd);
+    const bool timed = active_host_timeline() != nullptr;
+    ThreadUsage usage = timed ? thread_usage() : ThreadUsage{};
+    if (timed) {
+      host_mark("build on cpu", sched_getcpu(), "");
+      host_mark("clock probe", clock_probe_mhz(), "MHz");
+    }
+    const long switches_at_start = usage.switches;
+    // Marks a region with the faults taken since the last.
+    auto region = [&](const char* label) {
+      if (!timed) return;
+      const ThreadUsage now = thread_usage();
+      host_mark(label, now.minor_faults - usage.minor_faults, "faults");
+      usage = now;
     };
+    GroupByResult result = std::move(spare_);
+    spare_ = GroupByResult{};
+    // Every array is written once: a prepared one (touched while the GPU
+    // ran) is cut to size and overwritten; else reserved and assigned,
+    // converting as it copies (no zero fill first: at 2^16 groups a
+    // resize-then-overwrite wrote every array twice).
+    // Region [0, ng) then [direct_at, direct_at + nd) of `src` into `out`.
+    auto gather = [&](const auto* src, auto& out) {
+      if (out.size() >= total) {
+        out.resize(total);
+        std::copy(src, src + ng, out.data());
+        std::copy(src + direct_at, src + direct_at + nd, out.data() + ng);
+      } else {
+        out.clear();
+        out.reserve(total);
+        out.assign(src, src + ng);
+        out.insert(out.end(), src + direct_at, src + direct_at + nd);
+      }
+    };
+    gather(reinterpret_cast<const int64_t*>(keys), result.keys);
+    region("keys");
+    if (result.key_is_null.size() >= total) {
+      result.key_is_null.resize(total);
+      std::memcpy(result.key_is_null.data(), nulls, ng);
+      std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
+    } else {
+      result.key_is_null.clear();
+      result.key_is_null.reserve(total);
+      result.key_is_null.assign(nulls, nulls + ng);
+      result.key_is_null.resize(total, 0);
+    }
+    region("null flags");
+    // Lane `l` as one contiguous column of `total` values, each the lane's
+    // 64 bits read as signed and converted to the array's type.
+    auto column = [&](int l, auto& out) { gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out); };
+    static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2", "aggregate 3",
+                                                        "aggregate 4", "aggregate 5", "aggregate 6", "aggregate 7"};
+    result.aggregates.resize(spec_.aggregates.size());
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       const AggregateSpec& as = spec_.aggregates[a];
       const AggregateLanes& al = plan_.aggregates[a];
-      AggregateValues vals;
+      AggregateValues& vals = result.aggregates[a];
+      vals.op = as.op;
       column(al.nonnull_lane, vals.nonnull);
       switch (as.op) {
         case AggOp::count_star:
         case AggOp::count:
-          vals.value.assign(vals.nonnull.begin(), vals.nonnull.end());
+          // The count is `nonnull` (value_at): no other array.
+          vals.value.clear();
+          vals.extreme.clear();
           break;
         case AggOp::min:
         case AggOp::max:
-          column(al.value_lane, vals.value);
+          column(al.value_lane, vals.extreme);
+          vals.value.clear();
           break;
         case AggOp::sum:
         case AggOp::avg:
+          vals.extreme.clear();
           if (al.value_hi_lane >= 0) {
             // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
+            if (vals.value.size() < total) vals.value.clear();  // not prepared: a fresh array
             vals.value.resize(total);
             const ull* lo = lanes + static_cast<size_t>(al.value_lane) * stride;
             const ull* hi = lanes + static_cast<size_t>(al.value_hi_lane) * stride;
@@ -516,15 +601,17 @@ class TypedAggregator final : public GroupByAggregator::Impl {
               return static_cast<__int128>(static_cast<uint64_t>(l)) +
                      static_cast<__int128>(static_cast<int64_t>(h)) * (static_cast<__int128>(1) << 32);
             };
-            for (uint64_t g = 0; g < ng; ++g) vals.value[g] = wide(lo[g], hi[g]);
-            for (uint64_t g = 0; g < nd; ++g) vals.value[ng + g] = wide(lo[direct_at + g], hi[direct_at + g]);
+            __int128* out = vals.value.data();
+            for (uint64_t g = 0; g < ng; ++g) out[g] = wide(lo[g], hi[g]);
+            for (uint64_t g = 0; g < nd; ++g) out[ng + g] = wide(lo[direct_at + g], hi[direct_at + g]);
           } else {
             column(al.value_lane, vals.value);
           }
           break;
       }
-      result.aggregates.push_back(std::move(vals));
+      region(a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates");
     }
+    if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
     return result;
   }
 
@@ -1634,6 +1721,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // checked_direct_ partitioned-output groups); finish() completes it.
   bool prepared_finish_ = false;
   uint64_t checked_copy_ = 0, checked_direct_ = 0;
+  // prepare_result()'s arrays, which the next build_result() fills.
+  GroupByResult spare_;
 };
 
 }  // namespace tally::gpu

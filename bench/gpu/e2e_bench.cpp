@@ -305,17 +305,24 @@ int main(int argc, char** argv) {
     }
     Plan plan;
     std::vector<double> exec_ms;
+    // Every run's end path but the last (whose plan lines follow): the
+    // host's result build varies from query to query
+    // (bench/gpu/end_path_stats.py summarizes them per G and setting).
+    std::string end_paths;
     for (int r = 0; r < runs; ++r) {
       plan = explain(c, sql);
       const auto at = plan.text.find("Execution Time: ");
       if (at != std::string::npos) exec_ms.push_back(std::atof(plan.text.c_str() + at + 16));
       device.push_back(plan.device_ms);
       span.push_back(plan.span_ms);
+      const size_t path = plan.text.find("GPU: end path");
+      if (r + 1 < runs && path != std::string::npos)
+        end_paths += "  run " + std::to_string(r + 1) + ": " + plan.text.substr(path, plan.text.find('\n', path) - path) + "\n";
     }
     if (first_plan.empty()) first_plan = plan.text;
     // Where the time between device and end to end goes (sink, finalize
     // steps, server execution time), per G.
-    plans += "G = 2^" + std::to_string(k) + label + ":\n";
+    plans += "G = 2^" + std::to_string(k) + label + ":\n" + end_paths;
     for (size_t at = 0; at < plan.text.size();) {
       const size_t end = plan.text.find('\n', at);
       const std::string line = plan.text.substr(at, end - at);

@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
           for (size_t g = 0; g < r.groups(); ++g) {
             if (r.key_is_null[g]) return false;
             const uint64_t u = index_of(r.keys[g], sparse);
-            if (u >= groups || r.aggregates[0].value[g] != ref.sum[u] || r.aggregates[1].value[g] != ref.count[u])
+            if (u >= groups || r.aggregates[0].value_at(g) != ref.sum[u] || r.aggregates[1].value_at(g) != ref.count[u])
               return false;
           }
           return true;

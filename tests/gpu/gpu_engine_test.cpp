@@ -324,7 +324,23 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
     EXPECT_LT(path.find("extract enqueued"), path.find("chunks done")) << "not enqueued behind the last chunk: " << path;
     if (key_max == 99) EXPECT_NE(path.find("counted"), std::string::npos) << "no fallback for 40000 groups over 100 keys: " << path;
     else EXPECT_EQ(path.find("counted"), std::string::npos) << "a second round trip with a true bound: " << path;
+    // The result's arrays were mapped while the host waited for the chunks
+    // (prefault knob, default on): the keys (320 KB, 78 pages) were then
+    // written without a page fault; the build's regions carry their counts.
+    EXPECT_LT(path.find("result prepared"), path.find("chunks done")) << path;
+    if (key_max != 99) {
+      EXPECT_NE(path.find("aggregate 1 "), std::string::npos) << path;
+      const long key_faults = number_before(path, "faults)");
+      EXPECT_GE(key_faults, 0) << path;
+      EXPECT_LE(key_faults, 4) << "the keys went into pages not mapped yet: " << path;
+    }
   }
+  KnobsScope off("prefault=0");
+  spec.key_max = 49999;
+  const auto r = run_count_sum(*engine, spec, 12, 400000, 40000, 100000);
+  const std::string path = detail_line(r, "GPU: end path");
+  EXPECT_EQ(path.find("result prepared"), std::string::npos) << path;
+  EXPECT_NE(path.find("result built"), std::string::npos) << path;
 }
 
 // An in-memory tuning store: the engine's tuner runs (race, screens, search).
@@ -550,8 +566,8 @@ TEST(StartUpWarmUp, ColdRaceAfterTheWarmUpPaysNoFirstUse) {
       ASSERT_EQ(r.groups(), static_cast<size_t>(groups));
       for (size_t g = 0; g < r.groups(); ++g) {
         const auto k = static_cast<size_t>(r.keys[g]);
-        ASSERT_EQ(static_cast<int64_t>(r.aggregates[0].value[g]), want_count[k]) << "key " << k;
-        ASSERT_EQ(static_cast<int64_t>(r.aggregates[1].value[g]), want_sum[k]) << "key " << k;
+        ASSERT_EQ(static_cast<int64_t>(r.aggregates[0].value_at(g)), want_count[k]) << "key " << k;
+        ASSERT_EQ(static_cast<int64_t>(r.aggregates[1].value_at(g)), want_sum[k]) << "key " << k;
       }
     }
   }

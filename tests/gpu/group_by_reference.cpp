@@ -75,6 +75,17 @@ GroupMap reference_group_by(const TestTable& t, const GroupBySpec& spec) {
 
 GroupMap to_map(const GroupByResult& r) {
   GroupMap m;
+  // Each aggregate carries exactly the arrays its partial state takes
+  // (group_by_spec.hpp AggregateValues): a count no value copy, min/max
+  // their extremes, sums their 128-bit totals.
+  const size_t n = r.groups();
+  if (r.key_is_null.size() != n) throw std::runtime_error("NULL flags of a different length than the keys");
+  for (const AggregateValues& a : r.aggregates) {
+    const bool extreme = a.op == AggOp::min || a.op == AggOp::max;
+    const bool sum = a.op == AggOp::sum || a.op == AggOp::avg;
+    if (a.nonnull.size() != n || a.extreme.size() != (extreme ? n : 0) || a.value.size() != (sum ? n : 0))
+      throw std::runtime_error("aggregate arrays of the wrong lengths for its op");
+  }
   for (size_t g = 0; g < r.groups(); ++g) {
     std::optional<int64_t> key;
     if (!r.key_is_null[g]) key = r.keys[g];
@@ -82,7 +93,7 @@ GroupMap to_map(const GroupByResult& r) {
     for (const AggregateValues& a : r.aggregates) {
       v.nonnull.push_back(a.nonnull[g]);
       // SQL NULL results carry no value: normalize so comparisons ignore it.
-      v.value.push_back(a.nonnull[g] == 0 ? 0 : a.value[g]);
+      v.value.push_back(a.nonnull[g] == 0 ? 0 : a.value_at(g));
     }
     if (!m.emplace(key, std::move(v)).second) throw std::runtime_error("duplicate group in GPU result");
   }
