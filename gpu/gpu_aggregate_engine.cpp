@@ -452,7 +452,7 @@ class GpuRun final : public executor::AggregationRun {
   void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
               int screen_part = 0, int chunks = 1);
   // A race screen (TunedChoice::screen_share): a launch per raced variant's
-  // slice and the reference's rest over the staged chunk, see
+  // slice, the reference's slice and its rest over the staged chunk, see
   // ChunkTuner::report_screen. False when the chunk is too small to slice
   // (then it runs whole, as an ordinary race chunk).
   bool run_screen(Decided& d);
@@ -521,11 +521,12 @@ class GpuRun final : public executor::AggregationRun {
     int64_t rows = 0;
     bool joined = false;  // not the tuner's unit (ChunkTuner::measure_chunks): not a DaMoN measurement
     // A race screen's launches (run_screen): 1 the raced slice, 2 + i the
-    // slice of TunedChoice::also_screened[i], kScreenRestPart the
-    // reference's rest; 0 an ordinary launch.
+    // slice of TunedChoice::also_screened[i], kScreenReferencePart the
+    // reference's slice, kScreenRestPart its rest; 0 an ordinary launch.
     int screen_part = 0;
     int chunks = 1;  // chunks the launch covered
   };
+  static constexpr int kScreenReferencePart = (1 << 20) - 1;
   static constexpr int kScreenRestPart = 1 << 20;
   ScreenTimes screen_times_;  // the screen whose launches are coming back
   long screens_ = 0;
@@ -1244,34 +1245,39 @@ bool GpuRun::run_screen(Decided& d) {
   const auto rows_of = [&](double share) {
     return static_cast<int64_t>(static_cast<double>(chunk.rows) * share) / align * align;
   };
-  // The raced slices in order (the proposal's, then also_screened's), then
-  // the reference's rest: no reference slice (ChunkTuner::report_screen
-  // takes its time from its measured launch and the rest).
+  // The raced slices in order (the proposal's, then also_screened's), the
+  // reference's slice as large as the largest, then the reference's rest:
+  // its slice and rest give its kernel per row and fixed part on a slice's
+  // scale (ChunkTuner::report_screen, ScreenTimes).
   std::vector<int64_t> slices{rows_of(d.choice.screen_share)};
   for (const auto& a : d.choice.also_screened) slices.push_back(rows_of(a.share));
+  const int64_t reference = *std::max_element(slices.begin(), slices.end());
   int64_t sliced = 0;
   for (int64_t s : slices) {
     if (s < align) return false;
     sliced += s;
   }
-  if (chunk.rows - sliced < *std::max_element(slices.begin(), slices.end())) return false;
+  if (chunk.rows - sliced - reference <= reference) return false;
   screen_times_ = ScreenTimes{};
   screen_times_.slice_rows = slices[0];
-  screen_times_.rest_rows = chunk.rows - sliced;
+  screen_times_.reference_rows = reference;
+  screen_times_.rest_rows = chunk.rows - sliced - reference;
   for (size_t i = 1; i < slices.size(); ++i) screen_times_.also.push_back({0, slices[i]});
   ++screens_;
   // The slices run first (no leases, the chunk's copy waits); the rest runs
   // last on the chunk itself, whose launch holds the leases and the slot.
   int64_t offset = 0;
   try {
-    for (size_t i = 0; i < slices.size(); ++i) {
-      StagedChunk part = ChunkPipeline::slice_view(chunk, offset, slices[i]);
+    for (size_t i = 0; i <= slices.size(); ++i) {
+      const bool ref = i == slices.size();
+      StagedChunk part = ChunkPipeline::slice_view(chunk, offset, ref ? reference : slices[i]);
       if (i > 0) part.waits.clear();  // same stream, after the first slice's waits
-      if (i == 0) launch(part, d.choice, d.variant, d.config, false, 1);
+      if (ref) launch(part, d.choice, d.choice.reference_variant, d.choice.reference_config, false, kScreenReferencePart);
+      else if (i == 0) launch(part, d.choice, d.variant, d.config, false, 1);
       else
         launch(part, d.choice, d.choice.also_screened[i - 1].variant, d.choice.also_screened[i - 1].config, false,
                static_cast<int>(i) + 1);
-      offset += slices[i];
+      offset += ref ? reference : slices[i];
     }
   } catch (...) {
     pipeline_->release(chunk);  // its staging slot and leases: a failed slice never reaches the rest's run()
@@ -1345,6 +1351,7 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
       // slice whose time is missing gets no verdict: whole launches).
       const size_t also = static_cast<size_t>(done.screen_part) - 2;
       if (done.screen_part == 1) screen_times_.raced_ms = t.ms;
+      else if (done.screen_part == kScreenReferencePart) screen_times_.reference_ms = t.ms;
       else if (done.screen_part != kScreenRestPart && also < screen_times_.also.size()) screen_times_.also[also].ms = t.ms;
       else if (done.screen_part == kScreenRestPart) {
         screen_times_.rest_ms = t.ms;

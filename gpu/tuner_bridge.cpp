@@ -632,11 +632,11 @@ TunedChoice ChunkTuner::next() {
       screen_outstanding_ = true;
       // The other raced variants still to be screened join this chunk
       // (kMaxJointScreenShare), each on its own slice.
-      double share = s->screen_share;
+      double share = s->screen_share, largest = s->screen_share;  // raced slices, and the reference's as large as the largest
       for (const auto& o : slots_) {
         if (!joint_screens_) break;
         if (o.get() == s || o.get() == ref || !o->worth_measuring || o->best_time() || o->screen_passed ||
-            !(o->screen_share > 0) || share + o->screen_share > kMaxJointScreenShare ||
+            !(o->screen_share > 0) || share + o->screen_share + std::max(largest, o->screen_share) > kMaxJointScreenShare ||
             !o->search->state().measuring_times.empty() ||
             std::any_of(unreported_.begin(), unreported_.end(), [&](const auto& u) { return u.first == o->variant; }))
           continue;
@@ -646,6 +646,7 @@ TunedChoice ChunkTuner::next() {
         slice.config.launch = o->search->next_configuration();
         slice.share = o->screen_share;
         share += o->screen_share;
+        largest = std::max(largest, o->screen_share);
         out.also_screened.push_back(slice);
       }
     }
@@ -686,12 +687,15 @@ TunedChoice ChunkTuner::next() {
 // and warm queries still explore a screened-out variant (vw-greedy). A
 // variant that passes is measured on whole chunks as before, so the screen
 // can only shorten the race, never change what a finished race measured.
-// Since session 9 the engine runs no reference slice: the reference's
-// measured best (a launch of span_ chunks) and its rest launch give the same
-// two unknowns, and every raced variant still to be screened shares the
-// chunk (kMaxJointScreenShare): one chunk, one wait and one launch per
-// raced variant plus the rest, where separate screens took three launches
-// and a wait each.
+// Since session 9 every raced variant still to be screened shares the
+// chunk (kMaxJointScreenShare): one chunk, one wait, a launch per raced
+// variant and two, where separate screens took three launches and a wait
+// each. Without the reference's slice its measured best (a launch of span_
+// chunks) and the rest give the same two unknowns, but not on a slice's
+// scale: on the H100 at 2^16 groups a pair runs cheaper per row than the
+// line through a 0.7-chunk rest predicts, the fixed part came out high and
+// global's ratio 1.5-1.6 (twice passed to whole launches at 0.033 ns/row)
+// where the slice form measured 1.8, so the engine runs the slice.
 void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t) {
   screen_outstanding_ = false;
   pending_.reset();
@@ -710,20 +714,22 @@ void ChunkTuner::report_screen(const TunedChoice& proposed, const ScreenTimes& t
     if (a.ms > 0) raced_min = std::min(raced_min, a.ms);
   double fixed = 0, per_row = 0;  // the reference's fixed launch part (ms) and kernel (ms per row)
   if (t.reference_ms > 0) {
-    // A reference slice beside the raced one: its fixed part from slice vs rest.
-    if (t.rest_rows > t.slice_rows && t.rest_ms > t.reference_ms) {
-      per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - t.slice_rows);
-      fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(t.slice_rows), 0.0,
+    // A reference slice beside the raced ones: its fixed part from slice vs rest.
+    const int64_t ref_rows = t.reference_rows > 0 ? t.reference_rows : t.slice_rows;
+    if (t.rest_rows > ref_rows && t.rest_ms > t.reference_ms) {
+      per_row = (t.rest_ms - t.reference_ms) / static_cast<double>(t.rest_rows - ref_rows);
+      fixed = std::clamp(t.reference_ms - per_row * static_cast<double>(ref_rows), 0.0,
                          0.9 * std::min(t.reference_ms, raced_min));
     }
-    if (t.slice_rows > 0) per_row = (t.reference_ms - fixed) / static_cast<double>(t.slice_rows);
+    if (ref_rows > 0) per_row = (t.reference_ms - fixed) / static_cast<double>(ref_rows);
   } else {
     // No reference slice: its measured best is one launch of span_ chunks
     // (rows_m rows, time T = best x rows_m), the rest one launch of rest_rows;
     // both pay the same fixed part f, so per row (T - rest) / (rows_m -
     // rest_rows) and f = rest - per_row x rest_rows. rows_m - rest_rows is
-    // at least a quarter chunk (kMaxJointScreenShare), 1.3 chunks at the
-    // engine's 29% screens in pairs: a 2% error in T moves per_row ~4%.
+    // at least a quarter chunk (kMaxJointScreenShare): a 2% error in T moves
+    // per_row ~4%, but launches of 2 chunks and of a slice do not lie on one
+    // line (see above), which biases the verdict low.
     const double rows_m = static_cast<double>(span_) * static_cast<double>(chunk_rows_);
     const double measured_ms = *ref_best * rows_m * 1e3;
     const double rest_rows = static_cast<double>(t.rest_rows);

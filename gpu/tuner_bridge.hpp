@@ -82,16 +82,18 @@ struct TunedChoice {
   Variant variant = Variant::global_hash;
   VariantConfig config;
   // A race screen (ChunkTunerInput::race_slice): `variant`/`config` run on
-  // the first `screen_share` of the chunk's rows only, the reference (the
-  // best measured variant at its best configuration) on a slice of the same
-  // size after it and then on the rest; the three launch times go to
-  // report_screen(). 0: the whole chunk runs `config`.
+  // the first `screen_share` of the chunk's rows only (and also_screened's
+  // variants on theirs), the reference (the best measured variant at its
+  // best configuration) on a slice as large as the largest raced one after
+  // them and then on the rest; the launch times go to report_screen().
+  // 0: the whole chunk runs `config`.
   double screen_share = 0;
   Variant reference_variant = Variant::global_hash;
   VariantConfig reference_config;
   // Further raced variants screened in the same chunk (a joint screen,
   // kMaxJointScreenShare): each runs on its own slice after `variant`'s, in
-  // this order, before the reference's rest. Empty for a screen of one.
+  // this order, before the reference's slice and rest. Empty for a screen
+  // of one.
   struct ScreenSlice {
     Variant variant = Variant::global_hash;
     VariantConfig config;
@@ -110,14 +112,17 @@ struct TunedChoice {
 
 // The launches of a race screen, in milliseconds, and their rows: the raced
 // slice (TunedChoice::variant), the slices of TunedChoice::also_screened in
-// order (`also`), and the reference's rest. reference_ms: a slice of the
-// reference of slice_rows rows run beside them (the session-8 screen); 0
-// (what the engine runs since session 9): no reference slice, its time per
-// row and fixed launch part come from its measured best (one launch of the
-// query's measure_chunks chunks) and the rest launch (report_screen).
+// order (`also`), a slice of the reference of reference_rows rows (0: as
+// many as slice_rows) and the reference's rest. The reference's slice and
+// rest give its kernel per row and fixed launch part on launches of a
+// slice's size. reference_ms 0: no reference slice; both come from its
+// measured best (one launch of measure_chunks chunks) and the rest instead,
+// which on the H100 judged global 1.5-1.6x where the slice form judged it
+// 1.8x (04:40-04:42: a pair is cheaper per row than a line through a
+// quarter-chunk slice and the rest predicts): see report_screen.
 struct ScreenTimes {
   double raced_ms = 0, reference_ms = 0, rest_ms = 0;
-  int64_t slice_rows = 0, rest_rows = 0;
+  int64_t slice_rows = 0, rest_rows = 0, reference_rows = 0;
   struct Slice {
     double ms = 0;
     int64_t rows = 0;
@@ -166,14 +171,14 @@ constexpr int kDefaultColdExploitRun = 0;
 // verdict costs a second, full screen.
 constexpr double kScreenPriorMargin = 2;
 // A race screen takes every raced variant still to be screened into one
-// chunk, on their own slices, while their slices together are at most this
-// share of it; the reference runs the rest. Each screen of its own cost
-// three launches and a feedback wait (live cold Q on the H100 at 2^16
-// groups, 04:12: 13 launches for 16 chunks, 6 of them two screens'), and
-// the reference's slice is not needed when its time per row and fixed part
-// come from its measured launches and the rest. Why 3/4: the rest launch
-// still covers a quarter of the chunk, so its time is mostly rows, not the
-// fixed part, and the raced slices of three variants without a prior fit.
+// chunk, on their own slices, while their slices and the reference's slice
+// (as large as the largest) together are at most this share of it; the
+// reference runs the rest. Each screen of its own cost three launches and a
+// feedback wait (live cold Q on the H100 at 2^16 groups, 04:12: 13 launches
+// for 16 chunks, 6 of them two screens'); a joint one costs a launch per
+// raced variant and two. Why 3/4: the rest launch still covers at least a
+// quarter of the chunk, as large as the reference's slice, so the two give
+// its kernel per row.
 constexpr double kMaxJointScreenShare = 0.75;
 // Chunks one measurement launch covers (ChunkTunerInput::measure_chunks).
 // The partitioned kernel's launch pays a fixed part, the flush of every
@@ -251,8 +256,9 @@ class ChunkTuner {
   // as many rows; otherwise it is measured on whole chunks as without
   // screens (the screen's time is not mixed into them), or, undecided on a
   // small slice, screened again on the full one. The reference's kernel
-  // per row and fixed part: from its slice and rest (reference_ms > 0), else
-  // from its measured best launch and the rest (ScreenTimes).
+  // per row and fixed part: from its slice and rest (reference_ms > 0, what
+  // the engine runs), else from its measured best launch and the rest
+  // (ScreenTimes).
   void report_screen(const TunedChoice& proposed, const ScreenTimes& times);
   // A measurement proposal (span > 1) whose launch covered fewer chunks
   // than its span (the next chunk could not be joined, or the query ended),

@@ -38,9 +38,8 @@
 // 2^16 groups is ~55 us per launch (0.018 vs 0.0147 ns/row, single vs
 // joined, 02:36): --launch-fixed-us 55 charges it. --joint-screens 1 (the
 // engine's default since session 9): every raced variant still to be
-// screened runs on its own slice of one chunk, the reference on the rest,
-// with no slice of its own; 0: one screen per chunk with a reference slice
-// (session 8).
+// screened runs on its own slice of one chunk, then the reference on a slice
+// as large as the largest and on the rest; 0: one screen per chunk (session 8).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -329,11 +328,13 @@ int main(int argc, char** argv) {
             used += rows;
             ms += st.also.back().ms;
           }
-          if (!joint_screens) {  // session 8: a reference slice beside the raced one
-            st.reference_ms = launch_ms(rr, s);
-            used += s;
-            ms += st.reference_ms;
-          }
+          // The reference's slice, as large as the largest raced one (GpuRun::run_screen).
+          double largest = s;
+          for (const auto& a : st.also) largest = std::max(largest, static_cast<double>(a.rows));
+          st.reference_rows = static_cast<int64_t>(largest);
+          st.reference_ms = launch_ms(rr, largest);
+          used += largest;
+          ms += st.reference_ms;
           st.rest_rows = static_cast<int64_t>(n - used);
           st.rest_ms = launch_ms(rr, n - used);
           total += (ms + st.rest_ms) / 1e3 / n;

@@ -245,9 +245,9 @@ double live_like(Variant v, const LaunchConfig& c) {
 constexpr int64_t kChunkRows = int64_t{1} << 24;
 constexpr double kFixedMs = 0.055;
 double launch_ms(Variant v, const LaunchConfig& c, double rows) { return live_like(v, c) * rows * 1e3 + kFixedMs; }
-// A screen's launches: the raced slices, then (`reference_slice`, the
-// session-8 screen) a reference slice, and the reference's rest.
-ScreenTimes screen_times(const TunedChoice& c, bool reference_slice) {
+// A screen's launches: the raced slices, then a reference slice as large as
+// the largest, and the reference's rest.
+ScreenTimes screen_times(const TunedChoice& c) {
   ScreenTimes t;
   t.slice_rows = static_cast<int64_t>(static_cast<double>(kChunkRows) * c.screen_share);
   t.raced_ms = launch_ms(c.variant, c.config.launch, static_cast<double>(t.slice_rows));
@@ -257,18 +257,18 @@ ScreenTimes screen_times(const TunedChoice& c, bool reference_slice) {
     t.also.push_back({launch_ms(a.variant, a.config.launch, static_cast<double>(rows)), rows});
     used += rows;
   }
-  if (reference_slice) {
-    t.reference_ms = launch_ms(c.reference_variant, c.reference_config.launch, static_cast<double>(t.slice_rows));
-    used += t.slice_rows;
-  }
+  t.reference_rows = t.slice_rows;
+  for (const auto& a : t.also) t.reference_rows = std::max(t.reference_rows, a.rows);
+  t.reference_ms = launch_ms(c.reference_variant, c.reference_config.launch, static_cast<double>(t.reference_rows));
+  used += t.reference_rows;
   t.rest_rows = kChunkRows - used;
   t.rest_ms = launch_ms(c.reference_variant, c.reference_config.launch, static_cast<double>(t.rest_rows));
   return t;
 }
 // The cold query's 16 chunks: measurement launches of `measure_chunks`
 // chunks reported per row of their launch (fixed part included, as the
-// engine's events time them), screens of one raced variant with a reference
-// slice (joint = false, session 8) or joint ones without (joint = true).
+// engine's events time them), screens of one raced variant (joint = false,
+// session 8) or joint ones (joint = true), each with a reference slice.
 ColdQuery cold_query(int measure_chunks, bool joint = true) {
   ChunkTunerInput in = paired_query();
   in.measure_chunks = measure_chunks;
@@ -288,7 +288,7 @@ ColdQuery cold_query(int measure_chunks, bool joint = true) {
   const auto complete_oldest = [&] {
     const Launch l = flight.front();
     flight.pop_front();
-    if (l.screen) tuner.report_screen(l.choice, screen_times(l.choice, !joint));
+    if (l.screen) tuner.report_screen(l.choice, screen_times(l.choice));
     else if (l.report) tuner.report(l.choice, per_row(l.choice));
   };
   std::optional<TunedChoice> open, joined;
@@ -324,7 +324,7 @@ ColdQuery cold_query(int measure_chunks, bool joint = true) {
       open_chunks = 1;
     } else if (c.screen_share > 0) {
       flight.push_back({c, true});
-      out.launches += 1 + static_cast<int>(c.also_screened.size()) + (joint ? 1 : 2);
+      out.launches += 1 + static_cast<int>(c.also_screened.size()) + 2;
     } else if (exploit) {
       if (!joined) joined_chunks = 0;
       joined = c;
@@ -362,16 +362,16 @@ TEST(ChunkTunerSpan, AColdQuerysSearchOnJoinedLaunchesTakesFewerLaunchesAndStill
   std::printf("single %s\npaired %s\n", single.trace.c_str(), paired.trace.c_str());
 }
 
-TEST(ChunkTunerSpan, AJointScreenTakesBothRacedVariantsInOneChunkWithoutAReferenceSlice) {
+TEST(ChunkTunerSpan, AJointScreenTakesBothRacedVariantsIntoOneChunk) {
   // The same cold query with both raced variants (global 1.6x, sort 8x) on
-  // their slices of one chunk and the reference's time from its measured
-  // pairs: one screen chunk (3 launches, one wait) where two took 6 launches
-  // and two waits, both still screened out, and the freed chunk searches.
+  // their slices of one chunk beside the reference's slice and rest: one
+  // screen chunk (4 launches, one wait) where two took 6 launches and two
+  // waits, both still screened out, and the freed chunk searches.
   const ColdQuery separate = cold_query(2, /*joint=*/false);
   const ColdQuery joint = cold_query(2, /*joint=*/true);
   EXPECT_EQ(std::count(joint.trace.begin(), joint.trace.end(), 'S'), 1) << joint.trace;
   EXPECT_NE(joint.trace.find("Sgs"), std::string::npos) << joint.trace;
-  EXPECT_LE(joint.launches, separate.launches - 3);
+  EXPECT_LE(joint.launches, separate.launches - 2);
   EXPECT_LE(joint.waits, separate.waits - 1);
   EXPECT_GE(joint.configurations, separate.configurations);
   EXPECT_NE(joint.explain.find("screened out on a slice (25.0% of a chunk)"), std::string::npos) << joint.explain;
