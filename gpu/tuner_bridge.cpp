@@ -632,7 +632,8 @@ TunedChoice ChunkTuner::next() {
       screen_outstanding_ = true;
       // The other raced variants still to be screened join this chunk
       // (kMaxJointScreenShare), each on its own slice.
-      double share = s->screen_share, largest = s->screen_share;  // raced slices, and the reference's as large as the largest
+      // The raced slices' share, and the largest, which the reference's slice matches.
+      double share = s->screen_share, largest = s->screen_share;
       for (const auto& o : slots_) {
         if (!joint_screens_) break;
         if (o.get() == s || o.get() == ref || !o->worth_measuring || o->best_time() || o->screen_passed ||
