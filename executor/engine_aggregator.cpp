@@ -556,7 +556,8 @@ class EngineAggregator final : public GroupAggregator {
         // rather than test every group.
         const uint8_t* valid = result.key_valid.data();
         const size_t marked = std::min(groups, result.key_valid.size());
-        for (const void* at = std::memchr(valid, 0, marked); at != nullptr;) {
+        // (memchr of a null pointer is undefined even for 0 bytes: no group, no key_valid.)
+        for (const void* at = marked > 0 ? std::memchr(valid, 0, marked) : nullptr; at != nullptr;) {
           const auto g = static_cast<size_t>(static_cast<const uint8_t*>(at) - valid);
           v.set_null(g);
           at = g + 1 < marked ? std::memchr(valid + g + 1, 0, marked - g - 1) : nullptr;
