@@ -27,7 +27,7 @@
 //
 // usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
 //          [--race-slice S] [--cold-search-windows W] [--cold-exploit-run N]
-//          [--prior-sized-screens 0|1] [--measure-chunks N] [--joint-screens 0|1] [--explain-first]
+//          [--prior-sized-screens 0|1] [--measure-chunks N] [--joint-screens 0|1] [--explain-first] [--trace G]
 // --cold-exploit-run 0 --prior-sized-screens 0 --measure-chunks 1 is the model of session 7
 // (a cold query searching every chunk, every raced variant screened on the
 // same slice). --measure-chunks N (default the engine's
@@ -142,11 +142,16 @@ int main(int argc, char** argv) {
   int cold_exploit_run = tg::kDefaultColdExploitRun;
   bool prior_sized_screens = true;
   bool explain_first = false;  // --explain-first: print each cold query's EXPLAIN line
+  unsigned long long trace_groups = 0;  // --trace G: print every chunk of G's queries (what it ran, its time)
   int measure_chunks = tg::kDefaultMeasureChunks;
   bool joint_screens = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--joint-screens") == 0 && i + 1 < argc) {
       joint_screens = std::atoi(argv[++i]) != 0;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+      trace_groups = std::strtoull(argv[++i], nullptr, 10);
       continue;
     }
     if (std::strcmp(argv[i], "--explain-first") == 0) {
@@ -289,6 +294,17 @@ int main(int argc, char** argv) {
       for (int i = 0; i < chunks; ++i) {
         const tg::TunedChoice choice = tuner.next();
         const double t = time_of(choice.variant, choice.config.launch);
+        if (groups == trace_groups) {
+          std::printf("  trace q%d chunk %2d: %s %s %.4f ns/row%s%s span %d%s", q + 1, i, std::string(tg::variant_name(choice.variant)).c_str(),
+                      tg::to_string(choice.config.launch).c_str(), t * 1e9, choice.continues ? " continues" : "",
+                      tuner.exploiting() ? " exploit" : "", choice.span, choice.screen_share > 0 ? " screen" : "");
+          if (choice.screen_share > 0) {
+            std::printf(" %s %.3f vs %s", std::string(tg::variant_name(choice.variant)).c_str(), choice.screen_share,
+                        std::string(tg::variant_name(choice.reference_variant)).c_str());
+            for (const auto& a : choice.also_screened) std::printf(" + %s %.3f", std::string(tg::variant_name(a.variant)).c_str(), a.share);
+          }
+          std::printf("\n");
+        }
         if (choice.continues && open) {
           // Joined into the open launch: no fixed part of its own; the
           // launch's per-row time goes to the tuner once it is complete.

@@ -26,6 +26,10 @@ constexpr int64_t kTlbBoundMemoryDivisor = 8;
 // Bits one radix-sort pass sorts by (CUB's onesweep digit on every NVIDIA GPU it tunes for).
 constexpr int kRadixDigitBits = 8;
 
+// The partitioned variant's passes over a row (read it, write it to its
+// partition, read it back) where a block-private table reads it once.
+constexpr double kPartitionedRowPasses = 3;
+
 int32_t floor_pow2(int64_t v) { return static_cast<int32_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1)))); }
 
 int32_t nearest_pow2(int64_t v) {  // in log scale
@@ -62,6 +66,18 @@ bool rules_expect_far_slower(const DeviceProperties& device, const AggregationSh
 }
 
 double rules_prior_slowdown(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant) {
+  if (variant == kVariantGlobal) {
+    // Concurrent updaters per group: every resident thread of the device
+    // updates one of G groups' states in device memory at a time.
+    const double resident = static_cast<double>(std::max(device.sm_count, 1)) * std::max(device.max_threads_per_sm, 1);
+    const double updaters = resident / std::max(1.0, shape.estimated_groups);
+    if (updaters <= std::max(device.warp_size, 1)) return 1;
+    return 1.0 + std::log2(updaters);
+  }
+  if (variant == kVariantPartitioned) {
+    if (table_bytes(shape, kFillNormal) > device.shared_memory_per_block) return 1;
+    return kPartitionedRowPasses;
+  }
   if (!rules_expect_far_slower(device, shape, variant)) return 1;
   const int digits = (8 * std::max(shape.key_bytes, 1) + kRadixDigitBits - 1) / kRadixDigitBits;
   return 2.0 * digits;

@@ -26,6 +26,7 @@ inline constexpr const char* kVariantDense = "dense";
 inline constexpr const char* kVariantShared = "shared_memory";
 inline constexpr const char* kVariantGlobal = "global";
 inline constexpr const char* kVariantSort = "sort";
+inline constexpr const char* kVariantPartitioned = "partitioned";
 
 // Bytes of one hash-table slot.
 inline int64_t slot_bytes(const AggregationShape& s) { return s.key_bytes + s.state_bytes; }
@@ -49,13 +50,30 @@ std::vector<std::string> rule_variant_order(const DeviceProperties& device, cons
 // prior, not a verdict: the variant is still screened and can still win.
 bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
 
-// How many times slower per row than the hash variants the rules expect
-// `variant` to be for this shape (1: no prior, the race decides): sort while
-// the hash table fits L2 (rules_expect_far_slower) makes one pass over every
-// row's key and value per radix digit, each a read and a write through device
-// memory, where a cache-resident hash table reads each row once: 2 x the
-// key's digits (8 for a 4-byte key). A prior for sizing its race screen
-// (ChunkTuner), not a verdict.
+// How many times slower per row than the best variant the rules expect
+// `variant` to be for this shape (1: no prior, the race decides). A prior
+// for sizing its race screen (ChunkTuner), not a verdict; it must rank the
+// variants, not predict their times, and it errs low (a prior too low costs
+// a larger screen, one too high only an undecided small screen and then the
+// full one: ChunkTuner::judge_screen).
+//  - sort while the hash table fits L2 (rules_expect_far_slower) makes one
+//    pass over every row's key and value per radix digit, each a read and a
+//    write through device memory, where a cache-resident hash table reads
+//    each row once: 2 x the key's digits (8 for a 4-byte key).
+//  - global while more than a warp's worth of the device's resident threads
+//    (SMs x threads per SM) update each group at once: its atomics on one
+//    group's state serialize in L2 across warps, where shared-memory and
+//    dense tables are block-private (Karnagel: global hashing at few groups
+//    is the slowest of his variants by an order of magnitude). The queue of
+//    U updaters per group costs 1 + log2(U), not U: a warp stalled on its
+//    atomic stops issuing, so fewer are in flight than resident (on the
+//    H100, U = 270336 at one group, prior 19; 1 + log2 ranks global last at
+//    2^0-2^8 groups as the recorded space does, 121x / 27x / 16x; none at
+//    2^16, U = 4).
+//  - partitioned while the table fits a block's shared memory (the
+//    shared-memory variant's condition, so partitioning buys no locality):
+//    its partition pass reads, writes and reads again every row, 3 passes
+//    where a block-private table reads it once.
 double rules_prior_slowdown(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
 
 // The starting launch configuration of a variant (Karnagel's grid rules): a
