@@ -50,9 +50,9 @@ def main(paths):
                 rows.setdefault("copied -> result built (us)", []).append(at["result built"][0] - at["copied"][0])
             if "chunks done" in at and at["chunks done"][1] is not None:
                 rows.setdefault("blocked waits before chunks done", []).append(at["chunks done"][1])
-            if "result prepared" in at and "host lines" in at:
-                rows.setdefault("host lines -> result prepared (us)", []).append(
-                    at["result prepared"][0] - at["host lines"][0])
+            for prepared in ("result prepared", "result partly prepared"):
+                if prepared in at and "host lines" in at:
+                    rows.setdefault(f"host lines -> {prepared} (us)", []).append(at[prepared][0] - at["host lines"][0])
             # The build's regions: each mark's time since the previous mark, and its faults.
             previous = None
             started = False
