@@ -383,5 +383,57 @@ TEST(ChunkTunerSpan, AJointScreenTakesBothRacedVariantsIntoOneChunk) {
               joint.configurations, joint.waits, joint.trace.c_str());
 }
 
+TEST(ChunkTunerSpan, AWarmQueryFinishesAnUnfinishedMeasurementThatBeatsTheBest) {
+  // Partitioned alone, its rule start at kPerRow, every other configuration
+  // `factor` x kPerRow. The cold query stops after the first launch of the
+  // search's first neighbour (its window needs two). A warm query that
+  // never draws a search chunk (warm_search_share 0) still finishes that
+  // measurement when its time so far beats the best by more than s (0.6x:
+  // the recorded H100 spaces at 2^10 groups, where warm queries ran the old
+  // best at 1.5x for four queries), and otherwise runs the best (0.97x,
+  // within s = 0.06; 1.5x).
+  for (double factor : {0.6, 0.97, 1.5}) {
+    ChunkTunerInput in = paired_query();
+    in.forced_variant = "partitioned";
+    in.tuning.warm_search_share = 0;
+    ChunkTuner cold(in);
+    std::optional<LaunchConfig> start;
+    std::optional<TunedChoice> open;
+    std::optional<LaunchConfig> measuring;
+    for (int i = 0; i < 40 && !measuring; ++i) {
+      const TunedChoice c = cold.next();
+      if (!start) start = c.config.launch;
+      const double t = c.config.launch == *start ? kPerRow : factor * kPerRow;
+      if (c.continues) {
+        ASSERT_TRUE(open.has_value());
+        cold.report(*open, t);
+        if (!(open->config.launch == *start)) measuring = open->config.launch;  // one launch of a neighbour reported
+        open.reset();
+        continue;
+      }
+      if (c.span > 1) open = c;
+      else if (!cold.exploiting()) cold.report(c, t);
+    }
+    ASSERT_TRUE(measuring.has_value()) << factor;
+    const auto records = cold.records();
+    ASSERT_EQ(records.size(), 1u);
+    ASSERT_NE(records[0].search_state.find("\"measuring\":\"" + to_string(*measuring) + "\""), std::string::npos)
+        << records[0].search_state;
+    ASSERT_EQ(records[0].search_state.find("\"measuring_times\":[]"), std::string::npos) << records[0].search_state;
+    in.records = records;
+    ChunkTuner warm(in);
+    ASSERT_TRUE(warm.warm());
+    const TunedChoice first = warm.next();
+    if (factor < 0.94) {
+      EXPECT_EQ(first.config.launch, *measuring) << "finishes the faster measurement";
+      EXPECT_FALSE(warm.exploiting());
+      EXPECT_EQ(first.span, 2);
+    } else {
+      EXPECT_EQ(first.config.launch, *start) << factor << ": the best";
+      EXPECT_TRUE(warm.exploiting()) << factor;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tally::gpu
