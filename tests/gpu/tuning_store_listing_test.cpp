@@ -18,6 +18,7 @@
 #include "executor/tuning_store_catalog.hpp"
 #include "gpu/tuner/damon_search.hpp"
 #include "gpu/tuner/search_state_json.hpp"
+#include "tests/common/test_directory.hpp"
 
 namespace tally::executor {
 namespace {
@@ -27,10 +28,7 @@ namespace fs = std::filesystem;
 class TuningStoreListingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tally_store_listing_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tally::testing::fresh_test_directory("tally_store_listing");
     cache_ = catalog::TuningCache::open((dir_ / "catalog.sqlite3").string());
   }
   void TearDown() override {

@@ -98,19 +98,7 @@ TEST(PreparedStatement, SyntaxErrorsAreReportedEveryTime) {
   EXPECT_EQ(first_values(out), (Values{"error 42601", "error 42601", "error 42601", "1"}));
 }
 
-// Every DataRow as "v1|v2|..." and every error as "error <SQLSTATE>".
-Values rows_text(const std::vector<be::Message>& messages) {
-  Values out;
-  for (const auto& m : messages) {
-    if (auto* row = std::get_if<be::DataRow>(&m)) {
-      std::string text;
-      for (size_t i = 0; i < row->values.size(); ++i) text += (i ? "|" : "") + row->values[i].value_or("NULL");
-      out.push_back(text);
-    }
-    if (auto* error = std::get_if<be::ErrorResponse>(&m)) out.push_back("error " + error->field('C'));
-  }
-  return out;
-}
+using testing::rows_text;
 
 TEST(PreparedStatement, AnalysisOverAnUnchangedTableIsReusedAndAChangedOneIsNot) {
   testing::SqlSessionHarness h(true);

@@ -19,19 +19,7 @@ namespace be = backend;
 using testing::encode_messages;
 using Values = std::vector<std::string>;
 
-// Every DataRow as "v1|v2|..." and every error as "error <SQLSTATE>".
-Values rows_text(const std::vector<be::Message>& messages) {
-  Values out;
-  for (const auto& m : messages) {
-    if (auto* row = std::get_if<be::DataRow>(&m)) {
-      std::string text;
-      for (size_t i = 0; i < row->values.size(); ++i) text += (i ? "|" : "") + row->values[i].value_or("NULL");
-      out.push_back(text);
-    }
-    if (auto* error = std::get_if<be::ErrorResponse>(&m)) out.push_back("error " + error->field('C'));
-  }
-  return out;
-}
+using testing::rows_text;
 
 std::string queries(std::initializer_list<std::string> texts) {
   std::string out;

@@ -108,4 +108,19 @@ inline std::vector<std::string> first_values(const std::vector<backend::Message>
   return values;
 }
 
+// Every DataRow as "v1|v2|..." ("NULL" for NULL) and "error <SQLSTATE>" for
+// every ErrorResponse, in order.
+inline std::vector<std::string> rows_text(const std::vector<backend::Message>& messages) {
+  std::vector<std::string> out;
+  for (const auto& m : messages) {
+    if (auto* row = std::get_if<backend::DataRow>(&m)) {
+      std::string text;
+      for (size_t i = 0; i < row->values.size(); ++i) text += (i ? "|" : "") + row->values[i].value_or("NULL");
+      out.push_back(text);
+    }
+    if (auto* error = std::get_if<backend::ErrorResponse>(&m)) out.push_back("error " + error->field('C'));
+  }
+  return out;
+}
+
 }  // namespace tally::protocol::testing

@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
+#include "tests/common/test_directory.hpp"
 
 namespace tally::catalog {
 namespace {
@@ -18,10 +19,7 @@ namespace fs = std::filesystem;
 class TuningCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tally_tuning_cache_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tally::testing::fresh_test_directory("tally_tuning_cache");
     path_ = (dir_ / "catalog.sqlite3").string();
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -14,6 +14,7 @@
 #include "executor/value_codec.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
+#include "tests/common/test_directory.hpp"
 
 namespace tally::executor {
 namespace {
@@ -57,10 +58,7 @@ TuningRecord searched(const std::string& device, const std::string& variant, int
 class TuningCacheView : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tally_tuning_view_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tally::testing::fresh_test_directory("tally_tuning_view");
   }
   void TearDown() override {
     process_tuning_store().store(nullptr);

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
+#include "tests/common/test_directory.hpp"
 
 namespace tally::executor {
 namespace {
@@ -21,10 +22,7 @@ namespace fs = std::filesystem;
 class TuningStoreCatalogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tally_tuning_store_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tally::testing::fresh_test_directory("tally_tuning_store");
     cache_ = catalog::TuningCache::open((dir_ / "catalog.sqlite3").string());
   }
   void TearDown() override {
