@@ -18,26 +18,14 @@
 #include "executor/tuning_store_catalog.hpp"
 #include "gpu/tuner/damon_search.hpp"
 #include "gpu/tuner/search_state_json.hpp"
-#include "tests/common/test_directory.hpp"
+#include "tests/tuner/tuning_cache_fixture.hpp"
 
 namespace tally::executor {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TuningStoreListingTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = tally::testing::fresh_test_directory("tally_store_listing");
-    cache_ = catalog::TuningCache::open((dir_ / "catalog.sqlite3").string());
-  }
-  void TearDown() override {
-    cache_.reset();
-    fs::remove_all(dir_);
-  }
-  fs::path dir_;
-  std::unique_ptr<catalog::TuningCache> cache_;
-};
+class TuningStoreListingTest : public tally::testing::TuningCacheFixture {};
 
 // A record whose search state has a best configuration (what store() needs).
 TuningRecord measured_record(const std::string& signature, int bucket) {

@@ -12,26 +12,14 @@
 #include "common/error.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
-#include "tests/common/test_directory.hpp"
+#include "tests/tuner/tuning_cache_fixture.hpp"
 
 namespace tally::executor {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TuningStoreCatalogTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = tally::testing::fresh_test_directory("tally_tuning_store");
-    cache_ = catalog::TuningCache::open((dir_ / "catalog.sqlite3").string());
-  }
-  void TearDown() override {
-    cache_.reset();
-    fs::remove_all(dir_);
-  }
-  fs::path dir_;
-  std::unique_ptr<catalog::TuningCache> cache_;
-};
+class TuningStoreCatalogTest : public tally::testing::TuningCacheFixture {};
 
 gpu::LaunchConfig at(int tpb, int bps) {
   gpu::LaunchConfig c;
