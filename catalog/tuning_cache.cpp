@@ -56,13 +56,6 @@ constexpr const char* kColumns =
     "device, operator_signature, variant, cardinality_bucket, best_config, seconds_per_row, observations, source, "
     "search_state, updated_at";
 
-std::optional<TuningSource> source_from(const std::string& s) {
-  for (TuningSource t : {TuningSource::rule, TuningSource::search, TuningSource::explored}) {
-    if (tuning_source_name(t) == s) return t;
-  }
-  return std::nullopt;
-}
-
 // nullopt when the row cannot be decoded.
 std::optional<TuningEntry> read_row(const Statement& st) {
   TuningEntry e;
@@ -71,7 +64,7 @@ std::optional<TuningEntry> read_row(const Statement& st) {
   e.key.variant = st.text(2);
   e.key.cardinality_bucket = static_cast<int>(st.int64(3));
   const auto best = gpu::parse_launch_config(st.text(4));
-  const auto source = source_from(st.text(7));
+  const auto source = tuning_source_from_name(st.text(7));
   if (!best || !source) return std::nullopt;
   e.best = *best;
   e.seconds_per_row = st.real(5);
@@ -105,8 +98,16 @@ std::string_view tuning_source_name(TuningSource source) {
     case TuningSource::rule: return "rule";
     case TuningSource::search: return "search";
     case TuningSource::explored: return "explored";
+    case TuningSource::measuring: return "measuring";
   }
   return "?";
+}
+
+std::optional<TuningSource> tuning_source_from_name(std::string_view name) {
+  for (TuningSource t : {TuningSource::rule, TuningSource::search, TuningSource::explored, TuningSource::measuring}) {
+    if (tuning_source_name(t) == name) return t;
+  }
+  return std::nullopt;
 }
 
 TuningCache::TuningCache(sqlite3* db) : TuningCache(db, false) {}
@@ -208,20 +209,25 @@ void TuningCache::put(const TuningEntry& e) {
 }
 
 TuningEntry TuningCache::record(const TuningKey& key, const gpu::SearchState& search, TuningSource source) {
-  if (!search.best) throw Error(SqlState::internal_error, "tuning cache: a search without a measured configuration");
-  const double t = search.measured.at(*search.best);
+  const auto choice = gpu::recorded_choice(search);
+  if (!choice) throw Error(SqlState::internal_error, "tuning cache: a search without a measured configuration");
+  const bool open = choice->open;
+  const double t = choice->seconds_per_row;
   TuningEntry entry;
   entry.key = key;
-  entry.best = *search.best;
+  entry.best = choice->config;
   entry.seconds_per_row = t;
-  entry.source = source;
+  entry.source = open ? TuningSource::measuring : source;
   entry.search = search;
   entry.observations = 1;
   if (const auto old = find(key)) {
+    if (open && old->search.best) return *old;  // a measured best is worth more than an open measurement
     entry.observations = old->observations + 1;
     // A faster configuration measured earlier (e.g. in a query that explored
     // more) stays the best unless this query re-measured it.
-    if (old->best != entry.best && old->seconds_per_row < t && !search.measured.count(old->best)) {
+    // (An open measurement's time is no such configuration.)
+    if (old->source != TuningSource::measuring && old->best != entry.best && old->seconds_per_row < t &&
+        !search.measured.count(old->best)) {
       entry.best = old->best;
       entry.seconds_per_row = old->seconds_per_row;
       entry.source = old->source;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/tuner/damon_search.hpp"
@@ -41,9 +42,13 @@ struct TuningKey {
   int cardinality_bucket = 0;
 };
 
-// Where the entry's configuration came from (EXPLAIN ANALYZE's "source").
-enum class TuningSource { rule, search, explored };
+// Where the entry's configuration came from (EXPLAIN ANALYZE's "source");
+// measuring: no measurement finished yet (a short query's open one, continued
+// by the next query), its time the median of the launches so far.
+enum class TuningSource { rule, search, explored, measuring };
 std::string_view tuning_source_name(TuningSource source);
+// The source a name stands for; nullopt for any other text.
+std::optional<TuningSource> tuning_source_from_name(std::string_view name);
 
 struct TuningEntry {
   TuningKey key;
@@ -76,7 +81,10 @@ class TuningCache {
   // Writes back what one query learned: the search's state and best
   // configuration; observations is incremented. A best time slower than the
   // stored one still replaces it when it comes from the same configuration
-  // (the data changed), otherwise the faster configuration is kept.
+  // (the data changed), otherwise the faster configuration is kept. A search
+  // with no best yet but a measurement open is recorded as `measuring` (its
+  // configuration and the median of its times so far), unless the entry has
+  // a measured best already, which it then leaves as it is.
   TuningEntry record(const TuningKey& key, const gpu::SearchState& search, TuningSource source);
 
   // All entries of one device (or of every device when empty), for the SQL

@@ -77,7 +77,7 @@ struct TuningRecord {
   int64_t observations = 0;    // queries that reported into this entry (load: as stored; store: ignored,
                                // the store counts one more per store())
   std::string search_state;    // JSON of gpu::SearchState: lets a later query continue the search
-  std::string source;          // "rule", "search" or "explored"
+  std::string source;          // "rule", "search", "explored" or "measuring" (no measurement finished yet)
   std::string updated_at;      // UTC, set by the store (load only)
 };
 

@@ -131,8 +131,13 @@ bool is_aggregate_name(const std::string& name) {
                                 "variance", "var_samp", "var_pop", "corr", "covar_pop", "covar_samp",
                                 "regr_r2", "regr_slope", "regr_intercept", "regr_count", "regr_sxx",
                                 "regr_syy", "regr_sxy", "regr_avgx", "regr_avgy", "bool_and", "bool_or",
-                                "every", "percentile_cont", "percentile_disc", "mode", "string_agg",
-                                "array_agg"};
+                                "every", "percentile_cont", "percentile_disc", "mode",
+                                // PostgreSQL 15's other aggregates: known as aggregates so that a
+                                // query using one is told it is not supported (0A000), not that its
+                                // argument "must appear in the GROUP BY clause" (42803).
+                                "string_agg", "array_agg", "bit_and", "bit_or", "bit_xor", "json_agg",
+                                "jsonb_agg", "json_object_agg", "jsonb_object_agg", "range_agg",
+                                "range_intersect_agg", "xmlagg"};
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 

@@ -232,31 +232,39 @@ void release_stale_shared_analyses(Database& database) {
   }
 }
 
+std::unique_ptr<Session> history_session(Database& database, const HistoryStatement& statement) {
+  // session_authorization is one of the recorded settings; the session's
+  // user only names it before they are applied.
+  protocol::SessionInfo info;
+  info.database = database.config().databases.empty() ? "tally" : database.config().databases.front();
+  auto session = std::make_unique<Session>(&database, &database.tables(), info);
+  std::string_view lines = statement.settings;
+  while (!lines.empty()) {
+    const size_t end = lines.find('\n');
+    const std::string_view line = lines.substr(0, end);
+    const size_t eq = line.find('=');
+    if (eq != std::string_view::npos) session->settings().initialize(line.substr(0, eq), line.substr(eq + 1));
+    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
+  }
+  return session;
+}
+
+bool analyze_history_statement(Session& session, const HistoryStatement& statement, uint64_t uses) {
+  const auto parsed = parse_sql_shared(statement.sql);
+  return parsed->size() == 1 && session.analyze_shared(statement.sql, parsed->front(), {}, uses)->reusable_over_table;
+}
+
 ReplanOutcome replan_statement_history(Database& database, const std::vector<HistoryStatement>& statements) {
   const auto started = std::chrono::steady_clock::now();
   ReplanOutcome outcome;
   for (const auto& statement : statements) {
     try {
-      // session_authorization is one of the recorded settings; the session's
-      // user only names it before they are applied.
-      protocol::SessionInfo info;
-      info.database = database.config().databases.empty() ? "tally" : database.config().databases.front();
-      Session session(&database, &database.tables(), info);
-      std::string_view lines = statement.settings;
-      while (!lines.empty()) {
-        const size_t end = lines.find('\n');
-        const std::string_view line = lines.substr(0, end);
-        const size_t eq = line.find('=');
-        if (eq != std::string_view::npos) session.settings().initialize(line.substr(0, eq), line.substr(eq + 1));
-        lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
-      }
-      const auto parsed = parse_sql_shared(statement.sql);
-      if (parsed->size() != 1 ||
-          !session.analyze_shared(statement.sql, parsed->front(), {}, statement.uses)->reusable_over_table) {
+      const auto session = history_session(database, statement);
+      if (!analyze_history_statement(*session, statement, statement.uses)) {
         ++outcome.failed;
         continue;
       }
-      session.make_pending_shapes();  // its shape too, for texts that differ in a literal
+      session->make_pending_shapes();  // its shape too, for texts that differ in a literal
       ++outcome.planned;
     } catch (const std::exception&) {
       ++outcome.failed;  // the table is gone or changed shape: the statement leaves the history

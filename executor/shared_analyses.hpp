@@ -64,6 +64,15 @@ struct ReplanOutcome {
   double micros = 0;
 };
 
+// A private session of `database` under a history statement's recorded
+// planning settings (its user is the recorded session_authorization).
+std::unique_ptr<Session> history_session(Database& database, const HistoryStatement& statement);
+// Parses and analyzes `statement` in `session` into the shared analyses
+// (adding `uses` to its count); false when it is not one statement whose
+// analysis is reusable over its table (a SELECT over one table). Throws
+// what the analysis throws (a dropped table, ...).
+bool analyze_history_statement(Session& session, const HistoryStatement& statement, uint64_t uses);
+
 // Parses and analyzes (never runs) each statement in a private session of
 // `database` under its recorded settings (its user is the recorded
 // session_authorization), into the shared analyses and the parse cache.

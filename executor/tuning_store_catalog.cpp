@@ -8,10 +8,9 @@ namespace tally::executor {
 
 namespace {
 
+// An unknown name is taken as a search's (the store's old default).
 catalog::TuningSource source_from(const std::string& s) {
-  if (s == "rule") return catalog::TuningSource::rule;
-  if (s == "explored") return catalog::TuningSource::explored;
-  return catalog::TuningSource::search;
+  return catalog::tuning_source_from_name(s).value_or(catalog::TuningSource::search);
 }
 
 }  // namespace
@@ -72,7 +71,9 @@ TuningStore* install_process_tuning_store(const std::string& catalog_path) {
 void TuningStoreCatalog::store(const TuningRecord& r) {
   const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
   auto state = gpu::search_state_from_json(json);
-  if (!state || !state->best) {
+  // A state with no best is stored while a measurement is open (source
+  // measuring, ChunkTuner::records); the cache says no to anything else.
+  if (!state || !gpu::recorded_choice(*state)) {
     throw Error(SqlState::internal_error, "tuning store: record for " + r.variant + " has no usable search state");
   }
   const catalog::TuningKey key{r.device, r.signature, r.variant, r.bucket};

@@ -21,6 +21,7 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "gpu/chunk_pipeline.hpp"
 #include "gpu/first_use_counts.hpp"
 #include "gpu/gpu_health.hpp"
@@ -635,7 +636,13 @@ class GpuAggregationEngine final : public GpuEngine {
                      std::optional<ChunkTunerInput> input = std::nullopt) {
     const auto lock = query_lock();
     finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner), std::move(input)});
+    wake_writer();
+  }
+  // With the query lock held: starts the writer thread on first use (at
+  // idle priority: it must never take a core from a query) and wakes it.
+  void wake_writer() {
     if (!writer_.joinable()) writer_ = std::thread([this] {
+      name_this_thread("tally-tunewrite");
       background_priority();
       write_loop();
     });
@@ -676,9 +683,16 @@ class GpuAggregationEngine final : public GpuEngine {
     // Off the query's path: the first query on each key (after a restart,
     // typically another signature came first) then finds its search states
     // parsed (tuner_bridge.hpp).
-    if (!preparser_.joinable()) preparser_ = std::thread([records = all] { preparse_search_states(records); });
+    if (!preparser_.joinable())
+      preparser_ = std::thread([records = all] {
+        name_this_thread("tally-preparse");
+        preparse_search_states(records);
+      });
     if (!rehearser_.joinable() && chunk_rows > 0 && !all.empty())
-      rehearser_ = std::thread([this, records = all, chunk_rows] { rehearse(records, chunk_rows); });
+      rehearser_ = std::thread([this, records = all, chunk_rows] {
+        name_this_thread("tally-rehearse");
+        rehearse(records, chunk_rows);
+      });
     for (auto& r : all) {
       const std::string key = fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket);
       ++key_generation_[key];
@@ -780,11 +794,7 @@ class GpuAggregationEngine final : public GpuEngine {
     const bool any = std::any_of(recent_.begin(), recent_.end(), [&](const auto& kv) { return ahead_candidate(kv.first, suffix); });
     if (!any) return;
     ahead_jobs_.push_back(AheadJob{facts, spec, race_slice, cold_search_windows});
-    if (!writer_.joinable()) writer_ = std::thread([this] {
-      background_priority();
-      write_loop();
-    });
-    wake_.notify_one();
+    wake_writer();
   }
   uint64_t tuners_prepared_ahead() override {
     std::lock_guard lock(mutex_);

@@ -302,7 +302,10 @@ std::optional<SearchState> parse_state(const std::string& text) {
 // starts afresh rather than walking off the grid.
 std::optional<SearchState> usable_state(const executor::TuningRecord& r, const SearchSpace& space) {
   auto state = parse_state(r.search_state);
-  if (!state || (!state->best && state->pending_initial.empty())) return std::nullopt;
+  // No best yet: usable while it has initial configurations left or a
+  // measurement open (a short query's, ChunkTuner::records) in this grid.
+  if (!state || (!state->best && state->pending_initial.empty() && !state->measuring)) return std::nullopt;
+  if (state->measuring && !space.contains(*state->measuring)) return std::nullopt;
   for (const auto& [c, t] : state->measured) {
     if (!space.contains(c) || !(t > 0)) return std::nullopt;
   }
@@ -995,18 +998,25 @@ std::vector<executor::TuningRecord> ChunkTuner::records() const {
   std::vector<executor::TuningRecord> out;
   for (const auto& s : slots_) {
     const SearchState& st = s->search->state();
-    if (!s->touched || !st.best) continue;
+    // A variant whose first measurement is still open (a short cold query:
+    // fewer chunks than a window, H100 session 9: 7 of 8 six-chunk cold
+    // queries) is recorded too, as "measuring" with the median of its times
+    // so far: the next query continues that measurement (usable_state)
+    // instead of starting cold again, and a restart keeps it.
+    const auto choice = recorded_choice(st);
+    if (!s->touched || !choice) continue;
+    const bool open = choice->open;
     executor::TuningRecord r;
     r.device = fingerprint_;
     r.signature = signature_;
     r.variant = s->name;
     r.bucket = bucket_;
-    r.best_config = to_string(*st.best);
-    r.seconds_per_row = st.measured.at(*st.best);
+    r.best_config = to_string(choice->config);
+    r.seconds_per_row = choice->seconds_per_row;
     r.observations = s->observations + 1;
     r.search_state = to_json(st).dump();
     remember_parsed(r.search_state, st);  // the next query on this key reads it without parsing
-    r.source = s->explored ? "explored" : (*st.best == s->start ? "rule" : "search");
+    r.source = open ? "measuring" : s->explored ? "explored" : (*st.best == s->start ? "rule" : "search");
     out.push_back(std::move(r));
   }
   return out;

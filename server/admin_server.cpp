@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 
 namespace tally::server {
 namespace {
@@ -155,6 +156,7 @@ void AdminServer::start() {
   impl_->accept();
   impl_->running = true;
   impl_->thread = std::thread([impl = impl_.get()] {
+    name_this_thread("tally-admin");
     try {
       impl->io.run();
     } catch (const std::exception& e) {

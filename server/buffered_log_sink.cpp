@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 
 namespace tally::server {
 
@@ -24,7 +25,10 @@ void BufferedLogSink::install() {
     if (installed_) return;
     installed_ = true;
   }
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("tally-log");
+    loop();
+  });
   log::set_sink([this](std::string_view line) { append(line); });
 }
 

@@ -53,8 +53,9 @@ bool BusyPoll::host_has_idle_core() {
       next_sample_ns_.compare_exchange_strong(
           next, now + std::chrono::nanoseconds(kHostSampleInterval).count(),
           std::memory_order_relaxed)) {
-    const int running = host_running_tasks();
-    host_busy_.store(running > static_cast<int>(hardware_threads_), std::memory_order_relaxed);
+    const bool busy = host_running_tasks() > static_cast<int>(hardware_threads_);
+    if (busy) host_busy_samples_.fetch_add(1, std::memory_order_relaxed);
+    host_busy_.store(busy, std::memory_order_relaxed);
   }
   return !host_busy_.load(std::memory_order_relaxed);
 }

@@ -73,6 +73,13 @@ class BusyPoll {
   // Runnable tasks on the host, or -1 when /proc/loadavg cannot be read.
   static int host_running_tasks();
 
+  // Samples of the host load that found it busy (no spinning for the next
+  // 20 ms). A test that expects a spin asks this instead of sampling the
+  // load itself: its own samples, taken before and after, can miss the one
+  // the sessions took in between (CI, 2026-11-23: a spin expected, none
+  // made, with the test's two samples quiet).
+  uint64_t host_busy_samples() const { return host_busy_samples_.load(std::memory_order_relaxed); }
+
  private:
   // Whether the last sample of host_running_tasks() (taken now when the last
   // is older than 20 ms) was at most the hardware threads.
@@ -84,6 +91,7 @@ class BusyPoll {
   unsigned hardware_threads_;
   std::atomic<int64_t> next_sample_ns_{0};
   std::atomic<bool> host_busy_{false};
+  std::atomic<uint64_t> host_busy_samples_{0};
 };
 
 }  // namespace tally::server

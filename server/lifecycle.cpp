@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "config/config_loader.hpp"
 #include "server/metrics_query_log.hpp"
 
@@ -56,7 +57,10 @@ void SignalWatcher::start() {
   if (thread_.joinable()) return;
   block_lifecycle_signals();
   stop_ = false;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("tally-lifecycle");
+    loop();
+  });
 }
 
 void SignalWatcher::stop() {

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <stdexcept>
 
+#include "common/thread_name.hpp"
 #include "protocol/session.hpp"
 #include "server/socket_stream.hpp"
 #include "server/tls_context.hpp"
@@ -72,8 +73,14 @@ void Server::start() {
   }
   port_ = acceptor_.local_endpoint().port();
   accept_next();
-  accept_thread_ = std::thread([this] { io_.run(); });
-  watchdog_thread_ = std::thread([this] { watch_vanished_clients(); });
+  accept_thread_ = std::thread([this] {
+    name_this_thread("tally-accept");
+    io_.run();
+  });
+  watchdog_thread_ = std::thread([this] {
+    name_this_thread("tally-watchdog");
+    watch_vanished_clients();
+  });
 }
 
 void Server::watch_vanished_clients() {
@@ -108,7 +115,10 @@ void Server::accept_next() {
     connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_,
                                                        &busy_poll_,
                                                        connection.config->session_scheduling);
-    connection.thread = std::thread([this, &connection] { serve(connection); });
+    connection.thread = std::thread([this, &connection] {
+      name_this_thread("tally-session");
+      serve(connection);
+    });
     accept_next();
   });
 }

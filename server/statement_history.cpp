@@ -1,5 +1,6 @@
 #include "server/statement_history.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +8,9 @@
 #include <sstream>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "executor/database.hpp"
+#include "server/statement_history_run.hpp"
 
 namespace tally::server {
 namespace {
@@ -78,10 +81,13 @@ bool save_statement_history(const std::string& dir, const std::vector<executor::
   return std::rename(temporary.c_str(), path.c_str()) == 0;
 }
 
-StatementHistoryKeeper::StatementHistoryKeeper(executor::Database& database, std::string dir)
-    : database_(database), dir_(std::move(dir)) {
+StatementHistoryKeeper::StatementHistoryKeeper(executor::Database& database, std::string dir, size_t warm_runs)
+    : database_(database), dir_(std::move(dir)), warm_runs_(warm_runs) {
   auto loaded = load_statement_history(dir_);
-  thread_ = std::thread([this, loaded = std::move(loaded)]() mutable { run(std::move(loaded)); });
+  thread_ = std::thread([this, loaded = std::move(loaded)]() mutable {
+    name_this_thread("tally-history");
+    run(std::move(loaded));
+  });
 }
 
 StatementHistoryKeeper::~StatementHistoryKeeper() { stop(); }
@@ -105,7 +111,23 @@ void StatementHistoryKeeper::run(std::vector<executor::HistoryStatement> loaded)
                                               {"ms", std::round(outcome.micros / 10.0) / 100.0}});
   }
   replanned_ = true;
+  if (!loaded.empty() && warm_runs_ > 0) {
+    // A start that fills the column cache of a large table takes seconds:
+    // say what tallyd is doing before it accepts.
+    log::info("statement_history_running", {{"statements", static_cast<int64_t>(std::min(loaded.size(), warm_runs_))},
+                                            {"budget_ms", static_cast<int64_t>(kWarmRunBudget.count())}});
+    const auto outcome = run_statement_history(database_, std::move(loaded), warm_runs_, kWarmRunBudget, [this] {
+      std::lock_guard lock(mutex_);
+      return stopping_;
+    });
+    log::info("statement_history_ran", {{"ran", static_cast<int64_t>(outcome.ran)},
+                                        {"failed", static_cast<int64_t>(outcome.failed)},
+                                        {"skipped", static_cast<int64_t>(outcome.skipped)},
+                                        {"ms", std::round(outcome.micros / 10.0) / 100.0}});
+  }
   std::unique_lock lock(mutex_);
+  warm_ = true;
+  warmed_.notify_all();
   while (!stopping_) {
     wake_.wait_for(lock, kSaveInterval, [this] { return stopping_; });
     if (stopping_) break;
@@ -114,6 +136,11 @@ void StatementHistoryKeeper::run(std::vector<executor::HistoryStatement> loaded)
     save_if_changed();
     lock.lock();
   }
+}
+
+bool StatementHistoryKeeper::wait_until_warm(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mutex_);
+  return warmed_.wait_for(lock, limit, [this] { return warm_; });
 }
 
 void StatementHistoryKeeper::save_if_changed() {

@@ -19,6 +19,12 @@ sums computed here. Printed per statement: medians over the restarts of the
 microseconds from the Query's receipt to parse done, analysis (bind + plan) done,
 executor start, and result ready -> first DataRow written.
 
+Since session 10 a restarted tallyd also runs its history's statements before
+it accepts (the warm start, server/statement_history_run.hpp), so q1 is not the
+process's first run of Q; run with TALLY_WARM_START_STATEMENTS=0 in the
+environment for session 9's conditions (bench/connect/warm_start_bench.py
+compares the two).
+
   bench/connect/restart_first_text_bench.py --tallyd build-cpu/tallyd [--restarts 7]
       [--rows 1048576] [--groups 65536] [--new-texts 300] [--port 5497]
       [--tallyd-b OTHER]   (A/B: a second binary, alternating per restart)
@@ -43,6 +49,25 @@ FIELDS = ("parsed_us", "analyzed_us", "executor_start_us", "result_ready_us", "f
 def value_of(g, i):
     # Deterministic, spread over [-1000, 1000]: the sums differ between groups.
     return (g * 7919 + i * 104729) % 2001 - 1000
+
+
+def write_load(path, rows, groups):
+    """Writes psql's script creating r(g, v) and loading `rows` rows in `groups`
+    groups by COPY; returns the per-group counts, sums and minimums."""
+    counts = [0] * groups
+    sums = [0] * groups
+    mins = [None] * groups
+    with open(path, "w") as f:
+        f.write("CREATE TABLE r (g int, v int);\nCOPY r FROM STDIN;\n")
+        for i in range(rows):
+            g = i % groups
+            v = value_of(g, i)
+            counts[g] += 1
+            sums[g] += v
+            mins[g] = v if mins[g] is None else min(mins[g], v)
+            f.write(f"{g}\t{v}\n")
+        f.write("\\.\n")
+    return counts, sums, mins
 
 
 def start(binary, port, data_dir, log_path, debug):
@@ -107,19 +132,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="restart_first_text.")
     try:
-        counts = [0] * a.groups
-        sums = [0] * a.groups
-        mins = [None] * a.groups
-        with open(os.path.join(work, "load.sql"), "w") as f:
-            f.write("CREATE TABLE r (g int, v int);\nCOPY r FROM STDIN;\n")
-            for i in range(a.rows):
-                g = i % a.groups
-                v = value_of(g, i)
-                counts[g] += 1
-                sums[g] += v
-                mins[g] = v if mins[g] is None else min(mins[g], v)
-                f.write(f"{g}\t{v}\n")
-            f.write("\\.\n")
+        counts, sums, mins = write_load(os.path.join(work, "load.sql"), a.rows, a.groups)
         live = [g for g in range(a.groups) if counts[g]]
         threshold = sorted(sums[g] for g in live)[min(HAVING_GROUPS, len(live) - 1)]
         data_dir = os.path.join(work, "data")

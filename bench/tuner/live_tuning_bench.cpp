@@ -48,7 +48,9 @@
 // Usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16]
 //          [--chunk-rows N] [--reps 5] [--experiments 3] [--configs "variant:config;..."]
 //          [--tallyd-args "..."] [--keep-data DIR] [--shapes full,having]
-//          [--pin 1] [--cold-sequences 1]
+//          [--pin 1] [--cold-sequences 1] [--restart-ab KNOBS] [--restart-ab-env NAME=VALUE]
+//          [--restart-series N] [--client-wait block|spin] [--warm-up-result full|none]
+//          [--predecessor-check N] [--new-connection-check N]
 // --pin 1 (default): tallyd and the bench client on disjoint CPUs (tallyd
 // three quarters, the client the last quarter), the client's heap kept (see
 // split_cpus); --pin 0: as before session 8.
@@ -57,6 +59,20 @@
 // --restart-ab KNOBS: after each restart's first Q, another restart whose
 // tallyd runs with TALLY_GPU_KNOBS=KNOBS and its first Q (e.g. ahead=0: the
 // first Q without what the warm-up prepared ahead), printed, not judged.
+// --client-wait block (default) | spin: how the timed queries' client waits
+// for the reply (see g_client_spins).
+// --restart-ab-env NAME=VALUE: the same A/B with any environment variable
+// (e.g. TALLY_WARM_START_STATEMENTS=0: no warm runs of the history).
+// --restart-series N: per experiment, Q N times back to back after a restart,
+// N times spaced in that process, N times after a restart left idle 2 s;
+// each query index's ratio printed (diagnostic, not judged).
+// --warm-up-result full (default) | none: the warm-up query after each start
+// returns its 65,536 rows, or none (same aggregation, HAVING min(v) IS NULL).
+// --predecessor-check N: per experiment, before the restart, N rounds of Q
+// after the warm-up query with rows, after it without, and after Q
+// (diagnostic, not judged).
+// --new-connection-check N: per experiment, before the restart, N times a
+// new connection, its warm-up and a timed Q (diagnostic, not judged).
 // Restart 3 of the diagnostics runs tallyd at log level debug and prints the
 // statement timeline and tallyd's minor page faults of its first three Qs.
 // --tallyd defaults to the tallyd next to this binary (the GPU bundle).
@@ -76,7 +92,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -121,6 +140,83 @@ long long minor_faults(pid_t pid) {
   // Fields after ") ": 3 state, 4 ppid, ..., 10 minflt.
   if (std::sscanf(close + 2, "%*s %*s %*s %*s %*s %*s %*s %lld", &value) != 1) return -1;
   return value;
+}
+
+// CPU time each thread of a process has run so far (/proc/PID/task/TID/
+// schedstat, first field, nanoseconds) with its name (comm: tallyd names its
+// threads, common/thread_name.hpp), by thread id; empty if unreadable.
+struct ThreadRun {
+  std::string name;
+  long long run_ns = 0;
+  long long involuntary = 0;  // nonvoluntary_ctxt_switches: preempted, not waiting
+};
+std::map<long, ThreadRun> thread_run_times(pid_t pid) {
+  std::map<long, ThreadRun> out;
+  if (pid <= 0) return out;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(task, ec)) {
+    const long tid = std::atol(entry.path().filename().c_str());
+    ThreadRun t;
+    if (std::ifstream comm(entry.path() / "comm"); comm) std::getline(comm, t.name);
+    if (std::ifstream sched(entry.path() / "schedstat"); sched) sched >> t.run_ns;
+    if (std::ifstream status(entry.path() / "status"); status) {
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) t.involuntary = std::atoll(line.c_str() + 27);
+    }
+    out[tid] = t;
+  }
+  return out;
+}
+
+// The threads that ran at least 20 us between two snapshots, busiest first:
+// "tally-session 5210 us, tally-tunewrite 310 us".
+std::string busy_threads(const std::map<long, ThreadRun>& before, const std::map<long, ThreadRun>& after) {
+  std::vector<std::pair<long long, std::string>> busy;
+  for (const auto& [tid, t] : after) {
+    const auto b = before.find(tid);
+    const long long ran = t.run_ns - (b == before.end() ? 0 : b->second.run_ns);
+    const long long preempted = t.involuntary - (b == before.end() ? 0 : b->second.involuntary);
+    if (ran >= 20000)
+      busy.emplace_back(ran, t.name + (b == before.end() ? " (new)" : "") +
+                                 (preempted > 0 ? " (preempted " + std::to_string(preempted) + "x)" : ""));
+  }
+  std::sort(busy.rbegin(), busy.rend());
+  std::string text;
+  for (const auto& [ns, name] : busy) text += (text.empty() ? "" : ", ") + name + " " + std::to_string(ns / 1000) + " us";
+  return text.empty() ? "none" : text;
+}
+
+// Host-wide interrupt counts so far, summed over CPUs (/proc/interrupts):
+// TLB shootdowns, function-call and rescheduling IPIs, local timer ticks.
+// Another process's (or the kernel's) memory management interrupts every
+// core that runs the process's threads; a restarted server's first queries
+// are slower on every host step at times (bench/tuner/RESULTS.md, session 11).
+std::map<std::string, long long> host_interrupts() {
+  std::map<std::string, long long> out;
+  std::ifstream in("/proc/interrupts");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string label;
+    fields >> label;
+    if (label != "TLB:" && label != "CAL:" && label != "RES:" && label != "LOC:") continue;
+    long long sum = 0;
+    for (std::string word; fields >> word;) {
+      if (word.find_first_not_of("0123456789") != std::string::npos) break;  // the description
+      sum += std::atoll(word.c_str());
+    }
+    out[label.substr(0, 3)] = sum;
+  }
+  return out;
+}
+
+std::string interrupt_deltas(const std::map<std::string, long long>& before, const std::map<std::string, long long>& after) {
+  std::string text;
+  for (const auto& [name, count] : after) {
+    const auto b = before.find(name);
+    text += (text.empty() ? "" : ", ") + name + " +" + std::to_string(count - (b == before.end() ? 0 : b->second));
+  }
+  return text.empty() ? "unreadable" : text;
 }
 
 // A tallyd child process on a data directory that outlives it (restart).
@@ -289,20 +385,61 @@ constexpr size_t kHavingGroups = 300;
 // Another operator signature (min instead of count+sum): reads the same
 // columns into the device column cache without touching Q's tuning entries.
 const char* kWarmUpQuery = "SELECT g, min(v) FROM r GROUP BY g";
+// The same aggregation with no row back (min(v) of a NOT NULL column is never
+// NULL): the server does all the warm-up's work, the client parses nothing.
+const char* kWarmUpQueryNoRows = "SELECT g, min(v) FROM r GROUP BY g HAVING min(v) IS NULL";
+// --warm-up-result full (default) | none: which of the two the warm-up
+// runs. With `full` the client spends ~8-10 ms parsing 65,536 rows after each
+// warm-up query, the GPU idle meanwhile, right before a restart's first Q;
+// runs 2-5 and the fixed baseline follow a Q of their own shape instead.
+// --predecessor-check measures what that difference costs a Q.
+bool g_warm_up_rows = true;
+const char* warm_up_query() { return g_warm_up_rows ? kWarmUpQuery : kWarmUpQueryNoRows; }
 // Warm-up runs before the timed queries (after the load and after the
 // restart alike): the first fills the column cache; the others let the
 // server and the GPU settle after a 2 GiB COPY or a start, so the timed
 // queries and the fixed baseline run under the same conditions.
 constexpr int kWarmUpRuns = 3;
+// --restart-series: the pause between the spaced queries, and how long the
+// settled restart's tallyd sits idle after its warm-up before its first Q.
+constexpr int kSpacedPauseMs = 2;
+constexpr int kSettleMs = 2000;
 
 void warm_up(PGconn* c) {
-  for (int i = 0; i < kWarmUpRuns; ++i) PQclear(exec(c, kWarmUpQuery));
+  for (int i = 0; i < kWarmUpRuns; ++i) PQclear(exec(c, warm_up_query()));
+}
+
+// --client-wait block (default) | spin: how the timed queries' client waits
+// for the reply: PQexec (a blocking poll()), or PQsendQuery and then
+// PQconsumeInput/PQisBusy in a loop without sleeping. Tried because the full
+// shape's client-side times were bimodal (H100, 2026-11-23 06:27: the best
+// fixed configuration's own queries 8.6-8.9 or 10.5-11.5 ms with the server
+// at 4.7 ms throughout; after tallyd's last byte the client took 3.3-4.2 ms
+// more to read and parse the 65,536 rows). Spinning did not help (06:34: the
+// full shape's spread 28.7% against 25.4%, the HAVING shape's 15.6% against
+// 8.6%, both shapes slower): kept as an option, not the default.
+bool g_client_spins = false;
+
+PGresult* exec_spinning(PGconn* c, const char* sql) {
+  if (!PQsendQuery(c, sql)) die(std::string("send failed: ") + PQerrorMessage(c));
+  PGresult* result = nullptr;
+  for (;;) {
+    if (!PQconsumeInput(c)) die(std::string("read failed: ") + PQerrorMessage(c));
+    if (PQisBusy(c)) continue;
+    PGresult* r = PQgetResult(c);
+    if (!r) break;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) die(std::string(sql) + ": " + PQresultErrorMessage(r));
+    if (result) PQclear(result);
+    result = r;
+  }
+  if (!result) die(std::string(sql) + ": no result");
+  return result;
 }
 
 // Runs Q, times it (client wall clock: what a user sees) and checks every group.
 double run_checked(PGconn* c, const Expected& e, const std::string& label) {
   const auto t0 = std::chrono::steady_clock::now();
-  PGresult* r = exec(c, query_text());
+  PGresult* r = g_client_spins ? exec_spinning(c, query_text()) : exec(c, query_text());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t nonempty = 0;
   for (size_t k = 0; k < e.count.size(); ++k) nonempty += e.count[k] > 0 && (!g_sum_below || e.sum[k] < *g_sum_below);
@@ -531,6 +668,21 @@ struct Experiment {
   std::vector<double> cold_server_runs;
   double restart_server = 0;
   double restarted = 0;
+  // --restart-series N (diagnostics, not targets): Q run N times back to
+  // back after a restart, then N times spaced (a `SELECT 1` and a pause
+  // between) in the same process; and N times back to back after another
+  // restart that first sat idle kSettleMs. Says whether a restarted
+  // process's excess is its first Q's alone, its young process's, a
+  // back-to-back query's (work left by the one before), or an idle start's.
+  std::vector<double> series_back_to_back, series_spaced, series_settled;
+  // --predecessor-check N (diagnostic): in the long-running process, Q right
+  // after the warm-up query with its 65,536 rows, after it with none, and
+  // after another Q.
+  std::vector<double> after_full_warm_up, after_rowless_warm_up, after_q;
+  // --new-connection-check N (diagnostic): in the long-running process, a
+  // new connection (a new session thread), the warm-up, then Q: the
+  // restart's first Q without the restart.
+  std::vector<double> new_connection;
   double best_s() const { return fixed[best].seconds; }
   // (max - min) / median of the best fixed configuration's queries.
   double best_spread() const {
@@ -583,8 +735,9 @@ constexpr int kClientHeapKeepBytes = 256 << 20;
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data, shapes_text = "full,having", restart_ab_knobs;
-  int log2_rows = 26, log2_groups = 16, reps = 5, experiments = 3, cold_sequences = 1;
+  std::string tallyd, configs_text = kDefaultConfigs, extra_args, keep_data, shapes_text = "full,having", restart_ab_env;
+  int log2_rows = 26, log2_groups = 16, reps = 5, experiments = 3, cold_sequences = 1, restart_series = 0,
+      predecessor_check = 0, new_connection_check = 0;
   bool pin = true;
   uint64_t chunk_rows = 0;  // 0 = tallyd's default
   for (int i = 1; i < argc; ++i) {
@@ -593,7 +746,18 @@ int main(int argc, char** argv) {
       std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
                   "         [--reps 5] [--experiments 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"]\n"
                   "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n"
-                  "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n");
+                  "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n"
+                  "         [--restart-ab-env NAME=VALUE (the same with any environment variable, e.g.\n"
+                  "          TALLY_WARM_START_STATEMENTS=0)]\n"
+                  "         [--client-wait block|spin (the timed queries' client: PQexec, or polls without sleeping)]\n"
+                  "         [--restart-series N (diagnostic: Q N times after a restart, back to back, spaced, and after\n"
+                  "          an idle settle; printed per query index, not judged)]\n"
+                  "         [--warm-up-result full|none (the warm-up query after each start returns its 65,536 rows,\n"
+                  "          the default, or none: the same aggregation under HAVING min(v) IS NULL)]\n"
+                  "         [--predecessor-check N (diagnostic: N rounds of Q after the warm-up query with rows, after\n"
+                  "          it without rows, and after Q, in the long-running process; not judged)]\n"
+                  "         [--new-connection-check N (diagnostic: N times a new connection to the long-running\n"
+                  "          process, its warm-up and Q, as after a restart but without one; not judged)]\n");
       return 0;
     }
     if (i + 1 >= argc) die("missing value for " + flag);
@@ -610,7 +774,19 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes") shapes_text = value;
     else if (flag == "--pin") pin = std::atoi(value.c_str()) != 0;
     else if (flag == "--cold-sequences") cold_sequences = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--restart-ab") restart_ab_knobs = value;
+    else if (flag == "--restart-ab") restart_ab_env = "TALLY_GPU_KNOBS=" + value;
+    else if (flag == "--restart-ab-env") restart_ab_env = value;
+    else if (flag == "--restart-series") restart_series = std::max(0, std::atoi(value.c_str()));
+    else if (flag == "--predecessor-check") predecessor_check = std::max(0, std::atoi(value.c_str()));
+    else if (flag == "--new-connection-check") new_connection_check = std::max(0, std::atoi(value.c_str()));
+    else if (flag == "--warm-up-result") {
+      if (value != "full" && value != "none") die("--warm-up-result: full or none");
+      g_warm_up_rows = value == "full";
+    }
+    else if (flag == "--client-wait") {
+      if (value != "spin" && value != "block") die("--client-wait block|spin");
+      g_client_spins = value == "spin";
+    }
     else die("unknown flag " + flag + " (see --help)");
   }
   if (log2_rows < 10 || log2_rows > 30 || log2_groups < 0 || log2_groups > 26) die("--log2-rows 10..30, --log2-groups 0..26");
@@ -646,6 +822,7 @@ int main(int argc, char** argv) {
   server.start();
   PGconn* c = connect(server.conninfo());
 
+  std::printf("client wait: %s\n", g_client_spins ? "spin (PQsendQuery, PQconsumeInput/PQisBusy loop)" : "block (PQexec)");
   std::printf("live tuning: %llu rows, G = 2^%d, query: %s; %d experiments, %d interleaved rounds of the fixed "
               "configurations\n",
               static_cast<unsigned long long>(rows), log2_groups, query_text(), experiments, reps);
@@ -662,7 +839,10 @@ int main(int argc, char** argv) {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    server.start(once, env_once);
+    // A cold start keeps the statement history (Q is re-planned, as since
+    // session 9) but runs none of it: a warm run of Q would fill the tuning
+    // cache before the cold runs (server/statement_history_run.hpp).
+    server.start(once, cold && env_once.empty() ? "TALLY_WARM_START_STATEMENTS=0" : env_once);
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);
@@ -760,15 +940,32 @@ int main(int argc, char** argv) {
                                                   [](const FixedResult& a, const FixedResult& b) { return a.seconds < b.seconds; }) -
                                  x.fixed.begin());
 
+    // Same process, tuned Q: does what ran just before a Q change its time?
+    for (int round = 0; round < predecessor_check; ++round) {
+      PQclear(exec(c, kWarmUpQuery));
+      x.after_full_warm_up.push_back(run_checked(c, expected, "predecessor check, after the warm-up with rows"));
+      PQclear(exec(c, kWarmUpQueryNoRows));
+      x.after_rowless_warm_up.push_back(run_checked(c, expected, "predecessor check, after the warm-up without rows"));
+      x.after_q.push_back(run_checked(c, expected, "predecessor check, after Q"));
+    }
+
+    for (int k = 0; k < new_connection_check; ++k) {
+      PQfinish(c);
+      c = connect(server.conninfo());
+      PQclear(exec(c, "SET tally.engine = gpu"));
+      warm_up(c);
+      x.new_connection.push_back(run_checked(c, expected, "new connection check, first Q"));
+    }
+
     restart(/*cold=*/false);
     x.restarted = run_checked(c, expected, "after restart");
     x.restarts.push_back(x.restarted);
     print_plan(c, "plan after the restart:");
     print_cache(c, "tuning cache after the restart:");
     const auto restart_ab = [&] {
-      if (restart_ab_knobs.empty()) return;
-      restart(false, "", "TALLY_GPU_KNOBS=" + restart_ab_knobs);
-      x.restarts_ab.push_back(run_checked(c, expected, "after restart, knobs " + restart_ab_knobs));
+      if (restart_ab_env.empty()) return;
+      restart(false, "", restart_ab_env);
+      x.restarts_ab.push_back(run_checked(c, expected, "after restart, " + restart_ab_env));
     };
     restart_ab();
     // More client-timed cold sequences (--cold-sequences): tuning cache
@@ -783,6 +980,21 @@ int main(int argc, char** argv) {
       restart(/*cold=*/false);
       x.restarts.push_back(run_checked(c, expected, "cold sequence " + std::to_string(seq) + " after restart"));
       restart_ab();
+    }
+
+    if (restart_series > 0) {
+      restart(false);
+      for (int q = 1; q <= restart_series; ++q)
+        x.series_back_to_back.push_back(run_checked(c, expected, "restart series, back to back, Q" + std::to_string(q)));
+      for (int q = 1; q <= restart_series; ++q) {
+        PQclear(exec(c, "SELECT 1"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(kSpacedPauseMs));
+        x.series_spaced.push_back(run_checked(c, expected, "restart series, spaced, Q" + std::to_string(q)));
+      }
+      restart(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(kSettleMs));
+      for (int q = 1; q <= restart_series; ++q)
+        x.series_settled.push_back(run_checked(c, expected, "restart series, settled, Q" + std::to_string(q)));
     }
 
     if (e == 1 && shape == shapes.front()) {
@@ -801,13 +1013,23 @@ int main(int argc, char** argv) {
       // a first Q's time goes outside the engine.
       restart(false, "--log-level debug");
       const size_t timelines_before = server.statement_timelines().size();
+      // Which of tallyd's threads ran during each Q (the session's own, or a
+      // background one beside it: the tuning-cache writer, the rehearsal).
+      const auto threads0 = thread_run_times(server.pid());
+      const auto interrupts0 = host_interrupts();
       const long long faults0 = minor_faults(server.pid());
       const double restart3 = run_checked(c, expected, "restart 3, first Q");
       const long long faults1 = minor_faults(server.pid());
+      const auto threads1 = thread_run_times(server.pid());
+      const auto interrupts1 = host_interrupts();
       const double restart3_next = run_checked(c, expected, "restart 3, second Q");
       const long long faults2 = minor_faults(server.pid());
+      const auto threads2 = thread_run_times(server.pid());
+      const auto interrupts2 = host_interrupts();
       const double restart3_third = run_checked(c, expected, "restart 3, third Q");
       const long long faults3 = minor_faults(server.pid());
+      const auto threads3 = thread_run_times(server.pid());
+      const auto interrupts3 = host_interrupts();
       const std::vector<std::string> timelines = server.statement_timelines();
       // The statements before Q in this process (SET, the warm-up): its
       // first-of-process costs outside Q.
@@ -821,6 +1043,12 @@ int main(int argc, char** argv) {
         std::printf("diagnostic restart 3 (log level debug), %s Q: client %.3f ms, tallyd minor faults %lld, %s", names[q],
                     client[q] * 1e3, faults[q], at < timelines.size() ? timelines[at].c_str() : "no statement_timeline line\n");
       }
+      const std::map<long, ThreadRun>* snapshots[] = {&threads0, &threads1, &threads2, &threads3};
+      const std::map<std::string, long long>* interrupts[] = {&interrupts0, &interrupts1, &interrupts2, &interrupts3};
+      for (size_t q = 0; q < 3; ++q)
+        std::printf("diagnostic restart 3, %s Q: tallyd threads that ran: %s; host interrupts: %s\n", names[q],
+                    busy_threads(*snapshots[q], *snapshots[q + 1]).c_str(),
+                    interrupt_deltas(*interrupts[q], *interrupts[q + 1]).c_str());
       print_plan(c, "diagnostic restart 3: plan of the fourth Q:", true);
       std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
                   "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
@@ -881,8 +1109,17 @@ int main(int argc, char** argv) {
     for (size_t seq = 1; seq < x.restarts.size(); ++seq)
       line("  cold sequence " + std::to_string(seq + 1) + ", after restart", x.restarts[seq]);
     for (size_t i = 0; i < x.restarts_ab.size(); ++i)
-      line("  after restart, TALLY_GPU_KNOBS=" + restart_ab_knobs + " (" + std::to_string(i + 1) + ")", x.restarts_ab[i]);
+      line("  after restart, " + restart_ab_env + " (" + std::to_string(i + 1) + ")", x.restarts_ab[i]);
     line("tuned Q between the fixed configurations (median)", median(x.tuned_interleaved));
+    const auto series_line = [&](const char* name, const std::vector<double>& v) {
+      if (v.empty()) return;
+      std::printf("restart series, %-14s vs best:", name);
+      for (double t : v) std::printf(" %.3f", t / best_s);
+      std::printf("\n");
+    };
+    series_line("back to back", x.series_back_to_back);
+    series_line("spaced", x.series_spaced);
+    series_line("settled", x.series_settled);
     all.push_back(std::move(x));
   }
 
@@ -931,7 +1168,9 @@ int main(int argc, char** argv) {
   // (each against its own experiment's best fixed configuration); the
   // per-experiment columns show the median of that experiment's sequences.
   // `verdict` false: printed, not judged (an A/B's other arm).
-  const auto pooled = [&](const std::string& name, const auto& samples_of, double target, bool verdict = true) {
+  // verdict false: printed beside the judged rows, tagged `tag`, not judged.
+  const auto pooled = [&](const std::string& name, const auto& samples_of, double target, bool verdict = true,
+                          const char* tag = "A/B") {
     std::vector<double> all_ratios;
     std::printf("%-44s", name.c_str());
     for (const Experiment& x : all) {
@@ -944,7 +1183,7 @@ int main(int argc, char** argv) {
     const bool ok = m <= target;
     if (verdict) met = met && ok;
     std::printf(" %8.3f %8s %s (%zu samples)\n", m, verdict ? ("<= " + std::to_string(target).substr(0, 4)).c_str() : "",
-                verdict ? (ok ? "ok" : "MISSED") : "A/B", all_ratios.size());
+                verdict ? (ok ? "ok" : "MISSED") : tag, all_ratios.size());
   };
   for (int run = 0; run < 5; ++run) {
     if (cold_sequences > 1) {
@@ -965,9 +1204,37 @@ int main(int argc, char** argv) {
     pooled("after restart (all sequences)", [](const Experiment& x) { return x.restarts; }, kWarmRunTarget);
   else
     summary("after restart (persisted cache)", [](const Experiment& x) { return x.restarted; }, kWarmRunTarget);
-  if (!restart_ab_knobs.empty())
-    pooled("after restart, knobs " + restart_ab_knobs, [](const Experiment& x) { return x.restarts_ab; }, kWarmRunTarget, false);
+  if (!restart_ab_env.empty())
+    pooled("after restart, " + restart_ab_env, [](const Experiment& x) { return x.restarts_ab; }, kWarmRunTarget, false);
   server_summary("  server side, after restart", [](const Experiment& x) { return x.restart_server; });
+  if (restart_series > 0) {
+    const auto series_summary = [&](const char* name, std::vector<double> Experiment::*series) {
+      std::printf("restart series (diagnostic), %-13s median vs best per Q:", name);
+      for (int q = 0; q < restart_series; ++q) {
+        std::vector<double> ratios;
+        for (const Experiment& x : all)
+          if (static_cast<size_t>(q) < (x.*series).size()) ratios.push_back((x.*series)[q] / x.best_s());
+        std::printf(" %.3f", median(ratios));
+      }
+      std::printf("\n");
+    };
+    series_summary("back to back", &Experiment::series_back_to_back);
+    series_summary("spaced", &Experiment::series_spaced);
+    series_summary("settled", &Experiment::series_settled);
+  }
+  if (predecessor_check > 0) {
+    const auto predecessor = [&](const char* name, std::vector<double> Experiment::*times) {
+      std::printf("predecessor check (diagnostic), Q %-30s median vs best per experiment:", name);
+      for (const Experiment& x : all) std::printf(" %.3f", median(x.*times) / x.best_s());
+      std::printf("\n");
+    };
+    predecessor("after the warm-up with rows", &Experiment::after_full_warm_up);
+    predecessor("after the warm-up without rows", &Experiment::after_rowless_warm_up);
+    predecessor("after Q", &Experiment::after_q);
+  }
+  if (new_connection_check > 0)
+    pooled("new connection, same process (diagnostic)", [](const Experiment& x) { return x.new_connection; }, kWarmRunTarget,
+           false, "diagnostic");
   summary("tuned Q between the fixed (median, diagnostic)", [](const Experiment& x) { return median(x.tuned_interleaved); }, 0);
   // Server side only (EXPLAIN ANALYZE's Execution Time, no result rows on
   // the wire): the tuned Q's median against the fastest fixed configuration's

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_name.hpp"
+
 namespace tally::executor::cpu {
 
 class WorkerPool {
@@ -49,6 +51,7 @@ class WorkerPool {
   explicit WorkerPool(int workers) : workers_(std::max(0, workers)) {
     for (int i = 0; i < workers_; ++i) {
       std::thread([this] {
+        name_this_thread("tally-cpu-work");
         while (true) {
           std::function<void()> task;
           {

@@ -71,6 +71,14 @@ bool DamonSearch::may_form_plateau(const LaunchConfig& from, const LaunchConfig&
   return true;
 }
 
+std::optional<RecordedChoice> recorded_choice(const SearchState& state) {
+  if (state.best) return RecordedChoice{*state.best, state.measured.at(*state.best), false};
+  if (!state.measuring || state.measuring_times.empty()) return std::nullopt;
+  std::vector<double> times = state.measuring_times;
+  std::sort(times.begin(), times.end());
+  return RecordedChoice{*state.measuring, times[times.size() / 2], true};
+}
+
 LaunchConfig DamonSearch::best() const {
   if (state_.best) return *state_.best;
   if (state_.measuring) return *state_.measuring;

@@ -112,6 +112,19 @@ struct SearchState {
   bool converged = false;
 };
 
+// What a search state records (the tuning cache, a finished query's
+// records): its measured best and that time, or, with no best yet, its open
+// first measurement (a short query's, persisted as source "measuring" and
+// continued by the next query): its configuration and the median of its times so far, the
+// upper middle of an even count (its first launch's time may carry a cold
+// start, so not the mean); nullopt with neither.
+struct RecordedChoice {
+  LaunchConfig config;
+  double seconds_per_row = 0;
+  bool open = false;  // an open first measurement (source "measuring")
+};
+std::optional<RecordedChoice> recorded_choice(const SearchState& state);
+
 class DamonSearch {
  public:
   DamonSearch(SearchSpace space, std::vector<LaunchConfig> initial, SearchParams params = {});

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -92,10 +93,6 @@ TEST(BusyPoll, SpinsOnlyWhileFewSessionsAreOpen) {
   EXPECT_GE(BusyPoll::host_running_tasks(), 1);
 }
 
-bool host_quiet() {
-  return BusyPoll::host_running_tasks() <= static_cast<int>(std::thread::hardware_concurrency());
-}
-
 config::Config config_with(uint32_t busy_poll_us) {
   config::Config config;
   config.port = 0;
@@ -153,16 +150,17 @@ class BusyPollServer : public ::testing::TestWithParam<uint32_t> {};
 TEST_P(BusyPollServer, AnswersCorrectlyAndSpinsOnlyWhenOn) {
   RunningServer running(config_with(GetParam()));
   uint64_t before = spins();
-  bool quiet = host_quiet();
   WireClient client(running.server.port());
   expect_correct_answers(client);
-  quiet = quiet && host_quiet();
   if (GetParam() == 0) {
     EXPECT_EQ(spins(), before);
-  } else if (quiet) {
-    // One session on an otherwise idle server: it spins after each answer
-    // unless the next message was already there (or the host got busy).
+  } else if (running.server.busy_poll().host_busy_samples() == 0) {
+    // One session, and the host gate never found the host busy: every read
+    // that found no input spun, and of ~100 answers some read always does.
     EXPECT_GT(spins(), before);
+  } else {
+    std::printf("host busy during the test (%llu samples): a spin is not expected\n",
+                static_cast<unsigned long long>(running.server.busy_poll().host_busy_samples()));
   }
 }
 

@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "server/metrics.hpp"
@@ -50,6 +53,32 @@ struct RunningServer {
 bool start_session(WireClient& client) {
   client.startup();
   return has_ready(client.read_until_ready());
+}
+
+// The names of this process's threads (/proc/self/task/*/comm).
+std::multiset<std::string> thread_names() {
+  std::multiset<std::string> names;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.insert(name);
+  }
+  return names;
+}
+
+TEST(Server, ThreadsCarryTheirRoleAsName) {
+  RunningServer running;
+  // Each thread names itself first thing, which may come after start().
+  const auto named = [](const char* name, size_t n) {
+    return eventually([&] { return thread_names().count(name) == n; }, 2s);
+  };
+  EXPECT_TRUE(named("tally-accept", 1));
+  EXPECT_TRUE(named("tally-watchdog", 1));
+  WireClient first(running.port()), second(running.port());
+  ASSERT_TRUE(start_session(first));
+  ASSERT_TRUE(start_session(second));
+  EXPECT_TRUE(named("tally-session", 2));  // one per connection
 }
 
 TEST(Server, StartupAndQuery) {

@@ -89,14 +89,48 @@ TEST(ChunkTunerSpan, AWindowOfTwoLaunchesTakesFourChunksAndRecordsItsUnit) {
   // many chunks, each time already a mean over two).
   ChunkTuner tuner(paired_query());
   drive(tuner, 2);
-  EXPECT_TRUE(tuner.records().empty());  // one launch: the window is not complete
+  ASSERT_EQ(tuner.records().size(), 1u);  // one launch: the window is not complete, the measurement open
+  EXPECT_EQ(tuner.records()[0].source, "measuring");
   drive(tuner, 2);
   const auto records = tuner.records();
   ASSERT_EQ(records.size(), 1u);  // partitioned's first window is complete
+  EXPECT_NE(records[0].source, "measuring");
   EXPECT_EQ(records[0].variant, "partitioned");
   EXPECT_NEAR(records[0].seconds_per_row, kPerRow, 1e-15);
   EXPECT_NE(records[0].search_state.find("\"launch_chunks\":2"), std::string::npos) << records[0].search_state;
   EXPECT_NE(tuner.explain().find("measured on launches of 2 chunks"), std::string::npos) << tuner.explain();
+}
+
+TEST(ChunkTunerSpan, AShortQuerysOpenMeasurementIsRecordedAndTheNextQueryFinishesIt) {
+  // A query of one launch leaves its first measurement open: recorded as
+  // "measuring" (the median of its times so far), so that the next query
+  // continues the window instead of starting cold again (before: nothing was
+  // recorded, and a workload of such short queries never finished one).
+  ChunkTuner first(paired_query());
+  drive(first, 2);
+  const auto open = first.records();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].source, "measuring");
+  EXPECT_EQ(open[0].variant, "partitioned");
+  EXPECT_NEAR(open[0].seconds_per_row, kPerRow, 1e-15);
+  const auto state = search_state_from_json(nlohmann::json::parse(open[0].search_state));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_FALSE(state->best.has_value());
+  EXPECT_EQ(state->measuring_times.size(), 1u);
+
+  ChunkTunerInput next_in = paired_query();
+  next_in.records = open;
+  ChunkTuner next(next_in);
+  drive(next, 2);  // one more launch completes the window of two
+  const auto finished = next.records();
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_NE(finished[0].source, "measuring");
+  EXPECT_NEAR(finished[0].seconds_per_row, kPerRow, 1e-15);
+
+  ChunkTuner fresh(paired_query());  // the same two chunks without the record: still open
+  drive(fresh, 2);
+  ASSERT_EQ(fresh.records().size(), 1u);
+  EXPECT_EQ(fresh.records()[0].source, "measuring");
 }
 
 TEST(ChunkTunerSpan, ACachedStateContinuesInItsOwnUnit) {

@@ -71,6 +71,48 @@ TEST_F(TuningCacheTest, SurvivesReopening) {
   EXPECT_EQ(resumed.next_configuration(), at(64, 16));
 }
 
+// A search whose first measurement is still open, as a short query leaves it
+// (two of a window's three times in).
+gpu::SearchState open_search() {
+  gpu::DamonSearch search(gpu::testing::paper_grid(), {at(512, 1)});
+  const gpu::LaunchConfig c = search.next_configuration();
+  search.report(c, 3e-9);
+  search.report(search.next_configuration(), 1e-9);
+  return search.state();
+}
+
+TEST_F(TuningCacheTest, AnOpenMeasurementIsKeptUntilOneFinishes) {
+  const gpu::SearchState open = open_search();
+  ASSERT_FALSE(open.best.has_value());
+  ASSERT_TRUE(open.measuring.has_value());
+  ASSERT_EQ(open.measuring_times.size(), 2u);
+  {
+    auto cache = TuningCache::open(path_);
+    const auto e = cache->record(kH100, open, TuningSource::rule);
+    EXPECT_EQ(e.source, TuningSource::measuring);
+    EXPECT_EQ(e.best, *open.measuring);
+    EXPECT_DOUBLE_EQ(e.seconds_per_row, 3e-9);  // the upper middle of two: not the mean
+  }
+  auto cache = TuningCache::open(path_);
+  const auto found = cache->find(kH100);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->source, TuningSource::measuring);
+  EXPECT_EQ(found->search.measuring_times, open.measuring_times);  // the next query continues it
+  // A finished search replaces it, with its own (possibly slower) best.
+  const auto finished = cache->record(kH100, finished_search(64, 16), TuningSource::search);
+  EXPECT_EQ(finished.source, TuningSource::search);
+  EXPECT_EQ(finished.best, at(64, 16));
+  EXPECT_EQ(finished.observations, 2);
+  // An open measurement never replaces a measured best.
+  const auto kept = cache->record(kH100, open, TuningSource::rule);
+  EXPECT_EQ(kept.source, TuningSource::search);
+  EXPECT_EQ(kept.best, at(64, 16));
+  EXPECT_EQ(cache->find(kH100)->observations, 2);
+  // A search with nothing measured is still refused.
+  gpu::DamonSearch untouched(gpu::testing::paper_grid(), {at(512, 1)});
+  EXPECT_THROW(cache->record(kH100, untouched.state(), TuningSource::rule), Error);
+}
+
 TEST_F(TuningCacheTest, AnotherGpusEntriesAreNeverUsed) {
   auto cache = TuningCache::open(path_);
   cache->record(kH100, finished_search(64, 16), TuningSource::search);
