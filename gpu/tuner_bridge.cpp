@@ -997,6 +997,7 @@ std::string ChunkTuner::explain() const {
 std::vector<executor::TuningRecord> ChunkTuner::records() const {
   std::vector<executor::TuningRecord> out;
   for (const auto& s : slots_) {
+    if (!s->touched) continue;
     const SearchState& st = s->search->state();
     // A variant whose first measurement is still open (a short cold query:
     // fewer chunks than a window, H100 session 9: 7 of 8 six-chunk cold
@@ -1004,7 +1005,7 @@ std::vector<executor::TuningRecord> ChunkTuner::records() const {
     // so far: the next query continues that measurement (usable_state)
     // instead of starting cold again, and a restart keeps it.
     const auto choice = recorded_choice(st);
-    if (!s->touched || !choice) continue;
+    if (!choice) continue;
     const bool open = choice->open;
     executor::TuningRecord r;
     r.device = fingerprint_;

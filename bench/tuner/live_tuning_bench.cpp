@@ -1013,46 +1013,41 @@ int main(int argc, char** argv) {
       // a first Q's time goes outside the engine.
       restart(false, "--log-level debug");
       const size_t timelines_before = server.statement_timelines().size();
-      // Which of tallyd's threads ran during each Q (the session's own, or a
-      // background one beside it: the tuning-cache writer, the rehearsal).
-      const auto threads0 = thread_run_times(server.pid());
-      const auto interrupts0 = host_interrupts();
-      const long long faults0 = minor_faults(server.pid());
-      const double restart3 = run_checked(c, expected, "restart 3, first Q");
-      const long long faults1 = minor_faults(server.pid());
-      const auto threads1 = thread_run_times(server.pid());
-      const auto interrupts1 = host_interrupts();
-      const double restart3_next = run_checked(c, expected, "restart 3, second Q");
-      const long long faults2 = minor_faults(server.pid());
-      const auto threads2 = thread_run_times(server.pid());
-      const auto interrupts2 = host_interrupts();
-      const double restart3_third = run_checked(c, expected, "restart 3, third Q");
-      const long long faults3 = minor_faults(server.pid());
-      const auto threads3 = thread_run_times(server.pid());
-      const auto interrupts3 = host_interrupts();
+      // Before and after each Q: tallyd's minor page faults, which of its
+      // threads ran (the session's own, or a background one beside it: the
+      // tuning-cache writer, the rehearsal), and the host's interrupts.
+      struct Snapshot {
+        long long faults;
+        std::map<long, ThreadRun> threads;
+        std::map<std::string, long long> interrupts;
+      };
+      const auto snapshot = [&] { return Snapshot{minor_faults(server.pid()), thread_run_times(server.pid()), host_interrupts()}; };
+      const char* names[] = {"first", "second", "third"};
+      std::vector<Snapshot> snapshots{snapshot()};
+      double client[3];
+      for (size_t q = 0; q < 3; ++q) {
+        client[q] = run_checked(c, expected, std::string("restart 3, ") + names[q] + " Q");
+        snapshots.push_back(snapshot());
+      }
       const std::vector<std::string> timelines = server.statement_timelines();
       // The statements before Q in this process (SET, the warm-up): its
       // first-of-process costs outside Q.
       for (size_t i = 0; i < timelines_before && i < timelines.size(); ++i)
         std::printf("diagnostic restart 3 (log level debug), statement %zu before Q: %s", i + 1, timelines[i].c_str());
-      const char* names[] = {"first", "second", "third"};
-      const long long faults[] = {faults1 - faults0, faults2 - faults1, faults3 - faults2};
-      const double client[] = {restart3, restart3_next, restart3_third};
       for (size_t q = 0; q < 3; ++q) {
         const size_t at = timelines_before + q;
         std::printf("diagnostic restart 3 (log level debug), %s Q: client %.3f ms, tallyd minor faults %lld, %s", names[q],
-                    client[q] * 1e3, faults[q], at < timelines.size() ? timelines[at].c_str() : "no statement_timeline line\n");
+                    client[q] * 1e3, snapshots[q + 1].faults - snapshots[q].faults,
+                    at < timelines.size() ? timelines[at].c_str() : "no statement_timeline line\n");
       }
-      const std::map<long, ThreadRun>* snapshots[] = {&threads0, &threads1, &threads2, &threads3};
-      const std::map<std::string, long long>* interrupts[] = {&interrupts0, &interrupts1, &interrupts2, &interrupts3};
       for (size_t q = 0; q < 3; ++q)
         std::printf("diagnostic restart 3, %s Q: tallyd threads that ran: %s; host interrupts: %s\n", names[q],
-                    busy_threads(*snapshots[q], *snapshots[q + 1]).c_str(),
-                    interrupt_deltas(*interrupts[q], *interrupts[q + 1]).c_str());
+                    busy_threads(snapshots[q].threads, snapshots[q + 1].threads).c_str(),
+                    interrupt_deltas(snapshots[q].interrupts, snapshots[q + 1].interrupts).c_str());
       print_plan(c, "diagnostic restart 3: plan of the fourth Q:", true);
       std::printf("diagnostic (not targets): restart 2: EXPLAIN ANALYZE of the first Q %.4f s (client), then Q %.4f s, "
                   "%.4f s; restart 3: first Q %.4f s, second Q %.4f s\n",
-                  explain_first, second_q, third_q, restart3, restart3_next);
+                  explain_first, second_q, third_q, client[0], client[1]);
     }
 
     // Run 1 server side: a cold first Q (tuning cache deleted) under EXPLAIN
