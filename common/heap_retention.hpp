@@ -7,11 +7,9 @@
 // arena, above 64 MB) with its own mmap and munmaps it on free. A GROUP BY
 // over 8M groups hands about 1.4 GB of such arrays from the engine to the
 // encoder; each query then took ~380K page faults, and fault handling, kernel
-// zeroing and memcg charging were about a quarter of tallyd's CPU on the
-// 2-core VM (bench/cpu/RESULTS.md, session 4). With one arena and no mmap,
-// freed arrays stay in the heap and the next query reuses them: 1 page fault
-// per repeated query instead of 376K, and 18% less tallyd CPU
-// (bench/cpu/RESULTS.md, session 5).
+// zeroing and memcg charging were about a quarter of tallyd's CPU. With one
+// arena and no mmap, freed arrays stay in the heap and the next query reuses
+// them: one page fault per repeated query instead of hundreds of thousands.
 //
 // What it costs: one malloc arena for every thread (small allocations go
 // through glibc's per-thread cache first, so sessions rarely meet on its
@@ -65,8 +63,8 @@ inline size_t resident_bytes() {
 // the process's resident bytes less the heap bytes in use: glibc's own free
 // count (mallinfo2's fordblks) still counts the pages malloc_trim gave back,
 // so after one trim it would call for another before every large query, and
-// each would fault its arrays in again. mallinfo2 walks the free lists (20
-// ms with 100K free chunks on the 2-core VM): it runs only when the process's
+// each would fault its arrays in again. mallinfo2 walks the free lists (tens
+// of ms with 100K free chunks): it runs only when the process's
 // whole resident size is over the bound, and callers do not check before
 // every small query.
 inline void release_retained_heap_over(size_t bound) {

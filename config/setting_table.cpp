@@ -11,7 +11,7 @@
 
 #include "config/config_loader.hpp"
 #include "config/password_hash.hpp"
-#include "protocol/saslprep.hpp"
+#include "common/saslprep.hpp"
 
 namespace tally::config {
 namespace {
@@ -490,7 +490,7 @@ void set_user_password(UserConfig& user, std::string_view password) {
   if (password.empty()) throw std::invalid_argument("empty password for user \"" + user.name + "\"");
   // SCRAM hashes the SASLprep'd password, as PostgreSQL's verifiers and
   // libpq's client proofs do (md5 uses the raw bytes, as PostgreSQL does).
-  user.scram_verifier = make_scram_verifier(protocol::saslprep_password(password));
+  user.scram_verifier = make_scram_verifier(saslprep_password(password));
   // The md5 hash is as good as the password to an attacker: keep it only when
   // md5 authentication needs it.
   if (user.method == AuthMethod::md5) user.md5_hash = make_md5_hash(password, user.name);

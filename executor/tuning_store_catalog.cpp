@@ -1,45 +1,78 @@
 #include "executor/tuning_store_catalog.hpp"
 
+#include <memory>
+
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "gpu/tuner/launch_config.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 
 namespace tally::executor {
 
 namespace {
 
-// An unknown name is taken as a search's (the store's old default).
-catalog::TuningSource source_from(const std::string& s) {
-  return catalog::tuning_source_from_name(s).value_or(catalog::TuningSource::search);
+std::optional<gpu::SearchState> parse_search(const std::string& text) {
+  return gpu::search_state_from_json(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
+}
+
+bool known_source(const std::string& s) {
+  return s == "rule" || s == "search" || s == "explored" || s == "measuring";
+}
+
+std::vector<TuningRecord> readable_only(std::vector<TuningRecord> records) {
+  std::erase_if(records, [](const TuningRecord& r) { return !readable(r); });
+  return records;
 }
 
 }  // namespace
 
-TuningRecord to_tuning_record(const catalog::TuningEntry& e) {
-  TuningRecord r;
-  r.device = e.key.device;
-  r.signature = e.key.operator_signature;
-  r.variant = e.key.variant;
-  r.bucket = e.key.cardinality_bucket;
-  r.best_config = gpu::to_string(e.best);
-  r.seconds_per_row = e.seconds_per_row;
-  r.observations = e.observations;
-  r.search_state = gpu::to_json(e.search).dump();
-  r.source = std::string(catalog::tuning_source_name(e.source));
-  r.updated_at = e.updated_at;
-  return r;
+bool readable(const TuningRecord& r) {
+  return gpu::parse_launch_config(r.best_config).has_value() && known_source(r.source) &&
+         parse_search(r.search_state).has_value();
+}
+
+std::optional<TuningRecord> merged_record(const std::optional<TuningRecord>& stored, const TuningRecord& incoming) {
+  const auto search = parse_search(incoming.search_state);
+  const auto choice = search ? gpu::recorded_choice(*search) : std::nullopt;
+  // A state with no best is stored while a measurement is open (source
+  // measuring, ChunkTuner::records); anything else without a choice is a bug.
+  if (!choice) {
+    throw Error(SqlState::internal_error,
+                "tuning store: record for " + incoming.variant + " has no usable search state");
+  }
+  TuningRecord out = incoming;
+  out.best_config = gpu::to_string(choice->config);
+  out.seconds_per_row = choice->seconds_per_row;
+  out.source = choice->open ? "measuring" : (known_source(incoming.source) ? incoming.source : "search");
+  out.observations = 1;
+  out.updated_at.clear();
+  if (!stored || !readable(*stored)) return out;
+  const auto stored_search = parse_search(stored->search_state);
+  if (choice->open && stored_search->best) return std::nullopt;  // a measured best is worth more than an open measurement
+  out.observations = stored->observations + 1;
+  // A faster configuration measured earlier (e.g. in a query that explored
+  // more) stays the best unless this query re-measured it. (An open
+  // measurement's time is no such configuration.)
+  const auto stored_best = gpu::parse_launch_config(stored->best_config);
+  if (stored->source != "measuring" && *stored_best != choice->config && stored->seconds_per_row < out.seconds_per_row &&
+      !search->measured.count(*stored_best)) {
+    out.best_config = stored->best_config;
+    out.seconds_per_row = stored->seconds_per_row;
+    out.source = stored->source;
+  }
+  return out;
 }
 
 std::vector<TuningRecord> TuningStoreCatalog::load(const std::string& device, const std::string& signature, int bucket) {
-  std::vector<TuningRecord> out;
-  for (const auto& e : cache_.find_variants(device, signature, bucket)) out.push_back(to_tuning_record(e));
-  return out;
+  return readable_only(cache_.find_variants(device, signature, bucket));
 }
 
-std::vector<TuningRecord> TuningStoreCatalog::all() {
-  std::vector<TuningRecord> out;
-  for (const auto& e : cache_.entries()) out.push_back(to_tuning_record(e));
-  return out;
+std::vector<TuningRecord> TuningStoreCatalog::all() { return readable_only(cache_.entries()); }
+
+void TuningStoreCatalog::store(const TuningRecord& r) {
+  std::lock_guard lock(store_mutex_);  // find + put as one step
+  if (auto merged = merged_record(cache_.find(r.device, r.signature, r.variant, r.bucket), r)) cache_.put(*merged);
+  count(engine_counters().tuning_cache_writes);
 }
 
 TuningStore* install_process_tuning_store(const std::string& catalog_path) {
@@ -66,20 +99,6 @@ TuningStore* install_process_tuning_store(const std::string& catalog_path) {
   installed.push_back(std::move(i));
   process_tuning_store().store(store);
   return store;
-}
-
-void TuningStoreCatalog::store(const TuningRecord& r) {
-  const auto json = nlohmann::json::parse(r.search_state, nullptr, /*allow_exceptions=*/false);
-  auto state = gpu::search_state_from_json(json);
-  // A state with no best is stored while a measurement is open (source
-  // measuring, ChunkTuner::records); the cache says no to anything else.
-  if (!state || !gpu::recorded_choice(*state)) {
-    throw Error(SqlState::internal_error, "tuning store: record for " + r.variant + " has no usable search state");
-  }
-  const catalog::TuningKey key{r.device, r.signature, r.variant, r.bucket};
-  std::lock_guard lock(store_mutex_);  // find + put of record() as one step
-  cache_.record(key, *state, source_from(r.source));
-  count(engine_counters().tuning_cache_writes);
 }
 
 }  // namespace tally::executor

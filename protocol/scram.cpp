@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "protocol/message_buffer.hpp"
-#include "protocol/saslprep.hpp"
+#include "common/saslprep.hpp"
 
 namespace tally::protocol {
 

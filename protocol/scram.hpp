@@ -4,7 +4,7 @@
 // "SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>" and
 // "md5..." hashes) belong to config/password_hash.hpp; the helpers below
 // forward to it so that one implementation reads and writes them.
-// Passwords are SASLprep-normalized (protocol/saslprep.hpp) wherever they
+// Passwords are SASLprep-normalized (common/saslprep.hpp) wherever they
 // are hashed here, as PostgreSQL and libpq do.
 #include <cstdint>
 #include <optional>

@@ -9,7 +9,7 @@
 //
 // The tuning JSON the page reads (what AdminCallbacks::tuning_json returns):
 // {
-//   "device": {"name": "NVIDIA H100 80GB HBM3", ...any scalar fields},   optional
+//   "device": {"name": "<the GPU's name>", ...any scalar fields},   optional
 //   "entries": [{
 //     "signature": "int4 key; sum(int8), count(*)",
 //     "variant": "shared_memory",
@@ -23,7 +23,7 @@
 //   }, ...]
 // }
 // Times may also be given as "ns_per_row". Unknown fields are ignored. The
-// tuning cache's own JSON (catalog::to_json: a bare array of entries with
+// tuning cache's own JSON (tuning_record_json: a bare array of entries with
 // operator_signature, best_config, measured_grid, search_path[].event, device)
 // is read as well. Cells sharing threads x blocks (other fill factors) show
 // the fastest.

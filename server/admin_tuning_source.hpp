@@ -11,11 +11,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/tuning_store.hpp"
+
 namespace tally::catalog {
 class TuningCache;
 }
 
 namespace tally::server {
+
+// One record as /tuning shows it: the key, the best configuration, its time
+// per row, observations, and the tuner's measured grid and search path.
+nlohmann::json tuning_record_json(const TuningRecord& record);
 
 class AdminTuningSource {
  public:
@@ -27,8 +33,9 @@ class AdminTuningSource {
   AdminTuningSource(const AdminTuningSource&) = delete;
   AdminTuningSource& operator=(const AdminTuningSource&) = delete;
 
-  // {"device": ..., "entries": [catalog::to_json(entry), ...]}: what /tuning
-  // answers (schema in server/admin_tuning_page.hpp).
+  // {"device": ..., "entries": [tuning_record_json(record), ...]}: what
+  // /tuning answers (schema in server/admin_tuning_page.hpp); records that do
+  // not parse are left out.
   std::string json() const;
   // Entries of every device.
   size_t entry_count() const;

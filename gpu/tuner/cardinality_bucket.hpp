@@ -1,7 +1,7 @@
 #pragma once
 // The tuning cache's cardinality bucket: floor(log2(estimated groups)), 0 for
-// one group or fewer. One definition for gpu/ (ChunkTuner) and catalog/
-// (TuningCache), so both sides of the cache key agree.
+// one group or fewer: the part of the cache key that groups queries of a
+// similar size, so a configuration measured on one serves its neighbours.
 #include <cmath>
 
 namespace tally::gpu {

@@ -9,6 +9,9 @@
 #include <filesystem>
 
 #include "catalog/tuning_cache.hpp"
+#include "gpu/tuner/damon_search.hpp"
+#include "gpu/tuner/search_state_json.hpp"
+#include "tests/tuner/synthetic_space.hpp"
 
 namespace tally::server {
 namespace {
@@ -25,16 +28,24 @@ class AdminTuningSourceTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  static catalog::TuningEntry entry(const std::string& variant, int bucket, int tpb) {
-    catalog::TuningEntry e;
-    e.key = {"Test GPU|sm_90", catalog::operator_signature({"int4"}, 4, {"count"}), variant, bucket};
-    e.best.threads_per_block = tpb;
-    e.best.blocks_per_sm = 4;
-    e.seconds_per_row = 5e-10;
-    e.observations = 3;
-    e.search.best = e.best;
-    e.search.measured[e.best] = 5e-10;
-    return e;
+  static TuningRecord entry(const std::string& variant, int bucket, int tpb) {
+    gpu::LaunchConfig best;
+    best.threads_per_block = tpb;
+    best.blocks_per_sm = 4;
+    gpu::SearchState search;
+    search.best = best;
+    search.measured[best] = 5e-10;
+    TuningRecord r;
+    r.device = "Test GPU|sm_90";
+    r.signature = "keys=int4;width=4;aggs=count";
+    r.variant = variant;
+    r.bucket = bucket;
+    r.best_config = gpu::to_string(best);
+    r.seconds_per_row = 5e-10;
+    r.observations = 3;
+    r.source = "search";
+    r.search_state = gpu::to_json(search).dump();
+    return r;
   }
 
   fs::path dir_;
@@ -61,6 +72,36 @@ TEST_F(AdminTuningSourceTest, ShowsWhatTheTunerWritesThroughAnotherConnection) {
     EXPECT_TRUE(e.contains("measured_grid"));
     EXPECT_EQ(e["observations"], 3);
   }
+}
+
+TEST_F(AdminTuningSourceTest, AnEntryHasTheGridAndThePath) {
+  gpu::LaunchConfig start;
+  start.threads_per_block = 512;
+  start.blocks_per_sm = 1;
+  gpu::DamonSearch search(gpu::testing::paper_grid(), {start});
+  gpu::testing::drive(search, gpu::testing::bowl(64, 16));
+  TuningRecord r = entry("global", 20, 64);
+  r.best_config = gpu::to_string(*search.state().best);
+  r.search_state = gpu::to_json(search.state()).dump();
+  const auto e = tuning_record_json(r);
+  EXPECT_EQ(e["variant"], "global");
+  EXPECT_EQ(e["cardinality_bucket"], 20);
+  EXPECT_EQ(e["best_config"], r.best_config);
+  EXPECT_EQ(e["measured_grid"].size(), search.state().measured.size());
+  EXPECT_EQ(e["search_path"].size(), search.state().path.size());
+  EXPECT_EQ(e["search_path"][0]["event"], "initial");
+  EXPECT_EQ(e["groups_from"], 1048576.0);
+}
+
+TEST_F(AdminTuningSourceTest, AnUnreadableRowIsLeftOut) {
+  AdminTuningSource source(path_, nullptr);
+  auto tuner = catalog::TuningCache::open(path_);
+  TuningRecord broken = entry("global", 12, 256);
+  broken.search_state = "{not json";
+  tuner->put(broken);
+  tuner->put(entry("sort", 12, 256));
+  EXPECT_EQ(source.entry_count(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(source.json())["entries"].size(), 1u);
 }
 
 TEST_F(AdminTuningSourceTest, NoDeviceIsNull) {

@@ -28,7 +28,7 @@ struct SampleEntry {
   int best_tpb, best_bps;
   int start_tpb, start_bps;
   bool full_grid;  // false: only the cells the path visited (and their neighbours)
-  // true: the tuning cache's own JSON shape (catalog::to_json): config strings,
+  // true: the tuning cache's own JSON shape (server::tuning_record_json): config strings,
   // two fill factors per cell, path steps with events.
   bool cache_format = false;
 };

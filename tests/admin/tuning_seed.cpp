@@ -2,7 +2,7 @@
 // SQLite file of a running (or stopped) tallyd, the way the tuner does: each is
 // a real DaMoN'19 search (gpu::DamonSearch) driven to convergence over the
 // sample surface of tests/admin/sample_tuning.hpp, recorded through
-// catalog::TuningCache. Used by tallyd_admin_test.py to check that /tuning,
+// the engines' tuning store (executor/tuning_store_catalog.hpp). Used by tallyd_admin_test.py to check that /tuning,
 // the tuning page and tally_tuning_cache_entries read the persisted cache.
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +11,8 @@
 #include <string>
 
 #include "catalog/tuning_cache.hpp"
+#include "executor/tuning_store_catalog.hpp"
+#include "gpu/tuner/search_state_json.hpp"
 #include "gpu/tuner/damon_search.hpp"
 #include "tests/admin/sample_tuning.hpp"
 
@@ -38,10 +40,14 @@ int main(int argc, char** argv) {
         search.report(c, testing_admin::sample_time(c.threads_per_block, c.blocks_per_sm, best_tpb, best_bps));
       }
       if (!search.converged()) throw std::runtime_error("the sample search did not converge");
-      const catalog::TuningKey key{"Seeded Test GPU|sm_90|132sm|85029158912B|drv13000",
-                                   catalog::operator_signature({"int4"}, 4, {"sum(int8)", "count"}),
-                                   variants[i % 3], 10 + i};
-      cache->record(key, search.state(), catalog::TuningSource::search);
+      TuningRecord r;
+      r.device = "Seeded Test GPU|sm_90|132sm|85029158912B|drv13000";
+      r.signature = "keys=int4;width=4;aggs=count,sum(int8)";
+      r.variant = variants[i % 3];
+      r.bucket = 10 + i;
+      r.search_state = gpu::to_json(search.state()).dump();
+      r.source = "search";
+      executor::TuningStoreCatalog(*cache).store(r);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tuning_seed: %s\n", e.what());

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "protocol/saslprep.hpp"
+#include "common/saslprep.hpp"
 #include "protocol/scram.hpp"
 
 namespace tally::protocol {

@@ -1,3 +1,6 @@
+// The catalog's tuning cache (catalog/tuning_cache.hpp) keeps records as opaque
+// text; the tuning store over it (executor/tuning_store_catalog.hpp) parses and
+// merges them. These tests go through the store as the engines do.
 #include "catalog/tuning_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +10,8 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "executor/tuning_store_catalog.hpp"
+#include "gpu/tuner/cardinality_bucket.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
 #include "tests/common/test_directory.hpp"
@@ -15,6 +20,7 @@ namespace tally::catalog {
 namespace {
 
 namespace fs = std::filesystem;
+using executor::TuningStoreCatalog;
 
 class TuningCacheTest : public ::testing::Test {
  protected:
@@ -42,24 +48,62 @@ gpu::SearchState finished_search(int tpb_opt, int bps_opt) {
   return search.state();
 }
 
+struct TuningKey {
+  std::string device;
+  std::string operator_signature;
+  std::string variant;
+  int cardinality_bucket = 0;
+};
+
+// A stored record as the tuner reads it back.
+struct Stored {
+  gpu::LaunchConfig best;
+  double seconds_per_row = 0;
+  int64_t observations = 0;
+  std::string source;
+  gpu::SearchState search;
+  std::string updated_at;
+};
+
+std::optional<Stored> find(const TuningCache& cache, const TuningKey& k) {
+  const auto r = cache.find(k.device, k.operator_signature, k.variant, k.cardinality_bucket);
+  if (!r || !executor::readable(*r)) return std::nullopt;
+  return Stored{*gpu::parse_launch_config(r->best_config), r->seconds_per_row, r->observations, r->source,
+                *gpu::search_state_from_json(nlohmann::json::parse(r->search_state)), r->updated_at};
+}
+
+// What a query's tuner reports, stored through the engines' tuning store;
+// returns what is stored afterwards.
+Stored record(TuningCache& cache, const TuningKey& k, const gpu::SearchState& state, const std::string& source) {
+  TuningRecord r;
+  r.device = k.device;
+  r.signature = k.operator_signature;
+  r.variant = k.variant;
+  r.bucket = k.cardinality_bucket;
+  r.search_state = gpu::to_json(state).dump();
+  r.source = source;
+  TuningStoreCatalog(cache).store(r);
+  return *find(cache, k);
+}
+
 const TuningKey kH100{"NVIDIA H100 80GB HBM3|sm_90|132sm|85029158912B|drv12040",
-                      operator_signature({"int4"}, 4, {"sum(int8)", "count"}), "global", 20};
+                      "keys=int4;width=4;aggs=count,sum(int8)", "global", 20};
 
 TEST_F(TuningCacheTest, SurvivesReopening) {
   const auto state = finished_search(64, 16);
   {
     auto cache = TuningCache::open(path_);
-    const auto entry = cache->record(kH100, state, TuningSource::search);
+    const auto entry = record(*cache, kH100, state, "search");
     EXPECT_EQ(entry.best, at(64, 16));
     EXPECT_EQ(entry.observations, 1);
   }
   auto reopened = TuningCache::open(path_);
-  const auto found = reopened->find(kH100);
+  const auto found = find(*reopened, kH100);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->best, at(64, 16));
   EXPECT_DOUBLE_EQ(found->seconds_per_row, state.measured.at(at(64, 16)));
   EXPECT_EQ(found->observations, 1);
-  EXPECT_EQ(found->source, TuningSource::search);
+  EXPECT_EQ(found->source, "search");
   EXPECT_TRUE(found->search.converged);
   EXPECT_EQ(found->search.measured, state.measured);
   EXPECT_EQ(found->search.path.size(), state.path.size());
@@ -88,88 +132,88 @@ TEST_F(TuningCacheTest, AnOpenMeasurementIsKeptUntilOneFinishes) {
   ASSERT_EQ(open.measuring_times.size(), 2u);
   {
     auto cache = TuningCache::open(path_);
-    const auto e = cache->record(kH100, open, TuningSource::rule);
-    EXPECT_EQ(e.source, TuningSource::measuring);
+    const auto e = record(*cache, kH100, open, "rule");
+    EXPECT_EQ(e.source, "measuring");
     EXPECT_EQ(e.best, *open.measuring);
     EXPECT_DOUBLE_EQ(e.seconds_per_row, 3e-9);  // the upper middle of two: not the mean
   }
   auto cache = TuningCache::open(path_);
-  const auto found = cache->find(kH100);
+  const auto found = find(*cache, kH100);
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->source, TuningSource::measuring);
+  EXPECT_EQ(found->source, "measuring");
   EXPECT_EQ(found->search.measuring_times, open.measuring_times);  // the next query continues it
   // A finished search replaces it, with its own (possibly slower) best.
-  const auto finished = cache->record(kH100, finished_search(64, 16), TuningSource::search);
-  EXPECT_EQ(finished.source, TuningSource::search);
+  const auto finished = record(*cache, kH100, finished_search(64, 16), "search");
+  EXPECT_EQ(finished.source, "search");
   EXPECT_EQ(finished.best, at(64, 16));
   EXPECT_EQ(finished.observations, 2);
   // An open measurement never replaces a measured best.
-  const auto kept = cache->record(kH100, open, TuningSource::rule);
-  EXPECT_EQ(kept.source, TuningSource::search);
+  const auto kept = record(*cache, kH100, open, "rule");
+  EXPECT_EQ(kept.source, "search");
   EXPECT_EQ(kept.best, at(64, 16));
-  EXPECT_EQ(cache->find(kH100)->observations, 2);
+  EXPECT_EQ(find(*cache, kH100)->observations, 2);
   // A search with nothing measured is still refused.
   gpu::DamonSearch untouched(gpu::testing::paper_grid(), {at(512, 1)});
-  EXPECT_THROW(cache->record(kH100, untouched.state(), TuningSource::rule), Error);
+  EXPECT_THROW(record(*cache, kH100, untouched.state(), "rule"), Error);
 }
 
 TEST_F(TuningCacheTest, AnotherGpusEntriesAreNeverUsed) {
   auto cache = TuningCache::open(path_);
-  cache->record(kH100, finished_search(64, 16), TuningSource::search);
+  record(*cache, kH100, finished_search(64, 16), "search");
   TuningKey other = kH100;
   other.device = "NVIDIA A100-SXM4-40GB|sm_80|108sm|42314694656B|drv12040";
-  EXPECT_FALSE(cache->find(other).has_value());
+  EXPECT_FALSE(find(*cache, other).has_value());
   EXPECT_TRUE(cache->find_variants(other.device, other.operator_signature, other.cardinality_bucket).empty());
   TuningKey new_driver = kH100;
   new_driver.device = "NVIDIA H100 80GB HBM3|sm_90|132sm|85029158912B|drv12050";
-  EXPECT_FALSE(cache->find(new_driver).has_value());
+  EXPECT_FALSE(find(*cache, new_driver).has_value());
 
-  cache->record(other, finished_search(1024, 2), TuningSource::search);
-  EXPECT_EQ(cache->find(kH100)->best, at(64, 16));
-  EXPECT_EQ(cache->find(other)->best, at(1024, 2));
+  record(*cache, other, finished_search(1024, 2), "search");
+  EXPECT_EQ(find(*cache, kH100)->best, at(64, 16));
+  EXPECT_EQ(find(*cache, other)->best, at(1024, 2));
   EXPECT_EQ(cache->entries(kH100.device).size(), 1u);
   EXPECT_EQ(cache->entries().size(), 2u);
   EXPECT_EQ(cache->forget_device(other.device), 1);
-  EXPECT_FALSE(cache->find(other).has_value());
-  EXPECT_TRUE(cache->find(kH100).has_value());
+  EXPECT_FALSE(find(*cache, other).has_value());
+  EXPECT_TRUE(find(*cache, kH100).has_value());
 }
 
 TEST_F(TuningCacheTest, KeyPartsAreAllSignificant) {
   auto cache = TuningCache::open(path_);
-  cache->record(kH100, finished_search(64, 16), TuningSource::search);
+  record(*cache, kH100, finished_search(64, 16), "search");
   TuningKey k = kH100;
   k.cardinality_bucket = 21;
-  EXPECT_FALSE(cache->find(k));
+  EXPECT_FALSE(find(*cache, k));
   k = kH100;
   k.variant = "shared_memory";
-  EXPECT_FALSE(cache->find(k));
+  EXPECT_FALSE(find(*cache, k));
   k = kH100;
-  k.operator_signature = operator_signature({"int8"}, 8, {"count", "sum(int8)"});
-  EXPECT_FALSE(cache->find(k));
+  k.operator_signature = "keys=int8;width=8;aggs=count,sum(int8)";
+  EXPECT_FALSE(find(*cache, k));
   // The aggregate order does not matter.
   k = kH100;
-  k.operator_signature = operator_signature({"int4"}, 4, {"count", "sum(int8)"});
-  EXPECT_TRUE(cache->find(k));
+  k.operator_signature = "keys=int4;width=4;aggs=count,sum(int8)";
+  EXPECT_TRUE(find(*cache, k));
 }
 
 TEST_F(TuningCacheTest, RecordCountsObservationsAndKeepsTheFasterConfiguration) {
   auto cache = TuningCache::open(path_);
-  cache->record(kH100, finished_search(64, 16), TuningSource::search);
+  record(*cache, kH100, finished_search(64, 16), "search");
   // A later query converged elsewhere, slower, without re-measuring 64x16.
   gpu::SearchState worse;
   worse.measured[at(256, 8)] = 5.0;
   worse.best = at(256, 8);
   worse.converged = true;
-  const auto e = cache->record(kH100, worse, TuningSource::explored);
+  const auto e = record(*cache, kH100, worse, "explored");
   EXPECT_EQ(e.observations, 2);
   EXPECT_EQ(e.best, at(64, 16));
   // Re-measured slower (the data changed): the new measurement wins.
   gpu::SearchState changed = worse;
   changed.measured[at(64, 16)] = 7.0;
-  const auto e2 = cache->record(kH100, changed, TuningSource::search);
+  const auto e2 = record(*cache, kH100, changed, "search");
   EXPECT_EQ(e2.observations, 3);
   EXPECT_EQ(e2.best, at(256, 8));
-  EXPECT_DOUBLE_EQ(cache->find(kH100)->seconds_per_row, 5.0);
+  EXPECT_DOUBLE_EQ(find(*cache, kH100)->seconds_per_row, 5.0);
 }
 
 TEST_F(TuningCacheTest, SharesTheCatalogConnection) {
@@ -178,27 +222,28 @@ TEST_F(TuningCacheTest, SharesTheCatalogConnection) {
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE other_catalog_table (x INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
   {
     TuningCache cache(db);
-    cache.record(kH100, finished_search(32, 32), TuningSource::rule);
+    record(cache, kH100, finished_search(32, 32), "rule");
   }
   // The connection is still usable and the other table untouched.
   EXPECT_EQ(sqlite3_exec(db, "INSERT INTO other_catalog_table VALUES (1)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_EQ(TuningCache::open(path_)->find(kH100)->source, TuningSource::rule);
+  EXPECT_EQ(find(*TuningCache::open(path_), kH100)->source, "rule");
 }
 
 TEST_F(TuningCacheTest, UnreadableRowIsIgnoredNotFatal) {
   auto cache = TuningCache::open(path_);
-  cache->record(kH100, finished_search(64, 16), TuningSource::search);
+  record(*cache, kH100, finished_search(64, 16), "search");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "UPDATE tally_tuning_cache SET search_state = '{not json'", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_FALSE(cache->find(kH100).has_value());
-  EXPECT_TRUE(cache->entries().empty());
+  EXPECT_FALSE(find(*cache, kH100).has_value());
+  EXPECT_TRUE(TuningStoreCatalog(*cache).all().empty());
+  EXPECT_EQ(cache->entries().size(), 1u);  // kept as it is: the catalog does not read it
   // The next query overwrites it.
-  cache->record(kH100, finished_search(64, 16), TuningSource::search);
-  EXPECT_TRUE(cache->find(kH100).has_value());
+  record(*cache, kH100, finished_search(64, 16), "search");
+  EXPECT_TRUE(find(*cache, kH100).has_value());
 }
 
 TEST_F(TuningCacheTest, OpenFailureIsACleanError) {
@@ -210,29 +255,13 @@ TEST_F(TuningCacheTest, OpenFailureIsACleanError) {
   }
 }
 
-TEST_F(TuningCacheTest, AdminJsonHasTheGridAndThePath) {
-  auto cache = TuningCache::open(path_);
-  const auto state = finished_search(64, 16);
-  cache->record(kH100, state, TuningSource::search);
-  const auto json = to_json(cache->entries());
-  ASSERT_EQ(json.size(), 1u);
-  const auto& e = json[0];
-  EXPECT_EQ(e["variant"], "global");
-  EXPECT_EQ(e["cardinality_bucket"], 20);
-  EXPECT_EQ(e["best_config"], gpu::to_string(at(64, 16)));
-  EXPECT_EQ(e["measured_grid"].size(), state.measured.size());
-  EXPECT_EQ(e["search_path"].size(), state.path.size());
-  EXPECT_EQ(e["search_path"][0]["event"], "initial");
-  EXPECT_EQ(e["groups_from"], 1048576.0);
-}
-
 TEST(CardinalityBucket, IsFloorLog2) {
-  EXPECT_EQ(cardinality_bucket(0), 0);
-  EXPECT_EQ(cardinality_bucket(1), 0);
-  EXPECT_EQ(cardinality_bucket(2), 1);
-  EXPECT_EQ(cardinality_bucket(1023), 9);
-  EXPECT_EQ(cardinality_bucket(1024), 10);
-  EXPECT_EQ(cardinality_bucket(1e9), 29);
+  EXPECT_EQ(gpu::cardinality_bucket(0), 0);
+  EXPECT_EQ(gpu::cardinality_bucket(1), 0);
+  EXPECT_EQ(gpu::cardinality_bucket(2), 1);
+  EXPECT_EQ(gpu::cardinality_bucket(1023), 9);
+  EXPECT_EQ(gpu::cardinality_bucket(1024), 10);
+  EXPECT_EQ(gpu::cardinality_bucket(1e9), 29);
 }
 
 TEST(SearchStateJson, RoundTripsAndRejectsInconsistentStates) {

@@ -1,4 +1,4 @@
-#include "protocol/saslprep.hpp"
+#include "common/saslprep.hpp"
 
 #include <stringprep.h>
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace tally::protocol {
+namespace tally {
 
 namespace {
 
@@ -47,4 +47,4 @@ Saslprepped saslprep(std::string_view password) {
   return {std::string(output), SaslprepResult::normalized};
 }
 
-}  // namespace tally::protocol
+}  // namespace tally

@@ -7,12 +7,12 @@
 // check is used unnormalized, as PostgreSQL does (its SCRAM verifiers and
 // libpq's client proofs follow the same rule, so both sides agree).
 //
-// A leaf library (tally_saslprep, over libidn's stringprep) so that whatever
+// A library of its own (tally_saslprep, over libidn's stringprep) so that whatever
 // hashes passwords, config/ included, can use it without the protocol layer.
 #include <string>
 #include <string_view>
 
-namespace tally::protocol {
+namespace tally {
 
 enum class SaslprepResult { normalized, unchanged_ascii, invalid_utf8, prohibited };
 
@@ -27,4 +27,4 @@ Saslprepped saslprep(std::string_view password);
 // Just the password to hash (PostgreSQL's callers ignore the reason).
 inline std::string saslprep_password(std::string_view password) { return saslprep(password).password; }
 
-}  // namespace tally::protocol
+}  // namespace tally
