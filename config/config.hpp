@@ -88,10 +88,6 @@ struct Config {
   int cpu_threads = 0;               // 0 = hardware concurrency
   uint64_t cpu_memory_budget = 0;    // bytes for hash tables; 0 = half of RAM
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
-  // After a start, the statement history's most-used statements run twice
-  // before the listener accepts (server/statement_history_run.hpp); 0 = only
-  // re-planned.
-  uint32_t warm_start_statements = 8;
   TuningConfig tuning;
 
   // Sessions and lifecycle.

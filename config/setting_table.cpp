@@ -307,11 +307,6 @@ std::vector<Setting> build_table() {
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",
                                         [](Config& c) -> uint32_t& { return c.chunk_rows; }, 1,
                                         1ll << 30));
-  t.push_back(integer_setting<uint32_t>(
-      "warm_start_statements", "N",
-      "After a start, run the N most-used statements of the statement history (twice each) before accepting "
-      "connections (SELECTs over one table, results dropped, at most ~10 s); 0 = only plan them",
-      [](Config& c) -> uint32_t& { return c.warm_start_statements; }, 0, 64));
   t.push_back(bool_setting("tuning.enabled", "Refine launch configurations while queries run",
                            [](Config& c) -> bool& { return c.tuning.enabled; }));
   t.push_back(real_setting("tuning.similarity_s",

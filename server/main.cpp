@@ -24,8 +24,6 @@
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
-#include "server/statement_history.hpp"
-#include "server/statement_warm_up.hpp"
 
 #ifdef TALLY_HAVE_ADMIN_TUNING
 #include "catalog/catalog.hpp"
@@ -120,27 +118,10 @@ int main(int argc, char** argv) {
 #ifdef TALLY_HAVE_ADMIN_TUNING
   std::unique_ptr<server::AdminTuningSource> tuning;
 #endif
-  std::unique_ptr<server::StatementHistoryKeeper> history;
   std::unique_ptr<server::Server> listener;
   std::unique_ptr<server::AdminServer> admin;
   try {
     database = executor::Database::open(config);
-    // Before the listener accepts: a restarted tallyd's first statements
-    // then cost what later new texts cost (statement_warm_up.hpp says why).
-    const server::StatementWarmUp warm_up = server::warm_up_statement_path();
-    log::info("statement_warm_up", {{"statements", static_cast<int64_t>(warm_up.statements)},
-                                    {"failed", static_cast<int64_t>(warm_up.failed)},
-                                    {"us", std::round(warm_up.micros)}});
-    // The statements analyzed before the last stop, planned again, and the
-    // most-used of them run twice before clients come: a client's first
-    // statement after a restart then finds its analysis made and its path
-    // run (statement_history.hpp, statement_history_run.hpp).
-    history = std::make_unique<server::StatementHistoryKeeper>(*database, config.data_dir, config.warm_start_statements);
-    // The warm runs go before the listener accepts, not beside a client's
-    // first statements (statement_history.hpp says why); bounded.
-    if (config.warm_start_statements > 0 && !history->wait_until_warm(server::StatementHistoryKeeper::kWarmStartWait))
-      log::warning("warm_start_unfinished",
-                   {{"waited_ms", static_cast<int64_t>(server::StatementHistoryKeeper::kWarmStartWait.count())}});
     // Connection, query and error lines and the latency histogram.
     logged_sessions = std::make_unique<server::QueryLogFactory>(database->handler_factory());
     listener = std::make_unique<server::Server>([&live] { return live.get(); }, *logged_sessions);
@@ -204,7 +185,6 @@ int main(int argc, char** argv) {
   if (admin) admin->stop();
   listener.reset();
   logged_sessions.reset();
-  history.reset();  // saves the history once more, before the catalog closes
 #ifdef TALLY_HAVE_ADMIN_TUNING
   metrics::set_tuning_cache_entries_source([] { return 0.0; });  // the registry outlives the source
   tuning.reset();

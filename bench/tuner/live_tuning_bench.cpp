@@ -62,7 +62,7 @@
 // --client-wait block (default) | spin: how the timed queries' client waits
 // for the reply (see g_client_spins).
 // --restart-ab-env NAME=VALUE: the same A/B with any environment variable
-// (e.g. TALLY_WARM_START_STATEMENTS=0: no warm runs of the history).
+// (e.g. TALLY_LOG_LEVEL=debug).
 // --restart-series N: per experiment, Q N times back to back after a restart,
 // N times spaced in that process, N times after a restart left idle 2 s;
 // each query index's ratio printed (diagnostic, not judged).
@@ -748,7 +748,7 @@ int main(int argc, char** argv) {
                   "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n"
                   "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n"
                   "         [--restart-ab-env NAME=VALUE (the same with any environment variable, e.g.\n"
-                  "          TALLY_WARM_START_STATEMENTS=0)]\n"
+                  "          TALLY_LOG_LEVEL=debug)]\n"
                   "         [--client-wait block|spin (the timed queries' client: PQexec, or polls without sleeping)]\n"
                   "         [--restart-series N (diagnostic: Q N times after a restart, back to back, spaced, and after\n"
                   "          an idle settle; printed per query index, not judged)]\n"
@@ -839,10 +839,7 @@ int main(int argc, char** argv) {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    // A cold start keeps the statement history (Q is re-planned, as since
-    // session 9) but runs none of it: a warm run of Q would fill the tuning
-    // cache before the cold runs (server/statement_history_run.hpp).
-    server.start(once, cold && env_once.empty() ? "TALLY_WARM_START_STATEMENTS=0" : env_once);
+    server.start(once, env_once);
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);
