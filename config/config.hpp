@@ -17,15 +17,6 @@ enum class LogLevel { debug, info, warning, error };
 // scanned), or all. At log_level debug every statement is logged, with its text.
 enum class LogStatement { none, scans, all };
 
-// The Linux scheduling policy of established sessions' threads
-// (server/socket_stream.hpp). batch: SCHED_BATCH while more sessions are open
-// than the host has hardware threads (a session woken by its client's message
-// does not preempt the thread running on that CPU, often the client about to
-// send more or wait, so many clients cost fewer context switches per round
-// trip), SCHED_OTHER while fewer (each round trip then waits for its session's
-// wake-up); normal: always SCHED_OTHER.
-enum class SessionScheduling { normal, batch };
-
 struct UserConfig {
   std::string name;
   AuthMethod method = AuthMethod::trust;
@@ -55,16 +46,6 @@ struct Config {
   uint16_t port = 5432;
   int max_connections = 100;
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
-  // After answering, a session retries its read this long before it blocks,
-  // while few sessions are open (server/busy_poll.hpp); 0 = never spin.
-  // 100 us: the spin caught 97-98 % of a pgbench client's next messages (50 us:
-  // 91-97 %); on the quiet development VM it tripled 1-client round trips
-  // (bench/connect/results.md, 2026-11-22 15:27).
-  uint32_t busy_poll_us = 100;
-  // batch: on the 2-vCPU development VM, 8 and 64 pgbench clients cost the
-  // server 7.1-7.9 us of CPU per prepared round trip instead of 10.4-13.2 us
-  // (bench/connect/results.md, 2026-11-22 17:27).
-  SessionScheduling session_scheduling = SessionScheduling::batch;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;

@@ -45,7 +45,6 @@ Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factor
       initial_config_(config_source_()),
       factory_(factory),
       registry_(initial_config_->max_connections),
-      busy_poll_(std::chrono::microseconds(initial_config_->busy_poll_us)),
       tls_(make_tls_context(*initial_config_)),
       acceptor_(io_) {}
 
@@ -112,9 +111,7 @@ void Server::accept_next() {
     Connection& connection = connections_.emplace_back();
     connection.config = config_source_();
     registry_.set_max_connections(connection.config->max_connections);
-    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_,
-                                                       &busy_poll_,
-                                                       connection.config->session_scheduling);
+    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_);
     connection.thread = std::thread([this, &connection] {
       name_this_thread("tally-session");
       serve(connection);

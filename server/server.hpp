@@ -20,7 +20,6 @@
 
 #include "config/config.hpp"
 #include "protocol/query_handler.hpp"
-#include "server/busy_poll.hpp"
 #include "server/session_registry.hpp"
 
 namespace tally::server {
@@ -76,8 +75,6 @@ class Server {
 
   int connections() const { return registry_.connections(); }
   size_t sessions() const { return registry_.sessions(); }
-  // Spinning of session reads (Config::busy_poll_us of the first snapshot).
-  const BusyPoll& busy_poll() const { return busy_poll_; }
 
  private:
   struct Connection {
@@ -103,7 +100,6 @@ class Server {
   std::shared_ptr<const config::Config> initial_config_;
   protocol::QueryHandlerFactory& factory_;
   SessionRegistry registry_;
-  BusyPoll busy_poll_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
