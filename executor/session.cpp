@@ -10,9 +10,7 @@
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
-#include "executor/plan_constants.hpp"
 #include "executor/shared_analyses.hpp"
-#include "executor/statement_shape.hpp"
 #include "executor/statement_router.hpp"
 #include "executor/value_codec.hpp"
 
@@ -145,8 +143,6 @@ bool table_plan_node(const json& node) {
 
 // Analyses reused over an unchanged table (table_analysis_reuses()).
 std::atomic<uint64_t> table_reuses{0};
-// Analyses made from a shape template (shape_analyses()).
-std::atomic<uint64_t> shaped_analyses{0};
 
 // At most this many cached analyses over tables per session (each keeps a
 // table snapshot alive); when full they are dropped together.
@@ -252,15 +248,7 @@ Session::Session(Database* database, TableProvider* tables, const protocol::Sess
 
 std::optional<uint64_t> Session::statement_timeout_ms() const { return settings_.milliseconds("statement_timeout"); }
 
-Session::~Session() {
-  // The shapes of the analyses this session made but had no use for yet go
-  // to the process's shared ones (a client that connects per statement gets
-  // them in its next connection). Best effort: nothing may escape here.
-  try {
-    if (!pending_shapes_.empty() && plan_reuse()) make_pending_shapes();
-  } catch (...) {
-  }
-}
+Session::~Session() = default;
 
 PlanContext Session::make_plan_context(std::vector<uint32_t>* parameter_types) {
   PlanContext pc;
@@ -377,15 +365,13 @@ Session::Analyzed Session::analyze_checked(std::string_view sql, const ParsedSta
 const std::string& Session::planning_settings() {
   if (planning_settings_at_ != settings_.generation()) {
     planning_settings_ = planning_settings_fingerprint(settings_.snapshot());
-    plan_reuse_ = settings_.get("tally.plan_reuse").value_or("on") == "on";
     planning_settings_at_ = settings_.generation();
   }
   return planning_settings_;
 }
 
 std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                                 std::vector<uint32_t> parameter_types,
-                                                                 uint64_t shared_uses) {
+                                                                 std::vector<uint32_t> parameter_types) {
   if (analysis_cache_settings_ != settings_.generation()) {
     analysis_cache_.clear();
     table_analyses_ = 0;
@@ -408,7 +394,7 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
   // settings, over the table's current snapshot, is the one this session
   // would make. Only a SELECT can be one (the cheap test first).
   std::string shared_key;
-  const bool may_share = tables_ != nullptr && statement.tree && statement.type() == "SelectStmt" && plan_reuse();
+  const bool may_share = tables_ != nullptr && statement.tree && statement.type() == "SelectStmt";
   if (may_share) {
     shared_key.reserve(planning_settings().size() + 1 + key.size());
     shared_key.append(planning_settings()).push_back('\0');
@@ -434,7 +420,6 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
         analysis_cache_.emplace(std::move(key), taken);
         validated_ = taken.get();
         validated_at_ = epoch_;
-        remember_shape(taken);
         return taken;
       }
     }
@@ -442,10 +427,7 @@ std::shared_ptr<const Session::Analyzed> Session::analyze_shared(std::string_vie
   auto made = std::make_shared<Analyzed>(analyze(sql, statement, std::move(parameter_types)));
   if (may_share && made->reusable_over_table) made->runs = std::make_shared<std::atomic<uint64_t>>(1);
   std::shared_ptr<const Analyzed> analyzed = std::move(made);
-  if (analyzed->runs) {
-    share_analysis(shared_key, planning_settings(), sql, analyzed, shared_uses > 0 ? shared_uses - 1 : 0);
-    remember_shape(analyzed);
-  }
+  if (analyzed->runs) share_analysis(shared_key, analyzed);
   if (reusable_analysis(*analyzed) || analyzed->reusable_over_table) {
     if (analysis_cache_.size() >= kMaxCachedAnalyses) {
       analysis_cache_.clear();
@@ -483,9 +465,7 @@ std::shared_ptr<const Session::Analyzed> Session::analysis_for_bind(std::shared_
   const bool validated = analyzed.get() == validated_ && validated_at_ == epoch_ - 1;
   validated_ = nullptr;
   if (!stale || validated || reads_current_table(*analyzed)) return analyzed;
-  // An analysis made from another text's (from_shape) holds that text's tree: parse this one.
-  const ParsedStatement statement = analyzed->from_shape ? parse_sql_shared(analyzed->sql)->front() : analyzed->statement;
-  auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, statement, analyzed->parameter_types));
+  auto fresh = std::make_shared<Analyzed>(analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
   const auto same_type = [](const protocol::FieldDescription& a, const protocol::FieldDescription& b) {
     return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
   };
@@ -527,7 +507,13 @@ ResultSet Session::execute_checked(const Analyzed& statement, const std::vector<
   if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt") {
     return run_cursor_statement(kind, body, parameters, out);
   }
-  if (auto routed = route_statement(*this, statement, parameters, out)) return std::move(*routed);
+  if (auto routed = route_statement(*this, statement, parameters, out)) {
+    // A write or DDL may have given a table a new snapshot: the shared
+    // analyses of its old one would keep it (and the files a DROP or TRUNCATE
+    // retired) alive until they leave the cache.
+    if (tables_ != nullptr) release_stale_shared_analyses(*tables_);
+    return std::move(*routed);
+  }
   throw Error(SqlState::feature_not_supported, "statement " + kind + " is not supported");
 }
 
@@ -728,20 +714,7 @@ ResultSet Session::run_cursor_statement(const std::string& kind, const json& bod
 }
 
 void Session::simple_query(std::string_view sql, protocol::ResultWriter& out) {
-  auto statements = find_parsed(sql);
-  if (!statements && (!shapes_.empty() || !pending_shapes_.empty() || shared_shapes_exist()) && plan_reuse()) {
-    // A text this process never parsed that differs from one this session
-    // analyzed only in literal values: no parse, no analysis.
-    if (auto shaped = analysis_by_shape(sql)) {
-      statement_timeline().stamp(StatementTimeline::parsed);
-      check_not_failed(shaped->kind, shaped->node());
-      std::shared_ptr<const Analyzed> analyzed = analysis_for_bind(std::move(shaped));
-      statement_timeline().stamp(StatementTimeline::analyzed);
-      run_simple(*analyzed, out);
-      return;
-    }
-  }
-  if (!statements) statements = parse_sql_shared(sql);
+  const auto statements = parse_sql_shared(sql);
   statement_timeline().stamp(StatementTimeline::parsed);
   if (statements->empty()) {
     out.empty_query();
@@ -773,119 +746,6 @@ void Session::run_simple(const Analyzed& analyzed, protocol::ResultWriter& out) 
     out.command_complete(result.tag);
   }
 }
-
-// Shape templates kept per session; on overflow they start over.
-constexpr size_t kMaxShapeTemplates = 32;
-
-// Analyses waiting to become shape templates: at most this many (the latest).
-constexpr size_t kMaxPendingShapes = 8;
-
-void Session::remember_shape(const std::shared_ptr<const Analyzed>& analyzed) {
-  if (!analyzed->reusable_over_table || !analyzed->select || !analyzed->parameter_types.empty() ||
-      analyzed->from_shape) {
-    return;
-  }
-  // Made into a template when a text this process has not parsed comes
-  // (make_pending_shapes): the statement being analyzed does not wait for it.
-  if (pending_shapes_.size() >= kMaxPendingShapes) pending_shapes_.erase(pending_shapes_.begin());
-  pending_shapes_.push_back(analyzed);
-}
-
-void Session::make_pending_shapes() {
-  for (const auto& analyzed : pending_shapes_) make_shape(analyzed);
-  pending_shapes_.clear();
-}
-
-void Session::make_shape(const std::shared_ptr<const Analyzed>& analyzed) {
-  auto shape = shape_of(analyzed->sql);
-  if (!shape) return;
-  // A shared analysis (or a re-planned one) whose template another session
-  // made already: the same plan, so the same slots; no walk of the tree.
-  const std::string shared_key = planning_settings() + '\0' + shape->key;
-  if (auto found = find_shared_shape(shared_key); found && found->analyzed->select == analyzed->select) {
-    ShapeTemplate t = *found;
-    t.analyzed = analyzed;
-    if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
-    shapes_.insert_or_assign(std::move(shape->key), std::move(t));
-    return;
-  }
-  const auto slots = shape_slots(*shape, analyzed->body(), *analyzed->select);
-  if (slots.empty()) return;
-  ShapeTemplate t;
-  t.analyzed = analyzed;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    t.values.push_back(shape->literals[i].value);
-    t.slots.emplace_back(slots[i].location, slots[i].negated);
-  }
-  if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
-  share_shape(shared_key, std::make_shared<const ShapeTemplate>(t));
-  shapes_.insert_or_assign(std::move(shape->key), std::move(t));
-}
-
-const Session::ShapeTemplate* Session::shape_template(const std::string& key) {
-  if (auto it = shapes_.find(key); it != shapes_.end()) return &it->second;
-  if (!shared_shapes_exist()) return nullptr;
-  auto found = find_shared_shape(planning_settings() + '\0' + key);
-  if (!found) return nullptr;
-  // This session's generation and epoch, as a shared analysis taken (analyze_shared).
-  auto mine = std::make_shared<Analyzed>(*found->analyzed);
-  mine->settings_generation = settings_.generation();
-  mine->planned_at = epoch_;
-  if (!reads_current_table(*mine)) return nullptr;
-  ShapeTemplate t = *found;
-  t.analyzed = std::move(mine);
-  if (shapes_.size() >= kMaxShapeTemplates) shapes_.clear();
-  return &shapes_.insert_or_assign(key, std::move(t)).first->second;
-}
-
-std::shared_ptr<const Session::Analyzed> Session::analysis_by_shape(std::string_view sql) {
-  make_pending_shapes();
-  if (shapes_.empty() && !shared_shapes_exist()) return nullptr;
-  auto shape = shape_of(sql);
-  if (!shape) return nullptr;
-  const ShapeTemplate* found = shape_template(shape->key);
-  if (found == nullptr) return nullptr;
-  const ShapeTemplate& t = *found;
-  if (t.values.size() != shape->literals.size()) return nullptr;
-  std::vector<std::pair<int, int64_t>> values;
-  for (size_t i = 0; i < t.values.size(); ++i) {
-    const int64_t value = shape->literals[i].value;
-    const auto [location, negated] = t.slots[i];
-    if (location < 0) {
-      if (value != t.values[i]) return nullptr;  // a literal that must stay as it is
-    } else {
-      values.emplace_back(location, negated ? -value : value);
-    }
-  }
-  // Current as an analysis of the template's own text would be.
-  if (!reads_current_table(*t.analyzed)) {
-    shapes_.erase(shape->key);
-    return nullptr;
-  }
-  auto plan = plan_with_literals(*t.analyzed->select, values);
-  if (!plan) return nullptr;
-  auto made = std::make_shared<Analyzed>();
-  made->sql = std::string(sql);
-  made->statement = t.analyzed->statement;
-  made->kind = t.analyzed->kind;
-  made->select = std::move(plan);
-  made->fields = t.analyzed->fields;
-  made->planned_at = epoch_;
-  made->reusable_over_table = true;
-  made->settings_generation = t.analyzed->settings_generation;
-  made->from_shape = true;
-  shaped_analyses.fetch_add(1, std::memory_order_relaxed);
-  return made;
-}
-
-bool Session::has_shape(std::string_view sql) {
-  if ((shapes_.empty() && pending_shapes_.empty() && !shared_shapes_exist()) || !plan_reuse()) return false;
-  make_pending_shapes();
-  auto shape = shape_of(sql);
-  return shape && shape_template(shape->key) != nullptr;
-}
-
-uint64_t shape_analyses() { return shaped_analyses.load(std::memory_order_relaxed); }
 
 std::unique_ptr<protocol::PreparedStatement> Session::prepare(std::string_view sql,
                                                               std::span<const uint32_t> param_types) {

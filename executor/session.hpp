@@ -60,25 +60,14 @@ class Session final : public protocol::QueryHandler {
     // would make, and is reused instead (Session::reads_current_table).
     bool reusable_over_table = false;
     uint64_t settings_generation = 0;
-    // Statements that ran with this analysis, counted for the statement
-    // history when it is one of the process's shared analyses (null
-    // otherwise); copies of it share the count.
+    // Statements that ran with this analysis when it is one of the
+    // process's shared analyses (null otherwise), so that the shared cache
+    // keeps the texts that repeat; copies of it share the count.
     std::shared_ptr<std::atomic<uint64_t>> runs;
-    // Made from another text's analysis by giving its literals this text's
-    // values (statement_shape.hpp): `statement` is that other text's tree,
-    // so a new analysis parses `sql` first.
-    bool from_shape = false;
     bool is_empty() const { return !statement.tree; }
     // {"SelectStmt": {...}} and its body; only when !is_empty().
     const nlohmann::json& node() const { return statement.node(); }
     const nlohmann::json& body() const { return statement.body(); }
-  };
-  // An analysis of a SELECT over one table as the template of its text's
-  // shape (statement_shape.hpp): which literals may take other values.
-  struct ShapeTemplate {
-    std::shared_ptr<const Analyzed> analyzed;
-    std::vector<int64_t> values;              // per literal, as written in its text
-    std::vector<std::pair<int, bool>> slots;  // per literal: literal_location (-1: fixed), negated
   };
   // Runs one analyzed statement with parameters; returns its result (rows or a tag).
   ResultSet execute(const Analyzed& statement, const std::vector<Value>& parameters,
@@ -86,21 +75,14 @@ class Session final : public protocol::QueryHandler {
   Analyzed analyze(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
   // analyze() through the session's analysis cache (see analysis_cache_),
   // then the process's shared analyses (shared_analyses.hpp), where a new
-  // analysis of a SELECT over one table goes too, counting `shared_uses`.
+  // analysis of a SELECT over one table goes too.
   std::shared_ptr<const Analyzed> analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                 std::vector<uint32_t> parameter_types, uint64_t shared_uses = 1);
+                                                 std::vector<uint32_t> parameter_types);
   // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
   // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
   // the portal's snapshot at Bind). 0A000 when the table's columns changed
   // the result type, as PostgreSQL's "cached plan must not change result type".
   std::shared_ptr<const Analyzed> analysis_for_bind(std::shared_ptr<const Analyzed> analyzed);
-  // Whether `sql` has the shape of a text this session analyzed whose
-  // literals may take other values (statement_shape.hpp): then it names the
-  // same relations as that text. For texts the parse cache does not hold.
-  bool has_shape(std::string_view sql);
-  // Makes the analyses remember_shape kept into shape templates (this
-  // session's and the process's shared ones).
-  void make_pending_shapes();
   Settings& settings() { return settings_; }
   // SET tally.early_rows (stream_rows).
   bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
@@ -133,19 +115,6 @@ class Session final : public protocol::QueryHandler {
   // planning_settings_fingerprint of the current settings (made once per
   // settings generation).
   const std::string& planning_settings();
-  // SET tally.plan_reuse (default on): shared analyses and shapes are used.
-  bool plan_reuse() {
-    (void)planning_settings();
-    return plan_reuse_;
-  }
-  // A text that differs from an analyzed one only in literals that may take
-  // other values (statement_shape.hpp): its analysis, made from that one's
-  // plan without a parse; null when there is none or it is not current.
-  std::shared_ptr<const Analyzed> analysis_by_shape(std::string_view sql);
-  // Keeps a new analysis of a SELECT over one table as the template of its
-  // text's shape, when some of its literals may take other values.
-  void remember_shape(const std::shared_ptr<const Analyzed>& analyzed);
-  void make_shape(const std::shared_ptr<const Analyzed>& analyzed);
 
   Database* database_;
   TableProvider* tables_;
@@ -176,22 +145,13 @@ class Session final : public protocol::QueryHandler {
   // The cached analysis analyze_shared found current in epoch validated_at_.
   const Analyzed* validated_ = nullptr;
   uint64_t validated_at_ = 0;
-  std::unordered_map<std::string, ShapeTemplate> shapes_;
-  std::vector<std::shared_ptr<const Analyzed>> pending_shapes_;  // remember_shape's, not yet templates
-  // The ShapeTemplate of a text's shape: this session's, or one another
-  // session shared (made current here); null when there is none.
-  const ShapeTemplate* shape_template(const std::string& key);
 
   std::string planning_settings_;
-  bool plan_reuse_ = true;  // SET tally.plan_reuse, read with planning_settings_
   uint64_t planning_settings_at_ = UINT64_MAX;  // Settings::generation() of planning_settings_
 };
 
 // Analyses reused over an unchanged table since the process started
 // (Session::reads_current_table): a planning skipped each.
 uint64_t table_analysis_reuses();
-// Analyses made from another text's by its shape (Session::analysis_by_shape)
-// since the process started: a parse and a planning skipped each.
-uint64_t shape_analyses();
 
 }  // namespace tally::executor
