@@ -13,7 +13,7 @@ namespace tally::executor {
 namespace {
 
 // Settings no analysis reads: the executor reads the tally.* knobs when it
-// runs (Session::make_exec_context, Database::prepare), the protocol the
+// runs (SqlSession::make_exec_context, Database::prepare), the protocol the
 // timeouts, the wire application_name; transaction_* change at BEGIN/COMMIT.
 // Everything else (DateStyle, TimeZone, search_path, session_authorization,
 // extra_float_digits ...) keeps sessions with other values apart, whether or
@@ -25,10 +25,10 @@ constexpr std::string_view kExecutionOnlySettings[] = {
 
 struct Entry {
   // Uses before the current analysis (a replaced one's); the current
-  // analysis counts its own (Analyzed::runs).
+  // analysis counts its own (AnalyzedStatement::runs).
   uint64_t uses = 0;
   uint64_t last_use = 0;  // SharedAnalyses::clock_ at the last use
-  std::shared_ptr<const Session::Analyzed> analyzed;
+  std::shared_ptr<const AnalyzedStatement> analyzed;
 };
 
 uint64_t total_uses(const Entry& e) {
@@ -37,7 +37,7 @@ uint64_t total_uses(const Entry& e) {
 
 class SharedAnalyses {
  public:
-  std::shared_ptr<const Session::Analyzed> find(const std::string& key) {
+  std::shared_ptr<const AnalyzedStatement> find(const std::string& key) {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return nullptr;
@@ -45,8 +45,8 @@ class SharedAnalyses {
     return it->second.analyzed;
   }
 
-  void share(const std::string& key, std::shared_ptr<const Session::Analyzed> analyzed) {
-    std::shared_ptr<const Session::Analyzed> doomed;  // freed after the lock
+  void share(const std::string& key, std::shared_ptr<const AnalyzedStatement> analyzed) {
+    std::shared_ptr<const AnalyzedStatement> doomed;  // freed after the lock
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) {
@@ -66,17 +66,17 @@ class SharedAnalyses {
   }
 
   // The entries' analyses, to check without holding the lock.
-  std::vector<std::pair<std::string, std::shared_ptr<const Session::Analyzed>>> analyses() {
+  std::vector<std::pair<std::string, std::shared_ptr<const AnalyzedStatement>>> analyses() {
     std::lock_guard lock(mutex_);
-    std::vector<std::pair<std::string, std::shared_ptr<const Session::Analyzed>>> out;
+    std::vector<std::pair<std::string, std::shared_ptr<const AnalyzedStatement>>> out;
     out.reserve(entries_.size());
     for (const auto& [key, e] : entries_) out.emplace_back(key, e.analyzed);
     return out;
   }
 
   // Drops `key`'s entry if its analysis is still `analyzed`.
-  void release(const std::string& key, const Session::Analyzed* analyzed) {
-    std::shared_ptr<const Session::Analyzed> doomed;  // freed after the lock
+  void release(const std::string& key, const AnalyzedStatement* analyzed) {
+    std::shared_ptr<const AnalyzedStatement> doomed;  // freed after the lock
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it != entries_.end() && it->second.analyzed.get() == analyzed) {
@@ -123,11 +123,11 @@ std::string planning_settings_fingerprint(const std::map<std::string, std::strin
   return out;
 }
 
-std::shared_ptr<const Session::Analyzed> find_shared_analysis(const std::string& key) { return shared().find(key); }
+std::shared_ptr<const AnalyzedStatement> find_shared_analysis(const std::string& key) { return shared().find(key); }
 
 void count_shared_analysis_reuse() { reuses.fetch_add(1, std::memory_order_relaxed); }
 
-void share_analysis(const std::string& key, std::shared_ptr<const Session::Analyzed> analyzed) {
+void share_analysis(const std::string& key, std::shared_ptr<const AnalyzedStatement> analyzed) {
   shared().share(key, std::move(analyzed));
 }
 

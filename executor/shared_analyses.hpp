@@ -3,7 +3,7 @@
 // a client that connects per statement, or many clients sending the same
 // text, plan it once.
 //
-// An entry is a Session::Analyzed that is reusable_over_table, keyed by the
+// An entry is a AnalyzedStatement that is reusable_over_table, keyed by the
 // statement text, its parameter types and the planning settings (every setting
 // but a few that only the executor or the wire read, see
 // planning_settings_fingerprint). A session that has not analyzed a text takes
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/session.hpp"
+#include "executor/analyzed_statement.hpp"
 
 namespace tally::executor {
 
@@ -37,14 +37,14 @@ std::string planning_settings_fingerprint(const std::map<std::string, std::strin
 // DROP or TRUNCATE retired.
 void release_stale_shared_analyses(TableProvider& tables);
 
-// Session::analyze_shared's side. `key` is the settings fingerprint, a NUL,
+// SqlSession::analyze_shared's side. `key` is the settings fingerprint, a NUL,
 // then the session's analysis key (text and parameter types).
-std::shared_ptr<const Session::Analyzed> find_shared_analysis(const std::string& key);
+std::shared_ptr<const AnalyzedStatement> find_shared_analysis(const std::string& key);
 // A session took what find_shared_analysis gave (its table was current).
 void count_shared_analysis_reuse();
 // `analyzed->runs` counts the entry's uses from now on: when the cache is
 // full, the least used entry leaves.
-void share_analysis(const std::string& key, std::shared_ptr<const Session::Analyzed> analyzed);
+void share_analysis(const std::string& key, std::shared_ptr<const AnalyzedStatement> analyzed);
 
 // At most this many shared analyses: each may hold a table snapshot.
 constexpr size_t kMaxSharedAnalyses = 64;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "common/thread_name.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "server/socket_stream.hpp"
 #include "server/tls_context.hpp"
 
@@ -88,7 +88,7 @@ void Server::watch_vanished_clients() {
     changed_.wait_for(lock, kVanishedCheckInterval);
     for (auto& c : connections_) {
       if (c.session != nullptr && c.stream &&
-          c.session->state() == protocol::Session::State::in_query && c.stream->peer_gone() &&
+          c.session->state() == protocol::ProtocolSession::State::in_query && c.stream->peer_gone() &&
           c.session->cancel_token().reason() == CancelReason::none) {
         c.session->cancel_token().request(CancelReason::user_request);
       }
@@ -122,7 +122,7 @@ void Server::accept_next() {
 
 void Server::serve(Connection& connection) {
   {
-    protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
+    protocol::ProtocolSession session(*connection.config, factory_, registry_, *connection.stream);
     {
       std::lock_guard lock(mutex_);
       connection.session = &session;

@@ -1,6 +1,6 @@
 #pragma once
 // The PostgreSQL listener of tallyd: accepts connections on
-// Config::listen_address/port (Boost.Asio) and runs one protocol::Session per
+// Config::listen_address/port (Boost.Asio) and runs one protocol::ProtocolSession per
 // connection on its own thread with blocking I/O, as PostgreSQL runs one
 // process per connection: a slow or stalled client only ever holds its own
 // thread. TLS is offered after SSLRequest when a certificate and key are set.
@@ -27,7 +27,7 @@ namespace tally::server {
 class SocketStream;
 }  // namespace tally::server
 namespace tally::protocol {
-class Session;
+class ProtocolSession;
 }  // namespace tally::protocol
 namespace tally::server {
 
@@ -80,7 +80,7 @@ class Server {
   struct Connection {
     std::shared_ptr<const config::Config> config;  // the snapshot this session runs with
     std::unique_ptr<SocketStream> stream;
-    protocol::Session* session = nullptr;  // while its thread runs one (under mutex_)
+    protocol::ProtocolSession* session = nullptr;  // while its thread runs one (under mutex_)
     std::thread thread;
     std::atomic<bool> done{false};
   };

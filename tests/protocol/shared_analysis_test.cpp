@@ -5,7 +5,7 @@
 // not the texts that repeat.
 #include <gtest/gtest.h>
 
-#include "executor/session.hpp"
+#include "executor/sql_session.hpp"
 #include "executor/shared_analyses.hpp"
 #include "tests/protocol/sql_session_harness.hpp"
 

@@ -1,8 +1,10 @@
 #pragma once
-// One client session's SQL behaviour (protocol::QueryHandler): statement
-// dispatch, transaction block state (I/T/E), settings, prepared statements,
-// portals and cursors.
-#include <atomic>
+// One client session's SQL behaviour (protocol::QueryHandler), one file per
+// job: the statement handler (sql_session.cpp), analysis and its caches
+// (sql_session_analysis.cpp), transaction blocks (sql_session_transactions.cpp),
+// SET/SHOW/RESET/DISCARD/EXPLAIN (sql_session_utility.cpp), cursors
+// (sql_session_cursors.cpp), and the extended protocol's prepared statements
+// and portals (sql_session_extended.cpp).
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "executor/analyzed_statement.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
@@ -20,12 +23,11 @@ namespace tally::executor {
 
 class Database;
 class TableProvider;
-struct SelectPlan;
 
-class Session final : public protocol::QueryHandler {
+class SqlSession final : public protocol::QueryHandler {
  public:
-  Session(Database* database, TableProvider* tables, const protocol::SessionInfo& info);
-  ~Session() override;
+  SqlSession(Database* database, TableProvider* tables, const protocol::SessionInfo& info);
+  ~SqlSession() override;
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override;
   void simple_query(std::string_view sql, protocol::ResultWriter& out) override;
@@ -40,49 +42,21 @@ class Session final : public protocol::QueryHandler {
   // SET statement_timeout (the server's statement_timeout_ms is the session default).
   std::optional<uint64_t> statement_timeout_ms() const override;
 
-  // A statement analyzed for execution: what Parse produces. Immutable once
-  // made; prepared statements, portals and the analysis cache share it.
-  struct Analyzed {
-    std::string sql;
-    ParsedStatement statement;      // no tree for the empty query
-    std::string kind;               // node type name
-    std::vector<uint32_t> parameter_types;
-    std::shared_ptr<const SelectPlan> select;  // for SELECT (and cursors/EXPLAIN of SELECT)
-    std::optional<std::vector<protocol::FieldDescription>> fields;
-    // Session::epoch_ when this was planned: a SELECT over a table planned in
-    // an earlier epoch holds an old table snapshot and is re-planned at Bind.
-    uint64_t planned_at = 0;
-    // A SELECT over one table whose analysis depends on nothing but its text,
-    // parameter types, the session's settings and the table's snapshot (no
-    // function but plain aggregates, no subquery): while the table's current
-    // snapshot has the version this one read (TableSnapshot::version) and the
-    // settings are those of settings_generation, it is what a new analysis
-    // would make, and is reused instead (Session::reads_current_table).
-    bool reusable_over_table = false;
-    uint64_t settings_generation = 0;
-    // Statements that ran with this analysis when it is one of the
-    // process's shared analyses (null otherwise), so that the shared cache
-    // keeps the texts that repeat; copies of it share the count.
-    std::shared_ptr<std::atomic<uint64_t>> runs;
-    bool is_empty() const { return !statement.tree; }
-    // {"SelectStmt": {...}} and its body; only when !is_empty().
-    const nlohmann::json& node() const { return statement.node(); }
-    const nlohmann::json& body() const { return statement.body(); }
-  };
   // Runs one analyzed statement with parameters; returns its result (rows or a tag).
-  ResultSet execute(const Analyzed& statement, const std::vector<Value>& parameters,
+  ResultSet execute(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
                     protocol::ResultWriter& out);
-  Analyzed analyze(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
+  AnalyzedStatement analyze(std::string_view sql, const ParsedStatement& statement,
+                            std::vector<uint32_t> parameter_types);
   // analyze() through the session's analysis cache (see analysis_cache_),
   // then the process's shared analyses (shared_analyses.hpp), where a new
   // analysis of a SELECT over one table goes too.
-  std::shared_ptr<const Analyzed> analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                 std::vector<uint32_t> parameter_types);
+  std::shared_ptr<const AnalyzedStatement> analyze_shared(std::string_view sql, const ParsedStatement& statement,
+                                                          std::vector<uint32_t> parameter_types);
   // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
   // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
   // the portal's snapshot at Bind). 0A000 when the table's columns changed
   // the result type, as PostgreSQL's "cached plan must not change result type".
-  std::shared_ptr<const Analyzed> analysis_for_bind(std::shared_ptr<const Analyzed> analyzed);
+  std::shared_ptr<const AnalyzedStatement> analysis_for_bind(std::shared_ptr<const AnalyzedStatement> analyzed);
   Settings& settings() { return settings_; }
   // SET tally.early_rows (stream_rows).
   bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
@@ -95,12 +69,13 @@ class Session final : public protocol::QueryHandler {
 
  private:
   enum class TxState { idle, in_block, failed };
-  ResultSet execute_checked(const Analyzed& statement, const std::vector<Value>& parameters,
+  ResultSet execute_checked(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
                             protocol::ResultWriter& out);
-  Analyzed analyze_checked(std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types);
+  AnalyzedStatement analyze_checked(std::string_view sql, const ParsedStatement& statement,
+                                    std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
   // Runs one analyzed statement of a simple Query and writes its result.
-  void run_simple(const Analyzed& analyzed, protocol::ResultWriter& out);
+  void run_simple(const AnalyzedStatement& analyzed, protocol::ResultWriter& out);
   ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);
   ResultSet run_show(const nlohmann::json& body);
@@ -111,7 +86,7 @@ class Session final : public protocol::QueryHandler {
   void report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out);
   // Whether `a` is reusable_over_table and its table's current snapshot is
   // the one it read (one catalog look-up, no analysis).
-  bool reads_current_table(const Analyzed& a) const;
+  bool reads_current_table(const AnalyzedStatement& a) const;
   // planning_settings_fingerprint of the current settings (made once per
   // settings generation).
   const std::string& planning_settings();
@@ -130,20 +105,20 @@ class Session final : public protocol::QueryHandler {
   // Counts Binds (simple-query statements included) and Syncs: a plan made in
   // the current epoch (Parse, then Bind in the same pipelined batch, as
   // pgbench and JDBC send them) still reads the tables as they are at Bind;
-  // one made earlier is re-planned (see Analyzed::planned_at).
+  // one made earlier is re-planned (see AnalyzedStatement::planned_at).
   uint64_t epoch_ = 0;
   // Analyses that depend only on the statement text, its parameter types and
   // the session's settings (SELECTs of constants and parameters, SET, SHOW,
   // BEGIN/COMMIT ...), by text + parameter types. Emptied when a setting
   // changes (a DateStyle or search_path change can change an analysis).
-  std::unordered_map<std::string, std::shared_ptr<const Analyzed>> analysis_cache_;
+  std::unordered_map<std::string, std::shared_ptr<const AnalyzedStatement>> analysis_cache_;
   uint64_t analysis_cache_settings_ = 0;  // Settings::generation() of its entries
   // Entries of analysis_cache_ that are reusable_over_table: each holds its
   // table's snapshot (and so the files a DROP or TRUNCATE retired) until it
   // is replaced, so there are few of them.
   size_t table_analyses_ = 0;
   // The cached analysis analyze_shared found current in epoch validated_at_.
-  const Analyzed* validated_ = nullptr;
+  const AnalyzedStatement* validated_ = nullptr;
   uint64_t validated_at_ = 0;
 
   std::string planning_settings_;
@@ -151,7 +126,7 @@ class Session final : public protocol::QueryHandler {
 };
 
 // Analyses reused over an unchanged table since the process started
-// (Session::reads_current_table): a planning skipped each.
+// (SqlSession::reads_current_table): a planning skipped each.
 uint64_t table_analysis_reuses();
 
 }  // namespace tally::executor
