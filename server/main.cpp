@@ -25,13 +25,11 @@
 #include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
 
-#ifdef TALLY_HAVE_ADMIN_TUNING
 #include "catalog/catalog.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/tuner_bridge.hpp"
 #include "server/admin_tuning_source.hpp"
 #include "storage/table_store.hpp"
-#endif
 
 extern char** environ;
 
@@ -45,7 +43,6 @@ struct ShutdownRequest {
   std::atomic<bool> hurry{false};
 };
 
-#ifdef TALLY_HAVE_ADMIN_TUNING
 // The GPU this tallyd would use (Config::gpu_device: -1 the first, -2 none),
 // as the tuning page shows it; null without one. Also sets the metric of its
 // memory size.
@@ -83,7 +80,6 @@ std::unique_ptr<tally::server::AdminTuningSource> open_tuning_source(tally::exec
   });
   return source;
 }
-#endif
 
 }  // namespace
 
@@ -115,9 +111,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<executor::Database> database;
   std::unique_ptr<server::QueryLogFactory> logged_sessions;
-#ifdef TALLY_HAVE_ADMIN_TUNING
   std::unique_ptr<server::AdminTuningSource> tuning;
-#endif
   std::unique_ptr<server::Server> listener;
   std::unique_ptr<server::AdminServer> admin;
   try {
@@ -128,10 +122,8 @@ int main(int argc, char** argv) {
     listener->start();
     if (config.http_port != 0) {
       server::AdminCallbacks callbacks;
-#ifdef TALLY_HAVE_ADMIN_TUNING
       tuning = open_tuning_source(*database);
       if (tuning) callbacks.tuning_json = [t = tuning.get()] { return t->json(); };
-#endif
       // The catalog is open and the engines initialized once Database::open
       // returned; /ready turns 503 while shutting down.
       callbacks.ready = [&shutdown_started] {
@@ -185,10 +177,8 @@ int main(int argc, char** argv) {
   if (admin) admin->stop();
   listener.reset();
   logged_sessions.reset();
-#ifdef TALLY_HAVE_ADMIN_TUNING
   metrics::set_tuning_cache_entries_source([] { return 0.0; });  // the registry outlives the source
   tuning.reset();
-#endif
   database.reset();  // closes the catalog cleanly
   log::info("stopped");
   log_sink.stop();
