@@ -78,8 +78,9 @@ struct Config {
   LogLevel log_level = LogLevel::info;
   LogFormat log_format = LogFormat::text;
   // "scans": SELECT 1, SET, BEGIN and catalog reads write no line per statement
-  // (a line per statement costs a round trip ~30 % at 8 clients, see
-  // bench/connect/results.md); connection, disconnection and error lines stay.
+  // (a line per statement costs a short statement's round trip about a third
+  // of its time with several clients); connection, disconnection and error
+  // lines stay.
   LogStatement log_statement = LogStatement::scans;
 };
 

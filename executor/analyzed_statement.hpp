@@ -21,8 +21,8 @@ struct SelectPlan;
 // Immutable once made; prepared statements, portals and the caches share it.
 struct AnalyzedStatement {
   std::string sql;
-  ParsedStatement statement;      // no tree for the empty query
-  std::string kind;               // node type name
+  ParsedStatement statement;  // no tree for the empty query
+  std::string kind;           // node type name
   std::vector<uint32_t> parameter_types;
   std::shared_ptr<const SelectPlan> select;  // for SELECT (and cursors/EXPLAIN of SELECT)
   std::optional<std::vector<protocol::FieldDescription>> fields;

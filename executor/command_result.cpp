@@ -26,7 +26,8 @@ ResultSet command_result(std::string tag) {
   return r;
 }
 
-ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std::vector<std::string>>& rows) {
+ResultSet text_rows(const std::vector<std::string>& names,
+                    const std::vector<std::vector<std::string>>& rows) {
   ResultSet r;
   r.tag = "SHOW";
   for (size_t c = 0; c < names.size(); ++c) {

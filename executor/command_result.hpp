@@ -16,7 +16,8 @@ namespace tally::executor {
 ResultSet command_result(std::string tag);
 
 // A SHOW-tagged result of text columns `names` holding `rows`.
-ResultSet text_rows(const std::vector<std::string>& names, const std::vector<std::vector<std::string>>& rows);
+ResultSet text_rows(const std::vector<std::string>& names,
+                    const std::vector<std::vector<std::string>>& rows);
 
 // A constant argument (A_Const, or a TypeCast of one) as SET reads it:
 // booleans as on/off. 0A000 for any other form.

@@ -19,8 +19,10 @@ namespace {
 // extra_float_digits ...) keeps sessions with other values apart, whether or
 // not today's planner reads it.
 constexpr std::string_view kExecutionOnlySettings[] = {
-    "tally.engine",     "tally.variant",        "tally.launch_config",   "tally.early_rows",
-    "application_name", "statement_timeout",    "lock_timeout",          "idle_in_transaction_session_timeout",
+    "tally.engine",          "tally.variant",
+    "tally.launch_config",   "tally.early_rows",
+    "application_name",      "statement_timeout",
+    "lock_timeout",          "idle_in_transaction_session_timeout",
     "transaction_isolation", "transaction_read_only"};
 
 struct Entry {
@@ -32,7 +34,8 @@ struct Entry {
 };
 
 uint64_t total_uses(const Entry& e) {
-  return e.uses + (e.analyzed && e.analyzed->runs ? e.analyzed->runs->load(std::memory_order_relaxed) : 0);
+  return e.uses +
+         (e.analyzed && e.analyzed->runs ? e.analyzed->runs->load(std::memory_order_relaxed) : 0);
 }
 
 class SharedAnalyses {
@@ -52,9 +55,11 @@ class SharedAnalyses {
     if (it == entries_.end()) {
       if (entries_.size() >= kMaxSharedAnalyses) {
         // Out goes the least used, the least recently used among those.
-        auto victim = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
-          return std::pair(total_uses(a.second), a.second.last_use) < std::pair(total_uses(b.second), b.second.last_use);
-        });
+        auto victim =
+            std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+              return std::pair(total_uses(a.second), a.second.last_use) <
+                     std::pair(total_uses(b.second), b.second.last_use);
+            });
         doomed = std::move(victim->second.analyzed);
         entries_.erase(victim);
       }
@@ -123,7 +128,9 @@ std::string planning_settings_fingerprint(const std::map<std::string, std::strin
   return out;
 }
 
-std::shared_ptr<const AnalyzedStatement> find_shared_analysis(const std::string& key) { return shared().find(key); }
+std::shared_ptr<const AnalyzedStatement> find_shared_analysis(const std::string& key) {
+  return shared().find(key);
+}
 
 void count_shared_analysis_reuse() { reuses.fetch_add(1, std::memory_order_relaxed); }
 

@@ -3,7 +3,7 @@
 // a client that connects per statement, or many clients sending the same
 // text, plan it once.
 //
-// An entry is a AnalyzedStatement that is reusable_over_table, keyed by the
+// An entry is an AnalyzedStatement that is reusable_over_table, keyed by the
 // statement text, its parameter types and the planning settings (every setting
 // but a few that only the executor or the wire read, see
 // planning_settings_fingerprint). A session that has not analyzed a text takes

@@ -18,11 +18,14 @@ SqlSession::SqlSession(Database* database, TableProvider* tables, const protocol
   settings_.apply_startup(info.startup_parameters);
   settings_.initialize("session_authorization", info.user);
   if (database_ && database_->config().statement_timeout_ms > 0) {
-    settings_.set_default("statement_timeout", std::to_string(database_->config().statement_timeout_ms));
+    settings_.set_default("statement_timeout",
+                          std::to_string(database_->config().statement_timeout_ms));
   }
 }
 
-std::optional<uint64_t> SqlSession::statement_timeout_ms() const { return settings_.milliseconds("statement_timeout"); }
+std::optional<uint64_t> SqlSession::statement_timeout_ms() const {
+  return settings_.milliseconds("statement_timeout");
+}
 
 SqlSession::~SqlSession() = default;
 
@@ -44,17 +47,23 @@ ExecContext SqlSession::make_exec_context(const std::vector<Value>* parameters) 
   ec.threads = database_ ? database_->config().cpu_threads : 1;
   ec.memory_budget = database_ ? database_->config().cpu_memory_budget : 0;
   ec.engine = settings_.get("tally.engine").value_or("auto");
-  if (database_) database_->prepare(ec, settings_);  // GPU engine, tally.variant, tally.launch_config
+  if (database_)
+    database_->prepare(ec, settings_);  // GPU engine, tally.variant, tally.launch_config
   return ec;
 }
 
-std::vector<std::pair<std::string, std::string>> SqlSession::initial_parameter_status() { return settings_.reported(); }
+std::vector<std::pair<std::string, std::string>> SqlSession::initial_parameter_status() {
+  return settings_.reported();
+}
 
 protocol::TransactionStatus SqlSession::transaction_status() const {
   switch (state_) {
-    case TxState::idle: return protocol::TransactionStatus::idle;
-    case TxState::in_block: return protocol::TransactionStatus::in_block;
-    case TxState::failed: return protocol::TransactionStatus::failed;
+    case TxState::idle:
+      return protocol::TransactionStatus::idle;
+    case TxState::in_block:
+      return protocol::TransactionStatus::in_block;
+    case TxState::failed:
+      return protocol::TransactionStatus::failed;
   }
   return protocol::TransactionStatus::idle;
 }
@@ -65,7 +74,8 @@ void SqlSession::on_error() {
 
 void SqlSession::sync() { ++epoch_; }
 
-void SqlSession::report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out) {
+void SqlSession::report_changed(const std::vector<std::string>& names,
+                                protocol::ResultWriter& out) {
   for (const auto& name : names) out.parameter_status(name, settings_.get(name).value_or(""));
 }
 
@@ -74,7 +84,8 @@ void SqlSession::check_not_failed(const std::string& kind, const json& node) con
   if (kind == "TransactionStmt") {
     const std::string k = node.begin().value().value("kind", "");
     if (k == "TRANS_STMT_ROLLBACK" || k == "TRANS_STMT_COMMIT" || k == "TRANS_STMT_ROLLBACK_TO" ||
-        k == "TRANS_STMT_PREPARE" || k == "TRANS_STMT_COMMIT_PREPARED" || k == "TRANS_STMT_ROLLBACK_PREPARED") {
+        k == "TRANS_STMT_PREPARE" || k == "TRANS_STMT_COMMIT_PREPARED" ||
+        k == "TRANS_STMT_ROLLBACK_PREPARED") {
       return;
     }
   }
@@ -93,7 +104,9 @@ void SqlSession::simple_query(std::string_view sql, protocol::ResultWriter& out)
     check_not_failed(parsed.type(), parsed.node());
     // Only a single statement's analysis is cached: the cache key is the text.
     std::shared_ptr<const AnalyzedStatement> analyzed =
-        statements->size() == 1 ? analyze_shared(sql, parsed, {}) : std::make_shared<const AnalyzedStatement>(analyze(sql, parsed, {}));
+        statements->size() == 1
+            ? analyze_shared(sql, parsed, {})
+            : std::make_shared<const AnalyzedStatement>(analyze(sql, parsed, {}));
     analyzed = analysis_for_bind(std::move(analyzed));
     statement_timeline().stamp(StatementTimeline::analyzed);
     run_simple(*analyzed, out);
@@ -109,25 +122,29 @@ void SqlSession::run_simple(const AnalyzedStatement& analyzed, protocol::ResultW
     size_t position = 0;
     const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
     out.release_after_reply(std::move(result.retained));
-    if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
-    else out.command_complete(result.tag);
+    if (result.tag == "SELECT" || result.tag == "FETCH")
+      out.command_complete(result.tag + " " + std::to_string(sent));
+    else
+      out.command_complete(result.tag);
   } else {
     out.command_complete(result.tag);
   }
 }
 
-ResultSet SqlSession::execute(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
-                           protocol::ResultWriter& out) {
+ResultSet SqlSession::execute(const AnalyzedStatement& statement,
+                              const std::vector<Value>& parameters, protocol::ResultWriter& out) {
   try {
     return execute_checked(statement, parameters, out);
   } catch (const nlohmann::json::exception& e) {
     // A parse-tree shape this code did not expect: a clean error, never a crash.
-    throw Error(SqlState::feature_not_supported, std::string("unsupported statement form: ") + e.what());
+    throw Error(SqlState::feature_not_supported,
+                std::string("unsupported statement form: ") + e.what());
   }
 }
 
-ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
-                                   protocol::ResultWriter& out) {
+ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
+                                      const std::vector<Value>& parameters,
+                                      protocol::ResultWriter& out) {
   if (statement.is_empty()) return command_result("");
   const std::string& kind = statement.kind;
   check_not_failed(kind, statement.node());

@@ -31,8 +31,8 @@ class SqlSession final : public protocol::QueryHandler {
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override;
   void simple_query(std::string_view sql, protocol::ResultWriter& out) override;
-  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql,
-                                                       std::span<const uint32_t> param_types) override;
+  std::unique_ptr<protocol::PreparedStatement> prepare(
+      std::string_view sql, std::span<const uint32_t> param_types) override;
   std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
                                          std::span<const protocol::ParameterValue> parameters,
                                          std::span<const protocol::Format> result_formats) override;
@@ -50,13 +50,15 @@ class SqlSession final : public protocol::QueryHandler {
   // analyze() through the session's analysis cache (see analysis_cache_),
   // then the process's shared analyses (shared_analyses.hpp), where a new
   // analysis of a SELECT over one table goes too.
-  std::shared_ptr<const AnalyzedStatement> analyze_shared(std::string_view sql, const ParsedStatement& statement,
+  std::shared_ptr<const AnalyzedStatement> analyze_shared(std::string_view sql,
+                                                          const ParsedStatement& statement,
                                                           std::vector<uint32_t> parameter_types);
   // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
   // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
   // the portal's snapshot at Bind). 0A000 when the table's columns changed
   // the result type, as PostgreSQL's "cached plan must not change result type".
-  std::shared_ptr<const AnalyzedStatement> analysis_for_bind(std::shared_ptr<const AnalyzedStatement> analyzed);
+  std::shared_ptr<const AnalyzedStatement> analysis_for_bind(
+      std::shared_ptr<const AnalyzedStatement> analyzed);
   Settings& settings() { return settings_; }
   // SET tally.early_rows (stream_rows).
   bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
@@ -69,8 +71,8 @@ class SqlSession final : public protocol::QueryHandler {
 
  private:
   enum class TxState { idle, in_block, failed };
-  ResultSet execute_checked(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
-                            protocol::ResultWriter& out);
+  ResultSet execute_checked(const AnalyzedStatement& statement,
+                            const std::vector<Value>& parameters, protocol::ResultWriter& out);
   AnalyzedStatement analyze_checked(std::string_view sql, const ParsedStatement& statement,
                                     std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;

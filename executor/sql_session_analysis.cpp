@@ -22,8 +22,9 @@ namespace {
 // its parameter types and the session's settings (text_only_node); a SELECT
 // over a table adds a few (table_plan_node).
 const std::unordered_set<std::string_view> kTextOnlyNodes = {
-    "SelectStmt", "ResTarget", "A_Const", "ParamRef", "TypeCast", "TypeName", "String", "Integer",
-    "Float", "Boolean", "A_Expr", "BoolExpr", "NullTest", "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr"};
+    "SelectStmt", "ResTarget",   "A_Const",  "ParamRef", "TypeCast",    "TypeName",
+    "String",     "Integer",     "Float",    "Boolean",  "A_Expr",      "BoolExpr",
+    "NullTest",   "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr"};
 
 // Whether every node type in the tree is in `allowed` (and no TypeName is a
 // reg* type, which reads the catalog); FuncCall nodes, when allowed, must be
@@ -43,7 +44,8 @@ bool only_nodes(const json& node, const std::unordered_set<std::string_view>& al
       if (key == "TypeName") {
         // regclass, regtype, ... read the catalog.
         for (const auto& name : child.value("names", json::array())) {
-          const auto& text = name.contains("String") ? name["String"].value("sval", "") : std::string();
+          const auto& text =
+              name.contains("String") ? name["String"].value("sval", "") : std::string();
           if (text.rfind("reg", 0) == 0) return false;
         }
       }
@@ -79,7 +81,8 @@ bool table_plan_node(const json& node) {
     allowed.insert({"ColumnRef", "A_Star", "RangeVar", "Alias", "SortBy", "FuncCall", "List"});
     return allowed;
   }();
-  static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min", "max"};
+  static const std::unordered_set<std::string_view> kAggregates = {"count", "sum", "avg", "min",
+                                                                   "max"};
   return only_nodes(node, kAllowed, kAggregates);
 }
 
@@ -116,16 +119,18 @@ constexpr size_t kMaxCachedAnalyses = 256;
 }  // namespace
 
 AnalyzedStatement SqlSession::analyze(std::string_view sql, const ParsedStatement& statement,
-                                   std::vector<uint32_t> parameter_types) {
+                                      std::vector<uint32_t> parameter_types) {
   try {
     return analyze_checked(sql, statement, std::move(parameter_types));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(SqlState::feature_not_supported, std::string("unsupported statement form: ") + e.what());
+    throw Error(SqlState::feature_not_supported,
+                std::string("unsupported statement form: ") + e.what());
   }
 }
 
-AnalyzedStatement SqlSession::analyze_checked(std::string_view sql, const ParsedStatement& statement,
-                                           std::vector<uint32_t> parameter_types) {
+AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
+                                              const ParsedStatement& statement,
+                                              std::vector<uint32_t> parameter_types) {
   AnalyzedStatement a;
   a.sql = std::string(sql);
   a.statement = statement;
@@ -136,25 +141,28 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql, const Parsed
   const json& body = statement.body();
   PlanContext pc = make_plan_context(&a.parameter_types);
   if (a.kind == "SelectStmt") {
-    if (body.contains("intoClause")) throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
+    if (body.contains("intoClause"))
+      throw Error(SqlState::feature_not_supported, "SELECT INTO is not supported");
     a.select = plan_select(body, pc);
     a.fields = select_fields(*a.select);
     a.settings_generation = settings_.generation();
     const auto& table = select_table(*a.select);
-    a.reusable_over_table = table != nullptr && table->version() != nullptr && table_plan_node(statement.node());
+    a.reusable_over_table =
+        table != nullptr && table->version() != nullptr && table_plan_node(statement.node());
   } else if (a.kind == "DeclareCursorStmt") {
     a.select = plan_select(body["query"]["SelectStmt"], pc);
   } else if (a.kind == "VariableShowStmt") {
     const std::string name = body.value("name", "");
     if (name == "all") {
-      a.fields = std::vector<protocol::FieldDescription>{describe_column("name", {TypeId::text}),
-                                                        describe_column("setting", {TypeId::text}),
-                                                        describe_column("description", {TypeId::text})};
+      a.fields = std::vector<protocol::FieldDescription>{
+          describe_column("name", {TypeId::text}), describe_column("setting", {TypeId::text}),
+          describe_column("description", {TypeId::text})};
     } else {
       a.fields = std::vector<protocol::FieldDescription>{describe_column(name, {TypeId::text})};
     }
   } else if (a.kind == "ExplainStmt") {
-    a.fields = std::vector<protocol::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
+    a.fields =
+        std::vector<protocol::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
     const json& query = body["query"];
     if (query.contains("SelectStmt")) a.select = plan_select(query["SelectStmt"], pc);
   } else if (a.kind == "FetchStmt") {
@@ -179,8 +187,8 @@ const std::string& SqlSession::planning_settings() {
   return planning_settings_;
 }
 
-std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(std::string_view sql, const ParsedStatement& statement,
-                                                                 std::vector<uint32_t> parameter_types) {
+std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(
+    std::string_view sql, const ParsedStatement& statement, std::vector<uint32_t> parameter_types) {
   if (analysis_cache_settings_ != settings_.generation()) {
     analysis_cache_.clear();
     table_analyses_ = 0;
@@ -218,7 +226,8 @@ std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(std::string_
         count_shared_analysis_reuse();
         std::shared_ptr<const AnalyzedStatement> taken = std::move(mine);
         if (table_analyses_ >= kMaxCachedTableAnalyses) {
-          std::erase_if(analysis_cache_, [](const auto& entry) { return entry.second->reusable_over_table; });
+          std::erase_if(analysis_cache_,
+                        [](const auto& entry) { return entry.second->reusable_over_table; });
           table_analyses_ = 0;
         }
         if (analysis_cache_.size() >= kMaxCachedAnalyses) {
@@ -233,8 +242,10 @@ std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(std::string_
       }
     }
   }
-  auto made = std::make_shared<AnalyzedStatement>(analyze(sql, statement, std::move(parameter_types)));
-  if (may_share && made->reusable_over_table) made->runs = std::make_shared<std::atomic<uint64_t>>(1);
+  auto made =
+      std::make_shared<AnalyzedStatement>(analyze(sql, statement, std::move(parameter_types)));
+  if (may_share && made->reusable_over_table)
+    made->runs = std::make_shared<std::atomic<uint64_t>>(1);
   std::shared_ptr<const AnalyzedStatement> analyzed = std::move(made);
   if (analyzed->runs) share_analysis(shared_key, analyzed);
   if (reusable_analysis(*analyzed) || analyzed->reusable_over_table) {
@@ -243,7 +254,8 @@ std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(std::string_
       table_analyses_ = 0;
     }
     if (analyzed->reusable_over_table && table_analyses_ >= kMaxCachedTableAnalyses) {
-      std::erase_if(analysis_cache_, [](const auto& entry) { return entry.second->reusable_over_table; });
+      std::erase_if(analysis_cache_,
+                    [](const auto& entry) { return entry.second->reusable_over_table; });
       table_analyses_ = 0;
     }
     table_analyses_ += analyzed->reusable_over_table ? 1 : 0;
@@ -253,7 +265,8 @@ std::shared_ptr<const AnalyzedStatement> SqlSession::analyze_shared(std::string_
 }
 
 bool SqlSession::reads_current_table(const AnalyzedStatement& a) const {
-  if (!a.reusable_over_table || !a.select || a.settings_generation != settings_.generation() || tables_ == nullptr) {
+  if (!a.reusable_over_table || !a.select || a.settings_generation != settings_.generation() ||
+      tables_ == nullptr) {
     return false;
   }
   const auto& table = select_table(*a.select);
@@ -267,20 +280,23 @@ bool SqlSession::reads_current_table(const AnalyzedStatement& a) const {
 
 uint64_t table_analysis_reuses() { return table_reuses.load(std::memory_order_relaxed); }
 
-std::shared_ptr<const AnalyzedStatement> SqlSession::analysis_for_bind(std::shared_ptr<const AnalyzedStatement> analyzed) {
+std::shared_ptr<const AnalyzedStatement> SqlSession::analysis_for_bind(
+    std::shared_ptr<const AnalyzedStatement> analyzed) {
   const bool stale = analyzed->kind == "SelectStmt" && analyzed->planned_at != epoch_ &&
                      analyzed->body().contains("fromClause");
   ++epoch_;
   const bool validated = analyzed.get() == validated_ && validated_at_ == epoch_ - 1;
   validated_ = nullptr;
   if (!stale || validated || reads_current_table(*analyzed)) return analyzed;
-  auto fresh = std::make_shared<AnalyzedStatement>(analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
-  const auto same_type = [](const protocol::FieldDescription& a, const protocol::FieldDescription& b) {
+  auto fresh = std::make_shared<AnalyzedStatement>(
+      analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
+  const auto same_type = [](const protocol::FieldDescription& a,
+                            const protocol::FieldDescription& b) {
     return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
   };
   if (!analyzed->fields || !fresh->fields ||
-      !std::equal(analyzed->fields->begin(), analyzed->fields->end(), fresh->fields->begin(), fresh->fields->end(),
-                  same_type)) {
+      !std::equal(analyzed->fields->begin(), analyzed->fields->end(), fresh->fields->begin(),
+                  fresh->fields->end(), same_type)) {
     throw Error(SqlState::feature_not_supported, "cached plan must not change result type");
   }
   return fresh;

@@ -13,17 +13,22 @@ namespace {
 
 class SessionPreparedStatement final : public protocol::PreparedStatement {
  public:
-  explicit SessionPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed) : analyzed(std::move(analyzed)) {}
+  explicit SessionPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
+      : analyzed(std::move(analyzed)) {}
   std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return analyzed->fields; }
+  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+    return analyzed->fields;
+  }
   std::shared_ptr<const AnalyzedStatement> analyzed;
 };
 
 class SessionPortal final : public protocol::Portal {
  public:
-  SessionPortal(SqlSession* session, std::shared_ptr<const AnalyzedStatement> analyzed, std::vector<Value> parameters,
-                std::vector<protocol::Format> formats)
-      : session_(session), analyzed_(std::move(analyzed)), parameters_(std::move(parameters)),
+  SessionPortal(SqlSession* session, std::shared_ptr<const AnalyzedStatement> analyzed,
+                std::vector<Value> parameters, std::vector<protocol::Format> formats)
+      : session_(session),
+        analyzed_(std::move(analyzed)),
+        parameters_(std::move(parameters)),
         formats_(std::move(formats)) {}
 
   std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
@@ -45,7 +50,8 @@ class SessionPortal final : public protocol::Portal {
       statement_timeline().stamp(StatementTimeline::result_ready);
       if (result_->returns_rows) {
         auto fields = result_->fields;
-        for (size_t i = 0; i < fields.size() && i < formats_.size(); ++i) fields[i].format = formats_[i];
+        for (size_t i = 0; i < fields.size() && i < formats_.size(); ++i)
+          fields[i].format = formats_[i];
         out.row_description(fields);
       }
     }
@@ -54,13 +60,18 @@ class SessionPortal final : public protocol::Portal {
       completed_ = true;
       return true;
     }
-    if (formats_.size() < result_->columns.size()) formats_.resize(result_->columns.size(), protocol::Format::text);
-    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out, session_->early_rows());
+    if (formats_.size() < result_->columns.size())
+      formats_.resize(result_->columns.size(), protocol::Format::text);
+    const size_t sent =
+        stream_rows(*result_, formats_, position_, max_rows, out, session_->early_rows());
     if (position_ < result_->rows) return false;
     out.release_after_reply(std::move(result_->retained));
-    if (result_->tag == "SELECT") out.command_complete("SELECT " + std::to_string(sent));
-    else if (result_->tag == "FETCH" || result_->tag == "MOVE") out.command_complete(result_->tag + " " + std::to_string(sent));
-    else out.command_complete(result_->tag);
+    if (result_->tag == "SELECT")
+      out.command_complete("SELECT " + std::to_string(sent));
+    else if (result_->tag == "FETCH" || result_->tag == "MOVE")
+      out.command_complete(result_->tag + " " + std::to_string(sent));
+    else
+      out.command_complete(result_->tag);
     completed_ = true;
     return true;
   }
@@ -77,38 +88,44 @@ class SessionPortal final : public protocol::Portal {
 
 }  // namespace
 
-std::unique_ptr<protocol::PreparedStatement> SqlSession::prepare(std::string_view sql,
-                                                              std::span<const uint32_t> param_types) {
+std::unique_ptr<protocol::PreparedStatement> SqlSession::prepare(
+    std::string_view sql, std::span<const uint32_t> param_types) {
   const auto statements = parse_sql_shared(sql);
   if (statements->size() > 1) {
-    throw Error(SqlState::syntax_error, "cannot insert multiple commands into a prepared statement");
+    throw Error(SqlState::syntax_error,
+                "cannot insert multiple commands into a prepared statement");
   }
   std::vector<uint32_t> types(param_types.begin(), param_types.end());
   for (uint32_t t : types) {
     if (t != 0 && !type_from_oid(t)) {
-      throw Error(SqlState::feature_not_supported, "parameter type " + std::to_string(t) + " is not supported");
+      throw Error(SqlState::feature_not_supported,
+                  "parameter type " + std::to_string(t) + " is not supported");
     }
   }
   if (statements->empty()) {
-    return std::make_unique<SessionPreparedStatement>(analyze_shared(sql, ParsedStatement{}, std::move(types)));
+    return std::make_unique<SessionPreparedStatement>(
+        analyze_shared(sql, ParsedStatement{}, std::move(types)));
   }
   const ParsedStatement& statement = statements->front();
   check_not_failed(statement.type(), statement.node());
-  return std::make_unique<SessionPreparedStatement>(analyze_shared(sql, statement, std::move(types)));
+  return std::make_unique<SessionPreparedStatement>(
+      analyze_shared(sql, statement, std::move(types)));
 }
 
-std::unique_ptr<protocol::Portal> SqlSession::bind(protocol::PreparedStatement& statement,
-                                                std::span<const protocol::ParameterValue> parameters,
-                                                std::span<const protocol::Format> result_formats) {
+std::unique_ptr<protocol::Portal> SqlSession::bind(
+    protocol::PreparedStatement& statement, std::span<const protocol::ParameterValue> parameters,
+    std::span<const protocol::Format> result_formats) {
   auto& prepared = dynamic_cast<SessionPreparedStatement&>(statement);
-  if (!prepared.analyzed->is_empty()) check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
+  if (!prepared.analyzed->is_empty())
+    check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
   const std::shared_ptr<const AnalyzedStatement> analyzed = analysis_for_bind(prepared.analyzed);
   // A new analysis over a table's new snapshot serves the statement's next
   // Binds too (reads_current_table), as PostgreSQL keeps a re-made plan.
   if (analyzed != prepared.analyzed && analyzed->reusable_over_table) prepared.analyzed = analyzed;
   if (parameters.size() != analyzed->parameter_types.size()) {
     throw Error(SqlState::protocol_violation,
-                "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +
+                "bind message supplies " + std::to_string(parameters.size()) +
+                    " parameters, but prepared statement \"\" requires " +
                     std::to_string(analyzed->parameter_types.size()));
   }
   std::vector<Value> values;

@@ -16,9 +16,11 @@ ResultSet SqlSession::run_transaction_statement(const json& body, protocol::Resu
     for (const auto& option : body.value("options", json::array())) {
       const auto& def = option["DefElem"];
       const std::string name = def.value("defname", "");
-      if (name == "transaction_isolation") settings_.set("transaction_isolation", constant_text(def["arg"]));
+      if (name == "transaction_isolation")
+        settings_.set("transaction_isolation", constant_text(def["arg"]));
       if (name == "transaction_read_only") {
-        settings_.set("transaction_read_only", def["arg"]["A_Const"]["ival"].value("ival", 0) ? "on" : "off");
+        settings_.set("transaction_read_only",
+                      def["arg"]["A_Const"]["ival"].value("ival", 0) ? "on" : "off");
       }
     }
     if (state_ != TxState::idle) {
@@ -37,18 +39,26 @@ ResultSet SqlSession::run_transaction_statement(const json& body, protocol::Resu
       report_changed(settings_.restore(settings_at_begin_), out);
     }
     state_ = TxState::idle;
-    settings_.initialize("transaction_isolation", settings_.get("default_transaction_isolation").value_or("read committed"));
+    settings_.initialize("transaction_isolation",
+                         settings_.get("default_transaction_isolation").value_or("read committed"));
     cursors_.clear();  // cursors without HOLD end with their transaction
     if (kind == "TRANS_STMT_ROLLBACK" || failed) return command_result("ROLLBACK");
     return command_result("COMMIT");
   }
-  if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" || kind == "TRANS_STMT_ROLLBACK_TO") {
-    const char* what = kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : (kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT");
+  if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" ||
+      kind == "TRANS_STMT_ROLLBACK_TO") {
+    const char* what =
+        kind == "TRANS_STMT_SAVEPOINT"
+            ? "SAVEPOINT"
+            : (kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT");
     if (state_ == TxState::idle) {
-      throw Error(SqlState::no_active_sql_transaction, std::string(what) + " can only be used in transaction blocks");
+      throw Error(SqlState::no_active_sql_transaction,
+                  std::string(what) + " can only be used in transaction blocks");
     }
     if (kind == "TRANS_STMT_ROLLBACK_TO") state_ = TxState::in_block;
-    return command_result(kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : (kind == "TRANS_STMT_RELEASE" ? "RELEASE" : "ROLLBACK"));
+    return command_result(kind == "TRANS_STMT_SAVEPOINT"
+                              ? "SAVEPOINT"
+                              : (kind == "TRANS_STMT_RELEASE" ? "RELEASE" : "ROLLBACK"));
   }
   throw Error(SqlState::feature_not_supported, "two-phase commit is not supported");
 }

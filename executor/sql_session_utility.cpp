@@ -24,7 +24,8 @@ std::string set_value(const std::string& name, const json& args) {
   bool first = true;
   for (const auto& arg : args) {
     std::string v = constant_text(arg);
-    if (name == "search_path" && arg.contains("A_Const") && arg["A_Const"].contains("sval") && needs_quotes(v)) {
+    if (name == "search_path" && arg.contains("A_Const") && arg["A_Const"].contains("sval") &&
+        needs_quotes(v)) {
       v = "\"" + v + "\"";
     }
     if (!first) out += ", ";
@@ -51,10 +52,12 @@ ResultSet SqlSession::run_set(const json& body, protocol::ResultWriter& out) {
       const auto& def = arg["DefElem"];
       const std::string option = def.value("defname", "");
       if (option == "transaction_isolation") {
-        settings_.set(session_default ? "default_transaction_isolation" : "transaction_isolation", constant_text(def["arg"]));
+        settings_.set(session_default ? "default_transaction_isolation" : "transaction_isolation",
+                      constant_text(def["arg"]));
       } else if (option == "transaction_read_only") {
         const bool ro = def["arg"]["A_Const"]["ival"].value("ival", 0) != 0;
-        settings_.set(session_default ? "default_transaction_read_only" : "transaction_read_only", ro ? "on" : "off");
+        settings_.set(session_default ? "default_transaction_read_only" : "transaction_read_only",
+                      ro ? "on" : "off");
       }
     }
     return command_result("SET");
@@ -67,7 +70,8 @@ ResultSet SqlSession::run_set(const json& body, protocol::ResultWriter& out) {
   } else {
     throw Error(SqlState::feature_not_supported, "SET FROM CURRENT is not supported");
   }
-  if (changed.second) out.parameter_status(changed.first, settings_.get(changed.first).value_or(""));
+  if (changed.second)
+    out.parameter_status(changed.first, settings_.get(changed.first).value_or(""));
   return command_result(kind == "VAR_RESET" ? "RESET" : "SET");
 }
 
@@ -80,7 +84,9 @@ ResultSet SqlSession::run_show(const json& body) {
   }
   if (name == "timezone") name = "TimeZone";
   auto value = settings_.get(name);
-  if (!value) throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + name + "\"");
+  if (!value)
+    throw Error(SqlState::undefined_object,
+                "unrecognized configuration parameter \"" + name + "\"");
   std::string column = settings_.canonical_name(name);
   return text_rows({column}, {{*value}});
 }
@@ -89,7 +95,8 @@ ResultSet SqlSession::run_discard(const json& body, protocol::ResultWriter& out)
   const std::string target = body.value("target", "");
   if (target == "DISCARD_ALL") {
     if (state_ != TxState::idle) {
-      throw Error(SqlState::active_sql_transaction, "DISCARD ALL cannot run inside a transaction block");
+      throw Error(SqlState::active_sql_transaction,
+                  "DISCARD ALL cannot run inside a transaction block");
     }
     report_changed(settings_.reset_all(), out);
     cursors_.clear();
@@ -109,7 +116,8 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
     }
   }
   const json& query = body["query"];
-  if (!query.contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
+  if (!query.contains("SelectStmt"))
+    throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
   std::vector<uint32_t> types;
   PlanContext pc = make_plan_context(&types);
   auto plan = plan_select(query["SelectStmt"], pc);

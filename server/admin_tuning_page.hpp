@@ -9,7 +9,7 @@
 //
 // The tuning JSON the page reads (what AdminCallbacks::tuning_json returns):
 // {
-//   "device": {"name": "NVIDIA H100 80GB HBM3", ...any scalar fields},   optional
+//   "device": {"name": "<device name>", ...any scalar fields},   optional
 //   "entries": [{
 //     "signature": "int4 key; sum(int8), count(*)",
 //     "variant": "shared_memory",
