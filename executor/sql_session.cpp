@@ -1,3 +1,5 @@
+// SqlSession: construction, the contexts it plans and runs with, and the
+// statement handler (a simple Query's statements, dispatch by statement kind).
 #include "executor/sql_session.hpp"
 
 #include "common/error.hpp"

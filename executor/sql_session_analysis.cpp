@@ -1,3 +1,6 @@
+// SqlSession's analysis of statements (bind and plan) and its caches: the
+// session's own by text, the process's shared analyses, and the re-plan at
+// Bind of a plan over an old table snapshot.
 #include "executor/sql_session.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SqlSession's cursors: DECLARE, FETCH/MOVE (forward only) and CLOSE.
 #include "executor/sql_session.hpp"
 
 #include "common/error.hpp"

@@ -1,3 +1,5 @@
+// SqlSession's side of the extended protocol: Parse makes a prepared
+// statement, Bind a portal, Execute runs it a batch of rows at a time.
 #include "executor/sql_session.hpp"
 
 #include "common/error.hpp"
@@ -11,9 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-class SessionPreparedStatement final : public protocol::PreparedStatement {
+class SqlPreparedStatement final : public protocol::PreparedStatement {
  public:
-  explicit SessionPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
+  explicit SqlPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
       : analyzed(std::move(analyzed)) {}
   std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
   std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
@@ -22,9 +24,9 @@ class SessionPreparedStatement final : public protocol::PreparedStatement {
   std::shared_ptr<const AnalyzedStatement> analyzed;
 };
 
-class SessionPortal final : public protocol::Portal {
+class SqlPortal final : public protocol::Portal {
  public:
-  SessionPortal(SqlSession* session, std::shared_ptr<const AnalyzedStatement> analyzed,
+  SqlPortal(SqlSession* session, std::shared_ptr<const AnalyzedStatement> analyzed,
                 std::vector<Value> parameters, std::vector<protocol::Format> formats)
       : session_(session),
         analyzed_(std::move(analyzed)),
@@ -103,19 +105,19 @@ std::unique_ptr<protocol::PreparedStatement> SqlSession::prepare(
     }
   }
   if (statements->empty()) {
-    return std::make_unique<SessionPreparedStatement>(
+    return std::make_unique<SqlPreparedStatement>(
         analyze_shared(sql, ParsedStatement{}, std::move(types)));
   }
   const ParsedStatement& statement = statements->front();
   check_not_failed(statement.type(), statement.node());
-  return std::make_unique<SessionPreparedStatement>(
+  return std::make_unique<SqlPreparedStatement>(
       analyze_shared(sql, statement, std::move(types)));
 }
 
 std::unique_ptr<protocol::Portal> SqlSession::bind(
     protocol::PreparedStatement& statement, std::span<const protocol::ParameterValue> parameters,
     std::span<const protocol::Format> result_formats) {
-  auto& prepared = dynamic_cast<SessionPreparedStatement&>(statement);
+  auto& prepared = dynamic_cast<SqlPreparedStatement&>(statement);
   if (!prepared.analyzed->is_empty())
     check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
   const std::shared_ptr<const AnalyzedStatement> analyzed = analysis_for_bind(prepared.analyzed);
@@ -142,7 +144,7 @@ std::unique_ptr<protocol::Portal> SqlSession::bind(
   }
   const size_t columns = analyzed->fields ? analyzed->fields->size() : 0;
   std::vector<protocol::Format> formats = expand_formats(result_formats, columns);
-  return std::make_unique<SessionPortal>(this, analyzed, std::move(values), std::move(formats));
+  return std::make_unique<SqlPortal>(this, analyzed, std::move(values), std::move(formats));
 }
 
 }  // namespace tally::executor

@@ -1,3 +1,4 @@
+// SqlSession's transaction blocks: BEGIN/START, COMMIT, ROLLBACK, savepoints.
 #include "executor/sql_session.hpp"
 
 #include "common/error.hpp"

@@ -1,3 +1,4 @@
+// SqlSession's utility statements: SET/RESET, SHOW, DISCARD and EXPLAIN.
 #include "executor/sql_session.hpp"
 
 #include "common/error.hpp"
