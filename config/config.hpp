@@ -17,15 +17,6 @@ enum class LogLevel { debug, info, warning, error };
 // scanned), or all. At log_level debug every statement is logged, with its text.
 enum class LogStatement { none, scans, all };
 
-// The Linux scheduling policy of established sessions' threads
-// (server/socket_stream.hpp). batch: SCHED_BATCH while more sessions are open
-// than the host has hardware threads (a session woken by its client's message
-// does not preempt the thread running on that CPU, often the client about to
-// send more or wait, so many clients cost fewer context switches per round
-// trip), SCHED_OTHER while fewer (each round trip then waits for its session's
-// wake-up); normal: always SCHED_OTHER.
-enum class SessionScheduling { normal, batch };
-
 struct UserConfig {
   std::string name;
   AuthMethod method = AuthMethod::trust;
@@ -55,16 +46,6 @@ struct Config {
   uint16_t port = 5432;
   int max_connections = 100;
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
-  // After answering, a session retries its read this long before it blocks,
-  // while few sessions are open (server/busy_poll.hpp); 0 = never spin.
-  // 100 us: the spin caught 97-98 % of a pgbench client's next messages (50 us:
-  // 91-97 %); on the quiet development VM it tripled 1-client round trips
-  // (bench/connect/results.md, 2026-11-22 15:27).
-  uint32_t busy_poll_us = 100;
-  // batch: on the 2-vCPU development VM, 8 and 64 pgbench clients cost the
-  // server 7.1-7.9 us of CPU per prepared round trip instead of 10.4-13.2 us
-  // (bench/connect/results.md, 2026-11-22 17:27).
-  SessionScheduling session_scheduling = SessionScheduling::batch;
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";
   uint16_t http_port = 0;
@@ -88,10 +69,6 @@ struct Config {
   int cpu_threads = 0;               // 0 = hardware concurrency
   uint64_t cpu_memory_budget = 0;    // bytes for hash tables; 0 = half of RAM
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
-  // After a start, the statement history's most-used statements run twice
-  // before the listener accepts (server/statement_history_run.hpp); 0 = only
-  // re-planned.
-  uint32_t warm_start_statements = 8;
   TuningConfig tuning;
 
   // Sessions and lifecycle.
@@ -101,8 +78,9 @@ struct Config {
   LogLevel log_level = LogLevel::info;
   LogFormat log_format = LogFormat::text;
   // "scans": SELECT 1, SET, BEGIN and catalog reads write no line per statement
-  // (a line per statement costs a round trip ~30 % at 8 clients, see
-  // bench/connect/results.md); connection, disconnection and error lines stay.
+  // (a line per statement costs a short statement's round trip about a third
+  // of its time with several clients); connection, disconnection and error
+  // lines stay.
   LogStatement log_statement = LogStatement::scans;
 };
 

@@ -201,19 +201,6 @@ std::vector<Setting> build_table() {
                                       "Largest protocol message accepted; larger ones are 08P01",
                                       [](Config& c) -> uint32_t& { return c.max_message_bytes; },
                                       1024, 1ull << 30));
-  t.push_back(integer_setting<uint32_t>(
-      "busy_poll_us", "US",
-      "After answering, a session retries its read this long before it blocks, while open "
-      "sessions are at most half the hardware threads and the host is not busy (saves a thread "
-      "wake-up per round trip); 0 = never spin",
-      [](Config& c) -> uint32_t& { return c.busy_poll_us; }, 0, 10000));
-  t.push_back(enum_setting<SessionScheduling>(
-      "session_scheduling",
-      "Scheduling policy of session threads: batch (SCHED_BATCH while sessions outnumber the "
-      "hardware threads: a session woken by its client does not preempt the running thread, "
-      "fewer context switches with many clients) or normal (always SCHED_OTHER)",
-      [](Config& c) -> SessionScheduling& { return c.session_scheduling; },
-      {{"normal", SessionScheduling::normal}, {"batch", SessionScheduling::batch}}));
   t.push_back(string_setting("http_address", "ADDRESS",
                              "IP address of the HTTP admin endpoint (keep it local unless protected)",
                              [](Config& c) -> std::string& { return c.http_address; },
@@ -307,11 +294,6 @@ std::vector<Setting> build_table() {
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",
                                         [](Config& c) -> uint32_t& { return c.chunk_rows; }, 1,
                                         1ll << 30));
-  t.push_back(integer_setting<uint32_t>(
-      "warm_start_statements", "N",
-      "After a start, run the N most-used statements of the statement history (twice each) before accepting "
-      "connections (SELECTs over one table, results dropped, at most ~10 s); 0 = only plan them",
-      [](Config& c) -> uint32_t& { return c.warm_start_statements; }, 0, 64));
   t.push_back(bool_setting("tuning.enabled", "Refine launch configurations while queries run",
                            [](Config& c) -> bool& { return c.tuning.enabled; }));
   t.push_back(real_setting("tuning.similarity_s",

@@ -45,9 +45,7 @@ ExprPtr make_const(const json& konst) {
   if (konst.value("isnull", false)) return std::make_unique<ConstExpr>(SqlType{TypeId::unknown}, Null{});
   if (konst.contains("ival")) {
     const int64_t v = konst["ival"].value("ival", int64_t{0});
-    auto literal = std::make_unique<ConstExpr>(SqlType{TypeId::int4}, v);
-    literal->literal_location = konst.value("location", -1);
-    return literal;
+    return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, v);
   }
   if (konst.contains("fval")) {
     const std::string text = konst["fval"].value("fval", "0");
@@ -226,10 +224,7 @@ ExprPtr coerce_to(ExprPtr expr, SqlType to, CastContext cast_context, BindContex
     // A cast of a constant is folded here, once, as PostgreSQL's planner
     // folds it (its errors included): not cast again for every row.
     Value v = is_null(konst->value) ? Value{Null{}} : cast_value(konst->value, from, to, is_explicit);
-    auto folded = std::make_unique<ConstExpr>(to, std::move(v));
-    // int4 -> int8 holds every int4: the fold does the same for any value of the literal.
-    if (from.id == TypeId::int4 && to.id == TypeId::int8 && to.typmod < 0) folded->literal_location = konst->literal_location;
-    return folded;
+    return std::make_unique<ConstExpr>(to, std::move(v));
   }
   std::vector<ExprPtr> args;
   args.push_back(std::move(expr));

@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "executor/aggregate_engine.hpp"
 #include "executor/select_plan.hpp"
-#include "executor/session.hpp"
+#include "executor/sql_session.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "gpu/gpu_aggregate_engine.hpp"
@@ -172,7 +172,7 @@ std::unique_ptr<protocol::QueryHandler> SessionFactory::create(const protocol::S
   if (!databases.empty() && std::find(databases.begin(), databases.end(), session.database) == databases.end()) {
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);
   }
-  auto handler = std::make_unique<Session>(database_, &database_->tables(), session);
+  auto handler = std::make_unique<SqlSession>(database_, &database_->tables(), session);
 #ifdef TALLY_HAVE_INTROSPECTION
   // SELECTs over pg_catalog / information_schema go to executor/introspection.
   return introspection::wrap_session(std::move(handler), database_, session);

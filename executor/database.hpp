@@ -1,7 +1,7 @@
 #pragma once
 // The SQL side of one tallyd: opened once at start-up from the Config, it owns
 // the tables (catalog and storage), the engines and the settings defaults, and
-// hands protocol/ a QueryHandlerFactory that creates one Session per connection.
+// hands protocol/ a QueryHandlerFactory that creates one SqlSession per connection.
 #include <memory>
 #include <optional>
 
@@ -47,7 +47,7 @@ class Database {
                                                     std::unique_ptr<TableProvider> tables);
   virtual ~Database() = default;
 
-  // Creates the per-connection QueryHandler (executor::Session).
+  // Creates the per-connection QueryHandler (executor::SqlSession).
   virtual protocol::QueryHandlerFactory& handler_factory() = 0;
   virtual const config::Config& config() const = 0;
   // The tables queries read.

@@ -51,10 +51,6 @@ class ConstExpr final : public Expr {
   Vector evaluate(const EvalInput& input) const override;
   bool is_constant() const override { return true; }
   Value value;
-  // A numeric literal of the statement text as written (its byte offset, the
-  // A_Const's location), or the same value widened to int8: what
-  // plan_constants.hpp may give another value. -1 for every other constant.
-  int literal_location = -1;
 };
 
 class ParamExpr final : public Expr {

@@ -17,7 +17,6 @@ namespace tally::executor {
 
 struct ExecContext;
 
-// A field added here is copied by plan_with_literals (plan_constants.cpp) too.
 struct AggregateCall {
   std::string name;
   AggregateSignature signature;

@@ -1,6 +1,5 @@
 #pragma once
-// The SelectPlan itself (select_plan.hpp hands it out opaque): for the planner
-// and for what derives plans from plans (plan_constants.hpp).
+// The SelectPlan itself (select_plan.hpp hands it out opaque): for the planner.
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +17,6 @@ struct SortKey {
   bool nulls_first = false;
 };
 
-// A field added here is copied by plan_with_literals (plan_constants.cpp) too.
 struct SelectPlan {
   std::shared_ptr<const TableSnapshot> table;  // null: one row without columns
   std::vector<int> scan_columns;               // table columns the query reads

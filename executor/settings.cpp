@@ -146,10 +146,6 @@ Settings::Settings() {
   add("tally.early_rows", "on",
       "Sends the first 256 rows of a result of 1,024 rows or more as soon as they are encoded, before the rest.",
       false, false, Kind::boolean);
-  add("tally.plan_reuse", "on",
-      "Lets a statement use an analysis another session made of its text, or one made of a text differing only in "
-      "literals compared in WHERE or HAVING; off: every new text of this session is parsed and planned.",
-      false, false, Kind::boolean);
   add("tally.launch_config", "", "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.");
   add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);
   add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");

@@ -86,7 +86,7 @@ uint64_t append_result(storage::TableStore& store, uint32_t oid, const ResultSet
   return result.rows;
 }
 
-ResultSet run_query(Session& session, const json& select, const std::vector<Value>& parameters) {
+ResultSet run_query(SqlSession& session, const json& select, const std::vector<Value>& parameters) {
   std::vector<uint32_t> types;
   PlanContext pc = session.make_plan_context(&types);
   auto plan = plan_select(select, pc);
@@ -94,7 +94,7 @@ ResultSet run_query(Session& session, const json& select, const std::vector<Valu
   return run_select(*plan, ec);
 }
 
-ResultSet insert_select(Session& session, storage::TableStore& store, const json& stmt,
+ResultSet insert_select(SqlSession& session, storage::TableStore& store, const json& stmt,
                         const std::vector<Value>& parameters) {
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
@@ -137,7 +137,7 @@ ResultSet insert_select(Session& session, storage::TableStore& store, const json
   return tag_only("INSERT 0 " + std::to_string(n));
 }
 
-ResultSet create_table_as(Session& session, storage::TableStore& store, const json& stmt,
+ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const json& stmt,
                           const std::vector<Value>& parameters) {
   if (stmt.value("objtype", "") != "OBJECT_TABLE") {
     throw Error(SqlState::feature_not_supported, "CREATE MATERIALIZED VIEW is not supported");
@@ -186,7 +186,7 @@ ResultSet create_table_as(Session& session, storage::TableStore& store, const js
 
 }  // namespace
 
-std::optional<ResultSet> route_statement(Session& session, const Session::Analyzed& statement,
+std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
                                          const std::vector<Value>& parameters, protocol::ResultWriter& out) {
   const std::string& kind = statement.kind;
   const json& body = statement.body();

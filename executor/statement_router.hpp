@@ -4,12 +4,12 @@
 #include <optional>
 #include <vector>
 
-#include "executor/session.hpp"
+#include "executor/sql_session.hpp"
 
 namespace tally::executor {
 
 // nullopt when no layer handles this statement kind (the session answers 0A000).
-std::optional<ResultSet> route_statement(Session& session, const Session::Analyzed& statement,
+std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
                                          const std::vector<Value>& parameters, protocol::ResultWriter& out);
 
 }  // namespace tally::executor

@@ -1,5 +1,5 @@
 #pragma once
-// The byte transport under a Session: a socket (plain or TLS) in the server,
+// The byte transport under a ProtocolSession: a socket (plain or TLS) in the server,
 // a scripted buffer in tests and the fuzzer. Blocking by design: one session
 // runs on one thread, as a PostgreSQL backend process does.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// What a Session needs from the server that runs it: backend keys for
+// What a ProtocolSession needs from the server that runs it: backend keys for
 // CancelRequest, cancellation of another session, and the connection limit.
 // The server implements it (server/session_registry.hpp); tests use a fake.
 #include <chrono>

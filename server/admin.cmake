@@ -16,7 +16,5 @@ target_link_libraries(tally_admin PUBLIC tally_common tally_config Boost::header
 
 # The tuning cache as the admin endpoint reads it (tallyd, tests/admin): kept
 # out of tally_admin so the listener's tests need neither SQLite nor the tuner.
-if(TARGET tally_tuning_cache)
-  add_library(tally_admin_tuning ${CMAKE_CURRENT_LIST_DIR}/admin_tuning_source.cpp)
-  target_link_libraries(tally_admin_tuning PUBLIC tally_admin tally_tuning_store)
-endif()
+add_library(tally_admin_tuning ${CMAKE_CURRENT_LIST_DIR}/admin_tuning_source.cpp)
+target_link_libraries(tally_admin_tuning PUBLIC tally_admin tally_tuning_store)

@@ -29,9 +29,9 @@ constexpr auto request_timeout = std::chrono::seconds(15);
 
 // One connection. Beast's asynchronous operations keep their session alive
 // through the handler, which is why this (unlike most of Tally) is shared_ptr.
-class Session : public std::enable_shared_from_this<Session> {
+class AdminConnection : public std::enable_shared_from_this<AdminConnection> {
  public:
-  Session(tcp::socket socket, const AdminRouter& router)
+  AdminConnection(tcp::socket socket, const AdminRouter& router)
       : stream_(std::move(socket)), router_(router) {}
 
   void run() { read(); }
@@ -114,7 +114,7 @@ struct AdminServer::Impl {
   void accept() {
     acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), router)->run();
+      if (!ec) std::make_shared<AdminConnection>(std::move(socket), router)->run();
       accept();
     });
   }

@@ -24,16 +24,12 @@
 #include "server/metrics.hpp"
 #include "server/metrics_query_log.hpp"
 #include "server/server.hpp"
-#include "server/statement_history.hpp"
-#include "server/statement_warm_up.hpp"
 
-#ifdef TALLY_HAVE_ADMIN_TUNING
 #include "catalog/catalog.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/tuner_bridge.hpp"
 #include "server/admin_tuning_source.hpp"
 #include "storage/table_store.hpp"
-#endif
 
 extern char** environ;
 
@@ -47,7 +43,6 @@ struct ShutdownRequest {
   std::atomic<bool> hurry{false};
 };
 
-#ifdef TALLY_HAVE_ADMIN_TUNING
 // The GPU this tallyd would use (Config::gpu_device: -1 the first, -2 none),
 // as the tuning page shows it; null without one. Also sets the metric of its
 // memory size.
@@ -85,7 +80,6 @@ std::unique_ptr<tally::server::AdminTuningSource> open_tuning_source(tally::exec
   });
   return source;
 }
-#endif
 
 }  // namespace
 
@@ -117,40 +111,19 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<executor::Database> database;
   std::unique_ptr<server::QueryLogFactory> logged_sessions;
-#ifdef TALLY_HAVE_ADMIN_TUNING
   std::unique_ptr<server::AdminTuningSource> tuning;
-#endif
-  std::unique_ptr<server::StatementHistoryKeeper> history;
   std::unique_ptr<server::Server> listener;
   std::unique_ptr<server::AdminServer> admin;
   try {
     database = executor::Database::open(config);
-    // Before the listener accepts: a restarted tallyd's first statements
-    // then cost what later new texts cost (statement_warm_up.hpp says why).
-    const server::StatementWarmUp warm_up = server::warm_up_statement_path();
-    log::info("statement_warm_up", {{"statements", static_cast<int64_t>(warm_up.statements)},
-                                    {"failed", static_cast<int64_t>(warm_up.failed)},
-                                    {"us", std::round(warm_up.micros)}});
-    // The statements analyzed before the last stop, planned again, and the
-    // most-used of them run twice before clients come: a client's first
-    // statement after a restart then finds its analysis made and its path
-    // run (statement_history.hpp, statement_history_run.hpp).
-    history = std::make_unique<server::StatementHistoryKeeper>(*database, config.data_dir, config.warm_start_statements);
-    // The warm runs go before the listener accepts, not beside a client's
-    // first statements (statement_history.hpp says why); bounded.
-    if (config.warm_start_statements > 0 && !history->wait_until_warm(server::StatementHistoryKeeper::kWarmStartWait))
-      log::warning("warm_start_unfinished",
-                   {{"waited_ms", static_cast<int64_t>(server::StatementHistoryKeeper::kWarmStartWait.count())}});
     // Connection, query and error lines and the latency histogram.
     logged_sessions = std::make_unique<server::QueryLogFactory>(database->handler_factory());
     listener = std::make_unique<server::Server>([&live] { return live.get(); }, *logged_sessions);
     listener->start();
     if (config.http_port != 0) {
       server::AdminCallbacks callbacks;
-#ifdef TALLY_HAVE_ADMIN_TUNING
       tuning = open_tuning_source(*database);
       if (tuning) callbacks.tuning_json = [t = tuning.get()] { return t->json(); };
-#endif
       // The catalog is open and the engines initialized once Database::open
       // returned; /ready turns 503 while shutting down.
       callbacks.ready = [&shutdown_started] {
@@ -204,11 +177,8 @@ int main(int argc, char** argv) {
   if (admin) admin->stop();
   listener.reset();
   logged_sessions.reset();
-  history.reset();  // saves the history once more, before the catalog closes
-#ifdef TALLY_HAVE_ADMIN_TUNING
   metrics::set_tuning_cache_entries_source([] { return 0.0; });  // the registry outlives the source
   tuning.reset();
-#endif
   database.reset();  // closes the catalog cleanly
   log::info("stopped");
   log_sink.stop();

@@ -293,18 +293,6 @@ Gauge& gpu_memory_total_bytes() {
   return g;
 }
 
-Counter& busy_polls_total(bool hit) {
-  static Counter& hits = global().counter(
-      "tally_session_busy_polls_total",
-      "Session reads that spun before blocking, by whether input arrived within the window.",
-      {{"outcome", "hit"}});
-  static Counter& misses = global().counter(
-      "tally_session_busy_polls_total",
-      "Session reads that spun before blocking, by whether input arrived within the window.",
-      {{"outcome", "miss"}});
-  return hit ? hits : misses;
-}
-
 void set_tuning_cache_entries_source(std::function<double()> read) {
   global().gauge_callback(tuning_cache_entries_name, tuning_cache_entries_help, std::move(read));
 }
@@ -321,8 +309,6 @@ void register_named_metrics() {
     queries_total(o);
   for (auto e : {Engine::cpu, Engine::gpu}) query_duration_seconds(e);
   gpu_memory_total_bytes();
-  busy_polls_total(true);
-  busy_polls_total(false);
   // The engine counters' series are created with the registry (global()).
 }
 

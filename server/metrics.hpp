@@ -129,9 +129,6 @@ Gauge& connections_active();     // tally_connections_active
 Counter& queries_total(QueryOutcome outcome);  // tally_queries_total{outcome}
 Histogram& query_duration_seconds(Engine engine);  // tally_query_duration_seconds{engine}
 Gauge& gpu_memory_total_bytes();  // set by tallyd from the device it uses
-// tally_session_busy_polls_total{outcome="hit"|"miss"}: session reads that
-// spun before blocking (server/busy_poll.hpp), and whether input came in time.
-Counter& busy_polls_total(bool hit);
 
 // Read at scrape time from common/engine_counters.hpp (the query path counts
 // there, one relaxed add per event; server/ only reads):

@@ -12,8 +12,8 @@
 //     SQLSTATE whenever one fails;
 //   - the tally_query_duration_seconds{engine} histogram.
 // A statement that writes no line costs two clock reads and a few relaxed
-// atomics here: no lock, no allocation (a line per statement cost a `SELECT 1`
-// round trip ~30 % at 8 clients; bench/connect/results.md).
+// atomics here: no lock, no allocation (a line per statement would cost a
+// `SELECT 1` round trip about a third of its time with several clients).
 // The statement text may hold row data (INSERT ... VALUES) or a password, so it
 // is logged only at debug level (truncated); info lines carry the command word.
 // Engine, variant and the scan figures come from common/engine_counters.hpp's

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "common/thread_name.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "server/socket_stream.hpp"
 #include "server/tls_context.hpp"
 
@@ -45,7 +45,6 @@ Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factor
       initial_config_(config_source_()),
       factory_(factory),
       registry_(initial_config_->max_connections),
-      busy_poll_(std::chrono::microseconds(initial_config_->busy_poll_us)),
       tls_(make_tls_context(*initial_config_)),
       acceptor_(io_) {}
 
@@ -89,7 +88,7 @@ void Server::watch_vanished_clients() {
     changed_.wait_for(lock, kVanishedCheckInterval);
     for (auto& c : connections_) {
       if (c.session != nullptr && c.stream &&
-          c.session->state() == protocol::Session::State::in_query && c.stream->peer_gone() &&
+          c.session->state() == protocol::ProtocolSession::State::in_query && c.stream->peer_gone() &&
           c.session->cancel_token().reason() == CancelReason::none) {
         c.session->cancel_token().request(CancelReason::user_request);
       }
@@ -112,9 +111,7 @@ void Server::accept_next() {
     Connection& connection = connections_.emplace_back();
     connection.config = config_source_();
     registry_.set_max_connections(connection.config->max_connections);
-    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_,
-                                                       &busy_poll_,
-                                                       connection.config->session_scheduling);
+    connection.stream = std::make_unique<SocketStream>(std::move(socket), tls_.get(), stopping_);
     connection.thread = std::thread([this, &connection] {
       name_this_thread("tally-session");
       serve(connection);
@@ -125,7 +122,7 @@ void Server::accept_next() {
 
 void Server::serve(Connection& connection) {
   {
-    protocol::Session session(*connection.config, factory_, registry_, *connection.stream);
+    protocol::ProtocolSession session(*connection.config, factory_, registry_, *connection.stream);
     {
       std::lock_guard lock(mutex_);
       connection.session = &session;

@@ -1,6 +1,6 @@
 #pragma once
 // The PostgreSQL listener of tallyd: accepts connections on
-// Config::listen_address/port (Boost.Asio) and runs one protocol::Session per
+// Config::listen_address/port (Boost.Asio) and runs one protocol::ProtocolSession per
 // connection on its own thread with blocking I/O, as PostgreSQL runs one
 // process per connection: a slow or stalled client only ever holds its own
 // thread. TLS is offered after SSLRequest when a certificate and key are set.
@@ -20,7 +20,6 @@
 
 #include "config/config.hpp"
 #include "protocol/query_handler.hpp"
-#include "server/busy_poll.hpp"
 #include "server/session_registry.hpp"
 
 namespace tally::server {
@@ -28,7 +27,7 @@ namespace tally::server {
 class SocketStream;
 }  // namespace tally::server
 namespace tally::protocol {
-class Session;
+class ProtocolSession;
 }  // namespace tally::protocol
 namespace tally::server {
 
@@ -76,14 +75,12 @@ class Server {
 
   int connections() const { return registry_.connections(); }
   size_t sessions() const { return registry_.sessions(); }
-  // Spinning of session reads (Config::busy_poll_us of the first snapshot).
-  const BusyPoll& busy_poll() const { return busy_poll_; }
 
  private:
   struct Connection {
     std::shared_ptr<const config::Config> config;  // the snapshot this session runs with
     std::unique_ptr<SocketStream> stream;
-    protocol::Session* session = nullptr;  // while its thread runs one (under mutex_)
+    protocol::ProtocolSession* session = nullptr;  // while its thread runs one (under mutex_)
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -103,7 +100,6 @@ class Server {
   std::shared_ptr<const config::Config> initial_config_;
   protocol::QueryHandlerFactory& factory_;
   SessionRegistry registry_;
-  BusyPoll busy_poll_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;

@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -16,7 +14,6 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "server/busy_poll.hpp"
 
 namespace tally::server {
 
@@ -30,15 +27,11 @@ constexpr std::chrono::seconds kStartupTimeout{60};
 }  // namespace
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
-                           const std::atomic<bool>& stopping, BusyPoll* busy_poll,
-                           config::SessionScheduling scheduling)
+                           const std::atomic<bool>& stopping)
     : fd_(-1),
       tls_context_(tls),
       stopping_(stopping),
-      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout),
-      busy_poll_(busy_poll),
-      scheduling_(scheduling) {
-  if (busy_poll_) busy_poll_->session_opened();
+      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout) {
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
@@ -63,7 +56,6 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
 }
 
 SocketStream::~SocketStream() {
-  if (busy_poll_) busy_poll_->session_closed();
   if (tls_) SSL_free(tls_);
   if (fd_ >= 0) {
     ::shutdown(fd_, SHUT_RDWR);
@@ -119,58 +111,15 @@ size_t SocketStream::read_some(std::span<char> buffer) {
       throw protocol::ConnectionLost("TLS read failed");
     }
   }
-  // With many sessions open (no spinning) one blocking recv() waits for the
-  // next message, or returns it at once when it is there: one system call per
-  // read. Until 2026-11-22 16:30 each read that found no input took three
-  // (recv(MSG_DONTWAIT), poll(), recv()).
-  // The policy is followed before spinning too: a read the spin answers
-  // would otherwise keep a session that is now one of few under SCHED_BATCH.
-  follow_scheduling();
-  if (busy_poll_ && busy_poll_->may_spin()) {
-    ssize_t got = try_recv(buffer.data(), buffer.size(), 0);
-    if (got < 0) got = spin_recv(buffer.data(), buffer.size(), 0);
-    if (got >= 0) return static_cast<size_t>(got);
-  }
+  // One blocking recv() waits for the next message, or returns it at once
+  // when it is there: one system call per read.
   return static_cast<size_t>(blocking_recv(buffer.data(), buffer.size(), 0));
 }
 
 void SocketStream::await_tls_input() {
   // Peeks at the socket (the record stays for SSL_read); 0 (EOF) is input too.
   char byte;
-  follow_scheduling();
-  if (busy_poll_ && busy_poll_->may_spin()) {
-    if (try_recv(&byte, 1, MSG_PEEK) >= 0) return;
-    if (spin_recv(&byte, 1, MSG_PEEK) >= 0) return;
-  }
   blocking_recv(&byte, 1, MSG_PEEK);
-}
-
-ssize_t SocketStream::try_recv(char* data, size_t size, int flags) {
-  while (true) {
-    ssize_t got = ::recv(fd_, data, size, flags | MSG_DONTWAIT);
-    if (got >= 0) return got;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-    throw protocol::ConnectionLost(std::string("recv failed: ") + std::strerror(errno));
-  }
-}
-
-ssize_t SocketStream::spin_recv(char* data, size_t size, int flags) {
-  const auto deadline = std::chrono::steady_clock::now() + busy_poll_->window();
-  while (true) {
-    // Gives the vCPU to a client that runs on it (to send its next message);
-    // returns at once when nothing else is runnable here.
-    ::sched_yield();
-    ssize_t got = try_recv(data, size, flags);
-    if (got >= 0) {
-      BusyPoll::count_spin(true);
-      return got;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      BusyPoll::count_spin(false);
-      return -1;
-    }
-  }
 }
 
 void SocketStream::write_all(std::string_view bytes) {
@@ -222,30 +171,7 @@ void SocketStream::start_tls() {
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 
-void SocketStream::session_established() {
-  startup_deadline_.reset();
-  established_ = true;
-  follow_scheduling();
-}
-
-void SocketStream::follow_scheduling() {
-  if (scheduling_ != config::SessionScheduling::batch || !established_ || busy_poll_ == nullptr) return;
-  // Batch only while the sessions outnumber the hardware threads: then a
-  // woken session that preempted the running thread would mostly displace
-  // another session or its client. With fewer, every round trip waits for
-  // its session's wake-up, and under SCHED_BATCH that wake-up queued behind
-  // other work on a busy host (1-client connect cells 0.34x of normal on the
-  // loaded VM, bench/connect/results.md 18:10).
-  const bool batch = busy_poll_->open() > static_cast<int>(busy_poll_->hardware_threads());
-  if (batch == batch_now_) return;
-  // A refusal (a seccomp profile, say) leaves the thread as it was: the
-  // policy is a throughput choice, never a correctness one.
-  sched_param param{};
-  param.sched_priority = 0;
-  if (::pthread_setschedparam(::pthread_self(), batch ? SCHED_BATCH : SCHED_OTHER, &param) == 0) {
-    batch_now_ = batch;
-  }
-}
+void SocketStream::session_established() { startup_deadline_.reset(); }
 
 bool SocketStream::peer_gone() const {
   pollfd fd{fd_, POLLRDHUP, 0};

@@ -13,8 +13,7 @@
 //
 // A read is one blocking recv() (SO_RCVTIMEO of one poll slice, so that the
 // shutdown flag and the startup deadline are looked at while a client is
-// idle). With a BusyPoll that allows it, a read that finds no input first
-// spins for the poller's window (server/busy_poll.hpp says when and why).
+// idle).
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -25,28 +24,16 @@
 #include <openssl/ssl.h>
 #include <sys/types.h>
 
-#include "config/config.hpp"
 #include "protocol/byte_stream.hpp"
 
 namespace tally::server {
 
-class BusyPoll;
-
 class SocketStream : public protocol::ByteStream {
  public:
   // tls may be null (SSLRequest is answered 'N'). stopping is the server's
-  // shutdown flag, checked while waiting for input. busy_poll may be null (no
-  // spinning); it must outlive the stream, which counts itself open in it.
-  // scheduling: with batch, once the session is established
-  // (session_established()) its thread runs under SCHED_BATCH while more
-  // sessions are open than the host has hardware threads, and under
-  // SCHED_OTHER otherwise (looked at before each blocking read; a system
-  // call only when it changes). Start-up and authentication keep the
-  // thread's own policy: SCHED_BATCH from the first byte cost the connect
-  // cells 0.31-0.61x on the loaded VM (bench/connect/results.md 17:47).
+  // shutdown flag, checked while waiting for input.
   SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
-               const std::atomic<bool>& stopping, BusyPoll* busy_poll = nullptr,
-               config::SessionScheduling scheduling = config::SessionScheduling::normal);
+               const std::atomic<bool>& stopping);
   ~SocketStream() override;
 
   size_t read_some(std::span<char> buffer) override;
@@ -56,8 +43,7 @@ class SocketStream : public protocol::ByteStream {
   bool is_tls() const override { return tls_ != nullptr; }
   bool peer_is_loopback() const override { return loopback_; }
   std::string peer_host() const override { return peer_host_; }
-  // Called on the session's thread: ends the startup deadline and starts
-  // following the session scheduling policy.
+  // Called on the session's thread: ends the startup deadline.
   void session_established() override;
 
   // Unblocks a session stuck writing to a stalled client (last step of a
@@ -73,15 +59,8 @@ class SocketStream : public protocol::ByteStream {
   // socket error.
   ssize_t blocking_recv(char* data, size_t size, int flags);
   void set_receive_timeout(std::chrono::microseconds timeout);
-  // Returns once the TLS socket has input (a record, or EOF): peeks, spins
-  // when the BusyPoll allows it, then blocks.
+  // Returns once the TLS socket has input (a record, or EOF): a blocking peek.
   void await_tls_input();
-  // One non-blocking recv: the byte count, or -1 when nothing is there.
-  // Throws ConnectionLost on a socket error.
-  ssize_t try_recv(char* data, size_t size, int flags);
-  // Spins for busy_poll_'s window, retrying try_recv(data, size, flags):
-  // its result once input came, -1 when the window passed without any.
-  ssize_t spin_recv(char* data, size_t size, int flags);
 
   // Write all of bytes to the plain socket (send with MSG_NOSIGNAL).
   void send_all(std::string_view bytes);
@@ -97,13 +76,6 @@ class SocketStream : public protocol::ByteStream {
   std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
   bool loopback_ = false;
   std::string peer_host_;
-  // Sets the thread's policy as `scheduling_` and the open sessions say.
-  void follow_scheduling();
-
-  BusyPoll* busy_poll_;
-  config::SessionScheduling scheduling_;
-  bool established_ = false;
-  bool batch_now_ = false;  // the thread runs under SCHED_BATCH
 };
 
 }  // namespace tally::server

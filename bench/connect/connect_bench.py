@@ -2,7 +2,7 @@
 """Connection set-up time and SELECT 1 round trips per second, Tally vs PostgreSQL 15.
 
     bench/connect/connect_bench.py --tallyd build/tallyd [--seconds 5] [--clients 1,8,64]
-        [--repeats 3] [--baseline-tallyd OLD/tallyd] [--baseline-args "--busy-poll-us 0"]
+        [--repeats 3] [--baseline-tallyd OLD/tallyd] [--baseline-args "--log-statement none"]
 
 Starts tallyd (temporary data directory, trust for loopback) and a PostgreSQL 15
 (initdb into a temporary directory, run as user postgres, trust over TCP) on

@@ -19,16 +19,9 @@ sums computed here. Printed per statement: medians over the restarts of the
 microseconds from the Query's receipt to parse done, analysis (bind + plan) done,
 executor start, and result ready -> first DataRow written.
 
-Since session 10 a restarted tallyd also runs its history's statements before
-it accepts (the warm start, server/statement_history_run.hpp), so q1 is not the
-process's first run of Q; run with TALLY_WARM_START_STATEMENTS=0 in the
-environment for session 9's conditions (bench/connect/warm_start_bench.py
-compares the two).
-
   bench/connect/restart_first_text_bench.py --tallyd build-cpu/tallyd [--restarts 7]
       [--rows 1048576] [--groups 65536] [--new-texts 300] [--port 5497]
       [--tallyd-b OTHER]   (A/B: a second binary, alternating per restart)
-      [--no-reuse-ab]      (A/B in one binary: each session also with PGOPTIONS=-c tally.plan_reuse=off)
 """
 import argparse
 import bisect
@@ -116,19 +109,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tallyd", required=True)
     ap.add_argument("--tallyd-b")
-    ap.add_argument("--no-reuse-ab", action="store_true",
-                    help="also run each restart's session with tally.plan_reuse=off (same binary, alternating)")
     ap.add_argument("--restarts", type=int, default=7)
     ap.add_argument("--rows", type=int, default=1 << 20)
     ap.add_argument("--groups", type=int, default=65536)
     ap.add_argument("--new-texts", type=int, default=300)
     ap.add_argument("--port", type=int, default=5497)
     a = ap.parse_args()
-    # (binary, PGOPTIONS) pairs, alternating per restart; the off runs neither
-    # take nor give shared analyses, so the history the on runs see is theirs.
+    # (binary, PGOPTIONS) pairs, alternating per restart.
     binaries = [(a.tallyd, "")] + ([(a.tallyd_b, "")] if a.tallyd_b else [])
-    if a.no_reuse_ab:
-        binaries = [(b, "-c tally.plan_reuse=off") for b, _ in binaries] + binaries
 
     work = tempfile.mkdtemp(prefix="restart_first_text.")
     try:
@@ -136,7 +124,7 @@ def main():
         live = [g for g in range(a.groups) if counts[g]]
         threshold = sorted(sums[g] for g in live)[min(HAVING_GROUPS, len(live) - 1)]
         data_dir = os.path.join(work, "data")
-        proc = start(a.tallyd, a.port, data_dir, os.path.join(work, "load.log"), False)  # the load: no history
+        proc = start(a.tallyd, a.port, data_dir, os.path.join(work, "load.log"), False)
         with open(os.path.join(work, "load.sql")) as f:
             psql(a.port, f.read())
         stop(proc)
@@ -179,8 +167,7 @@ def main():
                 lines = timelines(log_path)
                 if len(lines) != len(statements):
                     sys.exit(f"{len(lines)} statement_timeline lines for {len(statements)} statements ({log_path})")
-                # The first restart finds no statement history (the load ran none):
-                # it is what a tallyd without one does.
+                # The first restart is the first start after the load.
                 per = results[b].setdefault("first" if restart == 0 else "later", {})
                 new_m = {f: [] for f in FIELDS}
                 for (label, _, _), t in zip(statements, lines):
@@ -199,12 +186,12 @@ def main():
         print(f"tallyd restarted {a.restarts}x on r: {a.rows} rows, {a.groups} groups; T = {threshold}; "
               f"{checked} results checked, all correct")
         print("us after the Query's receipt, median over restarts (min-max of executor_start); restarts: 1 = the")
-        print("first after the load (no statement history yet), 2+ = the later ones (median over them)")
+        print("first after the load, 2+ = the later ones (median over them)")
         header = (f"{'tallyd':<28} {'restarts':<8} {'statement':<10} {'parsed':>8} {'analyzed':>9} {'exec_start':>10} "
                   f"{'range':>15} {'ready->row':>10}")
         print(header)
         for b in binaries:
-            name = os.path.relpath(b[0]) + (" reuse=off" if b[1] else "")
+            name = os.path.relpath(b[0])
             for phase, per in results[b].items():
                 for label, fields in per.items():
                     es = fields["executor_start_us"]

@@ -1,6 +1,6 @@
 // In-process cost of one client round trip through the protocol session, with
 // no sockets and no client: the same bytes pgbench sends, replayed from memory
-// into protocol::Session, against
+// into protocol::ProtocolSession, against
 //   * the framing-only fake handler (tests/protocol/fake_handler.hpp): the
 //     protocol layer's own cost, the floor;
 //   * the real SQL session (executor::Database's handler, catalog wrapper
@@ -40,7 +40,7 @@
 #include "executor/parser.hpp"
 #include "executor/table_provider.hpp"
 #include "protocol/frontend_messages.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "server/buffered_log_sink.hpp"
 #include "server/metrics_query_log.hpp"
 #include "common/log.hpp"
@@ -141,7 +141,7 @@ Measurement run_once(const config::Config& config, protocol::QueryHandlerFactory
                      const std::function<std::string(size_t)>& round_trip, size_t count, char expected) {
   protocol::testing::FakeHost host;
   ReplayStream stream(protocol::testing::startup_packet("tally", "tally", "bench"), round_trip, count, expected);
-  protocol::Session session(config, factory, host, stream);
+  protocol::ProtocolSession session(config, factory, host, stream);
   const auto started = Clock::now();
   session.run();
   Measurement m;

@@ -2,12 +2,12 @@
 
 #include "executor/dml/copy_to.hpp"
 #include "executor/select_plan.hpp"
-#include "executor/session.hpp"
+#include "executor/sql_session.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor::dml {
 
-std::string copy_query(Session& session, const nlohmann::json& stmt, const std::vector<Value>& parameters,
+std::string copy_query(SqlSession& session, const nlohmann::json& stmt, const std::vector<Value>& parameters,
                        StatementContext& ctx) {
   const auto& query = stmt.at("query");
   if (!query.contains("SelectStmt"))

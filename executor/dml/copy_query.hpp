@@ -11,7 +11,7 @@
 #include "executor/value.hpp"
 
 namespace tally::executor {
-class Session;
+class SqlSession;
 }
 
 namespace tally::executor::dml {
@@ -19,7 +19,7 @@ namespace tally::executor::dml {
 // Returns the command tag ("COPY n"). Queries other than SELECT (INSERT/
 // UPDATE/DELETE ... RETURNING) answer 0A000, as does SELECT INTO (PostgreSQL's
 // own message).
-std::string copy_query(Session& session, const nlohmann::json& copy_stmt, const std::vector<Value>& parameters,
+std::string copy_query(SqlSession& session, const nlohmann::json& copy_stmt, const std::vector<Value>& parameters,
                        StatementContext& ctx);
 
 }  // namespace tally::executor::dml

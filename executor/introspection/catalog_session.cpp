@@ -7,7 +7,6 @@
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
-#include "executor/session.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 #ifdef TALLY_HAVE_STORAGE
@@ -107,22 +106,14 @@ class CatalogPortal final : public protocol::Portal {
 class CatalogSession final : public protocol::QueryHandler {
  public:
   CatalogSession(std::unique_ptr<protocol::QueryHandler> inner, Database* database, protocol::SessionInfo info)
-      : inner_(std::move(inner)), session_(dynamic_cast<Session*>(inner_.get())), database_(database),
-        info_(std::move(info)) {}
+      : inner_(std::move(inner)), database_(database), info_(std::move(info)) {}
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
     return inner_->initial_parameter_status();
   }
 
   void simple_query(std::string_view sql, protocol::ResultWriter& out) override {
-    // A text shaped like one the session analyzed (Session::has_shape) names
-    // the same relations, none of them a catalog: the session runs it
-    // without a parse here.
     const auto cached = find_parsed(sql);
-    if (!cached && session_ != nullptr && session_->has_shape(sql)) {
-      inner_->simple_query(sql, out);
-      return;
-    }
     std::vector<ParsedStatement> statements;
     try {
       statements = cached ? *cached : parse_sql(sql);
@@ -281,7 +272,6 @@ class CatalogSession final : public protocol::QueryHandler {
   }
 
   std::unique_ptr<protocol::QueryHandler> inner_;
-  Session* session_;  // inner_ when it is the SQL session (null for other handlers)
   Database* database_;
   protocol::SessionInfo info_;
 };

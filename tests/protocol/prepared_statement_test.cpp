@@ -1,18 +1,18 @@
 // Re-executed statements keep PostgreSQL's semantics while the session reuses
-// parse trees and analyses (executor/parser.hpp's cache, Session's analysis
+// parse trees and analyses (executor/parser.hpp's cache, SqlSession's analysis
 // cache): a named statement over a table sees the rows of its Bind's time, a
 // table whose columns changed type makes it fail with 0A000 "cached plan must
 // not change result type", settings are read when a statement runs, now()
 // moves, and repeated texts really are served from the parse cache. A SELECT
 // over a table reuses its analysis while the table is unchanged
-// (Session::reads_current_table), and never once it changed.
+// (SqlSession::reads_current_table), and never once it changed.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "executor/parser.hpp"
-#include "executor/session.hpp"
+#include "executor/sql_session.hpp"
 #include "tests/protocol/sql_session_harness.hpp"
 
 namespace tally::protocol {

@@ -1,6 +1,6 @@
 // Protocol fuzzer: a seeded random mutator over recorded client message
 // streams (startup, every authentication method, simple and extended query,
-// COPY, cancel, SSL negotiation), each mutant driving a whole Session in
+// COPY, cancel, SSL negotiation), each mutant driving a whole ProtocolSession in
 // process over a ScriptedStream for a bounded time. It checks that the
 // session always ends, never throws, and only ever writes well-framed
 // backend messages with a FATAL error, if any, last. Run under ASan/UBSan by
@@ -17,7 +17,7 @@
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_buffer.hpp"
 #include "protocol/scram.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/scripted_stream.hpp"
@@ -179,9 +179,9 @@ int run(int seconds, uint64_t seed) {
     stream.set_loopback(mutator.below(4) != 0);
     stream.set_tls_available(mutator.below(2) == 0);
     {
-      Session session(config, factory, host, stream);
+      ProtocolSession session(config, factory, host, stream);
       session.run();  // never throws: a throw here ends the fuzzer with a crash
-      if (session.state() != Session::State::closed) {
+      if (session.state() != ProtocolSession::State::closed) {
         std::fprintf(stderr, "run %llu: session did not close\n", (unsigned long long)runs);
         return 1;
       }

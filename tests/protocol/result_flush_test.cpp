@@ -15,7 +15,7 @@
 
 #include "protocol/backend_messages.hpp"
 #include "protocol/message_buffer.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "tests/executor/column_fixture.hpp"
 #include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
@@ -196,7 +196,7 @@ TEST(ResultFlushError, ErrorAfterSentRowsSimpleQuery) {
   testing::FakeHost host;
   testing::ScriptedStream stream(testing::startup_packet("tally", "tally", "test") +
                                  encode_messages({fe::Query{"rowsfail 3"}, fe::Query{"rows 1"}, fe::Terminate{}}));
-  Session session(config, factory, host, stream);
+  ProtocolSession session(config, factory, host, stream);
   session.run();
   const auto writes = types_per_write(stream);
   std::string all;
@@ -220,7 +220,7 @@ TEST(ResultFlushError, ErrorAfterSentRowsExtendedSkipsToSync) {
       testing::startup_packet("tally", "tally", "test") +
       encode_messages({fe::Parse{"", "rowsfail 2", {}}, fe::Bind{"", "", {}, {}, {}}, fe::Execute{"", 0},
                        fe::Execute{"", 0}, fe::Sync{}, fe::Query{"rows 1"}, fe::Terminate{}}));
-  Session session(config, factory, host, stream);
+  ProtocolSession session(config, factory, host, stream);
   session.run();
   const auto writes = types_per_write(stream);
   std::string all;
@@ -245,7 +245,7 @@ TEST(ResultFlushRelease, HeldObjectGoesAfterReadyForQuery) {
   std::vector<size_t> released_at;  // output bytes written when each was released
   testing::held_released() = [&] { released_at.push_back(stream.output.size()); };
   {
-    Session session(config, factory, host, stream);
+    ProtocolSession session(config, factory, host, stream);
     session.run();
   }
   testing::held_released() = nullptr;

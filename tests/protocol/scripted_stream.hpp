@@ -1,5 +1,5 @@
 #pragma once
-// Test doubles for driving a protocol::Session without sockets: a byte
+// Test doubles for driving a protocol::ProtocolSession without sockets: a byte
 // stream fed from a script (optionally in small chunks, optionally answering
 // the server interactively), and a SessionHost that records what it is asked.
 #include <algorithm>

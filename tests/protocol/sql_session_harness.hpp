@@ -1,6 +1,6 @@
 #pragma once
 // Scripted protocol sessions with the real SQL session (executor::Database's
-// handler) behind protocol::Session: the bytes a client would send in, every
+// handler) behind protocol::ProtocolSession: the bytes a client would send in, every
 // backend message out. The host records what statement_timeout asked of it.
 #include <chrono>
 #include <cstdlib>
@@ -14,7 +14,7 @@
 #include "executor/database.hpp"
 #include "executor/table_provider.hpp"
 #include "protocol/backend_messages.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "tests/protocol/client_script.hpp"
 #include "tests/protocol/scripted_stream.hpp"
 
@@ -83,7 +83,7 @@ class SqlSessionHarness {
       std::this_thread::sleep_for(pause);
       return next < parts.size() ? parts[next++] : (++next, frontend::encode(frontend::Terminate{}));
     });
-    Session session(config, database->handler_factory(), host, stream);
+    ProtocolSession session(config, database->handler_factory(), host, stream);
     session.run();
     stream.set_responder(nullptr);  // it refers to this frame's locals
     return stream;

@@ -1,5 +1,5 @@
 // statement_timeout through the protocol session with the real SQL session
-// (executor::Session) behind it: each statement arms the host's timer with
+// (executor::SqlSession) behind it: each statement arms the host's timer with
 // the value in force when it starts (the server default, then what SET chose),
 // and SET statement_timeout = 0 turns the server default off. A host records
 // every arm and disarm; no statement here runs long enough to be cancelled

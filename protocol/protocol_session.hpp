@@ -22,7 +22,7 @@
 
 namespace tally::protocol {
 
-class Session {
+class ProtocolSession {
  public:
   enum class State {
     startup,         // before a StartupMessage was accepted
@@ -33,11 +33,11 @@ class Session {
     closed,          // Terminate, a FATAL error, or the peer went away
   };
 
-  Session(const config::Config& config, QueryHandlerFactory& factory, SessionHost& host,
+  ProtocolSession(const config::Config& config, QueryHandlerFactory& factory, SessionHost& host,
           ByteStream& stream);
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  ~ProtocolSession();
+  ProtocolSession(const ProtocolSession&) = delete;
+  ProtocolSession& operator=(const ProtocolSession&) = delete;
 
   // Serves the connection until it ends. Never throws.
   void run();

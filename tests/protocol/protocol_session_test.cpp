@@ -1,4 +1,4 @@
-// Scripted exchanges driving protocol::Session over a ScriptedStream: startup,
+// Scripted exchanges driving protocol::ProtocolSession over a ScriptedStream: startup,
 // every authentication method, simple and extended query, COPY, errors and
 // the FATAL paths, checked message by message.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_buffer.hpp"
 #include "protocol/scram.hpp"
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 #include "tests/protocol/client_script.hpp"
 #include "tests/protocol/fake_handler.hpp"
 #include "tests/protocol/scripted_stream.hpp"
@@ -65,9 +65,9 @@ struct Harness {
   std::string run(std::string input, size_t max_chunk = 1 << 20, bool loopback = true) {
     ScriptedStream stream(std::move(input), max_chunk);
     stream.set_loopback(loopback);
-    Session session(config, factory, host, stream);
+    ProtocolSession session(config, factory, host, stream);
     session.run();
-    EXPECT_EQ(session.state(), Session::State::closed);
+    EXPECT_EQ(session.state(), ProtocolSession::State::closed);
     return stream.output;
   }
 };
@@ -158,7 +158,7 @@ TEST(SessionStartup, SslRequestWithTlsAndUnencryptedDataAfterIt) {
       return startup() + msgs({fe::Terminate{}});
     });
     stream.set_tls_available(true);
-    Session session(h.config, h.factory, h.host, stream);
+    ProtocolSession session(h.config, h.factory, h.host, stream);
     session.run();
     EXPECT_TRUE(stream.is_tls());
     EXPECT_EQ(stream.output[0], 'S');
@@ -168,7 +168,7 @@ TEST(SessionStartup, SslRequestWithTlsAndUnencryptedDataAfterIt) {
     // Bytes pipelined behind SSLRequest were sent in the clear: refused.
     ScriptedStream stream(fe::encode_startup_packet(fe::SslRequest{}) + startup(), 1 << 20);
     stream.set_tls_available(true);
-    Session session(h.config, h.factory, h.host, stream);
+    ProtocolSession session(h.config, h.factory, h.host, stream);
     session.run();
     EXPECT_FALSE(stream.is_tls());
     EXPECT_EQ(error_codes(stream.output.substr(1)), std::vector<std::string>{"08P01"});
@@ -216,7 +216,7 @@ be::Authentication last_auth(const std::string& output) {
 std::string run_with_responder(Harness& h, std::string input, ScriptedStream::Responder r) {
   ScriptedStream stream(std::move(input));
   stream.set_responder(std::move(r));
-  Session session(h.config, h.factory, h.host, stream);
+  ProtocolSession session(h.config, h.factory, h.host, stream);
   session.run();
   return stream.output;
 }
@@ -559,10 +559,10 @@ TEST(SessionMalformed, TruncatedMessageAtEofEndsQuietly) {
 TEST(SessionMalformed, VanishingClientReleasesTheSession) {
   Harness h;
   ScriptedStream stream(startup() + msgs({fe::Query{"rows 10"}}));
-  Session session(h.config, h.factory, h.host, stream);
+  ProtocolSession session(h.config, h.factory, h.host, stream);
   stream.fail_writes = true;
   session.run();
-  EXPECT_EQ(session.state(), Session::State::closed);
+  EXPECT_EQ(session.state(), ProtocolSession::State::closed);
   EXPECT_EQ(h.host.registered, 1);
 }
 
@@ -571,7 +571,7 @@ TEST(SessionMalformed, VanishingClientReleasesTheSession) {
 TEST(SessionCancel, TokenCancelsRunningStatementOnly) {
   Harness h;
   ScriptedStream stream(startup() + msgs({fe::Query{"wait"}, fe::Query{"rows 1"}, fe::Terminate{}}));
-  Session session(h.config, h.factory, h.host, stream);
+  ProtocolSession session(h.config, h.factory, h.host, stream);
   std::thread canceller([&] {
     for (int i = 0; i < 2000 && h.host.tokens.empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -1,4 +1,4 @@
-#include "protocol/session.hpp"
+#include "protocol/protocol_session.hpp"
 
 #include <algorithm>
 
@@ -44,7 +44,7 @@ std::vector<Format> checked_formats(const std::vector<int16_t>& codes) {
 
 }  // namespace
 
-Session::Session(const config::Config& config, QueryHandlerFactory& factory, SessionHost& host,
+ProtocolSession::ProtocolSession(const config::Config& config, QueryHandlerFactory& factory, SessionHost& host,
                  ByteStream& stream)
     : config_(config),
       factory_(factory),
@@ -52,7 +52,7 @@ Session::Session(const config::Config& config, QueryHandlerFactory& factory, Ses
       channel_(stream, config.max_message_bytes),
       writer_(channel_) {}
 
-Session::~Session() {
+ProtocolSession::~ProtocolSession() {
   end_statement();
   writer_.release_held();  // before the handler it may come from
   // Portals and statements may refer to the handler: release them first.
@@ -62,7 +62,7 @@ Session::~Session() {
   if (key_) host_.unregister_session(*key_);
 }
 
-void Session::run() {
+void ProtocolSession::run() {
   try {
     if (start()) serve();
   } catch (const ConnectionLost&) {
@@ -80,7 +80,7 @@ void Session::run() {
   handler_.reset();
 }
 
-void Session::send_fatal(const Error& error) {
+void ProtocolSession::send_fatal(const Error& error) {
   state_ = State::closed;
   try {
     Error fatal = error;
@@ -92,7 +92,7 @@ void Session::send_fatal(const Error& error) {
   }
 }
 
-bool Session::start() {
+bool ProtocolSession::start() {
   bool ssl_done = false;
   bool gss_done = false;
   frontend::StartupMessage startup;
@@ -195,13 +195,13 @@ bool Session::start() {
   return true;
 }
 
-void Session::ready_for_query() {
+void ProtocolSession::ready_for_query() {
   backend::encode(backend::ReadyForQuery{handler_->transaction_status()}, channel_.out());
   channel_.flush();
   writer_.release_held();  // the reply is on the wire: what it came from may go now
 }
 
-void Session::begin_statement() {
+void ProtocolSession::begin_statement() {
   if (cancel_.reason() != CancelReason::shutdown) cancel_.reset();
   if (!timeout_known_) {
     timeout_ms_ = handler_->statement_timeout_ms().value_or(config_.statement_timeout_ms);
@@ -215,13 +215,13 @@ void Session::begin_statement() {
   }
 }
 
-void Session::end_statement() {
+void ProtocolSession::end_statement() {
   if (!deadline_armed_) return;
   host_.set_statement_deadline(cancel_, std::nullopt);
   deadline_armed_ = false;
 }
 
-void Session::serve() {
+void ProtocolSession::serve() {
   char type = 0;
   std::string body;
   while (state_ != State::closed) {
@@ -275,7 +275,7 @@ void Session::serve() {
   }
 }
 
-void Session::dispatch(char type, const std::string& body) {
+void ProtocolSession::dispatch(char type, const std::string& body) {
   frontend::Message message = frontend::decode(type, body);
   std::visit(Overloaded{
                  [&](frontend::Query& m) { simple_query(m); },
@@ -317,7 +317,7 @@ void Session::dispatch(char type, const std::string& body) {
              message);
 }
 
-void Session::simple_query(const frontend::Query& m) {
+void ProtocolSession::simple_query(const frontend::Query& m) {
   state_ = State::in_query;
   statement_timeline().begin(host_.wants_statement_timeline());
   // A simple Query drops the unnamed statement and portal (exec_simple_query).
@@ -333,7 +333,7 @@ void Session::simple_query(const frontend::Query& m) {
   report_timeline();
 }
 
-void Session::parse(frontend::Parse& m) {
+void ProtocolSession::parse(frontend::Parse& m) {
   state_ = State::in_query;
   if (!m.name.empty() && statements_.contains(m.name)) {
     throw Error(SqlState::duplicate_prepared_statement,
@@ -346,7 +346,7 @@ void Session::parse(frontend::Parse& m) {
   state_ = State::ready;
 }
 
-void Session::bind(frontend::Bind& m) {
+void ProtocolSession::bind(frontend::Bind& m) {
   state_ = State::in_query;
   std::shared_ptr<PreparedStatement>* found = statements_.find(m.statement);
   if (found == nullptr) throw statement_missing(m.statement);
@@ -394,7 +394,7 @@ void Session::bind(frontend::Bind& m) {
   state_ = State::ready;
 }
 
-void Session::describe(const frontend::Describe& m) {
+void ProtocolSession::describe(const frontend::Describe& m) {
   std::optional<std::vector<FieldDescription>> fields;
   if (m.kind == 'S') {
     std::shared_ptr<PreparedStatement>* statement = statements_.find(m.name);
@@ -416,7 +416,7 @@ void Session::describe(const frontend::Describe& m) {
   }
 }
 
-void Session::execute(const frontend::Execute& m) {
+void ProtocolSession::execute(const frontend::Execute& m) {
   PortalEntry* entry = portals_.find(m.portal);
   if (entry == nullptr) throw portal_missing(m.portal);
   state_ = State::in_query;
@@ -437,7 +437,7 @@ void Session::execute(const frontend::Execute& m) {
   state_ = State::ready;
 }
 
-void Session::close(const frontend::Close& m) {
+void ProtocolSession::close(const frontend::Close& m) {
   if (m.kind == 'S') {
     statements_.erase(m.name);  // closing what does not exist is not an error
   } else if (m.kind == 'P') {
@@ -449,7 +449,7 @@ void Session::close(const frontend::Close& m) {
   backend::encode(backend::CloseComplete{}, channel_.out());
 }
 
-void Session::sync() {
+void ProtocolSession::sync() {
   state_ = State::ready;
   handler_->sync();
   drop_portals_if_idle();
@@ -457,7 +457,7 @@ void Session::sync() {
   report_timeline();
 }
 
-void Session::report_timeline() {
+void ProtocolSession::report_timeline() {
   StatementTimeline& timeline = statement_timeline();
   if (!timeline.enabled) return;
   timeline.stamp(StatementTimeline::ready_for_query);
@@ -465,7 +465,7 @@ void Session::report_timeline() {
   timeline.enabled = false;  // one report per statement
 }
 
-void Session::drop_portals_if_idle() {
+void ProtocolSession::drop_portals_if_idle() {
   if (handler_->transaction_status() == TransactionStatus::idle) portals_.clear();
 }
 

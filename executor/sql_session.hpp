@@ -1,0 +1,134 @@
+#pragma once
+// One client session's SQL behaviour (protocol::QueryHandler), one file per
+// job: the statement handler (sql_session.cpp), analysis and its caches
+// (sql_session_analysis.cpp), transaction blocks (sql_session_transactions.cpp),
+// SET/SHOW/RESET/DISCARD/EXPLAIN (sql_session_utility.cpp), cursors
+// (sql_session_cursors.cpp), and the extended protocol's prepared statements
+// and portals (sql_session_extended.cpp).
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "executor/analyzed_statement.hpp"
+#include "executor/parser.hpp"
+#include "executor/result_set.hpp"
+#include "executor/settings.hpp"
+#include "protocol/query_handler.hpp"
+
+namespace tally::executor {
+
+class Database;
+class TableProvider;
+
+class SqlSession final : public protocol::QueryHandler {
+ public:
+  SqlSession(Database* database, TableProvider* tables, const protocol::SessionInfo& info);
+  ~SqlSession() override;
+
+  std::vector<std::pair<std::string, std::string>> initial_parameter_status() override;
+  void simple_query(std::string_view sql, protocol::ResultWriter& out) override;
+  std::unique_ptr<protocol::PreparedStatement> prepare(
+      std::string_view sql, std::span<const uint32_t> param_types) override;
+  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
+                                         std::span<const protocol::ParameterValue> parameters,
+                                         std::span<const protocol::Format> result_formats) override;
+  protocol::TransactionStatus transaction_status() const override;
+  void on_error() override;
+  void sync() override;
+  // SET statement_timeout (the server's statement_timeout_ms is the session default).
+  std::optional<uint64_t> statement_timeout_ms() const override;
+
+  // Runs one analyzed statement with parameters; returns its result (rows or a tag).
+  ResultSet execute(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
+                    protocol::ResultWriter& out);
+  AnalyzedStatement analyze(std::string_view sql, const ParsedStatement& statement,
+                            std::vector<uint32_t> parameter_types);
+  // analyze() through the session's analysis cache (see analysis_cache_),
+  // then the process's shared analyses (shared_analyses.hpp), where a new
+  // analysis of a SELECT over one table goes too.
+  std::shared_ptr<const AnalyzedStatement> analyze_shared(std::string_view sql,
+                                                          const ParsedStatement& statement,
+                                                          std::vector<uint32_t> parameter_types);
+  // The analysis a Bind runs with: `analyzed` itself, or a fresh plan when it
+  // reads a table through a snapshot from an earlier epoch (PostgreSQL takes
+  // the portal's snapshot at Bind). 0A000 when the table's columns changed
+  // the result type, as PostgreSQL's "cached plan must not change result type".
+  std::shared_ptr<const AnalyzedStatement> analysis_for_bind(
+      std::shared_ptr<const AnalyzedStatement> analyzed);
+  Settings& settings() { return settings_; }
+  // SET tally.early_rows (stream_rows).
+  bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
+  Database* database() { return database_; }
+  TableProvider* tables() { return tables_; }
+  const protocol::SessionInfo& info() const { return info_; }
+  // Plans (PlanContext) and runs (ExecContext) with this session's settings.
+  struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
+  struct ExecContext make_exec_context(const std::vector<Value>* parameters);
+
+ private:
+  enum class TxState { idle, in_block, failed };
+  ResultSet execute_checked(const AnalyzedStatement& statement,
+                            const std::vector<Value>& parameters, protocol::ResultWriter& out);
+  AnalyzedStatement analyze_checked(std::string_view sql, const ParsedStatement& statement,
+                                    std::vector<uint32_t> parameter_types);
+  void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
+  // Runs one analyzed statement of a simple Query and writes its result.
+  void run_simple(const AnalyzedStatement& analyzed, protocol::ResultWriter& out);
+  ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
+  ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);
+  ResultSet run_show(const nlohmann::json& body);
+  ResultSet run_discard(const nlohmann::json& body, protocol::ResultWriter& out);
+  ResultSet run_cursor_statement(const std::string& kind, const nlohmann::json& body,
+                                 const std::vector<Value>& parameters, protocol::ResultWriter& out);
+  ResultSet run_explain(const nlohmann::json& body, const std::vector<Value>& parameters);
+  void report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out);
+  // Whether `a` is reusable_over_table and its table's current snapshot is
+  // the one it read (one catalog look-up, no analysis).
+  bool reads_current_table(const AnalyzedStatement& a) const;
+  // planning_settings_fingerprint of the current settings (made once per
+  // settings generation).
+  const std::string& planning_settings();
+
+  Database* database_;
+  TableProvider* tables_;
+  protocol::SessionInfo info_;
+  Settings settings_;
+  TxState state_ = TxState::idle;
+  std::map<std::string, std::string> settings_at_begin_;
+  struct Cursor {
+    ResultSet result;
+    size_t position = 0;
+  };
+  std::map<std::string, Cursor> cursors_;
+  // Counts Binds (simple-query statements included) and Syncs: a plan made in
+  // the current epoch (Parse, then Bind in the same pipelined batch, as
+  // pgbench and JDBC send them) still reads the tables as they are at Bind;
+  // one made earlier is re-planned (see AnalyzedStatement::planned_at).
+  uint64_t epoch_ = 0;
+  // Analyses that depend only on the statement text, its parameter types and
+  // the session's settings (SELECTs of constants and parameters, SET, SHOW,
+  // BEGIN/COMMIT ...), by text + parameter types. Emptied when a setting
+  // changes (a DateStyle or search_path change can change an analysis).
+  std::unordered_map<std::string, std::shared_ptr<const AnalyzedStatement>> analysis_cache_;
+  uint64_t analysis_cache_settings_ = 0;  // Settings::generation() of its entries
+  // Entries of analysis_cache_ that are reusable_over_table: each holds its
+  // table's snapshot (and so the files a DROP or TRUNCATE retired) until it
+  // is replaced, so there are few of them.
+  size_t table_analyses_ = 0;
+  // The cached analysis analyze_shared found current in epoch validated_at_.
+  const AnalyzedStatement* validated_ = nullptr;
+  uint64_t validated_at_ = 0;
+
+  std::string planning_settings_;
+  uint64_t planning_settings_at_ = UINT64_MAX;  // Settings::generation() of planning_settings_
+};
+
+// Analyses reused over an unchanged table since the process started
+// (SqlSession::reads_current_table): a planning skipped each.
+uint64_t table_analysis_reuses();
+
+}  // namespace tally::executor

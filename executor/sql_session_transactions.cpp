@@ -1,0 +1,67 @@
+// SqlSession's transaction blocks: BEGIN/START, COMMIT, ROLLBACK, savepoints.
+#include "executor/sql_session.hpp"
+
+#include "common/error.hpp"
+#include "executor/command_result.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+ResultSet SqlSession::run_transaction_statement(const json& body, protocol::ResultWriter& out) {
+  const std::string kind = body.value("kind", "");
+  auto warn = [&](SqlState state, const std::string& message) {
+    out.notice(Error(state, message, Severity::warning));
+  };
+  if (kind == "TRANS_STMT_BEGIN" || kind == "TRANS_STMT_START") {
+    for (const auto& option : body.value("options", json::array())) {
+      const auto& def = option["DefElem"];
+      const std::string name = def.value("defname", "");
+      if (name == "transaction_isolation")
+        settings_.set("transaction_isolation", constant_text(def["arg"]));
+      if (name == "transaction_read_only") {
+        settings_.set("transaction_read_only",
+                      def["arg"]["A_Const"]["ival"].value("ival", 0) ? "on" : "off");
+      }
+    }
+    if (state_ != TxState::idle) {
+      warn(SqlState::active_sql_transaction, "there is already a transaction in progress");
+    } else {
+      state_ = TxState::in_block;
+      settings_at_begin_ = settings_.snapshot();
+    }
+    return command_result(kind == "TRANS_STMT_BEGIN" ? "BEGIN" : "START TRANSACTION");
+  }
+  if (kind == "TRANS_STMT_COMMIT" || kind == "TRANS_STMT_ROLLBACK") {
+    const bool failed = state_ == TxState::failed;
+    if (state_ == TxState::idle) {
+      warn(SqlState::no_active_sql_transaction, "there is no transaction in progress");
+    } else if (kind == "TRANS_STMT_ROLLBACK" || failed) {
+      report_changed(settings_.restore(settings_at_begin_), out);
+    }
+    state_ = TxState::idle;
+    settings_.initialize("transaction_isolation",
+                         settings_.get("default_transaction_isolation").value_or("read committed"));
+    cursors_.clear();  // cursors without HOLD end with their transaction
+    if (kind == "TRANS_STMT_ROLLBACK" || failed) return command_result("ROLLBACK");
+    return command_result("COMMIT");
+  }
+  if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" ||
+      kind == "TRANS_STMT_ROLLBACK_TO") {
+    const char* what =
+        kind == "TRANS_STMT_SAVEPOINT"
+            ? "SAVEPOINT"
+            : (kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT");
+    if (state_ == TxState::idle) {
+      throw Error(SqlState::no_active_sql_transaction,
+                  std::string(what) + " can only be used in transaction blocks");
+    }
+    if (kind == "TRANS_STMT_ROLLBACK_TO") state_ = TxState::in_block;
+    return command_result(kind == "TRANS_STMT_SAVEPOINT"
+                              ? "SAVEPOINT"
+                              : (kind == "TRANS_STMT_RELEASE" ? "RELEASE" : "ROLLBACK"));
+  }
+  throw Error(SqlState::feature_not_supported, "two-phase commit is not supported");
+}
+
+}  // namespace tally::executor
