@@ -23,9 +23,7 @@
 #include "executor/finalize.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
-#ifdef TALLY_HAVE_ESTIMATE
 #include "executor/estimate/group_count_estimator.hpp"
-#endif
 
 namespace tally::executor {
 namespace {
@@ -261,7 +259,6 @@ class EngineAggregator final : public GroupAggregator {
   // Group-count estimate from a sample of key values spread over every chunk
   // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
   void estimate_from_sample(const TableSnapshot& table) {
-#ifdef TALLY_HAVE_ESTIMATE
     constexpr uint64_t kSampleRows = 1 << 15;  // enough for GEE/Chao within a few %, cheap to read
     const uint64_t total = table.row_count();
     if (total == 0) return;
@@ -315,9 +312,6 @@ class EngineAggregator final : public GroupAggregator {
     const auto estimate = estimate::estimate_group_count(input);
     spec_.estimated_groups = static_cast<uint64_t>(std::max(1.0, estimate.groups));
     estimate_source_ = std::string(estimate::source_name(estimate.source));
-#else
-    (void)table;
-#endif
   }
 
   int passes() const override { return run_->passes(); }
