@@ -822,24 +822,6 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
   }
 }
 
-// A result of at least kEarlyRowsMinRows rows sends its first kEarlyRows
-// rows as soon as they are encoded (data_rows_first_batch), then the rest:
-// the client starts on them while the server encodes, as PostgreSQL's 8 KB
-// send buffer lets its first rows go. Before, 4,096 groups (~110 KB) left in
-// one write after all were encoded: the first DataRow 0.12 ms after the
-// executor ended, 65,536 groups (the first 8K-row block) 0.47 ms (2-core
-// VM, group_by_round_trip_bench --trace, bench/cpu/RESULTS.md). 256 rows of
-// a GROUP BY's key and sum are ~7 KB, ~10 us to encode; a write costs about
-// as much as encoding 300 rows, so smaller results still go in one write.
-// The cost: a client that parses the first rows before the rest arrives
-// sleeps and is woken a second time. On the 2-core VM libpq's 4,096-group
-// query measured 1.23 -> 1.52 ms between two binaries but 1.41 vs 1.44 ms
-// with the setting below in one binary (noise; bench/cpu/RESULTS.md), so it
-// is a setting the GPU host's e2e can decide: SET tally.early_rows = off (or
-// PGOPTIONS="-c tally.early_rows=off").
-constexpr size_t kEarlyRows = 256;
-constexpr size_t kEarlyRowsMinRows = 1024;
-
 // Splits one framed DataRow message into field views (writers without a buffer).
 void decode_fields(std::string_view message, std::vector<std::optional<std::string_view>>& fields) {
   const char* p = message.data() + 7;
@@ -860,7 +842,7 @@ void decode_fields(std::string_view message, std::vector<std::optional<std::stri
 }  // namespace
 
 size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>& formats, size_t& position,
-                   uint64_t max_rows, protocol::ResultWriter& out, bool early_rows) {
+                   uint64_t max_rows, protocol::ResultWriter& out) {
   const size_t ncols = result.columns.size();
   size_t end = result.rows;
   if (max_rows > 0 && position + max_rows < end) end = position + static_cast<size_t>(max_rows);
@@ -874,17 +856,10 @@ size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>&
   for (size_t c = 0; c < ncols; ++c) columns.push_back({&result.columns[c], coder_for(result.columns[c], formats[c]), {}, false, {}});
   if (std::string* buffer = out.data_row_buffer()) {
     // Fast path: DataRow messages straight into the writer's output.
-    size_t from = start;
-    if (early_rows && end - start >= kEarlyRowsMinRows) {
-      from = start + kEarlyRows;
-      encode_rows(columns, start, from, *buffer, [&] { out.data_rows_appended(); });
-      out.data_rows_first_batch();
-      buffer = out.data_row_buffer();  // a writer may hand out another buffer after sending
-    }
-    if (end - from >= kParallelEncodeRows && cpu::WorkerPool::shared().workers() > 0) {
-      encode_rows_parallel(columns, from, end, out);
+    if (end - start >= kParallelEncodeRows && cpu::WorkerPool::shared().workers() > 0) {
+      encode_rows_parallel(columns, start, end, out);
     } else {
-      encode_rows(columns, from, end, *buffer, [&] { out.data_rows_appended(); });
+      encode_rows(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
     }
     out.data_rows_appended();
   } else {

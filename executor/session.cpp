@@ -219,7 +219,7 @@ class SessionPortal final : public protocol::Portal {
       return true;
     }
     if (formats_.size() < result_->columns.size()) formats_.resize(result_->columns.size(), protocol::Format::text);
-    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out, session_->early_rows());
+    const size_t sent = stream_rows(*result_, formats_, position_, max_rows, out);
     if (position_ < result_->rows) return false;
     out.release_after_reply(std::move(result_->retained));
     if (result_->tag == "SELECT") out.command_complete("SELECT " + std::to_string(sent));
@@ -765,7 +765,7 @@ void Session::run_simple(const Analyzed& analyzed, protocol::ResultWriter& out) 
     out.row_description(result.fields);
     std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
     size_t position = 0;
-    const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
+    const size_t sent = stream_rows(result, formats, position, 0, out);
     out.release_after_reply(std::move(result.retained));
     if (result.tag == "SELECT" || result.tag == "FETCH") out.command_complete(result.tag + " " + std::to_string(sent));
     else out.command_complete(result.tag);

@@ -102,8 +102,6 @@ class Session final : public protocol::QueryHandler {
   // session's and the process's shared ones).
   void make_pending_shapes();
   Settings& settings() { return settings_; }
-  // SET tally.early_rows (stream_rows).
-  bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
   const protocol::SessionInfo& info() const { return info_; }

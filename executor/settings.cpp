@@ -143,9 +143,6 @@ Settings::Settings() {
   add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
   add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
   add("tally.variant", "", "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.");
-  add("tally.early_rows", "on",
-      "Sends the first 256 rows of a result of 1,024 rows or more as soon as they are encoded, before the rest.",
-      false, false, Kind::boolean);
   add("tally.plan_reuse", "on",
       "Lets a statement use an analysis another session made of its text, or one made of a text differing only in "
       "literals compared in WHERE or HAVING; off: every new text of this session is parsed and planned.",
