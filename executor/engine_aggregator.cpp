@@ -113,9 +113,8 @@ class KeyInterner {
 enum class KeyMode { none, int_column, dict_column, interned };
 
 // Tables with fewer rows than this are aggregated by one thread (see the
-// constructor): a one-row GROUP BY's Execution Time was 37 us on two threads
-// of the worker pool and 9 us on one (group_by_round_trip_bench --rows 1,
-// session 7b; 167 us when each query started its threads).
+// constructor): for a small table, handing parts to the worker pool costs
+// more than the rows (group_by_round_trip_bench --rows 1 shows it).
 constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
 
 class EngineAggregator final : public GroupAggregator {
@@ -588,8 +587,7 @@ class EngineAggregator final : public GroupAggregator {
       if (count_source.empty() && narrow_int_sums(call, s, groups, table_rows_)) {
         // The GPU's full form (own count, 128-bit sums) of a count, sum or
         // avg of int2/int4: as the compact form, so the column takes the
-        // arrays (no zero-filled column, no pass per group); 65,536 GPU
-        // groups spent 0.35 ms here (bench/RESULTS.md, session 6).
+        // arrays (no zero-filled column, no pass per group).
         const size_t column = keys_.size() + a;
         const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
         // No group of an input without NULLs (chunk statistics) has an
@@ -647,8 +645,8 @@ class EngineAggregator final : public GroupAggregator {
     // looking (PostgreSQL's int4 sum accumulates in int8 on the same ground).
     // Otherwise one pass with 64-bit operations only: a value fits when its
     // high half is its low half's sign. The comparisons of whole 128-bit
-    // values this replaces were a pass of their own, most of the 0.24-0.35 ms
-    // that 65,536 GPU groups spent in "result columns" (bench/RESULTS.md).
+    // values this replaces were a pass of their own, most of the time a
+    // GPU result of many groups spends in "result columns".
     const bool bounded = rows < (uint64_t{1} << 32);
     if (!bounded) {
       uint64_t misfit = 0;

@@ -10,9 +10,8 @@ namespace {
 
 // The text of v / 10^scale with exactly `scale` fraction digits, for
 // 0 <= scale <= 20. The 20 digits of v come from three independent 4/8-digit
-// conversions (a loop of divisions by 100 is a 10-step dependency chain: it
-// was 16% of tallyd's CPU returning 8M avg values, each 20 digits at scale
-// 16), and are copied out in fixed 24-byte moves: the bytes written past the
+// conversions (a loop of divisions by 100 is a 10-step dependency chain, and
+// large avg results write millions of 20-digit values), and are copied out in fixed 24-byte moves: the bytes written past the
 // field's end stay inside its reserved bound (integer part <= 20 digits,
 // '.', then 24 bytes: 46 of kNumericTextBound's 63) and are overwritten by
 // what follows or cut when the buffer is trimmed.
@@ -21,8 +20,7 @@ inline char* write_scaled_uint(char* p, uint64_t v, int scale) {
   // avg of integers is at scale 16 (|avg| >= 1) or 20 (|avg| < 1): their
   // fraction digits are whole 4/8-digit conversions written in place, with
   // constant divisors (no staging buffer: the two unaligned 24-byte reloads
-  // of freshly stored bytes below made this 17 ns a value, now 11 ns;
-  // 8M avg values, 2-core VM, 2026-11-22).
+  // of freshly stored bytes below would stall on store forwarding).
   if (scale == 16) {
     const uint64_t frac = v % kT16;
     p = write_uint(p, v / kT16);

@@ -153,8 +153,7 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
     if (claimed) {
       // Into this thread's own buffer, sent from there like a helper's
       // block: growing the writer's std::string zero-fills what it grows
-      // into, a megabyte per append batch (a third of the memset in
-      // tallyd's profile of 8M rows).
+      // into, a megabyte per append batch.
       const auto [first, last] = job->rows_of(b);
       own.clear();
       encode_rows(columns, first, last, own, [&] {

@@ -13,8 +13,9 @@ namespace tally::executor::row_encoding {
 // Results of at least this many rows are encoded by several threads: the
 // session's thread and helpers from the shared worker pool each encode whole
 // blocks of rows into their own buffer, and the session's thread sends the
-// blocks in row order. 16K rows: 65,536 GPU groups on the 16-core H100 host
-// cost ~4 ms of single-threaded encoding and send, as much as the kernel.
+// blocks in row order. Below 16K rows one thread encodes faster than the
+// hand-offs cost; above it, single-threaded encoding of a GPU result can take
+// as long as the kernel that produced it.
 constexpr size_t kParallelEncodeRows = size_t{1} << 14;
 
 // encode_rows over [begin, end) with helpers from the worker pool; the

@@ -134,9 +134,8 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
 // row known up front (no per-row bound pass), the avg computed where it is
 // written, and the column descriptors copied into a local array so that the
 // byte stores into the message (char stores may alias anything) do not make
-// the compiler reload every Vector's data pointer after each field: the
-// generic writer above took ~70 ns a row for 8M rows of key, count, sum,
-// min, max, avg (2-core VM, 2026-11-22, bench/cpu/RESULTS.md).
+// the compiler reload every Vector's data pointer after each field, as the
+// generic writer above does.
 constexpr size_t kLeanMaxColumns = 32;
 
 struct LeanColumn {

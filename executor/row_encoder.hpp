@@ -20,9 +20,9 @@
 namespace tally::executor::row_encoding {
 
 // Bytes appended between calls to data_rows_appended(), which the wire
-// writer turns into one send(): 1 MB rather than 64 KB cut tallyd's CPU for
-// a 10M-row scan by a fifth and its context switches by 44% (2-core VM,
-// 2026-11-22, bench/cpu/RESULTS.md); still small enough to start sending early.
+// writer turns into one send(): large enough that a large result costs few
+// sends and context switches (64 KB cost a 10M-row scan a fifth more CPU),
+// small enough to start sending early.
 constexpr size_t kAppendBatchBytes = 1024 * 1024;
 
 struct ColumnCoder {
@@ -40,8 +40,7 @@ inline Numeric avg_at(const Vector& v, size_t row) {
 
 // A growable byte buffer that, unlike std::string, does not zero what it
 // grows into (encode_rows writes every byte it keeps): a helper's block of
-// DataRows is written once, not zeroed first (zeroing the helpers' buffers
-// was 4% of tallyd's CPU returning 8M rows of five aggregates).
+// DataRows is written once, not zeroed first.
 class RawBuffer {
  public:
   size_t size() const { return size_; }

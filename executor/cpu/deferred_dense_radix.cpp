@@ -174,7 +174,7 @@ void CpuRun::emit_deferred_direct() {
     // Every array's slice is written in order first, zeros included
     // (grow_result_parallel's zeros are long out of cache): the random
     // updates below then hit lines already in L2 instead of each missing
-    // to memory (they were 60% of this function's time).
+    // to memory.
     std::fill_n(count, width, 0);
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       const PartialOp op = spec_.aggregates[a].op;
