@@ -12,17 +12,11 @@
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "gpu/gpu_aggregate_engine.hpp"
-#ifdef TALLY_HAVE_INTROSPECTION
 #include "executor/introspection/catalog_session.hpp"
-#endif
-#ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
 #include "executor/storage_tables.hpp"
 #include "storage/table_store.hpp"
-#endif
-#ifdef TALLY_HAVE_TUNING_STORE
 #include "executor/tuning_store_catalog.hpp"
-#endif
 
 namespace tally::catalog {
 class Catalog;
@@ -102,16 +96,12 @@ class EngineTableProvider final : public TableProvider {
       : inner_(std::move(inner)), gpu_(gpu), catalog_(catalog) {}
   std::shared_ptr<const TableSnapshot> find_table(std::string_view schema, std::string_view name) override {
     std::vector<uint64_t> ids;
-#ifdef TALLY_HAVE_STORAGE
     auto before = catalog_ ? catalog_->find_table(name, "public") : nullptr;
     auto table = inner_->find_table(schema, name);
     auto after = catalog_ ? catalog_->find_table(name, "public") : nullptr;
     if (table && before && before == after && before->def.oid == table->oid() && before->chunks.size() == table->chunk_count()) {
       for (const auto& c : before->chunks) ids.push_back(c.chunk_id);
     }
-#else
-    auto table = inner_->find_table(schema, name);
-#endif
     if (!table) return nullptr;
     return std::make_shared<EngineTable>(std::move(table), std::move(ids), gpu_);
   }
@@ -129,11 +119,7 @@ class DatabaseImpl final : public Database {
   const config::Config& config() const override { return config_; }
   TableProvider& tables() override { return *tables_; }
   storage::TableStore* store() override {
-#ifdef TALLY_HAVE_STORAGE
     return store_.get();
-#else
-    return nullptr;
-#endif
   }
   AggregateEngine* gpu_engine() override { return gpu_.get(); }
 
@@ -160,10 +146,8 @@ class DatabaseImpl final : public Database {
   config::Config config_;
   SessionFactory factory_;
   std::unique_ptr<gpu::GpuEngine> gpu_;
-#ifdef TALLY_HAVE_STORAGE
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<storage::TableStore> store_;
-#endif
   std::unique_ptr<TableProvider> tables_;
 };
 
@@ -173,12 +157,8 @@ std::unique_ptr<protocol::QueryHandler> SessionFactory::create(const protocol::S
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);
   }
   auto handler = std::make_unique<SqlSession>(database_, &database_->tables(), session);
-#ifdef TALLY_HAVE_INTROSPECTION
   // SELECTs over pg_catalog / information_schema go to executor/introspection.
   return introspection::wrap_session(std::move(handler), database_, session);
-#else
-  return handler;
-#endif
 }
 
 }  // namespace
@@ -191,7 +171,6 @@ void Database::prepare(ExecContext& context, const Settings& settings) {
 
 std::unique_ptr<Database> Database::open(const config::Config& config) {
   auto db = std::make_unique<DatabaseImpl>(config);
-#ifdef TALLY_HAVE_STORAGE
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {
@@ -205,7 +184,6 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   db->tables_ = std::make_unique<StorageTableProvider>(*db->store_);
   db->open_gpu();
   db->wrap_tables(db->catalog_.get());
-#ifdef TALLY_HAVE_TUNING_STORE
   // The GPU engine's tuning cache lives in the catalog file; queries find it
   // through process_tuning_store() (executor/aggregate_engine.hpp).
   if (db->gpu_) {
@@ -215,12 +193,6 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
       std::cerr << "tally: GPU tuning cache unavailable, tuning from rules only: " << e.what() << "\n";
     }
   }
-#endif
-#else
-  db->tables_ = std::make_unique<MemoryTableProvider>();
-  db->open_gpu();
-  db->wrap_tables(nullptr);
-#endif
   return db;
 }
 

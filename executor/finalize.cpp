@@ -274,10 +274,10 @@ namespace {
 
 // Large columns are finalized by several cores, each thread a contiguous
 // range of at least this many groups (the avg division and the stores into a
-// fresh column are the cost; 8M groups took 0.3-0.5 s on one core of the
-// 2-core VM). Smaller columns stay on one thread: starting 16 threads per
-// column on the H100 host made 65,536 GPU groups cost 0.8-5.5 ms instead of
-// 0.3 ms.
+// fresh column are the cost, hundreds of ms for millions of groups on one
+// core). Smaller columns stay on one thread: starting many threads per
+// column costs a result of tens of thousands of groups several times its
+// finalization.
 constexpr size_t kFinalizeGroupsPerThread = size_t{1} << 17;
 
 int finalize_threads(size_t groups) {

@@ -32,11 +32,9 @@ struct ResultSet {
 protocol::FieldDescription describe_column(const std::string& name, SqlType type);
 
 // Streams rows [position, position + max_rows) of result; advances position.
-// Returns the number of rows written. early_rows (SET tally.early_rows): a
-// result of 1,024 rows or more sends its first 256 as soon as they are
-// encoded (ResultWriter::data_rows_first_batch), then the rest.
+// Returns the number of rows written.
 size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>& formats, size_t& position,
-                   uint64_t max_rows, protocol::ResultWriter& out, bool early_rows = true);
+                   uint64_t max_rows, protocol::ResultWriter& out);
 
 // Expands Bind's result format codes to one per column; 08P01-like 22023 error
 // when the count is neither 0, 1 nor the column count.

@@ -143,8 +143,7 @@ Settings::Settings() {
   add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
   add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
   add("tally.variant", "", "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.");
-  add("tally.early_rows", "on",
-      "Sends the first 256 rows of a result of 1,024 rows or more as soon as they are encoded, before the rest.",
+@@DROP@@
       false, false, Kind::boolean);
   add("tally.launch_config", "", "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.");
   add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);

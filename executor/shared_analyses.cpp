@@ -20,10 +20,10 @@ namespace {
 // not today's planner reads it.
 constexpr std::string_view kExecutionOnlySettings[] = {
     "tally.engine",          "tally.variant",
-    "tally.launch_config",   "tally.early_rows",
-    "application_name",      "statement_timeout",
-    "lock_timeout",          "idle_in_transaction_session_timeout",
-    "transaction_isolation", "transaction_read_only"};
+    "tally.launch_config",   "application_name",
+    "statement_timeout",     "lock_timeout",
+    "idle_in_transaction_session_timeout", "transaction_isolation",
+    "transaction_read_only"};
 
 struct Entry {
   // Uses before the current analysis (a replaced one's); the current

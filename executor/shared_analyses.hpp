@@ -28,7 +28,7 @@ class TableProvider;
 // The planning settings of a session as "name=value\n" lines (settings by
 // lower-case name, as Settings::snapshot gives them), leaving out those that
 // no analysis reads: the executor's knobs (tally.engine, tally.variant,
-// tally.launch_config, tally.early_rows), timeouts, application_name and the
+// tally.launch_config), timeouts, application_name and the
 // transaction's isolation and read-only state.
 std::string planning_settings_fingerprint(const std::map<std::string, std::string>& settings);
 

@@ -122,7 +122,7 @@ void SqlSession::run_simple(const AnalyzedStatement& analyzed, protocol::ResultW
     out.row_description(result.fields);
     std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
     size_t position = 0;
-    const size_t sent = stream_rows(result, formats, position, 0, out, early_rows());
+    const size_t sent = stream_rows(result, formats, position, 0, out);
     out.release_after_reply(std::move(result.retained));
     if (result.tag == "SELECT" || result.tag == "FETCH")
       out.command_complete(result.tag + " " + std::to_string(sent));

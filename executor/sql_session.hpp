@@ -60,8 +60,6 @@ class SqlSession final : public protocol::QueryHandler {
   std::shared_ptr<const AnalyzedStatement> analysis_for_bind(
       std::shared_ptr<const AnalyzedStatement> analyzed);
   Settings& settings() { return settings_; }
-  // SET tally.early_rows (stream_rows).
-  bool early_rows() const { return settings_.get("tally.early_rows").value_or("on") == "on"; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
   const protocol::SessionInfo& info() const { return info_; }

@@ -65,7 +65,7 @@ class SqlPortal final : public protocol::Portal {
     if (formats_.size() < result_->columns.size())
       formats_.resize(result_->columns.size(), protocol::Format::text);
     const size_t sent =
-        stream_rows(*result_, formats_, position_, max_rows, out, session_->early_rows());
+        stream_rows(*result_, formats_, position_, max_rows, out);
     if (position_ < result_->rows) return false;
     out.release_after_reply(std::move(result_->retained));
     if (result_->tag == "SELECT")

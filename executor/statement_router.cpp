@@ -7,18 +7,14 @@
 #include "executor/select_plan.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
-#ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
 #include "storage/numeric_slot.hpp"
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
-#endif
-#ifdef TALLY_HAVE_DDL_DML
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
-#endif
 
 namespace tally::executor {
 
@@ -33,7 +29,6 @@ ResultSet tag_only(std::string tag) {
   return r;
 }
 
-#ifdef TALLY_HAVE_STORAGE
 // Appends a query result to a table: assignment casts per target column,
 // NOT NULL checks, then one durable commit (nothing is added on error).
 uint64_t append_result(storage::TableStore& store, uint32_t oid, const ResultSet& result,
@@ -182,7 +177,6 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
   }
   return tag_only("SELECT " + std::to_string(result.rows));
 }
-#endif
 
 }  // namespace
 
@@ -190,14 +184,12 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
                                          const std::vector<Value>& parameters, protocol::ResultWriter& out) {
   const std::string& kind = statement.kind;
   const json& body = statement.body();
-#ifdef TALLY_HAVE_STORAGE
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
     if (kind == "InsertStmt" && body.contains("selectStmt") && !body["selectStmt"]["SelectStmt"].contains("valuesLists")) {
       return insert_select(session, *store, body, parameters);
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, *store, body, parameters);
-#ifdef TALLY_HAVE_DDL_DML
     StatementContext ctx{*store, out, statement.sql, session.info().cancel};
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
@@ -205,9 +197,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
-#endif
   }
-#endif
   (void)session;
   (void)parameters;
   (void)out;

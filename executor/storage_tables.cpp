@@ -1,6 +1,5 @@
 #include "executor/storage_tables.hpp"
 
-#ifdef TALLY_HAVE_STORAGE
 
 #include "catalog/catalog.hpp"
 #include "common/engine_counters.hpp"
@@ -70,4 +69,3 @@ std::shared_ptr<const TableSnapshot> StorageTableProvider::find_table(std::strin
 
 }  // namespace tally::executor
 
-#endif  // TALLY_HAVE_STORAGE

@@ -6,9 +6,7 @@
 #include <limits>
 
 #include "common/error.hpp"
-#ifdef TALLY_HAVE_SQLTYPES
 #include "executor/types/type_io.hpp"
-#endif
 
 namespace tally::executor {
 namespace {
@@ -345,18 +343,11 @@ void append_float(std::string& out, double value, bool is_float4) {
 void append_text(std::string& out, const Vector& v, size_t i) {
   switch (v.type.id) {
     case TypeId::boolean: out.push_back(v.ints[i] ? 't' : 'f'); return;
-#ifdef TALLY_HAVE_SQLTYPES
     // The storage engineer's PostgreSQL-exact output functions (executor/types/).
     case TypeId::float4: types::append_float4(out, static_cast<float>(v.floats[i])); return;
     case TypeId::float8: types::append_float8(out, v.floats[i]); return;
     case TypeId::date: types::append_date(out, static_cast<int32_t>(v.ints[i])); return;
     case TypeId::timestamp: types::append_timestamp(out, v.ints[i]); return;
-#else
-    case TypeId::float4: append_float(out, v.floats[i], true); return;
-    case TypeId::float8: append_float(out, v.floats[i], false); return;
-    case TypeId::date: append_date(out, static_cast<int32_t>(v.ints[i])); return;
-    case TypeId::timestamp: append_timestamp(out, v.ints[i]); return;
-#endif
     case TypeId::numeric:
       // An AvgParts column (value.hpp) has no Numerics: its value is computed.
       if (v.avg_parts) std::get<Numeric>(v.get(i)).append_to(out);
@@ -429,7 +420,6 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
 }
 
 Value parse_text(SqlType type, std::string_view text) {
-#ifdef TALLY_HAVE_SQLTYPES
   // PostgreSQL-exact input functions and messages (executor/types/).
   switch (type.id) {
     case TypeId::boolean: return types::parse_bool(text);
@@ -442,7 +432,6 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::timestamp: return types::parse_timestamp(text);
     default: break;
   }
-#endif
   switch (type.id) {
     case TypeId::boolean: return parse_boolean(text);
     case TypeId::int2:

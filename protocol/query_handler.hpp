@@ -74,11 +74,6 @@ class ResultWriter {
   // (the buffer may be emptied then; re-read its size before appending more).
   virtual std::string* data_row_buffer() { return nullptr; }
   virtual void data_rows_appended() {}
-  // With data_row_buffer: the first rows of a larger result are in the
-  // buffer; the writer sends what it holds now, whatever its size, so the
-  // client starts on them while the rest is encoded (PostgreSQL's first
-  // DataRows leave once 8 KB are buffered). The default is data_rows_appended().
-  virtual void data_rows_first_batch() { data_rows_appended(); }
   // What a statement's result came from (an aggregation engine's run) and
   // whose release can wait: the writer keeps it until the reply's
   // ReadyForQuery is on the wire, so that its destructor is not on the path

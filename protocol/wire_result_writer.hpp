@@ -48,10 +48,6 @@ class WireResultWriter : public ResultWriter {
   void release_after_reply(std::shared_ptr<void> held) override { held_ = std::move(held); }
   // Called once ReadyForQuery was flushed (and when the session ends).
   void release_held() { held_.reset(); }
-  void data_rows_first_batch() override {
-    statement_timeline().row_buffered();
-    channel_.flush();
-  }
   // What the channel holds goes first, then the messages, straight from the
   // encoder's buffer.
   void data_rows_encoded(std::string_view messages) override {

@@ -23,7 +23,7 @@
 // Usage: group_by_round_trip_bench --tallyd PATH [--rows 262144] [--groups 1,4096,65536]
 //                                  [--reps 1000] [--tallyd-args "..."] [--no-postgres] [--trace]
 //                                  [--set NAME=VALUE]
-// --set: a session setting for Tally's connections (e.g. tally.early_rows=off).
+// --set: a session setting for Tally's connections (e.g. tally.engine=cpu).
 // Repetitions shrink with G (reps * 4096 / G, at least 50) so a run stays short.
 #include <libpq-fe.h>
 

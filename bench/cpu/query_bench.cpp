@@ -14,9 +14,7 @@
 #include <string>
 
 #include "bench/cpu/wire_client.hpp"
-#ifdef TALLY_HAVE_LIBPQ
 #include <libpq-fe.h>
-#endif
 
 int main(int argc, char** argv) {
   std::string conninfo, sql;
@@ -48,7 +46,6 @@ int main(int argc, char** argv) {
   }
   double best = 0;
   if (libpq) {
-#ifdef TALLY_HAVE_LIBPQ
     PGconn* c = PQconnectdb(conninfo.c_str());
     if (PQstatus(c) != CONNECTION_OK) {
       std::fprintf(stderr, "connect failed: %s\n", PQerrorMessage(c));
@@ -69,10 +66,6 @@ int main(int argc, char** argv) {
     PQfinish(c);
     std::printf("best of %d: %.3f s\n", runs, best);
     return 0;
-#else
-    std::fprintf(stderr, "built without libpq\n");
-    return 2;
-#endif
   }
   tally::bench::WireClient client(conninfo);
   for (int i = 0; i < runs; ++i) {

@@ -6,8 +6,8 @@
 // rethrown on the calling thread after every started part has finished.
 //
 // Parts run on the process-wide WorkerPool, not on threads started per call:
-// starting and joining 4 threads cost a one-row GROUP BY ~600 us of its
-// ~740 us Execution Time (bench/connect/results.md, session 7). The caller
+// starting and joining threads would cost a small GROUP BY most of its
+// execution time. The caller
 // runs part 0 and then takes every part no worker has claimed yet, so a busy
 // pool (another query, a nested call from a worker) only means the caller
 // does more parts itself: nothing ever waits for a task to start.

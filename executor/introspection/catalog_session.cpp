@@ -9,10 +9,8 @@
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
-#ifdef TALLY_HAVE_STORAGE
 #include "catalog/catalog.hpp"
 #include "storage/table_store.hpp"
-#endif
 
 namespace tally::executor::introspection {
 namespace {
@@ -238,7 +236,6 @@ class CatalogSession final : public protocol::QueryHandler {
     source.database = info_.database;
     source.user = info_.user;
     if (with_settings) source.settings = session_settings();
-#ifdef TALLY_HAVE_STORAGE
     if (database_ != nullptr && database_->store() != nullptr) {
       for (const auto& snapshot : database_->store()->catalog().tables()) {
         UserTable t;
@@ -250,7 +247,6 @@ class CatalogSession final : public protocol::QueryHandler {
         source.tables.push_back(std::move(t));
       }
     }
-#endif
     return source;
   }
 

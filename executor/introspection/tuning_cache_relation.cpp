@@ -20,7 +20,7 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-// The cache's "2026-11-22T08:30:00.123Z" as a timestamptz Value (microseconds
+// The cache's "YYYY-MM-DDTHH:MM:SS.sssZ" as a timestamptz Value (microseconds
 // since 2000-01-01 UTC); NULL when it does not parse.
 Value timestamptz_of(const std::string& text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0;

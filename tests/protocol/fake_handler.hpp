@@ -3,7 +3,7 @@
 // command language so that tests can make the session see every kind of
 // result. Commands in a simple Query are separated by ';':
 //   rows N     RowDescription (one int4 column "n"), N DataRows, "SELECT N"
-//   rowsfail N N DataRows sent at once (ResultWriter::data_rows_first_batch),
+//   rowsfail N N DataRows,
 //              then ERROR 22012, as `SELECT 1/(n-N) FROM generate_series(0,N) n`
 //              fails in PostgreSQL after its first rows left
 //   held       "HELD", after handing ResultWriter::release_after_reply an
@@ -87,14 +87,13 @@ inline void held(ResultWriter& out) {
   out.command_complete("HELD");
 }
 
-// N DataRows of one int4 column, sent at once, then division by zero.
+// N DataRows of one int4 column, then division by zero.
 inline void rows_then_fail(int n, ResultWriter& out) {
   for (int i = 0; i < n; ++i) {
     std::string value = std::to_string(i);
     std::optional<std::string_view> cell(value);
     out.data_row(std::span(&cell, 1));
   }
-  out.data_rows_first_batch();
   throw Error(SqlState::division_by_zero, "division by zero");
 }
 

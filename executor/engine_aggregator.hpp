@@ -1,0 +1,126 @@
+#pragma once
+// EngineAggregator: the planner side of the engine seam (see
+// engine_aggregator.cpp). Its members are defined by job: set-up, engine
+// choice and EXPLAIN (engine_aggregator.cpp), feeding chunks to the engine
+// (engine_aggregator_sink.cpp) and turning partial states into result
+// columns (engine_aggregator_finalize.cpp).
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/aggregate_engine.hpp"
+#include "executor/database.hpp"
+#include "executor/group_aggregator.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor::engine_aggregation {
+
+inline bool is_intlike(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date ||
+         id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::boolean;
+}
+
+// Integer-like types stored in at most 4 bytes: engines take them as int32.
+inline bool narrow_int(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::date || id == TypeId::boolean;
+}
+
+// How one aggregate maps to partial ops, and how its value is finalized.
+struct Mapping {
+  PartialOp op;
+  int inputs = 1;
+};
+
+std::optional<Mapping> map_aggregate(const AggregateCall& call);
+
+// Query-local codes for keys that are not a single integer or dictionary column.
+class KeyInterner {
+ public:
+  int64_t code(const std::vector<Value>& tuple, uint64_t hash) {
+    auto range = index_.equal_range(hash);
+    for (auto it = range.first; it != range.second; ++it) {
+      const auto& known = tuples_[static_cast<size_t>(it->second)];
+      bool same = true;
+      for (size_t k = 0; k < tuple.size() && same; ++k) {
+        const bool n1 = is_null(known[k]), n2 = is_null(tuple[k]);
+        same = n1 == n2 && (n1 || compare_values(known[k], tuple[k]) == 0);
+      }
+      if (same) return it->second;
+    }
+    const auto id = static_cast<int64_t>(tuples_.size());
+    tuples_.push_back(tuple);
+    index_.emplace(hash, id);
+    return id;
+  }
+  const std::vector<Value>& tuple(int64_t code) const { return tuples_[static_cast<size_t>(code)]; }
+
+ private:
+  std::unordered_multimap<uint64_t, int64_t> index_;
+  std::vector<std::vector<Value>> tuples_;
+};
+
+enum class KeyMode { none, int_column, dict_column, interned };
+
+// Tables with fewer rows than this are aggregated by one thread (see the
+// constructor): for a small table, handing parts to the worker pool costs
+// more than the rows (group_by_round_trip_bench --rows 1 shows it).
+constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
+
+class EngineAggregator final : public GroupAggregator {
+ public:
+  EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
+                   std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table);
+
+  bool wants_raw() const override;
+  void sink_raw(const storage::ChunkBatch& batch, const std::vector<int>& scan_columns) override;
+  void sink(const EvalInput& rows) override;
+  int passes() const override { return run_->passes(); }
+  void begin_pass(int pass) override { run_->begin_pass(pass); }
+  void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
+  size_t finalize(std::vector<Vector>& columns) override;
+  std::vector<std::string> explain() const override;
+
+ private:
+  static double since_us(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+  }
+  void choose_engine(const ExecContext& context);
+  // Group-count estimate from a sample of key values spread over every chunk
+  // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
+  void estimate_from_sample(const TableSnapshot& table);
+  // For a count, or a sum/avg of int2/int4 with 128-bit sums in `s`: whether
+  // the sums all fit in int64; they then go to s.sum_int64 (the compact
+  // form's; sum_int is emptied). Else (another aggregate, or a sum out of
+  // the int64 range, which finalize_column reports as 22003) false, `s` unchanged.
+  // `rows` bounds the rows aggregated (the table's).
+  static bool narrow_int_sums(const AggregateCall& call, PartialStates& s, size_t groups, uint64_t rows);
+
+  const std::vector<ExprPtr>& keys_;
+  const std::vector<AggregateCall>& aggregates_;
+  std::vector<Mapping> mappings_;
+  KeyMode mode_ = KeyMode::interned;
+  int key_column_ = -1;
+  std::vector<const Expr*> inputs_;
+  AggregationSpec spec_;
+  const EngineTableSnapshot* engine_table_ = nullptr;  // null: a table without engine extras
+  uint64_t table_oid_ = 0;
+  uint64_t table_rows_ = UINT64_MAX;  // bounds the rows any group sums (narrow_int_sums)
+  std::unique_ptr<AggregateEngine> cpu_engine_;
+  AggregateEngine* engine_ = nullptr;  // cpu_engine_, or the database's GPU engine
+  bool on_gpu_ = false;
+  std::string not_on_gpu_;  // why `SET tally.engine = gpu` ran on the CPU
+  std::unique_ptr<AggregationRun> run_;
+  AggregationReport report_;
+  KeyInterner interner_;
+  bool interned_ = false;
+  std::string estimate_source_ = "statistics";
+  double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
+  std::shared_ptr<const storage::StringDictionary> dictionary_;
+  std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
+};
+
+}  // namespace tally::executor::engine_aggregation

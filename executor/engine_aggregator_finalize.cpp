@@ -1,0 +1,186 @@
+// EngineAggregator's result: the engine's partial states finalized into
+// PostgreSQL values through finalize.hpp, engine arrays moved where they
+// already are the column.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "common/engine_counters.hpp"
+#include "common/error.hpp"
+#include "executor/engine_aggregator.hpp"
+#include "executor/finalize.hpp"
+
+namespace tally::executor::engine_aggregation {
+
+size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
+  AggregationResult result = run_->finalize();
+  report_ = run_->report();
+  const auto t_columns = std::chrono::steady_clock::now();
+  struct Timed {
+    double& us;
+    std::chrono::steady_clock::time_point t;
+    ~Timed() { us = since_us(t); }
+  } timed{columns_us_, t_columns};
+  note_aggregation(report_.engine, report_.variant);  // the query log line names them
+  count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
+  size_t groups = result.groups();
+  // An engine may answer no input with no state arrays at all (the CPU
+  // engine's compact form over an empty table did, and a GROUP BY over it
+  // then read past the end): every aggregate gets its (empty) arrays, and
+  // a count source that names a missing aggregate is its own.
+  if (result.states.size() < spec_.aggregates.size()) result.states.resize(spec_.aggregates.size());
+  if (!result.count_source.empty()) {
+    result.count_source.resize(spec_.aggregates.size(), -1);
+    for (size_t a = 0; a < result.count_source.size(); ++a) {
+      const int source = result.count_source[a];
+      if (source < 0 || static_cast<size_t>(source) >= spec_.aggregates.size()) result.count_source[a] = static_cast<int>(a);
+    }
+  }
+  const bool global = keys_.empty();
+  const bool empty_global = global && groups == 0;  // its one group counts no row
+  if (empty_global) {
+    // A global aggregate returns one row even without input (in the full
+    // form: every array below gets its one entry).
+    result.count_source.clear();
+    result.keys.push_back(0);
+    result.key_valid.push_back(1);
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      PartialStates& s = result.states[a];
+      s.count.push_back(0); s.sum_int.push_back(0); s.sum2_int.push_back(0); s.sum_float.push_back(0);
+      s.extreme_int.push_back(0); s.extreme_float.push_back(0);
+      s.n.push_back(0); s.sx.push_back(0); s.sxx.push_back(0); s.sy.push_back(0); s.syy.push_back(0); s.sxy.push_back(0);
+      s.sum_int64.clear();
+    }
+    groups = 1;
+  }
+  // Keys.
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    Vector v(keys_[k]->type);
+    const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
+    if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {
+      v.ints = std::move(result.keys);  // the engine's keys are the column (no copy)
+      v.count = groups;
+    } else {
+      v.resize(groups);
+      if (int_keys) std::copy(result.keys.begin(), result.keys.begin() + static_cast<long>(groups), v.ints.begin());
+    }
+    if (int_keys) {
+      // At most one group (the NULL key's) is marked: find it with memchr
+      // rather than test every group.
+      const uint8_t* valid = result.key_valid.data();
+      const size_t marked = std::min(groups, result.key_valid.size());
+      // (memchr of a null pointer is undefined even for 0 bytes: no group, no key_valid.)
+      for (const void* at = marked > 0 ? std::memchr(valid, 0, marked) : nullptr; at != nullptr;) {
+        const auto g = static_cast<size_t>(static_cast<const uint8_t*>(at) - valid);
+        v.set_null(g);
+        at = g + 1 < marked ? std::memchr(valid + g + 1, 0, marked - g - 1) : nullptr;
+      }
+      columns.push_back(std::move(v));
+      continue;
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      if (!result.key_valid[g]) { v.set_null(g); continue; }
+      const int64_t key = result.keys[g];
+      if (interned_ || mode_ == KeyMode::interned) {
+        v.set(g, interner_.tuple(key)[k]);
+      } else if (mode_ == KeyMode::dict_column) {
+        v.texts[g] = std::string(dictionary_->at(static_cast<int32_t>(key)));
+      } else {
+        v.ints[g] = key;
+      }
+    }
+    columns.push_back(std::move(v));
+  }
+  // Aggregates through the shared finalizer.
+  const std::vector<int>& count_source = result.count_source;
+  // Counts moved into a shared buffer, by source aggregate (see below).
+  std::vector<std::shared_ptr<std::vector<int64_t>>> shared_counts(result.states.size());
+  for (size_t a = 0; a < aggregates_.size(); ++a) {
+    const AggregateCall& call = aggregates_[a];
+    PartialStates& s = result.states[a];
+    const SqlType out_type = call.signature.result_type;
+    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+    const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
+    // The shared column finalizer: no Value per group (finalize.hpp).
+    Vector v(out_type);
+    const ColumnFinal final{call.signature.kind, in, scale};
+    if (count_source.empty() && narrow_int_sums(call, s, groups, table_rows_)) {
+      // The GPU's full form (own count, 128-bit sums) of a count, sum or
+      // avg of int2/int4: as the compact form, so the column takes the
+      // arrays (no zero-filled column, no pass per group).
+      const size_t column = keys_.size() + a;
+      const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+      // No group of an input without NULLs (chunk statistics) has an
+      // empty count, but for a global aggregate over no row: no scan of the counts.
+      const PartialAggregate& p = spec_.aggregates[a];
+      const bool not_null = !empty_global && p.input >= 0 &&
+                            static_cast<size_t>(p.input) < spec_.value_not_null.size() &&
+                            spec_.value_not_null[static_cast<size_t>(p.input)] != 0;
+      finalize_compact_column(final, s, s.count, /*count_movable=*/true, groups, v,
+                              not_null ? std::optional<bool>(false) : std::nullopt, defer);
+    } else if (count_source.empty()) {
+      finalize_column(final, s, groups, v);
+    } else {
+      // Compact form: this aggregate's count may be an earlier one's; it
+      // may be moved into the column when no later aggregate reads it.
+      const int source = count_source[a];
+      bool read_later = false, shared = source != static_cast<int>(a);
+      for (size_t b = a + 1; b < count_source.size(); ++b) read_later |= count_source[b] == source;
+      shared |= read_later;
+      // A count shared by several aggregates counts every row of its group
+      // (that is why it is shared), so no group's is 0: no scan of it.
+      const size_t column = keys_.size() + a;
+      const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+      // A streamed count column or avg whose count a later aggregate reads
+      // shares it (the array goes into a shared buffer once) instead of
+      // copying it: count(*) next to avg(v) copied 64 MB at 8M groups.
+      std::vector<int64_t>& source_count = result.states[static_cast<size_t>(source)].count;
+      auto& shared_count = shared_counts[static_cast<size_t>(source)];
+      const AggKind kind = call.signature.kind;
+      if (defer && read_later && !shared_count && source_count.size() == groups &&
+          (kind == AggKind::count_star || kind == AggKind::count || kind == AggKind::avg)) {
+        shared_count = std::make_shared<std::vector<int64_t>>(std::move(source_count));
+      }
+      finalize_compact_column(final, s, shared_count ? *shared_count : source_count, !read_later && !shared_count,
+                              groups, v, shared ? std::optional<bool>(false) : std::nullopt, defer,
+                              defer ? shared_count : nullptr);
+    }
+    columns.push_back(std::move(v));
+  }
+  return groups;
+}
+
+// For a count, or a sum/avg of int2/int4 with 128-bit sums in `s`: whether
+// the sums all fit in int64; they then go to s.sum_int64 (the compact
+// form's; sum_int is emptied). Else (another aggregate, or a sum out of
+// the int64 range, which finalize_column reports as 22003) false, `s` unchanged.
+// `rows` bounds the rows aggregated (the table's).
+bool EngineAggregator::narrow_int_sums(const AggregateCall& call, PartialStates& s, size_t groups, uint64_t rows) {
+  const AggKind kind = call.signature.kind;
+  if (kind == AggKind::count_star || kind == AggKind::count) return s.count.size() == groups;
+  if (kind != AggKind::sum && kind != AggKind::avg) return false;
+  const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+  if ((in != TypeId::int2 && in != TypeId::int4) || s.sum_int.size() != groups || s.count.size() != groups) return false;
+  // |v| <= 2^31, so a sum over fewer than 2^32 rows fits in int64 without
+  // looking (PostgreSQL's int4 sum accumulates in int8 on the same ground).
+  // Otherwise one pass with 64-bit operations only: a value fits when its
+  // high half is its low half's sign. The comparisons of whole 128-bit
+  // values this replaces were a pass of their own, most of the time a
+  // GPU result of many groups spends in "result columns".
+  const bool bounded = rows < (uint64_t{1} << 32);
+  if (!bounded) {
+    uint64_t misfit = 0;
+    const __int128* sums = s.sum_int.data();
+    for (size_t g = 0; g < groups; ++g) {
+      const auto low = static_cast<int64_t>(sums[g]);
+      const auto high = static_cast<int64_t>(sums[g] >> 64);
+      misfit |= static_cast<uint64_t>(high ^ (low >> 63));
+    }
+    if (misfit != 0) return false;
+  }
+  s.sum_int64.assign(s.sum_int.begin(), s.sum_int.end());  // converts each; no zero-fill first
+  s.sum_int.clear();
+  return true;
+}
+
+}  // namespace tally::executor::engine_aggregation

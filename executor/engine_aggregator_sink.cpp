@@ -1,0 +1,188 @@
+// EngineAggregator feeding the engine: stored chunks as they are (raw) or
+// evaluated keys and inputs, keys narrowed or interned to fixed width.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "common/engine_counters.hpp"
+#include "common/error.hpp"
+#include "executor/engine_aggregator.hpp"
+#include "executor/finalize.hpp"
+
+namespace tally::executor::engine_aggregation {
+
+bool EngineAggregator::wants_raw() const {
+  // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
+  if (mode_ == KeyMode::interned) return false;
+  for (const Expr* e : inputs_) {
+    if (!dynamic_cast<const ColumnExpr*>(e)) return false;
+  }
+  for (const auto& a : aggregates_) {
+    if (a.filter) return false;
+  }
+  return run_->passes() == 1;
+}
+
+void EngineAggregator::sink_raw(const storage::ChunkBatch& batch, const std::vector<int>& scan_columns) {
+  auto column_of = [&](int table_column) -> const storage::ColumnVector& {
+    for (size_t i = 0; i < scan_columns.size(); ++i) {
+      if (scan_columns[i] == table_column) return batch.columns[i];
+    }
+    throw Error(SqlState::internal_error, "scan column missing");
+  };
+  ChunkInput in;
+  in.rows = batch.rows;
+  std::vector<std::vector<int32_t>> widened;
+  widened.reserve(inputs_.size() + 1);
+  // Stored columns carry their identity, so the GPU engine can keep them
+  // resident in its device column cache.
+  std::optional<uint64_t> chunk_id;
+  if (on_gpu_ && engine_table_) chunk_id = engine_table_->chunk_id_of(batch);
+  auto identity_of = [&](int table_column) {
+    ColumnIdentity id;
+    if (chunk_id && table_oid_ != 0) id = ColumnIdentity{table_oid_, *chunk_id, static_cast<uint32_t>(table_column)};
+    return id;
+  };
+  auto view_of = [&](const storage::ColumnVector& col) {
+    ColumnView v;
+    v.validity = col.has_nulls() ? col.validity.data() : nullptr;
+    switch (col.type.id) {
+      case TypeId::int2: {
+        widened.emplace_back(col.rows);
+        for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<int16_t>()[r];
+        v.width = ColumnWidth::int32;
+        v.data = widened.back().data();
+        break;
+      }
+      case TypeId::boolean: {
+        widened.emplace_back(col.rows);
+        for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<uint8_t>()[r];
+        v.width = ColumnWidth::int32;
+        v.data = widened.back().data();
+        break;
+      }
+      case TypeId::float4: v.width = ColumnWidth::float32; v.data = col.data.data(); break;
+      case TypeId::float8: v.width = ColumnWidth::float64; v.data = col.data.data(); break;
+      case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::numeric:
+        v.width = ColumnWidth::int64; v.data = col.data.data(); break;
+      default: v.width = ColumnWidth::int32; v.data = col.data.data(); break;  // int4, date, text codes
+    }
+    return v;
+  };
+  std::vector<int64_t> zero_keys;
+  if (mode_ == KeyMode::none) {
+    zero_keys.assign(batch.rows, 0);
+    in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
+  } else {
+    const auto& key = column_of(key_column_);
+    in.keys = view_of(key);
+    in.keys.identity = identity_of(key_column_);
+    if (mode_ == KeyMode::dict_column && key.dictionary) dictionary_ = key.dictionary;
+  }
+  for (const Expr* e : inputs_) {
+    const int column = dynamic_cast<const ColumnExpr*>(e)->index;
+    in.values.push_back(view_of(column_of(column)));
+    in.values.back().identity = identity_of(column);
+  }
+  in.filters.assign(aggregates_.size(), nullptr);
+  if (in.keys.width == ColumnWidth::int32) in.keys.width = ColumnWidth::int32;
+  run_->sink(in);
+}
+
+void EngineAggregator::sink(const EvalInput& rows) {
+  ChunkInput in;
+  in.rows = rows.rows;
+  // Keys.
+  std::vector<int64_t> keys(rows.rows, 0);
+  std::vector<uint8_t> key_valid;
+  if (mode_ == KeyMode::int_column) {
+    const Vector v = keys_[0]->evaluate(rows);
+    std::copy(v.ints.begin(), v.ints.end(), keys.begin());
+    if (!v.nulls.empty()) {
+      key_valid.resize(rows.rows);
+      for (size_t r = 0; r < rows.rows; ++r) key_valid[r] = v.nulls[r] ? 0 : 1;
+    }
+  } else if (mode_ != KeyMode::none) {
+    // Text columns arrive as strings here (after WHERE): intern them too.
+    std::vector<Vector> values;
+    for (const auto& k : keys_) values.push_back(k->evaluate(rows));
+    std::vector<Value> tuple(keys_.size());
+    for (size_t r = 0; r < rows.rows; ++r) {
+      uint64_t h = 0x9E37;
+      for (size_t k = 0; k < keys_.size(); ++k) {
+        tuple[k] = values[k].get(r);
+        h = (h * 0x100000001b3ULL) ^ hash_value(tuple[k]);
+      }
+      keys[r] = interner_.code(tuple, h);
+    }
+    interned_ = true;
+  }
+  std::vector<int32_t> narrow_keys;
+  if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
+    narrow_keys.assign(keys.begin(), keys.end());
+    in.keys = ColumnView{ColumnWidth::int32, narrow_keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+  } else {
+    in.keys = ColumnView{ColumnWidth::int64, keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+  }
+  // Values.
+  std::vector<Vector> evaluated;
+  evaluated.reserve(inputs_.size());
+  std::vector<std::vector<uint8_t>> validity;
+  validity.reserve(inputs_.size());
+  std::vector<std::vector<int64_t>> scaled;
+  std::vector<std::vector<int32_t>> narrowed;
+  narrowed.reserve(inputs_.size());
+  scaled.reserve(inputs_.size());
+  for (const Expr* e : inputs_) {
+    evaluated.push_back(e->evaluate(rows));
+    Vector& v = evaluated.back();
+    ColumnView view;
+    switch (physical_of(v.type.id)) {
+      case Physical::floating: view.width = ColumnWidth::float64; view.data = v.floats.data(); break;
+      case Physical::numeric: {
+        scaled.emplace_back(v.count);
+        const int scale = v.type.numeric_scale();
+        for (size_t r = 0; r < v.count; ++r) {
+          if (!v.null_at(r)) scaled.back()[r] = static_cast<int64_t>(v.numerics[r].rescaled(scale).mantissa);
+        }
+        view.width = ColumnWidth::int64;
+        view.data = scaled.back().data();
+        break;
+      }
+      case Physical::text: {
+        scaled.emplace_back(v.count, 0);  // count(x) reads validity only
+        view.width = ColumnWidth::int64;
+        view.data = scaled.back().data();
+        break;
+      }
+      default:
+        if (spec_.value_widths[in.values.size()] == ColumnWidth::int32) {
+          narrowed.emplace_back(v.ints.begin(), v.ints.end());  // int2/int4/date/bool values fit
+          view.width = ColumnWidth::int32;
+          view.data = narrowed.back().data();
+        } else {
+          view.width = ColumnWidth::int64;
+          view.data = v.ints.data();
+        }
+        break;
+    }
+    if (!v.nulls.empty()) {
+      validity.emplace_back(v.count);
+      for (size_t r = 0; r < v.count; ++r) validity.back()[r] = v.nulls[r] ? 0 : 1;
+      view.validity = validity.back().data();
+    }
+    in.values.push_back(view);
+  }
+  std::vector<std::vector<uint8_t>> masks;
+  masks.reserve(aggregates_.size());
+  for (const auto& a : aggregates_) {
+    if (!a.filter) { in.filters.push_back(nullptr); continue; }
+    const Vector f = a.filter->evaluate(rows);
+    masks.emplace_back(rows.rows);
+    for (size_t r = 0; r < rows.rows; ++r) masks.back()[r] = (!f.null_at(r) && f.ints[r]) ? 1 : 0;
+    in.filters.push_back(masks.back().data());
+  }
+  run_->sink(in);
+}
+
+}  // namespace tally::executor::engine_aggregation

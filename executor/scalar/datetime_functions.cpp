@@ -1,0 +1,139 @@
+// Date and time functions: date_trunc, date_part and extract over
+// timestamps (PostgreSQL 15's field names and result scales).
+#include <string>
+
+#include "common/error.hpp"
+#include "executor/cast.hpp"
+#include "executor/scalar/function_support.hpp"
+#include "executor/scalar_functions.hpp"
+#include "executor/value_codec.hpp"
+
+namespace tally::executor::scalar {
+
+namespace {
+
+int64_t ts_of(const Value& v) { return std::get<int64_t>(v); }
+
+void split_timestamp(int64_t ts, int& y, int& m, int& d, int64_t& time_of_day) {
+  int64_t days = ts / kUsecsPerDay;
+  time_of_day = ts % kUsecsPerDay;
+  if (time_of_day < 0) { time_of_day += kUsecsPerDay; --days; }
+  civil_from_days(static_cast<int32_t>(days), y, m, d);
+}
+
+int64_t truncate_timestamp(const std::string& field_in, int64_t ts) {
+  if (ts == INT64_MIN || ts == INT64_MAX) return ts;
+  const std::string field = utf8_lower(field_in);
+  int y, m, d;
+  int64_t tod;
+  split_timestamp(ts, y, m, d, tod);
+  auto at = [](int year, int month, int day) { return static_cast<int64_t>(days_from_civil(year, month, day)) * kUsecsPerDay; };
+  if (field == "microseconds") return ts;
+  if (field == "milliseconds") return ts - ((ts % 1000) + 1000) % 1000;
+  if (field == "second") return at(y, m, d) + tod / 1'000'000 * 1'000'000;
+  if (field == "minute") return at(y, m, d) + tod / kUsecsPerMinute * kUsecsPerMinute;
+  if (field == "hour") return at(y, m, d) + tod / kUsecsPerHour * kUsecsPerHour;
+  if (field == "day") return at(y, m, d);
+  if (field == "week") {
+    const int64_t days = days_from_civil(y, m, d);
+    // 2000-01-01 was a Saturday; ISO weeks start on Monday.
+    int64_t dow = ((days + 5) % 7 + 7) % 7;  // 0 = Monday
+    return (days - dow) * kUsecsPerDay;
+  }
+  if (field == "month") return at(y, m, 1);
+  if (field == "quarter") return at(y, (m - 1) / 3 * 3 + 1, 1);
+  if (field == "year") return at(y, 1, 1);
+  if (field == "decade") return at(y >= 0 ? y / 10 * 10 : -((9 - y) / 10 * 10), 1, 1);
+  if (field == "century") return at(y > 0 ? (y - 1) / 100 * 100 + 1 : -((99 - (y - 1)) / 100 * 100) + 1, 1, 1);
+  if (field == "millennium") return at(y > 0 ? (y - 1) / 1000 * 1000 + 1 : -((999 - (y - 1)) / 1000 * 1000) + 1, 1, 1);
+  throw Error(SqlState::feature_not_supported, "unit \"" + field_in + "\" not supported for type timestamp without time zone");
+}
+
+// extract/date_part: the value as a numeric with PostgreSQL 15's scale.
+Numeric extract_field(const std::string& field_in, int64_t ts, bool is_date) {
+  const std::string field = utf8_lower(field_in);
+  int y, m, d;
+  int64_t tod;
+  split_timestamp(ts, y, m, d, tod);
+  const int64_t days = days_from_civil(y, m, d);
+  auto whole = [](int64_t v) { return Numeric::from_int(v); };
+  if (field == "year" || field == "years") return whole(y > 0 ? y : y - 1);
+  if (field == "month" || field == "mon" || field == "months") return whole(m);
+  if (field == "day" || field == "days") return whole(d);
+  if (field == "quarter") return whole((m - 1) / 3 + 1);
+  if (field == "dow") return whole(((days + 6) % 7 + 7) % 7);
+  if (field == "isodow") { const int64_t dow = ((days + 6) % 7 + 7) % 7; return whole(dow == 0 ? 7 : dow); }
+  if (field == "doy") return whole(days - days_from_civil(y, 1, 1) + 1);
+  if (field == "decade") return whole(y >= 0 ? y / 10 : -((8 - (y - 1)) / 10));
+  if (field == "century") return whole(y > 0 ? (y + 99) / 100 : -((99 - (y - 1)) / 100));
+  if (field == "millennium") return whole(y > 0 ? (y + 999) / 1000 : -((999 - (y - 1)) / 1000));
+  if (field == "week" || field == "isoyear") {
+    // ISO 8601 week: the week with the year's first Thursday is week 1.
+    auto iso_week_start = [](int year) {
+      const int64_t jan4 = days_from_civil(year, 1, 4);
+      const int64_t dow = ((jan4 + 5) % 7 + 7) % 7;  // 0 = Monday
+      return jan4 - dow;
+    };
+    int iso_year = y;
+    int64_t start = iso_week_start(y);
+    if (days < start) start = iso_week_start(--iso_year);
+    else if (days >= iso_week_start(y + 1)) start = iso_week_start(++iso_year);
+    if (field == "isoyear") return whole(iso_year > 0 ? iso_year : iso_year - 1);
+    return whole((days - start) / 7 + 1);
+  }
+  if (field == "epoch") {
+    const __int128 micros = static_cast<__int128>(ts) + static_cast<__int128>(946684800) * 1'000'000;
+    if (is_date) return {micros / 1'000'000, 0};
+    return {micros, 6};
+  }
+  if (is_date) {
+    throw Error(SqlState::feature_not_supported, "unit \"" + field_in + "\" not supported for type date");
+  }
+  if (field == "hour" || field == "hours") return whole(tod / kUsecsPerHour);
+  if (field == "minute" || field == "minutes") return whole(tod / kUsecsPerMinute % 60);
+  if (field == "second" || field == "seconds") return {tod % kUsecsPerMinute, 6};
+  if (field == "milliseconds") return {tod % kUsecsPerMinute, 3};
+  if (field == "microseconds") return {tod % kUsecsPerMinute, 0};
+  throw Error(SqlState::feature_not_supported, "unit \"" + field_in + "\" not supported for type timestamp");
+}
+
+}  // namespace
+
+ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  const size_t n = args.size();
+  auto type_of = [&](size_t i) { return args[i]->type; };
+  if (name == "date_trunc" && n == 2) {
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    if (type_of(1).id == TypeId::unknown) args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);
+    if (type_of(1).id == TypeId::date) args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);
+    const TypeId t = type_of(1).id;
+    if (t != TypeId::timestamp && t != TypeId::timestamptz) throw no_function(name, args);
+    return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return truncate_timestamp(std::get<std::string>(a[0]), ts_of(a[1]));
+    });
+  }
+  if ((name == "date_part" || name == "extract") && n == 2) {
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    if (type_of(1).id == TypeId::unknown) args[1] = to_type(std::move(args[1]), TypeId::timestamp, context);
+    const TypeId t = type_of(1).id;
+    if (!is_datetime(t)) throw no_function(name, args);
+    const bool is_date = t == TypeId::date;
+    if (is_date) {
+      // Dates are converted to timestamps at midnight for the field arithmetic.
+      args[1] = std::make_unique<FunctionExpr>(SqlType{TypeId::timestamp}, "cast", pack(std::move(args[1])),
+                                               [](std::span<const Value> a) -> Value {
+                                                 return cast_value(a[0], {TypeId::date}, {TypeId::timestamp});
+                                               });
+    }
+    const bool numeric_result = name == "extract";
+    return call({numeric_result ? TypeId::numeric : TypeId::float8}, name, std::move(args),
+                [is_date, numeric_result](std::span<const Value> a) -> Value {
+                  const Numeric v = extract_field(std::get<std::string>(a[0]), ts_of(a[1]), is_date && numeric_result);
+                  if (numeric_result) return v;
+                  return v.to_double();
+                });
+  }
+  return nullptr;
+}
+
+}  // namespace tally::executor::scalar

@@ -1,0 +1,179 @@
+// Math functions: abs, round/trunc, floor/ceil, sign, sqrt, power,
+// exp/ln/log and mod, over integers, float8 and numeric as PostgreSQL types them.
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+#include "executor/numeric.hpp"
+#include "executor/scalar/function_support.hpp"
+#include "executor/scalar_functions.hpp"
+
+namespace tally::executor::scalar {
+
+namespace {
+
+// For math functions over numbers: int -> float8 (PostgreSQL's preferred type), numeric stays.
+TypeId float_or_numeric(SqlType t) {
+  if (t.id == TypeId::numeric) return TypeId::numeric;
+  return TypeId::float8;
+}
+
+}  // namespace
+
+ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  const size_t n = args.size();
+  auto type_of = [&](size_t i) { return args[i]->type; };
+  if (name == "abs" && n == 1) {
+    if (type_of(0).id == TypeId::unknown) args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    const SqlType t = type_of(0);
+    if (!numeric_rank(t.id)) throw no_function(name, args);
+    return call(t, name, std::move(args), [t](std::span<const Value> a) -> Value {
+      if (is_integer(t.id)) { const __int128 v = std::get<int64_t>(a[0]); return int_checked(v < 0 ? -v : v, t.id); }
+      if (t.id == TypeId::numeric) { Numeric x = std::get<Numeric>(a[0]); if (x.mantissa < 0) x = -x; return x; }
+      return std::fabs(std::get<double>(a[0]));
+    });
+  }
+  if ((name == "round" || name == "trunc") && (n == 1 || n == 2)) {
+    if (type_of(0).id == TypeId::unknown) args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    if (!numeric_rank(type_of(0).id)) throw no_function(name, args);
+    const bool is_round = name == "round";
+    if (n == 2 || type_of(0).id == TypeId::numeric) {
+      args[0] = to_type(std::move(args[0]), TypeId::numeric, context);
+      if (n == 2) args[1] = to_type(std::move(args[1]), TypeId::int4, context);
+      return call({TypeId::numeric}, name, std::move(args), [is_round](std::span<const Value> a) -> Value {
+        const Numeric x = std::get<Numeric>(a[0]);
+        const int64_t places = a.size() == 2 ? std::get<int64_t>(a[1]) : 0;
+        if (places >= 0) {
+          if (places >= x.scale && !is_round) return x.rescaled(static_cast<int32_t>(places));
+          if (is_round) return x.rescaled(static_cast<int32_t>(std::min<int64_t>(places, 1000)));
+          // trunc: drop digits toward zero
+          __int128 m = x.mantissa;
+          for (int64_t i = places; i < x.scale; ++i) m /= 10;
+          return Numeric{m, static_cast<int32_t>(places)};
+        }
+        // Negative places round to tens, hundreds, ...: result scale 0.
+        Numeric whole = is_round ? x.rescaled(0) : Numeric{x.mantissa, x.scale}.rescaled(x.scale);
+        __int128 m = is_round ? whole.mantissa : x.mantissa;
+        int drop = is_round ? 0 : x.scale;
+        for (int i = 0; i < drop; ++i) m /= 10;
+        __int128 unit = 1;
+        for (int64_t i = 0; i < -places && i < 38; ++i) unit *= 10;
+        __int128 q = m / unit, r = m % unit;
+        if (is_round && (r < 0 ? -r : r) * 2 >= unit) q += m < 0 ? -1 : 1;
+        return Numeric{q * unit, 0};
+      });
+    }
+    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    return call({TypeId::float8}, name, std::move(args), [is_round](std::span<const Value> a) -> Value {
+      const double x = std::get<double>(a[0]);
+      return is_round ? std::rint(x) : std::trunc(x);
+    });
+  }
+  if ((name == "floor" || name == "ceil" || name == "ceiling") && n == 1) {
+    if (type_of(0).id == TypeId::unknown) args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    if (!numeric_rank(type_of(0).id)) throw no_function(name, args);
+    const bool is_floor = name == "floor";
+    if (type_of(0).id == TypeId::numeric) {
+      return call({TypeId::numeric}, name, std::move(args), [is_floor](std::span<const Value> a) -> Value {
+        const Numeric x = std::get<Numeric>(a[0]);
+        __int128 m = x.mantissa, unit = 1;
+        for (int i = 0; i < x.scale; ++i) unit *= 10;
+        __int128 q = m / unit, r = m % unit;
+        if (r != 0 && is_floor && m < 0) q -= 1;
+        if (r != 0 && !is_floor && m > 0) q += 1;
+        return Numeric{q, 0};
+      });
+    }
+    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    return call({TypeId::float8}, name, std::move(args), [is_floor](std::span<const Value> a) -> Value {
+      return is_floor ? std::floor(std::get<double>(a[0])) : std::ceil(std::get<double>(a[0]));
+    });
+  }
+  if (name == "sign" && n == 1) {
+    const TypeId t = float_or_numeric(type_of(0));
+    args[0] = to_type(std::move(args[0]), t, context);
+    return call({t}, name, std::move(args), [t](std::span<const Value> a) -> Value {
+      if (t == TypeId::numeric) return Numeric::from_int(std::get<Numeric>(a[0]).sign());
+      const double x = std::get<double>(a[0]);
+      return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+    });
+  }
+  if (name == "sqrt" && n == 1) {
+    const TypeId t = float_or_numeric(type_of(0));
+    args[0] = to_type(std::move(args[0]), t, context);
+    return call({t}, name, std::move(args), [t](std::span<const Value> a) -> Value {
+      if (t == TypeId::numeric) {
+        const Numeric x = std::get<Numeric>(a[0]);
+        // numeric_sqrt's result scale (numeric.c).
+        int weight = 0, dummy = 0;
+        {
+          // base-10000 weight of x
+          unsigned __int128 m = x.mantissa < 0 ? -static_cast<unsigned __int128>(x.mantissa) : static_cast<unsigned __int128>(x.mantissa);
+          int digits = 0;
+          while (m) { m /= 10; ++digits; }
+          const int e = digits - 1 - x.scale;
+          weight = x.mantissa == 0 ? 0 : (e >= 0 ? e / 4 : -((-e + 3) / 4));
+          (void)dummy;
+        }
+        const int sweight = (weight + 1) * 4 / 2 - 1;
+        int rscale = 16 - sweight;
+        rscale = std::max(rscale, x.scale);
+        rscale = std::max(rscale, 0);
+        rscale = std::min(rscale, 1000);
+        return numeric_sqrt(x, rscale);
+      }
+      const double x = std::get<double>(a[0]);
+      if (x < 0) throw Error(SqlState::invalid_argument_for_power_function, "cannot take square root of a negative number");
+      return std::sqrt(x);
+    });
+  }
+  if ((name == "power" || name == "pow") && n == 2) {
+    const TypeId t = (type_of(0).id == TypeId::numeric || type_of(1).id == TypeId::numeric) ? TypeId::numeric : TypeId::float8;
+    if (t == TypeId::numeric) {
+      args[0] = to_type(std::move(args[0]), t, context);
+      args[1] = to_type(std::move(args[1]), t, context);
+      return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
+        const Numeric x = std::get<Numeric>(a[0]), y = std::get<Numeric>(a[1]);
+        if (y.scale == 0 || y.rescaled(0) == y) {
+          const int64_t e = y.to_int64();
+          if (e >= 0 && e <= 64) {
+            Numeric r = Numeric::from_int(1);
+            for (int64_t i = 0; i < e; ++i) r = r * x;
+            return r;
+          }
+        }
+        throw Error(SqlState::feature_not_supported, "numeric power with this exponent is not supported");
+      });
+    }
+    args[0] = to_type(std::move(args[0]), t, context);
+    args[1] = to_type(std::move(args[1]), t, context);
+    return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const double x = std::get<double>(a[0]), y = std::get<double>(a[1]);
+      if (x == 0 && y < 0) throw Error(SqlState::invalid_argument_for_power_function, "zero raised to a negative power is undefined");
+      if (x < 0 && std::floor(y) != y) {
+        throw Error(SqlState::invalid_argument_for_power_function, "a negative number raised to a non-integer power yields a complex result");
+      }
+      const double r = std::pow(x, y);
+      if (std::isinf(r) && !std::isinf(x) && !std::isinf(y)) throw Error(SqlState::numeric_value_out_of_range, "value out of range: overflow");
+      return r;
+    });
+  }
+  if ((name == "exp" || name == "ln" || name == "log" || name == "log10") && n == 1) {
+    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    const std::string fn = name;
+    return call({TypeId::float8}, name, std::move(args), [fn](std::span<const Value> a) -> Value {
+      const double x = std::get<double>(a[0]);
+      if (fn == "exp") return std::exp(x);
+      if (x == 0) throw Error(SqlState::invalid_argument_for_power_function, "cannot take logarithm of zero");
+      if (x < 0) throw Error(SqlState::invalid_argument_for_power_function, "cannot take logarithm of a negative number");
+      return fn == "ln" ? std::log(x) : std::log10(x);
+    });
+  }
+  if (name == "mod" && n == 2) {
+    ExprPtr l = std::move(args[0]), r = std::move(args[1]);
+    return make_binary_operator("%", std::move(l), std::move(r), context);
+  }
+  return nullptr;
+}
+
+}  // namespace tally::executor::scalar

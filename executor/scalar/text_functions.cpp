@@ -1,0 +1,233 @@
+// Text functions (lower/upper, length, substring, concat, replace, trim,
+// strpos) and the UTF-8 case mapping and LIKE matching they and the
+// engines share.
+#include <algorithm>
+#include <clocale>
+#include <cwctype>
+#include <locale.h>
+
+#include "common/error.hpp"
+#include "executor/scalar/function_support.hpp"
+#include "executor/scalar_functions.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+// UTF-8 decoding for character-based text functions.
+size_t utf8_char_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead >> 5) == 0x6) return 2;
+  if ((lead >> 4) == 0xE) return 3;
+  if ((lead >> 3) == 0x1E) return 4;
+  return 1;
+}
+
+std::vector<size_t> char_offsets(std::string_view s) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < s.size(); i += utf8_char_length(static_cast<unsigned char>(s[i]))) offsets.push_back(i);
+  return offsets;
+}
+
+uint32_t decode(std::string_view s, size_t& i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = std::min(utf8_char_length(c), s.size() - i);
+  uint32_t cp = n == 1 ? c : (c & (0xFF >> (n + 1)));
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += n;
+  return cp;
+}
+
+void encode(std::string& out, uint32_t cp) {
+  if (cp < 0x80) out.push_back(static_cast<char>(cp));
+  else if (cp < 0x800) { out.push_back(static_cast<char>(0xC0 | (cp >> 6))); out.push_back(static_cast<char>(0x80 | (cp & 0x3F))); }
+  else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+locale_t utf8_locale() {
+  // PostgreSQL's lower()/upper() follow the database's LC_CTYPE (C.UTF-8 on
+  // Debian's initdb default): full Unicode simple case mapping.
+  static locale_t loc = [] {
+    locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
+    return l;
+  }();
+  return loc;
+}
+
+std::string map_case(std::string_view s, bool upper) {
+  std::string out;
+  out.reserve(s.size());
+  locale_t loc = utf8_locale();
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(upper ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c)));
+      ++i;
+      continue;
+    }
+    uint32_t cp = decode(s, i);
+    if (loc != static_cast<locale_t>(0)) {
+      cp = static_cast<uint32_t>(upper ? towupper_l(static_cast<wint_t>(cp), loc) : towlower_l(static_cast<wint_t>(cp), loc));
+    }
+    encode(out, cp);
+  }
+  return out;
+}
+
+bool like_impl(std::string_view t, size_t ti, std::string_view p, size_t pi, bool ci) {
+  while (pi < p.size()) {
+    const char pc = p[pi];
+    if (pc == '%') {
+      while (pi < p.size() && p[pi] == '%') ++pi;
+      if (pi == p.size()) return true;
+      for (size_t k = ti; k <= t.size(); k += (k < t.size() ? utf8_char_length(static_cast<unsigned char>(t[k])) : 1)) {
+        if (like_impl(t, k, p, pi, ci)) return true;
+        if (k == t.size()) break;
+      }
+      return false;
+    }
+    if (ti >= t.size()) return false;
+    if (pc == '_') {
+      ti += utf8_char_length(static_cast<unsigned char>(t[ti]));
+      ++pi;
+      continue;
+    }
+    size_t plen = 1;
+    if (pc == '\\') {
+      ++pi;
+      if (pi >= p.size()) {
+        throw Error(SqlState::invalid_escape_sequence, "LIKE pattern must not end with escape character");
+      }
+    }
+    plen = utf8_char_length(static_cast<unsigned char>(p[pi]));
+    const size_t tlen = utf8_char_length(static_cast<unsigned char>(t[ti]));
+    if (plen != tlen || t.compare(ti, tlen, p.substr(pi, plen)) != 0) {
+      if (!ci) return false;
+      if (map_case(t.substr(ti, tlen), false) != map_case(p.substr(pi, plen), false)) return false;
+    }
+    ti += tlen;
+    pi += plen;
+  }
+  return ti == t.size();
+}
+
+}  // namespace
+
+std::string utf8_lower(std::string_view s) { return map_case(s, false); }
+std::string utf8_upper(std::string_view s) { return map_case(s, true); }
+bool like_match(std::string_view text, std::string_view pattern, bool case_insensitive) {
+  return like_impl(text, 0, pattern, 0, case_insensitive);
+}
+
+namespace scalar {
+
+ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  const size_t n = args.size();
+  auto type_of = [&](size_t i) { return args[i]->type; };
+  auto unknown_to_text = [&] {
+    for (auto& a : args) if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
+  };
+  if ((name == "lower" || name == "upper") && n == 1) {
+    unknown_to_text();
+    if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    const bool upper = name == "upper";
+    return call({TypeId::text}, name, std::move(args), [upper](std::span<const Value> a) -> Value {
+      return upper ? utf8_upper(std::get<std::string>(a[0])) : utf8_lower(std::get<std::string>(a[0]));
+    });
+  }
+  if ((name == "length" || name == "char_length" || name == "character_length" || name == "octet_length") && n == 1) {
+    unknown_to_text();
+    if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
+    const bool octets = name == "octet_length";
+    const bool bpchar = type_of(0).id == TypeId::bpchar;
+    return call({TypeId::int4}, name, std::move(args), [octets, bpchar](std::span<const Value> a) -> Value {
+      std::string_view s = std::get<std::string>(a[0]);
+      if (bpchar && !octets) while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+      if (octets) return static_cast<int64_t>(s.size());
+      return static_cast<int64_t>(char_offsets(s).size());
+    });
+  }
+  if ((name == "substr" || name == "substring") && (n == 2 || n == 3)) {
+    unknown_to_text();
+    if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    args[1] = to_type(std::move(args[1]), TypeId::int4, context);
+    if (n == 3) args[2] = to_type(std::move(args[2]), TypeId::int4, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const std::string& s = std::get<std::string>(a[0]);
+      const int64_t start = std::get<int64_t>(a[1]);
+      int64_t end;  // exclusive, 1-based
+      if (a.size() == 3) {
+        const int64_t count = std::get<int64_t>(a[2]);
+        if (count < 0) throw Error(SqlState::invalid_parameter_value, "negative substring length not allowed");
+        end = start + count;
+      } else {
+        end = INT64_MAX;
+      }
+      const auto offsets = char_offsets(s);
+      const int64_t chars = static_cast<int64_t>(offsets.size());
+      const int64_t from = std::max<int64_t>(start, 1), to = std::min<int64_t>(end, chars + 1);
+      if (from >= to) return std::string();
+      const size_t b = offsets[static_cast<size_t>(from - 1)];
+      const size_t e = to - 1 < chars ? offsets[static_cast<size_t>(to - 1)] : s.size();
+      return s.substr(b, e - b);
+    });
+  }
+  if ((name == "concat") && n >= 1) {
+    for (auto& a : args) a = coerce_to(std::move(a), {TypeId::text}, CastContext::explicit_, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      std::string out;
+      for (const auto& v : a) if (!is_null(v)) out += std::get<std::string>(v);
+      return out;
+    }, false);
+  }
+  if (name == "replace" && n == 3) {
+    for (auto& a : args) a = to_type(std::move(a), TypeId::text, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      std::string s = std::get<std::string>(a[0]);
+      const std::string& from = std::get<std::string>(a[1]);
+      const std::string& to = std::get<std::string>(a[2]);
+      if (from.empty()) return s;
+      std::string out;
+      size_t pos = 0, hit;
+      while ((hit = s.find(from, pos)) != std::string::npos) { out += s.substr(pos, hit - pos) + to; pos = hit + from.size(); }
+      return out + s.substr(pos);
+    });
+  }
+  if ((name == "btrim" || name == "ltrim" || name == "rtrim") && (n == 1 || n == 2)) {
+    for (auto& a : args) a = to_type(std::move(a), TypeId::text, context);
+    const bool left = name != "rtrim", right = name != "ltrim";
+    return call({TypeId::text}, name, std::move(args), [left, right](std::span<const Value> a) -> Value {
+      std::string s = std::get<std::string>(a[0]);
+      const std::string set = a.size() == 2 ? std::get<std::string>(a[1]) : " ";
+      size_t b = 0, e = s.size();
+      if (left) while (b < e && set.find(s[b]) != std::string::npos) ++b;
+      if (right) while (e > b && set.find(s[e - 1]) != std::string::npos) --e;
+      return s.substr(b, e - b);
+    });
+  }
+  if (name == "strpos" && n == 2) {
+    for (auto& a : args) a = to_type(std::move(a), TypeId::text, context);
+    return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const std::string& s = std::get<std::string>(a[0]);
+      const size_t hit = s.find(std::get<std::string>(a[1]));
+      if (hit == std::string::npos) return int64_t{0};
+      return static_cast<int64_t>(char_offsets(std::string_view(s).substr(0, hit)).size() + 1);
+    });
+  }
+  return nullptr;
+}
+
+}  // namespace scalar
+
+}  // namespace tally::executor

@@ -1,0 +1,414 @@
+// Running a SelectPlan: the scan (chunk columns converted from storage),
+// WHERE, the aggregation, HAVING, the outputs, DISTINCT, ORDER BY and
+// LIMIT/OFFSET; and its EXPLAIN lines.
+#include "executor/select_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "common/error.hpp"
+#include "common/statement_timeline.hpp"
+#include "executor/aggregate_function.hpp"
+#include "executor/binder.hpp"
+#include "executor/group_aggregator.hpp"
+#include "executor/select_plan_detail.hpp"
+#include "executor/settings.hpp"
+#include "executor/table_provider.hpp"
+#include "executor/value_codec.hpp"
+#include "storage/numeric_slot.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+int64_t constant_int(const ExprPtr& e, const ExecContext& ec, int64_t fallback) {
+  if (!e) return fallback;
+  Value v = evaluate_constant(*e, ec.parameters);
+  if (is_null(v)) return fallback;
+  return std::get<int64_t>(v);
+}
+
+
+// Rows of a vector selected by a mask (nullptr = all).
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
+  Vector out(v.type);
+  out.resize(rows.size());
+  const bool nulls = !v.nulls.empty();
+  if (nulls) out.nulls.assign(rows.size(), 0);
+  switch (physical_of(v.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: for (size_t i = 0; i < rows.size(); ++i) out.ints[i] = v.ints[rows[i]]; break;
+    case Physical::floating: for (size_t i = 0; i < rows.size(); ++i) out.floats[i] = v.floats[rows[i]]; break;
+    case Physical::numeric: for (size_t i = 0; i < rows.size(); ++i) out.numerics[i] = v.numerics[rows[i]]; break;
+    case Physical::text: for (size_t i = 0; i < rows.size(); ++i) out.texts[i] = v.texts[rows[i]]; break;
+  }
+  if (nulls) for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = v.nulls[rows[i]];
+  return out;
+}
+
+void append_vector(Vector& dst, const Vector& src) {
+  const size_t base = dst.count;
+  const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();
+  if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
+  switch (physical_of(dst.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
+    case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
+    case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
+    case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+  }
+  if (track_nulls) {
+    if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);
+    else dst.nulls.insert(dst.nulls.end(), src.nulls.begin(), src.nulls.end());
+  }
+  dst.count = base + src.count;
+}
+
+// Applies the WHERE mask; returns the selected row numbers.
+std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
+  std::vector<uint32_t> rows;
+  if (where == nullptr) {
+    rows.resize(input.rows);
+    std::iota(rows.begin(), rows.end(), 0u);
+    return rows;
+  }
+  Vector mask = where->evaluate(input);
+  rows.reserve(input.rows);
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!mask.null_at(r) && mask.ints[r]) rows.push_back(static_cast<uint32_t>(r));
+  }
+  return rows;
+}
+
+void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vector>& columns, size_t rows,
+                     const ExecContext& ec) {
+  if (!plan.distinct && plan.sort.empty() && !plan.limit && !plan.offset) {
+    // Nothing reorders or cuts the rows: the columns are the result (no row
+    // list over millions of groups).
+    for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
+    result.rows = rows;
+    return;
+  }
+  std::vector<uint32_t> order(rows);
+  std::iota(order.begin(), order.end(), 0u);
+  if (plan.distinct) {
+    // Keep the first row of each distinct visible tuple.
+    std::vector<uint32_t> keep;
+    std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
+    for (uint32_t r : order) {
+      uint64_t h = 0;
+      for (size_t c = 0; c < plan.visible; ++c) h = h * 1000003 ^ (columns[c].null_at(r) ? 7 : hash_value(columns[c].get(r)));
+      auto& bucket = seen[h];
+      bool duplicate = false;
+      for (uint32_t other : bucket) {
+        bool same = true;
+        for (size_t c = 0; c < plan.visible && same; ++c) {
+          const bool n1 = columns[c].null_at(r), n2 = columns[c].null_at(other);
+          same = n1 == n2 && (n1 || compare_values(columns[c].get(r), columns[c].get(other)) == 0);
+        }
+        if (same) { duplicate = true; break; }
+      }
+      if (!duplicate) { bucket.push_back(r); keep.push_back(r); }
+    }
+    order.swap(keep);
+  }
+  if (!plan.sort.empty()) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      for (const auto& key : plan.sort) {
+        const Vector& v = columns[static_cast<size_t>(key.column)];
+        const bool na = v.null_at(a), nb = v.null_at(b);
+        if (na || nb) {
+          if (na && nb) continue;
+          return na ? key.nulls_first : !key.nulls_first;
+        }
+        int c = compare_values(v.get(a), v.get(b));
+        if (c == 0) continue;
+        return key.descending ? c > 0 : c < 0;
+      }
+      return false;
+    });
+  }
+  const int64_t offset = constant_int(plan.offset, ec, 0);
+  const int64_t limit = constant_int(plan.limit, ec, -1);
+  if (offset < 0) throw Error(SqlState::invalid_row_count_in_result_offset_clause, "OFFSET must not be negative");
+  if (plan.limit && limit < 0 && !is_null(evaluate_constant(*plan.limit, ec.parameters))) {
+    throw Error(SqlState::invalid_row_count_in_limit_clause, "LIMIT must not be negative");
+  }
+  size_t begin = std::min<size_t>(static_cast<size_t>(offset), order.size());
+  size_t end = order.size();
+  if (limit >= 0) end = std::min<size_t>(end, begin + static_cast<size_t>(limit));
+  std::vector<uint32_t> final_rows(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
+  bool identity = final_rows.size() == rows;
+  for (size_t i = 0; identity && i < final_rows.size(); ++i) identity = final_rows[i] == i;
+  for (size_t c = 0; c < plan.visible; ++c) {
+    result.columns.push_back(identity ? std::move(columns[c]) : gather(columns[c], final_rows));
+  }
+  result.rows = final_rows.size();
+}
+
+}  // namespace
+
+// Appends a stored chunk column to `out` (of the column's type): one
+// conversion, no intermediate Vector.
+void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlType type) {
+  const size_t base = out.count;
+  const size_t n = column.rows;
+  out.resize(base + n);
+  if (column.has_nulls()) {
+    if (out.nulls.empty()) out.nulls.assign(base + n, 0);
+    uint8_t* nulls = out.nulls.data() + base;
+    for (size_t i = 0; i < n; ++i) nulls[i] = column.validity[i] ? 0 : 1;
+  }  // else: resize gave the new rows' NULL flags (if any are kept) 0
+  const bool integer = physical_of(type.id) == Physical::integer || physical_of(type.id) == Physical::boolean;
+  int64_t* ints = integer ? out.ints.data() + base : nullptr;
+  double* floats = physical_of(type.id) == Physical::floating ? out.floats.data() + base : nullptr;
+  switch (type.id) {
+    case TypeId::boolean: { auto* v = column.values<uint8_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i] != 0; break; }
+    case TypeId::int2: { auto* v = column.values<int16_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
+    case TypeId::int4:
+    case TypeId::date: { auto* v = column.values<int32_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, ints); break; }
+    case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) floats[i] = v[i]; break; }
+    case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, floats); break; }
+    case TypeId::numeric: {
+      // int64, int128 or int128 + scale slots (storage/numeric_slot.hpp).
+      const size_t width = static_cast<size_t>(storage_width(column.type));
+      for (size_t i = 0; i < n; ++i) {
+        const storage::StoredNumeric v = storage::load_numeric(column.type, column.data.data() + i * width);
+        out.numerics[base + i] = Numeric{v.mantissa, v.scale};
+      }
+      break;
+    }
+    default: {
+      auto* codes = column.values<int32_t>();
+      for (size_t i = 0; i < n; ++i) {
+        if (out.null_at(base + i)) continue;
+        out.texts[base + i] = std::string(column.dictionary->at(codes[i]));
+      }
+    }
+  }
+}
+
+Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
+  Vector out(type);
+  append_from_storage(out, column, type);
+  return out;
+}
+
+namespace {
+
+// The aggregation output columns that reach the result as they are (moved
+// by run_select, nothing reorders, filters or evaluates them), by index:
+// those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
+// output that is not a bare column reference, or a column listed twice,
+// keeps every column materialized (simple and safe).
+std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
+  if (plan.having || plan.distinct || !plan.sort.empty() || plan.limit || plan.offset ||
+      plan.outputs.size() != plan.visible) {
+    return {};
+  }
+  std::vector<uint8_t> columns;
+  for (const auto& output : plan.outputs) {
+    auto* ref = dynamic_cast<const ColumnExpr*>(output.get());
+    if (ref == nullptr || ref->index < 0) return {};
+    const auto index = static_cast<size_t>(ref->index);
+    if (columns.size() <= index) columns.resize(index + 1, 0);
+    if (columns[index] != 0) return {};
+    columns[index] = 1;
+  }
+  return columns;
+}
+
+}  // namespace
+
+ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  ResultSet result;
+  result.fields = select_fields(plan);
+  const auto started = std::chrono::steady_clock::now();
+  if (ec.stream_to_client) statement_timeline().stamp(StatementTimeline::executor_start);
+  size_t ncols = plan.table ? plan.table->columns().size() : 0;
+  std::vector<Vector> out_columns;
+  for (const auto& o : plan.outputs) out_columns.emplace_back(o->type);
+  size_t out_rows = 0;
+
+  std::unique_ptr<GroupAggregator> aggregator;
+  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
+  const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
+  if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
+
+  // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
+  int64_t wanted = -1;
+  if (!plan.aggregate && plan.sort.empty() && !plan.distinct && plan.limit) {
+    const int64_t limit = constant_int(plan.limit, ec, -1);
+    if (limit >= 0) wanted = limit + std::max<int64_t>(0, constant_int(plan.offset, ec, 0));
+  }
+
+  const size_t chunks = plan.table ? plan.table->chunk_count() : 1;
+  uint64_t rows_scanned = 0;
+  // Plain scans without WHERE: output columns that are bare table columns
+  // are converted from storage straight into the result, reserved once for
+  // every row (no intermediate Vectors, no regrowth).
+  std::vector<int> direct(plan.outputs.size(), -1);  // index into scan_columns, or -1
+  bool all_direct = false;
+  if (!plan.aggregate && !plan.where && plan.table) {
+    all_direct = true;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+      const auto& scan = plan.scan_columns;
+      const auto at = ref ? std::find(scan.begin(), scan.end(), ref->index) : scan.end();
+      if (ref && at != scan.end() && plan.table->columns()[static_cast<size_t>(ref->index)].type == ref->type) {
+        direct[o] = static_cast<int>(at - scan.begin());
+      } else {
+        all_direct = false;
+      }
+    }
+    if (wanted < 0) {
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        if (direct[o] >= 0) out_columns[o].reserve(static_cast<size_t>(plan.table->row_count()));
+      }
+    }
+  }
+  const int passes = aggregator ? aggregator->passes() : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+  if (aggregator) aggregator->begin_pass(pass);
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    if (ec.cancel) ec.cancel->check();
+    if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
+    std::shared_ptr<const storage::ChunkBatch> batch;
+    std::vector<Vector> converted(ncols);
+    EvalInput input;
+    input.parameters = ec.parameters;
+    input.columns.assign(ncols, nullptr);
+    if (plan.table) {
+      batch = plan.table->read_chunk(chunk, plan.scan_columns);
+      input.rows = batch->rows;
+      if (raw) {
+        rows_scanned += batch->rows;
+        aggregator->sink_raw(*batch, plan.scan_columns);
+        continue;
+      }
+      if (all_direct) {
+        rows_scanned += batch->rows;
+        for (size_t o = 0; o < plan.outputs.size(); ++o) {
+          append_from_storage(out_columns[o], batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
+        }
+        out_rows += batch->rows;
+        continue;
+      }
+      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+        const int c = plan.scan_columns[i];
+        converted[static_cast<size_t>(c)] = vector_from_storage(batch->columns[i], plan.table->columns()[static_cast<size_t>(c)].type);
+        input.columns[static_cast<size_t>(c)] = &converted[static_cast<size_t>(c)];
+      }
+    } else {
+      input.rows = 1;
+    }
+    rows_scanned += input.rows;
+    std::vector<uint32_t> rows = select_rows(plan.where.get(), input);
+    if (rows.empty()) continue;
+    std::vector<Vector> selected(ncols);
+    EvalInput sel;
+    sel.parameters = ec.parameters;
+    sel.rows = rows.size();
+    sel.columns.assign(ncols, nullptr);
+    for (int c : plan.scan_columns) {
+      selected[static_cast<size_t>(c)] = rows.size() == input.rows ? std::move(converted[static_cast<size_t>(c)])
+                                                                    : gather(converted[static_cast<size_t>(c)], rows);
+      sel.columns[static_cast<size_t>(c)] = &selected[static_cast<size_t>(c)];
+    }
+    if (plan.aggregate) {
+      aggregator->sink(sel);
+      continue;
+    }
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
+    out_rows += sel.rows;
+  }
+  }  // passes
+
+  if (plan.aggregate) {
+    std::vector<Vector> agg_columns;
+    size_t groups = aggregator->finalize(agg_columns);
+    EvalInput post;
+    post.parameters = ec.parameters;
+    post.rows = groups;
+    for (const auto& c : agg_columns) post.columns.push_back(&c);
+    // Without HAVING every group is kept (no row list is built).
+    std::vector<uint32_t> rows = plan.having ? select_rows(plan.having.get(), post) : std::vector<uint32_t>();
+    std::vector<Vector> kept;
+    EvalInput having_input = post;
+    if (plan.having && rows.size() != groups) {
+      for (const auto& c : agg_columns) kept.push_back(gather(c, rows));
+      having_input.columns.clear();
+      for (const auto& c : kept) having_input.columns.push_back(&c);
+      having_input.rows = rows.size();
+    }
+    // Bare references to the aggregation output are moved, not copied (the
+    // common case: keys and aggregates listed as they are).
+    std::vector<uint8_t> moved(agg_columns.size(), 0);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+      if (ref && kept.empty() && !moved[static_cast<size_t>(ref->index)] && ref->type == agg_columns[static_cast<size_t>(ref->index)].type) {
+        bool used_later = false;
+        for (size_t later = o + 1; later < plan.outputs.size(); ++later) {
+          auto* other = dynamic_cast<const ColumnExpr*>(plan.outputs[later].get());
+          used_later |= !other || other->index == ref->index;
+        }
+        if (!used_later) {
+          moved[static_cast<size_t>(ref->index)] = 1;
+          out_columns[o] = std::move(agg_columns[static_cast<size_t>(ref->index)]);
+          continue;
+        }
+      }
+      out_columns[o] = plan.outputs[o]->evaluate(having_input);
+    }
+    out_rows = having_input.rows;
+    if (ec.explain) {
+      for (auto& line : aggregator->explain()) ec.explain->push_back(line);
+      ec.explain->push_back("Actual groups: " + std::to_string(groups));
+    }
+  }
+  order_and_limit(plan, result, out_columns, out_rows, ec);
+  if (ec.stream_to_client) {
+    statement_timeline().stamp(StatementTimeline::executor_end);
+    // The engine run is released after the reply (its pools, the tuner's
+    // hand-over), not between the executor's end and the first DataRow.
+    if (aggregator) result.retained = std::shared_ptr<GroupAggregator>(std::move(aggregator));
+  }
+  if (ec.explain) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "Execution Time: %.3f ms", ms);
+    ec.explain->push_back(buf);
+  }
+  return result;
+}
+
+std::vector<std::string> explain_select(const SelectPlan& plan) {
+  std::vector<std::string> lines;
+  std::string indent;
+  if (plan.limit || plan.offset) { lines.push_back("Limit"); indent = "  -> "; }
+  if (!plan.sort.empty()) { lines.push_back(indent + "Sort"); indent = "    " + std::string(indent.empty() ? "-> " : "  -> "); }
+  if (plan.distinct) { lines.push_back(indent + "Unique"); }
+  if (plan.aggregate) {
+    std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");
+    line += " (keys: " + std::to_string(plan.group_keys.size()) + ", aggregates: " + std::to_string(plan.aggregates.size()) + ")";
+    lines.push_back(line);
+    if (plan.having) lines.push_back(indent + "  Filter: HAVING");
+    std::string estimate = "  Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates);
+    lines.push_back(indent + estimate);
+  }
+  if (plan.table) {
+    lines.push_back(indent + "  -> Seq Scan on " + plan.table->name() + " (chunks: " + std::to_string(plan.table->chunk_count()) +
+                    ", rows: " + std::to_string(plan.table->row_count()) + ")");
+    if (plan.where) lines.push_back(indent + "       Filter: WHERE");
+  } else {
+    lines.push_back(indent + "  -> Result");
+  }
+  return lines;
+}
+
+}  // namespace tally::executor
