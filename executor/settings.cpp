@@ -143,8 +143,6 @@ Settings::Settings() {
   add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
   add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
   add("tally.variant", "", "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.");
-@@DROP@@
-      false, false, Kind::boolean);
   add("tally.launch_config", "", "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.");
   add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);
   add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");
