@@ -1,5 +1,5 @@
 #pragma once
-// What one statement run through a Session produced: its last result's type
+// What one statement run through a SqlSession produced: its last result's type
 // OIDs and text rows, or its error. The differential tests compare these
 // between engines and against PostgreSQL.
 #include <cstdint>
