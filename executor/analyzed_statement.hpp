@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "executor/parser.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor {
 
@@ -25,7 +25,7 @@ struct AnalyzedStatement {
   std::string kind;           // node type name
   std::vector<uint32_t> parameter_types;
   std::shared_ptr<const SelectPlan> select;  // for SELECT (and cursors/EXPLAIN of SELECT)
-  std::optional<std::vector<protocol::FieldDescription>> fields;
+  std::optional<std::vector<tally::FieldDescription>> fields;
   // SqlSession::epoch_ when this was planned: a SELECT over a table planned
   // in an earlier epoch holds an old table snapshot and is re-planned at Bind.
   uint64_t planned_at = 0;

@@ -27,10 +27,10 @@ namespace {
 
 class DatabaseImpl;
 
-class SessionFactory final : public protocol::QueryHandlerFactory {
+class SessionFactory final : public tally::QueryHandlerFactory {
  public:
   explicit SessionFactory(DatabaseImpl* database) : database_(database) {}
-  std::unique_ptr<protocol::QueryHandler> create(const protocol::SessionInfo& session) override;
+  std::unique_ptr<tally::QueryHandler> create(const tally::SessionInfo& session) override;
 
  private:
   DatabaseImpl* database_;
@@ -115,7 +115,7 @@ class EngineTableProvider final : public TableProvider {
 class DatabaseImpl final : public Database {
  public:
   explicit DatabaseImpl(const config::Config& config) : config_(config), factory_(this) {}
-  protocol::QueryHandlerFactory& handler_factory() override { return factory_; }
+  tally::QueryHandlerFactory& handler_factory() override { return factory_; }
   const config::Config& config() const override { return config_; }
   TableProvider& tables() override { return *tables_; }
   storage::TableStore* store() override {
@@ -151,7 +151,7 @@ class DatabaseImpl final : public Database {
   std::unique_ptr<TableProvider> tables_;
 };
 
-std::unique_ptr<protocol::QueryHandler> SessionFactory::create(const protocol::SessionInfo& session) {
+std::unique_ptr<tally::QueryHandler> SessionFactory::create(const tally::SessionInfo& session) {
   const auto& databases = database_->config().databases;
   if (!databases.empty() && std::find(databases.begin(), databases.end(), session.database) == databases.end()) {
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);

@@ -7,7 +7,7 @@
 
 #include "config/config.hpp"
 #include "executor/table_provider.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::storage {
 class TableStore;
@@ -48,7 +48,7 @@ class Database {
   virtual ~Database() = default;
 
   // Creates the per-connection QueryHandler (executor::SqlSession).
-  virtual protocol::QueryHandlerFactory& handler_factory() = 0;
+  virtual tally::QueryHandlerFactory& handler_factory() = 0;
   virtual const config::Config& config() const = 0;
   // The tables queries read.
   virtual TableProvider& tables() = 0;

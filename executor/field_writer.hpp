@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "executor/value.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor::row_encoding {
 
@@ -18,8 +18,8 @@ enum class FieldCoder : uint8_t { int_text, int2_binary, int4_binary, int8_binar
                                   float4_binary, float8_binary, raw_text, numeric_text, numeric_binary,
                                   avg_text, avg_binary, generic_text, generic_binary };
 
-inline FieldCoder coder_for(const Vector& v, protocol::Format format) {
-  const bool binary = format == protocol::Format::binary;
+inline FieldCoder coder_for(const Vector& v, tally::Format format) {
+  const bool binary = format == tally::Format::binary;
   if (v.avg_parts) return binary ? FieldCoder::avg_binary : FieldCoder::avg_text;
   switch (v.type.id) {
     case TypeId::int2: return binary ? FieldCoder::int2_binary : FieldCoder::int_text;

@@ -96,7 +96,7 @@ struct EncodeJob {
 
 }  // namespace
 
-void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, protocol::ResultWriter& writer) {
+void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, tally::ResultWriter& writer) {
   cpu::WorkerPool& pool = cpu::WorkerPool::shared();
   const size_t rows = end - begin;
   const size_t threads = static_cast<size_t>(pool.workers()) + 1;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "executor/row_encoder.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor::row_encoding {
 
@@ -21,6 +21,6 @@ constexpr size_t kParallelEncodeRows = size_t{1} << 14;
 // encode_rows over [begin, end) with helpers from the worker pool; the
 // calling thread sends every block in order (encoding those no helper has
 // claimed yet itself), so the result is byte for byte what encode_rows writes.
-void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, protocol::ResultWriter& writer);
+void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_t end, tally::ResultWriter& writer);
 
 }  // namespace tally::executor::row_encoding

@@ -16,8 +16,8 @@ using row_encoding::encode_rows;
 using row_encoding::encode_rows_parallel;
 using row_encoding::kParallelEncodeRows;
 
-protocol::FieldDescription describe_column(const std::string& name, SqlType type) {
-  protocol::FieldDescription field;
+tally::FieldDescription describe_column(const std::string& name, SqlType type) {
+  tally::FieldDescription field;
   field.name = name;
   field.type_oid = type_oid(type.id == TypeId::unknown ? TypeId::text : type.id);
   field.type_size = type_len(type.id == TypeId::unknown ? TypeId::text : type.id);
@@ -25,9 +25,9 @@ protocol::FieldDescription describe_column(const std::string& name, SqlType type
   return field;
 }
 
-std::vector<protocol::Format> expand_formats(std::span<const protocol::Format> formats, size_t columns) {
-  if (formats.empty()) return std::vector<protocol::Format>(columns, protocol::Format::text);
-  if (formats.size() == 1) return std::vector<protocol::Format>(columns, formats[0]);
+std::vector<tally::Format> expand_formats(std::span<const tally::Format> formats, size_t columns) {
+  if (formats.empty()) return std::vector<tally::Format>(columns, tally::Format::text);
+  if (formats.size() == 1) return std::vector<tally::Format>(columns, formats[0]);
   if (formats.size() != columns) {
     throw Error(SqlState::protocol_violation,
                 "bind message has " + std::to_string(formats.size()) + " result formats but query has " +
@@ -57,8 +57,8 @@ void decode_fields(std::string_view message, std::vector<std::optional<std::stri
 
 }  // namespace
 
-size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>& formats, size_t& position,
-                   uint64_t max_rows, protocol::ResultWriter& out) {
+size_t stream_rows(const ResultSet& result, const std::vector<tally::Format>& formats, size_t& position,
+                   uint64_t max_rows, tally::ResultWriter& out) {
   const size_t ncols = result.columns.size();
   size_t end = result.rows;
   if (max_rows > 0 && position + max_rows < end) end = position + static_cast<size_t>(max_rows);

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "executor/value.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor {
 
 struct ResultSet {
-  std::vector<protocol::FieldDescription> fields;  // formats filled by the portal
+  std::vector<tally::FieldDescription> fields;  // formats filled by the portal
   std::vector<Vector> columns;
   size_t rows = 0;
   // "SELECT" tags become "SELECT <rows sent>"; other tags are sent as they are.
@@ -29,15 +29,15 @@ struct ResultSet {
 };
 
 // Field descriptions for result columns (type OID, length, modifier).
-protocol::FieldDescription describe_column(const std::string& name, SqlType type);
+tally::FieldDescription describe_column(const std::string& name, SqlType type);
 
 // Streams rows [position, position + max_rows) of result; advances position.
 // Returns the number of rows written.
-size_t stream_rows(const ResultSet& result, const std::vector<protocol::Format>& formats, size_t& position,
-                   uint64_t max_rows, protocol::ResultWriter& out);
+size_t stream_rows(const ResultSet& result, const std::vector<tally::Format>& formats, size_t& position,
+                   uint64_t max_rows, tally::ResultWriter& out);
 
 // Expands Bind's result format codes to one per column; 08P01-like 22023 error
 // when the count is neither 0, 1 nor the column count.
-std::vector<protocol::Format> expand_formats(std::span<const protocol::Format> formats, size_t columns);
+std::vector<tally::Format> expand_formats(std::span<const tally::Format> formats, size_t columns);
 
 }  // namespace tally::executor

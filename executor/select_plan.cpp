@@ -401,8 +401,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
 
 const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan) { return plan.table; }
 
-std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan) {
-  std::vector<protocol::FieldDescription> fields;
+std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan) {
+  std::vector<tally::FieldDescription> fields;
   for (size_t i = 0; i < plan.visible; ++i) {
     auto f = describe_column(plan.names[i], plan.outputs[i]->type);
     if (auto* c = dynamic_cast<const ColumnExpr*>(plan.outputs[i].get()); c && plan.table && !plan.aggregate) {

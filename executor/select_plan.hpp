@@ -53,7 +53,7 @@ std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, Plan
 // The table a plan reads (null: none).
 const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan);
 // Result column descriptions (text format).
-std::vector<protocol::FieldDescription> select_fields(const SelectPlan& plan);
+std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
 // EXPLAIN text lines of a plan (without running it).
 std::vector<std::string> explain_select(const SelectPlan& plan);

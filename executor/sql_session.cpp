@@ -15,7 +15,7 @@ namespace tally::executor {
 
 using nlohmann::json;
 
-SqlSession::SqlSession(Database* database, TableProvider* tables, const protocol::SessionInfo& info)
+SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::SessionInfo& info)
     : database_(database), tables_(tables), info_(info) {
   settings_.apply_startup(info.startup_parameters);
   settings_.initialize("session_authorization", info.user);
@@ -58,16 +58,16 @@ std::vector<std::pair<std::string, std::string>> SqlSession::initial_parameter_s
   return settings_.reported();
 }
 
-protocol::TransactionStatus SqlSession::transaction_status() const {
+tally::TransactionStatus SqlSession::transaction_status() const {
   switch (state_) {
     case TxState::idle:
-      return protocol::TransactionStatus::idle;
+      return tally::TransactionStatus::idle;
     case TxState::in_block:
-      return protocol::TransactionStatus::in_block;
+      return tally::TransactionStatus::in_block;
     case TxState::failed:
-      return protocol::TransactionStatus::failed;
+      return tally::TransactionStatus::failed;
   }
-  return protocol::TransactionStatus::idle;
+  return tally::TransactionStatus::idle;
 }
 
 void SqlSession::on_error() {
@@ -77,7 +77,7 @@ void SqlSession::on_error() {
 void SqlSession::sync() { ++epoch_; }
 
 void SqlSession::report_changed(const std::vector<std::string>& names,
-                                protocol::ResultWriter& out) {
+                                tally::ResultWriter& out) {
   for (const auto& name : names) out.parameter_status(name, settings_.get(name).value_or(""));
 }
 
@@ -95,7 +95,7 @@ void SqlSession::check_not_failed(const std::string& kind, const json& node) con
               "current transaction is aborted, commands ignored until end of transaction block");
 }
 
-void SqlSession::simple_query(std::string_view sql, protocol::ResultWriter& out) {
+void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
   const auto statements = parse_sql_shared(sql);
   statement_timeline().stamp(StatementTimeline::parsed);
   if (statements->empty()) {
@@ -115,12 +115,12 @@ void SqlSession::simple_query(std::string_view sql, protocol::ResultWriter& out)
   }
 }
 
-void SqlSession::run_simple(const AnalyzedStatement& analyzed, protocol::ResultWriter& out) {
+void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWriter& out) {
   ResultSet result = execute(analyzed, {}, out);
   statement_timeline().stamp(StatementTimeline::result_ready);
   if (result.returns_rows) {
     out.row_description(result.fields);
-    std::vector<protocol::Format> formats(result.columns.size(), protocol::Format::text);
+    std::vector<tally::Format> formats(result.columns.size(), tally::Format::text);
     size_t position = 0;
     const size_t sent = stream_rows(result, formats, position, 0, out);
     out.release_after_reply(std::move(result.retained));
@@ -134,7 +134,7 @@ void SqlSession::run_simple(const AnalyzedStatement& analyzed, protocol::ResultW
 }
 
 ResultSet SqlSession::execute(const AnalyzedStatement& statement,
-                              const std::vector<Value>& parameters, protocol::ResultWriter& out) {
+                              const std::vector<Value>& parameters, tally::ResultWriter& out) {
   try {
     return execute_checked(statement, parameters, out);
   } catch (const nlohmann::json::exception& e) {
@@ -146,7 +146,7 @@ ResultSet SqlSession::execute(const AnalyzedStatement& statement,
 
 ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
                                       const std::vector<Value>& parameters,
-                                      protocol::ResultWriter& out) {
+                                      tally::ResultWriter& out) {
   if (statement.is_empty()) return command_result("");
   const std::string& kind = statement.kind;
   check_not_failed(kind, statement.node());

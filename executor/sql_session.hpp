@@ -1,5 +1,5 @@
 #pragma once
-// One client session's SQL behaviour (protocol::QueryHandler), one file per
+// One client session's SQL behaviour (tally::QueryHandler), one file per
 // job: the statement handler (sql_session.cpp), analysis and its caches
 // (sql_session_analysis.cpp), transaction blocks (sql_session_transactions.cpp),
 // SET/SHOW/RESET/DISCARD/EXPLAIN (sql_session_utility.cpp), cursors
@@ -17,26 +17,26 @@
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor {
 
 class Database;
 class TableProvider;
 
-class SqlSession final : public protocol::QueryHandler {
+class SqlSession final : public tally::QueryHandler {
  public:
-  SqlSession(Database* database, TableProvider* tables, const protocol::SessionInfo& info);
+  SqlSession(Database* database, TableProvider* tables, const tally::SessionInfo& info);
   ~SqlSession() override;
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override;
-  void simple_query(std::string_view sql, protocol::ResultWriter& out) override;
-  std::unique_ptr<protocol::PreparedStatement> prepare(
+  void simple_query(std::string_view sql, tally::ResultWriter& out) override;
+  std::unique_ptr<tally::PreparedStatement> prepare(
       std::string_view sql, std::span<const uint32_t> param_types) override;
-  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
-                                         std::span<const protocol::ParameterValue> parameters,
-                                         std::span<const protocol::Format> result_formats) override;
-  protocol::TransactionStatus transaction_status() const override;
+  std::unique_ptr<tally::Portal> bind(tally::PreparedStatement& statement,
+                                         std::span<const tally::ParameterValue> parameters,
+                                         std::span<const tally::Format> result_formats) override;
+  tally::TransactionStatus transaction_status() const override;
   void on_error() override;
   void sync() override;
   // SET statement_timeout (the server's statement_timeout_ms is the session default).
@@ -44,7 +44,7 @@ class SqlSession final : public protocol::QueryHandler {
 
   // Runs one analyzed statement with parameters; returns its result (rows or a tag).
   ResultSet execute(const AnalyzedStatement& statement, const std::vector<Value>& parameters,
-                    protocol::ResultWriter& out);
+                    tally::ResultWriter& out);
   AnalyzedStatement analyze(std::string_view sql, const ParsedStatement& statement,
                             std::vector<uint32_t> parameter_types);
   // analyze() through the session's analysis cache (see analysis_cache_),
@@ -62,7 +62,7 @@ class SqlSession final : public protocol::QueryHandler {
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
-  const protocol::SessionInfo& info() const { return info_; }
+  const tally::SessionInfo& info() const { return info_; }
   // Plans (PlanContext) and runs (ExecContext) with this session's settings.
   struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
   struct ExecContext make_exec_context(const std::vector<Value>* parameters);
@@ -70,20 +70,20 @@ class SqlSession final : public protocol::QueryHandler {
  private:
   enum class TxState { idle, in_block, failed };
   ResultSet execute_checked(const AnalyzedStatement& statement,
-                            const std::vector<Value>& parameters, protocol::ResultWriter& out);
+                            const std::vector<Value>& parameters, tally::ResultWriter& out);
   AnalyzedStatement analyze_checked(std::string_view sql, const ParsedStatement& statement,
                                     std::vector<uint32_t> parameter_types);
   void check_not_failed(const std::string& kind, const nlohmann::json& node) const;
   // Runs one analyzed statement of a simple Query and writes its result.
-  void run_simple(const AnalyzedStatement& analyzed, protocol::ResultWriter& out);
-  ResultSet run_transaction_statement(const nlohmann::json& body, protocol::ResultWriter& out);
-  ResultSet run_set(const nlohmann::json& body, protocol::ResultWriter& out);
+  void run_simple(const AnalyzedStatement& analyzed, tally::ResultWriter& out);
+  ResultSet run_transaction_statement(const nlohmann::json& body, tally::ResultWriter& out);
+  ResultSet run_set(const nlohmann::json& body, tally::ResultWriter& out);
   ResultSet run_show(const nlohmann::json& body);
-  ResultSet run_discard(const nlohmann::json& body, protocol::ResultWriter& out);
+  ResultSet run_discard(const nlohmann::json& body, tally::ResultWriter& out);
   ResultSet run_cursor_statement(const std::string& kind, const nlohmann::json& body,
-                                 const std::vector<Value>& parameters, protocol::ResultWriter& out);
+                                 const std::vector<Value>& parameters, tally::ResultWriter& out);
   ResultSet run_explain(const nlohmann::json& body, const std::vector<Value>& parameters);
-  void report_changed(const std::vector<std::string>& names, protocol::ResultWriter& out);
+  void report_changed(const std::vector<std::string>& names, tally::ResultWriter& out);
   // Whether `a` is reusable_over_table and its table's current snapshot is
   // the one it read (one catalog look-up, no analysis).
   bool reads_current_table(const AnalyzedStatement& a) const;
@@ -93,7 +93,7 @@ class SqlSession final : public protocol::QueryHandler {
 
   Database* database_;
   TableProvider* tables_;
-  protocol::SessionInfo info_;
+  tally::SessionInfo info_;
   Settings settings_;
   TxState state_ = TxState::idle;
   std::map<std::string, std::string> settings_at_begin_;

@@ -157,15 +157,15 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
   } else if (a.kind == "VariableShowStmt") {
     const std::string name = body.value("name", "");
     if (name == "all") {
-      a.fields = std::vector<protocol::FieldDescription>{
+      a.fields = std::vector<tally::FieldDescription>{
           describe_column("name", {TypeId::text}), describe_column("setting", {TypeId::text}),
           describe_column("description", {TypeId::text})};
     } else {
-      a.fields = std::vector<protocol::FieldDescription>{describe_column(name, {TypeId::text})};
+      a.fields = std::vector<tally::FieldDescription>{describe_column(name, {TypeId::text})};
     }
   } else if (a.kind == "ExplainStmt") {
     a.fields =
-        std::vector<protocol::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
+        std::vector<tally::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
     const json& query = body["query"];
     if (query.contains("SelectStmt")) a.select = plan_select(query["SelectStmt"], pc);
   } else if (a.kind == "FetchStmt") {
@@ -293,8 +293,8 @@ std::shared_ptr<const AnalyzedStatement> SqlSession::analysis_for_bind(
   if (!stale || validated || reads_current_table(*analyzed)) return analyzed;
   auto fresh = std::make_shared<AnalyzedStatement>(
       analyze(analyzed->sql, analyzed->statement, analyzed->parameter_types));
-  const auto same_type = [](const protocol::FieldDescription& a,
-                            const protocol::FieldDescription& b) {
+  const auto same_type = [](const tally::FieldDescription& a,
+                            const tally::FieldDescription& b) {
     return a.type_oid == b.type_oid && a.type_modifier == b.type_modifier;
   };
   if (!analyzed->fields || !fresh->fields ||

@@ -11,7 +11,7 @@ using nlohmann::json;
 
 ResultSet SqlSession::run_cursor_statement(const std::string& kind, const json& body,
                                            const std::vector<Value>& parameters,
-                                           protocol::ResultWriter& out) {
+                                           tally::ResultWriter& out) {
   (void)out;
   if (kind == "DeclareCursorStmt") {
     const std::string name = body.value("portalname", "");

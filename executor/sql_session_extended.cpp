@@ -13,34 +13,34 @@ using nlohmann::json;
 
 namespace {
 
-class SqlPreparedStatement final : public protocol::PreparedStatement {
+class SqlPreparedStatement final : public tally::PreparedStatement {
  public:
   explicit SqlPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
       : analyzed(std::move(analyzed)) {}
   std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
     return analyzed->fields;
   }
   std::shared_ptr<const AnalyzedStatement> analyzed;
 };
 
-class SqlPortal final : public protocol::Portal {
+class SqlPortal final : public tally::Portal {
  public:
   SqlPortal(SqlSession* session, std::shared_ptr<const AnalyzedStatement> analyzed,
-                std::vector<Value> parameters, std::vector<protocol::Format> formats)
+                std::vector<Value> parameters, std::vector<tally::Format> formats)
       : session_(session),
         analyzed_(std::move(analyzed)),
         parameters_(std::move(parameters)),
         formats_(std::move(formats)) {}
 
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
     if (!analyzed_->fields) return std::nullopt;
     auto fields = *analyzed_->fields;
     for (size_t i = 0; i < fields.size(); ++i) fields[i].format = formats_[i];
     return fields;
   }
 
-  bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+  bool execute(uint64_t max_rows, tally::ResultWriter& out) override {
     // An empty statement answers EmptyQueryResponse in place of CommandComplete,
     // as PostgreSQL's exec_execute_message does (query_handler.hpp, Portal::execute).
     if (analyzed_->is_empty()) {
@@ -63,7 +63,7 @@ class SqlPortal final : public protocol::Portal {
       return true;
     }
     if (formats_.size() < result_->columns.size())
-      formats_.resize(result_->columns.size(), protocol::Format::text);
+      formats_.resize(result_->columns.size(), tally::Format::text);
     const size_t sent =
         stream_rows(*result_, formats_, position_, max_rows, out);
     if (position_ < result_->rows) return false;
@@ -82,7 +82,7 @@ class SqlPortal final : public protocol::Portal {
   SqlSession* session_;
   std::shared_ptr<const AnalyzedStatement> analyzed_;
   std::vector<Value> parameters_;
-  std::vector<protocol::Format> formats_;
+  std::vector<tally::Format> formats_;
   std::optional<ResultSet> result_;
   size_t position_ = 0;
   bool completed_ = false;
@@ -90,7 +90,7 @@ class SqlPortal final : public protocol::Portal {
 
 }  // namespace
 
-std::unique_ptr<protocol::PreparedStatement> SqlSession::prepare(
+std::unique_ptr<tally::PreparedStatement> SqlSession::prepare(
     std::string_view sql, std::span<const uint32_t> param_types) {
   const auto statements = parse_sql_shared(sql);
   if (statements->size() > 1) {
@@ -114,9 +114,9 @@ std::unique_ptr<protocol::PreparedStatement> SqlSession::prepare(
       analyze_shared(sql, statement, std::move(types)));
 }
 
-std::unique_ptr<protocol::Portal> SqlSession::bind(
-    protocol::PreparedStatement& statement, std::span<const protocol::ParameterValue> parameters,
-    std::span<const protocol::Format> result_formats) {
+std::unique_ptr<tally::Portal> SqlSession::bind(
+    tally::PreparedStatement& statement, std::span<const tally::ParameterValue> parameters,
+    std::span<const tally::Format> result_formats) {
   auto& prepared = dynamic_cast<SqlPreparedStatement&>(statement);
   if (!prepared.analyzed->is_empty())
     check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());
@@ -136,14 +136,14 @@ std::unique_ptr<protocol::Portal> SqlSession::bind(
     const SqlType type{id};
     if (!parameters[i].bytes) {
       values.push_back(Null{});
-    } else if (parameters[i].format == protocol::Format::binary) {
+    } else if (parameters[i].format == tally::Format::binary) {
       values.push_back(parse_binary(type, *parameters[i].bytes));
     } else {
       values.push_back(parse_text(type, *parameters[i].bytes));
     }
   }
   const size_t columns = analyzed->fields ? analyzed->fields->size() : 0;
-  std::vector<protocol::Format> formats = expand_formats(result_formats, columns);
+  std::vector<tally::Format> formats = expand_formats(result_formats, columns);
   return std::make_unique<SqlPortal>(this, analyzed, std::move(values), std::move(formats));
 }
 

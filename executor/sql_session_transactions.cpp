@@ -8,7 +8,7 @@ namespace tally::executor {
 
 using nlohmann::json;
 
-ResultSet SqlSession::run_transaction_statement(const json& body, protocol::ResultWriter& out) {
+ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultWriter& out) {
   const std::string kind = body.value("kind", "");
   auto warn = [&](SqlState state, const std::string& message) {
     out.notice(Error(state, message, Severity::warning));

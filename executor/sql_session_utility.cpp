@@ -38,7 +38,7 @@ std::string set_value(const std::string& name, const json& args) {
 
 }  // namespace
 
-ResultSet SqlSession::run_set(const json& body, protocol::ResultWriter& out) {
+ResultSet SqlSession::run_set(const json& body, tally::ResultWriter& out) {
   const std::string kind = body.value("kind", "");
   std::string name = body.value("name", "");
   if (name == "timezone") name = "TimeZone";
@@ -92,7 +92,7 @@ ResultSet SqlSession::run_show(const json& body) {
   return text_rows({column}, {{*value}});
 }
 
-ResultSet SqlSession::run_discard(const json& body, protocol::ResultWriter& out) {
+ResultSet SqlSession::run_discard(const json& body, tally::ResultWriter& out) {
   const std::string target = body.value("target", "");
   if (target == "DISCARD_ALL") {
     if (state_ != TxState::idle) {

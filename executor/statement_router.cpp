@@ -181,7 +181,7 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
 }  // namespace
 
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
-                                         const std::vector<Value>& parameters, protocol::ResultWriter& out) {
+                                         const std::vector<Value>& parameters, tally::ResultWriter& out) {
   const std::string& kind = statement.kind;
   const json& body = statement.body();
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;

@@ -10,6 +10,6 @@ namespace tally::executor {
 
 // nullopt when no layer handles this statement kind (the session answers 0A000).
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
-                                         const std::vector<Value>& parameters, protocol::ResultWriter& out);
+                                         const std::vector<Value>& parameters, tally::ResultWriter& out);
 
 }  // namespace tally::executor

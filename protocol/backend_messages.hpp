@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::protocol::backend {
 

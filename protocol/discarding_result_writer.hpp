@@ -2,7 +2,7 @@
 // A ResultWriter that drops everything: benchmarks that time the executor
 // without a client, and tests that override only the calls they check.
 #include "common/error.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::protocol {
 

@@ -16,7 +16,7 @@
 #include "protocol/frontend_messages.hpp"
 #include "protocol/message_channel.hpp"
 #include "protocol/named_slots.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 #include "protocol/session_host.hpp"
 #include "protocol/wire_result_writer.hpp"
 

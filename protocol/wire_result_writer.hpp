@@ -6,7 +6,7 @@
 
 #include "common/statement_timeline.hpp"
 #include "protocol/message_channel.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::protocol {
 

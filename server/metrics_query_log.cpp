@@ -123,28 +123,28 @@ auto observe(int32_t pid, std::string_view protocol, std::string_view sql, Body&
   }
 }
 
-class LoggedPortal final : public protocol::Portal {
+class LoggedPortal final : public tally::Portal {
  public:
-  LoggedPortal(std::unique_ptr<protocol::Portal> inner, int32_t pid, std::shared_ptr<const std::string> sql)
+  LoggedPortal(std::unique_ptr<tally::Portal> inner, int32_t pid, std::shared_ptr<const std::string> sql)
       : inner_(std::move(inner)), pid_(pid), sql_(std::move(sql)) {}
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
     return inner_->result_fields();
   }
-  bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+  bool execute(uint64_t max_rows, tally::ResultWriter& out) override {
     return observe(pid_, "extended", sql_ ? std::string_view(*sql_) : std::string_view(),
                    [&] { return inner_->execute(max_rows, out); });
   }
 
  private:
-  std::unique_ptr<protocol::Portal> inner_;
+  std::unique_ptr<tally::Portal> inner_;
   int32_t pid_;
   // Shared with the handler's table of statement texts: a Bind copies no text.
   std::shared_ptr<const std::string> sql_;
 };
 
-class LoggedHandler final : public protocol::QueryHandler {
+class LoggedHandler final : public tally::QueryHandler {
  public:
-  LoggedHandler(std::unique_ptr<protocol::QueryHandler> inner, const protocol::SessionInfo& session)
+  LoggedHandler(std::unique_ptr<tally::QueryHandler> inner, const tally::SessionInfo& session)
       : inner_(std::move(inner)), pid_(session.process_id), user_(session.user),
         database_(session.database), start_(Clock::now()) {
     auto app = session.startup_parameters.find("application_name");
@@ -160,14 +160,14 @@ class LoggedHandler final : public protocol::QueryHandler {
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
     return inner_->initial_parameter_status();
   }
-  void simple_query(std::string_view sql, protocol::ResultWriter& out) override {
+  void simple_query(std::string_view sql, tally::ResultWriter& out) override {
     ++statements_;
     observe(pid_, "simple", sql, [&] { inner_->simple_query(sql, out); });
   }
-  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql,
+  std::unique_ptr<tally::PreparedStatement> prepare(std::string_view sql,
                                                        std::span<const uint32_t> param_types) override {
     // Parse errors are statement errors too; a successful Parse is not a query.
-    std::unique_ptr<protocol::PreparedStatement> statement;
+    std::unique_ptr<tally::PreparedStatement> statement;
     try {
       statement = inner_->prepare(sql, param_types);
     } catch (const Error& error) {
@@ -178,9 +178,9 @@ class LoggedHandler final : public protocol::QueryHandler {
     remember(statement.get(), sql);
     return statement;
   }
-  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
-                                         std::span<const protocol::ParameterValue> parameters,
-                                         std::span<const protocol::Format> result_formats) override {
+  std::unique_ptr<tally::Portal> bind(tally::PreparedStatement& statement,
+                                         std::span<const tally::ParameterValue> parameters,
+                                         std::span<const tally::Format> result_formats) override {
     // The executor's own statement object goes back unchanged (it downcasts it).
     auto portal = inner_->bind(statement, parameters, result_formats);
     auto text = texts_.find(&statement);
@@ -188,13 +188,13 @@ class LoggedHandler final : public protocol::QueryHandler {
     return std::make_unique<LoggedPortal>(std::move(portal), pid_,
                                           text == texts_.end() ? nullptr : text->second);
   }
-  protocol::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
+  tally::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
   void on_error() override { inner_->on_error(); }
   void sync() override { inner_->sync(); }
   std::optional<uint64_t> statement_timeout_ms() const override { return inner_->statement_timeout_ms(); }
 
  private:
-  void remember(const protocol::PreparedStatement* statement, std::string_view sql) {
+  void remember(const tally::PreparedStatement* statement, std::string_view sql) {
     if (texts_.size() >= max_remembered_statements) {
       texts_.erase(order_.front());
       order_.pop_front();
@@ -204,19 +204,19 @@ class LoggedHandler final : public protocol::QueryHandler {
       order_.push_back(statement);
   }
 
-  std::unique_ptr<protocol::QueryHandler> inner_;
+  std::unique_ptr<tally::QueryHandler> inner_;
   int32_t pid_;
   std::string user_;
   std::string database_;
   Clock::time_point start_;
   uint64_t statements_ = 0;
-  std::unordered_map<const protocol::PreparedStatement*, std::shared_ptr<const std::string>> texts_;
-  std::deque<const protocol::PreparedStatement*> order_;
+  std::unordered_map<const tally::PreparedStatement*, std::shared_ptr<const std::string>> texts_;
+  std::deque<const tally::PreparedStatement*> order_;
 };
 
 }  // namespace
 
-std::unique_ptr<protocol::QueryHandler> QueryLogFactory::create(const protocol::SessionInfo& session) {
+std::unique_ptr<tally::QueryHandler> QueryLogFactory::create(const tally::SessionInfo& session) {
   return std::make_unique<LoggedHandler>(inner_.create(session), session);
 }
 

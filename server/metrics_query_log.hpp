@@ -1,6 +1,6 @@
 #pragma once
 // tallyd's per-connection and per-statement observations, as a decorator of
-// the executor's QueryHandlerFactory (protocol/query_handler.hpp), so neither
+// the executor's QueryHandlerFactory (common/query_handler.hpp), so neither
 // protocol/ nor executor/ knows about logs or metrics:
 //   - one "connection" line when a session starts (user, database, pid,
 //     application_name) and one "disconnection" line when it ends (duration,
@@ -26,18 +26,18 @@
 #include <string_view>
 
 #include "config/config.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::server {
 
-class QueryLogFactory final : public protocol::QueryHandlerFactory {
+class QueryLogFactory final : public tally::QueryHandlerFactory {
  public:
   // `inner` must outlive this factory and every handler it creates.
-  explicit QueryLogFactory(protocol::QueryHandlerFactory& inner) : inner_(inner) {}
-  std::unique_ptr<protocol::QueryHandler> create(const protocol::SessionInfo& session) override;
+  explicit QueryLogFactory(tally::QueryHandlerFactory& inner) : inner_(inner) {}
+  std::unique_ptr<tally::QueryHandler> create(const tally::SessionInfo& session) override;
 
  private:
-  protocol::QueryHandlerFactory& inner_;
+  tally::QueryHandlerFactory& inner_;
 };
 
 // Which statements get a "query" line at info level, process-wide (tallyd

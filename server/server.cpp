@@ -40,7 +40,7 @@ tcp::endpoint listen_endpoint(const std::string& address, uint16_t port) {
 }
 }  // namespace
 
-Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factory)
+Server::Server(ConfigSource config_source, tally::QueryHandlerFactory& factory)
     : config_source_(std::move(config_source)),
       initial_config_(config_source_()),
       factory_(factory),
@@ -48,7 +48,7 @@ Server::Server(ConfigSource config_source, protocol::QueryHandlerFactory& factor
       tls_(make_tls_context(*initial_config_)),
       acceptor_(io_) {}
 
-Server::Server(const config::Config& config, protocol::QueryHandlerFactory& factory)
+Server::Server(const config::Config& config, tally::QueryHandlerFactory& factory)
     : Server([fixed = std::make_shared<const config::Config>(config)] { return fixed; },
              factory) {}
 

@@ -19,7 +19,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "config/config.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 #include "server/session_registry.hpp"
 
 namespace tally::server {
@@ -39,9 +39,9 @@ class Server {
   using ConfigSource = std::function<std::shared_ptr<const config::Config>()>;
 
   // The factory must outlive the server.
-  Server(ConfigSource config_source, protocol::QueryHandlerFactory& factory);
+  Server(ConfigSource config_source, tally::QueryHandlerFactory& factory);
   // A fixed configuration (copied).
-  Server(const config::Config& config, protocol::QueryHandlerFactory& factory);
+  Server(const config::Config& config, tally::QueryHandlerFactory& factory);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -98,7 +98,7 @@ class Server {
 
   ConfigSource config_source_;
   std::shared_ptr<const config::Config> initial_config_;
-  protocol::QueryHandlerFactory& factory_;
+  tally::QueryHandlerFactory& factory_;
   SessionRegistry registry_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
   boost::asio::io_context io_;

@@ -95,7 +95,7 @@ Measured measure(const std::string& sql, MemoryTableProvider& tables, AggregateE
     KeepingWriter writer;
     size_t position = 0;
     const auto t0 = Clock::now();
-    stream_rows(result, std::vector<protocol::Format>(result.columns.size(), protocol::Format::text), position, 0,
+    stream_rows(result, std::vector<tally::Format>(result.columns.size(), tally::Format::text), position, 0,
                 writer);
     const double encode = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (i < 3) continue;  // warm-up

@@ -137,7 +137,7 @@ struct Measurement {
 };
 
 // The fake handler's "rows 1" answers 0; SELECT 1 answers 1.
-Measurement run_once(const config::Config& config, protocol::QueryHandlerFactory& factory,
+Measurement run_once(const config::Config& config, tally::QueryHandlerFactory& factory,
                      const std::function<std::string(size_t)>& round_trip, size_t count, char expected) {
   protocol::testing::FakeHost host;
   ReplayStream stream(protocol::testing::startup_packet("tally", "tally", "bench"), round_trip, count, expected);
@@ -155,7 +155,7 @@ Measurement run_once(const config::Config& config, protocol::QueryHandlerFactory
   return m;
 }
 
-double best_seconds(const config::Config& config, protocol::QueryHandlerFactory& factory,
+double best_seconds(const config::Config& config, tally::QueryHandlerFactory& factory,
                     const std::function<std::string(size_t)>& round_trip, size_t count, int repeats, bool& ok,
                     char expected = '1') {
   double best = 1e300;

@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
   std::printf("%-7s %-9s %10s %10s %12s %10s %8s %s\n", "format", "path", "seconds", "cpu_s", "Mrows/s", "MB/s", "ratio",
               "check");
   bool all_ok = true;
-  for (auto format : {protocol::Format::text, protocol::Format::binary}) {
-    const std::vector<protocol::Format> formats(ncols, format);
+  for (auto format : {tally::Format::text, tally::Format::binary}) {
+    const std::vector<tally::Format> formats(ncols, format);
     double baseline = 0;
     for (bool buffered : {false, true}) {
       double best = 1e30, best_cpu = 1e30;
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
         for (const auto& [row, fields] : writer.sampled) {
           for (size_t c = 0; c < ncols; ++c) {
             std::string expected;
-            if (format == protocol::Format::binary) append_binary(expected, result.columns[c], row);
+            if (format == tally::Format::binary) append_binary(expected, result.columns[c], row);
             else append_text(expected, result.columns[c], row);
             ok &= fields[c].has_value() && *fields[c] == expected;
           }
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
       if (!buffered) baseline = best;
       all_ok &= ok;
       std::printf("%-7s %-9s %10.3f %10.3f %12.2f %10.1f %7.2fx %s\n",
-                  format == protocol::Format::text ? "text" : "binary", buffered ? "buffer" : "data_row", best, best_cpu,
+                  format == tally::Format::text ? "text" : "binary", buffered ? "buffer" : "data_row", best, best_cpu,
                   static_cast<double>(rows) / best / 1e6,
                   static_cast<double>(bytes) / best / 1e6, baseline / best, ok ? "ok" : "MISMATCH");
     }

@@ -10,14 +10,14 @@
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 #include "storage/table_store.hpp"
 
 namespace tally::executor {
 
 struct StatementContext {
   storage::TableStore& store;
-  protocol::ResultWriter& out;
+  tally::ResultWriter& out;
   std::string_view query_text;        // the whole Query/Parse string
   const CancelToken* cancel = nullptr;
 

@@ -23,7 +23,7 @@ std::string copy(const nlohmann::json& stmt, StatementContext& ctx) {
     bool end_marker = false;
     uint64_t rows;
     if (filename.empty()) {
-      StdinCopySource source(ctx.out.copy_in(protocol::Format::text, static_cast<int>(targets.size())));
+      StdinCopySource source(ctx.out.copy_in(tally::Format::text, static_cast<int>(targets.size())));
       rows = copy_from(ctx, snap->def, targets, options, source, end_marker);
       if (end_marker) source.drain();
     } else {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor::dml {
 
@@ -16,7 +16,7 @@ class CopySource {
 
 class StdinCopySource final : public CopySource {
  public:
-  explicit StdinCopySource(protocol::CopyInReader& reader) : reader_(reader) {}
+  explicit StdinCopySource(tally::CopyInReader& reader) : reader_(reader) {}
   bool next(std::string& buf) override {
     if (done_) return false;
     auto data = reader_.next();
@@ -34,7 +34,7 @@ class StdinCopySource final : public CopySource {
   }
 
  private:
-  protocol::CopyInReader& reader_;
+  tally::CopyInReader& reader_;
   bool done_ = false;
 };
 

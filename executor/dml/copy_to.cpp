@@ -118,7 +118,7 @@ uint64_t copy_to(StatementContext& ctx, const catalog::TableSnapshot& snapshot, 
 uint64_t run_copy_out(StatementContext& ctx, const std::string& filename, int columns,
                       const std::function<uint64_t(const CopySink&)>& produce) {
   if (filename.empty()) {
-    ctx.out.copy_out_begin(protocol::Format::text, columns);
+    ctx.out.copy_out_begin(tally::Format::text, columns);
     const uint64_t rows = produce([&](std::string_view b) { ctx.out.copy_out_data(b); });
     ctx.out.copy_out_end();
     return rows;

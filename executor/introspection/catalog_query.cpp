@@ -36,8 +36,8 @@ bool reads_catalog_node(const json& node, const CatalogSource& source) {
   return false;
 }
 
-std::vector<protocol::FieldDescription> fields_of(const Query& q) {
-  std::vector<protocol::FieldDescription> fields;
+std::vector<tally::FieldDescription> fields_of(const Query& q) {
+  std::vector<tally::FieldDescription> fields;
   for (const auto& t : q.targets) fields.push_back(describe_column(t.name, t.type));
   return fields;
 }
@@ -93,7 +93,7 @@ ResultSet run_checked(const json& select_stmt, const CatalogSource& source, cons
   return result;
 }
 
-std::vector<protocol::FieldDescription> catalog_query_fields(const json& select_stmt, const CatalogSource& source,
+std::vector<tally::FieldDescription> catalog_query_fields(const json& select_stmt, const CatalogSource& source,
                                                              const std::vector<SqlType>& parameter_types) {
   Parameters parameters;
   for (const auto& t : parameter_types) parameters.emplace_back(t, Value{Null{}});

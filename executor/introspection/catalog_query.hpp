@@ -26,7 +26,7 @@ ResultSet run_catalog_query(const nlohmann::json& select_stmt, const CatalogSour
                             const std::vector<std::pair<SqlType, Value>>& parameters);
 
 // The result columns the statement will produce (for Describe).
-std::vector<protocol::FieldDescription> catalog_query_fields(const nlohmann::json& select_stmt,
+std::vector<tally::FieldDescription> catalog_query_fields(const nlohmann::json& select_stmt,
                                                              const CatalogSource& source,
                                                              const std::vector<SqlType>& parameter_types);
 

@@ -45,10 +45,10 @@ bool names_relation(const json& node, std::string_view name) {
 
 // Collects the rows of a SHOW ALL run on the wrapped session (its settings
 // are private to it; SHOW ALL is the interface PostgreSQL clients have too).
-class ShowAllWriter final : public protocol::ResultWriter {
+class ShowAllWriter final : public tally::ResultWriter {
  public:
   std::vector<std::vector<std::string>> rows;
-  void row_description(std::span<const protocol::FieldDescription>) override {}
+  void row_description(std::span<const tally::FieldDescription>) override {}
   void data_row(std::span<const std::optional<std::string_view>> fields) override {
     std::vector<std::string> row;
     for (const auto& f : fields) row.emplace_back(f ? std::string(*f) : std::string());
@@ -58,36 +58,36 @@ class ShowAllWriter final : public protocol::ResultWriter {
   void empty_query() override {}
   void notice(const Error&) override {}
   void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override {
+  tally::CopyInReader& copy_in(tally::Format, int) override {
     throw Error(SqlState::internal_error, "SHOW ALL does not copy");
   }
-  void copy_out_begin(protocol::Format, int) override {}
+  void copy_out_begin(tally::Format, int) override {}
   void copy_out_data(std::string_view) override {}
   void copy_out_end() override {}
 };
 
-class CatalogPrepared final : public protocol::PreparedStatement {
+class CatalogPrepared final : public tally::PreparedStatement {
  public:
-  CatalogPrepared(json select, std::vector<uint32_t> types, std::vector<protocol::FieldDescription> fields)
+  CatalogPrepared(json select, std::vector<uint32_t> types, std::vector<tally::FieldDescription> fields)
       : select(std::move(select)), types(std::move(types)), fields(std::move(fields)) {}
   std::vector<uint32_t> parameter_types() const override { return types; }
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return fields; }
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override { return fields; }
 
   json select;
   std::vector<uint32_t> types;
-  std::vector<protocol::FieldDescription> fields;
+  std::vector<tally::FieldDescription> fields;
 };
 
-class CatalogPortal final : public protocol::Portal {
+class CatalogPortal final : public tally::Portal {
  public:
-  CatalogPortal(ResultSet result, std::vector<protocol::Format> formats)
+  CatalogPortal(ResultSet result, std::vector<tally::Format> formats)
       : result_(std::move(result)), formats_(std::move(formats)) {}
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
     auto fields = result_.fields;
     for (size_t i = 0; i < fields.size(); ++i) fields[i].format = formats_[i];
     return fields;
   }
-  bool execute(uint64_t max_rows, protocol::ResultWriter& out) override {
+  bool execute(uint64_t max_rows, tally::ResultWriter& out) override {
     out.row_description(*result_fields());
     const size_t sent = stream_rows(result_, formats_, position_, max_rows, out);
     if (position_ < result_.rows) return false;
@@ -97,20 +97,20 @@ class CatalogPortal final : public protocol::Portal {
 
  private:
   ResultSet result_;
-  std::vector<protocol::Format> formats_;
+  std::vector<tally::Format> formats_;
   size_t position_ = 0;
 };
 
-class CatalogSession final : public protocol::QueryHandler {
+class CatalogSession final : public tally::QueryHandler {
  public:
-  CatalogSession(std::unique_ptr<protocol::QueryHandler> inner, Database* database, protocol::SessionInfo info)
+  CatalogSession(std::unique_ptr<tally::QueryHandler> inner, Database* database, tally::SessionInfo info)
       : inner_(std::move(inner)), database_(database), info_(std::move(info)) {}
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
     return inner_->initial_parameter_status();
   }
 
-  void simple_query(std::string_view sql, protocol::ResultWriter& out) override {
+  void simple_query(std::string_view sql, tally::ResultWriter& out) override {
     const auto cached = find_parsed(sql);
     std::vector<ParsedStatement> statements;
     try {
@@ -139,7 +139,7 @@ class CatalogSession final : public protocol::QueryHandler {
         ResultSet result = run_catalog_query(s.body(), source, {});
         out.row_description(result.fields);
         size_t position = 0;
-        const size_t sent = stream_rows(result, std::vector<protocol::Format>(result.fields.size(), protocol::Format::text),
+        const size_t sent = stream_rows(result, std::vector<tally::Format>(result.fields.size(), tally::Format::text),
                                         position, 0, out);
         out.command_complete("SELECT " + std::to_string(sent));
       } else {
@@ -150,7 +150,7 @@ class CatalogSession final : public protocol::QueryHandler {
     }
   }
 
-  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql,
+  std::unique_ptr<tally::PreparedStatement> prepare(std::string_view sql,
                                                        std::span<const uint32_t> param_types) override {
     std::vector<ParsedStatement> statements;
     try {
@@ -182,9 +182,9 @@ class CatalogSession final : public protocol::QueryHandler {
     return std::make_unique<CatalogPrepared>(body, std::move(types), std::move(fields));
   }
 
-  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement,
-                                         std::span<const protocol::ParameterValue> parameters,
-                                         std::span<const protocol::Format> result_formats) override {
+  std::unique_ptr<tally::Portal> bind(tally::PreparedStatement& statement,
+                                         std::span<const tally::ParameterValue> parameters,
+                                         std::span<const tally::Format> result_formats) override {
     auto* prepared = dynamic_cast<CatalogPrepared*>(&statement);
     if (prepared == nullptr) return inner_->bind(statement, parameters, result_formats);
     check_not_failed();
@@ -200,7 +200,7 @@ class CatalogSession final : public protocol::QueryHandler {
       const auto& p = parameters[i];
       if (!p.bytes) {
         values.emplace_back(type, Null{});
-      } else if (p.format == protocol::Format::binary) {
+      } else if (p.format == tally::Format::binary) {
         values.emplace_back(type, parse_binary(type, *p.bytes));
       } else if (type.id == TypeId::text) {
         values.emplace_back(SqlType{TypeId::unknown}, Value{*p.bytes});  // coerced where it is used
@@ -214,7 +214,7 @@ class CatalogSession final : public protocol::QueryHandler {
     return std::make_unique<CatalogPortal>(std::move(result), std::move(formats));
   }
 
-  protocol::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
+  tally::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
   void on_error() override { inner_->on_error(); }
   void sync() override { inner_->sync(); }
   std::optional<uint64_t> statement_timeout_ms() const override { return inner_->statement_timeout_ms(); }
@@ -225,7 +225,7 @@ class CatalogSession final : public protocol::QueryHandler {
   }
 
   void check_not_failed() const {
-    if (inner_->transaction_status() == protocol::TransactionStatus::failed) {
+    if (inner_->transaction_status() == tally::TransactionStatus::failed) {
       throw Error(SqlState::in_failed_sql_transaction,
                   "current transaction is aborted, commands ignored until end of transaction block");
     }
@@ -267,15 +267,15 @@ class CatalogSession final : public protocol::QueryHandler {
     return out;
   }
 
-  std::unique_ptr<protocol::QueryHandler> inner_;
+  std::unique_ptr<tally::QueryHandler> inner_;
   Database* database_;
-  protocol::SessionInfo info_;
+  tally::SessionInfo info_;
 };
 
 }  // namespace
 
-std::unique_ptr<protocol::QueryHandler> wrap_session(std::unique_ptr<protocol::QueryHandler> session,
-                                                     Database* database, const protocol::SessionInfo& info) {
+std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHandler> session,
+                                                     Database* database, const tally::SessionInfo& info) {
   return std::make_unique<CatalogSession>(std::move(session), database, info);
 }
 

@@ -5,7 +5,7 @@
 // session unchanged.
 #include <memory>
 
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor {
 class Database;
@@ -14,7 +14,7 @@ class Database;
 namespace tally::executor::introspection {
 
 // database may be null (no table listing then: the catalog shows no user tables).
-std::unique_ptr<protocol::QueryHandler> wrap_session(std::unique_ptr<protocol::QueryHandler> session,
-                                                     Database* database, const protocol::SessionInfo& info);
+std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHandler> session,
+                                                     Database* database, const tally::SessionInfo& info);
 
 }  // namespace tally::executor::introspection

@@ -25,55 +25,55 @@ using testing_prom::parse_exposition;
 
 using NullWriter = protocol::DiscardingResultWriter;
 
-struct FakePrepared final : protocol::PreparedStatement {
+struct FakePrepared final : tally::PreparedStatement {
   std::vector<uint32_t> parameter_types() const override { return {}; }
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override { return std::nullopt; }
 };
 
-struct FakePortal final : protocol::Portal {
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
-  bool execute(uint64_t, protocol::ResultWriter&) override {
+struct FakePortal final : tally::Portal {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override { return std::nullopt; }
+  bool execute(uint64_t, tally::ResultWriter&) override {
     count_scan(10, 80);
     return true;
   }
 };
 
 // Pretends to scan and aggregate the way the executor does on the session thread.
-class FakeHandler final : public protocol::QueryHandler {
+class FakeHandler final : public tally::QueryHandler {
  public:
-  explicit FakeHandler(const protocol::PreparedStatement** bound) : bound_(bound) {}
+  explicit FakeHandler(const tally::PreparedStatement** bound) : bound_(bound) {}
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override { return {}; }
-  void simple_query(std::string_view sql, protocol::ResultWriter&) override {
+  void simple_query(std::string_view sql, tally::ResultWriter&) override {
     if (sql.find("1/0") != std::string_view::npos) throw Error(SqlState::division_by_zero, "division by zero");
     if (sql.find("GROUP BY") != std::string_view::npos) {
       count_scan(1000, 8000);
       note_aggregation("cpu", "hash-partitioned");
     }
   }
-  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
+  std::unique_ptr<tally::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
     if (sql.find("syntax") != std::string_view::npos) throw Error(SqlState::syntax_error, "syntax error");
     return std::make_unique<FakePrepared>();
   }
-  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement& statement, std::span<const protocol::ParameterValue>,
-                                         std::span<const protocol::Format>) override {
+  std::unique_ptr<tally::Portal> bind(tally::PreparedStatement& statement, std::span<const tally::ParameterValue>,
+                                         std::span<const tally::Format>) override {
     *bound_ = &statement;
     return std::make_unique<FakePortal>();
   }
-  protocol::TransactionStatus transaction_status() const override { return protocol::TransactionStatus::idle; }
+  tally::TransactionStatus transaction_status() const override { return tally::TransactionStatus::idle; }
   void on_error() override {}
   void sync() override {}
   std::optional<uint64_t> statement_timeout_ms() const override { return 1234; }
 
  private:
-  const protocol::PreparedStatement** bound_;
+  const tally::PreparedStatement** bound_;
 };
 
-class FakeFactory final : public protocol::QueryHandlerFactory {
+class FakeFactory final : public tally::QueryHandlerFactory {
  public:
-  std::unique_ptr<protocol::QueryHandler> create(const protocol::SessionInfo&) override {
+  std::unique_ptr<tally::QueryHandler> create(const tally::SessionInfo&) override {
     return std::make_unique<FakeHandler>(&bound);
   }
-  const protocol::PreparedStatement* bound = nullptr;
+  const tally::PreparedStatement* bound = nullptr;
 };
 
 class QueryLog : public ::testing::Test {
@@ -101,7 +101,7 @@ class QueryLog : public ::testing::Test {
 
   FakeFactory inner_;
   QueryLogFactory factory_{inner_};
-  protocol::SessionInfo session_;
+  tally::SessionInfo session_;
   NullWriter writer_;
   std::vector<json> lines_;
 };

@@ -16,7 +16,7 @@
 
 namespace tally::testing {
 
-class RecordingWriter final : public protocol::ResultWriter, public protocol::CopyInReader {
+class RecordingWriter final : public tally::ResultWriter, public tally::CopyInReader {
  public:
   std::vector<std::string> notices;
   std::string copy_out;
@@ -24,17 +24,17 @@ class RecordingWriter final : public protocol::ResultWriter, public protocol::Co
   size_t next_block = 0;
   bool copy_in_started = false;
 
-  void row_description(std::span<const protocol::FieldDescription>) override {}
+  void row_description(std::span<const tally::FieldDescription>) override {}
   void data_row(std::span<const std::optional<std::string_view>>) override {}
   void command_complete(std::string_view) override {}
   void empty_query() override {}
   void notice(const Error& n) override { notices.push_back(std::string(sqlstate_code(n.state())) + " " + n.what()); }
   void parameter_status(std::string_view, std::string_view) override {}
-  protocol::CopyInReader& copy_in(protocol::Format, int) override {
+  tally::CopyInReader& copy_in(tally::Format, int) override {
     copy_in_started = true;
     return *this;
   }
-  void copy_out_begin(protocol::Format, int) override { copy_out.clear(); }
+  void copy_out_begin(tally::Format, int) override { copy_out.clear(); }
   void copy_out_data(std::string_view bytes) override { copy_out.append(bytes); }
   void copy_out_end() override {}
   std::optional<std::string_view> next() override {

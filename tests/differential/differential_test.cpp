@@ -256,7 +256,7 @@ TEST(Differential, RandomGroupByQueriesMatchPostgres) {
   config.cpu_threads = 2;
   config.chunk_rows = 1024;  // several chunks, so engines merge across chunks
   auto database = executor::Database::open(config);
-  protocol::SessionInfo info;
+  tally::SessionInfo info;
   info.user = "tally";
   info.database = "tally";
   auto tally = database->handler_factory().create(info);

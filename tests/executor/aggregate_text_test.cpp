@@ -28,7 +28,7 @@ class AggregateTextTest : public ::testing::Test {
     data_dir_ = mkdtemp(pattern);
     config_.data_dir = data_dir_;
     database_ = Database::open(config_);
-    protocol::SessionInfo info;
+    tally::SessionInfo info;
     info.user = "tally";
     info.database = "tally";
     session_ = database_->handler_factory().create(info);
@@ -56,7 +56,7 @@ class AggregateTextTest : public ::testing::Test {
   std::string data_dir_;
   config::Config config_;
   std::unique_ptr<Database> database_;
-  std::unique_ptr<protocol::QueryHandler> session_;
+  std::unique_ptr<tally::QueryHandler> session_;
 };
 
 TEST_F(AggregateTextTest, EnginePathWritesWhatTheGenericPathWrites) {

@@ -278,7 +278,7 @@ TEST(CompactResult, WideInputKeepsInt128Sums) {
 // streams, text and binary, for a shared count (every group counted) and a
 // NULL-able input's own count (key 7's group has no input: NULL), sent in
 // portal-sized pieces that end mid-result.
-class DeferredAvgTest : public ::testing::TestWithParam<protocol::Format> {};
+class DeferredAvgTest : public ::testing::TestWithParam<tally::Format> {};
 
 ResultSet keys_and_avgs(AggregationResult& r, bool compact) {
   ResultSet result;
@@ -309,7 +309,7 @@ TEST_P(DeferredAvgTest, StreamsTheFieldsOfTheNumericColumn) {
   AggregationResult compact = run_engine(chunks, 300000, "hash", 2, true);
   const ResultSet expected = keys_and_avgs(full, false);
   const ResultSet got = keys_and_avgs(compact, true);
-  const std::vector<protocol::Format> formats(3, GetParam());
+  const std::vector<tally::Format> formats(3, GetParam());
   testing::RecordingWriter whole, pieces;
   whole.row_description(expected.fields);
   size_t position = 0;
@@ -342,8 +342,8 @@ TEST_P(DeferredAvgTest, StreamsTheFieldsOfTheNumericColumn) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, DeferredAvgTest, ::testing::Values(protocol::Format::text, protocol::Format::binary),
-                         [](const auto& info) { return info.param == protocol::Format::text ? "text" : "binary"; });
+INSTANTIATE_TEST_SUITE_P(Formats, DeferredAvgTest, ::testing::Values(tally::Format::text, tally::Format::binary),
+                         [](const auto& info) { return info.param == tally::Format::text ? "text" : "binary"; });
 
 }  // namespace
 }  // namespace tally::executor

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 #include "tests/executor/recording_writer.hpp"
 
 namespace tally::executor::testing {
@@ -23,7 +23,7 @@ struct QueryOutcome {
 
 // Runs `sql` as a simple query; an error is recorded (and the session told,
 // so a transaction block is aborted as on the wire), never thrown.
-inline QueryOutcome run_simple_query(protocol::QueryHandler& session, const std::string& sql) {
+inline QueryOutcome run_simple_query(tally::QueryHandler& session, const std::string& sql) {
   QueryOutcome r;
   RecordingWriter out;
   try {

@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::executor::testing {
 
-class RecordingWriter final : public protocol::ResultWriter {
+class RecordingWriter final : public tally::ResultWriter {
  public:
   struct Result {
-    std::vector<protocol::FieldDescription> fields;
+    std::vector<tally::FieldDescription> fields;
     std::vector<std::vector<std::optional<std::string>>> rows;
     std::string tag;
   };
@@ -20,7 +20,7 @@ class RecordingWriter final : public protocol::ResultWriter {
   std::vector<std::string> notices;
   bool empty = false;
 
-  void row_description(std::span<const protocol::FieldDescription> fields) override {
+  void row_description(std::span<const tally::FieldDescription> fields) override {
     current().fields.assign(fields.begin(), fields.end());
   }
   void data_row(std::span<const std::optional<std::string_view>> fields) override {
@@ -37,8 +37,8 @@ class RecordingWriter final : public protocol::ResultWriter {
   void parameter_status(std::string_view name, std::string_view value) override {
     parameter_changes.emplace_back(std::string(name), std::string(value));
   }
-  protocol::CopyInReader& copy_in(protocol::Format, int) override { throw Error(SqlState::feature_not_supported, "no COPY in tests"); }
-  void copy_out_begin(protocol::Format, int) override {}
+  tally::CopyInReader& copy_in(tally::Format, int) override { throw Error(SqlState::feature_not_supported, "no COPY in tests"); }
+  void copy_out_begin(tally::Format, int) override {}
   void copy_out_data(std::string_view) override {}
   void copy_out_end() override {}
 

@@ -106,24 +106,24 @@ ResultSet make_result(size_t rows) {
 
 // The fields value_codec gives for row r.
 std::vector<std::optional<std::string>> expected_row(const ResultSet& result, size_t r,
-                                                     const std::vector<protocol::Format>& formats) {
+                                                     const std::vector<tally::Format>& formats) {
   std::vector<std::optional<std::string>> row;
   for (size_t c = 0; c < result.columns.size(); ++c) {
     const Vector& v = result.columns[c];
     if (v.null_at(r)) { row.emplace_back(std::nullopt); continue; }
     std::string s;
-    if (formats[c] == protocol::Format::binary) append_binary(s, v, r);
+    if (formats[c] == tally::Format::binary) append_binary(s, v, r);
     else append_text(s, v, r);
     row.emplace_back(std::move(s));
   }
   return row;
 }
 
-class ResultStreamTest : public ::testing::TestWithParam<protocol::Format> {};
+class ResultStreamTest : public ::testing::TestWithParam<tally::Format> {};
 
 TEST_P(ResultStreamTest, BufferedRowsMatchValueCodec) {
   const ResultSet result = make_result(60000);  // several append batches
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows);
@@ -135,7 +135,7 @@ TEST_P(ResultStreamTest, BufferedRowsMatchValueCodec) {
 
 TEST_P(ResultStreamTest, RowLimitResumesWhereItStopped) {
   const ResultSet result = make_result(1000);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 300, writer), 300u);
@@ -148,7 +148,7 @@ TEST_P(ResultStreamTest, RowLimitResumesWhereItStopped) {
 
 TEST_P(ResultStreamTest, WriterWithoutBufferGetsTheSameFields) {
   const ResultSet result = make_result(500);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   testing::RecordingWriter writer;
   size_t position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 0, writer), 500u);
@@ -174,7 +174,7 @@ TEST(ResultStream, IntegerTextAtEveryDigitCount) {
   result.rows = values.size();
   BufferWriter writer;
   size_t position = 0;
-  stream_rows(result, {protocol::Format::text}, position, 0, writer);
+  stream_rows(result, {tally::Format::text}, position, 0, writer);
   ASSERT_EQ(writer.rows.size(), values.size());
   for (size_t r = 0; r < values.size(); ++r) ASSERT_EQ(writer.rows[r][0], std::to_string(values[r]));
 }
@@ -208,10 +208,10 @@ TEST(ResultStream, NumericTextAtEveryScaleAndDigitCount) {
   result.columns.push_back(std::move(v));
   BufferWriter writer;
   size_t position = 0;
-  stream_rows(result, {protocol::Format::text}, position, 0, writer);
+  stream_rows(result, {tally::Format::text}, position, 0, writer);
   ASSERT_EQ(writer.rows.size(), result.rows);
   for (size_t r = 0; r < result.rows; ++r) {
-    ASSERT_EQ(writer.rows[r], expected_row(result, r, {protocol::Format::text})) << "row " << r;
+    ASSERT_EQ(writer.rows[r], expected_row(result, r, {tally::Format::text})) << "row " << r;
   }
   EXPECT_EQ(writer.rows.back()[0], std::nullopt);
 }
@@ -221,7 +221,7 @@ TEST(ResultStream, NumericTextAtEveryScaleAndDigitCount) {
 // order; a row limit that starts mid-block too.
 TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
   const ResultSet result = make_result(300007);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 7, writer), 7u);
@@ -235,7 +235,7 @@ TEST_P(ResultStreamTest, TwoThreadEncodingKeepsRowOrder) {
 // rows, in order, whatever the block size the row count picks.
 TEST_P(ResultStreamTest, RowLimitsLandingMidRangeKeepOrder) {
   const ResultSet result = make_result(70001);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
   const uint64_t limits[] = {16384, 20000, 1, 16383, 0};  // parallel, parallel mid-block, one row, just below, the rest
@@ -266,7 +266,7 @@ TEST_P(ResultStreamTest, BusyPoolStillEncodesEveryRowInOrder) {
     });
   }
   const ResultSet result = make_result(50000);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   BufferWriter writer;
   size_t position = 0;
   EXPECT_EQ(stream_rows(result, formats, position, 0, writer), result.rows);
@@ -293,7 +293,7 @@ TEST(ResultStreamPool, HelpersLeaveAJobWhoseClientIsSlow) {
   // 13 blocks of up to 16K rows; each hand-over to the slow writer takes
   // 120 ms, longer than a helper waits for a free slot (50 ms).
   const ResultSet result = make_result(200000);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), protocol::Format::text);
+  const auto formats = std::vector<tally::Format>(result.columns.size(), tally::Format::text);
   class Slow final : public protocol::DiscardingResultWriter {
    public:
     std::string* data_row_buffer() override { return &buffer; }
@@ -358,7 +358,7 @@ TEST_P(ResultStreamTest, SendFailureDuringTwoThreadEncodingPropagates) {
     std::string buffer;
   };
   const ResultSet result = make_result(300007);
-  const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+  const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
   FailingWriter writer;
   size_t position = 0;
   EXPECT_THROW(stream_rows(result, formats, position, 0, writer), std::runtime_error);
@@ -415,9 +415,9 @@ ResultSet make_lean_result(size_t rows, bool with_floats) {
 
 TEST_P(ResultStreamTest, LeanRowShapeMatchesValueCodec) {
   for (bool with_floats : {false, true}) {
-    if (with_floats && GetParam() == protocol::Format::text) continue;  // float text takes the generic writer
+    if (with_floats && GetParam() == tally::Format::text) continue;  // float text takes the generic writer
     const ResultSet result = make_lean_result(70001, with_floats);
-    const auto formats = std::vector<protocol::Format>(result.columns.size(), GetParam());
+    const auto formats = std::vector<tally::Format>(result.columns.size(), GetParam());
     BufferWriter writer;
     size_t position = 0;
     EXPECT_EQ(stream_rows(result, formats, position, 5, writer), 5u);
@@ -440,8 +440,8 @@ TEST_P(ResultStreamTest, LeanRowShapeMatchesValueCodec) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ResultStreamTest,
-                         ::testing::Values(protocol::Format::text, protocol::Format::binary),
-                         [](const auto& info) { return info.param == protocol::Format::text ? "text" : "binary"; });
+                         ::testing::Values(tally::Format::text, tally::Format::binary),
+                         [](const auto& info) { return info.param == tally::Format::text ? "text" : "binary"; });
 
 }  // namespace
 }  // namespace tally::executor

@@ -30,7 +30,7 @@ inline std::vector<std::string> sorted_text_lines(const ResultSet& result) {
   RecordingWriter writer;
   writer.row_description(result.fields);
   size_t position = 0;
-  stream_rows(result, std::vector<protocol::Format>(result.columns.size(), protocol::Format::text), position, 0, writer);
+  stream_rows(result, std::vector<tally::Format>(result.columns.size(), tally::Format::text), position, 0, writer);
   writer.command_complete("SELECT");
   auto lines = writer.lines();
   std::sort(lines.begin(), lines.end());

@@ -64,11 +64,11 @@ ResultSet run(const std::string& sql, MemoryTableProvider& tables, bool streamed
   return testing::run_select_sql(sql, tables, ec);
 }
 
-std::vector<std::string> rows_of(const ResultSet& result, protocol::Format format) {
+std::vector<std::string> rows_of(const ResultSet& result, tally::Format format) {
   testing::RecordingWriter writer;
   writer.row_description(result.fields);
   size_t position = 0;
-  while (stream_rows(result, std::vector<protocol::Format>(result.columns.size(), format), position, 1000, writer) > 0) {
+  while (stream_rows(result, std::vector<tally::Format>(result.columns.size(), format), position, 1000, writer) > 0) {
   }
   std::vector<std::string> lines;
   for (const auto& row : writer.results.at(0).rows) {
@@ -100,7 +100,7 @@ TEST(SharedCount, AStreamedCountAndAvgShareOneCountArray) {
       EXPECT_EQ(avg.avg_parts->shared_count, count.shared_ints) << q << ": the avg holds another count array";
       EXPECT_TRUE(count.ints.empty() && avg.avg_parts->count.empty()) << q;
       EXPECT_EQ(plain.columns.at(count_column).shared_ints, nullptr) << q;
-      for (const auto format : {protocol::Format::text, protocol::Format::binary}) {
+      for (const auto format : {tally::Format::text, tally::Format::binary}) {
         EXPECT_EQ(rows_of(streamed, format), rows_of(plain, format)) << q << " threads " << threads;
       }
       // Readers through Vector::get see the shared values.
@@ -128,7 +128,7 @@ TEST(SharedCount, CountsThatAreNotSharedAreAnswersAsBefore) {
         EXPECT_TRUE(read_by_avg) << q << ": a shared count no avg reads";
       }
     }
-    for (const auto format : {protocol::Format::text, protocol::Format::binary}) {
+    for (const auto format : {tally::Format::text, tally::Format::binary}) {
       EXPECT_EQ(rows_of(streamed, format), rows_of(plain, format)) << q;
     }
   }

@@ -19,7 +19,7 @@ class SessionTest : public ::testing::Test {
     data_dir_ = mkdtemp(pattern);
     config_.data_dir = data_dir_;
     database_ = Database::open(config_);
-    protocol::SessionInfo info;
+    tally::SessionInfo info;
     info.user = "alice";
     info.database = "tally";
     info.startup_parameters = {{"application_name", "psql"}, {"client_encoding", "UTF8"}};
@@ -53,7 +53,7 @@ class SessionTest : public ::testing::Test {
   std::string data_dir_;
   config::Config config_;
   std::unique_ptr<Database> database_;
-  std::unique_ptr<protocol::QueryHandler> session_;
+  std::unique_ptr<tally::QueryHandler> session_;
 };
 
 TEST_F(SessionTest, InitialParameterStatusHasWhatPostgresReports) {
@@ -126,17 +126,17 @@ TEST_F(SessionTest, SetShowReset) {
 }
 
 TEST_F(SessionTest, TransactionStates) {
-  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::idle);
+  EXPECT_EQ(session_->transaction_status(), tally::TransactionStatus::idle);
   EXPECT_EQ(run("BEGIN").results[0].tag, "BEGIN");
-  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::in_block);
+  EXPECT_EQ(session_->transaction_status(), tally::TransactionStatus::in_block);
   run("SET application_name = 'inside'");
   EXPECT_EQ(error_of("SELECT 1/0"), SqlState::division_by_zero);
-  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::failed);
+  EXPECT_EQ(session_->transaction_status(), tally::TransactionStatus::failed);
   EXPECT_EQ(error_of("SELECT 1"), SqlState::in_failed_sql_transaction);
   EXPECT_EQ(error_of("SHOW DateStyle"), SqlState::in_failed_sql_transaction);
   auto rollback = run("COMMIT");  // COMMIT of a failed block rolls back
   EXPECT_EQ(rollback.results[0].tag, "ROLLBACK");
-  EXPECT_EQ(session_->transaction_status(), protocol::TransactionStatus::idle);
+  EXPECT_EQ(session_->transaction_status(), tally::TransactionStatus::idle);
   EXPECT_EQ(run("SHOW application_name").lines(), std::vector<std::string>{"psql"});
   EXPECT_EQ(run("START TRANSACTION ISOLATION LEVEL SERIALIZABLE").results[0].tag, "START TRANSACTION");
   EXPECT_EQ(run("SHOW transaction_isolation").lines(), std::vector<std::string>{"serializable"});
@@ -175,8 +175,8 @@ TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
   auto fields = statement->result_fields();
   ASSERT_TRUE(fields);
   EXPECT_EQ((*fields)[0].type_oid, 23u);
-  std::vector<protocol::ParameterValue> params{{std::string("41"), protocol::Format::text},
-                                               {std::nullopt, protocol::Format::text}};
+  std::vector<tally::ParameterValue> params{{std::string("41"), tally::Format::text},
+                                               {std::nullopt, tally::Format::text}};
   auto portal = session_->bind(*statement, params, {});
   RecordingWriter out;
   EXPECT_TRUE(portal->execute(0, out));
@@ -187,8 +187,8 @@ TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
   auto typed = session_->prepare("SELECT $1 + 1", std::vector<uint32_t>{20});
   std::string eight(8, '\0');
   eight[7] = 5;
-  std::vector<protocol::ParameterValue> bin{{eight, protocol::Format::binary}};
-  std::vector<protocol::Format> formats{protocol::Format::binary};
+  std::vector<tally::ParameterValue> bin{{eight, tally::Format::binary}};
+  std::vector<tally::Format> formats{tally::Format::binary};
   auto bp = session_->bind(*typed, bin, formats);
   RecordingWriter bout;
   bp->execute(0, bout);
@@ -208,7 +208,7 @@ TEST_F(SessionTest, PortalRowLimitAndResume) {
   run("INSERT INTO p VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, NULL), (5, 'w')");
   auto statement = session_->prepare("SELECT a, b FROM p WHERE a > $1 ORDER BY a", std::vector<uint32_t>{0});
   EXPECT_EQ(statement->parameter_types(), std::vector<uint32_t>{23});  // inferred from the int column
-  std::vector<protocol::ParameterValue> params{{std::string("1"), protocol::Format::text}};
+  std::vector<tally::ParameterValue> params{{std::string("1"), tally::Format::text}};
   auto portal = session_->bind(*statement, params, {});
   RecordingWriter first;
   EXPECT_FALSE(portal->execute(2, first));  // suspended after two rows

@@ -149,7 +149,7 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
   config.chunk_rows = 4096;  // several chunks: the GPU merges across chunks and caches each
   auto database = executor::Database::open(config);
   ASSERT_NE(database->gpu_engine(), nullptr) << "a device exists but the database has no GPU engine";
-  protocol::SessionInfo info;
+  tally::SessionInfo info;
   info.user = "tally";
   info.database = "tally";
   auto session = database->handler_factory().create(info);

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/query_handler.hpp"
+#include "common/query_handler.hpp"
 
 namespace tally::protocol::testing {
 

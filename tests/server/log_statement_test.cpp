@@ -17,38 +17,38 @@
 namespace tally::server {
 namespace {
 
-struct NoStatement final : protocol::PreparedStatement {
+struct NoStatement final : tally::PreparedStatement {
   std::vector<uint32_t> parameter_types() const override { return {}; }
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override { return std::nullopt; }
 };
 
 // Statements with "GROUP BY" scan a table the way the executor reports it; "1/0" fails.
-struct ScanPortal final : protocol::Portal {
+struct ScanPortal final : tally::Portal {
   explicit ScanPortal(bool scans) : scans(scans) {}
-  std::optional<std::vector<protocol::FieldDescription>> result_fields() const override { return std::nullopt; }
-  bool execute(uint64_t, protocol::ResultWriter&) override {
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override { return std::nullopt; }
+  bool execute(uint64_t, tally::ResultWriter&) override {
     if (scans) count_scan(100, 800);
     return true;
   }
   bool scans;
 };
 
-class Handler final : public protocol::QueryHandler {
+class Handler final : public tally::QueryHandler {
  public:
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override { return {}; }
-  void simple_query(std::string_view sql, protocol::ResultWriter&) override {
+  void simple_query(std::string_view sql, tally::ResultWriter&) override {
     if (sql.find("1/0") != std::string_view::npos) throw Error(SqlState::division_by_zero, "division by zero");
     if (sql.find("GROUP BY") != std::string_view::npos) count_scan(100, 800);
   }
-  std::unique_ptr<protocol::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
+  std::unique_ptr<tally::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
     last_prepared_ = std::string(sql);
     return std::make_unique<NoStatement>();
   }
-  std::unique_ptr<protocol::Portal> bind(protocol::PreparedStatement&, std::span<const protocol::ParameterValue>,
-                                         std::span<const protocol::Format>) override {
+  std::unique_ptr<tally::Portal> bind(tally::PreparedStatement&, std::span<const tally::ParameterValue>,
+                                         std::span<const tally::Format>) override {
     return std::make_unique<ScanPortal>(last_prepared_.find("GROUP BY") != std::string::npos);
   }
-  protocol::TransactionStatus transaction_status() const override { return protocol::TransactionStatus::idle; }
+  tally::TransactionStatus transaction_status() const override { return tally::TransactionStatus::idle; }
   void on_error() override {}
   void sync() override {}
   std::optional<uint64_t> statement_timeout_ms() const override { return std::nullopt; }
@@ -57,8 +57,8 @@ class Handler final : public protocol::QueryHandler {
   std::string last_prepared_;
 };
 
-struct Factory final : protocol::QueryHandlerFactory {
-  std::unique_ptr<protocol::QueryHandler> create(const protocol::SessionInfo&) override {
+struct Factory final : tally::QueryHandlerFactory {
+  std::unique_ptr<tally::QueryHandler> create(const tally::SessionInfo&) override {
     return std::make_unique<Handler>();
   }
 };
@@ -92,7 +92,7 @@ class LogStatement : public ::testing::Test {
 
   Factory inner_;
   QueryLogFactory factory_{inner_};
-  protocol::SessionInfo session_;
+  tally::SessionInfo session_;
   protocol::DiscardingResultWriter writer_;
   testing_log::JsonLogCapture log_;
 };

@@ -116,20 +116,20 @@ void split_copy_output(const std::string& data, std::vector<std::string>& lines)
 
 // The session's writer for one statement: rows through RecordingWriter, and
 // the CopyData of a COPY TO STDOUT collected here.
-class CapturingWriter final : public protocol::ResultWriter {
+class CapturingWriter final : public tally::ResultWriter {
  public:
   executor::testing::RecordingWriter rows;
   bool copied = false;
   std::string copy_data;
 
-  void row_description(std::span<const protocol::FieldDescription> f) override { rows.row_description(f); }
+  void row_description(std::span<const tally::FieldDescription> f) override { rows.row_description(f); }
   void data_row(std::span<const std::optional<std::string_view>> f) override { rows.data_row(f); }
   void command_complete(std::string_view tag) override { rows.command_complete(tag); }
   void empty_query() override { rows.empty_query(); }
   void notice(const Error& n) override { rows.notice(n); }
   void parameter_status(std::string_view name, std::string_view value) override { rows.parameter_status(name, value); }
-  protocol::CopyInReader& copy_in(protocol::Format f, int columns) override { return rows.copy_in(f, columns); }
-  void copy_out_begin(protocol::Format, int) override { copied = true; }
+  tally::CopyInReader& copy_in(tally::Format f, int columns) override { return rows.copy_in(f, columns); }
+  void copy_out_begin(tally::Format, int) override { copied = true; }
   void copy_out_data(std::string_view data) override { copy_data += data; }
   void copy_out_end() override {}
 };
@@ -150,7 +150,7 @@ class TallyTarget {
     config_.data_dir = dir_;
     config_.cpu_threads = 2;
     database_ = executor::Database::open(config_);
-    protocol::SessionInfo info;
+    tally::SessionInfo info;
     info.user = "tally";
     info.database = "tally";
     session_ = database_->handler_factory().create(info);
@@ -188,7 +188,7 @@ class TallyTarget {
   std::string dir_;
   config::Config config_;
   std::unique_ptr<executor::Database> database_;
-  std::unique_ptr<protocol::QueryHandler> session_;
+  std::unique_ptr<tally::QueryHandler> session_;
 };
 
 class PostgresTarget {

@@ -15,7 +15,7 @@
 #include "common/cancel.hpp"
 #include "common/error.hpp"
 
-namespace tally::protocol {
+namespace tally {
 
 enum class Format : int16_t { text = 0, binary = 1 };
 
@@ -168,4 +168,4 @@ class QueryHandlerFactory {
   virtual std::unique_ptr<QueryHandler> create(const SessionInfo& session) = 0;
 };
 
-}  // namespace tally::protocol
+}  // namespace tally
