@@ -4,7 +4,7 @@
 #include "gpu/chunk_pipeline.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/group_by_impl.hpp"
+#include "gpu/aggregator/group_by_impl.hpp"
 #include "gpu/start_up.hpp"
 
 namespace tally::gpu {

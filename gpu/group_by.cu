@@ -4,7 +4,7 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/group_by_impl.hpp"
+#include "gpu/aggregator/group_by_impl.hpp"
 
 namespace tally::gpu {
 

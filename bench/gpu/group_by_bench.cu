@@ -27,7 +27,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tb = tally::bench;

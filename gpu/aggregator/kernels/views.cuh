@@ -2,7 +2,7 @@
 // Non-owning, trivially copyable views that kernels receive by value
 // (cuCollections' container vs `_ref`): a chunk, the lane set, the global
 // table and the spill buffer. Containers that own the memory live on the host
-// side (group_by_impl.cuh).
+// side (gpu/aggregator/typed_aggregator.cuh).
 #include <cstdint>
 #include <limits>
 

@@ -1,5 +1,5 @@
 // Key width int32 (int2/int4/date/dictionary codes): one instantiation per file.
-#include "gpu/typed_aggregator.cuh"
+#include "gpu/aggregator/typed_aggregator.cuh"
 
 namespace tally::gpu {
 std::unique_ptr<GroupByAggregator::Impl> make_int32_aggregator(const DeviceInfo& device, GroupBySpec spec,

@@ -4,8 +4,8 @@
 // group_by_impl.cuh does, from LaunchConfig).
 #include <cstdint>
 
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 

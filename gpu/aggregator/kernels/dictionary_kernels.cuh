@@ -25,9 +25,9 @@
 // speed depends on it.
 #include <cstdint>
 
-#include "gpu/kernels/aggregate_kernels.cuh"
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/aggregate_kernels.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 

@@ -14,10 +14,10 @@
 // of p.hash): dense 2^22-2^26 3-5% faster end to end (H100, session 6).
 #include <cstdint>
 
-#include "gpu/kernels/aggregate_kernels.cuh"
-#include "gpu/kernels/partition_kernels.cuh"
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/aggregate_kernels.cuh"
+#include "gpu/aggregator/kernels/partition_kernels.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 

@@ -1,5 +1,5 @@
 // Key width int64 (int8/timestamp): one instantiation per file.
-#include "gpu/typed_aggregator.cuh"
+#include "gpu/aggregator/typed_aggregator.cuh"
 
 namespace tally::gpu {
 std::unique_ptr<GroupByAggregator::Impl> make_int64_aggregator(const DeviceInfo& device, GroupBySpec spec,
