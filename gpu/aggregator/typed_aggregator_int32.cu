@@ -1,4 +1,5 @@
-// Key width int32 (int2/int4/date/dictionary codes): one instantiation per file.
+// TypedAggregator for key width int32 (int2/int4/date/dictionary codes):
+// one key width per file, so the two build in parallel.
 #include "gpu/aggregator/typed_aggregator.cuh"
 
 namespace tally::gpu {

@@ -1,4 +1,5 @@
-// Key width int64 (int8/timestamp): one instantiation per file.
+// TypedAggregator for key width int64 (int8/timestamp): one key width per
+// file, so the two build in parallel.
 #include "gpu/aggregator/typed_aggregator.cuh"
 
 namespace tally::gpu {

@@ -1,8 +1,9 @@
 #pragma once
 // Non-owning, trivially copyable views that kernels receive by value
 // (cuCollections' container vs `_ref`): a chunk, the lane set, the global
-// table and the spill buffer. Containers that own the memory live on the host
-// side (gpu/aggregator/typed_aggregator.cuh).
+// table, the spill buffer and the partitioned variant's compact output. The
+// container that owns the memory lives on the host side
+// (gpu/aggregator/aggregation_table.cuh).
 #include <cstdint>
 #include <limits>
 
@@ -150,6 +151,16 @@ struct SpillRef {
     keys[i] = key;
     for (int l = 0; l < ls.count; ++l) lanes[static_cast<uint64_t>(l) * capacity + i] = values[l];
   }
+};
+
+// Compact output of the groups of partitions owned outright (same layout as
+// SpillRef, so it merges into the global table with merge_spill_kernel).
+struct DirectRef {
+  int64_t* keys = nullptr;
+  ull* lanes = nullptr;  // lane l of group i at lanes[l * capacity + i]
+  uint64_t capacity = 0;
+  ull* count = nullptr;
+  ull* lost = nullptr;  // groups that found no room (a host-side sizing bug)
 };
 
 // The global table: open addressing with linear probing, capacity a power of
