@@ -369,8 +369,8 @@ __device__ __forceinline__ void dictionary_add_count_sum(uint32_t* count, int32_
 
 // A count + sum row into the global table (or the spill), for keys that found
 // no room in shared memory. Lean on purpose: the generic add_row inlined into
-// the count+sum kernel took it from 32 to 64-80 registers (ptxas, sm_90),
-// halving the threads an SM holds, for a path almost no row takes.
+// the count+sum kernel takes it from 32 to 64-80 registers (sm_90), halving
+// the threads an SM holds, for a path almost no row takes.
 template <class K>
 __device__ __forceinline__ void dictionary_add_global_count_sum(const GlobalTableRef<K>& table, const SpillRef& spill,
                                                                 K key, int32_t v) {

@@ -237,8 +237,8 @@ struct GlobalTableRef {
 
   // count(*) + sum (lanes 0 and 1) of one row or one partial group, without
   // the generic lane loop: the count+sum kernels' rare no-room and flush
-  // paths (the generic add_row inlined there took the dictionary kernel from
-  // 32 to 64-80 registers, ptxas sm_90).
+  // paths (the generic add_row inlined there takes the dictionary kernel from
+  // 32 to 64-80 registers on sm_90).
   __device__ __forceinline__ void add_count_sum(const SpillRef& spill, K key, bool key_null, ull count, ull sum) const {
     const int64_t s = key_null ? null_slot() : find_or_insert(key);
     if (s >= 0) {
