@@ -33,9 +33,20 @@ namespace tally::gpu::aggregator {
 
 // The table's device counters. kOccupied, kSpillCount, kLost and
 // kDirectCount are read together (overflow observations, settle_overflow).
-enum TableCounter : int { kOccupied = 0, kSpillCount, kLost, kDirectCount, kOutCount, kRangeMin, kRangeMax, kCounterCount };
+enum TableCounter : int {
+  kOccupied = 0,
+  kSpillCount,
+  kLost,
+  kDirectCount,
+  kOutCount,
+  kRangeMin,
+  kRangeMax,
+  kCounterCount
+};
 
-inline uint64_t next_pow2(uint64_t x) { return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1))); }
+inline uint64_t next_pow2(uint64_t x) {
+  return x <= 1 ? 1 : (uint64_t{1} << (64 - std::countl_zero(x - 1)));
+}
 
 // Where the partitioned variant writes the groups of the partitions a block
 // owns outright: the compact output (owned) or the global table.
@@ -52,8 +63,8 @@ class AggregationTable {
   // `options` are already resolved (TypedAggregator::resolved_options) and
   // `device` is current. Allocates and initializes the table for
   // options.estimated_groups.
-  AggregationTable(const DeviceInfo& device, const TableOptions& options, const kernels::LaneSet& lanes,
-                   cudaStream_t stream)
+  AggregationTable(const DeviceInfo& device, const TableOptions& options,
+                   const kernels::LaneSet& lanes, cudaStream_t stream)
       : fill_grid_(fill_grid(device)), options_(options), lanes_(lanes), stream_(stream) {
     counters_.ensure(kCounterCount * sizeof(ull), stream_);
     TALLY_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, kCounterCount * sizeof(ull), stream_));
@@ -79,7 +90,9 @@ class AggregationTable {
     t.capacity = capacity_;
     t.stride = capacity_ + 2;
     t.occupied = counter(kOccupied);
-    t.max_occupied = hard ? capacity_ : static_cast<uint64_t>(static_cast<double>(capacity_) * options_.max_fill);
+    t.max_occupied =
+        hard ? capacity_
+             : static_cast<uint64_t>(static_cast<double>(capacity_) * options_.max_fill);
     t.hash = options_.hash;
     if (t.hash == HashKind::range) {
       // Keep the hint's significant bits that the table has room for.
@@ -103,8 +116,10 @@ class AggregationTable {
   // slots and the compact output's count are cleared. Nothing is enqueued
   // here: the next ensure_ready() does it all in one launch.
   void forget_groups() {
-    if (may_have_groups_) needs_init_ = true;
-    else special_needs_reset_ = true;
+    if (may_have_groups_)
+      needs_init_ = true;
+    else
+      special_needs_reset_ = true;
     static_assert(kOccupied == 0 && kSpillCount == 1 && kLost == 2 && kDirectCount == 3);
     reset_counters_ = kDirectCount + 1;  // kOccupied, kSpillCount, kLost, kDirectCount
     direct_groups_ = 0;
@@ -113,16 +128,20 @@ class AggregationTable {
   // Carries out what forget_groups() left pending (a table initialization,
   // or its special slots only, and the counters) in one launch.
   void ensure_ready() {
-    if (needs_init_) init();
-    else if (special_needs_reset_ || reset_counters_ > 0) reset_launch(capacity_, reset_counters_);
+    if (needs_init_)
+      init();
+    else if (special_needs_reset_ || reset_counters_ > 0)
+      reset_launch(capacity_, reset_counters_);
   }
 
   // Groups in the table (synchronizes): ordinary slots and the special ones.
   uint64_t group_count(StreamSync& sync) {
     ensure_ready();
     ull occupied = 0, special[2] = {0, 0};
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(special, special_slots(), 2 * sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(special, special_slots(), 2 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
     sync.sync();
     return occupied + (special[0] > 0) + (special[1] > 0);
   }
@@ -152,21 +171,25 @@ class AggregationTable {
   // spilled rows/partials, so the chunk's result is complete when this returns.
   void settle_overflow(LaunchReport& report, StreamSync& sync) {
     ull h[4];
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, counter(kOccupied), sizeof(h), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h, counter(kOccupied), sizeof(h), cudaMemcpyDeviceToHost, stream_));
     sync.sync();
     const ull occupied = h[0], spilled = h[1], lost = h[2];
-    if (lost != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups during growth");
+    if (lost != 0)
+      throw Error(SqlState::internal_error, "GPU: hash table lost groups during growth");
     direct_groups_ = h[3];
     if (occupied > 0) may_have_groups_ = true;
     if (spilled == 0) return;
     if (spilled > spill_capacity_)
       throw Error(SqlState::internal_error,
-                  simple_format("GPU: spill buffer overflow ({} entries, capacity {})", spilled, spill_capacity_));
+                  simple_format("GPU: spill buffer overflow ({} entries, capacity {})", spilled,
+                                spill_capacity_));
     const uint64_t need = capacity_for(occupied + spilled);
     grow(std::max(need, capacity_ * 2));
     ++report.table_growths;
     report.spilled += spilled;
-    merge_entries(spill_keys_, spill_lanes_, spill_capacity_, kSpillCount, spilled, "the spill", sync);
+    merge_entries(spill_keys_, spill_lanes_, spill_capacity_, kSpillCount, spilled, "the spill",
+                  sync);
     may_have_groups_ = true;
   }
 
@@ -208,13 +231,15 @@ class AggregationTable {
     ensure_ready();
     const uint64_t n = direct_groups_;
     ull occupied = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&occupied, counter(kOccupied), sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
     sync.sync();
     if (static_cast<double>(occupied + n) > static_cast<double>(capacity_) * options_.max_fill) {
       grow(std::max(capacity_for(occupied + n), capacity_ * 2));
       ++report.table_growths;
     }
-    merge_entries(direct_keys_, direct_lanes_, direct_capacity_, kDirectCount, n, "the partitioned output", sync);
+    merge_entries(direct_keys_, direct_lanes_, direct_capacity_, kDirectCount, n,
+                  "the partitioned output", sync);
     direct_groups_ = 0;
     may_have_groups_ = true;
   }
@@ -233,9 +258,11 @@ class AggregationTable {
 
   void reset_launch(uint64_t first, int clear_counters) {
     const uint64_t slots = capacity_ + 2 - std::min(first, capacity_ + 2);
-    const int grid = static_cast<int>(std::clamp<uint64_t>((slots + 255) / 256, 1, static_cast<uint64_t>(fill_grid_)));
-    kernels::reset_table_kernel<K><<<grid, 256, 0, stream_>>>(keys_.get<K>(), lanes_buffer_.get<ull>(), capacity_, first,
-                                                               lanes_, counters_.get<ull>(), clear_counters);
+    const int grid = static_cast<int>(
+        std::clamp<uint64_t>((slots + 255) / 256, 1, static_cast<uint64_t>(fill_grid_)));
+    kernels::reset_table_kernel<K>
+        <<<grid, 256, 0, stream_>>>(keys_.get<K>(), lanes_buffer_.get<ull>(), capacity_, first,
+                                    lanes_, counters_.get<ull>(), clear_counters);
     TALLY_CUDA_CHECK_LAUNCH("reset_table_kernel");
     special_needs_reset_ = false;
     reset_counters_ = 0;
@@ -257,7 +284,8 @@ class AggregationTable {
     DeviceBuffer old_lanes = std::move(lanes_buffer_);
     allocate(new_capacity);  // resets the occupancy counter
     kernels::GlobalTableRef<K> to = view(true);
-    kernels::rehash_kernel<K><<<fill_grid_, 256, 0, stream_>>>(from, to, lanes_.count, counter(kLost));
+    kernels::rehash_kernel<K>
+        <<<fill_grid_, 256, 0, stream_>>>(from, to, lanes_.count, counter(kLost));
     TALLY_CUDA_CHECK_LAUNCH("rehash_kernel");
     may_have_groups_ = true;
     old_keys.release();
@@ -267,21 +295,25 @@ class AggregationTable {
   // Merges n (key, lanes) entries of a spill-shaped buffer into the global
   // table (the spill after an overflow, the partitioned variant's output),
   // resets the buffer's entry counter and fails if the table lost a group.
-  void merge_entries(const DeviceBuffer& keys, const DeviceBuffer& lanes, uint64_t capacity, TableCounter count_counter,
-                     uint64_t n, const char* what, StreamSync& sync) {
+  void merge_entries(const DeviceBuffer& keys, const DeviceBuffer& lanes, uint64_t capacity,
+                     TableCounter count_counter, uint64_t n, const char* what, StreamSync& sync) {
     kernels::SpillRef from;
     from.keys = keys.get<int64_t>();
     from.lanes = lanes.get<ull>();
     from.capacity = capacity;
     from.count = counter(count_counter);
     const int grid = static_cast<int>(std::min<uint64_t>(fill_grid_, (n + 255) / 256));
-    kernels::merge_spill_kernel<K><<<grid, 256, 0, stream_>>>(view(true), from, n, lanes_, counter(kLost));
+    kernels::merge_spill_kernel<K>
+        <<<grid, 256, 0, stream_>>>(view(true), from, n, lanes_, counter(kLost));
     TALLY_CUDA_CHECK_LAUNCH("merge_spill_kernel");
     TALLY_CUDA_CHECK(cudaMemsetAsync(counter(count_counter), 0, sizeof(ull), stream_));
     ull lost = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(&lost, counter(kLost), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
     sync.sync();
-    if (lost != 0) throw Error(SqlState::internal_error, simple_format("GPU: hash table lost groups merging {}", what));
+    if (lost != 0)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: hash table lost groups merging {}", what));
   }
 
   int fill_grid_;

@@ -13,14 +13,18 @@
 namespace tally::gpu::aggregator {
 
 template <class K>
-void launch_dense(const LaunchContext<K>& ctx, LaunchScratch& scratch, const kernels::ChunkRef<K>& ref,
-                  const KeyRange& range, VariantConfig& c, LaunchReport& report) {
+void launch_dense(const LaunchContext<K>& ctx, LaunchScratch& scratch,
+                  const kernels::ChunkRef<K>& ref, const KeyRange& range, VariantConfig& c,
+                  LaunchReport& report) {
   const uint64_t size = range.size();
-  const uint32_t fit = dense_slots_fitting(ctx.spec, ctx.plan, ctx.device.shared_memory_per_block_optin);
+  const uint32_t fit =
+      dense_slots_fitting(ctx.spec, ctx.plan, ctx.device.shared_memory_per_block_optin);
   if (size > fit)
     throw Error(SqlState::feature_not_supported,
-                simple_format("GPU: dense variant cannot hold a key range of {} in {} shared slots", size, fit));
-  launch_shared<K, true>(ctx, scratch, ref, c, static_cast<uint32_t>(size), range.min, false, report);
+                simple_format("GPU: dense variant cannot hold a key range of {} in {} shared slots",
+                              size, fit));
+  launch_shared<K, true>(ctx, scratch, ref, c, static_cast<uint32_t>(size), range.min, false,
+                         report);
 }
 
 }  // namespace tally::gpu::aggregator

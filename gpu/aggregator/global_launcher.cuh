@@ -14,7 +14,8 @@
 namespace tally::gpu::aggregator {
 
 template <class K, int R>
-void launch_global_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& ref, VariantConfig& c, LaunchReport& report) {
+void launch_global_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& ref, VariantConfig& c,
+                     LaunchReport& report) {
   auto kernel = kernels::global_aggregate_kernel<K, R>;
   clamp_threads(ctx.device, kernel, c, report);
   const int64_t tiles = (ref.rows + static_cast<int64_t>(c.launch.threads_per_block) * R - 1) /
@@ -27,13 +28,22 @@ void launch_global_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
 }
 
 template <class K>
-void launch_global(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& ref, VariantConfig& c, LaunchReport& report) {
+void launch_global(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& ref, VariantConfig& c,
+                   LaunchReport& report) {
   if (ref.rows == 0) return;
   switch (c.launch.rows_per_thread) {
-    case 1: launch_global_r<K, 1>(ctx, ref, c, report); break;
-    case 2: launch_global_r<K, 2>(ctx, ref, c, report); break;
-    case 4: launch_global_r<K, 4>(ctx, ref, c, report); break;
-    default: launch_global_r<K, 8>(ctx, ref, c, report); break;
+    case 1:
+      launch_global_r<K, 1>(ctx, ref, c, report);
+      break;
+    case 2:
+      launch_global_r<K, 2>(ctx, ref, c, report);
+      break;
+    case 4:
+      launch_global_r<K, 4>(ctx, ref, c, report);
+      break;
+    default:
+      launch_global_r<K, 8>(ctx, ref, c, report);
+      break;
   }
 }
 

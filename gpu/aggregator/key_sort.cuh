@@ -41,13 +41,14 @@ std::pair<int, int> sort_bits(const KeyRange* range, int partition_bits) {
 // Sorts a piece by key bits [begin, end) into `scratch` and returns a view of
 // the sorted rows.
 template <class K>
-kernels::ChunkRef<K> sort_piece(const LaunchContext<K>& ctx, LaunchScratch& scratch, const kernels::ChunkRef<K>& ref,
-                                int begin, int end) {
+kernels::ChunkRef<K> sort_piece(const LaunchContext<K>& ctx, LaunchScratch& scratch,
+                                const kernels::ChunkRef<K>& ref, int begin, int end) {
   const cudaStream_t stream = ctx.stream;
   const uint64_t n = static_cast<uint64_t>(ref.rows);
   kernels::ChunkRef<K> out = ref;
   if (n == 0) return out;
-  const bool payload_value = ctx.spec.columns.size() == 1 && !ref.key_validity && !ref.columns[0].validity;
+  const bool payload_value =
+      ctx.spec.columns.size() == 1 && !ref.key_validity && !ref.columns[0].validity;
   const bool wide_payload = payload_value && ref.columns[0].wide;
   scratch.sort_keys.ensure(n * sizeof(K), stream);
   const size_t pw = wide_payload ? 8 : 4;
@@ -58,27 +59,32 @@ kernels::ChunkRef<K> sort_piece(const LaunchContext<K>& ctx, LaunchScratch& scra
   if (payload_value) {
     payload_in = ref.columns[0].data;
   } else {
-    kernels::iota_kernel<uint32_t><<<grid, 256, 0, stream>>>(scratch.sort_payload_in.get<uint32_t>(), n);
+    kernels::iota_kernel<uint32_t>
+        <<<grid, 256, 0, stream>>>(scratch.sort_payload_in.get<uint32_t>(), n);
     TALLY_CUDA_CHECK_LAUNCH("iota_kernel");
     payload_in = scratch.sort_payload_in.get();
   }
   size_t temp = 0;
   if (wide_payload) {
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, ref.keys, scratch.sort_keys.get<K>(),
-                                                     static_cast<const uint64_t*>(payload_in),
-                                                     scratch.sort_payload_out.get<uint64_t>(), n, begin, end, stream));
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, temp, ref.keys, scratch.sort_keys.get<K>(),
+        static_cast<const uint64_t*>(payload_in), scratch.sort_payload_out.get<uint64_t>(), n,
+        begin, end, stream));
     scratch.sort_temp.ensure(temp, stream);
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.sort_temp.get(), temp, ref.keys, scratch.sort_keys.get<K>(),
-                                                     static_cast<const uint64_t*>(payload_in),
-                                                     scratch.sort_payload_out.get<uint64_t>(), n, begin, end, stream));
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        scratch.sort_temp.get(), temp, ref.keys, scratch.sort_keys.get<K>(),
+        static_cast<const uint64_t*>(payload_in), scratch.sort_payload_out.get<uint64_t>(), n,
+        begin, end, stream));
   } else {
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, ref.keys, scratch.sort_keys.get<K>(),
-                                                     static_cast<const uint32_t*>(payload_in),
-                                                     scratch.sort_payload_out.get<uint32_t>(), n, begin, end, stream));
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, temp, ref.keys, scratch.sort_keys.get<K>(),
+        static_cast<const uint32_t*>(payload_in), scratch.sort_payload_out.get<uint32_t>(), n,
+        begin, end, stream));
     scratch.sort_temp.ensure(temp, stream);
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.sort_temp.get(), temp, ref.keys, scratch.sort_keys.get<K>(),
-                                                     static_cast<const uint32_t*>(payload_in),
-                                                     scratch.sort_payload_out.get<uint32_t>(), n, begin, end, stream));
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        scratch.sort_temp.get(), temp, ref.keys, scratch.sort_keys.get<K>(),
+        static_cast<const uint32_t*>(payload_in), scratch.sort_payload_out.get<uint32_t>(), n,
+        begin, end, stream));
   }
   out.keys = scratch.sort_keys.get<K>();
   if (payload_value) {
@@ -106,17 +112,20 @@ kernels::ChunkRef<K> sort_piece(const LaunchContext<K>& ctx, LaunchScratch& scra
   for (size_t c = 0; c < ctx.spec.columns.size(); ++c) {
     if (ref.columns[c].wide) {
       int64_t* d = reinterpret_cast<int64_t*>(place(n * 8));
-      kernels::gather_kernel<int64_t><<<grid, 256, 0, stream>>>(perm, n, static_cast<const int64_t*>(ref.columns[c].data), d);
+      kernels::gather_kernel<int64_t>
+          <<<grid, 256, 0, stream>>>(perm, n, static_cast<const int64_t*>(ref.columns[c].data), d);
       out.columns[c].data = d;
     } else {
       int32_t* d = reinterpret_cast<int32_t*>(place(n * 4));
-      kernels::gather_kernel<int32_t><<<grid, 256, 0, stream>>>(perm, n, static_cast<const int32_t*>(ref.columns[c].data), d);
+      kernels::gather_kernel<int32_t>
+          <<<grid, 256, 0, stream>>>(perm, n, static_cast<const int32_t*>(ref.columns[c].data), d);
       out.columns[c].data = d;
     }
     TALLY_CUDA_CHECK_LAUNCH("gather_kernel(values)");
     if (ref.columns[c].validity) {
       uint8_t* v = reinterpret_cast<uint8_t*>(place(n));
-      kernels::gather_kernel<uint8_t><<<grid, 256, 0, stream>>>(perm, n, ref.columns[c].validity, v);
+      kernels::gather_kernel<uint8_t>
+          <<<grid, 256, 0, stream>>>(perm, n, ref.columns[c].validity, v);
       TALLY_CUDA_CHECK_LAUNCH("gather_kernel(validity)");
       out.columns[c].validity = v;
     }

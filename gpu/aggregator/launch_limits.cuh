@@ -25,7 +25,9 @@ namespace tally::gpu::aggregator {
 // Fill kernels: blocks per SM for memory-bound grid-stride loops.
 constexpr int kFillBlocksPerSm = 8;
 
-inline int fill_grid(const DeviceInfo& device) { return std::max(1, device.sm_count * kFillBlocksPerSm); }
+inline int fill_grid(const DeviceInfo& device) {
+  return std::max(1, device.sm_count * kFillBlocksPerSm);
+}
 
 struct OccupancyCache {
   std::mutex mutex;
@@ -45,7 +47,8 @@ inline cudaFuncAttributes cached_attributes(int device, const void* kernel) {
   }
   cudaFuncAttributes attr{};
   TALLY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  first_use_counts().kernel_first_lookups.fetch_add(1, std::memory_order_relaxed);  // this kernel's first use here
+  first_use_counts().kernel_first_lookups.fetch_add(
+      1, std::memory_order_relaxed);  // this kernel's first use here
   std::lock_guard lock(c.mutex);
   c.attributes[{device, kernel}] = attr;
   return attr;
@@ -86,29 +89,40 @@ inline bool ensure_dynamic_shared(int device, const void* kernel, size_t bytes) 
   std::lock_guard lock(c.mutex);  // held across the call: the recorded size is the set one
   size_t& set = c.bytes[{device, kernel}];
   if (set >= bytes && set > 0) return false;
-  TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
   set = std::max(set, bytes);
   return true;
 }
 
 // The requested configuration within the device's limits and the values the
 // kernels support.
-inline VariantConfig checked_config(const DeviceInfo& device, const VariantConfig& in, LaunchReport& report) {
+inline VariantConfig checked_config(const DeviceInfo& device, const VariantConfig& in,
+                                    LaunchReport& report) {
   VariantConfig c = in;
-  const int tpb = std::clamp((c.launch.threads_per_block + 31) / 32 * 32, 32, device.max_threads_per_block);
+  const int tpb =
+      std::clamp((c.launch.threads_per_block + 31) / 32 * 32, 32, device.max_threads_per_block);
   if (tpb != c.launch.threads_per_block)
-    report.adjustments.push_back(simple_format("threads_per_block {} -> {}", c.launch.threads_per_block, tpb));
+    report.adjustments.push_back(
+        simple_format("threads_per_block {} -> {}", c.launch.threads_per_block, tpb));
   c.launch.threads_per_block = tpb;
-  int rpt = c.launch.rows_per_thread >= 8 ? 8 : c.launch.rows_per_thread >= 4 ? 4 : c.launch.rows_per_thread >= 2 ? 2 : 1;
+  int rpt = c.launch.rows_per_thread >= 8   ? 8
+            : c.launch.rows_per_thread >= 4 ? 4
+            : c.launch.rows_per_thread >= 2 ? 2
+                                            : 1;
   if (rpt != c.launch.rows_per_thread)
-    report.adjustments.push_back(simple_format("rows_per_thread {} -> {} (supported: 1, 2, 4, 8)", c.launch.rows_per_thread, rpt));
+    report.adjustments.push_back(simple_format("rows_per_thread {} -> {} (supported: 1, 2, 4, 8)",
+                                               c.launch.rows_per_thread, rpt));
   c.launch.rows_per_thread = rpt;
   const int bps = std::clamp(c.launch.blocks_per_sm, 1, std::max(1, device.max_blocks_per_sm));
-  if (bps != c.launch.blocks_per_sm) report.adjustments.push_back(simple_format("blocks_per_sm {} -> {}", c.launch.blocks_per_sm, bps));
+  if (bps != c.launch.blocks_per_sm)
+    report.adjustments.push_back(
+        simple_format("blocks_per_sm {} -> {}", c.launch.blocks_per_sm, bps));
   c.launch.blocks_per_sm = bps;
   const int fill = std::clamp(c.launch.fill_factor_percent, 10, 95);
   if (fill != c.launch.fill_factor_percent)
-    report.adjustments.push_back(simple_format("fill_factor_percent {} -> {}", c.launch.fill_factor_percent, fill));
+    report.adjustments.push_back(
+        simple_format("fill_factor_percent {} -> {}", c.launch.fill_factor_percent, fill));
   c.launch.fill_factor_percent = fill;
   return c;
 }
@@ -116,12 +130,15 @@ inline VariantConfig checked_config(const DeviceInfo& device, const VariantConfi
 // Lowers threads_per_block to what `kernel` can launch with (its register
 // use limits the block size; the generic-lane kernels need more registers).
 template <class Kernel>
-void clamp_threads(const DeviceInfo& device, Kernel kernel, VariantConfig& c, LaunchReport& report) {
-  const cudaFuncAttributes attr = cached_attributes(device.ordinal, reinterpret_cast<const void*>(kernel));
+void clamp_threads(const DeviceInfo& device, Kernel kernel, VariantConfig& c,
+                   LaunchReport& report) {
+  const cudaFuncAttributes attr =
+      cached_attributes(device.ordinal, reinterpret_cast<const void*>(kernel));
   const int limit = attr.maxThreadsPerBlock / 32 * 32;
   if (limit >= 32 && c.launch.threads_per_block > limit) {
-    report.adjustments.push_back(simple_format("threads_per_block {} -> {} (kernel uses {} registers per thread)",
-                                               c.launch.threads_per_block, limit, attr.numRegs));
+    report.adjustments.push_back(
+        simple_format("threads_per_block {} -> {} (kernel uses {} registers per thread)",
+                      c.launch.threads_per_block, limit, attr.numRegs));
     c.launch.threads_per_block = limit;
   }
 }
@@ -129,21 +146,24 @@ void clamp_threads(const DeviceInfo& device, Kernel kernel, VariantConfig& c, La
 // Clamps blocks_per_sm to what the occupancy calculator allows for `kernel`;
 // returns the grid for `work_items` (at most one block per item).
 template <class Kernel>
-int occupancy_grid(const DeviceInfo& device, Kernel kernel, VariantConfig& c, size_t smem, int64_t work_items,
-                   LaunchReport& report) {
-  const int max_blocks =
-      cached_occupancy(device.ordinal, reinterpret_cast<const void*>(kernel), c.launch.threads_per_block, smem);
+int occupancy_grid(const DeviceInfo& device, Kernel kernel, VariantConfig& c, size_t smem,
+                   int64_t work_items, LaunchReport& report) {
+  const int max_blocks = cached_occupancy(device.ordinal, reinterpret_cast<const void*>(kernel),
+                                          c.launch.threads_per_block, smem);
   if (max_blocks < 1)
-    throw Error(SqlState::internal_error,
-                simple_format("GPU: kernel cannot launch with {} threads and {} bytes of shared memory",
-                              c.launch.threads_per_block, smem));
+    throw Error(
+        SqlState::internal_error,
+        simple_format("GPU: kernel cannot launch with {} threads and {} bytes of shared memory",
+                      c.launch.threads_per_block, smem));
   if (c.launch.blocks_per_sm > max_blocks) {
     report.adjustments.push_back(
-        simple_format("blocks_per_sm {} -> {} (occupancy limit at {} B shared memory)", c.launch.blocks_per_sm, max_blocks, smem));
+        simple_format("blocks_per_sm {} -> {} (occupancy limit at {} B shared memory)",
+                      c.launch.blocks_per_sm, max_blocks, smem));
     c.launch.blocks_per_sm = max_blocks;
   }
-  const int64_t grid = std::min<int64_t>(static_cast<int64_t>(device.sm_count) * c.launch.blocks_per_sm,
-                                         std::max<int64_t>(work_items, 1));
+  const int64_t grid =
+      std::min<int64_t>(static_cast<int64_t>(device.sm_count) * c.launch.blocks_per_sm,
+                        std::max<int64_t>(work_items, 1));
   return static_cast<int>(grid);
 }
 

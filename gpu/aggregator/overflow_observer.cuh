@@ -53,8 +53,12 @@ class OverflowObserver {
     unobserved_rows_ += rows;
     unsettled_rows_ += rows;
   }
-  uint64_t unobserved_rows() const { return unobserved_rows_; }  // since the last observation was queued
-  uint64_t unsettled_rows() const { return unsettled_rows_; }    // since the last observed zero spill count
+  uint64_t unobserved_rows() const {
+    return unobserved_rows_;
+  }  // since the last observation was queued
+  uint64_t unsettled_rows() const {
+    return unsettled_rows_;
+  }  // since the last observed zero spill count
   // Launches exempted from observation (TypedAggregator::cannot_overflow)
   // ran since the counters were last read: settle() and finish() read them.
   void set_unverified(bool unverified) { unverified_ = unverified; }
@@ -72,12 +76,14 @@ class OverflowObserver {
     if (!pinned_counters_) {
       staging_.ensure(kObservationRing * kObservedCounters * sizeof(ull));
       pinned_counters_ = staging_.get<ull>();
-      for (auto& e : events_) TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      for (auto& e : events_)
+        TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     }
     const int slot = next_slot_;
     next_slot_ = (next_slot_ + 1) % kObservationRing;
     TALLY_CUDA_CHECK(cudaMemcpyAsync(pinned_counters_ + kObservedCounters * slot, counters,
-                                     kObservedCounters * sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+                                     kObservedCounters * sizeof(ull), cudaMemcpyDeviceToHost,
+                                     stream_));
     TALLY_CUDA_CHECK(cudaEventRecord(events_[slot], stream_));
     observations_.push_back(Observation{slot, unobserved_rows_});
     unobserved_rows_ = 0;
@@ -108,7 +114,8 @@ class OverflowObserver {
  private:
   struct Observation {
     int slot = 0;
-    uint64_t rows = 0;  // rows launched up to and including this observation's launch, since the previous one
+    uint64_t rows =
+        0;  // rows launched up to and including this observation's launch, since the previous one
   };
 
   cudaStream_t stream_;

@@ -18,7 +18,8 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
                            const ExtractedGroups& g) {
   const char* keys = g.keys;
   const uint64_t* lanes = g.lanes;
-  const uint64_t stride = g.stride, ng = g.table_groups, direct_at = g.direct_at, nd = g.direct_groups;
+  const uint64_t stride = g.stride, ng = g.table_groups, direct_at = g.direct_at,
+                 nd = g.direct_groups;
   const uint64_t total = ng + nd;
   const bool timed = active_host_timeline() != nullptr;
   ThreadUsage usage = timed ? thread_usage() : ThreadUsage{};
@@ -67,9 +68,12 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
   region("null flags");
   // Lane `l` as one contiguous column of `total` values, each the lane's
   // 64 bits read as signed and converted to the array's type.
-  auto column = [&](int l, auto& out) { gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out); };
-  static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2", "aggregate 3",
-                                                      "aggregate 4", "aggregate 5", "aggregate 6", "aggregate 7"};
+  auto column = [&](int l, auto& out) {
+    gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out);
+  };
+  static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2",
+                                                     "aggregate 3", "aggregate 4", "aggregate 5",
+                                                     "aggregate 6", "aggregate 7"};
   result.aggregates.resize(spec.aggregates.size());
   for (size_t a = 0; a < spec.aggregates.size(); ++a) {
     const AggregateSpec& as = spec.aggregates[a];
@@ -99,11 +103,13 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
           const uint64_t* lo = lanes + static_cast<size_t>(al.value_lane) * stride;
           const uint64_t* hi = lanes + static_cast<size_t>(al.value_hi_lane) * stride;
           auto wide = [](uint64_t l, uint64_t h) {
-            return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) * (static_cast<__int128>(1) << 32);
+            return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) *
+                                                  (static_cast<__int128>(1) << 32);
           };
           __int128* out = vals.value.data();
           for (uint64_t i = 0; i < ng; ++i) out[i] = wide(lo[i], hi[i]);
-          for (uint64_t i = 0; i < nd; ++i) out[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
+          for (uint64_t i = 0; i < nd; ++i)
+            out[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
         } else {
           column(al.value_lane, vals.value);
         }
@@ -132,8 +138,10 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
     }
     const uint64_t step = std::max<uint64_t>(1, kPrepareStepBytes / sizeof(v[0]));
     while (gpu_busy && v.size() < n) {
-      if (!gpu_busy_now()) gpu_busy = false;  // done (or failed: the wait says)
-      else v.resize(std::min<uint64_t>(n, v.size() + step));
+      if (!gpu_busy_now())
+        gpu_busy = false;  // done (or failed: the wait says)
+      else
+        v.resize(std::min<uint64_t>(n, v.size() + step));
     }
   };
   touch(spare.keys);
@@ -144,11 +152,16 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
     touch(vals.nonnull);
     switch (spec.aggregates[a].op) {
       case AggOp::count_star:
-      case AggOp::count: break;
+      case AggOp::count:
+        break;
       case AggOp::min:
-      case AggOp::max: touch(vals.extreme); break;
+      case AggOp::max:
+        touch(vals.extreme);
+        break;
       case AggOp::sum:
-      case AggOp::avg: touch(vals.value); break;
+      case AggOp::avg:
+        touch(vals.value);
+        break;
     }
   }
   return gpu_busy;

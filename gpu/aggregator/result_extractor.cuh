@@ -47,7 +47,8 @@ class ResultExtractor {
  public:
   using ull = kernels::ull;
 
-  ResultExtractor(const GroupBySpec& spec, const LanePlan& plan, const DeviceInfo& device, cudaStream_t stream)
+  ResultExtractor(const GroupBySpec& spec, const LanePlan& plan, const DeviceInfo& device,
+                  cudaStream_t stream)
       : spec_(spec), plan_(plan), fill_grid_(fill_grid(device)), stream_(stream) {}
 
   // Extracted entries the checked path copies back with the counters: every
@@ -79,9 +80,9 @@ class ResultExtractor {
     TALLY_CUDA_CHECK(cudaMemsetAsync(table.counter(kOutCount), 0, sizeof(ull), stream_));
     const uint64_t first = table.may_have_groups() ? 0 : table.capacity();
     const int grid = table.may_have_groups() ? fill_grid_ : 1;
-    kernels::extract_kernel<K><<<grid, 256, 0, stream_>>>(table.view(), first, static_cast<int>(plan_.lanes.size()),
-                                                         out_keys_.get<int64_t>(), out_null_.get<uint8_t>(),
-                                                         out_lanes_.get<ull>(), out_stride_, table.counter(kOutCount));
+    kernels::extract_kernel<K><<<grid, 256, 0, stream_>>>(
+        table.view(), first, static_cast<int>(plan_.lanes.size()), out_keys_.get<int64_t>(),
+        out_null_.get<uint8_t>(), out_lanes_.get<ull>(), out_stride_, table.counter(kOutCount));
     TALLY_CUDA_CHECK_LAUNCH("extract_kernel");
   }
 
@@ -96,19 +97,24 @@ class ResultExtractor {
     const size_t L = plan_.lanes.size();
     const uint64_t nd = table.direct_groups();
     const uint64_t stride = copy + nd;  // entries per region: table groups, then the direct output
-    const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8,
+                 nulls_at = lanes_at + L * stride * 8;
     staging_.ensure(nulls_at + copy + 64);
     char* h = staging_.get<char>();
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), kCounterCount * sizeof(ull), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), copy * 8, cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8, copy * 8, L,
-                                       cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), copy, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), kCounterCount * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h + keys_at, out_keys_.get(), copy * 8, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8,
+                                       copy * 8, L, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h + nulls_at, out_null_.get(), copy, cudaMemcpyDeviceToHost, stream_));
     if (nd > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + copy * 8, table.direct_keys().get(), nd * 8, cudaMemcpyDeviceToHost,
-                                       stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + copy * 8, stride * 8, table.direct_lanes().get(),
-                                         table.direct_capacity() * 8, nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + copy * 8, table.direct_keys().get(), nd * 8,
+                                       cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + copy * 8, stride * 8,
+                                         table.direct_lanes().get(), table.direct_capacity() * 8,
+                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
     }
     sync.record();
     checked_copy_ = copy;
@@ -121,14 +127,16 @@ class ResultExtractor {
   // (`spilled` set: the caller settles) or more groups than were copied (the
   // caller extracts again), so the result is exact whatever the bounds
   // assumed.
-  std::optional<GroupByResult> complete_checked(const AggregationTable<K>& table, StreamSync& sync, bool& spilled) {
+  std::optional<GroupByResult> complete_checked(const AggregationTable<K>& table, StreamSync& sync,
+                                                bool& spilled) {
     sync.wait();
     host_mark("copied");
     const uint64_t slots = table.capacity() + 2;
     const uint64_t copy = checked_copy_, nd = checked_direct_;
     const size_t L = plan_.lanes.size();
     const uint64_t stride = copy + nd;
-    const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8,
+                 nulls_at = lanes_at + L * stride * 8;
     const char* h = staging_.get<char>();
     ull c[kCounterCount];
     std::memcpy(c, h, sizeof(c));
@@ -138,8 +146,11 @@ class ResultExtractor {
       return std::nullopt;
     }
     const uint64_t ng = c[kOutCount];
-    if (ng > slots) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups from {} slots", ng, slots));
-    if (ng > copy) return std::nullopt;  // more groups than the key ranges allow: statistics were off
+    if (ng > slots)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: extracted {} groups from {} slots", ng, slots));
+    if (ng > copy)
+      return std::nullopt;  // more groups than the key ranges allow: statistics were off
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, stride, ng, copy, nd);
     host_mark("result built");
     return r;
@@ -150,8 +161,10 @@ class ResultExtractor {
   ull* read_counts(const AggregationTable<K>& table, StreamSync& sync) {
     staging_.ensure(64);
     ull* h = staging_.get<ull>();
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), 4 * sizeof(ull), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + 4, table.special_slots(), 2 * sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), 4 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + 4, table.special_slots(), 2 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
     sync.sync();
     return h;
   }
@@ -170,24 +183,30 @@ class ResultExtractor {
     const size_t keys_at = 64, lanes_at = keys_at + total * 8, nulls_at = lanes_at + L * total * 8;
     staging_.ensure(nulls_at + total + 64);
     char* h = staging_.get<char>();
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
     if (ng > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8, ng * 8, L,
-                                         cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(
+          cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8,
+                                         ng * 8, L, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(
+          cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
     }
     if (nd > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8, cudaMemcpyDeviceToHost,
-                                       stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8, table.direct_lanes().get(),
-                                         table.direct_capacity() * 8, nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8,
+                                       cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8,
+                                         table.direct_lanes().get(), table.direct_capacity() * 8,
+                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
     }
     sync.sync();
     host_mark("copied");
     ull count = 0;
     std::memcpy(&count, h, sizeof(ull));
-    if (count != n) throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, n));
+    if (count != n)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: extracted {} groups, expected {}", count, n));
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, total, ng, ng, nd);
     host_mark("result built");
     return r;
@@ -204,15 +223,17 @@ class ResultExtractor {
     // may leave most of it unused, and zeroing unused megabytes would delay
     // a short query. Capped at the estimate with a margin; a result that
     // outgrows the arrays is built into fresh ones (exact either way).
-    const uint64_t hint = std::max<uint64_t>(estimated_groups + estimated_groups / 4, kPreparedResultFloor);
+    const uint64_t hint =
+        std::max<uint64_t>(estimated_groups + estimated_groups / 4, kPreparedResultFloor);
     const uint64_t n = std::min(checked_copy_, hint) + checked_direct_;
     const bool gpu_busy = prepare_result_arrays(spare_, spec_, n, [&sync] { return sync.busy(); });
-    host_mark(gpu_busy ? "result prepared" : "result partly prepared", static_cast<long>(n), "groups");
+    host_mark(gpu_busy ? "result prepared" : "result partly prepared", static_cast<long>(n),
+              "groups");
   }
 
  private:
-  GroupByResult build(const char* h, size_t keys_at, size_t lanes_at, size_t nulls_at, uint64_t stride, uint64_t ng,
-                      uint64_t direct_at, uint64_t nd) {
+  GroupByResult build(const char* h, size_t keys_at, size_t lanes_at, size_t nulls_at,
+                      uint64_t stride, uint64_t ng, uint64_t direct_at, uint64_t nd) {
     ExtractedGroups g;
     g.keys = h + keys_at;
     g.lanes = reinterpret_cast<const uint64_t*>(h + lanes_at);

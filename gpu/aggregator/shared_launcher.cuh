@@ -31,8 +31,8 @@ void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
                      kernels::SharedParams p, LaunchReport& report) {
   auto kernel = kernels::shared_aggregate_kernel<K, R, kDense>;
   if constexpr (R >= 2) {
-    const bool fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide &&
-                      !p.warp_preaggregate;
+    const bool fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity &&
+                      !ref.columns[0].wide && !p.warp_preaggregate;
     if (fast) kernel = kernels::shared_aggregate_kernel<K, R, kDense, true>;
   }
   const kernels::SharedLayout lay = shared_layout<K>(ctx.plan, p.slots, p.replicas, !kDense);
@@ -45,7 +45,8 @@ void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
   host_mark("occupancy");
   report.grid_blocks = grid;
   report.shared_slots = p.slots;
-  kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, ctx.stream>>>(ref, ctx.lanes, lay, p, ctx.table, ctx.spill);
+  kernel<<<grid, c.launch.threads_per_block, lay.total_bytes, ctx.stream>>>(ref, ctx.lanes, lay, p,
+                                                                            ctx.table, ctx.spill);
   TALLY_CUDA_CHECK_LAUNCH("shared_aggregate_kernel");
   host_mark("kernel");
 }
@@ -55,17 +56,20 @@ void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
 // estimate). The hash variant runs with a key dictionary where
 // can_use_dictionary() allows it (dictionary_launcher.cuh).
 template <class K, bool kDense>
-void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch, const kernels::ChunkRef<K>& ref,
-                   VariantConfig& c, uint32_t want_slots, int64_t dense_min, bool flush_on_fill, LaunchReport& report) {
+void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch,
+                   const kernels::ChunkRef<K>& ref, VariantConfig& c, uint32_t want_slots,
+                   int64_t dense_min, bool flush_on_fill, LaunchReport& report) {
   if (ref.rows == 0) return;
   if constexpr (!kDense) {
-    if (!flush_on_fill && !c.warp_preaggregate && can_use_dictionary(ctx.spec, ctx.device, ctx.estimated_groups)) {
+    if (!flush_on_fill && !c.warp_preaggregate &&
+        can_use_dictionary(ctx.spec, ctx.device, ctx.estimated_groups)) {
       launch_dictionary(ctx, scratch.dictionary, ref, c, report);
       return;
     }
   }
   size_t budget = shared_budget_per_block(ctx.device, c.launch.blocks_per_sm);
-  uint32_t fit = kDense ? dense_slots_fitting(ctx.spec, ctx.plan, budget) : hash_slots_fitting(ctx.spec, ctx.plan, budget);
+  uint32_t fit = kDense ? dense_slots_fitting(ctx.spec, ctx.plan, budget)
+                        : hash_slots_fitting(ctx.spec, ctx.plan, budget);
   if (kDense && want_slots > fit) {
     // The range must fit: lower blocks_per_sm until it does.
     while (c.launch.blocks_per_sm > 1 && want_slots > fit) {
@@ -73,7 +77,8 @@ void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch, const ke
       budget = shared_budget_per_block(ctx.device, c.launch.blocks_per_sm);
       fit = dense_slots_fitting(ctx.spec, ctx.plan, budget);
     }
-    report.adjustments.push_back(simple_format("blocks_per_sm -> {} so that {} dense slots fit", c.launch.blocks_per_sm, want_slots));
+    report.adjustments.push_back(simple_format("blocks_per_sm -> {} so that {} dense slots fit",
+                                               c.launch.blocks_per_sm, want_slots));
   }
   const int tile = c.launch.threads_per_block * c.launch.rows_per_thread;
   uint32_t slots = std::min(want_slots, fit);
@@ -83,13 +88,18 @@ void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch, const ke
     if (flush_on_fill && slots < min_slots) {
       const int rpt = c.launch.rows_per_thread;
       while (c.launch.rows_per_thread > 1 &&
-             fit < static_cast<uint32_t>(2.0 * c.launch.threads_per_block * c.launch.rows_per_thread / c.fill()) + 64)
+             fit < static_cast<uint32_t>(2.0 * c.launch.threads_per_block *
+                                         c.launch.rows_per_thread / c.fill()) +
+                       64)
         c.launch.rows_per_thread /= 2;
       if (rpt != c.launch.rows_per_thread)
-        report.adjustments.push_back(simple_format("rows_per_thread {} -> {} so a tile fits the shared table", rpt, c.launch.rows_per_thread));
+        report.adjustments.push_back(
+            simple_format("rows_per_thread {} -> {} so a tile fits the shared table", rpt,
+                          c.launch.rows_per_thread));
     }
     if (want_slots > fit && !flush_on_fill)
-      report.adjustments.push_back(simple_format("shared hash table clamped to {} slots ({} B per block)", fit, budget));
+      report.adjustments.push_back(
+          simple_format("shared hash table clamped to {} slots ({} B per block)", fit, budget));
     slots = std::max<uint32_t>(std::min(want_slots, fit), std::min<uint32_t>(fit, 64));
   }
   // Per-lane copies only while they fit next to the table (and never with
@@ -97,9 +107,12 @@ void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch, const ke
   uint32_t replicas = static_cast<uint32_t>(std::clamp(c.shared_replicas, 1, 32));
   replicas = std::bit_floor(replicas);
   if (flush_on_fill) replicas = 1;
-  while (replicas > 1 && (static_cast<uint64_t>(slots) + 2) * replicas > static_cast<uint64_t>(fit) + 2) replicas /= 2;
+  while (replicas > 1 &&
+         (static_cast<uint64_t>(slots) + 2) * replicas > static_cast<uint64_t>(fit) + 2)
+    replicas /= 2;
   if (static_cast<int>(replicas) != c.shared_replicas) {
-    report.adjustments.push_back(simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
+    report.adjustments.push_back(
+        simple_format("shared_replicas {} -> {}", c.shared_replicas, replicas));
     c.shared_replicas = static_cast<int>(replicas);
   }
   // Bucketed probes pay off where probes run past the home slot (few
@@ -113,27 +126,37 @@ void launch_shared(const LaunchContext<K>& ctx, LaunchScratch& scratch, const ke
   p.bucketed = bucketed;
   if (bucketed) p.area_magic = kernels::hash_area_magic<K>(slots);
   p.insert_limit = static_cast<uint32_t>(slots * c.fill() * replicas);
-  const double thr = slots * c.fill() - static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
+  const double thr =
+      slots * c.fill() - static_cast<double>(c.launch.threads_per_block) * c.launch.rows_per_thread;
   p.flush_threshold = thr > 0 ? static_cast<uint32_t>(thr) : 0;
   p.flush_on_fill = flush_on_fill;
   p.warp_preaggregate = c.warp_preaggregate;
   p.hash = c.hash;
   switch (c.launch.rows_per_thread) {
-    case 1: launch_shared_r<K, kDense, 1>(ctx, ref, c, p, report); break;
-    case 2: launch_shared_r<K, kDense, 2>(ctx, ref, c, p, report); break;
-    case 4: launch_shared_r<K, kDense, 4>(ctx, ref, c, p, report); break;
-    default: launch_shared_r<K, kDense, 8>(ctx, ref, c, p, report); break;
+    case 1:
+      launch_shared_r<K, kDense, 1>(ctx, ref, c, p, report);
+      break;
+    case 2:
+      launch_shared_r<K, kDense, 2>(ctx, ref, c, p, report);
+      break;
+    case 4:
+      launch_shared_r<K, kDense, 4>(ctx, ref, c, p, report);
+      break;
+    default:
+      launch_shared_r<K, kDense, 8>(ctx, ref, c, p, report);
+      break;
   }
 }
 
 // SHARED-MEMORY HASH: the shared table sized for the estimate at the
 // configured fill factor.
 template <class K>
-void launch_shared_hash(const LaunchContext<K>& ctx, LaunchScratch& scratch, const kernels::ChunkRef<K>& ref,
-                        VariantConfig& c, LaunchReport& report) {
+void launch_shared_hash(const LaunchContext<K>& ctx, LaunchScratch& scratch,
+                        const kernels::ChunkRef<K>& ref, VariantConfig& c, LaunchReport& report) {
   const double est = static_cast<double>(std::max<uint64_t>(ctx.estimated_groups, 1));
   const uint64_t want = static_cast<uint64_t>(est / c.fill()) + 16;
-  launch_shared<K, false>(ctx, scratch, ref, c, static_cast<uint32_t>(std::min<uint64_t>(want, UINT32_MAX / 2)), 0, false,
+  launch_shared<K, false>(ctx, scratch, ref, c,
+                          static_cast<uint32_t>(std::min<uint64_t>(want, UINT32_MAX / 2)), 0, false,
                           report);
 }
 

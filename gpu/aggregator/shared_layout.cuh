@@ -9,7 +9,8 @@
 namespace tally::gpu::aggregator {
 
 template <class K>
-kernels::SharedLayout shared_layout(const LanePlan& plan, uint32_t slots, uint32_t replicas, bool with_keys) {
+kernels::SharedLayout shared_layout(const LanePlan& plan, uint32_t slots, uint32_t replicas,
+                                    bool with_keys) {
   kernels::SharedLayout lay{};
   const uint32_t total = (slots + 2) * replicas;
   uint32_t off = 0;

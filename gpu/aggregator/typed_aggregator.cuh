@@ -17,6 +17,7 @@
 
 #include "common/error.hpp"
 #include "gpu/aggregator/aggregation_table.cuh"
+#include "gpu/aggregator/chunk_ref.cuh"
 #include "gpu/aggregator/dense_launcher.cuh"
 #include "gpu/aggregator/global_launcher.cuh"
 #include "gpu/aggregator/group_by_impl.hpp"
@@ -47,7 +48,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   using ull = kernels::ull;
 
  public:
-  TypedAggregator(const DeviceInfo& device, GroupBySpec spec, TableOptions options, StreamHandle stream)
+  TypedAggregator(const DeviceInfo& device, GroupBySpec spec, TableOptions options,
+                  StreamHandle stream)
       : device_(made_current(device)),
         spec_(std::move(spec)),
         stream_(stream),
@@ -65,8 +67,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   StreamHandle stream() const override { return stream_; }
   uint64_t capacity() const override { return table_.capacity(); }
 
-  LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) override {
-    validate(chunk);
+  LaunchReport consume(const ChunkPointers& chunk, Variant variant,
+                       const VariantConfig& config) override {
+    aggregator::validate_chunk(spec_, chunk);
     prepared_finish_ = false;  // a begin_finish() before this chunk extracted too early
     table_.ensure_ready();
     host_mark("table ready");
@@ -74,14 +77,18 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     LaunchReport report;
     report.variant = variant;
     report.used = config;
-    for (int64_t off = 0; off < chunk.rows; off += static_cast<int64_t>(options_.max_rows_per_launch)) {
-      const int64_t n = std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
-      kernels::ChunkRef<K> ref = make_ref(chunk, off, n);
+    for (int64_t off = 0; off < chunk.rows;
+         off += static_cast<int64_t>(options_.max_rows_per_launch)) {
+      const int64_t n =
+          std::min<int64_t>(chunk.rows - off, static_cast<int64_t>(options_.max_rows_per_launch));
+      kernels::ChunkRef<K> ref = aggregator::chunk_ref<K>(spec_, chunk, off, n);
       std::optional<KeyRange> range = chunk.key_range;
       // Not owning the output: the launch merges into the table, as it does
       // once the table may hold groups.
-      if (variant == Variant::partitioned_hash && !options_.own_partitioned_output && n > 0) table_.note_groups();
-      if (variant == Variant::partitioned_hash && !table_.may_have_groups() && table_.direct_groups() == 0) {
+      if (variant == Variant::partitioned_hash && !options_.own_partitioned_output && n > 0)
+        table_.note_groups();
+      if (variant == Variant::partitioned_hash && !table_.may_have_groups() &&
+          table_.direct_groups() == 0) {
         // The partitioned variant may own its output outright only while
         // nothing else holds groups: decided on exact host knowledge (settle
         // first), and the output's size is read back after (settle again).
@@ -146,8 +153,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   }
 
   KeyRange measure_key_range(const ChunkPointers& chunk) override {
-    validate(chunk);
-    return measure(make_ref(chunk, 0, chunk.rows));
+    aggregator::validate_chunk(spec_, chunk);
+    return measure(aggregator::chunk_ref<K>(spec_, chunk, 0, chunk.rows));
   }
 
   GroupByResult finish() override {
@@ -232,21 +239,25 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     kernels::LaneSet lanes;
     lanes.count = static_cast<int>(plan.lanes.size());
     for (size_t l = 0; l < plan.lanes.size(); ++l)
-      lanes.lane[l] = kernels::LaneRef{plan.lanes[l].kind, static_cast<int8_t>(plan.lanes[l].column), plan.lanes[l].wide};
+      lanes.lane[l] = kernels::LaneRef{
+          plan.lanes[l].kind, static_cast<int8_t>(plan.lanes[l].column), plan.lanes[l].wide};
     return lanes;
   }
 
   // The caller's options with out-of-range values replaced and the rows per
   // launch derived from device memory when not given.
-  static TableOptions resolved_options(TableOptions options, const DeviceInfo& device, const LanePlan& plan) {
+  static TableOptions resolved_options(TableOptions options, const DeviceInfo& device,
+                                       const LanePlan& plan) {
     if (!(options.max_fill > 0.05 && options.max_fill < 0.95)) options.max_fill = 0.5;
-    if (options.hash == HashKind::range && options.key_range_hint.size() == 0) options.hash = HashKind::murmur;
+    if (options.hash == HashKind::range && options.key_range_hint.size() == 0)
+      options.hash = HashKind::murmur;
     if (options.max_rows_per_launch == 0) {
       // spill (key + lanes), sort keys and payloads, gather, and the
       // partitioned variant's compact output (key + lanes).
       const uint64_t per_row = 2 * (8 + 8 * plan.lanes.size()) + 3 * sizeof(K) + 16;
       const uint64_t rows = device.total_memory / kScratchMemoryDivisor / per_row;
-      options.max_rows_per_launch = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(rows, 1)), 1u << 16, 1ull << 31);
+      options.max_rows_per_launch =
+          std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(rows, 1)), 1u << 16, 1ull << 31);
     }
     return options;
   }
@@ -274,7 +285,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     uint64_t n = 0;
     for (;;) {
       const ull* h = extractor_.read_counts(table_, sync_);
-      if (h[aggregator::kLost] != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups");
+      if (h[aggregator::kLost] != 0)
+        throw Error(SqlState::internal_error, "GPU: hash table lost groups");
       if (h[aggregator::kSpillCount] != 0) {
         LaunchReport late;
         observer_.set_unverified(true);
@@ -297,7 +309,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // NULL and the empty marker have slots of their own.
   bool cannot_overflow(const std::optional<KeyRange>& range) const {
     if (!range || table_.needs_init()) return false;
-    const auto limit = static_cast<uint64_t>(static_cast<double>(table_.capacity()) * options_.max_fill);
+    const auto limit =
+        static_cast<uint64_t>(static_cast<double>(table_.capacity()) * options_.max_fill);
     // The kernels refuse a new key only once `occupied >= limit`, and at most
     // range->size() keys ever arrive: with size <= limit none is refused.
     return range->size() <= limit;
@@ -347,7 +360,9 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     if (want > table_.spill_capacity()) spill_ref(want);
     while (read_observation(false, report)) {
     }
-    if (observer_.unsettled_rows() + rows > table_.spill_capacity() && observer_.unobserved_rows() > 0) observe();
+    if (observer_.unsettled_rows() + rows > table_.spill_capacity() &&
+        observer_.unobserved_rows() > 0)
+      observe();
     while (observer_.unsettled_rows() + rows > table_.spill_capacity() && observer_.in_flight())
       read_observation(true, report);
     if (observer_.unsettled_rows() + rows > table_.spill_capacity()) settle(report);
@@ -367,8 +382,10 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     }
     const KeyRange r = *chunk.key_range;
     if (r.max < r.min) return;  // no non-NULL key
-    if (!seen_range_) seen_range_ = r;
-    else seen_range_ = KeyRange{std::min(seen_range_->min, r.min), std::max(seen_range_->max, r.max)};
+    if (!seen_range_)
+      seen_range_ = r;
+    else
+      seen_range_ = KeyRange{std::min(seen_range_->min, r.min), std::max(seen_range_->max, r.max)};
   }
 
   // Groups the table can hold at most by what the chunks' key ranges say
@@ -380,46 +397,18 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     return n >= UINT64_MAX - 1 ? UINT64_MAX : n + 1;
   }
 
-  void validate(const ChunkPointers& chunk) const {
-    if (chunk.rows < 0) throw Error(SqlState::internal_error, "GPU: negative row count");
-    if (chunk.values.size() != spec_.columns.size())
-      throw Error(SqlState::internal_error, "GPU: chunk has " + std::to_string(chunk.values.size()) +
-                                                " value columns, the aggregation expects " +
-                                                std::to_string(spec_.columns.size()));
-    if (chunk.rows > 0 && !chunk.key.data) throw Error(SqlState::internal_error, "GPU: chunk without key data");
-    for (size_t c = 0; c < chunk.values.size(); ++c) {
-      if (chunk.rows > 0 && !chunk.values[c].data)
-        throw Error(SqlState::internal_error, "GPU: chunk without data for column " + std::to_string(c));
-      if (chunk.values[c].validity && !spec_.columns[c].may_have_nulls)
-        throw Error(SqlState::internal_error,
-                    "GPU: column " + std::to_string(c) + " has NULLs but was declared NOT NULL");
-    }
-  }
-
-  kernels::ChunkRef<K> make_ref(const ChunkPointers& chunk, int64_t off, int64_t n) const {
-    kernels::ChunkRef<K> r;
-    r.keys = static_cast<const K*>(chunk.key.data) + off;
-    r.key_validity = chunk.key.validity ? chunk.key.validity + off : nullptr;
-    r.rows = n;
-    for (size_t c = 0; c < chunk.values.size(); ++c) {
-      const bool wide = spec_.columns[c].type == ValueType::int64;
-      r.columns[c].wide = wide;
-      r.columns[c].data = static_cast<const char*>(chunk.values[c].data) + off * (wide ? 8 : 4);
-      r.columns[c].validity = chunk.values[c].validity ? chunk.values[c].validity + off : nullptr;
-    }
-    return r;
-  }
-
   // The key range of a piece's non-NULL keys (synchronizes).
   KeyRange measure(const kernels::ChunkRef<K>& ref) {
-    const long long init[2] = {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::min()};
+    const long long init[2] = {std::numeric_limits<long long>::max(),
+                               std::numeric_limits<long long>::min()};
     ull* range_min = table_.counter(aggregator::kRangeMin);
     ull* range_max = table_.counter(aggregator::kRangeMax);
     TALLY_CUDA_CHECK(cudaMemcpyAsync(range_min, init, sizeof(init), cudaMemcpyHostToDevice, cs()));
     if (ref.rows > 0) {
-      const int grid = static_cast<int>(std::min<int64_t>(aggregator::fill_grid(device_), (ref.rows + 255) / 256));
-      kernels::key_range_kernel<K><<<grid, 256, 0, cs()>>>(ref, reinterpret_cast<long long*>(range_min),
-                                                           reinterpret_cast<long long*>(range_max));
+      const int grid = static_cast<int>(
+          std::min<int64_t>(aggregator::fill_grid(device_), (ref.rows + 255) / 256));
+      kernels::key_range_kernel<K><<<grid, 256, 0, cs()>>>(
+          ref, reinterpret_cast<long long*>(range_min), reinterpret_cast<long long*>(range_max));
       TALLY_CUDA_CHECK_LAUNCH("key_range_kernel");
     }
     long long out[2];
@@ -431,20 +420,30 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   // One launch of `variant` over a piece: the configuration checked against
   // the device, the spill buffer sized for the piece, then the variant's
   // launcher with the views of the table and the spill.
-  void run_piece(kernels::ChunkRef<K> ref, std::optional<KeyRange> range, Variant variant, const VariantConfig& requested,
-                 LaunchReport& report) {
+  void run_piece(kernels::ChunkRef<K> ref, std::optional<KeyRange> range, Variant variant,
+                 const VariantConfig& requested, LaunchReport& report) {
     VariantConfig c = aggregator::checked_config(device_, requested, report);
     const kernels::SpillRef spill = spill_ref(static_cast<uint64_t>(ref.rows));
     host_mark("checked");
-    const aggregator::LaunchContext<K> ctx{device_, spec_,  plan_,         lanes_, options_.estimated_groups,
-                                           count_sum_shape_, cs(), table_.view(), spill};
+    const aggregator::LaunchContext<K> ctx{
+        device_,          spec_, plan_,         lanes_, options_.estimated_groups,
+        count_sum_shape_, cs(),  table_.view(), spill};
     switch (variant) {
-      case Variant::dense: aggregator::launch_dense(ctx, scratch_, ref, range ? *range : measure(ref), c, report); break;
-      case Variant::shared_hash: aggregator::launch_shared_hash(ctx, scratch_, ref, c, report); break;
-      case Variant::global_hash: aggregator::launch_global(ctx, ref, c, report); break;
-      case Variant::sort: aggregator::launch_sort(ctx, scratch_, ref, range, c, report); break;
+      case Variant::dense:
+        aggregator::launch_dense(ctx, scratch_, ref, range ? *range : measure(ref), c, report);
+        break;
+      case Variant::shared_hash:
+        aggregator::launch_shared_hash(ctx, scratch_, ref, c, report);
+        break;
+      case Variant::global_hash:
+        aggregator::launch_global(ctx, ref, c, report);
+        break;
+      case Variant::sort:
+        aggregator::launch_sort(ctx, scratch_, ref, range, c, report);
+        break;
       case Variant::partitioned_hash:
-        aggregator::launch_partitioned(ctx, scratch_, table_, ref, range ? *range : measure(ref), c, report);
+        aggregator::launch_partitioned(ctx, scratch_, table_, ref, range ? *range : measure(ref), c,
+                                       report);
         break;
     }
     report.used = c;

@@ -56,7 +56,8 @@ struct Extracted {
 
 void expect_groups(const GroupByResult& r) {
   EXPECT_EQ(r.keys, (std::vector<int64_t>{10, 0, 30}));
-  EXPECT_EQ(r.key_is_null, (std::vector<uint8_t>{0, 1, 0}));  // the partitioned output has no NULL key
+  EXPECT_EQ(r.key_is_null,
+            (std::vector<uint8_t>{0, 1, 0}));  // the partitioned output has no NULL key
   ASSERT_EQ(r.aggregates.size(), 3u);
   EXPECT_EQ(r.aggregates[0].nonnull, (std::vector<int64_t>{5, 2, 7}));
   EXPECT_TRUE(r.aggregates[0].value.empty());
