@@ -2,9 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/aggregator/group_by_impl.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/group_by_impl.hpp"
 
 namespace tally::gpu {
 

@@ -24,10 +24,10 @@
 
 #include "bench/gpu/bench_data.hpp"
 #include "bench/gpu/bench_reference.hpp"
+#include "gpu/aggregator/kernels/views.cuh"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/kernels/views.cuh"
 #include "gpu/variant_rules.hpp"
 
 namespace tb = tally::bench;

@@ -1,17 +1,18 @@
 #pragma once
 // The aggregation kernels. Each processes any chunk and merges into the global
-// table; none chooses its own launch configuration (the host launcher in
-// group_by_impl.cuh does, from LaunchConfig).
+// table; none chooses its own launch configuration (the host launchers in
+// gpu/aggregator/*_launcher.cuh do, from LaunchConfig).
 #include <cstdint>
 
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 
 // Keys per 16-byte bucket of the shared hash table: one vector load checks a
 // whole bucket, so a warp's probes end after one load for almost every lane
-// (ncu on the H100, sparse G = 2^10, one key per load: 11 of 32 lanes active).
+// (with one key per load, most lanes of a warp idle while the longest probe
+// finishes).
 template <class K>
 inline constexpr uint32_t kBucketKeys = 16 / sizeof(K);
 
@@ -106,10 +107,9 @@ __device__ __forceinline__ int64_t shared_find_or_insert_bucketed(K* keys, uint3
 
 // Scalar linear probing (one key per load), used by the shared-memory variant
 // when it keeps many per-lane replicas: their tables are tiny and the home
-// slot almost always holds the key, and there the scalar probe measured
-// faster (H100, sparse G = 4-64: 1.3-1.7 ms scalar, 1.6-2.1 ms bucketed; at
-// G = 2^8-2^12 with <= 4 replicas the bucketed probe won, 3.5-4.7 -> 2.0-3.2
-// ms). -1 when the occupancy limit is reached or the table is full.
+// slot almost always holds the key, and there the scalar probe is faster
+// (at a few hundred groups or more with <= 4 replicas the bucketed probe
+// wins). -1 when the occupancy limit is reached or the table is full.
 template <class K>
 __device__ __forceinline__ int64_t shared_find_or_insert(K* keys, uint32_t* occupied, uint32_t slots,
                                                          uint32_t limit, K key, HashKind hash) {

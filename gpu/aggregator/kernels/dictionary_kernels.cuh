@@ -1,9 +1,9 @@
 #pragma once
 // SHARED-MEMORY HASH variant with a key dictionary, for sparse keys whose
 // groups fit in shared memory. The probe of the plain shared hash (CAS insert,
-// linear probing, a warp waiting for its longest probe) kept it at 19-22% of
-// the read bandwidth on the H100 at G = 2^8-2^12, where the direct-indexed
-// dense variant reaches ~80%. Here the keys are placed once per launch:
+// linear probing, a warp waiting for its longest probe) keeps it at about a
+// fifth of the read bandwidth at G = 2^8-2^12, where the direct-indexed dense
+// variant reaches ~80%. Here the keys are placed once per launch:
 //
 //   1. dictionary_sample_kernel (many blocks) deduplicates a strided sample
 //      of the chunk's keys into a small set in device memory, then
@@ -25,9 +25,9 @@
 // speed depends on it.
 #include <cstdint>
 
-#include "gpu/kernels/aggregate_kernels.cuh"
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/aggregate_kernels.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -82,9 +82,9 @@ __device__ __forceinline__ uint32_t dictionary_slot(K key, ull m, uint32_t slots
 // only checks are the compares. With kSecondOnMiss the second candidate is
 // read only by the lanes whose first missed (insertion tries the first slot
 // first, so most keys sit there): random slots conflict on shared-memory
-// banks, and fewer active lanes cost fewer wavefronts (H100, 14:32 UTC: 1-2%
-// faster than reading both at sparse G = 2^2-2^10). Plain loads: the table is
-// read-only once the block has copied it.
+// banks, and fewer active lanes cost fewer wavefronts (slightly faster than
+// reading both at sparse G = 2^2-2^10). Plain loads: the table is read-only
+// once the block has copied it.
 template <class K, bool kSecondOnMiss = true>
 __device__ __forceinline__ uint32_t dictionary_find(const K* keys, uint32_t slots, ull m1, ull m2, K key, bool& hit) {
   const uint32_t p1 = dictionary_slot(key, m1, slots);
@@ -161,9 +161,9 @@ __device__ __forceinline__ ull dictionary_multiplier(uint32_t attempt, uint32_t 
 // Many blocks: the distinct keys of `samples` rows spread evenly over the
 // chunk (at most `ids` of them, counted in d.hash->distinct, which starts at 0)
 // into the device-memory set d.set (linear probing, CAS). One random load per
-// thread: the sample's latency is spread over the whole GPU. (It was the first
-// loop of the one-block build kernel: on the H100 that kernel took 220-260 us
-// at sparse G = 2^8-2^12, a quarter of the whole aggregation, 17:17 UTC.)
+// thread: the sample's latency is spread over the whole GPU (inside the
+// one-block build kernel it would take about a quarter of the whole
+// aggregation at sparse G = 2^8-2^12).
 template <class K>
 __global__ void dictionary_sample_kernel(ChunkRef<K> c, int64_t samples, uint32_t ids, DictionaryRef<K> d) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -323,9 +323,9 @@ __global__ void dictionary_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLay
       v0[j] = (in && v0_present) ? c.value(0, row) : 0;
       v0_valid[j] = in && v0_present && c.valid(0, row);
     }
-    // One row at a time. (Looking up all R rows' slots first and doing their
-    // atomics after measured 2-3x slower on the H100: 41% issue slots busy
-    // instead of 66%, more instructions.)
+    // One row at a time: looking up all R rows' slots first and doing their
+    // atomics after is 2-3x slower (fewer issue slots busy, more
+    // instructions).
 #pragma unroll
     for (int j = 0; j < R; ++j) {
       const int64_t row = base + static_cast<int64_t>(j) * blockDim.x;
@@ -369,8 +369,8 @@ __device__ __forceinline__ void dictionary_add_count_sum(uint32_t* count, int32_
 
 // A count + sum row into the global table (or the spill), for keys that found
 // no room in shared memory. Lean on purpose: the generic add_row inlined into
-// the count+sum kernel took it from 32 to 64-80 registers (ptxas, sm_90),
-// halving the threads an SM holds, for a path almost no row takes.
+// the count+sum kernel takes it from 32 to 64-80 registers (sm_90), halving
+// the threads an SM holds, for a path almost no row takes.
 template <class K>
 __device__ __forceinline__ void dictionary_add_global_count_sum(const GlobalTableRef<K>& table, const SpillRef& spill,
                                                                 K key, int32_t v) {

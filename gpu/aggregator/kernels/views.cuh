@@ -1,8 +1,9 @@
 #pragma once
 // Non-owning, trivially copyable views that kernels receive by value
 // (cuCollections' container vs `_ref`): a chunk, the lane set, the global
-// table and the spill buffer. Containers that own the memory live on the host
-// side (group_by_impl.cuh).
+// table, the spill buffer and the partitioned variant's compact output. The
+// container that owns the memory lives on the host side
+// (gpu/aggregator/aggregation_table.cuh).
 #include <cstdint>
 #include <limits>
 
@@ -152,6 +153,16 @@ struct SpillRef {
   }
 };
 
+// Compact output of the groups of partitions owned outright (same layout as
+// SpillRef, so it merges into the global table with merge_spill_kernel).
+struct DirectRef {
+  int64_t* keys = nullptr;
+  ull* lanes = nullptr;  // lane l of group i at lanes[l * capacity + i]
+  uint64_t capacity = 0;
+  ull* count = nullptr;
+  ull* lost = nullptr;  // groups that found no room (a host-side sizing bug)
+};
+
 // The global table: open addressing with linear probing, capacity a power of
 // two, keys claimed by CAS, 64-bit lanes updated by atomics. Slot `capacity`
 // is the NULL-key group, slot `capacity + 1` the group of the key equal to the
@@ -226,8 +237,8 @@ struct GlobalTableRef {
 
   // count(*) + sum (lanes 0 and 1) of one row or one partial group, without
   // the generic lane loop: the count+sum kernels' rare no-room and flush
-  // paths (the generic add_row inlined there took the dictionary kernel from
-  // 32 to 64-80 registers, ptxas sm_90).
+  // paths (the generic add_row inlined there takes the dictionary kernel from
+  // 32 to 64-80 registers on sm_90).
   __device__ __forceinline__ void add_count_sum(const SpillRef& spill, K key, bool key_null, ull count, ull sum) const {
     const int64_t s = key_null ? null_slot() : find_or_insert(key);
     if (s >= 0) {

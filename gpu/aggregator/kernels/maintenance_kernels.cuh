@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -27,6 +27,24 @@ __global__ void gather_kernel(const uint32_t* perm, uint64_t n, const T* src, T*
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
     dst[i] = src[perm[i]];
+}
+
+// Readies the global table in one launch: keys of slots [first, capacity)
+// set to the empty marker, every lane of slots [first, capacity + 2) (the
+// two special slots included) set to its identity, and counters [0,
+// clear_counters) zeroed. One launch instead of the memsets and fill
+// launches it replaces (up to six runtime calls of tens of microseconds on
+// the host's path to a query's first kernel).
+template <class K>
+__global__ void reset_table_kernel(K* keys, ull* lanes, uint64_t capacity, uint64_t first, LaneSet ls, ull* counters,
+                                   int clear_counters) {
+  const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (tid < static_cast<uint64_t>(clear_counters)) counters[tid] = 0;
+  const uint64_t stride = capacity + 2;
+  for (uint64_t s = first + tid; s < stride; s += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    if (s < capacity) keys[s] = KeyTraits<K>::empty;
+    for (int l = 0; l < ls.count; ++l) lanes[static_cast<uint64_t>(l) * stride + s] = lane_identity(ls.lane[l].kind);
+  }
 }
 
 // Moves every group of `from` into `to` (which has room for all of them).

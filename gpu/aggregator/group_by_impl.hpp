@@ -13,7 +13,8 @@ struct GroupByAggregator::Impl {
   // Enqueues the chunk's kernels; overflow is observed asynchronously and
   // settled (table grown, spill merged) at the latest by settle(), finish(),
   // finish_device() and group_count().
-  virtual LaunchReport consume(const ChunkPointers& chunk, Variant variant, const VariantConfig& config) = 0;
+  virtual LaunchReport consume(const ChunkPointers& chunk, Variant variant,
+                               const VariantConfig& config) = 0;
   // Synchronizes and settles every overflow still unobserved; growths are
   // added to `report`.
   virtual void settle(LaunchReport& report) = 0;
@@ -32,9 +33,13 @@ struct GroupByAggregator::Impl {
   virtual StreamHandle stream() const = 0;
 };
 
-std::unique_ptr<GroupByAggregator::Impl> make_int32_aggregator(const DeviceInfo& device, GroupBySpec spec,
-                                                                TableOptions options, StreamHandle stream);
-std::unique_ptr<GroupByAggregator::Impl> make_int64_aggregator(const DeviceInfo& device, GroupBySpec spec,
-                                                                TableOptions options, StreamHandle stream);
+std::unique_ptr<GroupByAggregator::Impl> make_int32_aggregator(const DeviceInfo& device,
+                                                               GroupBySpec spec,
+                                                               TableOptions options,
+                                                               StreamHandle stream);
+std::unique_ptr<GroupByAggregator::Impl> make_int64_aggregator(const DeviceInfo& device,
+                                                               GroupBySpec spec,
+                                                               TableOptions options,
+                                                               StreamHandle stream);
 
 }  // namespace tally::gpu

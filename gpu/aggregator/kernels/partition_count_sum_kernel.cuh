@@ -2,22 +2,22 @@
 // PARTITIONED variant for the common shape count(*) + sum(int4 NOT NULL) with
 // no NULL keys (lanes 0 and 1, fixed at compile time): the same work items,
 // fill check and outputs as partition_aggregate_kernel, without its generic
-// lane loop. The generic kernel, fed this shape, issued ~250 warp instructions
-// per 32 rows (ncu, H100, sparse G = 2^22) and ~50 K per partition for table
-// initialization and flush through the lane set it kept in local memory;
-// here a row is two loads, the bucketed probe, two shared atomics and a sign
-// test, and the table's arrays are cleared with 16-byte stores: 2.16 G -> 1.42
-// G warp instructions and 4.19 -> 2.16 ms at sparse 2^22 (bench/RESULTS.md).
+// lane loop. The generic kernel, fed this shape, issues ~250 warp
+// instructions per 32 rows and ~50 K per partition for table initialization
+// and flush through the lane set it keeps in local memory; here a row is two
+// loads, the bucketed probe, two shared atomics and a sign test, and the
+// table's arrays are cleared with 16-byte stores (about a third fewer warp
+// instructions, half the time at sparse 2^22).
 // Flushes walk a list of the claimed slots and reset them, so the table is
 // cleared once per block, not once per partition (CountSumTable).
 // The hash is fixed at compile time as well (count_sum_home: no per-row test
-// of p.hash): dense 2^22-2^26 3-5% faster end to end (H100, session 6).
+// of p.hash), which makes dense 2^22-2^26 a few percent faster end to end.
 #include <cstdint>
 
-#include "gpu/kernels/aggregate_kernels.cuh"
-#include "gpu/kernels/partition_kernels.cuh"
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/aggregate_kernels.cuh"
+#include "gpu/aggregator/kernels/partition_kernels.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -180,12 +180,9 @@ struct CountSumTable {
 // compile time (the generic probe tests p.hash per row); the same slots as
 // shared_find_or_insert_bucketed. kIdentity: key mod area through fastmod
 // (dense ranges land collision-free); else murmur's finalizer, multiply-shift.
-// A bare multiply-shift (no finalizer) was measured and not kept: on the
-// bench's keys (g * 0x9E3779B1, themselves a multiplicative spread) it placed
-// groups on a lattice, 1.00 keys examined per row at sparse 2^26 against
-// murmur's 1.22 (CPU model), sparse 2^26 7.98 -> 7.27 ms, but 1.38 against
-// 1.15 at 2^18 (4.66 -> 4.78 ms, slower) and no fewer probes than murmur on
-// random keys: its gain was the key generator's (bench/RESULTS.md).
+// The finalizer stays before the multiply-shift: without it, keys that are
+// themselves a multiplicative spread land on a lattice (more probes at some
+// sizes than murmur), and random keys get no fewer probes.
 template <class K, bool kIdentity>
 __device__ __forceinline__ uint32_t count_sum_home(K key, const SharedParams& p, uint32_t area) {
   if constexpr (kIdentity) {
@@ -244,10 +241,8 @@ __device__ __forceinline__ uint32_t count_sum_slot(const CountSumTable<K>& t, co
 // <= insert_limit, so inserts skip the limit check, and each warp lists its
 // new keys once per tile (record_claims) instead of one shared atomic per
 // insert on one address. Taking each claim's list position with a returning
-// shared atomic in the probe instead measured 1-7% slower at every sparse G
-// on the H100; these per-tile appends 3-10% faster (sparse 2^26 8.02 ->
-// 7.62 ms, kernel 3.25 -> 2.79 ms, 2.24 G -> 1.86 G warp instructions;
-// bench/RESULTS.md, gker8).
+// shared atomic in the probe instead is 1-7% slower at every sparse G;
+// these per-tile appends are 3-10% faster (fewer warp instructions).
 //
 // The table is cleared once; each flush resets the slots it read (the list
 // and the two special slots), so an item starts on an empty table.
@@ -255,8 +250,8 @@ __device__ __forceinline__ uint32_t count_sum_slot(const CountSumTable<K>& t, co
 // Launch bounds: the rules run two blocks of 1 024 threads per SM at up to 2
 // rows per thread, which leaves 32 registers a thread; the per-tile appends
 // took the murmur instantiation to 34 without the bound (one block per SM).
-// Under it the identity instantiation spills 16 bytes (dense 2^26 measured
-// 2.9% slower, bench/RESULTS.md gker8).
+// Under it the identity instantiation spills 16 bytes (dense 2^26 about 3%
+// slower), a smaller loss than one block per SM.
 template <class K, int R, bool kFillChecked, bool kIdentity>
 __global__ void __launch_bounds__(1024, R <= 2 ? 2 : 1) partition_count_sum_kernel(ChunkRef<K> c, SharedLayout lay, SharedParams p, const PartitionItem* work,
                                            const uint32_t* item_count, bool direct, GlobalTableRef<K> table, SpillRef spill,

@@ -9,21 +9,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "gpu/kernels/aggregate_kernels.cuh"
-#include "gpu/kernels/shared_table.cuh"
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/aggregate_kernels.cuh"
+#include "gpu/aggregator/kernels/shared_table.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
-
-// Compact output of the groups of partitions owned outright (same layout as
-// SpillRef, so it merges into the global table with merge_spill_kernel).
-struct DirectRef {
-  int64_t* keys = nullptr;
-  ull* lanes = nullptr;  // lane l of group i at lanes[l * capacity + i]
-  uint64_t capacity = 0;
-  ull* count = nullptr;
-  ull* lost = nullptr;  // groups that found no room (a host-side sizing bug)
-};
 
 // The radix digit CUB sorted on: key bits [begin, begin + log2(mask + 1)),
 // with the sign bit flipped as CUB does for signed keys.

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "gpu/kernels/views.cuh"
+#include "gpu/aggregator/kernels/views.cuh"
 
 namespace tally::gpu::kernels {
 

@@ -1,0 +1,170 @@
+#include "gpu/aggregator/result_builder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+#include "gpu/host_steps.hpp"
+
+namespace tally::gpu::aggregator {
+
+namespace {
+// prepare_result_arrays() zeroes this much between two looks at whether the
+// GPU is done: a step takes tens of microseconds, an event query about one.
+constexpr uint64_t kPrepareStepBytes = 256 * 1024;
+}  // namespace
+
+GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
+                           const ExtractedGroups& g) {
+  const char* keys = g.keys;
+  const uint64_t* lanes = g.lanes;
+  const uint64_t stride = g.stride, ng = g.table_groups, direct_at = g.direct_at,
+                 nd = g.direct_groups;
+  const uint64_t total = ng + nd;
+  const bool timed = active_host_timeline() != nullptr;
+  ThreadUsage usage = timed ? thread_usage() : ThreadUsage{};
+  if (timed) {
+    host_mark("build on cpu", sched_getcpu(), "");
+    host_mark("clock probe", clock_probe_mhz(), "MHz");
+  }
+  const long switches_at_start = usage.switches;
+  // Marks a region with the faults taken since the last.
+  auto region = [&](const char* label) {
+    if (!timed) return;
+    const ThreadUsage now = thread_usage();
+    host_mark(label, now.minor_faults - usage.minor_faults, "faults");
+    usage = now;
+  };
+  GroupByResult result = std::move(spare);
+  // Every array is written once: a prepared one (touched while the GPU
+  // ran) is cut to size and overwritten; else reserved and assigned,
+  // converting as it copies (a resize-then-overwrite would write every
+  // array twice).
+  // Region [0, ng) then [direct_at, direct_at + nd) of `src` into `out`.
+  auto gather = [&](const auto* src, auto& out) {
+    if (out.size() >= total) {
+      out.resize(total);
+      std::copy(src, src + ng, out.data());
+      std::copy(src + direct_at, src + direct_at + nd, out.data() + ng);
+    } else {
+      out.clear();
+      out.reserve(total);
+      out.assign(src, src + ng);
+      out.insert(out.end(), src + direct_at, src + direct_at + nd);
+    }
+  };
+  gather(reinterpret_cast<const int64_t*>(keys), result.keys);
+  region("keys");
+  if (result.key_is_null.size() >= total) {
+    result.key_is_null.resize(total);
+    std::memcpy(result.key_is_null.data(), g.nulls, ng);
+    std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
+  } else {
+    result.key_is_null.clear();
+    result.key_is_null.reserve(total);
+    result.key_is_null.assign(g.nulls, g.nulls + ng);
+    result.key_is_null.resize(total, 0);
+  }
+  region("null flags");
+  // Lane `l` as one contiguous column of `total` values, each the lane's
+  // 64 bits read as signed and converted to the array's type.
+  auto column = [&](int l, auto& out) {
+    gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out);
+  };
+  static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2",
+                                                     "aggregate 3", "aggregate 4", "aggregate 5",
+                                                     "aggregate 6", "aggregate 7"};
+  result.aggregates.resize(spec.aggregates.size());
+  for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+    const AggregateSpec& as = spec.aggregates[a];
+    const AggregateLanes& al = plan.aggregates[a];
+    AggregateValues& vals = result.aggregates[a];
+    vals.op = as.op;
+    column(al.nonnull_lane, vals.nonnull);
+    switch (as.op) {
+      case AggOp::count_star:
+      case AggOp::count:
+        // The count is `nonnull` (value_at): no other array.
+        vals.value.clear();
+        vals.extreme.clear();
+        break;
+      case AggOp::min:
+      case AggOp::max:
+        column(al.value_lane, vals.extreme);
+        vals.value.clear();
+        break;
+      case AggOp::sum:
+      case AggOp::avg:
+        vals.extreme.clear();
+        if (al.value_hi_lane >= 0) {
+          // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
+          if (vals.value.size() < total) vals.value.clear();  // not prepared: a fresh array
+          vals.value.resize(total);
+          const uint64_t* lo = lanes + static_cast<size_t>(al.value_lane) * stride;
+          const uint64_t* hi = lanes + static_cast<size_t>(al.value_hi_lane) * stride;
+          auto wide = [](uint64_t l, uint64_t h) {
+            return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) *
+                                                  (static_cast<__int128>(1) << 32);
+          };
+          __int128* out = vals.value.data();
+          for (uint64_t i = 0; i < ng; ++i) out[i] = wide(lo[i], hi[i]);
+          for (uint64_t i = 0; i < nd; ++i)
+            out[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
+        } else {
+          column(al.value_lane, vals.value);
+        }
+        break;
+    }
+    region(a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates");
+  }
+  if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
+  return result;
+}
+
+bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64_t n,
+                           const std::function<bool()>& gpu_busy_now) {
+  const size_t A = spec.aggregates.size();
+  // Grown a step at a time (value-initialized: the zero fill is the first
+  // touch) and only while the GPU is still busy: once it is done the rest is
+  // left to the build, so a short query never waits for its arrays being
+  // zeroed. A partly grown array keeps its capacity, which the build writes
+  // into.
+  bool gpu_busy = true;
+  auto touch = [&](auto& v) {
+    if (v.size() >= n) return;
+    if (v.capacity() < n) {
+      v.clear();
+      v.reserve(n);
+    }
+    const uint64_t step = std::max<uint64_t>(1, kPrepareStepBytes / sizeof(v[0]));
+    while (gpu_busy && v.size() < n) {
+      if (!gpu_busy_now())
+        gpu_busy = false;  // done (or failed: the wait says)
+      else
+        v.resize(std::min<uint64_t>(n, v.size() + step));
+    }
+  };
+  touch(spare.keys);
+  touch(spare.key_is_null);
+  spare.aggregates.resize(A);
+  for (size_t a = 0; a < A; ++a) {
+    AggregateValues& vals = spare.aggregates[a];
+    touch(vals.nonnull);
+    switch (spec.aggregates[a].op) {
+      case AggOp::count_star:
+      case AggOp::count:
+        break;
+      case AggOp::min:
+      case AggOp::max:
+        touch(vals.extreme);
+        break;
+      case AggOp::sum:
+      case AggOp::avg:
+        touch(vals.value);
+        break;
+    }
+  }
+  return gpu_busy;
+}
+
+}  // namespace tally::gpu::aggregator

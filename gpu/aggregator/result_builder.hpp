@@ -1,0 +1,43 @@
+#pragma once
+// Host side of the extraction: the GroupByResult from the extracted groups
+// the aggregator copied into pinned memory, and the early allocation of its
+// arrays while the GPU still works (GroupByAggregator::prepare_result).
+// Host-only: no CUDA types.
+#include <cstdint>
+#include <functional>
+
+#include "gpu/group_by_spec.hpp"
+#include "gpu/lane_plan.hpp"
+
+namespace tally::gpu::aggregator {
+
+// Extracted groups in pinned memory: `table_groups` groups of the global
+// table at [0, table_groups) and `direct_groups` groups of the partitioned
+// variant's compact output at [direct_at, direct_at + direct_groups) of each
+// region (keys, and each lane at lanes + lane * stride); NULL flags for the
+// table groups.
+struct ExtractedGroups {
+  const char* keys = nullptr;
+  const uint64_t* lanes = nullptr;
+  const uint8_t* nulls = nullptr;
+  uint64_t stride = 0;
+  uint64_t table_groups = 0;
+  uint64_t direct_at = 0;
+  uint64_t direct_groups = 0;
+};
+
+// Builds the result column at a time: one tight loop per aggregate and lane,
+// into `spare`'s arrays (prepare_result_arrays) when they are large enough.
+// Marks each region with the thread's page faults in it (EXPLAIN ANALYZE's
+// end path).
+GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
+                           const ExtractedGroups& groups);
+
+// Grows `spare`'s arrays towards `groups` entries a step at a time while
+// `gpu_busy()` says the GPU is still working: the zero fill is the pages'
+// first touch, so build_result() then writes into pages already mapped.
+// Returns whether the GPU was still busy at the end.
+bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64_t groups,
+                           const std::function<bool()>& gpu_busy);
+
+}  // namespace tally::gpu::aggregator

@@ -1,0 +1,262 @@
+#pragma once
+// Extraction of the result: the extraction kernel compacts the global
+// table's groups into arrays (keys, NULL flags, lanes), which come back to
+// pinned memory with the counters in one batch of copies, and the host
+// builds the GroupByResult from them (result_builder.hpp). Two paths:
+// checked (one round trip: copies sized by the table or the key ranges,
+// the counters verified after) and counted (the count first, then exactly
+// that many groups).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "common/error.hpp"
+#include "gpu/aggregator/aggregation_table.cuh"
+#include "gpu/aggregator/kernels/maintenance_kernels.cuh"
+#include "gpu/aggregator/launch_limits.cuh"
+#include "gpu/aggregator/result_builder.hpp"
+#include "gpu/aggregator/stream_sync.cuh"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/host_steps.hpp"
+#include "gpu/pinned_pool.cuh"
+#include "gpu/simple_format.hpp"
+
+namespace tally::gpu::aggregator {
+
+// A table of at most this many slots (capacity + 2 special) is copied back
+// whole with its counters in one round trip; a larger one is counted first
+// and copied exactly (two round trips, copies sized by the groups): 2^15
+// slots of key + 3 lanes are ~1 MB, ~40 us over PCIe, about one round trip.
+constexpr uint64_t kCheckedExtractSlots = (uint64_t{1} << 15) + 2;
+// A larger table's groups come back in the same one round trip when the
+// chunks' key ranges (catalog statistics) allow at most this many: then
+// the copy is sized by the bound, not the capacity (2^20 entries of key + 2
+// lanes + NULL flag: 26 MB of pinned staging, ~1 ms over PCIe).
+constexpr uint64_t kBoundedExtractSlots = (uint64_t{1} << 20) + 2;
+// prepare_result() maps arrays for at least this many groups whatever the
+// estimate (a few pages per array: an estimate off by little costs nothing).
+constexpr uint64_t kPreparedResultFloor = 4096;
+
+template <class K>
+class ResultExtractor {
+ public:
+  using ull = kernels::ull;
+
+  ResultExtractor(const GroupBySpec& spec, const LanePlan& plan, const DeviceInfo& device,
+                  cudaStream_t stream)
+      : spec_(spec), plan_(plan), fill_grid_(fill_grid(device)), stream_(stream) {}
+
+  // Extracted entries the checked path copies back with the counters: every
+  // slot of a small table, else as many as the chunks' key ranges allow
+  // groups (`groups_bound`) when that is at most kBoundedExtractSlots; 0:
+  // neither, count first (copy_counted).
+  static uint64_t checked_copy_slots(uint64_t capacity, uint64_t groups_bound) {
+    const uint64_t slots = capacity + 2;
+    if (slots <= kCheckedExtractSlots) return slots;
+    if (groups_bound <= kBoundedExtractSlots) return std::min(slots, groups_bound);
+    return 0;
+  }
+
+  // Output arrays for at least n groups.
+  void ensure(uint64_t n) {
+    if (n <= out_stride_) return;
+    out_keys_.release();
+    out_null_.release();
+    out_lanes_.release();
+    out_keys_.ensure(n * sizeof(int64_t), stream_);
+    out_null_.ensure(n, stream_);
+    out_lanes_.ensure(n * plan_.lanes.size() * sizeof(ull), stream_);
+    out_stride_ = n;
+  }
+
+  // Scans the whole table, or only its two special slots while no ordinary
+  // slot can be taken.
+  void extract(const AggregationTable<K>& table) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(table.counter(kOutCount), 0, sizeof(ull), stream_));
+    const uint64_t first = table.may_have_groups() ? 0 : table.capacity();
+    const int grid = table.may_have_groups() ? fill_grid_ : 1;
+    kernels::extract_kernel<K><<<grid, 256, 0, stream_>>>(
+        table.view(), first, static_cast<int>(plan_.lanes.size()), out_keys_.get<int64_t>(),
+        out_null_.get<uint8_t>(), out_lanes_.get<ull>(), out_stride_, table.counter(kOutCount));
+    TALLY_CUDA_CHECK_LAUNCH("extract_kernel");
+  }
+
+  // The extraction kernel over the whole table, then one batch of copies
+  // (the overflow counters, the extracted count, the first `copy` extracted
+  // entries and the partitioned output) and the event complete_checked()
+  // waits for.
+  void enqueue_checked(const AggregationTable<K>& table, uint64_t copy, StreamSync& sync) {
+    const uint64_t slots = table.capacity() + 2;
+    ensure(slots);
+    extract(table);
+    const size_t L = plan_.lanes.size();
+    const uint64_t nd = table.direct_groups();
+    const uint64_t stride = copy + nd;  // entries per region: table groups, then the direct output
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8,
+                 nulls_at = lanes_at + L * stride * 8;
+    staging_.ensure(nulls_at + copy + 64);
+    char* h = staging_.get<char>();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), kCounterCount * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h + keys_at, out_keys_.get(), copy * 8, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8,
+                                       copy * 8, L, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h + nulls_at, out_null_.get(), copy, cudaMemcpyDeviceToHost, stream_));
+    if (nd > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + copy * 8, table.direct_keys().get(), nd * 8,
+                                       cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + copy * 8, stride * 8,
+                                         table.direct_lanes().get(), table.direct_capacity() * 8,
+                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+    }
+    sync.record();
+    checked_copy_ = copy;
+    checked_direct_ = nd;
+    host_mark("extract enqueued");
+  }
+
+  // Waits for enqueue_checked()'s copies and builds the result. nullopt when
+  // the counters show a spill or loss that no observation covered
+  // (`spilled` set: the caller settles) or more groups than were copied (the
+  // caller extracts again), so the result is exact whatever the bounds
+  // assumed.
+  std::optional<GroupByResult> complete_checked(const AggregationTable<K>& table, StreamSync& sync,
+                                                bool& spilled) {
+    sync.wait();
+    host_mark("copied");
+    const uint64_t slots = table.capacity() + 2;
+    const uint64_t copy = checked_copy_, nd = checked_direct_;
+    const size_t L = plan_.lanes.size();
+    const uint64_t stride = copy + nd;
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8,
+                 nulls_at = lanes_at + L * stride * 8;
+    const char* h = staging_.get<char>();
+    ull c[kCounterCount];
+    std::memcpy(c, h, sizeof(c));
+    if (c[kLost] != 0) throw Error(SqlState::internal_error, "GPU: hash table lost groups");
+    if (c[kSpillCount] != 0 || c[kDirectCount] != nd) {
+      spilled = true;
+      return std::nullopt;
+    }
+    const uint64_t ng = c[kOutCount];
+    if (ng > slots)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: extracted {} groups from {} slots", ng, slots));
+    if (ng > copy)
+      return std::nullopt;  // more groups than the key ranges allow: statistics were off
+    GroupByResult r = build(h, keys_at, lanes_at, nulls_at, stride, ng, copy, nd);
+    host_mark("result built");
+    return r;
+  }
+
+  // The counted path's first round trip: the counters and the special
+  // slots' occupancy, into `h` (pinned, 6 values).
+  ull* read_counts(const AggregationTable<K>& table, StreamSync& sync) {
+    staging_.ensure(64);
+    ull* h = staging_.get<ull>();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), 4 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(h + 4, table.special_slots(), 2 * sizeof(ull),
+                                     cudaMemcpyDeviceToHost, stream_));
+    sync.sync();
+    return h;
+  }
+
+  // The counted path's second round trip: extracts exactly `n` table groups
+  // (read_counts) and copies them and the partitioned variant's compact
+  // output (disjoint keys, see AggregationTable::materialize_direct) back in
+  // one batch into pinned memory: [count | keys | lanes (L x total) | NULL flags].
+  GroupByResult copy_counted(const AggregationTable<K>& table, uint64_t n, StreamSync& sync) {
+    ensure(n + 2);
+    extract(table);
+    const size_t L = plan_.lanes.size();
+    const uint64_t nd = table.direct_groups();
+    const uint64_t ng = n;
+    const uint64_t total = ng + nd;
+    const size_t keys_at = 64, lanes_at = keys_at + total * 8, nulls_at = lanes_at + L * total * 8;
+    staging_.ensure(nulls_at + total + 64);
+    char* h = staging_.get<char>();
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    if (ng > 0) {
+      TALLY_CUDA_CHECK(
+          cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8,
+                                         ng * 8, L, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(
+          cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
+    }
+    if (nd > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8,
+                                       cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8,
+                                         table.direct_lanes().get(), table.direct_capacity() * 8,
+                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+    }
+    sync.sync();
+    host_mark("copied");
+    ull count = 0;
+    std::memcpy(&count, h, sizeof(ull));
+    if (count != n)
+      throw Error(SqlState::internal_error,
+                  simple_format("GPU: extracted {} groups, expected {}", count, n));
+    GroupByResult r = build(h, keys_at, lanes_at, nulls_at, total, ng, ng, nd);
+    host_mark("result built");
+    return r;
+  }
+
+  // Allocates and touches the arrays of the result enqueue_checked() copies
+  // back (sized by its copy), so that the build writes into pages already
+  // mapped: the caller calls this while it waits for the GPU anyway. A fresh
+  // array's first touch costs a page fault per 4 KiB (the kernel zeroes the
+  // page); at 2^16 groups that is most of the host's time between the copy
+  // and the result.
+  void prepare_result(uint64_t estimated_groups, const StreamSync& sync) {
+    // The copy is a bound (the key range's size, up to 2^20): sparse keys
+    // may leave most of it unused, and zeroing unused megabytes would delay
+    // a short query. Capped at the estimate with a margin; a result that
+    // outgrows the arrays is built into fresh ones (exact either way).
+    const uint64_t hint =
+        std::max<uint64_t>(estimated_groups + estimated_groups / 4, kPreparedResultFloor);
+    const uint64_t n = std::min(checked_copy_, hint) + checked_direct_;
+    const bool gpu_busy = prepare_result_arrays(spare_, spec_, n, [&sync] { return sync.busy(); });
+    host_mark(gpu_busy ? "result prepared" : "result partly prepared", static_cast<long>(n),
+              "groups");
+  }
+
+ private:
+  GroupByResult build(const char* h, size_t keys_at, size_t lanes_at, size_t nulls_at,
+                      uint64_t stride, uint64_t ng, uint64_t direct_at, uint64_t nd) {
+    ExtractedGroups g;
+    g.keys = h + keys_at;
+    g.lanes = reinterpret_cast<const uint64_t*>(h + lanes_at);
+    g.nulls = reinterpret_cast<const uint8_t*>(h + nulls_at);
+    g.stride = stride;
+    g.table_groups = ng;
+    g.direct_at = direct_at;
+    g.direct_groups = nd;
+    return build_result(spec_, plan_, std::exchange(spare_, GroupByResult{}), g);
+  }
+
+  const GroupBySpec& spec_;
+  const LanePlan& plan_;
+  int fill_grid_;
+  cudaStream_t stream_;
+  uint64_t out_stride_ = 0;
+  DeviceBuffer out_keys_, out_null_, out_lanes_;
+  PinnedBuffer staging_;
+  // What enqueue_checked() copies: checked_copy_ table entries and
+  // checked_direct_ partitioned-output groups.
+  uint64_t checked_copy_ = 0, checked_direct_ = 0;
+  // prepare_result()'s arrays, which the next build fills.
+  GroupByResult spare_;
+};
+
+}  // namespace tally::gpu::aggregator

@@ -1,9 +1,0 @@
-// Key width int32 (int2/int4/date/dictionary codes): one instantiation per file.
-#include "gpu/typed_aggregator.cuh"
-
-namespace tally::gpu {
-std::unique_ptr<GroupByAggregator::Impl> make_int32_aggregator(const DeviceInfo& device, GroupBySpec spec,
-                                                                TableOptions options, StreamHandle stream) {
-  return std::make_unique<TypedAggregator<int32_t>>(device, std::move(spec), options, stream);
-}
-}  // namespace tally::gpu
