@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "common/error.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/sql_session.hpp"
 #include "executor/settings.hpp"
@@ -185,7 +185,7 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   db->open_gpu();
   db->wrap_tables(db->catalog_.get());
   // The GPU engine's tuning cache lives in the catalog file; queries find it
-  // through process_tuning_store() (executor/aggregate_engine.hpp).
+  // through process_tuning_store() (common/aggregate_engine.hpp).
   if (db->gpu_) {
     try {
       install_process_tuning_store(db->catalog_->database_path());

@@ -13,9 +13,12 @@ namespace tally::storage {
 class TableStore;
 }
 
+namespace tally {
+class AggregateEngine;
+}
+
 namespace tally::executor {
 
-class AggregateEngine;
 class Settings;
 struct ExecContext;
 

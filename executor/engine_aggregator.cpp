@@ -20,6 +20,7 @@
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::executor {
 

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/database.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/numeric.hpp"
 #include "executor/value.hpp"

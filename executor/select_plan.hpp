@@ -12,9 +12,12 @@
 #include "common/cancel.hpp"
 #include "executor/result_set.hpp"
 
+namespace tally {
+class AggregateEngine;
+}
+
 namespace tally::executor {
 
-class AggregateEngine;
 class Settings;
 class TableProvider;
 class TableSnapshot;

@@ -2,7 +2,7 @@
 // The device column cache (DESIGN.md section 5): copies of stored chunk
 // columns kept in device memory between queries, so that a query over
 // resident data reads no host memory and copies nothing. Granularity is one
-// column of one chunk, named by its storage identity (executor::ColumnIdentity:
+// column of one chunk, named by its storage identity (tally::ColumnIdentity:
 // equal identities mean equal bytes for the life of the process) and the
 // width the engine sees it at; LRU eviction, bounded in bytes.
 //

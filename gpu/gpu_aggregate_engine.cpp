@@ -35,9 +35,9 @@
 namespace tally::gpu {
 namespace {
 
-using executor::AggregationSpec;
-using executor::ColumnWidth;
-using executor::PartialOp;
+using tally::AggregationSpec;
+using tally::ColumnWidth;
+using tally::PartialOp;
 
 // Without a configured budget the engine may use this share of the free
 // device memory at start-up; the rest is left to other processes and the driver.
@@ -159,7 +159,7 @@ uint32_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == Col
 
 // The GroupBySpec for an engine spec, or nullopt when the GPU engine cannot run it.
 std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<ColumnWidth>& value_widths,
-                                     const std::vector<executor::PartialAggregate>& aggregates,
+                                     const std::vector<tally::PartialAggregate>& aggregates,
                                      const std::vector<uint8_t>& not_null) {
   if (!integer_width(key_width)) return std::nullopt;
   GroupBySpec g;
@@ -170,7 +170,7 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
     const bool may_have_nulls = !(i < not_null.size() && not_null[i]);
     g.columns.push_back({w == ColumnWidth::int32 ? ValueType::int32 : ValueType::int64, may_have_nulls});
   }
-  for (const executor::PartialAggregate& a : aggregates) {
+  for (const tally::PartialAggregate& a : aggregates) {
     AggregateSpec as;
     as.column = a.input;
     switch (a.op) {
@@ -305,12 +305,12 @@ bool same_tuner_input(const ChunkTunerInput& a, const TunerInputView& b) {
          t.warm_search_share == u.warm_search_share;
 }
 
-class GpuRun final : public executor::AggregationRun {
+class GpuRun final : public tally::AggregationRun {
  public:
   GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled);
   ~GpuRun() override;
 
-  void sink(const executor::ChunkInput& chunk) override {
+  void sink(const tally::ChunkInput& chunk) override {
     const auto t0 = std::chrono::steady_clock::now();
     // Marks on the way to the first kernels (EXPLAIN ANALYZE "GPU: start path").
     HostTimelineScope timeline(first_enqueue_us_ < 0 ? &start_path_ : nullptr);
@@ -342,7 +342,7 @@ class GpuRun final : public executor::AggregationRun {
     if (chunk.rows == 0) return;
     std::vector<HostColumn> columns;
     columns.reserve(1 + chunk.values.size());
-    auto add = [&](const executor::ColumnView& v) {
+    auto add = [&](const tally::ColumnView& v) {
       HostColumn c;
       c.data = v.data;
       c.validity = v.validity;
@@ -425,8 +425,8 @@ class GpuRun final : public executor::AggregationRun {
     report_.sink_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  executor::AggregationResult finalize() override;
-  executor::AggregationReport report() const override { return report_; }
+  tally::AggregationResult finalize() override;
+  tally::AggregationReport report() const override { return report_; }
 
  private:
   // A staged chunk (or several joined ones) with the variant and
@@ -550,7 +550,7 @@ class GpuRun final : public executor::AggregationRun {
   static double since_us(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
-  executor::AggregationReport report_{"gpu", "", "", 0, 0, 1, 0, 0, 0, 0, {}};
+  tally::AggregationReport report_{"gpu", "", "", 0, 0, 1, 0, 0, 0, 0, {}};
 };
 
 class GpuAggregationEngine final : public GpuEngine {
@@ -563,7 +563,7 @@ class GpuAggregationEngine final : public GpuEngine {
   const DeviceInfo& device() const override { return device_; }
   ColumnCache& column_cache() override { return cache_; }
   bool can_run(const AggregationSpec& spec) const override { return gpu_usable() && translate(spec).has_value(); }
-  std::unique_ptr<executor::AggregationRun> start(const AggregationSpec& spec) override {
+  std::unique_ptr<tally::AggregationRun> start(const AggregationSpec& spec) override {
     if (!translate(spec)) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
     return std::make_unique<GpuRun>(*this, spec, acquire_pipeline());
   }
@@ -589,7 +589,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // finished query's tuner is handed over as it is (finish_tuning): its
   // records (JSON) are made by the writer thread, or here by the next query
   // on the same key if it comes first, never on a query's own critical path.
-  std::optional<std::vector<executor::TuningRecord>> recent_records(const std::string& key) {
+  std::optional<std::vector<tally::TuningRecord>> recent_records(const std::string& key) {
     const auto lock = query_lock();
     for (auto it = finished_.begin(); it != finished_.end();) {
       if (it->key != key) {
@@ -607,7 +607,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // The first look-up of a store reads all of this device's records from it
   // at once, so later queries (a restarted server's first query on a key
   // included) find theirs in memory, with no SQLite read on their path.
-  std::vector<executor::TuningRecord> records_for(const std::string& key, executor::TuningStore* store,
+  std::vector<tally::TuningRecord> records_for(const std::string& key, tally::TuningStore* store,
                                                   const std::string& signature, int bucket, int64_t chunk_rows) {
     if (auto r = recent_records(key)) return std::move(*r);
     if (!store) return {};
@@ -624,7 +624,7 @@ class GpuAggregationEngine final : public GpuEngine {
     }
     // A store that cannot list: read the key, and remember the answer, empty
     // or not, so the next query does not ask again.
-    std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
+    std::vector<tally::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
     const auto lock = query_lock();
     if (recent_.emplace(key, loaded).second) ++key_generation_[key];
     return loaded;
@@ -632,7 +632,7 @@ class GpuAggregationEngine final : public GpuEngine {
 
   // `input`: what the tuner was made from, less its records; with it the
   // writer thread prepares the next query's tuner on the same key.
-  void finish_tuning(std::string key, executor::TuningStore* store, ChunkTuner tuner,
+  void finish_tuning(std::string key, tally::TuningStore* store, ChunkTuner tuner,
                      std::optional<ChunkTunerInput> input = std::nullopt) {
     const auto lock = query_lock();
     finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner), std::move(input)});
@@ -662,12 +662,12 @@ class GpuAggregationEngine final : public GpuEngine {
   // Reads the store's records of this device into recent_, once per store,
   // and prepares their shapes off the query path (rehearse()); chunk_rows:
   // the rows of the calling query's chunks (the table options' launch size).
-  void preload(executor::TuningStore* store, int64_t chunk_rows) {
+  void preload(tally::TuningStore* store, int64_t chunk_rows) {
     {
       std::lock_guard lock(mutex_);
       if (!preloaded_.insert(store).second) return;
     }
-    std::vector<executor::TuningRecord> all;
+    std::vector<tally::TuningRecord> all;
     try {
       all = store->all();
     } catch (const std::exception&) {
@@ -696,7 +696,7 @@ class GpuAggregationEngine final : public GpuEngine {
     for (auto& r : all) {
       const std::string key = fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket);
       ++key_generation_[key];
-      std::vector<executor::TuningRecord>& known = recent_[key];
+      std::vector<tally::TuningRecord>& known = recent_[key];
       // This process's own, newer measurements stay.
       if (std::none_of(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; }))
         known.push_back(std::move(r));
@@ -815,14 +815,14 @@ class GpuAggregationEngine final : public GpuEngine {
   config::TuningConfig tuning_;
   std::string fingerprint_;  // device_fingerprint(device_), the tuning cache's device key
   std::mutex mutex_;
-  std::set<executor::TuningStore*> preloaded_;
-  std::set<executor::TuningStore*> listed_;  // preloaded and listed complete: a key it lacks is absent
+  std::set<tally::TuningStore*> preloaded_;
+  std::set<tally::TuningStore*> listed_;  // preloaded and listed complete: a key it lacks is absent
   std::vector<PooledPipeline> idle_;
-  std::map<std::string, std::vector<executor::TuningRecord>> recent_;
-  std::deque<std::pair<executor::TuningStore*, executor::TuningRecord>> writes_;
+  std::map<std::string, std::vector<tally::TuningRecord>> recent_;
+  std::deque<std::pair<tally::TuningStore*, tally::TuningRecord>> writes_;
   struct FinishedTuner {
     std::string key;
-    executor::TuningStore* store;
+    tally::TuningStore* store;
     ChunkTuner tuner;
     std::optional<ChunkTunerInput> input;  // records cleared; set: prepare the next query's tuner
   };
@@ -875,7 +875,7 @@ class GpuAggregationEngine final : public GpuEngine {
     for (const std::string& key : keys) {
       if (stop_) return;
       ahead_keys_.insert(key);
-      const std::vector<executor::TuningRecord>& records = recent_[key];
+      const std::vector<tally::TuningRecord>& records = recent_[key];
       const uint64_t generation = key_generation_[key];
       ChunkTunerInput in;
       in.device = device_;
@@ -887,7 +887,7 @@ class GpuAggregationEngine final : public GpuEngine {
       in.records = records;
       in.seed = std::random_device{}();
       // The variant its tuner exploits first: the fastest cached one.
-      const executor::TuningRecord* fastest = nullptr;
+      const tally::TuningRecord* fastest = nullptr;
       for (const auto& r : records)
         if (r.seconds_per_row > 0 && (!fastest || r.seconds_per_row < fastest->seconds_per_row)) fastest = &r;
       Variant variant = Variant::global_hash;
@@ -958,7 +958,7 @@ class GpuAggregationEngine final : public GpuEngine {
     if (stop_) return;  // the engine goes: no next query
     const uint64_t generation = key_generation_[key];
     const auto it = recent_.find(key);
-    input.records = it != recent_.end() ? it->second : std::vector<executor::TuningRecord>{};
+    input.records = it != recent_.end() ? it->second : std::vector<tally::TuningRecord>{};
     input.seed = std::random_device{}();
     lock.unlock();
     std::optional<ChunkTuner> tuner;
@@ -978,7 +978,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // store. Called with mutex_ held.
   void absorb(FinishedTuner& f) {
     ++key_generation_[f.key];
-    std::vector<executor::TuningRecord>& known = recent_[f.key];
+    std::vector<tally::TuningRecord>& known = recent_[f.key];
     for (auto& r : f.tuner.records()) {
       auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; });
       if (it != known.end()) *it = r;
@@ -1002,11 +1002,11 @@ class GpuAggregationEngine final : public GpuEngine {
   static constexpr int kMaxRehearsals = 8;
   static constexpr int64_t kRehearsalRows = int64_t{1} << 22;  // 16-32 MB per column, ~1 ms of copies
   static constexpr int kMaxRehearsalBucket = 24;                // a table of 2^24 groups, as a query's
-  void rehearse(const std::vector<executor::TuningRecord>& records, int64_t chunk_rows) {
-    std::map<std::string, const executor::TuningRecord*> fastest;  // by signature and bucket
+  void rehearse(const std::vector<tally::TuningRecord>& records, int64_t chunk_rows) {
+    std::map<std::string, const tally::TuningRecord*> fastest;  // by signature and bucket
     for (const auto& r : records) {
       if (!(r.seconds_per_row > 0) || r.bucket < 0 || r.bucket > kMaxRehearsalBucket) continue;
-      const executor::TuningRecord*& f = fastest[r.signature + "|" + std::to_string(r.bucket)];
+      const tally::TuningRecord*& f = fastest[r.signature + "|" + std::to_string(r.bucket)];
       if (!f || r.seconds_per_row < f->seconds_per_row) f = &r;
     }
     int done = 0;
@@ -1387,7 +1387,7 @@ void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
   }
 }
 
-executor::AggregationResult GpuRun::finalize() {
+tally::AggregationResult GpuRun::finalize() {
   const auto t0 = std::chrono::steady_clock::now();
   // Marks from here to the result (EXPLAIN ANALYZE "GPU: end path").
   HostTimeline end_path(t0);
@@ -1401,7 +1401,7 @@ executor::AggregationResult GpuRun::finalize() {
   if (aggregator_ && knobs_.early_extract) aggregator_->begin_finish();
   // The lines that need no device time are written while the GPU finishes
   // (~20-30 us of formatting and the first-use snapshot on the H100 host).
-  executor::AggregationResult out;
+  tally::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
   char line[512];
@@ -1487,7 +1487,7 @@ executor::AggregationResult GpuRun::finalize() {
   }
   // Every array is one the aggregator built for this partial state: moved.
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    executor::PartialStates& st = out.states[a];
+    tally::PartialStates& st = out.states[a];
     AggregateValues& v = r.aggregates[a];
     st.count = std::move(v.nonnull);
     switch (spec_.aggregates[a].op) {

@@ -1,5 +1,5 @@
 #pragma once
-// The GPU implementation of the planner/engine seam (executor/aggregate_engine.hpp):
+// The GPU implementation of the planner/engine seam (common/aggregate_engine.hpp):
 // a GpuAggregationEngine runs a query's aggregation with GroupByAggregator,
 // choosing the variant per chunk by the rules in variant_rules.hpp (or the
 // spec's forced_variant / forced_configuration). Chunks reach the device
@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "config/config.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "gpu/column_cache.hpp"
 #include "gpu/device_info.hpp"
 
@@ -30,7 +30,7 @@ struct GpuEngineOptions {
   config::TuningConfig tuning;
 };
 
-class GpuEngine : public executor::AggregateEngine {
+class GpuEngine : public tally::AggregateEngine {
  public:
   virtual const DeviceInfo& device() const = 0;
   virtual ColumnCache& column_cache() = 0;

@@ -37,18 +37,18 @@ std::string device_fingerprint(const DeviceInfo& d) { return to_device_propertie
 
 namespace {
 
-std::string_view width_name(executor::ColumnWidth w) {
+std::string_view width_name(tally::ColumnWidth w) {
   switch (w) {
-    case executor::ColumnWidth::int32: return "int4";
-    case executor::ColumnWidth::int64: return "int8";
-    case executor::ColumnWidth::float32: return "float4";
-    case executor::ColumnWidth::float64: return "float8";
+    case tally::ColumnWidth::int32: return "int4";
+    case tally::ColumnWidth::int64: return "int8";
+    case tally::ColumnWidth::float32: return "float4";
+    case tally::ColumnWidth::float64: return "float8";
   }
   return "?";
 }
 
-std::string_view op_name(executor::PartialOp op) {
-  using executor::PartialOp;
+std::string_view op_name(tally::PartialOp op) {
+  using tally::PartialOp;
   switch (op) {
     case PartialOp::count_rows: return "count_rows";
     case PartialOp::count_valid: return "count_valid";
@@ -69,7 +69,7 @@ std::string ns_per_row(double seconds_per_row) { return fmt::format("{:.3f} ns/r
 
 }  // namespace
 
-std::string tuning_signature(const executor::AggregationSpec& spec) {
+std::string tuning_signature(const tally::AggregationSpec& spec) {
   std::vector<std::string> aggs;
   for (const auto& a : spec.aggregates) {
     std::string s(op_name(a.op));
@@ -85,14 +85,14 @@ std::string tuning_signature(const executor::AggregationSpec& spec) {
 }
 
 namespace {
-std::optional<executor::ColumnWidth> parse_width(std::string_view name) {
-  for (auto w : {executor::ColumnWidth::int32, executor::ColumnWidth::int64, executor::ColumnWidth::float32,
-                 executor::ColumnWidth::float64})
+std::optional<tally::ColumnWidth> parse_width(std::string_view name) {
+  for (auto w : {tally::ColumnWidth::int32, tally::ColumnWidth::int64, tally::ColumnWidth::float32,
+                 tally::ColumnWidth::float64})
     if (width_name(w) == name) return w;
   return std::nullopt;
 }
-std::optional<executor::PartialOp> parse_op(std::string_view name) {
-  using executor::PartialOp;
+std::optional<tally::PartialOp> parse_op(std::string_view name) {
+  using tally::PartialOp;
   for (auto op : {PartialOp::count_rows, PartialOp::count_valid, PartialOp::sum_int, PartialOp::sum_float, PartialOp::min_int,
                   PartialOp::max_int, PartialOp::min_float, PartialOp::max_float, PartialOp::moments_int,
                   PartialOp::moments_float, PartialOp::moments2_float})
@@ -147,7 +147,7 @@ std::optional<SignatureShape> parse_tuning_signature(std::string_view signature)
     }
     std::string_view item = aggs.substr(0, end);
     aggs.remove_prefix(std::min(end + 1, aggs.size()));
-    executor::PartialAggregate a;
+    tally::PartialAggregate a;
     const size_t open = item.find('(');
     const auto op = parse_op(item.substr(0, open));
     if (!op) return std::nullopt;
@@ -171,7 +171,7 @@ std::optional<SignatureShape> parse_tuning_signature(std::string_view signature)
   return out;
 }
 
-std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
+std::vector<tally::TuningRecord> load_tuning_records(tally::TuningStore* store, const std::string& device,
                                                         const std::string& signature, int bucket) {
   if (!store) return {};
   try {
@@ -300,7 +300,7 @@ std::optional<SearchState> parse_state(const std::string& text) {
 // The state loaded from a record, or nullopt when it is unreadable or was
 // measured on another grid (another version's search space): then the search
 // starts afresh rather than walking off the grid.
-std::optional<SearchState> usable_state(const executor::TuningRecord& r, const SearchSpace& space) {
+std::optional<SearchState> usable_state(const tally::TuningRecord& r, const SearchSpace& space) {
   auto state = parse_state(r.search_state);
   // No best yet: usable while it has initial configurations left or a
   // measurement open (a short query's, ChunkTuner::records) in this grid.
@@ -318,7 +318,7 @@ std::optional<SearchState> usable_state(const executor::TuningRecord& r, const S
 
 }  // namespace
 
-void preparse_search_states(const std::vector<executor::TuningRecord>& records) {
+void preparse_search_states(const std::vector<tally::TuningRecord>& records) {
   for (const auto& r : records)
     if (!r.search_state.empty()) (void)parse_state(r.search_state);
 }
@@ -994,8 +994,8 @@ std::string ChunkTuner::explain() const {
   return out;
 }
 
-std::vector<executor::TuningRecord> ChunkTuner::records() const {
-  std::vector<executor::TuningRecord> out;
+std::vector<tally::TuningRecord> ChunkTuner::records() const {
+  std::vector<tally::TuningRecord> out;
   for (const auto& s : slots_) {
     if (!s->touched) continue;
     const SearchState& st = s->search->state();
@@ -1007,7 +1007,7 @@ std::vector<executor::TuningRecord> ChunkTuner::records() const {
     const auto choice = recorded_choice(st);
     if (!choice) continue;
     const bool open = choice->open;
-    executor::TuningRecord r;
+    tally::TuningRecord r;
     r.device = fingerprint_;
     r.signature = signature_;
     r.variant = s->name;

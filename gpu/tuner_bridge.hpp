@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/group_by_spec.hpp"
 #include "gpu/tuner/cold_start_rules.hpp"
@@ -67,14 +67,14 @@ std::string device_fingerprint(const DeviceInfo& d);
 // The operator signature of an engine spec when the planner gave none:
 // "key=int4;values=int4,int8;aggs=count_rows,sum_int(0)" (aggregates sorted,
 // so the select-list order does not matter).
-std::string tuning_signature(const executor::AggregationSpec& spec);
+std::string tuning_signature(const tally::AggregationSpec& spec);
 // The widths and aggregates a tuning_signature() names (nullopt for a text
 // this version does not write, e.g. a planner's own signature): what the
 // engine needs to prepare a cached query's shape before it comes.
 struct SignatureShape {
-  executor::ColumnWidth key_width = executor::ColumnWidth::int64;
-  std::vector<executor::ColumnWidth> value_widths;
-  std::vector<executor::PartialAggregate> aggregates;
+  tally::ColumnWidth key_width = tally::ColumnWidth::int64;
+  std::vector<tally::ColumnWidth> value_widths;
+  std::vector<tally::PartialAggregate> aggregates;
 };
 std::optional<SignatureShape> parse_tuning_signature(std::string_view signature);
 
@@ -216,7 +216,7 @@ struct ChunkTunerInput {
   // Rows of a typical chunk, the key range (dense) and the estimated groups.
   ChunkFacts facts;
   std::string signature;                       // tuning_signature(...) or the planner's
-  std::vector<executor::TuningRecord> records;  // TuningStore::load(device, signature, bucket)
+  std::vector<tally::TuningRecord> records;  // TuningStore::load(device, signature, bucket)
   config::TuningConfig tuning;
   std::string forced_variant;                  // "" = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
@@ -306,7 +306,7 @@ class ChunkTuner {
   // searching.
   std::string explain() const;
   // What to persist: one record per variant this query measured.
-  std::vector<executor::TuningRecord> records() const;
+  std::vector<tally::TuningRecord> records() const;
 
   const std::string& device() const { return fingerprint_; }
   const std::string& signature() const { return signature_; }
@@ -397,10 +397,10 @@ class ChunkTuner {
 // (the JSON parse is most of a ChunkTuner's set-up), so that the first query
 // on each key after a restart does not parse its own; the engine calls it
 // when it reads a store's records.
-void preparse_search_states(const std::vector<executor::TuningRecord>& records);
+void preparse_search_states(const std::vector<tally::TuningRecord>& records);
 
 // Loads the records for this device/signature/bucket (empty when store is nullptr).
-std::vector<executor::TuningRecord> load_tuning_records(executor::TuningStore* store, const std::string& device,
+std::vector<tally::TuningRecord> load_tuning_records(tally::TuningStore* store, const std::string& device,
                                                         const std::string& signature, int bucket);
 
 }  // namespace tally::gpu

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/connect/number_list.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"

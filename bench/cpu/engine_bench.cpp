@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 
 using namespace tally::executor;
 

@@ -90,17 +90,17 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
-class MapStore final : public tally::executor::TuningStore {
+class MapStore final : public tally::TuningStore {
  public:
-  std::vector<tally::executor::TuningRecord> load(const std::string& device, const std::string& signature,
+  std::vector<tally::TuningRecord> load(const std::string& device, const std::string& signature,
                                                   int bucket) override {
-    std::vector<tally::executor::TuningRecord> out;
+    std::vector<tally::TuningRecord> out;
     for (const auto& [k, r] : records_) {
       if (r.device == device && r.signature == signature && r.bucket == bucket) out.push_back(r);
     }
     return out;
   }
-  void store(const tally::executor::TuningRecord& r) override {
+  void store(const tally::TuningRecord& r) override {
     auto& slot = records_[r.device + "/" + r.signature + "/" + r.variant + "/" + std::to_string(r.bucket)];
     const int64_t observations = slot.observations + 1;
     slot = r;
@@ -108,7 +108,7 @@ class MapStore final : public tally::executor::TuningStore {
   }
 
  private:
-  std::map<std::string, tally::executor::TuningRecord> records_;
+  std::map<std::string, tally::TuningRecord> records_;
 };
 
 // Recorded time of one proposal: dimensions the recording did not vary (dense

@@ -5,8 +5,9 @@
 #include <memory>
 
 #include "common/heap_retention.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/cpu/cpu_run.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::executor {
 namespace {

@@ -31,7 +31,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/cpu/key_table.hpp"
 #include "executor/cpu/run_state.hpp"
 #include "executor/cpu/sizing.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/cpu/key_table.hpp"
 #include "executor/cpu/state_set.hpp"
 

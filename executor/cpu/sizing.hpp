@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <utility>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/cpu/state_set.hpp"
 
 namespace tally::executor::cpu {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/finalize.hpp"
 
 namespace tally::executor::cpu {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 
 namespace tally::executor::introspection {
 

@@ -4,7 +4,7 @@
 // learned: one row per device x operator signature x variant x cardinality
 // bucket, with the best configuration, its time per row, observations, where
 // it came from and whether its search has converged. Read from the process's
-// tuning store (executor/aggregate_engine.hpp: process_tuning_store); empty
+// tuning store (common/aggregate_engine.hpp: process_tuning_store); empty
 // when tallyd has none (no catalog, or a build without the tuning cache).
 #include <string_view>
 

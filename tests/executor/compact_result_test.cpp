@@ -12,7 +12,7 @@
 #include <map>
 #include <random>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/finalize.hpp"
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"

@@ -9,7 +9,8 @@
 
 #include <unistd.h>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::executor {
 namespace {

@@ -18,7 +18,7 @@
 #include <optional>
 #include <random>
 
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/engine_counters.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "gpu/column_cache.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_aggregate_engine.hpp"
@@ -94,8 +94,8 @@ TEST(ColumnCacheLru, DuplicateInsertKeepsTheFirst) {
 
 // ---- on the device ----
 
-using executor::ColumnWidth;
-using executor::PartialOp;
+using tally::ColumnWidth;
+using tally::PartialOp;
 
 struct Table {
   size_t chunk_rows = 0;
@@ -120,8 +120,8 @@ Table make_table(size_t chunks, size_t chunk_rows, int32_t groups, uint64_t seed
   return t;
 }
 
-executor::AggregationSpec spec_for(int32_t groups) {
-  executor::AggregationSpec s;
+tally::AggregationSpec spec_for(int32_t groups) {
+  tally::AggregationSpec s;
   s.key_width = ColumnWidth::int64;
   s.value_widths = {ColumnWidth::int64};
   s.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}, {PartialOp::max_int, 0, -1}};
@@ -140,11 +140,11 @@ struct Totals {
   bool operator==(const Totals&) const = default;
 };
 
-std::map<int64_t, Totals> run(executor::AggregateEngine& engine, const Table& t, int32_t groups, bool identities,
+std::map<int64_t, Totals> run(tally::AggregateEngine& engine, const Table& t, int32_t groups, bool identities,
                               uint64_t table_oid = 42) {
   auto r = engine.start(spec_for(groups));
   for (size_t c = 0; c < t.keys.size(); ++c) {
-    executor::ChunkInput in;
+    tally::ChunkInput in;
     in.rows = t.chunk_rows;
     in.keys = {ColumnWidth::int32, t.keys[c].data(), nullptr};
     in.values = {{ColumnWidth::int32, t.values[c].data(), t.value_valid[c].data()}};
@@ -155,7 +155,7 @@ std::map<int64_t, Totals> run(executor::AggregateEngine& engine, const Table& t,
     in.filters.assign(3, nullptr);
     r->sink(in);
   }
-  const executor::AggregationResult res = r->finalize();
+  const tally::AggregationResult res = r->finalize();
   std::map<int64_t, Totals> out;
   for (size_t g = 0; g < res.groups(); ++g) {
     Totals& x = out[res.keys[g]];
@@ -236,16 +236,16 @@ struct JoinedRun {
   long launches = -1;
 };
 
-JoinedRun run_not_null(executor::AggregateEngine& engine, const std::vector<std::vector<int32_t>>& keys,
+JoinedRun run_not_null(tally::AggregateEngine& engine, const std::vector<std::vector<int32_t>>& keys,
                        const std::vector<std::vector<int32_t>>& values, int32_t groups, bool identities,
                        const std::string& variant = "", uint64_t estimate = 0) {
-  executor::AggregationSpec s = spec_for(groups);
+  tally::AggregationSpec s = spec_for(groups);
   s.value_not_null = {1};
   s.forced_variant = variant;
   if (estimate) s.estimated_groups = estimate;
   auto r = engine.start(s);
   for (size_t c = 0; c < keys.size(); ++c) {
-    executor::ChunkInput in;
+    tally::ChunkInput in;
     in.rows = keys[c].size();
     in.keys = {ColumnWidth::int32, keys[c].data(), nullptr};
     in.values = {{ColumnWidth::int32, values[c].data(), nullptr}};
@@ -256,7 +256,7 @@ JoinedRun run_not_null(executor::AggregateEngine& engine, const std::vector<std:
     in.filters.assign(3, nullptr);
     r->sink(in);
   }
-  const executor::AggregationResult res = r->finalize();
+  const tally::AggregationResult res = r->finalize();
   JoinedRun out;
   for (size_t g = 0; g < res.groups(); ++g) {
     Totals& x = out.groups[res.keys[g]];

@@ -30,8 +30,8 @@
 namespace tally::gpu::test {
 namespace {
 
-using executor::ColumnWidth;
-using executor::PartialOp;
+using tally::ColumnWidth;
+using tally::PartialOp;
 
 TEST(GpuAggregationEngine, AbsentWithoutDevice) {
   if (device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
@@ -44,7 +44,7 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
   ASSERT_NE(engine, nullptr);
   EXPECT_EQ(engine->name(), "gpu");
 
-  executor::AggregationSpec spec;
+  tally::AggregationSpec spec;
   spec.key_width = ColumnWidth::int64;
   spec.value_widths = {ColumnWidth::int32, ColumnWidth::int64};
   spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::count_valid, 0, -1}, {PartialOp::sum_int, 0, -1},
@@ -79,7 +79,7 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
   for (size_t b = 0; b < rows; b += 25000) {
     const size_t e = std::min(rows, b + 25000);
     HostChunk h = make_host_chunk(t, b, e);
-    executor::ChunkInput in;
+    tally::ChunkInput in;
     in.rows = e - b;
     in.keys = {ColumnWidth::int64, h.pointers.key.data, h.pointers.key.validity};
     in.values = {{ColumnWidth::int32, h.pointers.values[0].data, h.pointers.values[0].validity},
@@ -87,7 +87,7 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
     in.filters.assign(spec.aggregates.size(), nullptr);
     run->sink(in);
   }
-  const executor::AggregationResult r = run->finalize();
+  const tally::AggregationResult r = run->finalize();
   ASSERT_EQ(r.groups(), expected.size());
   for (size_t g = 0; g < r.groups(); ++g) {
     const std::optional<int64_t> key = r.key_valid[g] ? std::optional<int64_t>(r.keys[g]) : std::nullopt;
@@ -122,7 +122,7 @@ TEST(GpuAggregationEngine, PartialStatesMatchReferenceAcrossChunks) {
 // is storage chunk 1000 + c), so the engine keeps them resident in its
 // column cache and a repeated query finds them there, adjacent.
 // `min_only`: SELECT k, min(v) instead (another signature over the same table).
-executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, executor::AggregationSpec spec,
+tally::AggregationReport run_count_sum(tally::AggregateEngine& engine, tally::AggregationSpec spec,
                                           uint64_t seed, size_t rows, int64_t key_span, size_t chunk,
                                           uint64_t table_oid = 0, bool min_only = false) {
   spec.key_width = ColumnWidth::int32;
@@ -152,7 +152,7 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
   for (size_t b = 0; b < rows; b += chunk) {
     const size_t e = std::min(rows, b + chunk);
     HostChunk h = make_host_chunk(t, b, e);
-    executor::ChunkInput in;
+    tally::ChunkInput in;
     in.rows = e - b;
     in.keys = {ColumnWidth::int32, h.pointers.key.data, nullptr};
     in.values = {{ColumnWidth::int32, h.pointers.values[0].data, nullptr}};
@@ -163,7 +163,7 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
     in.filters.assign(spec.aggregates.size(), nullptr);
     run->sink(in);
   }
-  const executor::AggregationResult r = run->finalize();
+  const tally::AggregationResult r = run->finalize();
   EXPECT_EQ(r.groups(), expected.size());
   for (size_t g = 0; g < r.groups(); ++g) {
     auto it = expected.find(std::optional<int64_t>(r.keys[g]));
@@ -183,8 +183,8 @@ executor::AggregationReport run_count_sum(executor::AggregateEngine& engine, exe
 
 // A count+sum spec whose keys the statistics bound to [min, max], with
 // `groups` estimated (what the planner hands the engine for such a table).
-executor::AggregationSpec spec_over_keys(int64_t min, int64_t max, uint64_t groups) {
-  executor::AggregationSpec spec;
+tally::AggregationSpec spec_over_keys(int64_t min, int64_t max, uint64_t groups) {
+  tally::AggregationSpec spec;
   spec.key_range_known = true;
   spec.key_min = min;
   spec.key_max = max;
@@ -192,7 +192,7 @@ executor::AggregationSpec spec_over_keys(int64_t min, int64_t max, uint64_t grou
   return spec;
 }
 
-bool has_detail(const executor::AggregationReport& r, const std::string& text) {
+bool has_detail(const tally::AggregationReport& r, const std::string& text) {
   for (const auto& d : r.details)
     if (d.find(text) != std::string::npos) return true;
   return false;
@@ -204,7 +204,7 @@ TEST(GpuAggregationEngine, RepeatedQueryReusesTheAggregatorExactly) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec = spec_over_keys(0, 999, 1000);
+  tally::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   for (const char* variant : {"global", "dense"}) {
     SCOPED_TRACE(variant);
     spec.forced_variant = variant;
@@ -224,7 +224,7 @@ TEST(GpuAggregationEngine, UnderstatedKeyRangeExactOrCleanError) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec = spec_over_keys(0, 15, 16);
+  tally::AggregationSpec spec = spec_over_keys(0, 15, 16);
   spec.forced_variant = "global";  // dense would index past its range
   (void)run_count_sum(*engine, spec, 3, 20000, 5000, 20000);
   try {
@@ -235,7 +235,7 @@ TEST(GpuAggregationEngine, UnderstatedKeyRangeExactOrCleanError) {
 }
 
 // The detail line that starts with `prefix` ("" when none).
-std::string detail_line(const executor::AggregationReport& r, const std::string& prefix) {
+std::string detail_line(const tally::AggregationReport& r, const std::string& prefix) {
   for (const auto& d : r.details)
     if (d.rfind(prefix, 0) == 0) return d;
   return "";
@@ -276,7 +276,7 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec = spec_over_keys(0, 999, 1000);
+  tally::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   spec.forced_variant = "dense";
   // Chunks of 4 MiB per int4 column: column regions place columns of at
   // least their allocation granularity (2 MiB on the H100) adjacently.
@@ -310,7 +310,7 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec;
+  tally::AggregationSpec spec;
   spec.key_range_known = true;
   spec.key_min = 0;
   spec.estimated_groups = 40000;  // a table of 2^17 slots
@@ -349,26 +349,26 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
 // An in-memory tuning store: the engine's tuner runs (race, screens, search).
 // Thread-safe, as TuningStore requires: the engine's writer thread stores
 // while a query thread lists or loads.
-class MemoryTuningStore final : public executor::TuningStore {
+class MemoryTuningStore final : public tally::TuningStore {
  public:
   // `lists`: all() lists every record, as the catalog's store does
   // (TuningStore::lists; the engine then reads them all at once, at its
   // first query on the store, and loads no key).
   explicit MemoryTuningStore(bool lists = false) : lists_(lists) {}
-  std::vector<executor::TuningRecord> all() override {
+  std::vector<tally::TuningRecord> all() override {
     std::lock_guard lock(mutex_);
-    return lists_ ? records_ : std::vector<executor::TuningRecord>{};
+    return lists_ ? records_ : std::vector<tally::TuningRecord>{};
   }
   bool lists() const override { return lists_; }
-  std::vector<executor::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
+  std::vector<tally::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
     std::lock_guard lock(mutex_);
     ++loads_;
-    std::vector<executor::TuningRecord> out;
+    std::vector<tally::TuningRecord> out;
     for (const auto& r : records_)
       if (r.device == device && r.signature == signature && r.bucket == bucket) out.push_back(r);
     return out;
   }
-  void store(const executor::TuningRecord& record) override {
+  void store(const tally::TuningRecord& record) override {
     std::lock_guard lock(mutex_);
     for (auto& r : records_) {
       if (r.device == record.device && r.signature == record.signature && r.variant == record.variant &&
@@ -402,7 +402,7 @@ class MemoryTuningStore final : public executor::TuningStore {
 
  private:
   mutable std::mutex mutex_;
-  std::vector<executor::TuningRecord> records_;
+  std::vector<tally::TuningRecord> records_;
   bool lists_ = false;
   int loads_ = 0;
 };
@@ -432,7 +432,7 @@ void race_screens_over_sliced_chunks(bool gates) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   MemoryTuningStore store;
-  executor::AggregationSpec spec;
+  tally::AggregationSpec spec;
   spec.key_width = ColumnWidth::int64;
   spec.value_widths = {ColumnWidth::int32};
   spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::count_valid, 0, -1}, {PartialOp::sum_int, 0, -1}};
@@ -462,14 +462,14 @@ void race_screens_over_sliced_chunks(bool gates) {
     auto run = engine->start(spec);
     for (size_t b = 0; b < rows; b += chunk) {
       HostChunk h = make_host_chunk(t, b, b + chunk);
-      executor::ChunkInput in;
+      tally::ChunkInput in;
       in.rows = chunk;
       in.keys = {ColumnWidth::int64, h.pointers.key.data, h.pointers.key.validity};
       in.values = {{ColumnWidth::int32, h.pointers.values[0].data, h.pointers.values[0].validity}};
       in.filters.assign(spec.aggregates.size(), nullptr);
       run->sink(in);
     }
-    const executor::AggregationResult r = run->finalize();
+    const tally::AggregationResult r = run->finalize();
     ASSERT_EQ(r.groups(), expected.size());
     for (size_t g = 0; g < r.groups(); ++g) {
       const std::optional<int64_t> key = r.key_valid[g] ? std::optional<int64_t>(r.keys[g]) : std::nullopt;
@@ -502,7 +502,7 @@ TEST(GpuAggregationEngine, RefusesWhatItCannotRun) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
-  executor::AggregationSpec spec;
+  tally::AggregationSpec spec;
   spec.key_width = ColumnWidth::int32;
   spec.value_widths = {ColumnWidth::float64};
   spec.aggregates = {{PartialOp::sum_float, 0, -1}};
@@ -596,7 +596,7 @@ TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   MemoryTuningStore store;
-  executor::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
+  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   spec.tuning_store = &store;
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   (void)run_count_sum(*engine, spec, 21, rows, 3000, chunk);
@@ -648,7 +648,7 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   options.tuning.explore_rate = 0;  // the cached best runs first: the variant whose spare is made ahead
   options.tuning.b_max = 3;
   options.tuning.warm_search_share = 0;
-  executor::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
+  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   spec.tuning_store = &store;
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
@@ -682,7 +682,7 @@ TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
   }
   {
     auto engine = make_gpu_engine(-1, options);
-    executor::AggregationSpec other = spec;
+    tally::AggregationSpec other = spec;
     other.key_max = 3999;  // another table: same bucket, another key range
     (void)run_count_sum(*engine, other, 35, rows, 4000, chunk, 0, true);
     EXPECT_EQ(prepared_ahead(*engine), 1u);
@@ -728,7 +728,7 @@ TEST(GpuAggregationEngine, ShortColdQueriesPersistWhatTheyMeasured) {
     for (int bucket = kFirst; bucket <= kLast; ++bucket) {
       const int64_t groups = int64_t{3} << (bucket - 1);  // 1.5 x 2^bucket: well inside the bucket
       ASSERT_EQ(cardinality_bucket(static_cast<double>(groups)), bucket);
-      executor::AggregationSpec spec = spec_over_keys(0, groups - 1, static_cast<uint64_t>(groups));
+      tally::AggregationSpec spec = spec_over_keys(0, groups - 1, static_cast<uint64_t>(groups));
       spec.tuning_store = &store;
       const auto r = run_count_sum(*engine, spec, seed + static_cast<uint64_t>(bucket), rows, groups, chunk);
       ASSERT_FALSE(detail_line(r, "Tuning:").empty());
@@ -759,7 +759,7 @@ TEST(GpuAggregationEngine, ShortColdQueriesPersistWhatTheyMeasured) {
 TEST(GpuAggregationEngine, ListingStoreIsNotReadForAKeyItLacks) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   KnobsScope knobs(nullptr);
-  executor::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
+  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   const size_t chunk = size_t{1} << 16, rows = 2 * chunk;
   {
     MemoryTuningStore store(/*lists=*/true);

@@ -1,4 +1,4 @@
-// TuningStore::lists (executor/aggregate_engine.hpp): the catalog's store
+// TuningStore::lists (common/aggregate_engine.hpp): the catalog's store
 // says that all() lists every record, an empty cache included, so the GPU
 // engine, which reads a listing store once at its first query, loads no key
 // on a later query's path when the store was empty then (a tallyd started
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "catalog/tuning_cache.hpp"
-#include "executor/aggregate_engine.hpp"
+#include "common/aggregate_engine.hpp"
 #include "executor/tuning_store_catalog.hpp"
 #include "gpu/tuner/damon_search.hpp"
 #include "gpu/tuner/search_state_json.hpp"

@@ -80,17 +80,17 @@ std::vector<Variant> drive(ChunkTuner& tuner, const FakeGpu& gpu, long chunks, b
   return seen;
 }
 
-class MapStore final : public executor::TuningStore {
+class MapStore final : public tally::TuningStore {
  public:
-  std::vector<executor::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
-    std::vector<executor::TuningRecord> out;
+  std::vector<tally::TuningRecord> load(const std::string& device, const std::string& signature, int bucket) override {
+    std::vector<tally::TuningRecord> out;
     for (const auto& [k, r] : records_) {
       if (r.device == device && r.signature == signature && r.bucket == bucket) out.push_back(r);
     }
     return out;
   }
-  void store(const executor::TuningRecord& r) override { records_[r.device + "/" + r.signature + "/" + r.variant] = r; }
-  std::map<std::string, executor::TuningRecord> records_;
+  void store(const tally::TuningRecord& r) override { records_[r.device + "/" + r.signature + "/" + r.variant] = r; }
+  std::map<std::string, tally::TuningRecord> records_;
 };
 
 TEST(ChunkTuner, NeverProposesAVariantCanUseForbids) {
@@ -170,7 +170,7 @@ TEST(ChunkTuner, EntriesOfAnotherDeviceAreNeverUsed) {
 
 TEST(ChunkTuner, UnreadableOrOffGridStateStartsAfresh) {
   auto in = input_for(1 << 20);
-  executor::TuningRecord r;
+  tally::TuningRecord r;
   r.device = device_fingerprint(in.device);
   r.signature = in.signature;
   r.variant = "global";
@@ -291,9 +291,9 @@ TEST(ChunkTuner, RefinementOffRunsTheBestKnownWithoutSearching) {
 // (GpuAggregationEngine::rehearse): parse_tuning_signature reads back what
 // tuning_signature writes, and refuses what it does not.
 TEST(TuningSignature, ParsesBackWhatItWrites) {
-  using executor::ColumnWidth;
-  using executor::PartialOp;
-  executor::AggregationSpec a;
+  using tally::ColumnWidth;
+  using tally::PartialOp;
+  tally::AggregationSpec a;
   a.key_width = ColumnWidth::int64;
   a.value_widths = {ColumnWidth::int32, ColumnWidth::int64, ColumnWidth::float64};
   a.aggregates = {{PartialOp::sum_int, 1, -1}, {PartialOp::count_rows, -1, -1}, {PartialOp::max_int, 0, -1},
@@ -304,7 +304,7 @@ TEST(TuningSignature, ParsesBackWhatItWrites) {
   EXPECT_EQ(shape->key_width, ColumnWidth::int64);
   EXPECT_EQ(shape->value_widths, a.value_widths);
   ASSERT_EQ(shape->aggregates.size(), 4u);
-  executor::AggregationSpec back = a;
+  tally::AggregationSpec back = a;
   back.aggregates = shape->aggregates;
   EXPECT_EQ(tuning_signature(back), text);  // same set (the text sorts them)
   EXPECT_TRUE(parse_tuning_signature("key=int4;values=int4;aggs=count_rows,sum_int(0)").has_value());
@@ -315,14 +315,14 @@ TEST(TuningSignature, ParsesBackWhatItWrites) {
 }
 
 TEST(TuningSignature, IgnoresAggregateOrderButNotWidths) {
-  executor::AggregationSpec a;
-  a.key_width = executor::ColumnWidth::int32;
-  a.value_widths = {executor::ColumnWidth::int32};
-  a.aggregates = {{executor::PartialOp::count_rows, -1, -1}, {executor::PartialOp::sum_int, 0, -1}};
-  executor::AggregationSpec b = a;
+  tally::AggregationSpec a;
+  a.key_width = tally::ColumnWidth::int32;
+  a.value_widths = {tally::ColumnWidth::int32};
+  a.aggregates = {{tally::PartialOp::count_rows, -1, -1}, {tally::PartialOp::sum_int, 0, -1}};
+  tally::AggregationSpec b = a;
   std::swap(b.aggregates[0], b.aggregates[1]);
   EXPECT_EQ(tuning_signature(a), tuning_signature(b));
-  b.key_width = executor::ColumnWidth::int64;
+  b.key_width = tally::ColumnWidth::int64;
   EXPECT_NE(tuning_signature(a), tuning_signature(b));
 }
 
@@ -383,7 +383,7 @@ TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
   EXPECT_TRUE(warm.converged());
   EXPECT_EQ(searching_before_report, warm.chunks_searching());
   // The search advanced on those chunks.
-  const auto measured = [](const std::vector<executor::TuningRecord>& rs) {
+  const auto measured = [](const std::vector<tally::TuningRecord>& rs) {
     size_t n = 0;
     for (const auto& r : rs) n += nlohmann::json::parse(r.search_state)["measured"].size();
     return n;

@@ -22,7 +22,7 @@
 
 #include "common/tuning_store.hpp"
 
-namespace tally::executor {
+namespace tally {
 
 // Partial-state operations. Each aggregate of the query maps to one.
 enum class PartialOp : uint8_t {
@@ -65,11 +65,6 @@ struct PartialAggregate {
   int input = -1;   // index into ChunkInput::values (-1 for count_rows)
   int input2 = -1;  // second input (moments2_float: X; `input` is Y)
 };
-
-// The tuning store's types, seen from the engines (common/tuning_store.hpp).
-using tally::TuningRecord;
-using tally::TuningStore;
-using tally::process_tuning_store;
 
 // What stays fixed for one query's aggregation.
 struct AggregationSpec {
@@ -179,7 +174,4 @@ class AggregateEngine {
   virtual std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) = 0;
 };
 
-// The CPU engine (executor/cpu/).
-std::unique_ptr<AggregateEngine> make_cpu_engine();
-
-}  // namespace tally::executor
+}  // namespace tally
