@@ -163,44 +163,6 @@ int64_t parse_integer(std::string_view text, TypeId id) {
   return static_cast<int64_t>(signed_v);
 }
 
-double parse_double(std::string_view text, bool is_float4) {
-  const char* name = is_float4 ? "real" : "double precision";
-  std::string s(trim(text));
-  std::string lower;
-  for (char c : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (lower == "nan") return std::numeric_limits<double>::quiet_NaN();
-  if (lower == "infinity" || lower == "+infinity" || lower == "inf" || lower == "+inf") return HUGE_VAL;
-  if (lower == "-infinity" || lower == "-inf") return -HUGE_VAL;
-  if (s.empty()) throw bad_input(name, text);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || lower.find("n") != std::string::npos) throw bad_input(name, text);
-  if (errno == ERANGE && (v == 0 || std::isinf(v))) {
-    throw Error(SqlState::numeric_value_out_of_range,
-                "\"" + s + "\" is out of range for type " + name);
-  }
-  if (is_float4) {
-    const float f = static_cast<float>(v);
-    if (std::isinf(f) && !std::isinf(v)) {
-      throw Error(SqlState::numeric_value_out_of_range, "\"" + s + "\" is out of range for type real");
-    }
-    return f;
-  }
-  return v;
-}
-
-bool parse_boolean(std::string_view text) {
-  std::string s;
-  for (char c : trim(text)) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  auto prefix_of = [&](std::string_view word, size_t min_len) {
-    return s.size() >= min_len && s.size() <= word.size() && word.substr(0, s.size()) == s;
-  };
-  if (prefix_of("true", 1) || prefix_of("yes", 1) || s == "on" || s == "1") return true;
-  if (prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || s == "0") return false;
-  throw bad_input("boolean", text);
-}
-
 bool parse_fixed_digits(std::string_view s, size_t& i, size_t max_digits, int& out) {
   size_t start = i;
   int v = 0;
@@ -430,26 +392,15 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::float8: return types::parse_float8(text);
     case TypeId::date: return static_cast<int64_t>(types::parse_date(text));
     case TypeId::timestamp: return types::parse_timestamp(text);
-    default: break;
-  }
-  switch (type.id) {
-    case TypeId::boolean: return parse_boolean(text);
-    case TypeId::int2:
-    case TypeId::int4:
-    case TypeId::int8: return parse_integer(text, type.id);
+    case TypeId::timestamptz: return parse_timestamp_text(text);
     case TypeId::oid:
     case TypeId::regclass:
     case TypeId::regtype: return parse_integer(text, TypeId::int8);
-    case TypeId::float4: return parse_double(text, true);
-    case TypeId::float8: return parse_double(text, false);
     case TypeId::numeric: {
       Numeric n = Numeric::parse(text);
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
       return n;
     }
-    case TypeId::date: return static_cast<int64_t>(parse_date_text(text));
-    case TypeId::timestamp:
-    case TypeId::timestamptz: return parse_timestamp_text(text);
     default: return std::string(text);
   }
 }
