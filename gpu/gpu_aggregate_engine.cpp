@@ -48,111 +48,10 @@ constexpr double kDefaultBudgetShare = 0.8;
 // them (~20 us per chunk), so the next launch is enqueued long before the GPU
 // runs out of work, while a 2^28-row query needs 5 launches instead of 16.
 constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
-// Launch gates for measurements on an idle GPU (knob gate=1) stay off. H100,
-// 2^16 groups, 2^28 rows, 3 experiments each (bench/tuner/RESULTS.md, session
-// 7, 23:12): they do what they are for (the cold query's search measures 4
-// configurations instead of 2 and finds the neighbour 7% faster than the rule
-// configuration, runs 3-5 server side 0.93-1.03x the best fixed), but the
-// host's enqueue of each gated chunk (70-90 us in a cold query) becomes GPU
-// idle time instead of overlapping the chunk's first kernels: 11 gates, idle
-// between chunks 0.17 -> 0.96-1.27 ms, cold first Q server side 1.44 -> 1.65x
-// (full shape) and 1.20 -> 1.48x (HAVING shape, A/B in the same call).
-constexpr bool kDefaultLaunchGate = false;
 // How long a query thread spins for the engine's mutex before it sleeps
 // (GpuAggregationEngine::query_lock): longer than the writer thread's
 // bookkeeping under it, short against a query.
 constexpr std::chrono::microseconds kQueryLockSpin{100};
-
-// Diagnostic switches (EXPLAIN ANALYZE shows their effect), read per query
-// from TALLY_GPU_KNOBS ("join=0,timing=0,inflight=64,feedback=0"), or from the file
-// TALLY_GPU_KNOBS_FILE names when set (so that one server can be measured
-// under several settings): join = joined launches over adjacent resident
-// chunks (default 1), timing = CUDA events around each launch (default 1;
-// 0 leaves only the span), inflight = launches outstanding before the host
-// waits (default the pipeline's), feedback = a race/search proposal waits for
-// the times of the earlier ones (default 1; 0: the tuner proposes up to
-// inflight chunks ahead of any time it knows, as before session 6's fix),
-// slice = percent of a chunk a raced variant's screen runs on (default
-// kDefaultRaceSlice; 0: races on whole chunks), coldsearch = measurement
-// windows a cold query searches after its race (default
-// kDefaultColdSearchWindows; -1: until converged), gate = a measurement
-// chunk enqueued on an idle GPU runs behind a launch gate (default
-// kDefaultLaunchGate; ChunkPipeline::hold_gate), warmpaths = every variant's launch
-// path run once at start (default 1, read when the engine starts; start_up.hpp
-// warm_launch_paths; 0 leaves them to the first queries, for an A/B), first
-// = the first chunk is launched as soon as it is staged (default 1; 0: it
-// waits for the second chunk's sink, as before session 8), prepare = a
-// finished query's tuner prepares the next query's on the same key off the
-// query path (default 1), early = the extraction is enqueued behind the
-// last chunk before the host waits for it (default 1), ahead = a query's
-// facts (rows, groups, key range) prepare, off the query path, the tuner
-// and a spare aggregator of every other cached signature of the same
-// cardinality bucket that this process has not run yet (default 1; the
-// first query of such a signature after a restart then takes them),
-// measure = chunks per tuner measurement launch for a key not measured yet
-// (default kDefaultMeasureChunks; 1: every measurement its own launch, as
-// before session 9), prefault = the result's arrays are allocated and
-// touched while the host waits for the last chunks (default 1; 0: they are
-// made, and take their page faults, after the copy back, as before session 9),
-// endspin = microseconds the wait for the last chunks polls before it blocks
-// (default 0: kSpinLimit, 2 ms; an A/B of a core that slept in that wait).
-struct Knobs {
-  bool join = true;
-  bool first_at_once = true;
-  bool prepare_tuner = true;
-  bool prepare_ahead = true;
-  bool early_extract = true;
-  bool prepare_result = true;  // map the result's arrays while the GPU runs (GroupByAggregator::prepare_result)
-  int64_t end_spin_us = 0;     // > 0: the wait for the last chunks polls this long before it blocks
-  bool timing = true;
-  bool feedback = true;
-  bool gate = kDefaultLaunchGate;
-  bool warm_paths = true;   // read at engine start only (start_up.hpp warm_launch_paths)
-  size_t inflight = 0;  // 0: the pipeline's default
-  double slice = kDefaultRaceSlice;
-  int cold_search_windows = kDefaultColdSearchWindows;
-  int measure_chunks = kDefaultMeasureChunks;
-};
-Knobs read_knobs() {
-  Knobs k;
-  std::string text;
-  if (const char* v = std::getenv("TALLY_GPU_KNOBS")) text = v;
-  if (const char* f = std::getenv("TALLY_GPU_KNOBS_FILE")) {
-    if (FILE* in = std::fopen(f, "r")) {
-      char buf[256] = {};
-      const size_t n = std::fread(buf, 1, sizeof buf - 1, in);
-      std::fclose(in);
-      text = std::string(buf, n);
-    }
-  }
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find_first_of(",\n", at);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(at, end - at);
-    const size_t eq = item.find('=');
-    if (eq != std::string::npos) {
-      const std::string name = item.substr(0, eq);
-      const long value = std::strtol(item.c_str() + eq + 1, nullptr, 10);
-      if (name == "join") k.join = value != 0;
-      else if (name == "timing") k.timing = value != 0;
-      else if (name == "feedback") k.feedback = value != 0;
-      else if (name == "gate") k.gate = value != 0;
-      else if (name == "warmpaths") k.warm_paths = value != 0;
-      else if (name == "first") k.first_at_once = value != 0;
-      else if (name == "prepare") k.prepare_tuner = value != 0;
-      else if (name == "ahead") k.prepare_ahead = value != 0;
-      else if (name == "early") k.early_extract = value != 0;
-      else if (name == "prefault") k.prepare_result = value != 0;
-      else if (name == "endspin") k.end_spin_us = std::clamp(value, 0L, 100000L);
-      else if (name == "inflight") k.inflight = value > 0 ? static_cast<size_t>(value) : 0;
-      else if (name == "slice") k.slice = std::clamp(static_cast<double>(value), 0.0, 50.0) / 100.0;
-      else if (name == "coldsearch") k.cold_search_windows = static_cast<int>(std::max(value, -1L));
-      else if (name == "measure") k.measure_chunks = static_cast<int>(std::clamp(value, 1L, 4L));
-    }
-    at = end + 1;
-  }
-  return k;
-}
 
 bool integer_width(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::int64; }
 uint32_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
@@ -224,32 +123,11 @@ void background_priority() {
 struct SpareAggregator {
   std::string key;  // aggregator_key() of what it was made for
   std::unique_ptr<GroupByAggregator> aggregator;
-  bool ahead = false;  // made before any query of its key (prepare_ahead), not left by one
 };
 struct PooledPipeline {
   std::unique_ptr<ChunkPipeline> pipeline;
-  std::vector<SpareAggregator> spares;  // the most recently used last
+  std::optional<SpareAggregator> spare;  // the last finished query's
 };
-
-// A pipeline keeps a few spares (a query's and those made ahead for other
-// signatures), but only small ones beside the most recent: a spare holds
-// its table and scratch in device memory.
-constexpr size_t kMaxSpares = 3;
-constexpr uint64_t kSmallSpareSlots = uint64_t{1} << 21;  // 2^21 slots: tens of MB at most
-void drop_large_spares(std::vector<SpareAggregator>& spares, bool keep_last) {
-  const size_t n = spares.size();
-  size_t i = 0;
-  std::erase_if(spares, [&](const SpareAggregator& s) {
-    const bool last = ++i == n;
-    return !(keep_last && last) && s.aggregator->table_capacity() > kSmallSpareSlots;
-  });
-}
-void keep_spare(std::vector<SpareAggregator>& spares, SpareAggregator s) {
-  std::erase_if(spares, [&](const SpareAggregator& o) { return o.key == s.key; });
-  spares.push_back(std::move(s));
-  while (spares.size() > kMaxSpares) spares.erase(spares.begin());
-  drop_large_spares(spares, true);
-}
 
 // What an aggregator was made for: reusable for a query with the same key.
 std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
@@ -262,47 +140,6 @@ std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
        std::to_string(o.key_range_hint.max) + "|" + std::to_string(o.max_rows_per_launch) +
        (o.own_partitioned_output ? "|own" : "|merge");
   return k;
-}
-
-// What a query would make its ChunkTuner from, records and seed aside: the
-// fields a prepared tuner's input is compared with (no ChunkTunerInput is
-// built on the query path unless the tuner is made there).
-struct TunerInputView {
-  const GroupBySpec& spec;
-  const ChunkFacts& facts;
-  const std::string& signature;
-  const config::TuningConfig& tuning;
-  const std::string& forced_variant;
-  double race_slice = 0;
-  int cold_search_windows = -1;
-  int measure_chunks = kDefaultMeasureChunks;
-};
-
-// Whether a tuner made from `a` is the one `b` describes (the engine's
-// device is the same for both).
-bool same_tuner_input(const ChunkTunerInput& a, const TunerInputView& b) {
-  const auto same_spec = [](const GroupBySpec& x, const GroupBySpec& y) {
-    if (x.key_type != y.key_type || x.key_may_have_nulls != y.key_may_have_nulls || x.columns.size() != y.columns.size() ||
-        x.aggregates.size() != y.aggregates.size())
-      return false;
-    for (size_t i = 0; i < x.columns.size(); ++i)
-      if (x.columns[i].type != y.columns[i].type || x.columns[i].may_have_nulls != y.columns[i].may_have_nulls) return false;
-    for (size_t i = 0; i < x.aggregates.size(); ++i)
-      if (x.aggregates[i].op != y.aggregates[i].op || x.aggregates[i].column != y.aggregates[i].column) return false;
-    return true;
-  };
-  const auto same_range = [](const std::optional<KeyRange>& x, const std::optional<KeyRange>& y) {
-    return x.has_value() == y.has_value() && (!x || (x->min == y->min && x->max == y->max));
-  };
-  const config::TuningConfig& t = a.tuning;
-  const config::TuningConfig& u = b.tuning;
-  return same_spec(a.spec, b.spec) && a.facts.rows == b.facts.rows && a.facts.estimated_groups == b.facts.estimated_groups &&
-         same_range(a.facts.key_range, b.facts.key_range) && a.signature == b.signature &&
-         a.forced_variant == b.forced_variant && a.race_slice == b.race_slice &&
-         a.cold_search_windows == b.cold_search_windows && a.measure_chunks == b.measure_chunks &&
-         t.enabled == u.enabled && t.similarity_s == u.similarity_s &&
-         t.pruning_p == u.pruning_p && t.v_max == u.v_max && t.b_max == u.b_max && t.explore_rate == u.explore_rate &&
-         t.warm_search_share == u.warm_search_share;
 }
 
 class GpuRun final : public executor::AggregationRun {
@@ -375,18 +212,18 @@ class GpuRun final : public executor::AggregationRun {
       // sees the times of the earlier ones (the host would otherwise choose
       // ~9 chunks ahead of any time it knows: 8 launches in flight, ~30 us to
       // enqueue a ~300 us chunk on the H100, bench/tuner/RESULTS.md).
-      if (tuner_ && knobs_.feedback && tuner_->awaits_reports()) await_reports();
+      if (tuner_ && tuner_->awaits_reports()) await_reports();
       next = decide(std::move(staged));
       // Resident chunks that continue the pending ones in device memory and
       // run the same exploited configuration join them (one launch); the
       // first launch of a query goes alone so that the GPU starts at once.
       // A chunk that continues a measurement launch of several chunks
-      // (TunedChoice::span, the tuner's unit) joins it whatever the knob.
+      // (TunedChoice::span, the tuner's unit) joins it.
       const bool same_run = pending_ && pending_->variant == next->variant && pending_->config_text == next->config_text &&
                             pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows &&
                             ChunkPipeline::joinable(pending_->chunk, next->chunk);
       const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
-      if (continues || (same_run && knobs_.join && launches_ > 0 && pending_->exploit && next->exploit)) {
+      if (continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit)) {
         ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
         ++pending_->chunks;
         next.reset();
@@ -399,17 +236,17 @@ class GpuRun final : public executor::AggregationRun {
         pending_ = std::move(next);
         next.reset();
       }
-      if (next && launches_ == 0 && knobs_.first_at_once && next->variant != Variant::partitioned_hash) {
+      if (next && launches_ == 0 && next->variant != Variant::partitioned_hash) {
         // The query's first chunk runs as soon as it is staged, not after
         // the executor has scanned and the engine staged and decided the
-        // second (~30 us of an idle GPU per query on the H100). Only the
+        // second, which would leave the GPU idle meanwhile. Only the
         // partitioned variant waits: whether more chunks follow decides
         // whether a lone chunk may own its output (run_pending).
         pending_ = std::move(next);
         next.reset();
         run_pending(true);
       }
-      if (next && knobs_.feedback && !next->exploit && aggregator_) {
+      if (next && !next->exploit && aggregator_) {
         // A measurement chunk is never joined: launched at once, its time
         // comes back a chunk earlier and the GPU does not idle after a wait.
         pending_ = std::move(next);
@@ -477,42 +314,26 @@ class GpuRun final : public executor::AggregationRun {
   std::optional<LaunchConfig> forced_launch_;
   std::unique_ptr<ChunkPipeline> pipeline_;
   std::optional<Decided> pending_;
-  Knobs knobs_ = read_knobs();
   long launches_ = 0;        // run_pending calls
   long feedback_waits_ = 0;  // await_reports calls
   double feedback_wait_us_ = 0;
-  long gated_launches_ = 0;  // run_pending calls behind a launch gate
-  uint64_t gate_timeouts_at_start_ = 0;  // the pipeline's gate_timeouts() when this query took it
   FirstUseSnapshot first_use_at_start_;   // process-wide first-use counts when this query began
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
   std::string aggregator_key_;
-  // The pooled pipeline's aggregators (an earlier query's, or made ahead),
-  // one taken when this query's key matches; given back with the pipeline,
-  // this query's own with them after it finished.
-  std::vector<SpareAggregator> spares_;
+  // The pooled pipeline's aggregator (the previous query's), taken when this
+  // query's key matches; this query's own goes back with the pipeline once
+  // it finished.
+  std::optional<SpareAggregator> spare_;
   bool finished_ = false;
   bool aggregator_reused_ = false;
-  bool aggregator_ahead_ = false;  // the reused one was made ahead (prepare_ahead)
   // The tuner, when the spec has a tuning store, tuning is enabled and no
   // configuration is forced; created with the first chunk (the GroupBySpec
   // is known then).
   std::optional<ChunkTuner> tuner_;
   bool tuner_decided_ = false;
-  bool tuner_prepared_ = false;  // tuner_ came prepared (take_prepared_tuner)
-  bool tuner_ahead_ = false;     // ... from another signature's facts (prepare_ahead)
-  // What prepare_ahead is given after the first kernels (knob ahead).
-  struct AheadRequest {
-    ChunkFacts facts;
-    double race_slice = 0;
-    int cold_search_windows = -1;
-  };
-  std::optional<AheadRequest> ahead_;
-  // What tuner_ was made from, less the records: handed over with it, so
-  // that the next query's tuner can be prepared from the same input.
-  std::optional<ChunkTunerInput> tuner_input_;
   std::string tuning_key_;  // device|signature|bucket of the tuner's records
   // Chunks enqueued whose device time has not been read yet: the tuner
   // learns each chunk's time a chunk or two late rather than stall the GPU.
@@ -626,16 +447,15 @@ class GpuAggregationEngine final : public GpuEngine {
     // or not, so the next query does not ask again.
     std::vector<executor::TuningRecord> loaded = load_tuning_records(store, fingerprint_, signature, bucket);
     const auto lock = query_lock();
-    if (recent_.emplace(key, loaded).second) ++key_generation_[key];
+    recent_.emplace(key, loaded);
     return loaded;
   }
 
-  // `input`: what the tuner was made from, less its records; with it the
-  // writer thread prepares the next query's tuner on the same key.
-  void finish_tuning(std::string key, executor::TuningStore* store, ChunkTuner tuner,
-                     std::optional<ChunkTunerInput> input = std::nullopt) {
+  // Hands a finished query's tuner to the writer thread, which makes and
+  // persists its records.
+  void finish_tuning(std::string key, executor::TuningStore* store, ChunkTuner tuner) {
     const auto lock = query_lock();
-    finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner), std::move(input)});
+    finished_.push_back(FinishedTuner{std::move(key), store, std::move(tuner)});
     wake_writer();
   }
   // With the query lock held: starts the writer thread on first use (at
@@ -695,7 +515,6 @@ class GpuAggregationEngine final : public GpuEngine {
       });
     for (auto& r : all) {
       const std::string key = fingerprint_ + "|" + r.signature + "|" + std::to_string(r.bucket);
-      ++key_generation_[key];
       std::vector<executor::TuningRecord>& known = recent_[key];
       // This process's own, newer measurements stay.
       if (std::none_of(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; }))
@@ -706,13 +525,9 @@ class GpuAggregationEngine final : public GpuEngine {
   // Creates a pipeline (streams, events; the CUDA context with them) for the
   // pool at start-up, so the first query does not, and the memory the first
   // queries would otherwise map (start_up.hpp).
-  void warm(bool warm_paths) {
+  void warm() {
     release_pipeline(acquire_pipeline());
     prepare_for_queries(device_);
-    if (!warm_paths) {
-      log::info("gpu_launch_paths_not_warmed", {{"reason", "TALLY_GPU_KNOBS warmpaths=0"}});
-      return;
-    }
     const LaunchPathWarmUp w = warm_launch_paths(device_);
     if (w.already_warmed) return;
     // One line either way; a warm-up cut short (time, memory) leaves the rest
@@ -739,74 +554,11 @@ class GpuAggregationEngine final : public GpuEngine {
     return lock;
   }
 
-  // A tuner made ahead of the query that takes it, and what from.
-  struct PreparedTuner {
-    uint64_t generation = 0;  // key_generation_ of its key when made
-    ChunkTunerInput input;    // records cleared
-    ChunkTuner tuner;
-    bool ahead = false;       // from another signature's facts (prepare_ahead)
-  };
-  // The tuner the writer thread prepared for `key` (prepare_next) when the
-  // key's records have not changed since and it was made from an input
-  // equal to `in`; nullopt otherwise. Taken once: a query makes no second
-  // use of it. (ChunkTuner's set-up took 40-90 us of every warm query's
-  // path on the H100 host, before its first kernel.)
-  // `why`: the start path's mark when none is taken (a string literal).
-  std::optional<PreparedTuner> take_prepared_tuner(const std::string& key, const TunerInputView& in, const char** why) {
-    const auto lock = query_lock();
-    const auto it = prepared_.find(key);
-    *why = "no prepared tuner (none)";
-    if (it == prepared_.end()) return std::nullopt;
-    std::optional<PreparedTuner> p(std::move(it->second));
-    prepared_.erase(it);
-    *why = "no prepared tuner (records changed)";
-    if (p->generation != key_generation_[key]) return std::nullopt;
-    *why = "no prepared tuner (another input)";
-    if (!same_tuner_input(p->input, in)) return std::nullopt;
-    // A finished query on the key whose records are not absorbed yet: the
-    // tuner would miss them.
-    *why = "no prepared tuner (records pending)";
-    if (std::any_of(finished_.begin(), finished_.end(), [&](const FinishedTuner& f) { return f.key == key; }))
-      return std::nullopt;
-    ++prepared_taken_;
-    return p;
-  }
-  uint64_t prepared_tuners_taken() {
-    std::lock_guard lock(mutex_);
-    return prepared_taken_;
-  }
-
-  // A query on `own_key` ran with `facts`: every other cached signature of
-  // this device and the same cardinality bucket that no query of this
-  // process has run gets, on the writer thread, the tuner a query of it on
-  // the same facts would make, and a spare aggregator for its cached best
-  // variant in an idle pipeline. After a restart, the first query of a
-  // signature then finds both, if its facts are these (same rows per chunk,
-  // estimate and key range: another aggregate list over the same table and
-  // key); take_prepared_tuner's comparison and the aggregator key leave
-  // them unused otherwise. `spec`: the query's, for the key's and the
-  // columns' NULLs.
-  void prepare_ahead(const std::string& own_key, const ChunkFacts& facts, const GroupBySpec& spec, double race_slice,
-                     int cold_search_windows) {
-    const auto lock = query_lock();
-    ahead_keys_.insert(own_key);
-    const std::string suffix = "|" + std::to_string(cardinality_bucket(static_cast<double>(facts.estimated_groups)));
-    const bool any = std::any_of(recent_.begin(), recent_.end(), [&](const auto& kv) { return ahead_candidate(kv.first, suffix); });
-    if (!any) return;
-    ahead_jobs_.push_back(AheadJob{facts, spec, race_slice, cold_search_windows});
-    wake_writer();
-  }
-  uint64_t tuners_prepared_ahead() override {
-    std::lock_guard lock(mutex_);
-    return prepared_ahead_;
-  }
-
   void release_pipeline(PooledPipeline p) {
     if (!p.pipeline) return;
     p.pipeline->reset_stats();
     const auto lock = query_lock();
     idle_.push_back(std::move(p));
-    if (!ahead_spares_.empty()) wake_.notify_one();  // the writer makes them in an idle pipeline
   }
 
  private:
@@ -824,160 +576,11 @@ class GpuAggregationEngine final : public GpuEngine {
     std::string key;
     executor::TuningStore* store;
     ChunkTuner tuner;
-    std::optional<ChunkTunerInput> input;  // records cleared; set: prepare the next query's tuner
   };
   std::deque<FinishedTuner> finished_;  // tuners whose records are not made yet
-  // Changes of recent_ per key: a prepared tuner is valid while its key's
-  // count is what it was made at.
-  std::map<std::string, uint64_t> key_generation_;
-  std::map<std::string, PreparedTuner> prepared_;
-  uint64_t prepared_taken_ = 0;
-
-  // prepare_ahead's work for the writer thread.
-  struct AheadJob {
-    ChunkFacts facts;
-    GroupBySpec spec;  // the query's (NULLs of its key and columns)
-    double race_slice = 0;
-    int cold_search_windows = -1;
-  };
-  struct AheadSpare {
-    std::string key;  // aggregator_key()
-    GroupBySpec spec;
-    TableOptions options;
-  };
-  std::deque<AheadJob> ahead_jobs_;
-  std::deque<AheadSpare> ahead_spares_;  // made when a pipeline is idle
-  std::set<std::string> ahead_keys_;     // tuning keys run or prepared ahead in this process
-  uint64_t prepared_ahead_ = 0;
-  // Spares are made ahead for tables of at most 2^20 groups (kSmallSpareSlots).
-  static constexpr int kMaxAheadSpareBucket = 20;
-
-  // A tuning key of this device, of `suffix`'s bucket, that no query of this
-  // process has run and none has prepared yet. mutex_ held.
-  bool ahead_candidate(const std::string& key, const std::string& suffix) const {
-    return key.size() > fingerprint_.size() + suffix.size() && key.compare(0, fingerprint_.size() + 1, fingerprint_ + "|") == 0 &&
-           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0 && !ahead_keys_.count(key) &&
-           !prepared_.count(key);
-  }
-
-  // The writer thread's part of prepare_ahead; `lock` held, released while
-  // tuners are made.
-  void run_ahead_job(std::unique_lock<std::mutex>& lock, const AheadJob& job) {
-    const std::string suffix = "|" + std::to_string(cardinality_bucket(static_cast<double>(job.facts.estimated_groups)));
-    std::vector<std::string> keys;
-    for (const auto& [key, records] : recent_)
-      if (!records.empty() && ahead_candidate(key, suffix)) keys.push_back(key);
-    // The columns' NULLs of the signature's query are unknown: those of the
-    // query that gave the facts, when all its columns agree.
-    const bool nulls = !job.spec.columns.empty() && job.spec.columns.front().may_have_nulls;
-    if (std::any_of(job.spec.columns.begin(), job.spec.columns.end(), [&](const auto& c) { return c.may_have_nulls != nulls; }))
-      return;
-    for (const std::string& key : keys) {
-      if (stop_) return;
-      ahead_keys_.insert(key);
-      const std::vector<executor::TuningRecord>& records = recent_[key];
-      const uint64_t generation = key_generation_[key];
-      ChunkTunerInput in;
-      in.device = device_;
-      in.facts = job.facts;
-      in.signature = records.front().signature;
-      in.tuning = tuning_;
-      in.race_slice = job.race_slice;
-      in.cold_search_windows = job.cold_search_windows;
-      in.records = records;
-      in.seed = std::random_device{}();
-      // The variant its tuner exploits first: the fastest cached one.
-      const executor::TuningRecord* fastest = nullptr;
-      for (const auto& r : records)
-        if (r.seconds_per_row > 0 && (!fastest || r.seconds_per_row < fastest->seconds_per_row)) fastest = &r;
-      Variant variant = Variant::global_hash;
-      const bool have_variant = fastest && parse_variant(fastest->variant).has_value();
-      if (have_variant) variant = *parse_variant(fastest->variant);
-      lock.unlock();
-      std::optional<ChunkTuner> tuner;
-      std::optional<AheadSpare> spare;
-      if (const auto shape = parse_tuning_signature(in.signature)) {
-        std::optional<GroupBySpec> spec = translate(shape->key_width, shape->value_widths, shape->aggregates,
-                                                    std::vector<uint8_t>(shape->value_widths.size(), nulls ? 0 : 1));
-        if (spec) {
-          spec->key_may_have_nulls = job.spec.key_may_have_nulls;
-          in.spec = *spec;
-          try {
-            tuner.emplace(in);
-          } catch (const std::exception&) {
-            // The query path makes (and reports) it.
-          }
-          const int bucket = cardinality_bucket(static_cast<double>(job.facts.estimated_groups));
-          if (tuner && have_variant && bucket <= kMaxAheadSpareBucket && can_use(variant, *spec, device_, job.facts)) {
-            TableOptions options = default_table_options(variant, *spec, device_, job.facts);
-            options.own_partitioned_output = false;  // as a query of several chunks
-            spare = AheadSpare{aggregator_key(*spec, options), *spec, options};
-          }
-        }
-      }
-      lock.lock();
-      if (!tuner || stop_ || key_generation_[key] != generation || prepared_.count(key)) continue;
-      in.records.clear();
-      prepared_.emplace(key, PreparedTuner{generation, std::move(in), std::move(*tuner), true});
-      ++prepared_ahead_;
-      if (spare) ahead_spares_.push_back(std::move(*spare));
-    }
-  }
-
-  // Makes an ahead spare in the idle pipeline last released (the next query
-  // takes that one), unless it holds one of its key or enough spares. `lock`
-  // held, released while the aggregator is made; a query that finds no idle
-  // pipeline meanwhile makes its own.
-  void make_ahead_spare(std::unique_lock<std::mutex>& lock) {
-    AheadSpare job = std::move(ahead_spares_.front());
-    ahead_spares_.pop_front();
-    PooledPipeline p = std::move(idle_.back());
-    idle_.pop_back();
-    const bool wanted = p.spares.size() < kMaxSpares &&
-                        std::none_of(p.spares.begin(), p.spares.end(), [&](const SpareAggregator& s) { return s.key == job.key; });
-    lock.unlock();
-    std::unique_ptr<GroupByAggregator> aggregator;
-    if (wanted) {
-      try {
-        // (GroupByAggregator sets the device on this thread.)
-        aggregator = std::make_unique<GroupByAggregator>(device_, job.spec, job.options, p.pipeline->compute_stream());
-      } catch (const std::exception&) {
-        // Little memory: the query makes its own.
-      }
-    }
-    lock.lock();
-    // Before the pipeline's own spares: the most recent stays last.
-    if (aggregator) p.spares.insert(p.spares.begin(), SpareAggregator{std::move(job.key), std::move(aggregator), true});
-    idle_.push_back(std::move(p));
-  }
-
-  // Makes the next query's tuner for a finished one's key from the records
-  // just absorbed, off every query's path. Called by the writer thread with
-  // `lock` held; releases it while the tuner is made.
-  void prepare_next(std::unique_lock<std::mutex>& lock, const std::string& key, ChunkTunerInput input) {
-    if (stop_) return;  // the engine goes: no next query
-    const uint64_t generation = key_generation_[key];
-    const auto it = recent_.find(key);
-    input.records = it != recent_.end() ? it->second : std::vector<executor::TuningRecord>{};
-    input.seed = std::random_device{}();
-    lock.unlock();
-    std::optional<ChunkTuner> tuner;
-    try {
-      tuner.emplace(input);
-    } catch (const std::exception&) {
-      // The query path makes (and reports) it.
-    }
-    lock.lock();
-    if (!tuner || stop_ || key_generation_[key] != generation) return;
-    input.records.clear();
-    prepared_.erase(key);
-    prepared_.emplace(key, PreparedTuner{generation, std::move(input), std::move(*tuner)});
-  }
-
   // Makes a finished tuner's records: kept in recent_ and queued for the
   // store. Called with mutex_ held.
   void absorb(FinishedTuner& f) {
-    ++key_generation_[f.key];
     std::vector<executor::TuningRecord>& known = recent_[f.key];
     for (auto& r : f.tuner.records()) {
       auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.variant == r.variant; });
@@ -1042,25 +645,11 @@ class GpuAggregationEngine final : public GpuEngine {
   void write_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] {
-        return stop_ || !writes_.empty() || !finished_.empty() || !ahead_jobs_.empty() ||
-               (!ahead_spares_.empty() && !idle_.empty());
-      });
+      wake_.wait(lock, [&] { return stop_ || !writes_.empty() || !finished_.empty(); });
       if (!finished_.empty()) {
         FinishedTuner f = std::move(finished_.front());
         finished_.pop_front();
         absorb(f);
-        if (f.input) prepare_next(lock, f.key, std::move(*f.input));
-        continue;
-      }
-      if (!ahead_jobs_.empty()) {
-        const AheadJob job = std::move(ahead_jobs_.front());
-        ahead_jobs_.pop_front();
-        if (!stop_) run_ahead_job(lock, job);
-        continue;
-      }
-      if (!ahead_spares_.empty() && !idle_.empty() && !stop_) {
-        make_ahead_spare(lock);
         continue;
       }
       if (writes_.empty()) return;  // stop_ and drained
@@ -1080,11 +669,8 @@ class GpuAggregationEngine final : public GpuEngine {
 
 GpuRun::GpuRun(GpuAggregationEngine& engine, const AggregationSpec& spec, PooledPipeline pooled)
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
-      spares_(std::move(pooled.spares)) {
-  pipeline_->set_chunk_timing(knobs_.timing);
-  gate_timeouts_at_start_ = pipeline_->gate_timeouts();
+      spare_(std::move(pooled.spare)) {
   first_use_at_start_ = first_use_snapshot(device_.ordinal);
-  pipeline_->set_max_in_flight(knobs_.inflight ? knobs_.inflight : ChunkPipeline::kDefaultMaxInFlight);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
     if (!forced_)
@@ -1109,10 +695,9 @@ GpuRun::~GpuRun() {
   }
   PooledPipeline back;
   back.pipeline = std::move(pipeline_);
-  back.spares = std::move(spares_);
   // Only after a finished query: an abandoned or failed one may have left
   // work or overflow unsettled.
-  if (finished_ && aggregator_) keep_spare(back.spares, SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)});
+  if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
   aggregator_.reset();  // before the pipeline it launched on is reused
   engine_.release_pipeline(std::move(back));
 }
@@ -1136,47 +721,21 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       const std::string signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
       const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
       tuning_key_ = engine_.fingerprint() + "|" + signature + "|" + std::to_string(bucket);
-      const TunerInputView view{*gspec_, facts, signature, engine_.tuning(), spec_.forced_variant,
-                                knobs_.feedback ? knobs_.slice : 0,  // a screen's verdict needs the feedback waits
-                                knobs_.cold_search_windows, knobs_.measure_chunks};
       host_mark("tuning key");
-      // A tuner the previous query on this key left prepared (made off the
-      // query path from the records it wrote) when nothing has changed
-      // since, with the input it was made from; else made here.
-      const char* why = "no prepared tuner (knob prepare=0)";
-      std::optional<GpuAggregationEngine::PreparedTuner> prepared =
-          knobs_.prepare_tuner ? engine_.take_prepared_tuner(tuning_key_, view, &why) : std::nullopt;
-      host_mark(prepared ? "prepared tuner taken" : why);
-      if (prepared) {
-        tuner_.emplace(std::move(prepared->tuner));
-        tuner_input_ = std::move(prepared->input);
-        tuner_prepared_ = true;
-        tuner_ahead_ = prepared->ahead;
-      } else {
-        ChunkTunerInput in;
-        in.device = device_;
-        in.spec = *gspec_;
-        in.facts = facts;
-        in.signature = signature;
-        in.tuning = engine_.tuning();
-        in.forced_variant = spec_.forced_variant;
-        in.race_slice = view.race_slice;
-        in.cold_search_windows = view.cold_search_windows;
-        in.measure_chunks = view.measure_chunks;
-        in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
-        host_mark("records");
-        tuner_.emplace(in);
-        in.records.clear();
-        tuner_input_ = std::move(in);
-      }
+      ChunkTunerInput in;
+      in.device = device_;
+      in.spec = *gspec_;
+      in.facts = facts;
+      in.signature = signature;
+      in.tuning = engine_.tuning();
+      in.forced_variant = spec_.forced_variant;
+      in.race_slice = kRaceSlice;
+      in.measure_chunks = kMeasureChunks;
+      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
+      host_mark("records");
+      tuner_.emplace(in);
       host_mark("tuner made");
       host_.tuner_setup_us += since_us(t_setup);
-      // This query's facts serve the other cached signatures of its bucket
-      // (another aggregate list over the same table and key, typically):
-      // their tuners and aggregators are made off the query path, asked for
-      // once the GPU has this query's first kernels.
-      if (knobs_.prepare_ahead && spec_.forced_variant.empty())
-        ahead_ = AheadRequest{facts, view.race_slice, view.cold_search_windows};
     }
   }
   if (tuner_) {
@@ -1208,39 +767,20 @@ void GpuRun::run_pending(bool more_follow) {
     TableOptions options = default_table_options(d.variant, *gspec_, device_, facts);
     options.own_partitioned_output = !more_follow;
     aggregator_key_ = aggregator_key(*gspec_, options);
-    const auto spare = std::find_if(spares_.begin(), spares_.end(),
-                                    [&](const SpareAggregator& s) { return s.key == aggregator_key_; });
-    if (spare != spares_.end()) {
-      aggregator_ = std::move(spare->aggregator);
-      aggregator_ahead_ = spare->ahead;
-      spares_.erase(spare);
+    if (spare_ && spare_->key == aggregator_key_) {
+      aggregator_ = std::move(spare_->aggregator);
       aggregator_->reset();  // enqueued on the pipeline's stream, ahead of this query's kernels
       aggregator_reused_ = true;
     } else {
-      // Large spares go before this query's table is allocated.
-      drop_large_spares(spares_, false);
+      spare_.reset();  // its device memory goes before this query's table is allocated
       aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, options, pipeline_->compute_stream());
     }
+    spare_.reset();
     host_.aggregator_setup_us += since_us(t_setup);
     host_mark(aggregator_reused_ ? "aggregator reset" : "aggregator made");
   }
   report_.chunks += static_cast<uint64_t>(d.chunks);
   if (d.chunks > 1) joined_chunks_ += d.chunks;
-  // A measurement enqueued on an idle GPU (the first chunk, or the first
-  // after a feedback wait) would be timed with the host's enqueue of its
-  // launches: its start event fires at once and the launches trickle in
-  // (~90 us of a cold query's chunk on the H100, which stretched the rule
-  // configuration's window to 4-9 chunks). Behind a gate opened once they
-  // are all enqueued, its events time the GPU's work. Exploiting chunks,
-  // whose times are not compared, never wait for a gate.
-  struct GateScope {
-    ChunkPipeline* pipeline;
-    bool held;
-    ~GateScope() {
-      if (held) pipeline->open_gate();
-    }
-  } gate{pipeline_.get(), knobs_.gate && tuner_ && !d.exploit && pipeline_->device_idle() && pipeline_->hold_gate()};
-  if (gate.held) ++gated_launches_;
   if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
   // Only a launch of as many chunks as the tuner measures per launch is a
   // measurement in its unit; a measurement launch cut short goes to
@@ -1318,10 +858,6 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   if (first_enqueue_us_ < 0) {
     first_enqueue_us_ = since_us(created_);
     host_mark("first kernels enqueued");
-    if (ahead_) {
-      engine_.prepare_ahead(tuning_key_, ahead_->facts, *gspec_, ahead_->race_slice, ahead_->cold_search_windows);
-      ahead_.reset();
-    }
   }
   timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part, chunks});
   ++launches_;
@@ -1398,9 +934,9 @@ executor::AggregationResult GpuRun::finalize() {
   }
   // The extraction and its copy back run behind the last chunk while the
   // host waits for its timing and writes the report below.
-  if (aggregator_ && knobs_.early_extract) aggregator_->begin_finish();
+  if (aggregator_) aggregator_->begin_finish();
   // The lines that need no device time are written while the GPU finishes
-  // (~20-30 us of formatting and the first-use snapshot on the H100 host).
+  // (formatting and the first-use snapshot).
   executor::AggregationResult out;
   out.states.resize(spec_.aggregates.size());
   const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
@@ -1421,17 +957,11 @@ executor::AggregationResult GpuRun::finalize() {
   std::string first_use = first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal));
   std::string start_path = start_path_line();
   host_mark("host lines");
-  // The result's arrays are mapped while the GPU still runs (their page
-  // faults were ~0.25-0.9 ms of the end path at 2^16 groups on the H100).
-  if (aggregator_ && knobs_.prepare_result) aggregator_->prepare_result();
+  // The result's arrays are mapped while the GPU still runs: their page
+  // faults then overlap the device's work instead of following it.
+  if (aggregator_) aggregator_->prepare_result();
   const uint64_t blocked_before = blocked_waits();
-  {
-    // knob endspin: this wait polls up to that long instead of kSpinLimit.
-    const int64_t saved_spin = wait_spin_limit_us();
-    if (knobs_.end_spin_us > 0) wait_spin_limit_us() = knobs_.end_spin_us;
-    collect_timings(true);
-    wait_spin_limit_us() = saved_spin;
-  }
+  collect_timings(true);
   host_mark("chunks done", static_cast<long>(blocked_waits() - blocked_before), "blocked waits");
   const auto t_wait = std::chrono::steady_clock::now();
   const PipelineStats& ps = pipeline_->stats();
@@ -1450,13 +980,10 @@ executor::AggregationResult GpuRun::finalize() {
   report_.details.push_back(line);
   std::snprintf(line, sizeof line,
                 "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
-                "%.4f ns/row there%s%s); %ld waits for the tuner's measurements, %.1f us%s; %ld race screens; "
-                "%ld measurements behind a launch gate%s, %llu opened by its timeout",
+                "%.4f ns/row there); %ld waits for the tuner's measurements, %.1f us; %ld race screens",
                 launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
-                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, knobs_.join ? "" : "; joining off",
-                knobs_.timing ? "" : "; per-launch timing off", feedback_waits_, feedback_wait_us_,
-                knobs_.feedback ? "" : " (feedback off)", screens_, gated_launches_, knobs_.gate ? "" : " (gate off)",
-                static_cast<unsigned long long>(pipeline_->gate_timeouts() - gate_timeouts_at_start_));
+                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, feedback_waits_, feedback_wait_us_,
+                screens_);
   report_.details.push_back(line);
   report_.details.push_back(std::move(first_use));
   report_.details.push_back(std::move(start_path));
@@ -1464,8 +991,7 @@ executor::AggregationResult GpuRun::finalize() {
   if (tuner_) {
     report_.details.push_back(tuner_->explain());
     host_mark("tuner explained");
-    engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_),
-                          knobs_.prepare_tuner ? std::move(tuner_input_) : std::nullopt);
+    engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_));
     tuner_.reset();
     host_mark("tuner handed over");
   }
@@ -1526,14 +1052,7 @@ std::string GpuRun::path_line(const char* title, const HostTimeline& t) {
   return out;
 }
 
-std::string GpuRun::start_path_line() const {
-  std::string line = path_line("GPU: start path (us after start)", start_path_);
-  if (tuner_decided_ && tuner_)
-    line += tuner_prepared_ ? (tuner_ahead_ ? "; tuner prepared ahead (from another signature's facts)" : "; tuner prepared ahead")
-                            : "; tuner made on the query path";
-  if (aggregator_ahead_) line += "; aggregator prepared ahead";
-  return line;
-}
+std::string GpuRun::start_path_line() const { return path_line("GPU: start path (us after start)", start_path_); }
 
 }  // namespace
 
@@ -1555,8 +1074,7 @@ std::unique_ptr<GpuEngine> make_gpu_engine(int ordinal, const GpuEngineOptions& 
                                                 : static_cast<uint64_t>(static_cast<double>(free_bytes) * kDefaultBudgetShare);
   const uint64_t cache = options.column_cache_bytes ? std::min(options.column_cache_bytes, budget) : budget / 2;
   auto engine = std::make_unique<GpuAggregationEngine>(std::move(info), cache, options.tuning);
-  const Knobs knobs = read_knobs();
-  engine->warm(knobs.warm_paths);
+  engine->warm();
   return engine;
 }
 

@@ -34,9 +34,6 @@ class GpuEngine : public executor::AggregateEngine {
  public:
   virtual const DeviceInfo& device() const = 0;
   virtual ColumnCache& column_cache() = 0;
-  // Tuners prepared from another signature's facts so far (knob ahead;
-  // gpu_aggregate_engine.cpp prepare_ahead): what a test waits for.
-  virtual uint64_t tuners_prepared_ahead() { return 0; }
 };
 
 // The engine for device `ordinal` (-1 = first device); nullptr when this build

@@ -206,12 +206,6 @@ struct ChunkTuner::Slot {
 
 namespace {
 
-// Where a variant's search (and its race measurement) starts: gpu/'s own rule
-// configuration (variant_rules.cpp: default_launch_config, computed from the
-// device's shared memory and SM limits) when true, else the tuner's
-// Karnagel-style rule (cold_start_rules.hpp).
-constexpr bool kStartFromEngineRule = true;
-
 // Whether a variant can win for this estimate, so that a cold query races it
 // and vw-greedy explores it. The shared-memory hash whose per-block table
 // cannot hold the estimated groups (even at twice the estimate's error
@@ -392,11 +386,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   race_abandon_factor_ = params.abandon_factor > 0 ? std::min(params.abandon_factor, kRaceAbandonFactor) : 0;
   measure_window_ = std::max(params.measurement.window, 1);
   race_slice_ = std::clamp(in.race_slice, 0.0, 0.5);
-  chunk_rows_ = in.facts.rows;
   joint_screens_ = in.joint_screens;
-  cold_search_budget_ = in.cold_search_windows < 0 ? -1 : static_cast<long>(in.cold_search_windows) * measure_window_;
-  cold_search_grant_ = std::max(cold_search_budget_, long{measure_window_});
-  cold_exploit_run_ = std::max(in.cold_exploit_run, 0);
+  chunk_rows_ = in.facts.rows;
   similarity_s_ = params.similarity_s;
   bool any_cached = false;
   for (Variant v : pool) {
@@ -405,11 +396,12 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     s->name = std::string(variant_name(v));
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
     s->worth_measuring = !in.forced_variant.empty() || worth_measuring(v, in.spec, in.device, in.facts);
-    s->screen_share = in.prior_sized_screens ? screen_share_for(rules_prior_slowdown(props, shape, s->name), in.facts.rows, in.device)
-                                             : race_slice_;
+    s->screen_share = screen_share_for(rules_prior_slowdown(props, shape, s->name), in.facts.rows, in.device);
     const SearchSpace grid = default_search_space(props, s->name);
     SearchSpace space(grid.axes(), s->base.launch);
-    s->start = space.snap(kStartFromEngineRule ? s->base.launch : rule_launch_config(props, shape, s->name));
+    // The search starts from gpu/'s own rule configuration
+    // (default_launch_config), computed from the device's limits.
+    s->start = space.snap(s->base.launch);
     for (int d = 0; d < kConfigDimensionCount; ++d) {  // dimensions off the grid keep gpu/'s defaults
       const auto dim = static_cast<ConfigDimension>(d);
       if (std::none_of(space.axes().begin(), space.axes().end(), [dim](const GridAxis& a) { return a.dimension == dim; }))
@@ -555,26 +547,6 @@ ChunkTuner::Plan ChunkTuner::plan() {
       warm_draw_ = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < search_share_ / static_cast<double>(span_);
     p.search = target && *warm_draw_;
     p.slot = p.search ? target : &slot(*current_);
-  } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_exploit_left_ > 0) {
-    // A cold query between search windows (kDefaultColdExploitRun): the
-    // best configuration found, on chunks the engine joins.
-    p.search = false;
-  } else if (refine_ && current_ && p.slot->variant == *current_ && !exploring_ && cold_search_budget_ == 0) {
-    // A cold query that has raced and spent its search budget runs the best
-    // configuration found: its chunks join into few launches (~20% less
-    // device time per chunk than single launches at 2^16 groups on the H100,
-    // bench/tuner/RESULTS.md), and warm queries continue the search. Unless
-    // the search is still descending: a budget that improved the best by
-    // more than the plateau similarity s gets another one (a rule start far
-    // from the optimum, e.g. dense at 2^10 groups in the recorded spaces, is
-    // left quickly, as without a budget).
-    const auto best = p.slot->best_time();
-    if (best && cold_budget_reference_ > 0 && *best < (1.0 - similarity_s_) * cold_budget_reference_) {
-      cold_search_budget_ = cold_search_grant_;
-      cold_budget_reference_ = *best;
-    } else {
-      p.search = false;
-    }
   }
   return p;
 }
@@ -630,12 +602,7 @@ TunedChoice ChunkTuner::next() {
   ++chunks_;
   const bool searching = search && !(current_ && s->variant == *current_ && s->search->converged());
   if (searching) ++chunks_searching_;
-  if (searching && !warm_ && current_ && s->variant == *current_ && cold_search_budget_ > 0) {
-    if (cold_budget_reference_ <= 0 && s->best_time()) cold_budget_reference_ = *s->best_time();
-    --cold_search_budget_;
-  }
   exploiting_ = exploits(p);
-  if (!warm_ && !search && cold_exploit_left_ > 0) --cold_exploit_left_;
   TunedChoice out;
   out.variant = s->variant;
   out.config = s->base;
@@ -861,7 +828,7 @@ void ChunkTuner::report_partial(const TunedChoice& proposed, double seconds_per_
   });
   if (!fresh) return;
   // Nothing measured in launches of span_ chunks: this key is measured in
-  // single chunks from here on (kDefaultMeasureChunks), starting with this one.
+  // single chunks from here on (kMeasureChunks), starting with this one.
   span_ = 1;
   measure_window_ = std::max(single_measurement_.window, 1);
   for (auto& o : slots_) o->search->set_launch_chunks(1, single_measurement_);
@@ -918,7 +885,6 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
   if (!refine_ || !(seconds_per_row > 0) || !std::isfinite(seconds_per_row)) return;
   Slot& s = slot(v);
   const size_t before = s.search->state().measured.size();
-  const std::optional<double> best_before = s.best_time();
   s.search->report(c, seconds_per_row);
   s.touched = true;
   if ((!current_ || (warm_ && v != *current_)) && !s.best_time()) {
@@ -938,13 +904,6 @@ void ChunkTuner::record(Variant v, const LaunchConfig& c, double seconds_per_row
     // next (their times are dropped): the next proposal need not wait for
     // them, and they keep the GPU busy while it is enqueued.
     unreported_.erase(std::remove(unreported_.begin(), unreported_.end(), std::make_pair(v, c)), unreported_.end());
-    if (!warm_ && current_ && v == *current_ && cold_exploit_run_ > 0 && !s.search->converged() && s.best_time()) {
-      // A cold search window ended: unless it improved the best by more
-      // than s (still descending), the next chunks exploit before the next
-      // window.
-      const bool descending = best_before && *s.best_time() < (1.0 - similarity_s_) * *best_before;
-      if (!descending) cold_exploit_left_ = cold_exploit_run_;
-    }
   }
   // Warm: a variant measured on search chunks that beats the cached best
   // takes over (vw-greedy).

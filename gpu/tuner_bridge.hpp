@@ -21,7 +21,7 @@
 // cold query exploit the best found between windows), and a raced variant
 // the rules expect to be far slower is screened on a smaller slice
 // (kScreenPriorMargin); measurements are timed over launches of
-// kDefaultMeasureChunks joined chunks. On a warm cache the cached best variant and configuration
+// kMeasureChunks joined chunks. On a warm cache the cached best variant and configuration
 // run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
@@ -130,31 +130,10 @@ struct ScreenTimes {
   std::vector<Slice> also;
 };
 
-// What the engine uses (ChunkTunerInput's defaults leave both off, so the
-// tuner's unit tests of the plain race and search keep their meaning): a
-// raced variant's first measurement is a screen on a quarter of a chunk. A
-// cold query's search budget (TALLY_GPU_KNOBS coldsearch=N windows, then it
-// exploits with joined launches, renewed while the search improves the best
-// by more than s) stays off: on the H100 (2^16 groups, A/B coldsearch=0) it
-// cut the cold query's device time 6.06 -> 5.61 ms (15 launches, not 20), but
-// in the recorded H100 spaces' replay (64-chunk queries) it leaves warm
-// queries, which search 1/32 of their chunks, far from the optimum (runs 2-5
-// median 1.030 -> 1.114, 2^10 groups 1.0 -> 1.9x; bench/tuner/RESULTS.md
-// session 7).
-constexpr double kDefaultRaceSlice = 0.25;
-constexpr int kDefaultColdSearchWindows = -1;
-// After each measurement window of a cold query's search (once the race is
-// over) that did not improve the best by more than the plateau similarity
-// s, this many chunks run the best configuration found (exploiting chunks,
-// which the engine joins into one launch) before the next window; a
-// descending search keeps searching every chunk. 0 (the default): search
-// every chunk. Why off: on the H100 at 2^16 groups a cold query's 16 chunks
-// are all single launches (~60-70 us each over a joined one), but in the
-// recorded H100 spaces' replay (chunk_tuner_replay, 64-chunk queries) a run
-// of 4 moved run 1 from 1.434 to 1.345 (median over G) and runs 2-5 from
-// 1.030 to 1.052: the warm queries, which search 1/32 of their chunks,
-// start from a shorter search (bench/tuner/RESULTS.md, session 8).
-constexpr int kDefaultColdExploitRun = 0;
+// Share of a chunk a raced variant's first measurement (a screen) runs on
+// in the engine: large enough that its kernel time dominates the launch's
+// fixed part, small enough that a losing variant costs little of a chunk.
+constexpr double kRaceSlice = 0.25;
 // A raced variant's screen is sized by what the rules expect of it
 // (rules_prior_slowdown r; ChunkTuner::screen_share_for): a variant with no
 // prior (r = 1) gets the whole race slice, on which the abandon factor's
@@ -208,7 +187,7 @@ constexpr double kMinJointRestOverReference = 1.5;
 // measurement launch could not be joined (report_partial: a copy in flight,
 // a NULL bitmap, chunks not adjacent in device memory, or a table of one
 // chunk) measures single chunks, and so does every later query of that key.
-constexpr int kDefaultMeasureChunks = 2;
+constexpr int kMeasureChunks = 2;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -224,23 +203,13 @@ struct ChunkTunerInput {
   // race measures whole chunks); a variant the rules expect to be far slower
   // gets a smaller one (kScreenPriorMargin). See ChunkTuner::report_screen.
   double race_slice = 0;
-  // Measurement windows a cold query searches after its race before it runs
-  // the best configuration found (< 0: search every chunk until converged).
-  // The rest of the search continues in warm queries (warm_search_share).
-  int cold_search_windows = -1;
-  // Exploiting chunks after each cold search window that found nothing
-  // better by more than s (kDefaultColdExploitRun; 0: none).
-  int cold_exploit_run = kDefaultColdExploitRun;
-  // Screens sized by the rules' prior (kScreenPriorMargin); false: every
-  // raced variant is screened on race_slice (the model of session 7).
-  bool prior_sized_screens = true;
-  // Chunks per measurement launch (kDefaultMeasureChunks; the engine joins
+  // Chunks per measurement launch (kMeasureChunks; the engine joins
   // them). A cached search state continues in the unit it was measured in
   // (SearchState::launch_chunks), whatever this says.
-  int measure_chunks = kDefaultMeasureChunks;
+  int measure_chunks = kMeasureChunks;
   // Every raced variant still to be screened shares one screen chunk
-  // (kMaxJointScreenShare); false: one screen per chunk (session 8's model,
-  // for the replay's A/B).
+  // (kMaxJointScreenShare), as the engine runs them; false: one screen per
+  // chunk, which the tests of a single screen's verdict use.
   bool joint_screens = true;
 };
 
@@ -364,12 +333,7 @@ class ChunkTuner {
   double race_slice_ = 0;
   bool joint_screens_ = true;
   uint64_t chunk_rows_ = 0;       // ChunkFacts::rows: a measurement launch's rows are span_ x these
-  long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
-  long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
-  double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
   double similarity_s_ = 0.06;        // SearchParams::similarity_s
-  long cold_exploit_run_ = 0;         // ChunkTunerInput::cold_exploit_run
-  long cold_exploit_left_ = 0;        // exploiting chunks left before the cold search's next window
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
   int span_ = 1;                  // chunks per measurement launch (SearchState::launch_chunks of every slot)

@@ -48,7 +48,7 @@
 // Usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16]
 //          [--chunk-rows N] [--reps 5] [--experiments 3] [--configs "variant:config;..."]
 //          [--tallyd-args "..."] [--keep-data DIR] [--shapes full,having]
-//          [--pin 1] [--cold-sequences 1] [--restart-ab KNOBS] [--restart-ab-env NAME=VALUE]
+//          [--pin 1] [--cold-sequences 1] [--restart-ab-env NAME=VALUE]
 //          [--restart-series N] [--client-wait block|spin] [--warm-up-result full|none]
 //          [--predecessor-check N] [--new-connection-check N]
 // --pin 1 (default): tallyd and the bench client on disjoint CPUs (tallyd
@@ -56,13 +56,10 @@
 // split_cpus); --pin 0: as before session 8.
 // --cold-sequences N: N client-timed cold sequences (runs 1-5 and a restart)
 // per experiment, each run index judged by the median over all of them.
-// --restart-ab KNOBS: after each restart's first Q, another restart whose
-// tallyd runs with TALLY_GPU_KNOBS=KNOBS and its first Q (e.g. ahead=0: the
-// first Q without what the warm-up prepared ahead), printed, not judged.
 // --client-wait block (default) | spin: how the timed queries' client waits
 // for the reply (see g_client_spins).
-// --restart-ab-env NAME=VALUE: the same A/B with any environment variable
-// (e.g. TALLY_WARM_START_STATEMENTS=0: no warm runs of the history).
+// --restart-ab-env NAME=VALUE: after each restart's first Q, another restart
+// whose tallyd runs with NAME=VALUE and its first Q, printed, not judged.
 // --restart-series N: per experiment, Q N times back to back after a restart,
 // N times spaced in that process, N times after a restart left idle 2 s;
 // each query index's ratio printed (diagnostic, not judged).
@@ -654,8 +651,8 @@ struct Experiment {
   // first is `cold`) and the first Q after each one's restart.
   std::vector<std::vector<double>> cold_sequences;
   std::vector<double> restarts;
-  // --restart-ab K: after each of those restarts, another one whose tallyd
-  // runs with TALLY_GPU_KNOBS=K, and its first Q.
+  // --restart-ab-env: after each of those restarts, another one whose
+  // tallyd runs with that setting, and its first Q.
   std::vector<double> restarts_ab;
   std::vector<FixedResult> fixed;
   size_t best = 0;  // index into fixed
@@ -746,9 +743,7 @@ int main(int argc, char** argv) {
       std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
                   "         [--reps 5] [--experiments 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"]\n"
                   "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n"
-                  "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n"
-                  "         [--restart-ab-env NAME=VALUE (the same with any environment variable, e.g.\n"
-                  "          TALLY_WARM_START_STATEMENTS=0)]\n"
+                  "         [--restart-ab-env NAME=VALUE (each restart's first Q also timed with NAME=VALUE)]\n"
                   "         [--client-wait block|spin (the timed queries' client: PQexec, or polls without sleeping)]\n"
                   "         [--restart-series N (diagnostic: Q N times after a restart, back to back, spaced, and after\n"
                   "          an idle settle; printed per query index, not judged)]\n"
@@ -774,7 +769,6 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes") shapes_text = value;
     else if (flag == "--pin") pin = std::atoi(value.c_str()) != 0;
     else if (flag == "--cold-sequences") cold_sequences = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--restart-ab") restart_ab_env = "TALLY_GPU_KNOBS=" + value;
     else if (flag == "--restart-ab-env") restart_ab_env = value;
     else if (flag == "--restart-series") restart_series = std::max(0, std::atoi(value.c_str()));
     else if (flag == "--predecessor-check") predecessor_check = std::max(0, std::atoi(value.c_str()));

@@ -77,27 +77,22 @@ Outcome run_query(ChunkTuner& tuner, int chunks, size_t in_flight, bool honour) 
 }
 
 TEST(ChunkTunerFeedback, ColdQueryRacesAndSearchesOnlyWhenProposalsWaitForTimes) {
-  // As on the H100 before the fix: 8 in flight, no waiting: one configuration.
+  // 8 in flight and no waiting for times: one configuration.
   ChunkTuner ahead(live_query());
   const Outcome blind = run_query(ahead, 16, 8, /*honour=*/false);
   EXPECT_EQ(blind.configurations, 1);
 
-  // Searching every chunk (no exploiting runs between windows): each
-  // configuration takes its window and one run-ahead chunk.
-  ChunkTunerInput runs = live_query();
-  runs.cold_exploit_run = 4;
-  for (const ChunkTunerInput& in : {live_query(), runs}) {
-    ChunkTuner sequential(in);
-    const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
-    EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
-    EXPECT_GE(o.variants, 3u);  // partitioned, global and sort raced
-    // The search left the rule configuration (with exploiting runs, once).
-    EXPECT_GE(o.configurations, in.cold_exploit_run == 0 ? 3 : 2);
-    EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time that mattered
-    // Waits: at most two per measurement (after its first chunk, after its window).
-    EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
-    EXPECT_GT(o.waits, 0);
-  }
+  // Searching every chunk: each configuration takes its window and one
+  // run-ahead chunk.
+  ChunkTuner sequential(live_query());
+  const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
+  EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
+  EXPECT_GE(o.variants, 3u);  // partitioned, global and sort raced
+  EXPECT_GE(o.configurations, 3);  // the search left the rule configuration
+  EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time that mattered
+  // Waits: at most two per measurement (after its first chunk, after its window).
+  EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
+  EXPECT_GT(o.waits, 0);
 }
 
 TEST(ChunkTunerFeedback, AMeasurementWindowRunsAheadUntilItsFirstTimeCouldEndIt) {
@@ -133,9 +128,7 @@ TEST(ChunkTunerFeedback, ASearchNeighboursSecondChunkGoesOutBeforeItsFirstTime) 
   // After the race a neighbour of the best configuration is abandoned only
   // at 2x: its first two chunks go out back to back (the second must not
   // start on an idle GPU), the third waits for the first's time.
-  ChunkTunerInput in = live_query();
-  in.cold_exploit_run = 0;
-  ChunkTuner tuner(in);
+  ChunkTuner tuner(live_query());
   for (int i = 0; i < 40 && !(tuner.unreported() == 0 && tuner.current_variant() == Variant::partitioned_hash &&
                                tuner.records().size() >= 3); ++i) {
     const TunedChoice c = tuner.next();

@@ -19,8 +19,8 @@ namespace {
 
 using testing::h100_like;
 
-// One raced variant per screen chunk, with a reference slice beside it (the
-// session-8 screen): the verdicts below; joint screens at the end.
+// One raced variant per screen chunk, with a reference slice beside it: the
+// verdicts below; joint screens (the engine's) at the end.
 ChunkTunerInput screened_query() {
   ChunkTunerInput in = testing::live_count_sum_query(5);
   in.race_slice = 0.25;
@@ -118,48 +118,6 @@ TEST(ChunkTunerScreen, WithoutASliceShareTheRaceRunsWholeChunks) {
   EXPECT_EQ(after_first_variant(tuner).screen_share, 0.0);
 }
 
-TEST(ChunkTunerScreen, AColdSearchBudgetEndsInExploitingChunks) {
-  ChunkTunerInput in = screened_query();
-  in.race_slice = 0;
-  in.cold_search_windows = 1;
-  ChunkTuner tuner(in);
-  int exploiting = 0;
-  for (int i = 0; i < 24; ++i) {
-    const TunedChoice c = tuner.next();
-    exploiting += tuner.exploiting();
-    tuner.report(c, c.variant == Variant::partitioned_hash ? kRefPerRow : 3 * kRefPerRow);
-  }
-  // Race (partitioned's window, global, sort), one search window, then the best.
-  EXPECT_GE(exploiting, 12);
-  EXPECT_EQ(tuner.current_variant(), Variant::partitioned_hash);
-}
-
-TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
-  // The rule configuration is twice as slow as every other one: the first
-  // window after the race finds a configuration more than s = 6% faster, so
-  // the budget is renewed and the query keeps searching; on a flat landscape
-  // (the test above) it stops after one window.
-  ChunkTunerInput in = screened_query();
-  in.race_slice = 0;
-  in.cold_search_windows = 1;
-  ChunkTuner tuner(in);
-  const TunedChoice first = tuner.next();
-  const LaunchConfig rule = first.config.launch;
-  tuner.report(first, 2 * kRefPerRow);
-  long searching_after_race = 0;
-  for (int i = 0; i < 40; ++i) {
-    const TunedChoice c = tuner.next();
-    if (c.variant != Variant::partitioned_hash) {
-      tuner.report(c, 10 * kRefPerRow);
-      continue;
-    }
-    searching_after_race += !tuner.exploiting();
-    tuner.report(c, c.config.launch == rule ? 2 * kRefPerRow : kRefPerRow);
-  }
-  EXPECT_GT(searching_after_race, 2 * 3);  // more than the rule's window and one budget window
-  EXPECT_NE(tuner.records().empty(), true);
-}
-
 // The rules expect sort to be far slower while the hash table fits L2
 // (2^16 groups on the H100, prior 8x for an int4 key): its screen is the
 // smallest slice on which a sort 1 + (8 - 1) / 2 = 4.5x slower still clears
@@ -234,10 +192,6 @@ TEST(ChunkTunerScreen, AScreenIsNeverSmallerThanOneRowPerResidentThread) {
   ChunkTuner tuner(in);
   const TunedChoice sort = screen_of(tuner, Variant::sort);
   EXPECT_NEAR(sort.screen_share, 132.0 * 2048 / (1u << 22), 1e-12);
-  // Without prior-sized screens every raced variant gets the race slice.
-  in.prior_sized_screens = false;
-  ChunkTuner plain(in);
-  EXPECT_DOUBLE_EQ(screen_of(plain, Variant::sort).screen_share, 0.25);
 }
 
 TEST(ChunkTunerScreen, ASmallSliceToleratesTheSameFixedPartExcessAsAFullOne) {

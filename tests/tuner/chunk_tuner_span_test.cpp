@@ -1,5 +1,5 @@
 // ChunkTuner's measurements over launches of several joined chunks
-// (ChunkTunerInput::measure_chunks, kDefaultMeasureChunks) on CPU: a
+// (ChunkTunerInput::measure_chunks, kMeasureChunks) on CPU: a
 // measurement proposal opens a launch its next span - 1 chunks continue, it
 // is reported once in that unit, the unit travels with the search state,
 // and a fresh key whose first launch could not be joined measures single
@@ -237,7 +237,7 @@ TEST(ChunkTunerSpan, AScreenRunOnAWholeChunkEndsTheScreenWithoutATimeInPairs) {
   // run_screen declines): one chunk is not a two-chunk time, but the screen
   // is over, nothing waits for it, and the variant is measured in pairs next.
   ChunkTunerInput in = paired_query();
-  in.race_slice = kDefaultRaceSlice;
+  in.race_slice = kRaceSlice;
   ChunkTuner tuner(in);
   TunedChoice c = tuner.next();
   for (int i = 0; i < 16 && c.screen_share == 0; ++i) {
@@ -301,12 +301,12 @@ ScreenTimes screen_times(const TunedChoice& c) {
 }
 // The cold query's 16 chunks: measurement launches of `measure_chunks`
 // chunks reported per row of their launch (fixed part included, as the
-// engine's events time them), screens of one raced variant (joint = false,
-// session 8) or joint ones (joint = true), each with a reference slice.
+// engine's events time them), screens of one raced variant (joint = false)
+// or joint ones (joint = true, the engine's), each with a reference slice.
 ColdQuery cold_query(int measure_chunks, bool joint = true) {
   ChunkTunerInput in = paired_query();
   in.measure_chunks = measure_chunks;
-  in.race_slice = kDefaultRaceSlice;
+  in.race_slice = kRaceSlice;
   in.joint_screens = joint;
   ChunkTuner tuner(in);
   ColdQuery out;
@@ -378,10 +378,9 @@ ColdQuery cold_query(int measure_chunks, bool joint = true) {
 }
 
 TEST(ChunkTunerSpan, AColdQuerysSearchOnJoinedLaunchesTakesFewerLaunchesAndStillSearches) {
-  // The H100's cold first query at 2^16 groups ran 20 launches for 16
-  // chunks, 0 joined (02:36), with single-chunk measurements and one screen
-  // (three launches) per raced variant: measured in pairs it makes about a
-  // third fewer (13 on the H100 at 04:12), each sparing a launch's fixed
+  // With single-chunk measurements and one screen (three launches) per
+  // raced variant, a cold 16-chunk query makes about 20 launches; measured
+  // in pairs it makes about a third fewer, each sparing a launch's fixed
   // part, and still leaves the rule configuration.
   const ColdQuery single = cold_query(1, /*joint=*/false);
   const ColdQuery paired = cold_query(2, /*joint=*/false);
