@@ -11,7 +11,7 @@
 #include "executor/session.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
-#include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/engine/gpu_engine.hpp"
 #ifdef TALLY_HAVE_INTROSPECTION
 #include "executor/introspection/catalog_session.hpp"
 #endif

@@ -1,11 +1,11 @@
 // The GPU engine's entry points in a build without CUDA (-DTALLY_CUDA=OFF or no
 // nvcc): no device exists, and anything that would need one says so cleanly.
 #include "common/error.hpp"
-#include "gpu/chunk_pipeline.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/pipeline/chunk_pipeline.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/group_by_impl.hpp"
-#include "gpu/start_up.hpp"
+#include "gpu/engine/start_up.hpp"
 
 namespace tally::gpu {
 

@@ -1,4 +1,4 @@
-// ChunkTuner replay: the GPU engine's whole tuner (gpu/tuner_bridge.hpp:
+// ChunkTuner replay: the GPU engine's whole tuner (gpu/tuner/chunk_tuner.hpp:
 // variant race on a cold cache, DaMoN'19 search, vw-greedy exploration, the
 // persisted records between queries) driven over recorded spaces, as
 // the live benchmark (live_tuning_bench) would drive it through tallyd, but
@@ -39,7 +39,7 @@
 
 #include "bench/tuner/recorded_space.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -51,24 +51,10 @@ namespace {
 constexpr size_t kReservedSharedPerBlock = 1024;
 
 tg::DeviceInfo device_of(const tb::RecordedSpaces& s) {
-  const tg::DeviceProperties p = s.device();
-  tg::DeviceInfo d;
+  tg::DeviceInfo d = s.device();
   d.ordinal = 0;
-  d.name = p.name;
-  d.compute_major = p.compute_major;
-  d.compute_minor = p.compute_minor;
-  d.sm_count = p.sm_count;
-  d.warp_size = p.warp_size;
-  d.max_threads_per_block = p.max_threads_per_block;
-  d.max_threads_per_sm = p.max_threads_per_sm;
-  d.max_blocks_per_sm = p.max_blocks_per_sm;
   d.shared_memory_per_block = 48 * 1024;
-  d.shared_memory_per_block_optin = static_cast<size_t>(p.shared_memory_per_block);
-  d.shared_memory_per_sm = static_cast<size_t>(p.shared_memory_per_sm);
   d.reserved_shared_memory_per_block = kReservedSharedPerBlock;
-  d.l2_bytes = static_cast<size_t>(p.l2_cache_bytes);
-  d.total_memory = static_cast<size_t>(p.global_memory_bytes);
-  d.driver_version = p.driver_version;
   return d;
 }
 
@@ -232,7 +218,7 @@ int main(int argc, char** argv) {
       input.seed = groups * 7919 + static_cast<uint64_t>(q);
       input.race_slice = race_slice;
       input.measure_chunks = measure_chunks;
-      input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
+      input.records = store.load(device.fingerprint(), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);
       double total = 0;

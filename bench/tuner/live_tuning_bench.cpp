@@ -53,7 +53,7 @@
 //          [--predecessor-check N] [--new-connection-check N]
 // --pin 1 (default): tallyd and the bench client on disjoint CPUs (tallyd
 // three quarters, the client the last quarter), the client's heap kept (see
-// split_cpus); --pin 0: as before session 8.
+// split_cpus); --pin 0: no pinning.
 // --cold-sequences N: N client-timed cold sequences (runs 1-5 and a restart)
 // per experiment, each run index judged by the median over all of them.
 // --client-wait block (default) | spin: how the timed queries' client waits
@@ -167,7 +167,7 @@ std::map<long, ThreadRun> thread_run_times(pid_t pid) {
 }
 
 // The threads that ran at least 20 us between two snapshots, busiest first:
-// "tally-session 5210 us, tally-tunewrite 310 us".
+// "<thread> 5210 us, tally-tunewrite 310 us".
 std::string busy_threads(const std::map<long, ThreadRun>& before, const std::map<long, ThreadRun>& after) {
   std::vector<std::pair<long long, std::string>> busy;
   for (const auto& [tid, t] : after) {
@@ -188,7 +188,7 @@ std::string busy_threads(const std::map<long, ThreadRun>& before, const std::map
 // TLB shootdowns, function-call and rescheduling IPIs, local timer ticks.
 // Another process's (or the kernel's) memory management interrupts every
 // core that runs the process's threads; a restarted server's first queries
-// are slower on every host step at times (bench/tuner/RESULTS.md, session 11).
+// are slower on every host step at times.
 std::map<std::string, long long> host_interrupts() {
   std::map<std::string, long long> out;
   std::ifstream in("/proc/interrupts");
@@ -369,8 +369,8 @@ Expected load(PGconn* c, uint64_t rows, int log2_groups) {
 
 const char* kFullQuery = "SELECT g, count(*), sum(v) FROM r GROUP BY g";
 // The query shape under test (--shapes): Q itself, 65,536 result rows whose
-// transfer through libpq spreads single client-timed queries by 12-33%
-// (session 6), or Q with HAVING sum(v) < T, the same aggregation (same
+// transfer through libpq spreads single client-timed queries by 12-33%,
+// or Q with HAVING sum(v) < T, the same aggregation (same
 // operator signature, so the same tuning key and variant choice) whose
 // threshold lets only a few hundred groups through: a client-side time that
 // is mostly the server's.
@@ -408,13 +408,9 @@ void warm_up(PGconn* c) {
 
 // --client-wait block (default) | spin: how the timed queries' client waits
 // for the reply: PQexec (a blocking poll()), or PQsendQuery and then
-// PQconsumeInput/PQisBusy in a loop without sleeping. Tried because the full
-// shape's client-side times were bimodal (H100, 2026-11-23 06:27: the best
-// fixed configuration's own queries 8.6-8.9 or 10.5-11.5 ms with the server
-// at 4.7 ms throughout; after tallyd's last byte the client took 3.3-4.2 ms
-// more to read and parse the 65,536 rows). Spinning did not help (06:34: the
-// full shape's spread 28.7% against 25.4%, the HAVING shape's 15.6% against
-// 8.6%, both shapes slower): kept as an option, not the default.
+// PQconsumeInput/PQisBusy in a loop without sleeping: a check of whether the
+// client's wake-up adds to the full shape's client-side spread (it does not
+// remove it), kept as an option, not the default.
 bool g_client_spins = false;
 
 PGresult* exec_spinning(PGconn* c, const char* sql) {
@@ -533,9 +529,9 @@ std::vector<Fixed> parse_configs(const std::string& text) {
 // only the variant, and the tuner then searches that variant's configuration
 // and stores what it measured under Q's tuning key, so such an entry is
 // neither a fixed baseline nor neutral for the runs after it (the restart
-// run read a cache the fixed rounds had searched, sessions 4-5).
-// partitioned's first two points are gpu/'s rule configurations on the H100
-// for 2^16 groups (as EXPLAIN shows them) since gker6 and before it.
+// run would read a cache the fixed rounds had searched).
+// partitioned's first two points are gpu/'s rule configurations on the
+// reference GPU for 2^16 groups (as EXPLAIN shows them).
 const char* kDefaultConfigs =
     "dense:tpb=1024,bps=2,rpt=4;dense:tpb=256,bps=8,rpt=4;"
     "shared_memory:tpb=512,bps=4,ff=25,rpt=2;shared_memory:tpb=256,bps=8,ff=50,rpt=2;"
@@ -689,8 +685,8 @@ struct Experiment {
   }
 };
 
-// Noise control (session 8). The full shape's best fixed configuration's own
-// client-timed queries spread 26-33% on the H100 host (16 CPUs) against
+// Noise control. The full shape's best fixed configuration's own
+// client-timed queries spread 26-33% on a 16-CPU host against
 // 6-15% for the HAVING shape: the 65,536-row result is ~7 ms of the ~13 ms a
 // client sees. Two suspected sources, both outside what is measured: the
 // client shared CPUs with tallyd's threads (session, GPU host, logger), and
@@ -833,8 +829,8 @@ int main(int argc, char** argv) {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    // A cold start keeps the statement history (Q is re-planned, as since
-    // session 9) but runs none of it: a warm run of Q would fill the tuning
+    // A cold start keeps the statement history (Q is re-planned) but runs
+    // none of it: a warm run of Q would fill the tuning
     // cache before the cold runs (server/statement_history_run.hpp).
     server.start(once, cold && env_once.empty() ? "TALLY_WARM_START_STATEMENTS=0" : env_once);
     c = connect(server.conninfo());

@@ -1,4 +1,4 @@
-// The GPU side of the planner/engine seam (gpu/gpu_aggregate_engine.hpp):
+// The GPU side of the planner/engine seam (gpu/engine/gpu_engine.hpp):
 // partial states of several chunks against the CPU reference; unsupported
 // shapes are refused by can_run so the planner falls back to the CPU engine.
 #include <gtest/gtest.h>
@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/first_use_counts.hpp"
-#include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/engine/gpu_engine.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/start_up.hpp"
+#include "gpu/engine/start_up.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 #include "tests/gpu/group_by_reference.hpp"
 
 namespace tally::gpu::test {
@@ -261,7 +261,7 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   executor::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   spec.forced_variant = "dense";
   // Chunks of 4 MiB per int4 column: column regions place columns of at
-  // least their allocation granularity (2 MiB on the H100) adjacently.
+  // least their allocation granularity (2 MiB on current GPUs) adjacently.
   const size_t chunk = size_t{1} << 20, rows = 5 * chunk;
   (void)run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);  // copies the columns into the cache
   const auto r = run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);
@@ -375,7 +375,7 @@ class MemoryTuningStore final : public executor::TuningStore {
 };
 
 // A cold query races variants on screens (three launches over one staged
-// chunk: two slices at row offsets and the rest, gpu_aggregate_engine.cpp
+// chunk: two slices at row offsets and the rest, gpu/engine/gpu_run.cpp
 // run_screen): with NULLs in keys and values the slices' validity arrays are
 // offset too. Every group must match the reference, cold and warm.
 TEST(GpuAggregationEngine, RaceScreensOverSlicedChunksAreExact) {

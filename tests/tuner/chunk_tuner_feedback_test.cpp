@@ -1,7 +1,7 @@
 // ChunkTuner::awaits_reports() on CPU: the engine keeps up to 8 launches in
 // flight, so without waiting each proposal is made ~9 chunks before its time
-// is known and a 16-chunk cold query never leaves its first configuration
-// (H100, bench/tuner/RESULTS.md session 6). A driver that behaves like GpuRun
+// is known and a 16-chunk cold query never leaves its first configuration.
+// A driver that behaves like GpuRun
 // (reports arrive when the in-flight queue is full, or when the tuner asks
 // for them) checks that honouring awaits_reports() makes the race and the
 // search sequential again, at a bounded number of waits, and that exploiting
@@ -13,7 +13,7 @@
 #include <map>
 
 #include "gpu/tuner/search_state_json.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
@@ -23,7 +23,7 @@ using testing::h100_like;
 
 ChunkTunerInput live_query() { return testing::live_count_sum_query(11); }
 
-// Times shaped like the H100's at 2^16 groups: partitioned fastest (its
+// Times shaped like a large GPU's at 2^16 groups: partitioned fastest (its
 // optimum a few % better than its rule start, so the search has somewhere
 // to go), global 2.6x and sort 3.9x slower than its optimum.
 double fake_time(Variant v, const LaunchConfig& c) {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "gpu/tuner/search_state_json.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
@@ -258,7 +258,7 @@ TEST(ChunkTunerSpan, AScreenRunOnAWholeChunkEndsTheScreenWithoutATimeInPairs) {
 // A 16-chunk cold query driven as GpuRun drives it (feedback waits, race
 // screens of three launches, exploiting chunks joined up to 4, measurement
 // launches of `span` chunks): its launches, and the configurations of the
-// winner it measured. Times shaped like the H100's at 2^16 groups (the live
+// winner it measured. Times shaped like a large GPU's at 2^16 groups (the live
 // benchmark's query): partitioned a shallow bowl around its optimum, global
 // 1.6x, sort 8x on their slices.
 struct ColdQuery {
@@ -274,7 +274,7 @@ double live_like(Variant v, const LaunchConfig& c) {
   const double dx = std::log2(c.threads_per_block) - std::log2(256.0), dy = std::log2(c.blocks_per_sm) - std::log2(8.0);
   return kPerRow * (1 + 0.01 * (dx * dx + dy * dy));
 }
-// A launch of `rows` rows: kernel per row plus the fixed part (the H100's
+// A launch of `rows` rows: kernel per row plus the fixed part (a large GPU's
 // ~55 us at 2^16 groups), in ms.
 constexpr int64_t kChunkRows = int64_t{1} << 24;
 constexpr double kFixedMs = 0.055;
@@ -422,7 +422,7 @@ TEST(ChunkTunerSpan, AWarmQueryFinishesAnUnfinishedMeasurementThatBeatsTheBest) 
   // search's first neighbour (its window needs two). A warm query that
   // never draws a search chunk (warm_search_share 0) still finishes that
   // measurement when its time so far beats the best by more than s (0.6x:
-  // the recorded H100 spaces at 2^10 groups, where warm queries ran the old
+  // the recorded spaces at 2^10 groups, where warm queries ran the old
   // best at 1.5x for four queries), and otherwise runs the best (0.97x,
   // within s = 0.06; 1.5x).
   for (double factor : {0.6, 0.97, 1.5}) {

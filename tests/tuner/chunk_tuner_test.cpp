@@ -1,7 +1,7 @@
-// ChunkTuner (gpu/tuner_bridge.hpp) on CPU: a fake measurement gives each
+// ChunkTuner (gpu/tuner/chunk_tuner.hpp) on CPU: a fake measurement gives each
 // variant and configuration a time per row, the tuner drives it chunk by
 // chunk as GpuRun does, and a map-backed TuningStore plays the cache.
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,8 @@
 #include <tuple>
 
 #include "common/error.hpp"
-#include "gpu/tuner/query_tuner.hpp"
+#include "gpu/rules/cold_start_rules.hpp"
+#include "gpu/tuner/tuning_signature.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
@@ -62,7 +63,7 @@ struct FakeGpu {
   // The best time of a variant over the grid the tuner searches.
   double optimum(Variant v) const {
     double best = INFINITY;
-    for (const auto& c : default_search_space(to_device_properties(h100_like()), std::string(variant_name(v))).all())
+    for (const auto& c : default_search_space(h100_like(), v).all())
       best = std::min(best, time(v, c));
     return best;
   }
@@ -119,7 +120,7 @@ TEST(ChunkTuner, ColdRaceFindsTheFastestVariantAndItsOptimum) {
   const auto records = tuner.records();
   EXPECT_GE(records.size(), 4u);  // dense, shared, global, sort, partitioned (all usable at G=1000)
   for (const auto& r : records) {
-    EXPECT_EQ(r.device, device_fingerprint(h100_like()));
+    EXPECT_EQ(r.device, h100_like().fingerprint());
     EXPECT_EQ(r.bucket, 9);  // floor(log2(1000))
     EXPECT_EQ(r.observations, 1);
     EXPECT_GT(r.seconds_per_row, 0);
@@ -140,7 +141,7 @@ TEST(ChunkTuner, WarmCacheRunsTheCachedBestFromTheFirstChunk) {
     chosen = cold.current_variant();
     for (const auto& r : cold.records()) store.store(r);
   }
-  in.records = load_tuning_records(&store, device_fingerprint(in.device), in.signature, 20);
+  in.records = store.load(in.device.fingerprint(), in.signature, 20);
   ASSERT_FALSE(in.records.empty());
   ChunkTuner warm(in);
   EXPECT_TRUE(warm.converged());
@@ -171,7 +172,7 @@ TEST(ChunkTuner, EntriesOfAnotherDeviceAreNeverUsed) {
 TEST(ChunkTuner, UnreadableOrOffGridStateStartsAfresh) {
   auto in = input_for(1 << 20);
   executor::TuningRecord r;
-  r.device = device_fingerprint(in.device);
+  r.device = in.device.fingerprint();
   r.signature = in.signature;
   r.variant = "global";
   r.bucket = 20;

@@ -1,7 +1,7 @@
 // ChunkPipeline (chunk_pipeline.hpp): cache look-ups, pinned double-buffered
 // host-to-device copies on a copy stream, and CUDA-event timing of each
 // chunk's aggregation on the compute stream.
-#include "gpu/chunk_pipeline.hpp"
+#include "gpu/pipeline/chunk_pipeline.hpp"
 
 #include <cuda_runtime.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/engine_counters.hpp"
-#include "gpu/column_regions.hpp"
+#include "gpu/pipeline/column_regions.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/event_wait.cuh"

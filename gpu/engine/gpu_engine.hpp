@@ -15,8 +15,8 @@
 
 #include "config/config.hpp"
 #include "executor/aggregate_engine.hpp"
-#include "gpu/column_cache.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/pipeline/column_cache.hpp"
+#include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
 

@@ -6,7 +6,7 @@
 // (two slots: the copy of chunk i+1 overlaps the kernels of chunk i), and
 // stored columns the cache admits stay resident for later queries.
 //
-// Protocol, driven by GpuRun (gpu_aggregate_engine.cpp): stage(chunk i),
+// Protocol, driven by GpuRun (gpu/engine/gpu_run.cpp): stage(chunk i),
 // then run(chunk i-1), ... A staged chunk's device pointers stay valid until
 // its run has finished on the device; at most two chunks are staged at a
 // time. run() does not wait for the device: each chunk's aggregation is timed
@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/column_cache.hpp"
+#include "gpu/pipeline/column_cache.hpp"
 #include "gpu/group_by.hpp"
 
 namespace tally::gpu {
@@ -102,7 +102,7 @@ class ChunkPipeline {
   static bool joinable(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
   // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
-  // for one run() (a race screen's slices, gpu_aggregate_engine.cpp): the
+  // for one run() (a race screen's slices, gpu/engine/gpu_run.cpp): the
   // same device columns at a row offset, with the chunk's copy waits but no
   // leases and no staging slot, so it must run before `chunk` itself, whose
   // run() holds the leases and frees the slot. `offset` keeps every column's
