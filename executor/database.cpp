@@ -11,7 +11,7 @@
 #include "executor/sql_session.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
-#include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/engine/gpu_engine.hpp"
 #include "executor/introspection/catalog_session.hpp"
 #include "catalog/catalog.hpp"
 #include "executor/storage_tables.hpp"

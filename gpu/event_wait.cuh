@@ -19,29 +19,8 @@ namespace tally::gpu {
 // (a large sort, a grown table) sleeps rather than burn a core.
 constexpr std::chrono::microseconds kSpinLimit{2000};
 
-// A launch gate the calling thread holds (ChunkPipeline::hold_gate): the
-// work a host wait waits for may be queued behind it, so every wait here
-// opens it first (a held gate never turns a wait into its timeout).
-struct HeldGate {
-  uint32_t* release = nullptr;  // mapped pinned word the gate kernel polls
-  uint32_t ticket = 0;
-};
-inline HeldGate& held_gate() {
-  static thread_local HeldGate gate;
-  return gate;
-}
-inline void open_held_gate() noexcept {
-  HeldGate& g = held_gate();
-  if (!g.release) return;
-  __atomic_store_n(g.release, g.ticket, __ATOMIC_SEQ_CST);
-  g.release = nullptr;
-}
-
 inline void wait_event(cudaEvent_t e) {
-  open_held_gate();
-  const int64_t limit_us = wait_spin_limit_us();
-  const auto until = std::chrono::steady_clock::now() +
-                     (limit_us > 0 ? std::chrono::microseconds(limit_us) : std::chrono::microseconds(kSpinLimit));
+  const auto until = std::chrono::steady_clock::now() + kSpinLimit;
   for (;;) {
     const cudaError_t q = cudaEventQuery(e);
     if (q != cudaErrorNotReady) {

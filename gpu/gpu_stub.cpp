@@ -2,10 +2,10 @@
 // nvcc): no device exists, and anything that would need one says so cleanly.
 #include "common/error.hpp"
 #include "gpu/aggregator/group_by_impl.hpp"
-#include "gpu/chunk_pipeline.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/engine/start_up.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/start_up.hpp"
+#include "gpu/pipeline/chunk_pipeline.hpp"
+#include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
 
@@ -49,11 +49,6 @@ size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
 bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }
 void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
-void ChunkPipeline::set_max_in_flight(size_t) {}
-bool ChunkPipeline::hold_gate(std::chrono::microseconds) { return false; }
-void ChunkPipeline::open_gate() noexcept {}
-bool ChunkPipeline::device_idle() const { return true; }
-uint64_t ChunkPipeline::gate_timeouts() const { return 0; }
 void prepare_for_queries(const DeviceInfo&) {}
 FirstUseSnapshot first_use_snapshot(int) {
   FirstUseSnapshot s;

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by_spec.hpp"
-#include "gpu/variant_config.hpp"
+#include "gpu/rules/variant_config.hpp"
 
 struct CUstream_st;
 
@@ -77,9 +77,7 @@ class GroupByAggregator {
   // Optional, after begin_finish() and before finish(), while the caller
   // waits for the GPU anyway: allocates the result's arrays at the size
   // begin_finish() copies back and touches their pages, so that finish()
-  // takes no page fault (one per 4 KiB of fresh arrays, which add up to
-  // milliseconds at a few MB). Does nothing when begin_finish() enqueued
-  // nothing.
+  // takes no page fault on them. Does nothing when begin_finish() enqueued nothing.
   void prepare_result();
   // Number of groups so far (synchronizes).
   uint64_t group_count();

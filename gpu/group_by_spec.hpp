@@ -73,8 +73,8 @@ struct ChunkPointers {
 };
 
 // Per group, per aggregate, only the arrays its partial state needs (each
-// is one the engine's partial states take as it is; at 2^16 groups a 128-bit
-// copy of a count was 1 MB the host built and threw away): `nonnull` is the
+// is one the engine's partial states take as it is, with no copy for the
+// host to build and throw away): `nonnull` is the
 // number of non-NULL inputs (for count(*): the rows), which is also the
 // value of count and count(*); `value` the exact sum of sum and avg;
 // `extreme` the min or max. SQL NULL results (sum/min/max/avg of no value)

@@ -149,14 +149,6 @@ inline uint64_t& blocked_waits() {
   return n;
 }
 
-// The calling thread's longest poll before an event wait blocks, when set
-// (0: event_wait.cuh's kSpinLimit): GpuRun's end may poll through its whole
-// wait for the last chunks (knob endspin) for an A/B of a sleeping core.
-inline int64_t& wait_spin_limit_us() {
-  static thread_local int64_t us = 0;
-  return us;
-}
-
 // The thread's effective clock in MHz, from a chain of 2,048 dependent
 // 64-bit multiplies (3 cycles each on x86-64 cores since Sandy Bridge):
 // ~2 us at 3 GHz. Shows whether a core came back from a sleep slow (a low

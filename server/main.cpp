@@ -26,8 +26,7 @@
 #include "server/server.hpp"
 
 #include "catalog/catalog.hpp"
-#include "gpu/device_info.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "server/admin_tuning_source.hpp"
 #include "storage/table_store.hpp"
 
@@ -53,7 +52,7 @@ nlohmann::json device_json(const tally::config::Config& config) {
     const gpu::DeviceInfo d = gpu::query_device(config.gpu_device < 0 ? 0 : config.gpu_device);
     metrics::gpu_memory_total_bytes().set(double(d.total_memory));
     return {{"name", d.name},
-            {"fingerprint", gpu::device_fingerprint(d)},  // the tuning cache's device key
+            {"fingerprint", d.fingerprint()},  // the tuning cache's device key
             {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
             {"sm_count", d.sm_count},
             {"memory_bytes", d.total_memory},

@@ -21,10 +21,6 @@
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
 //                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
 //                  [--variant dense --launch-config tpb=256,bps=8,ff=50,rpt=4]  (fixed, no tuner)
-//                  [--knobs "join=0;join=1,timing=0"]
-// --knobs: the whole per-G sweep once per setting of the GPU engine's
-// diagnostic switches (gpu_aggregate_engine.cpp, TALLY_GPU_KNOBS_FILE), on the
-// same server and data; rows are labelled with the setting.
 #include <libpq-fe.h>
 #include <unistd.h>
 
@@ -158,7 +154,7 @@ Plan explain(PGconn* c, const std::string& sql) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tallyd, csv_path, tallyd_args, variant, launch_config, knobs_text;
+  std::string tallyd, csv_path, tallyd_args, variant, launch_config;
   int log2_rows = 28, runs = 5;
   uint64_t chunk_rows = uint64_t{1} << 24;
   std::vector<int> log2_groups = {0, 4, 8, 12, 16};
@@ -172,7 +168,6 @@ int main(int argc, char** argv) {
     else if (flag == "--tallyd-args") tallyd_args = argv[i + 1];
     else if (flag == "--variant") variant = argv[i + 1];
     else if (flag == "--launch-config") launch_config = argv[i + 1];
-    else if (flag == "--knobs") knobs_text = argv[i + 1];
     else if (flag == "--log2-groups") {
       log2_groups.clear();
       for (const char* p = argv[i + 1]; *p;) {
@@ -187,15 +182,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t rows = uint64_t{1} << log2_rows;
-  std::vector<std::string> knob_sets;
-  for (size_t at = 0; at <= knobs_text.size();) {
-    size_t end = knobs_text.find(';', at);
-    if (end == std::string::npos) end = knobs_text.size();
-    knob_sets.push_back(knobs_text.substr(at, end - at));
-    at = end + 1;
-  }
-  const std::string knobs_file = "/tmp/tally_e2e_knobs." + std::to_string(::getpid());
-  if (!knobs_text.empty()) ::setenv("TALLY_GPU_KNOBS_FILE", knobs_file.c_str(), 1);
   tally::testing::TallyServer server(tallyd, "--chunk-rows " + std::to_string(chunk_rows) + " " + tallyd_args);
   std::printf("tallyd %s --chunk-rows %llu %s\n", tallyd.c_str(), static_cast<unsigned long long>(chunk_rows), tallyd_args.c_str());
   PGconn* c = connect(server.conninfo());
@@ -264,9 +250,7 @@ int main(int argc, char** argv) {
               "lean_ratio", "cpu_ms", "speedup", "cold_ms", "e2e_Grow/s", "check");
   bool all_ok = true;
   std::string first_plan, plans;
-  for (const std::string& knobs : knob_sets) {
-  if (!knobs_text.empty()) std::ofstream(knobs_file) << knobs;
-  const std::string label = knobs.empty() ? "" : " [" + knobs + "]";
+  const std::string label;
   for (int k : log2_groups) {
     const std::string g = "g" + std::to_string(k);
     const std::string sql = "SELECT " + g + ", sum(v) FROM r GROUP BY " + g;
@@ -375,7 +359,6 @@ int main(int argc, char** argv) {
       std::fprintf(csv, "%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%s\n", static_cast<unsigned long long>(rows),
                    static_cast<unsigned long long>(uint64_t{1} << k), m_e2e, m_dev, m_span, m_e2e / m_dev, m_lean,
                    m_lean / m_dev, m_cpu, m_cpu / m_e2e, cold * 1e3, check.c_str());
-  }
   }
   std::printf("\nPhases through the phase client (medians of %d; WireClient::query_phases): bind = Parse+Bind\n"
               "round trip, first row = Execute until the first DataRow, rest = until ReadyForQuery:\n%s",

@@ -26,9 +26,9 @@
 #include "bench/gpu/bench_reference.hpp"
 #include "gpu/aggregator/kernels/views.cuh"
 #include "gpu/cuda_check.cuh"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -479,7 +479,7 @@ int main(int argc, char** argv) {
       }
     }
     if (csv) std::fclose(csv);
-    std::printf("\n%s\n", all_ok ? "all results checked: ok" : "SOME RESULTS WRONG");
+    std::printf("\n%s\n", all_ok ? "all results checked: ok" : "some results wrong");
     return all_ok ? 0 : 1;
   } catch (const tally::Error& e) {
     std::fprintf(stderr, "gpu_group_by_bench: %s\n", e.what());

@@ -1,6 +1,6 @@
-// ChunkTuner replay: the GPU engine's whole tuner (gpu/tuner_bridge.hpp:
+// ChunkTuner replay: the GPU engine's whole tuner (gpu/tuner/chunk_tuner.hpp:
 // variant race on a cold cache, DaMoN'19 search, vw-greedy exploration, the
-// persisted records between queries) driven over the recorded H100 spaces, as
+// persisted records between queries) driven over recorded spaces, as
 // the live benchmark (live_tuning_bench) would drive it through tallyd, but
 // deterministic and on any machine. Per group count G it runs the same
 // query 5 times (each query = Q chunks; a chunk's time is the recorded time
@@ -9,37 +9,24 @@
 // next, then a 6th "after restart" query from the stored records alone, and
 // compares each query's time with the best fixed choice (best variant that
 // gpu/'s can_use allows and its best recorded configuration, Q chunks of it).
-// Targets (issue 6, live): run 1 <= 1.3x, runs 2-5 and after restart <= 1.03x.
+// Targets: run 1 <= 1.3x, runs 2-5 and after restart <= 1.03x.
 // The model leaves out what the live run adds to every query alike (parse,
 // plan, transfers, result rows), so its ratios are upper bounds of the live ones.
 //
 // The engine's launch structure is modelled from one measured figure, the
-// fixed part of a launch (--launch-fixed-us, default 30: the H100's ~30-33 us
-// at 2^16 groups, from joined vs single launches, bench/tuner/RESULTS.md): a
-// recorded per-row time r of a whole chunk of n rows is taken as kernel
-// (r - f/n) per row plus f per launch; exploiting chunks join (up to 4 chunks
-// per launch after a first launch alone, as GpuRun does) and pay f once, the
-// best fixed choice likewise; a race screen (--race-slice, the engine's
-// default kDefaultRaceSlice) runs a launch per raced slice and the
-// reference's rest over its chunk (--joint-screens). --launch-fixed-us 0 --race-slice 0
-// --cold-search-windows -1 is the model of sessions 5-6 (every chunk its
-// recorded time, no screens, a cold query searching every chunk).
+// fixed part of a launch (--launch-fixed-us, default 30): a recorded per-row
+// time r of a whole chunk of n rows is taken as kernel (r - f/n) per row plus
+// f per launch; exploiting chunks join (up to 4 chunks per launch after a
+// first launch alone, as GpuRun does) and pay f once, the best fixed choice
+// likewise; a race screen (--race-slice, default the engine's kRaceSlice)
+// runs a launch per raced slice, then the reference on a slice as large as
+// the largest and on the rest of the chunk. --measure-chunks N (default the
+// engine's kMeasureChunks): a measurement is one launch over N chunks, which
+// pays the fixed part once, so the tuner is told its per-row time (mean of
+// the N chunks' recorded times) - (N-1)/N x f per row.
 //
 // usage: chunk_tuner_replay spaces.csv [--chunks Q] [--explore-rate R] [--launch-fixed-us F]
-//          [--race-slice S] [--cold-search-windows W] [--cold-exploit-run N]
-//          [--prior-sized-screens 0|1] [--measure-chunks N] [--joint-screens 0|1] [--explain-first] [--trace G]
-// --cold-exploit-run 0 --prior-sized-screens 0 --measure-chunks 1 is the model of session 7
-// (a cold query searching every chunk, every raced variant screened on the
-// same slice). --measure-chunks N (default the engine's
-// kDefaultMeasureChunks): a measurement is one launch over N chunks, which
-// pays the fixed part once, so the tuner is told its per-row time (mean of
-// the N chunks' recorded times) - (N-1)/N x f per row; --measure-chunks 1
-// --launch-fixed-us 30 is the model of session 8. The H100's live figure at
-// 2^16 groups is ~55 us per launch (0.018 vs 0.0147 ns/row, single vs
-// joined, 02:36): --launch-fixed-us 55 charges it. --joint-screens 1 (the
-// engine's default since session 9): every raced variant still to be
-// screened runs on its own slice of one chunk, then the reference on a slice
-// as large as the largest and on the rest; 0: one screen per chunk (session 8).
+//          [--race-slice S] [--measure-chunks N] [--explain-first] [--trace G]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,7 +39,7 @@
 
 #include "bench/tuner/recorded_space.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -64,24 +51,10 @@ namespace {
 constexpr size_t kReservedSharedPerBlock = 1024;
 
 tg::DeviceInfo device_of(const tb::RecordedSpaces& s) {
-  const tg::DeviceProperties p = s.device();
-  tg::DeviceInfo d;
+  tg::DeviceInfo d = s.device();
   d.ordinal = 0;
-  d.name = p.name;
-  d.compute_major = p.compute_major;
-  d.compute_minor = p.compute_minor;
-  d.sm_count = p.sm_count;
-  d.warp_size = p.warp_size;
-  d.max_threads_per_block = p.max_threads_per_block;
-  d.max_threads_per_sm = p.max_threads_per_sm;
-  d.max_blocks_per_sm = p.max_blocks_per_sm;
   d.shared_memory_per_block = 48 * 1024;
-  d.shared_memory_per_block_optin = static_cast<size_t>(p.shared_memory_per_block);
-  d.shared_memory_per_sm = static_cast<size_t>(p.shared_memory_per_sm);
   d.reserved_shared_memory_per_block = kReservedSharedPerBlock;
-  d.l2_bytes = static_cast<size_t>(p.l2_cache_bytes);
-  d.total_memory = static_cast<size_t>(p.global_memory_bytes);
-  d.driver_version = p.driver_version;
   return d;
 }
 
@@ -137,19 +110,11 @@ int main(int argc, char** argv) {
   int chunks = 64;
   double explore_rate = 0.05;
   double fixed_us = 30;
-  double race_slice = tg::kDefaultRaceSlice;
-  int cold_search_windows = tg::kDefaultColdSearchWindows;
-  int cold_exploit_run = tg::kDefaultColdExploitRun;
-  bool prior_sized_screens = true;
+  double race_slice = tg::kRaceSlice;
   bool explain_first = false;  // --explain-first: print each cold query's EXPLAIN line
   unsigned long long trace_groups = 0;  // --trace G: print every chunk of G's queries (what it ran, its time)
-  int measure_chunks = tg::kDefaultMeasureChunks;
-  bool joint_screens = true;
+  int measure_chunks = tg::kMeasureChunks;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--joint-screens") == 0 && i + 1 < argc) {
-      joint_screens = std::atoi(argv[++i]) != 0;
-      continue;
-    }
     if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
       trace_groups = std::strtoull(argv[++i], nullptr, 10);
       continue;
@@ -168,18 +133,6 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--race-slice") == 0 && i + 1 < argc) {
       race_slice = std::atof(argv[++i]);
-      continue;
-    }
-    if (std::strcmp(argv[i], "--prior-sized-screens") == 0 && i + 1 < argc) {
-      prior_sized_screens = std::atoi(argv[++i]) != 0;
-      continue;
-    }
-    if (std::strcmp(argv[i], "--cold-exploit-run") == 0 && i + 1 < argc) {
-      cold_exploit_run = std::max(0, std::atoi(argv[++i]));
-      continue;
-    }
-    if (std::strcmp(argv[i], "--cold-search-windows") == 0 && i + 1 < argc) {
-      cold_search_windows = std::atoi(argv[++i]);
       continue;
     }
     if (std::strcmp(argv[i], "--chunks") == 0 && i + 1 < argc) {
@@ -213,11 +166,9 @@ int main(int argc, char** argv) {
     if (!c.times.empty()) by_groups[c.groups][c.variant] = &c;
   }
   std::printf("ChunkTuner replay: %s, %d chunks of %llu rows per query, explore rate %.3f, steady state; "
-              "launch fixed part %.1f us, race slice %.3f, cold search windows %d, cold exploit run %d, prior-sized screens %d, "
-              "measure chunks %d, joint screens %d\n\n",
+              "launch fixed part %.1f us, race slice %.3f, measure chunks %d\n\n",
               spaces.metadata.count("source") ? spaces.metadata.at("source").c_str() : input.c_str(), chunks,
-              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, cold_search_windows, cold_exploit_run, prior_sized_screens ? 1 : 0,
-              measure_chunks, joint_screens ? 1 : 0);
+              static_cast<unsigned long long>(chunk_rows), explore_rate, fixed_us, race_slice, measure_chunks);
   // The fixed part per launch in the recorded unit (seconds per row of a whole chunk).
   const double phi = fixed_us * 1e-6 / static_cast<double>(chunk_rows);
   constexpr int kJoinMax = 4;  // GpuRun: kJoinedLaunchRows / 2^24-row chunks
@@ -266,12 +217,8 @@ int main(int argc, char** argv) {
       input.tuning.explore_rate = explore_rate;
       input.seed = groups * 7919 + static_cast<uint64_t>(q);
       input.race_slice = race_slice;
-      input.cold_search_windows = cold_search_windows;
-      input.cold_exploit_run = cold_exploit_run;
-      input.prior_sized_screens = prior_sized_screens;
       input.measure_chunks = measure_chunks;
-      input.joint_screens = joint_screens;
-      input.records = tg::load_tuning_records(&store, tg::device_fingerprint(device), input.signature,
+      input.records = store.load(device.fingerprint(), input.signature,
                                               tg::cardinality_bucket(static_cast<double>(groups)));
       tg::ChunkTuner tuner(input);
       double total = 0;

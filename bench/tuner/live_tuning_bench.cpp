@@ -48,7 +48,7 @@
 // Usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16]
 //          [--chunk-rows N] [--reps 5] [--experiments 3] [--configs "variant:config;..."]
 //          [--tallyd-args "..."] [--keep-data DIR] [--shapes full,having]
-//          [--pin 1] [--cold-sequences 1] [--restart-ab KNOBS] [--restart-ab-env NAME=VALUE]
+//          [--pin 1] [--cold-sequences 1] [--restart-ab-env NAME=VALUE]
 //          [--restart-series N] [--client-wait block|spin] [--warm-up-result full|none]
 //          [--predecessor-check N] [--new-connection-check N]
 // --pin 1 (default): tallyd and the bench client on disjoint CPUs (tallyd
@@ -56,13 +56,10 @@
 // split_cpus); --pin 0: no pinning.
 // --cold-sequences N: N client-timed cold sequences (runs 1-5 and a restart)
 // per experiment, each run index judged by the median over all of them.
-// --restart-ab KNOBS: after each restart's first Q, another restart whose
-// tallyd runs with TALLY_GPU_KNOBS=KNOBS and its first Q (e.g. ahead=0: the
-// first Q without what the warm-up prepared ahead), printed, not judged.
 // --client-wait block (default) | spin: how the timed queries' client waits
 // for the reply (see g_client_spins).
-// --restart-ab-env NAME=VALUE: the same A/B with any environment variable
-// (e.g. TALLY_LOG_LEVEL=debug).
+// --restart-ab-env NAME=VALUE: after each restart's first Q, another restart
+// whose tallyd runs with NAME=VALUE and its first Q, printed, not judged.
 // --restart-series N: per experiment, Q N times back to back after a restart,
 // N times spaced in that process, N times after a restart left idle 2 s;
 // each query index's ratio printed (diagnostic, not judged).
@@ -170,7 +167,7 @@ std::map<long, ThreadRun> thread_run_times(pid_t pid) {
 }
 
 // The threads that ran at least 20 us between two snapshots, busiest first:
-// "tally-tunewrite 310 us, tally-log 40 us".
+// "<thread> 5210 us, tally-tunewrite 310 us".
 std::string busy_threads(const std::map<long, ThreadRun>& before, const std::map<long, ThreadRun>& after) {
   std::vector<std::pair<long long, std::string>> busy;
   for (const auto& [tid, t] : after) {
@@ -411,10 +408,9 @@ void warm_up(PGconn* c) {
 
 // --client-wait block (default) | spin: how the timed queries' client waits
 // for the reply: PQexec (a blocking poll()), or PQsendQuery and then
-// PQconsumeInput/PQisBusy in a loop without sleeping. The full shape's
-// client-side times can be bimodal while the server's are not (the client
-// reads and parses 65,536 rows after tallyd's last byte); spinning made both
-// shapes slower, so it is an option, not the default.
+// PQconsumeInput/PQisBusy in a loop without sleeping: a check of whether the
+// client's wake-up adds to the full shape's client-side spread (it does not
+// remove it), kept as an option, not the default.
 bool g_client_spins = false;
 
 PGresult* exec_spinning(PGconn* c, const char* sql) {
@@ -534,8 +530,8 @@ std::vector<Fixed> parse_configs(const std::string& text) {
 // and stores what it measured under Q's tuning key, so such an entry is
 // neither a fixed baseline nor neutral for the runs after it (the restart
 // run would read a cache the fixed rounds had searched).
-// partitioned's first two points are gpu/'s rule configurations for 2^16
-// groups (as EXPLAIN shows them).
+// partitioned's first two points are gpu/'s rule configurations on the
+// reference GPU for 2^16 groups (as EXPLAIN shows them).
 const char* kDefaultConfigs =
     "dense:tpb=1024,bps=2,rpt=4;dense:tpb=256,bps=8,rpt=4;"
     "shared_memory:tpb=512,bps=4,ff=25,rpt=2;shared_memory:tpb=256,bps=8,ff=50,rpt=2;"
@@ -651,8 +647,8 @@ struct Experiment {
   // first is `cold`) and the first Q after each one's restart.
   std::vector<std::vector<double>> cold_sequences;
   std::vector<double> restarts;
-  // --restart-ab K: after each of those restarts, another one whose tallyd
-  // runs with TALLY_GPU_KNOBS=K, and its first Q.
+  // --restart-ab-env: after each of those restarts, another one whose
+  // tallyd runs with that setting, and its first Q.
   std::vector<double> restarts_ab;
   std::vector<FixedResult> fixed;
   size_t best = 0;  // index into fixed
@@ -690,7 +686,7 @@ struct Experiment {
 };
 
 // Noise control. The full shape's best fixed configuration's own
-// client-timed queries spread 26-33% on a 16-CPU GPU host against
+// client-timed queries spread 26-33% on a 16-CPU host against
 // 6-15% for the HAVING shape: the 65,536-row result is ~7 ms of the ~13 ms a
 // client sees. Two suspected sources, both outside what is measured: the
 // client shared CPUs with tallyd's threads (session, GPU host, logger), and
@@ -743,9 +739,7 @@ int main(int argc, char** argv) {
       std::printf("usage: live_tuning_bench [--tallyd PATH] [--log2-rows 26] [--log2-groups 16] [--chunk-rows N]\n"
                   "         [--reps 5] [--experiments 3] [--configs \"variant:config;...\"] [--tallyd-args \"...\"]\n"
                   "         [--keep-data DIR] [--shapes full,having] [--pin 1] [--cold-sequences 1]\n"
-                  "         [--restart-ab KNOBS (e.g. ahead=0: each restart's first Q also timed with TALLY_GPU_KNOBS=KNOBS)]\n"
-                  "         [--restart-ab-env NAME=VALUE (the same with any environment variable, e.g.\n"
-                  "          TALLY_LOG_LEVEL=debug)]\n"
+                  "         [--restart-ab-env NAME=VALUE (each restart's first Q also timed with NAME=VALUE)]\n"
                   "         [--client-wait block|spin (the timed queries' client: PQexec, or polls without sleeping)]\n"
                   "         [--restart-series N (diagnostic: Q N times after a restart, back to back, spaced, and after\n"
                   "          an idle settle; printed per query index, not judged)]\n"
@@ -771,7 +765,6 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes") shapes_text = value;
     else if (flag == "--pin") pin = std::atoi(value.c_str()) != 0;
     else if (flag == "--cold-sequences") cold_sequences = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--restart-ab") restart_ab_env = "TALLY_GPU_KNOBS=" + value;
     else if (flag == "--restart-ab-env") restart_ab_env = value;
     else if (flag == "--restart-series") restart_series = std::max(0, std::atoi(value.c_str()));
     else if (flag == "--predecessor-check") predecessor_check = std::max(0, std::atoi(value.c_str()));
@@ -836,7 +829,10 @@ int main(int argc, char** argv) {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    server.start(once, env_once);
+    // A cold start keeps the statement history (Q is re-planned) but runs
+    // none of it: a warm run of Q would fill the tuning
+    // cache before the cold runs (server/statement_history_run.hpp).
+    server.start(once, cold && env_once.empty() ? "TALLY_WARM_START_STATEMENTS=0" : env_once);
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);

@@ -13,8 +13,8 @@ int64_t RecordedSpaces::metadata_int(const std::string& key, int64_t fallback) c
   return it == metadata.end() ? fallback : std::stoll(it->second);
 }
 
-gpu::DeviceProperties RecordedSpaces::device() const {
-  gpu::DeviceProperties d;
+gpu::DeviceInfo RecordedSpaces::device() const {
+  gpu::DeviceInfo d;
   const auto name = metadata.find("device");
   d.name = name == metadata.end() ? "unknown" : name->second;
   d.compute_major = static_cast<int>(metadata_int("compute_major", 0));
@@ -24,10 +24,11 @@ gpu::DeviceProperties RecordedSpaces::device() const {
   d.max_threads_per_block = static_cast<int>(metadata_int("max_threads_per_block", 1024));
   d.max_threads_per_sm = static_cast<int>(metadata_int("max_threads_per_sm", 2048));
   d.max_blocks_per_sm = static_cast<int>(metadata_int("max_blocks_per_sm", 32));
-  d.shared_memory_per_block = metadata_int("shared_memory_per_block", 48 * 1024);
-  d.shared_memory_per_sm = metadata_int("shared_memory_per_sm", 0);
-  d.l2_cache_bytes = metadata_int("l2_cache_bytes", 0);
-  d.global_memory_bytes = metadata_int("global_memory_bytes", 0);
+  // The recorded shared_memory_per_block is the opt-in maximum per block.
+  d.shared_memory_per_block_optin = static_cast<size_t>(metadata_int("shared_memory_per_block", 48 * 1024));
+  d.shared_memory_per_sm = static_cast<size_t>(metadata_int("shared_memory_per_sm", 0));
+  d.l2_bytes = static_cast<size_t>(metadata_int("l2_cache_bytes", 0));
+  d.total_memory = static_cast<size_t>(metadata_int("global_memory_bytes", 0));
   d.driver_version = static_cast<int>(metadata_int("driver_version", 0));
   return d;
 }

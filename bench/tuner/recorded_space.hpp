@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/tuner/device_properties.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/tuner/launch_config.hpp"
 
 namespace tally::bench {
@@ -37,7 +37,7 @@ struct RecordedSpaces {
   std::map<std::string, std::string> metadata;  // header keys
   std::vector<SpaceCell> cells;
 
-  gpu::DeviceProperties device() const;
+  gpu::DeviceInfo device() const;
   int64_t metadata_int(const std::string& key, int64_t fallback) const;
 };
 

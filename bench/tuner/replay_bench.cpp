@@ -32,6 +32,7 @@
 //   without a file it generates synthetic spaces (synthetic_spaces.hpp) with
 //   the given chunk-time noise and per-configuration roughness.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -43,9 +44,8 @@
 
 #include "bench/tuner/recorded_space.hpp"
 #include "bench/tuner/synthetic_spaces.hpp"
-#include "gpu/tuner/cold_start_rules.hpp"
+#include "gpu/rules/cold_start_rules.hpp"
 #include "gpu/tuner/damon_search.hpp"
-#include "gpu/tuner/query_tuner.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -81,11 +81,11 @@ struct ReplayOptions {
 // start's (the optimum stays the whole recorded cell's, so leaving out a
 // dimension that matters shows as a worse found/optimal). --full-grid: every
 // recorded dimension.
-tg::SearchSpace space_of(const tb::SpaceCell& cell, const tg::DeviceProperties& device, const tg::LaunchConfig& rule,
+tg::SearchSpace space_of(const tb::SpaceCell& cell, const tg::DeviceInfo& device, const tg::LaunchConfig& rule,
                          const ReplayOptions& options) {
   std::vector<tg::GridAxis> axes;
   tg::LaunchConfig base = cell.times.begin()->first;
-  const tg::SearchSpace tuner_grid = tg::default_search_space(device, cell.variant);
+  const tg::SearchSpace tuner_grid = tg::default_search_space(device, *tg::parse_variant(cell.variant));
   for (int d = 0; d < tg::kConfigDimensionCount; ++d) {
     const auto dim = static_cast<tg::ConfigDimension>(d);
     std::set<int32_t> values;
@@ -124,7 +124,68 @@ struct CellResult {
   tg::LaunchConfig start, found, best;
 };
 
-CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device, const tb::RecordedSpaces& spaces,
+// Where the search starts: Karnagel's grid rules (ADMS'15) from the device's
+// properties, as the DaMoN'19 evaluation starts its search from a rule
+// configuration. (The engine starts from gpu/rules/variant_rules.hpp's
+// default_launch_config, which chunk_tuner_replay models.) A table within
+// 4 x L2 is cache-resident and wants full occupancy; a larger one only as
+// many concurrent threads as keep one cache line each in half of L2, fewer
+// still beyond the TLB's reach (an eighth of memory); shared-memory tables
+// get as many blocks as fit an SM's shared memory; the streaming variants
+// (dense, sort) full occupancy with quarter-size blocks.
+tg::LaunchConfig rule_start(const tb::SpaceCell& cell, const tg::DeviceInfo& device, const tb::RecordedSpaces& spaces) {
+  constexpr int64_t kCacheLineBytes = 128;      // one probe touches one line on every NVIDIA GPU since Fermi
+  constexpr int32_t kStreamingBlockDivisor = 4;  // more, smaller blocks balance a chunk's tail
+  constexpr int32_t kL2BoundBlocksPerSm = 8;     // Karnagel's L2-bound grid shape
+  constexpr int64_t kTlbBoundThreadDivisor = 8;  // his best grid beyond TLB reach had 8x fewer threads
+  constexpr int64_t kTlbBoundMemoryDivisor = 8;  // tables beyond this share of memory exceed TLB reach
+  constexpr int32_t kFillNormal = 50;
+  const auto floor_pow2 = [](int64_t v) {
+    return static_cast<int32_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1))));
+  };
+  tg::AggregationShape shape;
+  shape.estimated_groups = static_cast<double>(cell.groups);
+  shape.key_bytes = static_cast<int>(spaces.metadata_int("key_bytes", 8));
+  shape.state_bytes = static_cast<int>(spaces.metadata_int("state_bytes", 8));
+  const auto table_bytes = [&](int32_t fill) {
+    return static_cast<int64_t>(std::ceil(std::max(1.0, shape.estimated_groups) *
+                                          static_cast<double>(tg::slot_bytes(shape)) * 100.0 / fill));
+  };
+  const int64_t l2 = static_cast<int64_t>(device.l2_bytes);
+  const int32_t max_tpb = floor_pow2(std::max(device.warp_size, device.max_threads_per_block));
+  tg::LaunchConfig c;
+  c.fill_factor_percent = tg::rule_fill_factor_percent(device, shape);
+  const auto variant = tg::parse_variant(cell.variant);
+  if (variant == tg::Variant::shared_hash) {
+    const int64_t table = std::max<int64_t>(1, table_bytes(kFillNormal));
+    const int64_t per_sm = device.shared_memory_per_sm > 0 ? static_cast<int64_t>(device.shared_memory_per_sm)
+                                                           : static_cast<int64_t>(device.shared_memory_per_block_optin);
+    c.blocks_per_sm = std::clamp<int32_t>(floor_pow2(per_sm / table), 1, std::max(1, device.max_blocks_per_sm));
+    c.threads_per_block = std::clamp<int32_t>(floor_pow2(device.max_threads_per_sm / c.blocks_per_sm), device.warp_size, max_tpb);
+    return c;
+  }
+  if (variant == tg::Variant::dense || variant == tg::Variant::sort) {
+    c.threads_per_block = std::max<int32_t>(device.warp_size, max_tpb / kStreamingBlockDivisor);
+    c.blocks_per_sm = std::max(1, device.max_threads_per_sm / c.threads_per_block);
+    return c;
+  }
+  const int64_t table = table_bytes(c.fill_factor_percent);
+  if (l2 <= 0 || table <= 4 * l2) {
+    c.threads_per_block = max_tpb;
+    c.blocks_per_sm = std::max(1, device.max_threads_per_sm / max_tpb);
+    return c;
+  }
+  int64_t threads = l2 / (2 * kCacheLineBytes);
+  if (table > static_cast<int64_t>(device.total_memory) / kTlbBoundMemoryDivisor) threads /= kTlbBoundThreadDivisor;
+  const int64_t want = std::max<int64_t>(device.warp_size, threads / std::max(1, device.sm_count));
+  const int32_t lo = floor_pow2(want);
+  const int32_t per_sm = static_cast<double>(want) / lo >= std::sqrt(2.0) ? lo * 2 : lo;  // nearest power of two
+  c.threads_per_block = std::clamp<int32_t>(floor_pow2(per_sm / kL2BoundBlocksPerSm), device.warp_size, max_tpb);
+  c.blocks_per_sm = std::clamp<int32_t>(floor_pow2(per_sm / c.threads_per_block), 1, std::max(1, device.max_blocks_per_sm));
+  return c;
+}
+
+CellResult replay(const tb::SpaceCell& cell, const tg::DeviceInfo& device, const tb::RecordedSpaces& spaces,
                   const tg::SearchParams& params, const ReplayOptions& options) {
   const auto query_chunks = static_cast<double>(spaces.metadata_int("query_chunks", kDefaultQueryChunks));
   std::map<tg::LaunchConfig, double> truth;
@@ -139,11 +200,7 @@ CellResult replay(const tb::SpaceCell& cell, const tg::DeviceProperties& device,
       r.best = c;
     }
   }
-  tg::AggregationShape shape;
-  shape.estimated_groups = static_cast<double>(cell.groups);
-  shape.key_bytes = static_cast<int>(spaces.metadata_int("key_bytes", 8));
-  shape.state_bytes = static_cast<int>(spaces.metadata_int("state_bytes", 8));
-  const tg::LaunchConfig rule = tg::rule_launch_config(device, shape, cell.variant);
+  const tg::LaunchConfig rule = rule_start(cell, device, spaces);
   const tg::SearchSpace space = space_of(cell, device, rule, options);
   r.start = space.snap(rule);
 
@@ -255,7 +312,7 @@ int main(int argc, char** argv) {
     std::ofstream out(write_synthetic);
     tb::write_spaces(out, spaces);
   }
-  const tg::DeviceProperties device = spaces.device();
+  const tg::DeviceInfo device = spaces.device();
   tg::SearchParams params;  // the paper's defaults: s = 0.06, p = 1.07, v_max = 0.019, b_max = 10
   if (similarity >= 0) params.similarity_s = similarity;
   if (strict) params.similarity_s = 0.0;

@@ -35,11 +35,11 @@
 #include <vector>
 
 #include "bench/tuner/recorded_space.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/tuner/search_space.hpp"
-#include "gpu/tuner_bridge.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tb = tally::bench;
 namespace tg = tally::gpu;
@@ -120,27 +120,26 @@ int main(int argc, char** argv) {
   }
   SWEEP_CUDA(cudaSetDevice(ordinal));
   const tg::DeviceInfo device = tg::query_device(ordinal);
-  const tg::DeviceProperties props = tg::to_device_properties(device);
 
   tb::RecordedSpaces spaces;
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   spaces.metadata["source"] = std::string("sweep_spaces ") + date;
-  spaces.metadata["device"] = props.name;
-  spaces.metadata["fingerprint"] = props.fingerprint();
-  spaces.metadata["compute_major"] = std::to_string(props.compute_major);
-  spaces.metadata["compute_minor"] = std::to_string(props.compute_minor);
-  spaces.metadata["sm_count"] = std::to_string(props.sm_count);
-  spaces.metadata["warp_size"] = std::to_string(props.warp_size);
-  spaces.metadata["max_threads_per_block"] = std::to_string(props.max_threads_per_block);
-  spaces.metadata["max_threads_per_sm"] = std::to_string(props.max_threads_per_sm);
-  spaces.metadata["max_blocks_per_sm"] = std::to_string(props.max_blocks_per_sm);
-  spaces.metadata["shared_memory_per_block"] = std::to_string(props.shared_memory_per_block);
-  spaces.metadata["shared_memory_per_sm"] = std::to_string(props.shared_memory_per_sm);
-  spaces.metadata["l2_cache_bytes"] = std::to_string(props.l2_cache_bytes);
-  spaces.metadata["global_memory_bytes"] = std::to_string(props.global_memory_bytes);
-  spaces.metadata["driver_version"] = std::to_string(props.driver_version);
+  spaces.metadata["device"] = device.name;
+  spaces.metadata["fingerprint"] = device.fingerprint();
+  spaces.metadata["compute_major"] = std::to_string(device.compute_major);
+  spaces.metadata["compute_minor"] = std::to_string(device.compute_minor);
+  spaces.metadata["sm_count"] = std::to_string(device.sm_count);
+  spaces.metadata["warp_size"] = std::to_string(device.warp_size);
+  spaces.metadata["max_threads_per_block"] = std::to_string(device.max_threads_per_block);
+  spaces.metadata["max_threads_per_sm"] = std::to_string(device.max_threads_per_sm);
+  spaces.metadata["max_blocks_per_sm"] = std::to_string(device.max_blocks_per_sm);
+  spaces.metadata["shared_memory_per_block"] = std::to_string(device.shared_memory_per_block_optin);
+  spaces.metadata["shared_memory_per_sm"] = std::to_string(device.shared_memory_per_sm);
+  spaces.metadata["l2_cache_bytes"] = std::to_string(device.l2_bytes);
+  spaces.metadata["global_memory_bytes"] = std::to_string(device.total_memory);
+  spaces.metadata["driver_version"] = std::to_string(device.driver_version);
   spaces.metadata["chunk_rows"] = std::to_string(chunk_rows);
   spaces.metadata["query_chunks"] = std::to_string(query_chunks);
   spaces.metadata["repetitions"] = std::to_string(reps);
@@ -158,8 +157,8 @@ int main(int argc, char** argv) {
   const auto rows = static_cast<size_t>(chunk_rows);
   std::vector<int32_t> keys(rows), values(rows);
   DeviceArray<int32_t> d_keys(rows), d_values(rows);
-  const auto tpb_values = tg::SearchSpace::powers_of_two(32, std::min(1024, props.max_threads_per_block));
-  const auto bps_values = tg::SearchSpace::powers_of_two(1, std::max(1, props.max_blocks_per_sm));
+  const auto tpb_values = tg::SearchSpace::powers_of_two(32, std::min(1024, device.max_threads_per_block));
+  const auto bps_values = tg::SearchSpace::powers_of_two(1, std::max(1, device.max_blocks_per_sm));
   const std::vector<int32_t> fill_values = {25, 50, 83};
   const std::vector<int32_t> rpt_values = {1, 2, 4, 8};
   int failures = 0;

@@ -24,7 +24,7 @@
 #include "gpu/aggregator/stream_sync.cuh"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/host_steps.hpp"
 #include "gpu/simple_format.hpp"

@@ -8,7 +8,7 @@
 #include "gpu/aggregator/launch_context.cuh"
 #include "gpu/aggregator/shared_launcher.cuh"
 #include "gpu/simple_format.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tally::gpu::aggregator {
 

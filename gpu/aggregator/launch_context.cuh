@@ -11,7 +11,7 @@
 
 #include "gpu/aggregator/kernels/views.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by_spec.hpp"
 #include "gpu/lane_plan.hpp"
 

@@ -15,10 +15,10 @@
 
 #include "common/error.hpp"
 #include "gpu/cuda_check.cuh"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/first_use_counts.hpp"
 #include "gpu/simple_format.hpp"
-#include "gpu/variant_config.hpp"
+#include "gpu/rules/variant_config.hpp"
 
 namespace tally::gpu::aggregator {
 

@@ -17,7 +17,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/host_steps.hpp"
 #include "gpu/simple_format.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tally::gpu::aggregator {
 

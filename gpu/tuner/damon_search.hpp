@@ -38,17 +38,16 @@ struct SearchParams {
   // other dimension (a variant parameter) is compared strictly. The paper
   // studies plateaus in the thread-configuration plane; branching on every
   // near-equal variant parameter too multiplies the branches in a 4-D grid
-  // (bench/tuner: ~3x the chunks for no better configurations).
+  // (about 3x the chunks for no better configurations).
   std::vector<ConfigDimension> plateau_dimensions = {ConfigDimension::threads_per_block,
                                                      ConfigDimension::blocks_per_sm};
   // Flat spaces (atomic-bound global tables, sort's ignored grid axes): when
   // this many configurations in a row improved the best by less than
   // min_improvement, the search stops (0 = never: the paper's algorithm).
-  // Plateau branching otherwise walks most of a flat grid (bench/tuner: 77 %
-  // of the global variant's grid at G <= 64) for < 1 % gains. 64 (15-45 % of
-  // a variant's grid) sits inside the range 56-80 that keeps every recorded
-  // H100 cell within 2.5 % while cutting the median effort by a third
-  // (bench/tuner/RESULTS.md); 48 already loses cells.
+  // Plateau branching otherwise walks most of a flat grid for < 1 % gains.
+  // 64 (15-45 % of a variant's grid) keeps every recorded cell within 2.5 %
+  // of its optimum while cutting the median effort by a third; 48 already
+  // loses cells.
   int patience = 64;
   double min_improvement = 0.01;
   // A configuration whose fastest chunk so far is slower than abandon_factor x
@@ -56,9 +55,9 @@ struct SearchParams {
   // every configuration over a full window). Such a configuration can only be
   // "worse"; a precise time for it buys nothing and costs chunks at a bad
   // configuration, e.g. a variant raced on its cold-start configuration.
-  // 2 keeps every recorded H100 cell within 2 % and cuts the chunks spent at
-  // bad configurations (median extra chunks 55 -> 42); 1.5 mistakes first-chunk
-  // outliers (table fills) for slow configurations (bench/tuner/RESULTS.md).
+  // 2 keeps every recorded cell within 2 % and cuts the chunks spent at bad
+  // configurations; 1.5 mistakes first-chunk outliers (table fills) for slow
+  // configurations.
   double abandon_factor = 2.0;
 
   static SearchParams from_config(const config::TuningConfig& tuning);
@@ -100,7 +99,7 @@ struct SearchState {
   // query continues its measurement window with them. Without them a warm
   // query, which spends only a share of its chunks on the search, restarted
   // the window each time and, with fewer search chunks per query than a
-  // window needs, never finished a measurement (H100, session 6).
+  // window needs, would never finish a measurement.
   std::vector<double> measuring_times;
   long chunks = 0;                            // chunks reported so far
   // The unit of every time above: seconds per row of a timed launch over

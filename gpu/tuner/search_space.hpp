@@ -54,9 +54,9 @@ class SearchSpace {
 // each searched variant parameter (every axis but threads per block and
 // blocks per SM) with more than two values, start with that parameter at the
 // value farthest from start's. A gradient step from start only sees the next
-// value of each parameter; the H100 sort variant's rows-per-thread axis is
-// not convex (rpt 8 is 2x faster than rpt 1, rpt 2 and 4 slower: bench/tuner),
-// so one probe at the far end lets Algorithm 1 start from either side.
+// value of each parameter; the sort variant's rows-per-thread axis is not
+// convex (rpt 8 can be 2x faster than rpt 1 with rpt 2 and 4 slower), so one
+// probe at the far end lets Algorithm 1 start from either side.
 std::vector<LaunchConfig> probe_configurations(const SearchSpace& space, const LaunchConfig& start);
 
 }  // namespace tally::gpu

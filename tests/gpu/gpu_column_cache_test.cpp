@@ -13,9 +13,9 @@
 
 #include "common/engine_counters.hpp"
 #include "common/aggregate_engine.hpp"
-#include "gpu/column_cache.hpp"
-#include "gpu/device_info.hpp"
-#include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/pipeline/column_cache.hpp"
+#include "gpu/rules/device_info.hpp"
+#include "gpu/engine/gpu_engine.hpp"
 
 namespace tally::gpu::test {
 namespace {

@@ -17,7 +17,7 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "executor/database.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "tests/executor/query_outcome.hpp"
 
 namespace tally {

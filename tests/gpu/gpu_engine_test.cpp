@@ -1,4 +1,4 @@
-// The GPU side of the planner/engine seam (gpu/gpu_aggregate_engine.hpp):
+// The GPU side of the planner/engine seam (gpu/engine/gpu_engine.hpp):
 // partial states of several chunks against the CPU reference; unsupported
 // shapes are refused by can_run so the planner falls back to the CPU engine.
 #include <gtest/gtest.h>
@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/first_use_counts.hpp"
-#include "gpu/gpu_aggregate_engine.hpp"
+#include "gpu/engine/gpu_engine.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/start_up.hpp"
+#include "gpu/engine/start_up.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 #include "tests/gpu/group_by_reference.hpp"
 
 namespace tally::gpu::test {
@@ -251,27 +251,9 @@ long number_before(const std::string& line, const std::string& word) {
   return std::strtol(line.c_str() + from, nullptr, 10);
 }
 
-// Sets TALLY_GPU_KNOBS for a scope (read by each GpuRun when it starts).
-class KnobsScope {
- public:
-  explicit KnobsScope(const char* knobs) {
-    if (const char* v = std::getenv("TALLY_GPU_KNOBS")) saved_ = v;
-    if (knobs) setenv("TALLY_GPU_KNOBS", knobs, 1);
-    else unsetenv("TALLY_GPU_KNOBS");
-  }
-  ~KnobsScope() {
-    if (saved_) setenv("TALLY_GPU_KNOBS", saved_->c_str(), 1);
-    else unsetenv("TALLY_GPU_KNOBS");
-  }
-
- private:
-  std::optional<std::string> saved_;
-};
-
 // The first chunk is launched from its own sink, before the second chunk
-// arrives (knob first=1, the default), and the chunks after it, resident
-// and adjacent in the column cache, are still joined into launches; first=0
-// holds it for the second sink, as before. Both exact.
+// arrives, and the chunks after it, resident and adjacent in the column
+// cache, are still joined into launches. Exact.
 TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto engine = make_gpu_engine();
@@ -279,27 +261,18 @@ TEST(GpuAggregationEngine, FirstChunkLaunchedAtOnceStillJoinsTheRest) {
   tally::AggregationSpec spec = spec_over_keys(0, 999, 1000);
   spec.forced_variant = "dense";
   // Chunks of 4 MiB per int4 column: column regions place columns of at
-  // least their allocation granularity (2 MiB on the H100) adjacently.
+  // least their allocation granularity (2 MiB on current GPUs) adjacently.
   const size_t chunk = size_t{1} << 20, rows = 5 * chunk;
   (void)run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);  // copies the columns into the cache
-  for (const char* knobs : {"", "first=0"}) {
-    SCOPED_TRACE(knobs);
-    KnobsScope scope(knobs);
-    const auto r = run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);
-    const std::string path = detail_line(r, "GPU: start path");
-    ASSERT_FALSE(path.empty());
-    const size_t first_kernels = path.find("first kernels enqueued");
-    ASSERT_NE(first_kernels, std::string::npos) << path;
-    const size_t next_sink = path.find("next sink");
-    if (*knobs == 0) {
-      EXPECT_EQ(next_sink, std::string::npos) << "the first chunk waited for the second: " << path;
-    } else {
-      EXPECT_LT(next_sink, first_kernels) << "first=0 launched the first chunk from its own sink: " << path;
-    }
-    const std::string launches = detail_line(r, "GPU: launches:");
-    EXPECT_GE(number_before(launches, "chunks joined"), 2) << launches;
-    EXPECT_LE(number_before(launches, "for 5 chunks"), 2) << launches;  // the first alone, the rest joined
-  }
+  const auto r = run_count_sum(*engine, spec, 11, rows, 1000, chunk, 4242);
+  const std::string path = detail_line(r, "GPU: start path");
+  ASSERT_FALSE(path.empty());
+  const size_t first_kernels = path.find("first kernels enqueued");
+  ASSERT_NE(first_kernels, std::string::npos) << path;
+  EXPECT_EQ(path.find("next sink"), std::string::npos) << "the first chunk waited for the second: " << path;
+  const std::string launches = detail_line(r, "GPU: launches:");
+  EXPECT_GE(number_before(launches, "chunks joined"), 2) << launches;
+  EXPECT_LE(number_before(launches, "for 5 chunks"), 2) << launches;  // the first alone, the rest joined
 }
 
 // finish() in one round trip behind the last chunk (begin_finish): a table
@@ -326,7 +299,7 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
     if (key_max == 99) EXPECT_NE(path.find("counted"), std::string::npos) << "no fallback for 40000 groups over 100 keys: " << path;
     else EXPECT_EQ(path.find("counted"), std::string::npos) << "a second round trip with a true bound: " << path;
     // The result's arrays were mapped while the host waited for the chunks
-    // (prefault knob, default on; "partly" when the GPU finished first);
+    // ("partly" when the GPU finished first);
     // the build's regions carry their page faults, and keys prepared whole
     // (320 KB, 78 pages) were written without one.
     EXPECT_LT(path.find(" prepared "), path.find("chunks done")) << path;
@@ -338,12 +311,6 @@ TEST(GpuAggregationEngine, EarlyExtractionExactWithTrueAndUnderstatedRanges) {
         EXPECT_LE(key_faults, 4) << "the keys went into pages not mapped yet: " << path;
     }
   }
-  KnobsScope off("prefault=0");
-  spec.key_max = 49999;
-  const auto r = run_count_sum(*engine, spec, 12, 400000, 40000, 100000);
-  const std::string path = detail_line(r, "GPU: end path");
-  EXPECT_EQ(path.find(" prepared "), std::string::npos) << path;
-  EXPECT_NE(path.find("result built"), std::string::npos) << path;
 }
 
 // An in-memory tuning store: the engine's tuner runs (race, screens, search).
@@ -408,27 +375,11 @@ class MemoryTuningStore final : public tally::TuningStore {
 };
 
 // A cold query races variants on screens (three launches over one staged
-// chunk: two slices at row offsets and the rest, gpu_aggregate_engine.cpp
+// chunk: two slices at row offsets and the rest, gpu/engine/gpu_run.cpp
 // run_screen): with NULLs in keys and values the slices' validity arrays are
 // offset too. Every group must match the reference, cold and warm.
-// Run with the default knobs and with launch gates (TALLY_GPU_KNOBS gate=1):
-// a gated screen or measurement must be as exact as an ungated one.
-void race_screens_over_sliced_chunks(bool gates);
 TEST(GpuAggregationEngine, RaceScreensOverSlicedChunksAreExact) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  const char* before = std::getenv("TALLY_GPU_KNOBS");
-  const std::string saved = before ? before : "";
-  for (const bool gates : {false, true}) {
-    SCOPED_TRACE(gates ? "launch gates on" : "default knobs");
-    if (gates) setenv("TALLY_GPU_KNOBS", "gate=1", 1);
-    else unsetenv("TALLY_GPU_KNOBS");
-    race_screens_over_sliced_chunks(gates);
-  }
-  if (before) setenv("TALLY_GPU_KNOBS", saved.c_str(), 1);
-  else unsetenv("TALLY_GPU_KNOBS");
-}
-
-void race_screens_over_sliced_chunks(bool gates) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   MemoryTuningStore store;
@@ -456,7 +407,7 @@ void race_screens_over_sliced_chunks(bool gates) {
   gspec.columns = {{ValueType::int32, true}};
   gspec.aggregates = {{AggOp::count_star, -1}, {AggOp::count, 0}, {AggOp::sum, 0}};
   const GroupMap expected = reference_group_by(t, gspec);
-  long screens = 0, gated = 0;
+  long screens = 0;
   for (int query = 0; query < 2; ++query) {
     SCOPED_TRACE(query == 0 ? "cold" : "warm");
     auto run = engine->start(spec);
@@ -485,17 +436,10 @@ void race_screens_over_sliced_chunks(bool gates) {
         if (at == std::string::npos) continue;
         const size_t from = d.rfind(' ', at - 1);
         screens = std::strtol(d.c_str() + from + 1, nullptr, 10);
-        // With gates on (second pass), its measurements on an idle GPU
-        // ran behind launch gates.
-        const size_t g = d.find("; ", at);
-        ASSERT_NE(g, std::string::npos) << d;
-        gated = std::strtol(d.c_str() + g + 2, nullptr, 10);
       }
     }
   }
   EXPECT_GE(screens, 1) << "the cold query raced no variant on a screen";
-  if (gates) EXPECT_GE(gated, 1) << "the cold query's first measurement ran on an idle GPU without a gate";
-  else EXPECT_EQ(gated, 0) << "launch gates are off by default";
 }
 
 TEST(GpuAggregationEngine, RefusesWhatItCannotRun) {
@@ -586,139 +530,14 @@ TEST(StartUpWarmUp, ColdRaceAfterTheWarmUpPaysNoFirstUse) {
   EXPECT_EQ(after.kernel_first_lookups - before.kernel_first_lookups, 0u) << first_use_line(before, after);
 }
 
-// A finished query leaves the next query's tuner on its key prepared off
-// the query path (the writer thread, from the records just written); the
-// next query with the same input takes it, one with another input makes its
-// own. Exact either way.
-TEST(GpuAggregationEngine, PreparedTunerIsTakenByTheNextEqualQuery) {
-  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  KnobsScope knobs(nullptr);
-  auto engine = make_gpu_engine();
-  ASSERT_NE(engine, nullptr);
-  MemoryTuningStore store;
-  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
-  spec.tuning_store = &store;
-  const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
-  (void)run_count_sum(*engine, spec, 21, rows, 3000, chunk);
-  // The writer thread prepares within microseconds; give it ample time.
-  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
-  settle();
-  const auto second = run_count_sum(*engine, spec, 22, rows, 3000, chunk);
-  EXPECT_NE(detail_line(second, "GPU: start path").find("tuner prepared ahead"), std::string::npos)
-      << detail_line(second, "GPU: start path");
-  settle();
-  spec.key_max = 3999;  // same key (bucket), another input: not the prepared one
-  const auto third = run_count_sum(*engine, spec, 23, rows, 3000, chunk);
-  EXPECT_NE(detail_line(third, "GPU: start path").find("tuner made on the query path"), std::string::npos)
-      << detail_line(third, "GPU: start path");
-}
-
 }  // namespace
 }  // namespace tally::gpu::test
 
 namespace tally::gpu::test {
 namespace {
 
-// After a restart (a new engine on the persisted store, which holds both
-// signatures' records, as tallyd's after its warm-up query and Q ran), a
-// query of one signature prepares from its facts, off the query path, the
-// tuner and a spare aggregator of the other cached signature of the same
-// bucket (knob ahead): the first query of that signature takes both, and is
-// exact. Another table's facts (a wider key range, same bucket) leave them
-// unused; ahead=0 prepares nothing. Exact every time.
-//
-// What made it flaky (H100, 02:54: both checks of the prepared count saw 0
-// for 5 s): only a finished measurement is persisted (ChunkTuner::records
-// needs a best configuration), and a cold query's first measurement ends
-// when three chunks' times agree within v_max (1.9%) or after b_max (10)
-// chunks. A 6-chunk query of ~10 us kernels rarely ends it (H100, 03:58:
-// none of 24 in ShortColdQueriesPersistWhatTheyMeasured; the old form of
-// this test failed 4 of 5 times): the store then held no record of
-// count+sum, so no signature was left to prepare ahead. Here
-// every measurement ends after 3 chunks (b_max), so each query persists its
-// first variant, and the phase that writes the store checks that it did.
-// warm_search_share 0: a warm query's first chunk runs the cached best (a
-// 1-in-32 draw could give it to a variant the short cold queries left
-// unmeasured, whose aggregator is not the spare made ahead).
-TEST(GpuAggregationEngine, PreparedAheadFromAnotherSignaturesFacts) {
-  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  KnobsScope knobs(nullptr);
-  MemoryTuningStore store(/*lists=*/true);
-  GpuEngineOptions options;
-  options.tuning.explore_rate = 0;  // the cached best runs first: the variant whose spare is made ahead
-  options.tuning.b_max = 3;
-  options.tuning.warm_search_share = 0;
-  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
-  spec.tuning_store = &store;
-  const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
-  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
-  // The writer thread prepares within a millisecond; waits up to 5 s.
-  const auto prepared_ahead = [](GpuEngine& engine) {
-    for (int i = 0; i < 50 && engine.tuners_prepared_ahead() == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    return engine.tuners_prepared_ahead();
-  };
-  {
-    auto engine = make_gpu_engine(-1, options);
-    ASSERT_NE(engine, nullptr);
-    (void)run_count_sum(*engine, spec, 30, rows, 3000, chunk, 0, /*min_only=*/true);
-    (void)run_count_sum(*engine, spec, 31, rows, 3000, chunk);
-    settle();
-    (void)run_count_sum(*engine, spec, 32, rows, 3000, chunk);
-  }  // the engine persists every record before it goes
-  // What the rest needs: a record of each signature in the bucket of 3000 groups.
-  ASSERT_EQ(store.signatures(cardinality_bucket(3000.0)).size(), 2u) << "a query persisted no record";
-  {
-    auto engine = make_gpu_engine(-1, options);  // the restart
-    (void)run_count_sum(*engine, spec, 33, rows, 3000, chunk, 0, /*min_only=*/true);
-    EXPECT_EQ(prepared_ahead(*engine), 1u);
-    settle();  // the spare is made once the first query gave its pipeline back
-    const auto first = run_count_sum(*engine, spec, 34, rows, 3000, chunk);
-    const std::string path = detail_line(first, "GPU: start path");
-    EXPECT_NE(path.find("tuner prepared ahead (from another signature's facts)"), std::string::npos) << path;
-    EXPECT_NE(path.find("aggregator prepared ahead"), std::string::npos) << path;
-    EXPECT_NE(detail_line(first, "GPU: host per chunk").find("(reused)"), std::string::npos)
-        << detail_line(first, "GPU: host per chunk");
-  }
-  {
-    auto engine = make_gpu_engine(-1, options);
-    tally::AggregationSpec other = spec;
-    other.key_max = 3999;  // another table: same bucket, another key range
-    (void)run_count_sum(*engine, other, 35, rows, 4000, chunk, 0, true);
-    EXPECT_EQ(prepared_ahead(*engine), 1u);
-    settle();
-    const auto first = run_count_sum(*engine, spec, 36, rows, 3000, chunk);
-    const std::string path = detail_line(first, "GPU: start path");
-    EXPECT_NE(path.find("no prepared tuner (another input)"), std::string::npos) << path;
-    EXPECT_EQ(path.find("aggregator prepared ahead"), std::string::npos) << path;
-  }
-  {
-    KnobsScope off("ahead=0");
-    auto engine = make_gpu_engine(-1, options);
-    (void)run_count_sum(*engine, spec, 37, rows, 3000, chunk, 0, true);
-    settle();
-    EXPECT_EQ(engine->tuners_prepared_ahead(), 0u);
-    const auto first = run_count_sum(*engine, spec, 38, rows, 3000, chunk);
-    const std::string path = detail_line(first, "GPU: start path");
-    EXPECT_NE(path.find("tuner made on the query path"), std::string::npos) << path;
-    EXPECT_EQ(path.find("aggregator prepared ahead"), std::string::npos) << path;
-  }
-}
-
-
-// A short cold query persists what it measured, finished or not
-// (ChunkTuner::records): a query of 6 small chunks may end with its first
-// measurement open (three chunks within v_max, else b_max chunks); it is
-// then stored as "measuring", and the next query on the key continues it.
-// Before, such a query stored nothing (H100, session 9: 1 of these 8), so a
-// workload of short queries started cold every time and never learned. One
-// cold count+sum query per bucket 2^6..2^13 with the default tuning: every
-// bucket gets a record; then rounds of the same queries, each on a new
-// engine (a restart) over the store, until every bucket's measurement
-// finished: within 6 rounds (36 chunks; one measurement takes at most b_max).
 TEST(GpuAggregationEngine, ShortColdQueriesPersistWhatTheyMeasured) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  KnobsScope knobs(nullptr);
   MemoryTuningStore store(/*lists=*/true);
   const size_t chunk = size_t{1} << 16, rows = 6 * chunk;
   constexpr int kFirst = 6, kLast = 13, kRounds = 6;
@@ -758,7 +577,6 @@ TEST(GpuAggregationEngine, ShortColdQueriesPersistWhatTheyMeasured) {
 // once per key, and a key's answer is remembered.
 TEST(GpuAggregationEngine, ListingStoreIsNotReadForAKeyItLacks) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  KnobsScope knobs(nullptr);
   tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
   const size_t chunk = size_t{1} << 16, rows = 2 * chunk;
   {

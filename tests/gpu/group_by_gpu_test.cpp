@@ -15,10 +15,10 @@
 #include <tuple>
 
 #include "common/error.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/lane_plan.hpp"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 #include "tests/gpu/group_by_reference.hpp"
 
 namespace tally::gpu::test {

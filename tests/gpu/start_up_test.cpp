@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpu/first_use_counts.hpp"
-#include "gpu/start_up.hpp"
+#include "gpu/engine/start_up.hpp"
 
 namespace tally::gpu::test {
 namespace {

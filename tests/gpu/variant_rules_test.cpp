@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tally::gpu {
 namespace {

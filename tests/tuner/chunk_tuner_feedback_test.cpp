@@ -1,7 +1,7 @@
 // ChunkTuner::awaits_reports() on CPU: the engine keeps up to 8 launches in
 // flight, so without waiting each proposal is made ~9 chunks before its time
-// is known and a 16-chunk cold query never leaves its first configuration
-// (H100, bench/tuner/RESULTS.md session 6). A driver that behaves like GpuRun
+// is known and a 16-chunk cold query never leaves its first configuration.
+// A driver that behaves like GpuRun
 // (reports arrive when the in-flight queue is full, or when the tuner asks
 // for them) checks that honouring awaits_reports() makes the race and the
 // search sequential again, at a bounded number of waits, and that exploiting
@@ -13,7 +13,7 @@
 #include <map>
 
 #include "gpu/tuner/search_state_json.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
@@ -23,7 +23,7 @@ using testing::h100_like;
 
 ChunkTunerInput live_query() { return testing::live_count_sum_query(11); }
 
-// Times shaped like the H100's at 2^16 groups: partitioned fastest (its
+// Times shaped like a large GPU's at 2^16 groups: partitioned fastest (its
 // optimum a few % better than its rule start, so the search has somewhere
 // to go), global 2.6x and sort 3.9x slower than its optimum.
 double fake_time(Variant v, const LaunchConfig& c) {
@@ -77,27 +77,22 @@ Outcome run_query(ChunkTuner& tuner, int chunks, size_t in_flight, bool honour) 
 }
 
 TEST(ChunkTunerFeedback, ColdQueryRacesAndSearchesOnlyWhenProposalsWaitForTimes) {
-  // As on the H100 before the fix: 8 in flight, no waiting: one configuration.
+  // 8 in flight and no waiting for times: one configuration.
   ChunkTuner ahead(live_query());
   const Outcome blind = run_query(ahead, 16, 8, /*honour=*/false);
   EXPECT_EQ(blind.configurations, 1);
 
-  // Searching every chunk (no exploiting runs between windows): each
-  // configuration takes its window and one run-ahead chunk.
-  ChunkTunerInput runs = live_query();
-  runs.cold_exploit_run = 4;
-  for (const ChunkTunerInput& in : {live_query(), runs}) {
-    ChunkTuner sequential(in);
-    const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
-    EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
-    EXPECT_GE(o.variants, 3u);  // partitioned, global and sort raced
-    // The search left the rule configuration (with exploiting runs, once).
-    EXPECT_GE(o.configurations, in.cold_exploit_run == 0 ? 3 : 2);
-    EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time that mattered
-    // Waits: at most two per measurement (after its first chunk, after its window).
-    EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
-    EXPECT_GT(o.waits, 0);
-  }
+  // Searching every chunk: each configuration takes its window and one
+  // run-ahead chunk.
+  ChunkTuner sequential(live_query());
+  const Outcome o = run_query(sequential, 16, 8, /*honour=*/true);
+  EXPECT_EQ(sequential.current_variant(), Variant::partitioned_hash);
+  EXPECT_GE(o.variants, 3u);  // partitioned, global and sort raced
+  EXPECT_GE(o.configurations, 3);  // the search left the rule configuration
+  EXPECT_EQ(o.uninformed_switch, 0);  // every new configuration knew every earlier time that mattered
+  // Waits: at most two per measurement (after its first chunk, after its window).
+  EXPECT_LE(o.waits, 2 * (o.configurations + static_cast<int>(o.variants)));
+  EXPECT_GT(o.waits, 0);
 }
 
 TEST(ChunkTunerFeedback, AMeasurementWindowRunsAheadUntilItsFirstTimeCouldEndIt) {
@@ -133,9 +128,7 @@ TEST(ChunkTunerFeedback, ASearchNeighboursSecondChunkGoesOutBeforeItsFirstTime) 
   // After the race a neighbour of the best configuration is abandoned only
   // at 2x: its first two chunks go out back to back (the second must not
   // start on an idle GPU), the third waits for the first's time.
-  ChunkTunerInput in = live_query();
-  in.cold_exploit_run = 0;
-  ChunkTuner tuner(in);
+  ChunkTuner tuner(live_query());
   for (int i = 0; i < 40 && !(tuner.unreported() == 0 && tuner.current_variant() == Variant::partitioned_hash &&
                                tuner.records().size() >= 3); ++i) {
     const TunedChoice c = tuner.next();

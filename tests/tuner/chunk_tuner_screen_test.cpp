@@ -1,6 +1,6 @@
 // ChunkTuner's race screens on CPU (ChunkTunerInput::race_slice): a raced
 // variant's first look is a slice of a chunk beside a reference slice of the
-// same size and the reference's rest (gpu_aggregate_engine.cpp runs the
+// same size and the reference's rest (gpu/engine/gpu_run.cpp runs the
 // three launches), judged with the reference's fixed launch part removed.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
@@ -19,8 +19,8 @@ namespace {
 
 using testing::h100_like;
 
-// One raced variant per screen chunk, with a reference slice beside it (the
-// session-8 screen): the verdicts below; joint screens at the end.
+// One raced variant per screen chunk, with a reference slice beside it: the
+// verdicts below; joint screens (the engine's) at the end.
 ChunkTunerInput screened_query() {
   ChunkTunerInput in = testing::live_count_sum_query(5);
   in.race_slice = 0.25;
@@ -118,50 +118,8 @@ TEST(ChunkTunerScreen, WithoutASliceShareTheRaceRunsWholeChunks) {
   EXPECT_EQ(after_first_variant(tuner).screen_share, 0.0);
 }
 
-TEST(ChunkTunerScreen, AColdSearchBudgetEndsInExploitingChunks) {
-  ChunkTunerInput in = screened_query();
-  in.race_slice = 0;
-  in.cold_search_windows = 1;
-  ChunkTuner tuner(in);
-  int exploiting = 0;
-  for (int i = 0; i < 24; ++i) {
-    const TunedChoice c = tuner.next();
-    exploiting += tuner.exploiting();
-    tuner.report(c, c.variant == Variant::partitioned_hash ? kRefPerRow : 3 * kRefPerRow);
-  }
-  // Race (partitioned's window, global, sort), one search window, then the best.
-  EXPECT_GE(exploiting, 12);
-  EXPECT_EQ(tuner.current_variant(), Variant::partitioned_hash);
-}
-
-TEST(ChunkTunerScreen, AColdSearchBudgetIsRenewedWhileTheSearchDescends) {
-  // The rule configuration is twice as slow as every other one: the first
-  // window after the race finds a configuration more than s = 6% faster, so
-  // the budget is renewed and the query keeps searching; on a flat landscape
-  // (the test above) it stops after one window.
-  ChunkTunerInput in = screened_query();
-  in.race_slice = 0;
-  in.cold_search_windows = 1;
-  ChunkTuner tuner(in);
-  const TunedChoice first = tuner.next();
-  const LaunchConfig rule = first.config.launch;
-  tuner.report(first, 2 * kRefPerRow);
-  long searching_after_race = 0;
-  for (int i = 0; i < 40; ++i) {
-    const TunedChoice c = tuner.next();
-    if (c.variant != Variant::partitioned_hash) {
-      tuner.report(c, 10 * kRefPerRow);
-      continue;
-    }
-    searching_after_race += !tuner.exploiting();
-    tuner.report(c, c.config.launch == rule ? 2 * kRefPerRow : kRefPerRow);
-  }
-  EXPECT_GT(searching_after_race, 2 * 3);  // more than the rule's window and one budget window
-  EXPECT_NE(tuner.records().empty(), true);
-}
-
 // The rules expect sort to be far slower while the hash table fits L2
-// (2^16 groups on the H100, prior 8x for an int4 key): its screen is the
+// (2^16 groups on the reference GPU, prior 8x for an int4 key): its screen is the
 // smallest slice on which a sort 1 + (8 - 1) / 2 = 4.5x slower still clears
 // the threshold, 0.5 x 0.25 / 3.5 = 3.6% of a chunk (one row per resident
 // thread, 1.6%, is the floor); global, without a prior, gets the whole slice.
@@ -197,7 +155,7 @@ TEST(ChunkTunerScreen, AVariantTheRulesRankFarOffGetsASmallerSlice) {
   const TunedChoice sort = tuner.next();
   EXPECT_EQ(sort.variant, Variant::sort);
   EXPECT_NEAR(sort.screen_share, kSortShare, 1e-12);
-  // Far slower (8x, the H100's 0.15 against 0.018 ns/row): out after the small slice.
+  // Far slower (8x: 0.15 against 0.018 ns/row): out after the small slice.
   tuner.report_screen(sort, small_screen(8 * kRefPerRow));
   EXPECT_NEAR(tuner.last_screen_ratio(), 8, 0.1);
   EXPECT_EQ(tuner.next().variant, Variant::partitioned_hash);
@@ -227,17 +185,13 @@ TEST(ChunkTunerScreen, APriorSizedScreenDropsWhatClearsItsThresholdAndDefersTheR
 }
 
 TEST(ChunkTunerScreen, AScreenIsNeverSmallerThanOneRowPerResidentThread) {
-  // Chunks of 2^22 rows: 3.6% would be 150 K rows, under the H100's 132 x
+  // Chunks of 2^22 rows: 3.6% would be 150 K rows, under the reference GPU's 132 x
   // 2048 resident threads; the screen takes 270 K rows (6.4%).
   ChunkTunerInput in = screened_query();
   in.facts.rows = 1u << 22;
   ChunkTuner tuner(in);
   const TunedChoice sort = screen_of(tuner, Variant::sort);
   EXPECT_NEAR(sort.screen_share, 132.0 * 2048 / (1u << 22), 1e-12);
-  // Without prior-sized screens every raced variant gets the race slice.
-  in.prior_sized_screens = false;
-  ChunkTuner plain(in);
-  EXPECT_DOUBLE_EQ(screen_of(plain, Variant::sort).screen_share, 0.25);
 }
 
 TEST(ChunkTunerScreen, ASmallSliceToleratesTheSameFixedPartExcessAsAFullOne) {
@@ -281,7 +235,7 @@ TEST(ChunkTunerScreen, ASmallSliceNeverPassesASlowerVariantToWholeLaunches) {
 }
 
 TEST(ChunkTunerScreen, FarOffRankingFollowsTheL2) {
-  // 2^24 groups: a 320 MB hash table is far beyond the H100's 50 MB L2, and
+  // 2^24 groups: a 320 MB hash table is far beyond the reference GPU's 50 MB L2, and
   // sort's screen is the full slice again.
   ChunkTunerInput in = screened_query();
   in.facts.estimated_groups = 1u << 24;
@@ -305,7 +259,7 @@ TEST(ChunkTunerScreen, FarOffRankingFollowsTheL2) {
 // chunk, the reference on a slice as large as the largest and on the rest
 // (GpuRun::run_screen); without that slice (reference_ms 0) its kernel per
 // row and fixed part come from its measured launch and the rest.
-constexpr double kJointFixedMs = 0.055;  // the H100's partitioned launch at 2^16 groups
+constexpr double kJointFixedMs = 0.055;  // a partitioned launch's fixed part at 2^16 groups
 
 ChunkTunerInput joint_query(int measure_chunks) {
   ChunkTunerInput in = testing::live_count_sum_query(5);
@@ -413,7 +367,7 @@ TEST(ChunkTunerScreen, AJointScreenJudgesEachSliceAgainstTheReference) {
 }
 
 TEST(ChunkTunerScreen, WithoutTheReferencesSliceAPairCheaperThanTheLineHidesALoser) {
-  // The H100 at 2^16 groups (04:40-04:42): a pair launch ran cheaper per row
+  // At 2^16 groups a pair launch can run cheaper per row
   // than the line through a slice and a 0.7-chunk rest predicts, and
   // global's verdict without the reference's slice came out 1.5-1.6 (twice
   // passed) where the slice form measured 1.8. Pairs 8% under the line:
@@ -499,7 +453,7 @@ TEST(ChunkTunerScreen, AJointScreenWithoutAReferenceTimeMeasuresEveryRacedVarian
 }
 
 TEST(ChunkTunerScreen, AJointScreenJudgesASlowerSliceAgainstTheFasterOne) {
-  // The recorded H100 spaces at 2^26 groups (no priors: every slice the
+  // The recorded spaces at 2^26 groups (no priors: every slice the
   // race slice, here 0.2 so that both join one screen): global 0.89x the
   // reference (partitioned), sort 1.35x. Against the reference sort passed
   // to a whole pair at 1.52x global; against global's slice, the best in
@@ -552,7 +506,7 @@ std::map<Variant, double> first_screen_shares(uint64_t groups) {
 }
 
 TEST(ChunkTunerScreen, GlobalAtFewGroupsGetsAPriorSizedSlice) {
-  // 4 groups on the H100: 270 K resident threads update each group at once
+  // 4 groups on the reference GPU: 270 K resident threads update each group at once
   // (rules_prior_slowdown: 1 + log2(67584) = 17); its slice is the floor of
   // one row per resident thread, 1.6% of a 2^24-row chunk (was a quarter,
   // where global runs 53x the best in the recorded spaces). Shared-memory,

@@ -1,5 +1,5 @@
 // ChunkTuner's measurements over launches of several joined chunks
-// (ChunkTunerInput::measure_chunks, kDefaultMeasureChunks) on CPU: a
+// (ChunkTunerInput::measure_chunks, kMeasureChunks) on CPU: a
 // measurement proposal opens a launch its next span - 1 chunks continue, it
 // is reported once in that unit, the unit travels with the search state,
 // and a fresh key whose first launch could not be joined measures single
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "gpu/tuner/search_state_json.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
 namespace tally::gpu {
@@ -237,7 +237,7 @@ TEST(ChunkTunerSpan, AScreenRunOnAWholeChunkEndsTheScreenWithoutATimeInPairs) {
   // run_screen declines): one chunk is not a two-chunk time, but the screen
   // is over, nothing waits for it, and the variant is measured in pairs next.
   ChunkTunerInput in = paired_query();
-  in.race_slice = kDefaultRaceSlice;
+  in.race_slice = kRaceSlice;
   ChunkTuner tuner(in);
   TunedChoice c = tuner.next();
   for (int i = 0; i < 16 && c.screen_share == 0; ++i) {
@@ -258,7 +258,7 @@ TEST(ChunkTunerSpan, AScreenRunOnAWholeChunkEndsTheScreenWithoutATimeInPairs) {
 // A 16-chunk cold query driven as GpuRun drives it (feedback waits, race
 // screens of three launches, exploiting chunks joined up to 4, measurement
 // launches of `span` chunks): its launches, and the configurations of the
-// winner it measured. Times shaped like the H100's at 2^16 groups (the live
+// winner it measured. Times shaped like a large GPU's at 2^16 groups (the live
 // benchmark's query): partitioned a shallow bowl around its optimum, global
 // 1.6x, sort 8x on their slices.
 struct ColdQuery {
@@ -274,7 +274,7 @@ double live_like(Variant v, const LaunchConfig& c) {
   const double dx = std::log2(c.threads_per_block) - std::log2(256.0), dy = std::log2(c.blocks_per_sm) - std::log2(8.0);
   return kPerRow * (1 + 0.01 * (dx * dx + dy * dy));
 }
-// A launch of `rows` rows: kernel per row plus the fixed part (the H100's
+// A launch of `rows` rows: kernel per row plus the fixed part (a large GPU's
 // ~55 us at 2^16 groups), in ms.
 constexpr int64_t kChunkRows = int64_t{1} << 24;
 constexpr double kFixedMs = 0.055;
@@ -301,12 +301,12 @@ ScreenTimes screen_times(const TunedChoice& c) {
 }
 // The cold query's 16 chunks: measurement launches of `measure_chunks`
 // chunks reported per row of their launch (fixed part included, as the
-// engine's events time them), screens of one raced variant (joint = false,
-// session 8) or joint ones (joint = true), each with a reference slice.
+// engine's events time them), screens of one raced variant (joint = false)
+// or joint ones (joint = true, the engine's), each with a reference slice.
 ColdQuery cold_query(int measure_chunks, bool joint = true) {
   ChunkTunerInput in = paired_query();
   in.measure_chunks = measure_chunks;
-  in.race_slice = kDefaultRaceSlice;
+  in.race_slice = kRaceSlice;
   in.joint_screens = joint;
   ChunkTuner tuner(in);
   ColdQuery out;
@@ -378,10 +378,9 @@ ColdQuery cold_query(int measure_chunks, bool joint = true) {
 }
 
 TEST(ChunkTunerSpan, AColdQuerysSearchOnJoinedLaunchesTakesFewerLaunchesAndStillSearches) {
-  // The H100's cold first query at 2^16 groups ran 20 launches for 16
-  // chunks, 0 joined (02:36), with single-chunk measurements and one screen
-  // (three launches) per raced variant: measured in pairs it makes about a
-  // third fewer (13 on the H100 at 04:12), each sparing a launch's fixed
+  // With single-chunk measurements and one screen (three launches) per
+  // raced variant, a cold 16-chunk query makes about 20 launches; measured
+  // in pairs it makes about a third fewer, each sparing a launch's fixed
   // part, and still leaves the rule configuration.
   const ColdQuery single = cold_query(1, /*joint=*/false);
   const ColdQuery paired = cold_query(2, /*joint=*/false);
@@ -423,7 +422,7 @@ TEST(ChunkTunerSpan, AWarmQueryFinishesAnUnfinishedMeasurementThatBeatsTheBest) 
   // search's first neighbour (its window needs two). A warm query that
   // never draws a search chunk (warm_search_share 0) still finishes that
   // measurement when its time so far beats the best by more than s (0.6x:
-  // the recorded H100 spaces at 2^10 groups, where warm queries ran the old
+  // the recorded spaces at 2^10 groups, where warm queries ran the old
   // best at 1.5x for four queries), and otherwise runs the best (0.97x,
   // within s = 0.06; 1.5x).
   for (double factor : {0.6, 0.97, 1.5}) {

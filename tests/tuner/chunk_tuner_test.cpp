@@ -1,7 +1,7 @@
-// ChunkTuner (gpu/tuner_bridge.hpp) on CPU: a fake measurement gives each
+// ChunkTuner (gpu/tuner/chunk_tuner.hpp) on CPU: a fake measurement gives each
 // variant and configuration a time per row, the tuner drives it chunk by
 // chunk as GpuRun does, and a map-backed TuningStore plays the cache.
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,8 @@
 #include <tuple>
 
 #include "common/error.hpp"
-#include "gpu/tuner/query_tuner.hpp"
+#include "gpu/rules/cold_start_rules.hpp"
+#include "gpu/tuner/tuning_signature.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/h100_like_device.hpp"
 
@@ -62,7 +63,7 @@ struct FakeGpu {
   // The best time of a variant over the grid the tuner searches.
   double optimum(Variant v) const {
     double best = INFINITY;
-    for (const auto& c : default_search_space(to_device_properties(h100_like()), std::string(variant_name(v))).all())
+    for (const auto& c : default_search_space(h100_like(), v).all())
       best = std::min(best, time(v, c));
     return best;
   }
@@ -119,7 +120,7 @@ TEST(ChunkTuner, ColdRaceFindsTheFastestVariantAndItsOptimum) {
   const auto records = tuner.records();
   EXPECT_GE(records.size(), 4u);  // dense, shared, global, sort, partitioned (all usable at G=1000)
   for (const auto& r : records) {
-    EXPECT_EQ(r.device, device_fingerprint(h100_like()));
+    EXPECT_EQ(r.device, h100_like().fingerprint());
     EXPECT_EQ(r.bucket, 9);  // floor(log2(1000))
     EXPECT_EQ(r.observations, 1);
     EXPECT_GT(r.seconds_per_row, 0);
@@ -140,7 +141,7 @@ TEST(ChunkTuner, WarmCacheRunsTheCachedBestFromTheFirstChunk) {
     chosen = cold.current_variant();
     for (const auto& r : cold.records()) store.store(r);
   }
-  in.records = load_tuning_records(&store, device_fingerprint(in.device), in.signature, 20);
+  in.records = store.load(in.device.fingerprint(), in.signature, 20);
   ASSERT_FALSE(in.records.empty());
   ChunkTuner warm(in);
   EXPECT_TRUE(warm.converged());
@@ -171,7 +172,7 @@ TEST(ChunkTuner, EntriesOfAnotherDeviceAreNeverUsed) {
 TEST(ChunkTuner, UnreadableOrOffGridStateStartsAfresh) {
   auto in = input_for(1 << 20);
   tally::TuningRecord r;
-  r.device = device_fingerprint(in.device);
+  r.device = in.device.fingerprint();
   r.signature = in.signature;
   r.variant = "global";
   r.bucket = 20;
@@ -397,7 +398,6 @@ TEST(ChunkTuner, WarmQuerySearchesOnlyItsShareOfChunks) {
 TEST(ChunkTuner, OnlyNonSearchChunksOfTheBestAreExploited) {
   const FakeGpu gpu;
   auto in = input_for(1 << 20);
-  in.cold_exploit_run = 0;  // a cold query that searches every chunk (the default)
   ChunkTuner cold(in);
   for (int i = 0; i < 40; ++i) {
     const TunedChoice c = cold.next();
@@ -469,82 +469,10 @@ TEST(ChunkTuner, AnUnfinishedRaceContinuesOnSearchChunksOnly) {
   EXPECT_LT(warm.chunks_searching(), 160);
 }
 
-// A cold query's search, once the race is over, runs the best configuration
-// found for cold_exploit_run chunks after each window that found
-// nothing more than s better: those chunks are exploiting (the engine joins
-// them into one launch) and never wait for measurements.
-TEST(ChunkTuner, AColdQueryExploitsBetweenSearchWindowsOnAPlateau) {
+// A cold query searches every chunk until its search converges: none of
+// its chunks is exploited before then.
+TEST(ChunkTuner, AColdQuerySearchesEveryChunk) {
   auto in = input_for(1 << 16);
-  in.cold_exploit_run = 4;
-  ChunkTuner tuner(in);
-  std::vector<bool> exploiting;
-  std::optional<LaunchConfig> best_config;
-  for (int i = 0; i < 40; ++i) {
-    const bool waits = tuner.awaits_reports();
-    const TunedChoice c = tuner.next();
-    exploiting.push_back(tuner.exploiting());
-    if (tuner.exploiting()) {
-      EXPECT_FALSE(waits) << "chunk " << i;
-      EXPECT_EQ(c.variant, Variant::partitioned_hash) << "chunk " << i;
-      best_config = c.config.launch;
-    }
-    // A flat landscape: partitioned 1.0 everywhere but its rule configuration 1.01, others 3x.
-    const double t = c.variant != Variant::partitioned_hash ? 3e-9 : tuner.chunks() == 1 ? 1.01e-9 : 1e-9;
-    if (c.screen_share > 0) {
-      ScreenTimes st;
-      st.slice_rows = 1 << 20;
-      st.rest_rows = (1 << 24) - (1 << 21);
-      st.raced_ms = 3e-9 * st.slice_rows * 1e3;
-      st.reference_ms = 1e-9 * st.slice_rows * 1e3;
-      st.rest_ms = 1e-9 * st.rest_rows * 1e3;
-      tuner.report_screen(c, st);
-    } else {
-      tuner.report(c, t);
-    }
-  }
-  // Runs of kDefaultColdExploitRun exploiting chunks, each after a search window.
-  int runs = 0, longest = 0, current = 0;
-  for (bool e : exploiting) {
-    current = e ? current + 1 : 0;
-    runs += current == 1;
-    longest = std::max(longest, current);
-  }
-  EXPECT_GE(runs, 3);
-  EXPECT_EQ(longest, 4);
-  EXPECT_FALSE(tuner.warm());
-  ASSERT_TRUE(best_config.has_value());
-}
-
-TEST(ChunkTuner, AColdSearchThatKeepsImprovingSearchesEveryChunk) {
-  // Each configuration measured is 10% faster than the one before: every
-  // window improves the best by more than s = 6%, so no chunk exploits.
-  auto in = input_for(1 << 16);
-  in.race_slice = 0;
-  in.cold_exploit_run = 4;
-  ChunkTuner tuner(in);
-  std::map<LaunchConfig, double> times;
-  double next_time = 1e-9;
-  int exploited_after_race = 0;
-  for (int i = 0; i < 30; ++i) {
-    const TunedChoice c = tuner.next();
-    if (c.variant != Variant::partitioned_hash) {
-      tuner.report(c, 5e-9);
-      continue;
-    }
-    exploited_after_race += tuner.exploiting();
-    if (!times.count(c.config.launch)) {
-      times[c.config.launch] = next_time;
-      next_time *= 0.9;
-    }
-    tuner.report(c, times[c.config.launch]);
-    if (tuner.converged()) break;
-  }
-  EXPECT_EQ(exploited_after_race, 0);
-}
-
-TEST(ChunkTuner, ColdExploitRunsOffSearchEveryChunk) {
-  auto in = input_for(1 << 16);
-  in.cold_exploit_run = 0;
   in.race_slice = 0;
   ChunkTuner tuner(in);
   for (int i = 0; i < 24; ++i) {

@@ -1,18 +1,18 @@
 #pragma once
-// The H100's properties as the CUDA runtime reports them, for the tuner tests
+// A large data-center GPU's properties as the CUDA runtime reports them, for the tuner tests
 // that drive ChunkTuner on CPU: the rules derive every limit from these; and
 // the live benchmark's query as a ChunkTuner input.
 #include <cstdint>
 
-#include "gpu/device_info.hpp"
-#include "gpu/tuner_bridge.hpp"
+#include "gpu/rules/device_info.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
 
 namespace tally::gpu::testing {
 
 inline DeviceInfo h100_like(int driver = 13000) {
   DeviceInfo d;
   d.ordinal = 0;
-  d.name = "NVIDIA H100 80GB HBM3";
+  d.name = "reference GPU";
   d.compute_major = 9;
   d.compute_minor = 0;
   d.sm_count = 132;

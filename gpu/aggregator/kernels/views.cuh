@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "gpu/lane_plan.hpp"
-#include "gpu/variant_config.hpp"
+#include "gpu/rules/variant_config.hpp"
 
 namespace tally::gpu::kernels {
 

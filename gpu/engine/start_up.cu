@@ -1,5 +1,5 @@
 // prepare_for_queries (start_up.hpp).
-#include "gpu/start_up.hpp"
+#include "gpu/engine/start_up.hpp"
 
 #include <cuda_runtime.h>
 
@@ -15,7 +15,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/group_by.hpp"
 #include "gpu/pinned_pool.cuh"
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 namespace tally::gpu {
 
@@ -73,7 +73,7 @@ void prepare_for_queries(const DeviceInfo& device) {
     for (int k = 0; k < kPinnedSmallBlocks; ++k) blocks[i++].ensure(kPinnedSmallBytes);
     for (int k = 0; k < kPinnedTinyBlocks; ++k) blocks[i++].ensure(kPinnedTinyBytes);
   } catch (const std::exception&) {
-    // No pinned memory to spare: queries allocate their own, as before.
+    // No pinned memory to spare: queries allocate their own.
   }
 }
 

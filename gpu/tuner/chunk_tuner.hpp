@@ -1,8 +1,6 @@
 #pragma once
-// The tuner inside the GPU engine. Conversions between gpu/'s types and the
-// tuner's vocabulary (gpu/tuner/), and ChunkTuner: what a GpuRun asks, chunk
-// by chunk, for the variant and launch configuration to run, and tells how
-// long the chunk took.
+// ChunkTuner: what a GpuRun asks, chunk by chunk, for the variant and launch
+// configuration to run, and tells how long the chunk took.
 //
 //   ChunkTuner tuner(input);                    // records loaded from the TuningStore
 //   for each chunk:
@@ -17,12 +15,11 @@
 // configuration for one measurement (a few chunks; any variant can process any
 // chunk), then the fastest is searched further (DaMoN'19 Algorithm 1,
 // continuing the cached search state) and, once converged, runs its best
-// configuration (ChunkTunerInput::cold_exploit_run, off by default, lets a
-// cold query exploit the best found between windows), and a raced variant
-// the rules expect to be far slower is screened on a smaller slice
-// (kScreenPriorMargin); measurements are timed over launches of
-// kDefaultMeasureChunks joined chunks. On a warm cache the cached best variant and configuration
-// run from the first chunk; with probability explore_rate a query spends one
+// configuration. A raced variant's first measurement is a screen on a slice
+// of a chunk (kRaceSlice), smaller for a variant the rules expect to be far
+// slower (kScreenPriorMargin); measurements are timed over launches of
+// kMeasureChunks joined chunks. On a warm cache the cached best variant and
+// configuration run from the first chunk;// run from the first chunk; with probability explore_rate a query spends one
 // measurement on another variant (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
 // each chunk is a search chunk (the unconverged search's next configuration,
@@ -48,35 +45,14 @@
 
 #include "config/config.hpp"
 #include "common/aggregate_engine.hpp"
-#include "gpu/device_info.hpp"
 #include "gpu/group_by_spec.hpp"
-#include "gpu/tuner/cold_start_rules.hpp"
+#include "gpu/rules/device_info.hpp"
+#include "gpu/rules/variant_config.hpp"
+#include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/damon_search.hpp"
-#include "gpu/tuner/device_properties.hpp"
 #include "gpu/tuner/vw_greedy.hpp"
-#include "gpu/variant_config.hpp"
-#include "gpu/variant_rules.hpp"
 
 namespace tally::gpu {
-
-// The tuner's view of a device, filled from what gpu/ read off the device.
-DeviceProperties to_device_properties(const DeviceInfo& d);
-// The tuning cache's device key: to_device_properties(d).fingerprint(), the
-// one fingerprint used everywhere.
-std::string device_fingerprint(const DeviceInfo& d);
-// The operator signature of an engine spec when the planner gave none:
-// "key=int4;values=int4,int8;aggs=count_rows,sum_int(0)" (aggregates sorted,
-// so the select-list order does not matter).
-std::string tuning_signature(const tally::AggregationSpec& spec);
-// The widths and aggregates a tuning_signature() names (nullopt for a text
-// this version does not write, e.g. a planner's own signature): what the
-// engine needs to prepare a cached query's shape before it comes.
-struct SignatureShape {
-  tally::ColumnWidth key_width = tally::ColumnWidth::int64;
-  std::vector<tally::ColumnWidth> value_widths;
-  std::vector<tally::PartialAggregate> aggregates;
-};
-std::optional<SignatureShape> parse_tuning_signature(std::string_view signature);
 
 struct TunedChoice {
   Variant variant = Variant::global_hash;
@@ -117,9 +93,8 @@ struct TunedChoice {
 // rest give its kernel per row and fixed launch part on launches of a
 // slice's size. reference_ms 0: no reference slice; both come from its
 // measured best (one launch of measure_chunks chunks) and the rest instead,
-// which on the H100 judged global 1.5-1.6x where the slice form judged it
-// 1.8x (04:40-04:42: a pair is cheaper per row than a line through a
-// quarter-chunk slice and the rest predicts): see report_screen.
+// which is biased: a launch of two chunks runs cheaper per row than the line
+// through a slice and the rest predicts (see report_screen).
 struct ScreenTimes {
   double raced_ms = 0, reference_ms = 0, rest_ms = 0;
   int64_t slice_rows = 0, rest_rows = 0, reference_rows = 0;
@@ -130,77 +105,45 @@ struct ScreenTimes {
   std::vector<Slice> also;
 };
 
-// What the engine uses (ChunkTunerInput's defaults leave both off, so the
-// tuner's unit tests of the plain race and search keep their meaning): a
-// raced variant's first measurement is a screen on a quarter of a chunk. A
-// cold query's search budget (TALLY_GPU_KNOBS coldsearch=N windows, then it
-// exploits with joined launches, renewed while the search improves the best
-// by more than s) stays off: on the H100 (2^16 groups, A/B coldsearch=0) it
-// cut the cold query's device time 6.06 -> 5.61 ms (15 launches, not 20), but
-// in the recorded H100 spaces' replay (64-chunk queries) it leaves warm
-// queries, which search 1/32 of their chunks, far from the optimum (runs 2-5
-// median 1.030 -> 1.114, 2^10 groups 1.0 -> 1.9x; bench/tuner/RESULTS.md
-// session 7).
-constexpr double kDefaultRaceSlice = 0.25;
-constexpr int kDefaultColdSearchWindows = -1;
-// After each measurement window of a cold query's search (once the race is
-// over) that did not improve the best by more than the plateau similarity
-// s, this many chunks run the best configuration found (exploiting chunks,
-// which the engine joins into one launch) before the next window; a
-// descending search keeps searching every chunk. 0 (the default): search
-// every chunk. Why off: on the H100 at 2^16 groups a cold query's 16 chunks
-// are all single launches (~60-70 us each over a joined one), but in the
-// recorded H100 spaces' replay (chunk_tuner_replay, 64-chunk queries) a run
-// of 4 moved run 1 from 1.434 to 1.345 (median over G) and runs 2-5 from
-// 1.030 to 1.052: the warm queries, which search 1/32 of their chunks,
-// start from a shorter search (bench/tuner/RESULTS.md, session 8).
-constexpr int kDefaultColdExploitRun = 0;
+// Share of a chunk a raced variant's first measurement (a screen) runs on
+// in the engine: large enough that its kernel time dominates the launch's
+// fixed part, small enough that a losing variant costs little of a chunk.
+constexpr double kRaceSlice = 0.25;
 // A raced variant's screen is sized by what the rules expect of it
 // (rules_prior_slowdown r; ChunkTuner::screen_share_for): a variant with no
 // prior (r = 1) gets the whole race slice, on which the abandon factor's
-// tolerance for a larger fixed launch part (~37 us at 2^16 groups on the
-// H100) was set; one the rules expect r times slower gets the smallest slice
-// on which a variant kScreenPriorMargin times closer to the reference than r
-// (ratio 1 + (r - 1) / margin) still clears the screen's threshold, which
-// scales with the slice (screen_abandon_factor), but no smaller than one row
-// per resident thread of the device (below that a slice times its launch,
-// not its rows). Sort at 2^16 groups (int4 key, r = 8) on the H100: 3.6% of a
-// chunk (was 1/16 = 6.2%, session 8; 1/4 in session 7). Why not a fixed
-// budget of 1-2% of a chunk's time: a slice on which a 1.5x variant's excess
-// is not above the fixed-part tolerance cannot drop it, and its undecided
-// verdict costs a second, full screen.
+// tolerance for a larger fixed launch part was set; one the rules expect r
+// times slower gets the smallest slice on which a variant kScreenPriorMargin
+// times closer to the reference than r (ratio 1 + (r - 1) / margin) still
+// clears the screen's threshold, which scales with the slice
+// (screen_abandon_factor), but no smaller than one row per resident thread
+// of the device (below that a slice times its launch, not its rows). Why not
+// a fixed budget of 1-2% of a chunk's time: a slice on which a 1.5x
+// variant's excess is not above the fixed-part tolerance cannot drop it, and
+// its undecided verdict costs a second, full screen.
 constexpr double kScreenPriorMargin = 2;
 // A race screen takes every raced variant still to be screened into one
 // chunk, on their own slices, while their slices and the reference's slice
 // (as large as the largest) together are at most this share of it; the
-// reference runs the rest. Each screen of its own cost three launches and a
-// feedback wait (live cold Q on the H100 at 2^16 groups, 04:12: 13 launches
-// for 16 chunks, 6 of them two screens'); a joint one costs a launch per
-// raced variant and two. Why 3/4: the rest launch still covers at least a
-// quarter of the chunk, as large as the reference's slice, so the two give
+// reference runs the rest. A screen of its own would cost each raced
+// variant three launches and a feedback wait; a joint one costs a launch
+// per raced variant and two. Why 3/4: the rest launch still covers at least
+// a quarter of the chunk, as large as the reference's slice, so the two give
 // its kernel per row.
 constexpr double kMaxJointScreenShare = 0.75;
 // ... and while the reference's rest stays at least this many times its
-// slice: the two launches' difference in rows is what gives the
-// reference's kernel per row and fixed part, and with slices at the whole
-// race slice (no priors: 2^24-2^26 groups on the H100) three quarters left
-// a rest as large as the slice, no difference at all: the fixed part came
-// out 0 and each slice's ratio was pulled towards 1 by its launch's fixed
-// part (sort 1.35x partitioned judged 1.20x; in the replay of the recorded
-// H100 spaces at 2^26 groups, 55 us launches, it passed to a whole pair at
-// 1.5x global). 1.5: the rows between the two at least half a slice, half
-// the session-8 single screen's (a quarter slice, a half rest); the live
-// 2^16 cold query's joint screen (global 0.25, sort 0.036: rest 0.46) keeps
-// both.
+// slice: the two launches' difference in rows is what gives the reference's
+// kernel per row and fixed part. With slices at the whole race slice three
+// quarters could leave a rest as large as the slice, no difference at all:
+// the fixed part would come out 0 and each slice's ratio be pulled towards 1
+// by its launch's fixed part. 1.5: the rows between the two are at least
+// half a slice.
 constexpr double kMinJointRestOverReference = 1.5;
 // Chunks one measurement launch covers (ChunkTunerInput::measure_chunks).
 // The partitioned kernel's launch pays a fixed part, the flush of every
-// block's claimed groups (~blocks x G, independent of rows), so on the H100
-// at 2^16 groups a single 2^24-row launch runs at ~0.018 ns/row and a joined
-// one at ~0.0147: a cold first query, which measured every chunk on its own
-// launch (20 launches for 16 chunks, 0 joined), paid ~55 us per chunk for
-// it (bench/tuner/RESULTS.md, session 8, 02:36). Measured over pairs, every
-// measurement launch pays the fixed part once per two chunks, and all
+// block's claimed groups (~blocks x G, independent of rows), so a single
+// chunk's launch runs slower per row than a joined one. Measured over pairs,
+// every measurement launch pays the fixed part once per two chunks, and all
 // candidates are compared in one unit (seconds per row of a two-chunk
 // launch: SearchState::launch_chunks), which is also nearer to what the
 // exploited best runs at (joined launches of up to 4 chunks).
@@ -208,7 +151,7 @@ constexpr double kMinJointRestOverReference = 1.5;
 // measurement launch could not be joined (report_partial: a copy in flight,
 // a NULL bitmap, chunks not adjacent in device memory, or a table of one
 // chunk) measures single chunks, and so does every later query of that key.
-constexpr int kDefaultMeasureChunks = 2;
+constexpr int kMeasureChunks = 2;
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -220,27 +163,18 @@ struct ChunkTunerInput {
   config::TuningConfig tuning;
   std::string forced_variant;                  // "" = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
-  // Share of a chunk a raced variant's screen runs on (0: no screens, the
-  // race measures whole chunks); a variant the rules expect to be far slower
-  // gets a smaller one (kScreenPriorMargin). See ChunkTuner::report_screen.
+  // Share of a chunk a raced variant's screen runs on (the engine passes
+  // kRaceSlice; 0: no screens, the race measures whole chunks, which the
+  // tests of the race itself use); a variant the rules expect to be far
+  // slower gets a smaller one (kScreenPriorMargin). See report_screen.
   double race_slice = 0;
-  // Measurement windows a cold query searches after its race before it runs
-  // the best configuration found (< 0: search every chunk until converged).
-  // The rest of the search continues in warm queries (warm_search_share).
-  int cold_search_windows = -1;
-  // Exploiting chunks after each cold search window that found nothing
-  // better by more than s (kDefaultColdExploitRun; 0: none).
-  int cold_exploit_run = kDefaultColdExploitRun;
-  // Screens sized by the rules' prior (kScreenPriorMargin); false: every
-  // raced variant is screened on race_slice (the model of session 7).
-  bool prior_sized_screens = true;
-  // Chunks per measurement launch (kDefaultMeasureChunks; the engine joins
+  // Chunks per measurement launch (kMeasureChunks; the engine joins
   // them). A cached search state continues in the unit it was measured in
   // (SearchState::launch_chunks), whatever this says.
-  int measure_chunks = kDefaultMeasureChunks;
+  int measure_chunks = kMeasureChunks;
   // Every raced variant still to be screened shares one screen chunk
-  // (kMaxJointScreenShare); false: one screen per chunk (session 8's model,
-  // for the replay's A/B).
+  // (kMaxJointScreenShare), as the engine runs them; false: one screen per
+  // chunk, which the tests of a single screen's verdict use.
   bool joint_screens = true;
 };
 
@@ -292,7 +226,7 @@ class ChunkTuner {
   // reported and outstanding chunks than a measurement window plus one run-
   // ahead chunk, and no first chunk outstanding whose time could end it
   // early: a raced variant's first, a search neighbour's first two; see
-  // kWindowRunAhead in tuner_bridge.cpp). On a warm cache it
+  // kWindowRunAhead in chunk_tuner.cpp). On a warm cache it
   // draws the next chunk's search lottery, which next() then uses.
   bool awaits_reports();
   // Measurement proposals made by next() and not reported yet.
@@ -347,7 +281,7 @@ class ChunkTuner {
   uint64_t estimated_groups_ = 0;
   bool refine_ = true;
   double abandon_factor_ = 0;       // SearchParams::abandon_factor
-  double race_abandon_factor_ = 0;  // between raced variants (tuner_bridge.cpp: kRaceAbandonFactor)
+  double race_abandon_factor_ = 0;  // between raced variants (chunk_tuner.cpp: kRaceAbandonFactor)
   std::vector<std::unique_ptr<Slot>> slots_;  // usable variants, preferred first
   std::optional<Variant> current_;            // decided after the race
   std::optional<Variant> exploring_;          // one measurement on another variant
@@ -364,12 +298,7 @@ class ChunkTuner {
   double race_slice_ = 0;
   bool joint_screens_ = true;
   uint64_t chunk_rows_ = 0;       // ChunkFacts::rows: a measurement launch's rows are span_ x these
-  long cold_search_budget_ = -1;  // search chunks a cold query may still spend after its race (< 0: unbounded)
-  long cold_search_grant_ = 0;        // chunks a budget that improved the best is renewed with
-  double cold_budget_reference_ = 0;  // the best time when the current budget started (0: not started)
   double similarity_s_ = 0.06;        // SearchParams::similarity_s
-  long cold_exploit_run_ = 0;         // ChunkTunerInput::cold_exploit_run
-  long cold_exploit_left_ = 0;        // exploiting chunks left before the cold search's next window
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
   int span_ = 1;                  // chunks per measurement launch (SearchState::launch_chunks of every slot)
@@ -392,15 +321,5 @@ class ChunkTuner {
   double screen_share_for(double prior_slowdown, uint64_t chunk_rows, const DeviceInfo& device) const;
   void record(Variant v, const LaunchConfig& c, double seconds_per_row);
 };
-
-// Parses the records' search states into the process's memo of parsed states
-// (the JSON parse is most of a ChunkTuner's set-up), so that the first query
-// on each key after a restart does not parse its own; the engine calls it
-// when it reads a store's records.
-void preparse_search_states(const std::vector<tally::TuningRecord>& records);
-
-// Loads the records for this device/signature/bucket (empty when store is nullptr).
-std::vector<tally::TuningRecord> load_tuning_records(tally::TuningStore* store, const std::string& device,
-                                                        const std::string& signature, int bucket);
 
 }  // namespace tally::gpu

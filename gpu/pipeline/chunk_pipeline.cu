@@ -1,7 +1,7 @@
 // ChunkPipeline (chunk_pipeline.hpp): cache look-ups, pinned double-buffered
 // host-to-device copies on a copy stream, and CUDA-event timing of each
 // chunk's aggregation on the compute stream.
-#include "gpu/chunk_pipeline.hpp"
+#include "gpu/pipeline/chunk_pipeline.hpp"
 
 #include <cuda_runtime.h>
 
@@ -11,12 +11,11 @@
 #include <thread>
 
 #include "common/engine_counters.hpp"
-#include "gpu/column_regions.hpp"
+#include "gpu/pipeline/column_regions.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/event_wait.cuh"
 #include "gpu/host_steps.hpp"
-#include "gpu/kernels/gate_kernel.cuh"
 
 namespace tally::gpu {
 
@@ -82,7 +81,7 @@ struct ChunkPipeline::Impl {
   };
   struct InFlight {
     uint64_t ticket = 0;
-    cudaEvent_t start = nullptr, stop = nullptr;  // start: nullptr when the chunk is not timed
+    cudaEvent_t start = nullptr, stop = nullptr;
     std::vector<std::shared_ptr<const DeviceColumn>> leases;  // kept until the kernels are done
   };
   int device = 0;
@@ -95,40 +94,25 @@ struct ChunkPipeline::Impl {
   // by the next completed(), so that no chunk's time is lost to the tuner.
   std::vector<ChunkTiming> finished;
   std::vector<cudaEvent_t> spare_events;  // timing events for reuse
-  std::vector<cudaEvent_t> spare_untimed;  // completion-only events (chunk timing off)
   cudaEvent_t span_start = nullptr;       // before the first run() of a query (PipelineStats::span_ms)
-  cudaEvent_t span_end = nullptr;         // after the latest run() when chunks are not timed
-  size_t max_in_flight = ChunkPipeline::kDefaultMaxInFlight;
   uint64_t next_ticket = 1;
-  // The launch gate's words in mapped pinned memory: [0] the last released
-  // ticket (host-written), [1] timeouts (device-written); see gate_kernel.cuh.
-  uint32_t* gate_host = nullptr;
-  uint32_t* gate_device = nullptr;
-  uint32_t gate_ticket = 0;
 
-  cudaEvent_t take_event(bool timed = true) {
-    std::vector<cudaEvent_t>& spare = timed ? spare_events : spare_untimed;
-    if (!spare.empty()) {
-      cudaEvent_t e = spare.back();
-      spare.pop_back();
+  cudaEvent_t take_event() {
+    if (!spare_events.empty()) {
+      cudaEvent_t e = spare_events.back();
+      spare_events.pop_back();
       return e;
     }
     cudaEvent_t e = nullptr;
-    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&e, timed ? cudaEventDefault : cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventCreate(&e));
     return e;
   }
   void give_back(const InFlight& f) {
-    if (f.start) {
-      spare_events.push_back(f.start);
-      spare_events.push_back(f.stop);
-    } else {
-      spare_untimed.push_back(f.stop);
-    }
+    spare_events.push_back(f.start);
+    spare_events.push_back(f.stop);
   }
 
   ~Impl() {
-    // A gate still held would keep the compute stream until its timeout.
-    if (gate_host) __atomic_store_n(gate_host, gate_ticket, __ATOMIC_SEQ_CST);
     if (copy) (void)cudaStreamSynchronize(copy);
     if (compute) (void)cudaStreamSynchronize(compute);
     for (InFlight& f : in_flight) give_back(f);
@@ -140,10 +124,7 @@ struct ChunkPipeline::Impl {
       if (s.consumed) (void)cudaEventDestroy(s.consumed);
     }
     for (cudaEvent_t e : spare_events) (void)cudaEventDestroy(e);
-    for (cudaEvent_t e : spare_untimed) (void)cudaEventDestroy(e);
     if (span_start) (void)cudaEventDestroy(span_start);
-    if (span_end) (void)cudaEventDestroy(span_end);
-    if (gate_host) (void)cudaFreeHost(gate_host);
     if (copy) (void)cudaStreamDestroy(copy);
     if (compute) (void)cudaStreamDestroy(compute);
   }
@@ -161,14 +142,6 @@ ChunkPipeline::ChunkPipeline(int device, ColumnCache* cache) : device_(device), 
     TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
   }
   TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_start));
-  TALLY_CUDA_CHECK(cudaEventCreate(&impl_->span_end));
-  void* gate = nullptr;
-  TALLY_CUDA_CHECK(cudaHostAlloc(&gate, 2 * sizeof(uint32_t), cudaHostAllocMapped));
-  impl_->gate_host = static_cast<uint32_t*>(gate);
-  impl_->gate_host[0] = impl_->gate_host[1] = 0;
-  void* on_device = nullptr;
-  TALLY_CUDA_CHECK(cudaHostGetDevicePointer(&on_device, gate, 0));
-  impl_->gate_device = static_cast<uint32_t*>(on_device);
 }
 
 ChunkPipeline::~ChunkPipeline() = default;
@@ -312,7 +285,7 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   Impl& im = *impl_;
   {
     HostStepTimer timer(HostStep::in_flight_wait);
-    while (im.in_flight.size() >= im.max_in_flight) {
+    while (im.in_flight.size() >= kMaxInFlight) {
       wait_event(im.in_flight.front().stop);
       std::vector<ChunkTiming> done = completed(false);
       im.finished.insert(im.finished.end(), done.begin(), done.end());
@@ -327,13 +300,13 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   {
     HostStepTimer timer(HostStep::events);
     f.ticket = im.next_ticket++;
-    f.start = chunk_timing_ ? im.take_event() : nullptr;
-    f.stop = im.take_event(chunk_timing_);
+    f.start = im.take_event();
+    f.stop = im.take_event();
     if (!span_started_) {
       TALLY_CUDA_CHECK(cudaEventRecord(im.span_start, im.compute));
       span_started_ = true;
     }
-    if (f.start) TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
+    TALLY_CUDA_CHECK(cudaEventRecord(f.start, im.compute));
   }
   host_mark("start event");
   try {
@@ -347,7 +320,6 @@ uint64_t ChunkPipeline::run(StagedChunk& chunk, const std::function<void()>& bod
   {
     HostStepTimer timer(HostStep::events);
     TALLY_CUDA_CHECK(cudaEventRecord(f.stop, im.compute));
-    if (!f.start) TALLY_CUDA_CHECK(cudaEventRecord(im.span_end, im.compute));
   }
   if (chunk.slot >= 0) TALLY_CUDA_CHECK(cudaEventRecord(im.slots[chunk.slot].consumed, im.compute));
   f.leases = std::move(chunk.leases);
@@ -371,25 +343,17 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool wait) {
       TALLY_CUDA_CHECK(q);
     }
     float ms = 0;
-    if (f.start) TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
+    TALLY_CUDA_CHECK(cudaEventElapsedTime(&ms, f.start, f.stop));
     stats_.device_ms += ms;
     ++stats_.chunks;
-    if (span_started_ && f.start) {
+    if (span_started_) {
       float span = 0;
       TALLY_CUDA_CHECK(cudaEventElapsedTime(&span, im.span_start, f.stop));
       stats_.span_ms = std::max<double>(stats_.span_ms, span);
     }
     out.push_back(ChunkTiming{f.ticket, ms});
-    const bool timed = f.start != nullptr;
     im.give_back(f);
     im.in_flight.pop_front();  // drops the leases: the kernels are done with them
-    if (!timed && span_started_ && im.in_flight.empty()) {
-      // span_end was recorded right after this (the latest) chunk.
-      wait_event(im.span_end);
-      float span = 0;
-      TALLY_CUDA_CHECK(cudaEventElapsedTime(&span, im.span_start, im.span_end));
-      stats_.span_ms = std::max<double>(stats_.span_ms, span);
-    }
   }
   return out;
 }
@@ -407,36 +371,6 @@ std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t ticket) {
 }
 
 size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
-
-bool ChunkPipeline::hold_gate(std::chrono::microseconds timeout) {
-  Impl& im = *impl_;
-  if (held_gate().release) return false;
-  TALLY_CUDA_CHECK(cudaSetDevice(device_));
-  HostStepTimer timer(HostStep::events);
-  const uint32_t ticket = ++im.gate_ticket;
-  const auto timeout_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
-  kernels::gate_kernel<<<1, 1, 0, im.compute>>>(im.gate_device, ticket, timeout_ns);
-  TALLY_CUDA_CHECK_LAUNCH("gate_kernel");
-  held_gate() = HeldGate{im.gate_host, ticket};
-  ++gates_;
-  return true;
-}
-
-void ChunkPipeline::open_gate() noexcept { open_held_gate(); }
-
-bool ChunkPipeline::device_idle() const {
-  const Impl& im = *impl_;
-  if (im.in_flight.empty()) return true;
-  // In-order stream: the newest run finished means all did.
-  const cudaError_t q = cudaEventQuery(im.in_flight.back().stop);
-  if (q == cudaErrorNotReady) return false;
-  TALLY_CUDA_CHECK(q);
-  return true;
-}
-
-uint64_t ChunkPipeline::gate_timeouts() const { return __atomic_load_n(&impl_->gate_host[1], __ATOMIC_SEQ_CST); }
-
-void ChunkPipeline::set_max_in_flight(size_t n) { impl_->max_in_flight = std::max<size_t>(n, 1); }
 
 bool ChunkPipeline::joinable(const StagedChunk& first, const StagedChunk& next) {
   if (first.slot >= 0 || next.slot >= 0 || !first.waits.empty() || !next.waits.empty()) return false;

@@ -1,7 +1,7 @@
 #pragma once
 // The search space of GPU GROUP BY: which kernel variant runs a chunk and with
 // which launch parameters. Kernels never choose their own configuration; the
-// tuner (gpu/tuner/) or the rule-based default (variant_rules.hpp) does, and the
+// tuner (gpu/tuner/) or the rule-based default (gpu/rules/variant_rules.hpp) does, and the
 // host launcher checks it against the device and reports what it had to change.
 #include <cstdint>
 #include <optional>
@@ -9,19 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/rules/variant.hpp"
 #include "gpu/tuner/launch_config.hpp"
 
 namespace tally::gpu {
-
-enum class Variant {
-  dense,             // direct-indexed per-block shared-memory arrays over [min,max]
-  shared_hash,       // block-private open addressing in shared memory, merged into the global table
-  global_hash,       // one open-addressing table in device memory, CAS on keys, atomics on aggregates
-  sort,              // CUB radix sort + run aggregation, merged into the global table
-  partitioned_hash,  // CUB radix partition on key bits, then shared-memory tables per partition
-};
-inline constexpr Variant kAllVariants[] = {Variant::dense, Variant::shared_hash, Variant::global_hash,
-                                           Variant::sort, Variant::partitioned_hash};
 
 enum class HashKind {
   identity,  // key modulo table size: collision-free for dense key ranges
@@ -54,8 +45,6 @@ struct LaunchReport {
   uint64_t spilled = 0;                  // rows or partial groups that overflowed the table
 };
 
-std::string_view variant_name(Variant v);
-std::optional<Variant> parse_variant(std::string_view name);
 std::string_view hash_name(HashKind h);
 std::string describe(const VariantConfig& c);
 

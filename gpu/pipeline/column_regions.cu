@@ -3,7 +3,7 @@
 // by its own physical allocation (CUDA virtual memory management, reached
 // through the runtime's driver entry points so that no binary links libcuda:
 // the CPU-only machines run the same binaries).
-#include "gpu/column_regions.hpp"
+#include "gpu/pipeline/column_regions.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-#include "gpu/variant_rules.hpp"
+#include "gpu/rules/variant_rules.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -23,20 +23,18 @@ constexpr int kMinSharedThreads = 256;
 // table's initialization and flush.
 constexpr uint64_t kSmallChunkRows = 1u << 16;
 // Partitioned variant at two blocks per SM: each block gets the SM's threads
-// divided by 2 * this, i.e. a quarter of them (2 x 512 on the H100), for the
-// generic kernel (48 registers per thread at 2 rows, ptxas sm_90: two
-// full-SM blocks exceed the register file). The count+sum kernel (32
-// registers) takes half the SM's threads per block: 2 x 1024 measured
-// 6.78/6.98/8.09 ms at sparse 2^22/2^24/2^26 against 7.93/8.02/9.13 for
-// 2 x 512 (H100, bench/RESULTS.md, gker6); the launcher's occupancy check
-// still clamps to one block where registers do not allow two.
+// divided by 2 * this, i.e. a quarter of them, for the generic kernel (48
+// registers per thread at 2 rows, ptxas sm_90: two full-SM blocks exceed the
+// register file). The count+sum kernel (32 registers) takes half the SM's
+// threads per block, measured faster than a quarter at large G; the
+// launcher's occupancy check still clamps to one block where registers do
+// not allow two.
 constexpr int kPartitionPairThreadDivisor = 2;
 constexpr int kPartitionCountSumPairThreadDivisor = 1;
-// Rows per thread of the partitioned variant. 4 measured faster at 11 of 12
-// large-G points (H100, 17:17 and 17:30 UTC, same data: sparse 2^16-2^24 by
-// 3-10%, dense by 1-4%, sparse 2^26 a tie) but then PartitionsOutgrowTheirTables
-// saw no table growth (its partitions no longer overflowed; not understood),
-// so the rule keeps 2 until that is explained (bench/RESULTS.md, gker5).
+// Rows per thread of the partitioned variant. 4 measures a few percent faster
+// at large G, but then PartitionsOutgrowTheirTables sees no table growth (its
+// partitions no longer overflow, for a reason not understood), so the rule
+// keeps 2 until that is explained.
 constexpr int kPartitionRowsPerThread = 2;
 // CUB's onesweep radix sort handles 8 key bits per pass (4- and 8-byte keys):
 // partition bits cost in whole passes over the rows.
@@ -55,9 +53,9 @@ constexpr uint64_t kDictionaryMinExtraSlots = 32;
 constexpr uint64_t kDictionarySamplesPerId = 8;
 constexpr uint64_t kDictionaryMinSamples = uint64_t{1} << 15;
 // Rows per thread of the dictionary's count+sum kernel: two 16-byte loads of
-// keys and two of values in flight per thread (H100, sparse G = 2^2-2^12,
-// 14:22 and 14:46 UTC: rpt 8 faster than 4 at every G although its 40-48
-// registers admit fewer threads). The any-lanes kernel keeps 4: at 8 it needs
+// keys and two of values in flight per thread (rpt 8 measures faster than 4
+// at every sparse G up to 2^12 although its 40-48 registers admit fewer
+// threads). The any-lanes kernel keeps 4: at 8 it needs
 // 127 registers.
 constexpr int kDictionaryCountSumRowsPerThread = 8;
 // Slots are 32-bit indices with two sentinels; far beyond shared memory anyway.
@@ -200,8 +198,8 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       const uint64_t groups = dense ? (facts.key_range ? facts.key_range->size() : 0)
                                     : std::max<uint64_t>(facts.estimated_groups, 1);
       // A warp waits for its longest linear probe: at 50% load the longest of
-      // 32 probes is several times the mean (measured on an H100: 11 of 32
-      // lanes active at G = 2^10). Run the table at kLowFillPercent while it
+      // 32 probes is several times the mean (11 of 32 lanes active at
+      // G = 2^10). Run the table at kLowFillPercent while it
       // still leaves room for two blocks per SM, and only where few replicas
       // are used (with many, the larger table costs blocks per SM instead:
       // G = 2^6 measured 1.7 ms at 50%, 2.0 ms at 25%).
@@ -256,8 +254,8 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
       int best_passes = 1 << 20;
       for (int bps = 2; bps >= 1; --bps) {
         // Two blocks of the generic kernel take a quarter of the SM's threads
-        // each: two of half the SM exceed the register file (H100: the
-        // occupancy check then kept one 1024-thread block per SM); two of the
+        // each: two of half the SM exceed the register file (the occupancy
+        // check then keeps one 1024-thread block per SM); two of the
         // count+sum kernel take half each.
         const int tpb =
             std::min({1024, d.max_threads_per_block, max_threads_sm / bps / (bps > 1 ? pair_divisor : 1)}) /

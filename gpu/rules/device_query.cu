@@ -1,7 +1,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/cuda_check.cuh"
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
 

@@ -1,6 +1,7 @@
 #pragma once
-// Cold-start rules: the starting variant order and launch configuration when
-// the tuning cache has nothing for this device, operator and cardinality.
+// Cold-start rules: the starting variant order, the race's priors and the
+// search grid when the tuning cache has nothing for this device, operator and
+// cardinality (the starting launch configuration is variant_rules.hpp's).
 // They follow Karnagel et al. (ADMS'15, "Simple Rule-based Optimizer") but
 // every threshold is computed from the device's own properties (shared
 // memory, L2 size, SM count, thread limits): no constant tuned on one GPU.
@@ -8,8 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "gpu/tuner/device_properties.hpp"
+#include "gpu/rules/device_info.hpp"
+#include "gpu/rules/variant.hpp"
 #include "gpu/tuner/launch_config.hpp"
+#include "gpu/tuner/search_space.hpp"
 
 namespace tally::gpu {
 
@@ -21,25 +24,18 @@ struct AggregationShape {
   bool dense_key_range = false;  // min/max say a direct-indexed array fits
 };
 
-// Variant names shared with gpu/ (the tuning cache stores these strings).
-inline constexpr const char* kVariantDense = "dense";
-inline constexpr const char* kVariantShared = "shared_memory";
-inline constexpr const char* kVariantGlobal = "global";
-inline constexpr const char* kVariantSort = "sort";
-inline constexpr const char* kVariantPartitioned = "partitioned";
-
 // Bytes of one hash-table slot.
 inline int64_t slot_bytes(const AggregationShape& s) { return s.key_bytes + s.state_bytes; }
 
 // Hash-table fill factor in percent (Karnagel's table-size rules): the table
 // takes the whole L2 when that keeps the fill below 50 %; 50 % while the table
 // is at most an eighth of device memory; 83 % beyond, to save memory.
-int32_t rule_fill_factor_percent(const DeviceProperties& device, const AggregationShape& shape);
+int32_t rule_fill_factor_percent(const DeviceInfo& device, const AggregationShape& shape);
 
 // Variants the rules allow, in the order they prefer them: dense when the
 // key range allows; shared-memory when a block-private table fits the shared
 // memory of one block; global; sort. gpu/'s can_use predicates filter further.
-std::vector<std::string> rule_variant_order(const DeviceProperties& device, const AggregationShape& shape);
+std::vector<Variant> rule_variant_order(const DeviceInfo& device, const AggregationShape& shape);
 
 // Whether the rules expect `variant` to be far slower than the hash variants
 // for this shape, so that a cold query's race gives it only a small screen
@@ -48,7 +44,7 @@ std::vector<std::string> rule_variant_order(const DeviceProperties& device, cons
 // beats sorting by several times, since the sort moves every row several
 // times through device memory while the hash variants touch it once. A
 // prior, not a verdict: the variant is still screened and can still win.
-bool rules_expect_far_slower(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+bool rules_expect_far_slower(const DeviceInfo& device, const AggregationShape& shape, Variant variant);
 
 // How many times slower per row than the best variant the rules expect
 // `variant` to be for this shape (1: no prior, the race decides). A prior
@@ -66,21 +62,20 @@ bool rules_expect_far_slower(const DeviceProperties& device, const AggregationSh
 //    dense tables are block-private (Karnagel: global hashing at few groups
 //    is the slowest of his variants by an order of magnitude). The queue of
 //    U updaters per group costs 1 + log2(U), not U: a warp stalled on its
-//    atomic stops issuing, so fewer are in flight than resident (on the
-//    H100, U = 270336 at one group, prior 19; 1 + log2 ranks global last at
-//    2^0-2^8 groups as the recorded space does, 121x / 27x / 16x; none at
-//    2^16, U = 4).
+//    atomic stops issuing, so fewer are in flight than resident (1 + log2
+//    ranks global last at few groups, and gives no prior once a warp's worth
+//    of updaters or fewer share a group).
 //  - partitioned while the table fits a block's shared memory (the
 //    shared-memory variant's condition, so partitioning buys no locality):
 //    its partition pass reads, writes and reads again every row, 3 passes
 //    where a block-private table reads it once.
-double rules_prior_slowdown(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+double rules_prior_slowdown(const DeviceInfo& device, const AggregationShape& shape, Variant variant);
 
-// The starting launch configuration of a variant (Karnagel's grid rules): a
-// table within 4 x L2 is cache-resident and wants full occupancy; a larger
-// one wants only as many concurrent threads as keep one cache line each in
-// L2; a table too large for the TLB reach (beyond an eighth of memory) wants
-// fewer still. Shared-memory tables get as many blocks as fit an SM's shared memory.
-LaunchConfig rule_launch_config(const DeviceProperties& device, const AggregationShape& shape, const std::string& variant);
+// The grid searched for a variant on a device: threads per block 32..max
+// (powers of two), blocks per SM 1..max resident blocks, rows per thread
+// 1..8, and fill factor 25/50/83 % for the shared-memory hash variants
+// (shared_memory, partitioned). Dimensions a variant's time does not depend
+// on are left out: their value comes from the space's base.
+SearchSpace default_search_space(const DeviceInfo& device, Variant variant);
 
 }  // namespace tally::gpu

@@ -1,6 +1,6 @@
 #pragma once
 // What tallyd prepares when the GPU engine starts, so that the first query
-// after a start costs what later ones cost (issue 6's restart run): device
+// after a start costs what later ones cost: device
 // memory the stream-ordered pool would otherwise map while a query runs (an
 // aggregator's spill and sort scratch, up to total memory /
 // kScratchMemoryDivisor), and pinned host blocks the result extraction
@@ -11,10 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/first_use_counts.hpp"
 #include "gpu/group_by.hpp"
-#include "gpu/variant_config.hpp"
+#include "gpu/rules/variant_config.hpp"
 
 namespace tally::gpu {
 
@@ -38,9 +38,8 @@ bool rehearse_aggregation(const DeviceInfo& device, const GroupBySpec& spec, Var
                           const TableOptions& options, int64_t rows, uint64_t groups);
 
 // What the first query of a shape that has no tuning-cache entry would
-// otherwise do first in this process (H100 23:12: the first count+sum query of
-// a process 1.42x its best fixed configuration client side, the same cold
-// query 1.20x in a process where the fixed configurations had run): every
+// otherwise do first in this process (a process's first query pays for
+// each of these once, a large share of a cold query): every
 // variant's launch path for int4 and int8 keys, with count(*)+sum(int4 NOT
 // NULL) (the count+sum kernels) and with a nullable generic aggregate set,
 // at each rows_per_thread (a template parameter) and fill factors that
@@ -50,7 +49,7 @@ bool rehearse_aggregation(const DeviceInfo& device, const GroupBySpec& spec, Var
 // a cold query's race, returned to the pool. Small synthetic chunks
 // (kWarmRows rows) on a stream of its own; stops when `budget_ms` is spent.
 // Never fails: an error (little memory) ends it and leaves the rest on
-// demand, as before.
+// demand.
 struct LaunchPathWarmUp {
   int aggregations = 0;  // rehearsals that ran
   int failed = 0;        // rehearsals that failed (the rest of that shape is then on demand)

@@ -6,7 +6,7 @@
 // (two slots: the copy of chunk i+1 overlaps the kernels of chunk i), and
 // stored columns the cache admits stay resident for later queries.
 //
-// Protocol, driven by GpuRun (gpu_aggregate_engine.cpp): stage(chunk i),
+// Protocol, driven by GpuRun (gpu/engine/gpu_run.cpp): stage(chunk i),
 // then run(chunk i-1), ... A staged chunk's device pointers stay valid until
 // its run has finished on the device; at most two chunks are staged at a
 // time. run() does not wait for the device: each chunk's aggregation is timed
@@ -16,13 +16,12 @@
 // One pipeline serves one query at a time; the engine pools them so that
 // streams, events and pinned buffers are reused across queries.
 // Host-only header: builds without CUDA (gpu_stub.cpp throws).
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
-#include "gpu/column_cache.hpp"
+#include "gpu/pipeline/column_cache.hpp"
 #include "gpu/group_by.hpp"
 
 namespace tally::gpu {
@@ -69,7 +68,7 @@ class ChunkPipeline {
   // Runs outstanding before run() waits for the oldest: enough that the
   // host, which spends tens of microseconds enqueueing a chunk, stays ahead
   // of the GPU; few enough to bound the leases and staging slots held.
-  static constexpr size_t kDefaultMaxInFlight = 8;
+  static constexpr size_t kMaxInFlight = 8;
   ChunkPipeline(int device, ColumnCache* cache);  // cache may be null: everything is transient
   ~ChunkPipeline();
   ChunkPipeline(const ChunkPipeline&) = delete;
@@ -103,7 +102,7 @@ class ChunkPipeline {
   static bool joinable(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
   // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
-  // for one run() (a race screen's slices, gpu_aggregate_engine.cpp): the
+  // for one run() (a race screen's slices, gpu/engine/gpu_run.cpp): the
   // same device columns at a row offset, with the chunk's copy waits but no
   // leases and no staging slot, so it must run before `chunk` itself, whose
   // run() holds the leases and frees the slot. `offset` keeps every column's
@@ -112,35 +111,6 @@ class ChunkPipeline {
   static StagedChunk slice_view(const StagedChunk& chunk, int64_t offset, int64_t rows);
   // Drops the first `rows` rows of a staged chunk (its leases and slot stay).
   static void drop_front(StagedChunk& chunk, int64_t rows);
-  // Per-chunk CUDA-event timing (default on). Off: run() records only an
-  // untimed completion event per chunk, completed() reports 0 ms, and
-  // stats().span_ms still times the whole run (diagnostics: do the timing
-  // events cost the GPU time between chunks?).
-  void set_chunk_timing(bool on) { chunk_timing_ = on; }
-  // Runs outstanding before run() waits for the oldest.
-  void set_max_in_flight(size_t n);
-  // The launch gate, for measurement chunks enqueued on an idle GPU: the
-  // start event of a run enqueued on an idle stream fires at once, and the
-  // host then trickles the run's launches in (~90 us of a cold query's
-  // first launches on the H100), which its time would include. hold_gate()
-  // enqueues on the compute stream a one-thread kernel that holds it until
-  // open_gate(), so the runs enqueued in between start back to back and
-  // their events time the GPU's work. Any host wait of this thread
-  // (event_wait.cuh) opens the gate first, so nothing waits on work behind
-  // it; a gate never opened opens itself after `timeout` of device time
-  // (counted in gate_timeouts()). One gate per thread: false (nothing
-  // enqueued) while this thread holds one.
-  static constexpr std::chrono::microseconds kGateTimeout{2000};
-  bool hold_gate(std::chrono::microseconds timeout = kGateTimeout);
-  void open_gate() noexcept;
-  // Whether every run enqueued so far has finished on the device (the GPU
-  // idles until the next run; no timing is consumed).
-  bool device_idle() const;
-  // Gates held, and those that opened by their timeout (the host did not
-  // release them in time), over the pipeline's life.
-  uint64_t gates() const { return gates_; }
-  uint64_t gate_timeouts() const;
-
   const PipelineStats& stats() const { return stats_; }
   void reset_stats() {
     stats_ = {};
@@ -154,8 +124,6 @@ class ChunkPipeline {
   int device_;
   PipelineStats stats_;
   bool span_started_ = false;  // the span event was recorded since reset_stats()
-  bool chunk_timing_ = true;
-  uint64_t gates_ = 0;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -15,8 +15,8 @@
 
 #include "config/config.hpp"
 #include "common/aggregate_engine.hpp"
-#include "gpu/column_cache.hpp"
-#include "gpu/device_info.hpp"
+#include "gpu/pipeline/column_cache.hpp"
+#include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
 
@@ -34,9 +34,6 @@ class GpuEngine : public tally::AggregateEngine {
  public:
   virtual const DeviceInfo& device() const = 0;
   virtual ColumnCache& column_cache() = 0;
-  // Tuners prepared from another signature's facts so far (knob ahead;
-  // gpu_aggregate_engine.cpp prepare_ahead): what a test waits for.
-  virtual uint64_t tuners_prepared_ahead() { return 0; }
 };
 
 // The engine for device `ordinal` (-1 = first device); nullptr when this build

@@ -18,7 +18,7 @@ struct DeviceInfo {
   int max_blocks_per_sm = 0;
   int warp_size = 32;
   size_t shared_memory_per_block = 0;         // default limit without opt-in
-  size_t shared_memory_per_block_optin = 0;   // after cudaFuncSetAttribute
+  size_t shared_memory_per_block_optin = 0;   // after cudaFuncSetAttribute: what the rules plan with
   size_t shared_memory_per_sm = 0;
   size_t reserved_shared_memory_per_block = 0;  // the runtime keeps this per resident block
   size_t l2_bytes = 0;
@@ -29,9 +29,12 @@ struct DeviceInfo {
   int driver_version = 0;   // e.g. 13000
   int runtime_version = 0;
 
-  // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.2 GiB, driver 13.0)".
+  // "<name> (sm_90, 132 SMs, 79.2 GiB, L2 50 MiB, ...)".
   std::string describe() const;
-  // The tuning cache's device key is gpu::device_fingerprint() (tuner_bridge.hpp).
+  // The tuning cache's device key: entries measured on another GPU (other
+  // name, compute capability, SM count, memory size or driver) never match.
+  // Persisted caches are keyed by this exact text.
+  std::string fingerprint() const;
 };
 
 // Number of usable CUDA devices; 0 when the build has no CUDA, no driver or no

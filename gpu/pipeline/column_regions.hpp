@@ -10,13 +10,13 @@
 // mapped there (CUDA virtual memory management), so adjacency costs no memory
 // and an evicted chunk frees exactly its own bytes. Columns smaller than the
 // allocation granularity, or larger than their region's slots, get no place
-// (the caller allocates them as before).
+// (the caller allocates them itself).
 // Host-only header; the implementation is column_regions.cu (CUDA builds only).
 #include <cstdint>
 #include <memory>
 #include <optional>
 
-#include "gpu/column_cache.hpp"
+#include "gpu/pipeline/column_cache.hpp"
 
 namespace tally::gpu {
 

@@ -1,7 +1,7 @@
 // LRU bookkeeping of the device column cache (column_cache.hpp). Host code
 // only: the device memory itself is allocated by chunk_pipeline.cu and freed
 // by ~DeviceColumn (device_column.cu, or gpu_stub.cpp without CUDA).
-#include "gpu/column_cache.hpp"
+#include "gpu/pipeline/column_cache.hpp"
 
 #include <list>
 #include <mutex>

@@ -7,11 +7,11 @@
 #include <optional>
 #include <string>
 
-#include "gpu/device_info.hpp"
+#include "gpu/rules/device_info.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/group_by_spec.hpp"
 #include "gpu/lane_plan.hpp"
-#include "gpu/variant_config.hpp"
+#include "gpu/rules/variant_config.hpp"
 
 namespace tally::gpu {
 

@@ -1,0 +1,358 @@
+#include "gpu/engine/gpu_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "gpu/engine/gpu_aggregation_engine.hpp"
+#include "gpu/engine/spec_translation.hpp"
+#include "gpu/engine/start_up.hpp"
+#include "gpu/tuner/cardinality_bucket.hpp"
+#include "gpu/tuner/tuning_signature.hpp"
+
+namespace tally::gpu {
+namespace {
+
+using tally::ColumnWidth;
+
+// Rows one joined launch (several adjacent resident chunks, see
+// ChunkPipeline::joinable) covers at most: 4 chunks of 2^24 rows, several
+// times the host's cost of staging them, so the next launch is enqueued long
+// before the GPU runs out of work, while a 2^28-row query needs 5 launches
+// instead of 16.
+constexpr int64_t kJoinedLaunchRows = int64_t{1} << 26;
+
+}  // namespace
+
+std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
+  std::string k = std::to_string(static_cast<int>(g.key_type)) + "|";
+  for (const auto& c : g.columns) k += std::to_string(static_cast<int>(c.type)) + (c.may_have_nulls ? "n," : ",");
+  k += "|";
+  for (const auto& a : g.aggregates) k += std::to_string(static_cast<int>(a.op)) + ":" + std::to_string(a.column) + ",";
+  k += "|" + std::to_string(o.estimated_groups) + "|" + std::to_string(o.max_fill) + "|" +
+       std::to_string(static_cast<int>(o.hash)) + "|" + std::to_string(o.key_range_hint.min) + "," +
+       std::to_string(o.key_range_hint.max) + "|" + std::to_string(o.max_rows_per_launch) +
+       (o.own_partitioned_output ? "|own" : "|merge");
+  return k;
+}
+
+void GpuRun::sink(const tally::ChunkInput& chunk) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Marks on the way to the first kernels (EXPLAIN ANALYZE "GPU: start path").
+  HostTimelineScope timeline(first_enqueue_us_ < 0 ? &start_path_ : nullptr);
+  host_mark(last_sink_end_ ? "next sink" : "sink");
+  // Time spent outside sink between chunks: the executor's scan.
+  if (last_sink_end_) scan_gap_us_ += std::chrono::duration<double, std::micro>(t0 - *last_sink_end_).count();
+  else first_sink_us_ = std::chrono::duration<double, std::micro>(t0 - created_).count();
+  struct MarkEnd {
+    std::optional<std::chrono::steady_clock::time_point>& at;
+    ~MarkEnd() { at = std::chrono::steady_clock::now(); }
+  } mark_end{last_sink_end_};
+  for (const uint8_t* f : chunk.filters)
+    if (f) throw Error(SqlState::feature_not_supported, "GPU: aggregate FILTER is not supported by the GPU engine yet");
+  if (chunk.values.size() != spec_.value_widths.size())
+    throw Error(SqlState::internal_error, "GPU: chunk has " + std::to_string(chunk.values.size()) + " value columns, spec " +
+                                              std::to_string(spec_.value_widths.size()));
+  if (!gspec_) {
+    // The planner's spec gives nominal widths; the chunks say what arrives
+    // (raw stored int4 columns are 4 bytes wide, evaluated ones 8).
+    std::vector<ColumnWidth> widths;
+    for (const auto& v : chunk.values) widths.push_back(v.width);
+    gspec_ = translate(chunk.keys.width, widths, spec_.aggregates, spec_.value_not_null);
+    if (!gspec_) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
+    key_width_ = chunk.keys.width;
+    host_mark("translated");
+  } else if (chunk.keys.width != key_width_) {
+    throw Error(SqlState::internal_error, "GPU: key width changed between chunks");
+  }
+  if (chunk.rows == 0) return;
+  std::vector<HostColumn> columns;
+  columns.reserve(1 + chunk.values.size());
+  auto add = [&](const tally::ColumnView& v) {
+    HostColumn c;
+    c.data = v.data;
+    c.validity = v.validity;
+    c.width_bytes = width_bytes(v.width);
+    c.cacheable = v.identity.known();
+    c.key = ColumnKey{v.identity.table, v.identity.chunk, v.identity.column, static_cast<uint8_t>(c.width_bytes)};
+    columns.push_back(c);
+  };
+  add(chunk.keys);
+  for (size_t i = 0; i < chunk.values.size(); ++i) {
+    add(chunk.values[i]);
+    if (columns.back().validity && !gspec_->columns[i].may_have_nulls) {
+      // Declared NOT NULL by the statistics: a bitmap here must be all
+      // valid (evaluated inputs carry one); the kernels then ignore it.
+      const uint8_t* bits = columns.back().validity;
+      if (!std::all_of(bits, bits + chunk.rows, [](uint8_t b) { return b != 0; }))
+        throw Error(SqlState::internal_error, "GPU: a NULL in an input the statistics say has none");
+      columns.back().validity = nullptr;
+    }
+  }
+  // Stage this chunk (its copies start now), then aggregate the previous
+  // one while they run.
+  const auto t_stage = std::chrono::steady_clock::now();
+  StagedChunk staged = pipeline_->stage(static_cast<int64_t>(chunk.rows), columns);
+  host_.stage_us += since_us(t_stage);
+  host_mark("staged");
+  std::optional<Decided> next;
+  try {
+    // DaMoN'19's search is sequential: a race or search proposal first
+    // sees the times of the earlier ones (the host would otherwise choose
+    // up to kMaxInFlight chunks ahead of any time it knows).
+    if (tuner_ && tuner_->awaits_reports()) await_reports();
+    next = decide(std::move(staged));
+    // Resident chunks that continue the pending ones in device memory and
+    // run the same exploited configuration join them (one launch); the
+    // first launch of a query goes alone so that the GPU starts at once.
+    // A chunk that continues a measurement launch of several chunks
+    // (TunedChoice::span, the tuner's unit) joins it.
+    const bool same_run = pending_ && pending_->variant == next->variant && pending_->config_text == next->config_text &&
+                          pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows &&
+                          ChunkPipeline::joinable(pending_->chunk, next->chunk);
+    const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
+    if (continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit)) {
+      ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
+      ++pending_->chunks;
+      next.reset();
+      if (continues && pending_->chunks == pending_->choice.span) run_pending(true);  // a whole measurement: at once
+    } else if (pending_) {
+      run_pending(true);
+    }
+    // A chunk that opens a measurement launch waits for the chunks it spans.
+    if (next && next->choice.span > 1) {
+      pending_ = std::move(next);
+      next.reset();
+    }
+    if (next && launches_ == 0 && next->variant != Variant::partitioned_hash) {
+      // The query's first chunk runs as soon as it is staged, not after
+      // the executor has scanned and the engine staged and decided the
+      // second, which would leave the GPU idle meanwhile. Only the
+      // partitioned variant waits: whether more chunks follow decides
+      // whether a lone chunk may own its output (run_pending).
+      pending_ = std::move(next);
+      next.reset();
+      run_pending(true);
+    }
+    if (next && !next->exploit && aggregator_) {
+      // A measurement chunk is never joined: launched at once, its time
+      // comes back a chunk earlier and the GPU does not idle after a wait.
+      pending_ = std::move(next);
+      next.reset();
+      run_pending(true);
+    }
+  } catch (...) {
+    if (next) pipeline_->release(next->chunk);
+    throw;
+  }
+  if (next) pending_ = std::move(next);
+  report_.rows += chunk.rows;
+  report_.sink_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled)
+    : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
+      spare_(std::move(pooled.spare)) {
+  first_use_at_start_ = first_use_snapshot(device_.ordinal);
+  if (!spec_.forced_variant.empty()) {
+    forced_ = parse_variant(spec_.forced_variant);
+    if (!forced_)
+      throw Error(SqlState::invalid_parameter_value, "GPU: unknown aggregation variant \"" + spec_.forced_variant + "\"");
+  }
+  if (!spec_.forced_configuration.empty()) {
+    forced_launch_ = parse_launch_config(spec_.forced_configuration);
+    if (!forced_launch_)
+      throw Error(SqlState::invalid_parameter_value,
+                  "GPU: invalid launch configuration \"" + spec_.forced_configuration + "\"")
+          .with_hint("Expected the form tpb=256,bps=4,ff=50,rpt=1.");
+  }
+}
+
+GpuRun::~GpuRun() {
+  if (pending_) pipeline_->release(pending_->chunk);
+  pending_.reset();
+  try {
+    (void)pipeline_->completed(true);  // an abandoned query's chunks: their leases go when the kernels are done
+  } catch (const std::exception&) {
+    // Destructor: a device error was (or will be) reported by the query itself.
+  }
+  PooledPipeline back;
+  back.pipeline = std::move(pipeline_);
+  // Only after a finished query: an abandoned or failed one may have left
+  // work or overflow unsettled.
+  if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
+  aggregator_.reset();  // before the pipeline it launched on is reused
+  engine_.release_pipeline(std::move(back));
+}
+
+ChunkFacts GpuRun::facts_for(int64_t rows) const {
+  ChunkFacts facts;
+  facts.rows = static_cast<uint64_t>(rows);
+  facts.estimated_groups = spec_.estimated_groups ? spec_.estimated_groups : std::max<uint64_t>(facts.rows / 4, 1);
+  if (spec_.key_range_known) facts.key_range = KeyRange{spec_.key_min, spec_.key_max};
+  return facts;
+}
+
+GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
+  Decided d;
+  d.chunk = std::move(chunk);
+  const ChunkFacts facts = facts_for(d.chunk.rows);
+  if (!tuner_decided_) {
+    tuner_decided_ = true;
+    if (spec_.tuning_store && engine_.tuning().enabled && !forced_launch_) {
+      const auto t_setup = std::chrono::steady_clock::now();
+      const std::string signature = spec_.operator_signature.empty() ? tuning_signature(spec_) : spec_.operator_signature;
+      const int bucket = cardinality_bucket(static_cast<double>(facts.estimated_groups));
+      tuning_key_ = engine_.fingerprint() + "|" + signature + "|" + std::to_string(bucket);
+      host_mark("tuning key");
+      ChunkTunerInput in;
+      in.device = device_;
+      in.spec = *gspec_;
+      in.facts = facts;
+      in.signature = signature;
+      in.tuning = engine_.tuning();
+      in.forced_variant = spec_.forced_variant;
+      in.race_slice = kRaceSlice;
+      in.measure_chunks = kMeasureChunks;
+      in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
+      host_mark("records");
+      tuner_.emplace(in);
+      host_mark("tuner made");
+      host_.tuner_setup_us += since_us(t_setup);
+    }
+  }
+  if (tuner_) {
+    const auto t_next = std::chrono::steady_clock::now();
+    d.choice = tuner_->next();
+    d.exploit = tuner_->exploiting();
+    host_.tuner_us += since_us(t_next);
+    host_mark("tuner next");
+    d.variant = d.choice.variant;
+    d.config = d.choice.config;
+  } else {
+    d.variant = forced_ ? *forced_ : choose_variant(*gspec_, device_, facts);
+    d.config = default_launch_config(d.variant, *gspec_, device_, facts);
+    if (forced_launch_) d.config.launch = *forced_launch_;
+    d.exploit = true;  // nothing is measured
+  }
+  d.config_text = describe(d.config);
+  host_mark("decided");
+  return d;
+}
+
+void GpuRun::run_pending(bool more_follow) {
+  Decided d = std::move(*pending_);
+  pending_.reset();
+  StagedChunk& chunk = d.chunk;
+  const ChunkFacts facts = facts_for(chunk.rows);
+  if (!aggregator_) {
+    const auto t_setup = std::chrono::steady_clock::now();
+    TableOptions options = default_table_options(d.variant, *gspec_, device_, facts);
+    options.own_partitioned_output = !more_follow;
+    aggregator_key_ = aggregator_key(*gspec_, options);
+    if (spare_ && spare_->key == aggregator_key_) {
+      aggregator_ = std::move(spare_->aggregator);
+      aggregator_->reset();  // enqueued on the pipeline's stream, ahead of this query's kernels
+      aggregator_reused_ = true;
+    } else {
+      spare_.reset();  // its device memory goes before this query's table is allocated
+      aggregator_ = std::make_unique<GroupByAggregator>(device_, *gspec_, options, pipeline_->compute_stream());
+    }
+    spare_.reset();
+    host_.aggregator_setup_us += since_us(t_setup);
+    host_mark(aggregator_reused_ ? "aggregator reset" : "aggregator made");
+  }
+  report_.chunks += static_cast<uint64_t>(d.chunks);
+  if (d.chunks > 1) joined_chunks_ += d.chunks;
+  if (d.choice.screen_share > 0 && d.chunks == 1 && run_screen(d)) return;
+  // Only a launch of as many chunks as the tuner measures per launch is a
+  // measurement in its unit; a measurement launch cut short goes to
+  // ChunkTuner::report_partial.
+  const bool unit = tuner_ && d.chunks == tuner_->measure_chunks() && d.chunks >= d.choice.span;
+  launch(chunk, d.choice, d.variant, d.config, !unit, 0, d.chunks);
+}
+
+bool GpuRun::run_screen(Decided& d) {
+  StagedChunk& chunk = d.chunk;
+  const int64_t align = ChunkPipeline::kSliceRowAlign;
+  const auto rows_of = [&](double share) {
+    return static_cast<int64_t>(static_cast<double>(chunk.rows) * share) / align * align;
+  };
+  // The raced slices in order (the proposal's, then also_screened's), the
+  // reference's slice as large as the largest, then the reference's rest:
+  // its slice and rest give its kernel per row and fixed part on a slice's
+  // scale (ChunkTuner::report_screen, ScreenTimes).
+  std::vector<int64_t> slices{rows_of(d.choice.screen_share)};
+  for (const auto& a : d.choice.also_screened) slices.push_back(rows_of(a.share));
+  const int64_t reference = *std::max_element(slices.begin(), slices.end());
+  int64_t sliced = 0;
+  for (int64_t s : slices) {
+    if (s < align) return false;
+    sliced += s;
+  }
+  if (chunk.rows - sliced - reference <= reference) return false;
+  screen_times_ = ScreenTimes{};
+  screen_times_.slice_rows = slices[0];
+  screen_times_.reference_rows = reference;
+  screen_times_.rest_rows = chunk.rows - sliced - reference;
+  for (size_t i = 1; i < slices.size(); ++i) screen_times_.also.push_back({0, slices[i]});
+  ++screens_;
+  // The slices run first (no leases, the chunk's copy waits); the rest runs
+  // last on the chunk itself, whose launch holds the leases and the slot.
+  int64_t offset = 0;
+  try {
+    for (size_t i = 0; i <= slices.size(); ++i) {
+      const bool ref = i == slices.size();
+      StagedChunk part = ChunkPipeline::slice_view(chunk, offset, ref ? reference : slices[i]);
+      if (i > 0) part.waits.clear();  // same stream, after the first slice's waits
+      if (ref) launch(part, d.choice, d.choice.reference_variant, d.choice.reference_config, false, kScreenReferencePart);
+      else if (i == 0) launch(part, d.choice, d.variant, d.config, false, 1);
+      else
+        launch(part, d.choice, d.choice.also_screened[i - 1].variant, d.choice.also_screened[i - 1].config, false,
+               static_cast<int>(i) + 1);
+      offset += ref ? reference : slices[i];
+    }
+  } catch (...) {
+    pipeline_->release(chunk);  // its staging slot and leases: a failed slice never reaches the rest's run()
+    throw;
+  }
+  ChunkPipeline::drop_front(chunk, offset);
+  chunk.waits.clear();
+  launch(chunk, d.choice, d.choice.reference_variant, d.choice.reference_config, false, kScreenRestPart);
+  return true;
+}
+
+void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+                    int screen_part, int chunks) {
+  const ChunkFacts facts = facts_for(chunk.rows);
+  ChunkPointers p;
+  p.rows = chunk.rows;
+  p.key = chunk.columns[0];
+  p.values.assign(chunk.columns.begin() + 1, chunk.columns.end());
+  if (facts.key_range) p.key_range = facts.key_range;
+  LaunchReport r;
+  const auto t_enqueue = std::chrono::steady_clock::now();
+  uint64_t ticket = 0;
+  {
+    HostStepsScope scope(&steps_);
+    ticket = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
+  }
+  host_.enqueue_us += since_us(t_enqueue);
+  if (first_enqueue_us_ < 0) {
+    first_enqueue_us_ = since_us(created_);
+    host_mark("first kernels enqueued");
+  }
+  timing_.push_back(Pending{ticket, choice, chunk.rows, joined, screen_part, chunks});
+  ++launches_;
+  const auto t_timings = std::chrono::steady_clock::now();
+  collect_timings(false);
+  host_.timings_us += since_us(t_timings);
+  report_.variant = std::string(variant_name(r.variant));
+  report_.configuration = describe(r.used);
+  for (const std::string& a : r.adjustments)
+    if (std::find(report_.details.begin(), report_.details.end(), "GPU launch adjusted: " + a) == report_.details.end())
+      report_.details.push_back("GPU launch adjusted: " + a);
+}
+
+}  // namespace tally::gpu

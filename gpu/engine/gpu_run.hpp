@@ -1,0 +1,144 @@
+#pragma once
+// One query's aggregation on the GPU (tally::AggregationRun): stages each
+// chunk through the engine's pipeline, asks the tuner (or the rules) for the
+// variant and configuration, launches, feeds the launch times back to the
+// tuner, and extracts the partial states at the end. EXPLAIN ANALYZE shows
+// the host's and the device's time per step.
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/aggregate_engine.hpp"
+#include "gpu/engine/pooled_pipeline.hpp"
+#include "gpu/first_use_counts.hpp"
+#include "gpu/host_steps.hpp"
+#include "gpu/rules/variant_rules.hpp"
+#include "gpu/tuner/chunk_tuner.hpp"
+
+namespace tally::gpu {
+
+class GpuAggregationEngine;
+
+class GpuRun final : public tally::AggregationRun {
+ public:
+  GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled);
+  ~GpuRun() override;
+
+  void sink(const tally::ChunkInput& chunk) override;
+
+  tally::AggregationResult finalize() override;
+  tally::AggregationReport report() const override { return report_; }
+
+ private:
+  // A staged chunk (or several joined ones) with the variant and
+  // configuration chosen for it.
+  struct Decided {
+    StagedChunk chunk;
+    Variant variant = Variant::global_hash;
+    VariantConfig config;
+    std::string config_text;  // describe(config): joined chunks run the same
+    TunedChoice choice;
+    // The best known configuration with nothing under measurement (or no
+    // tuner): may be joined with the neighbouring chunks' launch.
+    bool exploit = false;
+    int chunks = 1;
+  };
+  // Chooses the variant and configuration of a staged chunk (the tuner's
+  // next(), created with the first chunk).
+  Decided decide(StagedChunk&& chunk);
+  ChunkFacts facts_for(int64_t rows) const;
+  // Enqueues the pending chunk(s); `more_follow`: another chunk is staged already.
+  void run_pending(bool more_follow);
+  // One launch of `chunk` (a chunk or joined chunks) with `choice`, timed
+  // for the tuner unless `joined`.
+  void launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, const VariantConfig& config, bool joined,
+              int screen_part = 0, int chunks = 1);
+  // A race screen (TunedChoice::screen_share): a launch per raced variant's
+  // slice, the reference's slice and its rest over the staged chunk, see
+  // ChunkTuner::report_screen. False when the chunk is too small to slice
+  // (then it runs whole, as an ordinary race chunk).
+  bool run_screen(Decided& d);
+  // Feeds the timings of finished chunks to the report and the tuner
+  // (wait = true: all chunks enqueued so far).
+  void collect_timings(bool wait);
+  void absorb_timings(const std::vector<ChunkTiming>& done);
+  // Launches the pending chunk and waits, oldest chunk first, until the
+  // tuner has the reports its next proposal needs.
+  void await_reports();
+  // EXPLAIN ANALYZE lines of a timeline's marks.
+  static std::string path_line(const char* title, const HostTimeline& t);
+  std::string start_path_line() const;
+
+  GpuAggregationEngine& engine_;
+  const DeviceInfo& device_;
+  tally::AggregationSpec spec_;
+  std::optional<GroupBySpec> gspec_;
+  tally::ColumnWidth key_width_ = tally::ColumnWidth::int64;
+  std::optional<Variant> forced_;
+  std::optional<LaunchConfig> forced_launch_;
+  std::unique_ptr<ChunkPipeline> pipeline_;
+  std::optional<Decided> pending_;
+  long launches_ = 0;        // run_pending calls
+  long feedback_waits_ = 0;  // await_reports calls
+  double feedback_wait_us_ = 0;
+  FirstUseSnapshot first_use_at_start_;   // process-wide first-use counts when this query began
+  long joined_chunks_ = 0;   // chunks that ran in a launch with others
+  double joined_ms_ = 0;     // device time of the joined launches
+  int64_t joined_rows_ = 0;
+  std::unique_ptr<GroupByAggregator> aggregator_;
+  std::string aggregator_key_;
+  // The pooled pipeline's aggregator (the previous query's), taken when this
+  // query's key matches; this query's own goes back with the pipeline once
+  // it finished.
+  std::optional<SpareAggregator> spare_;
+  bool finished_ = false;
+  bool aggregator_reused_ = false;
+  // The tuner, when the spec has a tuning store, tuning is enabled and no
+  // configuration is forced; created with the first chunk (the GroupBySpec
+  // is known then).
+  std::optional<ChunkTuner> tuner_;
+  bool tuner_decided_ = false;
+  std::string tuning_key_;  // device|signature|bucket of the tuner's records
+  // Chunks enqueued whose device time has not been read yet: the tuner
+  // learns each chunk's time a chunk or two late rather than stall the GPU.
+  struct Pending {
+    uint64_t ticket = 0;
+    TunedChoice choice;
+    int64_t rows = 0;
+    bool joined = false;  // not the tuner's unit (ChunkTuner::measure_chunks): not a DaMoN measurement
+    // A race screen's launches (run_screen): 1 the raced slice, 2 + i the
+    // slice of TunedChoice::also_screened[i], kScreenReferencePart the
+    // reference's slice, kScreenRestPart its rest; 0 an ordinary launch.
+    int screen_part = 0;
+    int chunks = 1;  // chunks the launch covered
+  };
+  static constexpr int kScreenReferencePart = (1 << 20) - 1;
+  static constexpr int kScreenRestPart = 1 << 20;
+  ScreenTimes screen_times_;  // the screen whose launches are coming back
+  long screens_ = 0;
+  std::deque<Pending> timing_;
+  // Host time per step, summed over the query's chunks (EXPLAIN ANALYZE):
+  // where the host spends its time when it, not the GPU, sets the pace.
+  struct HostTimes {
+    double stage_us = 0, tuner_setup_us = 0, aggregator_setup_us = 0, tuner_us = 0, enqueue_us = 0, timings_us = 0;
+  } host_;
+  // The enqueue's CUDA calls and waits (host_steps.hpp), summed over chunks.
+  HostSteps steps_;
+  // Query timeline on the host: when the run was created, when the first
+  // chunk arrived and when the first chunk's kernels were enqueued (us after
+  // creation), and the executor's time between chunks.
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+  // Named points from creation to the first kernels (host_steps.hpp).
+  HostTimeline start_path_{created_};
+  std::optional<std::chrono::steady_clock::time_point> last_sink_end_;
+  double first_sink_us_ = 0, first_enqueue_us_ = -1, scan_gap_us_ = 0;
+  static double since_us(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+  }
+  tally::AggregationReport report_{"gpu", "", "", 0, 0, 1, 0, 0, 0, 0, {}};
+};
+
+}  // namespace tally::gpu

@@ -1,0 +1,202 @@
+// GpuRun's timing feedback and its end: the launches' device times to the
+// tuner, the result's extraction and the EXPLAIN ANALYZE lines.
+#include "gpu/engine/gpu_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "gpu/engine/gpu_aggregation_engine.hpp"
+#include "gpu/engine/spec_translation.hpp"
+#include "gpu/engine/start_up.hpp"
+#include "gpu/tuner/cardinality_bucket.hpp"
+#include "gpu/tuner/tuning_signature.hpp"
+
+namespace tally::gpu {
+
+using tally::PartialOp;
+
+void GpuRun::await_reports() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (pending_) run_pending(true);
+  while (!timing_.empty() && tuner_->awaits_reports()) {
+    const std::vector<ChunkTiming> done = pipeline_->completed_through(timing_.front().ticket);
+    if (done.empty()) timing_.pop_front();  // its time is gone: never wait for it again
+    absorb_timings(done);
+  }
+  ++feedback_waits_;
+  feedback_wait_us_ += since_us(t0);
+}
+
+void GpuRun::collect_timings(bool wait) { absorb_timings(pipeline_->completed(wait)); }
+
+void GpuRun::absorb_timings(const std::vector<ChunkTiming>& done_runs) {
+  for (const ChunkTiming& t : done_runs) {
+    while (!timing_.empty() && timing_.front().ticket < t.ticket) timing_.pop_front();
+    if (timing_.empty() || timing_.front().ticket != t.ticket) continue;
+    const Pending done = timing_.front();
+    timing_.pop_front();
+    report_.device_ms += t.ms;
+    if (done.screen_part > 0) {
+      // A screen's launches come back in order; the verdict needs all (a
+      // slice whose time is missing gets no verdict: whole launches).
+      const size_t also = static_cast<size_t>(done.screen_part) - 2;
+      if (done.screen_part == 1) screen_times_.raced_ms = t.ms;
+      else if (done.screen_part == kScreenReferencePart) screen_times_.reference_ms = t.ms;
+      else if (done.screen_part != kScreenRestPart && also < screen_times_.also.size()) screen_times_.also[also].ms = t.ms;
+      else if (done.screen_part == kScreenRestPart) {
+        screen_times_.rest_ms = t.ms;
+        if (tuner_) tuner_->report_screen(done.choice, screen_times_);
+      }
+    } else {
+      if (done.chunks > 1) {
+        joined_ms_ += t.ms;
+        joined_rows_ += done.rows;
+      }
+      // A launch pays one fixed part whatever its chunks, so its time per
+      // row is lower the more chunks it joins: only launches of the tuner's own size are reported; others
+      // would make a configuration look better or worse than the ones the
+      // search compares it with. They are shown, not reported.
+      const double per_row = done.rows > 0 ? t.ms / 1e3 / static_cast<double>(done.rows) : 0;
+      if (tuner_ && done.chunks < done.choice.span) tuner_->report_partial(done.choice, per_row);
+      // In the unit now (it may have become 1), or a screen run on a whole
+      // chunk (too small to slice), which ends the screen either way.
+      else if (tuner_ && done.rows > 0 && (done.chunks == tuner_->measure_chunks() || done.choice.screen_share > 0))
+        tuner_->report(done.choice, per_row);  // counts tuner_measurements
+    }
+  }
+}
+
+tally::AggregationResult GpuRun::finalize() {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Marks from here to the result (EXPLAIN ANALYZE "GPU: end path").
+  HostTimeline end_path(t0);
+  HostTimelineScope timeline(&end_path);
+  if (pending_) {
+    run_pending(false);
+    host_mark("last launch");
+  }
+  // The extraction and its copy back run behind the last chunk while the
+  // host waits for its timing and writes the report below.
+  if (aggregator_) aggregator_->begin_finish();
+  // The lines that need no device time are written while the GPU finishes
+  // (formatting and the first-use snapshot).
+  tally::AggregationResult out;
+  out.states.resize(spec_.aggregates.size());
+  const double per = report_.chunks ? 1.0 / static_cast<double>(report_.chunks) : 0.0;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "GPU: host per chunk: stage %.1f us, tuner %.1f us, enqueue %.1f us, timings %.1f us; per query: "
+                "tuner set-up %.1f us, aggregator set-up %.1f us%s",
+                host_.stage_us * per, host_.tuner_us * per, host_.enqueue_us * per, host_.timings_us * per,
+                host_.tuner_setup_us, host_.aggregator_setup_us, aggregator_reused_ ? " (reused)" : "");
+  std::string host_line = line;
+  std::snprintf(line, sizeof line,
+                "GPU: enqueue per chunk: in-flight wait %.1f us, stream waits %.1f us, events %.1f us, make room %.1f us, "
+                "launch %.1f us, observe %.1f us, settle %.1f us",
+                steps_[HostStep::in_flight_wait] * per, steps_[HostStep::stream_waits] * per, steps_[HostStep::events] * per,
+                steps_[HostStep::make_room] * per, steps_[HostStep::launch] * per, steps_[HostStep::observe] * per,
+                steps_[HostStep::settle] * per);
+  std::string enqueue_line = line;
+  std::string first_use = first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal));
+  std::string start_path = start_path_line();
+  host_mark("host lines");
+  // The result's arrays are mapped while the GPU still runs: their page
+  // faults then overlap the device's work instead of following it.
+  if (aggregator_) aggregator_->prepare_result();
+  const uint64_t blocked_before = blocked_waits();
+  collect_timings(true);
+  host_mark("chunks done", static_cast<long>(blocked_waits() - blocked_before), "blocked waits");
+  const auto t_wait = std::chrono::steady_clock::now();
+  const PipelineStats& ps = pipeline_->stats();
+  std::snprintf(line, sizeof line,
+                "GPU: device time %.3f ms over %llu chunks, column cache %llu hits / %llu misses, %.1f MB copied to the device",
+                report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
+                static_cast<unsigned long long>(ps.misses), static_cast<double>(ps.copied_bytes) / 1e6);
+  report_.details.push_back(line);
+  report_.details.push_back(std::move(host_line));
+  report_.details.push_back(std::move(enqueue_line));
+  std::snprintf(line, sizeof line,
+                "GPU: timeline: first chunk %.1f us after start, first kernels enqueued at %.1f us, scan between chunks "
+                "%.1f us; device span %.3f ms, busy %.3f ms, idle between chunks %.3f ms",
+                first_sink_us_, first_enqueue_us_, scan_gap_us_, ps.span_ms, report_.device_ms,
+                std::max(0.0, ps.span_ms - report_.device_ms));
+  report_.details.push_back(line);
+  std::snprintf(line, sizeof line,
+                "GPU: launches: %ld for %llu chunks (%ld chunks joined into launches over adjacent resident columns, "
+                "%.4f ns/row there); %ld waits for the tuner's measurements, %.1f us; %ld race screens",
+                launches_, static_cast<unsigned long long>(report_.chunks), joined_chunks_,
+                joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, feedback_waits_, feedback_wait_us_,
+                screens_);
+  report_.details.push_back(line);
+  report_.details.push_back(std::move(first_use));
+  report_.details.push_back(std::move(start_path));
+  host_mark("lines");
+  if (tuner_) {
+    report_.details.push_back(tuner_->explain());
+    host_mark("tuner explained");
+    engine_.finish_tuning(tuning_key_, spec_.tuning_store, std::move(*tuner_));
+    tuner_.reset();
+    host_mark("tuner handed over");
+  }
+  if (!aggregator_) return out;  // no chunk: no group
+  const auto t1 = std::chrono::steady_clock::now();
+  GroupByResult r = aggregator_->finish();
+  finished_ = true;
+  const auto t2 = std::chrono::steady_clock::now();
+  const size_t n = r.groups();
+  // Moved, not copied: at 2^16 groups and more the result is megabytes.
+  out.keys = std::move(r.keys);
+  out.key_valid.resize(n);
+  {
+    // Through restrict pointers: byte vectors alias everything, and the
+    // loop over vector elements reloaded both each step (65,536 groups).
+    const uint8_t* __restrict is_null = r.key_is_null.data();
+    uint8_t* __restrict valid = out.key_valid.data();
+    for (size_t g = 0; g < n; ++g) valid[g] = static_cast<uint8_t>(is_null[g] == 0);
+  }
+  // Every array is one the aggregator built for this partial state: moved.
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    tally::PartialStates& st = out.states[a];
+    AggregateValues& v = r.aggregates[a];
+    st.count = std::move(v.nonnull);
+    switch (spec_.aggregates[a].op) {
+      case PartialOp::sum_int: st.sum_int = std::move(v.value); break;
+      case PartialOp::min_int:
+      case PartialOp::max_int: st.extreme_int = std::move(v.extreme); break;
+      default: break;
+    }
+  }
+  report_.groups = n;
+  host_mark("partial states");
+  const auto t3 = std::chrono::steady_clock::now();
+  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::snprintf(line, sizeof line,
+                "GPU: finalize %.3f ms: last chunk and wait %.3f ms, tuning cache %.3f ms, extracting %zu groups %.3f ms, "
+                "to partial states %.3f ms",
+                ms(t0, t3), ms(t0, t_wait), ms(t_wait, t1), n, ms(t1, t2), ms(t2, t3));
+  report_.details.push_back(line);
+  report_.details.push_back(path_line("GPU: end path (us after finalize began)", end_path));
+  report_.finalize_ms = ms(t0, t3);
+  return out;
+}
+
+std::string GpuRun::path_line(const char* title, const HostTimeline& t) {
+  std::string out = title;
+  out += ':';
+  char item[128];
+  for (int i = 0; i < t.size(); ++i) {
+    if (t[i].count >= 0)
+      std::snprintf(item, sizeof item, "%s %s %.1f (%ld%s%s)", i ? "," : "", t[i].label, t[i].us, t[i].count,
+                    t[i].unit[0] ? " " : "", t[i].unit);
+    else
+      std::snprintf(item, sizeof item, "%s %s %.1f", i ? "," : "", t[i].label, t[i].us);
+    out += item;
+  }
+  return out;
+}
+
+std::string GpuRun::start_path_line() const { return path_line("GPU: start path (us after start)", start_path_); }
+
+}  // namespace tally::gpu
