@@ -179,6 +179,7 @@ GpuRun::~GpuRun() {
   }
   PooledPipeline back;
   back.pipeline = std::move(pipeline_);
+  back.spare = std::move(spare_);  // untouched when this query made no aggregator
   // Only after a finished query: an abandoned or failed one may have left
   // work or overflow unsettled.
   if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
