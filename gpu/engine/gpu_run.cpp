@@ -213,7 +213,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.facts = facts;
       in.signature = signature;
       in.tuning = engine_.tuning();
-      in.forced_variant = spec_.forced_variant;
+      in.forced_variant = forced_;
       in.race_slice = kRaceSlice;
       in.measure_chunks = kMeasureChunks;
       in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
