@@ -16,7 +16,7 @@
 
 #include "gpu/tuner/search_state_json.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
-#include "tests/tuner/h100_like_device.hpp"
+#include "tests/tuner/reference_device.hpp"
 
 namespace tally::gpu {
 namespace {

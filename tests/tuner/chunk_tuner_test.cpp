@@ -15,12 +15,12 @@
 #include "gpu/rules/cold_start_rules.hpp"
 #include "gpu/tuner/tuning_signature.hpp"
 #include "gpu/tuner/search_state_json.hpp"
-#include "tests/tuner/h100_like_device.hpp"
+#include "tests/tuner/reference_device.hpp"
 
 namespace tally::gpu {
 namespace {
 
-using testing::h100_like;
+using testing::reference_gpu;
 
 GroupBySpec count_sum_int4() {
   GroupBySpec s;
@@ -32,7 +32,7 @@ GroupBySpec count_sum_int4() {
 
 ChunkTunerInput input_for(uint64_t groups, bool key_range = false) {
   ChunkTunerInput in;
-  in.device = h100_like();
+  in.device = reference_gpu();
   in.spec = count_sum_int4();
   in.facts.rows = 1u << 24;
   in.facts.estimated_groups = groups;
@@ -63,7 +63,7 @@ struct FakeGpu {
   // The best time of a variant over the grid the tuner searches.
   double optimum(Variant v) const {
     double best = INFINITY;
-    for (const auto& c : default_search_space(h100_like(), v).all())
+    for (const auto& c : default_search_space(reference_gpu(), v).all())
       best = std::min(best, time(v, c));
     return best;
   }
@@ -120,7 +120,7 @@ TEST(ChunkTuner, ColdRaceFindsTheFastestVariantAndItsOptimum) {
   const auto records = tuner.records();
   EXPECT_GE(records.size(), 4u);  // dense, shared, global, sort, partitioned (all usable at G=1000)
   for (const auto& r : records) {
-    EXPECT_EQ(r.device, h100_like().fingerprint());
+    EXPECT_EQ(r.device, reference_gpu().fingerprint());
     EXPECT_EQ(r.bucket, 9);  // floor(log2(1000))
     EXPECT_EQ(r.observations, 1);
     EXPECT_GT(r.seconds_per_row, 0);
@@ -161,7 +161,7 @@ TEST(ChunkTuner, EntriesOfAnotherDeviceAreNeverUsed) {
   ChunkTuner cold(in);
   drive(cold, gpu, 5000, true);
   auto other = input_for(1 << 20);
-  other.device = h100_like(/*driver=*/12040);  // same GPU, other driver: another fingerprint
+  other.device = reference_gpu(/*driver=*/12040);  // same GPU, other driver: another fingerprint
   other.records = cold.records();
   ChunkTuner fresh(other);
   EXPECT_FALSE(fresh.converged());
