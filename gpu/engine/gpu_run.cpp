@@ -179,6 +179,7 @@ GpuRun::~GpuRun() {
   }
   PooledPipeline back;
   back.pipeline = std::move(pipeline_);
+  back.spare = std::move(spare_);  // untouched when this query made no aggregator
   // Only after a finished query: an abandoned or failed one may have left
   // work or overflow unsettled.
   if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
@@ -212,7 +213,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.facts = facts;
       in.signature = signature;
       in.tuning = engine_.tuning();
-      in.forced_variant = spec_.forced_variant;
+      in.forced_variant = forced_;
       in.race_slice = kRaceSlice;
       in.measure_chunks = kMeasureChunks;
       in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);

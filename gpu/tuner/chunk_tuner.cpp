@@ -88,10 +88,8 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   const auto add = [&](Variant v) {
     if (std::find(pool.begin(), pool.end(), v) == pool.end() && can_use(v, in.spec, in.device, in.facts)) pool.push_back(v);
   };
-  if (!in.forced_variant.empty()) {
-    const auto v = parse_variant(in.forced_variant);
-    if (!v) throw Error(SqlState::invalid_parameter_value, "GPU: unknown aggregation variant \"" + in.forced_variant + "\"");
-    pool.push_back(*v);  // the caller forced it: run it even where the rules would not
+  if (in.forced_variant) {
+    pool.push_back(*in.forced_variant);  // the caller forced it: run it even where the rules would not
   } else {
     add(choose_variant(in.spec, in.device, in.facts));
     const bool dense = can_use(Variant::dense, in.spec, in.device, in.facts);
@@ -134,7 +132,7 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     auto s = std::make_unique<Slot>();
     s->variant = v;
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
-    s->worth_measuring = !in.forced_variant.empty() || worth_measuring(v, in.spec, in.device, in.facts);
+    s->worth_measuring = in.forced_variant.has_value() || worth_measuring(v, in.spec, in.device, in.facts);
     s->screen_share = screen_share_for(rules_prior_slowdown(in.device, shape, v), in.facts.rows, in.device);
     const SearchSpace grid = default_search_space(in.device, v);
     SearchSpace space(grid.axes(), s->base.launch);

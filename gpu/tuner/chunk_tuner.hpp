@@ -161,7 +161,7 @@ struct ChunkTunerInput {
   std::string signature;                       // tuning_signature(...) or the planner's
   std::vector<tally::TuningRecord> records;  // TuningStore::load(device, signature, bucket)
   config::TuningConfig tuning;
-  std::string forced_variant;                  // "" = choose; else only this variant runs
+  std::optional<Variant> forced_variant;       // nullopt = choose; else only this variant runs
   uint64_t seed = std::random_device{}();      // exploration draws
   // Share of a chunk a raced variant's screen runs on (the engine passes
   // kRaceSlice; 0: no screens, the race measures whole chunks, which the
@@ -180,8 +180,7 @@ struct ChunkTunerInput {
 
 class ChunkTuner {
  public:
-  // Throws Error(0A000) when no variant can run the query, Error(22023) for an
-  // unknown forced variant.
+  // Throws Error(0A000) when no variant can run the query.
   explicit ChunkTuner(const ChunkTunerInput& input);
   ~ChunkTuner();
   ChunkTuner(ChunkTuner&&) noexcept;

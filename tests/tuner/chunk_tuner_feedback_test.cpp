@@ -14,12 +14,12 @@
 
 #include "gpu/tuner/search_state_json.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
-#include "tests/tuner/h100_like_device.hpp"
+#include "tests/tuner/reference_device.hpp"
 
 namespace tally::gpu {
 namespace {
 
-using testing::h100_like;
+using testing::reference_gpu;
 
 ChunkTunerInput live_query() { return testing::live_count_sum_query(11); }
 

@@ -12,12 +12,12 @@
 #include <utility>
 
 #include "gpu/tuner/chunk_tuner.hpp"
-#include "tests/tuner/h100_like_device.hpp"
+#include "tests/tuner/reference_device.hpp"
 
 namespace tally::gpu {
 namespace {
 
-using testing::h100_like;
+using testing::reference_gpu;
 
 // One raced variant per screen chunk, with a reference slice beside it: the
 // verdicts below; joint screens (the engine's) at the end.

@@ -16,7 +16,7 @@
 
 #include "gpu/tuner/search_state_json.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
-#include "tests/tuner/h100_like_device.hpp"
+#include "tests/tuner/reference_device.hpp"
 
 namespace tally::gpu {
 namespace {
@@ -427,7 +427,7 @@ TEST(ChunkTunerSpan, AWarmQueryFinishesAnUnfinishedMeasurementThatBeatsTheBest) 
   // within s = 0.06; 1.5x).
   for (double factor : {0.6, 0.97, 1.5}) {
     ChunkTunerInput in = paired_query();
-    in.forced_variant = "partitioned";
+    in.forced_variant = Variant::partitioned_hash;
     in.tuning.warm_search_share = 0;
     ChunkTuner cold(in);
     std::optional<LaunchConfig> start;

@@ -9,7 +9,7 @@
 
 namespace tally::gpu::testing {
 
-inline DeviceInfo h100_like(int driver = 13000) {
+inline DeviceInfo reference_gpu(int driver = 13000) {
   DeviceInfo d;
   d.ordinal = 0;
   d.name = "reference GPU";
@@ -35,7 +35,7 @@ inline DeviceInfo h100_like(int driver = 13000) {
 // otherwise: the tests of the race and the search feed one time per chunk.
 inline ChunkTunerInput live_count_sum_query(uint64_t seed) {
   ChunkTunerInput in;
-  in.device = h100_like();
+  in.device = reference_gpu();
   in.spec.key_type = KeyType::int32;
   in.spec.columns = {{ValueType::int32, true}};
   in.spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}};
