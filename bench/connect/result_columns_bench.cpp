@@ -31,6 +31,7 @@
 #include "executor/table_provider.hpp"
 #include "protocol/discarding_result_writer.hpp"
 #include "tests/executor/column_fixture.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace {
 

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
+using namespace tally;
 using namespace tally::executor;
 
 namespace {

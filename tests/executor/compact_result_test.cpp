@@ -17,6 +17,7 @@
 #include "executor/result_set.hpp"
 #include "executor/value_codec.hpp"
 #include "tests/executor/recording_writer.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::executor {
 namespace {

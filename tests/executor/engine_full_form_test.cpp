@@ -26,6 +26,7 @@
 #include "tests/executor/column_fixture.hpp"
 #include "tests/executor/recording_writer.hpp"
 #include "tests/executor/select_runner.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::executor {
 namespace {

@@ -16,6 +16,7 @@
 #include "gpu/pipeline/column_cache.hpp"
 #include "gpu/rules/device_info.hpp"
 #include "gpu/engine/gpu_engine.hpp"
+#include "executor/cpu/cpu_engine.hpp"
 
 namespace tally::gpu::test {
 namespace {
