@@ -11,8 +11,7 @@ import pathlib
 import re
 import sys
 
-PRODUCT = ["common", "config", "catalog", "storage", "gpu", "executor", "protocol", "server"]
-SOURCE_SUFFIXES = {".cpp", ".hpp", ".cu", ".cuh", ".h", ".c"}
+from tree_check import PRODUCT, sources
 THIN = re.compile(r"^[{}()\[\];,]*$|^(?:break|continue|return|default:|public:|private:|protected:|else)[ ;{}]*$")
 
 
@@ -40,14 +39,13 @@ def find_repeats(root, min_lines):
     windows = collections.defaultdict(list)
     files = {}
     for layer in PRODUCT:
-        for f in sorted((root / layer).rglob("*")):
-            if f.suffix in SOURCE_SUFFIXES and f.is_file():
-                rel = str(f.relative_to(root))
-                files[rel] = significant_lines(f)
-                lines = files[rel]
-                for i in range(len(lines) - min_lines + 1):
-                    key = "\n".join(text for _, text in lines[i:i + min_lines])
-                    windows[key].append((rel, i))
+        for f in sources(root / layer):
+            rel = str(f.relative_to(root))
+            files[rel] = significant_lines(f)
+            lines = files[rel]
+            for i in range(len(lines) - min_lines + 1):
+                key = "\n".join(text for _, text in lines[i:i + min_lines])
+                windows[key].append((rel, i))
     # Keep one report per pair of places: the first window of each maximal run.
     reported = set()
     repeats = []

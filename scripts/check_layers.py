@@ -7,11 +7,10 @@ Checks, for every product folder (one layer each):
   * a folder's CMakeLists compiles only files inside the folder.
 Usage: scripts/check_layers.py [repository root]
 """
-import pathlib
 import re
 import sys
 
-SOURCE_SUFFIXES = {".cpp", ".hpp", ".cu", ".cuh", ".h", ".c"}
+from tree_check import run, sources
 
 
 def allowed_table(root):
@@ -63,9 +62,7 @@ def check(root):
     for layer, allowed in table.items():
         ok = allowed | {layer}
         folder = root / layer
-        for f in sorted(folder.rglob("*")):
-            if f.suffix not in SOURCE_SUFFIXES or not f.is_file():
-                continue
+        for f in sources(folder):
             for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
                 m = re.match(r'\s*#\s*include\s+"(\w+)/', line)
                 if m and m.group(1) in table and m.group(1) not in ok:
@@ -87,15 +84,8 @@ def check(root):
 
 
 def main():
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
-    problems = check(root)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"check_layers: {len(problems)} reach(es) across layers (rule: docs/architecture.md)")
-        return 1
-    print("check_layers: every include, link and source stays inside the allowed layers")
-    return 0
+    return run("check_layers", check, "reach(es) across layers (rule: docs/architecture.md)",
+               "every include, link and source stays inside the allowed layers")
 
 
 if __name__ == "__main__":

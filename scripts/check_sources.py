@@ -6,12 +6,10 @@
     code (comments say why the code is as it is; history belongs in commit messages).
 Usage: scripts/check_sources.py [repository root]
 """
-import pathlib
 import re
 import sys
 
-PRODUCT = ["common", "config", "catalog", "storage", "gpu", "executor", "protocol", "server"]
-SOURCE_SUFFIXES = {".cpp", ".hpp", ".cu", ".cuh", ".h", ".c"}
+from tree_check import PRODUCT, run, sources
 MAX_LINES = 800
 SIZE_CAPPED = ("gpu", "executor")
 HISTORY = re.compile(
@@ -26,9 +24,7 @@ HISTORY = re.compile(
 def check(root):
     problems = []
     for layer in PRODUCT:
-        for f in sorted((root / layer).rglob("*")):
-            if f.suffix not in SOURCE_SUFFIXES or not f.is_file():
-                continue
+        for f in sources(root / layer):
             rel = f.relative_to(root)
             lines = f.read_text(errors="replace").splitlines()
             if layer in SIZE_CAPPED and len(lines) > MAX_LINES:
@@ -43,15 +39,7 @@ def check(root):
 
 
 def main():
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
-    problems = check(root)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"check_sources: {len(problems)} problem(s)")
-        return 1
-    print("check_sources: file sizes, settings and comments follow the house rules")
-    return 0
+    return run("check_sources", check, "problem(s)", "file sizes, settings and comments follow the house rules")
 
 
 if __name__ == "__main__":
