@@ -50,7 +50,7 @@ class TableSnapshot {
   // The identity of what this snapshot shows (definition, chunks and their
   // statistics): two snapshots of a table with the same non-null version
   // show the same thing. Null when unknown (a table that changes in place):
-  // then no plan over it outlives its statement (Session's plan reuse).
+  // then no plan over it outlives its statement (the shared analyses' reuse).
   virtual std::shared_ptr<const void> version() const { return nullptr; }
   uint64_t row_count() const {
     uint64_t n = 0;

@@ -829,10 +829,7 @@ int main(int argc, char** argv) {
     if (c) PQfinish(c);
     server.stop();
     if (cold) clear_tuning_cache(data_dir);
-    // A cold start keeps the statement history (Q is re-planned) but runs
-    // none of it: a warm run of Q would fill the tuning
-    // cache before the cold runs (server/statement_history_run.hpp).
-    server.start(once, cold && env_once.empty() ? "TALLY_WARM_START_STATEMENTS=0" : env_once);
+    server.start(once, env_once);
     c = connect(server.conninfo());
     PQclear(exec(c, "SET tally.engine = gpu"));
     warm_up(c);

@@ -202,7 +202,7 @@ constexpr size_t kWarmAlive = 4;
 // Keys of the warm-up chunks: a table of 2^12 groups fits every variant
 // (dense included) and still merges across launches.
 constexpr uint64_t kWarmGroups = uint64_t{1} << 12;
-constexpr int kWarmRowsPerThread[] = {1, 2, 4, 8};  // launch templates (typed_aggregator.cuh)
+constexpr int kWarmRowsPerThread[] = {1, 2, 4, 8};  // launch templates (aggregator/*_launcher.cuh)
 // 25: the partitioned/shared kernels' unbatched flush at large tiles; 83: batched.
 constexpr int kWarmFillFactors[] = {25, 83};
 
