@@ -1,0 +1,270 @@
+#pragma once
+// Rows of an answer as text cells, streamed from a PostgreSQL-protocol server
+// (libpq single-row mode, so a 1e8-row answer is never held whole) or from
+// DuckDB (one data chunk at a time), and their comparison: integers and text
+// exactly, floating point within 1e-9 relative.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/h2o/duckdb_library.hpp"
+
+namespace tally::bench::h2o {
+
+struct Cell {
+  bool null = false;
+  bool approx = false;  // a floating-point value: compared within a tolerance
+  std::string text;
+};
+using Row = std::vector<Cell>;
+
+// Equal as the benchmark needs: NULL only equals NULL; equal text is equal;
+// otherwise, when either side is floating point, both parse and agree within
+// 1e-9 relative. Values that cancel to nearly zero (corr() of nearly
+// uncorrelated columns) differ between summation orders by rounding residue
+// far below 1e-12 in absolute terms, which relative error would call a mismatch.
+inline bool same_value(const Cell& a, const Cell& b) {
+  if (a.null || b.null) return a.null && b.null;
+  if (a.text == b.text) return true;
+  if (!a.approx && !b.approx) return false;
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double x = std::strtod(a.text.c_str(), &end_a);
+  const double y = std::strtod(b.text.c_str(), &end_b);
+  if (*end_a != '\0' || *end_b != '\0') return false;
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  if (std::isinf(x) || std::isinf(y)) return x == y;
+  const double diff = std::fabs(x - y);
+  return diff <= 1e-9 * std::max(std::fabs(x), std::fabs(y)) || diff <= 1e-12;
+}
+
+// An error's primary message, without libpq's "ERROR:  " prefix.
+inline std::string primary_message(const PGresult* r) {
+  const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  return m ? m : PQresultErrorMessage(r);
+}
+
+inline std::string show(const Row& row) {
+  std::string s = "(";
+  for (size_t i = 0; i < row.size(); ++i) s += (i ? ", " : "") + (row[i].null ? std::string("NULL") : row[i].text);
+  return s + ")";
+}
+
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // The next row into `row`; false at the end or on an error (error() is then set).
+  virtual bool next(Row& row) = 0;
+  const std::string& error() const { return error_; }
+  // The result's column types, as this source names them (for type checks).
+  const std::vector<std::string>& types() const { return types_; }
+
+ protected:
+  std::string error_;
+  std::vector<std::string> types_;
+};
+
+class PgRowSource : public RowSource {
+ public:
+  PgRowSource(PGconn* c, const std::string& sql) : c_(c) {
+    if (!PQsendQuery(c_, sql.c_str()) || !PQsetSingleRowMode(c_)) {
+      error_ = PQerrorMessage(c_);
+      done_ = true;
+    }
+  }
+  ~PgRowSource() override { drain(); }
+  bool next(Row& row) override {
+    if (done_) return false;
+    PGresult* r = PQgetResult(c_);
+    if (r == nullptr) {
+      done_ = true;
+      return false;
+    }
+    const auto status = PQresultStatus(r);
+    if (types_.empty() && (status == PGRES_SINGLE_TUPLE || status == PGRES_TUPLES_OK)) {
+      for (int i = 0; i < PQnfields(r); ++i) types_.push_back("oid " + std::to_string(PQftype(r, i)));
+    }
+    if (status == PGRES_SINGLE_TUPLE) {
+      const int n = PQnfields(r);
+      row.resize(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        Cell& cell = row[static_cast<size_t>(i)];
+        cell.null = PQgetisnull(r, 0, i) != 0;
+        const Oid type = PQftype(r, i);
+        cell.approx = type == 700 || type == 701;  // float4, float8
+        cell.text.assign(PQgetvalue(r, 0, i), static_cast<size_t>(PQgetlength(r, 0, i)));
+      }
+      PQclear(r);
+      return true;
+    }
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      error_ = std::string(code ? code : "?????") + ": " + primary_message(r);
+    }
+    PQclear(r);
+    drain();
+    return false;
+  }
+
+ private:
+  void drain() {
+    if (drained_) return;
+    drained_ = done_ = true;
+    while (PGresult* r = PQgetResult(c_)) PQclear(r);
+  }
+  PGconn* c_;
+  bool done_ = false;
+  bool drained_ = false;
+};
+
+class DuckRowSource : public RowSource {
+ public:
+  DuckRowSource(const DuckdbLibrary& lib, duck::connection c, const std::string& sql) : lib_(lib) {
+    if (lib_.query(c, sql.c_str(), &result_) != duck::kSuccess) {
+      const char* e = lib_.result_error(&result_);
+      error_ = std::string("DuckDB: ") + (e ? e : "query failed");
+      failed_ = true;
+      return;
+    }
+    columns_ = lib_.column_count(&result_);
+    for (duck::idx_t i = 0; i < columns_; ++i) {
+      column_types_.push_back(lib_.column_type(&result_, i));
+      types_.push_back("duckdb type " + std::to_string(column_types_.back()));
+    }
+  }
+  ~DuckRowSource() override {
+    if (chunk_ != nullptr) lib_.destroy_chunk(&chunk_);
+    lib_.destroy_result(&result_);
+  }
+  bool next(Row& row) override {
+    if (failed_) return false;
+    while (chunk_ == nullptr || at_ >= size_) {
+      if (chunk_ != nullptr) lib_.destroy_chunk(&chunk_);
+      chunk_ = lib_.fetch_chunk(result_);
+      if (chunk_ == nullptr) return false;
+      size_ = lib_.chunk_size(chunk_);
+      at_ = 0;
+    }
+    row.resize(columns_);
+    for (duck::idx_t i = 0; i < columns_; ++i) read_cell(i, row[i]);
+    ++at_;
+    return true;
+  }
+
+ private:
+  void read_cell(duck::idx_t column, Cell& cell) {
+    duck::vector v = lib_.chunk_vector(chunk_, column);
+    const uint64_t* validity = lib_.vector_validity(v);
+    cell.null = validity != nullptr && ((validity[at_ / 64] >> (at_ % 64)) & 1) == 0;
+    cell.approx = false;
+    cell.text.clear();
+    if (cell.null) return;
+    const void* data = lib_.vector_data(v);
+    char buf[64];
+    switch (column_types_[column]) {
+      case duck::kBoolean: cell.text = static_cast<const bool*>(data)[at_] ? "t" : "f"; return;
+      case duck::kTinyint: cell.text = std::to_string(static_cast<const int8_t*>(data)[at_]); return;
+      case duck::kSmallint: cell.text = std::to_string(static_cast<const int16_t*>(data)[at_]); return;
+      case duck::kInteger: cell.text = std::to_string(static_cast<const int32_t*>(data)[at_]); return;
+      case duck::kBigint: cell.text = std::to_string(static_cast<const int64_t*>(data)[at_]); return;
+      case duck::kUinteger: cell.text = std::to_string(static_cast<const uint32_t*>(data)[at_]); return;
+      case duck::kUbigint: cell.text = std::to_string(static_cast<const uint64_t*>(data)[at_]); return;
+      case duck::kHugeint: {
+        const duck::hugeint h = static_cast<const duck::hugeint*>(data)[at_];
+        const __int128 x = (static_cast<__int128>(h.upper) << 64) | h.lower;
+        cell.text = int128_text(x);
+        return;
+      }
+      case duck::kFloat:
+      case duck::kDouble: {
+        const double x = column_types_[column] == duck::kFloat ? static_cast<const float*>(data)[at_]
+                                                               : static_cast<const double*>(data)[at_];
+        std::snprintf(buf, sizeof buf, "%.17g", x);
+        cell.text = buf;
+        cell.approx = true;
+        return;
+      }
+      case duck::kVarchar: {
+        const duck::string_t& s = static_cast<const duck::string_t*>(data)[at_];
+        cell.text.assign(s.data(), s.length);
+        return;
+      }
+      default:
+        cell.text = "<duckdb type " + std::to_string(column_types_[column]) + " not read>";
+    }
+  }
+  static std::string int128_text(__int128 x) {
+    if (x == 0) return "0";
+    const bool negative = x < 0;
+    unsigned __int128 u = negative ? -static_cast<unsigned __int128>(x) : static_cast<unsigned __int128>(x);
+    std::string digits;
+    while (u != 0) {
+      digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+      u /= 10;
+    }
+    if (negative) digits.push_back('-');
+    return {digits.rbegin(), digits.rend()};
+  }
+
+  const DuckdbLibrary& lib_;
+  duck::result result_{};
+  bool failed_ = false;
+  duck::idx_t columns_ = 0;
+  std::vector<duck::type> column_types_;
+  duck::data_chunk chunk_ = nullptr;
+  duck::idx_t size_ = 0;
+  duck::idx_t at_ = 0;
+};
+
+struct Comparison {
+  bool equal = false;
+  uint64_t rows = 0;       // rows compared (the shorter side's count when they differ)
+  std::string difference;  // the first difference, or the error that stopped a side
+};
+
+// Walks both ordered answers together; stops at the first difference.
+inline Comparison compare_rows(RowSource& a, RowSource& b, const char* a_name, const char* b_name,
+                               bool compare_types) {
+  Comparison out;
+  Row x, y;
+  for (;;) {
+    const bool has_a = a.next(x);
+    const bool has_b = b.next(y);
+    if (!a.error().empty() || !b.error().empty()) {
+      out.difference = "error reading answers: " + a.error() + (b.error().empty() ? "" : " / " + b.error());
+      return out;
+    }
+    if (out.rows == 0 && compare_types && (has_a || has_b) && a.types() != b.types()) {
+      std::string ta, tb;
+      for (const auto& t : a.types()) ta += t + " ";
+      for (const auto& t : b.types()) tb += t + " ";
+      out.difference = std::string("column types differ: ") + a_name + " " + ta + "/ " + b_name + " " + tb;
+      return out;
+    }
+    if (!has_a || !has_b) {
+      if (has_a != has_b) {
+        out.difference = std::string(has_a ? b_name : a_name) + " has fewer rows (" + std::to_string(out.rows) + ")";
+        return out;
+      }
+      out.equal = true;
+      return out;
+    }
+    bool same = x.size() == y.size();
+    for (size_t i = 0; same && i < x.size(); ++i) same = same_value(x[i], y[i]);
+    if (!same) {
+      out.difference = "row " + std::to_string(out.rows + 1) + ": " + a_name + " " + show(x) + " vs " + b_name + " " +
+                       show(y);
+      return out;
+    }
+    ++out.rows;
+  }
+}
+
+}  // namespace tally::bench::h2o
