@@ -2,9 +2,12 @@
 # Builds the CUDA-enabled tree here for sm_90 (static cudart) into build-gpu/
 # and packs a self-contained bundle into bundle/ (git-ignored): the GPU test
 # and benchmark binaries, tallyd when it builds, the shared libraries they
-# need that the GPU machine lacks (bundle/lib), and scripts/run_gpu_suite.sh.
+# need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh, and
+# DuckDB's libduckdb.so (bundle/duckdb, from scripts/fetch_duckdb.sh) for the
+# H2O groupby comparison (run_gpu_suite.sh part h2o).
 # Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
-#   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces")
+#   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces";
+#   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,6 +26,8 @@ read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 # The GPU engine in the query path (column cache, GPU-vs-CPU queries, end to
 # end through tallyd): always packed when they build; they need the executor.
 optional+=(gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
+# The H2O groupby questions against DuckDB through tallyd (bench/h2o).
+optional+=(h2o_bench h2o_datagen)
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
 for t in "${optional[@]+"${optional[@]}"}"; do
@@ -54,11 +59,23 @@ for b in "$bundle"/bin/*; do
 done
 
 cp scripts/run_gpu_suite.sh "$bundle/"
+# Loaded by h2o_bench with dlopen, so ldd above does not see it.
+duckdb_version=none
+if [ "${TALLY_BUNDLE_DUCKDB:-1}" != 0 ] && [ -x "$bundle/bin/h2o_bench" ]; then
+  if duckdb_lib=$(scripts/fetch_duckdb.sh); then
+    mkdir -p "$bundle/duckdb"
+    cp "$duckdb_lib" "$(dirname "$duckdb_lib")/LICENSE" "$bundle/duckdb/"
+    duckdb_version=$(cat "$(dirname "$duckdb_lib")/VERSION")
+  else
+    echo "make_gpu_bundle: DuckDB could not be fetched; part h2o will not run" >&2
+  fi
+fi
 {
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
   echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -m), nvcc $(/usr/local/cuda/bin/nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90"
   echo "binaries: $(cd "$bundle/bin" && ls | tr '\n' ' ')"
   echo "libraries: $(cd "$bundle/lib" && ls | tr '\n' ' ')"
+  echo "duckdb: $duckdb_version (npm @duckdb/node-bindings-linux-x64)"
 } >"$bundle/MANIFEST"
 cat "$bundle/MANIFEST"
 du -sh "$bundle"

@@ -8,6 +8,11 @@
 #                     G = 2^0..2^16 by 4, chunks of 2^24 rows; table in OUTDIR/e2e.txt)
 #   TALLY_SWEEP_ARGS  arguments for sweep_spaces (default: the H100 recording's,
 #                     bench/tuner/RESULTS.md; the CSV goes to OUTDIR/spaces.csv)
+#   TALLY_H2O_ARGS    arguments for h2o_bench --duckdb (part "h2o": the ten H2O
+#                     groupby questions on tallyd and on DuckDB, in memory, 16
+#                     threads, first and warm runs, answers compared; default:
+#                     1e8 rows, K=100, no NULLs, 120 s per Tally statement; the
+#                     table in OUTDIR/h2o.txt, the generated CSV in TMPDIR or /tmp)
 #   TALLY_TUNING_ARGS arguments for live_tuning_bench (part "tuning": cold
 #                     tuning cache vs the best fixed configuration, then a restart;
 #                     default: 2^28 rows, G = 2^16, chunks of 2^24 rows: at 2^22
@@ -80,6 +85,13 @@ if [[ " $suite " == *" tuning "* && -x "$here/bin/live_tuning_bench" && -x "$her
   run_step live_tuning_bench "$out/live_tuning.txt" "$here/bin/live_tuning_bench" --tallyd "$here/bin/tallyd" \
     ${TALLY_TUNING_ARGS:---log2-rows 28 --chunk-rows 16777216 --log2-groups 16 --experiments 5}
   tail -n 14 "$out/live_tuning.txt"
+fi
+if [[ " $suite " == *" h2o "* && -x "$here/bin/h2o_bench" && -x "$here/bin/tallyd" && -f "$here/duckdb/libduckdb.so" ]]; then
+  # shellcheck disable=SC2086
+  run_step h2o_bench "$out/h2o.txt" "$here/bin/h2o_bench" --tallyd "$here/bin/tallyd" \
+    --duckdb "$here/duckdb/libduckdb.so" --csv-dir "${TMPDIR:-/tmp}" \
+    ${TALLY_H2O_ARGS:---rows 1e8 --k 1e2 --na 0 --threads 16 --timeout-s 120 --known-gaps q8}
+  grep -E '^(\||###|Load|DuckDB|OK|FAIL)' "$out/h2o.txt" | tee -a "$summary"
 fi
 note "exit status: $status"
 exit $status
