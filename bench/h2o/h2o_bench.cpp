@@ -70,6 +70,7 @@ std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream in(list);
   for (std::string item; std::getline(in, item, ',');) {
+    item.erase(0, item.find_first_not_of(' '));
     if (!item.empty()) out.push_back(item);
   }
   return out;
