@@ -9,7 +9,10 @@
 //    packing (AggregationSpec::key_parts): the engine packs each row into one
 //    int64 code where the data is (inside its own loop, or on the device over
 //    resident columns), so no per-row host work precedes it. Key tuples that
-//    do not fit 63 bits still arrive as query-local codes.
+//    do not fit 63 bits (or lack chunk statistics, or are expressions) still
+//    arrive as query-local codes, interned by the planner row by row on the
+//    host: an engine-side tuple hash with a per-column compare is the step
+//    still missing for them.
 //  * value columns as native arrays (int32/int64/float32/float64) with validity;
 //  * per aggregate: one partial-state operation, its input column(s) and an
 //    optional FILTER mask;
