@@ -3,8 +3,16 @@
 // engine in executor/cpu/, the GPU engine in gpu/). The planner hands an engine
 // fixed-width data only — what GPU kernels need:
 //  * one key per row: an int32 or int64 vector (single integer column; text as
-//    its dictionary code; several columns packed into 64 bits when their
-//    ranges fit, else a query-local code), with a validity mask (NULL key group);
+//    its dictionary code; else a query-local code), with a validity mask (NULL
+//    key group); or, for several integer-like or dictionary-coded columns
+//    whose ranges fit 63 bits together, the key columns themselves and their
+//    packing (AggregationSpec::key_parts): the engine packs each row into one
+//    int64 code where the data is (inside its own loop, or on the device over
+//    resident columns), so no per-row host work precedes it. Key tuples that
+//    do not fit 63 bits (or lack chunk statistics, or are expressions) still
+//    arrive as query-local codes, interned by the planner row by row on the
+//    host: an engine-side tuple hash with a per-column compare is the step
+//    still missing for them.
 //  * value columns as native arrays (int32/int64/float32/float64) with validity;
 //  * per aggregate: one partial-state operation, its input column(s) and an
 //    optional FILTER mask;
@@ -60,6 +68,28 @@ struct ColumnView {
   ColumnIdentity identity;            // filled by the raw-chunk path for stored columns
 };
 
+// One column of a packed key. Its field in the row's int64 code is
+// (value - min) in `bits` bits from bit `offset`; a nullable column has one
+// more bit above those, 1 for NULL (its value bits then 0), so that a
+// column's NULLs form one group, as PostgreSQL groups them. Every field ends
+// below bit 63: codes are non-negative and never the NULL key.
+struct KeyPart {
+  int64_t min = 0;
+  uint32_t offset = 0;
+  uint32_t bits = 0;       // max - min < 2^bits
+  bool nullable = false;   // the NULL bit is bit offset + bits
+  uint32_t field_bits() const { return bits + (nullable ? 1u : 0u); }
+};
+
+// Bits a field needs for values in [min, max] (0 for one value or none).
+inline uint32_t key_part_bits(int64_t min, int64_t max) {
+  if (max <= min) return 0;
+  const uint64_t span = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
+  uint32_t bits = 0;
+  while (bits < 64 && (span >> bits) != 0) ++bits;
+  return bits;
+}
+
 struct PartialAggregate {
   PartialOp op = PartialOp::count_rows;
   int input = -1;   // index into ChunkInput::values (-1 for count_rows)
@@ -82,6 +112,10 @@ struct AggregationSpec {
   // unknown, true = some chunk holds a NULL key, false = none does (the GPU
   // engine's rules then know which kernel a chunk runs: gpu/group_by_spec.hpp).
   std::optional<bool> key_has_nulls;
+  // Non-empty: the key is packed from ChunkInput::key_columns (one per part)
+  // into int64 codes by the engine (see KeyPart); key_width is then int64,
+  // the key range is [0, key_max] and no code is the NULL key.
+  std::vector<KeyPart> key_parts;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
@@ -104,10 +138,48 @@ struct AggregationSpec {
 // One chunk of input rows.
 struct ChunkInput {
   size_t rows = 0;
-  ColumnView keys;                             // int32/int64 keys
+  ColumnView keys;                             // int32/int64 keys (unused with key_parts)
+  // With AggregationSpec::key_parts: one int32 or int64 view per part (text
+  // as dictionary codes); stored columns keep their ColumnIdentity.
+  std::vector<ColumnView> key_columns;
   std::vector<ColumnView> values;
   std::vector<const uint8_t*> filters;         // one per aggregate; nullptr = no FILTER
 };
+
+// Packs rows [begin, end) of chunk.key_columns into out[0, end - begin)
+// (the host engines' loop; the GPU engine packs on the device the same way).
+// Column by column, so that each pass is one tight loop over one array.
+inline void pack_key_rows(const std::vector<KeyPart>& parts, const ChunkInput& chunk, size_t begin, size_t end,
+                          int64_t* out) {
+  const size_t n = end - begin;
+  for (size_t r = 0; r < n; ++r) out[r] = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const KeyPart& part = parts[p];
+    const ColumnView& col = chunk.key_columns[p];
+    const uint64_t min = static_cast<uint64_t>(part.min);
+    const uint32_t shift = part.offset;
+    // Masked: a NULL row's stored value is arbitrary and must not reach
+    // another column's field.
+    const uint64_t mask = (uint64_t{1} << part.bits) - 1;
+    auto add = [&](const auto* values) {
+      for (size_t r = 0; r < n; ++r) {
+        const uint64_t field = (static_cast<uint64_t>(static_cast<int64_t>(values[begin + r])) - min) & mask;
+        out[r] = static_cast<int64_t>(static_cast<uint64_t>(out[r]) | (field << shift));
+      }
+    };
+    if (col.width == ColumnWidth::int32) add(static_cast<const int32_t*>(col.data));
+    else add(static_cast<const int64_t*>(col.data));
+    if (col.validity != nullptr && part.nullable) {
+      // A NULL row's field is the NULL bit alone.
+      const uint64_t field = mask << shift;
+      const uint64_t null_bit = uint64_t{1} << (shift + part.bits);
+      const uint8_t* valid = col.validity + begin;
+      for (size_t r = 0; r < n; ++r) {
+        if (!valid[r]) out[r] = static_cast<int64_t>((static_cast<uint64_t>(out[r]) & ~field) | null_bit);
+      }
+    }
+  }
+}
 
 // Partial states per group, struct-of-arrays, one entry per PartialAggregate.
 struct PartialStates {

@@ -71,7 +71,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
                  std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table)
     : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)),
       engine_table_(dynamic_cast<const EngineTableSnapshot*>(table)), table_oid_(table ? table->oid() : 0),
-      table_rows_(table ? table->row_count() : UINT64_MAX) {
+      table_rows_(table ? table->row_count() : UINT64_MAX), table_(table) {
   const auto t_begin = std::chrono::steady_clock::now();
   // Key mode: a single bare integer-like or text column goes straight in.
   if (keys.empty()) {
@@ -86,6 +86,11 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     mode_ = KeyMode::interned;
   }
   spec_.threads = context.threads;
+  if (mode_ == KeyMode::interned && keys.size() >= 2) {
+    const auto t_pack = std::chrono::steady_clock::now();
+    if (plan_packed_key(table)) mode_ = KeyMode::packed;
+    estimate_us_ = since_us(t_pack);
+  }
   // A small table runs on one thread unless threads were set explicitly:
   // below kSingleThreadRows every chunk is sunk by one thread anyway (the
   // CPU engine's per-chunk threshold is 2 x 16,384 rows), so more threads
@@ -106,7 +111,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     spec_.key_range_known = true;
     spec_.key_min = spec_.key_max = 0;
   }
-  // Key range from chunk statistics (dense variant).
+  // Key range from chunk statistics (dense variant); packed keys have theirs.
   if ((mode_ == KeyMode::int_column || mode_ == KeyMode::dict_column) && table != nullptr && table->chunk_count() > 0) {
     bool known = true, key_nulls = false;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -202,7 +207,6 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
 // Group-count estimate from a sample of key values spread over every chunk
 // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
 void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
-  constexpr uint64_t kSampleRows = 1 << 15;  // enough for GEE/Chao within a few %, cheap to read
   const uint64_t total = table.row_count();
   if (total == 0) return;
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
@@ -212,30 +216,27 @@ void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
     const auto& col = batch->columns[0];
     auto key_at = [&](size_t r) -> uint64_t {
       if (col.is_null(r)) return 0x6e756c6cULL;
-      int64_t v;
-      switch (col.type.id) {
-        case TypeId::int2: v = col.values<int16_t>()[r]; break;
-        case TypeId::boolean: v = col.values<uint8_t>()[r]; break;
-        case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: v = col.values<int64_t>()[r]; break;
-        default: v = col.values<int32_t>()[r]; break;
-      }
-      uint64_t x = static_cast<uint64_t>(v) * 0x9E3779B97F4A7C15ULL;
-      return x ^ (x >> 29);
+      return sample_hash(stored_int_at(col, r));
     };
     for (size_t r = 0; r < col.rows; r += stride) {
       hashes.push_back(key_at(r));
       previous.push_back(r > 0 ? key_at(r - 1) : ~hashes.back());
     }
   }
+  estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/true);
+}
+
+void EngineAggregator::estimate_from_hashes(const TableSnapshot& table, std::vector<uint64_t> hashes,
+                                            std::vector<uint64_t> previous, bool use_sketches) {
   estimate::EstimateInput input;
   input.sample_hashes = hashes;
   input.previous_hashes = previous;
-  input.total_rows = total;
+  input.total_rows = table.row_count();
   // The key column's per-chunk sketches, merged: a 32K-row sample alone
   // cannot tell 85K groups from 8M when nearly every sampled key is unique.
   std::vector<estimate::HllSketch> chunk_sketches;
   bool has_nulls = false;
-  for (size_t c = 0; c < table.chunk_count(); ++c) {
+  for (size_t c = 0; use_sketches && c < table.chunk_count(); ++c) {
     const ChunkColumnStats st = table.stats(c, key_column_);
     auto sketch = st.hll.empty() ? std::nullopt : estimate::HllSketch::deserialize(st.hll);
     if (!sketch) {
@@ -263,6 +264,14 @@ std::vector<std::string> EngineAggregator::explain() const {
                 report_.variant.c_str(), report_.configuration.c_str(),
                 static_cast<unsigned long long>(report_.passes));
   std::vector<std::string> lines{buf};
+  if (mode_ == KeyMode::packed) {
+    uint32_t bits = 0;
+    for (const KeyPart& p : spec_.key_parts) bits = std::max(bits, p.offset + p.field_bits());
+    lines.push_back("Group key: packed " + std::to_string(spec_.key_parts.size()) + " columns, " +
+                    std::to_string(bits) + " bits");
+  } else if (mode_ == KeyMode::interned) {
+    lines.push_back("Group key: query-local codes interned on the host");
+  }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
   lines.push_back("Estimated groups: " + (spec_.estimated_groups ? std::to_string(spec_.estimated_groups) + " (" + estimate_source_ + ")" : std::string("unknown")) +
                   ", actual groups: " + std::to_string(report_.groups) +

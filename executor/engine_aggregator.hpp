@@ -29,6 +29,25 @@ inline bool narrow_int(TypeId id) {
   return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::date || id == TypeId::boolean;
 }
 
+// A stored integer-like or dictionary-coded value widened to int64.
+inline int64_t stored_int_at(const storage::ColumnVector& col, size_t r) {
+  switch (col.type.id) {
+    case TypeId::int2: return col.values<int16_t>()[r];
+    case TypeId::boolean: return col.values<uint8_t>()[r];
+    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: return col.values<int64_t>()[r];
+    default: return col.values<int32_t>()[r];
+  }
+}
+
+// The estimator's hash of a sampled key.
+inline uint64_t sample_hash(int64_t key) {
+  const uint64_t x = static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ULL;
+  return x ^ (x >> 29);
+}
+
+// Rows the group-count estimate samples: enough for GEE/Chao within a few %, cheap to read.
+constexpr uint64_t kSampleRows = 1 << 15;
+
 // How one aggregate maps to partial ops, and how its value is finalized.
 struct Mapping {
   PartialOp op;
@@ -63,7 +82,13 @@ class KeyInterner {
   std::vector<std::vector<Value>> tuples_;
 };
 
-enum class KeyMode { none, int_column, dict_column, interned };
+// packed: several bare integer-like or text columns whose ranges (chunk
+// statistics) fit 63 bits together; the engine packs them (KeyPart).
+enum class KeyMode { none, int_column, dict_column, packed, interned };
+
+// Key columns a packed key takes at most: the GPU's pack kernel takes the
+// parts as one kernel argument.
+constexpr size_t kMaxPackedKeyParts = 16;
 
 // Tables with fewer rows than this are aggregated by one thread (see the
 // constructor): for a small table, handing parts to the worker pool costs
@@ -89,6 +114,25 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
+  // ---- packed keys (engine_aggregator_keys.cpp) ----
+  // Whether the keys pack into 63 bits by the table's chunk statistics; if
+  // so fills spec_.key_parts, the key range and the estimate.
+  bool plan_packed_key(const TableSnapshot* table);
+  // Table column of each key column (packed mode).
+  const std::vector<int>& packed_columns() const { return packed_columns_; }
+  // The dictionaries of the text key columns, read from the table when no
+  // raw chunk brought them (the evaluated path looks strings up in them).
+  void load_dictionaries();
+  // Evaluated keys (sink()) as key columns for the engine to pack.
+  void evaluated_key_columns(const EvalInput& rows, ChunkInput& in, std::vector<std::vector<int64_t>>& values,
+                             std::vector<std::vector<uint8_t>>& validity);
+  // Packed codes back into key columns (finalize).
+  void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
+  // Group-count estimate of a packed key from a sample of its codes.
+  void estimate_packed_from_sample(const TableSnapshot& table);
+  // The estimator over sampled key hashes (and the key column's sketches, for one column).
+  void estimate_from_hashes(const TableSnapshot& table, std::vector<uint64_t> hashes, std::vector<uint64_t> previous,
+                            bool use_sketches);
   // Group-count estimate from a sample of key values spread over every chunk
   // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
   void estimate_from_sample(const TableSnapshot& table);
@@ -116,6 +160,9 @@ class EngineAggregator final : public GroupAggregator {
   std::unique_ptr<AggregationRun> run_;
   AggregationReport report_;
   KeyInterner interner_;
+  std::vector<int> packed_columns_;  // packed mode: table column of each key part
+  std::vector<std::shared_ptr<const storage::StringDictionary>> part_dictionaries_;  // text parts
+  const TableSnapshot* table_ = nullptr;
   bool interned_ = false;
   std::string estimate_source_ = "statistics";
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE

@@ -54,7 +54,8 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     groups = 1;
   }
   // Keys.
-  for (size_t k = 0; k < keys_.size(); ++k) {
+  if (mode_ == KeyMode::packed) unpack_keys(result, groups, columns);
+  for (size_t k = 0; k < keys_.size() && mode_ != KeyMode::packed; ++k) {
     Vector v(keys_[k]->type);
     const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
     if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {

@@ -73,6 +73,16 @@ void EngineAggregator::sink_raw(const storage::ChunkBatch& batch, const std::vec
   if (mode_ == KeyMode::none) {
     zero_keys.assign(batch.rows, 0);
     in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
+  } else if (mode_ == KeyMode::packed) {
+    // The key columns as stored (and resident on the GPU per column): the
+    // engine packs them.
+    in.keys = ColumnView{ColumnWidth::int64, nullptr, nullptr};
+    for (size_t k = 0; k < packed_columns_.size(); ++k) {
+      const auto& key = column_of(packed_columns_[k]);
+      in.key_columns.push_back(view_of(key));
+      in.key_columns.back().identity = identity_of(packed_columns_[k]);
+      if (key.dictionary) part_dictionaries_[k] = key.dictionary;
+    }
   } else {
     const auto& key = column_of(key_column_);
     in.keys = view_of(key);
@@ -93,9 +103,13 @@ void EngineAggregator::sink(const EvalInput& rows) {
   ChunkInput in;
   in.rows = rows.rows;
   // Keys.
-  std::vector<int64_t> keys(rows.rows, 0);
+  std::vector<int64_t> keys(mode_ == KeyMode::packed ? 0 : rows.rows, 0);
   std::vector<uint8_t> key_valid;
-  if (mode_ == KeyMode::int_column) {
+  std::vector<std::vector<int64_t>> key_values;
+  std::vector<std::vector<uint8_t>> key_validity;
+  if (mode_ == KeyMode::packed) {
+    evaluated_key_columns(rows, in, key_values, key_validity);
+  } else if (mode_ == KeyMode::int_column) {
     const Vector v = keys_[0]->evaluate(rows);
     std::copy(v.ints.begin(), v.ints.end(), keys.begin());
     if (!v.nulls.empty()) {
@@ -118,7 +132,9 @@ void EngineAggregator::sink(const EvalInput& rows) {
     interned_ = true;
   }
   std::vector<int32_t> narrow_keys;
-  if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
+  if (mode_ == KeyMode::packed) {
+    // in.keys and in.key_columns are set: the engine packs.
+  } else if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
     narrow_keys.assign(keys.begin(), keys.end());
     in.keys = ColumnView{ColumnWidth::int32, narrow_keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
   } else {

@@ -5,6 +5,7 @@
 #include "gpu/engine/start_up.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
+#include "gpu/pipeline/key_packing.hpp"
 #include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
@@ -49,6 +50,13 @@ size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
 bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }
 void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
+struct KeyPacker::Impl {};
+KeyPacker::KeyPacker() = default;
+KeyPacker::~KeyPacker() = default;
+const int64_t* KeyPacker::pack(const std::vector<tally::KeyPart>&, const ColumnPointer*, const uint32_t*, int64_t,
+                               StreamHandle) {
+  no_gpu();
+}
 void prepare_for_queries(const DeviceInfo&) {}
 FirstUseSnapshot first_use_snapshot(int) {
   FirstUseSnapshot s;

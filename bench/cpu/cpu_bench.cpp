@@ -10,7 +10,8 @@
 // streaming figures.
 //
 // Usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq]
-//                  [--groups G[,G...]] [--streaming yes|no]
+//                  [--groups G[,G...]] [--streaming yes|no] [--shape single|multikey]
+// --shape multikey runs only the several-key-column table instead (run_multikey).
 // --groups keeps only those group counts (e.g. 8388608 while profiling
 // tallyd); --streaming no leaves out the rows-back-to-the-client table.
 #include <libpq-fe.h>
@@ -126,6 +127,87 @@ Outcome best_of(Server& server, bool lean, const std::string& sql, bool binary, 
   return best;
 }
 
+// COPY `rows` rows into `table` on `c`, line(i, buffer) writing row i's text
+// line (tab-separated, newline-terminated) into buffer; false on an error.
+bool copy_rows(PGconn* c, const std::string& table, uint64_t rows,
+               const std::function<int(uint64_t, char*, size_t)>& line) {
+  PGresult* r = PQexec(c, ("COPY " + table + " FROM STDIN").c_str());
+  if (PQresultStatus(r) != PGRES_COPY_IN) {
+    std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(c));
+    return false;
+  }
+  PQclear(r);
+  std::string buffer;
+  char text[160];
+  for (uint64_t i = 0; i < rows; ++i) {
+    buffer.append(text, static_cast<size_t>(line(i, text, sizeof text)));
+    if (buffer.size() > (1 << 20)) {
+      PQputCopyData(c, buffer.data(), static_cast<int>(buffer.size()));
+      buffer.clear();
+    }
+  }
+  PQputCopyData(c, buffer.data(), static_cast<int>(buffer.size()));
+  if (std::string error; !tally::bench::finish_copy(c, &error)) {
+    std::fprintf(stderr, "COPY failed: %s\n", error.c_str());
+    return false;
+  }
+  return true;
+}
+
+// --shape multikey: GROUP BY over several key columns (H2O groupby's
+// shapes): two text keys of 100 values, two int keys of 100 values, and all
+// four, on N rows, Tally against PostgreSQL, results checked.
+int run_multikey(PGconn* pc, PGconn* tc, Server& pg_server, Server& tally_server, uint64_t rows, int runs,
+                 const std::vector<bool>& kinds) {
+  const std::string create = "CREATE TABLE m (id1 text, id2 text, id4 int, id5 int, v1 int)";
+  exec(pc, create);
+  exec(tc, create);
+  // Each key from its own multiplicative hash of i, so that the pairs cover
+  // their 10,000 combinations; v1 in 1..5 as H2O's.
+  std::printf("loading %llu rows into PostgreSQL and Tally...\n", static_cast<unsigned long long>(rows));
+  std::fflush(stdout);
+  exec(pc, "INSERT INTO m SELECT 'id' || lpad(((i * 2654435761) % 100)::text, 3, '0'), "
+           "'id' || lpad(((i * 40503) % 10007 % 100)::text, 3, '0'), ((i * 7919) % 101 % 100)::int, "
+           "((i * 104729) % 1009 % 100)::int, (1 + i % 5)::int FROM generate_series(0::int8, " +
+               std::to_string(rows - 1) + ") i");
+  exec(pc, "VACUUM ANALYZE m");
+  exec(pc, "SET max_parallel_workers_per_gather = 2");
+  const auto load_start = std::chrono::steady_clock::now();
+  const bool loaded = copy_rows(tc, "m", rows, [](uint64_t i, char* out, size_t size) {
+    return std::snprintf(out, size, "id%03llu\tid%03llu\t%llu\t%llu\t%llu\n",
+                         static_cast<unsigned long long>((i * 2654435761ULL) % 100),
+                         static_cast<unsigned long long>((i * 40503ULL) % 10007 % 100),
+                         static_cast<unsigned long long>((i * 7919ULL) % 101 % 100),
+                         static_cast<unsigned long long>((i * 104729ULL) % 1009 % 100),
+                         static_cast<unsigned long long>(1 + i % 5));
+  });
+  if (!loaded) return 1;
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  std::printf("Tally COPY: %.2f s\n\n", load_s);
+  const std::vector<std::pair<std::string, std::string>> queries = {
+      {"id1,id2", "SELECT id1, id2, sum(v1) FROM m GROUP BY id1, id2"},
+      {"id4,id5", "SELECT id4, id5, sum(v1), count(*) FROM m GROUP BY id4, id5"},
+      {"4 keys", "SELECT id1, id2, id4, id5, sum(v1) FROM m GROUP BY id1, id2, id4, id5"}};
+  bool all_ok = true;
+  std::printf("%-8s %-6s %10s %10s %10s %8s %s\n", "keys", "client", "groups", "tally_s", "pg_s", "ratio", "check");
+  for (const auto& [name, sql] : queries) {
+    for (size_t c = 0; c < kinds.size(); ++c) {
+      const Outcome t = best_of(tally_server, kinds[c], sql, false, runs, c == 0);
+      const Outcome p = best_of(pg_server, kinds[c], sql, false, runs, c == 0);
+      const bool ok = t.rows == p.rows && t.checksum == p.checksum;
+      all_ok &= ok;
+      std::printf("%-8s %-6s %10llu %10.3f %10.3f %7.1fx %s\n", name.c_str(), kinds[c] ? "lean" : "libpq",
+                  static_cast<unsigned long long>(p.rows), t.seconds, p.seconds, p.seconds / t.seconds,
+                  ok ? "ok" : "MISMATCH");
+      std::fflush(stdout);
+    }
+  }
+  PQfinish(pc);
+  PQfinish(tc);
+  std::printf("\n%s\n", all_ok ? "all results match PostgreSQL" : "SOME RESULTS DIFFER FROM POSTGRESQL");
+  return all_ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,6 +217,7 @@ int main(int argc, char** argv) {
   std::string clients = "lean,libpq";
   std::string groups_filter;  // "" = every G
   bool streaming = true;
+  std::string shape = "single";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--tallyd") tallyd = argv[i + 1];
@@ -143,11 +226,12 @@ int main(int argc, char** argv) {
     else if (flag == "--clients") clients = argv[i + 1];
     else if (flag == "--groups") groups_filter = argv[i + 1];
     else if (flag == "--streaming") streaming = std::string(argv[i + 1]) != "no";
+    else if (flag == "--shape") shape = argv[i + 1];
   }
   if (tallyd.empty()) {
     std::fprintf(stderr,
                  "usage: cpu_bench --tallyd PATH [--rows N] [--runs R] [--clients lean,libpq] [--groups G[,G...]] "
-                 "[--streaming yes|no]\n");
+                 "[--streaming yes|no] [--shape single|multikey]\n");
     return 2;
   }
   const std::vector<uint64_t> group_counts = {1, 16, 1024, 65536, 1048576, 8388608};
@@ -157,6 +241,16 @@ int main(int argc, char** argv) {
   tally::testing::TallyServer tally(tallyd);
   PGconn* pc = connect(pg.conninfo());
   PGconn* tc = connect(tally.conninfo());
+  std::vector<bool> kinds;  // true = lean
+  if (clients.find("lean") != std::string::npos) kinds.push_back(true);
+  if (clients.find("libpq") != std::string::npos) kinds.push_back(false);
+  if (shape == "multikey") {
+    WireClient pg_lean(pg.conninfo());
+    WireClient tally_lean(tally.conninfo());
+    Server pg_server{pc, &pg_lean};
+    Server tally_server{tc, &tally_lean};
+    return run_multikey(pc, tc, pg_server, tally_server, rows, runs, kinds);
+  }
   const std::string create = "CREATE TABLE r (g1 int, g16 int, g1k int, g64k int, g1m int, g8m int, v int)";
   exec(pc, create);
   exec(tc, create);
@@ -176,33 +270,15 @@ int main(int argc, char** argv) {
     exec(pc, "SET max_parallel_workers_per_gather = 2");
   }
   const auto load_start = std::chrono::steady_clock::now();
-  {
-    PGresult* r = PQexec(tc, "COPY r FROM STDIN");
-    if (PQresultStatus(r) != PGRES_COPY_IN) {
-      std::fprintf(stderr, "COPY failed: %s\n", PQerrorMessage(tc));
-      return 1;
-    }
-    PQclear(r);
-    std::string buffer;
-    char line[160];
-    for (uint64_t i = 0; i < rows; ++i) {
-      int n = 0;
-      for (uint64_t g : group_counts) n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "%llu\t",
-                                                          static_cast<unsigned long long>((i * 2654435761ULL) % g));
-      n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "%lld\n",
-                         static_cast<long long>((i * 7919) % 1000) - 500);
-      buffer.append(line, static_cast<size_t>(n));
-      if (buffer.size() > (1 << 20)) {
-        PQputCopyData(tc, buffer.data(), static_cast<int>(buffer.size()));
-        buffer.clear();
-      }
-    }
-    PQputCopyData(tc, buffer.data(), static_cast<int>(buffer.size()));
-    if (std::string error; !tally::bench::finish_copy(tc, &error)) {
-      std::fprintf(stderr, "COPY failed: %s\n", error.c_str());
-      return 1;
-    }
-  }
+  const bool loaded = copy_rows(tc, "r", rows, [&](uint64_t i, char* line, size_t size) {
+    int n = 0;
+    for (uint64_t g : group_counts) n += std::snprintf(line + n, size - static_cast<size_t>(n), "%llu\t",
+                                                        static_cast<unsigned long long>((i * 2654435761ULL) % g));
+    n += std::snprintf(line + n, size - static_cast<size_t>(n), "%lld\n",
+                       static_cast<long long>((i * 7919) % 1000) - 500);
+    return n;
+  });
+  if (!loaded) return 1;
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::printf("Tally COPY: %.2f s (%.2f M rows/s)\n\n", load_s, static_cast<double>(rows) / load_s / 1e6);
 
@@ -210,9 +286,6 @@ int main(int argc, char** argv) {
   WireClient tally_lean(tally.conninfo());
   Server pg_server{pc, &pg_lean};
   Server tally_server{tc, &tally_lean};
-  std::vector<bool> kinds;  // true = lean
-  if (clients.find("lean") != std::string::npos) kinds.push_back(true);
-  if (clients.find("libpq") != std::string::npos) kinds.push_back(false);
   {
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) > 0) std::printf("load average before the queries: %.2f %.2f %.2f\n\n", load[0], load[1], load[2]);

@@ -105,7 +105,30 @@ void CpuRun::begin_pass(int pass) {
   }
 }
 
-void CpuRun::sink(const ChunkInput& chunk) {
+void CpuRun::sink(const ChunkInput& input) {
+  if (spec_.key_parts.empty()) {
+    sink_keys(input);
+    return;
+  }
+  // A packed key (KeyPart): the workers pack their rows' codes, then the
+  // chunk runs as one int64 key column. The columns stay separate up to
+  // here, so that nothing before the engine touches every row.
+  const auto started = std::chrono::steady_clock::now();
+  packed_keys_.resize(input.rows);
+  const int threads = input.rows >= kMinRowsPerThread * 2 ? threads_ : 1;
+  parallel_for(threads, input.rows, [&](int, size_t begin, size_t end) {
+    pack_key_rows(spec_.key_parts, input, begin, end, packed_keys_.data() + begin);
+  });
+  ChunkInput chunk;
+  chunk.rows = input.rows;
+  chunk.keys = ColumnView{ColumnWidth::int64, packed_keys_.data(), nullptr};
+  chunk.values = input.values;
+  chunk.filters = input.filters;
+  sink_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  sink_keys(chunk);
+}
+
+void CpuRun::sink_keys(const ChunkInput& chunk) {
   const auto started = std::chrono::steady_clock::now();
   for (size_t a = 0; a < narrow_.size(); ++a) {
     if (narrow_[a] && (rows_ + chunk.rows > cpu::kNarrowSumRowLimit ||

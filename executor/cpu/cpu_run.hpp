@@ -57,6 +57,8 @@ class CpuRun final : public AggregationRun {
 
  private:
   // ---- the run (cpu_run.cpp) ----------------------------------------------
+  // sink() of a chunk whose keys are one column (packed keys packed first).
+  void sink_keys(const ChunkInput& chunk);
   void flush_pass();
   void widen_aggregate(size_t a);
   void sink_local_parallel(const ChunkInput& chunk);
@@ -207,6 +209,7 @@ class CpuRun final : public AggregationRun {
   ChunkInput moved_;                  // the chunk's columns in partition order
   std::vector<MoveBuffer> moved_buffers_;
   AggregationResult result_;
+  std::vector<int64_t> packed_keys_;  // the current chunk's packed key codes
   uint64_t rows_ = 0, groups_ = 0;
   double sink_ms_ = 0, finalize_ms_ = 0;
 };

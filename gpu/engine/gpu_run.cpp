@@ -78,7 +78,16 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     c.key = ColumnKey{v.identity.table, v.identity.chunk, v.identity.column, static_cast<uint8_t>(c.width_bytes)};
     columns.push_back(c);
   };
-  add(chunk.keys);
+  // A packed key's columns come first, each staged (and cached) on its
+  // own; launch() packs them on the device.
+  if (spec_.key_parts.empty()) {
+    add(chunk.keys);
+  } else {
+    if (chunk.key_columns.size() != spec_.key_parts.size())
+      throw Error(SqlState::internal_error, "GPU: chunk has " + std::to_string(chunk.key_columns.size()) +
+                                                " key columns, spec " + std::to_string(spec_.key_parts.size()));
+    for (const tally::ColumnView& k : chunk.key_columns) add(k);
+  }
   for (size_t i = 0; i < chunk.values.size(); ++i) {
     add(chunk.values[i]);
     if (columns.back().validity && !gspec_->columns[i].may_have_nulls) {
@@ -184,6 +193,7 @@ GpuRun::~GpuRun() {
   // work or overflow unsettled.
   if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
   aggregator_.reset();  // before the pipeline it launched on is reused
+  packer_.reset();      // its codes are freed in stream order, after the kernels that read them
   engine_.release_pipeline(std::move(back));
 }
 
@@ -329,15 +339,25 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   const ChunkFacts facts = facts_for(chunk.rows);
   ChunkPointers p;
   p.rows = chunk.rows;
+  const size_t key_columns = spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
   p.key = chunk.columns[0];
-  p.values.assign(chunk.columns.begin() + 1, chunk.columns.end());
+  p.values.assign(chunk.columns.begin() + static_cast<long>(key_columns), chunk.columns.end());
   if (facts.key_range) p.key_range = facts.key_range;
   LaunchReport r;
   const auto t_enqueue = std::chrono::steady_clock::now();
   uint64_t ticket = 0;
   {
     HostStepsScope scope(&steps_);
-    ticket = pipeline_->run(chunk, [&] { r = aggregator_->consume(p, v, config); });
+    ticket = pipeline_->run(chunk, [&] {
+      if (!spec_.key_parts.empty()) {
+        // After the chunk's copies, before its aggregation, on its stream.
+        if (!packer_) packer_ = std::make_unique<KeyPacker>();
+        p.key = ColumnPointer{packer_->pack(spec_.key_parts, chunk.columns.data(), chunk.widths.data(), chunk.rows,
+                                            pipeline_->compute_stream()),
+                              nullptr};
+      }
+      r = aggregator_->consume(p, v, config);
+    });
   }
   host_.enqueue_us += since_us(t_enqueue);
   if (first_enqueue_us_ < 0) {

@@ -15,6 +15,7 @@
 #include "gpu/engine/pooled_pipeline.hpp"
 #include "gpu/first_use_counts.hpp"
 #include "gpu/host_steps.hpp"
+#include "gpu/pipeline/key_packing.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
 
@@ -89,6 +90,8 @@ class GpuRun final : public tally::AggregationRun {
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
+  // Packs a packed key's columns per launch (spec_.key_parts); made with the first launch.
+  std::unique_ptr<KeyPacker> packer_;
   std::string aggregator_key_;
   // The pooled pipeline's aggregator (the previous query's), taken when this
   // query's key matches; this query's own goes back with the pipeline once

@@ -1,0 +1,52 @@
+// Several GROUP BY key columns packed on the device (gpu/pipeline/
+// key_packing.hpp) answer what the CPU engine answers, for every case of
+// tests/executor/packed_key_cases.hpp, cold (columns copied) and warm (key
+// columns resident in the device column cache); the cases the GPU engine
+// takes run there (EXPLAIN ANALYZE says so) with the key mode each case
+// names. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include "gpu/rules/device_info.hpp"
+#include "tests/executor/packed_key_cases.hpp"
+
+namespace tally {
+namespace {
+
+using executor::testing::packed_key_cases;
+using executor::testing::PackedKeyTables;
+
+TEST(GpuPackedKeys, GpuEngineAnswersAsTheCpuEngine) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-packed-keys");
+  ASSERT_NE(tables.database().gpu_engine(), nullptr) << "a device exists but the database has no GPU engine";
+  tables.create();
+  for (const auto& c : packed_key_cases()) {
+    const auto cpu = tables.rows_on("cpu", c.sql);
+    const auto cold = tables.rows_on("gpu", c.sql);
+    const auto warm = tables.rows_on("gpu", c.sql);
+    EXPECT_EQ(cold, cpu) << "cold: " << c.sql;
+    EXPECT_EQ(warm, cpu) << "warm: " << c.sql;
+    const std::string plan = tables.explain_on("gpu", c.sql);
+    EXPECT_NE(plan.find("Group key: " + c.key_mode), std::string::npos) << c.sql << "\n" << plan;
+    if (c.gpu_runs) EXPECT_NE(plan.find("Engine: gpu"), std::string::npos) << c.sql << "\n" << plan;
+  }
+}
+
+// Every forced variant over a packed key (dense from the packed range, the
+// hash variants otherwise) against the CPU engine.
+TEST(GpuPackedKeys, EveryVariantOverPackedKeys) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-packed-variants");
+  tables.create();
+  // A packed range of 9 bits: small enough for the dense variant's shared slots.
+  const std::string sql = "SELECT id2, b, s, count(*), sum(v), min(v), max(big) FROM h GROUP BY id2, b, s";
+  const auto cpu = tables.rows_on("cpu", sql);
+  for (const char* variant : {"dense", "shared_memory", "global", "sort", "partitioned"}) {
+    tables.run(std::string("SET tally.variant = ") + variant);
+    const auto gpu = tables.rows_on("gpu", sql);
+    EXPECT_EQ(gpu, cpu) << variant;
+  }
+}
+
+}  // namespace
+}  // namespace tally
