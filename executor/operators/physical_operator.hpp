@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/sql_type.hpp"
+#include "executor/expression.hpp"
 #include "executor/value.hpp"
 
 namespace tally::executor {
@@ -49,6 +50,11 @@ class PhysicalOperator {
   // The planner's row estimate (table statistics; EXPLAIN shows it).
   double estimated_rows() const { return estimated_rows_; }
   const std::vector<std::unique_ptr<PhysicalOperator>>& children() const { return children_; }
+  // Where each output column sits in the column space of the query the
+  // operator belongs to (expressions are bound against that space, so an
+  // operator's chunk is read through space_input in chunk_ops.hpp).
+  const std::vector<int>& layout() const { return layout_; }
+  void set_layout(std::vector<int> layout) { layout_ = std::move(layout); }
 
   // Pushes the operator's whole output into `sink`; returns early once the
   // sink answers false. Checks the context's cancel token between chunks.
@@ -62,6 +68,7 @@ class PhysicalOperator {
   std::vector<OutputColumn> columns_;
   double estimated_rows_ = 0;
   std::vector<std::unique_ptr<PhysicalOperator>> children_;
+  std::vector<int> layout_;
 };
 
 using OperatorPtr = std::unique_ptr<PhysicalOperator>;
