@@ -116,9 +116,52 @@ Conjunct make_conjunct(ExprPtr e) {
   return c;
 }
 
+void split_and(const json& node, std::vector<json>& out);
+
+// (a AND b) OR (a AND c) is a AND (b OR c): the conjuncts every branch of an
+// OR shares come out of it, so a join condition repeated in each branch
+// (TPC-H Q19) joins by hash instead of by nested loop.
+void factor_or(const json& node, std::vector<json>& out) {
+  std::vector<std::vector<json>> branches;
+  for (const auto& a : node["BoolExpr"]["args"]) {
+    branches.emplace_back();
+    split_and(a, branches.back());
+  }
+  std::vector<json> common;
+  for (const auto& candidate : branches[0]) {
+    const bool everywhere = std::all_of(branches.begin() + 1, branches.end(), [&](const std::vector<json>& b) {
+      return std::any_of(b.begin(), b.end(), [&](const json& c) { return equal_ignoring_locations(c, candidate); });
+    });
+    if (everywhere) common.push_back(candidate);
+  }
+  if (common.empty()) {
+    out.push_back(node);
+    return;
+  }
+  json rest = json::array();
+  for (auto& b : branches) {
+    std::vector<json> left;
+    for (auto& c : b) {
+      const bool shared = std::any_of(common.begin(), common.end(), [&](const json& x) { return equal_ignoring_locations(x, c); });
+      if (!shared) left.push_back(std::move(c));
+    }
+    if (left.empty()) {  // one branch is only the common part: the OR is true
+      out.insert(out.end(), common.begin(), common.end());
+      return;
+    }
+    rest.push_back(left.size() == 1 ? left[0] : json{{"BoolExpr", {{"boolop", "AND_EXPR"}, {"args", left}}}});
+  }
+  out.insert(out.end(), common.begin(), common.end());
+  out.push_back(json{{"BoolExpr", {{"boolop", "OR_EXPR"}, {"args", rest}}}});
+}
+
 void split_and(const json& node, std::vector<json>& out) {
   if (node.contains("BoolExpr") && node["BoolExpr"].value("boolop", "") == "AND_EXPR") {
     for (const auto& a : node["BoolExpr"]["args"]) split_and(a, out);
+    return;
+  }
+  if (node.contains("BoolExpr") && node["BoolExpr"].value("boolop", "") == "OR_EXPR") {
+    factor_or(node, out);
     return;
   }
   out.push_back(node);
