@@ -528,9 +528,19 @@ Part FromPlanner::State::build_item(Node* node) {
     part.op = with_filters(std::move(part.op), std::move(node->filters));
     return part;
   }
-  // An outer join: its sides are planned on their own, its ON decides matches.
-  Part left{build_tree(node->left.get(), {}), node->left->cols, 0};
-  Part right{build_tree(node->right.get(), {}), node->right->cols, 0};
+  // An outer join: its sides are planned on their own, its ON decides
+  // matches. Filters over the preserved side alone go below the join.
+  std::vector<Conjunct> left_pool, right_pool, above;
+  for (auto& f : node->filters) {
+    Conjunct c = make_conjunct(std::move(f));
+    if (node->join == JoinType::left && subset(c.refs, node->left->cols)) left_pool.push_back(std::move(c));
+    else if (node->join == JoinType::right && subset(c.refs, node->right->cols)) right_pool.push_back(std::move(c));
+    else above.push_back(std::move(c));
+  }
+  node->filters.clear();
+  for (auto& c : above) node->filters.push_back(std::move(c.expr));
+  Part left{build_tree(node->left.get(), std::move(left_pool)), node->left->cols, 0};
+  Part right{build_tree(node->right.get(), std::move(right_pool)), node->right->cols, 0};
   left.est = left.op->estimated_rows();
   right.est = right.op->estimated_rows();
   const bool swap = node->join == JoinType::right;

@@ -398,7 +398,8 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
   } else if (plan.source) {
     std::vector<std::string> tree;
     explain_operator(*plan.source, tree, 1);
-    for (auto& line : tree) lines.push_back(indent + line);
+    const std::string pad(indent.size(), ' ');
+    for (auto& line : tree) lines.push_back(pad + line);
   } else {
     lines.push_back(indent + "  -> Result");
   }

@@ -75,6 +75,9 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   else if (link_type == "ALL_SUBLINK") kind = SubqueryKind::all;
   else throw Error(SqlState::feature_not_supported, "ARRAY and row comparison subqueries are not supported");
 
+  if (sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr")) {
+    throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
+  }
   auto count = std::make_shared<size_t>(0);
   std::vector<ExprPtr> correlated;
   PlanContext inner = plan_context;
@@ -97,7 +100,6 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   expr->correlated = std::move(correlated);
   if (kind == SubqueryKind::any || kind == SubqueryKind::all) {
     const json& test = sublink["testexpr"];
-    if (test.contains("RowExpr")) throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
     std::string op = "=";
     if (sublink.contains("operName")) op = sublink["operName"].back()["String"].value("sval", "=");
     expr->left = bind_expression(test, context);
