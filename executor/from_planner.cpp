@@ -181,6 +181,10 @@ bool json_any(const json& node, const std::function<bool(const json&)>& pred) {
   return false;
 }
 
+bool contains_sublink_node(const json& node) {
+  return json_any(node, [](const json& n) { return n.is_object() && n.contains("SubLink"); });
+}
+
 bool has_aggregate_call(const json& node) {
   return json_any(node, [](const json& n) {
     if (!n.is_object() || !n.contains("FuncCall")) return false;
@@ -263,6 +267,7 @@ struct FromPlanner::State {
                                      const PlanContext& inner, RelationScope& scope);
   void join_node(Node& node, const json& j, RelationScope& scope, BindContext& ctx);
   bool try_semi_join(const json& conjunct, BindContext& ctx);
+  void add_implied_filters(const json& node, BindContext& ctx);
   std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
   Part build_item(Node* node);
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
@@ -669,6 +674,51 @@ void FromPlanner::begin(const json& select, BindContext& context) {
   for (const auto& p : parts) {
     if (s.try_semi_join(p, context)) continue;
     s.where.push_back(make_conjunct(bind_condition(p, where, "WHERE")));
+    s.add_implied_filters(p, where);
+  }
+}
+
+// An OR over several relations implies, for each relation every branch
+// restricts, the OR of those restrictions: (n1.a = 'X' AND n2.a = 'Y') OR
+// (n1.a = 'Y' AND n2.a = 'X') implies n1.a = 'X' OR n1.a = 'Y' (TPC-H Q7).
+// Such a filter is added beside the OR (which stays) so the scan drops rows
+// early; only relations joined by inner joins get one, where it cannot turn
+// a matched row into a NULL-extended one.
+void FromPlanner::State::add_implied_filters(const json& node, BindContext& ctx) {
+  if (!node.contains("BoolExpr") || node["BoolExpr"].value("boolop", "") != "OR_EXPR" || contains_sublink_node(node)) return;
+  std::vector<Node*> leaves;
+  std::function<void(Node*)> inner_leaves = [&](Node* n) {
+    if (n->kind == NodeKind::join && n->join == JoinType::inner) {
+      inner_leaves(n->left.get());
+      inner_leaves(n->right.get());
+    } else if (n->kind != NodeKind::join) {
+      leaves.push_back(n);
+    }
+  };
+  inner_leaves(root.get());
+  std::vector<std::vector<std::pair<json, std::set<int>>>> branches;
+  for (const auto& arg : node["BoolExpr"]["args"]) {
+    std::vector<json> conjuncts;
+    split_and(arg, conjuncts);
+    branches.emplace_back();
+    for (const auto& c : conjuncts) {
+      std::set<int> refs;
+      collect_refs(*bind_condition(c, ctx, "WHERE"), refs);
+      branches.back().emplace_back(c, std::move(refs));
+    }
+  }
+  for (Node* leaf : leaves) {
+    json any = json::array();
+    for (const auto& branch : branches) {
+      json mine = json::array();
+      for (const auto& [c, refs] : branch) {
+        if (!refs.empty() && subset(refs, leaf->cols)) mine.push_back(c);
+      }
+      if (mine.empty()) break;
+      any.push_back(mine.size() == 1 ? mine[0] : json{{"BoolExpr", {{"boolop", "AND_EXPR"}, {"args", mine}}}});
+    }
+    if (any.size() != branches.size()) continue;
+    where.push_back(make_conjunct(bind_condition(json{{"BoolExpr", {{"boolop", "OR_EXPR"}, {"args", any}}}}, ctx, "WHERE")));
   }
 }
 
