@@ -438,14 +438,11 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       return std::make_unique<ColumnExpr>(plan->aggregates.back().signature.result_type,
                                           static_cast<int>(plan->group_keys.size() + plan->aggregates.size() - 1));
     };
-    // A subquery after grouping sees the groups, not the rows: one that
-    // refers to this query's columns is not planned yet.
+    // A subquery after grouping sees the groups, not the rows: what it reads
+    // of this query binds as the outputs do (a GROUP BY key, else 42803).
     BindContext grouped;
     base_context(grouped, pc);
-    grouped.outer_column = [](const json&) -> ExprPtr {
-      throw Error(SqlState::feature_not_supported,
-                  "a subquery in a grouped query's output or HAVING that refers to its columns is not supported");
-    };
+    grouped.outer_column = [&post](const json& node) -> ExprPtr { return bind_expression(node, post); };
     if (operators) post.on_sublink = sublink_hook(&grouped);
     for (auto& t : targets) {
       plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
