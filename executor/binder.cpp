@@ -249,6 +249,24 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
     parts.push_back(string_of(f));
   }
   std::string column = parts.back();
+  if (context.relations != nullptr) {
+    const int index = context.relations->resolve(parts, static_cast<bool>(context.outer_column));
+    if (index >= 0) {
+      for (const auto& c : context.relations->columns()) {
+        if (c.index == index) return std::make_unique<ColumnExpr>(c.type, index, column);
+      }
+    }
+    if (context.outer_column) {
+      if (ExprPtr outer = context.outer_column(json{{"ColumnRef", ref}})) return outer;
+      if (parts.size() >= 2 && !context.relations->has_relation(parts[parts.size() - 2])) {
+        throw Error(SqlState::undefined_table, "missing FROM-clause entry for table \"" + parts[parts.size() - 2] + "\"");
+      }
+    }
+    if (parts.size() >= 2) {
+      throw Error(SqlState::undefined_column, "column " + parts[parts.size() - 2] + "." + column + " does not exist");
+    }
+    throw Error(SqlState::undefined_column, "column \"" + column + "\" does not exist");
+  }
   if (parts.size() >= 2) {
     const std::string& relation = parts[parts.size() - 2];
     if (relation != context.table_name || (parts.size() == 3 && parts[0] != "public")) {
@@ -493,7 +511,10 @@ ExprPtr bind_node(const json& node, BindContext& context) {
     if (node.contains("SQLValueFunction")) {
       return make_sql_value_function(node["SQLValueFunction"].value("op", ""), context);
     }
-    if (node.contains("SubLink")) throw Error(SqlState::feature_not_supported, "subqueries are not supported");
+    if (node.contains("SubLink")) {
+      if (!context.on_sublink) throw Error(SqlState::feature_not_supported, "subqueries are not supported here");
+      return context.on_sublink(node["SubLink"]);
+    }
     if (node.contains("A_ArrayExpr")) throw Error(SqlState::feature_not_supported, "arrays are not supported");
     if (node.contains("CollateClause")) {
       // COLLATE "C"/"default": Tally compares bytewise, which is the C collation.

@@ -13,6 +13,7 @@
 
 #include "executor/cast.hpp"
 #include "executor/expression.hpp"
+#include "executor/relation_scope.hpp"
 
 namespace tally::executor {
 
@@ -29,6 +30,15 @@ struct ScopeColumn {
 struct BindContext {
   std::string table_name;   // relation name (or alias) columns may be qualified with
   std::vector<ScopeColumn> columns;
+  // Several relations (joins, derived tables): when set, column references
+  // resolve through it to indexes of its column space, and `columns` and
+  // `table_name` serve only for messages.
+  const RelationScope* relations = nullptr;
+  // A column reference nothing here has: an enclosing query's column (a
+  // correlated subquery). Returns null when the enclosing query lacks it too.
+  std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;
+  // A subquery expression (EXISTS, IN, scalar, ANY/ALL); unset: 0A000.
+  std::function<ExprPtr(const nlohmann::json& sublink)> on_sublink;
   std::vector<uint32_t>* parameter_types = nullptr;  // grows; 0 = not yet known
   const Settings* settings = nullptr;
   std::string session_user;

@@ -8,6 +8,9 @@
 #include "common/error.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
+#include "executor/from_planner.hpp"
+#include "executor/operators/physical_operator.hpp"
+#include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -86,6 +89,44 @@ void base_context(BindContext& ctx, PlanContext& pc) {
   ctx.backend_pid = pc.backend_pid;
 }
 
+bool contains_sublink(const json& node) {
+  if (node.is_object()) {
+    if (node.contains("SubLink")) return true;
+    for (auto& [k, v] : node.items()) {
+      if (contains_sublink(v)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) {
+      if (contains_sublink(v)) return true;
+    }
+  }
+  return false;
+}
+
+bool names_cte(const PlanContext& pc, const json& range_var) {
+  if (range_var.contains("schemaname")) return false;
+  const std::string name = range_var.value("relname", "");
+  return std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const auto& cte) { return cte.first == name; });
+}
+
+// Whether the SELECT needs the operator engine: anything but one stored
+// table (or none) without subqueries, which keeps the direct scan path.
+bool needs_operators(const json& select, const PlanContext& pc) {
+  if (pc.outer_column || select.contains("withClause")) return true;
+  if (select.contains("fromClause")) {
+    const auto& from = select["fromClause"];
+    if (from.size() != 1 || !from[0].contains("RangeVar") || names_cte(pc, from[0]["RangeVar"])) return true;
+  }
+  return contains_sublink(select);
+}
+
+json column_ref_node(const ScopedColumn& c) {
+  json fields = json::array();
+  if (!c.relation.empty()) fields.push_back(json{{"String", {{"sval", c.relation}}}});
+  fields.push_back(json{{"String", {{"sval", c.name}}}});
+  return json{{"ColumnRef", {{"fields", fields}}}};
+}
+
 // Top-level unknown literals/parameters in the target list become text.
 ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx) {
   if (e->type.id == TypeId::unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
@@ -95,13 +136,23 @@ ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx) {
 
 }  // namespace
 
-std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& pc) {
+std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& outer_pc) {
   auto plan = std::make_shared<SelectPlan>();
+  PlanContext with_pc;
+  if (select.contains("withClause")) {
+    const auto& with = select["withClause"];
+    if (with.value("recursive", false)) throw Error(SqlState::feature_not_supported, "WITH RECURSIVE is not supported");
+    with_pc = outer_pc;
+    for (const auto& cte : with["ctes"]) {
+      with_pc.ctes.emplace_back(cte["CommonTableExpr"].value("ctename", ""), cte["CommonTableExpr"]);
+    }
+  }
+  PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
+  const bool operators = needs_operators(select, pc);
   if (select.value("op", "SETOP_NONE") != "SETOP_NONE") {
     throw Error(SqlState::feature_not_supported, "UNION, INTERSECT and EXCEPT are not supported");
   }
   if (select.contains("valuesLists")) throw Error(SqlState::feature_not_supported, "VALUES lists are not supported");
-  if (select.contains("withClause")) throw Error(SqlState::feature_not_supported, "WITH queries are not supported");
   if (select.contains("windowClause")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
   if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
   if (select.contains("distinctClause")) {
@@ -114,7 +165,19 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
 
   BindContext source;
   base_context(source, pc);
-  if (select.contains("fromClause")) {
+  SelectPlan* raw_plan = plan.get();
+  const SublinkHookFactory sublink_hook = [&pc, raw_plan](BindContext* scope) {
+    return [scope, &pc, raw_plan](const json& link) { return bind_sublink(link, *scope, pc, raw_plan->subqueries); };
+  };
+  std::unique_ptr<FromPlanner> from;
+  if (operators) {
+    source.outer_column = pc.outer_column;
+    source.on_sublink = sublink_hook(&source);
+    if (select.contains("fromClause")) {
+      from = std::make_unique<FromPlanner>(pc, sublink_hook);
+      from->begin(select, source);
+    }
+  } else if (select.contains("fromClause")) {
     const auto& from = select["fromClause"];
     if (from.size() != 1 || !from[0].contains("RangeVar")) {
       throw Error(SqlState::feature_not_supported, "joins and subqueries in FROM are not supported");
@@ -147,6 +210,16 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     const json& val = rt["val"];
     if (val.contains("ColumnRef")) {
       const auto& fields = val["ColumnRef"]["fields"];
+      if (fields[fields.size() - 1].contains("A_Star") && source.relations != nullptr) {
+        const std::string relation = fields.size() >= 2 ? fields[fields.size() - 2]["String"].value("sval", "") : "";
+        for (const auto& c : source.relations->star(relation)) {
+          TargetEntry e;
+          e.node = column_ref_node(c);
+          e.name = c.name;
+          targets.push_back(std::move(e));
+        }
+        continue;
+      }
       if (fields[fields.size() - 1].contains("A_Star")) {
         if (!plan->table) {
           throw positioned(Error(SqlState::syntax_error, "SELECT * with no tables specified is not valid"), val);
@@ -168,7 +241,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     targets.push_back(std::move(e));
   }
 
-  if (select.contains("whereClause")) {
+  if (select.contains("whereClause") && !from) {
     BindContext where_ctx = source;
     where_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in WHERE";
     plan->where = bind_condition(select["whereClause"], where_ctx, "WHERE");
@@ -295,13 +368,17 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       if (node.contains("ColumnRef")) {
         BindContext probe = source;
         ExprPtr col = bind_expression(node, probe);
-        const int index = dynamic_cast<ColumnExpr*>(col.get())->index;
+        auto* column = dynamic_cast<ColumnExpr*>(col.get());
+        if (column == nullptr) return col;  // the enclosing query's value: one per run
+        const int index = column->index;
         for (size_t i = 0; i < plan->group_keys.size(); ++i) {
           auto* k = dynamic_cast<ColumnExpr*>(plan->group_keys[i].get());
           if (k != nullptr && k->index == index) return std::make_unique<ColumnExpr>(k->type, static_cast<int>(i));
         }
         const auto& fields = node["ColumnRef"]["fields"];
-        std::string shown = source.table_name + "." + source.columns[static_cast<size_t>(index)].name;
+        std::string shown = source.relations != nullptr
+                                ? source.relations->display_name(index)
+                                : source.table_name + "." + source.columns[static_cast<size_t>(index)].name;
         (void)fields;
         throw positioned(Error(SqlState::grouping_error, "column \"" + shown +
                                                              "\" must appear in the GROUP BY clause or be used in an aggregate function"),
@@ -361,6 +438,12 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       return std::make_unique<ColumnExpr>(plan->aggregates.back().signature.result_type,
                                           static_cast<int>(plan->group_keys.size() + plan->aggregates.size() - 1));
     };
+    // A subquery after grouping sees the groups, not the rows: what it reads
+    // of this query binds as the outputs do (a GROUP BY key, else 42803).
+    BindContext grouped;
+    base_context(grouped, pc);
+    grouped.outer_column = [&post](const json& node) -> ExprPtr { return bind_expression(node, post); };
+    if (operators) post.on_sublink = sublink_hook(&grouped);
     for (auto& t : targets) {
       plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
       plan->names.push_back(t.name);
@@ -383,6 +466,11 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     plan->offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
   }
 
+  if (from) {
+    plan->source = from->finish();
+    plan->source_width = from->width();
+    return plan;
+  }
   // Which table columns the scan must read.
   std::set<int> used;
   if (plan->where) collect_columns(*plan->where, used);

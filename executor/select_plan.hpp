@@ -2,6 +2,7 @@
 // SELECT planning: binds a SelectStmt against its FROM table (or none) into an
 // immutable SelectPlan, and runs it. The plan knows its output columns before
 // any row is read, which is what Parse/Describe need.
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cancel.hpp"
+#include "executor/expression.hpp"
 #include "executor/result_set.hpp"
 
 namespace tally {
@@ -30,6 +32,11 @@ struct PlanContext {
   std::string user;
   std::string database;
   int32_t backend_pid = 0;
+  // Set while planning a subquery: binds a column reference of the
+  // enclosing query (null when it has no such column).
+  std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;
+  // The WITH queries visible here (name, CommonTableExpr node), innermost last.
+  std::vector<std::pair<std::string, nlohmann::json>> ctes;
 };
 
 // What a running query may use.

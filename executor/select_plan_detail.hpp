@@ -10,6 +10,8 @@
 namespace tally::executor {
 
 class TableSnapshot;
+class PhysicalOperator;
+class SubqueryExpr;
 
 struct SortKey {
   int column = 0;  // index into outputs
@@ -31,6 +33,14 @@ struct SelectPlan {
   bool distinct = false;
   std::vector<SortKey> sort;
   ExprPtr limit, offset;
+  // Joins, derived tables, WITH, subqueries: the FROM clause (and WHERE) as
+  // an operator tree whose columns sit in a column space of source_width
+  // columns, which every expression above is bound against. Null for a
+  // stored table (`table`) or no FROM.
+  std::shared_ptr<const PhysicalOperator> source;
+  size_t source_width = 0;
+  // The subquery expressions this plan holds: their caches are reset when it runs.
+  std::vector<const SubqueryExpr*> subqueries;
 };
 
 }  // namespace tally::executor

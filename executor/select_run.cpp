@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -12,6 +13,9 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/physical_operator.hpp"
+#include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
@@ -29,41 +33,6 @@ int64_t constant_int(const ExprPtr& e, const ExecContext& ec, int64_t fallback) 
   return std::get<int64_t>(v);
 }
 
-
-// Rows of a vector selected by a mask (nullptr = all).
-Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
-  Vector out(v.type);
-  out.resize(rows.size());
-  const bool nulls = !v.nulls.empty();
-  if (nulls) out.nulls.assign(rows.size(), 0);
-  switch (physical_of(v.type.id)) {
-    case Physical::boolean:
-    case Physical::integer: for (size_t i = 0; i < rows.size(); ++i) out.ints[i] = v.ints[rows[i]]; break;
-    case Physical::floating: for (size_t i = 0; i < rows.size(); ++i) out.floats[i] = v.floats[rows[i]]; break;
-    case Physical::numeric: for (size_t i = 0; i < rows.size(); ++i) out.numerics[i] = v.numerics[rows[i]]; break;
-    case Physical::text: for (size_t i = 0; i < rows.size(); ++i) out.texts[i] = v.texts[rows[i]]; break;
-  }
-  if (nulls) for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = v.nulls[rows[i]];
-  return out;
-}
-
-void append_vector(Vector& dst, const Vector& src) {
-  const size_t base = dst.count;
-  const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();
-  if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
-  switch (physical_of(dst.type.id)) {
-    case Physical::boolean:
-    case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
-    case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
-    case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
-    case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
-  }
-  if (track_nulls) {
-    if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);
-    else dst.nulls.insert(dst.nulls.end(), src.nulls.begin(), src.nulls.end());
-  }
-  dst.count = base + src.count;
-}
 
 // Applies the WHERE mask; returns the selected row numbers.
 std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
@@ -272,8 +241,29 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     }
   }
   const int passes = aggregator ? aggregator->passes() : 1;
+  for (const auto* subquery : plan.subqueries) subquery->reset();
+  // The operator tree's rows: grouped, or evaluated into the outputs.
+  struct SourceSink final : ChunkSink {
+    std::function<bool(DataChunk&)> fn;
+    bool consume(DataChunk& chunk) override { return fn(chunk); }
+  } source_sink;
+  source_sink.fn = [&](DataChunk& chunk) -> bool {
+    const EvalInput sel = space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
+    rows_scanned += sel.rows;
+    if (aggregator) {
+      aggregator->sink(sel);
+      return true;
+    }
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
+    out_rows += sel.rows;
+    return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
+  };
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
+  if (plan.source) {
+    plan.source->run(ec, source_sink);
+    continue;
+  }
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
@@ -405,6 +395,11 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
     lines.push_back(indent + "  -> Seq Scan on " + plan.table->name() + " (chunks: " + std::to_string(plan.table->chunk_count()) +
                     ", rows: " + std::to_string(plan.table->row_count()) + ")");
     if (plan.where) lines.push_back(indent + "       Filter: WHERE");
+  } else if (plan.source) {
+    std::vector<std::string> tree;
+    explain_operator(*plan.source, tree, 1);
+    const std::string pad(indent.size(), ' ');
+    for (auto& line : tree) lines.push_back(pad + line);
   } else {
     lines.push_back(indent + "  -> Result");
   }

@@ -1,0 +1,625 @@
+#include "executor/from_planner.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "common/error.hpp"
+#include "executor/operators/hash_join.hpp"
+#include "executor/plan_expressions.hpp"
+#include "executor/operators/subquery_scan.hpp"
+#include "executor/operators/table_scan.hpp"
+#include "executor/select_plan_detail.hpp"
+#include "executor/subquery_binder.hpp"
+#include "executor/subquery_expr.hpp"
+#include "executor/table_provider.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+// Row estimate of a scan with pushed-down conditions: a fixed selectivity per
+// scan (no histograms yet), enough to build joins on the filtered side.
+constexpr double kFilteredFraction = 0.25;
+// Row estimate of a derived table or WITH query before it runs.
+constexpr double kDerivedRows = 1000;
+
+enum class NodeKind { table, derived, join };
+enum class JoinType { inner, left, right, full };
+
+struct Node {
+  NodeKind kind = NodeKind::table;
+  std::shared_ptr<const TableSnapshot> table;
+  std::shared_ptr<const SelectPlan> derived;
+  std::vector<OutputColumn> derived_columns;
+  std::string alias;
+  int base = 0;  // column space index of the relation's first column
+  JoinType join = JoinType::inner;
+  std::unique_ptr<Node> left, right;
+  std::vector<ExprPtr> on;  // ON conjuncts and USING equalities
+  std::set<int> cols;       // every column space index in the subtree
+  std::vector<ExprPtr> filters;
+};
+
+struct Conjunct {
+  ExprPtr expr;
+  std::set<int> refs;
+  bool placed = false;
+};
+
+bool subset(const std::set<int>& a, const std::set<int>& b) {
+  return std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+Conjunct make_conjunct(ExprPtr e) {
+  Conjunct c;
+  collect_refs(*e, c.refs);
+  c.expr = std::move(e);
+  return c;
+}
+
+
+// The equality `a = b` of a conjunct with one side over `one` and the other
+// over `other`: moves the sides out (one's first) and returns true.
+bool take_equality(Conjunct& c, const std::set<int>& one, const std::set<int>& other, ExprPtr& one_key,
+                   ExprPtr& other_key) {
+  auto* f = dynamic_cast<FunctionExpr*>(c.expr.get());
+  if (f == nullptr || f->name != "=" || f->args.size() != 2 || f->args[0]->type != f->args[1]->type) return false;
+  std::set<int> r0, r1;
+  collect_refs(*f->args[0], r0);
+  collect_refs(*f->args[1], r1);
+  if (r0.empty() || r1.empty()) return false;
+  if (subset(r0, one) && subset(r1, other)) {
+    one_key = std::move(f->args[0]);
+    other_key = std::move(f->args[1]);
+  } else if (subset(r1, one) && subset(r0, other)) {
+    one_key = std::move(f->args[1]);
+    other_key = std::move(f->args[0]);
+  } else {
+    return false;
+  }
+  c.placed = true;
+  return true;
+}
+
+bool is_equality_between(const Conjunct& c, const std::set<int>& one, const std::set<int>& other) {
+  auto* f = dynamic_cast<const FunctionExpr*>(c.expr.get());
+  if (f == nullptr || f->name != "=" || f->args.size() != 2) return false;
+  std::set<int> r0, r1;
+  collect_refs(*f->args[0], r0);
+  collect_refs(*f->args[1], r1);
+  if (r0.empty() || r1.empty()) return false;
+  return (subset(r0, one) && subset(r1, other)) || (subset(r1, one) && subset(r0, other));
+}
+
+struct Part {
+  std::unique_ptr<PhysicalOperator> op;
+  std::set<int> cols;
+  double est = 1;
+};
+
+// Conditions in the order they are tested: subqueries last.
+std::vector<ExprPtr> ordered(std::vector<ExprPtr> conditions) {
+  std::stable_partition(conditions.begin(), conditions.end(), [](const ExprPtr& e) { return !has_subquery(*e); });
+  return conditions;
+}
+
+struct SemiJoin {
+  JoinKind kind = JoinKind::semi;
+  std::unique_ptr<Node> root;
+  std::unique_ptr<RelationScope> scope;
+  std::unique_ptr<BindContext> context;
+  std::vector<Conjunct> conjuncts;
+};
+
+}  // namespace
+
+struct FromPlanner::State {
+  PlanContext& pc;
+  SublinkHookFactory hook;
+  size_t width = 0;
+  std::vector<std::unique_ptr<RelationScope>> scopes;
+  BindContext* context = nullptr;
+  std::unique_ptr<Node> root;
+  std::vector<Conjunct> where;
+  std::vector<SemiJoin> semis;
+  std::set<int> used;
+
+  State(PlanContext& p, SublinkHookFactory h) : pc(p), hook(std::move(h)) {}
+
+  std::unique_ptr<Node> relation(const json& item, RelationScope& scope, BindContext& ctx);
+  std::unique_ptr<Node> from_list(const json& from, RelationScope& scope, BindContext& ctx);
+  std::unique_ptr<Node> derived_node(const json& select, const std::string& alias, const json* colnames,
+                                     const PlanContext& inner, RelationScope& scope);
+  void join_node(Node& node, const json& j, RelationScope& scope, BindContext& ctx);
+  bool try_semi_join(const json& conjunct, BindContext& ctx);
+  void add_implied_filters(const json& node, BindContext& ctx);
+  std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
+  Part build_item(Node* node);
+  std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
+  void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope);
+};
+
+void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames,
+                                     RelationScope& scope) {
+  node.base = static_cast<int>(width);
+  std::vector<ScopedColumn> scoped;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    std::string name = columns[i].name;
+    if (colnames != nullptr && i < colnames->size()) name = (*colnames)[i]["String"].value("sval", name);
+    scoped.push_back({node.alias, name, columns[i].type, static_cast<int>(width + i), true});
+    node.cols.insert(static_cast<int>(width + i));
+  }
+  if (colnames != nullptr && colnames->size() > columns.size()) {
+    throw Error(SqlState::invalid_column_reference, "table \"" + node.alias + "\" has " +
+                                                        std::to_string(columns.size()) + " columns available but " +
+                                                        std::to_string(colnames->size()) + " columns specified");
+  }
+  width += columns.size();
+  scope.add_relation(node.alias, scoped);
+}
+
+std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const std::string& alias,
+                                                      const json* colnames, const PlanContext& inner,
+                                                      RelationScope& scope) {
+  PlanContext pc_inner = inner;
+  pc_inner.outer_column = nullptr;
+  auto node = std::make_unique<Node>();
+  node->kind = NodeKind::derived;
+  node->alias = alias;
+  node->derived = plan_select(select, pc_inner);
+  for (size_t i = 0; i < node->derived->visible; ++i) {
+    node->derived_columns.push_back({node->derived->names[i], node->derived->outputs[i]->type});
+  }
+  add_columns(*node, node->derived_columns, colnames, scope);
+  return node;
+}
+
+std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationScope& scope, BindContext& ctx) {
+  if (item.contains("RangeVar")) {
+    const auto& rv = item["RangeVar"];
+    const std::string schema = rv.value("schemaname", "");
+    const std::string name = rv.value("relname", "");
+    const json* alias = rv.contains("alias") ? &rv["alias"] : nullptr;
+    const std::string alias_name = alias ? alias->value("aliasname", name) : name;
+    const json* colnames = alias && alias->contains("colnames") ? &(*alias)["colnames"] : nullptr;
+    if (schema.empty()) {
+      for (size_t i = pc.ctes.size(); i-- > 0;) {
+        if (pc.ctes[i].first != name) continue;
+        const json& cte = pc.ctes[i].second;
+        PlanContext visible = pc;
+        visible.ctes.resize(i);  // a WITH query sees the ones before it
+        const json* cte_names = colnames ? colnames : (cte.contains("aliascolnames") ? &cte["aliascolnames"] : nullptr);
+        if (!cte["ctequery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "WITH queries other than SELECT are not supported");
+        return derived_node(cte["ctequery"]["SelectStmt"], alias_name, cte_names, visible, scope);
+      }
+    }
+    std::shared_ptr<const TableSnapshot> table;
+    if (pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
+    if (!table) {
+      Error e(SqlState::undefined_table, "relation \"" + (schema.empty() ? name : schema + "." + name) + "\" does not exist");
+      if (rv.contains("location")) e.with_position(rv["location"].get<int>() + 1);
+      throw e;
+    }
+    auto node = std::make_unique<Node>();
+    node->table = table;
+    node->alias = alias_name;
+    std::vector<OutputColumn> columns;
+    for (const auto& c : table->columns()) columns.push_back({c.name, c.type});
+    add_columns(*node, columns, colnames, scope);
+    return node;
+  }
+  if (item.contains("RangeSubselect")) {
+    const auto& rs = item["RangeSubselect"];
+    if (rs.value("lateral", false)) throw Error(SqlState::feature_not_supported, "LATERAL subqueries are not supported");
+    if (!rs.contains("alias")) throw Error(SqlState::syntax_error, "subquery in FROM must have an alias");
+    if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
+    const auto& alias = rs["alias"];
+    return derived_node(rs["subquery"]["SelectStmt"], alias.value("aliasname", ""),
+                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope);
+  }
+  if (item.contains("JoinExpr")) {
+    auto node = std::make_unique<Node>();
+    node->kind = NodeKind::join;
+    join_node(*node, item["JoinExpr"], scope, ctx);
+    return node;
+  }
+  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (functions, VALUES, TABLESAMPLE)");
+}
+
+// A comma-separated FROM list: cross joins (the WHERE conjuncts join them).
+std::unique_ptr<Node> FromPlanner::State::from_list(const json& from, RelationScope& scope, BindContext& ctx) {
+  std::unique_ptr<Node> joined;
+  for (const auto& item : from) {
+    auto next = relation(item, scope, ctx);
+    if (!joined) {
+      joined = std::move(next);
+      continue;
+    }
+    auto cross = std::make_unique<Node>();
+    cross->kind = NodeKind::join;
+    cross->cols = joined->cols;
+    cross->cols.insert(next->cols.begin(), next->cols.end());
+    cross->left = std::move(joined);
+    cross->right = std::move(next);
+    joined = std::move(cross);
+  }
+  return joined;
+}
+
+void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& scope, BindContext& ctx) {
+  const std::string type = j.value("jointype", "JOIN_INNER");
+  if (type == "JOIN_INNER") node.join = JoinType::inner;
+  else if (type == "JOIN_LEFT") node.join = JoinType::left;
+  else if (type == "JOIN_RIGHT") node.join = JoinType::right;
+  else if (type == "JOIN_FULL") node.join = JoinType::full;
+  else throw Error(SqlState::feature_not_supported, "this join type is not supported");
+  if (j.contains("alias")) throw Error(SqlState::feature_not_supported, "an alias on a JOIN is not supported");
+  node.left = relation(j["larg"], scope, ctx);
+  node.right = relation(j["rarg"], scope, ctx);
+  node.cols = node.left->cols;
+  node.cols.insert(node.right->cols.begin(), node.right->cols.end());
+
+  std::vector<std::string> using_names;
+  if (j.value("isNatural", false)) {
+    for (const auto& l : scope.columns()) {
+      if (!l.unqualified || !node.left->cols.count(l.index)) continue;
+      for (const auto& r : scope.columns()) {
+        if (r.unqualified && node.right->cols.count(r.index) && r.name == l.name &&
+            std::find(using_names.begin(), using_names.end(), l.name) == using_names.end()) {
+          using_names.push_back(l.name);
+        }
+      }
+    }
+  }
+  for (const auto& n : j.value("usingClause", json::array())) using_names.push_back(n["String"].value("sval", ""));
+  if (!using_names.empty() && node.join == JoinType::full) {
+    throw Error(SqlState::feature_not_supported, "FULL JOIN with USING or NATURAL is not supported");
+  }
+  for (const auto& name : using_names) {
+    auto side = [&](const std::set<int>& cols, const char* which) {
+      int found = -1;
+      for (const auto& c : scope.columns()) {
+        if (!c.unqualified || c.name != name || !cols.count(c.index)) continue;
+        if (found >= 0 && found != c.index) {
+          throw Error(SqlState::ambiguous_column, "common column name \"" + name + "\" appears more than once in " + which + " table");
+        }
+        found = c.index;
+      }
+      if (found < 0) {
+        throw Error(SqlState::undefined_column, "column \"" + name + "\" specified in USING clause does not exist in " + which + " table");
+      }
+      return found;
+    };
+    const int li = side(node.left->cols, "left"), ri = side(node.right->cols, "right");
+    SqlType lt{}, rt{};
+    for (const auto& c : scope.columns()) {
+      if (c.index == li) lt = c.type;
+      if (c.index == ri) rt = c.type;
+    }
+    ExprPtr eq = bind_pair_equality(lt, rt, ctx);
+    remap(*eq, {li, ri});
+    used.insert(li);
+    used.insert(ri);
+    node.on.push_back(std::move(eq));
+    scope.add_merged(name, node.join == JoinType::right ? rt : lt, node.join == JoinType::right ? ri : li, {li, ri});
+  }
+  if (j.contains("quals")) {
+    std::vector<json> parts;
+    split_and(j["quals"], parts);
+    for (const auto& p : parts) node.on.push_back(bind_condition(p, ctx, "JOIN/ON"));
+  }
+}
+
+// EXISTS / NOT EXISTS / IN (subquery) as a conjunct of WHERE, when the
+// subquery is a plain SELECT ... FROM ... WHERE: its FROM joins this query's
+// column space and the conjunct becomes a semi or anti join.
+bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
+  const json* link = nullptr;
+  bool negated = false;
+  if (conjunct.contains("SubLink")) {
+    link = &conjunct["SubLink"];
+  } else if (conjunct.contains("BoolExpr") && conjunct["BoolExpr"].value("boolop", "") == "NOT_EXPR" &&
+             conjunct["BoolExpr"]["args"].size() == 1 && conjunct["BoolExpr"]["args"][0].contains("SubLink")) {
+    link = &conjunct["BoolExpr"]["args"][0]["SubLink"];
+    negated = true;
+  }
+  if (link == nullptr || !(*link)["subselect"].contains("SelectStmt")) return false;
+  const std::string type = link->value("subLinkType", "");
+  const bool exists = type == "EXISTS_SUBLINK";
+  bool in = type == "ANY_SUBLINK" && !negated;
+  if (in && link->contains("operName")) in = (*link)["operName"].back()["String"].value("sval", "") == "=";
+  if (!exists && !in) return false;
+  const json& s = (*link)["subselect"]["SelectStmt"];
+  if (!s.contains("fromClause") || s.contains("groupClause") || s.contains("havingClause") || s.contains("withClause") ||
+      s.contains("limitCount") || s.contains("limitOffset") || s.contains("windowClause") || s.contains("valuesLists") ||
+      s.value("op", "SETOP_NONE") != "SETOP_NONE" || s.contains("distinctClause")) {
+    return false;
+  }
+  if (exists && has_aggregate_call(s.value("targetList", json::array()))) return false;
+  if (in && (s["targetList"].size() != 1 || has_aggregate_call(s["targetList"]) ||
+             (*link)["testexpr"].contains("RowExpr"))) {
+    return false;
+  }
+  SemiJoin semi;
+  semi.kind = negated ? JoinKind::anti : JoinKind::semi;
+  semi.scope = std::make_unique<RelationScope>();
+  semi.context = std::make_unique<BindContext>(ctx);
+  BindContext& inner = *semi.context;
+  inner.relations = semi.scope.get();
+  inner.intercept = nullptr;
+  BindContext* outer = &ctx;
+  inner.outer_column = [outer](const json& node) { return try_bind_column(node, *outer); };
+  inner.on_sublink = hook(&inner);
+  semi.root = from_list(s["fromClause"], *semi.scope, inner);
+  std::vector<json> parts;
+  if (s.contains("whereClause")) split_and(s["whereClause"], parts);
+  for (const auto& p : parts) semi.conjuncts.push_back(make_conjunct(bind_condition(p, inner, "WHERE")));
+  if (in) {
+    // The tested value belongs to this query, the subquery's column to the
+    // subquery: each is bound in its own scope, then compared.
+    std::vector<ExprPtr> sides;
+    sides.push_back(bind_expression((*link)["testexpr"], ctx));
+    sides.push_back(bind_expression(s["targetList"][0]["ResTarget"]["val"], inner));
+    ExprPtr eq = bind_pair_equality(sides[0]->type, sides[1]->type, ctx);
+    substitute(eq, sides);
+    semi.conjuncts.push_back(make_conjunct(std::move(eq)));
+  }
+  scopes.push_back(std::move(semi.scope));
+  semi.scope = nullptr;
+  semis.push_back(std::move(semi));
+  return true;
+}
+
+std::unique_ptr<PhysicalOperator> FromPlanner::State::with_filters(std::unique_ptr<PhysicalOperator> op,
+                                                                  std::vector<ExprPtr> filters) {
+  if (filters.empty()) return op;
+  return std::make_unique<FilterOperator>(std::move(op), ordered(std::move(filters)), width);
+}
+
+Part FromPlanner::State::build_item(Node* node) {
+  Part part;
+  part.cols = node->cols;
+  if (node->kind == NodeKind::table) {
+    std::vector<int> table_columns, layout;
+    for (int c : node->cols) {
+      if (!used.count(c)) continue;
+      table_columns.push_back(c - node->base);
+      layout.push_back(c);
+    }
+    part.est = static_cast<double>(node->table->row_count()) * (node->filters.empty() ? 1.0 : kFilteredFraction);
+    part.op = std::make_unique<TableScan>(node->table, node->alias, std::move(table_columns), std::move(layout), width,
+                                          ordered(std::move(node->filters)), part.est);
+    return part;
+  }
+  if (node->kind == NodeKind::derived) {
+    std::vector<int> layout(node->cols.begin(), node->cols.end());
+    part.op = std::make_unique<SubqueryScan>(node->derived, node->alias, node->derived_columns, std::move(layout));
+    part.est = kDerivedRows;
+    part.op = with_filters(std::move(part.op), std::move(node->filters));
+    return part;
+  }
+  // An outer join: its sides are planned on their own, its ON decides
+  // matches. Filters over the preserved side alone go below the join.
+  std::vector<Conjunct> left_pool, right_pool, above;
+  for (auto& f : node->filters) {
+    Conjunct c = make_conjunct(std::move(f));
+    if (node->join == JoinType::left && subset(c.refs, node->left->cols)) left_pool.push_back(std::move(c));
+    else if (node->join == JoinType::right && subset(c.refs, node->right->cols)) right_pool.push_back(std::move(c));
+    else above.push_back(std::move(c));
+  }
+  node->filters.clear();
+  for (auto& c : above) node->filters.push_back(std::move(c.expr));
+  Part left{build_tree(node->left.get(), std::move(left_pool)), node->left->cols, 0};
+  Part right{build_tree(node->right.get(), std::move(right_pool)), node->right->cols, 0};
+  left.est = left.op->estimated_rows();
+  right.est = right.op->estimated_rows();
+  const bool swap = node->join == JoinType::right;
+  Part& probe = swap ? right : left;
+  Part& build = swap ? left : right;
+  std::vector<ExprPtr> probe_keys, build_keys, residual;
+  for (auto& e : node->on) {
+    Conjunct c = make_conjunct(std::move(e));
+    ExprPtr pk, bk;
+    if (take_equality(c, probe.cols, build.cols, pk, bk)) {
+      probe_keys.push_back(std::move(pk));
+      build_keys.push_back(std::move(bk));
+    } else {
+      residual.push_back(std::move(c.expr));
+    }
+  }
+  const JoinKind kind = node->join == JoinType::full ? JoinKind::full : JoinKind::probe_outer;
+  const double est = std::max(probe.est, build.est);
+  part.op = std::make_unique<HashJoin>(kind, std::move(probe.op), std::move(build.op), std::move(probe_keys),
+                                       std::move(build_keys), ordered(std::move(residual)), width, est);
+  part.est = est;
+  part.op = with_filters(std::move(part.op), std::move(node->filters));
+  return part;
+}
+
+std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std::vector<Conjunct> pool) {
+  // Inner joins and comma lists are one set of items joined in any order.
+  std::vector<Node*> items;
+  std::function<void(Node*)> flatten = [&](Node* n) {
+    if (n->kind == NodeKind::join && n->join == JoinType::inner) {
+      flatten(n->left.get());
+      flatten(n->right.get());
+      for (auto& e : n->on) pool.push_back(make_conjunct(std::move(e)));
+      n->on.clear();
+      return;
+    }
+    items.push_back(n);
+  };
+  flatten(node);
+  for (auto& c : pool) {
+    if (c.refs.empty()) continue;
+    for (Node* item : items) {
+      if (subset(c.refs, item->cols)) {
+        item->filters.push_back(std::move(c.expr));
+        c.placed = true;
+        break;
+      }
+    }
+  }
+  std::vector<Part> parts;
+  for (Node* item : items) parts.push_back(build_item(item));
+  auto smallest = std::min_element(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.est < b.est; });
+  Part current = std::move(*smallest);
+  parts.erase(smallest);
+  while (!parts.empty()) {
+    // The smallest item joined to what is built by an equality, else the smallest.
+    size_t pick = parts.size();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const bool connected = std::any_of(pool.begin(), pool.end(), [&](const Conjunct& c) {
+        return !c.placed && is_equality_between(c, current.cols, parts[i].cols);
+      });
+      if (connected && (pick == parts.size() || parts[i].est < parts[pick].est)) pick = i;
+    }
+    const bool connected = pick != parts.size();
+    if (!connected) {
+      pick = static_cast<size_t>(std::min_element(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
+                                   return a.est < b.est;
+                                 }) - parts.begin());
+    }
+    Part next = std::move(parts[pick]);
+    parts.erase(parts.begin() + static_cast<long>(pick));
+    const bool current_builds = current.est <= next.est;
+    Part& probe = current_builds ? next : current;
+    Part& build = current_builds ? current : next;
+    std::set<int> both = probe.cols;
+    both.insert(build.cols.begin(), build.cols.end());
+    std::vector<ExprPtr> probe_keys, build_keys, residual;
+    for (auto& c : pool) {
+      if (c.placed || c.refs.empty() || !subset(c.refs, both)) continue;
+      ExprPtr pk, bk;
+      if (take_equality(c, probe.cols, build.cols, pk, bk)) {
+        probe_keys.push_back(std::move(pk));
+        build_keys.push_back(std::move(bk));
+      } else {
+        residual.push_back(std::move(c.expr));
+        c.placed = true;
+      }
+    }
+    const double est = connected ? std::max(probe.est, build.est) : probe.est * build.est;
+    Part joined;
+    joined.cols = std::move(both);
+    joined.est = est;
+    joined.op = std::make_unique<HashJoin>(JoinKind::inner, std::move(probe.op), std::move(build.op),
+                                           std::move(probe_keys), std::move(build_keys), ordered(std::move(residual)),
+                                           width, est);
+    current = std::move(joined);
+  }
+  std::vector<ExprPtr> rest;
+  for (auto& c : pool) {
+    if (!c.placed) rest.push_back(std::move(c.expr));
+  }
+  return with_filters(std::move(current.op), std::move(rest));
+}
+
+FromPlanner::FromPlanner(PlanContext& plan_context, SublinkHookFactory sublink_hook)
+    : state_(std::make_unique<State>(plan_context, std::move(sublink_hook))) {}
+
+FromPlanner::~FromPlanner() = default;
+
+size_t FromPlanner::width() const { return state_->width; }
+
+void FromPlanner::begin(const json& select, BindContext& context) {
+  State& s = *state_;
+  s.context = &context;
+  auto scope = std::make_unique<RelationScope>();
+  context.relations = scope.get();
+  s.root = s.from_list(select["fromClause"], *scope, context);
+  context.columns.clear();
+  for (const auto& c : scope->columns()) context.columns.push_back({c.name, c.type});
+  s.scopes.push_back(std::move(scope));
+  if (!select.contains("whereClause")) return;
+  std::vector<json> parts;
+  split_and(select["whereClause"], parts);
+  BindContext where = context;
+  where.aggregate_forbidden_reason = "aggregate functions are not allowed in WHERE";
+  for (const auto& p : parts) {
+    if (s.try_semi_join(p, context)) continue;
+    s.where.push_back(make_conjunct(bind_condition(p, where, "WHERE")));
+    s.add_implied_filters(p, where);
+  }
+}
+
+// An OR over several relations implies, for each relation every branch
+// restricts, the OR of those restrictions: (n1.a = 'X' AND n2.a = 'Y') OR
+// (n1.a = 'Y' AND n2.a = 'X') implies n1.a = 'X' OR n1.a = 'Y' (TPC-H Q7).
+// Such a filter is added beside the OR (which stays) so the scan drops rows
+// early; only relations joined by inner joins get one, where it cannot turn
+// a matched row into a NULL-extended one.
+void FromPlanner::State::add_implied_filters(const json& node, BindContext& ctx) {
+  if (!node.contains("BoolExpr") || node["BoolExpr"].value("boolop", "") != "OR_EXPR" || contains_sublink_node(node)) return;
+  std::vector<Node*> leaves;
+  std::function<void(Node*)> inner_leaves = [&](Node* n) {
+    if (n->kind == NodeKind::join && n->join == JoinType::inner) {
+      inner_leaves(n->left.get());
+      inner_leaves(n->right.get());
+    } else if (n->kind != NodeKind::join) {
+      leaves.push_back(n);
+    }
+  };
+  inner_leaves(root.get());
+  std::vector<std::vector<std::pair<json, std::set<int>>>> branches;
+  for (const auto& arg : node["BoolExpr"]["args"]) {
+    std::vector<json> conjuncts;
+    split_and(arg, conjuncts);
+    branches.emplace_back();
+    for (const auto& c : conjuncts) {
+      std::set<int> refs;
+      collect_refs(*bind_condition(c, ctx, "WHERE"), refs);
+      branches.back().emplace_back(c, std::move(refs));
+    }
+  }
+  for (Node* leaf : leaves) {
+    json any = json::array();
+    for (const auto& branch : branches) {
+      json mine = json::array();
+      for (const auto& [c, refs] : branch) {
+        if (!refs.empty() && subset(refs, leaf->cols)) mine.push_back(c);
+      }
+      if (mine.empty()) break;
+      any.push_back(mine.size() == 1 ? mine[0] : json{{"BoolExpr", {{"boolop", "AND_EXPR"}, {"args", mine}}}});
+    }
+    if (any.size() != branches.size()) continue;
+    where.push_back(make_conjunct(bind_condition(json{{"BoolExpr", {{"boolop", "OR_EXPR"}, {"args", any}}}}, ctx, "WHERE")));
+  }
+}
+
+std::unique_ptr<PhysicalOperator> FromPlanner::finish() {
+  State& s = *state_;
+  for (const auto& scope : s.scopes) s.used.insert(scope->used().begin(), scope->used().end());
+  for (const auto& c : s.where) s.used.insert(c.refs.begin(), c.refs.end());
+  for (const auto& semi : s.semis) {
+    for (const auto& c : semi.conjuncts) s.used.insert(c.refs.begin(), c.refs.end());
+  }
+  auto op = s.build_tree(s.root.get(), std::move(s.where));
+  const std::set<int> outer_cols = s.root->cols;
+  for (auto& semi : s.semis) {
+    std::vector<Conjunct> inner_pool, conditions;
+    for (auto& c : semi.conjuncts) {
+      if (subset(c.refs, semi.root->cols)) inner_pool.push_back(std::move(c));
+      else conditions.push_back(std::move(c));
+    }
+    auto build = s.build_tree(semi.root.get(), std::move(inner_pool));
+    std::vector<ExprPtr> probe_keys, build_keys, residual;
+    for (auto& c : conditions) {
+      ExprPtr pk, bk;
+      if (take_equality(c, outer_cols, semi.root->cols, pk, bk)) {
+        probe_keys.push_back(std::move(pk));
+        build_keys.push_back(std::move(bk));
+      } else {
+        residual.push_back(std::move(c.expr));
+      }
+    }
+    const double est = op->estimated_rows() * 0.5;
+    op = std::make_unique<HashJoin>(semi.kind, std::move(op), std::move(build), std::move(probe_keys),
+                                    std::move(build_keys), ordered(std::move(residual)), s.width, est);
+  }
+  return op;
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,155 @@
+#include "executor/operators/chunk_ops.hpp"
+
+#include <functional>
+#include <string_view>
+
+namespace tally::executor {
+
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
+  Vector out(v.type);
+  out.resize(rows.size());
+  bool any_missing = false;
+  for (uint32_t r : rows) any_missing |= r == kNullRow;
+  const bool nulls = !v.nulls.empty() || any_missing;
+  if (nulls) out.nulls.assign(rows.size(), 0);
+  auto copy = [&](auto& dst, const auto& src) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i] != kNullRow) dst[i] = src[rows[i]];
+    }
+  };
+  switch (physical_of(v.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: {
+      if (v.shared_ints || v.avg_parts) {
+        for (size_t i = 0; i < rows.size(); ++i) {
+          if (rows[i] != kNullRow) out.set(i, v.get(rows[i]));
+        }
+      } else {
+        copy(out.ints, v.ints);
+      }
+      break;
+    }
+    case Physical::floating: copy(out.floats, v.floats); break;
+    case Physical::numeric:
+      if (v.avg_parts) {
+        for (size_t i = 0; i < rows.size(); ++i) {
+          if (rows[i] != kNullRow && !v.null_at(rows[i])) out.set(i, v.get(rows[i]));
+        }
+      } else {
+        copy(out.numerics, v.numerics);
+      }
+      break;
+    case Physical::text: copy(out.texts, v.texts); break;
+  }
+  if (nulls) {
+    for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = rows[i] == kNullRow ? 1 : (v.null_at(rows[i]) ? 1 : 0);
+  }
+  return out;
+}
+
+void append_vector(Vector& dst, const Vector& src) {
+  const size_t base = dst.count;
+  const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();
+  if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
+  switch (physical_of(dst.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
+    case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
+    case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
+    case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+  }
+  if (track_nulls) {
+    if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);
+    else dst.nulls.insert(dst.nulls.end(), src.nulls.begin(), src.nulls.end());
+  }
+  dst.count = base + src.count;
+}
+
+std::vector<uint32_t> true_rows(const Vector& mask) {
+  std::vector<uint32_t> rows;
+  rows.reserve(mask.count);
+  for (size_t r = 0; r < mask.count; ++r) {
+    if (!mask.null_at(r) && mask.ints[r]) rows.push_back(static_cast<uint32_t>(r));
+  }
+  return rows;
+}
+
+DataChunk gather_chunk(const DataChunk& chunk, const std::vector<uint32_t>& rows) {
+  DataChunk out;
+  out.rows = rows.size();
+  for (const auto& c : chunk.columns) out.columns.push_back(gather(c, rows));
+  return out;
+}
+
+EvalInput space_input(const DataChunk& chunk, const std::vector<int>& layout, size_t width,
+                      const std::vector<Value>* parameters) {
+  EvalInput input;
+  input.rows = chunk.rows;
+  input.parameters = parameters;
+  input.columns.assign(width, nullptr);
+  for (size_t i = 0; i < layout.size(); ++i) input.columns[static_cast<size_t>(layout[i])] = &chunk.columns[i];
+  return input;
+}
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+// char(n) compares ignoring trailing blanks, so its keys hash and match without them.
+std::string_view key_text(const Vector& v, size_t row) {
+  std::string_view s = v.texts[row];
+  if (v.type.id == TypeId::bpchar) {
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+bool has_null_key(const std::vector<Vector>& keys, size_t row) {
+  for (const auto& k : keys) {
+    if (k.null_at(row)) return true;
+  }
+  return false;
+}
+
+uint64_t key_hash(const std::vector<Vector>& keys, size_t row) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const auto& k : keys) {
+    uint64_t x;
+    switch (physical_of(k.type.id)) {
+      case Physical::boolean:
+      case Physical::integer: x = mix(static_cast<uint64_t>(k.int_data()[row])); break;
+      case Physical::text: x = std::hash<std::string_view>{}(key_text(k, row)); break;
+      default: x = hash_value(k.get(row));
+    }
+    h = mix(h ^ x) + 0x632be59bd9b4e019ULL;
+  }
+  return h;
+}
+
+bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    switch (physical_of(a[i].type.id)) {
+      case Physical::boolean:
+      case Physical::integer:
+        if (a[i].int_data()[ra] != b[i].int_data()[rb]) return false;
+        break;
+      case Physical::text:
+        if (key_text(a[i], ra) != key_text(b[i], rb)) return false;
+        break;
+      default:
+        if (compare_values(a[i].get(ra), b[i].get(rb)) != 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tally::executor

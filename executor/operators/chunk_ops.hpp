@@ -1,0 +1,39 @@
+#pragma once
+// Row-level helpers the operators share: selecting rows of a Vector,
+// appending one Vector to another, and the EvalInput that lets an expression
+// bound against a query's column space read an operator's chunk.
+#include <cstdint>
+#include <vector>
+
+#include "executor/expression.hpp"
+#include "executor/operators/physical_operator.hpp"
+#include "storage/column_vector.hpp"
+
+namespace tally::executor {
+
+// A row number that gathers a NULL (the missing side of an outer join).
+inline constexpr uint32_t kNullRow = UINT32_MAX;
+
+// Rows of `v` in the order of `rows` (kNullRow gives NULL).
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows);
+void append_vector(Vector& dst, const Vector& src);
+// The rows where a boolean vector is true (not NULL, not false).
+std::vector<uint32_t> true_rows(const Vector& mask);
+// Every column of a chunk gathered by `rows`.
+DataChunk gather_chunk(const DataChunk& chunk, const std::vector<uint32_t>& rows);
+
+// Row keys over several vectors (join keys, IN lists): NULL keys match
+// nothing; char(n) keys ignore trailing blanks as its equality does.
+bool has_null_key(const std::vector<Vector>& keys, size_t row);
+uint64_t key_hash(const std::vector<Vector>& keys, size_t row);
+bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
+
+// A stored chunk column as a Vector of its SQL type (select_run.cpp).
+Vector vector_from_storage(const storage::ColumnVector& column, SqlType type);
+
+// The chunk's columns placed at their positions in a column space of `width`
+// columns: layout[i] is the space index of chunk column i.
+EvalInput space_input(const DataChunk& chunk, const std::vector<int>& layout, size_t width,
+                      const std::vector<Value>* parameters);
+
+}  // namespace tally::executor

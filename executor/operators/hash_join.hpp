@@ -1,0 +1,37 @@
+#pragma once
+// Hash Join (and Nested Loop where no equality connects the sides): the build
+// side is drained into one chunk and hashed on its key columns; the probe
+// side streams through. Every join kind is one operator: which unmatched rows
+// are kept (outer joins), or whether only probe rows with (semi) or without
+// (anti) a match come out. A residual condition over both sides decides, for
+// each key match, whether the rows join (an outer join's ON beyond its
+// equalities, EXISTS's non-equality correlation).
+#include <memory>
+#include <vector>
+
+#include "executor/operators/physical_operator.hpp"
+
+namespace tally::executor {
+
+enum class JoinKind { inner, probe_outer, build_outer, full, semi, anti };
+
+class HashJoin final : public PhysicalOperator {
+ public:
+  // Keys are bound against the query's column space (`space_width` columns):
+  // probe_keys[i] over the probe side, build_keys[i] over the build side, of
+  // one type each pair. Empty keys: every pair is a candidate (nested loop).
+  HashJoin(JoinKind kind, std::unique_ptr<PhysicalOperator> probe, std::unique_ptr<PhysicalOperator> build,
+           std::vector<ExprPtr> probe_keys, std::vector<ExprPtr> build_keys, std::vector<ExprPtr> residual, size_t space_width,
+           double estimated_rows);
+  void run(ExecContext& context, ChunkSink& sink) const override;
+  std::string describe() const override;
+  std::vector<std::string> details() const override;
+
+ private:
+  JoinKind kind_;
+  std::vector<ExprPtr> probe_keys_, build_keys_;
+  std::vector<ExprPtr> residual_;  // conjuncts
+  size_t space_width_;
+};
+
+}  // namespace tally::executor

@@ -1,0 +1,94 @@
+#pragma once
+// The operator interface of the query engine (DESIGN.md section 5): a plan is
+// a tree of immutable PhysicalOperators; running one pushes its whole output,
+// chunk by chunk, into a ChunkSink. A pipeline breaker (hash join build side,
+// aggregate, sort) first drains its child into a sink of its own, then pushes
+// its output. What changes while a query runs lives on the stack of run(), so
+// one plan can run several times (a correlated subquery, a cursor).
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/sql_type.hpp"
+#include "executor/expression.hpp"
+#include "executor/value.hpp"
+
+namespace tally::executor {
+
+struct ExecContext;
+
+// Rows of equal length, one Vector per output column of the operator that
+// produced them.
+struct DataChunk {
+  size_t rows = 0;
+  std::vector<Vector> columns;
+};
+
+class ChunkSink {
+ public:
+  virtual ~ChunkSink() = default;
+  // Takes one chunk (the sink may move its vectors out). Returns false when it
+  // wants no more rows (LIMIT reached, EXISTS answered): the source stops.
+  virtual bool consume(DataChunk& chunk) = 0;
+};
+
+struct OutputColumn {
+  std::string name;
+  SqlType type;
+};
+
+class PhysicalOperator {
+ public:
+  PhysicalOperator(std::vector<OutputColumn> columns, double estimated_rows)
+      : columns_(std::move(columns)), estimated_rows_(estimated_rows) {}
+  virtual ~PhysicalOperator() = default;
+  PhysicalOperator(const PhysicalOperator&) = delete;
+  PhysicalOperator& operator=(const PhysicalOperator&) = delete;
+
+  const std::vector<OutputColumn>& columns() const { return columns_; }
+  // The planner's row estimate (table statistics; EXPLAIN shows it).
+  double estimated_rows() const { return estimated_rows_; }
+  const std::vector<std::unique_ptr<PhysicalOperator>>& children() const { return children_; }
+  // Where each output column sits in the column space of the query the
+  // operator belongs to (expressions are bound against that space, so an
+  // operator's chunk is read through space_input in chunk_ops.hpp).
+  const std::vector<int>& layout() const { return layout_; }
+  void set_layout(std::vector<int> layout) { layout_ = std::move(layout); }
+
+  // Pushes the operator's whole output into `sink`; returns early once the
+  // sink answers false. Checks the context's cancel token between chunks.
+  virtual void run(ExecContext& context, ChunkSink& sink) const = 0;
+  // The EXPLAIN line of this node ("Hash Join (Inner) on ...", "Seq Scan on t").
+  virtual std::string describe() const = 0;
+  // Extra EXPLAIN lines under the node (conditions, filters).
+  virtual std::vector<std::string> details() const { return {}; }
+
+ protected:
+  std::vector<OutputColumn> columns_;
+  double estimated_rows_ = 0;
+  std::vector<std::unique_ptr<PhysicalOperator>> children_;
+  std::vector<int> layout_;
+};
+
+using OperatorPtr = std::unique_ptr<PhysicalOperator>;
+
+// A sink that keeps every chunk, concatenated per column (the build side of a
+// join, a subquery's result). `limit` (>= 0) stops the source after that many rows.
+class CollectSink final : public ChunkSink {
+ public:
+  explicit CollectSink(const std::vector<OutputColumn>& columns, long long limit = -1);
+  bool consume(DataChunk& chunk) override;
+  DataChunk result;
+
+ private:
+  long long limit_;
+};
+
+// Runs `op` to completion and returns its rows as one chunk.
+DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long limit = -1);
+
+// EXPLAIN lines of an operator tree, PostgreSQL's shape ("->" under a parent).
+void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth = 0);
+
+}  // namespace tally::executor

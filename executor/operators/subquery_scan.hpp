@@ -1,0 +1,25 @@
+#pragma once
+// Subquery Scan: a derived table or WITH query in FROM; runs its SELECT and
+// pushes the rows.
+#include <memory>
+
+#include "executor/operators/physical_operator.hpp"
+
+namespace tally::executor {
+
+struct SelectPlan;
+
+class SubqueryScan final : public PhysicalOperator {
+ public:
+  SubqueryScan(std::shared_ptr<const SelectPlan> plan, std::string alias, std::vector<OutputColumn> columns,
+               std::vector<int> layout);
+  void run(ExecContext& context, ChunkSink& sink) const override;
+  std::string describe() const override { return "Subquery Scan on " + alias_; }
+  std::vector<std::string> details() const override;
+
+ private:
+  std::shared_ptr<const SelectPlan> plan_;
+  std::string alias_;
+};
+
+}  // namespace tally::executor

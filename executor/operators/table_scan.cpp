@@ -1,0 +1,102 @@
+#include "executor/operators/table_scan.hpp"
+
+#include "common/cancel.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+std::vector<OutputColumn> scan_columns(const TableSnapshot& table, const std::vector<int>& columns) {
+  std::vector<OutputColumn> out;
+  for (int c : columns) {
+    const auto& column = table.columns()[static_cast<size_t>(c)];
+    out.push_back({column.name, column.type});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool filter_chunk(DataChunk& chunk, const std::vector<ExprPtr>& conditions, const std::vector<int>& layout,
+                  size_t width, const std::vector<Value>* parameters) {
+  for (const auto& condition : conditions) {
+    if (chunk.rows == 0) return false;
+    const EvalInput input = space_input(chunk, layout, width, parameters);
+    const std::vector<uint32_t> rows = true_rows(condition->evaluate(input));
+    if (rows.size() == chunk.rows) continue;
+    chunk = gather_chunk(chunk, rows);
+    if (chunk.columns.empty()) chunk.rows = rows.size();
+  }
+  return chunk.rows > 0;
+}
+
+TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string alias, std::vector<int> table_columns,
+                     std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows)
+    : PhysicalOperator(scan_columns(*table, table_columns), estimated_rows),
+      table_(std::move(table)),
+      alias_(std::move(alias)),
+      table_columns_(std::move(table_columns)),
+      space_width_(space_width),
+      filters_(std::move(filters)) {
+  layout_ = std::move(layout);
+}
+
+void TableScan::run(ExecContext& context, ChunkSink& sink) const {
+  for (size_t chunk = 0; chunk < table_->chunk_count(); ++chunk) {
+    if (context.cancel) context.cancel->check();
+    const auto batch = table_->read_chunk(chunk, table_columns_);
+    DataChunk out;
+    out.rows = batch->rows;
+    for (size_t i = 0; i < table_columns_.size(); ++i) {
+      out.columns.push_back(vector_from_storage(batch->columns[i], columns_[i].type));
+    }
+    if (table_columns_.empty()) {
+      // No column is read (count(*)): the rows still count.
+      out.rows = table_->chunk_rows(chunk);
+    }
+    if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, context.parameters)) continue;
+    if (out.rows == 0) continue;
+    if (!sink.consume(out)) return;
+  }
+}
+
+std::string TableScan::describe() const {
+  std::string line = "Seq Scan on " + table_->name();
+  if (alias_ != table_->name()) line += " " + alias_;
+  return line;
+}
+
+std::vector<std::string> TableScan::details() const {
+  std::vector<std::string> lines{"Columns read: " + std::to_string(table_columns_.size()) + " of " +
+                                 std::to_string(table_->columns().size())};
+  if (!filters_.empty()) lines.push_back("Filter: " + std::to_string(filters_.size()) + " condition(s)");
+  return lines;
+}
+
+FilterOperator::FilterOperator(std::unique_ptr<PhysicalOperator> child, std::vector<ExprPtr> conditions,
+                               size_t space_width)
+    : PhysicalOperator(child->columns(), child->estimated_rows() * 0.5),
+      conditions_(std::move(conditions)),
+      space_width_(space_width) {
+  layout_ = child->layout();
+  children_.push_back(std::move(child));
+}
+
+void FilterOperator::run(ExecContext& context, ChunkSink& sink) const {
+  struct Passing final : ChunkSink {
+    const FilterOperator& self;
+    ExecContext& context;
+    ChunkSink& next;
+    Passing(const FilterOperator& s, ExecContext& c, ChunkSink& n) : self(s), context(c), next(n) {}
+    bool consume(DataChunk& chunk) override {
+      if (!filter_chunk(chunk, self.conditions_, self.layout_, self.space_width_, context.parameters)) return true;
+      return next.consume(chunk);
+    }
+  } passing(*this, context, sink);
+  children_[0]->run(context, passing);
+}
+
+}  // namespace tally::executor
+

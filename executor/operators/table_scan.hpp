@@ -1,0 +1,50 @@
+#pragma once
+// Seq Scan: reads a table snapshot chunk by chunk, only the columns the query
+// needs, applies the filter conjuncts that touch only this table and pushes
+// the selected rows.
+#include <memory>
+
+#include "executor/operators/physical_operator.hpp"
+#include "executor/table_provider.hpp"
+
+namespace tally::executor {
+
+class TableScan final : public PhysicalOperator {
+ public:
+  // `table_columns`: table column numbers read, output in that order;
+  // `layout`: their column-space indexes; `filters` (conjuncts) is bound
+  // against a space of `space_width` columns.
+  TableScan(std::shared_ptr<const TableSnapshot> table, std::string alias, std::vector<int> table_columns,
+            std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows);
+  void run(ExecContext& context, ChunkSink& sink) const override;
+  std::string describe() const override;
+  std::vector<std::string> details() const override;
+
+ private:
+  std::shared_ptr<const TableSnapshot> table_;
+  std::string alias_;
+  std::vector<int> table_columns_;
+  size_t space_width_;
+  std::vector<ExprPtr> filters_;
+};
+
+// Filter: pushes the rows of its child for which the condition is true.
+class FilterOperator final : public PhysicalOperator {
+ public:
+  FilterOperator(std::unique_ptr<PhysicalOperator> child, std::vector<ExprPtr> conditions, size_t space_width);
+  void run(ExecContext& context, ChunkSink& sink) const override;
+  std::string describe() const override { return "Filter"; }
+
+ private:
+  std::vector<ExprPtr> conditions_;
+  size_t space_width_;
+};
+
+// Keeps only the rows of a chunk for which every condition (bound against a
+// space of `width` columns, the chunk laid out by `layout`) is true, testing
+// each condition only on the rows the ones before it kept (so a subquery
+// listed last runs for few rows); true when any row is left.
+bool filter_chunk(DataChunk& chunk, const std::vector<ExprPtr>& conditions, const std::vector<int>& layout,
+                  size_t width, const std::vector<Value>* parameters);
+
+}  // namespace tally::executor

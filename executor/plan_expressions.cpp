@@ -1,0 +1,155 @@
+#include "executor/plan_expressions.hpp"
+
+#include <algorithm>
+
+#include "executor/subquery_expr.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+void factor_or(const json& node, std::vector<json>& out);
+
+}  // namespace
+
+// Calls fn on every child expression (the subquery's own plan is not a child:
+// only what it reads of this query, its correlated values and tested value).
+void for_each_child(Expr& e, const std::function<void(Expr&)>& fn) {
+  auto all = [&](std::vector<ExprPtr>& v) { for (auto& a : v) fn(*a); };
+  if (auto* f = dynamic_cast<FunctionExpr*>(&e)) all(f->args);
+  else if (auto* b = dynamic_cast<BoolExpr*>(&e)) all(b->args);
+  else if (auto* n = dynamic_cast<NullTestExpr*>(&e)) fn(*n->arg);
+  else if (auto* c = dynamic_cast<CaseExpr*>(&e)) {
+    for (auto& [w, v] : c->whens) { fn(*w); fn(*v); }
+    if (c->otherwise) fn(*c->otherwise);
+  } else if (auto* c = dynamic_cast<CoalesceExpr*>(&e)) all(c->args);
+  else if (auto* i = dynamic_cast<InListExpr*>(&e)) { fn(*i->arg); all(i->list); }
+  else if (auto* s = dynamic_cast<SubqueryExpr*>(&e)) {
+    all(s->correlated);
+    if (s->left) fn(*s->left);
+  }
+}
+
+void collect_refs(Expr& e, std::set<int>& out) {
+  if (auto* c = dynamic_cast<ColumnExpr*>(&e)) out.insert(c->index);
+  for_each_child(e, [&](Expr& child) { collect_refs(child, out); });
+}
+
+bool has_subquery(Expr& e) {
+  if (dynamic_cast<SubqueryExpr*>(&e) != nullptr) return true;
+  bool found = false;
+  for_each_child(e, [&](Expr& child) { found = found || has_subquery(child); });
+  return found;
+}
+
+void remap(Expr& e, const std::vector<int>& to) {
+  if (auto* c = dynamic_cast<ColumnExpr*>(&e)) c->index = to.at(static_cast<size_t>(c->index));
+  for_each_child(e, [&](Expr& child) { remap(child, to); });
+}
+
+// `l = r` over a two-column input [l, r], bound by the binder (its casts).
+ExprPtr bind_pair_equality(SqlType left, SqlType right, const BindContext& base) {
+  BindContext pair;
+  pair.parameter_types = base.parameter_types;
+  pair.settings = base.settings;
+  pair.columns = {{"l", left}, {"r", right}};
+  auto ref = [](const char* n) { return json{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", n}}}}})}}}}; };
+  return bind_condition(json{{"A_Expr", {{"kind", "AEXPR_OP"}, {"name", json::array({json{{"String", {{"sval", "="}}}}})},
+                                         {"lexpr", ref("l")}, {"rexpr", ref("r")}}}},
+                        pair, "IN");
+}
+
+// Replaces the column references of a comparison over [l, r] by `by[0]` and `by[1]`.
+void substitute(ExprPtr& e, std::vector<ExprPtr>& by) {
+  if (auto* c = dynamic_cast<ColumnExpr*>(e.get())) {
+    e = std::move(by.at(static_cast<size_t>(c->index)));
+    return;
+  }
+  if (auto* f = dynamic_cast<FunctionExpr*>(e.get())) {
+    for (auto& a : f->args) substitute(a, by);
+  }
+}
+
+
+void split_and(const json& node, std::vector<json>& out) {
+  if (node.contains("BoolExpr") && node["BoolExpr"].value("boolop", "") == "AND_EXPR") {
+    for (const auto& a : node["BoolExpr"]["args"]) split_and(a, out);
+    return;
+  }
+  if (node.contains("BoolExpr") && node["BoolExpr"].value("boolop", "") == "OR_EXPR") {
+    factor_or(node, out);
+    return;
+  }
+  out.push_back(node);
+}
+
+bool json_any(const json& node, const std::function<bool(const json&)>& pred) {
+  if (pred(node)) return true;
+  if (node.is_object()) {
+    for (auto& [k, v] : node.items()) {
+      if (json_any(v, pred)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) {
+      if (json_any(v, pred)) return true;
+    }
+  }
+  return false;
+}
+
+bool contains_sublink_node(const json& node) {
+  return json_any(node, [](const json& n) { return n.is_object() && n.contains("SubLink"); });
+}
+
+bool has_aggregate_call(const json& node) {
+  return json_any(node, [](const json& n) {
+    if (!n.is_object() || !n.contains("FuncCall")) return false;
+    const auto& names = n["FuncCall"]["funcname"];
+    return is_aggregate_name(names.back()["String"].value("sval", ""));
+  });
+}
+
+namespace {
+
+// (a AND b) OR (a AND c) is a AND (b OR c): the conjuncts every branch of an
+// OR shares come out of it, so a join condition repeated in each branch
+// (TPC-H Q19) joins by hash instead of by nested loop.
+void factor_or(const json& node, std::vector<json>& out) {
+  std::vector<std::vector<json>> branches;
+  for (const auto& a : node["BoolExpr"]["args"]) {
+    branches.emplace_back();
+    split_and(a, branches.back());
+  }
+  std::vector<json> common;
+  for (const auto& candidate : branches[0]) {
+    const bool everywhere = std::all_of(branches.begin() + 1, branches.end(), [&](const std::vector<json>& b) {
+      return std::any_of(b.begin(), b.end(), [&](const json& c) { return equal_ignoring_locations(c, candidate); });
+    });
+    if (everywhere) common.push_back(candidate);
+  }
+  if (common.empty()) {
+    out.push_back(node);
+    return;
+  }
+  json rest = json::array();
+  for (auto& b : branches) {
+    std::vector<json> left;
+    for (auto& c : b) {
+      const bool shared = std::any_of(common.begin(), common.end(), [&](const json& x) { return equal_ignoring_locations(x, c); });
+      if (!shared) left.push_back(std::move(c));
+    }
+    if (left.empty()) {  // one branch is only the common part: the OR is true
+      out.insert(out.end(), common.begin(), common.end());
+      return;
+    }
+    rest.push_back(left.size() == 1 ? left[0] : json{{"BoolExpr", {{"boolop", "AND_EXPR"}, {"args", left}}}});
+  }
+  out.insert(out.end(), common.begin(), common.end());
+  out.push_back(json{{"BoolExpr", {{"boolop", "OR_EXPR"}, {"args", rest}}}});
+}
+
+}  // namespace
+
+}  // namespace tally::executor

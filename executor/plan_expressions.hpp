@@ -1,0 +1,35 @@
+#pragma once
+// Helpers the planner uses on bound expressions and on WHERE's parse tree:
+// walking an expression's children, the column-space indexes it reads,
+// splitting a condition into conjuncts (factoring what every branch of an OR
+// shares out of it), and the equality the binder makes of two values.
+#include <functional>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "executor/binder.hpp"
+#include "executor/expression.hpp"
+
+namespace tally::executor {
+
+// Calls fn on every child expression (of a subquery: only what it reads of
+// the enclosing query, its correlated values and tested value).
+void for_each_child(Expr& e, const std::function<void(Expr&)>& fn);
+// The column-space indexes an expression reads.
+void collect_refs(Expr& e, std::set<int>& out);
+bool has_subquery(Expr& e);
+// Points every column reference i at to[i].
+void remap(Expr& e, const std::vector<int>& to);
+// `l = r` over a two-column input [l, r], bound by the binder (its casts).
+ExprPtr bind_pair_equality(SqlType left, SqlType right, const BindContext& base);
+// Replaces the column references of a comparison over [l, r] by by[0] and by[1].
+void substitute(ExprPtr& e, std::vector<ExprPtr>& by);
+// The conjuncts of a condition; (a AND b) OR (a AND c) gives a, (b OR c).
+void split_and(const nlohmann::json& node, std::vector<nlohmann::json>& out);
+bool json_any(const nlohmann::json& node, const std::function<bool(const nlohmann::json&)>& pred);
+bool contains_sublink_node(const nlohmann::json& node);
+bool has_aggregate_call(const nlohmann::json& node);
+
+}  // namespace tally::executor

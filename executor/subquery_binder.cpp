@@ -1,0 +1,114 @@
+#include "executor/subquery_binder.hpp"
+
+#include "common/error.hpp"
+#include "executor/select_plan_detail.hpp"
+#include "executor/subquery_expr.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> reference_parts(const json& column_ref) {
+  std::vector<std::string> parts;
+  for (const auto& f : column_ref["ColumnRef"]["fields"]) {
+    if (!f.contains("String")) return {};
+    parts.push_back(f["String"].value("sval", ""));
+  }
+  return parts;
+}
+
+// The comparison `l op r` over a two-column input [l, r], bound by the binder
+// so that the operator's type rules (common type, casts) apply.
+ExprPtr bind_comparison(const std::string& op, SqlType left, SqlType right, const BindContext& base) {
+  BindContext context;
+  context.parameter_types = base.parameter_types;
+  context.settings = base.settings;
+  context.columns = {{"l", left}, {"r", right}};
+  auto ref = [](const char* name) { return json{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", name}}}}})}}}}; };
+  const json node = {{"A_Expr",
+                      {{"kind", "AEXPR_OP"},
+                       {"name", json::array({json{{"String", {{"sval", op}}}}})},
+                       {"lexpr", ref("l")},
+                       {"rexpr", ref("r")}}}};
+  return bind_condition(node, context, "ANY/ALL");
+}
+
+}  // namespace
+
+ExprPtr try_bind_column(const json& column_ref, BindContext& context) {
+  const std::vector<std::string> parts = reference_parts(column_ref);
+  if (parts.empty()) return nullptr;
+  if (context.relations != nullptr) {
+    const int index = context.relations->resolve(parts, true);
+    if (index >= 0) {
+      for (const auto& c : context.relations->columns()) {
+        if (c.index == index) return std::make_unique<ColumnExpr>(c.type, index, c.name);
+      }
+    }
+  } else if (!context.columns.empty()) {
+    const bool qualifier_ok = parts.size() == 1 || parts[parts.size() - 2] == context.table_name;
+    for (size_t i = 0; qualifier_ok && i < context.columns.size(); ++i) {
+      if (context.columns[i].name == parts.back()) {
+        return std::make_unique<ColumnExpr>(context.columns[i].type, static_cast<int>(i), parts.back());
+      }
+    }
+  }
+  if (context.outer_column) return context.outer_column(column_ref);
+  return nullptr;
+}
+
+const json& sublink_select(const json& sublink) {
+  const json& sub = sublink["subselect"];
+  if (!sub.contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this kind of subquery is not supported");
+  return sub["SelectStmt"];
+}
+
+ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContext& plan_context,
+                     std::vector<const SubqueryExpr*>& registry) {
+  const std::string link_type = sublink.value("subLinkType", "");
+  SubqueryKind kind;
+  if (link_type == "EXISTS_SUBLINK") kind = SubqueryKind::exists;
+  else if (link_type == "EXPR_SUBLINK") kind = SubqueryKind::scalar;
+  else if (link_type == "ANY_SUBLINK") kind = SubqueryKind::any;
+  else if (link_type == "ALL_SUBLINK") kind = SubqueryKind::all;
+  else throw Error(SqlState::feature_not_supported, "ARRAY and row comparison subqueries are not supported");
+
+  if (sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr")) {
+    throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
+  }
+  auto count = std::make_shared<size_t>(0);
+  std::vector<ExprPtr> correlated;
+  PlanContext inner = plan_context;
+  inner.outer_column = [&](const json& node) -> ExprPtr {
+    ExprPtr outer = try_bind_column(node, context);
+    if (!outer) return nullptr;
+    const SqlType type = outer->type;
+    correlated.push_back(std::move(outer));
+    return std::make_unique<OuterRefExpr>(type, correlated.size() - 1, count);
+  };
+  auto plan = plan_select(sublink_select(sublink), inner);
+  *count = correlated.size();
+
+  SqlType type{TypeId::boolean};
+  if (kind != SubqueryKind::exists) {
+    if (plan->visible != 1) throw Error(SqlState::syntax_error, "subquery must return only one column");
+    if (kind == SubqueryKind::scalar) type = plan->outputs[0]->type;
+  }
+  auto expr = std::make_unique<SubqueryExpr>(type, kind, std::move(plan));
+  expr->correlated = std::move(correlated);
+  if (kind == SubqueryKind::any || kind == SubqueryKind::all) {
+    const json& test = sublink["testexpr"];
+    std::string op = "=";
+    if (sublink.contains("operName")) op = sublink["operName"].back()["String"].value("sval", "=");
+    expr->left = bind_expression(test, context);
+    expr->compare = bind_comparison(op, expr->left->type, expr->plan->outputs[0]->type, context);
+    const auto* f = dynamic_cast<const FunctionExpr*>(expr->compare.get());
+    expr->hashable = op == "=" && f != nullptr && f->args.size() == 2;
+  }
+  registry.push_back(expr.get());
+  return expr;
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,158 @@
+#include "executor/subquery_expr.hpp"
+
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/select_plan.hpp"
+#include "executor/select_plan_detail.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+// A byte string identifying a tuple of values (the cache key of a correlated run).
+std::string tuple_key(const std::vector<Value>& values) {
+  std::string key;
+  for (const auto& v : values) {
+    key.push_back(static_cast<char>('0' + v.index()));
+    const uint64_t h = hash_value(v);
+    key.append(reinterpret_cast<const char*>(&h), sizeof h);
+    if (const auto* s = std::get_if<std::string>(&v)) key.append(*s).push_back('\0');
+  }
+  return key;
+}
+
+}  // namespace
+
+Vector OuterRefExpr::evaluate(const EvalInput& input) const {
+  const size_t n = *count;
+  if (input.parameters == nullptr || input.parameters->size() < n) {
+    throw Error(SqlState::internal_error, "outer reference evaluated outside its subquery");
+  }
+  return broadcast(type, (*input.parameters)[input.parameters->size() - n + slot], input.rows);
+}
+
+struct SubqueryExpr::Result {
+  size_t rows = 0;
+  Vector values;                       // column 0 (scalar, ANY, ALL)
+  std::vector<Vector> normalized;      // ANY with equality: the values as compared
+  std::vector<uint32_t> head, next;    // hash chains over `normalized`
+  uint64_t mask = 0;
+  bool any_null = false;
+};
+
+void SubqueryExpr::reset() const {
+  std::lock_guard lock(mutex_);
+  cache_.clear();
+}
+
+std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::vector<Value>& parameters) const {
+  const std::string key = tuple_key(parameters);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  ExecContext context;
+  context.parameters = &parameters;
+  ResultSet rs = run_select(*plan, context);
+  auto result = std::make_shared<Result>();
+  result->rows = rs.rows;
+  if (kind == SubqueryKind::scalar && rs.rows > 1) {
+    throw Error(SqlState::cardinality_violation, "more than one row returned by a subquery used as an expression");
+  }
+  if (kind != SubqueryKind::exists && !rs.columns.empty()) {
+    result->values = std::move(rs.columns[0]);
+    for (size_t r = 0; r < result->rows; ++r) result->any_null |= result->values.null_at(r);
+  }
+  if (hashable && result->rows > 0) {
+    // The subquery's values as the comparison sees them (cast to the common type).
+    const auto& eq = dynamic_cast<const FunctionExpr&>(*compare);
+    EvalInput in;
+    in.rows = result->rows;
+    in.parameters = &parameters;
+    in.columns = {nullptr, &result->values};
+    result->normalized.push_back(eq.args[1]->evaluate(in));
+    size_t buckets = 16;
+    while (buckets < result->rows * 2) buckets <<= 1;
+    result->mask = buckets - 1;
+    result->head.assign(buckets, kNullRow);
+    result->next.assign(result->rows, kNullRow);
+    for (size_t r = 0; r < result->rows; ++r) {
+      if (has_null_key(result->normalized, r)) continue;
+      const uint64_t b = key_hash(result->normalized, r) & result->mask;
+      result->next[r] = result->head[b];
+      result->head[b] = static_cast<uint32_t>(r);
+    }
+  }
+  std::lock_guard lock(mutex_);
+  cache_.emplace(key, result);
+  return result;
+}
+
+Vector SubqueryExpr::evaluate(const EvalInput& input) const {
+  const std::vector<Value> no_parameters;
+  const std::vector<Value>& base = input.parameters ? *input.parameters : no_parameters;
+  std::vector<Vector> outer;
+  for (const auto& c : correlated) outer.push_back(c->evaluate(input));
+  Vector left_values;
+  if (left) left_values = left->evaluate(input);
+  Vector out(type);
+  out.resize(input.rows);
+  std::vector<Value> parameters = base;
+  std::shared_ptr<const Result> result;
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!result || !outer.empty()) {
+      parameters.resize(base.size());
+      for (const auto& v : outer) parameters.push_back(v.get(r));
+      result = result_for(parameters);
+    }
+    switch (kind) {
+      case SubqueryKind::exists: out.set(r, Value{result->rows > 0}); break;
+      case SubqueryKind::scalar:
+        if (result->rows == 0 || result->values.null_at(0)) out.set_null(r);
+        else out.set(r, result->values.get(0));
+        break;
+      case SubqueryKind::any:
+      case SubqueryKind::all: {
+        const bool all = kind == SubqueryKind::all;
+        if (result->rows == 0) { out.set(r, Value{all}); break; }
+        if (left_values.null_at(r)) { out.set_null(r); break; }
+        bool decided = false, unknown = result->any_null;
+        if (hashable) {
+          const auto& eq = dynamic_cast<const FunctionExpr&>(*compare);
+          EvalInput one;
+          one.rows = 1;
+          one.parameters = &parameters;
+          Vector single = gather(left_values, {static_cast<uint32_t>(r)});
+          one.columns = {&single, nullptr};
+          std::vector<Vector> probe;
+          probe.push_back(eq.args[0]->evaluate(one));
+          for (uint32_t b = result->head[key_hash(probe, 0) & result->mask]; b != kNullRow && !decided;
+               b = result->next[b]) {
+            decided = keys_equal(probe, 0, result->normalized, b);
+          }
+        } else {
+          EvalInput pairs;
+          pairs.rows = result->rows;
+          pairs.parameters = &parameters;
+          Vector lefts = gather(left_values, std::vector<uint32_t>(result->rows, static_cast<uint32_t>(r)));
+          pairs.columns = {&lefts, &result->values};
+          const Vector cmp = compare->evaluate(pairs);
+          unknown = false;
+          for (size_t i = 0; i < result->rows && !decided; ++i) {
+            if (cmp.null_at(i)) unknown = true;
+            else if ((cmp.ints[i] != 0) != all) decided = true;
+          }
+        }
+        if (decided) out.set(r, Value{!all});
+        else if (unknown) out.set_null(r);
+        else out.set(r, Value{all});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,63 @@
+#pragma once
+// Subquery expressions: EXISTS, scalar subqueries, IN / op ANY / op ALL,
+// uncorrelated or correlated. A correlated subquery's references to the
+// enclosing query are OuterRefExprs: the subquery's plan reads them as extra
+// parameters after the statement's own, and runs once per distinct tuple of
+// outer values (cached for the statement's run; SelectPlan resets the cache
+// when it starts). The planner turns the common correlated forms into semi
+// and anti joins instead (from_planner.cpp); this is the form that is right
+// for every query.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "executor/expression.hpp"
+
+namespace tally::executor {
+
+struct SelectPlan;
+
+// A value of the enclosing query: parameter number (count - slot) from the
+// end of the parameters the subquery runs with.
+class OuterRefExpr final : public Expr {
+ public:
+  OuterRefExpr(SqlType type, size_t slot, std::shared_ptr<const size_t> count)
+      : Expr(type), slot(slot), count(std::move(count)) {}
+  Vector evaluate(const EvalInput& input) const override;
+  size_t slot;
+  std::shared_ptr<const size_t> count;  // the subquery's number of outer values
+};
+
+enum class SubqueryKind { exists, scalar, any, all };
+
+class SubqueryExpr final : public Expr {
+ public:
+  SubqueryExpr(SqlType type, SubqueryKind kind, std::shared_ptr<const SelectPlan> plan)
+      : Expr(type), kind(kind), plan(std::move(plan)) {}
+  Vector evaluate(const EvalInput& input) const override;
+  // Forgets the results of earlier runs (the tables may have changed).
+  void reset() const;
+
+  SubqueryKind kind;
+  std::shared_ptr<const SelectPlan> plan;
+  // The enclosing query's values the subquery reads, over the enclosing
+  // query's input (OuterRefExpr slot i reads correlated[i]).
+  std::vector<ExprPtr> correlated;
+  // ANY / ALL: `compare` is the comparison over a two-column input [left
+  // value, subquery value]; `left` the tested expression over the
+  // enclosing query's input. `hashable`: the comparison is plain equality,
+  // so the subquery's values are hashed once.
+  ExprPtr left;
+  ExprPtr compare;
+  bool hashable = false;
+
+ private:
+  struct Result;
+  std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<const Result>> cache_;
+};
+
+}  // namespace tally::executor
