@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
-# Installs every Debian package Tally needs to build, run and test.
-# Idempotent; called by scripts/start.sh and scripts/test.sh.
+# Installs the Debian packages Tally needs. Idempotent.
+#   scripts/setup.sh          what building and running tallyd needs, and psql
+#                             (called by scripts/start.sh)
+#   scripts/setup.sh --test   also the test tools: the PostgreSQL 15 oracle, the real
+#                             clients, sanitizers, Chromium, Docker (called by scripts/test.sh)
 set -euo pipefail
+
+want_test=0
+case "${1:-}" in
+  "") ;;
+  --test) want_test=1 ;;
+  -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-system-dev libssl-dev libsqlite3-dev sqlite3
   libpg-query-dev libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  # SASLprep of SCRAM passwords (protocol/saslprep.cpp: stringprep's SASLprep profile).
+  # SASLprep of SCRAM passwords (common/saslprep.cpp: stringprep's SASLprep profile).
   libidn-dev
+  # psql, to connect (the client only: the server package would start a cluster on 5432).
+  postgresql-client-15
+)
+test_packages=(
   libgtest-dev libgmock-dev
   # Real clients used by the tests, and the PostgreSQL 15 oracle.
-  postgresql-15 postgresql-client-15 postgresql-contrib libpq-dev libpqxx-dev
+  postgresql-15 postgresql-contrib libpq-dev libpqxx-dev
   python3 python3-psycopg2
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc unixodbc-dev odbc-postgresql
   # The client tests make a CA and certificates with the openssl tool.
-  openssl
+  openssl xz-utils
   # Fuzzing and sanitizers, the admin page test, the compose-file check.
   clang libclang-rt-14-dev chromium docker-compose curl procps shellcheck python3-yaml
 )
+((want_test)) && packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -29,7 +45,13 @@ done
 if ((${#missing[@]})); then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  echo "setup: installing ${missing[*]}"
+  # The tests start their own PostgreSQL on free ports. Debian's postgresql package would
+  # otherwise create and start a cluster on 5432, the port tallyd listens on by default.
+  if ((want_test)) && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+    $SUDO mkdir -p /etc/postgresql-common
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.conf >/dev/null
+  fi
+  echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

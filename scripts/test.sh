@@ -8,8 +8,8 @@
 # TALLY_SKIP_SANITIZERS=1 leaves that step out for a quick local run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh
+scripts/setup.sh --test
+scripts/build.sh -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON
 if [ "${TALLY_SKIP_SANITIZERS:-0}" != 1 ]; then
   TALLY_FUZZ_SEED=${TALLY_FUZZ_SEED:-20261122} scripts/test_sanitizers.sh
 fi
