@@ -49,12 +49,15 @@ ExprPtr make_const(const json& konst) {
   }
   if (konst.contains("fval")) {
     const std::string text = konst["fval"].value("fval", "0");
-    // Integer-looking literals too large for int4 are int8, then numeric.
+    // Integer-looking literals are int4 when they fit (the grammar folds
+    // "-2147483648" into one float token), else int8, then numeric: as
+    // PostgreSQL's make_const types them.
     const bool integral = text.find_first_of(".eE") == std::string::npos;
     if (integral) {
       try {
         const int64_t v = std::stoll(text);
-        return std::make_unique<ConstExpr>(SqlType{TypeId::int8}, v);
+        const bool fits_int4 = v >= INT32_MIN && v <= INT32_MAX;
+        return std::make_unique<ConstExpr>(SqlType{fits_int4 ? TypeId::int4 : TypeId::int8}, v);
       } catch (const std::exception&) {
       }
     }
