@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
@@ -188,6 +189,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "date") return {TypeId::date};
   if (name == "timestamp") return {TypeId::timestamp};
   if (name == "timestamptz") return {TypeId::timestamptz};
+  if (name == "interval") return scalar::interval_type(mods);
   if (name == "name") return {TypeId::name};
   if (name == "oid") return {TypeId::oid};
   if (name == "regclass") return {TypeId::regclass};

@@ -42,6 +42,7 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
     case Physical::floating: for (size_t i = 0; i < rows.size(); ++i) out.floats[i] = v.floats[rows[i]]; break;
     case Physical::numeric: for (size_t i = 0; i < rows.size(); ++i) out.numerics[i] = v.numerics[rows[i]]; break;
     case Physical::text: for (size_t i = 0; i < rows.size(); ++i) out.texts[i] = v.texts[rows[i]]; break;
+    case Physical::interval: for (size_t i = 0; i < rows.size(); ++i) out.intervals[i] = v.intervals[rows[i]]; break;
   }
   if (nulls) for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = v.nulls[rows[i]];
   return out;
@@ -57,6 +58,7 @@ void append_vector(Vector& dst, const Vector& src) {
     case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
     case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
     case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+    case Physical::interval: dst.intervals.insert(dst.intervals.end(), src.intervals.begin(), src.intervals.end()); break;
   }
   if (track_nulls) {
     if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);

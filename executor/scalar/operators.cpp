@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/vector_comparison.hpp"
@@ -152,6 +153,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     return call({TypeId::text}, "textcat", pack(std::move(left), std::move(right)),
                 [](std::span<const Value> a) -> Value { return text_of(a[0]) + text_of(a[1]); });
   }
+  if (ExprPtr e = make_interval_operator(op, left, right, context)) return e;
   resolve_unknowns(left, right, context);
   const SqlType l = left->type, r = right->type;
   if (is_comparison(op)) {
@@ -221,6 +223,7 @@ ExprPtr make_unary_operator(const std::string& op, ExprPtr arg, BindContext& con
   if (arg->type.id == TypeId::unknown) arg = to_type(std::move(arg), TypeId::text, context);
   const SqlType t = arg->type;
   if (op == "+" && numeric_rank(t.id)) return arg;
+  if (op == "-" && t.id == TypeId::interval) return make_interval_negate(std::move(arg));
   if (op == "-" && numeric_rank(t.id)) {
     // Fold negative literals so that -2147483648 stays an int4 constant.
     if (auto* k = dynamic_cast<ConstExpr*>(arg.get())) {
