@@ -92,6 +92,13 @@ T get_be(std::string_view bytes) {
 }
 
 void append_numeric_binary(std::string& out, const Numeric& n) {
+  if (n.is_infinite()) {  // NUMERIC_PINF / NUMERIC_NINF: no digits
+    put_be<int16_t>(out, 0);
+    put_be<int16_t>(out, 0);
+    put_be<uint16_t>(out, n.mantissa < 0 ? 0xF000 : 0xD000);
+    put_be<int16_t>(out, 0);
+    return;
+  }
   // Base-10000 digits aligned at the decimal point, leading/trailing zero groups stripped.
   unsigned __int128 m = n.mantissa < 0 ? -static_cast<unsigned __int128>(n.mantissa)
                                        : static_cast<unsigned __int128>(n.mantissa);

@@ -39,5 +39,7 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
 ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// to_char of dates, timestamps and numbers.
+ExprPtr make_format_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 
 }  // namespace tally::executor::scalar

@@ -188,6 +188,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
       const bool minus = op == "-";
       return call({TypeId::date}, op, pack(std::move(left), std::move(right)), [minus](std::span<const Value> a) -> Value {
         const int64_t d = std::get<int64_t>(a[0]), n = std::get<int64_t>(a[1]);
+        if (d == INT32_MIN || d == INT32_MAX) return d;  // infinite dates stay infinite
         const int64_t r = minus ? d - n : d + n;
         if (r < -2451545 || r > 2147483647 - 2451545) throw Error(SqlState::datetime_field_overflow, "date out of range");
         return r;
@@ -201,7 +202,11 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     }
     if (l.id == TypeId::date && r.id == TypeId::date && op == "-") {
       return call({TypeId::int4}, op, pack(std::move(left), std::move(right)), [](std::span<const Value> a) -> Value {
-        return std::get<int64_t>(a[0]) - std::get<int64_t>(a[1]);
+        const int64_t x = std::get<int64_t>(a[0]), y = std::get<int64_t>(a[1]);
+        if (x == INT32_MIN || x == INT32_MAX || y == INT32_MIN || y == INT32_MAX) {
+          throw Error(SqlState::datetime_field_overflow, "cannot subtract infinite dates");
+        }
+        return x - y;
       });
     }
     const SqlType type = arithmetic_type(l, r);
