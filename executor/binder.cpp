@@ -293,7 +293,8 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_binary_operator(op, std::move(left), std::move(right), context);
   }
-  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE") {
+  // SIMILAR TO arrives as s ~ similar_to_escape(pattern), as PostgreSQL's grammar writes it.
+  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE" || kind == "AEXPR_SIMILAR") {
     ExprPtr left = bind_node(e["lexpr"], context);
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_binary_operator(op, std::move(left), std::move(right), context);

@@ -135,6 +135,7 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
 }
 
 ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right, BindContext& context) {
+  if (ExprPtr e = make_regex_operator(op, left, right, context)) return e;
   if (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*") {
     left = to_type(std::move(left), TypeId::text, context);
     right = to_type(std::move(right), TypeId::text, context);
