@@ -172,7 +172,60 @@ Interval age(int64_t a, int64_t b) {
 
 }  // namespace
 
+ExprPtr make_interval_arithmetic(const std::string& op, ExprPtr& left, ExprPtr& right, BindContext& context);
+
+namespace {
+
+// A call over constants only is evaluated once, here, as PostgreSQL's planner
+// folds immutable functions: date '1998-12-01' - interval '90' day is one timestamp.
+ExprPtr folded(ExprPtr e) {
+  auto* f = dynamic_cast<FunctionExpr*>(e.get());
+  if (f == nullptr) return e;
+  for (const auto& a : f->args) {
+    if (!a->is_constant()) return e;
+  }
+  return std::make_unique<ConstExpr>(e->type, evaluate_constant(*e, nullptr));
+}
+
+// date_column <op> timestamp_constant as the equivalent comparison of dates,
+// so the column is not cast to timestamp row by row (TPC-H's filters:
+// l_shipdate <= date '1998-12-01' - interval '90' day). nullptr when the
+// shape differs or the rewrite would not be exact.
+ExprPtr date_versus_timestamp_constant(std::string op, ExprPtr& left, ExprPtr& right, BindContext& context) {
+  const bool flipped = left->type.id != TypeId::date;
+  ExprPtr& column = flipped ? right : left;
+  ExprPtr& bound = flipped ? left : right;
+  auto* konst = dynamic_cast<ConstExpr*>(bound.get());
+  if (column->type.id != TypeId::date || konst == nullptr || !is_timestamp(konst->type.id) || is_null(konst->value)) {
+    return nullptr;
+  }
+  const int64_t stamp = std::get<int64_t>(konst->value);
+  if (stamp == INT64_MIN || stamp == INT64_MAX) return nullptr;
+  if (flipped) op = op == "<" ? ">" : op == ">" ? "<" : op == "<=" ? ">=" : op == ">=" ? "<=" : op;
+  int64_t day = stamp / kUsecsPerDay;
+  if (stamp % kUsecsPerDay < 0) --day;
+  const bool midnight = stamp == day * kUsecsPerDay;
+  // Between two midnights, d < t is d <= floor(t) and d >= t is d > floor(t).
+  if (!midnight) {
+    if (op == "<") op = "<=";
+    else if (op == ">=") op = ">";
+    else if (op != "<=" && op != ">") return nullptr;  // = and <> keep the general path
+  }
+  ExprPtr date_bound = std::make_unique<ConstExpr>(SqlType{TypeId::date}, day);
+  return make_binary_operator(op, std::move(column), std::move(date_bound), context);
+}
+
+}  // namespace
+
 ExprPtr make_interval_operator(const std::string& op, ExprPtr& left, ExprPtr& right, BindContext& context) {
+  if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "=" || op == "<>") {
+    return date_versus_timestamp_constant(op, left, right, context);
+  }
+  if (ExprPtr e = make_interval_arithmetic(op, left, right, context)) return folded(std::move(e));
+  return nullptr;
+}
+
+ExprPtr make_interval_arithmetic(const std::string& op, ExprPtr& left, ExprPtr& right, BindContext& context) {
   const TypeId l = left->type.id, r = right->type.id;
   const bool l_iv = l == TypeId::interval, r_iv = r == TypeId::interval;
   const bool l_dt = l == TypeId::date || is_timestamp(l), r_dt = r == TypeId::date || is_timestamp(r);
@@ -180,12 +233,12 @@ ExprPtr make_interval_operator(const std::string& op, ExprPtr& left, ExprPtr& ri
     // An untyped literal beside a timestamp is the interval (timestamp - 'x': a timestamp).
     if (is_timestamp(l) && r == TypeId::unknown) {
       right = to_type(std::move(right), op == "+" ? TypeId::interval : l, context);
-      return make_interval_operator(op, left, right, context);
+      return make_interval_arithmetic(op, left, right, context);
     }
     if ((l_iv && r == TypeId::unknown) || (l == TypeId::unknown && r_iv)) {
       if (l_iv) right = to_type(std::move(right), TypeId::interval, context);
       else left = to_type(std::move(left), TypeId::interval, context);
-      return make_interval_operator(op, left, right, context);
+      return make_interval_arithmetic(op, left, right, context);
     }
     if (l_dt && r_iv) return plus_interval(std::move(left), std::move(right), op == "-", op, context);
     if (l_iv && r_dt && op == "+") return plus_interval(std::move(right), std::move(left), false, op, context);
