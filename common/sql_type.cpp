@@ -26,6 +26,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::oidvector: return oid::oidvector;
     case TypeId::text_array: return oid::text_array;
     case TypeId::timestamptz: return oid::timestamptz;
+    case TypeId::interval: return oid::interval;
   }
   return oid::unknown;
 }
@@ -54,6 +55,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::oidvector: return TypeId::oidvector;
     case oid::text_array: return TypeId::text_array;
     case oid::timestamptz: return TypeId::timestamptz;
+    case oid::interval: return TypeId::interval;
     default: return std::nullopt;
   }
 }
@@ -74,6 +76,7 @@ int16_t type_len(TypeId id) {
     case TypeId::timestamp: return 8;
     case TypeId::timestamptz: return 8;
     case TypeId::name: return 64;
+    case TypeId::interval: return 16;
     case TypeId::unknown: return -2;
     default: return -1;
   }
@@ -110,6 +113,7 @@ std::string format_type(SqlType type) {
     case TypeId::oidvector: return "oidvector";
     case TypeId::text_array: return "text[]";
     case TypeId::timestamptz: return "timestamp with time zone";
+    case TypeId::interval: return "interval";
   }
   return "unknown";
 }

@@ -32,6 +32,7 @@ enum class TypeId : uint8_t {
   oidvector,  // catalog type
   text_array, // text[] (catalog queries)
   timestamptz, // int64 microseconds since 2000-01-01 00:00:00 UTC (date_trunc results)
+  interval,    // months, days, microseconds (computed values only: not a column type)
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -57,6 +58,7 @@ constexpr uint32_t varchar = 1043;
 constexpr uint32_t date = 1082;
 constexpr uint32_t timestamp = 1114;
 constexpr uint32_t timestamptz = 1184;
+constexpr uint32_t interval = 1186;
 constexpr uint32_t numeric = 1700;
 constexpr uint32_t regclass = 2205;
 constexpr uint32_t regtype = 2206;

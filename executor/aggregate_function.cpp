@@ -121,10 +121,14 @@ class VarianceAcc final : public Accumulator {
   void add(const Value* args) override {
     if (is_null(args[0])) return;
     if (is_float(input_)) { moments_.add(std::get<double>(args[0])); return; }
-    ++count_;
     const Numeric x = is_integer(input_) ? Numeric::from_int(std::get<int64_t>(args[0])) : std::get<Numeric>(args[0]);
-    sum_ = sum_ + x;
-    sum2_ = sum2_ + x * x;
+    // Moments of x - first value: N*sum(d^2) - sum(d)^2 equals N*sum(x^2) -
+    // sum(x)^2 exactly, but d^2 stays within 38 digits where x^2 would not
+    // (values near 1e20 whose variance is small, or 0 when all are equal).
+    if (count_++ == 0) shift_ = x;
+    const Numeric d = x - shift_;
+    sum_ = sum_ + d;
+    sum2_ = sum2_ + d * d;
   }
   Value result() const override {
     if (is_float(input_)) return finalize_float_variance(moments_, sample_, stddev_);
@@ -135,7 +139,7 @@ class VarianceAcc final : public Accumulator {
   TypeId input_;
   bool sample_, stddev_;
   int64_t count_ = 0;
-  Numeric sum_, sum2_;
+  Numeric sum_, sum2_, shift_;
   FloatMoments moments_;
 };
 

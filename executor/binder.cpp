@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
@@ -49,12 +50,15 @@ ExprPtr make_const(const json& konst) {
   }
   if (konst.contains("fval")) {
     const std::string text = konst["fval"].value("fval", "0");
-    // Integer-looking literals too large for int4 are int8, then numeric.
+    // Integer-looking literals are int4 when they fit (the grammar folds
+    // "-2147483648" into one float token), else int8, then numeric: as
+    // PostgreSQL's make_const types them.
     const bool integral = text.find_first_of(".eE") == std::string::npos;
     if (integral) {
       try {
         const int64_t v = std::stoll(text);
-        return std::make_unique<ConstExpr>(SqlType{TypeId::int8}, v);
+        const bool fits_int4 = v >= INT32_MIN && v <= INT32_MAX;
+        return std::make_unique<ConstExpr>(SqlType{fits_int4 ? TypeId::int4 : TypeId::int8}, v);
       } catch (const std::exception&) {
       }
     }
@@ -185,6 +189,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "date") return {TypeId::date};
   if (name == "timestamp") return {TypeId::timestamp};
   if (name == "timestamptz") return {TypeId::timestamptz};
+  if (name == "interval") return scalar::interval_type(mods);
   if (name == "name") return {TypeId::name};
   if (name == "oid") return {TypeId::oid};
   if (name == "regclass") return {TypeId::regclass};
@@ -306,7 +311,8 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_binary_operator(op, std::move(left), std::move(right), context);
   }
-  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE") {
+  // SIMILAR TO arrives as s ~ similar_to_escape(pattern), as PostgreSQL's grammar writes it.
+  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE" || kind == "AEXPR_SIMILAR") {
     ExprPtr left = bind_node(e["lexpr"], context);
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_binary_operator(op, std::move(left), std::move(right), context);

@@ -188,6 +188,9 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
     if (ts % kUsecsPerDay < 0) --days;
     return days;
   }
+  if (t == TypeId::interval && f == TypeId::interval) {
+    return types::apply_interval_typmod(std::get<Interval>(value), to.typmod);
+  }
   throw Error(SqlState::cannot_coerce, "cannot cast type " + format_type(from) + " to " + format_type(to));
 }
 

@@ -165,7 +165,8 @@ void EngineAggregator::sink(const EvalInput& rows) {
         view.data = scaled.back().data();
         break;
       }
-      case Physical::text: {
+      case Physical::text:
+      case Physical::interval: {
         scaled.emplace_back(v.count, 0);  // count(x) reads validity only
         view.width = ColumnWidth::int64;
         view.data = scaled.back().data();

@@ -17,6 +17,7 @@ Vector broadcast(SqlType type, const Value& value, size_t rows) {
     case Physical::floating: std::fill(out.floats.begin(), out.floats.end(), std::get<double>(value)); break;
     case Physical::numeric: std::fill(out.numerics.begin(), out.numerics.end(), std::get<Numeric>(value)); break;
     case Physical::text: std::fill(out.texts.begin(), out.texts.end(), std::get<std::string>(value)); break;
+    case Physical::interval: std::fill(out.intervals.begin(), out.intervals.end(), std::get<Interval>(value)); break;
   }
   return out;
 }

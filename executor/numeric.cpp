@@ -20,6 +20,13 @@ constexpr int32_t kDecDigits = 4;          // DEC_DIGITS: base-10000 digits
 
 Error overflow() { return Error(SqlState::numeric_value_out_of_range, "value overflows numeric format"); }
 
+// Arithmetic on numeric infinities is not implemented: a clean 0A000 rather than a wrong value.
+void check_finite(const Numeric& a, const Numeric& b) {
+  if (a.is_infinite() || b.is_infinite()) {
+    throw Error(SqlState::feature_not_supported, "arithmetic on numeric infinity is not supported");
+  }
+}
+
 Big to_big(__int128 v) {
   const bool negative = v < 0;
   unsigned __int128 u = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
@@ -169,9 +176,13 @@ Numeric Numeric::parse(std::string_view text) {
   return result;
 }
 
-double Numeric::to_double() const { return std::strtod(to_string().c_str(), nullptr); }
+double Numeric::to_double() const {
+  if (is_infinite()) return mantissa < 0 ? -HUGE_VAL : HUGE_VAL;
+  return std::strtod(to_string().c_str(), nullptr);
+}
 
 int64_t Numeric::to_int64() const {
+  if (is_infinite()) throw Error(SqlState::feature_not_supported, "cannot convert infinity to bigint");
   const Numeric r = rescaled(0);
   if (r.mantissa > INT64_MAX || r.mantissa < INT64_MIN) {
     throw Error(SqlState::numeric_value_out_of_range, "bigint out of range");
@@ -181,6 +192,7 @@ int64_t Numeric::to_int64() const {
 
 Numeric Numeric::rescaled(int32_t new_scale) const {
   if (new_scale == scale) return *this;
+  if (is_infinite()) throw Error(SqlState::feature_not_supported, "numeric infinity cannot be rescaled");
   const int diff = new_scale > scale ? new_scale - scale : scale - new_scale;
   if (diff <= 38) {
     const auto p = static_cast<__int128>(kPow10.v[diff]);
@@ -198,6 +210,10 @@ Numeric Numeric::rescaled(int32_t new_scale) const {
 }
 
 void Numeric::append_to(std::string& out) const {
+  if (is_infinite()) {
+    out += mantissa < 0 ? "-Infinity" : "Infinity";
+    return;
+  }
   char buffer[64];
   int n = 0;
   unsigned __int128 m = magnitude(mantissa);
@@ -227,6 +243,7 @@ std::string Numeric::to_string() const {
 }
 
 Numeric operator+(const Numeric& a, const Numeric& b) {
+  check_finite(a, b);
   const int32_t s = std::max(a.scale, b.scale);
   __int128 x, y, r;
   if (s == a.scale && s == b.scale && !__builtin_add_overflow(a.mantissa, b.mantissa, &r)) return {r, s};
@@ -240,6 +257,7 @@ Numeric operator-(const Numeric& a) { return {-a.mantissa, a.scale}; }
 Numeric operator-(const Numeric& a, const Numeric& b) { return a + (-b); }
 
 Numeric operator*(const Numeric& a, const Numeric& b) {
+  check_finite(a, b);
   __int128 r;
   if (!__builtin_mul_overflow(a.mantissa, b.mantissa, &r)) return {r, a.scale + b.scale};
   return {from_big(to_big(a.mantissa) * to_big(b.mantissa)), a.scale + b.scale};
@@ -260,6 +278,7 @@ int32_t select_div_scale(const Numeric& a, const Numeric& b) {
 }
 
 Numeric numeric_div_scale(const Numeric& a, const Numeric& b, int32_t rscale) {
+  check_finite(a, b);
   if (b.mantissa == 0) throw Error(SqlState::division_by_zero, "division by zero");
   // a/b * 10^rscale = a.m * 10^(rscale + b.s - a.s) / b.m
   const int shift = rscale + b.scale - a.scale;
@@ -279,17 +298,20 @@ Numeric numeric_div_scale(const Numeric& a, const Numeric& b, int32_t rscale) {
 }
 
 Numeric numeric_div(const Numeric& a, const Numeric& b) {
+  check_finite(a, b);
   if (b.mantissa == 0) throw Error(SqlState::division_by_zero, "division by zero");
   return numeric_div_scale(a, b, select_div_scale(a, b));
 }
 
 Numeric numeric_mod(const Numeric& a, const Numeric& b) {
+  check_finite(a, b);
   if (b.mantissa == 0) throw Error(SqlState::division_by_zero, "division by zero");
   const int32_t s = std::max(a.scale, b.scale);
   return {from_big(aligned(a, s) % aligned(b, s)), s};
 }
 
 Numeric numeric_sqrt(const Numeric& a, int32_t rscale) {
+  check_finite(a, a);
   if (a.mantissa < 0) {
     throw Error(SqlState::invalid_argument_for_power_function,
                 "cannot take square root of a negative number");
@@ -310,6 +332,11 @@ Numeric numeric_sqrt(const Numeric& a, int32_t rscale) {
 }
 
 std::strong_ordering operator<=>(const Numeric& a, const Numeric& b) {
+  if (a.is_infinite() || b.is_infinite()) {
+    // An infinity is beyond every finite value; equal infinities are equal.
+    auto rank = [](const Numeric& n) { return n.is_infinite() ? (n.mantissa < 0 ? -1 : 1) : 0; };
+    return rank(a) <=> rank(b);
+  }
   if (a.scale == b.scale) return a.mantissa <=> b.mantissa;
   {
     const int32_t s = std::max(a.scale, b.scale);

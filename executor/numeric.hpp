@@ -16,6 +16,13 @@ struct Numeric {
   __int128 mantissa = 0;
   int32_t scale = 0;
 
+  // ±Infinity (PostgreSQL 15's numeric infinities), as extract() of an
+  // infinite date answers it: marked by kInfiniteScale, mantissa ±1. It
+  // prints, compares and converts to float8; arithmetic on it is 0A000.
+  static constexpr int32_t kInfiniteScale = INT32_MIN;
+  static Numeric infinity(bool negative) { return {negative ? -1 : 1, kInfiniteScale}; }
+  bool is_infinite() const { return scale == kInfiniteScale; }
+
   static Numeric from_int(int64_t value) { return {value, 0}; }
   // PostgreSQL's float8 -> numeric: the value printed with 15 significant digits.
   static Numeric from_double(double value);

@@ -61,6 +61,12 @@ inline char* write_scaled_uint(char* p, uint64_t v, int scale) {
 
 // Numeric::append_to's text, written in place.
 char* write_numeric_text(char* p, const Numeric& n) {
+  if (n.is_infinite()) {
+    const char* text = n.mantissa < 0 ? "-Infinity" : "Infinity";
+    const size_t len = std::strlen(text);
+    std::memcpy(p, text, len);
+    return p + len;
+  }
   const unsigned __int128 m = magnitude(n.mantissa);
   if (m <= UINT64_MAX && n.scale <= 20) {
     if (n.mantissa < 0) *p++ = '-';
@@ -115,6 +121,13 @@ char* write_numeric_text(char* p, const Numeric& n) {
 // numeric_send: base-10000 digits aligned at the decimal point, leading and
 // trailing zero digits stripped (value_codec's append_numeric_binary).
 char* write_numeric_binary(char* p, const Numeric& n) {
+  if (n.is_infinite()) {  // NUMERIC_PINF / NUMERIC_NINF: no digits
+    p = put_be32(p, 8);
+    p = put_be16(p, 0);
+    p = put_be16(p, 0);
+    p = put_be16(p, n.mantissa < 0 ? 0xF000 : 0xD000);
+    return put_be16(p, 0);
+  }
   const int scale = n.scale;
   const int pad = (4 - scale % 4) % 4;  // fraction padded to whole base-10000 digits
   unsigned __int128 m = magnitude(n.mantissa);

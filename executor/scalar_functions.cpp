@@ -2,17 +2,22 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/interval_functions.hpp"
 
 namespace tally::executor {
 
 // Functions by family (executor/scalar/): system information, math, text,
-// date and time.
+// text editing, regular expressions, to_char, interval, date and time.
 ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindContext& context) {
   if (ExprPtr e = scalar::make_system_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_math_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_text_edit_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_regex_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_format_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_interval_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_datetime_function(name, args, context)) return e;
-  if (name == "to_date" || name == "to_char" || name == "to_timestamp" || name == "regexp_replace") {
+  if (name == "to_date" || name == "to_timestamp" || name == "to_number") {
     throw Error(SqlState::feature_not_supported, "function " + name + " is not supported");
   }
   throw scalar::no_function(name, args);

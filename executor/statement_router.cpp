@@ -160,6 +160,10 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
     column.name = i < names.size() ? names[i] : result.fields[i].name;
     column.type = result.columns[i].type;
     if (column.type.id == TypeId::unknown) column.type = {TypeId::text};
+    // Intervals are computed values only: storage has no column kind for them.
+    if (column.type.id == TypeId::interval) {
+      throw Error(SqlState::feature_not_supported, "type \"interval\" is not supported by Tally");
+    }
     def.columns.push_back(std::move(column));
   }
   auto snapshot = store.create_table(def, false);

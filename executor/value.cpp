@@ -24,6 +24,7 @@ Physical physical_of(TypeId id) {
     case TypeId::regclass:
     case TypeId::regtype:
     case TypeId::char_: return Physical::text;
+    case TypeId::interval: return Physical::interval;
     default: return Physical::integer;
   }
 }
@@ -38,6 +39,7 @@ Value Vector::get(size_t i) const {
     case Physical::floating: return floats[i];
     case Physical::numeric: return numerics[i];
     case Physical::text: return texts[i];
+    case Physical::interval: return intervals[i];
   }
   return Null{};
 }
@@ -49,6 +51,7 @@ void Vector::reserve(size_t n) {
     case Physical::floating: floats.reserve(n); break;
     case Physical::numeric: numerics.reserve(n); break;
     case Physical::text: texts.reserve(n); break;
+    case Physical::interval: intervals.reserve(n); break;
   }
 }
 
@@ -59,6 +62,7 @@ void Vector::resize(size_t n) {
     case Physical::floating: floats.resize(n); break;
     case Physical::numeric: numerics.resize(n); break;
     case Physical::text: texts.resize(n); break;
+    case Physical::interval: intervals.resize(n); break;
   }
   if (!nulls.empty()) nulls.resize(n, 0);
   count = n;
@@ -78,6 +82,7 @@ void Vector::set(size_t i, const Value& v) {
     case Physical::floating: floats[i] = std::get<double>(v); break;
     case Physical::numeric: numerics[i] = std::get<Numeric>(v); break;
     case Physical::text: texts[i] = std::get<std::string>(v); break;
+    case Physical::interval: intervals[i] = std::get<Interval>(v); break;
   }
 }
 
@@ -108,8 +113,17 @@ int compare_values(const Value& a, const Value& b) {
       const int c = std::get<std::string>(a).compare(std::get<std::string>(b));
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
+    case 6: {
+      const __int128 x = interval_key(std::get<Interval>(a)), y = interval_key(std::get<Interval>(b));
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
     default: return 0;
   }
+}
+
+__int128 interval_key(const Interval& v) {
+  constexpr int64_t usecs_per_day = 86'400'000'000LL;
+  return (static_cast<__int128>(v.months) * 30 + v.days) * usecs_per_day + v.micros;
 }
 
 bool values_equal(const Value& a, const Value& b) {
@@ -141,6 +155,10 @@ uint64_t hash_value(const Value& v) {
                  static_cast<uint64_t>(n.scale));
     }
     case 5: return std::hash<std::string>{}(std::get<std::string>(v));
+    case 6: {
+      const __int128 key = interval_key(std::get<Interval>(v));
+      return mix(static_cast<uint64_t>(key) ^ mix(static_cast<uint64_t>(key >> 64)));
+    }
     default: return 0x9e3779b97f4a7c15ULL;
   }
 }

@@ -12,18 +12,20 @@
 
 #include "common/sql_type.hpp"
 #include "executor/numeric.hpp"
+#include "executor/types/interval_io.hpp"
 
 namespace tally::executor {
 
 struct Null {
   bool operator==(const Null&) const = default;
 };
-using Value = std::variant<Null, bool, int64_t, double, Numeric, std::string>;
+using Interval = types::Interval;
+using Value = std::variant<Null, bool, int64_t, double, Numeric, std::string, Interval>;
 
 inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
 
 // How a type is held in a Value/Vector.
-enum class Physical : uint8_t { boolean, integer, floating, numeric, text };
+enum class Physical : uint8_t { boolean, integer, floating, numeric, text, interval };
 Physical physical_of(TypeId id);
 
 // avg(int2/int4) of an engine result left as its parts: row i's value is
@@ -47,6 +49,7 @@ struct Vector {
   std::vector<double> floats;       // float4, float8
   std::vector<Numeric> numerics;    // numeric
   std::vector<std::string> texts;   // text kinds
+  std::vector<Interval> intervals;  // interval
   std::vector<uint8_t> nulls;       // 1 = NULL
   size_t count = 0;
   // Set only on a numeric avg column whose values are not materialized:
@@ -78,6 +81,9 @@ struct Vector {
 int compare_values(const Value& a, const Value& b);
 // Hash for grouping/DISTINCT of non-NULL values (equal values hash alike).
 uint64_t hash_value(const Value& v);
+// PostgreSQL's interval_cmp_value: the interval as microseconds with a month
+// counted as 30 days, so '1 mon' = '30 days' (they compare and hash alike).
+__int128 interval_key(const Interval& v);
 bool values_equal(const Value& a, const Value& b);
 
 }  // namespace tally::executor

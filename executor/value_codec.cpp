@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "executor/types/interval_io.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
@@ -91,6 +92,13 @@ T get_be(std::string_view bytes) {
 }
 
 void append_numeric_binary(std::string& out, const Numeric& n) {
+  if (n.is_infinite()) {  // NUMERIC_PINF / NUMERIC_NINF: no digits
+    put_be<int16_t>(out, 0);
+    put_be<int16_t>(out, 0);
+    put_be<uint16_t>(out, n.mantissa < 0 ? 0xF000 : 0xD000);
+    put_be<int16_t>(out, 0);
+    return;
+  }
   // Base-10000 digits aligned at the decimal point, leading/trailing zero groups stripped.
   unsigned __int128 m = n.mantissa < 0 ? -static_cast<unsigned __int128>(n.mantissa)
                                        : static_cast<unsigned __int128>(n.mantissa);
@@ -310,6 +318,7 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     case TypeId::float8: types::append_float8(out, v.floats[i]); return;
     case TypeId::date: types::append_date(out, static_cast<int32_t>(v.ints[i])); return;
     case TypeId::timestamp: types::append_timestamp(out, v.ints[i]); return;
+    case TypeId::interval: types::append_interval(out, v.intervals[i]); return;
     case TypeId::numeric:
       // An AvgParts column (value.hpp) has no Numerics: its value is computed.
       if (v.avg_parts) std::get<Numeric>(v.get(i)).append_to(out);
@@ -372,6 +381,7 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
       put_be<uint64_t>(out, bits);
       return;
     }
+    case TypeId::interval: types::send_interval(out, v.intervals[i]); return;
     case TypeId::numeric:
       append_numeric_binary(out, v.avg_parts ? std::get<Numeric>(v.get(i)) : v.numerics[i]);
       return;
@@ -393,6 +403,7 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::date: return static_cast<int64_t>(types::parse_date(text));
     case TypeId::timestamp: return types::parse_timestamp(text);
     case TypeId::timestamptz: return parse_timestamp_text(text);
+    case TypeId::interval: return types::parse_interval(text, type.typmod);
     case TypeId::oid:
     case TypeId::regclass:
     case TypeId::regtype: return parse_integer(text, TypeId::int8);
@@ -420,6 +431,7 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);
+    case TypeId::interval: return types::recv_interval(bytes);
     case TypeId::float4: {
       need(4);
       const uint32_t bits = get_be<uint32_t>(bytes);

@@ -43,6 +43,19 @@ std::string display(std::string_view s) {
   return std::string(s.substr(0, cut)) + "...";
 }
 
+// PostgreSQL verifies the input's encoding before it parses a line, so a
+// line with invalid UTF-8 fails with 22021 and a CONTEXT that names only the
+// line: its bytes are never echoed. Called on the error paths (the common
+// path validates text values as it stores them).
+void reject_invalid_utf8(std::string_view line, const std::string& line_only_context) {
+  try {
+    types::check_utf8(line);
+  } catch (Error& e) {
+    e.with_context(line_only_context);
+    throw;
+  }
+}
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -362,6 +375,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
     try {
       r = parser.parse(buf, pos, at_eof);
     } catch (Error& e) {
+      reject_invalid_utf8(parser.line(), context_prefix + std::to_string(line_no + 1));
       e.with_context(context_prefix + std::to_string(line_no + 1) + ": \"" + display(parser.line()) + "\"");
       throw;
     } catch (const EolError& e) {
@@ -383,6 +397,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
     }
     const auto& fields = parser.fields();
     auto line_context = [&] {
+      reject_invalid_utf8(parser.line(), context_prefix + std::to_string(line_no));
       return context_prefix + std::to_string(line_no) + ": \"" + display(parser.line()) + "\"";
     };
     if (line_no == 1 && o.header) {
@@ -464,6 +479,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
             break;
         }
       } catch (Error& e) {
+        reject_invalid_utf8(parser.line(), context_prefix + std::to_string(line_no));
         e.with_context(context_prefix + std::to_string(line_no) + ", column " + col.name + ": \"" +
                        display(f.value) + "\"");
         throw;

@@ -40,6 +40,7 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
       }
       break;
     case Physical::text: copy(out.texts, v.texts); break;
+    case Physical::interval: copy(out.intervals, v.intervals); break;
   }
   if (nulls) {
     for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = rows[i] == kNullRow ? 1 : (v.null_at(rows[i]) ? 1 : 0);
@@ -57,6 +58,7 @@ void append_vector(Vector& dst, const Vector& src) {
     case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
     case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
     case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+    case Physical::interval: dst.intervals.insert(dst.intervals.end(), src.intervals.begin(), src.intervals.end()); break;
   }
   if (track_nulls) {
     if (src.nulls.empty()) dst.nulls.resize(base + src.count, 0);

@@ -1,5 +1,7 @@
 // Date and time functions: date_trunc, date_part and extract over
 // timestamps (PostgreSQL 15's field names and result scales).
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "common/error.hpp"
@@ -47,6 +49,22 @@ int64_t truncate_timestamp(const std::string& field_in, int64_t ts) {
   if (field == "century") return at(y > 0 ? (y - 1) / 100 * 100 + 1 : -((99 - (y - 1)) / 100 * 100) + 1, 1, 1);
   if (field == "millennium") return at(y > 0 ? (y - 1) / 1000 * 1000 + 1 : -((999 - (y - 1)) / 1000 * 1000) + 1, 1, 1);
   throw Error(SqlState::feature_not_supported, "unit \"" + field_in + "\" not supported for type timestamp without time zone");
+}
+
+// extract/date_part of an infinite date or timestamp: the fields that grow
+// without bound are ±Infinity, the others NULL (PostgreSQL 15).
+Value extract_infinite(const std::string& field_in, int64_t ts, bool numeric_result) {
+  const std::string field = utf8_lower(field_in);
+  static const char* const unbounded[] = {"year", "years", "decade", "decades", "century", "centuries",
+                                          "millennium", "millennia", "julian", "isoyear", "epoch"};
+  for (const char* f : unbounded) {
+    if (field == f) {
+      const bool negative = ts == INT64_MIN;
+      if (numeric_result) return Numeric::infinity(negative);
+      return negative ? -HUGE_VAL : HUGE_VAL;
+    }
+  }
+  return Null{};
 }
 
 // extract/date_part: the value as a numeric with PostgreSQL 15's scale.
@@ -128,10 +146,36 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
     const bool numeric_result = name == "extract";
     return call({numeric_result ? TypeId::numeric : TypeId::float8}, name, std::move(args),
                 [is_date, numeric_result](std::span<const Value> a) -> Value {
+                  if (ts_of(a[1]) == INT64_MIN || ts_of(a[1]) == INT64_MAX) {
+                    // Unknown units are still an error: ask with a finite value first.
+                    extract_field(std::get<std::string>(a[0]), 0, is_date && numeric_result);
+                    return extract_infinite(std::get<std::string>(a[0]), ts_of(a[1]), numeric_result);
+                  }
                   const Numeric v = extract_field(std::get<std::string>(a[0]), ts_of(a[1]), is_date && numeric_result);
                   if (numeric_result) return v;
                   return v.to_double();
                 });
+  }
+  if (name == "make_date" && n == 3) {
+    for (auto& a : args) a = to_type(std::move(a), TypeId::int4, context);
+    return call({TypeId::date}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const int64_t y = std::get<int64_t>(a[0]), m = std::get<int64_t>(a[1]), d = std::get<int64_t>(a[2]);
+      // Negative years are BC: -44 is 44 BC, astronomical year -43.
+      const int64_t year = y < 0 ? y + 1 : y;
+      static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+      const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+      if (y == 0 || m < 1 || m > 12 || d < 1 || d > days[m - 1] + (m == 2 && leap ? 1 : 0)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%lld-%02lld-%02lld", static_cast<long long>(y < 0 ? -y : y),
+                      static_cast<long long>(m), static_cast<long long>(d));
+        throw Error(SqlState::datetime_field_overflow, std::string("date field value out of range: ") + text);
+      }
+      // PostgreSQL's date range: 4714-11-24 BC to 5874897-12-31.
+      if (year < -4713 || year > 5874897 || (year == -4713 && (m < 11 || (m == 11 && d < 24)))) {
+        throw Error(SqlState::datetime_field_overflow, "date out of range");
+      }
+      return static_cast<int64_t>(days_from_civil(static_cast<int>(year), static_cast<int>(m), static_cast<int>(d)));
+    });
   }
   return nullptr;
 }

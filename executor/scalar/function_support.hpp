@@ -39,5 +39,16 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
 ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// left/right, lpad/rpad, translate, split_part, initcap, repeat, reverse, position.
+ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// regexp_replace, regexp_match, substring(s from pattern), similar_to_escape.
+ExprPtr make_regex_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// to_char of dates, timestamps and numbers.
+ExprPtr make_format_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// s ~ p, s ~* p, s !~ p, s !~* p; nullptr for other operators.
+ExprPtr make_regex_operator(const std::string& op, ExprPtr& left, ExprPtr& right, BindContext& context);
+
+// Byte offsets of the UTF-8 characters of s (text functions count characters).
+std::vector<size_t> utf8_char_starts(std::string_view s);
 
 }  // namespace tally::executor::scalar

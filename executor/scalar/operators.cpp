@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/vector_comparison.hpp"
@@ -134,6 +135,7 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
 }
 
 ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right, BindContext& context) {
+  if (ExprPtr e = make_regex_operator(op, left, right, context)) return e;
   if (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*") {
     left = to_type(std::move(left), TypeId::text, context);
     right = to_type(std::move(right), TypeId::text, context);
@@ -152,6 +154,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     return call({TypeId::text}, "textcat", pack(std::move(left), std::move(right)),
                 [](std::span<const Value> a) -> Value { return text_of(a[0]) + text_of(a[1]); });
   }
+  if (ExprPtr e = make_interval_operator(op, left, right, context)) return e;
   resolve_unknowns(left, right, context);
   const SqlType l = left->type, r = right->type;
   if (is_comparison(op)) {
@@ -186,6 +189,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
       const bool minus = op == "-";
       return call({TypeId::date}, op, pack(std::move(left), std::move(right)), [minus](std::span<const Value> a) -> Value {
         const int64_t d = std::get<int64_t>(a[0]), n = std::get<int64_t>(a[1]);
+        if (d == INT32_MIN || d == INT32_MAX) return d;  // infinite dates stay infinite
         const int64_t r = minus ? d - n : d + n;
         if (r < -2451545 || r > 2147483647 - 2451545) throw Error(SqlState::datetime_field_overflow, "date out of range");
         return r;
@@ -199,7 +203,11 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     }
     if (l.id == TypeId::date && r.id == TypeId::date && op == "-") {
       return call({TypeId::int4}, op, pack(std::move(left), std::move(right)), [](std::span<const Value> a) -> Value {
-        return std::get<int64_t>(a[0]) - std::get<int64_t>(a[1]);
+        const int64_t x = std::get<int64_t>(a[0]), y = std::get<int64_t>(a[1]);
+        if (x == INT32_MIN || x == INT32_MAX || y == INT32_MIN || y == INT32_MAX) {
+          throw Error(SqlState::datetime_field_overflow, "cannot subtract infinite dates");
+        }
+        return x - y;
       });
     }
     const SqlType type = arithmetic_type(l, r);
@@ -221,6 +229,7 @@ ExprPtr make_unary_operator(const std::string& op, ExprPtr arg, BindContext& con
   if (arg->type.id == TypeId::unknown) arg = to_type(std::move(arg), TypeId::text, context);
   const SqlType t = arg->type;
   if (op == "+" && numeric_rank(t.id)) return arg;
+  if (op == "-" && t.id == TypeId::interval) return make_interval_negate(std::move(arg));
   if (op == "-" && numeric_rank(t.id)) {
     // Fold negative literals so that -2147483648 stays an int4 constant.
     if (auto* k = dynamic_cast<ConstExpr*>(arg.get())) {

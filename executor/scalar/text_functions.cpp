@@ -130,6 +130,8 @@ bool like_match(std::string_view text, std::string_view pattern, bool case_insen
 
 namespace scalar {
 
+std::vector<size_t> utf8_char_starts(std::string_view s) { return char_offsets(s); }
+
 ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
   auto type_of = [&](size_t i) { return args[i]->type; };
@@ -158,6 +160,8 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
     });
   }
   if ((name == "substr" || name == "substring") && (n == 2 || n == 3)) {
+    // substring(s from 'pattern') and substring(s similar p escape e): regular expressions.
+    if (name == "substring" && (type_of(1).id == TypeId::unknown || is_text_kind(type_of(1).id))) return nullptr;
     unknown_to_text();
     if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
     args[0] = to_type(std::move(args[0]), TypeId::text, context);

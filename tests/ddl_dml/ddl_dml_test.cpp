@@ -175,6 +175,17 @@ TEST_F(DdlDmlTest, CopyTextAndCsv) {
   e = expect_error("COPY t FROM STDIN", SqlState::string_data_right_truncation,
                    "value too long for type character varying(3)", "1\t2.5\tabcd\t2020-01-01\n");
   EXPECT_EQ(e.context(), "COPY t, line 1, column c: \"abcd\"");
+  // Invalid UTF-8 fails as PostgreSQL's encoding check does: the CONTEXT names
+  // the line only, never echoing the bytes (in a text column or any other).
+  e = expect_error("COPY t FROM STDIN", SqlState::character_not_in_repertoire,
+                   "invalid byte sequence for encoding \"UTF8\": 0xff", "1\t2.5\tab\t\\N\n2\t1\tb\xff\xfe\t\\N\n");
+  EXPECT_EQ(e.context(), "COPY t, line 2");
+  e = expect_error("COPY t FROM STDIN", SqlState::character_not_in_repertoire,
+                   "invalid byte sequence for encoding \"UTF8\": 0xff", "1\xff\t2.5\tab\t\\N\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1");
+  e = expect_error("COPY t FROM STDIN", SqlState::character_not_in_repertoire,
+                   "invalid byte sequence for encoding \"UTF8\": 0xff", "1\t2.5\tab\t\\N\textra\xff\n");
+  EXPECT_EQ(e.context(), "COPY t, line 1");
   expect_error("COPY t FROM STDIN (DELIMITER 'ab')", SqlState::feature_not_supported,
                "COPY delimiter must be a single one-byte character");
   expect_error("COPY t FROM STDIN (FORMAT binaryx)", SqlState::invalid_parameter_value,

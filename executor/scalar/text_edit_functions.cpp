@@ -1,0 +1,169 @@
+// Text functions that cut, pad and rearrange characters: left, right, lpad,
+// rpad, translate, split_part, initcap, repeat, reverse, position. Lengths
+// and positions count UTF-8 characters, as PostgreSQL's do.
+#include <cctype>
+
+#include "common/error.hpp"
+#include "executor/scalar/function_support.hpp"
+#include "executor/scalar_functions.hpp"
+
+namespace tally::executor::scalar {
+namespace {
+
+const std::string& str(const Value& v) { return std::get<std::string>(v); }
+int64_t num(const Value& v) { return std::get<int64_t>(v); }
+
+// The characters of s as views.
+std::vector<std::string_view> chars_of(std::string_view s) {
+  const std::vector<size_t> starts = utf8_char_starts(s);
+  std::vector<std::string_view> out;
+  out.reserve(starts.size());
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const size_t end = i + 1 < starts.size() ? starts[i + 1] : s.size();
+    out.push_back(s.substr(starts[i], end - starts[i]));
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string_view>& chars, size_t from, size_t to) {
+  std::string out;
+  for (size_t i = from; i < to && i < chars.size(); ++i) out += chars[i];
+  return out;
+}
+
+// lpad/rpad: s cut or filled to `length` characters.
+std::string pad(const std::string& s, int64_t length, const std::string& fill, bool left) {
+  if (length <= 0) return {};
+  const auto chars = chars_of(s);
+  const auto n = static_cast<size_t>(length);
+  if (chars.size() >= n) return join(chars, 0, n);
+  const auto fill_chars = chars_of(fill);
+  if (fill_chars.empty()) return s;
+  std::string padding;
+  for (size_t i = 0; i < n - chars.size(); ++i) padding += fill_chars[i % fill_chars.size()];
+  return left ? padding + s : s + padding;
+}
+
+std::string translate(const std::string& s, const std::string& from, const std::string& to) {
+  const auto f = chars_of(from), t = chars_of(to);
+  std::string out;
+  for (std::string_view c : chars_of(s)) {
+    size_t k = 0;
+    while (k < f.size() && f[k] != c) ++k;
+    if (k == f.size()) out += c;        // not in `from`: kept
+    else if (k < t.size()) out += t[k];  // beyond `to`: deleted
+  }
+  return out;
+}
+
+std::string split_part(const std::string& s, const std::string& delimiter, int64_t field) {
+  if (field == 0) throw Error(SqlState::invalid_parameter_value, "field position must not be zero");
+  std::vector<std::string> parts;
+  if (delimiter.empty()) {
+    if (!s.empty()) parts.push_back(s);
+  } else if (!s.empty()) {
+    size_t pos = 0, hit;
+    while ((hit = s.find(delimiter, pos)) != std::string::npos) {
+      parts.push_back(s.substr(pos, hit - pos));
+      pos = hit + delimiter.size();
+    }
+    parts.push_back(s.substr(pos));
+  }
+  const int64_t count = static_cast<int64_t>(parts.size());
+  const int64_t index = field > 0 ? field - 1 : count + field;  // negative counts from the end
+  if (index < 0 || index >= count) return {};
+  return parts[static_cast<size_t>(index)];
+}
+
+std::string initcap(const std::string& s) {
+  // The first letter or digit of each alphanumeric run upper-cased, the rest lower-cased.
+  std::string out;
+  bool in_word = false;
+  for (std::string_view c : chars_of(s)) {
+    out += in_word ? utf8_lower(c) : utf8_upper(c);
+    // Non-ASCII characters count as letters (they are, in the texts this meets).
+    const auto lead = static_cast<unsigned char>(c[0]);
+    in_word = lead >= 0x80 || std::isalnum(lead) != 0;
+  }
+  return out;
+}
+
+}  // namespace
+
+ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  const size_t n = args.size();
+  auto text_args = [&](size_t count) {
+    for (size_t i = 0; i < count; ++i) args[i] = to_type(std::move(args[i]), TypeId::text, context);
+  };
+  auto int_arg = [&](size_t i) { args[i] = to_type(std::move(args[i]), TypeId::int4, context); };
+  auto text_result = [&](ScalarFunction fn) { return call({TypeId::text}, name, std::move(args), std::move(fn)); };
+  if ((name == "left" || name == "right") && n == 2) {
+    text_args(1);
+    int_arg(1);
+    const bool left = name == "left";
+    return text_result([left](std::span<const Value> a) -> Value {
+      const auto chars = chars_of(str(a[0]));
+      const auto total = static_cast<int64_t>(chars.size());
+      int64_t k = num(a[1]);
+      // A negative count keeps all but |k| characters.
+      if (k < 0) k = std::max<int64_t>(total + k, 0);
+      k = std::min(k, total);
+      return left ? join(chars, 0, static_cast<size_t>(k)) : join(chars, static_cast<size_t>(total - k), chars.size());
+    });
+  }
+  if ((name == "lpad" || name == "rpad") && (n == 2 || n == 3)) {
+    text_args(1);
+    int_arg(1);
+    if (n == 3) args[2] = to_type(std::move(args[2]), TypeId::text, context);
+    const bool left = name == "lpad";
+    return text_result([left](std::span<const Value> a) -> Value {
+      return pad(str(a[0]), num(a[1]), a.size() == 3 ? str(a[2]) : std::string(" "), left);
+    });
+  }
+  if (name == "translate" && n == 3) {
+    text_args(3);
+    return text_result([](std::span<const Value> a) -> Value { return translate(str(a[0]), str(a[1]), str(a[2])); });
+  }
+  if (name == "split_part" && n == 3) {
+    text_args(2);
+    int_arg(2);
+    return text_result([](std::span<const Value> a) -> Value { return split_part(str(a[0]), str(a[1]), num(a[2])); });
+  }
+  if (name == "initcap" && n == 1) {
+    text_args(1);
+    return text_result([](std::span<const Value> a) -> Value { return initcap(str(a[0])); });
+  }
+  if (name == "repeat" && n == 2) {
+    text_args(1);
+    int_arg(1);
+    return text_result([](std::span<const Value> a) -> Value {
+      const int64_t times = num(a[1]);
+      const std::string& s = str(a[0]);
+      if (times <= 0 || s.empty()) return std::string();
+      if (static_cast<__int128>(times) * static_cast<__int128>(s.size()) >= (1 << 30)) {
+        throw Error(SqlState::program_limit_exceeded, "requested length too large");
+      }
+      std::string out;
+      out.reserve(s.size() * static_cast<size_t>(times));
+      for (int64_t i = 0; i < times; ++i) out += s;
+      return out;
+    });
+  }
+  if (name == "reverse" && n == 1) {
+    text_args(1);
+    return text_result([](std::span<const Value> a) -> Value {
+      const auto chars = chars_of(str(a[0]));
+      std::string out;
+      for (size_t i = chars.size(); i-- > 0;) out += chars[i];
+      return out;
+    });
+  }
+  if (name == "position" && n == 2) {
+    // position(sub IN s) arrives as (s, sub): strpos.
+    std::vector<ExprPtr> same = std::move(args);
+    return make_function("strpos", std::move(same), context);
+  }
+  return nullptr;
+}
+
+}  // namespace tally::executor::scalar
