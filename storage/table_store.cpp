@@ -197,10 +197,13 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::create_table(catalog::
 }
 
 void TableStore::drop_table(uint32_t oid) {
-  auto st = state(oid);
-  std::lock_guard write(st->write_mutex);  // waits for a running append
+  TableLockGuard write(&locks_, oid);  // waits for a running append
   auto before = catalog_.find_table(oid);
   catalog_.drop_table(oid);
+  forget_table(oid, std::move(before));
+}
+
+void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before) {
   cache_.evict_table(oid);
   {
     std::lock_guard lock(states_mutex_);
@@ -210,9 +213,41 @@ void TableStore::drop_table(uint32_t oid) {
   retire(Retired{std::move(before), {}, table_dir(oid)});
 }
 
+void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> before,
+                               const std::vector<uint64_t>& chunk_ids) {
+  if (chunk_ids.empty()) return;
+  const uint32_t oid = before->def.oid;
+  const size_t columns = before->def.columns.size();
+  Retired retired{std::move(before), {}, {}};
+  for (const uint64_t id : chunk_ids) {
+    cache_.evict_chunk(oid, id);
+    for (size_t c = 0; c < columns; ++c) retired.files.push_back(chunk_path(oid, id, static_cast<int>(c)));
+  }
+  retire(std::move(retired));
+}
+
+void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
+  const uint32_t oid = committed.def.oid;
+  for (size_t c = 0; c < committed.def.columns.size(); ++c) {
+    if (!is_text_kind(committed.def.columns[c].type.id)) continue;
+    const std::string path = dictionary_path(oid, static_cast<int>(c));
+    std::error_code ec;
+    const uint64_t bytes = c < committed.dictionaries.size() ? committed.dictionaries[c].bytes : 0;
+    if (fs::exists(path, ec) && fs::file_size(path, ec) > bytes) {
+      File file = File::append(path);
+      file.truncate(bytes);
+      file.sync();
+    }
+  }
+  auto st = state(oid);
+  std::lock_guard lock(st->dict_mutex);
+  st->dictionaries.assign(committed.def.columns.size(), nullptr);
+  st->loaded_entries.assign(committed.def.columns.size(), 0);
+}
+
 std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid) {
   auto st = state(oid);
-  std::lock_guard write(st->write_mutex);
+  TableLockGuard write(&locks_, oid);
   const auto before = catalog_.find_table(oid);
   auto snap = catalog_.truncate_table(oid);
   if (!snap) return nullptr;

@@ -1,0 +1,191 @@
+#include "storage/write_transaction.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "catalog/catalog.hpp"
+#include "common/error.hpp"
+#include "storage/table_appender.hpp"
+#include "storage/table_store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tally::storage {
+namespace {
+
+bool has_chunk(const catalog::TableSnapshot& snapshot, uint64_t id) {
+  return std::any_of(snapshot.chunks.begin(), snapshot.chunks.end(),
+                     [id](const catalog::ChunkInfo& c) { return c.chunk_id == id; });
+}
+
+Error missing_table(uint32_t oid) {
+  return Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+}
+
+}  // namespace
+
+WriteTransaction::WriteTransaction(TableStore& store) : store_(store) {}
+
+WriteTransaction::~WriteTransaction() {
+  try {
+    rollback();
+  } catch (...) {
+    // Files left behind are orphans that recover() removes at start-up.
+  }
+}
+
+std::shared_ptr<const catalog::TableSnapshot> WriteTransaction::find_table(std::string_view name) const {
+  for (const auto& [oid, p] : tables_)
+    if (p.working && p.working->def.name == name) return p.working;
+  auto committed = store_.catalog().find_table(name, "public");
+  // A committed table this block wrote under the same name was dropped here
+  // (tables are never renamed).
+  if (committed && tables_.count(committed->def.oid)) return nullptr;
+  return committed;
+}
+
+bool WriteTransaction::changed(std::string_view name) const {
+  for (const auto& [oid, p] : tables_) {
+    if ((p.working && p.working->def.name == name) || (p.base && p.base->def.name == name)) return true;
+  }
+  return false;
+}
+
+WriteTransaction::Pending& WriteTransaction::touch(uint32_t oid) {
+  if (done_) throw Error(SqlState::invalid_transaction_state, "the transaction block has ended");
+  if (auto it = tables_.find(oid); it != tables_.end()) {
+    if (!it->second.working) throw missing_table(oid);
+    return it->second;
+  }
+  store_.locks_.acquire(oid, this);
+  Pending p;
+  p.locked = true;
+  // Read under the lock: no other writer can change the table until this block ends.
+  p.base = store_.catalog().find_table(oid);
+  if (!p.base) {
+    store_.locks_.release(oid, this);
+    throw missing_table(oid);
+  }
+  p.working = p.base;
+  return tables_.emplace(oid, std::move(p)).first->second;
+}
+
+std::shared_ptr<const catalog::TableSnapshot> WriteTransaction::create_table(catalog::TableDef def,
+                                                                             bool if_not_exists) {
+  if (done_) throw Error(SqlState::invalid_transaction_state, "the transaction block has ended");
+  if (find_table(def.name)) {
+    if (if_not_exists) return nullptr;
+    throw Error(SqlState::duplicate_table, "relation \"" + def.name + "\" already exists");
+  }
+  def.oid = store_.catalog().reserve_oid();
+  std::error_code ec;
+  fs::create_directories(store_.table_dir(def.oid), ec);
+  if (ec) throw Error(SqlState::io_error, "could not create directory \"" + store_.table_dir(def.oid) + "\": " + ec.message());
+  auto snap = std::make_shared<catalog::TableSnapshot>();
+  snap->dictionaries.assign(def.columns.size(), catalog::DictionaryState{});
+  snap->def = std::move(def);
+  Pending p;
+  p.working = snap;
+  tables_[snap->def.oid] = std::move(p);
+  ++writes_;
+  return snap;
+}
+
+void WriteTransaction::drop_table(uint32_t oid) {
+  touch(oid).working = nullptr;
+  ++writes_;
+}
+
+void WriteTransaction::truncate_table(uint32_t oid) {
+  Pending& p = touch(oid);
+  // The dictionaries stay: codes in them are only ever added, and keeping
+  // them lets a rollback restore the table without restoring files.
+  auto working = std::make_shared<catalog::TableSnapshot>(*p.working);
+  working->chunks.clear();
+  p.working = std::move(working);
+  ++writes_;
+}
+
+std::unique_ptr<TableAppender> WriteTransaction::begin_append(uint32_t oid) {
+  touch(oid);
+  return std::make_unique<TableAppender>(store_, oid, this);
+}
+
+void WriteTransaction::record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
+                                     const std::vector<uint64_t>& written_chunks) {
+  Pending& p = tables_.at(oid);
+  p.working = std::move(working);
+  p.own_chunks.insert(p.own_chunks.end(), written_chunks.begin(), written_chunks.end());
+  ++writes_;
+}
+
+void WriteTransaction::remove_own_files(uint32_t oid, const Pending& p, bool keep_live) {
+  const auto& def = (p.working ? p.working : p.base)->def;
+  for (const uint64_t id : p.own_chunks) {
+    if (keep_live && p.working && has_chunk(*p.working, id)) continue;
+    store_.cache_.evict_chunk(oid, id);
+    store_.remove_chunk_files(oid, id, def.columns.size());
+  }
+}
+
+void WriteTransaction::release_locks() {
+  for (auto& [oid, p] : tables_) {
+    if (p.locked) store_.locks_.release(oid, this);
+    p.locked = false;
+  }
+}
+
+void WriteTransaction::commit() {
+  if (done_) return;
+  std::vector<catalog::Catalog::TableChange> changes;
+  for (const auto& [oid, p] : tables_) {
+    if (p.base || p.working) changes.push_back({p.base, p.working});
+  }
+  try {
+    if (!changes.empty()) store_.catalog().commit_changes(changes);
+  } catch (...) {
+    rollback();
+    throw;
+  }
+  done_ = true;
+  // Committed: what the block replaced is garbage now. Its own replaced
+  // chunks were never visible to anyone else; committed ones may still be
+  // read through older snapshots, so they are retired.
+  for (auto& [oid, p] : tables_) {
+    if (!p.working) {
+      if (p.base) {
+        store_.forget_table(oid, p.base);
+      } else {
+        std::error_code ec;
+        fs::remove_all(store_.table_dir(oid), ec);
+      }
+      continue;
+    }
+    remove_own_files(oid, p, /*keep_live=*/true);
+    if (p.base) {
+      std::vector<uint64_t> gone;
+      for (const auto& c : p.base->chunks)
+        if (!has_chunk(*p.working, c.chunk_id)) gone.push_back(c.chunk_id);
+      store_.retire_chunks(p.base, gone);
+    }
+  }
+  release_locks();
+}
+
+void WriteTransaction::rollback() {
+  if (done_) return;
+  done_ = true;
+  for (auto& [oid, p] : tables_) {
+    if (!p.base) {
+      store_.cache_.evict_table(oid);
+      std::error_code ec;
+      fs::remove_all(store_.table_dir(oid), ec);
+      continue;
+    }
+    remove_own_files(oid, p, /*keep_live=*/false);
+    store_.reset_dictionaries(*p.base);
+  }
+  release_locks();
+}
+
+}  // namespace tally::storage

@@ -1,0 +1,80 @@
+#pragma once
+// The writes of one transaction block (BEGIN ... COMMIT). Its appends write
+// and fsync chunk files and dictionary entries as autocommit appends do, but
+// record the table's new chunk list here instead of in the catalog; CREATE,
+// DROP and TRUNCATE are recorded the same way. commit() publishes all of it
+// in one catalog (SQLite) transaction; rollback(), or destruction without
+// commit(), removes the block's files and leaves the tables as they were. A
+// crash before the commit leaves only orphan files, which TableStore::recover
+// removes.
+//
+// The block holds the write lock of each table it writes until it ends
+// (TableLocks), so its uncommitted chunks and dictionary tail cannot be
+// interleaved with another writer's: a second writer of the table waits.
+// Readers of other sessions keep seeing the committed snapshots; this
+// block's own statements see its working snapshots (find_table).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "catalog/table_snapshot.hpp"
+
+namespace tally::storage {
+
+class TableAppender;
+class TableStore;
+
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(TableStore& store);
+  ~WriteTransaction();
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+
+  // The table as this block sees it: its own working version when it wrote
+  // the table, else the committed one; nullptr when missing or dropped here.
+  std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;
+  // Whether this block created, dropped or wrote a table named `name`.
+  bool changed(std::string_view name) const;
+
+  // The writes, as TableStore's methods of the same names but uncommitted.
+  std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists);
+  void drop_table(uint32_t oid);
+  void truncate_table(uint32_t oid);
+  std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+
+  // Writes recorded so far (a savepoint compares counts).
+  uint64_t writes() const { return writes_; }
+
+  // Publishes every write atomically; throws (and then rolls back) when the
+  // catalog commit fails.
+  void commit();
+  // Discards every write. Idempotent.
+  void rollback();
+
+ private:
+  friend class TableAppender;
+  struct Pending {
+    std::shared_ptr<const catalog::TableSnapshot> base;     // committed when first written; null: created here
+    std::shared_ptr<const catalog::TableSnapshot> working;  // null: dropped here
+    std::vector<uint64_t> own_chunks;                       // chunk ids this block wrote files for
+    bool locked = false;
+  };
+  // The table's pending entry, taking its write lock on first use. Throws
+  // 42P01 when the table does not exist (or this block dropped it).
+  Pending& touch(uint32_t oid);
+  // An append's result (TableAppender::commit in a block).
+  void record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
+                     const std::vector<uint64_t>& written_chunks);
+  void remove_own_files(uint32_t oid, const Pending& p, bool keep_live);
+  void release_locks();
+
+  TableStore& store_;
+  std::map<uint32_t, Pending> tables_;
+  uint64_t writes_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace tally::storage
