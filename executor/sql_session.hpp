@@ -19,6 +19,10 @@
 #include "executor/settings.hpp"
 #include "common/query_handler.hpp"
 
+namespace tally::storage {
+class WriteTransaction;
+}
+
 namespace tally::executor {
 
 class Database;
@@ -62,6 +66,9 @@ class SqlSession final : public tally::QueryHandler {
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
+  // The open transaction block's writes (made on its first write); null
+  // outside a block or without storage: each write statement commits itself.
+  storage::WriteTransaction* write_transaction();
   const tally::SessionInfo& info() const { return info_; }
   // Plans (PlanContext) and runs (ExecContext) with this session's settings.
   struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
@@ -91,8 +98,18 @@ class SqlSession final : public tally::QueryHandler {
   // settings generation).
   const std::string& planning_settings();
 
+  // Ends the block's writes: commits them (COMMIT) or discards them.
+  void end_write_transaction(bool commit);
+
   Database* database_;
   TableProvider* tables_;
+  // tables_ when there is storage: the shared provider seen through the
+  // open block's uncommitted writes (storage_tables.hpp).
+  std::unique_ptr<TableProvider> session_tables_;
+  std::unique_ptr<storage::WriteTransaction> write_transaction_;
+  // Open savepoints, each with the block's write count when it was made:
+  // ROLLBACK TO cannot undo writes yet, so it refuses when there were some.
+  std::vector<std::pair<std::string, uint64_t>> savepoints_;
   tally::SessionInfo info_;
   Settings settings_;
   TxState state_ = TxState::idle;

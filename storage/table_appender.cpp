@@ -13,11 +13,12 @@
 
 namespace tally::storage {
 
-TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction)
+TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction,
+                             const CancelToken* cancel)
     : store_(store),
       state_(store.state(oid)),
       transaction_(transaction),
-      write_lock_(transaction ? nullptr : &store.locks_, oid) {
+      write_lock_(transaction ? nullptr : &store.locks_, oid, cancel) {
   // Read the snapshot under the write lock: no other append can change it now.
   snapshot_ = transaction_ ? transaction_->touch(oid).working : store_.catalog().find_table(oid);
   if (!snapshot_) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");

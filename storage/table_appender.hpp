@@ -26,7 +26,8 @@ class WriteTransaction;
 
 class TableAppender {
  public:
-  TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction = nullptr);
+  TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction = nullptr,
+                const CancelToken* cancel = nullptr);
   ~TableAppender();
   TableAppender(const TableAppender&) = delete;
   TableAppender& operator=(const TableAppender&) = delete;

@@ -1,5 +1,8 @@
 #include "storage/table_locks.hpp"
 
+#include <chrono>
+
+#include "common/cancel.hpp"
 #include "common/error.hpp"
 
 namespace tally::storage {
@@ -18,7 +21,10 @@ bool TableLocks::would_deadlock(uint32_t oid, const void* owner) const {
   return false;
 }
 
-void TableLocks::acquire(uint32_t oid, const void* owner) {
+void TableLocks::acquire(uint32_t oid, const void* owner, const CancelToken* cancel) {
+  // How often a waiter looks at its cancel token: well within the 100 ms a
+  // cancel or statement_timeout has to take effect.
+  constexpr auto cancel_poll = std::chrono::milliseconds(20);
   std::unique_lock lock(mutex_);
   for (;;) {
     Held& h = held_[oid];
@@ -35,8 +41,22 @@ void TableLocks::acquire(uint32_t oid, const void* owner) {
                                        ", held by a transaction that waits for this one."));
     }
     waiting_[owner] = oid;
-    released_.wait(lock);
+    if (cancel) {
+      released_.wait_for(lock, cancel_poll);
+      if (cancel->requested()) {
+        waiting_.erase(owner);
+        cancel->check();
+      }
+    } else {
+      released_.wait(lock);
+    }
   }
+}
+
+void TableLocks::wait_free(uint32_t oid, const CancelToken* cancel) {
+  const int marker = 0;  // an owner no one else is
+  acquire(oid, &marker, cancel);
+  release(oid, &marker);
 }
 
 void TableLocks::release(uint32_t oid, const void* owner) {

@@ -11,14 +11,21 @@
 #include <mutex>
 #include <unordered_map>
 
+namespace tally {
+class CancelToken;
+}
+
 namespace tally::storage {
 
 class TableLocks {
  public:
   // Blocks until the table is free or already held by `owner` (re-entrant:
   // a held lock is counted). Throws Error(55000) when waiting would deadlock
-  // (PostgreSQL says 40P01, which common/sqlstate.hpp does not list yet).
-  void acquire(uint32_t oid, const void* owner);
+  // (PostgreSQL says 40P01, which common/sqlstate.hpp does not list yet), and
+  // what cancel->check() throws when the statement is cancelled while waiting.
+  void acquire(uint32_t oid, const void* owner, const CancelToken* cancel = nullptr);
+  // Returns once no one holds the table (or throws as acquire does), holding nothing.
+  void wait_free(uint32_t oid, const CancelToken* cancel);
   // Releases one acquire of `owner`.
   void release(uint32_t oid, const void* owner);
 
@@ -39,8 +46,8 @@ class TableLocks {
 // Holds one table lock for a scope (no lock when locks is null).
 class TableLockGuard {
  public:
-  TableLockGuard(TableLocks* locks, uint32_t oid) : locks_(locks), oid_(oid) {
-    if (locks_) locks_->acquire(oid_, this);
+  TableLockGuard(TableLocks* locks, uint32_t oid, const CancelToken* cancel = nullptr) : locks_(locks), oid_(oid) {
+    if (locks_) locks_->acquire(oid_, this, cancel);
   }
   ~TableLockGuard() {
     if (locks_) locks_->release(oid_, this);

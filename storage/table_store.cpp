@@ -196,8 +196,8 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::create_table(catalog::
   return snap;
 }
 
-void TableStore::drop_table(uint32_t oid) {
-  TableLockGuard write(&locks_, oid);  // waits for a running append
+void TableStore::drop_table(uint32_t oid, const CancelToken* cancel) {
+  TableLockGuard write(&locks_, oid, cancel);  // waits for a running append
   auto before = catalog_.find_table(oid);
   catalog_.drop_table(oid);
   forget_table(oid, std::move(before));
@@ -245,9 +245,9 @@ void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
   st->loaded_entries.assign(committed.def.columns.size(), 0);
 }
 
-std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid) {
+std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid, const CancelToken* cancel) {
   auto st = state(oid);
-  TableLockGuard write(&locks_, oid);
+  TableLockGuard write(&locks_, oid, cancel);
   const auto before = catalog_.find_table(oid);
   auto snap = catalog_.truncate_table(oid);
   if (!snap) return nullptr;
@@ -282,13 +282,17 @@ void TableStore::remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t colu
   }
 }
 
-std::unique_ptr<TableAppender> TableStore::begin_append(uint32_t oid) {
-  return std::make_unique<TableAppender>(*this, oid);
+std::unique_ptr<TableAppender> TableStore::begin_append(uint32_t oid, const CancelToken* cancel) {
+  return std::make_unique<TableAppender>(*this, oid, nullptr, cancel);
 }
 
-void TableStore::append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill) {
+void TableStore::append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill,
+                                const CancelToken* cancel) {
+  // A transaction block may hold the table for long: wait for it here, where
+  // the wait can be cancelled, rather than in the group's leader.
+  locks_.wait_free(oid, cancel);
   if (!options_.group_commit) {
-    auto appender = begin_append(oid);
+    auto appender = begin_append(oid, cancel);
     fill(*appender);
     appender->commit();
     return;

@@ -63,17 +63,19 @@ class TableStore {
 
   // DDL. create_table makes the table's directory; drop_table and
   // truncate_table commit in the catalog first, then remove files.
+  // A cancel token makes the wait for the table's writer cancellable.
   std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists = false);
-  void drop_table(uint32_t oid);
-  std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid);
+  void drop_table(uint32_t oid, const CancelToken* cancel = nullptr);
+  std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid, const CancelToken* cancel = nullptr);
 
   // Starts an append to the table (blocks while another writer holds it).
-  std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+  std::unique_ptr<TableAppender> begin_append(uint32_t oid, const CancelToken* cancel = nullptr);
   // A small append (INSERT) group-committed with concurrent ones to the same
   // table (group_commit.hpp): fill adds this caller's rows to the shared
   // appender. Durable and visible when it returns; throws what fill or the
   // commit threw, and then none of fill's rows were committed.
-  void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill);
+  void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill,
+                      const CancelToken* cancel = nullptr);
   // Commits of append_grouped that joined more than one caller (tests, benchmarks).
   uint64_t grouped_commits(uint32_t oid);
 

@@ -24,7 +24,7 @@ Error missing_table(uint32_t oid) {
 
 }  // namespace
 
-WriteTransaction::WriteTransaction(TableStore& store) : store_(store) {}
+WriteTransaction::WriteTransaction(TableStore& store, const CancelToken* cancel) : store_(store), cancel_(cancel) {}
 
 WriteTransaction::~WriteTransaction() {
   try {
@@ -57,7 +57,7 @@ WriteTransaction::Pending& WriteTransaction::touch(uint32_t oid) {
     if (!it->second.working) throw missing_table(oid);
     return it->second;
   }
-  store_.locks_.acquire(oid, this);
+  store_.locks_.acquire(oid, this, cancel_);
   Pending p;
   p.locked = true;
   // Read under the lock: no other writer can change the table until this block ends.

@@ -21,6 +21,10 @@
 
 #include "catalog/table_snapshot.hpp"
 
+namespace tally {
+class CancelToken;
+}
+
 namespace tally::storage {
 
 class TableAppender;
@@ -28,7 +32,8 @@ class TableStore;
 
 class WriteTransaction {
  public:
-  explicit WriteTransaction(TableStore& store);
+  // cancel: the session's token, which makes waits for a table's writer cancellable.
+  explicit WriteTransaction(TableStore& store, const CancelToken* cancel = nullptr);
   ~WriteTransaction();
   WriteTransaction(const WriteTransaction&) = delete;
   WriteTransaction& operator=(const WriteTransaction&) = delete;
@@ -72,6 +77,7 @@ class WriteTransaction {
   void release_locks();
 
   TableStore& store_;
+  const CancelToken* cancel_;
   std::map<uint32_t, Pending> tables_;
   uint64_t writes_ = 0;
   bool done_ = false;

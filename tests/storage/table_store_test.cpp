@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "catalog/catalog.hpp"
+#include "common/cancel.hpp"
 #include "common/error.hpp"
 #include "storage/numeric_slot.hpp"
 #include "storage/table_appender.hpp"
@@ -476,3 +477,25 @@ TEST_F(TableStoreTest, SecondWriterWaitsForTheBlockAndDeadlocksAreRefused) {
   EXPECT_TRUE(catalog_->find_table(oid)->chunks.empty());
 }
 
+
+TEST_F(TableStoreTest, WaitForABlocksTableIsCancellable) {
+  const uint32_t oid = make_table();
+  storage::WriteTransaction txn(*store_);
+  append(oid, 0, 3, true, &txn);
+  CancelToken cancel;
+  std::atomic<bool> cancelled{false};
+  std::thread writer([&] {
+    try {
+      store_->append_grouped(oid, [](storage::TableAppender&) {}, &cancel);
+    } catch (const Error& e) {
+      cancelled = e.state() == SqlState::query_canceled;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto asked = std::chrono::steady_clock::now();
+  cancel.request(CancelReason::user_request);
+  writer.join();
+  EXPECT_TRUE(cancelled.load());
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(100));
+  txn.rollback();
+}
