@@ -148,7 +148,7 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
     all_columns.push_back(static_cast<int>(c));
     auto v = new_values.find(col.name);
     json value = v != new_values.end() ? v->second : column_ref(col.name);
-    // A bare literal ('2024-01-01', NULL) takes the column's type, as an
+    // A bare literal (a quoted date, NULL) takes the column's type, as an
     // untyped constant does in PostgreSQL's UPDATE.
     if (value.contains("A_Const")) value = cast_to(value, col.type);
     new_row.push_back(res_target(std::move(value), col.name));
