@@ -175,12 +175,17 @@ void TableAppender::flush_chunk() {
     paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, static_cast<int>(c)));
   }
   const uint64_t rows = rows_;
-  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows] {
+  // A block's small chunks are fsynced once, at COMMIT (WriteTransaction::commit):
+  // many small INSERTs in a block then cost one round of fsyncs, not one each.
+  // Full chunks (a large COPY) are synced here, overlapping the parsing.
+  const bool sync = transaction_ == nullptr || rows_ == store_.options().chunk_rows;
+  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows, sync] {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
     for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
     for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
+    if (!sync) return info;
     // fsync latency, not bandwidth, dominates small appends: sync the
     // column files concurrently.
     std::vector<std::future<void>> syncs;
@@ -201,10 +206,10 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   dict_states.resize(builders_.size());
   for (size_t c = 0; c < builders_.size(); ++c) {
     if (new_dicts_[c])
-      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c], *new_dicts_[c]);
+      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c],
+                                         *new_dicts_[c], /*sync=*/transaction_ == nullptr);
   }
   wait_writes(0);
-  sync_directory(store_.table_dir(oid));
   if (transaction_) {
     auto working = std::make_shared<catalog::TableSnapshot>(*snapshot_);
     for (const uint64_t id : replaced_)
@@ -216,6 +221,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
     committed_ = true;
     return working;
   }
+  sync_directory(store_.table_dir(oid));
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;
   std::vector<std::shared_ptr<const StringDictionary>> published(new_dicts_.begin(), new_dicts_.end());

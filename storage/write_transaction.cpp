@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.hpp"
 #include "common/error.hpp"
+#include "storage/file_io.hpp"
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
 
@@ -135,6 +136,23 @@ void WriteTransaction::release_locks() {
   }
 }
 
+void WriteTransaction::sync_files() const {
+  for (const auto& [oid, p] : tables_) {
+    if (!p.working) continue;
+    const auto& def = p.working->def;
+    for (const uint64_t id : p.own_chunks) {
+      if (!has_chunk(*p.working, id)) continue;
+      for (size_t c = 0; c < def.columns.size(); ++c) sync_file(store_.chunk_path(oid, id, static_cast<int>(c)));
+    }
+    for (size_t c = 0; c < def.columns.size(); ++c) {
+      const uint64_t before = p.base && c < p.base->dictionaries.size() ? p.base->dictionaries[c].bytes : 0;
+      if (c < p.working->dictionaries.size() && p.working->dictionaries[c].bytes != before)
+        sync_file(store_.dictionary_path(oid, static_cast<int>(c)));
+    }
+    sync_directory(store_.table_dir(oid));
+  }
+}
+
 void WriteTransaction::commit() {
   if (done_) return;
   std::vector<catalog::Catalog::TableChange> changes;
@@ -142,6 +160,8 @@ void WriteTransaction::commit() {
     if (p.base || p.working) changes.push_back({p.base, p.working});
   }
   try {
+    // Durable files first: the catalog commit is what makes them live.
+    sync_files();
     if (!changes.empty()) store_.catalog().commit_changes(changes);
   } catch (...) {
     rollback();

@@ -1,7 +1,8 @@
 #pragma once
 // The writes of one transaction block (BEGIN ... COMMIT). Its appends write
-// and fsync chunk files and dictionary entries as autocommit appends do, but
-// record the table's new chunk list here instead of in the catalog; CREATE,
+// chunk files and dictionary entries as autocommit appends do, but record the
+// table's new chunk list here instead of in the catalog, and leave the
+// fsyncs to commit(), which makes them all durable before the catalog commit; CREATE,
 // DROP and TRUNCATE are recorded the same way. commit() publishes all of it
 // in one catalog (SQLite) transaction; rollback(), or destruction without
 // commit(), removes the block's files and leaves the tables as they were. A
@@ -75,6 +76,8 @@ class WriteTransaction {
                      const std::vector<uint64_t>& written_chunks);
   void remove_own_files(uint32_t oid, const Pending& p, bool keep_live);
   void release_locks();
+  // fsyncs the files the committed state will reference (the block's appends skip it).
+  void sync_files() const;
 
   TableStore& store_;
   const CancelToken* cancel_;
