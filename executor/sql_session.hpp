@@ -18,10 +18,8 @@
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
 #include "common/query_handler.hpp"
+#include "storage/write_transaction.hpp"
 
-namespace tally::storage {
-class WriteTransaction;
-}
 
 namespace tally::executor {
 
@@ -107,9 +105,9 @@ class SqlSession final : public tally::QueryHandler {
   // open block's uncommitted writes (storage_tables.hpp).
   std::unique_ptr<TableProvider> session_tables_;
   std::unique_ptr<storage::WriteTransaction> write_transaction_;
-  // Open savepoints, each with the block's write count when it was made:
-  // ROLLBACK TO cannot undo writes yet, so it refuses when there were some.
-  std::vector<std::pair<std::string, uint64_t>> savepoints_;
+  // Open savepoints, oldest first, each with the block's writes when it was
+  // made (null without storage).
+  std::vector<std::pair<std::string, std::shared_ptr<const storage::WriteTransaction::Savepoint>>> savepoints_;
   tally::SessionInfo info_;
   Settings settings_;
   TxState state_ = TxState::idle;

@@ -87,20 +87,16 @@ ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultW
     }
     const std::string name = body.value("savepoint_name", "");
     if (kind == "TRANS_STMT_SAVEPOINT") {
-      savepoints_.emplace_back(name, write_transaction_ ? write_transaction_->writes() : 0);
+      storage::WriteTransaction* transaction = write_transaction();
+      savepoints_.emplace_back(name, transaction ? transaction->savepoint() : nullptr);
     } else {
       auto it = std::find_if(savepoints_.rbegin(), savepoints_.rend(),
                              [&](const auto& s) { return s.first == name; });
       if (it != savepoints_.rend()) {
-        const uint64_t writes = write_transaction_ ? write_transaction_->writes() : 0;
-        if (kind == "TRANS_STMT_ROLLBACK_TO" && writes > it->second) {
-          throw Error(SqlState::feature_not_supported,
-                      "ROLLBACK TO SAVEPOINT after writes is not supported by Tally")
-              .with_hint("ROLLBACK the whole transaction block.");
-        }
+        const bool rollback_to = kind == "TRANS_STMT_ROLLBACK_TO";
+        if (rollback_to && write_transaction_ && it->second) write_transaction_->rollback_to(*it->second);
         // RELEASE removes the savepoint and later ones; ROLLBACK TO keeps it.
-        const bool keep = kind == "TRANS_STMT_ROLLBACK_TO";
-        savepoints_.erase(it.base() - (keep ? 0 : 1), savepoints_.end());
+        savepoints_.erase(it.base() - (rollback_to ? 0 : 1), savepoints_.end());
       }
     }
     if (kind == "TRANS_STMT_ROLLBACK_TO") state_ = TxState::in_block;

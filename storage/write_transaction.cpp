@@ -120,13 +120,57 @@ void WriteTransaction::record_append(uint32_t oid, std::shared_ptr<const catalog
   ++writes_;
 }
 
-void WriteTransaction::remove_own_files(uint32_t oid, const Pending& p, bool keep_live) {
-  const auto& def = (p.working ? p.working : p.base)->def;
-  for (const uint64_t id : p.own_chunks) {
-    if (keep_live && p.working && has_chunk(*p.working, id)) continue;
+void WriteTransaction::remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids) {
+  for (const uint64_t id : ids) {
     store_.cache_.evict_chunk(oid, id);
     store_.remove_chunk_files(oid, id, def.columns.size());
   }
+}
+
+void WriteTransaction::remove_own_files(uint32_t oid, const Pending& p, bool keep_live) {
+  std::vector<uint64_t> ids;
+  for (const uint64_t id : p.own_chunks)
+    if (!keep_live || !p.working || !has_chunk(*p.working, id)) ids.push_back(id);
+  remove_chunks(oid, (p.working ? p.working : p.base)->def, ids);
+}
+
+struct WriteTransaction::Savepoint {
+  std::map<uint32_t, Pending> tables;
+  uint64_t writes = 0;
+};
+
+std::shared_ptr<const WriteTransaction::Savepoint> WriteTransaction::savepoint() const {
+  return std::make_shared<const Savepoint>(Savepoint{tables_, writes_});
+}
+
+void WriteTransaction::rollback_to(const Savepoint& savepoint) {
+  if (done_) return;
+  for (auto it = tables_.begin(); it != tables_.end();) {
+    const uint32_t oid = it->first;
+    Pending& now = it->second;
+    const auto saved = savepoint.tables.find(oid);
+    const Pending* then = saved == savepoint.tables.end() ? nullptr : &saved->second;
+    std::vector<uint64_t> written_since;
+    for (const uint64_t id : now.own_chunks) {
+      if (!then || std::find(then->own_chunks.begin(), then->own_chunks.end(), id) == then->own_chunks.end())
+        written_since.push_back(id);
+    }
+    remove_chunks(oid, (now.working ? now.working : now.base)->def, written_since);
+    if (!now.base && !then) {  // created since the savepoint
+      store_.cache_.evict_table(oid);
+      std::error_code ec;
+      fs::remove_all(store_.table_dir(oid), ec);
+      it = tables_.erase(it);
+      continue;
+    }
+    Pending restored = then ? *then : Pending{now.base, now.base, {}, false};
+    restored.locked = now.locked;
+    now = std::move(restored);
+    // Dictionary entries added since must not be found by the next append.
+    if (now.working) store_.reset_dictionaries(*now.working);
+    ++it;
+  }
+  writes_ = savepoint.writes;
 }
 
 void WriteTransaction::release_locks() {

@@ -51,8 +51,15 @@ class WriteTransaction {
   void truncate_table(uint32_t oid);
   std::unique_ptr<TableAppender> begin_append(uint32_t oid);
 
-  // Writes recorded so far (a savepoint compares counts).
+  // Writes recorded so far.
   uint64_t writes() const { return writes_; }
+
+  // SAVEPOINT / ROLLBACK TO SAVEPOINT: what the block had written when the
+  // savepoint was made; rollback_to undoes every write since (removing the
+  // files it wrote). Table locks taken since are kept, as PostgreSQL keeps them.
+  struct Savepoint;
+  std::shared_ptr<const Savepoint> savepoint() const;
+  void rollback_to(const Savepoint& savepoint);
 
   // Publishes every write atomically; throws (and then rolls back) when the
   // catalog commit fails.
@@ -78,6 +85,8 @@ class WriteTransaction {
   void release_locks();
   // fsyncs the files the committed state will reference (the block's appends skip it).
   void sync_files() const;
+
+  void remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids);
 
   TableStore& store_;
   const CancelToken* cancel_;
