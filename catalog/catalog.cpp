@@ -119,6 +119,38 @@ void write_dictionaries(sqlite3* db, uint32_t oid, const std::vector<DictionaryS
   }
 }
 
+void insert_table_def(sqlite3* db, const TableDef& def) {
+  Statement t(db, "INSERT INTO tally_tables(oid, schema_name, name) VALUES (?, ?, ?)");
+  t.bind(1, int64_t{def.oid}).bind(2, def.schema).bind(3, def.name);
+  t.run();
+  Statement c(db, "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null) VALUES (?, ?, ?, ?, ?, ?)");
+  for (size_t a = 0; a < def.columns.size(); ++a) {
+    const ColumnDef& col = def.columns[a];
+    c.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(a)).bind(3, col.name);
+    c.bind(4, int64_t{type_oid(col.type.id)}).bind(5, int64_t{col.type.typmod}).bind(6, int64_t{col.not_null});
+    c.run();
+  }
+}
+
+void write_next_oid(sqlite3* db, uint32_t next_oid) {
+  Statement n(db, "UPDATE tally_meta SET value = ? WHERE key = 'next_oid'");
+  n.bind(1, int64_t{next_oid});
+  n.run();
+}
+
+void delete_chunk(sqlite3* db, uint32_t oid, uint64_t chunk_id) {
+  Statement d(db, "DELETE FROM tally_chunks WHERE table_oid = ? AND chunk_id = ?");
+  d.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk_id));
+  d.run();
+}
+
+void write_table_version(sqlite3* db, const TableSnapshot& snap) {
+  Statement v(db, "UPDATE tally_tables SET version = ?, next_chunk_id = ? WHERE oid = ?");
+  v.bind(1, static_cast<int64_t>(snap.version)).bind(2, static_cast<int64_t>(snap.next_chunk_id));
+  v.bind(3, int64_t{snap.def.oid});
+  v.run();
+}
+
 Error duplicate_table(std::string_view name) {
   return Error(SqlState::duplicate_table, "relation \"" + std::string(name) + "\" already exists");
 }
@@ -308,19 +340,8 @@ std::shared_ptr<const TableSnapshot> Catalog::create_table(TableDef def, bool if
   }
   def.oid = next_oid_;
   Transaction tx(db_);
-  Statement t(db_, "INSERT INTO tally_tables(oid, schema_name, name) VALUES (?, ?, ?)");
-  t.bind(1, int64_t{def.oid}).bind(2, def.schema).bind(3, def.name);
-  t.run();
-  Statement c(db_, "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null) VALUES (?, ?, ?, ?, ?, ?)");
-  for (size_t a = 0; a < def.columns.size(); ++a) {
-    const ColumnDef& col = def.columns[a];
-    c.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(a)).bind(3, col.name);
-    c.bind(4, int64_t{type_oid(col.type.id)}).bind(5, int64_t{col.type.typmod}).bind(6, int64_t{col.not_null});
-    c.run();
-  }
-  Statement n(db_, "UPDATE tally_meta SET value = ? WHERE key = 'next_oid'");
-  n.bind(1, int64_t{def.oid} + 1);
-  n.run();
+  insert_table_def(db_, def);
+  write_next_oid(db_, def.oid + 1);
   tx.commit();
   next_oid_ = def.oid + 1;
   auto snap = std::make_shared<TableSnapshot>();
@@ -379,9 +400,7 @@ std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const 
   snap->next_chunk_id = std::max(snap->next_chunk_id, next_chunk_id);
   Transaction tx(db_);
   for (const uint64_t id : replaced_chunk_ids) {
-    Statement d(db_, "DELETE FROM tally_chunks WHERE table_oid = ? AND chunk_id = ?");
-    d.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(id));
-    d.run();
+    delete_chunk(db_, oid, id);
     std::erase_if(snap->chunks, [id](const ChunkInfo& c) { return c.chunk_id == id; });
   }
   for (const ChunkInfo& chunk : new_chunks) {
@@ -390,12 +409,68 @@ std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const 
   }
   write_dictionaries(db_, oid, dictionaries);
   snap->dictionaries = dictionaries;
-  Statement v(db_, "UPDATE tally_tables SET version = ?, next_chunk_id = ? WHERE oid = ?");
-  v.bind(1, static_cast<int64_t>(snap->version)).bind(2, static_cast<int64_t>(snap->next_chunk_id)).bind(3, int64_t{oid});
-  v.run();
+  write_table_version(db_, *snap);
   tx.commit();
   publish(snap);
   return snap;
+}
+
+uint32_t Catalog::reserve_oid() {
+  std::lock_guard lock(mutex_);
+  return next_oid_++;
+}
+
+void Catalog::commit_changes(const std::vector<TableChange>& changes) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<TableSnapshot>> published;
+  std::vector<uint32_t> dropped;
+  Transaction tx(db_);
+  for (const TableChange& change : changes) {
+    if (!change.before || change.after) continue;
+    Statement d(db_, "DELETE FROM tally_tables WHERE oid = ?");
+    d.bind(1, int64_t{change.before->def.oid});
+    d.run();
+    dropped.push_back(change.before->def.oid);
+  }
+  for (const TableChange& change : changes) {
+    if (!change.after) continue;
+    const TableSnapshot& after = *change.after;
+    const uint32_t oid = after.def.oid;
+    auto snap = std::make_shared<TableSnapshot>(after);
+    if (!change.before) {
+      for (const auto& [other, table] : by_oid_) {
+        const bool gone = std::find(dropped.begin(), dropped.end(), other) != dropped.end();
+        if (!gone && table->def.name == after.def.name && table->def.schema == after.def.schema)
+          throw duplicate_table(after.def.name);
+      }
+      snap->version = 1;
+      insert_table_def(db_, after.def);
+      for (const ChunkInfo& chunk : after.chunks) insert_chunk(db_, oid, chunk);
+    } else {
+      // The block held the table's write lock since it read `before`, so the
+      // committed list is still that one.
+      auto committed = by_oid_.find(oid);
+      if (committed == by_oid_.end())
+        throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+      const auto& old_chunks = committed->second->chunks;
+      auto has = [](const std::vector<ChunkInfo>& list, uint64_t id) {
+        return std::any_of(list.begin(), list.end(), [id](const ChunkInfo& c) { return c.chunk_id == id; });
+      };
+      for (const ChunkInfo& c : old_chunks)
+        if (!has(after.chunks, c.chunk_id)) delete_chunk(db_, oid, c.chunk_id);
+      for (const ChunkInfo& c : after.chunks)
+        if (!has(old_chunks, c.chunk_id)) insert_chunk(db_, oid, c);
+      snap->version = committed->second->version + 1;
+      snap->next_chunk_id = std::max(snap->next_chunk_id, committed->second->next_chunk_id);
+    }
+    write_dictionaries(db_, oid, after.dictionaries);
+    write_table_version(db_, *snap);
+    published.push_back(std::move(snap));
+  }
+  write_next_oid(db_, next_oid_);
+  tx.commit();
+  for (const uint32_t oid : dropped) by_oid_.erase(oid);
+  for (auto& snap : published) publish(std::move(snap));
 }
 
 }  // namespace tally::catalog

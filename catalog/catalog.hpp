@@ -53,6 +53,19 @@ class Catalog {
                                                      const std::vector<DictionaryState>& dictionaries,
                                                      uint64_t next_chunk_id);
 
+  // A transaction block's changes, committed together by commit_changes.
+  struct TableChange {
+    std::shared_ptr<const TableSnapshot> before;  // the committed table; null: created by the block
+    std::shared_ptr<const TableSnapshot> after;   // its new state; null: dropped by the block
+  };
+  // An oid for a table a transaction block creates (committed with it, or never used).
+  uint32_t reserve_oid();
+  // Commits every change in one SQLite transaction, then publishes the new
+  // snapshots together: drops, creations (42P07 when another session
+  // committed the name first), and each changed table's chunk list (chunks
+  // not in `after` removed, new ones added) and dictionary states.
+  void commit_changes(const std::vector<TableChange>& changes);
+
   // For catalog/tuning_cache.* (which keeps its own tables in this database):
   // the connection and the mutex that serializes every use of it.
   sqlite3* handle() const { return db_; }

@@ -10,6 +10,8 @@
 #include "executor/select_plan.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/statement_router.hpp"
+#include "executor/storage_tables.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace tally::executor {
 
@@ -17,6 +19,11 @@ using nlohmann::json;
 
 SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::SessionInfo& info)
     : database_(database), tables_(tables), info_(info) {
+  if (database_ && database_->store() && tables_) {
+    session_tables_ = std::make_unique<TransactionTableProvider>(
+        *tables_, *database_->store(), [this] { return write_transaction_.get(); });
+    tables_ = session_tables_.get();
+  }
   settings_.apply_startup(info.startup_parameters);
   settings_.initialize("session_authorization", info.user);
   if (database_ && database_->config().statement_timeout_ms > 0) {

@@ -18,6 +18,8 @@
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
 #include "common/query_handler.hpp"
+#include "storage/write_transaction.hpp"
+
 
 namespace tally::executor {
 
@@ -62,6 +64,9 @@ class SqlSession final : public tally::QueryHandler {
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
+  // The open transaction block's writes (made on its first write); null
+  // outside a block or without storage: each write statement commits itself.
+  storage::WriteTransaction* write_transaction();
   const tally::SessionInfo& info() const { return info_; }
   // Plans (PlanContext) and runs (ExecContext) with this session's settings.
   struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
@@ -91,8 +96,18 @@ class SqlSession final : public tally::QueryHandler {
   // settings generation).
   const std::string& planning_settings();
 
+  // Ends the block's writes: commits them (COMMIT) or discards them.
+  void end_write_transaction(bool commit);
+
   Database* database_;
   TableProvider* tables_;
+  // tables_ when there is storage: the shared provider seen through the
+  // open block's uncommitted writes (storage_tables.hpp).
+  std::unique_ptr<TableProvider> session_tables_;
+  std::unique_ptr<storage::WriteTransaction> write_transaction_;
+  // Open savepoints, oldest first, each with the block's writes when it was
+  // made (null without storage).
+  std::vector<std::pair<std::string, std::shared_ptr<const storage::WriteTransaction::Savepoint>>> savepoints_;
   tally::SessionInfo info_;
   Settings settings_;
   TxState state_ = TxState::idle;

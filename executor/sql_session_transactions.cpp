@@ -1,12 +1,39 @@
 // SqlSession's transaction blocks: BEGIN/START, COMMIT, ROLLBACK, savepoints.
 #include "executor/sql_session.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
+#include "executor/database.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace tally::executor {
 
 using nlohmann::json;
+
+storage::WriteTransaction* SqlSession::write_transaction() {
+  if (state_ != TxState::in_block) return nullptr;
+  if (!write_transaction_) {
+    storage::TableStore* store = database_ ? database_->store() : nullptr;
+    if (!store) return nullptr;
+    write_transaction_ = std::make_unique<storage::WriteTransaction>(*store, info_.cancel);
+  }
+  return write_transaction_.get();
+}
+
+void SqlSession::end_write_transaction(bool commit) {
+  savepoints_.clear();
+  auto transaction = std::move(write_transaction_);
+  if (!transaction) return;
+  // A failed commit has rolled the block back (PostgreSQL likewise ends the
+  // block either way); the error goes to the client.
+  if (commit) {
+    transaction->commit();
+  } else {
+    transaction->rollback();
+  }
+}
 
 ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultWriter& out) {
   const std::string kind = body.value("kind", "");
@@ -29,6 +56,7 @@ ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultW
     } else {
       state_ = TxState::in_block;
       settings_at_begin_ = settings_.snapshot();
+      savepoints_.clear();
     }
     return command_result(kind == "TRANS_STMT_BEGIN" ? "BEGIN" : "START TRANSACTION");
   }
@@ -43,6 +71,7 @@ ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultW
     settings_.initialize("transaction_isolation",
                          settings_.get("default_transaction_isolation").value_or("read committed"));
     cursors_.clear();  // cursors without HOLD end with their transaction
+    end_write_transaction(kind == "TRANS_STMT_COMMIT" && !failed);
     if (kind == "TRANS_STMT_ROLLBACK" || failed) return command_result("ROLLBACK");
     return command_result("COMMIT");
   }
@@ -55,6 +84,20 @@ ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultW
     if (state_ == TxState::idle) {
       throw Error(SqlState::no_active_sql_transaction,
                   std::string(what) + " can only be used in transaction blocks");
+    }
+    const std::string name = body.value("savepoint_name", "");
+    if (kind == "TRANS_STMT_SAVEPOINT") {
+      storage::WriteTransaction* transaction = write_transaction();
+      savepoints_.emplace_back(name, transaction ? transaction->savepoint() : nullptr);
+    } else {
+      auto it = std::find_if(savepoints_.rbegin(), savepoints_.rend(),
+                             [&](const auto& s) { return s.first == name; });
+      if (it != savepoints_.rend()) {
+        const bool rollback_to = kind == "TRANS_STMT_ROLLBACK_TO";
+        if (rollback_to && write_transaction_ && it->second) write_transaction_->rollback_to(*it->second);
+        // RELEASE removes the savepoint and later ones; ROLLBACK TO keeps it.
+        savepoints_.erase(it.base() - (rollback_to ? 0 : 1), savepoints_.end());
+      }
     }
     if (kind == "TRANS_STMT_ROLLBACK_TO") state_ = TxState::in_block;
     return command_result(kind == "TRANS_STMT_SAVEPOINT"

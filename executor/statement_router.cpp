@@ -15,6 +15,8 @@
 #include "executor/ddl/statement_context.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
+#include "executor/dml/result_append.hpp"
+#include "executor/dml/update_delete.hpp"
 
 namespace tally::executor {
 
@@ -29,56 +31,15 @@ ResultSet tag_only(std::string tag) {
   return r;
 }
 
-// Appends a query result to a table: assignment casts per target column,
-// NOT NULL checks, then one durable commit (nothing is added on error).
-uint64_t append_result(storage::TableStore& store, uint32_t oid, const ResultSet& result,
+// Appends a query result to a table, then one durable commit (or, in a
+// transaction block, the block's): nothing is added on error.
+uint64_t append_result(const StatementContext& ctx, uint32_t oid, const ResultSet& result,
                        const std::vector<int>& targets, const std::vector<TableColumn>& columns,
                        const std::string& table_name) {
-  auto appender = store.begin_append(oid);
-  const size_t ncols = columns.size();
-  std::vector<int> source_of(ncols, -1);
-  for (size_t i = 0; i < targets.size(); ++i) source_of[static_cast<size_t>(targets[i])] = static_cast<int>(i);
-  for (size_t row = 0; row < result.rows; ++row) {
-    for (size_t c = 0; c < ncols; ++c) {
-      const SqlType type = columns[c].type;
-      Value v = Null{};
-      if (source_of[c] >= 0) {
-        const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
-        v = cast_value(src.get(row), src.type, type, false);
-      }
-      if (is_null(v)) {
-        if (columns[c].not_null) {
-          throw Error(SqlState::not_null_violation, "null value in column \"" + columns[c].name + "\" of relation \"" +
-                                                        table_name + "\" violates not-null constraint");
-        }
-        appender->set_null(static_cast<int>(c));
-        continue;
-      }
-      void* slot = nullptr;
-      if (!is_text_kind(type.id)) slot = appender->value_slot(static_cast<int>(c));
-      switch (type.id) {
-        case TypeId::boolean: *static_cast<uint8_t*>(slot) = std::get<bool>(v) ? 1 : 0; break;
-        case TypeId::int2: *static_cast<int16_t*>(slot) = static_cast<int16_t>(std::get<int64_t>(v)); break;
-        case TypeId::int4:
-        case TypeId::date: *static_cast<int32_t*>(slot) = static_cast<int32_t>(std::get<int64_t>(v)); break;
-        case TypeId::int8:
-        case TypeId::timestamp:
-        case TypeId::timestamptz: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
-        case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
-        case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
-        case TypeId::numeric: {
-          // cast_value applied the typmod; unconstrained columns keep each value's scale.
-          const Numeric& n = std::get<Numeric>(v);
-          storage::store_numeric(type, slot, n.mantissa, n.scale);
-          break;
-        }
-        default: appender->set_text(static_cast<int>(c), std::get<std::string>(v)); break;
-      }
-    }
-    appender->finish_row();
-  }
+  auto appender = ctx.begin_append(oid);
+  const uint64_t rows = dml::append_result_rows(*appender, result, targets, columns, table_name);
   appender->commit();
-  return result.rows;
+  return rows;
 }
 
 ResultSet run_query(SqlSession& session, const json& select, const std::vector<Value>& parameters) {
@@ -89,7 +50,7 @@ ResultSet run_query(SqlSession& session, const json& select, const std::vector<V
   return run_select(*plan, ec);
 }
 
-ResultSet insert_select(SqlSession& session, storage::TableStore& store, const json& stmt,
+ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
@@ -119,20 +80,12 @@ ResultSet insert_select(SqlSession& session, storage::TableStore& store, const j
     throw Error(SqlState::syntax_error, "INSERT has more target columns than expressions");
   }
   targets.resize(result.columns.size());
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const SqlType from = result.columns[i].type, to = table->columns()[static_cast<size_t>(targets[i])].type;
-    if (!can_cast(from.id, to.id, CastContext::assignment)) {
-      throw Error(SqlState::datatype_mismatch, "column \"" + table->columns()[static_cast<size_t>(targets[i])].name +
-                                                   "\" is of type " + format_type(to) + " but expression is of type " +
-                                                   format_type(from))
-          .with_hint("You will need to rewrite or cast the expression.");
-    }
-  }
-  const uint64_t n = append_result(store, table->oid(), result, targets, table->columns(), name);
+  dml::check_assignable(result, targets, table->columns());
+  const uint64_t n = append_result(ctx, table->oid(), result, targets, table->columns(), name);
   return tag_only("INSERT 0 " + std::to_string(n));
 }
 
-ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const json& stmt,
+ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, const json& stmt,
                           const std::vector<Value>& parameters) {
   if (stmt.value("objtype", "") != "OBJECT_TABLE") {
     throw Error(SqlState::feature_not_supported, "CREATE MATERIALIZED VIEW is not supported");
@@ -144,7 +97,7 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
   if (!schema.empty() && schema != "public") {
     throw Error(SqlState::invalid_schema_name, "schema \"" + schema + "\" does not exist");
   }
-  if (store.catalog().find_table(name, "public")) {
+  if (ctx.find_table(name)) {
     if (stmt.value("if_not_exists", false)) {
       return tag_only("CREATE TABLE AS");
     }
@@ -166,7 +119,7 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
     }
     def.columns.push_back(std::move(column));
   }
-  auto snapshot = store.create_table(def, false);
+  auto snapshot = ctx.create_table(def, false);
   std::vector<int> targets;
   std::vector<TableColumn> columns;
   for (size_t i = 0; i < def.columns.size(); ++i) {
@@ -174,9 +127,9 @@ ResultSet create_table_as(SqlSession& session, storage::TableStore& store, const
     columns.push_back({def.columns[i].name, def.columns[i].type, false});
   }
   try {
-    append_result(store, snapshot->def.oid, result, targets, columns, name);
+    append_result(ctx, snapshot->def.oid, result, targets, columns, name);
   } catch (...) {
-    store.drop_table(snapshot->def.oid);
+    ctx.drop_table(snapshot->def.oid);
     throw;
   }
   return tag_only("SELECT " + std::to_string(result.rows));
@@ -190,24 +143,27 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   const json& body = statement.body();
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
+    // In a transaction block the write is the block's (committed at COMMIT).
+    StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction()};
     if (kind == "InsertStmt" && body.contains("selectStmt") && !body["selectStmt"]["SelectStmt"].contains("valuesLists")) {
-      return insert_select(session, *store, body, parameters);
+      return insert_select(session, ctx, body, parameters);
     }
-    if (kind == "CreateTableAsStmt") return create_table_as(session, *store, body, parameters);
-    StatementContext ctx{*store, out, statement.sql, session.info().cancel};
+    if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "TruncateStmt") return tag_only(ddl::truncate(body, ctx));
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
+    if (kind == "UpdateStmt" || kind == "DeleteStmt")
+      return dml::update_or_delete(session, body, kind == "UpdateStmt", parameters, ctx);
   }
   (void)session;
   (void)parameters;
   (void)out;
   (void)body;
   if (kind == "CreateStmt" || kind == "DropStmt" || kind == "TruncateStmt" || kind == "InsertStmt" ||
-      kind == "CopyStmt" || kind == "CreateTableAsStmt") {
+      kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt") {
     throw Error(SqlState::feature_not_supported, "statement " + kind + " needs the storage layer, which this build lacks");
   }
   return std::nullopt;

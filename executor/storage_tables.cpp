@@ -4,6 +4,7 @@
 #include "catalog/catalog.hpp"
 #include "common/engine_counters.hpp"
 #include "storage/table_store.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace tally::executor {
 namespace {
@@ -67,5 +68,15 @@ std::shared_ptr<const TableSnapshot> StorageTableProvider::find_table(std::strin
   return std::make_shared<StorageTable>(store_, std::move(snapshot));
 }
 
-}  // namespace tally::executor
+std::shared_ptr<const TableSnapshot> TransactionTableProvider::find_table(std::string_view schema,
+                                                                         std::string_view name) {
+  storage::WriteTransaction* transaction = transaction_();
+  if (transaction && (schema.empty() || schema == "public") && transaction->changed(name)) {
+    auto snapshot = transaction->find_table(name);
+    if (!snapshot) return nullptr;
+    return std::make_shared<StorageTable>(store_, std::move(snapshot));
+  }
+  return committed_.find_table(schema, name);
+}
 
+}  // namespace tally::executor

@@ -46,7 +46,7 @@ StringDictionary load_dictionary(const std::string& path, const catalog::Diction
 }
 
 catalog::DictionaryState append_dictionary(const std::string& path, const catalog::DictionaryState& committed,
-                                           const StringDictionary& dict) {
+                                           const StringDictionary& dict, bool sync) {
   catalog::DictionaryState next = committed;
   if (static_cast<uint64_t>(dict.size()) == committed.entries) return next;
   std::string buf;
@@ -60,7 +60,7 @@ catalog::DictionaryState append_dictionary(const std::string& path, const catalo
     File f = File::append(path);
     if (f.size() != committed.bytes) f.truncate(committed.bytes);
     f.write(buf.data(), buf.size());
-    f.sync();
+    if (sync) f.sync();
   }
   next.entries = static_cast<uint64_t>(dict.size());
   next.bytes = committed.bytes + buf.size();

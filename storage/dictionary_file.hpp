@@ -16,8 +16,9 @@ StringDictionary load_dictionary(const std::string& path, const catalog::Diction
                                  const std::string& what);
 
 // Appends dict's entries [committed.entries, dict.size()) to the file (cutting
-// any uncommitted tail first), fsyncs it and returns the new committed state.
+// any uncommitted tail first), fsyncs it (unless !sync: the caller fsyncs
+// before it commits) and returns the new committed state.
 catalog::DictionaryState append_dictionary(const std::string& path, const catalog::DictionaryState& committed,
-                                           const StringDictionary& dict);
+                                           const StringDictionary& dict, bool sync = true);
 
 }  // namespace tally::storage

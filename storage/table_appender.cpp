@@ -9,15 +9,20 @@
 #include "storage/column_stats.hpp"
 #include "storage/dictionary_file.hpp"
 #include "storage/file_io.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace tally::storage {
 
-TableAppender::TableAppender(TableStore& store, uint32_t oid)
-    : store_(store), state_(store.state(oid)), write_lock_(state_->write_mutex) {
+TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction,
+                             const CancelToken* cancel)
+    : store_(store),
+      state_(store.state(oid)),
+      transaction_(transaction),
+      write_lock_(transaction ? nullptr : &store.locks_, oid, cancel) {
   // Read the snapshot under the write lock: no other append can change it now.
-  snapshot_ = store_.catalog().find_table(oid);
+  snapshot_ = transaction_ ? transaction_->touch(oid).working : store_.catalog().find_table(oid);
   if (!snapshot_) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
-  next_chunk_id_ = snapshot_->next_chunk_id;
+  next_chunk_id_ = std::max(snapshot_->next_chunk_id, state_->chunk_id_floor);
   for (const auto& c : snapshot_->chunks) next_chunk_id_ = std::max(next_chunk_id_, c.chunk_id + 1);
   const size_t ncols = snapshot_->def.columns.size();
   builders_.resize(ncols);
@@ -86,6 +91,14 @@ void TableAppender::merge_tail() {
   replaced_.push_back(tail.chunk_id);
 }
 
+void TableAppender::replace_all_chunks() {
+  // Drops the merged tail's rows from the buffers along with the rest.
+  replaced_.clear();
+  for (const auto& c : snapshot_->chunks) replaced_.push_back(c.chunk_id);
+  appended_ = 0;
+  start_chunk();
+}
+
 StringDictionary& TableAppender::working_dictionary(int column) {
   auto& d = new_dicts_[static_cast<size_t>(column)];
   if (!d) {
@@ -147,6 +160,7 @@ void TableAppender::flush_chunk() {
   constexpr size_t max_in_flight = 2;
   wait_writes(max_in_flight - 1);
   const uint64_t chunk_id = next_chunk_id_++;
+  state_->chunk_id_floor = next_chunk_id_;
   started_.push_back(chunk_id);
   auto columns = std::make_shared<std::vector<ColumnVector>>();
   std::vector<std::string> paths;
@@ -161,12 +175,17 @@ void TableAppender::flush_chunk() {
     paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, static_cast<int>(c)));
   }
   const uint64_t rows = rows_;
-  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows] {
+  // A block's small chunks are fsynced once, at COMMIT (WriteTransaction::commit):
+  // many small INSERTs in a block then cost one round of fsyncs, not one each.
+  // Full chunks (a large COPY) are synced here, overlapping the parsing.
+  const bool sync = transaction_ == nullptr || rows_ == store_.options().chunk_rows;
+  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows, sync] {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
     for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
     for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
+    if (!sync) return info;
     // fsync latency, not bandwidth, dominates small appends: sync the
     // column files concurrently.
     std::vector<std::future<void>> syncs;
@@ -187,20 +206,27 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   dict_states.resize(builders_.size());
   for (size_t c = 0; c < builders_.size(); ++c) {
     if (new_dicts_[c])
-      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c], *new_dicts_[c]);
+      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c],
+                                         *new_dicts_[c], /*sync=*/transaction_ == nullptr);
   }
   wait_writes(0);
+  if (transaction_) {
+    auto working = std::make_shared<catalog::TableSnapshot>(*snapshot_);
+    for (const uint64_t id : replaced_)
+      std::erase_if(working->chunks, [id](const catalog::ChunkInfo& c) { return c.chunk_id == id; });
+    working->chunks.insert(working->chunks.end(), written_.begin(), written_.end());
+    working->dictionaries = dict_states;
+    working->next_chunk_id = std::max(working->next_chunk_id, next_chunk_id_);
+    transaction_->record_append(oid, working, started_);
+    committed_ = true;
+    return working;
+  }
   sync_directory(store_.table_dir(oid));
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;
   std::vector<std::shared_ptr<const StringDictionary>> published(new_dicts_.begin(), new_dicts_.end());
   store_.publish_dictionaries(oid, published, dict_states);
-  TableStore::Retired retired{snapshot_, {}, {}};
-  for (const uint64_t id : replaced_) {
-    store_.cache_.evict_chunk(oid, id);
-    for (size_t c = 0; c < builders_.size(); ++c) retired.files.push_back(store_.chunk_path(oid, id, static_cast<int>(c)));
-  }
-  if (!retired.files.empty()) store_.retire(std::move(retired));
+  store_.retire_chunks(snapshot_, replaced_);
   return snap;
 }
 

@@ -4,7 +4,9 @@
 // once, and commit() writes the rest, the new dictionary entries, and then
 // commits the chunk list in one catalog transaction. Destroyed without
 // commit() (an error), it removes the files it wrote and the table is as
-// before. Holds the table's write lock for its whole life.
+// before. Holds the table's write lock for its whole life. In a transaction
+// block (WriteTransaction), the block holds the lock and commit() records the
+// new chunk list with the block instead of committing it.
 #include <cstdint>
 #include <deque>
 #include <future>
@@ -20,9 +22,12 @@
 
 namespace tally::storage {
 
+class WriteTransaction;
+
 class TableAppender {
  public:
-  TableAppender(TableStore& store, uint32_t oid);
+  TableAppender(TableStore& store, uint32_t oid, WriteTransaction* transaction = nullptr,
+                const CancelToken* cancel = nullptr);
   ~TableAppender();
   TableAppender(const TableAppender&) = delete;
   TableAppender& operator=(const TableAppender&) = delete;
@@ -41,10 +46,14 @@ class TableAppender {
   void set_null(int column);
   // Ends the current row; writes a chunk when it is full.
   void finish_row();
+  // Makes this append a rewrite: its commit replaces every chunk of the
+  // table as the appender read it (UPDATE, DELETE). Call before adding rows.
+  void replace_all_chunks();
   // Rows appended by this append (excluding merged tail rows).
   uint64_t rows_appended() const { return appended_; }
 
-  // Makes the append durable and visible. Returns the new snapshot.
+  // Makes the append durable and visible (in a block: durable, and visible
+  // to the block). Returns the new snapshot.
   std::shared_ptr<const catalog::TableSnapshot> commit();
 
  private:
@@ -62,7 +71,8 @@ class TableAppender {
 
   TableStore& store_;
   std::shared_ptr<TableStore::TableState> state_;
-  std::unique_lock<std::mutex> write_lock_;
+  WriteTransaction* transaction_;
+  TableLockGuard write_lock_;
   std::shared_ptr<const catalog::TableSnapshot> snapshot_;
   std::vector<Builder> builders_;
   size_t rows_ = 0;         // rows in the current chunk buffers

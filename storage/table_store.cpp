@@ -196,11 +196,14 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::create_table(catalog::
   return snap;
 }
 
-void TableStore::drop_table(uint32_t oid) {
-  auto st = state(oid);
-  std::lock_guard write(st->write_mutex);  // waits for a running append
+void TableStore::drop_table(uint32_t oid, const CancelToken* cancel) {
+  TableLockGuard write(&locks_, oid, cancel);  // waits for a running append
   auto before = catalog_.find_table(oid);
   catalog_.drop_table(oid);
+  forget_table(oid, std::move(before));
+}
+
+void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before) {
   cache_.evict_table(oid);
   {
     std::lock_guard lock(states_mutex_);
@@ -210,9 +213,41 @@ void TableStore::drop_table(uint32_t oid) {
   retire(Retired{std::move(before), {}, table_dir(oid)});
 }
 
-std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid) {
+void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> before,
+                               const std::vector<uint64_t>& chunk_ids) {
+  if (chunk_ids.empty()) return;
+  const uint32_t oid = before->def.oid;
+  const size_t columns = before->def.columns.size();
+  Retired retired{std::move(before), {}, {}};
+  for (const uint64_t id : chunk_ids) {
+    cache_.evict_chunk(oid, id);
+    for (size_t c = 0; c < columns; ++c) retired.files.push_back(chunk_path(oid, id, static_cast<int>(c)));
+  }
+  retire(std::move(retired));
+}
+
+void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
+  const uint32_t oid = committed.def.oid;
+  for (size_t c = 0; c < committed.def.columns.size(); ++c) {
+    if (!is_text_kind(committed.def.columns[c].type.id)) continue;
+    const std::string path = dictionary_path(oid, static_cast<int>(c));
+    std::error_code ec;
+    const uint64_t bytes = c < committed.dictionaries.size() ? committed.dictionaries[c].bytes : 0;
+    if (fs::exists(path, ec) && fs::file_size(path, ec) > bytes) {
+      File file = File::append(path);
+      file.truncate(bytes);
+      file.sync();
+    }
+  }
   auto st = state(oid);
-  std::lock_guard write(st->write_mutex);
+  std::lock_guard lock(st->dict_mutex);
+  st->dictionaries.assign(committed.def.columns.size(), nullptr);
+  st->loaded_entries.assign(committed.def.columns.size(), 0);
+}
+
+std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid, const CancelToken* cancel) {
+  auto st = state(oid);
+  TableLockGuard write(&locks_, oid, cancel);
   const auto before = catalog_.find_table(oid);
   auto snap = catalog_.truncate_table(oid);
   if (!snap) return nullptr;
@@ -247,13 +282,17 @@ void TableStore::remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t colu
   }
 }
 
-std::unique_ptr<TableAppender> TableStore::begin_append(uint32_t oid) {
-  return std::make_unique<TableAppender>(*this, oid);
+std::unique_ptr<TableAppender> TableStore::begin_append(uint32_t oid, const CancelToken* cancel) {
+  return std::make_unique<TableAppender>(*this, oid, nullptr, cancel);
 }
 
-void TableStore::append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill) {
+void TableStore::append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill,
+                                const CancelToken* cancel) {
+  // A transaction block may hold the table for long: wait for it here, where
+  // the wait can be cancelled, rather than in the group's leader.
+  locks_.wait_free(oid, cancel);
   if (!options_.group_commit) {
-    auto appender = begin_append(oid);
+    auto appender = begin_append(oid, cancel);
     fill(*appender);
     appender->commit();
     return;

@@ -4,7 +4,8 @@
 // TableAppender) write and fsync files, then commit the chunk list in one
 // SQLite transaction; start-up (recover) removes what uncommitted appends
 // left behind. Readers get decoded chunks from a host-memory cache.
-// Thread-safe: any number of readers; one appender per table at a time.
+// Thread-safe: any number of readers; one writer per table at a time (an
+// append, DROP, TRUNCATE, or a transaction block that wrote it: TableLocks).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "storage/chunk_cache.hpp"
 #include "storage/column_vector.hpp"
 #include "storage/group_commit.hpp"
+#include "storage/table_locks.hpp"
 
 namespace tally::storage {
 
@@ -61,17 +63,19 @@ class TableStore {
 
   // DDL. create_table makes the table's directory; drop_table and
   // truncate_table commit in the catalog first, then remove files.
+  // A cancel token makes the wait for the table's writer cancellable.
   std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists = false);
-  void drop_table(uint32_t oid);
-  std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid);
+  void drop_table(uint32_t oid, const CancelToken* cancel = nullptr);
+  std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid, const CancelToken* cancel = nullptr);
 
-  // Starts an append to the table (blocks while another append to it runs).
-  std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+  // Starts an append to the table (blocks while another writer holds it).
+  std::unique_ptr<TableAppender> begin_append(uint32_t oid, const CancelToken* cancel = nullptr);
   // A small append (INSERT) group-committed with concurrent ones to the same
   // table (group_commit.hpp): fill adds this caller's rows to the shared
   // appender. Durable and visible when it returns; throws what fill or the
   // commit threw, and then none of fill's rows were committed.
-  void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill);
+  void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill,
+                      const CancelToken* cancel = nullptr);
   // Commits of append_grouped that joined more than one caller (tests, benchmarks).
   uint64_t grouped_commits(uint32_t oid);
 
@@ -82,9 +86,13 @@ class TableStore {
 
  private:
   friend class TableAppender;
+  friend class WriteTransaction;
   struct TableState {
-    std::mutex write_mutex;  // held by the table's one appender
     GroupCommitQueue group_commit;
+    // Chunk ids handed out in this process, rolled-back appends included, so
+    // an id never names two different chunks for the caches (guarded by the
+    // table's write lock).
+    uint64_t chunk_id_floor = 0;
     std::mutex dict_mutex;   // guards dictionaries
     std::vector<std::shared_ptr<const StringDictionary>> dictionaries;
     std::vector<uint64_t> loaded_entries;  // committed entries each holds
@@ -114,10 +122,20 @@ class TableStore {
   void publish_dictionaries(uint32_t oid, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
                             const std::vector<catalog::DictionaryState>& states);
   void remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t columns);
+  // After a committed DROP: forgets the table's cached chunks and state and
+  // retires its directory (read by holders of `before` until they finish).
+  void forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before);
+  // After a commit that removed committed chunks from the list: retires their files.
+  void retire_chunks(std::shared_ptr<const catalog::TableSnapshot> before, const std::vector<uint64_t>& chunk_ids);
+  // After a rolled-back block: cuts the dictionary files back to the
+  // committed lengths and drops in-memory dictionaries holding its entries
+  // (an append must not find a rolled-back value's code).
+  void reset_dictionaries(const catalog::TableSnapshot& committed);
 
   catalog::Catalog& catalog_;
   StoreOptions options_;
   ChunkCache cache_;
+  TableLocks locks_;
   std::mutex retired_mutex_;
   std::vector<Retired> retired_;
   std::mutex states_mutex_;

@@ -94,7 +94,7 @@ std::string create_table(const nlohmann::json& stmt, StatementContext& ctx) {
   if (def.columns.size() > max_columns)
     throw Error(SqlState::too_many_columns, "tables can have at most 1600 columns");
   const bool if_not_exists = stmt.value("if_not_exists", false);
-  if (!ctx.store.create_table(std::move(def), if_not_exists)) {
+  if (!ctx.create_table(std::move(def), if_not_exists)) {
     ctx.out.notice(Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists, skipping",
                          Severity::notice));
   }

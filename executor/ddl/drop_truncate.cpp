@@ -21,7 +21,7 @@ std::string drop(const nlohmann::json& stmt, StatementContext& ctx) {
     for (const auto& p : parts) qualified += (qualified.empty() ? "" : ".") + p;
     const std::string schema = parts.size() >= 2 ? parts[parts.size() - 2] : "public";
     std::shared_ptr<const catalog::TableSnapshot> snap;
-    if (parts.size() <= 2 && schema == "public") snap = ctx.store.catalog().find_table(name, schema);
+    if (parts.size() <= 2 && schema == "public") snap = ctx.find_table(name);
     if (!snap) {
       if (parts.size() >= 2 && schema != "public" && schema != "pg_catalog" && schema != "information_schema") {
         if (missing_ok) {
@@ -40,7 +40,7 @@ std::string drop(const nlohmann::json& stmt, StatementContext& ctx) {
     }
     oids.push_back(snap->def.oid);
   }
-  for (const uint32_t oid : oids) ctx.store.drop_table(oid);
+  for (const uint32_t oid : oids) ctx.drop_table(oid);
   return "DROP TABLE";
 }
 
@@ -50,7 +50,7 @@ std::string truncate(const nlohmann::json& stmt, StatementContext& ctx) {
   }
   std::vector<uint32_t> oids;
   for (const auto& rel : stmt.at("relations")) oids.push_back(resolve_relation(ctx, rel.at("RangeVar"), /*with_position=*/false)->def.oid);
-  for (const uint32_t oid : oids) ctx.store.truncate_table(oid);
+  for (const uint32_t oid : oids) ctx.truncate_table(oid);
   return "TRUNCATE TABLE";
 }
 

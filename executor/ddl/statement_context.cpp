@@ -9,6 +9,46 @@ int StatementContext::position(int location) const {
   return chars + 1;
 }
 
+std::shared_ptr<const catalog::TableSnapshot> StatementContext::find_table(std::string_view name) const {
+  return transaction ? transaction->find_table(name) : store.catalog().find_table(name, "public");
+}
+
+std::shared_ptr<const catalog::TableSnapshot> StatementContext::create_table(catalog::TableDef def,
+                                                                             bool if_not_exists) const {
+  return transaction ? transaction->create_table(std::move(def), if_not_exists)
+                     : store.create_table(std::move(def), if_not_exists);
+}
+
+void StatementContext::drop_table(uint32_t oid) const {
+  if (transaction) {
+    transaction->drop_table(oid);
+  } else {
+    store.drop_table(oid, cancel);
+  }
+}
+
+void StatementContext::truncate_table(uint32_t oid) const {
+  if (transaction) {
+    transaction->truncate_table(oid);
+  } else {
+    store.truncate_table(oid, cancel);
+  }
+}
+
+std::unique_ptr<storage::TableAppender> StatementContext::begin_append(uint32_t oid) const {
+  return transaction ? transaction->begin_append(oid) : store.begin_append(oid, cancel);
+}
+
+void StatementContext::append_small(uint32_t oid, const std::function<void(storage::TableAppender&)>& fill) const {
+  if (!transaction) {
+    store.append_grouped(oid, fill, cancel);
+    return;
+  }
+  auto appender = transaction->begin_append(oid);
+  fill(*appender);
+  appender->commit();
+}
+
 std::string relation_name(const nlohmann::json& range_var) { return range_var.value("relname", std::string()); }
 
 int64_t const_int(const nlohmann::json& ival) {
@@ -38,7 +78,7 @@ std::shared_ptr<const catalog::TableSnapshot> resolve_relation(const StatementCo
     throw std::move(Error(SqlState::invalid_schema_name, "schema \"" + schema + "\" does not exist")
                         .with_position(ctx.position(location)));
   }
-  auto snap = ctx.store.catalog().find_table(name, schema);
+  auto snap = ctx.find_table(name);
   if (!snap)
     throw std::move(Error(SqlState::undefined_table, "relation \"" + name + "\" does not exist")
                         .with_position(ctx.position(location)));

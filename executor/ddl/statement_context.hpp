@@ -2,7 +2,12 @@
 // What a DDL/DML entry point needs from the session that dispatches it: the
 // table store (and through it the catalog), the result writer (COPY streams,
 // notices), the full query text (libpg_query locations are byte offsets into
-// it; PostgreSQL reports 1-based character positions) and the cancel token.
+// it; PostgreSQL reports 1-based character positions), the cancel token, and
+// the session's transaction block when one is open: every table look-up and
+// write goes through the methods below, which route it to the block
+// (uncommitted until COMMIT) or commit it at the statement's end.
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -11,7 +16,9 @@
 #include "common/cancel.hpp"
 #include "common/error.hpp"
 #include "common/query_handler.hpp"
+#include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace tally::executor {
 
@@ -20,6 +27,18 @@ struct StatementContext {
   tally::ResultWriter& out;
   std::string_view query_text;        // the whole Query/Parse string
   const CancelToken* cancel = nullptr;
+  storage::WriteTransaction* transaction = nullptr;  // null: autocommit
+
+  // The table as this statement sees it (nullptr: none), public schema.
+  std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;
+  std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists) const;
+  void drop_table(uint32_t oid) const;
+  void truncate_table(uint32_t oid) const;
+  // An append; its commit() is the statement's (autocommit) or the block's.
+  std::unique_ptr<storage::TableAppender> begin_append(uint32_t oid) const;
+  // A small append (INSERT ... VALUES): group-committed with other sessions'
+  // when autocommit.
+  void append_small(uint32_t oid, const std::function<void(storage::TableAppender&)>& fill) const;
 
   // PostgreSQL's cursor position for a parse-tree location (-1 = none -> 0).
   int position(int location) const;

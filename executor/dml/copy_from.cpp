@@ -343,7 +343,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
       default: kinds.push_back(Kind::other); break;
     }
   }
-  auto appender = ctx.store.begin_append(def.oid);
+  auto appender = ctx.begin_append(def.oid);
   RecordParser parser(o, targets.size());
   std::vector<std::string> char_scratch(ncols);
   std::vector<char> row_null(ncols, 0);

@@ -1,5 +1,6 @@
 // INSERT ... VALUES: every row is evaluated, cast and checked before any is
-// appended, so an error adds nothing; the append is group-committed.
+// appended, so an error adds nothing; outside a transaction block the append
+// is group-committed.
 #include <optional>
 
 #include "executor/dml/constant_value.hpp"
@@ -100,11 +101,12 @@ std::string insert(const nlohmann::json& stmt, StatementContext& ctx) {
   }
   ctx.check_cancel();
 
-  // Group-committed with concurrent INSERTs into the same table: one set of
-  // fsyncs for all of them (storage/group_commit.hpp). The rows were checked
+  // Outside a block, group-committed with concurrent INSERTs into the same
+  // table: one set of fsyncs for all of them (storage/group_commit.hpp); in a
+  // block, the block's until COMMIT. The rows were checked
   // above, so filling them does not fail halfway in practice; if it did, only
   // this statement's rows would be left out.
-  ctx.store.append_grouped(def.oid, [&](storage::TableAppender& appender) {
+  ctx.append_small(def.oid, [&](storage::TableAppender& appender) {
     for (const auto& row : rows) {
       for (size_t c = 0; c < def.columns.size(); ++c) {
         const auto& col = def.columns[c];

@@ -1,0 +1,30 @@
+#pragma once
+// Appending a query's result to a table (INSERT ... SELECT, CREATE TABLE AS,
+// the rewritten rows of UPDATE and DELETE): PostgreSQL's assignment casts
+// per target column and NOT NULL checks, row by row into a TableAppender.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/result_set.hpp"
+#include "executor/table_provider.hpp"
+
+namespace tally::storage {
+class TableAppender;
+}
+
+namespace tally::executor::dml {
+
+// 42804 when a result column cannot be assigned to its target column
+// (targets[i]: the table column result column i goes to).
+void check_assignable(const ResultSet& result, const std::vector<int>& targets,
+                      const std::vector<TableColumn>& columns);
+
+// Adds every row of `result` to the appender (columns not among targets are
+// NULL). Throws 23502 on a NULL in a NOT NULL column; the caller then drops
+// the appender uncommitted. Returns the number of rows added.
+uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& result,
+                            const std::vector<int>& targets, const std::vector<TableColumn>& columns,
+                            const std::string& table_name);
+
+}  // namespace tally::executor::dml
