@@ -17,12 +17,14 @@ using nlohmann::json;
 
 SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::SessionInfo& info)
     : database_(database), tables_(tables), info_(info) {
-  settings_.apply_startup(info.startup_parameters);
-  settings_.initialize("session_authorization", info.user);
+  // The server's default first: a client's startup options (PGOPTIONS="-c
+  // statement_timeout=...") override it, as in PostgreSQL.
   if (database_ && database_->config().statement_timeout_ms > 0) {
     settings_.set_default("statement_timeout",
                           std::to_string(database_->config().statement_timeout_ms));
   }
+  settings_.apply_startup(info.startup_parameters);
+  settings_.initialize("session_authorization", info.user);
 }
 
 std::optional<uint64_t> SqlSession::statement_timeout_ms() const {

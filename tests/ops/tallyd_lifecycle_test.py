@@ -185,6 +185,14 @@ class TallydLifecycle(unittest.TestCase):
         r = server.psql("SET statement_timeout = 0", "SHOW statement_timeout", "SELECT count(*) FROM big")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["0", str(self.committed)])
+        # So may its startup options (PGOPTIONS), which override the server's
+        # default as in PostgreSQL (whose SHOW prints 5s for 5000 ms).
+        for options, shown in (("-c statement_timeout=5s", "5s"), ("-c statement_timeout=0", "0")):
+            r = subprocess.run(server.psql_args("-c", "SHOW statement_timeout", "-c", "SELECT count(*) FROM big"),
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, PGOPTIONS=options))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), [shown, str(self.committed)])
         self.assertEqual(server.stop(), 0)
 
     def sigterm_during_slow_query(self, grace_ms, during_grace=None):
