@@ -126,6 +126,7 @@ class PreAuth(unittest.TestCase):
         r, elapsed = self.timed_psql("SELECT 1")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), "1")
+        print(f"psql with 300 silent sockets open: {elapsed:.2f} s", file=sys.stderr)
         self.assertLess(elapsed, CONNECT_BOUND_S)
         # Silent sockets hold no session thread.
         self.assertLess(proc_status(server.proc.pid, "Threads"), 150)
@@ -233,6 +234,7 @@ class PreAuth(unittest.TestCase):
             w.join(timeout=60)
         time.sleep(0.5)
         grown_kb = proc_status(server.proc.pid, "VmRSS") - rss_before
+        print(f"RSS {rss_before} kB before, grew by {grown_kb} kB", file=sys.stderr)
         self.assertLess(grown_kb, 16 << 10, f"RSS grew by {grown_kb} kB")
         for kind, body in answers:
             if kind is not None:
@@ -297,6 +299,7 @@ class PreAuth(unittest.TestCase):
             kind, body = read_message(s)
             if kind == b"E":
                 codes.append(error_fields(body)["C"])
+        print(f"refused under RLIMIT_NPROC: {codes}", file=sys.stderr)
         self.assertTrue(codes, "no connection was refused: the limit did not bind")
         for code in codes:
             self.assertIn(code, ("53300", "53200"))
@@ -324,6 +327,7 @@ class PreAuth(unittest.TestCase):
         cpu_before = cpu_seconds(pid)
         time.sleep(2)
         cpu_used = cpu_seconds(pid) - cpu_before
+        print(f"CPU time in 2 s with descriptors exhausted: {cpu_used:.2f} s", file=sys.stderr)
         self.assertLess(cpu_used, 0.3, "the accept loop spins while descriptors are exhausted")
         r, elapsed = self.timed_psql("SELECT 1", sslmode="disable")
         self.assertLess(elapsed, CONNECT_BOUND_S)
