@@ -44,7 +44,17 @@ struct Config {
   // PostgreSQL listener.
   std::string listen_address = "127.0.0.1";
   uint16_t port = 5432;
+  // Authenticated sessions; connections still authenticating take no slot.
   int max_connections = 100;
+  // Of max_connections, the slots only superusers may take (PostgreSQL's
+  // superuser_reserved_connections), so an administrator can always get in.
+  int superuser_reserved_connections = 3;
+  // Users that may take the reserved slots. Tally has no roles; the default
+  // user plays PostgreSQL's bootstrap superuser.
+  std::vector<std::string> superusers = {"tally"};
+  // A connection that has not finished startup and authentication within
+  // this many seconds is closed (PostgreSQL's authentication_timeout).
+  int authentication_timeout_s = 60;
   uint32_t max_message_bytes = 64u << 20;  // larger messages are 08P01
   // HTTP admin endpoint; port 0 disables it.
   std::string http_address = "127.0.0.1";

@@ -338,6 +338,14 @@ void validate(const Config& config, const std::map<std::string, std::string>& so
     problems.bad_value("tls_ca_file", source_or_default(sources, "tls_ca_file"),
                        "a CA file needs TLS (tls_cert_file and tls_key_file)");
 
+  if (config.superuser_reserved_connections >= config.max_connections)
+    problems.bad_value("superuser_reserved_connections",
+                       source_or_default(sources, "superuser_reserved_connections"),
+                       "superuser_reserved_connections (" +
+                           std::to_string(config.superuser_reserved_connections) +
+                           ") must be less than max_connections (" +
+                           std::to_string(config.max_connections) + ")");
+
   if (config.http_port != 0 && config.http_port == config.port)
     problems.bad_value("http_port", source_or_default(sources, "http_port"),
                        "the admin endpoint cannot share the PostgreSQL port " +

@@ -185,6 +185,25 @@ void check_database_name(std::string_view name) {
     throw std::invalid_argument("database name \"" + std::string(name) + "\" is longer than 63 bytes");
 }
 
+// "a, b,c" -> {"a", "b", "c"} (a list setting given as a flag or variable).
+std::vector<std::string> split_list_text(std::string_view text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    names.push_back(trim(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return names;
+}
+
+std::string render_string_list(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + toml_string_literal(names[i]);
+  return out + "]";
+}
+
 std::vector<Setting> build_table() {
   constexpr int64_t max_port = 65535;
   std::vector<Setting> t;
@@ -197,6 +216,26 @@ std::vector<Setting> build_table() {
   t.push_back(integer_setting<int>("max_connections", "N",
                                    "Most concurrent client sessions; more are refused with 53300",
                                    [](Config& c) -> int& { return c.max_connections; }, 1, 100000));
+  t.push_back(integer_setting<int>(
+      "superuser_reserved_connections", "N",
+      "Of max_connections, slots only superusers may take (less than max_connections)",
+      [](Config& c) -> int& { return c.superuser_reserved_connections; }, 0, 100000));
+  {
+    Setting s = base("superusers", "NAME[,NAME...]",
+                     "Users that may take the superuser_reserved_connections slots",
+                     SettingKind::string_list);
+    s.set_list = [](Config& c, const std::vector<std::string>& names) { c.superusers = names; };
+    s.set_text = [list = s.set_list](Config& c, std::string_view text) {
+      list(c, split_list_text(text));
+    };
+    s.render = [](const Config& c) { return render_string_list(c.superusers); };
+    t.push_back(std::move(s));
+  }
+  // PostgreSQL's range for authentication_timeout: 1 s to 10 min.
+  t.push_back(integer_setting<int>(
+      "authentication_timeout", "SECONDS",
+      "Seconds a connection may take to finish startup and authentication before it is closed",
+      [](Config& c) -> int& { return c.authentication_timeout_s; }, 1, 600));
   t.push_back(bytes_setting<uint32_t>("max_message_bytes",
                                       "Largest protocol message accepted; larger ones are 08P01",
                                       [](Config& c) -> uint32_t& { return c.max_message_bytes; },
@@ -228,22 +267,9 @@ std::vector<Setting> build_table() {
       c.databases = names;
     };
     s.set_text = [list = s.set_list](Config& c, std::string_view text) {
-      std::vector<std::string> names;
-      size_t start = 0;
-      while (start <= text.size()) {
-        size_t comma = text.find(',', start);
-        if (comma == std::string_view::npos) comma = text.size();
-        names.push_back(trim(text.substr(start, comma - start)));
-        start = comma + 1;
-      }
-      list(c, names);
+      list(c, split_list_text(text));
     };
-    s.render = [](const Config& c) {
-      std::string out = "[";
-      for (size_t i = 0; i < c.databases.size(); ++i)
-        out += (i ? ", " : "") + toml_string_literal(c.databases[i]);
-      return out + "]";
-    };
+    s.render = [](const Config& c) { return render_string_list(c.databases); };
     t.push_back(std::move(s));
   }
   {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/finalize.hpp"
 
 namespace tally::executor {
@@ -226,6 +228,39 @@ class OrderedSetAcc final : public Accumulator {
   std::vector<Value> values_;
 };
 
+// The distinct values of one DISTINCT aggregate. One hash set while small;
+// past kSplitAt values, kShards sets chosen by hash bits the sets do not use
+// for buckets: growing one set of millions of values rehashes it at once, for
+// seconds on end with no cancellation check, where a shard's rehash is short.
+class DistinctSet {
+ public:
+  bool insert(const Value& v) {
+    if (shards_.empty()) {
+      const bool added = small_.insert(v).second;
+      if (added && small_.size() > kSplitAt) split();
+      return added;
+    }
+    return shards_[shard_of(v)].insert(v).second;
+  }
+
+ private:
+  using Set = std::unordered_set<Value, ValueHash, ValueEq>;
+  static constexpr size_t kSplitAt = 1 << 16;
+  static constexpr int kShardBits = 6;
+
+  static size_t shard_of(const Value& v) {
+    return static_cast<size_t>((ValueHash{}(v) * 0x9E3779B97F4A7C15ULL) >> (64 - kShardBits));
+  }
+  void split() {
+    shards_.resize(size_t{1} << kShardBits);
+    for (auto& v : small_) shards_[shard_of(v)].insert(v);
+    small_ = Set();
+  }
+
+  Set small_;
+  std::vector<Set> shards_;
+};
+
 // DISTINCT: feeds each distinct argument value once, in ascending order, as
 // PostgreSQL does (it sorts DISTINCT aggregate input), so that float
 // accumulation happens in the same order and gives the same digits.
@@ -234,21 +269,35 @@ class DistinctAcc final : public Accumulator {
   explicit DistinctAcc(std::unique_ptr<Accumulator> inner) : inner_(std::move(inner)) {}
   void add(const Value* args) override {
     if (is_null(args[0])) return;  // NULLs never count under DISTINCT
-    if (seen_.insert(args[0]).second) values_.push_back(args[0]);
+    if (seen_.insert(args[0])) values_.push_back(args[0]);
   }
   Value result() const override {
-    std::vector<Value> sorted = values_;
-    std::sort(sorted.begin(), sorted.end(), [](const Value& a, const Value& b) { return compare_values(a, b) < 0; });
+    // Millions of distinct values take seconds to copy, sort and feed: cancellable.
+    CancelTicker ticker;
+    std::vector<Value> sorted;
+    sorted.reserve(values_.size());
+    for (const auto& v : values_) {
+      ticker.tick();
+      sorted.push_back(v);
+    }
+    std::sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
+      ticker.tick();
+      return compare_values(a, b) < 0;
+    });
     auto fresh = inner_factory_();
-    for (const auto& v : sorted) fresh->add(&v);
+    for (const auto& v : sorted) {
+      ticker.tick();
+      fresh->add(&v);
+    }
     return fresh->result();
   }
   std::function<std::unique_ptr<Accumulator>()> inner_factory_;
 
  private:
   std::unique_ptr<Accumulator> inner_;
-  std::unordered_set<Value, ValueHash, ValueEq> seen_;
-  std::vector<Value> values_;
+  DistinctSet seen_;
+  // A deque: growing never moves millions of values at once.
+  std::deque<Value> values_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/select_plan.hpp"
 
@@ -79,8 +80,12 @@ class GenericAggregator final : public GroupAggregator {
     for (size_t a = 0; a < aggregates_.size(); ++a) {
       Vector v(aggregates_[a].signature.result_type);
       v.reserve(groups);
+      CancelTicker ticker;
       for (const auto& shard : shards_) {
-        for (const auto& s : shard.states) v.push(s[a]->result());
+        for (const auto& s : shard.states) {
+          ticker.tick();
+          v.push(s[a]->result());
+        }
       }
       columns.push_back(std::move(v));
     }
@@ -106,7 +111,11 @@ class GenericAggregator final : public GroupAggregator {
     std::vector<Value> key(keys_.size());
     std::vector<Value> args;
     const uint64_t shards = shards_.size();
+    // Per-row Value work: a chunk takes long enough to check inside it (on
+    // the statement's thread; pool workers have no token and finish the chunk).
+    CancelTicker ticker;
     for (size_t r = 0; r < nrows; ++r) {
+      ticker.tick();
       uint64_t h = kEmptyKeyHash;
       for (size_t k = 0; k < keys_.size(); ++k) {
         key[k] = key_values[k].get(r);

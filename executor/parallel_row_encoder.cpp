@@ -8,6 +8,7 @@
 #include <mutex>
 #include <utility>
 
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 
 namespace tally::executor::row_encoding {
@@ -123,6 +124,7 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
   } stop{*job};
   RawBuffer own;
   for (size_t b = 0; b < job->blocks; ++b) {
+    check_cancel_point();  // the Stop above waits for the helpers
     EncodeJob::Slot& slot = job->slots[b % job->slots.size()];
     bool claimed = false;
     while (true) {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/parallel_row_encoder.hpp"
 #include "executor/row_encoder.hpp"
@@ -75,7 +76,10 @@ size_t stream_rows(const ResultSet& result, const std::vector<tally::Format>& fo
     if (end - start >= kParallelEncodeRows && cpu::WorkerPool::shared().workers() > 0) {
       encode_rows_parallel(columns, start, end, out);
     } else {
-      encode_rows(columns, start, end, *buffer, [&] { out.data_rows_appended(); });
+      encode_rows(columns, start, end, *buffer, [&] {
+        out.data_rows_appended();
+        check_cancel_point();
+      });
     }
     out.data_rows_appended();
   } else {

@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <numeric>
 
 #include "common/error.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
+#include "executor/cancel_point.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -65,7 +69,9 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     // Keep the first row of each distinct visible tuple.
     std::vector<uint32_t> keep;
     std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
+    CancelTicker ticker;
     for (uint32_t r : order) {
+      ticker.tick();
       uint64_t h = 0;
       for (size_t c = 0; c < plan.visible; ++c) h = h * 1000003 ^ (columns[c].null_at(r) ? 7 : hash_value(columns[c].get(r)));
       auto& bucket = seen[h];
@@ -83,7 +89,10 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     order.swap(keep);
   }
   if (!plan.sort.empty()) {
+    // A cancel thrown from the comparator leaves `order` permuted; it is dropped.
+    CancelTicker ticker;
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      ticker.tick();
       for (const auto& key : plan.sort) {
         const Vector& v = columns[static_cast<size_t>(key.column)];
         const bool na = v.null_at(a), nb = v.null_at(b);
@@ -191,9 +200,21 @@ std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
   return columns;
 }
 
+void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
+  std::shared_ptr<GroupAggregator> shared(std::move(aggregator));
+  cpu::WorkerPool& pool = cpu::WorkerPool::shared();
+  if (pool.workers() == 0) return;  // freed here
+  try {
+    pool.submit([shared]() mutable { shared.reset(); });
+  } catch (...) {
+    // No memory for the task: freed here, as `shared` goes.
+  }
+}
+
 }  // namespace
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  const CancelScope cancel_scope(ec.cancel);
   ResultSet result;
   result.fields = select_fields(plan);
   const auto started = std::chrono::steady_clock::now();
@@ -204,6 +225,15 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   size_t out_rows = 0;
 
   std::unique_ptr<GroupAggregator> aggregator;
+  // A cancelled or failed statement answers at once: millions of groups or
+  // distinct values take up to seconds to free, so they are freed on a worker.
+  struct ReleaseOnError {
+    std::unique_ptr<GroupAggregator>& aggregator;
+    int exceptions = std::uncaught_exceptions();
+    ~ReleaseOnError() {
+      if (std::uncaught_exceptions() > exceptions && aggregator) release_in_background(std::move(aggregator));
+    }
+  } release_on_error{aggregator};
   if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
   const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
@@ -321,6 +351,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   if (plan.aggregate) {
     std::vector<Vector> agg_columns;
     size_t groups = aggregator->finalize(agg_columns);
+    if (ec.cancel) ec.cancel->check();
     EvalInput post;
     post.parameters = ec.parameters;
     post.rows = groups;

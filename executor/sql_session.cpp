@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/statement_timeline.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/command_result.hpp"
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
@@ -24,12 +25,14 @@ SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::S
         *tables_, *database_->store(), [this] { return write_transaction_.get(); });
     tables_ = session_tables_.get();
   }
-  settings_.apply_startup(info.startup_parameters);
-  settings_.initialize("session_authorization", info.user);
+  // The server's default first: a client's startup options (PGOPTIONS="-c
+  // statement_timeout=...") override it, as in PostgreSQL.
   if (database_ && database_->config().statement_timeout_ms > 0) {
     settings_.set_default("statement_timeout",
                           std::to_string(database_->config().statement_timeout_ms));
   }
+  settings_.apply_startup(info.startup_parameters);
+  settings_.initialize("session_authorization", info.user);
 }
 
 std::optional<uint64_t> SqlSession::statement_timeout_ms() const {
@@ -123,13 +126,23 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
 }
 
 void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWriter& out) {
+  // Sending the rows is part of the statement: cancel reaches the encoding too.
+  const CancelScope cancel_scope(info_.cancel);
   ResultSet result = execute(analyzed, {}, out);
   statement_timeline().stamp(StatementTimeline::result_ready);
   if (result.returns_rows) {
     out.row_description(result.fields);
     std::vector<tally::Format> formats(result.columns.size(), tally::Format::text);
     size_t position = 0;
-    const size_t sent = stream_rows(result, formats, position, 0, out);
+    size_t sent = 0;
+    try {
+      sent = stream_rows(result, formats, position, 0, out);
+    } catch (...) {
+      // Cancelled while sending: the engine's state (millions of groups) is
+      // freed after the error is on the wire, not before.
+      out.release_after_reply(std::move(result.retained));
+      throw;
+    }
     out.release_after_reply(std::move(result.retained));
     if (result.tag == "SELECT" || result.tag == "FETCH")
       out.command_complete(result.tag + " " + std::to_string(sent));

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/statement_timeline.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/parser.hpp"
 #include "executor/value_codec.hpp"
 
@@ -47,6 +48,7 @@ class SqlPortal final : public tally::Portal {
       out.empty_query();
       return true;
     }
+    const CancelScope cancel_scope(session_->info().cancel);
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);
       statement_timeline().stamp(StatementTimeline::result_ready);

@@ -1,6 +1,7 @@
 #include "protocol/authenticator.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "protocol/backend_messages.hpp"
 #include "protocol/frontend_messages.hpp"
@@ -23,7 +24,9 @@ std::string exchange(MessageChannel& channel, backend::AuthCode code, std::strin
   backend::encode(backend::Authentication{code, std::move(data)}, channel.out());
   char type = 0;
   std::string body;
-  if (!channel.read_message(type, body)) throw ConnectionLost("client closed during authentication");
+  if (!channel.read_message(type, body, frontend::kMaxAuthTokenLength)) {
+    throw ConnectionLost("client closed during authentication");
+  }
   if (type != 'p') {
     throw protocol_violation("expected password response, got message type " +
                              std::to_string(static_cast<unsigned char>(type)));
@@ -53,8 +56,8 @@ void md5(MessageChannel& channel, const config::UserConfig& user) {
   if (response != md5_salted_response(user.md5_hash, salt)) throw password_failed(user.name);
 }
 
-void scram(MessageChannel& channel, const config::UserConfig& user) {
-  auto verifier = parse_scram_verifier(user.scram_verifier);
+void scram(MessageChannel& channel, const config::UserConfig& user,
+           std::optional<ScramVerifier> verifier) {
   std::string mechanisms = std::string(kScramMechanism) + std::string("\0\0", 2);
   std::string body = exchange(channel, backend::AuthCode::sasl, mechanisms);
   auto initial = frontend::decode_sasl_initial_response(body);
@@ -76,16 +79,40 @@ void scram(MessageChannel& channel, const config::UserConfig& user) {
                   channel.out());
 }
 
+// The exchange an unknown user goes through: the strongest password method
+// any configured user has, as a pg_hba.conf line for all users would ask for.
+// Only when every user is trust does the answer name the missing role (as
+// PostgreSQL's trust does): there is no password to guess then.
+[[noreturn]] void mock_authentication(MessageChannel& channel,
+                                      const std::vector<config::UserConfig>& users,
+                                      const std::string& name) {
+  auto uses = [&](auto predicate) { return std::any_of(users.begin(), users.end(), predicate); };
+  const config::UserConfig mock{name, config::AuthMethod::password, "", ""};
+  if (uses([](const config::UserConfig& u) {
+        return u.method == config::AuthMethod::scram_sha_256 ||
+               (u.method == config::AuthMethod::md5 && u.md5_hash.empty());
+      })) {
+    scram(channel, mock, mock_scram_verifier(name));
+  } else if (uses([](const config::UserConfig& u) { return u.method == config::AuthMethod::md5; })) {
+    exchange(channel, backend::AuthCode::md5_password, random_bytes(4));
+  } else if (uses([](const config::UserConfig& u) {
+               return u.method == config::AuthMethod::password;
+             })) {
+    exchange(channel, backend::AuthCode::cleartext_password, "");
+  } else {
+    throw Error(SqlState::invalid_authorization_specification,
+                "role \"" + name + "\" does not exist", Severity::fatal);
+  }
+  throw password_failed(name);
+}
+
 }  // namespace
 
 void authenticate(MessageChannel& channel, const std::vector<config::UserConfig>& users,
                   const AuthenticationRequest& request) {
   auto it = std::find_if(users.begin(), users.end(),
                          [&](const config::UserConfig& u) { return u.name == request.user; });
-  if (it == users.end()) {
-    throw Error(SqlState::invalid_authorization_specification,
-                "role \"" + request.user + "\" does not exist", Severity::fatal);
-  }
+  if (it == users.end()) mock_authentication(channel, users, request.user);
   const config::UserConfig& user = *it;
   switch (user.method) {
     case config::AuthMethod::trust:
@@ -103,13 +130,13 @@ void authenticate(MessageChannel& channel, const std::vector<config::UserConfig>
     case config::AuthMethod::md5:
       // Like PostgreSQL: md5 with only a SCRAM verifier stored runs SCRAM.
       if (user.md5_hash.empty()) {
-        scram(channel, user);
+        scram(channel, user, parse_scram_verifier(user.scram_verifier));
       } else {
         md5(channel, user);
       }
       return;
     case config::AuthMethod::scram_sha_256:
-      scram(channel, user);
+      scram(channel, user, parse_scram_verifier(user.scram_verifier));
       return;
   }
 }

@@ -19,8 +19,12 @@ struct AuthenticationRequest {
 };
 
 // Looks the user up and runs its method's exchange up to, not including,
-// AuthenticationOk. Throws FATAL Error: 28000 for an unknown user or a
-// refused peer, 28P01 for a wrong password, 08P01 for a malformed exchange;
+// AuthenticationOk. An unknown user runs the same exchange as a known one
+// (the strongest password method configured) and fails as a wrong password
+// does, so the answer does not tell which users exist. Messages in the
+// exchange are capped at kMaxAuthTokenLength. Throws FATAL Error: 28P01 for a
+// wrong password or an unknown user, 28000 for a refused peer (or an unknown
+// user when every user is trust), 08P01 for a malformed or oversized message;
 // ConnectionLost when the client hangs up (psql does, to prompt for a password).
 void authenticate(MessageChannel& channel, const std::vector<config::UserConfig>& users,
                   const AuthenticationRequest& request);

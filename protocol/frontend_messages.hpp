@@ -20,6 +20,9 @@ constexpr int32_t kSslRequestCode = (1234 << 16) | 5679;
 constexpr int32_t kGssEncRequestCode = (1234 << 16) | 5680;
 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH: a longer startup packet is hostile.
 constexpr int32_t kMaxStartupPacketLength = 10000;
+// PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH: the largest password or SASL message
+// read before authentication.
+constexpr uint32_t kMaxAuthTokenLength = 65535;
 
 struct StartupMessage {
   int32_t version = kProtocolVersion3;

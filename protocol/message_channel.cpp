@@ -70,12 +70,12 @@ std::optional<std::string> MessageChannel::read_startup_packet() {
   return std::string(take(static_cast<size_t>(length) - 4));
 }
 
-bool MessageChannel::read_message(char& type, std::string& body) {
+bool MessageChannel::read_message(char& type, std::string& body, uint32_t max_body_bytes) {
   if (!fill(1)) return false;
   type = take(1)[0];
   if (!fill(4)) throw ConnectionLost("unexpected EOF within message length word");
   int32_t length = be32(take(4));
-  if (length < 4 || static_cast<uint64_t>(length) - 4 > max_message_bytes_) {
+  if (length < 4 || static_cast<uint64_t>(length) - 4 > std::min(max_body_bytes, max_message_bytes_)) {
     throw protocol_violation("invalid message length");
   }
   size_t body_length = static_cast<size_t>(length) - 4;

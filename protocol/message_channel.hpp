@@ -22,7 +22,13 @@ class MessageChannel {
   // A typed message; false when the peer closed at a message boundary.
   // FATAL 08P01 for a length below 4 or above max_message_bytes;
   // ConnectionLost when the stream ends inside a message.
-  bool read_message(char& type, std::string& body);
+  bool read_message(char& type, std::string& body) {
+    return read_message(type, body, max_message_bytes_);
+  }
+  // The same with a smaller bound, checked at the length word before any
+  // buffer grows: before authentication a client may not make the server
+  // allocate more than PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH.
+  bool read_message(char& type, std::string& body, uint32_t max_body_bytes);
 
   // Backend messages are appended here and written by flush().
   std::string& out() { return out_; }

@@ -163,11 +163,6 @@ bool ProtocolSession::start() {
   if ((startup.version & 0xFFFF) > 0 || !unrecognized.empty()) {
     backend::encode(backend::NegotiateProtocolVersion{0, unrecognized}, channel_.out());
   }
-  if (host_.too_many_connections()) {
-    throw Error(SqlState::too_many_connections, "sorry, too many clients already",
-                Severity::fatal);
-  }
-
   state_ = State::authenticating;
   AuthenticationRequest request{info_.user, info_.database, channel_.stream().peer_is_loopback(),
                                 channel_.stream().is_tls(), channel_.stream().peer_host()};
@@ -181,7 +176,9 @@ bool ProtocolSession::start() {
     throw Error(SqlState::invalid_catalog_name,
                 "database " + quoted(info_.database) + " does not exist", Severity::fatal);
   }
-  key_ = host_.register_session(cancel_);
+  const bool superuser = std::find(config_.superusers.begin(), config_.superusers.end(),
+                                   info_.user) != config_.superusers.end();
+  key_ = host_.register_session(cancel_, superuser);
   info_.process_id = key_->process_id;
   info_.cancel = &cancel_;
   handler_ = factory_.create(info_);

@@ -94,6 +94,17 @@ bool printable_nonce(std::string_view nonce) {
 
 }  // namespace
 
+ScramVerifier mock_scram_verifier(std::string_view user) {
+  static const std::string secret = random_bytes(32);
+  constexpr size_t kSaltBytes = 16;  // PostgreSQL's SCRAM_DEFAULT_SALT_LEN
+  ScramVerifier verifier;
+  verifier.iterations = kScramIterations;
+  verifier.salt = sha256(std::string(user) + secret).substr(0, kSaltBytes);
+  verifier.stored_key = random_bytes(SHA256_DIGEST_LENGTH);
+  verifier.server_key = random_bytes(SHA256_DIGEST_LENGTH);
+  return verifier;
+}
+
 std::string base64_encode(std::string_view bytes) { return config::base64_encode(bytes); }
 
 std::optional<std::string> base64_decode(std::string_view text) {

@@ -34,6 +34,12 @@ std::string make_scram_verifier(std::string_view password, int iterations = kScr
 // password is SASLprep-normalized first (scram_verify_plain_password).
 bool scram_verifier_matches(const ScramVerifier& verifier, std::string_view password);
 
+// For a user that does not exist: a verifier no password matches, with a
+// salt derived from the name and a secret chosen once per process, so that
+// repeated attempts see the same salt, as for a real user (PostgreSQL's
+// scram_mock_salt).
+ScramVerifier mock_scram_verifier(std::string_view user);
+
 // "md5" + hex(md5(password + user)): PostgreSQL's stored MD5 form.
 std::string md5_password_hash(std::string_view password, std::string_view user);
 // What a client answers to an MD5 challenge: "md5" + hex(md5(hex_part + salt)),

@@ -1,6 +1,6 @@
 #pragma once
 // What a ProtocolSession needs from the server that runs it: backend keys for
-// CancelRequest, cancellation of another session, and the connection limit.
+// CancelRequest, cancellation of another session, and the session limit.
 // The server implements it (server/session_registry.hpp); tests use a fake.
 #include <chrono>
 #include <cstdint>
@@ -22,13 +22,15 @@ class SessionHost {
  public:
   virtual ~SessionHost() = default;
   // Registers an authenticated session's cancel token under a fresh key,
-  // which the session announces in BackendKeyData.
-  virtual BackendKey register_session(CancelToken& token) = 0;
+  // which the session announces in BackendKeyData. Only authenticated
+  // sessions hold max_connections slots, so connections that never finish
+  // authenticating cannot lock others out. Throws FATAL 53300 when no slot
+  // is left for this user (the last superuser_reserved_connections slots are
+  // for superusers), as PostgreSQL does after authentication.
+  virtual BackendKey register_session(CancelToken& token, bool superuser) = 0;
   virtual void unregister_session(const BackendKey& key) = 0;
   // A CancelRequest: cancels the session with exactly this key, if any.
   virtual void cancel(const BackendKey& key) = 0;
-  // True when this connection is over max_connections (answered 53300).
-  virtual bool too_many_connections() = 0;
 
   // statement_timeout: from `deadline` on, the token is to be cancelled with
   // CancelReason::statement_timeout; nullopt disarms it (the statement ended).

@@ -4,6 +4,16 @@
 // connection on its own thread with blocking I/O, as PostgreSQL runs one
 // process per connection: a slow or stalled client only ever holds its own
 // thread. TLS is offered after SSLRequest when a certificate and key are set.
+//
+// Before authentication a connection is cheap and bounded, so that nobody can
+// lock clients out or exhaust the server without logging in: an accepted
+// socket waits on the accept thread's event loop (a descriptor, no thread)
+// until its first bytes arrive, for at most authentication_timeout; then it
+// gets a session thread, but at most max_connections threads authenticate at
+// once (the excess is answered 53300 at once). Failure to create a thread is
+// answered to that client alone (53300, or 53200 for lack of memory), and when
+// descriptors run out the accept loop answers queued clients 53300 with a
+// reserve descriptor and backs off instead of spinning.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +26,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ssl/context.hpp>
 
 #include "config/config.hpp"
@@ -85,7 +96,18 @@ class Server {
     std::atomic<bool> done{false};
   };
 
+  struct PendingStartup;
+
   void accept_next();
+  // An accept failed: EMFILE and its kind answer the backlog and back off.
+  void on_accept_error(const boost::system::error_code& ec);
+  // Accepts every queued connection through the reserve descriptor and
+  // answers it 53300 (descriptors are exhausted).
+  void refuse_backlog();
+  // Waits on the event loop for the connection's first bytes (or its
+  // authentication_timeout), then starts its session.
+  void await_startup(boost::asio::ip::tcp::socket socket);
+  void start_session(PendingStartup& pending);
   void serve(Connection& connection);
   // Joins the threads of connections that have ended.
   void reap();
@@ -103,6 +125,13 @@ class Server {
   std::unique_ptr<boost::asio::ssl::context> tls_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;
+  std::chrono::milliseconds accept_backoff_;
+  // Kept open to be given up when descriptors run out, so that a queued
+  // client can be accepted and told why (accept thread only).
+  int reserve_fd_ = -1;
+  // Session threads that have not finished authentication yet.
+  std::atomic<int> authenticating_{0};
   std::thread accept_thread_;
   std::thread watchdog_thread_;
   uint16_t port_ = 0;

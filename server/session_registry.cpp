@@ -2,13 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/log.hpp"
 #include "protocol/scram.hpp"
 #include "server/metrics.hpp"
 
 namespace tally::server {
 
-protocol::BackendKey SessionRegistry::register_session(CancelToken& token) {
+protocol::BackendKey SessionRegistry::register_session(CancelToken& token, bool superuser) {
   // The secret must be unguessable (it authorizes cancelling); random bytes.
   std::string random = protocol::random_bytes(4);
   int32_t secret = static_cast<int32_t>((uint32_t(uint8_t(random[0])) << 24) |
@@ -16,6 +18,18 @@ protocol::BackendKey SessionRegistry::register_session(CancelToken& token) {
                                         (uint32_t(uint8_t(random[2])) << 8) |
                                         uint32_t(uint8_t(random[3])));
   std::lock_guard lock(mutex_);
+  // The check and the insertion under one lock: concurrent logins cannot
+  // overshoot the limit.
+  const size_t max = static_cast<size_t>(std::max(0, max_connections_.load()));
+  const size_t reserved = std::min(max, static_cast<size_t>(std::max(0, superuser_reserved_.load())));
+  if (sessions_.size() >= max) {
+    throw Error(SqlState::too_many_connections, "sorry, too many clients already", Severity::fatal);
+  }
+  if (!superuser && sessions_.size() >= max - reserved) {
+    throw Error(SqlState::too_many_connections,
+                "remaining connection slots are reserved for non-replication superuser connections",
+                Severity::fatal);
+  }
   if (next_process_id_ == 0) {
     // Start near the real pid so ids from two servers on one host rarely collide in logs.
     next_process_id_ = static_cast<int32_t>(::getpid()) * 16;
@@ -42,10 +56,6 @@ void SessionRegistry::cancel(const protocol::BackendKey& key) {
   if (it->second.token->reason() != CancelReason::shutdown) {
     it->second.token->request(CancelReason::user_request);
   }
-}
-
-bool SessionRegistry::too_many_connections() {
-  return connections_.load() > max_connections_;
 }
 
 void SessionRegistry::connection_opened() {

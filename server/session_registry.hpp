@@ -14,16 +14,19 @@ namespace tally::server {
 
 class SessionRegistry : public protocol::SessionHost {
  public:
-  explicit SessionRegistry(int max_connections) : max_connections_(max_connections) {}
-  // SIGHUP may change the limit; it applies to connections made afterwards.
-  void set_max_connections(int max_connections) { max_connections_ = max_connections; }
+  SessionRegistry(int max_connections, int superuser_reserved)
+      : max_connections_(max_connections), superuser_reserved_(superuser_reserved) {}
+  // SIGHUP may change the limits; they apply to sessions registered afterwards.
+  void set_limits(int max_connections, int superuser_reserved) {
+    max_connections_ = max_connections;
+    superuser_reserved_ = superuser_reserved;
+  }
 
-  protocol::BackendKey register_session(CancelToken& token) override;
+  protocol::BackendKey register_session(CancelToken& token, bool superuser) override;
   void unregister_session(const protocol::BackendKey& key) override;
   // Cancels exactly the session whose (pid, secret) both match; a wrong
   // secret is ignored silently, as PostgreSQL does.
   void cancel(const protocol::BackendKey& key) override;
-  bool too_many_connections() override;
   // tally_connections_refused_total and tally_queries_total{outcome}.
   void connection_refused(const Error& error) override;
   void statement_finished(const Error* error) override;
@@ -50,6 +53,7 @@ class SessionRegistry : public protocol::SessionHost {
     CancelToken* token;
   };
   std::atomic<int> max_connections_;
+  std::atomic<int> superuser_reserved_;
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
   std::unordered_map<int32_t, Entry> sessions_;

@@ -22,16 +22,18 @@ namespace asio = boost::asio;
 namespace {
 // How often a waiting session looks at the shutdown flag.
 constexpr std::chrono::milliseconds kPollSlice{200};
-// PostgreSQL's authentication_timeout default.
-constexpr std::chrono::seconds kStartupTimeout{60};
 }  // namespace
 
 SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls,
-                           const std::atomic<bool>& stopping)
+                           const std::atomic<bool>& stopping,
+                           std::chrono::steady_clock::time_point startup_deadline,
+                           std::atomic<int>* authenticating)
     : fd_(-1),
       tls_context_(tls),
       stopping_(stopping),
-      startup_deadline_(std::chrono::steady_clock::now() + kStartupTimeout) {
+      startup_deadline_(startup_deadline),
+      authenticating_(authenticating) {
+  if (authenticating_) authenticating_->fetch_add(1);
   boost::system::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) {
@@ -56,6 +58,7 @@ SocketStream::SocketStream(asio::ip::tcp::socket socket, asio::ssl::context* tls
 }
 
 SocketStream::~SocketStream() {
+  if (authenticating_) authenticating_->fetch_sub(1);
   if (tls_) SSL_free(tls_);
   if (fd_ >= 0) {
     ::shutdown(fd_, SHUT_RDWR);
@@ -171,7 +174,11 @@ void SocketStream::start_tls() {
   if (accepted != 1) throw protocol::ConnectionLost("TLS handshake failed");
 }
 
-void SocketStream::session_established() { startup_deadline_.reset(); }
+void SocketStream::session_established() {
+  startup_deadline_.reset();
+  if (authenticating_) authenticating_->fetch_sub(1);
+  authenticating_ = nullptr;
+}
 
 bool SocketStream::peer_gone() const {
   pollfd fd{fd_, POLLRDHUP, 0};

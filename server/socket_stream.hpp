@@ -31,9 +31,14 @@ namespace tally::server {
 class SocketStream : public protocol::ByteStream {
  public:
   // tls may be null (SSLRequest is answered 'N'). stopping is the server's
-  // shutdown flag, checked while waiting for input.
+  // shutdown flag, checked while waiting for input. Until session_established()
+  // the connection is closed at startup_deadline (authentication_timeout) and
+  // counts in *authenticating (the server's bound on threads before
+  // authentication), which may be null.
   SocketStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
-               const std::atomic<bool>& stopping);
+               const std::atomic<bool>& stopping,
+               std::chrono::steady_clock::time_point startup_deadline,
+               std::atomic<int>* authenticating);
   ~SocketStream() override;
 
   size_t read_some(std::span<char> buffer) override;
@@ -43,7 +48,8 @@ class SocketStream : public protocol::ByteStream {
   bool is_tls() const override { return tls_ != nullptr; }
   bool peer_is_loopback() const override { return loopback_; }
   std::string peer_host() const override { return peer_host_; }
-  // Called on the session's thread: ends the startup deadline.
+  // Called on the session's thread: ends the startup deadline and leaves the
+  // count of authenticating connections.
   void session_established() override;
 
   // Unblocks a session stuck writing to a stalled client (last step of a
@@ -74,6 +80,7 @@ class SocketStream : public protocol::ByteStream {
   const std::atomic<bool>& stopping_;
   // A client has this long to finish startup and authentication.
   std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
+  std::atomic<int>* authenticating_;
   bool loopback_ = false;
   std::string peer_host_;
 };

@@ -129,6 +129,15 @@ void CpuRun::sink(const ChunkInput& input) {
 }
 
 void CpuRun::sink_keys(const ChunkInput& chunk) {
+  if (chunk.rows > kEscalationCheckRows) {
+    // A whole stored chunk takes too long for cancel and statement_timeout
+    // to wait for: it is sunk in slices, with a look at the token between.
+    for (size_t begin = 0; begin < chunk.rows; begin += kEscalationCheckRows) {
+      check_cancel_point();
+      sink_keys(slice(chunk, begin, std::min(chunk.rows, begin + kEscalationCheckRows)));
+    }
+    return;
+  }
   const auto started = std::chrono::steady_clock::now();
   for (size_t a = 0; a < narrow_.size(); ++a) {
     if (narrow_[a] && (rows_ + chunk.rows > cpu::kNarrowSumRowLimit ||

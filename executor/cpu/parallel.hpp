@@ -11,6 +11,8 @@
 // runs part 0 and then takes every part no worker has claimed yet, so a busy
 // pool (another query, a nested call from a worker) only means the caller
 // does more parts itself: nothing ever waits for a task to start.
+// Each part starts with a look at the statement's cancel token (the caller's,
+// installed in the pool's tasks too), so cancel stops a long run between parts.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -19,6 +21,7 @@
 #include <memory>
 #include <mutex>
 
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 
 namespace tally::executor::cpu {
@@ -53,6 +56,7 @@ void parallel_for(int threads, size_t n, F&& f) {
   auto run_part = [&f, n, per](detail::ForkJoin& s, size_t part) {
     std::exception_ptr error;
     try {
+      check_cancel_point();
       const size_t begin = part * per;
       f(static_cast<int>(part), begin, std::min(n, begin + per));
     } catch (...) {
@@ -68,8 +72,10 @@ void parallel_for(int threads, size_t n, F&& f) {
   const RunPart* run = &run_part;
   WorkerPool& pool = WorkerPool::shared();
   const size_t helpers = std::min(parts - 1, static_cast<size_t>(pool.workers()));
+  const CancelToken* token = current_cancel_token();
   for (size_t h = 0; h < helpers; ++h) {
-    pool.submit([shared, run] {
+    pool.submit([shared, run, token] {
+      const CancelScope scope(token);
       for (size_t part = shared->next.fetch_add(1); part < shared->parts; part = shared->next.fetch_add(1)) {
         (*run)(*shared, part);
       }
@@ -91,7 +97,10 @@ void parallel_tasks(int threads, size_t tasks, F&& f) {
   std::atomic<size_t> next{0};
   const int used = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), tasks));
   parallel_for(used, static_cast<size_t>(std::max(used, 1)), [&](int t, size_t, size_t) {
-    for (size_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) f(t, task);
+    for (size_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
+      check_cancel_point();
+      f(t, task);
+    }
   });
 }
 

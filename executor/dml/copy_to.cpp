@@ -108,6 +108,8 @@ uint64_t copy_to(StatementContext& ctx, const catalog::TableSnapshot& snapshot, 
       if (out.size() >= copy_flush_bytes) {
         sink(out);
         out.clear();
+        // A chunk takes long to render: check per flush too, not per chunk only.
+        ctx.check_cancel();
       }
     }
   }

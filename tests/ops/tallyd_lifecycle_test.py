@@ -41,7 +41,7 @@ def free_port():
 class Tallyd:
     """One tallyd process on a data directory."""
 
-    def __init__(self, data_dir, log_path, **settings):
+    def __init__(self, data_dir, log_path, command_prefix=(), **settings):
         self.port = free_port()
         self.log_path = log_path
         self.http_port = settings.get("http_port")
@@ -50,7 +50,8 @@ class Tallyd:
                     "TALLY_CHUNK_ROWS": str(CHUNK_ROWS), "TALLY_LOG_FORMAT": "json"})
         env.update({"TALLY_" + k.upper(): str(v) for k, v in settings.items()})
         self.log = open(log_path, "a+")
-        self.proc = subprocess.Popen([TALLYD], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        # command_prefix: a wrapper such as setpriv/prlimit that runs tallyd.
+        self.proc = subprocess.Popen([*command_prefix, TALLYD], env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
         while self.psql("SELECT 1").returncode != 0:
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -184,6 +185,14 @@ class TallydLifecycle(unittest.TestCase):
         r = server.psql("SET statement_timeout = 0", "SHOW statement_timeout", "SELECT count(*) FROM big")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["0", str(self.committed)])
+        # So may its startup options (PGOPTIONS), which override the server's
+        # default as in PostgreSQL (whose SHOW prints 5s for 5000 ms).
+        for options, shown in (("-c statement_timeout=5s", "5s"), ("-c statement_timeout=0", "0")):
+            r = subprocess.run(server.psql_args("-c", "SHOW statement_timeout", "-c", "SELECT count(*) FROM big"),
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, PGOPTIONS=options))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), [shown, str(self.committed)])
         self.assertEqual(server.stop(), 0)
 
     def sigterm_during_slow_query(self, grace_ms, during_grace=None):

@@ -268,10 +268,11 @@ TEST(SessionAuth, Md5) {
   }
 }
 
-std::string scram_session(Harness& h, std::string password, bool* server_verified) {
+std::string scram_session(Harness& h, std::string password, bool* server_verified,
+                          const std::string& user = "alice", std::string* server_first = nullptr) {
   ScramClient client(password);
   int round = 0;
-  return run_with_responder(h, startup("alice"), [&](const std::string& output) {
+  return run_with_responder(h, startup(user), [&](const std::string& output) {
     be::Authentication request = last_auth(output);
     switch (round++) {
       case 0:
@@ -281,6 +282,7 @@ std::string scram_session(Harness& h, std::string password, bool* server_verifie
             fe::encode_sasl_initial_response({"SCRAM-SHA-256", client.client_first()})});
       case 1:
         EXPECT_EQ(request.code, be::AuthCode::sasl_continue);
+        if (server_first) *server_first = request.data;
         return fe::encode(fe::PasswordMessage{client.client_final(request.data)});
       case 2:
         *server_verified = request.code == be::AuthCode::ok;
@@ -311,6 +313,73 @@ TEST(SessionAuth, ScramSha256) {
   h.config.users[0].md5_hash.clear();
   out = scram_session(h, "pencil", &verified);
   EXPECT_EQ(types(out), "RRR" + std::string(kStartupTypes));
+}
+
+std::string first_error_message(std::string_view output) {
+  for (const auto& m : be::decode_all(output)) {
+    if (auto* e = std::get_if<be::ErrorResponse>(&m)) return e->field('M');
+  }
+  return "";
+}
+
+// The salt of a server-first-message ("r=...,s=<salt>,i=...").
+std::string scram_salt(const std::string& server_first) {
+  size_t s = server_first.find(",s=");
+  return server_first.substr(s + 3, server_first.find(",i=") - s - 3);
+}
+
+TEST(SessionAuth, UnknownUserGoesThroughTheSameScramExchange) {
+  Harness h;
+  h.config.users = {user_with(config::AuthMethod::scram_sha_256)};
+  bool verified = false;
+  std::string first, again;
+  std::string out = scram_session(h, "pencil", &verified, "mallory", &first);
+  // PostgreSQL 15's answer to an unknown role under scram-sha-256.
+  EXPECT_EQ(error_codes(out), std::vector<std::string>{"28P01"});
+  EXPECT_EQ(first_error_message(out), "password authentication failed for user \"mallory\"");
+  EXPECT_EQ(h.factory.created, 0);
+  // The same salt each time, as for a real user.
+  scram_session(h, "other", &verified, "mallory", &again);
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(scram_salt(first), scram_salt(again));
+  scram_session(h, "other", &verified, "trudy", &again);
+  EXPECT_NE(scram_salt(first), scram_salt(again));
+}
+
+TEST(SessionAuth, UnknownUserGetsThePasswordPromptOfCleartextAndMd5) {
+  for (auto method : {config::AuthMethod::password, config::AuthMethod::md5}) {
+    Harness h;
+    h.config.users = {user_with(method)};
+    std::string out = h.run(startup("mallory") + password_message("pencil"));
+    EXPECT_EQ(types(out), "RE");
+    EXPECT_EQ(last_auth(out).code, method == config::AuthMethod::md5 ? be::AuthCode::md5_password
+                                                                     : be::AuthCode::cleartext_password);
+    EXPECT_EQ(error_codes(out), std::vector<std::string>{"28P01"});
+    EXPECT_EQ(first_error_message(out), "password authentication failed for user \"mallory\"");
+  }
+}
+
+TEST(SessionAuth, AuthenticationMessagesAreCappedAtTheLengthWord) {
+  Harness h;
+  h.config.users = {user_with(config::AuthMethod::password)};
+  // A password message claiming 60 MB (below max_message_bytes), and nothing more:
+  // refused at the header (PG_MAX_AUTH_TOKEN_LENGTH), not awaited.
+  std::string header = "p";
+  MessageWriter::put_int32(header, (60 << 20) + 4);
+  std::string out = h.run(startup("alice") + header);
+  EXPECT_EQ(error_codes(out), std::vector<std::string>{"08P01"});
+  // 65535 bytes are still read.
+  out = h.run(startup("alice") + password_message(std::string(65534, 'x')));
+  EXPECT_EQ(error_codes(out), std::vector<std::string>{"28P01"});
+}
+
+TEST(SessionAuth, RegistrationSaysWhetherTheUserIsASuperuser) {
+  Harness h;
+  h.run(startup() + msgs({fe::Terminate{}}));
+  EXPECT_TRUE(h.host.last_superuser);
+  h.config.superusers = {};
+  h.run(startup() + msgs({fe::Terminate{}}));
+  EXPECT_FALSE(h.host.last_superuser);
 }
 
 TEST(SessionAuth, WrongMessageDuringAuthIsFatal) {

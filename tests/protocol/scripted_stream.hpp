@@ -62,21 +62,23 @@ class ScriptedStream : public ByteStream {
 
 class FakeHost : public SessionHost {
  public:
-  BackendKey register_session(CancelToken& token) override {
+  BackendKey register_session(CancelToken& token, bool superuser) override {
+    if (full) throw Error(SqlState::too_many_connections, "sorry, too many clients already", Severity::fatal);
+    last_superuser = superuser;
     ++registered;
     tokens.push_back(&token);
     return BackendKey{next_pid++, 0x5eC12e7};
   }
   void unregister_session(const BackendKey&) override { ++unregistered; }
   void cancel(const BackendKey& key) override { cancels.push_back(key); }
-  bool too_many_connections() override { return full; }
 
   int32_t next_pid = 4242;
   int registered = 0;
   int unregistered = 0;
   std::vector<CancelToken*> tokens;
   std::vector<BackendKey> cancels;
-  bool full = false;
+  bool full = false;  // every registration is refused with 53300
+  bool last_superuser = false;
 };
 
 }  // namespace tally::protocol::testing

@@ -194,6 +194,38 @@ TEST(Server, ConnectionLimitAnswers53300) {
   }));
 }
 
+TEST(Server, ConnectionsNotYetAuthenticatedTakeNoSlot) {
+  config::Config config = test_config();
+  config.max_connections = 2;
+  RunningServer running(config);
+  Server& server = running.server;
+  std::vector<std::unique_ptr<WireClient>> silent;
+  for (int i = 0; i < 10; ++i) silent.push_back(std::make_unique<WireClient>(server.port()));
+  WireClient first(server.port());
+  ASSERT_TRUE(start_session(first));
+  WireClient second(server.port());
+  ASSERT_TRUE(start_session(second));
+  // Silent sockets hold no session thread either.
+  EXPECT_LE(thread_names().count("tally-session"), 2u);
+}
+
+TEST(Server, ReservedSlotsAreForSuperusers) {
+  config::Config config = test_config();
+  config.max_connections = 2;
+  config.superuser_reserved_connections = 1;
+  config.users.push_back(config::UserConfig{"plain", config::AuthMethod::trust, "", ""});
+  RunningServer running(config);
+  Server& server = running.server;
+  WireClient plain(server.port());
+  plain.startup("plain");
+  ASSERT_TRUE(has_ready(plain.read_until_ready()));
+  WireClient refused(server.port());
+  refused.startup("plain");
+  EXPECT_EQ(first_error_code(refused.read_until_ready()), "53300");
+  WireClient super(server.port());
+  ASSERT_TRUE(start_session(super));  // "tally" is a superuser by default
+}
+
 TEST(Server, StalledClientDoesNotBlockOthers) {
   RunningServer running;
   Server& server = running.server;
