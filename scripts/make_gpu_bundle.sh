@@ -5,7 +5,7 @@
 # need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh, and
 # DuckDB's libduckdb.so (bundle/duckdb, from scripts/fetch_duckdb.sh) for the
 # H2O groupby comparison (run_gpu_suite.sh part h2o).
-# Usage: scripts/make_gpu_bundle.sh   (env: TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
+# Usage: scripts/make_gpu_bundle.sh   (env: CMAKE_BUILD_TYPE (default Release), TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
 #   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces";
 #   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed)
 set -euo pipefail
@@ -15,7 +15,7 @@ build=${TALLY_GPU_BUILD_DIR:-build-gpu}
 jobs=${JOBS:-2}
 bundle=${TALLY_BUNDLE_DIR:-bundle}
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} -DTALLY_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$build.configure.log" 2>&1 || {
   cat "$build.configure.log"
   exit 1

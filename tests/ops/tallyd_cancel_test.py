@@ -147,9 +147,10 @@ class Cancel(unittest.TestCase):
     def full_run_seconds(self, sql):
         if sql not in self.full_runs:
             # The first run also analyzes the statement (group-count estimate,
-            # cached): the second is the one the cancels are timed against.
+            # cached), and later runs still vary by several times on a shared
+            # machine: the cancels are timed against the fastest of three.
             self.measure_full_run(sql)
-            self.full_runs[sql] = self.measure_full_run(sql)
+            self.full_runs[sql] = min(self.measure_full_run(sql) for _ in range(3))
         return self.full_runs[sql]
 
     def measure_full_run(self, sql):
