@@ -3,6 +3,8 @@
 #include <functional>
 #include <string_view>
 
+#include "common/hll_hash.hpp"
+
 namespace tally::executor {
 
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
@@ -95,15 +97,6 @@ EvalInput space_input(const DataChunk& chunk, const std::vector<int>& layout, si
 
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 // char(n) compares ignoring trailing blanks, so its keys hash and match without them.
 std::string_view key_text(const Vector& v, size_t row) {
   std::string_view s = v.texts[row];
@@ -128,11 +121,11 @@ uint64_t key_hash(const std::vector<Vector>& keys, size_t row) {
     uint64_t x;
     switch (physical_of(k.type.id)) {
       case Physical::boolean:
-      case Physical::integer: x = mix(static_cast<uint64_t>(k.int_data()[row])); break;
+      case Physical::integer: x = hll_hash(static_cast<uint64_t>(k.int_data()[row])); break;
       case Physical::text: x = std::hash<std::string_view>{}(key_text(k, row)); break;
       default: x = hash_value(k.get(row));
     }
-    h = mix(h ^ x) + 0x632be59bd9b4e019ULL;
+    h = hll_hash(h ^ x) + 0x632be59bd9b4e019ULL;
   }
   return h;
 }
