@@ -60,7 +60,9 @@ struct ColumnIdentity {
 };
 
 // A column of one chunk, not owned (points into storage's decoded chunk or a
-// vector the planner computed).
+// vector the planner computed). A stored column the run holds
+// (AggregationRun::hold) comes with data and validity null and its identity
+// set: the engine reads its own copy, and the host never read the column.
 struct ColumnView {
   ColumnWidth width = ColumnWidth::int64;
   const void* data = nullptr;
@@ -232,6 +234,12 @@ class AggregationRun {
   // begin_pass(p) first, and calls finalize() after the last pass.
   virtual int passes() const { return 1; }
   virtual void begin_pass(int /*pass*/) {}
+  // Whether the engine keeps a copy of this stored column of one chunk (the
+  // GPU's device column cache), at the width the caller would pass it, and
+  // will keep it until the run ends: the caller then skips reading it and
+  // passes it without data (ColumnView). Asked before the chunk is read, in
+  // chunk order, on the thread that sinks.
+  virtual bool hold(const ColumnIdentity& /*column*/, ColumnWidth /*width*/) { return false; }
   virtual void sink(const ChunkInput& chunk) = 0;
   virtual AggregationResult finalize() = 0;
   virtual AggregationReport report() const = 0;

@@ -48,22 +48,14 @@ class EngineTable final : public EngineTableSnapshot {
   size_t chunk_count() const override { return inner_->chunk_count(); }
   size_t chunk_rows(size_t chunk) const override { return inner_->chunk_rows(chunk); }
   ChunkColumnStats stats(size_t chunk, int column) const override { return inner_->stats(chunk, column); }
-  std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk, const std::vector<int>& columns) const override {
-    auto batch = inner_->read_chunk(chunk, columns);
-    if (!chunk_ids_.empty() && chunk < chunk_ids_.size()) {
-      std::lock_guard lock(mutex_);
-      // Remember which chunk each live batch came from; a batch's address
-      // names it only while it lives, hence the weak pointers.
-      std::erase_if(reads_, [](const Read& r) { return r.batch.expired(); });
-      reads_.push_back(Read{batch, chunk_ids_[chunk]});
-    }
-    return batch;
+  std::shared_ptr<const storage::StringDictionary> dictionary(int column) const override {
+    return inner_->dictionary(column);
   }
-  std::optional<uint64_t> chunk_id_of(const storage::ChunkBatch& batch) const override {
-    std::lock_guard lock(mutex_);
-    for (auto it = reads_.rbegin(); it != reads_.rend(); ++it) {
-      if (auto live = it->batch.lock(); live.get() == &batch) return it->chunk_id;
-    }
+  std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk, const std::vector<int>& columns) const override {
+    return inner_->read_chunk(chunk, columns);
+  }
+  std::optional<uint64_t> chunk_id(size_t chunk) const override {
+    if (chunk < chunk_ids_.size()) return chunk_ids_[chunk];
     return std::nullopt;
   }
   AggregateEngine* gpu_engine() const override { return gpu_; }
@@ -74,15 +66,9 @@ class EngineTable final : public EngineTableSnapshot {
   }
 
  private:
-  struct Read {
-    std::weak_ptr<const storage::ChunkBatch> batch;
-    uint64_t chunk_id;
-  };
   std::shared_ptr<const TableSnapshot> inner_;
   std::vector<uint64_t> chunk_ids_;  // empty: unknown
   AggregateEngine* gpu_;
-  mutable std::mutex mutex_;
-  mutable std::vector<Read> reads_;
 };
 
 // Wraps the tables of a database that has a GPU engine so that snapshots are

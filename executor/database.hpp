@@ -29,9 +29,8 @@ struct ExecContext;
 // what lets the GPU engine keep device copies of chunk columns between queries.
 class EngineTableSnapshot : public TableSnapshot {
  public:
-  // The storage chunk id of the chunk `batch` was read from, when `batch` is
-  // a live result of this snapshot's read_chunk and the id is known.
-  virtual std::optional<uint64_t> chunk_id_of(const storage::ChunkBatch& batch) const = 0;
+  // The storage chunk id of chunk `chunk` of this snapshot, when known.
+  virtual std::optional<uint64_t> chunk_id(size_t chunk) const = 0;
   // The database's GPU engine (nullptr: none), for planners whose
   // ExecContext does not carry it.
   virtual AggregateEngine* gpu_engine() const = 0;

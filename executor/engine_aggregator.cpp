@@ -273,6 +273,10 @@ std::vector<std::string> EngineAggregator::explain() const {
     lines.push_back("Group key: query-local codes interned on the host");
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
+  if (on_gpu_ && scanned_columns_ > 0) {
+    lines.push_back("Host reads: " + std::to_string(scanned_columns_ - held_columns_) + " of " +
+                    std::to_string(scanned_columns_) + " chunk columns (the others resident on the GPU)");
+  }
   lines.push_back("Estimated groups: " + (spec_.estimated_groups ? std::to_string(spec_.estimated_groups) + " (" + estimate_source_ + ")" : std::string("unknown")) +
                   ", actual groups: " + std::to_string(report_.groups) +
                   (spec_.key_range_known ? ", key range [" + std::to_string(spec_.key_min) + ", " + std::to_string(spec_.key_max) + "]" : ""));

@@ -24,6 +24,17 @@ inline bool is_intlike(TypeId id) {
          id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::boolean;
 }
 
+// The width an engine takes a stored column of this type at (int2 and bool
+// widened to int32; text as its int32 dictionary codes).
+inline ColumnWidth stored_width(TypeId id) {
+  switch (id) {
+    case TypeId::float4: return ColumnWidth::float32;
+    case TypeId::float8: return ColumnWidth::float64;
+    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::numeric: return ColumnWidth::int64;
+    default: return ColumnWidth::int32;
+  }
+}
+
 // Integer-like types stored in at most 4 bytes: engines take them as int32.
 inline bool narrow_int(TypeId id) {
   return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::date || id == TypeId::boolean;
@@ -101,7 +112,9 @@ class EngineAggregator final : public GroupAggregator {
                    std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table);
 
   bool wants_raw() const override;
-  void sink_raw(const storage::ChunkBatch& batch, const std::vector<int>& scan_columns) override;
+  std::vector<int> raw_columns(size_t chunk, const std::vector<int>& scan_columns) override;
+  void sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
+                const std::vector<int>& batch_columns) override;
   void sink(const EvalInput& rows) override;
   int passes() const override { return run_->passes(); }
   void begin_pass(int pass) override { run_->begin_pass(pass); }
@@ -168,6 +181,9 @@ class EngineAggregator final : public GroupAggregator {
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
   std::shared_ptr<const storage::StringDictionary> dictionary_;
   std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
+  // Stored chunk columns the scan asked for, and those the run held so that
+  // the host did not read them (raw_columns), for EXPLAIN ANALYZE.
+  uint64_t scanned_columns_ = 0, held_columns_ = 0;
 };
 
 }  // namespace tally::executor::engine_aggregation

@@ -104,7 +104,9 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
 void EngineAggregator::load_dictionaries() {
   std::vector<int> missing;
   for (size_t k = 0; k < keys_.size(); ++k) {
-    if (is_text(keys_[k]->type.id) && !part_dictionaries_[k]) missing.push_back(packed_columns_[k]);
+    if (!is_text(keys_[k]->type.id) || part_dictionaries_[k]) continue;
+    if (table_ != nullptr) part_dictionaries_[k] = table_->dictionary(packed_columns_[k]);
+    if (!part_dictionaries_[k]) missing.push_back(packed_columns_[k]);
   }
   if (missing.empty() || table_ == nullptr || table_->chunk_count() == 0) return;
   // Every chunk of a column shares the column's dictionary: the first tells it.

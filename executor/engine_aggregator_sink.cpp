@@ -23,79 +23,96 @@ bool EngineAggregator::wants_raw() const {
   return run_->passes() == 1;
 }
 
-void EngineAggregator::sink_raw(const storage::ChunkBatch& batch, const std::vector<int>& scan_columns) {
-  auto column_of = [&](int table_column) -> const storage::ColumnVector& {
-    for (size_t i = 0; i < scan_columns.size(); ++i) {
-      if (scan_columns[i] == table_column) return batch.columns[i];
-    }
-    throw Error(SqlState::internal_error, "scan column missing");
-  };
-  ChunkInput in;
-  in.rows = batch.rows;
-  std::vector<std::vector<int32_t>> widened;
-  widened.reserve(inputs_.size() + 1);
-  // Stored columns carry their identity, so the GPU engine can keep them
-  // resident in its device column cache.
+std::vector<int> EngineAggregator::raw_columns(size_t chunk, const std::vector<int>& scan_columns) {
+  if (!on_gpu_ || !engine_table_ || table_oid_ == 0) return scan_columns;
+  const std::optional<uint64_t> chunk_id = engine_table_->chunk_id(chunk);
+  if (!chunk_id) return scan_columns;
+  // Text keys need their dictionary for the result: from the table, once,
+  // so that a held key column is not read for it (load_dictionaries reads
+  // a chunk only when the table keeps no dictionary).
+  if (mode_ == KeyMode::dict_column && !dictionary_) dictionary_ = table_->dictionary(key_column_);
+  if (mode_ == KeyMode::packed) load_dictionaries();
+  std::vector<int> read;
+  for (const int column : scan_columns) {
+    const TypeId type = table_->columns()[static_cast<size_t>(column)].type.id;
+    const bool dictionary_missing = mode_ == KeyMode::dict_column && column == key_column_ && !dictionary_;
+    const ColumnIdentity id{table_oid_, *chunk_id, static_cast<uint32_t>(column)};
+    if (dictionary_missing || !run_->hold(id, stored_width(type))) read.push_back(column);
+  }
+  held_columns_ += scan_columns.size() - read.size();
+  scanned_columns_ += scan_columns.size();
+  return read;
+}
+
+void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
+                                const std::vector<int>& batch_columns) {
   std::optional<uint64_t> chunk_id;
-  if (on_gpu_ && engine_table_) chunk_id = engine_table_->chunk_id_of(batch);
+  if (on_gpu_ && engine_table_) chunk_id = engine_table_->chunk_id(chunk);
+  // Stored columns carry their identity, so the GPU engine can keep them
+  // resident in its device column cache; a column missing from the batch
+  // is one the run holds (raw_columns).
   auto identity_of = [&](int table_column) {
     ColumnIdentity id;
     if (chunk_id && table_oid_ != 0) id = ColumnIdentity{table_oid_, *chunk_id, static_cast<uint32_t>(table_column)};
     return id;
   };
-  auto view_of = [&](const storage::ColumnVector& col) {
+  auto column_of = [&](int table_column) -> const storage::ColumnVector* {
+    for (size_t i = 0; i < batch_columns.size(); ++i) {
+      if (batch_columns[i] == table_column) return &batch->columns[i];
+    }
+    return nullptr;
+  };
+  ChunkInput in;
+  in.rows = rows;
+  std::vector<std::vector<int32_t>> widened;
+  widened.reserve(inputs_.size() + 1);
+  auto view_of = [&](int table_column) {
     ColumnView v;
+    v.identity = identity_of(table_column);
+    const storage::ColumnVector* stored = column_of(table_column);
+    if (stored == nullptr) {
+      if (!v.identity.known()) throw Error(SqlState::internal_error, "scan column missing");
+      v.width = stored_width(table_->columns()[static_cast<size_t>(table_column)].type.id);
+      return v;
+    }
+    const storage::ColumnVector& col = *stored;
     v.validity = col.has_nulls() ? col.validity.data() : nullptr;
+    v.width = stored_width(col.type.id);
     switch (col.type.id) {
-      case TypeId::int2: {
+      case TypeId::int2:
         widened.emplace_back(col.rows);
         for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<int16_t>()[r];
-        v.width = ColumnWidth::int32;
         v.data = widened.back().data();
         break;
-      }
-      case TypeId::boolean: {
+      case TypeId::boolean:
         widened.emplace_back(col.rows);
         for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<uint8_t>()[r];
-        v.width = ColumnWidth::int32;
         v.data = widened.back().data();
         break;
-      }
-      case TypeId::float4: v.width = ColumnWidth::float32; v.data = col.data.data(); break;
-      case TypeId::float8: v.width = ColumnWidth::float64; v.data = col.data.data(); break;
-      case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::numeric:
-        v.width = ColumnWidth::int64; v.data = col.data.data(); break;
-      default: v.width = ColumnWidth::int32; v.data = col.data.data(); break;  // int4, date, text codes
+      default: v.data = col.data.data(); break;  // stored at the engine's width
     }
     return v;
   };
   std::vector<int64_t> zero_keys;
   if (mode_ == KeyMode::none) {
-    zero_keys.assign(batch.rows, 0);
+    zero_keys.assign(rows, 0);
     in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
   } else if (mode_ == KeyMode::packed) {
     // The key columns as stored (and resident on the GPU per column): the
     // engine packs them.
     in.keys = ColumnView{ColumnWidth::int64, nullptr, nullptr};
     for (size_t k = 0; k < packed_columns_.size(); ++k) {
-      const auto& key = column_of(packed_columns_[k]);
-      in.key_columns.push_back(view_of(key));
-      in.key_columns.back().identity = identity_of(packed_columns_[k]);
-      if (key.dictionary) part_dictionaries_[k] = key.dictionary;
+      in.key_columns.push_back(view_of(packed_columns_[k]));
+      const storage::ColumnVector* key = column_of(packed_columns_[k]);
+      if (key && key->dictionary) part_dictionaries_[k] = key->dictionary;
     }
   } else {
-    const auto& key = column_of(key_column_);
-    in.keys = view_of(key);
-    in.keys.identity = identity_of(key_column_);
-    if (mode_ == KeyMode::dict_column && key.dictionary) dictionary_ = key.dictionary;
+    in.keys = view_of(key_column_);
+    const storage::ColumnVector* key = column_of(key_column_);
+    if (mode_ == KeyMode::dict_column && key && key->dictionary) dictionary_ = key->dictionary;
   }
-  for (const Expr* e : inputs_) {
-    const int column = dynamic_cast<const ColumnExpr*>(e)->index;
-    in.values.push_back(view_of(column_of(column)));
-    in.values.back().identity = identity_of(column);
-  }
+  for (const Expr* e : inputs_) in.values.push_back(view_of(dynamic_cast<const ColumnExpr*>(e)->index));
   in.filters.assign(aggregates_.size(), nullptr);
-  if (in.keys.width == ColumnWidth::int32) in.keys.width = ColumnWidth::int32;
   run_->sink(in);
 }
 

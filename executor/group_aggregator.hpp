@@ -36,11 +36,18 @@ class GroupAggregator {
   virtual void begin_pass(int /*pass*/) {}
   // One chunk of selected scan rows.
   virtual void sink(const EvalInput& rows) = 0;
-  // Whether sink_raw can take a whole stored chunk (no WHERE) without the
-  // scan first converting its columns to Vectors.
+  // Whether sink_raw can take whole stored chunks (no WHERE) without the
+  // scan first converting their columns to Vectors.
   virtual bool wants_raw() const { return false; }
-  // A whole stored chunk; batch columns are the table columns in scan_columns order.
-  virtual void sink_raw(const storage::ChunkBatch& /*batch*/, const std::vector<int>& /*scan_columns*/) {}
+  // The table columns (of scan_columns) that sink_raw needs read on the host
+  // for stored chunk `chunk`: an engine holding some elsewhere (the GPU's
+  // device column cache) spares the scan reading them. Asked once per chunk,
+  // in chunk order, before that chunk's sink_raw.
+  virtual std::vector<int> raw_columns(size_t /*chunk*/, const std::vector<int>& scan_columns) { return scan_columns; }
+  // Stored chunk `chunk` of `rows` rows; `batch` holds raw_columns(chunk)
+  // (`batch_columns`) in that order, or is null when that named none.
+  virtual void sink_raw(size_t /*chunk*/, size_t /*rows*/, const storage::ChunkBatch* /*batch*/,
+                        const std::vector<int>& /*batch_columns*/) {}
   // Which of finalize's columns (1 = may) go to the client as they are, so
   // an avg among them may come back as AvgParts (value.hpp) rather than
   // Numerics. Called before finalize; aggregators that ignore it are correct.

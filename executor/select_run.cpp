@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/chunk_read_ahead.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -294,6 +296,11 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     plan.source->run(ec, source_sink);
     continue;
   }
+  // Chunks are read ahead of the scan (a LIMIT's scan reads only what it
+  // takes); an aggregation holding columns elsewhere has the others read.
+  ChunkReadAhead ahead(wanted >= 0 || !plan.table ? 0 : ChunkReadAhead::default_depth());
+  std::deque<std::vector<int>> read_columns;  // of the queued reads, oldest first
+  size_t queued_through = 0;                  // chunks [0, queued_through) are queued
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
@@ -303,13 +310,22 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     input.parameters = ec.parameters;
     input.columns.assign(ncols, nullptr);
     if (plan.table) {
-      batch = plan.table->read_chunk(chunk, plan.scan_columns);
-      input.rows = batch->rows;
+      for (; queued_through < chunks && queued_through <= chunk + ahead.depth(); ++queued_through) {
+        read_columns.push_back(raw ? aggregator->raw_columns(queued_through, plan.scan_columns) : plan.scan_columns);
+        ahead.push([table = plan.table.get(), c = queued_through, columns = read_columns.back()] {
+          return columns.empty() ? nullptr : table->read_chunk(c, columns);
+        });
+      }
+      batch = ahead.take();
+      const std::vector<int> columns = std::move(read_columns.front());
+      read_columns.pop_front();
       if (raw) {
-        rows_scanned += batch->rows;
-        aggregator->sink_raw(*batch, plan.scan_columns);
+        const size_t rows = plan.table->chunk_rows(chunk);
+        rows_scanned += rows;
+        aggregator->sink_raw(chunk, rows, batch.get(), columns);
         continue;
       }
+      input.rows = batch->rows;
       if (all_direct) {
         rows_scanned += batch->rows;
         for (size_t o = 0; o < plan.outputs.size(); ++o) {

@@ -50,6 +50,9 @@ class StorageTable final : public TableSnapshot {
     }
     return s;
   }
+  std::shared_ptr<const storage::StringDictionary> dictionary(int column) const override {
+    return store_.dictionary(*snapshot_, column);
+  }
   // Catalog snapshots are immutable and replaced on every change.
   std::shared_ptr<const void> version() const override { return snapshot_; }
 

@@ -47,6 +47,9 @@ class TableSnapshot {
   virtual std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
                                                                 const std::vector<int>& column_indexes) const = 0;
   virtual ChunkColumnStats stats(size_t /*chunk*/, int /*column*/) const { return {}; }
+  // The dictionary every chunk's codes of text column `column` index, without
+  // reading a chunk; null when the table keeps none (then a chunk read brings it).
+  virtual std::shared_ptr<const storage::StringDictionary> dictionary(int /*column*/) const { return nullptr; }
   // The identity of what this snapshot shows (definition, chunks and their
   // statistics): two snapshots of a table with the same non-null version
   // show the same thing. Null when unknown (a table that changes in place):

@@ -37,6 +37,23 @@ std::string aggregator_key(const GroupBySpec& g, const TableOptions& o) {
   return k;
 }
 
+namespace {
+
+ColumnKey column_key(const tally::ColumnIdentity& id, tally::ColumnWidth width) {
+  return ColumnKey{id.table, id.chunk, id.column, static_cast<uint8_t>(width_bytes(width))};
+}
+
+}  // namespace
+
+bool GpuRun::hold(const tally::ColumnIdentity& column, tally::ColumnWidth width) {
+  if (!column.known()) return false;
+  const ColumnKey key = column_key(column, width);
+  auto resident = engine_.column_cache().find(key);
+  if (!resident) return false;
+  held_.emplace_back(key, std::move(resident));
+  return true;
+}
+
 void GpuRun::sink(const tally::ChunkInput& chunk) {
   const auto t0 = std::chrono::steady_clock::now();
   // Marks on the way to the first kernels (EXPLAIN ANALYZE "GPU: start path").
@@ -75,7 +92,14 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     c.validity = v.validity;
     c.width_bytes = width_bytes(v.width);
     c.cacheable = v.identity.known();
-    c.key = ColumnKey{v.identity.table, v.identity.chunk, v.identity.column, static_cast<uint8_t>(c.width_bytes)};
+    c.key = column_key(v.identity, v.width);
+    if (!v.data && c.cacheable) {
+      // A column hold() promised: its lease moves to the staged chunk.
+      const auto it = std::find_if(held_.begin(), held_.end(), [&](const auto& h) { return h.first == c.key; });
+      if (it == held_.end()) throw Error(SqlState::internal_error, "GPU: a chunk column came without data and unheld");
+      c.resident = std::move(it->second);
+      held_.erase(it);
+    }
     columns.push_back(c);
   };
   // A packed key's columns come first, each staged (and cached) on its

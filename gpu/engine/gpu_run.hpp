@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
@@ -28,6 +29,7 @@ class GpuRun final : public tally::AggregationRun {
   GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled);
   ~GpuRun() override;
 
+  bool hold(const tally::ColumnIdentity& column, tally::ColumnWidth width) override;
   void sink(const tally::ChunkInput& chunk) override;
 
   tally::AggregationResult finalize() override;
@@ -81,6 +83,10 @@ class GpuRun final : public tally::AggregationRun {
   std::optional<Variant> forced_;
   std::optional<LaunchConfig> forced_launch_;
   std::unique_ptr<ChunkPipeline> pipeline_;
+  // Resident columns hold() promised, leased until their chunk is staged
+  // (the stage takes its own lease): the cache may evict them meanwhile
+  // without freeing them.
+  std::vector<std::pair<ColumnKey, std::shared_ptr<const DeviceColumn>>> held_;
   std::optional<Decided> pending_;
   long launches_ = 0;        // run_pending calls
   long feedback_waits_ = 0;  // await_reports calls

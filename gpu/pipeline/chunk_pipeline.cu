@@ -159,24 +159,25 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   std::vector<size_t> missing;
   for (size_t i = 0; i < columns.size(); ++i) {
     const HostColumn& c = columns[i];
-    if (!c.data && !c.validity) continue;  // absent column (count(*) has none)
-    if (c.cacheable && im.cache) {
-      if (auto hit = im.cache->find(c.key)) {
-        out.columns[i] = ColumnPointer{hit->data, c.validity ? hit->validity : nullptr};
-        // Only a copy still in flight needs a cross-stream wait: a resident
-        // column's copy finished long ago, and each cudaStreamWaitEvent
-        // between two chunks' kernels is a point where the compute stream
-        // cannot run them back to back.
-        if (hit->ready && !hit->ready_seen.load(std::memory_order_acquire)) {
-          if (copy_pending(hit->ready)) out.waits.push_back(hit->ready);
-          else hit->ready_seen.store(true, std::memory_order_release);
-        }
-        out.leases.push_back(std::move(hit));
-        ++out.hits;
-        continue;
+    std::shared_ptr<const DeviceColumn> hit = c.resident;
+    if (!hit && !c.data && !c.validity) continue;  // absent column (count(*) has none)
+    if (!hit && c.cacheable && im.cache) hit = im.cache->find(c.key);
+    if (hit) {
+      // A held column brings its NULLs with it (the host never saw them).
+      out.columns[i] = ColumnPointer{hit->data, c.validity || c.resident ? hit->validity : nullptr};
+      // Only a copy still in flight needs a cross-stream wait: a resident
+      // column's copy finished long ago, and each cudaStreamWaitEvent
+      // between two chunks' kernels is a point where the compute stream
+      // cannot run them back to back.
+      if (hit->ready && !hit->ready_seen.load(std::memory_order_acquire)) {
+        if (copy_pending(hit->ready)) out.waits.push_back(hit->ready);
+        else hit->ready_seen.store(true, std::memory_order_release);
       }
-      ++out.misses;
+      out.leases.push_back(std::move(hit));
+      ++out.hits;
+      continue;
     }
+    if (c.cacheable && im.cache) ++out.misses;
     missing.push_back(i);
   }
   stats_.hits += static_cast<uint64_t>(out.hits);

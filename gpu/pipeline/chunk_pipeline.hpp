@@ -33,6 +33,9 @@ struct HostColumn {
   uint32_t width_bytes = 4;
   bool cacheable = false;  // key names stored bytes (a known ColumnIdentity)
   ColumnKey key;
+  // The column's resident copy when the run already holds it (leased before
+  // the host skipped reading it): data and validity are then null.
+  std::shared_ptr<const DeviceColumn> resident;
 };
 
 struct StagedChunk {

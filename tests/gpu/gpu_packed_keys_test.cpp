@@ -3,7 +3,7 @@
 // tests/executor/packed_key_cases.hpp, cold (columns copied) and warm (key
 // columns resident in the device column cache); the cases the GPU engine
 // takes run there (EXPLAIN ANALYZE says so) with the key mode each case
-// names. Skips without a GPU.
+// names; once resident, no column is read on the host. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include "gpu/rules/device_info.hpp"
@@ -29,6 +29,12 @@ TEST(GpuPackedKeys, GpuEngineAnswersAsTheCpuEngine) {
     const std::string plan = tables.explain_on("gpu", c.sql);
     EXPECT_NE(plan.find("Group key: " + c.key_mode), std::string::npos) << c.sql << "\n" << plan;
     if (c.gpu_runs) EXPECT_NE(plan.find("Engine: gpu"), std::string::npos) << c.sql << "\n" << plan;
+    // Raw chunks whose columns the earlier runs left resident are not read
+    // on the host at all (AggregationRun::hold).
+    const size_t reads = plan.find("Host reads: ");
+    if (reads != std::string::npos) {
+      EXPECT_EQ(plan.compare(reads, 15, "Host reads: 0 o"), 0) << c.sql << "\n" << plan;
+    }
   }
 }
 
