@@ -16,7 +16,7 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/cancel_point.hpp"
-#include "executor/chunk_read_ahead.hpp"
+#include "executor/read_ahead.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -298,7 +298,8 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   }
   // Chunks are read ahead of the scan (a LIMIT's scan reads only what it
   // takes); an aggregation holding columns elsewhere has the others read.
-  ChunkReadAhead ahead(wanted >= 0 || !plan.table ? 0 : ChunkReadAhead::default_depth());
+  using Batch = std::shared_ptr<const storage::ChunkBatch>;
+  ReadAhead<Batch> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Batch>::default_depth());
   std::deque<std::vector<int>> read_columns;  // of the queued reads, oldest first
   size_t queued_through = 0;                  // chunks [0, queued_through) are queued
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
@@ -310,10 +311,11 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     input.parameters = ec.parameters;
     input.columns.assign(ncols, nullptr);
     if (plan.table) {
-      for (; queued_through < chunks && queued_through <= chunk + ahead.depth(); ++queued_through) {
+      for (; queued_through < chunks && queued_through <= chunk + ahead.window(); ++queued_through) {
         read_columns.push_back(raw ? aggregator->raw_columns(queued_through, plan.scan_columns) : plan.scan_columns);
-        ahead.push([table = plan.table.get(), c = queued_through, columns = read_columns.back()] {
-          return columns.empty() ? nullptr : table->read_chunk(c, columns);
+        // A raw chunk whose columns are all held elsewhere is not read at all.
+        ahead.push([table = plan.table.get(), c = queued_through, columns = read_columns.back(), raw]() -> Batch {
+          return raw && columns.empty() ? nullptr : table->read_chunk(c, columns);
         });
       }
       batch = ahead.take();

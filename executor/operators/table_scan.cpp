@@ -2,6 +2,7 @@
 
 #include "common/cancel.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/read_ahead.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -44,8 +45,11 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
 }
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const {
-  for (size_t chunk = 0; chunk < table_->chunk_count(); ++chunk) {
-    if (context.cancel) context.cancel->check();
+  // Each chunk is read, converted and filtered ahead of the sink on the
+  // worker pool (read_ahead.hpp); the sink takes them in chunk order.
+  const size_t chunks = table_->chunk_count();
+  const std::vector<Value>* parameters = context.parameters;
+  auto scan_chunk = [this, parameters](size_t chunk) {
     const auto batch = table_->read_chunk(chunk, table_columns_);
     DataChunk out;
     out.rows = batch->rows;
@@ -56,7 +60,17 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
       // No column is read (count(*)): the rows still count.
       out.rows = table_->chunk_rows(chunk);
     }
-    if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, context.parameters)) continue;
+    if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, parameters)) out.rows = 0;
+    return out;
+  };
+  ReadAhead<DataChunk> ahead(ReadAhead<DataChunk>::default_depth());
+  size_t queued_through = 0;  // chunks [0, queued_through) are queued
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    if (context.cancel) context.cancel->check();
+    for (; queued_through < chunks && queued_through <= chunk + ahead.window(); ++queued_through) {
+      ahead.push([&scan_chunk, c = queued_through] { return scan_chunk(c); });
+    }
+    DataChunk out = ahead.take();
     if (out.rows == 0) continue;
     if (!sink.consume(out)) return;
   }

@@ -1,0 +1,113 @@
+#pragma once
+// Runs a scan's per-chunk work (reading and decoding stored chunks, and for
+// the operator tree's scans converting and filtering them) ahead of the
+// consumer, on the shared worker pool: a table's first scan is otherwise
+// bound by one thread decoding chunk files while the engine waits. Work is
+// queued in chunk order and taken in that order. Work no worker has started
+// when the consumer takes it runs on the consumer's thread, so a busy pool
+// only makes the scan do its own work (cpu/worker_pool.hpp's rule).
+// The window ramps up with the chunks taken (1, 2, ... up to the depth), so
+// that a scan stopped early (LIMIT) has done little work beyond its need.
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "common/error.hpp"
+#include "executor/cpu/worker_pool.hpp"
+
+namespace tally::executor {
+
+template <typename T>
+class ReadAhead {
+ public:
+  using Work = std::function<T()>;
+
+  // At most `depth` pieces of work queued beyond the one taken (0: each runs
+  // in take()); bounds the decoded chunks held beyond the consumer's own.
+  explicit ReadAhead(size_t depth) : depth_(depth) {}
+  // Waits for work a worker is running (it uses the caller's snapshot and
+  // plan); queued work never starts.
+  ~ReadAhead() {
+    for (const auto& slot : slots_) {
+      std::unique_lock lock(slot->mutex);
+      if (slot->state == State::queued) slot->state = State::abandoned;
+      slot->finished.wait(lock, [&] { return slot->state != State::running; });
+    }
+  }
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+
+  // The depth for a scan on this host: the pool's workers, at most 8.
+  static size_t default_depth() { return static_cast<size_t>(std::min(8, cpu::WorkerPool::shared().workers())); }
+
+  // Work to keep queued beyond the next take(): ramps up to the depth.
+  size_t window() const { return std::min(depth_, taken_ + 1); }
+  // Work queued and not yet taken.
+  size_t queued() const { return slots_.size(); }
+
+  void push(Work work) {
+    auto slot = std::make_shared<Slot>();
+    slot->work = std::move(work);
+    slots_.push_back(slot);
+    if (depth_ > 0) cpu::WorkerPool::shared().submit([slot] { run(*slot); });
+  }
+
+  // The oldest queued work's result (its error rethrown here).
+  T take() {
+    if (slots_.empty()) throw Error(SqlState::internal_error, "read-ahead: nothing queued");
+    const std::shared_ptr<Slot> slot = std::move(slots_.front());
+    slots_.pop_front();
+    ++taken_;
+    run(*slot);  // here, unless a worker started it
+    std::unique_lock lock(slot->mutex);
+    slot->finished.wait(lock, [&] { return slot->state == State::done; });
+    if (slot->error) std::rethrow_exception(slot->error);
+    return std::move(*slot->result);
+  }
+
+ private:
+  enum class State { queued, running, done, abandoned };
+  struct Slot {
+    std::mutex mutex;
+    std::condition_variable finished;
+    State state = State::queued;
+    Work work;
+    std::optional<T> result;
+    std::exception_ptr error;
+  };
+
+  static void run(Slot& slot) {
+    Work work;
+    {
+      std::lock_guard lock(slot.mutex);
+      if (slot.state != State::queued) return;
+      slot.state = State::running;
+      work = std::move(slot.work);
+    }
+    std::optional<T> result;
+    std::exception_ptr error;
+    try {
+      result.emplace(work());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    work = nullptr;  // its captures belong to the consumer's scan: gone before it may end
+    std::lock_guard lock(slot.mutex);
+    slot.result = std::move(result);
+    slot.error = error;
+    slot.state = State::done;
+    slot.finished.notify_all();
+  }
+
+  size_t depth_;
+  size_t taken_ = 0;
+  std::deque<std::shared_ptr<Slot>> slots_;
+};
+
+}  // namespace tally::executor
