@@ -310,7 +310,7 @@ __global__ void sorted_run_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> t
         v = valid ? c.value(lr.column, row) : 0;
       }
       ull x;
-      if (row_lane_value(lr, valid, v, x)) acc[l] = combine_local(lr.kind, acc[l], x);
+      if (lane_row(lr, c, row, valid, v, x)) acc[l] = combine_local(lr.kind, acc[l], x);
     }
   }
   if (have) table.add_partial(ls, spill, cur, cur_null, acc);
