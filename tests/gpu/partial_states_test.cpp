@@ -34,6 +34,10 @@ void expect_same(std::optional<double> got, std::optional<double> want, const ch
     EXPECT_TRUE(std::isnan(*got)) << what << ": " << *got;
     return;
   }
+  if (std::isinf(*want)) {
+    EXPECT_EQ(*got, *want) << what;
+    return;
+  }
   EXPECT_NEAR(*got, *want, 1e-12 * std::max(1.0, std::fabs(*want))) << what;
 }
 
