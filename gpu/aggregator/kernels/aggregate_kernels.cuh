@@ -245,7 +245,12 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
       } else if (s >= 0) {
         shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
       }
-      if (s == -1) table.add_row(c, ls, spill, row, key[j], false, v0[j]);
+      if (s == -1) {
+        // The count+sum shape's lanes without the generic lane loop (as the
+        // dictionary kernel's), which would cost the kernel registers.
+        if constexpr (kCountSum) table.add_count_sum(spill, key[j], false, 1, static_cast<ull>(v0[j]));
+        else table.add_row(c, ls, spill, row, key[j], false, v0[j]);
+      }
       __syncwarp();  // regroup after divergent probe loops
     }
   }

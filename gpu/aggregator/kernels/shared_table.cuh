@@ -194,6 +194,40 @@ __device__ __forceinline__ void shared_add_row(const SharedTable& t, const Share
   }
 }
 
+// A float lane's rows of one slot reduced across the warp (every lane of the
+// warp calls it; `valid` only for the rows of the leader's slot), then one
+// shared atomic by the leader: few groups would otherwise serialize the warp
+// on one address.
+template <class K>
+__device__ __forceinline__ void shared_add_float_warp(const SharedTable& t, const SharedLayout& lay, const LaneRef& lr,
+                                                      int l, uint32_t slot, const ChunkRef<K>& c, int64_t row,
+                                                      bool valid, int64_t v, int leader) {
+  constexpr unsigned kFull = 0xffffffffu;
+  ull x = 0;
+  const bool has = valid && float_lane_row(lr, c, row, valid, v, x);
+  const unsigned any = __ballot_sync(kFull, has);
+  if (any == 0) return;
+  const bool lead = static_cast<int>(threadIdx.x & 31) == leader;
+  if (lr.kind == LaneKind::pair_count) {
+    if (lead) atomicAdd(t.u32(lay, l) + slot, static_cast<uint32_t>(__popc(any)));
+  } else if (lr.kind == LaneKind::fmin || lr.kind == LaneKind::fmax) {
+    const bool mn = lr.kind == LaneKind::fmin;
+    long long m = has ? static_cast<long long>(x) : static_cast<long long>(lane_identity(lr.kind));
+    for (int d = 16; d > 0; d >>= 1) {
+      const long long o = __shfl_xor_sync(kFull, m, d);
+      m = mn ? (o < m ? o : m) : (o > m ? o : m);
+    }
+    if (lead) {
+      if (mn) atomicMin(t.i64(lay, l) + slot, m);
+      else atomicMax(t.i64(lay, l) + slot, m);
+    }
+  } else {
+    double d = has ? __longlong_as_double(static_cast<long long>(x)) : 0.0;
+    for (int s = 16; s > 0; s >>= 1) d += __shfl_xor_sync(kFull, d, s);
+    if (lead) atomicAdd(reinterpret_cast<double*>(t.i64(lay, l) + slot), d);
+  }
+}
+
 // Warp-cooperative version for high contention: lanes of the warp whose rows
 // share a slot are reduced with warp intrinsics and one lane does the atomics.
 // Every lane of the warp must call it (s < 0: nothing to add).
@@ -223,8 +257,8 @@ __device__ void shared_add_rows_warp(const SharedTable& t, const SharedLayout& l
         v = valid ? c.value(lr.column, row) : 0;
       }
       valid = valid && mine;
-      if (is_float_lane(lr.kind)) {  // per-row shared atomics: no warp reduction of doubles
-        if (valid) shared_add_float(t, lay, lr, l, slot, c, row, valid, v);
+      if (is_float_lane(lr.kind)) {
+        shared_add_float_warp(t, lay, lr, l, slot, c, row, valid, v, leader);
         continue;
       }
       if (lr.kind == LaneKind::count_valid) {
