@@ -27,6 +27,22 @@ namespace tally::executor {
 namespace engine_aggregation {
 
 
+namespace {
+// corr/covar/regr_* take float8 arguments, so an integer or float4 column
+// reaches them through an implicit cast. Engines read moments2_float's inputs
+// of any width as doubles (the same conversion as the cast), so the stored
+// column goes in instead: raw chunks, resident on the GPU, no host pass.
+const Expr* stored_moment_input(const Expr* arg) {
+  const auto* cast = dynamic_cast<const FunctionExpr*>(arg);
+  if (cast == nullptr || cast->name != "cast" || cast->args.size() != 1 || cast->type.id != TypeId::float8) return arg;
+  const auto* col = dynamic_cast<const ColumnExpr*>(cast->args[0].get());
+  if (col == nullptr) return arg;
+  const TypeId from = col->type.id;
+  const bool read_as_double = from == TypeId::int2 || from == TypeId::int4 || from == TypeId::int8 || from == TypeId::float4;
+  return read_as_double ? col : arg;
+}
+}  // namespace
+
 std::optional<Mapping> map_aggregate(const AggregateCall& call) {
   if (call.distinct) return std::nullopt;
   const AggKind kind = call.signature.kind;
@@ -139,8 +155,10 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   for (size_t a = 0; a < aggregates_.size(); ++a) {
     PartialAggregate p;
     p.op = mappings_[a].op;
-    if (mappings_[a].inputs >= 1) { p.input = static_cast<int>(inputs_.size()); inputs_.push_back(aggregates_[a].args[0].get()); }
-    if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(aggregates_[a].args[1].get()); }
+    const bool moments2 = p.op == PartialOp::moments2_float;
+    auto input = [&](size_t i) { return moments2 ? stored_moment_input(aggregates_[a].args[i].get()) : aggregates_[a].args[i].get(); };
+    if (mappings_[a].inputs >= 1) { p.input = static_cast<int>(inputs_.size()); inputs_.push_back(input(0)); }
+    if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(input(1)); }
     spec_.aggregates.push_back(p);
   }
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
@@ -191,8 +209,8 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     }
     if (context.engine == "gpu") {
       not_on_gpu_ = filtered ? "an aggregate has a FILTER clause, which the GPU engine does not take yet"
-                             : "an input or aggregate the GPU engine does not take (floating point, variance or "
-                               "regression, wide numeric)";
+                             : "an input or aggregate the GPU engine does not take (an integer variance wider "
+                               "than int4, wide numeric, or more accumulators than it keeps)";
     }
   } else if (context.engine == "gpu") {
     not_on_gpu_ = "this server has no usable GPU";

@@ -8,9 +8,14 @@
 namespace tally::gpu {
 
 // Physical key/value widths. SQL types map onto these: int2/int4/date/dictionary
-// text codes -> int32 (int2 and bool widened by the caller), int8/timestamp -> int64.
+// text codes -> int32 (int2 and bool widened by the caller), int8/timestamp -> int64,
+// float4 -> float32, float8 -> float64 (values only).
 enum class KeyType { int32, int64 };
-enum class ValueType { int32, int64 };
+enum class ValueType { int32, int64, float32, float64 };
+
+inline bool is_float_value(ValueType t) { return t == ValueType::float32 || t == ValueType::float64; }
+// Bytes per value as the chunk holds it.
+inline int value_bytes(ValueType t) { return t == ValueType::int64 || t == ValueType::float64 ? 8 : 4; }
 
 enum class AggOp {
   count_star,  // count(*): rows per group
@@ -19,11 +24,23 @@ enum class AggOp {
   min,
   max,
   avg,         // sum + count; the shared finalization layer renders it
+  // Over float columns (float32 widened to double in the kernel).
+  sum_float,   // double sum + count
+  min_float,   // PostgreSQL's float order: NaN greatest, -0 = 0
+  max_float,
+  // Over int32 columns: exact count, sum and sum of squares (var/stddev of int2/int4).
+  moments_int,
+  // count, sum and sum of squares in double of a float column (var/stddev/avg of floats).
+  moments_float,
+  // Pairs (Y = column, X = column2) where both are non-NULL, either width read as
+  // double: count, Sx, Sxx, Sy, Syy, Sxy as plain sums (corr, covar, regr_*).
+  moments2,
 };
 
 struct AggregateSpec {
   AggOp op = AggOp::count_star;
-  int column = -1;  // index into GroupBySpec::columns; -1 for count(*)
+  int column = -1;   // index into GroupBySpec::columns; -1 for count(*)
+  int column2 = -1;  // moments2: the X column
 };
 
 struct ValueColumnSpec {
@@ -79,11 +96,21 @@ struct ChunkPointers {
 // value of count and count(*); `value` the exact sum of sum and avg;
 // `extreme` the min or max. SQL NULL results (sum/min/max/avg of no value)
 // have nonnull == 0. value_at() reads whichever array holds the value.
+// Float and moment aggregates fill further arrays: `real` the double sum
+// (sum_float, moments_float) or the min/max (min_float, max_float);
+// `value2` the exact sum of squares (moments_int, with `value` the sum);
+// `squares` the double sum of squares (moments_float); and for moments2 the
+// plain sums over the pairs: `sum_x`, `sum_xx`, `sum_y`, `sum_yy`, `sum_xy`.
+// The host turns plain sums into the Youngs-Cramer form the engines share.
 struct AggregateValues {
   AggOp op = AggOp::count_star;
   std::vector<__int128> value;    // sum, avg
   std::vector<int64_t> extreme;   // min, max
   std::vector<int64_t> nonnull;   // every aggregate
+  std::vector<double> real;       // sum_float, moments_float (sum); min_float, max_float
+  std::vector<__int128> value2;   // moments_int: sum of squares
+  std::vector<double> squares;    // moments_float: sum of squares
+  std::vector<double> sum_x, sum_xx, sum_y, sum_yy, sum_xy;  // moments2
   __int128 value_at(size_t g) const {
     switch (op) {
       case AggOp::count_star:
@@ -91,7 +118,9 @@ struct AggregateValues {
       case AggOp::min:
       case AggOp::max: return extreme[g];
       case AggOp::sum:
-      case AggOp::avg: break;
+      case AggOp::avg:
+      case AggOp::moments_int: break;
+      default: return 0;  // float aggregates: read `real` and the sums
     }
     return value[g];
   }

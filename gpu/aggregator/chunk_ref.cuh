@@ -39,7 +39,7 @@ kernels::ChunkRef<K> chunk_ref(const GroupBySpec& spec, const ChunkPointers& chu
   r.key_validity = chunk.key.validity ? chunk.key.validity + off : nullptr;
   r.rows = n;
   for (size_t c = 0; c < chunk.values.size(); ++c) {
-    const bool wide = spec.columns[c].type == ValueType::int64;
+    const bool wide = value_bytes(spec.columns[c].type) == 8;  // float64 read as its bits
     r.columns[c].wide = wide;
     r.columns[c].data = static_cast<const char*>(chunk.values[c].data) + off * (wide ? 8 : 4);
     r.columns[c].validity = chunk.values[c].validity ? chunk.values[c].validity + off : nullptr;

@@ -1,6 +1,7 @@
 #include "gpu/aggregator/result_builder.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <iterator>
 
@@ -13,6 +14,11 @@ namespace {
 // GPU is done: a step takes tens of microseconds, an event query about one.
 constexpr uint64_t kPrepareStepBytes = 256 * 1024;
 }  // namespace
+
+double float_from_ordered(uint64_t bits) {
+  const auto o = static_cast<int64_t>(bits);
+  return std::bit_cast<double>(o ^ ((o >> 63) & INT64_MAX));
+}
 
 GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
                            const ExtractedGroups& g) {
@@ -71,6 +77,27 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
   auto column = [&](int l, auto& out) {
     gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out);
   };
+  // Lane `l` read as doubles (the float sums) into `out`.
+  auto doubles = [&](int l, std::vector<double>& out) {
+    out.resize(total);
+    const uint64_t* src = lanes + static_cast<size_t>(l) * stride;
+    auto at = [](uint64_t bits) { return std::bit_cast<double>(bits); };
+    for (uint64_t i = 0; i < ng; ++i) out[i] = at(src[i]);
+    for (uint64_t i = 0; i < nd; ++i) out[ng + i] = at(src[direct_at + i]);
+  };
+  // Two lanes of 64-bit words as one exact sum (lo unsigned, hi signed in 2^32 units).
+  auto wide_sum = [&](int lo_lane, int hi_lane, std::vector<__int128>& out) {
+    if (out.size() < total) out.clear();  // not prepared: a fresh array
+    out.resize(total);
+    const uint64_t* lo = lanes + static_cast<size_t>(lo_lane) * stride;
+    const uint64_t* hi = lanes + static_cast<size_t>(hi_lane) * stride;
+    auto wide = [](uint64_t l, uint64_t h) {
+      return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) * (static_cast<__int128>(1) << 32);
+    };
+    __int128* o = out.data();
+    for (uint64_t i = 0; i < ng; ++i) o[i] = wide(lo[i], hi[i]);
+    for (uint64_t i = 0; i < nd; ++i) o[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
+  };
   static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2",
                                                      "aggregate 3", "aggregate 4", "aggregate 5",
                                                      "aggregate 6", "aggregate 7"};
@@ -98,21 +125,36 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
         vals.extreme.clear();
         if (al.value_hi_lane >= 0) {
           // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
-          if (vals.value.size() < total) vals.value.clear();  // not prepared: a fresh array
-          vals.value.resize(total);
-          const uint64_t* lo = lanes + static_cast<size_t>(al.value_lane) * stride;
-          const uint64_t* hi = lanes + static_cast<size_t>(al.value_hi_lane) * stride;
-          auto wide = [](uint64_t l, uint64_t h) {
-            return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) *
-                                                  (static_cast<__int128>(1) << 32);
-          };
-          __int128* out = vals.value.data();
-          for (uint64_t i = 0; i < ng; ++i) out[i] = wide(lo[i], hi[i]);
-          for (uint64_t i = 0; i < nd; ++i)
-            out[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
+          wide_sum(al.value_lane, al.value_hi_lane, vals.value);
         } else {
           column(al.value_lane, vals.value);
         }
+        break;
+      case AggOp::sum_float:
+        doubles(al.value_lane, vals.real);
+        break;
+      case AggOp::min_float:
+      case AggOp::max_float: {
+        vals.real.resize(total);
+        const uint64_t* src = lanes + static_cast<size_t>(al.value_lane) * stride;
+        for (uint64_t i = 0; i < ng; ++i) vals.real[i] = float_from_ordered(src[i]);
+        for (uint64_t i = 0; i < nd; ++i) vals.real[ng + i] = float_from_ordered(src[direct_at + i]);
+        break;
+      }
+      case AggOp::moments_int:
+        column(al.value_lane, vals.value);
+        wide_sum(al.square_lane, al.square_hi_lane, vals.value2);
+        break;
+      case AggOp::moments_float:
+        doubles(al.value_lane, vals.real);
+        doubles(al.square_lane, vals.squares);
+        break;
+      case AggOp::moments2:
+        doubles(al.value_lane, vals.sum_x);
+        doubles(al.square_lane, vals.sum_xx);
+        doubles(al.y_lane, vals.sum_y);
+        doubles(al.yy_lane, vals.sum_yy);
+        doubles(al.xy_lane, vals.sum_xy);
         break;
     }
     region(a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates");
@@ -162,6 +204,8 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
       case AggOp::avg:
         touch(vals.value);
         break;
+      default:
+        break;  // float aggregates: written once by the build
     }
   }
   return gpu_busy;

@@ -26,6 +26,9 @@ struct ExtractedGroups {
   uint64_t direct_groups = 0;
 };
 
+// The double an fmin/fmax lane holds (views.cuh's ordered_float, inverted).
+double float_from_ordered(uint64_t bits);
+
 // Builds the result column at a time: one tight loop per aggregate and lane,
 // into `spare`'s arrays (prepare_result_arrays) when they are large enough.
 // Marks each region with the thread's page faults in it (EXPLAIN ANALYZE's

@@ -8,6 +8,13 @@
 
 namespace tally::gpu::aggregator {
 
+// Lanes of 8-byte words (wide min/max, the float lanes but pair_count): laid
+// out first, so each is 8-byte aligned.
+inline bool eight_byte_lane(const Lane& lane) {
+  if (lane.kind == LaneKind::min || lane.kind == LaneKind::max) return lane.wide;
+  return is_float_lane(lane.kind) && lane.kind != LaneKind::pair_count;
+}
+
 template <class K>
 kernels::SharedLayout shared_layout(const LanePlan& plan, uint32_t slots, uint32_t replicas,
                                     bool with_keys) {
@@ -20,14 +27,14 @@ kernels::SharedLayout shared_layout(const LanePlan& plan, uint32_t slots, uint32
   }
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     const Lane& lane = plan.lanes[l];
-    if ((lane.kind == LaneKind::min || lane.kind == LaneKind::max) && lane.wide) {
+    if (eight_byte_lane(lane)) {
       lay.offset[l] = off;
       off += total * 8;
     }
   }
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     const Lane& lane = plan.lanes[l];
-    if ((lane.kind == LaneKind::min || lane.kind == LaneKind::max) && lane.wide) continue;
+    if (eight_byte_lane(lane)) continue;
     lay.offset[l] = off;
     off += total * static_cast<uint32_t>(shared_lane_bytes(lane));
   }

@@ -238,9 +238,11 @@ class TypedAggregator final : public GroupByAggregator::Impl {
   static kernels::LaneSet lane_set(const LanePlan& plan) {
     kernels::LaneSet lanes;
     lanes.count = static_cast<int>(plan.lanes.size());
-    for (size_t l = 0; l < plan.lanes.size(); ++l)
-      lanes.lane[l] = kernels::LaneRef{
-          plan.lanes[l].kind, static_cast<int8_t>(plan.lanes[l].column), plan.lanes[l].wide};
+    for (size_t l = 0; l < plan.lanes.size(); ++l) {
+      const Lane& p = plan.lanes[l];
+      lanes.lane[l] = kernels::LaneRef{p.kind,   static_cast<int8_t>(p.column), p.wide, static_cast<int8_t>(p.column2),
+                                       p.real,   p.wide2,                       p.real2};
+    }
     return lanes;
   }
 

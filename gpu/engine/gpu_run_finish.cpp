@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
+#include "gpu/engine/partial_states.hpp"
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
@@ -157,17 +158,8 @@ tally::AggregationResult GpuRun::finalize() {
     for (size_t g = 0; g < n; ++g) valid[g] = static_cast<uint8_t>(is_null[g] == 0);
   }
   // Every array is one the aggregator built for this partial state: moved.
-  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    tally::PartialStates& st = out.states[a];
-    AggregateValues& v = r.aggregates[a];
-    st.count = std::move(v.nonnull);
-    switch (spec_.aggregates[a].op) {
-      case PartialOp::sum_int: st.sum_int = std::move(v.value); break;
-      case PartialOp::min_int:
-      case PartialOp::max_int: st.extreme_int = std::move(v.extreme); break;
-      default: break;
-    }
-  }
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a)
+    to_partial_states(spec_.aggregates[a].op, r.aggregates[a], out.states[a]);
   report_.groups = n;
   host_mark("partial states");
   const auto t3 = std::chrono::steady_clock::now();

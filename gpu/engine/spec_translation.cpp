@@ -12,6 +12,16 @@ using tally::PartialOp;
 
 bool integer_width(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::int64; }
 
+ValueType value_type(ColumnWidth w) {
+  switch (w) {
+    case ColumnWidth::int32: return ValueType::int32;
+    case ColumnWidth::int64: return ValueType::int64;
+    case ColumnWidth::float32: return ValueType::float32;
+    case ColumnWidth::float64: return ValueType::float64;
+  }
+  return ValueType::int64;
+}
+
 }  // namespace
 
 uint32_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
@@ -23,10 +33,8 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
   GroupBySpec g;
   g.key_type = key_width == ColumnWidth::int32 ? KeyType::int32 : KeyType::int64;
   for (size_t i = 0; i < value_widths.size(); ++i) {
-    const ColumnWidth w = value_widths[i];
-    if (!integer_width(w)) return std::nullopt;
     const bool may_have_nulls = !(i < not_null.size() && not_null[i]);
-    g.columns.push_back({w == ColumnWidth::int32 ? ValueType::int32 : ValueType::int64, may_have_nulls});
+    g.columns.push_back({value_type(value_widths[i]), may_have_nulls});
   }
   for (const tally::PartialAggregate& a : aggregates) {
     AggregateSpec as;
@@ -37,7 +45,16 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
       case PartialOp::sum_int: as.op = AggOp::sum; break;
       case PartialOp::min_int: as.op = AggOp::min; break;
       case PartialOp::max_int: as.op = AggOp::max; break;
-      default: return std::nullopt;
+      case PartialOp::sum_float: as.op = AggOp::sum_float; break;
+      case PartialOp::min_float: as.op = AggOp::min_float; break;
+      case PartialOp::max_float: as.op = AggOp::max_float; break;
+      case PartialOp::moments_int: as.op = AggOp::moments_int; break;
+      case PartialOp::moments_float: as.op = AggOp::moments_float; break;
+      case PartialOp::moments2_float:
+        as.op = AggOp::moments2;
+        as.column2 = a.input2;
+        if (as.column2 < 0 || static_cast<size_t>(as.column2) >= g.columns.size()) return std::nullopt;
+        break;
     }
     if (as.op != AggOp::count_star && (as.column < 0 || static_cast<size_t>(as.column) >= g.columns.size()))
       return std::nullopt;

@@ -2,14 +2,19 @@
 // CPU engine, over the same stored tables: every result (type OIDs, rows,
 // each value's text) must be identical. Modelled on the executor's
 // differential generator (tests/differential/), weighted towards the shapes
-// the GPU engine takes (integer keys and inputs; count, sum, avg, min, max,
-// bool_and/or), with the rest mixed in so that the fallback to the CPU is
-// exercised too. Each GPU query runs twice: cold (columns copied) and warm
-// (from the device column cache). Skips without a GPU.
+// the GPU engine takes (integer and float keys and inputs; count, sum, avg,
+// min, max, bool_and/or, variance and stddev, corr/covar/regr_*), with the
+// rest mixed in so that the fallback to the CPU is exercised too. Float
+// answers may differ in the last bits (the GPU adds in another order): they
+// match within 1e-9 relative, everything else exactly. Each GPU query runs
+// twice: cold (columns copied) and warm (from the device column cache).
+// Skips without a GPU.
 // TALLY_GPU_DIFF_SEED and TALLY_GPU_DIFF_QUERIES override the defaults.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -46,12 +51,18 @@ class Generator {
     std::snprintf(num, sizeof num, "%d.%02d", pick(20000) - 10000, pick(100));
     char fl[32];
     std::snprintf(fl, sizeof fl, "%.6g", (pick(200000) - 100000) / 7.0);
+    // Now and then a special value: NaN and the infinities follow
+    // PostgreSQL's rules through every aggregate (min/max order, NaN sums).
+    static const char* specials[] = {"'NaN'", "'Infinity'", "'-Infinity'", "'-0'"};
+    const std::string vfloat = pick(400) == 0 ? specials[pick(4)] : fl;
+    char rl[32];
+    std::snprintf(rl, sizeof rl, "%.4g", (pick(20000) - 10000) / 8.0);
     return "(" + maybe_null(5, std::to_string(skew)) + ", " + std::to_string(pick(5000)) + ", " +
            maybe_null(5, std::to_string(static_cast<int64_t>(pick(300)) * 1000000007LL - 150000000000LL)) + ", " +
            maybe_null(8, std::string("'") + texts[pick(7)] + "'") + ", " + maybe_null(5, date) + ", " +
            maybe_null(8, std::to_string(vint)) + ", " + maybe_null(8, std::to_string(vbig)) + ", " +
            maybe_null(8, std::to_string(pick(60001) - 30000)) + ", " + maybe_null(10, pick(2) ? "true" : "false") +
-           ", " + maybe_null(8, num) + ", " + maybe_null(8, fl) + ")";
+           ", " + maybe_null(8, num) + ", " + maybe_null(8, vfloat) + ", " + maybe_null(8, rl) + ")";
   }
 
   std::string query() {
@@ -65,6 +76,14 @@ class Generator {
                                        "min(k_date)", "max(k_date)", "sum(v_num)", "avg(v_float)",
                                        "count(DISTINCT k_small)", "stddev(v_int)",
                                        "count(*) FILTER (WHERE v_int > 0)", "max(v_num)"};
+    // Float and statistical aggregates (float8, float4 and int inputs).
+    static const char* float_aggs[] = {
+        "sum(v_float)",           "avg(v_float)",          "min(v_float)",           "max(v_float)",
+        "min(v_real)",            "max(v_real)",           "avg(v_real)",            "stddev(v_float)",
+        "var_pop(v_float)",       "stddev_pop(v_real)",    "variance(v_small)",      "stddev_samp(v_int)",
+        "corr(v_int, v_small)",   "covar_pop(v_float, v_int)", "covar_samp(v_real, v_float)",
+        "regr_slope(v_small, k_uni)", "regr_intercept(v_float, v_small)", "regr_count(v_float, v_int)",
+        "regr_r2(v_int, v_real)", "regr_sxx(v_small, v_float)", "regr_avgy(v_big, v_int)", "corr(v_float, v_real)"};
     static const char* filters[] = {"v_int > 0", "k_small IN (0, 1, 2)", "k_uni < 2500", "flag", "k_text LIKE 'a%'"};
     const int nkeys = pick(100) < 15 ? 0 : (pick(100) < 80 ? 1 : 2);
     std::vector<std::string> chosen;
@@ -75,7 +94,9 @@ class Generator {
     std::vector<std::string> aggs;
     const int naggs = 1 + pick(3);
     for (int i = 0; i < naggs; ++i) {
-      if (chance(75)) {
+      if (chance(30)) {
+        aggs.push_back(float_aggs[pick(static_cast<int>(std::size(float_aggs)))]);
+      } else if (chance(70)) {
         aggs.push_back(std::string(functions[pick(static_cast<int>(std::size(functions)))]) + "(" +
                        int_inputs[pick(static_cast<int>(std::size(int_inputs)))] + ")");
       } else {
@@ -112,6 +133,20 @@ Result sorted(Result r, size_t keys) {
   return r;
 }
 
+// Whether two printed values are the same number within 1e-9 relative (float
+// results; the engines add in different orders) or the same text.
+bool same_value(const std::optional<std::string>& a, const std::optional<std::string>& b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double x = std::strtod(a->c_str(), &end_a);
+  const double y = std::strtod(b->c_str(), &end_b);
+  if (*end_a != '\0' || *end_b != '\0' || a->empty() || b->empty()) return false;
+  if (std::isnan(x) || std::isnan(y) || std::isinf(x) || std::isinf(y)) return false;
+  return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
+}
+
 std::string differs(const Result& cpu, const Result& gpu) {
   if (cpu.ok != gpu.ok) return cpu.ok ? "GPU failed: " + gpu.sqlstate + " " + gpu.message : "CPU failed: " + cpu.message;
   if (!cpu.ok) return cpu.sqlstate == gpu.sqlstate ? "" : "SQLSTATE " + gpu.sqlstate + " vs CPU " + cpu.sqlstate;
@@ -119,7 +154,9 @@ std::string differs(const Result& cpu, const Result& gpu) {
   if (cpu.rows.size() != gpu.rows.size())
     return "row count " + std::to_string(gpu.rows.size()) + " vs CPU " + std::to_string(cpu.rows.size());
   for (size_t i = 0; i < cpu.rows.size(); ++i) {
-    if (cpu.rows[i] != gpu.rows[i]) {
+    bool same = cpu.rows[i].size() == gpu.rows[i].size();
+    for (size_t c = 0; same && c < cpu.rows[i].size(); ++c) same = same_value(cpu.rows[i][c], gpu.rows[i][c]);
+    if (!same) {
       std::string a, b;
       for (const auto& v : cpu.rows[i]) a += (v ? *v : "NULL") + "|";
       for (const auto& v : gpu.rows[i]) b += (v ? *v : "NULL") + "|";
@@ -156,7 +193,7 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
 
   ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE d (k_small int, k_uni int, k_big bigint, k_text text, k_date date, "
                             "v_int int, v_big bigint, v_small smallint, flag boolean, v_num numeric(8,2), "
-                            "v_float float8)").ok);
+                            "v_float float8, v_real real)").ok);
   for (int batch = 0; batch < 10; ++batch) {
     std::string insert = "INSERT INTO d VALUES ";
     for (int i = 0; i < 3000; ++i) insert += (i ? ", " : "") + gen.row();

@@ -45,6 +45,53 @@ TEST(LanePlan, TooManyAggregatesIsFeatureNotSupported) {
   }
 }
 
+// Float and moment aggregates: their lanes, shared where the same sum serves
+// several (avg and stddev of one column), and the pairs of moments2 over
+// rows where both columns are non-NULL.
+TEST(LanePlan, FloatAndMomentLanes) {
+  GroupBySpec s;
+  s.columns = {{ValueType::float64, true}, {ValueType::float32, true}, {ValueType::int32, true}};
+  s.aggregates = {{AggOp::sum_float, 0}, {AggOp::moments_float, 0}, {AggOp::min_float, 1},
+                  {AggOp::moments_int, 2}, {AggOp::moments2, 0, 2}};
+  const LanePlan p = plan_lanes(s);
+  const auto kind = [&](int lane) { return p.lanes[static_cast<size_t>(lane)].kind; };
+  EXPECT_EQ(kind(p.aggregates[0].value_lane), LaneKind::fsum);
+  EXPECT_EQ(p.aggregates[1].value_lane, p.aggregates[0].value_lane);  // one sum of x for both
+  EXPECT_EQ(kind(p.aggregates[1].square_lane), LaneKind::fsq);
+  EXPECT_EQ(kind(p.aggregates[2].value_lane), LaneKind::fmin);
+  EXPECT_TRUE(p.lanes[static_cast<size_t>(p.aggregates[2].value_lane)].real);
+  EXPECT_FALSE(p.lanes[static_cast<size_t>(p.aggregates[2].value_lane)].wide);  // float4
+  EXPECT_EQ(kind(p.aggregates[3].value_lane), LaneKind::sum32);
+  EXPECT_EQ(kind(p.aggregates[3].square_lane), LaneKind::sq_lo);
+  EXPECT_EQ(kind(p.aggregates[3].square_hi_lane), LaneKind::sq_hi);
+  const AggregateLanes& m2 = p.aggregates[4];
+  EXPECT_EQ(kind(m2.nonnull_lane), LaneKind::pair_count);
+  // Sx over X = column 2 (an int column read as double), paired with Y = column 0.
+  const Lane& sx = p.lanes[static_cast<size_t>(m2.value_lane)];
+  EXPECT_EQ(sx.kind, LaneKind::fsum);
+  EXPECT_EQ(sx.column, 2);
+  EXPECT_EQ(sx.column2, 0);
+  EXPECT_FALSE(sx.real);
+  EXPECT_NE(m2.value_lane, p.aggregates[0].value_lane);  // a pair's sum is not the column's sum
+  EXPECT_EQ(kind(m2.xy_lane), LaneKind::fprod);
+  EXPECT_EQ(kind(m2.yy_lane), LaneKind::fsq);
+  EXPECT_EQ(p.lanes[static_cast<size_t>(m2.yy_lane)].column, 0);
+  EXPECT_LE(p.lanes.size(), static_cast<size_t>(kMaxLanes));
+}
+
+TEST(LanePlan, MomentsOfWideIntegersAndIntegerOpsOverFloatsAreRefused) {
+  GroupBySpec s;
+  s.columns = {{ValueType::int64, true}, {ValueType::float64, true}};
+  s.aggregates = {{AggOp::moments_int, 0}};
+  EXPECT_THROW(plan_lanes(s), Error);
+  s.aggregates = {{AggOp::sum, 1}};
+  EXPECT_THROW(plan_lanes(s), Error);
+  s.aggregates = {{AggOp::sum_float, 0}};
+  EXPECT_THROW(plan_lanes(s), Error);
+  s.aggregates = {{AggOp::count, 1}, {AggOp::moments2, 1, 0}};  // count of a float; pairs of any widths
+  EXPECT_NO_THROW(plan_lanes(s));
+}
+
 TEST(LanePlan, MissingColumnIsAnError) {
   GroupBySpec s;
   s.aggregates = {{AggOp::sum, 3}};

@@ -2,7 +2,9 @@
 // aggregator copies back (gpu/aggregator/result_builder.hpp); runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "gpu/aggregator/result_builder.hpp"
@@ -94,6 +96,58 @@ TEST(ResultBuilder, PreparationStopsOnceTheGpuIsDone) {
   EXPECT_TRUE(spare.keys.empty());
   EXPECT_GE(spare.keys.capacity(), 64u);  // reserved, not touched
   expect_groups(build_result(e.spec, e.plan, std::move(spare), e.groups()));
+}
+
+// Float lanes: double sums as their bits, min/max in the ordered encoding
+// (views.cuh's ordered_float), exact sums of squares from two words.
+TEST(ResultBuilder, FloatAndMomentLanes) {
+  GroupBySpec spec;
+  spec.columns = {{ValueType::float64, false}, {ValueType::int32, false}};
+  spec.aggregates = {{AggOp::moments_float, 0}, {AggOp::max_float, 0}, {AggOp::moments_int, 1}};
+  const LanePlan plan = plan_lanes(spec);
+  constexpr uint64_t kStride = 3;
+  std::vector<uint64_t> lanes(plan.lanes.size() * kStride, 0);
+  auto set = [&](int l, uint64_t g, uint64_t v) { lanes[static_cast<size_t>(l) * kStride + g] = v; };
+  auto bits = [](double d) {
+    uint64_t u;
+    std::memcpy(&u, &d, 8);
+    return u;
+  };
+  // The ordered encoding of a double: its bits, magnitude flipped when negative.
+  auto ordered = [&](double d) {
+    const auto b = static_cast<int64_t>(bits(d));
+    return static_cast<uint64_t>(b ^ ((b >> 63) & INT64_MAX));
+  };
+  set(0, 0, 2);
+  set(0, 1, 1);
+  set(plan.aggregates[0].value_lane, 0, bits(3.5));
+  set(plan.aggregates[0].square_lane, 0, bits(10.25));
+  set(plan.aggregates[1].value_lane, 0, ordered(-2.25));
+  set(plan.aggregates[1].value_lane, 1, ordered(std::numeric_limits<double>::infinity()));
+  set(plan.aggregates[2].value_lane, 0, static_cast<uint64_t>(-7));
+  set(plan.aggregates[2].square_lane, 0, 5);  // low words
+  set(plan.aggregates[2].square_hi_lane, 0, 3);  // 3 * 2^32
+  std::vector<int64_t> keys = {1, 2, 0};
+  std::vector<uint8_t> nulls = {0, 0, 0};
+  ExtractedGroups g;
+  g.keys = reinterpret_cast<const char*>(keys.data());
+  g.lanes = lanes.data();
+  g.nulls = nulls.data();
+  g.stride = kStride;
+  g.table_groups = 2;
+  g.direct_at = 2;
+  g.direct_groups = 0;
+  const GroupByResult r = build_result(spec, plan, GroupByResult{}, g);
+  ASSERT_EQ(r.aggregates.size(), 3u);
+  EXPECT_EQ(r.aggregates[0].nonnull, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r.aggregates[0].real[0], 3.5);
+  EXPECT_EQ(r.aggregates[0].squares[0], 10.25);
+  EXPECT_EQ(r.aggregates[1].real[0], -2.25);
+  EXPECT_EQ(r.aggregates[1].real[1], std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(r.aggregates[2].value[0] == -7);
+  EXPECT_TRUE(r.aggregates[2].value2[0] == 3 * kTwo32 + 5);
+  EXPECT_EQ(float_from_ordered(ordered(-0.5)), -0.5);
+  EXPECT_TRUE(std::isnan(float_from_ordered(0x7ff8000000000000ull)));
 }
 
 }  // namespace

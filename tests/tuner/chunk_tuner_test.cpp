@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "common/error.hpp"
@@ -320,6 +321,34 @@ TEST(TuningSignature, IgnoresAggregateOrderButNotWidths) {
   std::swap(b.aggregates[0], b.aggregates[1]);
   EXPECT_EQ(tuning_signature(a), tuning_signature(b));
   b.key_width = tally::ColumnWidth::int64;
+  EXPECT_NE(tuning_signature(a), tuning_signature(b));
+}
+
+// The float and moment aggregates run other lanes than the integer ones (and
+// a pair's moments over int columns others than over float columns): each
+// is its own tuning key.
+TEST(TuningSignature, DistinguishesFloatAndMomentAggregates) {
+  using tally::ColumnWidth;
+  using tally::PartialOp;
+  tally::AggregationSpec a;
+  a.key_width = ColumnWidth::int32;
+  a.value_widths = {ColumnWidth::float64, ColumnWidth::int32};
+  std::set<std::string> seen;
+  for (const tally::PartialAggregate agg :
+       {tally::PartialAggregate{PartialOp::sum_float, 0, -1}, tally::PartialAggregate{PartialOp::min_float, 0, -1},
+        tally::PartialAggregate{PartialOp::max_float, 0, -1}, tally::PartialAggregate{PartialOp::moments_float, 0, -1},
+        tally::PartialAggregate{PartialOp::moments_int, 1, -1}, tally::PartialAggregate{PartialOp::sum_int, 1, -1},
+        tally::PartialAggregate{PartialOp::moments2_float, 0, 1}, tally::PartialAggregate{PartialOp::moments2_float, 1, 0}}) {
+    a.aggregates = {agg};
+    EXPECT_TRUE(seen.insert(tuning_signature(a)).second) << tuning_signature(a);
+    const auto shape = parse_tuning_signature(tuning_signature(a));
+    ASSERT_TRUE(shape.has_value());
+    EXPECT_EQ(shape->aggregates[0].op, agg.op);
+    EXPECT_EQ(shape->aggregates[0].input2, agg.input2);
+  }
+  a.aggregates = {{PartialOp::moments2_float, 0, 1}};
+  tally::AggregationSpec b = a;
+  b.value_widths = {ColumnWidth::float64, ColumnWidth::float64};  // corr over a cast instead of the int column
   EXPECT_NE(tuning_signature(a), tuning_signature(b));
 }
 

@@ -245,7 +245,12 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
       } else if (s >= 0) {
         shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
       }
-      if (s == -1) table.add_row(c, ls, spill, row, key[j], false, v0[j]);
+      if (s == -1) {
+        // The count+sum shape's lanes without the generic lane loop (as the
+        // dictionary kernel's), which would cost the kernel registers.
+        if constexpr (kCountSum) table.add_count_sum(spill, key[j], false, 1, static_cast<ull>(v0[j]));
+        else table.add_row(c, ls, spill, row, key[j], false, v0[j]);
+      }
       __syncwarp();  // regroup after divergent probe loops
     }
   }
@@ -310,7 +315,7 @@ __global__ void sorted_run_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> t
         v = valid ? c.value(lr.column, row) : 0;
       }
       ull x;
-      if (row_lane_value(lr, valid, v, x)) acc[l] = combine_local(lr.kind, acc[l], x);
+      if (lane_row(lr, c, row, valid, v, x)) acc[l] = combine_local(lr.kind, acc[l], x);
     }
   }
   if (have) table.add_partial(ls, spill, cur, cur_null, acc);

@@ -60,15 +60,34 @@ struct SharedTable {
 };
 
 __device__ __forceinline__ bool is_sum(LaneKind k) {
-  return k == LaneKind::sum32 || k == LaneKind::sum_lo || k == LaneKind::sum_hi;
+  return k == LaneKind::sum32 || k == LaneKind::sum_lo || k == LaneKind::sum_hi || k == LaneKind::sq_lo ||
+         k == LaneKind::sq_hi;
 }
 
 // The 64-bit quantity a sum lane adds for value v (sum_lo: the unsigned low
-// word of an int64 value; sum_hi: its signed high word).
+// word of an int64 value; sum_hi: its signed high word; sq_lo, sq_hi: the
+// same of an int32 value's square).
 __device__ __forceinline__ int64_t sum_part(LaneKind k, int64_t v) {
   if (k == LaneKind::sum_lo) return static_cast<int64_t>(static_cast<uint32_t>(v));
   if (k == LaneKind::sum_hi) return v >> 32;
+  if (k == LaneKind::sq_lo) return static_cast<int64_t>(static_cast<uint32_t>(static_cast<uint64_t>(v * v)));
+  if (k == LaneKind::sq_hi) return (v * v) >> 32;
   return v;
+}
+
+// Adds one row to a float lane in shared memory (doubles by native shared
+// atomics; fmin/fmax as ordered int64).
+template <class K>
+__device__ __forceinline__ void shared_add_float(const SharedTable& t, const SharedLayout& lay, const LaneRef& lr, int l,
+                                                 uint32_t s, const ChunkRef<K>& c, int64_t row, bool valid, int64_t v) {
+  ull x;
+  if (!float_lane_row(lr, c, row, valid, v, x)) return;
+  switch (lr.kind) {
+    case LaneKind::fmin: atomicMin(t.i64(lay, l) + s, static_cast<long long>(x)); break;
+    case LaneKind::fmax: atomicMax(t.i64(lay, l) + s, static_cast<long long>(x)); break;
+    case LaneKind::pair_count: atomicAdd(t.u32(lay, l) + s, 1u); break;
+    default: atomicAdd(reinterpret_cast<double*>(t.i64(lay, l) + s), __longlong_as_double(static_cast<long long>(x)));
+  }
 }
 
 // Adds a 64-bit partial to a sum lane kept as a signed 32-bit low word plus a
@@ -123,6 +142,8 @@ __device__ void shared_init(const SharedTable& t, const SharedLayout& lay, const
           t.i64(lay, l)[s] = mn ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
         else
           t.i32(lay, l)[s] = mn ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int32_t>::min();
+      } else if (is_float_lane(lr.kind) && lr.kind != LaneKind::pair_count) {
+        t.i64(lay, l)[s] = static_cast<long long>(lane_identity(lr.kind));
       } else {
         t.u32(lay, l)[s] = 0;
         if (is_sum(lr.kind)) t.hi(lay, l)[s] = 0;
@@ -154,6 +175,10 @@ __device__ __forceinline__ void shared_add_row(const SharedTable& t, const Share
       v = valid ? c.value(lr.column, row) : 0;
     }
     if (!valid) continue;
+    if (is_float_lane(lr.kind)) {
+      shared_add_float(t, lay, lr, l, s, c, row, valid, v);
+      continue;
+    }
     switch (lr.kind) {
       case LaneKind::count_valid: atomicAdd(t.u32(lay, l) + s, 1u); break;
       case LaneKind::min:
@@ -166,6 +191,40 @@ __device__ __forceinline__ void shared_add_row(const SharedTable& t, const Share
         break;
       default: shared_add_sum(t.i32(lay, l), t.hi(lay, l), s, sum_part(lr.kind, v));
     }
+  }
+}
+
+// A float lane's rows of one slot reduced across the warp (every lane of the
+// warp calls it; `valid` only for the rows of the leader's slot), then one
+// shared atomic by the leader: few groups would otherwise serialize the warp
+// on one address.
+template <class K>
+__device__ __forceinline__ void shared_add_float_warp(const SharedTable& t, const SharedLayout& lay, const LaneRef& lr,
+                                                      int l, uint32_t slot, const ChunkRef<K>& c, int64_t row,
+                                                      bool valid, int64_t v, int leader) {
+  constexpr unsigned kFull = 0xffffffffu;
+  ull x = 0;
+  const bool has = valid && float_lane_row(lr, c, row, valid, v, x);
+  const unsigned any = __ballot_sync(kFull, has);
+  if (any == 0) return;
+  const bool lead = static_cast<int>(threadIdx.x & 31) == leader;
+  if (lr.kind == LaneKind::pair_count) {
+    if (lead) atomicAdd(t.u32(lay, l) + slot, static_cast<uint32_t>(__popc(any)));
+  } else if (lr.kind == LaneKind::fmin || lr.kind == LaneKind::fmax) {
+    const bool mn = lr.kind == LaneKind::fmin;
+    long long m = has ? static_cast<long long>(x) : static_cast<long long>(lane_identity(lr.kind));
+    for (int d = 16; d > 0; d >>= 1) {
+      const long long o = __shfl_xor_sync(kFull, m, d);
+      m = mn ? (o < m ? o : m) : (o > m ? o : m);
+    }
+    if (lead) {
+      if (mn) atomicMin(t.i64(lay, l) + slot, m);
+      else atomicMax(t.i64(lay, l) + slot, m);
+    }
+  } else {
+    double d = has ? __longlong_as_double(static_cast<long long>(x)) : 0.0;
+    for (int s = 16; s > 0; s >>= 1) d += __shfl_xor_sync(kFull, d, s);
+    if (lead) atomicAdd(reinterpret_cast<double*>(t.i64(lay, l) + slot), d);
   }
 }
 
@@ -198,6 +257,10 @@ __device__ void shared_add_rows_warp(const SharedTable& t, const SharedLayout& l
         v = valid ? c.value(lr.column, row) : 0;
       }
       valid = valid && mine;
+      if (is_float_lane(lr.kind)) {
+        shared_add_float_warp(t, lay, lr, l, slot, c, row, valid, v, leader);
+        continue;
+      }
       if (lr.kind == LaneKind::count_valid) {
         const unsigned b = __ballot_sync(kFull, valid);
         if (me == leader && b) atomicAdd(t.u32(lay, l) + slot, static_cast<uint32_t>(__popc(b)));
@@ -239,7 +302,13 @@ __device__ __forceinline__ ull shared_lane_value(const SharedTable& t, const Sha
                                                  int l, uint32_t s) {
   switch (lr.kind) {
     case LaneKind::count_rows:
-    case LaneKind::count_valid: return t.u32(lay, l)[s];
+    case LaneKind::count_valid:
+    case LaneKind::pair_count: return t.u32(lay, l)[s];
+    case LaneKind::fmin:
+    case LaneKind::fmax:
+    case LaneKind::fsum:
+    case LaneKind::fsq:
+    case LaneKind::fprod: return static_cast<ull>(t.i64(lay, l)[s]);
     case LaneKind::min:
     case LaneKind::max:
       return lr.wide ? static_cast<ull>(t.i64(lay, l)[s]) : static_cast<ull>(static_cast<int64_t>(t.i32(lay, l)[s]));

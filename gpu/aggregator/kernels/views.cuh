@@ -47,6 +47,12 @@ struct LaneRef {
   LaneKind kind = LaneKind::count_rows;
   int8_t column = -1;
   bool wide = false;
+  // Float lanes only (gpu/lane_plan.hpp): the pair's second column and how
+  // each column's bits read as a double.
+  int8_t column2 = -1;
+  bool real = false;
+  bool wide2 = false;
+  bool real2 = false;
 };
 
 struct LaneSet {
@@ -55,9 +61,55 @@ struct LaneSet {
 };
 
 __host__ __device__ __forceinline__ ull lane_identity(LaneKind k) {
-  if (k == LaneKind::min) return static_cast<ull>(std::numeric_limits<int64_t>::max());
-  if (k == LaneKind::max) return static_cast<ull>(std::numeric_limits<int64_t>::min());
-  return 0;
+  if (k == LaneKind::min || k == LaneKind::fmin) return static_cast<ull>(std::numeric_limits<int64_t>::max());
+  if (k == LaneKind::max || k == LaneKind::fmax) return static_cast<ull>(std::numeric_limits<int64_t>::min());
+  return 0;  // also 0.0 of the double sums
+}
+
+// A column's 64-bit value (ChunkRef::value) as a double: a float64's bits, a
+// float32's bits in the low word, or an integer converted.
+__device__ __forceinline__ double as_double(int64_t v, bool real, bool wide) {
+  if (!real) return static_cast<double>(v);
+  return wide ? __longlong_as_double(v) : static_cast<double>(__int_as_float(static_cast<int>(v)));
+}
+
+// PostgreSQL's float order as int64 order, so that fmin/fmax lanes are int64
+// min/max: every NaN one value above +Infinity, -0 equal to 0; negative
+// doubles' magnitude bits flipped. Its own inverse (float_from_ordered on the host).
+__device__ __forceinline__ int64_t ordered_float(double x) {
+  if (x != x) return 0x7ff8000000000000LL;
+  if (x == 0) x = 0.0;
+  const int64_t b = __double_as_longlong(x);
+  return b ^ ((b >> 63) & 0x7fffffffffffffffLL);
+}
+
+// One row's contribution to a float lane (lane_plan.hpp): `valid` and `v`
+// are the row's value of lr.column; false when the row adds nothing (NULL,
+// or a pair missing its second value).
+template <class K>
+__device__ __noinline__ bool float_lane_row(const LaneRef& lr, const ChunkRef<K>& c, int64_t row, bool valid, int64_t v,
+                                            ull& out) {
+  if (!valid) return false;
+  double y = 0;
+  if (lr.column2 >= 0) {
+    if (!c.valid(lr.column2, row)) return false;
+    if (lr.kind == LaneKind::fprod) y = as_double(c.value(lr.column2, row), lr.real2, lr.wide2);
+  }
+  if (lr.kind == LaneKind::pair_count) {
+    out = 1;
+    return true;
+  }
+  const double x = as_double(v, lr.real, lr.wide);
+  double r = x;
+  switch (lr.kind) {
+    case LaneKind::fmin:
+    case LaneKind::fmax: out = static_cast<ull>(ordered_float(x)); return true;
+    case LaneKind::fsq: r = x * x; break;
+    case LaneKind::fprod: r = x * y; break;
+    default: break;  // fsum
+  }
+  out = static_cast<ull>(__double_as_longlong(r));
+  return true;
 }
 
 // One row's contribution to a lane in the global (64-bit) encoding; false when
@@ -73,23 +125,45 @@ __device__ __forceinline__ bool row_lane_value(const LaneRef& l, bool valid, int
     case LaneKind::sum32: out = static_cast<ull>(v); break;
     case LaneKind::sum_lo: out = static_cast<ull>(static_cast<uint32_t>(v)); break;
     case LaneKind::sum_hi: out = static_cast<ull>(v >> 32); break;
+    // int32 inputs: v * v < 2^62, split like an int64 sum's words.
+    case LaneKind::sq_lo: out = static_cast<ull>(static_cast<uint32_t>(static_cast<uint64_t>(v * v))); break;
+    case LaneKind::sq_hi: out = static_cast<ull>((v * v) >> 32); break;
     default: out = static_cast<ull>(v); break;  // min, max
   }
   return true;
 }
 
+// Any lane's contribution of one row: the integer lanes from the value
+// alone, the float lanes through float_lane_row.
+template <class K>
+__device__ __forceinline__ bool lane_row(const LaneRef& lr, const ChunkRef<K>& c, int64_t row, bool valid, int64_t v,
+                                         ull& out) {
+  if (is_float_lane(lr.kind)) return float_lane_row(lr, c, row, valid, v, out);
+  return row_lane_value(lr, valid, v, out);
+}
+
+// The double-sum lanes: fsum, fsq, fprod.
+__device__ __forceinline__ bool is_double_sum(LaneKind k) {
+  return k == LaneKind::fsum || k == LaneKind::fsq || k == LaneKind::fprod;
+}
+
 __device__ __forceinline__ void combine_global(LaneKind k, ull* p, ull v) {
-  if (k == LaneKind::min)
+  if (k == LaneKind::min || k == LaneKind::fmin)
     atomicMin(reinterpret_cast<long long*>(p), static_cast<long long>(v));
-  else if (k == LaneKind::max)
+  else if (k == LaneKind::max || k == LaneKind::fmax)
     atomicMax(reinterpret_cast<long long*>(p), static_cast<long long>(v));
+  else if (is_double_sum(k))
+    atomicAdd(reinterpret_cast<double*>(p), __longlong_as_double(static_cast<long long>(v)));
   else
     atomicAdd(p, v);
 }
 
 __device__ __forceinline__ ull combine_local(LaneKind k, ull a, ull b) {
-  if (k == LaneKind::min) return static_cast<long long>(a) < static_cast<long long>(b) ? a : b;
-  if (k == LaneKind::max) return static_cast<long long>(a) > static_cast<long long>(b) ? a : b;
+  if (k == LaneKind::min || k == LaneKind::fmin) return static_cast<long long>(a) < static_cast<long long>(b) ? a : b;
+  if (k == LaneKind::max || k == LaneKind::fmax) return static_cast<long long>(a) > static_cast<long long>(b) ? a : b;
+  if (is_double_sum(k))
+    return static_cast<ull>(__double_as_longlong(__longlong_as_double(static_cast<long long>(a)) +
+                                                 __longlong_as_double(static_cast<long long>(b))));
   return a + b;
 }
 
@@ -225,7 +299,7 @@ struct GlobalTableRef {
         v = lr.column == 0 ? v0 : (valid ? c.value(lr.column, row) : 0);
       }
       ull x;
-      const bool has = row_lane_value(lr, valid, v, x);
+      const bool has = lane_row(lr, c, row, valid, v, x);
       if (s >= 0) {
         if (has) combine_global(lr.kind, lane(l) + s, x);
       } else {
