@@ -1,8 +1,10 @@
 // The planner side of the engine seam: turns a query's group keys and
 // aggregates into fixed-width engine input (aggregate_engine.hpp), runs an
 // engine, and finalizes its partial states into PostgreSQL values through
-// finalize.hpp. Shapes an engine cannot take (DISTINCT, ordered-set
-// aggregates, min/max of text, ...) are left to the generic path.
+// finalize.hpp. Ordered-set aggregates and count(DISTINCT) of fixed-width
+// inputs go to the engines as sorted values per group (ordered_values,
+// count_distinct); shapes an engine cannot take (other DISTINCT aggregates,
+// ordered-set aggregates or min/max of text, ...) are left to the generic path.
 //
 // Engine choice (SET tally.engine): `auto` and `gpu` run on the GPU engine
 // when the database has one and it can run the aggregation (integer keys and
@@ -28,12 +30,19 @@ namespace engine_aggregation {
 
 
 std::optional<Mapping> map_aggregate(const AggregateCall& call) {
-  if (call.distinct) return std::nullopt;
   const AggKind kind = call.signature.kind;
   const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
   const bool scaled_numeric = in == TypeId::numeric && call.args[0]->type.typmod >= 4 &&
                               dynamic_cast<const ColumnExpr*>(call.args[0].get()) != nullptr &&
                               call.args[0]->type.numeric_precision() <= 18;
+  // Inputs an engine sorts by order code (common/ordered_code.hpp). Not
+  // text: its dictionary codes are in order of first appearance, not in
+  // the collation's order, and evaluated text reaches no engine.
+  const bool orderable = is_intlike(in) || is_float(in) || scaled_numeric;
+  if (call.distinct) {
+    if (kind == AggKind::count && orderable) return Mapping{PartialOp::count_distinct, 1};
+    return std::nullopt;
+  }
   switch (kind) {
     case AggKind::count_star: return Mapping{PartialOp::count_rows, 0};
     case AggKind::count: return Mapping{PartialOp::count_valid, 1};
@@ -63,6 +72,13 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
     case AggKind::regr_slope: case AggKind::regr_intercept: case AggKind::regr_count: case AggKind::regr_sxx:
     case AggKind::regr_syy: case AggKind::regr_sxy: case AggKind::regr_avgx: case AggKind::regr_avgy:
       return Mapping{PartialOp::moments2_float, 2};
+    case AggKind::percentile_cont:
+      if (in == TypeId::float8 && call.direct) return Mapping{PartialOp::ordered_values, 1};
+      return std::nullopt;
+    case AggKind::percentile_disc:
+    case AggKind::mode:
+      if (orderable && (kind == AggKind::mode || call.direct)) return Mapping{PartialOp::ordered_values, 1};
+      return std::nullopt;
     default: return std::nullopt;
   }
 }
@@ -134,6 +150,10 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
       estimate_from_sample(*table);
       estimate_us_ = since_us(t_estimate);
     }
+  }
+  // Ordered-set fractions: constants (the binder allows no column in them).
+  for (const AggregateCall& a : aggregates_) {
+    fractions_.push_back(a.direct ? evaluate_constant(*a.direct, context.parameters) : Value{Null{}});
   }
   // Value inputs: one per aggregate argument.
   for (size_t a = 0; a < aggregates_.size(); ++a) {

@@ -149,6 +149,7 @@ class EngineAggregator final : public GroupAggregator {
   KeyMode mode_ = KeyMode::interned;
   int key_column_ = -1;
   std::vector<const Expr*> inputs_;
+  std::vector<Value> fractions_;  // per aggregate: the ordered-set direct argument (NULL: none)
   AggregationSpec spec_;
   const EngineTableSnapshot* engine_table_ = nullptr;  // null: a table without engine extras
   uint64_t table_oid_ = 0;

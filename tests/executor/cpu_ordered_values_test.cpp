@@ -1,0 +1,201 @@
+// The CPU engine's ordered-set and DISTINCT states (PartialOp::ordered_values,
+// count_distinct) against a reference (std::map of sorted vectors), under
+// every variant of the other aggregates, NULL keys and values, FILTER masks,
+// NaN, -0 and 1 or 2 threads; and the compact form's count sources after the
+// ordered aggregates are taken out of the inner run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+
+#include "common/aggregate_engine.hpp"
+#include "common/ordered_code.hpp"
+#include "executor/cpu/cpu_engine.hpp"
+
+namespace tally::executor {
+namespace {
+
+struct Case {
+  std::string variant;
+  int threads;
+  uint64_t memory_budget;
+};
+
+struct Reference {
+  int64_t rows = 0;
+  std::vector<int64_t> ints;        // non-NULL int inputs
+  std::vector<double> floats;       // float inputs that pass the FILTER
+  int64_t valid_ints = 0;
+};
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+class CpuOrderedValuesTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuOrderedValuesTest, MatchesReference) {
+  const Case c = GetParam();
+  std::mt19937_64 rng(7);
+  constexpr int64_t kKeyRange = 3000;
+  AggregationSpec spec;
+  spec.key_width = ColumnWidth::int64;
+  spec.key_range_known = true;
+  spec.key_min = 0;
+  spec.key_max = kKeyRange - 1;
+  spec.estimated_groups = kKeyRange;
+  spec.threads = c.threads;
+  spec.memory_budget = c.memory_budget;
+  spec.forced_variant = c.variant;
+  spec.compact_result = true;
+  // An ordered aggregate between two that share a count: the count sources
+  // must still name the right aggregates.
+  spec.aggregates = {{PartialOp::count_rows, -1, -1},      {PartialOp::ordered_values, 0, -1},
+                     {PartialOp::count_valid, 0, -1},     {PartialOp::count_distinct, 0, -1},
+                     {PartialOp::ordered_values, 1, -1},  {PartialOp::count_distinct, 1, -1},
+                     {PartialOp::count_rows, -1, -1}};
+  spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
+  auto engine = make_cpu_engine();
+  auto run = engine->start(spec);
+
+  struct Chunk {
+    std::vector<int64_t> keys;
+    std::vector<uint8_t> key_valid, int_valid, filter;
+    std::vector<int32_t> ints;
+    std::vector<double> floats;
+  };
+  std::vector<Chunk> chunks(3);
+  std::map<std::optional<int64_t>, Reference> reference;
+  const double specials[] = {std::nan(""), -std::nan(""), -0.0, 0.0, INFINITY, -INFINITY};
+  for (auto& chunk : chunks) {
+    const size_t rows = 30000 + rng() % 1000;
+    for (size_t r = 0; r < rows; ++r) {
+      const bool null_key = rng() % 40 == 0;
+      const int64_t key = static_cast<int64_t>(rng() % kKeyRange);
+      const bool null_value = rng() % 10 == 0;
+      const auto value = static_cast<int32_t>(rng() % 21) - 10;  // duplicates
+      const double f = rng() % 16 == 0 ? specials[rng() % 6] : static_cast<double>(rng() % 64) / 4.0;
+      const uint8_t pass = rng() % 4 != 0 ? 1 : 0;
+      chunk.keys.push_back(null_key ? 12345 : key);
+      chunk.key_valid.push_back(null_key ? 0 : 1);
+      chunk.ints.push_back(value);
+      chunk.int_valid.push_back(null_value ? 0 : 1);
+      chunk.floats.push_back(f);
+      chunk.filter.push_back(pass);
+      Reference& ref = reference[null_key ? std::nullopt : std::optional<int64_t>(key)];
+      ++ref.rows;
+      if (!null_value) {
+        ref.ints.push_back(value);
+        ++ref.valid_ints;
+      }
+      if (pass) ref.floats.push_back(f);
+    }
+  }
+  for (int pass = 0; pass < run->passes(); ++pass) {
+    run->begin_pass(pass);
+    for (auto& chunk : chunks) {
+      ChunkInput in;
+      in.rows = chunk.keys.size();
+      in.keys = {ColumnWidth::int64, chunk.keys.data(), chunk.key_valid.data(), {}};
+      in.values = {{ColumnWidth::int32, chunk.ints.data(), chunk.int_valid.data(), {}},
+                   {ColumnWidth::float64, chunk.floats.data(), nullptr, {}}};
+      in.filters = {nullptr, nullptr, nullptr, nullptr, chunk.filter.data(), chunk.filter.data(), nullptr};
+      run->sink(in);
+    }
+  }
+  AggregationResult result = run->finalize();
+  ASSERT_EQ(result.groups(), reference.size());
+  ASSERT_EQ(result.states.size(), spec.aggregates.size());
+  auto count_of = [&](size_t a) -> const std::vector<int64_t>& {
+    const size_t source = result.count_source.empty() ? a : static_cast<size_t>(result.count_source[a]);
+    EXPECT_NE(spec.aggregates[source].op, PartialOp::ordered_values);
+    EXPECT_NE(spec.aggregates[source].op, PartialOp::count_distinct);
+    return result.states[source].count;
+  };
+  for (size_t g = 0; g < result.groups(); ++g) {
+    const std::optional<int64_t> key = result.key_valid[g] ? std::optional<int64_t>(result.keys[g]) : std::nullopt;
+    ASSERT_TRUE(reference.count(key));
+    Reference& ref = reference[key];
+    EXPECT_EQ(count_of(0)[g], ref.rows);
+    EXPECT_EQ(count_of(2)[g], ref.valid_ints);
+    EXPECT_EQ(count_of(6)[g], ref.rows);
+    // Integers: sorted values and the distinct count.
+    std::sort(ref.ints.begin(), ref.ints.end());
+    const PartialStates& si = result.states[1];
+    ASSERT_EQ(si.offsets.size(), result.groups() + 1);
+    const std::vector<int64_t> got(si.ordered_int.begin() + static_cast<long>(si.offsets[g]),
+                                   si.ordered_int.begin() + static_cast<long>(si.offsets[g + 1]));
+    EXPECT_EQ(got, ref.ints);
+    const auto distinct_ints = std::unique(ref.ints.begin(), ref.ints.end()) - ref.ints.begin();
+    EXPECT_EQ(result.states[3].count[g], distinct_ints);
+    // Floats: PostgreSQL's order (NaN greatest), -0 next to 0.
+    const PartialStates& sf = result.states[4];
+    const size_t begin = sf.offsets[g], end = sf.offsets[g + 1];
+    ASSERT_EQ(end - begin, ref.floats.size());
+    std::vector<uint64_t> codes;
+    for (double f : ref.floats) codes.push_back(order_code_of_float(f));
+    std::sort(codes.begin(), codes.end());
+    int64_t distinct_floats = 0;
+    for (size_t i = 0; i < codes.size(); ++i) {
+      const double want = float_of_order_code(codes[i]);
+      const double have = sf.ordered_float[begin + i];
+      EXPECT_TRUE(same_bits(want, have) || (std::isnan(want) && std::isnan(have))) << want << " vs " << have;
+      if (i > 0 && !std::isnan(have)) {
+        const double before = sf.ordered_float[begin + i - 1];
+        EXPECT_FALSE(std::isnan(before));
+        EXPECT_LE(before, have);
+      }
+      const bool same = i > 0 && (float_of_order_code(codes[i]) == float_of_order_code(codes[i - 1]) ||
+                                  (std::isnan(want) && std::isnan(float_of_order_code(codes[i - 1]))));
+      distinct_floats += same ? 0 : 1;
+    }
+    EXPECT_EQ(result.states[5].count[g], distinct_floats);
+  }
+  const AggregationReport report = run->report();
+  EXPECT_EQ(report.engine, "cpu");
+  bool named = false;
+  for (const std::string& d : report.details) named |= d.find("sorted per group") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CpuOrderedValuesTest,
+                         ::testing::Values(Case{"dense", 1, 0}, Case{"dense", 2, 0}, Case{"hash", 2, 0},
+                                           Case{"hash", 2, 64 * 1024}, Case{"dense-radix", 2, 0},
+                                           Case{"hash-radix", 1, 0}, Case{"hash-radix", 2, 64 * 1024}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.variant;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + "_" + std::to_string(info.param.threads) + "threads" +
+                                  (info.param.memory_budget ? "_passes" : "");
+                         });
+
+// Only ordered aggregates, no key: one group whose values one sort across
+// threads puts in order (the global median's path).
+TEST(CpuOrderedValues, OneLargeGroupSortedAcrossThreads) {
+  AggregationSpec spec;
+  spec.key_width = ColumnWidth::int64;
+  spec.key_range_known = true;
+  spec.threads = 2;
+  spec.aggregates = {{PartialOp::ordered_values, 0, -1}, {PartialOp::count_distinct, 0, -1}};
+  spec.value_widths = {ColumnWidth::int64};
+  auto run = make_cpu_engine()->start(spec);
+  std::mt19937_64 rng(3);
+  std::vector<int64_t> keys(400000, 0), values(keys.size());
+  for (auto& v : values) v = static_cast<int64_t>(rng() % 100000) - 50000;
+  ChunkInput in;
+  in.rows = keys.size();
+  in.keys = {ColumnWidth::int64, keys.data(), nullptr, {}};
+  in.values = {{ColumnWidth::int64, values.data(), nullptr, {}}};
+  in.filters = {nullptr, nullptr};
+  run->sink(in);
+  AggregationResult result = run->finalize();
+  ASSERT_EQ(result.groups(), 1u);
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(result.states[0].ordered_int, values);
+  EXPECT_EQ(result.states[1].count[0], std::unique(values.begin(), values.end()) - values.begin());
+}
+
+}  // namespace
+}  // namespace tally::executor
