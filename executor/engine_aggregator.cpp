@@ -23,6 +23,8 @@
 #include "executor/finalize.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/cpu/cpu_engine.hpp"
+#include "executor/cpu/ordered_values_run.hpp"
+#include "gpu/ordered_values_sort.hpp"
 
 namespace tally::executor {
 
@@ -186,7 +188,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
-  run_ = engine_->start(spec_);
+  run_ = start_run();
   start_us_ = since_us(t_choose);
   statistics_us_ = since_us(t_begin) - start_us_ - estimate_us_;
 }
@@ -203,7 +205,10 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     g.forced_configuration = context.launch_config;
     // The tuning cache Database::open installed (none: rules only).
     g.tuning_store = process_tuning_store().load();
-    if (!filtered && gpu->can_run(g)) {
+    // Ordered-set and DISTINCT aggregates run beside the GPU's run of the
+    // others (start_run), so the GPU need only take those.
+    const bool ordered = cpu::has_ordered_aggregates(g);
+    if (!filtered && gpu->can_run(ordered ? cpu::OrderedValuesRun::inner_spec(g) : g)) {
       spec_ = std::move(g);
       engine_ = gpu;
       on_gpu_ = true;
@@ -222,6 +227,20 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   // finalize() reads the compact form (shared counts, int64 sums): less to
   // emit, and columns that are engine arrays as they are get moved.
   spec_.compact_result = true;
+}
+
+std::unique_ptr<AggregationRun> EngineAggregator::start_run() {
+  if (!on_gpu_ || !cpu::has_ordered_aggregates(spec_)) return engine_->start(spec_);
+  // On the GPU: its run aggregates the rest; the ordered aggregates' values
+  // are partitioned by group on the host and sorted by the device's
+  // segmented sort when there are enough of them to pay for the copies.
+  AggregateEngine* gpu = engine_;
+  return std::make_unique<cpu::OrderedValuesRun>(
+      spec_, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
+      [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
+        return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
+      },
+      "GPU segmented sort");
 }
 
 // Group-count estimate from a sample of key values spread over every chunk

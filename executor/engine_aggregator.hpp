@@ -114,6 +114,8 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
+  // The engine's run for spec_ (ordered-set aggregates beside a GPU run).
+  std::unique_ptr<AggregationRun> start_run();
   // ---- packed keys (engine_aggregator_keys.cpp) ----
   // Whether the keys pack into 63 bits by the table's chunk statistics; if
   // so fills spec_.key_parts, the key range and the estimate.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "common/error.hpp"
@@ -70,21 +71,41 @@ bool has_ordered_aggregates(const AggregationSpec& spec) {
                      [](const PartialAggregate& a) { return is_ordered_op(a.op); });
 }
 
-OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner)
-    : spec_(spec), collected_(spec.aggregates.size()) {
-  threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::vector<int>* values) {
   AggregationSpec inner = spec;
   inner.aggregates.clear();
-  for (const PartialAggregate& a : spec.aggregates) {
-    if (is_ordered_op(a.op)) {
-      inner_of_.push_back(-1);
-      continue;
+  inner.value_widths.clear();
+  inner.value_not_null.clear();
+  std::vector<int> inner_index(spec.value_widths.size(), -1), taken;
+  auto take = [&](int& input) {
+    if (input < 0) return;
+    const auto i = static_cast<size_t>(input);
+    if (inner_index[i] < 0) {
+      inner_index[i] = static_cast<int>(taken.size());
+      taken.push_back(input);
+      inner.value_widths.push_back(spec.value_widths[i]);
+      inner.value_not_null.push_back(i < spec.value_not_null.size() ? spec.value_not_null[i] : 0);
     }
-    inner_of_.push_back(static_cast<int>(inner.aggregates.size()));
+    input = inner_index[i];
+  };
+  for (PartialAggregate a : spec.aggregates) {
+    if (is_ordered_op(a.op)) continue;
+    take(a.input);
+    take(a.input2);
     inner.aggregates.push_back(a);
   }
   if (inner.aggregates.empty()) inner.aggregates.push_back(PartialAggregate{PartialOp::count_rows, -1, -1});
-  inner_ = make_inner(inner);
+  if (values != nullptr) *values = std::move(taken);
+  return inner;
+}
+
+OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter,
+                                   std::string sorter_name)
+    : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)) {
+  threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int next = 0;
+  for (const PartialAggregate& a : spec.aggregates) inner_of_.push_back(is_ordered_op(a.op) ? -1 : next++);
+  inner_ = make_inner(inner_spec(spec, &inner_values_));
 }
 
 void OrderedValuesRun::begin_pass(int pass) {
@@ -94,6 +115,8 @@ void OrderedValuesRun::begin_pass(int pass) {
 
 void OrderedValuesRun::sink(const ChunkInput& chunk) {
   ChunkInput inner = chunk;
+  inner.values.clear();
+  for (const int v : inner_values_) inner.values.push_back(chunk.values[static_cast<size_t>(v)]);
   inner.filters.clear();
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) inner.filters.push_back(a < chunk.filters.size() ? chunk.filters[a] : nullptr);
@@ -260,17 +283,20 @@ void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResu
   gid = {};
   c.codes = {};
   check_cancel_point();
-  // Each group's values sorted: groups in blocks taken by free threads; a
-  // group too large for one thread is sorted by all of them.
+  // Each group's values sorted: by the sorter when it takes them, else
+  // groups in blocks taken by free threads, and a group too large for one
+  // thread by all of them.
+  const bool by_sorter = sorter_ && sorter_(sorted.data(), n, offsets.data(), groups);
+  sorted_by_sorter_ |= by_sorter;
   constexpr size_t kBlock = 64;
-  parallel_tasks(threads_, (groups + kBlock - 1) / kBlock, [&](int, size_t block) {
+  if (!by_sorter) parallel_tasks(threads_, (groups + kBlock - 1) / kBlock, [&](int, size_t block) {
     for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
       const size_t len = offsets[g + 1] - offsets[g];
       if (len >= kParallelSortValues && threads_ > 1) continue;
       std::sort(sorted.data() + offsets[g], sorted.data() + offsets[g + 1]);
     }
   });
-  for (size_t g = 0; g < groups && threads_ > 1; ++g) {
+  for (size_t g = 0; g < groups && threads_ > 1 && !by_sorter; ++g) {
     const size_t len = offsets[g + 1] - offsets[g];
     if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
   }
@@ -305,11 +331,13 @@ void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResu
 AggregationReport OrderedValuesRun::report() const {
   AggregationReport r = report_;
   r.sink_ms += collect_ms_;
-  char buf[200];
+  char buf[256];
   std::snprintf(buf, sizeof buf,
-                "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%d threads), collect %.3f ms, "
+                "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
                 "sort %.3f ms",
-                static_cast<unsigned long long>(values_), threads_, collect_ms_, sort_ms_);
+                static_cast<unsigned long long>(values_),
+                sorted_by_sorter_ ? sorter_name_.c_str() : ("host, " + std::to_string(threads_) + " threads").c_str(),
+                collect_ms_, sort_ms_);
   r.details.push_back(buf);
   return r;
 }

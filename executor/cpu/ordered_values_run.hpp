@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
@@ -27,9 +28,19 @@ bool has_ordered_aggregates(const AggregationSpec& spec);
 class OrderedValuesRun final : public AggregationRun {
  public:
   using InnerFactory = std::function<std::unique_ptr<AggregationRun>(const AggregationSpec&)>;
-  // make_inner starts the run of the spec's other aggregates (a count_rows
-  // stands in when there are none, so the groups still come from it).
-  OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner);
+  // Sorts codes[offsets[g], offsets[g + 1]) for every group in place; false
+  // when it cannot (the run then sorts on the host).
+  using SegmentSorter = std::function<bool(uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups)>;
+  // The spec without its ordered aggregates and the value inputs only they
+  // read (a count_rows stands in when no aggregate is left, so the groups
+  // still come from the inner run). values: the spec's value index of each
+  // of the inner spec's.
+  static AggregationSpec inner_spec(const AggregationSpec& spec, std::vector<int>* values = nullptr);
+  // make_inner starts the run of inner_spec(spec). sorter: where the
+  // groups' values are sorted (the GPU's segmented sort); empty = the host,
+  // `sorter_name` names it in EXPLAIN ANALYZE.
+  OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
+                   std::string sorter_name = {});
 
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override;
@@ -50,8 +61,12 @@ class OrderedValuesRun final : public AggregationRun {
 
   AggregationSpec spec_;
   std::vector<int> inner_of_;  // per aggregate: its index in the inner spec; -1 = kept here
+  std::vector<int> inner_values_;  // per inner value input: the spec's index
   std::vector<Collected> collected_;
   std::unique_ptr<AggregationRun> inner_;
+  SegmentSorter sorter_;
+  std::string sorter_name_;
+  bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;
   std::vector<int64_t> packed_;  // the chunk's packed key codes
