@@ -71,7 +71,7 @@ class OrderedValuesRun final : public AggregationRun {
   int pass_ = 0;
   std::vector<int64_t> packed_;  // the chunk's packed key codes
   uint64_t values_ = 0;
-  double collect_ms_ = 0, sort_ms_ = 0;
+  double collect_ms_ = 0, sort_ms_ = 0, assign_ms_ = 0, partition_ms_ = 0;  // EXPLAIN ANALYZE
   AggregationReport report_;
 };
 
