@@ -43,6 +43,8 @@ bool is_float_width(ColumnWidth w) { return w == ColumnWidth::float32 || w == Co
 // Below this many values a group is sorted by one thread; a larger one (a
 // global median) is sorted in parts by every thread and merged.
 constexpr size_t kParallelSortValues = size_t{1} << 17;
+// Chunks below this many rows are kept by one thread.
+constexpr size_t kParallelRows = size_t{1} << 15;
 
 // Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
 // then merged pairwise.
@@ -129,7 +131,9 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
   const int64_t* packed = nullptr;
   if (!spec_.key_parts.empty()) {
     packed_.resize(chunk.rows);
-    pack_key_rows(spec_.key_parts, chunk, 0, chunk.rows, packed_.data());
+    parallel_for(chunk.rows >= kParallelRows ? threads_ : 1, chunk.rows, [&](int, size_t b, size_t e) {
+      pack_key_rows(spec_.key_parts, chunk, b, e, packed_.data() + b);
+    });
     packed = packed_.data();
   }
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
@@ -158,17 +162,48 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
     return chunk.keys.width == ColumnWidth::int32 ? static_cast<const int32_t*>(chunk.keys.data)[r]
                                                   : static_cast<const int64_t*>(chunk.keys.data)[r];
   };
-  auto add = [&](auto code_of) {
-    for (size_t r = 0; r < n; ++r) {
-      if ((in.validity != nullptr && !in.validity[r]) || (filter != nullptr && !filter[r])) continue;
-      const uint64_t code = code_of(r);
-      if (key_valid != nullptr && !key_valid[r]) {
-        c.null_key_codes.push_back(code);
-        continue;
-      }
-      c.keys.push_back(key_at(r));
-      c.codes.push_back(code);
+  auto kept = [&](size_t r) { return (in.validity == nullptr || in.validity[r]) && (filter == nullptr || filter[r]); };
+  auto null_key = [&](size_t r) { return key_valid != nullptr && !key_valid[r]; };
+  // Two passes over each thread's rows: count what it keeps, then write it
+  // at its place (arrival order, so a chunk's rows stay together).
+  const int parts = n >= kParallelRows ? threads_ : 1;
+  std::vector<size_t> keyed(static_cast<size_t>(parts)), nulls(static_cast<size_t>(parts));
+  const bool keeps_all = in.validity == nullptr && filter == nullptr && key_valid == nullptr;
+  parallel_for(parts, n, [&](int p, size_t b, size_t e) {
+    size_t k = 0, z = 0;
+    if (keeps_all) k = e - b;
+    else for (size_t r = b; r < e; ++r) {
+      if (!kept(r)) continue;
+      if (null_key(r)) ++z;
+      else ++k;
     }
+    keyed[static_cast<size_t>(p)] = k;
+    nulls[static_cast<size_t>(p)] = z;
+  });
+  std::vector<size_t> keyed_at(static_cast<size_t>(parts)), null_at(static_cast<size_t>(parts));
+  size_t keyed_end = c.codes.size(), null_end = c.null_key_codes.size();
+  for (size_t p = 0; p < static_cast<size_t>(parts); ++p) {
+    keyed_at[p] = keyed_end;
+    null_at[p] = null_end;
+    keyed_end += keyed[p];
+    null_end += nulls[p];
+  }
+  c.keys.resize(keyed_end);
+  c.codes.resize(keyed_end);
+  c.null_key_codes.resize(null_end);
+  auto add = [&](auto code_of) {
+    parallel_for(parts, n, [&](int p, size_t b, size_t e) {
+      size_t k = keyed_at[static_cast<size_t>(p)], z = null_at[static_cast<size_t>(p)];
+      for (size_t r = b; r < e; ++r) {
+        if (!keeps_all && !kept(r)) continue;
+        if (null_key(r)) {
+          c.null_key_codes[z++] = code_of(r);
+          continue;
+        }
+        c.keys[k] = key_at(r);
+        c.codes[k++] = code_of(r);
+      }
+    });
   };
   switch (in.width) {
     case ColumnWidth::int32: {
