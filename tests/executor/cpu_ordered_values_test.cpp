@@ -15,6 +15,7 @@
 #include "common/aggregate_engine.hpp"
 #include "common/ordered_code.hpp"
 #include "executor/cpu/cpu_engine.hpp"
+#include "tests/executor/packed_key_cases.hpp"
 
 namespace tally::executor {
 namespace {
@@ -195,6 +196,31 @@ TEST(CpuOrderedValues, OneLargeGroupSortedAcrossThreads) {
   std::sort(values.begin(), values.end());
   EXPECT_EQ(result.states[0].ordered_int, values);
   EXPECT_EQ(result.states[1].count[0], std::unique(values.begin(), values.end()) - values.begin());
+}
+
+// Through the executor: the engine path answers as the generic path (the
+// per-row accumulators), over packed, single and expression keys, and
+// EXPLAIN ANALYZE says the values were sorted per group by the engine.
+TEST(CpuOrderedValues, QueriesAnswerAsTheGenericPath) {
+  testing::PackedKeyTables tables("tally-cpu-ordered-values");
+  tables.create();
+  const char* queries[] = {
+      "SELECT id4, id5, percentile_cont(0.5) WITHIN GROUP (ORDER BY f), stddev(f), count(*) FROM h GROUP BY id4, id5",
+      "SELECT id4, percentile_disc(0.3) WITHIN GROUP (ORDER BY v DESC), mode() WITHIN GROUP (ORDER BY d), "
+      "count(DISTINCT v), count(DISTINCT f), sum(v) FROM h GROUP BY id4",
+      "SELECT s, percentile_cont(0.75) WITHIN GROUP (ORDER BY big), mode() WITHIN GROUP (ORDER BY ts DESC), "
+      "count(DISTINCT b) FROM h GROUP BY s",
+      "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY f), percentile_disc(0.5) WITHIN GROUP (ORDER BY v), "
+      "count(DISTINCT id4) FROM h",
+      "SELECT v % 3, percentile_cont(0.1) WITHIN GROUP (ORDER BY f) FILTER (WHERE b), count(DISTINCT s) FROM h "
+      "GROUP BY v % 3",
+  };
+  for (const char* sql : queries) {
+    EXPECT_EQ(tables.rows_on("cpu", sql), tables.rows_on("generic", sql)) << sql;
+    const std::string plan = tables.explain_on("cpu", sql);
+    EXPECT_NE(plan.find("Engine: cpu, variant"), std::string::npos) << sql << "\n" << plan;
+    EXPECT_NE(plan.find("sorted per group (host"), std::string::npos) << sql << "\n" << plan;
+  }
 }
 
 }  // namespace
