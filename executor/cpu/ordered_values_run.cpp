@@ -46,15 +46,48 @@ constexpr size_t kParallelSortValues = size_t{1} << 17;
 // Chunks below this many rows are kept by one thread.
 constexpr size_t kParallelRows = size_t{1} << 15;
 
+// Runs of at least this many codes are radix sorted: fewer passes over
+// memory than a comparison sort's log2(n).
+constexpr size_t kRadixSortValues = size_t{1} << 12;
+
+// LSD radix sort of codes[0, n), 8 bits a pass; passes whose byte is the
+// same in every code are skipped (values of a narrow range touch few bytes).
+void radix_sort(uint64_t* codes, size_t n) {
+  if (n < kRadixSortValues) {
+    std::sort(codes, codes + n);
+    return;
+  }
+  std::vector<uint64_t> buffer(n);
+  uint64_t* from = codes;
+  uint64_t* to = buffer.data();
+  std::vector<size_t> counts(256 * 8, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (int b = 0; b < 8; ++b) ++counts[static_cast<size_t>(b) * 256 + ((from[i] >> (8 * b)) & 0xFF)];
+  }
+  for (int b = 0; b < 8; ++b) {
+    size_t* count = counts.data() + static_cast<size_t>(b) * 256;
+    if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
+    size_t at = 0;
+    for (int d = 0; d < 256; ++d) {
+      const size_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != codes) std::copy(from, from + n, codes);
+}
+
 // Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
 // then merged pairwise.
 void sort_parallel(uint64_t* codes, size_t n, int threads) {
   if (threads <= 1 || n < kParallelSortValues) {
-    std::sort(codes, codes + n);
+    radix_sort(codes, n);
     return;
   }
   const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
-  parallel_for(threads, n, [&](int, size_t b, size_t e) { std::sort(codes + b, codes + e); });
+  parallel_for(threads, n, [&](int, size_t b, size_t e) { radix_sort(codes + b, e - b); });
   for (size_t width = per; width < n; width *= 2) {
     const size_t pairs = (n + 2 * width - 1) / (2 * width);
     parallel_tasks(threads, pairs, [&](int, size_t p) {
@@ -337,7 +370,7 @@ void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResu
     for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
       const size_t len = offsets[g + 1] - offsets[g];
       if (len >= kParallelSortValues && threads_ > 1) continue;
-      std::sort(sorted.data() + offsets[g], sorted.data() + offsets[g + 1]);
+      radix_sort(sorted.data() + offsets[g], len);
     }
   });
   for (size_t g = 0; g < groups && threads_ > 1 && !by_sorter; ++g) {

@@ -172,31 +172,58 @@ INSTANTIATE_TEST_SUITE_P(Variants, CpuOrderedValuesTest,
                                   (info.param.memory_budget ? "_passes" : "");
                          });
 
-// Only ordered aggregates, no key: one group whose values one sort across
-// threads puts in order (the global median's path).
-TEST(CpuOrderedValues, OneLargeGroupSortedAcrossThreads) {
+// Only ordered aggregates over few large groups: each group radix sorted by
+// one thread (1 thread), or one sort across threads per group (2 threads);
+// float codes with negatives, NaN and -0 among them.
+class CpuOrderedLargeGroups : public ::testing::TestWithParam<int> {};
+
+TEST_P(CpuOrderedLargeGroups, SortedLikeStdSort) {
   AggregationSpec spec;
   spec.key_width = ColumnWidth::int64;
-  spec.key_range_known = true;
-  spec.threads = 2;
-  spec.aggregates = {{PartialOp::ordered_values, 0, -1}, {PartialOp::count_distinct, 0, -1}};
-  spec.value_widths = {ColumnWidth::int64};
+  spec.threads = GetParam();
+  spec.aggregates = {{PartialOp::ordered_values, 0, -1}, {PartialOp::count_distinct, 0, -1},
+                     {PartialOp::ordered_values, 1, -1}};
+  spec.value_widths = {ColumnWidth::int64, ColumnWidth::float64};
   auto run = make_cpu_engine()->start(spec);
   std::mt19937_64 rng(3);
-  std::vector<int64_t> keys(400000, 0), values(keys.size());
-  for (auto& v : values) v = static_cast<int64_t>(rng() % 100000) - 50000;
+  constexpr size_t kRows = 600000;
+  std::vector<int64_t> keys(kRows), values(kRows);
+  std::vector<double> floats(kRows);
+  std::map<int64_t, std::vector<int64_t>> want;
+  std::map<int64_t, std::vector<uint64_t>> want_codes;
+  for (size_t r = 0; r < kRows; ++r) {
+    keys[r] = static_cast<int64_t>(rng() % 3);
+    values[r] = static_cast<int64_t>(rng() % 100000) - 50000 + (r % 7 == 0 ? INT64_MIN / 2 : 0);
+    floats[r] = r % 101 == 0 ? std::nan("") : r % 103 == 0 ? -0.0 : (static_cast<double>(rng() % 20000) - 10000) / 3;
+    want[keys[r]].push_back(values[r]);
+    want_codes[keys[r]].push_back(order_code_of_float(floats[r]));
+  }
   ChunkInput in;
-  in.rows = keys.size();
+  in.rows = kRows;
   in.keys = {ColumnWidth::int64, keys.data(), nullptr, {}};
-  in.values = {{ColumnWidth::int64, values.data(), nullptr, {}}};
-  in.filters = {nullptr, nullptr};
+  in.values = {{ColumnWidth::int64, values.data(), nullptr, {}}, {ColumnWidth::float64, floats.data(), nullptr, {}}};
+  in.filters = {nullptr, nullptr, nullptr};
   run->sink(in);
   AggregationResult result = run->finalize();
-  ASSERT_EQ(result.groups(), 1u);
-  std::sort(values.begin(), values.end());
-  EXPECT_EQ(result.states[0].ordered_int, values);
-  EXPECT_EQ(result.states[1].count[0], std::unique(values.begin(), values.end()) - values.begin());
+  ASSERT_EQ(result.groups(), 3u);
+  for (size_t g = 0; g < 3; ++g) {
+    auto& w = want[result.keys[g]];
+    std::sort(w.begin(), w.end());
+    const auto& s = result.states[0];
+    EXPECT_TRUE(std::equal(w.begin(), w.end(), s.ordered_int.begin() + static_cast<long>(s.offsets[g]),
+                           s.ordered_int.begin() + static_cast<long>(s.offsets[g + 1])));
+    EXPECT_EQ(result.states[1].count[g], std::unique(w.begin(), w.end()) - w.begin());
+    auto& codes = want_codes[result.keys[g]];
+    std::sort(codes.begin(), codes.end());
+    const auto& f = result.states[2];
+    ASSERT_EQ(f.offsets[g + 1] - f.offsets[g], codes.size());
+    for (size_t i = 0; i < codes.size(); ++i) {
+      ASSERT_EQ(order_code_of_float(f.ordered_float[f.offsets[g] + i]), codes[i]) << i;
+    }
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Threads, CpuOrderedLargeGroups, ::testing::Values(1, 2));
 
 // Through the executor: the engine path answers as the generic path (the
 // per-row accumulators), over packed, single and expression keys, and
