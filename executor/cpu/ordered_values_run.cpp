@@ -47,8 +47,8 @@ constexpr size_t kParallelSortValues = size_t{1} << 17;
 constexpr size_t kParallelRows = size_t{1} << 15;
 
 // Runs of at least this many codes are radix sorted: fewer passes over
-// memory than a comparison sort's log2(n).
-constexpr size_t kRadixSortValues = size_t{1} << 12;
+// memory than a comparison sort's log2(n) (std::sort wins below ~512).
+constexpr size_t kRadixSortValues = 768;
 
 // LSD radix sort of codes[0, n), 8 bits a pass; passes whose byte is the
 // same in every code are skipped (values of a narrow range touch few bytes).
@@ -57,15 +57,22 @@ void radix_sort(uint64_t* codes, size_t n) {
     std::sort(codes, codes + n);
     return;
   }
-  std::vector<uint64_t> buffer(n);
+  // A small scratch buffer kept per thread (groups of ~1,000 values would
+  // otherwise pay an allocation each); a large one only for this call, so no
+  // thread keeps a large group's worth of memory after the query.
+  constexpr size_t kKeptScratch = size_t{1} << 16;
+  thread_local std::vector<uint64_t> kept;
+  std::vector<uint64_t> large;
+  if (n <= kKeptScratch && kept.size() < kKeptScratch) kept.resize(kKeptScratch);
+  if (n > kKeptScratch) large.resize(n);
   uint64_t* from = codes;
-  uint64_t* to = buffer.data();
-  std::vector<size_t> counts(256 * 8, 0);
+  uint64_t* to = n <= kKeptScratch ? kept.data() : large.data();
+  size_t counts[8][256] = {};
   for (size_t i = 0; i < n; ++i) {
-    for (int b = 0; b < 8; ++b) ++counts[static_cast<size_t>(b) * 256 + ((from[i] >> (8 * b)) & 0xFF)];
+    for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
   }
   for (int b = 0; b < 8; ++b) {
-    size_t* count = counts.data() + static_cast<size_t>(b) * 256;
+    size_t* count = counts[b];
     if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
     size_t at = 0;
     for (int d = 0; d < 256; ++d) {
