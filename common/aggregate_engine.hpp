@@ -43,6 +43,16 @@ enum class PartialOp : uint8_t {
   moments_int,     // exact count, sum, sum of squares (int128) of int2/int4: var/stddev
   moments_float,   // Youngs-Cramer n, Sx, Sxx (float8_accum): avg/var/stddev of floats
   moments2_float,  // Youngs-Cramer of (Y, X) pairs (float8_regr_accum): corr, covar, regr_*
+  // The group's non-NULL inputs (after FILTER), sorted in PostgreSQL's order
+  // (NaN greatest, NaNs one value; -0 just below 0, though PostgreSQL takes them as equal):
+  // ordered-set aggregates (percentile_cont/disc, mode) pick from them at
+  // finalize. PartialStates::offsets + ordered_int (integer-like inputs) or
+  // ordered_float (float inputs).
+  ordered_values,
+  // count(DISTINCT x): the number of distinct non-NULL inputs (PostgreSQL's
+  // equality: NaNs one value, -0 = 0) in PartialStates::count. An engine
+  // finds it the way it finds ordered_values, and returns only the count.
+  count_distinct,
 };
 
 enum class ColumnWidth : uint8_t { int32, int64, float32, float64 };
@@ -195,6 +205,11 @@ struct PartialStates {
   // Only with AggregationSpec::compact_result: the sums of sum_int as int64
   // when the engine kept them so (sum_int is then empty).
   std::vector<int64_t> sum_int64;
+  // ordered_values: group g's values are [offsets[g], offsets[g + 1]) of
+  // ordered_int or ordered_float (groups + 1 entries; empty = no values).
+  std::vector<uint64_t> offsets;
+  std::vector<int64_t> ordered_int;
+  std::vector<double> ordered_float;
 };
 
 struct AggregationResult {

@@ -183,6 +183,12 @@ class OrderedSetAcc final : public Accumulator {
     if (!is_null(args[0])) values_.push_back(args[0]);
   }
   Value result() const override {
+    // PostgreSQL checks the fraction before it looks at the rows: a group
+    // without any still fails on a fraction out of range.
+    if (kind_ != AggKind::mode) {
+      if (is_null(direct_)) return Null{};
+      check_percentile(std::get<double>(direct_));
+    }
     if (values_.empty()) return Null{};
     std::vector<Value> sorted = values_;
     std::stable_sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
@@ -198,29 +204,10 @@ class OrderedSetAcc final : public Accumulator {
       }
       return best;
     }
-    if (is_null(direct_)) return Null{};
     const double p = std::get<double>(direct_);
-    if (p < 0 || p > 1 || std::isnan(p)) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%g", p);
-      throw Error(SqlState::numeric_value_out_of_range, std::string("percentile value ") + buf + " is not between 0 and 1");
-    }
-    const double n = static_cast<double>(sorted.size());
-    if (kind_ == AggKind::percentile_disc) {
-      int64_t rownum = static_cast<int64_t>(std::ceil(p * n));
-      if (rownum <= 0) rownum = 1;
-      return sorted[static_cast<size_t>(rownum - 1)];
-    }
-    const double position = p * (n - 1);
-    const auto first = static_cast<size_t>(std::floor(position));
-    const auto second = static_cast<size_t>(std::ceil(position));
-    const double lo = std::get<double>(sorted[first]);
-    if (first == second) return lo;
-    const double hi = std::get<double>(sorted[second]);
-    const double proportion = position - static_cast<double>(first);
-    return lo + proportion * (hi - lo);
+    if (kind_ == AggKind::percentile_disc) return sorted[percentile_disc_position(p, sorted.size())];
+    return percentile_cont_of(p, sorted.size(), [&](size_t i) { return std::get<double>(sorted[i]); });
   }
-
  private:
   AggKind kind_;
   Value direct_;

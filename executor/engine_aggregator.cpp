@@ -1,8 +1,10 @@
 // The planner side of the engine seam: turns a query's group keys and
 // aggregates into fixed-width engine input (aggregate_engine.hpp), runs an
 // engine, and finalizes its partial states into PostgreSQL values through
-// finalize.hpp. Shapes an engine cannot take (DISTINCT, ordered-set
-// aggregates, min/max of text, ...) are left to the generic path.
+// finalize.hpp. Ordered-set aggregates and count(DISTINCT) of fixed-width
+// inputs go to the engines as sorted values per group (ordered_values,
+// count_distinct); shapes an engine cannot take (other DISTINCT aggregates,
+// ordered-set aggregates or min/max of text, ...) are left to the generic path.
 //
 // Engine choice (SET tally.engine): `auto` and `gpu` run on the GPU engine
 // when the database has one and it can run the aggregation (integer keys and
@@ -21,6 +23,8 @@
 #include "executor/finalize.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/cpu/cpu_engine.hpp"
+#include "executor/cpu/ordered_values_run.hpp"
+#include "gpu/ordered_values_sort.hpp"
 
 namespace tally::executor {
 
@@ -44,12 +48,19 @@ const Expr* stored_moment_input(const Expr* arg) {
 }  // namespace
 
 std::optional<Mapping> map_aggregate(const AggregateCall& call) {
-  if (call.distinct) return std::nullopt;
   const AggKind kind = call.signature.kind;
   const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
   const bool scaled_numeric = in == TypeId::numeric && call.args[0]->type.typmod >= 4 &&
                               dynamic_cast<const ColumnExpr*>(call.args[0].get()) != nullptr &&
                               call.args[0]->type.numeric_precision() <= 18;
+  // Inputs an engine sorts by order code (common/ordered_code.hpp). Not
+  // text: its dictionary codes are in order of first appearance, not in
+  // the collation's order, and evaluated text reaches no engine.
+  const bool orderable = is_intlike(in) || is_float(in) || scaled_numeric;
+  if (call.distinct) {
+    if (kind == AggKind::count && orderable) return Mapping{PartialOp::count_distinct, 1};
+    return std::nullopt;
+  }
   switch (kind) {
     case AggKind::count_star: return Mapping{PartialOp::count_rows, 0};
     case AggKind::count: return Mapping{PartialOp::count_valid, 1};
@@ -79,6 +90,13 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
     case AggKind::regr_slope: case AggKind::regr_intercept: case AggKind::regr_count: case AggKind::regr_sxx:
     case AggKind::regr_syy: case AggKind::regr_sxy: case AggKind::regr_avgx: case AggKind::regr_avgy:
       return Mapping{PartialOp::moments2_float, 2};
+    case AggKind::percentile_cont:
+      if (in == TypeId::float8 && call.direct) return Mapping{PartialOp::ordered_values, 1};
+      return std::nullopt;
+    case AggKind::percentile_disc:
+    case AggKind::mode:
+      if (orderable && (kind == AggKind::mode || call.direct)) return Mapping{PartialOp::ordered_values, 1};
+      return std::nullopt;
     default: return std::nullopt;
   }
 }
@@ -151,6 +169,10 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
       estimate_us_ = since_us(t_estimate);
     }
   }
+  // Ordered-set fractions: constants (the binder allows no column in them).
+  for (const AggregateCall& a : aggregates_) {
+    fractions_.push_back(a.direct ? evaluate_constant(*a.direct, context.parameters) : Value{Null{}});
+  }
   // Value inputs: one per aggregate argument.
   for (size_t a = 0; a < aggregates_.size(); ++a) {
     PartialAggregate p;
@@ -184,7 +206,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
-  run_ = engine_->start(spec_);
+  run_ = start_run();
   start_us_ = since_us(t_choose);
   statistics_us_ = since_us(t_begin) - start_us_ - estimate_us_;
 }
@@ -201,7 +223,10 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     g.forced_configuration = context.launch_config;
     // The tuning cache Database::open installed (none: rules only).
     g.tuning_store = process_tuning_store().load();
-    if (!filtered && gpu->can_run(g)) {
+    // Ordered-set and DISTINCT aggregates run beside the GPU's run of the
+    // others (start_run), so the GPU need only take those.
+    const bool ordered = cpu::has_ordered_aggregates(g);
+    if (!filtered && gpu->can_run(ordered ? cpu::OrderedValuesRun::inner_spec(g) : g)) {
       spec_ = std::move(g);
       engine_ = gpu;
       on_gpu_ = true;
@@ -220,6 +245,20 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   // finalize() reads the compact form (shared counts, int64 sums): less to
   // emit, and columns that are engine arrays as they are get moved.
   spec_.compact_result = true;
+}
+
+std::unique_ptr<AggregationRun> EngineAggregator::start_run() {
+  if (!on_gpu_ || !cpu::has_ordered_aggregates(spec_)) return engine_->start(spec_);
+  // On the GPU: its run aggregates the rest; the ordered aggregates' values
+  // are partitioned by group on the host and sorted by the device's
+  // segmented sort when there are enough of them to pay for the copies.
+  AggregateEngine* gpu = engine_;
+  return std::make_unique<cpu::OrderedValuesRun>(
+      spec_, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
+      [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
+        return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
+      },
+      "GPU segmented sort");
 }
 
 // Group-count estimate from a sample of key values spread over every chunk

@@ -127,6 +127,8 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
+  // The engine's run for spec_ (ordered-set aggregates beside a GPU run).
+  std::unique_ptr<AggregationRun> start_run();
   // ---- packed keys (engine_aggregator_keys.cpp) ----
   // Whether the keys pack into 63 bits by the table's chunk statistics; if
   // so fills spec_.key_parts, the key range and the estimate.
@@ -162,6 +164,7 @@ class EngineAggregator final : public GroupAggregator {
   KeyMode mode_ = KeyMode::interned;
   int key_column_ = -1;
   std::vector<const Expr*> inputs_;
+  std::vector<Value> fractions_;  // per aggregate: the ordered-set direct argument (NULL: none)
   AggregationSpec spec_;
   const EngineTableSnapshot* engine_table_ = nullptr;  // null: a table without engine extras
   uint64_t table_oid_ = 0;

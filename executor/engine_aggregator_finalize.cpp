@@ -105,7 +105,10 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     // The shared column finalizer: no Value per group (finalize.hpp).
     Vector v(out_type);
     const ColumnFinal final{call.signature.kind, in, scale};
-    if (count_source.empty() && narrow_int_sums(call, s, groups, table_rows_)) {
+    const PartialOp op = spec_.aggregates[a].op;
+    if (op == PartialOp::ordered_values || op == PartialOp::count_distinct) {
+      finalize_ordered_column(OrderedFinal{final, fractions_[a], call.descending}, s, groups, v);
+    } else if (count_source.empty() && narrow_int_sums(call, s, groups, table_rows_)) {
       // The GPU's full form (own count, 128-bit sums) of a count, sum or
       // avg of int2/int4: as the compact form, so the column takes the
       // arrays (no zero-filled column, no pass per group).

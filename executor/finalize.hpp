@@ -3,6 +3,7 @@
 // every engine (CPU generic path, CPU hash engine, GPU engine): an engine
 // produces partial states (count, sums, min/max, Youngs-Cramer moments) and
 // these functions turn them into the exact values PostgreSQL 15 returns.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -76,5 +77,39 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& states, std
                              bool count_movable, size_t groups, Vector& out,
                              std::optional<bool> count_has_zero = std::nullopt, bool defer_avg = false,
                              std::shared_ptr<const std::vector<int64_t>> shared_count = nullptr);
+
+// ---- ordered-set aggregates and count(DISTINCT) (finalize_ordered.cpp) ----
+// PostgreSQL's orderedsetaggs.c, shared by the generic path's accumulator
+// and the engines' ordered_values states.
+
+// 22003 unless 0 <= fraction <= 1 (PostgreSQL checks it for every group,
+// even one without rows, before it looks at the rows).
+void check_percentile(double fraction);
+// percentile_disc: the position, among n >= 1 sorted values, of the value it
+// returns (ceil(fraction * n), at least the first).
+size_t percentile_disc_position(double fraction, size_t n);
+// percentile_cont over n >= 1 sorted values, value_at(i) the i-th in the
+// aggregate's order: float8_lerp between the two rows around fraction * (n - 1).
+template <class ValueAt>
+double percentile_cont_of(double fraction, size_t n, ValueAt value_at) {
+  const double position = fraction * static_cast<double>(n - 1);
+  const double first_row = std::floor(position), second_row = std::ceil(position);
+  const double lo = value_at(static_cast<size_t>(first_row));
+  if (first_row == second_row) return lo;
+  const double hi = value_at(static_cast<size_t>(second_row));
+  return lo + (position - first_row) * (hi - lo);
+}
+
+// What an ordered-set aggregate's column needs beyond ColumnFinal.
+struct OrderedFinal {
+  ColumnFinal column;
+  Value fraction;           // percentile_cont/disc: the direct argument (float8 or NULL)
+  bool descending = false;  // WITHIN GROUP (ORDER BY ... DESC)
+};
+
+// percentile_cont, percentile_disc and mode from ordered_values states
+// (offsets shorter than groups + 1: the groups past them have no value), and
+// count(DISTINCT) from count_distinct states.
+void finalize_ordered_column(const OrderedFinal& call, const PartialStates& states, size_t groups, Vector& out);
 
 }  // namespace tally::executor

@@ -4,6 +4,7 @@
 #include "gpu/aggregator/group_by_impl.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/ordered_values_sort.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/rules/device_info.hpp"
@@ -17,6 +18,7 @@ namespace {
 }  // namespace
 
 bool built_with_cuda() { return false; }
+bool sort_segments_on_device(uint64_t*, size_t, const uint64_t*, size_t) { return false; }
 int device_count() { return 0; }
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }

@@ -8,6 +8,7 @@
 #include "common/aggregate_engine.hpp"
 #include "executor/cpu/cpu_run.hpp"
 #include "executor/cpu/cpu_engine.hpp"
+#include "executor/cpu/ordered_values_run.hpp"
 
 namespace tally::executor {
 namespace {
@@ -44,6 +45,10 @@ class CpuEngine final : public AggregateEngine {
   bool can_run(const AggregationSpec&) const override { return true; }
   std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) override {
     release_heap_if_over_bound(spec.estimated_groups);
+    if (cpu::has_ordered_aggregates(spec)) {
+      return std::make_unique<cpu::OrderedValuesRun>(
+          spec, [](const AggregationSpec& inner) { return std::make_unique<cpu::CpuRun>(inner); });
+    }
     return std::make_unique<cpu::CpuRun>(spec);
   }
 };

@@ -48,6 +48,14 @@ class KeyTable {
       s = (s + 1) & mask_;
     }
   }
+  // Group id of key, or kNotFound; read-only, so threads may share it.
+  static constexpr uint32_t kNotFound = UINT32_MAX;
+  uint32_t find(int64_t key) const {
+    for (size_t s = hash_key(key) & mask_;; s = (s + 1) & mask_) {
+      const Slot& slot = slots_[s];
+      if (slot.id == kEmpty || slot.key == key) return slot.id;
+    }
+  }
   // Brings the slot of key into cache ahead of find_or_insert.
   void prefetch(int64_t key) const { __builtin_prefetch(&slots_[hash_key(key) & mask_]); }
   // A group that is not found by key (the NULL-key group).

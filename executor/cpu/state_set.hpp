@@ -41,6 +41,9 @@ void visit_fields(PartialOp op, F&& f) {
       f(&PartialStates::n); f(&PartialStates::sx); f(&PartialStates::sxx);
       f(&PartialStates::sy); f(&PartialStates::syy); f(&PartialStates::sxy);
       break;
+    // Kept outside the state set (executor/cpu/ordered_values_run.hpp).
+    case PartialOp::ordered_values:
+    case PartialOp::count_distinct: break;
   }
 }
 
@@ -174,6 +177,8 @@ struct StateSet {
           s.sy[to] = m.sy; s.syy[to] = m.syy; s.sxy[to] = m.sxy;
           break;
         }
+        case PartialOp::ordered_values:
+        case PartialOp::count_distinct: break;  // never in a state set
       }
     }
   }

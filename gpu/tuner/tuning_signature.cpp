@@ -30,6 +30,8 @@ std::string_view op_name(tally::PartialOp op) {
     case PartialOp::moments_int: return "moments_int";
     case PartialOp::moments_float: return "moments_float";
     case PartialOp::moments2_float: return "moments2_float";
+    case PartialOp::ordered_values: return "ordered_values";
+    case PartialOp::count_distinct: return "count_distinct";
   }
   return "?";
 }
@@ -45,7 +47,8 @@ std::optional<tally::PartialOp> parse_op(std::string_view name) {
   using tally::PartialOp;
   for (auto op : {PartialOp::count_rows, PartialOp::count_valid, PartialOp::sum_int, PartialOp::sum_float, PartialOp::min_int,
                   PartialOp::max_int, PartialOp::min_float, PartialOp::max_float, PartialOp::moments_int,
-                  PartialOp::moments_float, PartialOp::moments2_float})
+                  PartialOp::moments_float, PartialOp::moments2_float, PartialOp::ordered_values,
+                  PartialOp::count_distinct})
     if (op_name(op) == name) return op;
   return std::nullopt;
 }

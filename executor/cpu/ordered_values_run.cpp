@@ -1,0 +1,429 @@
+#include "executor/cpu/ordered_values_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/ordered_code.hpp"
+#include "executor/cancel_point.hpp"
+#include "executor/cpu/key_table.hpp"
+#include "executor/cpu/parallel.hpp"
+
+namespace tally::executor::cpu {
+
+// The result groups of the inner run by key: ids are result positions.
+class GroupIndex {
+ public:
+  explicit GroupIndex(const AggregationResult& r) : table_(r.keys.size()) {
+    for (size_t g = 0; g < r.keys.size(); ++g) {
+      const bool valid = g >= r.key_valid.size() || r.key_valid[g] != 0;
+      if (valid) table_.find_or_insert(r.keys[g]);
+      else null_group_ = table_.add_unindexed(r.keys[g]);
+    }
+  }
+  uint32_t find(int64_t key) const { return table_.find(key); }
+  uint32_t null_group() const { return null_group_; }
+
+ private:
+  KeyTable table_;
+  uint32_t null_group_ = KeyTable::kNotFound;
+};
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+bool is_float_width(ColumnWidth w) { return w == ColumnWidth::float32 || w == ColumnWidth::float64; }
+
+// Below this many values a group is sorted by one thread; a larger one (a
+// global median) is sorted in parts by every thread and merged.
+constexpr size_t kParallelSortValues = size_t{1} << 17;
+// Chunks below this many rows are kept by one thread.
+constexpr size_t kParallelRows = size_t{1} << 15;
+
+// Runs of at least this many codes are radix sorted: fewer passes over
+// memory than a comparison sort's log2(n) (std::sort wins below ~512).
+constexpr size_t kRadixSortValues = 768;
+
+// LSD radix sort of codes[0, n), 8 bits a pass; passes whose byte is the
+// same in every code are skipped (values of a narrow range touch few bytes).
+void radix_sort(uint64_t* codes, size_t n) {
+  if (n < kRadixSortValues) {
+    std::sort(codes, codes + n);
+    return;
+  }
+  // A small scratch buffer kept per thread (groups of ~1,000 values would
+  // otherwise pay an allocation each); a large one only for this call, so no
+  // thread keeps a large group's worth of memory after the query.
+  constexpr size_t kKeptScratch = size_t{1} << 16;
+  thread_local std::vector<uint64_t> kept;
+  std::vector<uint64_t> large;
+  if (n <= kKeptScratch && kept.size() < kKeptScratch) kept.resize(kKeptScratch);
+  if (n > kKeptScratch) large.resize(n);
+  uint64_t* from = codes;
+  uint64_t* to = n <= kKeptScratch ? kept.data() : large.data();
+  size_t counts[8][256] = {};
+  for (size_t i = 0; i < n; ++i) {
+    for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
+  }
+  for (int b = 0; b < 8; ++b) {
+    size_t* count = counts[b];
+    if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
+    size_t at = 0;
+    for (int d = 0; d < 256; ++d) {
+      const size_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != codes) std::copy(from, from + n, codes);
+}
+
+// Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
+// then merged pairwise.
+void sort_parallel(uint64_t* codes, size_t n, int threads) {
+  if (threads <= 1 || n < kParallelSortValues) {
+    radix_sort(codes, n);
+    return;
+  }
+  const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
+  parallel_for(threads, n, [&](int, size_t b, size_t e) { radix_sort(codes + b, e - b); });
+  for (size_t width = per; width < n; width *= 2) {
+    const size_t pairs = (n + 2 * width - 1) / (2 * width);
+    parallel_tasks(threads, pairs, [&](int, size_t p) {
+      const size_t b = p * 2 * width, m = std::min(n, b + width), e = std::min(n, b + 2 * width);
+      if (m < e) std::inplace_merge(codes + b, codes + m, codes + e);
+    });
+  }
+}
+
+}  // namespace
+
+bool is_ordered_op(PartialOp op) { return op == PartialOp::ordered_values || op == PartialOp::count_distinct; }
+
+bool has_ordered_aggregates(const AggregationSpec& spec) {
+  return std::any_of(spec.aggregates.begin(), spec.aggregates.end(),
+                     [](const PartialAggregate& a) { return is_ordered_op(a.op); });
+}
+
+AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::vector<int>* values) {
+  AggregationSpec inner = spec;
+  inner.aggregates.clear();
+  inner.value_widths.clear();
+  inner.value_not_null.clear();
+  std::vector<int> inner_index(spec.value_widths.size(), -1), taken;
+  auto take = [&](int& input) {
+    if (input < 0) return;
+    const auto i = static_cast<size_t>(input);
+    if (inner_index[i] < 0) {
+      inner_index[i] = static_cast<int>(taken.size());
+      taken.push_back(input);
+      inner.value_widths.push_back(spec.value_widths[i]);
+      inner.value_not_null.push_back(i < spec.value_not_null.size() ? spec.value_not_null[i] : 0);
+    }
+    input = inner_index[i];
+  };
+  for (PartialAggregate a : spec.aggregates) {
+    if (is_ordered_op(a.op)) continue;
+    take(a.input);
+    take(a.input2);
+    inner.aggregates.push_back(a);
+  }
+  if (inner.aggregates.empty()) inner.aggregates.push_back(PartialAggregate{PartialOp::count_rows, -1, -1});
+  if (values != nullptr) *values = std::move(taken);
+  return inner;
+}
+
+OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter,
+                                   std::string sorter_name)
+    : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)) {
+  threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int next = 0;
+  for (const PartialAggregate& a : spec.aggregates) inner_of_.push_back(is_ordered_op(a.op) ? -1 : next++);
+  inner_ = make_inner(inner_spec(spec, &inner_values_));
+}
+
+void OrderedValuesRun::begin_pass(int pass) {
+  pass_ = pass;
+  inner_->begin_pass(pass);
+}
+
+void OrderedValuesRun::sink(const ChunkInput& chunk) {
+  ChunkInput inner = chunk;
+  inner.values.clear();
+  for (const int v : inner_values_) inner.values.push_back(chunk.values[static_cast<size_t>(v)]);
+  inner.filters.clear();
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (inner_of_[a] >= 0) inner.filters.push_back(a < chunk.filters.size() ? chunk.filters[a] : nullptr);
+  }
+  if (inner.filters.empty()) inner.filters.push_back(nullptr);  // the stand-in count_rows
+  inner_->sink(inner);
+  // Every pass sees every row; the values are kept once.
+  if (pass_ != 0) return;
+  const auto t = std::chrono::steady_clock::now();
+  const int64_t* packed = nullptr;
+  if (!spec_.key_parts.empty()) {
+    packed_.resize(chunk.rows);
+    parallel_for(chunk.rows >= kParallelRows ? threads_ : 1, chunk.rows, [&](int, size_t b, size_t e) {
+      pack_key_rows(spec_.key_parts, chunk, b, e, packed_.data() + b);
+    });
+    packed = packed_.data();
+  }
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (inner_of_[a] < 0) collect(chunk, packed, a);
+  }
+  collect_ms_ += ms_since(t);
+}
+
+void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, size_t a) {
+  const PartialAggregate& agg = spec_.aggregates[a];
+  const ColumnView& in = chunk.values.at(static_cast<size_t>(agg.input));
+  const uint8_t* filter = a < chunk.filters.size() ? chunk.filters[a] : nullptr;
+  const uint8_t* key_valid = packed != nullptr ? nullptr : chunk.keys.validity;
+  Collected& c = collected_[a];
+  const size_t n = chunk.rows;
+  // Geometric growth: reserving each chunk's rows exactly would copy the
+  // whole array once per chunk.
+  if (c.codes.capacity() < c.codes.size() + n) {
+    const size_t want = std::max(c.codes.size() + n, 2 * c.codes.capacity());
+    c.keys.reserve(want);
+    c.codes.reserve(want);
+  }
+  auto key_at = [&](size_t r) -> int64_t {
+    if (packed != nullptr) return packed[r];
+    if (chunk.keys.data == nullptr) return 0;
+    return chunk.keys.width == ColumnWidth::int32 ? static_cast<const int32_t*>(chunk.keys.data)[r]
+                                                  : static_cast<const int64_t*>(chunk.keys.data)[r];
+  };
+  auto kept = [&](size_t r) { return (in.validity == nullptr || in.validity[r]) && (filter == nullptr || filter[r]); };
+  auto null_key = [&](size_t r) { return key_valid != nullptr && !key_valid[r]; };
+  // Two passes over each thread's rows: count what it keeps, then write it
+  // at its place (arrival order, so a chunk's rows stay together).
+  const int parts = n >= kParallelRows ? threads_ : 1;
+  std::vector<size_t> keyed(static_cast<size_t>(parts)), nulls(static_cast<size_t>(parts));
+  const bool keeps_all = in.validity == nullptr && filter == nullptr && key_valid == nullptr;
+  parallel_for(parts, n, [&](int p, size_t b, size_t e) {
+    size_t k = 0, z = 0;
+    if (keeps_all) k = e - b;
+    else for (size_t r = b; r < e; ++r) {
+      if (!kept(r)) continue;
+      if (null_key(r)) ++z;
+      else ++k;
+    }
+    keyed[static_cast<size_t>(p)] = k;
+    nulls[static_cast<size_t>(p)] = z;
+  });
+  std::vector<size_t> keyed_at(static_cast<size_t>(parts)), null_at(static_cast<size_t>(parts));
+  size_t keyed_end = c.codes.size(), null_end = c.null_key_codes.size();
+  for (size_t p = 0; p < static_cast<size_t>(parts); ++p) {
+    keyed_at[p] = keyed_end;
+    null_at[p] = null_end;
+    keyed_end += keyed[p];
+    null_end += nulls[p];
+  }
+  c.keys.resize(keyed_end);
+  c.codes.resize(keyed_end);
+  c.null_key_codes.resize(null_end);
+  auto add = [&](auto code_of) {
+    parallel_for(parts, n, [&](int p, size_t b, size_t e) {
+      size_t k = keyed_at[static_cast<size_t>(p)], z = null_at[static_cast<size_t>(p)];
+      for (size_t r = b; r < e; ++r) {
+        if (!keeps_all && !kept(r)) continue;
+        if (null_key(r)) {
+          c.null_key_codes[z++] = code_of(r);
+          continue;
+        }
+        c.keys[k] = key_at(r);
+        c.codes[k++] = code_of(r);
+      }
+    });
+  };
+  switch (in.width) {
+    case ColumnWidth::int32: {
+      const auto* v = static_cast<const int32_t*>(in.data);
+      add([&](size_t r) { return order_code_of_int(v[r]); });
+      break;
+    }
+    case ColumnWidth::int64: {
+      const auto* v = static_cast<const int64_t*>(in.data);
+      add([&](size_t r) { return order_code_of_int(v[r]); });
+      break;
+    }
+    case ColumnWidth::float32: {
+      const auto* v = static_cast<const float*>(in.data);
+      add([&](size_t r) { return order_code_of_float(v[r]); });
+      break;
+    }
+    case ColumnWidth::float64: {
+      const auto* v = static_cast<const double*>(in.data);
+      add([&](size_t r) { return order_code_of_float(v[r]); });
+      break;
+    }
+  }
+}
+
+AggregationResult OrderedValuesRun::finalize() {
+  AggregationResult r = inner_->finalize();
+  report_ = inner_->report();
+  const auto t = std::chrono::steady_clock::now();
+  const size_t inner_count = std::max<size_t>(1, spec_.aggregates.size() - static_cast<size_t>(std::count(
+                                                                                inner_of_.begin(), inner_of_.end(), -1)));
+  r.states.resize(inner_count);
+  AggregationResult out;
+  out.keys = std::move(r.keys);
+  out.key_valid = std::move(r.key_valid);
+  out.states.resize(spec_.aggregates.size());
+  // Inner aggregate -> ours, for the compact form's count sources.
+  std::vector<int> outer_of(inner_count, -1);
+  for (size_t a = 0; a < inner_of_.size(); ++a) {
+    if (inner_of_[a] >= 0) outer_of[static_cast<size_t>(inner_of_[a])] = static_cast<int>(a);
+  }
+  if (!r.count_source.empty()) {
+    r.count_source.resize(inner_count, -1);
+    out.count_source.resize(spec_.aggregates.size());
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      const int inner = inner_of_[a];
+      const int source = inner >= 0 ? r.count_source[static_cast<size_t>(inner)] : -1;
+      out.count_source[a] = source >= 0 && static_cast<size_t>(source) < inner_count && outer_of[static_cast<size_t>(source)] >= 0
+                                ? outer_of[static_cast<size_t>(source)]
+                                : static_cast<int>(a);
+    }
+  }
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (inner_of_[a] >= 0) out.states[a] = std::move(r.states[static_cast<size_t>(inner_of_[a])]);
+  }
+  const GroupIndex index(out);
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (inner_of_[a] < 0) finish(a, index, out);
+  }
+  sort_ms_ = ms_since(t);
+  report_.finalize_ms += sort_ms_;
+  return out;
+}
+
+void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResult& out) {
+  const size_t groups = out.keys.size();
+  Collected c = std::move(collected_[a]);
+  collected_[a] = {};
+  const size_t keyed = c.codes.size();
+  const size_t n = keyed + c.null_key_codes.size();
+  values_ += n;
+  // Result group of every row.
+  auto t = std::chrono::steady_clock::now();
+  std::vector<uint32_t> gid(n);
+  parallel_for(threads_, keyed, [&](int, size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const uint32_t g = index.find(c.keys[i]);
+      if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
+      gid[i] = g;
+    }
+  });
+  c.keys = {};
+  if (!c.null_key_codes.empty()) {
+    if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
+    std::fill(gid.begin() + static_cast<long>(keyed), gid.end(), index.null_group());
+    c.codes.insert(c.codes.end(), c.null_key_codes.begin(), c.null_key_codes.end());
+    c.null_key_codes = {};
+  }
+  assign_ms_ += ms_since(t);
+  t = std::chrono::steady_clock::now();
+  // Counting sort by group: per-thread histograms while they stay small.
+  int parts = threads_;
+  while (parts > 1 && static_cast<uint64_t>(parts) * groups > (uint64_t{1} << 24)) --parts;
+  if (n < (size_t{1} << 16)) parts = 1;
+  const size_t per = (n + static_cast<size_t>(parts) - 1) / static_cast<size_t>(std::max(parts, 1));
+  std::vector<std::vector<uint64_t>> at(static_cast<size_t>(parts), std::vector<uint64_t>(groups, 0));
+  parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
+    for (size_t p = pb; p < pe; ++p) {
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) ++at[p][gid[i]];
+    }
+  });
+  std::vector<uint64_t> offsets(groups + 1, 0);
+  uint64_t running = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    offsets[g] = running;
+    for (auto& h : at) {
+      const uint64_t count = h[g];
+      h[g] = running;
+      running += count;
+    }
+  }
+  offsets[groups] = running;
+  std::vector<uint64_t> sorted(n);
+  parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
+    for (size_t p = pb; p < pe; ++p) {
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) sorted[at[p][gid[i]]++] = c.codes[i];
+    }
+  });
+  at = {};
+  gid = {};
+  c.codes = {};
+  partition_ms_ += ms_since(t);
+  check_cancel_point();
+  // Each group's values sorted: by the sorter when it takes them, else
+  // groups in blocks taken by free threads, and a group too large for one
+  // thread by all of them.
+  const bool by_sorter = sorter_ && sorter_(sorted.data(), n, offsets.data(), groups);
+  sorted_by_sorter_ |= by_sorter;
+  constexpr size_t kBlock = 64;
+  if (!by_sorter) parallel_tasks(threads_, (groups + kBlock - 1) / kBlock, [&](int, size_t block) {
+    for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
+      const size_t len = offsets[g + 1] - offsets[g];
+      if (len >= kParallelSortValues && threads_ > 1) continue;
+      radix_sort(sorted.data() + offsets[g], len);
+    }
+  });
+  for (size_t g = 0; g < groups && threads_ > 1 && !by_sorter; ++g) {
+    const size_t len = offsets[g + 1] - offsets[g];
+    if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
+  }
+  PartialStates& s = out.states[a];
+  const PartialAggregate& agg = spec_.aggregates[a];
+  const bool floats = is_float_width(spec_.value_widths.at(static_cast<size_t>(agg.input)));
+  if (agg.op == PartialOp::count_distinct) {
+    s.count.assign(groups, 0);
+    parallel_for(threads_, groups, [&](int, size_t b, size_t e) {
+      for (size_t g = b; g < e; ++g) {
+        int64_t distinct = 0;
+        for (uint64_t i = offsets[g]; i < offsets[g + 1]; ++i) {
+          distinct += i == offsets[g] || !same_order_value(sorted[i], sorted[i - 1], floats);
+        }
+        s.count[g] = distinct;
+      }
+    });
+    return;
+  }
+  if (floats) s.ordered_float.resize(n);
+  else s.ordered_int.resize(n);
+  parallel_for(threads_, n, [&](int, size_t b, size_t e) {
+    if (floats) {
+      for (size_t i = b; i < e; ++i) s.ordered_float[i] = float_of_order_code(sorted[i]);
+    } else {
+      for (size_t i = b; i < e; ++i) s.ordered_int[i] = int_of_order_code(sorted[i]);
+    }
+  });
+  s.offsets = std::move(offsets);
+}
+
+AggregationReport OrderedValuesRun::report() const {
+  AggregationReport r = report_;
+  r.sink_ms += collect_ms_;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
+                "finalize %.3f ms (groups found %.3f ms, partitioned %.3f ms)",
+                static_cast<unsigned long long>(values_),
+                sorted_by_sorter_ ? sorter_name_.c_str() : ("host, " + std::to_string(threads_) + " threads").c_str(),
+                collect_ms_, sort_ms_, assign_ms_, partition_ms_);
+  r.details.push_back(buf);
+  return r;
+}
+
+}  // namespace tally::executor::cpu

@@ -1,0 +1,78 @@
+#pragma once
+// Ordered-set aggregates (PartialOp::ordered_values) and count(DISTINCT)
+// (PartialOp::count_distinct) on the CPU engine. They need every value of a
+// group, not a running state, so they stay out of the variants' state sets:
+// this run wraps the run of the other aggregates (any variant), keeps each
+// ordered aggregate's (group key, order code) rows while the chunks pass,
+// and at finalize gives every row its result group (a hash lookup of its key
+// among the inner run's groups), partitions the rows by group with a
+// parallel counting sort, and sorts each group's values in parallel. A group
+// thus costs a sort of its own values only (q6: 10,000 sorts of 1,000 values
+// rather than one sort of 10 million).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/aggregate_engine.hpp"
+
+namespace tally::executor::cpu {
+
+class GroupIndex;  // ordered_values_run.cpp
+
+bool is_ordered_op(PartialOp op);
+// Whether the spec holds an aggregate that OrderedValuesRun must take.
+bool has_ordered_aggregates(const AggregationSpec& spec);
+
+class OrderedValuesRun final : public AggregationRun {
+ public:
+  using InnerFactory = std::function<std::unique_ptr<AggregationRun>(const AggregationSpec&)>;
+  // Sorts codes[offsets[g], offsets[g + 1]) for every group in place; false
+  // when it cannot (the run then sorts on the host).
+  using SegmentSorter = std::function<bool(uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups)>;
+  // The spec without its ordered aggregates and the value inputs only they
+  // read (a count_rows stands in when no aggregate is left, so the groups
+  // still come from the inner run). values: the spec's value index of each
+  // of the inner spec's.
+  static AggregationSpec inner_spec(const AggregationSpec& spec, std::vector<int>* values = nullptr);
+  // make_inner starts the run of inner_spec(spec). sorter: where the
+  // groups' values are sorted (the GPU's segmented sort); empty = the host,
+  // `sorter_name` names it in EXPLAIN ANALYZE.
+  OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
+                   std::string sorter_name = {});
+
+  int passes() const override { return inner_->passes(); }
+  void begin_pass(int pass) override;
+  void sink(const ChunkInput& chunk) override;
+  AggregationResult finalize() override;
+  AggregationReport report() const override;
+
+ private:
+  // One ordered aggregate's rows, in arrival order.
+  struct Collected {
+    std::vector<int64_t> keys;             // rows with a non-NULL key
+    std::vector<uint64_t> codes;           // their order codes (common/ordered_code.hpp)
+    std::vector<uint64_t> null_key_codes;  // rows of the NULL-key group
+  };
+  void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
+  // Fills out.states[a] for ordered aggregate a over out's groups.
+  void finish(size_t a, const GroupIndex& index, AggregationResult& out);
+
+  AggregationSpec spec_;
+  std::vector<int> inner_of_;  // per aggregate: its index in the inner spec; -1 = kept here
+  std::vector<int> inner_values_;  // per inner value input: the spec's index
+  std::vector<Collected> collected_;
+  std::unique_ptr<AggregationRun> inner_;
+  SegmentSorter sorter_;
+  std::string sorter_name_;
+  bool sorted_by_sorter_ = false;
+  int threads_ = 1;
+  int pass_ = 0;
+  std::vector<int64_t> packed_;  // the chunk's packed key codes
+  uint64_t values_ = 0;
+  double collect_ms_ = 0, sort_ms_ = 0, assign_ms_ = 0, partition_ms_ = 0;  // EXPLAIN ANALYZE
+  AggregationReport report_;
+};
+
+}  // namespace tally::executor::cpu
