@@ -267,7 +267,7 @@ ExprPtr WindowBinder::bind(const json& call, const std::string& name, const Bind
     if (call_nodes_[i] == node) return std::make_unique<WindowResultExpr>(plan_->calls[i].type, base_, i);
   }
   if (call.value("agg_within_group", false)) {
-    throw Error(SqlState::wrong_object_type, "OVER is not supported for ordered-set aggregate " + name);
+    throw Error(SqlState::feature_not_supported, "OVER is not supported for ordered-set aggregate " + name);
   }
   if (call.value("agg_distinct", false)) throw Error(SqlState::feature_not_supported, "DISTINCT is not implemented for window functions");
   if (call.contains("agg_order")) {

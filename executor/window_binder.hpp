@@ -2,8 +2,8 @@
 // Binding window calls (f(...) OVER (...) and OVER w with WINDOW w AS (...))
 // into a WindowPlan, with PostgreSQL's checks and SQLSTATEs: named window
 // references and what they may override (42P20), nested window calls
-// (42P20), DISTINCT / ORDER BY inside a window aggregate (0A000), ordered-set
-// aggregates with OVER (42809), frame offsets and RANGE's single ORDER BY column.
+// (42P20), DISTINCT / ORDER BY inside a window aggregate and ordered-set
+// aggregates with OVER (0A000), frame offsets and RANGE's single ORDER BY column.
 #include <map>
 #include <memory>
 #include <string>

@@ -3,8 +3,9 @@
 // NULLs last, as PostgreSQL sorts them) then ORDER BY, with the partition
 // and peer-group boundaries found once for every window of the same
 // PARTITION BY and ORDER BY. Keys that are all integers, booleans or floats
-// sort as normalized 64-bit words (one pass of std::sort over small
-// records); any other key kind compares values.
+// sort as normalized 64-bit words, one per column (a counting sort on the
+// first when its range is small, as integer partition keys are); any other
+// key kind compares values.
 #include <cstdint>
 #include <vector>
 
