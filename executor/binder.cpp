@@ -143,6 +143,12 @@ bool is_aggregate_name(const std::string& name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
+bool is_window_function_name(const std::string& name) {
+  static const char* names[] = {"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
+                                "lag", "lead", "first_value", "last_value", "nth_value"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
 SqlType resolve_type_name(const json& type_name) {
   std::vector<std::string> names = name_list(type_name.value("names", json::array()));
   std::string name = names.empty() ? "" : names.back();
@@ -379,7 +385,13 @@ ExprPtr bind_func_call(const json& call, const json& whole, BindContext& context
   const bool aggregate_syntax = call.value("agg_star", false) || call.value("agg_distinct", false) ||
                                 call.contains("agg_filter") || call.value("agg_within_group", false) ||
                                 call.contains("agg_order");
-  if (call.contains("over")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
+  if (call.contains("over")) {
+    if (!context.on_window) throw Error(context.window_forbidden_state, context.window_forbidden_reason);
+    return context.on_window(call, name);
+  }
+  if (is_window_function_name(name)) {
+    throw Error(SqlState::wrong_object_type, "window function " + name + " requires an OVER clause");
+  }
   if (is_aggregate_name(name)) {
     if (!context.on_aggregate) throw Error(SqlState::grouping_error, context.aggregate_forbidden_reason);
     return context.on_aggregate(call, name);

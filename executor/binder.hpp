@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sqlstate.hpp"
 #include "executor/cast.hpp"
 #include "executor/expression.hpp"
 #include "executor/relation_scope.hpp"
@@ -50,6 +51,12 @@ struct BindContext {
   // unset an aggregate here is an error (42803 in WHERE, for instance).
   std::function<ExprPtr(const nlohmann::json& call, const std::string& name)> on_aggregate;
   std::string aggregate_forbidden_reason = "aggregate functions are not allowed here";
+  // Called for calls with OVER (window functions, aggregates as windows);
+  // when unset a window call here is an error with this code and reason
+  // (42P20 in WHERE, 42803 inside an aggregate's arguments).
+  std::function<ExprPtr(const nlohmann::json& call, const std::string& name)> on_window;
+  SqlState window_forbidden_state = SqlState::windowing_error;
+  std::string window_forbidden_reason = "window functions are not allowed here";
 };
 
 ExprPtr bind_expression(const nlohmann::json& node, BindContext& context);
@@ -63,6 +70,9 @@ ExprPtr bind_condition(const nlohmann::json& node, BindContext& context, const c
 SqlType resolve_type_name(const nlohmann::json& type_name);
 // Whether a function name is an aggregate Tally knows.
 bool is_aggregate_name(const std::string& name);
+// Whether a function name is a window function that is not an aggregate
+// (row_number, rank, lag, ...): it needs an OVER clause.
+bool is_window_function_name(const std::string& name);
 // Lower-cases an identifier as PostgreSQL's downcase_identifier does (ASCII only).
 std::string fold_identifier(std::string_view name);
 // A parse node with every "location" field removed (for structural comparison).

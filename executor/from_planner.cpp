@@ -337,6 +337,7 @@ bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
       s.value("op", "SETOP_NONE") != "SETOP_NONE" || s.contains("distinctClause")) {
     return false;
   }
+  if (has_window_call(s.value("targetList", json::array()))) return false;
   if (exists && has_aggregate_call(s.value("targetList", json::array()))) return false;
   if (in && (s["targetList"].size() != 1 || has_aggregate_call(s["targetList"]) ||
              (*link)["testexpr"].contains("RowExpr"))) {
@@ -538,6 +539,7 @@ void FromPlanner::begin(const json& select, BindContext& context) {
   split_and(select["whereClause"], parts);
   BindContext where = context;
   where.aggregate_forbidden_reason = "aggregate functions are not allowed in WHERE";
+  where.window_forbidden_reason = "window functions are not allowed in WHERE";
   for (const auto& p : parts) {
     if (s.try_semi_join(p, context)) continue;
     s.where.push_back(make_conjunct(bind_condition(p, where, "WHERE")));

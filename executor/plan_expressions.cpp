@@ -111,6 +111,10 @@ bool has_aggregate_call(const json& node) {
   });
 }
 
+bool has_window_call(const json& node) {
+  return json_any(node, [](const json& n) { return n.is_object() && n.contains("FuncCall") && n["FuncCall"].contains("over"); });
+}
+
 namespace {
 
 // (a AND b) OR (a AND c) is a AND (b OR c): the conjuncts every branch of an

@@ -31,5 +31,7 @@ void split_and(const nlohmann::json& node, std::vector<nlohmann::json>& out);
 bool json_any(const nlohmann::json& node, const std::function<bool(const nlohmann::json&)>& pred);
 bool contains_sublink_node(const nlohmann::json& node);
 bool has_aggregate_call(const nlohmann::json& node);
+// Whether a parse tree holds a call with OVER (a window function).
+bool has_window_call(const nlohmann::json& node);
 
 }  // namespace tally::executor

@@ -10,12 +10,15 @@
 #include "executor/binder.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/operators/window.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/window_binder.hpp"
 
 namespace tally::executor {
 
@@ -110,9 +113,14 @@ bool names_cte(const PlanContext& pc, const json& range_var) {
 }
 
 // Whether the SELECT needs the operator engine: anything but one stored
-// table (or none) without subqueries, which keeps the direct scan path.
+// table (or none) without subqueries or window functions, which keeps the
+// direct scan path.
 bool needs_operators(const json& select, const PlanContext& pc) {
   if (pc.outer_column || select.contains("withClause")) return true;
+  if (select.contains("fromClause") &&
+      (has_window_call(select.value("targetList", json::array())) || has_window_call(select.value("sortClause", json::array())))) {
+    return true;
+  }
   if (select.contains("fromClause")) {
     const auto& from = select["fromClause"];
     if (from.size() != 1 || !from[0].contains("RangeVar") || names_cte(pc, from[0]["RangeVar"])) return true;
@@ -153,7 +161,6 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     throw Error(SqlState::feature_not_supported, "UNION, INTERSECT and EXCEPT are not supported");
   }
   if (select.contains("valuesLists")) throw Error(SqlState::feature_not_supported, "VALUES lists are not supported");
-  if (select.contains("windowClause")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
   if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
   if (select.contains("distinctClause")) {
     const auto& d = select["distinctClause"];
@@ -165,6 +172,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
 
   BindContext source;
   base_context(source, pc);
+  WindowBinder windows(select);
   SelectPlan* raw_plan = plan.get();
   const SublinkHookFactory sublink_hook = [&pc, raw_plan](BindContext* scope) {
     return [scope, &pc, raw_plan](const json& link) { return bind_sublink(link, *scope, pc, raw_plan->subqueries); };
@@ -244,6 +252,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   if (select.contains("whereClause") && !from) {
     BindContext where_ctx = source;
     where_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in WHERE";
+    where_ctx.window_forbidden_reason = "window functions are not allowed in WHERE";
     plan->where = bind_condition(select["whereClause"], where_ctx, "WHERE");
   }
 
@@ -311,6 +320,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   };
 
   if (!aggregate) {
+    source.on_window = windows.hook(source);
     for (auto& t : targets) {
       plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
       plan->names.push_back(t.name);
@@ -350,6 +360,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
         throw positioned(Error(SqlState::grouping_error, "aggregate functions are not allowed in GROUP BY"), node);
       }
       BindContext key_ctx = source;
+      key_ctx.window_forbidden_reason = "window functions are not allowed in GROUP BY";
       ExprPtr key = bind_expression(node, key_ctx);
       if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
       key_nodes.push_back(strip_locations(node));
@@ -395,6 +406,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       }
       BindContext inner = source;
       inner.aggregate_forbidden_reason = "aggregate function calls cannot be nested";
+      inner.window_forbidden_state = SqlState::grouping_error;
+      inner.window_forbidden_reason = "aggregate function calls cannot contain window function calls";
       AggregateCall agg;
       agg.name = name;
       agg.distinct = call.value("agg_distinct", false);
@@ -444,12 +457,19 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     base_context(grouped, pc);
     grouped.outer_column = [&post](const json& node) -> ExprPtr { return bind_expression(node, post); };
     if (operators) post.on_sublink = sublink_hook(&grouped);
+    // Windows run over the groups: in the outputs and ORDER BY, not in HAVING.
+    post.on_window = windows.hook(post);
     for (auto& t : targets) {
       plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
       plan->names.push_back(t.name);
     }
     plan->visible = plan->outputs.size();
-    if (select.contains("havingClause")) plan->having = bind_condition(select["havingClause"], post, "HAVING");
+    if (select.contains("havingClause")) {
+      BindContext having = post;
+      having.on_window = nullptr;
+      having.window_forbidden_reason = "window functions are not allowed in HAVING";
+      plan->having = bind_condition(select["havingClause"], having, "HAVING");
+    }
     bind_sort_clause(post);
   }
 
@@ -466,9 +486,19 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     plan->offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
   }
 
+  if (!windows.empty() && (aggregate || !from)) {
+    plan->windows = windows.finish(aggregate ? plan->group_keys.size() + plan->aggregates.size() : 0);
+  }
   if (from) {
-    plan->source = from->finish();
+    std::unique_ptr<PhysicalOperator> source_tree = from->finish();
     plan->source_width = from->width();
+    if (!windows.empty() && !aggregate) {
+      auto window_plan = windows.finish(plan->source_width);
+      const size_t calls = window_plan->calls.size();
+      source_tree = std::make_unique<WindowOperator>(std::move(source_tree), std::move(window_plan), plan->source_width);
+      plan->source_width += calls;
+    }
+    plan->source = std::move(source_tree);
     return plan;
   }
   // Which table columns the scan must read.

@@ -6,6 +6,7 @@
 
 #include "executor/expression.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/window_call.hpp"
 
 namespace tally::executor {
 
@@ -39,6 +40,10 @@ struct SelectPlan {
   // stored table (`table`) or no FROM.
   std::shared_ptr<const PhysicalOperator> source;
   size_t source_width = 0;
+  // Window calls evaluated over the groups (after HAVING) or, without FROM,
+  // over the one row; null when there are none or the operator tree (a
+  // WindowOperator) evaluates them. Their results follow the columns they run over.
+  std::shared_ptr<const WindowPlan> windows;
   // The subquery expressions this plan holds: their caches are reset when it runs.
   std::vector<const SubqueryExpr*> subqueries;
 };

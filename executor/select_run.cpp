@@ -21,6 +21,7 @@
 #include "executor/group_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/operators/window.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -186,7 +187,7 @@ namespace {
 // output that is not a bare column reference, or a column listed twice,
 // keeps every column materialized (simple and safe).
 std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
-  if (plan.having || plan.distinct || !plan.sort.empty() || plan.limit || plan.offset ||
+  if (plan.having || plan.distinct || !plan.sort.empty() || plan.limit || plan.offset || plan.windows ||
       plan.outputs.size() != plan.visible) {
     return {};
   }
@@ -361,7 +362,9 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       aggregator->sink(sel);
       continue;
     }
-    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
+    std::vector<Vector> window_columns;
+    const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
     out_rows += sel.rows;
   }
   }  // passes
@@ -384,12 +387,16 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       for (const auto& c : kept) having_input.columns.push_back(&c);
       having_input.rows = rows.size();
     }
+    // Windows run over the groups HAVING kept; their results follow the
+    // aggregation's columns.
+    std::vector<Vector> window_columns;
+    if (plan.windows) having_input = with_windows(*plan.windows, having_input, window_columns);
     // Bare references to the aggregation output are moved, not copied (the
     // common case: keys and aggregates listed as they are).
     std::vector<uint8_t> moved(agg_columns.size(), 0);
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
-      if (ref && kept.empty() && !moved[static_cast<size_t>(ref->index)] && ref->type == agg_columns[static_cast<size_t>(ref->index)].type) {
+      if (ref && kept.empty() && !plan.windows && !moved[static_cast<size_t>(ref->index)] && ref->type == agg_columns[static_cast<size_t>(ref->index)].type) {
         bool used_later = false;
         for (size_t later = o + 1; later < plan.outputs.size(); ++later) {
           auto* other = dynamic_cast<const ColumnExpr*>(plan.outputs[later].get());
@@ -432,6 +439,7 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
   if (plan.limit || plan.offset) { lines.push_back("Limit"); indent = "  -> "; }
   if (!plan.sort.empty()) { lines.push_back(indent + "Sort"); indent = "    " + std::string(indent.empty() ? "-> " : "  -> "); }
   if (plan.distinct) { lines.push_back(indent + "Unique"); }
+  if (plan.windows) { lines.push_back(indent + "WindowAgg"); }
   if (plan.aggregate) {
     std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");
     line += " (keys: " + std::to_string(plan.group_keys.size()) + ", aggregates: " + std::to_string(plan.aggregates.size()) + ")";

@@ -1,0 +1,216 @@
+#include "executor/operators/window_sort.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "executor/cancel_point.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+bool word_sortable(const Vector& v) {
+  const Physical p = physical_of(v.type.id);
+  return p == Physical::integer || p == Physical::boolean || p == Physical::floating;
+}
+
+// NaN sorts above every number and -0 equals 0, as in PostgreSQL's float comparison.
+int compare_floats(double a, double b) {
+  if (a < b) return -1;
+  if (a > b) return 1;
+  if (std::isnan(a)) return std::isnan(b) ? 0 : 1;
+  return std::isnan(b) ? -1 : 0;
+}
+
+int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
+  const Vector& v = *c.values;
+  const bool na = v.null_at(a), nb = v.null_at(b);
+  if (na || nb) {
+    if (na && nb) return 0;
+    return na == c.nulls_first ? -1 : 1;
+  }
+  int r;
+  switch (physical_of(v.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: {
+      const int64_t* ints = v.int_data();
+      r = ints[a] < ints[b] ? -1 : (ints[a] > ints[b] ? 1 : 0);
+      break;
+    }
+    case Physical::floating: r = compare_floats(v.floats[a], v.floats[b]); break;
+    default: r = compare_values(v.get(a), v.get(b));
+  }
+  return c.descending ? -r : r;
+}
+
+int compare_rows(const std::vector<WindowSortColumn>& columns, uint32_t a, uint32_t b) {
+  for (const auto& c : columns) {
+    if (int r = compare_column(c, a, b)) return r;
+  }
+  return 0;
+}
+
+// Order-preserving 64-bit images of a column's values (unsigned
+// comparison), DESC inverted, then shifted so the smallest is 1 and a NULL
+// takes 0 (NULLS FIRST) or one past the largest: one word per column. False
+// when the values span too much of the 64-bit range to leave room for NULL.
+bool column_words(const WindowSortColumn& col, size_t n, std::vector<uint64_t>& words) {
+  const Vector& v = *col.values;
+  words.resize(n);
+  const uint64_t flip = col.descending ? UINT64_MAX : 0;
+  if (physical_of(v.type.id) == Physical::floating) {
+    const double* f = v.floats.data();
+    for (size_t i = 0; i < n; ++i) {
+      double d = f[i];
+      if (d == 0) d = 0;  // -0 sorts with 0
+      const auto bits = std::bit_cast<uint64_t>(d);
+      const uint64_t w = std::isnan(d) ? UINT64_MAX : ((bits >> 63) ? ~bits : bits | (uint64_t{1} << 63));
+      words[i] = w ^ flip;
+    }
+  } else {
+    const int64_t* ints = v.int_data();
+    for (size_t i = 0; i < n; ++i) words[i] = (static_cast<uint64_t>(ints[i]) ^ (uint64_t{1} << 63)) ^ flip;
+  }
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (v.null_at(i)) continue;
+    lo = std::min(lo, words[i]);
+    hi = std::max(hi, words[i]);
+  }
+  if (lo > hi) lo = hi = 0;  // every value NULL
+  if (hi - lo >= UINT64_MAX - 2) return false;
+  const uint64_t null_word = col.nulls_first ? 0 : hi - lo + 2;
+  for (size_t i = 0; i < n; ++i) words[i] = v.null_at(i) ? null_word : words[i] - lo + 1;
+  return true;
+}
+
+template <size_t W>
+struct KeyRow {
+  uint64_t key[W];
+  uint32_t row;
+};
+
+template <size_t W>
+bool key_less(const KeyRow<W>& a, const KeyRow<W>& b) {
+  for (size_t k = 0; k < W; ++k) {
+    if (a.key[k] != b.key[k]) return a.key[k] < b.key[k];
+  }
+  return a.row < b.row;
+}
+
+// Sorts by the words. When the first word spans a range not much larger
+// than the row count (a PARTITION BY over integer keys), a counting sort
+// places the rows by it in one pass and only each bucket is sorted by the
+// rest: many small sorts instead of one over every row.
+template <size_t W>
+void sort_keys(std::vector<KeyRow<W>>& keys) {
+  CancelTicker ticker;
+  auto less = [&](const KeyRow<W>& a, const KeyRow<W>& b) {
+    ticker.tick();
+    return key_less(a, b);
+  };
+  const size_t n = keys.size();
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const auto& k : keys) {
+    lo = std::min(lo, k.key[0]);
+    hi = std::max(hi, k.key[0]);
+  }
+  if (n < 4096 || hi - lo >= 2 * static_cast<uint64_t>(n)) {
+    std::sort(keys.begin(), keys.end(), less);
+    return;
+  }
+  std::vector<uint32_t> starts(hi - lo + 2, 0);
+  for (const auto& k : keys) ++starts[k.key[0] - lo + 1];
+  for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  std::vector<KeyRow<W>> placed(n);
+  std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
+  for (const auto& k : keys) placed[next[k.key[0] - lo]++] = k;  // stable: rows stay in input order
+  if (W > 1) {
+    for (size_t b = 0; b + 1 < starts.size(); ++b) {
+      if (starts[b + 1] - starts[b] > 1) std::sort(placed.begin() + starts[b], placed.begin() + starts[b + 1], less);
+    }
+  }
+  keys.swap(placed);
+}
+
+template <size_t W>
+void sort_by_words(size_t n, const std::vector<std::vector<uint64_t>>& words, size_t partition_columns,
+                   WindowOrdering& out) {
+  std::vector<KeyRow<W>> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < W; ++k) keys[i].key[k] = words[k][i];
+    keys[i].row = static_cast<uint32_t>(i);
+  }
+  sort_keys(keys);
+  out.rows.resize(n);
+  out.group_of.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    out.rows[i] = keys[i].row;
+    bool new_partition = i == 0, new_group = i == 0;
+    for (size_t k = 0; k < W && i > 0; ++k) {
+      if (keys[i].key[k] != keys[i - 1].key[k]) {
+        new_group = true;
+        new_partition = k < partition_columns;
+        break;
+      }
+    }
+    if (new_partition) out.partitions.push_back(static_cast<uint32_t>(i));
+    if (new_group) out.groups.push_back(static_cast<uint32_t>(i));
+    out.group_of[i] = static_cast<uint32_t>(out.groups.size() - 1);
+  }
+}
+
+// The word sort, when every key is an integer, boolean or float (at most 4).
+bool sort_by_words(size_t n, const std::vector<WindowSortColumn>& all, size_t partition_columns, WindowOrdering& out) {
+  if (all.size() > 4) return false;
+  std::vector<std::vector<uint64_t>> words(all.size());
+  for (size_t c = 0; c < all.size(); ++c) {
+    if (!word_sortable(*all[c].values) || !column_words(all[c], n, words[c])) return false;
+  }
+  switch (all.size()) {
+    case 1: sort_by_words<1>(n, words, partition_columns, out); break;
+    case 2: sort_by_words<2>(n, words, partition_columns, out); break;
+    case 3: sort_by_words<3>(n, words, partition_columns, out); break;
+    default: sort_by_words<4>(n, words, partition_columns, out); break;
+  }
+  return true;
+}
+
+}  // namespace
+
+WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& partition,
+                                const std::vector<WindowSortColumn>& order) {
+  WindowOrdering out;
+  std::vector<WindowSortColumn> all = partition;
+  all.insert(all.end(), order.begin(), order.end());
+  if (all.empty()) {
+    out.rows.resize(n);
+    std::iota(out.rows.begin(), out.rows.end(), 0u);
+    out.group_of.assign(n, 0);
+    if (n > 0) out.partitions.push_back(0), out.groups.push_back(0);
+  } else if (!sort_by_words(n, all, partition.size(), out)) {
+    out.rows.resize(n);
+    std::iota(out.rows.begin(), out.rows.end(), 0u);
+    CancelTicker ticker;
+    std::sort(out.rows.begin(), out.rows.end(), [&](uint32_t a, uint32_t b) {
+      ticker.tick();
+      const int r = compare_rows(all, a, b);
+      return r != 0 ? r < 0 : a < b;
+    });
+    out.group_of.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const bool new_partition = i == 0 || compare_rows(partition, out.rows[i - 1], out.rows[i]) != 0;
+      const bool new_group = new_partition || compare_rows(order, out.rows[i - 1], out.rows[i]) != 0;
+      if (new_partition) out.partitions.push_back(static_cast<uint32_t>(i));
+      if (new_group) out.groups.push_back(static_cast<uint32_t>(i));
+      out.group_of[i] = static_cast<uint32_t>(out.groups.size() - 1);
+    }
+  }
+  out.partitions.push_back(static_cast<uint32_t>(n));
+  out.groups.push_back(static_cast<uint32_t>(n));
+  return out;
+}
+
+}  // namespace tally::executor

@@ -1,0 +1,33 @@
+#pragma once
+// The sort a window needs: its input rows ordered by PARTITION BY (ascending,
+// NULLs last, as PostgreSQL sorts them) then ORDER BY, with the partition
+// and peer-group boundaries found once for every window of the same
+// PARTITION BY and ORDER BY. Keys that are all integers, booleans or floats
+// sort as normalized 64-bit words, one per column (a counting sort on the
+// first when its range is small, as integer partition keys are); any other
+// key kind compares values.
+#include <cstdint>
+#include <vector>
+
+#include "executor/value.hpp"
+
+namespace tally::executor {
+
+struct WindowSortColumn {
+  const Vector* values = nullptr;
+  bool descending = false;
+  bool nulls_first = false;
+};
+
+struct WindowOrdering {
+  std::vector<uint32_t> rows;        // sorted position -> input row
+  std::vector<uint32_t> partitions;  // first position of each partition, then the row count
+  std::vector<uint32_t> groups;      // first position of each peer group, then the row count
+  std::vector<uint32_t> group_of;    // sorted position -> its peer group
+};
+
+// Ties keep input order, so the result does not depend on the sort's whims.
+WindowOrdering sort_window_rows(size_t rows, const std::vector<WindowSortColumn>& partition,
+                                const std::vector<WindowSortColumn>& order);
+
+}  // namespace tally::executor
