@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "common/error.hpp"
 #include "executor/aggregate_function.hpp"
@@ -13,6 +14,7 @@
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -81,14 +83,6 @@ struct TargetEntry {
   int star_index = -1;
 };
 
-void base_context(BindContext& ctx, PlanContext& pc) {
-  ctx.parameter_types = pc.parameter_types;
-  ctx.settings = pc.settings;
-  ctx.session_user = pc.user;
-  ctx.database = pc.database;
-  ctx.backend_pid = pc.backend_pid;
-}
-
 bool contains_sublink(const json& node) {
   if (node.is_object()) {
     if (node.contains("SubLink")) return true;
@@ -128,15 +122,39 @@ json column_ref_node(const ScopedColumn& c) {
 }
 
 // Top-level unknown literals/parameters in the target list become text.
-ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx) {
-  if (e->type.id == TypeId::unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
+ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx, bool keep_unknown) {
+  if (e->type.id == TypeId::unknown && !keep_unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
   return e;
 }
 
 
 }  // namespace
 
+void base_context(BindContext& ctx, const PlanContext& pc) {
+  ctx.parameter_types = pc.parameter_types;
+  ctx.settings = pc.settings;
+  ctx.session_user = pc.user;
+  ctx.database = pc.database;
+  ctx.backend_pid = pc.backend_pid;
+}
+
+void bind_limit_offset(const json& select, PlanContext& pc, SelectPlan& plan) {
+  BindContext limit_ctx;
+  base_context(limit_ctx, pc);
+  limit_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in LIMIT";
+  if (select.contains("limitCount")) {
+    const auto& node = select["limitCount"];
+    if (!(node.contains("A_Const") && node["A_Const"].value("isnull", false))) {
+      plan.limit = coerce_to(bind_expression(node, limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+    }
+  }
+  if (select.contains("limitOffset")) {
+    plan.offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+  }
+}
+
 std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& outer_pc) {
+  const bool keep_unknown = std::exchange(outer_pc.keep_unknown_outputs, false);
   auto plan = std::make_shared<SelectPlan>();
   PlanContext with_pc;
   if (select.contains("withClause")) {
@@ -148,11 +166,9 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     }
   }
   PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
+  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return plan_set_operation(select, pc);
+  if (select.contains("valuesLists")) return plan_values(select, pc);
   const bool operators = needs_operators(select, pc);
-  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") {
-    throw Error(SqlState::feature_not_supported, "UNION, INTERSECT and EXCEPT are not supported");
-  }
-  if (select.contains("valuesLists")) throw Error(SqlState::feature_not_supported, "VALUES lists are not supported");
   if (select.contains("windowClause")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
   if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
   if (select.contains("distinctClause")) {
@@ -312,7 +328,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
 
   if (!aggregate) {
     for (auto& t : targets) {
-      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source, keep_unknown));
       plan->names.push_back(t.name);
     }
     plan->visible = plan->outputs.size();
@@ -445,7 +461,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     grouped.outer_column = [&post](const json& node) -> ExprPtr { return bind_expression(node, post); };
     if (operators) post.on_sublink = sublink_hook(&grouped);
     for (auto& t : targets) {
-      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post, keep_unknown));
       plan->names.push_back(t.name);
     }
     plan->visible = plan->outputs.size();
@@ -453,18 +469,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     bind_sort_clause(post);
   }
 
-  BindContext limit_ctx;
-  base_context(limit_ctx, pc);
-  limit_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in LIMIT";
-  if (select.contains("limitCount") && !select["limitCount"].contains("A_Const") ? true : select.contains("limitCount")) {
-    const auto& node = select["limitCount"];
-    if (!(node.contains("A_Const") && node["A_Const"].value("isnull", false))) {
-      plan->limit = coerce_to(bind_expression(node, limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
-    }
-  }
-  if (select.contains("limitOffset")) {
-    plan->offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
-  }
+  bind_limit_offset(select, pc, *plan);
 
   if (from) {
     plan->source = from->finish();
