@@ -171,12 +171,12 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   const bool operators = needs_operators(select, pc);
   if (select.contains("windowClause")) throw Error(SqlState::feature_not_supported, "window functions are not supported");
   if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
+  // SELECT DISTINCT is a distinct clause of one empty item; DISTINCT ON lists its expressions.
+  const json* distinct_on = nullptr;
   if (select.contains("distinctClause")) {
     const auto& d = select["distinctClause"];
-    if (!(d.size() == 1 && d[0].empty())) {
-      if (d.size() >= 1 && !d[0].empty()) throw Error(SqlState::feature_not_supported, "SELECT DISTINCT ON is not supported");
-    }
-    plan->distinct = true;
+    if (d.size() == 1 && d[0].empty()) plan->distinct = true;
+    else distinct_on = &d;
   }
 
   BindContext source;
@@ -304,10 +304,44 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   // ORDER BY: an item naming an output (ordinal, alias or the same expression)
   // sorts by it; any other expression becomes a hidden output column, which
   // SELECT DISTINCT forbids (42P10), as in PostgreSQL.
+  std::vector<std::pair<json, int>> hidden_sort;  // ORDER BY items bound as hidden outputs
+  // DISTINCT ON items name outputs as ORDER BY items do, or match an ORDER
+  // BY expression, or become hidden outputs; ORDER BY must start with them
+  // (in any order), else 42P10 as in PostgreSQL.
+  auto bind_distinct_on = [&](const json& items, BindContext& scope) {
+    for (const auto& node : items) {
+      int index = output_index_for(node);
+      for (size_t i = 0; index < 0 && i < targets.size(); ++i) {
+        if (equal_ignoring_locations(targets[i].node, node)) index = static_cast<int>(i);
+      }
+      for (const auto& [sorted, column] : hidden_sort) {
+        if (index < 0 && equal_ignoring_locations(sorted, node)) index = column;
+      }
+      if (index < 0) {
+        plan->outputs.push_back(bind_expression(node, scope));
+        index = static_cast<int>(plan->outputs.size() - 1);
+      }
+      plan->distinct_on.push_back(index);
+    }
+    std::set<int> pending(plan->distinct_on.begin(), plan->distinct_on.end());
+    for (const auto& key : plan->sort) {
+      if (pending.empty()) break;
+      if (pending.erase(key.column) == 0 &&
+          std::find(plan->distinct_on.begin(), plan->distinct_on.end(), key.column) == plan->distinct_on.end()) {
+        throw positioned(Error(SqlState::invalid_column_reference,
+                               "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"),
+                         items[0]);
+      }
+    }
+  };
+
   auto bind_sort_clause = [&](BindContext& scope) {
     for (const auto& s : select.value("sortClause", json::array())) {
       const auto& sb = s["SortBy"];
       int index = output_index_for(sb["node"]);
+      for (size_t i = 0; index < 0 && i < targets.size(); ++i) {
+        if (equal_ignoring_locations(targets[i].node, sb["node"])) index = static_cast<int>(i);
+      }
       if (index < 0) {
         if (plan->distinct) {
           throw positioned(Error(SqlState::invalid_column_reference,
@@ -316,6 +350,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
         }
         plan->outputs.push_back(bind_expression(sb["node"], scope));
         index = static_cast<int>(plan->outputs.size() - 1);
+        hidden_sort.emplace_back(sb["node"], index);
       }
       SortKey key;
       key.column = index;
@@ -324,6 +359,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
       plan->sort.push_back(key);
     }
+    if (distinct_on != nullptr) bind_distinct_on(*distinct_on, scope);
   };
 
   if (!aggregate) {

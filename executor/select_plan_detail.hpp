@@ -31,6 +31,9 @@ struct SelectPlan {
   size_t visible = 0;
   std::vector<std::string> names;
   bool distinct = false;
+  // DISTINCT ON: the output columns (visible or hidden) whose first row, in
+  // ORDER BY's order, each distinct combination keeps.
+  std::vector<int> distinct_on;
   std::vector<SortKey> sort;
   ExprPtr limit, offset;
   // Joins, derived tables, WITH, subqueries: the FROM clause (and WHERE) as
