@@ -13,6 +13,7 @@
 #include "executor/operators/physical_operator.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/grouping_sets.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
@@ -372,8 +373,14 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   } else {
     // GROUP BY keys: ordinals and output aliases resolve to target expressions,
     // input column names win over output aliases (PostgreSQL's rule).
-    std::vector<json> key_nodes;
-    for (const auto& g : select.value("groupClause", json::array())) {
+    std::vector<json> key_nodes, resolved_keys;  // without locations / as written after resolution
+    auto bind_key_node = [&](const json& node) {
+      BindContext key_ctx = source;
+      ExprPtr key = bind_expression(node, key_ctx);
+      if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
+      return key;
+    };
+    auto bind_key = [&](const json& g) -> int {
       json node = g;
       if (g.contains("A_Const") && g["A_Const"].contains("ival")) {
         const int64_t ordinal = g["A_Const"]["ival"].value("ival", int64_t{0});
@@ -395,25 +402,67 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
             }
           }
         }
-      } else if (g.contains("GroupingSet")) {
-        throw Error(SqlState::feature_not_supported, "GROUPING SETS, ROLLUP and CUBE are not supported");
       }
       if (contains_aggregate(node)) {
         throw positioned(Error(SqlState::grouping_error, "aggregate functions are not allowed in GROUP BY"), node);
       }
-      BindContext key_ctx = source;
-      ExprPtr key = bind_expression(node, key_ctx);
-      if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
+      for (size_t i = 0; i < key_nodes.size(); ++i) {
+        if (equal_ignoring_locations(key_nodes[i], node)) return static_cast<int>(i);
+      }
+      plan->group_keys.push_back(bind_key_node(node));
       key_nodes.push_back(strip_locations(node));
-      plan->group_keys.push_back(std::move(key));
+      resolved_keys.push_back(node);
+      return static_cast<int>(key_nodes.size() - 1);
+    };
+    const json group_clause = select.value("groupClause", json::array());
+    if (has_grouping_sets(group_clause)) {
+      for (auto& keys : expand_grouping_sets(group_clause, bind_key)) {
+        SelectPlan::GroupingSet set;
+        for (int k : keys) set.key_exprs.push_back(bind_key_node(resolved_keys[static_cast<size_t>(k)]));
+        set.keys = std::move(keys);
+        plan->grouping_sets.push_back(std::move(set));
+      }
+    } else {
+      for (const auto& g : group_clause) bind_key(g);
     }
+    std::vector<std::pair<ColumnExpr*, size_t>> grouping_refs;  // grouping() results, placed once aggregates are known
 
     // Post-aggregation binding: group expressions and aggregates become
     // references into the aggregation output [keys..., aggregates...].
     std::vector<json> aggregate_nodes;  // each aggregate's FuncCall body, without locations
+    // grouping(a, ...): each argument must be a grouping key.
+    auto bind_grouping_call = [&](const json& call) -> ExprPtr {
+      std::vector<int> args;
+      for (const auto& arg : call.value("args", json::array())) {
+        int index = -1;
+        for (size_t i = 0; index < 0 && i < key_nodes.size(); ++i) {
+          if (equal_ignoring_locations(key_nodes[i], arg)) index = static_cast<int>(i);
+        }
+        if (index < 0 && arg.contains("ColumnRef")) {
+          BindContext probe = source;
+          ExprPtr col = bind_expression(arg, probe);
+          auto* column = dynamic_cast<ColumnExpr*>(col.get());
+          for (size_t i = 0; column != nullptr && index < 0 && i < plan->group_keys.size(); ++i) {
+            auto* k = dynamic_cast<ColumnExpr*>(plan->group_keys[i].get());
+            if (k != nullptr && k->index == column->index) index = static_cast<int>(i);
+          }
+        }
+        if (index < 0) {
+          throw positioned(Error(SqlState::grouping_error,
+                                 "arguments to GROUPING must be grouping expressions of the associated query level"),
+                           arg);
+        }
+        args.push_back(index);
+      }
+      plan->grouping_calls.push_back(std::move(args));
+      auto ref = std::make_unique<ColumnExpr>(SqlType{TypeId::int4}, -1);
+      grouping_refs.emplace_back(ref.get(), plan->grouping_calls.size() - 1);
+      return ref;
+    };
     BindContext post = source;
     post.columns = source.columns;  // ColumnRefs are resolved, then checked against the keys
     post.intercept = [&](const json& node) -> ExprPtr {
+      if (node.contains("GroupingFunc")) return bind_grouping_call(node["GroupingFunc"]);
       for (size_t i = 0; i < key_nodes.size(); ++i) {
         if (equal_ignoring_locations(key_nodes[i], node)) return std::make_unique<ColumnExpr>(plan->group_keys[i]->type, static_cast<int>(i));
       }
@@ -503,6 +552,16 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     plan->visible = plan->outputs.size();
     if (select.contains("havingClause")) plan->having = bind_condition(select["havingClause"], post, "HAVING");
     bind_sort_clause(post);
+    for (auto& [ref, call] : grouping_refs) ref->index = static_cast<int>(plan->group_keys.size() + plan->aggregates.size() + call);
+    if (!plan->grouping_calls.empty() && plan->grouping_sets.empty()) {
+      // grouping() under a plain GROUP BY: one set of every key (it is 0).
+      SelectPlan::GroupingSet set;
+      for (size_t k = 0; k < resolved_keys.size(); ++k) {
+        set.keys.push_back(static_cast<int>(k));
+        set.key_exprs.push_back(bind_key_node(resolved_keys[k]));
+      }
+      plan->grouping_sets.push_back(std::move(set));
+    }
   }
 
   bind_limit_offset(select, pc, *plan);

@@ -17,6 +17,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/grouping_sets_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/subquery_expr.hpp"
@@ -246,7 +247,10 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       if (std::uncaught_exceptions() > exceptions && aggregator) release_in_background(std::move(aggregator));
     }
   } release_on_error{aggregator};
-  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
+  if (plan.aggregate) {
+    aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get())
+                                            : make_grouping_sets_aggregator(plan, ec, plan.table.get());
+  }
   const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
 
