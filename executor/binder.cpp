@@ -581,6 +581,7 @@ std::string output_column_name(const json& node) {
     return type;
   }
   if (node.contains("CaseExpr")) return "case";
+  if (node.contains("GroupingFunc")) return "grouping";
   if (node.contains("CoalesceExpr")) return "coalesce";
   if (node.contains("A_Expr") && node["A_Expr"].value("kind", "") == "AEXPR_NULLIF") return "nullif";
   if (node.contains("MinMaxExpr")) return node["MinMaxExpr"].value("op", "") == "IS_GREATEST" ? "greatest" : "least";

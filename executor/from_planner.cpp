@@ -225,7 +225,7 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     join_node(*node, item["JoinExpr"], scope, ctx);
     return node;
   }
-  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (functions, VALUES, TABLESAMPLE)");
+  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (functions, TABLESAMPLE)");
 }
 
 // A comma-separated FROM list: cross joins (the WHERE conjuncts join them).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "common/error.hpp"
 #include "executor/aggregate_function.hpp"
@@ -14,7 +15,9 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/grouping_sets.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -84,14 +87,6 @@ struct TargetEntry {
   int star_index = -1;
 };
 
-void base_context(BindContext& ctx, PlanContext& pc) {
-  ctx.parameter_types = pc.parameter_types;
-  ctx.settings = pc.settings;
-  ctx.session_user = pc.user;
-  ctx.database = pc.database;
-  ctx.backend_pid = pc.backend_pid;
-}
-
 bool contains_sublink(const json& node) {
   if (node.is_object()) {
     if (node.contains("SubLink")) return true;
@@ -136,15 +131,39 @@ json column_ref_node(const ScopedColumn& c) {
 }
 
 // Top-level unknown literals/parameters in the target list become text.
-ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx) {
-  if (e->type.id == TypeId::unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
+ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx, bool keep_unknown) {
+  if (e->type.id == TypeId::unknown && !keep_unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
   return e;
 }
 
 
 }  // namespace
 
+void base_context(BindContext& ctx, const PlanContext& pc) {
+  ctx.parameter_types = pc.parameter_types;
+  ctx.settings = pc.settings;
+  ctx.session_user = pc.user;
+  ctx.database = pc.database;
+  ctx.backend_pid = pc.backend_pid;
+}
+
+void bind_limit_offset(const json& select, PlanContext& pc, SelectPlan& plan) {
+  BindContext limit_ctx;
+  base_context(limit_ctx, pc);
+  limit_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in LIMIT";
+  if (select.contains("limitCount")) {
+    const auto& node = select["limitCount"];
+    if (!(node.contains("A_Const") && node["A_Const"].value("isnull", false))) {
+      plan.limit = coerce_to(bind_expression(node, limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+    }
+  }
+  if (select.contains("limitOffset")) {
+    plan.offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+  }
+}
+
 std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& outer_pc) {
+  const bool keep_unknown = std::exchange(outer_pc.keep_unknown_outputs, false);
   auto plan = std::make_shared<SelectPlan>();
   PlanContext with_pc;
   if (select.contains("withClause")) {
@@ -156,18 +175,16 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     }
   }
   PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
+  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return plan_set_operation(select, pc);
+  if (select.contains("valuesLists")) return plan_values(select, pc);
   const bool operators = needs_operators(select, pc);
-  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") {
-    throw Error(SqlState::feature_not_supported, "UNION, INTERSECT and EXCEPT are not supported");
-  }
-  if (select.contains("valuesLists")) throw Error(SqlState::feature_not_supported, "VALUES lists are not supported");
   if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
+  // SELECT DISTINCT is a distinct clause of one empty item; DISTINCT ON lists its expressions.
+  const json* distinct_on = nullptr;
   if (select.contains("distinctClause")) {
     const auto& d = select["distinctClause"];
-    if (!(d.size() == 1 && d[0].empty())) {
-      if (d.size() >= 1 && !d[0].empty()) throw Error(SqlState::feature_not_supported, "SELECT DISTINCT ON is not supported");
-    }
-    plan->distinct = true;
+    if (d.size() == 1 && d[0].empty()) plan->distinct = true;
+    else distinct_on = &d;
   }
 
   BindContext source;
@@ -297,10 +314,44 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   // ORDER BY: an item naming an output (ordinal, alias or the same expression)
   // sorts by it; any other expression becomes a hidden output column, which
   // SELECT DISTINCT forbids (42P10), as in PostgreSQL.
+  std::vector<std::pair<json, int>> hidden_sort;  // ORDER BY items bound as hidden outputs
+  // DISTINCT ON items name outputs as ORDER BY items do, or match an ORDER
+  // BY expression, or become hidden outputs; ORDER BY must start with them
+  // (in any order), else 42P10 as in PostgreSQL.
+  auto bind_distinct_on = [&](const json& items, BindContext& scope) {
+    for (const auto& node : items) {
+      int index = output_index_for(node);
+      for (size_t i = 0; index < 0 && i < targets.size(); ++i) {
+        if (equal_ignoring_locations(targets[i].node, node)) index = static_cast<int>(i);
+      }
+      for (const auto& [sorted, column] : hidden_sort) {
+        if (index < 0 && equal_ignoring_locations(sorted, node)) index = column;
+      }
+      if (index < 0) {
+        plan->outputs.push_back(bind_expression(node, scope));
+        index = static_cast<int>(plan->outputs.size() - 1);
+      }
+      plan->distinct_on.push_back(index);
+    }
+    std::set<int> pending(plan->distinct_on.begin(), plan->distinct_on.end());
+    for (const auto& key : plan->sort) {
+      if (pending.empty()) break;
+      if (pending.erase(key.column) == 0 &&
+          std::find(plan->distinct_on.begin(), plan->distinct_on.end(), key.column) == plan->distinct_on.end()) {
+        throw positioned(Error(SqlState::invalid_column_reference,
+                               "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"),
+                         items[0]);
+      }
+    }
+  };
+
   auto bind_sort_clause = [&](BindContext& scope) {
     for (const auto& s : select.value("sortClause", json::array())) {
       const auto& sb = s["SortBy"];
       int index = output_index_for(sb["node"]);
+      for (size_t i = 0; index < 0 && i < targets.size(); ++i) {
+        if (equal_ignoring_locations(targets[i].node, sb["node"])) index = static_cast<int>(i);
+      }
       if (index < 0) {
         if (plan->distinct) {
           throw positioned(Error(SqlState::invalid_column_reference,
@@ -309,6 +360,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
         }
         plan->outputs.push_back(bind_expression(sb["node"], scope));
         index = static_cast<int>(plan->outputs.size() - 1);
+        hidden_sort.emplace_back(sb["node"], index);
       }
       SortKey key;
       key.column = index;
@@ -317,12 +369,13 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
       plan->sort.push_back(key);
     }
+    if (distinct_on != nullptr) bind_distinct_on(*distinct_on, scope);
   };
 
   if (!aggregate) {
     source.on_window = windows.hook(source);
     for (auto& t : targets) {
-      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source));
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, source), source, keep_unknown));
       plan->names.push_back(t.name);
     }
     plan->visible = plan->outputs.size();
@@ -330,8 +383,15 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   } else {
     // GROUP BY keys: ordinals and output aliases resolve to target expressions,
     // input column names win over output aliases (PostgreSQL's rule).
-    std::vector<json> key_nodes;
-    for (const auto& g : select.value("groupClause", json::array())) {
+    std::vector<json> key_nodes, resolved_keys;  // without locations / as written after resolution
+    auto bind_key_node = [&](const json& node) {
+      BindContext key_ctx = source;
+      key_ctx.window_forbidden_reason = "window functions are not allowed in GROUP BY";
+      ExprPtr key = bind_expression(node, key_ctx);
+      if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
+      return key;
+    };
+    auto bind_key = [&](const json& g) -> int {
       json node = g;
       if (g.contains("A_Const") && g["A_Const"].contains("ival")) {
         const int64_t ordinal = g["A_Const"]["ival"].value("ival", int64_t{0});
@@ -353,26 +413,67 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
             }
           }
         }
-      } else if (g.contains("GroupingSet")) {
-        throw Error(SqlState::feature_not_supported, "GROUPING SETS, ROLLUP and CUBE are not supported");
       }
       if (contains_aggregate(node)) {
         throw positioned(Error(SqlState::grouping_error, "aggregate functions are not allowed in GROUP BY"), node);
       }
-      BindContext key_ctx = source;
-      key_ctx.window_forbidden_reason = "window functions are not allowed in GROUP BY";
-      ExprPtr key = bind_expression(node, key_ctx);
-      if (key->type.id == TypeId::unknown) key = coerce_to(std::move(key), {TypeId::text}, CastContext::implicit, key_ctx);
+      for (size_t i = 0; i < key_nodes.size(); ++i) {
+        if (equal_ignoring_locations(key_nodes[i], node)) return static_cast<int>(i);
+      }
+      plan->group_keys.push_back(bind_key_node(node));
       key_nodes.push_back(strip_locations(node));
-      plan->group_keys.push_back(std::move(key));
+      resolved_keys.push_back(node);
+      return static_cast<int>(key_nodes.size() - 1);
+    };
+    const json group_clause = select.value("groupClause", json::array());
+    if (has_grouping_sets(group_clause)) {
+      for (auto& keys : expand_grouping_sets(group_clause, bind_key)) {
+        SelectPlan::GroupingSet set;
+        for (int k : keys) set.key_exprs.push_back(bind_key_node(resolved_keys[static_cast<size_t>(k)]));
+        set.keys = std::move(keys);
+        plan->grouping_sets.push_back(std::move(set));
+      }
+    } else {
+      for (const auto& g : group_clause) bind_key(g);
     }
+    std::vector<std::pair<ColumnExpr*, size_t>> grouping_refs;  // grouping() results, placed once aggregates are known
 
     // Post-aggregation binding: group expressions and aggregates become
     // references into the aggregation output [keys..., aggregates...].
     std::vector<json> aggregate_nodes;  // each aggregate's FuncCall body, without locations
+    // grouping(a, ...): each argument must be a grouping key.
+    auto bind_grouping_call = [&](const json& call) -> ExprPtr {
+      std::vector<int> args;
+      for (const auto& arg : call.value("args", json::array())) {
+        int index = -1;
+        for (size_t i = 0; index < 0 && i < key_nodes.size(); ++i) {
+          if (equal_ignoring_locations(key_nodes[i], arg)) index = static_cast<int>(i);
+        }
+        if (index < 0 && arg.contains("ColumnRef")) {
+          BindContext probe = source;
+          ExprPtr col = bind_expression(arg, probe);
+          auto* column = dynamic_cast<ColumnExpr*>(col.get());
+          for (size_t i = 0; column != nullptr && index < 0 && i < plan->group_keys.size(); ++i) {
+            auto* k = dynamic_cast<ColumnExpr*>(plan->group_keys[i].get());
+            if (k != nullptr && k->index == column->index) index = static_cast<int>(i);
+          }
+        }
+        if (index < 0) {
+          throw positioned(Error(SqlState::grouping_error,
+                                 "arguments to GROUPING must be grouping expressions of the associated query level"),
+                           arg);
+        }
+        args.push_back(index);
+      }
+      plan->grouping_calls.push_back(std::move(args));
+      auto ref = std::make_unique<ColumnExpr>(SqlType{TypeId::int4}, -1);
+      grouping_refs.emplace_back(ref.get(), plan->grouping_calls.size() - 1);
+      return ref;
+    };
     BindContext post = source;
     post.columns = source.columns;  // ColumnRefs are resolved, then checked against the keys
     post.intercept = [&](const json& node) -> ExprPtr {
+      if (node.contains("GroupingFunc")) return bind_grouping_call(node["GroupingFunc"]);
       for (size_t i = 0; i < key_nodes.size(); ++i) {
         if (equal_ignoring_locations(key_nodes[i], node)) return std::make_unique<ColumnExpr>(plan->group_keys[i]->type, static_cast<int>(i));
       }
@@ -460,7 +561,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     // Windows run over the groups: in the outputs and ORDER BY, not in HAVING.
     post.on_window = windows.hook(post);
     for (auto& t : targets) {
-      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post));
+      plan->outputs.push_back(resolve_output_unknown(bind_expression(t.node, post), post, keep_unknown));
       plan->names.push_back(t.name);
     }
     plan->visible = plan->outputs.size();
@@ -471,20 +572,19 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       plan->having = bind_condition(select["havingClause"], having, "HAVING");
     }
     bind_sort_clause(post);
-  }
-
-  BindContext limit_ctx;
-  base_context(limit_ctx, pc);
-  limit_ctx.aggregate_forbidden_reason = "aggregate functions are not allowed in LIMIT";
-  if (select.contains("limitCount") && !select["limitCount"].contains("A_Const") ? true : select.contains("limitCount")) {
-    const auto& node = select["limitCount"];
-    if (!(node.contains("A_Const") && node["A_Const"].value("isnull", false))) {
-      plan->limit = coerce_to(bind_expression(node, limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
+    for (auto& [ref, call] : grouping_refs) ref->index = static_cast<int>(plan->group_keys.size() + plan->aggregates.size() + call);
+    if (!plan->grouping_calls.empty() && plan->grouping_sets.empty()) {
+      // grouping() under a plain GROUP BY: one set of every key (it is 0).
+      SelectPlan::GroupingSet set;
+      for (size_t k = 0; k < resolved_keys.size(); ++k) {
+        set.keys.push_back(static_cast<int>(k));
+        set.key_exprs.push_back(bind_key_node(resolved_keys[k]));
+      }
+      plan->grouping_sets.push_back(std::move(set));
     }
   }
-  if (select.contains("limitOffset")) {
-    plan->offset = coerce_to(bind_expression(select["limitOffset"], limit_ctx), {TypeId::int8}, CastContext::implicit, limit_ctx);
-  }
+
+  bind_limit_offset(select, pc, *plan);
 
   if (!windows.empty() && (aggregate || !from)) {
     plan->windows = windows.finish(aggregate ? plan->group_keys.size() + plan->aggregates.size() : 0);

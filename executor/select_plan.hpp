@@ -23,6 +23,7 @@ namespace tally::executor {
 class Settings;
 class TableProvider;
 class TableSnapshot;
+struct BindContext;
 struct SelectPlan;
 
 struct PlanContext {
@@ -37,6 +38,11 @@ struct PlanContext {
   std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;
   // The WITH queries visible here (name, CommonTableExpr node), innermost last.
   std::vector<std::pair<std::string, nlohmann::json>> ctes;
+  // Set for a branch of a set operation: its untyped literals stay unknown,
+  // so the set operation resolves them against the other branches' types
+  // (PostgreSQL's UNION rule: SELECT 1 UNION SELECT '2' is integer).
+  // plan_select clears it before planning anything nested.
+  bool keep_unknown_outputs = false;
 };
 
 // What a running query may use.
@@ -60,6 +66,10 @@ struct ExecContext {
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);
+// The session's settings, parameters and identity for binding expressions.
+void base_context(BindContext& bind, const PlanContext& context);
+// Binds LIMIT and OFFSET (int8 constants or parameters) into `plan`.
+void bind_limit_offset(const nlohmann::json& select, PlanContext& context, SelectPlan& plan);
 // The table a plan reads (null: none).
 const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan);
 // Result column descriptions (text format).

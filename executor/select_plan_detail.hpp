@@ -27,11 +27,26 @@ struct SelectPlan {
   bool aggregate = false;
   std::vector<ExprPtr> group_keys;  // over the scan
   std::vector<AggregateCall> aggregates;
-  ExprPtr having;                   // over [keys..., aggregates...]
+  ExprPtr having;                   // over [keys..., aggregates..., grouping() calls...]
+  // GROUPING SETS / ROLLUP / CUBE: the aggregation runs once per set, over
+  // that set's keys (its own expressions, bound like group_keys), and the
+  // results are concatenated with NULL for the keys a set lacks. Empty for
+  // a plain GROUP BY.
+  struct GroupingSet {
+    std::vector<int> keys;  // indexes into group_keys
+    std::vector<ExprPtr> key_exprs;
+  };
+  std::vector<GroupingSet> grouping_sets;
+  // Each grouping() call's arguments as key indexes; its value, per set, is
+  // a bit per argument (the last argument the lowest), set when the set lacks it.
+  std::vector<std::vector<int>> grouping_calls;
   std::vector<ExprPtr> outputs;     // visible columns then hidden sort columns
   size_t visible = 0;
   std::vector<std::string> names;
   bool distinct = false;
+  // DISTINCT ON: the output columns (visible or hidden) whose first row, in
+  // ORDER BY's order, each distinct combination keeps.
+  std::vector<int> distinct_on;
   std::vector<SortKey> sort;
   ExprPtr limit, offset;
   // Joins, derived tables, WITH, subqueries: the FROM clause (and WHERE) as

@@ -19,6 +19,7 @@
 #include "executor/read_ahead.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/grouping_sets_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/window.hpp"
@@ -57,9 +58,35 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
   return rows;
 }
 
+// Keeps the first row (in `order`) of each distinct combination of `columns`
+// (NULLs equal).
+void keep_first_distinct(std::vector<uint32_t>& order, const std::vector<Vector>& all, const std::vector<size_t>& columns) {
+  std::vector<uint32_t> keep;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
+  CancelTicker ticker;
+  for (uint32_t r : order) {
+    ticker.tick();
+    uint64_t h = 0;
+    for (size_t c : columns) h = h * 1000003 ^ (all[c].null_at(r) ? 7 : hash_value(all[c].get(r)));
+    auto& bucket = seen[h];
+    bool duplicate = false;
+    for (uint32_t other : bucket) {
+      bool same = true;
+      for (size_t i = 0; i < columns.size() && same; ++i) {
+        const Vector& v = all[columns[i]];
+        const bool n1 = v.null_at(r), n2 = v.null_at(other);
+        same = n1 == n2 && (n1 || compare_values(v.get(r), v.get(other)) == 0);
+      }
+      if (same) { duplicate = true; break; }
+    }
+    if (!duplicate) { bucket.push_back(r); keep.push_back(r); }
+  }
+  order.swap(keep);
+}
+
 void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vector>& columns, size_t rows,
                      const ExecContext& ec) {
-  if (!plan.distinct && plan.sort.empty() && !plan.limit && !plan.offset) {
+  if (!plan.distinct && plan.distinct_on.empty() && plan.sort.empty() && !plan.limit && !plan.offset) {
     // Nothing reorders or cuts the rows: the columns are the result (no row
     // list over millions of groups).
     for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
@@ -69,27 +96,9 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
   std::vector<uint32_t> order(rows);
   std::iota(order.begin(), order.end(), 0u);
   if (plan.distinct) {
-    // Keep the first row of each distinct visible tuple.
-    std::vector<uint32_t> keep;
-    std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
-    CancelTicker ticker;
-    for (uint32_t r : order) {
-      ticker.tick();
-      uint64_t h = 0;
-      for (size_t c = 0; c < plan.visible; ++c) h = h * 1000003 ^ (columns[c].null_at(r) ? 7 : hash_value(columns[c].get(r)));
-      auto& bucket = seen[h];
-      bool duplicate = false;
-      for (uint32_t other : bucket) {
-        bool same = true;
-        for (size_t c = 0; c < plan.visible && same; ++c) {
-          const bool n1 = columns[c].null_at(r), n2 = columns[c].null_at(other);
-          same = n1 == n2 && (n1 || compare_values(columns[c].get(r), columns[c].get(other)) == 0);
-        }
-        if (same) { duplicate = true; break; }
-      }
-      if (!duplicate) { bucket.push_back(r); keep.push_back(r); }
-    }
-    order.swap(keep);
+    std::vector<size_t> visible(plan.visible);
+    std::iota(visible.begin(), visible.end(), size_t{0});
+    keep_first_distinct(order, columns, visible);
   }
   if (!plan.sort.empty()) {
     // A cancel thrown from the comparator leaves `order` permuted; it is dropped.
@@ -109,6 +118,10 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
       }
       return false;
     });
+  }
+  if (!plan.distinct_on.empty()) {
+    // After the sort: each combination keeps its first row in ORDER BY's order.
+    keep_first_distinct(order, columns, std::vector<size_t>(plan.distinct_on.begin(), plan.distinct_on.end()));
   }
   const int64_t offset = constant_int(plan.offset, ec, 0);
   const int64_t limit = constant_int(plan.limit, ec, -1);
@@ -187,8 +200,8 @@ namespace {
 // output that is not a bare column reference, or a column listed twice,
 // keeps every column materialized (simple and safe).
 std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
-  if (plan.having || plan.distinct || !plan.sort.empty() || plan.limit || plan.offset || plan.windows ||
-      plan.outputs.size() != plan.visible) {
+  if (plan.having || plan.distinct || !plan.distinct_on.empty() || !plan.sort.empty() || plan.limit || plan.offset ||
+      plan.windows || plan.outputs.size() != plan.visible) {
     return {};
   }
   std::vector<uint8_t> columns;
@@ -237,13 +250,16 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       if (std::uncaught_exceptions() > exceptions && aggregator) release_in_background(std::move(aggregator));
     }
   } release_on_error{aggregator};
-  if (plan.aggregate) aggregator = make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get());
+  if (plan.aggregate) {
+    aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get())
+                                            : make_grouping_sets_aggregator(plan, ec, plan.table.get());
+  }
   const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
   int64_t wanted = -1;
-  if (!plan.aggregate && plan.sort.empty() && !plan.distinct && plan.limit) {
+  if (!plan.aggregate && plan.sort.empty() && !plan.distinct && plan.distinct_on.empty() && plan.limit) {
     const int64_t limit = constant_int(plan.limit, ec, -1);
     if (limit >= 0) wanted = limit + std::max<int64_t>(0, constant_int(plan.offset, ec, 0));
   }
@@ -438,7 +454,7 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
   std::string indent;
   if (plan.limit || plan.offset) { lines.push_back("Limit"); indent = "  -> "; }
   if (!plan.sort.empty()) { lines.push_back(indent + "Sort"); indent = "    " + std::string(indent.empty() ? "-> " : "  -> "); }
-  if (plan.distinct) { lines.push_back(indent + "Unique"); }
+  if (plan.distinct || !plan.distinct_on.empty()) { lines.push_back(indent + "Unique"); }
   if (plan.windows) { lines.push_back(indent + "WindowAgg"); }
   if (plan.aggregate) {
     std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");

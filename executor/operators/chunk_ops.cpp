@@ -106,6 +106,30 @@ std::string_view key_text(const Vector& v, size_t row) {
   return s;
 }
 
+uint64_t column_hash(const Vector& k, size_t row) {
+  switch (physical_of(k.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: return hll_hash(static_cast<uint64_t>(k.int_data()[row]));
+    case Physical::text: return std::hash<std::string_view>{}(key_text(k, row));
+    default: return hash_value(k.get(row));
+  }
+}
+
+bool column_equal(const Vector& a, size_t ra, const Vector& b, size_t rb) {
+  switch (physical_of(a.type.id)) {
+    case Physical::boolean:
+    case Physical::integer: return a.int_data()[ra] == b.int_data()[rb];
+    case Physical::text: return key_text(a, ra) == key_text(b, rb);
+    default: return compare_values(a.get(ra), b.get(rb)) == 0;
+  }
+}
+
+uint64_t mix_hash(uint64_t h, uint64_t x) { return hll_hash(h ^ x) + 0x632be59bd9b4e019ULL; }
+
+constexpr uint64_t kSeed = 0x9e3779b97f4a7c15ULL;
+// What a NULL contributes to a row hash (NULLs are equal to each other there).
+constexpr uint64_t kNullHash = 0x5bd1e9955bd1e995ULL;
+
 }  // namespace
 
 bool has_null_key(const std::vector<Vector>& keys, size_t row) {
@@ -116,33 +140,32 @@ bool has_null_key(const std::vector<Vector>& keys, size_t row) {
 }
 
 uint64_t key_hash(const std::vector<Vector>& keys, size_t row) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (const auto& k : keys) {
-    uint64_t x;
-    switch (physical_of(k.type.id)) {
-      case Physical::boolean:
-      case Physical::integer: x = hll_hash(static_cast<uint64_t>(k.int_data()[row])); break;
-      case Physical::text: x = std::hash<std::string_view>{}(key_text(k, row)); break;
-      default: x = hash_value(k.get(row));
-    }
-    h = hll_hash(h ^ x) + 0x632be59bd9b4e019ULL;
-  }
+  uint64_t h = kSeed;
+  for (const auto& k : keys) h = mix_hash(h, column_hash(k, row));
   return h;
 }
 
 bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb) {
   for (size_t i = 0; i < a.size(); ++i) {
-    switch (physical_of(a[i].type.id)) {
-      case Physical::boolean:
-      case Physical::integer:
-        if (a[i].int_data()[ra] != b[i].int_data()[rb]) return false;
-        break;
-      case Physical::text:
-        if (key_text(a[i], ra) != key_text(b[i], rb)) return false;
-        break;
-      default:
-        if (compare_values(a[i].get(ra), b[i].get(rb)) != 0) return false;
+    if (!column_equal(a[i], ra, b[i], rb)) return false;
+  }
+  return true;
+}
+
+uint64_t row_hash(const std::vector<Vector>& columns, size_t row) {
+  uint64_t h = kSeed;
+  for (const auto& c : columns) h = mix_hash(h, c.null_at(row) ? kNullHash : column_hash(c, row));
+  return h;
+}
+
+bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool na = a[i].null_at(ra), nb = b[i].null_at(rb);
+    if (na || nb) {
+      if (na != nb) return false;
+      continue;
     }
+    if (!column_equal(a[i], ra, b[i], rb)) return false;
   }
   return true;
 }

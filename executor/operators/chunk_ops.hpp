@@ -27,6 +27,9 @@ DataChunk gather_chunk(const DataChunk& chunk, const std::vector<uint32_t>& rows
 bool has_null_key(const std::vector<Vector>& keys, size_t row);
 uint64_t key_hash(const std::vector<Vector>& keys, size_t row);
 bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
+// Whole rows as DISTINCT and set operations compare them: NULLs equal each other.
+uint64_t row_hash(const std::vector<Vector>& columns, size_t row);
+bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
 
 // A stored chunk column as a Vector of its SQL type (select_run.cpp).
 Vector vector_from_storage(const storage::ColumnVector& column, SqlType type);

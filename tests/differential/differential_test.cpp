@@ -1,5 +1,6 @@
 // Differential test: a deterministic random generator produces at least 2,000
-// distinct GROUP BY queries over a table with NULLs, skewed and uniform keys,
+// distinct GROUP BY queries (some with ROLLUP / CUBE) and set operations
+// (UNION / INTERSECT / EXCEPT [ALL]) over a table with NULLs, skewed and uniform keys,
 // negative and extreme values, non-ASCII text keys, dates and numerics. Each
 // runs on Tally (in-process session: CPU engine or generic path, as the
 // planner picks) and on a PostgreSQL 15 started by the test. Result type OIDs,
@@ -29,7 +30,7 @@ using Result = executor::testing::QueryOutcome;
 
 class Generator {
  public:
-  explicit Generator(uint64_t seed) : rng_(seed) {}
+  explicit Generator(uint64_t seed) : rng_(seed), extra_(seed ^ 0x5e70e5u) {}
 
   int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
   bool chance(int percent) { return pick(100) < percent; }
@@ -73,6 +74,14 @@ class Generator {
   }
 
   std::string query() {
+    if (extra_() % 100 < 15) {
+      // Set operations draw from the second stream (the GROUP BY queries
+      // from the first stay the ones they were before set operations came).
+      std::swap(rng_, extra_);
+      std::string sql = set_query();
+      std::swap(rng_, extra_);
+      return sql;
+    }
     static const char* keys[] = {"k_small", "k_uni", "k_neg", "k_text", "k_date", "k_num", "flag",
                                  "k_uni % 7", "lower(k_text)", "upper(k_text)", "date_trunc('month', k_date)",
                                  "extract(year FROM k_date)", "k_small + 1", "substr(k_text, 1, 2)",
@@ -92,10 +101,6 @@ class Generator {
                                          "sum(v_small) / count(*)"};
     static const char* functions[] = {"sum", "avg", "min", "max", "stddev", "variance", "stddev_pop", "var_pop",
                                       "var_samp", "stddev_samp"};
-    static const char* filters[] = {"v_int > 0", "k_text LIKE 'a%'", "k_small IN (0, 1, 2)",
-                                    "k_date BETWEEN '2019-06-01' AND '2020-06-01'", "v_float IS NOT NULL",
-                                    "k_uni < 500 AND flag", "NOT flag OR k_small IS NULL", "k_text ILIKE '%E%'",
-                                    "v_num > 0", "k_neg < 0"};
     const int nkeys = pick(100) < 15 ? 0 : (pick(100) < 70 ? 1 : 2);
     std::vector<std::string> chosen;
     while (static_cast<int>(chosen.size()) < nkeys) {
@@ -112,7 +117,7 @@ class Generator {
         // the variance family on the other inputs (a documented limit).
         if (in == "v_big" && fn != "sum" && fn != "avg" && fn != "min" && fn != "max") in = "v_int";
         std::string agg = fn + "(" + (chance(10) ? "DISTINCT " : "") + in + ")";
-        if (chance(15)) agg += " FILTER (WHERE " + std::string(filters[pick(static_cast<int>(std::size(filters)))]) + ")";
+        if (chance(15)) agg += " FILTER (WHERE " + filter() + ")";
         aggs.push_back(agg);
       } else {
         aggs.push_back(general_aggs[pick(static_cast<int>(std::size(general_aggs)))]);
@@ -120,10 +125,12 @@ class Generator {
     }
     bool ordered = false;
     std::string sql = "SELECT ";
-    for (size_t i = 0; i < chosen.size(); ++i) sql += chosen[i] + ", ";
-    for (size_t i = 0; i < aggs.size(); ++i) sql += (i ? ", " : "") + aggs[i];
-    sql += " FROM d";
-    if (chance(40)) sql += " WHERE " + std::string(filters[pick(static_cast<int>(std::size(filters)))]);
+    std::string selected, where;
+    for (size_t i = 0; i < chosen.size(); ++i) selected += chosen[i] + ", ";
+    for (size_t i = 0; i < aggs.size(); ++i) selected += (i ? ", " : "") + aggs[i];
+    sql += selected + " FROM d";
+    if (chance(40)) where = " WHERE " + filter();
+    sql += where;
     if (!chosen.empty()) {
       sql += " GROUP BY ";
       for (size_t i = 0; i < chosen.size(); ++i) {
@@ -142,7 +149,74 @@ class Generator {
     }
     last_key_count_ = chosen.size();
     last_ordered_ = ordered;
+    // Sometimes the same keys under ROLLUP / CUBE instead, with grouping()
+    // first so that rows of different grouping sets never compare equal by
+    // their keys (decided by the second stream: the queries above stay as
+    // they were).
+    if (!chosen.empty() && extra_() % 100 < 12) {
+      std::string keys;
+      for (size_t i = 0; i < chosen.size(); ++i) keys += (i ? ", " : "") + chosen[i];
+      sql = "SELECT grouping(" + keys + "), " + selected + " FROM d" + where + " GROUP BY " +
+            (extra_() % 2 ? "ROLLUP" : "CUBE") + " (" + keys + ")";
+      last_key_count_ = chosen.size() + 1;
+      last_ordered_ = false;
+    }
     return sql;
+  }
+
+  // A set operation between two filtered selections of the same shape (an
+  // integer column may meet a smallint or bigint one: UNION's type
+  // resolution), sometimes ordered by every column and limited, sometimes
+  // counted from a derived table. Rows compare by every column.
+  std::string set_query() {
+    // Integers of several widths meet each other; numeric only itself (an
+    // integer and a numeric that compare equal print differently, and which
+    // of the two PostgreSQL prints depends on its plan).
+    static const char* numbers[] = {"k_small", "k_uni", "k_neg", "k_uni % 7", "k_small + 1", "length(k_text)",
+                                    "v_small", "nullif(k_small, 0)"};
+    static const char* others[] = {"k_text", "k_date", "flag", "lower(k_text)", "date_trunc('month', k_date)",
+                                   "substr(k_text, 1, 2)", "k_num"};
+    static const char* ops[] = {"UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"};
+    const int ncols = 1 + pick(2);
+    std::vector<std::string> sides[2];
+    for (int i = 0; i < ncols; ++i) {
+      if (chance(60)) {
+        sides[0].push_back(numbers[pick(static_cast<int>(std::size(numbers)))]);
+        sides[1].push_back(chance(70) ? sides[0].back() : numbers[pick(static_cast<int>(std::size(numbers)))]);
+      } else {
+        sides[0].push_back(others[pick(static_cast<int>(std::size(others)))]);
+        sides[1].push_back(sides[0].back());
+      }
+    }
+    std::string sql;
+    for (int s = 0; s < 2; ++s) {
+      if (s == 1) sql += std::string(" ") + ops[pick(static_cast<int>(std::size(ops)))] + " ";
+      sql += "SELECT ";
+      for (int i = 0; i < ncols; ++i) sql += (i ? ", " : "") + sides[s][static_cast<size_t>(i)];
+      sql += " FROM d";
+      if (chance(80)) sql += " WHERE " + filter();
+    }
+    last_ordered_ = false;
+    last_key_count_ = static_cast<size_t>(ncols);
+    if (chance(20)) {
+      last_key_count_ = 1;
+      return "SELECT count(*) FROM (" + sql + ") s";
+    }
+    if (chance(30)) {
+      last_ordered_ = true;
+      sql += " ORDER BY ";
+      for (int i = 0; i < ncols; ++i) sql += (i ? ", " : "") + std::to_string(i + 1) + (chance(50) ? " DESC" : "");
+      sql += " LIMIT " + std::to_string(1 + pick(30));
+    }
+    return sql;
+  }
+
+  std::string filter() {
+    static const char* filters[] = {"v_int > 0", "k_text LIKE 'a%'", "k_small IN (0, 1, 2)",
+                                    "k_date BETWEEN '2019-06-01' AND '2020-06-01'", "v_float IS NOT NULL",
+                                    "k_uni < 500 AND flag", "NOT flag OR k_small IS NULL", "k_text ILIKE '%E%'",
+                                    "v_num > 0", "k_neg < 0"};
+    return filters[pick(static_cast<int>(std::size(filters)))];
   }
 
   size_t last_key_count_ = 0;
@@ -150,6 +224,7 @@ class Generator {
 
  private:
   std::mt19937_64 rng_;
+  std::mt19937_64 extra_;  // set operations and ROLLUP / CUBE
 };
 
 Result run_postgres(PGconn* conn, const std::string& sql) {

@@ -1,0 +1,161 @@
+#include "executor/operators/set_operation.hpp"
+
+#include <functional>
+#include <unordered_map>
+
+#include "executor/cancel_point.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+// Distinct rows of the two sides, each with a count: entries point at a row
+// of one side, which stays alive while the table is used.
+class RowTable {
+ public:
+  explicit RowTable(const DataChunk (&sides)[2]) : sides_(sides) {}
+
+  // The entry equal to row `row` of side `side`, or -1.
+  long find(size_t side, uint32_t row, uint64_t hash) const {
+    auto it = buckets_.find(hash);
+    if (it == buckets_.end()) return -1;
+    for (uint32_t e : it->second) {
+      const Entry& entry = entries_[e];
+      if (rows_equal(sides_[side].columns, row, sides_[entry.side].columns, entry.row)) return e;
+    }
+    return -1;
+  }
+  size_t add(size_t side, uint32_t row, uint64_t hash) {
+    entries_.push_back({side, row});
+    counts.push_back(0);
+    buckets_[hash].push_back(static_cast<uint32_t>(entries_.size() - 1));
+    return entries_.size() - 1;
+  }
+  std::vector<int64_t> counts;
+
+ private:
+  struct Entry {
+    size_t side;
+    uint32_t row;
+  };
+  const DataChunk (&sides_)[2];
+  std::vector<Entry> entries_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> buckets_;
+};
+
+class FunctionSink final : public ChunkSink {
+ public:
+  explicit FunctionSink(std::function<bool(DataChunk&)> fn) : fn_(std::move(fn)) {}
+  bool consume(DataChunk& chunk) override { return fn_(chunk); }
+
+ private:
+  std::function<bool(DataChunk&)> fn_;
+};
+
+double sum_estimates(const OperatorPtr& a, const OperatorPtr& b) { return a->estimated_rows() + b->estimated_rows(); }
+
+}  // namespace
+
+SetOperation::SetOperation(SetOperationKind kind, bool all, OperatorPtr left, OperatorPtr right,
+                           std::vector<std::vector<ExprPtr>> casts, std::vector<OutputColumn> columns)
+    : PhysicalOperator(std::move(columns), sum_estimates(left, right)), kind_(kind), all_(all), casts_(std::move(casts)) {
+  children_.push_back(std::move(left));
+  children_.push_back(std::move(right));
+  std::vector<int> layout;
+  for (size_t i = 0; i < columns_.size(); ++i) layout.push_back(static_cast<int>(i));
+  layout_ = std::move(layout);
+}
+
+std::string SetOperation::describe() const {
+  if (kind_ == SetOperationKind::union_) return all_ ? "Append" : "HashSetOp Union";
+  const std::string name = kind_ == SetOperationKind::intersect ? "Intersect" : "Except";
+  return "HashSetOp " + name + (all_ ? " All" : "");
+}
+
+void SetOperation::run_side(size_t s, ExecContext& context, ChunkSink& sink) const {
+  FunctionSink cast_sink([&](DataChunk& chunk) {
+    EvalInput input;
+    input.rows = chunk.rows;
+    input.parameters = context.parameters;
+    for (const auto& c : chunk.columns) input.columns.push_back(&c);
+    DataChunk out;
+    out.rows = chunk.rows;
+    for (size_t c = 0; c < chunk.columns.size(); ++c) {
+      const auto& cast = casts_[s][c];
+      out.columns.push_back(cast ? cast->evaluate(input) : std::move(chunk.columns[c]));
+    }
+    return sink.consume(out);
+  });
+  children_[s]->run(context, cast_sink);
+}
+
+DataChunk SetOperation::collect_side(size_t s, ExecContext& context) const {
+  CollectSink sink(columns_);
+  run_side(s, context, sink);
+  return std::move(sink.result);
+}
+
+void SetOperation::run(ExecContext& context, ChunkSink& sink) const {
+  if (kind_ == SetOperationKind::union_ && all_) {
+    bool more = true;
+    FunctionSink forward([&](DataChunk& chunk) { return more = sink.consume(chunk); });
+    run_side(0, context, forward);
+    if (more) run_side(1, context, forward);
+    return;
+  }
+  DataChunk sides[2] = {collect_side(0, context), collect_side(1, context)};
+  RowTable table(sides);
+  std::vector<uint32_t> keep[2];
+  CancelTicker ticker;
+  if (kind_ == SetOperationKind::union_) {
+    for (size_t s = 0; s < 2; ++s) {
+      for (uint32_t r = 0; r < sides[s].rows; ++r) {
+        ticker.tick();
+        const uint64_t h = row_hash(sides[s].columns, r);
+        if (table.find(s, r, h) >= 0) continue;
+        table.add(s, r, h);
+        keep[s].push_back(r);
+      }
+    }
+  } else {
+    for (uint32_t r = 0; r < sides[1].rows; ++r) {
+      ticker.tick();
+      const uint64_t h = row_hash(sides[1].columns, r);
+      long e = table.find(1, r, h);
+      if (e < 0) e = static_cast<long>(table.add(1, r, h));
+      ++table.counts[static_cast<size_t>(e)];
+    }
+    const bool intersect = kind_ == SetOperationKind::intersect;
+    for (uint32_t r = 0; r < sides[0].rows; ++r) {
+      ticker.tick();
+      const uint64_t h = row_hash(sides[0].columns, r);
+      const long e = table.find(0, r, h);
+      int64_t* count = e >= 0 ? &table.counts[static_cast<size_t>(e)] : nullptr;
+      if (intersect) {
+        if (count == nullptr || *count <= 0) continue;
+        // Without ALL, one copy: the row's count is spent by its first match.
+        *count = all_ ? *count - 1 : 0;
+      } else if (all_) {
+        if (count != nullptr && *count > 0) {
+          --*count;
+          continue;
+        }
+      } else {
+        // EXCEPT: rows absent on the right, once each (a kept row enters the
+        // table, so its duplicates find it).
+        if (e >= 0) continue;
+        table.add(0, r, h);
+      }
+      keep[0].push_back(r);
+    }
+  }
+  for (size_t s = 0; s < 2; ++s) {
+    if (keep[s].empty()) continue;
+    DataChunk out = gather_chunk(sides[s], keep[s]);
+    if (!sink.consume(out)) return;
+  }
+}
+
+}  // namespace tally::executor
