@@ -182,6 +182,8 @@ ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
   if (kind == "VariableShowStmt") return run_show(body);
   if (kind == "DiscardStmt") return run_discard(body, out);
   if (kind == "ExplainStmt") return run_explain(body, parameters);
+  if (kind == "PrepareStmt" || kind == "ExecuteStmt" || kind == "DeallocateStmt")
+    return run_prepared_statement_command(kind, body, statement, out);
   if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt") {
     return run_cursor_statement(kind, body, parameters, out);
   }

@@ -172,6 +172,9 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
   } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt") &&
              tables_ != nullptr) {
     infer_dml_parameter_types(a.kind, body, *tables_, pc);
+  } else if (a.kind == "ExecuteStmt" && info_.prepared != nullptr) {
+    // Describe of an EXECUTE: the prepared statement's columns.
+    if (const auto prepared = info_.prepared->lookup(body.value("name", ""))) a.fields = prepared->result_fields();
   } else if (a.kind == "FetchStmt") {
     auto it = cursors_.find(body.value("portalname", ""));
     if (it != cursors_.end()) a.fields = it->second.result.fields;

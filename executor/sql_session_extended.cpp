@@ -6,6 +6,7 @@
 #include "common/statement_timeline.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/parser.hpp"
+#include "executor/sql_prepared_statement.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -13,17 +14,6 @@ namespace tally::executor {
 using nlohmann::json;
 
 namespace {
-
-class SqlPreparedStatement final : public tally::PreparedStatement {
- public:
-  explicit SqlPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
-      : analyzed(std::move(analyzed)) {}
-  std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
-  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
-    return analyzed->fields;
-  }
-  std::shared_ptr<const AnalyzedStatement> analyzed;
-};
 
 class SqlPortal final : public tally::Portal {
  public:

@@ -181,6 +181,7 @@ bool ProtocolSession::start() {
   key_ = host_.register_session(cancel_, superuser);
   info_.process_id = key_->process_id;
   info_.cancel = &cancel_;
+  info_.prepared = &statements_;
   handler_ = factory_.create(info_);
   for (const auto& [name, value] : handler_->initial_parameter_status()) {
     backend::encode(backend::ParameterStatus{name, value}, channel_.out());
