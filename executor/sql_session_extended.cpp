@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/notice_scope.hpp"
 #include "executor/parser.hpp"
 #include "executor/sql_prepared_statement.hpp"
 #include "executor/value_codec.hpp"
@@ -39,6 +40,7 @@ class SqlPortal final : public tally::Portal {
       return true;
     }
     const CancelScope cancel_scope(session_->info().cancel);
+    const NoticeScope notice_scope(&out);
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);
       statement_timeline().stamp(StatementTimeline::result_ready);
