@@ -269,7 +269,7 @@ Decoded decode(Kind kind, std::string_view text) {
     if ((c == '+' || c == '-') && (time_seen || nfields >= 3 || (nfields > 0 && is_space(s[i - 1])))) {
       // Time zone offset: +HH[:MM[:SS]] or +HHMM; ignored for timestamp and
       // date. PostgreSQL takes one after a date without a time too
-      // ('2023-06-01 +00', as pgjdbc's setDate sends it).
+      // ('YYYY-MM-DD +00', as pgjdbc's setDate sends it).
       size_t j = i + 1;
       while (j < s.size() && (is_digit(s[j]) || s[j] == ':')) ++j;
       if (j == i + 1) bad_syntax(kind, text);
