@@ -121,6 +121,24 @@ class Portal {
   virtual bool execute(uint64_t max_rows, ResultWriter& out) = 0;
 };
 
+// The session's named prepared statements. The protocol keeps them (Parse,
+// Close); SQL's PREPARE, EXECUTE and DEALLOCATE reach the same ones through
+// this, since PostgreSQL has one namespace for both (psqlODBC parses a
+// statement and later sends DEALLOCATE for it).
+class PreparedStatementRegistry {
+ public:
+  virtual ~PreparedStatementRegistry() = default;
+  // The statement of that name, or nullptr.
+  virtual std::shared_ptr<PreparedStatement> lookup(const std::string& name) = 0;
+  // Adds it; false (nothing changed) when the name is taken.
+  virtual bool add(const std::string& name, std::shared_ptr<PreparedStatement> statement) = 0;
+  // Removes it; false when there is none of that name.
+  virtual bool remove(const std::string& name) = 0;
+  // Removes every named statement (DEALLOCATE ALL, DISCARD ALL); the unnamed
+  // one stays, as in PostgreSQL.
+  virtual void remove_all() = 0;
+};
+
 // Who is connected, as established by startup and authentication.
 struct SessionInfo {
   std::string user;
@@ -128,6 +146,7 @@ struct SessionInfo {
   std::map<std::string, std::string> startup_parameters;  // as the client sent them
   int32_t process_id = 0;
   CancelToken* cancel = nullptr;  // owned by the session, outlives the handler
+  PreparedStatementRegistry* prepared = nullptr;  // likewise; null: no named statements
 };
 
 // SQL behaviour of one session. Implemented by executor/.

@@ -6,6 +6,7 @@
 #include "common/statement_timeline.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/command_result.hpp"
+#include "executor/notice_scope.hpp"
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
@@ -128,6 +129,7 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
 void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWriter& out) {
   // Sending the rows is part of the statement: cancel reaches the encoding too.
   const CancelScope cancel_scope(info_.cancel);
+  const NoticeScope notice_scope(&out);
   ResultSet result = execute(analyzed, {}, out);
   statement_timeline().stamp(StatementTimeline::result_ready);
   if (result.returns_rows) {
@@ -182,6 +184,8 @@ ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
   if (kind == "VariableShowStmt") return run_show(body);
   if (kind == "DiscardStmt") return run_discard(body, out);
   if (kind == "ExplainStmt") return run_explain(body, parameters);
+  if (kind == "PrepareStmt" || kind == "ExecuteStmt" || kind == "DeallocateStmt")
+    return run_prepared_statement_command(kind, body, statement, out);
   if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt") {
     return run_cursor_statement(kind, body, parameters, out);
   }

@@ -3,7 +3,8 @@
 // job: the statement handler (sql_session.cpp), analysis and its caches
 // (sql_session_analysis.cpp), transaction blocks (sql_session_transactions.cpp),
 // SET/SHOW/RESET/DISCARD/EXPLAIN (sql_session_utility.cpp), cursors
-// (sql_session_cursors.cpp), and the extended protocol's prepared statements
+// (sql_session_cursors.cpp), PREPARE/EXECUTE/DEALLOCATE
+// (sql_session_prepared.cpp), and the extended protocol's prepared statements
 // and portals (sql_session_extended.cpp).
 #include <map>
 #include <memory>
@@ -88,6 +89,9 @@ class SqlSession final : public tally::QueryHandler {
   ResultSet run_cursor_statement(const std::string& kind, const nlohmann::json& body,
                                  const std::vector<Value>& parameters, tally::ResultWriter& out);
   ResultSet run_explain(const nlohmann::json& body, const std::vector<Value>& parameters);
+  // PREPARE, EXECUTE (the prepared statement's result) and DEALLOCATE.
+  ResultSet run_prepared_statement_command(const std::string& kind, const nlohmann::json& body,
+                                           const AnalyzedStatement& statement, tally::ResultWriter& out);
   void report_changed(const std::vector<std::string>& names, tally::ResultWriter& out);
   // Whether `a` is reusable_over_table and its table's current snapshot is
   // the one it read (one catalog look-up, no analysis).

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "executor/parser.hpp"
+#include "executor/dml_parameter_types.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/table_provider.hpp"
@@ -168,6 +169,12 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
         std::vector<tally::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
     const json& query = body["query"];
     if (query.contains("SelectStmt")) a.select = plan_select(query["SelectStmt"], pc);
+  } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt") &&
+             tables_ != nullptr) {
+    infer_dml_parameter_types(a.kind, body, *tables_, pc);
+  } else if (a.kind == "ExecuteStmt" && info_.prepared != nullptr) {
+    // Describe of an EXECUTE: the prepared statement's columns.
+    if (const auto prepared = info_.prepared->lookup(body.value("name", ""))) a.fields = prepared->result_fields();
   } else if (a.kind == "FetchStmt") {
     auto it = cursors_.find(body.value("portalname", ""));
     if (it != cursors_.end()) a.fields = it->second.result.fields;

@@ -5,7 +5,9 @@
 #include "common/error.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/notice_scope.hpp"
 #include "executor/parser.hpp"
+#include "executor/sql_prepared_statement.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -13,17 +15,6 @@ namespace tally::executor {
 using nlohmann::json;
 
 namespace {
-
-class SqlPreparedStatement final : public tally::PreparedStatement {
- public:
-  explicit SqlPreparedStatement(std::shared_ptr<const AnalyzedStatement> analyzed)
-      : analyzed(std::move(analyzed)) {}
-  std::vector<uint32_t> parameter_types() const override { return analyzed->parameter_types; }
-  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
-    return analyzed->fields;
-  }
-  std::shared_ptr<const AnalyzedStatement> analyzed;
-};
 
 class SqlPortal final : public tally::Portal {
  public:
@@ -49,6 +40,7 @@ class SqlPortal final : public tally::Portal {
       return true;
     }
     const CancelScope cancel_scope(session_->info().cancel);
+    const NoticeScope notice_scope(&out);
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);
       statement_timeline().stamp(StatementTimeline::result_ready);

@@ -101,6 +101,7 @@ ResultSet SqlSession::run_discard(const json& body, tally::ResultWriter& out) {
     }
     report_changed(settings_.reset_all(), out);
     cursors_.clear();
+    if (info_.prepared != nullptr) info_.prepared->remove_all();
     return command_result("DISCARD ALL");
   }
   if (target == "DISCARD_PLANS") return command_result("DISCARD PLANS");

@@ -42,8 +42,11 @@ uint64_t append_result(const StatementContext& ctx, uint32_t oid, const ResultSe
   return rows;
 }
 
-ResultSet run_query(SqlSession& session, const json& select, const std::vector<Value>& parameters) {
+ResultSet run_query(SqlSession& session, const json& select, const std::vector<Value>& parameters,
+                    const StatementContext& ctx) {
+  // The parameters' types as the statement's analysis inferred them.
   std::vector<uint32_t> types;
+  for (const auto& p : ctx.parameters) types.push_back(type_oid(p.type.id));
   PlanContext pc = session.make_plan_context(&types);
   auto plan = plan_select(select, pc);
   ExecContext ec = session.make_exec_context(&parameters);
@@ -72,7 +75,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
   } else {
     for (size_t i = 0; i < table->columns().size(); ++i) targets.push_back(static_cast<int>(i));
   }
-  ResultSet result = run_query(session, stmt["selectStmt"]["SelectStmt"], parameters);
+  ResultSet result = run_query(session, stmt["selectStmt"]["SelectStmt"], parameters, ctx);
   if (result.columns.size() > targets.size()) {
     throw Error(SqlState::syntax_error, "INSERT has more expressions than target columns");
   }
@@ -103,7 +106,7 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
     }
     throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
   }
-  ResultSet result = run_query(session, stmt["query"]["SelectStmt"], parameters);
+  ResultSet result = run_query(session, stmt["query"]["SelectStmt"], parameters, ctx);
   catalog::TableDef def;
   def.name = name;
   std::vector<std::string> names;
@@ -145,6 +148,11 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   if (store != nullptr) {
     // In a transaction block the write is the block's (committed at COMMIT).
     StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction()};
+    for (size_t i = 0; i < parameters.size() && i < statement.parameter_types.size(); ++i) {
+      const SqlType type{type_from_oid(statement.parameter_types[i]).value_or(TypeId::text)};
+      ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
+                                                             : std::optional(value_to_text(type, parameters[i]))});
+    }
     if (kind == "InsertStmt" && body.contains("selectStmt") && !body["selectStmt"]["SelectStmt"].contains("valuesLists")) {
       return insert_select(session, ctx, body, parameters);
     }

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "common/query_handler.hpp"
+
 namespace tally::protocol {
 
 template <class Entry>
@@ -45,6 +47,9 @@ class NamedSlots {
     }
   }
 
+  // Removes every named entry; the unnamed one stays.
+  void clear_named() { named_.clear(); }
+
   void clear() {
     unnamed_.reset();
     named_.clear();
@@ -53,6 +58,28 @@ class NamedSlots {
  private:
   std::optional<Entry> unnamed_;
   std::map<std::string, Entry> named_;
+};
+
+// The session's prepared statements, reachable from SQL (PREPARE, EXECUTE,
+// DEALLOCATE) through the handler's SessionInfo::prepared.
+class PreparedStatementSlots final : public NamedSlots<std::shared_ptr<PreparedStatement>>,
+                                     public PreparedStatementRegistry {
+ public:
+  std::shared_ptr<PreparedStatement> lookup(const std::string& name) override {
+    auto* found = find(name);
+    return found ? *found : nullptr;
+  }
+  bool add(const std::string& name, std::shared_ptr<PreparedStatement> statement) override {
+    if (contains(name)) return false;
+    put(name, std::move(statement));
+    return true;
+  }
+  bool remove(const std::string& name) override {
+    if (!contains(name)) return false;
+    erase(name);
+    return true;
+  }
+  void remove_all() override { clear_named(); }
 };
 
 }  // namespace tally::protocol

@@ -179,8 +179,10 @@ bool ProtocolSession::start() {
   const bool superuser = std::find(config_.superusers.begin(), config_.superusers.end(),
                                    info_.user) != config_.superusers.end();
   key_ = host_.register_session(cancel_, superuser);
+  host_.set_session_user(*key_, info_.user);
   info_.process_id = key_->process_id;
   info_.cancel = &cancel_;
+  info_.prepared = &statements_;
   handler_ = factory_.create(info_);
   for (const auto& [name, value] : handler_->initial_parameter_status()) {
     backend::encode(backend::ParameterStatus{name, value}, channel_.out());

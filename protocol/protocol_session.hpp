@@ -95,7 +95,7 @@ class ProtocolSession {
   uint64_t timeout_ms_ = 0;
   // Declared before the statements and portals so that they die first.
   std::unique_ptr<QueryHandler> handler_;
-  NamedSlots<std::shared_ptr<PreparedStatement>> statements_;
+  PreparedStatementSlots statements_;
   NamedSlots<PortalEntry> portals_;
 };
 

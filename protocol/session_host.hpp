@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
@@ -29,6 +30,9 @@ class SessionHost {
   // for superusers), as PostgreSQL does after authentication.
   virtual BackendKey register_session(CancelToken& token, bool superuser) = 0;
   virtual void unregister_session(const BackendKey& key) = 0;
+  // The registered session's role, which pg_cancel_backend and
+  // pg_terminate_backend compare with their caller's.
+  virtual void set_session_user(const BackendKey& /*key*/, const std::string& /*user*/) {}
   // A CancelRequest: cancels the session with exactly this key, if any.
   virtual void cancel(const BackendKey& key) = 0;
 

@@ -27,7 +27,7 @@ test_packages=(
   libgtest-dev libgmock-dev
   # Real clients used by the tests, and the PostgreSQL 15 oracle.
   postgresql-15 postgresql-contrib libpq-dev libpqxx-dev
-  python3 python3-psycopg2
+  python3 python3-psycopg2 python3-psycopg nodejs node-pg
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc unixodbc-dev odbc-postgresql
   # The client tests make a CA and certificates with the openssl tool.

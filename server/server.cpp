@@ -87,7 +87,9 @@ Server::Server(ConfigSource config_source, tally::QueryHandlerFactory& factory)
       tls_(make_tls_context(*initial_config_)),
       acceptor_(io_),
       accept_retry_(io_),
-      accept_backoff_(kAcceptBackoffMin) {}
+      accept_backoff_(kAcceptBackoffMin) {
+  install_backend_signaller(&registry_);
+}
 
 Server::Server(const config::Config& config, tally::QueryHandlerFactory& factory)
     : Server([fixed = std::make_shared<const config::Config>(config)] { return fixed; },
@@ -95,6 +97,7 @@ Server::Server(const config::Config& config, tally::QueryHandlerFactory& factory
 
 Server::~Server() {
   stop(std::chrono::milliseconds(0));
+  if (backend_signaller() == &registry_) install_backend_signaller(nullptr);
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 

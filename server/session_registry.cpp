@@ -39,13 +39,33 @@ protocol::BackendKey SessionRegistry::register_session(CancelToken& token, bool 
     pid = next_process_id_++;
     if (next_process_id_ <= 0) next_process_id_ = 1;  // stay positive, like real pids
   } while (pid <= 0 || sessions_.count(pid) > 0);
-  sessions_[pid] = Entry{secret, &token};
+  sessions_[pid] = Entry{secret, &token, superuser, {}};
   return protocol::BackendKey{pid, secret};
 }
 
 void SessionRegistry::unregister_session(const protocol::BackendKey& key) {
   std::lock_guard lock(mutex_);
   sessions_.erase(key.process_id);
+}
+
+void SessionRegistry::set_session_user(const protocol::BackendKey& key, const std::string& user) {
+  std::lock_guard lock(mutex_);
+  if (auto it = sessions_.find(key.process_id); it != sessions_.end()) it->second.user = user;
+}
+
+SignalOutcome SessionRegistry::signal(int32_t caller_pid, int32_t target_pid, CancelReason reason) {
+  std::lock_guard lock(mutex_);
+  auto target = sessions_.find(target_pid);
+  if (target == sessions_.end()) return SignalOutcome::no_such_backend;
+  auto caller = sessions_.find(caller_pid);
+  const bool caller_superuser = caller != sessions_.end() && caller->second.superuser;
+  if (!caller_superuser) {
+    if (target->second.superuser) return SignalOutcome::superuser_only;
+    if (caller == sessions_.end() || caller->second.user != target->second.user) return SignalOutcome::not_permitted;
+  }
+  // Never downgrade a pending termination to a plain cancel.
+  if (target->second.token->reason() != CancelReason::shutdown) target->second.token->request(reason);
+  return SignalOutcome::sent;
 }
 
 void SessionRegistry::cancel(const protocol::BackendKey& key) {

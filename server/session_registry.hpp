@@ -5,14 +5,16 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
+#include "common/backend_signals.hpp"
 #include "protocol/session_host.hpp"
 #include "server/statement_timer.hpp"
 
 namespace tally::server {
 
-class SessionRegistry : public protocol::SessionHost {
+class SessionRegistry : public protocol::SessionHost, public BackendSignaller {
  public:
   SessionRegistry(int max_connections, int superuser_reserved)
       : max_connections_(max_connections), superuser_reserved_(superuser_reserved) {}
@@ -24,6 +26,9 @@ class SessionRegistry : public protocol::SessionHost {
 
   protocol::BackendKey register_session(CancelToken& token, bool superuser) override;
   void unregister_session(const protocol::BackendKey& key) override;
+  void set_session_user(const protocol::BackendKey& key, const std::string& user) override;
+  // pg_cancel_backend / pg_terminate_backend (common/backend_signals.hpp).
+  SignalOutcome signal(int32_t caller_pid, int32_t target_pid, CancelReason reason) override;
   // Cancels exactly the session whose (pid, secret) both match; a wrong
   // secret is ignored silently, as PostgreSQL does.
   void cancel(const protocol::BackendKey& key) override;
@@ -51,6 +56,8 @@ class SessionRegistry : public protocol::SessionHost {
   struct Entry {
     int32_t secret_key;
     CancelToken* token;
+    bool superuser = false;
+    std::string user;
   };
   std::atomic<int> max_connections_;
   std::atomic<int> superuser_reserved_;

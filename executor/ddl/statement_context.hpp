@@ -8,8 +8,10 @@
 // (uncommitted until COMMIT) or commit it at the statement's end.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,12 +24,21 @@
 
 namespace tally::executor {
 
+// A bound parameter ($n) as a DDL/DML statement sees it: its type and
+// PostgreSQL's text output of its value (nullopt = NULL).
+struct StatementParameter {
+  SqlType type;
+  std::optional<std::string> text;
+};
+
 struct StatementContext {
   storage::TableStore& store;
   tally::ResultWriter& out;
   std::string_view query_text;        // the whole Query/Parse string
   const CancelToken* cancel = nullptr;
   storage::WriteTransaction* transaction = nullptr;  // null: autocommit
+  // The extended protocol's parameters (INSERT ... VALUES ($1, ...)).
+  std::vector<StatementParameter> parameters = {};
 
   // The table as this statement sees it (nullptr: none), public schema.
   std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;

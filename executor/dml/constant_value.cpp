@@ -139,6 +139,21 @@ ConstantValue evaluate_constant(const StatementContext& ctx, const nlohmann::jso
     throw std::move(Error(SqlState::feature_not_supported, "bit string constants are not supported")
                         .with_position(ctx.position(location)));
   }
+  if (expr.contains("ParamRef")) {
+    const auto& ref = expr["ParamRef"];
+    const int number = ref.value("number", 0);
+    const int location = ref.value("location", -1);
+    if (number < 1 || static_cast<size_t>(number) > ctx.parameters.size())
+      throw std::move(Error(SqlState::undefined_parameter, "there is no parameter $" + std::to_string(number))
+                          .with_position(ctx.position(location)));
+    const StatementParameter& p = ctx.parameters[static_cast<size_t>(number - 1)];
+    if (!p.text) {
+      ConstantValue v;
+      v.location = location;
+      return v;
+    }
+    return typed(p.type, *p.text, location);
+  }
   if (expr.contains("SetToDefault")) {
     // No column has a DEFAULT clause, so DEFAULT is NULL (as in PostgreSQL).
     ConstantValue v;
@@ -318,6 +333,8 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         }
         throw incompatible();
       default:
+        // A parameter bound as the column's own type (interval, timestamptz, ...).
+        if (same) return value;
         throw incompatible();
     }
   } catch (Error& e) {

@@ -15,8 +15,11 @@ using nlohmann::json;
 
 namespace {
 
-ResultSet run_select_body(SqlSession& session, const json& select, const std::vector<Value>& parameters) {
+ResultSet run_select_body(SqlSession& session, const json& select, const std::vector<Value>& parameters,
+                          const StatementContext& ctx) {
+  // The parameters' types as the statement's analysis inferred them.
   std::vector<uint32_t> types;
+  for (const auto& p : ctx.parameters) types.push_back(type_oid(p.type.id));
   PlanContext pc = session.make_plan_context(&types);
   auto plan = plan_select(select, pc);
   ExecContext ec = session.make_exec_context(&parameters);
@@ -104,6 +107,31 @@ void refuse_unsupported(const json& stmt, bool is_update, const StatementContext
 
 }  // namespace
 
+json matched_rows_select(const json& stmt, const std::vector<TableColumn>& columns,
+                         const std::map<std::string, json>& new_values) {
+  json new_row = json::array();
+  for (const auto& col : columns) {
+    auto v = new_values.find(col.name);
+    json value = v != new_values.end() ? v->second : column_ref(col.name);
+    // A bare literal (a quoted date, NULL) or an untyped parameter takes the
+    // column's type, as an untyped constant does in PostgreSQL's UPDATE.
+    if (value.contains("A_Const") || value.contains("ParamRef")) value = cast_to(value, col.type);
+    new_row.push_back(res_target(std::move(value), col.name));
+  }
+  return select_of(stmt.at("relation"), std::move(new_row),
+                   stmt.contains("whereClause") ? &stmt["whereClause"] : nullptr);
+}
+
+std::map<std::string, json> set_values(const json& stmt) {
+  std::map<std::string, json> new_values;
+  for (const auto& t : stmt.value("targetList", json::array())) {
+    const json& rt = t.at("ResTarget");
+    const json& value = rt.at("val");
+    new_values[rt.value("name", "")] = value.contains("SetToDefault") ? json{{"A_Const", {{"isnull", true}}}} : value;
+  }
+  return new_values;
+}
+
 ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update, const std::vector<Value>& parameters,
                            StatementContext& ctx) {
   refuse_unsupported(stmt, is_update, ctx);
@@ -141,17 +169,10 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
   const catalog::TableDef& def = appender->table();
   std::vector<TableColumn> columns;
   std::vector<int> all_columns;
-  json new_row = json::array();
   for (size_t c = 0; c < def.columns.size(); ++c) {
     const auto& col = def.columns[c];
     columns.push_back({col.name, col.type, col.not_null});
     all_columns.push_back(static_cast<int>(c));
-    auto v = new_values.find(col.name);
-    json value = v != new_values.end() ? v->second : column_ref(col.name);
-    // A bare literal (a quoted date, NULL) takes the column's type, as an
-    // untyped constant does in PostgreSQL's UPDATE.
-    if (value.contains("A_Const")) value = cast_to(value, col.type);
-    new_row.push_back(res_target(std::move(value), col.name));
   }
   const json* where = stmt.contains("whereClause") ? &stmt["whereClause"] : nullptr;
   // What RETURNING reads for an updated column: its new value in the column's type.
@@ -160,7 +181,8 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
     returned_values[name] = cast_to(value, def.columns[static_cast<size_t>(def.find_column(name))].type);
 
   // The matched rows: their new versions (UPDATE) or just their count (DELETE).
-  ResultSet matched = run_select_body(session, select_of(relation, new_row, where), parameters);
+  ResultSet matched =
+      run_select_body(session, matched_rows_select(stmt, columns, new_values), parameters, ctx);
   if (is_update) check_assignable(matched, all_columns, columns);
   ResultSet returning;
   if (stmt.contains("returningList")) {
@@ -182,7 +204,7 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
       }
       targets.push_back({{"ResTarget", item}});
     }
-    returning = run_select_body(session, select_of(relation, targets, where), parameters);
+    returning = run_select_body(session, select_of(relation, targets, where), parameters, ctx);
   }
   const std::string tag = std::string(is_update ? "UPDATE " : "DELETE ") + std::to_string(matched.rows);
   if (matched.rows > 0) {
@@ -191,7 +213,7 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
                                              {"booltesttype", "IS_NOT_TRUE"}}}};
     const ResultSet kept = run_select_body(
         session, select_of(relation, json::array({res_target({{"ColumnRef", {{"fields", json::array({{{"A_Star", json::object()}}})}}}})}), &unmatched_where),
-        parameters);
+        parameters, ctx);
     appender->replace_all_chunks();
     append_result_rows(*appender, kept, all_columns, columns, table_name);
     if (is_update) append_result_rows(*appender, matched, all_columns, columns, table_name);

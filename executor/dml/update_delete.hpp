@@ -9,12 +9,15 @@
 // COMMIT), so the change is atomic and durable like an INSERT's, and chunk
 // statistics are exact. The cost is a rewrite of the whole table, so these
 // suit small and medium tables; a statement matching no row writes nothing.
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "executor/ddl/statement_context.hpp"
 #include "executor/result_set.hpp"
+#include "executor/table_provider.hpp"
 #include "executor/value.hpp"
 
 namespace tally::executor {
@@ -27,5 +30,14 @@ namespace tally::executor::dml {
 // RETURNING rows with tag "UPDATE n"/"DELETE n", or just the tag.
 ResultSet update_or_delete(SqlSession& session, const nlohmann::json& stmt, bool is_update,
                            const std::vector<Value>& parameters, StatementContext& ctx);
+
+// The SELECT that reads the rows an UPDATE or DELETE matches, with each
+// row's new version (the SET values cast to their columns' types). Planned at
+// Parse, it gives the statement's untyped parameters their types as
+// PostgreSQL does (SET c = $1: c's type; WHERE a = $2: a's).
+nlohmann::json matched_rows_select(const nlohmann::json& stmt, const std::vector<TableColumn>& columns,
+                                   const std::map<std::string, nlohmann::json>& new_values);
+// An UPDATE's SET column -> value (DEFAULT as NULL), unchecked.
+std::map<std::string, nlohmann::json> set_values(const nlohmann::json& stmt);
 
 }  // namespace tally::executor::dml

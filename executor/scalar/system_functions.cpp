@@ -1,10 +1,18 @@
 // System information functions (version, current_database, current_user,
-// pg_backend_pid, current_setting, pg_typeof, now) and the SQL value
+// pg_backend_pid, current_setting, pg_typeof, now), server signalling
+// functions (pg_sleep, pg_cancel_backend, pg_terminate_backend) and the SQL value
 // functions (CURRENT_USER, CURRENT_DATE, CURRENT_TIMESTAMP, ...).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <ctime>
 #include <string>
+#include <thread>
 
+#include "common/backend_signals.hpp"
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
+#include "executor/notice_scope.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
@@ -37,6 +45,68 @@ ExprPtr make_sql_value_function(const std::string& op, BindContext& context) {
 
 namespace scalar {
 
+namespace {
+
+// pg_sleep(seconds): sleeps in slices short enough that a cancel or
+// statement_timeout (both set the statement's token) ends it within one.
+ExprPtr make_pg_sleep(std::vector<ExprPtr>& args, BindContext& context) {
+  args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+  return call({TypeId::text}, "pg_sleep", std::move(args), [](std::span<const Value> a) -> Value {
+    if (is_null(a[0])) return Null{};
+    const double seconds = std::get<double>(a[0]);
+    const auto end = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(std::isfinite(seconds) ? seconds : 0.0));
+    constexpr auto kSlice = std::chrono::milliseconds(10);
+    for (;;) {
+      check_cancel_point();
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= end) break;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kSlice, end - now));
+    }
+    return std::string();  // PostgreSQL's void prints as the empty string
+  });
+}
+
+// pg_cancel_backend(pid) / pg_terminate_backend(pid [, timeout]) with
+// PostgreSQL's answers: true when signalled, false and a WARNING for a pid
+// that is no session, 42501 when the caller may not signal it.
+ExprPtr make_signal_backend(bool terminate, std::vector<ExprPtr>& args, BindContext& context) {
+  args[0] = to_type(std::move(args[0]), TypeId::int4, context);
+  if (args.size() == 2) args[1] = to_type(std::move(args[1]), TypeId::int8, context);
+  const int32_t caller = context.backend_pid;
+  return call({TypeId::boolean}, terminate ? "pg_terminate_backend" : "pg_cancel_backend", std::move(args),
+              [terminate, caller](std::span<const Value> a) -> Value {
+    if (is_null(a[0])) return Null{};
+    if (a.size() == 2 && !is_null(a[1]) && std::get<int64_t>(a[1]) < 0)
+      throw Error(SqlState::invalid_parameter_value, "\"timeout\" must not be negative");
+    const auto pid = static_cast<int32_t>(std::get<int64_t>(a[0]));
+    BackendSignaller* signaller = backend_signaller();
+    const SignalOutcome outcome =
+        signaller == nullptr ? SignalOutcome::no_such_backend
+                             : signaller->signal(caller, pid, terminate ? CancelReason::shutdown : CancelReason::user_request);
+    switch (outcome) {
+      case SignalOutcome::sent:
+        return true;
+      case SignalOutcome::no_such_backend:
+        raise_notice(Error(SqlState::warning, "PID " + std::to_string(pid) + " is not a PostgreSQL backend process",
+                   Severity::warning));
+        return false;
+      case SignalOutcome::superuser_only:
+        throw Error(SqlState::insufficient_privilege,
+                    terminate ? "must be a superuser to terminate superuser process"
+                              : "must be a superuser to cancel superuser query");
+      case SignalOutcome::not_permitted:
+        break;
+    }
+    throw Error(SqlState::insufficient_privilege,
+                terminate ? "must be a member of the role whose process is being terminated or member of pg_signal_backend"
+                          : "must be a member of the role whose query is being canceled or member of pg_signal_backend");
+  });
+}
+
+}  // namespace
+
 ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
   auto type_of = [&](size_t i) { return args[i]->type; };
@@ -55,6 +125,10 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
   }
   if (name == "pg_backend_pid" && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, static_cast<int64_t>(context.backend_pid));
+  }
+  if (name == "pg_sleep" && n == 1) return make_pg_sleep(args, context);
+  if ((name == "pg_cancel_backend" && n == 1) || (name == "pg_terminate_backend" && (n == 1 || n == 2))) {
+    return make_signal_backend(name == "pg_terminate_backend", args, context);
   }
   if ((name == "now" || name == "transaction_timestamp" || name == "statement_timestamp" || name == "clock_timestamp") && n == 0) {
     return make_sql_value_function("SVFOP_CURRENT_TIMESTAMP", context);

@@ -266,8 +266,10 @@ Decoded decode(Kind kind, std::string_view text) {
       if (i < s.size() && (s[i] == '-' || s[i] == '/' || s[i] == '.')) ++i;
       continue;
     }
-    if ((c == '+' || c == '-') && time_seen) {
-      // Time zone offset: +HH[:MM[:SS]] or +HHMM; ignored for timestamp.
+    if ((c == '+' || c == '-') && (time_seen || nfields >= 3 || (nfields > 0 && is_space(s[i - 1])))) {
+      // Time zone offset: +HH[:MM[:SS]] or +HHMM; ignored for timestamp and
+      // date. PostgreSQL takes one after a date without a time too
+      // ('YYYY-MM-DD +00', as pgjdbc's setDate sends it).
       size_t j = i + 1;
       while (j < s.size() && (is_digit(s[j]) || s[j] == ':')) ++j;
       if (j == i + 1) bad_syntax(kind, text);

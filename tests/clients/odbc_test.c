@@ -1,7 +1,8 @@
 /* psqlODBC through unixODBC against tallyd (run through tallyd_harness.py):
  * a DSN-less connection string naming the driver library, for the password,
  * SCRAM and MD5 users, with and without TLS; SELECT 1, a prepared statement
- * with a bound parameter, and a failing statement whose SQLSTATE is checked. */
+ * with a bound parameter, a failing statement whose SQLSTATE is checked, and
+ * prepared INSERTs as the driver's default DSN sends them. */
 #include <sql.h>
 #include <sqlext.h>
 #include <stdio.h>
@@ -35,6 +36,61 @@ static long fetch_long(SQLHSTMT stmt, const char* what) {
   SQLGetData(stmt, 1, SQL_C_SLONG, &value, 0, &indicator);
   SQLCloseCursor(stmt);
   return value;
+}
+
+/* What psqlODBC's default DSN does with prepared statements (server-side
+ * prepare, untyped parameters, a DEALLOCATE of the old plan when a handle is
+ * prepared again): INSERTs with bound parameters, prepared again and again on
+ * one handle as an executemany loop does, then their sum. */
+static void prepared_inserts(SQLHDBC dbc, const char* what) {
+  char state[6], message[512];
+  SQLHSTMT stmt;
+  SQLAllocHandle(SQL_HANDLE_STMT, dbc, &stmt);
+  SQLExecDirect(stmt, (SQLCHAR*)"DROP TABLE IF EXISTS odbc_items", SQL_NTS);
+  if (!SQL_SUCCEEDED(SQLExecDirect(stmt, (SQLCHAR*)"CREATE TABLE odbc_items (id int, name varchar(10))",
+                                   SQL_NTS))) {
+    diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+    fail(what, message);
+    SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+    return;
+  }
+  for (int i = 1; i <= 6; ++i) {
+    SQLINTEGER id = i;
+    SQLCHAR name[16];
+    SQLLEN id_length = 0, name_length = SQL_NTS;
+    snprintf((char*)name, sizeof name, "n%d", i);
+    if (!SQL_SUCCEEDED(SQLPrepare(stmt, (SQLCHAR*)"INSERT INTO odbc_items VALUES (?, ?)", SQL_NTS)) ||
+        !SQL_SUCCEEDED(SQLBindParameter(stmt, 1, SQL_PARAM_INPUT, SQL_C_SLONG, SQL_INTEGER, 0, 0, &id, 0,
+                                        &id_length)) ||
+        !SQL_SUCCEEDED(SQLBindParameter(stmt, 2, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, 10, 0, name,
+                                        sizeof name, &name_length)) ||
+        !SQL_SUCCEEDED(SQLExecute(stmt))) {
+      diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+      char detail[600];
+      snprintf(detail, sizeof detail, "prepared INSERT %d: SQLSTATE %s (%s)", i, state, message);
+      fail(what, detail);
+      break;
+    }
+    SQLFreeStmt(stmt, SQL_RESET_PARAMS);
+    SQLFreeStmt(stmt, SQL_CLOSE);
+  }
+  if (!SQL_SUCCEEDED(SQLPrepare(stmt, (SQLCHAR*)"SELECT sum(id) FROM odbc_items WHERE name <> ?", SQL_NTS))) {
+    diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+    fail(what, message);
+  } else {
+    SQLCHAR none[] = "none";
+    SQLLEN none_length = SQL_NTS;
+    SQLBindParameter(stmt, 1, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, 10, 0, none, sizeof none, &none_length);
+    if (!SQL_SUCCEEDED(SQLExecute(stmt))) {
+      diag(SQL_HANDLE_STMT, stmt, state, message, sizeof message);
+      fail(what, message);
+    } else if (fetch_long(stmt, what) != 21) {
+      fail(what, "the prepared INSERTs did not add up to 21");
+    }
+  }
+  SQLFreeStmt(stmt, SQL_RESET_PARAMS);
+  SQLExecDirect(stmt, (SQLCHAR*)"DROP TABLE odbc_items", SQL_NTS);
+  SQLFreeHandle(SQL_HANDLE_STMT, stmt);
 }
 
 static void exercise(const char* user, const char* sslmode) {
@@ -93,6 +149,7 @@ static void exercise(const char* user, const char* sslmode) {
     }
   }
   SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+  prepared_inserts(dbc, what);
   SQLDisconnect(dbc);
 done_env:
   SQLFreeHandle(SQL_HANDLE_DBC, dbc);

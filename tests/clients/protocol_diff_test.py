@@ -172,7 +172,9 @@ def i32(v):
 
 
 SETUP = ["CREATE TABLE t (a int4, b text)",
-         "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'x'), (5, 'y')"]
+         "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'x'), (5, 'y')",
+         "CREATE TABLE u (a int4, b text, c float8, d date, n numeric(10,2), v varchar(3))"]
+u_rows = Query("SELECT a, b, c, d, n, v FROM u ORDER BY a, b")
 rows = "SELECT a FROM t ORDER BY a"
 
 # (name, bytes sent, ReadyForQuery messages to wait for)
@@ -218,6 +220,59 @@ SCRIPTS = [
     ("extended: pipelined batches",
      Parse("q", "SELECT $1::int4 * 2") + Bind("", "q", [], [b"2"]) + Execute("") + Sync +
      Bind("", "q", [], [b"21"]) + Execute("") + Sync + Close("S", "q") + Sync, 3),
+    # Parameters as client libraries send them: untyped (OID 0), typed from
+    # their context (ParameterDescription), in text and binary.
+    ("extended: INSERT with untyped parameters",
+     Parse("", "INSERT INTO u VALUES ($1, $2, $3, $4, $5, $6)") + Describe("S", "") +
+     Bind("", "", [], [b"1", b"x", b"1.5", b"2023-06-01", b"12.345", b"abc"]) + Describe("P", "") +
+     Execute("") + Sync + u_rows, 2),
+    ("extended: INSERT with NULL, binary and named columns",
+     Parse("ins", "INSERT INTO u (b, a, d) VALUES ($1, $2, $3)") + Describe("S", "ins") +
+     Bind("", "ins", [0, 1, 0], [None, i32(7), b"2023-06-01 +00"]) + Execute("") +
+     Bind("", "ins", [1, 1, 0], [b"z", i32(8), None]) + Execute("") + Sync + u_rows, 2),
+    ("extended: INSERT with a bad number",
+     Parse("", "INSERT INTO u (a) VALUES ($1)") + Bind("", "", [], [b"x1"]) + Sync + u_rows, 2),
+    ("extended: INSERT with parameters in casts and several rows",
+     Parse("", "INSERT INTO u (a, b, c) VALUES ($1::int8, $2, $3), ($4, $2, NULL)") +
+     Describe("S", "") + Bind("", "", [], [b"20", b"w", b"2", b"21"]) + Execute("") + Sync +
+     u_rows, 2),
+    ("extended: INSERT ... SELECT with untyped parameters",
+     Parse("", "INSERT INTO u (a, b) SELECT $1, $2") + Describe("S", "") +
+     Bind("", "", [], [b"30", b"s"]) + Execute("") + Sync + u_rows, 2),
+    ("extended: UPDATE and DELETE with untyped parameters",
+     Parse("", "UPDATE u SET b = $1, c = $3 WHERE a = $2 AND $4 > 1") + Describe("S", "") +
+     Bind("", "", [], [b"upd", b"1", b"2.5", b"7"]) + Execute("") + Sync +
+     Parse("", "DELETE FROM u WHERE a = $1 OR b = $2") + Describe("S", "") +
+     Bind("", "", [], [b"30", b"w"]) + Execute("") + Sync + u_rows, 3),
+    ("extended: INSERT into a missing table", Parse("", "INSERT INTO nope VALUES ($1)") + Sync, 1),
+    # SQL's prepared statements share their names with the protocol's.
+    ("sql: PREPARE, EXECUTE, DEALLOCATE",
+     Query("PREPARE p1(int, text) AS SELECT $1 * 2, $2") + Query("EXECUTE p1(21, 'a')") +
+     Query("EXECUTE p1(1)") + Query("PREPARE p1 AS SELECT 1") + Query("DEALLOCATE p1") +
+     Query("DEALLOCATE p1") + Query("EXECUTE p1(1, 'a')") + Query("PREPARE p2 AS SELECT 2") +
+     Query("DEALLOCATE ALL") + Query("EXECUTE p2") + Query("DEALLOCATE PREPARE ALL"), 11),
+    ("sql: PREPARE of an INSERT, EXECUTE with casts and NULL",
+     Query("PREPARE pi AS INSERT INTO u (a, b, d) VALUES ($1, $2, $3)") +
+     Query("EXECUTE pi(40, 'p', '2024-02-29')") + Query("EXECUTE pi('41', NULL, NULL)") +
+     Query("EXECUTE pi(42, 'q', 'not a date')") + Query("EXECUTE pi(43, 'q', '2024-02-30')") +
+     u_rows, 6),
+    ("sql and protocol: one namespace of prepared statements",
+     Parse("s1", "SELECT 1") + Sync + Query("DEALLOCATE s1") + Query("DEALLOCATE s1") +
+     Query("PREPARE s2 AS SELECT $1::int4 + 1") + Describe("S", "s2") +
+     Bind("", "s2", [], [b"4"]) + Execute("") + Sync + Parse("s2", "SELECT 1") + Sync +
+     Close("S", "s2") + Sync + Query("EXECUTE s2(1)") + Query("DISCARD ALL"), 9),
+    ("sql: prepared statements in a failed transaction block",
+     Query("BEGIN") + Query("SELECT 1/0") + Query("PREPARE f AS SELECT 1") +
+     Query("DEALLOCATE ALL") + Query("ROLLBACK") + Query("EXECUTE f"), 6),
+    # Server signalling functions (pg_sleep's result type is void in
+    # PostgreSQL, so only its value is compared).
+    ("functions: pg_sleep, and signalling a pid that is no backend",
+     Query("SELECT pg_sleep(0.01) IS NULL, pg_sleep(NULL) IS NULL") +
+     Query("SELECT pg_cancel_backend(1), pg_terminate_backend(1)") +
+     Query("SELECT pg_backend_pid() > 0"), 3),
+    ("types: date input with a time zone suffix",
+     Query("SELECT '2023-06-01 +00'::date, '2023-06-01 -02'::date, '2023-06-01+05:30'::date, "
+           "'June 1, 2023 +00'::date, '2023-06-01 +00'::timestamp"), 1),
     ("copy: from stdin, done",
      Query("COPY t FROM STDIN") + CopyData(b"6\tw\n") + CopyData(b"7\tv\n") + CopyDone +
      Query("SELECT count(*) FROM t"), 2),

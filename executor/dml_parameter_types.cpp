@@ -1,0 +1,105 @@
+#include "executor/dml_parameter_types.hpp"
+
+#include "common/error.hpp"
+#include "executor/binder.hpp"
+#include "executor/dml/update_delete.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+// Records type for $number unless the client (or an earlier use) gave one.
+void infer(std::vector<uint32_t>& types, int number, SqlType type) {
+  if (number < 1) return;
+  const auto index = static_cast<size_t>(number - 1);
+  if (types.size() <= index) types.resize(index + 1, 0);
+  if (types[index] == 0) types[index] = type_oid(type.id);
+}
+
+// $n, or $n::type: the type it takes as the value of `column`.
+void infer_assigned(std::vector<uint32_t>& types, const json& item, const TableColumn* column) {
+  if (item.contains("ParamRef") && column != nullptr) {
+    infer(types, item["ParamRef"].value("number", 0), column->type);
+  } else if (item.contains("TypeCast") && item["TypeCast"].at("arg").contains("ParamRef")) {
+    const json& cast = item["TypeCast"];
+    infer(types, cast["arg"]["ParamRef"].value("number", 0), resolve_type_name(cast.at("typeName")));
+  }
+}
+
+bool mentions_parameter(const json& node) {
+  if (node.is_object()) {
+    if (node.contains("ParamRef")) return true;
+    for (const auto& [key, value] : node.items()) {
+      if (mentions_parameter(value)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& value : node) {
+      if (mentions_parameter(value)) return true;
+    }
+  }
+  return false;
+}
+
+std::shared_ptr<const TableSnapshot> target_table(const json& body, TableProvider& tables) {
+  const json& relation = body.at("relation");
+  const json& rv = relation.contains("RangeVar") ? relation["RangeVar"] : relation;
+  const std::string name = rv.value("relname", "");
+  auto table = tables.find_table(rv.value("schemaname", ""), name);
+  if (!table) throw Error(SqlState::undefined_table, "relation \"" + name + "\" does not exist");
+  return table;
+}
+
+// The columns an INSERT writes, in order (nullptr for a name the table lacks:
+// execution reports 42703).
+std::vector<const TableColumn*> insert_targets(const json& insert, const TableSnapshot& table) {
+  const auto& columns = table.columns();
+  std::vector<const TableColumn*> targets;
+  if (!insert.contains("cols")) {
+    for (const auto& column : columns) targets.push_back(&column);
+    return targets;
+  }
+  for (const auto& c : insert["cols"]) {
+    const std::string name = c.at("ResTarget").value("name", "");
+    const TableColumn* found = nullptr;
+    for (const auto& candidate : columns) {
+      if (candidate.name == name) found = &candidate;
+    }
+    targets.push_back(found);
+  }
+  return targets;
+}
+
+}  // namespace
+
+void infer_dml_parameter_types(const std::string& kind, const json& body, TableProvider& tables,
+                               PlanContext& pc) {
+  if (!mentions_parameter(body) || pc.parameter_types == nullptr) return;
+  auto& types = *pc.parameter_types;
+  const auto table = target_table(body, tables);
+  if (kind == "InsertStmt") {
+    if (!body.contains("selectStmt") || !body["selectStmt"].contains("SelectStmt")) return;
+    const json& select = body["selectStmt"]["SelectStmt"];
+    const auto targets = insert_targets(body, *table);
+    if (select.contains("valuesLists")) {
+      for (const auto& list : select["valuesLists"]) {
+        const json& items = list.at("List").at("items");
+        for (size_t i = 0; i < items.size() && i < targets.size(); ++i) infer_assigned(types, items[i], targets[i]);
+      }
+      return;
+    }
+    const json targets_list = select.value("targetList", json::array());
+    for (size_t i = 0; i < targets_list.size() && i < targets.size(); ++i)
+      infer_assigned(types, targets_list[i].at("ResTarget").at("val"), targets[i]);
+    plan_select(select, pc);  // the rest from the SELECT's expressions
+    return;
+  }
+  if (kind == "UpdateStmt" || kind == "DeleteStmt") {
+    std::map<std::string, json> new_values;
+    if (kind == "UpdateStmt") new_values = dml::set_values(body);
+    plan_select(dml::matched_rows_select(body, table->columns(), new_values), pc);
+  }
+}
+
+}  // namespace tally::executor
