@@ -144,7 +144,8 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
     // In a transaction block the write is the block's (committed at COMMIT).
-    StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction()};
+    StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
+                         session.database()->config().cpu_threads};
     if (kind == "InsertStmt" && body.contains("selectStmt") && !body["selectStmt"]["SelectStmt"].contains("valuesLists")) {
       return insert_select(session, ctx, body, parameters);
     }

@@ -28,6 +28,7 @@ struct StatementContext {
   std::string_view query_text;        // the whole Query/Parse string
   const CancelToken* cancel = nullptr;
   storage::WriteTransaction* transaction = nullptr;  // null: autocommit
+  int threads = 0;  // worker threads a statement may use (Config::cpu_threads; 0 = every core)
 
   // The table as this statement sees it (nullptr: none), public schema.
   std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;
