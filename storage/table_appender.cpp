@@ -184,16 +184,26 @@ void TableAppender::flush_chunk() {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
-    for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
-    for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
-    if (!sync) return info;
-    // fsync latency, not bandwidth, dominates small appends: sync the
-    // column files concurrently.
-    std::vector<std::future<void>> syncs;
-    for (size_t c = 1; c < paths.size(); ++c)
-      syncs.push_back(std::async(std::launch::async, [&paths, c] { sync_file(paths[c]); }));
-    if (!paths.empty()) sync_file(paths[0]);
-    for (auto& f : syncs) f.get();
+    info.stats.resize(columns->size());
+    // Each column is written, summarized and (for a full chunk) fsynced on
+    // its own thread: checksums and sketches of a wide chunk, and the fsync
+    // latency of small appends, would otherwise add up column by column and
+    // fall behind a parallel COPY.
+    auto column_task = [&](size_t c) {
+      write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
+      info.stats[c] = compute_column_stats((*columns)[c]);
+      if (sync) sync_file(paths[c]);
+    };
+    // A small unsynced chunk (a statement in a block) costs less than a thread.
+    constexpr uint64_t threaded_chunk_rows = 1 << 14;
+    const bool threaded = sync || rows >= threaded_chunk_rows;
+    std::vector<std::future<void>> tasks;
+    for (size_t c = 1; c < paths.size(); ++c) {
+      if (threaded) tasks.push_back(std::async(std::launch::async, column_task, c));
+      else column_task(c);
+    }
+    if (!paths.empty()) column_task(0);
+    for (auto& f : tasks) f.get();
     return info;
   }));
 }
