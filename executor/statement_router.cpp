@@ -147,7 +147,8 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
     // In a transaction block the write is the block's (committed at COMMIT).
-    StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction()};
+    StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
+                         session.database()->config().cpu_threads};
     for (size_t i = 0; i < parameters.size() && i < statement.parameter_types.size(); ++i) {
       const SqlType type{type_from_oid(statement.parameter_types[i]).value_or(TypeId::text)};
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt

@@ -9,45 +9,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "common/sql_type.hpp"
+#include "storage/string_dictionary.hpp"
 
 namespace tally::storage {
-
-// Code -> string for one text column. Codes are dense, assigned in first-seen
-// order and never change, so codes from different chunks compare equal.
-class StringDictionary {
- public:
-  int32_t size() const { return static_cast<int32_t>(values_.size()); }
-  std::string_view at(int32_t code) const { return values_[static_cast<size_t>(code)]; }
-  // Returns the code of value, adding it if new.
-  int32_t intern(std::string_view value) {
-    auto it = index_.find(value);
-    if (it != index_.end()) return it->second;
-    const auto code = static_cast<int32_t>(values_.size());
-    values_.emplace_back(value);
-    index_.emplace(values_.back(), code);
-    return code;
-  }
-  // The code of value, or -1 when absent.
-  int32_t find(std::string_view value) const {
-    auto it = index_.find(value);
-    return it == index_.end() ? -1 : it->second;
-  }
-  const std::vector<std::string>& values() const { return values_; }
-
- private:
-  // Heterogeneous lookup: intern/find take a string_view without allocating
-  // (COPY interns every text value it loads).
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  std::vector<std::string> values_;
-  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> index_;
-};
 
 struct ColumnVector {
   SqlType type;

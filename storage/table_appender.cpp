@@ -26,16 +26,16 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* 
   for (const auto& c : snapshot_->chunks) next_chunk_id_ = std::max(next_chunk_id_, c.chunk_id + 1);
   const size_t ncols = snapshot_->def.columns.size();
   builders_.resize(ncols);
-  base_dicts_.resize(ncols);
-  new_dicts_.resize(ncols);
-  indexes_.resize(ncols);
-  text_values_seen_.resize(ncols, 0);
+  dicts_.resize(ncols);
   for (size_t c = 0; c < ncols; ++c) {
     const SqlType type = snapshot_->def.columns[c].type;
     builders_[c].column.type = type;
     builders_[c].width = static_cast<size_t>(storage_width(type));
     builders_[c].text = is_text_kind(type.id);
-    if (builders_[c].text) base_dicts_[c] = store_.dictionary(*snapshot_, static_cast<int>(c));
+    if (builders_[c].text) {
+      const auto committed = store_.dictionary(*snapshot_, static_cast<int>(c));
+      dicts_[c] = committed ? std::make_shared<StringDictionary>(*committed) : std::make_shared<StringDictionary>();
+    }
   }
   start_chunk();
   merge_tail();
@@ -99,43 +99,44 @@ void TableAppender::replace_all_chunks() {
   start_chunk();
 }
 
-StringDictionary& TableAppender::working_dictionary(int column) {
-  auto& d = new_dicts_[static_cast<size_t>(column)];
-  if (!d) {
-    // Copy on the first new value: readers keep using the committed object.
-    const auto& base = base_dicts_[static_cast<size_t>(column)];
-    d = base ? std::make_shared<StringDictionary>(*base) : std::make_shared<StringDictionary>();
-  }
-  return *d;
+const StringDictionary& TableAppender::working_dictionary(int column) {
+  StringDictionary& d = *dicts_[static_cast<size_t>(column)];
+  d.make_newest();
+  return d;
 }
 
 void TableAppender::set_text(int column, std::string_view value) {
-  // Values before the flat index pays off go through the dictionary's own map.
-  constexpr uint32_t index_after_values = 1024;
-  const auto c = static_cast<size_t>(column);
-  int32_t code;
-  CodeIndex& index = indexes_[c];
-  if (!index.empty()) {
-    const uint64_t h = CodeIndex::hash(value);
-    const StringDictionary* dict = new_dicts_[c] ? new_dicts_[c].get() : base_dicts_[c].get();
-    code = dict ? index.find(value, h, *dict) : -1;
-    if (code < 0) {
-      code = working_dictionary(column).intern(value);
-      index.insert(h, code);
+  const int32_t code = dicts_[static_cast<size_t>(column)]->intern(value);
+  std::memcpy(value_slot(column), &code, sizeof code);
+}
+
+void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& data,
+                                const std::vector<const uint8_t*>& valid) {
+  const size_t cap = store_.options().chunk_rows;
+  for (size_t done = 0; done < rows;) {
+    const size_t n = std::min(rows - done, cap - rows_);
+    for (size_t c = 0; c < builders_.size(); ++c) {
+      Builder& b = builders_[c];
+      std::memcpy(b.column.data.data() + rows_ * b.width, data[c] + done * b.width, n * b.width);
+      const uint8_t* v = valid[c];
+      if (v == nullptr) {
+        if (!b.column.validity.empty()) std::memset(b.column.validity.data() + rows_, 1, n);
+        continue;
+      }
+      if (b.column.validity.empty()) {
+        if (std::memchr(v + done, 0, n) == nullptr) continue;
+        b.column.validity.assign(cap, 1);
+      }
+      std::memcpy(b.column.validity.data() + rows_, v + done, n);
     }
-  } else {
-    if (new_dicts_[c]) {
-      code = new_dicts_[c]->intern(value);
-    } else {
-      code = base_dicts_[c] ? base_dicts_[c]->find(value) : -1;
-      if (code < 0) code = working_dictionary(column).intern(value);
-    }
-    if (++text_values_seen_[c] == index_after_values) {
-      const StringDictionary* dict = new_dicts_[c] ? new_dicts_[c].get() : base_dicts_[c].get();
-      if (dict) index.build(*dict);
+    rows_ += n;
+    appended_ += n;
+    done += n;
+    if (rows_ == cap) {
+      flush_chunk();
+      start_chunk();
     }
   }
-  std::memcpy(value_slot(column), &code, sizeof code);
 }
 
 void TableAppender::set_null(int column) {
@@ -183,16 +184,26 @@ void TableAppender::flush_chunk() {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
-    for (size_t c = 0; c < columns->size(); ++c) write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
-    for (const auto& col : *columns) info.stats.push_back(compute_column_stats(col));
-    if (!sync) return info;
-    // fsync latency, not bandwidth, dominates small appends: sync the
-    // column files concurrently.
-    std::vector<std::future<void>> syncs;
-    for (size_t c = 1; c < paths.size(); ++c)
-      syncs.push_back(std::async(std::launch::async, [&paths, c] { sync_file(paths[c]); }));
-    if (!paths.empty()) sync_file(paths[0]);
-    for (auto& f : syncs) f.get();
+    info.stats.resize(columns->size());
+    // Each column is written, summarized and (for a full chunk) fsynced on
+    // its own thread: checksums and sketches of a wide chunk, and the fsync
+    // latency of small appends, would otherwise add up column by column and
+    // fall behind a parallel COPY.
+    auto column_task = [&](size_t c) {
+      write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
+      info.stats[c] = compute_column_stats((*columns)[c]);
+      if (sync) sync_file(paths[c]);
+    };
+    // A small unsynced chunk (a statement in a block) costs less than a thread.
+    constexpr uint64_t threaded_chunk_rows = 1 << 14;
+    const bool threaded = sync || rows >= threaded_chunk_rows;
+    std::vector<std::future<void>> tasks;
+    for (size_t c = 1; c < paths.size(); ++c) {
+      if (threaded) tasks.push_back(std::async(std::launch::async, column_task, c));
+      else column_task(c);
+    }
+    if (!paths.empty()) column_task(0);
+    for (auto& f : tasks) f.get();
     return info;
   }));
 }
@@ -205,9 +216,9 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   std::vector<catalog::DictionaryState> dict_states = snapshot_->dictionaries;
   dict_states.resize(builders_.size());
   for (size_t c = 0; c < builders_.size(); ++c) {
-    if (new_dicts_[c])
+    if (dicts_[c] && static_cast<uint64_t>(dicts_[c]->size()) != dict_states[c].entries)
       dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c],
-                                         *new_dicts_[c], /*sync=*/transaction_ == nullptr);
+                                         *dicts_[c], /*sync=*/transaction_ == nullptr);
   }
   wait_writes(0);
   if (transaction_) {
@@ -224,7 +235,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   sync_directory(store_.table_dir(oid));
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;
-  std::vector<std::shared_ptr<const StringDictionary>> published(new_dicts_.begin(), new_dicts_.end());
+  std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());
   store_.publish_dictionaries(oid, published, dict_states);
   store_.retire_chunks(snapshot_, replaced_);
   return snap;

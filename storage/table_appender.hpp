@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "catalog/table_snapshot.hpp"
-#include "storage/code_index.hpp"
 #include "storage/column_vector.hpp"
 #include "storage/table_store.hpp"
 
@@ -43,6 +42,18 @@ class TableAppender {
     return b.column.data.data() + rows_ * b.width;
   }
   void set_text(int column, std::string_view value);
+  // This append's dictionary of a text column, made the newest of its store:
+  // other threads may call its find_newest() while this append interns.
+  const StringDictionary& working_dictionary(int column);
+  // Interns value (hash h) into a text column's dictionary; returns its code.
+  int32_t intern(int column, std::string_view value, uint64_t h) {
+    return dicts_[static_cast<size_t>(column)]->intern(value, h);
+  }
+  // Bulk rows: append `rows` rows whose column c values are the native
+  // values at data[c] (rows * width bytes; text: int32 codes) and whose
+  // validity is valid[c] (1 = non-NULL; nullptr: no NULLs). Every column
+  // must be given. Writes chunks as they fill.
+  void append_rows(size_t rows, const std::vector<const uint8_t*>& data, const std::vector<const uint8_t*>& valid);
   void set_null(int column);
   // Ends the current row; writes a chunk when it is full.
   void finish_row();
@@ -67,7 +78,6 @@ class TableAppender {
   // Waits for background chunk writes; with keep_last, until at most that many remain.
   void wait_writes(size_t keep_last);
   void merge_tail();
-  StringDictionary& working_dictionary(int column);
 
   TableStore& store_;
   std::shared_ptr<TableStore::TableState> state_;
@@ -84,13 +94,9 @@ class TableAppender {
   // while parsing continues (fsync latency dominates otherwise).
   std::deque<std::future<catalog::ChunkInfo>> writes_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours
-  // Per column: committed dictionary and this append's copy (made on the first new value).
-  std::vector<std::shared_ptr<const StringDictionary>> base_dicts_;
-  std::vector<std::shared_ptr<StringDictionary>> new_dicts_;
-  // Per text column: a flat index, built once a column has interned enough
-  // values to repay building it (small INSERTs into big dictionaries never do).
-  std::vector<CodeIndex> indexes_;
-  std::vector<uint32_t> text_values_seen_;
+  // Per text column: this append's dictionary, an O(1) copy of the committed
+  // one that shares its store (string_dictionary.hpp).
+  std::vector<std::shared_ptr<StringDictionary>> dicts_;
   bool committed_ = false;
 };
 

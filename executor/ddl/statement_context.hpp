@@ -37,6 +37,7 @@ struct StatementContext {
   std::string_view query_text;        // the whole Query/Parse string
   const CancelToken* cancel = nullptr;
   storage::WriteTransaction* transaction = nullptr;  // null: autocommit
+  int threads = 0;  // worker threads a statement may use (Config::cpu_threads; 0 = every core)
   // The extended protocol's parameters (INSERT ... VALUES ($1, ...)).
   std::vector<StatementParameter> parameters = {};
 

@@ -1,0 +1,100 @@
+#include "storage/string_dictionary.hpp"
+
+#include <stdexcept>
+
+namespace tally::storage {
+namespace {
+
+// Bytes of one arena block; longer values get a block of their own.
+constexpr size_t arena_block_bytes = size_t{1} << 20;
+// The index grows past this load (probes stay short with full hashes).
+constexpr size_t index_load_percent = 50;
+constexpr size_t initial_index_slots = 64;
+
+}  // namespace
+
+StringDictionary::StringDictionary() : store_(std::make_shared<Store>()) {}
+
+int32_t StringDictionary::intern(std::string_view value, uint64_t h) {
+  const int32_t found = find(value, h);
+  if (found >= 0) return found;
+  make_newest();
+  size_ = store_->add(value, h) + 1;
+  return size_ - 1;
+}
+
+void StringDictionary::make_newest() {
+  if (store_->size() == size_) return;
+  // Entries past size_ belong to an append that did not commit: copy ours.
+  auto fork = std::make_shared<Store>();
+  for (int32_t code = 0; code < size_; ++code) {
+    const std::string_view v = store_->at(code);
+    fork->add(v, hash(v));
+  }
+  store_ = std::move(fork);
+}
+
+StringDictionary::Store::Store() {
+  indexes_.push_back(std::make_unique<Index>(initial_index_slots));
+  index_.store(indexes_.back().get(), std::memory_order_release);
+}
+
+StringDictionary::Store::~Store() {
+  for (std::string_view* s : segments_) delete[] s;
+}
+
+int32_t StringDictionary::Store::find(std::string_view value, uint64_t h) const {
+  const Index* index = index_.load(std::memory_order_acquire);
+  for (size_t i = h & index->mask;; i = (i + 1) & index->mask) {
+    const Slot& s = index->slots[i];
+    const int32_t code = s.code.load(std::memory_order_acquire);
+    if (code < 0) return -1;
+    if (s.hash.load(std::memory_order_relaxed) == h && at(code) == value) return code;
+  }
+}
+
+void StringDictionary::Store::place(Index& index, uint64_t h, int32_t code) {
+  size_t i = h & index.mask;
+  while (index.slots[i].code.load(std::memory_order_relaxed) >= 0) i = (i + 1) & index.mask;
+  index.slots[i].hash.store(h, std::memory_order_relaxed);
+  // Release: a reader that sees the code sees the hash and the entry.
+  index.slots[i].code.store(code, std::memory_order_release);
+}
+
+const char* StringDictionary::Store::copy_bytes(std::string_view value) {
+  if (value.size() > arena_left_) {
+    const size_t bytes = std::max(arena_block_bytes, value.size());
+    arenas_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+    arena_next_ = arenas_.back().get();
+    arena_left_ = bytes;
+  }
+  char* out = arena_next_;
+  if (!value.empty()) std::memcpy(out, value.data(), value.size());
+  arena_next_ += value.size();
+  arena_left_ -= value.size();
+  return out;
+}
+
+int32_t StringDictionary::Store::add(std::string_view value, uint64_t h) {
+  const int32_t code = count_.load(std::memory_order_relaxed);
+  if (code == INT32_MAX) throw std::length_error("text dictionary is full");
+  const auto [segment, offset] = locate(static_cast<uint64_t>(code));
+  if (offset == 0) segments_[segment] = new std::string_view[first_segment_entries << segment];
+  segments_[segment][offset] = std::string_view(copy_bytes(value), value.size());
+  Index* index = index_.load(std::memory_order_relaxed);
+  if ((static_cast<size_t>(code) + 1) * 100 > (index->mask + 1) * index_load_percent) {
+    auto grown = std::make_unique<Index>((index->mask + 1) * 2);
+    for (size_t i = 0; i <= index->mask; ++i) {
+      const int32_t c = index->slots[i].code.load(std::memory_order_relaxed);
+      if (c >= 0) place(*grown, index->slots[i].hash.load(std::memory_order_relaxed), c);
+    }
+    index = grown.get();
+    indexes_.push_back(std::move(grown));
+    index_.store(index, std::memory_order_release);
+  }
+  place(*index, h, code);
+  count_.store(code + 1, std::memory_order_release);
+  return code;
+}
+
+}  // namespace tally::storage

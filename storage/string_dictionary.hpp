@@ -1,0 +1,135 @@
+#pragma once
+// Code -> string for one text column, and string -> code for appends. Codes are
+// dense, assigned in first-seen order and never change, so codes from
+// different chunks compare equal.
+//
+// Every dictionary of a column is a prefix of the newest (appends only add),
+// so the dictionaries of one column share one append-only store and differ
+// only in how many of its entries they see: copying a dictionary is O(1), and
+// an append interns into the shared store without copying what is there (a
+// copy per append made each COPY into a column of millions of values cost time
+// in proportion to the whole column, not to the rows it added).
+//
+// Threads: one writer per column at a time (the table's write lock); any number
+// of readers of any dictionary of the column meanwhile, since the store never
+// moves or changes an entry once written. intern() on a dictionary that is not
+// the store's newest (an earlier append failed after interning) first forks a
+// store of its own entries.
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace tally::storage {
+
+class StringDictionary {
+ public:
+  StringDictionary();
+  StringDictionary(const StringDictionary& other) = default;
+  StringDictionary& operator=(const StringDictionary& other) = default;
+
+  int32_t size() const { return size_; }
+  std::string_view at(int32_t code) const { return store_->at(code); }
+
+  // A short inline multiply-xorshift hash: text keys are mostly a few bytes,
+  // where a call into std::hash's MurmurHash costs more than the probe.
+  static uint64_t hash(std::string_view v) {
+    constexpr uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = v.size() * k;
+    const char* p = v.data();
+    size_t n = v.size();
+    while (n >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * k;
+      h ^= h >> 29;
+      p += 8;
+      n -= 8;
+    }
+    if (n > 0) {
+      uint64_t w = 0;
+      std::memcpy(&w, p, n);
+      h = (h ^ w) * k;
+    }
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ull;
+    h ^= h >> 32;
+    return h;
+  }
+
+  // The code of value (hash h), or -1 when absent from this dictionary.
+  int32_t find(std::string_view value, uint64_t h) const {
+    const int32_t code = store_->find(value, h);
+    return code < size_ ? code : -1;
+  }
+  int32_t find(std::string_view value) const { return find(value, hash(value)); }
+  // The code of value in the newest dictionary of the store, or -1: safe from
+  // other threads while this dictionary's owner interns (a value interned
+  // meanwhile may be missed, never misreported). For an append's workers.
+  int32_t find_newest(std::string_view value, uint64_t h) const { return store_->find(value, h); }
+
+  // Returns the code of value, adding it if new.
+  int32_t intern(std::string_view value, uint64_t h);
+  int32_t intern(std::string_view value) { return intern(value, hash(value)); }
+
+  // Makes this dictionary the newest of its store (forking one if not), so
+  // that later interns never fork. Call before sharing it with find_newest.
+  void make_newest();
+
+ private:
+  class Store;
+  std::shared_ptr<Store> store_;
+  int32_t size_ = 0;
+
+  class Store {
+   public:
+    Store();
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+    int32_t size() const { return count_.load(std::memory_order_acquire); }
+    std::string_view at(int32_t code) const {
+      const auto [segment, offset] = locate(static_cast<uint64_t>(code));
+      return segments_[segment][offset];
+    }
+    int32_t find(std::string_view value, uint64_t h) const;
+    // Adds value (absent) as the next code.
+    int32_t add(std::string_view value, uint64_t h);
+
+   private:
+    // Entries live in segments that double in size and never move.
+    static constexpr uint64_t first_segment_entries = 1024;
+    static constexpr int max_segments = 42;
+    static std::pair<int, uint64_t> locate(uint64_t code) {
+      const uint64_t x = code / first_segment_entries + 1;
+      const int segment = 63 - __builtin_clzll(x);
+      return {segment, code - first_segment_entries * ((uint64_t{1} << segment) - 1)};
+    }
+    struct Slot {
+      std::atomic<uint64_t> hash{0};
+      std::atomic<int32_t> code{-1};  // -1 = empty
+    };
+    // An open-addressing index (full hash + code; strings compared through
+    // the entries). A grown index replaces the old one for new probes; old
+    // ones stay until the store dies, since a reader may still be probing one.
+    struct Index {
+      explicit Index(size_t capacity) : mask(capacity - 1), slots(new Slot[capacity]) {}
+      size_t mask;
+      std::unique_ptr<Slot[]> slots;
+    };
+    void place(Index& index, uint64_t h, int32_t code);
+    const char* copy_bytes(std::string_view value);
+
+    std::string_view* segments_[max_segments] = {};
+    std::atomic<int32_t> count_{0};
+    std::atomic<Index*> index_{nullptr};
+    std::vector<std::unique_ptr<Index>> indexes_;  // index_ and its predecessors
+    std::vector<std::unique_ptr<char[]>> arenas_;   // the entries' bytes
+    char* arena_next_ = nullptr;
+    size_t arena_left_ = 0;
+  };
+};
+
+}  // namespace tally::storage

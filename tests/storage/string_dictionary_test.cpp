@@ -1,0 +1,77 @@
+// StringDictionary: dictionaries of one column share an append-only store;
+// copies are O(1), a copy that is not the newest forks before it interns, and
+// readers of older dictionaries read while the newest interns.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+#include "storage/string_dictionary.hpp"
+
+using tally::storage::StringDictionary;
+
+namespace {
+
+std::string value(int i) { return "value_" + std::to_string(i); }
+
+TEST(StringDictionaryTest, CodesAreDenseInFirstSeenOrderAcrossIndexGrowth) {
+  StringDictionary d;
+  constexpr int n = 200000;
+  for (int i = 0; i < n; ++i) ASSERT_EQ(d.intern(value(i)), i);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(d.intern(value(i)), i);
+  EXPECT_EQ(d.size(), n);
+  EXPECT_EQ(d.intern(""), n);
+  EXPECT_EQ(d.find(""), n);
+  EXPECT_EQ(d.at(n), "");
+  for (int i = 0; i < n; i += 997) EXPECT_EQ(d.at(i), value(i));
+  EXPECT_EQ(d.find("absent"), -1);
+  const std::string long_value(3 << 20, 'x');  // longer than an arena block
+  const int32_t code = d.intern(long_value);
+  EXPECT_EQ(d.at(code), long_value);
+}
+
+TEST(StringDictionaryTest, CopiesSeeTheirPrefixAndAStaleCopyForks) {
+  StringDictionary committed;
+  committed.intern("a");
+  committed.intern("b");
+  StringDictionary append = committed;  // an append's working copy
+  EXPECT_EQ(append.intern("c"), 2);
+  EXPECT_EQ(committed.size(), 2);
+  EXPECT_EQ(committed.find("c"), -1);  // past its prefix
+  EXPECT_EQ(committed.find("b"), 1);
+  // The append failed; the next one starts again from the committed copy:
+  // "c" must not keep code 2, and "d" takes it.
+  StringDictionary next = committed;
+  EXPECT_EQ(next.find("c"), -1);
+  EXPECT_EQ(next.intern("d"), 2);
+  EXPECT_EQ(next.intern("c"), 3);
+  EXPECT_EQ(next.at(2), "d");
+  EXPECT_EQ(append.at(2), "c");  // the failed append's copy is untouched
+  EXPECT_EQ(committed.size(), 2);
+}
+
+TEST(StringDictionaryTest, ReadersOfOlderCopiesReadWhileTheNewestInterns) {
+  StringDictionary d;
+  constexpr int before = 50000, after = 400000;
+  for (int i = 0; i < before; ++i) d.intern(value(i));
+  const StringDictionary reader = d;
+  std::thread writer([&] {
+    for (int i = before; i < after; ++i) d.intern(value(i));
+  });
+  int misses = 0;
+  for (int round = 0; round < 4; ++round)
+    for (int i = 0; i < before; ++i) {
+      misses += reader.find(value(i)) != i;
+      misses += reader.at(i) != value(i);
+      const int32_t newest = reader.find_newest(value(i + before), StringDictionary::hash(value(i + before)));
+      misses += newest >= 0 && newest != i + before;
+    }
+  writer.join();
+  EXPECT_EQ(misses, 0);
+  EXPECT_EQ(reader.size(), before);
+  EXPECT_EQ(d.size(), after);
+  EXPECT_EQ(reader.find(value(after - 1)), -1);
+  EXPECT_EQ(d.find(value(after - 1)), after - 1);
+}
+
+}  // namespace
