@@ -27,7 +27,7 @@ test_packages=(
   libgtest-dev libgmock-dev
   # Real clients used by the tests, and the PostgreSQL 15 oracle.
   postgresql-15 postgresql-contrib libpq-dev libpqxx-dev
-  python3 python3-psycopg2 python3-psycopg nodejs node-pg
+  python3 python3-psycopg2 python3-psycopg nodejs
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc unixodbc-dev odbc-postgresql
   # The client tests make a CA and certificates with the openssl tool.
@@ -42,9 +42,11 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+apt_install() { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
+
 if ((${#missing[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   # The tests start their own PostgreSQL on free ports. Debian's postgresql package would
   # otherwise create and start a cluster on 5432, the port tallyd listens on by default.
   if ((want_test)) && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
@@ -53,6 +55,19 @@ if ((${#missing[@]})); then
   fi
   echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
+fi
+
+# node-postgres for the clients_node_pg test. Debian's node-pg needs Debian's
+# nodejs; where another nodejs is installed (NodeSource's), apt cannot install
+# it, and it comes from npm (into `npm root -g`) instead.
+if ((want_test)) && [ ! -e /usr/share/nodejs/pg/package.json ] &&
+  ! { command -v npm >/dev/null && [ -e "$(npm root -g)/pg/package.json" ]; }; then
+  $SUDO apt-get update -qq
+  if ! apt_install node-pg 2>/dev/null; then
+    command -v npm >/dev/null || apt_install npm
+    echo "setup: installing node-postgres (pg 8) with npm"
+    $SUDO npm install -g --silent --no-fund --no-audit pg@8 >/dev/null
+  fi
 fi
 echo "setup: all dependencies present"
