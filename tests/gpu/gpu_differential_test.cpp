@@ -234,5 +234,70 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
   database.reset();
 }
 
+// The H2O groupby questions' float and statistical shapes (q3 sum v1 and
+// mean v3, q4 means of int and float columns, q5 sums of v1..v3, q6's stddev,
+// q9 corr of two int columns over two keys) run on the GPU with the engine's
+// own choice (EXPLAIN ANALYZE says so) and answer as the CPU engine does.
+TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const auto dir = std::filesystem::temp_directory_path() / ("tally-gpu-h2o-float-" + std::to_string(::getpid()));
+  struct RemoveDir {
+    std::filesystem::path path;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove_dir{dir};
+  config::Config config;
+  config.data_dir = dir.string();
+  config.chunk_rows = 4096;
+  auto database = executor::Database::open(config);
+  ASSERT_NE(database->gpu_engine(), nullptr);
+  tally::SessionInfo info;
+  info.user = "tally";
+  info.database = "tally";
+  auto session = database->handler_factory().create(info);
+  ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE x (id1 text, id2 text, id3 text, id4 int, id5 int, id6 int, "
+                                         "v1 int, v2 int, v3 float8)").ok);
+  std::mt19937_64 rng(23);
+  for (int batch = 0; batch < 5; ++batch) {
+    std::string insert = "INSERT INTO x VALUES ";
+    for (int i = 0; i < 4000; ++i) {
+      char row[256];
+      std::snprintf(row, sizeof row, "%s('id%03d', 'id%03d', 'id%010d', %d, %d, %d, %s, %d, %.4f)", i ? ", " : "",
+                    static_cast<int>(rng() % 100 + 1), static_cast<int>(rng() % 100 + 1),
+                    static_cast<int>(rng() % 1000 + 1), static_cast<int>(rng() % 100 + 1),
+                    static_cast<int>(rng() % 100 + 1), static_cast<int>(rng() % 2000 + 1),
+                    rng() % 20 == 0 ? "NULL" : std::to_string(rng() % 5 + 1).c_str(), static_cast<int>(rng() % 15 + 1),
+                    static_cast<double>(rng() % 1000000) / 10000.0);
+      insert += row;
+    }
+    ASSERT_TRUE(run_simple_query(*session, insert).ok);
+  }
+  const char* questions[] = {
+      "SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM x GROUP BY id3",
+      "SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM x GROUP BY id4",
+      "SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM x GROUP BY id6",
+      "SELECT id4, id5, stddev(v3) AS sd_v3 FROM x GROUP BY id4, id5",
+      "SELECT id2, id4, corr(v1, v2) AS r2 FROM x GROUP BY id2, id4",
+      "SELECT id4, min(v3), max(v3), var_pop(v1), variance(v2) FROM x GROUP BY id4",
+  };
+  for (const char* sql : questions) {
+    const size_t keys = std::string(sql).find("id5") != std::string::npos || std::string(sql).find("id2,") != std::string::npos
+                            ? 2
+                            : 1;
+    ASSERT_TRUE(run_simple_query(*session, "SET tally.engine = cpu").ok);
+    const Result cpu = sorted(run_simple_query(*session, sql), keys);
+    ASSERT_TRUE(run_simple_query(*session, "SET tally.engine = auto").ok);
+    const Result gpu = sorted(run_simple_query(*session, sql), keys);
+    EXPECT_EQ(differs(cpu, gpu), "") << sql;
+    const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
+    ASSERT_TRUE(plan.ok) << plan.message;
+    std::string text;
+    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
+  }
+}
+
 }  // namespace
 }  // namespace tally

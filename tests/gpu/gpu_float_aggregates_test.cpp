@@ -117,11 +117,11 @@ AggregationResult run_engine(AggregateEngine& engine, const AggregationSpec& spe
     const size_t n = std::min(chunk, d.rows() - b);
     ChunkInput in;
     in.rows = n;
-    in.keys = ColumnView{ColumnWidth::int32, d.key.data() + b, d.key_valid.data() + b};
-    in.values = {ColumnView{ColumnWidth::float64, d.f.data() + b, d.f_valid.data() + b},
-                 ColumnView{ColumnWidth::float32, d.r.data() + b, d.r_valid.data() + b},
-                 ColumnView{ColumnWidth::int32, d.i.data() + b, d.i_valid.data() + b},
-                 ColumnView{ColumnWidth::int32, d.j.data() + b, d.j_valid.data() + b}};
+    in.keys = ColumnView{ColumnWidth::int32, d.key.data() + b, d.key_valid.data() + b, {}};
+    in.values = {ColumnView{ColumnWidth::float64, d.f.data() + b, d.f_valid.data() + b, {}},
+                 ColumnView{ColumnWidth::float32, d.r.data() + b, d.r_valid.data() + b, {}},
+                 ColumnView{ColumnWidth::int32, d.i.data() + b, d.i_valid.data() + b, {}},
+                 ColumnView{ColumnWidth::int32, d.j.data() + b, d.j_valid.data() + b, {}}};
     in.filters.assign(spec.aggregates.size(), nullptr);
     run->sink(in);
   }
@@ -171,7 +171,9 @@ void compare_group(const std::vector<PartialAggregate>& aggs, const AggregationR
       case PartialOp::count_valid: EXPECT_EQ(x.count[gg], y.count[gc]) << at; break;
       case PartialOp::sum_float:
         ASSERT_EQ(x.count[gg], y.count[gc]) << at;
-        if (y.count[gc] > 0) EXPECT_TRUE(close(x.sum_float[gg], y.sum_float[gc])) << at;
+        if (y.count[gc] > 0) {
+          EXPECT_TRUE(close(x.sum_float[gg], y.sum_float[gc])) << at;
+        }
         break;
       case PartialOp::min_float:
       case PartialOp::max_float:
@@ -231,7 +233,7 @@ const std::vector<Shape>& shapes() {
 
 void check_shape(const Shape& shape, const std::string& variant, gpu::GpuEngine& gpu_engine) {
   const Data d = make_data(shape, 20261128 + shape.rows);
-  auto cpu_engine = make_cpu_engine();
+  auto cpu_engine = executor::make_cpu_engine();
   for (const auto& aggs : aggregate_sets()) {
     AggregationSpec spec;
     spec.key_width = ColumnWidth::int32;
