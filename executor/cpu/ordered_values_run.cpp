@@ -147,6 +147,17 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
   threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int next = 0;
   for (const PartialAggregate& a : spec.aggregates) inner_of_.push_back(is_ordered_op(a.op) ? -1 : next++);
+  // Ordered aggregates of one input (several percentiles of a column, or a
+  // percentile beside count(DISTINCT)) keep and sort its rows once.
+  shares_.assign(spec.aggregates.size(), -1);
+  for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+    for (size_t b = 0; b < a && inner_of_[a] < 0; ++b) {
+      if (inner_of_[b] < 0 && shares_[b] < 0 && spec.aggregates[b].input == spec.aggregates[a].input) {
+        shares_[a] = static_cast<int>(b);
+        break;
+      }
+    }
+  }
   inner_ = make_inner(inner_spec(spec, &inner_values_));
 }
 
@@ -168,6 +179,16 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
   // Every pass sees every row; the values are kept once.
   if (pass_ != 0) return;
   const auto t = std::chrono::steady_clock::now();
+  // An aggregate sharing another's rows (same input) keeps sharing while
+  // their FILTERs are the same mask (none, in practice); from the first chunk
+  // where they differ it keeps its own, starting from the rows so far.
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (shares_[a] < 0) continue;
+    const auto source = static_cast<size_t>(shares_[a]);
+    if (filter_of(chunk, a) == filter_of(chunk, source)) continue;
+    collected_[a] = collected_[source];
+    shares_[a] = -1;
+  }
   const int64_t* packed = nullptr;
   if (!spec_.key_parts.empty()) {
     packed_.resize(chunk.rows);
@@ -177,7 +198,7 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
     packed = packed_.data();
   }
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    if (inner_of_[a] < 0) collect(chunk, packed, a);
+    if (inner_of_[a] < 0 && shares_[a] < 0) collect(chunk, packed, a);
   }
   collect_ms_ += ms_since(t);
 }
@@ -185,7 +206,7 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
 void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, size_t a) {
   const PartialAggregate& agg = spec_.aggregates[a];
   const ColumnView& in = chunk.values.at(static_cast<size_t>(agg.input));
-  const uint8_t* filter = a < chunk.filters.size() ? chunk.filters[a] : nullptr;
+  const uint8_t* filter = filter_of(chunk, a);
   const uint8_t* key_valid = packed != nullptr ? nullptr : chunk.keys.validity;
   Collected& c = collected_[a];
   const size_t n = chunk.rows;
@@ -300,16 +321,20 @@ AggregationResult OrderedValuesRun::finalize() {
     if (inner_of_[a] >= 0) out.states[a] = std::move(r.states[static_cast<size_t>(inner_of_[a])]);
   }
   const GroupIndex index(out);
+  // Each collector's rows sorted once, for every aggregate that shares them.
+  std::vector<Sorted> sorted(spec_.aggregates.size());
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    if (inner_of_[a] < 0) finish(a, index, out);
+    if (inner_of_[a] >= 0) continue;
+    const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
+    if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
+    emit(a, sorted[source], out);
   }
   sort_ms_ = ms_since(t);
   report_.finalize_ms += sort_ms_;
   return out;
 }
 
-void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResult& out) {
-  const size_t groups = out.keys.size();
+OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex& index, size_t groups) {
   Collected c = std::move(collected_[a]);
   collected_[a] = {};
   const size_t keyed = c.codes.size();
@@ -384,6 +409,14 @@ void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResu
     const size_t len = offsets[g + 1] - offsets[g];
     if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
   }
+  return Sorted{std::move(offsets), std::move(sorted)};
+}
+
+void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out) const {
+  const size_t groups = out.keys.size();
+  const std::vector<uint64_t>& offsets = rows.offsets;
+  const std::vector<uint64_t>& sorted = rows.codes;
+  const size_t n = sorted.size();
   PartialStates& s = out.states[a];
   const PartialAggregate& agg = spec_.aggregates[a];
   const bool floats = is_float_width(spec_.value_widths.at(static_cast<size_t>(agg.input)));
@@ -409,7 +442,7 @@ void OrderedValuesRun::finish(size_t a, const GroupIndex& index, AggregationResu
       for (size_t i = b; i < e; ++i) s.ordered_int[i] = int_of_order_code(sorted[i]);
     }
   });
-  s.offsets = std::move(offsets);
+  s.offsets = offsets;
 }
 
 AggregationReport OrderedValuesRun::report() const {

@@ -55,14 +55,25 @@ class OrderedValuesRun final : public AggregationRun {
     std::vector<uint64_t> codes;           // their order codes (common/ordered_code.hpp)
     std::vector<uint64_t> null_key_codes;  // rows of the NULL-key group
   };
+  // One collector's rows partitioned by result group, each group sorted.
+  struct Sorted {
+    std::vector<uint64_t> offsets;  // groups + 1
+    std::vector<uint64_t> codes;
+  };
+  static const uint8_t* filter_of(const ChunkInput& chunk, size_t a) {
+    return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
+  }
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
-  // Fills out.states[a] for ordered aggregate a over out's groups.
-  void finish(size_t a, const GroupIndex& index, AggregationResult& out);
+  // Aggregate a's kept rows (moved out) sorted within out's groups.
+  Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
+  // Fills out.states[a] for ordered aggregate a from its collector's rows.
+  void emit(size_t a, const Sorted& rows, AggregationResult& out) const;
 
   AggregationSpec spec_;
   std::vector<int> inner_of_;  // per aggregate: its index in the inner spec; -1 = kept here
   std::vector<int> inner_values_;  // per inner value input: the spec's index
   std::vector<Collected> collected_;
+  std::vector<int> shares_;  // per aggregate: the ordered aggregate whose kept rows it reads; -1 = its own
   std::unique_ptr<AggregationRun> inner_;
   SegmentSorter sorter_;
   std::string sorter_name_;

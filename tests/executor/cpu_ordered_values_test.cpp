@@ -30,6 +30,7 @@ struct Reference {
   int64_t rows = 0;
   std::vector<int64_t> ints;        // non-NULL int inputs
   std::vector<double> floats;       // float inputs that pass the FILTER
+  std::vector<uint64_t> all_float_codes;  // every float input's order code
   int64_t valid_ints = 0;
 };
 
@@ -56,7 +57,7 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
   spec.aggregates = {{PartialOp::count_rows, -1, -1},      {PartialOp::ordered_values, 0, -1},
                      {PartialOp::count_valid, 0, -1},     {PartialOp::count_distinct, 0, -1},
                      {PartialOp::ordered_values, 1, -1},  {PartialOp::count_distinct, 1, -1},
-                     {PartialOp::count_rows, -1, -1}};
+                     {PartialOp::count_rows, -1, -1},     {PartialOp::count_distinct, 1, -1}};
   spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
   auto engine = make_cpu_engine();
   auto run = engine->start(spec);
@@ -92,6 +93,7 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
         ++ref.valid_ints;
       }
       if (pass) ref.floats.push_back(f);
+      ref.all_float_codes.push_back(order_code_of_float(f));
     }
   }
   for (int pass = 0; pass < run->passes(); ++pass) {
@@ -102,7 +104,9 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
       in.keys = {ColumnWidth::int64, chunk.keys.data(), chunk.key_valid.data(), {}};
       in.values = {{ColumnWidth::int32, chunk.ints.data(), chunk.int_valid.data(), {}},
                    {ColumnWidth::float64, chunk.floats.data(), nullptr, {}}};
-      in.filters = {nullptr, nullptr, nullptr, nullptr, chunk.filter.data(), chunk.filter.data(), nullptr};
+      // Aggregates 3 and 5 share the rows of 1 and 4 (same input, same
+      // FILTER); 7 reads 4's input without its FILTER, so keeps its own.
+      in.filters = {nullptr, nullptr, nullptr, nullptr, chunk.filter.data(), chunk.filter.data(), nullptr, nullptr};
       run->sink(in);
     }
   }
@@ -153,6 +157,14 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
       distinct_floats += same ? 0 : 1;
     }
     EXPECT_EQ(result.states[5].count[g], distinct_floats);
+    std::vector<double> all;
+    for (uint64_t c : ref.all_float_codes) all.push_back(float_of_order_code(c));
+    std::sort(all.begin(), all.end(), [](double x, double y) { return order_code_of_float(x) < order_code_of_float(y); });
+    int64_t distinct_all = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      distinct_all += i == 0 || !(all[i] == all[i - 1] || (std::isnan(all[i]) && std::isnan(all[i - 1])));
+    }
+    EXPECT_EQ(result.states[7].count[g], distinct_all);
   }
   const AggregationReport report = run->report();
   EXPECT_EQ(report.engine, "cpu");
