@@ -160,6 +160,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
+    if (kind == "IndexStmt") return tag_only(ddl::create_index(body, ctx));
     if (kind == "TruncateStmt") return tag_only(ddl::truncate(body, ctx));
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
@@ -171,7 +172,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   (void)parameters;
   (void)out;
   (void)body;
-  if (kind == "CreateStmt" || kind == "DropStmt" || kind == "TruncateStmt" || kind == "InsertStmt" ||
+  if (kind == "CreateStmt" || kind == "DropStmt" || kind == "IndexStmt" || kind == "TruncateStmt" || kind == "InsertStmt" ||
       kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt") {
     throw Error(SqlState::feature_not_supported, "statement " + kind + " needs the storage layer, which this build lacks");
   }

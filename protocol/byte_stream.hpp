@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/cancel.hpp"
+
 namespace tally::protocol {
 
 // The peer is gone or the transport failed: the session ends without
@@ -36,6 +38,11 @@ class ByteStream {
   // Startup and authentication are over: a stream may lift the time limit it
   // puts on them (PostgreSQL's authentication_timeout).
   virtual void session_established() {}
+  // While the session waits for input, a shutdown requested on `token`
+  // (pg_terminate_backend of an idle session) ends the wait with FATAL 57P01,
+  // as the server's own shutdown does. A stream may leave it to the next
+  // statement (the default), which the token stops as well.
+  virtual void watch_for_termination(const CancelToken* /*token*/) {}
 };
 
 }  // namespace tally::protocol

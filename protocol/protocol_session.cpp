@@ -190,6 +190,7 @@ bool ProtocolSession::start() {
   backend::encode(backend::BackendKeyData{key_->process_id, key_->secret_key}, channel_.out());
   state_ = State::ready;
   channel_.stream().session_established();
+  channel_.stream().watch_for_termination(&cancel_);
   ready_for_query();
   return true;
 }

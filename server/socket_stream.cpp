@@ -71,6 +71,11 @@ static Error shutdown_error() {
                Severity::fatal);
 }
 
+bool SocketStream::terminated() const {
+  const CancelToken* token = termination_.load(std::memory_order_relaxed);
+  return token != nullptr && token->reason() == CancelReason::shutdown;
+}
+
 void SocketStream::set_receive_timeout(std::chrono::microseconds timeout) {
   timeval value{static_cast<time_t>(timeout.count() / 1000000),
                 static_cast<suseconds_t>(timeout.count() % 1000000)};
@@ -87,7 +92,7 @@ ssize_t SocketStream::blocking_recv(char* data, size_t size, int flags) {
       throw protocol::ConnectionLost(std::string("recv failed: ") + std::strerror(errno));
     }
     // A slice passed without input.
-    if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
+    if (stopping_.load(std::memory_order_relaxed) || terminated()) throw shutdown_error();
     if (startup_deadline_ && std::chrono::steady_clock::now() > *startup_deadline_) {
       // Like PostgreSQL, a client too slow to authenticate is dropped without an answer.
       throw protocol::ConnectionLost("startup timeout");
@@ -97,7 +102,7 @@ ssize_t SocketStream::blocking_recv(char* data, size_t size, int flags) {
 
 size_t SocketStream::read_some(std::span<char> buffer) {
   // During shutdown no session reads (and so starts) another message.
-  if (stopping_.load(std::memory_order_relaxed)) throw shutdown_error();
+  if (stopping_.load(std::memory_order_relaxed) || terminated()) throw shutdown_error();
   if (tls_) {
     int size = static_cast<int>(std::min<size_t>(buffer.size(), INT32_MAX));
     while (true) {

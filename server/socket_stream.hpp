@@ -51,6 +51,8 @@ class SocketStream : public protocol::ByteStream {
   // Called on the session's thread: ends the startup deadline and leaves the
   // count of authenticating connections.
   void session_established() override;
+  // Checked once a poll slice while the session waits for input.
+  void watch_for_termination(const CancelToken* token) override { termination_.store(token); }
 
   // Unblocks a session stuck writing to a stalled client (last step of a
   // shutdown). Safe to call from another thread.
@@ -64,6 +66,8 @@ class SocketStream : public protocol::ByteStream {
   // FATAL 57P01 on shutdown, ConnectionLost at the startup deadline or on a
   // socket error.
   ssize_t blocking_recv(char* data, size_t size, int flags);
+  // A pg_terminate_backend reached this session (watch_for_termination).
+  bool terminated() const;
   void set_receive_timeout(std::chrono::microseconds timeout);
   // Returns once the TLS socket has input (a record, or EOF): a blocking peek.
   void await_tls_input();
@@ -78,6 +82,7 @@ class SocketStream : public protocol::ByteStream {
   // every input.
   SSL* tls_ = nullptr;
   const std::atomic<bool>& stopping_;
+  std::atomic<const CancelToken*> termination_{nullptr};
   // A client has this long to finish startup and authentication.
   std::optional<std::chrono::steady_clock::time_point> startup_deadline_;
   std::atomic<int>* authenticating_;

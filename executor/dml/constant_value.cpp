@@ -300,7 +300,8 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         throw incompatible();
       case Category::date:
         if (same) return value;
-        if (from == Category::timestamp) {
+        // timestamptz's text is already in the session's zone: its offset drops.
+        if (from == Category::timestamp || value.type.id == TypeId::timestamptz) {
           const int64_t ts = types::parse_timestamp(value.text);
           int32_t days;
           if (ts == types::timestamp_neg_infinity) days = types::date_neg_infinity;
@@ -319,7 +320,8 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         throw incompatible();
       case Category::timestamp:
         if (same) return value;
-        if (from == Category::date || (from == Category::text && explicit_cast)) {
+        if (from == Category::date || value.type.id == TypeId::timestamptz ||
+            (from == Category::text && explicit_cast)) {
           std::string s;
           if (from == Category::date) {
             const int32_t d = types::parse_date(value.text);

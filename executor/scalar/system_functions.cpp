@@ -79,7 +79,7 @@ ExprPtr make_signal_backend(bool terminate, std::vector<ExprPtr>& args, BindCont
               [terminate, caller](std::span<const Value> a) -> Value {
     if (is_null(a[0])) return Null{};
     if (a.size() == 2 && !is_null(a[1]) && std::get<int64_t>(a[1]) < 0)
-      throw Error(SqlState::invalid_parameter_value, "\"timeout\" must not be negative");
+      throw Error(SqlState::numeric_value_out_of_range, "\"timeout\" must not be negative");
     const auto pid = static_cast<int32_t>(std::get<int64_t>(a[0]));
     BackendSignaller* signaller = backend_signaller();
     const SignalOutcome outcome =

@@ -270,6 +270,10 @@ SCRIPTS = [
      Query("SELECT pg_sleep(0.01) IS NULL, pg_sleep(NULL) IS NULL") +
      Query("SELECT pg_cancel_backend(1), pg_terminate_backend(1)") +
      Query("SELECT pg_backend_pid() > 0"), 3),
+    ("ddl: CREATE INDEX is checked and accepted",
+     Query("CREATE INDEX ix_u_a ON u (a, b)") + Query("CREATE INDEX ON nope (a)") +
+     Query("CREATE INDEX ON u (zz)") + Query("CREATE INDEX u ON u (a)") +
+     Query("CREATE INDEX IF NOT EXISTS t ON u (a)") + Query("CREATE INDEX ON u (lower(b)) WHERE a > 0"), 6),
     ("types: date input with a time zone suffix",
      Query("SELECT '2023-06-01 +00'::date, '2023-06-01 -02'::date, '2023-06-01+05:30'::date, "
            "'June 1, 2023 +00'::date, '2023-06-01 +00'::timestamp"), 1),

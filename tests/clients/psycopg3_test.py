@@ -53,6 +53,17 @@ def main():
             pass
         assert c.execute("SELECT count(*) FROM pg3_items").fetchone() == (9,)
         c.execute("DROP TABLE pg3_items")
+        # Aware datetimes go as timestamptz, naive ones as timestamp: both
+        # assign to timestamp and date columns.
+        c.execute("DROP TABLE IF EXISTS pg3_times")
+        c.execute("CREATE TABLE pg3_times (t timestamp, d date)")
+        aware = datetime.datetime(2023, 6, 1, 12, 30, tzinfo=datetime.timezone.utc)
+        naive = datetime.datetime(2023, 6, 2, 1, 2, 3)
+        c.execute("INSERT INTO pg3_times VALUES (%s, %s)", (aware, aware))
+        c.execute("INSERT INTO pg3_times VALUES (%s, %s)", (naive, naive))
+        times = c.execute("SELECT t::text, d::text FROM pg3_times ORDER BY t").fetchall()
+        assert times == [("2023-06-01 12:30:00", "2023-06-01"), ("2023-06-02 01:02:03", "2023-06-02")], times
+        c.execute("DROP TABLE pg3_times")
     print("psycopg3_test: ok")
     return 0
 

@@ -5,7 +5,7 @@ superuser; alice twice; bob):
 - pg_backend_pid() is the pid of the session's BackendKeyData;
 - a pg_sleep stops within STOP_BOUND_S (plus a client allowance) of a
   pg_cancel_backend or pg_terminate_backend returning, and of its
-  statement_timeout;
+  statement_timeout; an idle session that is terminated goes;
 - PostgreSQL 15's permission rules and answers: a role may signal its own
   sessions, a superuser any, nobody else a superuser's (42501); a pid that is
   no session gives false and a WARNING.
@@ -141,6 +141,20 @@ class SignalTest(unittest.TestCase):
                 if cur.fetchone()[0] is False or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
+
+    def test_terminate_idle_session(self):
+        # An idle session ends too, not only at its next statement: its
+        # connection closes within a poll slice (200 ms) of the call.
+        victim, other = self.connect("alice"), self.connect("alice")
+        pid = victim.get_backend_pid()
+        self.assertTrue(self.value(other, "SELECT pg_terminate_backend(%s)", pid))
+        deadline = time.monotonic() + 5
+        while self.value(other, "SELECT pg_cancel_backend(%s)", pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        print(f"idle pg_terminate_backend: session gone after {5 - (deadline - time.monotonic()):.3f} s")
+        self.assertLess(time.monotonic(), deadline, "the idle session was not terminated")
+        with self.assertRaises(psycopg2.Error):
+            victim.cursor().execute("SELECT 1")
 
     def test_permissions(self):
         alice, bob, admin = self.connect("alice"), self.connect("bob"), self.connect("tally")
