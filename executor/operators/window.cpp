@@ -37,7 +37,7 @@ WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input) {
       const Vector* order_values = order.empty() ? nullptr : order[0].values;
       const FrameCursor frame(spec.frame, ordering, order_values, !order.empty() && order[0].descending, input.parameters);
       for (size_t c = 0; c < plan.calls.size(); ++c) {
-        if (plan.calls[c].spec == s) result.columns[c] = evaluate_window_call(plan.calls[c], spec, ordering, frame, input);
+        if (plan.calls[c].spec == s) result.columns[c] = evaluate_window_call(plan.calls[c], ordering, frame, input);
       }
     }
     if (!partition.empty() || !order.empty()) result.order = ordering.rows;

@@ -28,6 +28,12 @@ class FrameCursor {
   // The frame of sorted position i of the partition [ps, pe).
   FrameRuns frame(size_t i, size_t ps, size_t pe) const;
   bool excludes() const { return frame_.exclude != WindowFrame::Exclude::none; }
+  // Every frame runs to the partition's end and only its start moves (no
+  // EXCLUDE): read from the last row, each frame holds the next one.
+  bool shrinks_from_start() const {
+    return frame_.end == WindowFrame::Bound::unbounded_following &&
+           frame_.start != WindowFrame::Bound::unbounded_preceding && !excludes();
+  }
 
  private:
   size_t start_of(size_t i, size_t ps, size_t pe) const;

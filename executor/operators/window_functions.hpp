@@ -14,7 +14,7 @@
 namespace tally::executor {
 
 // The call's result for each input row (input row order).
-Vector evaluate_window_call(const WindowCall& call, const WindowSpec& spec, const WindowOrdering& ordering,
-                            const FrameCursor& frame, const EvalInput& input);
+Vector evaluate_window_call(const WindowCall& call, const WindowOrdering& ordering, const FrameCursor& frame,
+                            const EvalInput& input);
 
 }  // namespace tally::executor

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 #include "executor/cancel_point.hpp"
 
@@ -40,6 +42,7 @@ int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
       break;
     }
     case Physical::floating: r = compare_floats(v.floats[a], v.floats[b]); break;
+    case Physical::text: r = v.texts[a].compare(v.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
     default: r = compare_values(v.get(a), v.get(b));
   }
   return c.descending ? -r : r;
@@ -178,6 +181,34 @@ bool sort_by_words(size_t n, const std::vector<WindowSortColumn>& all, size_t pa
   return true;
 }
 
+// A text column as the rank of each value among the column's distinct
+// values (bytewise order, as compare_values orders text; NULLs kept): text
+// keys then sort as integers, by the word path, instead of by comparing
+// strings n log n times.
+Vector text_ranks(const Vector& v, size_t n) {
+  std::unordered_map<std::string_view, uint32_t> ids;
+  std::vector<std::string_view> distinct;
+  std::vector<uint32_t> id(n, 0);
+  CancelTicker ticker;
+  for (size_t i = 0; i < n; ++i) {
+    ticker.tick();
+    if (v.null_at(i)) continue;
+    auto [it, added] = ids.try_emplace(v.texts[i], static_cast<uint32_t>(distinct.size()));
+    if (added) distinct.push_back(v.texts[i]);
+    id[i] = it->second;
+  }
+  std::vector<uint32_t> by_text(distinct.size());
+  std::iota(by_text.begin(), by_text.end(), 0u);
+  std::sort(by_text.begin(), by_text.end(), [&](uint32_t a, uint32_t b) { return distinct[a] < distinct[b]; });
+  std::vector<int64_t> rank(distinct.size());
+  for (size_t r = 0; r < by_text.size(); ++r) rank[by_text[r]] = static_cast<int64_t>(r);
+  Vector out(SqlType{TypeId::int8});
+  out.resize(n);
+  out.nulls = v.nulls;
+  for (size_t i = 0; i < n; ++i) out.ints[i] = v.null_at(i) ? 0 : rank[id[i]];
+  return out;
+}
+
 }  // namespace
 
 WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& partition,
@@ -185,6 +216,13 @@ WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& p
   WindowOrdering out;
   std::vector<WindowSortColumn> all = partition;
   all.insert(all.end(), order.begin(), order.end());
+  std::vector<Vector> ranks;
+  ranks.reserve(all.size());
+  for (auto& c : all) {
+    if (physical_of(c.values->type.id) != Physical::text || c.values->type.id == TypeId::bpchar) continue;
+    ranks.push_back(text_ranks(*c.values, n));
+    c.values = &ranks.back();
+  }
   if (all.empty()) {
     out.rows.resize(n);
     std::iota(out.rows.begin(), out.rows.end(), 0u);
