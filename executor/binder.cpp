@@ -281,6 +281,10 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
   if (parts.size() >= 2) {
     const std::string& relation = parts[parts.size() - 2];
     if (relation != context.table_name || (parts.size() == 3 && parts[0] != "public")) {
+      // A subquery without FROM (SELECT 1 WHERE t.a = 1) reads its enclosing query's columns.
+      if (context.outer_column) {
+        if (ExprPtr outer = context.outer_column(json{{"ColumnRef", ref}})) return outer;
+      }
       throw Error(SqlState::undefined_table, "missing FROM-clause entry for table \"" + relation + "\"");
     }
   }
@@ -294,6 +298,9 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
     }
   }
   if (found < 0) {
+    if (context.outer_column) {
+      if (ExprPtr outer = context.outer_column(json{{"ColumnRef", ref}})) return outer;
+    }
     if (parts.size() >= 2) {
       throw Error(SqlState::undefined_column, "column " + parts[parts.size() - 2] + "." + column + " does not exist");
     }

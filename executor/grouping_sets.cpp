@@ -101,4 +101,17 @@ GroupingSetList expand_grouping_sets(const json& group_clause, const KeyFn& key)
   return sets;
 }
 
+void remove_duplicate_sets(GroupingSetList& sets) {
+  std::vector<std::vector<int>> seen;
+  GroupingSetList kept;
+  for (auto& set : sets) {
+    std::vector<int> sorted = set;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::find(seen.begin(), seen.end(), sorted) != seen.end()) continue;
+    seen.push_back(std::move(sorted));
+    kept.push_back(std::move(set));
+  }
+  sets = std::move(kept);
+}
+
 }  // namespace tally::executor

@@ -18,4 +18,7 @@ bool has_grouping_sets(const nlohmann::json& group_clause);
 // limits (54011 for a CUBE of more than 12 elements, 54001 past 4096 sets).
 GroupingSetList expand_grouping_sets(const nlohmann::json& group_clause, const std::function<int(const nlohmann::json&)>& key);
 
+// GROUP BY DISTINCT: keeps the first of the sets that hold the same keys (in any order).
+void remove_duplicate_sets(GroupingSetList& sets);
+
 }  // namespace tally::executor

@@ -427,7 +427,9 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     };
     const json group_clause = select.value("groupClause", json::array());
     if (has_grouping_sets(group_clause)) {
-      for (auto& keys : expand_grouping_sets(group_clause, bind_key)) {
+      GroupingSetList sets = expand_grouping_sets(group_clause, bind_key);
+      if (select.value("groupDistinct", false)) remove_duplicate_sets(sets);
+      for (auto& keys : sets) {
         SelectPlan::GroupingSet set;
         for (int k : keys) set.key_exprs.push_back(bind_key_node(resolved_keys[static_cast<size_t>(k)]));
         set.keys = std::move(keys);

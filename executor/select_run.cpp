@@ -460,6 +460,7 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
     std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");
     line += " (keys: " + std::to_string(plan.group_keys.size()) + ", aggregates: " + std::to_string(plan.aggregates.size()) + ")";
     lines.push_back(line);
+    if (!plan.grouping_sets.empty()) lines.push_back(indent + "  Grouping Sets: " + std::to_string(plan.grouping_sets.size()));
     if (plan.having) lines.push_back(indent + "  Filter: HAVING");
     std::string estimate = "  Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates);
     lines.push_back(indent + estimate);

@@ -1,7 +1,6 @@
 #include "executor/operators/set_operation.hpp"
 
 #include <functional>
-#include <unordered_map>
 
 #include "executor/cancel_point.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -12,37 +11,57 @@ namespace tally::executor {
 namespace {
 
 // Distinct rows of the two sides, each with a count: entries point at a row
-// of one side, which stays alive while the table is used.
+// of one side, which stays alive while the table is used. Open addressing
+// over entry numbers (linear probing, at most half full), each entry's hash
+// kept beside it so that a probe compares rows only when the hashes agree.
 class RowTable {
  public:
-  explicit RowTable(const DataChunk (&sides)[2]) : sides_(sides) {}
+  explicit RowTable(const DataChunk (&sides)[2]) : sides_(sides) { resize(0); }
 
   // The entry equal to row `row` of side `side`, or -1.
   long find(size_t side, uint32_t row, uint64_t hash) const {
-    auto it = buckets_.find(hash);
-    if (it == buckets_.end()) return -1;
-    for (uint32_t e : it->second) {
-      const Entry& entry = entries_[e];
-      if (rows_equal(sides_[side].columns, row, sides_[entry.side].columns, entry.row)) return e;
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const uint32_t slot = slots_[i];
+      if (slot == 0) return -1;
+      const Entry& entry = entries_[slot - 1];
+      if (entry.hash == hash && rows_equal(sides_[side].columns, row, sides_[entry.side].columns, entry.row)) {
+        return static_cast<long>(slot - 1);
+      }
     }
-    return -1;
   }
   size_t add(size_t side, uint32_t row, uint64_t hash) {
-    entries_.push_back({side, row});
+    if ((entries_.size() + 1) * 2 > slots_.size()) resize(slots_.size());
+    entries_.push_back({hash, static_cast<uint32_t>(side), row});
     counts.push_back(0);
-    buckets_[hash].push_back(static_cast<uint32_t>(entries_.size() - 1));
+    place(entries_.size() - 1);
     return entries_.size() - 1;
   }
   std::vector<int64_t> counts;
 
  private:
   struct Entry {
-    size_t side;
+    uint64_t hash;
+    uint32_t side;
     uint32_t row;
   };
+  void place(size_t e) {
+    size_t i = entries_[e].hash & mask_;
+    while (slots_[i] != 0) i = (i + 1) & mask_;
+    slots_[i] = static_cast<uint32_t>(e + 1);
+  }
+  // At least twice `rows` slots (a power of two), entries placed again.
+  void resize(size_t rows) {
+    size_t size = 16;
+    while (size < rows * 2) size *= 2;
+    slots_.assign(size, 0);
+    mask_ = size - 1;
+    for (size_t e = 0; e < entries_.size(); ++e) place(e);
+  }
+
   const DataChunk (&sides_)[2];
   std::vector<Entry> entries_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> buckets_;
+  std::vector<uint32_t> slots_;
+  size_t mask_ = 0;
 };
 
 class FunctionSink final : public ChunkSink {
@@ -106,6 +125,8 @@ void SetOperation::run(ExecContext& context, ChunkSink& sink) const {
     return;
   }
   DataChunk sides[2] = {collect_side(0, context), collect_side(1, context)};
+  // Grown with its distinct rows, not sized for every input row: duplicates
+  // are common, and a table larger than the caches costs a miss per probe.
   RowTable table(sides);
   std::vector<uint32_t> keep[2];
   CancelTicker ticker;
