@@ -311,7 +311,7 @@ std::vector<Setting> build_table() {
                                       [](Config& c) -> uint64_t& { return c.column_cache_bytes; }, 0,
                                       std::numeric_limits<int64_t>::max()));
   t.push_back(integer_setting<int>("cpu_threads", "N",
-                                   "Worker threads of the CPU engine; 0 = hardware concurrency",
+                                   "Worker threads of the CPU engine and of COPY FROM parsing; 0 = hardware concurrency",
                                    [](Config& c) -> int& { return c.cpu_threads; }, 0, 4096));
   t.push_back(bytes_setting<uint64_t>("cpu_memory_budget",
                                       "Host memory for CPU hash tables; 0 = half of RAM",

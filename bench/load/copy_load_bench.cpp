@@ -15,6 +15,7 @@
 //
 // Usage: copy_load_bench [--rows N] [--h2o] [--tallyd PATH] [--pg-bin DIR] [--keep]
 //        copy_load_bench --text-batches B
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,11 +134,20 @@ long long write_h2o_csv(const std::string& path, long long rows) {
 
 using NullWriter = protocol::DiscardingResultWriter;
 
+// CPU seconds (user + system) of every thread of this process so far.
+double cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 struct Result {
   std::string system;
   double seconds = 0;
   long long rows = 0;
   bool correct = false;
+  double cpu_seconds = -1;  // in process only: what the COPY cost in CPU time
 };
 
 // The table the CSV loads into and the column whose sum checks it.
@@ -170,9 +180,9 @@ Result bench_in_process(const std::string& dir, const std::string& csv, long lon
   auto& cat = t.cat;
   auto& store = t.store;
   t.exec(shape.create_sql);
-  const double t0 = now_s();
+  const double t0 = now_s(), c0 = cpu_s();
   const std::string tag = t.exec("COPY " + shape.table + " FROM '" + csv + "' (FORMAT csv)");
-  Result r{"tally (in-process COPY FROM file)", now_s() - t0, rows, false};
+  Result r{"tally (in-process COPY FROM file)", now_s() - t0, rows, false, cpu_s() - c0};
   // Verify from storage: row count and the sum of the checked column.
   auto snap = cat.find_table(shape.table);
   long long got_sum = 0;
@@ -307,12 +317,15 @@ int main(int argc, char** argv) {
   double pg_rate = 0;
   for (const auto& r : results)
     if (r.system.rfind("postgresql", 0) == 0 && r.correct) pg_rate = static_cast<double>(r.rows) / r.seconds;
-  std::printf("\n%-36s %12s %10s %14s %10s %8s\n", "system", "rows", "seconds", "rows/s", "vs PG", "correct");
+  std::printf("\n%-36s %12s %10s %14s %10s %8s %8s\n", "system", "rows", "seconds", "rows/s", "vs PG", "correct",
+              "cpu s");
   bool all_correct = true;
   for (const auto& r : results) {
     const double rate = static_cast<double>(r.rows) / r.seconds;
-    std::printf("%-36s %12lld %10.3f %14.0f %9.2fx %8s\n", r.system.c_str(), r.rows, r.seconds, rate,
+    std::printf("%-36s %12lld %10.3f %14.0f %9.2fx %8s", r.system.c_str(), r.rows, r.seconds, rate,
                 pg_rate > 0 ? rate / pg_rate : 0.0, r.correct ? "yes" : "NO");
+    if (r.cpu_seconds >= 0) std::printf(" %8.2f", r.cpu_seconds);
+    std::printf("\n");
     all_correct = all_correct && r.correct;
   }
   if (!keep) fs::remove_all(root);

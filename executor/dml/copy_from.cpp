@@ -214,6 +214,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
       job->seg.first = first;
       first = false;
       job->seg.input = std::move(buf);
+      buf.reserve(2 * segment_bytes);  // no regrowth while the next segment fills
       buf.assign(job->seg.input, cut);
       job->seg.input.resize(cut);
       splitter.consumed(cut);

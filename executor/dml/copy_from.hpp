@@ -1,9 +1,10 @@
 #pragma once
-// COPY ... FROM: parses text or CSV input in large blocks (no allocation per
-// value), converts each field with the column's input function straight into
-// the appender's chunk buffers, and commits once at the end. A bad row throws
-// PostgreSQL's error with CONTEXT "COPY t, line N[, column c: "v"]" and the
-// table is left unchanged.
+// COPY ... FROM: cuts text or CSV input into segments of whole records
+// (copy_splitter.hpp), parses and converts them on parse workers into column
+// buffers (copy_segment.hpp; Config::cpu_threads of them) and appends them in
+// input order, then commits once at the end. A bad row throws PostgreSQL's
+// error with CONTEXT "COPY t, line N[, column c: "v"]" (the first bad line of
+// the input, as a serial load reports it) and the table is left unchanged.
 #include <cstdint>
 #include <vector>
 

@@ -372,4 +372,20 @@ TEST_F(PgDifferential, CopyAcrossParallelSegments) {
   same_contents("flat");
 }
 
+// A failed COPY interned new text values into the column's dictionary store
+// before it failed: the next COPY must give its own values those codes, and
+// the dictionary file must hold exactly the committed values after a reopen.
+TEST_F(PgDifferential, TextValuesOfAFailedCopyAreNotKept) {
+  same("CREATE TABLE d (k int4, s text)");
+  same("COPY d FROM STDIN (FORMAT csv)", "1,alpha\n2,beta\n");
+  same("COPY d FROM STDIN (FORMAT csv)", "3,gamma\n4,delta\n5,alpha\nx,epsilon\n");
+  same("COPY d FROM STDIN (FORMAT csv)", "6,zeta\n7,gamma\n8,beta\n");
+  same("INSERT INTO d VALUES (9, 'eta'), (10, 'delta')");
+  same_contents("d");
+  h_->open(64);
+  same_contents("d");
+  same("COPY d FROM STDIN (FORMAT csv)", "11,theta\n12,zeta\n");
+  same_contents("d");
+}
+
 }  // namespace
