@@ -94,11 +94,10 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     c.cacheable = v.identity.known();
     c.key = column_key(v.identity, v.width);
     if (!v.data && c.cacheable) {
-      // A column hold() promised: its lease moves to the staged chunk.
+      // A column hold() promised (a column may feed several inputs).
       const auto it = std::find_if(held_.begin(), held_.end(), [&](const auto& h) { return h.first == c.key; });
       if (it == held_.end()) throw Error(SqlState::internal_error, "GPU: a chunk column came without data and unheld");
-      c.resident = std::move(it->second);
-      held_.erase(it);
+      c.resident = it->second;
     }
     columns.push_back(c);
   };
@@ -123,6 +122,11 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
       columns.back().validity = nullptr;
     }
   }
+  // The staged chunk leases what it reads: this chunk's held columns are
+  // no longer the run's to keep.
+  std::erase_if(held_, [&](const auto& h) {
+    return std::any_of(columns.begin(), columns.end(), [&](const HostColumn& c) { return c.resident && c.key == h.first; });
+  });
   // Stage this chunk (its copies start now), then aggregate the previous
   // one while they run.
   const auto t_stage = std::chrono::steady_clock::now();

@@ -84,8 +84,8 @@ class GpuRun final : public tally::AggregationRun {
   std::optional<LaunchConfig> forced_launch_;
   std::unique_ptr<ChunkPipeline> pipeline_;
   // Resident columns hold() promised, leased until their chunk is staged
-  // (the stage takes its own lease): the cache may evict them meanwhile
-  // without freeing them.
+  // (the staged chunk then holds the lease): the cache may evict them
+  // meanwhile without freeing them.
   std::vector<std::pair<ColumnKey, std::shared_ptr<const DeviceColumn>>> held_;
   std::optional<Decided> pending_;
   long launches_ = 0;        // run_pending calls

@@ -55,6 +55,11 @@ std::optional<GroupBySpec> translate(ColumnWidth key_width, const std::vector<Co
         as.column2 = a.input2;
         if (as.column2 < 0 || static_cast<size_t>(as.column2) >= g.columns.size()) return std::nullopt;
         break;
+      case PartialOp::ordered_values:
+      case PartialOp::count_distinct:
+        // Not a hash-table lane: the executor sorts these per group beside
+        // the run (executor/cpu/ordered_values_run.hpp) and never hands them over.
+        return std::nullopt;
     }
     if (as.op != AggOp::count_star && (as.column < 0 || static_cast<size_t>(as.column) >= g.columns.size()))
       return std::nullopt;

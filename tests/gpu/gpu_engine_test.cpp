@@ -22,6 +22,7 @@
 #include "gpu/first_use_counts.hpp"
 #include "gpu/engine/gpu_engine.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/lane_plan.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/tuner/cardinality_bucket.hpp"
 #include "gpu/rules/variant_rules.hpp"
@@ -447,13 +448,25 @@ TEST(GpuAggregationEngine, RefusesWhatItCannotRun) {
   auto engine = make_gpu_engine();
   ASSERT_NE(engine, nullptr);
   tally::AggregationSpec spec;
-  spec.key_width = ColumnWidth::int32;
-  spec.value_widths = {ColumnWidth::float64};
-  spec.aggregates = {{PartialOp::sum_float, 0, -1}};
+  // A float key, ordered-set values and more value columns than a lane plan
+  // holds stay off the device; float sums and moments run there.
+  spec.key_width = ColumnWidth::float64;
+  spec.value_widths = {ColumnWidth::int32};
+  spec.aggregates = {{PartialOp::sum_int, 0, -1}};
   EXPECT_FALSE(engine->can_run(spec));
+  spec.key_width = ColumnWidth::int32;
+  spec.aggregates = {{PartialOp::ordered_values, 0, -1}};
+  EXPECT_FALSE(engine->can_run(spec));
+  spec.value_widths.assign(kMaxColumns + 1, ColumnWidth::int32);
+  spec.aggregates.clear();
+  for (int c = 0; c <= kMaxColumns; ++c) spec.aggregates.push_back({PartialOp::count_valid, c, -1});
+  EXPECT_FALSE(engine->can_run(spec));
+  spec.value_widths = {ColumnWidth::float64};
+  spec.aggregates = {{PartialOp::sum_float, 0, -1}, {PartialOp::moments_float, 0, -1}};
+  EXPECT_TRUE(engine->can_run(spec));
   spec.value_widths = {ColumnWidth::int32};
   spec.aggregates = {{PartialOp::moments_int, 0, -1}};
-  EXPECT_FALSE(engine->can_run(spec));
+  EXPECT_TRUE(engine->can_run(spec));
   spec.aggregates = {{PartialOp::sum_int, 0, -1}};
   EXPECT_TRUE(engine->can_run(spec));
   spec.forced_variant = "no_such_variant";
