@@ -28,9 +28,13 @@ class ReadAhead {
  public:
   using Work = std::function<T()>;
 
-  // At most `depth` pieces of work queued beyond the one taken (0: each runs
-  // in take()); bounds the decoded chunks held beyond the consumer's own.
-  explicit ReadAhead(size_t depth) : depth_(depth) {}
+  // Pieces 0 .. count-1, taken in that order. work_for(i) runs on the
+  // consumer's thread, in order, when piece i is queued, and says what to
+  // do for it; at most `depth` pieces are queued beyond the one taken
+  // (0: each runs in take()), which bounds the decoded chunks held beyond
+  // the consumer's own.
+  ReadAhead(size_t depth, size_t count, std::function<Work(size_t)> work_for)
+      : depth_(depth), count_(count), work_for_(std::move(work_for)) {}
   // Waits for work a worker is running (it uses the caller's snapshot and
   // plan); queued work never starts.
   ~ReadAhead() {
@@ -46,21 +50,12 @@ class ReadAhead {
   // The depth for a scan on this host: the pool's workers, at most 8.
   static size_t default_depth() { return static_cast<size_t>(std::min(8, cpu::WorkerPool::shared().workers())); }
 
-  // Work to keep queued beyond the next take(): ramps up to the depth.
-  size_t window() const { return std::min(depth_, taken_ + 1); }
-  // Work queued and not yet taken.
-  size_t queued() const { return slots_.size(); }
-
-  void push(Work work) {
-    auto slot = std::make_shared<Slot>();
-    slot->work = std::move(work);
-    slots_.push_back(slot);
-    if (depth_ > 0) cpu::WorkerPool::shared().submit([slot] { run(*slot); });
-  }
-
-  // The oldest queued work's result (its error rethrown here).
+  // The next piece's result (its error rethrown here).
   T take() {
-    if (slots_.empty()) throw Error(SqlState::internal_error, "read-ahead: nothing queued");
+    // The window ramps up with the pieces taken, to the depth.
+    const size_t window = std::min(depth_, taken_ + 1);
+    for (; queued_ < count_ && queued_ <= taken_ + window; ++queued_) push(work_for_(queued_));
+    if (slots_.empty()) throw Error(SqlState::internal_error, "read-ahead: nothing left to take");
     const std::shared_ptr<Slot> slot = std::move(slots_.front());
     slots_.pop_front();
     ++taken_;
@@ -81,6 +76,13 @@ class ReadAhead {
     std::optional<T> result;
     std::exception_ptr error;
   };
+
+  void push(Work work) {
+    auto slot = std::make_shared<Slot>();
+    slot->work = std::move(work);
+    slots_.push_back(slot);
+    if (depth_ > 0) cpu::WorkerPool::shared().submit([slot] { run(*slot); });
+  }
 
   static void run(Slot& slot) {
     Work work;
@@ -106,6 +108,9 @@ class ReadAhead {
   }
 
   size_t depth_;
+  size_t count_;
+  std::function<Work(size_t)> work_for_;
+  size_t queued_ = 0;  // pieces [0, queued_) are queued or taken
   size_t taken_ = 0;
   std::deque<std::shared_ptr<Slot>> slots_;
 };

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -315,10 +314,19 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   }
   // Chunks are read ahead of the scan (a LIMIT's scan reads only what it
   // takes); an aggregation holding columns elsewhere has the others read.
-  using Batch = std::shared_ptr<const storage::ChunkBatch>;
-  ReadAhead<Batch> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Batch>::default_depth());
-  std::deque<std::vector<int>> read_columns;  // of the queued reads, oldest first
-  size_t queued_through = 0;                  // chunks [0, queued_through) are queued
+  // Each read brings its chunk with the columns it read (raw_columns).
+  struct Read {
+    std::shared_ptr<const storage::ChunkBatch> batch;
+    std::vector<int> columns;
+  };
+  ReadAhead<Read> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth(), plan.table ? chunks : 0,
+                        [&](size_t c) -> ReadAhead<Read>::Work {
+                          std::vector<int> columns = raw ? aggregator->raw_columns(c, plan.scan_columns) : plan.scan_columns;
+                          // A raw chunk whose columns are all held elsewhere is not read at all.
+                          return [table = plan.table.get(), c, columns = std::move(columns), raw]() {
+                            return Read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns};
+                          };
+                        });
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
@@ -328,16 +336,9 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     input.parameters = ec.parameters;
     input.columns.assign(ncols, nullptr);
     if (plan.table) {
-      for (; queued_through < chunks && queued_through <= chunk + ahead.window(); ++queued_through) {
-        read_columns.push_back(raw ? aggregator->raw_columns(queued_through, plan.scan_columns) : plan.scan_columns);
-        // A raw chunk whose columns are all held elsewhere is not read at all.
-        ahead.push([table = plan.table.get(), c = queued_through, columns = read_columns.back(), raw]() -> Batch {
-          return raw && columns.empty() ? nullptr : table->read_chunk(c, columns);
-        });
-      }
-      batch = ahead.take();
-      const std::vector<int> columns = std::move(read_columns.front());
-      read_columns.pop_front();
+      Read read = ahead.take();
+      batch = std::move(read.batch);
+      const std::vector<int> columns = std::move(read.columns);
       if (raw) {
         const size_t rows = plan.table->chunk_rows(chunk);
         rows_scanned += rows;

@@ -63,13 +63,10 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
     if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, parameters)) out.rows = 0;
     return out;
   };
-  ReadAhead<DataChunk> ahead(ReadAhead<DataChunk>::default_depth());
-  size_t queued_through = 0;  // chunks [0, queued_through) are queued
+  ReadAhead<DataChunk> ahead(ReadAhead<DataChunk>::default_depth(), chunks,
+                             [&scan_chunk](size_t c) { return [&scan_chunk, c] { return scan_chunk(c); }; });
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (context.cancel) context.cancel->check();
-    for (; queued_through < chunks && queued_through <= chunk + ahead.window(); ++queued_through) {
-      ahead.push([&scan_chunk, c = queued_through] { return scan_chunk(c); });
-    }
     DataChunk out = ahead.take();
     if (out.rows == 0) continue;
     if (!sink.consume(out)) return;
