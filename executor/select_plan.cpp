@@ -147,6 +147,17 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.backend_pid = pc.backend_pid;
 }
 
+int order_by_position(const json& node, size_t outputs) {
+  if (!node.contains("A_Const") || !node["A_Const"].contains("ival")) return -1;
+  const int64_t ordinal = node["A_Const"]["ival"].value("ival", int64_t{0});
+  if (ordinal < 1 || ordinal > static_cast<int64_t>(outputs)) {
+    throw positioned(Error(SqlState::invalid_column_reference,
+                           "ORDER BY position " + std::to_string(ordinal) + " is not in select list"),
+                     node);
+  }
+  return static_cast<int>(ordinal - 1);
+}
+
 void bind_limit_offset(const json& select, PlanContext& pc, SelectPlan& plan) {
   BindContext limit_ctx;
   base_context(limit_ctx, pc);
@@ -283,15 +294,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
 
   // Sort items resolved against output names/ordinals first (ORDER BY's rule).
   auto output_index_for = [&](const json& node) -> int {
-    if (node.contains("A_Const") && node["A_Const"].contains("ival")) {
-      const int64_t ordinal = node["A_Const"]["ival"].value("ival", int64_t{0});
-      if (ordinal < 1 || ordinal > static_cast<int64_t>(targets.size())) {
-        throw positioned(Error(SqlState::invalid_column_reference,
-                               "ORDER BY position " + std::to_string(ordinal) + " is not in select list"),
-                         node);
-      }
-      return static_cast<int>(ordinal - 1);
-    }
+    if (const int position = order_by_position(node, targets.size()); position >= 0) return position;
     if (node.contains("ColumnRef")) {
       const auto& fields = node["ColumnRef"]["fields"];
       if (fields.size() == 1 && fields[0].contains("String")) {

@@ -26,15 +26,7 @@ Error positioned(Error e, const json& node) {
 // (A VALUES list's ORDER BY may also sort by an expression over its columns:
 // `expressions` binds one, the caller adds it as a hidden output; null: 0A000.)
 int sort_column(const json& node, const std::vector<std::string>& names, const std::function<int(const json&)>& expressions) {
-  if (node.contains("A_Const") && node["A_Const"].contains("ival")) {
-    const int64_t ordinal = node["A_Const"]["ival"].value("ival", int64_t{0});
-    if (ordinal < 1 || ordinal > static_cast<int64_t>(names.size())) {
-      throw positioned(Error(SqlState::invalid_column_reference,
-                             "ORDER BY position " + std::to_string(ordinal) + " is not in select list"),
-                       node["A_Const"]);
-    }
-    return static_cast<int>(ordinal - 1);
-  }
+  if (const int position = order_by_position(node, names.size()); position >= 0) return position;
   if (node.contains("ColumnRef")) {
     const auto& fields = node["ColumnRef"]["fields"];
     if (fields.size() == 1 && fields[0].contains("String")) {
