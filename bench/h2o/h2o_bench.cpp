@@ -183,13 +183,15 @@ std::string ordered_answer(const h2o::Question& q) {
 }
 
 // What Tally's EXPLAIN ANALYZE says ran: its first "Engine: ..." line, cut
-// before the launch configuration.
+// before the launch configuration. The whole plan goes to stderr, where the
+// time each step took shows where a question's time goes.
 std::string tally_engine(PGconn* c, const h2o::Question& q) {
   PGresult* r = nullptr;
   if (!PQsendQuery(c, (std::string("EXPLAIN ANALYZE ") + q.sql).c_str())) return "explain failed";
   std::string found;
   while ((r = PQgetResult(c)) != nullptr) {
     if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+      for (int i = 0; i < PQntuples(r); ++i) std::fprintf(stderr, "%s plan: %s\n", q.id, PQgetvalue(r, i, 0));
       for (int i = 0; i < PQntuples(r) && found.empty(); ++i) {
         std::string line = PQgetvalue(r, i, 0);
         const auto at = line.find("Engine: ");

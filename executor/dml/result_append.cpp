@@ -1,11 +1,131 @@
 #include "executor/dml/result_append.hpp"
 
+#include <cstring>
+
 #include "common/error.hpp"
 #include "executor/cast.hpp"
+#include "storage/column_layout.hpp"
 #include "storage/numeric_slot.hpp"
+#include "storage/string_dictionary.hpp"
 #include "storage/table_appender.hpp"
 
 namespace tally::executor::dml {
+namespace {
+
+// Rows converted per slice: bounds the staging buffers of a large result.
+constexpr size_t slice_rows = size_t{1} << 16;
+
+// One target column of a slice in its stored form (text: dictionary codes).
+struct StagedColumn {
+  std::vector<uint8_t> data;
+  std::vector<uint8_t> valid;  // 1 = non-NULL; empty while the slice has no NULL
+};
+
+// Whether a source column's values are stored unchanged in the target column:
+// the same type, with no length or precision rule to apply. CREATE TABLE AS
+// always, INSERT ... SELECT usually.
+bool stored_as_is(SqlType from, SqlType to) {
+  if (from.id != to.id) return false;
+  switch (to.id) {
+    case TypeId::boolean:
+    case TypeId::int2:
+    case TypeId::int4:
+    case TypeId::date:
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz:
+    case TypeId::float4:
+    case TypeId::float8: return true;
+    case TypeId::text:
+    case TypeId::varchar: return to.typmod < 0 || from.typmod == to.typmod;
+    default: return false;
+  }
+}
+
+void mark_null(StagedColumn& out, size_t row, size_t rows) {
+  if (out.valid.empty()) out.valid.assign(rows, 1);
+  out.valid[row] = 0;
+}
+
+template <class T>
+void store_ints(const Vector& src, size_t begin, size_t rows, uint8_t* data) {
+  const int64_t* values = src.int_data() + begin;
+  T* out = reinterpret_cast<T*>(data);
+  for (size_t i = 0; i < rows; ++i) out[i] = static_cast<T>(values[i]);
+}
+
+// Stages rows [begin, begin + rows) of a column stored as is: a tight loop
+// per type, no Value per row.
+void stage_as_is(const Vector& src, storage::TableAppender& appender, int column, size_t begin, size_t rows,
+                 StagedColumn& out) {
+  uint8_t* data = out.data.data();
+  switch (src.type.id) {
+    case TypeId::boolean: store_ints<uint8_t>(src, begin, rows, data); break;
+    case TypeId::int2: store_ints<int16_t>(src, begin, rows, data); break;
+    case TypeId::int4:
+    case TypeId::date: store_ints<int32_t>(src, begin, rows, data); break;
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
+    case TypeId::float4: {
+      float* f = reinterpret_cast<float*>(data);
+      for (size_t i = 0; i < rows; ++i) f[i] = static_cast<float>(src.floats[begin + i]);
+      break;
+    }
+    case TypeId::float8: std::memcpy(data, src.floats.data() + begin, rows * sizeof(double)); break;
+    default: {  // text kinds
+      int32_t* codes = reinterpret_cast<int32_t*>(data);
+      for (size_t i = 0; i < rows; ++i) {
+        if (src.null_at(begin + i)) continue;
+        const std::string& s = src.texts[begin + i];
+        codes[i] = appender.intern(column, s, storage::StringDictionary::hash(s));
+      }
+      break;
+    }
+  }
+  if (src.nulls.empty()) return;
+  const size_t width = static_cast<size_t>(storage_width(src.type));
+  for (size_t i = 0; i < rows; ++i)
+    if (src.nulls[begin + i] != 0) {
+      mark_null(out, i, rows);
+      std::memset(data + i * width, 0, width);  // stored NULLs hold zeros
+    }
+}
+
+// Stages one value that needs PostgreSQL's assignment cast.
+void stage_cast(const Vector& src, SqlType type, storage::TableAppender& appender, int column, size_t row, size_t i,
+                size_t rows, StagedColumn& out) {
+  const Value v = cast_value(src.get(row), src.type, type, false);
+  if (is_null(v)) {
+    mark_null(out, i, rows);
+    return;
+  }
+  void* slot = out.data.data() + i * static_cast<size_t>(storage_width(type));
+  switch (type.id) {
+    case TypeId::boolean: *static_cast<uint8_t*>(slot) = std::get<bool>(v) ? 1 : 0; break;
+    case TypeId::int2: *static_cast<int16_t*>(slot) = static_cast<int16_t>(std::get<int64_t>(v)); break;
+    case TypeId::int4:
+    case TypeId::date: *static_cast<int32_t*>(slot) = static_cast<int32_t>(std::get<int64_t>(v)); break;
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
+    case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
+    case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
+    case TypeId::numeric: {
+      // cast_value applied the typmod; unconstrained columns keep each value's scale.
+      const Numeric& n = std::get<Numeric>(v);
+      storage::store_numeric(type, slot, n.mantissa, n.scale);
+      break;
+    }
+    default: {
+      const std::string& s = std::get<std::string>(v);
+      *static_cast<int32_t*>(slot) = appender.intern(column, s, storage::StringDictionary::hash(s));
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 void check_assignable(const ResultSet& result, const std::vector<int>& targets,
                       const std::vector<TableColumn>& columns) {
@@ -26,44 +146,34 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
   const size_t ncols = columns.size();
   std::vector<int> source_of(ncols, -1);
   for (size_t i = 0; i < targets.size(); ++i) source_of[static_cast<size_t>(targets[i])] = static_cast<int>(i);
-  for (size_t row = 0; row < result.rows; ++row) {
+  std::vector<StagedColumn> staged(ncols);
+  std::vector<const uint8_t*> data(ncols), valid(ncols);
+  for (size_t begin = 0; begin < result.rows; begin += slice_rows) {
+    const size_t rows = std::min(slice_rows, result.rows - begin);
     for (size_t c = 0; c < ncols; ++c) {
-      const SqlType type = columns[c].type;
-      Value v = Null{};
-      if (source_of[c] >= 0) {
+      const TableColumn& column = columns[c];
+      StagedColumn& out = staged[c];
+      out.data.assign(rows * static_cast<size_t>(storage_width(column.type)), 0);
+      out.valid.clear();
+      const int col = static_cast<int>(c);
+      if (source_of[c] < 0) {
+        out.valid.assign(rows, 0);
+      } else {
         const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
-        v = cast_value(src.get(row), src.type, type, false);
-      }
-      if (is_null(v)) {
-        if (columns[c].not_null) {
-          throw Error(SqlState::not_null_violation, "null value in column \"" + columns[c].name + "\" of relation \"" +
-                                                        table_name + "\" violates not-null constraint");
+        if (stored_as_is(src.type, column.type) && src.avg_parts == nullptr) {
+          stage_as_is(src, appender, col, begin, rows, out);
+        } else {
+          for (size_t i = 0; i < rows; ++i) stage_cast(src, column.type, appender, col, begin + i, i, rows, out);
         }
-        appender.set_null(static_cast<int>(c));
-        continue;
       }
-      void* slot = nullptr;
-      if (!is_text_kind(type.id)) slot = appender.value_slot(static_cast<int>(c));
-      switch (type.id) {
-        case TypeId::boolean: *static_cast<uint8_t*>(slot) = std::get<bool>(v) ? 1 : 0; break;
-        case TypeId::int2: *static_cast<int16_t*>(slot) = static_cast<int16_t>(std::get<int64_t>(v)); break;
-        case TypeId::int4:
-        case TypeId::date: *static_cast<int32_t*>(slot) = static_cast<int32_t>(std::get<int64_t>(v)); break;
-        case TypeId::int8:
-        case TypeId::timestamp:
-        case TypeId::timestamptz: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
-        case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
-        case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
-        case TypeId::numeric: {
-          // cast_value applied the typmod; unconstrained columns keep each value's scale.
-          const Numeric& n = std::get<Numeric>(v);
-          storage::store_numeric(type, slot, n.mantissa, n.scale);
-          break;
-        }
-        default: appender.set_text(static_cast<int>(c), std::get<std::string>(v)); break;
+      if (column.not_null && !out.valid.empty() && std::memchr(out.valid.data(), 0, rows) != nullptr) {
+        throw Error(SqlState::not_null_violation, "null value in column \"" + column.name + "\" of relation \"" +
+                                                      table_name + "\" violates not-null constraint");
       }
+      data[c] = out.data.data();
+      valid[c] = out.valid.empty() ? nullptr : out.valid.data();
     }
-    appender.finish_row();
+    appender.append_rows(rows, data, valid);
   }
   return result.rows;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Appending a query's result to a table (INSERT ... SELECT, CREATE TABLE AS,
 // the rewritten rows of UPDATE and DELETE): PostgreSQL's assignment casts
-// per target column and NOT NULL checks, row by row into a TableAppender.
+// per target column and NOT NULL checks, column by column into a TableAppender.
 #include <cstdint>
 #include <string>
 #include <vector>
