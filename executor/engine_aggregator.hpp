@@ -143,6 +143,7 @@ class EngineAggregator final : public GroupAggregator {
                              std::vector<std::vector<uint8_t>>& validity);
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
+  void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;
   // Group-count estimate of a packed key from a sample of its codes.
   void estimate_packed_from_sample(const TableSnapshot& table);
   // The estimator over sampled key hashes (and the key column's sketches, for one column).

@@ -77,6 +77,10 @@ class StringDictionary {
   // Makes this dictionary the newest of its store (forking one if not), so
   // that later interns never fork. Call before sharing it with find_newest.
   void make_newest();
+  // Starts loading the index slot of hash h into the cache: a loop over
+  // many values prefetches a few ahead, since each probe is a cache miss
+  // once the index outgrows the cache.
+  void prefetch(uint64_t h) const { store_->prefetch(h); }
 
  private:
   class Store;
@@ -97,6 +101,10 @@ class StringDictionary {
     int32_t find(std::string_view value, uint64_t h) const;
     // Adds value (absent) as the next code.
     int32_t add(std::string_view value, uint64_t h);
+    void prefetch(uint64_t h) const {
+      const Index* index = index_.load(std::memory_order_acquire);
+      __builtin_prefetch(&index->slots[h & index->mask]);
+    }
 
    private:
     // Entries live in segments that double in size and never move.

@@ -73,12 +73,15 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
       break;
     }
     case TypeId::float8: std::memcpy(data, src.floats.data() + begin, rows * sizeof(double)); break;
-    default: {  // text kinds
+    default: {  // text kinds: hashes first, so that each probe's index slot is fetched ahead
       int32_t* codes = reinterpret_cast<int32_t*>(data);
+      std::vector<uint64_t> hashes(rows);
+      for (size_t i = 0; i < rows; ++i) hashes[i] = storage::StringDictionary::hash(src.texts[begin + i]);
+      const storage::StringDictionary& dictionary = appender.working_dictionary(column);
+      constexpr size_t ahead = 8;
       for (size_t i = 0; i < rows; ++i) {
-        if (src.null_at(begin + i)) continue;
-        const std::string& s = src.texts[begin + i];
-        codes[i] = appender.intern(column, s, storage::StringDictionary::hash(s));
+        if (i + ahead < rows) dictionary.prefetch(hashes[i + ahead]);
+        if (!src.null_at(begin + i)) codes[i] = appender.intern(column, src.texts[begin + i], hashes[i]);
       }
       break;
     }
