@@ -23,6 +23,9 @@ namespace tally {
   X(datetime_field_overflow, "22008")                                 \
   X(invalid_parameter_value, "22023")                                 \
   X(division_by_zero, "22012")                                        \
+  X(invalid_preceding_or_following_size, "22013")                     \
+  X(invalid_argument_for_ntile_function, "22014")                     \
+  X(invalid_argument_for_nth_value_function, "22016")                 \
   X(invalid_argument_for_power_function, "2201F")                     \
   X(invalid_text_representation, "22P02")                             \
   X(invalid_binary_representation, "22P03")                           \

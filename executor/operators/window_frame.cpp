@@ -25,12 +25,10 @@ Value checked_offset(const ExprPtr& e, Mode mode, bool start, const std::vector<
   else if (auto* d = std::get_if<double>(&v)) negative = *d < 0 || std::isnan(*d);
   else if (auto* n = std::get_if<Numeric>(&v)) negative = compare_values(*n, Numeric::from_int(0)) < 0;
   if (negative) {
-    // PostgreSQL's code is 22013 (invalid_preceding_or_following_size), which
-    // common/sqlstate.hpp does not list yet: its class, 22000, until it does.
     if (mode == Mode::range) {
-      throw Error(SqlState::data_exception, "invalid preceding or following size in window function");
+      throw Error(SqlState::invalid_preceding_or_following_size, "invalid preceding or following size in window function");
     }
-    throw Error(SqlState::data_exception, std::string("frame ") + which + " offset must not be negative");
+    throw Error(SqlState::invalid_preceding_or_following_size, std::string("frame ") + which + " offset must not be negative");
   }
   return v;
 }

@@ -30,9 +30,7 @@ void rank_partition(const WindowCall& call, const WindowOrdering& o, size_t ps, 
 }
 
 // PostgreSQL's window_ntile: leading buckets take one row more when the
-// partition does not divide evenly. (Its 22014 for a bucket count below 1,
-// and nth_value's 22016, answer as their class 22000 until
-// common/sqlstate.hpp lists them.)
+// partition does not divide evenly.
 void ntile_partition(const Vector& buckets, const WindowOrdering& o, size_t ps, size_t pe, Vector& out) {
   int64_t ntile = 0, rows_per_bucket = 0, boundary = 0, remainder = 0;
   const auto total = static_cast<int64_t>(pe - ps);
@@ -41,7 +39,7 @@ void ntile_partition(const Vector& buckets, const WindowOrdering& o, size_t ps, 
     if (ntile == 0) {
       if (buckets.null_at(row)) { out.set_null(row); continue; }
       const int64_t n = buckets.ints[row];
-      if (n <= 0) throw Error(SqlState::data_exception, "argument of ntile must be greater than zero");
+      if (n <= 0) throw Error(SqlState::invalid_argument_for_ntile_function, "argument of ntile must be greater than zero");
       ntile = 1;
       boundary = total / n;
       if (boundary <= 0) {
@@ -98,7 +96,7 @@ void value_partition(const WindowCall& call, const std::vector<Vector>& args, co
       if (args[1].null_at(row)) { out.set_null(row); continue; }
       nth = args[1].ints[row];
       if (nth <= 0) {
-        throw Error(SqlState::data_exception, "argument of nth_value must be greater than zero");
+        throw Error(SqlState::invalid_argument_for_nth_value_function, "argument of nth_value must be greater than zero");
       }
     }
     const auto size = static_cast<int64_t>(runs.rows());
