@@ -12,6 +12,7 @@
 #include "executor/select_plan.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/statement_router.hpp"
+#include "executor/statement_words.hpp"
 #include "executor/storage_tables.hpp"
 #include "storage/write_transaction.hpp"
 
@@ -196,7 +197,7 @@ ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
     if (tables_ != nullptr) release_stale_shared_analyses(*tables_);
     return std::move(*routed);
   }
-  throw Error(SqlState::feature_not_supported, "statement " + kind + " is not supported");
+  throw Error(SqlState::feature_not_supported, statement_words(kind, body) + " is not supported by Tally");
 }
 
 }  // namespace tally::executor

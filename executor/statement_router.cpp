@@ -5,6 +5,7 @@
 #include "executor/cast.hpp"
 #include "executor/database.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/statement_words.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
 #include "catalog/catalog.hpp"
@@ -162,6 +163,10 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "IndexStmt") return tag_only(ddl::create_index(body, ctx));
     if (kind == "TruncateStmt") return tag_only(ddl::truncate(body, ctx));
+    if (kind == "VacuumStmt") {
+      const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
+      return tag_only(ddl::vacuum_or_analyze(body, ctx, in_block));
+    }
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
@@ -173,8 +178,10 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   (void)out;
   (void)body;
   if (kind == "CreateStmt" || kind == "DropStmt" || kind == "IndexStmt" || kind == "TruncateStmt" || kind == "InsertStmt" ||
-      kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt") {
-    throw Error(SqlState::feature_not_supported, "statement " + kind + " needs the storage layer, which this build lacks");
+      kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt" ||
+      kind == "VacuumStmt") {
+    throw Error(SqlState::feature_not_supported,
+                statement_words(kind, body) + " needs the storage layer, which this build lacks");
   }
   return std::nullopt;
 }

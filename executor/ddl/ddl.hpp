@@ -20,5 +20,8 @@ std::string drop(const nlohmann::json& drop_stmt, StatementContext& ctx);
 std::string create_index(const nlohmann::json& index_stmt, StatementContext& ctx);
 // TRUNCATE [TABLE] a, b, ...
 std::string truncate(const nlohmann::json& truncate_stmt, StatementContext& ctx);
+// VACUUM / ANALYZE [(options)] [table [(columns)], ...]: checked and accepted
+// (maintenance.cpp says why there is nothing to do).
+std::string vacuum_or_analyze(const nlohmann::json& vacuum_stmt, StatementContext& ctx, bool in_transaction_block);
 
 }  // namespace tally::executor::ddl
