@@ -13,11 +13,6 @@ namespace tally::executor {
 
 namespace {
 
-bool word_sortable(const Vector& v) {
-  const Physical p = physical_of(v.type.id);
-  return p == Physical::integer || p == Physical::boolean || p == Physical::floating;
-}
-
 // NaN sorts above every number and -0 equals 0, as in PostgreSQL's float comparison.
 int compare_floats(double a, double b) {
   if (a < b) return -1;
@@ -26,26 +21,38 @@ int compare_floats(double a, double b) {
   return std::isnan(b) ? -1 : 0;
 }
 
-int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
-  const Vector& v = *c.values;
-  const bool na = v.null_at(a), nb = v.null_at(b);
+}  // namespace
+
+int compare_window_values(const Vector& va, size_t a, const Vector& vb, size_t b, bool descending, bool nulls_first) {
+  const bool na = va.null_at(a), nb = vb.null_at(b);
   if (na || nb) {
     if (na && nb) return 0;
-    return na == c.nulls_first ? -1 : 1;
+    return na == nulls_first ? -1 : 1;
   }
   int r;
-  switch (physical_of(v.type.id)) {
+  switch (physical_of(va.type.id)) {
     case Physical::boolean:
     case Physical::integer: {
-      const int64_t* ints = v.int_data();
-      r = ints[a] < ints[b] ? -1 : (ints[a] > ints[b] ? 1 : 0);
+      const int64_t x = va.int_data()[a], y = vb.int_data()[b];
+      r = x < y ? -1 : (x > y ? 1 : 0);
       break;
     }
-    case Physical::floating: r = compare_floats(v.floats[a], v.floats[b]); break;
-    case Physical::text: r = v.texts[a].compare(v.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
-    default: r = compare_values(v.get(a), v.get(b));
+    case Physical::floating: r = compare_floats(va.floats[a], vb.floats[b]); break;
+    case Physical::text: r = va.texts[a].compare(vb.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
+    default: r = compare_values(va.get(a), vb.get(b));
   }
-  return c.descending ? -r : r;
+  return descending ? -r : r;
+}
+
+namespace {
+
+bool word_sortable(const Vector& v) {
+  const Physical p = physical_of(v.type.id);
+  return p == Physical::integer || p == Physical::boolean || p == Physical::floating;
+}
+
+int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
+  return compare_window_values(*c.values, a, *c.values, b, c.descending, c.nulls_first);
 }
 
 int compare_rows(const std::vector<WindowSortColumn>& columns, uint32_t a, uint32_t b) {

@@ -1,0 +1,235 @@
+#include "executor/operators/top_n_per_partition.hpp"
+
+#include <algorithm>
+
+#include "executor/cancel_point.hpp"
+#include "executor/cpu/parallel.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/window.hpp"
+#include "executor/operators/window_sort.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+// Candidates are pruned when they reach twice what the last prune kept, and
+// never below this many rows: a sort of this size costs far less than the
+// rows it lets pass unexamined.
+constexpr size_t kMinPruneRows = size_t{1} << 16;
+
+bool ranking(WindowFunction f) {
+  return f == WindowFunction::row_number || f == WindowFunction::rank || f == WindowFunction::dense_rank;
+}
+
+bool constant_tree(const Expr& e) {
+  if (dynamic_cast<const ConstExpr*>(&e) != nullptr) return true;
+  const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+  return f != nullptr && std::all_of(f->args.begin(), f->args.end(), [](const ExprPtr& a) { return constant_tree(*a); });
+}
+
+bool is_column(const Expr& e, int column) {
+  const auto* c = dynamic_cast<const ColumnExpr*>(&e);
+  return c != nullptr && c->index == column;
+}
+
+// The rows of one run: the candidates still in the running, the PARTITION
+// BY / ORDER BY values of the first `keyed` of them (what the last prune
+// kept), and, per partition that already holds k ranks, its worst kept row.
+class Candidates final : public ChunkSink {
+ public:
+  Candidates(const PhysicalOperator& child, const WindowSpec& spec, WindowFunction function, size_t space_width,
+             int64_t k, ExecContext& context)
+      : child_(child), spec_(spec), function_(function), space_width_(space_width), k_(k), context_(context),
+        rows_(child.columns()) {}
+
+  bool consume(DataChunk& chunk) override {
+    if (context_.cancel) context_.cancel->check();
+    if (chunk.rows == 0) return true;
+    if (!thresholds_.empty()) {
+      std::vector<Vector> partition, order;
+      evaluate_keys(chunk, partition, order);
+      std::vector<uint8_t> keep(chunk.rows, 1);
+      cpu::parallel_for(context_.threads, chunk.rows, [&](int, size_t begin, size_t end) {
+        CancelTicker ticker;
+        for (size_t i = begin; i < end; ++i) {
+          ticker.tick();
+          keep[i] = !beaten(partition, order, i);
+        }
+      });
+      std::vector<uint32_t> kept;
+      for (size_t i = 0; i < chunk.rows; ++i) {
+        if (keep[i]) kept.push_back(static_cast<uint32_t>(i));
+      }
+      if (kept.size() < chunk.rows) {
+        DataChunk some = gather_chunk(chunk, kept);
+        rows_.consume(some);
+        return after_append();
+      }
+    }
+    rows_.consume(chunk);
+    return after_append();
+  }
+
+  // Prunes what is left and hands the candidates over.
+  DataChunk finish() {
+    if (rows_.result.rows > keyed_) prune();
+    return std::move(rows_.result);
+  }
+
+ private:
+  bool after_append() {
+    if (rows_.result.rows >= prune_at_) prune();
+    return true;
+  }
+
+  void evaluate_keys(const DataChunk& chunk, std::vector<Vector>& partition, std::vector<Vector>& order) const {
+    const EvalInput input = space_input(chunk, child_.layout(), space_width_, context_.parameters);
+    for (const auto& e : spec_.partition) partition.push_back(e->evaluate(input));
+    for (const auto& o : spec_.order) order.push_back(o.expr->evaluate(input));
+  }
+
+  // Whether row i (keys `partition`, `order`) ranks strictly below the worst
+  // row its partition keeps, which already holds k ranks.
+  bool beaten(const std::vector<Vector>& partition, const std::vector<Vector>& order, size_t i) const {
+    const uint64_t h = row_hash(partition, i);
+    for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+      const Slot& slot = thresholds_[s];
+      if (slot.row == kEmpty) return false;
+      if (slot.hash != h || !rows_equal(partition, i, partition_, slot.row)) continue;
+      for (size_t c = 0; c < order.size(); ++c) {
+        const auto& o = spec_.order[c];
+        if (int r = compare_window_values(order[c], i, order_[c], slot.row, o.descending, o.nulls_first)) return r > 0;
+      }
+      return false;
+    }
+  }
+
+  // Sorts the candidates by partition and order and keeps, per partition,
+  // the rows whose ranking value is at most k.
+  void prune() {
+    DataChunk& all = rows_.result;
+    std::vector<Vector> partition, order;
+    evaluate_keys(all, partition, order);
+    std::vector<WindowSortColumn> partition_columns, order_columns;
+    for (const auto& v : partition) partition_columns.push_back({&v, false, false});
+    for (size_t c = 0; c < order.size(); ++c) {
+      order_columns.push_back({&order[c], spec_.order[c].descending, spec_.order[c].nulls_first});
+    }
+    const WindowOrdering ordering = sort_window_rows(all.rows, partition_columns, order_columns);
+    std::vector<uint32_t> kept, worst;
+    CancelTicker ticker;
+    for (size_t p = 0; p + 1 < ordering.partitions.size(); ++p) {
+      const size_t ps = ordering.partitions[p], pe = ordering.partitions[p + 1];
+      int64_t value = 0;
+      for (size_t i = ps; i < pe; ++i) {
+        ticker.tick();
+        value = rank_at(ordering, ps, i);
+        if (value > k_) break;
+        kept.push_back(ordering.rows[i]);
+      }
+      // Full: a row strictly worse than the last one kept ranks above k.
+      const bool full = function_ == WindowFunction::dense_rank ? value >= k_ : pe - ps >= static_cast<size_t>(k_);
+      if (full && k_ > 0) worst.push_back(static_cast<uint32_t>(kept.size() - 1));
+    }
+    all = gather_chunk(all, kept);
+    partition_.clear();
+    order_.clear();
+    for (const auto& v : partition) partition_.push_back(gather(v, kept));
+    for (const auto& v : order) order_.push_back(gather(v, kept));
+    keyed_ = kept.size();
+    prune_at_ = std::max(kMinPruneRows, 2 * keyed_);
+    size_t capacity = 16;
+    while (capacity < 2 * worst.size()) capacity *= 2;
+    thresholds_.assign(worst.empty() ? 0 : capacity, Slot{});
+    mask_ = capacity - 1;
+    for (uint32_t row : worst) {
+      const uint64_t h = row_hash(partition_, row);
+      size_t s = h & mask_;
+      while (thresholds_[s].row != kEmpty) s = (s + 1) & mask_;
+      thresholds_[s] = {h, row};
+    }
+  }
+
+  // The ranking value of sorted position i of the partition starting at ps.
+  int64_t rank_at(const WindowOrdering& ordering, size_t ps, size_t i) const {
+    switch (function_) {
+      case WindowFunction::rank: return static_cast<int64_t>(ordering.groups[ordering.group_of[i]] - ps) + 1;
+      case WindowFunction::dense_rank: return static_cast<int64_t>(ordering.group_of[i] - ordering.group_of[ps]) + 1;
+      default: return static_cast<int64_t>(i - ps) + 1;
+    }
+  }
+
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t row = kEmpty;
+  };
+
+  const PhysicalOperator& child_;
+  const WindowSpec& spec_;
+  WindowFunction function_;
+  size_t space_width_;
+  int64_t k_;
+  ExecContext& context_;
+  CollectSink rows_;
+  size_t keyed_ = 0;
+  size_t prune_at_ = kMinPruneRows;
+  std::vector<Vector> partition_, order_;  // of the first keyed_ rows
+  std::vector<Slot> thresholds_;
+  size_t mask_ = 0;
+};
+
+}  // namespace
+
+TopNPerPartition::TopNPerPartition(std::unique_ptr<PhysicalOperator> child, std::shared_ptr<const WindowPlan> plan,
+                                   size_t space_width, size_t call, int64_t k)
+    : PhysicalOperator(window_columns(*child, *plan), child->estimated_rows()),
+      plan_(std::move(plan)),
+      space_width_(space_width),
+      call_(call),
+      k_(std::max<int64_t>(k, 0)) {
+  layout_ = window_layout(*child, *plan_, space_width);
+  children_.push_back(std::move(child));
+}
+
+void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
+  const PhysicalOperator& child = *children_[0];
+  const WindowCall& call = plan_->calls[call_];
+  Candidates candidates(child, plan_->specs[call.spec], call.function, space_width_, k_, context);
+  if (k_ > 0) child.run(context, candidates);
+  push_with_windows(*plan_, candidates.finish(), child.layout(), space_width_, context, sink);
+}
+
+std::vector<std::string> TopNPerPartition::details() const {
+  return {"Top-N: ranks up to " + std::to_string(k_) + " per partition"};
+}
+
+std::optional<int64_t> ranking_bound(const Expr& conjunct, int column) {
+  const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct);
+  if (f == nullptr || f->args.size() != 2) return std::nullopt;
+  std::string op = f->name;
+  const Expr* constant = f->args[1].get();
+  if (!is_column(*f->args[0], column)) {
+    if (!is_column(*f->args[1], column)) return std::nullopt;
+    constant = f->args[0].get();
+    op = op == "<" ? ">" : op == ">" ? "<" : op == "<=" ? ">=" : op == ">=" ? "<=" : op;
+  }
+  if (op != "<" && op != "<=" && op != "=") return std::nullopt;
+  if (!constant_tree(*constant) || physical_of(constant->type.id) != Physical::integer) return std::nullopt;
+  const Vector v = constant->evaluate(EvalInput{1, {}, nullptr});
+  if (v.count != 1 || v.null_at(0)) return std::nullopt;
+  const int64_t bound = v.int_data()[0];
+  if (op == "<") return bound == INT64_MIN ? bound : bound - 1;
+  return bound;
+}
+
+bool top_n_applies(const WindowPlan& plan, size_t call) {
+  if (call >= plan.calls.size()) return false;
+  const size_t group = plan.specs[plan.calls[call].spec].sort_group;
+  return std::all_of(plan.calls.begin(), plan.calls.end(), [&](const WindowCall& c) {
+    return ranking(c.function) && plan.specs[c.spec].sort_group == group;
+  });
+}
+
+}  // namespace tally::executor
