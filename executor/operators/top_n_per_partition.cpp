@@ -43,32 +43,37 @@ class Candidates final : public ChunkSink {
       : child_(child), spec_(spec), function_(function), space_width_(space_width), k_(k), context_(context),
         rows_(child.columns()) {}
 
+  // The chunk is taken a slice at a time, so that a large stored chunk
+  // meets the thresholds its own first rows set.
   bool consume(DataChunk& chunk) override {
     if (context_.cancel) context_.cancel->check();
     if (chunk.rows == 0) return true;
-    if (!thresholds_.empty()) {
-      std::vector<Vector> partition, order;
-      evaluate_keys(chunk, partition, order);
-      std::vector<uint8_t> keep(chunk.rows, 1);
-      cpu::parallel_for(context_.threads, chunk.rows, [&](int, size_t begin, size_t end) {
-        CancelTicker ticker;
-        for (size_t i = begin; i < end; ++i) {
-          ticker.tick();
-          keep[i] = !beaten(partition, order, i);
+    std::vector<Vector> partition, order;
+    evaluate_keys(chunk, partition, order);
+    std::vector<uint8_t> keep(std::min(chunk.rows, kMinPruneRows));
+    std::vector<uint32_t> kept;
+    for (size_t first = 0; first < chunk.rows; first += kMinPruneRows) {
+      const size_t last = std::min(chunk.rows, first + kMinPruneRows);
+      kept.clear();
+      if (thresholds_.empty()) {
+        for (size_t i = first; i < last; ++i) kept.push_back(static_cast<uint32_t>(i));
+      } else {
+        cpu::parallel_for(context_.threads, last - first, [&](int, size_t begin, size_t end) {
+          CancelTicker ticker;
+          for (size_t i = begin; i < end; ++i) {
+            ticker.tick();
+            keep[i] = !beaten(partition, order, first + i);
+          }
+        });
+        for (size_t i = first; i < last; ++i) {
+          if (keep[i - first]) kept.push_back(static_cast<uint32_t>(i));
         }
-      });
-      std::vector<uint32_t> kept;
-      for (size_t i = 0; i < chunk.rows; ++i) {
-        if (keep[i]) kept.push_back(static_cast<uint32_t>(i));
       }
-      if (kept.size() < chunk.rows) {
-        DataChunk some = gather_chunk(chunk, kept);
-        rows_.consume(some);
-        return after_append();
-      }
+      DataChunk some = gather_chunk(chunk, kept);
+      rows_.consume(some);
+      if (rows_.result.rows >= prune_at_) prune();
     }
-    rows_.consume(chunk);
-    return after_append();
+    return true;
   }
 
   // Prunes what is left and hands the candidates over.
@@ -78,11 +83,6 @@ class Candidates final : public ChunkSink {
   }
 
  private:
-  bool after_append() {
-    if (rows_.result.rows >= prune_at_) prune();
-    return true;
-  }
-
   void evaluate_keys(const DataChunk& chunk, std::vector<Vector>& partition, std::vector<Vector>& order) const {
     const EvalInput input = space_input(chunk, child_.layout(), space_width_, context_.parameters);
     for (const auto& e : spec_.partition) partition.push_back(e->evaluate(input));
@@ -116,7 +116,7 @@ class Candidates final : public ChunkSink {
     for (size_t c = 0; c < order.size(); ++c) {
       order_columns.push_back({&order[c], spec_.order[c].descending, spec_.order[c].nulls_first});
     }
-    const WindowOrdering ordering = sort_window_rows(all.rows, partition_columns, order_columns);
+    const WindowOrdering ordering = sort_window_rows(all.rows, partition_columns, order_columns, context_.threads);
     std::vector<uint32_t> kept, worst;
     CancelTicker ticker;
     for (size_t p = 0; p + 1 < ordering.partitions.size(); ++p) {

@@ -8,7 +8,7 @@
 
 namespace tally::executor {
 
-WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input) {
+WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, int threads) {
   WindowResult result;
   result.columns.resize(plan.calls.size());
   for (size_t group = 0; group < plan.sort_groups; ++group) {
@@ -30,7 +30,7 @@ WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input) {
       keys.push_back(o.expr->evaluate(input));
       order.push_back({&keys.back(), o.descending, o.nulls_first});
     }
-    const WindowOrdering ordering = sort_window_rows(input.rows, partition, order);
+    const WindowOrdering ordering = sort_window_rows(input.rows, partition, order, threads);
     for (size_t s = 0; s < plan.specs.size(); ++s) {
       const WindowSpec& spec = plan.specs[s];
       if (spec.sort_group != group) continue;
@@ -73,7 +73,7 @@ void push_with_windows(const WindowPlan& plan, DataChunk rows, const std::vector
   if (rows.rows == 0) return;
   if (context.cancel) context.cancel->check();
   const EvalInput input = space_input(rows, layout, space_width, context.parameters);
-  WindowResult windows = evaluate_windows(plan, input);
+  WindowResult windows = evaluate_windows(plan, input, context.threads);
   if (!windows.order.empty()) {
     rows = gather_chunk(rows, windows.order);
     for (auto& c : windows.columns) c = gather(c, windows.order);

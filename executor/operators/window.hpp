@@ -17,7 +17,8 @@ struct WindowResult {
   std::vector<uint32_t> order;  // the rows in output order; empty: as they came
 };
 
-WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input);
+// `threads`: the workers its sorts may use.
+WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, int threads = 1);
 
 // `input` extended with the window results, rows in the windows' output
 // order; `storage` keeps the vectors it points at.
