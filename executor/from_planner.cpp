@@ -1,6 +1,7 @@
 #include "executor/from_planner.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
@@ -8,6 +9,7 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/table_scan.hpp"
+#include "executor/operators/top_n_per_partition.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/subquery_expr.hpp"
@@ -32,6 +34,8 @@ struct Node {
   NodeKind kind = NodeKind::table;
   std::shared_ptr<const TableSnapshot> table;
   std::shared_ptr<const SelectPlan> derived;
+  nlohmann::json derived_select;  // what `derived` was planned from, and in what context
+  PlanContext derived_context;
   std::vector<OutputColumn> derived_columns;
   std::string alias;
   int base = 0;  // column space index of the relation's first column
@@ -138,6 +142,7 @@ struct FromPlanner::State {
   std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
   Part build_item(Node* node);
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
+  void plan_top_n(Node& node);
   void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope);
 };
 
@@ -169,6 +174,8 @@ std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const
   node->kind = NodeKind::derived;
   node->alias = alias;
   node->derived = plan_select(select, pc_inner);
+  node->derived_select = select;
+  node->derived_context = pc_inner;
   for (size_t i = 0; i < node->derived->visible; ++i) {
     node->derived_columns.push_back({node->derived->names[i], node->derived->outputs[i]->type});
   }
@@ -379,6 +386,26 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::with_filters(std::unique_p
   return std::make_unique<FilterOperator>(std::move(op), ordered(std::move(filters)), width);
 }
 
+// A filter that bounds a ranking window column of a derived table (`WHERE
+// rn <= 2` over `row_number() OVER (...) AS rn`) lets the subquery's window
+// run as a top-n per partition: the subquery is planned again knowing the
+// bound (plan_select decides whether its windows allow it). The filter stays.
+void FromPlanner::State::plan_top_n(Node& node) {
+  for (size_t i = 0; i < node.derived->visible; ++i) {
+    if (dynamic_cast<const WindowResultExpr*>(node.derived->outputs[i].get()) == nullptr) continue;
+    std::optional<int64_t> bound;
+    for (const auto& f : node.filters) {
+      if (auto b = ranking_bound(*f, node.base + static_cast<int>(i))) bound = bound ? std::min(*bound, *b) : *b;
+    }
+    if (!bound) continue;
+    PlanContext again = node.derived_context;
+    again.top_n_output = static_cast<int>(i);
+    again.top_n_k = *bound;
+    node.derived = plan_select(node.derived_select, again);
+    return;
+  }
+}
+
 Part FromPlanner::State::build_item(Node* node) {
   Part part;
   part.cols = node->cols;
@@ -395,6 +422,7 @@ Part FromPlanner::State::build_item(Node* node) {
     return part;
   }
   if (node->kind == NodeKind::derived) {
+    plan_top_n(*node);
     std::vector<int> layout(node->cols.begin(), node->cols.end());
     part.op = std::make_unique<SubqueryScan>(node->derived, node->alias, node->derived_columns, std::move(layout));
     part.est = kDerivedRows;

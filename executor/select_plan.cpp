@@ -3,6 +3,7 @@
 #include "executor/select_plan.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "executor/binder.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/operators/top_n_per_partition.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/subquery_binder.hpp"
@@ -137,6 +139,17 @@ ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx, bool keep_unknown) {
 }
 
 
+// The ranking call that output `output` reads, when the plan's windows may
+// run as a top-n of it: nothing between the windows and the outer filter
+// (LIMIT, OFFSET, DISTINCT) depends on the rows the bound drops.
+std::optional<size_t> top_n_call(const SelectPlan& plan, const WindowPlan& windows, int output) {
+  if (output < 0 || static_cast<size_t>(output) >= plan.visible) return std::nullopt;
+  if (plan.limit || plan.offset || plan.distinct || !plan.distinct_on.empty()) return std::nullopt;
+  const auto* result = dynamic_cast<const WindowResultExpr*>(plan.outputs[static_cast<size_t>(output)].get());
+  if (result == nullptr || !top_n_applies(windows, result->call())) return std::nullopt;
+  return result->call();
+}
+
 }  // namespace
 
 void base_context(BindContext& ctx, const PlanContext& pc) {
@@ -175,6 +188,8 @@ void bind_limit_offset(const json& select, PlanContext& pc, SelectPlan& plan) {
 
 std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& outer_pc) {
   const bool keep_unknown = std::exchange(outer_pc.keep_unknown_outputs, false);
+  const int top_n_output = std::exchange(outer_pc.top_n_output, -1);
+  const int64_t top_n_k = outer_pc.top_n_k;
   auto plan = std::make_shared<SelectPlan>();
   PlanContext with_pc;
   if (select.contains("withClause")) {
@@ -600,7 +615,13 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     if (!windows.empty() && !aggregate) {
       auto window_plan = windows.finish(plan->source_width);
       const size_t calls = window_plan->calls.size();
-      source_tree = std::make_unique<WindowOperator>(std::move(source_tree), std::move(window_plan), plan->source_width);
+      const std::optional<size_t> top_n = top_n_call(*plan, *window_plan, top_n_output);
+      if (top_n) {
+        source_tree = std::make_unique<TopNPerPartition>(std::move(source_tree), std::move(window_plan),
+                                                         plan->source_width, *top_n, top_n_k);
+      } else {
+        source_tree = std::make_unique<WindowOperator>(std::move(source_tree), std::move(window_plan), plan->source_width);
+      }
       plan->source_width += calls;
     }
     plan->source = std::move(source_tree);

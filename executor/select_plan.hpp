@@ -43,6 +43,12 @@ struct PlanContext {
   // (PostgreSQL's UNION rule: SELECT 1 UNION SELECT '2' is integer).
   // plan_select clears it before planning anything nested.
   bool keep_unknown_outputs = false;
+  // Set by the FROM planner for a derived table whose rows an outer filter
+  // bounds by a ranking window column (`WHERE rn <= k`): output
+  // top_n_output needs no row ranked above top_n_k, so the window may run
+  // as a top-n per partition. plan_select clears it as keep_unknown_outputs.
+  int top_n_output = -1;
+  int64_t top_n_k = 0;
 };
 
 // What a running query may use.

@@ -71,6 +71,7 @@ class WindowResultExpr final : public Expr {
   WindowResultExpr(SqlType type, std::shared_ptr<const size_t> base, size_t call)
       : Expr(type), base_(std::move(base)), call_(call) {}
   Vector evaluate(const EvalInput& input) const override;
+  size_t call() const { return call_; }
 
  private:
   std::shared_ptr<const size_t> base_;

@@ -8,7 +8,7 @@
 
 namespace tally::executor {
 
-WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input) {
+WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, int threads) {
   WindowResult result;
   result.columns.resize(plan.calls.size());
   for (size_t group = 0; group < plan.sort_groups; ++group) {
@@ -30,7 +30,7 @@ WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input) {
       keys.push_back(o.expr->evaluate(input));
       order.push_back({&keys.back(), o.descending, o.nulls_first});
     }
-    const WindowOrdering ordering = sort_window_rows(input.rows, partition, order);
+    const WindowOrdering ordering = sort_window_rows(input.rows, partition, order, threads);
     for (size_t s = 0; s < plan.specs.size(); ++s) {
       const WindowSpec& spec = plan.specs[s];
       if (spec.sort_group != group) continue;
@@ -68,7 +68,19 @@ EvalInput with_windows(const WindowPlan& plan, const EvalInput& input, std::vect
   return out;
 }
 
-namespace {
+void push_with_windows(const WindowPlan& plan, DataChunk rows, const std::vector<int>& layout, size_t space_width,
+                       ExecContext& context, ChunkSink& sink) {
+  if (rows.rows == 0) return;
+  if (context.cancel) context.cancel->check();
+  const EvalInput input = space_input(rows, layout, space_width, context.parameters);
+  WindowResult windows = evaluate_windows(plan, input, context.threads);
+  if (!windows.order.empty()) {
+    rows = gather_chunk(rows, windows.order);
+    for (auto& c : windows.columns) c = gather(c, windows.order);
+  }
+  for (auto& c : windows.columns) rows.columns.push_back(std::move(c));
+  sink.consume(rows);
+}
 
 std::vector<OutputColumn> window_columns(const PhysicalOperator& child, const WindowPlan& plan) {
   std::vector<OutputColumn> columns = child.columns();
@@ -76,32 +88,24 @@ std::vector<OutputColumn> window_columns(const PhysicalOperator& child, const Wi
   return columns;
 }
 
-}  // namespace
+std::vector<int> window_layout(const PhysicalOperator& child, const WindowPlan& plan, size_t space_width) {
+  std::vector<int> layout = child.layout();
+  for (size_t k = 0; k < plan.calls.size(); ++k) layout.push_back(static_cast<int>(space_width + k));
+  return layout;
+}
 
 WindowOperator::WindowOperator(std::unique_ptr<PhysicalOperator> child, std::shared_ptr<const WindowPlan> plan,
                                size_t space_width)
     : PhysicalOperator(window_columns(*child, *plan), child->estimated_rows()),
       plan_(std::move(plan)),
       space_width_(space_width) {
-  std::vector<int> layout = child->layout();
-  for (size_t k = 0; k < plan_->calls.size(); ++k) layout.push_back(static_cast<int>(space_width + k));
-  layout_ = std::move(layout);
+  layout_ = window_layout(*child, *plan_, space_width);
   children_.push_back(std::move(child));
 }
 
 void WindowOperator::run(ExecContext& context, ChunkSink& sink) const {
   const PhysicalOperator& child = *children_[0];
-  DataChunk rows = collect(child, context);
-  if (rows.rows == 0) return;
-  if (context.cancel) context.cancel->check();
-  const EvalInput input = space_input(rows, child.layout(), space_width_, context.parameters);
-  WindowResult windows = evaluate_windows(*plan_, input);
-  if (!windows.order.empty()) {
-    rows = gather_chunk(rows, windows.order);
-    for (auto& c : windows.columns) c = gather(c, windows.order);
-  }
-  for (auto& c : windows.columns) rows.columns.push_back(std::move(c));
-  sink.consume(rows);
+  push_with_windows(*plan_, collect(child, context), child.layout(), space_width_, context, sink);
 }
 
 }  // namespace tally::executor

@@ -17,11 +17,22 @@ struct WindowResult {
   std::vector<uint32_t> order;  // the rows in output order; empty: as they came
 };
 
-WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input);
+// `threads`: the workers its sorts may use.
+WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, int threads = 1);
 
 // `input` extended with the window results, rows in the windows' output
 // order; `storage` keeps the vectors it points at.
 EvalInput with_windows(const WindowPlan& plan, const EvalInput& input, std::vector<Vector>& storage);
+
+// Evaluates the plan's windows over `rows` (the child's rows, at `layout`
+// in a column space of `space_width` columns) and pushes them with one more
+// column per call, in the windows' output order.
+void push_with_windows(const WindowPlan& plan, DataChunk rows, const std::vector<int>& layout, size_t space_width,
+                       ExecContext& context, ChunkSink& sink);
+// A window operator's output columns and their layout: the child's, then
+// one per call at space_width + call.
+std::vector<OutputColumn> window_columns(const PhysicalOperator& child, const WindowPlan& plan);
+std::vector<int> window_layout(const PhysicalOperator& child, const WindowPlan& plan, size_t space_width);
 
 class WindowOperator final : public PhysicalOperator {
  public:

@@ -8,15 +8,11 @@
 #include <unordered_map>
 
 #include "executor/cancel_point.hpp"
+#include "executor/cpu/parallel.hpp"
 
 namespace tally::executor {
 
 namespace {
-
-bool word_sortable(const Vector& v) {
-  const Physical p = physical_of(v.type.id);
-  return p == Physical::integer || p == Physical::boolean || p == Physical::floating;
-}
 
 // NaN sorts above every number and -0 equals 0, as in PostgreSQL's float comparison.
 int compare_floats(double a, double b) {
@@ -26,26 +22,38 @@ int compare_floats(double a, double b) {
   return std::isnan(b) ? -1 : 0;
 }
 
-int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
-  const Vector& v = *c.values;
-  const bool na = v.null_at(a), nb = v.null_at(b);
+}  // namespace
+
+int compare_window_values(const Vector& va, size_t a, const Vector& vb, size_t b, bool descending, bool nulls_first) {
+  const bool na = va.null_at(a), nb = vb.null_at(b);
   if (na || nb) {
     if (na && nb) return 0;
-    return na == c.nulls_first ? -1 : 1;
+    return na == nulls_first ? -1 : 1;
   }
   int r;
-  switch (physical_of(v.type.id)) {
+  switch (physical_of(va.type.id)) {
     case Physical::boolean:
     case Physical::integer: {
-      const int64_t* ints = v.int_data();
-      r = ints[a] < ints[b] ? -1 : (ints[a] > ints[b] ? 1 : 0);
+      const int64_t x = va.int_data()[a], y = vb.int_data()[b];
+      r = x < y ? -1 : (x > y ? 1 : 0);
       break;
     }
-    case Physical::floating: r = compare_floats(v.floats[a], v.floats[b]); break;
-    case Physical::text: r = v.texts[a].compare(v.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
-    default: r = compare_values(v.get(a), v.get(b));
+    case Physical::floating: r = compare_floats(va.floats[a], vb.floats[b]); break;
+    case Physical::text: r = va.texts[a].compare(vb.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
+    default: r = compare_values(va.get(a), vb.get(b));
   }
-  return c.descending ? -r : r;
+  return descending ? -r : r;
+}
+
+namespace {
+
+bool word_sortable(const Vector& v) {
+  const Physical p = physical_of(v.type.id);
+  return p == Physical::integer || p == Physical::boolean || p == Physical::floating;
+}
+
+int compare_column(const WindowSortColumn& c, uint32_t a, uint32_t b) {
+  return compare_window_values(*c.values, a, *c.values, b, c.descending, c.nulls_first);
 }
 
 int compare_rows(const std::vector<WindowSortColumn>& columns, uint32_t a, uint32_t b) {
@@ -53,6 +61,40 @@ int compare_rows(const std::vector<WindowSortColumn>& columns, uint32_t a, uint3
     if (int r = compare_column(c, a, b)) return r;
   }
   return 0;
+}
+
+// Rows below which a sort stays on one thread: splitting it would cost
+// more than it saves.
+constexpr size_t kParallelSortRows = size_t{1} << 16;
+
+// std::sort of [data, data + n) on `threads` workers: each sorts a run of
+// its own, then the runs are merged pairwise, the merges of one round side
+// by side. `less` is a strict total order (rows break every tie), so the
+// result is the one std::sort gives. Each part sorts with its own copy of
+// `less` (a comparator may tick a CancelTicker).
+template <class T, class Less>
+void sort_parallel(T* data, size_t n, const Less& less, int threads) {
+  if (threads <= 1 || n < kParallelSortRows) {
+    std::sort(data, data + n, less);
+    return;
+  }
+  const size_t parts = static_cast<size_t>(threads);
+  std::vector<size_t> bounds(parts + 1);
+  for (size_t p = 0; p <= parts; ++p) bounds[p] = n * p / parts;
+  cpu::parallel_for(threads, parts, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) std::sort(data + bounds[p], data + bounds[p + 1], Less(less));
+  });
+  for (size_t width = 1; width < parts; width *= 2) {
+    std::vector<size_t> starts;
+    for (size_t p = 0; p + width < parts; p += 2 * width) starts.push_back(p);
+    cpu::parallel_for(threads, starts.size(), [&](int, size_t begin, size_t end) {
+      for (size_t m = begin; m < end; ++m) {
+        const size_t p = starts[m];
+        std::inplace_merge(data + bounds[p], data + bounds[p + width], data + bounds[std::min(p + 2 * width, parts)],
+                           Less(less));
+      }
+    });
+  }
 }
 
 // Order-preserving 64-bit images of a column's values (unsigned
@@ -108,9 +150,8 @@ bool key_less(const KeyRow<W>& a, const KeyRow<W>& b) {
 // places the rows by it in one pass and only each bucket is sorted by the
 // rest: many small sorts instead of one over every row.
 template <size_t W>
-void sort_keys(std::vector<KeyRow<W>>& keys) {
-  CancelTicker ticker;
-  auto less = [&](const KeyRow<W>& a, const KeyRow<W>& b) {
+void sort_keys(std::vector<KeyRow<W>>& keys, int threads) {
+  const auto less = [ticker = CancelTicker{}](const KeyRow<W>& a, const KeyRow<W>& b) mutable {
     ticker.tick();
     return key_less(a, b);
   };
@@ -121,7 +162,7 @@ void sort_keys(std::vector<KeyRow<W>>& keys) {
     hi = std::max(hi, k.key[0]);
   }
   if (n < 4096 || hi - lo >= 2 * static_cast<uint64_t>(n)) {
-    std::sort(keys.begin(), keys.end(), less);
+    sort_parallel(keys.data(), n, less, threads);
     return;
   }
   std::vector<uint32_t> starts(hi - lo + 2, 0);
@@ -131,22 +172,26 @@ void sort_keys(std::vector<KeyRow<W>>& keys) {
   std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
   for (const auto& k : keys) placed[next[k.key[0] - lo]++] = k;  // stable: rows stay in input order
   if (W > 1) {
-    for (size_t b = 0; b + 1 < starts.size(); ++b) {
-      if (starts[b + 1] - starts[b] > 1) std::sort(placed.begin() + starts[b], placed.begin() + starts[b + 1], less);
-    }
+    // The buckets are independent: split over the workers.
+    cpu::parallel_for(threads, starts.size() - 1, [&](int, size_t begin, size_t end) {
+      auto bucket_less = less;
+      for (size_t b = begin; b < end; ++b) {
+        if (starts[b + 1] - starts[b] > 1) std::sort(placed.begin() + starts[b], placed.begin() + starts[b + 1], bucket_less);
+      }
+    });
   }
   keys.swap(placed);
 }
 
 template <size_t W>
 void sort_by_words(size_t n, const std::vector<std::vector<uint64_t>>& words, size_t partition_columns,
-                   WindowOrdering& out) {
+                   WindowOrdering& out, int threads) {
   std::vector<KeyRow<W>> keys(n);
   for (size_t i = 0; i < n; ++i) {
     for (size_t k = 0; k < W; ++k) keys[i].key[k] = words[k][i];
     keys[i].row = static_cast<uint32_t>(i);
   }
-  sort_keys(keys);
+  sort_keys(keys, threads);
   out.rows.resize(n);
   out.group_of.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -166,17 +211,18 @@ void sort_by_words(size_t n, const std::vector<std::vector<uint64_t>>& words, si
 }
 
 // The word sort, when every key is an integer, boolean or float (at most 4).
-bool sort_by_words(size_t n, const std::vector<WindowSortColumn>& all, size_t partition_columns, WindowOrdering& out) {
+bool sort_by_words(size_t n, const std::vector<WindowSortColumn>& all, size_t partition_columns, WindowOrdering& out,
+                   int threads) {
   if (all.size() > 4) return false;
   std::vector<std::vector<uint64_t>> words(all.size());
   for (size_t c = 0; c < all.size(); ++c) {
     if (!word_sortable(*all[c].values) || !column_words(all[c], n, words[c])) return false;
   }
   switch (all.size()) {
-    case 1: sort_by_words<1>(n, words, partition_columns, out); break;
-    case 2: sort_by_words<2>(n, words, partition_columns, out); break;
-    case 3: sort_by_words<3>(n, words, partition_columns, out); break;
-    default: sort_by_words<4>(n, words, partition_columns, out); break;
+    case 1: sort_by_words<1>(n, words, partition_columns, out, threads); break;
+    case 2: sort_by_words<2>(n, words, partition_columns, out, threads); break;
+    case 3: sort_by_words<3>(n, words, partition_columns, out, threads); break;
+    default: sort_by_words<4>(n, words, partition_columns, out, threads); break;
   }
   return true;
 }
@@ -212,7 +258,7 @@ Vector text_ranks(const Vector& v, size_t n) {
 }  // namespace
 
 WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& partition,
-                                const std::vector<WindowSortColumn>& order) {
+                                const std::vector<WindowSortColumn>& order, int threads) {
   WindowOrdering out;
   std::vector<WindowSortColumn> all = partition;
   all.insert(all.end(), order.begin(), order.end());
@@ -228,15 +274,15 @@ WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& p
     std::iota(out.rows.begin(), out.rows.end(), 0u);
     out.group_of.assign(n, 0);
     if (n > 0) out.partitions.push_back(0), out.groups.push_back(0);
-  } else if (!sort_by_words(n, all, partition.size(), out)) {
+  } else if (!sort_by_words(n, all, partition.size(), out, threads)) {
     out.rows.resize(n);
     std::iota(out.rows.begin(), out.rows.end(), 0u);
-    CancelTicker ticker;
-    std::sort(out.rows.begin(), out.rows.end(), [&](uint32_t a, uint32_t b) {
+    const auto less = [&all, ticker = CancelTicker{}](uint32_t a, uint32_t b) mutable {
       ticker.tick();
       const int r = compare_rows(all, a, b);
       return r != 0 ? r < 0 : a < b;
-    });
+    };
+    sort_parallel(out.rows.data(), n, less, threads);
     out.group_of.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const bool new_partition = i == 0 || compare_rows(partition, out.rows[i - 1], out.rows[i]) != 0;

@@ -26,8 +26,13 @@ struct WindowOrdering {
   std::vector<uint32_t> group_of;    // sorted position -> its peer group
 };
 
-// Ties keep input order, so the result does not depend on the sort's whims.
+// Value a of `va` against value b of `vb` (same type) in a window's order:
+// -1, 0 or 1, DESC inverted, NULL placed by `nulls_first`; text bytewise.
+int compare_window_values(const Vector& va, size_t a, const Vector& vb, size_t b, bool descending, bool nulls_first);
+
+// Ties keep input order, so the result does not depend on the sort's whims
+// nor on `threads`, the workers the sort may use (executor/cpu/parallel.hpp).
 WindowOrdering sort_window_rows(size_t rows, const std::vector<WindowSortColumn>& partition,
-                                const std::vector<WindowSortColumn>& order);
+                                const std::vector<WindowSortColumn>& order, int threads = 1);
 
 }  // namespace tally::executor
