@@ -17,11 +17,12 @@ namespace tally::executor {
 
 namespace {
 
-// Candidate pairs held at once per probe chunk, over all parts: a nested
+// Candidate pairs held at once per probe chunk, over all parts (a round of
+// a quarter million pairs with a residual takes tens of milliseconds): a nested
 // loop or a heavily duplicated key is joined in rounds of at most this many
 // pairs, so it never materializes every pair, and cancel is looked at
 // between rounds.
-constexpr size_t kPairsPerRound = size_t{1} << 20;
+constexpr size_t kPairsPerRound = size_t{1} << 18;
 // A probe chunk is split over the worker pool in parts of at least this many rows.
 constexpr size_t kMinRowsPerPart = size_t{1} << 14;
 
