@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <set>
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
@@ -11,6 +12,7 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/operators/table_scan.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -150,9 +152,6 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const bool first_match_only = filtering && residual_.empty();
   std::unique_ptr<std::atomic<uint8_t>[]> build_matched;
   if (keep_build) build_matched = std::make_unique<std::atomic<uint8_t>[]>(build_rows);
-  std::vector<int> pair_layout = probe.layout();
-  pair_layout.insert(pair_layout.end(), build.layout().begin(), build.layout().end());
-  pair_layout.push_back(static_cast<int>(space_width_));  // the pair numbers (residual filtering)
   const size_t probe_width = probe.columns().size();
   bool stopped = false;
 
@@ -183,19 +182,34 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
   };
 
-  // Keeps the pairs of a part that pass the residual condition.
+  // Keeps the pairs of a part that pass the residual condition. Only the
+  // columns the condition reads are gathered for it.
+  std::vector<int> residual_layout;
+  std::vector<std::pair<bool, size_t>> residual_columns;  // (from the build side, column)
+  {
+    std::set<int> refs;
+    for (const auto& e : residual_) collect_refs(*e, refs);
+    for (size_t c = 0; c < probe.layout().size(); ++c) {
+      if (refs.count(probe.layout()[c])) residual_columns.emplace_back(false, c), residual_layout.push_back(probe.layout()[c]);
+    }
+    for (size_t c = 0; c < build.layout().size(); ++c) {
+      if (refs.count(build.layout()[c])) residual_columns.emplace_back(true, c), residual_layout.push_back(build.layout()[c]);
+    }
+    residual_layout.push_back(static_cast<int>(space_width_));  // the pair numbers
+  }
   auto apply_residual = [&](ProbePart& part, const DataChunk& chunk) {
     if (residual_.empty() || part.pr.empty()) return;
     DataChunk pairs;
     pairs.rows = part.pr.size();
-    for (const auto& c : chunk.columns) pairs.columns.push_back(gather(c, part.pr));
-    for (const auto& c : table.rows.columns) pairs.columns.push_back(gather(c, part.br));
+    for (const auto& [from_build, c] : residual_columns) {
+      pairs.columns.push_back(from_build ? gather(table.rows.columns[c], part.br) : gather(chunk.columns[c], part.pr));
+    }
     // The pair numbers ride along as a column so the filter keeps them in step.
     Vector index({TypeId::int8});
     index.resize(part.pr.size());
     for (size_t i = 0; i < part.pr.size(); ++i) index.ints[i] = static_cast<int64_t>(i);
     pairs.columns.push_back(std::move(index));
-    filter_chunk(pairs, residual_, pair_layout, space_width_ + 1, context.parameters);
+    filter_chunk(pairs, residual_, residual_layout, space_width_ + 1, context.parameters);
     std::vector<uint32_t> kept_p, kept_b;
     for (size_t i = 0; i < pairs.rows; ++i) {
       const auto at = static_cast<size_t>(pairs.columns.back().ints[i]);
