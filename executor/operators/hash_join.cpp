@@ -5,6 +5,8 @@
 #include <functional>
 #include <set>
 
+#include <unistd.h>
+
 #include "common/cancel.hpp"
 #include "common/error.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -48,6 +50,15 @@ int worker_threads(const ExecContext& context) {
   return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
 }
 
+// The bytes a build side may hold: cpu_memory_budget, or when it is 0 (the
+// setting's "half of RAM") half of the host's physical memory, so that a
+// runaway build side fails with 53200 before the host runs out.
+uint64_t build_budget(const ExecContext& context) {
+  if (context.memory_budget > 0) return context.memory_budget;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
+}
+
 // Bytes a chunk's values hold (what the build side keeps in memory).
 uint64_t chunk_bytes(const DataChunk& chunk) {
   uint64_t bytes = 0;
@@ -62,7 +73,8 @@ uint64_t chunk_bytes(const DataChunk& chunk) {
 Error build_side_too_large(uint64_t bytes, uint64_t budget) {
   return Error(SqlState::out_of_memory, "out of memory")
       .with_detail("The hash join's build side needs more than " + std::to_string(bytes) +
-                   " bytes; cpu_memory_budget allows " + std::to_string(budget) + ".");
+                   " bytes; the CPU memory budget (cpu_memory_budget, or half of RAM when it is 0) is " +
+                   std::to_string(budget) + " bytes.");
 }
 
 // Drains the build side, stopping with 53200 once it holds more than the
@@ -129,12 +141,13 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const int threads = worker_threads(context);
   BuildTable table;
   {
-    BuildSink build_sink(build.columns(), context.memory_budget);
+    const uint64_t budget = build_budget(context);
+    BuildSink build_sink(build.columns(), budget);
     build.run(context, build_sink);
     table.rows = build_sink.take();
     // The chains (two row numbers per row, with buckets) count too.
     const uint64_t bytes = build_sink.bytes() + table.rows.rows * 3 * sizeof(uint32_t);
-    if (context.memory_budget > 0 && bytes > context.memory_budget) throw build_side_too_large(bytes, context.memory_budget);
+    if (budget > 0 && bytes > budget) throw build_side_too_large(bytes, budget);
   }
   const size_t build_rows = table.rows.rows;
   const bool hashed = !build_keys_.empty();
