@@ -440,6 +440,16 @@ Part FromPlanner::State::build_item(Node* node) {
   }
   node->filters.clear();
   for (auto& c : above) node->filters.push_back(std::move(c.expr));
+  // ON conditions over the NULL-extended side alone only decide which of
+  // its rows can match: they filter that side below the join.
+  std::vector<ExprPtr> on;
+  for (auto& e : node->on) {
+    Conjunct c = make_conjunct(std::move(e));
+    if (!c.refs.empty() && node->join == JoinType::left && subset(c.refs, node->right->cols)) right_pool.push_back(std::move(c));
+    else if (!c.refs.empty() && node->join == JoinType::right && subset(c.refs, node->left->cols)) left_pool.push_back(std::move(c));
+    else on.push_back(std::move(c.expr));
+  }
+  node->on = std::move(on);
   Part left{build_tree(node->left.get(), std::move(left_pool)), node->left->cols, 0};
   Part right{build_tree(node->right.get(), std::move(right_pool)), node->right->cols, 0};
   left.est = left.op->estimated_rows();

@@ -1,5 +1,7 @@
 #include "executor/subquery_binder.hpp"
 
+#include <map>
+
 #include "common/error.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/subquery_expr.hpp"
@@ -80,15 +82,23 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   }
   auto count = std::make_shared<size_t>(0);
   std::vector<ExprPtr> correlated;
+  // Where in the query text each outer reference is (for decorrelation);
+  // `unplaced`: one had no location, so the parse tree cannot tell them apart.
+  std::map<int, size_t> outer_refs;
+  bool unplaced = false;
   PlanContext inner = plan_context;
   inner.outer_column = [&](const json& node) -> ExprPtr {
     ExprPtr outer = try_bind_column(node, context);
     if (!outer) return nullptr;
     const SqlType type = outer->type;
     correlated.push_back(std::move(outer));
+    const int location = node["ColumnRef"].value("location", -1);
+    if (location < 0) unplaced = true;
+    outer_refs.emplace(location, correlated.size() - 1);
     return std::make_unique<OuterRefExpr>(type, correlated.size() - 1, count);
   };
-  auto plan = plan_select(sublink_select(sublink), inner);
+  const json& select = sublink_select(sublink);
+  auto plan = plan_select(select, inner);
   *count = correlated.size();
 
   SqlType type{TypeId::boolean};
@@ -98,6 +108,12 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   }
   auto expr = std::make_unique<SubqueryExpr>(type, kind, std::move(plan));
   expr->correlated = std::move(correlated);
+  if (kind == SubqueryKind::scalar && !expr->correlated.empty() && !unplaced) {
+    expr->grouped = plan_grouped_subquery(select, outer_refs, expr->correlated, plan_context);
+    if (expr->grouped && expr->grouped->plan->outputs[expr->grouped->key_slots.size()]->type != type) {
+      expr->grouped = nullptr;
+    }
+  }
   if (kind == SubqueryKind::any || kind == SubqueryKind::all) {
     const json& test = sublink["testexpr"];
     std::string op = "=";

@@ -3,7 +3,9 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/key_chains.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
 
@@ -37,14 +39,39 @@ struct SubqueryExpr::Result {
   size_t rows = 0;
   Vector values;                       // column 0 (scalar, ANY, ALL)
   std::vector<Vector> normalized;      // ANY with equality: the values as compared
-  std::vector<uint32_t> head, next;    // hash chains over `normalized`
-  uint64_t mask = 0;
+  KeyChains chains;                    // over `normalized`
   bool any_null = false;
 };
 
+struct SubqueryExpr::Groups {
+  std::vector<Vector> keys;  // one row per group
+  Vector values;
+  KeyChains chains;          // over `keys`
+  Value empty;               // the value for a tuple no group has
+};
+
+namespace {
+
+// A context for a run of a subquery's plan: the statement's parameters and
+// cancel token (installed for this thread by run_select), so that a cancel
+// or statement_timeout stops the subquery's scans too.
+ExecContext subquery_context(const std::vector<Value>& parameters, int threads) {
+  ExecContext context;
+  context.parameters = &parameters;
+  context.cancel = const_cast<CancelToken*>(current_cancel_token());
+  context.threads = threads;
+  return context;
+}
+
+}  // namespace
+
 void SubqueryExpr::reset() const {
-  std::lock_guard lock(mutex_);
-  cache_.clear();
+  {
+    std::lock_guard lock(mutex_);
+    cache_.clear();
+  }
+  std::lock_guard lock(groups_mutex_);
+  groups_.reset();
 }
 
 std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::vector<Value>& parameters) const {
@@ -53,8 +80,7 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
-  ExecContext context;
-  context.parameters = &parameters;
+  ExecContext context = subquery_context(parameters, 1);
   ResultSet rs = run_select(*plan, context);
   auto result = std::make_shared<Result>();
   result->rows = rs.rows;
@@ -73,17 +99,7 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::
     in.parameters = &parameters;
     in.columns = {nullptr, &result->values};
     result->normalized.push_back(eq.args[1]->evaluate(in));
-    size_t buckets = 16;
-    while (buckets < result->rows * 2) buckets <<= 1;
-    result->mask = buckets - 1;
-    result->head.assign(buckets, kNullRow);
-    result->next.assign(result->rows, kNullRow);
-    for (size_t r = 0; r < result->rows; ++r) {
-      if (has_null_key(result->normalized, r)) continue;
-      const uint64_t b = key_hash(result->normalized, r) & result->mask;
-      result->next[r] = result->head[b];
-      result->head[b] = static_cast<uint32_t>(r);
-    }
+    result->chains.build(result->normalized, result->rows);
   }
   std::lock_guard lock(mutex_);
   cache_.emplace(key, result);
@@ -95,6 +111,7 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
   const std::vector<Value>& base = input.parameters ? *input.parameters : no_parameters;
   std::vector<Vector> outer;
   for (const auto& c : correlated) outer.push_back(c->evaluate(input));
+  if (grouped) return evaluate_grouped(input, base, std::move(outer));
   Vector left_values;
   if (left) left_values = left->evaluate(input);
   Vector out(type);
@@ -128,10 +145,7 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
           one.columns = {&single, nullptr};
           std::vector<Vector> probe;
           probe.push_back(eq.args[0]->evaluate(one));
-          for (uint32_t b = result->head[key_hash(probe, 0) & result->mask]; b != kNullRow && !decided;
-               b = result->next[b]) {
-            decided = keys_equal(probe, 0, result->normalized, b);
-          }
+          decided = result->chains.find(result->normalized, probe, 0) != kNullRow;
         } else {
           EvalInput pairs;
           pairs.rows = result->rows;
@@ -150,6 +164,48 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
         else out.set(r, Value{all});
         break;
       }
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const SubqueryExpr::Groups> SubqueryExpr::groups_for(const std::vector<Value>& base) const {
+  std::lock_guard lock(groups_mutex_);
+  if (groups_) return groups_;
+  auto groups = std::make_shared<Groups>();
+  // The grouped run reads the statement's parameters only (no outer values);
+  // it is one scan of the subquery's tables, so it takes the worker pool.
+  ExecContext context = subquery_context(base, 0);
+  ResultSet rs = run_select(*grouped->plan, context);
+  const size_t key_count = grouped->key_slots.size();
+  for (size_t k = 0; k < key_count; ++k) groups->keys.push_back(std::move(rs.columns[k]));
+  groups->values = std::move(rs.columns[key_count]);
+  groups->chains.build(groups->keys, rs.rows);
+  // NULL outer values match no row: the subquery's value over no rows.
+  std::vector<Value> nulls = base;
+  nulls.resize(base.size() + correlated.size(), Value{Null{}});
+  const auto empty = result_for(nulls);
+  if (empty->rows > 0) groups->empty = empty->values.get(0);
+  groups_ = groups;
+  return groups_;
+}
+
+Vector SubqueryExpr::evaluate_grouped(const EvalInput& input, const std::vector<Value>& base,
+                                      std::vector<Vector> outer) const {
+  const auto groups = groups_for(base);
+  std::vector<Vector> probe;
+  for (size_t slot : grouped->key_slots) probe.push_back(outer[slot]);
+  Vector out(type);
+  out.resize(input.rows);
+  for (size_t r = 0; r < input.rows; ++r) {
+    const uint32_t b = groups->chains.find(groups->keys, probe, r);
+    if (b == kNullRow) {
+      if (is_null(groups->empty)) out.set_null(r);
+      else out.set(r, groups->empty);
+    } else if (groups->values.null_at(b)) {
+      out.set_null(r);
+    } else {
+      out.set(r, groups->values.get(b));
     }
   }
   return out;

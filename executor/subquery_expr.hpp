@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor/expression.hpp"
+#include "executor/subquery_decorrelation.hpp"
 
 namespace tally::executor {
 
@@ -52,12 +53,21 @@ class SubqueryExpr final : public Expr {
   ExprPtr left;
   ExprPtr compare;
   bool hashable = false;
+  // A correlated scalar aggregate planned as one GROUP BY over its
+  // correlation keys (null: evaluated per distinct outer tuple).
+  std::unique_ptr<GroupedSubquery> grouped;
 
  private:
   struct Result;
+  struct Groups;
   std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
+  std::shared_ptr<const Groups> groups_for(const std::vector<Value>& base) const;
+  Vector evaluate_grouped(const EvalInput& input, const std::vector<Value>& base, std::vector<Vector> outer) const;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const Result>> cache_;
+  // Held while the grouped run is made, so concurrent evaluations wait for one run.
+  mutable std::mutex groups_mutex_;
+  mutable std::shared_ptr<const Groups> groups_;
 };
 
 }  // namespace tally::executor

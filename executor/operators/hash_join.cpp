@@ -1,20 +1,36 @@
 #include "executor/operators/hash_join.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <set>
+
+#include <unistd.h>
 
 #include "common/cancel.hpp"
+#include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/key_chains.hpp"
 #include "executor/operators/table_scan.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
 
 namespace {
 
-// Probe rows are joined in blocks of at most this many candidate pairs, so a
-// nested loop or a heavily duplicated key never materializes every pair at once.
-constexpr size_t kPairsPerBlock = size_t{1} << 20;
+// Candidate pairs held at once per probe chunk, over all parts (a round of
+// a quarter million pairs with a residual takes tens of milliseconds): a nested
+// loop or a heavily duplicated key is joined in rounds of at most this many
+// pairs, so it never materializes every pair, and cancel is looked at
+// between rounds.
+constexpr size_t kPairsPerRound = size_t{1} << 18;
+// A probe chunk is split over the worker pool in parts of at least this many rows.
+constexpr size_t kMinRowsPerPart = size_t{1} << 14;
+// How far ahead of the probed row its bucket is prefetched.
+constexpr size_t kPrefetchRows = 16;
 
 std::vector<Vector> evaluate_all(const std::vector<ExprPtr>& exprs, const EvalInput& input) {
   std::vector<Vector> out;
@@ -30,26 +46,74 @@ std::vector<OutputColumn> join_columns(JoinKind kind, const PhysicalOperator& pr
   return out;
 }
 
-// The build side, hashed: chains of row numbers per bucket.
+int worker_threads(const ExecContext& context) {
+  return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
+}
+
+// The bytes a build side may hold: cpu_memory_budget, or when it is 0 (the
+// setting's "half of RAM") half of the host's physical memory, so that a
+// runaway build side fails with 53200 before the host runs out.
+uint64_t build_budget(const ExecContext& context) {
+  if (context.memory_budget > 0) return context.memory_budget;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
+}
+
+// Bytes a chunk's values hold (what the build side keeps in memory).
+uint64_t chunk_bytes(const DataChunk& chunk) {
+  uint64_t bytes = 0;
+  for (const auto& v : chunk.columns) {
+    bytes += v.ints.size() * sizeof(int64_t) + v.floats.size() * sizeof(double) +
+             v.numerics.size() * sizeof(Numeric) + v.intervals.size() * sizeof(Interval) + v.nulls.size();
+    for (const auto& s : v.texts) bytes += sizeof(std::string) + (s.size() > 15 ? s.capacity() : 0);
+  }
+  return bytes;
+}
+
+Error build_side_too_large(uint64_t bytes, uint64_t budget) {
+  return Error(SqlState::out_of_memory, "out of memory")
+      .with_detail("The hash join's build side needs more than " + std::to_string(bytes) +
+                   " bytes; the CPU memory budget (cpu_memory_budget, or half of RAM when it is 0) is " +
+                   std::to_string(budget) + " bytes.");
+}
+
+// Drains the build side, stopping with 53200 once it holds more than the
+// CPU memory budget (0: no budget).
+class BuildSink final : public ChunkSink {
+ public:
+  BuildSink(const std::vector<OutputColumn>& columns, uint64_t budget) : collect_(columns), budget_(budget) {}
+  bool consume(DataChunk& chunk) override {
+    bytes_ += chunk_bytes(chunk);
+    if (budget_ > 0 && bytes_ > budget_) throw build_side_too_large(bytes_, budget_);
+    return collect_.consume(chunk);
+  }
+  DataChunk take() { return std::move(collect_.result); }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  CollectSink collect_;
+  uint64_t budget_;
+  uint64_t bytes_ = 0;
+};
+
+// The build side, hashed.
 struct BuildTable {
   DataChunk rows;
   std::vector<Vector> keys;
-  std::vector<uint32_t> head, next;
-  uint64_t mask = 0;
+  KeyChains chains;
+};
 
-  void build() {
-    size_t buckets = 16;
-    while (buckets < rows.rows * 2) buckets <<= 1;
-    mask = buckets - 1;
-    head.assign(buckets, kNullRow);
-    next.assign(rows.rows, kNullRow);
-    for (size_t r = 0; r < rows.rows; ++r) {
-      if (has_null_key(keys, r)) continue;
-      const uint64_t b = key_hash(keys, r) & mask;
-      next[r] = head[b];
-      head[b] = static_cast<uint32_t>(r);
-    }
-  }
+// One contiguous range of a probe chunk's rows, joined in rounds: where the
+// last round stopped (`row`, and `at`: the next build row of its chain or of
+// the nested loop), the pairs of this round, and the chunks they gave.
+struct ProbePart {
+  size_t begin = 0, end = 0;
+  size_t row = 0;
+  uint32_t at = kNullRow;
+  bool started = false;  // `at` is set for `row`
+  std::vector<uint32_t> pr, br;
+  std::vector<DataChunk> out;
+  bool done() const { return row >= end; }
 };
 
 }  // namespace
@@ -74,96 +138,156 @@ HashJoin::HashJoin(JoinKind kind, std::unique_ptr<PhysicalOperator> probe, std::
 void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const PhysicalOperator& probe = *children_[0];
   const PhysicalOperator& build = *children_[1];
+  const int threads = worker_threads(context);
   BuildTable table;
-  table.rows = collect(build, context);
+  {
+    const uint64_t budget = build_budget(context);
+    BuildSink build_sink(build.columns(), budget);
+    build.run(context, build_sink);
+    table.rows = build_sink.take();
+    // The chains (two row numbers per row, with buckets) count too.
+    const uint64_t bytes = build_sink.bytes() + table.rows.rows * 3 * sizeof(uint32_t);
+    if (budget > 0 && bytes > budget) throw build_side_too_large(bytes, budget);
+  }
+  const size_t build_rows = table.rows.rows;
   const bool hashed = !build_keys_.empty();
   if (hashed) {
     table.keys = evaluate_all(build_keys_, space_input(table.rows, build.layout(), space_width_, context.parameters));
-    table.build();
+    std::vector<uint64_t> hashes(build_rows);
+    cpu::parallel_for(build_rows >= 2 * kMinRowsPerPart ? threads : 1, build_rows, [&](int, size_t b, size_t e) {
+      for (size_t r = b; r < e; ++r) hashes[r] = key_hash(table.keys, r);
+    });
+    if (context.cancel) context.cancel->check();
+    table.chains.build(table.keys, build_rows, &hashes);
   }
   const bool keep_probe = kind_ == JoinKind::probe_outer || kind_ == JoinKind::full;
   const bool keep_build = kind_ == JoinKind::build_outer || kind_ == JoinKind::full;
   const bool filtering = kind_ == JoinKind::semi || kind_ == JoinKind::anti;
-  std::vector<uint8_t> build_matched(keep_build ? table.rows.rows : 0, 0);
-  std::vector<int> pair_layout = probe.layout();
-  pair_layout.insert(pair_layout.end(), build.layout().begin(), build.layout().end());
+  // A semi or anti join without a residual needs one match per probe row.
+  const bool first_match_only = filtering && residual_.empty();
+  std::unique_ptr<std::atomic<uint8_t>[]> build_matched;
+  if (keep_build) build_matched = std::make_unique<std::atomic<uint8_t>[]>(build_rows);
   const size_t probe_width = probe.columns().size();
   bool stopped = false;
 
-  // Joins probe rows [begin, end) of one chunk; returns false once the sink wants no more.
-  auto join_block = [&](const DataChunk& chunk, const std::vector<Vector>& probe_key_values, size_t begin,
-                        size_t end) -> bool {
-    std::vector<uint32_t> pr, br;
-    for (size_t r = begin; r < end; ++r) {
-      if (!hashed) {
-        for (size_t b = 0; b < table.rows.rows; ++b) {
-          pr.push_back(static_cast<uint32_t>(r));
-          br.push_back(static_cast<uint32_t>(b));
+  // One integer-like key (the common case: ids, dates): compared as the
+  // int64 it is stored as, without the per-type dispatch of keys_equal.
+  const bool int_key = hashed && table.keys.size() == 1 &&
+                       (physical_of(table.keys[0].type.id) == Physical::integer ||
+                        physical_of(table.keys[0].type.id) == Physical::boolean);
+  const int64_t* build_ints = int_key ? table.keys[0].int_data() : nullptr;
+
+  // The next candidate pairs of a part, at most `cap`.
+  auto fill = [&](ProbePart& part, const std::vector<Vector>& probe_keys, const std::vector<uint64_t>& hashes,
+                  const std::vector<uint8_t>& matched, size_t cap) {
+    part.pr.clear();
+    part.br.clear();
+    const int64_t* probe_ints = int_key ? probe_keys[0].int_data() : nullptr;
+    while (!part.done() && part.pr.size() < cap) {
+      const size_t r = part.row;
+      if (!part.started) {
+        // On a build side larger than the caches probing is bound by three
+        // dependent random reads (bucket, then the row's key and next
+        // link): the bucket of a row further ahead is fetched, and the rows
+        // of a nearer one's bucket, while this row is joined.
+        if (hashed && r + kPrefetchRows < part.end) {
+          __builtin_prefetch(&table.chains.head[hashes[r + kPrefetchRows] & table.chains.mask]);
+          const uint32_t near = table.chains.head[hashes[r + kPrefetchRows / 2] & table.chains.mask];
+          if (near != kNullRow) {
+            __builtin_prefetch(&table.chains.next[near]);
+            if (int_key) __builtin_prefetch(&build_ints[near]);
+          }
         }
-        continue;
+        const bool skip = (hashed && has_null_key(probe_keys, r)) || (first_match_only && matched[r]);
+        part.at = skip ? kNullRow : hashed ? table.chains.first(hashes[r]) : (build_rows > 0 ? 0u : kNullRow);
+        part.started = true;
       }
-      if (has_null_key(probe_key_values, r)) continue;
-      for (uint32_t b = table.head[key_hash(probe_key_values, r) & table.mask]; b != kNullRow; b = table.next[b]) {
-        if (keys_equal(probe_key_values, r, table.keys, b)) {
-          pr.push_back(static_cast<uint32_t>(r));
-          br.push_back(b);
-        }
+      while (part.at != kNullRow && part.pr.size() < cap) {
+        const uint32_t b = part.at;
+        part.at = hashed ? table.chains.next[b] : (b + 1 < build_rows ? b + 1 : kNullRow);
+        if (hashed && !(int_key ? probe_ints[r] == build_ints[b] : keys_equal(probe_keys, r, table.keys, b))) continue;
+        part.pr.push_back(static_cast<uint32_t>(r));
+        part.br.push_back(b);
+        if (first_match_only) part.at = kNullRow;
+      }
+      if (part.at == kNullRow) {
+        ++part.row;
+        part.started = false;
       }
     }
-    if (!residual_.empty() && !pr.empty()) {
-      DataChunk pairs;
-      pairs.rows = pr.size();
-      for (const auto& c : chunk.columns) pairs.columns.push_back(gather(c, pr));
-      for (const auto& c : table.rows.columns) pairs.columns.push_back(gather(c, br));
-      // The pair numbers ride along as a column so the filter keeps them in step.
-      Vector index({TypeId::int8});
-      index.resize(pr.size());
-      for (size_t i = 0; i < pr.size(); ++i) index.ints[i] = static_cast<int64_t>(i);
-      pairs.columns.push_back(std::move(index));
-      std::vector<int> layout = pair_layout;
-      layout.push_back(static_cast<int>(space_width_));
-      filter_chunk(pairs, residual_, layout, space_width_ + 1, context.parameters);
-      std::vector<uint32_t> kept_p, kept_b;
-      for (size_t i = 0; i < pairs.rows; ++i) {
-        const auto at = static_cast<size_t>(pairs.columns.back().ints[i]);
-        kept_p.push_back(pr[at]);
-        kept_b.push_back(br[at]);
-      }
-      pr.swap(kept_p);
-      br.swap(kept_b);
+  };
+
+  // Keeps the pairs of a part that pass the residual condition. Only the
+  // columns the condition reads are gathered for it.
+  std::vector<int> residual_layout;
+  std::vector<std::pair<bool, size_t>> residual_columns;  // (from the build side, column)
+  {
+    std::set<int> refs;
+    for (const auto& e : residual_) collect_refs(*e, refs);
+    for (size_t c = 0; c < probe.layout().size(); ++c) {
+      if (refs.count(probe.layout()[c])) residual_columns.emplace_back(false, c), residual_layout.push_back(probe.layout()[c]);
     }
-    for (uint32_t b : br) {
-      if (keep_build) build_matched[b] = 1;
+    for (size_t c = 0; c < build.layout().size(); ++c) {
+      if (refs.count(build.layout()[c])) residual_columns.emplace_back(true, c), residual_layout.push_back(build.layout()[c]);
     }
-    std::vector<uint8_t> probe_matched;
-    if (keep_probe || filtering) {
-      probe_matched.assign(end - begin, 0);
-      for (uint32_t p : pr) probe_matched[p - begin] = 1;
+    residual_layout.push_back(static_cast<int>(space_width_));  // the pair numbers
+  }
+  auto apply_residual = [&](ProbePart& part, const DataChunk& chunk) {
+    if (residual_.empty() || part.pr.empty()) return;
+    DataChunk pairs;
+    pairs.rows = part.pr.size();
+    for (const auto& [from_build, c] : residual_columns) {
+      pairs.columns.push_back(from_build ? gather(table.rows.columns[c], part.br) : gather(chunk.columns[c], part.pr));
     }
+    // The pair numbers ride along as a column so the filter keeps them in step.
+    Vector index({TypeId::int8});
+    index.resize(part.pr.size());
+    for (size_t i = 0; i < part.pr.size(); ++i) index.ints[i] = static_cast<int64_t>(i);
+    pairs.columns.push_back(std::move(index));
+    filter_chunk(pairs, residual_, residual_layout, space_width_ + 1, context.parameters);
+    std::vector<uint32_t> kept_p, kept_b;
+    for (size_t i = 0; i < pairs.rows; ++i) {
+      const auto at = static_cast<size_t>(pairs.columns.back().ints[i]);
+      kept_p.push_back(part.pr[at]);
+      kept_b.push_back(part.br[at]);
+    }
+    part.pr.swap(kept_p);
+    part.br.swap(kept_b);
+  };
+
+  auto pairs_chunk = [&](const DataChunk& chunk, const std::vector<uint32_t>& pr, const std::vector<uint32_t>& br) {
     DataChunk out;
-    if (filtering) {
-      std::vector<uint32_t> rows;
-      const uint8_t want = kind_ == JoinKind::semi ? 1 : 0;
-      for (size_t r = begin; r < end; ++r) {
-        if (probe_matched[r - begin] == want) rows.push_back(static_cast<uint32_t>(r));
-      }
-      if (rows.empty()) return true;
-      out = gather_chunk(chunk, rows);
-      return sink.consume(out);
-    }
-    if (keep_probe) {
-      for (size_t r = begin; r < end; ++r) {
-        if (!probe_matched[r - begin]) {
-          pr.push_back(static_cast<uint32_t>(r));
-          br.push_back(kNullRow);
-        }
-      }
-    }
-    if (pr.empty()) return true;
     out.rows = pr.size();
     for (const auto& c : chunk.columns) out.columns.push_back(gather(c, pr));
     for (const auto& c : table.rows.columns) out.columns.push_back(gather(c, br));
-    return sink.consume(out);
+    return out;
+  };
+
+  // One round of a part: its next pairs joined, matches marked, rows out.
+  auto step = [&](ProbePart& part, const DataChunk& chunk, const std::vector<Vector>& probe_keys,
+                  const std::vector<uint64_t>& hashes, std::vector<uint8_t>& matched, size_t cap) {
+    part.out.clear();
+    fill(part, probe_keys, hashes, matched, cap);
+    apply_residual(part, chunk);
+    for (uint32_t p : part.pr) matched[p] = 1;
+    if (keep_build) {
+      for (uint32_t b : part.br) build_matched[b].store(1, std::memory_order_relaxed);
+    }
+    if (!filtering && !part.pr.empty()) part.out.push_back(pairs_chunk(chunk, part.pr, part.br));
+    if (!part.done() || !(filtering || keep_probe)) return;
+    // The part's last round: the probe rows decided by whether they matched.
+    std::vector<uint32_t> rows, missing;
+    const uint8_t want = kind_ == JoinKind::semi ? 1 : 0;
+    for (size_t r = part.begin; r < part.end; ++r) {
+      if (filtering ? matched[r] == want : !matched[r]) rows.push_back(static_cast<uint32_t>(r));
+    }
+    if (rows.empty()) return;
+    if (filtering) {
+      part.out.push_back(gather_chunk(chunk, rows));
+      return;
+    }
+    missing.assign(rows.size(), kNullRow);
+    part.out.push_back(pairs_chunk(chunk, rows, missing));
   };
 
   struct ProbeSink final : ChunkSink {
@@ -172,16 +296,42 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   } probe_sink;
   probe_sink.fn = [&](DataChunk& chunk) -> bool {
     if (context.cancel) context.cancel->check();
-    if (!hashed && table.rows.rows == 0 && !keep_probe && kind_ != JoinKind::anti) return true;
+    if (chunk.rows == 0) return true;
+    if (build_rows == 0 && !keep_probe && kind_ != JoinKind::anti) return true;
     std::vector<Vector> keys;
     if (hashed) keys = evaluate_all(probe_keys_, space_input(chunk, probe.layout(), space_width_, context.parameters));
-    const size_t per_row = hashed ? 1 : std::max<size_t>(1, table.rows.rows);
-    const size_t block = std::max<size_t>(1, kPairsPerBlock / per_row);
-    for (size_t begin = 0; begin < chunk.rows; begin += block) {
+    const size_t part_count = std::clamp<size_t>(chunk.rows / kMinRowsPerPart, 1, static_cast<size_t>(threads));
+    std::vector<ProbePart> parts(part_count);
+    const size_t per = (chunk.rows + part_count - 1) / part_count;
+    for (size_t i = 0; i < part_count; ++i) {
+      parts[i].begin = parts[i].row = std::min(chunk.rows, i * per);
+      parts[i].end = std::min(chunk.rows, (i + 1) * per);
+    }
+    std::vector<uint64_t> hashes(hashed ? chunk.rows : 0);
+    std::vector<uint8_t> matched(chunk.rows, 0);
+    const size_t cap = std::max<size_t>(1, kPairsPerRound / part_count);
+    bool first_round = true;
+    while (std::any_of(parts.begin(), parts.end(), [](const ProbePart& p) { return !p.done(); })) {
       if (context.cancel) context.cancel->check();
-      if (!join_block(chunk, keys, begin, std::min(chunk.rows, begin + block))) {
-        stopped = true;
-        return false;
+      cpu::parallel_for(static_cast<int>(part_count), part_count, [&](int, size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+          ProbePart& part = parts[i];
+          if (first_round && hashed) {
+            for (size_t r = part.begin; r < part.end; ++r) hashes[r] = key_hash(keys, r);
+          }
+          part.out.clear();
+          if (!part.done()) step(part, chunk, keys, hashes, matched, cap);
+        }
+      });
+      first_round = false;
+      for (auto& part : parts) {
+        for (auto& out : part.out) {
+          if (!sink.consume(out)) {
+            stopped = true;
+            return false;
+          }
+        }
+        part.out.clear();
       }
     }
     return true;
@@ -189,8 +339,8 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   probe.run(context, probe_sink);
   if (stopped || !keep_build) return;
   std::vector<uint32_t> rows, missing;
-  for (size_t b = 0; b < build_matched.size(); ++b) {
-    if (!build_matched[b]) {
+  for (size_t b = 0; b < build_rows; ++b) {
+    if (!build_matched[b].load(std::memory_order_relaxed)) {
       rows.push_back(static_cast<uint32_t>(b));
       missing.push_back(kNullRow);
     }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Cancel (libpq's PQcancel) and statement_timeout stop long queries promptly:
 a GROUP BY with many groups, an ORDER BY, a count(DISTINCT) and a COPY ... TO
-STDOUT over ROWS rows, each cancelled and each under SET statement_timeout:
-the error (57014) must arrive within STOP_BOUND_S of the cancel or deadline.
+STDOUT over ROWS rows, each cancelled and each under SET statement_timeout,
+and a runaway cross join of two CROSS_ROWS-row tables (10^10 pairs, never
+waited for): the error (57014) must arrive within STOP_BOUND_S of the cancel
+or deadline.
 The rows are loaded with COPY from a generated stream. Starts a scratch
 tallyd (tallyd_lifecycle_test.Tallyd). Usage: tallyd_cancel_test.py TALLYD"""
 import ctypes
@@ -40,6 +42,13 @@ NOT_YET_PROMPT = {"group_by": 10.0, "count_distinct": 20.0}
 
 def stop_bound(name):
     return NOT_YET_PROMPT.get(name, STOP_BOUND_S + ALLOWANCE_S)
+CROSS_ROWS = 100_000
+# Runs far longer than any test waits: cancelled or timed out at fixed points.
+RUNAWAY = {
+    "cross_join": "SELECT count(*) FROM x a, x b WHERE a.v + b.v < 0",
+    "cross_join_max": "SELECT max(a.k + b.v) FROM x a CROSS JOIN x b",
+}
+RUNAWAY_POINTS_S = (0.3, 1.0)
 QUERIES = {
     "group_by": "SELECT k, count(*), sum(v) FROM t GROUP BY k",
     "order_by": "SELECT k, v FROM t ORDER BY v DESC, k",
@@ -137,6 +146,9 @@ class Cancel(unittest.TestCase):
         generator.wait()
         if load.returncode != 0:
             raise RuntimeError("load failed: " + load.stderr)
+        r = cls.server.psql(f"CREATE TABLE x AS SELECT k, v FROM t WHERE k < {CROSS_ROWS // 2}")
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr)
 
     @classmethod
     def tearDownClass(cls):
@@ -172,8 +184,8 @@ class Cancel(unittest.TestCase):
         landed = sum(self.cancel_after(name, max(0.05, full * fraction)) for fraction in CANCEL_POINTS)
         self.assertGreater(landed, 0, f"{name} always ended before the cancel")
 
-    def cancel_after(self, name, delay):
-        sql = QUERIES[name]
+    def cancel_after(self, name, delay, sql=None):
+        sql = sql or QUERIES[name]
         c = Connection(self.server.port)
         try:
             outcome = {}
@@ -213,13 +225,14 @@ class Cancel(unittest.TestCase):
             landed += self.timeout_after(name, ms)
         self.assertGreater(landed, 0, f"{name} always ended before its deadline")
 
-    def timeout_after(self, name, ms):
+    def timeout_after(self, name, ms, sql=None):
+        sql = sql or QUERIES[name]
         c = Connection(self.server.port)
         try:
             state, _ = c.run(f"SET statement_timeout = '{ms}ms'")
             self.assertIsNone(state)
             start = time.monotonic()
-            state, at = c.run(QUERIES[name])
+            state, at = c.run(sql)
             if state is None and time.monotonic() - start < ms / 1000 + STOP_BOUND_S:
                 print(f"{name}: ended before a deadline of {ms} ms", file=sys.stderr)
                 return False
@@ -232,7 +245,19 @@ class Cancel(unittest.TestCase):
         finally:
             c.close()
 
+    def check_runaway_cancel(self, name):
+        for delay in RUNAWAY_POINTS_S:
+            self.assertTrue(self.cancel_after(name, delay, RUNAWAY[name]), f"{name} ended by itself")
+
+    def check_runaway_timeout(self, name):
+        for ms in (TIMEOUT_MS, *(int(s * 1000) for s in RUNAWAY_POINTS_S)):
+            self.assertTrue(self.timeout_after(name, ms, RUNAWAY[name]), f"{name} ended by itself")
+
+
 def add_tests():
+    for name in RUNAWAY:
+        setattr(Cancel, f"test_cancel_{name}", lambda self, n=name: self.check_runaway_cancel(n))
+        setattr(Cancel, f"test_statement_timeout_{name}", lambda self, n=name: self.check_runaway_timeout(n))
     for name in QUERIES:
         setattr(Cancel, f"test_cancel_{name}", lambda self, n=name: self.check_cancel(n))
         setattr(Cancel, f"test_statement_timeout_{name}", lambda self, n=name: self.check_timeout(n))
