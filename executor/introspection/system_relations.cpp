@@ -12,7 +12,9 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 28> kRelations{{
+constexpr std::array<SystemRelation, 34> kRelations{{
+    {826, "pg_default_acl", kCat, 'r', 10088, false},
+    {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
     {1249, "pg_attribute", kCat, 'r', 75, false},
     {1255, "pg_proc", kCat, 'r', 81, false},
@@ -21,13 +23,17 @@ constexpr std::array<SystemRelation, 28> kRelations{{
     {1262, "pg_database", kCat, 'r', 1248, true},
     {2601, "pg_am", kCat, 'r', 10015, false},
     {2604, "pg_attrdef", kCat, 'r', 10001, false},
+    {2224, "pg_sequence", kCat, 'r', 10105, false},
     {2606, "pg_constraint", kCat, 'r', 10003, false},
+    {2608, "pg_depend", kCat, 'r', 10051, false},
     {2609, "pg_description", kCat, 'r', 10041, false},
     {2610, "pg_index", kCat, 'r', 10007, false},
     {2611, "pg_inherits", kCat, 'r', 10005, false},
     {2615, "pg_namespace", kCat, 'r', 10047, false},
+    {2617, "pg_operator", kCat, 'r', 10009, false},
     {2620, "pg_trigger", kCat, 'r', 10037, false},
     {3256, "pg_policy", kCat, 'r', 10084, false},
+    {3079, "pg_extension", kCat, 'r', 10074, false},
     {3381, "pg_statistic_ext", kCat, 'r', 10031, false},
     {3456, "pg_collation", kCat, 'r', 10095, false},
     {6104, "pg_publication", kCat, 'r', 10107, false},
