@@ -243,9 +243,11 @@ Relation pg_roles(const CatalogSource& source, bool user_view) {
   Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
                      {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
                      {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
-                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean}});
+                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean},
+                     {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz},
+                     {"rolconfig", TypeId::text_array}});
   r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(true), B(true), B(true), B(true),
-                    I(-1), B(true)});
+                    I(-1), B(true), S("********"), kNull, kNull});
   return r;
 }
 
@@ -329,6 +331,10 @@ Relation empty_relation(std::string_view name) {
                  {"indisready", TypeId::boolean}, {"indislive", TypeId::boolean}, {"indisreplident", TypeId::boolean},
                  {"indkey", TypeId::int2vector}, {"indcollation", TypeId::oidvector}, {"indclass", TypeId::oidvector},
                  {"indoption", TypeId::int2vector}, {"indexprs", TypeId::text}, {"indpred", TypeId::text}});
+  }
+  if (name == "pg_auth_members") {
+    return make({{"roleid", TypeId::oid}, {"member", TypeId::oid}, {"grantor", TypeId::oid},
+                 {"admin_option", TypeId::boolean}});
   }
   if (name == "pg_sequence") {
     return make({{"seqrelid", TypeId::oid}, {"seqtypid", TypeId::oid}, {"seqstart", TypeId::int8},
@@ -426,7 +432,8 @@ bool is_empty_catalog(std::string_view name) {
   for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits", "pg_proc",
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
-                        "pg_sequence", "pg_depend", "pg_default_acl", "pg_operator", "pg_extension", "pg_tablespace"}) {
+                        "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
+                        "pg_extension", "pg_tablespace"}) {
     if (name == n) return true;
   }
   return false;

@@ -225,8 +225,14 @@ class CatalogSession final : public tally::QueryHandler {
       const size_t length = s.length > 0 ? static_cast<size_t>(s.length) : sql.size() - begin;
       if (is_catalog_select(s, source)) {
         check_not_failed();
-        if (run_on_engine(sql.substr(begin, length), source, out)) continue;
-        ResultSet result = run_catalog_query(s.body(), source, {});
+        const auto engine_error = run_on_engine(sql.substr(begin, length), source, out);
+        if (!engine_error) continue;
+        ResultSet result;
+        try {
+          result = run_catalog_query(s.body(), source, {});
+        } catch (const Error&) {
+          throw *engine_error;  // the engine's reason: the evaluator is only its fallback
+        }
         out.row_description(result.fields);
         size_t position = 0;
         const size_t sent = stream_rows(result, std::vector<tally::Format>(result.fields.size(), tally::Format::text),
@@ -259,7 +265,12 @@ class CatalogSession final : public tally::QueryHandler {
       engine = inner_->prepare(sql, param_types);
     } catch (const Error& e) {
       if (ends_statement(e)) throw;
-      return evaluator_prepare(statements[0].body(), source, param_types);
+      const Error engine_error = e;
+      try {
+        return evaluator_prepare(statements[0].body(), source, param_types);
+      } catch (const Error&) {
+        throw engine_error;
+      }
     }
     std::unique_ptr<CatalogPrepared> fallback;
     try {
@@ -345,18 +356,18 @@ class CatalogSession final : public tally::QueryHandler {
 
  private:
   // Runs a catalog SELECT on the query engine over the catalog relations;
-  // false (nothing written) when the engine rejects it.
-  bool run_on_engine(std::string_view sql, const CatalogSource& source, tally::ResultWriter& out) {
+  // the engine's error (nothing written) when it rejects it.
+  std::optional<Error> run_on_engine(std::string_view sql, const CatalogSource& source, tally::ResultWriter& out) {
     relations_.set_source(source);
     BufferedWriter buffer;
     try {
       inner_->simple_query(sql, buffer);
     } catch (const Error& e) {
       if (ends_statement(e)) throw;
-      return false;
+      return e;
     }
     buffer.replay(out);
-    return true;
+    return std::nullopt;
   }
 
   bool is_catalog_select(const ParsedStatement& s, const CatalogSource& source) const {

@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 34> kRelations{{
+constexpr std::array<SystemRelation, 35> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -20,6 +20,7 @@ constexpr std::array<SystemRelation, 34> kRelations{{
     {1255, "pg_proc", kCat, 'r', 81, false},
     {1259, "pg_class", kCat, 'r', 83, false},
     {1260, "pg_authid", kCat, 'r', 2842, true},
+    {1261, "pg_auth_members", kCat, 'r', 2843, true},
     {1262, "pg_database", kCat, 'r', 1248, true},
     {2601, "pg_am", kCat, 'r', 10015, false},
     {2604, "pg_attrdef", kCat, 'r', 10001, false},
