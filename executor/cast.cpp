@@ -69,6 +69,9 @@ bool can_cast(TypeId from, TypeId to, CastContext context) {
     return context != CastContext::implicit;
   }
   if (is_text_kind(from) && is_text_kind(to)) return true;
+  // PostgreSQL: oid -> bigint and int4/int8 -> oid are implicit, oid -> int4 assignment.
+  if (from == TypeId::oid && is_integer(to)) return to == TypeId::int8 || context != CastContext::implicit;
+  if (is_integer(from) && to == TypeId::oid) return from != TypeId::int2 || context != CastContext::implicit;
   if (from == TypeId::date && (to == TypeId::timestamp || to == TypeId::timestamptz)) return true;
   if (from == TypeId::timestamp && to == TypeId::timestamptz) return true;
   if ((from == TypeId::timestamp || from == TypeId::timestamptz) && to == TypeId::date) {
@@ -122,6 +125,13 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
   }
   if (is_text_kind(f)) return parse_text(to, std::get<std::string>(value));
 
+  if (t == TypeId::oid && is_integer(f)) {
+    // int4 reinterprets as unsigned (-1 is 4294967295); int8 must fit.
+    const int64_t v = std::get<int64_t>(value);
+    if (f != TypeId::int8 && v < 0) return v + 4294967296LL;
+    if (v < 0 || v > 4294967295LL) throw Error(SqlState::numeric_value_out_of_range, "OID out of range");
+    return v;
+  }
   if (is_integer(t)) {
     if (is_integer(f) || f == TypeId::oid) return check_integer_range(std::get<int64_t>(value), t);
     if (f == TypeId::boolean) return static_cast<int64_t>(std::get<bool>(value) ? 1 : 0);

@@ -8,6 +8,7 @@
 #include "executor/operators/hash_join.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
+#include "executor/operators/system_scan.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/select_plan_detail.hpp"
@@ -27,12 +28,13 @@ constexpr double kFilteredFraction = 0.25;
 // Row estimate of a derived table or WITH query before it runs.
 constexpr double kDerivedRows = 1000;
 
-enum class NodeKind { table, derived, join };
+enum class NodeKind { table, system, derived, join };
 enum class JoinType { inner, left, right, full };
 
 struct Node {
   NodeKind kind = NodeKind::table;
   std::shared_ptr<const TableSnapshot> table;
+  std::shared_ptr<const MaterializedRelation> system;
   std::shared_ptr<const SelectPlan> derived;
   nlohmann::json derived_select;  // what `derived` was planned from, and in what context
   PlanContext derived_context;
@@ -204,16 +206,24 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     }
     std::shared_ptr<const TableSnapshot> table;
     if (pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
-    if (!table) {
+    std::shared_ptr<const MaterializedRelation> system;
+    if (!table && pc.system_relations != nullptr) system = pc.system_relations->find(schema, name);
+    if (!table && !system) {
       Error e(SqlState::undefined_table, "relation \"" + (schema.empty() ? name : schema + "." + name) + "\" does not exist");
       if (rv.contains("location")) e.with_position(rv["location"].get<int>() + 1);
       throw e;
     }
     auto node = std::make_unique<Node>();
-    node->table = table;
     node->alias = alias_name;
     std::vector<OutputColumn> columns;
-    for (const auto& c : table->columns()) columns.push_back({c.name, c.type});
+    if (table) {
+      node->table = table;
+      for (const auto& c : table->columns()) columns.push_back({c.name, c.type});
+    } else {
+      node->kind = NodeKind::system;
+      node->system = system;
+      columns = system->columns;
+    }
     add_columns(*node, columns, colnames, scope);
     return node;
   }
@@ -419,6 +429,18 @@ Part FromPlanner::State::build_item(Node* node) {
     part.est = static_cast<double>(node->table->row_count()) * (node->filters.empty() ? 1.0 : kFilteredFraction);
     part.op = std::make_unique<TableScan>(node->table, node->alias, std::move(table_columns), std::move(layout), width,
                                           ordered(std::move(node->filters)), part.est);
+    return part;
+  }
+  if (node->kind == NodeKind::system) {
+    std::vector<int> relation_columns, layout;
+    for (int c : node->cols) {
+      if (!used.count(c)) continue;
+      relation_columns.push_back(c - node->base);
+      layout.push_back(c);
+    }
+    part.op = std::make_unique<SystemScan>(node->system, node->alias, std::move(relation_columns), std::move(layout),
+                                           width, ordered(std::move(node->filters)));
+    part.est = part.op->estimated_rows();
     return part;
   }
   if (node->kind == NodeKind::derived) {

@@ -1,6 +1,7 @@
 #include "executor/scalar_functions.hpp"
 
 #include "common/error.hpp"
+#include "executor/scalar/catalog_functions.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
 
@@ -10,6 +11,7 @@ namespace tally::executor {
 // text editing, regular expressions, to_char, interval, date and time.
 ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindContext& context) {
   if (ExprPtr e = scalar::make_system_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_catalog_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_math_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_edit_function(name, args, context)) return e;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "executor/system_relation_provider.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/from_planner.hpp"
@@ -109,6 +110,16 @@ bool names_cte(const PlanContext& pc, const json& range_var) {
   return std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const auto& cte) { return cte.first == name; });
 }
 
+// A FROM item that names a catalog relation (not shadowed by a user table):
+// only the operator engine scans those.
+bool names_system_relation(const PlanContext& pc, const json& range_var) {
+  if (pc.system_relations == nullptr) return false;
+  const std::string schema = range_var.value("schemaname", "");
+  const std::string name = range_var.value("relname", "");
+  if ((schema.empty() || schema == "public") && pc.tables != nullptr && pc.tables->find_table(schema, name)) return false;
+  return pc.system_relations->find(schema, name) != nullptr;
+}
+
 // Whether the SELECT needs the operator engine: anything but one stored
 // table (or none) without subqueries or window functions, which keeps the
 // direct scan path.
@@ -120,7 +131,10 @@ bool needs_operators(const json& select, const PlanContext& pc) {
   }
   if (select.contains("fromClause")) {
     const auto& from = select["fromClause"];
-    if (from.size() != 1 || !from[0].contains("RangeVar") || names_cte(pc, from[0]["RangeVar"])) return true;
+    if (from.size() != 1 || !from[0].contains("RangeVar") || names_cte(pc, from[0]["RangeVar"]) ||
+        names_system_relation(pc, from[0]["RangeVar"])) {
+      return true;
+    }
   }
   return contains_sublink(select);
 }

@@ -21,6 +21,7 @@ class AggregateEngine;
 namespace tally::executor {
 
 class Settings;
+class SystemRelationProvider;
 class TableProvider;
 class TableSnapshot;
 struct BindContext;
@@ -28,6 +29,8 @@ struct SelectPlan;
 
 struct PlanContext {
   TableProvider* tables = nullptr;  // null: no tables exist
+  // pg_catalog / information_schema relations (null: none are visible).
+  SystemRelationProvider* system_relations = nullptr;
   const Settings* settings = nullptr;
   std::vector<uint32_t>* parameter_types = nullptr;
   std::string user;

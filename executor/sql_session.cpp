@@ -46,6 +46,7 @@ SqlSession::~SqlSession() = default;
 PlanContext SqlSession::make_plan_context(std::vector<uint32_t>* parameter_types) {
   PlanContext pc;
   pc.tables = tables_;
+  pc.system_relations = system_relations_;
   pc.settings = &settings_;
   pc.parameter_types = parameter_types;
   pc.user = info_.user;

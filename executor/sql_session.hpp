@@ -25,6 +25,7 @@
 namespace tally::executor {
 
 class Database;
+class SystemRelationProvider;
 class TableProvider;
 
 class SqlSession final : public tally::QueryHandler {
@@ -65,6 +66,9 @@ class SqlSession final : public tally::QueryHandler {
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
+  // The catalog relations this session's statements may read (null: none);
+  // the provider outlives the session's use of it.
+  void set_system_relations(SystemRelationProvider* relations) { system_relations_ = relations; }
   // The open transaction block's writes (made on its first write); null
   // outside a block or without storage: each write statement commits itself.
   storage::WriteTransaction* write_transaction();
@@ -105,6 +109,7 @@ class SqlSession final : public tally::QueryHandler {
 
   Database* database_;
   TableProvider* tables_;
+  SystemRelationProvider* system_relations_ = nullptr;
   // tables_ when there is storage: the shared provider seen through the
   // open block's uncommitted writes (storage_tables.hpp).
   std::unique_ptr<TableProvider> session_tables_;

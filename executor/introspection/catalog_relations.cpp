@@ -243,9 +243,11 @@ Relation pg_roles(const CatalogSource& source, bool user_view) {
   Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
                      {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
                      {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
-                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean}});
+                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean},
+                     {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz},
+                     {"rolconfig", TypeId::text_array}});
   r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(true), B(true), B(true), B(true),
-                    I(-1), B(true)});
+                    I(-1), B(true), S("********"), kNull, kNull});
   return r;
 }
 
@@ -315,15 +317,69 @@ Relation info_schemata(const CatalogSource& source) {
 }
 
 // Catalogs that exist in PostgreSQL but hold nothing for Tally's tables
-// (no indexes, constraints, defaults, comments, inheritance, triggers, ...).
+// (no indexes, constraints, defaults, comments, inheritance, triggers, ...),
+// and the few rows initdb puts in some of them (tablespaces, plpgsql).
 Relation empty_relation(std::string_view name) {
+  // PostgreSQL 15's column lists; pg_node_tree and aclitem[] columns are
+  // text and text[] here (Tally has neither type, and these are always NULL).
   if (name == "pg_index") {
     return make({{"indexrelid", TypeId::oid}, {"indrelid", TypeId::oid}, {"indnatts", TypeId::int2},
-                 {"indisunique", TypeId::boolean}, {"indisprimary", TypeId::boolean}, {"indisclustered", TypeId::boolean},
-                 {"indisvalid", TypeId::boolean}, {"indisreplident", TypeId::boolean}, {"indkey", TypeId::int2vector}});
+                 {"indnkeyatts", TypeId::int2}, {"indisunique", TypeId::boolean},
+                 {"indnullsnotdistinct", TypeId::boolean}, {"indisprimary", TypeId::boolean},
+                 {"indisexclusion", TypeId::boolean}, {"indimmediate", TypeId::boolean},
+                 {"indisclustered", TypeId::boolean}, {"indisvalid", TypeId::boolean}, {"indcheckxmin", TypeId::boolean},
+                 {"indisready", TypeId::boolean}, {"indislive", TypeId::boolean}, {"indisreplident", TypeId::boolean},
+                 {"indkey", TypeId::int2vector}, {"indcollation", TypeId::oidvector}, {"indclass", TypeId::oidvector},
+                 {"indoption", TypeId::int2vector}, {"indexprs", TypeId::text}, {"indpred", TypeId::text}});
+  }
+  if (name == "pg_auth_members") {
+    return make({{"roleid", TypeId::oid}, {"member", TypeId::oid}, {"grantor", TypeId::oid},
+                 {"admin_option", TypeId::boolean}});
+  }
+  if (name == "pg_sequence") {
+    return make({{"seqrelid", TypeId::oid}, {"seqtypid", TypeId::oid}, {"seqstart", TypeId::int8},
+                 {"seqincrement", TypeId::int8}, {"seqmax", TypeId::int8}, {"seqmin", TypeId::int8},
+                 {"seqcache", TypeId::int8}, {"seqcycle", TypeId::boolean}});
+  }
+  if (name == "pg_depend") {
+    return make({{"classid", TypeId::oid}, {"objid", TypeId::oid}, {"objsubid", TypeId::int4},
+                 {"refclassid", TypeId::oid}, {"refobjid", TypeId::oid}, {"refobjsubid", TypeId::int4},
+                 {"deptype", TypeId::char_}});
+  }
+  if (name == "pg_default_acl") {
+    return make({{"oid", TypeId::oid}, {"defaclrole", TypeId::oid}, {"defaclnamespace", TypeId::oid},
+                 {"defaclobjtype", TypeId::char_}, {"defaclacl", TypeId::text_array}});
+  }
+  if (name == "pg_operator") {
+    // regproc columns (oprcode, oprrest, oprjoin) are oids here.
+    return make({{"oid", TypeId::oid}, {"oprname", TypeId::name}, {"oprnamespace", TypeId::oid},
+                 {"oprowner", TypeId::oid}, {"oprkind", TypeId::char_}, {"oprcanmerge", TypeId::boolean},
+                 {"oprcanhash", TypeId::boolean}, {"oprleft", TypeId::oid}, {"oprright", TypeId::oid},
+                 {"oprresult", TypeId::oid}, {"oprcom", TypeId::oid}, {"oprnegate", TypeId::oid},
+                 {"oprcode", TypeId::oid}, {"oprrest", TypeId::oid}, {"oprjoin", TypeId::oid}});
+  }
+  if (name == "pg_extension") {
+    // The one extension initdb installs, as PostgreSQL 15 lists it.
+    Relation r = make({{"oid", TypeId::oid}, {"extname", TypeId::name}, {"extowner", TypeId::oid},
+                       {"extnamespace", TypeId::oid}, {"extrelocatable", TypeId::boolean},
+                       {"extversion", TypeId::text}, {"extconfig", TypeId::text_array},
+                       {"extcondition", TypeId::text_array}});
+    r.rows.push_back({I(13559), S("plpgsql"), I(kBootstrapUserOid), I(kPgCatalogOid), B(false), S("1.0"), kNull, kNull});
+    return r;
+  }
+  if (name == "pg_tablespace") {
+    Relation r = make({{"oid", TypeId::oid}, {"spcname", TypeId::name}, {"spcowner", TypeId::oid},
+                       {"spcacl", TypeId::text_array}, {"spcoptions", TypeId::text_array}});
+    r.rows.push_back({I(1663), S("pg_default"), I(kBootstrapUserOid), kNull, kNull});
+    r.rows.push_back({I(1664), S("pg_global"), I(kBootstrapUserOid), kNull, kNull});
+    return r;
   }
   if (name == "pg_description") {
-    return make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4}, {"description", TypeId::text}});
+    // Only the comment of the extension pg_extension lists (psql's \dx shows it).
+    Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
+                       {"description", TypeId::text}});
+    r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
+    return r;
   }
   if (name == "pg_attrdef") {
     return make({{"oid", TypeId::oid}, {"adrelid", TypeId::oid}, {"adnum", TypeId::int2}, {"adbin", TypeId::text}});
@@ -375,7 +431,9 @@ Relation empty_relation(std::string_view name) {
 bool is_empty_catalog(std::string_view name) {
   for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits", "pg_proc",
                         "pg_trigger", "pg_collation", "pg_policy",
-                        "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel"}) {
+                        "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
+                        "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
+                        "pg_extension", "pg_tablespace"}) {
     if (name == n) return true;
   }
   return false;

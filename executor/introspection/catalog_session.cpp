@@ -5,9 +5,11 @@
 #include "common/error.hpp"
 #include "executor/database.hpp"
 #include "executor/introspection/catalog_query.hpp"
+#include "executor/introspection/catalog_relation_provider.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
+#include "executor/sql_session.hpp"
 #include "executor/value_codec.hpp"
 #include "catalog/catalog.hpp"
 #include "storage/table_store.hpp"
@@ -66,6 +68,68 @@ class ShowAllWriter final : public tally::ResultWriter {
   void copy_out_end() override {}
 };
 
+// Holds what the engine answers for a catalog SELECT until it has answered
+// all of it: when the engine cannot (an error), the catalog evaluator answers
+// instead and the client sees only that answer.
+class BufferedWriter final : public tally::ResultWriter {
+ public:
+  void row_description(std::span<const tally::FieldDescription> fields) override {
+    fields_.assign(fields.begin(), fields.end());
+    described_ = true;
+  }
+  void data_row(std::span<const std::optional<std::string_view>> fields) override {
+    std::vector<std::optional<std::string>> row;
+    row.reserve(fields.size());
+    for (const auto& f : fields) row.emplace_back(f ? std::optional<std::string>(std::string(*f)) : std::nullopt);
+    rows_.push_back(std::move(row));
+  }
+  void command_complete(std::string_view tag) override { tag_ = std::string(tag); }
+  void empty_query() override { empty_ = true; }
+  void notice(const Error& notice) override { notices_.push_back(notice); }
+  void parameter_status(std::string_view name, std::string_view value) override {
+    statuses_.emplace_back(std::string(name), std::string(value));
+  }
+  tally::CopyInReader& copy_in(tally::Format, int) override {
+    throw Error(SqlState::feature_not_supported, "COPY in a catalog query is not supported");
+  }
+  void copy_out_begin(tally::Format, int) override {
+    throw Error(SqlState::feature_not_supported, "COPY in a catalog query is not supported");
+  }
+  void copy_out_data(std::string_view) override {}
+  void copy_out_end() override {}
+
+  void replay(tally::ResultWriter& out) const {
+    for (const auto& n : notices_) out.notice(n);
+    for (const auto& [name, value] : statuses_) out.parameter_status(name, value);
+    if (empty_) out.empty_query();
+    if (described_) out.row_description(fields_);
+    std::vector<std::optional<std::string_view>> fields;
+    for (const auto& row : rows_) {
+      fields.clear();
+      for (const auto& f : row) fields.emplace_back(f ? std::optional<std::string_view>(*f) : std::nullopt);
+      out.data_row(fields);
+    }
+    if (tag_) out.command_complete(*tag_);
+  }
+
+ private:
+  std::vector<tally::FieldDescription> fields_;
+  bool described_ = false;
+  bool empty_ = false;
+  std::vector<std::vector<std::optional<std::string>>> rows_;
+  std::optional<std::string> tag_;
+  std::vector<Error> notices_;
+  std::vector<std::pair<std::string, std::string>> statuses_;
+};
+
+// An error after which the catalog evaluator is not asked: the statement was
+// cancelled or the session cannot run statements; anything else the engine
+// rejects, the evaluator may still answer.
+bool ends_statement(const Error& e) {
+  return e.state() == SqlState::query_canceled || e.state() == SqlState::admin_shutdown ||
+         e.state() == SqlState::in_failed_sql_transaction;
+}
+
 class CatalogPrepared final : public tally::PreparedStatement {
  public:
   CatalogPrepared(json select, std::vector<uint32_t> types, std::vector<tally::FieldDescription> fields)
@@ -76,6 +140,23 @@ class CatalogPrepared final : public tally::PreparedStatement {
   json select;
   std::vector<uint32_t> types;
   std::vector<tally::FieldDescription> fields;
+};
+
+// A catalog SELECT the engine prepared; `fallback` (null when the catalog
+// evaluator cannot prepare it either) answers when the engine fails at Bind.
+class EnginePrepared final : public tally::PreparedStatement {
+ public:
+  EnginePrepared(std::unique_ptr<tally::PreparedStatement> engine, std::unique_ptr<CatalogPrepared> fallback,
+                 bool with_settings)
+      : engine(std::move(engine)), fallback(std::move(fallback)), with_settings(with_settings) {}
+  std::vector<uint32_t> parameter_types() const override { return engine->parameter_types(); }
+  std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
+    return engine->result_fields();
+  }
+
+  std::unique_ptr<tally::PreparedStatement> engine;
+  std::unique_ptr<CatalogPrepared> fallback;
+  bool with_settings;
 };
 
 class CatalogPortal final : public tally::Portal {
@@ -104,7 +185,13 @@ class CatalogPortal final : public tally::Portal {
 class CatalogSession final : public tally::QueryHandler {
  public:
   CatalogSession(std::unique_ptr<tally::QueryHandler> inner, Database* database, tally::SessionInfo info)
-      : inner_(std::move(inner)), database_(database), info_(std::move(info)) {}
+      : inner_(std::move(inner)), database_(database), info_(std::move(info)) {
+    // The engine plans catalog SELECTs over relations_, which set_source
+    // fills before each one.
+    if (auto* session = dynamic_cast<SqlSession*>(inner_.get()); session != nullptr) {
+      session->set_system_relations(&relations_);
+    }
+  }
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
     return inner_->initial_parameter_status();
@@ -134,17 +221,24 @@ class CatalogSession final : public tally::QueryHandler {
     }
     // Mixed with other statements: each runs on its own, in order.
     for (const auto& s : statements) {
+      const size_t begin = static_cast<size_t>(s.location);
+      const size_t length = s.length > 0 ? static_cast<size_t>(s.length) : sql.size() - begin;
       if (is_catalog_select(s, source)) {
         check_not_failed();
-        ResultSet result = run_catalog_query(s.body(), source, {});
+        const auto engine_error = run_on_engine(sql.substr(begin, length), source, out);
+        if (!engine_error) continue;
+        ResultSet result;
+        try {
+          result = run_catalog_query(s.body(), source, {});
+        } catch (const Error&) {
+          throw *engine_error;  // the engine's reason: the evaluator is only its fallback
+        }
         out.row_description(result.fields);
         size_t position = 0;
         const size_t sent = stream_rows(result, std::vector<tally::Format>(result.fields.size(), tally::Format::text),
                                         position, 0, out);
         out.command_complete("SELECT " + std::to_string(sent));
       } else {
-        const size_t begin = static_cast<size_t>(s.location);
-        const size_t length = s.length > 0 ? static_cast<size_t>(s.length) : sql.size() - begin;
         inner_->simple_query(sql.substr(begin, length), out);
       }
     }
@@ -164,7 +258,31 @@ class CatalogSession final : public tally::QueryHandler {
     const CatalogSource source = catalog_source(names_relation(statements[0].body(), "pg_settings"));
     if (!is_catalog_select(statements[0], source)) return inner_->prepare(sql, param_types);
     check_not_failed();
-    const json& body = statements[0].body();
+    const bool with_settings = names_relation(statements[0].body(), "pg_settings");
+    relations_.set_source(source);
+    std::unique_ptr<tally::PreparedStatement> engine;
+    try {
+      engine = inner_->prepare(sql, param_types);
+    } catch (const Error& e) {
+      if (ends_statement(e)) throw;
+      const Error engine_error = e;
+      try {
+        return evaluator_prepare(statements[0].body(), source, param_types);
+      } catch (const Error&) {
+        throw engine_error;
+      }
+    }
+    std::unique_ptr<CatalogPrepared> fallback;
+    try {
+      fallback = evaluator_prepare(statements[0].body(), source, param_types);
+    } catch (const Error&) {
+      // Only the engine answers this statement.
+    }
+    return std::make_unique<EnginePrepared>(std::move(engine), std::move(fallback), with_settings);
+  }
+
+  std::unique_ptr<CatalogPrepared> evaluator_prepare(const json& body, const CatalogSource& source,
+                                                     std::span<const uint32_t> param_types) {
     const int count = std::max<int>(max_parameter(body), static_cast<int>(param_types.size()));
     std::vector<uint32_t> types(static_cast<size_t>(count), oid::text);
     std::vector<SqlType> sql_types;
@@ -185,8 +303,25 @@ class CatalogSession final : public tally::QueryHandler {
   std::unique_ptr<tally::Portal> bind(tally::PreparedStatement& statement,
                                          std::span<const tally::ParameterValue> parameters,
                                          std::span<const tally::Format> result_formats) override {
+    if (auto* engine = dynamic_cast<EnginePrepared*>(&statement); engine != nullptr) {
+      check_not_failed();
+      relations_.set_source(catalog_source(engine->with_settings));
+      try {
+        return inner_->bind(*engine->engine, parameters, result_formats);
+      } catch (const Error& e) {
+        if (ends_statement(e) || engine->fallback == nullptr) throw;
+      }
+      return bind_evaluator(*engine->fallback, parameters, result_formats);
+    }
     auto* prepared = dynamic_cast<CatalogPrepared*>(&statement);
     if (prepared == nullptr) return inner_->bind(statement, parameters, result_formats);
+    return bind_evaluator(*prepared, parameters, result_formats);
+  }
+
+  std::unique_ptr<tally::Portal> bind_evaluator(CatalogPrepared& statement_ref,
+                                                std::span<const tally::ParameterValue> parameters,
+                                                std::span<const tally::Format> result_formats) {
+    CatalogPrepared* prepared = &statement_ref;
     check_not_failed();
     if (parameters.size() != prepared->types.size()) {
       throw Error(SqlState::protocol_violation,
@@ -220,6 +355,21 @@ class CatalogSession final : public tally::QueryHandler {
   std::optional<uint64_t> statement_timeout_ms() const override { return inner_->statement_timeout_ms(); }
 
  private:
+  // Runs a catalog SELECT on the query engine over the catalog relations;
+  // the engine's error (nothing written) when it rejects it.
+  std::optional<Error> run_on_engine(std::string_view sql, const CatalogSource& source, tally::ResultWriter& out) {
+    relations_.set_source(source);
+    BufferedWriter buffer;
+    try {
+      inner_->simple_query(sql, buffer);
+    } catch (const Error& e) {
+      if (ends_statement(e)) throw;
+      return e;
+    }
+    buffer.replay(out);
+    return std::nullopt;
+  }
+
   bool is_catalog_select(const ParsedStatement& s, const CatalogSource& source) const {
     return s.type() == "SelectStmt" && reads_catalog(s.body(), source);
   }
@@ -267,6 +417,7 @@ class CatalogSession final : public tally::QueryHandler {
     return out;
   }
 
+  CatalogRelationProvider relations_;
   std::unique_ptr<tally::QueryHandler> inner_;
   Database* database_;
   tally::SessionInfo info_;

@@ -4,7 +4,7 @@
 Run through tests/clients/tallyd_harness.py (tallyd's address in the
 environment). Starts a throwaway PostgreSQL 15 (initdb as user postgres in a
 temporary directory, a free port, Unix socket only), creates the same tables in
-both, and compares what psql prints for \\dt, \\d TABLE, \\dn and \\l, and what
+both, and compares what psql prints for \\dt, \\d TABLE, \\dn, \\l, \\dx and \\ddp, and what
 pgjdbc's DatabaseMetaData answers (JdbcMetadata.java) and what psqlODBC's
 SQLTables/SQLColumns/SQLGetTypeInfo answer (odbc_metadata.c, its path is
 argv[1]; psqlODBC's SQLColumns carries the table OID, which differs). Allowed
@@ -31,6 +31,8 @@ TABLES = [
     " flag boolean, code char(3), ts timestamp, small int2)",
 ]
 COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d+ t", "\\d+ sales", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch",
+            # pg_extension with its pg_description comment, pg_default_acl (issue 24).
+            "\\dx", "\\ddp",
             # A catalog SELECT between others in one simple query.
             "SELECT 1 AS x; SELECT typname, oid FROM pg_catalog.pg_type WHERE oid IN (23, 1700) ORDER BY 2; SELECT 2 AS y"]
 

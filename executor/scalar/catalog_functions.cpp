@@ -1,0 +1,183 @@
+#include "executor/scalar/catalog_functions.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "executor/scalar/function_support.hpp"
+#include "executor/value_codec.hpp"
+
+namespace tally::executor::scalar {
+
+namespace {
+
+// The initdb role (10) and the pg_database_owner role (6171), the only roles
+// whose OIDs the catalog relations hold.
+constexpr int64_t kBootstrapUserOid = 10;
+constexpr int64_t kDatabaseOwnerOid = 6171;
+
+// An argument that is an OID: integer-valued types pass as they are, an
+// untyped literal becomes oid.
+ExprPtr oid_argument(ExprPtr e, BindContext& context) {
+  if (e->type.id == TypeId::unknown || physical_of(e->type.id) != Physical::integer) {
+    return to_type(std::move(e), TypeId::oid, context);
+  }
+  return e;
+}
+
+// format_type's name of a type Tally has no TypeId for (rows of pg_type).
+std::string other_type_name(int64_t type_oid) {
+  switch (type_oid) {
+    case 17: return "bytea";
+    case oid::regproc: return "regproc";
+    case 1007: return "integer[]";
+    default: return "???";
+  }
+}
+
+// PostgreSQL's quote_ident: unquoted only for a lower-case identifier.
+std::string quote_ident(const std::string& s) {
+  const bool plain = !s.empty() && (std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
+                     std::all_of(s.begin(), s.end(), [](unsigned char c) {
+                       return std::islower(c) || std::isdigit(c) || c == '_';
+                     });
+  if (plain) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// PostgreSQL 15's pg_size_pretty(bigint): bytes below 10 kB, then the
+// largest unit (kB .. PB) that keeps the half-rounded value below 20480.
+std::string size_pretty(int64_t size) {
+  constexpr int64_t kLimit = 10 * 1024, kLimit2 = kLimit * 2 - 1;
+  auto half_rounded = [](int64_t x) { return (x + (x < 0 ? -1 : 1)) / 2; };
+  if (std::llabs(size) < kLimit) return std::to_string(size) + " bytes";
+  size >>= 9;  // one extra bit for rounding
+  for (const char* unit : {"kB", "MB", "GB", "TB"}) {
+    if (std::llabs(size) < kLimit2) return std::to_string(half_rounded(size)) + " " + unit;
+    size >>= 10;
+  }
+  return std::to_string(half_rounded(size)) + " PB";
+}
+
+// The elements of a text[] value in its text form ({a,"b c",NULL}); NULL
+// elements are left out, as array_to_string without a NULL string does.
+std::vector<std::string> text_array_elements(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return out;
+  size_t i = 1;
+  const size_t end = text.size() - 1;
+  while (i < end) {
+    std::string element;
+    bool quoted = false;
+    if (text[i] == '"') {
+      quoted = true;
+      for (++i; i < end && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < end) ++i;
+        element += text[i];
+      }
+      ++i;  // the closing quote
+    } else {
+      for (; i < end && text[i] != ','; ++i) element += text[i];
+    }
+    if (quoted || element != "NULL") out.push_back(std::move(element));
+    if (i < end && text[i] == ',') ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  const size_t n = args.size();
+  if (name == "format_type" && n == 2) {
+    args[0] = oid_argument(std::move(args[0]), context);
+    args[1] = to_type(std::move(args[1]), TypeId::int4, context);
+    // Non-strict: a NULL type modifier means none.
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      if (is_null(a[0])) return Null{};
+      const int32_t typmod = is_null(a[1]) ? -1 : static_cast<int32_t>(std::get<int64_t>(a[1]));
+      const int64_t type = std::get<int64_t>(a[0]);
+      if (auto id = type_from_oid(static_cast<uint32_t>(type))) return format_type(SqlType{*id, typmod});
+      return other_type_name(type);
+    }, false);
+  }
+  if (((name == "pg_table_is_visible" || name == "pg_type_is_visible" || name == "pg_function_is_visible") && n == 1) ||
+      ((name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege") &&
+       (n == 2 || n == 3)) ||
+      (name == "has_column_privilege" && (n == 3 || n == 4))) {
+    // Every relation Tally lists is on the search path, and every user may
+    // read everything.
+    for (auto& a : args) {
+      if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
+    }
+    return call({TypeId::boolean}, name, std::move(args), [](std::span<const Value>) -> Value { return true; });
+  }
+  if (name == "pg_get_userbyid" && n == 1) {
+    args[0] = oid_argument(std::move(args[0]), context);
+    const std::string user = context.session_user;
+    return call({TypeId::name}, name, std::move(args), [user](std::span<const Value> a) -> Value {
+      const int64_t id = std::get<int64_t>(a[0]);
+      if (id == kBootstrapUserOid) return user;
+      if (id == kDatabaseOwnerOid) return std::string("pg_database_owner");
+      return "unknown (OID=" + std::to_string(id) + ")";
+    });
+  }
+  if (name == "pg_encoding_to_char" && n == 1) {
+    args[0] = to_type(std::move(args[0]), TypeId::int4, context);
+    return call({TypeId::name}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return std::string(std::get<int64_t>(a[0]) == 6 ? "UTF8" : "");
+    });
+  }
+  if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
+        name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
+      ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
+      (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1)) {
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
+  }
+  if (name == "pg_tablespace_location" && n == 1) {
+    args[0] = oid_argument(std::move(args[0]), context);
+    // The built-in tablespaces live in the data directory: an empty location.
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return std::string(); });
+  }
+  if (name == "array_to_string" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text_array) {
+    for (size_t i = 1; i < n; ++i) args[i] = to_type(std::move(args[i]), TypeId::text, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      if (is_null(a[0]) || is_null(a[1])) return Null{};
+      const std::string& separator = std::get<std::string>(a[1]);
+      std::string out;
+      const auto elements = text_array_elements(std::get<std::string>(a[0]));
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (i > 0) out += separator;
+        out += elements[i];
+      }
+      return out;
+    }, false);
+  }
+  if (((name == "pg_table_size" || name == "pg_relation_size" || name == "pg_total_relation_size" ||
+        name == "pg_indexes_size") && n == 1) ||
+      (name == "pg_relation_size" && n == 2) || (name == "pg_database_size" && n == 1)) {
+    // Sizes on disk are not known here (storage keeps column chunk files
+    // the executor's functions do not see): 0 bytes, which tools such as
+    // postgres_fdw's ANALYZE read as a small relation.
+    for (auto& a : args) {
+      if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
+    }
+    return call({TypeId::int8}, name, std::move(args), [](std::span<const Value>) -> Value { return int64_t{0}; });
+  }
+  if (name == "pg_size_pretty" && n == 1 && args[0]->type.id != TypeId::numeric) {
+    args[0] = to_type(std::move(args[0]), TypeId::int8, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return size_pretty(std::get<int64_t>(a[0]));
+    });
+  }
+  if (name == "quote_ident" && n == 1) {
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return quote_ident(std::get<std::string>(a[0]));
+    });
+  }
+  return nullptr;
+}
+
+}  // namespace tally::executor::scalar

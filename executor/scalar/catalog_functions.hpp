@@ -1,0 +1,19 @@
+#pragma once
+// The catalog functions clients call in their metadata queries (psql's \d
+// family, pgjdbc, psqlODBC): format_type, pg_get_userbyid, the visibility and
+// privilege tests, the definition and comment look-ups (NULL: Tally's tables
+// have no defaults, comments, indexes, constraints or views), array_to_string
+// of text[], quote_ident, pg_encoding_to_char, pg_tablespace_location and
+// pg_size_pretty.
+#include <string>
+#include <vector>
+
+#include "executor/binder.hpp"
+
+namespace tally::executor::scalar {
+
+// The call when `name` with these arguments is one of them; nullptr, the
+// arguments untouched, when it is not.
+ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+
+}  // namespace tally::executor::scalar
