@@ -86,9 +86,9 @@ class OrderedValuesRun final : public AggregationRun {
   std::vector<int> shares_;  // per aggregate: the ordered aggregate whose kept rows it reads; -1 = its own
   std::unique_ptr<AggregationRun> inner_;
   SegmentSorter sorter_;
+  std::string sorter_name_;
   std::unique_ptr<OrderedRowsCollector> device_;
   std::vector<int> slot_of_;  // per aggregate: its device collector slot; -1 = none
-  std::string sorter_name_;
   bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;

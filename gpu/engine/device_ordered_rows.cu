@@ -213,12 +213,39 @@ ColumnPointer DeviceOrderedRows::on_device(const tally::ColumnView& v, size_t ro
   // Copied from pageable memory: cudaMemcpyAsync returns once the host
   // bytes are staged, so the chunk may go when sink returns.
   const size_t value_bytes = (rows * width_bytes(v.width) + 255) / 256 * 256;
-  if (scratch_.size() <= scratch) scratch_.resize(scratch + 1);
-  DeviceBuffer& b = scratch_[scratch];
-  b.ensure(value_bytes + (v.validity ? rows : 0) + 1, stream_);
-  auto* base = b.get<uint8_t>();
+  const size_t bytes = value_bytes + (v.validity ? rows : 0) + 1;
+  uint8_t* base = nullptr;
+  std::shared_ptr<DeviceColumn> entry;
+  if (v.identity.known() && cache_.admits(bytes)) {
+    // A stored column only this collector reads (an input of ordered
+    // aggregates alone): kept resident, as the chunk pipeline keeps the
+    // columns it copies, so that the next query reads none on the host.
+    void* mem = nullptr;
+    const cudaError_t e = cudaMallocAsync(&mem, bytes, stream_);
+    if (e == cudaErrorMemoryAllocation) (void)cudaGetLastError();  // short of memory: a scratch copy instead
+    else TALLY_CUDA_CHECK(e);
+    if (e == cudaSuccess) {
+      entry = std::make_shared<DeviceColumn>();
+      entry->data = mem;
+      entry->bytes = bytes;
+      entry->device = cache_.device();
+      base = static_cast<uint8_t*>(mem);
+    }
+  }
+  if (base == nullptr) {
+    if (scratch_.size() <= scratch) scratch_.resize(scratch + 1);
+    scratch_[scratch].ensure(bytes, stream_);
+    base = scratch_[scratch].get<uint8_t>();
+  }
   TALLY_CUDA_CHECK(cudaMemcpyAsync(base, v.data, rows * width_bytes(v.width), cudaMemcpyHostToDevice, stream_));
   if (v.validity) TALLY_CUDA_CHECK(cudaMemcpyAsync(base + value_bytes, v.validity, rows, cudaMemcpyHostToDevice, stream_));
+  if (entry) {
+    entry->validity = v.validity ? base + value_bytes : nullptr;
+    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&entry->ready, cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventRecord(entry->ready, stream_));
+    cache_.insert(key_of(v.identity, v.width), entry);
+    used.push_back(std::move(entry));
+  }
   return ColumnPointer{base, v.validity ? base + value_bytes : nullptr};
 }
 
