@@ -407,7 +407,7 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     }
   }
   offsets[groups] = running;
-  std::vector<uint64_t> sorted(n);
+  OrderCodes sorted(n);  // every element written below
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
       for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) sorted[at[p][gid[i]]++] = c.codes[i];
@@ -470,7 +470,7 @@ OrderedValuesRun::Sorted OrderedValuesRun::device_rows(size_t slot, const GroupI
 void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out) const {
   const size_t groups = out.keys.size();
   const std::vector<uint64_t>& offsets = rows.offsets;
-  const std::vector<uint64_t>& sorted = rows.codes;
+  const OrderCodes& sorted = rows.codes;
   const size_t n = sorted.size();
   PartialStates& s = out.states[a];
   const PartialAggregate& agg = spec_.aggregates[a];

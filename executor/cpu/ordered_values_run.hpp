@@ -63,7 +63,7 @@ class OrderedValuesRun final : public AggregationRun {
   // One collector's rows partitioned by result group, each group sorted.
   struct Sorted {
     std::vector<uint64_t> offsets;  // groups + 1
-    std::vector<uint64_t> codes;
+    OrderCodes codes;
     // Where group g's codes start in `codes` when not at offsets[g] (the
     // device's segments come in key order); empty = at offsets[g].
     std::vector<uint64_t> from;
