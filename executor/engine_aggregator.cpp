@@ -24,6 +24,7 @@
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/cpu/cpu_engine.hpp"
 #include "executor/cpu/ordered_values_run.hpp"
+#include "gpu/engine/device_ordered_rows.hpp"
 #include "gpu/ordered_values_sort.hpp"
 
 namespace tally::executor {
@@ -249,16 +250,22 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
 
 std::unique_ptr<AggregationRun> EngineAggregator::start_run() {
   if (!on_gpu_ || !cpu::has_ordered_aggregates(spec_)) return engine_->start(spec_);
-  // On the GPU: its run aggregates the rest; the ordered aggregates' values
-  // are partitioned by group on the host and sorted by the device's
-  // segmented sort when there are enough of them to pay for the copies.
+  // On the GPU: its run aggregates the rest; the ordered aggregates' rows
+  // are kept and sorted by (key, code) on the device, over its resident
+  // columns (no host work per row). Where the device cannot take them
+  // (a table of more rows than one device sort takes), they are partitioned
+  // by group on the host and sorted by the device's segmented sort when
+  // there are enough of them to pay for the copies.
   AggregateEngine* gpu = engine_;
+  std::unique_ptr<OrderedRowsCollector> device;
+  if (auto* g = dynamic_cast<gpu::GpuEngine*>(gpu); g != nullptr && table_rows_ != UINT64_MAX)
+    device = gpu::make_device_ordered_rows(*g, spec_, table_rows_);
   return std::make_unique<cpu::OrderedValuesRun>(
       spec_, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
         return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
       },
-      "GPU segmented sort");
+      "GPU segmented sort", std::move(device));
 }
 
 // Group-count estimate from a sample of key values spread over every chunk

@@ -2,6 +2,7 @@
 // nvcc): no device exists, and anything that would need one says so cleanly.
 #include "common/error.hpp"
 #include "gpu/aggregator/group_by_impl.hpp"
+#include "gpu/engine/device_ordered_rows.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/group_by.hpp"
 #include "gpu/ordered_values_sort.hpp"
@@ -19,6 +20,9 @@ namespace {
 
 bool built_with_cuda() { return false; }
 bool sort_segments_on_device(uint64_t*, size_t, const uint64_t*, size_t) { return false; }
+std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine&, const tally::AggregationSpec&, uint64_t) {
+  return nullptr;
+}
 int device_count() { return 0; }
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }

@@ -142,8 +142,9 @@ AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::v
 }
 
 OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter,
-                                   std::string sorter_name)
-    : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)) {
+                                   std::string sorter_name, std::unique_ptr<OrderedRowsCollector> device)
+    : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)),
+      device_(std::move(device)) {
   threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int next = 0;
   for (const PartialAggregate& a : spec.aggregates) inner_of_.push_back(is_ordered_op(a.op) ? -1 : next++);
@@ -158,12 +159,24 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
       }
     }
   }
+  slot_of_.assign(spec.aggregates.size(), -1);
+  int slots = 0;
+  for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+    if (inner_of_[a] < 0 && shares_[a] < 0) slot_of_[a] = slots++;
+  }
   inner_ = make_inner(inner_spec(spec, &inner_values_));
 }
 
 void OrderedValuesRun::begin_pass(int pass) {
   pass_ = pass;
   inner_->begin_pass(pass);
+}
+
+bool OrderedValuesRun::hold(const ColumnIdentity& column, ColumnWidth width) {
+  // Both must keep it: the column then comes without data to either. One
+  // that holds it alone keeps a copy it does not use (the chunk brings the
+  // data), which the device collector drops after the chunk.
+  return device_ != nullptr && passes() == 1 && device_->hold(column, width) && inner_->hold(column, width);
 }
 
 void OrderedValuesRun::sink(const ChunkInput& chunk) {
@@ -186,8 +199,20 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
     if (shares_[a] < 0) continue;
     const auto source = static_cast<size_t>(shares_[a]);
     if (filter_of(chunk, a) == filter_of(chunk, source)) continue;
+    // The device's slots are fixed at the first chunk (the GPU engine takes
+    // no FILTER, so its aggregates never part).
+    if (device_) throw Error(SqlState::feature_not_supported, "GPU: ordered aggregates of one input under different FILTERs");
     collected_[a] = collected_[source];
     shares_[a] = -1;
+  }
+  if (device_) {
+    std::vector<OrderedRowsSlot> slots;
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      if (slot_of_[a] >= 0) slots.push_back(OrderedRowsSlot{spec_.aggregates[a].input, filter_of(chunk, a)});
+    }
+    device_->collect(chunk, slots);
+    collect_ms_ += ms_since(t);
+    return;
   }
   const int64_t* packed = nullptr;
   if (!spec_.key_parts.empty()) {
@@ -326,7 +351,8 @@ AggregationResult OrderedValuesRun::finalize() {
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) continue;
     const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
-    if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
+    if (source == a && device_) sorted[a] = device_rows(static_cast<size_t>(slot_of_[a]), index, out.keys.size());
+    else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
     emit(a, sorted[source], out);
   }
   sort_ms_ = ms_since(t);
@@ -381,7 +407,7 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     }
   }
   offsets[groups] = running;
-  std::vector<uint64_t> sorted(n);
+  OrderCodes sorted(n);  // every element written below
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
       for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) sorted[at[p][gid[i]]++] = c.codes[i];
@@ -409,13 +435,42 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     const size_t len = offsets[g + 1] - offsets[g];
     if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
   }
-  return Sorted{std::move(offsets), std::move(sorted)};
+  return Sorted{std::move(offsets), std::move(sorted), {}};
+}
+
+OrderedValuesRun::Sorted OrderedValuesRun::device_rows(size_t slot, const GroupIndex& index, size_t groups) {
+  KeyedSegments k = device_->sorted(slot);
+  const auto t = std::chrono::steady_clock::now();
+  values_ += k.codes.size();
+  sorted_by_sorter_ = true;
+  // Each key segment's group; the codes stay where the device put them.
+  std::vector<uint64_t> count(groups, 0);
+  Sorted out;
+  out.from.assign(groups, 0);
+  uint64_t at = 0;
+  for (size_t i = 0; i < k.keys.size(); ++i) {
+    const uint32_t g = index.find(k.keys[i]);
+    if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
+    count[g] = k.counts[i];
+    out.from[g] = at;
+    at += k.counts[i];
+  }
+  if (k.null_key_rows > 0) {
+    if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
+    count[index.null_group()] = k.null_key_rows;
+    out.from[index.null_group()] = at;
+  }
+  out.offsets.assign(groups + 1, 0);
+  for (size_t g = 0; g < groups; ++g) out.offsets[g + 1] = out.offsets[g] + count[g];
+  out.codes = std::move(k.codes);
+  assign_ms_ += ms_since(t);
+  return out;
 }
 
 void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out) const {
   const size_t groups = out.keys.size();
   const std::vector<uint64_t>& offsets = rows.offsets;
-  const std::vector<uint64_t>& sorted = rows.codes;
+  const OrderCodes& sorted = rows.codes;
   const size_t n = sorted.size();
   PartialStates& s = out.states[a];
   const PartialAggregate& agg = spec_.aggregates[a];
@@ -425,8 +480,9 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
     parallel_for(threads_, groups, [&](int, size_t b, size_t e) {
       for (size_t g = b; g < e; ++g) {
         int64_t distinct = 0;
-        for (uint64_t i = offsets[g]; i < offsets[g + 1]; ++i) {
-          distinct += i == offsets[g] || !same_order_value(sorted[i], sorted[i - 1], floats);
+        const uint64_t* codes = sorted.data() + (rows.from.empty() ? offsets[g] : rows.from[g]);
+        for (uint64_t i = 0; i < offsets[g + 1] - offsets[g]; ++i) {
+          distinct += i == 0 || !same_order_value(codes[i], codes[i - 1], floats);
         }
         s.count[g] = distinct;
       }
@@ -435,6 +491,20 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
   }
   if (floats) s.ordered_float.resize(n);
   else s.ordered_int.resize(n);
+  s.offsets = offsets;
+  if (!rows.from.empty()) {
+    // Segments in the device's order: moved to their groups' places.
+    parallel_for(threads_, groups, [&](int, size_t b, size_t e) {
+      for (size_t g = b; g < e; ++g) {
+        const uint64_t* codes = sorted.data() + rows.from[g];
+        for (uint64_t i = 0, len = offsets[g + 1] - offsets[g]; i < len; ++i) {
+          if (floats) s.ordered_float[offsets[g] + i] = float_of_order_code(codes[i]);
+          else s.ordered_int[offsets[g] + i] = int_of_order_code(codes[i]);
+        }
+      }
+    });
+    return;
+  }
   parallel_for(threads_, n, [&](int, size_t b, size_t e) {
     if (floats) {
       for (size_t i = b; i < e; ++i) s.ordered_float[i] = float_of_order_code(sorted[i]);
@@ -442,7 +512,6 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
       for (size_t i = b; i < e; ++i) s.ordered_int[i] = int_of_order_code(sorted[i]);
     }
   });
-  s.offsets = offsets;
 }
 
 AggregationReport OrderedValuesRun::report() const {
@@ -453,7 +522,9 @@ AggregationReport OrderedValuesRun::report() const {
                 "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
                 "finalize %.3f ms (groups found %.3f ms, partitioned %.3f ms)",
                 static_cast<unsigned long long>(values_),
-                sorted_by_sorter_ ? sorter_name_.c_str() : ("host, " + std::to_string(threads_) + " threads").c_str(),
+                device_            ? device_->name().c_str()
+                : sorted_by_sorter_ ? sorter_name_.c_str()
+                                    : ("host, " + std::to_string(threads_) + " threads").c_str(),
                 collect_ms_, sort_ms_, assign_ms_, partition_ms_);
   r.details.push_back(buf);
   return r;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "common/ordered_rows.hpp"
 
 namespace tally::executor::cpu {
 
@@ -38,12 +39,16 @@ class OrderedValuesRun final : public AggregationRun {
   static AggregationSpec inner_spec(const AggregationSpec& spec, std::vector<int>* values = nullptr);
   // make_inner starts the run of inner_spec(spec). sorter: where the
   // groups' values are sorted (the GPU's segmented sort); empty = the host,
-  // `sorter_name` names it in EXPLAIN ANALYZE.
+  // `sorter_name` names it in EXPLAIN ANALYZE. device: where the ordered
+  // aggregates' rows are kept and sorted instead (the GPU over its resident
+  // columns, common/ordered_rows.hpp); nullptr = here, on the host.
   OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
-                   std::string sorter_name = {});
+                   std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> device = nullptr);
 
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override;
+  // With a device collector: a column both it and the inner run keep.
+  bool hold(const ColumnIdentity& column, ColumnWidth width) override;
   void sink(const ChunkInput& chunk) override;
   AggregationResult finalize() override;
   AggregationReport report() const override;
@@ -58,7 +63,10 @@ class OrderedValuesRun final : public AggregationRun {
   // One collector's rows partitioned by result group, each group sorted.
   struct Sorted {
     std::vector<uint64_t> offsets;  // groups + 1
-    std::vector<uint64_t> codes;
+    OrderCodes codes;
+    // Where group g's codes start in `codes` when not at offsets[g] (the
+    // device's segments come in key order); empty = at offsets[g].
+    std::vector<uint64_t> from;
   };
   static const uint8_t* filter_of(const ChunkInput& chunk, size_t a) {
     return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
@@ -66,6 +74,8 @@ class OrderedValuesRun final : public AggregationRun {
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
+  // The device collector's rows of slot `slot`, placed in out's groups.
+  Sorted device_rows(size_t slot, const GroupIndex& index, size_t groups);
   // Fills out.states[a] for ordered aggregate a from its collector's rows.
   void emit(size_t a, const Sorted& rows, AggregationResult& out) const;
 
@@ -77,6 +87,8 @@ class OrderedValuesRun final : public AggregationRun {
   std::unique_ptr<AggregationRun> inner_;
   SegmentSorter sorter_;
   std::string sorter_name_;
+  std::unique_ptr<OrderedRowsCollector> device_;
+  std::vector<int> slot_of_;  // per aggregate: its device collector slot; -1 = none
   bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;

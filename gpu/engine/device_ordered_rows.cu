@@ -1,0 +1,446 @@
+// The device side of the ordered-set / DISTINCT collector
+// (device_ordered_rows.hpp): a kernel per chunk appends each kept row's
+// (key, order code) to device buffers; at the end a radix sort of pairs by
+// code, then a stable one by key over the key's bits only, and a run-length
+// encoding of the keys give every key's codes in order.
+#include "gpu/engine/device_ordered_rows.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/engine/spec_translation.hpp"
+#include "gpu/gpu_health.hpp"
+#include "gpu/pipeline/key_packing.hpp"
+
+namespace tally::gpu {
+namespace {
+
+using tally::ColumnWidth;
+
+constexpr uint64_t kSignBit = uint64_t{1} << 63;
+
+enum ValueKind : int { kInt32, kInt64, kFloat32, kFloat64 };
+
+// The key as the sort sees it: unsigned, so that a sort over its low
+// `key_bits` bits groups equal keys. Packed codes are non-negative already;
+// a key the planner says fits int32 is biased by 2^31 (32 bits); any other
+// gets its sign bit flipped (64 bits). The host undoes it (key_of_sort_key).
+enum KeyKind : int { kPacked, kKeyInt32, kKeyInt64 };
+constexpr int64_t kInt32Bias = int64_t{1} << 31;
+
+struct CollectArgs {
+  const void* keys = nullptr;
+  const uint8_t* key_valid = nullptr;  // nullptr: no NULL key in this chunk
+  int key_kind = kPacked;
+  int key_wide = 1;  // the chunk's keys are int64 (else int32)
+  const void* values = nullptr;
+  const uint8_t* value_valid = nullptr;
+  const uint8_t* filter = nullptr;
+  int value_kind = kInt64;
+  uint64_t* out_keys = nullptr;
+  uint64_t* out_codes = nullptr;
+  unsigned long long* count = nullptr;
+  uint64_t* null_codes = nullptr;
+  unsigned long long* null_count = nullptr;
+};
+
+// common/ordered_code.hpp's encoding, on the device: the same bits.
+__device__ uint64_t order_code(const CollectArgs& a, int64_t r) {
+  double f;
+  switch (a.value_kind) {
+    case kInt32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(a.values)[r])) ^ kSignBit;
+    case kInt64: return static_cast<uint64_t>(static_cast<const int64_t*>(a.values)[r]) ^ kSignBit;
+    case kFloat32: f = static_cast<double>(static_cast<const float*>(a.values)[r]); break;
+    default: f = static_cast<const double*>(a.values)[r]; break;
+  }
+  uint64_t bits = static_cast<uint64_t>(__double_as_longlong(f));
+  if (isnan(f)) bits = 0x7ff8000000000000ULL;  // one NaN, sign bit clear (std::numeric_limits<double>::quiet_NaN())
+  return (bits & kSignBit) != 0 ? ~bits : bits | kSignBit;
+}
+
+__device__ uint64_t sort_key(const CollectArgs& a, int64_t r) {
+  const int64_t k = a.key_wide ? static_cast<const int64_t*>(a.keys)[r] : static_cast<const int32_t*>(a.keys)[r];
+  switch (a.key_kind) {
+    case kKeyInt32: return static_cast<uint64_t>(k + kInt32Bias);
+    case kKeyInt64: return static_cast<uint64_t>(k) ^ kSignBit;
+    default: return static_cast<uint64_t>(k);
+  }
+}
+
+// Appends every kept row: rows with a NULL value or outside the FILTER are
+// skipped, NULL-key rows go to their own buffer (their group's), the others
+// to (out_keys, out_codes). One atomic per warp on the shared count: the
+// order within the buffers is free, the sort sets it.
+__global__ void collect_kernel(CollectArgs a, int64_t rows) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const unsigned lane = threadIdx.x & 31u;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < rows; base += stride) {
+    const int64_t r = base + threadIdx.x;
+    const bool in = r < rows;
+    const bool kept = in && (a.value_valid == nullptr || a.value_valid[r] != 0) && (a.filter == nullptr || a.filter[r] != 0);
+    const bool null_key = kept && a.key_valid != nullptr && a.key_valid[r] == 0;
+    const bool keyed = kept && !null_key;
+    const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
+    unsigned long long at = 0;
+    if (lane == 0 && ballot != 0) at = atomicAdd(a.count, static_cast<unsigned long long>(__popc(ballot)));
+    at = __shfl_sync(0xffffffffu, at, 0);
+    if (keyed) {
+      const unsigned long long pos = at + static_cast<unsigned long long>(__popc(ballot & ((1u << lane) - 1u)));
+      a.out_keys[pos] = sort_key(a, r);
+      a.out_codes[pos] = order_code(a, r);
+    }
+    if (null_key) a.null_codes[atomicAdd(a.null_count, 1ULL)] = order_code(a, r);
+  }
+}
+
+constexpr int kCollectThreads = 256;
+constexpr int64_t kCollectMaxBlocks = 8192;
+
+ColumnKey key_of(const tally::ColumnIdentity& id, ColumnWidth width) {
+  return ColumnKey{id.table, id.chunk, id.column, static_cast<uint8_t>(width_bytes(width))};
+}
+
+int value_kind(ColumnWidth w) {
+  switch (w) {
+    case ColumnWidth::int32: return kInt32;
+    case ColumnWidth::int64: return kInt64;
+    case ColumnWidth::float32: return kFloat32;
+    default: return kFloat64;
+  }
+}
+
+class DeviceOrderedRows final : public tally::OrderedRowsCollector {
+ public:
+  DeviceOrderedRows(ColumnCache& cache, const tally::AggregationSpec& spec) : cache_(cache), spec_(spec) {
+    TALLY_CUDA_CHECK(cudaSetDevice(cache.device()));
+    TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (!spec_.key_parts.empty()) {
+      key_kind_ = kPacked;
+      for (const tally::KeyPart& p : spec_.key_parts) key_bits_ = std::max(key_bits_, static_cast<int>(p.offset + p.field_bits()));
+    } else {
+      key_kind_ = spec_.key_width == ColumnWidth::int32 ? kKeyInt32 : kKeyInt64;
+      key_bits_ = key_kind_ == kKeyInt32 ? 32 : 64;
+    }
+  }
+
+  ~DeviceOrderedRows() override {
+    // Destructor: the kernels may still read leased columns; wait, then free.
+    (void)cudaStreamSynchronize(stream_);
+    for (InFlight& f : in_flight_) (void)cudaEventDestroy(f.done);
+    in_flight_.clear();
+    slots_.clear();
+    scratch_.clear();
+    counters_.release();
+    packer_.reset();
+    (void)cudaStreamSynchronize(stream_);
+    (void)cudaStreamDestroy(stream_);
+  }
+
+  bool hold(const tally::ColumnIdentity& column, ColumnWidth width) override {
+    if (!column.known()) return false;
+    const ColumnKey key = key_of(column, width);
+    auto resident = cache_.find(key);
+    if (!resident) return false;
+    leases_.emplace_back(key, std::move(resident));
+    return true;
+  }
+
+  void collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) override;
+  tally::KeyedSegments sorted(size_t slot) override;
+  std::string name() const override {
+    char line[160];
+    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms",
+                  sort_ms_, copy_ms_);
+    return line;
+  }
+
+ private:
+  struct Slot {
+    DeviceBuffer keys, codes, nulls;
+    uint64_t capacity = 0, null_capacity = 0;  // rows of keys and codes; of nulls
+  };
+  struct InFlight {
+    cudaEvent_t done = nullptr;
+    std::vector<std::shared_ptr<const DeviceColumn>> leases;
+  };
+  // A chunk column on the device: its resident copy (leased into `used`) or
+  // its host data copied into scratch buffer `scratch`.
+  ColumnPointer on_device(const tally::ColumnView& v, size_t rows, size_t scratch,
+                          std::vector<std::shared_ptr<const DeviceColumn>>& used);
+  const uint8_t* mask_on_device(const uint8_t* mask, size_t rows, size_t scratch);
+  // Makes b hold at least `need` uint64 values, keeping its first `keep`.
+  static void grow(DeviceBuffer& b, uint64_t capacity, uint64_t need, uint64_t keep, cudaStream_t stream);
+  void retire_finished();
+
+  ColumnCache& cache_;
+  tally::AggregationSpec spec_;
+  cudaStream_t stream_ = nullptr;
+  int key_kind_ = kPacked;
+  int key_bits_ = 1;
+  std::vector<std::pair<ColumnKey, std::shared_ptr<const DeviceColumn>>> leases_;
+  std::deque<InFlight> in_flight_;
+  std::vector<Slot> slots_;
+  std::vector<DeviceBuffer> scratch_;
+  DeviceBuffer counters_;  // per slot: kept keyed rows, kept NULL-key rows
+  std::unique_ptr<KeyPacker> packer_;
+  uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
+  double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
+};
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+void DeviceOrderedRows::grow(DeviceBuffer& b, uint64_t capacity, uint64_t need, uint64_t keep, cudaStream_t stream) {
+  DeviceBuffer bigger(need * sizeof(uint64_t), stream);
+  if (keep > 0) TALLY_CUDA_CHECK(cudaMemcpyAsync(bigger.get(), b.get(), std::min(keep, capacity) * sizeof(uint64_t),
+                                                 cudaMemcpyDeviceToDevice, stream));
+  b = std::move(bigger);
+}
+
+ColumnPointer DeviceOrderedRows::on_device(const tally::ColumnView& v, size_t rows, size_t scratch,
+                                           std::vector<std::shared_ptr<const DeviceColumn>>& used) {
+  if (v.data == nullptr) {
+    const ColumnKey key = key_of(v.identity, v.width);
+    const auto it = std::find_if(leases_.begin(), leases_.end(), [&](const auto& l) { return l.first == key; });
+    if (it == leases_.end()) throw Error(SqlState::internal_error, "GPU: an ordered aggregate's column came without data and unheld");
+    const DeviceColumn& c = *it->second;
+    if (c.ready && !c.ready_seen.load(std::memory_order_acquire))
+      TALLY_CUDA_CHECK(cudaStreamWaitEvent(stream_, reinterpret_cast<cudaEvent_t>(c.ready), 0));
+    used.push_back(it->second);
+    return ColumnPointer{c.data, c.validity};
+  }
+  // Copied from pageable memory: cudaMemcpyAsync returns once the host
+  // bytes are staged, so the chunk may go when sink returns.
+  const size_t value_bytes = (rows * width_bytes(v.width) + 255) / 256 * 256;
+  const size_t bytes = value_bytes + (v.validity ? rows : 0) + 1;
+  uint8_t* base = nullptr;
+  std::shared_ptr<DeviceColumn> entry;
+  if (v.identity.known() && cache_.admits(bytes)) {
+    // A stored column only this collector reads (an input of ordered
+    // aggregates alone): kept resident, as the chunk pipeline keeps the
+    // columns it copies, so that the next query reads none on the host.
+    void* mem = nullptr;
+    const cudaError_t e = cudaMallocAsync(&mem, bytes, stream_);
+    if (e == cudaErrorMemoryAllocation) (void)cudaGetLastError();  // short of memory: a scratch copy instead
+    else TALLY_CUDA_CHECK(e);
+    if (e == cudaSuccess) {
+      entry = std::make_shared<DeviceColumn>();
+      entry->data = mem;
+      entry->bytes = bytes;
+      entry->device = cache_.device();
+      base = static_cast<uint8_t*>(mem);
+    }
+  }
+  if (base == nullptr) {
+    if (scratch_.size() <= scratch) scratch_.resize(scratch + 1);
+    scratch_[scratch].ensure(bytes, stream_);
+    base = scratch_[scratch].get<uint8_t>();
+  }
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(base, v.data, rows * width_bytes(v.width), cudaMemcpyHostToDevice, stream_));
+  if (v.validity) TALLY_CUDA_CHECK(cudaMemcpyAsync(base + value_bytes, v.validity, rows, cudaMemcpyHostToDevice, stream_));
+  if (entry) {
+    entry->validity = v.validity ? base + value_bytes : nullptr;
+    TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&entry->ready, cudaEventDisableTiming));
+    TALLY_CUDA_CHECK(cudaEventRecord(entry->ready, stream_));
+    cache_.insert(key_of(v.identity, v.width), entry);
+    used.push_back(std::move(entry));
+  }
+  return ColumnPointer{base, v.validity ? base + value_bytes : nullptr};
+}
+
+const uint8_t* DeviceOrderedRows::mask_on_device(const uint8_t* mask, size_t rows, size_t scratch) {
+  if (mask == nullptr) return nullptr;
+  if (scratch_.size() <= scratch) scratch_.resize(scratch + 1);
+  scratch_[scratch].ensure(rows + 1, stream_);
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(scratch_[scratch].get(), mask, rows, cudaMemcpyHostToDevice, stream_));
+  return scratch_[scratch].get<const uint8_t>();
+}
+
+void DeviceOrderedRows::retire_finished() {
+  while (!in_flight_.empty()) {
+    const cudaError_t s = cudaEventQuery(in_flight_.front().done);
+    if (s == cudaErrorNotReady) return;
+    TALLY_CUDA_CHECK(s);
+    (void)cudaEventDestroy(in_flight_.front().done);
+    in_flight_.pop_front();
+  }
+}
+
+void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) {
+  if (slots_.empty()) {
+    slots_.resize(slots.size());
+    counters_ = DeviceBuffer(std::max<size_t>(1, 2 * slots.size()) * sizeof(unsigned long long), stream_);
+    TALLY_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream_));
+  }
+  if (slots.size() != slots_.size()) throw Error(SqlState::internal_error, "GPU: ordered aggregates changed between chunks");
+  const size_t rows = chunk.rows;
+  std::vector<std::shared_ptr<const DeviceColumn>> used;
+  size_t scratch = 0;
+  if (rows > 0) {
+    // The key: the packed code of its columns (packed here, as GpuRun packs
+    // for its own aggregation), or the key column itself.
+    const void* keys = nullptr;
+    const uint8_t* key_valid = nullptr;
+    int key_wide = 1;
+    if (!spec_.key_parts.empty()) {
+      std::vector<ColumnPointer> parts;
+      std::vector<uint32_t> widths;
+      for (const tally::ColumnView& k : chunk.key_columns) {
+        parts.push_back(on_device(k, rows, scratch++, used));
+        widths.push_back(width_bytes(k.width));
+      }
+      if (!packer_) packer_ = std::make_unique<KeyPacker>();
+      keys = packer_->pack(spec_.key_parts, parts.data(), widths.data(), static_cast<int64_t>(rows), stream_);
+    } else {
+      const ColumnPointer k = on_device(chunk.keys, rows, scratch++, used);
+      keys = k.data;
+      key_valid = k.validity;
+      key_wide = chunk.keys.width == ColumnWidth::int64 ? 1 : 0;
+    }
+    rows_ += rows;
+    auto* counters = counters_.get<unsigned long long>();
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const tally::ColumnView& in = chunk.values.at(static_cast<size_t>(slots[s].input));
+      const ColumnPointer v = on_device(in, rows, scratch++, used);
+      Slot& slot = slots_[s];
+      // Room for every row offered so far (the kept ones are fewer),
+      // grown geometrically: a chunk at a time would copy the rows once per chunk.
+      if (rows_ > slot.capacity) {
+        const uint64_t want = std::max(rows_, 2 * slot.capacity);
+        grow(slot.keys, slot.capacity, want, rows_ - rows, stream_);
+        grow(slot.codes, slot.capacity, want, rows_ - rows, stream_);
+        slot.capacity = want;
+      }
+      if (key_valid != nullptr && rows_ > slot.null_capacity) {
+        const uint64_t want = std::max(rows_, 2 * slot.null_capacity);
+        grow(slot.nulls, slot.null_capacity, want, slot.null_capacity, stream_);
+        slot.null_capacity = want;
+      }
+      CollectArgs a;
+      a.keys = keys;
+      a.key_valid = key_valid;
+      a.key_kind = key_kind_;
+      a.key_wide = key_wide;
+      a.values = v.data;
+      a.value_valid = v.validity;
+      a.filter = mask_on_device(slots[s].filter, rows, scratch++);
+      a.value_kind = value_kind(in.width);
+      a.out_keys = slot.keys.get<uint64_t>();
+      a.out_codes = slot.codes.get<uint64_t>();
+      a.count = counters + 2 * s;
+      a.null_codes = slot.nulls.get<uint64_t>();
+      a.null_count = counters + 2 * s + 1;
+      const int64_t blocks = std::min<int64_t>((static_cast<int64_t>(rows) + kCollectThreads - 1) / kCollectThreads, kCollectMaxBlocks);
+      collect_kernel<<<static_cast<unsigned>(blocks), kCollectThreads, 0, stream_>>>(a, static_cast<int64_t>(rows));
+      TALLY_CUDA_CHECK_LAUNCH("collect_kernel");
+    }
+  }
+  // This chunk's leases are kept until its kernels are done; columns held
+  // for it but passed with data (another holder refused them) go now.
+  InFlight f;
+  TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&f.done, cudaEventDisableTiming));
+  TALLY_CUDA_CHECK(cudaEventRecord(f.done, stream_));
+  f.leases = std::move(used);
+  in_flight_.push_back(std::move(f));
+  auto of_chunk = [&](const ColumnKey& k) {
+    auto same = [&](const tally::ColumnView& v) { return v.identity.table == k.table && v.identity.chunk == k.chunk; };
+    return same(chunk.keys) || std::any_of(chunk.key_columns.begin(), chunk.key_columns.end(), same) ||
+           std::any_of(chunk.values.begin(), chunk.values.end(), same);
+  };
+  std::erase_if(leases_, [&](const auto& l) { return of_chunk(l.first); });
+  retire_finished();
+}
+
+tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
+  tally::KeyedSegments out;
+  if (s >= slots_.size()) return out;  // no chunk: no row
+  unsigned long long counts[2] = {0, 0};
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(counts, counters_.get<unsigned long long>() + 2 * s, sizeof counts, cudaMemcpyDeviceToHost, stream_));
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  while (!in_flight_.empty()) {  // every kernel is done: the leases may go
+    (void)cudaEventDestroy(in_flight_.front().done);
+    in_flight_.pop_front();
+  }
+  const uint64_t n = counts[0], nulls = counts[1];
+  if (n > static_cast<uint64_t>(INT_MAX) || nulls > static_cast<uint64_t>(INT_MAX))
+    throw Error(SqlState::program_limit_exceeded, "GPU: more than 2^31 rows for one ordered aggregate");
+  Slot slot = std::move(slots_[s]);
+  out.codes.resize(n + nulls);
+  out.null_key_rows = nulls;
+  const auto t_sort = std::chrono::steady_clock::now();
+  if (n > 0) {
+    DeviceBuffer alt_keys(n * sizeof(uint64_t), stream_), alt_codes(n * sizeof(uint64_t), stream_);
+    cub::DoubleBuffer<uint64_t> keys(slot.keys.get<uint64_t>(), alt_keys.get<uint64_t>());
+    cub::DoubleBuffer<uint64_t> codes(slot.codes.get<uint64_t>(), alt_codes.get<uint64_t>());
+    const int items = static_cast<int>(n);
+    // By code over all 64 bits, then stably by key over the key's bits: (key, code) order.
+    size_t by_code = 0, by_key = 0, encode = 0;
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, by_code, codes, keys, items, 0, 64, stream_));
+    if (key_bits_ > 0) TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, by_key, keys, codes, items, 0, key_bits_, stream_));
+    DeviceBuffer unique(n * sizeof(uint64_t), stream_), lengths(n * sizeof(int), stream_), runs(sizeof(int), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, encode, keys.Current(), unique.get<uint64_t>(),
+                                                        lengths.get<int>(), runs.get<int>(), items, stream_));
+    DeviceBuffer temp(std::max({by_code, by_key, encode, size_t{1}}), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), by_code, codes, keys, items, 0, 64, stream_));
+    if (key_bits_ > 0) TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), by_key, keys, codes, items, 0, key_bits_, stream_));
+    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp.get(), encode, keys.Current(), unique.get<uint64_t>(),
+                                                        lengths.get<int>(), runs.get<int>(), items, stream_));
+    int run_count = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&run_count, runs.get(), sizeof run_count, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    sort_ms_ += ms_since(t_sort);
+    const auto t_copy = std::chrono::steady_clock::now();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), codes.Current(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    copy_ms_ += ms_since(t_copy);
+    std::vector<uint64_t> sort_keys(static_cast<size_t>(run_count));
+    std::vector<int> lens(static_cast<size_t>(run_count));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(sort_keys.data(), unique.get(), sort_keys.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(lens.data(), lengths.get(), lens.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    out.keys.resize(sort_keys.size());
+    out.counts.resize(sort_keys.size());
+    for (size_t i = 0; i < sort_keys.size(); ++i) {
+      const uint64_t k = sort_keys[i];
+      out.keys[i] = key_kind_ == kKeyInt32   ? static_cast<int64_t>(k) - kInt32Bias
+                    : key_kind_ == kKeyInt64 ? static_cast<int64_t>(k ^ kSignBit)
+                                             : static_cast<int64_t>(k);
+      out.counts[i] = static_cast<uint64_t>(lens[i]);
+    }
+  }
+  if (nulls > 0) {
+    DeviceBuffer sorted_nulls(nulls * sizeof(uint64_t), stream_);
+    size_t bytes = 0;
+    const int items = static_cast<int>(nulls);
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, slot.nulls.get<const uint64_t>(), sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
+    DeviceBuffer temp(std::max<size_t>(bytes, 1), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), bytes, slot.nulls.get<const uint64_t>(), sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data() + n, sorted_nulls.get(), nulls * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+  }
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine& engine, const tally::AggregationSpec& spec,
+                                                                      uint64_t rows) {
+  if (!gpu_usable() || rows > static_cast<uint64_t>(INT_MAX) || spec.key_parts.size() > kMaxDeviceKeyParts) return nullptr;
+  if (spec.key_parts.empty() && spec.key_width != ColumnWidth::int32 && spec.key_width != ColumnWidth::int64) return nullptr;
+  return std::make_unique<DeviceOrderedRows>(engine.column_cache(), spec);
+}
+
+}  // namespace tally::gpu
