@@ -134,7 +134,7 @@ unsigned blocks_for(uint64_t n) {
 
 // Slots for `tuples` at most half full: probes stay short.
 uint64_t slots_for(uint64_t tuples) {
-  uint64_t s = uint64_t{1} << 16;
+  uint64_t s = uint64_t{1} << 10;
   while (s < tuples * 2) s <<= 1;
   return s;
 }
@@ -211,19 +211,21 @@ const int64_t* TupleKeyTable::assign(const ColumnPointer* columns, const uint32_
   const auto n = static_cast<uint64_t>(std::max<int64_t>(rows, 0));
   if (m.slot_count == 0) {
     // The first table from the estimate, bounded: a high estimate must not
-    // take gigabytes before the tuples are seen (growth follows them).
+    // take gigabytes before the tuples are seen (growth follows them, and a
+    // low estimate grows it at the first chunk).
     m.tuples = DeviceBuffer(sizeof(unsigned long long), stream);
     TALLY_CUDA_CHECK(cudaMemsetAsync(m.tuples.get(), 0, sizeof(unsigned long long), stream));
-    m.resize(slots_for(std::min<uint64_t>(std::max(m.expected, n), uint64_t{1} << 26)), stream);
+    m.resize(slots_for(std::min<uint64_t>(m.expected, uint64_t{1} << 26)), stream);
   }
   if (m.known + m.unread + n > m.capacity()) {
     // The rows may outgrow the table: count what it holds, and grow it
-    // until every row could be a new tuple.
+    // until every row could be a new tuple (room for two such chunks, so
+    // that few tuples over many chunks wait for the count every other chunk).
     m.read_count(stream);
     if (m.known + n > kMaxTuples)
       throw Error(SqlState::program_limit_exceeded, "GPU: more than 2^31 groups of a key tuple");
     if (m.known + n > m.capacity()) {
-      m.resize(slots_for(std::max(m.known + n, 2 * m.capacity())), stream);
+      m.resize(slots_for(std::max(m.known + 2 * n, 2 * m.capacity())), stream);
       ++m.growths;
     }
   }

@@ -50,7 +50,7 @@ inline std::vector<PackedKeyCase> packed_key_cases() {
       {"SELECT w63, id1, id4, count(*), sum(v), min(v) FROM h GROUP BY w63, id1, id4", "tuple of 3 columns", true},
       {"SELECT u, id1, count(*), sum(v), max(big) FROM h GROUP BY u, id1", "tuple of 2 columns", true},
       {"SELECT u, w63, id2, s, count(*) FROM h GROUP BY u, w63, id2, s", "tuple of 4 columns", true},
-      {"SELECT u, w63, count(*), sum(v) FROM h WHERE u = 0 AND w63 = 0 GROUP BY u, w63", "tuple of 2 columns", true},
+      {"SELECT b2, w63, count(*), sum(v) FROM h WHERE w63 = 0 AND b2 GROUP BY b2, w63", "tuple of 2 columns", true},
       {"SELECT u, id3, count(*), sum(v) FROM h WHERE v > 4 GROUP BY u, id3", "tuple of 2 columns", true},
       {"SELECT u, w63, count(*), sum(v) FROM e GROUP BY u, w63", "packed 2 columns, 0 bits", true},
       {"SELECT w63, id1, percentile_disc(0.5) WITHIN GROUP (ORDER BY v), count(*) FROM h GROUP BY w63, id1",
