@@ -37,9 +37,15 @@ TupleKeyMap::TupleKeyMap(size_t columns, uint64_t expected_groups) : columns_(co
     throw Error(SqlState::internal_error, "a key tuple of " + std::to_string(columns) + " columns");
   // The estimate sizes the table up to a bound: a high estimate must not
   // allocate gigabytes before a row arrived.
-  const uint64_t c = capacity_for(std::min<uint64_t>(expected_groups, uint64_t{1} << 24));
+  const uint64_t bounded = std::min<uint64_t>(expected_groups, uint64_t{1} << 24);
+  const uint64_t c = capacity_for(bounded);
   slots_.assign(c, 0);
   mask_ = c - 1;
+  // Reserved, not touched: the expected tuples' values are appended without
+  // the copies of geometric growth.
+  codes_.reserve(bounded * columns_);
+  nulls_.reserve(bounded);
+  hashes_.reserve(bounded);
 }
 
 void TupleKeyMap::assign(const ChunkInput& chunk, int64_t* out, int threads) {
