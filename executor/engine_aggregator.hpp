@@ -141,6 +141,12 @@ class EngineAggregator final : public GroupAggregator {
   KeyMode plan_key_columns(const TableSnapshot* table);
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
+  // A key tuple's group values (AggregationResult::key_codes) into key columns.
+  void tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
+  // Key column k's values (stored codes; text as dictionary codes) of
+  // groups [0, groups) into a column of its type; `valid` 0 = NULL.
+  Vector decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
+                           const std::vector<uint8_t>& valid) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
   void load_dictionaries();
@@ -149,12 +155,6 @@ class EngineAggregator final : public GroupAggregator {
                              std::vector<std::vector<uint8_t>>& validity);
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
-  // A key tuple's group values (AggregationResult::key_codes) into key columns.
-  void tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
-  // Key column k's values (stored codes; text as dictionary codes) of
-  // groups [0, groups) into a column of its type; `valid` 0 = NULL.
-  Vector decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
-                           const std::vector<uint8_t>& valid) const;
   // Group-count estimate of a packed key from a sample of its codes.
   void estimate_packed_from_sample(const TableSnapshot& table);
   // The estimator over sampled key hashes (and the key column's sketches, for one column).
