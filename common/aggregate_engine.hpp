@@ -8,11 +8,14 @@
 //    whose ranges fit 63 bits together, the key columns themselves and their
 //    packing (AggregationSpec::key_parts): the engine packs each row into one
 //    int64 code where the data is (inside its own loop, or on the device over
-//    resident columns), so no per-row host work precedes it. Key tuples that
-//    do not fit 63 bits (or lack chunk statistics, or are expressions) still
-//    arrive as query-local codes, interned by the planner row by row on the
-//    host: an engine-side tuple hash with a per-column compare is the step
-//    still missing for them.
+//    resident columns), so no per-row host work precedes it. Bare key columns
+//    whose ranges do not fit 63 bits (or have no chunk statistics) arrive the
+//    same way as a key tuple (AggregationSpec::key_tuple): the engine hashes
+//    each row's tuple of column codes with equality on each column, gives
+//    each distinct tuple a query-local id, aggregates over the ids and
+//    returns each group's column codes. Only keys that are expressions (or
+//    of types without an integer code) arrive as query-local codes interned
+//    by the planner row by row on the host.
 //  * value columns as native arrays (int32/int64/float32/float64) with validity;
 //  * per aggregate: one partial-state operation, its input column(s) and an
 //    optional FILTER mask;
@@ -128,6 +131,15 @@ struct AggregationSpec {
   // into int64 codes by the engine (see KeyPart); key_width is then int64,
   // the key range is [0, key_max] and no code is the NULL key.
   std::vector<KeyPart> key_parts;
+  // With key_parts: the columns are a key tuple rather than packed (their
+  // ranges need more than 63 bits). Each part's nullable says whether its
+  // column may hold NULLs (min, bits and offset are unused); a NULL is a
+  // value of its own in its column, as PostgreSQL groups it. The engine
+  // groups rows by the tuple of column values (int64 codes, equality on each
+  // column), aggregates over query-local tuple ids and returns each group's
+  // column values in AggregationResult::key_codes. key_width is int64, the
+  // key range unknown, and no id is the NULL key.
+  bool key_tuple = false;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
@@ -215,6 +227,11 @@ struct PartialStates {
 struct AggregationResult {
   std::vector<int64_t> keys;        // one per group
   std::vector<uint8_t> key_valid;   // 0 = the NULL-key group
+  // Only with AggregationSpec::key_tuple (keys then hold the engine's tuple
+  // ids): per key column, each group's value (widened to int64) and
+  // validity (0 = NULL), one entry per group.
+  std::vector<std::vector<int64_t>> key_codes;
+  std::vector<std::vector<uint8_t>> key_code_valid;
   std::vector<PartialStates> states;  // one per PartialAggregate
   // Only with AggregationSpec::compact_result; empty = every aggregate has
   // its own count. Else per aggregate: the aggregate whose states.count holds

@@ -24,6 +24,7 @@
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/cpu/cpu_engine.hpp"
 #include "executor/cpu/ordered_values_run.hpp"
+#include "executor/cpu/tuple_key_run.hpp"
 #include "gpu/engine/device_ordered_rows.hpp"
 #include "gpu/ordered_values_sort.hpp"
 
@@ -123,7 +124,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   spec_.threads = context.threads;
   if (mode_ == KeyMode::interned && keys.size() >= 2) {
     const auto t_pack = std::chrono::steady_clock::now();
-    if (plan_packed_key(table)) mode_ = KeyMode::packed;
+    mode_ = plan_key_columns(table);
     estimate_us_ = since_us(t_pack);
   }
   // A small table runs on one thread unless threads were set explicitly:
@@ -207,7 +208,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
-  run_ = start_run();
+  run_ = start_run(spec_);
   start_us_ = since_us(t_choose);
   statistics_us_ = since_us(t_begin) - start_us_ - estimate_us_;
 }
@@ -248,8 +249,13 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   spec_.compact_result = true;
 }
 
-std::unique_ptr<AggregationRun> EngineAggregator::start_run() {
-  if (!on_gpu_ || !cpu::has_ordered_aggregates(spec_)) return engine_->start(spec_);
+std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpec& spec) {
+  if (!on_gpu_ || !cpu::has_ordered_aggregates(spec)) return engine_->start(spec);
+  // Ordered-set aggregates by a key tuple beside the GPU: the tuple ids are
+  // given on the host, and both runs take them as one int64 key.
+  if (spec.key_tuple) {
+    return std::make_unique<cpu::TupleKeyRun>(spec, [this](const AggregationSpec& inner) { return start_run(inner); });
+  }
   // On the GPU: its run aggregates the rest; the ordered aggregates' rows
   // are kept and sorted by (key, code) on the device, over its resident
   // columns (no host work per row). Where the device cannot take them
@@ -259,9 +265,9 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run() {
   AggregateEngine* gpu = engine_;
   std::unique_ptr<OrderedRowsCollector> device;
   if (auto* g = dynamic_cast<gpu::GpuEngine*>(gpu); g != nullptr && table_rows_ != UINT64_MAX)
-    device = gpu::make_device_ordered_rows(*g, spec_, table_rows_);
+    device = gpu::make_device_ordered_rows(*g, spec, table_rows_);
   return std::make_unique<cpu::OrderedValuesRun>(
-      spec_, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
+      spec, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
         return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
       },
@@ -333,6 +339,9 @@ std::vector<std::string> EngineAggregator::explain() const {
     for (const KeyPart& p : spec_.key_parts) bits = std::max(bits, p.offset + p.field_bits());
     lines.push_back("Group key: packed " + std::to_string(spec_.key_parts.size()) + " columns, " +
                     std::to_string(bits) + " bits");
+  } else if (mode_ == KeyMode::tuple) {
+    lines.push_back("Group key: tuple of " + std::to_string(spec_.key_parts.size()) +
+                    " columns, grouped by the engine with equality on each");
   } else if (mode_ == KeyMode::interned) {
     lines.push_back("Group key: query-local codes interned on the host");
   }

@@ -95,7 +95,12 @@ class KeyInterner {
 
 // packed: several bare integer-like or text columns whose ranges (chunk
 // statistics) fit 63 bits together; the engine packs them (KeyPart).
-enum class KeyMode { none, int_column, dict_column, packed, interned };
+// tuple: such columns whose ranges do not fit (or are unknown); the engine
+// groups by the tuple of their values (AggregationSpec::key_tuple).
+enum class KeyMode { none, int_column, dict_column, packed, tuple, interned };
+
+// Whether the key is handed to the engine as its columns (packed or tuple).
+inline bool key_columns_mode(KeyMode m) { return m == KeyMode::packed || m == KeyMode::tuple; }
 
 // Key columns a packed key takes at most: the GPU's pack kernel takes the
 // parts as one kernel argument.
@@ -127,14 +132,21 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
-  // The engine's run for spec_ (ordered-set aggregates beside a GPU run).
-  std::unique_ptr<AggregationRun> start_run();
+  // The engine's run for `spec` (ordered-set aggregates beside a GPU run).
+  std::unique_ptr<AggregationRun> start_run(const AggregationSpec& spec);
   // ---- packed keys (engine_aggregator_keys.cpp) ----
-  // Whether the keys pack into 63 bits by the table's chunk statistics; if
-  // so fills spec_.key_parts, the key range and the estimate.
-  bool plan_packed_key(const TableSnapshot* table);
-  // Table column of each key column (packed mode).
+  // Several bare integer-like or text key columns of a stored table: packed
+  // when their ranges (chunk statistics) fit 63 bits, else a key tuple;
+  // fills spec_.key_parts, the key range and the estimate. Else interned.
+  KeyMode plan_key_columns(const TableSnapshot* table);
+  // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
+  // A key tuple's group values (AggregationResult::key_codes) into key columns.
+  void tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
+  // Key column k's values (stored codes; text as dictionary codes) of
+  // groups [0, groups) into a column of its type; `valid` 0 = NULL.
+  Vector decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
+                           const std::vector<uint8_t>& valid) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
   void load_dictionaries();

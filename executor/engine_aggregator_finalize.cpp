@@ -72,7 +72,8 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   }
   // Keys.
   if (mode_ == KeyMode::packed) unpack_keys(result, groups, columns);
-  for (size_t k = 0; k < keys_.size() && mode_ != KeyMode::packed; ++k) {
+  if (mode_ == KeyMode::tuple) tuple_keys(result, groups, columns);
+  for (size_t k = 0; k < keys_.size() && !key_columns_mode(mode_); ++k) {
     Vector v(keys_[k]->type);
     const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
     if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {

@@ -1,12 +1,15 @@
 // EngineAggregator's packed keys: several bare integer-like or text columns
 // become one int64 code per row (common/aggregate_engine.hpp: KeyPart) when
-// their ranges from chunk statistics fit 63 bits. The plan is made here from
+// their ranges from chunk statistics fit 63 bits, else a key tuple the
+// engine groups by (AggregationSpec::key_tuple). The plan is made here from
 // statistics alone; the engines pack the rows where the data is, and
 // finalize unpacks the groups' codes into the key columns.
 #include <algorithm>
+#include <thread>
 
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
+#include "executor/cpu/parallel.hpp"
 
 namespace tally::executor::engine_aggregation {
 
@@ -18,41 +21,47 @@ bool is_text(TypeId id) { return id == TypeId::text || id == TypeId::varchar || 
 // (the single-column paths use the same bound).
 constexpr uint64_t kSampleAboveGroups = uint64_t{1} << 16;
 
+// Result groups from which a text key column's strings are made in parallel.
+constexpr size_t kParallelDecodeGroups = size_t{1} << 15;
+
 }  // namespace
 
-bool EngineAggregator::plan_packed_key(const TableSnapshot* table) {
-  if (table == nullptr || keys_.size() > kMaxPackedKeyParts) return false;
+KeyMode EngineAggregator::plan_key_columns(const TableSnapshot* table) {
+  if (table == nullptr || keys_.size() > kMaxPackedKeyParts) return KeyMode::interned;
   std::vector<KeyPart> parts;
   std::vector<int> columns;
   uint32_t offset = 0;
+  bool fits = true;  // every range known and the fields within 63 bits
   // Distinct tuples the statistics allow (saturating): the estimate when small.
   uint64_t tuples = 1;
   for (const auto& key : keys_) {
     const auto* col = dynamic_cast<const ColumnExpr*>(key.get());
-    if (col == nullptr || !(is_intlike(key->type.id) || is_text(key->type.id))) return false;
-    bool nulls = false;
+    if (col == nullptr || !(is_intlike(key->type.id) || is_text(key->type.id))) return KeyMode::interned;
+    bool nulls = false, known = true;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t c = 0; c < table->chunk_count(); ++c) {
+    for (size_t c = 0; c < table->chunk_count() && known; ++c) {
       const ChunkColumnStats s = table->stats(c, col->index);
-      if (!s.known) return false;  // no range: the tuple cannot be bounded
+      known = s.known;
       nulls |= s.null_count > 0;
       if (s.max >= s.min) { lo = std::min(lo, s.min); hi = std::max(hi, s.max); }
     }
     KeyPart part;
-    part.min = hi >= lo ? lo : 0;
-    part.bits = hi >= lo ? key_part_bits(lo, hi) : 0;
-    part.nullable = nulls;
+    part.min = known && hi >= lo ? lo : 0;
+    part.bits = known && hi >= lo ? key_part_bits(lo, hi) : 0;
+    part.nullable = nulls || !known;  // no statistics: a key tuple that may hold NULLs
     part.offset = offset;
-    if (part.bits >= 64 || offset + part.field_bits() > 63) return false;
+    fits = fits && known && part.bits < 64 && offset + part.field_bits() <= 63;
     offset += part.field_bits();
     const uint64_t values = (hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0) + (nulls ? 1 : 0);
-    tuples = values != 0 && tuples > UINT64_MAX / values ? UINT64_MAX : tuples * std::max<uint64_t>(values, 1);
+    tuples = !known || (values != 0 && tuples > UINT64_MAX / values) ? UINT64_MAX
+                                                                      : tuples * std::max<uint64_t>(values, 1);
     parts.push_back(part);
     columns.push_back(col->index);
   }
+  spec_.key_tuple = !fits;
   // The largest code: every field at its column's maximum.
   uint64_t key_max = 0;
-  for (size_t p = 0; p < parts.size(); ++p) {
+  for (size_t p = 0; p < parts.size() && fits; ++p) {
     const KeyPart& part = parts[p];
     key_max |= part.nullable ? uint64_t{1} << (part.offset + part.bits) : 0;
     key_max |= ((uint64_t{1} << part.bits) - 1) << part.offset;
@@ -61,14 +70,15 @@ bool EngineAggregator::plan_packed_key(const TableSnapshot* table) {
   packed_columns_ = std::move(columns);
   part_dictionaries_.assign(keys_.size(), nullptr);
   spec_.key_width = ColumnWidth::int64;
-  spec_.key_range_known = true;
+  // A key tuple's ids have no range known before the rows are seen.
+  spec_.key_range_known = fits;
   spec_.key_min = 0;
-  spec_.key_max = static_cast<int64_t>(key_max);
-  spec_.key_has_nulls = false;  // a NULL key column is a field, never the NULL key
+  spec_.key_max = fits ? static_cast<int64_t>(key_max) : 0;
+  spec_.key_has_nulls = false;  // a NULL key column is a field (or a tuple value), never the NULL key
   const uint64_t rows = table->row_count();
   spec_.estimated_groups = std::min(rows, tuples);
   if (spec_.estimated_groups > kSampleAboveGroups) estimate_packed_from_sample(*table);
-  return true;
+  return fits ? KeyMode::packed : KeyMode::tuple;
 }
 
 void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
@@ -83,7 +93,12 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
       for (size_t p = 0; p < spec_.key_parts.size(); ++p) {
         const KeyPart& part = spec_.key_parts[p];
         const auto& col = batch->columns[p];
-        if (col.is_null(r)) {
+        if (spec_.key_tuple) {
+          // A tuple's values, combined (a NULL as a value no column holds
+          // in the same place: the hash of a tuple, not a code).
+          const uint64_t v = col.is_null(r) ? 0x6e756c6cULL + p : static_cast<uint64_t>(stored_int_at(col, r));
+          code = sample_hash(static_cast<int64_t>(code ^ v)) + p;
+        } else if (col.is_null(r)) {
           code |= uint64_t{1} << (part.offset + part.bits);
         } else {
           const uint64_t field = static_cast<uint64_t>(stored_int_at(col, r)) - static_cast<uint64_t>(part.min);
@@ -151,26 +166,63 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
 }
 
 void EngineAggregator::unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+  const size_t n = std::min(groups, result.keys.size());
+  std::vector<int64_t> values(groups, 0);
+  std::vector<uint8_t> valid(groups, 1);
   for (size_t k = 0; k < keys_.size(); ++k) {
     const KeyPart& part = spec_.key_parts[k];
-    Vector v(keys_[k]->type);
-    v.resize(groups);
     const uint64_t mask = (uint64_t{1} << part.bits) - 1;
-    const bool text = is_text(v.type.id);
-    if (text && groups > 0 && !part_dictionaries_[k])
-      throw Error(SqlState::internal_error, "packed text key without its dictionary");
-    for (size_t g = 0; g < groups && g < result.keys.size(); ++g) {
+    for (size_t g = 0; g < n; ++g) {
       const uint64_t code = static_cast<uint64_t>(result.keys[g]) >> part.offset;
-      if (part.nullable && ((code >> part.bits) & 1) != 0) {
-        v.set_null(g);
-        continue;
-      }
-      const int64_t value = static_cast<int64_t>(static_cast<uint64_t>(part.min) + (code & mask));
-      if (text) v.texts[g] = std::string(part_dictionaries_[k]->at(static_cast<int32_t>(value)));
-      else v.ints[g] = value;
+      valid[g] = !(part.nullable && ((code >> part.bits) & 1) != 0);
+      values[g] = static_cast<int64_t>(static_cast<uint64_t>(part.min) + (code & mask));
     }
-    columns.push_back(std::move(v));
+    columns.push_back(decode_key_column(k, groups, values, valid));
   }
+}
+
+void EngineAggregator::tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+  if (groups == 0) {  // an engine that saw no row may return no values at all
+    const std::vector<int64_t> none;
+    const std::vector<uint8_t> no_validity;
+    for (size_t k = 0; k < keys_.size(); ++k) columns.push_back(decode_key_column(k, 0, none, no_validity));
+    return;
+  }
+  if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
+    throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
+      throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
+    columns.push_back(decode_key_column(k, groups, result.key_codes[k], result.key_code_valid[k]));
+  }
+}
+
+Vector EngineAggregator::decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
+                                           const std::vector<uint8_t>& valid) const {
+  Vector v(keys_[k]->type);
+  v.resize(groups);
+  const bool text = is_text(v.type.id);
+  if (text && groups > 0 && !part_dictionaries_[k])
+    throw Error(SqlState::internal_error, "a text key column without its dictionary");
+  for (size_t g = 0; g < groups; ++g) {
+    if (!valid[g]) v.set_null(g);
+  }
+  if (!text) {
+    for (size_t g = 0; g < groups; ++g) v.ints[g] = valid[g] ? values[g] : 0;
+    return v;
+  }
+  // One string per group: in parallel for a large result (each part
+  // writes its own groups' strings; the NULLs are set above).
+  const storage::StringDictionary& dictionary = *part_dictionaries_[k];
+  const int threads = groups < kParallelDecodeGroups ? 1
+                      : spec_.threads > 0 ? spec_.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) {
+      if (valid[g]) v.texts[g] = std::string(dictionary.at(static_cast<int32_t>(values[g])));
+    }
+  });
+  return v;
 }
 
 }  // namespace tally::executor::engine_aggregation

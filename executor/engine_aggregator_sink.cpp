@@ -31,7 +31,7 @@ std::vector<int> EngineAggregator::raw_columns(size_t chunk, const std::vector<i
   // so that a held key column is not read for it (load_dictionaries reads
   // a chunk only when the table keeps no dictionary).
   if (mode_ == KeyMode::dict_column && !dictionary_) dictionary_ = table_->dictionary(key_column_);
-  if (mode_ == KeyMode::packed) load_dictionaries();
+  if (key_columns_mode(mode_)) load_dictionaries();
   std::vector<int> read;
   for (const int column : scan_columns) {
     const TypeId type = table_->columns()[static_cast<size_t>(column)].type.id;
@@ -97,7 +97,7 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
   if (mode_ == KeyMode::none) {
     zero_keys.assign(rows, 0);
     in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
-  } else if (mode_ == KeyMode::packed) {
+  } else if (key_columns_mode(mode_)) {
     // The key columns as stored (and resident on the GPU per column): the
     // engine packs them.
     in.keys = ColumnView{ColumnWidth::int64, nullptr, nullptr};
@@ -120,11 +120,11 @@ void EngineAggregator::sink(const EvalInput& rows) {
   ChunkInput in;
   in.rows = rows.rows;
   // Keys.
-  std::vector<int64_t> keys(mode_ == KeyMode::packed ? 0 : rows.rows, 0);
+  std::vector<int64_t> keys(key_columns_mode(mode_) ? 0 : rows.rows, 0);
   std::vector<uint8_t> key_valid;
   std::vector<std::vector<int64_t>> key_values;
   std::vector<std::vector<uint8_t>> key_validity;
-  if (mode_ == KeyMode::packed) {
+  if (key_columns_mode(mode_)) {
     evaluated_key_columns(rows, in, key_values, key_validity);
   } else if (mode_ == KeyMode::int_column) {
     const Vector v = keys_[0]->evaluate(rows);
@@ -149,7 +149,7 @@ void EngineAggregator::sink(const EvalInput& rows) {
     interned_ = true;
   }
   std::vector<int32_t> narrow_keys;
-  if (mode_ == KeyMode::packed) {
+  if (key_columns_mode(mode_)) {
     // in.keys and in.key_columns are set: the engine packs.
   } else if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
     narrow_keys.assign(keys.begin(), keys.end());

@@ -63,6 +63,16 @@ const int64_t* KeyPacker::pack(const std::vector<tally::KeyPart>&, const ColumnP
                                StreamHandle) {
   no_gpu();
 }
+struct TupleKeyTable::Impl {};
+TupleKeyTable::TupleKeyTable(size_t, uint64_t) {}
+TupleKeyTable::~TupleKeyTable() = default;
+const int64_t* TupleKeyTable::assign(const ColumnPointer*, const uint32_t*, int64_t, StreamHandle) { no_gpu(); }
+void TupleKeyTable::values_of(const int64_t*, size_t, std::vector<std::vector<int64_t>>&,
+                              std::vector<std::vector<uint8_t>>&, StreamHandle) {
+  no_gpu();
+}
+uint64_t TupleKeyTable::tuples() const { return 0; }
+int TupleKeyTable::growths() const { return 0; }
 void prepare_for_queries(const DeviceInfo&) {}
 FirstUseSnapshot first_use_snapshot(int) {
   FirstUseSnapshot s;

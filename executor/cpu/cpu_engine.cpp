@@ -9,6 +9,7 @@
 #include "executor/cpu/cpu_run.hpp"
 #include "executor/cpu/cpu_engine.hpp"
 #include "executor/cpu/ordered_values_run.hpp"
+#include "executor/cpu/tuple_key_run.hpp"
 
 namespace tally::executor {
 namespace {
@@ -45,6 +46,11 @@ class CpuEngine final : public AggregateEngine {
   bool can_run(const AggregationSpec&) const override { return true; }
   std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) override {
     release_heap_if_over_bound(spec.estimated_groups);
+    // A key tuple gets its ids on the host; the run over them is this
+    // engine's run of an int64 key.
+    if (spec.key_tuple) {
+      return std::make_unique<cpu::TupleKeyRun>(spec, [this](const AggregationSpec& inner) { return start(inner); });
+    }
     if (cpu::has_ordered_aggregates(spec)) {
       return std::make_unique<cpu::OrderedValuesRun>(
           spec, [](const AggregationSpec& inner) { return std::make_unique<cpu::CpuRun>(inner); });

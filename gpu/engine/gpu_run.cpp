@@ -222,6 +222,7 @@ GpuRun::~GpuRun() {
   if (finished_ && aggregator_) back.spare = SpareAggregator{std::move(aggregator_key_), std::move(aggregator_)};
   aggregator_.reset();  // before the pipeline it launched on is reused
   packer_.reset();      // its codes are freed in stream order, after the kernels that read them
+  tuples_.reset();      // likewise its table and ids
   engine_.release_pipeline(std::move(back));
 }
 
@@ -377,7 +378,13 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   {
     HostStepsScope scope(&steps_);
     ticket = pipeline_->run(chunk, [&] {
-      if (!spec_.key_parts.empty()) {
+      if (spec_.key_tuple) {
+        // The rows' tuple ids, after the chunk's copies, on its stream.
+        if (!tuples_) tuples_ = std::make_unique<TupleKeyTable>(spec_.key_parts.size(), spec_.estimated_groups);
+        p.key = ColumnPointer{tuples_->assign(chunk.columns.data(), chunk.widths.data(), chunk.rows,
+                                              pipeline_->compute_stream()),
+                              nullptr};
+      } else if (!spec_.key_parts.empty()) {
         // After the chunk's copies, before its aggregation, on its stream.
         if (!packer_) packer_ = std::make_unique<KeyPacker>();
         p.key = ColumnPointer{packer_->pack(spec_.key_parts, chunk.columns.data(), chunk.widths.data(), chunk.rows,

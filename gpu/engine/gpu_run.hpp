@@ -17,6 +17,7 @@
 #include "gpu/first_use_counts.hpp"
 #include "gpu/host_steps.hpp"
 #include "gpu/pipeline/key_packing.hpp"
+#include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
 
@@ -98,6 +99,9 @@ class GpuRun final : public tally::AggregationRun {
   std::unique_ptr<GroupByAggregator> aggregator_;
   // Packs a packed key's columns per launch (spec_.key_parts); made with the first launch.
   std::unique_ptr<KeyPacker> packer_;
+  // A key tuple's table (spec_.key_tuple): the rows' tuple ids per launch,
+  // the groups' column values at the end; made with the first launch.
+  std::unique_ptr<TupleKeyTable> tuples_;
   std::string aggregator_key_;
   // The pooled pipeline's aggregator (the previous query's), taken when this
   // query's key matches; this query's own goes back with the pipeline once

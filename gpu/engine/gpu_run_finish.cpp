@@ -162,6 +162,15 @@ tally::AggregationResult GpuRun::finalize() {
     to_partial_states(spec_.aggregates[a].op, r.aggregates[a], out.states[a]);
   report_.groups = n;
   host_mark("partial states");
+  if (spec_.key_tuple && tuples_) {
+    // The groups' keys are tuple ids: their column values, gathered on the device.
+    const auto t_values = std::chrono::steady_clock::now();
+    tuples_->values_of(out.keys.data(), n, out.key_codes, out.key_code_valid, pipeline_->compute_stream());
+    std::snprintf(line, sizeof line, "GPU: key tuples: %llu distinct, table grown %d times, group values %.3f ms",
+                  static_cast<unsigned long long>(tuples_->tuples()), tuples_->growths(), since_us(t_values) / 1e3);
+    report_.details.push_back(line);
+    host_mark("key tuple values");
+  }
   const auto t3 = std::chrono::steady_clock::now();
   const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   std::snprintf(line, sizeof line,

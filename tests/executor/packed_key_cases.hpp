@@ -5,8 +5,11 @@
 // stored tables with text, int2/int4/int8, date, timestamp and bool keys,
 // NULLs in every key column, rows whose keys are all NULL, an all-NULL
 // column, an empty table, one group, and key tuples needing exactly 63 and
-// 64 bits. Each case names the key mode EXPLAIN ANALYZE must report, so
-// that a case which stops reaching the packed path fails.
+// 64 bits, and key tuples (AggregationSpec::key_tuple) of columns whose
+// ranges need more than 63 bits: with NULLs, text, one group, no row, many
+// groups, an ordered-set aggregate, and rows after WHERE. Each case names the
+// key mode EXPLAIN ANALYZE must report, so that a case which stops reaching
+// the packed or tuple path fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +26,7 @@ namespace tally::executor::testing {
 
 struct PackedKeyCase {
   std::string sql;
-  std::string key_mode;   // expected in EXPLAIN ANALYZE ("packed 2 columns", "interned")
+  std::string key_mode;   // expected in EXPLAIN ANALYZE ("packed 2 columns", "tuple of 3 columns", "interned")
   bool gpu_runs = false;  // integer aggregates only: the GPU engine takes it
 };
 
@@ -43,7 +46,16 @@ inline std::vector<PackedKeyCase> packed_key_cases() {
       {"SELECT c2, c1, id4, count(*) FROM h WHERE id4 = 3 GROUP BY c2, c1, id4", "packed 3 columns", true},
       {"SELECT id1, id4, count(*), sum(v) FROM e GROUP BY id1, id4", "packed 2 columns", true},
       {"SELECT w63, c1, count(*), sum(v) FROM h GROUP BY w63, c1", "packed 2 columns, 63 bits", true},
-      {"SELECT w63, b2, count(*), sum(v) FROM h GROUP BY w63, b2", "query-local codes interned", true},
+      {"SELECT w63, b2, count(*), sum(v) FROM h GROUP BY w63, b2", "tuple of 2 columns", true},
+      {"SELECT w63, id1, id4, count(*), sum(v), min(v) FROM h GROUP BY w63, id1, id4", "tuple of 3 columns", true},
+      {"SELECT u, id1, count(*), sum(v), max(big) FROM h GROUP BY u, id1", "tuple of 2 columns", true},
+      {"SELECT u, w63, id2, s, count(*) FROM h GROUP BY u, w63, id2, s", "tuple of 4 columns", true},
+      {"SELECT b2, w63, count(*), sum(v) FROM h WHERE w63 = 0 AND b2 GROUP BY b2, w63", "tuple of 2 columns", true},
+      {"SELECT u, id3, count(*), sum(v) FROM h WHERE v > 4 GROUP BY u, id3", "tuple of 2 columns", true},
+      {"SELECT u, w63, count(*), sum(v) FROM e GROUP BY u, w63", "packed 2 columns, 0 bits", true},
+      {"SELECT w63, id1, percentile_disc(0.5) WITHIN GROUP (ORDER BY v), count(*) FROM h GROUP BY w63, id1",
+       "tuple of 2 columns", false},
+      {"SELECT id1, lower(id2), count(*) FROM h GROUP BY id1, lower(id2)", "query-local codes interned", false},
       {"SELECT id1, id2, id3, id4, id5, s, count(*), sum(v) FROM h GROUP BY id1, id2, id3, id4, id5, s",
        "packed 6 columns", true},
   };
@@ -83,7 +95,7 @@ class PackedKeyTables {
   void create() {
     const std::string columns =
         "(id1 text, id2 varchar, id3 text, id4 int, id5 int, s smallint, big bigint, d date, ts timestamp, "
-        "b boolean, v int, f float8, n1 int, n2 text, c1 int, c2 text, w63 bigint, b2 boolean)";
+        "b boolean, v int, f float8, n1 int, n2 text, c1 int, c2 text, w63 bigint, b2 boolean, u bigint)";
     run("CREATE TABLE h " + columns);
     run("CREATE TABLE e " + columns);
     std::mt19937_64 rng(20261128);
@@ -105,7 +117,10 @@ class PackedKeyTables {
                   key(std::to_string(pick(3) - 1)) + ", " + key(std::to_string((pick(4) - 2) * 1000LL)) +
                   ", " + key(date) + ", " + key(ts) + ", " + key(pick(2) ? "true" : "false") + ", " +
                   maybe_null(std::to_string(pick(10))) + ", " + maybe_null(std::to_string(pick(1000) / 8.0)) +
-                  ", NULL, NULL, 7, 'x', " + w63_values[pick(3)] + ", " + (pick(2) ? "true" : "false") + ")";
+                  ", NULL, NULL, 7, 'x', " + w63_values[pick(3)] + ", " + (pick(2) ? "true" : "false") + ", " +
+                  // Many groups over a range no packing takes: 9,000 values
+                  // 10^15 apart (63 bits and a NULL bit), each in rows of several chunks.
+                  key(std::to_string(static_cast<int64_t>((batch * 2500 + i) % 9000) * 1000000000000000LL)) + ")";
       }
       run(insert);
     }
