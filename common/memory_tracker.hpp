@@ -104,4 +104,26 @@ class MemoryReservation {
   uint64_t bytes_ = 0;
 };
 
+// Items (values, groups) held against the statement's budget in blocks of
+// `block` items of `bytes_per_item` each, so that an item costs an increment.
+class BlockReservation {
+ public:
+  explicit BlockReservation(uint64_t bytes_per_item = 0, uint64_t block = 4096)
+      : bytes_per_item_(bytes_per_item), block_(block) {}
+  // Counts `items` more; throws 53200 when their blocks are past the budget.
+  void add(uint64_t items = 1) {
+    count_ += items;
+    if (count_ <= reserved_) return;
+    const uint64_t blocks = (count_ + block_ - 1) / block_;
+    memory_.resize(blocks * block_ * bytes_per_item_);
+    reserved_ = blocks * block_;
+  }
+
+ private:
+  uint64_t bytes_per_item_;
+  uint64_t block_;
+  uint64_t count_ = 0, reserved_ = 0;
+  MemoryReservation memory_;
+};
+
 }  // namespace tally

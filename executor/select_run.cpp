@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "common/memory_tracker.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
@@ -92,6 +93,9 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     result.rows = rows;
     return;
   }
+  // The row order and the gathered copy of the rows, beside the columns.
+  MemoryReservation memory;
+  memory.resize(rows * (2 * sizeof(uint32_t) + materialized_row_bytes(columns)));
   std::vector<uint32_t> order(rows);
   std::iota(order.begin(), order.end(), 0u);
   if (plan.distinct) {
@@ -230,6 +234,11 @@ void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   const CancelScope cancel_scope(ec.cancel);
+  // Paths that did not install a statement tracker (cursors, COPY, INSERT ...
+  // SELECT) get one for the select; a nested select keeps its statement's.
+  std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
+  if (!tracker) tracker = std::make_shared<MemoryTracker>(ec.memory_budget);
+  const MemoryScope memory_scope(std::move(tracker));
   ResultSet result;
   result.fields = select_fields(plan);
   const auto started = std::chrono::steady_clock::now();
@@ -238,6 +247,9 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   std::vector<Vector> out_columns;
   for (const auto& o : plan.outputs) out_columns.emplace_back(o->type);
   size_t out_rows = 0;
+  // The result's rows against the statement's memory budget, counted before
+  // each chunk's rows are appended.
+  BlockReservation out_memory(materialized_row_bytes(out_columns), size_t{1} << 16);
 
   std::unique_ptr<GroupAggregator> aggregator;
   // A cancelled or failed statement answers at once: millions of groups or
@@ -302,6 +314,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       aggregator->sink(sel);
       return true;
     }
+    out_memory.add(sel.rows);
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
     out_rows += sel.rows;
     return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
@@ -348,6 +361,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       input.rows = batch->rows;
       if (all_direct) {
         rows_scanned += batch->rows;
+        out_memory.add(batch->rows);
         for (size_t o = 0; o < plan.outputs.size(); ++o) {
           append_from_storage(out_columns[o], batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
         }
@@ -381,6 +395,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     }
     std::vector<Vector> window_columns;
     const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
+    out_memory.add(sel.rows);
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
     out_rows += sel.rows;
   }
@@ -390,6 +405,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     std::vector<Vector> agg_columns;
     size_t groups = aggregator->finalize(agg_columns);
     if (ec.cancel) ec.cancel->check();
+    out_memory.add(groups);
     EvalInput post;
     post.parameters = ec.parameters;
     post.rows = groups;

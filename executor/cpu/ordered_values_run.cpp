@@ -214,6 +214,9 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
   // whole array once per chunk.
   if (c.codes.capacity() < c.codes.size() + n) {
     const size_t want = std::max(c.codes.size() + n, 2 * c.codes.capacity());
+    // The old arrays and the new live together while they are copied.
+    c.memory.resize((want + c.codes.capacity()) * (sizeof(int64_t) + sizeof(uint64_t)) +
+                    c.null_key_codes.capacity() * sizeof(uint64_t));
     c.keys.reserve(want);
     c.codes.reserve(want);
   }

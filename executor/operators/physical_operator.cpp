@@ -9,9 +9,11 @@ namespace tally::executor {
 
 CollectSink::CollectSink(const std::vector<OutputColumn>& columns, long long limit) : limit_(limit) {
   for (const auto& c : columns) result.columns.emplace_back(c.type);
+  memory_ = BlockReservation(materialized_row_bytes(result.columns), size_t{1} << 16);
 }
 
 bool CollectSink::consume(DataChunk& chunk) {
+  memory_.add(chunk.rows);
   for (size_t c = 0; c < chunk.columns.size(); ++c) {
     if (result.rows == 0 && result.columns[c].count == 0) {
       result.columns[c] = std::move(chunk.columns[c]);
