@@ -1,8 +1,7 @@
 #include "executor/operators/physical_operator.hpp"
 
-#include <cmath>
-#include <cstdio>
 
+#include "executor/explain_costs.hpp"
 #include "executor/operators/chunk_ops.hpp"
 
 namespace tally::executor {
@@ -33,9 +32,7 @@ DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long li
 
 void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth) {
   const std::string pad = depth == 0 ? "" : std::string(static_cast<size_t>(depth - 1) * 6 + 2, ' ') + "->  ";
-  char rows[48];
-  std::snprintf(rows, sizeof rows, "  (rows=%.0f)", std::max(1.0, std::round(op.estimated_rows())));
-  lines.push_back(pad + op.describe() + rows);
+  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)));
   const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
   for (const auto& d : op.details()) lines.push_back(detail_pad + d);
   for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1);
