@@ -72,6 +72,9 @@ void radix_sort(uint64_t* codes, size_t n) {
     for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
   }
   for (int b = 0; b < 8; ++b) {
+    // A pass over millions of codes takes tens of milliseconds: cancel and
+    // statement_timeout are looked at between passes.
+    check_cancel_point();
     size_t* count = counts[b];
     if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
     size_t at = 0;
@@ -84,6 +87,21 @@ void radix_sort(uint64_t* codes, size_t n) {
     std::swap(from, to);
   }
   if (from != codes) std::copy(from, from + n, codes);
+}
+
+// Merges the sorted runs codes[b, m) and codes[m, e) in place (through a
+// copy of the first), looking at the statement's cancel token every 64K
+// values: the last merge of a global DISTINCT's values is one task of
+// millions of values.
+void merge_runs(uint64_t* codes, size_t b, size_t m, size_t e) {
+  const std::vector<uint64_t> first(codes + b, codes + m);
+  size_t i = 0, j = m, k = b;
+  CancelTicker ticker;
+  while (i < first.size() && j < e) {
+    ticker.tick();
+    codes[k++] = first[i] <= codes[j] ? first[i++] : codes[j++];
+  }
+  std::copy(first.begin() + static_cast<long>(i), first.end(), codes + k);
 }
 
 // Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
@@ -99,7 +117,7 @@ void sort_parallel(uint64_t* codes, size_t n, int threads) {
     const size_t pairs = (n + 2 * width - 1) / (2 * width);
     parallel_tasks(threads, pairs, [&](int, size_t p) {
       const size_t b = p * 2 * width, m = std::min(n, b + width), e = std::min(n, b + 2 * width);
-      if (m < e) std::inplace_merge(codes + b, codes + m, codes + e);
+      if (m < e) merge_runs(codes, b, m, e);
     });
   }
 }
@@ -347,7 +365,9 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   auto t = std::chrono::steady_clock::now();
   std::vector<uint32_t> gid(n);
   parallel_for(threads_, keyed, [&](int, size_t b, size_t e) {
+    CancelTicker ticker;
     for (size_t i = b; i < e; ++i) {
+      ticker.tick();
       const uint32_t g = index.find(c.keys[i]);
       if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
       gid[i] = g;
@@ -370,7 +390,11 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   std::vector<std::vector<uint64_t>> at(static_cast<size_t>(parts), std::vector<uint64_t>(groups, 0));
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
-      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) ++at[p][gid[i]];
+      CancelTicker ticker;
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) {
+        ticker.tick();
+        ++at[p][gid[i]];
+      }
     }
   });
   std::vector<uint64_t> offsets(groups + 1, 0);
@@ -387,7 +411,11 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   std::vector<uint64_t> sorted(n);
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
-      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) sorted[at[p][gid[i]]++] = c.codes[i];
+      CancelTicker ticker;
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) {
+        ticker.tick();
+        sorted[at[p][gid[i]]++] = c.codes[i];
+      }
     }
   });
   at = {};
