@@ -67,14 +67,22 @@ void radix_sort(uint64_t* codes, size_t n) {
   if (n > kKeptScratch) large.resize(n);
   uint64_t* from = codes;
   uint64_t* to = n <= kKeptScratch ? kept.data() : large.data();
+  // A pass over millions of codes takes tens of milliseconds: cancel and
+  // statement_timeout are looked at every kCancelStride codes of each pass
+  // (blocks, so that the inner loops stay free of it).
+  auto in_blocks = [n](auto&& pass) {
+    for (size_t begin = 0; begin < n; begin += kCancelStride) {
+      check_cancel_point();
+      pass(begin, std::min(n, begin + kCancelStride));
+    }
+  };
   size_t counts[8][256] = {};
-  for (size_t i = 0; i < n; ++i) {
-    for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
-  }
+  in_blocks([&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
+    }
+  });
   for (int b = 0; b < 8; ++b) {
-    // A pass over millions of codes takes tens of milliseconds: cancel and
-    // statement_timeout are looked at between passes.
-    check_cancel_point();
     size_t* count = counts[b];
     if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
     size_t at = 0;
@@ -83,7 +91,9 @@ void radix_sort(uint64_t* codes, size_t n) {
       count[d] = at;
       at += c;
     }
-    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    in_blocks([&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    });
     std::swap(from, to);
   }
   if (from != codes) std::copy(from, from + n, codes);
