@@ -314,7 +314,7 @@ std::vector<Setting> build_table() {
                                    "Worker threads of the CPU engine and of COPY FROM parsing; 0 = hardware concurrency",
                                    [](Config& c) -> int& { return c.cpu_threads; }, 0, 4096));
   t.push_back(bytes_setting<uint64_t>("cpu_memory_budget",
-                                      "Host memory for CPU hash tables; 0 = half of RAM",
+                                      "Host memory one statement may hold (hash tables, DISTINCT sets, sorts, results); past it 53200; 0 = no limit",
                                       [](Config& c) -> uint64_t& { return c.cpu_memory_budget; }, 0,
                                       std::numeric_limits<int64_t>::max()));
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/finalize.hpp"
 
@@ -180,7 +181,9 @@ class OrderedSetAcc final : public Accumulator {
   OrderedSetAcc(AggKind kind, Value direct, bool descending)
       : kind_(kind), direct_(std::move(direct)), descending_(descending) {}
   void add(const Value* args) override {
-    if (!is_null(args[0])) values_.push_back(args[0]);
+    if (is_null(args[0])) return;
+    kept_.add();
+    values_.push_back(args[0]);
   }
   Value result() const override {
     // PostgreSQL checks the fraction before it looks at the rows: a group
@@ -213,6 +216,10 @@ class OrderedSetAcc final : public Accumulator {
   Value direct_;
   bool descending_;
   std::vector<Value> values_;
+  // Against the statement's memory budget: the vector's doubling holds up
+  // to twice its values, and the sort a copy (a text value's characters are
+  // not counted).
+  BlockReservation kept_{3 * sizeof(Value)};
 };
 
 // The distinct values of one DISTINCT aggregate. One hash set while small;
@@ -256,7 +263,9 @@ class DistinctAcc final : public Accumulator {
   explicit DistinctAcc(std::unique_ptr<Accumulator> inner) : inner_(std::move(inner)) {}
   void add(const Value* args) override {
     if (is_null(args[0])) return;  // NULLs never count under DISTINCT
-    if (seen_.insert(args[0])) values_.push_back(args[0]);
+    if (!seen_.insert(args[0])) return;
+    kept_.add();
+    values_.push_back(args[0]);
   }
   Value result() const override {
     // Millions of distinct values take seconds to copy, sort and feed: cancellable.
@@ -285,6 +294,10 @@ class DistinctAcc final : public Accumulator {
   DistinctSet seen_;
   // A deque: growing never moves millions of values at once.
   std::deque<Value> values_;
+  // Against the statement's memory budget: the set's node (value, hash,
+  // link, allocator header) and bucket, the deque's copy, and result()'s
+  // sorted copy.
+  BlockReservation kept_{3 * sizeof(Value) + 40};
 };
 
 }  // namespace

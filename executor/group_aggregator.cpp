@@ -37,6 +37,8 @@ class GenericAggregator final : public GroupAggregator {
                         : context.threads > 0 ? context.threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     shards_.resize(static_cast<size_t>(threads));
+    const size_t group_bytes = 64 + (keys_.size() + 1) * sizeof(Value) + aggregates_.size() * 96;
+    for (Shard& shard : shards_) shard.memory = BlockReservation(group_bytes);
     if (keys_.empty()) shards_[0].index.emplace(kEmptyKeyHash, new_group(shards_[0], {}));  // one row even without input
   }
 
@@ -103,6 +105,10 @@ class GenericAggregator final : public GroupAggregator {
     std::unordered_multimap<uint64_t, size_t> index;
     std::vector<std::vector<Value>> groups;
     std::vector<std::vector<std::unique_ptr<Accumulator>>> states;
+    // Against the statement's memory budget, per group: the index's node,
+    // the key's values and the accumulators (their own kept values count
+    // themselves).
+    BlockReservation memory;
   };
 
   // The rows of one chunk whose key hash belongs to `shard` (-1: every row).
@@ -151,6 +157,7 @@ class GenericAggregator final : public GroupAggregator {
   }
 
   size_t new_group(Shard& shard, const std::vector<Value>& key) {
+    shard.memory.add();
     shard.groups.push_back(key);
     std::vector<std::unique_ptr<Accumulator>> s;
     for (size_t a = 0; a < aggregates_.size(); ++a) {

@@ -16,6 +16,7 @@
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/grouping_sets.hpp"
@@ -172,6 +173,11 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.session_user = pc.user;
   ctx.database = pc.database;
   ctx.backend_pid = pc.backend_pid;
+  // Functions of a table named by a literal (pg_relation_size('t'::regclass))
+  // are bound here, where the tables are known.
+  if (TableProvider* tables = pc.tables) {
+    ctx.intercept = [tables](const json& node) { return bind_relation_size_call(node, *tables); };
+  }
 }
 
 int order_by_position(const json& node, size_t outputs) {

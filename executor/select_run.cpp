@@ -9,12 +9,15 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "common/error.hpp"
+#include "common/memory_tracker.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/explain_costs.hpp"
 #include "executor/read_ahead.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
@@ -92,6 +95,9 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     result.rows = rows;
     return;
   }
+  // The row order and the gathered copy of the rows, beside the columns.
+  MemoryReservation memory;
+  memory.resize(rows * (2 * sizeof(uint32_t) + materialized_row_bytes(columns)));
   std::vector<uint32_t> order(rows);
   std::iota(order.begin(), order.end(), 0u);
   if (plan.distinct) {
@@ -230,6 +236,11 @@ void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   const CancelScope cancel_scope(ec.cancel);
+  // Paths that did not install a statement tracker (cursors, COPY, INSERT ...
+  // SELECT) get one for the select; a nested select keeps its statement's.
+  std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
+  if (!tracker) tracker = std::make_shared<MemoryTracker>(ec.memory_budget);
+  const MemoryScope memory_scope(std::move(tracker));
   ResultSet result;
   result.fields = select_fields(plan);
   const auto started = std::chrono::steady_clock::now();
@@ -238,6 +249,9 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   std::vector<Vector> out_columns;
   for (const auto& o : plan.outputs) out_columns.emplace_back(o->type);
   size_t out_rows = 0;
+  // The result's rows against the statement's memory budget, counted before
+  // each chunk's rows are appended.
+  BlockReservation out_memory(materialized_row_bytes(out_columns), size_t{1} << 16);
 
   std::unique_ptr<GroupAggregator> aggregator;
   // A cancelled or failed statement answers at once: millions of groups or
@@ -302,6 +316,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       aggregator->sink(sel);
       return true;
     }
+    out_memory.add(sel.rows);
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
     out_rows += sel.rows;
     return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
@@ -348,6 +363,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
       input.rows = batch->rows;
       if (all_direct) {
         rows_scanned += batch->rows;
+        out_memory.add(batch->rows);
         for (size_t o = 0; o < plan.outputs.size(); ++o) {
           append_from_storage(out_columns[o], batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
         }
@@ -381,6 +397,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     }
     std::vector<Vector> window_columns;
     const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
+    out_memory.add(sel.rows);
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
     out_rows += sel.rows;
   }
@@ -390,6 +407,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     std::vector<Vector> agg_columns;
     size_t groups = aggregator->finalize(agg_columns);
     if (ec.cancel) ec.cancel->check();
+    out_memory.add(groups);
     EvalInput post;
     post.parameters = ec.parameters;
     post.rows = groups;
@@ -450,33 +468,90 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   return result;
 }
 
-std::vector<std::string> explain_select(const SelectPlan& plan) {
-  std::vector<std::string> lines;
-  std::string indent;
-  if (plan.limit || plan.offset) { lines.push_back("Limit"); indent = "  -> "; }
-  if (!plan.sort.empty()) { lines.push_back(indent + "Sort"); indent = "    " + std::string(indent.empty() ? "-> " : "  -> "); }
-  if (plan.distinct || !plan.distinct_on.empty()) { lines.push_back(indent + "Unique"); }
-  if (plan.windows) { lines.push_back(indent + "WindowAgg"); }
-  if (plan.aggregate) {
-    std::string line = indent + (plan.group_keys.empty() ? "Aggregate" : "HashAggregate");
-    line += " (keys: " + std::to_string(plan.group_keys.size()) + ", aggregates: " + std::to_string(plan.aggregates.size()) + ")";
-    lines.push_back(line);
-    if (!plan.grouping_sets.empty()) lines.push_back(indent + "  Grouping Sets: " + std::to_string(plan.grouping_sets.size()));
-    if (plan.having) lines.push_back(indent + "  Filter: HAVING");
-    std::string estimate = "  Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates);
-    lines.push_back(indent + estimate);
+namespace {
+
+// LIMIT's row count when it is a constant (null: none, or a parameter).
+std::optional<double> constant_limit(const ExprPtr& limit) {
+  if (!limit) return std::nullopt;
+  try {
+    const Value v = evaluate_constant(*limit, nullptr);
+    if (const auto* n = std::get_if<int64_t>(&v)) return static_cast<double>(std::max<int64_t>(*n, 0));
+  } catch (const Error&) {
+    // A parameter: unknown until bound.
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The nodes from the top down; each line ends with PostgreSQL's cost
+// annotation, computed from the bottom up.
+std::vector<std::string> explain_select(const SelectPlan& plan) {
+  std::vector<std::string> input_lines;
+  PlanCost input;
   if (plan.table) {
-    lines.push_back(indent + "  -> Seq Scan on " + plan.table->name() + " (chunks: " + std::to_string(plan.table->chunk_count()) +
-                    ", rows: " + std::to_string(plan.table->row_count()) + ")");
-    if (plan.where) lines.push_back(indent + "       Filter: WHERE");
+    input = scan_cost(*plan.table, plan.scan_columns, plan.where != nullptr);
+    input_lines.push_back("Seq Scan on " + plan.table->name() + format_cost(input));
+    input_lines.push_back("  Chunks: " + std::to_string(plan.table->chunk_count()) +
+                          ", rows: " + std::to_string(plan.table->row_count()));
+    if (plan.where) input_lines.push_back("  Filter: WHERE");
   } else if (plan.source) {
-    std::vector<std::string> tree;
-    explain_operator(*plan.source, tree, 1);
-    const std::string pad(indent.size(), ' ');
-    for (auto& line : tree) lines.push_back(pad + line);
-  } else {
-    lines.push_back(indent + "  -> Result");
+    input = operator_cost(*plan.source);
+    explain_operator(*plan.source, input_lines, 0);
+  }
+  std::vector<SqlType> output_types;
+  for (size_t o = 0; o < plan.visible && o < plan.outputs.size(); ++o) output_types.push_back(plan.outputs[o]->type);
+  const int width = row_width(output_types);
+  if (!plan.table && !plan.source) {
+    // No FROM: one row of the outputs.
+    input.total = kCpuTupleCost;
+    input.width = width;
+    input_lines.push_back("Result" + format_cost(input));
+  }
+  // Each level above wraps the lines below it as PostgreSQL indents a child.
+  std::vector<std::string> lines = std::move(input_lines);
+  auto wrap = [&](const std::string& node, const PlanCost& cost, std::vector<std::string> details) {
+    std::vector<std::string> out{node + format_cost(cost)};
+    for (auto& d : details) out.push_back("  " + d);
+    for (size_t i = 0; i < lines.size(); ++i) out.push_back((i == 0 ? "  ->  " : "      ") + lines[i]);
+    lines = std::move(out);
+  };
+  PlanCost cost = input;
+  if (plan.aggregate) {
+    const double groups = estimate_groups(plan.group_keys, plan.table.get(), input.rows) *
+                          std::max<size_t>(1, plan.grouping_sets.size()) *
+                          (plan.having ? kDefaultFilterSelectivity : 1.0);
+    cost = aggregate_cost(input, std::max(1.0, groups), plan.aggregates.size(), width);
+    std::vector<std::string> details;
+    details.push_back("Keys: " + std::to_string(plan.group_keys.size()) +
+                      ", aggregates: " + std::to_string(plan.aggregates.size()));
+    if (!plan.grouping_sets.empty()) details.push_back("Grouping Sets: " + std::to_string(plan.grouping_sets.size()));
+    if (plan.having) details.push_back("Filter: HAVING");
+    details.push_back("Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates));
+    wrap(plan.group_keys.empty() ? "Aggregate" : "HashAggregate", cost, std::move(details));
+  }
+  cost.width = width;
+  if (plan.windows) {
+    cost.total += cost.rows * kCpuOperatorCost;
+    wrap("WindowAgg", cost, {});
+  }
+  if (!plan.sort.empty()) {
+    cost = sort_cost(cost);
+    wrap("Sort", cost, {});
+  }
+  if (plan.distinct || !plan.distinct_on.empty()) {
+    cost.total += cost.rows * kCpuOperatorCost;
+    wrap("Unique", cost, {});
+  }
+  if (plan.limit || plan.offset) {
+    const double offset = constant_limit(plan.offset).value_or(0);
+    const double wanted = constant_limit(plan.limit).value_or(cost.rows);
+    const double rows = std::max(0.0, std::min(cost.rows - offset, wanted));
+    // PostgreSQL's cost_limit: the fraction of the input's run cost read.
+    const double fraction = cost.rows > 0 ? std::min(1.0, (offset + rows) / cost.rows) : 1.0;
+    cost.total = cost.startup + (cost.total - cost.startup) * fraction;
+    cost.rows = rows;
+    wrap("Limit", cost, {});
   }
   return lines;
 }

@@ -131,6 +131,7 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
 void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWriter& out) {
   // Sending the rows is part of the statement: cancel reaches the encoding too.
   const CancelScope cancel_scope(info_.cancel);
+  const MemoryScope memory_scope(statement_memory_tracker());
   const NoticeScope notice_scope(&out);
   ResultSet result = execute(analyzed, {}, out);
   statement_timeline().stamp(StatementTimeline::result_ready);
@@ -155,6 +156,10 @@ void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWrit
   } else {
     out.command_complete(result.tag);
   }
+}
+
+std::shared_ptr<MemoryTracker> SqlSession::statement_memory_tracker() const {
+  return std::make_shared<MemoryTracker>(database_ ? database_->config().cpu_memory_budget : 0);
 }
 
 ResultSet SqlSession::execute(const AnalyzedStatement& statement,

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/memory_tracker.hpp"
 #include "executor/analyzed_statement.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
@@ -73,6 +74,8 @@ class SqlSession final : public tally::QueryHandler {
   // outside a block or without storage: each write statement commits itself.
   storage::WriteTransaction* write_transaction();
   const tally::SessionInfo& info() const { return info_; }
+  // A fresh tracker of one statement's memory against the CPU memory budget.
+  std::shared_ptr<MemoryTracker> statement_memory_tracker() const;
   // Plans (PlanContext) and runs (ExecContext) with this session's settings.
   struct PlanContext make_plan_context(std::vector<uint32_t>* parameter_types);
   struct ExecContext make_exec_context(const std::vector<Value>* parameters);

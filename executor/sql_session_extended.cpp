@@ -40,6 +40,7 @@ class SqlPortal final : public tally::Portal {
       return true;
     }
     const CancelScope cancel_scope(session_->info().cancel);
+    const MemoryScope memory_scope(session_->statement_memory_tracker());
     const NoticeScope notice_scope(&out);
     if (!result_) {
       result_ = session_->execute(*analyzed_, parameters_, out);

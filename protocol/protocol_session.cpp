@@ -1,6 +1,7 @@
 #include "protocol/protocol_session.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "protocol/authenticator.hpp"
 #include "protocol/backend_messages.hpp"
@@ -258,10 +259,14 @@ void ProtocolSession::serve() {
         ready_for_query();
       }
     } catch (const std::exception& e) {
-      // A bug below us must not take the connection down with it.
+      // A bug below us must not take the connection down with it; an
+      // allocation that failed is PostgreSQL's "out of memory", and the
+      // session goes on (what the statement held is freed by now).
       timeout_known_ = false;
       end_statement();
-      Error error(SqlState::internal_error, e.what());
+      Error error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                        ? Error(SqlState::out_of_memory, "out of memory")
+                        : Error(SqlState::internal_error, e.what());
       if (statement) host_.statement_finished(&error);
       encode_error(error, channel_.out());
       if (handler_) handler_->on_error();

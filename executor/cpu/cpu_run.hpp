@@ -113,6 +113,7 @@ class CpuRun final : public AggregationRun {
   void move_result_rows(size_t from, size_t to, size_t n);
   void shrink_result(size_t groups);
   void grow_result(size_t groups);
+  void reserve_result(size_t groups);
   // f(member) for every result array of aggregate a: visit_fields' arrays,
   // less a count another aggregate's serves, with sum_int64 for int64 sums.
   template <class F>
@@ -209,6 +210,8 @@ class CpuRun final : public AggregationRun {
   ChunkInput moved_;                  // the chunk's columns in partition order
   std::vector<MoveBuffer> moved_buffers_;
   AggregationResult result_;
+  MemoryReservation result_memory_;  // result_'s arrays
+  size_t result_bytes_per_group_ = 0;
   std::vector<int64_t> packed_keys_;  // the current chunk's packed key codes
   uint64_t rows_ = 0, groups_ = 0;
   double sink_ms_ = 0, finalize_ms_ = 0;

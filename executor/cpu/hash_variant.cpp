@@ -122,7 +122,9 @@ void CpuRun::merge_hash() {
     LocalTable& l = locals_[0];
     std::vector<uint32_t> ids;
     ids.reserve(l.table.groups());
+    CancelTicker ticker;
     for (uint32_t i = 0; i < l.table.groups(); ++i) {
+      ticker.tick();
       if (static_cast<int64_t>(i) != l.null_group) ids.push_back(i);
     }
     append_groups(l.states, ids, [&](uint32_t i) { return l.table.keys()[i]; }, true);
@@ -137,7 +139,9 @@ void CpuRun::merge_hash() {
     parallel_for(static_cast<int>(locals_.size()), locals_.size(), [&](int, size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
         const LocalTable& l = locals_[t];
+        CancelTicker ticker;  // millions of groups: a look at the token every 64K
         for (uint32_t i = 0; i < l.table.groups(); ++i) {
+          ticker.tick();
           if (static_cast<int64_t>(i) == l.null_group) continue;
           const size_t p = hash_key(l.table.keys()[i]) % static_cast<uint64_t>(partitions);
           lists[t][p].push_back(i);
@@ -160,6 +164,7 @@ void CpuRun::merge_hash() {
       }
     });
     for (auto& part : parts) {
+      check_cancel_point();
       std::vector<uint32_t> ids(part.table.groups());
       for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
       append_groups(part.states, ids, [&](uint32_t i) { return part.table.keys()[i]; }, true);

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/memory_tracker.hpp"
+
 namespace tally::executor::cpu {
 
 // Grow at half full: linear probing stays short.
@@ -24,6 +26,7 @@ class KeyTable {
   explicit KeyTable(size_t expected_groups) {
     size_t capacity = 512;
     while (static_cast<double>(capacity) * kKeyTableMaxLoad < static_cast<double>(expected_groups)) capacity *= 2;
+    memory_.resize(bytes_for(capacity));
     slots_.assign(capacity, Slot{0, kEmpty});
     mask_ = capacity - 1;
     grow_at_ = static_cast<size_t>(static_cast<double>(capacity) * kKeyTableMaxLoad);
@@ -70,7 +73,13 @@ class KeyTable {
     int64_t key;
     uint32_t id;
   };
+  // Slots and the keys they index (at most half as many), held against the
+  // statement's memory budget; a rehash holds the old slots beside the new.
+  static uint64_t bytes_for(size_t capacity) {
+    return capacity * (sizeof(Slot) + sizeof(int64_t) / 2);
+  }
   void rehash(size_t capacity) {
+    memory_.resize(bytes_for(capacity) + slots_.size() * sizeof(Slot));
     std::vector<Slot> old(capacity, Slot{0, kEmpty});
     old.swap(slots_);
     mask_ = capacity - 1;
@@ -81,12 +90,14 @@ class KeyTable {
       while (slots_[s].id != kEmpty) s = (s + 1) & mask_;
       slots_[s] = slot;
     }
+    memory_.resize(bytes_for(capacity));
   }
   std::vector<Slot> slots_;
   std::vector<int64_t> keys_;
   size_t indexed_ = 0;
   size_t mask_ = 0;
   size_t grow_at_ = 0;
+  MemoryReservation memory_;
 };
 
 }  // namespace tally::executor::cpu

@@ -67,10 +67,21 @@ void radix_sort(uint64_t* codes, size_t n) {
   if (n > kKeptScratch) large.resize(n);
   uint64_t* from = codes;
   uint64_t* to = n <= kKeptScratch ? kept.data() : large.data();
+  // A pass over millions of codes takes tens of milliseconds: cancel and
+  // statement_timeout are looked at every kCancelStride codes of each pass
+  // (blocks, so that the inner loops stay free of it).
+  auto in_blocks = [n](auto&& pass) {
+    for (size_t begin = 0; begin < n; begin += kCancelStride) {
+      check_cancel_point();
+      pass(begin, std::min(n, begin + kCancelStride));
+    }
+  };
   size_t counts[8][256] = {};
-  for (size_t i = 0; i < n; ++i) {
-    for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
-  }
+  in_blocks([&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
+    }
+  });
   for (int b = 0; b < 8; ++b) {
     size_t* count = counts[b];
     if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
@@ -80,10 +91,27 @@ void radix_sort(uint64_t* codes, size_t n) {
       count[d] = at;
       at += c;
     }
-    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    in_blocks([&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
+    });
     std::swap(from, to);
   }
   if (from != codes) std::copy(from, from + n, codes);
+}
+
+// Merges the sorted runs codes[b, m) and codes[m, e) in place (through a
+// copy of the first), looking at the statement's cancel token every 64K
+// values: the last merge of a global DISTINCT's values is one task of
+// millions of values.
+void merge_runs(uint64_t* codes, size_t b, size_t m, size_t e) {
+  const std::vector<uint64_t> first(codes + b, codes + m);
+  size_t i = 0, j = m, k = b;
+  CancelTicker ticker;
+  while (i < first.size() && j < e) {
+    ticker.tick();
+    codes[k++] = first[i] <= codes[j] ? first[i++] : codes[j++];
+  }
+  std::copy(first.begin() + static_cast<long>(i), first.end(), codes + k);
 }
 
 // Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
@@ -99,7 +127,7 @@ void sort_parallel(uint64_t* codes, size_t n, int threads) {
     const size_t pairs = (n + 2 * width - 1) / (2 * width);
     parallel_tasks(threads, pairs, [&](int, size_t p) {
       const size_t b = p * 2 * width, m = std::min(n, b + width), e = std::min(n, b + 2 * width);
-      if (m < e) std::inplace_merge(codes + b, codes + m, codes + e);
+      if (m < e) merge_runs(codes, b, m, e);
     });
   }
 }
@@ -239,6 +267,9 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
   // whole array once per chunk.
   if (c.codes.capacity() < c.codes.size() + n) {
     const size_t want = std::max(c.codes.size() + n, 2 * c.codes.capacity());
+    // The old arrays and the new live together while they are copied.
+    c.memory.resize((want + c.codes.capacity()) * (sizeof(int64_t) + sizeof(uint64_t)) +
+                    c.null_key_codes.capacity() * sizeof(uint64_t));
     c.keys.reserve(want);
     c.codes.reserve(want);
   }
@@ -370,7 +401,9 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   auto t = std::chrono::steady_clock::now();
   std::vector<uint32_t> gid(n);
   parallel_for(threads_, keyed, [&](int, size_t b, size_t e) {
+    CancelTicker ticker;
     for (size_t i = b; i < e; ++i) {
+      ticker.tick();
       const uint32_t g = index.find(c.keys[i]);
       if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
       gid[i] = g;
@@ -393,7 +426,11 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   std::vector<std::vector<uint64_t>> at(static_cast<size_t>(parts), std::vector<uint64_t>(groups, 0));
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
-      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) ++at[p][gid[i]];
+      CancelTicker ticker;
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) {
+        ticker.tick();
+        ++at[p][gid[i]];
+      }
     }
   });
   std::vector<uint64_t> offsets(groups + 1, 0);
@@ -410,7 +447,11 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   OrderCodes sorted(n);  // every element written below
   parallel_for(parts, static_cast<size_t>(parts), [&](int, size_t pb, size_t pe) {
     for (size_t p = pb; p < pe; ++p) {
-      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) sorted[at[p][gid[i]]++] = c.codes[i];
+      CancelTicker ticker;
+      for (size_t i = p * per, e = std::min(n, (p + 1) * per); i < e; ++i) {
+        ticker.tick();
+        sorted[at[p][gid[i]]++] = c.codes[i];
+      }
     }
   });
   at = {};

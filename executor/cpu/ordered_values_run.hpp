@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "common/memory_tracker.hpp"
 #include "common/ordered_rows.hpp"
 
 namespace tally::executor::cpu {
@@ -59,6 +60,7 @@ class OrderedValuesRun final : public AggregationRun {
     std::vector<int64_t> keys;             // rows with a non-NULL key
     std::vector<uint64_t> codes;           // their order codes (common/ordered_code.hpp)
     std::vector<uint64_t> null_key_codes;  // rows of the NULL-key group
+    MemoryReservation memory;              // the arrays, against the statement's budget
   };
   // One collector's rows partitioned by result group, each group sorted.
   struct Sorted {

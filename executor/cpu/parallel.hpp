@@ -12,7 +12,8 @@
 // pool (another query, a nested call from a worker) only means the caller
 // does more parts itself: nothing ever waits for a task to start.
 // Each part starts with a look at the statement's cancel token (the caller's,
-// installed in the pool's tasks too), so cancel stops a long run between parts.
+// installed in the pool's tasks too, as is its memory tracker), so cancel
+// stops a long run between parts.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 
@@ -73,9 +75,11 @@ void parallel_for(int threads, size_t n, F&& f) {
   WorkerPool& pool = WorkerPool::shared();
   const size_t helpers = std::min(parts - 1, static_cast<size_t>(pool.workers()));
   const CancelToken* token = current_cancel_token();
+  std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
   for (size_t h = 0; h < helpers; ++h) {
-    pool.submit([shared, run, token] {
+    pool.submit([shared, run, token, tracker] {
       const CancelScope scope(token);
+      const MemoryScope memory_scope(tracker);
       for (size_t part = shared->next.fetch_add(1); part < shared->parts; part = shared->next.fetch_add(1)) {
         (*run)(*shared, part);
       }

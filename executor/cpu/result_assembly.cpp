@@ -2,6 +2,7 @@
 // arrays the variants write groups into.
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "executor/cpu/cpu_run.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -34,6 +35,7 @@ void CpuRun::choose_result_form() {
 // grow_result for an empty result_, every array zero-filled (first touched)
 // on its own task: the page faults of hundreds of MB spread over the threads.
 void CpuRun::grow_result_parallel(size_t groups) {
+  reserve_result(groups);
   result_.states.assign(spec_.aggregates.size(), {});
   std::vector<std::function<void()>> tasks;
   tasks.emplace_back([&] { result_.keys.resize(groups); });
@@ -64,7 +66,23 @@ void CpuRun::shrink_result(size_t groups) {
   }
 }
 
+// Holds the result arrays' bytes for `groups` against the statement's
+// budget, before they grow.
+void CpuRun::reserve_result(size_t groups) {
+  if (groups * result_bytes_per_group_ <= result_memory_.bytes()) return;
+  if (result_bytes_per_group_ == 0) {
+    result_bytes_per_group_ = sizeof(int64_t) + sizeof(uint8_t);  // keys, key_valid
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      visit_result_fields(a, [&](auto member) {
+        result_bytes_per_group_ += sizeof((std::declval<PartialStates&>().*member)[0]);
+      });
+    }
+  }
+  result_memory_.resize(groups * result_bytes_per_group_);
+}
+
 void CpuRun::grow_result(size_t groups) {
+  reserve_result(groups);
   if (result_.states.empty()) result_.states.resize(spec_.aggregates.size());
   result_.keys.resize(groups);
   result_.key_valid.resize(groups);

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <type_traits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "common/memory_tracker.hpp"
 #include "executor/finalize.hpp"
 
 namespace tally::executor::cpu {
@@ -63,6 +65,8 @@ struct StateSet {
   // state whose groups all get rows before they are read (emit_deferred).
   std::vector<uint8_t> no_count;
   size_t size = 0;
+  // The arrays' bytes, held against the statement's memory budget.
+  MemoryReservation memory;
 
   void init(const std::vector<PartialAggregate>& aggs, const std::vector<uint8_t>& narrow_flags = {}) {
     states.assign(aggs.size(), {});
@@ -74,6 +78,8 @@ struct StateSet {
   }
 
   void resize(const std::vector<PartialAggregate>& aggs, size_t n) {
+    // Reserved before the arrays grow: past the budget nothing is allocated.
+    if (n > size) memory.resize(n * bytes_per_group(aggs));
     for (size_t a = 0; a < aggs.size(); ++a) {
       if (narrow[a]) {
         states[a].count.resize(n, 0);
@@ -83,6 +89,20 @@ struct StateSet {
       visit_fields(aggs[a].op, [&](auto member) { (states[a].*member).resize(n, 0); });
     }
     size = n;
+  }
+
+  size_t bytes_per_group(const std::vector<PartialAggregate>& aggs) const {
+    size_t bytes = 0;
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      if (narrow[a]) {
+        bytes += sizeof(uint64_t) + sizeof(int64_t);
+        continue;
+      }
+      visit_fields(aggs[a].op, [&](auto member) {
+        bytes += sizeof((std::declval<PartialStates&>().*member)[0]);
+      });
+    }
+    return bytes;
   }
 
   // Zeroes groups [0, n) of every array (a scratch state reused per partition).

@@ -50,6 +50,18 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
   return out;
 }
 
+size_t materialized_row_bytes(const std::vector<Vector>& columns) {
+  size_t bytes = 0;
+  for (const Vector& v : columns) {
+    const TypeId id = v.type.id;
+    bytes += 1 + (is_text_kind(id)            ? sizeof(std::string) + 8
+                  : id == TypeId::numeric  ? sizeof(Numeric)
+                  : id == TypeId::interval ? sizeof(Interval)
+                                           : sizeof(int64_t));
+  }
+  return bytes;
+}
+
 void append_vector(Vector& dst, const Vector& src) {
   const size_t base = dst.count;
   const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();

@@ -17,6 +17,10 @@ inline constexpr uint32_t kNullRow = UINT32_MAX;
 // Rows of `v` in the order of `rows` (kNullRow gives NULL).
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows);
 void append_vector(Vector& dst, const Vector& src);
+// Bytes a row takes in the arrays of `columns` (a text value's characters
+// not counted): what operators that materialize rows hold against the
+// statement's memory budget (common/memory_tracker.hpp) per row.
+size_t materialized_row_bytes(const std::vector<Vector>& columns);
 // The rows where a boolean vector is true (not NULL, not false).
 std::vector<uint32_t> true_rows(const Vector& mask);
 // Every column of a chunk gathered by `rows`.

@@ -1,5 +1,7 @@
 #include "executor/operators/hash_join.hpp"
 
+#include "common/memory_tracker.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -50,15 +52,6 @@ int worker_threads(const ExecContext& context) {
   return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
 }
 
-// The bytes a build side may hold: cpu_memory_budget, or when it is 0 (the
-// setting's "half of RAM") half of the host's physical memory, so that a
-// runaway build side fails with 53200 before the host runs out.
-uint64_t build_budget(const ExecContext& context) {
-  if (context.memory_budget > 0) return context.memory_budget;
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
-}
-
 // Bytes a chunk's values hold (what the build side keeps in memory).
 uint64_t chunk_bytes(const DataChunk& chunk) {
   uint64_t bytes = 0;
@@ -70,30 +63,23 @@ uint64_t chunk_bytes(const DataChunk& chunk) {
   return bytes;
 }
 
-Error build_side_too_large(uint64_t bytes, uint64_t budget) {
-  return Error(SqlState::out_of_memory, "out of memory")
-      .with_detail("The hash join's build side needs more than " + std::to_string(bytes) +
-                   " bytes; the CPU memory budget (cpu_memory_budget, or half of RAM when it is 0) is " +
-                   std::to_string(budget) + " bytes.");
-}
-
-// Drains the build side, stopping with 53200 once it holds more than the
-// CPU memory budget (0: no budget).
+// Drains the build side into memory reserved from the statement's budget
+// (common/memory_tracker.hpp): past cpu_memory_budget the join stops with
+// 53200 before the build side grows further.
 class BuildSink final : public ChunkSink {
  public:
-  BuildSink(const std::vector<OutputColumn>& columns, uint64_t budget) : collect_(columns), budget_(budget) {}
+  explicit BuildSink(const std::vector<OutputColumn>& columns) : collect_(columns) {}
   bool consume(DataChunk& chunk) override {
-    bytes_ += chunk_bytes(chunk);
-    if (budget_ > 0 && bytes_ > budget_) throw build_side_too_large(bytes_, budget_);
+    reservation_.grow(chunk_bytes(chunk));
     return collect_.consume(chunk);
   }
   DataChunk take() { return std::move(collect_.result); }
-  uint64_t bytes() const { return bytes_; }
+  // The rows' memory stays reserved for as long as the caller holds this.
+  MemoryReservation take_reservation() { return std::move(reservation_); }
 
  private:
   CollectSink collect_;
-  uint64_t budget_;
-  uint64_t bytes_ = 0;
+  MemoryReservation reservation_;
 };
 
 // The build side, hashed.
@@ -140,14 +126,14 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const PhysicalOperator& build = *children_[1];
   const int threads = worker_threads(context);
   BuildTable table;
+  MemoryReservation build_memory;
   {
-    const uint64_t budget = build_budget(context);
-    BuildSink build_sink(build.columns(), budget);
+    BuildSink build_sink(build.columns());
     build.run(context, build_sink);
     table.rows = build_sink.take();
+    build_memory = build_sink.take_reservation();
     // The chains (two row numbers per row, with buckets) count too.
-    const uint64_t bytes = build_sink.bytes() + table.rows.rows * 3 * sizeof(uint32_t);
-    if (budget > 0 && bytes > budget) throw build_side_too_large(bytes, budget);
+    build_memory.grow(table.rows.rows * 3 * sizeof(uint32_t));
   }
   const size_t build_rows = table.rows.rows;
   const bool hashed = !build_keys_.empty();

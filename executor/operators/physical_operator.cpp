@@ -1,17 +1,18 @@
 #include "executor/operators/physical_operator.hpp"
 
-#include <cmath>
-#include <cstdio>
 
+#include "executor/explain_costs.hpp"
 #include "executor/operators/chunk_ops.hpp"
 
 namespace tally::executor {
 
 CollectSink::CollectSink(const std::vector<OutputColumn>& columns, long long limit) : limit_(limit) {
   for (const auto& c : columns) result.columns.emplace_back(c.type);
+  memory_ = BlockReservation(materialized_row_bytes(result.columns), size_t{1} << 16);
 }
 
 bool CollectSink::consume(DataChunk& chunk) {
+  memory_.add(chunk.rows);
   for (size_t c = 0; c < chunk.columns.size(); ++c) {
     if (result.rows == 0 && result.columns[c].count == 0) {
       result.columns[c] = std::move(chunk.columns[c]);
@@ -31,9 +32,7 @@ DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long li
 
 void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth) {
   const std::string pad = depth == 0 ? "" : std::string(static_cast<size_t>(depth - 1) * 6 + 2, ' ') + "->  ";
-  char rows[48];
-  std::snprintf(rows, sizeof rows, "  (rows=%.0f)", std::max(1.0, std::round(op.estimated_rows())));
-  lines.push_back(pad + op.describe() + rows);
+  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)));
   const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
   for (const auto& d : op.details()) lines.push_back(detail_pad + d);
   for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1);

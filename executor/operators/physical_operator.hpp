@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/memory_tracker.hpp"
 #include "common/sql_type.hpp"
 #include "executor/expression.hpp"
 #include "executor/value.hpp"
@@ -83,6 +84,7 @@ class CollectSink final : public ChunkSink {
 
  private:
   long long limit_;
+  BlockReservation memory_;  // the collected rows, against the statement's budget
 };
 
 // Runs `op` to completion and returns its rows as one chunk.

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
@@ -53,6 +54,8 @@ class RowTable {
   void resize(size_t rows) {
     size_t size = 16;
     while (size < rows * 2) size *= 2;
+    // Slots, and the entries and counts they index (at most half as many).
+    memory_.resize(size * sizeof(uint32_t) + size / 2 * (sizeof(Entry) + sizeof(int64_t)));
     slots_.assign(size, 0);
     mask_ = size - 1;
     for (size_t e = 0; e < entries_.size(); ++e) place(e);
@@ -62,6 +65,7 @@ class RowTable {
   std::vector<Entry> entries_;
   std::vector<uint32_t> slots_;
   size_t mask_ = 0;
+  MemoryReservation memory_;  // against the statement's budget
 };
 
 class FunctionSink final : public ChunkSink {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 
@@ -262,6 +263,10 @@ WindowOrdering sort_window_rows(size_t n, const std::vector<WindowSortColumn>& p
   WindowOrdering out;
   std::vector<WindowSortColumn> all = partition;
   all.insert(all.end(), order.begin(), order.end());
+  // The ordering's arrays and a sort word per key column, against the
+  // statement's memory budget while the rows are sorted.
+  MemoryReservation memory;
+  memory.resize(n * (2 * sizeof(uint32_t) + (all.size() + 1) * sizeof(uint64_t)));
   std::vector<Vector> ranks;
   ranks.reserve(all.size());
   for (auto& c : all) {
