@@ -49,12 +49,46 @@ const Expr* stored_moment_input(const Expr* arg) {
 }
 }  // namespace
 
+std::optional<int32_t> static_numeric_scale(const Expr& e) {
+  if (e.type.id != TypeId::numeric) {
+    // An integer operand (a cast of one to numeric) has scale 0.
+    return is_integer(e.type.id) ? std::optional<int32_t>(0) : std::nullopt;
+  }
+  if (dynamic_cast<const ColumnExpr*>(&e)) {
+    return e.type.typmod >= 4 ? std::optional<int32_t>(e.type.numeric_scale()) : std::nullopt;
+  }
+  if (const auto* k = dynamic_cast<const ConstExpr*>(&e)) {
+    if (!std::holds_alternative<Numeric>(k->value) || std::get<Numeric>(k->value).is_infinite()) return std::nullopt;
+    return std::get<Numeric>(k->value).scale;
+  }
+  const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+  if (f == nullptr || f->args.empty() || f->args.size() > 2) return std::nullopt;
+  std::optional<int32_t> a = static_numeric_scale(*f->args[0]);
+  if (!a) return std::nullopt;
+  if (f->args.size() == 1) {
+    if (f->name == "-") return a;
+    // A cast to numeric keeps the operand's scale; to numeric(p,s), the typmod's.
+    if (f->name == "cast" && e.type.typmod < 4) return a;  // from an integer (0) or a numeric (its scale)
+    if (f->name == "cast" && e.type.typmod >= 4) return e.type.numeric_scale();
+    return std::nullopt;
+  }
+  const std::optional<int32_t> b = static_numeric_scale(*f->args[1]);
+  if (!b) return std::nullopt;
+  if (f->name == "+" || f->name == "-") return std::max(*a, *b);
+  if (f->name == "*") return *a + *b;
+  return std::nullopt;
+}
+
 std::optional<Mapping> map_aggregate(const AggregateCall& call) {
   const AggKind kind = call.signature.kind;
   const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
-  const bool scaled_numeric = in == TypeId::numeric && call.args[0]->type.typmod >= 4 &&
-                              dynamic_cast<const ColumnExpr*>(call.args[0].get()) != nullptr &&
-                              call.args[0]->type.numeric_precision() <= 18;
+  // A bare column of at most 18 digits always fits the engines' int64; an
+  // evaluated expression of static scale is checked value by value as it is
+  // sunk (engine_aggregator_sink.cpp).
+  const bool bare = dynamic_cast<const ColumnExpr*>(call.args.empty() ? nullptr : call.args[0].get()) != nullptr;
+  const bool scaled_numeric = in == TypeId::numeric && !call.args.empty() &&
+                              (bare ? call.args[0]->type.typmod >= 4 && call.args[0]->type.numeric_precision() <= 18
+                                    : static_numeric_scale(*call.args[0]).has_value());
   // Inputs an engine sorts by order code (common/ordered_code.hpp). Not
   // text: its dictionary codes are in order of first appearance, not in
   // the collation's order, and evaluated text reaches no engine.

@@ -67,6 +67,13 @@ struct Mapping {
 
 std::optional<Mapping> map_aggregate(const AggregateCall& call);
 
+// The scale every value of a numeric expression has, where it is the same
+// for every row: a column of declared scale, a constant, and +, - and * of
+// those (PostgreSQL's dscale rules: max for + and -, the sum for *), which
+// is what lets an engine sum such an expression as scaled integers. nullopt
+// for anything else (division, a column without typmod, functions).
+std::optional<int32_t> static_numeric_scale(const Expr& e);
+
 // Query-local codes for keys that are not a single integer or dictionary column.
 class KeyInterner {
  public:

@@ -115,7 +115,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     PartialStates& s = result.states[a];
     const SqlType out_type = call.signature.result_type;
     const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
-    const int scale = in == TypeId::numeric && call.args[0]->type.typmod >= 4 ? call.args[0]->type.numeric_scale() : 0;
+    const int scale = in == TypeId::numeric ? static_numeric_scale(*call.args[0]).value_or(0) : 0;
     // The shared column finalizer: no Value per group (finalize.hpp).
     Vector v(out_type);
     const ColumnFinal final{call.signature.kind, in, scale};

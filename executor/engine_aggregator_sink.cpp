@@ -174,9 +174,17 @@ void EngineAggregator::sink(const EvalInput& rows) {
       case Physical::floating: view.width = ColumnWidth::float64; view.data = v.floats.data(); break;
       case Physical::numeric: {
         scaled.emplace_back(v.count);
-        const int scale = v.type.numeric_scale();
+        const int scale = static_numeric_scale(*e).value_or(0);
         for (size_t r = 0; r < v.count; ++r) {
-          if (!v.null_at(r)) scaled.back()[r] = static_cast<int64_t>(v.numerics[r].rescaled(scale).mantissa);
+          if (v.null_at(r)) continue;
+          const __int128 m = v.numerics[r].rescaled(scale).mantissa;
+          // An evaluated expression can exceed the 18 digits an engine
+          // input holds (map_aggregate takes it for its static scale).
+          if (m > INT64_MAX || m < INT64_MIN) {
+            throw Error(SqlState::feature_not_supported,
+                        "an aggregate input over 18 significant digits is not supported by Tally's engines");
+          }
+          scaled.back()[r] = static_cast<int64_t>(m);
         }
         view.width = ColumnWidth::int64;
         view.data = scaled.back().data();

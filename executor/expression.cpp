@@ -41,9 +41,19 @@ Vector ParamExpr::evaluate(const EvalInput& input) const {
 Vector ColumnExpr::evaluate(const EvalInput& input) const { return *input.columns.at(static_cast<size_t>(index)); }
 
 Vector FunctionExpr::evaluate(const EvalInput& input) const {
-  std::vector<Vector> values;
-  values.reserve(args.size());
-  for (const auto& arg : args) values.push_back(arg->evaluate(input));
+  // A bare column argument is read where it is, not copied (a chunk's
+  // column is megabytes; a scan's expressions read each several times).
+  std::vector<Vector> evaluated;
+  evaluated.reserve(args.size());  // no reallocation: `values` points into it
+  std::vector<const Vector*> values(args.size());
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (const auto* column = dynamic_cast<const ColumnExpr*>(args[a].get())) {
+      values[a] = input.columns.at(static_cast<size_t>(column->index));
+    } else {
+      evaluated.push_back(args[a]->evaluate(input));
+      values[a] = &evaluated.back();
+    }
+  }
   Vector out(type);
   if (batch && strict && batch(values, input.rows, out)) return out;
   out.resize(input.rows);
@@ -51,7 +61,7 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   for (size_t r = 0; r < input.rows; ++r) {
     bool any_null = false;
     for (size_t a = 0; a < args.size(); ++a) {
-      row[a] = values[a].get(r);
+      row[a] = values[a]->get(r);
       any_null |= is_null(row[a]);
     }
     if (strict && any_null) {

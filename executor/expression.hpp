@@ -43,7 +43,7 @@ using ScalarFunction = std::function<Value(std::span<const Value> args)>;
 // (of the function's type) for `rows` rows from the evaluated arguments and
 // returns true, or returns false (before touching `out`) where the row-wise
 // ScalarFunction must run instead.
-using VectorKernel = std::function<bool(std::span<const Vector> args, size_t rows, Vector& out)>;
+using VectorKernel = std::function<bool(std::span<const Vector* const> args, size_t rows, Vector& out)>;
 
 class ConstExpr final : public Expr {
  public:

@@ -247,8 +247,10 @@ Numeric operator+(const Numeric& a, const Numeric& b) {
   const int32_t s = std::max(a.scale, b.scale);
   __int128 x, y, r;
   if (s == a.scale && s == b.scale && !__builtin_add_overflow(a.mantissa, b.mantissa, &r)) return {r, s};
-  x = from_big(aligned(a, s));
-  y = from_big(aligned(b, s));
+  // rescaled() aligns in 128-bit arithmetic (1 - l_discount: 0 and 2
+  // digits) and throws the same overflow where the aligned value does not fit.
+  x = a.rescaled(s).mantissa;
+  y = b.rescaled(s).mantissa;
   if (__builtin_add_overflow(x, y, &r)) throw overflow();
   return {r, s};
 }

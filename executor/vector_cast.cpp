@@ -10,8 +10,8 @@ VectorKernel vector_integer_cast(SqlType from, SqlType to) {
   int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   if (to.id == TypeId::int2) { lo = INT16_MIN; hi = INT16_MAX; }
   if (to.id == TypeId::int4) { lo = INT32_MIN; hi = INT32_MAX; }
-  return [lo, hi](std::span<const Vector> args, size_t rows, Vector& out) -> bool {
-    const Vector& a = args[0];
+  return [lo, hi](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+    const Vector& a = *args[0];
     if (a.ints.size() < rows) return false;  // not this physical layout: row-wise
     bool in_range = true;
     for (size_t i = 0; i < rows; ++i) in_range &= a.null_at(i) || (a.ints[i] >= lo && a.ints[i] <= hi);

@@ -42,11 +42,25 @@ VectorKernel vector_comparison(const std::string& op, SqlType common) {
   else if (op == ">=") outcome = {0, 1, 1};
   else return {};
   const Physical physical = physical_of(common.id);
+  if (physical == Physical::numeric) {
+    return [outcome](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+      const Vector& a = *args[0];
+      const Vector& b = *args[1];
+      if (a.avg_parts || b.avg_parts || a.numerics.size() < rows || b.numerics.size() < rows) return false;
+      out.resize(rows);
+      for (size_t i = 0; i < rows; ++i) {
+        const auto c = a.numerics[i] <=> b.numerics[i];
+        out.ints[i] = outcome[c < 0 ? 0 : c == 0 ? 1 : 2];
+      }
+      merge_nulls(a, b, rows, out);
+      return true;
+    };
+  }
   if (physical != Physical::integer && physical != Physical::boolean && physical != Physical::floating) return {};
   const bool floating = physical == Physical::floating;
-  return [outcome, floating](std::span<const Vector> args, size_t rows, Vector& out) -> bool {
-    const Vector& a = args[0];
-    const Vector& b = args[1];
+  return [outcome, floating](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+    const Vector& a = *args[0];
+    const Vector& b = *args[1];
     const size_t have_a = floating ? a.floats.size() : a.ints.size();
     const size_t have_b = floating ? b.floats.size() : b.ints.size();
     if (have_a < rows || have_b < rows) return false;  // not this physical layout: row-wise

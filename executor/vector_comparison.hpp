@@ -1,9 +1,9 @@
 #pragma once
 // Comparison operators (=, <>, <, <=, >, >=) over whole Vectors of integer-
-// like, boolean or float values. The row-wise form (one Value per operand per
+// like, boolean, float or numeric values. The row-wise form (one Value per operand per
 // row, through std::function) costs ~55 ns a row; a HAVING over the 65,536
 // groups of a GPU query spent longer in it than the GPU spent aggregating.
-// Numeric and text kinds keep the row-wise form.
+// Text kinds keep the row-wise form.
 #include <string>
 
 #include "common/sql_type.hpp"

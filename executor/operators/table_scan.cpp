@@ -18,11 +18,27 @@ std::vector<OutputColumn> scan_columns(const TableSnapshot& table, const std::ve
   return out;
 }
 
+// The conjuncts of a condition (the arguments of nested ANDs, in order).
+void conjuncts(const Expr& condition, std::vector<const Expr*>& out) {
+  const auto* and_expr = dynamic_cast<const BoolExpr*>(&condition);
+  if (and_expr == nullptr || and_expr->op != BoolOp::and_) {
+    out.push_back(&condition);
+    return;
+  }
+  for (const auto& arg : and_expr->args) conjuncts(*arg, out);
+}
+
 }  // namespace
 
 bool filter_chunk(DataChunk& chunk, const std::vector<ExprPtr>& conditions, const std::vector<int>& layout,
                   size_t width, const std::vector<Value>* parameters) {
-  for (const auto& condition : conditions) {
+  // A row passes when every conjunct is true: each conjunct is evaluated on
+  // the rows the ones before it kept, so a selective first condition spares
+  // the rest most of the chunk (and, as PostgreSQL's AND, a later conjunct
+  // is not evaluated on a row an earlier one rejected).
+  std::vector<const Expr*> parts;
+  for (const auto& condition : conditions) conjuncts(*condition, parts);
+  for (const Expr* condition : parts) {
     if (chunk.rows == 0) return false;
     const EvalInput input = space_input(chunk, layout, width, parameters);
     const std::vector<uint32_t> rows = true_rows(condition->evaluate(input));

@@ -8,6 +8,7 @@
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/vector_arithmetic.hpp"
 #include "executor/vector_comparison.hpp"
 
 namespace tally::executor {
@@ -221,7 +222,9 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     if (type.id == TypeId::unknown || (op == "%" && is_float(type.id))) throw no_operator(op, l, r);
     left = coerce_to(std::move(left), type, CastContext::implicit, context);
     right = coerce_to(std::move(right), type, CastContext::implicit, context);
-    return call(type, op, pack(std::move(left), std::move(right)), arithmetic(op[0], type));
+    auto e = std::make_unique<FunctionExpr>(type, op, pack(std::move(left), std::move(right)), arithmetic(op[0], type));
+    e->batch = vector_arithmetic(op[0], type);
+    return e;
   }
   if (op == "^") {
     const SqlType type = arithmetic_type(l, r);

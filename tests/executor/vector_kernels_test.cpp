@@ -1,7 +1,8 @@
 // The whole-Vector kernels answer exactly as the row-wise forms: comparisons
 // as compare_values (strict NULLs) for every operator and physical kind they
-// take, integer casts as cast_value; each declines what it does not take.
+// take (numeric across scales included), integer casts as cast_value; each declines what it does not take.
 #include "executor/cast.hpp"
+#include "executor/vector_arithmetic.hpp"
 #include "executor/vector_cast.hpp"
 #include "executor/vector_comparison.hpp"
 
@@ -30,6 +31,13 @@ bool row_wise(const std::string& op, int c) {
   return c >= 0;
 }
 
+// The kernels take their arguments by pointer (bare columns are not copied).
+std::vector<const Vector*> pointers(const std::vector<Vector>& args) {
+  std::vector<const Vector*> p;
+  for (const Vector& v : args) p.push_back(&v);
+  return p;
+}
+
 // Values drawn from a small pool so that equal pairs are common, plus the
 // edges: integer limits, NaN, infinities, signed zeros; ~1/8 NULL.
 Vector random_vector(SqlType type, size_t rows, std::mt19937_64& rng, bool with_nulls) {
@@ -39,12 +47,16 @@ Vector random_vector(SqlType type, size_t rows, std::mt19937_64& rng, bool with_
                                      std::numeric_limits<int64_t>::max()};
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> floats = {-inf, -1.5, -0.0, 0.0, 1e-300, 2.5, inf, std::nan("")};
+  // Equal values at different scales (1.5, 1.50), signs, and a 38-digit one.
+  const std::vector<Numeric> numerics = {{15, 1}, {150, 2}, {-15, 1}, {0, 0}, {0, 3}, {7, 0},
+                                         Numeric::parse("12345678901234567890.123456789012345678")};
   for (size_t r = 0; r < rows; ++r) {
     if (with_nulls && rng() % 8 == 0) {
       v.push(Value{});
       continue;
     }
     if (physical == Physical::boolean) v.push(Value{rng() % 2 == 0});
+    else if (physical == Physical::numeric) v.push(Value{numerics[rng() % numerics.size()]});
     else if (physical == Physical::floating) v.push(Value{floats[rng() % floats.size()]});
     else v.push(Value{ints[rng() % ints.size()]});
   }
@@ -54,7 +66,7 @@ Vector random_vector(SqlType type, size_t rows, std::mt19937_64& rng, bool with_
 TEST(VectorComparison, EqualsTheRowWiseComparisonForEveryOperatorAndKind) {
   std::mt19937_64 rng(20261122);
   const std::vector<SqlType> types = {{TypeId::int4}, {TypeId::int8}, {TypeId::date}, {TypeId::boolean},
-                                      {TypeId::float8}, {TypeId::float4}};
+                                      {TypeId::float8}, {TypeId::float4}, {TypeId::numeric}};
   for (const auto& type : types) {
     for (const bool nulls : {false, true}) {
       const size_t rows = 1000;
@@ -64,7 +76,7 @@ TEST(VectorComparison, EqualsTheRowWiseComparisonForEveryOperatorAndKind) {
         const VectorKernel kernel = vector_comparison(op, type);
         ASSERT_TRUE(kernel);
         Vector out({TypeId::boolean});
-        ASSERT_TRUE(kernel(args, rows, out));
+        ASSERT_TRUE(kernel(pointers(args), rows, out));
         ASSERT_EQ(out.size(), rows);
         size_t true_rows = 0;
         for (size_t r = 0; r < rows; ++r) {
@@ -85,8 +97,40 @@ TEST(VectorComparison, EqualsTheRowWiseComparisonForEveryOperatorAndKind) {
   }
 }
 
+TEST(VectorArithmetic, EqualsNumericOperatorsWithStrictNulls) {
+  std::mt19937_64 rng(20261129);
+  const SqlType numeric{TypeId::numeric};
+  for (const char op : {'+', '-', '*'}) {
+    const size_t rows = 500;
+    std::vector<Vector> args = {random_vector(numeric, rows, rng, true), random_vector(numeric, rows, rng, true)};
+    // The 38-digit pool value times itself overflows: keep products in range.
+    if (op == '*') {
+      for (Vector& v : args) {
+        for (auto& n : v.numerics) n = n.mantissa > 1000000 ? Numeric{3, 0} : n;
+      }
+    }
+    const VectorKernel kernel = vector_arithmetic(op, numeric);
+    ASSERT_TRUE(kernel);
+    Vector out(numeric);
+    ASSERT_TRUE(kernel(pointers(args), rows, out));
+    for (size_t r = 0; r < rows; ++r) {
+      if (args[0].null_at(r) || args[1].null_at(r)) {
+        EXPECT_TRUE(out.null_at(r)) << r;
+        continue;
+      }
+      const Numeric& a = args[0].numerics[r];
+      const Numeric& b = args[1].numerics[r];
+      const Numeric want = op == '+' ? a + b : op == '-' ? a - b : a * b;
+      EXPECT_FALSE(out.null_at(r)) << r;
+      EXPECT_EQ(out.numerics[r].mantissa, want.mantissa) << op << " row " << r;
+      EXPECT_EQ(out.numerics[r].scale, want.scale) << op << " row " << r;
+    }
+  }
+  EXPECT_FALSE(vector_arithmetic('/', numeric));
+  EXPECT_FALSE(vector_arithmetic('+', {TypeId::int8}));
+}
+
 TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
-  EXPECT_FALSE(vector_comparison("<", {TypeId::numeric}));
   EXPECT_FALSE(vector_comparison("=", {TypeId::text}));
   EXPECT_FALSE(vector_comparison("~~", {TypeId::int4}));
   // Fewer stored values than rows (e.g. a column not materialized in this
@@ -95,7 +139,7 @@ TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
   std::vector<Vector> args = {Vector({TypeId::int8}), Vector({TypeId::int8})};
   args[0].push(Value{int64_t{1}});
   Vector out({TypeId::boolean});
-  EXPECT_FALSE(kernel(args, 1, out));
+  EXPECT_FALSE(kernel(pointers(args), 1, out));
   EXPECT_EQ(out.size(), 0u);
 }
 
@@ -124,7 +168,7 @@ TEST(VectorIntegerCast, CopiesInRangeValuesAndDeclinesOutOfRange) {
           row_wise_throws = true;
         }
         Vector out({to});
-        const bool done = kernel(args, 3, out);
+        const bool done = kernel(pointers(args), 3, out);
         EXPECT_EQ(done, !row_wise_throws);
         if (!done) {
           EXPECT_EQ(out.size(), 0u);  // declined before writing

@@ -1,0 +1,16 @@
+#pragma once
+// Arithmetic operators (+, -, *) over whole Vectors of numeric values. The row-wise form boxes every operand into a Value and calls
+// through std::function per row; TPC-H's price expressions
+// (l_extendedprice * (1 - l_discount) * (1 + l_tax)) spent most of a scan in
+// that boxing, not in the arithmetic.
+#include "common/sql_type.hpp"
+#include "executor/expression.hpp"
+
+namespace tally::executor {
+
+// The batch form of `op` for operands already coerced to `type`, or an empty
+// kernel where only the row-wise form applies. Same answers and errors as the
+// row-wise form (Numeric's scale rules and its 22003 beyond 38 digits).
+VectorKernel vector_arithmetic(char op, SqlType type);
+
+}  // namespace tally::executor
