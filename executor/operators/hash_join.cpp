@@ -1,16 +1,13 @@
 #include "executor/operators/hash_join.hpp"
 
-#include "common/memory_tracker.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <functional>
 #include <set>
 
-#include <unistd.h>
-
 #include "common/cancel.hpp"
 #include "common/error.hpp"
+#include "common/memory_tracker.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/operators/chunk_ops.hpp"
