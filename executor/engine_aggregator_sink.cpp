@@ -181,8 +181,8 @@ void EngineAggregator::sink(const EvalInput& rows) {
           // An evaluated expression can exceed the 18 digits an engine
           // input holds (map_aggregate takes it for its static scale).
           if (m > INT64_MAX || m < INT64_MIN) {
-            throw Error(SqlState::feature_not_supported,
-                        "an aggregate input over 18 significant digits is not supported by Tally's engines");
+            throw EngineInputOverflow(SqlState::feature_not_supported,
+                                      "an aggregate input over 18 significant digits is not supported by Tally's engines");
           }
           scaled.back()[r] = static_cast<int64_t>(m);
         }

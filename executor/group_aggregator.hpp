@@ -27,6 +27,14 @@ struct AggregateCall {
   bool descending = false;    // WITHIN GROUP (ORDER BY ... DESC)
 };
 
+// An aggregate input an engine cannot hold (a numeric expression's value over
+// the 18 digits of its int64 input): the statement runs again on the generic
+// path, whose arithmetic is exact (run_select).
+class EngineInputOverflow : public Error {
+ public:
+  using Error::Error;
+};
+
 class GroupAggregator {
  public:
   virtual ~GroupAggregator() = default;

@@ -234,7 +234,9 @@ void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
 
 }  // namespace
 
-ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+namespace {
+
+ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
   const CancelScope cancel_scope(ec.cancel);
   // Paths that did not install a statement tracker (cursors, COPY, INSERT ...
   // SELECT) get one for the select; a nested select keeps its statement's.
@@ -466,6 +468,20 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
     ec.explain->push_back(buf);
   }
   return result;
+}
+
+}  // namespace
+
+ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  try {
+    return run_select_once(plan, ec);
+  } catch (const EngineInputOverflow&) {
+    // Nothing has reached the client yet (an aggregate's rows go out after
+    // it ends): the generic path answers instead, as PostgreSQL would.
+    ExecContext generic = ec;
+    generic.engine = "generic";
+    return run_select_once(plan, generic);
+  }
 }
 
 namespace {
