@@ -77,7 +77,7 @@ scripts/docker_base_image.sh
 build_start=$SECONDS
 seed=tally/debian:12
 docker image inspect "$cache_image" >/dev/null 2>&1 && seed=$cache_image
-old_cache=$(docker image inspect -f '{{.Id}}' "$cache_image" 2>/dev/null || true)
+old_image=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
 # The legacy builder (docker-compose 1.29's) on purpose: the image must build with it.
 build() {
   DOCKER_BUILDKIT=0 docker build -f docker/Dockerfile --build-arg CCACHE_IMAGE="$seed" "$@" . \
@@ -85,9 +85,11 @@ build() {
 }
 build --target build -t "$cache_image"
 build -t "$image"
-new_cache=$(docker image inspect -f '{{.Id}}' "$cache_image")
-if [ -n "$old_cache" ] && [ "$old_cache" != "$new_cache" ]; then
-  docker rmi "$old_cache" >/dev/null 2>&1 || true
+# The previous seed and its layers are untagged now; without this each run would leave
+# a gigabyte behind. Only images labelled by docker/Dockerfile's build stage go.
+docker image prune -f --filter label=org.tally.ccache-seed=1 >/dev/null
+if [ -n "$old_image" ] && [ "$old_image" != "$(docker image inspect -f '{{.Id}}' "$image")" ]; then
+  docker rmi "$old_image" >/dev/null 2>&1 || true
 fi
 context=$(grep -m 1 'Sending build context' "$tmp/build.log" | sed 's/.*daemon *//')
 ccache_line=$(grep -E '^ *(Hits|cache hit|Misses|cache miss)' "$tmp/build.log" | tr -s ' ' | paste -sd ';' || true)
