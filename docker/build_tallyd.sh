@@ -8,7 +8,10 @@
 set -eu
 # ccache is used where the build stage has it (CCACHE_DIR is then the cache to fill).
 launcher=""
-command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"
+if command -v ccache >/dev/null; then
+  launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"
+  ccache --zero-stats >/dev/null  # the statistics printed below are this build's
+fi
 # shellcheck disable=SC2086  # the launcher flags are single words by construction
 cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DTALLY_BUILD_TESTS=OFF -DTALLY_BUILD_BENCH=OFF $launcher "$@"
