@@ -92,7 +92,7 @@ if [ -n "$old_image" ] && [ "$old_image" != "$(docker image inspect -f '{{.Id}}'
   docker rmi "$old_image" >/dev/null 2>&1 || true
 fi
 context=$(grep -m 1 'Sending build context' "$tmp/build.log" | sed 's/.*daemon *//')
-ccache_line=$(grep -E '^ *(Hits|cache hit|Misses|cache miss)' "$tmp/build.log" | tr -s ' ' | paste -sd ';' || true)
+ccache_line=$(grep -E '^ *(Hits|Misses):' "$tmp/build.log" | head -n 2 | tr -s ' ' | paste -sd ';' || true)
 size=$(docker image inspect -f '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }')
 say "CPU image built in $((SECONDS - build_start)) s: $size, build context $context, ccache: ${ccache_line:-n/a}"
 
