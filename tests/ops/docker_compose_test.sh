@@ -41,7 +41,9 @@ cleanup() {
     compose --profile cpu down -v --remove-orphans >/dev/null 2>&1 || true
   fi
   if [ -n "$started_dockerd" ]; then
-    kill -TERM "$started_dockerd" 2>/dev/null && say "stopped the dockerd it started"
+    # Waited for, so a next run does not find a daemon that is still shutting down.
+    kill -TERM "$started_dockerd" 2>/dev/null && wait "$started_dockerd" 2>/dev/null
+    say "stopped the dockerd it started"
   fi
   rm -rf "$tmp"
   exit "$status"
