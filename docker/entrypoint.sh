@@ -5,13 +5,15 @@
 #   TALLY_PASSWORD     its password, or TALLY_PASSWORD_FILE (a Docker secret);
 #                      becomes TALLY_USERS=<user>:scram-sha-256:<password> unless
 #                      TALLY_USERS is set. Never passed on the command line.
-#   TALLY_HTTP_TOKEN_FILE  the admin endpoint's token from a file
+#   TALLY_HTTP_TOKEN   the admin endpoint's token, or TALLY_HTTP_TOKEN_FILE; without
+#                      one (and no TALLY_HTTP_PORT) the admin endpoint stays off, since
+#                      /metrics and /tuning would otherwise answer anyone who reaches the port
 #   TALLY_AUTH_METHOD  method for TALLY_USER (default scram-sha-256)
 # Container defaults, given as flags so that a TALLY_* variable still wins
 # (tallyd: file < flags < environment); none is added when TALLY_CONFIG names a
 # configuration file, which is then in charge:
-#   --listen-address 0.0.0.0  --http-address 0.0.0.0  --http-port 8080
-#   --data-dir /var/lib/tally/data
+#   --listen-address 0.0.0.0  --data-dir /var/lib/tally/data
+#   --http-address 0.0.0.0  --http-port 8080   (only with a token)
 # Arguments starting with "-" are passed to tallyd after the defaults; any other
 # command (e.g. "sh") is run instead of tallyd.
 set -eu
@@ -73,8 +75,12 @@ add_default() {  # add_default VAR --flag value
   fi
 }
 add_default TALLY_LISTEN_ADDRESS --listen-address 0.0.0.0
-add_default TALLY_HTTP_ADDRESS --http-address 0.0.0.0
-add_default TALLY_HTTP_PORT --http-port 8080
+if [ -n "${TALLY_HTTP_TOKEN:-}" ]; then
+  add_default TALLY_HTTP_ADDRESS --http-address 0.0.0.0
+  add_default TALLY_HTTP_PORT --http-port 8080
+elif [ -z "${TALLY_HTTP_PORT:-}" ] && [ -z "${TALLY_CONFIG:-}" ]; then
+  echo "tally-entrypoint: no TALLY_HTTP_TOKEN: the admin endpoint (/metrics, /tuning) is off" >&2
+fi
 add_default TALLY_DATA_DIR --data-dir "$TALLY_DEFAULT_DATA_DIR"
 unset TALLY_DEFAULT_DATA_DIR
 

@@ -34,6 +34,8 @@ test_packages=(
   openssl xz-utils
   # Fuzzing and sanitizers, the admin page test, the compose-file check.
   clang libclang-rt-14-dev chromium docker-compose curl procps shellcheck python3-yaml
+  # The docker_compose test: a Docker engine, and debootstrap for the Debian 12 base image.
+  docker.io debootstrap
 )
 ((want_test)) && packages+=("${test_packages[@]}")
 

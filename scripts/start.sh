@@ -30,13 +30,19 @@ port=${TALLY_PORT:-$port}
 address=${TALLY_LISTEN_ADDRESS:-$address}
 case "$address" in 0.0.0.0|::|"*") probe=127.0.0.1 ;; *) probe=$address ;; esac
 
-accepting() { (exec 3<>"/dev/tcp/$probe/$port") 2>/dev/null; }
+accepting() { (exec 3<>"/dev/tcp/$probe/${1:-$port}") 2>/dev/null; }
+port_in_use() {
+  local other=$((port + 1))
+  while accepting "$other" && ((other < port + 100)); do other=$((other + 1)); done
+  echo "start: port $port on $probe is already in use (a PostgreSQL server?)." >&2
+  echo "start: stop that server, or start Tally on another port: scripts/start.sh --port $other" \
+       "(free now)" >&2
+}
 
 # Before the build: a port already taken (a PostgreSQL installed on this host listens on
 # 5432) is said now, with the way out, rather than after minutes of building.
 if accepting; then
-  echo "start: port $port on $probe is already in use (a PostgreSQL server?)." >&2
-  echo "start: stop that server, or start Tally on another port: scripts/start.sh --port 5440" >&2
+  port_in_use
   exit 1
 fi
 
@@ -51,6 +57,8 @@ for _ in $(seq 1 600); do
   if ! kill -0 "$server" 2>/dev/null; then
     wait "$server" && status=0 || status=$?
     echo "start: tallyd exited with status $status before accepting connections" >&2
+    # Taken while tallyd was being built.
+    accepting && port_in_use
     exit "$status"
   fi
   accepting && break

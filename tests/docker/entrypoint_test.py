@@ -53,10 +53,21 @@ class Entrypoint(unittest.TestCase):
     def test_container_defaults_become_flags(self):
         result = self.run_entrypoint({})
         args, env = self.parsed(result)
-        self.assertEqual(args, ["--listen-address", "0.0.0.0", "--http-address", "0.0.0.0",
-                                "--http-port", "8080", "--data-dir", self.data])
+        self.assertEqual(args, ["--listen-address", "0.0.0.0", "--data-dir", self.data])
         self.assertEqual(env, {}, "helper variables are not passed on")
         self.assertIn("no TALLY_PASSWORD", result.stderr)
+        self.assertIn("the admin endpoint (/metrics, /tuning) is off", result.stderr)
+
+    def test_admin_endpoint_only_with_a_token(self):
+        result = self.run_entrypoint({"TALLY_HTTP_TOKEN": "tok"})
+        args, env = self.parsed(result)
+        self.assertEqual(args, ["--listen-address", "0.0.0.0", "--http-address", "0.0.0.0",
+                                "--http-port", "8080", "--data-dir", self.data])
+        self.assertEqual(env["TALLY_HTTP_TOKEN"], "tok")
+        self.assertNotIn("admin endpoint", result.stderr)
+        # An empty token (Compose's default) is no token.
+        args, _ = self.parsed(self.run_entrypoint({"TALLY_HTTP_TOKEN": ""}))
+        self.assertNotIn("--http-port", args)
 
     def test_a_variable_replaces_its_default_flag(self):
         args, env = self.parsed(self.run_entrypoint({"TALLY_HTTP_PORT": "9000", "TALLY_DATA_DIR": "/d"}))
@@ -119,7 +130,7 @@ class Entrypoint(unittest.TestCase):
 
     def test_effective_configuration_with_the_real_loader(self):
         result = self.run_entrypoint({"TALLY_PASSWORD": "pw", "TALLY_HTTP_PORT": "9100",
-                                      "TALLY_LOG_FORMAT": "json"}, ["--print-config", "--port", "6000"],
+                                      "TALLY_HTTP_TOKEN": "tok", "TALLY_LOG_FORMAT": "json"}, ["--print-config", "--port", "6000"],
                                      binary=PROBE)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertNotIn("warning", result.stderr, "the entrypoint leaves no unknown TALLY_* variable")
