@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/expression.hpp"
 #include "executor/table_provider.hpp"
