@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/hll_hash.hpp"
 #include "executor/cpu/parallel.hpp"
 
 namespace tally::executor::cpu {
@@ -15,14 +16,6 @@ namespace {
 // Rows a thread takes at least before the work is split.
 constexpr size_t kRowsPerThread = 16384;
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 uint64_t capacity_for(uint64_t groups) {
   uint64_t c = 1024;
@@ -78,8 +71,8 @@ void TupleKeyMap::assign(const ChunkInput& chunk, int64_t* out, int threads) {
     for (size_t r = begin; r < end; ++r) {
       uint64_t h = row_nulls_[r];
       const int64_t* t = rows_.data() + r * columns_;
-      for (size_t c = 0; c < columns_; ++c) h = mix(h ^ static_cast<uint64_t>(t[c])) + c;
-      row_hashes_[r] = mix(h);
+      for (size_t c = 0; c < columns_; ++c) h = hll_hash(h ^ static_cast<uint64_t>(t[c])) + c;
+      row_hashes_[r] = hll_hash(h);
     }
   });
   for (size_t r = 0; r < n; ++r) out[r] = find_or_insert(rows_.data() + r * columns_, row_nulls_[r], row_hashes_[r]);

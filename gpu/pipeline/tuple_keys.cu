@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/hll_hash.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/pipeline/key_packing.hpp"
@@ -40,19 +41,10 @@ struct TableView {
   unsigned long long* tuples = nullptr; // ids given
 };
 
-__device__ __forceinline__ uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 __device__ __forceinline__ uint64_t tuple_hash(const int64_t* v, int count, uint32_t nulls) {
   uint64_t h = nulls;
-  for (int c = 0; c < count; ++c) h = mix(h ^ static_cast<uint64_t>(v[c])) + static_cast<uint64_t>(c);
-  return mix(h);
+  for (int c = 0; c < count; ++c) h = hll_hash(h ^ static_cast<uint64_t>(v[c])) + static_cast<uint64_t>(c);
+  return hll_hash(h);
 }
 
 __device__ __forceinline__ uint32_t load_slot(const uint32_t* slot) { return *static_cast<const volatile uint32_t*>(slot); }
