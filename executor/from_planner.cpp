@@ -539,9 +539,10 @@ double FromPlanner::State::key_distinct(const Expr& key, double rows) {
 
 // Rows of the inner join of `a` and `b` over the unplaced equalities of
 // `pool` between them (nullopt when none connects them): |a| |b| / d, d the
-// larger side's distinct count of each key, multiplied over the keys but no
-// more than the larger side (keys of one row are rarely independent: a
-// composite key is unique, not more than unique). A many-to-many equality
+// larger side's distinct count of the most selective key. The other keys
+// are taken to add nothing: the parts of a composite key are correlated
+// (lineitem's part and supplier pairs are partsupp's), and multiplying
+// their counts would estimate far too few rows. A many-to-many equality
 // (supplier and customer on their nation) so estimates the blow-up that
 // joining by row counts alone misses.
 std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Part& b,
@@ -553,10 +554,9 @@ std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Par
     const Expr* bk = nullptr;
     if (!equality_sides(c, a.cols, b.cols, ak, bk)) continue;
     connected = true;
-    divisor *= std::max(key_distinct(*ak, a.est), key_distinct(*bk, b.est));
+    divisor = std::max({divisor, key_distinct(*ak, a.est), key_distinct(*bk, b.est)});
   }
   if (!connected) return std::nullopt;
-  divisor = std::min(divisor, std::max({a.est, b.est, 1.0}));
   return std::max(1.0, a.est * b.est / divisor);
 }
 
