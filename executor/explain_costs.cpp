@@ -42,10 +42,6 @@ PlanCost scan_cost(const TableSnapshot& table, const std::vector<int>& columns, 
   return cost;
 }
 
-namespace {
-
-// Distinct values of column `column` of `table` from its chunks' sketches;
-// nullopt when a chunk has none.
 std::optional<double> sketch_distinct(const TableSnapshot& table, int column) {
   std::vector<estimate::HllSketch> sketches;
   for (size_t c = 0; c < table.chunk_count(); ++c) {
@@ -59,8 +55,6 @@ std::optional<double> sketch_distinct(const TableSnapshot& table, int column) {
   if (!merged) return std::nullopt;
   return merged->estimate();
 }
-
-}  // namespace
 
 double estimate_groups(const std::vector<ExprPtr>& keys, const TableSnapshot* table, double input_rows) {
   if (keys.empty()) return 1;

@@ -7,6 +7,7 @@
 // line's four numbers (get_remote_estimate's sscanf). The costs follow
 // PostgreSQL's units (seq_page_cost 1, cpu_tuple_cost 0.01,
 // cpu_operator_cost 0.0025), so a coordinator compares them with its own.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ std::string format_cost(const PlanCost& cost);
 int row_width(const std::vector<SqlType>& types);
 // A sequential scan of `table` reading `columns`, with `filtered` a WHERE.
 PlanCost scan_cost(const TableSnapshot& table, const std::vector<int>& columns, bool filtered);
+// Distinct values of column `column` of `table` from its chunks' sketches;
+// nullopt when a chunk has none.
+std::optional<double> sketch_distinct(const TableSnapshot& table, int column);
 // Groups of `keys` over `input_rows` rows; keys that are columns of
 // `table` (null: none) are estimated from its sketches.
 double estimate_groups(const std::vector<ExprPtr>& keys, const TableSnapshot* table, double input_rows);

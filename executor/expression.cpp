@@ -40,7 +40,34 @@ Vector ParamExpr::evaluate(const EvalInput& input) const {
 
 Vector ColumnExpr::evaluate(const EvalInput& input) const { return *input.columns.at(static_cast<size_t>(index)); }
 
+namespace {
+
+// An arithmetic operator whose operands are constants or parameters, at any
+// depth (`date '1994-01-01' + interval '1' year`, `.06 - 0.01`): one value for
+// every row. Operators only: a function of constants may be volatile
+// (nextval('s'), random()) and must run once per row.
+bool constant_operator(const Expr& e) {
+  if (dynamic_cast<const ConstExpr*>(&e) != nullptr || dynamic_cast<const ParamExpr*>(&e) != nullptr) return true;
+  const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+  if (f == nullptr || f->args.empty()) return false;
+  if (f->name != "+" && f->name != "-" && f->name != "*" && f->name != "/") return false;
+  for (const auto& a : f->args) {
+    if (!constant_operator(*a)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Vector FunctionExpr::evaluate(const EvalInput& input) const {
+  // Computed on one row and repeated, not once per row of the chunk (a
+  // filter's bound computed from literals); its errors are the same, as
+  // they come from that one row.
+  if (input.rows > 1 && constant_operator(*this)) {
+    EvalInput one = input;
+    one.rows = 1;
+    return broadcast(type, evaluate(one).get(0), input.rows);
+  }
   // A bare column argument is read where it is, not copied (a chunk's
   // column is megabytes; a scan's expressions read each several times).
   std::vector<Vector> evaluated;

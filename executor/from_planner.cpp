@@ -1,10 +1,12 @@
 #include "executor/from_planner.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "common/error.hpp"
+#include "executor/explain_costs.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
@@ -89,14 +91,27 @@ bool take_equality(Conjunct& c, const std::set<int>& one, const std::set<int>& o
   return true;
 }
 
-bool is_equality_between(const Conjunct& c, const std::set<int>& one, const std::set<int>& other) {
+// The sides of an equality conjunct `a = b` with one side over `one` and the
+// other over `other` (one's first), without taking them; false when it is not one.
+bool equality_sides(const Conjunct& c, const std::set<int>& one, const std::set<int>& other, const Expr*& one_key,
+                    const Expr*& other_key) {
   auto* f = dynamic_cast<const FunctionExpr*>(c.expr.get());
-  if (f == nullptr || f->name != "=" || f->args.size() != 2) return false;
+  if (c.placed || f == nullptr || f->name != "=" || f->args.size() != 2) return false;
   std::set<int> r0, r1;
   collect_refs(*f->args[0], r0);
   collect_refs(*f->args[1], r1);
   if (r0.empty() || r1.empty()) return false;
-  return (subset(r0, one) && subset(r1, other)) || (subset(r1, one) && subset(r0, other));
+  if (subset(r0, one) && subset(r1, other)) {
+    one_key = f->args[0].get();
+    other_key = f->args[1].get();
+    return true;
+  }
+  if (subset(r1, one) && subset(r0, other)) {
+    one_key = f->args[1].get();
+    other_key = f->args[0].get();
+    return true;
+  }
+  return false;
 }
 
 struct Part {
@@ -131,6 +146,10 @@ struct FromPlanner::State {
   std::vector<Conjunct> where;
   std::vector<SemiJoin> semis;
   std::set<int> used;
+  // The stored table and column number behind each column space index of a
+  // table scan, and the distinct counts their sketches gave: join estimates.
+  std::map<int, std::pair<const TableSnapshot*, int>> table_columns;
+  std::map<int, std::optional<double>> distinct_cache;
 
   State(PlanContext& p, SublinkHookFactory h) : pc(p), hook(std::move(h)) {}
 
@@ -145,6 +164,8 @@ struct FromPlanner::State {
   Part build_item(Node* node);
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
   void plan_top_n(Node& node);
+  double key_distinct(const Expr& key, double rows);
+  std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool);
   void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope);
 };
 
@@ -422,6 +443,7 @@ Part FromPlanner::State::build_item(Node* node) {
   if (node->kind == NodeKind::table) {
     std::vector<int> table_columns, layout;
     for (int c : node->cols) {
+      this->table_columns[c] = {node->table.get(), c - node->base};
       if (!used.count(c)) continue;
       table_columns.push_back(c - node->base);
       layout.push_back(c);
@@ -499,6 +521,45 @@ Part FromPlanner::State::build_item(Node* node) {
   return part;
 }
 
+// Distinct values of a join key over `rows` rows: a stored column's sketch
+// count (no more than the rows), else every row distinct (a key of a
+// derived table or an expression is taken as unique, as a primary key is).
+double FromPlanner::State::key_distinct(const Expr& key, double rows) {
+  rows = std::max(rows, 1.0);
+  const auto* column = dynamic_cast<const ColumnExpr*>(&key);
+  if (column == nullptr) return rows;
+  auto where = table_columns.find(column->index);
+  if (where == table_columns.end()) return rows;
+  auto cached = distinct_cache.find(column->index);
+  if (cached == distinct_cache.end()) {
+    cached = distinct_cache.emplace(column->index, sketch_distinct(*where->second.first, where->second.second)).first;
+  }
+  return cached->second ? std::clamp(*cached->second, 1.0, rows) : rows;
+}
+
+// Rows of the inner join of `a` and `b` over the unplaced equalities of
+// `pool` between them (nullopt when none connects them): |a| |b| / d, d the
+// larger side's distinct count of the most selective key. The other keys
+// are taken to add nothing: the parts of a composite key are correlated
+// (lineitem's part and supplier pairs are partsupp's), and multiplying
+// their counts would estimate far too few rows. A many-to-many equality
+// (supplier and customer on their nation) so estimates the blow-up that
+// joining by row counts alone misses.
+std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Part& b,
+                                                        const std::vector<Conjunct>& pool) {
+  double divisor = 1;
+  bool connected = false;
+  for (const auto& c : pool) {
+    const Expr* ak = nullptr;
+    const Expr* bk = nullptr;
+    if (!equality_sides(c, a.cols, b.cols, ak, bk)) continue;
+    connected = true;
+    divisor = std::max({divisor, key_distinct(*ak, a.est), key_distinct(*bk, b.est)});
+  }
+  if (!connected) return std::nullopt;
+  return std::max(1.0, a.est * b.est / divisor);
+}
+
 std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std::vector<Conjunct> pool) {
   // Inner joins and comma lists are one set of items joined in any order.
   std::vector<Node*> items;
@@ -529,13 +590,17 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   Part current = std::move(*smallest);
   parts.erase(smallest);
   while (!parts.empty()) {
-    // The smallest item joined to what is built by an equality, else the smallest.
+    // The item joined to what is built by an equality with the fewest
+    // estimated result rows (ties: the smaller item), else the smallest.
     size_t pick = parts.size();
+    double pick_est = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
-      const bool connected = std::any_of(pool.begin(), pool.end(), [&](const Conjunct& c) {
-        return !c.placed && is_equality_between(c, current.cols, parts[i].cols);
-      });
-      if (connected && (pick == parts.size() || parts[i].est < parts[pick].est)) pick = i;
+      const std::optional<double> est = join_estimate(current, parts[i], pool);
+      if (!est) continue;
+      if (pick == parts.size() || *est < pick_est || (*est == pick_est && parts[i].est < parts[pick].est)) {
+        pick = i;
+        pick_est = *est;
+      }
     }
     const bool connected = pick != parts.size();
     if (!connected) {
@@ -562,7 +627,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
         c.placed = true;
       }
     }
-    const double est = connected ? std::max(probe.est, build.est) : probe.est * build.est;
+    const double est = connected ? pick_est : probe.est * build.est;
     Part joined;
     joined.cols = std::move(both);
     joined.est = est;

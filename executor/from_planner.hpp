@@ -2,8 +2,9 @@
 // Planning a SELECT's FROM clause and WHERE into an operator tree: scans with
 // the conjuncts that touch only them and only the columns the query reads,
 // joins (comma lists, JOIN ... ON / USING / NATURAL, inner, left, right,
-// full, cross) ordered greedily from row estimates with the hash table built
-// on the smaller side, derived tables and WITH queries, and EXISTS / NOT
+// full, cross) ordered greedily (each step the join estimated to give the
+// fewest rows, from row counts and the join keys' distinct counts) with the
+// hash table built on the smaller side, derived tables and WITH queries, and EXISTS / NOT
 // EXISTS / IN subqueries in WHERE turned into semi and anti joins.
 //
 // Two steps, because which columns a scan reads is known only once the whole

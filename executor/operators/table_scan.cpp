@@ -1,9 +1,13 @@
 #include "executor/operators/table_scan.hpp"
 
+#include <cstring>
+
 #include "common/cancel.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
 #include "executor/select_plan.hpp"
+#include "storage/column_layout.hpp"
 
 namespace tally::executor {
 
@@ -26,6 +30,24 @@ void conjuncts(const Expr& condition, std::vector<const Expr*>& out) {
     return;
   }
   for (const auto& arg : and_expr->args) conjuncts(*arg, out);
+}
+
+// Rows `rows` of a stored column, still stored (codes, scaled integers).
+storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows) {
+  storage::ColumnVector out;
+  out.type = column.type;
+  out.rows = rows.size();
+  out.dictionary = column.dictionary;
+  const size_t width = static_cast<size_t>(storage_width(column.type));
+  out.data.resize(rows.size() * width);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::memcpy(out.data.data() + i * width, column.data.data() + static_cast<size_t>(rows[i]) * width, width);
+  }
+  if (column.has_nulls()) {
+    out.validity.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
+  }
+  return out;
 }
 
 }  // namespace
@@ -58,6 +80,62 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
       space_width_(space_width),
       filters_(std::move(filters)) {
   layout_ = std::move(layout);
+  std::vector<const Expr*> parts;
+  for (const auto& f : filters_) conjuncts(*f, parts);
+  for (const Expr* part : parts) {
+    FilterPart fp{part, {}};
+    // collect_refs and has_subquery only read the expression.
+    Expr& e = const_cast<Expr&>(*part);
+    std::set<int> refs;
+    collect_refs(e, refs);
+    for (size_t i = 0; i < layout_.size(); ++i) {
+      if (has_subquery(e) || refs.count(layout_[i])) fp.columns.push_back(i);
+    }
+    filter_parts_.push_back(std::move(fp));
+  }
+}
+
+// A chunk's rows that pass the filters. Each conjunct converts only the
+// columns it reads, and only for the rows the conjuncts before it kept; the
+// other columns are converted last, for the rows that pass: a selective
+// filter spares converting (and copying the texts of) the rows it drops.
+DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters) const {
+  const size_t n = table_columns_.size();
+  DataChunk out;
+  out.rows = batch.rows;
+  for (size_t i = 0; i < n; ++i) out.columns.emplace_back(columns_[i].type);
+  std::vector<uint8_t> done(n, 0);
+  std::vector<uint32_t> kept;  // the stored row of each row of `out` once a conjunct dropped some
+  bool all = true;
+  auto convert = [&](size_t i) {
+    out.columns[i] = all ? vector_from_storage(batch.columns[i], columns_[i].type)
+                         : vector_from_storage(stored_rows(batch.columns[i], kept), columns_[i].type);
+    done[i] = 1;
+  };
+  for (const FilterPart& part : filter_parts_) {
+    for (size_t i : part.columns) {
+      if (!done[i]) convert(i);
+    }
+    const EvalInput input = space_input(out, layout_, space_width_, parameters);
+    const std::vector<uint32_t> rows = true_rows(part.condition->evaluate(input));
+    if (rows.size() == out.rows) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i]) out.columns[i] = gather(out.columns[i], rows);
+    }
+    if (all) {
+      kept = rows;
+    } else {
+      for (size_t j = 0; j < rows.size(); ++j) kept[j] = kept[rows[j]];
+      kept.resize(rows.size());
+    }
+    all = false;
+    out.rows = rows.size();
+    if (out.rows == 0) return out;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!done[i]) convert(i);
+  }
+  return out;
 }
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const {
@@ -67,6 +145,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
   const std::vector<Value>* parameters = context.parameters;
   auto scan_chunk = [this, parameters](size_t chunk) {
     const auto batch = table_->read_chunk(chunk, table_columns_);
+    if (!filters_.empty() && !table_columns_.empty()) return filtered_chunk(*batch, parameters);
     DataChunk out;
     out.rows = batch->rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {

@@ -26,6 +26,14 @@ class TableScan final : public PhysicalOperator {
   std::vector<int> table_columns_;
   size_t space_width_;
   std::vector<ExprPtr> filters_;
+  // The filters' conjuncts in test order, each with the positions of the
+  // columns it reads (every column where it holds a subquery).
+  struct FilterPart {
+    const Expr* condition;
+    std::vector<size_t> columns;
+  };
+  std::vector<FilterPart> filter_parts_;
+  DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

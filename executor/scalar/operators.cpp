@@ -147,10 +147,31 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     left = to_type(std::move(left), TypeId::text, context);
     right = to_type(std::move(right), TypeId::text, context);
     const bool negate = op[0] == '!', ci = op.back() == '*';
-    return call({TypeId::boolean}, "like", pack(std::move(left), std::move(right)),
-                [negate, ci](std::span<const Value> a) -> Value {
-                  return like_match(std::get<std::string>(a[0]), std::get<std::string>(a[1]), ci) != negate;
-                });
+    ExprPtr e = call({TypeId::boolean}, "like", pack(std::move(left), std::move(right)),
+                     [negate, ci](std::span<const Value> a) -> Value {
+                       return like_match(std::get<std::string>(a[0]), std::get<std::string>(a[1]), ci) != negate;
+                     });
+    // Over whole text columns: each row's strings are read where they are,
+    // not copied into a Value per row.
+    if (auto* f = dynamic_cast<FunctionExpr*>(e.get()); f != nullptr && f->strict) {
+      f->batch = [negate, ci](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+        const Vector& text = *args[0];
+        const Vector& pattern = *args[1];
+        if (text.texts.size() < rows || pattern.texts.size() < rows) return false;
+        out.resize(rows);
+        const bool nulls = !text.nulls.empty() || !pattern.nulls.empty();
+        if (nulls) out.nulls.assign(rows, 0);
+        for (size_t i = 0; i < rows; ++i) {
+          if (nulls && (text.null_at(i) || pattern.null_at(i))) {
+            out.nulls[i] = 1;
+            continue;
+          }
+          out.ints[i] = like_match(text.texts[i], pattern.texts[i], ci) != negate;
+        }
+        return true;
+      };
+    }
+    return e;
   }
   if (op == "||") {
     if (left->type.id == TypeId::unknown) left = to_type(std::move(left), TypeId::text, context);
