@@ -10,7 +10,9 @@
 // down to it. The CPU engine's fork-join helpers install the caller's
 // tracker in their tasks. Without a tracker installed, reservations count
 // nothing.
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 
@@ -114,9 +116,13 @@ class BlockReservation {
   void add(uint64_t items = 1) {
     count_ += items;
     if (count_ <= reserved_) return;
-    const uint64_t blocks = (count_ + block_ - 1) / block_;
-    memory_.resize(blocks * block_ * bytes_per_item_);
-    reserved_ = blocks * block_;
+    // Below a block the reservation doubles from what is held, so that the
+    // many small holders (a scalar subquery's one row, a group's few kept
+    // values) do not each take a whole block; past it, a block at a time.
+    const uint64_t wanted = count_ < block_ ? std::min(block_, std::bit_ceil(std::max<uint64_t>(count_, 16)))
+                                            : (count_ + block_ - 1) / block_ * block_;
+    memory_.resize(wanted * bytes_per_item_);
+    reserved_ = wanted;
   }
 
  private:
