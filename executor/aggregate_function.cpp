@@ -175,6 +175,19 @@ class RegressionAcc final : public Accumulator {
   FloatMoments2 m_;
 };
 
+// A copy of v whose string, if any, is made before the variant that holds
+// it: when the string's allocation fails inside std::variant's copy
+// constructor, libstdc++ 12 leaves the variant's index unset and its
+// destructor crashes the server; made outside, the bad_alloc propagates and
+// answers 53200.
+Value copy_value(const Value& v) {
+  if (const auto* text = std::get_if<std::string>(&v)) {
+    std::string copy(*text);
+    return Value(std::move(copy));
+  }
+  return v;
+}
+
 // Ordered-set aggregates: collect, sort, pick (PostgreSQL's orderedsetaggs.c).
 class OrderedSetAcc final : public Accumulator {
  public:
@@ -183,7 +196,7 @@ class OrderedSetAcc final : public Accumulator {
   void add(const Value* args) override {
     if (is_null(args[0])) return;
     kept_.add();
-    values_.push_back(args[0]);
+    values_.push_back(copy_value(args[0]));
   }
   Value result() const override {
     // PostgreSQL checks the fraction before it looks at the rows: a group
@@ -229,12 +242,11 @@ class OrderedSetAcc final : public Accumulator {
 class DistinctSet {
  public:
   bool insert(const Value& v) {
-    if (shards_.empty()) {
-      const bool added = small_.insert(v).second;
-      if (added && small_.size() > kSplitAt) split();
-      return added;
-    }
-    return shards_[shard_of(v)].insert(v).second;
+    Set& set = shards_.empty() ? small_ : shards_[shard_of(v)];
+    if (set.find(v) != set.end()) return false;
+    set.insert(copy_value(v));
+    if (shards_.empty() && small_.size() > kSplitAt) split();
+    return true;
   }
 
  private:
@@ -247,8 +259,10 @@ class DistinctSet {
   }
   void split() {
     shards_.resize(size_t{1} << kShardBits);
-    for (auto& v : small_) shards_[shard_of(v)].insert(v);
-    small_ = Set();
+    while (!small_.empty()) {
+      auto node = small_.extract(small_.begin());  // moves the value, never copies it
+      shards_[shard_of(node.value())].insert(std::move(node));
+    }
   }
 
   Set small_;
@@ -265,7 +279,7 @@ class DistinctAcc final : public Accumulator {
     if (is_null(args[0])) return;  // NULLs never count under DISTINCT
     if (!seen_.insert(args[0])) return;
     kept_.add();
-    values_.push_back(args[0]);
+    values_.push_back(copy_value(args[0]));
   }
   Value result() const override {
     // Millions of distinct values take seconds to copy, sort and feed: cancellable.
@@ -274,7 +288,7 @@ class DistinctAcc final : public Accumulator {
     sorted.reserve(values_.size());
     for (const auto& v : values_) {
       ticker.tick();
-      sorted.push_back(v);
+      sorted.push_back(copy_value(v));
     }
     std::sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
       ticker.tick();
