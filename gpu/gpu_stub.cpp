@@ -8,6 +8,7 @@
 #include "gpu/ordered_values_sort.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
 #include "gpu/pipeline/key_packing.hpp"
+#include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
