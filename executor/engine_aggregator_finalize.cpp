@@ -7,7 +7,8 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
-#include "executor/cpu/parallel_blocks.hpp"
+#include "executor/cpu/parallel.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 
@@ -173,8 +174,10 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
 // per group, and a million groups took longer one by one than the
 // aggregation that found them.
 void EngineAggregator::decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const {
-  constexpr size_t block_rows = 16384;
-  cpu::parallel_blocks(groups, block_rows, [&](size_t begin, size_t end) {
+  constexpr size_t min_rows_per_thread = 16384;
+  const int threads = static_cast<int>(std::min<size_t>(cpu::WorkerPool::shared().workers() + 1,
+                                                        std::max<size_t>(1, groups / min_rows_per_thread)));
+  cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g)
       if (result.key_valid[g]) v.texts[g] = std::string(dictionary_->at(static_cast<int32_t>(result.keys[g])));
   });
