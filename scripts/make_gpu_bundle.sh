@@ -4,7 +4,7 @@
 # and benchmark binaries, tallyd when it builds, the shared libraries they
 # need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh, and
 # DuckDB's libduckdb.so (bundle/duckdb, from scripts/fetch_duckdb.sh) for the
-# H2O groupby comparison (run_gpu_suite.sh part h2o).
+# H2O groupby and TPC-H comparisons (run_gpu_suite.sh parts h2o and tpch).
 # Usage: scripts/make_gpu_bundle.sh   (env: CMAKE_BUILD_TYPE (default Release), TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
 #   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces";
 #   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed)
@@ -26,8 +26,8 @@ read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 # The GPU engine in the query path (column cache, GPU-vs-CPU queries, end to
 # end through tallyd): always packed when they build; they need the executor.
 optional+=(gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
-# The H2O groupby questions against DuckDB through tallyd (bench/h2o).
-optional+=(h2o_bench h2o_datagen)
+# The H2O groupby questions and TPC-H against DuckDB through tallyd (bench/h2o, bench/tpch).
+optional+=(h2o_bench h2o_datagen tpch_bench tpch_datagen)
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
 for t in "${optional[@]+"${optional[@]}"}"; do
@@ -59,15 +59,20 @@ for b in "$bundle"/bin/*; do
 done
 
 cp scripts/run_gpu_suite.sh "$bundle/"
+# tpch_bench's queries and schema: its compiled-in path is this machine's.
+if [ -x "$bundle/bin/tpch_bench" ]; then
+  mkdir -p "$bundle/tpch"
+  cp ../shared/tpch/queries.sql ../shared/tpch/schema.sql "$bundle/tpch/"
+fi
 # Loaded by h2o_bench with dlopen, so ldd above does not see it.
 duckdb_version=none
-if [ "${TALLY_BUNDLE_DUCKDB:-1}" != 0 ] && [ -x "$bundle/bin/h2o_bench" ]; then
+if [ "${TALLY_BUNDLE_DUCKDB:-1}" != 0 ] && { [ -x "$bundle/bin/h2o_bench" ] || [ -x "$bundle/bin/tpch_bench" ]; }; then
   if duckdb_lib=$(scripts/fetch_duckdb.sh); then
     mkdir -p "$bundle/duckdb"
     cp "$duckdb_lib" "$(dirname "$duckdb_lib")/LICENSE" "$bundle/duckdb/"
     duckdb_version=$(cat "$(dirname "$duckdb_lib")/VERSION")
   else
-    echo "make_gpu_bundle: DuckDB could not be fetched; part h2o will not run" >&2
+    echo "make_gpu_bundle: DuckDB could not be fetched; parts h2o and tpch will not run" >&2
   fi
 fi
 {

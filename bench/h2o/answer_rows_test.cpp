@@ -1,7 +1,7 @@
 // The comparison h2o_bench judges answers by: a difference it must report is
 // reported, and what the benchmark allows (float rounding, DuckDB's float8 for
 // PostgreSQL's numeric) is not.
-#include "bench/h2o/answer_rows.hpp"
+#include "bench/common/answer_rows.hpp"
 
 #include <gtest/gtest.h>
 

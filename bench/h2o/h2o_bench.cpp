@@ -35,13 +35,14 @@
 #include <vector>
 
 #include "bench/common/pg_copy.hpp"
-#include "bench/h2o/answer_rows.hpp"
-#include "bench/h2o/duckdb_library.hpp"
+#include "bench/common/answer_rows.hpp"
+#include "bench/common/duckdb_library.hpp"
 #include "bench/h2o/groupby_data.hpp"
 #include "bench/h2o/options.hpp"
 #include "bench/h2o/questions.hpp"
 #include "tests/sql/pg_servers.hpp"
 
+namespace bench = tally::bench;
 namespace h2o = tally::bench::h2o;
 using Clock = std::chrono::steady_clock;
 
@@ -97,12 +98,12 @@ struct Outcome {
   bool ok = true;
   std::string error;  // "SQLSTATE: message", or "timeout after S s"
   double ms = 0;
-  h2o::Row check;     // the check query's row
+  bench::Row check;     // the check query's row
 };
 
 // Runs one statement; waits at most timeout_s (then cancels it). Keeps the
 // first row of the last result in `row` when given.
-bool run_sql(PGconn* c, const std::string& sql, double timeout_s, std::string* error, h2o::Row* row = nullptr) {
+bool run_sql(PGconn* c, const std::string& sql, double timeout_s, std::string* error, bench::Row* row = nullptr) {
   if (!PQsendQuery(c, sql.c_str())) {
     *error = PQerrorMessage(c);
     return false;
@@ -126,7 +127,7 @@ bool run_sql(PGconn* c, const std::string& sql, double timeout_s, std::string* e
   while (PGresult* r = PQgetResult(c)) {
     const auto status = PQresultStatus(r);
     if (status == PGRES_TUPLES_OK && row != nullptr && PQntuples(r) > 0) {
-      row->assign(static_cast<size_t>(PQnfields(r)), h2o::Cell{});
+      row->assign(static_cast<size_t>(PQnfields(r)), bench::Cell{});
       for (int i = 0; i < PQnfields(r); ++i) {
         auto& cell = (*row)[static_cast<size_t>(i)];
         cell.null = PQgetisnull(r, 0, i) != 0;
@@ -136,7 +137,7 @@ bool run_sql(PGconn* c, const std::string& sql, double timeout_s, std::string* e
     } else if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && ok) {
       ok = false;
       const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-      *error = std::string(code ? code : "?????") + ": " + h2o::primary_message(r);
+      *error = std::string(code ? code : "?????") + ": " + bench::primary_message(r);
     }
     PQclear(r);
   }
@@ -273,7 +274,7 @@ double copy_in(PGconn* c, const char* who, uint64_t rows, const std::function<bo
 
 // Never time on zeros: the table must hold every generated row.
 void assert_loaded(PGconn* c, const char* who, uint64_t rows) {
-  h2o::Row row;
+  bench::Row row;
   std::string error;
   if (!run_sql(c, "SELECT count(*) FROM x", 3600, &error, &row) || row.empty() ||
       row[0].text != std::to_string(rows)) {
@@ -343,13 +344,13 @@ std::string ms_text(const Outcome& o) {
   return buf;
 }
 
-std::string check_text(const h2o::Row& row) { return h2o::show(row); }
+std::string check_text(const bench::Row& row) { return bench::show(row); }
 
 // Compares the check rows, then the ordered answers; "" when equal.
-std::string compare_answers(const h2o::Row& check_a, const h2o::Row& check_b, h2o::RowSource& a,
-                            h2o::RowSource& b, const char* a_name, const char* b_name, bool types,
+std::string compare_answers(const bench::Row& check_a, const bench::Row& check_b, bench::RowSource& a,
+                            bench::RowSource& b, const char* a_name, const char* b_name, bool types,
                             uint64_t* rows, bool* check_nan = nullptr) {
-  const h2o::Comparison c = h2o::compare_rows(a, b, a_name, b_name, types);
+  const bench::Comparison c = bench::compare_rows(a, b, a_name, b_name, types);
   *rows = c.rows;
   if (!c.equal) return c.difference;
   bool same = check_a.size() == check_b.size();
@@ -357,7 +358,7 @@ std::string compare_answers(const h2o::Row& check_a, const h2o::Row& check_b, h2
   for (size_t i = 0; same && i < check_a.size(); ++i) {
     // A sum over a NaN is NaN in DuckDB; over the same answer's NULLs it is a number.
     nan = nan || check_a[i].nan || check_b[i].nan;
-    same = h2o::same_value(check_a[i], check_b[i]) || check_a[i].nan || check_b[i].nan;
+    same = bench::same_value(check_a[i], check_b[i]) || check_a[i].nan || check_b[i].nan;
   }
   if (!same) return "check query differs: " + check_text(check_a) + " vs " + check_text(check_b);
   if (check_nan != nullptr) *check_nan = nan;
@@ -402,8 +403,8 @@ int run_check(const Options& o) {
         answer = (gap ? "KNOWN GAP: Tally error " : "Tally error ") + to.error;
         failed = !gap;
       } else {
-        h2o::PgRowSource a(t, ordered_answer(q));
-        h2o::PgRowSource b(p, ordered_answer(q));
+        bench::PgRowSource a(t, ordered_answer(q));
+        bench::PgRowSource b(p, ordered_answer(q));
         uint64_t rows = 0;
         const std::string diff = compare_answers(to.check, po.check, a, b, "Tally", "PostgreSQL", true, &rows);
         if (!diff.empty()) {
@@ -436,11 +437,11 @@ int run_check(const Options& o) {
 }
 
 struct Duck {
-  const h2o::DuckdbLibrary& lib;
-  h2o::duck::connection c;
-  bool exec(const std::string& sql, std::string* error, h2o::Row* row = nullptr) const {
-    h2o::DuckRowSource source(lib, c, sql);
-    h2o::Row r;
+  const bench::DuckdbLibrary& lib;
+  bench::duck::connection c;
+  bool exec(const std::string& sql, std::string* error, bench::Row* row = nullptr) const {
+    bench::DuckRowSource source(lib, c, sql);
+    bench::Row r;
     const bool has = source.next(r);
     if (!source.error().empty()) {
       *error = source.error();
@@ -467,10 +468,10 @@ struct Duck {
 };
 
 int run_duckdb(const Options& o) {
-  h2o::DuckdbLibrary lib(o.duckdb_path);
-  h2o::duck::database db = nullptr;
-  h2o::duck::connection dc = nullptr;
-  if (lib.open(nullptr, &db) != h2o::duck::kSuccess || lib.connect(db, &dc) != h2o::duck::kSuccess) {
+  bench::DuckdbLibrary lib(o.duckdb_path);
+  bench::duck::database db = nullptr;
+  bench::duck::connection dc = nullptr;
+  if (lib.open(nullptr, &db) != bench::duck::kSuccess || lib.connect(db, &dc) != bench::duck::kSuccess) {
     die("DuckDB: cannot open an in-memory database");
   }
   const Duck duck{lib, dc};
@@ -493,7 +494,7 @@ int run_duckdb(const Options& o) {
               "', header = true, columns = {'id1': 'VARCHAR', 'id2': 'VARCHAR', 'id3': 'VARCHAR', 'id4': 'INTEGER', "
               "'id5': 'INTEGER', 'id6': 'INTEGER', 'v1': 'INTEGER', 'v2': 'INTEGER', 'v3': 'DOUBLE'})");
     const double duck_load = ms_since(duck_start) / 1e3;
-    h2o::Row count;
+    bench::Row count;
     std::string error;
     if (!duck.exec("SELECT count(*) FROM x", &error, &count) || count.empty() ||
         count[0].text != std::to_string(data.rows)) {
@@ -525,14 +526,14 @@ int run_duckdb(const Options& o) {
         answer = "Tally error " + t2.error;
         failed = o.known_gaps.count(q.id) == 0;
       } else {
-        h2o::PgRowSource a(t, ordered_answer(q));
-        h2o::DuckRowSource b(lib, dc, ordered_answer(q));
+        bench::PgRowSource a(t, ordered_answer(q));
+        bench::DuckRowSource b(lib, dc, ordered_answer(q));
         uint64_t rows = 0;
         bool nan = false;
         std::string diff = compare_answers(t2.check, d2.check, a, b, "Tally", "DuckDB", false, &rows, &nan);
         if (diff.empty()) {
           bool same = t1.check.size() == t2.check.size();
-          for (size_t i = 0; same && i < t1.check.size(); ++i) same = h2o::same_value(t1.check[i], t2.check[i]);
+          for (size_t i = 0; same && i < t1.check.size(); ++i) same = bench::same_value(t1.check[i], t2.check[i]);
           if (!same) diff = "Tally's two runs differ: " + check_text(t1.check) + " vs " + check_text(t2.check);
         }
         answer = diff.empty() ? "match (" + std::to_string(rows) + " rows" + (nan ? "; DuckDB's check is NaN" : "") + ")"

@@ -5,6 +5,11 @@
 //
 //   tpch_bench --tallyd build/tallyd --sf 1 --data-dir /tmp/tpch-sf1 [--queries 1,6,13] [--reps 3]
 //
+// With --duckdb LIBDUCKDB the baseline is DuckDB instead (the GPU machine has
+// no PostgreSQL): in memory, --threads threads, loaded with COPY from the same
+// .tbl files; answers are compared in order with bench/common's rule (text
+// without char(n)'s padding, decimals and floats as numbers within 1e-9).
+//
 // --timeout-s bounds each query on both systems (PostgreSQL takes hours on
 // Q17 and Q20 at SF 1 without an index on l_partkey): a query that runs out
 // of time counts the limit as its time and its answer is not compared.
@@ -25,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/answer_rows.hpp"
+#include "bench/common/duckdb_library.hpp"
 #include "tests/sql/pg_servers.hpp"
 #include "tests/tpch/tpch_client.hpp"
 
@@ -40,13 +47,15 @@ struct Options {
   std::set<std::string> queries;  // "Q1", ...; empty: all 22
   int reps = 3;
   int timeout_s = 0;  // statement_timeout on both; 0: none
+  std::string duckdb_path;  // baseline DuckDB (this libduckdb.so) instead of PostgreSQL
+  int threads = 16;         // DuckDB's threads
 };
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: tpch_bench [--tallyd PATH] [--tallyd-args ARGS] [--sf SF] [--data-dir DIR]\n"
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
-               "                  [--schema schema.sql]\n");
+               "                  [--schema schema.sql] [--duckdb LIBDUCKDB [--threads N]]\n");
   std::exit(2);
 }
 
@@ -64,6 +73,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--schema") o.schema_file = v;
     else if (a == "--reps") o.reps = std::max(1, std::atoi(v.c_str()));
     else if (a == "--timeout-s") o.timeout_s = std::max(0, std::atoi(v.c_str()));
+    else if (a == "--duckdb") o.duckdb_path = v;
+    else if (a == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
     else if (a == "--queries") {
       std::istringstream list(v);
       std::string q;
@@ -107,6 +118,140 @@ tally::tpch::Answer best_of(tally::tpch::Connection& c, const std::string& sql, 
   return first;
 }
 
+// DuckDB in memory through its C API, with the statements the benchmark needs.
+struct Duck {
+  explicit Duck(const Options& o) : lib(o.duckdb_path) {
+    if (lib.open(nullptr, &db) != tally::bench::duck::kSuccess || lib.connect(db, &c) != tally::bench::duck::kSuccess) {
+      throw std::runtime_error("DuckDB did not open");
+    }
+    must("SET threads = " + std::to_string(o.threads));
+  }
+  void must(const std::string& sql) {
+    tally::bench::DuckRowSource source(lib, c, sql);
+    tally::bench::Row row;
+    while (source.next(row)) {
+    }
+    if (!source.error().empty()) throw std::runtime_error(sql.substr(0, 80) + ": " + source.error());
+  }
+  tally::bench::DuckdbLibrary lib;
+  tally::bench::duck::database db = nullptr;
+  tally::bench::duck::connection c = nullptr;
+};
+
+struct Rows {
+  std::vector<tally::bench::Row> rows;
+  std::string error;
+  double seconds = 0;
+};
+
+// Text without char(n)'s trailing blanks: PostgreSQL pads char(n), DuckDB does not.
+void trim_padding(tally::bench::Row& row) {
+  for (auto& cell : row) {
+    while (!cell.approx && !cell.text.empty() && cell.text.back() == ' ') cell.text.pop_back();
+  }
+}
+
+Rows duck_rows(Duck& d, const std::string& sql) {
+  Rows out;
+  const double start = now();
+  tally::bench::DuckRowSource source(d.lib, d.c, sql);
+  tally::bench::Row row;
+  while (source.next(row)) out.rows.push_back(row);
+  out.seconds = now() - start;
+  out.error = source.error();
+  for (auto& r : out.rows) trim_padding(r);
+  return out;
+}
+
+// Tally's answer as cells: tpch::ask's text rows split at tabs (no TPC-H value holds one).
+Rows tally_rows(const tally::tpch::Answer& a) {
+  Rows out;
+  out.seconds = a.seconds;
+  if (!a.ok) out.error = a.error;
+  for (const std::string& line : a.rows) {
+    tally::bench::Row row;
+    size_t begin = 0;
+    for (size_t f = 0; f < a.types.size(); ++f) {
+      const size_t end = std::min(line.find('\t', begin), line.size());
+      tally::bench::Cell cell;
+      cell.text = line.substr(begin, end - begin);
+      cell.null = cell.text == "NULL";
+      cell.approx = a.types[f] == 700 || a.types[f] == 701;  // float4, float8
+      row.push_back(std::move(cell));
+      begin = end + 1;
+    }
+    trim_padding(row);
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string rows_difference(const Rows& tally, const Rows& duck) {
+  if (!tally.error.empty()) return "Tally error: " + tally.error;
+  if (!duck.error.empty()) return "DuckDB error: " + duck.error;
+  if (tally.rows.size() != duck.rows.size()) {
+    return std::to_string(tally.rows.size()) + " rows, DuckDB " + std::to_string(duck.rows.size());
+  }
+  for (size_t i = 0; i < tally.rows.size(); ++i) {
+    const auto& x = tally.rows[i];
+    const auto& y = duck.rows[i];
+    bool same = x.size() == y.size();
+    for (size_t c = 0; same && c < x.size(); ++c) same = tally::bench::same_value(x[c], y[c]);
+    if (!same) return "row " + std::to_string(i + 1) + ": " + tally::bench::show(x) + " | DuckDB: " + tally::bench::show(y);
+  }
+  return "";
+}
+
+int run_against_duckdb(const Options& o, const std::string& schema,
+                       const std::vector<std::pair<std::string, std::string>>& all) {
+  using namespace tally;
+  Duck duck(o);
+  testing::TallyServer tally(o.tallyd, o.tallyd_args);
+  tpch::Connection td(tally.conninfo());
+  td.exec(tpch::tally_schema(schema));
+  duck.must(tpch::tally_schema(schema));
+  double load_duck = 0, load_tally = 0;
+  for (const char* table : tpch::kTables) {
+    const auto [path, options] = table_source(o.data_dir, table);
+    if (path.size() < 4 || path.compare(path.size() - 4, 4, ".tbl") != 0) {
+      throw std::runtime_error("--duckdb reads <table>.tbl files (tpch_datagen); " + path + " is not one");
+    }
+    double start = now();
+    duck.must("COPY " + std::string(table) + " FROM '" + path + "' (DELIMITER '|', HEADER false)");
+    load_duck += now() - start;
+    start = now();
+    td.copy_in(table, path, options);
+    load_tally += now() - start;
+  }
+  std::printf("data %s: COPY into Tally %.1f s, into DuckDB %.1f s (%s, %d threads)\n\n", o.data_dir.c_str(),
+              load_tally, load_duck, duck.lib.library_version(), o.threads);
+  if (o.timeout_s > 0) td.exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
+  std::printf("| query | Tally first ms | Tally ms | DuckDB ms | DuckDB/Tally | answer |\n|---|---:|---:|---:|---:|---|\n");
+  double sum_tally = 0, sum_duck = 0;
+  int differ = 0, slower = 0;
+  for (const auto& [name, sql] : all) {
+    if (!o.queries.empty() && o.queries.count(name) == 0) continue;
+    const tpch::Answer first = tpch::ask(td, sql);
+    double best = first.seconds;
+    for (int i = 1; i < o.reps && first.ok; ++i) best = std::min(best, tpch::ask(td, sql).seconds);
+    Rows d = duck_rows(duck, sql);
+    for (int i = 1; i < o.reps && d.error.empty(); ++i) d.seconds = std::min(d.seconds, duck_rows(duck, sql).seconds);
+    std::string diff = rows_difference(tally_rows(first), d);
+    std::replace(diff.begin(), diff.end(), '\n', ' ');
+    differ += !diff.empty();
+    slower += best > d.seconds;
+    sum_tally += best;
+    sum_duck += d.seconds;
+    std::printf("| %s | %.1f | %.1f | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
+                d.seconds * 1e3, d.seconds / best, diff.empty() ? "match" : diff.substr(0, 200).c_str());
+    std::fflush(stdout);
+  }
+  std::printf("| sum | | %.1f | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
+              differ > 0 ? (std::to_string(differ) + " differ").c_str() : "all match");
+  std::printf("\n%d queries slower on Tally than on DuckDB; best of %d runs each\n", slower, o.reps);
+  return differ == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +262,7 @@ int main(int argc, char** argv) {
     const std::string schema = tpch::read_file(o.schema_file);
     const auto all = tpch::split_queries(tpch::read_file(o.query_file));
     if (all.size() != 22) throw std::runtime_error(o.query_file + " does not hold 22 queries");
+    if (!o.duckdb_path.empty()) return run_against_duckdb(o, schema, all);
 
     testing::PostgresServer postgres;
     testing::TallyServer tally(o.tallyd, o.tallyd_args);

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tally::bench::h2o {
+namespace tally::bench {
 
 namespace duck {
 using idx_t = uint64_t;
@@ -18,6 +18,7 @@ using database = void*;
 using connection = void*;
 using data_chunk = void*;
 using vector = void*;
+using logical_type = void*;
 enum state : int { kSuccess = 0, kError = 1 };
 // duckdb_result: the deprecated fields keep its size and layout.
 struct result {
@@ -30,7 +31,7 @@ struct result {
 };
 enum type : int {
   kBoolean = 1, kTinyint = 2, kSmallint = 3, kInteger = 4, kBigint = 5, kUtinyint = 6, kUsmallint = 7,
-  kUinteger = 8, kUbigint = 9, kFloat = 10, kDouble = 11, kHugeint = 16, kVarchar = 17
+  kUinteger = 8, kUbigint = 9, kFloat = 10, kDouble = 11, kDate = 13, kHugeint = 16, kVarchar = 17, kDecimal = 19
 };
 struct hugeint {
   uint64_t lower;
@@ -70,6 +71,10 @@ class DuckdbLibrary {
     bind(vector_validity, "duckdb_vector_get_validity");
     bind(destroy_chunk, "duckdb_destroy_data_chunk");
     bind(library_version, "duckdb_library_version");
+    bind(column_logical_type, "duckdb_column_logical_type");
+    bind(decimal_scale, "duckdb_decimal_scale");
+    bind(decimal_internal_type, "duckdb_decimal_internal_type");
+    bind(destroy_logical_type, "duckdb_destroy_logical_type");
   }
   DuckdbLibrary(const DuckdbLibrary&) = delete;
   DuckdbLibrary& operator=(const DuckdbLibrary&) = delete;
@@ -91,6 +96,10 @@ class DuckdbLibrary {
   uint64_t* (*vector_validity)(duck::vector) = nullptr;
   void (*destroy_chunk)(duck::data_chunk*) = nullptr;
   const char* (*library_version)() = nullptr;
+  duck::logical_type (*column_logical_type)(duck::result*, duck::idx_t) = nullptr;
+  uint8_t (*decimal_scale)(duck::logical_type) = nullptr;
+  duck::type (*decimal_internal_type)(duck::logical_type) = nullptr;
+  void (*destroy_logical_type)(duck::logical_type*) = nullptr;
 
  private:
   template <typename F>
@@ -102,4 +111,4 @@ class DuckdbLibrary {
   void* handle_ = nullptr;
 };
 
-}  // namespace tally::bench::h2o
+}  // namespace tally::bench

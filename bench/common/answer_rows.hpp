@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/h2o/duckdb_library.hpp"
+#include "bench/common/duckdb_library.hpp"
 
-namespace tally::bench::h2o {
+namespace tally::bench {
 
 struct Cell {
   bool null = false;
@@ -138,6 +138,13 @@ class DuckRowSource : public RowSource {
     for (duck::idx_t i = 0; i < columns_; ++i) {
       column_types_.push_back(lib_.column_type(&result_, i));
       types_.push_back("duckdb type " + std::to_string(column_types_.back()));
+      Decimal decimal;
+      if (column_types_.back() == duck::kDecimal) {
+        duck::logical_type t = lib_.column_logical_type(&result_, i);
+        decimal = {lib_.decimal_internal_type(t), lib_.decimal_scale(t)};
+        lib_.destroy_logical_type(&t);
+      }
+      decimals_.push_back(decimal);
     }
   }
   ~DuckRowSource() override {
@@ -203,9 +210,56 @@ class DuckRowSource : public RowSource {
         cell.text.assign(s.data(), s.length);
         return;
       }
+      case duck::kDate: cell.text = date_text(static_cast<const int32_t*>(data)[at_]); return;
+      case duck::kDecimal: {
+        // Compared as a number: DuckDB prints a decimal's own scale, PostgreSQL
+        // a numeric's display scale (sum(decimal(15,2)) is 38,2 in one, any in the other).
+        cell.text = decimal_text(decimal_value(decimals_[column].internal, data), decimals_[column].scale);
+        cell.approx = true;
+        return;
+      }
       default:
         cell.text = "<duckdb type " + std::to_string(column_types_[column]) + " not read>";
     }
+  }
+  struct Decimal {
+    duck::type internal = duck::kBigint;
+    uint8_t scale = 0;
+  };
+  __int128 decimal_value(duck::type internal, const void* data) const {
+    switch (internal) {
+      case duck::kSmallint: return static_cast<const int16_t*>(data)[at_];
+      case duck::kInteger: return static_cast<const int32_t*>(data)[at_];
+      case duck::kBigint: return static_cast<const int64_t*>(data)[at_];
+      default: {
+        const duck::hugeint h = static_cast<const duck::hugeint*>(data)[at_];
+        return (static_cast<__int128>(h.upper) << 64) | h.lower;
+      }
+    }
+  }
+  static std::string decimal_text(__int128 x, uint8_t scale) {
+    std::string digits = int128_text(x < 0 ? -x : x);
+    if (scale > 0) {
+      if (digits.size() <= scale) digits.insert(0, scale + 1 - digits.size(), '0');
+      digits.insert(digits.size() - scale, ".");
+    }
+    return (x < 0 ? "-" : "") + digits;
+  }
+  // Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian, as both systems print dates).
+  static std::string date_text(int32_t days) {
+    const int64_t z = static_cast<int64_t>(days) + 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const int64_t doe = z - era * 146097;
+    const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const int64_t mp = (5 * doy + 2) / 153;
+    const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    const int64_t y = yoe + era * 400 + (m <= 2);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld", static_cast<long long>(y), static_cast<long long>(m),
+                  static_cast<long long>(d));
+    return buf;
   }
   static std::string int128_text(__int128 x) {
     if (x == 0) return "0";
@@ -225,6 +279,7 @@ class DuckRowSource : public RowSource {
   bool failed_ = false;
   duck::idx_t columns_ = 0;
   std::vector<duck::type> column_types_;
+  std::vector<Decimal> decimals_;
   duck::data_chunk chunk_ = nullptr;
   duck::idx_t size_ = 0;
   duck::idx_t at_ = 0;
@@ -274,4 +329,4 @@ inline Comparison compare_rows(RowSource& a, RowSource& b, const char* a_name, c
   }
 }
 
-}  // namespace tally::bench::h2o
+}  // namespace tally::bench
