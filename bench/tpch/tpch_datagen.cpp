@@ -16,8 +16,9 @@
 // lists) with their lengths, plus the Customer...Complaints/Recommends
 // suppliers. The text pool is smaller than the specification's 300 MB: the
 // queries only match words in it, which any pool of sentences holds. The
-// random streams are our own (one per table), so the values differ from
-// dbgen's, not their distributions.
+// random streams are our own, so the values differ from dbgen's, not their
+// distributions: one stream per block of 50,000 keys of a table, so that the
+// blocks are made on all cores and the files are the same for any number of them.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
@@ -26,7 +27,9 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <array>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -195,40 +198,84 @@ const int kStartDate = days_from_civil(1992, 1, 1);
 const int kCurrentDate = days_from_civil(1995, 6, 17);
 const int kEndDate = days_from_civil(1998, 12, 31);
 
-// One output file, written through a large buffer.
-class Table {
+// Rows of one table as text, built in memory: a block's rows, written to
+// the table's file in block order.
+class Rows {
  public:
-  Table(const std::string& dir, const char* name) : file_(std::fopen((dir + "/" + name + ".tbl").c_str(), "wb")) {
-    if (file_ == nullptr) throw std::runtime_error(std::string("cannot write ") + name + ".tbl in " + dir);
-    std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
-  }
-  ~Table() { std::fclose(file_); }
-  Table& field(std::string_view v) {
-    if (!first_) std::fputc('|', file_);
+  Rows& field(std::string_view v) {
+    if (!first_) text_ += '|';
     first_ = false;
-    std::fwrite(v.data(), 1, v.size(), file_);
+    text_ += v;
     return *this;
   }
-  Table& field(int64_t v) {
+  Rows& field(int64_t v) {
     char buf[24];
     return field(std::string_view(buf, static_cast<size_t>(std::snprintf(buf, sizeof buf, "%" PRId64, v))));
   }
   // A decimal(15,2) from its value in cents.
-  Table& money(int64_t cents) {
+  Rows& money(int64_t cents) {
     char buf[32];
     const uint64_t a = static_cast<uint64_t>(cents < 0 ? -cents : cents);
     const int n = std::snprintf(buf, sizeof buf, "%s%" PRIu64 ".%02" PRIu64, cents < 0 ? "-" : "", a / 100, a % 100);
     return field(std::string_view(buf, static_cast<size_t>(n)));
   }
   void end() {
-    std::fputc('\n', file_);
+    text_ += '\n';
     first_ = true;
+  }
+  const std::string& text() const { return text_; }
+  void clear() { text_.clear(); }
+
+ private:
+  std::string text_;
+  bool first_ = true;
+};
+
+// One output file.
+class Table {
+ public:
+  Table(const std::string& dir, const char* name) : file_(std::fopen((dir + "/" + name + ".tbl").c_str(), "wb")) {
+    if (file_ == nullptr) throw std::runtime_error(std::string("cannot write ") + name + ".tbl in " + dir);
+  }
+  ~Table() { std::fclose(file_); }
+  void write(const Rows& rows) {
+    if (std::fwrite(rows.text().data(), 1, rows.text().size(), file_) != rows.text().size()) {
+      throw std::runtime_error("write failed (disk full?)");
+    }
   }
 
  private:
   FILE* file_;
-  bool first_ = true;
 };
+
+// Rows [1, count] of one or two tables in blocks of `block` keys, each block
+// from its own random stream (seeded by seed, stream and block number), made
+// on all cores and written in block order: the files are the same whatever
+// the number of threads. make(first, last, random, out) fills out[0..files).
+template <size_t Files, typename Make>
+void generate_blocks(std::array<Table*, Files> tables, int64_t count, int64_t block, uint64_t seed, uint64_t stream,
+                     const Make& make) {
+  const int64_t blocks = (count + block - 1) / block;
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(blocks, std::thread::hardware_concurrency()));
+  std::vector<std::array<Rows, Files>> out(static_cast<size_t>(threads));
+  for (int64_t wave = 0; wave < blocks; wave += threads) {
+    std::vector<std::thread> workers;
+    for (int64_t t = 0; t < threads && wave + t < blocks; ++t) {
+      workers.emplace_back([&, t] {
+        const int64_t b = wave + t;
+        // Through a stream's output, not seed + b: splitmix64 states that
+        // differ by a multiple of its increment are the same sequence shifted.
+        Random r(Random((seed * 16 + stream) * 0x100000001B3ULL + static_cast<uint64_t>(b)).next());
+        for (Rows& rows : out[static_cast<size_t>(t)]) rows.clear();
+        make(b * block + 1, std::min(count, (b + 1) * block), r, out[static_cast<size_t>(t)]);
+      });
+    }
+    for (auto& w : workers) w.join();
+    for (size_t t = 0; t < workers.size(); ++t) {
+      for (size_t f = 0; f < Files; ++f) tables[f]->write(out[t][f]);
+    }
+  }
+}
 
 std::string numbered(const char* prefix, int64_t key) {
   char buf[32];
@@ -256,25 +303,33 @@ int64_t part_supplier(int64_t partkey, int64_t i, int64_t suppliers) {
   return (partkey + (i * ((suppliers / 4) + (partkey - 1) / suppliers))) % suppliers + 1;
 }
 
+// Keys per block of generate_blocks: large enough that a block's work dwarfs
+// starting a thread, small enough that a block's text per core stays tens of MB.
+constexpr int64_t kBlock = 50000;
+
 struct Scale {
   int64_t suppliers, parts, customers, orders;
 };
 
 void region_nation(const std::string& dir, const TextPool& pool, uint64_t seed) {
   Random r(seed * 16 + 1);
-  Table region(dir, "region");
+  Rows region, nation;
   for (int64_t k = 0; k < 5; ++k) region.field(k).field(kRegions[k]).field(pool.take(r, 31, 115)).end();
-  Table nation(dir, "nation");
   for (int64_t k = 0; k < 25; ++k) {
     nation.field(k).field(kNations[k].name).field(kNations[k].region).field(pool.take(r, 31, 114)).end();
   }
+  Table(dir, "region").write(region);
+  Table(dir, "nation").write(nation);
 }
 
 void part_partsupp(const std::string& dir, const Scale& s, const TextPool& pool, uint64_t seed) {
-  Random r(seed * 16 + 2);
-  Table part(dir, "part"), partsupp(dir, "partsupp");
+  Table part_file(dir, "part"), partsupp_file(dir, "partsupp");
+  generate_blocks<2>({&part_file, &partsupp_file}, s.parts, kBlock, seed, 2,
+                     [&](int64_t first, int64_t last, Random& r, std::array<Rows, 2>& out) {
+  Rows& part = out[0];
+  Rows& partsupp = out[1];
   std::string name, type, container;
-  for (int64_t key = 1; key <= s.parts; ++key) {
+  for (int64_t key = first; key <= last; ++key) {
     size_t chosen[5];
     name.clear();
     for (int w = 0; w < 5; ++w) {
@@ -297,6 +352,7 @@ void part_partsupp(const std::string& dir, const Scale& s, const TextPool& pool,
       partsupp.money(r.uniform(100, 100000)).field(pool.take(r, 49, 198)).end();
     }
   }
+  });
 }
 
 void supplier(const std::string& dir, const Scale& s, const TextPool& pool, double sf, uint64_t seed) {
@@ -309,7 +365,7 @@ void supplier(const std::string& dir, const Scale& s, const TextPool& pool, doub
   const size_t marked = std::min(order.size() / 2, static_cast<size_t>(sf * 5 + 0.5));
   std::vector<char> mark(order.size() + 1, 0);
   for (size_t i = 0; i < 2 * marked; ++i) mark[static_cast<size_t>(order[i])] = i < marked ? 'C' : 'R';
-  Table t(dir, "supplier");
+  Rows t;
   for (int64_t key = 1; key <= s.suppliers; ++key) {
     const int64_t nation = r.uniform(0, 24);
     const std::string address = vstring(r, 10, 40), ph = phone(r, nation);
@@ -327,17 +383,21 @@ void supplier(const std::string& dir, const Scale& s, const TextPool& pool, doub
     t.field(key).field(numbered("Supplier#", key)).field(address).field(nation).field(ph).money(balance);
     t.field(comment).end();
   }
+  Table(dir, "supplier").write(t);
 }
 
 void customer(const std::string& dir, const Scale& s, const TextPool& pool, uint64_t seed) {
-  Random r(seed * 16 + 4);
-  Table t(dir, "customer");
-  for (int64_t key = 1; key <= s.customers; ++key) {
-    const int64_t nation = r.uniform(0, 24);
-    const std::string address = vstring(r, 10, 40), ph = phone(r, nation);
-    t.field(key).field(numbered("Customer#", key)).field(address).field(nation).field(ph);
-    t.money(r.uniform(-99999, 999999)).field(r.pick(kSegments)).field(pool.take(r, 29, 116)).end();
-  }
+  Table file(dir, "customer");
+  generate_blocks<1>({&file}, s.customers, kBlock, seed, 4,
+                     [&](int64_t first, int64_t last, Random& r, std::array<Rows, 1>& out) {
+    Rows& t = out[0];
+    for (int64_t key = first; key <= last; ++key) {
+      const int64_t nation = r.uniform(0, 24);
+      const std::string address = vstring(r, 10, 40), ph = phone(r, nation);
+      t.field(key).field(numbered("Customer#", key)).field(address).field(nation).field(ph);
+      t.money(r.uniform(-99999, 999999)).field(r.pick(kSegments)).field(pool.take(r, 29, 116)).end();
+    }
+  });
 }
 
 struct Line {
@@ -348,14 +408,17 @@ struct Line {
 };
 
 void orders_lineitem(const std::string& dir, const Scale& s, const TextPool& pool, uint64_t seed) {
-  Random r(seed * 16 + 5);
   std::vector<std::string> dates;  // text of every date a row can hold, from kStartDate
   for (int d = kStartDate; d <= kEndDate + 1; ++d) dates.push_back(civil_text(d));
   const auto date = [&](int64_t d) -> const std::string& { return dates[static_cast<size_t>(d - kStartDate)]; };
-  Table orders(dir, "orders"), lineitem(dir, "lineitem");
-  std::vector<Line> lines;
+  Table orders_file(dir, "orders"), lineitem_file(dir, "lineitem");
   const int64_t with_orders = s.customers - s.customers / 3;  // keys not divisible by 3
-  for (int64_t i = 1; i <= s.orders; ++i) {
+  generate_blocks<2>({&orders_file, &lineitem_file}, s.orders, kBlock, seed, 5,
+                     [&](int64_t first, int64_t last, Random& r, std::array<Rows, 2>& out) {
+  Rows& orders = out[0];
+  Rows& lineitem = out[1];
+  std::vector<Line> lines;
+  for (int64_t i = first; i <= last; ++i) {
     const int64_t key = ((i >> 3) << 5) | (i & 7);  // sparse: 8 of every 32 keys
     const int64_t pick = r.uniform(0, with_orders - 1);
     const int64_t custkey = (pick / 2) * 3 + pick % 2 + 1;
@@ -396,6 +459,7 @@ void orders_lineitem(const std::string& dir, const Scale& s, const TextPool& poo
       lineitem.field(l.comment).end();
     }
   }
+  });
 }
 
 [[noreturn]] void usage() {
