@@ -77,7 +77,7 @@ struct Config {
   uint64_t gpu_memory_budget = 0;    // bytes; 0 = 80% of free device memory
   uint64_t column_cache_bytes = 0;   // bytes; 0 = half the GPU budget
   int cpu_threads = 0;               // 0 = hardware concurrency
-  uint64_t cpu_memory_budget = 0;    // bytes for hash tables; 0 = half of RAM
+  uint64_t cpu_memory_budget = 0;    // bytes one statement may hold; 0 = no limit
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
   TuningConfig tuning;
 
