@@ -74,6 +74,9 @@ struct Config {
 
   // Engines.
   int gpu_device = -1;               // -1 = first GPU if any, -2 = never use a GPU
+  // GPUs whose chunks one engine spreads a table over: "" = gpu_device's one
+  // device, "all" = every device, else a comma list of ordinals ("0,1").
+  std::string gpu_devices;
   uint64_t gpu_memory_budget = 0;    // bytes; 0 = 80% of free device memory
   uint64_t column_cache_bytes = 0;   // bytes; 0 = half the GPU budget
   int cpu_threads = 0;               // 0 = hardware concurrency

@@ -204,6 +204,16 @@ std::string render_string_list(const std::vector<std::string>& names) {
   return out + "]";
 }
 
+// "", "all", or a comma list of device ordinals.
+void check_gpu_devices(std::string_view text) {
+  if (text.empty() || text == "all") return;
+  for (const std::string& item : split_list_text(text)) {
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos) {
+      throw std::invalid_argument("\"" + std::string(text) + "\" is neither all nor a list of device numbers");
+    }
+  }
+}
+
 std::vector<Setting> build_table() {
   constexpr int64_t max_port = 65535;
   std::vector<Setting> t;
@@ -302,6 +312,10 @@ std::vector<Setting> build_table() {
   t.push_back(integer_setting<int>("gpu_device", "N",
                                    "CUDA device ordinal; -1 = first GPU if any, -2 = never use a GPU",
                                    [](Config& c) -> int& { return c.gpu_device; }, -2, 1023));
+  t.push_back(string_setting("gpu_devices", "all|N[,N...]",
+                             "GPUs a table's chunks are spread over (each device aggregates its own, the partial "
+                             "states are merged); empty = gpu_device's one device",
+                             [](Config& c) -> std::string& { return c.gpu_devices; }, check_gpu_devices));
   t.push_back(bytes_setting<uint64_t>("gpu_memory_budget",
                                       "Device memory Tally may use; 0 = 80% of free device memory",
                                       [](Config& c) -> uint64_t& { return c.gpu_memory_budget; }, 0,

@@ -1,6 +1,7 @@
 #include "executor/database.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "gpu/engine/gpu_engine.hpp"
+#include "gpu/engine/multi_device_engine.hpp"
 #include "executor/introspection/catalog_session.hpp"
 #include "catalog/catalog.hpp"
 #include "executor/storage_tables.hpp"
@@ -109,6 +111,17 @@ class DatabaseImpl final : public Database {
   }
   AggregateEngine* gpu_engine() override { return gpu_.get(); }
 
+  // The ordinals gpu_devices names (the setting checked its form): empty for "all".
+  static std::vector<int> device_list(const std::string& text) {
+    std::vector<int> ordinals;
+    if (text == "all") return ordinals;
+    for (size_t at = 0; at <= text.size();) {
+      const size_t comma = std::min(text.find(',', at), text.size());
+      ordinals.push_back(std::atoi(text.substr(at, comma - at).c_str()));
+      at = comma + 1;
+    }
+    return ordinals;
+  }
   // The GPU engine for this configuration, or none (logged, never fatal:
   // tallyd runs unchanged without a GPU).
   void open_gpu() {
@@ -118,7 +131,8 @@ class DatabaseImpl final : public Database {
       options.memory_budget = config_.gpu_memory_budget;
       options.column_cache_bytes = config_.column_cache_bytes;
       options.tuning = config_.tuning;
-      gpu_ = gpu::make_gpu_engine(config_.gpu_device, options);
+      if (config_.gpu_devices.empty()) gpu_ = gpu::make_gpu_engine(config_.gpu_device, options);
+      else gpu_ = gpu::make_multi_device_engine(device_list(config_.gpu_devices), options);
     } catch (const Error& e) {
       std::cerr << "tally: GPU engine unavailable, using the CPU engine: " << e.what() << "\n";
       gpu_.reset();

@@ -296,10 +296,14 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
   // (a table of more rows than one device sort takes), they are partitioned
   // by group on the host and sorted by the device's segmented sort when
   // there are enough of them to pay for the copies.
+  // On one device (GpuEngine::primary): the collector's rows and the run's
+  // chunks must be on the same device's column cache.
   AggregateEngine* gpu = engine_;
   std::unique_ptr<OrderedRowsCollector> device;
-  if (auto* g = dynamic_cast<gpu::GpuEngine*>(gpu); g != nullptr && table_rows_ != UINT64_MAX)
-    device = gpu::make_device_ordered_rows(*g, spec, table_rows_);
+  if (auto* g = dynamic_cast<gpu::GpuEngine*>(gpu); g != nullptr) {
+    gpu = &g->primary();
+    if (table_rows_ != UINT64_MAX) device = gpu::make_device_ordered_rows(g->primary(), spec, table_rows_);
+  }
   return std::make_unique<cpu::OrderedValuesRun>(
       spec, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {

@@ -9,23 +9,15 @@
 #include <optional>
 
 #include "common/aggregate_engine.hpp"
+#include "common/float_moments.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/numeric.hpp"
 #include "executor/value.hpp"
 
 namespace tally::executor {
 
-// Youngs-Cramer moments of float8 inputs (float8_accum / float8_regr_accum).
-struct FloatMoments {
-  double n = 0, sx = 0, sxx = 0;
-  void add(double x);
-  void combine(const FloatMoments& other);
-};
-struct FloatMoments2 {
-  double n = 0, sx = 0, sxx = 0, sy = 0, syy = 0, sxy = 0;
-  void add(double y, double x);  // PostgreSQL's argument order: (Y, X)
-  void combine(const FloatMoments2& other);
-};
+using tally::FloatMoments;
+using tally::FloatMoments2;
 
 // avg(int2/int4/int8/numeric): sum / count with numeric_div's scale; NULL when count = 0.
 Value finalize_avg_numeric(const Numeric& sum, int64_t count);

@@ -27,6 +27,7 @@ std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine&
 int device_count() { return 0; }
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }
+void use_device(int) { no_gpu(); }
 
 GroupByAggregator::GroupByAggregator(const DeviceInfo&, GroupBySpec, TableOptions, StreamHandle) { no_gpu(); }
 GroupByAggregator::~GroupByAggregator() = default;

@@ -13,41 +13,10 @@
 
 #include "common/aggregate_engine.hpp"
 #include "common/memory_tracker.hpp"
+#include "common/partial_states_merge.hpp"
 #include "executor/finalize.hpp"
 
 namespace tally::executor::cpu {
-
-inline bool float_less(double a, double b) {  // PostgreSQL order: NaN greatest
-  if (std::isnan(a)) return false;
-  if (std::isnan(b)) return true;
-  return a < b;
-}
-
-// Calls f(&PartialStates::member) for every array the operation uses.
-template <class F>
-void visit_fields(PartialOp op, F&& f) {
-  switch (op) {
-    case PartialOp::count_rows:
-    case PartialOp::count_valid: f(&PartialStates::count); break;
-    case PartialOp::sum_int: f(&PartialStates::count); f(&PartialStates::sum_int); break;
-    case PartialOp::sum_float: f(&PartialStates::count); f(&PartialStates::sum_float); break;
-    case PartialOp::min_int:
-    case PartialOp::max_int: f(&PartialStates::count); f(&PartialStates::extreme_int); break;
-    case PartialOp::min_float:
-    case PartialOp::max_float: f(&PartialStates::count); f(&PartialStates::extreme_float); break;
-    case PartialOp::moments_int:
-      f(&PartialStates::count); f(&PartialStates::sum_int); f(&PartialStates::sum2_int);
-      break;
-    case PartialOp::moments_float: f(&PartialStates::n); f(&PartialStates::sx); f(&PartialStates::sxx); break;
-    case PartialOp::moments2_float:
-      f(&PartialStates::n); f(&PartialStates::sx); f(&PartialStates::sxx);
-      f(&PartialStates::sy); f(&PartialStates::syy); f(&PartialStates::sxy);
-      break;
-    // Kept outside the state set (executor/cpu/ordered_values_run.hpp).
-    case PartialOp::ordered_values:
-    case PartialOp::count_distinct: break;
-  }
-}
 
 // A sum_int over an int32 input accumulates in int64 ("narrow") while the run
 // has seen fewer rows than this: |sum| < 2^31 * 2^32 = 2^63 cannot overflow.
@@ -150,55 +119,11 @@ struct StateSet {
   // Merges group `from` of other into group `to` of this.
   void combine(const std::vector<PartialAggregate>& aggs, size_t to, const StateSet& other, size_t from) {
     for (size_t a = 0; a < aggs.size(); ++a) {
-      PartialStates& s = states[a];
-      const PartialStates& o = other.states[a];
-      switch (aggs[a].op) {
-        case PartialOp::count_rows:
-        case PartialOp::count_valid: s.count[to] += o.count[from]; break;
-        case PartialOp::sum_int:
-          s.count[to] += o.count[from];
-          if (narrow[a]) narrow_sum[a][to] += other.narrow_sum[a][from];
-          else s.sum_int[to] += o.sum_int[from];
-          break;
-        case PartialOp::sum_float: s.count[to] += o.count[from]; s.sum_float[to] += o.sum_float[from]; break;
-        case PartialOp::min_int:
-        case PartialOp::max_int:
-          if (o.count[from] == 0) break;
-          if (s.count[to] == 0 || (aggs[a].op == PartialOp::min_int ? o.extreme_int[from] < s.extreme_int[to]
-                                                                    : o.extreme_int[from] > s.extreme_int[to])) {
-            s.extreme_int[to] = o.extreme_int[from];
-          }
-          s.count[to] += o.count[from];
-          break;
-        case PartialOp::min_float:
-        case PartialOp::max_float:
-          if (o.count[from] == 0) break;
-          if (s.count[to] == 0 || (aggs[a].op == PartialOp::min_float ? float_less(o.extreme_float[from], s.extreme_float[to])
-                                                                      : float_less(s.extreme_float[to], o.extreme_float[from]))) {
-            s.extreme_float[to] = o.extreme_float[from];
-          }
-          s.count[to] += o.count[from];
-          break;
-        case PartialOp::moments_int:
-          s.count[to] += o.count[from];
-          s.sum_int[to] += o.sum_int[from];
-          s.sum2_int[to] += o.sum2_int[from];
-          break;
-        case PartialOp::moments_float: {
-          FloatMoments m{s.n[to], s.sx[to], s.sxx[to]};
-          m.combine(FloatMoments{o.n[from], o.sx[from], o.sxx[from]});
-          s.n[to] = m.n; s.sx[to] = m.sx; s.sxx[to] = m.sxx;
-          break;
-        }
-        case PartialOp::moments2_float: {
-          FloatMoments2 m{s.n[to], s.sx[to], s.sxx[to], s.sy[to], s.syy[to], s.sxy[to]};
-          m.combine(FloatMoments2{o.n[from], o.sx[from], o.sxx[from], o.sy[from], o.syy[from], o.sxy[from]});
-          s.n[to] = m.n; s.sx[to] = m.sx; s.sxx[to] = m.sxx;
-          s.sy[to] = m.sy; s.syy[to] = m.syy; s.sxy[to] = m.sxy;
-          break;
-        }
-        case PartialOp::ordered_values:
-        case PartialOp::count_distinct: break;  // never in a state set
+      if (aggs[a].op == PartialOp::sum_int && narrow[a]) {
+        states[a].count[to] += other.states[a].count[from];
+        narrow_sum[a][to] += other.narrow_sum[a][from];
+      } else {
+        combine_group(aggs[a].op, states[a], to, other.states[a], from);
       }
     }
   }

@@ -34,6 +34,10 @@ class GpuEngine : public tally::AggregateEngine {
  public:
   virtual const DeviceInfo& device() const = 0;
   virtual ColumnCache& column_cache() = 0;
+  // The engine of one device: where work that is not spread over devices
+  // runs (ordered-set aggregates, whose rows a device keeps and sorts over
+  // its own column cache). Itself, except for MultiDeviceEngine.
+  virtual GpuEngine& primary() { return *this; }
 };
 
 // The engine for device `ordinal` (-1 = first device); nullptr when this build

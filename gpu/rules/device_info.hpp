@@ -48,6 +48,10 @@ DeviceInfo query_device(int ordinal);
 // All usable devices; empty without a GPU.
 std::vector<DeviceInfo> list_devices();
 
+// Makes device `ordinal` the calling thread's current device (CUDA calls
+// that name no device use it). Throws Error(XX000) when it cannot.
+void use_device(int ordinal);
+
 // True when this binary was compiled with the CUDA engine.
 bool built_with_cuda();
 

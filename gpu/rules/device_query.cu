@@ -7,6 +7,13 @@ namespace tally::gpu {
 
 bool built_with_cuda() { return true; }
 
+void use_device(int ordinal) {
+  const cudaError_t e = cudaSetDevice(ordinal);
+  if (e != cudaSuccess) {
+    throw Error(SqlState::internal_error, "GPU: cannot use device " + std::to_string(ordinal) + ": " + cudaGetErrorString(e));
+  }
+}
+
 int device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {

@@ -1,0 +1,42 @@
+#pragma once
+// Every GPU of the host as one engine (Config::gpu_devices): one
+// GpuAggregationEngine per device, each with its own column cache, memory
+// budget and tuning records (keyed by its device's fingerprint). A query's
+// chunks are spread over the devices by storage chunk id, so that a chunk is
+// cached on, and aggregated by, the same device in every query; each device
+// aggregates its chunks with the variant and configuration its own tuning
+// chose, concurrently (a run's launches are asynchronous), and the devices'
+// partial states are merged on the host (common/spread_run.hpp).
+// Aggregations whose states do not merge (ordered-set aggregates,
+// count(DISTINCT), key tuples) run on the first device alone.
+// Host-only: gpu_stub.cpp's use_device() throws where there is no CUDA, and
+// make_multi_device_engine() then returns nullptr before any run exists.
+#include <memory>
+#include <vector>
+
+#include "gpu/engine/gpu_engine.hpp"
+
+namespace tally::gpu {
+
+class MultiDeviceEngine final : public GpuEngine {
+ public:
+  // `devices`: two or more engines, each of its own device.
+  explicit MultiDeviceEngine(std::vector<std::unique_ptr<GpuEngine>> devices) : devices_(std::move(devices)) {}
+  std::string name() const override { return "gpu"; }
+  const DeviceInfo& device() const override { return devices_.front()->device(); }
+  ColumnCache& column_cache() override { return devices_.front()->column_cache(); }
+  GpuEngine& primary() override { return *devices_.front(); }
+  bool can_run(const tally::AggregationSpec& spec) const override;
+  std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
+
+ private:
+  std::vector<std::unique_ptr<GpuEngine>> devices_;
+};
+
+// One engine over the devices `ordinals` names (empty: every device): the
+// device's own engine when only one of them starts, nullptr when none does
+// (no CUDA, no device). A device that fails to start is left out with a
+// logged warning: the others serve.
+std::unique_ptr<GpuEngine> make_multi_device_engine(const std::vector<int>& ordinals, const GpuEngineOptions& options);
+
+}  // namespace tally::gpu
