@@ -155,6 +155,8 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
   if ((name == "current_user" || name == "session_user") && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::name}, context.session_user);
   }
+  // No standby mode: a server that answers is the primary.
+  if (name == "pg_is_in_recovery" && n == 0) return std::make_unique<ConstExpr>(SqlType{TypeId::boolean}, false);
   if (name == "pg_backend_pid" && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, static_cast<int64_t>(context.backend_pid));
   }
