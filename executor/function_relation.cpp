@@ -62,8 +62,11 @@ std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindCont
   const bool any_null = std::find(v.begin(), v.end(), INT64_MIN) != v.end();
   if (!any_null) {
     if (step == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
+    // A stop before the start (in the step's direction) gives no rows; the
+    // division truncates toward zero, so it is checked first.
+    const bool empty = step > 0 ? v[1] < v[0] : v[1] > v[0];
     const __int128 span = (static_cast<__int128>(v[1]) - v[0]) / step;
-    const int64_t rows = span < 0 ? 0 : static_cast<int64_t>(std::min<__int128>(span + 1, kMaxSeriesRows + 1));
+    const int64_t rows = empty ? 0 : static_cast<int64_t>(std::min<__int128>(span + 1, kMaxSeriesRows + 1));
     if (rows > kMaxSeriesRows) throw unsupported("generate_series of more than 2^27 rows");
     column.ints.reserve(static_cast<size_t>(rows));
     for (int64_t i = 0; i < rows; ++i) column.push(Value{v[0] + i * step});
