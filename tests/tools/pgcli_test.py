@@ -19,6 +19,18 @@ STEPS = ["search_path", "schemata", "tables", "views", "table_columns", "view_co
          "foreignkeys", "functions", "databases", "casing"]
 COMPARED = {"search_path", "schemata", "tables", "views", "table_columns", "view_columns", "foreignkeys", "datatypes",
             "functions"}
+# Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
+ARRAYS = ("arrays: the query compares a column with = ANY (array), catalog queries do not take it yet",
+          r"AEXPR_OP_ANY")
+KNOWN_GAPS = {
+    "PGExecute.tables()": ARRAYS,
+    "PGExecute.views()": ARRAYS,
+    "PGExecute.table_columns()": ARRAYS,
+    "PGExecute.view_columns()": ARRAYS,
+    "PGExecute.functions()": ("reg* types: the query casts prorettype to regtype",
+                              r"cannot cast type oid to regtype"),
+    "PGExecute.casing()": ("catalog: pg_proc has no prolang column", r"column p\.prolang does not exist"),
+}
 
 
 def public(rows):
@@ -28,7 +40,7 @@ def public(rows):
 
 
 def main():
-    checks = t.Checks()
+    checks = t.Checks(KNOWN_GAPS, __file__)
     pg = t.pg.Postgres(t.USER, t.DATABASE)
     try:
         for sql in TABLES:
@@ -42,16 +54,17 @@ def main():
             try:
                 actual = list(getattr(tally, step)())
             except Exception as e:
-                checks.check(False, f"PGExecute.{step}()", f"tallyd: {e!r}")
+                checks.check(False, f"PGExecute.{step}()", f"tallyd raised {e!r}")
                 tally = PGExecute(database=t.DATABASE, user=t.USER, host=t.HOST, port=int(t.PORT), sslmode="disable")
                 continue
             if step in COMPARED:
                 expected = public(getattr(oracle, step)())
                 actual = public(actual)
-                checks.check(expected == actual, f"PGExecute.{step}() as PostgreSQL's",
-                             f"--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
+                checks.check(expected == actual, f"PGExecute.{step}()",
+                             f"as PostgreSQL's?\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
             else:
-                checks.check(step == "foreignkeys" or len(actual) > 0, f"PGExecute.{step}() answers ({len(actual)} rows)")
+                checks.check(step == "foreignkeys" or len(actual) > 0, f"PGExecute.{step}()",
+                             f"answers no rows: {actual}")
         # Queries through pgcli's own runner (what the prompt does with a typed statement).
         results = list(tally.run("SELECT region, sum(amount) FROM sales GROUP BY region; SELECT 1 AS one"))
         checks.check(len(results) == 2 and list(results[1][1]) == [(1,)], "PGExecute.run of two statements",

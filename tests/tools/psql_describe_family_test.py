@@ -10,11 +10,21 @@ import tool_env as t
 
 SCHEMA = ["CREATE TABLE t (a int NOT NULL, b text, c numeric(10,2))",
           "CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date)"]
-# Views, indexes, sequences and keys (the "ddl" work): each is a known gap until tallyd runs it.
+# Views, indexes, sequences and keys (the "ddl" work): those tallyd does not run yet are in KNOWN_GAPS.
 DDL = ["CREATE VIEW v AS SELECT a, b FROM t",
        "CREATE INDEX t_b ON t (b)",
        "CREATE SEQUENCE s",
        "CREATE TABLE keyed (id int PRIMARY KEY, name text UNIQUE)"]
+# Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
+NO_INDEX_ROWS = "ddl: CREATE INDEX runs but writes no pg_index row"
+KNOWN_GAPS = {
+    "tallyd runs CREATE VIEW v AS SELECT a, b FROM t": ("ddl: views", r"CREATE VIEW is not supported"),
+    "tallyd runs CREATE SEQUENCE s": ("ddl: sequences", r"CREATE SEQUENCE is not supported"),
+    "tallyd runs CREATE TABLE keyed (id int PRIMARY KEY, name text UNIQUE)": (
+        "ddl: PRIMARY KEY and UNIQUE", r"PRIMARY KEY constraints .*not supported"),
+    "\\d t": (NO_INDEX_ROWS, r'"t_b" btree \(b\)\s*--- tallyd(?!.*t_b)'),
+    "\\di": (NO_INDEX_ROWS, r"--- tallyd\s*Did not find any relations"),
+}
 COMMANDS = ["\\d t", "\\dt", "\\dv", "\\di", "\\ds", "\\df", "\\dn", "\\du", "\\l", "\\d", "\\dt+ t"]
 
 
@@ -24,7 +34,7 @@ def keep_row(output, name):
 
 
 def main():
-    checks = t.Checks()
+    checks = t.Checks(KNOWN_GAPS, __file__)
     pg = t.pg.Postgres(t.USER, t.DATABASE)
     try:
         target = pg.conninfo(t.USER, t.DATABASE)
@@ -35,11 +45,8 @@ def main():
                 return checks.status()
         for sql in DDL:
             status, out = t.psql(t.TALLY, sql)
-            if status == 0:
+            if checks.check(status == 0, f"tallyd runs {sql}", out):
                 pg.sql(t.USER, t.DATABASE, sql)
-                print(f"ok: tallyd runs {sql}")
-            else:
-                checks.known_gap("ddl", f"tallyd runs {sql}", out)
         for command in COMMANDS:
             expected = t.pg.psql(target, command)
             actual = t.pg.psql(t.TALLY, command)

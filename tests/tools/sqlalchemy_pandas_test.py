@@ -24,6 +24,17 @@ KEYED_TABLES = [
     "CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, region varchar(20))",
     "CREATE INDEX customers_region ON customers (region)",
 ]
+# Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
+# The customers table's reflection runs once both of its statements run.
+UNNEST = ("arrays: the query unnests pg_index.indkey (int2vector)", r"function unnest\(int2vector\) does not exist")
+KNOWN_GAPS = {
+    "orders: get_pk_constraint": UNNEST,
+    "orders: get_unique_constraints": ("arrays: the query compares attnum with = ANY (conkey)", r"AEXPR_OP_ANY"),
+    "orders: Table autoload": UNNEST,
+    "tallyd runs " + KEYED_TABLES[0]: ("ddl: PRIMARY KEY", r"PRIMARY KEY constraints .*not supported"),
+    "tallyd runs " + KEYED_TABLES[1]: ("ddl: its table has a PRIMARY KEY, so it does not exist",
+                                       r'relation "customers" does not exist'),
+}
 
 
 def engine(url):
@@ -64,7 +75,7 @@ def compare(checks, what, pg_eng, tally_eng, fn):
 
 
 def main():
-    checks = t.Checks()
+    checks = t.Checks(KNOWN_GAPS, __file__)
     pg = t.pg.Postgres(t.USER, t.DATABASE)
     try:
         pg_eng = engine(f"postgresql+psycopg2://{t.USER}@/{t.DATABASE}?host={pg.dir}&port={pg.port}")
@@ -84,9 +95,7 @@ def main():
         for sql in KEYED_TABLES:
             pg.sql(t.USER, t.DATABASE, sql)
             status, out = t.psql(t.TALLY, sql)
-            if status != 0:
-                keyed = False
-                checks.known_gap("ddl: PRIMARY KEY, CREATE INDEX", f"tallyd runs {sql}", out)
+            keyed = checks.check(status == 0, f"tallyd runs {sql}", out) and keyed
         if keyed:
             compare_reflection(checks, pg_eng, tally_eng, "customers")
 
