@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "executor/explain_costs.hpp"
+#include "executor/function_relation.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
@@ -263,7 +264,18 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     join_node(*node, item["JoinExpr"], scope, ctx);
     return node;
   }
-  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (functions, TABLESAMPLE)");
+  if (item.contains("RangeFunction")) {
+    const auto& rf = item["RangeFunction"];
+    FunctionRelation function = plan_function_relation(rf, ctx);
+    auto node = std::make_unique<Node>();
+    node->kind = NodeKind::system;
+    node->alias = function.alias;
+    node->system = function.relation;
+    const json* colnames = rf.contains("alias") && rf["alias"].contains("colnames") ? &rf["alias"]["colnames"] : nullptr;
+    add_columns(*node, function.relation->columns, colnames, scope);
+    return node;
+  }
+  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (TABLESAMPLE)");
 }
 
 // A comma-separated FROM list: cross joins (the WHERE conjuncts join them).

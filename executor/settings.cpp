@@ -148,6 +148,21 @@ Settings::Settings() {
   add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");
   add("transaction_read_only", "off", "Sets the current transaction's read-only status.", false, false, Kind::boolean);
   add("work_mem", "4MB", "Sets the maximum memory to be used for query workspaces.");
+  // Settings that pg_dump, pgcli and ORMs set or read and that change nothing
+  // Tally does (no heap scans to synchronize, no CREATE FUNCTION, no XML).
+  add("array_nulls", "on", "Enable input of NULL elements in arrays.", false, false, Kind::boolean);
+  add("block_size", "8192", "Shows the size of a disk block.", false, true, Kind::integer);
+  add("check_function_bodies", "on", "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.", false, false,
+      Kind::boolean);
+  add("default_table_access_method", "heap", "Sets the default table access method for new tables.");
+  add("default_tablespace", "", "Sets the default tablespace to create tables and indexes in.");
+  add("max_function_args", "100", "Shows the maximum number of function arguments.", false, true, Kind::integer);
+  add("max_index_keys", "32", "Shows the maximum number of index keys.", false, true, Kind::integer);
+  add("quote_all_identifiers", "off", "When generating SQL fragments, quote all identifiers.", false, false, Kind::boolean);
+  add("synchronize_seqscans", "on", "Enable synchronized sequential scans.", false, false, Kind::boolean);
+  add("xmloption", "content",
+      "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or "
+      "content fragments.");
   for (const auto& def : definitions_) values_[lower(def.name)] = def.default_value;
 }
 

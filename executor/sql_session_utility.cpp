@@ -1,6 +1,8 @@
 // SqlSession's utility statements: SET/RESET, SHOW, DISCARD and EXPLAIN.
 #include "executor/sql_session.hpp"
 
+#include <cctype>
+
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
 #include "executor/select_plan.hpp"
@@ -115,6 +117,21 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
     if (option["DefElem"].value("defname", "") == "analyze") {
       const auto& arg = option["DefElem"];
       analyze = !arg.contains("arg") || constant_text(arg["arg"]) != "false";
+    }
+    if (option["DefElem"].value("defname", "") == "format") {
+      // The plan is text only: a client that asked for JSON, YAML or XML and
+      // parses the answer must not get text under that name.
+      const json& arg = option["DefElem"]["arg"];
+      std::string format = arg.contains("String") ? arg["String"].value("sval", "") : constant_text(arg);
+      for (char& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (format == "json" || format == "yaml" || format == "xml") {
+        throw Error(SqlState::feature_not_supported, "EXPLAIN (FORMAT " + format + ") is not supported")
+            .with_hint("Use EXPLAIN (FORMAT TEXT).");
+      }
+      if (format != "text") {
+        throw Error(SqlState::invalid_parameter_value,
+                    "unrecognized value for EXPLAIN option \"format\": \"" + format + "\"");
+      }
     }
   }
   const json& query = body["query"];

@@ -43,12 +43,16 @@ uint64_t append_result(const StatementContext& ctx, uint32_t oid, const ResultSe
   return rows;
 }
 
+// `into_table`: the rows go into a table's columns, so an untyped output
+// (NULL, 'literal') stays unknown and takes the column's type, as PostgreSQL
+// resolves INSERT INTO t(float8_column) SELECT ..., NULL.
 ResultSet run_query(SqlSession& session, const json& select, const std::vector<Value>& parameters,
-                    const StatementContext& ctx) {
+                    const StatementContext& ctx, bool into_table = false) {
   // The parameters' types as the statement's analysis inferred them.
   std::vector<uint32_t> types;
   for (const auto& p : ctx.parameters) types.push_back(type_oid(p.type.id));
   PlanContext pc = session.make_plan_context(&types);
+  pc.keep_unknown_outputs = into_table;
   auto plan = plan_select(select, pc);
   ExecContext ec = session.make_exec_context(&parameters);
   return run_select(*plan, ec);
@@ -76,7 +80,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
   } else {
     for (size_t i = 0; i < table->columns().size(); ++i) targets.push_back(static_cast<int>(i));
   }
-  ResultSet result = run_query(session, stmt["selectStmt"]["SelectStmt"], parameters, ctx);
+  ResultSet result = run_query(session, stmt["selectStmt"]["SelectStmt"], parameters, ctx, true);
   if (result.columns.size() > targets.size()) {
     throw Error(SqlState::syntax_error, "INSERT has more expressions than target columns");
   }
@@ -139,6 +143,28 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
   return tag_only("SELECT " + std::to_string(result.rows));
 }
 
+// INSERT ... VALUES whose values are expressions (CURRENT_TIMESTAMP, now(),
+// $1 + 1, as pgbench's history insert): the VALUES list runs as a query and
+// its rows are appended, as INSERT ... SELECT. Lists of constants, parameters
+// and DEFAULT keep the constant path, which types literals by their column.
+bool values_need_query(const json& insert) {
+  if (!insert.contains("selectStmt")) return false;
+  const json& select = insert["selectStmt"]["SelectStmt"];
+  if (!select.contains("valuesLists")) return false;
+  bool expression = false;
+  for (const auto& list : select["valuesLists"]) {
+    for (const auto& value : list["List"]["items"]) {
+      if (value.contains("SetToDefault")) return false;
+      if (value.contains("SQLValueFunction") || value.contains("FuncCall") || value.contains("SubLink") ||
+          value.contains("CaseExpr") || value.contains("CoalesceExpr") || value.contains("BoolExpr") ||
+          value.contains("NullTest") || (value.contains("A_Expr") && value["A_Expr"].contains("lexpr"))) {
+        expression = true;
+      }
+    }
+  }
+  return expression;
+}
+
 }  // namespace
 
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
@@ -155,7 +181,8 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
                                                              : std::optional(value_to_text(type, parameters[i]))});
     }
-    if (kind == "InsertStmt" && body.contains("selectStmt") && !body["selectStmt"]["SelectStmt"].contains("valuesLists")) {
+    if (kind == "InsertStmt" && body.contains("selectStmt") &&
+        (!body["selectStmt"]["SelectStmt"].contains("valuesLists") || values_need_query(body))) {
       return insert_select(session, ctx, body, parameters);
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);

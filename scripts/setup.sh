@@ -34,6 +34,8 @@ test_packages=(
   openssl xz-utils
   # Fuzzing and sanitizers, the admin page test, the compose-file check.
   clang libclang-rt-14-dev chromium docker-compose curl procps shellcheck python3-yaml
+  # The tools tests (tests/tools): pg_dump and pgbench come with postgresql-client-15.
+  python3-sqlalchemy python3-pandas pgcli sqlsmith
   # The docker_compose test: a Docker engine, and debootstrap for the Debian 12 base image.
   docker.io debootstrap
 )

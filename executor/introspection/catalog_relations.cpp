@@ -233,11 +233,14 @@ Relation pg_database(const CatalogSource& source) {
   return r;
 }
 
+// A user is a superuser (it reads and writes every table) that cannot create
+// roles or databases, replicate or bypass row security: Tally has none of
+// those statements, so \du says what the user can do here.
 Relation pg_roles(const CatalogSource& source, bool user_view) {
   if (user_view) {
     Relation r = make({{"usename", TypeId::name}, {"usesysid", TypeId::oid}, {"usecreatedb", TypeId::boolean},
                        {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean}});
-    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(true), B(true), B(true), B(true)});
+    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(false), B(true), B(false), B(false)});
     return r;
   }
   Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
@@ -246,8 +249,8 @@ Relation pg_roles(const CatalogSource& source, bool user_view) {
                      {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean},
                      {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz},
                      {"rolconfig", TypeId::text_array}});
-  r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(true), B(true), B(true), B(true),
-                    I(-1), B(true), S("********"), kNull, kNull});
+  r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(false), B(false), B(true), B(false),
+                    I(-1), B(false), S("********"), kNull, kNull});
   return r;
 }
 
@@ -367,6 +370,22 @@ Relation empty_relation(std::string_view name) {
     r.rows.push_back({I(13559), S("plpgsql"), I(kBootstrapUserOid), I(kPgCatalogOid), B(false), S("1.0"), kNull, kNull});
     return r;
   }
+  if (name == "pg_enum") {
+    return make({{"oid", TypeId::oid}, {"enumtypid", TypeId::oid}, {"enumsortorder", TypeId::float4},
+                 {"enumlabel", TypeId::name}});
+  }
+  if (name == "pg_language") {
+    // The languages a PostgreSQL 15 has after initdb (pgcli and JDBC join
+    // pg_proc with it; psql's \df prints the names).
+    Relation r = make({{"oid", TypeId::oid}, {"lanname", TypeId::name}, {"lanowner", TypeId::oid},
+                       {"lanispl", TypeId::boolean}, {"lanpltrusted", TypeId::boolean}, {"lanplcallfoid", TypeId::oid},
+                       {"laninline", TypeId::oid}, {"lanvalidator", TypeId::oid}, {"lanacl", TypeId::text_array}});
+    r.rows.push_back({I(12), S("internal"), I(kBootstrapUserOid), B(false), B(false), I(0), I(0), I(2246), kNull});
+    r.rows.push_back({I(13), S("c"), I(kBootstrapUserOid), B(false), B(false), I(0), I(0), I(2247), kNull});
+    r.rows.push_back({I(14), S("sql"), I(kBootstrapUserOid), B(false), B(true), I(0), I(0), I(2248), kNull});
+    r.rows.push_back({I(13563), S("plpgsql"), I(kBootstrapUserOid), B(true), B(true), I(13560), I(13561), I(13562), kNull});
+    return r;
+  }
   if (name == "pg_tablespace") {
     Relation r = make({{"oid", TypeId::oid}, {"spcname", TypeId::name}, {"spcowner", TypeId::oid},
                        {"spcacl", TypeId::text_array}, {"spcoptions", TypeId::text_array}});
@@ -433,7 +452,7 @@ bool is_empty_catalog(std::string_view name) {
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
                         "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
-                        "pg_extension", "pg_tablespace"}) {
+                        "pg_extension", "pg_tablespace", "pg_enum", "pg_language"}) {
     if (name == n) return true;
   }
   return false;

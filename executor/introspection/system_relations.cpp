@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 35> kRelations{{
+constexpr std::array<SystemRelation, 37> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -29,6 +29,7 @@ constexpr std::array<SystemRelation, 35> kRelations{{
     {2608, "pg_depend", kCat, 'r', 10051, false},
     {2609, "pg_description", kCat, 'r', 10041, false},
     {2610, "pg_index", kCat, 'r', 10007, false},
+    {2612, "pg_language", kCat, 'r', 10021, false},
     {2611, "pg_inherits", kCat, 'r', 10005, false},
     {2615, "pg_namespace", kCat, 'r', 10047, false},
     {2617, "pg_operator", kCat, 'r', 10009, false},
@@ -36,6 +37,7 @@ constexpr std::array<SystemRelation, 35> kRelations{{
     {3256, "pg_policy", kCat, 'r', 10084, false},
     {3079, "pg_extension", kCat, 'r', 10074, false},
     {3381, "pg_statistic_ext", kCat, 'r', 10031, false},
+    {3501, "pg_enum", kCat, 'r', 10045, false},
     {3456, "pg_collation", kCat, 'r', 10095, false},
     {6104, "pg_publication", kCat, 'r', 10107, false},
     {6106, "pg_publication_rel", kCat, 'r', 10111, false},

@@ -105,6 +105,38 @@ ExprPtr make_signal_backend(bool terminate, std::vector<ExprPtr>& args, BindCont
   });
 }
 
+// set_config(name, value, is_local): SET as a function (pg_dump's first
+// statement sets search_path with it), answering the value as SHOW shows it.
+// is_local (SET LOCAL) and the settings a client is told about with
+// ParameterStatus are not taken here: a function has no way to send that
+// message, and a silently unreported change would leave the client wrong.
+ExprPtr make_set_config(std::vector<ExprPtr>& args, BindContext& context) {
+  for (size_t i = 0; i < 2; ++i) args[i] = to_type(std::move(args[i]), TypeId::text, context);
+  args[2] = to_type(std::move(args[2]), TypeId::boolean, context);
+  // The binder sees the settings read-only; set_config is the one function
+  // that writes them, and they are the session's own (non-const) settings.
+  Settings* settings = const_cast<Settings*>(context.settings);
+  return call({TypeId::text}, "set_config", std::move(args), [settings](std::span<const Value> a) -> Value {
+    if (is_null(a[0])) throw Error(SqlState::null_value_not_allowed, "SET requires parameter name");
+    if (settings == nullptr) throw Error(SqlState::feature_not_supported, "set_config needs a session");
+    const std::string setting = std::get<std::string>(a[0]);
+    if (!is_null(a[2]) && std::get<bool>(a[2])) {
+      throw Error(SqlState::feature_not_supported, "set_config with is_local = true is not supported")
+          .with_hint("Use SET LOCAL.");
+    }
+    const auto saved = settings->snapshot();
+    // A NULL value resets the setting, as PostgreSQL's set_config does.
+    const auto changed = is_null(a[1]) ? settings->reset(setting) : settings->set(setting, std::get<std::string>(a[1]));
+    if (changed.second) {
+      settings->restore(saved);
+      throw Error(SqlState::feature_not_supported,
+                  "set_config of \"" + changed.first + "\" is not supported")
+          .with_hint("Use SET " + changed.first + ".");
+    }
+    return settings->get(changed.first).value_or("");
+  }, false);
+}
+
 }  // namespace
 
 ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
@@ -123,6 +155,8 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
   if ((name == "current_user" || name == "session_user") && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::name}, context.session_user);
   }
+  // No standby mode: a server that answers is the primary.
+  if (name == "pg_is_in_recovery" && n == 0) return std::make_unique<ConstExpr>(SqlType{TypeId::boolean}, false);
   if (name == "pg_backend_pid" && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, static_cast<int64_t>(context.backend_pid));
   }
@@ -147,6 +181,7 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
       return *value;
     });
   }
+  if (name == "set_config" && n == 3) return make_set_config(args, context);
   if (name == "pg_typeof" && n == 1) {
     const std::string type = format_type(type_of(0));
     return std::make_unique<ConstExpr>(SqlType{TypeId::regtype}, type);

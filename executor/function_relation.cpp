@@ -1,0 +1,143 @@
+#include "executor/function_relation.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "executor/binder.hpp"
+#include "executor/expression.hpp"
+#include "executor/settings.hpp"
+
+namespace tally::executor {
+namespace {
+
+using nlohmann::json;
+
+// More rows than this are refused rather than materialized at planning.
+constexpr int64_t kMaxSeriesRows = int64_t{1} << 27;
+
+std::string function_name(const json& call) {
+  std::vector<std::string> names;
+  for (const auto& n : call.value("funcname", json::array())) names.push_back(n["String"].value("sval", ""));
+  if (names.empty()) return "";
+  if (names.size() == 2 && names[0] != "pg_catalog") return names[0] + "." + names[1];
+  return names.back();
+}
+
+Error unsupported(const std::string& what) {
+  return Error(SqlState::feature_not_supported, what + " in FROM is not supported");
+}
+
+// A constant argument: no column of another FROM item (LATERAL) and no
+// parameter, since the rows are made while planning.
+Value constant_argument(const json& arg, TypeId type, BindContext& context, const std::string& function) {
+  const std::string text = arg.dump();
+  if (text.find("\"ColumnRef\"") != std::string::npos || text.find("\"ParamRef\"") != std::string::npos) {
+    throw unsupported(function + " with arguments other than constants");
+  }
+  ExprPtr bound = coerce_to(bind_expression(arg, context), {type}, CastContext::implicit, context);
+  return evaluate_constant(*bound, nullptr);
+}
+
+std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindContext& context) {
+  const auto& args = call.value("args", json::array());
+  if (args.size() != 2 && args.size() != 3) throw unsupported("this form of generate_series");
+  // int4 when every argument is, as PostgreSQL picks generate_series(int4, int4).
+  TypeId type = TypeId::int4;
+  for (const auto& a : args) {
+    const ExprPtr e = bind_expression(a, context);
+    if (e->type.id == TypeId::int8) type = TypeId::int8;
+    else if (e->type.id != TypeId::int4 && e->type.id != TypeId::int2 && e->type.id != TypeId::unknown)
+      throw unsupported("generate_series over " + format_type(e->type));
+  }
+  std::vector<int64_t> v;
+  for (const auto& a : args) {
+    const Value value = constant_argument(a, type, context, "generate_series");
+    if (is_null(value)) v.push_back(INT64_MIN);
+    else v.push_back(std::get<int64_t>(value));
+  }
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = "generate_series";
+  Vector column{SqlType{type}};
+  const int64_t step = v.size() == 3 ? v[2] : 1;
+  const bool any_null = std::find(v.begin(), v.end(), INT64_MIN) != v.end();
+  if (!any_null) {
+    if (step == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
+    // A stop before the start (in the step's direction) gives no rows; the
+    // division truncates toward zero, so it is checked first.
+    const bool empty = step > 0 ? v[1] < v[0] : v[1] > v[0];
+    const __int128 span = (static_cast<__int128>(v[1]) - v[0]) / step;
+    const int64_t rows = empty ? 0 : static_cast<int64_t>(std::min<__int128>(span + 1, kMaxSeriesRows + 1));
+    if (rows > kMaxSeriesRows) throw unsupported("generate_series of more than 2^27 rows");
+    column.ints.reserve(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) column.push(Value{v[0] + i * step});
+  }
+  relation->rows.rows = column.count;
+  relation->rows.columns.push_back(std::move(column));
+  return relation;
+}
+
+// current_schemas(include_implicit): the schemas of search_path that exist,
+// pg_catalog first when implicit ones are asked for and it is not listed.
+std::vector<std::string> current_schemas(bool implicit, const Settings* settings) {
+  std::string path = settings ? settings->get("search_path").value_or("") : "\"$user\", public";
+  std::vector<std::string> listed;
+  std::string item;
+  auto flush = [&] {
+    const size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    std::string name = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    if (name == "public" || name == "pg_catalog" || name == "information_schema") listed.push_back(name);
+    item.clear();
+  };
+  for (char c : path) {
+    if (c == ',') flush(); else item.push_back(c);
+  }
+  flush();
+  std::vector<std::string> out;
+  if (implicit && std::find(listed.begin(), listed.end(), "pg_catalog") == listed.end()) out.push_back("pg_catalog");
+  out.insert(out.end(), listed.begin(), listed.end());
+  return out;
+}
+
+std::shared_ptr<MaterializedRelation> unnest_current_schemas(const json& call, BindContext& context) {
+  const auto& args = call.value("args", json::array());
+  const json* inner = args.size() == 1 && args[0].contains("FuncCall") ? &args[0]["FuncCall"] : nullptr;
+  if (inner == nullptr || function_name(*inner) != "current_schemas" || inner->value("args", json::array()).size() != 1) {
+    throw unsupported("unnest of anything but current_schemas(...)");
+  }
+  const Value implicit = constant_argument((*inner)["args"][0], TypeId::boolean, context, "current_schemas");
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = "unnest";
+  Vector column{SqlType{TypeId::name}};
+  if (!is_null(implicit)) {
+    for (const auto& s : current_schemas(std::get<bool>(implicit), context.settings)) column.push(Value{s});
+  }
+  relation->rows.rows = column.count;
+  relation->rows.columns.push_back(std::move(column));
+  return relation;
+}
+
+}  // namespace
+
+FunctionRelation plan_function_relation(const json& range_function, BindContext& context) {
+  if (range_function.value("lateral", false)) throw unsupported("LATERAL");
+  if (range_function.value("ordinality", false)) throw unsupported("WITH ORDINALITY");
+  const auto& functions = range_function.value("functions", json::array());
+  if (range_function.value("is_rowsfrom", false) || functions.size() != 1) throw unsupported("ROWS FROM");
+  const json& item = functions[0]["List"]["items"][0];
+  if (!item.contains("FuncCall")) throw unsupported("this function call");
+  const json& call = item["FuncCall"];
+  const std::string name = function_name(call);
+  std::shared_ptr<MaterializedRelation> relation;
+  if (name == "generate_series") relation = generate_series(call, context);
+  else if (name == "unnest") relation = unnest_current_schemas(call, context);
+  else throw unsupported("function " + name);
+  // The column is named after the alias (FROM f(...) AS x), else the function;
+  // AS t(x) names both.
+  const json* alias = range_function.contains("alias") ? &range_function["alias"] : nullptr;
+  const std::string alias_name = alias ? alias->value("aliasname", name) : name;
+  relation->columns.push_back({alias ? alias_name : name, relation->rows.columns[0].type});
+  return {std::move(relation), alias_name};
+}
+
+}  // namespace tally::executor

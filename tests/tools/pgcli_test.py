@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""pgcli (Debian's package) against tallyd: the queries of its completion
+refresh (pgcli.pgexecute.PGExecute, as pgcli/completion_refresher.py calls
+them) all answer, and what they say about the user's tables is what
+PostgreSQL 15 says for the same tables. Run through tests/clients/tallyd_harness.py."""
+import sys
+
+import tool_env as t
+
+try:
+    from pgcli.pgexecute import PGExecute
+except ImportError as e:
+    sys.exit(f"FAIL: {e}: the pgcli package is needed (scripts/setup.sh --test)")
+
+TABLES = ["CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date, qty int8)",
+          "CREATE TABLE t (a int NOT NULL, b text)"]
+# Every refresher step; `compared` ones must equal PostgreSQL's (public schema only).
+STEPS = ["search_path", "schemata", "tables", "views", "table_columns", "view_columns", "datatypes",
+         "foreignkeys", "functions", "databases", "casing"]
+COMPARED = {"search_path", "schemata", "tables", "views", "table_columns", "view_columns", "foreignkeys", "datatypes",
+            "functions"}
+# Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
+ARRAYS = ("arrays: the query compares a column with = ANY (array), catalog queries do not take it yet",
+          r"AEXPR_OP_ANY")
+KNOWN_GAPS = {
+    "PGExecute.tables()": ARRAYS,
+    "PGExecute.views()": ARRAYS,
+    "PGExecute.table_columns()": ARRAYS,
+    "PGExecute.view_columns()": ARRAYS,
+    "PGExecute.functions()": ("reg* types: the query casts prorettype to regtype",
+                              r"cannot cast type oid to regtype"),
+    "PGExecute.casing()": ("catalog: pg_proc has no prolang column", r"column p\.prolang does not exist"),
+}
+
+
+def public(rows):
+    rows = list(rows)
+    return sorted(tuple(str(c) for c in r) for r in rows if not isinstance(r, str) and r and r[0] == "public") \
+        if rows and not isinstance(rows[0], str) else rows
+
+
+def main():
+    checks = t.Checks(KNOWN_GAPS, __file__)
+    pg = t.pg.Postgres(t.USER, t.DATABASE)
+    try:
+        for sql in TABLES:
+            pg.sql(t.USER, t.DATABASE, sql)
+            status, out = t.psql(t.TALLY, sql)
+            if not checks.check(status == 0, f"tallyd runs {sql[:40]}...", out):
+                return checks.status()
+        oracle = PGExecute(database=t.DATABASE, user=t.USER, host=pg.dir, port=pg.port)
+        tally = PGExecute(database=t.DATABASE, user=t.USER, host=t.HOST, port=int(t.PORT), sslmode="disable")
+        for step in STEPS:
+            try:
+                actual = list(getattr(tally, step)())
+            except Exception as e:
+                checks.check(False, f"PGExecute.{step}()", f"tallyd raised {e!r}")
+                tally = PGExecute(database=t.DATABASE, user=t.USER, host=t.HOST, port=int(t.PORT), sslmode="disable")
+                continue
+            if step in COMPARED:
+                expected = public(getattr(oracle, step)())
+                actual = public(actual)
+                checks.check(expected == actual, f"PGExecute.{step}()",
+                             f"as PostgreSQL's?\n--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
+            else:
+                checks.check(step == "foreignkeys" or len(actual) > 0, f"PGExecute.{step}()",
+                             f"answers no rows: {actual}")
+        # Queries through pgcli's own runner (what the prompt does with a typed statement).
+        results = list(tally.run("SELECT region, sum(amount) FROM sales GROUP BY region; SELECT 1 AS one"))
+        checks.check(len(results) == 2 and list(results[1][1]) == [(1,)], "PGExecute.run of two statements",
+                     repr(results))
+    finally:
+        pg.stop()
+    return checks.status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
