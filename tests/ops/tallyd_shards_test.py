@@ -191,6 +191,18 @@ class TallyShards(unittest.TestCase):
         self.assertEqual(len(remote), SHARDS, plan)
         for statement in remote:
             self.assertNotIn("GROUP BY", statement, plan)
+        # A condition on the view's key reaches every shard's partial.
+        plan = self.explain("SELECT * FROM sales_by_region WHERE region = 'r3'")
+        remote = re.findall(r"Remote SQL: (.*)", plan)
+        self.assertEqual(len(remote), SHARDS, plan)
+        for statement in remote:
+            self.assertIn("WHERE ((region = 'r3')) GROUP BY 1", statement, plan)
+        self.assertEqual(self.rows("SELECT * FROM sales_by_region WHERE region = 'r3'"),
+                         self.rows(ORACLE_TWO_PHASE.replace("GROUP BY", "WHERE region = 'r3' GROUP BY")))
+        # ORDER BY ... LIMIT over the partitioned table: the shards send their
+        # rows, the coordinator sorts (what docs/sharding.md says).
+        plan = self.explain("SELECT id, v FROM sales ORDER BY v DESC, id LIMIT 5")
+        self.assertNotIn("LIMIT", "".join(re.findall(r"Remote SQL: (.*)", plan)), plan)
 
     def test_5_answers_as_one_postgresql(self):
         self.assert_same_answers()
