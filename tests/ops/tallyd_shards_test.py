@@ -20,6 +20,7 @@ rows each shard must hold and what every query must answer. Asserts:
   right shards; a coordinator ROLLBACK leaves the shards as they were; an UPDATE
   postgres_fdw cannot push down (it needs ctid, which Tally does not have) fails
   cleanly and changes nothing;
+- a join on the distribution key (enable_partitionwise_join) runs on the shards;
 - SELECT ... FOR UPDATE on a shard refuses what PostgreSQL refuses, and a
   locked row makes a writer of it wait, as in PostgreSQL.
 Starts scratch tallyds (tallyd_lifecycle_test.Tallyd) and a scratch
@@ -48,6 +49,7 @@ COLUMNS = "id bigint, region text, k bigint, v bigint"
 QUERIES = [
     "SELECT id, count(*), sum(v) FROM sales GROUP BY id",
     "SELECT id, region, max(v), min(k) FROM sales GROUP BY id, region",
+    "SELECT id, percentile_cont(0.5) WITHIN GROUP (ORDER BY v), count(DISTINCT k) FROM sales GROUP BY id",
     "SELECT region, count(*), sum(v) FROM sales GROUP BY region",
     "SELECT k, avg(v), count(DISTINCT region) FROM sales GROUP BY k",
     "SELECT count(*), sum(v), min(id), max(id) FROM sales",
@@ -172,7 +174,7 @@ class TallyShards(unittest.TestCase):
             self.assertEqual(int(m.group(1)), shard_count, plan)
 
     def test_3_partitionwise_aggregate_on_distribution_key(self):
-        for sql in QUERIES[:2]:
+        for sql in QUERIES[:3]:
             plan = self.explain(sql)
             remote = re.findall(r"Remote SQL: (.*)", plan)
             self.assertEqual(len(remote), SHARDS, plan)
@@ -293,6 +295,17 @@ class TallyShards(unittest.TestCase):
             finally:
                 holder.close()
                 waiter.close()
+
+    def test_9_colocated_join_runs_on_the_shards(self):
+        # Both sides partitioned on the join key: each shard joins its own pair.
+        sql = "SELECT a.id, a.v, b.k FROM sales a JOIN sales b ON a.id = b.id WHERE b.k < 4"
+        self.coordinator("ANALYZE sales")
+        plan = self.coordinator("SET enable_partitionwise_join = on", "EXPLAIN VERBOSE " + sql).stdout
+        remote = re.findall(r"Remote SQL: (.*)", plan)
+        self.assertEqual(len(remote), SHARDS, plan)
+        for statement in remote:
+            self.assertIn("INNER JOIN public.sales", statement, plan)
+        self.assertEqual(self.rows("SET enable_partitionwise_join = on", sql), self.rows(sql.replace("sales", "local_sales")))
 
 
 if __name__ == "__main__":
