@@ -23,13 +23,13 @@ fail() {
 [ -n "${TALLY_SHARDS:-}" ] || fail "set TALLY_SHARDS (host:port,host:port,...)"
 [ -n "${TALLY_PASSWORD:-}" ] || fail "set TALLY_PASSWORD (the shards' password)"
 [ -n "${SHARDED_COLUMNS:-}" ] || fail "set SHARDED_COLUMNS (e.g. 'id bigint, region text')"
-export PGHOST=${PGHOST:-/tmp} PGUSER=${PGUSER:-postgres} PGDATABASE=${PGDATABASE:-postgres}
-export PGPASSWORD=${PGPASSWORD:-${POSTGRES_PASSWORD:-}}
+export PGHOST="${PGHOST:-/tmp}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-postgres}"
+export PGPASSWORD="${PGPASSWORD:-${POSTGRES_PASSWORD:-}}"
 user=${TALLY_USER:-tally}
 table=${SHARDED_TABLE:-sales}
 key=${SHARDED_KEY:-${SHARDED_COLUMNS%% *}}
 shards=$(echo "$TALLY_SHARDS" | tr ',' ' ')
-count=$(echo $shards | wc -w)
+count=$(echo "$shards" | wc -w)
 # Values go into SQL string literals: quotes doubled.
 literal() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 

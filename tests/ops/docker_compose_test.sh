@@ -43,6 +43,7 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
+# shellcheck source=tests/ops/docker_lib.sh
 source tests/ops/docker_lib.sh
 
 # ---- a Docker engine, the base and CPU image ---------------------------------------

@@ -42,6 +42,7 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
+# shellcheck source=tests/ops/docker_lib.sh
 source tests/ops/docker_lib.sh
 
 # ---- images ---------------------------------------------------------------------
