@@ -6,8 +6,9 @@ are postgres_fdw foreign tables, one per shard (use_remote_estimate 'true').
 The oracle is `local_sales` in the same coordinator: the same rows, hash
 partitioned the same way into ordinary tables, so PostgreSQL itself says which
 rows each shard must hold and what every query must answer. Asserts:
-- rows loaded with scripts/shard_load.py (COPY into the partitioned table) and
-  INSERTed through the coordinator land on the shard PostgreSQL routes them to;
+- rows loaded with scripts/shard_load.py (staged, then INSERTed through the
+  partitioned table) and INSERTed through the coordinator land on the shard
+  PostgreSQL routes them to; a load with a bad row leaves every shard as it was;
 - ANALYZE of the foreign partitions reads each shard's row count, and the
   coordinator's row estimates come from the shards' EXPLAIN;
 - with enable_partitionwise_aggregate, GROUP BY on the distribution key runs
@@ -96,8 +97,8 @@ class TallyShards(unittest.TestCase):
         statements.append(TWO_PHASE_VIEW)
         for statement in statements:
             cls.pg.sql("coord", "coord", statement)
-        # The bulk of the rows through the loader (COPY into the partitioned
-        # table), the same rows into the oracle.
+        # The bulk of the rows through the loader (staged on the coordinator,
+        # INSERTed through the partitioned table), the same rows into the oracle.
         csv = os.path.join(cls.tmp.name, "sales.csv")
         with open(csv, "w") as f:
             f.write("id,region,k,v\n" + csv_rows(1, ROWS))
@@ -306,6 +307,19 @@ class TallyShards(unittest.TestCase):
         for statement in remote:
             self.assertIn("INNER JOIN public.sales", statement, plan)
         self.assertEqual(self.rows("SET enable_partitionwise_join = on", sql), self.rows(sql.replace("sales", "local_sales")))
+
+    def test_10_loader_is_all_or_nothing(self):
+        """A bad row (here the last) fails the load from standard input, and
+        no shard keeps any row of it."""
+        before = [self.shard_rows(i) for i in range(SHARDS)]
+        data = csv_rows(2_000_001, 500) + "2000501,r1,1,not-a-number\n"
+        r = subprocess.run([sys.executable, LOADER, "--coordinator", self.pg.conninfo("coord", "coord"),
+                            "--table", "sales", "--progress-rows", "100", "-"],
+                           input=data, capture_output=True, text=True, timeout=300)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("nothing was loaded", r.stderr)
+        self.assertIn("invalid input syntax for type bigint", r.stderr)
+        self.assertEqual([self.shard_rows(i) for i in range(SHARDS)], before)
 
 
 if __name__ == "__main__":
