@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "executor/row_locks.hpp"
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
@@ -274,8 +275,10 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
       }
     }
     if (parts.size() >= 2) {
+      if (column == "ctid") throw_row_identity_error();
       throw Error(SqlState::undefined_column, "column " + parts[parts.size() - 2] + "." + column + " does not exist");
     }
+    if (column == "ctid") throw_row_identity_error();
     throw Error(SqlState::undefined_column, "column \"" + column + "\" does not exist");
   }
   if (parts.size() >= 2) {
@@ -302,8 +305,10 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
       if (ExprPtr outer = context.outer_column(json{{"ColumnRef", ref}})) return outer;
     }
     if (parts.size() >= 2) {
+      if (column == "ctid") throw_row_identity_error();
       throw Error(SqlState::undefined_column, "column " + parts[parts.size() - 2] + "." + column + " does not exist");
     }
+    if (column == "ctid") throw_row_identity_error();
     throw Error(SqlState::undefined_column, "column \"" + column + "\" does not exist");
   }
   return std::make_unique<ColumnExpr>(context.columns[static_cast<size_t>(found)].type, found, column);

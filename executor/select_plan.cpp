@@ -16,6 +16,7 @@
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/row_locks.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
@@ -221,10 +222,10 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     }
   }
   PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
+  if (select.contains("lockingClause")) check_locking_clause(select);
   if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return plan_set_operation(select, pc);
   if (select.contains("valuesLists")) return plan_values(select, pc);
   const bool operators = needs_operators(select, pc);
-  if (select.contains("lockingClause")) throw Error(SqlState::feature_not_supported, "SELECT FOR UPDATE/SHARE is not supported");
   // SELECT DISTINCT is a distinct clause of one empty item; DISTINCT ON lists its expressions.
   const json* distinct_on = nullptr;
   if (select.contains("distinctClause")) {

@@ -182,9 +182,15 @@ ResultSet SqlSession::execute_checked(const AnalyzedStatement& statement,
   if (info_.cancel != nullptr) info_.cancel->check();
   const json& body = statement.body();
   if (kind == "SelectStmt") {
+    std::shared_ptr<const SelectPlan> plan = statement.select;
+    if (lock_selected_tables(body)) {
+      std::vector<uint32_t> types = statement.parameter_types;
+      PlanContext pc = make_plan_context(&types);
+      plan = plan_select(body, pc);
+    }
     ExecContext ec = make_exec_context(&parameters);
     ec.stream_to_client = true;  // simple query and portals only stream the result (stream_rows)
-    return run_select(*statement.select, ec);
+    return run_select(*plan, ec);
   }
   if (kind == "TransactionStmt") return run_transaction_statement(body, out);
   if (kind == "VariableSetStmt") return run_set(body, out);

@@ -107,6 +107,10 @@ class SqlSession final : public tally::QueryHandler {
   // settings generation).
   const std::string& planning_settings();
 
+  // SELECT ... FOR UPDATE in a block: takes the write lock of the tables it
+  // locks (row_locks.hpp) until the block ends. Whether it took any, in
+  // which case the statement is planned again over what the lock protects.
+  bool lock_selected_tables(const nlohmann::json& select);
   // Ends the block's writes: commits them (COMMIT) or discards them.
   void end_write_transaction(bool commit);
 

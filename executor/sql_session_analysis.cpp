@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "executor/parser.hpp"
 #include "executor/dml_parameter_types.hpp"
+#include "executor/row_locks.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/table_provider.hpp"
@@ -168,7 +169,8 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
     a.fields =
         std::vector<tally::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
     const json& query = body["query"];
-    if (query.contains("SelectStmt")) a.select = plan_select(query["SelectStmt"], pc);
+    // (EXPLAIN ANALYZE plans again in run_explain, with ctid as it is.)
+    if (query.contains("SelectStmt")) a.select = plan_select(without_row_identity(query["SelectStmt"]), pc);
   } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt") &&
              tables_ != nullptr) {
     infer_dml_parameter_types(a.kind, body, *tables_, pc);

@@ -23,6 +23,7 @@ ResultSet SqlSession::run_cursor_statement(const std::string& kind, const json& 
     }
     if (cursors_.count(name))
       throw Error(SqlState::duplicate_cursor, "cursor \"" + name + "\" already exists");
+    lock_selected_tables(body["query"]["SelectStmt"]);
     std::vector<uint32_t> types;
     PlanContext pc = make_plan_context(&types);
     auto plan = plan_select(body["query"]["SelectStmt"], pc);

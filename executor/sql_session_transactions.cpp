@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
 #include "executor/database.hpp"
+#include "executor/row_locks.hpp"
 #include "storage/write_transaction.hpp"
 
 namespace tally::executor {
@@ -20,6 +21,20 @@ storage::WriteTransaction* SqlSession::write_transaction() {
     write_transaction_ = std::make_unique<storage::WriteTransaction>(*store, info_.cancel);
   }
   return write_transaction_.get();
+}
+
+bool SqlSession::lock_selected_tables(const json& select) {
+  if (!select.contains("lockingClause")) return false;
+  storage::WriteTransaction* transaction = write_transaction();
+  if (transaction == nullptr) return false;
+  bool locked = false;
+  for (const std::string& name : locked_table_names(select)) {
+    if (auto table = transaction->find_table(name)) {
+      transaction->lock_table(table->def.oid);
+      locked = true;
+    }
+  }
+  return locked;
 }
 
 void SqlSession::end_write_transaction(bool commit) {

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
+#include "executor/row_locks.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -139,7 +140,7 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
     throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
   std::vector<uint32_t> types;
   PlanContext pc = make_plan_context(&types);
-  auto plan = plan_select(query["SelectStmt"], pc);
+  auto plan = plan_select(analyze ? query["SelectStmt"] : without_row_identity(query["SelectStmt"]), pc);
   std::vector<std::string> lines = explain_select(*plan);
   if (analyze) {
     ExecContext ec = make_exec_context(&parameters);

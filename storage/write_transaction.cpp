@@ -201,7 +201,8 @@ void WriteTransaction::commit() {
   if (done_) return;
   std::vector<catalog::Catalog::TableChange> changes;
   for (const auto& [oid, p] : tables_) {
-    if (p.base || p.working) changes.push_back({p.base, p.working});
+    // base == working: locked (FOR UPDATE) but not written; nothing to publish.
+    if ((p.base || p.working) && p.base != p.working) changes.push_back({p.base, p.working});
   }
   try {
     // Durable files first: the catalog commit is what makes them live.

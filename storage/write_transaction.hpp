@@ -50,6 +50,9 @@ class WriteTransaction {
   void drop_table(uint32_t oid);
   void truncate_table(uint32_t oid);
   std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+  // Takes the table's write lock until the block ends, writing nothing
+  // (SELECT ... FOR UPDATE); 42P01 when the table is missing.
+  void lock_table(uint32_t oid) { touch(oid); }
 
   // Writes recorded so far.
   uint64_t writes() const { return writes_; }

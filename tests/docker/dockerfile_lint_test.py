@@ -160,14 +160,17 @@ class Dockerfiles(unittest.TestCase):
 
     def test_scripts_pass_shellcheck(self):
         self.assertTrue(shutil.which("shellcheck"), "shellcheck is not installed: run scripts/setup.sh --test")
-        for script in ("entrypoint.sh", "build_tallyd.sh", "install_with_libs.sh"):
+        for script in ("entrypoint.sh", "build_tallyd.sh", "install_with_libs.sh", "shards/coordinator_entrypoint.sh",
+                       "shards/init_coordinator.sh"):
             path = os.path.join(DOCKER, script)
             self.assertTrue(os.access(path, os.X_OK), script)
             result = subprocess.run(["shellcheck", "-s", "sh", path], capture_output=True, text=True, timeout=60)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        for script in ("scripts/docker_base_image.sh", "tests/ops/docker_compose_test.sh"):
-            result = subprocess.run(["shellcheck", os.path.join(REPO, script)], capture_output=True,
-                                    text=True, timeout=60)
+        for script in ("scripts/docker_base_image.sh", "tests/ops/docker_compose_test.sh",
+                       "tests/ops/docker_shards_test.sh", "tests/ops/docker_lib.sh"):
+            # -x from the repository root: the tests source tests/ops/docker_lib.sh.
+            result = subprocess.run(["shellcheck", "-x", "-s", "bash", os.path.join(REPO, script)], capture_output=True,
+                                    text=True, timeout=60, cwd=REPO)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 

@@ -27,10 +27,8 @@ cannot_run() {
 
 test_start=$SECONDS
 image=tally:cpu-test
-cache_image=tally/cpu-build-cache
 tmp=$(mktemp -d /tmp/tally-docker-test.XXXXXX)
 project=tallytest$$
-started_dockerd=""
 compose_file="$repo/docker/docker-compose.yml"
 compose() { docker-compose -p "$project" -f "$compose_file" --env-file "$tmp/test.env" "$@"; }
 
@@ -40,66 +38,19 @@ cleanup() {
     ((status == 0)) || compose --profile cpu logs --no-color --tail 50 >&2 2>&1 || true
     compose --profile cpu down -v --remove-orphans >/dev/null 2>&1 || true
   fi
-  if [ -n "$started_dockerd" ]; then
-    # Waited for, so a next run does not find a daemon that is still shutting down.
-    kill -TERM "$started_dockerd" 2>/dev/null && wait "$started_dockerd" 2>/dev/null
-    say "stopped the dockerd it started"
-  fi
+  docker_engine_down
   rm -rf "$tmp"
   exit "$status"
 }
 trap cleanup EXIT
+# shellcheck source=tests/ops/docker_lib.sh
+source tests/ops/docker_lib.sh
 
-# ---- a Docker engine ----------------------------------------------------------
-for tool in docker docker-compose psql python3; do
-  command -v "$tool" >/dev/null || cannot_run "$tool is not installed (scripts/setup.sh --test installs it)"
-done
-if ! docker info >/dev/null 2>&1; then
-  command -v dockerd >/dev/null || cannot_run "no Docker engine runs and dockerd is not installed"
-  [ "$(id -u)" -eq 0 ] || cannot_run "no Docker engine runs, and starting dockerd needs root"
-  say "no Docker engine was running: starting dockerd (log: /tmp/tally-dockerd.log)"
-  dockerd >/tmp/tally-dockerd.log 2>&1 &
-  started_dockerd=$!
-  for _ in $(seq 1 60); do
-    docker info >/dev/null 2>&1 && break
-    kill -0 "$started_dockerd" 2>/dev/null || break
-    sleep 1
-  done
-  docker info >/dev/null 2>&1 ||
-    { tail -n 20 /tmp/tally-dockerd.log >&2; cannot_run "dockerd did not start (log above)"; }
-fi
-
-# ---- base and CPU image ---------------------------------------------------------
-if ! docker image inspect tally/debian:12 >/dev/null 2>&1; then
-  [ "$(id -u)" -eq 0 ] || cannot_run "tally/debian:12 is missing and debootstrap needs root"
-  command -v debootstrap >/dev/null || cannot_run "debootstrap is not installed (scripts/setup.sh --test)"
-fi
-scripts/docker_base_image.sh
-
-build_start=$SECONDS
-seed=tally/debian:12
-docker image inspect "$cache_image" >/dev/null 2>&1 && seed=$cache_image
-old_image=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
-# The legacy builder (docker-compose 1.29's) on purpose: the image must build with it.
-build() {
-  DOCKER_BUILDKIT=0 docker build -f docker/Dockerfile --build-arg CCACHE_IMAGE="$seed" "$@" . \
-    >>"$tmp/build.log" 2>&1 || { tail -n 40 "$tmp/build.log" >&2; fail "docker build $*"; }
-}
-build --target build -t "$cache_image"
-build -t "$image"
-# The previous seed and its layers are untagged now; without this each run would leave
-# a gigabyte behind. Only images labelled by docker/Dockerfile's build stage go.
-docker image prune -f --filter label=org.tally.ccache-seed=1 >/dev/null
-if [ -n "$old_image" ] && [ "$old_image" != "$(docker image inspect -f '{{.Id}}' "$image")" ]; then
-  docker rmi "$old_image" >/dev/null 2>&1 || true
-fi
-context=$(grep -m 1 'Sending build context' "$tmp/build.log" | sed 's/.*daemon *//')
-ccache_line=$(grep -E '^ *(Hits|Misses):' "$tmp/build.log" | head -n 2 | tr -s ' ' | paste -sd ';' || true)
-size=$(docker image inspect -f '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }')
-say "CPU image built in $((SECONDS - build_start)) s: $size, build context $context, ccache: ${ccache_line:-n/a}"
+# ---- a Docker engine, the base and CPU image ---------------------------------------
+docker_engine_up
+build_cpu_image "$image" "$tmp/build.log"
 
 # ---- compose up -----------------------------------------------------------------
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 http_port=$(free_port)
 password="pw-$RANDOM-$RANDOM"
