@@ -349,6 +349,20 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
 }
 
 AggregationResult OrderedValuesRun::finalize() {
+  // The device collector's sorts come first: the inner run's kernels,
+  // enqueued chunk by chunk, keep running on the device meanwhile, where
+  // waiting for the inner run first put its device time and the sorts' one
+  // after the other.
+  const auto t_device = std::chrono::steady_clock::now();
+  std::vector<KeyedSegments> segments(spec_.aggregates.size());
+  std::vector<std::optional<KeyedPicks>> picked(spec_.aggregates.size());
+  for (size_t a = 0; a < spec_.aggregates.size() && device_; ++a) {
+    if (inner_of_[a] >= 0 || shares_[a] >= 0) continue;
+    const auto slot = static_cast<size_t>(slot_of_[a]);
+    if (const auto picks = slot_picks(a)) picked[a] = device_->picked(slot, *picks);
+    else segments[a] = device_->sorted(slot);
+  }
+  const double device_ms = ms_since(t_device);
   AggregationResult r = inner_->finalize();
   report_ = inner_->report();
   const auto t = std::chrono::steady_clock::now();
@@ -384,13 +398,12 @@ AggregationResult OrderedValuesRun::finalize() {
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) continue;
     const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
-    const auto picks = source == a && device_ ? slot_picks(a) : std::nullopt;
-    if (picks) sorted[a] = device_picks(static_cast<size_t>(slot_of_[a]), *picks, index, out.keys.size());
-    else if (source == a && device_) sorted[a] = device_rows(static_cast<size_t>(slot_of_[a]), index, out.keys.size());
+    if (source == a && picked[a]) sorted[a] = place_picks(std::move(*picked[a]), index, out.keys.size());
+    else if (source == a && device_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
     else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
     emit(a, sorted[source], out);
   }
-  sort_ms_ = ms_since(t);
+  sort_ms_ = device_ms + ms_since(t);
   report_.finalize_ms += sort_ms_;
   return out;
 }
@@ -483,8 +496,7 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   return Sorted{std::move(offsets), std::move(sorted), {}, {}, {}};
 }
 
-OrderedValuesRun::Sorted OrderedValuesRun::device_rows(size_t slot, const GroupIndex& index, size_t groups) {
-  KeyedSegments k = device_->sorted(slot);
+OrderedValuesRun::Sorted OrderedValuesRun::place_segments(KeyedSegments k, const GroupIndex& index, size_t groups) {
   const auto t = std::chrono::steady_clock::now();
   values_ += k.codes.size();
   sorted_by_sorter_ = true;
@@ -522,9 +534,7 @@ std::optional<std::vector<OrderedPick>> OrderedValuesRun::slot_picks(size_t a) c
   return picks;
 }
 
-OrderedValuesRun::Sorted OrderedValuesRun::device_picks(size_t slot, const std::vector<OrderedPick>& picks,
-                                                        const GroupIndex& index, size_t groups) {
-  KeyedPicks k = device_->picked(slot, picks);
+OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const GroupIndex& index, size_t groups) {
   const auto t = std::chrono::steady_clock::now();
   sorted_by_sorter_ = true;
   const auto per = static_cast<uint64_t>(k.per_key);

@@ -85,10 +85,10 @@ class OrderedValuesRun final : public AggregationRun {
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
-  // The device collector's rows of slot `slot`, placed in out's groups.
-  Sorted device_rows(size_t slot, const GroupIndex& index, size_t groups);
-  // The same, only the values `picks` read.
-  Sorted device_picks(size_t slot, const std::vector<OrderedPick>& picks, const GroupIndex& index, size_t groups);
+  // A device collector slot's sorted rows, placed in out's groups.
+  Sorted place_segments(KeyedSegments k, const GroupIndex& index, size_t groups);
+  // The same for its picked rows (only the values the slot's percentiles read).
+  Sorted place_picks(KeyedPicks k, const GroupIndex& index, size_t groups);
   // The picks of every aggregate reading ordered aggregate a's rows; nullopt
   // when one of them reads every value.
   std::optional<std::vector<OrderedPick>> slot_picks(size_t a) const;
