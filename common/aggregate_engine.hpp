@@ -35,6 +35,8 @@
 
 namespace tally {
 
+class CancelToken;  // common/cancel.hpp
+
 // Partial-state operations. Each aggregate of the query maps to one.
 enum class PartialOp : uint8_t {
   count_rows,      // count(*): rows (after FILTER)
@@ -157,6 +159,11 @@ struct AggregationSpec {
   // and give aggregates that count the same rows one count array. Engines
   // that ignore it return the full form, which is always valid.
   bool compact_result = false;
+  // The statement's cancel token (not owned; outlives the run; nullptr =
+  // none): an engine looks at it between chunks and between the steps it
+  // waits on the device for, so that cancel and statement_timeout stop a
+  // query whose chunks never leave the engine.
+  const CancelToken* cancel = nullptr;
 };
 
 // One chunk of input rows.
@@ -222,6 +229,11 @@ struct PartialStates {
   std::vector<uint64_t> offsets;
   std::vector<int64_t> ordered_int;
   std::vector<double> ordered_float;
+  // Non-empty: the picked form of ordered_values (common/ordered_rows.hpp's
+  // OrderedPick; percentiles only): [offsets[g], offsets[g + 1]) hold only
+  // the values the group's percentiles read, value i being the one at
+  // ascending position ordered_pos[i] among the group's count[g] values.
+  std::vector<uint64_t> ordered_pos;
 };
 
 struct AggregationResult {

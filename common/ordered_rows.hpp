@@ -5,7 +5,9 @@
 // column cache): the wrapper hands over each chunk's rows and receives, at
 // the end, every key's codes sorted, so no host work per row precedes the
 // result. Rows are (group key, order code of the value: common/ordered_code.hpp).
+#include <algorithm>
 #include <cstdint>
+#include <math.h>
 #include <memory>
 #include <new>
 #include <string>
@@ -50,6 +52,96 @@ struct KeyedSegments {
   uint64_t null_key_rows = 0;
 };
 
+// What an ordered-set aggregate reads of its group's sorted values: the one
+// or two positions of percentile_cont or percentile_disc at `fraction`
+// (a constant of the statement, 0 <= fraction <= 1). An engine that knows
+// them copies back only those values, not the group's every value.
+struct OrderedPick {
+  enum class Kind : uint8_t { cont, disc };
+  Kind kind = Kind::cont;
+  double fraction = 0;
+  bool descending = false;  // WITHIN GROUP (ORDER BY ... DESC): positions counted from the end
+};
+
+// Compiled by nvcc as well: the device computes the same positions.
+#if defined(__CUDACC__)
+#define TALLY_ORDERED_PICK_FN __host__ __device__ inline
+#else
+#define TALLY_ORDERED_PICK_FN inline
+#endif
+
+// Positions pick p reads among n >= 1 values sorted ascending, in out[0..2):
+// the arithmetic of executor/finalize.hpp (percentile_cont_of: floor and
+// ceil of fraction * (n - 1); percentile_disc_position: ceil(fraction * n),
+// at least the first), mirrored for DESC. Returns how many (cont: 2, equal
+// when the position is a row; disc: 1).
+TALLY_ORDERED_PICK_FN int ordered_pick_positions(const OrderedPick& p, uint64_t n, uint64_t* out) {
+  int count = 0;
+  if (p.kind == OrderedPick::Kind::cont) {
+    const double position = p.fraction * static_cast<double>(n - 1);
+    out[0] = static_cast<uint64_t>(floor(position));
+    out[1] = static_cast<uint64_t>(ceil(position));
+    count = 2;
+  } else {
+    const auto rownum = static_cast<int64_t>(ceil(p.fraction * static_cast<double>(n)));
+    out[0] = rownum <= 1 ? 0 : static_cast<uint64_t>((rownum < static_cast<int64_t>(n) ? rownum : static_cast<int64_t>(n)) - 1);
+    count = 1;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (out[i] > n - 1) out[i] = n - 1;  // never past the group, whatever the rounding
+    if (p.descending) out[i] = n - 1 - out[i];
+  }
+  return count;
+}
+
+// Positions every group keeps for `picks`: each pick's 1 or 2.
+inline int ordered_picks_per_group(const std::vector<OrderedPick>& picks) {
+  int per = 0;
+  for (const OrderedPick& p : picks) per += p.kind == OrderedPick::Kind::cont ? 2 : 1;
+  return per;
+}
+
+// The picked values of one collector's rows sorted by (key, code): segment
+// i (key keys[i]) holds counts[i] values, of which `per_key` are kept:
+// codes[i * per_key + j] is the value at ascending position
+// positions[i * per_key + j] of the segment (each pick's positions in the
+// order of the picks). When null_key_rows > 0, the NULL-key group's block
+// follows the last segment's.
+struct KeyedPicks {
+  std::vector<int64_t> keys;
+  std::vector<uint64_t> counts;
+  std::vector<uint64_t> codes;
+  std::vector<uint64_t> positions;
+  int per_key = 0;
+  uint64_t null_key_rows = 0;
+};
+
+// The picks out of every segment's sorted codes, on the host.
+inline KeyedPicks pick_from_segments(const KeyedSegments& s, const std::vector<OrderedPick>& picks) {
+  KeyedPicks out;
+  out.keys = s.keys;
+  out.counts = s.counts;
+  out.null_key_rows = s.null_key_rows;
+  out.per_key = ordered_picks_per_group(picks);
+  const size_t blocks = s.keys.size() + (s.null_key_rows > 0 ? 1 : 0);
+  out.codes.reserve(blocks * static_cast<size_t>(out.per_key));
+  out.positions.reserve(out.codes.capacity());
+  uint64_t begin = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint64_t n = b < s.keys.size() ? s.counts[b] : s.null_key_rows;
+    for (const OrderedPick& p : picks) {
+      uint64_t at[2];
+      const int count = ordered_pick_positions(p, n, at);
+      for (int i = 0; i < count; ++i) {
+        out.positions.push_back(at[i]);
+        out.codes.push_back(s.codes[begin + at[i]]);
+      }
+    }
+    begin += n;
+  }
+  return out;
+}
+
 // What one collector keeps of a chunk: the rows whose value input `input`
 // is not NULL and that pass `filter` (nullptr = all).
 struct OrderedRowsSlot {
@@ -69,6 +161,13 @@ class OrderedRowsCollector {
   virtual void collect(const ChunkInput& chunk, const std::vector<OrderedRowsSlot>& slots) = 0;
   // Collector `slot`'s rows, sorted; called once per slot, after the last chunk.
   virtual KeyedSegments sorted(size_t slot) = 0;
+  // Instead of sorted(slot), when the slot's aggregates read only `picks`
+  // (percentiles; not mode or count(DISTINCT)): only those values of each
+  // key's sorted codes. An engine that sorts where the data is overrides it
+  // to pick there and copy back only the picks.
+  virtual KeyedPicks picked(size_t slot, const std::vector<OrderedPick>& picks) {
+    return pick_from_segments(sorted(slot), picks);
+  }
   // Where the rows were kept and sorted, for EXPLAIN ANALYZE.
   virtual std::string name() const = 0;
 };

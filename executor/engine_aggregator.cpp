@@ -8,7 +8,8 @@
 //
 // Engine choice (SET tally.engine): `auto` and `gpu` run on the GPU engine
 // when the database has one and it can run the aggregation (integer keys and
-// inputs; count, sum, avg, min, max, bool_and/or; no FILTER), else on the CPU
+// inputs; count, sum, avg, min, max, bool_and/or; FILTER on any of them but
+// count(*)), else on the CPU
 // engine. `gpu` on an aggregation the GPU cannot run still answers, on the
 // CPU, and EXPLAIN ANALYZE says why: the SQL is valid, only the placement
 // differs, and PostgreSQL has no error for "this engine cannot". `cpu` always
@@ -46,6 +47,25 @@ const Expr* stored_moment_input(const Expr* arg) {
   const TypeId from = col->type.id;
   const bool read_as_double = from == TypeId::int2 || from == TypeId::int4 || from == TypeId::int8 || from == TypeId::float4;
   return read_as_double ? col : arg;
+}
+
+// Percentiles read one or two values of their group: with the fraction
+// known (a constant of the statement, checked to be in [0, 1]; PostgreSQL's
+// 22003 for one outside comes from the finalizer, which then sees every
+// value), the device copies back only those.
+std::vector<std::optional<OrderedPick>> ordered_picks(const std::vector<AggregateCall>& aggregates,
+                                                      const std::vector<Value>& fractions) {
+  std::vector<std::optional<OrderedPick>> picks(aggregates.size());
+  for (size_t a = 0; a < aggregates.size() && a < fractions.size(); ++a) {
+    const AggKind kind = aggregates[a].signature.kind;
+    if (kind != AggKind::percentile_cont && kind != AggKind::percentile_disc) continue;
+    if (!std::holds_alternative<double>(fractions[a])) continue;
+    const double f = std::get<double>(fractions[a]);
+    if (!(f >= 0 && f <= 1)) continue;
+    picks[a] = OrderedPick{kind == AggKind::percentile_cont ? OrderedPick::Kind::cont : OrderedPick::Kind::disc, f,
+                           aggregates[a].descending};
+  }
+  return picks;
 }
 }  // namespace
 
@@ -169,6 +189,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   // its parse and plan.
   if (context.threads == 0 && table != nullptr && table->row_count() < kSingleThreadRows) spec_.threads = 1;
   spec_.memory_budget = context.memory_budget;
+  spec_.cancel = context.cancel;
   if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
   // Keys travel at their stored width: int2/int4/date/bool and dictionary
   // codes as int32 (the GPU reads half the bytes of int64), int8 and
@@ -252,9 +273,18 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   if (!gpu && engine_table_) gpu = engine_table_->gpu_engine();
   const bool wants_gpu = context.engine == "auto" || context.engine == "gpu";
   if (wants_gpu && gpu) {
+    // A FILTER goes to the GPU as its aggregate's input validity (sink()):
+    // only count(*), which has no input, cannot take it there.
     bool filtered = false;
-    for (const auto& a : aggregates_) filtered |= a.filter != nullptr;
     AggregationSpec g = spec_;
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      if (!aggregates_[a].filter) continue;
+      const PartialAggregate& p = g.aggregates[a];
+      filtered |= p.input < 0;
+      for (const int i : {p.input, p.input2}) {
+        if (i >= 0 && static_cast<size_t>(i) < g.value_not_null.size()) g.value_not_null[static_cast<size_t>(i)] = 0;
+      }
+    }
     g.forced_variant = context.variant;
     g.forced_configuration = context.launch_config;
     // The tuning cache Database::open installed (none: rules only).
@@ -269,7 +299,7 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
       return;
     }
     if (context.engine == "gpu") {
-      not_on_gpu_ = filtered ? "an aggregate has a FILTER clause, which the GPU engine does not take yet"
+      not_on_gpu_ = filtered ? "count(*) has a FILTER clause, which the GPU engine does not take yet"
                              : "an input or aggregate the GPU engine does not take (an integer variance wider "
                                "than int4, wide numeric, or more accumulators than it keeps)";
     }
@@ -309,8 +339,9 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
         return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
       },
-      "GPU segmented sort", std::move(device));
+      "GPU segmented sort", std::move(device), ordered_picks(aggregates_, fractions_));
 }
+
 
 // Group-count estimate from a sample of key values spread over every chunk
 // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.

@@ -217,12 +217,33 @@ void EngineAggregator::sink(const EvalInput& rows) {
   }
   std::vector<std::vector<uint8_t>> masks;
   masks.reserve(aggregates_.size());
-  for (const auto& a : aggregates_) {
-    if (!a.filter) { in.filters.push_back(nullptr); continue; }
-    const Vector f = a.filter->evaluate(rows);
+  // Inputs whose validity a FILTER is folded into.
+  std::vector<std::vector<uint8_t>> folded;
+  folded.reserve(2 * aggregates_.size());
+  for (size_t a = 0; a < aggregates_.size(); ++a) {
+    if (!aggregates_[a].filter) { in.filters.push_back(nullptr); continue; }
+    const Vector f = aggregates_[a].filter->evaluate(rows);
     masks.emplace_back(rows.rows);
     for (size_t r = 0; r < rows.rows; ++r) masks.back()[r] = (!f.null_at(r) && f.ints[r]) ? 1 : 0;
-    in.filters.push_back(masks.back().data());
+    const PartialAggregate& p = spec_.aggregates[a];
+    if (!on_gpu_ || p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct || p.input < 0) {
+      in.filters.push_back(masks.back().data());
+      continue;
+    }
+    // The GPU engine takes no FILTER mask: an aggregate ignores a NULL
+    // input as it ignores a filtered-out row, and every aggregate has
+    // inputs of its own, so the mask becomes its inputs' validity
+    // (choose_engine left only aggregates with an input on the GPU).
+    for (const int i : {p.input, p.input2}) {
+      if (i < 0) continue;
+      ColumnView& view = in.values[static_cast<size_t>(i)];
+      folded.emplace_back(masks.back());
+      if (view.validity != nullptr) {
+        for (size_t r = 0; r < rows.rows; ++r) folded.back()[r] &= view.validity[r];
+      }
+      view.validity = folded.back().data();
+    }
+    in.filters.push_back(nullptr);
   }
   run_->sink(in);
 }

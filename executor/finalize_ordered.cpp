@@ -29,13 +29,23 @@ namespace {
 bool float_type(TypeId id) { return id == TypeId::float4 || id == TypeId::float8; }
 
 // One group's values in the aggregate's order (descending reverses the
-// engine's ascending order).
+// engine's ascending order). In the picked form (PartialStates::ordered_pos)
+// only `kept` of the n values are there, at ascending positions `positions`.
 template <class T>
 struct GroupValues {
   const T* first;
   size_t n;
   bool descending;
-  T operator[](size_t i) const { return descending ? first[n - 1 - i] : first[i]; }
+  const uint64_t* positions = nullptr;
+  size_t kept = 0;
+  T operator[](size_t i) const {
+    const size_t at = descending ? n - 1 - i : i;
+    if (positions == nullptr) return first[at];
+    for (size_t k = 0; k < kept; ++k) {
+      if (positions[k] == at) return first[k];
+    }
+    throw Error(SqlState::internal_error, "ordered values: a percentile's position was not picked");
+  }
 };
 
 // PostgreSQL's equality of sorted values: the engines give every NaN as one
@@ -71,6 +81,8 @@ void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std
       out.ints[g] = v;
     }
   };
+  const bool picked = !s.ordered_pos.empty();
+  if (picked && c.kind == AggKind::mode) throw Error(SqlState::internal_error, "ordered values: mode() over picked values");
   for (size_t g = 0; g < groups; ++g) {
     const uint64_t begin = g + 1 < s.offsets.size() ? s.offsets[g] : 0;
     const uint64_t end = g + 1 < s.offsets.size() ? s.offsets[g + 1] : 0;
@@ -78,7 +90,12 @@ void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std
       out.set_null(g);
       continue;
     }
-    const GroupValues<T> v{values.data() + begin, static_cast<size_t>(end - begin), call.descending};
+    GroupValues<T> v{values.data() + begin, static_cast<size_t>(end - begin), call.descending};
+    if (picked) {
+      v.n = static_cast<size_t>(s.count.at(g));
+      v.positions = s.ordered_pos.data() + begin;
+      v.kept = static_cast<size_t>(end - begin);
+    }
     switch (c.kind) {
       case AggKind::mode: store(g, mode_of(v)); break;
       case AggKind::percentile_disc: store(g, v[percentile_disc_position(fraction, v.n)]); break;

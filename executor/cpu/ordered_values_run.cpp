@@ -170,9 +170,11 @@ AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::v
 }
 
 OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter,
-                                   std::string sorter_name, std::unique_ptr<OrderedRowsCollector> device)
+                                   std::string sorter_name, std::unique_ptr<OrderedRowsCollector> device,
+                                   std::vector<std::optional<OrderedPick>> picks)
     : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)),
-      device_(std::move(device)) {
+      device_(std::move(device)), picks_(std::move(picks)) {
+  picks_.resize(spec.aggregates.size());
   threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int next = 0;
   for (const PartialAggregate& a : spec.aggregates) inner_of_.push_back(is_ordered_op(a.op) ? -1 : next++);
@@ -347,6 +349,20 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
 }
 
 AggregationResult OrderedValuesRun::finalize() {
+  // The device collector's sorts come first: the inner run's kernels,
+  // enqueued chunk by chunk, keep running on the device meanwhile, where
+  // waiting for the inner run first put its device time and the sorts' one
+  // after the other.
+  const auto t_device = std::chrono::steady_clock::now();
+  std::vector<KeyedSegments> segments(spec_.aggregates.size());
+  std::vector<std::optional<KeyedPicks>> picked(spec_.aggregates.size());
+  for (size_t a = 0; a < spec_.aggregates.size() && device_; ++a) {
+    if (inner_of_[a] >= 0 || shares_[a] >= 0) continue;
+    const auto slot = static_cast<size_t>(slot_of_[a]);
+    if (const auto picks = slot_picks(a)) picked[a] = device_->picked(slot, *picks);
+    else segments[a] = device_->sorted(slot);
+  }
+  const double device_ms = ms_since(t_device);
   AggregationResult r = inner_->finalize();
   report_ = inner_->report();
   const auto t = std::chrono::steady_clock::now();
@@ -382,11 +398,12 @@ AggregationResult OrderedValuesRun::finalize() {
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) continue;
     const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
-    if (source == a && device_) sorted[a] = device_rows(static_cast<size_t>(slot_of_[a]), index, out.keys.size());
+    if (source == a && picked[a]) sorted[a] = place_picks(std::move(*picked[a]), index, out.keys.size());
+    else if (source == a && device_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
     else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
     emit(a, sorted[source], out);
   }
-  sort_ms_ = ms_since(t);
+  sort_ms_ = device_ms + ms_since(t);
   report_.finalize_ms += sort_ms_;
   return out;
 }
@@ -476,11 +493,10 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     const size_t len = offsets[g + 1] - offsets[g];
     if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
   }
-  return Sorted{std::move(offsets), std::move(sorted), {}};
+  return Sorted{std::move(offsets), std::move(sorted), {}, {}, {}};
 }
 
-OrderedValuesRun::Sorted OrderedValuesRun::device_rows(size_t slot, const GroupIndex& index, size_t groups) {
-  KeyedSegments k = device_->sorted(slot);
+OrderedValuesRun::Sorted OrderedValuesRun::place_segments(KeyedSegments k, const GroupIndex& index, size_t groups) {
   const auto t = std::chrono::steady_clock::now();
   values_ += k.codes.size();
   sorted_by_sorter_ = true;
@@ -508,6 +524,47 @@ OrderedValuesRun::Sorted OrderedValuesRun::device_rows(size_t slot, const GroupI
   return out;
 }
 
+std::optional<std::vector<OrderedPick>> OrderedValuesRun::slot_picks(size_t a) const {
+  std::vector<OrderedPick> picks;
+  for (size_t b = 0; b < spec_.aggregates.size(); ++b) {
+    if (inner_of_[b] >= 0 || (b != a && shares_[b] != static_cast<int>(a))) continue;
+    if (!picks_[b]) return std::nullopt;
+    picks.push_back(*picks_[b]);
+  }
+  return picks;
+}
+
+OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const GroupIndex& index, size_t groups) {
+  const auto t = std::chrono::steady_clock::now();
+  sorted_by_sorter_ = true;
+  const auto per = static_cast<uint64_t>(k.per_key);
+  Sorted out;
+  out.from.assign(groups, 0);
+  out.n.assign(groups, 0);
+  std::vector<uint64_t> kept(groups, 0);
+  auto place = [&](uint32_t g, size_t block, uint64_t n) {
+    values_ += n;
+    out.n[g] = n;
+    kept[g] = per;
+    out.from[g] = block * per;
+  };
+  for (size_t i = 0; i < k.keys.size(); ++i) {
+    const uint32_t g = index.find(k.keys[i]);
+    if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
+    place(g, i, k.counts[i]);
+  }
+  if (k.null_key_rows > 0) {
+    if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
+    place(index.null_group(), k.keys.size(), k.null_key_rows);
+  }
+  out.offsets.assign(groups + 1, 0);
+  for (size_t g = 0; g < groups; ++g) out.offsets[g + 1] = out.offsets[g] + kept[g];
+  out.codes.assign(k.codes.begin(), k.codes.end());
+  out.positions = std::move(k.positions);
+  assign_ms_ += ms_since(t);
+  return out;
+}
+
 void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out) const {
   const size_t groups = out.keys.size();
   const std::vector<uint64_t>& offsets = rows.offsets;
@@ -528,6 +585,24 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
         s.count[g] = distinct;
       }
     });
+    return;
+  }
+  if (!rows.positions.empty()) {
+    // Picked: each group's kept codes and their positions, in group order.
+    const size_t kept = offsets[groups];
+    if (floats) s.ordered_float.resize(kept);
+    else s.ordered_int.resize(kept);
+    s.ordered_pos.resize(kept);
+    s.count.assign(rows.n.begin(), rows.n.end());
+    s.offsets = offsets;
+    for (size_t g = 0; g < groups; ++g) {
+      for (uint64_t i = 0, len = offsets[g + 1] - offsets[g]; i < len; ++i) {
+        const uint64_t code = sorted[rows.from[g] + i];
+        if (floats) s.ordered_float[offsets[g] + i] = float_of_order_code(code);
+        else s.ordered_int[offsets[g] + i] = int_of_order_code(code);
+        s.ordered_pos[offsets[g] + i] = rows.positions[rows.from[g] + i];
+      }
+    }
     return;
   }
   if (floats) s.ordered_float.resize(n);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,12 @@ class OrderedValuesRun final : public AggregationRun {
   // `sorter_name` names it in EXPLAIN ANALYZE. device: where the ordered
   // aggregates' rows are kept and sorted instead (the GPU over its resident
   // columns, common/ordered_rows.hpp); nullptr = here, on the host.
+  // picks: per aggregate, the positions its finalizer reads (percentiles);
+  // nullopt or absent = every value (mode, count(DISTINCT)). Rows of which
+  // every reader has picks come back from the device collector picked.
   OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
-                   std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> device = nullptr);
+                   std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> device = nullptr,
+                   std::vector<std::optional<OrderedPick>> picks = {});
 
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override;
@@ -69,6 +74,10 @@ class OrderedValuesRun final : public AggregationRun {
     // Where group g's codes start in `codes` when not at offsets[g] (the
     // device's segments come in key order); empty = at offsets[g].
     std::vector<uint64_t> from;
+    // The picked form (PartialStates::ordered_pos): each group's number of
+    // values, and each kept code's position among them; empty = every value.
+    std::vector<uint64_t> n;
+    std::vector<uint64_t> positions;
   };
   static const uint8_t* filter_of(const ChunkInput& chunk, size_t a) {
     return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
@@ -76,8 +85,13 @@ class OrderedValuesRun final : public AggregationRun {
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
-  // The device collector's rows of slot `slot`, placed in out's groups.
-  Sorted device_rows(size_t slot, const GroupIndex& index, size_t groups);
+  // A device collector slot's sorted rows, placed in out's groups.
+  Sorted place_segments(KeyedSegments k, const GroupIndex& index, size_t groups);
+  // The same for its picked rows (only the values the slot's percentiles read).
+  Sorted place_picks(KeyedPicks k, const GroupIndex& index, size_t groups);
+  // The picks of every aggregate reading ordered aggregate a's rows; nullopt
+  // when one of them reads every value.
+  std::optional<std::vector<OrderedPick>> slot_picks(size_t a) const;
   // Fills out.states[a] for ordered aggregate a from its collector's rows.
   void emit(size_t a, const Sorted& rows, AggregationResult& out) const;
 
@@ -91,6 +105,7 @@ class OrderedValuesRun final : public AggregationRun {
   std::string sorter_name_;
   std::unique_ptr<OrderedRowsCollector> device_;
   std::vector<int> slot_of_;  // per aggregate: its device collector slot; -1 = none
+  std::vector<std::optional<OrderedPick>> picks_;  // per aggregate (constructor's picks)
   bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;

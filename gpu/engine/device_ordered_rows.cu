@@ -7,6 +7,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cancel.hpp"
 #include "common/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
@@ -105,6 +107,34 @@ __global__ void collect_kernel(CollectArgs a, int64_t rows) {
   }
 }
 
+// Percentiles' picks (common/ordered_rows.hpp) out of each run of sorted
+// codes: run r holds lengths[r] codes from starts[r] (lengths == nullptr:
+// one run of `single` codes from 0). The positions are the host's, with the
+// same arithmetic, so the finalizer finds the values it reads.
+constexpr int kMaxPicks = 16;
+struct PickArgs {
+  tally::OrderedPick picks[kMaxPicks];
+  int count = 0;
+  int per = 0;  // positions kept per run
+};
+
+__global__ void pick_kernel(const uint64_t* codes, const int* lengths, const int* starts, int single, int runs, PickArgs p,
+                            uint64_t* out_codes, uint64_t* out_positions) {
+  for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += gridDim.x * blockDim.x) {
+    const uint64_t n = lengths ? static_cast<uint64_t>(lengths[r]) : static_cast<uint64_t>(single);
+    const uint64_t* run = codes + (starts ? starts[r] : 0);
+    uint64_t at = static_cast<uint64_t>(r) * static_cast<uint64_t>(p.per);
+    for (int i = 0; i < p.count; ++i) {
+      uint64_t pos[2];
+      const int k = tally::ordered_pick_positions(p.picks[i], n, pos);
+      for (int j = 0; j < k; ++j, ++at) {
+        out_codes[at] = run[pos[j]];
+        out_positions[at] = pos[j];
+      }
+    }
+  }
+}
+
 constexpr int kCollectThreads = 256;
 constexpr int64_t kCollectMaxBlocks = 8192;
 
@@ -159,10 +189,11 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
 
   void collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) override;
   tally::KeyedSegments sorted(size_t slot) override;
+  tally::KeyedPicks picked(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
   std::string name() const override {
-    char line[160];
-    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms",
-                  sort_ms_, copy_ms_);
+    char line[200];
+    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s",
+                  sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "");
     return line;
   }
 
@@ -171,6 +202,19 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
     DeviceBuffer keys, codes, nulls;
     uint64_t capacity = 0, null_capacity = 0;  // rows of keys and codes; of nulls
   };
+  // One slot's rows sorted by (key, code) on the device: `codes` (n of
+  // them) in key runs (run_count keys in `unique`, their lengths in
+  // `lengths`), the NULL-key group's null_rows codes in sorted_nulls.
+  struct OnDevice {
+    Slot slot;
+    DeviceBuffer alt_keys, alt_codes, unique, lengths, runs, sorted_nulls;
+    const uint64_t* codes = nullptr;
+    uint64_t n = 0, null_rows = 0;
+    int run_count = 0;
+  };
+  OnDevice sort_slot(size_t slot);
+  // The runs' keys (decoded) and lengths, copied back.
+  void copy_keys(const OnDevice& d, std::vector<int64_t>& keys, std::vector<uint64_t>& counts);
   struct InFlight {
     cudaEvent_t done = nullptr;
     std::vector<std::shared_ptr<const DeviceColumn>> leases;
@@ -197,6 +241,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   std::unique_ptr<KeyPacker> packer_;
   uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
+  int picked_slots_ = 0;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -280,6 +325,7 @@ void DeviceOrderedRows::retire_finished() {
 }
 
 void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) {
+  if (spec_.cancel) spec_.cancel->check();
   if (slots_.empty()) {
     slots_.resize(slots.size());
     counters_ = DeviceBuffer(std::max<size_t>(1, 2 * slots.size()) * sizeof(unsigned long long), stream_);
@@ -364,9 +410,9 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
   retire_finished();
 }
 
-tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
-  tally::KeyedSegments out;
-  if (s >= slots_.size()) return out;  // no chunk: no row
+DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
+  OnDevice d;
+  if (spec_.cancel) spec_.cancel->check();
   unsigned long long counts[2] = {0, 0};
   TALLY_CUDA_CHECK(cudaMemcpyAsync(counts, counters_.get<unsigned long long>() + 2 * s, sizeof counts, cudaMemcpyDeviceToHost, stream_));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -374,63 +420,128 @@ tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
     (void)cudaEventDestroy(in_flight_.front().done);
     in_flight_.pop_front();
   }
-  const uint64_t n = counts[0], nulls = counts[1];
-  if (n > static_cast<uint64_t>(INT_MAX) || nulls > static_cast<uint64_t>(INT_MAX))
+  d.n = counts[0];
+  d.null_rows = counts[1];
+  if (d.n > static_cast<uint64_t>(INT_MAX) || d.null_rows > static_cast<uint64_t>(INT_MAX))
     throw Error(SqlState::program_limit_exceeded, "GPU: more than 2^31 rows for one ordered aggregate");
-  Slot slot = std::move(slots_[s]);
-  out.codes.resize(n + nulls);
-  out.null_key_rows = nulls;
+  d.slot = std::move(slots_[s]);
   const auto t_sort = std::chrono::steady_clock::now();
-  if (n > 0) {
-    DeviceBuffer alt_keys(n * sizeof(uint64_t), stream_), alt_codes(n * sizeof(uint64_t), stream_);
-    cub::DoubleBuffer<uint64_t> keys(slot.keys.get<uint64_t>(), alt_keys.get<uint64_t>());
-    cub::DoubleBuffer<uint64_t> codes(slot.codes.get<uint64_t>(), alt_codes.get<uint64_t>());
+  if (d.n > 0) {
+    const uint64_t n = d.n;
+    d.alt_keys = DeviceBuffer(n * sizeof(uint64_t), stream_);
+    d.alt_codes = DeviceBuffer(n * sizeof(uint64_t), stream_);
+    cub::DoubleBuffer<uint64_t> keys(d.slot.keys.get<uint64_t>(), d.alt_keys.get<uint64_t>());
+    cub::DoubleBuffer<uint64_t> codes(d.slot.codes.get<uint64_t>(), d.alt_codes.get<uint64_t>());
     const int items = static_cast<int>(n);
     // By code over all 64 bits, then stably by key over the key's bits: (key, code) order.
     size_t by_code = 0, by_key = 0, encode = 0;
     TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, by_code, codes, keys, items, 0, 64, stream_));
     if (key_bits_ > 0) TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, by_key, keys, codes, items, 0, key_bits_, stream_));
-    DeviceBuffer unique(n * sizeof(uint64_t), stream_), lengths(n * sizeof(int), stream_), runs(sizeof(int), stream_);
-    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, encode, keys.Current(), unique.get<uint64_t>(),
-                                                        lengths.get<int>(), runs.get<int>(), items, stream_));
+    d.unique = DeviceBuffer(n * sizeof(uint64_t), stream_);
+    d.lengths = DeviceBuffer(n * sizeof(int), stream_);
+    d.runs = DeviceBuffer(sizeof(int), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, encode, keys.Current(), d.unique.get<uint64_t>(),
+                                                        d.lengths.get<int>(), d.runs.get<int>(), items, stream_));
     DeviceBuffer temp(std::max({by_code, by_key, encode, size_t{1}}), stream_);
     TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), by_code, codes, keys, items, 0, 64, stream_));
     if (key_bits_ > 0) TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), by_key, keys, codes, items, 0, key_bits_, stream_));
-    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp.get(), encode, keys.Current(), unique.get<uint64_t>(),
-                                                        lengths.get<int>(), runs.get<int>(), items, stream_));
-    int run_count = 0;
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&run_count, runs.get(), sizeof run_count, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp.get(), encode, keys.Current(), d.unique.get<uint64_t>(),
+                                                        d.lengths.get<int>(), d.runs.get<int>(), items, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&d.run_count, d.runs.get(), sizeof d.run_count, cudaMemcpyDeviceToHost, stream_));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    sort_ms_ += ms_since(t_sort);
-    const auto t_copy = std::chrono::steady_clock::now();
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), codes.Current(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    copy_ms_ += ms_since(t_copy);
-    std::vector<uint64_t> sort_keys(static_cast<size_t>(run_count));
-    std::vector<int> lens(static_cast<size_t>(run_count));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(sort_keys.data(), unique.get(), sort_keys.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(lens.data(), lengths.get(), lens.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    out.keys.resize(sort_keys.size());
-    out.counts.resize(sort_keys.size());
-    for (size_t i = 0; i < sort_keys.size(); ++i) {
-      const uint64_t k = sort_keys[i];
-      out.keys[i] = key_kind_ == kKeyInt32   ? static_cast<int64_t>(k) - kInt32Bias
-                    : key_kind_ == kKeyInt64 ? static_cast<int64_t>(k ^ kSignBit)
-                                             : static_cast<int64_t>(k);
-      out.counts[i] = static_cast<uint64_t>(lens[i]);
-    }
+    d.codes = codes.Current();
   }
-  if (nulls > 0) {
-    DeviceBuffer sorted_nulls(nulls * sizeof(uint64_t), stream_);
+  if (d.null_rows > 0) {
+    d.sorted_nulls = DeviceBuffer(d.null_rows * sizeof(uint64_t), stream_);
     size_t bytes = 0;
-    const int items = static_cast<int>(nulls);
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, slot.nulls.get<const uint64_t>(), sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
+    const int items = static_cast<int>(d.null_rows);
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d.slot.nulls.get<const uint64_t>(), d.sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
     DeviceBuffer temp(std::max<size_t>(bytes, 1), stream_);
-    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), bytes, slot.nulls.get<const uint64_t>(), sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data() + n, sorted_nulls.get(), nulls * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), bytes, d.slot.nulls.get<const uint64_t>(), d.sorted_nulls.get<uint64_t>(), items, 0, 64, stream_));
   }
+  sort_ms_ += ms_since(t_sort);
+  return d;
+}
+
+void DeviceOrderedRows::copy_keys(const OnDevice& d, std::vector<int64_t>& keys, std::vector<uint64_t>& counts) {
+  std::vector<uint64_t> sort_keys(static_cast<size_t>(d.run_count));
+  std::vector<int> lens(static_cast<size_t>(d.run_count));
+  if (d.run_count > 0) {
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(sort_keys.data(), d.unique.get(), sort_keys.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(lens.data(), d.lengths.get(), lens.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  keys.resize(sort_keys.size());
+  counts.resize(sort_keys.size());
+  for (size_t i = 0; i < sort_keys.size(); ++i) {
+    const uint64_t k = sort_keys[i];
+    keys[i] = key_kind_ == kKeyInt32   ? static_cast<int64_t>(k) - kInt32Bias
+              : key_kind_ == kKeyInt64 ? static_cast<int64_t>(k ^ kSignBit)
+                                       : static_cast<int64_t>(k);
+    counts[i] = static_cast<uint64_t>(lens[i]);
+  }
+}
+
+tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
+  tally::KeyedSegments out;
+  if (s >= slots_.size()) return out;  // no chunk: no row
+  OnDevice d = sort_slot(s);
+  out.codes.resize(d.n + d.null_rows);
+  out.null_key_rows = d.null_rows;
+  const auto t_copy = std::chrono::steady_clock::now();
+  if (d.n > 0) TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), d.codes, d.n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+  if (d.null_rows > 0)
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data() + d.n, d.sorted_nulls.get(), d.null_rows * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_ms_ += ms_since(t_copy);
+  copy_keys(d, out.keys, out.counts);
+  return out;
+}
+
+tally::KeyedPicks DeviceOrderedRows::picked(size_t s, const std::vector<tally::OrderedPick>& picks) {
+  tally::KeyedPicks out;
+  out.per_key = tally::ordered_picks_per_group(picks);
+  if (s >= slots_.size()) return out;  // no chunk: no row
+  if (picks.size() > static_cast<size_t>(kMaxPicks)) return tally::pick_from_segments(sorted(s), picks);
+  OnDevice d = sort_slot(s);
+  ++picked_slots_;
+  out.null_key_rows = d.null_rows;
+  const auto t_copy = std::chrono::steady_clock::now();
+  PickArgs args;
+  args.count = static_cast<int>(picks.size());
+  args.per = out.per_key;
+  std::copy(picks.begin(), picks.end(), args.picks);
+  // Every key's picks, then the NULL-key group's block: one launch over
+  // the runs (their starts an exclusive scan of the lengths), one for it.
+  const size_t blocks = static_cast<size_t>(d.run_count) + (d.null_rows > 0 ? 1 : 0);
+  const size_t kept = blocks * static_cast<size_t>(out.per_key);
+  DeviceBuffer codes(std::max<size_t>(kept, 1) * sizeof(uint64_t), stream_), positions(std::max<size_t>(kept, 1) * sizeof(uint64_t), stream_);
+  if (d.run_count > 0) {
+    DeviceBuffer starts(static_cast<size_t>(d.run_count) * sizeof(int), stream_);
+    size_t bytes = 0;
+    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, d.lengths.get<const int>(), starts.get<int>(), d.run_count, stream_));
+    DeviceBuffer temp(std::max<size_t>(bytes, 1), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), bytes, d.lengths.get<const int>(), starts.get<int>(), d.run_count, stream_));
+    const int grid = std::max(1, std::min((d.run_count + kCollectThreads - 1) / kCollectThreads, 4096));
+    pick_kernel<<<grid, kCollectThreads, 0, stream_>>>(d.codes, d.lengths.get<const int>(), starts.get<const int>(), 0,
+                                                      d.run_count, args, codes.get<uint64_t>(), positions.get<uint64_t>());
+    TALLY_CUDA_CHECK_LAUNCH("pick_kernel");
+  }
+  if (d.null_rows > 0) {
+    pick_kernel<<<1, 32, 0, stream_>>>(d.sorted_nulls.get<const uint64_t>(), nullptr, nullptr, static_cast<int>(d.null_rows), 1,
+                                       args, codes.get<uint64_t>() + static_cast<size_t>(d.run_count) * out.per_key,
+                                       positions.get<uint64_t>() + static_cast<size_t>(d.run_count) * out.per_key);
+    TALLY_CUDA_CHECK_LAUNCH("pick_kernel");
+  }
+  out.codes.resize(kept);
+  out.positions.resize(kept);
+  if (kept > 0) {
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), codes.get(), kept * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.positions.data(), positions.get(), kept * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+  }
+  copy_keys(d, out.keys, out.counts);  // synchronizes the stream
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_ms_ += ms_since(t_copy);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/cancel.hpp"
 #include "common/error.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
 #include "gpu/engine/spec_translation.hpp"
@@ -66,6 +67,11 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     std::optional<std::chrono::steady_clock::time_point>& at;
     ~MarkEnd() { at = std::chrono::steady_clock::now(); }
   } mark_end{last_sink_end_};
+  // Chunks over resident columns reach the engine without a host scan that
+  // would look at the token: cancel and statement_timeout are seen here,
+  // between one chunk's launches and the next's (the few chunks already
+  // enqueued run out in milliseconds when the run is dropped).
+  if (spec_.cancel) spec_.cancel->check();
   for (const uint8_t* f : chunk.filters)
     if (f) throw Error(SqlState::feature_not_supported, "GPU: aggregate FILTER is not supported by the GPU engine yet");
   if (chunk.values.size() != spec_.value_widths.size())

@@ -50,6 +50,59 @@ TEST(GpuDeviceOrdered, PercentilesModeDistinctAsTheCpuEngine) {
   for (const char* sql : queries) expect_as_cpu(tables, sql);
 }
 
+// Percentiles alone read one or two values per group: the device picks them
+// after its sort and copies back only those (common/ordered_rows.hpp's
+// OrderedPick). Fractions at the ends and between, ASC and DESC, cont and
+// disc, int and float inputs, NULL keys, a NULL fraction, one group.
+TEST(GpuDeviceOrdered, PickedPercentilesAsTheCpuEngine) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-device-picked");
+  ASSERT_NE(tables.database().gpu_engine(), nullptr);
+  tables.create();
+  const char* queries[] = {
+      "SELECT id4, percentile_cont(0) WITHIN GROUP (ORDER BY f), percentile_cont(1) WITHIN GROUP (ORDER BY f), "
+      "percentile_cont(0.37) WITHIN GROUP (ORDER BY f DESC), percentile_disc(0.999) WITHIN GROUP (ORDER BY v DESC), "
+      "percentile_disc(0) WITHIN GROUP (ORDER BY big), stddev(v) FROM h GROUP BY id4",
+      "SELECT id4, id5, percentile_cont(0.5) WITHIN GROUP (ORDER BY v), percentile_disc(0.5) WITHIN GROUP (ORDER BY f) "
+      "FROM h GROUP BY id4, id5",
+      "SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY f), percentile_disc(0.1) WITHIN GROUP (ORDER BY v) FROM h",
+      "SELECT id4, percentile_cont(NULL) WITHIN GROUP (ORDER BY f), percentile_disc(0.5) WITHIN GROUP (ORDER BY v) "
+      "FROM h GROUP BY id4",
+  };
+  for (const char* sql : queries) expect_as_cpu(tables, sql);
+  const std::string plan = tables.explain_on("gpu", queries[0]);
+  EXPECT_NE(plan.find("picked on the device"), std::string::npos) << plan;
+}
+
+// FILTER (WHERE ...) aggregates on the GPU engine (the mask folded into each
+// aggregate's input validity), percentiles with a FILTER on the device
+// collector, against the CPU engine; count(*) FILTER stays on the CPU.
+TEST(GpuDeviceOrdered, FilterAggregatesAsTheCpuEngine) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-filter");
+  ASSERT_NE(tables.database().gpu_engine(), nullptr);
+  tables.create();
+  const char* queries[] = {
+      "SELECT id4, sum(v) FILTER (WHERE f > 50), count(v) FILTER (WHERE id5 = 101), avg(big) FILTER (WHERE v < 5), "
+      "min(f) FILTER (WHERE v IS NULL), max(v), count(*) FROM h GROUP BY id4",
+      // (Exact moments only: float sums differ in their last digits between
+      // the engines' summation orders.)
+      "SELECT id4, id5, stddev(v) FILTER (WHERE f > 20), var_pop(s) FILTER (WHERE big >= 0), sum(s) FROM h GROUP BY id4, id5",
+      "SELECT id4, percentile_cont(0.5) WITHIN GROUP (ORDER BY f) FILTER (WHERE v > 3), sum(v) FILTER (WHERE false) "
+      "FROM h GROUP BY id4",
+  };
+  for (const char* sql : queries) {
+    const auto cpu = tables.rows_on("cpu", sql);
+    const auto gpu = tables.rows_on("gpu", sql);
+    EXPECT_EQ(gpu, cpu) << sql;
+    const std::string plan = tables.explain_on("gpu", sql);
+    EXPECT_NE(plan.find("Engine: gpu"), std::string::npos) << sql << "\n" << plan;
+  }
+  const std::string star = "SELECT id4, count(*) FILTER (WHERE v > 2) FROM h GROUP BY id4";
+  EXPECT_EQ(tables.rows_on("gpu", star), tables.rows_on("cpu", star));
+  EXPECT_NE(tables.explain_on("gpu", star).find("count(*) has a FILTER"), std::string::npos);
+}
+
 TEST(GpuDeviceOrdered, ManyGroupsAndResidentColumns) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   PackedKeyTables tables("tally-gpu-device-ordered-many");
