@@ -160,13 +160,17 @@ Vector CaseExpr::evaluate(const EvalInput& input) const {
         EvalInput one;
         one.rows = 1;
         one.parameters = input.parameters;
-        std::vector<Vector> cols;
-        for (const Vector* c : input.columns) {
-          Vector single(c->type);
-          single.push(c->get(r));
-          cols.push_back(std::move(single));
+        // Columns the expression does not read are null in the input: they
+        // stay null in the one-row input.
+        std::vector<Vector> cols(input.columns.size());
+        for (size_t i = 0; i < input.columns.size(); ++i) {
+          const Vector* c = input.columns[i];
+          if (c != nullptr) {
+            cols[i] = Vector(c->type);
+            cols[i].push(c->get(r));
+          }
+          one.columns.push_back(c != nullptr ? &cols[i] : nullptr);
         }
-        for (auto& c : cols) one.columns.push_back(&c);
         out.set(r, value_expr->evaluate(one).get(0));
       }
     }

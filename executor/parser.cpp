@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/types/type_io.hpp"
 
 namespace tally::executor {
 namespace {
@@ -98,6 +99,9 @@ ParseCache& parse_cache() {
 }
 
 std::shared_ptr<const ParsedList> parse_uncached(std::string_view sql) {
+  // libpg_query passes the text's bytes into its JSON output, which then
+  // fails to parse: refuse invalid UTF-8 first, with PostgreSQL's 22021.
+  types::check_utf8(sql);
   const std::string text(sql);  // libpg_query needs a NUL-terminated string
   PgQueryParseResult result = pg_query_parse(text.c_str());
   std::unique_ptr<PgQueryParseResult, void (*)(PgQueryParseResult*)> guard(

@@ -181,12 +181,16 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   }
 }
 
-int order_by_position(const json& node, size_t outputs) {
-  if (!node.contains("A_Const") || !node["A_Const"].contains("ival")) return -1;
+int order_by_position(const json& node, size_t outputs, const char* clause) {
+  if (!node.contains("A_Const")) return -1;
+  // Any other constant would sort or group by nothing: PostgreSQL refuses it.
+  if (!node["A_Const"].contains("ival")) {
+    throw positioned(Error(SqlState::syntax_error, std::string("non-integer constant in ") + clause), node);
+  }
   const int64_t ordinal = node["A_Const"]["ival"].value("ival", int64_t{0});
   if (ordinal < 1 || ordinal > static_cast<int64_t>(outputs)) {
     throw positioned(Error(SqlState::invalid_column_reference,
-                           "ORDER BY position " + std::to_string(ordinal) + " is not in select list"),
+                           std::string(clause) + " position " + std::to_string(ordinal) + " is not in select list"),
                      node);
   }
   return static_cast<int>(ordinal - 1);
@@ -329,8 +333,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   plan->aggregate = aggregate;
 
   // Sort items resolved against output names/ordinals first (ORDER BY's rule).
-  auto output_index_for = [&](const json& node) -> int {
-    if (const int position = order_by_position(node, targets.size()); position >= 0) return position;
+  auto output_index_for = [&](const json& node, const char* clause = "ORDER BY") -> int {
+    if (const int position = order_by_position(node, targets.size(), clause); position >= 0) return position;
     if (node.contains("ColumnRef")) {
       const auto& fields = node["ColumnRef"]["fields"];
       if (fields.size() == 1 && fields[0].contains("String")) {
@@ -359,7 +363,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   // (in any order), else 42P10 as in PostgreSQL.
   auto bind_distinct_on = [&](const json& items, BindContext& scope) {
     for (const auto& node : items) {
-      int index = output_index_for(node);
+      int index = output_index_for(node, "DISTINCT ON");
       for (size_t i = 0; index < 0 && i < targets.size(); ++i) {
         if (equal_ignoring_locations(targets[i].node, node)) index = static_cast<int>(i);
       }
@@ -432,14 +436,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
     };
     auto bind_key = [&](const json& g) -> int {
       json node = g;
-      if (g.contains("A_Const") && g["A_Const"].contains("ival")) {
-        const int64_t ordinal = g["A_Const"]["ival"].value("ival", int64_t{0});
-        if (ordinal < 1 || ordinal > static_cast<int64_t>(targets.size())) {
-          throw positioned(Error(SqlState::invalid_column_reference,
-                                 "GROUP BY position " + std::to_string(ordinal) + " is not in select list"),
-                           g);
-        }
-        node = targets[static_cast<size_t>(ordinal - 1)].node;
+      if (const int position = order_by_position(g, targets.size(), "GROUP BY"); position >= 0) {
+        node = targets[static_cast<size_t>(position)].node;
       } else if (g.contains("ColumnRef")) {
         const auto& fields = g["ColumnRef"]["fields"];
         if (fields.size() == 1 && fields[0].contains("String")) {

@@ -79,9 +79,10 @@ std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, Plan
 void base_context(BindContext& bind, const PlanContext& context);
 // Binds LIMIT and OFFSET (int8 constants or parameters) into `plan`.
 void bind_limit_offset(const nlohmann::json& select, PlanContext& context, SelectPlan& plan);
-// The output an ORDER BY item names by position (`ORDER BY 2`): its index,
-// 42P10 past the `outputs`; -1 when the item is not an integer constant.
-int order_by_position(const nlohmann::json& node, size_t outputs);
+// The output an ORDER BY (GROUP BY, DISTINCT ON: `clause`) item names by
+// position (`ORDER BY 2`): its index, 42P10 past the `outputs`, 42601 for a
+// constant that is not an integer; -1 when the item is not a constant.
+int order_by_position(const nlohmann::json& node, size_t outputs, const char* clause = "ORDER BY");
 // The table a plan reads (null: none).
 const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan);
 // Result column descriptions (text format).

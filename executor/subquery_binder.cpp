@@ -121,7 +121,9 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
     expr->left = bind_expression(test, context);
     expr->compare = bind_comparison(op, expr->left->type, expr->plan->outputs[0]->type, context);
     const auto* f = dynamic_cast<const FunctionExpr*>(expr->compare.get());
-    expr->hashable = op == "=" && f != nullptr && f->args.size() == 2;
+    // The hash probe answers "some row is equal", which decides = ANY; = ALL
+    // needs every row equal, so it compares row by row.
+    expr->hashable = kind == SubqueryKind::any && op == "=" && f != nullptr && f->args.size() == 2;
   }
   registry.push_back(expr.get());
   return expr;

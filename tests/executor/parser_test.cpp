@@ -30,6 +30,17 @@ TEST(Parser, SyntaxErrorCarries42601AndPosition) {
   }
 }
 
+// PostgreSQL 15: ERROR 22021 invalid byte sequence for encoding "UTF8": 0xc3 0x28
+TEST(Parser, InvalidUtf8Is22021) {
+  try {
+    parse_sql("SELECT 'a\xc3\x28' AS c0");
+    FAIL() << "expected 22021";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::character_not_in_repertoire);
+    EXPECT_EQ(std::string(e.what()), "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28");
+  }
+}
+
 TEST(Parser, NegativeIntegerConstantsKeepTheirValue) {
   auto statements = parse_sql("SELECT -2, - 37, 0, 5");
   const auto& targets = statements.at(0).body()["targetList"];
