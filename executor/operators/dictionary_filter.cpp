@@ -12,6 +12,8 @@ namespace {
 // Entries evaluated at a time: a column of millions of distinct texts is
 // not copied into one Vector at once.
 constexpr int32_t kSlice = 1 << 16;
+// Entries any dictionary may have and still be tested per entry.
+constexpr size_t kSmallDictionary = 1024;
 
 // Functions whose value may differ between two calls with the same
 // arguments, or that act: evaluated per distinct value they would run
@@ -113,6 +115,10 @@ bool DictionaryFilter::select(const storage::ColumnVector& column, const std::ve
                               const std::vector<Value>* parameters, State& state,
                               std::vector<uint32_t>& passing) const {
   if (!column.dictionary) return false;
+  // Where most of a chunk's values are distinct (comments, names) the
+  // dictionary holds as many entries as rows: evaluated per entry they would
+  // be evaluated by one chunk at a time, not by every chunk in parallel.
+  if (static_cast<size_t>(column.dictionary->size()) > std::max<size_t>(column.rows / 2, kSmallDictionary)) return false;
   std::shared_ptr<const std::vector<uint8_t>> taken;
   uint8_t null_verdict = 0;
   {

@@ -3,8 +3,9 @@
 // dictionary codes. Text is stored as codes into the column's dictionary
 // (storage/string_dictionary.hpp); converting a chunk's codes to strings to
 // compare them copies every row's text (TPC-H's l_shipmode IN (...),
-// p_brand = ..., o_comment NOT LIKE ...). Instead the conjunct is evaluated
-// once per dictionary entry, and a row passes when its code's verdict is true.
+// p_brand = ..., l_shipinstruct = ...). Where a column has few distinct
+// values, the conjunct is instead evaluated once per dictionary entry, and a
+// row passes when its code's verdict is true.
 #include <cstdint>
 #include <memory>
 #include <mutex>
