@@ -443,18 +443,6 @@ void FromPlanner::State::plan_top_n(Node& node) {
   }
 }
 
-namespace {
-
-// References to column space index `column` in an expression.
-int count_refs(Expr& e, int column) {
-  int n = 0;
-  if (auto* c = dynamic_cast<ColumnExpr*>(&e)) n += c->index == column ? 1 : 0;
-  for_each_child(e, [&](Expr& child) { n += count_refs(child, column); });
-  return n;
-}
-
-}  // namespace
-
 // Whether every reference the scopes resolved to `column` is in `filters`
 // (a filter with a subquery counts as reading every column).
 bool FromPlanner::State::read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const {
