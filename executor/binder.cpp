@@ -245,6 +245,7 @@ ExprPtr coerce_to(ExprPtr expr, SqlType to, CastContext cast_context, BindContex
                                                return cast_value(a[0], from, to, is_explicit);
                                              });
   cast->batch = vector_integer_cast(from, to);
+  if (!cast->batch) cast->batch = vector_text_cast(from, to);
   return cast;
 }
 

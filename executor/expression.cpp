@@ -1,5 +1,8 @@
 #include "executor/expression.hpp"
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "common/error.hpp"
 
 namespace tally::executor {
@@ -211,8 +214,58 @@ Vector CoalesceExpr::evaluate(const EvalInput& input) const {
   return out;
 }
 
+namespace {
+
+// Items beyond which a list of constants is looked up in a hash set rather
+// than compared item by item (a 10,000-item list would otherwise also hold
+// one broadcast Vector per item).
+constexpr size_t kHashedItems = 8;
+
+bool constant_item(const Expr& e) {
+  return dynamic_cast<const ConstExpr*>(&e) != nullptr || dynamic_cast<const ParamExpr*>(&e) != nullptr;
+}
+
+// x [NOT] IN (constants) for integer-like and text values, whose equality
+// (compare_values) is equality of the int64 or of the bytes.
+Vector in_hashed_list(const Vector& v, const std::vector<ExprPtr>& list, bool negated, const EvalInput& input) {
+  const bool text = physical_of(v.type.id) == Physical::text;
+  std::unordered_set<int64_t> ints;
+  std::unordered_set<std::string> texts;
+  bool saw_null = false;
+  EvalInput one;
+  one.rows = 1;
+  one.parameters = input.parameters;
+  for (const auto& item : list) {
+    const Value x = item->evaluate(one).get(0);
+    if (is_null(x)) saw_null = true;
+    else if (text) texts.insert(std::get<std::string>(x));
+    else ints.insert(std::holds_alternative<bool>(x) ? (std::get<bool>(x) ? 1 : 0) : std::get<int64_t>(x));
+  }
+  Vector out({TypeId::boolean});
+  out.resize(input.rows);
+  const int64_t* values = text ? nullptr : v.int_data();
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (v.null_at(r)) { out.set_null(r); continue; }
+    const bool found = text ? texts.count(v.texts[r]) != 0 : ints.count(values[r]) != 0;
+    if (found) out.ints[r] = negated ? 0 : 1;
+    else if (saw_null) out.set_null(r);
+    else out.ints[r] = negated ? 1 : 0;
+  }
+  return out;
+}
+
+}  // namespace
+
 Vector InListExpr::evaluate(const EvalInput& input) const {
   Vector v = arg->evaluate(input);
+  const Physical physical = physical_of(arg->type.id);
+  const bool hashable = physical == Physical::integer || physical == Physical::boolean || physical == Physical::text;
+  if (hashable && list.size() > kHashedItems && v.avg_parts == nullptr &&
+      std::all_of(list.begin(), list.end(), [&](const ExprPtr& item) {
+        return constant_item(*item) && physical_of(item->type.id) == physical;
+      })) {
+    return in_hashed_list(v, list, negated, input);
+  }
   std::vector<Vector> items;
   for (const auto& item : list) items.push_back(item->evaluate(input));
   Vector out({TypeId::boolean});

@@ -147,6 +147,9 @@ struct FromPlanner::State {
   std::vector<Conjunct> where;
   std::vector<SemiJoin> semis;
   std::set<int> used;
+  // Columns a plan reads without a reference the scopes counted (the two
+  // sides of a USING join's equality).
+  std::set<int> used_uncounted;
   // The stored table and column number behind each column space index of a
   // table scan, and the distinct counts their sketches gave: join estimates.
   std::map<int, std::pair<const TableSnapshot*, int>> table_columns;
@@ -163,6 +166,7 @@ struct FromPlanner::State {
   void add_implied_filters(const json& node, BindContext& ctx);
   std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
   Part build_item(Node* node);
+  bool read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const;
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
   void plan_top_n(Node& node);
   double key_distinct(const Expr& key, double rows);
@@ -352,6 +356,8 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
     remap(*eq, {li, ri});
     used.insert(li);
     used.insert(ri);
+    used_uncounted.insert(li);
+    used_uncounted.insert(ri);
     node.on.push_back(std::move(eq));
     scope.add_merged(name, node.join == JoinType::right ? rt : lt, node.join == JoinType::right ? ri : li, {li, ri});
   }
@@ -449,20 +455,46 @@ void FromPlanner::State::plan_top_n(Node& node) {
   }
 }
 
+// Whether every reference the scopes resolved to `column` is in `filters`
+// (a filter with a subquery counts as reading every column).
+bool FromPlanner::State::read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const {
+  if (used_uncounted.count(column)) return false;
+  int total = 0;
+  for (const auto& scope : scopes) total += scope->uses(column);
+  int in_filters = 0;
+  for (const auto& f : filters) {
+    if (has_subquery(*f)) return false;
+    in_filters += count_refs(*f, column);
+  }
+  return total > 0 && in_filters == total;
+}
+
 Part FromPlanner::State::build_item(Node* node) {
   Part part;
   part.cols = node->cols;
   if (node->kind == NodeKind::table) {
-    std::vector<int> table_columns, layout;
+    std::vector<int> table_columns, layout, filter_only;
     for (int c : node->cols) {
       this->table_columns[c] = {node->table.get(), c - node->base};
       if (!used.count(c)) continue;
+      if (read_by_filters_only(c, node->filters)) {
+        filter_only.push_back(c);
+        continue;
+      }
+      table_columns.push_back(c - node->base);
+      layout.push_back(c);
+    }
+    // The columns only the scan's own filters read come last: read and
+    // tested, not output (a comment tested by NOT LIKE is not carried
+    // through the joins above).
+    const size_t outputs = table_columns.size();
+    for (int c : filter_only) {
       table_columns.push_back(c - node->base);
       layout.push_back(c);
     }
     part.est = static_cast<double>(node->table->row_count()) * (node->filters.empty() ? 1.0 : kFilteredFraction);
     part.op = std::make_unique<TableScan>(node->table, node->alias, std::move(table_columns), std::move(layout), width,
-                                          ordered(std::move(node->filters)), part.est);
+                                          ordered(std::move(node->filters)), part.est, outputs);
     return part;
   }
   if (node->kind == NodeKind::system) {

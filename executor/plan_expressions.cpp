@@ -37,6 +37,13 @@ void collect_refs(Expr& e, std::set<int>& out) {
   for_each_child(e, [&](Expr& child) { collect_refs(child, out); });
 }
 
+int count_refs(Expr& e, int column) {
+  int n = 0;
+  if (auto* c = dynamic_cast<ColumnExpr*>(&e)) n += c->index == column ? 1 : 0;
+  for_each_child(e, [&](Expr& child) { n += count_refs(child, column); });
+  return n;
+}
+
 bool has_subquery(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr) return true;
   bool found = false;

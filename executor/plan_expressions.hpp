@@ -19,6 +19,8 @@ namespace tally::executor {
 void for_each_child(Expr& e, const std::function<void(Expr&)>& fn);
 // The column-space indexes an expression reads.
 void collect_refs(Expr& e, std::set<int>& out);
+// How many references to column space index `column` an expression holds.
+int count_refs(Expr& e, int column);
 bool has_subquery(Expr& e);
 // Points every column reference i at to[i].
 void remap(Expr& e, const std::vector<int>& to);

@@ -51,7 +51,7 @@ int RelationScope::resolve(const std::vector<std::string>& parts, bool outer_may
     }
     for (const auto& c : columns_) {
       if (c.relation == relation && c.name == column) {
-        used_.insert(c.index);
+        mark_used(c.index);
         return c.index;
       }
     }
@@ -66,7 +66,7 @@ int RelationScope::resolve(const std::vector<std::string>& parts, bool outer_may
     }
     found = c.index;
   }
-  if (found >= 0) used_.insert(found);
+  if (found >= 0) mark_used(found);
   return found;
 }
 

@@ -6,6 +6,7 @@
 // must belong to one relation (else 42702), a qualifier must name a relation
 // of the clause (else 42P01), and the columns merged by JOIN ... USING /
 // NATURAL are visible unqualified once.
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,13 +44,20 @@ class RelationScope {
   std::string display_name(int index) const;
   // The column space indexes references resolved to (the columns scans must read).
   const std::set<int>& used() const { return used_; }
-  void mark_used(int index) const { used_.insert(index); }
+  void mark_used(int index) const { used_.insert(index); ++uses_[index]; }
+  // How many references resolved to a column: a scan need not output a
+  // column all of whose references are in its own filters.
+  int uses(int index) const {
+    const auto it = uses_.find(index);
+    return it == uses_.end() ? 0 : it->second;
+  }
 
  private:
   std::vector<ScopedColumn> columns_;
   std::vector<std::string> relations_;
   std::vector<int> star_order_;  // indexes into columns_
   mutable std::set<int> used_;
+  mutable std::map<int, int> uses_;
 };
 
 }  // namespace tally::executor

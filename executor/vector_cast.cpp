@@ -23,4 +23,17 @@ VectorKernel vector_integer_cast(SqlType from, SqlType to) {
   };
 }
 
+VectorKernel vector_text_cast(SqlType from, SqlType to) {
+  auto same_text = [](TypeId id) { return id == TypeId::text || id == TypeId::varchar; };
+  if (!same_text(from.id) || !same_text(to.id) || to.typmod >= 0) return {};
+  return [](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+    const Vector& a = *args[0];
+    if (a.texts.size() < rows) return false;
+    out.texts.assign(a.texts.begin(), a.texts.begin() + static_cast<std::ptrdiff_t>(rows));
+    if (!a.nulls.empty()) out.nulls.assign(a.nulls.begin(), a.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+    out.count = rows;
+    return true;
+  };
+}
+
 }  // namespace tally::executor

@@ -13,5 +13,8 @@ namespace tally::executor {
 // range makes the kernel decline, so the row-wise cast raises PostgreSQL's
 // error for it ("integer out of range", 22003).
 VectorKernel vector_integer_cast(SqlType from, SqlType to);
+// text and varchar (without a length) to text or varchar: the same strings,
+// copied as a whole Vector rather than boxed row by row.
+VectorKernel vector_text_cast(SqlType from, SqlType to);
 
 }  // namespace tally::executor

@@ -1,5 +1,6 @@
 #include "executor/operators/table_scan.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/cancel.hpp"
@@ -72,52 +73,75 @@ bool filter_chunk(DataChunk& chunk, const std::vector<ExprPtr>& conditions, cons
 }
 
 TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string alias, std::vector<int> table_columns,
-                     std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows)
+                     std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows,
+                     size_t outputs)
     : PhysicalOperator(scan_columns(*table, table_columns), estimated_rows),
       table_(std::move(table)),
       alias_(std::move(alias)),
       table_columns_(std::move(table_columns)),
+      read_layout_(std::move(layout)),
+      outputs_(std::min(outputs, table_columns_.size())),
       space_width_(space_width),
       filters_(std::move(filters)) {
-  layout_ = std::move(layout);
+  if (filters_.empty()) outputs_ = table_columns_.size();
+  read_columns_ = columns_;
+  columns_.resize(outputs_);
+  layout_.assign(read_layout_.begin(), read_layout_.begin() + static_cast<long>(outputs_));
   std::vector<const Expr*> parts;
   for (const auto& f : filters_) conjuncts(*f, parts);
   for (const Expr* part : parts) {
-    FilterPart fp{part, {}};
+    FilterPart fp{part, {}, nullptr};
     // collect_refs and has_subquery only read the expression.
     Expr& e = const_cast<Expr&>(*part);
     std::set<int> refs;
     collect_refs(e, refs);
-    for (size_t i = 0; i < layout_.size(); ++i) {
-      if (has_subquery(e) || refs.count(layout_[i])) fp.columns.push_back(i);
+    const bool subquery = has_subquery(e);
+    for (size_t i = 0; i < read_layout_.size(); ++i) {
+      if (subquery || refs.count(read_layout_[i])) fp.columns.push_back(i);
+    }
+    if (!subquery && fp.columns.size() == 1 && refs.size() == 1) {
+      const size_t i = fp.columns[0];
+      fp.dictionary = DictionaryFilter::plan(*part, read_layout_[i], read_columns_[i].type, space_width_);
     }
     filter_parts_.push_back(std::move(fp));
   }
+  // Tests on codes go first: they read no text, and drop rows before any
+  // other conjunct converts its columns for them.
+  std::stable_partition(filter_parts_.begin(), filter_parts_.end(),
+                        [](const FilterPart& p) { return p.dictionary != nullptr; });
 }
 
 // A chunk's rows that pass the filters. Each conjunct converts only the
 // columns it reads, and only for the rows the conjuncts before it kept; the
 // other columns are converted last, for the rows that pass: a selective
 // filter spares converting (and copying the texts of) the rows it drops.
-DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters) const {
+DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
+                                    DictionaryStates& states) const {
   const size_t n = table_columns_.size();
   DataChunk out;
   out.rows = batch.rows;
-  for (size_t i = 0; i < n; ++i) out.columns.emplace_back(columns_[i].type);
+  for (size_t i = 0; i < n; ++i) out.columns.emplace_back(read_columns_[i].type);
   std::vector<uint8_t> done(n, 0);
   std::vector<uint32_t> kept;  // the stored row of each row of `out` once a conjunct dropped some
   bool all = true;
   auto convert = [&](size_t i) {
-    out.columns[i] = all ? vector_from_storage(batch.columns[i], columns_[i].type)
-                         : vector_from_storage(stored_rows(batch.columns[i], kept), columns_[i].type);
+    out.columns[i] = all ? vector_from_storage(batch.columns[i], read_columns_[i].type)
+                         : vector_from_storage(stored_rows(batch.columns[i], kept), read_columns_[i].type);
     done[i] = 1;
   };
-  for (const FilterPart& part : filter_parts_) {
-    for (size_t i : part.columns) {
-      if (!done[i]) convert(i);
+  std::vector<uint32_t> rows;
+  for (size_t p = 0; p < filter_parts_.size(); ++p) {
+    const FilterPart& part = filter_parts_[p];
+    const bool on_codes = part.dictionary && !done[part.columns[0]] &&
+                          part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
+                                                  parameters, *states[p], rows);
+    if (!on_codes) {
+      for (size_t i : part.columns) {
+        if (!done[i]) convert(i);
+      }
+      const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
+      rows = true_rows(part.condition->evaluate(input));
     }
-    const EvalInput input = space_input(out, layout_, space_width_, parameters);
-    const std::vector<uint32_t> rows = true_rows(part.condition->evaluate(input));
     if (rows.size() == out.rows) continue;
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) out.columns[i] = gather(out.columns[i], rows);
@@ -130,11 +154,12 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     }
     all = false;
     out.rows = rows.size();
-    if (out.rows == 0) return out;
+    if (out.rows == 0) break;
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < outputs_ && out.rows > 0; ++i) {
     if (!done[i]) convert(i);
   }
+  out.columns.resize(outputs_);
   return out;
 }
 
@@ -143,9 +168,11 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
   // worker pool (read_ahead.hpp); the sink takes them in chunk order.
   const size_t chunks = table_->chunk_count();
   const std::vector<Value>* parameters = context.parameters;
-  auto scan_chunk = [this, parameters](size_t chunk) {
+  DictionaryStates states;
+  for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
+  auto scan_chunk = [this, parameters, &states](size_t chunk) {
     const auto batch = table_->read_chunk(chunk, table_columns_);
-    if (!filters_.empty() && !table_columns_.empty()) return filtered_chunk(*batch, parameters);
+    if (!filters_.empty() && !table_columns_.empty()) return filtered_chunk(*batch, parameters, states);
     DataChunk out;
     out.rows = batch->rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {
@@ -175,8 +202,10 @@ std::string TableScan::describe() const {
 }
 
 std::vector<std::string> TableScan::details() const {
-  std::vector<std::string> lines{"Columns read: " + std::to_string(table_columns_.size()) + " of " +
-                                 std::to_string(table_->columns().size())};
+  std::string read = "Columns read: " + std::to_string(table_columns_.size()) + " of " +
+                     std::to_string(table_->columns().size());
+  if (outputs_ < table_columns_.size()) read += " (" + std::to_string(table_columns_.size() - outputs_) + " for the filter only)";
+  std::vector<std::string> lines{read};
   if (!filters_.empty()) lines.push_back("Filter: " + std::to_string(filters_.size()) + " condition(s)");
   return lines;
 }

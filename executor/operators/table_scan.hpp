@@ -4,6 +4,7 @@
 // the selected rows.
 #include <memory>
 
+#include "executor/operators/dictionary_filter.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/table_provider.hpp"
 
@@ -11,11 +12,13 @@ namespace tally::executor {
 
 class TableScan final : public PhysicalOperator {
  public:
-  // `table_columns`: table column numbers read, output in that order;
-  // `layout`: their column-space indexes; `filters` (conjuncts) is bound
-  // against a space of `space_width` columns.
+  // `table_columns`: table column numbers read, the first `outputs` of them
+  // (all by default) output in that order, the rest read for the filters
+  // only; `layout`: their column-space indexes; `filters` (conjuncts) is
+  // bound against a space of `space_width` columns.
   TableScan(std::shared_ptr<const TableSnapshot> table, std::string alias, std::vector<int> table_columns,
-            std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows);
+            std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows,
+            size_t outputs = SIZE_MAX);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override;
   std::vector<std::string> details() const override;
@@ -24,16 +27,24 @@ class TableScan final : public PhysicalOperator {
   std::shared_ptr<const TableSnapshot> table_;
   std::string alias_;
   std::vector<int> table_columns_;
+  std::vector<int> read_layout_;  // of every column read; layout() has the output ones
+  std::vector<OutputColumn> read_columns_;
+  size_t outputs_;
   size_t space_width_;
   std::vector<ExprPtr> filters_;
   // The filters' conjuncts in test order, each with the positions of the
-  // columns it reads (every column where it holds a subquery).
+  // columns it reads (every column where it holds a subquery), and, for one
+  // that reads a single text column, its test on dictionary codes.
   struct FilterPart {
     const Expr* condition;
     std::vector<size_t> columns;
+    std::unique_ptr<DictionaryFilter> dictionary;
   };
   std::vector<FilterPart> filter_parts_;
-  DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters) const;
+  // One per filter part, for one run.
+  using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
+  DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
+                           DictionaryStates& states) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

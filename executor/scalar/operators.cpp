@@ -141,12 +141,45 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
                                                format_type(b) + " cannot be matched");
 }
 
+namespace {
+
+// LIKE with a constant pattern (the usual `col LIKE '%word%'`): the pattern
+// is held by the call, not broadcast into a string per row of every chunk.
+ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(text));
+  auto e = std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, "like", std::move(args),
+                                          [pattern, negate, ci](std::span<const Value> a) -> Value {
+                                            return like_match(std::get<std::string>(a[0]), pattern, ci) != negate;
+                                          });
+  e->batch = [pattern, negate, ci](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+    const Vector& text = *args[0];
+    if (text.texts.size() < rows) return false;
+    out.resize(rows);
+    if (!text.nulls.empty()) out.nulls.assign(rows, 0);
+    for (size_t i = 0; i < rows; ++i) {
+      if (text.null_at(i)) {
+        out.nulls[i] = 1;
+        continue;
+      }
+      out.ints[i] = like_match(text.texts[i], pattern, ci) != negate;
+    }
+    return true;
+  };
+  return e;
+}
+
+}  // namespace
+
 ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right, BindContext& context) {
   if (ExprPtr e = make_regex_operator(op, left, right, context)) return e;
   if (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*") {
     left = to_type(std::move(left), TypeId::text, context);
     right = to_type(std::move(right), TypeId::text, context);
     const bool negate = op[0] == '!', ci = op.back() == '*';
+    if (auto* pattern = dynamic_cast<ConstExpr*>(right.get()); pattern != nullptr && !is_null(pattern->value)) {
+      return like_constant(std::move(left), std::get<std::string>(pattern->value), negate, ci);
+    }
     ExprPtr e = call({TypeId::boolean}, "like", pack(std::move(left), std::move(right)),
                      [negate, ci](std::span<const Value> a) -> Value {
                        return like_match(std::get<std::string>(a[0]), std::get<std::string>(a[1]), ci) != negate;
