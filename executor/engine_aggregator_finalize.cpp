@@ -7,8 +7,6 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
-#include "executor/cpu/parallel.hpp"
-#include "executor/cpu/worker_pool.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 
@@ -76,6 +74,11 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   if (mode_ == KeyMode::tuple) tuple_keys(result, groups, columns);
   for (size_t k = 0; k < keys_.size() && !key_columns_mode(mode_); ++k) {
     Vector v(keys_[k]->type);
+    if (!interned_ && mode_ == KeyMode::dict_column) {
+      decode_dictionary_keys(result, groups, v);
+      columns.push_back(std::move(v));
+      continue;
+    }
     const bool int_keys = !interned_ && mode_ != KeyMode::interned && physical_of(v.type.id) != Physical::text;
     if (int_keys && keys_.size() == 1 && result.keys.size() == groups) {
       v.ints = std::move(result.keys);  // the engine's keys are the column (no copy)
@@ -89,18 +92,11 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
       columns.push_back(std::move(v));
       continue;
     }
-    if (!interned_ && mode_ == KeyMode::dict_column) {
-      decode_dictionary_keys(result, groups, v);
-      columns.push_back(std::move(v));
-      continue;
-    }
     for (size_t g = 0; g < groups; ++g) {
       if (!result.key_valid[g]) { v.set_null(g); continue; }
       const int64_t key = result.keys[g];
       if (interned_ || mode_ == KeyMode::interned) {
         v.set(g, interner_.tuple(key)[k]);
-      } else if (mode_ == KeyMode::dict_column) {
-        v.texts[g] = std::string(dictionary_->at(static_cast<int32_t>(key)));
       } else {
         v.ints[g] = key;
       }
@@ -169,18 +165,23 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   return groups;
 }
 
-// A text key column from its dictionary codes. In parallel: the codes of a
-// hash table's groups visit the dictionary in no order, a cache miss or two
-// per group, and a million groups took longer one by one than the
-// aggregation that found them.
+// A text key column from its dictionary codes: the column stays coded
+// (value.hpp), so no group's string is built here; the client's rows and a
+// CREATE TABLE AS read the dictionary's entries where they are.
 void EngineAggregator::decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const {
-  constexpr size_t min_rows_per_thread = 16384;
-  const int threads = static_cast<int>(std::min<size_t>(cpu::WorkerPool::shared().workers() + 1,
-                                                        std::max<size_t>(1, groups / min_rows_per_thread)));
-  cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
-    for (size_t g = begin; g < end; ++g)
-      if (result.key_valid[g]) v.texts[g] = std::string(dictionary_->at(static_cast<int32_t>(result.keys[g])));
-  });
+  // A column of NULLs alone may have no dictionary entry: no code to hold
+  // (a coded NULL row holds code 0, which must exist).
+  if (!dictionary_ || dictionary_->size() == 0) {
+    v.resize(groups);
+    mark_null_keys(result.key_valid, groups, v);
+    return;
+  }
+  v.dictionary = dictionary_;
+  v.count = groups;
+  v.codes.resize(groups);
+  const int64_t* keys = result.keys.data();
+  const uint8_t* valid = result.key_valid.data();
+  for (size_t g = 0; g < groups; ++g) v.codes[g] = valid[g] ? static_cast<int32_t>(keys[g]) : 0;
   mark_null_keys(result.key_valid, groups, v);
 }
 

@@ -5,11 +5,9 @@
 // statistics alone; the engines pack the rows where the data is, and
 // finalize unpacks the groups' codes into the key columns.
 #include <algorithm>
-#include <thread>
 
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
-#include "executor/cpu/parallel.hpp"
 
 namespace tally::executor::engine_aggregation {
 
@@ -20,9 +18,6 @@ bool is_text(TypeId id) { return id == TypeId::text || id == TypeId::varchar || 
 // Groups the estimate may assume at most before sampling is worth its reads
 // (the single-column paths use the same bound).
 constexpr uint64_t kSampleAboveGroups = uint64_t{1} << 16;
-
-// Result groups from which a text key column's strings are made in parallel.
-constexpr size_t kParallelDecodeGroups = size_t{1} << 15;
 
 }  // namespace
 
@@ -147,7 +142,7 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
       out.assign(rows.rows, spec_.key_parts[k].min);
       for (size_t r = 0; r < rows.rows; ++r) {
         if (v.null_at(r)) continue;
-        const int32_t code = dictionary ? dictionary->find(v.texts[r]) : -1;
+        const int32_t code = dictionary ? dictionary->find(v.text_at(r)) : -1;
         if (code < 0) throw Error(SqlState::internal_error, "group key text missing from its column's dictionary");
         out[r] = code;
       }
@@ -200,10 +195,14 @@ void EngineAggregator::tuple_keys(const AggregationResult& result, size_t groups
 Vector EngineAggregator::decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
                                            const std::vector<uint8_t>& valid) const {
   Vector v(keys_[k]->type);
-  v.resize(groups);
   const bool text = is_text(v.type.id);
   if (text && groups > 0 && !part_dictionaries_[k])
     throw Error(SqlState::internal_error, "a text key column without its dictionary");
+  // A text part stays coded (value.hpp): no string per group. (Without
+  // entries every group's part is NULL: nothing to code.)
+  const bool coded = text && groups > 0 && part_dictionaries_[k]->size() > 0;
+  if (coded) v.dictionary = part_dictionaries_[k];
+  v.resize(groups);
   for (size_t g = 0; g < groups; ++g) {
     if (!valid[g]) v.set_null(g);
   }
@@ -211,17 +210,9 @@ Vector EngineAggregator::decode_key_column(size_t k, size_t groups, const std::v
     for (size_t g = 0; g < groups; ++g) v.ints[g] = valid[g] ? values[g] : 0;
     return v;
   }
-  // One string per group: in parallel for a large result (each part
-  // writes its own groups' strings; the NULLs are set above).
-  const storage::StringDictionary& dictionary = *part_dictionaries_[k];
-  const int threads = groups < kParallelDecodeGroups ? 1
-                      : spec_.threads > 0 ? spec_.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
-    for (size_t g = begin; g < end; ++g) {
-      if (valid[g]) v.texts[g] = std::string(dictionary.at(static_cast<int32_t>(values[g])));
-    }
-  });
+  if (coded) {
+    for (size_t g = 0; g < groups; ++g) v.codes[g] = valid[g] ? static_cast<int32_t>(values[g]) : 0;
+  }
   return v;
 }
 

@@ -34,7 +34,7 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
     for (auto& c : columns) {
       if (all_fixed) break;
       if (c.coder < FieldCoder::raw_text || c.v->null_at(row)) continue;
-      if (c.coder == FieldCoder::raw_text) { bound += c.v->texts[row].size(); continue; }
+      if (c.coder == FieldCoder::raw_text) { bound += c.v->text_at(row).size(); continue; }
       if (c.coder == FieldCoder::avg_text || c.coder == FieldCoder::avg_binary) {
         c.avg = avg_at(*c.v, row);
         const FieldCoder as = c.coder == FieldCoder::avg_text ? FieldCoder::numeric_text : FieldCoder::numeric_binary;
@@ -83,7 +83,7 @@ void encode_rows_generic(std::vector<ColumnCoder>& columns, size_t begin, size_t
       }
       switch (c.coder) {
         case FieldCoder::raw_text: {
-          const std::string& s = v.texts[row];
+          const std::string_view s = v.text_at(row);
           p = put_be32(p, static_cast<uint32_t>(s.size()));
           std::memcpy(p, s.data(), s.size());
           p += s.size();

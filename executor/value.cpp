@@ -38,10 +38,22 @@ Value Vector::get(size_t i) const {
     case Physical::integer: return ints[i];
     case Physical::floating: return floats[i];
     case Physical::numeric: return numerics[i];
-    case Physical::text: return texts[i];
+    case Physical::text: return coded() ? std::string(text_at(i)) : texts[i];
     case Physical::interval: return intervals[i];
   }
   return Null{};
+}
+
+void Vector::materialize() {
+  if (!coded()) return;
+  texts.assign(codes.size(), std::string());
+  const int32_t entries = dictionary->size();
+  for (size_t i = 0; i < codes.size(); ++i) {
+    // Rows grown but never set hold code 0, which an empty dictionary lacks.
+    if (!null_at(i) && codes[i] >= 0 && codes[i] < entries) texts[i] = std::string(dictionary->at(codes[i]));
+  }
+  codes = {};
+  dictionary.reset();
 }
 
 void Vector::reserve(size_t n) {
@@ -50,7 +62,7 @@ void Vector::reserve(size_t n) {
     case Physical::integer: ints.reserve(n); break;
     case Physical::floating: floats.reserve(n); break;
     case Physical::numeric: numerics.reserve(n); break;
-    case Physical::text: texts.reserve(n); break;
+    case Physical::text: coded() ? codes.reserve(n) : texts.reserve(n); break;
     case Physical::interval: intervals.reserve(n); break;
   }
 }
@@ -61,7 +73,7 @@ void Vector::resize(size_t n) {
     case Physical::integer: ints.resize(n); break;
     case Physical::floating: floats.resize(n); break;
     case Physical::numeric: numerics.resize(n); break;
-    case Physical::text: texts.resize(n); break;
+    case Physical::text: coded() ? codes.resize(n) : texts.resize(n); break;
     case Physical::interval: intervals.resize(n); break;
   }
   if (!nulls.empty()) nulls.resize(n, 0);
@@ -81,12 +93,16 @@ void Vector::set(size_t i, const Value& v) {
     case Physical::integer: ints[i] = std::get<int64_t>(v); break;
     case Physical::floating: floats[i] = std::get<double>(v); break;
     case Physical::numeric: numerics[i] = std::get<Numeric>(v); break;
-    case Physical::text: texts[i] = std::get<std::string>(v); break;
+    case Physical::text:
+      materialize();  // a written string need not be in the dictionary
+      texts[i] = std::get<std::string>(v);
+      break;
     case Physical::interval: intervals[i] = std::get<Interval>(v); break;
   }
 }
 
 void Vector::push(const Value& v) {
+  materialize();
   resize(count + 1);
   set(count - 1, v);
 }

@@ -13,6 +13,7 @@
 #include "common/sql_type.hpp"
 #include "executor/numeric.hpp"
 #include "executor/types/interval_io.hpp"
+#include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
 
@@ -48,7 +49,7 @@ struct Vector {
   std::vector<int64_t> ints;        // boolean (0/1) and integer-like types
   std::vector<double> floats;       // float4, float8
   std::vector<Numeric> numerics;    // numeric
-  std::vector<std::string> texts;   // text kinds
+  std::vector<std::string> texts;   // text kinds, unless coded()
   std::vector<Interval> intervals;  // interval
   std::vector<uint8_t> nulls;       // 1 = NULL
   size_t count = 0;
@@ -59,6 +60,14 @@ struct Vector {
   // array another column of the result also reads (a count shared with an
   // avg's AvgParts::shared_count): `ints` is empty, int_data() reads these.
   std::shared_ptr<const std::vector<int64_t>> shared_ints;
+  // A text column may be held coded: row i is entry codes[i] of *dictionary
+  // (a stored column's dictionary, shared; NULL rows hold 0) and `texts` is
+  // empty. An aggregation's text keys are codes already, so its result keeps
+  // them: a million groups reach the client, or CREATE TABLE AS, without a
+  // std::string each. text_at() reads either form; writing a row (set, push)
+  // materializes the strings first.
+  std::vector<int32_t> codes;
+  std::shared_ptr<const storage::StringDictionary> dictionary;
 
   Vector() = default;
   explicit Vector(SqlType t) : type(t) {}
@@ -67,6 +76,13 @@ struct Vector {
   // The integer values, wherever they are held (ints or shared_ints).
   const int64_t* int_data() const { return shared_ints ? shared_ints->data() : ints.data(); }
   bool null_at(size_t i) const { return !nulls.empty() && nulls[i] != 0; }
+  bool coded() const { return dictionary != nullptr; }
+  // Row i of a text column (not NULL), coded or not.
+  std::string_view text_at(size_t i) const {
+    return coded() ? dictionary->at(codes[i]) : std::string_view(texts[i]);
+  }
+  // Turns a coded text column into strings (no-op otherwise).
+  void materialize();
   Value get(size_t i) const;
   void push(const Value& v);
   void reserve(size_t n);

@@ -339,7 +339,7 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     }
     default: break;
   }
-  if (physical_of(v.type.id) == Physical::text) { out += v.texts[i]; return; }
+  if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
   append_int64(out, v.ints[i]);
 }
 
@@ -358,7 +358,7 @@ std::string value_to_text(SqlType type, const Value& value) {
 void append_binary(std::string& out, const Vector& v, size_t i) {
   switch (v.type.id) {
     case TypeId::boolean: out.push_back(v.ints[i] ? 1 : 0); return;
-    case TypeId::char_: out += v.texts[i]; return;
+    case TypeId::char_: out += v.text_at(i); return;
     case TypeId::int2: put_be<int16_t>(out, static_cast<int16_t>(v.ints[i])); return;
     case TypeId::int4:
     case TypeId::date: put_be<int32_t>(out, static_cast<int32_t>(v.ints[i])); return;
@@ -387,7 +387,7 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
       return;
     default: break;
   }
-  if (physical_of(v.type.id) == Physical::text) { out += v.texts[i]; return; }
+  if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
   put_be<int64_t>(out, v.ints[i]);
 }
 

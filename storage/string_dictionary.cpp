@@ -34,6 +34,47 @@ void StringDictionary::make_newest() {
   store_ = std::move(fork);
 }
 
+StringDictionary StringDictionary::copy_of(const StringDictionary& source) {
+  StringDictionary out;
+  out.store_->copy_prefix(*source.store_, source.size_);
+  out.size_ = source.size_;
+  return out;
+}
+
+void StringDictionary::Store::copy_prefix(const Store& other, int32_t n) {
+  // The entries' bytes in one block, in code order.
+  size_t bytes = 0;
+  for (int32_t code = 0; code < n; ++code) bytes += other.at(code).size();
+  char* next = nullptr;
+  if (bytes > 0) {
+    arenas_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+    next = arenas_.back().get();
+  }
+  for (int32_t code = 0; code < n; ++code) {
+    const auto [segment, offset] = locate(static_cast<uint64_t>(code));
+    if (offset == 0) segments_[segment] = new std::string_view[first_segment_entries << segment];
+    const std::string_view v = other.at(code);
+    if (!v.empty()) std::memcpy(next, v.data(), v.size());
+    segments_[segment][offset] = std::string_view(next, v.size());
+    next += v.size();
+  }
+  // The index as add() would have grown it, filled from other's slots: the
+  // full hashes are there, and codes below n are in other's current index
+  // whatever its writer adds meanwhile (entries and slots never change).
+  size_t capacity = initial_index_slots;
+  while (static_cast<size_t>(n) * 100 > capacity * index_load_percent) capacity *= 2;
+  auto index = std::make_unique<Index>(capacity);
+  const Index* from = other.index_.load(std::memory_order_acquire);
+  for (size_t i = 0; i <= from->mask; ++i) {
+    const int32_t code = from->slots[i].code.load(std::memory_order_acquire);
+    if (code >= 0 && code < n) place(*index, from->slots[i].hash.load(std::memory_order_relaxed), code);
+  }
+  indexes_.clear();
+  indexes_.push_back(std::move(index));
+  index_.store(indexes_.back().get(), std::memory_order_release);
+  count_.store(n, std::memory_order_release);
+}
+
 StringDictionary::Store::Store() {
   indexes_.push_back(std::make_unique<Index>(initial_index_slots));
   index_.store(indexes_.back().get(), std::memory_order_release);

@@ -30,6 +30,12 @@ class StringDictionary {
   StringDictionary(const StringDictionary& other) = default;
   StringDictionary& operator=(const StringDictionary& other) = default;
 
+  // A dictionary of its own holding source's entries under the same codes,
+  // copied in one pass (no string is hashed or probed for): an empty column
+  // takes another column's entries this way, and values coded in source are
+  // then its codes as they are (CREATE TABLE AS of a text GROUP BY key).
+  static StringDictionary copy_of(const StringDictionary& source);
+
   int32_t size() const { return size_; }
   std::string_view at(int32_t code) const { return store_->at(code); }
 
@@ -101,6 +107,8 @@ class StringDictionary {
     int32_t find(std::string_view value, uint64_t h) const;
     // Adds value (absent) as the next code.
     int32_t add(std::string_view value, uint64_t h);
+    // Fills this new, empty store with other's first n entries (same codes).
+    void copy_prefix(const Store& other, int32_t n);
     void prefetch(uint64_t h) const {
       const Index* index = index_.load(std::memory_order_acquire);
       __builtin_prefetch(&index->slots[h & index->mask]);

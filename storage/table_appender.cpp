@@ -105,6 +105,13 @@ const StringDictionary& TableAppender::working_dictionary(int column) {
   return d;
 }
 
+bool TableAppender::adopt_dictionary(int column, const StringDictionary& source) {
+  auto& dictionary = dicts_[static_cast<size_t>(column)];
+  if (dictionary->size() != 0) return false;
+  dictionary = std::make_shared<StringDictionary>(StringDictionary::copy_of(source));
+  return true;
+}
+
 void TableAppender::set_text(int column, std::string_view value) {
   const int32_t code = dicts_[static_cast<size_t>(column)]->intern(value);
   std::memcpy(value_slot(column), &code, sizeof code);

@@ -49,6 +49,11 @@ class TableAppender {
   int32_t intern(int column, std::string_view value, uint64_t h) {
     return dicts_[static_cast<size_t>(column)]->intern(value, h);
   }
+  // Gives a text column whose dictionary is still empty a copy of source's
+  // entries under the same codes (StringDictionary::copy_of), so values
+  // coded in source are appended as they are. False, nothing changed, when
+  // the column's dictionary has entries.
+  bool adopt_dictionary(int column, const StringDictionary& source);
   // Bulk rows: append `rows` rows whose column c values are the native
   // values at data[c] (rows * width bytes; text: int32 codes) and whose
   // validity is valid[c] (1 = non-NULL; nullptr: no NULLs). Every column

@@ -1,6 +1,7 @@
 #include "executor/dml/result_append.hpp"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "common/error.hpp"
 #include "executor/cast.hpp"
@@ -42,6 +43,71 @@ bool stored_as_is(SqlType from, SqlType to) {
   }
 }
 
+// How the codes of a coded text source column (value.hpp) become the
+// target column's codes, decided at the first slice and kept for the append.
+struct CodeMap {
+  bool decided = false;
+  // The target took the source dictionary's entries: its codes are the source's.
+  bool same = false;
+  // Source code -> target code (-1: not met yet): an array over the source
+  // dictionary when it is not much larger than the result, else a hash map.
+  std::vector<int32_t> dense;
+  std::unordered_map<int32_t, int32_t> sparse;
+};
+
+// An empty target column adopts the source's entries when most of them are
+// used (a GROUP BY key's codes are a large part of its column's dictionary):
+// one bulk copy instead of an intern per row. Otherwise each distinct code
+// used is interned once.
+void decide_codes(const Vector& src, storage::TableAppender& appender, int column, CodeMap& map) {
+  map.decided = true;
+  const storage::StringDictionary& source = *src.dictionary;
+  const auto entries = static_cast<size_t>(source.size());
+  if (entries <= 2 * src.count && appender.working_dictionary(column).size() == 0) {
+    std::vector<uint8_t> seen(entries, 0);
+    size_t used = 0;
+    for (size_t i = 0; i < src.count; ++i) {
+      if (src.null_at(i)) continue;
+      uint8_t& s = seen[static_cast<size_t>(src.codes[i])];
+      used += s == 0;
+      s = 1;
+    }
+    if (2 * used >= entries && appender.adopt_dictionary(column, source)) {
+      map.same = true;
+      return;
+    }
+  }
+  if (entries <= 4 * src.count + 1024) map.dense.assign(entries, -1);
+}
+
+// Stages rows [begin, begin + rows) of a coded text column as target codes.
+void stage_codes(const Vector& src, storage::TableAppender& appender, int column, size_t begin, size_t rows,
+                 CodeMap& map, int32_t* codes) {
+  if (!map.decided) decide_codes(src, appender, column, map);
+  if (map.same) {
+    std::memcpy(codes, src.codes.data() + begin, rows * sizeof(int32_t));
+    return;
+  }
+  const storage::StringDictionary& source = *src.dictionary;
+  auto intern = [&](int32_t code) {
+    const std::string_view v = source.at(code);
+    return appender.intern(column, v, storage::StringDictionary::hash(v));
+  };
+  for (size_t i = 0; i < rows; ++i) {
+    if (src.null_at(begin + i)) continue;
+    const int32_t code = src.codes[begin + i];
+    if (!map.dense.empty()) {
+      int32_t& to = map.dense[static_cast<size_t>(code)];
+      if (to < 0) to = intern(code);
+      codes[i] = to;
+    } else {
+      auto [at, added] = map.sparse.try_emplace(code, 0);
+      if (added) at->second = intern(code);
+      codes[i] = at->second;
+    }
+  }
+}
+
 void mark_null(StagedColumn& out, size_t row, size_t rows) {
   if (out.valid.empty()) out.valid.assign(rows, 1);
   out.valid[row] = 0;
@@ -57,7 +123,7 @@ void store_ints(const Vector& src, size_t begin, size_t rows, uint8_t* data) {
 // Stages rows [begin, begin + rows) of a column stored as is: a tight loop
 // per type, no Value per row.
 void stage_as_is(const Vector& src, storage::TableAppender& appender, int column, size_t begin, size_t rows,
-                 StagedColumn& out) {
+                 CodeMap& map, StagedColumn& out) {
   uint8_t* data = out.data.data();
   switch (src.type.id) {
     case TypeId::boolean: store_ints<uint8_t>(src, begin, rows, data); break;
@@ -75,6 +141,10 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
     case TypeId::float8: std::memcpy(data, src.floats.data() + begin, rows * sizeof(double)); break;
     default: {  // text kinds: hashes first, so that each probe's index slot is fetched ahead
       int32_t* codes = reinterpret_cast<int32_t*>(data);
+      if (src.coded()) {
+        stage_codes(src, appender, column, begin, rows, map, codes);
+        break;
+      }
       std::vector<uint64_t> hashes(rows);
       for (size_t i = 0; i < rows; ++i) hashes[i] = storage::StringDictionary::hash(src.texts[begin + i]);
       const storage::StringDictionary& dictionary = appender.working_dictionary(column);
@@ -150,6 +220,7 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
   std::vector<int> source_of(ncols, -1);
   for (size_t i = 0; i < targets.size(); ++i) source_of[static_cast<size_t>(targets[i])] = static_cast<int>(i);
   std::vector<StagedColumn> staged(ncols);
+  std::vector<CodeMap> code_maps(ncols);
   std::vector<const uint8_t*> data(ncols), valid(ncols);
   for (size_t begin = 0; begin < result.rows; begin += slice_rows) {
     const size_t rows = std::min(slice_rows, result.rows - begin);
@@ -164,7 +235,7 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
       } else {
         const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
         if (stored_as_is(src.type, column.type) && src.avg_parts == nullptr) {
-          stage_as_is(src, appender, col, begin, rows, out);
+          stage_as_is(src, appender, col, begin, rows, code_maps[c], out);
         } else {
           for (size_t i = 0; i < rows; ++i) stage_cast(src, column.type, appender, col, begin + i, i, rows, out);
         }

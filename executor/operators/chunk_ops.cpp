@@ -9,6 +9,7 @@ namespace tally::executor {
 
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
   Vector out(v.type);
+  out.dictionary = v.dictionary;  // a coded text column stays coded
   out.resize(rows.size());
   bool any_missing = false;
   for (uint32_t r : rows) any_missing |= r == kNullRow;
@@ -41,7 +42,10 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
         copy(out.numerics, v.numerics);
       }
       break;
-    case Physical::text: copy(out.texts, v.texts); break;
+    case Physical::text:
+      if (v.coded()) copy(out.codes, v.codes);
+      else copy(out.texts, v.texts);
+      break;
     case Physical::interval: copy(out.intervals, v.intervals); break;
   }
   if (nulls) {
@@ -64,6 +68,11 @@ size_t materialized_row_bytes(const std::vector<Vector>& columns) {
 
 void append_vector(Vector& dst, const Vector& src) {
   const size_t base = dst.count;
+  // Codes of one dictionary append as codes (an empty column takes the
+  // source's); any other mix of forms appends strings.
+  const bool codes = src.coded() && (dst.dictionary == src.dictionary || (base == 0 && !dst.coded()));
+  if (codes) dst.dictionary = src.dictionary;
+  else dst.materialize();
   const bool track_nulls = !src.nulls.empty() || !dst.nulls.empty();
   if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
   switch (physical_of(dst.type.id)) {
@@ -71,7 +80,17 @@ void append_vector(Vector& dst, const Vector& src) {
     case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
     case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
     case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
-    case Physical::text: dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end()); break;
+    case Physical::text:
+      if (codes) {
+        dst.codes.insert(dst.codes.end(), src.codes.begin(), src.codes.end());
+      } else if (src.coded()) {
+        dst.texts.reserve(base + src.count);
+        for (size_t i = 0; i < src.count; ++i)
+          dst.texts.emplace_back(src.null_at(i) ? std::string_view() : src.text_at(i));
+      } else {
+        dst.texts.insert(dst.texts.end(), src.texts.begin(), src.texts.end());
+      }
+      break;
     case Physical::interval: dst.intervals.insert(dst.intervals.end(), src.intervals.begin(), src.intervals.end()); break;
   }
   if (track_nulls) {
@@ -111,7 +130,7 @@ namespace {
 
 // char(n) compares ignoring trailing blanks, so its keys hash and match without them.
 std::string_view key_text(const Vector& v, size_t row) {
-  std::string_view s = v.texts[row];
+  std::string_view s = v.text_at(row);
   if (v.type.id == TypeId::bpchar) {
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   }

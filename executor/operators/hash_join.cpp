@@ -55,6 +55,7 @@ uint64_t chunk_bytes(const DataChunk& chunk) {
   for (const auto& v : chunk.columns) {
     bytes += v.ints.size() * sizeof(int64_t) + v.floats.size() * sizeof(double) +
              v.numerics.size() * sizeof(Numeric) + v.intervals.size() * sizeof(Interval) + v.nulls.size();
+    bytes += v.codes.size() * sizeof(int32_t);
     for (const auto& s : v.texts) bytes += sizeof(std::string) + (s.size() > 15 ? s.capacity() : 0);
   }
   return bytes;

@@ -40,7 +40,7 @@ int compare_window_values(const Vector& va, size_t a, const Vector& vb, size_t b
       break;
     }
     case Physical::floating: r = compare_floats(va.floats[a], vb.floats[b]); break;
-    case Physical::text: r = va.texts[a].compare(vb.texts[b]); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
+    case Physical::text: r = va.text_at(a).compare(vb.text_at(b)); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
     default: r = compare_values(va.get(a), vb.get(b));
   }
   return descending ? -r : r;
@@ -240,8 +240,8 @@ Vector text_ranks(const Vector& v, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     ticker.tick();
     if (v.null_at(i)) continue;
-    auto [it, added] = ids.try_emplace(v.texts[i], static_cast<uint32_t>(distinct.size()));
-    if (added) distinct.push_back(v.texts[i]);
+    auto [it, added] = ids.try_emplace(v.text_at(i), static_cast<uint32_t>(distinct.size()));
+    if (added) distinct.push_back(v.text_at(i));
     id[i] = it->second;
   }
   std::vector<uint32_t> by_text(distinct.size());
