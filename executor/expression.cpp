@@ -246,7 +246,9 @@ Vector in_hashed_list(const Vector& v, const std::vector<ExprPtr>& list, bool ne
   const int64_t* values = text ? nullptr : v.int_data();
   for (size_t r = 0; r < input.rows; ++r) {
     if (v.null_at(r)) { out.set_null(r); continue; }
-    const bool found = text ? texts.count(v.texts[r]) != 0 : ints.count(values[r]) != 0;
+    // An aggregate's text key arrives as dictionary codes (Vector::coded).
+    const bool found = text ? (v.coded() ? texts.count(std::string(v.text_at(r))) : texts.count(v.texts[r])) != 0
+                            : ints.count(values[r]) != 0;
     if (found) out.ints[r] = negated ? 0 : 1;
     else if (saw_null) out.set_null(r);
     else out.ints[r] = negated ? 1 : 0;
