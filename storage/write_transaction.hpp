@@ -15,6 +15,7 @@
 // Readers of other sessions keep seeing the committed snapshots; this
 // block's own statements see its working snapshots (find_table).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -50,6 +51,9 @@ class WriteTransaction {
   void drop_table(uint32_t oid);
   void truncate_table(uint32_t oid);
   std::unique_ptr<TableAppender> begin_append(uint32_t oid);
+  // TableStore::alter_table, uncommitted.
+  std::shared_ptr<const catalog::TableSnapshot> alter_table(
+      uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change);
 
   // Writes recorded so far.
   uint64_t writes() const { return writes_; }

@@ -21,12 +21,24 @@ struct UserColumn {
   bool not_null = false;
 };
 
+// A key or index of a user table (catalog::KeyConstraint).
+struct UserKey {
+  std::string name;
+  bool primary = false;
+  bool constraint = true;
+  bool unique = true;
+  std::vector<int> columns;  // 0-based column indexes
+  uint32_t oid = 0;
+  uint32_t index_oid = 0;
+};
+
 struct UserTable {
   uint32_t oid = 0;
   std::string schema = "public";
   std::string name;
   std::vector<UserColumn> columns;
   uint64_t rows = 0;
+  std::vector<UserKey> keys;
 };
 
 // One run-time setting of the session (SHOW ALL), for pg_settings.

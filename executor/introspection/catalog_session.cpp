@@ -394,6 +394,8 @@ class CatalogSession final : public tally::QueryHandler {
         t.name = snapshot->def.name;
         for (const auto& c : snapshot->def.columns) t.columns.push_back({c.name, c.type, c.not_null});
         t.rows = snapshot->row_count();
+        for (const auto& k : snapshot->def.keys)
+          t.keys.push_back({k.name, k.primary, k.constraint, k.unique, k.columns, k.oid, k.index_oid});
         source.tables.push_back(std::move(t));
       }
     }
