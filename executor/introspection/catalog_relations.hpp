@@ -19,6 +19,21 @@ struct UserColumn {
   std::string name;
   SqlType type;
   bool not_null = false;
+  std::string default_expr;  // as pg_get_expr prints it; empty: none
+  char identity = 0;         // attidentity
+};
+
+// A sequence (catalog::SequenceDef and its current value).
+struct UserSequence {
+  uint32_t oid = 0;
+  std::string schema = "public";
+  std::string name;
+  SqlType type;
+  int64_t start = 1, increment = 1, min = 1, max = 0, cache = 1;
+  bool cycle = false;
+  std::optional<int64_t> last_value;  // null until nextval was called
+  uint32_t owner_table = 0;
+  int owner_column = -1;
 };
 
 // A key or index of a user table (catalog::KeyConstraint).
@@ -52,6 +67,7 @@ struct SettingValue {
 // What the relations are generated from.
 struct CatalogSource {
   std::vector<UserTable> tables;
+  std::vector<UserSequence> sequences;
   std::string database;
   std::string user;
   // Filled only for statements that read pg_settings (catalog_session.cpp).

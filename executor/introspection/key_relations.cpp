@@ -129,30 +129,37 @@ Relation key_column_usage_relation(const CatalogSource& source) {
   return r;
 }
 
+std::vector<Value> class_row(const Relation& pg_class, uint32_t oid, const std::string& name, char kind, int64_t natts,
+                             int64_t am) {
+  std::vector<Value> row(pg_class.columns.size(), kNull);
+  for (size_t c = 0; c < pg_class.columns.size(); ++c) {
+    const std::string& column = pg_class.columns[c].name;
+    const TypeId type = pg_class.columns[c].type.id;
+    Value v = kNull;
+    if (column == "oid" || column == "relfilenode") v = I(oid);
+    else if (column == "relname") v = S(name);
+    else if (column == "relnamespace") v = I(kPublicOid);
+    else if (column == "relowner") v = I(kBootstrapUserOid);
+    else if (column == "relam") v = I(am);
+    else if (column == "relpersistence") v = C('p');
+    else if (column == "relkind") v = C(kind);
+    else if (column == "relnatts") v = I(natts);
+    else if (column == "reltuples") v = Value{-1.0};
+    else if (column == "relreplident") v = C('n');
+    else if (column == "relispopulated") v = B(true);
+    else if (type == TypeId::boolean) v = B(false);
+    else if (type == TypeId::oid || type == TypeId::int4 || type == TypeId::int2) v = I(0);
+    row[c] = std::move(v);
+  }
+  return row;
+}
+
 void add_index_classes(Relation& pg_class, const CatalogSource& source) {
   for (const auto& t : source.tables) {
     for (const auto& key : t.keys) {
-      std::vector<Value> row(pg_class.columns.size(), kNull);
-      for (size_t c = 0; c < pg_class.columns.size(); ++c) {
-        const std::string& name = pg_class.columns[c].name;
-        Value v = kNull;
-        if (name == "oid" || name == "relfilenode") v = I(key.index_oid);
-        else if (name == "relname") v = S(key.name);
-        else if (name == "relnamespace") v = I(kPublicOid);
-        else if (name == "relowner") v = I(kBootstrapUserOid);
-        else if (name == "relam") v = I(403);  // btree
-        else if (name == "relpersistence") v = C('p');
-        else if (name == "relkind") v = C('i');
-        else if (name == "relnatts") v = I(static_cast<int64_t>(key.columns.size()));
-        else if (name == "reltuples") v = Value{-1.0};
-        else if (name == "relreplident") v = C('n');
-        else if (name == "relispopulated") v = B(true);
-        else if (pg_class.columns[c].type.id == TypeId::boolean) v = B(false);
-        else if (pg_class.columns[c].type.id == TypeId::oid || pg_class.columns[c].type.id == TypeId::int4 ||
-                 pg_class.columns[c].type.id == TypeId::int2) v = I(0);
-        row[c] = std::move(v);
-      }
-      pg_class.rows.push_back(std::move(row));
+      // relam 403: btree, as PostgreSQL would have built it.
+      pg_class.rows.push_back(
+          class_row(pg_class, key.index_oid, key.name, 'i', static_cast<int64_t>(key.columns.size()), 403));
     }
   }
 }

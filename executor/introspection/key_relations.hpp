@@ -16,5 +16,9 @@ Relation table_constraints_relation(const CatalogSource& source);
 Relation key_column_usage_relation(const CatalogSource& source);
 // One pg_class row per index, in pg_class's column order (relation r's).
 void add_index_classes(Relation& pg_class, const CatalogSource& source);
+// A pg_class row (in pg_class's column order) of a relation Tally derives
+// from a table's definition: an index (kind 'i') or a sequence ('S').
+std::vector<Value> class_row(const Relation& pg_class, uint32_t oid, const std::string& name, char kind, int64_t natts,
+                             int64_t am);
 
 }  // namespace tally::executor::introspection
