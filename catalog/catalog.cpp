@@ -283,8 +283,12 @@ void Catalog::create_schema() {
   )sql");
   // Columns added to tally_columns after format 1 was first written: a
   // catalog from before them gets them with their empty defaults.
-  Statement has_default(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'default_expr'");
-  if (!has_default.step()) {
+  bool has_default = false;
+  {
+    Statement q(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'default_expr'");
+    has_default = q.step();
+  }
+  if (!has_default) {
     exec("ALTER TABLE tally_columns ADD COLUMN default_expr TEXT NOT NULL DEFAULT ''");
     exec("ALTER TABLE tally_columns ADD COLUMN identity TEXT NOT NULL DEFAULT ''");
   }
