@@ -1,6 +1,8 @@
 #include "executor/ddl/sequence_ddl.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <limits>
 
 #include "catalog/sequence_store.hpp"
@@ -17,10 +19,22 @@ catalog::SequenceStore& store_of(const StatementContext& ctx) {
   return ctx.sequences->store();
 }
 
-// An option's number: Integer, or Float for values past int32.
-int64_t option_int(const nlohmann::json& elem) {
+// An option's number: Integer, or Float for values past int32. The parse
+// tree's JSON leaves a negative Integer's value out ({"Integer": {}}, the
+// same as 0), so an Integer without one is read from the statement text at
+// the option's location: the first signed number after its keywords.
+int64_t option_int(const nlohmann::json& elem, const StatementContext& ctx) {
   const auto& arg = elem.at("arg");
-  if (arg.contains("Integer")) return arg["Integer"].value("ival", int64_t{0});
+  if (arg.contains("Integer") && arg["Integer"].contains("ival")) return arg["Integer"]["ival"].get<int64_t>();
+  if (arg.contains("Integer")) {
+    const int location = elem.value("location", -1);
+    if (location < 0 || static_cast<size_t>(location) >= ctx.query_text.size()) return 0;
+    size_t i = static_cast<size_t>(location);
+    while (i < ctx.query_text.size() && !std::isdigit(static_cast<unsigned char>(ctx.query_text[i])) &&
+           ctx.query_text[i] != '-')
+      ++i;
+    return std::strtoll(std::string(ctx.query_text.substr(i, 32)).c_str(), nullptr, 10);
+  }
   if (arg.contains("Float")) return std::stoll(arg["Float"].value("fval", std::string("0")));
   throw Error(SqlState::syntax_error, "invalid value for sequence option \"" + elem.value("defname", std::string()) + "\"");
 }
@@ -45,22 +59,22 @@ void apply_options(catalog::SequenceDef& def, const nlohmann::json& options, Sta
         throw Error(SqlState::invalid_parameter_value, "sequence type must be smallint, integer, or bigint");
       def.type = type.id;
     } else if (name == "increment") {
-      def.increment = option_int(elem);
+      def.increment = option_int(elem, ctx);
       if (def.increment == 0) throw Error(SqlState::invalid_parameter_value, "INCREMENT must not be zero");
     } else if (name == "start") {
-      start = option_int(elem);
+      start = option_int(elem, ctx);
     } else if (name == "minvalue") {
       min_given = true;
-      if (elem.contains("arg")) min = option_int(elem);
+      if (elem.contains("arg")) min = option_int(elem, ctx);
     } else if (name == "maxvalue") {
       max_given = true;
-      if (elem.contains("arg")) max = option_int(elem);
+      if (elem.contains("arg")) max = option_int(elem, ctx);
     } else if (name == "cache") {
-      def.cache = option_int(elem);
+      def.cache = option_int(elem, ctx);
       if (def.cache <= 0)
         throw Error(SqlState::invalid_parameter_value, "CACHE (" + std::to_string(def.cache) + ") must be greater than zero");
     } else if (name == "cycle") {
-      def.cycle = elem.at("arg").contains("Boolean") ? elem["arg"]["Boolean"].value("boolval", false) : option_int(elem) != 0;
+      def.cycle = elem.at("arg").contains("Boolean") ? elem["arg"]["Boolean"].value("boolval", false) : option_int(elem, ctx) != 0;
     } else if (name == "owned_by" || name == "sequence_name") {
       // OWNED BY NONE / a column: ownership only decides what DROP TABLE drops.
     } else {
@@ -135,7 +149,7 @@ std::string alter_sequence(const nlohmann::json& stmt, StatementContext& ctx) {
     const std::string option = elem.value("defname", std::string());
     if (option == "owned_by") continue;  // pg_dump's OWNED BY after CREATE TABLE: ownership is already the table's
     if (option == "restart") {
-      store.set(def->oid, elem.contains("arg") ? option_int(elem) : def->start, false);
+      store.set(def->oid, elem.contains("arg") ? option_int(elem, ctx) : def->start, false);
       continue;
     }
     throw Error(SqlState::feature_not_supported, "ALTER SEQUENCE ... " + option + " is not supported by Tally");
