@@ -119,17 +119,42 @@ void write_dictionaries(sqlite3* db, uint32_t oid, const std::vector<DictionaryS
   }
 }
 
-void insert_table_def(sqlite3* db, const TableDef& def) {
-  Statement t(db, "INSERT INTO tally_tables(oid, schema_name, name) VALUES (?, ?, ?)");
-  t.bind(1, int64_t{def.oid}).bind(2, def.schema).bind(3, def.name);
-  t.run();
-  Statement c(db, "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null) VALUES (?, ?, ?, ?, ?, ?)");
+// Keys as "p"/"u" (constraints) or "i"/"x" (unique / plain indexes), columns as "0,2".
+void insert_keys(sqlite3* db, const TableDef& def) {
+  Statement k(db,
+              "INSERT INTO tally_keys(table_oid, position, name, kind, columns, oid, index_oid) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < def.keys.size(); ++i) {
+    const KeyConstraint& key = def.keys[i];
+    std::string columns;
+    for (const int c : key.columns) columns += (columns.empty() ? "" : ",") + std::to_string(c);
+    const char* kind = key.constraint ? (key.primary ? "p" : "u") : (key.unique ? "i" : "x");
+    k.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(i)).bind(3, key.name).bind(4, std::string_view(kind));
+    k.bind(5, columns).bind(6, int64_t{key.oid}).bind(7, int64_t{key.index_oid});
+    k.run();
+  }
+}
+
+// The columns and keys of a table (its tally_tables row is the caller's).
+void insert_columns_and_keys(sqlite3* db, const TableDef& def) {
+  Statement c(db,
+              "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null, default_expr, identity) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t a = 0; a < def.columns.size(); ++a) {
     const ColumnDef& col = def.columns[a];
     c.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(a)).bind(3, col.name);
     c.bind(4, int64_t{type_oid(col.type.id)}).bind(5, int64_t{col.type.typmod}).bind(6, int64_t{col.not_null});
+    c.bind(7, col.default_expr).bind(8, col.identity ? std::string(1, col.identity) : std::string());
     c.run();
   }
+  insert_keys(db, def);
+}
+
+void insert_table_def(sqlite3* db, const TableDef& def) {
+  Statement t(db, "INSERT INTO tally_tables(oid, schema_name, name) VALUES (?, ?, ?)");
+  t.bind(1, int64_t{def.oid}).bind(2, def.schema).bind(3, def.name);
+  t.run();
+  insert_columns_and_keys(db, def);
 }
 
 void write_next_oid(sqlite3* db, uint32_t next_oid) {
@@ -149,6 +174,34 @@ void write_table_version(sqlite3* db, const TableSnapshot& snap) {
   v.bind(1, static_cast<int64_t>(snap.version)).bind(2, static_cast<int64_t>(snap.next_chunk_id));
   v.bind(3, int64_t{snap.def.oid});
   v.run();
+}
+
+// A definition's rows rewritten in place: name, columns and keys.
+void replace_definition_rows(sqlite3* db, const TableDef& def) {
+  for (const char* sql : {"DELETE FROM tally_columns WHERE table_oid = ?", "DELETE FROM tally_keys WHERE table_oid = ?"}) {
+    Statement d(db, sql);
+    d.bind(1, int64_t{def.oid});
+    d.run();
+  }
+  Statement t(db, "UPDATE tally_tables SET schema_name = ?, name = ? WHERE oid = ?");
+  t.bind(1, def.schema).bind(2, def.name).bind(3, int64_t{def.oid});
+  t.run();
+  insert_columns_and_keys(db, def);
+}
+
+bool same_definition(const TableDef& a, const TableDef& b) {
+  if (a.name != b.name || a.schema != b.schema || a.columns.size() != b.columns.size() || a.keys.size() != b.keys.size())
+    return false;
+  for (size_t i = 0; i < a.columns.size(); ++i) {
+    if (a.columns[i].name != b.columns[i].name || a.columns[i].not_null != b.columns[i].not_null ||
+        a.columns[i].default_expr != b.columns[i].default_expr || a.columns[i].identity != b.columns[i].identity)
+      return false;
+  }
+  for (size_t i = 0; i < a.keys.size(); ++i) {
+    if (a.keys[i].name != b.keys[i].name || a.keys[i].columns != b.keys[i].columns || a.keys[i].oid != b.keys[i].oid)
+      return false;
+  }
+  return true;
 }
 
 Error duplicate_table(std::string_view name) {
@@ -219,11 +272,26 @@ void Catalog::create_schema() {
       min_int INTEGER, max_int INTEGER, min_float REAL, max_float REAL, hll BLOB,
       PRIMARY KEY(table_oid, chunk_id, attnum),
       FOREIGN KEY(table_oid, chunk_id) REFERENCES tally_chunks(table_oid, chunk_id) ON DELETE CASCADE);
+    CREATE TABLE IF NOT EXISTS tally_keys(
+      table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
+      position INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, columns TEXT NOT NULL,
+      oid INTEGER NOT NULL, index_oid INTEGER NOT NULL, PRIMARY KEY(table_oid, position));
     CREATE TABLE IF NOT EXISTS tally_dictionaries(
       table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
       attnum INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, crc INTEGER NOT NULL,
       PRIMARY KEY(table_oid, attnum));
   )sql");
+  // Columns added to tally_columns after format 1 was first written: a
+  // catalog from before them gets them with their empty defaults.
+  bool has_default = false;
+  {
+    Statement q(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'default_expr'");
+    has_default = q.step();
+  }
+  if (!has_default) {
+    exec("ALTER TABLE tally_columns ADD COLUMN default_expr TEXT NOT NULL DEFAULT ''");
+    exec("ALTER TABLE tally_columns ADD COLUMN identity TEXT NOT NULL DEFAULT ''");
+  }
   Statement version(db_, "SELECT value FROM tally_meta WHERE key = 'format_version'");
   if (version.step()) {
     if (version.int_at(0) != catalog_format_version)
@@ -250,13 +318,37 @@ void Catalog::load() {
     snap->version = static_cast<uint64_t>(t.int_at(4));
     tables[snap->def.oid] = snap;
   }
-  Statement c(db_, "SELECT table_oid, name, type_oid, typmod, not_null FROM tally_columns ORDER BY table_oid, attnum");
+  Statement c(db_,
+              "SELECT table_oid, name, type_oid, typmod, not_null, default_expr, identity FROM tally_columns "
+              "ORDER BY table_oid, attnum");
   while (c.step()) {
     auto it = tables.find(static_cast<uint32_t>(c.int_at(0)));
     if (it == tables.end()) continue;
     const auto type = type_from_oid(static_cast<uint32_t>(c.int_at(2)));
     if (!type) throw Error(SqlState::data_corrupted, "catalog: unknown type oid " + std::to_string(c.int_at(2)));
-    it->second->def.columns.push_back({c.text_at(1), SqlType{*type, static_cast<int32_t>(c.int_at(3))}, c.int_at(4) != 0});
+    const std::string identity = c.text_at(6);
+    it->second->def.columns.push_back({c.text_at(1), SqlType{*type, static_cast<int32_t>(c.int_at(3))}, c.int_at(4) != 0,
+                                       c.text_at(5), identity.empty() ? '\0' : identity[0]});
+  }
+  Statement k(db_, "SELECT table_oid, name, kind, columns, oid, index_oid FROM tally_keys ORDER BY table_oid, position");
+  while (k.step()) {
+    auto it = tables.find(static_cast<uint32_t>(k.int_at(0)));
+    if (it == tables.end()) continue;
+    KeyConstraint key;
+    key.name = k.text_at(1);
+    const std::string kind = k.text_at(2);
+    key.primary = kind == "p";
+    key.constraint = kind == "p" || kind == "u";
+    key.unique = kind != "x";
+    const std::string columns = k.text_at(3);
+    for (size_t pos = 0; pos < columns.size();) {
+      const size_t comma = std::min(columns.find(',', pos), columns.size());
+      key.columns.push_back(std::stoi(columns.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
+    key.oid = static_cast<uint32_t>(k.int_at(4));
+    key.index_oid = static_cast<uint32_t>(k.int_at(5));
+    it->second->def.keys.push_back(std::move(key));
   }
   for (auto& [oid, snap] : tables) {
     snap->dictionaries.assign(snap->def.columns.size(), DictionaryState{});
@@ -338,12 +430,17 @@ std::shared_ptr<const TableSnapshot> Catalog::create_table(TableDef def, bool if
       throw duplicate_table(def.name);
     }
   }
-  def.oid = next_oid_;
+  uint32_t next = next_oid_;
+  if (def.oid == 0) def.oid = next++;  // else reserved (reserve_oid) by the caller
+  for (KeyConstraint& key : def.keys) {
+    key.oid = next++;
+    key.index_oid = next++;
+  }
   Transaction tx(db_);
   insert_table_def(db_, def);
-  write_next_oid(db_, def.oid + 1);
+  write_next_oid(db_, next);
   tx.commit();
-  next_oid_ = def.oid + 1;
+  next_oid_ = next;
   auto snap = std::make_shared<TableSnapshot>();
   snap->dictionaries.assign(def.columns.size(), DictionaryState{});
   snap->def = std::move(def);
@@ -415,6 +512,34 @@ std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const 
   return snap;
 }
 
+std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef& def) {
+  std::lock_guard lock(mutex_);
+  auto it = by_oid_.find(def.oid);
+  if (it == by_oid_.end())
+    throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(def.oid) + " does not exist");
+  if (def.columns.size() != it->second->def.columns.size())
+    throw Error(SqlState::internal_error, "catalog: a definition change may not add or remove columns");
+  for (const auto& [oid, snap] : by_oid_) {
+    if (oid != def.oid && snap->def.name == def.name && snap->def.schema == def.schema) throw duplicate_table(def.name);
+  }
+  auto snap = std::make_shared<TableSnapshot>(*it->second);
+  snap->def = def;
+  uint32_t next = next_oid_;
+  for (KeyConstraint& key : snap->def.keys) {
+    if (key.oid == 0) key.oid = next++;
+    if (key.index_oid == 0) key.index_oid = next++;
+  }
+  ++snap->version;
+  Transaction tx(db_);
+  replace_definition_rows(db_, snap->def);
+  write_table_version(db_, *snap);
+  write_next_oid(db_, next);
+  tx.commit();
+  next_oid_ = next;
+  publish(snap);
+  return snap;
+}
+
 uint32_t Catalog::reserve_oid() {
   std::lock_guard lock(mutex_);
   return next_oid_++;
@@ -462,6 +587,7 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes) {
         if (!has(old_chunks, c.chunk_id)) insert_chunk(db_, oid, c);
       snap->version = committed->second->version + 1;
       snap->next_chunk_id = std::max(snap->next_chunk_id, committed->second->next_chunk_id);
+      if (!same_definition(committed->second->def, after.def)) replace_definition_rows(db_, after.def);
     }
     write_dictionaries(db_, oid, after.dictionaries);
     write_table_version(db_, *snap);

@@ -38,9 +38,14 @@ class Catalog {
   // Every table, ordered by name.
   std::vector<std::shared_ptr<const TableSnapshot>> tables() const;
 
-  // Creates a table (def.oid is assigned). Throws 42P07 `relation "x" already
+  // Creates a table (def.oid is assigned unless the caller reserved one
+  // with reserve_oid). Throws 42P07 `relation "x" already
   // exists`; returns nullptr instead when if_not_exists and it exists.
   std::shared_ptr<const TableSnapshot> create_table(TableDef def, bool if_not_exists = false);
+  // Replaces a table's definition (names, NOT NULL, keys; same columns in
+  // the same storage types): ALTER TABLE and CREATE INDEX. Keys without oids
+  // get them. Throws 42P07 when the new name is another table's.
+  std::shared_ptr<const TableSnapshot> replace_definition(const TableDef& def);
   // Removes a table's catalog rows. Returns false when it does not exist.
   bool drop_table(uint32_t oid);
   // Empties the chunk list and the dictionaries (chunk ids keep increasing).

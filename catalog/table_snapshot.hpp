@@ -17,6 +17,27 @@ struct ColumnDef {
   std::string name;
   SqlType type;
   bool not_null = false;
+  // The column's DEFAULT as PostgreSQL prints it (pg_get_expr of adbin): a
+  // constant ("0", "'x'::text") or nextval('t_id_seq'::regclass) for serial
+  // and identity columns; empty: no default (NULL).
+  std::string default_expr;
+  // attidentity: 'a' GENERATED ALWAYS, 'd' BY DEFAULT AS IDENTITY, 0 none.
+  char identity = 0;
+};
+
+// A PRIMARY KEY or UNIQUE constraint (or a CREATE UNIQUE INDEX, which
+// enforces the same): the columns whose values no two rows may share (rows
+// with a NULL in any of them excepted). PostgreSQL gives the constraint and
+// its index an oid each; clients join pg_constraint.conindid to pg_index, so
+// both are kept.
+struct KeyConstraint {
+  std::string name;            // the constraint's name, also its index's
+  bool primary = false;
+  bool constraint = true;      // false: a bare CREATE [UNIQUE] INDEX (no pg_constraint row)
+  bool unique = true;          // false: a plain CREATE INDEX, recorded only
+  std::vector<int> columns;    // indexes into TableDef::columns
+  uint32_t oid = 0;            // pg_constraint.oid (assigned by the catalog)
+  uint32_t index_oid = 0;      // pg_index.indexrelid / pg_class.oid of the index
 };
 
 struct TableDef {
@@ -24,6 +45,7 @@ struct TableDef {
   std::string schema = "public";
   std::string name;
   std::vector<ColumnDef> columns;
+  std::vector<KeyConstraint> keys;
 
   // Index of the column named `name` (exact, already case-folded), or -1.
   int find_column(std::string_view column_name) const {

@@ -18,6 +18,7 @@ namespace tally {
   X(data_exception, "22000")                                          \
   X(string_data_right_truncation, "22001")                            \
   X(null_value_not_allowed, "22004")                                  \
+  X(sequence_generator_limit_exceeded, "2200H")                       \
   X(numeric_value_out_of_range, "22003")                              \
   X(invalid_datetime_format, "22007")                                 \
   X(datetime_field_overflow, "22008")                                 \
@@ -38,7 +39,9 @@ namespace tally {
   X(invalid_row_count_in_result_offset_clause, "2201X")               \
   X(integrity_constraint_violation, "23000")                          \
   X(not_null_violation, "23502")                                      \
+  X(unique_violation, "23505")                                        \
   X(invalid_cursor_state, "24000")                                    \
+  X(dependent_objects_still_exist, "2BP01")                           \
   X(invalid_transaction_state, "25000")                               \
   X(active_sql_transaction, "25001")                                  \
   X(no_active_sql_transaction, "25P01")                               \
@@ -63,6 +66,7 @@ namespace tally {
   X(datatype_mismatch, "42804")                                       \
   X(indeterminate_datatype, "42P18")                                  \
   X(wrong_object_type, "42809")                                       \
+  X(generated_always, "428C9")                                        \
   X(undefined_column, "42703")                                        \
   X(undefined_function, "42883")                                      \
   X(undefined_table, "42P01")                                         \

@@ -18,6 +18,7 @@
 
 namespace tally::executor {
 
+class SessionSequences;
 class Settings;
 
 struct ScopeColumn {
@@ -45,6 +46,8 @@ struct BindContext {
   std::string session_user;
   std::string database;
   int32_t backend_pid = 0;
+  // The session's sequences (nextval, currval, setval, lastval); null: none.
+  SessionSequences* sequences = nullptr;
   // Called for every node before it is bound; a non-null result replaces it.
   std::function<ExprPtr(const nlohmann::json& node)> intercept;
   // Called for aggregate calls (count, sum, ..., FILTER, WITHIN GROUP); when

@@ -16,8 +16,10 @@
 #include "gpu/engine/multi_device_engine.hpp"
 #include "executor/introspection/catalog_session.hpp"
 #include "catalog/catalog.hpp"
+#include "catalog/sequence_store.hpp"
 #include "executor/storage_tables.hpp"
 #include "storage/table_store.hpp"
+#include "executor/dml/unique_keys.hpp"
 #include "executor/tuning_store_catalog.hpp"
 
 namespace tally::catalog {
@@ -110,6 +112,7 @@ class DatabaseImpl final : public Database {
     return store_.get();
   }
   AggregateEngine* gpu_engine() override { return gpu_.get(); }
+  catalog::SequenceStore* sequences() override { return sequences_.get(); }
 
   // The ordinals gpu_devices names (the setting checked its form): empty for "all".
   static std::vector<int> device_list(const std::string& text) {
@@ -148,6 +151,7 @@ class DatabaseImpl final : public Database {
   std::unique_ptr<gpu::GpuEngine> gpu_;
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<storage::TableStore> store_;
+  std::unique_ptr<catalog::SequenceStore> sequences_;
   std::unique_ptr<TableProvider> tables_;
 };
 
@@ -181,6 +185,8 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   options.chunk_rows = config.chunk_rows;
   db->store_ = std::make_unique<storage::TableStore>(*db->catalog_, options);
   db->store_->recover();
+  dml::install_unique_key_checks(*db->store_);
+  db->sequences_ = std::make_unique<catalog::SequenceStore>(*db->catalog_);
   db->tables_ = std::make_unique<StorageTableProvider>(*db->store_);
   db->open_gpu();
   db->wrap_tables(db->catalog_.get());

@@ -9,6 +9,10 @@
 #include "executor/table_provider.hpp"
 #include "common/query_handler.hpp"
 
+namespace tally::catalog {
+class SequenceStore;
+}
+
 namespace tally::storage {
 class TableStore;
 }
@@ -56,6 +60,8 @@ class Database {
   virtual TableProvider& tables() = 0;
   // The storage layer's table store; null for open_with_tables databases.
   virtual storage::TableStore* store() = 0;
+  // The sequences (CREATE SEQUENCE, serial); null without storage.
+  virtual catalog::SequenceStore* sequences() { return nullptr; }
   // The GPU aggregation engine; null without a usable GPU.
   virtual AggregateEngine* gpu_engine() { return nullptr; }
   // Fills the engine fields of a query's ExecContext: the GPU engine, and the

@@ -174,6 +174,7 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.session_user = pc.user;
   ctx.database = pc.database;
   ctx.backend_pid = pc.backend_pid;
+  ctx.sequences = pc.sequences;
   // Functions of a table named by a literal (pg_relation_size('t'::regclass))
   // are bound here, where the tables are known.
   if (TableProvider* tables = pc.tables) {

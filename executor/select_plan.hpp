@@ -20,6 +20,7 @@ class AggregateEngine;
 
 namespace tally::executor {
 
+class SessionSequences;
 class Settings;
 class SystemRelationProvider;
 class TableProvider;
@@ -36,6 +37,7 @@ struct PlanContext {
   std::string user;
   std::string database;
   int32_t backend_pid = 0;
+  SessionSequences* sequences = nullptr;  // BindContext::sequences
   // Set while planning a subquery: binds a column reference of the
   // enclosing query (null when it has no such column).
   std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;

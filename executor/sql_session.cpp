@@ -10,6 +10,7 @@
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/ddl/session_sequences.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/statement_router.hpp"
 #include "executor/statement_words.hpp"
@@ -27,6 +28,7 @@ SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::S
         *tables_, *database_->store(), [this] { return write_transaction_.get(); });
     tables_ = session_tables_.get();
   }
+  if (database_ && database_->sequences()) sequences_ = std::make_unique<SessionSequences>(*database_->sequences());
   // The server's default first: a client's startup options (PGOPTIONS="-c
   // statement_timeout=...") override it, as in PostgreSQL.
   if (database_ && database_->config().statement_timeout_ms > 0) {
@@ -52,6 +54,7 @@ PlanContext SqlSession::make_plan_context(std::vector<uint32_t>* parameter_types
   pc.user = info_.user;
   pc.database = info_.database;
   pc.backend_pid = info_.process_id;
+  pc.sequences = sequences_.get();
   return pc;
 }
 

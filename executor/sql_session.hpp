@@ -27,6 +27,7 @@ namespace tally::executor {
 
 class Database;
 class SystemRelationProvider;
+class SessionSequences;
 class TableProvider;
 
 class SqlSession final : public tally::QueryHandler {
@@ -67,6 +68,8 @@ class SqlSession final : public tally::QueryHandler {
   Settings& settings() { return settings_; }
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
+  // This session's view of the sequences (currval, lastval); null without storage.
+  SessionSequences* sequences() { return sequences_.get(); }
   // The catalog relations this session's statements may read (null: none);
   // the provider outlives the session's use of it.
   void set_system_relations(SystemRelationProvider* relations) { system_relations_ = relations; }
@@ -116,6 +119,7 @@ class SqlSession final : public tally::QueryHandler {
 
   Database* database_;
   TableProvider* tables_;
+  std::unique_ptr<SessionSequences> sequences_;
   SystemRelationProvider* system_relations_ = nullptr;
   // tables_ when there is storage: the shared provider seen through the
   // open block's uncommitted writes (storage_tables.hpp).

@@ -165,6 +165,48 @@ bool values_need_query(const json& insert) {
   return expression;
 }
 
+// INSERT ... VALUES ... RETURNING columns or *: the inserted rows' values
+// (as stored: defaults and sequence values included).
+ResultSet insert_returning(const json& stmt, StatementContext& ctx) {
+  const auto snap = resolve_relation(ctx, stmt.at("relation"));
+  const catalog::TableDef& def = snap->def;
+  std::vector<std::pair<std::string, int>> outputs;  // (name, column)
+  for (const auto& item : stmt["returningList"]) {
+    const auto& target = item.at("ResTarget");
+    const auto& val = target.at("val");
+    if (!val.contains("ColumnRef"))
+      throw Error(SqlState::feature_not_supported, "RETURNING supports only column names and * in Tally");
+    const auto& fields = val["ColumnRef"].at("fields");
+    const auto& last = fields.back();
+    if (last.contains("A_Star")) {
+      for (size_t c = 0; c < def.columns.size(); ++c) outputs.emplace_back(def.columns[c].name, static_cast<int>(c));
+      continue;
+    }
+    const std::string name = last.at("String").value("sval", std::string());
+    const int column = def.find_column(name);
+    if (column < 0) {
+      throw std::move(Error(SqlState::undefined_column, "column \"" + name + "\" does not exist")
+                          .with_position(ctx.position(val["ColumnRef"].value("location", -1))));
+    }
+    outputs.emplace_back(target.value("name", name), column);
+  }
+  dml::InsertedRows inserted;
+  ResultSet result;
+  result.tag = dml::insert(stmt, ctx, &inserted);
+  for (const auto& [name, column] : outputs) {
+    const SqlType type = def.columns[static_cast<size_t>(column)].type;
+    result.fields.push_back(describe_column(name, type));
+    Vector values(type);
+    for (const auto& row : inserted.rows) {
+      const auto& text = row[static_cast<size_t>(column)];
+      values.push(text ? parse_text(type, *text) : Value{Null{}});
+    }
+    result.columns.push_back(std::move(values));
+  }
+  result.rows = inserted.rows.size();
+  return result;
+}
+
 }  // namespace
 
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
@@ -176,6 +218,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     // In a transaction block the write is the block's (committed at COMMIT).
     StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
                          session.database()->config().cpu_threads};
+    ctx.sequences = session.sequences();
     for (size_t i = 0; i < parameters.size() && i < statement.parameter_types.size(); ++i) {
       const SqlType type{type_from_oid(statement.parameter_types[i]).value_or(TypeId::text)};
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
@@ -189,11 +232,16 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "IndexStmt") return tag_only(ddl::create_index(body, ctx));
+    if (kind == "AlterTableStmt") return tag_only(ddl::alter_table(body, ctx));
+    if (kind == "CreateSeqStmt") return tag_only(ddl::create_sequence(body, ctx));
+    if (kind == "AlterSeqStmt") return tag_only(ddl::alter_sequence(body, ctx));
+    if (kind == "RenameStmt") return tag_only(ddl::rename(body, ctx));
     if (kind == "TruncateStmt") return tag_only(ddl::truncate(body, ctx));
     if (kind == "VacuumStmt") {
       const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
       return tag_only(ddl::vacuum_or_analyze(body, ctx, in_block));
     }
+    if (kind == "InsertStmt" && body.contains("returningList")) return insert_returning(body, ctx);
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));

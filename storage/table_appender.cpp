@@ -39,6 +39,28 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* 
   }
   start_chunk();
   merge_tail();
+  make_check(false);
+}
+
+void TableAppender::make_check(bool replacing) {
+  check_.reset();
+  checked_ = rows_;  // a merged tail's rows are committed rows, not new ones
+  if (store_.append_check() && !snapshot_->def.keys.empty())
+    check_ = store_.append_check()(store_, snapshot_, replacing, transaction_ != nullptr);
+}
+
+void TableAppender::check_rows() {
+  if (!check_ || checked_ >= rows_) return;
+  std::vector<const ColumnVector*> columns;
+  std::vector<const StringDictionary*> dictionaries;
+  for (size_t c = 0; c < builders_.size(); ++c) {
+    columns.push_back(&builders_[c].column);
+    dictionaries.push_back(dicts_[c].get());
+  }
+  // A row whose check throws is not counted, so a caller that catches the
+  // error (group commit) abandons the whole append, as it does.
+  check_->check(columns, dictionaries, checked_, rows_ - checked_);
+  checked_ = rows_;
 }
 
 TableAppender::~TableAppender() {
@@ -63,6 +85,7 @@ void TableAppender::wait_writes(size_t keep_last) {
 
 void TableAppender::start_chunk() {
   rows_ = 0;
+  checked_ = 0;
   const size_t cap = store_.options().chunk_rows;
   for (auto& b : builders_) {
     b.column.rows = 0;
@@ -97,6 +120,7 @@ void TableAppender::replace_all_chunks() {
   for (const auto& c : snapshot_->chunks) replaced_.push_back(c.chunk_id);
   appended_ = 0;
   start_chunk();
+  make_check(true);
 }
 
 const StringDictionary& TableAppender::working_dictionary(int column) {
@@ -139,6 +163,7 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
     rows_ += n;
     appended_ += n;
     done += n;
+    check_rows();
     if (rows_ == cap) {
       flush_chunk();
       start_chunk();
@@ -156,6 +181,7 @@ void TableAppender::set_null(int column) {
 void TableAppender::finish_row() {
   ++rows_;
   ++appended_;
+  check_rows();
   if (rows_ == store_.options().chunk_rows) {
     flush_chunk();
     start_chunk();
@@ -245,6 +271,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());
   store_.publish_dictionaries(oid, published, dict_states);
   store_.retire_chunks(snapshot_, replaced_);
+  if (check_) check_->committed(*snap);
   return snap;
 }
 

@@ -83,6 +83,9 @@ class TableAppender {
   // Waits for background chunk writes; with keep_last, until at most that many remain.
   void wait_writes(size_t keep_last);
   void merge_tail();
+  // Runs the append check (if any) over rows [checked_, rows_) of the buffers.
+  void check_rows();
+  void make_check(bool replacing);
 
   TableStore& store_;
   std::shared_ptr<TableStore::TableState> state_;
@@ -103,6 +106,8 @@ class TableAppender {
   // one that shares its store (string_dictionary.hpp).
   std::vector<std::shared_ptr<StringDictionary>> dicts_;
   bool committed_ = false;
+  std::unique_ptr<AppendCheck> check_;
+  size_t checked_ = 0;  // rows of the current buffers the check has seen (merged tail rows count as seen)
 };
 
 }  // namespace tally::storage

@@ -203,6 +203,15 @@ void TableStore::drop_table(uint32_t oid, const CancelToken* cancel) {
   forget_table(oid, std::move(before));
 }
 
+std::shared_ptr<const catalog::TableSnapshot> TableStore::alter_table(
+    uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change,
+    const CancelToken* cancel) {
+  TableLockGuard write(&locks_, oid, cancel);
+  auto current = catalog_.find_table(oid);
+  if (!current) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+  return catalog_.replace_definition(change(*current));
+}
+
 void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before) {
   cache_.evict_table(oid);
   {

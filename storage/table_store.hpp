@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "storage/append_check.hpp"
 #include "storage/chunk_cache.hpp"
 #include "storage/column_vector.hpp"
 #include "storage/group_commit.hpp"
@@ -68,6 +69,13 @@ class TableStore {
   void drop_table(uint32_t oid, const CancelToken* cancel = nullptr);
   std::shared_ptr<const catalog::TableSnapshot> truncate_table(uint32_t oid, const CancelToken* cancel = nullptr);
 
+  // Changes a table's definition under its write lock: change gets the
+  // current snapshot (and may read its rows, or throw) and returns the new
+  // definition, committed by Catalog::replace_definition.
+  std::shared_ptr<const catalog::TableSnapshot> alter_table(
+      uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change,
+      const CancelToken* cancel = nullptr);
+
   // Starts an append to the table (blocks while another writer holds it).
   std::unique_ptr<TableAppender> begin_append(uint32_t oid, const CancelToken* cancel = nullptr);
   // A small append (INSERT) group-committed with concurrent ones to the same
@@ -76,6 +84,11 @@ class TableStore {
   // commit threw, and then none of fill's rows were committed.
   void append_grouped(uint32_t oid, const std::function<void(TableAppender&)>& fill,
                       const CancelToken* cancel = nullptr);
+  // The check every append to a table with keys runs (append_check.hpp);
+  // set once, before the first append.
+  void set_append_check(AppendCheckFactory factory) { append_check_ = std::move(factory); }
+  const AppendCheckFactory& append_check() const { return append_check_; }
+
   // Commits of append_grouped that joined more than one caller (tests, benchmarks).
   uint64_t grouped_commits(uint32_t oid);
 
@@ -134,6 +147,7 @@ class TableStore {
 
   catalog::Catalog& catalog_;
   StoreOptions options_;
+  AppendCheckFactory append_check_;
   ChunkCache cache_;
   TableLocks locks_;
   std::mutex retired_mutex_;

@@ -78,7 +78,11 @@ std::shared_ptr<const catalog::TableSnapshot> WriteTransaction::create_table(cat
     if (if_not_exists) return nullptr;
     throw Error(SqlState::duplicate_table, "relation \"" + def.name + "\" already exists");
   }
-  def.oid = store_.catalog().reserve_oid();
+  if (def.oid == 0) def.oid = store_.catalog().reserve_oid();
+  for (auto& key : def.keys) {
+    key.oid = store_.catalog().reserve_oid();
+    key.index_oid = store_.catalog().reserve_oid();
+  }
   std::error_code ec;
   fs::create_directories(store_.table_dir(def.oid), ec);
   if (ec) throw Error(SqlState::io_error, "could not create directory \"" + store_.table_dir(def.oid) + "\": " + ec.message());
@@ -105,6 +109,25 @@ void WriteTransaction::truncate_table(uint32_t oid) {
   working->chunks.clear();
   p.working = std::move(working);
   ++writes_;
+}
+
+std::shared_ptr<const catalog::TableSnapshot> WriteTransaction::alter_table(
+    uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change) {
+  Pending& p = touch(oid);
+  if (!p.working) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
+  catalog::TableDef def = change(*p.working);
+  for (const auto& [other, q] : tables_)
+    if (other != oid && q.working && q.working->def.name == def.name)
+      throw Error(SqlState::duplicate_table, "relation \"" + def.name + "\" already exists");
+  auto working = std::make_shared<catalog::TableSnapshot>(*p.working);
+  working->def = std::move(def);
+  for (auto& key : working->def.keys) {
+    if (key.oid == 0) key.oid = store_.catalog().reserve_oid();
+    if (key.index_oid == 0) key.index_oid = store_.catalog().reserve_oid();
+  }
+  p.working = working;
+  ++writes_;
+  return working;
 }
 
 std::unique_ptr<TableAppender> WriteTransaction::begin_append(uint32_t oid) {

@@ -15,6 +15,7 @@
 // Readers of other sessions keep seeing the committed snapshots; this
 // block's own statements see its working snapshots (find_table).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -53,6 +54,9 @@ class WriteTransaction {
   // Takes the table's write lock until the block ends, writing nothing
   // (SELECT ... FOR UPDATE); 42P01 when the table is missing.
   void lock_table(uint32_t oid) { touch(oid); }
+  // TableStore::alter_table, uncommitted.
+  std::shared_ptr<const catalog::TableSnapshot> alter_table(
+      uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change);
 
   // Writes recorded so far.
   uint64_t writes() const { return writes_; }

@@ -18,6 +18,16 @@ std::string drop(const nlohmann::json& drop_stmt, StatementContext& ctx);
 // CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (...): checked and
 // accepted; Tally keeps no indexes (create_index.cpp says why).
 std::string create_index(const nlohmann::json& index_stmt, StatementContext& ctx);
+// ALTER TABLE [IF EXISTS] t subcommand, ...: SET/DROP NOT NULL, ADD
+// CONSTRAINT PRIMARY KEY/UNIQUE, DROP CONSTRAINT (others: 0A000).
+std::string alter_table(const nlohmann::json& alter_stmt, StatementContext& ctx);
+// ALTER TABLE t RENAME TO / RENAME COLUMN / RENAME CONSTRAINT.
+std::string rename(const nlohmann::json& rename_stmt, StatementContext& ctx);
+// CREATE SEQUENCE [IF NOT EXISTS] s [AS type] [INCREMENT n] [START n]
+// [MINVALUE n | NO MINVALUE] [MAXVALUE n | NO MAXVALUE] [CACHE n] [[NO] CYCLE].
+std::string create_sequence(const nlohmann::json& create_seq_stmt, StatementContext& ctx);
+// ALTER SEQUENCE s RESTART [WITH n] | OWNED BY ... (others: 0A000).
+std::string alter_sequence(const nlohmann::json& alter_seq_stmt, StatementContext& ctx);
 // TRUNCATE [TABLE] a, b, ...
 std::string truncate(const nlohmann::json& truncate_stmt, StatementContext& ctx);
 // VACUUM / ANALYZE [(options)] [table [(columns)], ...]: checked and accepted

@@ -35,6 +35,11 @@ void StatementContext::truncate_table(uint32_t oid) const {
   }
 }
 
+std::shared_ptr<const catalog::TableSnapshot> StatementContext::alter_table(
+    uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change) const {
+  return transaction ? transaction->alter_table(oid, change) : store.alter_table(oid, change, cancel);
+}
+
 std::unique_ptr<storage::TableAppender> StatementContext::begin_append(uint32_t oid) const {
   return transaction ? transaction->begin_append(oid) : store.begin_append(oid, cancel);
 }

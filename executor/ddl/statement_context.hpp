@@ -24,6 +24,8 @@
 
 namespace tally::executor {
 
+class SessionSequences;
+
 // A bound parameter ($n) as a DDL/DML statement sees it: its type and
 // PostgreSQL's text output of its value (nullopt = NULL).
 struct StatementParameter {
@@ -40,12 +42,17 @@ struct StatementContext {
   int threads = 0;  // worker threads a statement may use (Config::cpu_threads; 0 = every core)
   // The extended protocol's parameters (INSERT ... VALUES ($1, ...)).
   std::vector<StatementParameter> parameters = {};
+  // The session's sequences (serial defaults, CREATE SEQUENCE); null: none.
+  SessionSequences* sequences = nullptr;
 
   // The table as this statement sees it (nullptr: none), public schema.
   std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;
   std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists) const;
   void drop_table(uint32_t oid) const;
   void truncate_table(uint32_t oid) const;
+  // TableStore::alter_table, or the block's.
+  std::shared_ptr<const catalog::TableSnapshot> alter_table(
+      uint32_t oid, const std::function<catalog::TableDef(const catalog::TableSnapshot&)>& change) const;
   // An append; its commit() is the statement's (autocommit) or the block's.
   std::unique_ptr<storage::TableAppender> begin_append(uint32_t oid) const;
   // A small append (INSERT ... VALUES): group-committed with other sessions'

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "executor/ddl/session_sequences.hpp"
 #include "executor/ddl/type_name.hpp"
+#include "executor/dml/column_default.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
@@ -155,7 +157,7 @@ ConstantValue evaluate_constant(const StatementContext& ctx, const nlohmann::jso
     return typed(p.type, *p.text, location);
   }
   if (expr.contains("SetToDefault")) {
-    // No column has a DEFAULT clause, so DEFAULT is NULL (as in PostgreSQL).
+    // The column's DEFAULT (dml/column_default.hpp) is the caller's to apply.
     ConstantValue v;
     v.is_default = true;
     v.location = expr["SetToDefault"].value("location", -1);
@@ -204,6 +206,10 @@ ConstantValue evaluate_constant(const StatementContext& ctx, const nlohmann::jso
       v.location = location;
       return v;
     }
+  }
+  if (const std::string seq = dml::nextval_argument(expr); !seq.empty() && ctx.sequences) {
+    // nextval('s') in VALUES (what ORMs and pg_dump send for serial columns).
+    return typed(SqlType{TypeId::int8}, std::to_string(ctx.sequences->nextval(seq)), expr["FuncCall"].value("location", -1));
   }
   const int location = expr.begin().value().is_object() ? expr.begin().value().value("location", -1) : -1;
   throw std::move(Error(SqlState::feature_not_supported,

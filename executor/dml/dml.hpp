@@ -2,7 +2,9 @@
 // DML entry points the session calls with a parsed statement's body. Each
 // returns the command tag ("INSERT 0 3", "COPY 10"); an error leaves the table
 // exactly as before (appends commit only at the end).
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,9 +12,17 @@
 
 namespace tally::executor::dml {
 
+// The rows an INSERT added, each value in PostgreSQL's text output (nullopt:
+// NULL), one per table column: what RETURNING returns.
+struct InsertedRows {
+  std::vector<std::vector<std::optional<std::string>>> rows;
+};
+
 // INSERT INTO t [(cols)] VALUES (...), ... | DEFAULT VALUES, with constant
-// expressions and PostgreSQL's assignment casts. INSERT ... SELECT: 0A000.
-std::string insert(const nlohmann::json& insert_stmt, StatementContext& ctx);
+// expressions (and nextval) and PostgreSQL's assignment casts; columns not
+// given take their DEFAULT. INSERT ... SELECT: 0A000. inserted: filled with
+// the rows (RETURNING); null: RETURNING is refused.
+std::string insert(const nlohmann::json& insert_stmt, StatementContext& ctx, InsertedRows* inserted = nullptr);
 
 // COPY t [(cols)] FROM STDIN | 'file' and COPY t [(cols)] TO STDOUT | 'file',
 // text and CSV formats (HEADER, DELIMITER, NULL, QUOTE, ESCAPE, FORCE_NULL,

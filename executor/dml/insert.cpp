@@ -3,6 +3,7 @@
 // is group-committed.
 #include <optional>
 
+#include "executor/dml/column_default.hpp"
 #include "executor/dml/constant_value.hpp"
 #include "executor/dml/dml.hpp"
 #include "executor/dml/row_check.hpp"
@@ -11,12 +12,13 @@
 
 namespace tally::executor::dml {
 
-std::string insert(const nlohmann::json& stmt, StatementContext& ctx) {
+std::string insert(const nlohmann::json& stmt, StatementContext& ctx, InsertedRows* inserted) {
   if (stmt.contains("withClause")) throw Error(SqlState::feature_not_supported, "WITH in INSERT is not supported by Tally");
   if (stmt.contains("onConflictClause"))
     throw Error(SqlState::feature_not_supported, "INSERT ... ON CONFLICT is not supported by Tally");
-  if (stmt.contains("returningList"))
+  if (stmt.contains("returningList") && !inserted)
     throw Error(SqlState::feature_not_supported, "INSERT ... RETURNING is not supported by Tally");
+  const bool overriding = stmt.value("override", std::string()) == "OVERRIDING_SYSTEM_VALUE";
   const auto snap = resolve_relation(ctx, stmt.at("relation"));
   const catalog::TableDef& def = snap->def;
 
@@ -88,13 +90,26 @@ std::string insert(const nlohmann::json& stmt, StatementContext& ctx) {
   rows.reserve(lists.size());
   for (const auto* items : lists) {
     std::vector<std::optional<std::string>> row(def.columns.size());
+    std::vector<bool> given(def.columns.size(), false);
     if (items) {
       for (size_t i = 0; i < items->size(); ++i) {
         const auto& col = def.columns[static_cast<size_t>(targets[i])];
         const ConstantValue v = evaluate_constant(ctx, (*items)[i]);
+        if (v.is_default) continue;
+        if (col.identity == 'a' && !overriding)
+          throw std::move(Error(SqlState::generated_always,
+                                "cannot insert a non-DEFAULT value into column \"" + col.name + "\"")
+                              .with_detail("Column \"" + col.name + "\" is an identity column defined as GENERATED ALWAYS.")
+                              .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+        given[static_cast<size_t>(targets[i])] = true;
         const ConstantValue cast = cast_constant(ctx, v, col.type, false, col.name);
         if (cast.kind != ConstantValue::Kind::null) row[static_cast<size_t>(targets[i])] = cast.text;
       }
+    }
+    for (size_t c = 0; c < def.columns.size(); ++c) {
+      if (given[c] || def.columns[c].default_expr.empty()) continue;
+      const ConstantValue d = column_default(ctx, def.columns[c]);
+      if (d.kind != ConstantValue::Kind::null) row[c] = d.text;
     }
     check_not_null(def, row);
     rows.push_back(std::move(row));
@@ -121,7 +136,9 @@ std::string insert(const nlohmann::json& stmt, StatementContext& ctx) {
       appender.finish_row();
     }
   });
-  return "INSERT 0 " + std::to_string(rows.size());
+  const size_t count = rows.size();
+  if (inserted) inserted->rows = std::move(rows);
+  return "INSERT 0 " + std::to_string(count);
 }
 
 }  // namespace tally::executor::dml

@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "executor/introspection/key_relations.hpp"
+#include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/settings_relation.hpp"
 #include "executor/introspection/system_relations.hpp"
 
@@ -127,10 +129,12 @@ Relation pg_class(const CatalogSource& source) {
                      {"relpartbound", TypeId::text}});
   for (const auto& t : source.tables) {
     r.rows.push_back({I(t.oid), S(t.name), I(namespace_oid(t.schema)), I(0), I(0), I(kBootstrapUserOid), I(2),
-                      I(t.oid), I(0), I(0), Value{-1.0}, I(0), I(0), B(false), B(false), C('p'), C('r'),
+                      I(t.oid), I(0), I(0), Value{-1.0}, I(0), I(0), B(!t.keys.empty()), B(false), C('p'), C('r'),
                       I(static_cast<int64_t>(t.columns.size())), I(0), B(false), B(false), B(false), B(false),
                       B(false), B(true), C('d'), B(false), I(0), kNull, kNull, kNull});
   }
+  add_index_classes(r, source);
+  add_sequence_classes(r, source);
   if (!source.with_system_relations) return r;
   for (const auto& sys : system_relations()) {
     const bool view = sys.kind == 'v';
@@ -174,7 +178,8 @@ Relation pg_attribute(const CatalogSource& source) {
       const TypeRow* row = find_type(type);
       r.rows.push_back({I(t.oid), S(c.name), I(type), I(-1), I(row ? row->len : -1), I(static_cast<int64_t>(i + 1)),
                         I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false), C(row ? row->align : 'i'),
-                        C(row ? row->storage : 'x'), C(0), B(c.not_null), B(false), B(false), C(0), C(0), B(false),
+                        C(row ? row->storage : 'x'), C(0), B(c.not_null), B(!c.default_expr.empty() && !c.identity),
+                        B(false), C(c.identity), C(0), B(false),
                         B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
     }
   }
@@ -303,7 +308,8 @@ Relation info_columns(const CatalogSource& source) {
         default: break;
       }
       const TypeRow* row = find_type(type_oid(c.type.id));
-      r.rows.push_back({S(source.database), S(t.schema), S(t.name), S(c.name), I(static_cast<int64_t>(i + 1)), kNull,
+      const Value column_default = c.default_expr.empty() || c.identity ? kNull : S(c.default_expr);
+      r.rows.push_back({S(source.database), S(t.schema), S(t.name), S(c.name), I(static_cast<int64_t>(i + 1)), column_default,
                         S(c.not_null ? "NO" : "YES"), S(data_type), max_length, precision, scale,
                         S(row ? row->name : "")});
     }
@@ -325,24 +331,9 @@ Relation info_schemata(const CatalogSource& source) {
 Relation empty_relation(std::string_view name) {
   // PostgreSQL 15's column lists; pg_node_tree and aclitem[] columns are
   // text and text[] here (Tally has neither type, and these are always NULL).
-  if (name == "pg_index") {
-    return make({{"indexrelid", TypeId::oid}, {"indrelid", TypeId::oid}, {"indnatts", TypeId::int2},
-                 {"indnkeyatts", TypeId::int2}, {"indisunique", TypeId::boolean},
-                 {"indnullsnotdistinct", TypeId::boolean}, {"indisprimary", TypeId::boolean},
-                 {"indisexclusion", TypeId::boolean}, {"indimmediate", TypeId::boolean},
-                 {"indisclustered", TypeId::boolean}, {"indisvalid", TypeId::boolean}, {"indcheckxmin", TypeId::boolean},
-                 {"indisready", TypeId::boolean}, {"indislive", TypeId::boolean}, {"indisreplident", TypeId::boolean},
-                 {"indkey", TypeId::int2vector}, {"indcollation", TypeId::oidvector}, {"indclass", TypeId::oidvector},
-                 {"indoption", TypeId::int2vector}, {"indexprs", TypeId::text}, {"indpred", TypeId::text}});
-  }
   if (name == "pg_auth_members") {
     return make({{"roleid", TypeId::oid}, {"member", TypeId::oid}, {"grantor", TypeId::oid},
                  {"admin_option", TypeId::boolean}});
-  }
-  if (name == "pg_sequence") {
-    return make({{"seqrelid", TypeId::oid}, {"seqtypid", TypeId::oid}, {"seqstart", TypeId::int8},
-                 {"seqincrement", TypeId::int8}, {"seqmax", TypeId::int8}, {"seqmin", TypeId::int8},
-                 {"seqcache", TypeId::int8}, {"seqcycle", TypeId::boolean}});
   }
   if (name == "pg_depend") {
     return make({{"classid", TypeId::oid}, {"objid", TypeId::oid}, {"objsubid", TypeId::int4},
@@ -400,14 +391,6 @@ Relation empty_relation(std::string_view name) {
     r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
     return r;
   }
-  if (name == "pg_attrdef") {
-    return make({{"oid", TypeId::oid}, {"adrelid", TypeId::oid}, {"adnum", TypeId::int2}, {"adbin", TypeId::text}});
-  }
-  if (name == "pg_constraint") {
-    return make({{"oid", TypeId::oid}, {"conname", TypeId::name}, {"connamespace", TypeId::oid}, {"contype", TypeId::char_},
-                 {"conrelid", TypeId::oid}, {"confrelid", TypeId::oid}, {"conindid", TypeId::oid},
-                 {"conparentid", TypeId::oid}, {"convalidated", TypeId::boolean}, {"conislocal", TypeId::boolean}});
-  }
   if (name == "pg_inherits") {
     return make({{"inhrelid", TypeId::oid}, {"inhparent", TypeId::oid}, {"inhseqno", TypeId::int4},
                  {"inhdetachpending", TypeId::boolean}});
@@ -462,10 +445,12 @@ bool is_empty_catalog(std::string_view name) {
 
 bool is_catalog_relation(std::string_view schema, std::string_view name) {
   if (is_tuning_cache_relation(schema, name)) return true;  // tune: the tuning cache view
-  if (schema == "information_schema") return name == "tables" || name == "columns" || name == "schemata";
+  if (schema == "information_schema")
+    return name == "tables" || name == "columns" || name == "schemata" || name == "table_constraints" ||
+           name == "key_column_usage" || name == "sequences";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
-                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views"}) {
+                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
     if (name == n) return true;
   }
   return is_empty_catalog(name);
@@ -477,6 +462,9 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (schema == "information_schema") {
     if (name == "tables") return info_tables(source);
     if (name == "columns") return info_columns(source);
+    if (name == "table_constraints") return table_constraints_relation(source);
+    if (name == "key_column_usage") return key_column_usage_relation(source);
+    if (name == "sequences") return info_sequences_relation(source);
     return info_schemata(source);
   }
   if (name == "pg_type") return pg_type();
@@ -490,6 +478,11 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_settings") return pg_settings_relation(source);
   if (name == "pg_tables") return pg_tables(source);
   if (name == "pg_views") return pg_views(source);
+  if (name == "pg_constraint") return pg_constraint_relation(source);
+  if (name == "pg_index") return pg_index_relation(source);
+  if (name == "pg_sequence") return pg_sequence_relation(source);
+  if (name == "pg_sequences") return pg_sequences_relation(source);
+  if (name == "pg_attrdef") return pg_attrdef_relation(source);
   return empty_relation(name);
 }
 

@@ -19,6 +19,32 @@ struct UserColumn {
   std::string name;
   SqlType type;
   bool not_null = false;
+  std::string default_expr;  // as pg_get_expr prints it; empty: none
+  char identity = 0;         // attidentity
+};
+
+// A sequence (catalog::SequenceDef and its current value).
+struct UserSequence {
+  uint32_t oid = 0;
+  std::string schema = "public";
+  std::string name;
+  SqlType type;
+  int64_t start = 1, increment = 1, min = 1, max = 0, cache = 1;
+  bool cycle = false;
+  std::optional<int64_t> last_value;  // null until nextval was called
+  uint32_t owner_table = 0;
+  int owner_column = -1;
+};
+
+// A key or index of a user table (catalog::KeyConstraint).
+struct UserKey {
+  std::string name;
+  bool primary = false;
+  bool constraint = true;
+  bool unique = true;
+  std::vector<int> columns;  // 0-based column indexes
+  uint32_t oid = 0;
+  uint32_t index_oid = 0;
 };
 
 struct UserTable {
@@ -27,6 +53,7 @@ struct UserTable {
   std::string name;
   std::vector<UserColumn> columns;
   uint64_t rows = 0;
+  std::vector<UserKey> keys;
 };
 
 // One run-time setting of the session (SHOW ALL), for pg_settings.
@@ -40,6 +67,7 @@ struct SettingValue {
 // What the relations are generated from.
 struct CatalogSource {
   std::vector<UserTable> tables;
+  std::vector<UserSequence> sequences;
   std::string database;
   std::string user;
   // Filled only for statements that read pg_settings (catalog_session.cpp).

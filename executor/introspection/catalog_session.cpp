@@ -1,5 +1,7 @@
 #include "executor/introspection/catalog_session.hpp"
 
+#include "catalog/sequence_store.hpp"
+
 #include <algorithm>
 
 #include "common/error.hpp"
@@ -392,9 +394,21 @@ class CatalogSession final : public tally::QueryHandler {
         t.oid = snapshot->def.oid;
         t.schema = snapshot->def.schema;
         t.name = snapshot->def.name;
-        for (const auto& c : snapshot->def.columns) t.columns.push_back({c.name, c.type, c.not_null});
+        for (const auto& c : snapshot->def.columns)
+          t.columns.push_back({c.name, c.type, c.not_null, c.default_expr, c.identity});
         t.rows = snapshot->row_count();
+        for (const auto& k : snapshot->def.keys)
+          t.keys.push_back({k.name, k.primary, k.constraint, k.unique, k.columns, k.oid, k.index_oid});
         source.tables.push_back(std::move(t));
+      }
+    }
+    if (database_ != nullptr && database_->sequences() != nullptr) {
+      for (const auto& d : database_->sequences()->list()) {
+        const auto value = database_->sequences()->value(d.oid);
+        source.sequences.push_back({d.oid, d.schema, d.name, SqlType{d.type}, d.start, d.increment, d.min, d.max,
+                                    d.cache, d.cycle,
+                                    value.is_called ? std::optional<int64_t>(value.last_value) : std::nullopt,
+                                    d.owner_table, d.owner_column});
       }
     }
     return source;

@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 37> kRelations{{
+constexpr std::array<SystemRelation, 41> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -46,9 +46,13 @@ constexpr std::array<SystemRelation, 37> kRelations{{
     {12014, "pg_user", kCat, 'v', 12016, false},
     {12028, "pg_views", kCat, 'v', 12030, false},
     {12033, "pg_tables", kCat, 'v', 12035, false},
+    {12048, "pg_sequences", kCat, 'v', 12050, false},
     {12104, "pg_settings", kCat, 'v', 12106, false},
     {13295, "columns", kInfo, 'v', 13297, false},
+    {13329, "key_column_usage", kInfo, 'v', 13331, false},
     {13382, "schemata", kInfo, 'v', 13384, false},
+    {13386, "sequences", kInfo, 'v', 13388, false},
+    {13411, "table_constraints", kInfo, 'v', 13413, false},
     {13425, "tables", kInfo, 'v', 13427, false},
 }};
 

@@ -129,6 +129,10 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return std::string(std::get<int64_t>(a[0]) == 6 ? "UTF8" : "");
     });
   }
+  if (name == "pg_get_expr" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text) {
+    // adbin (pg_attrdef) holds the printed expression itself here.
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value { return a[0]; }, false);
+  }
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
         name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||

@@ -15,6 +15,7 @@
 #include "executor/notice_scope.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
+#include "executor/ddl/session_sequences.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 
@@ -137,6 +138,35 @@ ExprPtr make_set_config(std::vector<ExprPtr>& args, BindContext& context) {
   }, false);
 }
 
+// nextval, currval, setval and lastval (executor/session_sequences.hpp).
+// Their argument is regclass in PostgreSQL; a literal, text or regclass is
+// taken as the sequence's name.
+ExprPtr make_sequence_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
+  SessionSequences* sequences = context.sequences;
+  if (sequences == nullptr) throw Error(SqlState::feature_not_supported, name + " needs the storage layer, which this build lacks");
+  for (auto& a : args)
+    if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
+  auto text_of = [](const Value& v) { return std::holds_alternative<int64_t>(v) ? std::to_string(std::get<int64_t>(v)) : std::get<std::string>(v); };
+  if (name == "lastval")
+    return call({TypeId::int8}, name, std::move(args), [sequences](std::span<const Value>) -> Value { return sequences->lastval(); });
+  if (name == "nextval" || name == "currval") {
+    const bool next = name == "nextval";
+    return call({TypeId::int8}, name, std::move(args), [sequences, next, text_of](std::span<const Value> a) -> Value {
+      if (is_null(a[0])) return Null{};
+      const std::string seq = text_of(a[0]);
+      return next ? sequences->nextval(seq) : sequences->currval(seq);
+    });
+  }
+  args[1] = to_type(std::move(args[1]), TypeId::int8, context);
+  if (args.size() == 3) args[2] = to_type(std::move(args[2]), TypeId::boolean, context);
+  return call({TypeId::int8}, name, std::move(args), [sequences, text_of](std::span<const Value> a) -> Value {
+    for (const auto& v : a)
+      if (is_null(v)) return Null{};
+    const bool is_called = a.size() < 3 || std::get<bool>(a[2]);
+    return sequences->setval(text_of(a[0]), std::get<int64_t>(a[1]), is_called);
+  });
+}
+
 }  // namespace
 
 ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
@@ -161,6 +191,10 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
     return std::make_unique<ConstExpr>(SqlType{TypeId::int4}, static_cast<int64_t>(context.backend_pid));
   }
   if (name == "pg_sleep" && n == 1) return make_pg_sleep(args, context);
+  if (((name == "nextval" || name == "currval") && n == 1) || (name == "lastval" && n == 0) ||
+      (name == "setval" && (n == 2 || n == 3))) {
+    return make_sequence_function(name, args, context);
+  }
   if ((name == "pg_cancel_backend" && n == 1) || (name == "pg_terminate_backend" && (n == 1 || n == 2))) {
     return make_signal_backend(name == "pg_terminate_backend", args, context);
   }
