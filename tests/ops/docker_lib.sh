@@ -1,5 +1,18 @@
-# Shared by the Docker tests (docker_compose_test.sh, docker_shards_test.sh); sourced, with
-# `say`, `fail` and `cannot_run` defined by the test. Needs the repository root as $PWD.
+# Shared by the Docker tests (docker_compose_test.sh, docker_shards_test.sh); sourced after
+# the test sets test_name. Needs the repository root as $PWD.
+
+# shellcheck disable=SC2154  # test_name: set by the test that sources this file
+say() { echo "$test_name: $*"; }
+fail() { echo "$test_name: FAILED: $*" >&2; exit 1; }
+# Fails with the reason, or with TALLY_SKIP_DOCKER_TEST=1 reports a skip (exit 77), which
+# ctest shows as skipped, where Docker cannot run.
+cannot_run() {
+  if [ "${TALLY_SKIP_DOCKER_TEST:-0}" = 1 ]; then
+    say "SKIPPED (TALLY_SKIP_DOCKER_TEST=1): $*"
+    exit 77
+  fi
+  fail "$* (TALLY_SKIP_DOCKER_TEST=1 skips this test where Docker cannot run)"
+}
 
 # A Docker engine: the running one, or dockerd started here (as root). Sets
 # started_dockerd to the pid of a dockerd it started (empty otherwise).

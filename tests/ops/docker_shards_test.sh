@@ -14,15 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 
-say() { echo "docker_shards: $*"; }
-fail() { echo "docker_shards: FAILED: $*" >&2; exit 1; }
-cannot_run() {
-  if [ "${TALLY_SKIP_DOCKER_TEST:-0}" = 1 ]; then
-    say "SKIPPED (TALLY_SKIP_DOCKER_TEST=1): $*"
-    exit 77
-  fi
-  fail "$* (TALLY_SKIP_DOCKER_TEST=1 skips this test where Docker cannot run)"
-}
+test_name=docker_shards
+# shellcheck source=tests/ops/docker_lib.sh
+source tests/ops/docker_lib.sh
 
 test_start=$SECONDS
 image=tally:cpu-test
@@ -42,8 +36,6 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-# shellcheck source=tests/ops/docker_lib.sh
-source tests/ops/docker_lib.sh
 
 # ---- images ---------------------------------------------------------------------
 docker_engine_up
