@@ -14,11 +14,7 @@ PGBENCH = os.path.join(t.PG_BIN, "pgbench")
 CLIENTS = 16
 SECONDS = 10
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
-KNOWN_GAPS = {
-    "pgbench -i -s 1 (steps dtgvp)": (
-        "ddl: its last step runs ALTER TABLE ... ADD PRIMARY KEY",
-        r"ALTER TABLE is not supported.*add primary key"),
-}
+KNOWN_GAPS = {}
 
 
 def main():
