@@ -4,8 +4,8 @@
 // them anyway (pandas' to_sql on its index column, ORM migrations) and read
 // them back (pg_index, psql's \d), so an index on columns is recorded in the
 // catalog; a UNIQUE one is enforced as a UNIQUE constraint is
-// (executor/dml/unique_keys.hpp). An index on expressions is checked and
-// accepted but not recorded.
+// (executor/dml/unique_keys.hpp). A plain index on expressions, or a partial
+// one (WHERE), is checked and accepted but not recorded.
 #include <algorithm>
 
 #include "executor/ddl/ddl.hpp"
@@ -30,8 +30,9 @@ std::string create_index(const nlohmann::json& stmt, StatementContext& ctx) {
     if (index < 0) throw Error(SqlState::undefined_column, "column \"" + column + "\" does not exist");
     columns.push_back(index);
   }
-  if (stmt.contains("whereClause"))
-    throw Error(SqlState::feature_not_supported, "partial indexes (CREATE INDEX ... WHERE) are not supported by Tally");
+  const bool partial = stmt.contains("whereClause");
+  if (unique && partial)
+    throw Error(SqlState::feature_not_supported, "partial unique indexes (CREATE UNIQUE INDEX ... WHERE) are not supported by Tally");
   if (unique && expressions)
     throw Error(SqlState::feature_not_supported, "unique indexes on expressions are not supported by Tally");
   const std::string name = stmt.value("idxname", std::string());
@@ -44,7 +45,7 @@ std::string create_index(const nlohmann::json& stmt, StatementContext& ctx) {
     throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
   }
   ctx.check_cancel();
-  if (expressions) return "CREATE INDEX";
+  if (expressions || partial) return "CREATE INDEX";
   ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
     catalog::TableDef def = current.def;
     catalog::KeyConstraint key;
