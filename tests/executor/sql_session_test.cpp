@@ -151,16 +151,14 @@ TEST_F(SessionTest, TransactionStates) {
 }
 
 TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
-  EXPECT_EQ(error_of("CREATE SEQUENCE s"), SqlState::feature_not_supported);
+  EXPECT_EQ(error_of("CREATE VIEW v AS SELECT 1"), SqlState::feature_not_supported);
   EXPECT_EQ(run("SELECT 7").lines(), std::vector<std::string>{"7"});
 }
 
 TEST_F(SessionTest, AnUnsupportedStatementIsNamedInSqlWords) {
   run("CREATE TABLE named (a int)");
   const std::pair<const char*, const char*> cases[] = {
-      {"CREATE SEQUENCE s", "CREATE SEQUENCE is not supported by Tally"},
-      {"ALTER TABLE named ADD COLUMN b int", "ALTER TABLE is not supported by Tally"},
-      {"ALTER TABLE named RENAME TO other", "ALTER TABLE is not supported by Tally"},
+      {"ALTER TABLE named ADD COLUMN b int", "ALTER TABLE ... ADD COLUMN is not supported by Tally"},
       {"CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported by Tally"},
       {"GRANT SELECT ON named TO PUBLIC", "GRANT is not supported by Tally"}};
   for (const auto& [sql, message] : cases) {
