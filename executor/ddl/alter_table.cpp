@@ -114,6 +114,14 @@ void apply(const nlohmann::json& cmd, catalog::TableDef& def, const catalog::Tab
   }
 }
 
+// ALTER ... IF EXISTS on a table that does not exist: PostgreSQL's notice, nothing done.
+bool missing_and_skipped(const nlohmann::json& stmt, const nlohmann::json& rel, StatementContext& ctx) {
+  if (!stmt.value("missing_ok", false) || ctx.find_table(relation_name(rel))) return false;
+  ctx.out.notice(Error(SqlState::successful_completion,
+                       "relation \"" + relation_name(rel) + "\" does not exist, skipping", Severity::notice));
+  return true;
+}
+
 }  // namespace
 
 std::string alter_table(const nlohmann::json& stmt, StatementContext& ctx) {
@@ -121,11 +129,7 @@ std::string alter_table(const nlohmann::json& stmt, StatementContext& ctx) {
   if (objtype != "OBJECT_TABLE")
     throw Error(SqlState::feature_not_supported, "this ALTER statement is not supported by Tally");
   const auto& rel = stmt.at("relation");
-  if (stmt.value("missing_ok", false) && !ctx.find_table(relation_name(rel))) {
-    ctx.out.notice(Error(SqlState::successful_completion,
-                         "relation \"" + relation_name(rel) + "\" does not exist, skipping", Severity::notice));
-    return "ALTER TABLE";
-  }
+  if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
   const auto snap = resolve_relation(ctx, rel, false);
   ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
     catalog::TableDef def = current.def;
@@ -140,11 +144,7 @@ std::string rename(const nlohmann::json& stmt, StatementContext& ctx) {
   const std::string newname = stmt.value("newname", std::string());
   if (type == "OBJECT_TABLE" || type == "OBJECT_COLUMN" || type == "OBJECT_TABCONSTRAINT") {
     const auto& rel = stmt.at("relation");
-    if (stmt.value("missing_ok", false) && !ctx.find_table(relation_name(rel))) {
-      ctx.out.notice(Error(SqlState::successful_completion,
-                           "relation \"" + relation_name(rel) + "\" does not exist, skipping", Severity::notice));
-      return "ALTER TABLE";
-    }
+    if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
     const auto snap = resolve_relation(ctx, rel, false);
     const std::string subname = stmt.value("subname", std::string());
     ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
