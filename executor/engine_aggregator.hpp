@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -128,6 +129,8 @@ class EngineAggregator final : public GroupAggregator {
   void sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
                 const std::vector<int>& batch_columns) override;
   void sink(const EvalInput& rows) override;
+  std::shared_ptr<PreparedWork> prepare(const EvalInput& rows) const override;
+  void sink_prepared(PreparedWork* work, const EvalInput& rows) override;
   int passes() const override { return run_->passes(); }
   void begin_pass(int pass) override { run_->begin_pass(pass); }
   void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
@@ -156,10 +159,12 @@ class EngineAggregator final : public GroupAggregator {
                            const std::vector<uint8_t>& valid) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
-  void load_dictionaries();
-  // Evaluated keys (sink()) as key columns for the engine to pack.
+  // Const and once for the evaluated path (prepare() runs on several
+  // threads): the dictionaries are the table's, whichever thread asks first.
+  void load_dictionaries() const;
+  // Evaluated keys (prepare()) as key columns for the engine to pack.
   void evaluated_key_columns(const EvalInput& rows, ChunkInput& in, std::vector<std::vector<int64_t>>& values,
-                             std::vector<std::vector<uint8_t>>& validity);
+                             std::vector<std::vector<uint8_t>>& validity) const;
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;
@@ -197,7 +202,8 @@ class EngineAggregator final : public GroupAggregator {
   AggregationReport report_;
   KeyInterner interner_;
   std::vector<int> packed_columns_;  // packed mode: table column of each key part
-  std::vector<std::shared_ptr<const storage::StringDictionary>> part_dictionaries_;  // text parts
+  mutable std::vector<std::shared_ptr<const storage::StringDictionary>> part_dictionaries_;  // text parts
+  mutable std::once_flag dictionaries_loaded_;  // the evaluated path's load_dictionaries()
   const TableSnapshot* table_ = nullptr;
   bool interned_ = false;
   std::string estimate_source_ = "statistics";

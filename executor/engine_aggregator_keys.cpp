@@ -111,7 +111,7 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
   estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/false);
 }
 
-void EngineAggregator::load_dictionaries() {
+void EngineAggregator::load_dictionaries() const {
   std::vector<int> missing;
   for (size_t k = 0; k < keys_.size(); ++k) {
     if (!is_text(keys_[k]->type.id) || part_dictionaries_[k]) continue;
@@ -129,7 +129,7 @@ void EngineAggregator::load_dictionaries() {
 
 void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& in,
                                              std::vector<std::vector<int64_t>>& values,
-                                             std::vector<std::vector<uint8_t>>& validity) {
+                                             std::vector<std::vector<uint8_t>>& validity) const {
   values.assign(keys_.size(), {});
   validity.assign(keys_.size(), {});
   for (size_t k = 0; k < keys_.size(); ++k) {
@@ -137,12 +137,13 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
     std::vector<int64_t>& out = values[k];
     if (is_text(v.type.id)) {
       // Strings of stored rows: their codes in the column's dictionary.
-      load_dictionaries();
+      std::call_once(dictionaries_loaded_, [this] { load_dictionaries(); });
       const auto& dictionary = part_dictionaries_[k];
       out.assign(rows.rows, spec_.key_parts[k].min);
+      const bool own_codes = v.coded() && v.dictionary == dictionary;  // a scan's text: codes as they are
       for (size_t r = 0; r < rows.rows; ++r) {
         if (v.null_at(r)) continue;
-        const int32_t code = dictionary ? dictionary->find(v.text_at(r)) : -1;
+        const int32_t code = own_codes ? v.codes[r] : (dictionary ? dictionary->find(v.text_at(r)) : -1);
         if (code < 0) throw Error(SqlState::internal_error, "group key text missing from its column's dictionary");
         out[r] = code;
       }

@@ -116,64 +116,72 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
   run_->sink(in);
 }
 
-void EngineAggregator::sink(const EvalInput& rows) {
+namespace {
+
+// A chunk's keys and inputs in the engine's form (prepare()): the
+// ChunkInput and the arrays its views point into. Each array is an element
+// of its own std::vector, whose heap buffer stays put as the outer vector
+// grows.
+struct EngineChunk final : PreparedWork {
   ChunkInput in;
+  std::vector<Vector> evaluated;                // inputs whose own arrays the views read
+  std::vector<Vector> interned_keys;            // interned mode: coded by sink_prepared()
+  std::vector<std::vector<int64_t>> int64s;
+  std::vector<std::vector<int32_t>> int32s;
+  std::vector<std::vector<uint8_t>> bytes;      // validity, FILTER masks
+  std::vector<int64_t> keys;
+  std::vector<uint8_t> key_valid;
+};
+
+// 1 = valid, from a Vector's NULL flags (empty when none is NULL).
+const uint8_t* validity_of(const Vector& v, std::vector<std::vector<uint8_t>>& bytes) {
+  if (v.nulls.empty()) return nullptr;
+  bytes.emplace_back(v.count);
+  for (size_t r = 0; r < v.count; ++r) bytes.back()[r] = v.nulls[r] ? 0 : 1;
+  return bytes.back().data();
+}
+
+}  // namespace
+
+void EngineAggregator::sink(const EvalInput& rows) {
+  const std::shared_ptr<PreparedWork> work = prepare(rows);
+  sink_prepared(work.get(), rows);
+}
+
+std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) const {
+  auto work = std::make_shared<EngineChunk>();
+  EngineChunk& chunk = *work;
+  ChunkInput& in = chunk.in;
   in.rows = rows.rows;
   // Keys.
-  std::vector<int64_t> keys(key_columns_mode(mode_) ? 0 : rows.rows, 0);
-  std::vector<uint8_t> key_valid;
-  std::vector<std::vector<int64_t>> key_values;
-  std::vector<std::vector<uint8_t>> key_validity;
   if (key_columns_mode(mode_)) {
-    evaluated_key_columns(rows, in, key_values, key_validity);
+    evaluated_key_columns(rows, in, chunk.int64s, chunk.bytes);
   } else if (mode_ == KeyMode::int_column) {
     const Vector v = keys_[0]->evaluate(rows);
-    std::copy(v.ints.begin(), v.ints.end(), keys.begin());
-    if (!v.nulls.empty()) {
-      key_valid.resize(rows.rows);
-      for (size_t r = 0; r < rows.rows; ++r) key_valid[r] = v.nulls[r] ? 0 : 1;
+    const uint8_t* valid = validity_of(v, chunk.bytes);
+    if (spec_.key_width == ColumnWidth::int32) {
+      chunk.int32s.emplace_back(v.ints.begin(), v.ints.end());
+      in.keys = ColumnView{ColumnWidth::int32, chunk.int32s.back().data(), valid};
+    } else {
+      chunk.keys.assign(v.ints.begin(), v.ints.end());
+      in.keys = ColumnView{ColumnWidth::int64, chunk.keys.data(), valid};
     }
-  } else if (mode_ != KeyMode::none) {
-    // Text columns arrive as strings here (after WHERE): intern them too.
-    std::vector<Vector> values;
-    for (const auto& k : keys_) values.push_back(k->evaluate(rows));
-    std::vector<Value> tuple(keys_.size());
-    for (size_t r = 0; r < rows.rows; ++r) {
-      uint64_t h = 0x9E37;
-      for (size_t k = 0; k < keys_.size(); ++k) {
-        tuple[k] = values[k].get(r);
-        h = (h * 0x100000001b3ULL) ^ hash_value(tuple[k]);
-      }
-      keys[r] = interner_.code(tuple, h);
-    }
-    interned_ = true;
-  }
-  std::vector<int32_t> narrow_keys;
-  if (key_columns_mode(mode_)) {
-    // in.keys and in.key_columns are set: the engine packs.
-  } else if (spec_.key_width == ColumnWidth::int32 && mode_ == KeyMode::int_column && !interned_) {
-    narrow_keys.assign(keys.begin(), keys.end());
-    in.keys = ColumnView{ColumnWidth::int32, narrow_keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+  } else if (mode_ == KeyMode::none) {
+    chunk.keys.assign(rows.rows, 0);
+    in.keys = ColumnView{ColumnWidth::int64, chunk.keys.data(), nullptr};
   } else {
-    in.keys = ColumnView{ColumnWidth::int64, keys.data(), key_valid.empty() ? nullptr : key_valid.data()};
+    // Interned: the key values now, their query-local codes in chunk order.
+    for (const auto& k : keys_) chunk.interned_keys.push_back(k->evaluate(rows));
   }
   // Values.
-  std::vector<Vector> evaluated;
-  evaluated.reserve(inputs_.size());
-  std::vector<std::vector<uint8_t>> validity;
-  validity.reserve(inputs_.size());
-  std::vector<std::vector<int64_t>> scaled;
-  std::vector<std::vector<int32_t>> narrowed;
-  narrowed.reserve(inputs_.size());
-  scaled.reserve(inputs_.size());
-  for (const Expr* e : inputs_) {
-    evaluated.push_back(e->evaluate(rows));
-    Vector& v = evaluated.back();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Expr* e = inputs_[i];
+    Vector v = e->evaluate(rows);
     ColumnView view;
     switch (physical_of(v.type.id)) {
-      case Physical::floating: view.width = ColumnWidth::float64; view.data = v.floats.data(); break;
+      case Physical::floating: view.width = ColumnWidth::float64; break;
       case Physical::numeric: {
-        scaled.emplace_back(v.count);
+        std::vector<int64_t>& scaled = chunk.int64s.emplace_back(v.count);
         const int scale = static_numeric_scale(*e).value_or(0);
         for (size_t r = 0; r < v.count; ++r) {
           if (v.null_at(r)) continue;
@@ -184,50 +192,48 @@ void EngineAggregator::sink(const EvalInput& rows) {
             throw EngineInputOverflow(SqlState::feature_not_supported,
                                       "an aggregate input over 18 significant digits is not supported by Tally's engines");
           }
-          scaled.back()[r] = static_cast<int64_t>(m);
+          scaled[r] = static_cast<int64_t>(m);
         }
         view.width = ColumnWidth::int64;
-        view.data = scaled.back().data();
+        view.data = scaled.data();
         break;
       }
       case Physical::text:
-      case Physical::interval: {
-        scaled.emplace_back(v.count, 0);  // count(x) reads validity only
-        view.width = ColumnWidth::int64;
-        view.data = scaled.back().data();
+      case Physical::interval:
+        view.width = ColumnWidth::int64;  // count(x) reads validity only
+        view.data = chunk.int64s.emplace_back(v.count, 0).data();
         break;
-      }
       default:
-        if (spec_.value_widths[in.values.size()] == ColumnWidth::int32) {
-          narrowed.emplace_back(v.ints.begin(), v.ints.end());  // int2/int4/date/bool values fit
+        if (spec_.value_widths[i] == ColumnWidth::int32) {
+          // int2/int4/date/bool values fit
           view.width = ColumnWidth::int32;
-          view.data = narrowed.back().data();
+          view.data = chunk.int32s.emplace_back(v.ints.begin(), v.ints.end()).data();
         } else {
           view.width = ColumnWidth::int64;
-          view.data = v.ints.data();
         }
         break;
     }
-    if (!v.nulls.empty()) {
-      validity.emplace_back(v.count);
-      for (size_t r = 0; r < v.count; ++r) validity.back()[r] = v.nulls[r] ? 0 : 1;
-      view.validity = validity.back().data();
+    view.validity = validity_of(v, chunk.bytes);
+    if (view.data == nullptr) {
+      // The vector's own array (float8, int8): kept with the chunk.
+      chunk.evaluated.push_back(std::move(v));
+      const Vector& kept = chunk.evaluated.back();
+      view.data = view.width == ColumnWidth::float64 ? static_cast<const void*>(kept.floats.data())
+                                                     : static_cast<const void*>(kept.ints.data());
     }
     in.values.push_back(view);
   }
-  std::vector<std::vector<uint8_t>> masks;
-  masks.reserve(aggregates_.size());
-  // Inputs whose validity a FILTER is folded into.
-  std::vector<std::vector<uint8_t>> folded;
-  folded.reserve(2 * aggregates_.size());
   for (size_t a = 0; a < aggregates_.size(); ++a) {
-    if (!aggregates_[a].filter) { in.filters.push_back(nullptr); continue; }
+    if (!aggregates_[a].filter) {
+      in.filters.push_back(nullptr);
+      continue;
+    }
     const Vector f = aggregates_[a].filter->evaluate(rows);
-    masks.emplace_back(rows.rows);
-    for (size_t r = 0; r < rows.rows; ++r) masks.back()[r] = (!f.null_at(r) && f.ints[r]) ? 1 : 0;
+    std::vector<uint8_t>& mask = chunk.bytes.emplace_back(rows.rows);
+    for (size_t r = 0; r < rows.rows; ++r) mask[r] = (!f.null_at(r) && f.ints[r]) ? 1 : 0;
     const PartialAggregate& p = spec_.aggregates[a];
     if (!on_gpu_ || p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct || p.input < 0) {
-      in.filters.push_back(masks.back().data());
+      in.filters.push_back(mask.data());
       continue;
     }
     // The GPU engine takes no FILTER mask: an aggregate ignores a NULL
@@ -237,15 +243,41 @@ void EngineAggregator::sink(const EvalInput& rows) {
     for (const int i : {p.input, p.input2}) {
       if (i < 0) continue;
       ColumnView& view = in.values[static_cast<size_t>(i)];
-      folded.emplace_back(masks.back());
+      std::vector<uint8_t>& folded = chunk.bytes.emplace_back(mask);
       if (view.validity != nullptr) {
-        for (size_t r = 0; r < rows.rows; ++r) folded.back()[r] &= view.validity[r];
+        for (size_t r = 0; r < rows.rows; ++r) folded[r] &= view.validity[r];
       }
-      view.validity = folded.back().data();
+      view.validity = folded.data();
     }
     in.filters.push_back(nullptr);
   }
-  run_->sink(in);
+  return work;
+}
+
+void EngineAggregator::sink_prepared(PreparedWork* work, const EvalInput& rows) {
+  if (work == nullptr) {
+    sink(rows);
+    return;
+  }
+  EngineChunk& chunk = static_cast<EngineChunk&>(*work);
+  if (!chunk.interned_keys.empty()) {
+    // Codes in the order rows arrive, so that they are the same whichever
+    // thread prepared a chunk.
+    const std::vector<Vector>& values = chunk.interned_keys;
+    chunk.keys.assign(rows.rows, 0);
+    std::vector<Value> tuple(keys_.size());
+    for (size_t r = 0; r < rows.rows; ++r) {
+      uint64_t h = 0x9E37;
+      for (size_t k = 0; k < keys_.size(); ++k) {
+        tuple[k] = values[k].get(r);
+        h = (h * 0x100000001b3ULL) ^ hash_value(tuple[k]);
+      }
+      chunk.keys[r] = interner_.code(tuple, h);
+    }
+    interned_ = true;
+    chunk.in.keys = ColumnView{ColumnWidth::int64, chunk.keys.data(), nullptr};
+  }
+  run_->sink(chunk.in);
 }
 
 }  // namespace tally::executor::engine_aggregation

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/expression.hpp"
+#include "executor/prepared_work.hpp"
 #include "executor/table_provider.hpp"
 
 namespace tally::executor {
@@ -45,6 +46,16 @@ class GroupAggregator {
   virtual void begin_pass(int /*pass*/) {}
   // One chunk of selected scan rows.
   virtual void sink(const EvalInput& rows) = 0;
+  // sink() in two steps, so that a source with chunks in flight on worker
+  // threads (ChunkSink::prepare) evaluates several of them at once:
+  // prepare() computes what sink() needs from the rows (keys, inputs,
+  // FILTERs; thread-safe, it reads no aggregation state), sink_prepared()
+  // takes that, in chunk order. An aggregator that prepares nothing (null)
+  // is sunk the rows themselves.
+  virtual std::shared_ptr<PreparedWork> prepare(const EvalInput& /*rows*/) const { return nullptr; }
+  virtual void sink_prepared(PreparedWork* work, const EvalInput& rows) {
+    if (work == nullptr) sink(rows);
+  }
   // Whether sink_raw can take whole stored chunks (no WHERE) without the
   // scan first converting their columns to Vectors.
   virtual bool wants_raw() const { return false; }

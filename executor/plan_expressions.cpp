@@ -1,6 +1,7 @@
 #include "executor/plan_expressions.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "executor/subquery_expr.hpp"
 
@@ -48,6 +49,20 @@ bool has_subquery(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr) return true;
   bool found = false;
   for_each_child(e, [&](Expr& child) { found = found || has_subquery(child); });
+  return found;
+}
+
+bool volatile_function(const std::string& name) {
+  static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday", "pg_sleep", "pg_sleep_for",
+                                                "pg_sleep_until", "random", "nextval", "setval",
+                                                "gen_random_uuid", "pg_cancel_backend", "pg_terminate_backend"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+bool has_volatile_function(Expr& e) {
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e); f && volatile_function(f->name)) return true;
+  bool found = false;
+  for_each_child(e, [&](Expr& child) { found = found || has_volatile_function(child); });
   return found;
 }
 

@@ -22,6 +22,13 @@ void collect_refs(Expr& e, std::set<int>& out);
 // How many references to column space index `column` an expression holds.
 int count_refs(Expr& e, int column);
 bool has_subquery(Expr& e);
+// Functions whose value may differ between two calls with the same
+// arguments, or that act (nextval): evaluated per distinct value, or on
+// several chunks at once, they would not run as PostgreSQL runs them (once
+// per row, in row order).
+bool volatile_function(const std::string& name);
+// Whether `e` calls a volatile function anywhere.
+bool has_volatile_function(Expr& e);
 // Points every column reference i at to[i].
 void remap(Expr& e, const std::vector<int>& to);
 // `l = r` over a two-column input [l, r], bound by the binder (its casts).

@@ -19,6 +19,8 @@
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/memory_tracker.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 
 namespace tally::executor {
@@ -47,8 +49,11 @@ class ReadAhead {
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 
-  // The depth for a scan on this host: the pool's workers, at most 8.
-  static size_t default_depth() { return static_cast<size_t>(std::min(8, cpu::WorkerPool::shared().workers())); }
+  // The depth for a scan on this host: the pool's workers, at most 16. A
+  // piece carries the consumer's prepared work too (ChunkSink::prepare),
+  // so the depth is the scan's parallelism; 16 pieces of a million rows
+  // bound what is held ahead.
+  static size_t default_depth() { return static_cast<size_t>(std::min(16, cpu::WorkerPool::shared().workers())); }
 
   // The next piece's result (its error rethrown here).
   T take() {
@@ -81,7 +86,15 @@ class ReadAhead {
     auto slot = std::make_shared<Slot>();
     slot->work = std::move(work);
     slots_.push_back(slot);
-    if (depth_ > 0) cpu::WorkerPool::shared().submit([slot] { run(*slot); });
+    if (depth_ == 0) return;
+    // The worker runs under the statement's cancel token and memory
+    // tracker, as the consumer would (a sink's prepare() may reserve).
+    cpu::WorkerPool::shared().submit(
+        [slot, token = current_cancel_token(), tracker = current_memory_tracker()] {
+          const CancelScope scope(token);
+          const MemoryScope memory_scope(tracker);
+          run(*slot);
+        });
   }
 
   static void run(Slot& slot) {

@@ -25,6 +25,7 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/window.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -153,6 +154,15 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
 void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlType type) {
   const size_t base = out.count;
   const size_t n = column.rows;
+  // Text stays dictionary codes (Vector::coded) while every row so far is
+  // of this column's dictionary: filters, joins and group keys move int32
+  // codes, and a string is made only where one is read.
+  const bool codes_kept =
+      column.dictionary && (base == 0 || (out.coded() && out.dictionary == column.dictionary));
+  if (codes_kept && base == 0) {
+    out.texts.clear();
+    out.dictionary = column.dictionary;
+  }
   out.resize(base + n);
   if (column.has_nulls()) {
     if (out.nulls.empty()) out.nulls.assign(base + n, 0);
@@ -183,6 +193,12 @@ void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlTy
     }
     default: {
       auto* codes = column.values<int32_t>();
+      if (codes_kept) {
+        int32_t* to = out.codes.data() + base;
+        for (size_t i = 0; i < n; ++i) to[i] = out.null_at(base + i) ? 0 : codes[i];
+        break;
+      }
+      out.materialize();
       for (size_t i = 0; i < n; ++i) {
         if (out.null_at(base + i)) continue;
         out.texts[base + i] = std::string(column.dictionary->at(codes[i]));
@@ -204,6 +220,19 @@ namespace {
 // those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
 // output that is not a bare column reference, or a column listed twice,
 // keeps every column materialized (simple and safe).
+// Whether the rows' evaluation calls a volatile function (nextval,
+// random), which must see the rows one at a time in order.
+bool volatile_evaluation(const SelectPlan& plan) {
+  auto any = [](const std::vector<ExprPtr>& exprs) {
+    return std::any_of(exprs.begin(), exprs.end(), [](const ExprPtr& e) { return e && has_volatile_function(*e); });
+  };
+  if (any(plan.outputs) || any(plan.group_keys)) return true;
+  for (const auto& call : plan.aggregates) {
+    if (any(call.args) || (call.filter && has_volatile_function(*call.filter))) return true;
+  }
+  return false;
+}
+
 std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
   if (plan.having || plan.distinct || !plan.distinct_on.empty() || !plan.sort.empty() || plan.limit || plan.offset ||
       plan.windows || plan.outputs.size() != plan.visible) {
@@ -306,20 +335,49 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
   }
   const int passes = aggregator ? aggregator->passes() : 1;
   for (const auto* subquery : plan.subqueries) subquery->reset();
-  // The operator tree's rows: grouped, or evaluated into the outputs.
-  struct SourceSink final : ChunkSink {
-    std::function<bool(DataChunk&)> fn;
-    bool consume(DataChunk& chunk) override { return fn(chunk); }
+  // The operator tree's rows: grouped, or evaluated into the outputs. The
+  // evaluation (the aggregator's prepare(), or the outputs) is the sink's
+  // prepare(): the scan runs it on its worker threads, several chunks at
+  // once, unless a volatile function (nextval, random) must run in row order.
+  struct Outputs final : PreparedWork {
+    std::vector<Vector> columns;
+  };
+  struct SourceSink final : PreparingSink {
+    std::function<void(DataChunk&)> prepare_fn;
+    std::function<bool(DataChunk&)> take_fn;
+    bool parallel = true;
+    void prepare(DataChunk& chunk) const override {
+      if (parallel) prepare_fn(chunk);
+    }
+    bool consume_prepared(DataChunk& chunk) override {
+      if (!parallel) prepare_fn(chunk);
+      return take_fn(chunk);
+    }
   } source_sink;
-  source_sink.fn = [&](DataChunk& chunk) -> bool {
-    const EvalInput sel = space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
+  source_sink.parallel = !volatile_evaluation(plan);
+  auto source_rows = [&](const DataChunk& chunk) {
+    return space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
+  };
+  source_sink.prepare_fn = [&](DataChunk& chunk) {
+    const EvalInput sel = source_rows(chunk);
+    if (aggregator) {
+      chunk.prepared = aggregator->prepare(sel);
+      return;
+    }
+    auto outputs = std::make_shared<Outputs>();
+    for (const auto& output : plan.outputs) outputs->columns.push_back(output->evaluate(sel));
+    chunk.prepared = std::move(outputs);
+  };
+  source_sink.take_fn = [&](DataChunk& chunk) -> bool {
+    const EvalInput sel = source_rows(chunk);
     rows_scanned += sel.rows;
     if (aggregator) {
-      aggregator->sink(sel);
+      aggregator->sink_prepared(chunk.prepared.get(), sel);
       return true;
     }
     out_memory.add(sel.rows);
-    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(sel));
+    auto& outputs = static_cast<Outputs&>(*chunk.prepared);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], std::move(outputs.columns[o]));
     out_rows += sel.rows;
     return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
   };

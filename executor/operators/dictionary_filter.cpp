@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "executor/plan_expressions.hpp"
 #include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
@@ -14,16 +15,6 @@ namespace {
 constexpr int32_t kSlice = 1 << 16;
 // Entries any dictionary may have and still be tested per entry.
 constexpr size_t kSmallDictionary = 1024;
-
-// Functions whose value may differ between two calls with the same
-// arguments, or that act: evaluated per distinct value they would run
-// fewer times than per row.
-bool volatile_function(const std::string& name) {
-  static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday", "pg_sleep", "pg_sleep_for",
-                                                "pg_sleep_until", "random", "nextval", "setval",
-                                                "gen_random_uuid", "pg_cancel_backend", "pg_terminate_backend"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
 
 // True when `e` reads no column but `space_index`, and every node is one
 // whose value depends only on its inputs.

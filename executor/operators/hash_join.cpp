@@ -305,12 +305,15 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
           }
           part.out.clear();
           if (!part.done()) step(part, chunk, keys, hashes, matched, cap);
+          // The sink's own per-chunk work runs here, beside the probe.
+          for (auto& out : part.out) sink.prepare(out);
         }
       });
       first_round = false;
       for (auto& part : parts) {
         for (auto& out : part.out) {
-          if (!sink.consume(out)) {
+          if (out.rows == 0) continue;
+          if (!sink.consume_prepared(out)) {
             stopped = true;
             return false;
           }

@@ -13,6 +13,7 @@
 #include "common/memory_tracker.hpp"
 #include "common/sql_type.hpp"
 #include "executor/expression.hpp"
+#include "executor/prepared_work.hpp"
 #include "executor/value.hpp"
 
 namespace tally::executor {
@@ -24,6 +25,7 @@ struct ExecContext;
 struct DataChunk {
   size_t rows = 0;
   std::vector<Vector> columns;
+  std::shared_ptr<PreparedWork> prepared;  // set by ChunkSink::prepare only
 };
 
 class ChunkSink {
@@ -32,6 +34,25 @@ class ChunkSink {
   // Takes one chunk (the sink may move its vectors out). Returns false when it
   // wants no more rows (LIMIT reached, EXISTS answered): the source stops.
   virtual bool consume(DataChunk& chunk) = 0;
+  // A sink's work on a chunk that reads no state other chunks change
+  // (filtering, evaluating expressions), split out of consume() so that a
+  // source with chunks in flight on worker threads (TableScan's read-ahead,
+  // a hash join's probe parts) runs it there, for several chunks at once:
+  // such a source calls prepare() on the worker, then consume_prepared() in
+  // chunk order, and passes on no chunk prepare() left empty. Any other
+  // source calls consume(), which does both. prepare() must be thread-safe.
+  virtual void prepare(DataChunk& /*chunk*/) const {}
+  virtual bool consume_prepared(DataChunk& chunk) { return consume(chunk); }
+};
+
+// A sink whose consume() is its prepare() then its consume_prepared().
+class PreparingSink : public ChunkSink {
+ public:
+  bool consume(DataChunk& chunk) final {
+    prepare(chunk);
+    return chunk.rows == 0 || consume_prepared(chunk);
+  }
+  bool consume_prepared(DataChunk& chunk) override = 0;
 };
 
 struct OutputColumn {

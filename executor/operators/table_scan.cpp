@@ -164,13 +164,14 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
 }
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const {
-  // Each chunk is read, converted and filtered ahead of the sink on the
-  // worker pool (read_ahead.hpp); the sink takes them in chunk order.
+  // Each chunk is read, converted, filtered and prepared by the sink
+  // (ChunkSink::prepare) ahead of the sink on the worker pool
+  // (read_ahead.hpp); the sink takes them in chunk order.
   const size_t chunks = table_->chunk_count();
   const std::vector<Value>* parameters = context.parameters;
   DictionaryStates states;
   for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
-  auto scan_chunk = [this, parameters, &states](size_t chunk) {
+  auto read_chunk = [this, parameters, &states](size_t chunk) {
     const auto batch = table_->read_chunk(chunk, table_columns_);
     if (!filters_.empty() && !table_columns_.empty()) return filtered_chunk(*batch, parameters, states);
     DataChunk out;
@@ -185,13 +186,18 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
     if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, parameters)) out.rows = 0;
     return out;
   };
+  auto scan_chunk = [&read_chunk, &sink](size_t chunk) {
+    DataChunk out = read_chunk(chunk);
+    if (out.rows > 0) sink.prepare(out);
+    return out;
+  };
   ReadAhead<DataChunk> ahead(ReadAhead<DataChunk>::default_depth(), chunks,
                              [&scan_chunk](size_t c) { return [&scan_chunk, c] { return scan_chunk(c); }; });
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (context.cancel) context.cancel->check();
     DataChunk out = ahead.take();
     if (out.rows == 0) continue;
-    if (!sink.consume(out)) return;
+    if (!sink.consume_prepared(out)) return;
   }
 }
 
@@ -220,15 +226,16 @@ FilterOperator::FilterOperator(std::unique_ptr<PhysicalOperator> child, std::vec
 }
 
 void FilterOperator::run(ExecContext& context, ChunkSink& sink) const {
-  struct Passing final : ChunkSink {
+  struct Passing final : PreparingSink {
     const FilterOperator& self;
     ExecContext& context;
     ChunkSink& next;
     Passing(const FilterOperator& s, ExecContext& c, ChunkSink& n) : self(s), context(c), next(n) {}
-    bool consume(DataChunk& chunk) override {
-      if (!filter_chunk(chunk, self.conditions_, self.layout_, self.space_width_, context.parameters)) return true;
-      return next.consume(chunk);
+    void prepare(DataChunk& chunk) const override {
+      if (!filter_chunk(chunk, self.conditions_, self.layout_, self.space_width_, context.parameters)) chunk.rows = 0;
+      if (chunk.rows > 0) next.prepare(chunk);
     }
+    bool consume_prepared(DataChunk& chunk) override { return next.consume_prepared(chunk); }
   } passing(*this, context, sink);
   children_[0]->run(context, passing);
 }
