@@ -171,6 +171,8 @@ struct FromPlanner::State {
   void plan_top_n(Node& node);
   double key_distinct(const Expr& key, double rows);
   std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool);
+  // The item build_tree's greedy join order starts from (index into parts).
+  size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool);
   void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope);
 };
 
@@ -604,6 +606,55 @@ std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Par
   return std::max(1.0, a.est * b.est / divisor);
 }
 
+size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool) {
+  // build_tree joins greedily from its first item. Every item is tried as
+  // that first one, and the order whose joins produce the fewest estimated
+  // rows in all wins: starting from the smallest item instead can route a
+  // fact table through its unfiltered dimensions before the filtered one
+  // that would drop most of its rows (TPC-H Q9: lineitem with supplier
+  // before part). Ties keep the smallest first item.
+  size_t best = 0;
+  double best_cost = 0;
+  for (size_t first = 0; first < parts.size(); ++first) {
+    Part current{nullptr, parts[first].cols, parts[first].est};
+    std::vector<size_t> left;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i != first) left.push_back(i);
+    }
+    double cost = 0;
+    while (!left.empty()) {
+      size_t pick = left.size();
+      double pick_est = 0;
+      for (size_t j = 0; j < left.size(); ++j) {
+        const Part& next = parts[left[j]];
+        const std::optional<double> est = join_estimate(current, next, pool);
+        if (!est) continue;
+        if (pick == left.size() || *est < pick_est || (*est == pick_est && next.est < parts[left[pick]].est)) {
+          pick = j;
+          pick_est = *est;
+        }
+      }
+      if (pick == left.size()) {
+        pick = static_cast<size_t>(std::min_element(left.begin(), left.end(), [&](size_t a, size_t b) {
+                                     return parts[a].est < parts[b].est;
+                                   }) - left.begin());
+        pick_est = current.est * parts[left[pick]].est;
+      }
+      current.cols.insert(parts[left[pick]].cols.begin(), parts[left[pick]].cols.end());
+      current.est = pick_est;
+      cost += pick_est;
+      left.erase(left.begin() + static_cast<long>(pick));
+    }
+    const bool better = first == 0 || cost < best_cost ||
+                        (cost == best_cost && parts[first].est < parts[best].est);
+    if (better) {
+      best = first;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std::vector<Conjunct> pool) {
   // Inner joins and comma lists are one set of items joined in any order.
   std::vector<Node*> items;
@@ -630,9 +681,9 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   }
   std::vector<Part> parts;
   for (Node* item : items) parts.push_back(build_item(item));
-  auto smallest = std::min_element(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.est < b.est; });
-  Part current = std::move(*smallest);
-  parts.erase(smallest);
+  const size_t start = cheapest_start(parts, pool);
+  Part current = std::move(parts[start]);
+  parts.erase(parts.begin() + static_cast<long>(start));
   while (!parts.empty()) {
     // The item joined to what is built by an equality with the fewest
     // estimated result rows (ties: the smaller item), else the smallest.

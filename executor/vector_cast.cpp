@@ -28,6 +28,15 @@ VectorKernel vector_text_cast(SqlType from, SqlType to) {
   if (!same_text(from.id) || !same_text(to.id) || to.typmod >= 0) return {};
   return [](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& a = *args[0];
+    if (a.coded()) {
+      // The same strings: the same codes of the same dictionary.
+      out.texts.clear();
+      out.dictionary = a.dictionary;
+      out.codes.assign(a.codes.begin(), a.codes.begin() + static_cast<std::ptrdiff_t>(rows));
+      if (!a.nulls.empty()) out.nulls.assign(a.nulls.begin(), a.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+      out.count = rows;
+      return true;
+    }
     if (a.texts.size() < rows) return false;
     out.texts.assign(a.texts.begin(), a.texts.begin() + static_cast<std::ptrdiff_t>(rows));
     if (!a.nulls.empty()) out.nulls.assign(a.nulls.begin(), a.nulls.begin() + static_cast<std::ptrdiff_t>(rows));

@@ -323,7 +323,22 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
     return true;
   };
-  probe.run(context, probe_sink);
+  // A probe row without a match gives nothing in an inner or semi join: a
+  // scan on the probe side tests its keys against the table first, and
+  // converts the rest of its columns only for the rows that match.
+  const auto* probe_scan = dynamic_cast<const TableScan*>(&probe);
+  if (probe_scan != nullptr && hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
+    TableScan::KeyTest key_test;
+    key_test.keys = &probe_keys_;
+    key_test.test = [&table](const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep) {
+      for (size_t r = 0; r < rows; ++r) {
+        if (table.chains.find(table.keys, keys, r) != kNullRow) keep.push_back(static_cast<uint32_t>(r));
+      }
+    };
+    probe_scan->run(context, probe_sink, &key_test);
+  } else {
+    probe.run(context, probe_sink);
+  }
   if (stopped || !keep_build) return;
   std::vector<uint32_t> rows, missing;
   for (size_t b = 0; b < build_rows; ++b) {

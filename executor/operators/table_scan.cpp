@@ -115,8 +115,14 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
 // columns it reads, and only for the rows the conjuncts before it kept; the
 // other columns are converted last, for the rows that pass: a selective
 // filter spares converting (and copying the texts of) the rows it drops.
+bool TableScan::KeyTestRun::worth_it() const {
+  // Tested on a few million rows first; kept while it drops a quarter.
+  const uint64_t t = tested.load(std::memory_order_relaxed);
+  return t < (uint64_t{4} << 20) || passed.load(std::memory_order_relaxed) * 4 < t * 3;
+}
+
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                                    DictionaryStates& states) const {
+                                    DictionaryStates& states, KeyTestRun* key_test) const {
   const size_t n = table_columns_.size();
   DataChunk out;
   out.rows = batch.rows;
@@ -130,19 +136,10 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     done[i] = 1;
   };
   std::vector<uint32_t> rows;
-  for (size_t p = 0; p < filter_parts_.size(); ++p) {
-    const FilterPart& part = filter_parts_[p];
-    const bool on_codes = part.dictionary && !done[part.columns[0]] &&
-                          part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
-                                                  parameters, *states[p], rows);
-    if (!on_codes) {
-      for (size_t i : part.columns) {
-        if (!done[i]) convert(i);
-      }
-      const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
-      rows = true_rows(part.condition->evaluate(input));
-    }
-    if (rows.size() == out.rows) continue;
+  // Keeps `rows` of `out`: the converted columns gathered, the others
+  // remembered as stored rows (`kept`).
+  auto keep_rows = [&] {
+    if (rows.size() == out.rows) return;
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) out.columns[i] = gather(out.columns[i], rows);
     }
@@ -154,7 +151,33 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     }
     all = false;
     out.rows = rows.size();
-    if (out.rows == 0) break;
+  };
+  for (size_t p = 0; p < filter_parts_.size() && out.rows > 0; ++p) {
+    const FilterPart& part = filter_parts_[p];
+    const bool on_codes = part.dictionary && !done[part.columns[0]] &&
+                          part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
+                                                  parameters, *states[p], rows);
+    if (!on_codes) {
+      for (size_t i : part.columns) {
+        if (!done[i]) convert(i);
+      }
+      const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
+      rows = true_rows(part.condition->evaluate(input));
+    }
+    keep_rows();
+  }
+  if (key_test != nullptr && out.rows > 0 && key_test->worth_it()) {
+    for (size_t i : key_test->columns) {
+      if (!done[i]) convert(i);
+    }
+    const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
+    std::vector<Vector> keys;
+    for (const auto& key : *key_test->test->keys) keys.push_back(key->evaluate(input));
+    rows.clear();
+    key_test->test->test(keys, out.rows, rows);
+    key_test->tested.fetch_add(out.rows, std::memory_order_relaxed);
+    key_test->passed.fetch_add(rows.size(), std::memory_order_relaxed);
+    keep_rows();
   }
   for (size_t i = 0; i < outputs_ && out.rows > 0; ++i) {
     if (!done[i]) convert(i);
@@ -163,7 +186,9 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
   return out;
 }
 
-void TableScan::run(ExecContext& context, ChunkSink& sink) const {
+void TableScan::run(ExecContext& context, ChunkSink& sink) const { run(context, sink, nullptr); }
+
+void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const {
   // Each chunk is read, converted, filtered and prepared by the sink
   // (ChunkSink::prepare) ahead of the sink on the worker pool
   // (read_ahead.hpp); the sink takes them in chunk order.
@@ -171,9 +196,21 @@ void TableScan::run(ExecContext& context, ChunkSink& sink) const {
   const std::vector<Value>* parameters = context.parameters;
   DictionaryStates states;
   for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
-  auto read_chunk = [this, parameters, &states](size_t chunk) {
+  KeyTestRun test_run;
+  if (key_test != nullptr) {
+    test_run.test = key_test;
+    std::set<int> refs;
+    for (const auto& key : *key_test->keys) collect_refs(*key, refs);
+    for (size_t i = 0; i < read_layout_.size(); ++i) {
+      if (refs.count(read_layout_[i])) test_run.columns.push_back(i);
+    }
+  }
+  KeyTestRun* tests = key_test != nullptr ? &test_run : nullptr;
+  auto read_chunk = [this, parameters, &states, tests](size_t chunk) {
     const auto batch = table_->read_chunk(chunk, table_columns_);
-    if (!filters_.empty() && !table_columns_.empty()) return filtered_chunk(*batch, parameters, states);
+    if ((!filters_.empty() || tests != nullptr) && !table_columns_.empty()) {
+      return filtered_chunk(*batch, parameters, states, tests);
+    }
     DataChunk out;
     out.rows = batch->rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {

@@ -2,6 +2,8 @@
 // Seq Scan: reads a table snapshot chunk by chunk, only the columns the query
 // needs, applies the filter conjuncts that touch only this table and pushes
 // the selected rows.
+#include <atomic>
+#include <functional>
 #include <memory>
 
 #include "executor/operators/dictionary_filter.hpp"
@@ -20,6 +22,16 @@ class TableScan final : public PhysicalOperator {
             std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows,
             size_t outputs = SIZE_MAX);
   void run(ExecContext& context, ChunkSink& sink) const override;
+  // A test of key values put in front of the conversion of the other
+  // columns (a hash join's build side: a probe row whose key matches
+  // nothing is dropped before the scan converts the rest of its row).
+  // `keys` are bound against the query's space like the filters; `test`
+  // (called on worker threads) puts the rows that pass in `keep`.
+  struct KeyTest {
+    const std::vector<ExprPtr>* keys = nullptr;
+    std::function<void(const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep)> test;
+  };
+  void run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const;
   std::string describe() const override;
   std::vector<std::string> details() const override;
 
@@ -43,8 +55,16 @@ class TableScan final : public PhysicalOperator {
   std::vector<FilterPart> filter_parts_;
   // One per filter part, for one run.
   using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
+  // A run's key test: the read columns its keys read, and how many rows it
+  // has tested and passed (a test that passes nearly every row is dropped).
+  struct KeyTestRun {
+    const KeyTest* test = nullptr;
+    std::vector<size_t> columns;
+    std::atomic<uint64_t> tested{0}, passed{0};
+    bool worth_it() const;
+  };
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                           DictionaryStates& states) const;
+                           DictionaryStates& states, KeyTestRun* key_test) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

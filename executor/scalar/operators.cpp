@@ -154,7 +154,7 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
                                           });
   e->batch = [pattern, negate, ci](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& text = *args[0];
-    if (text.texts.size() < rows) return false;
+    if (!text.coded() && text.texts.size() < rows) return false;
     out.resize(rows);
     if (!text.nulls.empty()) out.nulls.assign(rows, 0);
     for (size_t i = 0; i < rows; ++i) {
@@ -162,7 +162,7 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
         out.nulls[i] = 1;
         continue;
       }
-      out.ints[i] = like_match(text.texts[i], pattern, ci) != negate;
+      out.ints[i] = like_match(text.text_at(i), pattern, ci) != negate;
     }
     return true;
   };
@@ -190,7 +190,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
       f->batch = [negate, ci](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
         const Vector& text = *args[0];
         const Vector& pattern = *args[1];
-        if (text.texts.size() < rows || pattern.texts.size() < rows) return false;
+        if ((!text.coded() && text.texts.size() < rows) || (!pattern.coded() && pattern.texts.size() < rows)) return false;
         out.resize(rows);
         const bool nulls = !text.nulls.empty() || !pattern.nulls.empty();
         if (nulls) out.nulls.assign(rows, 0);
@@ -199,7 +199,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
             out.nulls[i] = 1;
             continue;
           }
-          out.ints[i] = like_match(text.texts[i], pattern.texts[i], ci) != negate;
+          out.ints[i] = like_match(text.text_at(i), pattern.text_at(i), ci) != negate;
         }
         return true;
       };
