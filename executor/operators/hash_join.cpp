@@ -11,6 +11,7 @@
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/hash_join_build.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
@@ -26,16 +27,8 @@ namespace {
 // pairs, so it never materializes every pair, and cancel is looked at
 // between rounds.
 constexpr size_t kPairsPerRound = size_t{1} << 18;
-// A probe chunk is split over the worker pool in parts of at least this many rows.
-constexpr size_t kMinRowsPerPart = size_t{1} << 14;
 // How far ahead of the probed row its bucket is prefetched.
 constexpr size_t kPrefetchRows = 16;
-
-std::vector<Vector> evaluate_all(const std::vector<ExprPtr>& exprs, const EvalInput& input) {
-  std::vector<Vector> out;
-  for (const auto& e : exprs) out.push_back(e->evaluate(input));
-  return out;
-}
 
 std::vector<OutputColumn> join_columns(JoinKind kind, const PhysicalOperator& probe, const PhysicalOperator& build) {
   std::vector<OutputColumn> out = probe.columns();
@@ -45,47 +38,6 @@ std::vector<OutputColumn> join_columns(JoinKind kind, const PhysicalOperator& pr
   return out;
 }
 
-int worker_threads(const ExecContext& context) {
-  return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
-}
-
-// Bytes a chunk's values hold (what the build side keeps in memory).
-uint64_t chunk_bytes(const DataChunk& chunk) {
-  uint64_t bytes = 0;
-  for (const auto& v : chunk.columns) {
-    bytes += v.ints.size() * sizeof(int64_t) + v.floats.size() * sizeof(double) +
-             v.numerics.size() * sizeof(Numeric) + v.intervals.size() * sizeof(Interval) + v.nulls.size();
-    bytes += v.codes.size() * sizeof(int32_t);
-    for (const auto& s : v.texts) bytes += sizeof(std::string) + (s.size() > 15 ? s.capacity() : 0);
-  }
-  return bytes;
-}
-
-// Drains the build side into memory reserved from the statement's budget
-// (common/memory_tracker.hpp): past cpu_memory_budget the join stops with
-// 53200 before the build side grows further.
-class BuildSink final : public ChunkSink {
- public:
-  explicit BuildSink(const std::vector<OutputColumn>& columns) : collect_(columns) {}
-  bool consume(DataChunk& chunk) override {
-    reservation_.grow(chunk_bytes(chunk));
-    return collect_.consume(chunk);
-  }
-  DataChunk take() { return std::move(collect_.result); }
-  // The rows' memory stays reserved for as long as the caller holds this.
-  MemoryReservation take_reservation() { return std::move(reservation_); }
-
- private:
-  CollectSink collect_;
-  MemoryReservation reservation_;
-};
-
-// The build side, hashed.
-struct BuildTable {
-  DataChunk rows;
-  std::vector<Vector> keys;
-  KeyChains chains;
-};
 
 // One contiguous range of a probe chunk's rows, joined in rounds: where the
 // last round stopped (`row`, and `at`: the next build row of its chain or of
@@ -123,30 +75,16 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const PhysicalOperator& probe = *children_[0];
   const PhysicalOperator& build = *children_[1];
   const int threads = worker_threads(context);
-  BuildTable table;
-  MemoryReservation build_memory;
-  {
-    BuildSink build_sink(build.columns());
-    build.run(context, build_sink);
-    table.rows = build_sink.take();
-    build_memory = build_sink.take_reservation();
-    // The chains (two row numbers per row, with buckets) count too.
-    build_memory.grow(table.rows.rows * 3 * sizeof(uint32_t));
-  }
-  const size_t build_rows = table.rows.rows;
   const bool hashed = !build_keys_.empty();
-  if (hashed) {
-    table.keys = evaluate_all(build_keys_, space_input(table.rows, build.layout(), space_width_, context.parameters));
-    std::vector<uint64_t> hashes(build_rows);
-    cpu::parallel_for(build_rows >= 2 * kMinRowsPerPart ? threads : 1, build_rows, [&](int, size_t b, size_t e) {
-      for (size_t r = b; r < e; ++r) hashes[r] = key_hash(table.keys, r);
-    });
-    if (context.cancel) context.cancel->check();
-    table.chains.build(table.keys, build_rows, &hashes);
+  const bool filtering = kind_ == JoinKind::semi || kind_ == JoinKind::anti;
+  if (filtering && hashed && probe.estimated_rows() * kReversedSemiRatio < build.estimated_rows()) {
+    run_semi_reversed(context, sink);
+    return;
   }
+  const HeldSide table = hold_side(build, build_keys_, space_width_, context);
+  const size_t build_rows = table.rows.rows;
   const bool keep_probe = kind_ == JoinKind::probe_outer || kind_ == JoinKind::full;
   const bool keep_build = kind_ == JoinKind::build_outer || kind_ == JoinKind::full;
-  const bool filtering = kind_ == JoinKind::semi || kind_ == JoinKind::anti;
   // A semi or anti join without a residual needs one match per probe row.
   const bool first_match_only = filtering && residual_.empty();
   std::unique_ptr<std::atomic<uint8_t>[]> build_matched;
@@ -372,6 +310,11 @@ std::string HashJoin::describe() const {
 std::vector<std::string> HashJoin::details() const {
   std::vector<std::string> lines;
   if (!build_keys_.empty()) lines.push_back("Hash Cond: " + std::to_string(build_keys_.size()) + " key column(s)");
+  const bool filtering = kind_ == JoinKind::semi || kind_ == JoinKind::anti;
+  if (filtering && !build_keys_.empty() &&
+      children_[0]->estimated_rows() * kReversedSemiRatio < children_[1]->estimated_rows()) {
+    lines.push_back("Hashed side: the outer rows (the subquery's rows stream past them)");
+  }
   if (!residual_.empty()) lines.push_back("Join Filter: " + std::to_string(residual_.size()) + " condition(s)");
   return lines;
 }

@@ -28,6 +28,16 @@ class HashJoin final : public PhysicalOperator {
   std::vector<std::string> details() const override;
 
  private:
+  // A semi or anti join whose probe side is estimated this many times
+  // smaller than its build side is run the other way round
+  // (run_semi_reversed): TPC-H Q21's few late suppliers' orders against all
+  // of lineitem hash a few thousand rows instead of millions.
+  static constexpr double kReversedSemiRatio = 4;
+  // Holds and hashes the probe side's rows, streams the build side past
+  // them marking the rows that match, then passes on the probe rows that
+  // matched (semi) or did not (anti), in their order.
+  void run_semi_reversed(ExecContext& context, ChunkSink& sink) const;
+
   JoinKind kind_;
   std::vector<ExprPtr> probe_keys_, build_keys_;
   std::vector<ExprPtr> residual_;  // conjuncts
