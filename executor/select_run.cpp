@@ -220,6 +220,24 @@ namespace {
 // those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
 // output that is not a bare column reference, or a column listed twice,
 // keeps every column materialized (simple and safe).
+// One scanned chunk of a single-table SELECT: the rows it had, the table
+// columns (by column number) of the rows WHERE kept, and what the
+// aggregator's prepare() or the outputs made of them when that ran ahead.
+struct Evaluated {
+  size_t scanned = 0;
+  size_t rows = 0;
+  std::vector<Vector> selected;
+  std::shared_ptr<PreparedWork> prepared;
+  std::vector<Vector> outputs;
+  EvalInput input(const std::vector<Value>* parameters) const {
+    EvalInput in;
+    in.parameters = parameters;
+    in.rows = rows;
+    for (const Vector& v : selected) in.columns.push_back(rows > 0 && v.count == rows ? &v : nullptr);
+    return in;
+  }
+};
+
 // Whether the rows' evaluation calls a volatile function (nextval,
 // random), which must see the rows one at a time in order.
 bool volatile_evaluation(const SelectPlan& plan) {
@@ -389,76 +407,103 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
   }
   // Chunks are read ahead of the scan (a LIMIT's scan reads only what it
   // takes); an aggregation holding columns elsewhere has the others read.
-  // Each read brings its chunk with the columns it read (raw_columns).
+  // Each read brings its chunk with the columns it read (raw_columns). A
+  // chunk whose rows are evaluated (WHERE, then the aggregator's prepare()
+  // or the outputs) is evaluated there too, on the read-ahead's worker,
+  // unless a volatile function or a window needs the rows in order.
+  const bool evaluate_ahead = plan.table && !raw && !all_direct && wanted < 0 && !plan.windows && source_sink.parallel;
   struct Read {
     std::shared_ptr<const storage::ChunkBatch> batch;
     std::vector<int> columns;
+    Evaluated evaluated;  // when evaluate_ahead
+  };
+  // The chunk's converted columns, the rows WHERE keeps, and (ahead) what
+  // the consumer's evaluation made of them.
+  auto evaluate = [&plan, &ec, ncols, &aggregator, evaluate_ahead](const storage::ChunkBatch* batch) {
+    Evaluated e;
+    e.selected.resize(ncols);
+    std::vector<Vector> converted(ncols);
+    EvalInput input;
+    input.parameters = ec.parameters;
+    input.columns.assign(ncols, nullptr);
+    if (batch != nullptr) {
+      input.rows = batch->rows;
+      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+        const auto c = static_cast<size_t>(plan.scan_columns[i]);
+        converted[c] = vector_from_storage(batch->columns[i], plan.table->columns()[c].type);
+        input.columns[c] = &converted[c];
+      }
+    } else {
+      input.rows = 1;
+    }
+    e.scanned = input.rows;
+    const std::vector<uint32_t> rows = select_rows(plan.where.get(), input);
+    e.rows = rows.size();
+    if (rows.empty()) return e;
+    for (int c : plan.scan_columns) {
+      const auto i = static_cast<size_t>(c);
+      e.selected[i] = rows.size() == input.rows ? std::move(converted[i]) : gather(converted[i], rows);
+    }
+    if (!evaluate_ahead) return e;
+    const EvalInput sel = e.input(ec.parameters);
+    if (aggregator) {
+      e.prepared = aggregator->prepare(sel);
+    } else {
+      for (const auto& output : plan.outputs) e.outputs.push_back(output->evaluate(sel));
+    }
+    return e;
   };
   ReadAhead<Read> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth(), plan.table ? chunks : 0,
                         [&](size_t c) -> ReadAhead<Read>::Work {
                           std::vector<int> columns = raw ? aggregator->raw_columns(c, plan.scan_columns) : plan.scan_columns;
                           // A raw chunk whose columns are all held elsewhere is not read at all.
-                          return [table = plan.table.get(), c, columns = std::move(columns), raw]() {
-                            return Read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns};
+                          return [table = plan.table.get(), c, columns = std::move(columns), raw, evaluate_ahead, &evaluate]() {
+                            Read read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns, {}};
+                            if (evaluate_ahead) read.evaluated = evaluate(read.batch.get());
+                            return read;
                           };
                         });
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;
-    std::shared_ptr<const storage::ChunkBatch> batch;
-    std::vector<Vector> converted(ncols);
-    EvalInput input;
-    input.parameters = ec.parameters;
-    input.columns.assign(ncols, nullptr);
+    Evaluated e;
     if (plan.table) {
       Read read = ahead.take();
-      batch = std::move(read.batch);
-      const std::vector<int> columns = std::move(read.columns);
       if (raw) {
         const size_t rows = plan.table->chunk_rows(chunk);
         rows_scanned += rows;
-        aggregator->sink_raw(chunk, rows, batch.get(), columns);
+        aggregator->sink_raw(chunk, rows, read.batch.get(), read.columns);
         continue;
       }
-      input.rows = batch->rows;
       if (all_direct) {
-        rows_scanned += batch->rows;
-        out_memory.add(batch->rows);
+        rows_scanned += read.batch->rows;
+        out_memory.add(read.batch->rows);
         for (size_t o = 0; o < plan.outputs.size(); ++o) {
-          append_from_storage(out_columns[o], batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
+          append_from_storage(out_columns[o], read.batch->columns[static_cast<size_t>(direct[o])], plan.outputs[o]->type);
         }
-        out_rows += batch->rows;
+        out_rows += read.batch->rows;
         continue;
       }
-      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
-        const int c = plan.scan_columns[i];
-        converted[static_cast<size_t>(c)] = vector_from_storage(batch->columns[i], plan.table->columns()[static_cast<size_t>(c)].type);
-        input.columns[static_cast<size_t>(c)] = &converted[static_cast<size_t>(c)];
-      }
+      e = evaluate_ahead ? std::move(read.evaluated) : evaluate(read.batch.get());
     } else {
-      input.rows = 1;
+      e = evaluate(nullptr);
     }
-    rows_scanned += input.rows;
-    std::vector<uint32_t> rows = select_rows(plan.where.get(), input);
-    if (rows.empty()) continue;
-    std::vector<Vector> selected(ncols);
-    EvalInput sel;
-    sel.parameters = ec.parameters;
-    sel.rows = rows.size();
-    sel.columns.assign(ncols, nullptr);
-    for (int c : plan.scan_columns) {
-      selected[static_cast<size_t>(c)] = rows.size() == input.rows ? std::move(converted[static_cast<size_t>(c)])
-                                                                    : gather(converted[static_cast<size_t>(c)], rows);
-      sel.columns[static_cast<size_t>(c)] = &selected[static_cast<size_t>(c)];
-    }
+    rows_scanned += e.scanned;
+    if (e.rows == 0) continue;
+    const EvalInput sel = e.input(ec.parameters);
     if (plan.aggregate) {
-      aggregator->sink(sel);
+      if (evaluate_ahead) aggregator->sink_prepared(e.prepared.get(), sel);
+      else aggregator->sink(sel);
       continue;
     }
-    std::vector<Vector> window_columns;
-    const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
     out_memory.add(sel.rows);
-    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
+    if (evaluate_ahead) {
+      for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], e.outputs[o]);
+    } else {
+      std::vector<Vector> window_columns;
+      const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
+      for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
+    }
     out_rows += sel.rows;
   }
   }  // passes
