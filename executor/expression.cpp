@@ -76,9 +76,18 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   std::vector<Vector> evaluated;
   evaluated.reserve(args.size());  // no reallocation: `values` points into it
   std::vector<const Vector*> values(args.size());
+  const bool one_row_constants = batch && strict && batch_takes_constants && input.rows > 1;
+  // (argument, its place in `evaluated`) for those evaluated as one row, to widen if the kernel declines.
+  std::vector<std::pair<size_t, size_t>> one_row;
   for (size_t a = 0; a < args.size(); ++a) {
     if (const auto* column = dynamic_cast<const ColumnExpr*>(args[a].get())) {
       values[a] = input.columns.at(static_cast<size_t>(column->index));
+    } else if (one_row_constants && constant_operator(*args[a])) {
+      EvalInput one = input;
+      one.rows = 1;
+      evaluated.push_back(args[a]->evaluate(one));
+      values[a] = &evaluated.back();
+      one_row.emplace_back(a, evaluated.size() - 1);
     } else {
       evaluated.push_back(args[a]->evaluate(input));
       values[a] = &evaluated.back();
@@ -86,6 +95,10 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   }
   Vector out(type);
   if (batch && strict && batch(values, input.rows, out)) return out;
+  for (const auto& [a, at] : one_row) {
+    // Replaced in place, so values[a] stays valid.
+    evaluated[at] = broadcast(args[a]->type, evaluated[at].get(0), input.rows);
+  }
   out.resize(input.rows);
   std::vector<Value> row(args.size());
   for (size_t r = 0; r < input.rows; ++r) {
