@@ -129,18 +129,30 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
   // AND: false dominates, then NULL; OR: true dominates, then NULL.
   const int64_t dominant = op == BoolOp::and_ ? 0 : 1;
   std::vector<uint8_t> state(input.rows, 2);  // 2 = neutral so far, 3 = NULL seen, 4 = decided
+  uint8_t* st = state.data();
+  // Branch-free loops (a filter's conjuncts are evaluated over whole chunks):
+  // a NULL row raises the state to 3 unless decided, a dominant value decides it.
   for (const auto& arg : args) {
     Vector v = arg->evaluate(input);
-    for (size_t r = 0; r < input.rows; ++r) {
-      if (state[r] == 4) continue;
-      if (v.null_at(r)) state[r] = 3;
-      else if (v.ints[r] == dominant) state[r] = 4;
+    const int64_t* values = v.ints.data();
+    if (v.nulls.empty()) {
+      for (size_t r = 0; r < input.rows; ++r) st[r] = values[r] == dominant ? uint8_t{4} : st[r];
+    } else {
+      const uint8_t* nulls = v.nulls.data();
+      for (size_t r = 0; r < input.rows; ++r) {
+        const uint8_t raised = st[r] == 4 ? uint8_t{4} : uint8_t{3};
+        st[r] = nulls[r] != 0 ? raised : (values[r] == dominant ? uint8_t{4} : st[r]);
+      }
     }
   }
+  bool any_null = false;
   for (size_t r = 0; r < input.rows; ++r) {
-    if (state[r] == 4) out.ints[r] = dominant;
-    else if (state[r] == 3) out.set_null(r);
-    else out.ints[r] = 1 - dominant;
+    out.ints[r] = st[r] == 4 ? dominant : 1 - dominant;
+    any_null |= st[r] == 3;
+  }
+  if (any_null) {
+    out.nulls.assign(input.rows, 0);
+    for (size_t r = 0; r < input.rows; ++r) out.nulls[r] = static_cast<uint8_t>(st[r] == 3);
   }
   return out;
 }

@@ -1,11 +1,6 @@
 #include "executor/numeric_vector.hpp"
 
 namespace tally::executor {
-namespace {
-
-constexpr int kInt64Digits = 18;  // 10^18 < 2^63: a 64-bit factor of an aligning multiply
-
-}  // namespace
 
 __int128 numeric_pow10(int n) {
   static const auto table = [] {
@@ -32,9 +27,9 @@ bool numeric_as_int64(const Vector& v, int32_t scale, int64_t* out) {
   const std::optional<int32_t> shared = first_numeric_scale(v, rows);
   // Scaling up by at most 18 digits: one multiply by a 64-bit power, with
   // the int64 range checked on the result; rows of another scale round.
-  const bool fast = shared && *shared <= scale && scale - *shared <= kInt64Digits;
+  const bool fast = shared && *shared <= scale && scale - *shared <= kInt64PowerDigits;
   const int32_t from = fast ? *shared : scale;
-  const __int128 factor = fast ? numeric_pow10(scale - from) : 1;
+  const int64_t factor = fast ? static_cast<int64_t>(numeric_pow10(scale - from)) : 1;
   const bool nulls = !v.nulls.empty();
   for (size_t r = 0; r < rows; ++r) {
     if (nulls && v.nulls[r] != 0) {
@@ -43,8 +38,8 @@ bool numeric_as_int64(const Vector& v, int32_t scale, int64_t* out) {
     }
     const Numeric& n = values[r];
     __int128 m;
-    if (n.scale == from && n.mantissa >= INT64_MIN && n.mantissa <= INT64_MAX) {
-      m = n.mantissa * factor;  // |mantissa| < 2^63 and factor <= 10^18: no int128 overflow
+    if (n.scale == from && fits_int64(n.mantissa)) {
+      m = wide_product(n.mantissa, factor);
     } else {
       m = n.rescaled(scale).mantissa;
     }

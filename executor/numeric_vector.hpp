@@ -27,4 +27,16 @@ bool numeric_as_int64(const Vector& v, int32_t scale, int64_t* out);
 // 10^n for 0 <= n <= 38.
 __int128 numeric_pow10(int n);
 
+// The largest n with 10^n < 2^63: aligning by at most this many digits is a
+// multiply by an int64 factor.
+constexpr int kInt64PowerDigits = 18;
+
+inline bool fits_int64(__int128 m) { return m == static_cast<int64_t>(m); }
+
+// m * factor for a mantissa that fits an int64 and a factor of at most
+// 10^18: one 64x64->128-bit multiply, below 2^124, so it cannot overflow.
+inline __int128 wide_product(__int128 m, int64_t factor) {
+  return static_cast<__int128>(static_cast<int64_t>(m)) * factor;
+}
+
 }  // namespace tally::executor

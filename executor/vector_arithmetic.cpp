@@ -11,10 +11,6 @@ namespace {
 
 enum class ArithOp { add, sub, mul };
 
-constexpr int kInt64Digits = 18;  // 10^18 < 2^63
-
-inline bool fits_int64(__int128 m) { return m == static_cast<int64_t>(m); }
-
 template <ArithOp Op>
 Numeric exact(const Numeric& x, const Numeric& y) {
   if constexpr (Op == ArithOp::add) return x + y;
@@ -36,15 +32,15 @@ void numeric_rows(const Vector& a, const Vector& b, size_t rows, Vector& out) {
   const std::optional<int32_t> sb = first_numeric_scale(b, ConstB ? 1 : rows);
   bool fast = sa && sb;
   int32_t s = 0;
-  __int128 pa = 1, pb = 1;
+  int64_t pa = 1, pb = 1;
   if (fast && Op == ArithOp::mul) {
     s = *sa + *sb;
   } else if (fast) {
     s = std::max(*sa, *sb);
-    fast = s - *sa <= kInt64Digits && s - *sb <= kInt64Digits;
+    fast = s - *sa <= kInt64PowerDigits && s - *sb <= kInt64PowerDigits;
     if (fast) {
-      pa = numeric_pow10(s - *sa);
-      pb = numeric_pow10(s - *sb);
+      pa = static_cast<int64_t>(numeric_pow10(s - *sa));
+      pb = static_cast<int64_t>(numeric_pow10(s - *sb));
     }
   }
   const int32_t xa = fast ? *sa : 0, xb = fast ? *sb : 0;
@@ -63,7 +59,7 @@ void numeric_rows(const Vector& a, const Vector& b, size_t rows, Vector& out) {
       if constexpr (Op == ArithOp::mul) {
         result.push_back({static_cast<__int128>(static_cast<int64_t>(x.mantissa)) * static_cast<int64_t>(y.mantissa), s});
       } else {
-        const __int128 l = x.mantissa * pa, r = y.mantissa * pb;
+        const __int128 l = wide_product(x.mantissa, pa), r = wide_product(y.mantissa, pb);
         result.push_back({Op == ArithOp::add ? l + r : l - r, s});
       }
     } else {

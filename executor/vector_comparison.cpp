@@ -11,8 +11,6 @@
 namespace tally::executor {
 namespace {
 
-constexpr int kInt64Digits = 18;  // 10^18 < 2^63
-
 // -1, 0 or 1 as compare_values answers for two non-NULL values.
 inline int three_way(int64_t x, int64_t y) { return (x > y) - (x < y); }
 
@@ -53,13 +51,13 @@ void compare_numerics(const Vector& a, const Vector& b, size_t rows, const Outco
   const std::optional<int32_t> sa = first_numeric_scale(a, ConstA ? 1 : rows);
   const std::optional<int32_t> sb = first_numeric_scale(b, ConstB ? 1 : rows);
   bool fast = sa && sb;
-  __int128 pa = 1, pb = 1;
+  int64_t pa = 1, pb = 1;
   if (fast) {
     const int32_t s = std::max(*sa, *sb);
-    fast = s - *sa <= kInt64Digits && s - *sb <= kInt64Digits;
+    fast = s - *sa <= kInt64PowerDigits && s - *sb <= kInt64PowerDigits;
     if (fast) {
-      pa = numeric_pow10(s - *sa);
-      pb = numeric_pow10(s - *sb);
+      pa = static_cast<int64_t>(numeric_pow10(s - *sa));
+      pb = static_cast<int64_t>(numeric_pow10(s - *sb));
     }
   }
   const int32_t xa = fast ? *sa : 0, xb = fast ? *sb : 0;
@@ -67,9 +65,8 @@ void compare_numerics(const Vector& a, const Vector& b, size_t rows, const Outco
     const Numeric& x = av[ConstA ? 0 : i];
     const Numeric& y = bv[ConstB ? 0 : i];
     int c;
-    if (fast && x.scale == xa && y.scale == xb && x.mantissa == static_cast<int64_t>(x.mantissa) &&
-        y.mantissa == static_cast<int64_t>(y.mantissa)) {
-      const __int128 l = x.mantissa * pa, r = y.mantissa * pb;
+    if (fast && x.scale == xa && y.scale == xb && fits_int64(x.mantissa) && fits_int64(y.mantissa)) {
+      const __int128 l = wide_product(x.mantissa, pa), r = wide_product(y.mantissa, pb);
       c = (l > r) - (l < r);
     } else {
       const auto o = x <=> y;
