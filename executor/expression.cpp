@@ -76,9 +76,18 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   std::vector<Vector> evaluated;
   evaluated.reserve(args.size());  // no reallocation: `values` points into it
   std::vector<const Vector*> values(args.size());
+  const bool one_row_constants = batch && strict && batch_takes_constants && input.rows > 1;
+  // (argument, its place in `evaluated`) for those evaluated as one row, to widen if the kernel declines.
+  std::vector<std::pair<size_t, size_t>> one_row;
   for (size_t a = 0; a < args.size(); ++a) {
     if (const auto* column = dynamic_cast<const ColumnExpr*>(args[a].get())) {
       values[a] = input.columns.at(static_cast<size_t>(column->index));
+    } else if (one_row_constants && constant_operator(*args[a])) {
+      EvalInput one = input;
+      one.rows = 1;
+      evaluated.push_back(args[a]->evaluate(one));
+      values[a] = &evaluated.back();
+      one_row.emplace_back(a, evaluated.size() - 1);
     } else {
       evaluated.push_back(args[a]->evaluate(input));
       values[a] = &evaluated.back();
@@ -86,6 +95,10 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   }
   Vector out(type);
   if (batch && strict && batch(values, input.rows, out)) return out;
+  for (const auto& [a, at] : one_row) {
+    // Replaced in place, so values[a] stays valid.
+    evaluated[at] = broadcast(args[a]->type, evaluated[at].get(0), input.rows);
+  }
   out.resize(input.rows);
   std::vector<Value> row(args.size());
   for (size_t r = 0; r < input.rows; ++r) {
@@ -116,18 +129,30 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
   // AND: false dominates, then NULL; OR: true dominates, then NULL.
   const int64_t dominant = op == BoolOp::and_ ? 0 : 1;
   std::vector<uint8_t> state(input.rows, 2);  // 2 = neutral so far, 3 = NULL seen, 4 = decided
+  uint8_t* st = state.data();
+  // Branch-free loops (a filter's conjuncts are evaluated over whole chunks):
+  // a NULL row raises the state to 3 unless decided, a dominant value decides it.
   for (const auto& arg : args) {
     Vector v = arg->evaluate(input);
-    for (size_t r = 0; r < input.rows; ++r) {
-      if (state[r] == 4) continue;
-      if (v.null_at(r)) state[r] = 3;
-      else if (v.ints[r] == dominant) state[r] = 4;
+    const int64_t* values = v.ints.data();
+    if (v.nulls.empty()) {
+      for (size_t r = 0; r < input.rows; ++r) st[r] = values[r] == dominant ? uint8_t{4} : st[r];
+    } else {
+      const uint8_t* nulls = v.nulls.data();
+      for (size_t r = 0; r < input.rows; ++r) {
+        const uint8_t raised = st[r] == 4 ? uint8_t{4} : uint8_t{3};
+        st[r] = nulls[r] != 0 ? raised : (values[r] == dominant ? uint8_t{4} : st[r]);
+      }
     }
   }
+  bool any_null = false;
   for (size_t r = 0; r < input.rows; ++r) {
-    if (state[r] == 4) out.ints[r] = dominant;
-    else if (state[r] == 3) out.set_null(r);
-    else out.ints[r] = 1 - dominant;
+    out.ints[r] = st[r] == 4 ? dominant : 1 - dominant;
+    any_null |= st[r] == 3;
+  }
+  if (any_null) {
+    out.nulls.assign(input.rows, 0);
+    for (size_t r = 0; r < input.rows; ++r) out.nulls[r] = static_cast<uint8_t>(st[r] == 3);
   }
   return out;
 }

@@ -82,6 +82,10 @@ class FunctionExpr final : public Expr {
   ScalarFunction fn;
   bool strict;
   VectorKernel batch;  // empty, or the same function over whole Vectors (strict only)
+  // The batch kernel takes a constant argument (a literal, a parameter, an
+  // operator over them) as a one-row Vector standing for every row
+  // (executor/vector_operand.hpp), so the constant is not copied per row.
+  bool batch_takes_constants = false;
 };
 
 enum class BoolOp { and_, or_, not_ };

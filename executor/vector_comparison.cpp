@@ -1,7 +1,12 @@
 #include "executor/vector_comparison.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
+
+#include "executor/numeric_vector.hpp"
+#include "executor/vector_operand.hpp"
 
 namespace tally::executor {
 namespace {
@@ -18,17 +23,61 @@ inline int three_way(double x, double y) {
 // outcome[c + 1]: the operator's truth value for three-way result c.
 using Outcome = std::array<int64_t, 3>;
 
-template <class T>
+// A constant operand (ConstB) is read once: the loop compares against a
+// register (`l_shipdate <= date '1998-09-02'`, `l_quantity < 24`).
+template <class T, bool ConstA, bool ConstB>
 void compare_all(const T* a, const T* b, size_t n, const Outcome& outcome, int64_t* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = outcome[static_cast<size_t>(three_way(a[i], b[i]) + 1)];
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = outcome[static_cast<size_t>(three_way(a[ConstA ? 0 : i], b[ConstB ? 0 : i]) + 1)];
+  }
 }
 
-// Strict NULL handling: a row is NULL when either operand is.
-void merge_nulls(const Vector& a, const Vector& b, size_t n, Vector& out) {
-  if (a.nulls.empty() && b.nulls.empty()) return;
-  out.nulls.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) out.nulls[i] = static_cast<uint8_t>(a.null_at(i) || b.null_at(i));
+template <class T>
+void compare_operands(const T* a, const T* b, bool ca, bool cb, size_t n, const Outcome& outcome, int64_t* out) {
+  if (ca && cb) compare_all<T, true, true>(a, b, n, outcome, out);
+  else if (ca) compare_all<T, true, false>(a, b, n, outcome, out);
+  else if (cb) compare_all<T, false, true>(a, b, n, outcome, out);
+  else compare_all<T, false, false>(a, b, n, outcome, out);
 }
+
+// Numeric rows: where both rows have the scales of their operands' first
+// rows and 63-bit mantissas, the mantissas are aligned to the larger scale
+// by a factor of at most 10^18 (no int128 overflow) and compared as
+// integers; any other row takes Numeric's own ordering.
+template <bool ConstA, bool ConstB>
+void compare_numerics(const Vector& a, const Vector& b, size_t rows, const Outcome& outcome, int64_t* out) {
+  const Numeric* av = a.numerics.data();
+  const Numeric* bv = b.numerics.data();
+  const std::optional<int32_t> sa = first_numeric_scale(a, ConstA ? 1 : rows);
+  const std::optional<int32_t> sb = first_numeric_scale(b, ConstB ? 1 : rows);
+  bool fast = sa && sb;
+  int64_t pa = 1, pb = 1;
+  if (fast) {
+    const int32_t s = std::max(*sa, *sb);
+    fast = s - *sa <= kInt64PowerDigits && s - *sb <= kInt64PowerDigits;
+    if (fast) {
+      pa = static_cast<int64_t>(numeric_pow10(s - *sa));
+      pb = static_cast<int64_t>(numeric_pow10(s - *sb));
+    }
+  }
+  const int32_t xa = fast ? *sa : 0, xb = fast ? *sb : 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const Numeric& x = av[ConstA ? 0 : i];
+    const Numeric& y = bv[ConstB ? 0 : i];
+    int c;
+    if (fast && x.scale == xa && y.scale == xb && fits_int64(x.mantissa) && fits_int64(y.mantissa)) {
+      const __int128 l = wide_product(x.mantissa, pa), r = wide_product(y.mantissa, pb);
+      c = (l > r) - (l < r);
+    } else {
+      const auto o = x <=> y;
+      c = o < 0 ? -1 : (o == 0 ? 0 : 1);
+    }
+    out[i] = outcome[static_cast<size_t>(c + 1)];
+  }
+}
+
+// Enough values for `rows` rows (a constant operand holds one).
+size_t needed(const Vector& v, size_t rows) { return is_constant_operand(v, rows) ? 1 : rows; }
 
 }  // namespace
 
@@ -46,13 +95,16 @@ VectorKernel vector_comparison(const std::string& op, SqlType common) {
     return [outcome](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
       const Vector& a = *args[0];
       const Vector& b = *args[1];
-      if (a.avg_parts || b.avg_parts || a.numerics.size() < rows || b.numerics.size() < rows) return false;
-      out.resize(rows);
-      for (size_t i = 0; i < rows; ++i) {
-        const auto c = a.numerics[i] <=> b.numerics[i];
-        out.ints[i] = outcome[c < 0 ? 0 : c == 0 ? 1 : 2];
+      if (a.avg_parts || b.avg_parts || a.numerics.size() < needed(a, rows) || b.numerics.size() < needed(b, rows)) {
+        return false;
       }
-      merge_nulls(a, b, rows, out);
+      out.resize(rows);
+      const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
+      if (ca && cb) compare_numerics<true, true>(a, b, rows, outcome, out.ints.data());
+      else if (ca) compare_numerics<true, false>(a, b, rows, outcome, out.ints.data());
+      else if (cb) compare_numerics<false, true>(a, b, rows, outcome, out.ints.data());
+      else compare_numerics<false, false>(a, b, rows, outcome, out.ints.data());
+      merge_operand_nulls(a, b, rows, out);
       return true;
     };
   }
@@ -63,11 +115,12 @@ VectorKernel vector_comparison(const std::string& op, SqlType common) {
     const Vector& b = *args[1];
     const size_t have_a = floating ? a.floats.size() : a.ints.size();
     const size_t have_b = floating ? b.floats.size() : b.ints.size();
-    if (have_a < rows || have_b < rows) return false;  // not this physical layout: row-wise
+    if (have_a < needed(a, rows) || have_b < needed(b, rows)) return false;  // not this physical layout: row-wise
     out.resize(rows);
-    if (floating) compare_all(a.floats.data(), b.floats.data(), rows, outcome, out.ints.data());
-    else compare_all(a.ints.data(), b.ints.data(), rows, outcome, out.ints.data());
-    merge_nulls(a, b, rows, out);
+    const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
+    if (floating) compare_operands(a.floats.data(), b.floats.data(), ca, cb, rows, outcome, out.ints.data());
+    else compare_operands(a.ints.data(), b.ints.data(), ca, cb, rows, outcome, out.ints.data());
+    merge_operand_nulls(a, b, rows, out);
     return true;
   };
 }

@@ -242,6 +242,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     auto compare = std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, op, pack(std::move(left), std::move(right)),
                                                   comparison(op));
     compare->batch = vector_comparison(op, common);
+    compare->batch_takes_constants = static_cast<bool>(compare->batch);
     return compare;
   }
   if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%") {
@@ -278,6 +279,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     right = coerce_to(std::move(right), type, CastContext::implicit, context);
     auto e = std::make_unique<FunctionExpr>(type, op, pack(std::move(left), std::move(right)), arithmetic(op[0], type));
     e->batch = vector_arithmetic(op[0], type);
+    e->batch_takes_constants = static_cast<bool>(e->batch);
     return e;
   }
   if (op == "^") {
@@ -302,11 +304,13 @@ ExprPtr make_unary_operator(const std::string& op, ExprPtr arg, BindContext& con
         if (t.id == TypeId::numeric) return std::make_unique<ConstExpr>(t, -std::get<Numeric>(k->value));
       }
     }
-    return call(t, "-", pack(std::move(arg)), [t](std::span<const Value> a) -> Value {
+    ExprPtr negate = call(t, "-", pack(std::move(arg)), [t](std::span<const Value> a) -> Value {
       if (is_integer(t.id)) return int_checked(-static_cast<__int128>(std::get<int64_t>(a[0])), t.id);
       if (t.id == TypeId::numeric) return -std::get<Numeric>(a[0]);
       return -std::get<double>(a[0]);
     });
+    if (t.id == TypeId::numeric) static_cast<FunctionExpr&>(*negate).batch = vector_numeric_negate();
+    return negate;
   }
   if (op == "@" && numeric_rank(t.id)) {
     std::vector<ExprPtr> args = pack(std::move(arg));
