@@ -626,6 +626,10 @@ std::string output_column_name(const json& node) {
     return type;
   }
   if (node.contains("CaseExpr")) return "case";
+  // ARRAY[...] and ARRAY(SELECT ...) are named "array"; a[i] after a.
+  if (node.contains("A_ArrayExpr")) return "array";
+  if (node.contains("SubLink") && node["SubLink"].value("subLinkType", "") == "ARRAY_SUBLINK") return "array";
+  if (node.contains("A_Indirection")) return output_column_name(node["A_Indirection"]["arg"]);
   if (node.contains("GroupingFunc")) return "grouping";
   if (node.contains("CoalesceExpr")) return "coalesce";
   if (node.contains("A_Expr") && node["A_Expr"].value("kind", "") == "AEXPR_NULLIF") return "nullif";
