@@ -110,7 +110,10 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
         name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
-      (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1)) {
+      (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
+      // pg_proc lists no functions, so no OID these are asked about has a definition.
+      ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
+        name == "pg_get_function_identity_arguments") && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
   }
   if (name == "pg_tablespace_location" && n == 1) {
