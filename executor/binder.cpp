@@ -4,7 +4,10 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "executor/array_comparison.hpp"
+#include "executor/array_text.hpp"
 #include "executor/row_locks.hpp"
+#include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
@@ -154,7 +157,9 @@ SqlType resolve_type_name(const json& type_name) {
   std::vector<std::string> names = name_list(type_name.value("names", json::array()));
   std::string name = names.empty() ? "" : names.back();
   if (type_name.contains("arrayBounds")) {
-    throw Error(SqlState::feature_not_supported, "array types are not supported");
+    // Arrays are held in their text form (array_text.hpp); text arrays are the kind catalog queries build.
+    if (name == "text" || name == "varchar" || name == "name") return {TypeId::text_array};
+    throw Error(SqlState::feature_not_supported, "arrays of type " + name + " are not supported");
   }
   std::vector<int> mods;
   for (const auto& m : type_name.value("typmods", json::array())) {
@@ -201,6 +206,8 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "oid") return {TypeId::oid};
   if (name == "regclass") return {TypeId::regclass};
   if (name == "regtype") return {TypeId::regtype};
+  if (name == "int2vector") return {TypeId::int2vector};
+  if (name == "oidvector") return {TypeId::oidvector};
   throw Error(SqlState::undefined_object, "type \"" + name + "\" does not exist");
 }
 
@@ -328,6 +335,9 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     }
     ExprPtr left = bind_node(e["lexpr"], context);
     ExprPtr right = bind_node(e["rexpr"], context);
+    if (op == "||" && (is_array_type(left->type.id) || is_array_type(right->type.id))) {
+      return scalar::make_array_concat(std::move(left), std::move(right), context);
+    }
     return make_binary_operator(op, std::move(left), std::move(right), context);
   }
   // SIMILAR TO arrives as s ~ similar_to_escape(pattern), as PostgreSQL's grammar writes it.
@@ -335,6 +345,11 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     ExprPtr left = bind_node(e["lexpr"], context);
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_binary_operator(op, std::move(left), std::move(right), context);
+  }
+  if (kind == "AEXPR_OP_ANY" || kind == "AEXPR_OP_ALL") {
+    ExprPtr left = bind_node(e["lexpr"], context);
+    ExprPtr right = bind_node(e["rexpr"], context);
+    return make_array_comparison(op, kind == "AEXPR_OP_ALL", std::move(left), std::move(right), context);
   }
   if (kind == "AEXPR_IN") {
     ExprPtr left = bind_node(e["lexpr"], context);
@@ -546,7 +561,24 @@ ExprPtr bind_node(const json& node, BindContext& context) {
       if (!context.on_sublink) throw Error(SqlState::feature_not_supported, "subqueries are not supported here");
       return context.on_sublink(node["SubLink"]);
     }
-    if (node.contains("A_ArrayExpr")) throw Error(SqlState::feature_not_supported, "arrays are not supported");
+    if (node.contains("A_ArrayExpr")) {
+      std::vector<ExprPtr> elements;
+      for (const auto& e : node["A_ArrayExpr"].value("elements", json::array())) elements.push_back(bind_node(e, context));
+      return scalar::make_array_constructor(std::move(elements), context);
+    }
+    if (node.contains("A_Indirection")) {
+      // array[i]; slices (a[1:2]) and field selection are not supported.
+      const auto& indirection = node["A_Indirection"];
+      ExprPtr value = bind_node(indirection["arg"], context);
+      for (const auto& step : indirection["indirection"]) {
+        if (!step.contains("A_Indices") || step["A_Indices"].value("is_slice", false) ||
+            !step["A_Indices"].contains("uidx")) {
+          throw Error(SqlState::feature_not_supported, "this kind of indirection is not supported");
+        }
+        value = scalar::make_array_subscript(std::move(value), bind_node(step["A_Indices"]["uidx"], context), context);
+      }
+      return value;
+    }
     if (node.contains("CollateClause")) {
       // COLLATE "C"/"default": Tally compares bytewise, which is the C collation.
       return bind_node(node["CollateClause"]["arg"], context);
@@ -594,6 +626,10 @@ std::string output_column_name(const json& node) {
     return type;
   }
   if (node.contains("CaseExpr")) return "case";
+  // ARRAY[...] and ARRAY(SELECT ...) are named "array"; a[i] after a.
+  if (node.contains("A_ArrayExpr")) return "array";
+  if (node.contains("SubLink") && node["SubLink"].value("subLinkType", "") == "ARRAY_SUBLINK") return "array";
+  if (node.contains("A_Indirection")) return output_column_name(node["A_Indirection"]["arg"]);
   if (node.contains("GroupingFunc")) return "grouping";
   if (node.contains("CoalesceExpr")) return "coalesce";
   if (node.contains("A_Expr") && node["A_Expr"].value("kind", "") == "AEXPR_NULLIF") return "nullif";

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/error.hpp"
+#include "executor/reg_names.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -72,6 +73,12 @@ bool can_cast(TypeId from, TypeId to, CastContext context) {
   // PostgreSQL: oid -> bigint and int4/int8 -> oid are implicit, oid -> int4 assignment.
   if (from == TypeId::oid && is_integer(to)) return to == TypeId::int8 || context != CastContext::implicit;
   if (is_integer(from) && to == TypeId::oid) return from != TypeId::int2 || context != CastContext::implicit;
+  // reg* types are OIDs: to and from oid and the integers as PostgreSQL's
+  // pg_cast has it (reg* -> int4/int8 by assignment), text -> regclass implicit.
+  if (is_reg_type(to) && (from == TypeId::oid || is_integer(from))) return true;
+  if (is_reg_type(from) && to == TypeId::oid) return true;
+  if (is_reg_type(from) && is_integer(to)) return to != TypeId::int2 && context != CastContext::implicit;
+  if (to == TypeId::regclass && (from == TypeId::text || from == TypeId::varchar)) return true;
   if (from == TypeId::date && (to == TypeId::timestamp || to == TypeId::timestamptz)) return true;
   if (from == TypeId::timestamp && to == TypeId::timestamptz) return true;
   if ((from == TypeId::timestamp || from == TypeId::timestamptz) && to == TypeId::date) {
@@ -125,7 +132,9 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
   }
   if (is_text_kind(f)) return parse_text(to, std::get<std::string>(value));
 
-  if (t == TypeId::oid && is_integer(f)) {
+  if (is_reg_type(f) && (t == TypeId::oid || is_reg_type(t))) return value;
+  if (f == TypeId::oid && is_reg_type(t)) return value;
+  if ((t == TypeId::oid || is_reg_type(t)) && is_integer(f)) {
     // int4 reinterprets as unsigned (-1 is 4294967295); int8 must fit.
     const int64_t v = std::get<int64_t>(value);
     if (f != TypeId::int8 && v < 0) return v + 4294967296LL;
@@ -133,7 +142,7 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
     return v;
   }
   if (is_integer(t)) {
-    if (is_integer(f) || f == TypeId::oid) return check_integer_range(std::get<int64_t>(value), t);
+    if (is_integer(f) || f == TypeId::oid || is_reg_type(f)) return check_integer_range(std::get<int64_t>(value), t);
     if (f == TypeId::boolean) return static_cast<int64_t>(std::get<bool>(value) ? 1 : 0);
     if (is_float(f)) {
       const double d = std::get<double>(value);

@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "executor/array_text.hpp"
 #include "executor/binder.hpp"
 #include "executor/expression.hpp"
 #include "executor/settings.hpp"
+#include "executor/value_codec.hpp"
 
 namespace tally::executor {
 namespace {
@@ -29,12 +31,16 @@ Error unsupported(const std::string& what) {
 
 // A constant argument: no column of another FROM item (LATERAL) and no
 // parameter, since the rows are made while planning.
-Value constant_argument(const json& arg, TypeId type, BindContext& context, const std::string& function) {
+ExprPtr constant_expression(const json& arg, BindContext& context, const std::string& function) {
   const std::string text = arg.dump();
   if (text.find("\"ColumnRef\"") != std::string::npos || text.find("\"ParamRef\"") != std::string::npos) {
     throw unsupported(function + " with arguments other than constants");
   }
-  ExprPtr bound = coerce_to(bind_expression(arg, context), {type}, CastContext::implicit, context);
+  return bind_expression(arg, context);
+}
+
+Value constant_argument(const json& arg, TypeId type, BindContext& context, const std::string& function) {
+  ExprPtr bound = coerce_to(constant_expression(arg, context, function), {type}, CastContext::implicit, context);
   return evaluate_constant(*bound, nullptr);
 }
 
@@ -99,11 +105,67 @@ std::vector<std::string> current_schemas(bool implicit, const Settings* settings
   return out;
 }
 
-std::shared_ptr<MaterializedRelation> unnest_current_schemas(const json& call, BindContext& context) {
+// unnest(array): the elements of a constant array (text[], int2vector,
+// oidvector, an array literal), in order.
+// An enclosing query's column (unnest(tc.reloptions) in a subquery) is read
+// when the scan runs, once per outer row.
+std::shared_ptr<MaterializedRelation> unnest_array(const json& arg, BindContext& context) {
+  const std::string text = arg.dump();
+  ExprPtr array;
+  if (text.find("\"ParamRef\"") != std::string::npos) throw unsupported("unnest of a parameter");
+  if (text.find("\"ColumnRef\"") != std::string::npos) {
+    // Only the enclosing queries' columns: a FROM item beside this one would be LATERAL.
+    BindContext outer_only = context;
+    outer_only.relations = nullptr;
+    outer_only.columns.clear();
+    outer_only.table_name.clear();
+    try {
+      array = bind_expression(arg, outer_only);
+    } catch (const Error& e) {
+      if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
+      throw unsupported("unnest of a column of another FROM item (LATERAL)");
+    }
+  } else {
+    array = bind_expression(arg, context);
+  }
+  if (array->type.id == TypeId::unknown) array = coerce_to(std::move(array), {TypeId::text_array}, CastContext::implicit, context);
+  const TypeId array_type = array->type.id;
+  if (!is_array_type(array_type)) {
+    throw Error(SqlState::undefined_function, "function unnest(" + format_type(array->type) + ") does not exist");
+  }
+  const SqlType element{array_element_type(array_type)};
+  std::shared_ptr<const Expr> shared(std::move(array));
+  auto make = [shared, array_type, element](const std::vector<Value>* parameters) {
+    const Value value = evaluate_constant(*shared, parameters);
+    DataChunk rows;
+    Vector column{element};
+    if (!is_null(value)) {
+      for (const auto& e : array_elements(array_type, std::get<std::string>(value))) {
+        if (!e) column.push(Value{Null{}});
+        else column.push(element.id == TypeId::text ? Value{*e} : parse_text(element, *e));
+      }
+    }
+    rows.rows = column.count;
+    rows.columns.push_back(std::move(column));
+    return rows;
+  };
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = "unnest";
+  if (text.find("\"ColumnRef\"") != std::string::npos) {
+    relation->rows.columns.emplace_back(element);
+    relation->rows_at_run = make;
+  } else {
+    relation->rows = make(nullptr);
+  }
+  return relation;
+}
+
+std::shared_ptr<MaterializedRelation> unnest(const json& call, BindContext& context) {
   const auto& args = call.value("args", json::array());
-  const json* inner = args.size() == 1 && args[0].contains("FuncCall") ? &args[0]["FuncCall"] : nullptr;
+  if (args.size() != 1) throw unsupported("unnest of several arrays");
+  const json* inner = args[0].contains("FuncCall") ? &args[0]["FuncCall"] : nullptr;
   if (inner == nullptr || function_name(*inner) != "current_schemas" || inner->value("args", json::array()).size() != 1) {
-    throw unsupported("unnest of anything but current_schemas(...)");
+    return unnest_array(args[0], context);
   }
   const Value implicit = constant_argument((*inner)["args"][0], TypeId::boolean, context, "current_schemas");
   auto relation = std::make_shared<MaterializedRelation>();
@@ -121,7 +183,6 @@ std::shared_ptr<MaterializedRelation> unnest_current_schemas(const json& call, B
 
 FunctionRelation plan_function_relation(const json& range_function, BindContext& context) {
   if (range_function.value("lateral", false)) throw unsupported("LATERAL");
-  if (range_function.value("ordinality", false)) throw unsupported("WITH ORDINALITY");
   const auto& functions = range_function.value("functions", json::array());
   if (range_function.value("is_rowsfrom", false) || functions.size() != 1) throw unsupported("ROWS FROM");
   const json& item = functions[0]["List"]["items"][0];
@@ -130,13 +191,30 @@ FunctionRelation plan_function_relation(const json& range_function, BindContext&
   const std::string name = function_name(call);
   std::shared_ptr<MaterializedRelation> relation;
   if (name == "generate_series") relation = generate_series(call, context);
-  else if (name == "unnest") relation = unnest_current_schemas(call, context);
+  else if (name == "unnest") relation = unnest(call, context);
   else throw unsupported("function " + name);
   // The column is named after the alias (FROM f(...) AS x), else the function;
   // AS t(x) names both.
   const json* alias = range_function.contains("alias") ? &range_function["alias"] : nullptr;
   const std::string alias_name = alias ? alias->value("aliasname", name) : name;
   relation->columns.push_back({alias ? alias_name : name, relation->rows.columns[0].type});
+  if (range_function.value("ordinality", false)) {
+    // WITH ORDINALITY: the row's position, from 1, as a bigint column.
+    auto number = [](DataChunk& rows) {
+      Vector ordinality{SqlType{TypeId::int8}};
+      for (size_t i = 0; i < rows.rows; ++i) ordinality.push(Value{static_cast<int64_t>(i + 1)});
+      rows.columns.push_back(std::move(ordinality));
+    };
+    number(relation->rows);
+    if (relation->rows_at_run) {
+      relation->rows_at_run = [make = relation->rows_at_run, number](const std::vector<Value>* parameters) {
+        DataChunk rows = make(parameters);
+        number(rows);
+        return rows;
+      };
+    }
+    relation->columns.push_back({"ordinality", SqlType{TypeId::int8}});
+  }
   return {std::move(relation), alias_name};
 }
 

@@ -1,6 +1,7 @@
 #include "executor/scalar_functions.hpp"
 
 #include "common/error.hpp"
+#include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/catalog_functions.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
@@ -12,6 +13,7 @@ namespace tally::executor {
 ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindContext& context) {
   if (ExprPtr e = scalar::make_system_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_catalog_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_array_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_math_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_edit_function(name, args, context)) return e;

@@ -75,7 +75,8 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   else if (link_type == "EXPR_SUBLINK") kind = SubqueryKind::scalar;
   else if (link_type == "ANY_SUBLINK") kind = SubqueryKind::any;
   else if (link_type == "ALL_SUBLINK") kind = SubqueryKind::all;
-  else throw Error(SqlState::feature_not_supported, "ARRAY and row comparison subqueries are not supported");
+  else if (link_type == "ARRAY_SUBLINK") kind = SubqueryKind::array;
+  else throw Error(SqlState::feature_not_supported, "row comparison subqueries are not supported");
 
   if (sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr")) {
     throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
@@ -105,6 +106,8 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   if (kind != SubqueryKind::exists) {
     if (plan->visible != 1) throw Error(SqlState::syntax_error, "subquery must return only one column");
     if (kind == SubqueryKind::scalar) type = plan->outputs[0]->type;
+    // ARRAY(SELECT ...): held as a text[] of the values' text forms (array_text.hpp).
+    if (kind == SubqueryKind::array) type = {TypeId::text_array};
   }
   auto expr = std::make_unique<SubqueryExpr>(type, kind, std::move(plan));
   expr->correlated = std::move(correlated);

@@ -3,11 +3,13 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/array_text.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/value_codec.hpp"
 
 namespace tally::executor {
 
@@ -130,6 +132,15 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
         if (result->rows == 0 || result->values.null_at(0)) out.set_null(r);
         else out.set(r, result->values.get(0));
         break;
+      case SubqueryKind::array: {
+        std::vector<std::optional<std::string>> elements;
+        for (size_t i = 0; i < result->rows; ++i) {
+          if (result->values.null_at(i)) elements.emplace_back(std::nullopt);
+          else elements.emplace_back(value_to_text(result->values.type, result->values.get(i)));
+        }
+        out.set(r, Value{array_literal(elements)});
+        break;
+      }
       case SubqueryKind::any:
       case SubqueryKind::all: {
         const bool all = kind == SubqueryKind::all;

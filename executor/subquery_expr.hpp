@@ -31,7 +31,7 @@ class OuterRefExpr final : public Expr {
   std::shared_ptr<const size_t> count;  // the subquery's number of outer values
 };
 
-enum class SubqueryKind { exists, scalar, any, all };
+enum class SubqueryKind { exists, scalar, any, all, array };
 
 class SubqueryExpr final : public Expr {
  public:

@@ -5,6 +5,7 @@
 // any other relation, so joins, WHERE, GROUP BY, ORDER BY, subqueries and
 // WITH over the catalog run on the same operators as over user tables.
 // executor/introspection implements it; the planner only asks.
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,10 @@ struct MaterializedRelation {
   std::string name;  // as EXPLAIN shows it
   std::vector<OutputColumn> columns;
   DataChunk rows;  // one Vector per column
+  // Set for a relation whose rows depend on the run's parameters (unnest of
+  // an enclosing query's column, evaluated per outer row): the rows, made
+  // when the scan runs; `rows` is then empty.
+  std::function<DataChunk(const std::vector<Value>* parameters)> rows_at_run;
 };
 
 class SystemRelationProvider {

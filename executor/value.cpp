@@ -21,8 +21,6 @@ Physical physical_of(TypeId id) {
     case TypeId::text_array:
     case TypeId::int2vector:
     case TypeId::oidvector:
-    case TypeId::regclass:
-    case TypeId::regtype:
     case TypeId::char_: return Physical::text;
     case TypeId::interval: return Physical::interval;
     default: return Physical::integer;

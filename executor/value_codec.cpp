@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "executor/array_text.hpp"
+#include "executor/reg_names.hpp"
 #include "executor/types/interval_io.hpp"
 #include "executor/types/type_io.hpp"
 
@@ -337,6 +339,8 @@ void append_text(std::string& out, const Vector& v, size_t i) {
       (void)start;
       return;
     }
+    case TypeId::regclass:
+    case TypeId::regtype: out += reg_output(v.type.id, v.ints[i]); return;
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -404,14 +408,16 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::timestamp: return types::parse_timestamp(text);
     case TypeId::timestamptz: return parse_timestamp_text(text);
     case TypeId::interval: return types::parse_interval(text, type.typmod);
-    case TypeId::oid:
+    case TypeId::oid: return parse_integer(text, TypeId::int8);
     case TypeId::regclass:
-    case TypeId::regtype: return parse_integer(text, TypeId::int8);
+    case TypeId::regtype: return reg_input(type.id, text);
     case TypeId::numeric: {
       Numeric n = Numeric::parse(text);
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
       return n;
     }
+    // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
+    case TypeId::text_array: return array_literal(array_elements(TypeId::text_array, text));
     default: return std::string(text);
   }
 }
@@ -427,7 +433,9 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::int2: need(2); return static_cast<int64_t>(get_be<int16_t>(bytes));
     case TypeId::int4:
     case TypeId::date: need(4); return static_cast<int64_t>(get_be<int32_t>(bytes));
-    case TypeId::oid: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
+    case TypeId::oid:
+    case TypeId::regclass:
+    case TypeId::regtype: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);

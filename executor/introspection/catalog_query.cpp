@@ -68,25 +68,8 @@ ResultSet run_checked(const json& select_stmt, const CatalogSource& source, cons
   const auto rows = q.run(nullptr);
   for (const auto& row : rows) {
     for (size_t c = 0; c < row.size(); ++c) {
-      const TypeId id = q.targets[c].type.id;
-      const Value& v = row[c];
-      // regclass/regtype are OIDs while evaluating; their columns hold names.
-      if (!is_null(v) && (id == TypeId::regclass || id == TypeId::regtype) && std::holds_alternative<int64_t>(v)) {
-        const auto oid = std::get<int64_t>(v);
-        std::string name;
-        if (id == TypeId::regtype) {
-          auto n = type_name_of(static_cast<uint32_t>(oid));
-          name = n ? *n : std::to_string(oid);
-        } else {
-          name = catalog_relation_name(oid).value_or(std::to_string(oid));
-          for (const auto& t : source.tables) {
-            if (t.oid == oid) name = t.name;
-          }
-        }
-        result.columns[c].push(Value{name});
-      } else {
-        result.columns[c].push(v);
-      }
+      // reg* values are OIDs, as in the engine; the codec prints their names.
+      result.columns[c].push(row[c]);
     }
   }
   result.rows = rows.size();

@@ -26,7 +26,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 25> kTypes{{
+constexpr std::array<TypeRow, 26> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -52,6 +52,8 @@ constexpr std::array<TypeRow, 25> kTypes{{
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
+    // A pseudo-type: catalog queries compare prorettype with 'trigger'::regtype.
+    {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
 }};
 
 const TypeRow* find_type(uint32_t type_oid) {
@@ -98,7 +100,7 @@ Relation pg_type() {
   for (const auto& t : kTypes) {
     const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
     r.rows.push_back({I(t.oid), S(t.name), I(kPgCatalogOid), I(kBootstrapUserOid), I(t.len), B(t.byval),
-                      C(t.oid == 705 ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0), I(t.elem),
+                      C(t.oid == 705 || t.category == 'P' ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0), I(t.elem),
                       I(t.array), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0), I(t.collation), kNull});
   }
   return r;

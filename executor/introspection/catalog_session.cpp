@@ -8,6 +8,7 @@
 #include "executor/database.hpp"
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/introspection/catalog_relation_provider.hpp"
+#include "executor/introspection/reg_name_catalog.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
@@ -441,6 +442,8 @@ class CatalogSession final : public tally::QueryHandler {
 
 std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHandler> session,
                                                      Database* database, const tally::SessionInfo& info) {
+  // The reg* types print and read the names this database holds.
+  install_reg_names(catalog_reg_names(database));
   return std::make_unique<CatalogSession>(std::move(session), database, info);
 }
 

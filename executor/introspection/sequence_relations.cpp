@@ -41,7 +41,7 @@ Relation pg_sequences_relation(const CatalogSource& source) {
                      {"max_value", TypeId::int8}, {"increment_by", TypeId::int8}, {"cycle", TypeId::boolean},
                      {"cache_size", TypeId::int8}, {"last_value", TypeId::int8}});
   for (const auto& s : source.sequences) {
-    r.rows.push_back({S(s.schema), S(s.name), S(source.user), S(format_type(s.type)), I(s.start), I(s.min), I(s.max),
+    r.rows.push_back({S(s.schema), S(s.name), S(source.user), I(type_oid(s.type.id)), I(s.start), I(s.min), I(s.max),
                       I(s.increment), B(s.cycle), I(s.cache), s.last_value ? I(*s.last_value) : kNull});
   }
   return r;

@@ -33,8 +33,10 @@ void SystemScan::run(ExecContext& context, ChunkSink& sink) const {
   // Catalog relations are small: one chunk, copied because sinks may move
   // the vectors out and the relation is shared by every run of the plan.
   DataChunk out;
-  out.rows = relation_->rows.rows;
-  for (int c : relation_columns_) out.columns.push_back(relation_->rows.columns[static_cast<size_t>(c)]);
+  const DataChunk made = relation_->rows_at_run ? relation_->rows_at_run(context.parameters) : DataChunk{};
+  const DataChunk& rows = relation_->rows_at_run ? made : relation_->rows;
+  out.rows = rows.rows;
+  for (int c : relation_columns_) out.columns.push_back(rows.columns[static_cast<size_t>(c)]);
   if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, context.parameters)) return;
   if (out.rows > 0) sink.consume(out);
 }

@@ -60,32 +60,6 @@ std::string size_pretty(int64_t size) {
   return std::to_string(half_rounded(size)) + " PB";
 }
 
-// The elements of a text[] value in its text form ({a,"b c",NULL}); NULL
-// elements are left out, as array_to_string without a NULL string does.
-std::vector<std::string> text_array_elements(const std::string& text) {
-  std::vector<std::string> out;
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return out;
-  size_t i = 1;
-  const size_t end = text.size() - 1;
-  while (i < end) {
-    std::string element;
-    bool quoted = false;
-    if (text[i] == '"') {
-      quoted = true;
-      for (++i; i < end && text[i] != '"'; ++i) {
-        if (text[i] == '\\' && i + 1 < end) ++i;
-        element += text[i];
-      }
-      ++i;  // the closing quote
-    } else {
-      for (; i < end && text[i] != ','; ++i) element += text[i];
-    }
-    if (quoted || element != "NULL") out.push_back(std::move(element));
-    if (i < end && text[i] == ',') ++i;
-  }
-  return out;
-}
-
 }  // namespace
 
 ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
@@ -136,27 +110,16 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
         name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
-      (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1)) {
+      (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
+      // pg_proc lists no functions, so no OID these are asked about has a definition.
+      ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
+        name == "pg_get_function_identity_arguments") && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
   }
   if (name == "pg_tablespace_location" && n == 1) {
     args[0] = oid_argument(std::move(args[0]), context);
     // The built-in tablespaces live in the data directory: an empty location.
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return std::string(); });
-  }
-  if (name == "array_to_string" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text_array) {
-    for (size_t i = 1; i < n; ++i) args[i] = to_type(std::move(args[i]), TypeId::text, context);
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
-      if (is_null(a[0]) || is_null(a[1])) return Null{};
-      const std::string& separator = std::get<std::string>(a[1]);
-      std::string out;
-      const auto elements = text_array_elements(std::get<std::string>(a[0]));
-      for (size_t i = 0; i < elements.size(); ++i) {
-        if (i > 0) out += separator;
-        out += elements[i];
-      }
-      return out;
-    }, false);
   }
   if (((name == "pg_table_size" || name == "pg_relation_size" || name == "pg_total_relation_size" ||
         name == "pg_indexes_size") && n == 1) ||

@@ -2,8 +2,7 @@
 // The catalog functions clients call in their metadata queries (psql's \d
 // family, pgjdbc, psqlODBC): format_type, pg_get_userbyid, the visibility and
 // privilege tests, the definition and comment look-ups (NULL: Tally's tables
-// have no defaults, comments, indexes, constraints or views), array_to_string
-// of text[], quote_ident, pg_encoding_to_char, pg_tablespace_location and
+// have no defaults, comments, indexes, constraints or views), quote_ident, pg_encoding_to_char, pg_tablespace_location and
 // pg_size_pretty.
 #include <string>
 #include <vector>

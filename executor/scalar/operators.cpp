@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
+#include "executor/reg_names.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/vector_arithmetic.hpp"
@@ -124,6 +125,9 @@ static bool is_oid_and_integer(SqlType a, SqlType b) {
   return (a.id == TypeId::oid && is_integer(b.id)) || (is_integer(a.id) && b.id == TypeId::oid);
 }
 
+// reg* types are OIDs: against each other or oid they compare as oid.
+static bool is_oid_kind(TypeId t) { return t == TypeId::oid || is_reg_type(t); }
+
 SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
   if (a.id == TypeId::unknown) return b.id == TypeId::unknown ? b : SqlType{b.id, b.typmod};
   if (b.id == TypeId::unknown) return a;
@@ -132,6 +136,7 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
   if (numeric_rank(a.id) && numeric_rank(b.id)) return arithmetic_type(a, b);
   // An OID against an integer compares as bigint: every OID and int4 fits.
   if (is_oid_and_integer(a, b)) return {TypeId::int8};
+  if (is_oid_kind(a.id) && is_oid_kind(b.id)) return {TypeId::oid};
   if (is_text_kind(a.id) && is_text_kind(b.id)) return {TypeId::text};
   if (is_datetime(a.id) && is_datetime(b.id)) {
     if (a.id == TypeId::timestamptz || b.id == TypeId::timestamptz) return {TypeId::timestamptz};
@@ -225,6 +230,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     else if (is_datetime(l.id) && is_datetime(r.id)) common = common_supertype(l, r, "comparison");
     else if (l.id == r.id) common = {l.id};
     else if (is_oid_and_integer(l, r)) common = {TypeId::int8};
+    else if (is_oid_kind(l.id) && is_oid_kind(r.id)) common = {TypeId::oid};
     else throw no_operator(op, l, r);
     left = coerce_to(std::move(left), common, CastContext::implicit, context);
     right = coerce_to(std::move(right), common, CastContext::implicit, context);

@@ -217,8 +217,7 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
   }
   if (name == "set_config" && n == 3) return make_set_config(args, context);
   if (name == "pg_typeof" && n == 1) {
-    const std::string type = format_type(type_of(0));
-    return std::make_unique<ConstExpr>(SqlType{TypeId::regtype}, type);
+    return std::make_unique<ConstExpr>(SqlType{TypeId::regtype}, static_cast<int64_t>(type_oid(type_of(0).id)));
   }
   return nullptr;
 }

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "executor/introspection/catalog_query.hpp"
+#include "executor/introspection/reg_name_catalog.hpp"
 #include "executor/parser.hpp"
 #include "executor/value_codec.hpp"
 
@@ -38,6 +39,8 @@ CatalogSource source() {
 // Runs sql and renders every cell as text ("NULL" for NULL), row by row.
 std::vector<std::vector<std::string>> run(const std::string& sql, ResultSet* out = nullptr) {
   auto statements = parse_sql(sql);
+  // regclass values print the names of this catalog (as a session installs them).
+  install_reg_names(catalog_reg_names(source()));
   ResultSet r = run_catalog_query(statements.at(0).body(), source(), {});
   std::vector<std::vector<std::string>> rows(r.rows);
   for (size_t i = 0; i < r.rows; ++i) {

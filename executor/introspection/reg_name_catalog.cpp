@@ -1,0 +1,106 @@
+#include "executor/introspection/reg_name_catalog.hpp"
+
+#include <array>
+#include <functional>
+#include <utility>
+
+#include "catalog/catalog.hpp"
+#include "catalog/sequence_store.hpp"
+#include "executor/database.hpp"
+#include "executor/introspection/catalog_relations.hpp"
+#include "storage/table_store.hpp"
+
+namespace tally::executor::introspection {
+namespace {
+
+// Type names as SQL writes them, which regtype also reads.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kTypeAliases{{
+    {"int", "int4"}, {"integer", "int4"}, {"smallint", "int2"}, {"bigint", "int8"}, {"real", "float4"},
+    {"double precision", "float8"}}};
+
+using RelationVisitor = std::function<void(int64_t oid, const std::string& name)>;
+using RelationLister = std::function<void(const RelationVisitor&)>;
+
+class CatalogRegNames final : public RegNames {
+ public:
+  explicit CatalogRegNames(RelationLister relations) : relations_(std::move(relations)) {}
+
+  std::optional<std::string> name_of(TypeId type, int64_t oid) const override {
+    if (type == TypeId::regclass) return relation_name(oid);
+    // regtype prints format_type's name without a modifier.
+    if (auto id = type_from_oid(static_cast<uint32_t>(oid))) return format_type(SqlType{*id});
+    return type_name_of(static_cast<uint32_t>(oid));
+  }
+
+  std::optional<int64_t> oid_of(TypeId type, std::string_view name) const override {
+    if (type == TypeId::regclass) return relation_oid(name);
+    for (const auto& [alias, typname] : kTypeAliases) {
+      if (name == alias) name = typname;
+    }
+    if (auto oid = type_oid_by_name(name)) return *oid;
+    for (uint32_t oid = 0; oid < 5000; ++oid) {
+      auto id = type_from_oid(oid);
+      if (id && *id != TypeId::unknown && format_type(SqlType{*id}) == name) return oid;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // pg_catalog first, as PostgreSQL's search path reads it (pg_catalog is
+  // searched before the user's schemas unless listed), then the user's relations.
+  std::optional<int64_t> relation_oid(std::string_view name) const {
+    if (auto oid = catalog_relation_oid(name)) return *oid;
+    std::optional<int64_t> found;
+    relations_([&](int64_t oid, const std::string& relation) {
+      if (!found && relation == name) found = oid;
+    });
+    return found;
+  }
+
+  std::optional<std::string> relation_name(int64_t oid) const {
+    if (auto name = catalog_relation_name(oid)) return name;
+    std::optional<std::string> found;
+    relations_([&](int64_t relation_oid, const std::string& relation) {
+      if (!found && relation_oid == oid) found = relation;
+    });
+    return found;
+  }
+
+  RelationLister relations_;
+};
+
+}  // namespace
+
+std::shared_ptr<const RegNames> catalog_reg_names(Database* database) {
+  // Every user relation pg_class lists: tables, their key indexes, sequences.
+  auto relations = [database](const RelationVisitor& visit) {
+    if (database == nullptr) return;
+    if (database->store() != nullptr) {
+      for (const auto& table : database->store()->catalog().tables()) {
+        visit(static_cast<int64_t>(table->def.oid), table->def.name);
+        for (const auto& key : table->def.keys) {
+          if (key.index_oid != 0) visit(static_cast<int64_t>(key.index_oid), key.name);
+        }
+      }
+    }
+    if (database->sequences() != nullptr) {
+      for (const auto& s : database->sequences()->list()) visit(static_cast<int64_t>(s.oid), s.name);
+    }
+  };
+  return std::make_shared<CatalogRegNames>(std::move(relations));
+}
+
+std::shared_ptr<const RegNames> catalog_reg_names(const CatalogSource& source) {
+  auto relations = [tables = source.tables, sequences = source.sequences](const RelationVisitor& visit) {
+    for (const auto& t : tables) {
+      visit(t.oid, t.name);
+      for (const auto& key : t.keys) {
+        if (key.index_oid != 0) visit(key.index_oid, key.name);
+      }
+    }
+    for (const auto& s : sequences) visit(s.oid, s.name);
+  };
+  return std::make_shared<CatalogRegNames>(std::move(relations));
+}
+
+}  // namespace tally::executor::introspection
