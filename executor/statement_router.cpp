@@ -14,6 +14,7 @@
 #include "storage/table_store.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
+#include "executor/ddl/view_ddl.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
 #include "executor/dml/result_append.hpp"
@@ -207,6 +208,24 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx) {
   return result;
 }
 
+// CREATE VIEW: the view's columns are those its SELECT has when planned in
+// this session.
+std::string create_view(SqlSession& session, StatementContext& ctx, const AnalyzedStatement& statement) {
+  const auto describe = [&](const json& select) {
+    std::vector<uint32_t> types;
+    PlanContext pc = session.make_plan_context(&types);
+    if (!types.empty()) throw Error(SqlState::undefined_parameter, "there is no parameter $1");
+    auto plan = plan_select(select, pc);
+    std::vector<catalog::ViewColumn> columns;
+    for (const auto& field : select_fields(*plan))
+      columns.push_back({field.name, {type_from_oid(field.type_oid).value_or(TypeId::text), field.type_modifier}});
+    return columns;
+  };
+  const auto& parsed = statement.statement;
+  const size_t end = parsed.length > 0 ? static_cast<size_t>(parsed.location + parsed.length) : statement.sql.size();
+  return ddl::create_view(statement.body(), ctx, describe, end);
+}
+
 }  // namespace
 
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
@@ -219,6 +238,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
                          session.database()->config().cpu_threads};
     ctx.sequences = session.sequences();
+    ctx.views = session.database()->views();
     for (size_t i = 0; i < parameters.size() && i < statement.parameter_types.size(); ++i) {
       const SqlType type{type_from_oid(statement.parameter_types[i]).value_or(TypeId::text)};
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
@@ -230,6 +250,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
+    if (kind == "ViewStmt") return tag_only(create_view(session, ctx, statement));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "IndexStmt") return tag_only(ddl::create_index(body, ctx));
     if (kind == "AlterTableStmt") return tag_only(ddl::alter_table(body, ctx));
