@@ -88,6 +88,10 @@ std::shared_ptr<const catalog::TableSnapshot> resolve_relation(const StatementCo
                         .with_position(ctx.position(location)));
   }
   auto snap = ctx.find_table(name);
+  // PostgreSQL writes through simple views; Tally's views are read-only.
+  if (!snap && ctx.view_exists(name))
+    throw std::move(Error(SqlState::feature_not_supported, "\"" + name + "\" is a view, which Tally cannot change")
+                        .with_position(ctx.position(location)));
   if (!snap)
     throw std::move(Error(SqlState::undefined_table, "relation \"" + name + "\" does not exist")
                         .with_position(ctx.position(location)));
