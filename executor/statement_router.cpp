@@ -214,7 +214,6 @@ std::string create_view(SqlSession& session, StatementContext& ctx, const Analyz
   const auto describe = [&](const json& select) {
     std::vector<uint32_t> types;
     PlanContext pc = session.make_plan_context(&types);
-    if (!types.empty()) throw Error(SqlState::undefined_parameter, "there is no parameter $1");
     auto plan = plan_select(select, pc);
     std::vector<catalog::ViewColumn> columns;
     for (const auto& field : select_fields(*plan))

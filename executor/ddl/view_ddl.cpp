@@ -19,10 +19,13 @@ catalog::ViewStore& views_of(const StatementContext& ctx, const char* what) {
 }
 
 // Every relation name a SELECT reads (RangeVar nodes), and the names of its
-// WITH queries, which shadow relations.
+// WITH queries, which shadow relations. A view has no parameters: a $n in
+// its query is 42P02, as in PostgreSQL.
 void collect_names(const nlohmann::json& node, std::set<std::string>& relations, std::set<std::string>& ctes) {
   if (node.is_object()) {
     for (const auto& [key, value] : node.items()) {
+      if (key == "ParamRef")
+        throw Error(SqlState::undefined_parameter, "there is no parameter $" + std::to_string(value.value("number", 0)));
       if (key == "RangeVar" && value.value("schemaname", std::string("public")) == "public")
         relations.insert(value.value("relname", std::string()));
       if (key == "ctename" && value.is_string()) ctes.insert(value.get<std::string>());
@@ -181,6 +184,7 @@ std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const
   }
   if (existing && !replace) throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
 
+  const std::vector<uint32_t> depends = dependencies(select, ctx);
   std::vector<catalog::ViewColumn> columns = describe(select);
   const auto aliases = stmt.value("aliases", nlohmann::json::array());
   if (aliases.size() > columns.size())
@@ -201,7 +205,7 @@ std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const
   def.definition = definition_text(ctx.query_text, static_cast<size_t>(std::max(0, rel.value("location", 0))),
                                    statement_end);
   def.columns = std::move(columns);
-  def.depends = dependencies(select, ctx);
+  def.depends = depends;
   if (existing) {
     check_replacement(*existing, def.columns);
     if (reaches(def.depends, existing->oid, views))
