@@ -1,5 +1,7 @@
 #include "executor/statement_router.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "executor/binder.hpp"
 #include "executor/cast.hpp"
@@ -15,6 +17,7 @@
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
 #include "executor/ddl/view_ddl.hpp"
+#include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
 #include "executor/dml/result_append.hpp"
@@ -59,6 +62,27 @@ ResultSet run_query(SqlSession& session, const json& select, const std::vector<V
   return run_select(*plan, ec);
 }
 
+// The columns an INSERT ... SELECT leaves out take their DEFAULT (a
+// constant, or nextval once per row), as in PostgreSQL: added to the result
+// as more target columns.
+void add_default_columns(const StatementContext& ctx, const std::string& name, ResultSet& result,
+                         std::vector<int>& targets) {
+  const auto stored = ctx.find_table(name);
+  if (!stored) return;
+  for (size_t c = 0; c < stored->def.columns.size(); ++c) {
+    const catalog::ColumnDef& column = stored->def.columns[c];
+    if (column.default_expr.empty() || std::count(targets.begin(), targets.end(), static_cast<int>(c)) > 0) continue;
+    Vector values(column.type);
+    for (size_t row = 0; row < result.rows; ++row) {
+      const ConstantValue v = cast_constant(ctx, dml::column_default(ctx, column), column.type, false, column.name);
+      values.push(v.kind == ConstantValue::Kind::null ? Value{Null{}} : parse_text(column.type, v.text));
+    }
+    result.fields.push_back(describe_column(column.name, column.type));
+    result.columns.push_back(std::move(values));
+    targets.push_back(static_cast<int>(c));
+  }
+}
+
 ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
@@ -89,6 +113,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
     throw Error(SqlState::syntax_error, "INSERT has more target columns than expressions");
   }
   targets.resize(result.columns.size());
+  add_default_columns(ctx, name, result, targets);
   dml::check_assignable(result, targets, table->columns());
   const uint64_t n = append_result(ctx, table->oid(), result, targets, table->columns(), name);
   return tag_only("INSERT 0 " + std::to_string(n));
