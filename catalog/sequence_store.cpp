@@ -3,45 +3,19 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <variant>
 
 #include "catalog/catalog.hpp"
+#include "catalog/sqlite_run.hpp"
 #include "common/error.hpp"
 
 namespace tally::catalog {
 namespace {
 
-[[noreturn]] void fail(sqlite3* db) {
-  throw Error(SqlState::io_error, std::string("catalog sequences: ") + sqlite3_errmsg(db));
-}
+constexpr const char* kWhat = "catalog sequences";
 
-// One statement with integer and text parameters, run to completion (or,
-// with each_row, stepped through its rows).
-template <class EachRow>
-void run(sqlite3* db, const char* sql, const std::vector<std::variant<int64_t, std::string>>& params, EachRow each_row) {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) fail(db);
-  struct Finalize {
-    sqlite3_stmt* s;
-    ~Finalize() { sqlite3_finalize(s); }
-  } finalize{stmt};
-  for (size_t i = 0; i < params.size(); ++i) {
-    const int index = static_cast<int>(i + 1);
-    const int rc = std::holds_alternative<int64_t>(params[i])
-                       ? sqlite3_bind_int64(stmt, index, std::get<int64_t>(params[i]))
-                       : sqlite3_bind_text(stmt, index, std::get<std::string>(params[i]).c_str(), -1, SQLITE_TRANSIENT);
-    if (rc != SQLITE_OK) fail(db);
-  }
-  for (;;) {
-    const int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_DONE) return;
-    if (rc != SQLITE_ROW) fail(db);
-    each_row(stmt);
-  }
-}
-
-void run(sqlite3* db, const char* sql, const std::vector<std::variant<int64_t, std::string>>& params) {
-  run(db, sql, params, [](sqlite3_stmt*) {});
+void run(sqlite3* db, const char* sql, const std::vector<SqliteParam>& params,
+         const std::function<void(sqlite3_stmt*)>& each_row = {}) {
+  sqlite_run(db, kWhat, sql, params, each_row);
 }
 
 }  // namespace
@@ -131,8 +105,7 @@ SequenceDef SequenceStore::create(SequenceDef def) {
   // writes its next oid only when it commits a table).
   {
     std::lock_guard catalog_lock(catalog_.mutex());
-    run(catalog_.handle(), "UPDATE tally_meta SET value = max(value, ?) WHERE key = 'next_oid'",
-        {int64_t{e.def.oid} + 1});
+    sqlite_keep_oid(catalog_.handle(), kWhat, e.def.oid + 1);
   }
   entries_[e.def.oid] = e;
   return e.def;

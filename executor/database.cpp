@@ -17,6 +17,7 @@
 #include "executor/introspection/catalog_session.hpp"
 #include "catalog/catalog.hpp"
 #include "catalog/sequence_store.hpp"
+#include "catalog/view_store.hpp"
 #include "executor/storage_tables.hpp"
 #include "storage/table_store.hpp"
 #include "executor/dml/unique_keys.hpp"
@@ -113,6 +114,7 @@ class DatabaseImpl final : public Database {
   }
   AggregateEngine* gpu_engine() override { return gpu_.get(); }
   catalog::SequenceStore* sequences() override { return sequences_.get(); }
+  catalog::ViewStore* views() override { return views_.get(); }
 
   // The ordinals gpu_devices names (the setting checked its form): empty for "all".
   static std::vector<int> device_list(const std::string& text) {
@@ -152,6 +154,7 @@ class DatabaseImpl final : public Database {
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<storage::TableStore> store_;
   std::unique_ptr<catalog::SequenceStore> sequences_;
+  std::unique_ptr<catalog::ViewStore> views_;
   std::unique_ptr<TableProvider> tables_;
 };
 
@@ -187,6 +190,7 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   db->store_->recover();
   dml::install_unique_key_checks(*db->store_);
   db->sequences_ = std::make_unique<catalog::SequenceStore>(*db->catalog_);
+  db->views_ = std::make_unique<catalog::ViewStore>(*db->catalog_);
   db->tables_ = std::make_unique<StorageTableProvider>(*db->store_);
   db->open_gpu();
   db->wrap_tables(db->catalog_.get());

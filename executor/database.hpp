@@ -11,6 +11,7 @@
 
 namespace tally::catalog {
 class SequenceStore;
+class ViewStore;
 }
 
 namespace tally::storage {
@@ -62,6 +63,8 @@ class Database {
   virtual storage::TableStore* store() = 0;
   // The sequences (CREATE SEQUENCE, serial); null without storage.
   virtual catalog::SequenceStore* sequences() { return nullptr; }
+  // The views (CREATE VIEW); null without storage.
+  virtual catalog::ViewStore* views() { return nullptr; }
   // The GPU aggregation engine; null without a usable GPU.
   virtual AggregateEngine* gpu_engine() { return nullptr; }
   // Fills the engine fields of a query's ExecContext: the GPU engine, and the

@@ -18,6 +18,7 @@
 #include "executor/subquery_binder.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/table_provider.hpp"
+#include "executor/view_expansion.hpp"
 
 namespace tally::executor {
 
@@ -234,6 +235,8 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     }
     std::shared_ptr<const TableSnapshot> table;
     if (pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
+    if (auto view = table ? std::nullopt : expand_view(pc, schema, name, colnames))
+      return derived_node(view->select, alias_name, &view->colnames, view->context, scope);
     std::shared_ptr<const MaterializedRelation> system;
     if (!table && pc.system_relations != nullptr) system = pc.system_relations->find(schema, name);
     if (!table && !system) {

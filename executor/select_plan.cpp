@@ -25,6 +25,7 @@
 #include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
+#include "executor/view_expansion.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/window_binder.hpp"
 
@@ -134,7 +135,7 @@ bool needs_operators(const json& select, const PlanContext& pc) {
   if (select.contains("fromClause")) {
     const auto& from = select["fromClause"];
     if (from.size() != 1 || !from[0].contains("RangeVar") || names_cte(pc, from[0]["RangeVar"]) ||
-        names_system_relation(pc, from[0]["RangeVar"])) {
+        names_system_relation(pc, from[0]["RangeVar"]) || names_view(pc, from[0]["RangeVar"])) {
       return true;
     }
   }

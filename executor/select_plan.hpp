@@ -18,6 +18,10 @@ namespace tally {
 class AggregateEngine;
 }
 
+namespace tally::catalog {
+class ViewStore;
+}
+
 namespace tally::executor {
 
 class SessionSequences;
@@ -32,6 +36,9 @@ struct PlanContext {
   TableProvider* tables = nullptr;  // null: no tables exist
   // pg_catalog / information_schema relations (null: none are visible).
   SystemRelationProvider* system_relations = nullptr;
+  // The views a FROM item may name (null: none); a view is planned as the
+  // subquery it stores.
+  const catalog::ViewStore* views = nullptr;
   const Settings* settings = nullptr;
   std::vector<uint32_t>* parameter_types = nullptr;
   std::string user;

@@ -55,6 +55,7 @@ PlanContext SqlSession::make_plan_context(std::vector<uint32_t>* parameter_types
   pc.database = info_.database;
   pc.backend_pid = info_.process_id;
   pc.sequences = sequences_.get();
+  pc.views = database_ ? database_->views() : nullptr;
   return pc;
 }
 

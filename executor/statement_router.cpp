@@ -1,5 +1,7 @@
 #include "executor/statement_router.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "executor/binder.hpp"
 #include "executor/cast.hpp"
@@ -14,6 +16,8 @@
 #include "storage/table_store.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
+#include "executor/ddl/view_ddl.hpp"
+#include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
 #include "executor/dml/result_append.hpp"
@@ -58,6 +62,27 @@ ResultSet run_query(SqlSession& session, const json& select, const std::vector<V
   return run_select(*plan, ec);
 }
 
+// The columns an INSERT ... SELECT leaves out take their DEFAULT (a
+// constant, or nextval once per row), as in PostgreSQL: added to the result
+// as more target columns.
+void add_default_columns(const StatementContext& ctx, const std::string& name, ResultSet& result,
+                         std::vector<int>& targets) {
+  const auto stored = ctx.find_table(name);
+  if (!stored) return;
+  for (size_t c = 0; c < stored->def.columns.size(); ++c) {
+    const catalog::ColumnDef& column = stored->def.columns[c];
+    if (column.default_expr.empty() || std::count(targets.begin(), targets.end(), static_cast<int>(c)) > 0) continue;
+    Vector values(column.type);
+    for (size_t row = 0; row < result.rows; ++row) {
+      const ConstantValue v = cast_constant(ctx, dml::column_default(ctx, column), column.type, false, column.name);
+      values.push(v.kind == ConstantValue::Kind::null ? Value{Null{}} : parse_text(column.type, v.text));
+    }
+    result.fields.push_back(describe_column(column.name, column.type));
+    result.columns.push_back(std::move(values));
+    targets.push_back(static_cast<int>(c));
+  }
+}
+
 ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
@@ -88,6 +113,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
     throw Error(SqlState::syntax_error, "INSERT has more target columns than expressions");
   }
   targets.resize(result.columns.size());
+  add_default_columns(ctx, name, result, targets);
   dml::check_assignable(result, targets, table->columns());
   const uint64_t n = append_result(ctx, table->oid(), result, targets, table->columns(), name);
   return tag_only("INSERT 0 " + std::to_string(n));
@@ -207,6 +233,23 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx) {
   return result;
 }
 
+// CREATE VIEW: the view's columns are those its SELECT has when planned in
+// this session.
+std::string create_view(SqlSession& session, StatementContext& ctx, const AnalyzedStatement& statement) {
+  const auto describe = [&](const json& select) {
+    std::vector<uint32_t> types;
+    PlanContext pc = session.make_plan_context(&types);
+    auto plan = plan_select(select, pc);
+    std::vector<catalog::ViewColumn> columns;
+    for (const auto& field : select_fields(*plan))
+      columns.push_back({field.name, {type_from_oid(field.type_oid).value_or(TypeId::text), field.type_modifier}});
+    return columns;
+  };
+  const auto& parsed = statement.statement;
+  const size_t end = parsed.length > 0 ? static_cast<size_t>(parsed.location + parsed.length) : statement.sql.size();
+  return ddl::create_view(statement.body(), ctx, describe, end);
+}
+
 }  // namespace
 
 std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStatement& statement,
@@ -219,6 +262,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
                          session.database()->config().cpu_threads};
     ctx.sequences = session.sequences();
+    ctx.views = session.database()->views();
     for (size_t i = 0; i < parameters.size() && i < statement.parameter_types.size(); ++i) {
       const SqlType type{type_from_oid(statement.parameter_types[i]).value_or(TypeId::text)};
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
@@ -230,6 +274,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
+    if (kind == "ViewStmt") return tag_only(create_view(session, ctx, statement));
     if (kind == "DropStmt") return tag_only(ddl::drop(body, ctx));
     if (kind == "IndexStmt") return tag_only(ddl::create_index(body, ctx));
     if (kind == "AlterTableStmt") return tag_only(ddl::alter_table(body, ctx));

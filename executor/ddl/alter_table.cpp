@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "catalog/view_store.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/key_constraints.hpp"
 #include "executor/dml/column_default.hpp"
@@ -147,6 +148,10 @@ std::string rename(const nlohmann::json& stmt, StatementContext& ctx) {
     if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
     const auto snap = resolve_relation(ctx, rel, false);
     const std::string subname = stmt.value("subname", std::string());
+    // A view stores its query by name, so it would lose the renamed table or column.
+    if (type != "OBJECT_TABCONSTRAINT" && ctx.views && !ctx.views->dependents(snap->def.oid).empty())
+      throw Error(SqlState::feature_not_supported,
+                  "renaming a table or column that a view reads is not supported by Tally");
     ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
       catalog::TableDef def = current.def;
       if (type == "OBJECT_TABLE") {

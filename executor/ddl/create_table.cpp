@@ -67,7 +67,7 @@ std::string create_table(const nlohmann::json& stmt, StatementContext& ctx) {
   if (stmt.contains("ofTypename")) unsupported(ctx, "typed tables", rel_location);
   if (name.size() > max_identifier_bytes)
     throw Error(SqlState::name_too_long, "identifier \"" + name + "\" is too long");
-  if (sequence_exists(ctx, name)) throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
+  if (sequence_exists(ctx, name) || ctx.view_exists(name)) throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
 
   catalog::TableDef def;
   def.name = name;

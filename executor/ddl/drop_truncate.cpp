@@ -2,6 +2,7 @@
 // a missing table in a list leaves all of them in place (as in PostgreSQL).
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/sequence_ddl.hpp"
+#include "executor/ddl/view_ddl.hpp"
 
 namespace tally::executor::ddl {
 
@@ -66,6 +67,7 @@ std::string drop(const nlohmann::json& stmt, StatementContext& ctx) {
   const std::string kind = stmt.value("removeType", std::string());
   if (kind == "OBJECT_INDEX") return drop_index(stmt, ctx);
   if (kind == "OBJECT_SEQUENCE") return drop_sequences(stmt, ctx);
+  if (kind == "OBJECT_VIEW") return drop_views(stmt, ctx);
   if (kind != "OBJECT_TABLE")
     throw Error(SqlState::feature_not_supported, "DROP " + kind.substr(kind.find('_') + 1) + " is not supported by Tally");
   const bool missing_ok = stmt.value("missing_ok", false);
@@ -91,6 +93,9 @@ std::string drop(const nlohmann::json& stmt, StatementContext& ctx) {
         }
         throw Error(SqlState::invalid_schema_name, "schema \"" + schema + "\" does not exist");
       }
+      if (parts.size() <= 2 && schema == "public" && ctx.view_exists(name))
+        throw std::move(Error(SqlState::wrong_object_type, "\"" + name + "\" is not a table")
+                            .with_hint("Use DROP VIEW to remove a view."));
       if (missing_ok) {
         ctx.out.notice(Error(SqlState::successful_completion, "table \"" + qualified + "\" does not exist, skipping",
                              Severity::notice));
@@ -100,6 +105,7 @@ std::string drop(const nlohmann::json& stmt, StatementContext& ctx) {
     }
     oids.push_back(snap->def.oid);
   }
+  drop_dependent_views(oids, stmt, ctx);
   for (const uint32_t oid : oids) {
     ctx.drop_table(oid);
     // Sequences are not transactional here: in a block, the owned sequences

@@ -9,7 +9,7 @@ bool relation_name_taken(const StatementContext& ctx, const std::string& name, c
     return std::any_of(def.keys.begin(), def.keys.end(), [&](const auto& k) { return k.name == name; });
   };
   if (also && (also->name == name || keys_have(*also))) return true;
-  if (ctx.find_table(name)) return true;
+  if (ctx.find_table(name) || ctx.view_exists(name)) return true;
   for (const auto& snap : ctx.store.catalog().tables())
     if (keys_have(snap->def)) return true;
   return false;

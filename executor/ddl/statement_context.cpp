@@ -1,5 +1,7 @@
 #include "executor/ddl/statement_context.hpp"
 
+#include "catalog/view_store.hpp"
+
 namespace tally::executor {
 
 int StatementContext::position(int location) const {
@@ -8,6 +10,8 @@ int StatementContext::position(int location) const {
   for (int i = 0; i < location; ++i) chars += (static_cast<uint8_t>(query_text[static_cast<size_t>(i)]) & 0xC0) != 0x80;
   return chars + 1;
 }
+
+bool StatementContext::view_exists(std::string_view name) const { return views && views->find(name).has_value(); }
 
 std::shared_ptr<const catalog::TableSnapshot> StatementContext::find_table(std::string_view name) const {
   return transaction ? transaction->find_table(name) : store.catalog().find_table(name, "public");
@@ -84,6 +88,10 @@ std::shared_ptr<const catalog::TableSnapshot> resolve_relation(const StatementCo
                         .with_position(ctx.position(location)));
   }
   auto snap = ctx.find_table(name);
+  // PostgreSQL writes through simple views; Tally's views are read-only.
+  if (!snap && ctx.view_exists(name))
+    throw std::move(Error(SqlState::feature_not_supported, "\"" + name + "\" is a view, which Tally cannot change")
+                        .with_position(ctx.position(location)));
   if (!snap)
     throw std::move(Error(SqlState::undefined_table, "relation \"" + name + "\" does not exist")
                         .with_position(ctx.position(location)));

@@ -22,6 +22,10 @@
 #include "storage/table_store.hpp"
 #include "storage/write_transaction.hpp"
 
+namespace tally::catalog {
+class ViewStore;
+}
+
 namespace tally::executor {
 
 class SessionSequences;
@@ -44,9 +48,13 @@ struct StatementContext {
   std::vector<StatementParameter> parameters = {};
   // The session's sequences (serial defaults, CREATE SEQUENCE); null: none.
   SessionSequences* sequences = nullptr;
+  // The views (CREATE VIEW); null: none (a build without storage).
+  catalog::ViewStore* views = nullptr;
 
   // The table as this statement sees it (nullptr: none), public schema.
   std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;
+  // Whether a view (public schema) has this name.
+  bool view_exists(std::string_view name) const;
   std::shared_ptr<const catalog::TableSnapshot> create_table(catalog::TableDef def, bool if_not_exists) const;
   void drop_table(uint32_t oid) const;
   void truncate_table(uint32_t oid) const;

@@ -9,8 +9,10 @@
 #include <mutex>
 #include <thread>
 
+#include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_segment.hpp"
 #include "executor/dml/copy_splitter.hpp"
+#include "executor/types/type_io.hpp"
 #include "storage/table_appender.hpp"
 
 namespace tally::executor::dml {
@@ -137,6 +139,44 @@ bool FileCopySource::next(std::string& buf) {
   return true;
 }
 
+namespace {
+
+// Fills the columns a COPY's column list leaves out with their DEFAULT, as
+// PostgreSQL does: a constant is computed once per segment, nextval per row.
+void fill_defaults(StatementContext& ctx, const CopyPlan& plan, storage::TableAppender& appender, CopySegment& s) {
+  const catalog::TableDef& def = *plan.def;
+  for (const int u : plan.untargeted) {
+    const auto c = static_cast<size_t>(u);
+    const catalog::ColumnDef& col = def.columns[c];
+    if (col.default_expr.empty() || s.rows == 0) continue;
+    const bool per_row = !nextval_sequence(col.default_expr).empty();
+    const size_t width = plan.widths[c];
+    s.data[c].resize(s.rows * width);
+    std::vector<uint8_t> slot(width);
+    for (size_t row = 0; row < s.rows; ++row) {
+      if (row == 0 || per_row) {
+        const ConstantValue v = cast_constant(ctx, column_default(ctx, col), col.type, false, col.name);
+        if (v.kind == ConstantValue::Kind::null) {
+          if (col.not_null)
+            throw Error(SqlState::not_null_violation,
+                        "null value in column \"" + col.name + "\" of relation \"" + def.name + "\" violates not-null constraint");
+          break;  // the segment already holds NULLs
+        }
+        if (is_text_kind(col.type.id)) {
+          const int32_t code = appender.intern(u, v.text, storage::StringDictionary::hash(v.text));
+          std::memcpy(slot.data(), &code, sizeof code);
+        } else {
+          types::parse_text_value(col.type, v.text, slot.data());
+        }
+      }
+      std::memcpy(s.data[c].data() + row * width, slot.data(), width);
+      if (!s.valid[c].empty()) s.valid[c][row] = 1;
+    }
+  }
+}
+
+}  // namespace
+
 uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const std::vector<int>& targets,
                    const CopyOptions& o, CopySource& source, bool& end_marker_seen) {
   end_marker_seen = false;
@@ -183,6 +223,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
           appender->intern(m.column, std::string_view(s.miss_bytes).substr(m.offset, m.size), m.hash);
       std::memcpy(s.data[static_cast<size_t>(m.column)].data() + size_t{m.row} * sizeof code, &code, sizeof code);
     }
+    fill_defaults(ctx, plan, *appender, s);
     if (s.rows > 0) {
       std::vector<const uint8_t*> data, valid;
       for (size_t c = 0; c < s.data.size(); ++c) {

@@ -163,7 +163,8 @@ class SegmentParser {
       set_null(c);
       std::memset(seg_.data[c].data() + row * plan_.widths[c], 0, plan_.widths[c]);
       row_null_[c] = 1;
-      if (def_.columns[c].not_null && first_violation < 0) first_violation = u;
+      // A column with a DEFAULT is filled when the segment is appended (copy_from.cpp).
+      if (def_.columns[c].not_null && def_.columns[c].default_expr.empty() && first_violation < 0) first_violation = u;
     }
     if (first_violation >= 0) {
       fail(not_null_violation(def_, static_cast<size_t>(first_violation), failing_row(row)));

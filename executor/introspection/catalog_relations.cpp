@@ -5,6 +5,7 @@
 
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
+#include "executor/introspection/view_relations.hpp"
 #include "executor/introspection/settings_relation.hpp"
 #include "executor/introspection/system_relations.hpp"
 
@@ -137,6 +138,7 @@ Relation pg_class(const CatalogSource& source) {
   }
   add_index_classes(r, source);
   add_sequence_classes(r, source);
+  add_view_classes(r, source);
   if (!source.with_system_relations) return r;
   for (const auto& sys : system_relations()) {
     const bool view = sys.kind == 'v';
@@ -185,6 +187,7 @@ Relation pg_attribute(const CatalogSource& source) {
                         B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
     }
   }
+  add_view_attributes(r, source);
   if (!source.with_system_relations) return r;
   for (const auto& sys : system_relations()) {
     const auto columns = system_relation_columns(sys);
@@ -216,11 +219,12 @@ Relation pg_tables(const CatalogSource& source) {
   return r;
 }
 
-// pg_views: Tally has no user views; the system views it provides are listed
+// pg_views: the user's views, then the system views Tally provides, listed
 // without a definition (they are generated, not SQL).
 Relation pg_views(const CatalogSource& source) {
   Relation r = make({{"schemaname", TypeId::name}, {"viewname", TypeId::name}, {"viewowner", TypeId::name},
                      {"definition", TypeId::text}});
+  for (const auto& v : source.views) r.rows.push_back({S(v.schema), S(v.name), S(source.user), S(v.definition)});
   for (const auto& sys : system_relations()) {
     if (sys.kind != 'v') continue;
     r.rows.push_back({S(sys.namespace_oid == kPgCatalogOid ? "pg_catalog" : "information_schema"), S(sys.name),
@@ -277,6 +281,9 @@ Relation info_tables(const CatalogSource& source) {
   for (const auto& t : source.tables) {
     r.rows.push_back({S(source.database), S(t.schema), S(t.name), S("BASE TABLE"), S("YES"), S("NO"), kNull});
   }
+  // Tally cannot write through a view, so none is insertable into.
+  for (const auto& v : source.views)
+    r.rows.push_back({S(source.database), S(v.schema), S(v.name), S("VIEW"), S("NO"), S("NO"), kNull});
   return r;
 }
 
@@ -286,7 +293,7 @@ Relation info_columns(const CatalogSource& source) {
                      {"column_default", TypeId::varchar}, {"is_nullable", TypeId::varchar},
                      {"data_type", TypeId::varchar}, {"character_maximum_length", TypeId::int4},
                      {"numeric_precision", TypeId::int4}, {"numeric_scale", TypeId::int4}, {"udt_name", TypeId::name}});
-  for (const auto& t : source.tables) {
+  for (const auto& t : tables_and_views(source)) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const auto& c = t.columns[i];
       std::string data_type = format_type(SqlType{c.type.id});
@@ -449,7 +456,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
   if (is_tuning_cache_relation(schema, name)) return true;  // tune: the tuning cache view
   if (schema == "information_schema")
     return name == "tables" || name == "columns" || name == "schemata" || name == "table_constraints" ||
-           name == "key_column_usage" || name == "sequences";
+           name == "key_column_usage" || name == "sequences" || name == "views";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
                         "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
@@ -467,6 +474,7 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
     if (name == "table_constraints") return table_constraints_relation(source);
     if (name == "key_column_usage") return key_column_usage_relation(source);
     if (name == "sequences") return info_sequences_relation(source);
+    if (name == "views") return info_views_relation(source);
     return info_schemata(source);
   }
   if (name == "pg_type") return pg_type();

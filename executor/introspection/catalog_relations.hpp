@@ -56,6 +56,15 @@ struct UserTable {
   std::vector<UserKey> keys;
 };
 
+// A view (catalog::ViewDef): its columns and the SELECT as written.
+struct UserView {
+  uint32_t oid = 0;
+  std::string schema = "public";
+  std::string name;
+  std::vector<UserColumn> columns;
+  std::string definition;
+};
+
 // One run-time setting of the session (SHOW ALL), for pg_settings.
 struct SettingValue {
   std::string name;
@@ -68,6 +77,7 @@ struct SettingValue {
 struct CatalogSource {
   std::vector<UserTable> tables;
   std::vector<UserSequence> sequences;
+  std::vector<UserView> views;
   std::string database;
   std::string user;
   // Filled only for statements that read pg_settings (catalog_session.cpp).

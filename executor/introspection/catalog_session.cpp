@@ -1,6 +1,7 @@
 #include "executor/introspection/catalog_session.hpp"
 
 #include "catalog/sequence_store.hpp"
+#include "catalog/view_store.hpp"
 
 #include <algorithm>
 
@@ -410,6 +411,13 @@ class CatalogSession final : public tally::QueryHandler {
                                     d.cache, d.cycle,
                                     value.is_called ? std::optional<int64_t>(value.last_value) : std::nullopt,
                                     d.owner_table, d.owner_column});
+      }
+    }
+    if (database_ != nullptr && database_->views() != nullptr) {
+      for (const auto& v : database_->views()->list()) {
+        UserView view{v.oid, v.schema, v.name, {}, v.definition};
+        for (const auto& c : v.columns) view.columns.push_back({c.name, c.type});
+        source.views.push_back(std::move(view));
       }
     }
     return source;

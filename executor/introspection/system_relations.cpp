@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 41> kRelations{{
+constexpr std::array<SystemRelation, 42> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -54,6 +54,7 @@ constexpr std::array<SystemRelation, 41> kRelations{{
     {13386, "sequences", kInfo, 'v', 13388, false},
     {13411, "table_constraints", kInfo, 'v', 13413, false},
     {13425, "tables", kInfo, 'v', 13427, false},
+    {13483, "views", kInfo, 'v', 13485, false},
 }};
 
 }  // namespace

@@ -134,6 +134,17 @@ TEST_F(DdlDmlTest, InsertValuesAndCasts) {
   EXPECT_EQ(h_->catalog().find_table("u")->row_count(), 6u);
 }
 
+TEST_F(DdlDmlTest, CopyFillsDefaultsOfColumnsLeftOut) {
+  // What PostgreSQL 15 loads from the same COPY (checked with psql).
+  h_->run("CREATE TABLE cd (id int DEFAULT 0, a int DEFAULT 7, b text DEFAULT 'x', n numeric(5,1) DEFAULT 2.5, "
+          "e int NOT NULL DEFAULT 3)");
+  EXPECT_EQ(h_->run("COPY cd (a) FROM STDIN", "5\n6\n\\N\n\\.\n"), "COPY 3");
+  EXPECT_EQ(h_->dump("cd"),
+            "0\t5\tx\t2.5\t3\n"
+            "0\t6\tx\t2.5\t3\n"
+            "0\t\\N\tx\t2.5\t3\n");
+}
+
 TEST_F(DdlDmlTest, CopyTextAndCsv) {
   h_->run("CREATE TABLE t (a int NOT NULL, b numeric(5,2), c varchar(3), d date)");
   EXPECT_EQ(h_->run("COPY t FROM STDIN", "1\t2.5\tab\t2020-01-01\n2\t\\N\ta\\tb\t\\N\n\\.\n"), "COPY 2");

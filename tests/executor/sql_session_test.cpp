@@ -151,15 +151,32 @@ TEST_F(SessionTest, TransactionStates) {
 }
 
 TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
-  EXPECT_EQ(error_of("CREATE VIEW v AS SELECT 1"), SqlState::feature_not_supported);
+  EXPECT_EQ(error_of("CREATE MATERIALIZED VIEW mv AS SELECT 1"), SqlState::feature_not_supported);
   EXPECT_EQ(run("SELECT 7").lines(), std::vector<std::string>{"7"});
+}
+
+TEST_F(SessionTest, ViewsAreNotChangedInsideATransactionBlock) {
+  // The catalog commits a view at once, which a ROLLBACK could not undo.
+  run("CREATE TABLE under_view (a int)");
+  run("CREATE VIEW kept AS SELECT a FROM under_view");
+  run("BEGIN");
+  EXPECT_EQ(error_of("CREATE VIEW in_block AS SELECT 1"), SqlState::feature_not_supported);
+  run("ROLLBACK");
+  run("BEGIN");
+  EXPECT_EQ(error_of("DROP VIEW kept"), SqlState::feature_not_supported);
+  run("ROLLBACK");
+  run("BEGIN");
+  EXPECT_EQ(error_of("DROP TABLE under_view CASCADE"), SqlState::feature_not_supported);
+  run("ROLLBACK");
+  EXPECT_EQ(run("SELECT count(*) FROM kept").lines(), std::vector<std::string>{"0"});
 }
 
 TEST_F(SessionTest, AnUnsupportedStatementIsNamedInSqlWords) {
   run("CREATE TABLE named (a int)");
   const std::pair<const char*, const char*> cases[] = {
       {"ALTER TABLE named ADD COLUMN b int", "ALTER TABLE ... ADD COLUMN is not supported by Tally"},
-      {"CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported by Tally"},
+      {"CREATE TRIGGER tr AFTER INSERT ON named FOR EACH ROW EXECUTE FUNCTION f()",
+       "CREATE TRIGGER is not supported by Tally"},
       {"GRANT SELECT ON named TO PUBLIC", "GRANT is not supported by Tally"}};
   for (const auto& [sql, message] : cases) {
     RecordingWriter out;

@@ -58,6 +58,32 @@ class Tallyd:
 
 
 class DdlDurabilityTest(unittest.TestCase):
+    def test_views_survive_kill(self):
+        with tempfile.TemporaryDirectory(prefix="tally-ddl-durability-") as tmp:
+            data, log = os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log")
+            t = Tallyd(data, log)
+            t.value("CREATE TABLE base (a int, b text)")
+            t.value("INSERT INTO base VALUES (1, 'x'), (2, 'y'), (3, 'x')")
+            t.value("CREATE VIEW vx (n, label) AS SELECT a, b FROM base WHERE b = 'x'")
+            t.value("CREATE VIEW vcount AS SELECT label, count(*) AS c FROM vx GROUP BY label")
+            t.value("CREATE VIEW gone AS SELECT 1 AS one")
+            t.value("DROP VIEW gone")
+            t.kill()
+
+            t = Tallyd(data, log)
+            try:
+                self.assertEqual(t.value("SELECT n FROM vx ORDER BY n").split(), ["1", "3"])
+                self.assertEqual(t.value("SELECT label || ':' || c FROM vcount"), "x:2")
+                self.assertNotEqual(t.psql("SELECT * FROM gone").returncode, 0)
+                drop = t.psql("DROP TABLE base")
+                self.assertIn("2BP01", drop.stderr)
+                # A table created after the restart does not take a view's oid.
+                t.value("CREATE TABLE later (z int)")
+                self.assertEqual(t.value("SELECT count(DISTINCT oid) FROM pg_class WHERE relname IN ('vx', 'vcount', 'later')"),
+                                 "3")
+            finally:
+                t.kill()
+
     def test_sequences_and_keys_survive_kill(self):
         with tempfile.TemporaryDirectory(prefix="tally-ddl-durability-") as tmp:
             data, log = os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log")
