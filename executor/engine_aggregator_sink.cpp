@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
+#include "executor/numeric_vector.hpp"
 
 namespace tally::executor::engine_aggregation {
 
@@ -182,17 +183,11 @@ std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) c
       case Physical::floating: view.width = ColumnWidth::float64; break;
       case Physical::numeric: {
         std::vector<int64_t>& scaled = chunk.int64s.emplace_back(v.count);
-        const int scale = static_numeric_scale(*e).value_or(0);
-        for (size_t r = 0; r < v.count; ++r) {
-          if (v.null_at(r)) continue;
-          const __int128 m = v.numerics[r].rescaled(scale).mantissa;
-          // An evaluated expression can exceed the 18 digits an engine
-          // input holds (map_aggregate takes it for its static scale).
-          if (m > INT64_MAX || m < INT64_MIN) {
-            throw EngineInputOverflow(SqlState::feature_not_supported,
-                                      "an aggregate input over 18 significant digits is not supported by Tally's engines");
-          }
-          scaled[r] = static_cast<int64_t>(m);
+        // An evaluated expression can exceed the 18 digits an engine
+        // input holds (map_aggregate takes it for its static scale).
+        if (!numeric_as_int64(v, static_numeric_scale(*e).value_or(0), scaled.data())) {
+          throw EngineInputOverflow(SqlState::feature_not_supported,
+                                    "an aggregate input over 18 significant digits is not supported by Tally's engines");
         }
         view.width = ColumnWidth::int64;
         view.data = scaled.data();

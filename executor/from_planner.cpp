@@ -17,6 +17,8 @@
 #include "executor/select_plan_detail.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/subquery_expr.hpp"
+#include "executor/join_conjunct.hpp"
+#include "executor/join_order.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/view_expansion.hpp"
 
@@ -51,70 +53,6 @@ struct Node {
   std::set<int> cols;       // every column space index in the subtree
   std::vector<ExprPtr> filters;
 };
-
-struct Conjunct {
-  ExprPtr expr;
-  std::set<int> refs;
-  bool placed = false;
-};
-
-bool subset(const std::set<int>& a, const std::set<int>& b) {
-  return std::includes(b.begin(), b.end(), a.begin(), a.end());
-}
-
-Conjunct make_conjunct(ExprPtr e) {
-  Conjunct c;
-  collect_refs(*e, c.refs);
-  c.expr = std::move(e);
-  return c;
-}
-
-
-// The equality `a = b` of a conjunct with one side over `one` and the other
-// over `other`: moves the sides out (one's first) and returns true.
-bool take_equality(Conjunct& c, const std::set<int>& one, const std::set<int>& other, ExprPtr& one_key,
-                   ExprPtr& other_key) {
-  auto* f = dynamic_cast<FunctionExpr*>(c.expr.get());
-  if (f == nullptr || f->name != "=" || f->args.size() != 2 || f->args[0]->type != f->args[1]->type) return false;
-  std::set<int> r0, r1;
-  collect_refs(*f->args[0], r0);
-  collect_refs(*f->args[1], r1);
-  if (r0.empty() || r1.empty()) return false;
-  if (subset(r0, one) && subset(r1, other)) {
-    one_key = std::move(f->args[0]);
-    other_key = std::move(f->args[1]);
-  } else if (subset(r1, one) && subset(r0, other)) {
-    one_key = std::move(f->args[1]);
-    other_key = std::move(f->args[0]);
-  } else {
-    return false;
-  }
-  c.placed = true;
-  return true;
-}
-
-// The sides of an equality conjunct `a = b` with one side over `one` and the
-// other over `other` (one's first), without taking them; false when it is not one.
-bool equality_sides(const Conjunct& c, const std::set<int>& one, const std::set<int>& other, const Expr*& one_key,
-                    const Expr*& other_key) {
-  auto* f = dynamic_cast<const FunctionExpr*>(c.expr.get());
-  if (c.placed || f == nullptr || f->name != "=" || f->args.size() != 2) return false;
-  std::set<int> r0, r1;
-  collect_refs(*f->args[0], r0);
-  collect_refs(*f->args[1], r1);
-  if (r0.empty() || r1.empty()) return false;
-  if (subset(r0, one) && subset(r1, other)) {
-    one_key = f->args[0].get();
-    other_key = f->args[1].get();
-    return true;
-  }
-  if (subset(r1, one) && subset(r0, other)) {
-    one_key = f->args[1].get();
-    other_key = f->args[0].get();
-    return true;
-  }
-  return false;
-}
 
 struct Part {
   std::unique_ptr<PhysicalOperator> op;
@@ -610,52 +548,11 @@ std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Par
 }
 
 size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool) {
-  // build_tree joins greedily from its first item. Every item is tried as
-  // that first one, and the order whose joins produce the fewest estimated
-  // rows in all wins: starting from the smallest item instead can route a
-  // fact table through its unfiltered dimensions before the filtered one
-  // that would drop most of its rows (TPC-H Q9: lineitem with supplier
-  // before part). Ties keep the smallest first item.
-  size_t best = 0;
-  double best_cost = 0;
-  for (size_t first = 0; first < parts.size(); ++first) {
-    Part current{nullptr, parts[first].cols, parts[first].est};
-    std::vector<size_t> left;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (i != first) left.push_back(i);
-    }
-    double cost = 0;
-    while (!left.empty()) {
-      size_t pick = left.size();
-      double pick_est = 0;
-      for (size_t j = 0; j < left.size(); ++j) {
-        const Part& next = parts[left[j]];
-        const std::optional<double> est = join_estimate(current, next, pool);
-        if (!est) continue;
-        if (pick == left.size() || *est < pick_est || (*est == pick_est && next.est < parts[left[pick]].est)) {
-          pick = j;
-          pick_est = *est;
-        }
-      }
-      if (pick == left.size()) {
-        pick = static_cast<size_t>(std::min_element(left.begin(), left.end(), [&](size_t a, size_t b) {
-                                     return parts[a].est < parts[b].est;
-                                   }) - left.begin());
-        pick_est = current.est * parts[left[pick]].est;
-      }
-      current.cols.insert(parts[left[pick]].cols.begin(), parts[left[pick]].cols.end());
-      current.est = pick_est;
-      cost += pick_est;
-      left.erase(left.begin() + static_cast<long>(pick));
-    }
-    const bool better = first == 0 || cost < best_cost ||
-                        (cost == best_cost && parts[first].est < parts[best].est);
-    if (better) {
-      best = first;
-      best_cost = cost;
-    }
-  }
-  return best;
+  std::vector<JoinItem> items;
+  for (const Part& p : parts) items.push_back({p.cols, p.est});
+  return cheapest_join_start(items, [&](const JoinItem& a, const JoinItem& b) {
+    return join_estimate(Part{nullptr, a.cols, a.est}, Part{nullptr, b.cols, b.est}, pool);
+  });
 }
 
 std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std::vector<Conjunct> pool) {
