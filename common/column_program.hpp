@@ -41,6 +41,11 @@ enum class ProgramOp : uint8_t {
   eq_float, ne_float, lt_float, le_float, gt_float, ge_float,  // PostgreSQL order: NaN greatest, NaN = NaN
   and_, or_, not_,      // SQL three-valued logic
   is_null, is_not_null,
+  // Short circuits, before an AND's (OR's) right operand: when the value on
+  // top is false (true), which decides the AND (OR), the next `arg` steps
+  // (the right operand and the and_/or_) are skipped and it stays on top.
+  // The rows a selective first condition drops cost one comparison.
+  skip_if_false, skip_if_true,
 };
 
 struct ProgramStep {
@@ -151,6 +156,10 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
         break;
       case ProgramOp::int_to_float: stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i)); break;
       case ProgramOp::not_: stack[top].i = stack[top].i == 0 ? 1 : 0; break;
+      case ProgramOp::skip_if_false:
+      case ProgramOp::skip_if_true:
+        if (!stack[top].null && (stack[top].i != 0) == (step.op == ProgramOp::skip_if_true)) s += step.arg;
+        break;
       case ProgramOp::is_null:
       case ProgramOp::is_not_null:
         stack[top].i = (stack[top].null == (step.op == ProgramOp::is_null)) ? 1 : 0;

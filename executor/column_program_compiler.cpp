@@ -63,6 +63,9 @@ class Compiler {
     if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
       if (b->args.empty()) return std::nullopt;
       for (size_t i = 0; i < b->args.size(); ++i) {
+        // AND and OR skip the right operand where the left decides.
+        const size_t skip = steps.size();
+        if (i > 0) emit(b->op == BoolOp::and_ ? ProgramOp::skip_if_false : ProgramOp::skip_if_true);
         const auto t = compile(*b->args[i]);
         if (!t || t->kind != Kind::boolean) return std::nullopt;
         if (b->op == BoolOp::not_) {
@@ -70,6 +73,7 @@ class Compiler {
           emit(ProgramOp::not_);
         } else if (i > 0) {
           emit(b->op == BoolOp::and_ ? ProgramOp::and_ : ProgramOp::or_);
+          steps[skip].arg = static_cast<int32_t>(steps.size() - skip - 1);
         }
       }
       return Typed{Kind::boolean};
@@ -104,6 +108,7 @@ class Compiler {
         break;
       case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
       case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
+      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true:
         break;
       default: --depth; break;  // binary
     }

@@ -470,7 +470,9 @@ std::vector<std::string> EngineAggregator::explain() const {
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
   if (where_conditions_ > 0 || input_programs_ > 0) {
-    const std::string where = on_gpu_ ? "GPU" : "CPU engine";
+    // The GPU run evaluates programs on the host before staging its chunks
+    // (gpu/pipeline/column_programs.cu is not wired into it yet).
+    const std::string where = on_gpu_ ? "host before the GPU" : "CPU engine";
     if (where_conditions_ > 0) {
       lines.push_back("Filter on " + where + ": " + std::to_string(where_conditions_) +
                       (where_conditions_ == 1 ? " condition" : " conditions"));

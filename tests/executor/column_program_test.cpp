@@ -61,6 +61,33 @@ TEST(ColumnProgram, ThreeValuedLogic) {
   EXPECT_TRUE(program_passes(run({cint(1)}).v));
 }
 
+// AND skips its right operand where the left is false (OR where true): the
+// answer is the same, and an overflow there is not raised, as PostgreSQL
+// stops at a false qual.
+TEST(ColumnProgram, ShortCircuitsKeepThreeValuedAnswers) {
+  const std::vector<ProgramStep> overflowing_right = {cint(INT32_MAX), cint(2), op(ProgramOp::mul_int),
+                                                      op(ProgramOp::check_range, 32), cint(0), op(ProgramOp::gt_int)};
+  auto with_left = [&](ProgramStep left, ProgramOp skip, ProgramOp combine) {
+    std::vector<ProgramStep> steps = {left, op(skip, static_cast<int32_t>(overflowing_right.size() + 1))};
+    steps.insert(steps.end(), overflowing_right.begin(), overflowing_right.end());
+    steps.push_back(op(combine));
+    return run(steps);
+  };
+  const Out false_and = with_left(cint(0), ProgramOp::skip_if_false, ProgramOp::and_);
+  EXPECT_EQ(false_and.error, 0u);
+  EXPECT_FALSE(false_and.v.null);
+  EXPECT_EQ(false_and.v.i, 0);
+  const Out true_or = with_left(cint(1), ProgramOp::skip_if_true, ProgramOp::or_);
+  EXPECT_EQ(true_or.error, 0u);
+  EXPECT_EQ(true_or.v.i, 1);
+  // NULL and the non-deciding value evaluate the right operand.
+  EXPECT_EQ(with_left(cnull(), ProgramOp::skip_if_false, ProgramOp::and_).error, kProgramOverflow);
+  EXPECT_EQ(with_left(cint(1), ProgramOp::skip_if_false, ProgramOp::and_).error, kProgramOverflow);
+  const Out null_and_false = run({cnull(), op(ProgramOp::skip_if_false, 2), cint(0), op(ProgramOp::and_)});
+  EXPECT_FALSE(null_and_false.v.null);
+  EXPECT_EQ(null_and_false.v.i, 0);
+}
+
 TEST(ColumnProgram, NullsPropagateThroughArithmeticAndComparisons) {
   for (const ProgramOp o : {ProgramOp::add_int, ProgramOp::mul_int, ProgramOp::lt_int, ProgramOp::eq_int}) {
     EXPECT_TRUE(run({cint(3), cnull(), op(o)}).v.null);
