@@ -19,7 +19,10 @@
 //  * value columns as native arrays (int32/int64/float32/float64) with validity;
 //  * per aggregate: one partial-state operation, its input column(s) and an
 //    optional FILTER mask;
-//  * the estimated group count and the key range when known (dense variants).
+//  * the estimated group count and the key range when known (dense variants);
+//  * optionally a WHERE clause and expression inputs as column programs
+//    (common/column_program.hpp) over the stored columns, which the engine
+//    evaluates before aggregating (rows WHERE drops make no group).
 // Engines consume the input chunk by chunk (sink) and may change variant or
 // configuration between chunks; finalize returns PARTIAL STATES (count, sum,
 // min, max, moments) that executor/finalize.hpp turns into PostgreSQL's values,
