@@ -335,10 +335,10 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   for (const auto& a : aggregates_) {
     if (a.filter) return;
   }
-  const bool expressions = std::any_of(inputs_.begin(), inputs_.end(), [](const Expr* e) {
-    return dynamic_cast<const ColumnExpr*>(e) == nullptr;
-  });
-  if (where == nullptr && !expressions) return;
+  // Only with a WHERE: its caller (run_select) then feeds the raw path
+  // whenever takes_where() says so; other callers (grouping sets, a query
+  // without WHERE) feed evaluated rows (sink()), which carry no program columns.
+  if (where == nullptr) return;
   ProgramColumnMap columns;
   ColumnProgram filter;
   if (where != nullptr) {
