@@ -19,7 +19,10 @@
 //  * value columns as native arrays (int32/int64/float32/float64) with validity;
 //  * per aggregate: one partial-state operation, its input column(s) and an
 //    optional FILTER mask;
-//  * the estimated group count and the key range when known (dense variants).
+//  * the estimated group count and the key range when known (dense variants);
+//  * optionally a WHERE clause and expression inputs as column programs
+//    (common/column_program.hpp) over the stored columns, which the engine
+//    evaluates before aggregating (rows WHERE drops make no group).
 // Engines consume the input chunk by chunk (sink) and may change variant or
 // configuration between chunks; finalize returns PARTIAL STATES (count, sum,
 // min, max, moments) that executor/finalize.hpp turns into PostgreSQL's values,
@@ -31,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "common/column_program.hpp"
+#include "common/column_width.hpp"
 #include "common/tuning_store.hpp"
 
 namespace tally {
@@ -59,8 +64,6 @@ enum class PartialOp : uint8_t {
   // finds it the way it finds ordered_values, and returns only the count.
   count_distinct,
 };
-
-enum class ColumnWidth : uint8_t { int32, int64, float32, float64 };
 
 // Names the stored bytes of one column of one chunk for the life of the
 // process, so that an engine may keep a copy (the GPU's device column cache)
@@ -164,6 +167,15 @@ struct AggregationSpec {
   // waits on the device for, so that cancel and statement_timeout stop a
   // query whose chunks never leave the engine.
   const CancelToken* cancel = nullptr;
+  // Non-empty: a WHERE clause the engine evaluates over
+  // ChunkInput::program_columns before aggregating; rows it does not pass
+  // (false or NULL) are not aggregated and make no group.
+  ColumnProgram row_filter;
+  // Empty, or one per ChunkInput::values entry: a non-empty program computes
+  // that input from ChunkInput::program_columns (the entry of values then
+  // comes without data), as int64 (integers, numerics scaled to its scale)
+  // or float64, with NULLs as validity.
+  std::vector<ColumnProgram> value_programs;
 };
 
 // One chunk of input rows.
@@ -175,6 +187,9 @@ struct ChunkInput {
   std::vector<ColumnView> key_columns;
   std::vector<ColumnView> values;
   std::vector<const uint8_t*> filters;         // one per aggregate; nullptr = no FILTER
+  // The stored columns the spec's programs read (ProgramOp::load's column
+  // index), with identity like any stored column (resident on the GPU).
+  std::vector<ColumnView> program_columns;
 };
 
 // Packs rows [begin, end) of chunk.key_columns into out[0, end - begin)

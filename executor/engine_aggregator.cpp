@@ -21,6 +21,8 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
+#include "common/column_program_run.hpp"
+#include "executor/column_program_compiler.hpp"
 #include "executor/finalize.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/cpu/cpu_engine.hpp"
@@ -158,7 +160,8 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
 }
 
 EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
-                 std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table)
+                 std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table,
+                 const Expr* where)
     : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)),
       engine_table_(dynamic_cast<const EngineTableSnapshot*>(table)), table_oid_(table ? table->oid() : 0),
       table_rows_(table ? table->row_count() : UINT64_MAX), table_(table) {
@@ -240,6 +243,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(input(1)); }
     spec_.aggregates.push_back(p);
   }
+  compile_programs(where, context);
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
   // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
   // Bare int2/int4/date/bool columns arrive 4 bytes wide (sink_raw stores
@@ -264,6 +268,16 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
   run_ = start_run(spec_);
+  if (has_programs(spec_) && run_->passes() != 1) {
+    // A run of several passes is fed by the host path, which evaluates
+    // WHERE and inputs itself.
+    spec_.row_filter = ColumnProgram{};
+    spec_.value_programs.clear();
+    program_columns_.clear();
+    takes_where_ = false;
+    where_conditions_ = input_programs_ = 0;
+    run_ = start_run(spec_);
+  }
   start_us_ = since_us(t_choose);
   statistics_us_ = since_us(t_begin) - start_us_ - estimate_us_;
 }
@@ -311,6 +325,46 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   // finalize() reads the compact form (shared counts, int64 sums): less to
   // emit, and columns that are engine arrays as they are get moved.
   spec_.compact_result = true;
+}
+
+void EngineAggregator::compile_programs(const Expr* where, const ExecContext& context) {
+  // The raw path's conditions (wants_raw): stored chunks of one table, keys
+  // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
+  // runs read the chunks' values themselves).
+  if (table_ == nullptr || mode_ == KeyMode::interned || cpu::has_ordered_aggregates(spec_)) return;
+  for (const auto& a : aggregates_) {
+    if (a.filter) return;
+  }
+  // Only with a WHERE: its caller (run_select) then feeds the raw path
+  // whenever takes_where() says so; other callers (grouping sets, a query
+  // without WHERE) feed evaluated rows (sink()), which carry no program columns.
+  if (where == nullptr) return;
+  ProgramColumnMap columns;
+  ColumnProgram filter;
+  if (where != nullptr) {
+    auto f = compile_filter(*where, columns, context.parameters);
+    if (!f) return;
+    filter = std::move(*f);
+  }
+  std::vector<ColumnProgram> programs(inputs_.size());
+  size_t compiled = 0;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Expr* e = inputs_[i];
+    if (dynamic_cast<const ColumnExpr*>(e)) continue;
+    auto p = compile_input(*e, columns, context.parameters);
+    if (!p) return;
+    // The engine's scaled integers must be at the scale finalize reads.
+    if (e->type.id == TypeId::numeric && static_numeric_scale(*e) != std::optional<int32_t>(p->scale)) return;
+    programs[i] = std::move(*p);
+    ++compiled;
+  }
+  spec_.row_filter = std::move(filter);
+  if (compiled > 0) spec_.value_programs = std::move(programs);
+  program_columns_ = std::move(columns.table_columns);
+  takes_where_ = where != nullptr;
+  input_programs_ = compiled;
+  const auto* conjunction = dynamic_cast<const BoolExpr*>(where);
+  where_conditions_ = where == nullptr ? 0 : conjunction && conjunction->op == BoolOp::and_ ? conjunction->args.size() : 1;
 }
 
 std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpec& spec) {
@@ -415,6 +469,19 @@ std::vector<std::string> EngineAggregator::explain() const {
     lines.push_back("Group key: query-local codes interned on the host");
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
+  if (where_conditions_ > 0 || input_programs_ > 0) {
+    // The GPU run evaluates programs on the host before staging its chunks
+    // (gpu/pipeline/column_programs.cu is not wired into it yet).
+    const std::string where = on_gpu_ ? "host before the GPU" : "CPU engine";
+    if (where_conditions_ > 0) {
+      lines.push_back("Filter on " + where + ": " + std::to_string(where_conditions_) +
+                      (where_conditions_ == 1 ? " condition" : " conditions"));
+    }
+    if (input_programs_ > 0) {
+      lines.push_back("Aggregate inputs on " + where + ": " + std::to_string(input_programs_) +
+                      (input_programs_ == 1 ? " expression" : " expressions"));
+    }
+  }
   if (on_gpu_ && scanned_columns_ > 0) {
     lines.push_back("Host reads: " + std::to_string(scanned_columns_ - held_columns_) + " of " +
                     std::to_string(scanned_columns_) + " chunk columns (the others resident on the GPU)");
@@ -450,14 +517,15 @@ bool engine_can_run(const std::vector<AggregateCall>& aggregates) {
 
 std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
                                                         const std::vector<AggregateCall>& aggregates,
-                                                        const ExecContext& context, const TableSnapshot* table) {
+                                                        const ExecContext& context, const TableSnapshot* table,
+                                                        const Expr* where) {
   std::vector<Mapping> mappings;
   for (const auto& a : aggregates) {
     auto m = map_aggregate(a);
     if (!m) return nullptr;
     mappings.push_back(*m);
   }
-  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table);
+  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where);
 }
 
 }  // namespace tally::executor

@@ -122,9 +122,11 @@ constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
 class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
-                   std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table);
+                   std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table,
+                   const Expr* where = nullptr);
 
   bool wants_raw() const override;
+  bool takes_where() const override { return takes_where_; }
   std::vector<int> raw_columns(size_t chunk, const std::vector<int>& scan_columns) override;
   void sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
                 const std::vector<int>& batch_columns) override;
@@ -142,6 +144,11 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
+  // WHERE and the inputs that are expressions as column programs the engine
+  // evaluates over the stored chunks (column_program_compiler.hpp), when
+  // all of them compile and the raw path can take the query; else nothing
+  // changes and the host evaluates them.
+  void compile_programs(const Expr* where, const ExecContext& context);
   // The engine's run for `spec` (ordered-set aggregates beside a GPU run).
   std::unique_ptr<AggregationRun> start_run(const AggregationSpec& spec);
   // ---- packed keys (engine_aggregator_keys.cpp) ----
@@ -213,6 +220,11 @@ class EngineAggregator final : public GroupAggregator {
   // Stored chunk columns the scan asked for, and those the run held so that
   // the host did not read them (raw_columns), for EXPLAIN ANALYZE.
   uint64_t scanned_columns_ = 0, held_columns_ = 0;
+  // compile_programs: the table columns ChunkInput::program_columns carry,
+  // whether the engine applies WHERE, and its conditions (EXPLAIN).
+  std::vector<int> program_columns_;
+  bool takes_where_ = false;
+  size_t where_conditions_ = 0, input_programs_ = 0;
 };
 
 }  // namespace tally::executor::engine_aggregation

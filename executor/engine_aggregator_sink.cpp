@@ -6,6 +6,7 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "common/column_program_run.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 #include "executor/numeric_vector.hpp"
@@ -15,8 +16,9 @@ namespace tally::executor::engine_aggregation {
 bool EngineAggregator::wants_raw() const {
   // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
   if (mode_ == KeyMode::interned) return false;
-  for (const Expr* e : inputs_) {
-    if (!dynamic_cast<const ColumnExpr*>(e)) return false;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const bool program = i < spec_.value_programs.size() && !spec_.value_programs[i].empty();
+    if (!program && !dynamic_cast<const ColumnExpr*>(inputs_[i])) return false;
   }
   for (const auto& a : aggregates_) {
     if (a.filter) return false;
@@ -112,9 +114,23 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
     const storage::ColumnVector* key = column_of(key_column_);
     if (mode_ == KeyMode::dict_column && key && key->dictionary) dictionary_ = key->dictionary;
   }
-  for (const Expr* e : inputs_) in.values.push_back(view_of(dynamic_cast<const ColumnExpr*>(e)->index));
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (i < spec_.value_programs.size() && !spec_.value_programs[i].empty()) {
+      // Computed by the engine from program_columns.
+      in.values.push_back(ColumnView{spec_.value_widths[i], nullptr, nullptr, {}});
+      continue;
+    }
+    in.values.push_back(view_of(dynamic_cast<const ColumnExpr*>(inputs_[i])->index));
+  }
+  for (const int column : program_columns_) in.program_columns.push_back(view_of(column));
   in.filters.assign(aggregates_.size(), nullptr);
-  run_->sink(in);
+  try {
+    run_->sink(in);
+  } catch (const ProgramOverflow&) {
+    // A value PostgreSQL reports as an error, or one past an engine
+    // input's 18 digits: the host path answers exactly.
+    throw EngineInputOverflow(SqlState::numeric_value_out_of_range, "an engine program overflowed");
+  }
 }
 
 namespace {

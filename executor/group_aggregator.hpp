@@ -59,6 +59,10 @@ class GroupAggregator {
   // Whether sink_raw can take whole stored chunks (no WHERE) without the
   // scan first converting their columns to Vectors.
   virtual bool wants_raw() const { return false; }
+  // Whether the aggregator applies the statement's WHERE itself (given to
+  // make_group_aggregator) on the raw path: the scan then hands it whole
+  // chunks (sink_raw) rather than the rows WHERE selects.
+  virtual bool takes_where() const { return false; }
   // The table columns (of scan_columns) that sink_raw needs read on the host
   // for stored chunk `chunk`: an engine holding some elsewhere (the GPU's
   // device column cache) spares the scan reading them. Asked once per chunk,
@@ -81,11 +85,13 @@ class GroupAggregator {
 // `table` (may be null) gives column statistics for key ranges.
 std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
                                                        const std::vector<AggregateCall>& aggregates,
-                                                       const ExecContext& context, const TableSnapshot* table = nullptr);
+                                                       const ExecContext& context, const TableSnapshot* table = nullptr,
+                                                       const Expr* where = nullptr);
 // The engine path (engine_aggregator.cpp); null when the query's shape needs the generic path.
 std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
                                                         const std::vector<AggregateCall>& aggregates,
-                                                        const ExecContext& context, const TableSnapshot* table);
+                                                        const ExecContext& context, const TableSnapshot* table,
+                                                        const Expr* where = nullptr);
 // The engine EXPLAIN (without ANALYZE) names for this aggregation.
 std::string describe_engine_choice(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates);
 

@@ -313,10 +313,11 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
     }
   } release_on_error{aggregator};
   if (plan.aggregate) {
-    aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get())
+    aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get(),
+                                                                                  plan.where.get())
                                             : make_grouping_sets_aggregator(plan, ec, plan.table.get());
   }
-  const bool raw = aggregator && aggregator->wants_raw() && !plan.where && plan.table;
+  const bool raw = aggregator && aggregator->wants_raw() && (!plan.where || aggregator->takes_where()) && plan.table;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.

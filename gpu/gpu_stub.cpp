@@ -7,6 +7,7 @@
 #include "gpu/group_by.hpp"
 #include "gpu/ordered_values_sort.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/device_info.hpp"
@@ -25,6 +26,10 @@ std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine&
   return nullptr;
 }
 int device_count() { return 0; }
+DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram&, const std::vector<tally::ColumnProgram>&,
+                                                const std::vector<tally::ColumnView>&, int64_t) {
+  no_gpu();
+}
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }
 void use_device(int) { no_gpu(); }

@@ -1,5 +1,6 @@
 // The CPU aggregation engine: starts one CpuRun (executor/cpu/cpu_run.hpp)
 // per query, and keeps the heap's large free blocks between queries.
+#include "common/column_program_run.hpp"
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -46,6 +47,11 @@ class CpuEngine final : public AggregateEngine {
   bool can_run(const AggregationSpec&) const override { return true; }
   std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) override {
     release_heap_if_over_bound(spec.estimated_groups);
+    // WHERE and input programs: evaluated on the host, then aggregated as
+    // any chunk (the same code the GPU runs, common/column_program.hpp).
+    if (has_programs(spec)) {
+      return make_program_run(spec, [this](const AggregationSpec& inner) { return start(inner); });
+    }
     // A key tuple gets its ids on the host; the run over them is this
     // engine's run of an int64 key.
     if (spec.key_tuple) {

@@ -1,3 +1,4 @@
+#include "common/column_program_run.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
 
 #include <pthread.h>
@@ -49,6 +50,11 @@ bool GpuAggregationEngine::can_run(const tally::AggregationSpec& spec) const {
 
 std::unique_ptr<tally::AggregationRun> GpuAggregationEngine::start(const tally::AggregationSpec& spec) {
   if (!translate(spec)) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
+  // WHERE and input programs are evaluated before the aggregation's chunks
+  // reach the device.
+  if (has_programs(spec)) {
+    return make_program_run(spec, [this](const tally::AggregationSpec& inner) { return start(inner); });
+  }
   return std::make_unique<GpuRun>(*this, spec, acquire_pipeline());
 }
 

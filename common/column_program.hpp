@@ -1,0 +1,239 @@
+#pragma once
+// A column program: a small postfix bytecode over one chunk's stored columns
+// (ChunkInput::program_columns), evaluated one row at a time. It carries a
+// WHERE clause (AggregationSpec::row_filter) or an aggregate's input
+// expression (AggregationSpec::value_programs) to where the columns are, so
+// that an engine computes them itself: the GPU engine on the device over its
+// resident columns, the CPU engine on the host. The evaluation code below is
+// written once, as inline functions both the host compiler and nvcc build,
+// so that the CPU tests exercise the very code the GPU runs.
+//
+// Values on the stack are scaled integers (int128: integers, dates, booleans,
+// numerics at a scale the compiler tracks statically, as PostgreSQL's
+// dscale) or doubles, each with a NULL flag. Arithmetic that PostgreSQL
+// would reject (an int4 result outside int4, a float overflow) or that
+// leaves what int128 holds sets the error flag: the planner then runs the
+// statement on its exact host path, which answers as PostgreSQL does.
+#include <cstdint>
+#include <vector>
+
+#include "common/column_width.hpp"
+
+#if defined(__CUDACC__)
+#define TALLY_HD __host__ __device__ __forceinline__
+#else
+#define TALLY_HD inline
+#endif
+
+namespace tally {
+
+enum class ProgramOp : uint8_t {
+  load,         // push column `arg` of program_columns (int32/int64 as int, float32/float64 as float)
+  const_int,    // push `value` (a scaled integer)
+  const_float,  // push `fvalue`
+  const_null,   // push NULL
+  add_int, sub_int, mul_int, neg_int,  // int128, NULL if either is NULL
+  scale_int,    // multiply by 10^arg (a numeric to a larger scale; an integer to numeric)
+  check_range,  // error unless the value fits a signed int of `arg` bits (int2/int4/int8 results)
+  add_float, sub_float, mul_float, neg_float,  // error on a finite -> infinite result, as float8pl
+  int_to_float,  // an integer (scale 0) to double, as PostgreSQL's int -> float8 cast
+  eq_int, ne_int, lt_int, le_int, gt_int, ge_int,
+  eq_float, ne_float, lt_float, le_float, gt_float, ge_float,  // PostgreSQL order: NaN greatest, NaN = NaN
+  and_, or_, not_,      // SQL three-valued logic
+  is_null, is_not_null,
+  // Short circuits, before an AND's (OR's) right operand: when the value on
+  // top is false (true), which decides the AND (OR), the next `arg` steps
+  // (the right operand and the and_/or_) are skipped and it stays on top.
+  // The rows a selective first condition drops cost one comparison.
+  skip_if_false, skip_if_true,
+};
+
+struct ProgramStep {
+  ProgramOp op = ProgramOp::const_null;
+  int32_t arg = 0;
+  int64_t value = 0;
+  double fvalue = 0;
+};
+
+// Deepest stack a program may use (the compiler refuses deeper ones): a
+// fixed array per row, in registers or local memory on the device.
+constexpr int kProgramStackDepth = 16;
+
+// What a program yields: a boolean (a row filter: the row passes when it is
+// true, not NULL), an int64 (integer, or a numeric scaled to `scale`), or a double.
+enum class ProgramResult : uint8_t { boolean, int64, float64 };
+
+struct ColumnProgram {
+  std::vector<ProgramStep> steps;
+  ProgramResult result = ProgramResult::boolean;
+  int32_t scale = 0;  // int64 results: the numeric scale of the value
+  bool empty() const { return steps.empty(); }
+};
+
+// A column a program reads, as the evaluator sees it (host or device memory).
+struct ProgramColumn {
+  const void* data = nullptr;
+  const uint8_t* validity = nullptr;  // 1 = valid; nullptr = no NULLs
+  uint8_t width = 0;                  // ColumnWidth
+};
+
+struct ProgramSlot {
+  __int128 i;
+  double f;
+  bool null;
+};
+
+// Error flags a program raises (ORed over the rows).
+constexpr uint32_t kProgramOverflow = 1;
+
+namespace program_detail {
+
+TALLY_HD __int128 pow10_i128(int32_t k) {
+  __int128 p = 1;
+  for (int32_t j = 0; j < k; ++j) p *= 10;
+  return p;
+}
+
+// Magnitudes past which a product or sum could leave int128: such values
+// never come from 18-digit columns, and flagging them keeps the arithmetic exact.
+TALLY_HD bool big(__int128 v, int bits) {
+  const __int128 limit = static_cast<__int128>(1) << bits;
+  return v >= limit || v <= -limit;
+}
+
+TALLY_HD bool float_less(double a, double b) {
+  // PostgreSQL's float order: NaN is greater than every other value, NaNs equal.
+  const bool an = a != a, bn = b != b;
+  if (an || bn) return !an && bn;
+  return a < b;
+}
+
+TALLY_HD bool float_equal(double a, double b) {
+  const bool an = a != a, bn = b != b;
+  if (an || bn) return an && bn;
+  return a == b;
+}
+
+TALLY_HD bool is_inf(double v) { return v - v != v - v && v == v; }
+
+}  // namespace program_detail
+
+// Evaluates `steps` over row `row` of `columns`; the result is the top of
+// the stack. ORs error flags into `*error`.
+TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const ProgramColumn* columns, size_t row,
+                                     uint32_t* error) {
+  using namespace program_detail;
+  ProgramSlot stack[kProgramStackDepth];
+  int top = -1;
+  for (int s = 0; s < count; ++s) {
+    const ProgramStep step = steps[s];
+    switch (step.op) {
+      case ProgramOp::load: {
+        const ProgramColumn& c = columns[step.arg];
+        ProgramSlot v{0, 0, c.validity != nullptr && c.validity[row] == 0};
+        switch (static_cast<ColumnWidth>(c.width)) {
+          case ColumnWidth::int32: v.i = static_cast<const int32_t*>(c.data)[row]; break;
+          case ColumnWidth::int64: v.i = static_cast<const int64_t*>(c.data)[row]; break;
+          case ColumnWidth::float32: v.f = static_cast<const float*>(c.data)[row]; break;
+          case ColumnWidth::float64: v.f = static_cast<const double*>(c.data)[row]; break;
+        }
+        stack[++top] = v;
+        break;
+      }
+      case ProgramOp::const_int: stack[++top] = ProgramSlot{step.value, 0, false}; break;
+      case ProgramOp::const_float: stack[++top] = ProgramSlot{0, step.fvalue, false}; break;
+      case ProgramOp::const_null: stack[++top] = ProgramSlot{0, 0, true}; break;
+      case ProgramOp::neg_int: stack[top].i = -stack[top].i; break;
+      case ProgramOp::neg_float: stack[top].f = -stack[top].f; break;
+      case ProgramOp::scale_int:
+        if (!stack[top].null) {
+          if (big(stack[top].i, 80)) *error |= kProgramOverflow;
+          else stack[top].i *= pow10_i128(step.arg);
+        }
+        break;
+      case ProgramOp::check_range:
+        if (!stack[top].null && big(stack[top].i + (stack[top].i < 0 ? 1 : 0), step.arg - 1)) *error |= kProgramOverflow;
+        break;
+      case ProgramOp::int_to_float: stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i)); break;
+      case ProgramOp::not_: stack[top].i = stack[top].i == 0 ? 1 : 0; break;
+      case ProgramOp::skip_if_false:
+      case ProgramOp::skip_if_true:
+        if (!stack[top].null && (stack[top].i != 0) == (step.op == ProgramOp::skip_if_true)) s += step.arg;
+        break;
+      case ProgramOp::is_null:
+      case ProgramOp::is_not_null:
+        stack[top].i = (stack[top].null == (step.op == ProgramOp::is_null)) ? 1 : 0;
+        stack[top].null = false;
+        break;
+      case ProgramOp::and_:
+      case ProgramOp::or_: {
+        const ProgramSlot b = stack[top--];
+        ProgramSlot& a = stack[top];
+        // The value that decides (false for AND, true for OR) wins over NULL.
+        const int64_t decides = step.op == ProgramOp::and_ ? 0 : 1;
+        const bool a_decides = !a.null && (a.i != 0 ? 1 : 0) == decides;
+        const bool b_decides = !b.null && (b.i != 0 ? 1 : 0) == decides;
+        if (a_decides || b_decides) a = ProgramSlot{decides, 0, false};
+        else if (a.null || b.null) a = ProgramSlot{0, 0, true};
+        else a = ProgramSlot{1 - decides, 0, false};
+        break;
+      }
+      default: {
+        // Binary operators: NULL in, NULL out.
+        const ProgramSlot b = stack[top--];
+        ProgramSlot& a = stack[top];
+        a.null = a.null || b.null;
+        if (a.null) { a.i = 0; break; }
+        switch (step.op) {
+          case ProgramOp::add_int:
+          case ProgramOp::sub_int:
+            if (big(a.i, 125) || big(b.i, 125)) *error |= kProgramOverflow;
+            a.i = step.op == ProgramOp::add_int ? a.i + b.i : a.i - b.i;
+            break;
+          case ProgramOp::mul_int:
+            if (big(a.i, 63) || big(b.i, 63)) *error |= kProgramOverflow;
+            else a.i = a.i * b.i;
+            break;
+          case ProgramOp::add_float:
+          case ProgramOp::sub_float:
+          case ProgramOp::mul_float: {
+            const double r = step.op == ProgramOp::add_float ? a.f + b.f
+                             : step.op == ProgramOp::sub_float ? a.f - b.f : a.f * b.f;
+            if (is_inf(r) && !is_inf(a.f) && !is_inf(b.f)) *error |= kProgramOverflow;
+            // float8mul: an underflow to zero from nonzero operands is an error too.
+            if (step.op == ProgramOp::mul_float && r == 0 && a.f != 0 && b.f != 0) *error |= kProgramOverflow;
+            a.f = r;
+            break;
+          }
+          case ProgramOp::eq_int: a.i = a.i == b.i; break;
+          case ProgramOp::ne_int: a.i = a.i != b.i; break;
+          case ProgramOp::lt_int: a.i = a.i < b.i; break;
+          case ProgramOp::le_int: a.i = a.i <= b.i; break;
+          case ProgramOp::gt_int: a.i = a.i > b.i; break;
+          case ProgramOp::ge_int: a.i = a.i >= b.i; break;
+          case ProgramOp::eq_float: a.i = float_equal(a.f, b.f); break;
+          case ProgramOp::ne_float: a.i = !float_equal(a.f, b.f); break;
+          case ProgramOp::lt_float: a.i = float_less(a.f, b.f); break;
+          case ProgramOp::le_float: a.i = !float_less(b.f, a.f); break;
+          case ProgramOp::gt_float: a.i = float_less(b.f, a.f); break;
+          case ProgramOp::ge_float: a.i = !float_less(a.f, b.f); break;
+          default: break;
+        }
+        break;
+      }
+    }
+  }
+  return top >= 0 ? stack[top] : ProgramSlot{0, 0, true};
+}
+
+// Whether a row filter passes the row: true, not NULL.
+TALLY_HD bool program_passes(const ProgramSlot& v) { return !v.null && v.i != 0; }
+
+// An int64 result: error when it leaves the 18 digits an engine input holds
+// (the same bound as the host's evaluated inputs, engine_aggregator_sink.cpp).
+TALLY_HD int64_t program_int64(const ProgramSlot& v, uint32_t* error) {
+  if (!v.null && (v.i > INT64_MAX || v.i < INT64_MIN)) *error |= kProgramOverflow;
+  return static_cast<int64_t>(v.i);
+}
+
+}  // namespace tally

@@ -1,0 +1,344 @@
+#include "executor/column_program_compiler.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace tally::executor {
+
+int ProgramColumnMap::add(int table_column) {
+  const auto it = std::find(table_columns.begin(), table_columns.end(), table_column);
+  if (it != table_columns.end()) return static_cast<int>(it - table_columns.begin());
+  table_columns.push_back(table_column);
+  return static_cast<int>(table_columns.size()) - 1;
+}
+
+namespace {
+
+// The static type of a compiled subexpression.
+enum class Kind { integer, numeric, floating, boolean };
+struct Typed {
+  Kind kind = Kind::integer;
+  int32_t scale = 0;  // numeric
+};
+
+bool int_kind(Kind k) { return k != Kind::floating; }
+
+// Bits of an integer type's range (int2/int4/int8), 0 for others.
+int int_bits(TypeId id) {
+  switch (id) {
+    case TypeId::int2: return 16;
+    case TypeId::int4: return 32;
+    case TypeId::int8: return 64;
+    default: return 0;
+  }
+}
+
+// Functions whose value changes between calls: never folded to a constant.
+bool volatile_function(const std::string& name) {
+  return name == "nextval" || name == "setval" || name == "currval" || name == "setseed" || name == "random" ||
+         name == "lastval";
+}
+
+// Whether `e` reads no column (constants, parameters and functions of them):
+// folded once, as PostgreSQL's planner folds it.
+bool foldable(const Expr& e) {
+  if (dynamic_cast<const ConstExpr*>(&e) || dynamic_cast<const ParamExpr*>(&e)) return true;
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) {
+    if (f->args.empty() || volatile_function(f->name)) return false;
+    return std::all_of(f->args.begin(), f->args.end(), [](const ExprPtr& a) { return foldable(*a); });
+  }
+  return false;
+}
+
+class Compiler {
+ public:
+  Compiler(ProgramColumnMap& columns, const std::vector<Value>* parameters) : columns_(columns), parameters_(parameters) {}
+
+  std::optional<Typed> compile(const Expr& e) {
+    if (foldable(e)) return constant(e);
+    if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) return column(*c);
+    if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) return function(*f);
+    if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
+      if (b->args.empty()) return std::nullopt;
+      for (size_t i = 0; i < b->args.size(); ++i) {
+        // AND and OR skip the right operand where the left decides.
+        const size_t skip = steps.size();
+        if (i > 0) emit(b->op == BoolOp::and_ ? ProgramOp::skip_if_false : ProgramOp::skip_if_true);
+        const auto t = compile(*b->args[i]);
+        if (!t || t->kind != Kind::boolean) return std::nullopt;
+        if (b->op == BoolOp::not_) {
+          if (b->args.size() != 1) return std::nullopt;
+          emit(ProgramOp::not_);
+        } else if (i > 0) {
+          emit(b->op == BoolOp::and_ ? ProgramOp::and_ : ProgramOp::or_);
+          steps[skip].arg = static_cast<int32_t>(steps.size() - skip - 1);
+        }
+      }
+      return Typed{Kind::boolean};
+    }
+    if (const auto* n = dynamic_cast<const NullTestExpr*>(&e)) {
+      if (!compile(*n->arg)) return std::nullopt;
+      emit(n->is_not ? ProgramOp::is_not_null : ProgramOp::is_null);
+      return Typed{Kind::boolean};
+    }
+    if (const auto* in = dynamic_cast<const InListExpr*>(&e)) {
+      // x IN (a, b) is x = a OR x = b, NULLs included.
+      if (in->list.empty()) return std::nullopt;
+      for (size_t i = 0; i < in->list.size(); ++i) {
+        if (!comparison("=", *in->arg, *in->list[i])) return std::nullopt;
+        if (i > 0) emit(ProgramOp::or_);
+      }
+      if (in->negated) emit(ProgramOp::not_);
+      return Typed{Kind::boolean};
+    }
+    return std::nullopt;
+  }
+
+  std::vector<ProgramStep> steps;
+  int depth = 0, max_depth = 0;
+
+ private:
+  void emit(ProgramOp op, int32_t arg = 0, int64_t value = 0, double fvalue = 0) {
+    steps.push_back(ProgramStep{op, arg, value, fvalue});
+    switch (op) {
+      case ProgramOp::load: case ProgramOp::const_int: case ProgramOp::const_float: case ProgramOp::const_null:
+        ++depth;
+        break;
+      case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
+      case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
+      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true:
+        break;
+      default: --depth; break;  // binary
+    }
+    max_depth = std::max(max_depth, depth);
+  }
+
+  std::optional<Typed> constant(const Expr& e) {
+    Value v;
+    try {
+      v = evaluate_constant(e, parameters_);
+    } catch (const Error&) {
+      return std::nullopt;  // the host path raises it as PostgreSQL does
+    }
+    const TypeId id = e.type.id;
+    if (is_null(v)) {
+      emit(ProgramOp::const_null);
+      if (id == TypeId::boolean) return Typed{Kind::boolean};
+      if (is_float(id)) return id == TypeId::float8 ? std::optional<Typed>(Typed{Kind::floating}) : std::nullopt;
+      if (id == TypeId::numeric) return Typed{Kind::numeric, 0};
+      if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz) return Typed{};
+      return std::nullopt;
+    }
+    if (const auto* b = std::get_if<bool>(&v)) {
+      emit(ProgramOp::const_int, 0, *b ? 1 : 0);
+      return Typed{Kind::boolean};
+    }
+    if (const auto* i = std::get_if<int64_t>(&v)) {
+      if (id == TypeId::boolean) {
+        emit(ProgramOp::const_int, 0, *i != 0 ? 1 : 0);
+        return Typed{Kind::boolean};
+      }
+      if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz) return std::nullopt;
+      emit(ProgramOp::const_int, 0, *i);
+      return Typed{};
+    }
+    if (const auto* d = std::get_if<double>(&v)) {
+      if (id != TypeId::float8) return std::nullopt;
+      emit(ProgramOp::const_float, 0, 0, *d);
+      return Typed{Kind::floating};
+    }
+    if (const auto* n = std::get_if<Numeric>(&v)) {
+      if (n->is_infinite() || n->scale < 0 || n->scale > 30 || n->mantissa > INT64_MAX || n->mantissa < INT64_MIN) {
+        return std::nullopt;
+      }
+      emit(ProgramOp::const_int, 0, static_cast<int64_t>(n->mantissa));
+      return Typed{Kind::numeric, n->scale};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Typed> column(const ColumnExpr& c) {
+    const TypeId id = c.type.id;
+    Typed t;
+    if (id == TypeId::boolean) t.kind = Kind::boolean;
+    else if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz) t.kind = Kind::integer;
+    else if (id == TypeId::float8 || id == TypeId::float4) t.kind = Kind::floating;
+    else if (id == TypeId::numeric && c.type.typmod >= 4 && c.type.numeric_precision() <= 18) {
+      t = Typed{Kind::numeric, c.type.numeric_scale()};  // stored as int64 at its declared scale
+    } else {
+      return std::nullopt;
+    }
+    emit(ProgramOp::load, columns_.add(c.index));
+    return t;
+  }
+
+  // Brings the value on top of the stack from scale `from` to `to` (>= from).
+  void rescale(int32_t from, int32_t to) {
+    if (to > from) emit(ProgramOp::scale_int, to - from);
+  }
+
+  std::optional<Typed> function(const FunctionExpr& f) {
+    const std::string& name = f.name;
+    const TypeId out = f.type.id;
+    if (f.type.id == TypeId::float4) return std::nullopt;  // float4 arithmetic rounds as float4
+    if (name == "cast" && f.args.size() == 1) return cast(f);
+    if (name == "-" && f.args.size() == 1) {
+      const auto t = compile(*f.args[0]);
+      if (!t || t->kind == Kind::boolean) return std::nullopt;
+      if (t->kind == Kind::floating) {
+        emit(ProgramOp::neg_float);
+      } else {
+        emit(ProgramOp::neg_int);
+        if (int_bits(out)) emit(ProgramOp::check_range, int_bits(out));
+      }
+      return t;
+    }
+    if (f.args.size() != 2) return std::nullopt;
+    if (name == "=" || name == "<>" || name == "!=" || name == "<" || name == "<=" || name == ">" || name == ">=") {
+      if (!comparison(name, *f.args[0], *f.args[1])) return std::nullopt;
+      return Typed{Kind::boolean};
+    }
+    if (name != "+" && name != "-" && name != "*") return std::nullopt;
+    if (out == TypeId::float8) {
+      const auto a = compile(*f.args[0]);
+      if (!a || a->kind != Kind::floating) return std::nullopt;
+      const auto b = compile(*f.args[1]);
+      if (!b || b->kind != Kind::floating) return std::nullopt;
+      emit(name == "+" ? ProgramOp::add_float : name == "-" ? ProgramOp::sub_float : ProgramOp::mul_float);
+      return Typed{Kind::floating};
+    }
+    if (!int_bits(out) && out != TypeId::numeric) return std::nullopt;  // date arithmetic and others stay on the host
+    // Numeric: + and - at the larger scale, * at the sum (PostgreSQL's dscale).
+    const size_t first = steps.size();
+    const auto a = compile(*f.args[0]);
+    if (!a || !int_kind(a->kind) || a->kind == Kind::boolean) return std::nullopt;
+    const size_t second = steps.size();
+    const auto b = compile(*f.args[1]);
+    if (!b || !int_kind(b->kind) || b->kind == Kind::boolean) return std::nullopt;
+    Typed r{out == TypeId::numeric ? Kind::numeric : Kind::integer, 0};
+    if (name == "*") {
+      r.scale = a->scale + b->scale;
+      emit(ProgramOp::mul_int);
+    } else {
+      r.scale = std::max(a->scale, b->scale);
+      rescale(b->scale, r.scale);
+      if (a->scale < r.scale) insert_scale(first, second, r.scale - a->scale);
+      emit(name == "+" ? ProgramOp::add_int : ProgramOp::sub_int);
+    }
+    if (int_bits(out)) emit(ProgramOp::check_range, int_bits(out));
+    return r;
+  }
+
+  // Inserts a scale step after the first operand's steps [first, second).
+  void insert_scale(size_t /*first*/, size_t second, int32_t k) {
+    steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(second), ProgramStep{ProgramOp::scale_int, k, 0, 0});
+  }
+
+  std::optional<Typed> cast(const FunctionExpr& f) {
+    const TypeId to = f.type.id;
+    const TypeId from = f.args[0]->type.id;
+    const auto t = compile(*f.args[0]);
+    if (!t) return std::nullopt;
+    if (int_bits(to) && int_bits(from)) {
+      if (int_bits(to) < int_bits(from)) emit(ProgramOp::check_range, int_bits(to));
+      return Typed{};
+    }
+    if (to == TypeId::numeric && f.type.typmod < 4) {
+      // An integer becomes a numeric of scale 0; a numeric keeps its scale.
+      if (int_bits(from)) return Typed{Kind::numeric, 0};
+      if (from == TypeId::numeric && t->kind == Kind::numeric) return t;
+      return std::nullopt;
+    }
+    if (to == TypeId::float8) {
+      if (from == TypeId::float4 || from == TypeId::float8) return Typed{Kind::floating};
+      // int4 and int2 convert exactly; int8 as C's conversion rounds, as PostgreSQL's i8tod does.
+      if (int_bits(from)) {
+        emit(ProgramOp::int_to_float);
+        return Typed{Kind::floating};
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool comparison(const std::string& op, const Expr& left, const Expr& right) {
+    const size_t first = steps.size();
+    const auto a = compile(left);
+    if (!a) return false;
+    const size_t second = steps.size();
+    const auto b = compile(right);
+    if (!b) return false;
+    const bool floating = a->kind == Kind::floating;
+    if (floating != (b->kind == Kind::floating)) return false;
+    if (!floating) {
+      const int32_t scale = std::max(a->scale, b->scale);
+      rescale(b->scale, scale);
+      if (a->scale < scale) insert_scale(first, second, scale - a->scale);
+    }
+    ProgramOp base = floating ? ProgramOp::eq_float : ProgramOp::eq_int;
+    int offset = 0;
+    if (op == "=") offset = 0;
+    else if (op == "<>" || op == "!=") offset = 1;
+    else if (op == "<") offset = 2;
+    else if (op == "<=") offset = 3;
+    else if (op == ">") offset = 4;
+    else offset = 5;
+    emit(static_cast<ProgramOp>(static_cast<int>(base) + offset));
+    return true;
+  }
+
+  ProgramColumnMap& columns_;
+  const std::vector<Value>* parameters_;
+};
+
+std::optional<ColumnProgram> finish(Compiler& c, ProgramResult result, int32_t scale) {
+  if (c.max_depth > kProgramStackDepth || c.steps.size() > 256) return std::nullopt;
+  ColumnProgram p;
+  p.steps = std::move(c.steps);
+  p.result = result;
+  p.scale = scale;
+  return p;
+}
+
+}  // namespace
+
+std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& columns,
+                                            const std::vector<Value>* parameters) {
+  ProgramColumnMap trial = columns;
+  Compiler c(trial, parameters);
+  const auto t = c.compile(e);
+  if (!t || t->kind != Kind::boolean) return std::nullopt;
+  auto p = finish(c, ProgramResult::boolean, 0);
+  if (p) columns = std::move(trial);
+  return p;
+}
+
+std::optional<ColumnProgram> compile_input(const Expr& e, ProgramColumnMap& columns,
+                                           const std::vector<Value>* parameters) {
+  ProgramColumnMap trial = columns;
+  Compiler c(trial, parameters);
+  const auto t = c.compile(e);
+  if (!t) return std::nullopt;
+  // The program's type must be the expression's: int64 for integers and
+  // booleans, scaled int64 for numeric, float64 for float8 only.
+  const TypeId id = e.type.id;
+  std::optional<ColumnProgram> p;
+  if (t->kind == Kind::floating) {
+    if (id != TypeId::float8) return std::nullopt;
+    p = finish(c, ProgramResult::float64, 0);
+  } else if (t->kind == Kind::numeric) {
+    if (id != TypeId::numeric) return std::nullopt;
+    p = finish(c, ProgramResult::int64, t->scale);
+  } else if (t->kind == Kind::boolean) {
+    if (id != TypeId::boolean) return std::nullopt;
+    p = finish(c, ProgramResult::int64, 0);
+  } else {
+    if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz) return std::nullopt;
+    p = finish(c, ProgramResult::int64, 0);
+  }
+  if (p) columns = std::move(trial);
+  return p;
+}
+
+}  // namespace tally::executor

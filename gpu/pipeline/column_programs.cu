@@ -1,0 +1,186 @@
+#include "gpu/pipeline/column_programs.hpp"
+
+#include <cstring>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+
+namespace tally::gpu {
+namespace {
+
+// Programs and columns one launch takes: kernel arguments, so that a launch
+// needs no copy of them first.
+constexpr int kMaxDevicePrograms = 16;
+constexpr int kMaxDeviceProgramColumns = 32;
+constexpr int kMaxDeviceSteps = 256;
+
+struct ProgramArgs {
+  tally::ProgramColumn columns[kMaxDeviceProgramColumns];
+  int column_count = 0;
+  int filter_begin = 0, filter_count = 0;  // steps of the row filter (count 0: none)
+  int input_begin[kMaxDevicePrograms] = {};
+  int input_count[kMaxDevicePrograms] = {};
+  uint8_t input_float[kMaxDevicePrograms] = {};
+  int inputs = 0;
+  uint8_t* mask = nullptr;
+  int64_t* values[kMaxDevicePrograms] = {};
+  uint8_t* validity[kMaxDevicePrograms] = {};
+  uint32_t* error = nullptr;
+};
+
+__global__ void programs_kernel(const tally::ProgramStep* steps, ProgramArgs args, int64_t rows) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  uint32_t error = 0;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    bool pass = true;
+    if (args.filter_count > 0) {
+      const tally::ProgramSlot v =
+          tally::run_program_row(steps + args.filter_begin, args.filter_count, args.columns, static_cast<size_t>(r), &error);
+      pass = tally::program_passes(v);
+    }
+    args.mask[r] = pass ? 1 : 0;
+    for (int i = 0; i < args.inputs; ++i) {
+      if (args.input_count[i] == 0) continue;
+      if (!pass) {
+        // A row WHERE drops is not computed (no error from it) and stays NULL.
+        args.values[i][r] = 0;
+        args.validity[i][r] = 0;
+        continue;
+      }
+      const tally::ProgramSlot v = tally::run_program_row(steps + args.input_begin[i], args.input_count[i], args.columns,
+                                                          static_cast<size_t>(r), &error);
+      if (args.input_float[i]) {
+        double f = v.f;
+        int64_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        args.values[i][r] = bits;
+      } else {
+        args.values[i][r] = tally::program_int64(v, &error);
+      }
+      args.validity[i][r] = v.null ? 0 : 1;
+    }
+  }
+  if (error != 0) atomicOr(args.error, error);
+}
+
+}  // namespace
+
+struct DeviceProgramEvaluator::Impl {
+  DeviceBuffer steps, mask, error;
+  std::vector<DeviceBuffer> values, validity;
+  std::vector<tally::ProgramStep> host_steps;
+};
+
+DeviceProgramEvaluator::DeviceProgramEvaluator() : impl_(std::make_unique<Impl>()) {}
+DeviceProgramEvaluator::~DeviceProgramEvaluator() = default;
+
+void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
+                                      const std::vector<ColumnPointer>& columns,
+                                      const std::vector<tally::ColumnWidth>& widths, int64_t rows, StreamHandle stream) {
+  if (columns.size() > static_cast<size_t>(kMaxDeviceProgramColumns) || inputs.size() > static_cast<size_t>(kMaxDevicePrograms))
+    throw Error(SqlState::feature_not_supported, "GPU: more program columns or inputs than one launch takes");
+  Impl& m = *impl_;
+  ProgramArgs args;
+  m.host_steps.clear();
+  auto append = [&](const tally::ColumnProgram& p, int& begin, int& count) {
+    begin = static_cast<int>(m.host_steps.size());
+    count = static_cast<int>(p.steps.size());
+    m.host_steps.insert(m.host_steps.end(), p.steps.begin(), p.steps.end());
+  };
+  append(filter, args.filter_begin, args.filter_count);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    append(inputs[i], args.input_begin[i], args.input_count[i]);
+    args.input_float[i] = inputs[i].result == tally::ProgramResult::float64;
+  }
+  if (m.host_steps.size() > static_cast<size_t>(kMaxDeviceSteps))
+    throw Error(SqlState::feature_not_supported, "GPU: programs longer than one launch takes");
+  args.inputs = static_cast<int>(inputs.size());
+  args.column_count = static_cast<int>(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    args.columns[c] = tally::ProgramColumn{columns[c].data, columns[c].validity, static_cast<uint8_t>(widths[c])};
+  }
+  const size_t n = static_cast<size_t>(rows > 0 ? rows : 1);
+  m.steps.ensure(std::max<size_t>(1, m.host_steps.size()) * sizeof(tally::ProgramStep), stream);
+  m.mask.ensure(n, stream);
+  m.error.ensure(sizeof(uint32_t), stream);
+  m.values.resize(inputs.size());
+  m.validity.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) continue;
+    m.values[i].ensure(n * sizeof(int64_t), stream);
+    m.validity[i].ensure(n, stream);
+    args.values[i] = m.values[i].get<int64_t>();
+    args.validity[i] = m.validity[i].get<uint8_t>();
+  }
+  args.mask = m.mask.get<uint8_t>();
+  args.error = m.error.get<uint32_t>();
+  // The steps are copied from pageable memory: the copy completes before
+  // cudaMemcpyAsync returns, so host_steps may change after this call.
+  if (!m.host_steps.empty()) {
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(m.steps.get(), m.host_steps.data(), m.host_steps.size() * sizeof(tally::ProgramStep),
+                                     cudaMemcpyHostToDevice, stream));
+  }
+  TALLY_CUDA_CHECK(cudaMemsetAsync(m.error.get(), 0, sizeof(uint32_t), stream));
+  if (rows <= 0) return;
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((rows + threads - 1) / threads, 4096);
+  programs_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(m.steps.get<tally::ProgramStep>(), args, rows);
+  TALLY_CUDA_CHECK_LAUNCH("programs_kernel");
+}
+
+const uint8_t* DeviceProgramEvaluator::mask() const { return impl_->mask.get<uint8_t>(); }
+const void* DeviceProgramEvaluator::input(size_t i) const { return impl_->values[i].get(); }
+const uint8_t* DeviceProgramEvaluator::input_validity(size_t i) const { return impl_->validity[i].get<uint8_t>(); }
+
+uint32_t DeviceProgramEvaluator::errors(StreamHandle stream) {
+  uint32_t flags = 0;
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(&flags, impl_->error.get(), sizeof flags, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return flags;
+}
+
+DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
+                                                const std::vector<tally::ColumnProgram>& inputs,
+                                                const std::vector<tally::ColumnView>& columns, int64_t rows) {
+  cudaStream_t stream = nullptr;
+  TALLY_CUDA_CHECK(cudaStreamCreate(&stream));
+  struct Destroy {
+    cudaStream_t s;
+    ~Destroy() { (void)cudaStreamDestroy(s); }
+  } destroy{stream};
+  const size_t n = static_cast<size_t>(rows);
+  std::vector<DeviceBuffer> copies;
+  std::vector<ColumnPointer> pointers;
+  std::vector<tally::ColumnWidth> widths;
+  for (const tally::ColumnView& c : columns) {
+    const size_t bytes = n * (c.width == tally::ColumnWidth::int32 || c.width == tally::ColumnWidth::float32 ? 4 : 8);
+    copies.emplace_back(std::max<size_t>(bytes, 1), stream);
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(copies.back().get(), c.data, bytes, cudaMemcpyHostToDevice, stream));
+    ColumnPointer p{copies.back().get(), nullptr};
+    if (c.validity != nullptr) {
+      copies.emplace_back(std::max<size_t>(n, 1), stream);
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(copies.back().get(), c.validity, n, cudaMemcpyHostToDevice, stream));
+      p.validity = copies.back().get<uint8_t>();
+    }
+    pointers.push_back(p);
+    widths.push_back(c.width);
+  }
+  DeviceProgramEvaluator evaluator;
+  evaluator.evaluate(filter, inputs, pointers, widths, rows, stream);
+  DeviceProgramResult out;
+  out.mask.resize(n);
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(out.mask.data(), evaluator.mask(), n, cudaMemcpyDeviceToHost, stream));
+  out.inputs.resize(inputs.size());
+  out.validity.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) continue;
+    out.inputs[i].resize(n);
+    out.validity[i].resize(n);
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.inputs[i].data(), evaluator.input(i), n * 8, cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.validity[i].data(), evaluator.input_validity(i), n, cudaMemcpyDeviceToHost, stream));
+  }
+  out.errors = evaluator.errors(stream);
+  return out;
+}
+
+}  // namespace tally::gpu

@@ -1,0 +1,59 @@
+#pragma once
+// Column programs (common/column_program.hpp) evaluated on the device: one
+// thread per row, the row filter and every input program of the row in one
+// kernel, over device columns (a staged chunk's, resident in the column
+// cache or copied). The per-row code is the header's run_program_row, the
+// same the CPU engine runs on the host.
+// Host-only header: builds without CUDA (gpu_stub.cpp throws).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/aggregate_engine.hpp"
+#include "gpu/group_by.hpp"
+
+namespace tally::gpu {
+
+class DeviceProgramEvaluator {
+ public:
+  DeviceProgramEvaluator();
+  ~DeviceProgramEvaluator();
+  DeviceProgramEvaluator(const DeviceProgramEvaluator&) = delete;
+  DeviceProgramEvaluator& operator=(const DeviceProgramEvaluator&) = delete;
+
+  // Enqueues on `stream` the evaluation of `filter` (may be empty) and of
+  // `inputs` (empty programs skipped) over rows [0, rows) of the device
+  // columns (widths[i]: how column i is stored). Results stay in device
+  // arrays this object owns until the next call: mask() one byte per row
+  // (1 = the filter passes; all 1 without a filter), input(i) 8 bytes per
+  // row (int64 or double) and input_validity(i) one byte per row, the rows
+  // the filter drops NULL. Error flags accumulate on the device; errors()
+  // waits for `stream` and reads them.
+  void evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
+                const std::vector<ColumnPointer>& columns, const std::vector<tally::ColumnWidth>& widths, int64_t rows,
+                StreamHandle stream);
+  const uint8_t* mask() const;
+  const void* input(size_t i) const;
+  const uint8_t* input_validity(size_t i) const;
+  uint32_t errors(StreamHandle stream);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host in, host out (tests, and chunks the host already has): evaluates the
+// programs on the current device over host columns and returns the mask,
+// the inputs (8 bytes per row each) and their validity, and the error flags.
+struct DeviceProgramResult {
+  std::vector<uint8_t> mask;
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<std::vector<uint8_t>> validity;
+  uint32_t errors = 0;
+};
+DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
+                                                const std::vector<tally::ColumnProgram>& inputs,
+                                                const std::vector<tally::ColumnView>& columns, int64_t rows);
+
+}  // namespace tally::gpu

@@ -1,0 +1,291 @@
+// Column programs (common/column_program.hpp): the evaluator the GPU kernel
+// and the CPU engine share, op by op (three-valued logic, NULLs, overflow
+// flags, numeric scales, PostgreSQL's float order); and WHERE clauses and
+// aggregate inputs compiled from SQL (executor/column_program_compiler.hpp)
+// and run by the CPU engine, whose answers must equal the generic path's
+// row-by-row Expr evaluation, with EXPLAIN ANALYZE saying the engine took them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "common/column_program_run.hpp"
+#include "executor/table_provider.hpp"
+#include "tests/executor/column_fixture.hpp"
+#include "tests/executor/select_runner.hpp"
+
+namespace tally::executor {
+namespace {
+
+using testing::column;
+
+ProgramStep op(ProgramOp o, int32_t arg = 0) { return ProgramStep{o, arg, 0, 0}; }
+ProgramStep cint(int64_t v) { return ProgramStep{ProgramOp::const_int, 0, v, 0}; }
+ProgramStep cfloat(double v) { return ProgramStep{ProgramOp::const_float, 0, 0, v}; }
+ProgramStep cnull() { return op(ProgramOp::const_null); }
+
+struct Out {
+  ProgramSlot v;
+  uint32_t error = 0;
+};
+
+Out run(const std::vector<ProgramStep>& steps, const std::vector<ProgramColumn>& cols = {}, size_t row = 0) {
+  Out o;
+  o.v = run_program_row(steps.data(), static_cast<int>(steps.size()), cols.data(), row, &o.error);
+  return o;
+}
+
+// SQL's three-valued AND and OR: -1 stands for NULL.
+TEST(ColumnProgram, ThreeValuedLogic) {
+  const int values[] = {0, 1, -1};
+  auto push = [](int v) { return v < 0 ? cnull() : cint(v); };
+  for (const int a : values) {
+    for (const int b : values) {
+      const Out land = run({push(a), push(b), op(ProgramOp::and_)});
+      const Out lor = run({push(a), push(b), op(ProgramOp::or_)});
+      const int want_and = (a == 0 || b == 0) ? 0 : (a < 0 || b < 0) ? -1 : 1;
+      const int want_or = (a == 1 || b == 1) ? 1 : (a < 0 || b < 0) ? -1 : 0;
+      EXPECT_EQ(land.v.null ? -1 : static_cast<int>(land.v.i), want_and) << a << " AND " << b;
+      EXPECT_EQ(lor.v.null ? -1 : static_cast<int>(lor.v.i), want_or) << a << " OR " << b;
+    }
+    const Out n = run({push(a), op(ProgramOp::not_)});
+    EXPECT_EQ(n.v.null ? -1 : static_cast<int>(n.v.i), a < 0 ? -1 : 1 - a);
+    const Out isnull = run({push(a), op(ProgramOp::is_null)});
+    EXPECT_FALSE(isnull.v.null);
+    EXPECT_EQ(isnull.v.i, a < 0 ? 1 : 0);
+  }
+  // A filter passes true only: NULL and false drop the row.
+  EXPECT_FALSE(program_passes(run({cnull()}).v));
+  EXPECT_FALSE(program_passes(run({cint(0)}).v));
+  EXPECT_TRUE(program_passes(run({cint(1)}).v));
+}
+
+// AND skips its right operand where the left is false (OR where true): the
+// answer is the same, and an overflow there is not raised, as PostgreSQL
+// stops at a false qual.
+TEST(ColumnProgram, ShortCircuitsKeepThreeValuedAnswers) {
+  const std::vector<ProgramStep> overflowing_right = {cint(INT32_MAX), cint(2), op(ProgramOp::mul_int),
+                                                      op(ProgramOp::check_range, 32), cint(0), op(ProgramOp::gt_int)};
+  auto with_left = [&](ProgramStep left, ProgramOp skip, ProgramOp combine) {
+    std::vector<ProgramStep> steps = {left, op(skip, static_cast<int32_t>(overflowing_right.size() + 1))};
+    steps.insert(steps.end(), overflowing_right.begin(), overflowing_right.end());
+    steps.push_back(op(combine));
+    return run(steps);
+  };
+  const Out false_and = with_left(cint(0), ProgramOp::skip_if_false, ProgramOp::and_);
+  EXPECT_EQ(false_and.error, 0u);
+  EXPECT_FALSE(false_and.v.null);
+  EXPECT_EQ(false_and.v.i, 0);
+  const Out true_or = with_left(cint(1), ProgramOp::skip_if_true, ProgramOp::or_);
+  EXPECT_EQ(true_or.error, 0u);
+  EXPECT_EQ(true_or.v.i, 1);
+  // NULL and the non-deciding value evaluate the right operand.
+  EXPECT_EQ(with_left(cnull(), ProgramOp::skip_if_false, ProgramOp::and_).error, kProgramOverflow);
+  EXPECT_EQ(with_left(cint(1), ProgramOp::skip_if_false, ProgramOp::and_).error, kProgramOverflow);
+  const Out null_and_false = run({cnull(), op(ProgramOp::skip_if_false, 2), cint(0), op(ProgramOp::and_)});
+  EXPECT_FALSE(null_and_false.v.null);
+  EXPECT_EQ(null_and_false.v.i, 0);
+}
+
+TEST(ColumnProgram, NullsPropagateThroughArithmeticAndComparisons) {
+  for (const ProgramOp o : {ProgramOp::add_int, ProgramOp::mul_int, ProgramOp::lt_int, ProgramOp::eq_int}) {
+    EXPECT_TRUE(run({cint(3), cnull(), op(o)}).v.null);
+    EXPECT_TRUE(run({cnull(), cint(3), op(o)}).v.null);
+  }
+  EXPECT_TRUE(run({cfloat(1), cnull(), op(ProgramOp::mul_float)}).v.null);
+}
+
+TEST(ColumnProgram, IntegerRangesOverflowAsPostgresTypes) {
+  // int4: 2147483647 + 1 leaves int4; -2147483648 stays.
+  EXPECT_EQ(run({cint(INT32_MAX), cint(1), op(ProgramOp::add_int), op(ProgramOp::check_range, 32)}).error,
+            kProgramOverflow);
+  const Out low = run({cint(INT32_MIN + 1), cint(1), op(ProgramOp::sub_int), op(ProgramOp::check_range, 32)});
+  EXPECT_EQ(low.error, 0u);
+  EXPECT_EQ(static_cast<int64_t>(low.v.i), INT32_MIN);
+  EXPECT_EQ(run({cint(INT16_MIN), op(ProgramOp::neg_int), op(ProgramOp::check_range, 16)}).error, kProgramOverflow);
+  // int8 products through int128: exact, then checked.
+  const Out big = run({cint(INT64_MAX), cint(2), op(ProgramOp::mul_int)});
+  EXPECT_EQ(big.error, 0u);
+  EXPECT_TRUE(big.v.i == static_cast<__int128>(INT64_MAX) * 2);
+  EXPECT_EQ(run({cint(INT64_MAX), cint(2), op(ProgramOp::mul_int), op(ProgramOp::check_range, 64)}).error,
+            kProgramOverflow);
+  uint32_t error = 0;
+  program_int64(big.v, &error);
+  EXPECT_EQ(error, kProgramOverflow);
+  // Operands past what int128 multiplies exactly are flagged, not wrapped.
+  EXPECT_EQ(run({cint(INT64_MAX), cint(INT64_MAX), op(ProgramOp::mul_int), cint(INT64_MAX), op(ProgramOp::mul_int)}).error,
+            kProgramOverflow);
+}
+
+TEST(ColumnProgram, NumericScales) {
+  // 12.34 (scale 2) * 0.5 (scale 1) = 6.170 (scale 3); 12.34 + 0.5 = 12.84 at scale 2.
+  const Out product = run({cint(1234), cint(5), op(ProgramOp::mul_int)});
+  EXPECT_TRUE(product.v.i == 6170);
+  const Out sum = run({cint(1234), cint(5), op(ProgramOp::scale_int, 1), op(ProgramOp::add_int)});
+  EXPECT_TRUE(sum.v.i == 1284);
+  // Comparisons at the larger scale: 1.5 (15, scale 1) > 1.49 (149, scale 2).
+  EXPECT_EQ(run({cint(15), op(ProgramOp::scale_int, 1), cint(149), op(ProgramOp::gt_int)}).v.i, 1);
+}
+
+TEST(ColumnProgram, FloatsInPostgresOrderAndOverflow) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(run({cfloat(nan), cfloat(nan), op(ProgramOp::eq_float)}).v.i, 1);
+  EXPECT_EQ(run({cfloat(nan), cfloat(inf), op(ProgramOp::gt_float)}).v.i, 1);
+  EXPECT_EQ(run({cfloat(1), cfloat(nan), op(ProgramOp::lt_float)}).v.i, 1);
+  EXPECT_EQ(run({cfloat(nan), cfloat(1), op(ProgramOp::le_float)}).v.i, 0);
+  EXPECT_EQ(run({cfloat(-0.0), cfloat(0.0), op(ProgramOp::eq_float)}).v.i, 1);
+  EXPECT_EQ(run({cfloat(1e308), cfloat(10), op(ProgramOp::mul_float)}).error, kProgramOverflow);
+  EXPECT_EQ(run({cfloat(1e-308), cfloat(1e-308), op(ProgramOp::mul_float)}).error, kProgramOverflow);
+  EXPECT_EQ(run({cfloat(inf), cfloat(1), op(ProgramOp::add_float)}).error, 0u);
+  EXPECT_EQ(run({cint(-7), op(ProgramOp::int_to_float)}).v.f, -7.0);
+}
+
+TEST(ColumnProgram, LoadsEachWidthWithValidity) {
+  const int32_t i32[] = {5, -6};
+  const int64_t i64[] = {int64_t{1} << 40, 2};
+  const float f32[] = {0.5f, 1.5f};
+  const double f64[] = {2.5, -1};
+  const uint8_t valid[] = {1, 0};
+  const std::vector<ProgramColumn> cols = {{i32, valid, static_cast<uint8_t>(ColumnWidth::int32)},
+                                           {i64, nullptr, static_cast<uint8_t>(ColumnWidth::int64)},
+                                           {f32, nullptr, static_cast<uint8_t>(ColumnWidth::float32)},
+                                           {f64, nullptr, static_cast<uint8_t>(ColumnWidth::float64)}};
+  EXPECT_TRUE(run({op(ProgramOp::load, 0)}, cols, 0).v.i == 5);
+  EXPECT_TRUE(run({op(ProgramOp::load, 0)}, cols, 1).v.null);
+  EXPECT_TRUE(run({op(ProgramOp::load, 1)}, cols, 0).v.i == (int64_t{1} << 40));
+  EXPECT_EQ(run({op(ProgramOp::load, 2)}, cols, 1).v.f, 1.5);
+  EXPECT_EQ(run({op(ProgramOp::load, 3), op(ProgramOp::load, 2), op(ProgramOp::add_float)}, cols, 0).v.f, 3.0);
+}
+
+// ---- compiled from SQL, run by the CPU engine, against the generic path ----
+
+std::shared_ptr<MemoryTable> make_table(size_t rows) {
+  auto table = std::make_shared<MemoryTable>(
+      "t",
+      std::vector<TableColumn>{{"g", {TypeId::int4}}, {"v", {TypeId::int4}}, {"w", {TypeId::int2}}, {"b", {TypeId::int8}},
+                               {"n", SqlType::numeric(12, 2)}, {"f", {TypeId::float8}}, {"x", {TypeId::boolean}},
+                               {"d", {TypeId::date}}},
+      4242);
+  std::mt19937_64 rng(11);
+  for (size_t done = 0; done < rows;) {
+    const size_t chunk = std::min<size_t>(3000, rows - done);
+    std::vector<int32_t> g, v, d;
+    std::vector<int16_t> w;
+    std::vector<int64_t> b, n;
+    std::vector<double> f;
+    std::vector<uint8_t> x, v_valid, n_valid, f_valid, x_valid, all;
+    for (size_t r = 0; r < chunk; ++r) {
+      g.push_back(static_cast<int32_t>(rng() % 12));
+      const uint64_t pick = rng() % 400;
+      v.push_back(pick == 0 ? 2000000000 : static_cast<int32_t>(rng() % 2001) - 1000);
+      v_valid.push_back(rng() % 8 != 0);
+      w.push_back(static_cast<int16_t>(static_cast<int>(rng() % 601) - 300));
+      b.push_back(static_cast<int64_t>(rng() % 2000001) - 1000000);
+      n.push_back(static_cast<int64_t>(rng() % 200001) - 100000);  // -1000.00 .. 1000.00
+      n_valid.push_back(rng() % 10 != 0);
+      f.push_back(pick == 1 ? std::numeric_limits<double>::quiet_NaN()
+                            : static_cast<double>(static_cast<int>(rng() % 4001) - 2000) / 8.0);
+      f_valid.push_back(rng() % 9 != 0);
+      x.push_back(rng() % 2);
+      x_valid.push_back(rng() % 5 != 0);
+      d.push_back(static_cast<int32_t>(rng() % 3000) - 1000);  // days around 2000-01-01
+      all.push_back(1);
+    }
+    auto batch = std::make_shared<storage::ChunkBatch>();
+    batch->rows = chunk;
+    batch->columns.push_back(column(TypeId::int4, g, all));
+    batch->columns.push_back(column(TypeId::int4, v, v_valid));
+    batch->columns.push_back(column(TypeId::int2, w, all));
+    batch->columns.push_back(column(TypeId::int8, b, all));
+    batch->columns.push_back(column(TypeId::numeric, n, n_valid));
+    batch->columns.back().type = SqlType::numeric(12, 2);
+    batch->columns.push_back(column(TypeId::float8, f, f_valid));
+    batch->columns.push_back(column(TypeId::boolean, x, x_valid));
+    batch->columns.push_back(column(TypeId::date, d, all));
+    table->append(batch);
+    done += chunk;
+  }
+  return table;
+}
+
+struct Answer {
+  std::vector<std::string> rows;
+  std::vector<std::string> explain;
+  std::string error;  // SQLSTATE, "" when it answered
+};
+
+Answer ask(const std::string& sql, MemoryTableProvider& tables, const std::string& engine) {
+  Answer a;
+  ExecContext ec;
+  ec.engine = engine;
+  ec.explain = &a.explain;
+  try {
+    a.rows = testing::sorted_text_lines(testing::run_select_sql(sql, tables, ec));
+  } catch (const Error& e) {
+    a.error = std::string(sqlstate_code(e.state()));
+  }
+  return a;
+}
+
+bool mentions(const Answer& a, const std::string& text) {
+  return std::any_of(a.explain.begin(), a.explain.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+TEST(ColumnProgramSql, EngineProgramsAnswerAsTheExpressionEvaluator) {
+  MemoryTableProvider tables;
+  tables.put(make_table(9000));
+  struct Case {
+    std::string sql;
+    bool filter, inputs;
+  };
+  const std::vector<Case> cases = {
+      {"SELECT g, count(*), sum(v), avg(n) FROM t WHERE v > 0 AND w < 100 GROUP BY g", true, false},
+      {"SELECT g, sum(n * (1 - n)), sum(n * b), avg(n + v) FROM t WHERE g >= 0 GROUP BY g", true, true},
+      {"SELECT sum(n * 2.5), count(*) FROM t WHERE d BETWEEN date '1999-06-01' AND date '2001-01-01' AND n < 24", true, true},
+      {"SELECT g, sum(f * v), avg(f - 1) FROM t WHERE v > 50 GROUP BY g", true, true},
+      {"SELECT g, count(*), sum(w) FROM t WHERE x OR v IS NULL GROUP BY g", true, false},
+      {"SELECT g, count(*) FROM t WHERE NOT (x AND w > 0) GROUP BY g", true, false},
+      {"SELECT g, count(*), min(b) FROM t WHERE w IN (1, 2, 3, NULL) OR w NOT IN (5, -5) GROUP BY g", true, false},
+      {"SELECT g, count(*) FROM t WHERE f < 'NaN'::float8 AND f >= -10 GROUP BY g", true, false},
+      {"SELECT g, count(*) FROM t WHERE f = 'NaN'::float8 GROUP BY g", true, false},
+      {"SELECT g, bool_and(v > 0), bool_or(n IS NULL), min(w - 1), max(-b) FROM t WHERE g < 6 GROUP BY g", true, true},
+      {"SELECT g, count(*), sum(v) FROM t WHERE v > 100000000 GROUP BY g", true, false},
+      {"SELECT count(*), sum(v) FROM t WHERE g > 100", true, false},
+      {"SELECT g, sum(v * 2) FROM t WHERE v < 1000 GROUP BY g", true, true},
+      {"SELECT g, sum(v::bigint * 4), sum(w * w) FROM t WHERE v IS NOT NULL GROUP BY g", true, true},
+      // Out of int4 on some row: 22003 as PostgreSQL raises it.
+      {"SELECT g, sum(v * 2) FROM t WHERE g < 100 GROUP BY g", true, true},
+      // Without WHERE the inputs stay on the host path.
+      {"SELECT g, sum(n * (1 - n)), sum(v * 2) FROM t GROUP BY g", false, false},
+      {"SELECT g, count(*) FROM t WHERE v * 4 > 0 GROUP BY g", true, false},
+  };
+  for (const Case& c : cases) {
+    const Answer cpu = ask(c.sql, tables, "cpu");
+    const Answer generic = ask(c.sql, tables, "generic");
+    EXPECT_EQ(cpu.error, generic.error) << c.sql;
+    EXPECT_EQ(cpu.rows, generic.rows) << c.sql;
+    if (cpu.error.empty()) {
+      EXPECT_EQ(mentions(cpu, "Filter on CPU engine"), c.filter) << c.sql;
+      EXPECT_EQ(mentions(cpu, "Aggregate inputs on CPU engine"), c.inputs) << c.sql;
+    }
+  }
+  // The overflow cases really overflow, and the data is not degenerate.
+  EXPECT_EQ(ask("SELECT g, sum(v * 2) FROM t WHERE g < 100 GROUP BY g", tables, "cpu").error, "22003");
+  EXPECT_GT(ask("SELECT g, count(*) FROM t WHERE x OR v IS NULL GROUP BY g", tables, "cpu").rows.size(), 10u);
+}
+
+TEST(ColumnProgramSql, OutsideTheSubsetStaysOnTheHost) {
+  MemoryTableProvider tables;
+  tables.put(make_table(3000));
+  for (const std::string sql : {"SELECT g, count(*) FROM t WHERE v / 2 > 3 GROUP BY g",
+                                "SELECT g, sum(v / 2) FROM t GROUP BY g",
+                                "SELECT g, count(*) FROM t WHERE abs(v) > 3 GROUP BY g"}) {
+    const Answer cpu = ask(sql, tables, "cpu");
+    EXPECT_EQ(cpu.rows, ask(sql, tables, "generic").rows) << sql;
+    EXPECT_FALSE(mentions(cpu, "on CPU engine")) << sql;
+  }
+}
+
+}  // namespace
+}  // namespace tally::executor
