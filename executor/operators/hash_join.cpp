@@ -139,37 +139,12 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
   };
 
-  // Keeps the pairs of a part that pass the residual condition. Only the
-  // columns the condition reads are gathered for it.
-  std::vector<int> residual_layout;
-  std::vector<std::pair<bool, size_t>> residual_columns;  // (from the build side, column)
-  {
-    std::set<int> refs;
-    for (const auto& e : residual_) collect_refs(*e, refs);
-    for (size_t c = 0; c < probe.layout().size(); ++c) {
-      if (refs.count(probe.layout()[c])) residual_columns.emplace_back(false, c), residual_layout.push_back(probe.layout()[c]);
-    }
-    for (size_t c = 0; c < build.layout().size(); ++c) {
-      if (refs.count(build.layout()[c])) residual_columns.emplace_back(true, c), residual_layout.push_back(build.layout()[c]);
-    }
-    residual_layout.push_back(static_cast<int>(space_width_));  // the pair numbers
-  }
+  // Keeps the pairs of a part that pass the residual condition.
+  const ResidualTest residual(residual_, probe, build, space_width_);
   auto apply_residual = [&](ProbePart& part, const DataChunk& chunk) {
-    if (residual_.empty() || part.pr.empty()) return;
-    DataChunk pairs;
-    pairs.rows = part.pr.size();
-    for (const auto& [from_build, c] : residual_columns) {
-      pairs.columns.push_back(from_build ? gather(table.rows.columns[c], part.br) : gather(chunk.columns[c], part.pr));
-    }
-    // The pair numbers ride along as a column so the filter keeps them in step.
-    Vector index({TypeId::int8});
-    index.resize(part.pr.size());
-    for (size_t i = 0; i < part.pr.size(); ++i) index.ints[i] = static_cast<int64_t>(i);
-    pairs.columns.push_back(std::move(index));
-    filter_chunk(pairs, residual_, residual_layout, space_width_ + 1, context.parameters);
+    if (residual.empty() || part.pr.empty()) return;
     std::vector<uint32_t> kept_p, kept_b;
-    for (size_t i = 0; i < pairs.rows; ++i) {
-      const auto at = static_cast<size_t>(pairs.columns.back().ints[i]);
+    for (const uint32_t at : residual.passing(chunk, part.pr, table.rows, part.br, context.parameters)) {
       kept_p.push_back(part.pr[at]);
       kept_b.push_back(part.br[at]);
     }
@@ -264,16 +239,8 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   // A probe row without a match gives nothing in an inner or semi join: a
   // scan on the probe side tests its keys against the table first, and
   // converts the rest of its columns only for the rows that match.
-  const auto* probe_scan = dynamic_cast<const TableScan*>(&probe);
-  if (probe_scan != nullptr && hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
-    TableScan::KeyTest key_test;
-    key_test.keys = &probe_keys_;
-    key_test.test = [&table](const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep) {
-      for (size_t r = 0; r < rows; ++r) {
-        if (table.chains.find(table.keys, keys, r) != kNullRow) keep.push_back(static_cast<uint32_t>(r));
-      }
-    };
-    probe_scan->run(context, probe_sink, &key_test);
+  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
+    run_matching_keys(probe, probe_keys_, table, context, probe_sink);
   } else {
     probe.run(context, probe_sink);
   }

@@ -74,4 +74,32 @@ struct HeldSide {
 HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys, size_t space_width,
                    ExecContext& context);
 
+// A join's residual condition (conjuncts over both sides), tested on
+// candidate pairs: a row of the first side with a row of the second. Only
+// the columns the condition reads are gathered for it.
+class ResidualTest {
+ public:
+  ResidualTest(const std::vector<ExprPtr>& residual, const PhysicalOperator& first, const PhysicalOperator& second,
+               size_t space_width);
+  bool empty() const { return residual_.empty(); }
+  // The numbers i of the pairs (row first_rows[i] of `first`, row
+  // second_rows[i] of `second`) that pass, in order.
+  std::vector<uint32_t> passing(const DataChunk& first, const std::vector<uint32_t>& first_rows,
+                                const DataChunk& second, const std::vector<uint32_t>& second_rows,
+                                const std::vector<Value>* parameters) const;
+
+ private:
+  const std::vector<ExprPtr>& residual_;
+  size_t space_width_;
+  std::vector<int> layout_;                           // of the pairs chunk, the pair numbers last
+  std::vector<std::pair<bool, size_t>> columns_;      // (from the second side, column)
+};
+
+// Runs `op` into `sink`. Where `op` is a scan, it first tests its rows'
+// `keys` against `held` and drops a row whose key matches no held row
+// before it converts the rest of that row (an inner or semi join's probe
+// side, the streamed side of a reversed semi join).
+void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& keys, const HeldSide& held,
+                       ExecContext& context, ChunkSink& sink);
+
 }  // namespace tally::executor

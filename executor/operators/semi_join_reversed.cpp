@@ -1,14 +1,11 @@
 // HashJoin::run_semi_reversed: a semi or anti join held on its probe side.
 #include <atomic>
 #include <memory>
-#include <set>
 
 #include "common/cancel.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/operators/hash_join_build.hpp"
-#include "executor/operators/table_scan.hpp"
-#include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
 
@@ -27,36 +24,12 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
   auto matched = std::make_unique<std::atomic<uint8_t>[]>(rows);
   const int threads = worker_threads(context);
 
-  // The residual condition reads columns of both sides: gathered per
-  // candidate pair, with the pair's number riding along (as HashJoin::run).
-  std::vector<int> residual_layout;
-  std::vector<std::pair<bool, size_t>> residual_columns;  // (from the streamed side, column)
-  {
-    std::set<int> refs;
-    for (const auto& e : residual_) collect_refs(*e, refs);
-    for (size_t c = 0; c < held_op.layout().size(); ++c) {
-      if (refs.count(held_op.layout()[c])) residual_columns.emplace_back(false, c), residual_layout.push_back(held_op.layout()[c]);
-    }
-    for (size_t c = 0; c < streamed.layout().size(); ++c) {
-      if (refs.count(streamed.layout()[c])) residual_columns.emplace_back(true, c), residual_layout.push_back(streamed.layout()[c]);
-    }
-    residual_layout.push_back(static_cast<int>(space_width_));
-  }
   // Marks the held rows of candidate pairs (held row, streamed row) that pass the residual.
+  const ResidualTest residual(residual_, held_op, streamed, space_width_);
   auto mark_passing = [&](const DataChunk& chunk, const std::vector<uint32_t>& hr, const std::vector<uint32_t>& sr) {
     if (hr.empty()) return;
-    DataChunk pairs;
-    pairs.rows = hr.size();
-    for (const auto& [from_streamed, c] : residual_columns) {
-      pairs.columns.push_back(from_streamed ? gather(chunk.columns[c], sr) : gather(held.rows.columns[c], hr));
-    }
-    Vector index({TypeId::int8});
-    index.resize(hr.size());
-    for (size_t i = 0; i < hr.size(); ++i) index.ints[i] = static_cast<int64_t>(i);
-    pairs.columns.push_back(std::move(index));
-    filter_chunk(pairs, residual_, residual_layout, space_width_ + 1, context.parameters);
-    for (size_t i = 0; i < pairs.rows; ++i) {
-      matched[hr[static_cast<size_t>(pairs.columns.back().ints[i])]].store(1, std::memory_order_relaxed);
+    for (const uint32_t at : residual.passing(held.rows, hr, chunk, sr, context.parameters)) {
+      matched[hr[at]].store(1, std::memory_order_relaxed);
     }
   };
 
@@ -77,7 +50,7 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
         for (uint32_t h = held.chains.first(key_hash(keys, r)); h != kNullRow; h = held.chains.next[h]) {
           // A held row is decided by its first passing match.
           if (matched[h].load(std::memory_order_relaxed) || !keys_equal(keys, r, held.keys, h)) continue;
-          if (residual_.empty()) {
+          if (residual.empty()) {
             matched[h].store(1, std::memory_order_relaxed);
           } else {
             hr.push_back(h);
@@ -94,23 +67,7 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
     });
     return true;
   };
-  if (rows > 0) {
-    // A streamed row whose key matches no held row is dropped by its scan
-    // before the scan converts the rest of it.
-    const auto* scan = dynamic_cast<const TableScan*>(&streamed);
-    if (scan != nullptr) {
-      TableScan::KeyTest key_test;
-      key_test.keys = &build_keys_;
-      key_test.test = [&held](const std::vector<Vector>& keys, size_t n, std::vector<uint32_t>& keep) {
-        for (size_t r = 0; r < n; ++r) {
-          if (held.chains.find(held.keys, keys, r) != kNullRow) keep.push_back(static_cast<uint32_t>(r));
-        }
-      };
-      scan->run(context, streaming, &key_test);
-    } else {
-      streamed.run(context, streaming);
-    }
-  }
+  if (rows > 0) run_matching_keys(streamed, build_keys_, held, context, streaming);
   const uint8_t want = kind_ == JoinKind::semi ? 1 : 0;
   std::vector<uint32_t> out_rows;
   for (size_t first = 0; first < rows; first += kOutputRows) {
