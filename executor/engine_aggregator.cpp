@@ -268,9 +268,12 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
   run_ = start_run(spec_);
-  if (has_programs(spec_) && run_->passes() != 1) {
-    // A run of several passes is fed by the host path, which evaluates
-    // WHERE and inputs itself.
+  // A run of several passes is fed by the host path, which evaluates WHERE
+  // and inputs itself; so is the GPU's, until its run evaluates programs
+  // on the device (gpu/pipeline/column_programs.cu is not wired into it):
+  // the host path keeps its rows' columns out of the host's reads only
+  // where the raw path would have read them all.
+  if (has_programs(spec_) && (run_->passes() != 1 || on_gpu_)) {
     spec_.row_filter = ColumnProgram{};
     spec_.value_programs.clear();
     program_columns_.clear();
@@ -470,9 +473,7 @@ std::vector<std::string> EngineAggregator::explain() const {
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
   if (where_conditions_ > 0 || input_programs_ > 0) {
-    // The GPU run evaluates programs on the host before staging its chunks
-    // (gpu/pipeline/column_programs.cu is not wired into it yet).
-    const std::string where = on_gpu_ ? "host before the GPU" : "CPU engine";
+    const std::string where = "CPU engine";  // the only engine given programs (see the constructor)
     if (where_conditions_ > 0) {
       lines.push_back("Filter on " + where + ": " + std::to_string(where_conditions_) +
                       (where_conditions_ == 1 ? " condition" : " conditions"));
