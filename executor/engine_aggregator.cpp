@@ -267,18 +267,21 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
-  run_ = start_run(spec_);
-  // A run of several passes is fed by the host path, which evaluates WHERE
-  // and inputs itself; so is the GPU's, until its run evaluates programs
-  // on the device (gpu/pipeline/column_programs.cu is not wired into it):
-  // the host path keeps its rows' columns out of the host's reads only
-  // where the raw path would have read them all.
-  if (has_programs(spec_) && (run_->passes() != 1 || on_gpu_)) {
+  // The host path (sink()) evaluates WHERE and the inputs itself. It feeds
+  // the GPU's run until that run evaluates programs on the device
+  // (gpu/pipeline/column_programs.cu is not wired into it), and a run of
+  // several passes.
+  auto drop_programs = [this] {
     spec_.row_filter = ColumnProgram{};
     spec_.value_programs.clear();
     program_columns_.clear();
     takes_where_ = false;
     where_conditions_ = input_programs_ = 0;
+  };
+  if (on_gpu_ && has_programs(spec_)) drop_programs();
+  run_ = start_run(spec_);
+  if (has_programs(spec_) && run_->passes() != 1) {
+    drop_programs();
     run_ = start_run(spec_);
   }
   start_us_ = since_us(t_choose);
