@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <optional>
 
@@ -283,7 +284,9 @@ void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
 
 namespace {
 
-ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
+// run_select_once's body; `aggregator` is the caller's, so that it decides
+// how a failed statement's groups are freed.
+ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_ptr<GroupAggregator>& aggregator) {
   const CancelScope cancel_scope(ec.cancel);
   // Paths that did not install a statement tracker (cursors, COPY, INSERT ...
   // SELECT) get one for the select; a nested select keeps its statement's.
@@ -302,16 +305,6 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
   // each chunk's rows are appended.
   BlockReservation out_memory(materialized_row_bytes(out_columns), size_t{1} << 16);
 
-  std::unique_ptr<GroupAggregator> aggregator;
-  // A cancelled or failed statement answers at once: millions of groups or
-  // distinct values take up to seconds to free, so they are freed on a worker.
-  struct ReleaseOnError {
-    std::unique_ptr<GroupAggregator>& aggregator;
-    int exceptions = std::uncaught_exceptions();
-    ~ReleaseOnError() {
-      if (std::uncaught_exceptions() > exceptions && aggregator) release_in_background(std::move(aggregator));
-    }
-  } release_on_error{aggregator};
   if (plan.aggregate) {
     aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get(),
                                                                                   plan.where.get())
@@ -572,6 +565,27 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
     ec.explain->push_back(buf);
   }
   return result;
+}
+
+ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
+  // A cancelled or failed statement answers at once: millions of groups or
+  // distinct values take up to seconds to free, so they are freed on a
+  // worker. Not after running out of memory: then they are freed before
+  // the error answers, so that the next statement finds the memory back.
+  std::unique_ptr<GroupAggregator> aggregator;
+  try {
+    return run_select_with(plan, ec, aggregator);
+  } catch (const std::bad_alloc&) {
+    aggregator.reset();
+    throw;
+  } catch (const Error& e) {
+    if (e.state() == SqlState::out_of_memory) aggregator.reset();
+    if (aggregator) release_in_background(std::move(aggregator));
+    throw;
+  } catch (...) {
+    if (aggregator) release_in_background(std::move(aggregator));
+    throw;
+  }
 }
 
 }  // namespace
