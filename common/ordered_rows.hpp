@@ -54,10 +54,13 @@ struct KeyedSegments {
 
 // What an ordered-set aggregate reads of its group's sorted values: the one
 // or two positions of percentile_cont or percentile_disc at `fraction`
-// (a constant of the statement, 0 <= fraction <= 1). An engine that knows
+// (a constant of the statement, 0 <= fraction <= 1), or the one of a rank
+// a top-n per partition keeps (nth). An engine that knows
 // them copies back only those values, not the group's every value.
 struct OrderedPick {
-  enum class Kind : uint8_t { cont, disc };
+  // nth: the value at 0-based position `fraction` (a whole number), or the
+  // last one when the group has fewer (its reader then gives NULL).
+  enum class Kind : uint8_t { cont, disc, nth };
   Kind kind = Kind::cont;
   double fraction = 0;
   bool descending = false;  // WITHIN GROUP (ORDER BY ... DESC): positions counted from the end
@@ -82,6 +85,9 @@ TALLY_ORDERED_PICK_FN int ordered_pick_positions(const OrderedPick& p, uint64_t 
     out[0] = static_cast<uint64_t>(floor(position));
     out[1] = static_cast<uint64_t>(ceil(position));
     count = 2;
+  } else if (p.kind == OrderedPick::Kind::nth) {
+    out[0] = static_cast<uint64_t>(p.fraction);
+    count = 1;
   } else {
     const auto rownum = static_cast<int64_t>(ceil(p.fraction * static_cast<double>(n)));
     out[0] = rownum <= 1 ? 0 : static_cast<uint64_t>((rownum < static_cast<int64_t>(n) ? rownum : static_cast<int64_t>(n)) - 1);

@@ -203,7 +203,7 @@ class OrderedSetAcc final : public Accumulator {
     // without any still fails on a fraction out of range.
     if (kind_ != AggKind::mode) {
       if (is_null(direct_)) return Null{};
-      check_percentile(std::get<double>(direct_));
+      if (kind_ != AggKind::ordered_nth) check_percentile(std::get<double>(direct_));
     }
     if (values_.empty()) return Null{};
     std::vector<Value> sorted = values_;
@@ -219,6 +219,10 @@ class OrderedSetAcc final : public Accumulator {
         if (run > best_count) { best_count = run; best = sorted[i]; }
       }
       return best;
+    }
+    if (kind_ == AggKind::ordered_nth) {
+      const auto at = static_cast<size_t>(std::get<int64_t>(direct_));
+      return at < sorted.size() ? sorted[at] : Value{Null{}};
     }
     const double p = std::get<double>(direct_);
     if (kind_ == AggKind::percentile_disc) return sorted[percentile_disc_position(p, sorted.size())];
@@ -436,6 +440,7 @@ std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool 
     case AggKind::stddev_pop: acc = std::make_unique<VarianceAcc>(input, false, true); break;
     case AggKind::percentile_cont:
     case AggKind::percentile_disc:
+    case AggKind::ordered_nth:
     case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
     default: acc = std::make_unique<RegressionAcc>(s.kind); break;
   }

@@ -20,6 +20,10 @@ enum class AggKind {
   regr_sxx, regr_syy, regr_sxy, regr_avgx, regr_avgy,
   bool_and, bool_or,
   percentile_cont, percentile_disc, mode,
+  // The value at 0-based position `direct` of the group's non-NULL values
+  // in the aggregate's order (NULL past the last). Not an SQL aggregate: a
+  // top-n per partition runs as one per rank it keeps (top_n_groups.hpp).
+  ordered_nth,
 };
 
 struct AggregateSignature {

@@ -60,6 +60,11 @@ std::vector<std::optional<OrderedPick>> ordered_picks(const std::vector<Aggregat
   std::vector<std::optional<OrderedPick>> picks(aggregates.size());
   for (size_t a = 0; a < aggregates.size() && a < fractions.size(); ++a) {
     const AggKind kind = aggregates[a].signature.kind;
+    if (kind == AggKind::ordered_nth && std::holds_alternative<int64_t>(fractions[a])) {
+      const int64_t at = std::get<int64_t>(fractions[a]);
+      if (at >= 0) picks[a] = OrderedPick{OrderedPick::Kind::nth, static_cast<double>(at), aggregates[a].descending};
+      continue;
+    }
     if (kind != AggKind::percentile_cont && kind != AggKind::percentile_disc) continue;
     if (!std::holds_alternative<double>(fractions[a])) continue;
     const double f = std::get<double>(fractions[a]);
@@ -152,6 +157,7 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
       if (in == TypeId::float8 && call.direct) return Mapping{PartialOp::ordered_values, 1};
       return std::nullopt;
     case AggKind::percentile_disc:
+    case AggKind::ordered_nth:
     case AggKind::mode:
       if (orderable && (kind == AggKind::mode || call.direct)) return Mapping{PartialOp::ordered_values, 1};
       return std::nullopt;

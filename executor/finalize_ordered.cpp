@@ -98,6 +98,12 @@ void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std
     }
     switch (c.kind) {
       case AggKind::mode: store(g, mode_of(v)); break;
+      case AggKind::ordered_nth: {
+        const auto at = static_cast<size_t>(fraction);
+        if (at < v.n) store(g, v[at]);
+        else out.set_null(g);
+        break;
+      }
       case AggKind::percentile_disc: store(g, v[percentile_disc_position(fraction, v.n)]); break;
       default:
         out.floats[g] = percentile_cont_of(fraction, v.n, [&](size_t i) { return static_cast<double>(v[i]); });
@@ -116,7 +122,13 @@ void finalize_ordered_column(const OrderedFinal& call, const PartialStates& s, s
     return;
   }
   double fraction = 0;
-  if (c.kind != AggKind::mode) {
+  if (c.kind == AggKind::ordered_nth) {
+    if (is_null(call.fraction)) {
+      for (size_t g = 0; g < groups; ++g) out.set_null(g);
+      return;
+    }
+    fraction = static_cast<double>(std::get<int64_t>(call.fraction));
+  } else if (c.kind != AggKind::mode) {
     if (is_null(call.fraction)) {
       for (size_t g = 0; g < groups; ++g) out.set_null(g);
       return;

@@ -638,8 +638,9 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
       const size_t calls = window_plan->calls.size();
       const std::optional<size_t> top_n = top_n_call(*plan, *window_plan, top_n_output);
       if (top_n) {
+        std::optional<TopNGroups> groups = plan_top_n_groups(select, pc, *source_tree, *window_plan, *top_n, top_n_k);
         source_tree = std::make_unique<TopNPerPartition>(std::move(source_tree), std::move(window_plan),
-                                                         plan->source_width, *top_n, top_n_k);
+                                                         plan->source_width, *top_n, top_n_k, std::move(groups));
       } else {
         source_tree = std::make_unique<WindowOperator>(std::move(source_tree), std::move(window_plan), plan->source_width);
       }

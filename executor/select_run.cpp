@@ -229,7 +229,6 @@ struct Evaluated {
   size_t rows = 0;
   std::vector<Vector> selected;
   std::shared_ptr<PreparedWork> prepared;
-  std::vector<Vector> outputs;
   EvalInput input(const std::vector<Value>* parameters) const {
     EvalInput in;
     in.parameters = parameters;
@@ -367,30 +366,33 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     }
   } source_sink;
   source_sink.parallel = !volatile_evaluation(plan);
+  // Selected rows evaluated ahead of their turn (thread-safe: the
+  // aggregator's prepare() reads no aggregation state), then taken in chunk
+  // order: both sources (the operator tree, the stored table) share these.
+  auto prepare_rows = [&plan, &aggregator](const EvalInput& sel) -> std::shared_ptr<PreparedWork> {
+    if (aggregator) return aggregator->prepare(sel);
+    auto outputs = std::make_shared<Outputs>();
+    for (const auto& output : plan.outputs) outputs->columns.push_back(output->evaluate(sel));
+    return outputs;
+  };
+  auto take_rows = [&](PreparedWork* work, const EvalInput& sel) {
+    if (aggregator) {
+      aggregator->sink_prepared(work, sel);
+      return;
+    }
+    out_memory.add(sel.rows);
+    auto& outputs = static_cast<Outputs&>(*work);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], std::move(outputs.columns[o]));
+    out_rows += sel.rows;
+  };
   auto source_rows = [&](const DataChunk& chunk) {
     return space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
   };
-  source_sink.prepare_fn = [&](DataChunk& chunk) {
-    const EvalInput sel = source_rows(chunk);
-    if (aggregator) {
-      chunk.prepared = aggregator->prepare(sel);
-      return;
-    }
-    auto outputs = std::make_shared<Outputs>();
-    for (const auto& output : plan.outputs) outputs->columns.push_back(output->evaluate(sel));
-    chunk.prepared = std::move(outputs);
-  };
+  source_sink.prepare_fn = [&](DataChunk& chunk) { chunk.prepared = prepare_rows(source_rows(chunk)); };
   source_sink.take_fn = [&](DataChunk& chunk) -> bool {
     const EvalInput sel = source_rows(chunk);
     rows_scanned += sel.rows;
-    if (aggregator) {
-      aggregator->sink_prepared(chunk.prepared.get(), sel);
-      return true;
-    }
-    out_memory.add(sel.rows);
-    auto& outputs = static_cast<Outputs&>(*chunk.prepared);
-    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], std::move(outputs.columns[o]));
-    out_rows += sel.rows;
+    take_rows(chunk.prepared.get(), sel);
     return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
   };
   for (int pass = 0; pass < passes; ++pass) {
@@ -413,7 +415,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   };
   // The chunk's converted columns, the rows WHERE keeps, and (ahead) what
   // the consumer's evaluation made of them.
-  auto evaluate = [&plan, &ec, ncols, &aggregator, evaluate_ahead](const storage::ChunkBatch* batch) {
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
     std::vector<Vector> converted(ncols);
@@ -438,13 +440,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       const auto i = static_cast<size_t>(c);
       e.selected[i] = rows.size() == input.rows ? std::move(converted[i]) : gather(converted[i], rows);
     }
-    if (!evaluate_ahead) return e;
-    const EvalInput sel = e.input(ec.parameters);
-    if (aggregator) {
-      e.prepared = aggregator->prepare(sel);
-    } else {
-      for (const auto& output : plan.outputs) e.outputs.push_back(output->evaluate(sel));
-    }
+    if (evaluate_ahead) e.prepared = prepare_rows(e.input(ec.parameters));
     return e;
   };
   ReadAhead<Read> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth(), plan.table ? chunks : 0,
@@ -485,19 +481,18 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     rows_scanned += e.scanned;
     if (e.rows == 0) continue;
     const EvalInput sel = e.input(ec.parameters);
+    if (evaluate_ahead) {
+      take_rows(e.prepared.get(), sel);
+      continue;
+    }
     if (plan.aggregate) {
-      if (evaluate_ahead) aggregator->sink_prepared(e.prepared.get(), sel);
-      else aggregator->sink(sel);
+      aggregator->sink(sel);
       continue;
     }
     out_memory.add(sel.rows);
-    if (evaluate_ahead) {
-      for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], e.outputs[o]);
-    } else {
-      std::vector<Vector> window_columns;
-      const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
-      for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
-    }
+    std::vector<Vector> window_columns;
+    const EvalInput rows_in = plan.windows ? with_windows(*plan.windows, sel, window_columns) : sel;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
     out_rows += sel.rows;
   }
   }  // passes

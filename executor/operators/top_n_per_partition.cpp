@@ -257,17 +257,23 @@ class Candidates final : public ChunkSink {
 }  // namespace
 
 TopNPerPartition::TopNPerPartition(std::unique_ptr<PhysicalOperator> child, std::shared_ptr<const WindowPlan> plan,
-                                   size_t space_width, size_t call, int64_t k)
+                                   size_t space_width, size_t call, int64_t k, std::optional<TopNGroups> groups)
     : PhysicalOperator(window_columns(*child, *plan), child->estimated_rows()),
       plan_(std::move(plan)),
       space_width_(space_width),
       call_(call),
-      k_(std::max<int64_t>(k, 0)) {
+      k_(std::max<int64_t>(k, 0)),
+      groups_(std::move(groups)) {
   layout_ = window_layout(*child, *plan_, space_width);
   children_.push_back(std::move(child));
 }
 
 void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
+  if (groups_ && top_n_groups_pays(*groups_, context)) {
+    DataChunk rows = run_top_n_groups(*groups_, context, plan_->calls.size());
+    if (rows.rows > 0) sink.consume(rows);
+    return;
+  }
   const PhysicalOperator& child = *children_[0];
   const WindowCall& call = plan_->calls[call_];
   Candidates candidates(child, plan_->specs[call.spec], call.function, space_width_, k_, context);
@@ -276,7 +282,9 @@ void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
 }
 
 std::vector<std::string> TopNPerPartition::details() const {
-  return {"Top-N: ranks up to " + std::to_string(k_) + " per partition"};
+  std::vector<std::string> lines{"Top-N: ranks up to " + std::to_string(k_) + " per partition"};
+  if (groups_) lines.push_back("Top-N by groups: each partition's first values by the aggregation engine, where a GPU runs it");
+  return lines;
 }
 
 std::optional<int64_t> ranking_bound(const Expr& conjunct, int column) {

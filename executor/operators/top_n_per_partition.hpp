@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "executor/operators/physical_operator.hpp"
+#include "executor/top_n_groups.hpp"
 #include "executor/window_call.hpp"
 
 namespace tally::executor {
@@ -26,8 +27,10 @@ class TopNPerPartition final : public PhysicalOperator {
  public:
   // `call`: the ranking call the filter bounds; rows whose value of it is
   // above `k` are not needed. Output as WindowOperator's (window.hpp).
+  // `groups`: the same rows as an aggregation (top_n_groups.hpp), run
+  // instead where it pays.
   TopNPerPartition(std::unique_ptr<PhysicalOperator> child, std::shared_ptr<const WindowPlan> plan,
-                   size_t space_width, size_t call, int64_t k);
+                   size_t space_width, size_t call, int64_t k, std::optional<TopNGroups> groups = std::nullopt);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override { return "WindowAgg"; }
   std::vector<std::string> details() const override;
@@ -37,6 +40,7 @@ class TopNPerPartition final : public PhysicalOperator {
   size_t space_width_;
   size_t call_;
   int64_t k_;
+  std::optional<TopNGroups> groups_;
 };
 
 // The largest value of column `column` (a bigint ranking result) that the

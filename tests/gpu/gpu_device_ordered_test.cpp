@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "common/engine_counters.hpp"
 #include "gpu/rules/device_info.hpp"
 #include "tests/executor/packed_key_cases.hpp"
 
@@ -132,6 +133,42 @@ TEST(GpuDeviceOrdered, ManyGroupsAndResidentColumns) {
   // the ordered aggregates' rows are kept without reading a column on the host.
   const std::string plan = tables.explain_on("gpu", q6);
   EXPECT_NE(plan.find("Host reads: 0 of"), std::string::npos) << plan;
+}
+
+// A top-n per partition whose rows are the partition keys, the ORDER BY
+// column and the row numbers runs as an aggregation with one pick per rank
+// (executor/top_n_groups.hpp): on the GPU its values are sorted by (key,
+// value) on the device. Against the CPU engine's own top-n: int, packed and
+// text keys with NULLs, int and float orders with NULLs, ASC and DESC, NULLS
+// FIRST and LAST, k = 1, 2 and 16, a WHERE, an empty input.
+TEST(GpuDeviceOrdered, TopNPerPartitionAsTheCpuEngine) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-device-top-n");
+  ASSERT_NE(tables.database().gpu_engine(), nullptr);
+  tables.create();
+  const char* queries[] = {
+      "SELECT id4, f, rn FROM (SELECT id4, f, row_number() OVER (PARTITION BY id4 ORDER BY f DESC) AS rn FROM h "
+      "WHERE f IS NOT NULL) s WHERE rn <= 2",
+      "SELECT id4, f, rn FROM (SELECT id4, f, row_number() OVER (PARTITION BY id4 ORDER BY f DESC) AS rn FROM h) s "
+      "WHERE rn <= 2",
+      "SELECT id4, id5, v, rn FROM (SELECT id4, id5, v, row_number() OVER (PARTITION BY id4, id5 ORDER BY v NULLS FIRST) "
+      "AS rn FROM h) s WHERE rn <= 16",
+      "SELECT id3, big, rn FROM (SELECT id3, big, row_number() OVER (PARTITION BY id3 ORDER BY big DESC NULLS LAST) AS rn "
+      "FROM h WHERE v > 3) s WHERE rn = 1",
+      "SELECT u, f FROM (SELECT u, f, row_number() OVER (PARTITION BY u ORDER BY f) AS rn FROM h) s WHERE rn < 3",
+      "SELECT id4, v FROM (SELECT id4, v, row_number() OVER (PARTITION BY id4 ORDER BY v) AS rn FROM h WHERE false) s "
+      "WHERE rn <= 2",
+  };
+  for (const char* sql : queries) {
+    const uint64_t gpu_runs = engine_counters().gpu_aggregations.load();
+    const auto on_gpu = tables.rows_on("gpu", sql);
+    // The aggregation runs inside the derived table, whose EXPLAIN ANALYZE
+    // lines are not shown: the engine counters say where it ran.
+    EXPECT_GT(engine_counters().gpu_aggregations.load(), gpu_runs) << sql;
+    EXPECT_EQ(on_gpu, tables.rows_on("cpu", sql)) << sql;
+    const std::string plan = tables.explain_on("gpu", sql);
+    EXPECT_NE(plan.find("Top-N by groups"), std::string::npos) << sql << "\n" << plan;
+  }
 }
 
 }  // namespace
