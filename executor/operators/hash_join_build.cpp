@@ -74,9 +74,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   TableScan::KeyTest key_test;
   key_test.keys = &keys;
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
-    for (size_t r = 0; r < rows; ++r) {
-      if (held.chains.find(held.keys, values, r) != kNullRow) keep.push_back(static_cast<uint32_t>(r));
-    }
+    held.chains.matching_rows(held.keys, values, rows, keep);
   };
   scan->run(context, sink, &key_test);
 }

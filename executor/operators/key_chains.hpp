@@ -40,6 +40,42 @@ struct KeyChains {
     }
     return kNullRow;
   }
+
+  // Appends to `keep` the probe rows [0, rows) that have an equal row in
+  // `keys`, in order. A build side larger than the caches makes each lookup
+  // three dependent random reads (bucket, then the row's key and next link):
+  // the hashes are computed first, then the bucket of a row further ahead is
+  // fetched, and the key and link of a nearer one's first row, while this
+  // row is tested. One integer-like key is compared as the int64 it is.
+  void matching_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
+                     std::vector<uint32_t>& keep) const {
+    if (head.empty() || rows == 0) return;
+    constexpr size_t kAhead = 16;
+    std::vector<uint64_t> hashes(rows);
+    for (size_t r = 0; r < rows; ++r) hashes[r] = key_hash(probe, r);
+    const bool int_key = keys.size() == 1 && (physical_of(keys[0].type.id) == Physical::integer ||
+                                              physical_of(keys[0].type.id) == Physical::boolean) &&
+                         physical_of(probe[0].type.id) == physical_of(keys[0].type.id);
+    const int64_t* build_ints = int_key ? keys[0].int_data() : nullptr;
+    const int64_t* probe_ints = int_key ? probe[0].int_data() : nullptr;
+    for (size_t r = 0; r < rows; ++r) {
+      if (r + kAhead < rows) __builtin_prefetch(&head[hashes[r + kAhead] & mask]);
+      if (r + kAhead / 2 < rows) {
+        const uint32_t near = head[hashes[r + kAhead / 2] & mask];
+        if (near != kNullRow) {
+          __builtin_prefetch(&next[near]);
+          if (int_key) __builtin_prefetch(&build_ints[near]);
+        }
+      }
+      if (has_null_key(probe, r)) continue;
+      for (uint32_t b = head[hashes[r] & mask]; b != kNullRow; b = next[b]) {
+        if (int_key ? probe_ints[r] == build_ints[b] : keys_equal(probe, r, keys, b)) {
+          keep.push_back(static_cast<uint32_t>(r));
+          break;
+        }
+      }
+    }
+  }
 };
 
 }  // namespace tally::executor
