@@ -236,10 +236,10 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
     return true;
   };
-  // A probe row without a match gives nothing in an inner or semi join: a
-  // scan on the probe side tests its keys against the table first, and
-  // converts the rest of its columns only for the rows that match.
-  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
+  // A probe row without a match gives nothing in an inner, semi or
+  // build-outer join: a scan on the probe side tests its keys against the
+  // table first, and converts the rest of its columns only for the rows that match.
+  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer)) {
     run_matching_keys(probe, probe_keys_, table, context, probe_sink);
   } else {
     probe.run(context, probe_sink);
