@@ -176,6 +176,19 @@ uint64_t key_hash(const std::vector<Vector>& keys, size_t row) {
   return h;
 }
 
+void key_hashes(const std::vector<Vector>& keys, size_t begin, size_t end, uint64_t* out) {
+  for (size_t r = begin; r < end; ++r) out[r] = kSeed;
+  for (const auto& k : keys) {
+    const Physical p = physical_of(k.type.id);
+    if (p == Physical::integer || p == Physical::boolean) {
+      const int64_t* v = k.int_data();
+      for (size_t r = begin; r < end; ++r) out[r] = mix_hash(out[r], hll_hash(static_cast<uint64_t>(v[r])));
+    } else {
+      for (size_t r = begin; r < end; ++r) out[r] = mix_hash(out[r], column_hash(k, r));
+    }
+  }
+}
+
 bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb) {
   for (size_t i = 0; i < a.size(); ++i) {
     if (!column_equal(a[i], ra, b[i], rb)) return false;

@@ -214,7 +214,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
         for (size_t i = b; i < e; ++i) {
           ProbePart& part = parts[i];
           if (first_round && hashed) {
-            for (size_t r = part.begin; r < part.end; ++r) hashes[r] = key_hash(keys, r);
+            key_hashes(keys, part.begin, part.end, hashes.data());
           }
           part.out.clear();
           if (!part.done()) step(part, chunk, keys, hashes, matched, cap);

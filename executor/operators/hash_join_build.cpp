@@ -24,7 +24,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   side.keys = evaluate_all(keys, space_input(side.rows, op.layout(), space_width, context.parameters));
   std::vector<uint64_t> hashes(rows);
   cpu::parallel_for(rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1, rows, [&](int, size_t b, size_t e) {
-    for (size_t r = b; r < e; ++r) hashes[r] = key_hash(side.keys, r);
+    key_hashes(side.keys, b, e, hashes.data());
   });
   if (context.cancel) context.cancel->check();
   side.chains.build(side.keys, rows, &hashes);

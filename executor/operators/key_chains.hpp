@@ -50,9 +50,9 @@ struct KeyChains {
   void matching_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
                      std::vector<uint32_t>& keep) const {
     if (head.empty() || rows == 0) return;
-    constexpr size_t kAhead = 16;
+    constexpr size_t kAhead = 32;
     std::vector<uint64_t> hashes(rows);
-    for (size_t r = 0; r < rows; ++r) hashes[r] = key_hash(probe, r);
+    key_hashes(probe, 0, rows, hashes.data());
     const bool int_key = keys.size() == 1 && (physical_of(keys[0].type.id) == Physical::integer ||
                                               physical_of(keys[0].type.id) == Physical::boolean) &&
                          physical_of(probe[0].type.id) == physical_of(keys[0].type.id);
