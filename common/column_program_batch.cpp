@@ -253,8 +253,9 @@ class BlockRun {
       }
       case ProgramOp::mul_int:
         binary_rows(sel, a, b, [&](size_t k) {
+          // Both operands fit an int64 past the check: one 64x64->128-bit multiply.
           if (big(ai[k], 63) || big(bi[k], 63)) err |= kProgramOverflow;
-          else ai[k] = ai[k] * bi[k];
+          else ai[k] = static_cast<__int128>(static_cast<int64_t>(ai[k])) * static_cast<int64_t>(bi[k]);
         });
         break;
       case ProgramOp::add_float:
