@@ -1,5 +1,7 @@
 #include "common/column_program_run.hpp"
 
+#include "common/column_program_batch.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <future>
@@ -24,31 +26,6 @@ AggregationSpec without_programs(const AggregationSpec& spec) {
 
 namespace {
 
-// Rows [begin, end) of `program` (see evaluate_program).
-uint32_t evaluate_rows(const ColumnProgram& program, const std::vector<ProgramColumn>& cols, size_t begin, size_t end,
-                       uint8_t* mask, void* values, uint8_t* validity) {
-  // An input program reads `mask` as the row filter's result: rows it
-  // dropped are left NULL and not computed.
-  const uint8_t* skip = program.result == ProgramResult::boolean ? nullptr : mask;
-  const ProgramStep* steps = program.steps.data();
-  const int count = static_cast<int>(program.steps.size());
-  uint32_t error = 0;
-  for (size_t r = begin; r < end; ++r) {
-    if (skip != nullptr && skip[r] == 0) {
-      static_cast<int64_t*>(values)[r] = 0;
-      validity[r] = 0;
-      continue;
-    }
-    const ProgramSlot v = run_program_row(steps, count, cols.data(), r, &error);
-    switch (program.result) {
-      case ProgramResult::boolean: mask[r] = program_passes(v) ? 1 : 0; break;
-      case ProgramResult::int64: static_cast<int64_t*>(values)[r] = program_int64(v, &error); validity[r] = !v.null; break;
-      case ProgramResult::float64: static_cast<double*>(values)[r] = v.f; validity[r] = !v.null; break;
-    }
-  }
-  return error;
-}
-
 std::vector<ProgramColumn> program_columns_of(const std::vector<ColumnView>& columns) {
   std::vector<ProgramColumn> cols;
   cols.reserve(columns.size());
@@ -60,10 +37,15 @@ std::vector<ProgramColumn> program_columns_of(const std::vector<ColumnView>& col
 
 uint32_t evaluate_program(const ColumnProgram& program, const std::vector<ColumnView>& columns, size_t rows,
                           uint8_t* mask, void* values, uint8_t* validity) {
-  return evaluate_rows(program, program_columns_of(columns), 0, rows, mask, values, validity);
+  return evaluate_program_rows(program, program_columns_of(columns), 0, rows, mask, values, validity);
 }
 
 namespace {
+
+template <class T>
+void gather_rows(const T* src, const std::vector<uint32_t>& kept, T* out) {
+  for (size_t k = 0; k < kept.size(); ++k) out[k] = src[kept[k]];
+}
 
 size_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
 
@@ -103,10 +85,10 @@ class ProgramRun final : public AggregationRun {
     const std::vector<ProgramColumn> cols = program_columns_of(chunk.program_columns);
     auto evaluate_part = [&](size_t begin, size_t end) {
       uint32_t error = 0;
-      if (!mask.empty()) error |= evaluate_rows(spec_.row_filter, cols, begin, end, mask.data(), nullptr, nullptr);
+      if (!mask.empty()) error |= evaluate_program_rows(spec_.row_filter, cols, begin, end, mask.data(), nullptr, nullptr);
       for (size_t i = 0; i < computed.size(); ++i) {
         if (computed[i].empty()) continue;
-        error |= evaluate_rows(spec_.value_programs[i], cols, begin, end, mask.empty() ? nullptr : mask.data(),
+        error |= evaluate_program_rows(spec_.value_programs[i], cols, begin, end, mask.empty() ? nullptr : mask.data(),
                                computed[i].data(), computed_valid[i].data());
       }
       return error;
@@ -145,8 +127,8 @@ class ProgramRun final : public AggregationRun {
       const size_t w = width_bytes(v.width);
       bytes.emplace_back(kept.size() * w);
       uint8_t* out = bytes.back().data();
-      const auto* src = static_cast<const uint8_t*>(v.data);
-      for (size_t k = 0; k < kept.size(); ++k) std::memcpy(out + k * w, src + kept[k] * w, w);
+      if (w == 4) gather_rows(static_cast<const uint32_t*>(v.data), kept, reinterpret_cast<uint32_t*>(out));
+      else gather_rows(static_cast<const uint64_t*>(v.data), kept, reinterpret_cast<uint64_t*>(out));
       v.data = out;
       v.identity = ColumnIdentity{};
       if (v.validity != nullptr) v.validity = gather_bytes(v.validity, kept, bytes);

@@ -33,6 +33,9 @@ namespace {
 constexpr double kFilteredFraction = 0.25;
 // Row estimate of a derived table or WITH query before it runs.
 constexpr double kDerivedRows = 1000;
+// How many times smaller than the other side an outer join's preserved side
+// must be estimated for the join to hold it (build_outer).
+constexpr double kHoldPreservedRatio = 2;
 
 enum class NodeKind { table, system, derived, join };
 enum class JoinType { inner, left, right, full };
@@ -499,10 +502,21 @@ Part FromPlanner::State::build_item(Node* node) {
       residual.push_back(std::move(c.expr));
     }
   }
-  const JoinKind kind = node->join == JoinType::full ? JoinKind::full : JoinKind::probe_outer;
   const double est = std::max(probe.est, build.est);
-  part.op = std::make_unique<HashJoin>(kind, std::move(probe.op), std::move(build.op), std::move(probe_keys),
-                                       std::move(build_keys), ordered(std::move(residual)), width, est);
+  // A preserved side much smaller than the other (TPC-H Q13: customer LEFT
+  // JOIN orders) is held instead (build_outer): its table stays in the
+  // caches while the large side streams past it, rather than each small-side
+  // row walking a chain of large-side rows scattered through memory; its
+  // unmatched rows cost one pass at the end.
+  if (node->join != JoinType::full && !probe_keys.empty() && probe.est * kHoldPreservedRatio < build.est) {
+    part.op = std::make_unique<HashJoin>(JoinKind::build_outer, std::move(build.op), std::move(probe.op),
+                                         std::move(build_keys), std::move(probe_keys), ordered(std::move(residual)),
+                                         width, est);
+  } else {
+    const JoinKind kind = node->join == JoinType::full ? JoinKind::full : JoinKind::probe_outer;
+    part.op = std::make_unique<HashJoin>(kind, std::move(probe.op), std::move(build.op), std::move(probe_keys),
+                                         std::move(build_keys), ordered(std::move(residual)), width, est);
+  }
   part.est = est;
   part.op = with_filters(std::move(part.op), std::move(node->filters));
   return part;

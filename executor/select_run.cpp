@@ -148,6 +148,28 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
   result.rows = final_rows.size();
 }
 
+// Appends the rows of a stored numeric column to `out`: an int64 slot
+// (numeric(p <= 18, s)) is read without asking the type per row.
+void append_stored_numerics(std::vector<Numeric>& out, const storage::ColumnVector& column) {
+  const size_t n = column.rows;
+  const size_t width = static_cast<size_t>(storage_width(column.type));
+  out.reserve(out.size() + n);
+  const uint8_t* data = column.data.data();
+  if (column.type.typmod >= 4 && width == sizeof(int64_t)) {
+    const int32_t scale = column.type.numeric_scale();
+    for (size_t i = 0; i < n; ++i) {
+      int64_t v;
+      std::memcpy(&v, data + i * sizeof v, sizeof v);
+      out.push_back(Numeric{v, scale});
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const storage::StoredNumeric v = storage::load_numeric(column.type, data + i * width);
+    out.push_back(Numeric{v.mantissa, v.scale});
+  }
+}
+
 }  // namespace
 
 // Appends a stored chunk column to `out` (of the column's type): one
@@ -164,6 +186,10 @@ void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlTy
     out.texts.clear();
     out.dictionary = column.dictionary;
   }
+  // Numerics are decoded straight onto the end: resizing first would zero
+  // 32 bytes a row only to overwrite them.
+  const bool numerics_appended = type.id == TypeId::numeric && out.numerics.size() == base;
+  if (numerics_appended) append_stored_numerics(out.numerics, column);
   out.resize(base + n);
   if (column.has_nulls()) {
     if (out.nulls.empty()) out.nulls.assign(base + n, 0);
@@ -184,6 +210,7 @@ void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlTy
     case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) floats[i] = v[i]; break; }
     case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, floats); break; }
     case TypeId::numeric: {
+      if (numerics_appended) break;
       // int64, int128 or int128 + scale slots (storage/numeric_slot.hpp).
       const size_t width = static_cast<size_t>(storage_width(column.type));
       for (size_t i = 0; i < n; ++i) {

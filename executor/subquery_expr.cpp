@@ -1,5 +1,6 @@
 #include "executor/subquery_expr.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "common/error.hpp"
@@ -120,6 +121,22 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
   out.resize(input.rows);
   std::vector<Value> parameters = base;
   std::shared_ptr<const Result> result;
+  // An uncorrelated IN over a hashed result (TPC-H Q18's o_orderkey IN
+  // (...)) evaluates its probe side once for the whole input, not through a
+  // one-row Vector per row. Only where no left value is NULL: those rows
+  // are never probed, so nothing is computed that the row form would not.
+  std::vector<Vector> probe_all;
+  if ((kind == SubqueryKind::any || kind == SubqueryKind::all) && hashable && outer.empty() && input.rows > 0 &&
+      std::none_of(left_values.nulls.begin(), left_values.nulls.end(), [](uint8_t n) { return n != 0; })) {
+    result = result_for(parameters);
+    if (result->rows > 0) {
+      EvalInput all_rows;
+      all_rows.rows = input.rows;
+      all_rows.parameters = &parameters;
+      all_rows.columns = {&left_values, nullptr};
+      probe_all.push_back(dynamic_cast<const FunctionExpr&>(*compare).args[0]->evaluate(all_rows));
+    }
+  }
   for (size_t r = 0; r < input.rows; ++r) {
     if (!result || !outer.empty()) {
       parameters.resize(base.size());
@@ -147,7 +164,9 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
         if (result->rows == 0) { out.set(r, Value{all}); break; }
         if (left_values.null_at(r)) { out.set_null(r); break; }
         bool decided = false, unknown = result->any_null;
-        if (hashable) {
+        if (!probe_all.empty()) {
+          decided = result->chains.find(result->normalized, probe_all, r) != kNullRow;
+        } else if (hashable) {
           const auto& eq = dynamic_cast<const FunctionExpr&>(*compare);
           EvalInput one;
           one.rows = 1;

@@ -92,19 +92,15 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const size_t probe_width = probe.columns().size();
   bool stopped = false;
 
-  // One integer-like key (the common case: ids, dates): compared as the
-  // int64 it is stored as, without the per-type dispatch of keys_equal.
-  const bool int_key = hashed && table.keys.size() == 1 &&
-                       (physical_of(table.keys[0].type.id) == Physical::integer ||
-                        physical_of(table.keys[0].type.id) == Physical::boolean);
-  const int64_t* build_ints = int_key ? table.keys[0].int_data() : nullptr;
-
   // The next candidate pairs of a part, at most `cap`.
   auto fill = [&](ProbePart& part, const std::vector<Vector>& probe_keys, const std::vector<uint64_t>& hashes,
                   const std::vector<uint8_t>& matched, size_t cap) {
     part.pr.clear();
     part.br.clear();
-    const int64_t* probe_ints = int_key ? probe_keys[0].int_data() : nullptr;
+    // Integer-like keys (the common case: ids, dates, composite ids) are
+    // compared as int64s, without the per-type dispatch of keys_equal.
+    const IntegerKeys ints = hashed ? IntegerKeys(table.keys, probe_keys) : IntegerKeys({}, {});
+    const bool int_key = ints.usable();
     while (!part.done() && part.pr.size() < cap) {
       const size_t r = part.row;
       if (!part.started) {
@@ -117,7 +113,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
           const uint32_t near = table.chains.head[hashes[r + kPrefetchRows / 2] & table.chains.mask];
           if (near != kNullRow) {
             __builtin_prefetch(&table.chains.next[near]);
-            if (int_key) __builtin_prefetch(&build_ints[near]);
+            if (int_key) ints.prefetch(near);
           }
         }
         const bool skip = (hashed && has_null_key(probe_keys, r)) || (first_match_only && matched[r]);
@@ -127,7 +123,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
       while (part.at != kNullRow && part.pr.size() < cap) {
         const uint32_t b = part.at;
         part.at = hashed ? table.chains.next[b] : (b + 1 < build_rows ? b + 1 : kNullRow);
-        if (hashed && !(int_key ? probe_ints[r] == build_ints[b] : keys_equal(probe_keys, r, table.keys, b))) continue;
+        if (hashed && !(int_key ? ints.equal(r, b) : keys_equal(probe_keys, r, table.keys, b))) continue;
         part.pr.push_back(static_cast<uint32_t>(r));
         part.br.push_back(b);
         if (first_match_only) part.at = kNullRow;
@@ -214,7 +210,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
         for (size_t i = b; i < e; ++i) {
           ProbePart& part = parts[i];
           if (first_round && hashed) {
-            for (size_t r = part.begin; r < part.end; ++r) hashes[r] = key_hash(keys, r);
+            key_hashes(keys, part.begin, part.end, hashes.data());
           }
           part.out.clear();
           if (!part.done()) step(part, chunk, keys, hashes, matched, cap);
@@ -236,10 +232,10 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
     return true;
   };
-  // A probe row without a match gives nothing in an inner or semi join: a
-  // scan on the probe side tests its keys against the table first, and
-  // converts the rest of its columns only for the rows that match.
-  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
+  // A probe row without a match gives nothing in an inner, semi or
+  // build-outer join: a scan on the probe side tests its keys against the
+  // table first, and converts the rest of its columns only for the rows that match.
+  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer)) {
     run_matching_keys(probe, probe_keys_, table, context, probe_sink);
   } else {
     probe.run(context, probe_sink);

@@ -24,7 +24,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   side.keys = evaluate_all(keys, space_input(side.rows, op.layout(), space_width, context.parameters));
   std::vector<uint64_t> hashes(rows);
   cpu::parallel_for(rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1, rows, [&](int, size_t b, size_t e) {
-    for (size_t r = b; r < e; ++r) hashes[r] = key_hash(side.keys, r);
+    key_hashes(side.keys, b, e, hashes.data());
   });
   if (context.cancel) context.cancel->check();
   side.chains.build(side.keys, rows, &hashes);
@@ -74,9 +74,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   TableScan::KeyTest key_test;
   key_test.keys = &keys;
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
-    for (size_t r = 0; r < rows; ++r) {
-      if (held.chains.find(held.keys, values, r) != kNullRow) keep.push_back(static_cast<uint32_t>(r));
-    }
+    held.chains.matching_rows(held.keys, values, rows, keep);
   };
   scan->run(context, sink, &key_test);
 }

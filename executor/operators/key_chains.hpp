@@ -10,6 +10,37 @@
 
 namespace tally::executor {
 
+// The key columns of a held side and a probe side when every one is
+// integer-like on both sides: compared as the int64s they are held as,
+// without keys_equal's per-row, per-column type dispatch (composite keys
+// such as TPC-H's (partkey, suppkey) included). Empty otherwise.
+struct IntegerKeys {
+  std::vector<const int64_t*> held, probe;
+  IntegerKeys(const std::vector<Vector>& held_keys, const std::vector<Vector>& probe_keys) {
+    if (held_keys.empty() || held_keys.size() != probe_keys.size()) return;
+    for (size_t i = 0; i < held_keys.size(); ++i) {
+      const Physical p = physical_of(held_keys[i].type.id);
+      if ((p != Physical::integer && p != Physical::boolean) || physical_of(probe_keys[i].type.id) != p) {
+        held.clear();
+        probe.clear();
+        return;
+      }
+      held.push_back(held_keys[i].int_data());
+      probe.push_back(probe_keys[i].int_data());
+    }
+  }
+  bool usable() const { return !held.empty(); }
+  void prefetch(uint32_t b) const {
+    for (const int64_t* h : held) __builtin_prefetch(&h[b]);
+  }
+  bool equal(size_t r, uint32_t b) const {
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (probe[i][r] != held[i][b]) return false;
+    }
+    return true;
+  }
+};
+
 struct KeyChains {
   std::vector<uint32_t> head, next;
   uint64_t mask = 0;
@@ -39,6 +70,39 @@ struct KeyChains {
       if (keys_equal(probe, r, keys, b)) return b;
     }
     return kNullRow;
+  }
+
+  // Appends to `keep` the probe rows [0, rows) that have an equal row in
+  // `keys`, in order. A build side larger than the caches makes each lookup
+  // three dependent random reads (bucket, then the row's key and next link):
+  // the hashes are computed first, then the bucket of a row further ahead is
+  // fetched, and the key and link of a nearer one's first row, while this
+  // row is tested. Integer-like keys are compared as int64s (IntegerKeys).
+  void matching_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
+                     std::vector<uint32_t>& keep) const {
+    if (head.empty() || rows == 0) return;
+    constexpr size_t kAhead = 32;
+    std::vector<uint64_t> hashes(rows);
+    key_hashes(probe, 0, rows, hashes.data());
+    const IntegerKeys ints(keys, probe);
+    const bool int_key = ints.usable();
+    for (size_t r = 0; r < rows; ++r) {
+      if (r + kAhead < rows) __builtin_prefetch(&head[hashes[r + kAhead] & mask]);
+      if (r + kAhead / 2 < rows) {
+        const uint32_t near = head[hashes[r + kAhead / 2] & mask];
+        if (near != kNullRow) {
+          __builtin_prefetch(&next[near]);
+          if (int_key) ints.prefetch(near);
+        }
+      }
+      if (has_null_key(probe, r)) continue;
+      for (uint32_t b = head[hashes[r] & mask]; b != kNullRow; b = next[b]) {
+        if (int_key ? ints.equal(r, b) : keys_equal(probe, r, keys, b)) {
+          keep.push_back(static_cast<uint32_t>(r));
+          break;
+        }
+      }
+    }
   }
 };
 
