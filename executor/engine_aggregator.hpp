@@ -159,7 +159,8 @@ class EngineAggregator final : public GroupAggregator {
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
-  void tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
+  // Integer key columns take the engine's arrays (result's key_codes).
+  void tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
   // Const and once for the evaluated path (prepare() runs on several
@@ -178,10 +179,11 @@ class EngineAggregator final : public GroupAggregator {
   };
   // Appends every key column of groups [0, groups): fill_block(k, begin, end,
   // out) writes key k's values (stored codes; text: dictionary codes) of
-  // groups [begin, end), from several threads at once.
+  // groups [begin, end), from several threads at once. An integer column k
+  // with take[k] set starts from that array (moved; fill may leave it).
   template <class FillBlock>
   void key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
-                   FillBlock&& fill_block) const;
+                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take = {}) const;
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;

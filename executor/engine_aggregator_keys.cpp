@@ -203,31 +203,46 @@ void EngineAggregator::unpack_keys(const AggregationResult& result, size_t group
   });
 }
 
-void EngineAggregator::tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+  std::vector<uint8_t> may_be_null(keys_.size(), 1), as_is(keys_.size(), 0);
+  std::vector<std::vector<int64_t>*> take(keys_.size(), nullptr);
+  std::vector<const int64_t*> values(keys_.size(), nullptr);
   if (groups > 0) {  // an engine that saw no row may return no values at all
     if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
       throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
     for (size_t k = 0; k < keys_.size(); ++k) {
       if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
         throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
+      values[k] = result.key_codes[k].data();  // the same array once taken
+      if (is_text(keys_[k]->type.id)) continue;
+      // An integer key's values are the column's: the column takes the
+      // engine's array, and without a NULL group uses it as it is.
+      take[k] = &result.key_codes[k];
+      if (std::memchr(result.key_code_valid[k].data(), 0, groups) == nullptr) {
+        may_be_null[k] = 0;
+        as_is[k] = 1;
+      }
     }
   }
-  key_columns(groups, std::vector<uint8_t>(keys_.size(), 1), columns,
-              [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
-                const int64_t* values = result.key_codes[k].data();
-                const uint8_t* valid = result.key_code_valid[k].data();
-                for (size_t g = begin; g < end; ++g) {
-                  const int64_t value = valid[g] != 0 ? values[g] : 0;
-                  out.nulls[g] = valid[g] != 0 ? 0 : 1;
-                  if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
-                  else if (out.ints != nullptr) out.ints[g] = value;
-                }
-              });
+  key_columns(
+      groups, may_be_null, columns,
+      [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
+        if (as_is[k] != 0) return;
+        const int64_t* from = values[k];
+        const uint8_t* valid = result.key_code_valid[k].data();
+        for (size_t g = begin; g < end; ++g) {
+          const int64_t value = valid[g] != 0 ? from[g] : 0;
+          out.nulls[g] = valid[g] != 0 ? 0 : 1;
+          if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
+          else if (out.ints != nullptr) out.ints[g] = value;
+        }
+      },
+      take);
 }
 
 template <class FillBlock>
 void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
-                                   FillBlock&& fill_block) const {
+                                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take) const {
   const size_t first = columns.size();
   std::vector<KeyColumnOut> out(keys_.size());
   for (size_t k = 0; k < keys_.size(); ++k) {
@@ -239,7 +254,13 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
     // entries every group's part is NULL: nothing to code.)
     const bool coded = text && groups > 0 && part_dictionaries_[k]->size() > 0;
     if (coded) v.dictionary = part_dictionaries_[k];
-    v.resize(groups);  // zeros: what a NULL group holds
+    if (!text && k < take.size() && take[k] != nullptr) {
+      v.ints = std::move(*take[k]);
+      v.ints.resize(groups);
+      v.count = groups;
+    } else {
+      v.resize(groups);  // zeros: what a NULL group holds
+    }
     if (may_be_null[k] != 0) v.nulls.assign(groups, 0);
     out[k] = {text ? nullptr : v.ints.data(), coded ? v.codes.data() : nullptr,
               may_be_null[k] != 0 ? v.nulls.data() : nullptr};
