@@ -20,8 +20,10 @@ constexpr size_t kRowsPerThread = 16384;
 constexpr size_t kAhead = 16;
 
 
+// A partition's table starts small: a GROUP BY of a few tuples must not
+// zero 64 large tables.
 uint64_t capacity_for(uint64_t groups) {
-  uint64_t c = 1024;
+  uint64_t c = 64;
   while (c < groups * 2) c <<= 1;  // at most half full
   return c;
 }
