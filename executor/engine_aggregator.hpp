@@ -159,11 +159,8 @@ class EngineAggregator final : public GroupAggregator {
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
-  void tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
-  // Key column k's values (stored codes; text as dictionary codes) of
-  // groups [0, groups) into a column of its type; `valid` 0 = NULL.
-  Vector decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
-                           const std::vector<uint8_t>& valid) const;
+  // Integer key columns take the engine's arrays (result's key_codes).
+  void tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
   // Const and once for the evaluated path (prepare() runs on several
@@ -172,6 +169,21 @@ class EngineAggregator final : public GroupAggregator {
   // Evaluated keys (prepare()) as key columns for the engine to pack.
   void evaluated_key_columns(const EvalInput& rows, ChunkInput& in, std::vector<std::vector<int64_t>>& values,
                              std::vector<std::vector<uint8_t>>& validity) const;
+  // Where key_columns' fill writes one key column: ints (integer-like),
+  // codes (coded text) or neither (text without entries: all NULL); nulls
+  // (1 = NULL) only where the column may hold NULLs. A NULL group's value is 0.
+  struct KeyColumnOut {
+    int64_t* ints = nullptr;
+    int32_t* codes = nullptr;
+    uint8_t* nulls = nullptr;
+  };
+  // Appends every key column of groups [0, groups): fill_block(k, begin, end,
+  // out) writes key k's values (stored codes; text: dictionary codes) of
+  // groups [begin, end), from several threads at once. An integer column k
+  // with take[k] set starts from that array (moved; fill may leave it).
+  template <class FillBlock>
+  void key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
+                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take = {}) const;
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;

@@ -5,8 +5,10 @@
 // statistics alone; the engines pack the rows where the data is, and
 // finalize unpacks the groups' codes into the key columns.
 #include <algorithm>
+#include <cstring>
 
 #include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 
 namespace tally::executor::engine_aggregation {
@@ -18,6 +20,15 @@ bool is_text(TypeId id) { return id == TypeId::text || id == TypeId::varchar || 
 // Groups the estimate may assume at most before sampling is worth its reads
 // (the single-column paths use the same bound).
 constexpr uint64_t kSampleAboveGroups = uint64_t{1} << 16;
+
+// Parts of a pass over a result's groups: one per 64k groups, at most one
+// per core (the pool's workers and the caller), so a small result stays on
+// the caller's thread.
+int result_threads(size_t groups) {
+  constexpr size_t groups_per_part = size_t{1} << 16;
+  const size_t by_size = std::max<size_t>(1, groups / groups_per_part);
+  return static_cast<int>(std::min<size_t>(by_size, static_cast<size_t>(cpu::WorkerPool::shared().workers()) + 1));
+}
 
 }  // namespace
 
@@ -162,59 +173,114 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
 }
 
 void EngineAggregator::unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
-  const size_t n = std::min(groups, result.keys.size());
-  std::vector<int64_t> values(groups, 0);
-  std::vector<uint8_t> valid(groups, 1);
-  for (size_t k = 0; k < keys_.size(); ++k) {
+  const size_t n = std::min(groups, result.keys.size());  // groups past the codes (none in practice) hold 0
+  const int64_t* keys = result.keys.data();
+  std::vector<uint8_t> nullable(keys_.size());
+  for (size_t k = 0; k < keys_.size(); ++k) nullable[k] = spec_.key_parts[k].nullable ? 1 : 0;
+  key_columns(groups, nullable, columns, [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
     const KeyPart& part = spec_.key_parts[k];
-    const uint64_t mask = (uint64_t{1} << part.bits) - 1;
-    for (size_t g = 0; g < n; ++g) {
-      const uint64_t code = static_cast<uint64_t>(result.keys[g]) >> part.offset;
-      valid[g] = !(part.nullable && ((code >> part.bits) & 1) != 0);
-      values[g] = static_cast<int64_t>(static_cast<uint64_t>(part.min) + (code & mask));
+    const unsigned offset = part.offset, bits = part.bits;
+    const uint64_t mask = (uint64_t{1} << bits) - 1, min = static_cast<uint64_t>(part.min);
+    end = std::min(end, n);
+    if (!part.nullable) {
+      if (out.codes != nullptr) {
+        for (size_t g = begin; g < end; ++g)
+          out.codes[g] = static_cast<int32_t>(min + ((static_cast<uint64_t>(keys[g]) >> offset) & mask));
+      } else if (out.ints != nullptr) {
+        for (size_t g = begin; g < end; ++g)
+          out.ints[g] = static_cast<int64_t>(min + ((static_cast<uint64_t>(keys[g]) >> offset) & mask));
+      }
+      return;
     }
-    columns.push_back(decode_key_column(k, groups, values, valid));
-  }
+    for (size_t g = begin; g < end; ++g) {
+      const uint64_t code = static_cast<uint64_t>(keys[g]) >> offset;
+      const bool null = ((code >> bits) & 1) != 0;
+      const uint64_t value = null ? 0 : min + (code & mask);
+      out.nulls[g] = null ? 1 : 0;
+      if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
+      else if (out.ints != nullptr) out.ints[g] = static_cast<int64_t>(value);
+    }
+  });
 }
 
-void EngineAggregator::tuple_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
-  if (groups == 0) {  // an engine that saw no row may return no values at all
-    const std::vector<int64_t> none;
-    const std::vector<uint8_t> no_validity;
-    for (size_t k = 0; k < keys_.size(); ++k) columns.push_back(decode_key_column(k, 0, none, no_validity));
-    return;
+void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+  std::vector<uint8_t> may_be_null(keys_.size(), 1), as_is(keys_.size(), 0);
+  std::vector<std::vector<int64_t>*> take(keys_.size(), nullptr);
+  std::vector<const int64_t*> values(keys_.size(), nullptr);
+  if (groups > 0) {  // an engine that saw no row may return no values at all
+    if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
+      throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
+        throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
+      values[k] = result.key_codes[k].data();  // the same array once taken
+      if (is_text(keys_[k]->type.id)) continue;
+      // An integer key's values are the column's: the column takes the
+      // engine's array, and without a NULL group uses it as it is.
+      take[k] = &result.key_codes[k];
+      if (std::memchr(result.key_code_valid[k].data(), 0, groups) == nullptr) {
+        may_be_null[k] = 0;
+        as_is[k] = 1;
+      }
+    }
   }
-  if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
-    throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
+  key_columns(
+      groups, may_be_null, columns,
+      [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
+        if (as_is[k] != 0) return;
+        const int64_t* from = values[k];
+        const uint8_t* valid = result.key_code_valid[k].data();
+        for (size_t g = begin; g < end; ++g) {
+          const int64_t value = valid[g] != 0 ? from[g] : 0;
+          out.nulls[g] = valid[g] != 0 ? 0 : 1;
+          if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
+          else if (out.ints != nullptr) out.ints[g] = value;
+        }
+      },
+      take);
+}
+
+template <class FillBlock>
+void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
+                                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take) const {
+  const size_t first = columns.size();
+  std::vector<KeyColumnOut> out(keys_.size());
   for (size_t k = 0; k < keys_.size(); ++k) {
-    if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
-      throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
-    columns.push_back(decode_key_column(k, groups, result.key_codes[k], result.key_code_valid[k]));
+    Vector v(keys_[k]->type);
+    const bool text = is_text(v.type.id);
+    if (text && groups > 0 && !part_dictionaries_[k])
+      throw Error(SqlState::internal_error, "a text key column without its dictionary");
+    // A text part stays coded (value.hpp): no string per group. (Without
+    // entries every group's part is NULL: nothing to code.)
+    const bool coded = text && groups > 0 && part_dictionaries_[k]->size() > 0;
+    if (coded) v.dictionary = part_dictionaries_[k];
+    if (!text && k < take.size() && take[k] != nullptr) {
+      v.ints = std::move(*take[k]);
+      v.ints.resize(groups);
+      v.count = groups;
+    } else {
+      v.resize(groups);  // zeros: what a NULL group holds
+    }
+    if (may_be_null[k] != 0) v.nulls.assign(groups, 0);
+    out[k] = {text ? nullptr : v.ints.data(), coded ? v.codes.data() : nullptr,
+              may_be_null[k] != 0 ? v.nulls.data() : nullptr};
+    columns.push_back(std::move(v));
   }
-}
-
-Vector EngineAggregator::decode_key_column(size_t k, size_t groups, const std::vector<int64_t>& values,
-                                           const std::vector<uint8_t>& valid) const {
-  Vector v(keys_[k]->type);
-  const bool text = is_text(v.type.id);
-  if (text && groups > 0 && !part_dictionaries_[k])
-    throw Error(SqlState::internal_error, "a text key column without its dictionary");
-  // A text part stays coded (value.hpp): no string per group. (Without
-  // entries every group's part is NULL: nothing to code.)
-  const bool coded = text && groups > 0 && part_dictionaries_[k]->size() > 0;
-  if (coded) v.dictionary = part_dictionaries_[k];
-  v.resize(groups);
-  for (size_t g = 0; g < groups; ++g) {
-    if (!valid[g]) v.set_null(g);
+  // Each part writes its own groups of every column, a block of groups
+  // at a time (the block's packed codes are read once, from cache): a
+  // result of 1e8 groups unpacks on every core, not in a pass per key
+  // column on the caller's thread.
+  constexpr size_t block = 4096;
+  cpu::parallel_for(result_threads(groups), groups, [&](int, size_t begin, size_t end) {
+    for (size_t b = begin; b < end; b += block) {
+      const size_t e = std::min(end, b + block);
+      for (size_t k = 0; k < out.size(); ++k) fill_block(k, b, e, out[k]);
+    }
+  });
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::vector<uint8_t>& nulls = columns[first + k].nulls;
+    if (!nulls.empty() && std::memchr(nulls.data(), 1, groups) == nullptr) nulls.clear();
   }
-  if (!text) {
-    for (size_t g = 0; g < groups; ++g) v.ints[g] = valid[g] ? values[g] : 0;
-    return v;
-  }
-  if (coded) {
-    for (size_t g = 0; g < groups; ++g) v.codes[g] = valid[g] ? static_cast<int32_t>(values[g]) : 0;
-  }
-  return v;
 }
 
 }  // namespace tally::executor::engine_aggregation

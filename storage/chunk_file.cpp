@@ -59,6 +59,7 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
   f.write(bits.data(), bits.size());
   f.write(&crc, sizeof crc);
   if (sync) f.sync();
+  else f.start_writeback();  // the caller syncs later (or at COMMIT): its wait starts now
 }
 
 ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what) {

@@ -76,6 +76,11 @@ void File::sync() {
   if (::fsync(fd_) != 0) io_fail("fsync", path_);
 }
 
+void File::start_writeback() {
+  // Advice only: where the call is not supported the later sync does it all.
+  (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 void sync_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) io_fail("open", path);

@@ -86,12 +86,18 @@ void TableAppender::wait_writes(size_t keep_last) {
 void TableAppender::start_chunk() {
   rows_ = 0;
   checked_ = 0;
-  const size_t cap = store_.options().chunk_rows;
+  buffers_ready_ = false;
   for (auto& b : builders_) {
     b.column.rows = 0;
-    b.column.data.resize(cap * b.width);
+    b.column.data.clear();
     b.column.validity.clear();
   }
+}
+
+void TableAppender::make_buffers() {
+  const size_t cap = store_.options().chunk_rows;
+  for (auto& b : builders_) b.column.data.resize(cap * b.width);
+  buffers_ready_ = true;
 }
 
 void TableAppender::merge_tail() {
@@ -101,6 +107,7 @@ void TableAppender::merge_tail() {
   std::vector<int> all(builders_.size());
   for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
   const auto batch = store_.read_chunk(*snapshot_, snapshot_->chunks.size() - 1, all);
+  make_buffers();
   for (size_t c = 0; c < builders_.size(); ++c) {
     const ColumnVector& src = batch->columns[c];
     Builder& b = builders_[c];
@@ -145,6 +152,7 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
                                 const std::vector<const uint8_t*>& valid) {
   const size_t cap = store_.options().chunk_rows;
   for (size_t done = 0; done < rows;) {
+    if (!buffers_ready_) make_buffers();
     const size_t n = std::min(rows - done, cap - rows_);
     for (size_t c = 0; c < builders_.size(); ++c) {
       Builder& b = builders_[c];
@@ -171,7 +179,43 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
   }
 }
 
+void TableAppender::append_columns(size_t rows, std::vector<std::vector<uint8_t>>& data,
+                                   std::vector<std::vector<uint8_t>>& valid) {
+  const size_t cap = chunk_rows();
+  if (rows == 0) return;
+  if (rows_ != 0 || rows > cap) {
+    std::vector<const uint8_t*> data_at(builders_.size()), valid_at(builders_.size());
+    for (size_t c = 0; c < builders_.size(); ++c) {
+      data_at[c] = data[c].data();
+      valid_at[c] = valid[c].empty() ? nullptr : valid[c].data();
+    }
+    append_rows(rows, data_at, valid_at);
+    return;
+  }
+  // Swapped, not moved: the caller gets the chunk buffers start_chunk made.
+  // A part chunk keeps room for the rows a later append adds.
+  for (size_t c = 0; c < builders_.size(); ++c) {
+    ColumnVector& column = builders_[c].column;
+    column.data.swap(data[c]);
+    column.data.resize(cap * builders_[c].width);
+    column.validity.clear();
+    if (!valid[c].empty() && std::memchr(valid[c].data(), 0, rows) != nullptr) {
+      column.validity.swap(valid[c]);
+      column.validity.resize(cap, 1);
+    }
+  }
+  buffers_ready_ = true;
+  rows_ = rows;
+  appended_ += rows;
+  check_rows();
+  if (rows_ == cap) {
+    flush_chunk();
+    start_chunk();
+  }
+}
+
 void TableAppender::set_null(int column) {
+  if (!buffers_ready_) make_buffers();
   Builder& b = builders_[static_cast<size_t>(column)];
   if (b.column.validity.empty()) b.column.validity.assign(store_.options().chunk_rows, 1);
   b.column.validity[rows_] = 0;

@@ -38,6 +38,7 @@ class TableAppender {
   // value_slot(column). Text columns: set_text with the final value (length
   // rules already applied). NULL: set_null.
   void* value_slot(int column) {
+    if (!buffers_ready_) make_buffers();
     Builder& b = builders_[static_cast<size_t>(column)];
     return b.column.data.data() + rows_ * b.width;
   }
@@ -59,6 +60,15 @@ class TableAppender {
   // validity is valid[c] (1 = non-NULL; nullptr: no NULLs). Every column
   // must be given. Writes chunks as they fill.
   void append_rows(size_t rows, const std::vector<const uint8_t*>& data, const std::vector<const uint8_t*>& valid);
+  // Bulk rows as whole buffers, as append_rows: data[c] holds rows * width
+  // bytes, valid[c] rows bytes or nothing (no NULL). Rows that start a
+  // chunk are taken as they are, without a copy (a large CREATE TABLE AS
+  // builds its chunks on several threads; give data a capacity of a chunk
+  // when rows are fewer, or the buffer grows); data and valid then hold
+  // other buffers, to be dropped or reused.
+  void append_columns(size_t rows, std::vector<std::vector<uint8_t>>& data, std::vector<std::vector<uint8_t>>& valid);
+  // Rows per chunk: where append_columns takes buffers without a copy.
+  size_t chunk_rows() const { return store_.options().chunk_rows; }
   void set_null(int column);
   // Ends the current row; writes a chunk when it is full.
   void finish_row();
@@ -78,7 +88,10 @@ class TableAppender {
     size_t width = 0;
     bool text = false;
   };
+  // Starts an empty chunk; its buffers are made when the first rows are
+  // set (append_columns brings its own).
   void start_chunk();
+  void make_buffers();
   void flush_chunk();
   // Waits for background chunk writes; with keep_last, until at most that many remain.
   void wait_writes(size_t keep_last);
@@ -94,6 +107,7 @@ class TableAppender {
   std::shared_ptr<const catalog::TableSnapshot> snapshot_;
   std::vector<Builder> builders_;
   size_t rows_ = 0;         // rows in the current chunk buffers
+  bool buffers_ready_ = false;  // the current chunk's buffers hold a chunk's rows
   uint64_t appended_ = 0;
   uint64_t next_chunk_id_ = 0;
   std::vector<catalog::ChunkInfo> written_;   // chunks written, not committed

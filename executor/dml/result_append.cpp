@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/cast.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/numeric_slot.hpp"
 #include "storage/string_dictionary.hpp"
@@ -53,6 +54,9 @@ struct CodeMap {
   // dictionary when it is not much larger than the result, else a hash map.
   std::vector<int32_t> dense;
   std::unordered_map<int32_t, int32_t> sparse;
+  // Every code of the column is mapped (map_all_codes): staging only reads
+  // the map, so it may run on several threads.
+  bool complete = false;
 };
 
 // An empty target column adopts the source's entries when most of them are
@@ -100,12 +104,28 @@ void stage_codes(const Vector& src, storage::TableAppender& appender, int column
       int32_t& to = map.dense[static_cast<size_t>(code)];
       if (to < 0) to = intern(code);
       codes[i] = to;
+    } else if (map.complete) {
+      codes[i] = map.sparse.find(code)->second;
     } else {
       auto [at, added] = map.sparse.try_emplace(code, 0);
       if (added) at->second = intern(code);
       codes[i] = at->second;
     }
   }
+}
+
+// Maps every code of a coded text column on the caller's thread (one
+// writer per dictionary): staging then only reads the map.
+void map_all_codes(const Vector& src, storage::TableAppender& appender, int column, CodeMap& map) {
+  if (!map.decided) decide_codes(src, appender, column, map);
+  if (!map.same) {
+    std::vector<int32_t> scratch(std::min(src.count, slice_rows));
+    for (size_t begin = 0; begin < src.count; begin += slice_rows) {
+      const size_t rows = std::min(slice_rows, src.count - begin);
+      stage_codes(src, appender, column, begin, rows, map, scratch.data());
+    }
+  }
+  map.complete = true;
 }
 
 void mark_null(StagedColumn& out, size_t row, size_t rows) {
@@ -198,6 +218,70 @@ void stage_cast(const Vector& src, SqlType type, storage::TableAppender& appende
   }
 }
 
+// Results of at least this many rows are staged on several threads.
+constexpr size_t parallel_rows = size_t{1} << 16;
+
+void check_not_null(const TableColumn& column, const StagedColumn& out, size_t rows, const std::string& table_name) {
+  if (column.not_null && !out.valid.empty() && std::memchr(out.valid.data(), 0, rows) != nullptr) {
+    throw Error(SqlState::not_null_violation, "null value in column \"" + column.name + "\" of relation \"" +
+                                                  table_name + "\" violates not-null constraint");
+  }
+}
+
+// Whether every column stages off the caller's thread: stored as is, and
+// text only when coded (its codes mapped first, map_all_codes). Casts stay
+// on the caller's thread: a cast to text interns, and the first failing
+// row must be the one PostgreSQL reports.
+bool stages_off_thread(const ResultSet& result, const std::vector<int>& source_of, const std::vector<TableColumn>& columns) {
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (source_of[c] < 0) continue;
+    const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
+    if (!stored_as_is(src.type, columns[c].type) || src.avg_parts != nullptr) return false;
+    if (is_text_kind(columns[c].type.id) && !src.coded()) return false;
+  }
+  return true;
+}
+
+// A large result as whole chunks: each (chunk, column) staged by a worker
+// of the pool into a chunk's buffer, which the appender then takes without
+// a copy, in row order. A wave of chunks (one per thread) at a time bounds
+// the staged memory.
+void append_chunks_in_parallel(storage::TableAppender& appender, const ResultSet& result,
+                               const std::vector<int>& source_of, const std::vector<TableColumn>& columns,
+                               const std::string& table_name, std::vector<CodeMap>& code_maps) {
+  const size_t ncols = columns.size();
+  const size_t cap = appender.chunk_rows();
+  const int threads = cpu::WorkerPool::shared().workers() + 1;
+  const size_t chunks = (result.rows + cap - 1) / cap;
+  const size_t wave = static_cast<size_t>(threads);
+  for (size_t first = 0; first < chunks; first += wave) {
+    const size_t n = std::min(wave, chunks - first);
+    std::vector<std::vector<std::vector<uint8_t>>> data(n, std::vector<std::vector<uint8_t>>(ncols));
+    std::vector<std::vector<std::vector<uint8_t>>> valid(n, std::vector<std::vector<uint8_t>>(ncols));
+    cpu::parallel_tasks(threads, n * ncols, [&](int, size_t task) {
+      const size_t j = task / ncols, c = task % ncols;
+      const size_t begin = (first + j) * cap, rows = std::min(cap, result.rows - begin);
+      const TableColumn& column = columns[c];
+      const size_t width = static_cast<size_t>(storage_width(column.type));
+      StagedColumn out;
+      out.data.reserve(cap * width);  // a part chunk keeps the appender's room for more rows
+      out.data.resize(rows * width);
+      if (source_of[c] < 0) {
+        out.valid.assign(rows, 0);
+      } else {
+        const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
+        stage_as_is(src, appender, static_cast<int>(c), begin, rows, code_maps[c], out);
+      }
+      check_not_null(column, out, rows, table_name);
+      data[j][c] = std::move(out.data);
+      valid[j][c] = std::move(out.valid);
+    });
+    for (size_t j = 0; j < n; ++j) {
+      appender.append_columns(std::min(cap, result.rows - (first + j) * cap), data[j], valid[j]);
+    }
+  }
+}
+
 }  // namespace
 
 void check_assignable(const ResultSet& result, const std::vector<int>& targets,
@@ -219,8 +303,17 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
   const size_t ncols = columns.size();
   std::vector<int> source_of(ncols, -1);
   for (size_t i = 0; i < targets.size(); ++i) source_of[static_cast<size_t>(targets[i])] = static_cast<int>(i);
-  std::vector<StagedColumn> staged(ncols);
   std::vector<CodeMap> code_maps(ncols);
+  if (result.rows >= parallel_rows && stages_off_thread(result, source_of, columns)) {
+    for (size_t c = 0; c < ncols; ++c) {
+      if (source_of[c] < 0) continue;
+      const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
+      if (src.coded()) map_all_codes(src, appender, static_cast<int>(c), code_maps[c]);
+    }
+    append_chunks_in_parallel(appender, result, source_of, columns, table_name, code_maps);
+    return result.rows;
+  }
+  std::vector<StagedColumn> staged(ncols);
   std::vector<const uint8_t*> data(ncols), valid(ncols);
   for (size_t begin = 0; begin < result.rows; begin += slice_rows) {
     const size_t rows = std::min(slice_rows, result.rows - begin);
@@ -240,10 +333,7 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
           for (size_t i = 0; i < rows; ++i) stage_cast(src, column.type, appender, col, begin + i, i, rows, out);
         }
       }
-      if (column.not_null && !out.valid.empty() && std::memchr(out.valid.data(), 0, rows) != nullptr) {
-        throw Error(SqlState::not_null_violation, "null value in column \"" + column.name + "\" of relation \"" +
-                                                      table_name + "\" violates not-null constraint");
-      }
+      check_not_null(column, out, rows, table_name);
       data[c] = out.data.data();
       valid[c] = out.valid.empty() ? nullptr : out.valid.data();
     }

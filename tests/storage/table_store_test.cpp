@@ -128,6 +128,55 @@ TEST_F(TableStoreTest, SmallTailIsMergedAndSnapshotsAreStable) {
   EXPECT_EQ(files, 3u);
 }
 
+// Whole-buffer appends (a large CREATE TABLE AS): a full chunk and a part
+// chunk taken without a copy, rows set one by one after the part chunk, and
+// buffers that start mid-chunk (copied across the chunk boundary).
+TEST_F(TableStoreTest, AppendColumnsTakesChunksAndPartChunks) {
+  const uint32_t oid = make_table();
+  auto app = store_->begin_append(oid);
+  ASSERT_EQ(app->chunk_rows(), 4u);
+  const std::string names[] = {"a", "b", "c"};
+  int32_t code[3];
+  for (int i = 0; i < 3; ++i) code[i] = app->intern(1, names[i], storage::StringDictionary::hash(names[i]));
+  // Rows ids [from, from + n): name names[id % 3], x = id * 0.5 except NULL where id % 4 == 1.
+  auto add = [&](int from, int n) {
+    std::vector<std::vector<uint8_t>> data(3), valid(3);
+    data[0].resize(static_cast<size_t>(n) * 4);
+    data[1].resize(static_cast<size_t>(n) * 4);
+    data[2].resize(static_cast<size_t>(n) * 8);
+    valid[2].assign(static_cast<size_t>(n), 1);
+    for (int r = 0; r < n; ++r) {
+      const int id = from + r;
+      std::memcpy(data[0].data() + r * 4, &id, 4);
+      std::memcpy(data[1].data() + r * 4, &code[id % 3], 4);
+      const double x = id % 4 == 1 ? 0.0 : id * 0.5;
+      std::memcpy(data[2].data() + r * 8, &x, 8);
+      valid[2][static_cast<size_t>(r)] = id % 4 == 1 ? 0 : 1;
+    }
+    app->append_columns(static_cast<size_t>(n), data, valid);
+  };
+  add(0, 4);  // a whole chunk
+  add(4, 2);  // a part chunk, then one row set by hand
+  *static_cast<int32_t*>(app->value_slot(0)) = 6;
+  app->set_text(1, "a");
+  *static_cast<double*>(app->value_slot(2)) = 3.0;
+  app->finish_row();
+  add(7, 4);  // starts mid-chunk: copied, across the boundary
+  app->commit();
+  const auto snap = catalog_->find_table(oid);
+  ASSERT_EQ(snap->row_count(), 11u);
+  EXPECT_EQ(snap->chunks.size(), 3u);  // 4 + 4 + 3
+  std::vector<std::string> expected;
+  for (int id = 0; id < 11; ++id) {
+    const std::string name = id == 6 ? "a" : names[id % 3];
+    expected.push_back(std::to_string(id) + "|" + name + "|" + (id % 4 == 1 ? "NULL" : std::to_string(id * 0.5)));
+  }
+  EXPECT_EQ(rows(oid), expected);
+  EXPECT_EQ(snap->chunks[0].stats[2].null_count, 1u);
+  EXPECT_EQ(snap->chunks[0].stats[0].min_int, 0);
+  EXPECT_EQ(snap->chunks[0].stats[0].max_int, 3);
+}
+
 TEST_F(TableStoreTest, AbortedAppendLeavesNothing) {
   const uint32_t oid = make_table();
   append(oid, 0, 6);
