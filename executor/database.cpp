@@ -81,6 +81,17 @@ class EngineTable final : public EngineTableSnapshot {
 // and after the provider's, and used only when both are the same object —
 // catalog snapshots are immutable and replaced on every change, and chunk ids
 // are never reused, so the provider's snapshot then has exactly those chunks.
+// The engines name a stored column by (table, chunk id, column index); that
+// names the same bytes for the life of the process only while each column's
+// index is its file slot, which a DROP COLUMN of any column but the last
+// ends (the columns after it move down, their files stay). Such a table's
+// snapshots give no chunk ids: the GPU reads them without its column cache.
+bool columns_at_their_slots(const catalog::TableDef& def) {
+  for (size_t c = 0; c < def.columns.size(); ++c)
+    if (def.slot(c) != static_cast<int32_t>(c)) return false;
+  return true;
+}
+
 class EngineTableProvider final : public TableProvider {
  public:
   EngineTableProvider(std::unique_ptr<TableProvider> inner, AggregateEngine* gpu, catalog::Catalog* catalog)
@@ -90,7 +101,8 @@ class EngineTableProvider final : public TableProvider {
     auto before = catalog_ ? catalog_->find_table(name, "public") : nullptr;
     auto table = inner_->find_table(schema, name);
     auto after = catalog_ ? catalog_->find_table(name, "public") : nullptr;
-    if (table && before && before == after && before->def.oid == table->oid() && before->chunks.size() == table->chunk_count()) {
+    if (table && before && before == after && before->def.oid == table->oid() &&
+        before->chunks.size() == table->chunk_count() && columns_at_their_slots(before->def)) {
       for (const auto& c : before->chunks) ids.push_back(c.chunk_id);
     }
     if (!table) return nullptr;

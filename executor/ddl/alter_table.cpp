@@ -1,12 +1,14 @@
-// ALTER TABLE and ALTER ... RENAME: the subcommands that change only the
-// catalog definition (names, NOT NULL, defaults, keys), each checked against the rows
-// already stored as PostgreSQL checks them. Subcommands that would rewrite
-// column chunks (ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE) and the rest
-// answer 0A000 naming the subcommand in SQL words.
+// ALTER TABLE and ALTER ... RENAME: the subcommands that change the catalog
+// definition (names, NOT NULL, defaults, keys, and columns added or dropped
+// without rewriting the rows: alter_column.cpp), each checked against the
+// rows already stored as PostgreSQL checks them. Subcommands that would
+// rewrite column chunks (ALTER COLUMN TYPE) and the rest answer 0A000
+// naming the subcommand in SQL words.
 #include <algorithm>
 #include <map>
 
 #include "catalog/view_store.hpp"
+#include "executor/ddl/alter_column.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/key_constraints.hpp"
 #include "executor/dml/column_default.hpp"
@@ -48,10 +50,14 @@ int column_of(const catalog::TableDef& def, const std::string& name) {
 
 // One subcommand applied to def (current: the rows it is checked against).
 void apply(const nlohmann::json& cmd, catalog::TableDef& def, const catalog::TableSnapshot& current,
-           StatementContext& ctx) {
+           StatementContext& ctx, AfterCommit& after) {
   const std::string subtype = cmd.value("subtype", std::string());
   const std::string name = cmd.value("name", std::string());
-  if (subtype == "AT_SetNotNull") {
+  if (subtype == "AT_AddColumn") {
+    add_column(cmd, def, current, ctx);
+  } else if (subtype == "AT_DropColumn") {
+    drop_column(cmd, def, ctx, after);
+  } else if (subtype == "AT_SetNotNull") {
     const int c = column_of(def, name);
     for (const auto& chunk : current.chunks) {
       if (static_cast<size_t>(c) < chunk.stats.size() && chunk.stats[static_cast<size_t>(c)].null_count > 0)
@@ -132,11 +138,14 @@ std::string alter_table(const nlohmann::json& stmt, StatementContext& ctx) {
   const auto& rel = stmt.at("relation");
   if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
   const auto snap = resolve_relation(ctx, rel, false);
+  AfterCommit after;
   ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
     catalog::TableDef def = current.def;
-    for (const auto& cmd : stmt.at("cmds")) apply(cmd.at("AlterTableCmd"), def, current, ctx);
+    after.clear();
+    for (const auto& cmd : stmt.at("cmds")) apply(cmd.at("AlterTableCmd"), def, current, ctx, after);
     return def;
   });
+  for (const auto& action : after) action();
   return "ALTER TABLE";
 }
 

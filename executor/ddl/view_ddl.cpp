@@ -146,6 +146,64 @@ void drop_cascade(const std::vector<uint32_t>& oids, const std::vector<std::stri
                         .with_detail(detail)
                         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
   }
+  drop_with_notice(dependents, ctx);
+}
+
+// Whether a view's query (parse tree) may read column `column`: a column
+// reference ending in that name, or a `*`. A reference to a same-named column
+// of another relation counts too: the answer errs toward PostgreSQL's 2BP01.
+bool may_read_column(const nlohmann::json& node, const std::string& column) {
+  if (node.is_object()) {
+    if (auto ref = node.find("ColumnRef"); ref != node.end() && ref->contains("fields")) {
+      const auto& last = ref->at("fields").back();
+      if (last.contains("A_Star")) return true;
+      if (last.contains("String") && last["String"].value("sval", std::string()) == column) return true;
+    }
+    for (const auto& [key, value] : node.items())
+      if (may_read_column(value, column)) return true;
+  } else if (node.is_array()) {
+    for (const auto& value : node)
+      if (may_read_column(value, column)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<catalog::ViewDef> column_dependents(const catalog::TableDef& table, const std::string& column,
+                                                bool cascade, StatementContext& ctx) {
+  if (!ctx.views) return {};
+  std::vector<uint32_t> direct;
+  std::vector<std::string> lines;
+  for (const auto& v : ctx.views->dependents(table.oid)) {
+    if (!may_read_column(nlohmann::json::parse(v.query), column)) continue;
+    direct.push_back(v.oid);
+    lines.push_back("view " + v.name + " depends on column " + column + " of table " + table.name);
+  }
+  if (direct.empty()) return {};
+  std::vector<catalog::ViewDef> out;
+  for (const uint32_t oid : direct) {
+    for (const auto& v : ctx.views->list())
+      if (v.oid == oid) out.push_back(v);
+  }
+  auto over = dependents_of(direct, ctx, lines);
+  std::erase_if(over, [&](const catalog::ViewDef& v) { return std::count(direct.begin(), direct.end(), v.oid) > 0; });
+  out.insert(out.end(), over.begin(), over.end());
+  if (!cascade) {
+    std::string detail;
+    for (const auto& l : lines) detail += (detail.empty() ? "" : "\n") + l;
+    throw std::move(Error(SqlState::dependent_objects_still_exist,
+                          "cannot drop column " + column + " of table " + table.name +
+                              " because other objects depend on it")
+                        .with_detail(detail)
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+  }
+  views_of(ctx, "DROP COLUMN ... CASCADE of views");
+  return out;
+}
+
+void drop_with_notice(const std::vector<catalog::ViewDef>& dependents, StatementContext& ctx) {
+  if (dependents.empty()) return;
   views_of(ctx, "DROP ... CASCADE of views");
   if (dependents.size() == 1) {
     ctx.out.notice(Error(SqlState::successful_completion, "drop cascades to view " + dependents.front().name,
@@ -159,8 +217,6 @@ void drop_cascade(const std::vector<uint32_t>& oids, const std::vector<std::stri
   }
   for (auto it = dependents.rbegin(); it != dependents.rend(); ++it) ctx.views->drop(it->oid);
 }
-
-}  // namespace
 
 std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const DescribeSelect& describe,
                         size_t statement_end) {
