@@ -86,6 +86,11 @@ void add_default_columns(const StatementContext& ctx, const std::string& name, R
 
 ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
+  // Refused rather than left out: the rows would be appended as if the clause were not there.
+  if (stmt.contains("onConflictClause"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... ON CONFLICT is not supported by Tally");
+  if (stmt.contains("returningList"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... RETURNING is not supported by Tally");
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
   auto table = session.tables()->find_table(rv.value("schemaname", ""), name);
