@@ -22,6 +22,8 @@
 #include "storage/table_store.hpp"
 #include "executor/dml/unique_keys.hpp"
 #include "executor/tuning_store_catalog.hpp"
+#include "executor/view_definitions.hpp"
+#include "executor/ddl/view_deparse.hpp"
 
 namespace tally::catalog {
 class Catalog;
@@ -170,11 +172,44 @@ class DatabaseImpl final : public Database {
   std::unique_ptr<TableProvider> tables_;
 };
 
+// The views of a database with storage, for pg_get_viewdef: the simple
+// ones printed as PostgreSQL deparses them (pretty or not), the others as
+// CREATE VIEW stored them.
+class StoredViewDefinitions final : public ViewDefinitions {
+ public:
+  StoredViewDefinitions(const catalog::ViewStore& views, const catalog::Catalog& catalog)
+      : views_(views), catalog_(catalog) {}
+  std::optional<std::string> definition(uint32_t oid, bool pretty) const override {
+    for (const auto& v : views_.list()) {
+      if (v.oid != oid) continue;
+      if (v.depends.size() == 1) {
+        if (const auto table = catalog_.find_table(v.depends.front())) {
+          if (auto printed = ddl::deparse_view(nlohmann::json::parse(v.query), table->def, v.columns, pretty))
+            return printed;
+        }
+      }
+      return v.definition;
+    }
+    return std::nullopt;
+  }
+  std::optional<uint32_t> oid_of(std::string_view name) const override {
+    if (const auto v = views_.find(name)) return v->oid;
+    return std::nullopt;
+  }
+
+ private:
+  const catalog::ViewStore& views_;
+  const catalog::Catalog& catalog_;
+};
+
 std::unique_ptr<tally::QueryHandler> SessionFactory::create(const tally::SessionInfo& session) {
   const auto& databases = database_->config().databases;
   if (!databases.empty() && std::find(databases.begin(), databases.end(), session.database) == databases.end()) {
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);
   }
+  if (database_->views() != nullptr && database_->store() != nullptr)
+    install_view_definitions(
+        std::make_shared<StoredViewDefinitions>(*database_->views(), database_->store()->catalog()));
   auto handler = std::make_unique<SqlSession>(database_, &database_->tables(), session);
   // SELECTs over pg_catalog / information_schema go to executor/introspection.
   return introspection::wrap_session(std::move(handler), database_, session);

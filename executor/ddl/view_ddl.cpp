@@ -5,6 +5,7 @@
 #include <set>
 
 #include "executor/ddl/key_constraints.hpp"
+#include "executor/ddl/view_deparse.hpp"
 #include "executor/ddl/sequence_ddl.hpp"
 
 namespace tally::executor::ddl {
@@ -260,6 +261,12 @@ std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const
   def.query = select.dump();
   def.definition = definition_text(ctx.query_text, static_cast<size_t>(std::max(0, rel.value("location", 0))),
                                    statement_end);
+  // PostgreSQL shows the query as it deparses its stored tree; Tally for the
+  // simple views view_deparse.hpp prints, and as written otherwise.
+  if (depends.size() == 1) {
+    if (const auto table = ctx.store.catalog().find_table(depends.front()))
+      if (auto printed = deparse_view(select, table->def, columns)) def.definition = std::move(*printed);
+  }
   def.columns = std::move(columns);
   def.depends = depends;
   if (existing) {
