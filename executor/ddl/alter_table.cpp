@@ -11,6 +11,7 @@
 #include "executor/ddl/alter_column.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/key_constraints.hpp"
+#include "executor/ddl/view_ddl.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/unique_keys.hpp"
 
@@ -157,8 +158,12 @@ std::string rename(const nlohmann::json& stmt, StatementContext& ctx) {
     if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
     const auto snap = resolve_relation(ctx, rel, false);
     const std::string subname = stmt.value("subname", std::string());
-    // A view stores its query by name, so it would lose the renamed table or column.
-    if (type != "OBJECT_TABCONSTRAINT" && ctx.views && !ctx.views->dependents(snap->def.oid).empty())
+    // A view stores its query by name, so it would lose the renamed table or
+    // column (PostgreSQL's views hold references, which follow the rename).
+    const bool view_reads = type == "OBJECT_TABLE"    ? ctx.views && !ctx.views->dependents(snap->def.oid).empty()
+                            : type == "OBJECT_COLUMN" ? view_reads_column(snap->def, subname, ctx)
+                                                      : false;
+    if (view_reads)
       throw Error(SqlState::feature_not_supported,
                   "renaming a table or column that a view reads is not supported by Tally");
     ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {

@@ -171,6 +171,13 @@ bool may_read_column(const nlohmann::json& node, const std::string& column) {
 
 }  // namespace
 
+bool view_reads_column(const catalog::TableDef& table, const std::string& column, const StatementContext& ctx) {
+  if (!ctx.views) return false;
+  for (const auto& v : ctx.views->dependents(table.oid))
+    if (may_read_column(nlohmann::json::parse(v.query), column)) return true;
+  return false;
+}
+
 std::vector<catalog::ViewDef> column_dependents(const catalog::TableDef& table, const std::string& column,
                                                 bool cascade, StatementContext& ctx) {
   if (!ctx.views) return {};

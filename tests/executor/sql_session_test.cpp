@@ -174,7 +174,7 @@ TEST_F(SessionTest, ViewsAreNotChangedInsideATransactionBlock) {
 TEST_F(SessionTest, AnUnsupportedStatementIsNamedInSqlWords) {
   run("CREATE TABLE named (a int)");
   const std::pair<const char*, const char*> cases[] = {
-      {"ALTER TABLE named ADD COLUMN b int", "ALTER TABLE ... ADD COLUMN is not supported by Tally"},
+      {"ALTER TABLE named ALTER COLUMN a TYPE bigint", "ALTER TABLE ... ALTER COLUMN TYPE is not supported by Tally"},
       {"CREATE TRIGGER tr AFTER INSERT ON named FOR EACH ROW EXECUTE FUNCTION f()",
        "CREATE TRIGGER is not supported by Tally"},
       {"GRANT SELECT ON named TO PUBLIC", "GRANT is not supported by Tally"}};
