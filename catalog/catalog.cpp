@@ -91,10 +91,16 @@ class Transaction {
   bool done_ = false;
 };
 
+void insert_chunk_stats(sqlite3* db, uint32_t oid, const ChunkInfo& chunk);
+
 void insert_chunk(sqlite3* db, uint32_t oid, const ChunkInfo& chunk) {
   Statement c(db, "INSERT INTO tally_chunks(table_oid, chunk_id, row_count) VALUES (?, ?, ?)");
   c.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk.chunk_id)).bind(3, static_cast<int64_t>(chunk.rows));
   c.run();
+  insert_chunk_stats(db, oid, chunk);
+}
+
+void insert_chunk_stats(sqlite3* db, uint32_t oid, const ChunkInfo& chunk) {
   Statement s(db,
               "INSERT INTO tally_chunk_stats(table_oid, chunk_id, attnum, null_count, has_min_max, "
               "min_int, max_int, min_float, max_float, hll) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -138,15 +144,21 @@ void insert_keys(sqlite3* db, const TableDef& def) {
 // The columns and keys of a table (its tally_tables row is the caller's).
 void insert_columns_and_keys(sqlite3* db, const TableDef& def) {
   Statement c(db,
-              "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null, default_expr, identity) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+              "INSERT INTO tally_columns(table_oid, attnum, name, type_oid, typmod, not_null, default_expr, identity, "
+              "slot, first_chunk, missing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t a = 0; a < def.columns.size(); ++a) {
     const ColumnDef& col = def.columns[a];
     c.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(a)).bind(3, col.name);
     c.bind(4, int64_t{type_oid(col.type.id)}).bind(5, int64_t{col.type.typmod}).bind(6, int64_t{col.not_null});
     c.bind(7, col.default_expr).bind(8, col.identity ? std::string(1, col.identity) : std::string());
+    c.bind(9, int64_t{def.slot(a)}).bind(10, static_cast<int64_t>(col.first_chunk));
+    if (col.missing) c.bind_blob(11, std::vector<uint8_t>(col.missing->begin(), col.missing->end()));
+    else c.bind_null(11);
     c.run();
   }
+  Statement n(db, "UPDATE tally_tables SET next_slot = ? WHERE oid = ?");
+  n.bind(1, int64_t{def.unused_slot()}).bind(2, int64_t{def.oid});
+  n.run();
   insert_keys(db, def);
 }
 
@@ -292,6 +304,19 @@ void Catalog::create_schema() {
     exec("ALTER TABLE tally_columns ADD COLUMN default_expr TEXT NOT NULL DEFAULT ''");
     exec("ALTER TABLE tally_columns ADD COLUMN identity TEXT NOT NULL DEFAULT ''");
   }
+  // Likewise the file slots and missing values of ADD/DROP COLUMN (-1: the
+  // column's index, which is where every column of an older catalog is).
+  bool has_slot = false;
+  {
+    Statement q(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'slot'");
+    has_slot = q.step();
+  }
+  if (!has_slot) {
+    exec("ALTER TABLE tally_columns ADD COLUMN slot INTEGER NOT NULL DEFAULT -1");
+    exec("ALTER TABLE tally_columns ADD COLUMN first_chunk INTEGER NOT NULL DEFAULT 0");
+    exec("ALTER TABLE tally_columns ADD COLUMN missing BLOB");
+    exec("ALTER TABLE tally_tables ADD COLUMN next_slot INTEGER NOT NULL DEFAULT 0");
+  }
   Statement version(db_, "SELECT value FROM tally_meta WHERE key = 'format_version'");
   if (version.step()) {
     if (version.int_at(0) != catalog_format_version)
@@ -308,7 +333,7 @@ void Catalog::load() {
   Statement next(db_, "SELECT value FROM tally_meta WHERE key = 'next_oid'");
   if (next.step()) next_oid_ = static_cast<uint32_t>(next.int_at(0));
   std::unordered_map<uint32_t, std::shared_ptr<TableSnapshot>> tables;
-  Statement t(db_, "SELECT oid, schema_name, name, next_chunk_id, version FROM tally_tables");
+  Statement t(db_, "SELECT oid, schema_name, name, next_chunk_id, version, next_slot FROM tally_tables");
   while (t.step()) {
     auto snap = std::make_shared<TableSnapshot>();
     snap->def.oid = static_cast<uint32_t>(t.int_at(0));
@@ -316,19 +341,30 @@ void Catalog::load() {
     snap->def.name = t.text_at(2);
     snap->next_chunk_id = static_cast<uint64_t>(t.int_at(3));
     snap->version = static_cast<uint64_t>(t.int_at(4));
+    snap->def.next_slot = static_cast<int32_t>(t.int_at(5));
     tables[snap->def.oid] = snap;
   }
   Statement c(db_,
-              "SELECT table_oid, name, type_oid, typmod, not_null, default_expr, identity FROM tally_columns "
-              "ORDER BY table_oid, attnum");
+              "SELECT table_oid, name, type_oid, typmod, not_null, default_expr, identity, slot, first_chunk, missing "
+              "FROM tally_columns ORDER BY table_oid, attnum");
   while (c.step()) {
     auto it = tables.find(static_cast<uint32_t>(c.int_at(0)));
     if (it == tables.end()) continue;
     const auto type = type_from_oid(static_cast<uint32_t>(c.int_at(2)));
     if (!type) throw Error(SqlState::data_corrupted, "catalog: unknown type oid " + std::to_string(c.int_at(2)));
     const std::string identity = c.text_at(6);
-    it->second->def.columns.push_back({c.text_at(1), SqlType{*type, static_cast<int32_t>(c.int_at(3))}, c.int_at(4) != 0,
-                                       c.text_at(5), identity.empty() ? '\0' : identity[0]});
+    ColumnDef& added = it->second->def.columns.emplace_back();
+    added.name = c.text_at(1);
+    added.type = SqlType{*type, static_cast<int32_t>(c.int_at(3))};
+    added.not_null = c.int_at(4) != 0;
+    added.default_expr = c.text_at(5);
+    added.identity = identity.empty() ? '\0' : identity[0];
+    added.slot = static_cast<int32_t>(c.int_at(7));
+    added.first_chunk = static_cast<uint64_t>(c.int_at(8));
+    if (!c.null_at(9)) {
+      const std::vector<uint8_t> bytes = c.blob_at(9);
+      added.missing = std::string(bytes.begin(), bytes.end());
+    }
   }
   Statement k(db_, "SELECT table_oid, name, kind, columns, oid, index_oid FROM tally_keys ORDER BY table_oid, position");
   while (k.step()) {
@@ -512,12 +548,12 @@ std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const 
   return snap;
 }
 
-std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef& def) {
+std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef& def, const ColumnLayout* layout) {
   std::lock_guard lock(mutex_);
   auto it = by_oid_.find(def.oid);
   if (it == by_oid_.end())
     throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(def.oid) + " does not exist");
-  if (def.columns.size() != it->second->def.columns.size())
+  if (!layout && def.columns.size() != it->second->def.columns.size())
     throw Error(SqlState::internal_error, "catalog: a definition change may not add or remove columns");
   for (const auto& [oid, snap] : by_oid_) {
     if (oid != def.oid && snap->def.name == def.name && snap->def.schema == def.schema) throw duplicate_table(def.name);
@@ -532,6 +568,18 @@ std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef&
   ++snap->version;
   Transaction tx(db_);
   replace_definition_rows(db_, snap->def);
+  if (layout) {
+    snap->chunks = layout->chunks;
+    snap->dictionaries = layout->dictionaries;
+    for (const char* sql : {"DELETE FROM tally_chunk_stats WHERE table_oid = ?",
+                            "DELETE FROM tally_dictionaries WHERE table_oid = ?"}) {
+      Statement d(db_, sql);
+      d.bind(1, int64_t{def.oid});
+      d.run();
+    }
+    for (const ChunkInfo& chunk : snap->chunks) insert_chunk_stats(db_, def.oid, chunk);
+    write_dictionaries(db_, def.oid, snap->dictionaries);
+  }
   write_table_version(db_, *snap);
   write_next_oid(db_, next);
   tx.commit();

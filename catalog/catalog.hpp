@@ -45,7 +45,14 @@ class Catalog {
   // Replaces a table's definition (names, NOT NULL, keys; same columns in
   // the same storage types): ALTER TABLE and CREATE INDEX. Keys without oids
   // get them. Throws 42P07 when the new name is another table's.
-  std::shared_ptr<const TableSnapshot> replace_definition(const TableDef& def);
+  // ADD and DROP COLUMN (layout given) may change the columns too: layout
+  // holds the same chunks with one statistics entry per new column, and one
+  // dictionary state per new column, committed with the definition.
+  struct ColumnLayout {
+    std::vector<ChunkInfo> chunks;
+    std::vector<DictionaryState> dictionaries;
+  };
+  std::shared_ptr<const TableSnapshot> replace_definition(const TableDef& def, const ColumnLayout* layout = nullptr);
   // Removes a table's catalog rows. Returns false when it does not exist.
   bool drop_table(uint32_t oid);
   // Empties the chunk list and the dictionaries (chunk ids keep increasing).

@@ -148,6 +148,15 @@ int64_t SequenceStore::next(uint32_t oid) {
   return value;
 }
 
+void SequenceStore::set_owner_column(uint32_t oid, int column) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(oid);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  e.def.owner_column = column;
+  write(e, e.logged, e.value.is_called);
+}
+
 void SequenceStore::set(uint32_t oid, int64_t value, bool is_called) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(oid);

@@ -58,6 +58,8 @@ class SequenceStore {
   // caller has checked its name and options.
   SequenceDef create(SequenceDef def);
   void drop(uint32_t oid);
+  // The owning column's new index (DROP COLUMN moves the columns after the dropped one).
+  void set_owner_column(uint32_t oid, int column);
   // The next value; 2200H at the limit of a sequence without CYCLE.
   int64_t next(uint32_t oid);
   // setval: the next nextval returns value (is_called false) or the one after.

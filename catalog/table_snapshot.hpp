@@ -3,6 +3,7 @@
 // with per-chunk statistics, and the committed sizes of its text dictionaries.
 // Immutable once published: a query holds a shared_ptr to one snapshot for its
 // whole run, so it never sees half of a concurrent load.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -23,6 +24,18 @@ struct ColumnDef {
   std::string default_expr;
   // attidentity: 'a' GENERATED ALWAYS, 'd' BY DEFAULT AS IDENTITY, 0 none.
   char identity = 0;
+  // The number in the names of this column's chunk and dictionary files
+  // (-1: its index; TableDef::slot). DROP COLUMN moves the columns after the
+  // dropped one down without renaming their files, and a slot is never given
+  // to a second column, so a file name always means one column's bytes.
+  int32_t slot = -1;
+  // ADD COLUMN on a table with rows does not rewrite them (PostgreSQL's
+  // attmissingval): chunks whose id is below first_chunk have no file for
+  // this column, and each of their rows reads `missing`, one value in
+  // storage form (storage_width bytes; text: its int32 dictionary code), or
+  // NULL when absent.
+  uint64_t first_chunk = 0;
+  std::optional<std::string> missing;
 };
 
 // A PRIMARY KEY or UNIQUE constraint (or a CREATE UNIQUE INDEX, which
@@ -46,7 +59,26 @@ struct TableDef {
   std::string name;
   std::vector<ColumnDef> columns;
   std::vector<KeyConstraint> keys;
+  // The lowest slot no column of this table has had (0: none beyond the
+  // column count was ever given).
+  int32_t next_slot = 0;
 
+  // The file slot of column `column`.
+  int32_t slot(size_t column) const {
+    return columns[column].slot >= 0 ? columns[column].slot : static_cast<int32_t>(column);
+  }
+  // A slot for a new column: one no column of this table has had.
+  int32_t unused_slot() const {
+    int32_t n = std::max(next_slot, static_cast<int32_t>(columns.size()));
+    for (size_t i = 0; i < columns.size(); ++i) n = std::max(n, slot(i) + 1);
+    return n;
+  }
+  // Makes every column's slot explicit, as ADD and DROP COLUMN need before
+  // they add or remove a column (an implicit slot follows the index).
+  void pin_slots() {
+    next_slot = unused_slot();
+    for (size_t i = 0; i < columns.size(); ++i) columns[i].slot = slot(i);
+  }
   // Index of the column named `name` (exact, already case-folded), or -1.
   int find_column(std::string_view column_name) const {
     for (size_t i = 0; i < columns.size(); ++i)

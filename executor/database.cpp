@@ -22,6 +22,8 @@
 #include "storage/table_store.hpp"
 #include "executor/dml/unique_keys.hpp"
 #include "executor/tuning_store_catalog.hpp"
+#include "executor/view_definitions.hpp"
+#include "executor/ddl/view_deparse.hpp"
 
 namespace tally::catalog {
 class Catalog;
@@ -81,6 +83,17 @@ class EngineTable final : public EngineTableSnapshot {
 // and after the provider's, and used only when both are the same object —
 // catalog snapshots are immutable and replaced on every change, and chunk ids
 // are never reused, so the provider's snapshot then has exactly those chunks.
+// The engines name a stored column by (table, chunk id, column index); that
+// names the same bytes for the life of the process only while each column's
+// index is its file slot, which a DROP COLUMN of any column but the last
+// ends (the columns after it move down, their files stay). Such a table's
+// snapshots give no chunk ids: the GPU reads them without its column cache.
+bool columns_at_their_slots(const catalog::TableDef& def) {
+  for (size_t c = 0; c < def.columns.size(); ++c)
+    if (def.slot(c) != static_cast<int32_t>(c)) return false;
+  return true;
+}
+
 class EngineTableProvider final : public TableProvider {
  public:
   EngineTableProvider(std::unique_ptr<TableProvider> inner, AggregateEngine* gpu, catalog::Catalog* catalog)
@@ -90,7 +103,8 @@ class EngineTableProvider final : public TableProvider {
     auto before = catalog_ ? catalog_->find_table(name, "public") : nullptr;
     auto table = inner_->find_table(schema, name);
     auto after = catalog_ ? catalog_->find_table(name, "public") : nullptr;
-    if (table && before && before == after && before->def.oid == table->oid() && before->chunks.size() == table->chunk_count()) {
+    if (table && before && before == after && before->def.oid == table->oid() &&
+        before->chunks.size() == table->chunk_count() && columns_at_their_slots(before->def)) {
       for (const auto& c : before->chunks) ids.push_back(c.chunk_id);
     }
     if (!table) return nullptr;
@@ -158,11 +172,44 @@ class DatabaseImpl final : public Database {
   std::unique_ptr<TableProvider> tables_;
 };
 
+// The views of a database with storage, for pg_get_viewdef: the simple
+// ones printed as PostgreSQL deparses them (pretty or not), the others as
+// CREATE VIEW stored them.
+class StoredViewDefinitions final : public ViewDefinitions {
+ public:
+  StoredViewDefinitions(const catalog::ViewStore& views, const catalog::Catalog& catalog)
+      : views_(views), catalog_(catalog) {}
+  std::optional<std::string> definition(uint32_t oid, bool pretty) const override {
+    for (const auto& v : views_.list()) {
+      if (v.oid != oid) continue;
+      if (v.depends.size() == 1) {
+        if (const auto table = catalog_.find_table(v.depends.front())) {
+          if (auto printed = ddl::deparse_view(nlohmann::json::parse(v.query), table->def, v.columns, pretty))
+            return printed;
+        }
+      }
+      return v.definition;
+    }
+    return std::nullopt;
+  }
+  std::optional<uint32_t> oid_of(std::string_view name) const override {
+    if (const auto v = views_.find(name)) return v->oid;
+    return std::nullopt;
+  }
+
+ private:
+  const catalog::ViewStore& views_;
+  const catalog::Catalog& catalog_;
+};
+
 std::unique_ptr<tally::QueryHandler> SessionFactory::create(const tally::SessionInfo& session) {
   const auto& databases = database_->config().databases;
   if (!databases.empty() && std::find(databases.begin(), databases.end(), session.database) == databases.end()) {
     throw Error(SqlState::invalid_catalog_name, "database \"" + session.database + "\" does not exist", Severity::fatal);
   }
+  if (database_->views() != nullptr && database_->store() != nullptr)
+    install_view_definitions(
+        std::make_shared<StoredViewDefinitions>(*database_->views(), database_->store()->catalog()));
   auto handler = std::make_unique<SqlSession>(database_, &database_->tables(), session);
   // SELECTs over pg_catalog / information_schema go to executor/introspection.
   return introspection::wrap_session(std::move(handler), database_, session);

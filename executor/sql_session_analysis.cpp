@@ -108,6 +108,24 @@ bool reusable_analysis(const AnalyzedStatement& a) {
   return a.kind == "SelectStmt" && text_only_node(a.node());
 }
 
+// The columns RETURNING answers (Describe's RowDescription in the extended
+// protocol, where Execute sends none): those of the same list selected from
+// the target table. Unset when that cannot be planned; the statement then
+// fails or answers as it would have.
+std::optional<std::vector<tally::FieldDescription>> returning_fields(const json& body, PlanContext& pc) {
+  const json select = {{"targetList", body["returningList"]},
+                       {"fromClause", json::array({{{"RangeVar", body.at("relation")}}})},
+                       {"limitOption", "LIMIT_OPTION_DEFAULT"},
+                       {"op", "SETOP_NONE"}};
+  try {
+    return select_fields(*plan_select(select, pc));
+  } catch (const Error&) {
+    return std::nullopt;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 // Analysis cache key: the text, then the parameter type OIDs as bytes.
 std::string analysis_key(std::string_view sql, const std::vector<uint32_t>& types) {
   std::string key;
@@ -174,6 +192,7 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
   } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt") &&
              tables_ != nullptr) {
     infer_dml_parameter_types(a.kind, body, *tables_, pc);
+    if (body.contains("returningList")) a.fields = returning_fields(body, pc);
   } else if (a.kind == "ExecuteStmt" && info_.prepared != nullptr) {
     // Describe of an EXECUTE: the prepared statement's columns.
     if (const auto prepared = info_.prepared->lookup(body.value("name", ""))) a.fields = prepared->result_fields();

@@ -21,6 +21,7 @@
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
 #include "executor/dml/result_append.hpp"
+#include "executor/dml/insert_on_conflict.hpp"
 #include "executor/dml/update_delete.hpp"
 
 namespace tally::executor {
@@ -85,6 +86,11 @@ void add_default_columns(const StatementContext& ctx, const std::string& name, R
 
 ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
+  // Refused rather than left out: the rows would be appended as if the clause were not there.
+  if (stmt.contains("onConflictClause"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... ON CONFLICT is not supported by Tally");
+  if (stmt.contains("returningList"))
+    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... RETURNING is not supported by Tally");
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
   auto table = session.tables()->find_table(rv.value("schemaname", ""), name);
@@ -193,7 +199,7 @@ bool values_need_query(const json& insert) {
 
 // INSERT ... VALUES ... RETURNING columns or *: the inserted rows' values
 // (as stored: defaults and sequence values included).
-ResultSet insert_returning(const json& stmt, StatementContext& ctx) {
+ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::InsertedRows& inserted) {
   const auto snap = resolve_relation(ctx, stmt.at("relation"));
   const catalog::TableDef& def = snap->def;
   std::vector<std::pair<std::string, int>> outputs;  // (name, column)
@@ -216,7 +222,6 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx) {
     }
     outputs.emplace_back(target.value("name", name), column);
   }
-  dml::InsertedRows inserted;
   ResultSet result;
   result.tag = dml::insert(stmt, ctx, &inserted);
   for (const auto& [name, column] : outputs) {
@@ -286,7 +291,16 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
       return tag_only(ddl::vacuum_or_analyze(body, ctx, in_block));
     }
-    if (kind == "InsertStmt" && body.contains("returningList")) return insert_returning(body, ctx);
+    if (kind == "InsertStmt" && dml::is_on_conflict_update(body)) {
+      dml::InsertedRows inserted;
+      ResultSet appended = body.contains("returningList") ? insert_returning(body, ctx, inserted)
+                                                          : tag_only(dml::insert(body, ctx, &inserted));
+      return dml::update_conflicting(session, body, inserted, parameters, ctx, std::move(appended));
+    }
+    if (kind == "InsertStmt" && body.contains("returningList")) {
+      dml::InsertedRows inserted;
+      return insert_returning(body, ctx, inserted);
+    }
     if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));

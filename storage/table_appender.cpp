@@ -72,7 +72,7 @@ TableAppender::~TableAppender() {
   }
   if (committed_) return;
   // Roll back: the catalog never saw these chunks; their files are orphans.
-  for (const uint64_t id : started_) store_.remove_chunk_files(snapshot_->def.oid, id, builders_.size());
+  for (const uint64_t id : started_) store_.remove_chunk_files(snapshot_->def, id);
 }
 
 void TableAppender::wait_writes(size_t keep_last) {
@@ -250,7 +250,7 @@ void TableAppender::flush_chunk() {
     columns->push_back(std::move(col));
     builders_[c].column = ColumnVector{};
     builders_[c].column.type = columns->back().type;
-    paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, static_cast<int>(c)));
+    paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, snapshot_->def.slot(c)));
   }
   const uint64_t rows = rows_;
   // A block's small chunks are fsynced once, at COMMIT (WriteTransaction::commit):
@@ -294,7 +294,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   dict_states.resize(builders_.size());
   for (size_t c = 0; c < builders_.size(); ++c) {
     if (dicts_[c] && static_cast<uint64_t>(dicts_[c]->size()) != dict_states[c].entries)
-      dict_states[c] = append_dictionary(store_.dictionary_path(oid, static_cast<int>(c)), dict_states[c],
+      dict_states[c] = append_dictionary(store_.dictionary_path(oid, snapshot_->def.slot(c)), dict_states[c],
                                          *dicts_[c], /*sync=*/transaction_ == nullptr);
   }
   wait_writes(0);
@@ -313,7 +313,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;
   std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());
-  store_.publish_dictionaries(oid, published, dict_states);
+  store_.publish_dictionaries(snapshot_->def, published, dict_states);
   store_.retire_chunks(snapshot_, replaced_);
   if (check_) check_->committed(*snap);
   return snap;

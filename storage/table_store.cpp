@@ -1,11 +1,15 @@
 #include "storage/table_store.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "common/error.hpp"
 #include "storage/chunk_file.hpp"
+#include "storage/column_layout.hpp"
+#include "storage/column_stats.hpp"
 #include "storage/dictionary_file.hpp"
 #include "storage/file_io.hpp"
 #include "storage/table_appender.hpp"
@@ -56,13 +60,37 @@ void TableStore::collect_retired(bool force) {
 
 std::string TableStore::table_dir(uint32_t oid) const { return catalog_.data_dir() + "/tables/" + std::to_string(oid); }
 
-std::string TableStore::chunk_path(uint32_t oid, uint64_t chunk_id, int column) const {
-  return table_dir(oid) + "/" + std::to_string(chunk_id) + "." + std::to_string(column) + ".col";
+std::string TableStore::chunk_path(uint32_t oid, uint64_t chunk_id, int slot) const {
+  return table_dir(oid) + "/" + std::to_string(chunk_id) + "." + std::to_string(slot) + ".col";
 }
 
-std::string TableStore::dictionary_path(uint32_t oid, int column) const {
-  return table_dir(oid) + "/" + std::to_string(column) + ".dict";
+std::string TableStore::dictionary_path(uint32_t oid, int slot) const {
+  return table_dir(oid) + "/" + std::to_string(slot) + ".dict";
 }
+
+namespace {
+
+// Whether chunk has a file for column `column` of def (ADD COLUMN leaves older chunks without one).
+bool has_file(const catalog::TableDef& def, size_t column, uint64_t chunk_id) {
+  return chunk_id >= def.columns[column].first_chunk;
+}
+
+// A column of a chunk written before ADD COLUMN: every row its missing value.
+ColumnVector missing_column(const catalog::ColumnDef& def, size_t rows) {
+  ColumnVector v;
+  v.type = def.type;
+  v.rows = rows;
+  const auto width = static_cast<size_t>(storage_width(def.type));
+  v.data.resize(rows * width);
+  if (!def.missing || def.missing->size() != width) {
+    v.validity.assign(rows, 0);
+    return v;
+  }
+  for (size_t i = 0; i < rows; ++i) std::memcpy(v.data.data() + i * width, def.missing->data(), width);
+  return v;
+}
+
+}  // namespace
 
 std::shared_ptr<TableStore::TableState> TableStore::state(uint32_t oid) {
   std::lock_guard lock(states_mutex_);
@@ -90,8 +118,11 @@ size_t TableStore::recover() {
       continue;
     }
     std::set<std::pair<uint64_t, int>> live;
+    std::map<int, size_t> column_of_slot;
+    for (size_t a = 0; a < snap->def.columns.size(); ++a) column_of_slot[snap->def.slot(a)] = a;
     for (const auto& c : snap->chunks)
-      for (size_t a = 0; a < snap->def.columns.size(); ++a) live.insert({c.chunk_id, static_cast<int>(a)});
+      for (size_t a = 0; a < snap->def.columns.size(); ++a)
+        if (has_file(snap->def, a, c.chunk_id)) live.insert({c.chunk_id, snap->def.slot(a)});
     for (const auto& f : fs::directory_iterator(entry.path(), ec)) {
       const std::string fname = f.path().filename().string();
       unsigned long long chunk = 0;
@@ -100,8 +131,13 @@ size_t TableStore::recover() {
       if (std::sscanf(fname.c_str(), "%llu.%d.%3s", &chunk, &column, ext) == 3 && std::string_view(ext) == "col") {
         if (!live.count({chunk, column})) removed += fs::remove(f.path(), ec);
       } else if (std::sscanf(fname.c_str(), "%d.%4s", &column, ext) == 2 && std::string_view(ext) == "dict") {
-        const uint64_t committed = column >= 0 && static_cast<size_t>(column) < snap->dictionaries.size()
-                                       ? snap->dictionaries[static_cast<size_t>(column)].bytes
+        const auto live_column = column_of_slot.find(column);
+        if (live_column == column_of_slot.end()) {
+          removed += fs::remove(f.path(), ec);  // a dropped column's
+          continue;
+        }
+        const uint64_t committed = live_column->second < snap->dictionaries.size()
+                                       ? snap->dictionaries[live_column->second].bytes
                                        : 0;
         if (fs::file_size(f.path(), ec) > committed) {
           File file = File::append(f.path().string());
@@ -120,39 +156,46 @@ size_t TableStore::recover() {
 std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::TableSnapshot& snapshot, int column) {
   const auto col = static_cast<size_t>(column);
   const auto& want = snapshot.dictionaries.at(col);
+  // The store's dictionaries are by slot: a DROP COLUMN moves column indexes, not slots.
+  const auto slot = static_cast<size_t>(snapshot.def.slot(col));
   auto st = state(snapshot.def.oid);
   std::lock_guard lock(st->dict_mutex);
   if (snapshot.version < st->epoch_version) {
     // A snapshot from before a TRUNCATE: its codes index the old dictionary.
-    if (col < st->previous_epoch.size() && st->previous_epoch[col]) return st->previous_epoch[col];
+    if (slot < st->previous_epoch.size() && st->previous_epoch[slot]) return st->previous_epoch[slot];
     throw Error(SqlState::object_not_in_prerequisite_state,
                 "table \"" + snapshot.def.name + "\" was truncated while this statement was reading it");
   }
-  if (st->dictionaries.size() < snapshot.def.columns.size()) {
-    st->dictionaries.resize(snapshot.def.columns.size());
-    st->loaded_entries.resize(snapshot.def.columns.size(), 0);
+  if (st->dictionaries.size() <= slot) {
+    st->dictionaries.resize(slot + 1);
+    st->loaded_entries.resize(slot + 1, 0);
   }
-  auto& d = st->dictionaries[col];
-  if (d && st->loaded_entries[col] >= want.entries) return d;
+  auto& d = st->dictionaries[slot];
+  if (d && st->loaded_entries[slot] >= want.entries) return d;
   auto loaded = std::make_shared<StringDictionary>(
-      load_dictionary(dictionary_path(snapshot.def.oid, column), want,
+      load_dictionary(dictionary_path(snapshot.def.oid, static_cast<int>(slot)), want,
                       "dictionary of column \"" + snapshot.def.columns[col].name + "\" of table \"" +
                           snapshot.def.name + "\""));
   d = std::move(loaded);
-  st->loaded_entries[col] = want.entries;
+  st->loaded_entries[slot] = want.entries;
   return d;
 }
 
-void TableStore::publish_dictionaries(uint32_t oid, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
+void TableStore::publish_dictionaries(const catalog::TableDef& def,
+                                      const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
                                       const std::vector<catalog::DictionaryState>& states) {
-  auto st = state(oid);
+  auto st = state(def.oid);
   std::lock_guard lock(st->dict_mutex);
-  st->dictionaries.resize(dicts.size());
-  st->loaded_entries.resize(dicts.size(), 0);
+  const auto slots = static_cast<size_t>(def.unused_slot());
+  if (st->dictionaries.size() < slots) {
+    st->dictionaries.resize(slots);
+    st->loaded_entries.resize(slots, 0);
+  }
   for (size_t c = 0; c < dicts.size(); ++c) {
     if (!dicts[c]) continue;
-    st->dictionaries[c] = dicts[c];
-    st->loaded_entries[c] = states[c].entries;
+    const auto slot = static_cast<size_t>(def.slot(c));
+    st->dictionaries[slot] = dicts[c];
+    st->loaded_entries[slot] = states[c].entries;
   }
 }
 
@@ -160,7 +203,11 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
                                                          std::span<const int> columns) {
   const catalog::ChunkInfo& chunk = snapshot.chunks.at(chunk_index);
   const std::vector<int> cols(columns.begin(), columns.end());
-  const std::string key = ChunkCache::key(snapshot.def.oid, chunk.chunk_id, cols);
+  // Cached by slot, which names the same bytes before and after a DROP COLUMN.
+  std::vector<int> slots;
+  slots.reserve(cols.size());
+  for (const int c : cols) slots.push_back(snapshot.def.slot(static_cast<size_t>(c)));
+  const std::string key = ChunkCache::key(snapshot.def.oid, chunk.chunk_id, slots);
   if (auto hit = cache_.get(key)) return hit;
   collect_retired();
   auto batch = std::make_shared<ChunkBatch>();
@@ -170,7 +217,10 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
     const auto& def = snapshot.def.columns.at(static_cast<size_t>(c));
     const std::string what = "chunk " + std::to_string(chunk.chunk_id) + " of table \"" + snapshot.def.name +
                              "\" (column \"" + def.name + "\")";
-    ColumnVector v = read_chunk_file(chunk_path(snapshot.def.oid, chunk.chunk_id, c), def.type, chunk.rows, what);
+    ColumnVector v = has_file(snapshot.def, static_cast<size_t>(c), chunk.chunk_id)
+                         ? read_chunk_file(chunk_path(snapshot.def.oid, chunk.chunk_id, snapshot.def.slot(static_cast<size_t>(c))),
+                                           def.type, chunk.rows, what)
+                         : missing_column(def, chunk.rows);
     if (is_text_kind(def.type.id)) {
       v.dictionary = dictionary(snapshot, c);
       // Codes beyond the dictionary would be read as garbage: treat as corruption.
@@ -209,7 +259,65 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::alter_table(
   TableLockGuard write(&locks_, oid, cancel);
   auto current = catalog_.find_table(oid);
   if (!current) throw Error(SqlState::undefined_table, "relation with OID " + std::to_string(oid) + " does not exist");
-  return catalog_.replace_definition(change(*current));
+  catalog::TableDef def = change(*current);
+  bool same_columns = def.columns.size() == current->def.columns.size();
+  for (size_t c = 0; same_columns && c < def.columns.size(); ++c) same_columns = def.slot(c) == current->def.slot(c);
+  if (same_columns) return catalog_.replace_definition(def);
+  const catalog::Catalog::ColumnLayout layout = relayout(*current, def);
+  auto snap = catalog_.replace_definition(def, &layout);
+  // The dropped columns' files, deleted once no reader holds the old snapshot.
+  std::set<int> kept;
+  for (size_t c = 0; c < def.columns.size(); ++c) kept.insert(def.slot(c));
+  Retired retired{current, {}, {}};
+  for (size_t c = 0; c < current->def.columns.size(); ++c) {
+    const int slot = current->def.slot(c);
+    if (kept.count(slot)) continue;
+    for (const auto& chunk : current->chunks)
+      if (has_file(current->def, c, chunk.chunk_id)) retired.files.push_back(chunk_path(oid, chunk.chunk_id, slot));
+    if (is_text_kind(current->def.columns[c].type.id)) retired.files.push_back(dictionary_path(oid, slot));
+  }
+  retire(std::move(retired));
+  return snap;
+}
+
+catalog::Catalog::ColumnLayout TableStore::relayout(const catalog::TableSnapshot& current, catalog::TableDef& after) {
+  const uint32_t oid = current.def.oid;
+  std::map<int, size_t> before_of_slot;
+  for (size_t c = 0; c < current.def.columns.size(); ++c) before_of_slot[current.def.slot(c)] = c;
+  // Chunks from now on get ids from here (TableAppender starts at the same bound).
+  uint64_t first_new_chunk = std::max(current.next_chunk_id, state(oid)->chunk_id_floor);
+  for (const auto& chunk : current.chunks) first_new_chunk = std::max(first_new_chunk, chunk.chunk_id + 1);
+  catalog::Catalog::ColumnLayout layout;
+  layout.chunks = current.chunks;
+  for (auto& chunk : layout.chunks) chunk.stats.clear();
+  for (size_t c = 0; c < after.columns.size(); ++c) {
+    auto old = before_of_slot.find(after.slot(c));
+    if (old != before_of_slot.end()) {
+      for (size_t i = 0; i < layout.chunks.size(); ++i) layout.chunks[i].stats.push_back(current.chunks[i].stats[old->second]);
+      layout.dictionaries.push_back(current.dictionaries.at(old->second));
+      continue;
+    }
+    catalog::ColumnDef& added = after.columns[c];
+    catalog::DictionaryState dictionary;
+    if (current.chunks.empty()) {
+      added.missing.reset();  // no row predates the column
+    } else if (added.missing && is_text_kind(added.type.id)) {
+      // The executor gives a text value as its text: it becomes code 0 of the new column's dictionary.
+      StringDictionary entries;
+      const int32_t code = entries.intern(*added.missing);
+      dictionary = append_dictionary(dictionary_path(oid, after.slot(c)), {}, entries);
+      added.missing = std::string(reinterpret_cast<const char*>(&code), sizeof code);
+    }
+    added.first_chunk = first_new_chunk;
+    layout.dictionaries.push_back(dictionary);
+    ColumnVector one = missing_column(added, 1);
+    catalog::ColumnStats stats = compute_column_stats(one);
+    for (auto& chunk : layout.chunks) {
+      stats.null_count = added.missing ? 0 : chunk.rows;
+      chunk.stats.push_back(stats);
+    }
+  }
+  return layout;
 }
 
 void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before) {
@@ -226,12 +334,13 @@ void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> bef
                                const std::vector<uint64_t>& chunk_ids) {
   if (chunk_ids.empty()) return;
   const uint32_t oid = before->def.oid;
-  const size_t columns = before->def.columns.size();
-  Retired retired{std::move(before), {}, {}};
+  std::vector<std::string> files;
   for (const uint64_t id : chunk_ids) {
     cache_.evict_chunk(oid, id);
-    for (size_t c = 0; c < columns; ++c) retired.files.push_back(chunk_path(oid, id, static_cast<int>(c)));
+    for (size_t c = 0; c < before->def.columns.size(); ++c)
+      files.push_back(chunk_path(oid, id, before->def.slot(c)));
   }
+  Retired retired{std::move(before), std::move(files), {}};
   retire(std::move(retired));
 }
 
@@ -239,7 +348,7 @@ void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
   const uint32_t oid = committed.def.oid;
   for (size_t c = 0; c < committed.def.columns.size(); ++c) {
     if (!is_text_kind(committed.def.columns[c].type.id)) continue;
-    const std::string path = dictionary_path(oid, static_cast<int>(c));
+    const std::string path = dictionary_path(oid, committed.def.slot(c));
     std::error_code ec;
     const uint64_t bytes = c < committed.dictionaries.size() ? committed.dictionaries[c].bytes : 0;
     if (fs::exists(path, ec) && fs::file_size(path, ec) > bytes) {
@@ -250,8 +359,8 @@ void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
   }
   auto st = state(oid);
   std::lock_guard lock(st->dict_mutex);
-  st->dictionaries.assign(committed.def.columns.size(), nullptr);
-  st->loaded_entries.assign(committed.def.columns.size(), 0);
+  st->dictionaries.assign(static_cast<size_t>(committed.def.unused_slot()), nullptr);
+  st->loaded_entries.assign(static_cast<size_t>(committed.def.unused_slot()), 0);
 }
 
 std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid, const CancelToken* cancel) {
@@ -265,29 +374,29 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_
     std::lock_guard lock(st->dict_mutex);
     st->previous_epoch = st->dictionaries;
     st->epoch_version = snap->version;
-    st->dictionaries.assign(snap->def.columns.size(), nullptr);
-    st->loaded_entries.assign(snap->def.columns.size(), 0);
+    st->dictionaries.assign(static_cast<size_t>(snap->def.unused_slot()), nullptr);
+    st->loaded_entries.assign(static_cast<size_t>(snap->def.unused_slot()), 0);
   }
   // The next append rewrites the dictionary files from offset 0 (their
   // committed length is now 0); old readers use the in-memory previous epoch.
   for (size_t c = 0; c < snap->def.columns.size(); ++c) {
     std::error_code ec;
-    fs::remove(dictionary_path(oid, static_cast<int>(c)), ec);
+    fs::remove(dictionary_path(oid, snap->def.slot(c)), ec);
   }
   if (before) {
     Retired r{before, {}, {}};
     for (const auto& c : before->chunks)
       for (size_t col = 0; col < before->def.columns.size(); ++col)
-        r.files.push_back(chunk_path(oid, c.chunk_id, static_cast<int>(col)));
+        r.files.push_back(chunk_path(oid, c.chunk_id, before->def.slot(col)));
     retire(std::move(r));
   }
   return snap;
 }
 
-void TableStore::remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t columns) {
-  for (size_t c = 0; c < columns; ++c) {
+void TableStore::remove_chunk_files(const catalog::TableDef& def, uint64_t chunk_id) {
+  for (size_t c = 0; c < def.columns.size(); ++c) {
     std::error_code ec;
-    fs::remove(chunk_path(oid, chunk_id, static_cast<int>(c)), ec);
+    fs::remove(chunk_path(def.oid, chunk_id, def.slot(c)), ec);
   }
 }
 

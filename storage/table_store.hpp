@@ -94,8 +94,9 @@ class TableStore {
 
   // Paths (for tests and tools).
   std::string table_dir(uint32_t oid) const;
-  std::string chunk_path(uint32_t oid, uint64_t chunk_id, int column) const;
-  std::string dictionary_path(uint32_t oid, int column) const;
+  // By file slot (TableDef::slot), not column index.
+  std::string chunk_path(uint32_t oid, uint64_t chunk_id, int slot) const;
+  std::string dictionary_path(uint32_t oid, int slot) const;
 
  private:
   friend class TableAppender;
@@ -107,7 +108,7 @@ class TableStore {
     // table's write lock).
     uint64_t chunk_id_floor = 0;
     std::mutex dict_mutex;   // guards dictionaries
-    std::vector<std::shared_ptr<const StringDictionary>> dictionaries;
+    std::vector<std::shared_ptr<const StringDictionary>> dictionaries;  // by column slot
     std::vector<uint64_t> loaded_entries;  // committed entries each holds
     // TRUNCATE starts a new dictionary epoch at this snapshot version; readers
     // of older snapshots keep the previous epoch's dictionaries.
@@ -132,9 +133,13 @@ class TableStore {
 
  private:
   std::shared_ptr<TableState> state(uint32_t oid);
-  void publish_dictionaries(uint32_t oid, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
+  // dicts and states: one per column of def (null: unchanged).
+  void publish_dictionaries(const catalog::TableDef& def, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
                             const std::vector<catalog::DictionaryState>& states);
-  void remove_chunk_files(uint32_t oid, uint64_t chunk_id, size_t columns);
+  void remove_chunk_files(const catalog::TableDef& def, uint64_t chunk_id);
+  // ADD and DROP COLUMN: the chunk statistics and dictionary states of
+  // `after`'s columns, and the new columns' missing values made storable.
+  catalog::Catalog::ColumnLayout relayout(const catalog::TableSnapshot& current, catalog::TableDef& after);
   // After a committed DROP: forgets the table's cached chunks and state and
   // retires its directory (read by holders of `before` until they finish).
   void forget_table(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> before);

@@ -146,7 +146,7 @@ void WriteTransaction::record_append(uint32_t oid, std::shared_ptr<const catalog
 void WriteTransaction::remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids) {
   for (const uint64_t id : ids) {
     store_.cache_.evict_chunk(oid, id);
-    store_.remove_chunk_files(oid, id, def.columns.size());
+    store_.remove_chunk_files(def, id);
   }
 }
 
@@ -209,12 +209,12 @@ void WriteTransaction::sync_files() const {
     const auto& def = p.working->def;
     for (const uint64_t id : p.own_chunks) {
       if (!has_chunk(*p.working, id)) continue;
-      for (size_t c = 0; c < def.columns.size(); ++c) sync_file(store_.chunk_path(oid, id, static_cast<int>(c)));
+      for (size_t c = 0; c < def.columns.size(); ++c) sync_file(store_.chunk_path(oid, id, def.slot(c)));
     }
     for (size_t c = 0; c < def.columns.size(); ++c) {
       const uint64_t before = p.base && c < p.base->dictionaries.size() ? p.base->dictionaries[c].bytes : 0;
       if (c < p.working->dictionaries.size() && p.working->dictionaries[c].bytes != before)
-        sync_file(store_.dictionary_path(oid, static_cast<int>(c)));
+        sync_file(store_.dictionary_path(oid, def.slot(c)));
     }
     sync_directory(store_.table_dir(oid));
   }

@@ -1,14 +1,17 @@
-// ALTER TABLE and ALTER ... RENAME: the subcommands that change only the
-// catalog definition (names, NOT NULL, defaults, keys), each checked against the rows
-// already stored as PostgreSQL checks them. Subcommands that would rewrite
-// column chunks (ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE) and the rest
-// answer 0A000 naming the subcommand in SQL words.
+// ALTER TABLE and ALTER ... RENAME: the subcommands that change the catalog
+// definition (names, NOT NULL, defaults, keys, and columns added or dropped
+// without rewriting the rows: alter_column.cpp), each checked against the
+// rows already stored as PostgreSQL checks them. Subcommands that would
+// rewrite column chunks (ALTER COLUMN TYPE) and the rest answer 0A000
+// naming the subcommand in SQL words.
 #include <algorithm>
 #include <map>
 
 #include "catalog/view_store.hpp"
+#include "executor/ddl/alter_column.hpp"
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/key_constraints.hpp"
+#include "executor/ddl/view_ddl.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/unique_keys.hpp"
 
@@ -48,10 +51,14 @@ int column_of(const catalog::TableDef& def, const std::string& name) {
 
 // One subcommand applied to def (current: the rows it is checked against).
 void apply(const nlohmann::json& cmd, catalog::TableDef& def, const catalog::TableSnapshot& current,
-           StatementContext& ctx) {
+           StatementContext& ctx, AfterCommit& after) {
   const std::string subtype = cmd.value("subtype", std::string());
   const std::string name = cmd.value("name", std::string());
-  if (subtype == "AT_SetNotNull") {
+  if (subtype == "AT_AddColumn") {
+    add_column(cmd, def, current, ctx);
+  } else if (subtype == "AT_DropColumn") {
+    drop_column(cmd, def, ctx, after);
+  } else if (subtype == "AT_SetNotNull") {
     const int c = column_of(def, name);
     for (const auto& chunk : current.chunks) {
       if (static_cast<size_t>(c) < chunk.stats.size() && chunk.stats[static_cast<size_t>(c)].null_count > 0)
@@ -132,11 +139,14 @@ std::string alter_table(const nlohmann::json& stmt, StatementContext& ctx) {
   const auto& rel = stmt.at("relation");
   if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
   const auto snap = resolve_relation(ctx, rel, false);
+  AfterCommit after;
   ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {
     catalog::TableDef def = current.def;
-    for (const auto& cmd : stmt.at("cmds")) apply(cmd.at("AlterTableCmd"), def, current, ctx);
+    after.clear();
+    for (const auto& cmd : stmt.at("cmds")) apply(cmd.at("AlterTableCmd"), def, current, ctx, after);
     return def;
   });
+  for (const auto& action : after) action();
   return "ALTER TABLE";
 }
 
@@ -148,8 +158,12 @@ std::string rename(const nlohmann::json& stmt, StatementContext& ctx) {
     if (missing_and_skipped(stmt, rel, ctx)) return "ALTER TABLE";
     const auto snap = resolve_relation(ctx, rel, false);
     const std::string subname = stmt.value("subname", std::string());
-    // A view stores its query by name, so it would lose the renamed table or column.
-    if (type != "OBJECT_TABCONSTRAINT" && ctx.views && !ctx.views->dependents(snap->def.oid).empty())
+    // A view stores its query by name, so it would lose the renamed table or
+    // column (PostgreSQL's views hold references, which follow the rename).
+    const bool view_reads = type == "OBJECT_TABLE"    ? ctx.views && !ctx.views->dependents(snap->def.oid).empty()
+                            : type == "OBJECT_COLUMN" ? view_reads_column(snap->def, subname, ctx)
+                                                      : false;
+    if (view_reads)
       throw Error(SqlState::feature_not_supported,
                   "renaming a table or column that a view reads is not supported by Tally");
     ctx.alter_table(snap->def.oid, [&](const catalog::TableSnapshot& current) {

@@ -18,8 +18,9 @@ std::string drop(const nlohmann::json& drop_stmt, StatementContext& ctx);
 // CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (...): checked and
 // accepted; Tally keeps no indexes (create_index.cpp says why).
 std::string create_index(const nlohmann::json& index_stmt, StatementContext& ctx);
-// ALTER TABLE [IF EXISTS] t subcommand, ...: SET/DROP NOT NULL, ADD
-// CONSTRAINT PRIMARY KEY/UNIQUE, DROP CONSTRAINT (others: 0A000).
+// ALTER TABLE [IF EXISTS] t subcommand, ...: ADD COLUMN, DROP COLUMN,
+// SET/DROP NOT NULL, SET/DROP DEFAULT, ADD CONSTRAINT PRIMARY KEY/UNIQUE,
+// DROP CONSTRAINT (others: 0A000).
 std::string alter_table(const nlohmann::json& alter_stmt, StatementContext& ctx);
 // ALTER TABLE t RENAME TO / RENAME COLUMN / RENAME CONSTRAINT.
 std::string rename(const nlohmann::json& rename_stmt, StatementContext& ctx);

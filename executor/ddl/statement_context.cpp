@@ -1,5 +1,7 @@
 #include "executor/ddl/statement_context.hpp"
 
+#include <ctime>
+
 #include "catalog/view_store.hpp"
 
 namespace tally::executor {
@@ -56,6 +58,16 @@ void StatementContext::append_small(uint32_t oid, const std::function<void(stora
   auto appender = transaction->begin_append(oid);
   fill(*appender);
   appender->commit();
+}
+
+int64_t StatementContext::statement_time() const {
+  if (!now_micros) {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    constexpr int64_t unix_to_2000 = 946684800;
+    now_micros = (static_cast<int64_t>(ts.tv_sec) - unix_to_2000) * 1'000'000 + ts.tv_nsec / 1000;
+  }
+  return *now_micros;
 }
 
 std::string relation_name(const nlohmann::json& range_var) { return range_var.value("relname", std::string()); }

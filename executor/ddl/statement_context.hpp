@@ -50,6 +50,11 @@ struct StatementContext {
   SessionSequences* sequences = nullptr;
   // The views (CREATE VIEW); null: none (a build without storage).
   catalog::ViewStore* views = nullptr;
+  // The statement's time, read on first use: every now() or CURRENT_DATE
+  // default the statement fills in reads the same instant, as in PostgreSQL.
+  mutable std::optional<int64_t> now_micros = std::nullopt;
+  // Microseconds since 2000-01-01 00:00:00 UTC (PostgreSQL's epoch).
+  int64_t statement_time() const;
 
   // The table as this statement sees it (nullptr: none), public schema.
   std::shared_ptr<const catalog::TableSnapshot> find_table(std::string_view name) const;

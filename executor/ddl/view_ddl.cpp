@@ -5,6 +5,7 @@
 #include <set>
 
 #include "executor/ddl/key_constraints.hpp"
+#include "executor/ddl/view_deparse.hpp"
 #include "executor/ddl/sequence_ddl.hpp"
 
 namespace tally::executor::ddl {
@@ -146,6 +147,71 @@ void drop_cascade(const std::vector<uint32_t>& oids, const std::vector<std::stri
                         .with_detail(detail)
                         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
   }
+  drop_with_notice(dependents, ctx);
+}
+
+// Whether a view's query (parse tree) may read column `column`: a column
+// reference ending in that name, or a `*`. A reference to a same-named column
+// of another relation counts too: the answer errs toward PostgreSQL's 2BP01.
+bool may_read_column(const nlohmann::json& node, const std::string& column) {
+  if (node.is_object()) {
+    if (auto ref = node.find("ColumnRef"); ref != node.end() && ref->contains("fields")) {
+      const auto& last = ref->at("fields").back();
+      if (last.contains("A_Star")) return true;
+      if (last.contains("String") && last["String"].value("sval", std::string()) == column) return true;
+    }
+    for (const auto& [key, value] : node.items())
+      if (may_read_column(value, column)) return true;
+  } else if (node.is_array()) {
+    for (const auto& value : node)
+      if (may_read_column(value, column)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool view_reads_column(const catalog::TableDef& table, const std::string& column, const StatementContext& ctx) {
+  if (!ctx.views) return false;
+  for (const auto& v : ctx.views->dependents(table.oid))
+    if (may_read_column(nlohmann::json::parse(v.query), column)) return true;
+  return false;
+}
+
+std::vector<catalog::ViewDef> column_dependents(const catalog::TableDef& table, const std::string& column,
+                                                bool cascade, StatementContext& ctx) {
+  if (!ctx.views) return {};
+  std::vector<uint32_t> direct;
+  std::vector<std::string> lines;
+  for (const auto& v : ctx.views->dependents(table.oid)) {
+    if (!may_read_column(nlohmann::json::parse(v.query), column)) continue;
+    direct.push_back(v.oid);
+    lines.push_back("view " + v.name + " depends on column " + column + " of table " + table.name);
+  }
+  if (direct.empty()) return {};
+  std::vector<catalog::ViewDef> out;
+  for (const uint32_t oid : direct) {
+    for (const auto& v : ctx.views->list())
+      if (v.oid == oid) out.push_back(v);
+  }
+  auto over = dependents_of(direct, ctx, lines);
+  std::erase_if(over, [&](const catalog::ViewDef& v) { return std::count(direct.begin(), direct.end(), v.oid) > 0; });
+  out.insert(out.end(), over.begin(), over.end());
+  if (!cascade) {
+    std::string detail;
+    for (const auto& l : lines) detail += (detail.empty() ? "" : "\n") + l;
+    throw std::move(Error(SqlState::dependent_objects_still_exist,
+                          "cannot drop column " + column + " of table " + table.name +
+                              " because other objects depend on it")
+                        .with_detail(detail)
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+  }
+  views_of(ctx, "DROP COLUMN ... CASCADE of views");
+  return out;
+}
+
+void drop_with_notice(const std::vector<catalog::ViewDef>& dependents, StatementContext& ctx) {
+  if (dependents.empty()) return;
   views_of(ctx, "DROP ... CASCADE of views");
   if (dependents.size() == 1) {
     ctx.out.notice(Error(SqlState::successful_completion, "drop cascades to view " + dependents.front().name,
@@ -159,8 +225,6 @@ void drop_cascade(const std::vector<uint32_t>& oids, const std::vector<std::stri
   }
   for (auto it = dependents.rbegin(); it != dependents.rend(); ++it) ctx.views->drop(it->oid);
 }
-
-}  // namespace
 
 std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const DescribeSelect& describe,
                         size_t statement_end) {
@@ -204,6 +268,12 @@ std::string create_view(const nlohmann::json& stmt, StatementContext& ctx, const
   def.query = select.dump();
   def.definition = definition_text(ctx.query_text, static_cast<size_t>(std::max(0, rel.value("location", 0))),
                                    statement_end);
+  // PostgreSQL shows the query as it deparses its stored tree; Tally for the
+  // simple views view_deparse.hpp prints, and as written otherwise.
+  if (depends.size() == 1) {
+    if (const auto table = ctx.store.catalog().find_table(depends.front()))
+      if (auto printed = deparse_view(select, table->def, columns)) def.definition = std::move(*printed);
+  }
   def.columns = std::move(columns);
   def.depends = depends;
   if (existing) {

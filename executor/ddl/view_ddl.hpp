@@ -28,4 +28,15 @@ std::string drop_views(const nlohmann::json& drop_stmt, StatementContext& ctx);
 // PostgreSQL's notice) first.
 void drop_dependent_views(const std::vector<uint32_t>& oids, const nlohmann::json& drop_stmt, StatementContext& ctx);
 
+// Whether a view may read column `column` of `table` (a reference by that
+// name or a `*`: may_read_column in view_ddl.cpp).
+bool view_reads_column(const catalog::TableDef& table, const std::string& column, const StatementContext& ctx);
+// DROP COLUMN `column` of `table`: the views that read it and the views
+// over those, each after what it reads; 2BP01 as PostgreSQL when there are
+// any and not `cascade`.
+std::vector<catalog::ViewDef> column_dependents(const catalog::TableDef& table, const std::string& column,
+                                                bool cascade, StatementContext& ctx);
+// Drops views (from column_dependents) with PostgreSQL's "drop cascades to" notice.
+void drop_with_notice(const std::vector<catalog::ViewDef>& dependents, StatementContext& ctx);
+
 }  // namespace tally::executor::ddl

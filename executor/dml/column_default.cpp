@@ -1,6 +1,7 @@
 #include "executor/dml/column_default.hpp"
 
 #include "executor/ddl/session_sequences.hpp"
+#include "executor/types/type_io.hpp"
 
 namespace tally::executor::dml {
 namespace {
@@ -9,6 +10,53 @@ std::string quote_literal(const std::string& text) {
   std::string out = "'";
   for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
+}
+
+// A DEFAULT of the statement's time as PostgreSQL prints it (pg_get_expr):
+// now(), CURRENT_TIMESTAMP, CURRENT_DATE, LOCALTIMESTAMP, ...; empty: not one.
+std::string time_function(const nlohmann::json& expr) {
+  if (expr.contains("SQLValueFunction")) {
+    const auto& f = expr["SQLValueFunction"];
+    if (f.value("typmod", -1) != -1) return {};
+    const std::string op = f.value("op", std::string());
+    if (op == "SVFOP_CURRENT_TIMESTAMP") return "CURRENT_TIMESTAMP";
+    if (op == "SVFOP_CURRENT_DATE") return "CURRENT_DATE";
+    if (op == "SVFOP_LOCALTIMESTAMP") return "LOCALTIMESTAMP";
+    return {};
+  }
+  if (!expr.contains("FuncCall") || expr["FuncCall"].contains("args")) return {};
+  const auto& names = expr["FuncCall"].value("funcname", nlohmann::json::array());
+  if (names.empty()) return {};
+  const std::string name = names.back().at("String").value("sval", std::string());
+  if (name == "now" || name == "transaction_timestamp" || name == "statement_timestamp") return name + "()";
+  return {};
+}
+
+// The printed DEFAULT when it is one time_function() prints; empty otherwise.
+std::string time_function_of(const std::string& default_expr) {
+  for (const char* f : {"now()", "transaction_timestamp()", "statement_timestamp()", "CURRENT_TIMESTAMP",
+                        "CURRENT_DATE", "LOCALTIMESTAMP"})
+    if (default_expr == f) return default_expr;
+  return {};
+}
+
+// The value of a time_function() DEFAULT: the statement's time, typed as
+// PostgreSQL types the function (timestamptz, date, timestamp), in UTC.
+ConstantValue time_value(const StatementContext& ctx, const std::string& printed) {
+  const int64_t micros = ctx.statement_time();
+  ConstantValue v;
+  v.kind = ConstantValue::Kind::typed;
+  if (printed == "CURRENT_DATE") {
+    v.type = SqlType{TypeId::date};
+    constexpr int64_t micros_per_day = 86'400'000'000;
+    types::append_date(v.text, static_cast<int32_t>(micros >= 0 ? micros / micros_per_day
+                                                                : (micros - micros_per_day + 1) / micros_per_day));
+  } else {
+    types::append_timestamp(v.text, micros);
+    v.type = SqlType{printed == "LOCALTIMESTAMP" ? TypeId::timestamp : TypeId::timestamptz};
+    if (v.type.id == TypeId::timestamptz) v.text += "+00";
+  }
+  return v;
 }
 
 }  // namespace
@@ -41,6 +89,10 @@ std::string default_expression(const StatementContext& ctx, const nlohmann::json
     const auto def = ctx.sequences->resolve(seq);  // 42P01 when missing
     return "nextval('" + def.name + "'::regclass)";
   }
+  if (std::string printed = time_function(raw_expr); !printed.empty()) {
+    cast_constant(ctx, time_value(ctx, printed), column.type, false, column.name);  // 42804 for another type
+    return printed;
+  }
   ConstantValue v;
   try {
     v = evaluate_constant(ctx, raw_expr);
@@ -70,6 +122,8 @@ ConstantValue column_default(const StatementContext& ctx, const catalog::ColumnD
     n.text = std::to_string(ctx.sequences->nextval(seq));
     return cast_constant(ctx, n, column.type, false, column.name);
   }
+  if (const std::string time = time_function_of(expr); !time.empty())
+    return cast_constant(ctx, time_value(ctx, time), column.type, false, column.name);
   // The printed constant back to a literal: 'text'::type or a bare word.
   ConstantValue literal;
   literal.kind = ConstantValue::Kind::unknown_literal;

@@ -1,6 +1,8 @@
 #pragma once
-// Column DEFAULTs: a constant, or nextval('sequence'::regclass) (serial and
-// identity columns, and pg_dump's ALTER COLUMN ... SET DEFAULT nextval(...)).
+// Column DEFAULTs: a constant, nextval('sequence'::regclass) (serial and
+// identity columns, and pg_dump's ALTER COLUMN ... SET DEFAULT nextval(...)),
+// or the statement's time (now(), CURRENT_TIMESTAMP, CURRENT_DATE,
+// LOCALTIMESTAMP: one instant per statement).
 // The catalog keeps each as PostgreSQL prints it (pg_get_expr of adbin:
 // "5", "'x'::text", "nextval('t_id_seq'::regclass)"), which is also what an
 // INSERT evaluates.

@@ -16,6 +16,10 @@ namespace tally::executor::dml {
 // NULL), one per table column: what RETURNING returns.
 struct InsertedRows {
   std::vector<std::vector<std::optional<std::string>>> rows;
+  // ON CONFLICT DO UPDATE: the proposed rows that met a stored row on the
+  // arbiter key (columns update_key), for the caller's UPDATE.
+  std::vector<std::vector<std::optional<std::string>>> conflicting;
+  std::vector<int> update_key;
 };
 
 // INSERT INTO t [(cols)] VALUES (...), ... | DEFAULT VALUES, with constant

@@ -1,4 +1,4 @@
-// INSERT ... VALUES: every row is evaluated, cast and checked before any is
+// INSERT ... VALUES [ON CONFLICT ...]: every row is evaluated, cast and checked before any is
 // appended, so an error adds nothing; outside a transaction block the append
 // is group-committed.
 #include <optional>
@@ -6,16 +6,46 @@
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/constant_value.hpp"
 #include "executor/dml/dml.hpp"
+#include "executor/dml/on_conflict.hpp"
 #include "executor/dml/row_check.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/table_appender.hpp"
 
 namespace tally::executor::dml {
+namespace {
+
+// ON CONFLICT: the rows to append. DO NOTHING leaves out a row that
+// conflicts with a stored row or an earlier one; DO UPDATE hands the rows
+// that conflict with stored rows to the caller (InsertedRows::conflicting),
+// and a row that meets another row of the statement is 21000, as in
+// PostgreSQL (it would update a row a second time).
+std::vector<ProposedRow> without_conflicts(const nlohmann::json& clause, const catalog::TableSnapshot& snapshot,
+                                           std::vector<ProposedRow> rows, InsertedRows* inserted,
+                                           StatementContext& ctx) {
+  ConflictCheck check(clause, snapshot, ctx);
+  if (check.do_update() && !inserted)
+    throw Error(SqlState::feature_not_supported, "INSERT ... ON CONFLICT DO UPDATE is not supported here by Tally");
+  std::vector<ProposedRow> kept;
+  for (auto& row : rows) {
+    if (check.proposed_conflict(row)) {
+      if (!check.do_update()) continue;
+      throw std::move(Error(SqlState::cardinality_violation, "ON CONFLICT DO UPDATE command cannot affect row a second time")
+                          .with_hint("Ensure that no rows proposed for insertion within the same command have "
+                                     "duplicate constrained values."));
+    }
+    const bool stored = check.stored_conflict(row);
+    check.take(row);
+    if (!stored) kept.push_back(std::move(row));
+    else if (check.do_update()) inserted->conflicting.push_back(std::move(row));
+  }
+  if (inserted) inserted->update_key = check.update_key();
+  return kept;
+}
+
+}  // namespace
 
 std::string insert(const nlohmann::json& stmt, StatementContext& ctx, InsertedRows* inserted) {
   if (stmt.contains("withClause")) throw Error(SqlState::feature_not_supported, "WITH in INSERT is not supported by Tally");
-  if (stmt.contains("onConflictClause"))
-    throw Error(SqlState::feature_not_supported, "INSERT ... ON CONFLICT is not supported by Tally");
   if (stmt.contains("returningList") && !inserted)
     throw Error(SqlState::feature_not_supported, "INSERT ... RETURNING is not supported by Tally");
   const bool overriding = stmt.value("override", std::string()) == "OVERRIDING_SYSTEM_VALUE";
@@ -115,6 +145,10 @@ std::string insert(const nlohmann::json& stmt, StatementContext& ctx, InsertedRo
     rows.push_back(std::move(row));
   }
   ctx.check_cancel();
+  if (stmt.contains("onConflictClause")) {
+    rows = without_conflicts(stmt["onConflictClause"], *snap, std::move(rows), inserted, ctx);
+    if (rows.empty()) return "INSERT 0 0";
+  }
 
   // Outside a block, group-committed with concurrent INSERTs into the same
   // table: one set of fsyncs for all of them (storage/group_commit.hpp); in a

@@ -5,6 +5,7 @@
 
 #include "executor/scalar/function_support.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/view_definitions.hpp"
 
 namespace tally::executor::scalar {
 
@@ -106,6 +107,29 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   if (name == "pg_get_expr" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text) {
     // adbin (pg_attrdef) holds the printed expression itself here.
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value { return a[0]; }, false);
+  }
+  if (name == "pg_get_viewdef" && (n == 1 || n == 2)) {
+    // (oid | regclass | name [, pretty | wrap column]): NULL for an oid no view has, as PostgreSQL.
+    const bool by_name = is_text_kind(args[0]->type.id) || args[0]->type.id == TypeId::unknown;
+    args[0] = by_name ? to_type(std::move(args[0]), TypeId::text, context) : oid_argument(std::move(args[0]), context);
+    if (n == 2 && args[1]->type.id != TypeId::int4) args[1] = to_type(std::move(args[1]), TypeId::boolean, context);
+    return call({TypeId::text}, name, std::move(args), [by_name](std::span<const Value> a) -> Value {
+      if (is_null(a[0]) || (a.size() == 2 && is_null(a[1]))) return Null{};
+      const auto views = view_definitions();
+      if (!views) return Null{};
+      std::optional<uint32_t> oid;
+      if (by_name) {
+        const std::string& text = std::get<std::string>(a[0]);
+        oid = views->oid_of(text);
+        if (!oid) throw Error(SqlState::undefined_table, "relation \"" + text + "\" does not exist");
+      } else {
+        oid = static_cast<uint32_t>(std::get<int64_t>(a[0]));
+      }
+      // The (oid, int) form wraps lines at a column: pretty, as in PostgreSQL.
+      const bool pretty = a.size() == 2 && (std::holds_alternative<bool>(a[1]) ? std::get<bool>(a[1]) : true);
+      auto text = views->definition(*oid, pretty);
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
   }
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
         name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||

@@ -174,7 +174,7 @@ TEST_F(SessionTest, ViewsAreNotChangedInsideATransactionBlock) {
 TEST_F(SessionTest, AnUnsupportedStatementIsNamedInSqlWords) {
   run("CREATE TABLE named (a int)");
   const std::pair<const char*, const char*> cases[] = {
-      {"ALTER TABLE named ADD COLUMN b int", "ALTER TABLE ... ADD COLUMN is not supported by Tally"},
+      {"ALTER TABLE named ALTER COLUMN a TYPE bigint", "ALTER TABLE ... ALTER COLUMN TYPE is not supported by Tally"},
       {"CREATE TRIGGER tr AFTER INSERT ON named FOR EACH ROW EXECUTE FUNCTION f()",
        "CREATE TRIGGER is not supported by Tally"},
       {"GRANT SELECT ON named TO PUBLIC", "GRANT is not supported by Tally"}};
@@ -218,6 +218,21 @@ TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
   EXPECT_TRUE(portal->execute(0, out));
   EXPECT_EQ(out.lines(), std::vector<std::string>{"42|NULL"});
   EXPECT_EQ(out.results[0].tag, "SELECT 1");
+
+  // INSERT ... RETURNING describes its columns before it runs (Execute sends no RowDescription).
+  run("CREATE TABLE returned (id int, name text)");
+  auto insert = session_->prepare("INSERT INTO returned VALUES ($1, 'x') RETURNING id, name AS n",
+                                  std::vector<uint32_t>{0});
+  auto returned = insert->result_fields();
+  ASSERT_TRUE(returned);
+  ASSERT_EQ(returned->size(), 2u);
+  EXPECT_EQ((*returned)[0].type_oid, 23u);
+  EXPECT_EQ((*returned)[1].name, "n");
+  EXPECT_EQ((*returned)[1].type_oid, 25u);
+  std::vector<tally::ParameterValue> seven{{std::string("7"), tally::Format::text}};
+  RecordingWriter rout;
+  EXPECT_TRUE(session_->bind(*insert, seven, {})->execute(0, rout));
+  EXPECT_EQ(rout.lines(), std::vector<std::string>{"7|x"});
 
   // Binary parameter in, binary result out.
   auto typed = session_->prepare("SELECT $1 + 1", std::vector<uint32_t>{20});

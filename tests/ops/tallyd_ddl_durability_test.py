@@ -4,7 +4,9 @@ nextval (of a CREATE SEQUENCE sequence and of a serial column's) continues
 past every value handed out before the kill, never repeating one (the
 sequence row is written ahead of the values it hands out, as PostgreSQL's
 log_cnt is), and a primary key still refuses a key committed before the kill
-(23505) while new keys go in. Usage: tallyd_ddl_durability_test.py TALLYD"""
+(23505) while new keys go in; views, and columns added (read as their
+default in older chunks) or dropped (their files removed), stay as they were
+committed. Usage: tallyd_ddl_durability_test.py TALLYD"""
 import os
 import signal
 import socket
@@ -81,6 +83,37 @@ class DdlDurabilityTest(unittest.TestCase):
                 t.value("CREATE TABLE later (z int)")
                 self.assertEqual(t.value("SELECT count(DISTINCT oid) FROM pg_class WHERE relname IN ('vx', 'vcount', 'later')"),
                                  "3")
+            finally:
+                t.kill()
+
+    def test_added_and_dropped_columns_survive_kill(self):
+        with tempfile.TemporaryDirectory(prefix="tally-ddl-durability-") as tmp:
+            data, log = os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log")
+            t = Tallyd(data, log)
+            t.value("CREATE TABLE cols (a int, b text, k int UNIQUE)")
+            # 5000 rows: a chunk that later INSERTs do not merge into theirs.
+            t.value("INSERT INTO cols SELECT g, 'b' || g, g FROM generate_series(1, 5000) g")
+            t.value("ALTER TABLE cols ADD COLUMN c text DEFAULT 'dd', ADD COLUMN n int DEFAULT 7")
+            t.value("ALTER TABLE cols DROP COLUMN b")
+            t.value("INSERT INTO cols VALUES (5001, 5001, 'new', 8)")
+            oid = t.value("SELECT 'cols'::regclass::oid")
+            t.kill()
+
+            t = Tallyd(data, log)
+            try:
+                self.assertEqual(t.value("SELECT count(*) || ' ' || sum(n) || ' ' || count(DISTINCT c) FROM cols"),
+                                 f"5001 {5000 * 7 + 8} 2")
+                self.assertEqual(t.value("SELECT a || c || n FROM cols WHERE a IN (1, 5001) ORDER BY a").split(),
+                                 ["1dd7", "5001new8"])
+                self.assertEqual(t.value("SELECT attname FROM pg_attribute "
+                                         "WHERE attrelid = 'cols'::regclass AND attnum > 0 ORDER BY attnum").split(),
+                                 ["a", "k", "c", "n"])
+                # The dropped column's files are gone; the key still holds.
+                files = os.listdir(os.path.join(data, "tables", oid))
+                self.assertFalse([f for f in files if f.split(".")[1:2] == ["1"]], files)
+                self.assertIn("23505", t.psql("INSERT INTO cols VALUES (9, 9)").stderr)
+                t.value("ALTER TABLE cols ADD COLUMN b text")
+                self.assertEqual(t.value("SELECT count(b) FROM cols"), "0")
             finally:
                 t.kill()
 
