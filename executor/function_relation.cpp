@@ -6,6 +6,7 @@
 #include "executor/array_text.hpp"
 #include "executor/binder.hpp"
 #include "executor/expression.hpp"
+#include "executor/scalar/catalog_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 
@@ -82,29 +83,6 @@ std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindCont
   return relation;
 }
 
-// current_schemas(include_implicit): the schemas of search_path that exist,
-// pg_catalog first when implicit ones are asked for and it is not listed.
-std::vector<std::string> current_schemas(bool implicit, const Settings* settings) {
-  std::string path = settings ? settings->get("search_path").value_or("") : "\"$user\", public";
-  std::vector<std::string> listed;
-  std::string item;
-  auto flush = [&] {
-    const size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
-    std::string name = b == std::string::npos ? "" : item.substr(b, e - b + 1);
-    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-    if (name == "public" || name == "pg_catalog" || name == "information_schema") listed.push_back(name);
-    item.clear();
-  };
-  for (char c : path) {
-    if (c == ',') flush(); else item.push_back(c);
-  }
-  flush();
-  std::vector<std::string> out;
-  if (implicit && std::find(listed.begin(), listed.end(), "pg_catalog") == listed.end()) out.push_back("pg_catalog");
-  out.insert(out.end(), listed.begin(), listed.end());
-  return out;
-}
-
 // unnest(array): the elements of a constant array (text[], int2vector,
 // oidvector, an array literal), in order.
 // An enclosing query's column (unnest(tc.reloptions) in a subquery) is read
@@ -172,7 +150,7 @@ std::shared_ptr<MaterializedRelation> unnest(const json& call, BindContext& cont
   relation->name = "unnest";
   Vector column{SqlType{TypeId::name}};
   if (!is_null(implicit)) {
-    for (const auto& s : current_schemas(std::get<bool>(implicit), context.settings)) column.push(Value{s});
+    for (const auto& s : scalar::current_schemas(std::get<bool>(implicit), context.settings)) column.push(Value{s});
   }
   relation->rows.rows = column.count;
   relation->rows.columns.push_back(std::move(column));
