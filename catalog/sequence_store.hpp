@@ -67,6 +67,9 @@ class SequenceStore {
 
   static constexpr int64_t log_ahead = 32;  // PostgreSQL's SEQ_LOG_VALS
 
+  // The catalog the sequences and their owning tables live in.
+  Catalog& catalog() const { return catalog_; }
+
  private:
   struct Entry {
     SequenceDef def;

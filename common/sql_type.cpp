@@ -27,6 +27,9 @@ uint32_t type_oid(TypeId id) {
     case TypeId::text_array: return oid::text_array;
     case TypeId::timestamptz: return oid::timestamptz;
     case TypeId::interval: return oid::interval;
+    case TypeId::regnamespace: return oid::regnamespace;
+    case TypeId::regproc: return oid::regproc;
+    case TypeId::regoper: return oid::regoper;
   }
   return oid::unknown;
 }
@@ -56,6 +59,9 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::text_array: return TypeId::text_array;
     case oid::timestamptz: return TypeId::timestamptz;
     case oid::interval: return TypeId::interval;
+    case oid::regnamespace: return TypeId::regnamespace;
+    case oid::regproc: return TypeId::regproc;
+    case oid::regoper: return TypeId::regoper;
     default: return std::nullopt;
   }
 }
@@ -71,6 +77,9 @@ int16_t type_len(TypeId id) {
     case TypeId::oid: return 4;
     case TypeId::regclass: return 4;
     case TypeId::regtype: return 4;
+    case TypeId::regnamespace: return 4;
+    case TypeId::regproc: return 4;
+    case TypeId::regoper: return 4;
     case TypeId::int8: return 8;
     case TypeId::float8: return 8;
     case TypeId::timestamp: return 8;
@@ -114,6 +123,9 @@ std::string format_type(SqlType type) {
     case TypeId::text_array: return "text[]";
     case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::interval: return "interval";
+    case TypeId::regnamespace: return "regnamespace";
+    case TypeId::regproc: return "regproc";
+    case TypeId::regoper: return "regoper";
   }
   return "unknown";
 }

@@ -33,6 +33,9 @@ enum class TypeId : uint8_t {
   text_array, // text[] (catalog queries)
   timestamptz, // int64 microseconds since 2000-01-01 00:00:00 UTC (date_trunc results)
   interval,    // months, days, microseconds (computed values only: not a column type)
+  regnamespace, // catalog type, like regclass
+  regproc,      // catalog type
+  regoper,      // catalog type
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -62,6 +65,8 @@ constexpr uint32_t interval = 1186;
 constexpr uint32_t numeric = 1700;
 constexpr uint32_t regclass = 2205;
 constexpr uint32_t regtype = 2206;
+constexpr uint32_t regoper = 2203;
+constexpr uint32_t regnamespace = 4089;
 }  // namespace oid
 
 // A type with its modifier: numeric precision/scale or character length.

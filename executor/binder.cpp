@@ -206,6 +206,9 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "oid") return {TypeId::oid};
   if (name == "regclass") return {TypeId::regclass};
   if (name == "regtype") return {TypeId::regtype};
+  if (name == "regnamespace") return {TypeId::regnamespace};
+  if (name == "regproc") return {TypeId::regproc};
+  if (name == "regoper") return {TypeId::regoper};
   if (name == "int2vector") return {TypeId::int2vector};
   if (name == "oidvector") return {TypeId::oidvector};
   throw Error(SqlState::undefined_object, "type \"" + name + "\" does not exist");

@@ -1,11 +1,13 @@
 #include "executor/function_relation.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "common/error.hpp"
 #include "executor/array_text.hpp"
 #include "executor/binder.hpp"
 #include "executor/expression.hpp"
+#include "executor/scalar/catalog_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 
@@ -44,65 +46,86 @@ Value constant_argument(const json& arg, TypeId type, BindContext& context, cons
   return evaluate_constant(*bound, nullptr);
 }
 
+// An argument that may read an enclosing query's columns (a subquery's
+// generate_series(1, t.n) or unnest(tc.reloptions)) or parameters; a column
+// of a FROM item beside this one would be LATERAL. `correlated` is set when
+// its value is known only when the scan runs.
+ExprPtr outer_only_argument(const json& arg, BindContext& context, bool& correlated) {
+  const std::string text = arg.dump();
+  // A parameter's value, too, is known only when the statement runs.
+  if (text.find("\"ParamRef\"") != std::string::npos) correlated = true;
+  if (text.find("\"ColumnRef\"") == std::string::npos) return bind_expression(arg, context);
+  correlated = true;
+  BindContext outer_only = context;
+  outer_only.relations = nullptr;
+  outer_only.columns.clear();
+  outer_only.table_name.clear();
+  try {
+    return bind_expression(arg, outer_only);
+  } catch (const Error& e) {
+    if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
+    throw unsupported("a set-returning function of a column of another FROM item (LATERAL)");
+  }
+}
+
+// The relation's rows: made now for constant arguments, else when the scan
+// runs (once per outer row).
+std::shared_ptr<MaterializedRelation> relation_of(const std::string& name, SqlType type, bool correlated,
+                                                  std::function<DataChunk(const std::vector<Value>*)> make) {
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = name;
+  if (correlated) {
+    relation->rows.columns.emplace_back(type);
+    relation->rows_at_run = std::move(make);
+  } else {
+    relation->rows = make(nullptr);
+  }
+  return relation;
+}
+
 std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindContext& context) {
   const auto& args = call.value("args", json::array());
   if (args.size() != 2 && args.size() != 3) throw unsupported("this form of generate_series");
   // int4 when every argument is, as PostgreSQL picks generate_series(int4, int4).
   TypeId type = TypeId::int4;
+  bool correlated = false;
+  std::vector<ExprPtr> bound;
   for (const auto& a : args) {
-    const ExprPtr e = bind_expression(a, context);
-    if (e->type.id == TypeId::int8) type = TypeId::int8;
-    else if (e->type.id != TypeId::int4 && e->type.id != TypeId::int2 && e->type.id != TypeId::unknown)
-      throw unsupported("generate_series over " + format_type(e->type));
+    bound.push_back(outer_only_argument(a, context, correlated));
+    const TypeId id = bound.back()->type.id;
+    if (id == TypeId::int8) type = TypeId::int8;
+    else if (id != TypeId::int4 && id != TypeId::int2 && id != TypeId::unknown)
+      throw unsupported("generate_series over " + format_type(bound.back()->type));
   }
-  std::vector<int64_t> v;
-  for (const auto& a : args) {
-    const Value value = constant_argument(a, type, context, "generate_series");
-    if (is_null(value)) v.push_back(INT64_MIN);
-    else v.push_back(std::get<int64_t>(value));
-  }
-  auto relation = std::make_shared<MaterializedRelation>();
-  relation->name = "generate_series";
-  Vector column{SqlType{type}};
-  const int64_t step = v.size() == 3 ? v[2] : 1;
-  const bool any_null = std::find(v.begin(), v.end(), INT64_MIN) != v.end();
-  if (!any_null) {
-    if (step == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
-    // A stop before the start (in the step's direction) gives no rows; the
-    // division truncates toward zero, so it is checked first.
-    const bool empty = step > 0 ? v[1] < v[0] : v[1] > v[0];
-    const __int128 span = (static_cast<__int128>(v[1]) - v[0]) / step;
-    const int64_t rows = empty ? 0 : static_cast<int64_t>(std::min<__int128>(span + 1, kMaxSeriesRows + 1));
-    if (rows > kMaxSeriesRows) throw unsupported("generate_series of more than 2^27 rows");
-    column.ints.reserve(static_cast<size_t>(rows));
-    for (int64_t i = 0; i < rows; ++i) column.push(Value{v[0] + i * step});
-  }
-  relation->rows.rows = column.count;
-  relation->rows.columns.push_back(std::move(column));
-  return relation;
-}
-
-// current_schemas(include_implicit): the schemas of search_path that exist,
-// pg_catalog first when implicit ones are asked for and it is not listed.
-std::vector<std::string> current_schemas(bool implicit, const Settings* settings) {
-  std::string path = settings ? settings->get("search_path").value_or("") : "\"$user\", public";
-  std::vector<std::string> listed;
-  std::string item;
-  auto flush = [&] {
-    const size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
-    std::string name = b == std::string::npos ? "" : item.substr(b, e - b + 1);
-    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-    if (name == "public" || name == "pg_catalog" || name == "information_schema") listed.push_back(name);
-    item.clear();
+  std::vector<std::shared_ptr<const Expr>> shared;
+  for (auto& e : bound) shared.emplace_back(coerce_to(std::move(e), {type}, CastContext::implicit, context));
+  auto make = [shared, type](const std::vector<Value>* parameters) {
+    std::vector<int64_t> v;
+    bool any_null = false;
+    for (const auto& e : shared) {
+      const Value value = evaluate_constant(*e, parameters);
+      any_null = any_null || is_null(value);
+      v.push_back(is_null(value) ? 0 : std::get<int64_t>(value));
+    }
+    Vector column{SqlType{type}};
+    const int64_t step = v.size() == 3 ? v[2] : 1;
+    if (!any_null) {
+      if (step == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
+      // A stop before the start (in the step's direction) gives no rows; the
+      // division truncates toward zero, so it is checked first.
+      const bool empty = step > 0 ? v[1] < v[0] : v[1] > v[0];
+      const __int128 span = (static_cast<__int128>(v[1]) - v[0]) / step;
+      const int64_t rows = empty ? 0 : static_cast<int64_t>(std::min<__int128>(span + 1, kMaxSeriesRows + 1));
+      if (rows > kMaxSeriesRows) throw unsupported("generate_series of more than 2^27 rows");
+      column.ints.reserve(static_cast<size_t>(rows));
+      for (int64_t i = 0; i < rows; ++i) column.push(Value{v[0] + i * step});
+    }
+    DataChunk chunk;
+    chunk.rows = column.count;
+    chunk.columns.push_back(std::move(column));
+    return chunk;
   };
-  for (char c : path) {
-    if (c == ',') flush(); else item.push_back(c);
-  }
-  flush();
-  std::vector<std::string> out;
-  if (implicit && std::find(listed.begin(), listed.end(), "pg_catalog") == listed.end()) out.push_back("pg_catalog");
-  out.insert(out.end(), listed.begin(), listed.end());
-  return out;
+  return relation_of("generate_series", SqlType{type}, correlated, std::move(make));
 }
 
 // unnest(array): the elements of a constant array (text[], int2vector,
@@ -110,24 +133,8 @@ std::vector<std::string> current_schemas(bool implicit, const Settings* settings
 // An enclosing query's column (unnest(tc.reloptions) in a subquery) is read
 // when the scan runs, once per outer row.
 std::shared_ptr<MaterializedRelation> unnest_array(const json& arg, BindContext& context) {
-  const std::string text = arg.dump();
-  ExprPtr array;
-  if (text.find("\"ParamRef\"") != std::string::npos) throw unsupported("unnest of a parameter");
-  if (text.find("\"ColumnRef\"") != std::string::npos) {
-    // Only the enclosing queries' columns: a FROM item beside this one would be LATERAL.
-    BindContext outer_only = context;
-    outer_only.relations = nullptr;
-    outer_only.columns.clear();
-    outer_only.table_name.clear();
-    try {
-      array = bind_expression(arg, outer_only);
-    } catch (const Error& e) {
-      if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
-      throw unsupported("unnest of a column of another FROM item (LATERAL)");
-    }
-  } else {
-    array = bind_expression(arg, context);
-  }
+  bool correlated = false;
+  ExprPtr array = outer_only_argument(arg, context, correlated);
   if (array->type.id == TypeId::unknown) array = coerce_to(std::move(array), {TypeId::text_array}, CastContext::implicit, context);
   const TypeId array_type = array->type.id;
   if (!is_array_type(array_type)) {
@@ -149,15 +156,7 @@ std::shared_ptr<MaterializedRelation> unnest_array(const json& arg, BindContext&
     rows.columns.push_back(std::move(column));
     return rows;
   };
-  auto relation = std::make_shared<MaterializedRelation>();
-  relation->name = "unnest";
-  if (text.find("\"ColumnRef\"") != std::string::npos) {
-    relation->rows.columns.emplace_back(element);
-    relation->rows_at_run = make;
-  } else {
-    relation->rows = make(nullptr);
-  }
-  return relation;
+  return relation_of("unnest", element, correlated, std::move(make));
 }
 
 std::shared_ptr<MaterializedRelation> unnest(const json& call, BindContext& context) {
@@ -172,7 +171,7 @@ std::shared_ptr<MaterializedRelation> unnest(const json& call, BindContext& cont
   relation->name = "unnest";
   Vector column{SqlType{TypeId::name}};
   if (!is_null(implicit)) {
-    for (const auto& s : current_schemas(std::get<bool>(implicit), context.settings)) column.push(Value{s});
+    for (const auto& s : scalar::current_schemas(std::get<bool>(implicit), context.settings)) column.push(Value{s});
   }
   relation->rows.rows = column.count;
   relation->rows.columns.push_back(std::move(column));

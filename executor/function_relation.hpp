@@ -2,8 +2,10 @@
 // Set-returning functions in FROM, for the ones clients' set-up queries use:
 // generate_series(start, stop[, step]) over integers (pgbench -i's server-side
 // data generation) and unnest(current_schemas(bool)) (pgcli's search path).
-// Their arguments are constants, so the rows are materialized at planning and
-// scanned like a catalog relation; anything else answers 0A000.
+// With constant arguments the rows are materialized at planning and scanned
+// like a catalog relation; arguments that read an enclosing query's columns
+// (in a subquery) or parameters are evaluated when the scan runs. Anything
+// else (LATERAL) answers 0A000.
 #include <memory>
 #include <string>
 

@@ -48,7 +48,13 @@ std::string last_identifier(std::string_view text) {
 
 Error missing(TypeId type, std::string_view text) {
   const std::string quoted = "\"" + std::string(text) + "\"";
-  if (type == TypeId::regclass) return Error(SqlState::undefined_table, "relation " + quoted + " does not exist");
+  switch (type) {
+    case TypeId::regclass: return Error(SqlState::undefined_table, "relation " + quoted + " does not exist");
+    case TypeId::regnamespace: return Error(SqlState::invalid_schema_name, "schema " + quoted + " does not exist");
+    case TypeId::regproc: return Error(SqlState::undefined_function, "function " + quoted + " does not exist");
+    case TypeId::regoper: return Error(SqlState::undefined_function, "operator does not exist: " + std::string(text));
+    default: break;
+  }
   return Error(SqlState::undefined_object, "type " + quoted + " does not exist");
 }
 
@@ -57,7 +63,8 @@ Error missing(TypeId type, std::string_view text) {
 void install_reg_names(std::shared_ptr<const RegNames> names) { installed().store(std::move(names)); }
 
 std::string reg_output(TypeId type, int64_t oid) {
-  if (oid == 0) return "-";
+  // regoper alone prints OID 0 as a number (PostgreSQL's regoperout).
+  if (oid == 0) return type == TypeId::regoper ? "0" : "-";
   if (const auto names = current()) {
     if (auto name = names->name_of(type, oid)) return *name;
   }

@@ -14,8 +14,11 @@
 
 namespace tally::executor {
 
-// regclass, regtype: OIDs that print as names.
-inline bool is_reg_type(TypeId id) { return id == TypeId::regclass || id == TypeId::regtype; }
+// regclass, regtype, regnamespace, regproc, regoper: OIDs that print as names.
+inline bool is_reg_type(TypeId id) {
+  return id == TypeId::regclass || id == TypeId::regtype || id == TypeId::regnamespace || id == TypeId::regproc ||
+         id == TypeId::regoper;
+}
 
 class RegNames {
  public:
@@ -31,10 +34,11 @@ class RegNames {
 // Replaces the names every session reads (null: numbers only).
 void install_reg_names(std::shared_ptr<const RegNames> names);
 
-// The text form of a reg* value: "-" for OID 0, the name, or the number.
+// The text form of a reg* value: "-" for OID 0 (regoper: "0"), the name, or the number.
 std::string reg_output(TypeId type, int64_t oid);
 // A reg* value from its text form: a number, "-", or a (qualified, possibly
-// quoted) name; 42P01 (regclass) / 42704 (regtype) when nothing has that name.
+// quoted) name; when nothing has that name, PostgreSQL's SQLSTATE: 42P01
+// (regclass), 42704 (regtype), 3F000 (regnamespace), 42883 (regproc, regoper).
 int64_t reg_input(TypeId type, std::string_view text);
 
 }  // namespace tally::executor

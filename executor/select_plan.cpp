@@ -16,6 +16,7 @@
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/project_set.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
@@ -231,6 +232,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   if (select.contains("lockingClause")) check_locking_clause(select);
   if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return plan_set_operation(select, pc);
   if (select.contains("valuesLists")) return plan_values(select, pc);
+  if (has_set_returning_target(select)) return plan_project_set(select, pc);
   const bool operators = needs_operators(select, pc);
   // SELECT DISTINCT is a distinct clause of one empty item; DISTINCT ON lists its expressions.
   const json* distinct_on = nullptr;

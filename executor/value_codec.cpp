@@ -340,7 +340,10 @@ void append_text(std::string& out, const Vector& v, size_t i) {
       return;
     }
     case TypeId::regclass:
-    case TypeId::regtype: out += reg_output(v.type.id, v.ints[i]); return;
+    case TypeId::regtype:
+    case TypeId::regnamespace:
+    case TypeId::regproc:
+    case TypeId::regoper: out += reg_output(v.type.id, v.ints[i]); return;
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -368,7 +371,10 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::date: put_be<int32_t>(out, static_cast<int32_t>(v.ints[i])); return;
     case TypeId::oid:
     case TypeId::regclass:
-    case TypeId::regtype: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
+    case TypeId::regtype:
+    case TypeId::regnamespace:
+    case TypeId::regproc:
+    case TypeId::regoper: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: put_be<int64_t>(out, v.ints[i]); return;
@@ -410,7 +416,10 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::interval: return types::parse_interval(text, type.typmod);
     case TypeId::oid: return parse_integer(text, TypeId::int8);
     case TypeId::regclass:
-    case TypeId::regtype: return reg_input(type.id, text);
+    case TypeId::regtype:
+    case TypeId::regnamespace:
+    case TypeId::regproc:
+    case TypeId::regoper: return reg_input(type.id, text);
     case TypeId::numeric: {
       Numeric n = Numeric::parse(text);
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
@@ -435,7 +444,10 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::date: need(4); return static_cast<int64_t>(get_be<int32_t>(bytes));
     case TypeId::oid:
     case TypeId::regclass:
-    case TypeId::regtype: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
+    case TypeId::regtype:
+    case TypeId::regnamespace:
+    case TypeId::regproc:
+    case TypeId::regoper: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);

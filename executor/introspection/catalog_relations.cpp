@@ -27,7 +27,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 26> kTypes{{
+constexpr std::array<TypeRow, 28> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -52,6 +52,8 @@ constexpr std::array<TypeRow, 26> kTypes{{
     {1700, "numeric", -1, false, 'N', 0, 1231, 0, 'i', 'm'},
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
+    {2203, "regoper", 4, true, 'N', 0, 2208, 0, 'i', 'p'},
+    {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
     // A pseudo-type: catalog queries compare prorettype with 'trigger'::regtype.
     {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
@@ -107,13 +109,21 @@ Relation pg_type() {
   return r;
 }
 
+struct NamespaceRow {
+  int64_t oid;
+  std::string_view name;
+  int64_t owner;
+};
+
+// public belongs to pg_database_owner (6171) since PostgreSQL 15.
+constexpr NamespaceRow kNamespaces[] = {{99, "pg_toast", kBootstrapUserOid},
+                                        {kPgCatalogOid, "pg_catalog", kBootstrapUserOid},
+                                        {kPublicOid, "public", 6171},
+                                        {kInformationSchemaOid, "information_schema", kBootstrapUserOid}};
+
 Relation pg_namespace(const CatalogSource&) {
   Relation r = make({{"oid", TypeId::oid}, {"nspname", TypeId::name}, {"nspowner", TypeId::oid}, {"nspacl", TypeId::text_array}});
-  r.rows.push_back({I(99), S("pg_toast"), I(kBootstrapUserOid), kNull});
-  r.rows.push_back({I(kPgCatalogOid), S("pg_catalog"), I(kBootstrapUserOid), kNull});
-  // public belongs to pg_database_owner (6171) since PostgreSQL 15.
-  r.rows.push_back({I(kPublicOid), S("public"), I(6171), kNull});
-  r.rows.push_back({I(kInformationSchemaOid), S("information_schema"), I(kBootstrapUserOid), kNull});
+  for (const auto& n : kNamespaces) r.rows.push_back({I(n.oid), S(std::string(n.name)), I(n.owner), kNull});
   return r;
 }
 
@@ -406,7 +416,7 @@ Relation empty_relation(std::string_view name) {
   }
   if (name == "pg_proc") {
     return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid}, {"prokind", TypeId::char_},
-                 {"prorettype", TypeId::oid}});
+                 {"proretset", TypeId::boolean}, {"prorettype", TypeId::oid}, {"proargtypes", TypeId::oidvector}});
   }
   if (name == "pg_trigger") {
     return make({{"oid", TypeId::oid}, {"tgrelid", TypeId::oid}, {"tgname", TypeId::name}, {"tgisinternal", TypeId::boolean},
@@ -518,6 +528,20 @@ std::optional<std::string> type_name_of(uint32_t type_oid) {
 std::optional<uint32_t> type_oid_by_name(std::string_view name) {
   for (const auto& t : kTypes) {
     if (name == t.name) return t.oid;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> namespace_name(int64_t oid) {
+  for (const auto& n : kNamespaces) {
+    if (n.oid == oid) return std::string(n.name);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> namespace_oid(std::string_view name) {
+  for (const auto& n : kNamespaces) {
+    if (n.name == name) return n.oid;
   }
   return std::nullopt;
 }

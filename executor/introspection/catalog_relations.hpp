@@ -113,6 +113,10 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
 std::optional<int64_t> catalog_relation_oid(std::string_view name);
 std::optional<std::string> catalog_relation_name(int64_t oid);
 
+// Schemas pg_namespace lists, by OID and back (regnamespace).
+std::optional<std::string> namespace_name(int64_t oid);
+std::optional<int64_t> namespace_oid(std::string_view name);
+
 // Names of pg_catalog types by OID, for ::regtype output and look-ups.
 std::optional<std::string> type_name_of(uint32_t type_oid);
 std::optional<uint32_t> type_oid_by_name(std::string_view name);

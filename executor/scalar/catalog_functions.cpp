@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "catalog/catalog.hpp"
+#include "executor/array_text.hpp"
+#include "executor/ddl/session_sequences.hpp"
+#include "executor/reg_names.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/view_definitions.hpp"
 
@@ -35,7 +40,9 @@ std::string other_type_name(int64_t type_oid) {
   }
 }
 
-// PostgreSQL's quote_ident: unquoted only for a lower-case identifier.
+}  // namespace
+
+// Unquoted only for a lower-case identifier.
 std::string quote_ident(const std::string& s) {
   const bool plain = !s.empty() && (std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
                      std::all_of(s.begin(), s.end(), [](unsigned char c) {
@@ -46,6 +53,8 @@ std::string quote_ident(const std::string& s) {
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
+
+namespace {
 
 // PostgreSQL 15's pg_size_pretty(bigint): bytes below 10 kB, then the
 // largest unit (kB .. PB) that keeps the half-rounded value below 20480.
@@ -61,7 +70,73 @@ std::string size_pretty(int64_t size) {
   return std::to_string(half_rounded(size)) + " PB";
 }
 
+// pg_get_serial_sequence(table, column): the schema-qualified name of the
+// sequence the column owns (serial, identity), NULL when it owns none. The
+// table name reads as regclass reads it; the column name is taken literally.
+Value serial_sequence(SessionSequences* sequences, const std::string& table, const std::string& column) {
+  const int64_t table_oid = reg_input(TypeId::regclass, table);
+  if (sequences == nullptr) return Null{};
+  catalog::Catalog& catalog = sequences->store().catalog();
+  const auto snapshot = catalog.find_table(static_cast<uint32_t>(table_oid));
+  if (snapshot == nullptr) return Null{};  // a catalog relation: it owns no sequences
+  const auto& columns = snapshot->def.columns;
+  const auto found = std::find_if(columns.begin(), columns.end(), [&](const auto& c) { return c.name == column; });
+  if (found == columns.end()) {
+    throw Error(SqlState::undefined_column,
+                "column \"" + column + "\" of relation \"" + snapshot->def.name + "\" does not exist");
+  }
+  const int index = static_cast<int>(found - columns.begin());
+  for (const auto& s : sequences->store().list()) {
+    if (s.owner_table == table_oid && s.owner_column == index) return quote_ident(s.schema) + "." + quote_ident(s.name);
+  }
+  return Null{};
+}
+
+// A value as json_build_object writes it: numbers and booleans bare, text
+// as a JSON string, NULL as null.
+void append_json(std::string& out, const Value& v) {
+  if (is_null(v)) {
+    out += "null";
+  } else if (std::holds_alternative<bool>(v)) {
+    out += std::get<bool>(v) ? "true" : "false";
+  } else if (std::holds_alternative<int64_t>(v)) {
+    out += std::to_string(std::get<int64_t>(v));
+  } else {
+    out += '"';
+    for (const char c : std::get<std::string>(v)) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else out += c;
+    }
+    out += '"';
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> current_schemas(bool include_implicit, const Settings* settings) {
+  std::string path = settings ? settings->get("search_path").value_or("") : "\"$user\", public";
+  std::vector<std::string> listed;
+  std::string item;
+  auto flush = [&] {
+    const size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    std::string name = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    if (name == "public" || name == "pg_catalog" || name == "information_schema") listed.push_back(name);
+    item.clear();
+  };
+  for (char c : path) {
+    if (c == ',') flush(); else item.push_back(c);
+  }
+  flush();
+  std::vector<std::string> out;
+  if (include_implicit && std::find(listed.begin(), listed.end(), "pg_catalog") == listed.end()) {
+    out.push_back("pg_catalog");
+  }
+  out.insert(out.end(), listed.begin(), listed.end());
+  return out;
+}
 
 ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
@@ -135,6 +210,8 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
         name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
+      // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
+      ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1) ||
       // pg_proc lists no functions, so no OID these are asked about has a definition.
       ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
         name == "pg_get_function_identity_arguments") && n == 1)) {
@@ -161,6 +238,44 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
       return size_pretty(std::get<int64_t>(a[0]));
     });
+  }
+  if (name == "current_schemas" && n == 1) {
+    // name[] in PostgreSQL; text[] (the engine's array of names) here.
+    args[0] = to_type(std::move(args[0]), TypeId::boolean, context);
+    const Settings* settings = context.settings;
+    return call({TypeId::text_array}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      std::vector<std::optional<std::string>> elements;
+      for (auto& s : current_schemas(std::get<bool>(a[0]), settings)) elements.emplace_back(std::move(s));
+      return array_literal(elements);
+    });
+  }
+  if (name == "pg_get_serial_sequence" && n == 2) {
+    for (auto& a : args) a = to_type(std::move(a), TypeId::text, context);
+    SessionSequences* sequences = context.sequences;
+    return call({TypeId::text}, name, std::move(args), [sequences](std::span<const Value> a) -> Value {
+      return serial_sequence(sequences, std::get<std::string>(a[0]), std::get<std::string>(a[1]));
+    });
+  }
+  if (name == "json_build_object" && n % 2 == 0) {
+    // PostgreSQL's result is json; Tally has no json type, so its text form
+    // is text here (SQLAlchemy's column reflection reads it for identity
+    // columns' sequence options).
+    for (size_t i = 0; i < n; ++i) {
+      const TypeId id = args[i]->type.id;
+      const bool keeps = id == TypeId::boolean || id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8;
+      if (i % 2 == 0 || !keeps) args[i] = coerce_to(std::move(args[i]), {TypeId::text}, CastContext::explicit_, context);
+    }
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      std::string out = "{";
+      for (size_t i = 0; i + 1 < a.size(); i += 2) {
+        if (is_null(a[i])) throw Error(SqlState::invalid_parameter_value, "argument " + std::to_string(i + 1) + ": key must not be null");
+        if (i > 0) out += ", ";
+        append_json(out, a[i]);
+        out += " : ";
+        append_json(out, a[i + 1]);
+      }
+      return out + "}";
+    }, false);
   }
   if (name == "quote_ident" && n == 1) {
     args[0] = to_type(std::move(args[0]), TypeId::text, context);

@@ -125,8 +125,12 @@ static bool is_oid_and_integer(SqlType a, SqlType b) {
   return (a.id == TypeId::oid && is_integer(b.id)) || (is_integer(a.id) && b.id == TypeId::oid);
 }
 
-// reg* types are OIDs: against each other or oid they compare as oid.
+// reg* types are OIDs: against each other, oid or an integer (PostgreSQL's
+// implicit casts from the integers to them) they compare as oid.
 static bool is_oid_kind(TypeId t) { return t == TypeId::oid || is_reg_type(t); }
+static bool compares_as_oid(TypeId a, TypeId b) {
+  return (is_oid_kind(a) || is_integer(a)) && (is_oid_kind(b) || is_integer(b));
+}
 
 SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
   if (a.id == TypeId::unknown) return b.id == TypeId::unknown ? b : SqlType{b.id, b.typmod};
@@ -136,7 +140,7 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct) {
   if (numeric_rank(a.id) && numeric_rank(b.id)) return arithmetic_type(a, b);
   // An OID against an integer compares as bigint: every OID and int4 fits.
   if (is_oid_and_integer(a, b)) return {TypeId::int8};
-  if (is_oid_kind(a.id) && is_oid_kind(b.id)) return {TypeId::oid};
+  if (compares_as_oid(a.id, b.id)) return {TypeId::oid};
   if (is_text_kind(a.id) && is_text_kind(b.id)) return {TypeId::text};
   if (is_datetime(a.id) && is_datetime(b.id)) {
     if (a.id == TypeId::timestamptz || b.id == TypeId::timestamptz) return {TypeId::timestamptz};
@@ -230,7 +234,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     else if (is_datetime(l.id) && is_datetime(r.id)) common = common_supertype(l, r, "comparison");
     else if (l.id == r.id) common = {l.id};
     else if (is_oid_and_integer(l, r)) common = {TypeId::int8};
-    else if (is_oid_kind(l.id) && is_oid_kind(r.id)) common = {TypeId::oid};
+    else if (compares_as_oid(l.id, r.id)) common = {TypeId::oid};
     else throw no_operator(op, l, r);
     left = coerce_to(std::move(left), common, CastContext::implicit, context);
     right = coerce_to(std::move(right), common, CastContext::implicit, context);

@@ -1,9 +1,10 @@
 // Text functions that cut, pad and rearrange characters: left, right, lpad,
-// rpad, translate, split_part, initcap, repeat, reverse, position. Lengths
+// rpad, translate, split_part, initcap, repeat, reverse, position, format. Lengths
 // and positions count UTF-8 characters, as PostgreSQL's do.
 #include <cctype>
 
 #include "common/error.hpp"
+#include "executor/scalar/catalog_functions.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
 
@@ -88,6 +89,55 @@ std::string initcap(const std::string& s) {
   return out;
 }
 
+// PostgreSQL's quote_literal, NULL as the unquoted word (format's %L).
+std::string quote_literal(const Value& v) {
+  if (is_null(v)) return "NULL";
+  const std::string& s = str(v);
+  std::string out = s.find('\\') != std::string::npos ? "E'" : "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out += c;
+    out += c;
+  }
+  return out + "'";
+}
+
+// format(formatstr, args...) with %s, %I, %L and %%; positions, flags and
+// widths answer 0A000.
+Value format_text(std::span<const Value> a) {
+  if (is_null(a[0])) return Null{};
+  const std::string& f = str(a[0]);
+  std::string out;
+  size_t next = 1;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') {
+      out += f[i];
+      continue;
+    }
+    if (++i >= f.size()) throw Error(SqlState::invalid_parameter_value, "unterminated format() type specifier");
+    const char type = f[i];
+    if (type == '%') {
+      out += '%';
+      continue;
+    }
+    if (type != 's' && type != 'I' && type != 'L') {
+      if (std::isdigit(static_cast<unsigned char>(type)) || type == '-' || type == '*') {
+        throw Error(SqlState::feature_not_supported, "format() positions and widths are not supported");
+      }
+      throw Error(SqlState::invalid_parameter_value, std::string("unrecognized format() type specifier \"") + type + "\"");
+    }
+    if (next >= a.size()) throw Error(SqlState::invalid_parameter_value, "too few arguments for format()");
+    const Value& v = a[next++];
+    if (type == 'L') {
+      out += quote_literal(v);
+    } else if (is_null(v)) {
+      if (type == 'I') throw Error(SqlState::null_value_not_allowed, "null values cannot be formatted as an SQL identifier");
+    } else {
+      out += type == 'I' ? quote_ident(str(v)) : str(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
@@ -157,6 +207,11 @@ ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& a
       for (size_t i = chars.size(); i-- > 0;) out += chars[i];
       return out;
     });
+  }
+  if (name == "format" && n >= 1) {
+    // Every argument as its text form (format's %s prints any type).
+    for (auto& a : args) a = coerce_to(std::move(a), {TypeId::text}, CastContext::explicit_, context);
+    return call({TypeId::text}, name, std::move(args), format_text, false);
   }
   if (name == "position" && n == 2) {
     // position(sub IN s) arrives as (s, sub): strpos.

@@ -166,6 +166,22 @@ TEST_F(CatalogEngine, AnswersWhatOnlyTheEngineCan) {
       {"SELECT 'T'::regclass, relname FROM pg_class c WHERE c.oid = 'sales'::regclass", {{"t", "sales"}}},
       {"SELECT oid::regclass, relnamespace FROM pg_class WHERE relname IN ('t', 'pg_class') ORDER BY oid::regclass",
        {{"pg_class", "11"}, {"t", "2200"}}},
+      {"SELECT 'pg_catalog'::regnamespace, 'public'::regnamespace::oid, 2200::regnamespace, 0::regnamespace, "
+       "'-'::regnamespace::oid, 99::regnamespace::text",
+       {{"pg_catalog", "2200", "public", "-", "0", "pg_toast"}}},
+      {"SELECT 123456::regproc, 0::regproc, 0::regoper, 123456::regoper, pg_typeof('public'::regnamespace), "
+       "pg_typeof(1::regproc), 'public'::regnamespace = 2200, 2200 = 'public'::regnamespace",
+       {{"123456", "-", "0", "123456", "regnamespace", "regproc", "t", "t"}}},
+      // sqlsmith's first start-up query.
+      {"SELECT CASE typnamespace WHEN 'pg_catalog'::regnamespace THEN quote_ident(typname) ELSE format('%I.%I', "
+       "typnamespace::regnamespace, typname) END FROM pg_type WHERE typname = 'int4'",
+       {{"int4"}}},
+      {"SELECT current_schemas(true), current_schemas(false), array_to_string(current_schemas(true), ',')",
+       {{"{pg_catalog,public}", "{public}", "pg_catalog,public"}}},
+      {"SELECT format('%s|%I|%L|%L|%%|%s', 'a b', 'A b', 'it''s', NULL, NULL), format('%I', 'abc')",
+       {{"a b|\"A b\"|'it''s'|NULL|%|", "abc"}}},
+      {"SELECT json_build_object('a', 1, 'b', true, 'c', 'x\"y', 'd', NULL, 'e', 2::int8)",
+       {{"{\"a\" : 1, \"b\" : true, \"c\" : \"x\\\"y\", \"d\" : null, \"e\" : 2}"}}},
       // Arrays: ANY/ALL, ARRAY[...], ARRAY(subquery), ||, subscripts, unnest.
       {"SELECT 2 = ANY ('{1,2,NULL}'), 3 = ANY ('{1,2,NULL}'), 3 <> ALL ('{1,2}'), 'b' = ANY ('{a,\"b\"}'), "
        "NULL::int = ANY ('{}'), 1 < ALL ('{2,3}'), 2 <> ALL ('{1,NULL}'), 1 <> ALL ('{1,NULL}')",
@@ -205,6 +221,10 @@ TEST_F(CatalogEngine, RegTypesRejectWhatPostgreSqlRejects) {
       {"SELECT '\"T\"'::regclass", "42P01"},
       {"SELECT 'nosuch'::regtype", "42704"},
       {"SELECT 1.5::regclass", "42846"},
+      {"SELECT 'nosuch'::regnamespace", "3F000"},
+      {"SELECT 'nosuchfn'::regproc", "42883"},
+      {"SELECT 'nosuch_op'::regoper", "42883"},
+      {"SELECT format('%I', NULL)", "22004"},
   };
   for (const auto& [sql, state] : cases) {
     SCOPED_TRACE(sql);

@@ -26,13 +26,7 @@ KEYED_TABLES = [
 ]
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
 # The customers table's reflection runs once both of its statements run.
-UNNEST = ("arrays: the query unnests pg_index.indkey (int2vector)", r"function unnest\(int2vector\) does not exist")
-KNOWN_GAPS = {
-    "orders: get_pk_constraint": UNNEST,
-    "orders: Table autoload": UNNEST,
-    "customers: get_pk_constraint": UNNEST,
-    "customers: Table autoload": UNNEST,
-}
+KNOWN_GAPS = {}
 
 
 def engine(url):
