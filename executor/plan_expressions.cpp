@@ -107,6 +107,24 @@ void split_and(const json& node, std::vector<json>& out) {
   out.push_back(node);
 }
 
+json replace_column_refs(const json& node, const std::function<std::optional<json>(const json& ref)>& replace) {
+  if (node.is_object()) {
+    if (auto it = node.find("ColumnRef"); it != node.end() && node.size() == 1) {
+      if (std::optional<json> value = replace(*it)) return std::move(*value);
+      return node;
+    }
+    json out = json::object();
+    for (auto it = node.begin(); it != node.end(); ++it) out[it.key()] = replace_column_refs(it.value(), replace);
+    return out;
+  }
+  if (node.is_array()) {
+    json out = json::array();
+    for (const auto& e : node) out.push_back(replace_column_refs(e, replace));
+    return out;
+  }
+  return node;
+}
+
 bool json_any(const json& node, const std::function<bool(const json&)>& pred) {
   if (pred(node)) return true;
   if (node.is_object()) {

@@ -4,6 +4,7 @@
 // splitting a condition into conjuncts (factoring what every branch of an OR
 // shares out of it), and the equality the binder makes of two values.
 #include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -38,6 +39,10 @@ void substitute(ExprPtr& e, std::vector<ExprPtr>& by);
 // The conjuncts of a condition; (a AND b) OR (a AND c) gives a, (b OR c).
 void split_and(const nlohmann::json& node, std::vector<nlohmann::json>& out);
 bool json_any(const nlohmann::json& node, const std::function<bool(const nlohmann::json&)>& pred);
+// A parse tree with every bare column reference (a ColumnRef node) that
+// `replace` gives a value for replaced by that value; the rest as it is.
+nlohmann::json replace_column_refs(const nlohmann::json& node,
+                                   const std::function<std::optional<nlohmann::json>(const nlohmann::json& ref)>& replace);
 bool contains_sublink_node(const nlohmann::json& node);
 bool has_aggregate_call(const nlohmann::json& node);
 // Whether a parse tree holds a call with OVER (a window function).

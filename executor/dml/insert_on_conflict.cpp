@@ -3,6 +3,7 @@
 #include "executor/dml/on_conflict.hpp"
 #include "executor/dml/update_delete.hpp"
 #include "executor/parser.hpp"
+#include "executor/plan_expressions.hpp"
 #include "storage/table_store.hpp"
 
 namespace tally::executor::dml {
@@ -25,28 +26,17 @@ json typed_constant(const std::optional<std::string>& value, SqlType type) {
 
 // expr with every EXCLUDED.c replaced by the proposed row's value of c.
 json with_excluded(const json& expr, const catalog::TableDef& def, const ProposedRow& row) {
-  if (expr.is_object()) {
-    if (auto it = expr.find("ColumnRef"); it != expr.end() && expr.size() == 1) {
-      const json& fields = it->at("fields");
-      if (fields.size() == 2 && fields[0].contains("String") && fields[0]["String"].value("sval", "") == "excluded" &&
-          fields[1].contains("String")) {
-        const std::string name = fields[1]["String"].value("sval", "");
-        const int c = def.find_column(name);
-        if (c < 0) throw Error(SqlState::undefined_column, "column excluded." + name + " does not exist");
-        return typed_constant(row[static_cast<size_t>(c)], def.columns[static_cast<size_t>(c)].type);
-      }
-      return expr;
+  return replace_column_refs(expr, [&](const json& ref) -> std::optional<json> {
+    const json& fields = ref.at("fields");
+    if (fields.size() != 2 || !fields[0].contains("String") || fields[0]["String"].value("sval", "") != "excluded" ||
+        !fields[1].contains("String")) {
+      return std::nullopt;
     }
-    json out = json::object();
-    for (auto it = expr.begin(); it != expr.end(); ++it) out[it.key()] = with_excluded(it.value(), def, row);
-    return out;
-  }
-  if (expr.is_array()) {
-    json out = json::array();
-    for (const auto& e : expr) out.push_back(with_excluded(e, def, row));
-    return out;
-  }
-  return expr;
+    const std::string name = fields[1]["String"].value("sval", "");
+    const int c = def.find_column(name);
+    if (c < 0) throw Error(SqlState::undefined_column, "column excluded." + name + " does not exist");
+    return typed_constant(row[static_cast<size_t>(c)], def.columns[static_cast<size_t>(c)].type);
+  });
 }
 
 json bool_expr(const char* op, json args) {

@@ -4,6 +4,7 @@
 
 #include "executor/dml/result_append.hpp"
 #include "executor/parser.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/sql_session.hpp"
 #include "executor/table_provider.hpp"
@@ -59,22 +60,11 @@ std::string target_column(const json& ref, const std::string& table_name) {
 // A copy of `expr` in which every reference to an updated column is that
 // column's new value (RETURNING shows the row as updated).
 json substitute(const json& expr, const std::map<std::string, json>& new_values, const std::string& table_name) {
-  if (expr.is_object()) {
-    if (auto it = expr.find("ColumnRef"); it != expr.end() && expr.size() == 1) {
-      const std::string column = target_column(*it, table_name);
-      if (auto v = new_values.find(column); !column.empty() && v != new_values.end()) return v->second;
-      return expr;
-    }
-    json out = json::object();
-    for (auto it = expr.begin(); it != expr.end(); ++it) out[it.key()] = substitute(it.value(), new_values, table_name);
-    return out;
-  }
-  if (expr.is_array()) {
-    json out = json::array();
-    for (const auto& e : expr) out.push_back(substitute(e, new_values, table_name));
-    return out;
-  }
-  return expr;
+  return replace_column_refs(expr, [&](const json& ref) -> std::optional<json> {
+    const std::string column = target_column(ref, table_name);
+    if (auto v = new_values.find(column); !column.empty() && v != new_values.end()) return v->second;
+    return std::nullopt;
+  });
 }
 
 // `value` cast to the column's type, as the stored new value is: a TypeName
