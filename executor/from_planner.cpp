@@ -353,9 +353,19 @@ bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
   inner.relations = semi.scope.get();
   inner.intercept = nullptr;
   BindContext* outer = &ctx;
-  inner.outer_column = [outer](const json& node) { return try_bind_column(node, *outer); };
+  // A column of this query read inside the subquery's FROM (a JOIN's ON, a
+  // function's argument) would be evaluated under the semi join, where this
+  // query's row is not: such a subquery runs per outer row instead.
+  auto outer_in_from = std::make_shared<bool>(false);
+  inner.outer_column = [outer, outer_in_from](const json& node) {
+    ExprPtr column = try_bind_column(node, *outer);
+    if (column) *outer_in_from = true;
+    return column;
+  };
   inner.on_sublink = hook(&inner);
   semi.root = from_list(s["fromClause"], *semi.scope, inner);
+  if (*outer_in_from) return false;
+  inner.outer_column = [outer](const json& node) { return try_bind_column(node, *outer); };
   std::vector<json> parts;
   if (s.contains("whereClause")) split_and(s["whereClause"], parts);
   for (const auto& p : parts) semi.conjuncts.push_back(make_conjunct(bind_condition(p, inner, "WHERE")));
