@@ -12,17 +12,23 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 class StartScript(unittest.TestCase):
     def test_port_in_use_is_said_with_a_free_port(self):
-        taken = socket.socket()
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        # The next port is taken too: the suggestion must skip it.
-        next_taken = socket.socket()
-        try:
-            next_taken.bind(("127.0.0.1", port + 1))
-            next_taken.listen()
-        except OSError:
-            pass  # someone else holds it, which serves as well
+        # A port whose next one is taken too (both held here, so that neither
+        # is freed by another test meanwhile): the suggestion must skip both.
+        for _ in range(100):
+            taken = socket.socket()
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            next_taken = socket.socket()
+            try:
+                next_taken.bind(("127.0.0.1", port + 1))
+                next_taken.listen()
+                break
+            except OSError:
+                taken.close()
+                next_taken.close()
+        else:
+            self.fail("no two adjacent free ports found")
         for args in (["--port", str(port)], [f"--port={port}"]):
             env = {k: v for k, v in os.environ.items() if not k.startswith("TALLY_")}
             r = subprocess.run([os.path.join(REPO, "scripts", "start.sh"), *args], capture_output=True,
