@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "executor/binder.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cast.hpp"
 #include "executor/database.hpp"
 #include "executor/select_plan.hpp"
@@ -263,6 +264,9 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
   const json& body = statement.body();
   storage::TableStore* store = session.database() ? session.database()->store() : nullptr;
   if (store != nullptr) {
+    // Cancel and statement_timeout reach the writing too (CREATE TABLE AS and
+    // INSERT ... SELECT appending a large result), not only the query.
+    const CancelScope cancel_scope(session.info().cancel);
     // In a transaction block the write is the block's (committed at COMMIT).
     StatementContext ctx{*store, out, statement.sql, session.info().cancel, session.write_transaction(),
                          session.database()->config().cpu_threads};

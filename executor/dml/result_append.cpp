@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cast.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "storage/column_layout.hpp"
@@ -258,7 +259,9 @@ void append_chunks_in_parallel(storage::TableAppender& appender, const ResultSet
     const size_t n = std::min(wave, chunks - first);
     std::vector<std::vector<std::vector<uint8_t>>> data(n, std::vector<std::vector<uint8_t>>(ncols));
     std::vector<std::vector<std::vector<uint8_t>>> valid(n, std::vector<std::vector<uint8_t>>(ncols));
+    check_cancel_point();
     cpu::parallel_tasks(threads, n * ncols, [&](int, size_t task) {
+      check_cancel_point();
       const size_t j = task / ncols, c = task % ncols;
       const size_t begin = (first + j) * cap, rows = std::min(cap, result.rows - begin);
       const TableColumn& column = columns[c];
@@ -316,6 +319,7 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
   std::vector<StagedColumn> staged(ncols);
   std::vector<const uint8_t*> data(ncols), valid(ncols);
   for (size_t begin = 0; begin < result.rows; begin += slice_rows) {
+    check_cancel_point();
     const size_t rows = std::min(slice_rows, result.rows - begin);
     for (size_t c = 0; c < ncols; ++c) {
       const TableColumn& column = columns[c];
