@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 
@@ -273,6 +274,7 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
   constexpr size_t block = 4096;
   cpu::parallel_for(result_threads(groups), groups, [&](int, size_t begin, size_t end) {
     for (size_t b = begin; b < end; b += block) {
+      check_cancel_point();  // 1e8 groups take seconds: a cancel stops them
       const size_t e = std::min(end, b + block);
       for (size_t k = 0; k < out.size(); ++k) fill_block(k, b, e, out[k]);
     }

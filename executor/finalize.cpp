@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
+#include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 
 namespace tally::executor {
@@ -347,8 +348,15 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
     case AggKind::bool_or:
       if (const int threads = finalize_threads(groups); threads > 1) {
         if (any_empty(refs.count, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
-        cpu::parallel_for(threads, groups,
-                          [&](int, size_t begin, size_t end) { finalize_counted_range(call, refs, begin, end, out); });
+        // In blocks, each after a look at the statement's cancel: 1e8
+        // groups take seconds.
+        constexpr size_t block = size_t{1} << 16;
+        cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
+          for (size_t b = begin; b < end; b += block) {
+            check_cancel_point();
+            finalize_counted_range(call, refs, b, std::min(end, b + block), out);
+          }
+        });
         return;
       }
       finalize_counted_range(call, refs, 0, groups, out);
