@@ -352,6 +352,10 @@ bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
   BindContext& inner = *semi.context;
   inner.relations = semi.scope.get();
   inner.intercept = nullptr;
+  // A subquery inside the FROM would be bound and registered with the plan
+  // (its caches are reset per run) before this could still give up below:
+  // such a subquery runs per outer row.
+  if (contains_sublink_node(s["fromClause"])) return false;
   BindContext* outer = &ctx;
   // A column of this query read inside the subquery's FROM (a JOIN's ON, a
   // function's argument) would be evaluated under the semi join, where this

@@ -27,7 +27,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 28> kTypes{{
+constexpr std::array<TypeRow, 30> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -55,8 +55,11 @@ constexpr std::array<TypeRow, 28> kTypes{{
     {2203, "regoper", 4, true, 'N', 0, 2208, 0, 'i', 'p'},
     {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
-    // A pseudo-type: catalog queries compare prorettype with 'trigger'::regtype.
+    // Pseudo-types: catalog queries compare prorettype with 'trigger'::regtype;
+    // sqlsmith looks internal and anyarray up to leave them out of its queries.
     {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2281, "internal", 8, true, 'P', 0, 0, 0, 'd', 'p'},
+    {2277, "anyarray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
 }};
 
 const TypeRow* find_type(uint32_t type_oid) {
