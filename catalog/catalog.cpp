@@ -295,23 +295,18 @@ void Catalog::create_schema() {
   )sql");
   // Columns added to tally_columns after format 1 was first written: a
   // catalog from before them gets them with their empty defaults.
-  bool has_default = false;
-  {
-    Statement q(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'default_expr'");
-    has_default = q.step();
-  }
-  if (!has_default) {
+  auto has_column = [this](const char* table, const char* column) {
+    const std::string sql = std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name = '" + column + "'";
+    Statement q(db_, sql.c_str());
+    return q.step();
+  };
+  if (!has_column("tally_columns", "default_expr")) {
     exec("ALTER TABLE tally_columns ADD COLUMN default_expr TEXT NOT NULL DEFAULT ''");
     exec("ALTER TABLE tally_columns ADD COLUMN identity TEXT NOT NULL DEFAULT ''");
   }
   // Likewise the file slots and missing values of ADD/DROP COLUMN (-1: the
   // column's index, which is where every column of an older catalog is).
-  bool has_slot = false;
-  {
-    Statement q(db_, "SELECT 1 FROM pragma_table_info('tally_columns') WHERE name = 'slot'");
-    has_slot = q.step();
-  }
-  if (!has_slot) {
+  if (!has_column("tally_columns", "slot")) {
     exec("ALTER TABLE tally_columns ADD COLUMN slot INTEGER NOT NULL DEFAULT -1");
     exec("ALTER TABLE tally_columns ADD COLUMN first_chunk INTEGER NOT NULL DEFAULT 0");
     exec("ALTER TABLE tally_columns ADD COLUMN missing BLOB");
