@@ -20,6 +20,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/explain_costs.hpp"
 #include "executor/read_ahead.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/grouping_sets_aggregator.hpp"
@@ -27,6 +28,7 @@
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/row_sort.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -108,23 +110,20 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     keep_first_distinct(order, columns, visible);
   }
   if (!plan.sort.empty()) {
-    // A cancel thrown from the comparator leaves `order` permuted; it is dropped.
-    CancelTicker ticker;
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      ticker.tick();
-      for (const auto& key : plan.sort) {
-        const Vector& v = columns[static_cast<size_t>(key.column)];
-        const bool na = v.null_at(a), nb = v.null_at(b);
-        if (na || nb) {
-          if (na && nb) continue;
-          return na ? key.nulls_first : !key.nulls_first;
-        }
-        int c = compare_values(v.get(a), v.get(b));
-        if (c == 0) continue;
-        return key.descending ? c > 0 : c < 0;
-      }
-      return false;
-    });
+    // Rows DISTINCT dropped leave the key columns' rows to sort gathered.
+    const bool all_rows = order.size() == rows;
+    std::vector<Vector> gathered;
+    gathered.reserve(plan.sort.size());
+    std::vector<SortColumn> keys;
+    for (const auto& key : plan.sort) {
+      const Vector& v = columns[static_cast<size_t>(key.column)];
+      if (!all_rows) gathered.push_back(gather(v, order));
+      keys.push_back({all_rows ? &v : &gathered.back(), key.descending, key.nulls_first});
+    }
+    const RowOrdering sorted = sort_rows(order.size(), {}, keys, ec.threads, /*boundaries=*/false);
+    std::vector<uint32_t> sorted_order(order.size());
+    for (size_t i = 0; i < order.size(); ++i) sorted_order[i] = order[sorted.rows[i]];
+    order.swap(sorted_order);
   }
   if (!plan.distinct_on.empty()) {
     // After the sort: each combination keeps its first row in ORDER BY's order.
@@ -142,8 +141,14 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
   std::vector<uint32_t> final_rows(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
   bool identity = final_rows.size() == rows;
   for (size_t i = 0; identity && i < final_rows.size(); ++i) identity = final_rows[i] == i;
-  for (size_t c = 0; c < plan.visible; ++c) {
-    result.columns.push_back(identity ? std::move(columns[c]) : gather(columns[c], final_rows));
+  if (identity) {
+    for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
+  } else {
+    // A column a task: millions of sorted rows gather in the time of one column.
+    const size_t first = result.columns.size();
+    result.columns.resize(first + plan.visible);
+    cpu::parallel_tasks(ec.threads, plan.visible,
+                        [&](int, size_t c) { result.columns[first + c] = gather(columns[c], final_rows); });
   }
   result.rows = final_rows.size();
 }

@@ -1,8 +1,11 @@
 // SqlSession's cursors: DECLARE, FETCH/MOVE (forward only) and CLOSE.
 #include "executor/sql_session.hpp"
 
+#include <numeric>
+
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
+#include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -64,12 +67,11 @@ ResultSet SqlSession::run_cursor_statement(const std::string& kind, const json& 
   r.tag = is_move ? "MOVE" : "FETCH";
   r.fields = cursor.result.fields;
   r.returns_rows = !is_move;
-  for (const auto& column : cursor.result.columns) {
-    Vector part(column.type);
-    part.reserve(to - from);
-    for (size_t i = from; i < to; ++i) part.push(column.get(i));
-    r.columns.push_back(std::move(part));
-  }
+  // Typed copies of the rows' range (text stays coded): a client reading a
+  // large result in batches pays per batch, not per value.
+  std::vector<uint32_t> rows(to - from);
+  std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(from));
+  for (const auto& column : cursor.result.columns) r.columns.push_back(gather(column, rows));
   r.rows = to - from;
   if (is_move) r.tag = "MOVE " + std::to_string(to - from);
   return r;

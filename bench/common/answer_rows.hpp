@@ -1,6 +1,6 @@
 #pragma once
 // Rows of an answer as text cells, streamed from a PostgreSQL-protocol server
-// (libpq single-row mode, so a 1e8-row answer is never held whole) or from
+// (through a cursor in batches, so a 1e8-row answer is never held whole) or from
 // DuckDB (one data chunk at a time), and their comparison: integers and text
 // exactly, floating point within 1e-9 relative.
 #include <libpq-fe.h>
@@ -9,9 +9,14 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/common/duckdb_library.hpp"
@@ -72,57 +77,150 @@ class RowSource {
   std::vector<std::string> types_;
 };
 
+// A query's rows from a PostgreSQL-protocol server, read through a cursor
+// in batches: one PGresult per batch, where libpq's single-row mode makes
+// one per row (minutes for a 1e8-row answer). The cursor's transaction is
+// the connection's until the source ends or is destroyed.
 class PgRowSource : public RowSource {
  public:
   PgRowSource(PGconn* c, const std::string& sql) : c_(c) {
-    if (!PQsendQuery(c_, sql.c_str()) || !PQsetSingleRowMode(c_)) {
-      error_ = PQerrorMessage(c_);
-      done_ = true;
-    }
+    done_ = !command("BEGIN") || !command("DECLARE answer_rows NO SCROLL CURSOR FOR " + sql);
+    if (done_) finish();
   }
-  ~PgRowSource() override { drain(); }
+  ~PgRowSource() override {
+    if (batch_ != nullptr) PQclear(batch_);
+    finish();
+  }
   bool next(Row& row) override {
-    if (done_) return false;
-    PGresult* r = PQgetResult(c_);
-    if (r == nullptr) {
-      done_ = true;
+    while (!done_ && (batch_ == nullptr || at_ >= PQntuples(batch_))) {
+      if (batch_ != nullptr) PQclear(batch_);
+      batch_ = PQexec(c_, "FETCH FORWARD 65536 FROM answer_rows");
+      if (PQresultStatus(batch_) != PGRES_TUPLES_OK) {
+        error_ = error_text(batch_);
+        done_ = true;
+      } else if (types_.empty()) {
+        for (int i = 0; i < PQnfields(batch_); ++i) types_.push_back("oid " + std::to_string(PQftype(batch_, i)));
+      }
+      at_ = 0;
+      done_ = done_ || PQntuples(batch_) == 0;
+    }
+    if (done_) {
+      finish();
       return false;
     }
-    const auto status = PQresultStatus(r);
-    if (types_.empty() && (status == PGRES_SINGLE_TUPLE || status == PGRES_TUPLES_OK)) {
-      for (int i = 0; i < PQnfields(r); ++i) types_.push_back("oid " + std::to_string(PQftype(r, i)));
+    const int n = PQnfields(batch_);
+    row.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      Cell& cell = row[static_cast<size_t>(i)];
+      cell.null = PQgetisnull(batch_, at_, i) != 0;
+      const Oid type = PQftype(batch_, i);
+      cell.approx = type == 700 || type == 701;  // float4, float8
+      cell.text.assign(PQgetvalue(batch_, at_, i), static_cast<size_t>(PQgetlength(batch_, at_, i)));
     }
-    if (status == PGRES_SINGLE_TUPLE) {
-      const int n = PQnfields(r);
-      row.resize(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        Cell& cell = row[static_cast<size_t>(i)];
-        cell.null = PQgetisnull(r, 0, i) != 0;
-        const Oid type = PQftype(r, i);
-        cell.approx = type == 700 || type == 701;  // float4, float8
-        cell.text.assign(PQgetvalue(r, 0, i), static_cast<size_t>(PQgetlength(r, 0, i)));
-      }
-      PQclear(r);
-      return true;
-    }
-    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-      const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-      error_ = std::string(code ? code : "?????") + ": " + primary_message(r);
-    }
-    PQclear(r);
-    drain();
-    return false;
+    ++at_;
+    return true;
   }
 
  private:
-  void drain() {
-    if (drained_) return;
-    drained_ = done_ = true;
-    while (PGresult* r = PQgetResult(c_)) PQclear(r);
+  static std::string error_text(const PGresult* r) {
+    const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return std::string(code ? code : "?????") + ": " + primary_message(r);
+  }
+  bool command(const std::string& sql) {
+    PGresult* r = PQexec(c_, sql.c_str());
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok) error_ = error_text(r);
+    if (ok && sql == "BEGIN") in_transaction_ = true;
+    PQclear(r);
+    return ok;
+  }
+  // Ends the cursor's transaction (after an error, COMMIT rolls it back).
+  void finish() {
+    if (!in_transaction_) return;
+    in_transaction_ = false;
+    PQclear(PQexec(c_, "COMMIT"));
   }
   PGconn* c_;
+  PGresult* batch_ = nullptr;
+  int at_ = 0;
   bool done_ = false;
-  bool drained_ = false;
+  bool in_transaction_ = false;
+};
+
+// Reads another source on a thread of its own, batches of rows ahead of the
+// reader, so that two large answers are fetched, converted and compared on
+// three threads at once. The source is also opened on that thread (DuckDB
+// runs its query when the source is made).
+class PrefetchedRowSource : public RowSource {
+ public:
+  explicit PrefetchedRowSource(std::function<std::unique_ptr<RowSource>()> open)
+      : worker_([this, open = std::move(open)] { run(open); }) {}
+  ~PrefetchedRowSource() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+  bool next(Row& row) override {
+    while (at_ >= current_.size()) {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [this] { return !ready_.empty() || finished_; });
+      if (types_.empty()) types_ = inner_types_;
+      if (ready_.empty()) {
+        error_ = inner_error_;
+        return false;
+      }
+      current_ = std::move(ready_.front());
+      ready_.pop_front();
+      at_ = 0;
+      lock.unlock();
+      changed_.notify_all();
+    }
+    row.swap(current_[at_++]);
+    return true;
+  }
+
+ private:
+  static constexpr size_t kBatchRows = 4096;
+  static constexpr size_t kBatchesAhead = 8;
+  void run(const std::function<std::unique_ptr<RowSource>()>& open) {
+    std::unique_ptr<RowSource> source = open();
+    for (;;) {
+      std::vector<Row> batch(kBatchRows);
+      size_t n = 0;
+      while (n < kBatchRows && source->next(batch[n])) ++n;
+      batch.resize(n);
+      std::unique_lock lock(mutex_);
+      inner_types_ = source->types();
+      if (n > 0) {
+        changed_.wait(lock, [this] { return ready_.size() < kBatchesAhead || stop_; });
+        if (stop_) break;
+        ready_.push_back(std::move(batch));
+      }
+      if (n < kBatchRows) {
+        inner_error_ = source->error();
+        break;
+      }
+      lock.unlock();
+      changed_.notify_all();
+    }
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    changed_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Row>> ready_;
+  std::vector<std::string> inner_types_;
+  std::string inner_error_;
+  bool finished_ = false;
+  bool stop_ = false;
+  std::vector<Row> current_;
+  size_t at_ = 0;
+  std::thread worker_;  // last: it starts once the rest is made
 };
 
 class DuckRowSource : public RowSource {

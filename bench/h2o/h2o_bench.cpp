@@ -415,8 +415,9 @@ int run_check(const Options& o) {
         answer = (gap ? "KNOWN GAP: Tally error " : "Tally error ") + to.error;
         failed = !gap;
       } else {
-        bench::PgRowSource a(t, ordered_answer(q));
-        bench::PgRowSource b(p, ordered_answer(q));
+        const std::string sql = ordered_answer(q);
+        bench::PrefetchedRowSource a([&] { return std::make_unique<bench::PgRowSource>(t, sql); });
+        bench::PrefetchedRowSource b([&] { return std::make_unique<bench::PgRowSource>(p, sql); });
         uint64_t rows = 0;
         const std::string diff = compare_answers(to.check, po.check, a, b, "Tally", "PostgreSQL", true, &rows);
         if (!diff.empty()) {
@@ -528,10 +529,13 @@ int run_duckdb(const Options& o) {
       if (!selected(o, q)) continue;
       progress("%s %s", q.id, q.title);
       const Outcome t1 = run_question(t, q, o.timeout_s);
+      progress("%s tally first run %s ms", q.id, ms_text(t1).c_str());
       const std::streamoff log_offset = file_size(tally.log_path());
       const Outcome t2 = t1.ok ? run_question(t, q, o.timeout_s) : t1;
+      progress("%s tally warm run %s ms", q.id, ms_text(t2).c_str());
       const Outcome d1 = duck.run_question(q);
       const Outcome d2 = duck.run_question(q);
+      progress("%s duckdb runs %s, %s ms; comparing the answers", q.id, ms_text(d1).c_str(), ms_text(d2).c_str());
       std::string answer;
       bool failed = false;
       if (!d2.ok) {
@@ -541,8 +545,9 @@ int run_duckdb(const Options& o) {
         answer = "Tally error " + t2.error;
         failed = o.known_gaps.count(q.id) == 0;
       } else {
-        bench::PgRowSource a(t, ordered_answer(q));
-        bench::DuckRowSource b(lib, dc, ordered_answer(q));
+        const std::string sql = ordered_answer(q);
+        bench::PrefetchedRowSource a([&] { return std::make_unique<bench::PgRowSource>(t, sql); });
+        bench::PrefetchedRowSource b([&] { return std::make_unique<bench::DuckRowSource>(lib, dc, sql); });
         uint64_t rows = 0;
         bool nan = false;
         std::string diff = compare_answers(t2.check, d2.check, a, b, "Tally", "DuckDB", false, &rows, &nan);

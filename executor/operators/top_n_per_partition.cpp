@@ -8,7 +8,7 @@
 #include "executor/cpu/parallel.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/window.hpp"
-#include "executor/operators/window_sort.hpp"
+#include "executor/row_sort.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -101,7 +101,7 @@ class Candidates final : public ChunkSink {
       if (slot.hash != h || !rows_equal(partition, i, partition_, slot.row)) continue;
       for (size_t c = 0; c < order.size(); ++c) {
         const auto& o = spec_.order[c];
-        if (int r = compare_window_values(order[c], i, order_[c], slot.row, o.descending, o.nulls_first)) return r > 0;
+        if (int r = compare_sort_values(order[c], i, order_[c], slot.row, o.descending, o.nulls_first)) return r > 0;
       }
       return false;
     }
@@ -180,12 +180,12 @@ class Candidates final : public ChunkSink {
     DataChunk& all = rows_.result;
     std::vector<Vector> partition, order;
     evaluate_keys(all, partition, order);
-    std::vector<WindowSortColumn> partition_columns, order_columns;
+    std::vector<SortColumn> partition_columns, order_columns;
     for (const auto& v : partition) partition_columns.push_back({&v, false, false});
     for (size_t c = 0; c < order.size(); ++c) {
       order_columns.push_back({&order[c], spec_.order[c].descending, spec_.order[c].nulls_first});
     }
-    const WindowOrdering ordering = sort_window_rows(all.rows, partition_columns, order_columns, context_.threads);
+    const RowOrdering ordering = sort_rows(all.rows, partition_columns, order_columns, context_.threads);
     std::vector<uint32_t> kept, worst;
     CancelTicker ticker;
     for (size_t p = 0; p + 1 < ordering.partitions.size(); ++p) {
@@ -223,7 +223,7 @@ class Candidates final : public ChunkSink {
   }
 
   // The ranking value of sorted position i of the partition starting at ps.
-  int64_t rank_at(const WindowOrdering& ordering, size_t ps, size_t i) const {
+  int64_t rank_at(const RowOrdering& ordering, size_t ps, size_t i) const {
     switch (function_) {
       case WindowFunction::rank: return static_cast<int64_t>(ordering.groups[ordering.group_of[i]] - ps) + 1;
       case WindowFunction::dense_rank: return static_cast<int64_t>(ordering.group_of[i] - ordering.group_of[ps]) + 1;

@@ -3,7 +3,7 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/window_frame.hpp"
 #include "executor/operators/window_functions.hpp"
-#include "executor/operators/window_sort.hpp"
+#include "executor/row_sort.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
@@ -21,7 +21,7 @@ WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, in
     if (first == nullptr) continue;
     std::vector<Vector> keys;
     keys.reserve(first->partition.size() + first->order.size());
-    std::vector<WindowSortColumn> partition, order;
+    std::vector<SortColumn> partition, order;
     for (const auto& e : first->partition) {
       keys.push_back(e->evaluate(input));
       partition.push_back({&keys.back(), false, false});
@@ -30,7 +30,7 @@ WindowResult evaluate_windows(const WindowPlan& plan, const EvalInput& input, in
       keys.push_back(o.expr->evaluate(input));
       order.push_back({&keys.back(), o.descending, o.nulls_first});
     }
-    const WindowOrdering ordering = sort_window_rows(input.rows, partition, order, threads);
+    const RowOrdering ordering = sort_rows(input.rows, partition, order, threads);
     for (size_t s = 0; s < plan.specs.size(); ++s) {
       const WindowSpec& spec = plan.specs[s];
       if (spec.sort_group != group) continue;

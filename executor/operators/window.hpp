@@ -1,6 +1,6 @@
 #pragma once
 // WindowAgg: materializes its input, sorts it once per distinct PARTITION BY
-// / ORDER BY (window_sort.hpp), evaluates every window call over its
+// / ORDER BY (executor/row_sort.hpp), evaluates every window call over its
 // partitions and frames (window_functions.hpp), and pushes the rows with one
 // more column per call, in the order of the last window sort (as
 // PostgreSQL's WindowAgg returns them). Windows after GROUP BY run the same

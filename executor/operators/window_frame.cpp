@@ -74,7 +74,7 @@ bool FrameRuns::operator==(const FrameRuns& o) const {
   return true;
 }
 
-FrameCursor::FrameCursor(const WindowFrame& frame, const WindowOrdering& ordering, const Vector* order_values,
+FrameCursor::FrameCursor(const WindowFrame& frame, const RowOrdering& ordering, const Vector* order_values,
                          bool descending, const std::vector<Value>* parameters)
     : frame_(frame), ordering_(ordering), order_values_(order_values), descending_(descending) {
   start_value_ = checked_offset(frame.start_offset, frame.mode, true, parameters);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/operators/window_sort.hpp"
+#include "executor/row_sort.hpp"
 #include "executor/window_call.hpp"
 
 namespace tally::executor {
@@ -23,7 +23,7 @@ class FrameCursor {
  public:
   // `order_values`: the one ORDER BY column in input row order (RANGE with
   // an offset reads it), else null.
-  FrameCursor(const WindowFrame& frame, const WindowOrdering& ordering, const Vector* order_values, bool descending,
+  FrameCursor(const WindowFrame& frame, const RowOrdering& ordering, const Vector* order_values, bool descending,
               const std::vector<Value>* parameters);
   // The frame of sorted position i of the partition [ps, pe).
   FrameRuns frame(size_t i, size_t ps, size_t pe) const;
@@ -41,7 +41,7 @@ class FrameCursor {
   size_t range_bound(size_t i, size_t ps, size_t pe, bool start, bool preceding, const Value& offset) const;
 
   const WindowFrame& frame_;
-  const WindowOrdering& ordering_;
+  const RowOrdering& ordering_;
   const Vector* order_values_;
   bool descending_;
   int64_t start_rows_ = 0, end_rows_ = 0;  // ROWS / GROUPS offsets

@@ -12,7 +12,7 @@ namespace {
 using Fn = WindowFunction;
 
 // Ranking functions: they read only partitions and peer groups.
-void rank_partition(const WindowCall& call, const WindowOrdering& o, size_t ps, size_t pe, Vector& out) {
+void rank_partition(const WindowCall& call, const RowOrdering& o, size_t ps, size_t pe, Vector& out) {
   const double count = static_cast<double>(pe - ps);
   for (size_t i = ps; i < pe; ++i) {
     const uint32_t row = o.rows[i];
@@ -31,7 +31,7 @@ void rank_partition(const WindowCall& call, const WindowOrdering& o, size_t ps, 
 
 // PostgreSQL's window_ntile: leading buckets take one row more when the
 // partition does not divide evenly.
-void ntile_partition(const Vector& buckets, const WindowOrdering& o, size_t ps, size_t pe, Vector& out) {
+void ntile_partition(const Vector& buckets, const RowOrdering& o, size_t ps, size_t pe, Vector& out) {
   int64_t ntile = 0, rows_per_bucket = 0, boundary = 0, remainder = 0;
   const auto total = static_cast<int64_t>(pe - ps);
   for (size_t i = ps; i < pe; ++i) {
@@ -61,7 +61,7 @@ void ntile_partition(const Vector& buckets, const WindowOrdering& o, size_t ps, 
   }
 }
 
-void offset_partition(const WindowCall& call, const std::vector<Vector>& args, const WindowOrdering& o, size_t ps,
+void offset_partition(const WindowCall& call, const std::vector<Vector>& args, const RowOrdering& o, size_t ps,
                       size_t pe, Vector& out) {
   CancelTicker ticker;
   for (size_t i = ps; i < pe; ++i) {
@@ -84,7 +84,7 @@ void offset_partition(const WindowCall& call, const std::vector<Vector>& args, c
 }
 
 // first_value, last_value, nth_value: a row of the frame (NULL when it has none).
-void value_partition(const WindowCall& call, const std::vector<Vector>& args, const WindowOrdering& o,
+void value_partition(const WindowCall& call, const std::vector<Vector>& args, const RowOrdering& o,
                      const FrameCursor& frame, size_t ps, size_t pe, Vector& out) {
   CancelTicker ticker;
   for (size_t i = ps; i < pe; ++i) {
@@ -134,7 +134,7 @@ bool order_insensitive(const AggregateSignature& s) {
 // (peers under RANGE) reuses its result; one that only grows at its end
 // continues the same accumulator; any other starts a new one.
 void aggregate_partition(const WindowCall& call, const std::vector<Vector>& args, const Vector* filter,
-                         const WindowOrdering& o, const FrameCursor& frame, size_t ps, size_t pe, Vector& out) {
+                         const RowOrdering& o, const FrameCursor& frame, size_t ps, size_t pe, Vector& out) {
   CancelTicker ticker;
   std::unique_ptr<Accumulator> acc;
   FrameRuns previous;
@@ -189,7 +189,7 @@ void aggregate_partition(const WindowCall& call, const std::vector<Vector>& args
 
 }  // namespace
 
-Vector evaluate_window_call(const WindowCall& call, const WindowOrdering& ordering, const FrameCursor& frame,
+Vector evaluate_window_call(const WindowCall& call, const RowOrdering& ordering, const FrameCursor& frame,
                             const EvalInput& input) {
   Vector out(call.type);
   out.resize(input.rows);

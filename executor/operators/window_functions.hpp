@@ -8,13 +8,13 @@
 // default frame, anything from UNBOUNDED PRECEDING) is accumulated
 // incrementally, and peers share one result.
 #include "executor/operators/window_frame.hpp"
-#include "executor/operators/window_sort.hpp"
+#include "executor/row_sort.hpp"
 #include "executor/window_call.hpp"
 
 namespace tally::executor {
 
 // The call's result for each input row (input row order).
-Vector evaluate_window_call(const WindowCall& call, const WindowOrdering& ordering, const FrameCursor& frame,
+Vector evaluate_window_call(const WindowCall& call, const RowOrdering& ordering, const FrameCursor& frame,
                             const EvalInput& input);
 
 }  // namespace tally::executor
