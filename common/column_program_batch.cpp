@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "common/column_program_comparisons.hpp"
+
 namespace tally {
 
 namespace {
@@ -324,6 +326,11 @@ bool program_runs_in_blocks(const ColumnProgram& program) {
 uint32_t evaluate_program_rows(const ColumnProgram& program, const std::vector<ProgramColumn>& columns, size_t begin,
                                size_t end, uint8_t* mask, void* values, uint8_t* validity) {
   if (begin >= end) return 0;
+  std::vector<ColumnComparison> comparisons;
+  if (comparison_conjunction(program, columns, comparisons)) {
+    evaluate_comparisons(comparisons, columns, begin, end, mask);
+    return 0;
+  }
   if (!program_runs_in_blocks(program)) {
     return evaluate_one_by_one(program, columns, begin, end, mask, values, validity);
   }

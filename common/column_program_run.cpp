@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <thread>
 
 namespace tally {
@@ -67,18 +68,20 @@ class ProgramRun final : public AggregationRun {
     in.program_columns.clear();
     // Evaluated inputs: 8 bytes per row, validity beside. Rows the filter
     // drops are not computed (PostgreSQL never computes them: no error).
-    std::vector<std::vector<int64_t>> computed(spec_.value_programs.size());
-    std::vector<std::vector<uint8_t>> computed_valid(spec_.value_programs.size());
+    // Left uninitialized: evaluate_program_rows writes every row, the
+    // dropped ones as NULL.
+    std::vector<std::unique_ptr<int64_t[]>> computed(spec_.value_programs.size());
+    std::vector<std::unique_ptr<uint8_t[]>> computed_valid(spec_.value_programs.size());
     for (size_t i = 0; i < spec_.value_programs.size() && i < in.values.size(); ++i) {
       const ColumnProgram& p = spec_.value_programs[i];
       if (p.empty()) continue;
-      computed[i].resize(rows);
-      computed_valid[i].resize(rows);
+      computed[i] = std::make_unique_for_overwrite<int64_t[]>(rows);
+      computed_valid[i] = std::make_unique_for_overwrite<uint8_t[]>(rows);
       ColumnView& v = in.values[i];
       v.width = p.result == ProgramResult::float64 ? ColumnWidth::float64 : ColumnWidth::int64;
-      v.data = computed[i].data();
+      v.data = computed[i].get();
       v.identity = ColumnIdentity{};
-      v.validity = computed_valid[i].data();
+      v.validity = computed_valid[i].get();
     }
     // The filter, then the inputs, of each part of the rows on a thread of
     // its own: the host evaluates row by row, so a large chunk is split.
@@ -87,9 +90,9 @@ class ProgramRun final : public AggregationRun {
       uint32_t error = 0;
       if (!mask.empty()) error |= evaluate_program_rows(spec_.row_filter, cols, begin, end, mask.data(), nullptr, nullptr);
       for (size_t i = 0; i < computed.size(); ++i) {
-        if (computed[i].empty()) continue;
+        if (!computed[i]) continue;
         error |= evaluate_program_rows(spec_.value_programs[i], cols, begin, end, mask.empty() ? nullptr : mask.data(),
-                               computed[i].data(), computed_valid[i].data());
+                                       computed[i].get(), computed_valid[i].get());
       }
       return error;
     };

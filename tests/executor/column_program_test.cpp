@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 
 #include "common/column_program_batch.hpp"
+#include "common/column_program_comparisons.hpp"
 #include "common/column_program_run.hpp"
 #include "executor/table_provider.hpp"
 #include "tests/executor/column_fixture.hpp"
@@ -320,6 +322,94 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   std::vector<uint8_t> m(4);
   EXPECT_EQ(evaluate_program_rows(odd, cols, 0, 4, m.data(), nullptr, nullptr), 0u);
   EXPECT_EQ(m, std::vector<uint8_t>(4, 1));
+}
+
+// WHERE clauses of comparisons of a column with a constant joined by AND
+// (common/column_program_comparisons.hpp) take typed loops instead of the
+// block evaluator; nested and short-circuited as the compiler emits them,
+// over NULLs, NaN, scaled constants and constants on the left, they answer
+// as row by row. A program with anything else is not taken.
+TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
+  const size_t rows = 9000;  // several of the typed loops' blocks and a partial one
+  std::mt19937_64 rng(11);
+  std::vector<int32_t> i32(rows);
+  std::vector<int64_t> i64(rows);
+  std::vector<float> f32(rows);
+  std::vector<double> f64(rows);
+  std::vector<uint8_t> valid32(rows), valid64(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    i32[r] = static_cast<int32_t>(rng() % 201) - 100;
+    i64[r] = static_cast<int64_t>(rng() % 20001) - 10000;
+    f32[r] = static_cast<float>(rng() % 81) / 8 - 5;
+    f64[r] = rng() % 40 == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(rng() % 401) / 16 - 12;
+    valid32[r] = rng() % 7 != 0;
+    valid64[r] = rng() % 5 != 0;
+  }
+  const std::vector<ProgramColumn> cols = {{i32.data(), valid32.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+                                           {i64.data(), valid64.data(), static_cast<uint8_t>(ColumnWidth::int64)},
+                                           {f32.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float32)},
+                                           {f64.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64)}};
+  // One comparison: a column and a constant in either order.
+  auto comparison = [&](std::vector<ProgramStep>& steps) {
+    const int c = static_cast<int>(rng() % 4);
+    const bool floating = c >= 2;
+    std::vector<ProgramStep> constant;
+    if (floating) {
+      constant.push_back(cfloat(rng() % 13 == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                                : static_cast<double>(rng() % 161) / 16 - 5));
+    } else if (rng() % 3 == 0) {
+      constant = {cint(static_cast<int64_t>(rng() % 21) - 10), op(ProgramOp::scale_int, 1)};  // a numeric's constant
+    } else {
+      constant.push_back(cint(static_cast<int64_t>(rng() % 201) - 100));
+    }
+    const bool constant_first = rng() % 2 == 0;
+    if (constant_first) steps.insert(steps.end(), constant.begin(), constant.end());
+    steps.push_back(op(ProgramOp::load, c));
+    if (!constant_first) steps.insert(steps.end(), constant.begin(), constant.end());
+    const int which = static_cast<int>(rng() % 6);
+    steps.push_back(op(static_cast<ProgramOp>(static_cast<int>(floating ? ProgramOp::eq_float : ProgramOp::eq_int) + which)));
+  };
+  // A conjunction of n comparisons, nested at random, with the compiler's short circuits.
+  std::function<void(std::vector<ProgramStep>&, int)> conjunction = [&](std::vector<ProgramStep>& steps, int n) {
+    if (n == 1) return comparison(steps);
+    const int left = 1 + static_cast<int>(rng() % static_cast<uint64_t>(n - 1));
+    conjunction(steps, left);
+    const size_t skip = steps.size();
+    steps.push_back(op(ProgramOp::skip_if_false));
+    conjunction(steps, n - left);
+    steps.push_back(op(ProgramOp::and_));
+    steps[skip].arg = static_cast<int32_t>(steps.size() - skip - 1);
+  };
+  for (int t = 0; t < 200; ++t) {
+    ColumnProgram p;
+    conjunction(p.steps, 1 + t % 5);
+    std::vector<ColumnComparison> found;
+    ASSERT_TRUE(comparison_conjunction(p, cols, found)) << t;
+    ASSERT_EQ(found.size(), static_cast<size_t>(1 + t % 5)) << t;
+    std::vector<uint8_t> want(rows), got(rows, 7);
+    uint32_t error = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      want[r] = program_passes(run_program_row(p.steps.data(), static_cast<int>(p.steps.size()), cols.data(), r, &error));
+    }
+    ASSERT_EQ(error, 0u);
+    ASSERT_EQ(evaluate_program_rows(p, cols, 0, 5000, got.data(), nullptr, nullptr) |
+                  evaluate_program_rows(p, cols, 5000, rows, got.data(), nullptr, nullptr),
+              0u);
+    ASSERT_EQ(got, want) << "program " << t;
+  }
+  // Not a conjunction of comparisons: OR, a NULL constant, two columns, an integer constant against a float column.
+  std::vector<ColumnComparison> found;
+  const std::vector<std::vector<ProgramStep>> others = {
+      {op(ProgramOp::load, 0), cint(1), op(ProgramOp::lt_int), op(ProgramOp::skip_if_true, 4), op(ProgramOp::load, 1),
+       cint(2), op(ProgramOp::gt_int), op(ProgramOp::or_)},
+      {op(ProgramOp::load, 0), cnull(), op(ProgramOp::lt_int)},
+      {op(ProgramOp::load, 0), op(ProgramOp::load, 1), op(ProgramOp::lt_int)},
+      {op(ProgramOp::load, 3), cint(1), op(ProgramOp::lt_int)}};
+  for (const auto& steps : others) {
+    ColumnProgram p;
+    p.steps = steps;
+    EXPECT_FALSE(comparison_conjunction(p, cols, found));
+  }
 }
 
 // ---- compiled from SQL, run by the CPU engine, against the generic path ----

@@ -1,0 +1,183 @@
+// Conjunctions of column-with-constant comparisons: see column_program_comparisons.hpp.
+#include "common/column_program_comparisons.hpp"
+
+#include <algorithm>
+
+#include "common/column_program_batch.hpp"
+#include "common/column_width.hpp"
+
+namespace tally {
+
+namespace {
+
+bool is_int_comparison(ProgramOp op) { return op >= ProgramOp::eq_int && op <= ProgramOp::ge_int; }
+bool is_float_comparison(ProgramOp op) { return op >= ProgramOp::eq_float && op <= ProgramOp::ge_float; }
+
+// `constant op column` as `column op' constant`.
+ProgramOp mirrored(ProgramOp op) {
+  switch (op) {
+    case ProgramOp::lt_int: return ProgramOp::gt_int;
+    case ProgramOp::le_int: return ProgramOp::ge_int;
+    case ProgramOp::gt_int: return ProgramOp::lt_int;
+    case ProgramOp::ge_int: return ProgramOp::le_int;
+    case ProgramOp::lt_float: return ProgramOp::gt_float;
+    case ProgramOp::le_float: return ProgramOp::ge_float;
+    case ProgramOp::gt_float: return ProgramOp::lt_float;
+    case ProgramOp::ge_float: return ProgramOp::le_float;
+    default: return op;  // eq and ne are symmetric
+  }
+}
+
+// One operand of a comparison at steps[s]: a column's load, or a constant
+// (an integer constant may be scaled to the column's numeric scale, as
+// `l_quantity < 24` compiles for a numeric(15,2) column). Returns the steps
+// it takes, 0 when it is neither.
+struct Operand {
+  bool column = false;
+  int32_t index = 0;  // the column
+  bool integer = false;
+  int64_t value = 0;
+  double fvalue = 0;
+};
+
+size_t operand_at(const std::vector<ProgramStep>& steps, size_t s, Operand& out) {
+  if (s >= steps.size()) return 0;
+  const ProgramStep& step = steps[s];
+  if (step.op == ProgramOp::load) {
+    out.column = true;
+    out.index = step.arg;
+    return 1;
+  }
+  if (step.op == ProgramOp::const_float) {
+    out.fvalue = step.fvalue;
+    return 1;
+  }
+  if (step.op != ProgramOp::const_int) return 0;
+  out.integer = true;
+  out.value = step.value;
+  if (s + 1 >= steps.size() || steps[s + 1].op != ProgramOp::scale_int) return 1;
+  // The scaled constant must stay an int64 (the program's slot is int128).
+  const int32_t k = steps[s + 1].arg;
+  if (k < 0 || k > 18) return 0;
+  const __int128 scaled = static_cast<__int128>(step.value) * program_detail::pow10_i128(k);
+  if (scaled > INT64_MAX || scaled < INT64_MIN) return 0;
+  out.value = static_cast<int64_t>(scaled);
+  return 2;
+}
+
+// The comparison at steps[s] (a column and a constant of the comparison's
+// kind, in either order, then the comparison): the steps it takes, or 0.
+size_t comparison_at(const std::vector<ProgramStep>& steps, size_t s, const std::vector<ProgramColumn>& columns,
+                     ColumnComparison& out) {
+  Operand a, b;
+  const size_t na = operand_at(steps, s, a);
+  if (na == 0) return 0;
+  const size_t nb = operand_at(steps, s + na, b);
+  if (nb == 0 || s + na + nb >= steps.size()) return 0;
+  const ProgramOp op = steps[s + na + nb].op;
+  const bool int_op = is_int_comparison(op), float_op = is_float_comparison(op);
+  if ((!int_op && !float_op) || a.column == b.column) return 0;
+  const Operand& load = a.column ? a : b;
+  const Operand& constant = a.column ? b : a;
+  if (constant.integer != int_op) return 0;
+  out.op = a.column ? op : mirrored(op);
+  if (load.index < 0 || static_cast<size_t>(load.index) >= columns.size()) return 0;
+  const auto width = static_cast<ColumnWidth>(columns[static_cast<size_t>(load.index)].width);
+  const bool int_column = width == ColumnWidth::int32 || width == ColumnWidth::int64;
+  if (int_op != int_column) return 0;  // a load reads an integer column as int, a float one as float
+  out.column = load.index;
+  out.value = constant.value;
+  out.fvalue = constant.fvalue;
+  return na + nb + 1;
+}
+
+template <class T, class Compare>
+void and_rows(const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask, bool first, Compare holds) {
+  const T* d = static_cast<const T*>(c.data);
+  const uint8_t* valid = c.validity;
+  if (valid == nullptr) {
+    if (first) {
+      for (size_t r = begin; r < end; ++r) mask[r] = holds(d[r]) ? 1 : 0;
+    } else {
+      for (size_t r = begin; r < end; ++r) mask[r] &= holds(d[r]) ? 1 : 0;
+    }
+  } else if (first) {
+    for (size_t r = begin; r < end; ++r) mask[r] = (valid[r] != 0) & (holds(d[r]) ? 1 : 0);
+  } else {
+    for (size_t r = begin; r < end; ++r) mask[r] &= (valid[r] != 0) & (holds(d[r]) ? 1 : 0);
+  }
+}
+
+template <class T>
+void and_int_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask,
+                  bool first) {
+  const int64_t v = k.value;
+  switch (k.op) {
+    case ProgramOp::eq_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} == v; }); break;
+    case ProgramOp::ne_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} != v; }); break;
+    case ProgramOp::lt_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} < v; }); break;
+    case ProgramOp::le_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} <= v; }); break;
+    case ProgramOp::gt_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} > v; }); break;
+    default: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} >= v; }); break;
+  }
+}
+
+template <class T>
+void and_float_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask,
+                    bool first) {
+  using program_detail::float_equal;
+  using program_detail::float_less;
+  const double v = k.fvalue;
+  switch (k.op) {
+    case ProgramOp::eq_float: and_rows<T>(c, begin, end, mask, first, [v](T x) { return float_equal(x, v); }); break;
+    case ProgramOp::ne_float: and_rows<T>(c, begin, end, mask, first, [v](T x) { return !float_equal(x, v); }); break;
+    case ProgramOp::lt_float: and_rows<T>(c, begin, end, mask, first, [v](T x) { return float_less(x, v); }); break;
+    case ProgramOp::le_float: and_rows<T>(c, begin, end, mask, first, [v](T x) { return !float_less(v, x); }); break;
+    case ProgramOp::gt_float: and_rows<T>(c, begin, end, mask, first, [v](T x) { return float_less(v, x); }); break;
+    default: and_rows<T>(c, begin, end, mask, first, [v](T x) { return !float_less(x, v); }); break;
+  }
+}
+
+}  // namespace
+
+bool comparison_conjunction(const ColumnProgram& program, const std::vector<ProgramColumn>& columns,
+                            std::vector<ColumnComparison>& out) {
+  out.clear();
+  if (program.result != ProgramResult::boolean || !program_runs_in_blocks(program)) return false;
+  const auto& steps = program.steps;
+  for (size_t s = 0; s < steps.size();) {
+    if (steps[s].op == ProgramOp::skip_if_false || steps[s].op == ProgramOp::and_) {
+      ++s;
+      continue;
+    }
+    ColumnComparison k;
+    const size_t taken = comparison_at(steps, s, columns, k);
+    if (taken == 0) return false;
+    out.push_back(k);
+    s += taken;
+  }
+  return !out.empty();
+}
+
+void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, const std::vector<ProgramColumn>& columns,
+                          size_t begin, size_t end, uint8_t* mask) {
+  // A block's mask stays in the first-level cache while every comparison
+  // narrows it.
+  constexpr size_t kBlockRows = 4096;
+  for (size_t block = begin; block < end; block += kBlockRows) {
+    const size_t block_end = std::min(end, block + kBlockRows);
+    bool first = true;
+    for (const ColumnComparison& k : comparisons) {
+      const ProgramColumn& c = columns[static_cast<size_t>(k.column)];
+      switch (static_cast<ColumnWidth>(c.width)) {
+        case ColumnWidth::int32: and_int_rows<int32_t>(k, c, block, block_end, mask, first); break;
+        case ColumnWidth::int64: and_int_rows<int64_t>(k, c, block, block_end, mask, first); break;
+        case ColumnWidth::float32: and_float_rows<float>(k, c, block, block_end, mask, first); break;
+        case ColumnWidth::float64: and_float_rows<double>(k, c, block, block_end, mask, first); break;
+      }
+      first = false;
+    }
+  }
+}
+
+}  // namespace tally

@@ -1,0 +1,35 @@
+#pragma once
+// A row filter that is only comparisons of a column with a constant joined
+// by AND (a date range, BETWEEN, `l_quantity < 24`: most WHERE clauses of
+// analytic queries), recognized among a column program's steps and
+// evaluated as one typed loop over the rows per comparison, where the block
+// evaluator (column_program_batch.hpp) loads, compares and combines 128-bit
+// stack slots step by step. The answer is the same: a row passes when every
+// comparison is true, and a NULL column value makes its comparison NULL,
+// so the row fails; how the ANDs nest and short-circuit does not change that.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/column_program.hpp"
+
+namespace tally {
+
+struct ColumnComparison {
+  int32_t column = 0;          // index into the program's columns
+  ProgramOp op = ProgramOp::eq_int;  // column `op` constant (a constant on the left is mirrored)
+  int64_t value = 0;           // the constant of an integer comparison
+  double fvalue = 0;           // of a float comparison
+};
+
+// The comparisons of `program` when it is a boolean program of nothing but
+// column-with-constant comparisons of integer or float columns, AND and its
+// short circuits; false otherwise.
+bool comparison_conjunction(const ColumnProgram& program, const std::vector<ProgramColumn>& columns,
+                            std::vector<ColumnComparison>& out);
+
+// mask[begin, end): 1 where every comparison holds.
+void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, const std::vector<ProgramColumn>& columns,
+                          size_t begin, size_t end, uint8_t* mask);
+
+}  // namespace tally
