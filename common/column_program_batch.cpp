@@ -153,25 +153,27 @@ class BlockRun {
     } else {
       each_row(sel, [&](size_t k) { st.null[t][k] = 0; });
     }
+    // A slot holds an integer or a float, as the compiler typed its step:
+    // no step reads the other half, so a load writes only its own.
     switch (static_cast<ColumnWidth>(c.width)) {
       case ColumnWidth::int32: {
         const int32_t* d = static_cast<const int32_t*>(c.data) + base;
-        each_row(sel, [&](size_t k) { st.i[t][k] = d[k]; st.f[t][k] = 0; });
+        each_row(sel, [&](size_t k) { st.i[t][k] = d[k]; });
         break;
       }
       case ColumnWidth::int64: {
         const int64_t* d = static_cast<const int64_t*>(c.data) + base;
-        each_row(sel, [&](size_t k) { st.i[t][k] = d[k]; st.f[t][k] = 0; });
+        each_row(sel, [&](size_t k) { st.i[t][k] = d[k]; });
         break;
       }
       case ColumnWidth::float32: {
         const float* d = static_cast<const float*>(c.data) + base;
-        each_row(sel, [&](size_t k) { st.i[t][k] = 0; st.f[t][k] = d[k]; });
+        each_row(sel, [&](size_t k) { st.f[t][k] = d[k]; });
         break;
       }
       case ColumnWidth::float64: {
         const double* d = static_cast<const double*>(c.data) + base;
-        each_row(sel, [&](size_t k) { st.i[t][k] = 0; st.f[t][k] = d[k]; });
+        each_row(sel, [&](size_t k) { st.f[t][k] = d[k]; });
         break;
       }
       default: each_row(sel, [&](size_t k) { st.i[t][k] = 0; st.f[t][k] = 0; }); break;
