@@ -49,13 +49,14 @@ struct Options {
   int timeout_s = 0;  // statement_timeout on both; 0: none
   std::string duckdb_path;  // baseline DuckDB (this libduckdb.so) instead of PostgreSQL
   int threads = 16;         // DuckDB's threads
+  bool explain = false;     // with --duckdb: each query's EXPLAIN ANALYZE on Tally after its runs
 };
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: tpch_bench [--tallyd PATH] [--tallyd-args ARGS] [--sf SF] [--data-dir DIR]\n"
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
-               "                  [--schema schema.sql] [--duckdb LIBDUCKDB [--threads N]]\n");
+               "                  [--schema schema.sql] [--duckdb LIBDUCKDB [--threads N] [--explain]]\n");
   std::exit(2);
 }
 
@@ -63,6 +64,10 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--explain") {
+      o.explain = true;
+      continue;
+    }
     if (i + 1 >= argc) usage();
     const std::string v = argv[++i];
     if (a == "--tallyd") o.tallyd = v;
@@ -244,6 +249,11 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     sum_duck += d.seconds;
     std::printf("| %s | %.1f | %.1f | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
                 d.seconds * 1e3, d.seconds / best, diff.empty() ? "match" : diff.substr(0, 200).c_str());
+    if (o.explain) {
+      const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);
+      for (const auto& line : plan.rows) std::printf("%s plan: %s\n", name.c_str(), line.c_str());
+      if (!plan.ok) std::printf("%s plan: error %s\n", name.c_str(), plan.error.c_str());
+    }
     std::fflush(stdout);
   }
   std::printf("| sum | | %.1f | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
