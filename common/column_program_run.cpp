@@ -44,8 +44,25 @@ uint32_t evaluate_program(const ColumnProgram& program, const std::vector<Column
 namespace {
 
 template <class T>
-void gather_rows(const T* src, const std::vector<uint32_t>& kept, T* out) {
-  for (size_t k = 0; k < kept.size(); ++k) out[k] = src[kept[k]];
+void gather_rows(const T* src, const uint32_t* kept, size_t n, T* out) {
+  for (size_t k = 0; k < n; ++k) out[k] = src[kept[k]];
+}
+
+// f(part, begin, end) over [0, n) split into `parts` contiguous parts, part 0
+// on the calling thread and each other on a thread of its own.
+template <class F>
+void for_parts(size_t parts, size_t n, F&& f) {
+  if (parts <= 1) {
+    f(size_t{0}, size_t{0}, n);
+    return;
+  }
+  const size_t per = (n + parts - 1) / parts;
+  std::vector<std::future<void>> others;
+  for (size_t t = 1; t < parts; ++t) {
+    others.push_back(std::async(std::launch::async, [&f, t, per, n] { f(t, std::min(n, t * per), std::min(n, (t + 1) * per)); }));
+  }
+  f(size_t{0}, size_t{0}, std::min(n, per));
+  for (auto& o : others) o.get();  // rethrows a part's exception
 }
 
 size_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
@@ -99,49 +116,69 @@ class ProgramRun final : public AggregationRun {
     const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
     const size_t threads = std::min<size_t>(spec_.threads > 0 ? static_cast<size_t>(spec_.threads) : hardware,
                                             std::max<size_t>(1, rows / kRowsPerThread));
+    std::vector<uint32_t> errors(threads, 0);
+    for_parts(threads, rows, [&](size_t part, size_t begin, size_t end) { errors[part] = evaluate_part(begin, end); });
     uint32_t error = 0;
-    if (threads <= 1) {
-      error = evaluate_part(0, rows);
-    } else {
-      std::vector<std::future<uint32_t>> parts;
-      const size_t per = (rows + threads - 1) / threads;
-      for (size_t t = 1; t < threads; ++t) {
-        parts.push_back(std::async(std::launch::async, evaluate_part, std::min(rows, t * per), std::min(rows, (t + 1) * per)));
-      }
-      error = evaluate_part(0, std::min(rows, per));
-      for (auto& p : parts) error |= p.get();
-    }
+    for (uint32_t e : errors) error |= e;
     if (error) throw ProgramOverflow{error};
     if (mask.empty()) {
       inner_->sink(in);
       return;
     }
-    std::vector<uint32_t> kept;
-    kept.reserve(rows);
-    for (size_t r = 0; r < rows; ++r) {
-      if (mask[r]) kept.push_back(static_cast<uint32_t>(r));
-    }
-    if (kept.empty()) return;
-    in.rows = kept.size();
+    // The rows the filter keeps, and their values, gathered by the same
+    // parts: each part counts its rows, then writes them at its offset.
+    std::vector<size_t> offsets(threads + 1, 0);
+    for_parts(threads, rows, [&](size_t part, size_t begin, size_t end) {
+      size_t n = 0;
+      for (size_t r = begin; r < end; ++r) n += mask[r] != 0;
+      offsets[part + 1] = n;
+    });
+    for (size_t t = 0; t < threads; ++t) offsets[t + 1] += offsets[t];
+    const size_t kept_rows = offsets[threads];
+    if (kept_rows == 0) return;
+    std::vector<uint32_t> kept(kept_rows);
     std::vector<std::vector<uint8_t>> bytes;
     bytes.reserve(4 + 2 * (in.values.size() + in.key_columns.size() + in.filters.size()));
-    auto gather = [&](ColumnView& v) {
-      if (v.data == nullptr) return;
-      const size_t w = width_bytes(v.width);
-      bytes.emplace_back(kept.size() * w);
-      uint8_t* out = bytes.back().data();
-      if (w == 4) gather_rows(static_cast<const uint32_t*>(v.data), kept, reinterpret_cast<uint32_t*>(out));
-      else gather_rows(static_cast<const uint64_t*>(v.data), kept, reinterpret_cast<uint64_t*>(out));
-      v.data = out;
-      v.identity = ColumnIdentity{};
-      if (v.validity != nullptr) v.validity = gather_bytes(v.validity, kept, bytes);
+    // Each gathered array: (source, width in bytes, destination); filled by every part below.
+    struct Gather {
+      const void* src;
+      size_t width;
+      uint8_t* out;
     };
-    gather(in.keys);
-    for (ColumnView& k : in.key_columns) gather(k);
-    for (ColumnView& v : in.values) gather(v);
+    std::vector<Gather> gathers;
+    auto add = [&](const void* src, size_t width) {
+      bytes.emplace_back(kept_rows * width);
+      gathers.push_back({src, width, bytes.back().data()});
+      return bytes.back().data();
+    };
+    auto plan = [&](ColumnView& v) {
+      if (v.data == nullptr) return;
+      const void* data = v.data;
+      v.data = add(data, width_bytes(v.width));
+      v.identity = ColumnIdentity{};
+      if (v.validity != nullptr) v.validity = add(v.validity, 1);
+    };
+    plan(in.keys);
+    for (ColumnView& k : in.key_columns) plan(k);
+    for (ColumnView& v : in.values) plan(v);
     for (const uint8_t*& f : in.filters) {
-      if (f != nullptr) f = gather_bytes(f, kept, bytes);
+      if (f != nullptr) f = add(f, 1);
     }
+    for_parts(threads, rows, [&](size_t part, size_t begin, size_t end) {
+      size_t at = offsets[part];
+      for (size_t r = begin; r < end; ++r) {
+        if (mask[r]) kept[at++] = static_cast<uint32_t>(r);
+      }
+      const uint32_t* mine = kept.data() + offsets[part];
+      const size_t n = offsets[part + 1] - offsets[part];
+      for (const Gather& g : gathers) {
+        uint8_t* out = g.out + offsets[part] * g.width;
+        if (g.width == 8) gather_rows(static_cast<const uint64_t*>(g.src), mine, n, reinterpret_cast<uint64_t*>(out));
+        else if (g.width == 4) gather_rows(static_cast<const uint32_t*>(g.src), mine, n, reinterpret_cast<uint32_t*>(out));
+        else gather_rows(static_cast<const uint8_t*>(g.src), mine, n, out);
+      }
+    });
+    in.rows = kept_rows;
     inner_->sink(in);
   }
 
@@ -153,13 +190,6 @@ class ProgramRun final : public AggregationRun {
   }
 
  private:
-  static const uint8_t* gather_bytes(const uint8_t* src, const std::vector<uint32_t>& kept,
-                                     std::vector<std::vector<uint8_t>>& bytes) {
-    bytes.emplace_back(kept.size());
-    for (size_t k = 0; k < kept.size(); ++k) bytes.back()[k] = src[kept[k]];
-    return bytes.back().data();
-  }
-
   AggregationSpec spec_;
   std::unique_ptr<AggregationRun> inner_;
 };
