@@ -25,7 +25,9 @@ class CatalogRelationProvider final : public SystemRelationProvider {
   std::map<std::string, std::shared_ptr<const MaterializedRelation>, std::less<>> built_;
 };
 
-// The rows of `relation` as one chunk of column vectors.
-std::shared_ptr<const MaterializedRelation> materialize(std::string name, const Relation& relation);
+// The rows of `relation` as one chunk of column vectors; its last
+// `system_columns` are reached by name only (MaterializedRelation).
+std::shared_ptr<const MaterializedRelation> materialize(std::string name, const Relation& relation,
+                                                        size_t system_columns = 0);
 
 }  // namespace tally::executor::introspection

@@ -101,6 +101,7 @@ constexpr int64_t kPgCatalogOid = 11;
 constexpr int64_t kPublicOid = 2200;
 constexpr int64_t kInformationSchemaOid = 13184;  // PostgreSQL 15's value after initdb
 constexpr int64_t kBootstrapUserOid = 10;
+constexpr int64_t kDatabaseOwnerOid = 6171;  // pg_database_owner, the public schema's owner
 
 // True for a relation this module provides; schema "" means unqualified.
 bool is_catalog_relation(std::string_view schema, std::string_view name);

@@ -10,6 +10,7 @@
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/introspection/catalog_relation_provider.hpp"
 #include "executor/introspection/reg_name_catalog.hpp"
+#include "executor/introspection/index_definitions.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
@@ -452,6 +453,8 @@ std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHa
                                                      Database* database, const tally::SessionInfo& info) {
   // The reg* types print and read the names this database holds.
   install_reg_names(catalog_reg_names(database));
+  // pg_get_indexdef and pg_get_constraintdef print its indexes and keys.
+  install_key_definitions(catalog_key_definitions(database));
   return std::make_unique<CatalogSession>(std::move(session), database, info);
 }
 

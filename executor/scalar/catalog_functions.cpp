@@ -5,7 +5,9 @@
 
 #include "catalog/catalog.hpp"
 #include "executor/array_text.hpp"
+#include "executor/scalar/acl_default.hpp"
 #include "executor/ddl/session_sequences.hpp"
+#include "executor/key_definitions.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/settings.hpp"
@@ -173,6 +175,24 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return "unknown (OID=" + std::to_string(id) + ")";
     });
   }
+  if (name == "acldefault" && n == 2) {
+    // aclitem[] in PostgreSQL; text[] here, in the same text form.
+    args[0] = to_type(std::move(args[0]), TypeId::char_, context);
+    args[1] = oid_argument(std::move(args[1]), context);
+    const std::string user = context.session_user;
+    return call({TypeId::text_array}, name, std::move(args), [user](std::span<const Value> a) -> Value {
+      const std::string& objtype = std::get<std::string>(a[0]);
+      const int64_t id = std::get<int64_t>(a[1]);
+      // Roles print by name; one the catalog does not hold, by its number.
+      const std::string owner = id == kBootstrapUserOid ? user
+                                : id == kDatabaseOwnerOid ? std::string("pg_database_owner")
+                                                          : std::to_string(id);
+      const auto items = acl_default(objtype.empty() ? '\0' : objtype[0], owner);
+      if (!items) throw Error(SqlState::internal_error, "unrecognized objtype abbreviation: " + objtype);
+      std::vector<std::optional<std::string>> elements(items->begin(), items->end());
+      return array_literal(elements);
+    });
+  }
   if (name == "pg_encoding_to_char" && n == 1) {
     args[0] = to_type(std::move(args[0]), TypeId::int4, context);
     return call({TypeId::name}, name, std::move(args), [](std::span<const Value> a) -> Value {
@@ -206,8 +226,42 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return text ? Value{std::move(*text)} : Value{Null{}};
     });
   }
-  if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
-        name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
+  if (name == "pg_get_indexdef" && (n == 1 || n == 3)) {
+    // (oid): the statement with the table schema-qualified; (oid, column,
+    // pretty): pretty leaves out a schema the search path holds.
+    args[0] = oid_argument(std::move(args[0]), context);
+    if (n == 3) {
+      args[1] = to_type(std::move(args[1]), TypeId::int4, context);
+      args[2] = to_type(std::move(args[2]), TypeId::boolean, context);
+    }
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      const auto definitions = key_definitions();
+      if (!definitions) return Null{};
+      const int column = a.size() == 3 ? static_cast<int>(std::get<int64_t>(a[1])) : 0;
+      const bool pretty = a.size() == 3 && std::get<bool>(a[2]);
+      bool qualify = true;
+      if (pretty) {
+        const auto path = current_schemas(false, settings);
+        qualify = std::find(path.begin(), path.end(), "public") == path.end();
+      }
+      auto text = definitions->index_definition(static_cast<uint32_t>(std::get<int64_t>(a[0])), column, qualify);
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
+  }
+  if (name == "pg_get_constraintdef" && (n == 1 || n == 2)) {
+    // Keys are printed the same pretty or not.
+    args[0] = oid_argument(std::move(args[0]), context);
+    if (n == 2) args[1] = to_type(std::move(args[1]), TypeId::boolean, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto definitions = key_definitions();
+      if (!definitions) return Null{};
+      auto text = definitions->constraint_definition(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
+  }
+  if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_triggerdef") &&
+       (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
