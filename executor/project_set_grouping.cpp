@@ -33,6 +33,22 @@ bool is_aggregate_call(const json& node) {
          is_aggregate_name(last_name(node["FuncCall"].value("funcname", json::array())));
 }
 
+// A set-returning call anywhere in the node but inside a subquery.
+bool contains_set_call(const json& node) {
+  if (is_set_returning_call(node)) return true;
+  if (node.is_object()) {
+    if (node.contains("SubLink")) return false;
+    for (const auto& [k, v] : node.items()) {
+      if (contains_set_call(v)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) {
+      if (contains_set_call(v)) return true;
+    }
+  }
+  return false;
+}
+
 bool contains_key(const json& node, const char* key) {
   if (node.is_object()) {
     if (node.contains(key)) return true;
@@ -42,20 +58,6 @@ bool contains_key(const json& node, const char* key) {
   } else if (node.is_array()) {
     for (const auto& v : node) {
       if (contains_key(v, key)) return true;
-    }
-  }
-  return false;
-}
-
-bool aggregates_anywhere(const json& node) {
-  if (is_aggregate_call(node)) return true;
-  if (node.is_object()) {
-    for (const auto& [k, v] : node.items()) {
-      if (aggregates_anywhere(v)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& v : node) {
-      if (aggregates_anywhere(v)) return true;
     }
   }
   return false;
@@ -131,13 +133,37 @@ std::string output_name(const json& val) {
   return "?column?";
 }
 
+// True when a GROUP BY item is, or names (by output name or position), a
+// select-list item that calls a set-returning function: only then does
+// PostgreSQL expand the calls before grouping (else after, over the groups).
+bool groups_by_set_function(const json& select) {
+  const json targets = select.value("targetList", json::array());
+  auto target_has_call = [&](size_t i) {
+    return i < targets.size() && contains_set_call(targets[i]["ResTarget"]["val"]);
+  };
+  for (const auto& g : select.value("groupClause", json::array())) {
+    if (contains_set_call(g)) return true;
+    if (g.contains("A_Const") && g["A_Const"].contains("ival")) {
+      const int64_t position = g["A_Const"]["ival"].value("ival", int64_t{0});
+      if (position >= 1 && target_has_call(static_cast<size_t>(position - 1))) return true;
+    }
+    if (g.contains("ColumnRef") && g["ColumnRef"]["fields"].size() == 1) {
+      const std::string name = last_name(g["ColumnRef"]["fields"]);
+      for (size_t i = 0; i < targets.size(); ++i) {
+        const auto& rt = targets[i]["ResTarget"];
+        if (rt.contains("name") && rt["name"].get<std::string>() == name && target_has_call(i))
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<json> group_after_set_functions(const json& select) {
   const json targets = select.value("targetList", json::array());
-  const bool grouped = select.contains("groupClause") || select.contains("havingClause") ||
-                       aggregates_anywhere(targets);
-  if (!grouped || !has_set_returning_target(select) || contains_key(targets, "SubLink") ||
+  if (!groups_by_set_function(select) || contains_key(targets, "SubLink") ||
       contains_key(select.value("havingClause", json::object()), "SubLink") ||
       select.contains("groupingSets")) {
     return std::nullopt;

@@ -112,7 +112,9 @@ bool contains_sublink(const json& node) {
 bool names_cte(const PlanContext& pc, const json& range_var) {
   if (range_var.contains("schemaname")) return false;
   const std::string name = range_var.value("relname", "");
-  return std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const auto& cte) { return cte.first == name; });
+  const auto named = [&](const auto& cte) { return cte.first == name; };
+  return std::any_of(pc.ctes.begin(), pc.ctes.end(), named) ||
+         std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(), named);
 }
 
 // A FROM item that names a catalog relation (not shadowed by a user table):
