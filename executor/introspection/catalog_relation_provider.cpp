@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "executor/introspection/sequence_scan.hpp"
 #include "executor/introspection/system_relations.hpp"
 
 namespace tally::executor::introspection {
@@ -50,7 +51,8 @@ void CatalogRelationProvider::set_source(CatalogSource source) {
 
 std::shared_ptr<const MaterializedRelation> CatalogRelationProvider::find(std::string_view schema,
                                                                           std::string_view name) {
-  if (!has_source_ || !is_catalog_relation(schema, name)) return nullptr;
+  if (!is_catalog_relation(schema, name)) return sequences_ ? sequence_scan(*sequences_, schema, name) : nullptr;
+  if (!has_source_) return nullptr;
   // An unqualified name finds pg_catalog's relation (the search path), and
   // information_schema's only when qualified, as in PostgreSQL.
   const std::string key = std::string(schema.empty() ? "pg_catalog" : schema) + "." + std::string(name);

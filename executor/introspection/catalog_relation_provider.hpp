@@ -10,6 +10,10 @@
 #include "executor/introspection/catalog_relations.hpp"
 #include "executor/system_relation_provider.hpp"
 
+namespace tally::catalog {
+class SequenceStore;
+}
+
 namespace tally::executor::introspection {
 
 class CatalogRelationProvider final : public SystemRelationProvider {
@@ -17,9 +21,12 @@ class CatalogRelationProvider final : public SystemRelationProvider {
   // The catalog as the next statement sees it (its tables, settings, user);
   // forgets the relations built for the one before.
   void set_source(CatalogSource source);
+  // The database's sequences, which read as relations too (null: none).
+  void set_sequences(const catalog::SequenceStore* sequences) { sequences_ = sequences; }
   std::shared_ptr<const MaterializedRelation> find(std::string_view schema, std::string_view name) override;
 
  private:
+  const catalog::SequenceStore* sequences_ = nullptr;
   CatalogSource source_;
   bool has_source_ = false;
   std::map<std::string, std::shared_ptr<const MaterializedRelation>, std::less<>> built_;

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "executor/introspection/depend_relation.hpp"
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
 #include "executor/introspection/sequence_relations.hpp"
@@ -371,11 +372,6 @@ Relation empty_relation(std::string_view name) {
     return make({{"roleid", TypeId::oid}, {"member", TypeId::oid}, {"grantor", TypeId::oid},
                  {"admin_option", TypeId::boolean}});
   }
-  if (name == "pg_depend") {
-    return make({{"classid", TypeId::oid}, {"objid", TypeId::oid}, {"objsubid", TypeId::int4},
-                 {"refclassid", TypeId::oid}, {"refobjid", TypeId::oid}, {"refobjsubid", TypeId::int4},
-                 {"deptype", TypeId::char_}});
-  }
   if (name == "pg_default_acl") {
     return make({{"oid", TypeId::oid}, {"defaclrole", TypeId::oid}, {"defaclnamespace", TypeId::oid},
                  {"defaclobjtype", TypeId::char_}, {"defaclacl", TypeId::text_array}});
@@ -421,10 +417,13 @@ Relation empty_relation(std::string_view name) {
     return r;
   }
   if (name == "pg_description") {
-    // Only the comment of the extension pg_extension lists (psql's \dx shows it).
+    // The comments initdb writes on what Tally lists too: the extension
+    // pg_extension lists (psql's \dx shows it) and the public schema (pg_dump
+    // writes COMMENT ON SCHEMA public IS '' when it is missing).
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
     r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
+    r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
     return r;
   }
   if (name == "pg_inherits") {
@@ -492,7 +491,7 @@ bool is_empty_catalog(std::string_view name) {
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
                         "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
-                        "pg_extension", "pg_tablespace", "pg_enum", "pg_language"}) {
+                        "pg_extension", "pg_tablespace", "pg_enum", "pg_language", "pg_rewrite"}) {
     if (name == n) return true;
   }
   return false;
@@ -541,6 +540,8 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_sequence") return pg_sequence_relation(source);
   if (name == "pg_sequences") return pg_sequences_relation(source);
   if (name == "pg_attrdef") return pg_attrdef_relation(source);
+  if (name == "pg_depend") return pg_depend_relation(source);
+  if (name == "pg_rewrite") return pg_rewrite_relation(source);
   if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }

@@ -63,6 +63,7 @@ struct UserView {
   std::string name;
   std::vector<UserColumn> columns;
   std::string definition;
+  std::vector<uint32_t> depends;  // the tables and views its query reads
 };
 
 // One run-time setting of the session (SHOW ALL), for pg_settings.

@@ -196,6 +196,7 @@ class CatalogSession final : public tally::QueryHandler {
     if (auto* session = dynamic_cast<SqlSession*>(inner_.get()); session != nullptr) {
       session->set_system_relations(&relations_);
     }
+    if (database_ != nullptr) relations_.set_sequences(database_->sequences());
   }
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
@@ -416,7 +417,7 @@ class CatalogSession final : public tally::QueryHandler {
     }
     if (database_ != nullptr && database_->views() != nullptr) {
       for (const auto& v : database_->views()->list()) {
-        UserView view{v.oid, v.schema, v.name, {}, v.definition};
+        UserView view{v.oid, v.schema, v.name, {}, v.definition, v.depends};
         for (const auto& c : v.columns) view.columns.push_back({c.name, c.type});
         source.views.push_back(std::move(view));
       }

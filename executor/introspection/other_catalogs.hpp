@@ -1,6 +1,6 @@
 #pragma once
 // The catalogs of PostgreSQL 15 that hold nothing Tally has (casts, operator
-// classes, text search, foreign data, rules, event triggers, subscriptions,
+// classes, text search, foreign data, event triggers, subscriptions,
 // large objects, security labels, ...): their column lists, so that the
 // queries tools send (pg_dump reads each of them) run and answer no rows.
 #include <optional>

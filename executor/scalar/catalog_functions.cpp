@@ -7,6 +7,7 @@
 #include "executor/array_text.hpp"
 #include "executor/scalar/acl_default.hpp"
 #include "executor/ddl/session_sequences.hpp"
+#include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -40,6 +41,17 @@ std::string other_type_name(int64_t type_oid) {
     case 1007: return "integer[]";
     default: return "???";
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Whether the search path reaches public (PostgreSQL prints the relations it
+// does not reach schema-qualified).
+bool public_on_search_path(const Settings* settings) {
+  const auto path = current_schemas(false, settings);
+  return std::find(path.begin(), path.end(), "public") != path.end();
 }
 
 }  // namespace
@@ -200,15 +212,24 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     });
   }
   if (name == "pg_get_expr" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text) {
-    // adbin (pg_attrdef) holds the printed expression itself here.
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value { return a[0]; }, false);
+    // adbin (pg_attrdef) holds the printed expression itself here. A
+    // sequence's regclass prints schema-qualified when the search path does
+    // not reach public, as regclass output does (pg_dump runs with an empty path).
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      if (is_null(a[0]) || public_on_search_path(settings)) return a[0];
+      const std::string sequence = dml::nextval_sequence(std::get<std::string>(a[0]));
+      if (sequence.empty() || sequence.find('.') != std::string::npos) return a[0];
+      return "nextval('public." + sequence + "'::regclass)";
+    }, false);
   }
   if (name == "pg_get_viewdef" && (n == 1 || n == 2)) {
     // (oid | regclass | name [, pretty | wrap column]): NULL for an oid no view has, as PostgreSQL.
     const bool by_name = is_text_kind(args[0]->type.id) || args[0]->type.id == TypeId::unknown;
     args[0] = by_name ? to_type(std::move(args[0]), TypeId::text, context) : oid_argument(std::move(args[0]), context);
     if (n == 2 && args[1]->type.id != TypeId::int4) args[1] = to_type(std::move(args[1]), TypeId::boolean, context);
-    return call({TypeId::text}, name, std::move(args), [by_name](std::span<const Value> a) -> Value {
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [by_name, settings](std::span<const Value> a) -> Value {
       if (is_null(a[0]) || (a.size() == 2 && is_null(a[1]))) return Null{};
       const auto views = view_definitions();
       if (!views) return Null{};
@@ -222,7 +243,7 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       }
       // The (oid, int) form wraps lines at a column: pretty, as in PostgreSQL.
       const bool pretty = a.size() == 2 && (std::holds_alternative<bool>(a[1]) ? std::get<bool>(a[1]) : true);
-      auto text = views->definition(*oid, pretty);
+      auto text = views->definition(*oid, pretty, !public_on_search_path(settings));
       return text ? Value{std::move(*text)} : Value{Null{}};
     });
   }
@@ -240,11 +261,7 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       if (!definitions) return Null{};
       const int column = a.size() == 3 ? static_cast<int>(std::get<int64_t>(a[1])) : 0;
       const bool pretty = a.size() == 3 && std::get<bool>(a[2]);
-      bool qualify = true;
-      if (pretty) {
-        const auto path = current_schemas(false, settings);
-        qualify = std::find(path.begin(), path.end(), "public") == path.end();
-      }
+      const bool qualify = !pretty || !public_on_search_path(settings);
       auto text = definitions->index_definition(static_cast<uint32_t>(std::get<int64_t>(a[0])), column, qualify);
       return text ? Value{std::move(*text)} : Value{Null{}};
     });
