@@ -25,6 +25,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::int2vector: return oid::int2vector;
     case TypeId::oidvector: return oid::oidvector;
     case TypeId::text_array: return oid::text_array;
+    case TypeId::oid_array: return oid::oid_array;
     case TypeId::timestamptz: return oid::timestamptz;
     case TypeId::interval: return oid::interval;
     case TypeId::regnamespace: return oid::regnamespace;
@@ -57,6 +58,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::int2vector: return TypeId::int2vector;
     case oid::oidvector: return TypeId::oidvector;
     case oid::text_array: return TypeId::text_array;
+    case oid::oid_array: return TypeId::oid_array;
     case oid::timestamptz: return TypeId::timestamptz;
     case oid::interval: return TypeId::interval;
     case oid::regnamespace: return TypeId::regnamespace;
@@ -121,6 +123,7 @@ std::string format_type(SqlType type) {
     case TypeId::int2vector: return "int2vector";
     case TypeId::oidvector: return "oidvector";
     case TypeId::text_array: return "text[]";
+    case TypeId::oid_array: return "oid[]";
     case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::interval: return "interval";
     case TypeId::regnamespace: return "regnamespace";

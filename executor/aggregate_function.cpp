@@ -4,12 +4,15 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "common/error.hpp"
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/array_text.hpp"
 #include "executor/finalize.hpp"
+#include "executor/value_codec.hpp"
 
 namespace tally::executor {
 namespace {
@@ -239,6 +242,45 @@ class OrderedSetAcc final : public Accumulator {
   BlockReservation kept_{3 * sizeof(Value)};
 };
 
+// array_agg(value [ORDER BY key]): oid[] of oids, else text[] of the values'
+// text forms (the engine's arrays). No rows: NULL.
+class ArrayAggAcc final : public Accumulator {
+ public:
+  ArrayAggAcc(SqlType input, bool ordered, bool descending)
+      : input_(input), ordered_(ordered), descending_(descending) {}
+  void add(const Value* args) override {
+    kept_.add();
+    rows_.push_back({is_null(args[0]) ? std::nullopt : std::optional<std::string>(value_to_text(input_, args[0])),
+                     ordered_ ? copy_value(args[1]) : Value{Null{}}});
+  }
+  Value result() const override {
+    if (rows_.empty()) return Null{};
+    std::vector<const Row*> order;
+    for (const auto& r : rows_) order.push_back(&r);
+    // NULL keys sort last ascending and first descending, as ORDER BY does.
+    std::stable_sort(order.begin(), order.end(), [&](const Row* a, const Row* b) {
+      const bool na = is_null(a->key), nb = is_null(b->key);
+      if (na || nb) return descending_ ? na && !nb : nb && !na;
+      const int c = compare_values(a->key, b->key);
+      return descending_ ? c > 0 : c < 0;
+    });
+    std::vector<std::optional<std::string>> elements;
+    for (const Row* r : order) elements.push_back(r->text);
+    return array_literal(elements);
+  }
+
+ private:
+  struct Row {
+    std::optional<std::string> text;
+    Value key;
+  };
+  SqlType input_;
+  bool ordered_;
+  bool descending_;
+  std::vector<Row> rows_;
+  BlockReservation kept_{3 * sizeof(Row)};
+};
+
 // The distinct values of one DISTINCT aggregate. One hash set while small;
 // past kSplitAt values, kShards sets chosen by hash bits the sets do not use
 // for buckets: growing one set of millions of values rehashes it at once, for
@@ -409,6 +451,15 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     s.result_type = {TypeId::float8};
     return s;
   }
+  if (name == "array_agg" && (args.size() == 1 || args.size() == 2)) {
+    // A second argument is the ORDER BY key (select_plan.cpp passes it so).
+    if (input() == TypeId::unknown) args[0] = {TypeId::text};
+    s.kind = AggKind::array_agg;
+    s.arg_types = args;
+    s.result_type = {args[0].id == TypeId::oid ? TypeId::oid_array : TypeId::text_array};
+    if (is_array_type(args[0].id)) throw Error(SqlState::feature_not_supported, "array_agg of arrays is not supported");
+    return s;
+  }
   if (name == "percentile_disc" || name == "mode") {
     one(true);
     TypeId t = input() == TypeId::unknown ? TypeId::text : input();
@@ -442,6 +493,9 @@ std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool 
     case AggKind::percentile_disc:
     case AggKind::ordered_nth:
     case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
+    case AggKind::array_agg:
+      acc = std::make_unique<ArrayAggAcc>(s.arg_types[0], s.arg_types.size() == 2, descending);
+      break;
     default: acc = std::make_unique<RegressionAcc>(s.kind); break;
   }
   if (distinct) {

@@ -20,6 +20,9 @@ enum class AggKind {
   regr_sxx, regr_syy, regr_sxy, regr_avgx, regr_avgy,
   bool_and, bool_or,
   percentile_cont, percentile_disc, mode,
+  // The group's values (NULLs too) as an array, in the order of the
+  // aggregate's ORDER BY key, its second argument when there is one.
+  array_agg,
   // The value at 0-based position `direct` of the group's non-NULL values
   // in the aggregate's order (NULL past the last). Not an SQL aggregate: a
   // top-n per partition runs as one per rank it keeps (top_n_groups.hpp).

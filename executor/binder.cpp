@@ -159,6 +159,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (type_name.contains("arrayBounds")) {
     // Arrays are held in their text form (array_text.hpp); text arrays are the kind catalog queries build.
     if (name == "text" || name == "varchar" || name == "name") return {TypeId::text_array};
+    if (name == "oid") return {TypeId::oid_array};
     throw Error(SqlState::feature_not_supported, "arrays of type " + name + " are not supported");
   }
   std::vector<int> mods;
@@ -195,6 +196,9 @@ SqlType resolve_type_name(const json& type_name) {
   }
   if (name == "text") return {TypeId::text};
   if (name == "varchar") return mods.empty() ? SqlType{TypeId::varchar} : SqlType::varchar(mods[0]);
+  // The parser names char(n) and character(n) bpchar; "char" (quoted, the
+  // one-byte catalog type) reaches here under its own name.
+  if (name == "char" && mods.empty()) return {TypeId::char_};
   if (name == "bpchar" || name == "char" || name == "character") {
     return SqlType::bpchar(mods.empty() ? 1 : mods[0]);
   }
@@ -466,6 +470,7 @@ ExprPtr bind_node(const json& node, BindContext& context) {
     if (node.contains("TypeCast")) {
       const auto& cast = node["TypeCast"];
       ExprPtr arg = bind_node(cast["arg"], context);
+      if (ExprPtr reg_array = scalar::make_element_array_cast(arg, cast["typeName"], context)) return reg_array;
       const SqlType to = resolve_type_name(cast["typeName"]);
       return coerce_to(std::move(arg), to, CastContext::explicit_, context);
     }

@@ -179,12 +179,13 @@ class StoredViewDefinitions final : public ViewDefinitions {
  public:
   StoredViewDefinitions(const catalog::ViewStore& views, const catalog::Catalog& catalog)
       : views_(views), catalog_(catalog) {}
-  std::optional<std::string> definition(uint32_t oid, bool pretty) const override {
+  std::optional<std::string> definition(uint32_t oid, bool pretty, bool qualify) const override {
     for (const auto& v : views_.list()) {
       if (v.oid != oid) continue;
       if (v.depends.size() == 1) {
         if (const auto table = catalog_.find_table(v.depends.front())) {
-          if (auto printed = ddl::deparse_view(nlohmann::json::parse(v.query), table->def, v.columns, pretty))
+          if (auto printed =
+                  ddl::deparse_view(nlohmann::json::parse(v.query), table->def, v.columns, pretty, qualify))
             return printed;
         }
       }

@@ -115,22 +115,25 @@ struct FromPlanner::State {
   std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool);
   // The item build_tree's greedy join order starts from (index into parts).
   size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool);
-  void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope);
+  // The last `system_columns` are reached by name only (MaterializedRelation).
+  void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope,
+                   size_t system_columns = 0);
 };
 
 void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames,
-                                     RelationScope& scope) {
+                                     RelationScope& scope, size_t system_columns) {
   node.base = static_cast<int>(width);
+  const size_t visible = columns.size() - system_columns;
   std::vector<ScopedColumn> scoped;
   for (size_t i = 0; i < columns.size(); ++i) {
     std::string name = columns[i].name;
-    if (colnames != nullptr && i < colnames->size()) name = (*colnames)[i]["String"].value("sval", name);
-    scoped.push_back({node.alias, name, columns[i].type, static_cast<int>(width + i), true});
+    if (colnames != nullptr && i < colnames->size() && i < visible) name = (*colnames)[i]["String"].value("sval", name);
+    scoped.push_back({node.alias, name, columns[i].type, static_cast<int>(width + i), true, i < visible});
     node.cols.insert(static_cast<int>(width + i));
   }
-  if (colnames != nullptr && colnames->size() > columns.size()) {
+  if (colnames != nullptr && colnames->size() > visible) {
     throw Error(SqlState::invalid_column_reference, "table \"" + node.alias + "\" has " +
-                                                        std::to_string(columns.size()) + " columns available but " +
+                                                        std::to_string(visible) + " columns available but " +
                                                         std::to_string(colnames->size()) + " columns specified");
   }
   width += columns.size();
@@ -174,12 +177,15 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
         return derived_node(cte["ctequery"]["SelectStmt"], alias_name, cte_names, visible, scope);
       }
     }
-    std::shared_ptr<const TableSnapshot> table;
-    if (pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
-    if (auto view = table ? std::nullopt : expand_view(pc, schema, name, colnames))
-      return derived_node(view->select, alias_name, &view->colnames, view->context, scope);
     std::shared_ptr<const MaterializedRelation> system;
-    if (!table && pc.system_relations != nullptr) system = pc.system_relations->find(schema, name);
+    for (size_t i = pc.cte_relations.size(); schema.empty() && !system && i-- > 0;) {
+      if (pc.cte_relations[i].first == name) system = pc.cte_relations[i].second;
+    }
+    std::shared_ptr<const TableSnapshot> table;
+    if (!system && pc.tables != nullptr && (schema.empty() || schema == "public")) table = pc.tables->find_table(schema, name);
+    if (auto view = table || system ? std::nullopt : expand_view(pc, schema, name, colnames))
+      return derived_node(view->select, alias_name, &view->colnames, view->context, scope);
+    if (!table && !system && pc.system_relations != nullptr) system = pc.system_relations->find(schema, name);
     if (!table && !system) {
       Error e(SqlState::undefined_table, "relation \"" + (schema.empty() ? name : schema + "." + name) + "\" does not exist");
       if (rv.contains("location")) e.with_position(rv["location"].get<int>() + 1);
@@ -196,7 +202,7 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
       node->system = system;
       columns = system->columns;
     }
-    add_columns(*node, columns, colnames, scope);
+    add_columns(*node, columns, colnames, scope, table ? 0 : system->system_columns);
     return node;
   }
   if (item.contains("RangeSubselect")) {
@@ -264,9 +270,9 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
   std::vector<std::string> using_names;
   if (j.value("isNatural", false)) {
     for (const auto& l : scope.columns()) {
-      if (!l.unqualified || !node.left->cols.count(l.index)) continue;
+      if (!l.unqualified || !l.in_star || !node.left->cols.count(l.index)) continue;
       for (const auto& r : scope.columns()) {
-        if (r.unqualified && node.right->cols.count(r.index) && r.name == l.name &&
+        if (r.unqualified && r.in_star && node.right->cols.count(r.index) && r.name == l.name &&
             std::find(using_names.begin(), using_names.end(), l.name) == using_names.end()) {
           using_names.push_back(l.name);
         }

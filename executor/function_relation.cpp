@@ -178,6 +178,47 @@ std::shared_ptr<MaterializedRelation> unnest(const json& call, BindContext& cont
   return relation;
 }
 
+// pg_options_to_table(options text[]): each "name=value" element of a
+// catalog's options array (reloptions, fdwoptions, ...) as a row
+// (option_name, option_value); an element without "=" has a NULL value.
+std::shared_ptr<MaterializedRelation> options_to_table(const json& call, BindContext& context) {
+  const auto& args = call.value("args", json::array());
+  if (args.size() != 1) throw unsupported("this form of pg_options_to_table");
+  bool correlated = false;
+  ExprPtr array = outer_only_argument(args[0], context, correlated);
+  array = coerce_to(std::move(array), {TypeId::text_array}, CastContext::implicit, context);
+  std::shared_ptr<const Expr> shared(std::move(array));
+  const SqlType text{TypeId::text};
+  auto make = [shared, text](const std::vector<Value>* parameters) {
+    const Value value = evaluate_constant(*shared, parameters);
+    DataChunk rows;
+    Vector names{text}, values{text};
+    if (!is_null(value)) {
+      for (const auto& e : array_elements(TypeId::text_array, std::get<std::string>(value))) {
+        if (!e) continue;
+        const size_t equals = e->find('=');
+        names.push(Value{e->substr(0, equals)});
+        values.push(equals == std::string::npos ? Value{Null{}} : Value{e->substr(equals + 1)});
+      }
+    }
+    rows.rows = names.count;
+    rows.columns.push_back(std::move(names));
+    rows.columns.push_back(std::move(values));
+    return rows;
+  };
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = "pg_options_to_table";
+  relation->columns = {{"option_name", text}, {"option_value", text}};
+  if (correlated) {
+    relation->rows.columns.emplace_back(text);
+    relation->rows.columns.emplace_back(text);
+    relation->rows_at_run = std::move(make);
+  } else {
+    relation->rows = make(nullptr);
+  }
+  return relation;
+}
+
 }  // namespace
 
 FunctionRelation plan_function_relation(const json& range_function, BindContext& context) {
@@ -191,12 +232,13 @@ FunctionRelation plan_function_relation(const json& range_function, BindContext&
   std::shared_ptr<MaterializedRelation> relation;
   if (name == "generate_series") relation = generate_series(call, context);
   else if (name == "unnest") relation = unnest(call, context);
+  else if (name == "pg_options_to_table") relation = options_to_table(call, context);
   else throw unsupported("function " + name);
-  // The column is named after the alias (FROM f(...) AS x), else the function;
-  // AS t(x) names both.
+  // One column is named after the alias (FROM f(...) AS x), else the
+  // function; AS t(x) names both. Several are named by the function.
   const json* alias = range_function.contains("alias") ? &range_function["alias"] : nullptr;
   const std::string alias_name = alias ? alias->value("aliasname", name) : name;
-  relation->columns.push_back({alias ? alias_name : name, relation->rows.columns[0].type});
+  if (relation->columns.empty()) relation->columns.push_back({alias ? alias_name : name, relation->rows.columns[0].type});
   if (range_function.value("ordinality", false)) {
     // WITH ORDINALITY: the row's position, from 1, as a bigint column.
     auto number = [](DataChunk& rows) {

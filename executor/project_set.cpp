@@ -7,6 +7,8 @@
 #include "common/error.hpp"
 #include "executor/array_text.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/project_set_grouping.hpp"
+#include "executor/scalar/regex_split.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/system_relation_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -23,7 +25,7 @@ constexpr const char* kRelationName = "__tally_project_set";
 // More rows than this from one generate_series call are refused.
 constexpr int64_t kMaxSeriesRows = int64_t{1} << 27;
 
-enum class SetFunction { unnest, generate_subscripts, generate_series };
+enum class SetFunction { unnest, generate_subscripts, generate_series, regexp_split_to_table };
 
 Error unsupported(const std::string& what) { return Error(SqlState::feature_not_supported, what + " is not supported"); }
 
@@ -38,6 +40,7 @@ std::optional<SetFunction> set_function_of(const json& node) {
   if (name == "unnest") return SetFunction::unnest;
   if (name == "generate_subscripts") return SetFunction::generate_subscripts;
   if (name == "generate_series") return SetFunction::generate_series;
+  if (name == "regexp_split_to_table") return SetFunction::regexp_split_to_table;
   return std::nullopt;
 }
 
@@ -62,6 +65,7 @@ const char* function_name(SetFunction f) {
     case SetFunction::unnest: return "unnest";
     case SetFunction::generate_subscripts: return "generate_subscripts";
     case SetFunction::generate_series: return "generate_series";
+    case SetFunction::regexp_split_to_table: return "regexp_split_to_table";
   }
   return "";
 }
@@ -101,8 +105,7 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
     case SetFunction::generate_subscripts: {
       if (integer_of(args[1]) != 1) return out;  // a one-dimensional array has no other dimension
       const auto count = static_cast<int64_t>(array_elements(item.array_type, std::get<std::string>(args[0])).size());
-      // int2vector and oidvector are indexed from 0, other arrays from 1.
-      const int64_t lower = item.array_type == TypeId::text_array ? 1 : 0;
+      const int64_t lower = array_lower_bound(item.array_type, std::get<std::string>(args[0]));
       const bool reverse = args.size() == 3 && std::get<bool>(args[2]);
       for (int64_t i = 0; i < count; ++i) out.emplace_back(reverse ? lower + count - 1 - i : lower + i);
       return out;
@@ -115,6 +118,12 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
       const __int128 rows = (static_cast<__int128>(stop) - start) / step + 1;
       if (rows > kMaxSeriesRows) throw unsupported("generate_series of more than 2^27 rows");
       for (int64_t i = 0; i < static_cast<int64_t>(rows); ++i) out.emplace_back(start + i * step);
+      return out;
+    }
+    case SetFunction::regexp_split_to_table: {
+      const std::string flags = args.size() == 3 ? std::get<std::string>(args[2]) : std::string();
+      for (auto& piece : scalar::regexp_split(std::get<std::string>(args[0]), std::get<std::string>(args[1]), flags))
+        out.emplace_back(std::move(piece));
       return out;
     }
   }
@@ -160,6 +169,14 @@ void type_call(Item& item, const SelectPlan& inner) {
         if (t.id == TypeId::int8) type = TypeId::int8;
       }
       item.type = SqlType{type};
+      return;
+    }
+    case SetFunction::regexp_split_to_table: {
+      if (args.size() != 2 && args.size() != 3) throw no_such;
+      for (const auto& t : args) {
+        if (!is_text_kind(t.id)) throw no_such;
+      }
+      item.type = SqlType{TypeId::text};
       return;
     }
   }
@@ -221,11 +238,14 @@ json string_node(const std::string& s) { return json{{"String", {{"sval", s}}}};
 
 }  // namespace
 
+bool is_set_returning_call(const json& node) { return set_function_of(node).has_value(); }
+
 bool has_set_returning_target(const json& select) {
   return contains_set_function(select.value("targetList", json::array()));
 }
 
 std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanContext& pc) {
+  if (auto grouped = group_after_set_functions(select)) return plan_select(*grouped, pc);
   // The query without the calls: each call's arguments are its outputs.
   json inner = select;
   for (const char* clause : {"sortClause", "limitCount", "limitOffset", "limitOption", "distinctClause", "withClause",

@@ -6,8 +6,8 @@
 // calls padded with NULL and the other columns repeated; a row for which
 // every call is empty disappears. ORDER BY, DISTINCT and LIMIT apply to the
 // expanded rows. The calls are unnest(array), generate_subscripts(array,
-// dim[, reverse]) and generate_series over integers, each a whole select-list
-// item; anything else with them answers 0A000.
+// dim[, reverse]), generate_series over integers and regexp_split_to_table,
+// each a whole select-list item; anything else with them answers 0A000.
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +19,8 @@ namespace tally::executor {
 // True when an item of the SELECT's target list calls a set-returning function
 // (not counting its subqueries, which are planned on their own).
 bool has_set_returning_target(const nlohmann::json& select);
+// True when the node itself is a call of one of the set-returning functions.
+bool is_set_returning_call(const nlohmann::json& node);
 
 // The plan of such a SELECT: the query with each call replaced by its
 // arguments runs first; its rows are expanded as the scan of a relation the

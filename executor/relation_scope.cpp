@@ -12,7 +12,7 @@ void RelationScope::add_relation(const std::string& name, const std::vector<Scop
   }
   relations_.push_back(name);
   for (const auto& c : columns) {
-    star_order_.push_back(static_cast<int>(columns_.size()));
+    if (c.in_star) star_order_.push_back(static_cast<int>(columns_.size()));
     columns_.push_back(c);
     columns_.back().relation = name;
   }
@@ -80,7 +80,7 @@ std::vector<ScopedColumn> RelationScope::star(const std::string& relation) const
     throw Error(SqlState::undefined_table, "missing FROM-clause entry for table \"" + relation + "\"");
   }
   for (const auto& c : columns_) {
-    if (c.relation == relation) out.push_back(c);
+    if (c.relation == relation && c.in_star) out.push_back(c);
   }
   return out;
 }

@@ -21,6 +21,7 @@ struct ScopedColumn {
   SqlType type;
   int index = 0;              // position in the query's column space
   bool unqualified = true;    // visible without a qualifier
+  bool in_star = true;        // false: a system column, reached by name only
 };
 
 class RelationScope {

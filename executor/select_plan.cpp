@@ -17,6 +17,7 @@
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/project_set.hpp"
+#include "executor/recursive_cte.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
@@ -111,7 +112,9 @@ bool contains_sublink(const json& node) {
 bool names_cte(const PlanContext& pc, const json& range_var) {
   if (range_var.contains("schemaname")) return false;
   const std::string name = range_var.value("relname", "");
-  return std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const auto& cte) { return cte.first == name; });
+  const auto named = [&](const auto& cte) { return cte.first == name; };
+  return std::any_of(pc.ctes.begin(), pc.ctes.end(), named) ||
+         std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(), named);
 }
 
 // A FROM item that names a catalog relation (not shadowed by a user table):
@@ -222,10 +225,15 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   PlanContext with_pc;
   if (select.contains("withClause")) {
     const auto& with = select["withClause"];
-    if (with.value("recursive", false)) throw Error(SqlState::feature_not_supported, "WITH RECURSIVE is not supported");
+    const bool recursive = with.value("recursive", false);
     with_pc = outer_pc;
     for (const auto& cte : with["ctes"]) {
-      with_pc.ctes.emplace_back(cte["CommonTableExpr"].value("ctename", ""), cte["CommonTableExpr"]);
+      const auto& node = cte["CommonTableExpr"];
+      if (recursive && refers_to_itself(node)) {
+        with_pc.cte_relations.emplace_back(node.value("ctename", ""), plan_recursive_cte(node, with_pc));
+        continue;
+      }
+      with_pc.ctes.emplace_back(node.value("ctename", ""), node);
     }
   }
   PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
@@ -576,9 +584,20 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
         }
       } else {
         for (const auto& a : call.value("args", json::array())) agg.args.push_back(bind_expression(a, inner));
-        if (call.contains("agg_order")) {
-          // ORDER BY inside an order-insensitive aggregate does not change its result.
+        if (name == "array_agg" && agg.args.size() != 1)
+          throw Error(SqlState::undefined_function, "function array_agg with " + std::to_string(agg.args.size()) +
+                                                        " arguments does not exist");
+        if (call.contains("agg_order") && name == "array_agg") {
+          // The order of the elements: its key is the accumulator's second argument.
+          const auto& order = call["agg_order"];
+          if (order.size() != 1) throw Error(SqlState::feature_not_supported, "array_agg with several ORDER BY keys is not supported");
+          const auto& sb = order[0]["SortBy"];
+          if (sb.contains("useOp") || (sb.contains("sortby_nulls") && sb.value("sortby_nulls", "") != "SORTBY_NULLS_DEFAULT"))
+            throw Error(SqlState::feature_not_supported, "array_agg with ORDER BY ... USING or NULLS FIRST/LAST is not supported");
+          agg.args.push_back(bind_expression(sb["node"], inner));
+          agg.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
         }
+        // ORDER BY inside an order-insensitive aggregate does not change its result.
       }
       for (const auto& a : agg.args) arg_types.push_back(a->type);
       agg.signature = resolve_aggregate(name, arg_types, star, within);

@@ -30,6 +30,7 @@ class SystemRelationProvider;
 class TableProvider;
 class TableSnapshot;
 struct BindContext;
+struct MaterializedRelation;
 struct SelectPlan;
 
 struct PlanContext {
@@ -50,6 +51,9 @@ struct PlanContext {
   std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;
   // The WITH queries visible here (name, CommonTableExpr node), innermost last.
   std::vector<std::pair<std::string, nlohmann::json>> ctes;
+  // The queries of WITH RECURSIVE that name themselves, as the relations
+  // they compute when scanned (recursive_cte.hpp); found before `ctes`.
+  std::vector<std::pair<std::string, std::shared_ptr<const MaterializedRelation>>> cte_relations;
   // Set for a branch of a set operation: its untyped literals stay unknown,
   // so the set operation resolves them against the other branches' types
   // (PostgreSQL's UNION rule: SELECT 1 UNION SELECT '2' is integer).

@@ -295,6 +295,10 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
       return tag_only(ddl::vacuum_or_analyze(body, ctx, in_block));
     }
+    if (kind == "LockStmt") {
+      const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
+      return tag_only(ddl::lock_table(body, ctx, in_block));
+    }
     if (kind == "InsertStmt" && dml::is_on_conflict_update(body)) {
       dml::InsertedRows inserted;
       ResultSet appended = body.contains("returningList") ? insert_returning(body, ctx, inserted)

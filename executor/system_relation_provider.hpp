@@ -17,6 +17,10 @@ namespace tally::executor {
 struct MaterializedRelation {
   std::string name;  // as EXPLAIN shows it
   std::vector<OutputColumn> columns;
+  // How many of the last columns are system columns (a catalog table's
+  // tableoid): a name reaches them, `*` and NATURAL joins do not, as in
+  // PostgreSQL.
+  size_t system_columns = 0;
   DataChunk rows;  // one Vector per column
   // Set for a relation whose rows depend on the run's parameters (unnest of
   // an enclosing query's column, evaluated per outer row): the rows, made

@@ -426,7 +426,16 @@ Value parse_text(SqlType type, std::string_view text) {
       return n;
     }
     // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
-    case TypeId::text_array: return array_literal(array_elements(TypeId::text_array, text));
+    case TypeId::text_array:
+      return array_literal(array_elements(TypeId::text_array, text), array_lower_bound(TypeId::text_array, text));
+    case TypeId::oid_array: {
+      auto elements = array_elements(TypeId::oid_array, text);
+      // Each element as oid input reads it (22P02 for one that is no number).
+      for (auto& e : elements) {
+        if (e) e = std::to_string(std::get<int64_t>(parse_text(SqlType{TypeId::oid}, *e)));
+      }
+      return array_literal(elements, array_lower_bound(TypeId::oid_array, text));
+    }
     default: return std::string(text);
   }
 }

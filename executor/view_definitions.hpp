@@ -14,8 +14,9 @@ class ViewDefinitions {
  public:
   virtual ~ViewDefinitions() = default;
   // The definition of view `oid` as pg_get_viewdef prints it (pretty: its
-  // second argument); nullopt when no view has that oid.
-  virtual std::optional<std::string> definition(uint32_t oid, bool pretty) const = 0;
+  // second argument; qualify: the table schema-qualified, for a search path
+  // without its schema); nullopt when no view has that oid.
+  virtual std::optional<std::string> definition(uint32_t oid, bool pretty, bool qualify) const = 0;
   // The oid of the view named `name` (public schema, already folded).
   virtual std::optional<uint32_t> oid_of(std::string_view name) const = 0;
 };

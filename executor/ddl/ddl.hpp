@@ -34,5 +34,8 @@ std::string truncate(const nlohmann::json& truncate_stmt, StatementContext& ctx)
 // VACUUM / ANALYZE [(options)] [table [(columns)], ...]: checked and accepted
 // (maintenance.cpp says why there is nothing to do).
 std::string vacuum_or_analyze(const nlohmann::json& vacuum_stmt, StatementContext& ctx, bool in_transaction_block);
+// LOCK TABLE a, b IN ACCESS SHARE MODE in a transaction block: checked and
+// accepted (lock_table.cpp says why); other modes: 0A000.
+std::string lock_table(const nlohmann::json& lock_stmt, StatementContext& ctx, bool in_transaction_block);
 
 }  // namespace tally::executor::ddl

@@ -163,7 +163,7 @@ std::string sort_item(const Printer& p, const json& node) {
 }  // namespace
 
 std::optional<std::string> deparse_view(const json& select, const catalog::TableDef& table,
-                                        const std::vector<catalog::ViewColumn>& columns, bool pretty) {
+                                        const std::vector<catalog::ViewColumn>& columns, bool pretty, bool qualify) {
   static const std::set<std::string> known = {"targetList", "fromClause", "whereClause", "groupClause",
                                               "sortClause", "limitOption", "op"};
   for (const auto& [key, value] : select.items())
@@ -195,7 +195,7 @@ std::optional<std::string> deparse_view(const json& select, const catalog::Table
       out += targets[i];
       if (!same) out += " AS " + ident(name);
     }
-    out += "\n   FROM " + ident(table.name);
+    out += "\n   FROM " + (qualify ? ident(table.schema) + "." : std::string()) + ident(table.name);
     if (p.qualifier() != table.name) out += " " + p.qualifier();
     if (select.contains("whereClause")) out += "\n  WHERE " + p.expr(select["whereClause"]);
     for (const char* clause : {"groupClause", "sortClause"}) {

@@ -19,8 +19,10 @@ namespace tally::executor::ddl {
 // select: the SelectStmt node; table: the one relation it reads; columns:
 // the view's output columns (names after any CREATE VIEW column list).
 // pretty: pg_get_viewdef(view, true)'s form (only the parentheses PostgreSQL
-// keeps where precedence needs them).
+// keeps where precedence needs them). qualify: the table schema-qualified,
+// as PostgreSQL prints a relation its search path does not reach.
 std::optional<std::string> deparse_view(const nlohmann::json& select, const catalog::TableDef& table,
-                                        const std::vector<catalog::ViewColumn>& columns, bool pretty = false);
+                                        const std::vector<catalog::ViewColumn>& columns, bool pretty = false,
+                                        bool qualify = false);
 
 }  // namespace tally::executor::ddl

@@ -3,7 +3,9 @@
 
 #include <array>
 
+#include "executor/introspection/depend_relation.hpp"
 #include "executor/introspection/key_relations.hpp"
+#include "executor/introspection/other_catalogs.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
 #include "executor/introspection/settings_relation.hpp"
@@ -27,7 +29,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 30> kTypes{{
+constexpr std::array<TypeRow, 31> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -55,6 +57,7 @@ constexpr std::array<TypeRow, 30> kTypes{{
     {2203, "regoper", 4, true, 'N', 0, 2208, 0, 'i', 'p'},
     {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
+    {1028, "_oid", -1, false, 'A', 26, 0, 0, 'i', 'x'},
     // Pseudo-types: catalog queries compare prorettype with 'trigger'::regtype;
     // sqlsmith looks internal and anyarray up to leave them out of its queries.
     {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
@@ -102,12 +105,12 @@ Relation pg_type() {
                      {"typelem", TypeId::oid},      {"typarray", TypeId::oid},      {"typalign", TypeId::char_},
                      {"typstorage", TypeId::char_}, {"typnotnull", TypeId::boolean}, {"typbasetype", TypeId::oid},
                      {"typtypmod", TypeId::int4},   {"typndims", TypeId::int4},     {"typcollation", TypeId::oid},
-                     {"typdefault", TypeId::text}});
+                     {"typdefault", TypeId::text},  {"typacl", TypeId::text_array}});
   for (const auto& t : kTypes) {
     const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
     r.rows.push_back({I(t.oid), S(t.name), I(kPgCatalogOid), I(kBootstrapUserOid), I(t.len), B(t.byval),
                       C(t.oid == 705 || t.category == 'P' ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0), I(t.elem),
-                      I(t.array), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0), I(t.collation), kNull});
+                      I(t.array), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0), I(t.collation), kNull, kNull});
   }
   return r;
 }
@@ -121,7 +124,7 @@ struct NamespaceRow {
 // public belongs to pg_database_owner (6171) since PostgreSQL 15.
 constexpr NamespaceRow kNamespaces[] = {{99, "pg_toast", kBootstrapUserOid},
                                         {kPgCatalogOid, "pg_catalog", kBootstrapUserOid},
-                                        {kPublicOid, "public", 6171},
+                                        {kPublicOid, "public", kDatabaseOwnerOid},
                                         {kInformationSchemaOid, "information_schema", kBootstrapUserOid}};
 
 Relation pg_namespace(const CatalogSource&) {
@@ -141,13 +144,16 @@ Relation pg_class(const CatalogSource& source) {
                      {"relhassubclass", TypeId::boolean}, {"relrowsecurity", TypeId::boolean},
                      {"relforcerowsecurity", TypeId::boolean}, {"relispopulated", TypeId::boolean},
                      {"relreplident", TypeId::char_}, {"relispartition", TypeId::boolean}, {"relrewrite", TypeId::oid},
+                     // xid in PostgreSQL (oid here: the same text form). Tally has no
+                     // transaction IDs: 0, what PostgreSQL holds for relations without storage.
+                     {"relfrozenxid", TypeId::oid}, {"relminmxid", TypeId::oid},
                      {"reloptions", TypeId::text_array}, {"relacl", TypeId::text_array},
                      {"relpartbound", TypeId::text}});
   for (const auto& t : source.tables) {
     r.rows.push_back({I(t.oid), S(t.name), I(namespace_oid(t.schema)), I(0), I(0), I(kBootstrapUserOid), I(2),
                       I(t.oid), I(0), I(0), Value{-1.0}, I(0), I(0), B(!t.keys.empty()), B(false), C('p'), C('r'),
                       I(static_cast<int64_t>(t.columns.size())), I(0), B(false), B(false), B(false), B(false),
-                      B(false), B(true), C('d'), B(false), I(0), kNull, kNull, kNull});
+                      B(false), B(true), C('d'), B(false), I(0), I(0), I(0), kNull, kNull, kNull});
   }
   add_index_classes(r, source);
   add_sequence_classes(r, source);
@@ -159,7 +165,7 @@ Relation pg_class(const CatalogSource& source) {
     r.rows.push_back({I(sys.oid), S(sys.name), I(sys.namespace_oid), I(sys.row_type), I(0), I(kBootstrapUserOid),
                       I(view ? 0 : 2), I(0), I(sys.shared ? 1664 : 0), I(0), Value{-1.0}, I(0), I(0), B(!view),
                       B(sys.shared), C('p'), C(sys.kind), I(natts), I(0), B(view), B(false), B(false), B(false),
-                      B(false), B(true), C('n'), B(false), I(0), kNull, kNull, kNull});
+                      B(false), B(true), C('n'), B(false), I(0), I(0), I(0), kNull, kNull, kNull});
   }
   return r;
 }
@@ -172,7 +178,10 @@ Relation pg_attribute(const CatalogSource& source) {
                      {"attcompression", TypeId::char_}, {"attnotnull", TypeId::boolean}, {"atthasdef", TypeId::boolean},
                      {"atthasmissing", TypeId::boolean}, {"attidentity", TypeId::char_}, {"attgenerated", TypeId::char_},
                      {"attisdropped", TypeId::boolean}, {"attislocal", TypeId::boolean}, {"attinhcount", TypeId::int4},
-                     {"attcollation", TypeId::oid}, {"attacl", TypeId::text_array}, {"attoptions", TypeId::text_array}});
+                     {"attcollation", TypeId::oid}, {"attacl", TypeId::text_array}, {"attoptions", TypeId::text_array},
+                     // attmissingval is anyarray in PostgreSQL: always NULL here (ADD COLUMN's
+                     // missing values live in the table's snapshot).
+                     {"attfdwoptions", TypeId::text_array}, {"attmissingval", TypeId::text}});
   // System columns every heap table has (attnum < 0), as PostgreSQL lists them.
   struct SystemColumn {
     const char* name;
@@ -187,7 +196,7 @@ Relation pg_attribute(const CatalogSource& source) {
     for (const auto& s : system) {
       r.rows.push_back({I(t.oid), S(s.name), I(s.type), I(0), I(s.len), I(s.num), I(0), I(-1), I(-1),
                         B(s.type != 27), C(s.align), C('p'), C(0), B(true), B(false), B(false), C(0), C(0),
-                        B(false), B(true), I(0), I(0), kNull, kNull});
+                        B(false), B(true), I(0), I(0), kNull, kNull, kNull, kNull});
     }
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const auto& c = t.columns[i];
@@ -197,7 +206,7 @@ Relation pg_attribute(const CatalogSource& source) {
                         I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false), C(row ? row->align : 'i'),
                         C(row ? row->storage : 'x'), C(0), B(c.not_null), B(!c.default_expr.empty() && !c.identity),
                         B(false), C(c.identity), C(0), B(false),
-                        B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
+                        B(true), I(0), I(row ? row->collation : 0), kNull, kNull, kNull, kNull});
     }
   }
   add_view_attributes(r, source);
@@ -210,7 +219,7 @@ Relation pg_attribute(const CatalogSource& source) {
       r.rows.push_back({I(sys.oid), S(columns[i].name), I(type), I(-1), I(row ? row->len : -1),
                         I(static_cast<int64_t>(i + 1)), I(0), I(-1), I(-1), B(row ? row->byval : false),
                         C(row ? row->align : 'i'), C(row ? row->storage : 'x'), C(0), B(false), B(false), B(false),
-                        C(0), C(0), B(false), B(true), I(0), I(row ? row->collation : 0), kNull, kNull});
+                        C(0), C(0), B(false), B(true), I(0), I(row ? row->collation : 0), kNull, kNull, kNull, kNull});
     }
   }
   return r;
@@ -275,13 +284,19 @@ Relation pg_roles(const CatalogSource& source, bool user_view) {
                      {"rolconfig", TypeId::text_array}});
   r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(false), B(false), B(true), B(false),
                     I(-1), B(false), S("********"), kNull, kNull});
+  // The role that owns the public schema since PostgreSQL 15 (pg_dump looks
+  // every owner up here); it cannot log in.
+  r.rows.push_back({I(kDatabaseOwnerOid), S("pg_database_owner"), B(false), B(true), B(false), B(false), B(false), B(false),
+                    I(-1), B(false), S("********"), kNull, kNull});
   return r;
 }
 
 Relation pg_am() {
-  Relation r = make({{"oid", TypeId::oid}, {"amname", TypeId::name}, {"amtype", TypeId::char_}});
-  r.rows.push_back({I(2), S("heap"), C('t')});
-  r.rows.push_back({I(403), S("btree"), C('i')});
+  // amhandler: the handler functions' OIDs in PostgreSQL 15 (heap_tableam_handler, bthandler).
+  Relation r = make({{"oid", TypeId::oid}, {"amname", TypeId::name}, {"amhandler", TypeId::regproc},
+                     {"amtype", TypeId::char_}});
+  r.rows.push_back({I(2), S("heap"), I(3), C('t')});
+  r.rows.push_back({I(403), S("btree"), I(330), C('i')});
   return r;
 }
 
@@ -357,11 +372,6 @@ Relation empty_relation(std::string_view name) {
     return make({{"roleid", TypeId::oid}, {"member", TypeId::oid}, {"grantor", TypeId::oid},
                  {"admin_option", TypeId::boolean}});
   }
-  if (name == "pg_depend") {
-    return make({{"classid", TypeId::oid}, {"objid", TypeId::oid}, {"objsubid", TypeId::int4},
-                 {"refclassid", TypeId::oid}, {"refobjid", TypeId::oid}, {"refobjsubid", TypeId::int4},
-                 {"deptype", TypeId::char_}});
-  }
   if (name == "pg_default_acl") {
     return make({{"oid", TypeId::oid}, {"defaclrole", TypeId::oid}, {"defaclnamespace", TypeId::oid},
                  {"defaclobjtype", TypeId::char_}, {"defaclacl", TypeId::text_array}});
@@ -407,10 +417,13 @@ Relation empty_relation(std::string_view name) {
     return r;
   }
   if (name == "pg_description") {
-    // Only the comment of the extension pg_extension lists (psql's \dx shows it).
+    // The comments initdb writes on what Tally lists too: the extension
+    // pg_extension lists (psql's \dx shows it) and the public schema (pg_dump
+    // writes COMMENT ON SCHEMA public IS '' when it is missing).
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
     r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
+    r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
     return r;
   }
   if (name == "pg_inherits") {
@@ -418,19 +431,39 @@ Relation empty_relation(std::string_view name) {
                  {"inhdetachpending", TypeId::boolean}});
   }
   if (name == "pg_proc") {
-    return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid}, {"prokind", TypeId::char_},
-                 {"proretset", TypeId::boolean}, {"prorettype", TypeId::oid}, {"proargtypes", TypeId::oidvector}});
+    // PostgreSQL 15's columns; it lists no functions (Tally's are built in
+    // and none is user-defined). "char"[] and aclitem[] columns are text[]
+    // here, in the same text form.
+    return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid},
+                 {"proowner", TypeId::oid}, {"prolang", TypeId::oid}, {"procost", TypeId::float4},
+                 {"prorows", TypeId::float4}, {"provariadic", TypeId::oid}, {"prosupport", TypeId::regproc},
+                 {"prokind", TypeId::char_}, {"prosecdef", TypeId::boolean}, {"proleakproof", TypeId::boolean},
+                 {"proisstrict", TypeId::boolean}, {"proretset", TypeId::boolean}, {"provolatile", TypeId::char_},
+                 {"proparallel", TypeId::char_}, {"pronargs", TypeId::int2}, {"pronargdefaults", TypeId::int2},
+                 {"prorettype", TypeId::oid}, {"proargtypes", TypeId::oidvector},
+                 {"proallargtypes", TypeId::oid_array}, {"proargmodes", TypeId::text_array},
+                 {"proargnames", TypeId::text_array}, {"proargdefaults", TypeId::text},
+                 {"protrftypes", TypeId::oid_array}, {"prosrc", TypeId::text}, {"probin", TypeId::text},
+                 {"prosqlbody", TypeId::text}, {"proconfig", TypeId::text_array}, {"proacl", TypeId::text_array}});
   }
   if (name == "pg_trigger") {
-    return make({{"oid", TypeId::oid}, {"tgrelid", TypeId::oid}, {"tgname", TypeId::name}, {"tgisinternal", TypeId::boolean},
-                 {"tgenabled", TypeId::char_}, {"tgparentid", TypeId::oid}});
+    // tgargs is bytea in PostgreSQL (text here, always NULL).
+    return make({{"oid", TypeId::oid}, {"tgrelid", TypeId::oid}, {"tgparentid", TypeId::oid}, {"tgname", TypeId::name},
+                 {"tgfoid", TypeId::oid}, {"tgtype", TypeId::int2}, {"tgenabled", TypeId::char_},
+                 {"tgisinternal", TypeId::boolean}, {"tgconstrrelid", TypeId::oid}, {"tgconstrindid", TypeId::oid},
+                 {"tgconstraint", TypeId::oid}, {"tgdeferrable", TypeId::boolean}, {"tginitdeferred", TypeId::boolean},
+                 {"tgnargs", TypeId::int2}, {"tgattr", TypeId::int2vector}, {"tgargs", TypeId::text},
+                 {"tgqual", TypeId::text}, {"tgoldtable", TypeId::name}, {"tgnewtable", TypeId::name}});
   }
   if (name == "pg_collation") {
-    return make({{"oid", TypeId::oid}, {"collname", TypeId::name}, {"collnamespace", TypeId::oid}});
+    return make({{"oid", TypeId::oid}, {"collname", TypeId::name}, {"collnamespace", TypeId::oid},
+                 {"collowner", TypeId::oid}, {"collprovider", TypeId::char_}, {"collisdeterministic", TypeId::boolean},
+                 {"collencoding", TypeId::int4}, {"collcollate", TypeId::text}, {"collctype", TypeId::text},
+                 {"colliculocale", TypeId::text}, {"collversion", TypeId::text}});
   }
   if (name == "pg_policy") {
     return make({{"oid", TypeId::oid}, {"polname", TypeId::name}, {"polrelid", TypeId::oid}, {"polcmd", TypeId::char_},
-                 {"polpermissive", TypeId::boolean}, {"polroles", TypeId::text_array}, {"polqual", TypeId::text},
+                 {"polpermissive", TypeId::boolean}, {"polroles", TypeId::oid_array}, {"polqual", TypeId::text},
                  {"polwithcheck", TypeId::text}});
   }
   if (name == "pg_statistic_ext") {
@@ -440,7 +473,8 @@ Relation empty_relation(std::string_view name) {
   }
   if (name == "pg_publication") {
     return make({{"oid", TypeId::oid}, {"pubname", TypeId::name}, {"pubowner", TypeId::oid},
-                 {"puballtables", TypeId::boolean}});
+                 {"puballtables", TypeId::boolean}, {"pubinsert", TypeId::boolean}, {"pubupdate", TypeId::boolean},
+                 {"pubdelete", TypeId::boolean}, {"pubtruncate", TypeId::boolean}, {"pubviaroot", TypeId::boolean}});
   }
   if (name == "pg_publication_namespace") {
     return make({{"oid", TypeId::oid}, {"pnpubid", TypeId::oid}, {"pnnspid", TypeId::oid}});
@@ -457,7 +491,7 @@ bool is_empty_catalog(std::string_view name) {
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
                         "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
-                        "pg_extension", "pg_tablespace", "pg_enum", "pg_language"}) {
+                        "pg_extension", "pg_tablespace", "pg_enum", "pg_language", "pg_rewrite"}) {
     if (name == n) return true;
   }
   return false;
@@ -475,7 +509,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
                         "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
     if (name == n) return true;
   }
-  return is_empty_catalog(name);
+  return is_empty_catalog(name) || is_other_catalog(name);
 }
 
 std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source) {
@@ -506,6 +540,9 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_sequence") return pg_sequence_relation(source);
   if (name == "pg_sequences") return pg_sequences_relation(source);
   if (name == "pg_attrdef") return pg_attrdef_relation(source);
+  if (name == "pg_depend") return pg_depend_relation(source);
+  if (name == "pg_rewrite") return pg_rewrite_relation(source);
+  if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }
 

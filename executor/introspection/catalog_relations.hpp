@@ -63,6 +63,7 @@ struct UserView {
   std::string name;
   std::vector<UserColumn> columns;
   std::string definition;
+  std::vector<uint32_t> depends;  // the tables and views its query reads
 };
 
 // One run-time setting of the session (SHOW ALL), for pg_settings.
@@ -101,6 +102,7 @@ constexpr int64_t kPgCatalogOid = 11;
 constexpr int64_t kPublicOid = 2200;
 constexpr int64_t kInformationSchemaOid = 13184;  // PostgreSQL 15's value after initdb
 constexpr int64_t kBootstrapUserOid = 10;
+constexpr int64_t kDatabaseOwnerOid = 6171;  // pg_database_owner, the public schema's owner
 
 // True for a relation this module provides; schema "" means unqualified.
 bool is_catalog_relation(std::string_view schema, std::string_view name);

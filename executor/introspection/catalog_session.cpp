@@ -10,6 +10,7 @@
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/introspection/catalog_relation_provider.hpp"
 #include "executor/introspection/reg_name_catalog.hpp"
+#include "executor/introspection/index_definitions.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
@@ -195,6 +196,7 @@ class CatalogSession final : public tally::QueryHandler {
     if (auto* session = dynamic_cast<SqlSession*>(inner_.get()); session != nullptr) {
       session->set_system_relations(&relations_);
     }
+    if (database_ != nullptr) relations_.set_sequences(database_->sequences());
   }
 
   std::vector<std::pair<std::string, std::string>> initial_parameter_status() override {
@@ -415,7 +417,7 @@ class CatalogSession final : public tally::QueryHandler {
     }
     if (database_ != nullptr && database_->views() != nullptr) {
       for (const auto& v : database_->views()->list()) {
-        UserView view{v.oid, v.schema, v.name, {}, v.definition};
+        UserView view{v.oid, v.schema, v.name, {}, v.definition, v.depends};
         for (const auto& c : v.columns) view.columns.push_back({c.name, c.type});
         source.views.push_back(std::move(view));
       }
@@ -452,6 +454,8 @@ std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHa
                                                      Database* database, const tally::SessionInfo& info) {
   // The reg* types print and read the names this database holds.
   install_reg_names(catalog_reg_names(database));
+  // pg_get_indexdef and pg_get_constraintdef print its indexes and keys.
+  install_key_definitions(catalog_key_definitions(database));
   return std::make_unique<CatalogSession>(std::move(session), database, info);
 }
 

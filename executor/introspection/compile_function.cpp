@@ -72,7 +72,8 @@ Expr Compiler::func_call(const json& f, const Scope& scope) {
   if (name == "pg_get_expr" || name == "obj_description" || name == "col_description" ||
       name == "shobj_description" || name == "pg_get_indexdef" || name == "pg_get_constraintdef" ||
       name == "pg_get_viewdef" || name == "pg_get_partkeydef" || name == "pg_get_triggerdef") {
-    // Nothing Tally holds has a default, comment, index, constraint or view.
+    // NULL here: the engine's functions (executor/scalar/catalog_functions.cpp)
+    // print definitions; this evaluator answers only what the engine refuses.
     return constant_fn(SqlType{TypeId::text}, Null{});
   }
   if (name == "array_to_string") {

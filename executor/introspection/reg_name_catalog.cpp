@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.hpp"
 #include "catalog/sequence_store.hpp"
+#include "catalog/view_store.hpp"
 #include "executor/database.hpp"
 #include "executor/introspection/catalog_relations.hpp"
 #include "storage/table_store.hpp"
@@ -77,7 +78,7 @@ class CatalogRegNames final : public RegNames {
 }  // namespace
 
 std::shared_ptr<const RegNames> catalog_reg_names(Database* database) {
-  // Every user relation pg_class lists: tables, their key indexes, sequences.
+  // Every user relation pg_class lists: tables, their key indexes, sequences, views.
   auto relations = [database](const RelationVisitor& visit) {
     if (database == nullptr) return;
     if (database->store() != nullptr) {
@@ -91,12 +92,16 @@ std::shared_ptr<const RegNames> catalog_reg_names(Database* database) {
     if (database->sequences() != nullptr) {
       for (const auto& s : database->sequences()->list()) visit(static_cast<int64_t>(s.oid), s.name);
     }
+    if (database->views() != nullptr) {
+      for (const auto& v : database->views()->list()) visit(static_cast<int64_t>(v.oid), v.name);
+    }
   };
   return std::make_shared<CatalogRegNames>(std::move(relations));
 }
 
 std::shared_ptr<const RegNames> catalog_reg_names(const CatalogSource& source) {
-  auto relations = [tables = source.tables, sequences = source.sequences](const RelationVisitor& visit) {
+  auto relations = [tables = source.tables, sequences = source.sequences,
+                    views = source.views](const RelationVisitor& visit) {
     for (const auto& t : tables) {
       visit(t.oid, t.name);
       for (const auto& key : t.keys) {
@@ -104,6 +109,7 @@ std::shared_ptr<const RegNames> catalog_reg_names(const CatalogSource& source) {
       }
     }
     for (const auto& s : sequences) visit(s.oid, s.name);
+    for (const auto& v : views) visit(v.oid, v.name);
   };
   return std::make_shared<CatalogRegNames>(std::move(relations));
 }

@@ -16,13 +16,13 @@ Relation make(std::initializer_list<std::pair<const char*, TypeId>> columns) {
   return r;
 }
 
+}  // namespace
+
 // pg_attrdef has an oid per default; Tally keeps none, so one is derived
 // from the table's oid and the column (unique while the table exists).
 int64_t attrdef_oid(uint32_t table_oid, size_t column) {
   return static_cast<int64_t>((uint64_t{table_oid} << 11 | column) & 0x7fffffff);
 }
-
-}  // namespace
 
 Relation pg_sequence_relation(const CatalogSource& source) {
   Relation r = make({{"seqrelid", TypeId::oid}, {"seqtypid", TypeId::oid}, {"seqstart", TypeId::int8},

@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 42> kRelations{{
+constexpr std::array<SystemRelation, 64> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -42,6 +42,29 @@ constexpr std::array<SystemRelation, 42> kRelations{{
     {6104, "pg_publication", kCat, 'r', 10107, false},
     {6106, "pg_publication_rel", kCat, 'r', 10111, false},
     {6237, "pg_publication_namespace", kCat, 'r', 10109, false},
+    // The catalogs of other_catalogs.hpp.
+    {3394, "pg_init_privs", kCat, 'r', 10090, false},
+    {2605, "pg_cast", kCat, 'r', 10043, false},
+    {3576, "pg_transform", kCat, 'r', 10103, false},
+    {2616, "pg_opclass", kCat, 'r', 10013, false},
+    {2753, "pg_opfamily", kCat, 'r', 10011, false},
+    {3601, "pg_ts_parser", kCat, 'r', 10070, false},
+    {3764, "pg_ts_template", kCat, 'r', 10072, false},
+    {3600, "pg_ts_dict", kCat, 'r', 10068, false},
+    {3602, "pg_ts_config", kCat, 'r', 10064, false},
+    {2328, "pg_foreign_data_wrapper", kCat, 'r', 10076, false},
+    {1417, "pg_foreign_server", kCat, 'r', 10078, false},
+    {3118, "pg_foreign_table", kCat, 'r', 10082, false},
+    {2607, "pg_conversion", kCat, 'r', 10049, false},
+    {3541, "pg_range", kCat, 'r', 10101, false},
+    {3466, "pg_event_trigger", kCat, 'r', 10039, false},
+    {3350, "pg_partitioned_table", kCat, 'r', 10099, false},
+    {2618, "pg_rewrite", kCat, 'r', 10035, false},
+    {6100, "pg_subscription", kCat, 'r', 6101, true},
+    {2995, "pg_largeobject_metadata", kCat, 'r', 10023, false},
+    {2602, "pg_amop", kCat, 'r', 10017, false},
+    {2603, "pg_amproc", kCat, 'r', 10019, false},
+    {12099, "pg_seclabels", kCat, 'v', 12101, false},
     {12000, "pg_roles", kCat, 'v', 12002, false},
     {12014, "pg_user", kCat, 'v', 12016, false},
     {12028, "pg_views", kCat, 'v', 12030, false},

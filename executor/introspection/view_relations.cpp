@@ -74,4 +74,26 @@ std::vector<UserTable> tables_and_views(const CatalogSource& source) {
   return out;
 }
 
+int64_t view_rule_oid(uint32_t view_oid) {
+  // attrdef_oid's scheme with a column number no view has a default for.
+  return static_cast<int64_t>((uint64_t{view_oid} << 11 | 0x7ff) & 0x7fffffff);
+}
+
+Relation pg_rewrite_relation(const CatalogSource& source) {
+  // ev_qual and ev_action are pg_node_tree in PostgreSQL (text here, NULL).
+  Relation r;
+  for (const auto& [name, type] : {std::pair{"oid", TypeId::oid}, {"rulename", TypeId::name}, {"ev_class", TypeId::oid},
+                                   {"ev_type", TypeId::char_}, {"ev_enabled", TypeId::char_},
+                                   {"is_instead", TypeId::boolean}, {"ev_qual", TypeId::text},
+                                   {"ev_action", TypeId::text}}) {
+    r.columns.push_back({name, SqlType{type}});
+  }
+  // ev_type '1': ON SELECT; ev_enabled 'O': fires in origin mode.
+  for (const auto& v : source.views) {
+    r.rows.push_back({Value{view_rule_oid(v.oid)}, Value{std::string("_RETURN")}, Value{int64_t{v.oid}},
+                      Value{std::string("1")}, Value{std::string("O")}, Value{true}, Value{Null{}}, Value{Null{}}});
+  }
+  return r;
+}
+
 }  // namespace tally::executor::introspection

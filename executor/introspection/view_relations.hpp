@@ -12,6 +12,12 @@ void add_view_classes(Relation& pg_class, const CatalogSource& source);
 // The views' columns as pg_attribute rows (relation r's columns).
 void add_view_attributes(Relation& pg_attribute, const CatalogSource& source);
 Relation info_views_relation(const CatalogSource& source);
+// pg_rewrite: each view's ON SELECT rule (_RETURN), which pg_depend ties
+// to the view and to what it reads. Tally has no other rules.
+Relation pg_rewrite_relation(const CatalogSource& source);
+// The oid pg_rewrite lists a view's rule under (Tally keeps none: derived
+// from the view's oid, as pg_attrdef's are from the table's).
+int64_t view_rule_oid(uint32_t view_oid);
 // The user tables, then the views shaped as tables (what
 // information_schema.columns lists).
 std::vector<UserTable> tables_and_views(const CatalogSource& source);

@@ -1,7 +1,10 @@
 #include "executor/scalar/array_functions.hpp"
 
+#include <optional>
+
 #include "common/error.hpp"
 #include "executor/array_text.hpp"
+#include "executor/cast.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/value_codec.hpp"
 
@@ -14,15 +17,45 @@ ExprPtr array_argument(ExprPtr e, BindContext& context) {
   return e;
 }
 
-// int2vector and oidvector count from 0, as in PostgreSQL (indkey[0] is the
-// first key column); other arrays from 1.
-int64_t lower_bound(TypeId array_type) { return array_type == TypeId::text_array ? 1 : 0; }
+// PostgreSQL's NAMEDATALEN: a name holds 64 bytes, zero-padded.
+constexpr int64_t kNameBytes = 64;
+
+// name[i]: the i-th byte as "char" (a zero byte past the name's end, NULL
+// past the 64 bytes).
+ExprPtr name_subscript(ExprPtr name, ExprPtr index, BindContext& context) {
+  index = to_type(std::move(index), TypeId::int4, context);
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(name));
+  args.push_back(std::move(index));
+  return call({TypeId::char_}, "subscript", std::move(args), [](std::span<const Value> a) -> Value {
+    const std::string& text = std::get<std::string>(a[0]);
+    const int64_t i = std::get<int64_t>(a[1]);
+    if (i < 0 || i >= kNameBytes) return Null{};
+    return i < static_cast<int64_t>(text.size()) ? std::string(1, text[static_cast<size_t>(i)]) : std::string();
+  });
+}
+
+// The element type of an array type name held as text[] (regtype[] -> regtype).
+std::optional<TypeId> text_held_array_element(const nlohmann::json& type_name) {
+  if (!type_name.contains("arrayBounds")) return std::nullopt;
+  const auto& names = type_name.value("names", nlohmann::json::array());
+  if (names.empty()) return std::nullopt;
+  const std::string name = names.back().contains("String") ? names.back()["String"].value("sval", "") : "";
+  if (name == "regtype") return TypeId::regtype;
+  if (name == "regclass") return TypeId::regclass;
+  if (name == "regnamespace") return TypeId::regnamespace;
+  if (name == "regproc") return TypeId::regproc;
+  if (name == "regoper") return TypeId::regoper;
+  if (name == "int2" || name == "smallint") return TypeId::int2;
+  return std::nullopt;
+}
 
 }  // namespace
 
 ExprPtr make_array_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
   const bool known = ((name == "array_to_string" && (n == 2 || n == 3)) || (name == "cardinality" && n == 1) ||
+                      (name == "array_remove" && n == 2) ||
                       ((name == "array_length" || name == "array_lower" || name == "array_upper") && n == 2));
   if (!known) return nullptr;
   args[0] = array_argument(std::move(args[0]), context);
@@ -45,6 +78,22 @@ ExprPtr make_array_function(const std::string& name, std::vector<ExprPtr>& args,
       return out;
     }, false);
   }
+  if (name == "array_remove") {
+    // Every element equal to the second argument leaves (NULL: the NULLs).
+    if (array_type != TypeId::text_array) {
+      throw Error(SqlState::feature_not_supported, "array_remove of " + format_type(args[0]->type) + " is not supported");
+    }
+    args[1] = to_type(std::move(args[1]), TypeId::text, context);
+    return call({TypeId::text_array}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      if (is_null(a[0])) return Null{};
+      std::vector<std::optional<std::string>> kept;
+      for (auto& element : array_elements(TypeId::text_array, std::get<std::string>(a[0]))) {
+        const bool equal = is_null(a[1]) ? !element : element && *element == std::get<std::string>(a[1]);
+        if (!equal) kept.push_back(std::move(element));
+      }
+      return array_literal(kept);
+    }, false);
+  }
   if (name == "cardinality") {
     return call({TypeId::int4}, name, std::move(args), [array_type](std::span<const Value> a) -> Value {
       return static_cast<int64_t>(array_elements(array_type, std::get<std::string>(a[0])).size());
@@ -57,9 +106,39 @@ ExprPtr make_array_function(const std::string& name, std::vector<ExprPtr>& args,
     // One dimension; an empty array has none.
     if (std::get<int64_t>(a[1]) != 1 || size == 0) return Null{};
     if (kind == 0) return size;
-    const int64_t lower = lower_bound(array_type);
+    const int64_t lower = array_lower_bound(array_type, std::get<std::string>(a[0]));
     return kind == 1 ? lower : lower + size - 1;
   });
+}
+
+ExprPtr make_element_array_cast(ExprPtr& array, const nlohmann::json& type_name, BindContext& context) {
+  const auto element = text_held_array_element(type_name);
+  if (!element) return nullptr;
+  array = array_argument(std::move(array), context);
+  const TypeId array_type = array->type.id;
+  if (!is_array_type(array_type)) {
+    throw Error(SqlState::cannot_coerce, "cannot cast type " + format_type(array->type) + " to " +
+                                             format_type(SqlType{*element}) + "[]");
+  }
+  const SqlType source{array_element_type(array_type)}, target{*element};
+  return call({TypeId::text_array}, "cast", pack(std::move(array)),
+              [array_type, source, target](std::span<const Value> a) -> Value {
+                const std::string& text = std::get<std::string>(a[0]);
+                std::vector<std::optional<std::string>> out;
+                for (auto& e : array_elements(array_type, text)) {
+                  if (!e) {
+                    out.emplace_back(std::nullopt);
+                    continue;
+                  }
+                  // Text elements read as the target's input reads them (names for
+                  // reg* types); numbers (oid, int2 elements) convert as a cast does.
+                  const Value v = source.id == TypeId::text ? parse_text(target, *e)
+                                                            : cast_value(parse_text(source, *e), source, target, true);
+                  out.emplace_back(value_to_text(target, v));
+                }
+                // The bounds stay: int2vector::int2[] is [0:1]={1,3}, as in PostgreSQL.
+                return array_literal(out, array_lower_bound(array_type, text));
+              });
 }
 
 ExprPtr make_array_constructor(std::vector<ExprPtr> elements, BindContext& context) {
@@ -106,6 +185,7 @@ ExprPtr make_array_concat(ExprPtr left, ExprPtr right, BindContext& context) {
 ExprPtr make_array_subscript(ExprPtr array, ExprPtr index, BindContext& context) {
   array = array_argument(std::move(array), context);
   const TypeId array_type = array->type.id;
+  if (array_type == TypeId::name) return name_subscript(std::move(array), std::move(index), context);
   if (!is_array_type(array_type)) {
     throw Error(SqlState::datatype_mismatch,
                 "cannot subscript type " + format_type(array->type) + " because it does not support subscripting");
@@ -117,7 +197,7 @@ ExprPtr make_array_subscript(ExprPtr array, ExprPtr index, BindContext& context)
   args.push_back(std::move(index));
   return call(element, "subscript", std::move(args), [array_type, element](std::span<const Value> a) -> Value {
     const auto elements = array_elements(array_type, std::get<std::string>(a[0]));
-    const int64_t i = std::get<int64_t>(a[1]) - lower_bound(array_type);
+    const int64_t i = std::get<int64_t>(a[1]) - array_lower_bound(array_type, std::get<std::string>(a[0]));
     if (i < 0 || i >= static_cast<int64_t>(elements.size()) || !elements[static_cast<size_t>(i)]) return Null{};
     const std::string& text = *elements[static_cast<size_t>(i)];
     return element.id == TypeId::text ? Value{text} : parse_text(element, text);

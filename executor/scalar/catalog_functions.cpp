@@ -5,7 +5,10 @@
 
 #include "catalog/catalog.hpp"
 #include "executor/array_text.hpp"
+#include "executor/scalar/acl_default.hpp"
 #include "executor/ddl/session_sequences.hpp"
+#include "executor/dml/column_default.hpp"
+#include "executor/key_definitions.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/settings.hpp"
@@ -38,6 +41,17 @@ std::string other_type_name(int64_t type_oid) {
     case 1007: return "integer[]";
     default: return "???";
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Whether the search path reaches public (PostgreSQL prints the relations it
+// does not reach schema-qualified).
+bool public_on_search_path(const Settings* settings) {
+  const auto path = current_schemas(false, settings);
+  return std::find(path.begin(), path.end(), "public") != path.end();
 }
 
 }  // namespace
@@ -173,6 +187,24 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return "unknown (OID=" + std::to_string(id) + ")";
     });
   }
+  if (name == "acldefault" && n == 2) {
+    // aclitem[] in PostgreSQL; text[] here, in the same text form.
+    args[0] = to_type(std::move(args[0]), TypeId::char_, context);
+    args[1] = oid_argument(std::move(args[1]), context);
+    const std::string user = context.session_user;
+    return call({TypeId::text_array}, name, std::move(args), [user](std::span<const Value> a) -> Value {
+      const std::string& objtype = std::get<std::string>(a[0]);
+      const int64_t id = std::get<int64_t>(a[1]);
+      // Roles print by name; one the catalog does not hold, by its number.
+      const std::string owner = id == kBootstrapUserOid ? user
+                                : id == kDatabaseOwnerOid ? std::string("pg_database_owner")
+                                                          : std::to_string(id);
+      const auto items = acl_default(objtype.empty() ? '\0' : objtype[0], owner);
+      if (!items) throw Error(SqlState::internal_error, "unrecognized objtype abbreviation: " + objtype);
+      std::vector<std::optional<std::string>> elements(items->begin(), items->end());
+      return array_literal(elements);
+    });
+  }
   if (name == "pg_encoding_to_char" && n == 1) {
     args[0] = to_type(std::move(args[0]), TypeId::int4, context);
     return call({TypeId::name}, name, std::move(args), [](std::span<const Value> a) -> Value {
@@ -180,15 +212,24 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     });
   }
   if (name == "pg_get_expr" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text) {
-    // adbin (pg_attrdef) holds the printed expression itself here.
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value { return a[0]; }, false);
+    // adbin (pg_attrdef) holds the printed expression itself here. A
+    // sequence's regclass prints schema-qualified when the search path does
+    // not reach public, as regclass output does (pg_dump runs with an empty path).
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      if (is_null(a[0]) || public_on_search_path(settings)) return a[0];
+      const std::string sequence = dml::nextval_sequence(std::get<std::string>(a[0]));
+      if (sequence.empty() || sequence.find('.') != std::string::npos) return a[0];
+      return "nextval('public." + sequence + "'::regclass)";
+    }, false);
   }
   if (name == "pg_get_viewdef" && (n == 1 || n == 2)) {
     // (oid | regclass | name [, pretty | wrap column]): NULL for an oid no view has, as PostgreSQL.
     const bool by_name = is_text_kind(args[0]->type.id) || args[0]->type.id == TypeId::unknown;
     args[0] = by_name ? to_type(std::move(args[0]), TypeId::text, context) : oid_argument(std::move(args[0]), context);
     if (n == 2 && args[1]->type.id != TypeId::int4) args[1] = to_type(std::move(args[1]), TypeId::boolean, context);
-    return call({TypeId::text}, name, std::move(args), [by_name](std::span<const Value> a) -> Value {
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [by_name, settings](std::span<const Value> a) -> Value {
       if (is_null(a[0]) || (a.size() == 2 && is_null(a[1]))) return Null{};
       const auto views = view_definitions();
       if (!views) return Null{};
@@ -202,12 +243,42 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       }
       // The (oid, int) form wraps lines at a column: pretty, as in PostgreSQL.
       const bool pretty = a.size() == 2 && (std::holds_alternative<bool>(a[1]) ? std::get<bool>(a[1]) : true);
-      auto text = views->definition(*oid, pretty);
+      auto text = views->definition(*oid, pretty, !public_on_search_path(settings));
       return text ? Value{std::move(*text)} : Value{Null{}};
     });
   }
-  if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_constraintdef" ||
-        name == "pg_get_indexdef" || name == "pg_get_triggerdef") && (n == 1 || n == 2 || n == 3)) ||
+  if (name == "pg_get_indexdef" && (n == 1 || n == 3)) {
+    // (oid): the statement with the table schema-qualified; (oid, column,
+    // pretty): pretty leaves out a schema the search path holds.
+    args[0] = oid_argument(std::move(args[0]), context);
+    if (n == 3) {
+      args[1] = to_type(std::move(args[1]), TypeId::int4, context);
+      args[2] = to_type(std::move(args[2]), TypeId::boolean, context);
+    }
+    const Settings* settings = context.settings;
+    return call({TypeId::text}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      const auto definitions = key_definitions();
+      if (!definitions) return Null{};
+      const int column = a.size() == 3 ? static_cast<int>(std::get<int64_t>(a[1])) : 0;
+      const bool pretty = a.size() == 3 && std::get<bool>(a[2]);
+      const bool qualify = !pretty || !public_on_search_path(settings);
+      auto text = definitions->index_definition(static_cast<uint32_t>(std::get<int64_t>(a[0])), column, qualify);
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
+  }
+  if (name == "pg_get_constraintdef" && (n == 1 || n == 2)) {
+    // Keys are printed the same pretty or not.
+    args[0] = oid_argument(std::move(args[0]), context);
+    if (n == 2) args[1] = to_type(std::move(args[1]), TypeId::boolean, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto definitions = key_definitions();
+      if (!definitions) return Null{};
+      auto text = definitions->constraint_definition(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
+  }
+  if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_triggerdef") &&
+       (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).

@@ -1,9 +1,11 @@
 #pragma once
 // The catalog functions clients call in their metadata queries (psql's \d
 // family, pgjdbc, psqlODBC): format_type, pg_get_userbyid, the visibility and
-// privilege tests, the definition and comment look-ups (NULL: Tally's tables
-// have no defaults, comments, indexes, constraints or views), quote_ident, pg_encoding_to_char, pg_tablespace_location and
-// pg_size_pretty; current_schemas and pg_get_serial_sequence.
+// privilege tests, the definition and comment look-ups (views, indexes and
+// key constraints through their seams; NULL for comments, triggers and
+// partition keys, which Tally's tables do not have), quote_ident,
+// pg_encoding_to_char, pg_tablespace_location and pg_size_pretty;
+// current_schemas and pg_get_serial_sequence.
 #include <string>
 #include <vector>
 

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/regex_split.hpp"
 #include "executor/scalar_functions.hpp"
 
 namespace tally::executor::scalar {
@@ -93,6 +94,47 @@ std::string regexp_replace(const std::string& s, const std::string& pattern, con
   out.append(begin, s.cend());
   return out;
 }
+
+// One character's bytes from position i of UTF-8 text.
+size_t char_length_at(const std::string& s, size_t i) {
+  size_t n = 1;
+  while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::string> regexp_split(const std::string& s, const std::string& pattern, const std::string& flag_text) {
+  const Flags flags = parse_flags(flag_text);
+  if (flags.global) {
+    throw Error(SqlState::invalid_parameter_value, "regexp_split_to_table() does not support the \"global\" option");
+  }
+  const std::regex& re = compiled(pattern, flags.icase);
+  std::vector<std::string> pieces;
+  size_t piece_start = 0, search = 0, previous_end = 0;
+  std::smatch m;
+  auto match_flags = std::regex_constants::match_default;
+  while (search <= s.size() && std::regex_search(s.cbegin() + static_cast<long>(search), s.cend(), m, re, match_flags)) {
+    const size_t start = static_cast<size_t>(m[0].first - s.cbegin());
+    const size_t end = static_cast<size_t>(m[0].second - s.cbegin());
+    // PostgreSQL's rule for degenerate matches (setup_regexp_matches).
+    if (start < s.size() && end > previous_end) {
+      pieces.push_back(s.substr(piece_start, start - piece_start));
+      piece_start = end;
+    }
+    previous_end = end;
+    search = end;
+    if (start == end) {
+      if (search >= s.size()) break;
+      search += char_length_at(s, search);
+    }
+    match_flags |= std::regex_constants::match_prev_avail;
+  }
+  pieces.push_back(s.substr(piece_start));
+  return pieces;
+}
+
+namespace {
 
 // An element of a text[] literal, quoted where array_out quotes it.
 void append_array_element(std::string& out, const std::string& e) {
@@ -235,6 +277,19 @@ ExprPtr make_regex_function(const std::string& name, std::vector<ExprPtr>& args,
     all_text();
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
       return similar_to_regex(str(a[0]), a.size() == 2 ? str(a[1]) : std::string("\\"));
+    });
+  }
+  if (name == "regexp_split_to_array" && (n == 2 || n == 3)) {
+    all_text();
+    return call({TypeId::text_array}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& piece : regexp_split(str(a[0]), str(a[1]), a.size() == 3 ? str(a[2]) : std::string())) {
+        if (!first) out += ',';
+        append_array_element(out, piece);
+        first = false;
+      }
+      return out + "}";
     });
   }
   if (name == "regexp_matches" || name == "regexp_split_to_table" || name == "regexp_split_to_array") {

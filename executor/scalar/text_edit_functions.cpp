@@ -213,6 +213,13 @@ ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& a
     for (auto& a : args) a = coerce_to(std::move(a), {TypeId::text}, CastContext::explicit_, context);
     return call({TypeId::text}, name, std::move(args), format_text, false);
   }
+  if (name == "quote_literal" && n == 1) {
+    // Any value quotes its text form (quote_literal(anyelement)).
+    args[0] = coerce_to(std::move(args[0]), {TypeId::text}, CastContext::explicit_, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return quote_literal(a[0]);
+    });
+  }
   if (name == "position" && n == 2) {
     // position(sub IN s) arrives as (s, sub): strpos.
     std::vector<ExprPtr> same = std::move(args);

@@ -206,7 +206,7 @@ TEST(CatalogQuery, SystemRelationsAreListedWithTheirColumns) {
       "attnum DESC LIMIT 1) "
       "FROM pg_class c WHERE c.relnamespace = 11 AND c.relname IN ('pg_class', 'pg_settings', 'pg_views') ORDER BY 1");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"pg_class", "r", "31", "31"}));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"pg_class", "r", "33", "33"}));
   EXPECT_EQ(rows[1], (std::vector<std::string>{"pg_settings", "v", "17", "17"}));
   EXPECT_EQ(rows[2], (std::vector<std::string>{"pg_views", "v", "4", "4"}));
   EXPECT_EQ(run("SELECT 'pg_settings'::regclass::oid, 13425::regclass, 'pg_catalog.pg_type'::regclass")[0],
