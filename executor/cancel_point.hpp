@@ -52,4 +52,13 @@ class CancelTicker {
   uint32_t calls_ = 0;
 };
 
+// A tick of the calling thread's own count, for sort comparators: std::sort
+// copies its comparator into every recursive call, so a CancelTicker held
+// by the comparator restarts in each small partition and a long sort's
+// last phase would never look at the token.
+inline void tick_on_this_thread() {
+  thread_local CancelTicker ticker;
+  ticker.tick();
+}
+
 }  // namespace tally::executor

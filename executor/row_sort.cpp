@@ -117,8 +117,8 @@ bool key_less(const KeyRow<W>& a, const KeyRow<W>& b) {
 // rest: many small sorts instead of one over every row.
 template <size_t W>
 void sort_keys(std::vector<KeyRow<W>>& keys, int threads) {
-  const auto less = [ticker = CancelTicker{}](const KeyRow<W>& a, const KeyRow<W>& b) mutable {
-    ticker.tick();
+  const auto less = [](const KeyRow<W>& a, const KeyRow<W>& b) {
+    tick_on_this_thread();
     return key_less(a, b);
   };
   const size_t n = keys.size();
@@ -132,11 +132,18 @@ void sort_keys(std::vector<KeyRow<W>>& keys, int threads) {
     return;
   }
   std::vector<uint32_t> starts(hi - lo + 2, 0);
-  for (const auto& k : keys) ++starts[k.key[0] - lo + 1];
+  CancelTicker ticker;
+  for (const auto& k : keys) {
+    ticker.tick();
+    ++starts[k.key[0] - lo + 1];
+  }
   for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
   std::vector<KeyRow<W>> placed(n);
   std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
-  for (const auto& k : keys) placed[next[k.key[0] - lo]++] = k;  // stable: rows stay in input order
+  for (const auto& k : keys) {
+    ticker.tick();
+    placed[next[k.key[0] - lo]++] = k;  // stable: rows stay in input order
+  }
   if (W > 1) {
     // The buckets are independent: split over the workers.
     cpu::parallel_for(threads, starts.size() - 1, [&](int, size_t begin, size_t end) {
@@ -204,7 +211,9 @@ bool plan_packing(size_t n, const std::vector<SortColumn>& all, size_t partition
     std::vector<Range> ranges(parts);
     cpu::parallel_for(threads, n, [&](int part, size_t begin, size_t end) {
       Range r;
+      CancelTicker ticker;
       for (size_t i = begin; i < end; ++i) {
+        ticker.tick();
         if (v.null_at(i)) {
           r.nulls = true;
           continue;
@@ -255,7 +264,9 @@ void sort_packed(size_t n, const std::vector<PackedColumn>& packed, size_t parti
                  int threads, bool boundaries) {
   std::vector<KeyRow<W>> keys(n);
   cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
+    CancelTicker ticker;
     for (size_t i = begin; i < end; ++i) {
+      ticker.tick();
       KeyRow<W>& k = keys[i];
       for (size_t w = 0; w < W; ++w) k.key[w] = 0;
       for (const PackedColumn& c : packed) {
@@ -267,11 +278,17 @@ void sort_packed(size_t n, const std::vector<PackedColumn>& packed, size_t parti
   sort_keys(keys, threads);
   out.rows.resize(n);
   cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) out.rows[i] = keys[i].row;
+    CancelTicker ticker;
+    for (size_t i = begin; i < end; ++i) {
+      ticker.tick();
+      out.rows[i] = keys[i].row;
+    }
   });
   if (!boundaries) return;
   out.group_of.resize(n);
+  CancelTicker ticker;
   for (size_t i = 0; i < n; ++i) {
+    ticker.tick();
     bool new_partition = i == 0, new_group = i == 0;
     for (size_t k = 0; k < W && i > 0; ++k) {
       if (keys[i].key[k] != keys[i - 1].key[k]) {
@@ -318,6 +335,7 @@ Vector text_ranks(const Vector& v, size_t n, int threads) {
     const storage::StringDictionary& dictionary = *v.dictionary;
     std::vector<uint8_t> used(static_cast<size_t>(dictionary.size()), 0);
     for (size_t i = 0; i < n; ++i) {
+      ticker.tick();
       if (!v.null_at(i)) used[static_cast<size_t>(v.codes[i])] = 1;
     }
     std::vector<int32_t> codes;
@@ -325,15 +343,19 @@ Vector text_ranks(const Vector& v, size_t n, int threads) {
       if (used[c]) codes.push_back(static_cast<int32_t>(c));
     }
     // A dictionary's entries are distinct: a strict total order.
-    const auto less = [&dictionary, ticker](int32_t a, int32_t b) mutable {
-      ticker.tick();
+    const auto less = [&dictionary](int32_t a, int32_t b) {
+      tick_on_this_thread();
       return dictionary.at(a) < dictionary.at(b);
     };
     sort_parallel(codes.data(), codes.size(), less, threads);
     std::vector<int64_t> rank(used.size(), 0);
     for (size_t r = 0; r < codes.size(); ++r) rank[static_cast<size_t>(codes[r])] = static_cast<int64_t>(r);
     cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) out.ints[i] = v.null_at(i) ? 0 : rank[static_cast<size_t>(v.codes[i])];
+      CancelTicker part_ticker;
+      for (size_t i = begin; i < end; ++i) {
+        part_ticker.tick();
+        out.ints[i] = v.null_at(i) ? 0 : rank[static_cast<size_t>(v.codes[i])];
+      }
     });
     return out;
   }
@@ -384,8 +406,8 @@ RowOrdering sort_rows(size_t n, const std::vector<SortColumn>& partition, const 
   } else if (!sort_by_words(n, all, partition.size(), out, threads, boundaries)) {
     out.rows.resize(n);
     std::iota(out.rows.begin(), out.rows.end(), 0u);
-    const auto less = [&all, ticker = CancelTicker{}](uint32_t a, uint32_t b) mutable {
-      ticker.tick();
+    const auto less = [&all](uint32_t a, uint32_t b) {
+      tick_on_this_thread();
       const int r = compare_rows(all, a, b);
       return r != 0 ? r < 0 : a < b;
     };

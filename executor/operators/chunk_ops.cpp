@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/hll_hash.hpp"
+#include "executor/cancel_point.hpp"
 
 namespace tally::executor {
 
@@ -15,8 +16,11 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
   for (uint32_t r : rows) any_missing |= r == kNullRow;
   const bool nulls = !v.nulls.empty() || any_missing;
   if (nulls) out.nulls.assign(rows.size(), 0);
+  // Millions of rows (a sorted result) take long enough to need the cancel checks.
+  CancelTicker ticker;
   auto copy = [&](auto& dst, const auto& src) {
     for (size_t i = 0; i < rows.size(); ++i) {
+      ticker.tick();
       if (rows[i] != kNullRow) dst[i] = src[rows[i]];
     }
   };
