@@ -164,6 +164,7 @@ void sort_keys(std::vector<KeyRow<W>>& keys, int threads) {
 struct PackedColumn {
   const Vector* values = nullptr;
   uint64_t flip = 0;  // all ones for DESC
+  bool floating = false;
   uint64_t lo = 0;
   uint64_t offset = 0;
   uint64_t null_image = 0;
@@ -172,8 +173,9 @@ struct PackedColumn {
   unsigned shift = 0;
 };
 
-uint64_t raw_image(const Vector& v, size_t i, uint64_t flip) {
-  if (physical_of(v.type.id) == Physical::floating) {
+// The type is decided once per column, not per row: these run over every row.
+uint64_t raw_image(const Vector& v, size_t i, uint64_t flip, bool floating) {
+  if (floating) {
     double d = v.floats[i];
     if (d == 0) d = 0;  // -0 sorts with 0
     const auto bits = std::bit_cast<uint64_t>(d);
@@ -184,7 +186,7 @@ uint64_t raw_image(const Vector& v, size_t i, uint64_t flip) {
 
 uint64_t packed_image(const PackedColumn& c, size_t i) {
   if (c.values->null_at(i)) return c.null_image;
-  return raw_image(*c.values, i, c.flip) - c.lo + c.offset;
+  return raw_image(*c.values, i, c.flip, c.floating) - c.lo + c.offset;
 }
 
 // The packing of every key column, each column's range read on `threads`
@@ -203,6 +205,7 @@ bool plan_packing(size_t n, const std::vector<SortColumn>& all, size_t partition
     PackedColumn col;
     col.values = &v;
     col.flip = all[c].descending ? UINT64_MAX : 0;
+    col.floating = p == Physical::floating;
     struct Range {
       uint64_t lo = UINT64_MAX, hi = 0;
       bool nulls = false;
@@ -218,7 +221,7 @@ bool plan_packing(size_t n, const std::vector<SortColumn>& all, size_t partition
           r.nulls = true;
           continue;
         }
-        const uint64_t x = raw_image(v, i, col.flip);
+        const uint64_t x = raw_image(v, i, col.flip, col.floating);
         r.lo = std::min(r.lo, x);
         r.hi = std::max(r.hi, x);
       }
