@@ -190,6 +190,9 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     mode_ = plan_key_columns(table);
     estimate_us_ = since_us(t_pack);
   }
+  // A text column of a join or subquery has no table to read its
+  // dictionary from (dict_column's raw path): its values' codes are used.
+  if (mode_ == KeyMode::interned || (mode_ == KeyMode::dict_column && table == nullptr)) mode_ = plan_evaluated_tuple();
   // A small table runs on one thread unless threads were set explicitly:
   // below kSingleThreadRows every chunk is sunk by one thread anyway (the
   // CPU engine's per-chunk threshold is 2 x 16,384 rows), so more threads
@@ -343,7 +346,10 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   // The raw path's conditions (wants_raw): stored chunks of one table, keys
   // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
   // runs read the chunks' values themselves).
-  if (table_ == nullptr || mode_ == KeyMode::interned || cpu::has_ordered_aggregates(spec_)) return;
+  if (table_ == nullptr || mode_ == KeyMode::interned || mode_ == KeyMode::evaluated_tuple ||
+      cpu::has_ordered_aggregates(spec_)) {
+    return;
+  }
   for (const auto& a : aggregates_) {
     if (a.filter) return;
   }
@@ -477,6 +483,9 @@ std::vector<std::string> EngineAggregator::explain() const {
   } else if (mode_ == KeyMode::tuple) {
     lines.push_back("Group key: tuple of " + std::to_string(spec_.key_parts.size()) +
                     " columns, grouped by the engine with equality on each");
+  } else if (mode_ == KeyMode::evaluated_tuple) {
+    lines.push_back("Group key: tuple of " + std::to_string(keys_.size()) +
+                    " evaluated values, grouped by the engine with equality on each");
   } else if (mode_ == KeyMode::interned) {
     lines.push_back("Group key: query-local codes interned on the host");
   }

@@ -4,6 +4,7 @@
 // choice and EXPLAIN (engine_aggregator.cpp), feeding chunks to the engine
 // (engine_aggregator_sink.cpp) and turning partial states into result
 // columns (engine_aggregator_finalize.cpp).
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "executor/database.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/text_key_codes.hpp"
 
 namespace tally::executor::engine_aggregation {
 
@@ -105,10 +107,16 @@ class KeyInterner {
 // statistics) fit 63 bits together; the engine packs them (KeyPart).
 // tuple: such columns whose ranges do not fit (or are unknown); the engine
 // groups by the tuple of their values (AggregationSpec::key_tuple).
-enum class KeyMode { none, int_column, dict_column, packed, tuple, interned };
+// evaluated_tuple: keys of a join, a subquery or expressions, each integer-
+// like, text (TextKeyCodes) or numeric of one scale: evaluated per chunk
+// where the chunk is prepared, then grouped as a key tuple by the engine.
+// interned: anything else (floats, intervals, numerics of varying scale).
+enum class KeyMode { none, int_column, dict_column, packed, tuple, evaluated_tuple, interned };
 
-// Whether the key is handed to the engine as its columns (packed or tuple).
-inline bool key_columns_mode(KeyMode m) { return m == KeyMode::packed || m == KeyMode::tuple; }
+// Whether the key is handed to the engine as its columns (packed or a tuple).
+inline bool key_columns_mode(KeyMode m) {
+  return m == KeyMode::packed || m == KeyMode::tuple || m == KeyMode::evaluated_tuple;
+}
 
 // Key columns a packed key takes at most: the GPU's pack kernel takes the
 // parts as one kernel argument.
@@ -156,6 +164,10 @@ class EngineAggregator final : public GroupAggregator {
   // when their ranges (chunk statistics) fit 63 bits, else a key tuple;
   // fills spec_.key_parts, the key range and the estimate. Else interned.
   KeyMode plan_key_columns(const TableSnapshot* table);
+  // Keys that are not bare columns of a stored table, as a key tuple of
+  // their evaluated values when every key's type allows (evaluated_tuple),
+  // else interned.
+  KeyMode plan_evaluated_tuple();
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
@@ -175,6 +187,7 @@ class EngineAggregator final : public GroupAggregator {
   struct KeyColumnOut {
     int64_t* ints = nullptr;
     int32_t* codes = nullptr;
+    Numeric* numerics = nullptr;  // a numeric key: values at numeric_scales_
     uint8_t* nulls = nullptr;
   };
   // Appends every key column of groups [0, groups): fill_block(k, begin, end,
@@ -223,6 +236,13 @@ class EngineAggregator final : public GroupAggregator {
   std::vector<int> packed_columns_;  // packed mode: table column of each key part
   mutable std::vector<std::shared_ptr<const storage::StringDictionary>> part_dictionaries_;  // text parts
   mutable std::once_flag dictionaries_loaded_;  // the evaluated path's load_dictionaries()
+  // evaluated_tuple: per key, the codes of a text key (null for others) and
+  // the scale of a numeric key's values: the expression's static scale, or
+  // else the first value's (kScaleUnknown until a value is seen); a value of
+  // another scale sends the query to the generic path.
+  static constexpr int32_t kScaleUnknown = INT32_MIN + 1;
+  std::vector<std::unique_ptr<TextKeyCodes>> text_codes_;
+  mutable std::vector<std::atomic<int32_t>> numeric_scales_;
   const TableSnapshot* table_ = nullptr;
   bool interned_ = false;
   std::string estimate_source_ = "statistics";

@@ -71,7 +71,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   }
   // Keys.
   if (mode_ == KeyMode::packed) unpack_keys(result, groups, columns);
-  if (mode_ == KeyMode::tuple) tuple_keys(result, groups, columns);
+  if (mode_ == KeyMode::tuple || mode_ == KeyMode::evaluated_tuple) tuple_keys(result, groups, columns);
   for (size_t k = 0; k < keys_.size() && !key_columns_mode(mode_); ++k) {
     Vector v(keys_[k]->type);
     if (!interned_ && mode_ == KeyMode::dict_column) {

@@ -11,6 +11,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
+#include "executor/numeric_vector.hpp"
 
 namespace tally::executor::engine_aggregation {
 
@@ -88,6 +89,33 @@ KeyMode EngineAggregator::plan_key_columns(const TableSnapshot* table) {
   return fits ? KeyMode::packed : KeyMode::tuple;
 }
 
+KeyMode EngineAggregator::plan_evaluated_tuple() {
+  if (keys_.empty() || keys_.size() > kMaxPackedKeyParts) return KeyMode::interned;
+  for (const auto& key : keys_) {
+    const TypeId id = key->type.id;
+    if (!is_intlike(id) && !is_text(id) && id != TypeId::numeric) return KeyMode::interned;
+  }
+  // A numeric key groups as scaled integers only while every value has the
+  // same scale: each value then prints as PostgreSQL prints its group's.
+  numeric_scales_ = std::vector<std::atomic<int32_t>>(keys_.size());
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    const bool numeric = keys_[k]->type.id == TypeId::numeric;
+    numeric_scales_[k] = numeric ? static_numeric_scale(*keys_[k]).value_or(kScaleUnknown) : 0;
+  }
+  text_codes_.clear();
+  for (const auto& key : keys_) text_codes_.push_back(is_text(key->type.id) ? std::make_unique<TextKeyCodes>() : nullptr);
+  KeyPart part;
+  part.nullable = true;
+  spec_.key_parts.assign(keys_.size(), part);
+  spec_.key_tuple = true;
+  spec_.key_width = ColumnWidth::int64;
+  spec_.key_range_known = false;
+  spec_.key_min = spec_.key_max = 0;
+  spec_.key_has_nulls = false;  // a NULL key column is a tuple value, never the NULL key
+  part_dictionaries_.assign(keys_.size(), nullptr);
+  return KeyMode::evaluated_tuple;
+}
+
 void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
   const uint64_t total = table.row_count();
   if (total == 0) return;
@@ -147,7 +175,27 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
   for (size_t k = 0; k < keys_.size(); ++k) {
     const Vector v = keys_[k]->evaluate(rows);
     std::vector<int64_t>& out = values[k];
-    if (is_text(v.type.id)) {
+    if (mode_ == KeyMode::evaluated_tuple && text_codes_[k]) {
+      out.assign(rows.rows, 0);
+      text_codes_[k]->code(v, out.data());
+    } else if (mode_ == KeyMode::evaluated_tuple && v.type.id == TypeId::numeric) {
+      out.assign(rows.rows, 0);
+      int32_t scale = numeric_scales_[k].load(std::memory_order_relaxed);
+      for (size_t r = 0; r < rows.rows; ++r) {
+        if (v.null_at(r)) continue;
+        if (scale == kScaleUnknown) {
+          // The first value seen, by whichever thread, decides.
+          numeric_scales_[k].compare_exchange_strong(scale, v.numerics[r].scale);
+          scale = numeric_scales_[k].load();
+        }
+        if (v.numerics[r].scale != scale) {
+          throw EngineInputOverflow(SqlState::feature_not_supported, "a numeric group key of varying scale");
+        }
+      }
+      if (!numeric_as_int64(v, scale, out.data())) {
+        throw EngineInputOverflow(SqlState::feature_not_supported, "a numeric group key over 18 significant digits");
+      }
+    } else if (is_text(v.type.id)) {
       // Strings of stored rows: their codes in the column's dictionary.
       std::call_once(dictionaries_loaded_, [this] { load_dictionaries(); });
       const auto& dictionary = part_dictionaries_[k];
@@ -205,6 +253,15 @@ void EngineAggregator::unpack_keys(const AggregationResult& result, size_t group
 }
 
 void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const {
+  if (mode_ == KeyMode::evaluated_tuple) {
+    // Each text key's codes index the dictionary its TextKeyCodes ends with
+    // (an empty one when every value was NULL).
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      if (!text_codes_[k]) continue;
+      auto dictionary = text_codes_[k]->dictionary();
+      part_dictionaries_[k] = dictionary ? std::move(dictionary) : std::make_shared<storage::StringDictionary>();
+    }
+  }
   std::vector<uint8_t> may_be_null(keys_.size(), 1), as_is(keys_.size(), 0);
   std::vector<std::vector<int64_t>*> take(keys_.size(), nullptr);
   std::vector<const int64_t*> values(keys_.size(), nullptr);
@@ -215,7 +272,7 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
       if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
         throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
       values[k] = result.key_codes[k].data();  // the same array once taken
-      if (is_text(keys_[k]->type.id)) continue;
+      if (is_text(keys_[k]->type.id) || keys_[k]->type.id == TypeId::numeric) continue;
       // An integer key's values are the column's: the column takes the
       // engine's array, and without a NULL group uses it as it is.
       take[k] = &result.key_codes[k];
@@ -236,6 +293,7 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
           out.nulls[g] = valid[g] != 0 ? 0 : 1;
           if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
           else if (out.ints != nullptr) out.ints[g] = value;
+          else if (out.numerics != nullptr) out.numerics[g] = Numeric{value, numeric_scales_[k].load()};
         }
       },
       take);
@@ -263,8 +321,9 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
       v.resize(groups);  // zeros: what a NULL group holds
     }
     if (may_be_null[k] != 0) v.nulls.assign(groups, 0);
-    out[k] = {text ? nullptr : v.ints.data(), coded ? v.codes.data() : nullptr,
-              may_be_null[k] != 0 ? v.nulls.data() : nullptr};
+    const bool numeric = v.type.id == TypeId::numeric;
+    out[k] = {text || numeric ? nullptr : v.ints.data(), coded ? v.codes.data() : nullptr,
+              numeric ? v.numerics.data() : nullptr, may_be_null[k] != 0 ? v.nulls.data() : nullptr};
     columns.push_back(std::move(v));
   }
   // Each part writes its own groups of every column, a block of groups

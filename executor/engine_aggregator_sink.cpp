@@ -15,7 +15,7 @@ namespace tally::executor::engine_aggregation {
 
 bool EngineAggregator::wants_raw() const {
   // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
-  if (mode_ == KeyMode::interned) return false;
+  if (mode_ == KeyMode::interned || mode_ == KeyMode::evaluated_tuple) return false;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const bool program = i < spec_.value_programs.size() && !spec_.value_programs[i].empty();
     if (!program && !dynamic_cast<const ColumnExpr*>(inputs_[i])) return false;

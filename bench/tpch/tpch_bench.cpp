@@ -25,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -114,6 +116,23 @@ void ensure_data(const Options& o, const char* argv0) {
   const double start = now();
   if (std::system(cmd.str().c_str()) != 0) throw std::runtime_error("tpch_datagen failed");
   std::printf("generated in %.1f s\n", now() - start);
+}
+
+// CPU seconds a process has used (user and system), from /proc/<pid>/stat:
+// against a query's wall time it says on how many cores the server worked.
+double cpu_seconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(name_end + 2));
+  std::string field;
+  unsigned long long user = 0, system = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) user = std::stoull(field);
+    if (i == 15) system = std::stoull(field);
+  }
+  return static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 // Best time of `reps` runs and the first run's answer.
@@ -231,14 +250,22 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   std::printf("data %s: COPY into Tally %.1f s, into DuckDB %.1f s (%s, %d threads)\n\n", o.data_dir.c_str(),
               load_tally, load_duck, duck.lib.library_version(), o.threads);
   if (o.timeout_s > 0) td.exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
-  std::printf("| query | Tally first ms | Tally ms | DuckDB ms | DuckDB/Tally | answer |\n|---|---:|---:|---:|---:|---|\n");
+  std::printf(
+      "| query | Tally first ms | Tally ms | Tally cores | DuckDB ms | DuckDB/Tally | answer |\n"
+      "|---|---:|---:|---:|---:|---:|---|\n");
   double sum_tally = 0, sum_duck = 0;
   int differ = 0, slower = 0;
   for (const auto& [name, sql] : all) {
     if (!o.queries.empty() && o.queries.count(name) == 0) continue;
     const tpch::Answer first = tpch::ask(td, sql);
-    double best = first.seconds;
-    for (int i = 1; i < o.reps && first.ok; ++i) best = std::min(best, tpch::ask(td, sql).seconds);
+    double best = first.seconds, warm_wall = 0, warm_cpu = 0;  // the warm runs' cores: CPU time over wall time
+    for (int i = 1; i < o.reps && first.ok; ++i) {
+      const double cpu_before = cpu_seconds(tally.pid());
+      const double seconds = tpch::ask(td, sql).seconds;
+      warm_cpu += cpu_seconds(tally.pid()) - cpu_before;
+      warm_wall += seconds;
+      best = std::min(best, seconds);
+    }
     Rows d = duck_rows(duck, sql);
     for (int i = 1; i < o.reps && d.error.empty(); ++i) d.seconds = std::min(d.seconds, duck_rows(duck, sql).seconds);
     std::string diff = rows_difference(tally_rows(first), d);
@@ -247,8 +274,9 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     slower += best > d.seconds;
     sum_tally += best;
     sum_duck += d.seconds;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
-                d.seconds * 1e3, d.seconds / best, diff.empty() ? "match" : diff.substr(0, 200).c_str());
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
+                warm_wall > 0 ? warm_cpu / warm_wall : 0.0, d.seconds * 1e3, d.seconds / best,
+                diff.empty() ? "match" : diff.substr(0, 200).c_str());
     if (o.explain) {
       const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);
       for (const auto& line : plan.rows) std::printf("%s plan: %s\n", name.c_str(), line.c_str());
@@ -256,7 +284,7 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     }
     std::fflush(stdout);
   }
-  std::printf("| sum | | %.1f | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
+  std::printf("| sum | | %.1f | | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
               differ > 0 ? (std::to_string(differ) + " differ").c_str() : "all match");
   std::printf("\n%d queries slower on Tally than on DuckDB; best of %d runs each\n", slower, o.reps);
   return differ == 0 ? 0 : 1;

@@ -114,6 +114,7 @@ class TallyServer {
     std::filesystem::remove_all(dir_, ec);
   }
   const std::string& conninfo() const { return conninfo_; }
+  pid_t pid() const { return pid_; }
   // tallyd's stdout and stderr (its log lines), until the destructor removes it.
   std::string log_path() const { return dir_ + "/tallyd.log"; }
 

@@ -1,0 +1,56 @@
+#include "executor/text_key_codes.hpp"
+
+namespace tally::executor {
+
+TextKeyCodes::TextKeyCodes() {
+  // Readers look codes up with find_newest while one writer interns.
+  local_.make_newest();
+}
+
+int64_t TextKeyCodes::local_code(std::string_view value) {
+  const uint64_t h = storage::StringDictionary::hash(value);
+  int32_t code = local_.find_newest(value, h);
+  if (code < 0) {
+    std::lock_guard lock(intern_mutex_);
+    code = local_.intern(value, h);
+    local_used_.store(true, std::memory_order_relaxed);
+  }
+  return source_size_ + static_cast<int64_t>(code);
+}
+
+void TextKeyCodes::code(const Vector& v, int64_t* out) {
+  std::call_once(decided_, [&] {
+    if (v.coded()) {
+      source_ = v.dictionary;
+      source_size_ = source_->size();
+    }
+  });
+  const size_t n = v.count;
+  if (source_ && v.coded() && v.dictionary == source_) {
+    for (size_t r = 0; r < n; ++r) {
+      if (!v.null_at(r)) out[r] = v.codes[r];
+    }
+    return;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    if (v.null_at(r)) continue;
+    const std::string_view value = v.text_at(r);
+    // A code of the source's own (a coded value of another Vector of it, or
+    // the same string reached another way) is preferred: one string, one code.
+    const int32_t known = source_ ? source_->find(value) : -1;
+    out[r] = known >= 0 ? known : local_code(value);
+  }
+}
+
+std::shared_ptr<const storage::StringDictionary> TextKeyCodes::dictionary() const {
+  if (!local_used_.load(std::memory_order_relaxed)) return source_;
+  // The local strings after the source's entries, under the codes given:
+  // the source's entries copied (same codes), then the local ones interned
+  // in their order (none is in the source, so each gets the next code).
+  auto merged = std::make_shared<storage::StringDictionary>(
+      source_ ? storage::StringDictionary::copy_of(*source_) : storage::StringDictionary());
+  for (int32_t c = 0; c < local_.size(); ++c) merged->intern(local_.at(c));
+  return merged;
+}
+
+}  // namespace tally::executor
