@@ -65,6 +65,14 @@ class ReadAhead {
     slots_.pop_front();
     ++taken_;
     run(*slot);  // here, unless a worker started it
+    // While a worker finishes this piece, this thread runs later queued
+    // ones, the newest first (the workers take them from the oldest): with
+    // few workers it would otherwise wait idle, one core of two unused.
+    auto done = [&slot] {
+      std::lock_guard lock(slot->mutex);
+      return slot->state == State::done;
+    };
+    for (auto later = slots_.rbegin(); later != slots_.rend() && !done(); ++later) run(**later);
     std::unique_lock lock(slot->mutex);
     slot->finished.wait(lock, [&] { return slot->state == State::done; });
     if (slot->error) std::rethrow_exception(slot->error);

@@ -24,6 +24,7 @@ class ViewStore;
 
 namespace tally::executor {
 
+class OperatorActuals;
 class SessionSequences;
 class Settings;
 class SystemRelationProvider;
@@ -75,6 +76,7 @@ struct ExecContext {
   uint64_t memory_budget = 0;  // bytes for aggregation state; 0 = unbounded
   std::string engine = "auto";
   std::vector<std::string>* explain = nullptr;  // EXPLAIN ANALYZE lines, when wanted
+  OperatorActuals* actuals = nullptr;           // EXPLAIN ANALYZE: each operator's time and rows
   // The database's GPU engine (Database::gpu_engine(); null: none). When
   // null, the aggregation step asks the table snapshot (EngineTableSnapshot).
   AggregateEngine* gpu_engine = nullptr;
@@ -101,7 +103,8 @@ const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan)
 // Result column descriptions (text format).
 std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
-// EXPLAIN text lines of a plan (without running it).
-std::vector<std::string> explain_select(const SelectPlan& plan);
+// EXPLAIN text lines of a plan; with `actuals` (EXPLAIN ANALYZE, after the
+// run), each operator's actual time and rows.
+std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorActuals* actuals = nullptr);
 
 }  // namespace tally::executor

@@ -430,7 +430,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
   if (plan.source) {
-    plan.source->run(ec, source_sink);
+    run_operator(*plan.source, ec, source_sink);
     continue;
   }
   // Chunks are read ahead of the scan (a LIMIT's scan reads only what it
@@ -647,7 +647,7 @@ std::optional<double> constant_limit(const ExprPtr& limit) {
 
 // The nodes from the top down; each line ends with PostgreSQL's cost
 // annotation, computed from the bottom up.
-std::vector<std::string> explain_select(const SelectPlan& plan) {
+std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorActuals* actuals) {
   std::vector<std::string> input_lines;
   PlanCost input;
   if (plan.table) {
@@ -658,7 +658,7 @@ std::vector<std::string> explain_select(const SelectPlan& plan) {
     if (plan.where) input_lines.push_back("  Filter: WHERE");
   } else if (plan.source) {
     input = operator_cost(*plan.source);
-    explain_operator(*plan.source, input_lines, 0);
+    explain_operator(*plan.source, input_lines, 0, actuals);
   }
   std::vector<SqlType> output_types;
   for (size_t o = 0; o < plan.visible && o < plan.outputs.size(); ++o) output_types.push_back(plan.outputs[o]->type);

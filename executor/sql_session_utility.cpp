@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
+#include "executor/operators/physical_operator.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/select_plan.hpp"
 
@@ -141,13 +142,18 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
   std::vector<uint32_t> types;
   PlanContext pc = make_plan_context(&types);
   auto plan = plan_select(analyze ? query["SelectStmt"] : without_row_identity(query["SelectStmt"]), pc);
-  std::vector<std::string> lines = explain_select(*plan);
+  std::vector<std::string> lines;
   if (analyze) {
     ExecContext ec = make_exec_context(&parameters);
     std::vector<std::string> details;
+    OperatorActuals actuals;
     ec.explain = &details;
+    ec.actuals = &actuals;
     run_select(*plan, ec);
+    lines = explain_select(*plan, &actuals);
     lines.insert(lines.end(), details.begin(), details.end());
+  } else {
+    lines = explain_select(*plan);
   }
   std::vector<std::vector<std::string>> rows;
   for (auto& line : lines) rows.push_back({line});

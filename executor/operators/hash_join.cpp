@@ -238,7 +238,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer)) {
     run_matching_keys(probe, probe_keys_, table, context, probe_sink);
   } else {
-    probe.run(context, probe_sink);
+    run_operator(probe, context, probe_sink);
   }
   if (stopped || !keep_build) return;
   std::vector<uint32_t> rows, missing;

@@ -13,7 +13,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   HeldSide side;
   {
     BuildSink sink(op.columns());
-    op.run(context, sink);
+    run_operator(op, context, sink);
     side.rows = sink.take();
     side.memory = sink.take_reservation();
     // The chains (two row numbers per row, with buckets) count too.
@@ -68,7 +68,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
                        ExecContext& context, ChunkSink& sink) {
   const auto* scan = dynamic_cast<const TableScan*>(&op);
   if (scan == nullptr) {
-    op.run(context, sink);
+    run_operator(op, context, sink);
     return;
   }
   TableScan::KeyTest key_test;
@@ -76,7 +76,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     held.chains.matching_rows(held.keys, values, rows, keep);
   };
-  scan->run(context, sink, &key_test);
+  run_operator(*scan, context, sink, [&](ChunkSink& counted) { scan->run(context, counted, &key_test); });
 }
 
 }  // namespace tally::executor

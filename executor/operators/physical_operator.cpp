@@ -1,7 +1,13 @@
 #include "executor/operators/physical_operator.hpp"
 
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+
 #include "executor/explain_costs.hpp"
+#include "executor/select_plan.hpp"
 #include "executor/operators/chunk_ops.hpp"
 
 namespace tally::executor {
@@ -26,16 +32,89 @@ bool CollectSink::consume(DataChunk& chunk) {
 
 DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long limit) {
   CollectSink sink(op.columns(), limit);
-  op.run(context, sink);
+  run_operator(op, context, sink);
   return std::move(sink.result);
 }
 
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth) {
+void OperatorActuals::add(const PhysicalOperator* op, const Actual& run) {
+  const std::lock_guard lock(mutex_);
+  Actual& a = actuals_[op];
+  a.first_ms += run.first_ms;
+  a.total_ms += run.total_ms;
+  a.rows += run.rows;
+  a.loops += run.loops;
+}
+
+std::string OperatorActuals::annotation(const PhysicalOperator* op) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = actuals_.find(op);
+  if (it == actuals_.end()) return " (never executed)";
+  const Actual& a = it->second;
+  const double loops = static_cast<double>(std::max<uint64_t>(1, a.loops));
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " (actual time=%.3f..%.3f rows=%.0f loops=%llu)", a.first_ms / loops,
+                a.total_ms / loops, static_cast<double>(a.rows) / loops, static_cast<unsigned long long>(a.loops));
+  return buf;
+}
+
+namespace {
+
+// Counts the rows an operator pushes, and when its first row came: rows are
+// counted where the source hands them on (prepare, on the source's workers,
+// or consume), before the sink's own prepare may drop some.
+class CountingSink final : public ChunkSink {
+ public:
+  CountingSink(ChunkSink& next, std::chrono::steady_clock::time_point start) : next_(next), start_(start) {}
+  bool consume(DataChunk& chunk) override {
+    count(chunk.rows);
+    return next_.consume(chunk);
+  }
+  void prepare(DataChunk& chunk) const override {
+    count(chunk.rows);
+    next_.prepare(chunk);
+  }
+  bool consume_prepared(DataChunk& chunk) override { return next_.consume_prepared(chunk); }
+  uint64_t rows() const { return rows_.load(); }
+  double first_ms() const { return first_ms_.load(); }
+
+ private:
+  void count(size_t rows) const {
+    if (rows == 0) return;
+    if (rows_.fetch_add(rows) == 0) {
+      first_ms_.store(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
+    }
+  }
+  ChunkSink& next_;
+  std::chrono::steady_clock::time_point start_;
+  mutable std::atomic<uint64_t> rows_{0};
+  mutable std::atomic<double> first_ms_{0};
+};
+
+}  // namespace
+
+void run_operator(const PhysicalOperator& op, ExecContext& context, ChunkSink& sink,
+                  const std::function<void(ChunkSink&)>& run) {
+  if (context.actuals == nullptr) {
+    if (run) run(sink);
+    else op.run(context, sink);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  CountingSink counting(sink, start);
+  if (run) run(counting);
+  else op.run(context, counting);
+  const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t rows = counting.rows();
+  context.actuals->add(&op, {rows > 0 ? counting.first_ms() : total, total, rows, 1});
+}
+
+void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth,
+                      const OperatorActuals* actuals) {
   const std::string pad = depth == 0 ? "" : std::string(static_cast<size_t>(depth - 1) * 6 + 2, ' ') + "->  ";
-  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)));
+  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)) + (actuals ? actuals->annotation(&op) : ""));
   const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
   for (const auto& d : op.details()) lines.push_back(detail_pad + d);
-  for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1);
+  for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1, actuals);
 }
 
 }  // namespace tally::executor

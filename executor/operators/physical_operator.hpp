@@ -6,6 +6,9 @@
 // its output. What changes while a query runs lives on the stack of run(), so
 // one plan can run several times (a correlated subquery, a cursor).
 #include <cstddef>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,10 +111,38 @@ class CollectSink final : public ChunkSink {
   BlockReservation memory_;  // the collected rows, against the statement's budget
 };
 
+// What EXPLAIN ANALYZE reports of each operator that ran, as PostgreSQL's
+// "(actual time=first..total rows=N loops=L)": milliseconds from the start
+// of a run to its first and to its last row pushed, its children's time
+// included, averaged over its runs (a subquery's plan may run per outer
+// row), and the rows pushed per run.
+class OperatorActuals {
+ public:
+  struct Actual {
+    double first_ms = 0, total_ms = 0;  // summed over the loops
+    uint64_t rows = 0, loops = 0;
+  };
+  void add(const PhysicalOperator* op, const Actual& run);
+  // " (actual time=... rows=... loops=...)", or "" for an operator that never ran.
+  std::string annotation(const PhysicalOperator* op) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<const PhysicalOperator*, Actual> actuals_;
+};
+
+// Runs `op` into `sink` (by `run`, op.run when empty): what every operator
+// calls to run a child, so that EXPLAIN ANALYZE (ExecContext::actuals) can
+// time it and count its rows.
+void run_operator(const PhysicalOperator& op, ExecContext& context, ChunkSink& sink,
+                  const std::function<void(ChunkSink&)>& run = {});
+
 // Runs `op` to completion and returns its rows as one chunk.
 DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long limit = -1);
 
-// EXPLAIN lines of an operator tree, PostgreSQL's shape ("->" under a parent).
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth = 0);
+// EXPLAIN lines of an operator tree, PostgreSQL's shape ("->" under a parent);
+// with `actuals`, each node's EXPLAIN ANALYZE figures.
+void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth = 0,
+                      const OperatorActuals* actuals = nullptr);
 
 }  // namespace tally::executor

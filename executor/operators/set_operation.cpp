@@ -111,7 +111,7 @@ void SetOperation::run_side(size_t s, ExecContext& context, ChunkSink& sink) con
     }
     return sink.consume(out);
   });
-  children_[s]->run(context, cast_sink);
+  run_operator(*children_[s], context, cast_sink);
 }
 
 DataChunk SetOperation::collect_side(size_t s, ExecContext& context) const {

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <optional>
 
 #include "common/cancel.hpp"
+#include "executor/column_program_compiler.hpp"
+#include "executor/engine_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
@@ -47,6 +51,50 @@ storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std
   if (column.has_nulls()) {
     out.validity.resize(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
+  }
+  return out;
+}
+
+// A scan's piece of work: rows [begin, end) of a stored chunk.
+struct ScanPiece {
+  size_t chunk = 0, begin = 0, end = 0;
+};
+
+// Pieces small enough to keep every core busy: a table of fewer chunks than
+// twice the read-ahead's depth (the dimension tables of a star join, a small
+// table's filter) has its chunks split into slices of at least
+// kMinSliceRows rows; a large table's chunks stay whole.
+constexpr size_t kMinSliceRows = size_t{1} << 16;
+
+std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t depth) {
+  const size_t chunks = table.chunk_count();
+  const size_t wanted = std::max<size_t>(1, depth * 2);
+  const size_t slices = chunks >= wanted || chunks == 0 ? 1 : (wanted + chunks - 1) / chunks;
+  std::vector<ScanPiece> pieces;
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t rows = table.chunk_rows(c);
+    const size_t n = std::max<size_t>(1, std::min(slices, rows / kMinSliceRows));
+    for (size_t i = 0; i < n; ++i) pieces.push_back({c, rows * i / n, rows * (i + 1) / n});
+  }
+  return pieces;
+}
+
+// Rows [begin, end) of a chunk's stored columns (a copy of their bytes).
+storage::ChunkBatch slice_of(const storage::ChunkBatch& batch, size_t begin, size_t end) {
+  storage::ChunkBatch out;
+  out.rows = end - begin;
+  for (const auto& column : batch.columns) {
+    storage::ColumnVector& v = out.columns.emplace_back();
+    v.type = column.type;
+    v.rows = out.rows;
+    v.dictionary = column.dictionary;
+    const size_t width = column.rows > 0 ? column.data.size() / column.rows : 0;
+    v.data.assign(column.data.begin() + static_cast<long>(begin * width),
+                  column.data.begin() + static_cast<long>(end * width));
+    if (column.has_nulls()) {
+      v.validity.assign(column.validity.begin() + static_cast<long>(begin),
+                        column.validity.begin() + static_cast<long>(end));
+    }
   }
   return out;
 }
@@ -103,6 +151,7 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
       const size_t i = fp.columns[0];
       fp.dictionary = DictionaryFilter::plan(*part, read_layout_[i], read_columns_[i].type, space_width_);
     }
+    if (!subquery && !fp.dictionary) fp.compared = plan_comparisons(*part);
     filter_parts_.push_back(std::move(fp));
   }
   // Tests on codes go first: they read no text, and drop rows before any
@@ -115,6 +164,38 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
 // columns it reads, and only for the rows the conjuncts before it kept; the
 // other columns are converted last, for the rows that pass: a selective
 // filter spares converting (and copying the texts of) the rows it drops.
+bool TableScan::plan_comparisons(const Expr& conjunct) {
+  ProgramColumnMap map;
+  const std::optional<ColumnProgram> program = compile_filter(conjunct, map, nullptr);
+  if (!program) return false;
+  // The program's columns are space indexes: each must be a read column
+  // stored at a width the typed loops take as it is.
+  std::vector<ProgramColumn> widths;
+  std::vector<size_t> reads;
+  for (const int space_index : map.table_columns) {
+    const auto at = std::find(read_layout_.begin(), read_layout_.end(), space_index);
+    if (at == read_layout_.end()) return false;
+    const size_t read = static_cast<size_t>(at - read_layout_.begin());
+    const TypeId id = read_columns_[read].type.id;
+    if (id == TypeId::int2 || id == TypeId::boolean) return false;  // stored narrower than the loops read
+    ProgramColumn c;
+    c.width = static_cast<uint8_t>(engine_aggregation::stored_width(id));
+    widths.push_back(c);
+    reads.push_back(read);
+  }
+  std::vector<ColumnComparison> comparisons;
+  if (!comparison_conjunction(*program, widths, comparisons)) return false;
+  // Appended to the scan's list: its columns numbered after those before.
+  for (ColumnComparison k : comparisons) {
+    const size_t read = reads[static_cast<size_t>(k.column)];
+    const auto known = std::find(compared_columns_.begin(), compared_columns_.end(), read);
+    k.column = static_cast<int32_t>(known - compared_columns_.begin());
+    if (known == compared_columns_.end()) compared_columns_.push_back(read);
+    compared_.push_back(k);
+  }
+  return true;
+}
+
 bool TableScan::KeyTestRun::worth_it() const {
   // Tested on a few million rows first; kept while it drops a quarter.
   const uint64_t t = tested.load(std::memory_order_relaxed);
@@ -152,8 +233,28 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     all = false;
     out.rows = rows.size();
   };
+  if (!compared_.empty() && out.rows > 0) {
+    // The typed comparisons, over the whole chunk's stored values.
+    std::vector<ProgramColumn> stored;
+    for (const size_t i : compared_columns_) {
+      const storage::ColumnVector& c = batch.columns[i];
+      stored.push_back({c.data.data(), c.has_nulls() ? c.validity.data() : nullptr,
+                        static_cast<uint8_t>(engine_aggregation::stored_width(c.type.id))});
+    }
+    std::vector<uint8_t> mask(batch.rows);
+    evaluate_comparisons(compared_, stored, 0, batch.rows, mask.data());
+    rows.resize(batch.rows);
+    size_t n = 0;
+    for (size_t r = 0; r < batch.rows; ++r) {
+      rows[n] = static_cast<uint32_t>(r);
+      n += mask[r];
+    }
+    rows.resize(n);
+    keep_rows();
+  }
   for (size_t p = 0; p < filter_parts_.size() && out.rows > 0; ++p) {
     const FilterPart& part = filter_parts_[p];
+    if (part.compared) continue;
     const bool on_codes = part.dictionary && !done[part.columns[0]] &&
                           part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
                                                   parameters, *states[p], rows);
@@ -206,31 +307,51 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     }
   }
   KeyTestRun* tests = key_test != nullptr ? &test_run : nullptr;
-  auto read_chunk = [this, parameters, &states, tests](size_t chunk) {
-    const auto batch = table_->read_chunk(chunk, table_columns_);
+  const size_t depth = ReadAhead<DataChunk>::default_depth();
+  const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth);
+  // A chunk's stored columns are read once for all its slices (the first
+  // slice to need them reads; the others wait for it), and let go when its
+  // last slice has them.
+  struct ChunkRead {
+    std::once_flag once;
+    std::shared_ptr<const storage::ChunkBatch> batch;
+    std::atomic<size_t> slices_left{0};
+  };
+  std::vector<ChunkRead> reads(chunks);
+  for (const ScanPiece& piece : pieces) reads[piece.chunk].slices_left.fetch_add(1, std::memory_order_relaxed);
+  auto read_piece = [this, parameters, &states, tests, &reads](const ScanPiece& piece) {
+    ChunkRead& read = reads[piece.chunk];
+    std::call_once(read.once, [&] { read.batch = table_->read_chunk(piece.chunk, table_columns_); });
+    std::shared_ptr<const storage::ChunkBatch> stored = read.batch;
+    if (read.slices_left.fetch_sub(1, std::memory_order_acq_rel) == 1) read.batch.reset();
+    const bool whole = piece.begin == 0 && piece.end == stored->rows;
+    std::optional<storage::ChunkBatch> slice;
+    if (!whole) slice = slice_of(*stored, piece.begin, piece.end);
+    const storage::ChunkBatch& batch = whole ? *stored : *slice;
     if ((!filters_.empty() || tests != nullptr) && !table_columns_.empty()) {
-      return filtered_chunk(*batch, parameters, states, tests);
+      return filtered_chunk(batch, parameters, states, tests);
     }
     DataChunk out;
-    out.rows = batch->rows;
+    out.rows = batch.rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {
-      out.columns.push_back(vector_from_storage(batch->columns[i], columns_[i].type));
+      out.columns.push_back(vector_from_storage(batch.columns[i], columns_[i].type));
     }
     if (table_columns_.empty()) {
       // No column is read (count(*)): the rows still count.
-      out.rows = table_->chunk_rows(chunk);
+      out.rows = piece.end - piece.begin;
     }
     if (!filters_.empty() && !filter_chunk(out, filters_, layout_, space_width_, parameters)) out.rows = 0;
     return out;
   };
-  auto scan_chunk = [&read_chunk, &sink](size_t chunk) {
-    DataChunk out = read_chunk(chunk);
+  auto scan_piece = [&read_piece, &sink](const ScanPiece& piece) {
+    DataChunk out = read_piece(piece);
     if (out.rows > 0) sink.prepare(out);
     return out;
   };
-  ReadAhead<DataChunk> ahead(ReadAhead<DataChunk>::default_depth(), chunks,
-                             [&scan_chunk](size_t c) { return [&scan_chunk, c] { return scan_chunk(c); }; });
-  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+  ReadAhead<DataChunk> ahead(depth, pieces.size(), [&scan_piece, &pieces](size_t p) {
+    return [&scan_piece, &pieces, p] { return scan_piece(pieces[p]); };
+  });
+  for (size_t p = 0; p < pieces.size(); ++p) {
     if (context.cancel) context.cancel->check();
     DataChunk out = ahead.take();
     if (out.rows == 0) continue;
@@ -249,7 +370,12 @@ std::vector<std::string> TableScan::details() const {
                      std::to_string(table_->columns().size());
   if (outputs_ < table_columns_.size()) read += " (" + std::to_string(table_columns_.size() - outputs_) + " for the filter only)";
   std::vector<std::string> lines{read};
-  if (!filters_.empty()) lines.push_back("Filter: " + std::to_string(filters_.size()) + " condition(s)");
+  if (!filters_.empty()) {
+    const auto compared = std::count_if(filter_parts_.begin(), filter_parts_.end(), [](const FilterPart& p) { return p.compared; });
+    std::string line = "Filter: " + std::to_string(filters_.size()) + " condition(s)";
+    if (compared > 0) line += ", " + std::to_string(compared) + " of its conjuncts tested on stored values";
+    lines.push_back(line);
+  }
   return lines;
 }
 
@@ -274,7 +400,7 @@ void FilterOperator::run(ExecContext& context, ChunkSink& sink) const {
     }
     bool consume_prepared(DataChunk& chunk) override { return next.consume_prepared(chunk); }
   } passing(*this, context, sink);
-  children_[0]->run(context, passing);
+  run_operator(*children_[0], context, passing);
 }
 
 }  // namespace tally::executor

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 
+#include "common/column_program_comparisons.hpp"
 #include "executor/operators/dictionary_filter.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/table_provider.hpp"
@@ -51,8 +52,16 @@ class TableScan final : public PhysicalOperator {
     const Expr* condition;
     std::vector<size_t> columns;
     std::unique_ptr<DictionaryFilter> dictionary;
+    bool compared = false;  // one of compared_ below
   };
   std::vector<FilterPart> filter_parts_;
+  // The conjuncts that are comparisons of a stored integer, numeric or
+  // float column with a constant (common/column_program_comparisons.hpp):
+  // tested as typed loops over the stored values of the whole chunk, before
+  // any column is converted. compared_columns_[i] is the read column of
+  // the comparisons' column i.
+  std::vector<ColumnComparison> compared_;
+  std::vector<size_t> compared_columns_;
   // One per filter part, for one run.
   using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
   // A run's key test: the read columns its keys read, and how many rows it
@@ -63,6 +72,8 @@ class TableScan final : public PhysicalOperator {
     std::atomic<uint64_t> tested{0}, passed{0};
     bool worth_it() const;
   };
+  // Adds `conjunct` to compared_ when it is such comparisons; false otherwise.
+  bool plan_comparisons(const Expr& conjunct);
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
                            DictionaryStates& states, KeyTestRun* key_test) const;
 };

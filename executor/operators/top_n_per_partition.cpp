@@ -277,7 +277,7 @@ void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
   const PhysicalOperator& child = *children_[0];
   const WindowCall& call = plan_->calls[call_];
   Candidates candidates(child, plan_->specs[call.spec], call.function, space_width_, k_, context);
-  if (k_ > 0) child.run(context, candidates);
+  if (k_ > 0) run_operator(child, context, candidates);
   push_with_windows(*plan_, candidates.finish(), child.layout(), space_width_, context, sink);
 }
 
