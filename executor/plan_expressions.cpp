@@ -52,6 +52,22 @@ bool has_subquery(Expr& e) {
   return found;
 }
 
+void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters) {
+  if (const auto* s = dynamic_cast<const SubqueryExpr*>(&e)) {
+    const std::vector<Value> none;
+    try {
+      s->run_once_ahead(parameters ? *parameters : none);
+    } catch (const Error& error) {
+      // PostgreSQL raises a subquery's error only where a row evaluates it
+      // (none may): the evaluation raises it then, running it again.
+      if (error.state() == SqlState::query_canceled || error.state() == SqlState::out_of_memory) throw;
+    }
+    return;
+  }
+  // for_each_child only reads the children it is given here.
+  for_each_child(const_cast<Expr&>(e), [&](Expr& child) { run_subqueries_ahead(child, parameters); });
+}
+
 bool volatile_function(const std::string& name) {
   static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday", "pg_sleep", "pg_sleep_for",
                                                 "pg_sleep_until", "random", "nextval", "setval",

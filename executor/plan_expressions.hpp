@@ -22,6 +22,10 @@ void for_each_child(Expr& e, const std::function<void(Expr&)>& fn);
 void collect_refs(Expr& e, std::set<int>& out);
 // How many references to column space index `column` an expression holds.
 int count_refs(Expr& e, int column);
+// Runs now each subquery of `e` that runs once per statement
+// (SubqueryExpr::run_once_ahead), before its evaluation is spread over
+// threads that would otherwise wait for one of them to make it.
+void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters);
 bool has_subquery(Expr& e);
 // Functions whose value may differ between two calls with the same
 // arguments, or that act (nextval): evaluated per distinct value, or on

@@ -217,7 +217,52 @@ void bind_limit_offset(const json& select, PlanContext& pc, SelectPlan& plan) {
   }
 }
 
-std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& outer_pc) {
+namespace {
+std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext& outer_pc);
+}  // namespace
+
+// Queries nested deeper than this (derived tables, subqueries, set
+// operation branches) are refused as PostgreSQL refuses what would exceed
+// its stack: each level is a few kilobytes of the session thread's stack.
+constexpr int kMaxNestedQueries = 1000;
+thread_local int nested_queries = 0;
+
+std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& pc) {
+  struct Nesting {
+    Nesting() {
+      if (++nested_queries > kMaxNestedQueries) {
+        --nested_queries;
+        throw Error(SqlState::statement_too_complex, "stack depth limit exceeded")
+            .with_hint("Tally plans at most " + std::to_string(kMaxNestedQueries) + " nested queries.");
+      }
+    }
+    ~Nesting() { --nested_queries; }
+  } nesting;
+  // A subquery over one stored table is planned as a top-level query is
+  // (its GROUP BY on the engine's path over the stored chunks, with the
+  // table's statistics) unless it reads a column of the enclosing query:
+  // planned without the enclosing query's columns first, it names one only
+  // if that fails with 42703 or 42P01, and is then planned over the operators.
+  if (pc.outer_column) {
+    PlanContext alone = pc;
+    alone.outer_column = nullptr;
+    if (!needs_operators(select, alone)) {
+      try {
+        auto plan = plan_select_in(select, alone);
+        pc.keep_unknown_outputs = false;
+        pc.top_n_output = -1;
+        return plan;
+      } catch (const Error& e) {
+        if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
+      }
+    }
+  }
+  return plan_select_in(select, pc);
+}
+
+namespace {
+
+std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext& outer_pc) {
   const bool keep_unknown = std::exchange(outer_pc.keep_unknown_outputs, false);
   const int top_n_output = std::exchange(outer_pc.top_n_output, -1);
   const int64_t top_n_k = outer_pc.top_n_k;
@@ -685,6 +730,8 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& o
   plan->scan_columns.assign(used.begin(), used.end());
   return plan;
 }
+
+}  // namespace
 
 const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan) { return plan.table; }
 

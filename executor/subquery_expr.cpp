@@ -7,6 +7,8 @@
 #include "executor/array_text.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/cpu/parallel.hpp"
+#include "executor/operators/hash_join_build.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
@@ -79,11 +81,34 @@ void SubqueryExpr::reset() const {
 
 std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::vector<Value>& parameters) const {
   const std::string key = tuple_key(parameters);
+  std::promise<std::shared_ptr<const Result>> made;
+  std::shared_future<std::shared_ptr<const Result>> known;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      known = it->second;
+    } else {
+      cache_.emplace(key, made.get_future().share());
+    }
   }
-  ExecContext context = subquery_context(parameters, 1);
+  if (known.valid()) return known.get();  // made, or being made by another thread
+  try {
+    std::shared_ptr<const Result> result = make_result(parameters);
+    made.set_value(result);
+    return result;
+  } catch (...) {
+    // The waiting evaluations get the same error; a later run starts afresh.
+    made.set_exception(std::current_exception());
+    std::lock_guard lock(mutex_);
+    cache_.erase(key);
+    throw;
+  }
+}
+
+std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std::vector<Value>& parameters) const {
+  // Uncorrelated: one run per statement, which takes the worker pool; a
+  // correlated one runs per distinct outer tuple, each on its caller's thread.
+  ExecContext context = subquery_context(parameters, correlated.empty() ? 0 : 1);
   ResultSet rs = run_select(*plan, context);
   auto result = std::make_shared<Result>();
   result->rows = rs.rows;
@@ -104,9 +129,12 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::
     result->normalized.push_back(eq.args[1]->evaluate(in));
     result->chains.build(result->normalized, result->rows);
   }
-  std::lock_guard lock(mutex_);
-  cache_.emplace(key, result);
   return result;
+}
+
+void SubqueryExpr::run_once_ahead(const std::vector<Value>& parameters) const {
+  if (grouped) groups_for(parameters);
+  else if (correlated.empty()) result_for(parameters);
 }
 
 Vector SubqueryExpr::evaluate(const EvalInput& input) const {
@@ -210,7 +238,12 @@ std::shared_ptr<const SubqueryExpr::Groups> SubqueryExpr::groups_for(const std::
   const size_t key_count = grouped->key_slots.size();
   for (size_t k = 0; k < key_count; ++k) groups->keys.push_back(std::move(rs.columns[k]));
   groups->values = std::move(rs.columns[key_count]);
-  groups->chains.build(groups->keys, rs.rows);
+  // Millions of groups (TPC-H Q17's parts, Q20's part-supplier pairs)
+  // are hashed and linked on every core.
+  std::vector<uint64_t> hashes(rs.rows);
+  const int threads = rs.rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
+  cpu::parallel_for(threads, rs.rows, [&](int, size_t b, size_t e) { key_hashes(groups->keys, b, e, hashes.data()); });
+  groups->chains.build_parallel(groups->keys, rs.rows, hashes, threads);
   // NULL outer values match no row: the subquery's value over no rows.
   std::vector<Value> nulls = base;
   nulls.resize(base.size() + correlated.size(), Value{Null{}});

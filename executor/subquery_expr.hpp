@@ -7,6 +7,7 @@
 // when it starts). The planner turns the common correlated forms into semi
 // and anti joins instead (from_planner.cpp); this is the form that is right
 // for every query.
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,11 @@ class SubqueryExpr final : public Expr {
   Vector evaluate(const EvalInput& input) const override;
   // Forgets the results of earlier runs (the tables may have changed).
   void reset() const;
+  // Runs the subquery now if it runs once per statement (uncorrelated, or a
+  // correlated aggregate planned as one GROUP BY), on this thread with the
+  // worker pool: a scan whose filter holds it then starts its pieces with
+  // the result made, instead of one worker making it while the others wait.
+  void run_once_ahead(const std::vector<Value>& parameters) const;
 
   SubqueryKind kind;
   std::shared_ptr<const SelectPlan> plan;
@@ -61,10 +67,13 @@ class SubqueryExpr final : public Expr {
   struct Result;
   struct Groups;
   std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
+  std::shared_ptr<const Result> make_result(const std::vector<Value>& parameters) const;
   std::shared_ptr<const Groups> groups_for(const std::vector<Value>& base) const;
   Vector evaluate_grouped(const EvalInput& input, const std::vector<Value>& base, std::vector<Vector> outer) const;
   mutable std::mutex mutex_;
-  mutable std::map<std::string, std::shared_ptr<const Result>> cache_;
+  // Each result is made once: the first evaluation of a tuple makes it,
+  // one of another thread waits for it.
+  mutable std::map<std::string, std::shared_future<std::shared_ptr<const Result>>> cache_;
   // Held while the grouped run is made, so concurrent evaluations wait for one run.
   mutable std::mutex groups_mutex_;
   mutable std::shared_ptr<const Groups> groups_;

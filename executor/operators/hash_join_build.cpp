@@ -23,11 +23,10 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   const size_t rows = side.rows.rows;
   side.keys = evaluate_all(keys, space_input(side.rows, op.layout(), space_width, context.parameters));
   std::vector<uint64_t> hashes(rows);
-  cpu::parallel_for(rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1, rows, [&](int, size_t b, size_t e) {
-    key_hashes(side.keys, b, e, hashes.data());
-  });
+  const int threads = rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
+  cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.data()); });
   if (context.cancel) context.cancel->check();
-  side.chains.build(side.keys, rows, &hashes);
+  side.chains.build_parallel(side.keys, rows, hashes, threads);
   return side;
 }
 

@@ -60,6 +60,13 @@ struct KeyChains {
     }
   }
 
+  // The same chains as build() (each bucket's rows linked in the same
+  // order), made on `threads` threads from each row's key_hash: the rows
+  // are first split by bucket range, then each range's buckets are linked
+  // by one thread in row order. A build side of millions of rows would
+  // otherwise be linked by one thread while the others wait.
+  void build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes, int threads);
+
   // The first row of the chain a hash falls in (kNullRow: empty).
   uint32_t first(uint64_t hash) const { return head.empty() ? kNullRow : head[hash & mask]; }
 

@@ -307,6 +307,9 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     }
   }
   KeyTestRun* tests = key_test != nullptr ? &test_run : nullptr;
+  if (chunks > 0) {
+    for (const auto& f : filters_) run_subqueries_ahead(*f, parameters);
+  }
   const size_t depth = ReadAhead<DataChunk>::default_depth();
   const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth);
   // A chunk's stored columns are read once for all its slices (the first
@@ -400,6 +403,7 @@ void FilterOperator::run(ExecContext& context, ChunkSink& sink) const {
     }
     bool consume_prepared(DataChunk& chunk) override { return next.consume_prepared(chunk); }
   } passing(*this, context, sink);
+  for (const auto& c : conditions_) run_subqueries_ahead(*c, context.parameters);
   run_operator(*children_[0], context, passing);
 }
 
