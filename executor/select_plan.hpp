@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cancel.hpp"
+#include "executor/explain_tree.hpp"
 #include "executor/expression.hpp"
 #include "executor/result_set.hpp"
 
@@ -101,7 +102,7 @@ const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan)
 // Result column descriptions (text format).
 std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
-// EXPLAIN text lines of a plan (without running it).
-std::vector<std::string> explain_select(const SelectPlan& plan);
+// EXPLAIN's tree of a plan (without running it).
+ExplainNode explain_select(const SelectPlan& plan);
 
 }  // namespace tally::executor

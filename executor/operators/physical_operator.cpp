@@ -1,5 +1,6 @@
 #include "executor/operators/physical_operator.hpp"
 
+#include <algorithm>
 
 #include "executor/explain_costs.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -30,12 +31,22 @@ DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long li
   return std::move(sink.result);
 }
 
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth) {
-  const std::string pad = depth == 0 ? "" : std::string(static_cast<size_t>(depth - 1) * 6 + 2, ' ') + "->  ";
-  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)));
-  const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
-  for (const auto& d : op.details()) lines.push_back(detail_pad + d);
-  for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1);
+std::string PhysicalOperator::node_type() const {
+  const std::string line = describe();
+  return line.substr(0, std::min(line.find(" on "), line.find(" (")));
+}
+
+ExplainNode explain_operator(const PhysicalOperator& op) {
+  ExplainNode node;
+  node.label = op.describe();
+  node.node_type = op.node_type();
+  node.properties = op.node_properties();
+  node.cost = operator_cost(op);
+  node.details = op.details();
+  node.members = op.children_are_members();
+  node.subplans = op.subplans();
+  for (const auto& child : op.children()) node.children.push_back(explain_operator(*child));
+  return node;
 }
 
 }  // namespace tally::executor

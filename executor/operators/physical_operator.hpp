@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/memory_tracker.hpp"
 #include "common/sql_type.hpp"
+#include "executor/explain_tree.hpp"
 #include "executor/expression.hpp"
 #include "executor/prepared_work.hpp"
 #include "executor/value.hpp"
@@ -85,6 +87,15 @@ class PhysicalOperator {
   virtual std::string describe() const = 0;
   // Extra EXPLAIN lines under the node (conditions, filters).
   virtual std::vector<std::string> details() const { return {}; }
+  // EXPLAIN's structured formats: PostgreSQL's "Node Type" of the node
+  // (by default the line up to " on " or " (") and the keys PostgreSQL
+  // gives it ("Relation Name", "Alias", "Join Type", ...).
+  virtual std::string node_type() const;
+  virtual std::vector<std::pair<std::string, std::string>> node_properties() const { return {}; }
+  // Plans run inside the node (a subquery's), shown under it.
+  virtual std::vector<ExplainNode> subplans() const { return {}; }
+  // Whether the children are members (an Append's) rather than outer and inner.
+  virtual bool children_are_members() const { return false; }
 
  protected:
   std::vector<OutputColumn> columns_;
@@ -111,7 +122,7 @@ class CollectSink final : public ChunkSink {
 // Runs `op` to completion and returns its rows as one chunk.
 DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long limit = -1);
 
-// EXPLAIN lines of an operator tree, PostgreSQL's shape ("->" under a parent).
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth = 0);
+// The EXPLAIN tree of an operator tree, with each node's cost.
+ExplainNode explain_operator(const PhysicalOperator& op);
 
 }  // namespace tally::executor
