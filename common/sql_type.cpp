@@ -26,6 +26,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::oidvector: return oid::oidvector;
     case TypeId::text_array: return oid::text_array;
     case TypeId::oid_array: return oid::oid_array;
+    case TypeId::name_array: return oid::name_array;
     case TypeId::timestamptz: return oid::timestamptz;
     case TypeId::interval: return oid::interval;
     case TypeId::regnamespace: return oid::regnamespace;
@@ -59,6 +60,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::oidvector: return TypeId::oidvector;
     case oid::text_array: return TypeId::text_array;
     case oid::oid_array: return TypeId::oid_array;
+    case oid::name_array: return TypeId::name_array;
     case oid::timestamptz: return TypeId::timestamptz;
     case oid::interval: return TypeId::interval;
     case oid::regnamespace: return TypeId::regnamespace;
@@ -124,6 +126,7 @@ std::string format_type(SqlType type) {
     case TypeId::oidvector: return "oidvector";
     case TypeId::text_array: return "text[]";
     case TypeId::oid_array: return "oid[]";
+    case TypeId::name_array: return "name[]";
     case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::interval: return "interval";
     case TypeId::regnamespace: return "regnamespace";

@@ -37,6 +37,7 @@ enum class TypeId : uint8_t {
   regproc,      // catalog type
   regoper,      // catalog type
   oid_array,    // oid[] (catalog queries), held in its text form as text[] is
+  name_array,   // name[] (array_agg of catalog names), held like text[]
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -53,11 +54,14 @@ constexpr uint32_t regproc = 24;
 constexpr uint32_t text = 25;
 constexpr uint32_t oid = 26;
 constexpr uint32_t oidvector = 30;
+constexpr uint32_t json = 114;  // EXPLAIN (FORMAT JSON)'s column only: no json values yet
+constexpr uint32_t xml = 142;   // EXPLAIN (FORMAT XML)'s column only
 constexpr uint32_t float4 = 700;
 constexpr uint32_t float8 = 701;
 constexpr uint32_t unknown = 705;
 constexpr uint32_t text_array = 1009;
 constexpr uint32_t oid_array = 1028;
+constexpr uint32_t name_array = 1003;
 constexpr uint32_t bpchar = 1042;
 constexpr uint32_t varchar = 1043;
 constexpr uint32_t date = 1082;

@@ -50,8 +50,8 @@ struct Config {
   // superuser_reserved_connections), so an administrator can always get in.
   int superuser_reserved_connections = 3;
   // Users that may take the reserved slots. Tally has no roles; the default
-  // user plays PostgreSQL's bootstrap superuser.
-  std::vector<std::string> superusers = {"tally"};
+  // users play PostgreSQL's bootstrap superuser.
+  std::vector<std::string> superusers = {"tally", "postgres"};
   // A connection that has not finished startup and authentication within
   // this many seconds is closed (PostgreSQL's authentication_timeout).
   int authentication_timeout_s = 60;
@@ -62,10 +62,14 @@ struct Config {
   std::string http_token;  // empty = no token required
 
   std::string data_dir = "tally-data";
-  std::vector<std::string> databases = {"tally"};
-  // Default: user "tally" with trust, which (like PostgreSQL's default local
-  // rules) is honoured for loopback connections only.
-  std::vector<UserConfig> users = {UserConfig{"tally", AuthMethod::trust, "", ""}};
+  // "postgres" too: the database tools connect to when given none (psql -U
+  // postgres, pgAdmin, DBeaver). Every name reaches the same tables.
+  std::vector<std::string> databases = {"tally", "postgres"};
+  // Default: users "tally" and "postgres" (the role tools default to) with
+  // trust, which (like PostgreSQL's default local rules) is honoured for
+  // loopback connections only.
+  std::vector<UserConfig> users = {UserConfig{"tally", AuthMethod::trust, "", ""},
+                                   UserConfig{"postgres", AuthMethod::trust, "", ""}};
 
   // TLS: enabled when both files are set.
   std::string tls_cert_file;

@@ -242,7 +242,7 @@ class OrderedSetAcc final : public Accumulator {
   BlockReservation kept_{3 * sizeof(Value)};
 };
 
-// array_agg(value [ORDER BY key]): oid[] of oids, else text[] of the values'
+// array_agg(value [ORDER BY key]): oid[] of oids, name[] of names, else text[] of the values'
 // text forms (the engine's arrays). No rows: NULL.
 class ArrayAggAcc final : public Accumulator {
  public:
@@ -456,7 +456,10 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     if (input() == TypeId::unknown) args[0] = {TypeId::text};
     s.kind = AggKind::array_agg;
     s.arg_types = args;
-    s.result_type = {args[0].id == TypeId::oid ? TypeId::oid_array : TypeId::text_array};
+    // PostgreSQL's array type of the input where Tally has it (clients parse
+    // int and text arrays, and leave name[] to the caller, as sequelize expects).
+    s.result_type = {args[0].id == TypeId::oid ? TypeId::oid_array
+                     : args[0].id == TypeId::name ? TypeId::name_array : TypeId::text_array};
     if (is_array_type(args[0].id)) throw Error(SqlState::feature_not_supported, "array_agg of arrays is not supported");
     return s;
   }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cancel.hpp"
+#include "executor/explain_tree.hpp"
 #include "executor/expression.hpp"
 #include "executor/result_set.hpp"
 
@@ -103,8 +104,8 @@ const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan)
 // Result column descriptions (text format).
 std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
-// EXPLAIN text lines of a plan; with `actuals` (EXPLAIN ANALYZE, after the
-// run), each operator's actual time and rows.
-std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorActuals* actuals = nullptr);
+// EXPLAIN's tree of a plan; with `actuals` (EXPLAIN ANALYZE, after the run),
+// each operator's actual time and rows.
+ExplainNode explain_select(const SelectPlan& plan, const OperatorActuals* actuals = nullptr);
 
 }  // namespace tally::executor

@@ -645,38 +645,42 @@ std::optional<double> constant_limit(const ExprPtr& limit) {
 
 }  // namespace
 
-// The nodes from the top down; each line ends with PostgreSQL's cost
-// annotation, computed from the bottom up.
-std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorActuals* actuals) {
-  std::vector<std::string> input_lines;
-  PlanCost input;
+// The nodes from the bottom up, each with PostgreSQL's cost annotation.
+ExplainNode explain_select(const SelectPlan& plan, const OperatorActuals* actuals) {
+  ExplainNode node;
   if (plan.table) {
-    input = scan_cost(*plan.table, plan.scan_columns, plan.where != nullptr);
-    input_lines.push_back("Seq Scan on " + plan.table->name() + format_cost(input));
-    input_lines.push_back("  Chunks: " + std::to_string(plan.table->chunk_count()) +
-                          ", rows: " + std::to_string(plan.table->row_count()));
-    if (plan.where) input_lines.push_back("  Filter: WHERE");
+    node.label = "Seq Scan on " + plan.table->name();
+    node.node_type = "Seq Scan";
+    node.properties = {{"Relation Name", plan.table->name()}, {"Alias", plan.table->name()}};
+    node.cost = scan_cost(*plan.table, plan.scan_columns, plan.where != nullptr);
+    node.details.push_back("Chunks: " + std::to_string(plan.table->chunk_count()) +
+                           ", rows: " + std::to_string(plan.table->row_count()));
+    if (plan.where) node.details.push_back("Filter: WHERE");
   } else if (plan.source) {
-    input = operator_cost(*plan.source);
-    explain_operator(*plan.source, input_lines, 0, actuals);
+    node = explain_operator(*plan.source, actuals);
   }
   std::vector<SqlType> output_types;
   for (size_t o = 0; o < plan.visible && o < plan.outputs.size(); ++o) output_types.push_back(plan.outputs[o]->type);
   const int width = row_width(output_types);
   if (!plan.table && !plan.source) {
     // No FROM: one row of the outputs.
-    input.total = kCpuTupleCost;
-    input.width = width;
-    input_lines.push_back("Result" + format_cost(input));
+    node.label = node.node_type = "Result";
+    node.cost.total = kCpuTupleCost;
+    node.cost.width = width;
   }
-  // Each level above wraps the lines below it as PostgreSQL indents a child.
-  std::vector<std::string> lines = std::move(input_lines);
-  auto wrap = [&](const std::string& node, const PlanCost& cost, std::vector<std::string> details) {
-    std::vector<std::string> out{node + format_cost(cost)};
-    for (auto& d : details) out.push_back("  " + d);
-    for (size_t i = 0; i < lines.size(); ++i) out.push_back((i == 0 ? "  ->  " : "      ") + lines[i]);
-    lines = std::move(out);
+  // Each level above takes the tree so far as its one child.
+  auto wrap = [&](std::string label, std::string type, const PlanCost& cost, std::vector<std::string> details,
+                  std::vector<std::pair<std::string, std::string>> properties = {}) {
+    ExplainNode parent;
+    parent.label = std::move(label);
+    parent.node_type = std::move(type);
+    parent.properties = std::move(properties);
+    parent.cost = cost;
+    parent.details = std::move(details);
+    parent.children.push_back(std::move(node));
+    node = std::move(parent);
   };
+  const PlanCost input = node.cost;
   PlanCost cost = input;
   if (plan.aggregate) {
     const double groups = estimate_groups(plan.group_keys, plan.table.get(), input.rows) *
@@ -689,20 +693,22 @@ std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorAc
     if (!plan.grouping_sets.empty()) details.push_back("Grouping Sets: " + std::to_string(plan.grouping_sets.size()));
     if (plan.having) details.push_back("Filter: HAVING");
     details.push_back("Engine: " + describe_engine_choice(plan.group_keys, plan.aggregates));
-    wrap(plan.group_keys.empty() ? "Aggregate" : "HashAggregate", cost, std::move(details));
+    const bool hashed = !plan.group_keys.empty();
+    wrap(hashed ? "HashAggregate" : "Aggregate", "Aggregate", cost, std::move(details),
+         {{"Strategy", hashed ? "Hashed" : "Plain"}, {"Partial Mode", "Simple"}});
   }
   cost.width = width;
   if (plan.windows) {
     cost.total += cost.rows * kCpuOperatorCost;
-    wrap("WindowAgg", cost, {});
+    wrap("WindowAgg", "WindowAgg", cost, {});
   }
   if (!plan.sort.empty()) {
     cost = sort_cost(cost);
-    wrap("Sort", cost, {});
+    wrap("Sort", "Sort", cost, {});
   }
   if (plan.distinct || !plan.distinct_on.empty()) {
     cost.total += cost.rows * kCpuOperatorCost;
-    wrap("Unique", cost, {});
+    wrap("Unique", "Unique", cost, {});
   }
   if (plan.limit || plan.offset) {
     const double offset = constant_limit(plan.offset).value_or(0);
@@ -712,9 +718,9 @@ std::vector<std::string> explain_select(const SelectPlan& plan, const OperatorAc
     const double fraction = cost.rows > 0 ? std::min(1.0, (offset + rows) / cost.rows) : 1.0;
     cost.total = cost.startup + (cost.total - cost.startup) * fraction;
     cost.rows = rows;
-    wrap("Limit", cost, {});
+    wrap("Limit", "Limit", cost, {});
   }
-  return lines;
+  return node;
 }
 
 }  // namespace tally::executor

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <tuple>
 
 #include "common/error.hpp"
+#include "executor/setting_units.hpp"
 
 namespace tally::executor {
 namespace {
@@ -16,49 +19,6 @@ std::string lower(std::string_view s) {
 }
 
 using Kind = SettingDefinition::Kind;
-
-// Millisecond-valued settings (statement_timeout, ...) are shown in the
-// largest unit that divides them, as PostgreSQL's GUC_UNIT_MS display does.
-bool is_time_setting(std::string_view name) {
-  return name == "statement_timeout" || name == "lock_timeout" ||
-         name == "idle_in_transaction_session_timeout" || name == "idle_session_timeout";
-}
-
-std::string canonical_milliseconds(const std::string& name, std::string_view value) {
-  std::string v = lower(value);
-  v.erase(std::remove(v.begin(), v.end(), ' '), v.end());
-  size_t i = 0;
-  while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || (i == 0 && v[i] == '-'))) ++i;
-  if (i == 0 || (i == 1 && v[0] == '-')) {
-    throw Error(SqlState::invalid_parameter_value,
-                "invalid value for parameter \"" + name + "\": \"" + std::string(value) + "\"");
-  }
-  int64_t n = std::stoll(v.substr(0, i));
-  const std::string unit = v.substr(i);
-  int64_t factor = 1;
-  if (unit.empty() || unit == "ms") factor = 1;
-  else if (unit == "s") factor = 1000;
-  else if (unit == "min") factor = 60'000;
-  else if (unit == "h") factor = 3'600'000;
-  else if (unit == "d") factor = 86'400'000;
-  else {
-    throw Error(SqlState::invalid_parameter_value,
-                "invalid value for parameter \"" + name + "\": \"" + std::string(value) + "\"")
-        .with_hint("Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".");
-  }
-  const int64_t ms = n * factor;
-  if (ms < 0) {
-    throw Error(SqlState::invalid_parameter_value,
-                std::to_string(ms) + " ms is outside the valid range for parameter \"" + name +
-                    "\" (0 .. 2147483647)");
-  }
-  if (ms == 0) return "0";
-  if (ms % 86'400'000 == 0) return std::to_string(ms / 86'400'000) + "d";
-  if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
-  if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "min";
-  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
-  return std::to_string(ms) + "ms";
-}
 
 std::string canonical_datestyle(std::string_view value) {
   std::string style, order;
@@ -95,6 +55,32 @@ std::string canonical_datestyle(std::string_view value) {
   return style + ", " + order;
 }
 
+// enumvals as pg_settings has them: "{a,b,\"repeatable read\"}".
+std::vector<std::string> parse_text_array(std::string_view text) {
+  std::vector<std::string> out;
+  std::string item;
+  bool quoted = false;
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') quoted = !quoted;
+    else if (c == '\\' && i + 2 < text.size()) item.push_back(text[++i]);
+    else if (c == ',' && !quoted) out.push_back(std::move(item)), item.clear();
+    else item.push_back(c);
+  }
+  if (!item.empty() || !out.empty()) out.push_back(std::move(item));
+  return out;
+}
+
+// PostgreSQL's messages for a setting a session cannot change, by its context.
+Error read_only_error(const SettingDefinition& def) {
+  const std::string context = def.postgres ? def.postgres->context : "internal";
+  std::string why = "cannot be changed";
+  if (context == "postmaster") why = "cannot be changed without restarting the server";
+  else if (context == "sighup") why = "cannot be changed now";
+  else if (context == "backend" || context == "superuser-backend") why = "cannot be set after connection start";
+  return Error(SqlState::cant_change_runtime_param, "parameter \"" + def.name + "\" " + why);
+}
+
 }  // namespace
 
 std::string_view server_version() { return "15.18 (Tally 0.1.0)"; }
@@ -103,85 +89,33 @@ std::string version_string() {
   return "PostgreSQL 15.18 (Tally 0.1.0) on x86_64-pc-linux-gnu, compiled by gcc, 64-bit";
 }
 
-Settings::Settings() {
-  auto add = [&](std::string name, std::string value, std::string description, bool reported = false,
-                 bool read_only = false, Kind kind = Kind::string) {
-    definitions_.push_back({std::move(name), std::move(value), std::move(description), reported, read_only, kind});
-  };
-  add("application_name", "", "Sets the application name to be reported in statistics and logs.", true);
-  add("bytea_output", "hex", "Sets the output format for bytea.");
-  add("client_encoding", "UTF8", "Sets the client's character set encoding.", true);
-  add("client_min_messages", "notice", "Sets the message levels that are sent to the client.");
-  add("DateStyle", "ISO, MDY", "Sets the display format for date and time values.", true);
-  add("default_transaction_isolation", "read committed", "Sets the transaction isolation level of each new transaction.");
-  add("default_transaction_read_only", "off", "Sets the default read-only status of new transactions.", true, false, Kind::boolean);
-  add("escape_string_warning", "on", "Warn about backslash escapes in ordinary string literals.", false, false, Kind::boolean);
-  add("extra_float_digits", "1", "Sets the number of digits displayed for floating-point values.", false, false, Kind::integer);
-  add("idle_in_transaction_session_timeout", "0", "Sets the maximum allowed idle time between queries, when in a transaction.");
-  add("in_hot_standby", "off", "Shows whether hot standby is currently active.", true, true, Kind::boolean);
-  add("integer_datetimes", "on", "Shows whether datetimes are integer based.", true, true, Kind::boolean);
-  add("IntervalStyle", "postgres", "Sets the display format for interval values.", true);
-  add("is_superuser", "on", "Shows whether the current user is a superuser.", true, true, Kind::boolean);
-  add("jit", "off", "Allow JIT compilation.", false, false, Kind::boolean);
-  add("lc_collate", "C", "Shows the collation order locale.", false, true);
-  add("lc_ctype", "C", "Shows the character classification and case conversion locale.", false, true);
-  add("lc_messages", "C", "Sets the language in which messages are displayed.");
-  add("lc_monetary", "C", "Sets the locale for formatting monetary amounts.");
-  add("lc_numeric", "C", "Sets the locale for formatting numbers.");
-  add("lc_time", "C", "Sets the locale for formatting date and time values.");
-  add("lock_timeout", "0", "Sets the maximum allowed duration of any wait for a lock.");
-  add("max_identifier_length", "63", "Shows the maximum identifier length.", false, true);
-  add("max_parallel_workers_per_gather", "2", "Sets the maximum number of parallel processes per executor node.", false, false, Kind::integer);
-  add("row_security", "on", "Enable row security.", false, false, Kind::boolean);
-  add("search_path", "\"$user\", public", "Sets the schema search order for names that are not schema-qualified.");
-  add("server_encoding", "UTF8", "Shows the server (database) character set encoding.", true, true);
-  add("server_version", std::string(server_version()), "Shows the server version.", true, true);
-  add("server_version_num", std::string(server_version_num()), "Shows the server version as an integer.", false, true);
-  add("session_authorization", "", "Sets the session user name.", true, true);
-  add("standard_conforming_strings", "on", "Causes '...' strings to treat backslashes literally.", true, false, Kind::boolean);
-  add("statement_timeout", "0", "Sets the maximum allowed duration of any statement.");
-  add("synchronous_commit", "on", "Sets the current transaction's synchronization level.");
-  add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).");
-  add("tally.variant", "", "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.");
-  add("tally.launch_config", "", "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.");
-  add("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps.", true);
-  add("transaction_isolation", "read committed", "Sets the current transaction's isolation level.");
-  add("transaction_read_only", "off", "Sets the current transaction's read-only status.", false, false, Kind::boolean);
-  add("work_mem", "4MB", "Sets the maximum memory to be used for query workspaces.");
-  // Settings that pg_dump, pgcli and ORMs set or read and that change nothing
-  // Tally does (no heap scans to synchronize, no CREATE FUNCTION, no XML).
-  add("array_nulls", "on", "Enable input of NULL elements in arrays.", false, false, Kind::boolean);
-  add("block_size", "8192", "Shows the size of a disk block.", false, true, Kind::integer);
-  add("check_function_bodies", "on", "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.", false, false,
-      Kind::boolean);
-  add("default_table_access_method", "heap", "Sets the default table access method for new tables.");
-  add("default_tablespace", "", "Sets the default tablespace to create tables and indexes in.");
-  add("max_function_args", "100", "Shows the maximum number of function arguments.", false, true, Kind::integer);
-  add("max_index_keys", "32", "Shows the maximum number of index keys.", false, true, Kind::integer);
-  add("quote_all_identifiers", "off", "When generating SQL fragments, quote all identifiers.", false, false, Kind::boolean);
-  add("synchronize_seqscans", "on", "Enable synchronized sequential scans.", false, false, Kind::boolean);
-  add("xmloption", "content",
-      "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or "
-      "content fragments.");
-  for (const auto& def : definitions_) values_[lower(def.name)] = def.default_value;
+Settings::Settings() = default;
+
+std::string Settings::default_value(const SettingDefinition& def) const {
+  auto it = defaults_.find(lower(def.name));
+  return it == defaults_.end() ? def.default_value : it->second;
 }
 
-const SettingDefinition* Settings::find(std::string_view name) const {
-  const std::string key = lower(name);
-  for (const auto& def : definitions_) {
-    if (lower(def.name) == key) return &def;
-  }
-  return nullptr;
+void Settings::store(const SettingDefinition& def, std::string value) {
+  const std::string key = lower(def.name);
+  if (value == def.default_value) values_.erase(key);
+  else values_[key] = std::move(value);
 }
 
 std::optional<std::string> Settings::get(std::string_view name) const {
-  auto it = values_.find(lower(name));
-  if (it == values_.end()) return std::nullopt;
-  return it->second;
+  const SettingDefinition* def = find_setting_definition(name);
+  auto it = values_.find(def ? lower(def->name) : lower(name));
+  if (it != values_.end()) return it->second;
+  if (def) return def->default_value;
+  return std::nullopt;
 }
 
 std::string Settings::canonical_value(const SettingDefinition& def, std::string_view value) const {
   const std::string v = lower(value);
+  auto invalid = [&] {
+    return Error(SqlState::invalid_parameter_value,
+                 "invalid value for parameter \"" + def.name + "\": \"" + std::string(value) + "\"");
+  };
   switch (def.kind) {
     case Kind::boolean: {
       auto prefix = [&](std::string_view word, size_t min) {
@@ -191,45 +125,64 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
       if (prefix("false", 1) || prefix("no", 1) || prefix("off", 2) || v == "0") return "off";
       throw Error(SqlState::invalid_parameter_value, "parameter \"" + def.name + "\" requires a Boolean value");
     }
-    case Kind::integer: {
-      size_t i = (v.size() > 1 && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
-      if (i == v.size() || !std::all_of(v.begin() + static_cast<long>(i), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-        throw Error(SqlState::invalid_parameter_value,
-                    "invalid value for parameter \"" + def.name + "\": \"" + std::string(value) + "\"");
+    case Kind::integer:
+    case Kind::real: {
+      bool bad_unit = false;
+      const auto number = parse_with_unit(value, def.unit, &bad_unit);
+      if (!number) {
+        Error e = invalid();
+        if (bad_unit && !def.unit.empty()) e.with_hint(unit_hint(def.unit));
+        throw e;
       }
-      return std::to_string(std::stoll(v));
+      const bool integer = def.kind == Kind::integer;
+      const double n = integer ? std::rint(*number) : *number;
+      if (def.postgres && def.postgres->min_val && def.postgres->max_val) {
+        const double min = std::strtod(def.postgres->min_val, nullptr);
+        const double max = std::strtod(def.postgres->max_val, nullptr);
+        if (n < min || n > max) {
+          const std::string unit = def.unit.empty() ? "" : " " + def.unit;
+          const std::string shown = integer ? std::to_string(static_cast<long long>(n)) : format_real(n);
+          throw Error(SqlState::invalid_parameter_value,
+                      shown + unit + " is outside the valid range for parameter \"" + def.name + "\" (" +
+                          def.postgres->min_val + " .. " + def.postgres->max_val + ")");
+        }
+      }
+      return integer ? format_integer_with_unit(static_cast<long long>(n), def.unit)
+                     : format_real_with_unit(n, def.unit);
+    }
+    case Kind::enumeration: {
+      const std::vector<std::string> allowed = def.postgres ? parse_text_array(def.postgres->enumvals)
+                                                            : std::vector<std::string>{};
+      for (const auto& a : allowed) {
+        if (lower(a) == v) return a;
+      }
+      // PostgreSQL's hidden spellings of on and off in enums that have them.
+      const bool has_on_off = std::find(allowed.begin(), allowed.end(), "on") != allowed.end() &&
+                              std::find(allowed.begin(), allowed.end(), "off") != allowed.end();
+      if (has_on_off && (v == "true" || v == "yes" || v == "1")) return "on";
+      if (has_on_off && (v == "false" || v == "no" || v == "0")) return "off";
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw invalid().with_hint("Available values: " + list + ".");
     }
     case Kind::string: break;
   }
-  if (is_time_setting(def.name)) return canonical_milliseconds(def.name, value);
   if (def.name == "DateStyle") return canonical_datestyle(value);
   if (def.name == "client_encoding") {
     if (v == "utf8" || v == "utf-8" || v == "unicode") return "UTF8";
     throw Error(SqlState::feature_not_supported,
                 "conversion between " + std::string(value) + " and UTF8 is not supported");
   }
-  if (def.name == "IntervalStyle") {
-    if (v == "postgres" || v == "postgres_verbose" || v == "sql_standard" || v == "iso_8601") return v;
-    throw Error(SqlState::invalid_parameter_value,
-                "invalid value for parameter \"IntervalStyle\": \"" + std::string(value) + "\"");
-  }
   if (def.name == "tally.engine") {
     if (v == "auto" || v == "cpu" || v == "gpu" || v == "generic") return v;
-    throw Error(SqlState::invalid_parameter_value,
-                "invalid value for parameter \"tally.engine\": \"" + std::string(value) + "\"")
-        .with_hint("Available values: auto, cpu, gpu, generic.");
-  }
-  if (def.name == "transaction_isolation" || def.name == "default_transaction_isolation") {
-    if (v == "read committed" || v == "read uncommitted" || v == "repeatable read" || v == "serializable") return v;
-    throw Error(SqlState::invalid_parameter_value,
-                "invalid value for parameter \"" + def.name + "\": \"" + std::string(value) + "\"");
+    throw invalid().with_hint("Available values: auto, cpu, gpu, generic.");
   }
   return std::string(value);
 }
 
 std::pair<std::string, bool> Settings::set(std::string_view name, std::string_view value) {
   ++generation_;
-  const SettingDefinition* def = find(name);
+  const SettingDefinition* def = find_setting_definition(name);
   if (def == nullptr) {
     // Custom "prefix.name" placeholders are accepted, as in PostgreSQL.
     if (name.find('.') != std::string_view::npos) {
@@ -238,16 +191,14 @@ std::pair<std::string, bool> Settings::set(std::string_view name, std::string_vi
     }
     throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
   }
-  if (def->read_only) {
-    throw Error(SqlState::cant_change_runtime_param, "parameter \"" + def->name + "\" cannot be changed");
-  }
-  values_[lower(def->name)] = canonical_value(*def, value);
+  if (def->read_only) throw read_only_error(*def);
+  store(*def, canonical_value(*def, value));
   return {def->name, def->reported};
 }
 
 std::pair<std::string, bool> Settings::reset(std::string_view name) {
   ++generation_;
-  const SettingDefinition* def = find(name);
+  const SettingDefinition* def = find_setting_definition(name);
   if (def == nullptr) {
     if (name.find('.') != std::string_view::npos) {
       values_.erase(lower(name));
@@ -255,96 +206,97 @@ std::pair<std::string, bool> Settings::reset(std::string_view name) {
     }
     throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
   }
-  if (def->read_only) {
-    throw Error(SqlState::cant_change_runtime_param, "parameter \"" + def->name + "\" cannot be changed");
-  }
-  values_[lower(def->name)] = def->default_value;
+  if (def->read_only) throw read_only_error(*def);
+  store(*def, default_value(*def));
   return {def->name, def->reported};
 }
 
 void Settings::set_default(std::string_view name, std::string_view value) {
   ++generation_;
-  const SettingDefinition* def = find(name);
+  const SettingDefinition* def = find_setting_definition(name);
   if (!def) throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
-  const std::string canonical = canonical_value(*def, value);
-  values_[lower(def->name)] = canonical;
-  for (auto& d : definitions_) {
-    if (lower(d.name) == lower(name)) d.default_value = canonical;
-  }
+  std::string canonical = canonical_value(*def, value);
+  defaults_[lower(def->name)] = canonical;
+  store(*def, std::move(canonical));
 }
 
 std::optional<uint64_t> Settings::milliseconds(std::string_view name) const {
+  const SettingDefinition* def = find_setting_definition(name);
   const auto value = get(name);
-  if (!value) return std::nullopt;
-  // Canonical values are "0" or a number with one unit (canonical_milliseconds).
-  size_t i = 0;
-  while (i < value->size() && std::isdigit(static_cast<unsigned char>((*value)[i]))) ++i;
-  if (i == 0) return std::nullopt;
-  const uint64_t n = std::stoull(value->substr(0, i));
-  const std::string unit = value->substr(i);
-  if (unit.empty() || unit == "ms") return n;
-  if (unit == "s") return n * 1000;
-  if (unit == "min") return n * 60'000;
-  if (unit == "h") return n * 3'600'000;
-  if (unit == "d") return n * 86'400'000;
-  return std::nullopt;
+  if (!def || !value || def->unit != "ms") return std::nullopt;
+  const auto ms = parse_with_unit(*value, "ms");
+  if (!ms || *ms < 0) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(*ms));
 }
 
 void Settings::initialize(std::string_view name, std::string_view value) {
-  const SettingDefinition* def = find(name);
-  std::string& slot = values_[def ? lower(def->name) : lower(name)];
-  // Every COMMIT re-initializes transaction_isolation: not a change unless it is one.
-  if (slot != value) ++generation_;
-  slot = std::string(value);
-  if (def && !def->read_only) return;
-  // Read-only settings keep this value on RESET ALL too.
-  for (auto& d : definitions_) {
-    if (lower(d.name) == lower(name)) d.default_value = std::string(value);
+  const SettingDefinition* def = find_setting_definition(name);
+  if (!def) {
+    values_[lower(name)] = std::string(value);
+    ++generation_;
+    return;
   }
+  // Every COMMIT re-initializes transaction_isolation: not a change unless it is one.
+  if (get(def->name) != value) ++generation_;
+  store(*def, std::string(value));
+  // Read-only settings keep this value on RESET ALL too.
+  if (def->read_only) defaults_[lower(def->name)] = std::string(value);
 }
 
 std::string Settings::canonical_name(std::string_view name) const {
-  const SettingDefinition* def = find(name);
+  const SettingDefinition* def = find_setting_definition(name);
   return def ? def->name : lower(name);
 }
 
 std::vector<std::string> Settings::reset_all() {
-  std::map<std::string, std::string> defaults = values_;
-  for (const auto& def : definitions_) {
-    if (!def.read_only) defaults[lower(def.name)] = def.default_value;
+  std::map<std::string, std::string> after;
+  for (const auto& [key, value] : values_) {
+    const SettingDefinition* def = find_setting_definition(key);
+    // Custom placeholders, read-only settings and the transaction's own stay.
+    if (!def || def->read_only || (def->postgres && def->postgres->no_reset_all)) after[key] = value;
   }
-  return restore(defaults);
+  for (const auto& [key, value] : defaults_) {
+    const SettingDefinition* def = find_setting_definition(key);
+    if (def->read_only || (def->postgres && def->postgres->no_reset_all)) continue;
+    if (value != def->default_value) after[key] = value;
+  }
+  return restore(after);
 }
 
 std::vector<std::string> Settings::restore(const std::map<std::string, std::string>& saved) {
-  if (values_ != saved) ++generation_;
+  if (values_ == saved) return {};
+  ++generation_;
   std::vector<std::string> changed;
-  for (const auto& def : definitions_) {
-    const std::string key = lower(def.name);
-    auto it = saved.find(key);
-    if (it != saved.end() && values_[key] != it->second && def.reported) changed.push_back(def.name);
-  }
+  auto check = [&](const std::string& key) {
+    const SettingDefinition* def = find_setting_definition(key);
+    if (!def || !def->reported) return;
+    auto before = values_.find(key);
+    auto after = saved.find(key);
+    const std::string& b = before == values_.end() ? def->default_value : before->second;
+    const std::string& a = after == saved.end() ? def->default_value : after->second;
+    if (a != b && std::find(changed.begin(), changed.end(), def->name) == changed.end()) changed.push_back(def->name);
+  };
+  for (const auto& [key, value] : values_) check(key);
+  for (const auto& [key, value] : saved) check(key);
   values_ = saved;
   return changed;
 }
 
 std::vector<std::tuple<std::string, std::string, std::string>> Settings::all() const {
   std::vector<std::tuple<std::string, std::string, std::string>> rows;
-  for (const auto& def : definitions_) rows.emplace_back(def.name, values_.at(lower(def.name)), def.description);
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return lower(std::get<0>(a)) < lower(std::get<0>(b));
-  });
+  for (const auto& def : setting_definitions()) {
+    if (!def.hidden) rows.emplace_back(def.name, *get(def.name), def.description);
+  }
   return rows;
 }
 
 std::vector<std::pair<std::string, std::string>> Settings::reported() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& def : definitions_) {
-    if (def.reported) out.emplace_back(def.name, values_.at(lower(def.name)));
+  for (const auto& def : setting_definitions()) {
+    if (def.reported) out.emplace_back(def.name, *get(def.name));
   }
   return out;
 }
-
 void Settings::apply_startup(const std::map<std::string, std::string>& parameters) {
   for (const auto& [name, value] : parameters) {
     if (name == "user" || name == "database" || name == "replication") continue;
@@ -364,7 +316,7 @@ void Settings::apply_startup(const std::map<std::string, std::string>& parameter
       }
       continue;
     }
-    const SettingDefinition* def = find(name);
+    const SettingDefinition* def = find_setting_definition(name);
     if (def == nullptr || def->read_only) continue;
     try { set(name, value); } catch (const Error&) {}  // PostgreSQL would FATAL; clients rarely send bad ones
   }

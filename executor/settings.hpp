@@ -10,16 +10,9 @@
 #include <utility>
 #include <vector>
 
-namespace tally::executor {
+#include "executor/setting_registry.hpp"
 
-struct SettingDefinition {
-  std::string name;          // canonical spelling ("DateStyle")
-  std::string default_value;
-  std::string description;
-  bool reported = false;     // GUC_REPORT: a change is sent as ParameterStatus
-  bool read_only = false;    // PGC_INTERNAL: SET gives 55P02-like error
-  enum class Kind { string, boolean, integer } kind = Kind::string;
-};
+namespace tally::executor {
 
 class Settings {
  public:
@@ -46,6 +39,8 @@ class Settings {
   std::optional<uint64_t> milliseconds(std::string_view name) const;
   // The canonical spelling of a setting name ("datestyle" -> "DateStyle").
   std::string canonical_name(std::string_view name) const;
+  // What RESET returns to: the server's configured value or the registry's.
+  std::string default_value(const SettingDefinition& def) const;
   // Every setting for SHOW ALL: (name, value, description), sorted by name.
   std::vector<std::tuple<std::string, std::string, std::string>> all() const;
   // The initial ParameterStatus set.
@@ -54,6 +49,8 @@ class Settings {
   void apply_startup(const std::map<std::string, std::string>& parameters);
 
   // Snapshot/restore around transaction blocks (a rolled-back SET is undone).
+  // The values that differ from the registry's defaults, by lower-case name:
+  // small, and equal for two sessions whose settings are equal.
   std::map<std::string, std::string> snapshot() const { return values_; }
   // Restores; returns reported settings whose value changed.
   std::vector<std::string> restore(const std::map<std::string, std::string>& saved);
@@ -62,11 +59,12 @@ class Settings {
   uint64_t generation() const { return generation_; }
 
  private:
-  const SettingDefinition* find(std::string_view name) const;
   std::string canonical_value(const SettingDefinition& def, std::string_view value) const;
+  // Stores a setting's current value (dropped when it is the registry's default).
+  void store(const SettingDefinition& def, std::string value);
 
-  std::vector<SettingDefinition> definitions_;
-  std::map<std::string, std::string> values_;  // by lower-case name
+  std::map<std::string, std::string> values_;    // by lower-case name: those not at the registry's default
+  std::map<std::string, std::string> defaults_;  // by lower-case name: this session's own defaults
   uint64_t generation_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "executor/database.hpp"
 #include "executor/parser.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/server_settings.hpp"
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/shared_analyses.hpp"
 #include "executor/statement_router.hpp"
@@ -31,10 +32,7 @@ SqlSession::SqlSession(Database* database, TableProvider* tables, const tally::S
   if (database_ && database_->sequences()) sequences_ = std::make_unique<SessionSequences>(*database_->sequences());
   // The server's default first: a client's startup options (PGOPTIONS="-c
   // statement_timeout=...") override it, as in PostgreSQL.
-  if (database_ && database_->config().statement_timeout_ms > 0) {
-    settings_.set_default("statement_timeout",
-                          std::to_string(database_->config().statement_timeout_ms));
-  }
+  if (database_) apply_server_settings(settings_, database_->config());
   settings_.apply_startup(info.startup_parameters);
   settings_.initialize("session_authorization", info.user);
 }

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "executor/parser.hpp"
 #include "executor/dml_parameter_types.hpp"
+#include "executor/explain_options.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/shared_analyses.hpp"
@@ -184,8 +185,7 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
       a.fields = std::vector<tally::FieldDescription>{describe_column(name, {TypeId::text})};
     }
   } else if (a.kind == "ExplainStmt") {
-    a.fields =
-        std::vector<tally::FieldDescription>{describe_column("QUERY PLAN", {TypeId::text})};
+    a.fields = std::vector<tally::FieldDescription>{explain_field(explain_options(body.value("options", json::array())))};
     const json& query = body["query"];
     // (EXPLAIN ANALYZE plans again in run_explain, with ctid as it is.)
     if (query.contains("SelectStmt")) a.select = plan_select(without_row_identity(query["SelectStmt"]), pc);

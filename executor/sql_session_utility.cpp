@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/explain_options.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/select_plan.hpp"
 
@@ -114,50 +115,32 @@ ResultSet SqlSession::run_discard(const json& body, tally::ResultWriter& out) {
 }
 
 ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& parameters) {
-  bool analyze = false;
-  for (const auto& option : body.value("options", json::array())) {
-    if (option["DefElem"].value("defname", "") == "analyze") {
-      const auto& arg = option["DefElem"];
-      analyze = !arg.contains("arg") || constant_text(arg["arg"]) != "false";
-    }
-    if (option["DefElem"].value("defname", "") == "format") {
-      // The plan is text only: a client that asked for JSON, YAML or XML and
-      // parses the answer must not get text under that name.
-      const json& arg = option["DefElem"]["arg"];
-      std::string format = arg.contains("String") ? arg["String"].value("sval", "") : constant_text(arg);
-      for (char& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (format == "json" || format == "yaml" || format == "xml") {
-        throw Error(SqlState::feature_not_supported, "EXPLAIN (FORMAT " + format + ") is not supported")
-            .with_hint("Use EXPLAIN (FORMAT TEXT).");
-      }
-      if (format != "text") {
-        throw Error(SqlState::invalid_parameter_value,
-                    "unrecognized value for EXPLAIN option \"format\": \"" + format + "\"");
-      }
-    }
-  }
+  const ExplainOptions options = explain_options(body.value("options", json::array()));
   const json& query = body["query"];
   if (!query.contains("SelectStmt"))
     throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
   std::vector<uint32_t> types;
   PlanContext pc = make_plan_context(&types);
-  auto plan = plan_select(analyze ? query["SelectStmt"] : without_row_identity(query["SelectStmt"]), pc);
-  std::vector<std::string> lines;
-  if (analyze) {
+  auto plan = plan_select(options.analyze ? query["SelectStmt"] : without_row_identity(query["SelectStmt"]), pc);
+  std::vector<std::string> details;
+  OperatorActuals actuals;
+  if (options.analyze) {
     ExecContext ec = make_exec_context(&parameters);
-    std::vector<std::string> details;
-    OperatorActuals actuals;
     ec.explain = &details;
     ec.actuals = &actuals;
     run_select(*plan, ec);
-    lines = explain_select(*plan, &actuals);
-    lines.insert(lines.end(), details.begin(), details.end());
-  } else {
-    lines = explain_select(*plan);
   }
+  const ExplainNode tree = explain_select(*plan, options.analyze ? &actuals : nullptr);
   std::vector<std::vector<std::string>> rows;
-  for (auto& line : lines) rows.push_back({line});
+  if (options.format == ExplainFormat::text) {
+    for (auto& line : explain_text(tree, options.costs)) rows.push_back({line});
+    for (auto& line : details) rows.push_back({line});
+  } else {
+    // One row holding the whole document, as PostgreSQL answers.
+    rows.push_back({explain_document(tree, options, details)});
+  }
   ResultSet r = text_rows({"QUERY PLAN"}, rows);
+  r.fields[0] = explain_field(options);
   r.tag = "EXPLAIN";
   return r;
 }

@@ -20,6 +20,7 @@ Physical physical_of(TypeId id) {
     case TypeId::name:
     case TypeId::text_array:
     case TypeId::oid_array:
+    case TypeId::name_array:
     case TypeId::int2vector:
     case TypeId::oidvector:
     case TypeId::char_: return Physical::text;

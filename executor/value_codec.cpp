@@ -427,6 +427,7 @@ Value parse_text(SqlType type, std::string_view text) {
     }
     // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
     case TypeId::text_array:
+    case TypeId::name_array:
       return array_literal(array_elements(TypeId::text_array, text), array_lower_bound(TypeId::text_array, text));
     case TypeId::oid_array: {
       auto elements = array_elements(TypeId::oid_array, text);

@@ -74,4 +74,18 @@ if ((want_test)) && [ ! -e /usr/share/nodejs/pg/package.json ] &&
     $SUDO npm install -g --silent --no-fund --no-audit pg@8 >/dev/null
   fi
 fi
+# knex 3 and sequelize 6 for the tools_knex and tools_sequelize tests: npm
+# packages only, installed globally beside node-postgres (they find pg there or
+# through NODE_PATH's /usr/share/nodejs).
+if ((want_test)); then
+  command -v npm >/dev/null || { $SUDO apt-get update -qq; apt_install npm; }
+  npm_root="$(npm root -g)"
+  node_tools=()
+  [ -e "$npm_root/knex/package.json" ] || node_tools+=(knex@3)
+  [ -e "$npm_root/sequelize/package.json" ] || node_tools+=(sequelize@6)
+  if ((${#node_tools[@]})); then
+    echo "setup: installing ${node_tools[*]} with npm"
+    $SUDO npm install -g --silent --no-fund --no-audit "${node_tools[@]}" >/dev/null
+  fi
+fi
 echo "setup: all dependencies present"

@@ -87,6 +87,26 @@ void add_column(const nlohmann::json& cmd, catalog::TableDef& def, const catalog
   }
 }
 
+void add_identity(const nlohmann::json& cmd, catalog::TableDef& def, StatementContext& ctx) {
+  const std::string name = cmd.value("name", std::string());
+  const int found = def.find_column(name);
+  if (found < 0)
+    throw Error(SqlState::undefined_column, "column \"" + name + "\" of relation \"" + def.name + "\" does not exist");
+  const size_t index = static_cast<size_t>(found);
+  catalog::ColumnDef& column = def.columns[index];
+  const std::string which = "column \"" + name + "\" of relation \"" + def.name + "\"";
+  if (column.type.id != TypeId::int2 && column.type.id != TypeId::int4 && column.type.id != TypeId::int8)
+    throw Error(SqlState::invalid_parameter_value, "identity column type must be smallint, integer, or bigint");
+  if (!column.not_null)
+    throw Error(SqlState::object_not_in_prerequisite_state, which + " must be declared NOT NULL before identity can be added");
+  if (column.identity) throw Error(SqlState::object_not_in_prerequisite_state, which + " is already an identity column");
+  if (!column.default_expr.empty())
+    throw Error(SqlState::object_not_in_prerequisite_state, which + " already has a default value");
+  const auto& constraint = cmd.at("def").at("Constraint");
+  create_owned_sequence(def, index, constraint.contains("options") ? &constraint["options"] : nullptr, ctx);
+  def.columns[index].identity = constraint.value("generated_when", std::string("a"))[0];
+}
+
 void drop_column(const nlohmann::json& cmd, catalog::TableDef& def, StatementContext& ctx, AfterCommit& after) {
   outside_block(ctx, "DROP COLUMN");
   const std::string name = cmd.value("name", std::string());

@@ -21,6 +21,10 @@ using AfterCommit = std::vector<std::function<void()>>;
 // AT_AddColumn on def (current: the rows already stored).
 void add_column(const nlohmann::json& cmd, catalog::TableDef& def, const catalog::TableSnapshot& current,
                 StatementContext& ctx);
+// AT_AddIdentity (ALTER COLUMN ... ADD GENERATED ... AS IDENTITY, what
+// pg_dump writes for identity columns) on def: the column gets its sequence;
+// the rows already stored keep their values, as in PostgreSQL.
+void add_identity(const nlohmann::json& cmd, catalog::TableDef& def, StatementContext& ctx);
 // AT_DropColumn on def.
 void drop_column(const nlohmann::json& cmd, catalog::TableDef& def, StatementContext& ctx, AfterCommit& after);
 

@@ -56,6 +56,8 @@ void apply(const nlohmann::json& cmd, catalog::TableDef& def, const catalog::Tab
   const std::string name = cmd.value("name", std::string());
   if (subtype == "AT_AddColumn") {
     add_column(cmd, def, current, ctx);
+  } else if (subtype == "AT_AddIdentity") {
+    add_identity(cmd, def, ctx);
   } else if (subtype == "AT_DropColumn") {
     drop_column(cmd, def, ctx, after);
   } else if (subtype == "AT_SetNotNull") {

@@ -165,9 +165,18 @@ uint32_t create_owned_sequence(catalog::TableDef& def, size_t column, const nloh
   seq.type = col.type.id;
   seq.owner_table = def.oid;
   seq.owner_column = static_cast<int>(column);
-  // <table>_<column>_seq, then _seq1, _seq2, ... (ChooseRelationName).
+  // SEQUENCE NAME (pg_dump's identity columns) or <table>_<column>_seq, then
+  // _seq1, _seq2, ... (ChooseRelationName).
+  std::string given;
+  for (const auto& o : options ? *options : nlohmann::json::array()) {
+    const auto& elem = o.at("DefElem");
+    if (elem.value("defname", std::string()) == "sequence_name")
+      given = elem.at("arg").at("List").at("items").back().at("String").value("sval", std::string());
+  }
   const std::string base = def.name + "_" + col.name;
-  seq.name = base + "_seq";
+  seq.name = given.empty() ? base + "_seq" : given;
+  if (!given.empty() && (relation_name_taken(ctx, seq.name, &def) || sequence_exists(ctx, seq.name)))
+    throw Error(SqlState::duplicate_table, "relation \"" + seq.name + "\" already exists");
   for (int n = 1; relation_name_taken(ctx, seq.name, &def) || sequence_exists(ctx, seq.name); ++n)
     seq.name = base + "_seq" + std::to_string(n);
   apply_options(seq, options ? *options : nlohmann::json::array(), ctx);

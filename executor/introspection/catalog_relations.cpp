@@ -6,6 +6,7 @@
 #include "executor/introspection/depend_relation.hpp"
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
+#include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
 #include "executor/introspection/settings_relation.hpp"
@@ -29,7 +30,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 31> kTypes{{
+constexpr std::array<TypeRow, 32> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -58,6 +59,7 @@ constexpr std::array<TypeRow, 31> kTypes{{
     {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
     {1028, "_oid", -1, false, 'A', 26, 0, 0, 'i', 'x'},
+    {1003, "_name", -1, false, 'A', 19, 0, 950, 'i', 'x'},
     // Pseudo-types: catalog queries compare prorettype with 'trigger'::regtype;
     // sqlsmith looks internal and anyarray up to leave them out of its queries.
     {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
@@ -509,7 +511,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
                         "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
     if (name == n) return true;
   }
-  return is_empty_catalog(name) || is_other_catalog(name);
+  return is_empty_catalog(name) || is_other_catalog(name) || is_statio_relation(name);
 }
 
 std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source) {
@@ -533,6 +535,7 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_user") return pg_roles(source, true);
   if (name == "pg_am") return pg_am();
   if (name == "pg_settings") return pg_settings_relation(source);
+  if (is_statio_relation(name)) return statio_relation(name, source);
   if (name == "pg_tables") return pg_tables(source);
   if (name == "pg_views") return pg_views(source);
   if (name == "pg_constraint") return pg_constraint_relation(source);

@@ -13,6 +13,7 @@
 #include "executor/introspection/index_definitions.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
+#include "executor/server_settings.hpp"
 #include "executor/settings.hpp"
 #include "executor/sql_session.hpp"
 #include "executor/value_codec.hpp"
@@ -433,7 +434,9 @@ class CatalogSession final : public tally::QueryHandler {
     } catch (const Error&) {
       return {};  // only in a failed transaction, which the catalog query reports itself
     }
-    const Settings defaults;
+    // What RESET returns to: the registry's value or this server's configured one.
+    Settings defaults;
+    if (database_) apply_server_settings(defaults, database_->config());
     std::vector<SettingValue> out;
     for (const auto& row : writer.rows) {
       if (row.size() < 3) continue;

@@ -256,16 +256,28 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   sink.consume(out);
 }
 
-std::string HashJoin::describe() const {
-  std::string kind;
-  switch (kind_) {
-    case JoinKind::inner: kind = "Inner"; break;
-    case JoinKind::probe_outer: kind = "Left"; break;
-    case JoinKind::build_outer: kind = "Right"; break;
-    case JoinKind::full: kind = "Full"; break;
-    case JoinKind::semi: kind = "Semi"; break;
-    case JoinKind::anti: kind = "Anti"; break;
+namespace {
+
+const char* join_type(JoinKind kind) {
+  switch (kind) {
+    case JoinKind::inner: return "Inner";
+    case JoinKind::probe_outer: return "Left";
+    case JoinKind::build_outer: return "Right";
+    case JoinKind::full: return "Full";
+    case JoinKind::semi: return "Semi";
+    case JoinKind::anti: return "Anti";
   }
+  return "Inner";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> HashJoin::node_properties() const {
+  return {{"Join Type", join_type(kind_)}};
+}
+
+std::string HashJoin::describe() const {
+  const std::string kind = join_type(kind_);
   if (build_keys_.empty()) return "Nested Loop " + kind + " Join";
   return "Hash " + kind + " Join";
 }

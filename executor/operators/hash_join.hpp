@@ -26,6 +26,8 @@ class HashJoin final : public PhysicalOperator {
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override;
   std::vector<std::string> details() const override;
+  std::string node_type() const override { return build_keys_.empty() ? "Nested Loop" : "Hash Join"; }
+  std::vector<std::pair<std::string, std::string>> node_properties() const override;
 
  private:
   // A semi or anti join whose probe side is estimated this many times

@@ -1,6 +1,5 @@
 #include "executor/operators/physical_operator.hpp"
 
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -45,16 +44,11 @@ void OperatorActuals::add(const PhysicalOperator* op, const Actual& run) {
   a.loops += run.loops;
 }
 
-std::string OperatorActuals::annotation(const PhysicalOperator* op) const {
+std::optional<OperatorActuals::Actual> OperatorActuals::find(const PhysicalOperator* op) const {
   const std::lock_guard lock(mutex_);
   const auto it = actuals_.find(op);
-  if (it == actuals_.end()) return " (never executed)";
-  const Actual& a = it->second;
-  const double loops = static_cast<double>(std::max<uint64_t>(1, a.loops));
-  char buf[160];
-  std::snprintf(buf, sizeof buf, " (actual time=%.3f..%.3f rows=%.0f loops=%llu)", a.first_ms / loops,
-                a.total_ms / loops, static_cast<double>(a.rows) / loops, static_cast<unsigned long long>(a.loops));
-  return buf;
+  if (it == actuals_.end()) return std::nullopt;
+  return it->second;
 }
 
 namespace {
@@ -108,13 +102,30 @@ void run_operator(const PhysicalOperator& op, ExecContext& context, ChunkSink& s
   context.actuals->add(&op, {rows > 0 ? counting.first_ms() : total, total, rows, 1});
 }
 
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth,
-                      const OperatorActuals* actuals) {
-  const std::string pad = depth == 0 ? "" : std::string(static_cast<size_t>(depth - 1) * 6 + 2, ' ') + "->  ";
-  lines.push_back(pad + op.describe() + format_cost(operator_cost(op)) + (actuals ? actuals->annotation(&op) : ""));
-  const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
-  for (const auto& d : op.details()) lines.push_back(detail_pad + d);
-  for (const auto& child : op.children()) explain_operator(*child, lines, depth + 1, actuals);
+std::string PhysicalOperator::node_type() const {
+  const std::string line = describe();
+  return line.substr(0, std::min(line.find(" on "), line.find(" (")));
+}
+
+ExplainNode explain_operator(const PhysicalOperator& op, const OperatorActuals* actuals) {
+  ExplainNode node;
+  if (actuals != nullptr) {
+    node.analyzed = true;
+    if (const auto a = actuals->find(&op)) {
+      const double loops = static_cast<double>(std::max<uint64_t>(1, a->loops));
+      node.actual = ExplainActual{a->first_ms / loops, a->total_ms / loops, static_cast<double>(a->rows) / loops,
+                                  a->loops};
+    }
+  }
+  node.label = op.describe();
+  node.node_type = op.node_type();
+  node.properties = op.node_properties();
+  node.cost = operator_cost(op);
+  node.details = op.details();
+  node.members = op.children_are_members();
+  node.subplans = op.subplans();
+  for (const auto& child : op.children()) node.children.push_back(explain_operator(*child, actuals));
+  return node;
 }
 
 }  // namespace tally::executor

@@ -6,15 +6,18 @@
 // its output. What changes while a query runs lives on the stack of run(), so
 // one plan can run several times (a correlated subquery, a cursor).
 #include <cstddef>
+#include <optional>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/memory_tracker.hpp"
 #include "common/sql_type.hpp"
+#include "executor/explain_tree.hpp"
 #include "executor/expression.hpp"
 #include "executor/prepared_work.hpp"
 #include "executor/value.hpp"
@@ -88,6 +91,15 @@ class PhysicalOperator {
   virtual std::string describe() const = 0;
   // Extra EXPLAIN lines under the node (conditions, filters).
   virtual std::vector<std::string> details() const { return {}; }
+  // EXPLAIN's structured formats: PostgreSQL's "Node Type" of the node
+  // (by default the line up to " on " or " (") and the keys PostgreSQL
+  // gives it ("Relation Name", "Alias", "Join Type", ...).
+  virtual std::string node_type() const;
+  virtual std::vector<std::pair<std::string, std::string>> node_properties() const { return {}; }
+  // Plans run inside the node (a subquery's), shown under it.
+  virtual std::vector<ExplainNode> subplans() const { return {}; }
+  // Whether the children are members (an Append's) rather than outer and inner.
+  virtual bool children_are_members() const { return false; }
 
  protected:
   std::vector<OutputColumn> columns_;
@@ -123,8 +135,8 @@ class OperatorActuals {
     uint64_t rows = 0, loops = 0;
   };
   void add(const PhysicalOperator* op, const Actual& run);
-  // " (actual time=... rows=... loops=...)", or "" for an operator that never ran.
-  std::string annotation(const PhysicalOperator* op) const;
+  // Summed over its runs; nothing for an operator that never ran.
+  std::optional<Actual> find(const PhysicalOperator* op) const;
 
  private:
   mutable std::mutex mutex_;
@@ -140,9 +152,8 @@ void run_operator(const PhysicalOperator& op, ExecContext& context, ChunkSink& s
 // Runs `op` to completion and returns its rows as one chunk.
 DataChunk collect(const PhysicalOperator& op, ExecContext& context, long long limit = -1);
 
-// EXPLAIN lines of an operator tree, PostgreSQL's shape ("->" under a parent);
-// with `actuals`, each node's EXPLAIN ANALYZE figures.
-void explain_operator(const PhysicalOperator& op, std::vector<std::string>& lines, int depth = 0,
-                      const OperatorActuals* actuals = nullptr);
+// The EXPLAIN tree of an operator tree, with each node's cost, and with
+// `actuals` (EXPLAIN ANALYZE, after the run) each node's actual figures.
+ExplainNode explain_operator(const PhysicalOperator& op, const OperatorActuals* actuals = nullptr);
 
 }  // namespace tally::executor

@@ -97,6 +97,13 @@ std::string SetOperation::describe() const {
   return "HashSetOp " + name + (all_ ? " All" : "");
 }
 
+std::vector<std::pair<std::string, std::string>> SetOperation::node_properties() const {
+  if (node_type() == "Append") return {};
+  const std::string command = kind_ == SetOperationKind::union_ ? "Union"
+                              : kind_ == SetOperationKind::intersect ? "Intersect" : "Except";
+  return {{"Strategy", "Hashed"}, {"Command", command + (all_ ? " All" : "")}};
+}
+
 void SetOperation::run_side(size_t s, ExecContext& context, ChunkSink& sink) const {
   FunctionSink cast_sink([&](DataChunk& chunk) {
     EvalInput input;

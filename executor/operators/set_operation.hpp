@@ -21,6 +21,9 @@ class SetOperation final : public PhysicalOperator {
                std::vector<std::vector<ExprPtr>> casts, std::vector<OutputColumn> columns);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override;
+  std::string node_type() const override { return kind_ == SetOperationKind::union_ && all_ ? "Append" : "SetOp"; }
+  std::vector<std::pair<std::string, std::string>> node_properties() const override;
+  bool children_are_members() const override { return node_type() == "Append"; }
 
  private:
   // Runs side `s`, its chunks cast to the result types, into `sink`.

@@ -21,10 +21,6 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
   if (chunk.rows > 0) sink.consume(chunk);
 }
 
-std::vector<std::string> SubqueryScan::details() const {
-  std::vector<std::string> lines;
-  for (auto& line : explain_select(*plan_)) lines.push_back("  " + line);
-  return lines;
-}
+std::vector<ExplainNode> SubqueryScan::subplans() const { return {explain_select(*plan_)}; }
 
 }  // namespace tally::executor

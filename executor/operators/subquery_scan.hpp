@@ -15,7 +15,8 @@ class SubqueryScan final : public PhysicalOperator {
                std::vector<int> layout);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override { return "Subquery Scan on " + alias_; }
-  std::vector<std::string> details() const override;
+  std::vector<std::pair<std::string, std::string>> node_properties() const override { return {{"Alias", alias_}}; }
+  std::vector<ExplainNode> subplans() const override;
 
  private:
   std::shared_ptr<const SelectPlan> plan_;

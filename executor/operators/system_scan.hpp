@@ -17,6 +17,9 @@ class SystemScan final : public PhysicalOperator {
              std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override;
+  std::vector<std::pair<std::string, std::string>> node_properties() const override {
+    return {{"Relation Name", relation_->name}, {"Alias", alias_}};
+  }
 
  private:
   std::shared_ptr<const MaterializedRelation> relation_;

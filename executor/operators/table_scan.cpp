@@ -368,6 +368,10 @@ std::string TableScan::describe() const {
   return line;
 }
 
+std::vector<std::pair<std::string, std::string>> TableScan::node_properties() const {
+  return {{"Relation Name", table_->name()}, {"Alias", alias_}};
+}
+
 std::vector<std::string> TableScan::details() const {
   std::string read = "Columns read: " + std::to_string(table_columns_.size()) + " of " +
                      std::to_string(table_->columns().size());

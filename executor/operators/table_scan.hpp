@@ -35,6 +35,8 @@ class TableScan final : public PhysicalOperator {
   void run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const;
   std::string describe() const override;
   std::vector<std::string> details() const override;
+  std::string node_type() const override { return "Seq Scan"; }
+  std::vector<std::pair<std::string, std::string>> node_properties() const override;
 
  private:
   std::shared_ptr<const TableSnapshot> table_;

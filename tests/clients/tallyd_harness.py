@@ -22,6 +22,7 @@ Environment given to COMMAND:
                              SCRAM and cleartext users whose password is U+2168
                              (SASLprep: "IX"), stored as PostgreSQL's verifier
   TALLY_TEST_DIR             scratch directory of this run
+  TALLY_TEST_TALLYD          the tallyd binary (for a test that starts another one)
 """
 import argparse
 import os
@@ -163,6 +164,7 @@ def main():
             "TALLY_TEST_SASLPREP_SCRAM_USER": "saslprep_scram",
             "TALLY_TEST_SASLPREP_PASSWORD_USER": "saslprep_pw",
             "TALLY_TEST_DIR": directory,
+            "TALLY_TEST_TALLYD": os.path.abspath(args.tallyd),
         })
         try:
             status = subprocess.run(command, env=env, timeout=args.timeout).returncode

@@ -28,9 +28,12 @@ TEST(ConfigLoader, DefaultsWithoutAnySource) {
   EXPECT_EQ(r.config.listen_address, "127.0.0.1");
   EXPECT_EQ(r.config.http_port, 0);
   EXPECT_EQ(r.config.max_message_bytes, 64u << 20);
-  ASSERT_EQ(r.config.users.size(), 1u);
+  ASSERT_EQ(r.config.users.size(), 2u);
   EXPECT_EQ(r.config.users[0].name, "tally");
   EXPECT_EQ(r.config.users[0].method, AuthMethod::trust);
+  EXPECT_EQ(r.config.users[1].name, "postgres");
+  EXPECT_EQ(r.config.users[1].method, AuthMethod::trust);
+  EXPECT_EQ(r.config.databases, (std::vector<std::string>{"tally", "postgres"}));
   EXPECT_EQ(r.source_of("port"), "default");
   EXPECT_EQ(r.source_of("data_dir"), "TALLY_DATA_DIR");
   EXPECT_TRUE(std::filesystem::is_directory(dir.path("data")));

@@ -36,8 +36,10 @@ TEST(ExampleFile, LoadsAndEqualsTheDefaults) {
     }
   }
   ASSERT_EQ(example.config.users.size(), defaults.config.users.size());
-  EXPECT_EQ(example.config.users[0].name, defaults.config.users[0].name);
-  EXPECT_EQ(example.config.users[0].method, defaults.config.users[0].method);
+  for (size_t i = 0; i < defaults.config.users.size(); ++i) {
+    EXPECT_EQ(example.config.users[i].name, defaults.config.users[i].name);
+    EXPECT_EQ(example.config.users[i].method, defaults.config.users[i].method);
+  }
 }
 
 TEST(ExampleFile, EverySettingAppearsWithItsDefaultValue) {

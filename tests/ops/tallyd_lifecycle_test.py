@@ -253,6 +253,27 @@ class TallydLifecycle(unittest.TestCase):
         self.assertEqual(restarted.stop(), 0)
 
 
+class TallydDefaults(unittest.TestCase):
+    """A fresh tallyd with no configuration: tools that connect as the role
+    "postgres" to the database "postgres" (psql -U postgres's defaults) get in,
+    and see the tables user tally sees."""
+
+    def test_psql_connects_as_postgres_by_default(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            server = Tallyd(os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log"))
+            self.addCleanup(server.kill)
+            # No -d: psql opens the database named like the user.
+            args = ["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(server.port),
+                    "-U", "postgres"]
+            run = lambda sql: subprocess.run(args + ["-c", sql], capture_output=True, text=True, timeout=60)  # noqa: E731
+            r = run("SELECT current_user, current_database(), session_user")
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, "postgres|postgres|postgres"), r.stderr)
+            self.assertEqual(run("CREATE TABLE made_by_postgres (a int)").returncode, 0)
+            r = server.psql("SELECT count(*) FROM made_by_postgres")
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, "0"), r.stderr)
+            self.assertEqual(server.stop(), 0)
+
+
 if __name__ == "__main__":
     TALLYD = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """pg_dump 15 of a Tally database (schema and data, plain SQL) restored into a
 PostgreSQL 15 gives the same rows, column types and defaults, keys and
-indexes, sequence values and views. Run through tests/clients/tallyd_harness.py."""
+indexes, sequence values and views; and back: pg_dump of that PostgreSQL
+database restored into a fresh tallyd gives them again. Run through
+tests/clients/tallyd_harness.py."""
 import os
+import socket
+import subprocess
 import sys
+import time
 
 import tool_env as t
 
@@ -19,8 +24,11 @@ TABLES = {
     "keyed": ("CREATE TABLE keyed (id int PRIMARY KEY, name text UNIQUE, qty int DEFAULT 5, code varchar(4) NOT NULL)",
               "INSERT INTO keyed VALUES (1, 'a', 3, 'x'), (2, NULL, DEFAULT, 'y')"),
     "ser": ("CREATE TABLE ser (id serial, v numeric(8,3))", "INSERT INTO ser (v) VALUES (1.5), (2.25)"),
+    # pg_dump writes an identity column as ALTER TABLE ... ADD GENERATED after the table.
+    "ident": ("CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY, b text)",
+              "INSERT INTO ident (b) VALUES ('x'), ('y')"),
 }
-ORDER = {"items": "id", "empty_table": "a", "keyed": "id", "ser": "id"}
+ORDER = {"items": "id", "empty_table": "a", "keyed": "id", "ser": "id", "ident": "id"}
 # The other objects a dump carries: an index, a sequence that has handed out
 # a value, a view (named before its table, so only pg_depend orders them).
 OBJECTS = ["CREATE INDEX keyed_qty ON keyed (qty, code)", "CREATE SEQUENCE s START 10", "SELECT nextval('s')",
@@ -30,10 +38,62 @@ AFTER = {"indexes": "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_ind
                     " ON c.oid = i.indexrelid WHERE i.indrelid IN ('keyed'::regclass, 'ser'::regclass) ORDER BY 1",
          "keys": "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'keyed'::regclass"
                  " ORDER BY 1",
-         "sequence values": "SELECT last_value, is_called FROM s UNION ALL SELECT last_value, is_called FROM ser_id_seq",
+         "sequence values": "SELECT last_value, is_called FROM s UNION ALL SELECT last_value, is_called FROM ser_id_seq"
+                            " UNION ALL SELECT last_value, is_called FROM ident_id_seq",
+         "identity": "SELECT attname, attidentity FROM pg_attribute WHERE attrelid = 'ident'::regclass AND attnum > 0"
+                     " ORDER BY attnum",
          "the view's rows": "SELECT * FROM a_view ORDER BY id"}
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
 KNOWN_GAPS = {}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FreshTallyd:
+    """A second tallyd with its default configuration (user tally, trust on
+    loopback) and an empty data directory, stopped on exit."""
+
+    def __init__(self):
+        self.port = free_port()
+        directory = os.path.join(os.environ["TALLY_TEST_DIR"], "fresh")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TALLY_")}
+        self.log = open(directory + ".log", "w")
+        self.process = subprocess.Popen([os.environ["TALLY_TEST_TALLYD"], "--port", str(self.port), "--data-dir",
+                                         directory], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.conninfo = f"host=127.0.0.1 port={self.port} dbname=tally user=tally sslmode=disable connect_timeout=10"
+        deadline = time.monotonic() + 60
+        while t.psql(self.conninfo, "SELECT 1")[0] != 0:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the second tallyd did not start")
+            time.sleep(0.2)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        self.log.close()
+
+
+def same_after(checks, source, target, leg):
+    """Every table's rows and column types, and the AFTER queries, the same in both."""
+    for name in TABLES:
+        query = f"SELECT * FROM {name} ORDER BY {ORDER[name]}"
+        expected, actual = t.psql(source, query), t.psql(target, query)
+        checks.check(expected == actual and expected[0] == 0, f"{leg}: {name}: the same rows",
+                     f"--- before\n{expected[1]}\n--- after restore\n{actual[1]}")
+        columns = ("SELECT column_name, data_type, is_nullable, character_maximum_length, numeric_precision,"
+                   f" numeric_scale, column_default FROM information_schema.columns WHERE table_name = '{name}'"
+                   " ORDER BY ordinal_position")
+        expected, actual = t.psql(source, columns), t.psql(target, columns)
+        checks.check(expected == actual and expected[0] == 0, f"{leg}: {name}: the same column types",
+                     f"--- before\n{expected[1]}\n--- after restore\n{actual[1]}")
+    for what, query in AFTER.items():
+        expected, actual = t.psql(source, query), t.psql(target, query)
+        checks.check(expected == actual and expected[0] == 0, f"{leg}: {what}: the same",
+                     f"--- before\n{expected[1]}\n--- after restore\n{actual[1]}")
 
 
 def main():
@@ -59,22 +119,17 @@ def main():
         target = pg.conninfo(t.USER, t.DATABASE)
         status, out = t.run([t.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", target], input=dump, timeout=300)
         checks.check(status == 0, "the dump restores into PostgreSQL 15", out[-4000:])
-        for name in TABLES:
-            query = f"SELECT * FROM {name} ORDER BY {ORDER[name]}"
-            expected = t.psql(t.TALLY, query)
-            actual = t.psql(target, query)
-            checks.check(expected == actual and expected[0] == 0, f"{name}: the same rows after the round trip",
-                         f"--- Tally\n{expected[1]}\n--- PostgreSQL after restore\n{actual[1]}")
-            columns = ("SELECT column_name, data_type, is_nullable, character_maximum_length, numeric_precision,"
-                       f" numeric_scale, column_default FROM information_schema.columns WHERE table_name = '{name}'"
-                       " ORDER BY ordinal_position")
-            expected, actual = t.psql(t.TALLY, columns), t.psql(target, columns)
-            checks.check(expected == actual and expected[0] == 0, f"{name}: the same column types after the round trip",
-                         f"--- Tally\n{expected[1]}\n--- PostgreSQL after restore\n{actual[1]}")
-        for what, query in AFTER.items():
-            expected, actual = t.psql(t.TALLY, query), t.psql(target, query)
-            checks.check(expected == actual and expected[0] == 0, f"{what}: the same after the round trip",
-                         f"--- Tally\n{expected[1]}\n--- PostgreSQL after restore\n{actual[1]}")
+        same_after(checks, t.TALLY, target, "Tally -> PostgreSQL")
+        # And back: PostgreSQL's own dump of what it restored, into a fresh tallyd.
+        status, dump = t.run([PG_DUMP, "--no-owner", "--no-privileges", target], timeout=300)
+        checks.check(status == 0, "pg_dump of the restored PostgreSQL database", dump[-4000:])
+        fresh = FreshTallyd()
+        try:
+            status, out = t.run([t.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", fresh.conninfo], input=dump, timeout=300)
+            checks.check(status == 0, "PostgreSQL's dump restores into a fresh tallyd", out[-4000:])
+            same_after(checks, target, fresh.conninfo, "PostgreSQL -> Tally")
+        finally:
+            fresh.stop()
     finally:
         pg.stop()
     return checks.status()
