@@ -64,6 +64,31 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
   return rows;
 }
 
+// select_rows over `parts` contiguous ranges of the input on the worker
+// pool: a table of fewer chunks than cores (a dimension table, a subquery's
+// table) has each chunk's WHERE spread over the cores, not one core per chunk.
+std::vector<uint32_t> select_rows_in_parts(const Expr* where, const EvalInput& input, int parts) {
+  if (where == nullptr || parts <= 1) return select_rows(where, input);
+  std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
+  cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
+    std::vector<uint32_t> range(end - begin);
+    std::iota(range.begin(), range.end(), static_cast<uint32_t>(begin));
+    std::vector<Vector> slices(input.columns.size());
+    EvalInput slice = input;
+    slice.rows = end - begin;
+    for (size_t c = 0; c < input.columns.size(); ++c) {
+      if (input.columns[c] == nullptr) continue;
+      slices[c] = gather(*input.columns[c], range);
+      slice.columns[c] = &slices[c];
+    }
+    std::vector<uint32_t>& mine = kept[static_cast<size_t>(part)];
+    for (const uint32_t r : select_rows(where, slice)) mine.push_back(r + static_cast<uint32_t>(begin));
+  });
+  std::vector<uint32_t> rows;
+  for (const auto& part : kept) rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
+}
+
 // Keeps the first row (in `order`) of each distinct combination of `columns`
 // (NULLs equal).
 void keep_first_distinct(std::vector<uint32_t>& order, const std::vector<Vector>& all, const std::vector<size_t>& columns) {
@@ -447,7 +472,13 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   };
   // The chunk's converted columns, the rows WHERE keeps, and (ahead) what
   // the consumer's evaluation made of them.
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead](const storage::ChunkBatch* batch) {
+  // Rows a chunk's WHERE is split into parts of, at least, where the table
+  // has fewer chunks than cores.
+  constexpr size_t kWhereRowsPerPart = size_t{1} << 16;
+  const int cores = ec.threads > 0 ? ec.threads : cpu::WorkerPool::shared().workers() + 1;
+  const int where_parts = plan.table && plan.where && static_cast<int>(chunks) < cores ? cores / static_cast<int>(std::max<size_t>(1, chunks)) : 1;
+  if (plan.table && plan.where && chunks > 0) run_subqueries_ahead(*plan.where, ec.parameters);
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
     std::vector<Vector> converted(ncols);
@@ -465,7 +496,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       input.rows = 1;
     }
     e.scanned = input.rows;
-    const std::vector<uint32_t> rows = select_rows(plan.where.get(), input);
+    const int parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), input.rows / kWhereRowsPerPart));
+    const std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, parts);
     e.rows = rows.size();
     if (rows.empty()) return e;
     for (int c : plan.scan_columns) {
