@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/ascii_case.hpp"
 #include "config/config_loader.hpp"
 #include "config/password_hash.hpp"
 #include "common/saslprep.hpp"
@@ -16,11 +17,6 @@
 namespace tally::config {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string trim(std::string_view text) {
   size_t b = 0, e = text.size();
@@ -148,7 +144,7 @@ Setting enum_setting(std::string key, std::string help, Field field,
   for (auto& [name, value] : names) value_name += (value_name.empty() ? "" : "|") + name;
   Setting s = base(std::move(key), value_name, std::move(help), SettingKind::enumeration);
   s.set_text = [field, names, value_name](Config& c, std::string_view text) {
-    std::string l = lower(text);
+    std::string l = ascii_lower(text);
     for (auto& [name, value] : names)
       if (name == l) {
         field(c) = value;
@@ -408,7 +404,7 @@ const Setting* find_setting_by_env(std::string_view env) {
 
 bool parse_bool_text(std::string_view text) {
   // The spellings PostgreSQL accepts for a boolean setting.
-  std::string l = lower(trim(text));
+  std::string l = ascii_lower(trim(text));
   if (l == "true" || l == "on" || l == "yes" || l == "1") return true;
   if (l == "false" || l == "off" || l == "no" || l == "0") return false;
   throw std::invalid_argument("\"" + std::string(text) + "\" is not a boolean (true or false)");
@@ -464,7 +460,7 @@ double parse_real_text(std::string_view text) {
 }
 
 AuthMethod parse_auth_method(std::string_view text) {
-  std::string l = lower(trim(text));
+  std::string l = ascii_lower(trim(text));
   if (l == "trust") return AuthMethod::trust;
   if (l == "password") return AuthMethod::password;
   if (l == "md5") return AuthMethod::md5;

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/relation_references.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/value_codec.hpp"
 
@@ -12,23 +13,6 @@ namespace tally::executor {
 namespace {
 
 using nlohmann::json;
-
-bool names_relation(const json& node, const std::string& name) {
-  if (node.is_object()) {
-    if (node.contains("RangeVar")) {
-      const auto& rv = node["RangeVar"];
-      if (!rv.contains("schemaname") && rv.value("relname", "") == name) return true;
-    }
-    for (const auto& [key, value] : node.items()) {
-      if (names_relation(value, name)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& v : node) {
-      if (names_relation(v, name)) return true;
-    }
-  }
-  return false;
-}
 
 // A set operation's branch: the SelectStmt body, wrapped or not.
 const json& select_body(const json& node) { return node.contains("SelectStmt") ? node["SelectStmt"] : node; }
@@ -83,7 +67,7 @@ size_t append_new(const ResultSet& from, size_t width, bool all,
 }  // namespace
 
 bool refers_to_itself(const json& cte) {
-  return names_relation(cte.value("ctequery", json::object()), cte.value("ctename", ""));
+  return names_relation(cte.value("ctequery", json::object()), cte.value("ctename", ""), /*unqualified_only=*/true);
 }
 
 std::shared_ptr<const MaterializedRelation> plan_recursive_cte(const json& cte,

@@ -5,16 +5,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/ascii_case.hpp"
 #include "executor/settings.hpp"
 
 namespace tally::executor {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 using Kind = SettingDefinition::Kind;
 
@@ -96,8 +92,8 @@ Registry build() {
       "GPU launch configuration to force, e.g. tpb=256,bps=4,ff=50,rpt=4; empty: the tuner's choice.", false, false);
   for (std::string_view name : kReported) find(name)->reported = true;
   std::sort(r.definitions.begin(), r.definitions.end(),
-            [](const auto& a, const auto& b) { return lower(a.name) < lower(b.name); });
-  for (size_t i = 0; i < r.definitions.size(); ++i) r.by_name.emplace(lower(r.definitions[i].name), i);
+            [](const auto& a, const auto& b) { return ascii_lower(a.name) < ascii_lower(b.name); });
+  for (size_t i = 0; i < r.definitions.size(); ++i) r.by_name.emplace(ascii_lower(r.definitions[i].name), i);
   return r;
 }
 
@@ -112,7 +108,7 @@ std::span<const SettingDefinition> setting_definitions() { return registry().def
 
 const SettingDefinition* find_setting_definition(std::string_view name) {
   const Registry& r = registry();
-  auto it = r.by_name.find(lower(name));
+  auto it = r.by_name.find(ascii_lower(name));
   return it == r.by_name.end() ? nullptr : &r.definitions[it->second];
 }
 

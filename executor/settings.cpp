@@ -6,17 +6,13 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "common/ascii_case.hpp"
 #include "common/error.hpp"
 #include "executor/setting_units.hpp"
 
 namespace tally::executor {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 using Kind = SettingDefinition::Kind;
 
@@ -25,7 +21,7 @@ std::string canonical_datestyle(std::string_view value) {
   std::string token;
   auto flush = [&] {
     if (token.empty()) return;
-    const std::string t = lower(token);
+    const std::string t = ascii_lower(token);
     if (t == "iso") style = "ISO";
     else if (t == "sql") style = "SQL";
     else if (t == "postgres") style = "Postgres";
@@ -92,26 +88,26 @@ std::string version_string() {
 Settings::Settings() = default;
 
 std::string Settings::default_value(const SettingDefinition& def) const {
-  auto it = defaults_.find(lower(def.name));
+  auto it = defaults_.find(ascii_lower(def.name));
   return it == defaults_.end() ? def.default_value : it->second;
 }
 
 void Settings::store(const SettingDefinition& def, std::string value) {
-  const std::string key = lower(def.name);
+  const std::string key = ascii_lower(def.name);
   if (value == def.default_value) values_.erase(key);
   else values_[key] = std::move(value);
 }
 
 std::optional<std::string> Settings::get(std::string_view name) const {
   const SettingDefinition* def = find_setting_definition(name);
-  auto it = values_.find(def ? lower(def->name) : lower(name));
+  auto it = values_.find(def ? ascii_lower(def->name) : ascii_lower(name));
   if (it != values_.end()) return it->second;
   if (def) return def->default_value;
   return std::nullopt;
 }
 
 std::string Settings::canonical_value(const SettingDefinition& def, std::string_view value) const {
-  const std::string v = lower(value);
+  const std::string v = ascii_lower(value);
   auto invalid = [&] {
     return Error(SqlState::invalid_parameter_value,
                  "invalid value for parameter \"" + def.name + "\": \"" + std::string(value) + "\"");
@@ -154,7 +150,7 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
       const std::vector<std::string> allowed = def.postgres ? parse_text_array(def.postgres->enumvals)
                                                             : std::vector<std::string>{};
       for (const auto& a : allowed) {
-        if (lower(a) == v) return a;
+        if (ascii_lower(a) == v) return a;
       }
       // PostgreSQL's hidden spellings of on and off in enums that have them.
       const bool has_on_off = std::find(allowed.begin(), allowed.end(), "on") != allowed.end() &&
@@ -186,8 +182,8 @@ std::pair<std::string, bool> Settings::set(std::string_view name, std::string_vi
   if (def == nullptr) {
     // Custom "prefix.name" placeholders are accepted, as in PostgreSQL.
     if (name.find('.') != std::string_view::npos) {
-      values_[lower(name)] = std::string(value);
-      return {lower(name), false};
+      values_[ascii_lower(name)] = std::string(value);
+      return {ascii_lower(name), false};
     }
     throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
   }
@@ -201,8 +197,8 @@ std::pair<std::string, bool> Settings::reset(std::string_view name) {
   const SettingDefinition* def = find_setting_definition(name);
   if (def == nullptr) {
     if (name.find('.') != std::string_view::npos) {
-      values_.erase(lower(name));
-      return {lower(name), false};
+      values_.erase(ascii_lower(name));
+      return {ascii_lower(name), false};
     }
     throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
   }
@@ -216,7 +212,7 @@ void Settings::set_default(std::string_view name, std::string_view value) {
   const SettingDefinition* def = find_setting_definition(name);
   if (!def) throw Error(SqlState::undefined_object, "unrecognized configuration parameter \"" + std::string(name) + "\"");
   std::string canonical = canonical_value(*def, value);
-  defaults_[lower(def->name)] = canonical;
+  defaults_[ascii_lower(def->name)] = canonical;
   store(*def, std::move(canonical));
 }
 
@@ -232,7 +228,7 @@ std::optional<uint64_t> Settings::milliseconds(std::string_view name) const {
 void Settings::initialize(std::string_view name, std::string_view value) {
   const SettingDefinition* def = find_setting_definition(name);
   if (!def) {
-    values_[lower(name)] = std::string(value);
+    values_[ascii_lower(name)] = std::string(value);
     ++generation_;
     return;
   }
@@ -240,12 +236,12 @@ void Settings::initialize(std::string_view name, std::string_view value) {
   if (get(def->name) != value) ++generation_;
   store(*def, std::string(value));
   // Read-only settings keep this value on RESET ALL too.
-  if (def->read_only) defaults_[lower(def->name)] = std::string(value);
+  if (def->read_only) defaults_[ascii_lower(def->name)] = std::string(value);
 }
 
 std::string Settings::canonical_name(std::string_view name) const {
   const SettingDefinition* def = find_setting_definition(name);
-  return def ? def->name : lower(name);
+  return def ? def->name : ascii_lower(name);
 }
 
 std::vector<std::string> Settings::reset_all() {

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "executor/database.hpp"
+#include "executor/relation_references.hpp"
 #include "executor/introspection/catalog_query.hpp"
 #include "executor/introspection/catalog_relation_provider.hpp"
 #include "executor/introspection/reg_name_catalog.hpp"
@@ -37,20 +38,6 @@ int max_parameter(const json& node) {
 }
 
 // True when the parse tree names the relation (a RangeVar with that relname).
-bool names_relation(const json& node, std::string_view name) {
-  if (node.is_object()) {
-    if (node.contains("RangeVar")) return node["RangeVar"].value("relname", "") == name;
-    for (const auto& [key, value] : node.items()) {
-      if (names_relation(value, name)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& v : node) {
-      if (names_relation(v, name)) return true;
-    }
-  }
-  return false;
-}
-
 // Collects the rows of a SHOW ALL run on the wrapped session (its settings
 // are private to it; SHOW ALL is the interface PostgreSQL clients have too).
 class ShowAllWriter final : public tally::ResultWriter {
