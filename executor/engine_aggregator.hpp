@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "executor/stored_width.hpp"
 #include "executor/database.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
@@ -27,16 +28,6 @@ inline bool is_intlike(TypeId id) {
          id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::boolean;
 }
 
-// The width an engine takes a stored column of this type at (int2 and bool
-// widened to int32; text as its int32 dictionary codes).
-inline ColumnWidth stored_width(TypeId id) {
-  switch (id) {
-    case TypeId::float4: return ColumnWidth::float32;
-    case TypeId::float8: return ColumnWidth::float64;
-    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::numeric: return ColumnWidth::int64;
-    default: return ColumnWidth::int32;
-  }
-}
 
 // Integer-like types stored in at most 4 bytes: engines take them as int32.
 inline bool narrow_int(TypeId id) {

@@ -7,10 +7,10 @@
 
 #include "common/cancel.hpp"
 #include "executor/column_program_compiler.hpp"
-#include "executor/engine_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
+#include "executor/stored_width.hpp"
 #include "executor/select_plan.hpp"
 #include "storage/column_layout.hpp"
 
@@ -160,10 +160,6 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
                         [](const FilterPart& p) { return p.dictionary != nullptr; });
 }
 
-// A chunk's rows that pass the filters. Each conjunct converts only the
-// columns it reads, and only for the rows the conjuncts before it kept; the
-// other columns are converted last, for the rows that pass: a selective
-// filter spares converting (and copying the texts of) the rows it drops.
 bool TableScan::plan_comparisons(const Expr& conjunct) {
   ProgramColumnMap map;
   const std::optional<ColumnProgram> program = compile_filter(conjunct, map, nullptr);
@@ -179,7 +175,7 @@ bool TableScan::plan_comparisons(const Expr& conjunct) {
     const TypeId id = read_columns_[read].type.id;
     if (id == TypeId::int2 || id == TypeId::boolean) return false;  // stored narrower than the loops read
     ProgramColumn c;
-    c.width = static_cast<uint8_t>(engine_aggregation::stored_width(id));
+    c.width = static_cast<uint8_t>(stored_width(id));
     widths.push_back(c);
     reads.push_back(read);
   }
@@ -202,6 +198,11 @@ bool TableScan::KeyTestRun::worth_it() const {
   return t < (uint64_t{4} << 20) || passed.load(std::memory_order_relaxed) * 4 < t * 3;
 }
 
+// A chunk's rows that pass the filters. The comparisons with constants go
+// first, over the whole chunk's stored values; then each conjunct converts
+// only the columns it reads, and only for the rows the conjuncts before it
+// kept; the other columns are converted last, for the rows that pass: a
+// selective filter spares converting (and copying the texts of) the rows it drops.
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
                                     DictionaryStates& states, KeyTestRun* key_test) const {
   const size_t n = table_columns_.size();
@@ -239,7 +240,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     for (const size_t i : compared_columns_) {
       const storage::ColumnVector& c = batch.columns[i];
       stored.push_back({c.data.data(), c.has_nulls() ? c.validity.data() : nullptr,
-                        static_cast<uint8_t>(engine_aggregation::stored_width(c.type.id))});
+                        static_cast<uint8_t>(stored_width(c.type.id))});
     }
     std::vector<uint8_t> mask(batch.rows);
     evaluate_comparisons(compared_, stored, 0, batch.rows, mask.data());
