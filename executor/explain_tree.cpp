@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_string.hpp"
+
 namespace tally::executor {
 namespace {
 
@@ -107,23 +109,9 @@ Item plan_object(const ExplainNode& node, const char* relationship, bool costs) 
 }
 
 std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += number(static_cast<unsigned char>(c), "\\u%04x");
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  append_json_string(out, s);
+  return out;
 }
 
 std::string scalar_text(const Item& item) {
