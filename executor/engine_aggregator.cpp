@@ -301,7 +301,17 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   AggregateEngine* gpu = context.gpu_engine;
   if (!gpu && engine_table_) gpu = engine_table_->gpu_engine();
   const bool wants_gpu = context.engine == "auto" || context.engine == "gpu";
-  if (wants_gpu && gpu) {
+  // A WHERE compiled to a column program is evaluated by the CPU engine's
+  // program evaluator over the stored values, on every core; a GPU run takes
+  // its rows from the host path instead, which evaluates the WHERE by
+  // expression and copies the rows kept, and that costs more than the CPU
+  // engine's whole aggregation. Until the GPU run evaluates programs on the
+  // device (gpu/pipeline/column_programs.cu), the engine's own choice for a
+  // filtered aggregation is the CPU engine.
+  if (context.engine == "auto" && gpu && !spec_.row_filter.empty()) {
+    not_on_gpu_ = "the WHERE runs as a column program on the CPU engine (the GPU run does not evaluate "
+                  "programs on the device)";
+  } else if (wants_gpu && gpu) {
     // A FILTER goes to the GPU as its aggregate's input validity (sink()):
     // only count(*), which has no input, cannot take it there.
     bool filtered = false;

@@ -220,7 +220,7 @@ class EngineAggregator final : public GroupAggregator {
   std::unique_ptr<AggregateEngine> cpu_engine_;
   AggregateEngine* engine_ = nullptr;  // cpu_engine_, or the database's GPU engine
   bool on_gpu_ = false;
-  std::string not_on_gpu_;  // why `SET tally.engine = gpu` ran on the CPU
+  std::string not_on_gpu_;  // why a GPU engine that was there did not run it
   std::unique_ptr<AggregationRun> run_;
   AggregationReport report_;
   KeyInterner interner_;

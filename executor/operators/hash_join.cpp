@@ -27,6 +27,9 @@ namespace {
 // pairs, so it never materializes every pair, and cancel is looked at
 // between rounds.
 constexpr size_t kPairsPerRound = size_t{1} << 18;
+// Pairs a probe chunk joined on a worker thread (ChunkSink::prepare) may hold
+// before the rest of its rounds wait for the consumer.
+constexpr size_t kPreparedPairs = 4 * kPairsPerRound;
 // How far ahead of the probed row its bucket is prefetched.
 constexpr size_t kPrefetchRows = 16;
 
@@ -183,14 +186,62 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     part.out.push_back(pairs_chunk(chunk, rows, missing));
   };
 
-  struct ProbeSink final : ChunkSink {
-    std::function<bool(DataChunk&)> fn;
-    bool consume(DataChunk& chunk) override { return fn(chunk); }
-  } probe_sink;
-  probe_sink.fn = [&](DataChunk& chunk) -> bool {
+  // Whether a probe chunk can give no row at all.
+  auto gives_nothing = [&](const DataChunk& chunk) {
+    return chunk.rows == 0 || (build_rows == 0 && !keep_probe && kind_ != JoinKind::anti);
+  };
+
+  // A source with chunks in flight on worker threads (the scan's read-ahead,
+  // a lower join's parts) has each chunk probed there by prepare(), with the
+  // sink's prepare() of the rows it gives: a pipeline of joins over a scan
+  // runs on every core, chunk by chunk, and consume_prepared() only passes
+  // the outputs on in order. A chunk whose pairs pass kPreparedPairs (a
+  // heavily duplicated key) does its remaining rounds in consume_prepared(),
+  // so that no chunk in flight holds more than that.
+  struct ProbeWork final : PreparedWork {
+    std::vector<Vector> keys;
+    std::vector<uint64_t> hashes;
+    std::vector<uint8_t> matched;
+    ProbePart part;
+    std::vector<DataChunk> out;  // prepared by the sink
+  };
+  auto prepare_chunk = [&](DataChunk& chunk) {
     if (context.cancel) context.cancel->check();
-    if (chunk.rows == 0) return true;
-    if (build_rows == 0 && !keep_probe && kind_ != JoinKind::anti) return true;
+    if (gives_nothing(chunk)) {
+      chunk.rows = 0;
+      return;
+    }
+    auto work = std::make_shared<ProbeWork>();
+    if (hashed) {
+      work->keys = evaluate_all(probe_keys_, space_input(chunk, probe.layout(), space_width_, context.parameters));
+      work->hashes.resize(chunk.rows);
+      key_hashes(work->keys, 0, chunk.rows, work->hashes.data());
+    }
+    work->matched.assign(chunk.rows, 0);
+    work->part.end = chunk.rows;
+    size_t pairs = 0;
+    while (!work->part.done() && pairs < kPreparedPairs) {
+      if (context.cancel) context.cancel->check();
+      step(work->part, chunk, work->keys, work->hashes, work->matched, kPairsPerRound);
+      for (auto& out : work->part.out) {
+        pairs += out.rows;
+        if (out.rows > 0) sink.prepare(out);
+        if (out.rows > 0) work->out.push_back(std::move(out));
+      }
+      work->part.out.clear();
+    }
+    if (work->out.empty() && work->part.done()) {
+      chunk.rows = 0;
+      return;
+    }
+    chunk.prepared = std::move(work);
+  };
+
+  // Any other source: the chunk's rows are split into parts probed on the
+  // worker pool, round by round, and the outputs passed on in order.
+  auto consume_chunk = [&](DataChunk& chunk) -> bool {
+    if (context.cancel) context.cancel->check();
+    if (gives_nothing(chunk)) return true;
     std::vector<Vector> keys;
     if (hashed) keys = evaluate_all(probe_keys_, space_input(chunk, probe.layout(), space_width_, context.parameters));
     const size_t part_count = std::clamp<size_t>(chunk.rows / kMinRowsPerPart, 1, static_cast<size_t>(threads));
@@ -232,6 +283,42 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     }
     return true;
   };
+
+  auto consume_prepared_chunk = [&](DataChunk& chunk) -> bool {
+    auto* work = dynamic_cast<ProbeWork*>(chunk.prepared.get());
+    if (work == nullptr) return consume_chunk(chunk);
+    for (auto& out : work->out) {
+      if (!sink.consume_prepared(out)) {
+        stopped = true;
+        return false;
+      }
+    }
+    work->out.clear();
+    while (!work->part.done()) {
+      if (context.cancel) context.cancel->check();
+      step(work->part, chunk, work->keys, work->hashes, work->matched, kPairsPerRound);
+      for (auto& out : work->part.out) {
+        if (out.rows > 0) sink.prepare(out);
+        if (out.rows > 0 && !sink.consume_prepared(out)) {
+          stopped = true;
+          return false;
+        }
+      }
+      work->part.out.clear();
+    }
+    return true;
+  };
+
+  struct ProbeSink final : ChunkSink {
+    std::function<void(DataChunk&)> prepare_fn;
+    std::function<bool(DataChunk&)> consume_fn, consume_prepared_fn;
+    void prepare(DataChunk& chunk) const override { prepare_fn(chunk); }
+    bool consume(DataChunk& chunk) override { return consume_fn(chunk); }
+    bool consume_prepared(DataChunk& chunk) override { return consume_prepared_fn(chunk); }
+  } probe_sink;
+  probe_sink.prepare_fn = prepare_chunk;
+  probe_sink.consume_fn = consume_chunk;
+  probe_sink.consume_prepared_fn = consume_prepared_chunk;
   // A probe row without a match gives nothing in an inner, semi or
   // build-outer join: a scan on the probe side tests its keys against the
   // table first, and converts the rest of its columns only for the rows that match.
