@@ -190,6 +190,9 @@ struct ChunkInput {
   // The stored columns the spec's programs read (ProgramOp::load's column
   // index), with identity like any stored column (resident on the GPU).
   std::vector<ColumnView> program_columns;
+  // Set by AggregationRun::prepare once it evaluated the spec's programs:
+  // the views are the rows the WHERE kept, the inputs computed.
+  bool programs_evaluated = false;
 };
 
 // Packs rows [begin, end) of chunk.key_columns into out[0, end - begin)
@@ -299,6 +302,12 @@ class AggregationRun {
   // passes it without data (ColumnView). Asked before the chunk is read, in
   // chunk order, on the thread that sinks.
   virtual bool hold(const ColumnIdentity& /*column*/, ColumnWidth /*width*/) { return false; }
+  // Work on a chunk that reads no state of the run (evaluating the spec's
+  // WHERE and input programs), done ahead of sink() on the thread that read
+  // the chunk, several chunks at once: rewrites `chunk` to what sink() then
+  // takes as it is, and returns the memory its views now point into (kept
+  // until that sink()). Thread-safe. nullptr: nothing done ahead.
+  virtual std::shared_ptr<void> prepare(ChunkInput& /*chunk*/) const { return nullptr; }
   virtual void sink(const ChunkInput& chunk) = 0;
   virtual AggregationResult finalize() = 0;
   virtual AggregationReport report() const = 0;

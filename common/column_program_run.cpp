@@ -78,17 +78,60 @@ class ProgramRun final : public AggregationRun {
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override { inner_->begin_pass(pass); }
 
+  std::shared_ptr<void> prepare(ChunkInput& chunk) const override {
+    // One thread per chunk: the reader's threads evaluate several at once.
+    auto held = std::make_shared<Evaluated>();
+    evaluate(chunk, 1, *held);
+    return held;
+  }
+
   void sink(const ChunkInput& chunk) override {
-    const size_t rows = chunk.rows;
-    std::vector<uint8_t> mask(spec_.row_filter.empty() ? 0 : rows);
+    if (chunk.programs_evaluated) {
+      if (chunk.rows > 0) inner_->sink(chunk);
+      return;
+    }
+    // The host evaluates row by row: a large chunk is split over threads.
+    const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+    const size_t threads = std::min<size_t>(spec_.threads > 0 ? static_cast<size_t>(spec_.threads) : hardware,
+                                            std::max<size_t>(1, chunk.rows / kRowsPerThread));
     ChunkInput in = chunk;
+    Evaluated held;
+    evaluate(in, threads, held);
+    if (in.rows > 0) inner_->sink(in);
+  }
+
+  AggregationResult finalize() override { return inner_->finalize(); }
+  AggregationReport report() const override {
+    AggregationReport r = inner_->report();
+    r.details.push_back("Programs: WHERE and inputs evaluated on the host");
+    return r;
+  }
+
+ private:
+  // The arrays an evaluated chunk's views point into.
+  struct Evaluated {
+    std::vector<std::unique_ptr<int64_t[]>> computed;
+    std::vector<std::unique_ptr<uint8_t[]>> computed_valid;
+    std::vector<std::vector<uint8_t>> bytes;
+  };
+
+  // Evaluates the WHERE and the input programs of `in`'s rows on `threads`
+  // threads, then rewrites `in` to the rows the WHERE keeps (rows 0: none),
+  // its views into `held`.
+  void evaluate(ChunkInput& in, size_t threads, Evaluated& held) const {
+    const size_t rows = in.rows;
+    std::vector<uint8_t> mask(spec_.row_filter.empty() ? 0 : rows);
+    const std::vector<ProgramColumn> cols = program_columns_of(in.program_columns);
     in.program_columns.clear();
+    in.programs_evaluated = true;
     // Evaluated inputs: 8 bytes per row, validity beside. Rows the filter
     // drops are not computed (PostgreSQL never computes them: no error).
     // Left uninitialized: evaluate_program_rows writes every row, the
     // dropped ones as NULL.
-    std::vector<std::unique_ptr<int64_t[]>> computed(spec_.value_programs.size());
-    std::vector<std::unique_ptr<uint8_t[]>> computed_valid(spec_.value_programs.size());
+    std::vector<std::unique_ptr<int64_t[]>>& computed = held.computed;
+    std::vector<std::unique_ptr<uint8_t[]>>& computed_valid = held.computed_valid;
+    computed.resize(spec_.value_programs.size());
+    computed_valid.resize(spec_.value_programs.size());
     for (size_t i = 0; i < spec_.value_programs.size() && i < in.values.size(); ++i) {
       const ColumnProgram& p = spec_.value_programs[i];
       if (p.empty()) continue;
@@ -100,9 +143,7 @@ class ProgramRun final : public AggregationRun {
       v.identity = ColumnIdentity{};
       v.validity = computed_valid[i].get();
     }
-    // The filter, then the inputs, of each part of the rows on a thread of
-    // its own: the host evaluates row by row, so a large chunk is split.
-    const std::vector<ProgramColumn> cols = program_columns_of(chunk.program_columns);
+    // The filter, then the inputs, of each part of the rows.
     auto evaluate_part = [&](size_t begin, size_t end) {
       uint32_t error = 0;
       if (!mask.empty()) error |= evaluate_program_rows(spec_.row_filter, cols, begin, end, mask.data(), nullptr, nullptr);
@@ -113,18 +154,12 @@ class ProgramRun final : public AggregationRun {
       }
       return error;
     };
-    const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-    const size_t threads = std::min<size_t>(spec_.threads > 0 ? static_cast<size_t>(spec_.threads) : hardware,
-                                            std::max<size_t>(1, rows / kRowsPerThread));
     std::vector<uint32_t> errors(threads, 0);
     for_parts(threads, rows, [&](size_t part, size_t begin, size_t end) { errors[part] = evaluate_part(begin, end); });
     uint32_t error = 0;
     for (uint32_t e : errors) error |= e;
     if (error) throw ProgramOverflow{error};
-    if (mask.empty()) {
-      inner_->sink(in);
-      return;
-    }
+    if (mask.empty()) return;
     // The rows the filter keeps, and their values, gathered by the same
     // parts: each part counts its rows, then writes them at its offset.
     std::vector<size_t> offsets(threads + 1, 0);
@@ -135,9 +170,10 @@ class ProgramRun final : public AggregationRun {
     });
     for (size_t t = 0; t < threads; ++t) offsets[t + 1] += offsets[t];
     const size_t kept_rows = offsets[threads];
+    in.rows = kept_rows;
     if (kept_rows == 0) return;
     std::vector<uint32_t> kept(kept_rows);
-    std::vector<std::vector<uint8_t>> bytes;
+    std::vector<std::vector<uint8_t>>& bytes = held.bytes;
     bytes.reserve(4 + 2 * (in.values.size() + in.key_columns.size() + in.filters.size()));
     // Each gathered array: (source, width in bytes, destination); filled by every part below.
     struct Gather {
@@ -178,18 +214,8 @@ class ProgramRun final : public AggregationRun {
         else gather_rows(static_cast<const uint8_t*>(g.src), mine, n, out);
       }
     });
-    in.rows = kept_rows;
-    inner_->sink(in);
   }
 
-  AggregationResult finalize() override { return inner_->finalize(); }
-  AggregationReport report() const override {
-    AggregationReport r = inner_->report();
-    r.details.push_back("Programs: WHERE and inputs evaluated on the host");
-    return r;
-  }
-
- private:
   AggregationSpec spec_;
   std::unique_ptr<AggregationRun> inner_;
 };

@@ -113,8 +113,11 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
   // evaluated expression of static scale is checked value by value as it is
   // sunk (engine_aggregator_sink.cpp).
   const bool bare = dynamic_cast<const ColumnExpr*>(call.args.empty() ? nullptr : call.args[0].get()) != nullptr;
+  // A bare column without a declared scale (a derived table's expression,
+  // numeric as PostgreSQL types it) is summed at its first value's scale
+  // while every value has that scale (EngineAggregator::input_scales_).
   const bool scaled_numeric = in == TypeId::numeric && !call.args.empty() &&
-                              (bare ? call.args[0]->type.typmod >= 4 && call.args[0]->type.numeric_precision() <= 18
+                              (bare ? call.args[0]->type.typmod < 4 || call.args[0]->type.numeric_precision() <= 18
                                     : static_numeric_scale(*call.args[0]).has_value());
   // Inputs an engine sorts by order code (common/ordered_code.hpp). Not
   // text: its dictionary codes are in order of first appearance, not in
@@ -251,6 +254,14 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     if (mappings_[a].inputs >= 1) { p.input = static_cast<int>(inputs_.size()); inputs_.push_back(input(0)); }
     if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(input(1)); }
     spec_.aggregates.push_back(p);
+  }
+  input_scales_ = std::vector<std::atomic<int32_t>>(inputs_.size());
+  input_scale_checked_.assign(inputs_.size(), 0);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i]->type.id != TypeId::numeric) continue;
+    const std::optional<int32_t> scale = static_numeric_scale(*inputs_[i]);
+    input_scales_[i] = scale.value_or(kScaleUnknown);
+    input_scale_checked_[i] = scale ? 0 : 1;
   }
   compile_programs(where, context);
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
@@ -553,6 +564,10 @@ std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPt
     auto m = map_aggregate(a);
     if (!m) return nullptr;
     mappings.push_back(*m);
+    // A stored numeric column without a declared scale may hold values of
+    // every scale (and the raw stored path reads declared scales only).
+    const auto* column = a.args.empty() ? nullptr : dynamic_cast<const ColumnExpr*>(a.args[0].get());
+    if (table != nullptr && column && column->type.id == TypeId::numeric && column->type.typmod < 4) return nullptr;
   }
   return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where);
 }

@@ -129,6 +129,10 @@ class EngineAggregator final : public GroupAggregator {
   std::vector<int> raw_columns(size_t chunk, const std::vector<int>& scan_columns) override;
   void sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
                 const std::vector<int>& batch_columns) override;
+  std::shared_ptr<PreparedWork> prepare_raw(size_t chunk, size_t rows,
+                                            const std::shared_ptr<const storage::ChunkBatch>& batch,
+                                            const std::vector<int>& batch_columns) const override;
+  void sink_raw_prepared(PreparedWork* work) override;
   void sink(const EvalInput& rows) override;
   std::shared_ptr<PreparedWork> prepare(const EvalInput& rows) const override;
   void sink_prepared(PreparedWork* work, const EvalInput& rows) override;
@@ -234,6 +238,23 @@ class EngineAggregator final : public GroupAggregator {
   static constexpr int32_t kScaleUnknown = INT32_MIN + 1;
   std::vector<std::unique_ptr<TextKeyCodes>> text_codes_;
   mutable std::vector<std::atomic<int32_t>> numeric_scales_;
+  // Per input, the same for a numeric aggregate input: its static scale, or
+  // for a column of a derived table (numeric without a declared scale)
+  // the first value's, every value checked against it (`input_scale_checked_`).
+  mutable std::vector<std::atomic<int32_t>> input_scales_;
+  std::vector<uint8_t> input_scale_checked_;
+  // The scale every non-NULL value of `v` has, decided by the first value
+  // any thread sees when `decided` is kScaleUnknown; a value of another
+  // scale throws EngineInputOverflow (`what` names the varying value).
+  // A stored chunk as the engine takes it (sink_raw): views into the batch
+  // and into the arrays made for it.
+  struct RawChunk;
+  void raw_input(size_t chunk, size_t rows, const storage::ChunkBatch* batch, const std::vector<int>& batch_columns,
+                 RawChunk& raw) const;
+  // The text keys' dictionaries, from the chunks as they come (consumer only).
+  void keep_dictionaries(const storage::ChunkBatch* batch, const std::vector<int>& batch_columns);
+  void run_sink(const ChunkInput& in);
+  static int32_t one_numeric_scale(const Vector& v, std::atomic<int32_t>& decided, const char* what);
   const TableSnapshot* table_ = nullptr;
   bool interned_ = false;
   std::string estimate_source_ = "statistics";

@@ -112,7 +112,9 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     PartialStates& s = result.states[a];
     const SqlType out_type = call.signature.result_type;
     const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
-    const int scale = in == TypeId::numeric ? static_numeric_scale(*call.args[0]).value_or(0) : 0;
+    const int input = spec_.aggregates[a].input;
+    const int32_t decided = in == TypeId::numeric && input >= 0 ? input_scales_[static_cast<size_t>(input)].load() : 0;
+    const int scale = decided == kScaleUnknown ? 0 : decided;
     // The shared column finalizer: no Value per group (finalize.hpp).
     Vector v(out_type);
     const ColumnFinal final{call.signature.kind, in, scale};

@@ -167,6 +167,20 @@ void EngineAggregator::load_dictionaries() const {
   }
 }
 
+int32_t EngineAggregator::one_numeric_scale(const Vector& v, std::atomic<int32_t>& decided, const char* what) {
+  int32_t scale = decided.load(std::memory_order_relaxed);
+  for (size_t r = 0; r < v.count; ++r) {
+    if (v.null_at(r)) continue;
+    if (scale == kScaleUnknown) {
+      // The first value seen, by whichever thread, decides.
+      decided.compare_exchange_strong(scale, v.numerics[r].scale);
+      scale = decided.load();
+    }
+    if (v.numerics[r].scale != scale) throw EngineInputOverflow(SqlState::feature_not_supported, what);
+  }
+  return scale;
+}
+
 void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& in,
                                              std::vector<std::vector<int64_t>>& values,
                                              std::vector<std::vector<uint8_t>>& validity) const {
@@ -180,18 +194,7 @@ void EngineAggregator::evaluated_key_columns(const EvalInput& rows, ChunkInput& 
       text_codes_[k]->code(v, out.data());
     } else if (mode_ == KeyMode::evaluated_tuple && v.type.id == TypeId::numeric) {
       out.assign(rows.rows, 0);
-      int32_t scale = numeric_scales_[k].load(std::memory_order_relaxed);
-      for (size_t r = 0; r < rows.rows; ++r) {
-        if (v.null_at(r)) continue;
-        if (scale == kScaleUnknown) {
-          // The first value seen, by whichever thread, decides.
-          numeric_scales_[k].compare_exchange_strong(scale, v.numerics[r].scale);
-          scale = numeric_scales_[k].load();
-        }
-        if (v.numerics[r].scale != scale) {
-          throw EngineInputOverflow(SqlState::feature_not_supported, "a numeric group key of varying scale");
-        }
-      }
+      const int32_t scale = one_numeric_scale(v, numeric_scales_[k], "a numeric group key of varying scale");
       if (!numeric_as_int64(v, scale, out.data())) {
         throw EngineInputOverflow(SqlState::feature_not_supported, "a numeric group key over 18 significant digits");
       }

@@ -47,8 +47,29 @@ std::vector<int> EngineAggregator::raw_columns(size_t chunk, const std::vector<i
   return read;
 }
 
-void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
-                                const std::vector<int>& batch_columns) {
+struct EngineAggregator::RawChunk final : PreparedWork {
+  std::shared_ptr<const storage::ChunkBatch> batch;
+  std::vector<int> batch_columns;
+  ChunkInput in;
+  std::vector<std::vector<int32_t>> widened;
+  std::vector<int64_t> zero_keys;
+  std::shared_ptr<void> evaluated;  // the run's prepare()
+};
+
+namespace {
+
+const storage::ColumnVector* column_in(const storage::ChunkBatch* batch, const std::vector<int>& batch_columns,
+                                       int table_column) {
+  for (size_t i = 0; i < batch_columns.size(); ++i) {
+    if (batch_columns[i] == table_column) return &batch->columns[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void EngineAggregator::raw_input(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
+                                 const std::vector<int>& batch_columns, RawChunk& raw) const {
   std::optional<uint64_t> chunk_id;
   if (on_gpu_ && engine_table_) chunk_id = engine_table_->chunk_id(chunk);
   // Stored columns carry their identity, so the GPU engine can keep them
@@ -59,20 +80,14 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
     if (chunk_id && table_oid_ != 0) id = ColumnIdentity{table_oid_, *chunk_id, static_cast<uint32_t>(table_column)};
     return id;
   };
-  auto column_of = [&](int table_column) -> const storage::ColumnVector* {
-    for (size_t i = 0; i < batch_columns.size(); ++i) {
-      if (batch_columns[i] == table_column) return &batch->columns[i];
-    }
-    return nullptr;
-  };
-  ChunkInput in;
+  ChunkInput& in = raw.in;
   in.rows = rows;
-  std::vector<std::vector<int32_t>> widened;
+  std::vector<std::vector<int32_t>>& widened = raw.widened;
   widened.reserve(inputs_.size() + 1);
   auto view_of = [&](int table_column) {
     ColumnView v;
     v.identity = identity_of(table_column);
-    const storage::ColumnVector* stored = column_of(table_column);
+    const storage::ColumnVector* stored = column_in(batch, batch_columns, table_column);
     if (stored == nullptr) {
       if (!v.identity.known()) throw Error(SqlState::internal_error, "scan column missing");
       v.width = stored_width(table_->columns()[static_cast<size_t>(table_column)].type.id);
@@ -96,23 +111,16 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
     }
     return v;
   };
-  std::vector<int64_t> zero_keys;
   if (mode_ == KeyMode::none) {
-    zero_keys.assign(rows, 0);
-    in.keys = ColumnView{ColumnWidth::int64, zero_keys.data(), nullptr};
+    raw.zero_keys.assign(rows, 0);
+    in.keys = ColumnView{ColumnWidth::int64, raw.zero_keys.data(), nullptr};
   } else if (key_columns_mode(mode_)) {
     // The key columns as stored (and resident on the GPU per column): the
     // engine packs them.
     in.keys = ColumnView{ColumnWidth::int64, nullptr, nullptr};
-    for (size_t k = 0; k < packed_columns_.size(); ++k) {
-      in.key_columns.push_back(view_of(packed_columns_[k]));
-      const storage::ColumnVector* key = column_of(packed_columns_[k]);
-      if (key && key->dictionary) part_dictionaries_[k] = key->dictionary;
-    }
+    for (const int column : packed_columns_) in.key_columns.push_back(view_of(column));
   } else {
     in.keys = view_of(key_column_);
-    const storage::ColumnVector* key = column_of(key_column_);
-    if (mode_ == KeyMode::dict_column && key && key->dictionary) dictionary_ = key->dictionary;
   }
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (i < spec_.value_programs.size() && !spec_.value_programs[i].empty()) {
@@ -124,6 +132,21 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
   }
   for (const int column : program_columns_) in.program_columns.push_back(view_of(column));
   in.filters.assign(aggregates_.size(), nullptr);
+}
+
+void EngineAggregator::keep_dictionaries(const storage::ChunkBatch* batch, const std::vector<int>& batch_columns) {
+  if (key_columns_mode(mode_)) {
+    for (size_t k = 0; k < packed_columns_.size(); ++k) {
+      const storage::ColumnVector* key = column_in(batch, batch_columns, packed_columns_[k]);
+      if (key && key->dictionary) part_dictionaries_[k] = key->dictionary;
+    }
+  } else if (mode_ == KeyMode::dict_column) {
+    const storage::ColumnVector* key = column_in(batch, batch_columns, key_column_);
+    if (key && key->dictionary) dictionary_ = key->dictionary;
+  }
+}
+
+void EngineAggregator::run_sink(const ChunkInput& in) {
   try {
     run_->sink(in);
   } catch (const ProgramOverflow&) {
@@ -131,6 +154,38 @@ void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkB
     // input's 18 digits: the host path answers exactly.
     throw EngineInputOverflow(SqlState::numeric_value_out_of_range, "an engine program overflowed");
   }
+}
+
+void EngineAggregator::sink_raw(size_t chunk, size_t rows, const storage::ChunkBatch* batch,
+                                const std::vector<int>& batch_columns) {
+  RawChunk raw;
+  raw_input(chunk, rows, batch, batch_columns, raw);
+  keep_dictionaries(batch, batch_columns);
+  run_sink(raw.in);
+}
+
+std::shared_ptr<PreparedWork> EngineAggregator::prepare_raw(size_t chunk, size_t rows,
+                                                            const std::shared_ptr<const storage::ChunkBatch>& batch,
+                                                            const std::vector<int>& batch_columns) const {
+  // The CPU engine's programs only: a GPU run is asked for its held
+  // columns chunk by chunk, in order, and evaluates on its own side.
+  if (on_gpu_ || !has_programs(spec_)) return nullptr;
+  auto raw = std::make_shared<RawChunk>();
+  raw->batch = batch;
+  raw->batch_columns = batch_columns;
+  raw_input(chunk, rows, batch.get(), batch_columns, *raw);
+  try {
+    raw->evaluated = run_->prepare(raw->in);
+  } catch (const ProgramOverflow&) {
+    throw EngineInputOverflow(SqlState::numeric_value_out_of_range, "an engine program overflowed");
+  }
+  return raw;
+}
+
+void EngineAggregator::sink_raw_prepared(PreparedWork* work) {
+  auto& raw = static_cast<RawChunk&>(*work);
+  keep_dictionaries(raw.batch.get(), raw.batch_columns);
+  run_sink(raw.in);
 }
 
 namespace {
@@ -199,9 +254,12 @@ std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) c
       case Physical::floating: view.width = ColumnWidth::float64; break;
       case Physical::numeric: {
         std::vector<int64_t>& scaled = chunk.int64s.emplace_back(v.count);
+        const int32_t scale = input_scale_checked_[i]
+                                  ? one_numeric_scale(v, input_scales_[i], "a numeric aggregate input of varying scale")
+                                  : input_scales_[i].load(std::memory_order_relaxed);
         // An evaluated expression can exceed the 18 digits an engine
         // input holds (map_aggregate takes it for its static scale).
-        if (!numeric_as_int64(v, static_numeric_scale(*e).value_or(0), scaled.data())) {
+        if (!numeric_as_int64(v, scale == kScaleUnknown ? 0 : scale, scaled.data())) {
           throw EngineInputOverflow(SqlState::feature_not_supported,
                                     "an aggregate input over 18 significant digits is not supported by Tally's engines");
         }

@@ -19,6 +19,7 @@
 #include "executor/subquery_expr.hpp"
 #include "executor/join_conjunct.hpp"
 #include "executor/join_order.hpp"
+#include "executor/scan_selectivity.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/view_expansion.hpp"
 
@@ -28,9 +29,6 @@ using nlohmann::json;
 
 namespace {
 
-// Row estimate of a scan with pushed-down conditions: a fixed selectivity per
-// scan (no histograms yet), enough to build joins on the filtered side.
-constexpr double kFilteredFraction = 0.25;
 // Row estimate of a derived table or WITH query before it runs.
 constexpr double kDerivedRows = 1000;
 // How many times smaller than the other side an outer join's preserved side
@@ -458,7 +456,8 @@ Part FromPlanner::State::build_item(Node* node) {
       table_columns.push_back(c - node->base);
       layout.push_back(c);
     }
-    part.est = static_cast<double>(node->table->row_count()) * (node->filters.empty() ? 1.0 : kFilteredFraction);
+    part.est = static_cast<double>(node->table->row_count()) *
+               (node->filters.empty() ? 1.0 : scan_selectivity(node->filters, *node->table, node->base, width));
     part.op = std::make_unique<TableScan>(node->table, node->alias, std::move(table_columns), std::move(layout), width,
                                           ordered(std::move(node->filters)), part.est, outputs);
     return part;

@@ -72,6 +72,17 @@ class GroupAggregator {
   // (`batch_columns`) in that order, or is null when that named none.
   virtual void sink_raw(size_t /*chunk*/, size_t /*rows*/, const storage::ChunkBatch* /*batch*/,
                         const std::vector<int>& /*batch_columns*/) {}
+  // sink_raw's work on a chunk that reads no aggregation state (the
+  // engine's WHERE and input programs), done on the thread that read the
+  // chunk, several chunks at once; the result (holding `batch`) goes to
+  // sink_raw_prepared in chunk order. nullptr: sink_raw does it all.
+  // Thread-safe.
+  virtual std::shared_ptr<PreparedWork> prepare_raw(size_t /*chunk*/, size_t /*rows*/,
+                                                    const std::shared_ptr<const storage::ChunkBatch>& /*batch*/,
+                                                    const std::vector<int>& /*batch_columns*/) const {
+    return nullptr;
+  }
+  virtual void sink_raw_prepared(PreparedWork* /*work*/) {}
   // Which of finalize's columns (1 = may) go to the client as they are, so
   // an avg among them may come back as AvgParts (value.hpp) rather than
   // Numerics. Called before finalize; aggregators that ignore it are correct.

@@ -468,7 +468,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   struct Read {
     std::shared_ptr<const storage::ChunkBatch> batch;
     std::vector<int> columns;
-    Evaluated evaluated;  // when evaluate_ahead
+    Evaluated evaluated;                      // when evaluate_ahead
+    std::shared_ptr<PreparedWork> raw_ahead;  // raw: the aggregator's prepare_raw
   };
   // The chunk's converted columns, the rows WHERE keeps, and (ahead) what
   // the consumer's evaluation made of them.
@@ -511,9 +512,11 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                         [&](size_t c) -> ReadAhead<Read>::Work {
                           std::vector<int> columns = raw ? aggregator->raw_columns(c, plan.scan_columns) : plan.scan_columns;
                           // A raw chunk whose columns are all held elsewhere is not read at all.
-                          return [table = plan.table.get(), c, columns = std::move(columns), raw, evaluate_ahead, &evaluate]() {
-                            Read read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns, {}};
+                          return [table = plan.table.get(), c, columns = std::move(columns), raw, evaluate_ahead, &evaluate,
+                                  held = aggregator.get()]() {
+                            Read read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns, {}, {}};
                             if (evaluate_ahead) read.evaluated = evaluate(read.batch.get());
+                            if (raw) read.raw_ahead = held->prepare_raw(c, table->chunk_rows(c), read.batch, read.columns);
                             return read;
                           };
                         });
@@ -526,7 +529,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (raw) {
         const size_t rows = plan.table->chunk_rows(chunk);
         rows_scanned += rows;
-        aggregator->sink_raw(chunk, rows, read.batch.get(), read.columns);
+        if (read.raw_ahead) aggregator->sink_raw_prepared(read.raw_ahead.get());
+        else aggregator->sink_raw(chunk, rows, read.batch.get(), read.columns);
         continue;
       }
       if (all_direct) {
