@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """pgbench 15 against tallyd: `pgbench -i` at scale 1, then 10 s of the default
-(TPC-B like) script in each query mode (simple, extended, prepared) with 16
+(TPC-B like) script in each query mode (simple, extended, prepared) with 64
 clients, with no failed transaction; afterwards the balances agree: every
 transaction added the same delta to one account, one teller and one branch and
 logged it in pgbench_history. Run through tests/clients/tallyd_harness.py."""
@@ -11,7 +11,7 @@ import sys
 import tool_env as t
 
 PGBENCH = os.path.join(t.PG_BIN, "pgbench")
-CLIENTS = 16
+CLIENTS = 64
 SECONDS = 10
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
 KNOWN_GAPS = {}
