@@ -366,9 +366,10 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
 void EngineAggregator::compile_programs(const Expr* where, const ExecContext& context) {
   // The raw path's conditions (wants_raw): stored chunks of one table, keys
   // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
-  // runs read the chunks' values themselves).
+  // runs read the chunks' values themselves), and every row wanted (a run
+  // restricted to some groups' keys takes its rows evaluated).
   if (table_ == nullptr || mode_ == KeyMode::interned || mode_ == KeyMode::evaluated_tuple ||
-      cpu::has_ordered_aggregates(spec_)) {
+      cpu::has_ordered_aggregates(spec_) || context.group_key_filter != nullptr) {
     return;
   }
   for (const auto& a : aggregates_) {

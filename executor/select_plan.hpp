@@ -69,6 +69,17 @@ struct PlanContext {
   int64_t top_n_k = 0;
 };
 
+struct KeyChains;
+
+// Keys a grouped run needs no other group than: a row whose GROUP BY keys
+// (in order) are not a row of `keys` is left out before it is aggregated
+// (a decorrelated subquery's groups restricted to the outer values that
+// will look them up, SubqueryExpr::restrict_groups).
+struct GroupKeyFilter {
+  const std::vector<Vector>* keys = nullptr;
+  const KeyChains* chains = nullptr;  // over `keys`
+};
+
 // What a running query may use.
 struct ExecContext {
   const std::vector<Value>* parameters = nullptr;
@@ -88,6 +99,8 @@ struct ExecContext {
   // (value.hpp). Cursors, COPY and INSERT ... SELECT leave it false and get
   // materialized Vectors.
   bool stream_to_client = false;
+  // The grouped run this context runs is restricted to these keys (null: all).
+  const GroupKeyFilter* group_key_filter = nullptr;
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);

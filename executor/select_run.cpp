@@ -11,6 +11,7 @@
 #include <new>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "common/error.hpp"
 #include "common/memory_tracker.hpp"
@@ -23,6 +24,7 @@
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
+#include "executor/operators/key_chains.hpp"
 #include "executor/grouping_sets_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -295,6 +297,16 @@ struct Evaluated {
   }
 };
 
+// The rows of `rows` whose GROUP BY keys the filter holds, in order.
+std::vector<uint32_t> rows_with_wanted_keys(const GroupKeyFilter& filter, const std::vector<ExprPtr>& group_keys,
+                                            const EvalInput& rows) {
+  std::vector<Vector> keys;
+  for (const auto& k : group_keys) keys.push_back(k->evaluate(rows));
+  std::vector<uint32_t> keep;
+  filter.chains->matching_rows(*filter.keys, keys, rows.rows, keep);
+  return keep;
+}
+
 // Whether the rows' evaluation calls a volatile function (nextval,
 // random), which must see the rows one at a time in order.
 bool volatile_evaluation(const SelectPlan& plan) {
@@ -366,7 +378,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                                                                                   plan.where.get())
                                             : make_grouping_sets_aggregator(plan, ec, plan.table.get());
   }
-  const bool raw = aggregator && aggregator->wants_raw() && (!plan.where || aggregator->takes_where()) && plan.table;
+  const bool raw = aggregator && aggregator->wants_raw() && (!plan.where || aggregator->takes_where()) && plan.table &&
+                   !ec.group_key_filter;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
@@ -445,7 +458,14 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   auto source_rows = [&](const DataChunk& chunk) {
     return space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
   };
-  source_sink.prepare_fn = [&](DataChunk& chunk) { chunk.prepared = prepare_rows(source_rows(chunk)); };
+  source_sink.prepare_fn = [&](DataChunk& chunk) {
+    if (ec.group_key_filter) {
+      const std::vector<uint32_t> keep = rows_with_wanted_keys(*ec.group_key_filter, plan.group_keys, source_rows(chunk));
+      if (keep.size() < chunk.rows) chunk = gather_chunk(chunk, keep);
+      if (chunk.rows == 0) return;
+    }
+    chunk.prepared = prepare_rows(source_rows(chunk));
+  };
   source_sink.take_fn = [&](DataChunk& chunk) -> bool {
     const EvalInput sel = source_rows(chunk);
     rows_scanned += sel.rows;
@@ -486,7 +506,30 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     EvalInput input;
     input.parameters = ec.parameters;
     input.columns.assign(ncols, nullptr);
-    if (batch != nullptr) {
+    if (batch != nullptr && ec.group_key_filter) {
+      // The group keys' columns first: the other columns are converted
+      // only for the rows whose keys the filter holds (a few parts' of
+      // lineitem's millions).
+      std::set<int> key_columns;
+      for (const auto& k : plan.group_keys) collect_refs(*k, key_columns);
+      input.rows = batch->rows;
+      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+        const auto c = static_cast<size_t>(plan.scan_columns[i]);
+        if (!key_columns.count(plan.scan_columns[i])) continue;
+        converted[c] = vector_from_storage(batch->columns[i], plan.table->columns()[c].type);
+        input.columns[c] = &converted[c];
+      }
+      const std::vector<uint32_t> wanted = rows_with_wanted_keys(*ec.group_key_filter, plan.group_keys, input);
+      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+        const auto c = static_cast<size_t>(plan.scan_columns[i]);
+        converted[c] = key_columns.count(plan.scan_columns[i])
+                           ? gather(converted[c], wanted)
+                           : vector_from_storage(stored_rows(batch->columns[i], wanted), plan.table->columns()[c].type);
+        input.columns[c] = &converted[c];
+      }
+      input.rows = wanted.size();
+      e.scanned = batch->rows;
+    } else if (batch != nullptr) {
       input.rows = batch->rows;
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const auto c = static_cast<size_t>(plan.scan_columns[i]);
@@ -496,7 +539,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     } else {
       input.rows = 1;
     }
-    e.scanned = input.rows;
+    if (!ec.group_key_filter || batch == nullptr) e.scanned = input.rows;
+    if (input.rows == 0) return e;
     const int parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), input.rows / kWhereRowsPerPart));
     const std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, parts);
     e.rows = rows.size();

@@ -53,6 +53,10 @@ struct SubqueryExpr::Groups {
   Vector values;
   KeyChains chains;          // over `keys`
   Value empty;               // the value for a tuple no group has
+  // A restricted run (restrict_groups): the keys it was restricted to.
+  bool restricted = false;
+  std::vector<Vector> wanted;
+  KeyChains wanted_chains;
 };
 
 namespace {
@@ -77,6 +81,7 @@ void SubqueryExpr::reset() const {
   }
   std::lock_guard lock(groups_mutex_);
   groups_.reset();
+  restricted_.reset();
 }
 
 std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::vector<Value>& parameters) const {
@@ -229,11 +234,34 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
 
 std::shared_ptr<const SubqueryExpr::Groups> SubqueryExpr::groups_for(const std::vector<Value>& base) const {
   std::lock_guard lock(groups_mutex_);
-  if (groups_) return groups_;
-  auto groups = std::make_shared<Groups>();
+  if (!groups_) groups_ = make_groups(base, nullptr);
+  return groups_;
+}
+
+void SubqueryExpr::restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys) const {
+  std::lock_guard lock(groups_mutex_);
+  if (groups_ || restricted_) return;
+  auto wanted = std::make_shared<Groups>();
+  wanted->wanted = std::move(keys);
+  const size_t rows = wanted->wanted.empty() ? 0 : wanted->wanted[0].count;
+  wanted->wanted_chains.build(wanted->wanted, rows);
+  restricted_ = make_groups(parameters, wanted);
+}
+
+std::shared_ptr<SubqueryExpr::Groups> SubqueryExpr::make_groups(const std::vector<Value>& base,
+                                                                std::shared_ptr<Groups> groups) const {
+  GroupKeyFilter filter;
+  if (groups) {
+    groups->restricted = true;
+    filter.keys = &groups->wanted;
+    filter.chains = &groups->wanted_chains;
+  } else {
+    groups = std::make_shared<Groups>();
+  }
   // The grouped run reads the statement's parameters only (no outer values);
   // it is one scan of the subquery's tables, so it takes the worker pool.
   ExecContext context = subquery_context(base, 0);
+  if (groups->restricted) context.group_key_filter = &filter;
   ResultSet rs = run_select(*grouped->plan, context);
   const size_t key_count = grouped->key_slots.size();
   for (size_t k = 0; k < key_count; ++k) groups->keys.push_back(std::move(rs.columns[k]));
@@ -249,19 +277,29 @@ std::shared_ptr<const SubqueryExpr::Groups> SubqueryExpr::groups_for(const std::
   nulls.resize(base.size() + correlated.size(), Value{Null{}});
   const auto empty = result_for(nulls);
   if (empty->rows > 0) groups->empty = empty->values.get(0);
-  groups_ = groups;
-  return groups_;
+  return groups;
 }
 
 Vector SubqueryExpr::evaluate_grouped(const EvalInput& input, const std::vector<Value>& base,
                                       std::vector<Vector> outer) const {
-  const auto groups = groups_for(base);
+  std::shared_ptr<const Groups> groups;
+  {
+    std::lock_guard lock(groups_mutex_);
+    groups = restricted_;
+  }
+  if (!groups) groups = groups_for(base);
   std::vector<Vector> probe;
   for (size_t slot : grouped->key_slots) probe.push_back(outer[slot]);
   Vector out(type);
   out.resize(input.rows);
   for (size_t r = 0; r < input.rows; ++r) {
-    const uint32_t b = groups->chains.find(groups->keys, probe, r);
+    uint32_t b = groups->chains.find(groups->keys, probe, r);
+    if (b == kNullRow && groups->restricted && !has_null_key(probe, r) &&
+        groups->wanted_chains.find(groups->wanted, probe, r) == kNullRow) {
+      // A key the restricted run left out: the whole grouped run answers.
+      groups = groups_for(base);
+      b = groups->chains.find(groups->keys, probe, r);
+    }
     if (b == kNullRow) {
       if (is_null(groups->empty)) out.set_null(r);
       else out.set(r, groups->empty);

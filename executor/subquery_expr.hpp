@@ -46,6 +46,13 @@ class SubqueryExpr final : public Expr {
   // worker pool: a scan whose filter holds it then starts its pieces with
   // the result made, instead of one worker making it while the others wait.
   void run_once_ahead(const std::vector<Value>& parameters) const;
+  // A grouped subquery whose outer values all come from a few known rows (a
+  // hash join's held side, TPC-H Q17's 200 parts of 200,000): its grouped
+  // run reads only the rows of groups whose keys are among `keys` (one
+  // Vector per key slot, rows in any number and order). Later lookups of
+  // another key run the whole grouped run, so an answer never depends on
+  // the keys given. The first restriction of a statement's run holds.
+  void restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys) const;
 
   SubqueryKind kind;
   std::shared_ptr<const SelectPlan> plan;
@@ -69,6 +76,8 @@ class SubqueryExpr final : public Expr {
   std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
   std::shared_ptr<const Result> make_result(const std::vector<Value>& parameters) const;
   std::shared_ptr<const Groups> groups_for(const std::vector<Value>& base) const;
+  // The grouped run; over the keys `restricted` holds when it is given.
+  std::shared_ptr<Groups> make_groups(const std::vector<Value>& base, std::shared_ptr<Groups> restricted) const;
   Vector evaluate_grouped(const EvalInput& input, const std::vector<Value>& base, std::vector<Vector> outer) const;
   mutable std::mutex mutex_;
   // Each result is made once: the first evaluation of a tuple makes it,
@@ -77,6 +86,7 @@ class SubqueryExpr final : public Expr {
   // Held while the grouped run is made, so concurrent evaluations wait for one run.
   mutable std::mutex groups_mutex_;
   mutable std::shared_ptr<const Groups> groups_;
+  mutable std::shared_ptr<const Groups> restricted_;  // restrict_groups' run
 };
 
 }  // namespace tally::executor

@@ -1,10 +1,12 @@
 #include "executor/operators/chunk_ops.hpp"
 
+#include <cstring>
 #include <functional>
 #include <string_view>
 
 #include "common/hll_hash.hpp"
 #include "executor/cancel_point.hpp"
+#include "storage/column_layout.hpp"
 
 namespace tally::executor {
 
@@ -222,6 +224,24 @@ bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vecto
     if (!column_equal(a[i], ra, b[i], rb)) return false;
   }
   return true;
+}
+
+// Rows `rows` of a stored column, still stored (codes, scaled integers).
+storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows) {
+  storage::ColumnVector out;
+  out.type = column.type;
+  out.rows = rows.size();
+  out.dictionary = column.dictionary;
+  const size_t width = static_cast<size_t>(storage_width(column.type));
+  out.data.resize(rows.size() * width);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::memcpy(out.data.data() + i * width, column.data.data() + static_cast<size_t>(rows[i]) * width, width);
+  }
+  if (column.has_nulls()) {
+    out.validity.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
+  }
+  return out;
 }
 
 }  // namespace tally::executor

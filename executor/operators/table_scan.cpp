@@ -37,24 +37,6 @@ void conjuncts(const Expr& condition, std::vector<const Expr*>& out) {
   for (const auto& arg : and_expr->args) conjuncts(*arg, out);
 }
 
-// Rows `rows` of a stored column, still stored (codes, scaled integers).
-storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows) {
-  storage::ColumnVector out;
-  out.type = column.type;
-  out.rows = rows.size();
-  out.dictionary = column.dictionary;
-  const size_t width = static_cast<size_t>(storage_width(column.type));
-  out.data.resize(rows.size() * width);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::memcpy(out.data.data() + i * width, column.data.data() + static_cast<size_t>(rows[i]) * width, width);
-  }
-  if (column.has_nulls()) {
-    out.validity.resize(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
-  }
-  return out;
-}
-
 // A scan's piece of work: rows [begin, end) of a stored chunk.
 struct ScanPiece {
   size_t chunk = 0, begin = 0, end = 0;
