@@ -78,6 +78,8 @@ struct KeyChains;
 struct GroupKeyFilter {
   const std::vector<Vector>* keys = nullptr;
   const KeyChains* chains = nullptr;  // over `keys`
+  // The GROUP BY keys `keys` holds, by position (empty: every key, in order).
+  std::vector<size_t> positions;
 };
 
 // What a running query may use.

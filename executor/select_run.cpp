@@ -298,10 +298,21 @@ struct Evaluated {
 };
 
 // The rows of `rows` whose GROUP BY keys the filter holds, in order.
+// The GROUP BY keys a filter tests.
+std::vector<const Expr*> filtered_keys(const GroupKeyFilter& filter, const std::vector<ExprPtr>& group_keys) {
+  std::vector<const Expr*> keys;
+  if (filter.positions.empty()) {
+    for (const auto& k : group_keys) keys.push_back(k.get());
+  } else {
+    for (const size_t p : filter.positions) keys.push_back(group_keys[p].get());
+  }
+  return keys;
+}
+
 std::vector<uint32_t> rows_with_wanted_keys(const GroupKeyFilter& filter, const std::vector<ExprPtr>& group_keys,
                                             const EvalInput& rows) {
   std::vector<Vector> keys;
-  for (const auto& k : group_keys) keys.push_back(k->evaluate(rows));
+  for (const Expr* k : filtered_keys(filter, group_keys)) keys.push_back(k->evaluate(rows));
   std::vector<uint32_t> keep;
   filter.chains->matching_rows(*filter.keys, keys, rows.rows, keep);
   return keep;
@@ -511,7 +522,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       // only for the rows whose keys the filter holds (a few parts' of
       // lineitem's millions).
       std::set<int> key_columns;
-      for (const auto& k : plan.group_keys) collect_refs(*k, key_columns);
+      for (const Expr* k : filtered_keys(*ec.group_key_filter, plan.group_keys)) collect_refs(const_cast<Expr&>(*k), key_columns);
       input.rows = batch->rows;
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const auto c = static_cast<size_t>(plan.scan_columns[i]);

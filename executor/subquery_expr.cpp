@@ -56,6 +56,7 @@ struct SubqueryExpr::Groups {
   // A restricted run (restrict_groups): the keys it was restricted to.
   bool restricted = false;
   std::vector<Vector> wanted;
+  std::vector<size_t> wanted_positions;  // the keys `wanted` holds (empty: all)
   KeyChains wanted_chains;
 };
 
@@ -238,11 +239,13 @@ std::shared_ptr<const SubqueryExpr::Groups> SubqueryExpr::groups_for(const std::
   return groups_;
 }
 
-void SubqueryExpr::restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys) const {
+void SubqueryExpr::restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys,
+                                   std::vector<size_t> positions) const {
   std::lock_guard lock(groups_mutex_);
   if (groups_ || restricted_) return;
   auto wanted = std::make_shared<Groups>();
   wanted->wanted = std::move(keys);
+  wanted->wanted_positions = std::move(positions);
   const size_t rows = wanted->wanted.empty() ? 0 : wanted->wanted[0].count;
   wanted->wanted_chains.build(wanted->wanted, rows);
   restricted_ = make_groups(parameters, wanted);
@@ -255,6 +258,7 @@ std::shared_ptr<SubqueryExpr::Groups> SubqueryExpr::make_groups(const std::vecto
     groups->restricted = true;
     filter.keys = &groups->wanted;
     filter.chains = &groups->wanted_chains;
+    filter.positions = groups->wanted_positions;
   } else {
     groups = std::make_shared<Groups>();
   }
@@ -280,6 +284,25 @@ std::shared_ptr<SubqueryExpr::Groups> SubqueryExpr::make_groups(const std::vecto
   return groups;
 }
 
+std::shared_ptr<const Vector> SubqueryExpr::values_once(const std::vector<Value>& parameters) const {
+  std::shared_ptr<const Result> result = result_for(parameters);
+  return std::shared_ptr<const Vector>(result, &result->values);
+}
+
+namespace {
+
+// The probe keys a restricted run's wanted keys hold.
+const std::vector<Vector>& wanted_probe_of(const std::vector<size_t>& positions, const std::vector<Vector>& probe,
+                                           std::vector<Vector>& subset) {
+  if (positions.empty()) return probe;
+  if (subset.empty()) {
+    for (const size_t p : positions) subset.push_back(probe[p]);
+  }
+  return subset;
+}
+
+}  // namespace
+
 Vector SubqueryExpr::evaluate_grouped(const EvalInput& input, const std::vector<Value>& base,
                                       std::vector<Vector> outer) const {
   std::shared_ptr<const Groups> groups;
@@ -290,12 +313,16 @@ Vector SubqueryExpr::evaluate_grouped(const EvalInput& input, const std::vector<
   if (!groups) groups = groups_for(base);
   std::vector<Vector> probe;
   for (size_t slot : grouped->key_slots) probe.push_back(outer[slot]);
+  std::vector<Vector> subset;
+  auto wanted_probe = [&](const Groups& g, const std::vector<Vector>& all) -> const std::vector<Vector>& {
+    return wanted_probe_of(g.wanted_positions, all, subset);
+  };
   Vector out(type);
   out.resize(input.rows);
   for (size_t r = 0; r < input.rows; ++r) {
     uint32_t b = groups->chains.find(groups->keys, probe, r);
     if (b == kNullRow && groups->restricted && !has_null_key(probe, r) &&
-        groups->wanted_chains.find(groups->wanted, probe, r) == kNullRow) {
+        groups->wanted_chains.find(groups->wanted, wanted_probe(*groups, probe), r) == kNullRow) {
       // A key the restricted run left out: the whole grouped run answers.
       groups = groups_for(base);
       b = groups->chains.find(groups->keys, probe, r);

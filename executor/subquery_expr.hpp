@@ -52,7 +52,11 @@ class SubqueryExpr final : public Expr {
   // Vector per key slot, rows in any number and order). Later lookups of
   // another key run the whole grouped run, so an answer never depends on
   // the keys given. The first restriction of a statement's run holds.
-  void restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys) const;
+  // `positions`: the grouped keys (by position) `keys` holds, when not all.
+  void restrict_groups(const std::vector<Value>& parameters, std::vector<Vector> keys,
+                       std::vector<size_t> positions = {}) const;
+  // An uncorrelated subquery's values (column 0), made once per statement.
+  std::shared_ptr<const Vector> values_once(const std::vector<Value>& parameters) const;
 
   SubqueryKind kind;
   std::shared_ptr<const SelectPlan> plan;

@@ -13,10 +13,10 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/hash_join_build.hpp"
 #include "executor/operators/key_chains.hpp"
+#include "executor/operators/subquery_restriction.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
-#include "executor/subquery_expr.hpp"
 
 namespace tally::executor {
 
@@ -56,45 +56,6 @@ struct ProbePart {
   bool done() const { return row >= end; }
 };
 
-// Held rows up to which a residual's decorrelated subquery is restricted
-// to the held rows' outer values (beyond, its whole grouped run is as cheap).
-constexpr size_t kRestrictingRows = size_t{1} << 20;
-
-void find_grouped_subqueries(Expr& e, std::vector<const SubqueryExpr*>& out) {
-  if (const auto* s = dynamic_cast<const SubqueryExpr*>(&e); s && s->grouped) out.push_back(s);
-  for_each_child(e, [&out](Expr& child) { find_grouped_subqueries(child, out); });
-}
-
-// A decorrelated subquery of the residual (TPC-H Q2's and Q17's) is looked
-// up with the outer values of joined rows: when those are columns of the
-// held side, only the held rows' values are ever looked up, and its grouped
-// run is restricted to them (SubqueryExpr::restrict_groups): Q17's 200
-// parts' lineitem rows are aggregated, not all 200,000 parts'.
-void restrict_residual_subqueries(const std::vector<ExprPtr>& residual, const PhysicalOperator& held,
-                                  const DataChunk& rows, size_t space_width, const ExecContext& context) {
-  if (rows.rows == 0 || rows.rows > kRestrictingRows) return;
-  std::vector<const SubqueryExpr*> subqueries;
-  for (const auto& conjunct : residual) find_grouped_subqueries(*conjunct, subqueries);
-  if (subqueries.empty()) return;
-  const std::set<int> held_columns(held.layout().begin(), held.layout().end());
-  const std::vector<Value> no_parameters;
-  const std::vector<Value>& parameters = context.parameters ? *context.parameters : no_parameters;
-  const EvalInput input = space_input(rows, held.layout(), space_width, context.parameters);
-  for (const SubqueryExpr* s : subqueries) {
-    bool held_only = true;
-    for (const size_t slot : s->grouped->key_slots) {
-      std::set<int> refs;
-      collect_refs(*s->correlated[slot], refs);
-      held_only = held_only && !refs.empty() &&
-                  std::all_of(refs.begin(), refs.end(), [&](int c) { return held_columns.count(c) > 0; });
-    }
-    if (!held_only) continue;
-    std::vector<Vector> keys;
-    for (const size_t slot : s->grouped->key_slots) keys.push_back(s->correlated[slot]->evaluate(input));
-    s->restrict_groups(parameters, std::move(keys));
-  }
-}
-
 }  // namespace
 
 HashJoin::HashJoin(JoinKind kind, std::unique_ptr<PhysicalOperator> probe, std::unique_ptr<PhysicalOperator> build,
@@ -126,7 +87,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   }
   const HeldSide table = hold_side(build, build_keys_, space_width_, context);
   const size_t build_rows = table.rows.rows;
-  restrict_residual_subqueries(residual_, build, table.rows, space_width_, context);
+  restrict_by_held_rows(residual_, build, table.rows, space_width_, context);
   const bool keep_probe = kind_ == JoinKind::probe_outer || kind_ == JoinKind::full;
   const bool keep_build = kind_ == JoinKind::build_outer || kind_ == JoinKind::full;
   // A semi or anti join without a residual needs one match per probe row.

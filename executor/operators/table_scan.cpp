@@ -8,6 +8,7 @@
 #include "common/cancel.hpp"
 #include "executor/column_program_compiler.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/subquery_restriction.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
 #include "executor/stored_width.hpp"
@@ -291,6 +292,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   }
   KeyTestRun* tests = key_test != nullptr ? &test_run : nullptr;
   if (chunks > 0) {
+    restrict_by_in_lists(filters_, parameters);
     for (const auto& f : filters_) run_subqueries_ahead(*f, parameters);
   }
   const size_t depth = ReadAhead<DataChunk>::default_depth();
