@@ -1,6 +1,7 @@
 #include "executor/expression.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -242,8 +243,7 @@ Vector CoalesceExpr::evaluate(const EvalInput& input) const {
 namespace {
 
 // Items beyond which a list of constants is looked up in a hash set rather
-// than compared item by item (a 10,000-item list would otherwise also hold
-// one broadcast Vector per item).
+// than compared item by item.
 constexpr size_t kHashedItems = 8;
 
 bool constant_item(const Expr& e) {
@@ -251,11 +251,14 @@ bool constant_item(const Expr& e) {
 }
 
 // x [NOT] IN (constants) for integer-like and text values, whose equality
-// (compare_values) is equality of the int64 or of the bytes.
-Vector in_hashed_list(const Vector& v, const std::vector<ExprPtr>& list, bool negated, const EvalInput& input) {
+// (compare_values) is equality of the int64 or of the bytes: each constant
+// evaluated once (not broadcast to every row), each row compared as it is
+// held (TPC-H Q22's substring(c_phone, 1, 2) IN seven codes, Q12's
+// l_shipmode IN two).
+Vector in_constant_list(const Vector& v, const std::vector<ExprPtr>& list, bool negated, const EvalInput& input) {
   const bool text = physical_of(v.type.id) == Physical::text;
-  std::unordered_set<int64_t> ints;
-  std::unordered_set<std::string> texts;
+  std::vector<int64_t> ints;
+  std::vector<std::string> texts;
   bool saw_null = false;
   EvalInput one;
   one.rows = 1;
@@ -263,17 +266,31 @@ Vector in_hashed_list(const Vector& v, const std::vector<ExprPtr>& list, bool ne
   for (const auto& item : list) {
     const Value x = item->evaluate(one).get(0);
     if (is_null(x)) saw_null = true;
-    else if (text) texts.insert(std::get<std::string>(x));
-    else ints.insert(std::holds_alternative<bool>(x) ? (std::get<bool>(x) ? 1 : 0) : std::get<int64_t>(x));
+    else if (text) texts.push_back(std::get<std::string>(x));
+    else ints.push_back(std::holds_alternative<bool>(x) ? (std::get<bool>(x) ? 1 : 0) : std::get<int64_t>(x));
   }
+  const bool hashed = list.size() > kHashedItems;
+  std::unordered_set<int64_t> int_set;
+  std::unordered_set<std::string_view> text_set;
+  if (hashed) {
+    int_set.insert(ints.begin(), ints.end());
+    text_set.insert(texts.begin(), texts.end());
+  }
+  auto has_text = [&](std::string_view x) {
+    if (hashed) return text_set.count(x) != 0;
+    return std::find(texts.begin(), texts.end(), x) != texts.end();
+  };
+  auto has_int = [&](int64_t x) {
+    if (hashed) return int_set.count(x) != 0;
+    return std::find(ints.begin(), ints.end(), x) != ints.end();
+  };
   Vector out({TypeId::boolean});
   out.resize(input.rows);
   const int64_t* values = text ? nullptr : v.int_data();
   for (size_t r = 0; r < input.rows; ++r) {
     if (v.null_at(r)) { out.set_null(r); continue; }
     // An aggregate's text key arrives as dictionary codes (Vector::coded).
-    const bool found = text ? (v.coded() ? texts.count(std::string(v.text_at(r))) : texts.count(v.texts[r])) != 0
-                            : ints.count(values[r]) != 0;
+    const bool found = text ? has_text(v.coded() ? v.text_at(r) : std::string_view(v.texts[r])) : has_int(values[r]);
     if (found) out.ints[r] = negated ? 0 : 1;
     else if (saw_null) out.set_null(r);
     else out.ints[r] = negated ? 1 : 0;
@@ -287,11 +304,10 @@ Vector InListExpr::evaluate(const EvalInput& input) const {
   Vector v = arg->evaluate(input);
   const Physical physical = physical_of(arg->type.id);
   const bool hashable = physical == Physical::integer || physical == Physical::boolean || physical == Physical::text;
-  if (hashable && list.size() > kHashedItems && v.avg_parts == nullptr &&
-      std::all_of(list.begin(), list.end(), [&](const ExprPtr& item) {
+  if (hashable && v.avg_parts == nullptr && std::all_of(list.begin(), list.end(), [&](const ExprPtr& item) {
         return constant_item(*item) && physical_of(item->type.id) == physical;
       })) {
-    return in_hashed_list(v, list, negated, input);
+    return in_constant_list(v, list, negated, input);
   }
   std::vector<Vector> items;
   for (const auto& item : list) items.push_back(item->evaluate(input));

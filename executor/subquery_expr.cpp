@@ -149,6 +149,12 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
   std::vector<Vector> outer;
   for (const auto& c : correlated) outer.push_back(c->evaluate(input));
   if (grouped) return evaluate_grouped(input, base, std::move(outer));
+  if (kind == SubqueryKind::scalar && outer.empty()) {
+    // One value for every row (TPC-H Q22's average balance).
+    const std::shared_ptr<const Result> result = result_for(base);
+    const Value value = result->rows == 0 || result->values.null_at(0) ? Value{Null{}} : result->values.get(0);
+    return broadcast(type, value, input.rows);
+  }
   Vector left_values;
   if (left) left_values = left->evaluate(input);
   Vector out(type);
