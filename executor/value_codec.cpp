@@ -263,6 +263,9 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::numeric:
       append_numeric_binary(out, v.avg_parts ? std::get<Numeric>(v.get(i)) : v.numerics[i]);
       return;
+    case TypeId::record:
+      // record_send names each field's type OID: Tally keeps records as text only.
+      throw Error(SqlState::feature_not_supported, "binary output of type record is not supported");
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -293,6 +296,8 @@ Value parse_text(SqlType type, std::string_view text) {
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
       return n;
     }
+    case TypeId::record:
+      throw Error(SqlState::feature_not_supported, "input of anonymous composite types is not implemented");
     // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
     case TypeId::text_array:
     case TypeId::name_array:

@@ -211,7 +211,7 @@ int zone_offset(Kind kind, std::string_view digits, std::string_view text) {
     }
   }
   if (parts[0] > 15 || parts[1] > 59 || parts[2] > 59) {
-    throw Error(SqlState::invalid_datetime_format,
+    throw Error(SqlState::invalid_time_zone_displacement_value,
                 "time zone displacement out of range: \"" + std::string(text) + "\"");
   }
   return (parts[0] * 60 + parts[1]) * 60 + parts[2];
