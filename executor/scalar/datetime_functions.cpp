@@ -140,6 +140,27 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
       return truncate_timestamp(std::get<std::string>(a[0]), ts_of(a[1]));
     });
   }
+  if (name == "timezone" && n == 2) {
+    // ts AT TIME ZONE zone: a timestamptz's local time in that zone, or the
+    // instant a timestamp names there.
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    if (type_of(1).id == TypeId::unknown || type_of(1).id == TypeId::date) {
+      args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);
+    }
+    const TypeId t = type_of(1).id;
+    if (t != TypeId::timestamp && t != TypeId::timestamptz) throw no_function(name, args);
+    const bool from_instant = t == TypeId::timestamptz;
+    return call({from_instant ? TypeId::timestamp : TypeId::timestamptz}, name, std::move(args),
+                [from_instant](std::span<const Value> a) -> Value {
+                  const std::string& zone_name = std::get<std::string>(a[0]);
+                  const auto zone = types::TimeZone::named(zone_name);
+                  if (!zone) {
+                    throw Error(SqlState::invalid_parameter_value, "time zone \"" + zone_name + "\" not recognized");
+                  }
+                  const int64_t ts = ts_of(a[1]);
+                  return from_instant ? zone->to_local(ts) : zone->to_utc(ts);
+                });
+  }
   if ((name == "date_part" || name == "extract") && n == 2) {
     args[0] = to_type(std::move(args[0]), TypeId::text, context);
     if (type_of(1).id == TypeId::unknown) args[1] = to_type(std::move(args[1]), TypeId::timestamp, context);

@@ -145,25 +145,35 @@ std::shared_ptr<const TimeZone> TimeZone::find(std::string_view setting) {
       return fixed_hours_east(static_cast<int32_t>(std::lround(hours * 3600)));
     }
   }
-  if (safe_zone_name(setting)) {
+  return named(setting);
+}
+
+std::shared_ptr<const TimeZone> TimeZone::named(std::string_view name) {
+  if (safe_zone_name(name)) {
     static std::mutex mutex;
     static std::map<std::string, std::shared_ptr<const TimeZone>, std::less<>> cache;
     std::lock_guard lock(mutex);
-    if (auto it = cache.find(setting); it != cache.end()) return it->second;
-    if (auto zone = load(std::string(setting))) {
-      cache.emplace(std::string(setting), zone);
-      return zone;
+    if (auto it = cache.find(name); it != cache.end()) return it->second;
+    // The database's names are matched without case, as PostgreSQL does for
+    // the common spellings: 'utc' and 'gmt' are the files UTC and GMT.
+    std::string upper(name);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (const std::string& candidate : {std::string(name), upper}) {
+      if (auto zone = load(candidate)) {
+        cache.emplace(std::string(name), zone);
+        return zone;
+      }
+      if (name.find('/') != std::string_view::npos) break;  // Area/City: its own spelling only
     }
   }
-  // A POSIX zone with a standard offset only: NAME[+-]hh[:mm[:ss]] or [+-]hh:mm.
+  // A POSIX zone with a standard offset only: [NAME][+-]hh[:mm[:ss]].
   size_t i = 0;
-  const bool named = posix_name(setting, i);
-  if (!named) i = 0;
-  const auto west = posix_offset(setting, i);
-  if (!west || i != setting.size()) return nullptr;
-  if (!named && setting.find(':') == std::string_view::npos) return nullptr;
+  const bool has_name = posix_name(name, i);
+  if (!has_name) i = 0;
+  const auto west = posix_offset(name, i);
+  if (!west || i != name.size()) return nullptr;
   auto z = std::make_shared<TimeZone>();
-  z->name_ = std::string(setting);
+  z->name_ = std::string(name);
   z->initial_offset_ = -*west;
   return z;
 }

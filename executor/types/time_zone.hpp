@@ -25,6 +25,10 @@ class TimeZone {
   // ('UTC+3', '<+05>-05', '-05:30': there, west of Greenwich is positive).
   // Null when the setting names no zone (PostgreSQL's 22023 then).
   static std::shared_ptr<const TimeZone> find(std::string_view setting);
+  // The zone AT TIME ZONE names (PostgreSQL's pg_tzset): an IANA zone or a
+  // POSIX one, where a bare '+02' is two hours WEST of Greenwich. Null when
+  // it names none. Zone abbreviations ('PST') are not read.
+  static std::shared_ptr<const TimeZone> named(std::string_view name);
   // A fixed offset, seconds east of UTC (SET TIME ZONE INTERVAL '+03:00').
   static std::shared_ptr<const TimeZone> fixed_hours_east(int32_t seconds_east);
   static const std::shared_ptr<const TimeZone>& utc();
