@@ -32,6 +32,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::regnamespace: return oid::regnamespace;
     case TypeId::regproc: return oid::regproc;
     case TypeId::regoper: return oid::regoper;
+    case TypeId::record: return oid::record;
   }
   return oid::unknown;
 }
@@ -66,6 +67,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::regnamespace: return TypeId::regnamespace;
     case oid::regproc: return TypeId::regproc;
     case oid::regoper: return TypeId::regoper;
+    case oid::record: return TypeId::record;
     default: return std::nullopt;
   }
 }
@@ -132,6 +134,7 @@ std::string format_type(SqlType type) {
     case TypeId::regnamespace: return "regnamespace";
     case TypeId::regproc: return "regproc";
     case TypeId::regoper: return "regoper";
+    case TypeId::record: return "record";
   }
   return "unknown";
 }

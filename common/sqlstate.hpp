@@ -21,6 +21,7 @@ namespace tally {
   X(sequence_generator_limit_exceeded, "2200H")                       \
   X(numeric_value_out_of_range, "22003")                              \
   X(invalid_datetime_format, "22007")                                 \
+  X(invalid_time_zone_displacement_value, "22009")                    \
   X(datetime_field_overflow, "22008")                                 \
   X(invalid_parameter_value, "22023")                                 \
   X(division_by_zero, "22012")                                        \

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/array_comparison.hpp"
 #include "executor/array_text.hpp"
+#include "executor/record_value.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/interval_functions.hpp"
@@ -264,6 +265,28 @@ ExprPtr coerce_to(ExprPtr expr, SqlType to, CastContext cast_context, BindContex
 }
 
 namespace {
+
+// (r).name of a record (record_value.hpp): the field's text read back as its type.
+ExprPtr bind_record_field(ExprPtr record, const std::string& name) {
+  if (record->type.id != TypeId::record) {
+    throw Error(SqlState::wrong_object_type, "column notation ." + name + " applied to type " +
+                                                 format_type(record->type) + ", which is not a composite type");
+  }
+  const auto fields = record_fields(record->type);
+  const auto it = std::find_if(fields.begin(), fields.end(), [&](const RecordField& f) { return f.name == name; });
+  if (it == fields.end()) {
+    throw Error(SqlState::undefined_column, "could not identify column \"" + name + "\" in record data type");
+  }
+  const size_t index = static_cast<size_t>(it - fields.begin());
+  const SqlType type = it->type;
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(record));
+  return std::make_unique<FunctionExpr>(type, "field", std::move(args), [index, type](std::span<const Value> a) -> Value {
+    const auto texts = record_field_texts(std::get<std::string>(a[0]));
+    if (index >= texts.size() || !texts[index]) return Null{};
+    return type.id == TypeId::text ? Value{*texts[index]} : parse_text(type, *texts[index]);
+  });
+}
 
 ExprPtr bind_column_ref(const json& ref, BindContext& context) {
   const auto& fields = ref["fields"];
@@ -575,10 +598,14 @@ ExprPtr bind_node(const json& node, BindContext& context) {
       return scalar::make_array_constructor(std::move(elements), context);
     }
     if (node.contains("A_Indirection")) {
-      // array[i]; slices (a[1:2]) and field selection are not supported.
+      // array[i] and (record).field; slices (a[1:2]) are not supported.
       const auto& indirection = node["A_Indirection"];
       ExprPtr value = bind_node(indirection["arg"], context);
       for (const auto& step : indirection["indirection"]) {
+        if (step.contains("String")) {
+          value = bind_record_field(std::move(value), string_of(step));
+          continue;
+        }
         if (!step.contains("A_Indices") || step["A_Indices"].value("is_slice", false) ||
             !step["A_Indices"].contains("uidx")) {
           throw Error(SqlState::feature_not_supported, "this kind of indirection is not supported");

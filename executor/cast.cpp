@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "executor/reg_names.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -190,17 +191,22 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
     return apply_numeric_typmod(n, to);
   }
   if (t == TypeId::boolean && f == TypeId::int4) return std::get<int64_t>(value) != 0;
+  // A timestamp (or date) is a local time in the session's TimeZone, a
+  // timestamptz an instant: casts between them go through the zone.
+  const types::TimeZone& zone = types::current_time_zone();
   if (t == TypeId::timestamp || t == TypeId::timestamptz) {
     if (f == TypeId::date) {
       const int64_t d = std::get<int64_t>(value);
       if (d == INT32_MIN) return INT64_MIN;
       if (d == INT32_MAX) return INT64_MAX;
-      return d * kUsecsPerDay;
+      return t == TypeId::timestamptz ? zone.to_utc(d * kUsecsPerDay) : d * kUsecsPerDay;
     }
+    if (f == TypeId::timestamp && t == TypeId::timestamptz) return zone.to_utc(std::get<int64_t>(value));
+    if (f == TypeId::timestamptz && t == TypeId::timestamp) return zone.to_local(std::get<int64_t>(value));
     if (f == TypeId::timestamp || f == TypeId::timestamptz) return value;
   }
   if (t == TypeId::date && (f == TypeId::timestamp || f == TypeId::timestamptz)) {
-    const int64_t ts = std::get<int64_t>(value);
+    const int64_t ts = f == TypeId::timestamptz ? zone.to_local(std::get<int64_t>(value)) : std::get<int64_t>(value);
     if (ts == INT64_MIN) return static_cast<int64_t>(INT32_MIN);
     if (ts == INT64_MAX) return static_cast<int64_t>(INT32_MAX);
     int64_t days = ts / kUsecsPerDay;

@@ -10,6 +10,7 @@
 
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
+#include "executor/types/time_zone.hpp"
 
 namespace tally::executor::row_encoding {
 
@@ -109,7 +110,14 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
   job->blocks = (rows + job->block_rows - 1) / job->block_rows;
   const size_t helpers = std::min(threads - 1, job->blocks - 1);
   job->slots.resize(2 * helpers + 1);
-  for (size_t h = 0; h < helpers; ++h) pool.submit([job] { job->help(); });
+  // Helpers print timestamptz values in the session's zone, as this thread does.
+  std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
+  for (size_t h = 0; h < helpers; ++h) {
+    pool.submit([job, zone] {
+      const types::TimeZoneScope zone_scope(zone);
+      job->help();
+    });
+  }
   // Whatever ends the loop (a send failing included), no helper reads the
   // result's columns after this function returns; helpers not yet started
   // find the job stopped.

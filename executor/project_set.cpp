@@ -8,6 +8,7 @@
 #include "executor/array_text.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/project_set_grouping.hpp"
+#include "executor/record_value.hpp"
 #include "executor/scalar/regex_split.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/system_relation_provider.hpp"
@@ -25,18 +26,20 @@ constexpr const char* kRelationName = "__tally_project_set";
 // More rows than this from one generate_series call are refused.
 constexpr int64_t kMaxSeriesRows = int64_t{1} << 27;
 
-enum class SetFunction { unnest, generate_subscripts, generate_series, regexp_split_to_table };
+enum class SetFunction { unnest, generate_subscripts, generate_series, regexp_split_to_table, expandarray };
 
 Error unsupported(const std::string& what) { return Error(SqlState::feature_not_supported, what + " is not supported"); }
 
 std::optional<SetFunction> set_function_of(const json& node) {
   if (!node.is_object() || !node.contains("FuncCall")) return std::nullopt;
   const auto& names = node["FuncCall"].value("funcname", json::array());
-  if (names.empty() || (names.size() == 2 && names[0]["String"].value("sval", "") != "pg_catalog") || names.size() > 2) {
-    return std::nullopt;
-  }
+  if (names.empty() || names.size() > 2) return std::nullopt;
+  const std::string schema = names.size() == 2 ? names[0]["String"].value("sval", "") : "pg_catalog";
   const std::string name = names.back()["String"].value("sval", "");
   if (node["FuncCall"].contains("over")) return std::nullopt;
+  // information_schema's helper pgjdbc's getPrimaryKeys and getIndexInfo call.
+  if (schema == "information_schema" && name == "_pg_expandarray") return SetFunction::expandarray;
+  if (schema != "pg_catalog") return std::nullopt;
   if (name == "unnest") return SetFunction::unnest;
   if (name == "generate_subscripts") return SetFunction::generate_subscripts;
   if (name == "generate_series") return SetFunction::generate_series;
@@ -66,6 +69,7 @@ const char* function_name(SetFunction f) {
     case SetFunction::generate_subscripts: return "generate_subscripts";
     case SetFunction::generate_series: return "generate_series";
     case SetFunction::regexp_split_to_table: return "regexp_split_to_table";
+    case SetFunction::expandarray: return "_pg_expandarray";
   }
   return "";
 }
@@ -79,6 +83,7 @@ struct Item {
   SqlType type;      // the call's result type
   TypeId array_type = TypeId::unknown;
   std::string name;
+  int field = -1;    // _pg_expandarray: -1 the (x, n) record, 0 its x, 1 its n
 };
 
 int64_t integer_of(const Value& v) {
@@ -124,6 +129,23 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
       const std::string flags = args.size() == 3 ? std::get<std::string>(args[2]) : std::string();
       for (auto& piece : scalar::regexp_split(std::get<std::string>(args[0]), std::get<std::string>(args[1]), flags))
         out.emplace_back(std::move(piece));
+      return out;
+    }
+    case SetFunction::expandarray: {
+      // Each element x with its position n counted from 1 (whatever the lower bound).
+      const SqlType element{array_element_type(item.array_type)};
+      const auto elements = array_elements(item.array_type, std::get<std::string>(args[0]));
+      for (size_t k = 0; k < elements.size(); ++k) {
+        const int64_t n = static_cast<int64_t>(k) + 1;
+        if (item.field == 1) {
+          out.emplace_back(n);
+        } else if (item.field == 0) {
+          if (!elements[k]) out.emplace_back(Null{});
+          else out.push_back(element.id == TypeId::text ? Value{*elements[k]} : parse_text(element, *elements[k]));
+        } else {
+          out.emplace_back(record_text({elements[k], std::to_string(n)}));
+        }
+      }
       return out;
     }
   }
@@ -177,6 +199,15 @@ void type_call(Item& item, const SelectPlan& inner) {
         if (!is_text_kind(t.id)) throw no_such;
       }
       item.type = SqlType{TypeId::text};
+      return;
+    }
+    case SetFunction::expandarray: {
+      if (args.size() != 1 || !is_array_type(args[0].id)) throw no_such;
+      item.array_type = args[0].id;
+      const SqlType element{array_element_type(item.array_type)};
+      item.type = item.field == 0   ? element
+                  : item.field == 1 ? SqlType{TypeId::int4}
+                                    : record_type({{"x", element}, {"n", SqlType{TypeId::int4}}});
       return;
     }
   }
@@ -236,6 +267,22 @@ class WithProjectSet final : public SystemRelationProvider {
 
 json string_node(const std::string& s) { return json{{"String", {{"sval", s}}}}; }
 
+// The call of `(call).x` / `(call).n` over _pg_expandarray, setting `field`;
+// null for any other node. Another field name is PostgreSQL's 42703.
+const json* field_of_set_call(const json& node, int& field) {
+  if (!node.is_object() || !node.contains("A_Indirection")) return nullptr;
+  const auto& ind = node["A_Indirection"];
+  const auto& steps = ind.value("indirection", json::array());
+  if (steps.size() != 1 || !steps[0].contains("String")) return nullptr;
+  if (set_function_of(ind["arg"]) != SetFunction::expandarray) return nullptr;
+  const std::string name = steps[0]["String"].value("sval", "");
+  if (name != "x" && name != "n") {
+    throw Error(SqlState::undefined_column, "column \"" + name + "\" not found in data type record");
+  }
+  field = name == "x" ? 0 : 1;
+  return &ind["arg"];
+}
+
 }  // namespace
 
 bool is_set_returning_call(const json& node) { return set_function_of(node).has_value(); }
@@ -257,8 +304,11 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
   size_t star_items = 0;
   for (const auto& t : select.value("targetList", json::array())) {
     const auto& rt = t["ResTarget"];
-    const json& val = rt["val"];
+    const json* call_node = &rt["val"];
     Item item;
+    // (information_schema._pg_expandarray(a)).x or .n: one field of its record.
+    if (const auto* ind = field_of_set_call(*call_node, item.field)) call_node = ind;
+    const json& val = *call_node;
     item.function = set_function_of(val);
     if (!item.function) {
       if (contains_set_function(val)) throw unsupported("a set-returning function inside an expression");
@@ -276,7 +326,10 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
         call.value("func_variadic", false) || call.contains("agg_filter")) {
       throw unsupported(std::string("this form of ") + function_name(*item.function));
     }
-    item.name = rt.contains("name") ? rt["name"].get<std::string>() : function_name(*item.function);
+    item.name = rt.contains("name")  ? rt["name"].get<std::string>()
+                : item.field == 0     ? std::string("x")
+                : item.field == 1     ? std::string("n")
+                                      : std::string(function_name(*item.function));
     const auto& args = call.value("args", json::array());
     item.width = args.size();
     for (const auto& a : args) {

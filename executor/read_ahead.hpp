@@ -22,6 +22,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
+#include "executor/types/time_zone.hpp"
 
 namespace tally::executor {
 
@@ -95,12 +96,15 @@ class ReadAhead {
     slot->work = std::move(work);
     slots_.push_back(slot);
     if (depth_ == 0) return;
-    // The worker runs under the statement's cancel token and memory
-    // tracker, as the consumer would (a sink's prepare() may reserve).
+    // The worker runs under the statement's cancel token, memory tracker
+    // and time zone, as the consumer would (a sink's prepare() may reserve;
+    // a filter may cast a timestamptz).
     cpu::WorkerPool::shared().submit(
-        [slot, token = current_cancel_token(), tracker = current_memory_tracker()] {
+        [slot, token = current_cancel_token(), tracker = current_memory_tracker(),
+         zone = types::current_time_zone_shared()] {
           const CancelScope scope(token);
           const MemoryScope memory_scope(tracker);
+          const types::TimeZoneScope zone_scope(zone);
           run(*slot);
         });
   }

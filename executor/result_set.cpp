@@ -22,7 +22,8 @@ tally::FieldDescription describe_column(const std::string& name, SqlType type) {
   field.name = name;
   field.type_oid = type_oid(type.id == TypeId::unknown ? TypeId::text : type.id);
   field.type_size = type_len(type.id == TypeId::unknown ? TypeId::text : type.id);
-  field.type_modifier = type.typmod;
+  // A record's typmod indexes Tally's table of record shapes: PostgreSQL sends -1.
+  field.type_modifier = type.id == TypeId::record ? -1 : type.typmod;
   return field;
 }
 

@@ -9,6 +9,7 @@
 #include "common/ascii_case.hpp"
 #include "common/error.hpp"
 #include "executor/setting_units.hpp"
+#include "executor/types/time_zone.hpp"
 
 namespace tally::executor {
 namespace {
@@ -168,6 +169,15 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
     if (v == "utf8" || v == "utf-8" || v == "unicode") return "UTF8";
     throw Error(SqlState::feature_not_supported,
                 "conversion between " + std::string(value) + " and UTF8 is not supported");
+  }
+  if (def.name == "TimeZone") {
+    // PostgreSQL names a numeric zone as a POSIX one ('+02' shows as '<+02>-02').
+    const auto zone = types::TimeZone::find(value);
+    if (!zone) throw invalid();
+    const bool numeric = !value.empty() && (std::isdigit(static_cast<unsigned char>(value[0])) ||
+                                            value[0] == '+' || value[0] == '-' || value[0] == '.') &&
+                         value.find(':') == std::string_view::npos;
+    return numeric ? zone->name() : std::string(value);
   }
   if (def.name == "tally.engine") {
     if (v == "auto" || v == "cpu" || v == "gpu" || v == "generic") return v;

@@ -110,6 +110,17 @@ void SqlSession::check_not_failed(const std::string& kind, const json& node) con
               "current transaction is aborted, commands ignored until end of transaction block");
 }
 
+std::shared_ptr<const types::TimeZone> SqlSession::time_zone() const {
+  if (time_zone_generation_ != settings_.generation()) {
+    // Settings checked the name when it was set: a zone that vanished from
+    // the database since reads as UTC rather than failing every statement.
+    time_zone_ = types::TimeZone::find(settings_.get("TimeZone").value_or("UTC"));
+    if (!time_zone_) time_zone_ = types::TimeZone::utc();
+    time_zone_generation_ = settings_.generation();
+  }
+  return time_zone_;
+}
+
 void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
   const auto statements = parse_sql_shared(sql);
   statement_timeline().stamp(StatementTimeline::parsed);
@@ -118,6 +129,8 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
     return;
   }
   for (const auto& parsed : *statements) {
+    // Per statement: a SET TimeZone applies to the statements after it.
+    const types::TimeZoneScope zone_scope(time_zone());
     check_not_failed(parsed.type(), parsed.node());
     // Only a single statement's analysis is cached: the cache key is the text.
     std::shared_ptr<const AnalyzedStatement> analyzed =

@@ -19,6 +19,7 @@
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
+#include "executor/types/time_zone.hpp"
 #include "common/query_handler.hpp"
 #include "storage/write_transaction.hpp"
 
@@ -66,6 +67,9 @@ class SqlSession final : public tally::QueryHandler {
   std::shared_ptr<const AnalyzedStatement> analysis_for_bind(
       std::shared_ptr<const AnalyzedStatement> analyzed);
   Settings& settings() { return settings_; }
+  // The zone of the TimeZone setting, which each statement's thread installs
+  // (types::TimeZoneScope) while the session reads, runs and sends it.
+  std::shared_ptr<const types::TimeZone> time_zone() const;
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
   // This session's view of the sequences (currval, lastval); null without storage.
@@ -130,6 +134,8 @@ class SqlSession final : public tally::QueryHandler {
   std::vector<std::pair<std::string, std::shared_ptr<const storage::WriteTransaction::Savepoint>>> savepoints_;
   tally::SessionInfo info_;
   Settings settings_;
+  mutable std::shared_ptr<const types::TimeZone> time_zone_;  // of settings_ at time_zone_generation_
+  mutable uint64_t time_zone_generation_ = UINT64_MAX;
   TxState state_ = TxState::idle;
   std::map<std::string, std::string> settings_at_begin_;
   struct Cursor {

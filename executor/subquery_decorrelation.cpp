@@ -39,6 +39,7 @@ bool plain_equality_type(TypeId id) {
     case TypeId::bpchar:
     case TypeId::date:
     case TypeId::timestamp:
+    case TypeId::timestamptz:
       return true;
     default:
       return false;

@@ -21,6 +21,7 @@ Physical physical_of(TypeId id) {
     case TypeId::text_array:
     case TypeId::oid_array:
     case TypeId::name_array:
+    case TypeId::record:
     case TypeId::int2vector:
     case TypeId::oidvector:
     case TypeId::char_: return Physical::text;

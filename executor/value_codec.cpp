@@ -9,6 +9,7 @@
 #include "executor/array_text.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/types/interval_io.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
@@ -29,51 +30,6 @@ void append_int64(std::string& out, int64_t v) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, end);
-}
-
-void append_date(std::string& out, int32_t days) {
-  if (days == kDateNegInfinity) { out += "-infinity"; return; }
-  if (days == kDatePosInfinity) { out += "infinity"; return; }
-  int y, m, d;
-  civil_from_days(days, y, m, d);
-  append_padded(out, y > 0 ? y : 1 - y, 4);
-  out.push_back('-');
-  append_padded(out, m, 2);
-  out.push_back('-');
-  append_padded(out, d, 2);
-  if (y <= 0) out += " BC";
-}
-
-void append_timestamp(std::string& out, int64_t micros) {
-  if (micros == INT64_MIN) { out += "-infinity"; return; }
-  if (micros == INT64_MAX) { out += "infinity"; return; }
-  int64_t days = micros / kUsecsPerDay;
-  int64_t rest = micros % kUsecsPerDay;
-  if (rest < 0) { rest += kUsecsPerDay; --days; }
-  int y, m, d;
-  civil_from_days(static_cast<int32_t>(days), y, m, d);
-  append_padded(out, y > 0 ? y : 1 - y, 4);
-  out.push_back('-');
-  append_padded(out, m, 2);
-  out.push_back('-');
-  append_padded(out, d, 2);
-  out.push_back(' ');
-  const int64_t secs = rest / 1'000'000, frac = rest % 1'000'000;
-  append_padded(out, secs / 3600, 2);
-  out.push_back(':');
-  append_padded(out, secs / 60 % 60, 2);
-  out.push_back(':');
-  append_padded(out, secs % 60, 2);
-  if (frac != 0) {
-    char buf[8];
-    int64_t f = frac;
-    for (int i = 5; i >= 0; --i) { buf[i] = static_cast<char>('0' + f % 10); f /= 10; }
-    int len = 6;
-    while (len > 0 && buf[len - 1] == '0') --len;
-    out.push_back('.');
-    out.append(buf, static_cast<size_t>(len));
-  }
-  if (y <= 0) out += " BC";
 }
 
 template <class T>
@@ -173,82 +129,6 @@ int64_t parse_integer(std::string_view text, TypeId id) {
   return static_cast<int64_t>(signed_v);
 }
 
-bool parse_fixed_digits(std::string_view s, size_t& i, size_t max_digits, int& out) {
-  size_t start = i;
-  int v = 0;
-  while (i < s.size() && i - start < max_digits && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
-  out = v;
-  return i > start;
-}
-
-int32_t parse_date_text(std::string_view text) {
-  std::string_view s = trim(text);
-  if (s == "infinity") return kDatePosInfinity;
-  if (s == "-infinity") return kDateNegInfinity;
-  size_t i = 0;
-  int y, m, d;
-  if (!parse_fixed_digits(s, i, 9, y) || i >= s.size() || s[i++] != '-' || !parse_fixed_digits(s, i, 2, m) ||
-      i >= s.size() || s[i++] != '-' || !parse_fixed_digits(s, i, 2, d)) {
-    throw Error(SqlState::invalid_datetime_format,
-                "invalid input syntax for type date: \"" + std::string(text) + "\"");
-  }
-  std::string_view rest = trim(s.substr(i));
-  bool bc = false;
-  if (rest == "BC" || rest == "bc") bc = true;
-  else if (!rest.empty()) {
-    throw Error(SqlState::invalid_datetime_format,
-                "invalid input syntax for type date: \"" + std::string(text) + "\"");
-  }
-  static const int days_in_month[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const int year = bc ? 1 - y : y;
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (m < 1 || m > 12 || d < 1 || d > days_in_month[m - 1] + (m == 2 && leap ? 1 : 0)) {
-    throw Error(SqlState::datetime_field_overflow,
-                "date/time field value out of range: \"" + std::string(text) + "\"");
-  }
-  return days_from_civil(year, m, d);
-}
-
-int64_t parse_timestamp_text(std::string_view text) {
-  std::string_view s = trim(text);
-  if (s == "infinity") return INT64_MAX;
-  if (s == "-infinity") return INT64_MIN;
-  size_t split = s.find_first_of(" T");
-  const int32_t days = parse_date_text(s.substr(0, split));
-  int64_t micros = 0;
-  if (split != std::string_view::npos) {
-    std::string_view t = trim(s.substr(split + 1));
-    size_t i = 0;
-    int hh = 0, mi = 0, ss = 0;
-    auto bad = [&] {
-      return Error(SqlState::invalid_datetime_format,
-                   "invalid input syntax for type timestamp: \"" + std::string(text) + "\"");
-    };
-    if (!parse_fixed_digits(t, i, 2, hh) || i >= t.size() || t[i++] != ':' || !parse_fixed_digits(t, i, 2, mi)) throw bad();
-    int64_t frac = 0;
-    if (i < t.size() && t[i] == ':') {
-      ++i;
-      if (!parse_fixed_digits(t, i, 2, ss)) throw bad();
-      if (i < t.size() && t[i] == '.') {
-        ++i;
-        int digits = 0;
-        while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
-          if (digits < 6) { frac = frac * 10 + (t[i] - '0'); ++digits; }
-          ++i;
-        }
-        while (digits++ < 6) frac *= 10;
-      }
-    }
-    if (i != t.size()) throw bad();
-    if (hh > 24 || mi > 59 || ss > 60) {
-      throw Error(SqlState::datetime_field_overflow,
-                  "date/time field value out of range: \"" + std::string(text) + "\"");
-    }
-    micros = ((hh * 60LL + mi) * 60 + ss) * 1'000'000 + frac;
-  }
-  return days * kUsecsPerDay + micros;
-}
-
 }  // namespace
 
 // The calendar arithmetic is PostgreSQL's date2j/j2date, kept once in executor/types.
@@ -326,19 +206,7 @@ void append_text(std::string& out, const Vector& v, size_t i) {
       if (v.avg_parts) std::get<Numeric>(v.get(i)).append_to(out);
       else v.numerics[i].append_to(out);
       return;
-    case TypeId::timestamptz: {
-      // Sessions run with TimeZone UTC: the offset is always +00.
-      const int64_t t = v.ints[i];
-      if (t == INT64_MIN || t == INT64_MAX) { append_timestamp(out, t); return; }
-      const size_t start = out.size();
-      append_timestamp(out, t);
-      const bool bc = out.size() >= 3 && out.compare(out.size() - 3, 3, " BC") == 0;
-      if (bc) out.resize(out.size() - 3);
-      out += "+00";
-      if (bc) out += " BC";
-      (void)start;
-      return;
-    }
+    case TypeId::timestamptz: types::append_timestamptz(out, v.ints[i]); return;
     case TypeId::regclass:
     case TypeId::regtype:
     case TypeId::regnamespace:
@@ -395,6 +263,9 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::numeric:
       append_numeric_binary(out, v.avg_parts ? std::get<Numeric>(v.get(i)) : v.numerics[i]);
       return;
+    case TypeId::record:
+      // record_send names each field's type OID: Tally keeps records as text only.
+      throw Error(SqlState::feature_not_supported, "binary output of type record is not supported");
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -412,7 +283,7 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::float8: return types::parse_float8(text);
     case TypeId::date: return static_cast<int64_t>(types::parse_date(text));
     case TypeId::timestamp: return types::parse_timestamp(text);
-    case TypeId::timestamptz: return parse_timestamp_text(text);
+    case TypeId::timestamptz: return types::parse_timestamptz(text);
     case TypeId::interval: return types::parse_interval(text, type.typmod);
     case TypeId::oid: return parse_integer(text, TypeId::int8);
     case TypeId::regclass:
@@ -425,6 +296,8 @@ Value parse_text(SqlType type, std::string_view text) {
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
       return n;
     }
+    case TypeId::record:
+      throw Error(SqlState::feature_not_supported, "input of anonymous composite types is not implemented");
     // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
     case TypeId::text_array:
     case TypeId::name_array:

@@ -114,6 +114,7 @@ catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
     case TypeId::bpchar: integer_stats<int32_t>(col, st, hll); break;
     case TypeId::int8:
     case TypeId::timestamp:
+    case TypeId::timestamptz:
     case TypeId::numeric:
       if (storage_width(col.type) == 8) integer_stats<int64_t>(col, st, hll);
       else wide_numeric_stats(col, st, hll);

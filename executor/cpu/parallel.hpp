@@ -12,7 +12,8 @@
 // pool (another query, a nested call from a worker) only means the caller
 // does more parts itself: nothing ever waits for a task to start.
 // Each part starts with a look at the statement's cancel token (the caller's,
-// installed in the pool's tasks too, as is its memory tracker), so cancel
+// installed in the pool's tasks too, as are its memory tracker and time
+// zone), so cancel
 // stops a long run between parts.
 #include <algorithm>
 #include <atomic>
@@ -25,6 +26,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
+#include "executor/types/time_zone.hpp"
 
 namespace tally::executor::cpu {
 
@@ -76,10 +78,12 @@ void parallel_for(int threads, size_t n, F&& f) {
   const size_t helpers = std::min(parts - 1, static_cast<size_t>(pool.workers()));
   const CancelToken* token = current_cancel_token();
   std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
+  std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
   for (size_t h = 0; h < helpers; ++h) {
-    pool.submit([shared, run, token, tracker] {
+    pool.submit([shared, run, token, tracker, zone] {
       const CancelScope scope(token);
       const MemoryScope memory_scope(tracker);
+      const types::TimeZoneScope zone_scope(zone);
       for (size_t part = shared->next.fetch_add(1); part < shared->parts; part = shared->next.fetch_add(1)) {
         (*run)(*shared, part);
       }

@@ -17,7 +17,7 @@ std::optional<TypeId> storable(std::string_view name) {
       {"float4", TypeId::float4},   {"real", TypeId::float4},     {"float8", TypeId::float8},
       {"numeric", TypeId::numeric}, {"decimal", TypeId::numeric}, {"text", TypeId::text},
       {"varchar", TypeId::varchar}, {"bpchar", TypeId::bpchar},   {"char", TypeId::bpchar},
-      {"date", TypeId::date},       {"timestamp", TypeId::timestamp},
+      {"date", TypeId::date},       {"timestamp", TypeId::timestamp}, {"timestamptz", TypeId::timestamptz},
   };
   auto it = names.find(name);
   if (it == names.end()) return std::nullopt;
@@ -26,7 +26,7 @@ std::optional<TypeId> storable(std::string_view name) {
 
 // Types PostgreSQL has that Tally does not store: a clean 0A000 rather than 42704.
 bool known_unsupported(std::string_view name) {
-  static const char* const names[] = {"timestamptz", "time", "timetz", "interval", "bytea", "json", "jsonb",
+  static const char* const names[] = {"time", "timetz", "interval", "bytea", "json", "jsonb",
                                       "uuid", "inet", "cidr", "macaddr", "money", "bit", "varbit", "xml",
                                       "point", "line", "lseg", "box", "path", "polygon", "circle", "tsvector",
                                       "tsquery", "oid", "name", "serial", "bigserial", "smallserial", "int4range",
@@ -117,10 +117,11 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
                                     : SqlType::bpchar(static_cast<int>(mods[0]));
     }
     case TypeId::timestamp:
+    case TypeId::timestamptz:
       if (!mods.empty())
-        throw std::move(Error(SqlState::feature_not_supported, "timestamp(p) is not supported by Tally")
+        throw std::move(Error(SqlState::feature_not_supported, name + "(p) is not supported by Tally")
                             .with_position(ctx.position(location)));
-      return {TypeId::timestamp};
+      return {*id};
     default:
       if (!mods.empty())
         throw std::move(Error(SqlState::syntax_error, "type modifier is not allowed for type \"" + name + "\"")

@@ -7,12 +7,13 @@
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/ddl/type_name.hpp"
 #include "executor/dml/column_default.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
 namespace {
 
-enum class Category { boolean, integer, floating, numeric, text, date, timestamp, other };
+enum class Category { boolean, integer, floating, numeric, text, date, timestamp, timestamptz, other };
 
 Category category(TypeId id) {
   switch (id) {
@@ -23,6 +24,7 @@ Category category(TypeId id) {
     case TypeId::text: case TypeId::varchar: case TypeId::bpchar: return Category::text;
     case TypeId::date: return Category::date;
     case TypeId::timestamp: return Category::timestamp;
+    case TypeId::timestamptz: return Category::timestamptz;
     default: return Category::other;
   }
 }
@@ -307,7 +309,7 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
       case Category::date:
         if (same) return value;
         // timestamptz's text is already in the session's zone: its offset drops.
-        if (from == Category::timestamp || value.type.id == TypeId::timestamptz) {
+        if (from == Category::timestamp || from == Category::timestamptz) {
           const int64_t ts = types::parse_timestamp(value.text);
           int32_t days;
           if (ts == types::timestamp_neg_infinity) days = types::date_neg_infinity;
@@ -326,8 +328,7 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         throw incompatible();
       case Category::timestamp:
         if (same) return value;
-        if (from == Category::date || value.type.id == TypeId::timestamptz ||
-            (from == Category::text && explicit_cast)) {
+        if (from == Category::date || from == Category::timestamptz || (from == Category::text && explicit_cast)) {
           std::string s;
           if (from == Category::date) {
             const int32_t d = types::parse_date(value.text);
@@ -340,8 +341,28 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
           return typed(target, s, value.location);
         }
         throw incompatible();
+      case Category::timestamptz: {
+        if (same) return value;
+        // A date or timestamp is a local time of the session's zone.
+        int64_t instant;
+        if (from == Category::date) {
+          const int32_t d = types::parse_date(value.text);
+          instant = d == types::date_neg_infinity   ? types::timestamp_neg_infinity
+                    : d == types::date_pos_infinity ? types::timestamp_pos_infinity
+                                                    : types::current_time_zone().to_utc(d * types::usecs_per_day);
+        } else if (from == Category::timestamp) {
+          instant = types::current_time_zone().to_utc(types::parse_timestamp(value.text));
+        } else if (from == Category::text && explicit_cast) {
+          instant = types::parse_timestamptz(value.text);
+        } else {
+          throw incompatible();
+        }
+        std::string s;
+        types::append_timestamptz(s, instant);
+        return typed(target, s, value.location);
+      }
       default:
-        // A parameter bound as the column's own type (interval, timestamptz, ...).
+        // A parameter bound as the column's own type (interval, ...).
         if (same) return value;
         throw incompatible();
     }

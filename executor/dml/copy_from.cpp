@@ -12,6 +12,7 @@
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_segment.hpp"
 #include "executor/dml/copy_splitter.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/table_appender.hpp"
 
@@ -48,8 +49,16 @@ class SegmentWorkers {
     for (auto& t : threads_) t.join();
   }
   void submit(std::shared_ptr<SegmentJob> job) {
-    if (threads_.empty())
-      for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { work(); });
+    if (threads_.empty()) {
+      // Workers read timestamptz text without an offset in the session's zone.
+      std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
+      for (int i = 0; i < workers_; ++i) {
+        threads_.emplace_back([this, zone] {
+          const types::TimeZoneScope zone_scope(zone);
+          work();
+        });
+      }
+    }
     {
       std::lock_guard lock(mutex_);
       queue_.push_back(std::move(job));

@@ -30,7 +30,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 32> kTypes{{
+constexpr std::array<TypeRow, 33> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -65,7 +65,194 @@ constexpr std::array<TypeRow, 32> kTypes{{
     {2279, "trigger", 4, true, 'P', 0, 0, 0, 'i', 'p'},
     {2281, "internal", 8, true, 'P', 0, 0, 0, 'd', 'p'},
     {2277, "anyarray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
+    // What a select list's _pg_expandarray(...) gives (executor/record_value.hpp).
+    {2249, "record", -1, false, 'P', 0, 2287, 0, 'd', 'x'},
 }};
+
+// Each type's I/O functions (pg_type.typinput ...), by OID as PostgreSQL 15
+// numbers them; 0 for none. regproc prints and reads their names.
+struct TypeFunctions {
+  uint32_t type;
+  uint32_t subscript, input, output, receive, send, modin, modout, analyze;
+};
+constexpr std::array<TypeFunctions, 33> kTypeFunctions{{
+    {16,0,1242,1243,2436,2437,0,0,0},
+    {17,0,1244,31,2412,2413,0,0,0},
+    {18,0,1245,33,2434,2435,0,0,0},
+    {19,6180,34,35,2422,2423,0,0,0},
+    {20,0,460,461,2408,2409,0,0,0},
+    {21,0,38,39,2404,2405,0,0,0},
+    {22,6179,40,41,2410,2411,0,0,0},
+    {23,0,42,43,2406,2407,0,0,0},
+    {24,0,44,45,2444,2445,0,0,0},
+    {25,0,46,47,2414,2415,0,0,0},
+    {26,0,1798,1799,2418,2419,0,0,0},
+    {30,6179,54,55,2420,2421,0,0,0},
+    {700,0,200,201,2424,2425,0,0,0},
+    {701,0,214,215,2426,2427,0,0,0},
+    {705,0,109,110,2416,2417,0,0,0},
+    {1003,6179,750,751,2400,2401,0,0,3816},
+    {1007,6179,750,751,2400,2401,0,0,3816},
+    {1009,6179,750,751,2400,2401,0,0,3816},
+    {1028,6179,750,751,2400,2401,0,0,3816},
+    {1042,0,1044,1045,2430,2431,2913,2914,0},
+    {1043,0,1046,1047,2432,2433,2915,2916,0},
+    {1082,0,1084,1085,2468,2469,0,0,0},
+    {1114,0,1312,1313,2474,2475,2905,2906,0},
+    {1184,0,1150,1151,2476,2477,2907,2908,0},
+    {1700,0,1701,1702,2460,2461,2917,2918,0},
+    {2203,0,2214,2215,2448,2449,0,0,0},
+    {2205,0,2218,2219,2452,2453,0,0,0},
+    {2206,0,2220,2221,2454,2455,0,0,0},
+    {2277,0,2296,2297,2502,2503,0,0,0},
+    {2279,0,2300,2301,0,0,0,0,0},
+    {2281,0,2304,2305,0,0,0,0,0},
+    {4089,0,4084,4085,4087,4088,0,0,0},
+    {2249,0,2290,2291,2402,2403,0,0,0},
+}};
+
+struct FunctionName {
+  uint32_t oid;
+  const char* name;
+};
+constexpr std::array<FunctionName, 129> kTypeFunctionNames{{
+    {6180, "raw_array_subscript_handler"},
+    {6179, "array_subscript_handler"},
+    {1242, "boolin"},
+    {1243, "boolout"},
+    {2436, "boolrecv"},
+    {2437, "boolsend"},
+    {1244, "byteain"},
+    {31, "byteaout"},
+    {2412, "bytearecv"},
+    {2413, "byteasend"},
+    {1245, "charin"},
+    {33, "charout"},
+    {2434, "charrecv"},
+    {2435, "charsend"},
+    {34, "namein"},
+    {35, "nameout"},
+    {2422, "namerecv"},
+    {2423, "namesend"},
+    {460, "int8in"},
+    {461, "int8out"},
+    {2408, "int8recv"},
+    {2409, "int8send"},
+    {38, "int2in"},
+    {39, "int2out"},
+    {2404, "int2recv"},
+    {2405, "int2send"},
+    {40, "int2vectorin"},
+    {41, "int2vectorout"},
+    {2410, "int2vectorrecv"},
+    {2411, "int2vectorsend"},
+    {42, "int4in"},
+    {43, "int4out"},
+    {2406, "int4recv"},
+    {2407, "int4send"},
+    {44, "regprocin"},
+    {45, "regprocout"},
+    {2444, "regprocrecv"},
+    {2445, "regprocsend"},
+    {46, "textin"},
+    {47, "textout"},
+    {2414, "textrecv"},
+    {2415, "textsend"},
+    {1798, "oidin"},
+    {1799, "oidout"},
+    {2418, "oidrecv"},
+    {2419, "oidsend"},
+    {54, "oidvectorin"},
+    {55, "oidvectorout"},
+    {2420, "oidvectorrecv"},
+    {2421, "oidvectorsend"},
+    {200, "float4in"},
+    {201, "float4out"},
+    {2424, "float4recv"},
+    {2425, "float4send"},
+    {214, "float8in"},
+    {215, "float8out"},
+    {2426, "float8recv"},
+    {2427, "float8send"},
+    {109, "unknownin"},
+    {110, "unknownout"},
+    {2416, "unknownrecv"},
+    {2417, "unknownsend"},
+    {750, "array_in"},
+    {751, "array_out"},
+    {2400, "array_recv"},
+    {2401, "array_send"},
+    {3816, "array_typanalyze"},
+    {1044, "bpcharin"},
+    {1045, "bpcharout"},
+    {2430, "bpcharrecv"},
+    {2431, "bpcharsend"},
+    {2913, "bpchartypmodin"},
+    {2914, "bpchartypmodout"},
+    {1046, "varcharin"},
+    {1047, "varcharout"},
+    {2432, "varcharrecv"},
+    {2433, "varcharsend"},
+    {2915, "varchartypmodin"},
+    {2916, "varchartypmodout"},
+    {1084, "date_in"},
+    {1085, "date_out"},
+    {2468, "date_recv"},
+    {2469, "date_send"},
+    {1312, "timestamp_in"},
+    {1313, "timestamp_out"},
+    {2474, "timestamp_recv"},
+    {2475, "timestamp_send"},
+    {2905, "timestamptypmodin"},
+    {2906, "timestamptypmodout"},
+    {1150, "timestamptz_in"},
+    {1151, "timestamptz_out"},
+    {2476, "timestamptz_recv"},
+    {2477, "timestamptz_send"},
+    {2907, "timestamptztypmodin"},
+    {2908, "timestamptztypmodout"},
+    {1701, "numeric_in"},
+    {1702, "numeric_out"},
+    {2460, "numeric_recv"},
+    {2461, "numeric_send"},
+    {2917, "numerictypmodin"},
+    {2918, "numerictypmodout"},
+    {2214, "regoperin"},
+    {2215, "regoperout"},
+    {2448, "regoperrecv"},
+    {2449, "regopersend"},
+    {2218, "regclassin"},
+    {2219, "regclassout"},
+    {2452, "regclassrecv"},
+    {2453, "regclasssend"},
+    {2220, "regtypein"},
+    {2221, "regtypeout"},
+    {2454, "regtyperecv"},
+    {2455, "regtypesend"},
+    {2296, "anyarray_in"},
+    {2297, "anyarray_out"},
+    {2502, "anyarray_recv"},
+    {2503, "anyarray_send"},
+    {2300, "trigger_in"},
+    {2301, "trigger_out"},
+    {2304, "internal_in"},
+    {2305, "internal_out"},
+    {4084, "regnamespacein"},
+    {4085, "regnamespaceout"},
+    {4087, "regnamespacerecv"},
+    {4088, "regnamespacesend"},
+    {2290, "record_in"},
+    {2291, "record_out"},
+    {2402, "record_recv"},
+    {2403, "record_send"},
+}};
+
+const TypeFunctions* find_type_functions(uint32_t type_oid) {
+  for (const auto& f : kTypeFunctions) {
+    if (f.type == type_oid) return &f;
+  }
+  return nullptr;
+}
 
 const TypeRow* find_type(uint32_t type_oid) {
   for (const auto& t : kTypes) {
@@ -104,15 +291,23 @@ Relation pg_type() {
                      {"typowner", TypeId::oid},     {"typlen", TypeId::int2},       {"typbyval", TypeId::boolean},
                      {"typtype", TypeId::char_},    {"typcategory", TypeId::char_}, {"typispreferred", TypeId::boolean},
                      {"typisdefined", TypeId::boolean}, {"typdelim", TypeId::char_}, {"typrelid", TypeId::oid},
-                     {"typelem", TypeId::oid},      {"typarray", TypeId::oid},      {"typalign", TypeId::char_},
+                     {"typsubscript", TypeId::regproc}, {"typelem", TypeId::oid},  {"typarray", TypeId::oid},
+                     {"typinput", TypeId::regproc}, {"typoutput", TypeId::regproc}, {"typreceive", TypeId::regproc},
+                     {"typsend", TypeId::regproc},  {"typmodin", TypeId::regproc}, {"typmodout", TypeId::regproc},
+                     {"typanalyze", TypeId::regproc}, {"typalign", TypeId::char_},
                      {"typstorage", TypeId::char_}, {"typnotnull", TypeId::boolean}, {"typbasetype", TypeId::oid},
                      {"typtypmod", TypeId::int4},   {"typndims", TypeId::int4},     {"typcollation", TypeId::oid},
-                     {"typdefault", TypeId::text},  {"typacl", TypeId::text_array}});
+                     {"typdefaultbin", TypeId::text}, {"typdefault", TypeId::text},  {"typacl", TypeId::text_array}});
   for (const auto& t : kTypes) {
     const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
+    const TypeFunctions none{};
+    const TypeFunctions* f = find_type_functions(t.oid);
+    if (f == nullptr) f = &none;
     r.rows.push_back({I(t.oid), S(t.name), I(kPgCatalogOid), I(kBootstrapUserOid), I(t.len), B(t.byval),
-                      C(t.oid == 705 || t.category == 'P' ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0), I(t.elem),
-                      I(t.array), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0), I(t.collation), kNull, kNull});
+                      C(t.oid == 705 || t.category == 'P' ? 'p' : 'b'), C(t.category), B(preferred), B(true), C(','), I(0),
+                      I(f->subscript), I(t.elem), I(t.array), I(f->input), I(f->output), I(f->receive), I(f->send),
+                      I(f->modin), I(f->modout), I(f->analyze), C(t.align), C(t.storage), B(false), I(0), I(-1), I(0),
+                      I(t.collation), kNull, kNull, kNull});
   }
   return r;
 }
@@ -566,6 +761,20 @@ std::optional<std::string> type_name_of(uint32_t type_oid) {
   const TypeRow* t = find_type(type_oid);
   if (t == nullptr) return std::nullopt;
   return std::string(t->name);
+}
+
+std::optional<std::string> type_function_name(int64_t oid) {
+  for (const auto& f : kTypeFunctionNames) {
+    if (f.oid == oid) return std::string(f.name);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> type_function_oid(std::string_view name) {
+  for (const auto& f : kTypeFunctionNames) {
+    if (name == f.name) return f.oid;
+  }
+  return std::nullopt;
 }
 
 std::optional<uint32_t> type_oid_by_name(std::string_view name) {

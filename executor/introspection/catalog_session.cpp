@@ -154,14 +154,15 @@ class EnginePrepared final : public tally::PreparedStatement {
 
 class CatalogPortal final : public tally::Portal {
  public:
-  CatalogPortal(ResultSet result, std::vector<tally::Format> formats)
-      : result_(std::move(result)), formats_(std::move(formats)) {}
+  CatalogPortal(ResultSet result, std::vector<tally::Format> formats, std::shared_ptr<const types::TimeZone> zone)
+      : result_(std::move(result)), formats_(std::move(formats)), zone_(std::move(zone)) {}
   std::optional<std::vector<tally::FieldDescription>> result_fields() const override {
     auto fields = result_.fields;
     for (size_t i = 0; i < fields.size(); ++i) fields[i].format = formats_[i];
     return fields;
   }
   bool execute(uint64_t max_rows, tally::ResultWriter& out) override {
+    const types::TimeZoneScope zone_scope(zone_);  // timestamptz values print in the session's zone
     out.row_description(*result_fields());
     const size_t sent = stream_rows(result_, formats_, position_, max_rows, out);
     if (position_ < result_.rows) return false;
@@ -172,6 +173,7 @@ class CatalogPortal final : public tally::Portal {
  private:
   ResultSet result_;
   std::vector<tally::Format> formats_;
+  std::shared_ptr<const types::TimeZone> zone_;
   size_t position_ = 0;
 };
 
@@ -222,6 +224,7 @@ class CatalogSession final : public tally::QueryHandler {
         const auto engine_error = run_on_engine(sql.substr(begin, length), source, out);
         if (!engine_error) continue;
         ResultSet result;
+        const types::TimeZoneScope zone_scope(time_zone());
         try {
           result = run_catalog_query(s.body(), source, {});
         } catch (const Error&) {
@@ -317,6 +320,7 @@ class CatalogSession final : public tally::QueryHandler {
                                                 std::span<const tally::Format> result_formats) {
     CatalogPrepared* prepared = &statement_ref;
     check_not_failed();
+    const types::TimeZoneScope zone_scope(time_zone());
     if (parameters.size() != prepared->types.size()) {
       throw Error(SqlState::protocol_violation,
                   "bind message supplies " + std::to_string(parameters.size()) + " parameters, but prepared statement \"\" requires " +
@@ -340,7 +344,7 @@ class CatalogSession final : public tally::QueryHandler {
     ResultSet result =
         run_catalog_query(prepared->select, catalog_source(names_relation(prepared->select, "pg_settings")), values);
     auto formats = expand_formats(result_formats, result.fields.size());
-    return std::make_unique<CatalogPortal>(std::move(result), std::move(formats));
+    return std::make_unique<CatalogPortal>(std::move(result), std::move(formats), time_zone());
   }
 
   tally::TransactionStatus transaction_status() const override { return inner_->transaction_status(); }
@@ -349,6 +353,12 @@ class CatalogSession final : public tally::QueryHandler {
   std::optional<uint64_t> statement_timeout_ms() const override { return inner_->statement_timeout_ms(); }
 
  private:
+  // The wrapped session's TimeZone, for what the evaluator reads and prints.
+  std::shared_ptr<const types::TimeZone> time_zone() const {
+    if (auto* session = dynamic_cast<SqlSession*>(inner_.get()); session != nullptr) return session->time_zone();
+    return types::TimeZone::utc();
+  }
+
   // Runs a catalog SELECT on the query engine over the catalog relations;
   // the engine's error (nothing written) when it rejects it.
   std::optional<Error> run_on_engine(std::string_view sql, const CatalogSource& source, tally::ResultWriter& out) {

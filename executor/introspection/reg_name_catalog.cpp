@@ -29,8 +29,9 @@ class CatalogRegNames final : public RegNames {
   std::optional<std::string> name_of(TypeId type, int64_t oid) const override {
     if (type == TypeId::regclass) return relation_name(oid);
     if (type == TypeId::regnamespace) return namespace_name(oid);
-    // pg_proc and pg_operator list nothing: such OIDs print as numbers.
-    if (type == TypeId::regproc || type == TypeId::regoper) return std::nullopt;
+    // The types' I/O functions have names; pg_operator lists nothing: such OIDs print as numbers.
+    if (type == TypeId::regproc) return type_function_name(oid);
+    if (type == TypeId::regoper) return std::nullopt;
     // regtype prints format_type's name without a modifier.
     if (auto id = type_from_oid(static_cast<uint32_t>(oid))) return format_type(SqlType{*id});
     return type_name_of(static_cast<uint32_t>(oid));
@@ -39,7 +40,8 @@ class CatalogRegNames final : public RegNames {
   std::optional<int64_t> oid_of(TypeId type, std::string_view name) const override {
     if (type == TypeId::regclass) return relation_oid(name);
     if (type == TypeId::regnamespace) return namespace_oid(name);
-    if (type == TypeId::regproc || type == TypeId::regoper) return std::nullopt;
+    if (type == TypeId::regproc) return type_function_oid(name);
+    if (type == TypeId::regoper) return std::nullopt;
     for (const auto& [alias, typname] : kTypeAliases) {
       if (name == alias) name = typname;
     }

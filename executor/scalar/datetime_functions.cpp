@@ -3,11 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <strings.h>
 
 #include "common/error.hpp"
 #include "executor/cast.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor::scalar {
@@ -126,9 +128,38 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
     if (type_of(1).id == TypeId::date) args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);
     const TypeId t = type_of(1).id;
     if (t != TypeId::timestamp && t != TypeId::timestamptz) throw no_function(name, args);
+    if (t == TypeId::timestamptz) {
+      // Truncated in the session's zone, as PostgreSQL's timestamptz_trunc does.
+      return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
+        const types::TimeZone& zone = types::current_time_zone();
+        const Value local = truncate_timestamp(std::get<std::string>(a[0]), zone.to_local(ts_of(a[1])));
+        return is_null(local) ? local : Value{zone.to_utc(std::get<int64_t>(local))};
+      });
+    }
     return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
       return truncate_timestamp(std::get<std::string>(a[0]), ts_of(a[1]));
     });
+  }
+  if (name == "timezone" && n == 2) {
+    // ts AT TIME ZONE zone: a timestamptz's local time in that zone, or the
+    // instant a timestamp names there.
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    if (type_of(1).id == TypeId::unknown || type_of(1).id == TypeId::date) {
+      args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);
+    }
+    const TypeId t = type_of(1).id;
+    if (t != TypeId::timestamp && t != TypeId::timestamptz) throw no_function(name, args);
+    const bool from_instant = t == TypeId::timestamptz;
+    return call({from_instant ? TypeId::timestamp : TypeId::timestamptz}, name, std::move(args),
+                [from_instant](std::span<const Value> a) -> Value {
+                  const std::string& zone_name = std::get<std::string>(a[0]);
+                  const auto zone = types::TimeZone::named(zone_name);
+                  if (!zone) {
+                    throw Error(SqlState::invalid_parameter_value, "time zone \"" + zone_name + "\" not recognized");
+                  }
+                  const int64_t ts = ts_of(a[1]);
+                  return from_instant ? zone->to_local(ts) : zone->to_utc(ts);
+                });
   }
   if ((name == "date_part" || name == "extract") && n == 2) {
     args[0] = to_type(std::move(args[0]), TypeId::text, context);
@@ -144,14 +175,20 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
                                                });
     }
     const bool numeric_result = name == "extract";
+    const bool with_zone = t == TypeId::timestamptz;
     return call({numeric_result ? TypeId::numeric : TypeId::float8}, name, std::move(args),
-                [is_date, numeric_result](std::span<const Value> a) -> Value {
+                [is_date, numeric_result, with_zone](std::span<const Value> a) -> Value {
                   if (ts_of(a[1]) == INT64_MIN || ts_of(a[1]) == INT64_MAX) {
                     // Unknown units are still an error: ask with a finite value first.
                     extract_field(std::get<std::string>(a[0]), 0, is_date && numeric_result);
                     return extract_infinite(std::get<std::string>(a[0]), ts_of(a[1]), numeric_result);
                   }
-                  const Numeric v = extract_field(std::get<std::string>(a[0]), ts_of(a[1]), is_date && numeric_result);
+                  // A timestamptz's fields are those of its local time in the
+                  // session's zone; its epoch is the instant's.
+                  const std::string& unit = std::get<std::string>(a[0]);
+                  const bool epoch = unit.size() == 5 && strncasecmp(unit.c_str(), "epoch", 5) == 0;
+                  const int64_t ts = with_zone && !epoch ? types::current_time_zone().to_local(ts_of(a[1])) : ts_of(a[1]);
+                  const Numeric v = extract_field(unit, ts, is_date && numeric_result);
                   if (numeric_result) return v;
                   return v.to_double();
                 });

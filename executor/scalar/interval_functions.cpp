@@ -9,6 +9,7 @@
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar/interval_math.hpp"
 #include "executor/scalar_functions.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor::scalar {
@@ -28,6 +29,21 @@ ExprPtr as_timestamp(ExprPtr e, BindContext& context) {
 ExprPtr plus_interval(ExprPtr stamp, ExprPtr span, bool minus, const std::string& op, BindContext& context) {
   stamp = as_timestamp(std::move(stamp), context);
   const SqlType result = stamp->type;
+  if (result.id == TypeId::timestamptz) {
+    // PostgreSQL's timestamptz_pl_interval: months and days move the local
+    // time of the session's zone (a day is 23 or 25 hours across a daylight
+    // change), the rest of the interval the instant.
+    return call(result, op, pack(std::move(stamp), std::move(span)), [minus](std::span<const Value> a) -> Value {
+      const Interval span = minus ? interval_negate(iv(a[1])) : iv(a[1]);
+      int64_t t = ts(a[0]);
+      if (t == INT64_MIN || t == INT64_MAX) return t;
+      if (span.months != 0 || span.days != 0) {
+        const types::TimeZone& zone = types::current_time_zone();
+        t = zone.to_utc(timestamp_plus_interval(zone.to_local(t), Interval{span.months, span.days, 0}));
+      }
+      return timestamp_plus_interval(t, Interval{0, 0, span.micros});
+    });
+  }
   return call(result, op, pack(std::move(stamp), std::move(span)), [minus](std::span<const Value> a) -> Value {
     return timestamp_plus_interval(ts(a[0]), minus ? interval_negate(iv(a[1])) : iv(a[1]));
   });

@@ -292,6 +292,37 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     e->batch_takes_constants = static_cast<bool>(e->batch);
     return e;
   }
+  if (op == "&" || op == "|" || op == "#") {
+    // Bitwise and, or, xor of integers (int2and ...), in the wider type.
+    if (!is_integer(l.id) || !is_integer(r.id)) throw no_operator(op, l, r);
+    const SqlType type = arithmetic_type(l, r);
+    left = coerce_to(std::move(left), type, CastContext::implicit, context);
+    right = coerce_to(std::move(right), type, CastContext::implicit, context);
+    const char o = op[0];
+    return call(type, op, pack(std::move(left), std::move(right)), [o](std::span<const Value> a) -> Value {
+      const int64_t x = std::get<int64_t>(a[0]), y = std::get<int64_t>(a[1]);
+      return o == '&' ? (x & y) : o == '|' ? (x | y) : (x ^ y);
+    });
+  }
+  if (op == "<<" || op == ">>") {
+    // Shifts of an integer by an int4 count, in the left operand's type,
+    // wrapping as C does on PostgreSQL's platforms (int4shl).
+    if (!is_integer(l.id) || !is_integer(r.id)) throw no_operator(op, l, r);
+    right = to_type(std::move(right), TypeId::int4, context);
+    const bool shift_left = op == "<<";
+    const TypeId t = l.id;
+    return call({t}, op, pack(std::move(left), std::move(right)), [shift_left, t](std::span<const Value> a) -> Value {
+      const int64_t x = std::get<int64_t>(a[0]);
+      const int bits = t == TypeId::int2 || t == TypeId::int4 ? 32 : 64;
+      const int n = static_cast<int>(std::get<int64_t>(a[1]) & (bits - 1));
+      if (bits == 32) {
+        const auto v = static_cast<int32_t>(x);
+        const int32_t r = shift_left ? static_cast<int32_t>(static_cast<uint32_t>(v) << n) : v >> n;
+        return static_cast<int64_t>(t == TypeId::int2 ? static_cast<int16_t>(r) : r);
+      }
+      return shift_left ? static_cast<int64_t>(static_cast<uint64_t>(x) << n) : x >> n;
+    });
+  }
   if (op == "^") {
     const SqlType type = arithmetic_type(l, r);
     if (type.id == TypeId::unknown) throw no_operator(op, l, r);
@@ -321,6 +352,9 @@ ExprPtr make_unary_operator(const std::string& op, ExprPtr arg, BindContext& con
     });
     if (t.id == TypeId::numeric) static_cast<FunctionExpr&>(*negate).batch = vector_numeric_negate();
     return negate;
+  }
+  if (op == "~" && is_integer(t.id)) {
+    return call(t, op, pack(std::move(arg)), [](std::span<const Value> a) -> Value { return ~std::get<int64_t>(a[0]); });
   }
   if (op == "@" && numeric_rank(t.id)) {
     std::vector<ExprPtr> args = pack(std::move(arg));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
@@ -263,8 +264,11 @@ ExprPtr make_format_function(const std::string& name, std::vector<ExprPtr>& args
     t = TypeId::timestamp;
   }
   if (t == TypeId::timestamp || t == TypeId::timestamptz) {
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
-      return timestamp_to_char(std::get<int64_t>(a[0]), std::get<std::string>(a[1]));
+    // A timestamptz prints its local time in the session's zone.
+    const bool with_zone = t == TypeId::timestamptz;
+    return call({TypeId::text}, name, std::move(args), [with_zone](std::span<const Value> a) -> Value {
+      const int64_t ts = std::get<int64_t>(a[0]);
+      return timestamp_to_char(with_zone ? types::current_time_zone().to_local(ts) : ts, std::get<std::string>(a[1]));
     });
   }
   if (numeric_rank(t) == 0) throw no_function(name, args);

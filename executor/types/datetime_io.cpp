@@ -97,7 +97,7 @@ void put_year(std::string& out, int year) {
   while (n > 0) out += buf[--n];
 }
 
-enum class Kind { date, timestamp };
+enum class Kind { date, timestamp, timestamptz };
 
 struct Field {
   std::string_view text;
@@ -107,7 +107,9 @@ struct Field {
 [[noreturn]] void bad_syntax(Kind kind, std::string_view text) {
   // DateTimeParseError: bad format is 22007, not 22P02.
   throw Error(SqlState::invalid_datetime_format, std::string("invalid input syntax for type ") +
-                                                     (kind == Kind::date ? "date" : "timestamp") + ": \"" +
+                                                     (kind == Kind::date        ? "date"
+                                                      : kind == Kind::timestamp ? "timestamp"
+                                                                                : "timestamp with time zone") + ": \"" +
                                                      std::string(text) + "\"");
 }
 
@@ -134,6 +136,8 @@ struct Decoded {
   int hour = 0, minute = 0, second = 0;
   int64_t usec = 0;
   bool has_time = false;
+  bool has_zone = false;  // the text names its UTC offset (timestamptz reads it)
+  int zone_seconds = 0;   // east of UTC
 };
 
 // Splits "HH:MM[:SS[.ffff]]" into the decoded time.
@@ -182,6 +186,37 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+// The seconds of a zone offset's digits: HH, HHMM, HHMMSS, HH:MM, HH:MM:SS
+// (PostgreSQL's DecodeTimezone), at most 15:59:59 as it allows.
+int zone_offset(Kind kind, std::string_view digits, std::string_view text) {
+  int parts[3] = {0, 0, 0};
+  int n = 0;
+  if (digits.find(':') == std::string_view::npos) {
+    if (digits.size() > 6 || (digits.size() % 2 == 1 && digits.size() != 1)) bad_syntax(kind, text);
+    if (digits.size() <= 2) {
+      parts[n++] = to_int(digits);
+    } else {
+      for (size_t k = 0; k < digits.size(); k += 2) parts[n++] = to_int(digits.substr(k, 2));
+    }
+  } else {
+    size_t start = 0;
+    while (n < 3) {
+      const size_t colon = digits.find(':', start);
+      const std::string_view part = digits.substr(start, colon == std::string_view::npos ? colon : colon - start);
+      if (part.empty() || part.size() > 2) bad_syntax(kind, text);
+      parts[n++] = to_int(part);
+      if (colon == std::string_view::npos) break;
+      start = colon + 1;
+      if (n == 3) bad_syntax(kind, text);
+    }
+  }
+  if (parts[0] > 15 || parts[1] > 59 || parts[2] > 59) {
+    throw Error(SqlState::invalid_time_zone_displacement_value,
+                "time zone displacement out of range: \"" + std::string(text) + "\"");
+  }
+  return (parts[0] * 60 + parts[1]) * 60 + parts[2];
+}
+
 Decoded decode(Kind kind, std::string_view text) {
   Decoded d;
   std::string_view s = text;
@@ -189,7 +224,7 @@ Decoded decode(Kind kind, std::string_view text) {
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   if (iequals(s, "infinity") || iequals(s, "+infinity")) { d.special = 1; return d; }
   if (iequals(s, "-infinity")) { d.special = -1; return d; }
-  if (iequals(s, "epoch")) { d.year = 1970; d.month = 1; d.day = 1; return d; }
+  if (iequals(s, "epoch")) { d.year = 1970; d.month = 1; d.day = 1; d.has_zone = true; return d; }
   if (iequals(s, "today") || iequals(s, "now") || iequals(s, "yesterday") || iequals(s, "tomorrow")) {
     const auto now = std::chrono::system_clock::now();
     const auto today = std::chrono::floor<std::chrono::days>(now);
@@ -199,13 +234,14 @@ Decoded decode(Kind kind, std::string_view text) {
     d.year = static_cast<int>(shifted.year());
     d.month = static_cast<int>(static_cast<unsigned>(shifted.month()));
     d.day = static_cast<int>(static_cast<unsigned>(shifted.day()));
-    if (iequals(s, "now") && kind == Kind::timestamp) {
+    if (iequals(s, "now") && kind != Kind::date) {
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - today).count();
       d.hour = static_cast<int>(us / 3600000000LL);
       d.minute = static_cast<int>(us / 60000000LL % 60);
       d.second = static_cast<int>(us / 1000000 % 60);
       d.usec = us % 1000000;
       d.has_time = true;
+      d.has_zone = true;  // the clock's time is UTC
     }
     return d;
   }
@@ -255,6 +291,8 @@ Decoded decode(Kind kind, std::string_view text) {
         bc = true;
       } else if (iequals(word, "ad")) {
       } else if (time_seen && (iequals(word, "z") || iequals(word, "utc") || iequals(word, "gmt"))) {
+        d.has_zone = true;
+        d.zone_seconds = 0;
       } else if (const int m = month_from_name(word); m != 0 && month_word == 0) {
         month_word = m;
         if (nfields == 8) bad_syntax(kind, text);
@@ -273,6 +311,8 @@ Decoded decode(Kind kind, std::string_view text) {
       size_t j = i + 1;
       while (j < s.size() && (is_digit(s[j]) || s[j] == ':')) ++j;
       if (j == i + 1) bad_syntax(kind, text);
+      d.zone_seconds = zone_offset(kind, s.substr(i + 1, j - i - 1), text) * (c == '-' ? -1 : 1);
+      d.has_zone = true;
       i = j;
       continue;
     }
@@ -362,8 +402,12 @@ int32_t parse_date(std::string_view text) {
   return static_cast<int32_t>(julian - postgres_epoch_jdate);
 }
 
-int64_t parse_timestamp(std::string_view text) {
-  const Decoded d = decode(Kind::timestamp, text);
+namespace {
+
+int64_t decoded_timestamp(Kind kind, std::string_view text, bool& has_zone, int& zone_seconds) {
+  const Decoded d = decode(kind, text);
+  has_zone = d.has_zone;
+  zone_seconds = d.zone_seconds;
   if (d.special != 0) return d.special > 0 ? timestamp_pos_infinity : timestamp_neg_infinity;
   if (d.year > 294277 || d.year < -4714)
     throw Error(SqlState::datetime_field_overflow, "timestamp out of range: \"" + std::string(text) + "\"");
@@ -375,6 +419,18 @@ int64_t parse_timestamp(std::string_view text) {
   if (julian < 0 || micros < min_micros || micros >= end_micros)
     throw Error(SqlState::datetime_field_overflow, "timestamp out of range: \"" + std::string(text) + "\"");
   return micros;
+}
+
+}  // namespace
+
+int64_t parse_timestamp(std::string_view text) {
+  bool has_zone = false;
+  int zone_seconds = 0;
+  return decoded_timestamp(Kind::timestamp, text, has_zone, zone_seconds);
+}
+
+int64_t parse_timestamp_zone(std::string_view text, bool& has_zone, int& zone_seconds) {
+  return decoded_timestamp(Kind::timestamptz, text, has_zone, zone_seconds);
 }
 
 void append_date(std::string& out, int32_t days) {

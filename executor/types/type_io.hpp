@@ -81,6 +81,9 @@ struct NumericValue {
 NumericValue parse_numeric_any(std::string_view text);
 int32_t parse_date(std::string_view text);
 int64_t parse_timestamp(std::string_view text);
+// The local time a timestamp text gives, and the UTC offset it names, if any
+// (seconds east: '+02', '-05:30', 'Z'), for timestamptz (time_zone.hpp).
+int64_t parse_timestamp_zone(std::string_view text, bool& has_zone, int& zone_seconds);
 
 // Parses text into the native value of a fixed-width type at out
 // (storage_width(type) bytes). Not for text kinds.

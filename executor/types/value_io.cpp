@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/numeric_slot.hpp"
 
@@ -57,6 +58,7 @@ std::string_view input_type_name(TypeId id) {
     case TypeId::numeric: return "numeric";
     case TypeId::date: return "date";
     case TypeId::timestamp: return "timestamp";
+    case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::text: return "text";
     case TypeId::varchar: return "character varying";
     case TypeId::bpchar: return "character";
@@ -80,6 +82,7 @@ void append_text_value(std::string& out, SqlType type, const void* value) {
     }
     case TypeId::date: append_date(out, load<int32_t>(value)); return;
     case TypeId::timestamp: append_timestamp(out, load<int64_t>(value)); return;
+    case TypeId::timestamptz: append_timestamptz(out, load<int64_t>(value)); return;
     case TypeId::oid: append_int(out, load<uint32_t>(value)); return;
     default: not_fixed(type);
   }
@@ -93,7 +96,8 @@ void append_binary_value(std::string& out, SqlType type, const void* value) {
     case TypeId::date: put_be(out, static_cast<uint32_t>(load<int32_t>(value))); return;
     case TypeId::oid: put_be(out, load<uint32_t>(value)); return;
     case TypeId::int8:
-    case TypeId::timestamp: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
+    case TypeId::timestamp:
+    case TypeId::timestamptz: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
     case TypeId::float4: put_be(out, std::bit_cast<uint32_t>(load<float>(value))); return;
     case TypeId::float8: put_be(out, std::bit_cast<uint64_t>(load<double>(value))); return;
     case TypeId::numeric: {
@@ -124,6 +128,7 @@ void parse_text_value(SqlType type, std::string_view text, void* out) {
       return;
     case TypeId::date: store(out, parse_date(text)); return;
     case TypeId::timestamp: store(out, parse_timestamp(text)); return;
+    case TypeId::timestamptz: store(out, parse_timestamptz(text)); return;
     default: not_fixed(type);
   }
 }
@@ -148,7 +153,8 @@ void recv_binary_value(SqlType type, std::string_view bytes, void* out) {
       store(out, v);
       return;
     }
-    case TypeId::timestamp: {
+    case TypeId::timestamp:
+    case TypeId::timestamptz: {
       check_size(bytes, 8);
       const auto v = static_cast<int64_t>(get_be<uint64_t>(bytes));
       if (v != timestamp_neg_infinity && v != timestamp_pos_infinity &&

@@ -3,9 +3,12 @@
 // auto-increment primary key and sync({ force: true }) (DROP, CREATE, index
 // reflection), create and bulkCreate, grouped findAll with sum and count,
 // count with where, update, destroy, a managed transaction, and reflection:
-// showAllTables and describeTable. Timestamps are off: sequelize's default
-// createdAt is timestamptz, which Tally does not store yet. The expected
-// values are what PostgreSQL 15 answers to the same calls. Run through
+// showAllTables and describeTable. The model keeps sequelize's default
+// createdAt/updatedAt timestamps, timestamptz columns that node-postgres
+// fills from Date objects ('2024-01-01 10:00:00.000 +00:00'): they round-trip
+// to the millisecond, updatedAt moves on update, and a query with a Date
+// parameter compares and groups them. The expected values are what
+// PostgreSQL 15 answers to the same calls. Run through
 // tests/clients/tallyd_harness.py with NODE_PATH holding sequelize and pg.
 'use strict';
 const assert = require('assert');
@@ -38,12 +41,19 @@ async function main() {
       price: DataTypes.DECIMAL(10, 2),
       day: DataTypes.DATEONLY,
       ok: { type: DataTypes.BOOLEAN, defaultValue: true },
-    }, { tableName: 'seq_sales', timestamps: false });
+    }, { tableName: 'seq_sales' });
     await Sale.sync({ force: true });
 
+    const before = new Date();
     const first = await Sale.create({ region: 'north', amount: 10, price: '1.50', day: '2024-01-01' });
     assert.strictEqual(first.id, 1);
     assert.strictEqual(first.ok, true);
+    assert.ok(first.createdAt instanceof Date && first.createdAt.getTime() === first.updatedAt.getTime());
+    // What was stored is what sequelize sent, to the millisecond.
+    const stored = await Sale.findByPk(1);
+    assert.strictEqual(stored.createdAt.getTime(), first.createdAt.getTime());
+    assert.strictEqual(stored.updatedAt.getTime(), first.updatedAt.getTime());
+    assert.ok(stored.createdAt.getTime() >= before.getTime() - 1000);
     const more = await Sale.bulkCreate([
       { region: 'south', amount: 20, price: '2.25', day: '2024-01-02', ok: false },
       { region: 'north', amount: 5 },
@@ -68,6 +78,28 @@ async function main() {
     assert.strictEqual(found.price, '2.25');
     assert.strictEqual(found.day, '2024-01-02');
 
+    // Timestamps given explicitly: Date parameters, read back as the same instants.
+    const fixed = new Date(Date.UTC(2024, 0, 1, 10, 0, 0, 123));
+    await Sale.update({ createdAt: fixed }, { where: { region: 'south' }, silent: true });
+    const again = await Sale.findOne({ where: { region: 'south' } });
+    assert.strictEqual(again.createdAt.toISOString(), '2024-01-01T10:00:00.123Z');
+    assert.strictEqual(await Sale.count({ where: { createdAt: { [Op.lt]: new Date(Date.UTC(2024, 0, 2)) } } }), 1);
+    assert.strictEqual(await Sale.count({ where: { createdAt: fixed } }), 1);
+    const [shown] = await sequelize.query(
+      "SELECT \"createdAt\"::text AS text FROM seq_sales WHERE region = 'south'", { type: 'SELECT' });
+    assert.strictEqual(shown.text, '2024-01-01 10:00:00.123+00');
+    const byDay = await Sale.findAll({
+      attributes: [[sequelize.fn('date_trunc', 'day', sequelize.col('createdAt')), 'day'],
+        [sequelize.fn('count', sequelize.col('id')), 'n']],
+      group: [sequelize.fn('date_trunc', 'day', sequelize.col('createdAt'))],
+      order: [[sequelize.fn('date_trunc', 'day', sequelize.col('createdAt')), 'ASC']],
+      raw: true,
+    });
+    assert.strictEqual(byDay.length, 2);
+    assert.strictEqual(byDay[0].day.toISOString(), '2024-01-01T00:00:00.000Z');
+    assert.strictEqual(byDay[0].n, '1');
+    assert.strictEqual(byDay[1].n, '3');
+
     await sequelize.transaction(async (t) => {
       const [updated] = await Sale.update({ ok: false }, { where: { region: 'north' }, transaction: t });
       assert.strictEqual(updated, 2);
@@ -76,6 +108,10 @@ async function main() {
     });
     const left = await Sale.findAll({ attributes: ['id', 'ok'], order: [['id', 'ASC']], raw: true });
     assert.deepStrictEqual(left, [{ id: 1, ok: false }, { id: 2, ok: false }, { id: 3, ok: false }]);
+    // The update moved updatedAt on and left createdAt alone.
+    const updated = await Sale.findByPk(1);
+    assert.strictEqual(updated.createdAt.getTime(), first.createdAt.getTime());
+    assert.ok(updated.updatedAt.getTime() >= first.updatedAt.getTime());
 
     const qi = sequelize.getQueryInterface();
     const tables = await qi.showAllTables();
@@ -90,6 +126,8 @@ async function main() {
       price: ['NUMERIC', true, null, false],
       day: ['DATE', true, null, false],
       ok: ['BOOLEAN', true, true, false],
+      createdAt: ['TIMESTAMP WITH TIME ZONE', false, null, false],
+      updatedAt: ['TIMESTAMP WITH TIME ZONE', false, null, false],
     });
     await Sale.drop();
     assert.ok(!(await qi.showAllTables()).includes('seq_sales'));
