@@ -46,6 +46,7 @@ struct BindContext {
   std::string session_user;
   std::string database;
   int32_t backend_pid = 0;
+  int64_t transaction_time_us = 0;  // PlanContext::transaction_time_us
   // The session's sequences (nextval, currval, setval, lastval); null: none.
   SessionSequences* sequences = nullptr;
   // Called for every node before it is bound; a non-null result replaces it.

@@ -179,6 +179,7 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.session_user = pc.user;
   ctx.database = pc.database;
   ctx.backend_pid = pc.backend_pid;
+  ctx.transaction_time_us = pc.transaction_time_us;
   ctx.sequences = pc.sequences;
   // Functions of a table named by a literal (pg_relation_size('t'::regclass))
   // are bound here, where the tables are known.

@@ -16,6 +16,7 @@
 #include "executor/statement_router.hpp"
 #include "executor/statement_words.hpp"
 #include "executor/storage_tables.hpp"
+#include "executor/types/clock.hpp"
 #include "storage/write_transaction.hpp"
 
 namespace tally::executor {
@@ -52,6 +53,8 @@ PlanContext SqlSession::make_plan_context(std::vector<uint32_t>* parameter_types
   pc.user = info_.user;
   pc.database = info_.database;
   pc.backend_pid = info_.process_id;
+  // Outside a block each statement is its own transaction.
+  pc.transaction_time_us = state_ == TxState::idle ? clock_us() : transaction_started_us_;
   pc.sequences = sequences_.get();
   pc.views = database_ ? database_->views() : nullptr;
   return pc;

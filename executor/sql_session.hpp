@@ -137,6 +137,7 @@ class SqlSession final : public tally::QueryHandler {
   mutable std::shared_ptr<const types::TimeZone> time_zone_;  // of settings_ at time_zone_generation_
   mutable uint64_t time_zone_generation_ = UINT64_MAX;
   TxState state_ = TxState::idle;
+  int64_t transaction_started_us_ = 0;  // BEGIN's clock_us(): now() in the block
   std::map<std::string, std::string> settings_at_begin_;
   struct Cursor {
     ResultSet result;

@@ -7,6 +7,7 @@
 #include "executor/command_result.hpp"
 #include "executor/database.hpp"
 #include "executor/row_locks.hpp"
+#include "executor/types/clock.hpp"
 #include "storage/write_transaction.hpp"
 
 namespace tally::executor {
@@ -70,6 +71,7 @@ ResultSet SqlSession::run_transaction_statement(const json& body, tally::ResultW
       warn(SqlState::active_sql_transaction, "there is already a transaction in progress");
     } else {
       state_ = TxState::in_block;
+      transaction_started_us_ = clock_us();
       settings_at_begin_ = settings_.snapshot();
       savepoints_.clear();
     }

@@ -18,6 +18,7 @@
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
+#include "executor/types/clock.hpp"
 
 namespace tally::executor {
 
@@ -29,11 +30,9 @@ ExprPtr make_sql_value_function(const std::string& op, BindContext& context) {
   }
   if (op == "SVFOP_CURRENT_CATALOG") return std::make_unique<ConstExpr>(SqlType{TypeId::name}, context.database);
   if (op == "SVFOP_CURRENT_SCHEMA") return std::make_unique<ConstExpr>(SqlType{TypeId::name}, std::string("public"));
-  const auto now_us = [] {
-    timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<int64_t>(ts.tv_sec - 946684800) * 1'000'000 + ts.tv_nsec / 1000;
-  };
+  // The transaction's start, as PostgreSQL's now(): one value however many
+  // times the statement or its transaction reads it.
+  const auto now_us = [&context] { return context.transaction_time_us != 0 ? context.transaction_time_us : clock_us(); };
   if (op == "SVFOP_CURRENT_DATE") {
     int64_t us = now_us();
     return std::make_unique<ConstExpr>(SqlType{TypeId::date}, us / kUsecsPerDay);

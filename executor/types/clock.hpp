@@ -1,0 +1,16 @@
+#pragma once
+// The wall clock as PostgreSQL's timestamps count it: microseconds since
+// 2000-01-01 00:00:00 UTC.
+#include <cstdint>
+#include <ctime>
+
+namespace tally::executor {
+
+inline int64_t clock_us() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  constexpr int64_t kUnixTo2000 = 946684800;
+  return static_cast<int64_t>(ts.tv_sec - kUnixTo2000) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace tally::executor
