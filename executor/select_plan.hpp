@@ -72,18 +72,8 @@ struct PlanContext {
   int64_t top_n_k = 0;
 };
 
-struct KeyChains;
-
-// Keys a grouped run needs no other group than: a row whose GROUP BY keys
-// (in order) are not a row of `keys` is left out before it is aggregated
-// (a decorrelated subquery's groups restricted to the outer values that
-// will look them up, SubqueryExpr::restrict_groups).
-struct GroupKeyFilter {
-  const std::vector<Vector>* keys = nullptr;
-  const KeyChains* chains = nullptr;  // over `keys`
-  // The GROUP BY keys `keys` holds, by position (empty: every key, in order).
-  std::vector<size_t> positions;
-};
+// Keys a grouped run is restricted to (executor/group_key_filter.hpp).
+struct GroupKeyFilter;
 
 // What a running query may use.
 struct ExecContext {

@@ -24,7 +24,7 @@
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
-#include "executor/operators/key_chains.hpp"
+#include "executor/group_key_filter.hpp"
 #include "executor/grouping_sets_aggregator.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -297,27 +297,6 @@ struct Evaluated {
   }
 };
 
-// The rows of `rows` whose GROUP BY keys the filter holds, in order.
-// The GROUP BY keys a filter tests.
-std::vector<const Expr*> filtered_keys(const GroupKeyFilter& filter, const std::vector<ExprPtr>& group_keys) {
-  std::vector<const Expr*> keys;
-  if (filter.positions.empty()) {
-    for (const auto& k : group_keys) keys.push_back(k.get());
-  } else {
-    for (const size_t p : filter.positions) keys.push_back(group_keys[p].get());
-  }
-  return keys;
-}
-
-std::vector<uint32_t> rows_with_wanted_keys(const GroupKeyFilter& filter, const std::vector<ExprPtr>& group_keys,
-                                            const EvalInput& rows) {
-  std::vector<Vector> keys;
-  for (const Expr* k : filtered_keys(filter, group_keys)) keys.push_back(k->evaluate(rows));
-  std::vector<uint32_t> keep;
-  filter.chains->matching_rows(*filter.keys, keys, rows.rows, keep);
-  return keep;
-}
-
 // Whether the rows' evaluation calls a volatile function (nextval,
 // random), which must see the rows one at a time in order.
 bool volatile_evaluation(const SelectPlan& plan) {
@@ -522,7 +501,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       // only for the rows whose keys the filter holds (a few parts' of
       // lineitem's millions).
       std::set<int> key_columns;
-      for (const Expr* k : filtered_keys(*ec.group_key_filter, plan.group_keys)) collect_refs(const_cast<Expr&>(*k), key_columns);
+      for (Expr* k : filtered_keys(*ec.group_key_filter, plan.group_keys)) collect_refs(*k, key_columns);
       input.rows = batch->rows;
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const auto c = static_cast<size_t>(plan.scan_columns[i]);

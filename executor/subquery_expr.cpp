@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/array_text.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/group_key_filter.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/operators/hash_join_build.hpp"

@@ -759,8 +759,7 @@ std::optional<std::string> catalog_relation_name(int64_t oid) {
 
 std::optional<std::string> type_name_of(uint32_t type_oid) {
   const TypeRow* t = find_type(type_oid);
-  if (t == nullptr) return std::nullopt;
-  return std::string(t->name);
+  return t == nullptr ? std::nullopt : std::optional<std::string>(std::string(t->name));
 }
 
 std::optional<std::string> type_function_name(int64_t oid) {

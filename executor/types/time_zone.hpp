@@ -73,8 +73,9 @@ class TimeZoneScope {
   std::shared_ptr<const TimeZone> previous_;
 };
 
-// A timestamptz's text in the current zone: "2024-01-01 10:00:00+02",
-// "+05:30", "-03:00:15" for offsets with minutes or seconds, BC last.
+// A timestamptz's text in the current zone, its offset last as PostgreSQL
+// prints it ("+02"; "+05:30", "-03:00:15" for offsets with minutes or
+// seconds), BC after it.
 void append_timestamptz(std::string& out, int64_t utc_micros);
 // A timestamptz from text: its own offset ('+02', '+0530', '-05:30', 'Z',
 // 'UTC', 'GMT') or, without one, the current zone's at that local time.
