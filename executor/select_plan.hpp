@@ -47,8 +47,8 @@ struct PlanContext {
   std::string user;
   std::string database;
   int32_t backend_pid = 0;
-  // now() and CURRENT_TIMESTAMP: the start of the transaction, microseconds
-  // since 2000-01-01 UTC (0: the clock when bound).
+  // now() and CURRENT_TIMESTAMP: the start of the transaction, as clock_us()
+  // counts it (executor/types/clock.hpp; 0: the clock when bound).
   int64_t transaction_time_us = 0;
   SessionSequences* sequences = nullptr;  // BindContext::sequences
   // Set while planning a subquery: binds a column reference of the

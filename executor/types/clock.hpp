@@ -1,6 +1,6 @@
 #pragma once
 // The wall clock as PostgreSQL's timestamps count it: microseconds since
-// 2000-01-01 00:00:00 UTC.
+// PostgreSQL's epoch (the Unix epoch plus kUnixTo2000 seconds), UTC.
 #include <cstdint>
 #include <ctime>
 
