@@ -25,10 +25,12 @@
 #include "executor/column_program_compiler.hpp"
 #include "executor/finalize.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
+#include "executor/expression_equality.hpp"
 #include "executor/cpu/cpu_engine.hpp"
 #include "executor/cpu/ordered_values_run.hpp"
 #include "executor/cpu/tuple_key_run.hpp"
 #include "gpu/engine/device_ordered_rows.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 #include "gpu/ordered_values_sort.hpp"
 
 namespace tally::executor {
@@ -245,14 +247,28 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   for (const AggregateCall& a : aggregates_) {
     fractions_.push_back(a.direct ? evaluate_constant(*a.direct, context.parameters) : Value{Null{}});
   }
-  // Value inputs: one per aggregate argument.
+  // Value inputs: one per distinct aggregate argument. sum(x) and avg(x)
+  // read one input, so x is evaluated, copied and staged once, and the GPU
+  // keeps one set of accumulators' columns for it (TPC-H Q1's eight
+  // aggregates fit its lanes only so). Ordered-set and DISTINCT aggregates
+  // keep inputs of their own: their runs take the values they read.
+  std::vector<uint8_t> shareable;
+  auto add_input = [&](const Expr* e, bool share) {
+    for (size_t i = 0; share && i < inputs_.size(); ++i) {
+      if (shareable[i] && same_expression(*inputs_[i], *e)) return static_cast<int>(i);
+    }
+    inputs_.push_back(e);
+    shareable.push_back(share ? 1 : 0);
+    return static_cast<int>(inputs_.size() - 1);
+  };
   for (size_t a = 0; a < aggregates_.size(); ++a) {
     PartialAggregate p;
     p.op = mappings_[a].op;
     const bool moments2 = p.op == PartialOp::moments2_float;
+    const bool share = p.op != PartialOp::ordered_values && p.op != PartialOp::count_distinct;
     auto input = [&](size_t i) { return moments2 ? stored_moment_input(aggregates_[a].args[i].get()) : aggregates_[a].args[i].get(); };
-    if (mappings_[a].inputs >= 1) { p.input = static_cast<int>(inputs_.size()); inputs_.push_back(input(0)); }
-    if (mappings_[a].inputs >= 2) { p.input2 = static_cast<int>(inputs_.size()); inputs_.push_back(input(1)); }
+    if (mappings_[a].inputs >= 1) p.input = add_input(input(0), share);
+    if (mappings_[a].inputs >= 2) p.input2 = add_input(input(1), share);
     spec_.aggregates.push_back(p);
   }
   input_scales_ = std::vector<std::atomic<int32_t>>(inputs_.size());
@@ -287,10 +303,8 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);
-  // The host path (sink()) evaluates WHERE and the inputs itself. It feeds
-  // the GPU's run until that run evaluates programs on the device
-  // (gpu/pipeline/column_programs.cu is not wired into it), and a run of
-  // several passes.
+  // The host path (sink()) evaluates WHERE and the inputs itself for a run
+  // of several passes.
   auto drop_programs = [this] {
     spec_.row_filter = ColumnProgram{};
     spec_.value_programs.clear();
@@ -298,7 +312,6 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     takes_where_ = false;
     where_conditions_ = input_programs_ = 0;
   };
-  if (on_gpu_ && has_programs(spec_)) drop_programs();
   run_ = start_run(spec_);
   if (has_programs(spec_) && run_->passes() != 1) {
     drop_programs();
@@ -312,16 +325,13 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   AggregateEngine* gpu = context.gpu_engine;
   if (!gpu && engine_table_) gpu = engine_table_->gpu_engine();
   const bool wants_gpu = context.engine == "auto" || context.engine == "gpu";
-  // A WHERE compiled to a column program is evaluated by the CPU engine's
-  // program evaluator over the stored values, on every core; a GPU run takes
-  // its rows from the host path instead, which evaluates the WHERE by
-  // expression and copies the rows kept, and that costs more than the CPU
-  // engine's whole aggregation. Until the GPU run evaluates programs on the
-  // device (gpu/pipeline/column_programs.cu), the engine's own choice for a
-  // filtered aggregation is the CPU engine.
-  if (context.engine == "auto" && gpu && !spec_.row_filter.empty()) {
-    not_on_gpu_ = "the WHERE runs as a column program on the CPU engine (the GPU run does not evaluate "
-                  "programs on the device)";
+  // A GPU run evaluates the WHERE and input programs on the device when
+  // they fit one launch; others it would take from the host's evaluation,
+  // which costs more than the CPU engine's whole aggregation on every core:
+  // the engine's own choice for those is the CPU engine.
+  if (context.engine == "auto" && gpu && has_programs(spec_) && !gpu::programs_fit_device(spec_)) {
+    not_on_gpu_ = "the WHERE and input programs are larger than one device launch takes; the CPU engine "
+                  "evaluates them";
   } else if (wants_gpu && gpu) {
     // A FILTER goes to the GPU as its aggregate's input validity (sink()):
     // only count(*), which has no input, cannot take it there.
@@ -513,7 +523,7 @@ std::vector<std::string> EngineAggregator::explain() const {
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
   if (where_conditions_ > 0 || input_programs_ > 0) {
-    const std::string where = "CPU engine";  // the only engine given programs (see the constructor)
+    const std::string where = on_gpu_ ? "GPU engine" : "CPU engine";
     if (where_conditions_ > 0) {
       lines.push_back("Filter on " + where + ": " + std::to_string(where_conditions_) +
                       (where_conditions_ == 1 ? " condition" : " conditions"));

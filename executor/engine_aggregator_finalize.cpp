@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/column_program_run.hpp"
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
@@ -29,7 +30,13 @@ void mark_null_keys(const std::vector<uint8_t>& key_valid, size_t groups, Vector
 }  // namespace
 
 size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
-  AggregationResult result = run_->finalize();
+  AggregationResult result;
+  try {
+    result = run_->finalize();
+  } catch (const ProgramOverflow&) {
+    // A GPU run reads its programs' error flags once, at the end.
+    throw EngineInputOverflow(SqlState::numeric_value_out_of_range, "an engine program overflowed");
+  }
   report_ = run_->report();
   const auto t_columns = std::chrono::steady_clock::now();
   struct Timed {

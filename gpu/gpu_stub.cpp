@@ -9,6 +9,7 @@
 #include "gpu/pipeline/chunk_pipeline.hpp"
 #include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
+#include "gpu/pipeline/row_compaction.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/device_info.hpp"
 
@@ -30,6 +31,23 @@ DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram&, con
                                                 const std::vector<tally::ColumnView>&, int64_t) {
   no_gpu();
 }
+struct DeviceProgramEvaluator::Impl {};
+DeviceProgramEvaluator::DeviceProgramEvaluator() { no_gpu(); }
+DeviceProgramEvaluator::~DeviceProgramEvaluator() = default;
+void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram&, const std::vector<tally::ColumnProgram>&,
+                                      const std::vector<ColumnPointer>&, const std::vector<tally::ColumnWidth>&, int64_t,
+                                      StreamHandle) {
+  no_gpu();
+}
+const uint8_t* DeviceProgramEvaluator::mask() const { no_gpu(); }
+const void* DeviceProgramEvaluator::input(size_t) const { no_gpu(); }
+const uint8_t* DeviceProgramEvaluator::input_validity(size_t) const { no_gpu(); }
+uint32_t DeviceProgramEvaluator::errors(StreamHandle) { no_gpu(); }
+struct RowCompactor::Impl {};
+RowCompactor::RowCompactor() { no_gpu(); }
+RowCompactor::~RowCompactor() = default;
+int64_t RowCompactor::select(const uint8_t*, int64_t, StreamHandle) { no_gpu(); }
+ColumnPointer RowCompactor::gather(size_t, ColumnPointer, uint32_t, StreamHandle) { no_gpu(); }
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }
 void use_device(int) { no_gpu(); }

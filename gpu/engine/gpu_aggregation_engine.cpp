@@ -15,6 +15,7 @@
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/gpu_health.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/search_state_memo.hpp"
 #include "gpu/tuner/tuning_signature.hpp"
@@ -50,9 +51,10 @@ bool GpuAggregationEngine::can_run(const tally::AggregationSpec& spec) const {
 
 std::unique_ptr<tally::AggregationRun> GpuAggregationEngine::start(const tally::AggregationSpec& spec) {
   if (!translate(spec)) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
-  // WHERE and input programs are evaluated before the aggregation's chunks
-  // reach the device.
-  if (has_programs(spec)) {
+  // WHERE and input programs: the run evaluates them on the device, over
+  // the chunks' columns there; programs past one launch's limits are
+  // evaluated on the host before the chunks reach the device.
+  if (has_programs(spec) && !programs_fit_device(spec)) {
     return make_program_run(spec, [this](const tally::AggregationSpec& inner) { return start(inner); });
   }
   return std::make_unique<GpuRun>(*this, spec, acquire_pipeline());

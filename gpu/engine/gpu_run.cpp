@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/cancel.hpp"
+#include "common/column_program_run.hpp"
 #include "common/error.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
 #include "gpu/engine/spec_translation.hpp"
@@ -117,7 +118,10 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
                                                 " key columns, spec " + std::to_string(spec_.key_parts.size()));
     for (const tally::ColumnView& k : chunk.key_columns) add(k);
   }
+  value_column_.assign(chunk.values.size(), -1);
   for (size_t i = 0; i < chunk.values.size(); ++i) {
+    if (device_programs_ && i < spec_.value_programs.size() && !spec_.value_programs[i].empty()) continue;
+    value_column_[i] = static_cast<int>(columns.size());
     add(chunk.values[i]);
     if (columns.back().validity && !gspec_->columns[i].may_have_nulls) {
       // Declared NOT NULL by the statistics: a bitmap here must be all
@@ -126,6 +130,14 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
       if (!std::all_of(bits, bits + chunk.rows, [](uint8_t b) { return b != 0; }))
         throw Error(SqlState::internal_error, "GPU: a NULL in an input the statistics say has none");
       columns.back().validity = nullptr;
+    }
+  }
+  if (device_programs_) {
+    program_column_begin_ = columns.size();
+    program_widths_.clear();
+    for (const tally::ColumnView& c : chunk.program_columns) {
+      add(c);
+      program_widths_.push_back(c.width);
     }
   }
   // The staged chunk leases what it reads: this chunk's held columns are
@@ -197,6 +209,7 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
 GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled)
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_(std::move(pooled.spare)) {
+  device_programs_ = tally::has_programs(spec_);
   first_use_at_start_ = first_use_snapshot(device_.ordinal);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -376,28 +389,35 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   p.rows = chunk.rows;
   const size_t key_columns = spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
   p.key = chunk.columns[0];
-  p.values.assign(chunk.columns.begin() + static_cast<long>(key_columns), chunk.columns.end());
+  if (!device_programs_) p.values.assign(chunk.columns.begin() + static_cast<long>(key_columns), chunk.columns.end());
   if (facts.key_range) p.key_range = facts.key_range;
   LaunchReport r;
+  bool consumed = false;
   const auto t_enqueue = std::chrono::steady_clock::now();
   uint64_t ticket = 0;
   {
     HostStepsScope scope(&steps_);
     ticket = pipeline_->run(chunk, [&] {
+      // The key columns to read: the staged ones, or the rows a WHERE kept.
+      std::vector<ColumnPointer> kept_keys;
+      const ColumnPointer* keys = chunk.columns.data();
+      if (device_programs_) {
+        if (evaluate_programs(chunk, p, kept_keys) == 0) return;
+        if (!kept_keys.empty()) keys = kept_keys.data();
+        p.key = keys[0];
+      }
       if (spec_.key_tuple) {
         // The rows' tuple ids, after the chunk's copies, on its stream.
         if (!tuples_) tuples_ = std::make_unique<TupleKeyTable>(spec_.key_parts.size(), spec_.estimated_groups);
-        p.key = ColumnPointer{tuples_->assign(chunk.columns.data(), chunk.widths.data(), chunk.rows,
-                                              pipeline_->compute_stream()),
-                              nullptr};
+        p.key = ColumnPointer{tuples_->assign(keys, chunk.widths.data(), p.rows, pipeline_->compute_stream()), nullptr};
       } else if (!spec_.key_parts.empty()) {
         // After the chunk's copies, before its aggregation, on its stream.
         if (!packer_) packer_ = std::make_unique<KeyPacker>();
-        p.key = ColumnPointer{packer_->pack(spec_.key_parts, chunk.columns.data(), chunk.widths.data(), chunk.rows,
-                                            pipeline_->compute_stream()),
-                              nullptr};
+        p.key = ColumnPointer{
+            packer_->pack(spec_.key_parts, keys, chunk.widths.data(), p.rows, pipeline_->compute_stream()), nullptr};
       }
       r = aggregator_->consume(p, v, config);
+      consumed = true;
     });
   }
   host_.enqueue_us += since_us(t_enqueue);
@@ -410,11 +430,45 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   const auto t_timings = std::chrono::steady_clock::now();
   collect_timings(false);
   host_.timings_us += since_us(t_timings);
+  if (!consumed) return;  // the WHERE kept no row of this launch
   report_.variant = std::string(variant_name(r.variant));
   report_.configuration = describe(r.used);
   for (const std::string& a : r.adjustments)
     if (std::find(report_.details.begin(), report_.details.end(), "GPU launch adjusted: " + a) == report_.details.end())
       report_.details.push_back("GPU launch adjusted: " + a);
+}
+
+int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, std::vector<ColumnPointer>& keys) {
+  const StreamHandle stream = pipeline_->compute_stream();
+  if (!evaluator_) evaluator_ = std::make_unique<DeviceProgramEvaluator>();
+  const std::vector<ColumnPointer> columns(chunk.columns.begin() + static_cast<long>(program_column_begin_),
+                                           chunk.columns.end());
+  evaluator_->evaluate(spec_.row_filter, spec_.value_programs, columns, program_widths_, chunk.rows, stream);
+  p.rows = chunk.rows;
+  p.values.clear();
+  std::vector<uint32_t> value_bytes;
+  for (size_t i = 0; i < value_column_.size(); ++i) {
+    const int c = value_column_[i];
+    p.values.push_back(c >= 0 ? chunk.columns[static_cast<size_t>(c)]
+                              : ColumnPointer{evaluator_->input(i), evaluator_->input_validity(i)});
+    value_bytes.push_back(c >= 0 ? chunk.widths[static_cast<size_t>(c)] : 8);
+  }
+  program_rows_ += chunk.rows;
+  if (spec_.row_filter.empty()) {
+    kept_rows_ += chunk.rows;
+    return p.rows;
+  }
+  // Only the rows the WHERE keeps reach the kernels, so that a dropped row
+  // makes no group (count(*) and the key tuples' table see none of them).
+  if (!compactor_) compactor_ = std::make_unique<RowCompactor>();
+  p.rows = compactor_->select(evaluator_->mask(), chunk.rows, stream);
+  kept_rows_ += p.rows;
+  if (p.rows == 0) return 0;
+  const size_t key_columns = spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
+  size_t slot = 0;
+  for (size_t k = 0; k < key_columns; ++k) keys.push_back(compactor_->gather(slot++, chunk.columns[k], chunk.widths[k], stream));
+  for (size_t i = 0; i < p.values.size(); ++i) p.values[i] = compactor_->gather(slot++, p.values[i], value_bytes[i], stream);
+  return p.rows;
 }
 
 }  // namespace tally::gpu

@@ -16,7 +16,9 @@
 #include "gpu/engine/pooled_pipeline.hpp"
 #include "gpu/first_use_counts.hpp"
 #include "gpu/host_steps.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
+#include "gpu/pipeline/row_compaction.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
@@ -72,6 +74,11 @@ class GpuRun final : public tally::AggregationRun {
   // Launches the pending chunk and waits, oldest chunk first, until the
   // tuner has the reports its next proposal needs.
   void await_reports();
+  // The spec's programs over a staged chunk's program columns, on the
+  // compute stream: fills p.values (stored inputs staged, computed ones the
+  // evaluator's) and, with a WHERE, gathers the kept rows of the keys and
+  // inputs (`keys` then holds the key columns to read). Returns p.rows.
+  int64_t evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, std::vector<ColumnPointer>& keys);
   // EXPLAIN ANALYZE lines of a timeline's marks.
   static std::string path_line(const char* title, const HostTimeline& t);
   std::string start_path_line() const;
@@ -97,6 +104,17 @@ class GpuRun final : public tally::AggregationRun {
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
+  // The spec's WHERE and input programs, evaluated on the device launch by
+  // launch (GpuAggregationEngine::start hands a run only programs that fit
+  // one launch). A staged chunk holds the key columns, the inputs that are
+  // stored columns, then the programs' columns.
+  bool device_programs_ = false;
+  std::vector<int> value_column_;  // per input: its staged column; -1: a program computes it
+  size_t program_column_begin_ = 0;
+  std::vector<tally::ColumnWidth> program_widths_;
+  std::unique_ptr<DeviceProgramEvaluator> evaluator_;
+  std::unique_ptr<RowCompactor> compactor_;  // with a WHERE
+  int64_t program_rows_ = 0, kept_rows_ = 0;
   // Packs a packed key's columns per launch (spec_.key_parts); made with the first launch.
   std::unique_ptr<KeyPacker> packer_;
   // A key tuple's table (spec_.key_tuple): the rows' tuple ids per launch,

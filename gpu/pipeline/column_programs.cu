@@ -8,12 +8,6 @@
 namespace tally::gpu {
 namespace {
 
-// Programs and columns one launch takes: kernel arguments, so that a launch
-// needs no copy of them first.
-constexpr int kMaxDevicePrograms = 16;
-constexpr int kMaxDeviceProgramColumns = 32;
-constexpr int kMaxDeviceSteps = 256;
-
 struct ProgramArgs {
   tally::ProgramColumn columns[kMaxDeviceProgramColumns];
   int column_count = 0;
@@ -67,6 +61,7 @@ __global__ void programs_kernel(const tally::ProgramStep* steps, ProgramArgs arg
 
 struct DeviceProgramEvaluator::Impl {
   DeviceBuffer steps, mask, error;
+  bool error_cleared = false;
   std::vector<DeviceBuffer> values, validity;
   std::vector<tally::ProgramStep> host_steps;
 };
@@ -120,7 +115,10 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
     TALLY_CUDA_CHECK(cudaMemcpyAsync(m.steps.get(), m.host_steps.data(), m.host_steps.size() * sizeof(tally::ProgramStep),
                                      cudaMemcpyHostToDevice, stream));
   }
-  TALLY_CUDA_CHECK(cudaMemsetAsync(m.error.get(), 0, sizeof(uint32_t), stream));
+  if (!m.error_cleared) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(m.error.get(), 0, sizeof(uint32_t), stream));
+    m.error_cleared = true;
+  }
   if (rows <= 0) return;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((rows + threads - 1) / threads, 4096);

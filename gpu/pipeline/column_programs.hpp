@@ -5,6 +5,7 @@
 // cache or copied). The per-row code is the header's run_program_row, the
 // same the CPU engine runs on the host.
 // Host-only header: builds without CUDA (gpu_stub.cpp throws).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,6 +14,29 @@
 #include "gpu/group_by.hpp"
 
 namespace tally::gpu {
+
+// Programs and columns one launch takes: kernel arguments, so that a launch
+// needs no copy of them first.
+constexpr int kMaxDevicePrograms = 16;
+constexpr int kMaxDeviceProgramColumns = 32;
+constexpr int kMaxDeviceSteps = 256;
+
+// Whether the spec's WHERE and input programs fit one launch of the
+// evaluator (the GPU run evaluates them on the device then; otherwise the
+// host does, before the chunks go to the device).
+inline bool programs_fit_device(const tally::AggregationSpec& spec) {
+  if (spec.value_programs.size() > static_cast<size_t>(kMaxDevicePrograms)) return false;
+  size_t steps = 0;
+  int32_t columns = 0;
+  auto count = [&](const tally::ColumnProgram& p) {
+    steps += p.steps.size();
+    for (const tally::ProgramStep& s : p.steps)
+      if (s.op == tally::ProgramOp::load) columns = std::max(columns, s.arg + 1);
+  };
+  count(spec.row_filter);
+  for (const tally::ColumnProgram& p : spec.value_programs) count(p);
+  return steps <= static_cast<size_t>(kMaxDeviceSteps) && columns <= kMaxDeviceProgramColumns;
+}
 
 class DeviceProgramEvaluator {
  public:
@@ -27,8 +51,8 @@ class DeviceProgramEvaluator {
   // arrays this object owns until the next call: mask() one byte per row
   // (1 = the filter passes; all 1 without a filter), input(i) 8 bytes per
   // row (int64 or double) and input_validity(i) one byte per row, the rows
-  // the filter drops NULL. Error flags accumulate on the device; errors()
-  // waits for `stream` and reads them.
+  // the filter drops NULL. Error flags accumulate on the device over every
+  // call of this object's life; errors() waits for `stream` and reads them.
   void evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
                 const std::vector<ColumnPointer>& columns, const std::vector<tally::ColumnWidth>& widths, int64_t rows,
                 StreamHandle stream);
