@@ -132,6 +132,9 @@ struct AggregationSpec {
   // unknown, true = some chunk holds a NULL key, false = none does (the GPU
   // engine's rules then know which kernel a chunk runs: gpu/group_by_spec.hpp).
   std::optional<bool> key_has_nulls;
+  // No GROUP BY: every row's key is 0 (ChunkInput::keys holds zeros), so an
+  // engine may make its key column itself rather than read or copy one.
+  bool global_aggregate = false;
   // Non-empty: the key is packed from ChunkInput::key_columns (one per part)
   // into int64 codes by the engine (see KeyPart); key_width is then int64,
   // the key range is [0, key_max] and no code is the NULL key.

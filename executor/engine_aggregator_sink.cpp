@@ -112,8 +112,12 @@ void EngineAggregator::raw_input(size_t chunk, size_t rows, const storage::Chunk
     return v;
   };
   if (mode_ == KeyMode::none) {
-    raw.zero_keys.assign(rows, 0);
-    in.keys = ColumnView{ColumnWidth::int64, raw.zero_keys.data(), nullptr};
+    const int64_t* zeros = zero_keys_.data();
+    if (zero_keys_.size() < rows) {
+      raw.zero_keys.assign(rows, 0);
+      zeros = raw.zero_keys.data();
+    }
+    in.keys = ColumnView{ColumnWidth::int64, zeros, nullptr};
   } else if (key_columns_mode(mode_)) {
     // The key columns as stored (and resident on the GPU per column): the
     // engine packs them.

@@ -11,6 +11,7 @@
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/pipeline/row_compaction.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
+#include "gpu/pipeline/zero_column.hpp"
 #include "gpu/rules/device_info.hpp"
 
 namespace tally::gpu {
@@ -48,6 +49,10 @@ RowCompactor::RowCompactor() { no_gpu(); }
 RowCompactor::~RowCompactor() = default;
 int64_t RowCompactor::select(const uint8_t*, int64_t, StreamHandle) { no_gpu(); }
 ColumnPointer RowCompactor::gather(size_t, ColumnPointer, uint32_t, StreamHandle) { no_gpu(); }
+struct ZeroColumn::Impl {};
+ZeroColumn::ZeroColumn() { no_gpu(); }
+ZeroColumn::~ZeroColumn() = default;
+const void* ZeroColumn::get(int64_t, uint32_t, StreamHandle) { no_gpu(); }
 DeviceInfo query_device(int) { no_gpu(); }
 std::vector<DeviceInfo> list_devices() { return {}; }
 void use_device(int) { no_gpu(); }

@@ -16,8 +16,9 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
     run_operator(op, context, sink);
     side.rows = sink.take();
     side.memory = sink.take_reservation();
-    // The chains (two row numbers per row, with buckets) count too.
-    side.memory.grow(side.rows.rows * 3 * sizeof(uint32_t));
+    // The chains (two row numbers per row, with buckets) count too, and a
+    // key's bitmap (KeyChains::bits: at most 8 bytes a row).
+    side.memory.grow(side.rows.rows * (3 * sizeof(uint32_t) + sizeof(uint64_t)));
   }
   if (keys.empty()) return side;
   const size_t rows = side.rows.rows;

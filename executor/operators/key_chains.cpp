@@ -12,7 +12,40 @@ namespace {
 // Below this many rows one thread links them faster than the split costs.
 constexpr size_t kParallelBuildRows = size_t{1} << 18;
 constexpr unsigned kRangeBits = 8;  // 256 bucket ranges
+// A key's bitmap is made when its span is at most this many bits per row
+// (8 bytes a row, as the chains' head and next arrays take) or small
+// whatever the rows, and never past 2^31 bits (256 MiB).
+constexpr uint64_t kBitsPerRow = 64;
+constexpr uint64_t kSmallSpan = uint64_t{1} << 16;
+constexpr uint64_t kMaxSpan = uint64_t{1} << 31;
 }  // namespace
+
+void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
+  bits.clear();
+  bits_span = 0;
+  if (keys.size() != 1 || rows == 0) return;
+  const Vector& k = keys[0];
+  const Physical p = physical_of(k.type.id);
+  if (p != Physical::integer && p != Physical::boolean) return;
+  const int64_t* v = k.int_data();
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t r = 0; r < rows; ++r) {
+    if (k.null_at(r)) continue;
+    lo = std::min(lo, v[r]);
+    hi = std::max(hi, v[r]);
+  }
+  if (hi < lo) return;  // only NULL keys: the chains answer (nothing matches)
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+  if (span == 0 || span > kMaxSpan || (span > kSmallSpan && span / kBitsPerRow > rows)) return;
+  bits.assign(span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
+  bits_min = lo;
+  bits_span = span;
+  for (size_t r = 0; r < rows; ++r) {
+    if (k.null_at(r)) continue;
+    const uint64_t at = static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(lo);
+    bits[at >> 6] |= uint64_t{1} << (at & 63);
+  }
+}
 
 void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes,
                                int threads) {
@@ -70,6 +103,7 @@ void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, con
       }
     }
   });
+  build_bits(keys, rows);
 }
 
 }  // namespace tally::executor

@@ -44,6 +44,14 @@ struct IntegerKeys {
 struct KeyChains {
   std::vector<uint32_t> head, next;
   uint64_t mask = 0;
+  // One integer-like key over a span of values not much wider than the rows
+  // (ids, dates): a bit per value of [bits_min, bits_min + bits_span),
+  // set where some row holds it, and one zero word past the span. The exact
+  // membership test of matching_rows, a shift and a load per probe row
+  // instead of a hash and a chain walk whose branch fails on most rows.
+  std::vector<uint64_t> bits;
+  int64_t bits_min = 0;
+  uint64_t bits_span = 0;
 
   // `hashes`: key_hash of each row when the caller computed them (in parallel).
   void build(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>* hashes = nullptr) {
@@ -58,7 +66,11 @@ struct KeyChains {
       next[r] = head[b];
       head[b] = static_cast<uint32_t>(r);
     }
+    build_bits(keys, rows);
   }
+
+  // The bitmap of a single integer-like key whose span allows it (see bits).
+  void build_bits(const std::vector<Vector>& keys, size_t rows);
 
   // The same chains as build() (each bucket's rows linked in the same
   // order), made on `threads` threads from each row's key_hash: the rows
@@ -88,6 +100,13 @@ struct KeyChains {
   void matching_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
                      std::vector<uint32_t>& keep) const {
     if (head.empty() || rows == 0) return;
+    if (!bits.empty() && probe.size() == 1) {
+      const Physical p = physical_of(probe[0].type.id);
+      if (p == Physical::integer || p == Physical::boolean) {
+        matching_rows_by_bits(probe[0], rows, keep);
+        return;
+      }
+    }
     constexpr size_t kAhead = 32;
     std::vector<uint64_t> hashes(rows);
     key_hashes(probe, 0, rows, hashes.data());
@@ -110,6 +129,26 @@ struct KeyChains {
         }
       }
     }
+  }
+
+  // matching_rows over the bitmap: branch-free, a row kept by advancing the
+  // output by its bit.
+  void matching_rows_by_bits(const Vector& probe, size_t rows, std::vector<uint32_t>& keep) const {
+    const int64_t* v = probe.int_data();
+    const uint8_t* null = probe.nulls.empty() ? nullptr : probe.nulls.data();
+    size_t n = keep.size();
+    keep.resize(n + rows);
+    uint32_t* out = keep.data();
+    const uint64_t* b = bits.data();
+    for (size_t r = 0; r < rows; ++r) {
+      uint64_t at = static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(bits_min);
+      at = at < bits_span ? at : bits_span;  // past the span: the zero word's bit
+      uint64_t in = (b[at >> 6] >> (at & 63)) & 1;
+      if (null) in &= static_cast<uint64_t>(null[r] == 0);
+      out[n] = static_cast<uint32_t>(r);
+      n += in;
+    }
+    keep.resize(n);
   }
 };
 

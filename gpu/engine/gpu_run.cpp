@@ -110,7 +110,9 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
   };
   // A packed key's columns come first, each staged (and cached) on its
   // own; launch() packs them on the device.
-  if (spec_.key_parts.empty()) {
+  if (spec_.global_aggregate) {
+    // launch() reads device zeros instead.
+  } else if (spec_.key_parts.empty()) {
     add(chunk.keys);
   } else {
     if (chunk.key_columns.size() != spec_.key_parts.size())
@@ -210,6 +212,7 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec,
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_(std::move(pooled.spare)) {
   device_programs_ = tally::has_programs(spec_);
+  staged_key_columns_ = spec_.global_aggregate ? 0 : spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
   first_use_at_start_ = first_use_snapshot(device_.ordinal);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -387,9 +390,14 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   const ChunkFacts facts = facts_for(chunk.rows);
   ChunkPointers p;
   p.rows = chunk.rows;
-  const size_t key_columns = spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
-  p.key = chunk.columns[0];
-  if (!device_programs_) p.values.assign(chunk.columns.begin() + static_cast<long>(key_columns), chunk.columns.end());
+  if (spec_.global_aggregate) {
+    if (!zero_keys_) zero_keys_ = std::make_unique<ZeroColumn>();
+    p.key = ColumnPointer{zero_keys_->get(chunk.rows, width_bytes(key_width_), pipeline_->compute_stream()), nullptr};
+  } else {
+    p.key = chunk.columns[0];
+  }
+  if (!device_programs_)
+    p.values.assign(chunk.columns.begin() + static_cast<long>(staged_key_columns_), chunk.columns.end());
   if (facts.key_range) p.key_range = facts.key_range;
   LaunchReport r;
   bool consumed = false;
@@ -403,8 +411,10 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
       const ColumnPointer* keys = chunk.columns.data();
       if (device_programs_) {
         if (evaluate_programs(chunk, p, kept_keys) == 0) return;
-        if (!kept_keys.empty()) keys = kept_keys.data();
-        p.key = keys[0];
+        if (!kept_keys.empty()) {
+          keys = kept_keys.data();
+          p.key = keys[0];
+        }
       }
       if (spec_.key_tuple) {
         // The rows' tuple ids, after the chunk's copies, on its stream.
@@ -464,9 +474,8 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   p.rows = compactor_->select(evaluator_->mask(), chunk.rows, stream);
   kept_rows_ += p.rows;
   if (p.rows == 0) return 0;
-  const size_t key_columns = spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
   size_t slot = 0;
-  for (size_t k = 0; k < key_columns; ++k) keys.push_back(compactor_->gather(slot++, chunk.columns[k], chunk.widths[k], stream));
+  for (size_t k = 0; k < staged_key_columns_; ++k) keys.push_back(compactor_->gather(slot++, chunk.columns[k], chunk.widths[k], stream));
   for (size_t i = 0; i < p.values.size(); ++i) p.values[i] = compactor_->gather(slot++, p.values[i], value_bytes[i], stream);
   return p.rows;
 }

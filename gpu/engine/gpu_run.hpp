@@ -19,6 +19,7 @@
 #include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/pipeline/row_compaction.hpp"
+#include "gpu/pipeline/zero_column.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/chunk_tuner.hpp"
@@ -104,6 +105,10 @@ class GpuRun final : public tally::AggregationRun {
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   std::unique_ptr<GroupByAggregator> aggregator_;
+  // Key columns a staged chunk starts with: none for a global aggregate,
+  // whose zero keys are made on the device (zero_keys_).
+  size_t staged_key_columns_ = 1;
+  std::unique_ptr<ZeroColumn> zero_keys_;
   // The spec's WHERE and input programs, evaluated on the device launch by
   // launch (GpuAggregationEngine::start hands a run only programs that fit
   // one launch). A staged chunk holds the key columns, the inputs that are

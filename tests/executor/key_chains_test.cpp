@@ -53,5 +53,49 @@ TEST(KeyChains, BatchHashesAndProbeAnswerAsTheRowForms) {
   }
 }
 
+// One integer key over a narrow span is tested through its bitmap
+// (KeyChains::bits): exact at the span's edges, past them on both sides, at
+// the int64 extremes, for NULL probes and a probe of another integer width;
+// a key too sparse for a bitmap keeps the chains.
+TEST(KeyChains, KeyBitmapIsAnExactMembershipTest) {
+  auto column = [](TypeId type, std::vector<int64_t> values, std::vector<uint8_t> nulls) {
+    Vector v(SqlType{type});
+    v.ints = std::move(values);
+    v.nulls = std::move(nulls);
+    v.count = v.ints.size();
+    return v;
+  };
+  std::vector<Vector> build;
+  build.push_back(column(TypeId::int8, {100, 163, 164, 227, 5000, 0}, {0, 0, 0, 0, 0, 1}));
+  KeyChains chains;
+  chains.build(build, 6);
+  ASSERT_FALSE(chains.bits.empty());
+  EXPECT_EQ(chains.bits_min, 100);
+  EXPECT_EQ(chains.bits_span, 4901u);
+  std::vector<Vector> probe;
+  probe.push_back(column(TypeId::int4,
+                         {99, 100, 101, 163, 164, 165, 227, 4999, 5000, 5001, INT64_MIN, INT64_MAX, 0, 100},
+                         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+  std::vector<uint32_t> got{7777};  // matching_rows appends
+  chains.matching_rows(build, probe, probe[0].count, got);
+  EXPECT_EQ(got, (std::vector<uint32_t>{7777, 1, 3, 4, 6, 8}));
+  std::vector<uint32_t> want;
+  for (size_t r = 0; r < probe[0].count; ++r) {
+    if (chains.find(build, probe, r) != kNullRow) want.push_back(static_cast<uint32_t>(r));
+  }
+  EXPECT_EQ(std::vector<uint32_t>(got.begin() + 1, got.end()), want);
+
+  std::vector<Vector> sparse;
+  sparse.push_back(column(TypeId::int8, {1, 1'000'000'000}, {0, 0}));
+  KeyChains chained;
+  chained.build(sparse, 2);
+  EXPECT_TRUE(chained.bits.empty());
+  std::vector<uint32_t> found;
+  std::vector<Vector> probe2;
+  probe2.push_back(column(TypeId::int8, {1, 2, 1'000'000'000}, {0, 0, 0}));
+  chained.matching_rows(sparse, probe2, 3, found);
+  EXPECT_EQ(found, (std::vector<uint32_t>{0, 2}));
+}
+
 }  // namespace
 }  // namespace tally::executor
