@@ -74,6 +74,8 @@ struct PlanContext {
 
 // Keys a grouped run is restricted to (executor/group_key_filter.hpp).
 struct GroupKeyFilter;
+// A hash join's test of a scan's keys (executor/operators/key_test.hpp).
+struct KeyTest;
 
 // What a running query may use.
 struct ExecContext {
@@ -96,6 +98,11 @@ struct ExecContext {
   bool stream_to_client = false;
   // The grouped run this context runs is restricted to these keys (null: all).
   const GroupKeyFilter* group_key_filter = nullptr;
+  // The key tests of the hash joins whose chain of probe sides the operator
+  // being run heads (HashJoin::run sets them for its probe side and clears
+  // them for everything else): a scan applies those whose keys read only
+  // its columns, nearest join first.
+  std::vector<const KeyTest*> key_tests;
 };
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);

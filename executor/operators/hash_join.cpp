@@ -13,6 +13,7 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/hash_join_build.hpp"
 #include "executor/operators/key_chains.hpp"
+#include "executor/operators/key_test.hpp"
 #include "executor/operators/subquery_restriction.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
@@ -81,6 +82,15 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const int threads = worker_threads(context);
   const bool hashed = !build_keys_.empty();
   const bool filtering = kind_ == JoinKind::semi || kind_ == JoinKind::anti;
+  // The key tests of the joins above reach only this join's probe side
+  // (below); the build side and anything else runs without them.
+  const std::vector<const KeyTest*> above = std::move(context.key_tests);
+  context.key_tests.clear();
+  struct Restore {
+    ExecContext& context;
+    const std::vector<const KeyTest*>& above;
+    ~Restore() { context.key_tests = above; }
+  } restore{context, above};
   if (filtering && hashed && probe.estimated_rows() * kReversedSemiRatio < build.estimated_rows()) {
     run_semi_reversed(context, sink);
     return;
@@ -322,13 +332,24 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   probe_sink.consume_fn = consume_chunk;
   probe_sink.consume_prepared_fn = consume_prepared_chunk;
   // A probe row without a match gives nothing in an inner, semi or
-  // build-outer join: a scan on the probe side tests its keys against the
-  // table first, and converts the rest of its columns only for the rows that match.
-  if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer)) {
-    run_matching_keys(probe, probe_keys_, table, context, probe_sink);
-  } else {
-    run_operator(probe, context, probe_sink);
+  // build-outer join: the scan at the bottom of the probe side's chain of
+  // joins tests its keys against the table first, with the tests of the
+  // joins above (a row one of them drops is dropped whatever this join
+  // does with it: an outer join's unmatched rows keep their probe columns,
+  // a build row left unmatched goes on with NULL probe columns, which match
+  // nothing above), and converts the rest only for the rows that pass.
+  KeyTest own;
+  own.keys = &probe_keys_;
+  own.test = [&table](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
+    table.chains.matching_rows(table.keys, values, rows, keep);
+  };
+  if (dynamic_cast<const HashJoin*>(&probe) != nullptr || dynamic_cast<const TableScan*>(&probe) != nullptr) {
+    if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer))
+      context.key_tests.push_back(&own);
+    context.key_tests.insert(context.key_tests.end(), above.begin(), above.end());
   }
+  run_operator(probe, context, probe_sink);
+  context.key_tests.clear();
   if (stopped || !keep_build) return;
   std::vector<uint32_t> rows, missing;
   for (size_t b = 0; b < build_rows; ++b) {

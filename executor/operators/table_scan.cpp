@@ -187,7 +187,7 @@ bool TableScan::KeyTestRun::worth_it() const {
 // kept; the other columns are converted last, for the rows that pass: a
 // selective filter spares converting (and copying the texts of) the rows it drops.
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                                    DictionaryStates& states, KeyTestRun* key_test) const {
+                                    DictionaryStates& states, const KeyTestRuns& key_tests) const {
   const size_t n = table_columns_.size();
   DataChunk out;
   out.rows = batch.rows;
@@ -251,7 +251,8 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
     }
     keep_rows();
   }
-  if (key_test != nullptr && out.rows > 0 && key_test->worth_it()) {
+  for (const auto& key_test : key_tests) {
+    if (out.rows == 0 || !key_test->worth_it()) continue;
     for (size_t i : key_test->columns) {
       if (!done[i]) convert(i);
     }
@@ -281,16 +282,21 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   const std::vector<Value>* parameters = context.parameters;
   DictionaryStates states;
   for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
-  KeyTestRun test_run;
-  if (key_test != nullptr) {
-    test_run.test = key_test;
+  // The key tests whose keys read only this scan's columns.
+  KeyTestRuns test_runs;
+  auto add_test = [&](const KeyTest* test) {
     std::set<int> refs;
-    for (const auto& key : *key_test->keys) collect_refs(*key, refs);
+    for (const auto& key : *test->keys) collect_refs(*key, refs);
+    auto run = std::make_unique<KeyTestRun>();
+    run->test = test;
     for (size_t i = 0; i < read_layout_.size(); ++i) {
-      if (refs.count(read_layout_[i])) test_run.columns.push_back(i);
+      if (refs.erase(read_layout_[i]) > 0) run->columns.push_back(i);
     }
-  }
-  KeyTestRun* tests = key_test != nullptr ? &test_run : nullptr;
+    if (refs.empty()) test_runs.push_back(std::move(run));
+  };
+  if (key_test != nullptr) add_test(key_test);
+  for (const KeyTest* test : context.key_tests) add_test(test);
+  const KeyTestRuns& tests = test_runs;
   if (chunks > 0) {
     restrict_by_in_lists(filters_, parameters);
     for (const auto& f : filters_) run_subqueries_ahead(*f, parameters);
@@ -307,7 +313,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   };
   std::vector<ChunkRead> reads(chunks);
   for (const ScanPiece& piece : pieces) reads[piece.chunk].slices_left.fetch_add(1, std::memory_order_relaxed);
-  auto read_piece = [this, parameters, &states, tests, &reads](const ScanPiece& piece) {
+  auto read_piece = [this, parameters, &states, &tests, &reads](const ScanPiece& piece) {
     ChunkRead& read = reads[piece.chunk];
     std::call_once(read.once, [&] { read.batch = table_->read_chunk(piece.chunk, table_columns_); });
     std::shared_ptr<const storage::ChunkBatch> stored = read.batch;
@@ -316,7 +322,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     std::optional<storage::ChunkBatch> slice;
     if (!whole) slice = slice_of(*stored, piece.begin, piece.end);
     const storage::ChunkBatch& batch = whole ? *stored : *slice;
-    if ((!filters_.empty() || tests != nullptr) && !table_columns_.empty()) {
+    if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
       return filtered_chunk(batch, parameters, states, tests);
     }
     DataChunk out;

@@ -8,6 +8,7 @@
 
 #include "common/column_program_comparisons.hpp"
 #include "executor/operators/dictionary_filter.hpp"
+#include "executor/operators/key_test.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/table_provider.hpp"
 
@@ -23,15 +24,8 @@ class TableScan final : public PhysicalOperator {
             std::vector<int> layout, size_t space_width, std::vector<ExprPtr> filters, double estimated_rows,
             size_t outputs = SIZE_MAX);
   void run(ExecContext& context, ChunkSink& sink) const override;
-  // A test of key values put in front of the conversion of the other
-  // columns (a hash join's build side: a probe row whose key matches
-  // nothing is dropped before the scan converts the rest of its row).
-  // `keys` are bound against the query's space like the filters; `test`
-  // (called on worker threads) puts the rows that pass in `keep`.
-  struct KeyTest {
-    const std::vector<ExprPtr>* keys = nullptr;
-    std::function<void(const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep)> test;
-  };
+  // With `key_test` (may be null) first, then the applicable ones of
+  // ExecContext::key_tests (key_test.hpp).
   void run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const;
   std::string describe() const override;
   std::vector<std::string> details() const override;
@@ -74,10 +68,11 @@ class TableScan final : public PhysicalOperator {
     std::atomic<uint64_t> tested{0}, passed{0};
     bool worth_it() const;
   };
+  using KeyTestRuns = std::vector<std::unique_ptr<KeyTestRun>>;
   // Adds `conjunct` to compared_ when it is such comparisons; false otherwise.
   bool plan_comparisons(const Expr& conjunct);
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                           DictionaryStates& states, KeyTestRun* key_test) const;
+                           DictionaryStates& states, const KeyTestRuns& key_tests) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

@@ -1,0 +1,22 @@
+#pragma once
+// A test of key values a scan puts in front of converting the rest of a row:
+// a hash join's held side, where a probe row whose key matches nothing is
+// dropped before the scan converts (and every join above copies) the rest
+// of it. The joins of a chain of probe sides hand their tests down to the
+// scan at the chain's bottom (ExecContext::key_tests), so a star join's
+// fact table is tested against every dimension's keys at once.
+#include <functional>
+#include <vector>
+
+#include "executor/expression.hpp"
+
+namespace tally::executor {
+
+struct KeyTest {
+  // Bound against the query block's space like the scan's filters.
+  const std::vector<ExprPtr>* keys = nullptr;
+  // Called on worker threads: appends the rows of `keys` that pass to `keep`.
+  std::function<void(const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep)> test;
+};
+
+}  // namespace tally::executor
