@@ -1,11 +1,13 @@
 #include "executor/operators/chunk_ops.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string_view>
 
 #include "common/hll_hash.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "storage/column_layout.hpp"
 
 namespace tally::executor {
@@ -70,6 +72,79 @@ size_t materialized_row_bytes(const std::vector<Vector>& columns) {
                                            : sizeof(int64_t));
   }
   return bytes;
+}
+
+namespace {
+
+// Whether every chunk's column `c` holds its values in the one array its
+// physical kind names (no AvgParts; texts coded by one dictionary), so
+// that the rows are copied array to array.
+bool copies_as_arrays(const std::vector<DataChunk>& chunks, size_t c, Physical p) {
+  const auto& first = chunks.front().columns[c];
+  for (const DataChunk& chunk : chunks) {
+    const Vector& v = chunk.columns[c];
+    if (v.avg_parts) return false;
+    if (p == Physical::interval) return false;
+    if (p == Physical::text && (!v.coded() || v.dictionary != first.dictionary)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+DataChunk concat_chunks(std::vector<DataChunk>&& chunks, const std::vector<OutputColumn>& columns, int threads) {
+  DataChunk out;
+  for (const auto& c : columns) out.columns.emplace_back(c.type);
+  std::erase_if(chunks, [](const DataChunk& chunk) { return chunk.rows == 0; });
+  if (chunks.empty()) return out;
+  if (chunks.size() == 1) return std::move(chunks.front());
+  std::vector<size_t> offsets(chunks.size() + 1, 0);
+  for (size_t i = 0; i < chunks.size(); ++i) offsets[i + 1] = offsets[i] + chunks[i].rows;
+  const size_t total = offsets.back();
+  out.rows = total;
+  std::vector<size_t> fast;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    Vector& dst = out.columns[c];
+    const Physical p = physical_of(dst.type.id);
+    if (!copies_as_arrays(chunks, c, p)) {
+      for (const DataChunk& chunk : chunks) append_vector(dst, chunk.columns[c]);
+      continue;
+    }
+    fast.push_back(c);
+    dst.count = total;
+    switch (p) {
+      case Physical::boolean:
+      case Physical::integer: dst.ints.resize(total); break;
+      case Physical::floating: dst.floats.resize(total); break;
+      case Physical::numeric: dst.numerics.resize(total); break;
+      case Physical::text:
+        dst.codes.resize(total);
+        dst.dictionary = chunks.front().columns[c].dictionary;
+        break;
+      case Physical::interval: break;
+    }
+    const bool nulls = std::any_of(chunks.begin(), chunks.end(), [c](const DataChunk& k) { return !k.columns[c].nulls.empty(); });
+    if (nulls) dst.nulls.assign(total, 0);
+  }
+  cpu::parallel_for(std::max(1, threads), chunks.size(), [&](int, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const size_t at = offsets[i], n = chunks[i].rows;
+      for (const size_t c : fast) {
+        const Vector& src = chunks[i].columns[c];
+        Vector& dst = out.columns[c];
+        switch (physical_of(dst.type.id)) {
+          case Physical::boolean:
+          case Physical::integer: std::copy_n(src.int_data(), n, dst.ints.begin() + static_cast<long>(at)); break;
+          case Physical::floating: std::copy_n(src.floats.begin(), n, dst.floats.begin() + static_cast<long>(at)); break;
+          case Physical::numeric: std::copy_n(src.numerics.begin(), n, dst.numerics.begin() + static_cast<long>(at)); break;
+          case Physical::text: std::copy_n(src.codes.begin(), n, dst.codes.begin() + static_cast<long>(at)); break;
+          case Physical::interval: break;
+        }
+        if (!src.nulls.empty()) std::copy_n(src.nulls.begin(), n, dst.nulls.begin() + static_cast<long>(at));
+      }
+    }
+  });
+  return out;
 }
 
 void append_vector(Vector& dst, const Vector& src) {

@@ -17,6 +17,11 @@ inline constexpr uint32_t kNullRow = UINT32_MAX;
 // Rows of `v` in the order of `rows` (kNullRow gives NULL).
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows);
 void append_vector(Vector& dst, const Vector& src);
+// The chunks' rows one after another in one chunk of `columns`, as
+// append_vector would make it: arrays sized once and filled chunk by chunk
+// on `threads` threads (texts not coded by one dictionary, and intervals,
+// are appended on the calling thread).
+DataChunk concat_chunks(std::vector<DataChunk>&& chunks, const std::vector<OutputColumn>& columns, int threads);
 // Bytes a row takes in the arrays of `columns` (a text value's characters
 // not counted): what operators that materialize rows hold against the
 // statement's memory budget (common/memory_tracker.hpp) per row.

@@ -12,13 +12,12 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
                    ExecContext& context) {
   HeldSide side;
   {
-    BuildSink sink(op.columns());
+    BuildSink sink(op.columns(), worker_threads(context));
     run_operator(op, context, sink);
     side.rows = sink.take();
     side.memory = sink.take_reservation();
-    // The chains (two row numbers per row, with buckets) count too, and a
-    // key's bitmap (KeyChains::bits: at most 8 bytes a row).
-    side.memory.grow(side.rows.rows * (3 * sizeof(uint32_t) + sizeof(uint64_t)));
+    // The chains (two row numbers per row, with buckets) count too.
+    side.memory.grow(side.rows.rows * 3 * sizeof(uint32_t));
   }
   if (keys.empty()) return side;
   const size_t rows = side.rows.rows;
@@ -28,6 +27,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.data()); });
   if (context.cancel) context.cancel->check();
   side.chains.build_parallel(side.keys, rows, hashes, threads);
+  side.memory.grow(side.chains.bits.size() * sizeof(uint64_t));  // a key's bitmap, if made
   return side;
 }
 

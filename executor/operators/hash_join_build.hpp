@@ -44,19 +44,26 @@ inline uint64_t chunk_bytes(const DataChunk& chunk) {
 // Drains a side into memory reserved from the statement's budget
 // (common/memory_tracker.hpp): past cpu_memory_budget the join stops with
 // 53200 before the side grows further.
+// The chunks are kept as they come and put together once, at take(), on
+// `threads` threads: one copy of each value, not the copies of an array
+// doubling on the consumer thread while every worker waits for it.
 class BuildSink final : public ChunkSink {
  public:
-  explicit BuildSink(const std::vector<OutputColumn>& columns) : collect_(columns) {}
+  BuildSink(const std::vector<OutputColumn>& columns, int threads) : columns_(columns), threads_(threads) {}
   bool consume(DataChunk& chunk) override {
     reservation_.grow(chunk_bytes(chunk));
-    return collect_.consume(chunk);
+    chunk.prepared.reset();
+    chunks_.push_back(std::move(chunk));
+    return true;
   }
-  DataChunk take() { return std::move(collect_.result); }
+  DataChunk take() { return concat_chunks(std::move(chunks_), columns_, threads_); }
   // The rows' memory stays reserved for as long as the caller holds this.
   MemoryReservation take_reservation() { return std::move(reservation_); }
 
  private:
-  CollectSink collect_;
+  std::vector<OutputColumn> columns_;
+  int threads_;
+  std::vector<DataChunk> chunks_;
   MemoryReservation reservation_;
 };
 

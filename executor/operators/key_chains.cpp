@@ -13,10 +13,11 @@ namespace {
 constexpr size_t kParallelBuildRows = size_t{1} << 18;
 constexpr unsigned kRangeBits = 8;  // 256 bucket ranges
 // A key's bitmap is made when its span is at most this many bits per row
-// (8 bytes a row, as the chains' head and next arrays take) or small
-// whatever the rows, and never past 2^31 bits (256 MiB).
+// (8 bytes a row, as the chains' head and next arrays take) or at most
+// 2 MiB whatever the rows (a few thousand parts keyed over millions of
+// part numbers), and never past 2^31 bits (256 MiB).
 constexpr uint64_t kBitsPerRow = 64;
-constexpr uint64_t kSmallSpan = uint64_t{1} << 16;
+constexpr uint64_t kSmallSpan = uint64_t{1} << 24;
 constexpr uint64_t kMaxSpan = uint64_t{1} << 31;
 }  // namespace
 
