@@ -76,7 +76,20 @@ size_t comparison_at(const std::vector<ProgramStep>& steps, size_t s, const std:
   if (nb == 0 || s + na + nb >= steps.size()) return 0;
   const ProgramOp op = steps[s + na + nb].op;
   const bool int_op = is_int_comparison(op), float_op = is_float_comparison(op);
-  if ((!int_op && !float_op) || a.column == b.column) return 0;
+  if (!int_op && !float_op) return 0;
+  if (a.column && b.column) {
+    // Two columns stored alike (two dates, two numerics of one scale: the
+    // compiler scales one of two different scales, which is no load).
+    if (a.index < 0 || b.index < 0 || static_cast<size_t>(std::max(a.index, b.index)) >= columns.size()) return 0;
+    const auto width = static_cast<ColumnWidth>(columns[static_cast<size_t>(a.index)].width);
+    if (width != static_cast<ColumnWidth>(columns[static_cast<size_t>(b.index)].width)) return 0;
+    if (int_op != (width == ColumnWidth::int32 || width == ColumnWidth::int64)) return 0;
+    out.op = op;
+    out.column = a.index;
+    out.column2 = b.index;
+    return na + nb + 1;
+  }
+  if (a.column == b.column) return 0;
   const Operand& load = a.column ? a : b;
   const Operand& constant = a.column ? b : a;
   if (constant.integer != int_op) return 0;
@@ -138,6 +151,49 @@ void and_float_rows(const ColumnComparison& k, const ProgramColumn& c, size_t be
   }
 }
 
+// mask &= (a op b) over two columns of type T, a NULL on either side failing.
+template <class T, class Compare>
+void and_pair_rows(const ProgramColumn& a, const ProgramColumn& b, size_t begin, size_t end, uint8_t* mask, bool first,
+                   Compare holds) {
+  const T* x = static_cast<const T*>(a.data);
+  const T* y = static_cast<const T*>(b.data);
+  for (size_t r = begin; r < end; ++r) {
+    uint8_t in = holds(x[r], y[r]) ? 1 : 0;
+    if (a.validity) in &= static_cast<uint8_t>(a.validity[r] != 0);
+    if (b.validity) in &= static_cast<uint8_t>(b.validity[r] != 0);
+    mask[r] = first ? in : static_cast<uint8_t>(mask[r] & in);
+  }
+}
+
+template <class T>
+void and_pair_int_rows(ProgramOp op, const ProgramColumn& a, const ProgramColumn& b, size_t begin, size_t end,
+                       uint8_t* mask, bool first) {
+  switch (op) {
+    case ProgramOp::eq_int: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x == y; }); break;
+    case ProgramOp::ne_int: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x != y; }); break;
+    case ProgramOp::lt_int: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x < y; }); break;
+    case ProgramOp::le_int: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x <= y; }); break;
+    case ProgramOp::gt_int: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x > y; }); break;
+    default: and_pair_rows<T>(a, b, begin, end, mask, first, [](T x, T y) { return x >= y; }); break;
+  }
+}
+
+template <class T>
+void and_pair_float_rows(ProgramOp op, const ProgramColumn& a, const ProgramColumn& b, size_t begin, size_t end,
+                         uint8_t* mask, bool first) {
+  using program_detail::float_equal;
+  using program_detail::float_less;
+  auto go = [&](auto holds) { and_pair_rows<T>(a, b, begin, end, mask, first, holds); };
+  switch (op) {
+    case ProgramOp::eq_float: go([](T x, T y) { return float_equal(x, y); }); break;
+    case ProgramOp::ne_float: go([](T x, T y) { return !float_equal(x, y); }); break;
+    case ProgramOp::lt_float: go([](T x, T y) { return float_less(x, y); }); break;
+    case ProgramOp::le_float: go([](T x, T y) { return !float_less(y, x); }); break;
+    case ProgramOp::gt_float: go([](T x, T y) { return float_less(y, x); }); break;
+    default: go([](T x, T y) { return !float_less(x, y); }); break;
+  }
+}
+
 }  // namespace
 
 bool comparison_conjunction(const ColumnProgram& program, const std::vector<ProgramColumn>& columns,
@@ -169,6 +225,17 @@ void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, cons
     bool first = true;
     for (const ColumnComparison& k : comparisons) {
       const ProgramColumn& c = columns[static_cast<size_t>(k.column)];
+      if (k.column2 >= 0) {
+        const ProgramColumn& c2 = columns[static_cast<size_t>(k.column2)];
+        switch (static_cast<ColumnWidth>(c.width)) {
+          case ColumnWidth::int32: and_pair_int_rows<int32_t>(k.op, c, c2, block, block_end, mask, first); break;
+          case ColumnWidth::int64: and_pair_int_rows<int64_t>(k.op, c, c2, block, block_end, mask, first); break;
+          case ColumnWidth::float32: and_pair_float_rows<float>(k.op, c, c2, block, block_end, mask, first); break;
+          case ColumnWidth::float64: and_pair_float_rows<double>(k.op, c, c2, block, block_end, mask, first); break;
+        }
+        first = false;
+        continue;
+      }
       switch (static_cast<ColumnWidth>(c.width)) {
         case ColumnWidth::int32: and_int_rows<int32_t>(k, c, block, block_end, mask, first); break;
         case ColumnWidth::int64: and_int_rows<int64_t>(k, c, block, block_end, mask, first); break;

@@ -1,7 +1,8 @@
 #pragma once
-// A row filter that is only comparisons of a column with a constant joined
-// by AND (a date range, BETWEEN, `l_quantity < 24`: most WHERE clauses of
-// analytic queries), recognized among a column program's steps and
+// A row filter that is only comparisons of a column with a constant or
+// with another column of the same stored width, joined by AND (a date
+// range, BETWEEN, `l_quantity < 24`, `l_commitdate < l_receiptdate`: most
+// WHERE clauses of analytic queries), recognized among a column program's steps and
 // evaluated as one typed loop over the rows per comparison, where the block
 // evaluator (column_program_batch.hpp) loads, compares and combines 128-bit
 // stack slots step by step. The answer is the same: a row passes when every
@@ -20,11 +21,12 @@ struct ColumnComparison {
   ProgramOp op = ProgramOp::eq_int;  // column `op` constant (a constant on the left is mirrored)
   int64_t value = 0;           // the constant of an integer comparison
   double fvalue = 0;           // of a float comparison
+  int32_t column2 = -1;        // >= 0: `column op column2` (the same width), no constant
 };
 
 // The comparisons of `program` when it is a boolean program of nothing but
-// column-with-constant comparisons of integer or float columns, AND and its
-// short circuits; false otherwise.
+// comparisons of integer or float columns with constants or with columns of
+// the same width, AND and its short circuits; false otherwise.
 bool comparison_conjunction(const ColumnProgram& program, const std::vector<ProgramColumn>& columns,
                             std::vector<ColumnComparison>& out);
 

@@ -106,6 +106,10 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
   std::map<int, Kept> kept;
   double share = 1;
   for (const ColumnComparison& k : comparisons) {
+    if (k.column2 >= 0) {  // two columns: no range of either is kept
+      share *= kDefaultFilterSelectivity;
+      continue;
+    }
     const int column = columns[static_cast<size_t>(k.column)];
     Kept& c = kept[column];
     const int64_t v = k.value;

@@ -165,11 +165,15 @@ bool TableScan::plan_comparisons(const Expr& conjunct) {
   std::vector<ColumnComparison> comparisons;
   if (!comparison_conjunction(*program, widths, comparisons)) return false;
   // Appended to the scan's list: its columns numbered after those before.
-  for (ColumnComparison k : comparisons) {
-    const size_t read = reads[static_cast<size_t>(k.column)];
+  auto renumber = [&](int32_t& column) {
+    const size_t read = reads[static_cast<size_t>(column)];
     const auto known = std::find(compared_columns_.begin(), compared_columns_.end(), read);
-    k.column = static_cast<int32_t>(known - compared_columns_.begin());
+    column = static_cast<int32_t>(known - compared_columns_.begin());
     if (known == compared_columns_.end()) compared_columns_.push_back(read);
+  };
+  for (ColumnComparison k : comparisons) {
+    renumber(k.column);
+    if (k.column2 >= 0) renumber(k.column2);
     compared_.push_back(k);
   }
   return true;

@@ -412,6 +412,60 @@ TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
   }
 }
 
+// Comparisons of two columns stored alike (`l_commitdate < l_receiptdate`)
+// join the typed loops, mixed with constant comparisons; two columns of
+// different widths do not (the compiler's conversions are no loads).
+TEST(ColumnProgram, ColumnPairComparisonsAnswerAsRowByRow) {
+  std::mt19937_64 rng(29);
+  const size_t rows = 7000;
+  std::vector<int32_t> a32(rows), b32(rows);
+  std::vector<int64_t> a64(rows);
+  std::vector<double> af(rows), bf(rows);
+  std::vector<uint8_t> va(rows), vb(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    a32[r] = static_cast<int32_t>(rng() % 21) - 10;
+    b32[r] = static_cast<int32_t>(rng() % 21) - 10;
+    a64[r] = static_cast<int64_t>(rng() % 21) - 10;
+    af[r] = rng() % 30 == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(rng() % 9) / 2;
+    bf[r] = rng() % 30 == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(rng() % 9) / 2;
+    va[r] = rng() % 6 != 0;
+    vb[r] = rng() % 9 != 0;
+  }
+  const std::vector<ProgramColumn> cols = {{a32.data(), va.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+                                           {b32.data(), vb.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+                                           {af.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64)},
+                                           {bf.data(), vb.data(), static_cast<uint8_t>(ColumnWidth::float64)},
+                                           {a64.data(), nullptr, static_cast<uint8_t>(ColumnWidth::int64)}};
+  for (int t = 0; t < 60; ++t) {
+    const int which = t % 6;
+    const bool floating = (t / 6) % 2 == 1;
+    ColumnProgram p;
+    p.steps = {op(ProgramOp::load, floating ? 2 : 0), op(ProgramOp::load, floating ? 3 : 1),
+               op(static_cast<ProgramOp>(static_cast<int>(floating ? ProgramOp::eq_float : ProgramOp::eq_int) + which))};
+    if (t % 3 == 0) {  // AND a constant comparison
+      const size_t skip = p.steps.size();
+      p.steps.push_back(op(ProgramOp::skip_if_false));
+      p.steps.insert(p.steps.end(), {op(ProgramOp::load, 4), cint(static_cast<int64_t>(t % 7) - 3), op(ProgramOp::lt_int),
+                                     op(ProgramOp::and_)});
+      p.steps[skip].arg = static_cast<int32_t>(p.steps.size() - skip - 1);
+    }
+    std::vector<ColumnComparison> found;
+    ASSERT_TRUE(comparison_conjunction(p, cols, found)) << t;
+    EXPECT_GE(found[0].column2, 0) << t;
+    std::vector<uint8_t> want(rows), got(rows, 7);
+    uint32_t error = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      want[r] = program_passes(run_program_row(p.steps.data(), static_cast<int>(p.steps.size()), cols.data(), r, &error));
+    }
+    ASSERT_EQ(evaluate_program_rows(p, cols, 0, rows, got.data(), nullptr, nullptr), 0u);
+    ASSERT_EQ(got, want) << "program " << t;
+  }
+  ColumnProgram mixed;
+  mixed.steps = {op(ProgramOp::load, 0), op(ProgramOp::load, 4), op(ProgramOp::lt_int)};  // int32 against int64
+  std::vector<ColumnComparison> found;
+  EXPECT_FALSE(comparison_conjunction(mixed, cols, found));
+}
+
 // ---- compiled from SQL, run by the CPU engine, against the generic path ----
 
 std::shared_ptr<MemoryTable> make_table(size_t rows) {
