@@ -19,11 +19,33 @@ constexpr unsigned kRangeBits = 8;  // 256 bucket ranges
 constexpr uint64_t kBitsPerRow = 64;
 constexpr uint64_t kSmallSpan = uint64_t{1} << 24;
 constexpr uint64_t kMaxSpan = uint64_t{1} << 31;
+// Past those spans, rows up to this many get a bitmap of 2^24 bits over
+// buckets of the span (at most one bit in eight set): a probe row in an
+// empty bucket is ruled out without a hash.
+constexpr uint64_t kBucketBits = uint64_t{1} << 24;
+constexpr size_t kBucketedRows = size_t{1} << 21;
 }  // namespace
+
+void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<Vector>& probe,
+                             std::vector<uint32_t>& keep, size_t from) const {
+  const IntegerKeys ints(keys, probe);
+  size_t n = from;
+  for (size_t i = from; i < keep.size(); ++i) {
+    const uint32_t r = keep[i];
+    for (uint32_t b = first(key_hash(probe, r)); b != kNullRow; b = next[b]) {
+      if (ints.usable() ? ints.equal(r, b) : keys_equal(probe, r, keys, b)) {
+        keep[n++] = r;
+        break;
+      }
+    }
+  }
+  keep.resize(n);
+}
 
 void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
   bits.clear();
   bits_span = 0;
+  bits_shift = 0;
   if (keys.size() != 1 || rows == 0) return;
   const Vector& k = keys[0];
   const Physical p = physical_of(k.type.id);
@@ -36,14 +58,18 @@ void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
     hi = std::max(hi, v[r]);
   }
   if (hi < lo) return;  // only NULL keys: the chains answer (nothing matches)
-  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
-  if (span == 0 || span > kMaxSpan || (span > kSmallSpan && span / kBitsPerRow > rows)) return;
-  bits.assign(span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // + 1 values
+  const bool exact = span < kMaxSpan && (span < kSmallSpan || span / kBitsPerRow < rows);
+  if (!exact) {
+    if (rows > kBucketedRows) return;
+    while ((span >> bits_shift) >= kBucketBits) ++bits_shift;
+  }
+  bits_span = (span >> bits_shift) + 1;
+  bits.assign(bits_span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
   bits_min = lo;
-  bits_span = span;
   for (size_t r = 0; r < rows; ++r) {
     if (k.null_at(r)) continue;
-    const uint64_t at = static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(lo);
+    const uint64_t at = (static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(lo)) >> bits_shift;
     bits[at >> 6] |= uint64_t{1} << (at & 63);
   }
 }

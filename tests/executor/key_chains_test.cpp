@@ -56,7 +56,8 @@ TEST(KeyChains, BatchHashesAndProbeAnswerAsTheRowForms) {
 // One integer key over a narrow span is tested through its bitmap
 // (KeyChains::bits): exact at the span's edges, past them on both sides, at
 // the int64 extremes, for NULL probes and a probe of another integer width;
-// a key too sparse for a bitmap keeps the chains.
+// a key too sparse for a bit per value gets a bit per bucket of values,
+// checked against the chains.
 TEST(KeyChains, KeyBitmapIsAnExactMembershipTest) {
   auto column = [](TypeId type, std::vector<int64_t> values, std::vector<uint8_t> nulls) {
     Vector v(SqlType{type});
@@ -85,16 +86,28 @@ TEST(KeyChains, KeyBitmapIsAnExactMembershipTest) {
   }
   EXPECT_EQ(std::vector<uint32_t>(got.begin() + 1, got.end()), want);
 
+  // A few keys over a wide span: a bit per bucket of values, the set ones
+  // looked up in the chains (2 shares 1's bucket, 999999999 shares 1e9's).
   std::vector<Vector> sparse;
   sparse.push_back(column(TypeId::int8, {1, 1'000'000'000}, {0, 0}));
-  KeyChains chained;
-  chained.build(sparse, 2);
-  EXPECT_TRUE(chained.bits.empty());
-  std::vector<uint32_t> found;
+  KeyChains bucketed;
+  bucketed.build(sparse, 2);
+  EXPECT_GT(bucketed.bits_shift, 0u);
+  std::vector<uint32_t> found{5};
   std::vector<Vector> probe2;
-  probe2.push_back(column(TypeId::int8, {1, 2, 1'000'000'000}, {0, 0, 0}));
-  chained.matching_rows(sparse, probe2, 3, found);
-  EXPECT_EQ(found, (std::vector<uint32_t>{0, 2}));
+  probe2.push_back(column(TypeId::int8, {1, 2, 1'000'000'000, 999'999'999, -5, INT64_MAX, 1}, {0, 0, 0, 0, 0, 0, 1}));
+  bucketed.matching_rows(sparse, probe2, 7, found);
+  EXPECT_EQ(found, (std::vector<uint32_t>{5, 0, 2}));
+  // A key spanning all of int64: buckets still, every answer checked.
+  std::vector<Vector> extremes;
+  extremes.push_back(column(TypeId::int8, {INT64_MIN, INT64_MAX, 0}, {0, 0, 0}));
+  KeyChains wide;
+  wide.build(extremes, 3);
+  std::vector<Vector> probe3;
+  probe3.push_back(column(TypeId::int8, {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX}, {0, 0, 0, 0, 0, 0, 0}));
+  std::vector<uint32_t> found3;
+  wide.matching_rows(extremes, probe3, 7, found3);
+  EXPECT_EQ(found3, (std::vector<uint32_t>{0, 3, 6}));
 }
 
 }  // namespace
