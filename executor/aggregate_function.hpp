@@ -5,6 +5,7 @@
 // variance scale rules, Youngs-Cramer float accumulation), shared with the
 // fast engines through finalize.hpp.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ enum class AggKind {
   bool_and, bool_or,
   percentile_cont, percentile_disc, mode,
   // The group's values (NULLs too) as an array, in the order of the
-  // aggregate's ORDER BY key, its second argument when there is one.
+  // aggregate's ORDER BY key (ordered_input_arity).
   array_agg,
+  // The group's non-NULL values concatenated, each after the first preceded
+  // by its row's delimiter (none when NULL), in the same order as array_agg.
+  string_agg,
   // The value at 0-based position `direct` of the group's non-NULL values
   // in the aggregate's order (NULL past the last). Not an SQL aggregate: a
   // top-n per partition runs as one per rank it keeps (top_n_groups.hpp).
@@ -34,6 +38,12 @@ struct AggregateSignature {
   std::vector<SqlType> arg_types;   // after implicit casts
   SqlType result_type;
 };
+
+// Aggregates whose result depends on the order of their input (array_agg,
+// string_agg): the number of their own arguments. Their ORDER BY key, when
+// the call has one, comes as one more argument after those (the binder
+// appends it); every other aggregate ignores ORDER BY.
+std::optional<size_t> ordered_input_arity(const std::string& name);
 
 // Resolves name(arg types) to an aggregate; throws 42883 when none matches.
 // arg_types may be rewritten (casts the caller must apply, e.g. corr -> float8).
