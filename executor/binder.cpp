@@ -217,6 +217,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "regoper") return {TypeId::regoper};
   if (name == "int2vector") return {TypeId::int2vector};
   if (name == "oidvector") return {TypeId::oidvector};
+  if (name == "void") return {TypeId::void_};
   if (is_unsupported_postgres_type(name)) {
     throw Error(SqlState::feature_not_supported, "type \"" + name + "\" is not supported by Tally");
   }

@@ -51,7 +51,7 @@ namespace {
 // statement_timeout (both set the statement's token) ends it within one.
 ExprPtr make_pg_sleep(std::vector<ExprPtr>& args, BindContext& context) {
   args[0] = to_type(std::move(args[0]), TypeId::float8, context);
-  return call({TypeId::text}, "pg_sleep", std::move(args), [](std::span<const Value> a) -> Value {
+  return call({TypeId::void_}, "pg_sleep", std::move(args), [](std::span<const Value> a) -> Value {
     if (is_null(a[0])) return Null{};
     const double seconds = std::get<double>(a[0]);
     const auto end = std::chrono::steady_clock::now() +
@@ -64,7 +64,7 @@ ExprPtr make_pg_sleep(std::vector<ExprPtr>& args, BindContext& context) {
       if (now >= end) break;
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kSlice, end - now));
     }
-    return std::string();  // PostgreSQL's void prints as the empty string
+    return std::string();  // void_out prints the empty string
   });
 }
 
