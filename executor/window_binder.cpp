@@ -126,6 +126,15 @@ void bind_window_function(WindowCall& w, const std::string& name, BindContext& c
 
 }  // namespace
 
+std::optional<SqlType> window_function_type(const std::string& name, std::vector<ExprPtr> args, BindContext& context) {
+  WindowCall w;
+  w.function = function_of(name);
+  if (w.function == WindowFunction::aggregate) return std::nullopt;
+  w.args = std::move(args);
+  bind_window_function(w, name, context);
+  return w.type;
+}
+
 struct WindowBinder::Definition {
   json partition = json::array();
   json order = json::array();

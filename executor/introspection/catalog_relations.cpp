@@ -6,6 +6,8 @@
 #include "executor/introspection/depend_relation.hpp"
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
+#include "executor/introspection/proc_relation.hpp"
+#include "executor/function_catalog.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -30,7 +32,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 34> kTypes{{
+constexpr std::array<TypeRow, 40> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -67,8 +69,14 @@ constexpr std::array<TypeRow, 34> kTypes{{
     {2277, "anyarray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
     // What a select list's _pg_expandarray(...) gives (executor/record_value.hpp).
     {2249, "record", -1, false, 'P', 0, 2287, 0, 'd', 'x'},
-    // pg_sleep's result type.
+    // pg_sleep's result type, and the polymorphic argument types pg_proc's rows name.
     {2278, "void", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2276, "any", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2283, "anyelement", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2776, "anynonarray", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {5077, "anycompatible", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {5078, "anycompatiblearray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
+    {5079, "anycompatiblenonarray", 4, true, 'P', 0, 0, 0, 'i', 'p'},
 }};
 
 // Each type's I/O functions (pg_type.typinput ...), by OID as PostgreSQL 15
@@ -77,7 +85,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 34> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 40> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -112,13 +120,19 @@ constexpr std::array<TypeFunctions, 34> kTypeFunctions{{
     {4089,0,4084,4085,4087,4088,0,0,0},
     {2249,0,2290,2291,2402,2403,0,0,0},
     {2278,0,2298,2299,3120,3121,0,0,0},
+    {2276,0,2294,2295,0,0,0,0,0},
+    {2283,0,2312,2313,0,0,0,0,0},
+    {2776,0,2777,2778,0,0,0,0,0},
+    {5077,0,5086,5087,0,0,0,0,0},
+    {5078,0,5088,5089,5090,5091,0,0,0},
+    {5079,0,5092,5093,0,0,0,0,0},
 }};
 
 struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 133> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 147> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -152,7 +166,10 @@ constexpr std::array<FunctionName, 133> kTypeFunctionNames{{
     {2305, "internal_out"}, {4084, "regnamespacein"}, {4085, "regnamespaceout"}, {4087, "regnamespacerecv"},
     {4088, "regnamespacesend"}, {2290, "record_in"}, {2291, "record_out"}, {2402, "record_recv"},
     {2403, "record_send"}, {2298, "void_in"}, {2299, "void_out"}, {3120, "void_recv"},
-    {3121, "void_send"},
+    {3121, "void_send"}, {2294, "any_in"}, {2295, "any_out"}, {2312, "anyelement_in"},
+    {2313, "anyelement_out"}, {2777, "anynonarray_in"}, {2778, "anynonarray_out"}, {5086, "anycompatible_in"},
+    {5087, "anycompatible_out"}, {5088, "anycompatiblearray_in"}, {5089, "anycompatiblearray_out"}, {5090, "anycompatiblearray_recv"},
+    {5091, "anycompatiblearray_send"}, {5092, "anycompatiblenonarray_in"}, {5093, "anycompatiblenonarray_out"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -523,33 +540,20 @@ Relation empty_relation(std::string_view name) {
   }
   if (name == "pg_description") {
     // The comments initdb writes on what Tally lists too: the extension
-    // pg_extension lists (psql's \dx shows it) and the public schema (pg_dump
-    // writes COMMENT ON SCHEMA public IS '' when it is missing).
+    // pg_extension lists (psql's \dx shows it), the public schema (pg_dump
+    // writes COMMENT ON SCHEMA public IS '' when it is missing) and pg_proc's functions.
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
     r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
     r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
+    for (const PostgresFunction* f : supported_functions()) {
+      if (f->description != nullptr) r.rows.push_back({I(f->oid), I(1255), I(0), S(f->description)});  // pg_proc's
+    }
     return r;
   }
   if (name == "pg_inherits") {
     return make({{"inhrelid", TypeId::oid}, {"inhparent", TypeId::oid}, {"inhseqno", TypeId::int4},
                  {"inhdetachpending", TypeId::boolean}});
-  }
-  if (name == "pg_proc") {
-    // PostgreSQL 15's columns; it lists no functions (Tally's are built in
-    // and none is user-defined). "char"[] and aclitem[] columns are text[]
-    // here, in the same text form.
-    return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid},
-                 {"proowner", TypeId::oid}, {"prolang", TypeId::oid}, {"procost", TypeId::float4},
-                 {"prorows", TypeId::float4}, {"provariadic", TypeId::oid}, {"prosupport", TypeId::regproc},
-                 {"prokind", TypeId::char_}, {"prosecdef", TypeId::boolean}, {"proleakproof", TypeId::boolean},
-                 {"proisstrict", TypeId::boolean}, {"proretset", TypeId::boolean}, {"provolatile", TypeId::char_},
-                 {"proparallel", TypeId::char_}, {"pronargs", TypeId::int2}, {"pronargdefaults", TypeId::int2},
-                 {"prorettype", TypeId::oid}, {"proargtypes", TypeId::oidvector},
-                 {"proallargtypes", TypeId::oid_array}, {"proargmodes", TypeId::text_array},
-                 {"proargnames", TypeId::text_array}, {"proargdefaults", TypeId::text},
-                 {"protrftypes", TypeId::oid_array}, {"prosrc", TypeId::text}, {"probin", TypeId::text},
-                 {"prosqlbody", TypeId::text}, {"proconfig", TypeId::text_array}, {"proacl", TypeId::text_array}});
   }
   if (name == "pg_trigger") {
     // tgargs is bytea in PostgreSQL (text here, always NULL).
@@ -592,7 +596,7 @@ Relation empty_relation(std::string_view name) {
 }
 
 bool is_empty_catalog(std::string_view name) {
-  for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits", "pg_proc",
+  for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits",
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
                         "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
@@ -611,7 +615,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
            name == "key_column_usage" || name == "sequences" || name == "views";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
-                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
+                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences", "pg_proc"}) {
     if (name == n) return true;
   }
   return is_empty_catalog(name) || is_other_catalog(name) || is_statio_relation(name);
@@ -648,6 +652,7 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_attrdef") return pg_attrdef_relation(source);
   if (name == "pg_depend") return pg_depend_relation(source);
   if (name == "pg_rewrite") return pg_rewrite_relation(source);
+  if (name == "pg_proc") return pg_proc_relation();
   if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }
