@@ -251,27 +251,39 @@ int compare_nulls_last(const Value& a, const Value& b) {
 }
 
 // The input of an aggregate whose result depends on its order (array_agg,
-// string_agg): each row's item kept with the row's ORDER BY key, handed back
-// sorted stably by it (NULL keys last ascending and first descending, as
-// ORDER BY does); without a key, in the order the rows came.
+// string_agg): each row's item kept with the row's ORDER BY keys, handed back
+// sorted stably by them (NULL after every value unless NULLS FIRST, which DESC
+// implies, as ORDER BY does); without keys, in the order the rows came.
 template <class Item>
 class OrderedInput {
  public:
-  OrderedInput(bool ordered, bool descending) : ordered_(ordered), descending_(descending) {}
-  // `key` is read only when the aggregate has an ORDER BY key.
-  void add(Item item, const Value* key) {
+  explicit OrderedInput(std::vector<AggregateOrderKey> order) : order_(std::move(order)) {}
+  // `keys` holds the row's ORDER BY values, one per key.
+  void add(Item item, const Value* keys) {
     kept_.add();
-    rows_.push_back({std::move(item), ordered_ ? copy_value(*key) : Value{Null{}}});
+    std::vector<Value> row_keys;
+    row_keys.reserve(order_.size());
+    for (size_t k = 0; k < order_.size(); ++k) row_keys.push_back(copy_value(keys[k]));
+    rows_.push_back({std::move(item), std::move(row_keys)});
   }
   bool empty() const { return rows_.empty(); }
   std::vector<const Item*> in_order() const {
     std::vector<const Row*> order;
     order.reserve(rows_.size());
     for (const auto& r : rows_) order.push_back(&r);
-    if (ordered_) {
+    if (!order_.empty()) {
       std::stable_sort(order.begin(), order.end(), [&](const Row* a, const Row* b) {
-        const int c = compare_nulls_last(a->key, b->key);
-        return descending_ ? c > 0 : c < 0;
+        for (size_t k = 0; k < order_.size(); ++k) {
+          const Value &x = a->keys[k], &y = b->keys[k];
+          const bool nx = is_null(x), ny = is_null(y);
+          if (nx || ny) {
+            if (nx == ny) continue;
+            return nx == order_[k].nulls_first;
+          }
+          const int c = compare_values(x, y);
+          if (c != 0) return order_[k].descending ? c > 0 : c < 0;
+        }
+        return false;
       });
     }
     std::vector<const Item*> items;
@@ -283,10 +295,9 @@ class OrderedInput {
  private:
   struct Row {
     Item item;
-    Value key;
+    std::vector<Value> keys;
   };
-  bool ordered_;
-  bool descending_;
+  std::vector<AggregateOrderKey> order_;
   std::vector<Row> rows_;
   // Against the statement's memory budget: the vector's doubling holds up
   // to twice its rows, and in_order() a pointer each (a text value's
@@ -294,11 +305,11 @@ class OrderedInput {
   BlockReservation kept_{3 * sizeof(Row)};
 };
 
-// array_agg(value [ORDER BY key]): oid[] of oids, name[] of names, else text[] of the values'
+// array_agg(value [ORDER BY keys]): oid[] of oids, name[] of names, else text[] of the values'
 // text forms (the engine's arrays). No rows: NULL.
 class ArrayAggAcc final : public Accumulator {
  public:
-  ArrayAggAcc(SqlType input, bool ordered, bool descending) : input_(input), rows_(ordered, descending) {}
+  ArrayAggAcc(SqlType input, std::vector<AggregateOrderKey> order) : input_(input), rows_(std::move(order)) {}
   void add(const Value* args) override {
     rows_.add(is_null(args[0]) ? std::nullopt : std::optional<std::string>(value_to_text(input_, args[0])), args + 1);
   }
@@ -314,12 +325,12 @@ class ArrayAggAcc final : public Accumulator {
   OrderedInput<std::optional<std::string>> rows_;
 };
 
-// string_agg(value, delimiter [ORDER BY key]) of text (PostgreSQL's
+// string_agg(value, delimiter [ORDER BY keys]) of text (PostgreSQL's
 // string_agg_transfn): NULL values are skipped, a NULL delimiter adds
 // nothing, the first value's delimiter is dropped. No non-NULL value: NULL.
 class StringAggAcc final : public Accumulator {
  public:
-  StringAggAcc(bool ordered, bool descending) : rows_(ordered, descending) {}
+  explicit StringAggAcc(std::vector<AggregateOrderKey> order) : rows_(std::move(order)) {}
   void add(const Value* args) override {
     if (is_null(args[0])) return;
     Piece piece{std::get<std::string>(args[0]),
@@ -558,8 +569,8 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     s.result_type = {TypeId::float8};
     return s;
   }
-  if (name == "array_agg" && (args.size() == 1 || args.size() == 2)) {
-    // A second argument is the ORDER BY key (select_plan.cpp passes it so).
+  if (name == "array_agg" && !args.empty()) {
+    // Arguments after the first are ORDER BY keys (select_plan.cpp passes them so).
     if (input() == TypeId::unknown) args[0] = {TypeId::text};
     s.kind = AggKind::array_agg;
     s.arg_types = args;
@@ -570,9 +581,9 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     if (is_array_type(args[0].id)) throw Error(SqlState::feature_not_supported, "array_agg of arrays is not supported");
     return s;
   }
-  if (name == "string_agg" && (args.size() == 2 || args.size() == 3)) {
+  if (name == "string_agg" && args.size() >= 2) {
     // string_agg(text, text); the types that cast to text implicitly come
-    // cast. A third argument is the ORDER BY key. (PostgreSQL's
+    // cast. Arguments after the second are ORDER BY keys. (PostgreSQL's
     // string_agg(bytea, bytea) has no counterpart: Tally has no bytea.)
     auto textual = [](TypeId t) {
       return t == TypeId::text || t == TypeId::unknown || t == TypeId::varchar || t == TypeId::bpchar ||
@@ -622,10 +633,8 @@ std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool 
     case AggKind::percentile_disc:
     case AggKind::ordered_nth:
     case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
-    case AggKind::array_agg:
-      acc = std::make_unique<ArrayAggAcc>(s.arg_types[0], s.arg_types.size() == 2, descending);
-      break;
-    case AggKind::string_agg: acc = std::make_unique<StringAggAcc>(s.arg_types.size() == 3, descending); break;
+    case AggKind::array_agg: acc = std::make_unique<ArrayAggAcc>(s.arg_types[0], s.order); break;
+    case AggKind::string_agg: acc = std::make_unique<StringAggAcc>(s.order); break;
     default: acc = std::make_unique<RegressionAcc>(s.kind); break;
   }
   return acc;

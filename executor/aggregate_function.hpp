@@ -22,7 +22,7 @@ enum class AggKind {
   bool_and, bool_or,
   percentile_cont, percentile_disc, mode,
   // The group's values (NULLs too) as an array, in the order of the
-  // aggregate's ORDER BY key (ordered_input_arity).
+  // aggregate's ORDER BY keys (ordered_input_arity).
   array_agg,
   // The group's non-NULL values concatenated, each after the first preceded
   // by its row's delimiter (none when NULL), in the same order as array_agg.
@@ -33,16 +33,24 @@ enum class AggKind {
   ordered_nth,
 };
 
+// One key of the ORDER BY inside an order-sensitive aggregate's call.
+struct AggregateOrderKey {
+  bool descending = false;
+  bool nulls_first = false;  // NULLS FIRST, or DESC without NULLS LAST
+};
+
 struct AggregateSignature {
   AggKind kind;
-  std::vector<SqlType> arg_types;   // after implicit casts
+  std::vector<SqlType> arg_types;   // after implicit casts; ORDER BY keys last (ordered_input_arity)
   SqlType result_type;
+  std::vector<AggregateOrderKey> order;  // one per ORDER BY key among arg_types (the binder sets it)
 };
 
 // Aggregates whose result depends on the order of their input (array_agg,
-// string_agg): the number of their own arguments. Their ORDER BY key, when
-// the call has one, comes as one more argument after those (the binder
-// appends it); every other aggregate ignores ORDER BY.
+// string_agg): the number of their own arguments. Their ORDER BY keys, when
+// the call has them, come as more arguments after those (the binder appends
+// them, and their directions to the signature's `order`); every other
+// aggregate ignores ORDER BY.
 std::optional<size_t> ordered_input_arity(const std::string& name);
 
 // Resolves name(arg types) to an aggregate; throws 42883 when none matches.

@@ -631,6 +631,7 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
       const bool star = call.value("agg_star", false);
       const bool within = call.value("agg_within_group", false);
       std::vector<SqlType> arg_types;
+      std::vector<AggregateOrderKey> order_keys;
       if (within) {
         const auto& order = call["agg_order"];
         if (order.size() != 1) throw Error(SqlState::feature_not_supported, "ordered-set aggregates take one sort expression");
@@ -665,19 +666,24 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
             }
           }
         }
-        if (arity && !order.empty()) {
-          // The order of the input: its key is the accumulator's argument after the aggregate's own.
-          if (order.size() != 1) throw Error(SqlState::feature_not_supported, name + " with several ORDER BY keys is not supported");
-          const auto& sb = order[0]["SortBy"];
-          if (sb.contains("useOp") || (sb.contains("sortby_nulls") && sb.value("sortby_nulls", "") != "SORTBY_NULLS_DEFAULT"))
-            throw Error(SqlState::feature_not_supported, name + " with ORDER BY ... USING or NULLS FIRST/LAST is not supported");
-          agg.args.push_back(bind_expression(sb["node"], inner));
-          agg.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+        if (arity) {
+          // The order of the input: its keys are the accumulator's arguments after the aggregate's own.
+          for (const auto& item : order) {
+            const auto& sb = item["SortBy"];
+            if (sb.contains("useOp")) throw Error(SqlState::feature_not_supported, name + " with ORDER BY ... USING is not supported");
+            AggregateOrderKey key;
+            key.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+            const std::string nulls = sb.value("sortby_nulls", "SORTBY_NULLS_DEFAULT");
+            key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
+            agg.args.push_back(bind_expression(sb["node"], inner));
+            order_keys.push_back(key);
+          }
         }
         // ORDER BY inside an order-insensitive aggregate does not change its result.
       }
       for (const auto& a : agg.args) arg_types.push_back(a->type);
       agg.signature = resolve_aggregate(name, arg_types, star, within);
+      agg.signature.order = std::move(order_keys);
       for (size_t i = 0; i < agg.args.size(); ++i) {
         agg.args[i] = coerce_to(std::move(agg.args[i]), agg.signature.arg_types[i], CastContext::implicit, inner);
       }

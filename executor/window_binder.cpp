@@ -295,6 +295,7 @@ ExprPtr WindowBinder::bind(const json& call, const std::string& name, const Bind
                   "OVER specified, but " + name + " is not a window function nor an aggregate function");
     }
     for (const auto& a : call.value("args", json::array())) w.args.push_back(bind_expression(a, ctx));
+    if (const auto arity = ordered_input_arity(name); arity && w.args.size() != *arity) throw no_function(name, w.args);
     std::vector<SqlType> types;
     for (const auto& a : w.args) types.push_back(a->type);
     w.signature = resolve_aggregate(name, types, star, false);
