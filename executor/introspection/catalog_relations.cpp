@@ -32,7 +32,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 40> kTypes{{
+constexpr std::array<TypeRow, 41> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -54,6 +54,7 @@ constexpr std::array<TypeRow, 40> kTypes{{
     {1082, "date", 4, true, 'D', 0, 1182, 0, 'i', 'p'},
     {1114, "timestamp", 8, true, 'D', 0, 1115, 0, 'd', 'p'},
     {1184, "timestamptz", 8, true, 'D', 0, 1185, 0, 'd', 'p'},
+    {1186, "interval", 16, false, 'T', 0, 1187, 0, 'd', 'p'},
     {1700, "numeric", -1, false, 'N', 0, 1231, 0, 'i', 'm'},
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
@@ -85,7 +86,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 40> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 41> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -110,6 +111,7 @@ constexpr std::array<TypeFunctions, 40> kTypeFunctions{{
     {1082,0,1084,1085,2468,2469,0,0,0},
     {1114,0,1312,1313,2474,2475,2905,2906,0},
     {1184,0,1150,1151,2476,2477,2907,2908,0},
+    {1186,0,1160,1161,2478,2479,2903,2904,0},
     {1700,0,1701,1702,2460,2461,2917,2918,0},
     {2203,0,2214,2215,2448,2449,0,0,0},
     {2205,0,2218,2219,2452,2453,0,0,0},
@@ -132,7 +134,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 147> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 153> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -170,6 +172,8 @@ constexpr std::array<FunctionName, 147> kTypeFunctionNames{{
     {2313, "anyelement_out"}, {2777, "anynonarray_in"}, {2778, "anynonarray_out"}, {5086, "anycompatible_in"},
     {5087, "anycompatible_out"}, {5088, "anycompatiblearray_in"}, {5089, "anycompatiblearray_out"}, {5090, "anycompatiblearray_recv"},
     {5091, "anycompatiblearray_send"}, {5092, "anycompatiblenonarray_in"}, {5093, "anycompatiblenonarray_out"},
+    {1160, "interval_in"}, {1161, "interval_out"}, {2478, "interval_recv"}, {2479, "interval_send"},
+    {2903, "intervaltypmodin"}, {2904, "intervaltypmodout"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -224,7 +228,7 @@ Relation pg_type() {
                      {"typtypmod", TypeId::int4},   {"typndims", TypeId::int4},     {"typcollation", TypeId::oid},
                      {"typdefaultbin", TypeId::text}, {"typdefault", TypeId::text},  {"typacl", TypeId::text_array}});
   for (const auto& t : kTypes) {
-    const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
+    const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26 || t.oid == 1186;
     const TypeFunctions none{};
     const TypeFunctions* f = find_type_functions(t.oid);
     if (f == nullptr) f = &none;
