@@ -33,6 +33,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::regproc: return oid::regproc;
     case TypeId::regoper: return oid::regoper;
     case TypeId::record: return oid::record;
+    case TypeId::void_: return oid::void_;
   }
   return oid::unknown;
 }
@@ -68,6 +69,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::regproc: return TypeId::regproc;
     case oid::regoper: return TypeId::regoper;
     case oid::record: return TypeId::record;
+    case oid::void_: return TypeId::void_;
     default: return std::nullopt;
   }
 }
@@ -86,6 +88,7 @@ int16_t type_len(TypeId id) {
     case TypeId::regnamespace: return 4;
     case TypeId::regproc: return 4;
     case TypeId::regoper: return 4;
+    case TypeId::void_: return 4;
     case TypeId::int8: return 8;
     case TypeId::float8: return 8;
     case TypeId::timestamp: return 8;
@@ -135,6 +138,7 @@ std::string format_type(SqlType type) {
     case TypeId::regproc: return "regproc";
     case TypeId::regoper: return "regoper";
     case TypeId::record: return "record";
+    case TypeId::void_: return "void";
   }
   return "unknown";
 }

@@ -39,6 +39,7 @@ enum class TypeId : uint8_t {
   oid_array,    // oid[] (catalog queries), held in its text form as text[] is
   name_array,   // name[] (array_agg of catalog names), held like text[]
   record,       // an anonymous record (executor/record_value.hpp), held in its text form
+  void_,        // a function's result that is no value (pg_sleep): prints as the empty string
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -75,6 +76,7 @@ constexpr uint32_t regtype = 2206;
 constexpr uint32_t regoper = 2203;
 constexpr uint32_t regnamespace = 4089;
 constexpr uint32_t record = 2249;
+constexpr uint32_t void_ = 2278;
 }  // namespace oid
 
 // A type with its modifier: numeric precision/scale or character length.

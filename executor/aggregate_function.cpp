@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -242,43 +243,118 @@ class OrderedSetAcc final : public Accumulator {
   BlockReservation kept_{3 * sizeof(Value)};
 };
 
-// array_agg(value [ORDER BY key]): oid[] of oids, name[] of names, else text[] of the values'
-// text forms (the engine's arrays). No rows: NULL.
-class ArrayAggAcc final : public Accumulator {
+// ORDER BY's comparison of two values: NULL after every other value.
+int compare_nulls_last(const Value& a, const Value& b) {
+  const bool na = is_null(a), nb = is_null(b);
+  if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+  return compare_values(a, b);
+}
+
+// The input of an aggregate whose result depends on its order (array_agg,
+// string_agg): each row's item kept with the row's ORDER BY keys, handed back
+// sorted stably by them (NULL after every value unless NULLS FIRST, which DESC
+// implies, as ORDER BY does); without keys, in the order the rows came.
+template <class Item>
+class OrderedInput {
  public:
-  ArrayAggAcc(SqlType input, bool ordered, bool descending)
-      : input_(input), ordered_(ordered), descending_(descending) {}
-  void add(const Value* args) override {
+  explicit OrderedInput(std::vector<AggregateOrderKey> order) : order_(std::move(order)) {}
+  // `keys` holds the row's ORDER BY values, one per key.
+  void add(Item item, const Value* keys) {
     kept_.add();
-    rows_.push_back({is_null(args[0]) ? std::nullopt : std::optional<std::string>(value_to_text(input_, args[0])),
-                     ordered_ ? copy_value(args[1]) : Value{Null{}}});
+    std::vector<Value> row_keys;
+    row_keys.reserve(order_.size());
+    for (size_t k = 0; k < order_.size(); ++k) row_keys.push_back(copy_value(keys[k]));
+    rows_.push_back({std::move(item), std::move(row_keys)});
   }
-  Value result() const override {
-    if (rows_.empty()) return Null{};
+  bool empty() const { return rows_.empty(); }
+  std::vector<const Item*> in_order() const {
     std::vector<const Row*> order;
+    order.reserve(rows_.size());
     for (const auto& r : rows_) order.push_back(&r);
-    // NULL keys sort last ascending and first descending, as ORDER BY does.
-    std::stable_sort(order.begin(), order.end(), [&](const Row* a, const Row* b) {
-      const bool na = is_null(a->key), nb = is_null(b->key);
-      if (na || nb) return descending_ ? na && !nb : nb && !na;
-      const int c = compare_values(a->key, b->key);
-      return descending_ ? c > 0 : c < 0;
-    });
-    std::vector<std::optional<std::string>> elements;
-    for (const Row* r : order) elements.push_back(r->text);
-    return array_literal(elements);
+    if (!order_.empty()) {
+      std::stable_sort(order.begin(), order.end(), [&](const Row* a, const Row* b) {
+        for (size_t k = 0; k < order_.size(); ++k) {
+          const Value &x = a->keys[k], &y = b->keys[k];
+          const bool nx = is_null(x), ny = is_null(y);
+          if (nx || ny) {
+            if (nx == ny) continue;
+            return nx == order_[k].nulls_first;
+          }
+          const int c = compare_values(x, y);
+          if (c != 0) return order_[k].descending ? c > 0 : c < 0;
+        }
+        return false;
+      });
+    }
+    std::vector<const Item*> items;
+    items.reserve(order.size());
+    for (const Row* r : order) items.push_back(&r->item);
+    return items;
   }
 
  private:
   struct Row {
-    std::optional<std::string> text;
-    Value key;
+    Item item;
+    std::vector<Value> keys;
   };
-  SqlType input_;
-  bool ordered_;
-  bool descending_;
+  std::vector<AggregateOrderKey> order_;
   std::vector<Row> rows_;
+  // Against the statement's memory budget: the vector's doubling holds up
+  // to twice its rows, and in_order() a pointer each (a text value's
+  // characters are not counted).
   BlockReservation kept_{3 * sizeof(Row)};
+};
+
+// array_agg(value [ORDER BY keys]): oid[] of oids, name[] of names, else text[] of the values'
+// text forms (the engine's arrays). No rows: NULL.
+class ArrayAggAcc final : public Accumulator {
+ public:
+  ArrayAggAcc(SqlType input, std::vector<AggregateOrderKey> order) : input_(input), rows_(std::move(order)) {}
+  void add(const Value* args) override {
+    rows_.add(is_null(args[0]) ? std::nullopt : std::optional<std::string>(value_to_text(input_, args[0])), args + 1);
+  }
+  Value result() const override {
+    if (rows_.empty()) return Null{};
+    std::vector<std::optional<std::string>> elements;
+    for (const auto* e : rows_.in_order()) elements.push_back(*e);
+    return array_literal(elements);
+  }
+
+ private:
+  SqlType input_;
+  OrderedInput<std::optional<std::string>> rows_;
+};
+
+// string_agg(value, delimiter [ORDER BY keys]) of text (PostgreSQL's
+// string_agg_transfn): NULL values are skipped, a NULL delimiter adds
+// nothing, the first value's delimiter is dropped. No non-NULL value: NULL.
+class StringAggAcc final : public Accumulator {
+ public:
+  explicit StringAggAcc(std::vector<AggregateOrderKey> order) : rows_(std::move(order)) {}
+  void add(const Value* args) override {
+    if (is_null(args[0])) return;
+    Piece piece{std::get<std::string>(args[0]),
+                is_null(args[1]) ? std::nullopt : std::optional<std::string>(std::get<std::string>(args[1]))};
+    rows_.add(std::move(piece), args + 2);
+  }
+  Value result() const override {
+    if (rows_.empty()) return Null{};
+    std::string out;
+    bool first = true;
+    for (const Piece* p : rows_.in_order()) {
+      if (!first && p->delimiter) out += *p->delimiter;
+      out += p->value;
+      first = false;
+    }
+    return out;
+  }
+
+ private:
+  struct Piece {
+    std::string value;
+    std::optional<std::string> delimiter;
+  };
+  OrderedInput<Piece> rows_;
 };
 
 // The distinct values of one DISTINCT aggregate. One hash set while small;
@@ -315,14 +391,30 @@ class DistinctSet {
   std::vector<Set> shards_;
 };
 
-// DISTINCT: feeds each distinct argument value once, in ascending order, as
-// PostgreSQL does (it sorts DISTINCT aggregate input), so that float
-// accumulation happens in the same order and gives the same digits.
+// DISTINCT: feeds each distinct argument value once, in ascending order
+// (NULL last), as PostgreSQL does (it sorts DISTINCT aggregate input), so
+// that float accumulation happens in the same order and gives the same
+// digits. An aggregate of several arguments (string_agg's value and
+// delimiter, an ORDER BY key) is distinct over all of them, sorted by them in
+// turn; the inner accumulator's stable sort by its ORDER BY key then gives
+// PostgreSQL's order (the key first, the other arguments after it). A row
+// whose first argument is NULL is dropped unless the aggregate keeps NULLs
+// (array_agg): every other one ignores it anyway.
 class DistinctAcc final : public Accumulator {
  public:
-  explicit DistinctAcc(std::unique_ptr<Accumulator> inner) : inner_(std::move(inner)) {}
+  using Factory = std::function<std::unique_ptr<Accumulator>()>;
+  DistinctAcc(size_t arity, bool keeps_nulls, Factory inner_factory)
+      : arity_(arity), keeps_nulls_(keeps_nulls), inner_factory_(std::move(inner_factory)),
+        tuples_kept_(arity * sizeof(Value) + 64) {}
   void add(const Value* args) override {
-    if (is_null(args[0])) return;  // NULLs never count under DISTINCT
+    if (is_null(args[0]) && !keeps_nulls_) return;
+    if (arity_ > 1) {
+      std::vector<Value> tuple;
+      tuple.reserve(arity_);
+      for (size_t i = 0; i < arity_; ++i) tuple.push_back(copy_value(args[i]));
+      if (tuples_.insert(std::move(tuple)).second) tuples_kept_.add();
+      return;
+    }
     if (!seen_.insert(args[0])) return;
     kept_.add();
     values_.push_back(copy_value(args[0]));
@@ -330,6 +422,14 @@ class DistinctAcc final : public Accumulator {
   Value result() const override {
     // Millions of distinct values take seconds to copy, sort and feed: cancellable.
     CancelTicker ticker;
+    auto fresh = inner_factory_();
+    if (arity_ > 1) {
+      for (const auto& tuple : tuples_) {
+        ticker.tick();
+        fresh->add(tuple.data());
+      }
+      return fresh->result();
+    }
     std::vector<Value> sorted;
     sorted.reserve(values_.size());
     for (const auto& v : values_) {
@@ -338,19 +438,27 @@ class DistinctAcc final : public Accumulator {
     }
     std::sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
       ticker.tick();
-      return compare_values(a, b) < 0;
+      return compare_nulls_last(a, b) < 0;
     });
-    auto fresh = inner_factory_();
     for (const auto& v : sorted) {
       ticker.tick();
       fresh->add(&v);
     }
     return fresh->result();
   }
-  std::function<std::unique_ptr<Accumulator>()> inner_factory_;
 
  private:
-  std::unique_ptr<Accumulator> inner_;
+  struct TupleLess {
+    bool operator()(const std::vector<Value>& a, const std::vector<Value>& b) const {
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (const int c = compare_nulls_last(a[i], b[i])) return c < 0;
+      }
+      return false;
+    }
+  };
+  size_t arity_;
+  bool keeps_nulls_;
+  Factory inner_factory_;
   DistinctSet seen_;
   // A deque: growing never moves millions of values at once.
   std::deque<Value> values_;
@@ -358,9 +466,19 @@ class DistinctAcc final : public Accumulator {
   // link, allocator header) and bucket, the deque's copy, and result()'s
   // sorted copy.
   BlockReservation kept_{3 * sizeof(Value) + 40};
+  // Several arguments: one ordered set of tuples, which sorts as it
+  // deduplicates (a tree's node and its tuple's values).
+  std::set<std::vector<Value>, TupleLess> tuples_;
+  BlockReservation tuples_kept_;
 };
 
 }  // namespace
+
+std::optional<size_t> ordered_input_arity(const std::string& name) {
+  if (name == "array_agg") return 1;
+  if (name == "string_agg") return 2;
+  return std::nullopt;
+}
 
 AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlType> args, bool star,
                                      bool within_group) {
@@ -451,8 +569,8 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     s.result_type = {TypeId::float8};
     return s;
   }
-  if (name == "array_agg" && (args.size() == 1 || args.size() == 2)) {
-    // A second argument is the ORDER BY key (select_plan.cpp passes it so).
+  if (name == "array_agg" && !args.empty()) {
+    // Arguments after the first are ORDER BY keys (select_plan.cpp passes them so).
     if (input() == TypeId::unknown) args[0] = {TypeId::text};
     s.kind = AggKind::array_agg;
     s.arg_types = args;
@@ -461,6 +579,21 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     s.result_type = {args[0].id == TypeId::oid ? TypeId::oid_array
                      : args[0].id == TypeId::name ? TypeId::name_array : TypeId::text_array};
     if (is_array_type(args[0].id)) throw Error(SqlState::feature_not_supported, "array_agg of arrays is not supported");
+    return s;
+  }
+  if (name == "string_agg" && args.size() >= 2) {
+    // string_agg(text, text); the types that cast to text implicitly come
+    // cast. Arguments after the second are ORDER BY keys. (PostgreSQL's
+    // string_agg(bytea, bytea) has no counterpart: Tally has no bytea.)
+    auto textual = [](TypeId t) {
+      return t == TypeId::text || t == TypeId::unknown || t == TypeId::varchar || t == TypeId::bpchar ||
+             t == TypeId::name || t == TypeId::char_;
+    };
+    if (!textual(args[0].id) || !textual(args[1].id)) throw no_aggregate(name, {args[0], args[1]});
+    args[0] = args[1] = {TypeId::text};
+    s.kind = AggKind::string_agg;
+    s.arg_types = args;
+    s.result_type = {TypeId::text};
     return s;
   }
   if (name == "percentile_disc" || name == "mode") {
@@ -477,6 +610,10 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
 
 std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool distinct, const Value& direct,
                                               bool descending) {
+  if (distinct) {
+    return std::make_unique<DistinctAcc>(std::max<size_t>(s.arg_types.size(), 1), s.kind == AggKind::array_agg,
+                                         [s, direct, descending] { return make_accumulator(s, false, direct, descending); });
+  }
   std::unique_ptr<Accumulator> acc;
   const TypeId input = s.arg_types.empty() ? TypeId::unknown : s.arg_types[0].id;
   switch (s.kind) {
@@ -496,15 +633,9 @@ std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool 
     case AggKind::percentile_disc:
     case AggKind::ordered_nth:
     case AggKind::mode: acc = std::make_unique<OrderedSetAcc>(s.kind, direct, descending); break;
-    case AggKind::array_agg:
-      acc = std::make_unique<ArrayAggAcc>(s.arg_types[0], s.arg_types.size() == 2, descending);
-      break;
+    case AggKind::array_agg: acc = std::make_unique<ArrayAggAcc>(s.arg_types[0], s.order); break;
+    case AggKind::string_agg: acc = std::make_unique<StringAggAcc>(s.order); break;
     default: acc = std::make_unique<RegressionAcc>(s.kind); break;
-  }
-  if (distinct) {
-    auto d = std::make_unique<DistinctAcc>(std::move(acc));
-    d->inner_factory_ = [s, direct, descending] { return make_accumulator(s, false, direct, descending); };
-    return d;
   }
   return acc;
 }

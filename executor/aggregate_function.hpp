@@ -5,6 +5,7 @@
 // variance scale rules, Youngs-Cramer float accumulation), shared with the
 // fast engines through finalize.hpp.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,19 +22,36 @@ enum class AggKind {
   bool_and, bool_or,
   percentile_cont, percentile_disc, mode,
   // The group's values (NULLs too) as an array, in the order of the
-  // aggregate's ORDER BY key, its second argument when there is one.
+  // aggregate's ORDER BY keys (ordered_input_arity).
   array_agg,
+  // The group's non-NULL values concatenated, each after the first preceded
+  // by its row's delimiter (none when NULL), in the same order as array_agg.
+  string_agg,
   // The value at 0-based position `direct` of the group's non-NULL values
   // in the aggregate's order (NULL past the last). Not an SQL aggregate: a
   // top-n per partition runs as one per rank it keeps (top_n_groups.hpp).
   ordered_nth,
 };
 
+// One key of the ORDER BY inside an order-sensitive aggregate's call.
+struct AggregateOrderKey {
+  bool descending = false;
+  bool nulls_first = false;  // NULLS FIRST, or DESC without NULLS LAST
+};
+
 struct AggregateSignature {
   AggKind kind;
-  std::vector<SqlType> arg_types;   // after implicit casts
+  std::vector<SqlType> arg_types;   // after implicit casts; ORDER BY keys last (ordered_input_arity)
   SqlType result_type;
+  std::vector<AggregateOrderKey> order;  // one per ORDER BY key among arg_types (the binder sets it)
 };
+
+// Aggregates whose result depends on the order of their input (array_agg,
+// string_agg): the number of their own arguments. Their ORDER BY keys, when
+// the call has them, come as more arguments after those (the binder appends
+// them, and their directions to the signature's `order`); every other
+// aggregate ignores ORDER BY.
+std::optional<size_t> ordered_input_arity(const std::string& name);
 
 // Resolves name(arg types) to an aggregate; throws 42883 when none matches.
 // arg_types may be rewritten (casts the caller must apply, e.g. corr -> float8).

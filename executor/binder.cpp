@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "executor/array_comparison.hpp"
 #include "executor/array_text.hpp"
+#include "executor/ddl/type_name.hpp"
 #include "executor/record_value.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/array_functions.hpp"
@@ -138,11 +139,11 @@ bool is_aggregate_name(const std::string& name) {
                                 "variance", "var_samp", "var_pop", "corr", "covar_pop", "covar_samp",
                                 "regr_r2", "regr_slope", "regr_intercept", "regr_count", "regr_sxx",
                                 "regr_syy", "regr_sxy", "regr_avgx", "regr_avgy", "bool_and", "bool_or",
-                                "every", "percentile_cont", "percentile_disc", "mode",
+                                "every", "percentile_cont", "percentile_disc", "mode", "array_agg", "string_agg",
                                 // PostgreSQL 15's other aggregates: known as aggregates so that a
                                 // query using one is told it is not supported (0A000), not that its
                                 // argument "must appear in the GROUP BY clause" (42803).
-                                "string_agg", "array_agg", "bit_and", "bit_or", "bit_xor", "json_agg",
+                                "bit_and", "bit_or", "bit_xor", "json_agg",
                                 "jsonb_agg", "json_object_agg", "jsonb_object_agg", "range_agg",
                                 "range_intersect_agg", "xmlagg"};
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
@@ -216,6 +217,10 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "regoper") return {TypeId::regoper};
   if (name == "int2vector") return {TypeId::int2vector};
   if (name == "oidvector") return {TypeId::oidvector};
+  if (name == "void") return {TypeId::void_};
+  if (is_unsupported_postgres_type(name)) {
+    throw Error(SqlState::feature_not_supported, "type \"" + name + "\" is not supported by Tally");
+  }
   throw Error(SqlState::undefined_object, "type \"" + name + "\" does not exist");
 }
 

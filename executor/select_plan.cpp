@@ -19,6 +19,7 @@
 #include "executor/project_set.hpp"
 #include "executor/recursive_cte.hpp"
 #include "executor/row_locks.hpp"
+#include "executor/scalar/function_support.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
@@ -44,6 +45,24 @@ int location_in(const json& node) {
     }
   }
   return -1;
+}
+
+// Where an expression starts, as PostgreSQL's exprLocation points: the
+// smallest location in its tree (an operator's own is that of its symbol).
+int leftmost_location(const json& node) {
+  int best = -1;
+  auto take = [&best](int loc) {
+    if (loc >= 0 && (best < 0 || loc < best)) best = loc;
+  };
+  if (node.is_object()) {
+    for (auto& [k, v] : node.items()) {
+      if (k == "location" && v.is_number_integer()) take(v.get<int>());
+      else if (v.is_structured()) take(leftmost_location(v));
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) take(leftmost_location(v));
+  }
+  return best;
 }
 
 Error positioned(Error e, const json& node) {
@@ -612,6 +631,7 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
       const bool star = call.value("agg_star", false);
       const bool within = call.value("agg_within_group", false);
       std::vector<SqlType> arg_types;
+      std::vector<AggregateOrderKey> order_keys;
       if (within) {
         const auto& order = call["agg_order"];
         if (order.size() != 1) throw Error(SqlState::feature_not_supported, "ordered-set aggregates take one sort expression");
@@ -630,23 +650,40 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
         }
       } else {
         for (const auto& a : call.value("args", json::array())) agg.args.push_back(bind_expression(a, inner));
-        if (name == "array_agg" && agg.args.size() != 1)
-          throw Error(SqlState::undefined_function, "function array_agg with " + std::to_string(agg.args.size()) +
-                                                        " arguments does not exist");
-        if (call.contains("agg_order") && name == "array_agg") {
-          // The order of the elements: its key is the accumulator's second argument.
-          const auto& order = call["agg_order"];
-          if (order.size() != 1) throw Error(SqlState::feature_not_supported, "array_agg with several ORDER BY keys is not supported");
-          const auto& sb = order[0]["SortBy"];
-          if (sb.contains("useOp") || (sb.contains("sortby_nulls") && sb.value("sortby_nulls", "") != "SORTBY_NULLS_DEFAULT"))
-            throw Error(SqlState::feature_not_supported, "array_agg with ORDER BY ... USING or NULLS FIRST/LAST is not supported");
-          agg.args.push_back(bind_expression(sb["node"], inner));
-          agg.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+        const std::optional<size_t> arity = ordered_input_arity(name);
+        if (arity && agg.args.size() != *arity) throw scalar::no_function(name, agg.args);
+        const json& order = call.contains("agg_order") ? call["agg_order"] : json::array();
+        if (agg.distinct) {
+          // PostgreSQL sorts a DISTINCT aggregate's input by its arguments.
+          for (const auto& item : order) {
+            const json& key = item["SortBy"]["node"];
+            bool among = false;
+            for (const auto& a : call.value("args", json::array())) among = among || equal_ignoring_locations(a, key);
+            if (!among) {
+              throw Error(SqlState::invalid_column_reference,
+                          "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+                  .with_position(leftmost_location(key) + 1);
+            }
+          }
+        }
+        if (arity) {
+          // The order of the input: its keys are the accumulator's arguments after the aggregate's own.
+          for (const auto& item : order) {
+            const auto& sb = item["SortBy"];
+            if (sb.contains("useOp")) throw Error(SqlState::feature_not_supported, name + " with ORDER BY ... USING is not supported");
+            AggregateOrderKey key;
+            key.descending = sb.value("sortby_dir", "") == "SORTBY_DESC";
+            const std::string nulls = sb.value("sortby_nulls", "SORTBY_NULLS_DEFAULT");
+            key.nulls_first = nulls == "SORTBY_NULLS_FIRST" || (nulls == "SORTBY_NULLS_DEFAULT" && key.descending);
+            agg.args.push_back(bind_expression(sb["node"], inner));
+            order_keys.push_back(key);
+          }
         }
         // ORDER BY inside an order-insensitive aggregate does not change its result.
       }
       for (const auto& a : agg.args) arg_types.push_back(a->type);
       agg.signature = resolve_aggregate(name, arg_types, star, within);
+      agg.signature.order = std::move(order_keys);
       for (size_t i = 0; i < agg.args.size(); ++i) {
         agg.args[i] = coerce_to(std::move(agg.args[i]), agg.signature.arg_types[i], CastContext::implicit, inner);
       }

@@ -22,6 +22,7 @@ Physical physical_of(TypeId id) {
     case TypeId::oid_array:
     case TypeId::name_array:
     case TypeId::record:
+    case TypeId::void_:
     case TypeId::int2vector:
     case TypeId::oidvector:
     case TypeId::char_: return Physical::text;

@@ -126,6 +126,15 @@ void bind_window_function(WindowCall& w, const std::string& name, BindContext& c
 
 }  // namespace
 
+std::optional<SqlType> window_function_type(const std::string& name, std::vector<ExprPtr> args, BindContext& context) {
+  WindowCall w;
+  w.function = function_of(name);
+  if (w.function == WindowFunction::aggregate) return std::nullopt;
+  w.args = std::move(args);
+  bind_window_function(w, name, context);
+  return w.type;
+}
+
 struct WindowBinder::Definition {
   json partition = json::array();
   json order = json::array();
@@ -286,6 +295,7 @@ ExprPtr WindowBinder::bind(const json& call, const std::string& name, const Bind
                   "OVER specified, but " + name + " is not a window function nor an aggregate function");
     }
     for (const auto& a : call.value("args", json::array())) w.args.push_back(bind_expression(a, ctx));
+    if (const auto arity = ordered_input_arity(name); arity && w.args.size() != *arity) throw no_function(name, w.args);
     std::vector<SqlType> types;
     for (const auto& a : w.args) types.push_back(a->type);
     w.signature = resolve_aggregate(name, types, star, false);

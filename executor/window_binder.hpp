@@ -6,6 +6,7 @@
 // aggregates with OVER (0A000), frame offsets and RANGE's single ORDER BY column.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,11 @@
 #include "executor/window_call.hpp"
 
 namespace tally::executor {
+
+// The result type of window function `name` (row_number, lag, ...; not an
+// aggregate) called with `args`: nullopt when it is no such function, 42883
+// when these arguments do not fit it. What pg_proc's rows are checked with.
+std::optional<SqlType> window_function_type(const std::string& name, std::vector<ExprPtr> args, BindContext& context);
 
 class WindowBinder {
  public:

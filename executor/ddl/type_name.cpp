@@ -24,8 +24,9 @@ std::optional<TypeId> storable(std::string_view name) {
   return it->second;
 }
 
-// Types PostgreSQL has that Tally does not store: a clean 0A000 rather than 42704.
-bool known_unsupported(std::string_view name) {
+}  // namespace
+
+bool is_unsupported_postgres_type(std::string_view name) {
   static const char* const names[] = {"time", "timetz", "interval", "bytea", "json", "jsonb",
                                       "uuid", "inet", "cidr", "macaddr", "money", "bit", "varbit", "xml",
                                       "point", "line", "lseg", "box", "path", "polygon", "circle", "tsvector",
@@ -35,8 +36,6 @@ bool known_unsupported(std::string_view name) {
     if (name == n) return true;
   return false;
 }
-
-}  // namespace
 
 SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn) {
   const int location = tn.value("location", -1);
@@ -58,7 +57,7 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
                         .with_position(ctx.position(location)));
   const auto id = storable(name);
   if (!id) {
-    if (known_unsupported(name))
+    if (is_unsupported_postgres_type(name))
       throw std::move(Error(SqlState::feature_not_supported, "type \"" + name + "\" is not supported by Tally")
                           .with_position(ctx.position(location)));
     throw std::move(Error(SqlState::undefined_object, "type \"" + name + "\" does not exist")

@@ -3,6 +3,8 @@
 // storable SqlType with PostgreSQL's names, aliases and typmod rules:
 // 42704 unknown type, 22023 bad modifiers, 0A000 for types Tally cannot store
 // (numeric wider than 18 digits or unconstrained, arrays, timestamptz, ...).
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "common/sql_type.hpp"
@@ -11,5 +13,9 @@
 namespace tally::executor {
 
 SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& type_name);
+
+// Types PostgreSQL has that Tally does not store (bytea, json, uuid, ...):
+// a clean 0A000 rather than 42704 "does not exist".
+bool is_unsupported_postgres_type(std::string_view name);
 
 }  // namespace tally::executor

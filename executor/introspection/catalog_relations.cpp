@@ -6,6 +6,8 @@
 #include "executor/introspection/depend_relation.hpp"
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
+#include "executor/introspection/proc_relation.hpp"
+#include "executor/function_catalog.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -30,7 +32,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 33> kTypes{{
+constexpr std::array<TypeRow, 41> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -52,6 +54,7 @@ constexpr std::array<TypeRow, 33> kTypes{{
     {1082, "date", 4, true, 'D', 0, 1182, 0, 'i', 'p'},
     {1114, "timestamp", 8, true, 'D', 0, 1115, 0, 'd', 'p'},
     {1184, "timestamptz", 8, true, 'D', 0, 1185, 0, 'd', 'p'},
+    {1186, "interval", 16, false, 'T', 0, 1187, 0, 'd', 'p'},
     {1700, "numeric", -1, false, 'N', 0, 1231, 0, 'i', 'm'},
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
@@ -67,6 +70,14 @@ constexpr std::array<TypeRow, 33> kTypes{{
     {2277, "anyarray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
     // What a select list's _pg_expandarray(...) gives (executor/record_value.hpp).
     {2249, "record", -1, false, 'P', 0, 2287, 0, 'd', 'x'},
+    // pg_sleep's result type, and the polymorphic argument types pg_proc's rows name.
+    {2278, "void", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2276, "any", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2283, "anyelement", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {2776, "anynonarray", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {5077, "anycompatible", 4, true, 'P', 0, 0, 0, 'i', 'p'},
+    {5078, "anycompatiblearray", -1, false, 'P', 0, 0, 0, 'd', 'x'},
+    {5079, "anycompatiblenonarray", 4, true, 'P', 0, 0, 0, 'i', 'p'},
 }};
 
 // Each type's I/O functions (pg_type.typinput ...), by OID as PostgreSQL 15
@@ -75,7 +86,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 33> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 41> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -100,6 +111,7 @@ constexpr std::array<TypeFunctions, 33> kTypeFunctions{{
     {1082,0,1084,1085,2468,2469,0,0,0},
     {1114,0,1312,1313,2474,2475,2905,2906,0},
     {1184,0,1150,1151,2476,2477,2907,2908,0},
+    {1186,0,1160,1161,2478,2479,2903,2904,0},
     {1700,0,1701,1702,2460,2461,2917,2918,0},
     {2203,0,2214,2215,2448,2449,0,0,0},
     {2205,0,2218,2219,2452,2453,0,0,0},
@@ -109,142 +121,59 @@ constexpr std::array<TypeFunctions, 33> kTypeFunctions{{
     {2281,0,2304,2305,0,0,0,0,0},
     {4089,0,4084,4085,4087,4088,0,0,0},
     {2249,0,2290,2291,2402,2403,0,0,0},
+    {2278,0,2298,2299,3120,3121,0,0,0},
+    {2276,0,2294,2295,0,0,0,0,0},
+    {2283,0,2312,2313,0,0,0,0,0},
+    {2776,0,2777,2778,0,0,0,0,0},
+    {5077,0,5086,5087,0,0,0,0,0},
+    {5078,0,5088,5089,5090,5091,0,0,0},
+    {5079,0,5092,5093,0,0,0,0,0},
 }};
 
 struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 129> kTypeFunctionNames{{
-    {6180, "raw_array_subscript_handler"},
-    {6179, "array_subscript_handler"},
-    {1242, "boolin"},
-    {1243, "boolout"},
-    {2436, "boolrecv"},
-    {2437, "boolsend"},
-    {1244, "byteain"},
-    {31, "byteaout"},
-    {2412, "bytearecv"},
-    {2413, "byteasend"},
-    {1245, "charin"},
-    {33, "charout"},
-    {2434, "charrecv"},
-    {2435, "charsend"},
-    {34, "namein"},
-    {35, "nameout"},
-    {2422, "namerecv"},
-    {2423, "namesend"},
-    {460, "int8in"},
-    {461, "int8out"},
-    {2408, "int8recv"},
-    {2409, "int8send"},
-    {38, "int2in"},
-    {39, "int2out"},
-    {2404, "int2recv"},
-    {2405, "int2send"},
-    {40, "int2vectorin"},
-    {41, "int2vectorout"},
-    {2410, "int2vectorrecv"},
-    {2411, "int2vectorsend"},
-    {42, "int4in"},
-    {43, "int4out"},
-    {2406, "int4recv"},
-    {2407, "int4send"},
-    {44, "regprocin"},
-    {45, "regprocout"},
-    {2444, "regprocrecv"},
-    {2445, "regprocsend"},
-    {46, "textin"},
-    {47, "textout"},
-    {2414, "textrecv"},
-    {2415, "textsend"},
-    {1798, "oidin"},
-    {1799, "oidout"},
-    {2418, "oidrecv"},
-    {2419, "oidsend"},
-    {54, "oidvectorin"},
-    {55, "oidvectorout"},
-    {2420, "oidvectorrecv"},
-    {2421, "oidvectorsend"},
-    {200, "float4in"},
-    {201, "float4out"},
-    {2424, "float4recv"},
-    {2425, "float4send"},
-    {214, "float8in"},
-    {215, "float8out"},
-    {2426, "float8recv"},
-    {2427, "float8send"},
-    {109, "unknownin"},
-    {110, "unknownout"},
-    {2416, "unknownrecv"},
-    {2417, "unknownsend"},
-    {750, "array_in"},
-    {751, "array_out"},
-    {2400, "array_recv"},
-    {2401, "array_send"},
-    {3816, "array_typanalyze"},
-    {1044, "bpcharin"},
-    {1045, "bpcharout"},
-    {2430, "bpcharrecv"},
-    {2431, "bpcharsend"},
-    {2913, "bpchartypmodin"},
-    {2914, "bpchartypmodout"},
-    {1046, "varcharin"},
-    {1047, "varcharout"},
-    {2432, "varcharrecv"},
-    {2433, "varcharsend"},
-    {2915, "varchartypmodin"},
-    {2916, "varchartypmodout"},
-    {1084, "date_in"},
-    {1085, "date_out"},
-    {2468, "date_recv"},
-    {2469, "date_send"},
-    {1312, "timestamp_in"},
-    {1313, "timestamp_out"},
-    {2474, "timestamp_recv"},
-    {2475, "timestamp_send"},
-    {2905, "timestamptypmodin"},
-    {2906, "timestamptypmodout"},
-    {1150, "timestamptz_in"},
-    {1151, "timestamptz_out"},
-    {2476, "timestamptz_recv"},
-    {2477, "timestamptz_send"},
-    {2907, "timestamptztypmodin"},
-    {2908, "timestamptztypmodout"},
-    {1701, "numeric_in"},
-    {1702, "numeric_out"},
-    {2460, "numeric_recv"},
-    {2461, "numeric_send"},
-    {2917, "numerictypmodin"},
-    {2918, "numerictypmodout"},
-    {2214, "regoperin"},
-    {2215, "regoperout"},
-    {2448, "regoperrecv"},
-    {2449, "regopersend"},
-    {2218, "regclassin"},
-    {2219, "regclassout"},
-    {2452, "regclassrecv"},
-    {2453, "regclasssend"},
-    {2220, "regtypein"},
-    {2221, "regtypeout"},
-    {2454, "regtyperecv"},
-    {2455, "regtypesend"},
-    {2296, "anyarray_in"},
-    {2297, "anyarray_out"},
-    {2502, "anyarray_recv"},
-    {2503, "anyarray_send"},
-    {2300, "trigger_in"},
-    {2301, "trigger_out"},
-    {2304, "internal_in"},
-    {2305, "internal_out"},
-    {4084, "regnamespacein"},
-    {4085, "regnamespaceout"},
-    {4087, "regnamespacerecv"},
-    {4088, "regnamespacesend"},
-    {2290, "record_in"},
-    {2291, "record_out"},
-    {2402, "record_recv"},
-    {2403, "record_send"},
+constexpr std::array<FunctionName, 153> kTypeFunctionNames{{
+    {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
+    {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
+    {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
+    {2434, "charrecv"}, {2435, "charsend"}, {34, "namein"}, {35, "nameout"},
+    {2422, "namerecv"}, {2423, "namesend"}, {460, "int8in"}, {461, "int8out"},
+    {2408, "int8recv"}, {2409, "int8send"}, {38, "int2in"}, {39, "int2out"},
+    {2404, "int2recv"}, {2405, "int2send"}, {40, "int2vectorin"}, {41, "int2vectorout"},
+    {2410, "int2vectorrecv"}, {2411, "int2vectorsend"}, {42, "int4in"}, {43, "int4out"},
+    {2406, "int4recv"}, {2407, "int4send"}, {44, "regprocin"}, {45, "regprocout"},
+    {2444, "regprocrecv"}, {2445, "regprocsend"}, {46, "textin"}, {47, "textout"},
+    {2414, "textrecv"}, {2415, "textsend"}, {1798, "oidin"}, {1799, "oidout"},
+    {2418, "oidrecv"}, {2419, "oidsend"}, {54, "oidvectorin"}, {55, "oidvectorout"},
+    {2420, "oidvectorrecv"}, {2421, "oidvectorsend"}, {200, "float4in"}, {201, "float4out"},
+    {2424, "float4recv"}, {2425, "float4send"}, {214, "float8in"}, {215, "float8out"},
+    {2426, "float8recv"}, {2427, "float8send"}, {109, "unknownin"}, {110, "unknownout"},
+    {2416, "unknownrecv"}, {2417, "unknownsend"}, {750, "array_in"}, {751, "array_out"},
+    {2400, "array_recv"}, {2401, "array_send"}, {3816, "array_typanalyze"}, {1044, "bpcharin"},
+    {1045, "bpcharout"}, {2430, "bpcharrecv"}, {2431, "bpcharsend"}, {2913, "bpchartypmodin"},
+    {2914, "bpchartypmodout"}, {1046, "varcharin"}, {1047, "varcharout"}, {2432, "varcharrecv"},
+    {2433, "varcharsend"}, {2915, "varchartypmodin"}, {2916, "varchartypmodout"}, {1084, "date_in"},
+    {1085, "date_out"}, {2468, "date_recv"}, {2469, "date_send"}, {1312, "timestamp_in"},
+    {1313, "timestamp_out"}, {2474, "timestamp_recv"}, {2475, "timestamp_send"}, {2905, "timestamptypmodin"},
+    {2906, "timestamptypmodout"}, {1150, "timestamptz_in"}, {1151, "timestamptz_out"}, {2476, "timestamptz_recv"},
+    {2477, "timestamptz_send"}, {2907, "timestamptztypmodin"}, {2908, "timestamptztypmodout"}, {1701, "numeric_in"},
+    {1702, "numeric_out"}, {2460, "numeric_recv"}, {2461, "numeric_send"}, {2917, "numerictypmodin"},
+    {2918, "numerictypmodout"}, {2214, "regoperin"}, {2215, "regoperout"}, {2448, "regoperrecv"},
+    {2449, "regopersend"}, {2218, "regclassin"}, {2219, "regclassout"}, {2452, "regclassrecv"},
+    {2453, "regclasssend"}, {2220, "regtypein"}, {2221, "regtypeout"}, {2454, "regtyperecv"},
+    {2455, "regtypesend"}, {2296, "anyarray_in"}, {2297, "anyarray_out"}, {2502, "anyarray_recv"},
+    {2503, "anyarray_send"}, {2300, "trigger_in"}, {2301, "trigger_out"}, {2304, "internal_in"},
+    {2305, "internal_out"}, {4084, "regnamespacein"}, {4085, "regnamespaceout"}, {4087, "regnamespacerecv"},
+    {4088, "regnamespacesend"}, {2290, "record_in"}, {2291, "record_out"}, {2402, "record_recv"},
+    {2403, "record_send"}, {2298, "void_in"}, {2299, "void_out"}, {3120, "void_recv"},
+    {3121, "void_send"}, {2294, "any_in"}, {2295, "any_out"}, {2312, "anyelement_in"},
+    {2313, "anyelement_out"}, {2777, "anynonarray_in"}, {2778, "anynonarray_out"}, {5086, "anycompatible_in"},
+    {5087, "anycompatible_out"}, {5088, "anycompatiblearray_in"}, {5089, "anycompatiblearray_out"}, {5090, "anycompatiblearray_recv"},
+    {5091, "anycompatiblearray_send"}, {5092, "anycompatiblenonarray_in"}, {5093, "anycompatiblenonarray_out"},
+    {1160, "interval_in"}, {1161, "interval_out"}, {2478, "interval_recv"}, {2479, "interval_send"},
+    {2903, "intervaltypmodin"}, {2904, "intervaltypmodout"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -299,7 +228,7 @@ Relation pg_type() {
                      {"typtypmod", TypeId::int4},   {"typndims", TypeId::int4},     {"typcollation", TypeId::oid},
                      {"typdefaultbin", TypeId::text}, {"typdefault", TypeId::text},  {"typacl", TypeId::text_array}});
   for (const auto& t : kTypes) {
-    const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26;
+    const bool preferred = t.oid == 25 || t.oid == 701 || t.oid == 16 || t.oid == 1184 || t.oid == 26 || t.oid == 1186;
     const TypeFunctions none{};
     const TypeFunctions* f = find_type_functions(t.oid);
     if (f == nullptr) f = &none;
@@ -615,33 +544,20 @@ Relation empty_relation(std::string_view name) {
   }
   if (name == "pg_description") {
     // The comments initdb writes on what Tally lists too: the extension
-    // pg_extension lists (psql's \dx shows it) and the public schema (pg_dump
-    // writes COMMENT ON SCHEMA public IS '' when it is missing).
+    // pg_extension lists (psql's \dx shows it), the public schema (pg_dump
+    // writes COMMENT ON SCHEMA public IS '' when it is missing) and pg_proc's functions.
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
     r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
     r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
+    for (const PostgresFunction* f : supported_functions()) {
+      if (f->description != nullptr) r.rows.push_back({I(f->oid), I(1255), I(0), S(f->description)});  // pg_proc's
+    }
     return r;
   }
   if (name == "pg_inherits") {
     return make({{"inhrelid", TypeId::oid}, {"inhparent", TypeId::oid}, {"inhseqno", TypeId::int4},
                  {"inhdetachpending", TypeId::boolean}});
-  }
-  if (name == "pg_proc") {
-    // PostgreSQL 15's columns; it lists no functions (Tally's are built in
-    // and none is user-defined). "char"[] and aclitem[] columns are text[]
-    // here, in the same text form.
-    return make({{"oid", TypeId::oid}, {"proname", TypeId::name}, {"pronamespace", TypeId::oid},
-                 {"proowner", TypeId::oid}, {"prolang", TypeId::oid}, {"procost", TypeId::float4},
-                 {"prorows", TypeId::float4}, {"provariadic", TypeId::oid}, {"prosupport", TypeId::regproc},
-                 {"prokind", TypeId::char_}, {"prosecdef", TypeId::boolean}, {"proleakproof", TypeId::boolean},
-                 {"proisstrict", TypeId::boolean}, {"proretset", TypeId::boolean}, {"provolatile", TypeId::char_},
-                 {"proparallel", TypeId::char_}, {"pronargs", TypeId::int2}, {"pronargdefaults", TypeId::int2},
-                 {"prorettype", TypeId::oid}, {"proargtypes", TypeId::oidvector},
-                 {"proallargtypes", TypeId::oid_array}, {"proargmodes", TypeId::text_array},
-                 {"proargnames", TypeId::text_array}, {"proargdefaults", TypeId::text},
-                 {"protrftypes", TypeId::oid_array}, {"prosrc", TypeId::text}, {"probin", TypeId::text},
-                 {"prosqlbody", TypeId::text}, {"proconfig", TypeId::text_array}, {"proacl", TypeId::text_array}});
   }
   if (name == "pg_trigger") {
     // tgargs is bytea in PostgreSQL (text here, always NULL).
@@ -684,7 +600,7 @@ Relation empty_relation(std::string_view name) {
 }
 
 bool is_empty_catalog(std::string_view name) {
-  for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits", "pg_proc",
+  for (const char* n : {"pg_index", "pg_description", "pg_attrdef", "pg_constraint", "pg_inherits",
                         "pg_trigger", "pg_collation", "pg_policy",
                         "pg_statistic_ext", "pg_publication", "pg_publication_namespace", "pg_publication_rel",
                         "pg_sequence", "pg_depend", "pg_auth_members", "pg_default_acl", "pg_operator",
@@ -703,7 +619,7 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
            name == "key_column_usage" || name == "sequences" || name == "views";
   if (!schema.empty() && schema != "pg_catalog") return false;
   for (const char* n : {"pg_type", "pg_namespace", "pg_class", "pg_attribute", "pg_database", "pg_roles", "pg_user",
-                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences"}) {
+                        "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences", "pg_proc"}) {
     if (name == n) return true;
   }
   return is_empty_catalog(name) || is_other_catalog(name) || is_statio_relation(name);
@@ -740,6 +656,7 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_attrdef") return pg_attrdef_relation(source);
   if (name == "pg_depend") return pg_depend_relation(source);
   if (name == "pg_rewrite") return pg_rewrite_relation(source);
+  if (name == "pg_proc") return pg_proc_relation();
   if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }

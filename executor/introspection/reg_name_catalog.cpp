@@ -8,6 +8,7 @@
 #include "catalog/sequence_store.hpp"
 #include "catalog/view_store.hpp"
 #include "executor/database.hpp"
+#include "executor/function_catalog.hpp"
 #include "executor/introspection/catalog_relations.hpp"
 #include "storage/table_store.hpp"
 
@@ -29,12 +30,18 @@ class CatalogRegNames final : public RegNames {
   std::optional<std::string> name_of(TypeId type, int64_t oid) const override {
     if (type == TypeId::regclass) return relation_name(oid);
     if (type == TypeId::regnamespace) return namespace_name(oid);
-    // The types' I/O functions have names; pg_operator lists nothing: such OIDs print as numbers.
-    if (type == TypeId::regproc) return type_function_name(oid);
+    // pg_proc's functions and the types' I/O functions have names; pg_operator lists nothing: such OIDs print as numbers.
+    if (type == TypeId::regproc) {
+      if (const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid))) return std::string(f->regproc);
+      return type_function_name(oid);
+    }
     if (type == TypeId::regoper) return std::nullopt;
     // regtype prints format_type's name without a modifier.
     if (auto id = type_from_oid(static_cast<uint32_t>(oid))) return format_type(SqlType{*id});
-    return type_name_of(static_cast<uint32_t>(oid));
+    // format_type quotes a name that is a keyword: of pg_type's names, "any".
+    auto name = type_name_of(static_cast<uint32_t>(oid));
+    if (name && *name == "any") return "\"any\"";
+    return name;
   }
 
   std::optional<int64_t> oid_of(TypeId type, std::string_view name) const override {

@@ -10,6 +10,7 @@
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
 #include "executor/reg_names.hpp"
+#include "executor/function_catalog.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
@@ -277,16 +278,39 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return text ? Value{std::move(*text)} : Value{Null{}};
     });
   }
+  if (name == "obj_description" && n == 2 && args[1]->is_constant()) {
+    // A function's comment (psql's \df+): pg_description's row for pg_proc's.
+    const auto* catalog = dynamic_cast<const ConstExpr*>(args[1].get());
+    if (catalog != nullptr && std::holds_alternative<std::string>(catalog->value) &&
+        std::get<std::string>(catalog->value) == "pg_proc") {
+      args[0] = oid_argument(std::move(args[0]), context);
+      args[1] = to_type(std::move(args[1]), TypeId::name, context);
+      return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+        const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+        return f == nullptr || f->description == nullptr ? Value{Null{}} : Value{std::string(f->description)};
+      });
+    }
+  }
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_triggerdef") &&
        (n == 1 || n == 2 || n == 3)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
       ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1) ||
-      // pg_proc lists no functions, so no OID these are asked about has a definition.
-      ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
-        name == "pg_get_function_identity_arguments") && n == 1)) {
+      // Every function pg_proc lists is built in: none has an SQL-standard body.
+      (name == "pg_get_function_sqlbody" && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
+  }
+  if ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
+       name == "pg_get_function_identity_arguments") && n == 1) {
+    // PostgreSQL's own texts for the pg_proc rows Tally lists; NULL for any other OID, as PostgreSQL answers.
+    args[0] = oid_argument(std::move(args[0]), context);
+    const char kind = name == "pg_get_function_result" ? 'r' : name == "pg_get_function_arguments" ? 'a' : 'i';
+    return call({TypeId::text}, name, std::move(args), [kind](std::span<const Value> a) -> Value {
+      const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      if (f == nullptr) return Null{};
+      return std::string(kind == 'r' ? f->result : kind == 'a' ? f->arguments : f->identity_arguments);
+    });
   }
   if (name == "pg_tablespace_location" && n == 1) {
     args[0] = oid_argument(std::move(args[0]), context);

@@ -181,6 +181,10 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
 }  // namespace
 
 ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right, BindContext& context) {
+  // void (pg_sleep's result) has no operators but ||, whose anynonarray side takes any value.
+  if ((left->type.id == TypeId::void_ || right->type.id == TypeId::void_) && op != "||") {
+    throw no_operator(op, left->type, right->type);
+  }
   if (ExprPtr e = make_regex_operator(op, left, right, context)) return e;
   if (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*") {
     left = to_type(std::move(left), TypeId::text, context);

@@ -51,7 +51,7 @@ namespace {
 // statement_timeout (both set the statement's token) ends it within one.
 ExprPtr make_pg_sleep(std::vector<ExprPtr>& args, BindContext& context) {
   args[0] = to_type(std::move(args[0]), TypeId::float8, context);
-  return call({TypeId::text}, "pg_sleep", std::move(args), [](std::span<const Value> a) -> Value {
+  return call({TypeId::void_}, "pg_sleep", std::move(args), [](std::span<const Value> a) -> Value {
     if (is_null(a[0])) return Null{};
     const double seconds = std::get<double>(a[0]);
     const auto end = std::chrono::steady_clock::now() +
@@ -64,7 +64,7 @@ ExprPtr make_pg_sleep(std::vector<ExprPtr>& args, BindContext& context) {
       if (now >= end) break;
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kSlice, end - now));
     }
-    return std::string();  // PostgreSQL's void prints as the empty string
+    return std::string();  // void_out prints the empty string
   });
 }
 
@@ -141,28 +141,33 @@ ExprPtr make_set_config(std::vector<ExprPtr>& args, BindContext& context) {
 // Their argument is regclass in PostgreSQL; a literal, text or regclass is
 // taken as the sequence's name.
 ExprPtr make_sequence_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
-  SessionSequences* sequences = context.sequences;
-  if (sequences == nullptr) throw Error(SqlState::feature_not_supported, name + " needs the storage layer, which this build lacks");
+  // The session's sequences are needed by a call, not by binding one (pg_proc's
+  // rows are checked by binding without a session: function_catalog.cpp).
+  SessionSequences* const session = context.sequences;
+  auto sequences_of = [session, name]() -> SessionSequences& {
+    if (session == nullptr) throw Error(SqlState::feature_not_supported, name + " needs the storage layer, which this build lacks");
+    return *session;
+  };
   for (auto& a : args)
     if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
   auto text_of = [](const Value& v) { return std::holds_alternative<int64_t>(v) ? std::to_string(std::get<int64_t>(v)) : std::get<std::string>(v); };
   if (name == "lastval")
-    return call({TypeId::int8}, name, std::move(args), [sequences](std::span<const Value>) -> Value { return sequences->lastval(); });
+    return call({TypeId::int8}, name, std::move(args), [sequences_of](std::span<const Value>) -> Value { return sequences_of().lastval(); });
   if (name == "nextval" || name == "currval") {
     const bool next = name == "nextval";
-    return call({TypeId::int8}, name, std::move(args), [sequences, next, text_of](std::span<const Value> a) -> Value {
+    return call({TypeId::int8}, name, std::move(args), [sequences_of, next, text_of](std::span<const Value> a) -> Value {
       if (is_null(a[0])) return Null{};
       const std::string seq = text_of(a[0]);
-      return next ? sequences->nextval(seq) : sequences->currval(seq);
+      return next ? sequences_of().nextval(seq) : sequences_of().currval(seq);
     });
   }
   args[1] = to_type(std::move(args[1]), TypeId::int8, context);
   if (args.size() == 3) args[2] = to_type(std::move(args[2]), TypeId::boolean, context);
-  return call({TypeId::int8}, name, std::move(args), [sequences, text_of](std::span<const Value> a) -> Value {
+  return call({TypeId::int8}, name, std::move(args), [sequences_of, text_of](std::span<const Value> a) -> Value {
     for (const auto& v : a)
       if (is_null(v)) return Null{};
     const bool is_called = a.size() < 3 || std::get<bool>(a[2]);
-    return sequences->setval(text_of(a[0]), std::get<int64_t>(a[1]), is_called);
+    return sequences_of().setval(text_of(a[0]), std::get<int64_t>(a[1]), is_called);
   });
 }
 
