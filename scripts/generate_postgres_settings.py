@@ -12,11 +12,9 @@ tallyd puts its own in at start-up (executor/server_settings.cpp).
 
 Usage: scripts/generate_postgres_settings.py [PG_BIN]"""
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
+
+from scratch_postgres import scratch_postgres
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(REPO, "executor", "postgres_settings.cpp")
@@ -28,53 +26,16 @@ COLUMNS = ["name", "setting", "current_setting(name)", "unit", "category", "shor
            "'NO_RESET_ALL' = ANY(pg_settings_get_flags(name))"]
 
 
-def as_postgres(args):
-    subprocess.run(["runuser", "-u", "postgres", "--"] + args, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.STDOUT, timeout=120)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def read_settings():
-    scratch = tempfile.mkdtemp(prefix="tally_pg_settings_")
-    shutil.chown(scratch, "postgres")
-    data = os.path.join(scratch, "data")
-    port = free_port()
-    try:
-        as_postgres([os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                     "--locale=C.UTF-8"])
-        as_postgres(["sh", "-c", f": > {data}/postgresql.conf"])
-        as_postgres([os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-w", "-l", os.path.join(scratch, "log"), "-o",
-                     f"-p {port} -k {scratch} -c listen_addresses=", "start"])
-        try:
-            # A unit separator between fields and a record separator between rows:
-            # descriptions hold quotes, commas and newlines.
-            query = f"SELECT {', '.join(COLUMNS)} FROM pg_settings ORDER BY lower(name)"
-            out = subprocess.run([os.path.join(PG_BIN, "psql"), "-X", "-A", "-t", "-F", "\x1f", "-R", "\x1e",
-                                  "-P", "null=\x01", "-h", scratch, "-p", str(port), "-U", "postgres",
-                                  "-d", "postgres", "-c", query],
-                                 check=True, stdout=subprocess.PIPE, text=True, timeout=60).stdout
-            version = subprocess.run([os.path.join(PG_BIN, "psql"), "-X", "-At", "-h", scratch, "-p", str(port),
-                                      "-U", "postgres", "-d", "postgres", "-c", "SHOW server_version"],
-                                     check=True, stdout=subprocess.PIPE, text=True, timeout=60).stdout.strip()
-        finally:
-            as_postgres([os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"])
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with scratch_postgres(PG_BIN, "tally_pg_settings_", empty_config=True) as query:
+        version = query("SHOW server_version")[0][0]
+        records = query(f"SELECT {', '.join(COLUMNS)} FROM pg_settings ORDER BY lower(name)")
+    names = ["name", "setting", "shown", "unit", "category", "short_desc", "extra_desc", "context", "vartype",
+             "min_val", "max_val", "enumvals", "boot_val", "source", "no_reset_all"]
     rows = []
-    for record in out.rstrip("\n").split("\x1e"):
-        record = record.strip("\n")
-        if not record:
-            continue
-        fields = [None if f == "\x01" else f for f in record.split("\x1f")]
-        assert len(fields) == len(COLUMNS), record
-        rows.append(dict(zip(["name", "setting", "shown", "unit", "category", "short_desc", "extra_desc", "context",
-                              "vartype", "min_val", "max_val", "enumvals", "boot_val", "source", "no_reset_all"],
-                             fields)))
+    for fields in records:
+        assert len(fields) == len(COLUMNS), fields
+        rows.append(dict(zip(names, fields)))
     return version, rows
 
 
