@@ -25,5 +25,21 @@ SqlType common_supertype(SqlType a, SqlType b, const char* construct);
 std::string utf8_lower(std::string_view s);
 std::string utf8_upper(std::string_view s);
 bool like_match(std::string_view text, std::string_view pattern, bool case_insensitive);
+// A LIKE pattern read once, matched against many texts (a constant pattern:
+// the scan of a million comments does not look for '_' and '\\' in it per row).
+class LikePattern {
+ public:
+  LikePattern(std::string_view pattern, bool case_insensitive);
+  bool matches(std::string_view text) const;
+
+ private:
+  std::string pattern_;
+  bool case_insensitive_;
+  // Case-sensitive, no '_' or escape: the text before the first '%', the
+  // runs between '%'s (empty ones left out) and the text after the last.
+  bool runs_only_ = false, percent_ = false;
+  std::string head_, tail_;
+  std::vector<std::string> middle_;
+};
 
 }  // namespace tally::executor

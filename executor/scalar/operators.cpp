@@ -157,11 +157,12 @@ namespace {
 ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
   std::vector<ExprPtr> args;
   args.push_back(std::move(text));
+  auto like = std::make_shared<const LikePattern>(pattern, ci);
   auto e = std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, "like", std::move(args),
-                                          [pattern, negate, ci](std::span<const Value> a) -> Value {
-                                            return like_match(std::get<std::string>(a[0]), pattern, ci) != negate;
+                                          [like, negate](std::span<const Value> a) -> Value {
+                                            return like->matches(std::get<std::string>(a[0])) != negate;
                                           });
-  e->batch = [pattern, negate, ci](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+  e->batch = [like, negate](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& text = *args[0];
     if (!text.coded() && text.texts.size() < rows) return false;
     out.resize(rows);
@@ -171,7 +172,7 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
         out.nulls[i] = 1;
         continue;
       }
-      out.ints[i] = like_match(text.text_at(i), pattern, ci) != negate;
+      out.ints[i] = like->matches(text.text_at(i)) != negate;
     }
     return true;
   };

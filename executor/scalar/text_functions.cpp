@@ -120,38 +120,48 @@ bool like_impl(std::string_view t, size_t ti, std::string_view p, size_t pi, boo
   return ti == t.size();
 }
 
-// A case-sensitive pattern of literal runs and '%' only (the usual
-// '%word%other%' search), matched with substring searches: the leftmost
-// match of each run leaves the most text for the runs after it, so the
-// greedy search finds a match whenever one exists (as like_impl's
-// backtracking does, without trying every position).
-bool like_runs(std::string_view t, std::string_view p) {
-  size_t pi = p.find('%');
-  if (pi == std::string_view::npos) return t == p;
-  if (t.size() < pi || t.compare(0, pi, p.substr(0, pi)) != 0) return false;
-  size_t ti = pi;
-  for (;;) {
-    while (pi < p.size() && p[pi] == '%') ++pi;
-    if (pi == p.size()) return true;
-    const size_t next = p.find('%', pi);
-    if (next == std::string_view::npos) {
-      const std::string_view run = p.substr(pi);  // the last run ends the text
-      return t.size() >= ti + run.size() && t.compare(t.size() - run.size(), run.size(), run) == 0;
-    }
-    const size_t at = t.find(p.substr(pi, next - pi), ti);
-    if (at == std::string_view::npos) return false;
-    ti = at + (next - pi);
-    pi = next;
-  }
-}
-
 }  // namespace
 
 std::string utf8_lower(std::string_view s) { return map_case(s, false); }
 std::string utf8_upper(std::string_view s) { return map_case(s, true); }
+LikePattern::LikePattern(std::string_view pattern, bool case_insensitive)
+    : pattern_(pattern), case_insensitive_(case_insensitive) {
+  runs_only_ = !case_insensitive && pattern.find_first_of("_\\") == std::string_view::npos;
+  if (!runs_only_) return;
+  size_t at = pattern.find('%');
+  percent_ = at != std::string_view::npos;
+  head_ = pattern.substr(0, at);
+  while (percent_) {
+    const size_t next = pattern.find('%', at + 1);
+    if (next == std::string_view::npos) {
+      tail_ = pattern.substr(at + 1);
+      break;
+    }
+    if (next > at + 1) middle_.emplace_back(pattern.substr(at + 1, next - at - 1));
+    at = next;
+  }
+}
+
+// A case-sensitive pattern of literal runs and '%' only (the usual
+// '%word%other%' search) is matched with substring searches: the leftmost
+// match of each run leaves the most text for the runs after it, so the
+// greedy search finds a match whenever one exists (as like_impl's
+// backtracking does, without trying every position).
+bool LikePattern::matches(std::string_view t) const {
+  if (!runs_only_) return like_impl(t, 0, pattern_, 0, case_insensitive_);
+  if (!percent_) return t == head_;
+  if (!t.starts_with(head_)) return false;
+  size_t ti = head_.size();
+  for (const std::string& run : middle_) {
+    const size_t found = t.find(run, ti);
+    if (found == std::string_view::npos) return false;
+    ti = found + run.size();
+  }
+  return t.size() >= ti + tail_.size() && t.ends_with(tail_);
+}
+
 bool like_match(std::string_view text, std::string_view pattern, bool case_insensitive) {
-  if (!case_insensitive && pattern.find_first_of("_\\") == std::string_view::npos) return like_runs(text, pattern);
-  return like_impl(text, 0, pattern, 0, case_insensitive);
+  return LikePattern(pattern, case_insensitive).matches(text);
 }
 
 namespace scalar {
