@@ -117,11 +117,11 @@ namespace {
 // physical kind names (no AvgParts; texts coded by one dictionary), so
 // that the rows are copied array to array.
 bool copies_as_arrays(const std::vector<DataChunk>& chunks, size_t c, Physical p) {
+  if (p == Physical::interval) return false;
   const auto& first = chunks.front().columns[c];
   for (const DataChunk& chunk : chunks) {
     const Vector& v = chunk.columns[c];
     if (v.avg_parts) return false;
-    if (p == Physical::interval) return false;
     if (p == Physical::text && (!v.coded() || v.dictionary != first.dictionary)) return false;
   }
   return true;

@@ -349,7 +349,6 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     context.key_tests.insert(context.key_tests.end(), above.begin(), above.end());
   }
   run_operator(probe, context, probe_sink);
-  context.key_tests.clear();
   if (stopped || !keep_build) return;
   std::vector<uint32_t> rows, missing;
   for (size_t b = 0; b < build_rows; ++b) {

@@ -104,8 +104,9 @@ class ResidualTest {
 
 // Runs `op` into `sink`. Where `op` is a scan, it first tests its rows'
 // `keys` against `held` and drops a row whose key matches no held row
-// before it converts the rest of that row (an inner or semi join's probe
-// side, the streamed side of a reversed semi join).
+// before it converts the rest of that row (the streamed side of a reversed
+// semi join; a hash join's probe side takes its tests through
+// ExecContext::key_tests).
 void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& keys, const HeldSide& held,
                        ExecContext& context, ChunkSink& sink);
 

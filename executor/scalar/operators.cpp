@@ -2,6 +2,7 @@
 // FROM, boolean tests, GREATEST/LEAST and the common type of two branches,
 // with PostgreSQL's result types and errors.
 #include <cmath>
+#include <optional>
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -208,12 +209,21 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
         out.resize(rows);
         const bool nulls = !text.nulls.empty() || !pattern.nulls.empty();
         if (nulls) out.nulls.assign(rows, 0);
+        // A pattern is read again only where it differs from the row
+        // before's (a parameter, `col LIKE $1`, is the same on every row).
+        std::optional<LikePattern> like;
+        std::string_view like_text;
         for (size_t i = 0; i < rows; ++i) {
           if (nulls && (text.null_at(i) || pattern.null_at(i))) {
             out.nulls[i] = 1;
             continue;
           }
-          out.ints[i] = like_match(text.text_at(i), pattern.text_at(i), ci) != negate;
+          const std::string_view p = pattern.text_at(i);
+          if (!like || p != like_text) {
+            like.emplace(p, ci);
+            like_text = p;
+          }
+          out.ints[i] = like->matches(text.text_at(i)) != negate;
         }
         return true;
       };
