@@ -24,6 +24,13 @@ void text_lines(const ExplainNode& node, bool costs, int depth, std::vector<std:
   lines.push_back(pad + node.label + (costs ? format_cost(node.cost) : "") + actual_text(node));
   const std::string detail_pad(static_cast<size_t>(depth) * 6 + 2, ' ');
   for (const auto& d : node.details) lines.push_back(detail_pad + d);
+  // Tally's own line, text format only: how many cores the node kept busy.
+  if (node.actual && node.actual->total_ms > 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "CPU: %.3f ms on all threads (%.1f cores)", node.actual->cpu_ms,
+                  node.actual->cpu_ms / node.actual->total_ms);
+    lines.push_back(detail_pad + buf);
+  }
   for (const auto& child : node.children) text_lines(child, costs, depth + 1, lines);
   for (const auto& sub : node.subplans) text_lines(sub, costs, depth + 1, lines);
 }

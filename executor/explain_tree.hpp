@@ -14,9 +14,10 @@
 namespace tally::executor {
 
 // EXPLAIN ANALYZE's figures of a node, per run (loops: its runs):
-// milliseconds to its first and its last row, rows pushed.
+// milliseconds to its first and its last row, the process's CPU time
+// meanwhile (all threads), rows pushed.
 struct ExplainActual {
-  double first_ms = 0, total_ms = 0, rows = 0;
+  double first_ms = 0, total_ms = 0, cpu_ms = 0, rows = 0;
   uint64_t loops = 0;
 };
 

@@ -15,6 +15,7 @@
 
 #include "common/error.hpp"
 #include "common/memory_tracker.hpp"
+#include "common/process_cpu_time.hpp"
 #include "common/statement_timeline.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
@@ -354,6 +355,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   ResultSet result;
   result.fields = select_fields(plan);
   const auto started = std::chrono::steady_clock::now();
+  const double cpu_started = process_cpu_ms();
   if (ec.stream_to_client) statement_timeline().stamp(StatementTimeline::executor_start);
   size_t ncols = plan.table ? plan.table->columns().size() : 0;
   std::vector<Vector> out_columns;
@@ -657,7 +659,10 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   if (ec.explain) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
-    char buf[64];
+    char buf[96];
+    const double cpu = process_cpu_ms() - cpu_started;
+    std::snprintf(buf, sizeof buf, "CPU: %.3f ms on all threads (%.1f cores)", cpu, ms > 0 ? cpu / ms : 0.0);
+    ec.explain->push_back(buf);
     std::snprintf(buf, sizeof buf, "Execution Time: %.3f ms", ms);
     ec.explain->push_back(buf);
   }

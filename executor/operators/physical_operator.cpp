@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/process_cpu_time.hpp"
+
 #include "executor/explain_costs.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -40,6 +42,7 @@ void OperatorActuals::add(const PhysicalOperator* op, const Actual& run) {
   Actual& a = actuals_[op];
   a.first_ms += run.first_ms;
   a.total_ms += run.total_ms;
+  a.cpu_ms += run.cpu_ms;
   a.rows += run.rows;
   a.loops += run.loops;
 }
@@ -94,12 +97,13 @@ void run_operator(const PhysicalOperator& op, ExecContext& context, ChunkSink& s
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_ms();
   CountingSink counting(sink, start);
   if (run) run(counting);
   else op.run(context, counting);
   const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const uint64_t rows = counting.rows();
-  context.actuals->add(&op, {rows > 0 ? counting.first_ms() : total, total, rows, 1});
+  context.actuals->add(&op, {rows > 0 ? counting.first_ms() : total, total, process_cpu_ms() - cpu_start, rows, 1});
 }
 
 std::string PhysicalOperator::node_type() const {
@@ -113,7 +117,7 @@ ExplainNode explain_operator(const PhysicalOperator& op, const OperatorActuals* 
     node.analyzed = true;
     if (const auto a = actuals->find(&op)) {
       const double loops = static_cast<double>(std::max<uint64_t>(1, a->loops));
-      node.actual = ExplainActual{a->first_ms / loops, a->total_ms / loops, static_cast<double>(a->rows) / loops,
+      node.actual = ExplainActual{a->first_ms / loops, a->total_ms / loops, a->cpu_ms / loops, static_cast<double>(a->rows) / loops,
                                   a->loops};
     }
   }
@@ -123,7 +127,7 @@ ExplainNode explain_operator(const PhysicalOperator& op, const OperatorActuals* 
   node.cost = operator_cost(op);
   node.details = op.details();
   node.members = op.children_are_members();
-  node.subplans = op.subplans();
+  node.subplans = op.subplans(actuals);
   for (const auto& child : op.children()) node.children.push_back(explain_operator(*child, actuals));
   return node;
 }

@@ -25,6 +25,7 @@
 namespace tally::executor {
 
 struct ExecContext;
+class OperatorActuals;
 
 // Rows of equal length, one Vector per output column of the operator that
 // produced them.
@@ -96,8 +97,9 @@ class PhysicalOperator {
   // gives it ("Relation Name", "Alias", "Join Type", ...).
   virtual std::string node_type() const;
   virtual std::vector<std::pair<std::string, std::string>> node_properties() const { return {}; }
-  // Plans run inside the node (a subquery's), shown under it.
-  virtual std::vector<ExplainNode> subplans() const { return {}; }
+  // Plans run inside the node (a subquery's), shown under it, with their
+  // EXPLAIN ANALYZE figures when `actuals` has them.
+  virtual std::vector<ExplainNode> subplans(const OperatorActuals* /*actuals*/) const { return {}; }
   // Whether the children are members (an Append's) rather than outer and inner.
   virtual bool children_are_members() const { return false; }
 
@@ -127,11 +129,14 @@ class CollectSink final : public ChunkSink {
 // "(actual time=first..total rows=N loops=L)": milliseconds from the start
 // of a run to its first and to its last row pushed, its children's time
 // included, averaged over its runs (a subquery's plan may run per outer
-// row), and the rows pushed per run.
+// row), and the rows pushed per run. Beside them, the process's CPU time
+// over the same runs (every thread's, children included): CPU time over
+// wall time is how many cores the operator kept busy, which says where a
+// plan runs on one thread while the host has many.
 class OperatorActuals {
  public:
   struct Actual {
-    double first_ms = 0, total_ms = 0;  // summed over the loops
+    double first_ms = 0, total_ms = 0, cpu_ms = 0;  // summed over the loops
     uint64_t rows = 0, loops = 0;
   };
   void add(const PhysicalOperator* op, const Actual& run);

@@ -21,6 +21,8 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
   if (chunk.rows > 0) sink.consume(chunk);
 }
 
-std::vector<ExplainNode> SubqueryScan::subplans() const { return {explain_select(*plan_)}; }
+std::vector<ExplainNode> SubqueryScan::subplans(const OperatorActuals* actuals) const {
+  return {explain_select(*plan_, actuals)};
+}
 
 }  // namespace tally::executor

@@ -16,7 +16,7 @@ class SubqueryScan final : public PhysicalOperator {
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override { return "Subquery Scan on " + alias_; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override { return {{"Alias", alias_}}; }
-  std::vector<ExplainNode> subplans() const override;
+  std::vector<ExplainNode> subplans(const OperatorActuals* actuals) const override;
 
  private:
   std::shared_ptr<const SelectPlan> plan_;
