@@ -1,6 +1,9 @@
 // End to end on the GPU machine, through the wire protocol (libpq): starts
 // tallyd (fresh data directory), loads N rows of (g_k int4 uniform in
-// [0, 2^k) for each k asked, v int4) with COPY, and for each G = 2^k runs
+// [0, 2^k) for each k asked, v int4) with COPY (formatted on --gen-threads
+// threads, no file), starts tallyd again on the loaded data with each
+// configuration's arguments in turn (--tallyd-args, given once per
+// configuration: "--gpu-devices 0", then "--gpu-devices all"), and for each G = 2^k runs
 //   SELECT g_k, sum(v) FROM r GROUP BY g_k
 // with the columns resident in the GPU's device column cache. Per G it
 // prints the median end-to-end time over --runs runs after warm-up, the
@@ -17,9 +20,14 @@
 // until the first DataRow, the rest until ReadyForQuery; printed per G after
 // the table with Execution Time next to them, so the time outside the GPU is
 // split into planning, what precedes the first row, and streaming the rows.
+// With two configurations or more, a last table gives per G each one's e2e
+// and device-span medians and the first's over each other's (the speed-up);
+// every configuration's rows must equal the first's. The CPU engine runs
+// (--cpu-runs of them, default --runs) in the first configuration only.
 //
 // Usage: e2e_bench --tallyd PATH [--log2-rows 28] [--log2-groups 0,4,8,12,16]
-//                  [--runs 5] [--chunk-rows 16777216] [--csv FILE] [--tallyd-args "..."]
+//                  [--runs 5] [--cpu-runs R] [--chunk-rows 16777216] [--csv FILE] [--gen-threads T]
+//                  [--tallyd-args "..."]...
 //                  [--variant dense --launch-config tpb=256,bps=8,ff=50,rpt=4]  (fixed, no tuner)
 #include <libpq-fe.h>
 #include <unistd.h>

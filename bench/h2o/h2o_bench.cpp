@@ -693,7 +693,10 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     }
     std::printf("%s %s: first %s ms, warm %s ms, %s; %s\n", name.c_str(), q.id, ms_text(r.first).c_str(),
                 ms_text(r.warm).c_str(), r.engine.c_str(),
-                r.problems.empty() ? (r.matched.empty() ? "answered" : r.matched.c_str()) : r.problems.front().c_str());
+                !r.problems.empty()  ? r.problems.front().c_str()
+                : !r.matched.empty() ? r.matched.c_str()
+                : c == 0             ? "answer kept as the reference"
+                                     : "answered");
     std::fflush(stdout);
   }
   PQfinish(ref);
