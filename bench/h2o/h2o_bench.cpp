@@ -24,15 +24,18 @@
 //   on --gen-threads threads (1e9 rows are 47 GB of CSV). Needs --duckdb or
 //   two configurations. Answers of more than --compare-rows-max rows are
 //   compared by their row count and check query only (q10's 1e8 rows take
-//   minutes row by row). Exit status 1 on any mismatch or error (a question
-//   in --known-gaps may error).
+//   minutes row by row). Past --deadline-s seconds since the start, the
+//   questions and comparisons left are skipped and the table printed (a device
+//   call has a time limit). Exit status 1 on any mismatch, error (a question in
+//   --known-gaps may error) or skipped question.
 //
 // The protocol (db-benchmark): CREATE TABLE ans AS <question>, the check query
 // over ans, DROP TABLE ans; the time is the first two.
 //
 // Usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args "..."]...)
 //          [--rows 1e7] [--k 1e2] [--na 0[,5]] [--sort 0|1] [--questions q1,q2,..] [--known-gaps q8,..]
-//          [--timeout-s S] [--threads 16] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N] [--explain]
+//          [--timeout-s S] [--threads 16] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]
+//          [--deadline-s S] [--explain]
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -116,6 +119,7 @@ struct Options {
   unsigned gen_threads = default_gen_threads();
   std::string csv_dir = "/tmp";
   uint64_t compare_rows_max = std::numeric_limits<uint64_t>::max();
+  double deadline_s = 0;  // 0: none
   bool explain = false;
 };
 
@@ -566,6 +570,12 @@ struct Duck {
   }
 };
 
+// Whether the call has run past --deadline-s: the questions and comparisons
+// left are skipped (and fail) so that the table still gets printed inside a
+// limit on the whole call.
+const Clock::time_point kCallStart = Clock::now();
+bool past_deadline(const Options& o) { return o.deadline_s > 0 && ms_since(kCallStart) / 1e3 > o.deadline_s; }
+
 // One configuration's runs of one question and what its answer compared to.
 struct Timed {
   bool ran = false;
@@ -619,6 +629,14 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     const auto& q = h2o::kQuestions[qi];
     if (!selected(o, q)) continue;
     Timed& r = results[c][qi];
+    if (past_deadline(o)) {
+      r.first.ok = false;
+      r.first.error = "not run: past --deadline-s";
+      r.warm = r.first;
+      r.engine = "-";
+      r.problems.push_back(name + " " + r.first.error);
+      continue;
+    }
     r.ran = true;
     progress("%s %s %s", name.c_str(), q.id, q.title);
     r.first = run_question(t, q, o.timeout_s);
@@ -629,6 +647,11 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     r.engine = !r.warm.ok  ? "-"
                : o.explain ? tally_engine(t, q)
                            : logged_engine(tally.log_path(), log_offset);
+    // The times first, on stdout at once: comparing 1e7-row answers takes a
+    // while, and a call cut short by its time limit keeps what was measured.
+    std::printf("%s %s: first %s ms, warm %s ms, %s\n", name.c_str(), q.id, ms_text(r.first).c_str(),
+                ms_text(r.warm).c_str(), r.engine.c_str());
+    std::fflush(stdout);
     const bool gap = o.known_gaps.count(q.id) != 0;
     if (!r.warm.ok) {
       r.problems.push_back(name + " error " + r.warm.error + (gap ? " (known gap)" : ""));
@@ -670,6 +693,10 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     uint64_t rows = 0;
     bool by_count = false, nan = false;
     for (const auto& other : r.warm.ok ? references : std::vector<AnswerSide>{}) {
+      if (past_deadline(o)) {
+        r.problems.push_back(name + " vs " + other.name + " not compared: past --deadline-s");
+        continue;
+      }
       progress("%s %s comparing the answer with %s's", name.c_str(), q.id, other.name.c_str());
       const bool types = other.name != "DuckDB";  // DuckDB's types are its own
       const std::string diff = compare_sides(q, mine, other, types, o.compare_rows_max, &rows, &nan, &by_count);
@@ -691,11 +718,10 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     } else {
       run_sql(t, "DROP TABLE IF EXISTS ans", 600, &ignored);
     }
-    std::printf("%s %s: first %s ms, warm %s ms, %s; %s\n", name.c_str(), q.id, ms_text(r.first).c_str(),
-                ms_text(r.warm).c_str(), r.engine.c_str(),
+    std::printf("%s %s answer: %s\n", name.c_str(), q.id,
                 !r.problems.empty()  ? r.problems.front().c_str()
                 : !r.matched.empty() ? r.matched.c_str()
-                : c == 0             ? "answer kept as the reference"
+                : c == 0             ? "kept as the reference"
                                      : "answered");
     std::fflush(stdout);
   }
@@ -827,7 +853,8 @@ int run_timed(const Options& o) {
 constexpr const char* kUsage =
     "usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args \"...\"]...)\n"
     "         [--rows N] [--k K] [--na P[,P]] [--sort 0|1] [--questions q1,..] [--known-gaps q8,..]\n"
-    "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N] [--explain]\n"
+    "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]\n"
+    "         [--deadline-s S] [--explain]\n"
     "  --tallyd-args once per configuration of tallyd to time; without --check, --duckdb or two of them are needed";
 
 Options parse(int argc, char** argv) {
@@ -866,6 +893,8 @@ Options parse(int argc, char** argv) {
       o.gen_threads = static_cast<unsigned>(std::max(1, std::stoi(v)));
     } else if (a == "--csv-dir") {
       o.csv_dir = v;
+    } else if (a == "--deadline-s") {
+      o.deadline_s = std::stod(v);
     } else if (a == "--compare-rows-max") {
       o.compare_rows_max = h2o::parse_count(v);
     } else {
