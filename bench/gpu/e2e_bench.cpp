@@ -328,7 +328,7 @@ std::vector<Point> run_configuration(const Options& o, size_t config, const tall
           line.find("enqueue per chunk") != std::string::npos || line.find("GPU: timeline") != std::string::npos ||
           line.find("Planner side") != std::string::npos || line.find("GPU: launches") != std::string::npos ||
           line.find("GPU: start path") != std::string::npos || line.find("GPU: end path") != std::string::npos ||
-          line.find("GPU: device ") != std::string::npos)
+          line.find("Partial states merged") != std::string::npos)
         plans += "  " + line + "\n";
       if (end == std::string::npos) break;
       at = end + 1;

@@ -578,7 +578,6 @@ bool past_deadline(const Options& o) { return o.deadline_s > 0 && ms_since(kCall
 
 // One configuration's runs of one question and what its answer compared to.
 struct Timed {
-  bool ran = false;
   Outcome first, warm;
   std::string engine;                 // what tallyd says ran the warm run
   std::vector<std::string> problems;  // errors and mismatches
@@ -637,7 +636,6 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
       r.problems.push_back(name + " " + r.first.error);
       continue;
     }
-    r.ran = true;
     progress("%s %s %s", name.c_str(), q.id, q.title);
     r.first = run_question(t, q, o.timeout_s);
     progress("%s %s first run %s ms", name.c_str(), q.id, ms_text(r.first).c_str());
