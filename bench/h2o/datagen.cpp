@@ -6,6 +6,7 @@
 // T threads (the same bytes: groupby_stream.hpp).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
