@@ -14,7 +14,9 @@
 #                     1e8 rows, K=100, no NULLs, 60 s per Tally statement (the
 #                     slowest answered questions take about 30 s; q10 is cut, so
 #                     the step stays inside a 10-minute device call); the
-#                     table in OUTDIR/h2o.txt, the generated CSV in TMPDIR or /tmp)
+#                     table in OUTDIR/h2o.txt, the generated CSV in TMPDIR or /tmp;
+#                     --tallyd-args given twice, e.g. "--gpu-devices 0" and
+#                     "--gpu-devices all", times both configurations in one step)
 #   TALLY_TUNING_ARGS arguments for live_tuning_bench (part "tuning": cold
 #                     tuning cache vs the best fixed configuration, then a restart;
 #                     default: 2^28 rows, G = 2^16, chunks of 2^24 rows: at 2^22
@@ -97,7 +99,7 @@ if [[ " $suite " == *" h2o "* && -x "$here/bin/h2o_bench" && -x "$here/bin/tally
   run_step h2o_bench "$out/h2o.txt" "$here/bin/h2o_bench" --tallyd "$here/bin/tallyd" \
     --duckdb "$here/duckdb/libduckdb.so" --csv-dir "${TMPDIR:-/tmp}" \
     ${TALLY_H2O_ARGS:---rows 1e8 --k 1e2 --na 0 --threads 16 --timeout-s 60 --known-gaps q8}
-  grep -E '^(\||###|Load|DuckDB|OK|FAIL)' "$out/h2o.txt" | tee -a "$summary"
+  grep -E '^(\||###|Load|DuckDB|C[0-9]+: tallyd|OK|FAIL)' "$out/h2o.txt" | tee -a "$summary"
 fi
 if [[ " $suite " == *" tpch "* && -x "$here/bin/tpch_bench" && -x "$here/bin/tallyd" && -f "$here/duckdb/libduckdb.so" ]]; then
   # shellcheck disable=SC2086

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/h2o/groupby_data.hpp"
+#include "bench/h2o/groupby_stream.hpp"
 
 namespace tally::bench::h2o {
 namespace {
@@ -101,6 +102,35 @@ TEST(H2oGroupbyData, SameSeedSameCsvAndExactNullCounts) {
   }
   EXPECT_EQ(lines, 1000);
   for (int n : empty) EXPECT_EQ(n, 50);
+}
+
+// The parallel stream h2o_bench loads with writes the sequential generator's
+// bytes: with NULLs, sorted, over several threads, and a last block that is
+// not full.
+TEST(H2oGroupbyData, ParallelStreamWritesTheSameCsv) {
+  for (const unsigned na : {0u, 5u}) {
+    for (const bool sorted : {false, true}) {
+      GroupbyParams p;
+      p.rows = 3 * GroupbyCsvStream::kBlockRows + 1234;
+      p.k = 10;
+      p.na_percent = na;
+      p.sorted = sorted;
+      GroupbyGenerator gen(p);
+      std::string sequential, block;
+      for (bool more = true; more;) {
+        block.clear();
+        more = gen.next_block(block, 1 << 16);
+        sequential += block;
+      }
+      for (const unsigned threads : {1u, 3u}) {
+        GroupbyCsvStream stream(p, threads);
+        std::string parallel;
+        while (stream.next(block)) parallel += block;
+        EXPECT_EQ(stream.rows_read(), p.rows);
+        EXPECT_TRUE(parallel == sequential) << "na " << na << " sorted " << sorted << " threads " << threads;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -83,6 +83,17 @@ class GroupbyGenerator {
     if (p.sorted) materialize_sorted();
   }
 
+  // One row; 0 means NULL for the ids and v1, v2 (their values start at 1),
+  // v3_ticks < 0 means NULL (v3 = v3_ticks / 10^4).
+  struct Row {
+    uint32_t id1, id2;
+    uint64_t id3;
+    uint32_t id4, id5;
+    uint64_t id6;
+    uint8_t v1, v2;
+    int32_t v3_ticks;
+  };
+
   uint64_t rows() const { return p_.rows; }
   uint64_t rows_done() const { return next_row_; }
 
@@ -95,24 +106,40 @@ class GroupbyGenerator {
     }
     char line[160];
     while (next_row_ < p_.rows && out.size() < bytes) {
-      Row r = p_.sorted ? sorted_[order_[next_row_]] : draw();
-      ++next_row_;
-      out.append(line, static_cast<size_t>(format(r, line) - line));
+      out.append(line, static_cast<size_t>(format(next_row(), line) - line));
     }
     return next_row_ < p_.rows;
   }
 
+  // The next `n` rows (fewer at the end) into `rows`, without formatting
+  // them: the random stream is sequential, the text is not, so a parallel
+  // writer draws here in order and formats on other threads
+  // (groupby_stream.hpp). The header is the caller's.
+  void draw_rows(std::vector<Row>& rows, uint64_t n) {
+    rows.clear();
+    while (next_row_ < p_.rows && rows.size() < n) rows.push_back(next_row());
+  }
+
+  // Appends the rows as CSV lines, exactly as next_block writes them.
+  static void append_csv(const std::vector<Row>& rows, std::string& out) {
+    const size_t start = out.size();
+    out.resize(start + rows.size() * kMaxLineBytes);
+    char* end = out.data() + start;
+    for (const Row& r : rows) end = format(r, end);
+    out.resize(static_cast<size_t>(end - out.data()));
+  }
+
  private:
-  // One row; 0 means NULL for the ids and v1, v2 (their values start at 1),
-  // v3_ticks < 0 means NULL (v3 = v3_ticks / 10^4).
-  struct Row {
-    uint32_t id1, id2;
-    uint64_t id3;
-    uint32_t id4, id5;
-    uint64_t id6;
-    uint8_t v1, v2;
-    int32_t v3_ticks;
-  };
+  // More than the longest line format() writes: with counts up to 1e12
+  // (options.hpp) three ids of at most 14 bytes, three integers of at most 13
+  // digits, v1 and v2 of one, v3 of at most 8, nine separators: 98.
+  static constexpr size_t kMaxLineBytes = 160;
+
+  Row next_row() {
+    const Row r = p_.sorted ? sorted_[order_[next_row_]] : draw();
+    ++next_row_;
+    return r;
+  }
 
   // Selection sampling (Knuth's algorithm S): row t of N is NULL with
   // probability (NULLs still to place) / (rows still to come), which places

@@ -1,26 +1,45 @@
-// The H2O db-benchmark groupby questions on Tally, against PostgreSQL 15 or DuckDB.
+// The H2O db-benchmark groupby questions on Tally, against PostgreSQL 15, DuckDB,
+// or other configurations of Tally itself.
 //
 // --check: loads the same generated table into a tallyd of this build and a
 //   PostgreSQL 15 the program starts, runs the ten questions on both by the
 //   benchmark's protocol, and compares every answer row by row (and the check
 //   queries). Exit status 1 on any mismatch, on any error of a question not
 //   listed in --known-gaps, and on a listed gap that no longer errors.
-// --duckdb LIBDUCKDB: loads Tally (COPY of the file, and through libpq) and DuckDB (in memory,
-//   read_csv of the same generated file) and times both by the protocol:
-//   run 1 = first run, run 2 = warm; every answer checked against the other
-//   system's; prints what ran in Tally (engine and variant) from tallyd's log
-//   line of the warm run, or with --explain from an EXPLAIN ANALYZE of the
-//   question (a third run: the log costs nothing).
+// Timed (without --check): the data set is loaded into Tally once, by a tallyd
+//   of the first configuration (--tallyd-args, given once per configuration:
+//   "--gpu-devices 0", then "--gpu-devices all"); then for each configuration
+//   in turn tallyd is started on that same data directory with its arguments
+//   and every question runs by the protocol: run 1 = first run, run 2 = warm.
+//   The table gives each configuration's first and warm times, what ran (the
+//   engine and variant of tallyd's log line for the warm run, or with
+//   --explain from an EXPLAIN ANALYZE of the question: a third run), and the
+//   first configuration's warm time over each other's (the speed-up). Every
+//   later configuration's answer is compared row by row with the first's
+//   (kept in the data directory as table h2o_ref_<question>).
+//   --duckdb LIBDUCKDB also times DuckDB (in memory, read_csv of a generated
+//   CSV file that Tally loads too, through libpq and with COPY of the file) and
+//   compares every configuration's answers with DuckDB's. Without it no file
+//   is written: the generated rows go straight into COPY FROM STDIN, formatted
+//   on --gen-threads threads (1e9 rows are 47 GB of CSV). Needs --duckdb or
+//   two configurations. Answers of more than --compare-rows-max rows are
+//   compared by their row count and check query only (q10's 1e8 rows take
+//   minutes row by row). Past --deadline-s seconds since the start, the
+//   questions and comparisons left are skipped and the table printed (a device
+//   call has a time limit). Exit status 1 on any mismatch, error (a question in
+//   --known-gaps may error) or skipped question.
 //
 // The protocol (db-benchmark): CREATE TABLE ans AS <question>, the check query
 // over ans, DROP TABLE ans; the time is the first two.
 //
-// Usage: h2o_bench --tallyd PATH (--check | --duckdb LIBDUCKDB) [--rows 1e7] [--k 1e2]
-//          [--na 0[,5]] [--sort 0|1] [--questions q1,q2,..] [--known-gaps q8,..]
-//          [--timeout-s S] [--threads 16] [--csv-dir DIR] [--tallyd-args "..."] [--explain]
+// Usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args "..."]...)
+//          [--rows 1e7] [--k 1e2] [--na 0[,5]] [--sort 0|1] [--questions q1,q2,..] [--known-gaps q8,..]
+//          [--timeout-s S] [--threads 16] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]
+//          [--deadline-s S] [--explain]
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -28,6 +47,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -38,6 +59,7 @@
 #include "bench/common/answer_rows.hpp"
 #include "bench/common/duckdb_library.hpp"
 #include "bench/h2o/groupby_data.hpp"
+#include "bench/h2o/groupby_stream.hpp"
 #include "bench/h2o/options.hpp"
 #include "bench/h2o/questions.hpp"
 #include "tests/sql/pg_servers.hpp"
@@ -77,18 +99,27 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+// Threads that format generated rows: about a quarter of the cores, so that
+// tallyd's COPY parsing (on every core) keeps the rest.
+unsigned default_gen_threads() {
+  return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 8u);
+}
+
 struct Options {
   bool check = false;
   std::string duckdb_path;
   std::string tallyd;
-  std::string tallyd_args;
+  std::vector<std::string> configurations;  // tallyd's arguments, one entry per configuration
   h2o::GroupbyParams data;
   std::vector<unsigned> na_list{0};
   std::set<std::string> only;
   std::set<std::string> known_gaps;
   double timeout_s = 600;
-  int threads = 16;
+  int threads = 16;  // DuckDB's
+  unsigned gen_threads = default_gen_threads();
   std::string csv_dir = "/tmp";
+  uint64_t compare_rows_max = std::numeric_limits<uint64_t>::max();
+  double deadline_s = 0;  // 0: none
   bool explain = false;
 };
 
@@ -175,12 +206,13 @@ Outcome run_question(PGconn* c, const h2o::Question& q, double timeout_s) {
   return o;
 }
 
-std::string ordered_answer(const h2o::Question& q) {
+// The answer held in `table`, in an order that fixes every row's place.
+std::string ordered_answer(const h2o::Question& q, const std::string& table = "ans") {
   std::string order;
   for (const auto& column : split(q.order_by)) {
     order += (order.empty() ? "" : ", ") + column + " NULLS LAST";
   }
-  return "SELECT * FROM ans ORDER BY " + order;
+  return "SELECT * FROM " + table + " ORDER BY " + order;
 }
 
 // What Tally's EXPLAIN ANALYZE says ran: its first "Engine: ..." line, cut
@@ -244,7 +276,8 @@ std::streamoff file_size(const std::string& path) {
 
 // ---- loading ----
 
-// Streams CSV blocks from `next` into COPY x; returns seconds.
+// Streams CSV blocks from `next` into COPY x; returns seconds. A line on
+// stderr every 10 s says how far it got (1e9 rows take minutes).
 double copy_in(PGconn* c, const char* who, uint64_t rows, const std::function<bool(std::string&)>& next,
                const std::function<uint64_t()>& rows_done) {
   must(c, "DROP TABLE IF EXISTS x", who);
@@ -255,16 +288,15 @@ double copy_in(PGconn* c, const char* who, uint64_t rows, const std::function<bo
   const auto start = Clock::now();
   auto last = start;
   std::string block;
-  bool more = true;
-  while (more) {
-    block.clear();
-    more = next(block);
+  while (next(block)) {
     if (PQputCopyData(c, block.data(), static_cast<int>(block.size())) != 1) {
       die(std::string(who) + ": COPY data: " + PQerrorMessage(c));
     }
     if (Clock::now() - last > std::chrono::seconds(10)) {
       last = Clock::now();
-      progress("%s: COPY %.1fM of %.1fM rows, %.0f s", who, rows_done() / 1e6, rows / 1e6, ms_since(start) / 1e3);
+      const double s = ms_since(start) / 1e3;
+      progress("%s: COPY %.1fM of %.1fM rows in %.0f s (%.2fM rows/s)", who, rows_done() / 1e6, rows / 1e6, s,
+               rows_done() / 1e6 / s);
     }
   }
   std::string error;
@@ -283,10 +315,11 @@ void assert_loaded(PGconn* c, const char* who, uint64_t rows) {
   }
 }
 
-double load_generated(PGconn* c, const char* who, const h2o::GroupbyParams& p) {
-  h2o::GroupbyGenerator gen(p);
+// The generated rows straight into COPY FROM STDIN, no file in between.
+double load_generated(PGconn* c, const char* who, const h2o::GroupbyParams& p, unsigned threads) {
+  h2o::GroupbyCsvStream stream(p, threads);
   const double s = copy_in(
-      c, who, p.rows, [&](std::string& b) { return gen.next_block(b, 1 << 20); }, [&] { return gen.rows_done(); });
+      c, who, p.rows, [&](std::string& b) { return stream.next(b); }, [&] { return stream.rows_read(); });
   assert_loaded(c, who, p.rows);
   return s;
 }
@@ -303,7 +336,7 @@ double load_file(PGconn* c, const char* who, const std::string& path, uint64_t r
         in.read(b.data(), static_cast<std::streamsize>(b.size()));
         b.resize(static_cast<size_t>(in.gcount()));
         read += b.size();
-        return static_cast<bool>(in);
+        return !b.empty();
       },
       [&] { return static_cast<uint64_t>(rows * (read / bytes)); });
   assert_loaded(c, who, rows);
@@ -322,25 +355,30 @@ double load_server_file(PGconn* c, const char* who, const std::string& path, uin
   return s;
 }
 
-std::string write_csv(const h2o::GroupbyParams& p, const std::string& dir) {
+std::string write_csv(const h2o::GroupbyParams& p, const std::string& dir, unsigned threads) {
   const std::string path = dir + "/" + h2o::data_name(p) + ".csv";
   const auto start = Clock::now();
   progress("generating %s", path.c_str());
-  h2o::GroupbyGenerator gen(p);
+  h2o::GroupbyCsvStream stream(p, threads);
   std::ofstream out(path, std::ios::binary);
-  std::string block;
-  for (bool more = true; more;) {
-    block.clear();
-    more = gen.next_block(block, 1 << 22);
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
-  }
+  for (std::string block; stream.next(block);) out.write(block.data(), static_cast<std::streamsize>(block.size()));
   out.close();
   if (!out) die("writing " + path + " failed (disk full?)");
   progress("generated %.1f GB in %.1f s", std::filesystem::file_size(path) / 1e9, ms_since(start) / 1e3);
   return path;
 }
 
-// ---- the two modes ----
+// Bytes of the files under `dir` (what a data set costs on disk).
+uint64_t directory_bytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+// ---- comparing answers ----
 
 std::string ratio(double numerator, double denominator) {
   if (denominator <= 0) return "-";
@@ -358,6 +396,18 @@ std::string ms_text(const Outcome& o) {
 
 std::string check_text(const bench::Row& row) { return bench::show(row); }
 
+// The check queries' rows; "" when equal. A sum over a NaN is NaN in DuckDB;
+// over the same answer's NULLs it is a number: a NaN on either side passes
+// and sets *nan.
+std::string compare_checks(const bench::Row& check_a, const bench::Row& check_b, bool* nan) {
+  bool same = check_a.size() == check_b.size();
+  for (size_t i = 0; same && i < check_a.size(); ++i) {
+    *nan = *nan || check_a[i].nan || check_b[i].nan;
+    same = bench::same_value(check_a[i], check_b[i]) || check_a[i].nan || check_b[i].nan;
+  }
+  return same ? "" : "check query differs: " + check_text(check_a) + " vs " + check_text(check_b);
+}
+
 // Compares the check rows, then the ordered answers; "" when equal.
 std::string compare_answers(const bench::Row& check_a, const bench::Row& check_b, bench::RowSource& a,
                             bench::RowSource& b, const char* a_name, const char* b_name, bool types,
@@ -365,23 +415,63 @@ std::string compare_answers(const bench::Row& check_a, const bench::Row& check_b
   const bench::Comparison c = bench::compare_rows(a, b, a_name, b_name, types);
   *rows = c.rows;
   if (!c.equal) return c.difference;
-  bool same = check_a.size() == check_b.size();
   bool nan = false;
-  for (size_t i = 0; same && i < check_a.size(); ++i) {
-    // A sum over a NaN is NaN in DuckDB; over the same answer's NULLs it is a number.
-    nan = nan || check_a[i].nan || check_b[i].nan;
-    same = bench::same_value(check_a[i], check_b[i]) || check_a[i].nan || check_b[i].nan;
-  }
-  if (!same) return "check query differs: " + check_text(check_a) + " vs " + check_text(check_b);
+  const std::string checks = compare_checks(check_a, check_b, &nan);
   if (check_nan != nullptr) *check_nan = nan;
-  return "";
+  return checks;
+}
+
+// One side of a comparison: a system holding an answer in a table, the check
+// query's row over it, and how to read a query's rows from that system.
+struct AnswerSide {
+  std::string name;  // "C2", "DuckDB"
+  std::string table;
+  bench::Row check;
+  std::function<std::unique_ptr<bench::RowSource>(const std::string& sql)> open;
+};
+
+// `table`'s row count, or -1 when it cannot be read.
+long long answer_rows(const AnswerSide& side) {
+  const auto source = side.open("SELECT count(*) FROM " + side.table);
+  bench::Row row;
+  return source->next(row) && !row.empty() ? std::atoll(row[0].text.c_str()) : -1;
+}
+
+// Compares two sides' answers to q: the check rows and, up to `rows_max` rows,
+// every row in order (past it, the row counts: comparing two 1e8-row answers
+// row by row takes minutes). "" when equal; *rows says how many rows.
+std::string compare_sides(const h2o::Question& q, const AnswerSide& a, const AnswerSide& b, bool types,
+                          uint64_t rows_max, uint64_t* rows, bool* nan, bool* by_count) {
+  *by_count = false;
+  if (rows_max != std::numeric_limits<uint64_t>::max()) {
+    const long long count_a = answer_rows(a), count_b = answer_rows(b);
+    if (count_a < 0 || count_b < 0 || count_a != count_b) {
+      return "row counts " + a.name + " " + std::to_string(count_a) + " vs " + b.name + " " + std::to_string(count_b);
+    }
+    if (static_cast<uint64_t>(count_a) > rows_max) {
+      *rows = static_cast<uint64_t>(count_a);
+      *by_count = true;
+      return compare_checks(a.check, b.check, nan);
+    }
+  }
+  bench::PrefetchedRowSource sa([&] { return a.open(ordered_answer(q, a.table)); });
+  bench::PrefetchedRowSource sb([&] { return b.open(ordered_answer(q, b.table)); });
+  return compare_answers(a.check, b.check, sa, sb, a.name.c_str(), b.name.c_str(), types, rows, nan);
 }
 
 bool selected(const Options& o, const h2o::Question& q) { return o.only.empty() || o.only.count(q.id) != 0; }
 
+void print_data_heading(const h2o::GroupbyParams& data) {
+  std::printf("\n### %s (%llu rows, K=%llu, %u%% NULLs, sorted=%d)\n\n", h2o::data_name(data).c_str(),
+              static_cast<unsigned long long>(data.rows), static_cast<unsigned long long>(data.k), data.na_percent,
+              data.sorted ? 1 : 0);
+}
+
+// ---- against PostgreSQL (--check) ----
+
 int run_check(const Options& o) {
   tally::testing::PostgresServer pg;
-  tally::testing::TallyServer tally(o.tallyd, o.tallyd_args);
+  tally::testing::TallyServer tally(o.tallyd, o.configurations.front());
   PGconn* t = connect(tally.conninfo(), "tally");
   PGconn* p = connect(pg.conninfo(), "postgres");
   int failures = 0;
@@ -389,14 +479,12 @@ int run_check(const Options& o) {
     h2o::GroupbyParams data = o.data;
     data.na_percent = na;
     progress("data set %s", h2o::data_name(data).c_str());
-    const double tally_load = load_generated(t, "tally", data);
-    const double pg_load = load_generated(p, "postgres", data);
+    const double tally_load = load_generated(t, "tally", data, o.gen_threads);
+    const double pg_load = load_generated(p, "postgres", data, o.gen_threads);
     const auto vacuum_start = Clock::now();
     must(p, "VACUUM ANALYZE x", "postgres");
     const double pg_vacuum = ms_since(vacuum_start) / 1e3;
-    std::printf("\n### %s (%llu rows, K=%llu, %u%% NULLs, sorted=%d)\n\n", h2o::data_name(data).c_str(),
-                static_cast<unsigned long long>(data.rows), static_cast<unsigned long long>(data.k), na,
-                data.sorted ? 1 : 0);
+    print_data_heading(data);
     std::printf("COPY: Tally %.1f s, PostgreSQL %.1f s (+ VACUUM ANALYZE %.1f s)\n\n", tally_load, pg_load, pg_vacuum);
     std::printf("| question | Tally ms | PostgreSQL ms | PG/Tally | answer |\n|---|---:|---:|---:|---|\n");
     std::fflush(stdout);
@@ -449,6 +537,8 @@ int run_check(const Options& o) {
   return failures ? 1 : 0;
 }
 
+// ---- timed: Tally configurations against each other and DuckDB ----
+
 struct Duck {
   const bench::DuckdbLibrary& lib;
   bench::duck::connection c;
@@ -480,105 +570,290 @@ struct Duck {
   }
 };
 
-int run_duckdb(const Options& o) {
-  bench::DuckdbLibrary lib(o.duckdb_path);
+// Whether the call has run past --deadline-s: the questions and comparisons
+// left are skipped (and fail) so that the table still gets printed inside a
+// limit on the whole call.
+const Clock::time_point kCallStart = Clock::now();
+bool past_deadline(const Options& o) { return o.deadline_s > 0 && ms_since(kCallStart) / 1e3 > o.deadline_s; }
+
+// One configuration's runs of one question and what its answer compared to.
+struct Timed {
+  Outcome first, warm;
+  std::string engine;                 // what tallyd says ran the warm run
+  std::vector<std::string> problems;  // errors and mismatches
+  std::string matched;                // what the answer matched, when it did
+};
+
+// Where a reference answer is kept between configurations: config 1's
+// answer stays in the data directory under this name (and DuckDB's in its
+// database), so that a later tallyd on the same data compares its own with it.
+std::string reference_table(const h2o::Question& q) { return std::string("h2o_ref_") + q.id; }
+
+std::string config_name(size_t c) { return "C" + std::to_string(c + 1); }
+
+double load_for_duckdb(const Options& o, const Duck* duck, PGconn* t, const h2o::GroupbyParams& data) {
+  const std::string csv = write_csv(data, o.csv_dir, o.gen_threads);
+  progress("tally: loading through libpq");
+  const double tally_client_load = load_file(t, "tally", csv, data.rows);
+  progress("tally: loading the file");
+  const double tally_load = load_server_file(t, "tally", csv, data.rows);
+  progress("duckdb: loading");
+  const auto duck_start = Clock::now();
+  duck->must("DROP TABLE IF EXISTS x");
+  duck->must("CREATE TABLE x AS SELECT * FROM read_csv('" + csv +
+             "', header = true, columns = {'id1': 'VARCHAR', 'id2': 'VARCHAR', 'id3': 'VARCHAR', 'id4': 'INTEGER', "
+             "'id5': 'INTEGER', 'id6': 'INTEGER', 'v1': 'INTEGER', 'v2': 'INTEGER', 'v3': 'DOUBLE'})");
+  const double duck_load = ms_since(duck_start) / 1e3;
+  bench::Row count;
+  std::string error;
+  if (!duck->exec("SELECT count(*) FROM x", &error, &count) || count.empty() ||
+      count[0].text != std::to_string(data.rows)) {
+    die("DuckDB: table x does not hold " + std::to_string(data.rows) + " rows");
+  }
+  std::filesystem::remove(csv);
+  print_data_heading(data);
+  std::printf("Load of the CSV: Tally COPY FROM the file %.1f s (through libpq %.1f s), DuckDB read_csv %.1f s\n",
+              tally_load, tally_client_load, duck_load);
+  return tally_load;
+}
+
+// Runs every selected question on configuration c (tallyd already started
+// on the loaded data) and compares its answers; fills results[c][question].
+void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& tally, const Duck* duck,
+                       std::vector<std::vector<Timed>>& results, std::vector<std::pair<Outcome, Outcome>>& duck_runs) {
+  PGconn* t = connect(tally.conninfo(), "tally");
+  PGconn* ref = connect(tally.conninfo(), "tally");  // reads the reference answer while t reads its own
+  const std::string name = config_name(c);
+  for (size_t qi = 0; qi < h2o::kQuestions.size(); ++qi) {
+    const auto& q = h2o::kQuestions[qi];
+    if (!selected(o, q)) continue;
+    Timed& r = results[c][qi];
+    if (past_deadline(o)) {
+      r.first.ok = false;
+      r.first.error = "not run: past --deadline-s";
+      r.warm = r.first;
+      r.engine = "-";
+      r.problems.push_back(name + " " + r.first.error);
+      continue;
+    }
+    progress("%s %s %s", name.c_str(), q.id, q.title);
+    r.first = run_question(t, q, o.timeout_s);
+    progress("%s %s first run %s ms", name.c_str(), q.id, ms_text(r.first).c_str());
+    const std::streamoff log_offset = file_size(tally.log_path());
+    r.warm = r.first.ok ? run_question(t, q, o.timeout_s) : r.first;
+    progress("%s %s warm run %s ms", name.c_str(), q.id, ms_text(r.warm).c_str());
+    r.engine = !r.warm.ok  ? "-"
+               : o.explain ? tally_engine(t, q)
+                           : logged_engine(tally.log_path(), log_offset);
+    // The times first, on stdout at once: comparing 1e7-row answers takes a
+    // while, and a call cut short by its time limit keeps what was measured.
+    std::printf("%s %s: first %s ms, warm %s ms, %s\n", name.c_str(), q.id, ms_text(r.first).c_str(),
+                ms_text(r.warm).c_str(), r.engine.c_str());
+    std::fflush(stdout);
+    const bool gap = o.known_gaps.count(q.id) != 0;
+    if (!r.warm.ok) {
+      r.problems.push_back(name + " error " + r.warm.error + (gap ? " (known gap)" : ""));
+    } else {
+      bool same = r.first.check.size() == r.warm.check.size();
+      for (size_t i = 0; same && i < r.first.check.size(); ++i) same = bench::same_value(r.first.check[i], r.warm.check[i]);
+      if (!same) {
+        r.problems.push_back(name + "'s two runs differ: " + check_text(r.first.check) + " vs " +
+                             check_text(r.warm.check));
+      }
+    }
+    auto& duck_run = duck_runs[qi];
+    if (duck != nullptr && c == 0) {
+      duck_run.first = duck->run_question(q);
+      duck_run.second = duck->run_question(q);
+      progress("%s duckdb runs %s, %s ms", q.id, ms_text(duck_run.first).c_str(), ms_text(duck_run.second).c_str());
+      std::string ignored;
+      duck->exec("DROP TABLE IF EXISTS " + reference_table(q), &ignored);
+      if (duck_run.second.ok) duck->must("ALTER TABLE ans RENAME TO " + reference_table(q));
+      if (!duck_run.second.ok) r.problems.push_back("DuckDB error " + duck_run.second.error);
+    }
+    const AnswerSide mine{name, "ans", r.warm.check, [&](const std::string& sql) -> std::unique_ptr<bench::RowSource> {
+                            return std::make_unique<bench::PgRowSource>(t, sql);
+                          }};
+    std::vector<AnswerSide> references;
+    if (c > 0 && results[0][qi].warm.ok) {
+      references.push_back({config_name(0), reference_table(q), results[0][qi].warm.check,
+                            [&](const std::string& sql) -> std::unique_ptr<bench::RowSource> {
+                              return std::make_unique<bench::PgRowSource>(ref, sql);
+                            }});
+    }
+    if (duck != nullptr && duck_run.second.ok) {
+      references.push_back({"DuckDB", reference_table(q), duck_run.second.check,
+                            [&](const std::string& sql) -> std::unique_ptr<bench::RowSource> {
+                              return std::make_unique<bench::DuckRowSource>(duck->lib, duck->c, sql);
+                            }});
+    }
+    std::vector<std::string> matched;
+    uint64_t rows = 0;
+    bool by_count = false, nan = false;
+    for (const auto& other : r.warm.ok ? references : std::vector<AnswerSide>{}) {
+      if (past_deadline(o)) {
+        r.problems.push_back(name + " vs " + other.name + " not compared: past --deadline-s");
+        continue;
+      }
+      progress("%s %s comparing the answer with %s's", name.c_str(), q.id, other.name.c_str());
+      const bool types = other.name != "DuckDB";  // DuckDB's types are its own
+      const std::string diff = compare_sides(q, mine, other, types, o.compare_rows_max, &rows, &nan, &by_count);
+      if (diff.empty()) {
+        matched.push_back(other.name);
+      } else {
+        r.problems.push_back(name + " vs " + other.name + " MISMATCH: " + diff);
+      }
+    }
+    if (r.warm.ok && !matched.empty() && r.problems.empty()) {
+      std::string with;
+      for (const auto& m : matched) with += (with.empty() ? "" : ", ") + m;
+      r.matched = "match " + with + " (" + std::to_string(rows) + " rows" +
+                  (by_count ? "; compared by count and check query" : "") + (nan ? "; DuckDB's check is NaN" : "") + ")";
+    }
+    std::string ignored;
+    if (c == 0 && r.warm.ok) {
+      must(t, "ALTER TABLE ans RENAME TO " + reference_table(q), "tally");
+    } else {
+      run_sql(t, "DROP TABLE IF EXISTS ans", 600, &ignored);
+    }
+    std::printf("%s %s answer: %s\n", name.c_str(), q.id,
+                !r.problems.empty()  ? r.problems.front().c_str()
+                : !r.matched.empty() ? r.matched.c_str()
+                : c == 0             ? "kept as the reference"
+                                     : "answered");
+    std::fflush(stdout);
+  }
+  PQfinish(ref);
+  PQfinish(t);
+}
+
+// A question fails on any problem but a known gap's own error.
+bool failed(const Options& o, const h2o::Question& q, const std::vector<Timed>& runs) {
+  for (const auto& r : runs) {
+    for (const auto& p : r.problems) {
+      if (p.find("(known gap)") == std::string::npos || o.known_gaps.count(q.id) == 0) return true;
+    }
+  }
+  return false;
+}
+
+int print_table(const Options& o, const std::vector<std::vector<Timed>>& results,
+                const std::vector<std::pair<Outcome, Outcome>>& duck_runs, bool duck) {
+  const size_t n = o.configurations.size();
+  std::printf("\n| question |");
+  std::string rule = "|---|";
+  for (size_t c = 0; c < n; ++c) {
+    const std::string name = config_name(c);
+    std::printf(" %s first ms | %s warm ms | what ran in %s |", name.c_str(), name.c_str(), name.c_str());
+    rule += "---:|---:|---|";
+    if (c > 0) {
+      std::printf(" %s/%s warm |", config_name(0).c_str(), name.c_str());
+      rule += "---:|";
+    }
+  }
+  if (duck) {
+    std::printf(" DuckDB first ms | DuckDB warm ms | DuckDB/%s warm |", config_name(0).c_str());
+    rule += "---:|---:|---:|";
+  }
+  std::printf(" answers |\n%s---|\n", rule.c_str());
+  int failures = 0;
+  for (size_t qi = 0; qi < h2o::kQuestions.size(); ++qi) {
+    const auto& q = h2o::kQuestions[qi];
+    if (!selected(o, q)) continue;
+    std::vector<Timed> runs;
+    for (size_t c = 0; c < n; ++c) runs.push_back(results[c][qi]);
+    std::printf("| %s %s |", q.id, q.title);
+    for (size_t c = 0; c < n; ++c) {
+      const Timed& r = runs[c];
+      std::printf(" %s | %s | %s |", ms_text(r.first).c_str(), ms_text(r.warm).c_str(), r.engine.c_str());
+      if (c > 0) {
+        std::printf(" %s |", runs[0].warm.ok && r.warm.ok ? ratio(runs[0].warm.ms, r.warm.ms).c_str() : "-");
+      }
+    }
+    if (duck) {
+      const auto& d = duck_runs[qi];
+      std::printf(" %s | %s | %s |", ms_text(d.first).c_str(), ms_text(d.second).c_str(),
+                  runs[0].warm.ok && d.second.ok ? ratio(d.second.ms, runs[0].warm.ms).c_str() : "-");
+    }
+    std::string answers;
+    for (const auto& r : runs) {
+      for (const auto& p : r.problems) answers += (answers.empty() ? "" : "; ") + p;
+    }
+    if (answers.empty()) {
+      // Each configuration's "match ..." names what it was compared with.
+      for (size_t c = 0; c < n; ++c) {
+        if (!runs[c].matched.empty()) answers += (answers.empty() ? "" : "; ") + config_name(c) + " " + runs[c].matched;
+      }
+    }
+    std::printf(" %s |\n", answers.c_str());
+    failures += failed(o, q, runs) ? 1 : 0;
+  }
+  std::fflush(stdout);
+  return failures;
+}
+
+int run_timed(const Options& o) {
+  std::unique_ptr<bench::DuckdbLibrary> lib;
   bench::duck::database db = nullptr;
   bench::duck::connection dc = nullptr;
-  if (lib.open(nullptr, &db) != bench::duck::kSuccess || lib.connect(db, &dc) != bench::duck::kSuccess) {
-    die("DuckDB: cannot open an in-memory database");
+  std::unique_ptr<Duck> duck;
+  if (!o.duckdb_path.empty()) {
+    lib = std::make_unique<bench::DuckdbLibrary>(o.duckdb_path);
+    if (lib->open(nullptr, &db) != bench::duck::kSuccess || lib->connect(db, &dc) != bench::duck::kSuccess) {
+      die("DuckDB: cannot open an in-memory database");
+    }
+    duck = std::make_unique<Duck>(Duck{*lib, dc});
+    duck->must("SET threads = " + std::to_string(o.threads));
+    std::printf("DuckDB %s (%d threads, in memory)\n", lib->library_version(), o.threads);
   }
-  const Duck duck{lib, dc};
-  duck.must("SET threads = " + std::to_string(o.threads));
-  tally::testing::TallyServer tally(o.tallyd, o.tallyd_args);
-  PGconn* t = connect(tally.conninfo(), "tally");
+  for (size_t c = 0; c < o.configurations.size(); ++c) {
+    std::printf("%s: tallyd %s %s\n", config_name(c).c_str(), o.tallyd.c_str(), o.configurations[c].c_str());
+  }
   int failures = 0;
-  std::printf("DuckDB %s (%d threads, in memory); tallyd %s %s\n", lib.library_version(), o.threads, o.tallyd.c_str(),
-              o.tallyd_args.c_str());
   for (unsigned na : o.na_list) {
     h2o::GroupbyParams data = o.data;
     data.na_percent = na;
-    const std::string csv = write_csv(data, o.csv_dir);
-    progress("tally: loading through libpq");
-    const double tally_client_load = load_file(t, "tally", csv, data.rows);
-    progress("tally: loading the file");
-    const double tally_load = load_server_file(t, "tally", csv, data.rows);
-    progress("duckdb: loading");
-    const auto duck_start = Clock::now();
-    duck.must("DROP TABLE IF EXISTS x");
-    duck.must("CREATE TABLE x AS SELECT * FROM read_csv('" + csv +
-              "', header = true, columns = {'id1': 'VARCHAR', 'id2': 'VARCHAR', 'id3': 'VARCHAR', 'id4': 'INTEGER', "
-              "'id5': 'INTEGER', 'id6': 'INTEGER', 'v1': 'INTEGER', 'v2': 'INTEGER', 'v3': 'DOUBLE'})");
-    const double duck_load = ms_since(duck_start) / 1e3;
-    bench::Row count;
-    std::string error;
-    if (!duck.exec("SELECT count(*) FROM x", &error, &count) || count.empty() ||
-        count[0].text != std::to_string(data.rows)) {
-      die("DuckDB: table x does not hold " + std::to_string(data.rows) + " rows");
+    // One data directory per data set: loaded once, by a tallyd of the first
+    // configuration, then each configuration's tallyd starts on it in turn.
+    tally::testing::TallyServer tally(o.tallyd, o.configurations.front());
+    PGconn* t = connect(tally.conninfo(), "tally");
+    if (duck) {
+      load_for_duckdb(o, duck.get(), t, data);
+    } else {
+      progress("tally: generating %s into COPY FROM STDIN (%u threads)", h2o::data_name(data).c_str(), o.gen_threads);
+      const double s = load_generated(t, "tally", data, o.gen_threads);
+      print_data_heading(data);
+      std::printf("Load: generated into COPY FROM STDIN through libpq (no file) %.1f s, %.2fM rows/s\n", s,
+                  data.rows / s / 1e6);
     }
-    std::filesystem::remove(csv);
-    std::printf("\n### %s (%llu rows, K=%llu, %u%% NULLs, sorted=%d)\n\n", h2o::data_name(data).c_str(),
-                static_cast<unsigned long long>(data.rows), static_cast<unsigned long long>(data.k), na,
-                data.sorted ? 1 : 0);
-    std::printf("Load of the CSV: Tally COPY FROM the file %.1f s (through libpq %.1f s), DuckDB read_csv %.1f s\n\n",
-                tally_load, tally_client_load, duck_load);
-    std::printf(
-        "| question | Tally first ms | Tally warm ms | DuckDB first ms | DuckDB warm ms | DuckDB/Tally warm | what ran in "
-        "Tally | answers |\n|---|---:|---:|---:|---:|---:|---|---|\n");
+    PQfinish(t);
+    std::printf("Tally's data directory: %.2f GB\n\n", directory_bytes(tally.data_dir()) / 1e9);
     std::fflush(stdout);
-    for (const auto& q : h2o::kQuestions) {
-      if (!selected(o, q)) continue;
-      progress("%s %s", q.id, q.title);
-      const Outcome t1 = run_question(t, q, o.timeout_s);
-      progress("%s tally first run %s ms", q.id, ms_text(t1).c_str());
-      const std::streamoff log_offset = file_size(tally.log_path());
-      const Outcome t2 = t1.ok ? run_question(t, q, o.timeout_s) : t1;
-      progress("%s tally warm run %s ms", q.id, ms_text(t2).c_str());
-      const Outcome d1 = duck.run_question(q);
-      const Outcome d2 = duck.run_question(q);
-      progress("%s duckdb runs %s, %s ms; comparing the answers", q.id, ms_text(d1).c_str(), ms_text(d2).c_str());
-      std::string answer;
-      bool failed = false;
-      if (!d2.ok) {
-        answer = "DuckDB error " + d2.error;
-        failed = true;
-      } else if (!t2.ok) {
-        answer = "Tally error " + t2.error;
-        failed = o.known_gaps.count(q.id) == 0;
-      } else {
-        const std::string sql = ordered_answer(q);
-        bench::PrefetchedRowSource a([&] { return std::make_unique<bench::PgRowSource>(t, sql); });
-        bench::PrefetchedRowSource b([&] { return std::make_unique<bench::DuckRowSource>(lib, dc, sql); });
-        uint64_t rows = 0;
-        bool nan = false;
-        std::string diff = compare_answers(t2.check, d2.check, a, b, "Tally", "DuckDB", false, &rows, &nan);
-        if (diff.empty()) {
-          bool same = t1.check.size() == t2.check.size();
-          for (size_t i = 0; same && i < t1.check.size(); ++i) same = bench::same_value(t1.check[i], t2.check[i]);
-          if (!same) diff = "Tally's two runs differ: " + check_text(t1.check) + " vs " + check_text(t2.check);
-        }
-        answer = diff.empty() ? "match (" + std::to_string(rows) + " rows" + (nan ? "; DuckDB's check is NaN" : "") + ")"
-                              : "MISMATCH: " + diff;
-        failed = !diff.empty();
-      }
-      const std::string engine = !t2.ok     ? "-"
-                                 : o.explain ? tally_engine(t, q)
-                                             : logged_engine(tally.log_path(), log_offset);
-      std::string ignored;
-      run_sql(t, "DROP TABLE IF EXISTS ans", 600, &ignored);
-      duck.exec("DROP TABLE IF EXISTS ans", &ignored);
-      std::printf("| %s %s | %s | %s | %s | %s | %s | %s | %s |\n", q.id, q.title, ms_text(t1).c_str(),
-                  ms_text(t2).c_str(), ms_text(d1).c_str(), ms_text(d2).c_str(),
-                  t2.ok && d2.ok ? ratio(d2.ms, t2.ms).c_str() : "-", engine.c_str(), answer.c_str());
+    std::vector<std::vector<Timed>> results(o.configurations.size(), std::vector<Timed>(h2o::kQuestions.size()));
+    std::vector<std::pair<Outcome, Outcome>> duck_runs(h2o::kQuestions.size());
+    for (size_t c = 0; c < o.configurations.size(); ++c) {
+      const auto start = Clock::now();
+      tally.restart(o.configurations[c]);
+      std::printf("%s: tallyd started on the loaded data in %.1f s\n", config_name(c).c_str(), ms_since(start) / 1e3);
       std::fflush(stdout);
-      failures += failed ? 1 : 0;
+      run_configuration(o, c, tally, duck.get(), results, duck_runs);
     }
+    failures += print_table(o, results, duck_runs, duck != nullptr);
   }
-  PQfinish(t);
-  lib.disconnect(&dc);
-  lib.close(&db);
+  if (duck) {
+    lib->disconnect(&dc);
+    lib->close(&db);
+  }
   std::printf("\n%s: %d question(s) failed\n", failures ? "FAIL" : "OK", failures);
   return failures ? 1 : 0;
 }
+
+constexpr const char* kUsage =
+    "usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args \"...\"]...)\n"
+    "         [--rows N] [--k K] [--na P[,P]] [--sort 0|1] [--questions q1,..] [--known-gaps q8,..]\n"
+    "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]\n"
+    "         [--deadline-s S] [--explain]\n"
+    "  --tallyd-args once per configuration of tallyd to time; without --check, --duckdb or two of them are needed";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -603,7 +878,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--tallyd") {
       o.tallyd = v;
     } else if (a == "--tallyd-args") {
-      o.tallyd_args = v;
+      o.configurations.push_back(v);
     } else if (a == "--questions") {
       for (const auto& q : split(v)) o.only.insert(q);
     } else if (a == "--known-gaps") {
@@ -612,16 +887,23 @@ Options parse(int argc, char** argv) {
       o.timeout_s = std::stod(v);
     } else if (a == "--threads") {
       o.threads = std::stoi(v);
+    } else if (a == "--gen-threads") {
+      o.gen_threads = static_cast<unsigned>(std::max(1, std::stoi(v)));
     } else if (a == "--csv-dir") {
       o.csv_dir = v;
+    } else if (a == "--deadline-s") {
+      o.deadline_s = std::stod(v);
+    } else if (a == "--compare-rows-max") {
+      o.compare_rows_max = h2o::parse_count(v);
     } else {
-      die("unknown option " + a);
+      die("unknown option " + a + "\n" + kUsage);
     }
   }
-  if (o.tallyd.empty() || o.check == !o.duckdb_path.empty()) {
-    die("usage: h2o_bench --tallyd PATH (--check | --duckdb LIBDUCKDB) [--rows N] [--k K] [--na P[,P]] [--sort 0|1]\n"
-        "         [--questions q1,..] [--known-gaps q8,..] [--timeout-s S] [--threads T] [--csv-dir DIR]\n"
-        "         [--tallyd-args \"...\"] [--explain]");
+  if (o.configurations.empty()) o.configurations.push_back("");
+  const bool timed_pair = o.configurations.size() >= 2 || !o.duckdb_path.empty();
+  if (o.tallyd.empty() || (o.check && (!o.duckdb_path.empty() || o.configurations.size() > 1)) ||
+      (!o.check && !timed_pair)) {
+    die(kUsage);
   }
   return o;
 }
@@ -631,7 +913,7 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
-    return o.check ? run_check(o) : run_duckdb(o);
+    return o.check ? run_check(o) : run_timed(o);
   } catch (const std::exception& e) {
     die(e.what());
   }

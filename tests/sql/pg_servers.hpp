@@ -91,34 +91,45 @@ class PostgresServer {
 
 class TallyServer {
  public:
-  explicit TallyServer(const std::string& tallyd, const std::string& extra_args = "") {
+  explicit TallyServer(const std::string& tallyd, const std::string& extra_args = "") : tallyd_(tallyd) {
     dir_ = make_temp_dir("tally-data");
-    port_ = free_port();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string log = dir_ + "/tallyd.log";
-      const std::string command = "exec " + tallyd + " --port " + std::to_string(port_) + " --data-dir " + dir_ +
-                                  "/data " + extra_args + " >" + log + " 2>&1";
-      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    conninfo_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=tally dbname=tally";
-    if (!wait_until_accepting(conninfo_, std::chrono::seconds(30))) {
-      stop();
-      throw std::runtime_error("tallyd did not start (log in " + dir_ + ")");
-    }
+    start(extra_args);
   }
   ~TallyServer() {
     stop();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
+  // Stops tallyd and starts it again on the same data directory with other
+  // arguments (a benchmark comparing configurations on the data it loaded
+  // once); the new process logs to a fresh log_path(), on a new port.
+  void restart(const std::string& extra_args) {
+    stop();
+    start(extra_args);
+  }
   const std::string& conninfo() const { return conninfo_; }
   pid_t pid() const { return pid_; }
   // tallyd's stdout and stderr (its log lines), until the destructor removes it.
   std::string log_path() const { return dir_ + "/tallyd.log"; }
+  // The data directory tallyd was given.
+  std::string data_dir() const { return dir_ + "/data"; }
 
  private:
+  void start(const std::string& extra_args) {
+    port_ = free_port();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const std::string command = "exec " + tallyd_ + " --port " + std::to_string(port_) + " --data-dir " +
+                                  data_dir() + " " + extra_args + " >" + log_path() + " 2>&1";
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    conninfo_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=tally dbname=tally";
+    if (!wait_until_accepting(conninfo_, std::chrono::seconds(30))) {
+      stop();
+      throw std::runtime_error("tallyd " + extra_args + " did not start (log in " + dir_ + ")");
+    }
+  }
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
@@ -130,6 +141,7 @@ class TallyServer {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+  std::string tallyd_;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
