@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/substring_search.hpp"
 #include "executor/scalar_functions.hpp"
 
 namespace tally::executor {
@@ -153,7 +154,7 @@ bool LikePattern::matches(std::string_view t) const {
   if (!t.starts_with(head_)) return false;
   size_t ti = head_.size();
   for (const std::string& run : middle_) {
-    const size_t found = t.find(run, ti);
+    const size_t found = find_substring(t, run, ti);
     if (found == std::string_view::npos) return false;
     ti = found + run.size();
   }
