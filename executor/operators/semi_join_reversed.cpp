@@ -33,38 +33,56 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
     }
   };
 
-  struct Streaming final : ChunkSink {
-    std::function<bool(DataChunk&)> fn;
-    bool consume(DataChunk& chunk) override { return fn(chunk); }
-  } streaming;
-  streaming.fn = [&](DataChunk& chunk) -> bool {
-    if (context.cancel) context.cancel->check();
-    if (chunk.rows == 0) return true;
-    const std::vector<Vector> keys =
-        evaluate_all(build_keys_, space_input(chunk, streamed.layout(), space_width_, context.parameters));
-    const size_t parts = std::clamp<size_t>(chunk.rows / kMinRowsPerPart, 1, static_cast<size_t>(threads));
-    cpu::parallel_for(static_cast<int>(parts), chunk.rows, [&](int, size_t begin, size_t end) {
-      std::vector<uint32_t> hr, sr;
-      for (size_t r = begin; r < end; ++r) {
-        if (has_null_key(keys, r)) continue;
-        for (uint32_t h = held.chains.first(key_hash(keys, r)); h != kNullRow; h = held.chains.next[h]) {
-          // A held row is decided by its first passing match.
-          if (matched[h].load(std::memory_order_relaxed) || !keys_equal(keys, r, held.keys, h)) continue;
-          if (residual.empty()) {
-            matched[h].store(1, std::memory_order_relaxed);
-          } else {
-            hr.push_back(h);
-            sr.push_back(static_cast<uint32_t>(r));
-          }
-        }
-        if (hr.size() >= kOutputRows) {
-          mark_passing(chunk, hr, sr);
-          hr.clear();
-          sr.clear();
+  // Marks the held rows that rows [begin, end) of a streamed chunk match.
+  auto mark = [&](const DataChunk& chunk, const std::vector<Vector>& keys, size_t begin, size_t end) {
+    std::vector<uint32_t> hr, sr;
+    for (size_t r = begin; r < end; ++r) {
+      if (has_null_key(keys, r)) continue;
+      for (uint32_t h = held.chains.first(key_hash(keys, r)); h != kNullRow; h = held.chains.next[h]) {
+        // A held row is decided by its first passing match.
+        if (matched[h].load(std::memory_order_relaxed) || !keys_equal(keys, r, held.keys, h)) continue;
+        if (residual.empty()) {
+          matched[h].store(1, std::memory_order_relaxed);
+        } else {
+          hr.push_back(h);
+          sr.push_back(static_cast<uint32_t>(r));
         }
       }
-      mark_passing(chunk, hr, sr);
-    });
+      if (hr.size() >= kOutputRows) {
+        mark_passing(chunk, hr, sr);
+        hr.clear();
+        sr.clear();
+      }
+    }
+    mark_passing(chunk, hr, sr);
+  };
+  auto keys_of = [&](const DataChunk& chunk) {
+    return evaluate_all(build_keys_, space_input(chunk, streamed.layout(), space_width_, context.parameters));
+  };
+
+  // A source with chunks in flight on worker threads (the scan's
+  // read-ahead) has each chunk marked there, in prepare(): the chunk gives
+  // nothing to pass on. Any other source's chunk is split into parts
+  // marked on the worker pool.
+  struct Streaming final : ChunkSink {
+    std::function<void(DataChunk&)> prepare_fn;
+    std::function<bool(DataChunk&)> consume_fn;
+    void prepare(DataChunk& chunk) const override { prepare_fn(chunk); }
+    bool consume_prepared(DataChunk& /*chunk*/) override { return true; }
+    bool consume(DataChunk& chunk) override { return consume_fn(chunk); }
+  } streaming;
+  streaming.prepare_fn = [&](DataChunk& chunk) {
+    if (context.cancel) context.cancel->check();
+    if (chunk.rows > 0) mark(chunk, keys_of(chunk), 0, chunk.rows);
+    chunk.rows = 0;
+  };
+  streaming.consume_fn = [&](DataChunk& chunk) -> bool {
+    if (context.cancel) context.cancel->check();
+    if (chunk.rows == 0) return true;
+    const std::vector<Vector> keys = keys_of(chunk);
+    const size_t parts = std::clamp<size_t>(chunk.rows / kMinRowsPerPart, 1, static_cast<size_t>(threads));
+    cpu::parallel_for(static_cast<int>(parts), chunk.rows,
+                      [&](int, size_t begin, size_t end) { mark(chunk, keys, begin, end); });
     return true;
   };
   if (rows > 0) run_matching_keys(streamed, build_keys_, held, context, streaming);

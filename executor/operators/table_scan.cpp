@@ -193,15 +193,23 @@ bool TableScan::KeyTestRun::worth_it() const {
 // only the columns it reads, and only for the rows the conjuncts before it
 // kept; the other columns are converted last, for the rows that pass: a
 // selective filter spares converting (and copying the texts of) the rows it drops.
-DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                                    DictionaryStates& states, const KeyTestRuns& key_tests) const {
+DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                                    const std::vector<Value>* parameters, DictionaryStates& states,
+                                    const KeyTestRuns& key_tests) const {
   const size_t n = table_columns_.size();
   DataChunk out;
-  out.rows = batch.rows;
+  out.rows = end - begin;
   for (size_t i = 0; i < n; ++i) out.columns.emplace_back(read_columns_[i].type);
   std::vector<uint8_t> done(n, 0);
-  std::vector<uint32_t> kept;  // the stored row of each row of `out` once a conjunct dropped some
-  bool all = true;
+  // The stored row of each row of `out` once a conjunct dropped some, or
+  // from the start for a slice of the chunk (the slice is never copied: the
+  // columns are converted for the rows that pass).
+  std::vector<uint32_t> kept;
+  bool all = begin == 0 && end == batch.rows;
+  if (!all) {
+    kept.resize(end - begin);
+    for (size_t r = begin; r < end; ++r) kept[r - begin] = static_cast<uint32_t>(r);
+  }
   auto convert = [&](size_t i) {
     out.columns[i] = all ? vector_from_storage(batch.columns[i], read_columns_[i].type)
                          : vector_from_storage(stored_rows(batch.columns[i], kept), read_columns_[i].type);
@@ -232,12 +240,12 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, const std:
       stored.push_back({c.data.data(), c.has_nulls() ? c.validity.data() : nullptr,
                         static_cast<uint8_t>(stored_width(c.type.id))});
     }
-    std::vector<uint8_t> mask(batch.rows);
-    evaluate_comparisons(compared_, stored, 0, batch.rows, mask.data());
-    rows.resize(batch.rows);
+    std::vector<uint8_t> mask(end);
+    evaluate_comparisons(compared_, stored, begin, end, mask.data());
+    rows.resize(end - begin);
     size_t n = 0;
-    for (size_t r = 0; r < batch.rows; ++r) {
-      rows[n] = static_cast<uint32_t>(r);
+    for (size_t r = begin; r < end; ++r) {
+      rows[n] = static_cast<uint32_t>(r - begin);
       n += mask[r];
     }
     rows.resize(n);
@@ -325,13 +333,13 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     std::call_once(read.once, [&] { read.batch = table_->read_chunk(piece.chunk, table_columns_); });
     std::shared_ptr<const storage::ChunkBatch> stored = read.batch;
     if (read.slices_left.fetch_sub(1, std::memory_order_acq_rel) == 1) read.batch.reset();
+    if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
+      return filtered_chunk(*stored, piece.begin, piece.end, parameters, states, tests);
+    }
     const bool whole = piece.begin == 0 && piece.end == stored->rows;
     std::optional<storage::ChunkBatch> slice;
     if (!whole) slice = slice_of(*stored, piece.begin, piece.end);
     const storage::ChunkBatch& batch = whole ? *stored : *slice;
-    if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
-      return filtered_chunk(batch, parameters, states, tests);
-    }
     DataChunk out;
     out.rows = batch.rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {

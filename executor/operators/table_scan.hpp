@@ -71,8 +71,11 @@ class TableScan final : public PhysicalOperator {
   using KeyTestRuns = std::vector<std::unique_ptr<KeyTestRun>>;
   // Adds `conjunct` to compared_ when it is such comparisons; false otherwise.
   bool plan_comparisons(const Expr& conjunct);
-  DataChunk filtered_chunk(const storage::ChunkBatch& batch, const std::vector<Value>* parameters,
-                           DictionaryStates& states, const KeyTestRuns& key_tests) const;
+  // Rows [begin, end) of a stored chunk, filtered and tested, with the
+  // output columns converted for the rows that pass.
+  DataChunk filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                           const std::vector<Value>* parameters, DictionaryStates& states,
+                           const KeyTestRuns& key_tests) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.
