@@ -24,6 +24,7 @@ namespace tally {
   X(invalid_time_zone_displacement_value, "22009")                    \
   X(datetime_field_overflow, "22008")                                 \
   X(invalid_parameter_value, "22023")                                 \
+  X(substring_error, "22011")                                         \
   X(division_by_zero, "22012")                                        \
   X(invalid_preceding_or_following_size, "22013")                     \
   X(invalid_argument_for_ntile_function, "22014")                     \

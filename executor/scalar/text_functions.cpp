@@ -10,6 +10,7 @@
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/substring_search.hpp"
 #include "executor/scalar_functions.hpp"
+#include "executor/vector_operand.hpp"
 
 namespace tally::executor {
 
@@ -165,6 +166,41 @@ bool like_match(std::string_view text, std::string_view pattern, bool case_insen
   return LikePattern(pattern, case_insensitive).matches(text);
 }
 
+namespace {
+
+// The exclusive, 1-based character end of substring(s, start[, count]):
+// PostgreSQL's error for a negative count.
+int64_t substring_end(int64_t start, const Value* count) {
+  if (count == nullptr) return INT64_MAX;
+  const int64_t n = std::get<int64_t>(*count);
+  if (n < 0) throw Error(SqlState::substring_error, "negative substring length not allowed");
+  return start + n;
+}
+
+// Characters [start, end) of s, 1-based, clipped to the string. An ASCII
+// string's characters are its bytes; any other is walked character by
+// character.
+std::string_view substring_of(std::string_view s, int64_t start, int64_t end) {
+  const int64_t from = std::max<int64_t>(start, 1);
+  if (from >= end) return {};
+  const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) {
+    const int64_t size = static_cast<int64_t>(s.size());
+    const int64_t to = std::min<int64_t>(end, size + 1);
+    if (from >= to) return {};
+    return s.substr(static_cast<size_t>(from - 1), static_cast<size_t>(to - from));
+  }
+  const auto offsets = char_offsets(s);
+  const int64_t chars = static_cast<int64_t>(offsets.size());
+  const int64_t to = std::min<int64_t>(end, chars + 1);
+  if (from >= to) return {};
+  const size_t b = offsets[static_cast<size_t>(from - 1)];
+  const size_t e = to - 1 < chars ? offsets[static_cast<size_t>(to - 1)] : s.size();
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
 namespace scalar {
 
 std::vector<size_t> utf8_char_starts(std::string_view s) { return char_offsets(s); }
@@ -204,25 +240,41 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
     args[0] = to_type(std::move(args[0]), TypeId::text, context);
     args[1] = to_type(std::move(args[1]), TypeId::int4, context);
     if (n == 3) args[2] = to_type(std::move(args[2]), TypeId::int4, context);
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
-      const std::string& s = std::get<std::string>(a[0]);
+    ExprPtr e = call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
       const int64_t start = std::get<int64_t>(a[1]);
-      int64_t end;  // exclusive, 1-based
-      if (a.size() == 3) {
-        const int64_t count = std::get<int64_t>(a[2]);
-        if (count < 0) throw Error(SqlState::invalid_parameter_value, "negative substring length not allowed");
-        end = start + count;
-      } else {
-        end = INT64_MAX;
-      }
-      const auto offsets = char_offsets(s);
-      const int64_t chars = static_cast<int64_t>(offsets.size());
-      const int64_t from = std::max<int64_t>(start, 1), to = std::min<int64_t>(end, chars + 1);
-      if (from >= to) return std::string();
-      const size_t b = offsets[static_cast<size_t>(from - 1)];
-      const size_t e = to - 1 < chars ? offsets[static_cast<size_t>(to - 1)] : s.size();
-      return s.substr(b, e - b);
+      return std::string(
+          substring_of(std::get<std::string>(a[0]), start, substring_end(start, a.size() == 3 ? &a[2] : nullptr)));
     });
+    // Over a whole text column (`substring(c_phone from 1 for 2)` on every
+    // row of TPC-H Q22): each row's string is read where it is and cut
+    // without a Value or a table of character offsets per row.
+    if (auto* f = dynamic_cast<FunctionExpr*>(e.get()); f != nullptr && f->strict) {
+      f->batch_takes_constants = true;
+      f->batch = [](std::span<const Vector* const> a, size_t rows, Vector& out) -> bool {
+        const Vector& text = *a[0];
+        if (!text.coded() && text.texts.size() < rows && !is_constant_operand(text, rows)) return false;
+        out.resize(rows);
+        const bool nulls = std::any_of(a.begin(), a.end(), [](const Vector* v) { return !v->nulls.empty(); });
+        if (nulls) out.nulls.assign(rows, 0);
+        auto row_of = [rows](const Vector& v, size_t i) { return is_constant_operand(v, rows) ? 0 : i; };
+        for (size_t i = 0; i < rows; ++i) {
+          if (nulls && std::any_of(a.begin(), a.end(), [&](const Vector* v) { return v->null_at(row_of(*v, i)); })) {
+            out.nulls[i] = 1;
+            continue;
+          }
+          const int64_t start = a[1]->ints[row_of(*a[1], i)];
+          int64_t end = INT64_MAX;
+          if (a.size() == 3) {
+            const int64_t count = a[2]->ints[row_of(*a[2], i)];
+            if (count < 0) throw Error(SqlState::substring_error, "negative substring length not allowed");
+            end = start + count;
+          }
+          out.texts[i] = substring_of(text.text_at(row_of(text, i)), start, end);
+        }
+        return true;
+      };
+    }
+    return e;
   }
   if ((name == "concat") && n >= 1) {
     for (auto& a : args) a = coerce_to(std::move(a), {TypeId::text}, CastContext::explicit_, context);
