@@ -17,8 +17,9 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 SpreadRun::SpreadRun(const AggregationSpec& spec, std::vector<std::unique_ptr<AggregationRun>> runs,
-                     std::vector<std::string> names, std::function<void(size_t)> enter)
-    : spec_(spec), runs_(std::move(runs)), names_(std::move(names)), enter_(std::move(enter)) {}
+                     std::vector<std::string> names, std::function<void(size_t)> enter, ParallelTasks parallel)
+    : spec_(spec), runs_(std::move(runs)), names_(std::move(names)), enter_(std::move(enter)),
+      parallel_(std::move(parallel)) {}
 
 SpreadRun::~SpreadRun() {
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -78,7 +79,7 @@ AggregationResult SpreadRun::finalize() {
     parts.push_back(runs_[i]->finalize());
   }
   const auto merge_start = std::chrono::steady_clock::now();
-  AggregationResult merged = merge_results(spec_, std::move(parts));
+  AggregationResult merged = merge_results(spec_, std::move(parts), parallel_);
   merge_ms_ = ms_since(merge_start);
   finalize_ms_ = ms_since(start);
   groups_ = merged.groups();
