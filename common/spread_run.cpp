@@ -69,15 +69,16 @@ size_t SpreadRun::run_for(const ChunkInput& chunk) {
 }
 
 AggregationResult SpreadRun::finalize() {
-  // One after the other: each run's work went on while its chunks were sunk
-  // (a GPU's launches are asynchronous), so by the time the first is read
-  // back the others are done or nearly.
+  // Each run on a thread of its own where the host has them: a GPU run's
+  // finalize waits for its device's last chunks and then reads its groups
+  // back and builds their states on the host, which for many groups takes
+  // milliseconds that need not wait for the other devices' reads.
   const auto start = std::chrono::steady_clock::now();
-  std::vector<AggregationResult> parts;
-  for (size_t i = 0; i < runs_.size(); ++i) {
+  std::vector<AggregationResult> parts(runs_.size());
+  run_tasks(parallel_, spec_.threads == 1 ? 1 : static_cast<int>(runs_.size()), runs_.size(), [&](size_t i) {
     enter_(i);
-    parts.push_back(runs_[i]->finalize());
-  }
+    parts[i] = runs_[i]->finalize();
+  });
   const auto merge_start = std::chrono::steady_clock::now();
   AggregationResult merged = merge_results(spec_, std::move(parts), parallel_);
   merge_ms_ = ms_since(merge_start);

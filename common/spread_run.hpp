@@ -21,8 +21,9 @@ class SpreadRun final : public AggregationRun {
   // runs: made from `spec` with compact_result off (merging reads the full
   // form); names: one per run, for EXPLAIN ANALYZE; enter(i): called before
   // each call into runs[i] (the GPU engine makes run i's device current);
-  // parallel: the host threads that merge the partial states (on up to
-  // spec.threads; none: the calling thread alone).
+  // parallel: the host threads that finalize the runs (each run on one,
+  // enter(i) called on it first) and merge their partial states (on up to
+  // spec.threads); none: the calling thread alone.
   SpreadRun(const AggregationSpec& spec, std::vector<std::unique_ptr<AggregationRun>> runs,
             std::vector<std::string> names, std::function<void(size_t)> enter, ParallelTasks parallel = {});
   // Each run is released after enter(i), as it was made and used.
