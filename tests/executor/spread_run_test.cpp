@@ -393,6 +393,60 @@ TEST(SpreadRun, MergeOnThreadsGivesTheOneMapAnswer) {
   }
 }
 
+// A run that notes the storage chunks it was asked to hold and was given.
+class RecordingRun final : public AggregationRun {
+ public:
+  RecordingRun(std::vector<uint64_t>* held, std::vector<uint64_t>* sunk) : held_(held), sunk_(sunk) {}
+  bool hold(const ColumnIdentity& column, ColumnWidth) override {
+    held_->push_back(column.chunk);
+    return true;
+  }
+  void sink(const ChunkInput& chunk) override { sunk_->push_back(chunk.values.at(0).identity.chunk); }
+  AggregationResult finalize() override { return {}; }
+  AggregationReport report() const override { return {}; }
+
+ private:
+  std::vector<uint64_t>* held_;
+  std::vector<uint64_t>* sunk_;
+};
+
+// A stored chunk goes to run (storage chunk id) mod N, in hold() and sink()
+// alike and in every query, so it is read where it was held and stays on
+// the device whose column cache has it; chunks of computed columns only go
+// round robin.
+TEST(SpreadRun, AChunkGoesToTheSameRunInHoldSinkAndEveryQuery) {
+  AggregationSpec spec;
+  spec.aggregates = {{PartialOp::sum_int, 0, -1}};
+  const std::vector<uint64_t> chunk_ids = {7, 8, 9, 10, 11, 12, 40, 41, 3};
+  for (int query = 0; query < 2; ++query) {
+    std::vector<std::vector<uint64_t>> held(3), sunk(3);
+    std::vector<std::unique_ptr<AggregationRun>> runs;
+    for (size_t i = 0; i < 3; ++i) runs.push_back(std::make_unique<RecordingRun>(&held[i], &sunk[i]));
+    SpreadRun spread(spec, std::move(runs), {"a", "b", "c"}, [](size_t) {});
+    for (const uint64_t id : chunk_ids) {
+      const ColumnIdentity column{42, id, 1};
+      EXPECT_TRUE(spread.hold(column, ColumnWidth::int32));
+      ChunkInput chunk;
+      chunk.rows = 10;
+      chunk.keys = ColumnView{ColumnWidth::int32, nullptr, nullptr, {}};  // computed: no identity
+      chunk.values.push_back(ColumnView{ColumnWidth::int32, nullptr, nullptr, column});
+      spread.sink(chunk);
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(held[i], sunk[i]) << "run " << i;
+      for (const uint64_t id : sunk[i]) EXPECT_EQ(id % 3, i) << "chunk " << id;
+    }
+    // Computed columns only: round robin.
+    std::vector<size_t> before(3);
+    for (size_t i = 0; i < 3; ++i) before[i] = sunk[i].size();
+    ChunkInput computed;
+    computed.rows = 1;
+    computed.values.push_back(ColumnView{ColumnWidth::int32, nullptr, nullptr, {}});
+    for (int c = 0; c < 3; ++c) spread.sink(computed);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sunk[i].size(), before[i] + 1) << "run " << i;
+  }
+}
+
 TEST(SpreadRun, OrderedValuesAndKeyTuplesDoNotMerge) {
   AggregationSpec spec;
   spec.aggregates = {{PartialOp::sum_int, 0, -1}};
