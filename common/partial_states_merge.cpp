@@ -4,6 +4,7 @@
 #include <bit>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 namespace tally {
@@ -21,11 +22,12 @@ namespace {
 // Below this many groups in all parts a merge is one partition on the
 // calling thread: the worker pool's fork and join (tens of microseconds)
 // would cost more than the threads save.
-constexpr size_t kParallelMergeMinGroups = size_t{1} << 15;
+constexpr size_t kPartitionedMergeMinGroups = size_t{1} << 15;
 // Partitions of a larger merge: several per thread (the executor's pool has
 // at most 16), taken by whichever thread is free, so that partitions of
-// uneven size still balance; a partition of a 2^21-group merge keeps its
-// table (~32K keys) in a core's L2.
+// uneven size still balance; and, on one thread too, a partition of a
+// 2^21-group merge keeps its table (~32K keys) in a core's L2 where one
+// table of all keys would miss the cache at every key.
 constexpr size_t kMergePartitions = 64;
 // Groups per task of the passes that walk the parts' groups in order.
 constexpr size_t kRangeGroups = size_t{1} << 16;
@@ -50,7 +52,9 @@ uint64_t mix(int64_t key) {
 // else -(flat + 2) of that first appearance.
 constexpr int64_t kNew = -1;
 
-// One partition's keys (open addressing, linear probing, at most half full).
+// One partition's keys (open addressing, linear probing, at most two
+// thirds full: `keys` counts every group of the partition, of which those
+// with a key seen before take no slot).
 class KeyTable {
  public:
   struct Slot {
@@ -60,8 +64,7 @@ class KeyTable {
   };
   static constexpr int64_t kAbsent = INT64_MIN;
   explicit KeyTable(size_t keys) {
-    size_t slots = 16;
-    while (slots < 2 * keys) slots <<= 1;
+    const size_t slots = std::bit_ceil(std::max<size_t>(16, keys + keys / 2));
     mask_ = slots - 1;
     slots_.resize(slots);
   }
@@ -106,9 +109,9 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
   };
 
   const int threads = spec.threads;
-  const size_t p_count = partitions ? std::bit_ceil(partitions)
-                         : parallel && threads != 1 && base + others >= kParallelMergeMinGroups ? kMergePartitions
-                                                                                                 : 1;
+  const size_t p_count = partitions                                       ? std::bit_ceil(partitions)
+                         : base + others >= kPartitionedMergeMinGroups ? kMergePartitions
+                                                                       : 1;
   const int shift = 64 - std::countr_zero(p_count);
   const auto partition_of = [&](uint64_t hash) -> size_t {
     return p_count == 1 ? 0 : static_cast<size_t>(hash >> shift);
@@ -158,7 +161,9 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
     int64_t key;
     size_t index;
   };
-  std::vector<Entry> entries(total);
+  // Left uninitialized (every element is written below), as are target
+  // and place: zeroing them would cost as much as a pass of the merge.
+  const std::unique_ptr<Entry[]> entries(new Entry[total]);
   run_tasks(parallel, threads, ranges.size(), [&](size_t r) {
     const Range& range = ranges[r];
     const int64_t* keys = keys_of(range.part);
@@ -173,7 +178,7 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
   // key twice (never a run's result, but possible in a part) would have two
   // of its groups combined into one target: such a part is combined on one
   // thread (step 6).
-  std::vector<int64_t> target(others);
+  const std::unique_ptr<int64_t[]> target(new int64_t[others]);
   std::vector<std::vector<uint8_t>> twice(p_count, std::vector<uint8_t>(parts.size(), 0));
   run_tasks(parallel, threads, p_count, [&](size_t p) {
     KeyTable table(begin[p + 1] - begin[p]);
@@ -240,7 +245,7 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
     visit_fields(spec.aggregates[a].op, [&](auto member) { (out.states[a].*member).resize(groups); });
 
   // 5. The new groups, copied to their places.
-  std::vector<size_t> place(others);
+  const std::unique_ptr<size_t[]> place(new size_t[others]);
   run_tasks(parallel, threads, flat_ranges, [&](size_t r) {
     const size_t end = std::min(others, (r + 1) * kRangeGroups);
     size_t to = base + added_before[r];
@@ -268,7 +273,7 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
     const size_t n = part.groups();
     const size_t tasks = serial[q] ? 1 : (n + kRangeGroups - 1) / kRangeGroups;
     const size_t per = serial[q] ? n : kRangeGroups;
-    const int64_t* part_target = target.data() + offset[q - 1];
+    const int64_t* part_target = target.get() + offset[q - 1];
     const auto target_of = [&](int64_t t) { return t >= 0 ? static_cast<size_t>(t) : place[static_cast<size_t>(-(t + 2))]; };
     run_tasks(parallel, threads, tasks, [&](size_t r) {
       const size_t end = std::min(n, (r + 1) * per);
