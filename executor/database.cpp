@@ -153,7 +153,8 @@ class DatabaseImpl final : public Database {
       options.memory_budget = config_.gpu_memory_budget;
       options.column_cache_bytes = config_.column_cache_bytes;
       options.tuning = config_.tuning;
-      // Several devices' partial states are merged on the CPU engine's pool.
+      // Several devices' runs are finalized, and their partial states merged,
+      // on the CPU engine's pool.
       options.host_tasks = [](int threads, size_t tasks, const std::function<void(size_t)>& run) {
         const int used = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         cpu::parallel_tasks(used, tasks, [&](int, size_t task) { run(task); });

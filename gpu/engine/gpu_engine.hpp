@@ -29,8 +29,9 @@ struct GpuEngineOptions {
   uint64_t column_cache_bytes = 0;
   // Online tuning (Config::tuning): used when a query's spec has a tuning store.
   config::TuningConfig tuning;
-  // The host threads that merge several devices' partial states
-  // (MultiDeviceEngine; the executor's worker pool); none: one thread.
+  // The host threads that finalize several devices' runs and merge their
+  // partial states (MultiDeviceEngine; the executor's worker pool); none:
+  // the query's thread alone.
   tally::ParallelTasks host_tasks;
 };
 

@@ -21,7 +21,8 @@ namespace tally::gpu {
 class MultiDeviceEngine final : public GpuEngine {
  public:
   // `devices`: two or more engines, each of its own device; `host_tasks`:
-  // the threads that merge their partial states (GpuEngineOptions).
+  // the threads that finalize their runs and merge their partial states
+  // (GpuEngineOptions).
   MultiDeviceEngine(std::vector<std::unique_ptr<GpuEngine>> devices, tally::ParallelTasks host_tasks)
       : devices_(std::move(devices)), host_tasks_(std::move(host_tasks)) {}
   std::string name() const override { return "gpu"; }
