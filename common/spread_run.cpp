@@ -79,6 +79,8 @@ AggregationResult SpreadRun::finalize() {
     enter_(i);
     parts[i] = runs_[i]->finalize();
   });
+  parts_groups_ = 0;
+  for (const AggregationResult& p : parts) parts_groups_ += p.groups();
   const auto merge_start = std::chrono::steady_clock::now();
   AggregationResult merged = merge_results(spec_, std::move(parts), parallel_);
   merge_ms_ = ms_since(merge_start);
@@ -109,7 +111,9 @@ AggregationReport SpreadRun::report() const {
   }
   out.groups = groups_;
   out.finalize_ms = finalize_ms_;
-  std::snprintf(line, sizeof line, "Partial states merged on the host: %.3f ms", merge_ms_);
+  std::snprintf(line, sizeof line, "Partial states merged on the host: %.3f ms (%llu groups of %zu runs into %llu)",
+                merge_ms_, static_cast<unsigned long long>(parts_groups_), runs_.size(),
+                static_cast<unsigned long long>(groups_));
   out.details.push_back(line);
   return out;
 }

@@ -47,7 +47,7 @@ class SpreadRun final : public AggregationRun {
   std::function<void(size_t)> enter_;
   ParallelTasks parallel_;
   size_t next_ = 0;
-  uint64_t groups_ = 0;
+  uint64_t groups_ = 0, parts_groups_ = 0;  // merged, and the runs' before the merge
   double finalize_ms_ = 0, merge_ms_ = 0;
 };
 
