@@ -274,7 +274,9 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
     const size_t tasks = serial[q] ? 1 : (n + kRangeGroups - 1) / kRangeGroups;
     const size_t per = serial[q] ? n : kRangeGroups;
     const int64_t* part_target = target.get() + offset[q - 1];
-    const auto target_of = [&](int64_t t) { return t >= 0 ? static_cast<size_t>(t) : place[static_cast<size_t>(-(t + 2))]; };
+    const auto target_of = [&](int64_t t) {
+      return t >= 0 ? static_cast<size_t>(t) : place[static_cast<size_t>(-(t + 2))];
+    };
     run_tasks(parallel, threads, tasks, [&](size_t r) {
       const size_t end = std::min(n, (r + 1) * per);
       for (size_t g = r * per; g < end; ++g) {
@@ -283,7 +285,8 @@ AggregationResult merge_results(const AggregationSpec& spec, std::vector<Aggrega
         if (g + kPrefetchAhead < end && part_target[g + kPrefetchAhead] != kNew) {
           const size_t ahead = target_of(part_target[g + kPrefetchAhead]);
           for (size_t a = 0; a < aggregates; ++a)
-            visit_fields(spec.aggregates[a].op, [&](auto member) { __builtin_prefetch(&(out.states[a].*member)[ahead], 1); });
+            visit_fields(spec.aggregates[a].op,
+                         [&](auto member) { __builtin_prefetch(&(out.states[a].*member)[ahead], 1); });
         }
         const int64_t t = part_target[g];
         if (t == kNew) continue;
