@@ -11,6 +11,7 @@
 
 #include "common/aggregate_engine.hpp"
 #include "common/float_moments.hpp"
+#include "common/parallel_tasks.hpp"
 
 namespace tally {
 
@@ -104,8 +105,16 @@ inline void combine_group(PartialOp op, PartialStates& s, size_t to, const Parti
 bool mergeable(const AggregationSpec& spec);
 
 // The result over all parts' input: groups with the same key (and the NULL
-// key group) merged, in the order they first appear. Parts in the full
-// form (compact_result off).
-AggregationResult merge_results(const AggregationSpec& spec, std::vector<AggregationResult> parts);
+// key group) merged. Parts in the full form (compact_result off). The order
+// is fixed whatever the threads: the largest part's groups (the first
+// largest) as that part has them, then the groups it lacks in the order
+// they first appear in the others, part by part; a group's states are
+// combined in part order, so float sums round the same way every time.
+// The groups are split by a hash of the key into `partitions` (a power of
+// two; 0 = chosen from the number of groups: one for a small merge), each
+// merged by one task of `parallel` on up to spec.threads threads (no
+// `parallel`: all on the calling thread).
+AggregationResult merge_results(const AggregationSpec& spec, std::vector<AggregationResult> parts,
+                                const ParallelTasks& parallel = {}, size_t partitions = 0);
 
 }  // namespace tally

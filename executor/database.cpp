@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <mutex>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/aggregate_engine.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/sql_session.hpp"
 #include "executor/settings.hpp"
@@ -150,6 +153,12 @@ class DatabaseImpl final : public Database {
       options.memory_budget = config_.gpu_memory_budget;
       options.column_cache_bytes = config_.column_cache_bytes;
       options.tuning = config_.tuning;
+      // Several devices' runs are finalized, and their partial states merged,
+      // on the CPU engine's pool.
+      options.host_tasks = [](int threads, size_t tasks, const std::function<void(size_t)>& run) {
+        const int used = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        cpu::parallel_tasks(used, tasks, [&](int, size_t task) { run(task); });
+      };
       if (config_.gpu_devices.empty()) gpu_ = gpu::make_gpu_engine(config_.gpu_device, options);
       else gpu_ = gpu::make_multi_device_engine(device_list(config_.gpu_devices), options);
     } catch (const Error& e) {

@@ -15,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "common/aggregate_engine.hpp"
+#include "common/parallel_tasks.hpp"
 #include "gpu/pipeline/column_cache.hpp"
 #include "gpu/rules/device_info.hpp"
 
@@ -28,6 +29,10 @@ struct GpuEngineOptions {
   uint64_t column_cache_bytes = 0;
   // Online tuning (Config::tuning): used when a query's spec has a tuning store.
   config::TuningConfig tuning;
+  // The host threads that finalize several devices' runs and merge their
+  // partial states (MultiDeviceEngine; the executor's worker pool); none:
+  // the query's thread alone.
+  tally::ParallelTasks host_tasks;
 };
 
 class GpuEngine : public tally::AggregateEngine {

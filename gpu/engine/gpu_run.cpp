@@ -170,10 +170,19 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
                           ChunkPipeline::joinable(pending_->chunk, next->chunk);
     const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
     if (continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit)) {
+      const int64_t joined_rows = next->chunk.rows;
       ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
       ++pending_->chunks;
       next.reset();
-      if (continues && pending_->chunks == pending_->choice.span) run_pending(true);  // a whole measurement: at once
+      if (continues && pending_->chunks == pending_->choice.span) {
+        run_pending(true);  // a whole measurement: at once
+      } else if (!continues && pending_->chunk.rows + joined_rows > kJoinedLaunchRows) {
+        // Full: a next chunk of this size would not join, so the launch
+        // goes now rather than when that chunk arrives (with several
+        // devices fed by one thread, that is after the other devices'
+        // chunks too).
+        run_pending(true);
+      }
     } else if (pending_) {
       run_pending(true);
     }

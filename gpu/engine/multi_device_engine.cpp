@@ -32,7 +32,7 @@ std::unique_ptr<tally::AggregationRun> MultiDeviceEngine::start(const tally::Agg
     runs.push_back(d->start(each));
   }
   return std::make_unique<tally::SpreadRun>(spec, std::move(runs), std::move(names),
-                                            [ordinals](size_t i) { use_device(ordinals[i]); });
+                                            [ordinals](size_t i) { use_device(ordinals[i]); }, host_tasks_);
 }
 
 std::unique_ptr<GpuEngine> make_multi_device_engine(const std::vector<int>& ordinals, const GpuEngineOptions& options) {
@@ -51,7 +51,7 @@ std::unique_ptr<GpuEngine> make_multi_device_engine(const std::vector<int>& ordi
   }
   if (engines.empty()) return nullptr;
   if (engines.size() == 1) return std::move(engines.front());
-  return std::make_unique<MultiDeviceEngine>(std::move(engines));
+  return std::make_unique<MultiDeviceEngine>(std::move(engines), options.host_tasks);
 }
 
 }  // namespace tally::gpu

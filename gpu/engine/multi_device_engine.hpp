@@ -6,7 +6,7 @@
 // cached on, and aggregated by, the same device in every query; each device
 // aggregates its chunks with the variant and configuration its own tuning
 // chose, concurrently (a run's launches are asynchronous), and the devices'
-// partial states are merged on the host (common/spread_run.hpp).
+// partial states are merged on the host's threads (common/spread_run.hpp).
 // Aggregations whose states do not merge (ordered-set aggregates,
 // count(DISTINCT), key tuples) run on the first device alone.
 // Host-only: gpu_stub.cpp's use_device() throws where there is no CUDA, and
@@ -20,8 +20,11 @@ namespace tally::gpu {
 
 class MultiDeviceEngine final : public GpuEngine {
  public:
-  // `devices`: two or more engines, each of its own device.
-  explicit MultiDeviceEngine(std::vector<std::unique_ptr<GpuEngine>> devices) : devices_(std::move(devices)) {}
+  // `devices`: two or more engines, each of its own device; `host_tasks`:
+  // the threads that finalize their runs and merge their partial states
+  // (GpuEngineOptions).
+  MultiDeviceEngine(std::vector<std::unique_ptr<GpuEngine>> devices, tally::ParallelTasks host_tasks)
+      : devices_(std::move(devices)), host_tasks_(std::move(host_tasks)) {}
   std::string name() const override { return "gpu"; }
   const DeviceInfo& device() const override { return devices_.front()->device(); }
   ColumnCache& column_cache() override { return devices_.front()->column_cache(); }
@@ -31,6 +34,7 @@ class MultiDeviceEngine final : public GpuEngine {
 
  private:
   std::vector<std::unique_ptr<GpuEngine>> devices_;
+  tally::ParallelTasks host_tasks_;
 };
 
 // One engine over the devices `ordinals` names (empty: every device): the
