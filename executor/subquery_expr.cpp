@@ -140,8 +140,18 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
 }
 
 void SubqueryExpr::run_once_ahead(const std::vector<Value>& parameters) const {
-  if (grouped) groups_for(parameters);
-  else if (correlated.empty()) result_for(parameters);
+  if (grouped) {
+    // A run restricted to the outer values' groups (restrict_groups) has
+    // run already and answers every lookup that can come: the whole
+    // grouped run is left for a key outside it, should one come.
+    {
+      std::lock_guard lock(groups_mutex_);
+      if (restricted_) return;
+    }
+    groups_for(parameters);
+  } else if (correlated.empty()) {
+    result_for(parameters);
+  }
 }
 
 Vector SubqueryExpr::evaluate(const EvalInput& input) const {

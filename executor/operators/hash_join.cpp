@@ -98,6 +98,10 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const HeldSide table = hold_side(build, build_keys_, space_width_, context);
   const size_t build_rows = table.rows.rows;
   restrict_by_held_rows(residual_, build, table.rows, space_width_, context);
+  if (const auto* scan = dynamic_cast<const TableScan*>(&probe);
+      scan != nullptr && hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi)) {
+    restrict_by_join_keys(scan->filters(), probe_keys_, table.keys, context.parameters);
+  }
   const bool keep_probe = kind_ == JoinKind::probe_outer || kind_ == JoinKind::full;
   const bool keep_build = kind_ == JoinKind::build_outer || kind_ == JoinKind::full;
   // A semi or anti join without a residual needs one match per probe row.

@@ -48,6 +48,28 @@ void restrict_by_held_rows(const std::vector<ExprPtr>& residual, const PhysicalO
   }
 }
 
+void restrict_by_join_keys(const std::vector<ExprPtr>& scan_filters, const std::vector<ExprPtr>& probe_keys,
+                           const std::vector<Vector>& held_keys, const std::vector<Value>* parameters) {
+  std::vector<const SubqueryExpr*> subqueries;
+  for (const auto& conjunct : scan_filters) find_grouped_subqueries(*conjunct, subqueries);
+  if (subqueries.empty()) return;
+  const std::vector<Value> no_parameters;
+  const std::vector<Value>& base = parameters ? *parameters : no_parameters;
+  for (const SubqueryExpr* s : subqueries) {
+    for (size_t i = 0; i < probe_keys.size() && i < held_keys.size(); ++i) {
+      const auto* probe = dynamic_cast<const ColumnExpr*>(probe_keys[i].get());
+      if (probe == nullptr || held_keys[i].count > kRestrictingRows) continue;
+      const auto& slots = s->grouped->key_slots;
+      const auto slot = std::find_if(slots.begin(), slots.end(), [&](size_t at) {
+        const auto* key = dynamic_cast<const ColumnExpr*>(s->correlated[at].get());
+        return key != nullptr && key->index == probe->index && key->type.id == held_keys[i].type.id;
+      });
+      if (slot == slots.end()) continue;
+      s->restrict_groups(base, {held_keys[i]}, {static_cast<size_t>(slot - slots.begin())});
+      break;
+    }
+  }
+}
 
 void restrict_by_in_lists(const std::vector<ExprPtr>& conjuncts, const std::vector<Value>* parameters) {
   std::vector<const SubqueryExpr*> subqueries;

@@ -21,6 +21,15 @@ struct ExecContext;
 void restrict_by_held_rows(const std::vector<ExprPtr>& residual, const PhysicalOperator& held,
                            const DataChunk& rows, size_t space_width, const ExecContext& context);
 
+// An inner or semi hash join over a scan (TPC-H Q20's partsupp, semi-joined
+// with the parts named 'forest%'): a correlation key of a subquery in the
+// scan's filters that is also one of the join's probe keys takes only the
+// held side's values of that key. The scan tests the join's keys before
+// such a filter (TableScan::filtered_chunk), so no row the join drops looks
+// its group up.
+void restrict_by_join_keys(const std::vector<ExprPtr>& scan_filters, const std::vector<ExprPtr>& probe_keys,
+                           const std::vector<Vector>& held_keys, const std::vector<Value>* parameters);
+
 // A scan's conjuncts (TPC-H Q20's partsupp): a correlation key that another
 // conjunct tests with `key IN (uncorrelated subquery)` takes only that
 // subquery's values.

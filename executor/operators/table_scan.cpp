@@ -125,6 +125,7 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
   for (const auto& f : filters_) conjuncts(*f, parts);
   for (const Expr* part : parts) {
     FilterPart fp{part, {}, nullptr};
+    fp.subquery = has_subquery(const_cast<Expr&>(*part));
     // collect_refs and has_subquery only read the expression.
     Expr& e = const_cast<Expr&>(*part);
     std::set<int> refs;
@@ -251,9 +252,34 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
     rows.resize(n);
     keep_rows();
   }
+  // The filters without subqueries, the key tests, then the filters with
+  // subqueries (FilterPart::subquery).
+  bool subquery_parts = false;
+  auto test_keys = [&] {
+    for (const auto& key_test : key_tests) {
+      // Where a subquery follows, every key test applies: its groups may be
+      // restricted to the keys a test keeps.
+      if (out.rows == 0 || (!subquery_parts && !key_test->worth_it())) continue;
+      for (size_t i : key_test->columns) {
+        if (!done[i]) convert(i);
+      }
+      const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
+      std::vector<Vector> keys;
+      for (const auto& key : *key_test->test->keys) keys.push_back(key->evaluate(input));
+      rows.clear();
+      key_test->test->test(keys, out.rows, rows);
+      key_test->tested.fetch_add(out.rows, std::memory_order_relaxed);
+      key_test->passed.fetch_add(rows.size(), std::memory_order_relaxed);
+      keep_rows();
+    }
+  };
   for (size_t p = 0; p < filter_parts_.size() && out.rows > 0; ++p) {
     const FilterPart& part = filter_parts_[p];
     if (part.compared) continue;
+    if (part.subquery) {
+      subquery_parts = true;
+      continue;
+    }
     const bool on_codes = part.dictionary && !done[part.columns[0]] &&
                           part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
                                                   parameters, *states[p], rows);
@@ -266,18 +292,15 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
     }
     keep_rows();
   }
-  for (const auto& key_test : key_tests) {
-    if (out.rows == 0 || !key_test->worth_it()) continue;
-    for (size_t i : key_test->columns) {
+  test_keys();
+  for (size_t p = 0; p < filter_parts_.size() && out.rows > 0 && subquery_parts; ++p) {
+    const FilterPart& part = filter_parts_[p];
+    if (!part.subquery) continue;
+    for (size_t i : part.columns) {
       if (!done[i]) convert(i);
     }
     const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
-    std::vector<Vector> keys;
-    for (const auto& key : *key_test->test->keys) keys.push_back(key->evaluate(input));
-    rows.clear();
-    key_test->test->test(keys, out.rows, rows);
-    key_test->tested.fetch_add(out.rows, std::memory_order_relaxed);
-    key_test->passed.fetch_add(rows.size(), std::memory_order_relaxed);
+    rows = true_rows(part.condition->evaluate(input));
     keep_rows();
   }
   for (size_t i = 0; i < outputs_ && out.rows > 0; ++i) {

@@ -30,6 +30,8 @@ class TableScan final : public PhysicalOperator {
   std::string describe() const override;
   std::vector<std::string> details() const override;
   std::string node_type() const override { return "Seq Scan"; }
+  // The conjuncts the scan filters its rows by.
+  const std::vector<ExprPtr>& filters() const { return filters_; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override;
 
  private:
@@ -49,6 +51,10 @@ class TableScan final : public PhysicalOperator {
     std::vector<size_t> columns;
     std::unique_ptr<DictionaryFilter> dictionary;
     bool compared = false;  // one of compared_ below
+    // Holds a subquery: tested after the key tests, so that a grouped
+    // subquery restricted to a join's keys (subquery_restriction.hpp) is
+    // looked up only for rows the join keeps.
+    bool subquery = false;
   };
   std::vector<FilterPart> filter_parts_;
   // The conjuncts that are comparisons of a stored integer, numeric or
