@@ -6,20 +6,15 @@
 // sketches of one column count every value twice.
 #include <cstdint>
 
+#include "common/murmur_mix.hpp"
+
 namespace tally {
 
 // Version byte of the serialized sketch (byte 0; see hll_sketch.hpp for the layout).
 inline constexpr uint8_t kHllFormatVersion = 1;
 
-// The 64-bit finalizer of MurmurHash3 (fmix64): a bijection with full
-// avalanche, so distinct 64-bit inputs never collide and the bits are uniform.
-constexpr uint64_t hll_hash(uint64_t bits) {
-  bits ^= bits >> 33;
-  bits *= 0xff51afd7ed558ccdull;
-  bits ^= bits >> 33;
-  bits *= 0xc4ceb9fe1a85ec53ull;
-  bits ^= bits >> 33;
-  return bits;
-}
+// MurmurHash3's finalizer: distinct 64-bit inputs never collide and the
+// bits are uniform.
+constexpr uint64_t hll_hash(uint64_t bits) { return murmur_fmix64(bits); }
 
 }  // namespace tally

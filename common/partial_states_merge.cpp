@@ -7,6 +7,8 @@
 #include <memory>
 #include <utility>
 
+#include "common/murmur_mix.hpp"
+
 namespace tally {
 
 bool mergeable(const AggregationSpec& spec) {
@@ -35,17 +37,9 @@ constexpr size_t kRangeGroups = size_t{1} << 16;
 // lines: enough misses in flight to cover a memory access's latency.
 constexpr size_t kPrefetchAhead = 16;
 
-// murmur3's 64-bit finalizer: dense keys (0, 1, 2, ...) spread evenly over
-// partitions (the high bits) and table slots (the low bits).
-uint64_t mix(int64_t key) {
-  uint64_t h = static_cast<uint64_t>(key);
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
+// Dense keys (0, 1, 2, ...) spread evenly over partitions (the high bits)
+// and table slots (the low bits).
+uint64_t mix(int64_t key) { return murmur_fmix64(static_cast<uint64_t>(key)); }
 
 // Where a group of a part other than the base goes (by its flat index):
 // >= 0 a base group; kNew: a group of its own (its key's first appearance);

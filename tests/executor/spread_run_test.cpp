@@ -156,6 +156,17 @@ void expect_same(const std::vector<std::string>& got, const std::vector<std::str
   }
 }
 
+// Runs `sql` spread (it must be spread: once) and on the CPU engine alone,
+// expects the same lines, and returns the spread run's.
+std::vector<std::string> expect_spread_as_one(SpreadEngine& spread, MemoryTableProvider& tables, const std::string& sql) {
+  const int before = spread.spread_runs;
+  const auto want = run(sql, tables, nullptr);
+  const auto got = run(sql, tables, &spread);
+  EXPECT_EQ(spread.spread_runs, before + 1) << sql << ": not spread";
+  expect_same(got, want, sql);
+  return got;
+}
+
 TEST(SpreadRun, MergedAnswersEqualOneRunOverAllChunks) {
   auto tables = make_tables();
   SpreadEngine spread;
@@ -169,11 +180,7 @@ TEST(SpreadRun, MergedAnswersEqualOneRunOverAllChunks) {
       "SELECT count(*), sum(v) FROM e",
   };
   for (const auto& q : queries) {
-    const int before = spread.spread_runs;
-    const auto want = run(q, *tables, nullptr);
-    const auto got = run(q, *tables, &spread);
-    EXPECT_EQ(spread.spread_runs, before + 1) << q << ": not spread";
-    expect_same(got, want, q);
+    const auto got = expect_spread_as_one(spread, *tables, q);
     if (q.find(" FROM t") != std::string::npos) {
       EXPECT_FALSE(got.empty()) << q;
       // Seven chunks over three runs: each run got some.
@@ -192,13 +199,7 @@ TEST(SpreadRun, ManyGroupsMergedOnThreads) {
       "SELECT g, count(*), count(v), sum(v), avg(v), sum(b), min(v), max(v), min(b) FROM t GROUP BY g",
       "SELECT g, corr(y, x), covar_pop(y, x), regr_slope(y, x) FROM t GROUP BY g",
   };
-  for (const auto& q : queries) {
-    const int before = spread.spread_runs;
-    const auto want = run(q, *tables, nullptr);
-    const auto got = run(q, *tables, &spread);
-    EXPECT_EQ(spread.spread_runs, before + 1) << q << ": not spread";
-    expect_same(got, want, q);
-  }
+  for (const auto& q : queries) expect_spread_as_one(spread, *tables, q);
   EXPECT_GT(run("SELECT g, count(*) FROM m GROUP BY g", *tables, nullptr).size(), size_t{60000});
 }
 
