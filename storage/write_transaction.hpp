@@ -29,6 +29,7 @@ class CancelToken;
 
 namespace tally::storage {
 
+class StringDictionary;
 class TableAppender;
 class TableStore;
 
@@ -80,17 +81,25 @@ class WriteTransaction {
     std::shared_ptr<const catalog::TableSnapshot> base;     // committed when first written; null: created here
     std::shared_ptr<const catalog::TableSnapshot> working;  // null: dropped here
     std::vector<uint64_t> own_chunks;                       // chunk ids this block wrote files for
+    // By file slot: the newest appender dictionary of each text column this
+    // block appended to, published to the store at commit (as an autocommit
+    // append publishes its own), so that readers need not load it from disk.
+    std::map<int, std::shared_ptr<const StringDictionary>> dictionaries;
     bool locked = false;
   };
   // The table's pending entry, taking its write lock on first use. Throws
   // 42P01 when the table does not exist (or this block dropped it).
   Pending& touch(uint32_t oid);
   // An append's result (TableAppender::commit in a block).
+  // dictionaries: by column of working's definition (null: not a text column).
   void record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
-                     const std::vector<uint64_t>& written_chunks);
+                     const std::vector<uint64_t>& written_chunks,
+                     const std::vector<std::shared_ptr<const StringDictionary>>& dictionaries);
+  void publish_dictionaries(const Pending& p) const;
   void remove_own_files(uint32_t oid, const Pending& p, bool keep_live);
   void release_locks();
-  // fsyncs the files the committed state will reference (the block's appends skip it).
+  // fsyncs the files the committed state will reference (the block's appends
+  // skip it), and the directories that name them, all at once.
   void sync_files() const;
 
   void remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids);
