@@ -261,6 +261,14 @@ void TableAppender::flush_chunk() {
     paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, snapshot_->def.slot(c)));
   }
   const uint64_t rows = rows_;
+  if (keeping_) {
+    uint64_t bytes = 0;
+    for (const auto& col : *columns) bytes += col.data.size() + col.validity.size();
+    kept_bytes_ += bytes;
+    keeping_ = kept_bytes_ <= store_.written_cache_budget();
+    if (keeping_) kept_.emplace_back(chunk_id, columns);
+    else kept_.clear();
+  }
   // A block's small chunks are fsynced once, at COMMIT (WriteTransaction::commit):
   // many small INSERTs in a block then cost one round of fsyncs, not one each.
   // Full chunks (a large COPY) are synced here, overlapping the parsing.
@@ -293,6 +301,18 @@ void TableAppender::flush_chunk() {
   }));
 }
 
+std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> TableAppender::take_kept() {
+  std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> out;
+  for (auto& [chunk_id, columns] : kept_) {
+    auto batch = std::make_shared<ChunkBatch>();
+    batch->rows = columns->empty() ? 0 : columns->front().rows;
+    batch->columns = std::move(*columns);  // the chunk's write has finished (wait_writes)
+    out.emplace_back(chunk_id, std::move(batch));
+  }
+  kept_.clear();
+  return out;
+}
+
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   flush_chunk();
   rows_ = 0;
@@ -314,7 +334,8 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
     working->dictionaries = dict_states;
     working->next_chunk_id = std::max(working->next_chunk_id, next_chunk_id_);
     transaction_->record_append(oid, working, started_,
-                                std::vector<std::shared_ptr<const StringDictionary>>(dicts_.begin(), dicts_.end()));
+                                std::vector<std::shared_ptr<const StringDictionary>>(dicts_.begin(), dicts_.end()),
+                                take_kept());
     committed_ = true;
     return working;
   }
@@ -324,6 +345,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());
   store_.publish_dictionaries(snapshot_->def, published, dict_states);
   store_.retire_chunks(snapshot_, replaced_);
+  for (auto& [chunk_id, batch] : take_kept()) store_.cache_written(*snap, chunk_id, std::move(batch));
   if (check_) check_->committed(*snap);
   return snap;
 }

@@ -119,6 +119,13 @@ class TableAppender {
   // while parsing continues (fsync latency dominates otherwise).
   std::deque<std::future<catalog::ChunkInfo>> writes_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours
+  // The chunks written, kept decoded for TableStore::cache_written at the
+  // commit while they fit its budget (a larger append keeps none).
+  std::vector<std::pair<uint64_t, std::shared_ptr<std::vector<ColumnVector>>>> kept_;
+  uint64_t kept_bytes_ = 0;
+  bool keeping_ = true;
+  // kept_ as chunk batches, the chunks' own columns moved into them.
+  std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> take_kept();
   // Per text column: this append's dictionary, an O(1) copy of the committed
   // one that shares its store (string_dictionary.hpp).
   std::vector<std::shared_ptr<StringDictionary>> dicts_;

@@ -137,11 +137,19 @@ std::unique_ptr<TableAppender> WriteTransaction::begin_append(uint32_t oid) {
 
 void WriteTransaction::record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
                                      const std::vector<uint64_t>& written_chunks,
-                                     const std::vector<std::shared_ptr<const StringDictionary>>& dictionaries) {
+                                     const std::vector<std::shared_ptr<const StringDictionary>>& dictionaries,
+                                     std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> written) {
   Pending& p = tables_.at(oid);
   for (size_t c = 0; c < dictionaries.size() && c < working->def.columns.size(); ++c)
     if (dictionaries[c]) p.dictionaries[working->def.slot(c)] = dictionaries[c];
   p.working = std::move(working);
+  // Chunks kept for the cache: not those this append replaced (many small
+  // INSERTs rewrite one tail chunk), and no more than one append's budget.
+  std::erase_if(p.written, [&](const auto& w) { return !has_chunk(*p.working, w.first); });
+  for (auto& w : written) {
+    for (const auto& column : w.second->columns) written_bytes_ += column.data.size() + column.validity.size();
+    if (written_bytes_ <= store_.written_cache_budget()) p.written.push_back(std::move(w));
+  }
   p.own_chunks.insert(p.own_chunks.end(), written_chunks.begin(), written_chunks.end());
   ++writes_;
 }
@@ -204,7 +212,7 @@ void WriteTransaction::rollback_to(const Savepoint& savepoint) {
       it = tables_.erase(it);
       continue;
     }
-    Pending restored = then ? *then : Pending{now.base, now.base, {}, {}, false};
+    Pending restored = then ? *then : Pending{now.base, now.base, {}, {}, {}, false};
     restored.locked = now.locked;
     now = std::move(restored);
     // Dictionary entries added since must not be found by the next append.
@@ -274,6 +282,9 @@ void WriteTransaction::commit() {
       continue;
     }
     publish_dictionaries(p);
+    if (const auto committed = store_.catalog().find_table(oid))
+      for (auto& [chunk_id, batch] : p.written)
+        if (has_chunk(*committed, chunk_id)) store_.cache_written(*committed, chunk_id, std::move(batch));
     remove_own_files(oid, p, /*keep_live=*/true);
     if (p.base) {
       std::vector<uint64_t> gone;
