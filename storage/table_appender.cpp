@@ -146,7 +146,7 @@ const StringDictionary& TableAppender::working_dictionary(int column) {
 bool TableAppender::adopt_dictionary(int column, const StringDictionary& source) {
   auto& dictionary = dicts_[static_cast<size_t>(column)];
   if (dictionary->size() != 0) return false;
-  dictionary = std::make_shared<StringDictionary>(StringDictionary::copy_of(source));
+  dictionary = std::make_shared<StringDictionary>(StringDictionary::borrow(source));
   return true;
 }
 

@@ -51,7 +51,7 @@ class TableAppender {
     return dicts_[static_cast<size_t>(column)]->intern(value, h);
   }
   // Gives a text column whose dictionary is still empty a copy of source's
-  // entries under the same codes (StringDictionary::copy_of), so values
+  // entries under the same codes (StringDictionary::borrow: shared until it adds one), so values
   // coded in source are appended as they are. False, nothing changed, when
   // the column's dictionary has entries.
   bool adopt_dictionary(int column, const StringDictionary& source);
