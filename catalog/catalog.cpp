@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "common/error.hpp"
 
@@ -18,13 +21,51 @@ constexpr int catalog_format_version = 1;
                                       (db ? sqlite3_errmsg(db) : "cannot allocate sqlite handle"));
 }
 
-// One prepared statement, finalized on scope exit.
+// The prepared statements of each connection not in use, by SQL text: a
+// small DDL or append runs a dozen statements, and parsing them again each
+// time cost about as much as running them. Finalized before the connection
+// closes (forget_statements).
+std::mutex idle_mutex;
+std::unordered_map<sqlite3*, std::unordered_multimap<std::string, sqlite3_stmt*>> idle_statements;
+
+sqlite3_stmt* take_statement(sqlite3* db, const char* sql) {
+  {
+    std::lock_guard lock(idle_mutex);
+    auto& idle = idle_statements[db];
+    if (auto it = idle.find(sql); it != idle.end()) {
+      sqlite3_stmt* stmt = it->second;
+      idle.erase(it);
+      return stmt;
+    }
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    sqlite_fail(db, "prepare");
+  }
+  return stmt;
+}
+
+void give_back_statement(sqlite3* db, sqlite3_stmt* stmt) {
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  std::lock_guard lock(idle_mutex);
+  idle_statements[db].emplace(sqlite3_sql(stmt), stmt);
+}
+
+void forget_statements(sqlite3* db) {
+  std::lock_guard lock(idle_mutex);
+  auto it = idle_statements.find(db);
+  if (it == idle_statements.end()) return;
+  for (auto& [sql, stmt] : it->second) sqlite3_finalize(stmt);
+  idle_statements.erase(it);
+}
+
+// One prepared statement (kept prepared for the next use of its SQL), reset on scope exit.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) sqlite_fail(db, "prepare");
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(sqlite3* db, const char* sql) : db_(db), stmt_(take_statement(db, sql)) {}
+  ~Statement() { give_back_statement(db_, stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -69,7 +110,7 @@ class Statement {
     if (rc != SQLITE_OK) sqlite_fail(db_, "bind");
   }
   sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3_stmt* stmt_;
 };
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back when an exception leaves the scope.
@@ -243,6 +284,7 @@ Catalog::Catalog(const std::string& data_dir) : data_dir_(data_dir) {
     create_schema();
     load();
   } catch (...) {
+    forget_statements(db_);
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
@@ -250,7 +292,9 @@ Catalog::Catalog(const std::string& data_dir) : data_dir_(data_dir) {
 }
 
 Catalog::~Catalog() {
-  if (db_) sqlite3_close(db_);
+  if (!db_) return;
+  forget_statements(db_);
+  sqlite3_close(db_);
 }
 
 std::string Catalog::database_path() const { return data_dir_ + "/catalog.sqlite3"; }

@@ -160,19 +160,31 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
     }
     def.columns.push_back(std::move(column));
   }
-  auto snapshot = ctx.create_table(def, false);
   std::vector<int> targets;
   std::vector<TableColumn> columns;
   for (size_t i = 0; i < def.columns.size(); ++i) {
     targets.push_back(static_cast<int>(i));
     columns.push_back({def.columns[i].name, def.columns[i].type, false});
   }
-  try {
-    append_result(ctx, snapshot->def.oid, result, targets, columns, name);
-  } catch (...) {
-    ctx.drop_table(snapshot->def.oid);
-    throw;
+  if (ctx.transaction) {
+    auto snapshot = ctx.create_table(def, false);
+    try {
+      append_result(ctx, snapshot->def.oid, result, targets, columns, name);
+    } catch (...) {
+      ctx.drop_table(snapshot->def.oid);
+      throw;
+    }
+    return tag_only("SELECT " + std::to_string(result.rows));
   }
+  // Autocommit: the table and its rows in one catalog commit, as a block of
+  // its own, so that a crash never leaves the table without its rows, and
+  // the statement pays for one commit; an error rolls both back.
+  storage::WriteTransaction statement(ctx.store, ctx.cancel);
+  StatementContext in_statement = ctx;
+  in_statement.transaction = &statement;
+  auto snapshot = in_statement.create_table(def, false);
+  append_result(in_statement, snapshot->def.oid, result, targets, columns, name);
+  statement.commit();
   return tag_only("SELECT " + std::to_string(result.rows));
 }
 

@@ -48,7 +48,7 @@ std::shared_ptr<const storage::StringDictionary> TextKeyCodes::dictionary() cons
   // the source's entries copied (same codes), then the local ones interned
   // in their order (none is in the source, so each gets the next code).
   auto merged = std::make_shared<storage::StringDictionary>(
-      source_ ? storage::StringDictionary::copy_of(*source_) : storage::StringDictionary());
+      source_ ? storage::StringDictionary::borrow(*source_) : storage::StringDictionary());
   for (int32_t c = 0; c < local_.size(); ++c) merged->intern(local_.at(c));
   return merged;
 }

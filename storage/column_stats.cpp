@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <future>
+#include <thread>
 
 #include "common/hll_hash.hpp"
 #include "storage/numeric_slot.hpp"
@@ -30,49 +32,61 @@ class HllBuilder {
     uint8_t& r = registers_[2 + j];
     if (rho > r) r = static_cast<uint8_t>(rho);
   }
+  // The sketch of both inputs: the larger register of each pair.
+  void merge(const HllBuilder& other) {
+    for (size_t j = 2; j < registers_.size(); ++j) registers_[j] = std::max(registers_[j], other.registers_[j]);
+  }
   std::vector<uint8_t> take() { return std::move(registers_); }
 
  private:
   std::vector<uint8_t> registers_;
 };
 
+// The statistics of rows [begin, end) of a column; parts of one column merge.
+struct Part {
+  uint64_t null_count = 0;
+  bool any_int = false, any_float = false;
+  int64_t min_int = INT64_MAX, max_int = INT64_MIN;
+  double min_float = INFINITY, max_float = -INFINITY;
+  HllBuilder hll;
+
+  void merge(const Part& o) {
+    null_count += o.null_count;
+    any_int = any_int || o.any_int;
+    any_float = any_float || o.any_float;
+    min_int = std::min(min_int, o.min_int);
+    max_int = std::max(max_int, o.max_int);
+    min_float = std::min(min_float, o.min_float);
+    max_float = std::max(max_float, o.max_float);
+    hll.merge(o.hll);
+  }
+};
+
 template <class T>
-void integer_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+void integer_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
   const T* v = col.values<T>();
-  int64_t mn = INT64_MAX, mx = INT64_MIN;
-  for (size_t i = 0; i < col.rows; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     if (col.is_null(i)) continue;
     const auto x = static_cast<int64_t>(v[i]);
-    mn = std::min(mn, x);
-    mx = std::max(mx, x);
-    hll.add(static_cast<uint64_t>(x));
-  }
-  if (st.null_count < col.rows) {
-    st.has_min_max = true;
-    st.min_int = mn;
-    st.max_int = mx;
+    st.min_int = std::min(st.min_int, x);
+    st.max_int = std::max(st.max_int, x);
+    st.any_int = true;
+    st.hll.add(static_cast<uint64_t>(x));
   }
 }
 
 template <class T>
-void float_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+void float_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
   const T* v = col.values<T>();
-  double mn = INFINITY, mx = -INFINITY;
-  bool any = false;
-  for (size_t i = 0; i < col.rows; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     if (col.is_null(i)) continue;
     double x = static_cast<double>(v[i]);
     if (x == 0) x = 0;  // -0.0 and 0.0 are one value
-    hll.add(std::bit_cast<uint64_t>(x));
+    st.hll.add(std::bit_cast<uint64_t>(x));
     if (std::isnan(x)) continue;
-    any = true;
-    mn = std::min(mn, x);
-    mx = std::max(mx, x);
-  }
-  if (any) {
-    st.has_min_max = true;
-    st.min_float = mn;
-    st.max_float = mx;
+    st.any_float = true;
+    st.min_float = std::min(st.min_float, x);
+    st.max_float = std::max(st.max_float, x);
   }
 }
 
@@ -80,9 +94,9 @@ void float_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& 
 // (the catalog's min/max are int64), a sketch over the value itself: trailing
 // zeros are stripped first so that 1.5 and 1.50 of an unconstrained column
 // count as one value, as they compare equal in SQL.
-void wide_numeric_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBuilder& hll) {
+void wide_numeric_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
   const size_t width = static_cast<size_t>(storage_width(col.type));
-  for (size_t i = 0; i < col.rows; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     if (col.is_null(i)) continue;
     StoredNumeric n = load_numeric(col.type, col.data.data() + i * width);
     if (n.mantissa == 0) n.scale = 0;
@@ -92,38 +106,67 @@ void wide_numeric_stats(const ColumnVector& col, catalog::ColumnStats& st, HllBu
     }
     const auto bits = static_cast<unsigned __int128>(n.mantissa);
     const auto low = static_cast<uint64_t>(bits), high = static_cast<uint64_t>(bits >> 64);
-    hll.add(low ^ hll_hash(high + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(n.scale + 1)));
+    st.hll.add(low ^ hll_hash(high + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(n.scale + 1)));
   }
-  (void)st;
 }
+
+// False for a type without statistics.
+bool part_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
+  if (col.has_nulls())
+    for (size_t i = begin; i < end; ++i) st.null_count += col.validity[i] == 0;
+  switch (col.type.id) {
+    case TypeId::boolean: integer_stats<uint8_t>(col, begin, end, st); break;
+    case TypeId::int2: integer_stats<int16_t>(col, begin, end, st); break;
+    case TypeId::int4:
+    case TypeId::date:
+    case TypeId::text:
+    case TypeId::varchar:
+    case TypeId::bpchar: integer_stats<int32_t>(col, begin, end, st); break;
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz:
+    case TypeId::numeric:
+      if (storage_width(col.type) == 8) integer_stats<int64_t>(col, begin, end, st);
+      else wide_numeric_stats(col, begin, end, st);
+      break;
+    case TypeId::float4: float_stats<float>(col, begin, end, st); break;
+    case TypeId::float8: float_stats<double>(col, begin, end, st); break;
+    default: return false;
+  }
+  return true;
+}
+
+// Rows per part when a column is summarized on several threads: a hash per
+// row makes a chunk's sketch take milliseconds per column, which the
+// threads of a many-core host divide.
+constexpr size_t part_rows = size_t{1} << 18;
 
 }  // namespace
 
 catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
   catalog::ColumnStats st;
-  if (col.has_nulls())
-    for (size_t i = 0; i < col.rows; ++i) st.null_count += col.validity[i] == 0;
-  HllBuilder hll;
-  switch (col.type.id) {
-    case TypeId::boolean: integer_stats<uint8_t>(col, st, hll); break;
-    case TypeId::int2: integer_stats<int16_t>(col, st, hll); break;
-    case TypeId::int4:
-    case TypeId::date:
-    case TypeId::text:
-    case TypeId::varchar:
-    case TypeId::bpchar: integer_stats<int32_t>(col, st, hll); break;
-    case TypeId::int8:
-    case TypeId::timestamp:
-    case TypeId::timestamptz:
-    case TypeId::numeric:
-      if (storage_width(col.type) == 8) integer_stats<int64_t>(col, st, hll);
-      else wide_numeric_stats(col, st, hll);
-      break;
-    case TypeId::float4: float_stats<float>(col, st, hll); break;
-    case TypeId::float8: float_stats<double>(col, st, hll); break;
-    default: return st;
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parts = std::max<size_t>(1, std::min(col.rows / part_rows, threads));
+  std::vector<Part> part(parts);
+  const size_t per = (col.rows + parts - 1) / parts;
+  auto run = [&](size_t k) { return part_stats(col, k * per, std::min(col.rows, (k + 1) * per), part[k]); };
+  std::vector<std::future<bool>> others;
+  for (size_t k = 1; k < parts; ++k) others.push_back(std::async(std::launch::async, run, k));
+  const bool known = run(0);
+  for (auto& f : others) f.get();
+  for (size_t k = 1; k < parts; ++k) part[0].merge(part[k]);
+  st.null_count = part[0].null_count;
+  if (!known) return st;
+  if (part[0].any_int) {
+    st.has_min_max = true;
+    st.min_int = part[0].min_int;
+    st.max_int = part[0].max_int;
+  } else if (part[0].any_float) {
+    st.has_min_max = true;
+    st.min_float = part[0].min_float;
+    st.max_float = part[0].max_float;
   }
-  st.hll = hll.take();
+  st.hll = part[0].hll.take();
   return st;
 }
 

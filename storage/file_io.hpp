@@ -4,6 +4,7 @@
 // Error(58030 io_error) naming the path.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace tally::storage {
 
@@ -41,5 +42,11 @@ void sync_file(const std::string& path);
 
 // fsyncs a directory so that file creations and removals in it are durable.
 void sync_directory(const std::string& path);
+
+// Makes every file (sync_file) and directory (sync_directory) durable, the
+// syncs running at once on several threads: a filesystem with a journal
+// commits concurrent syncs together, where one after the other each waits
+// for a journal commit of its own. Throws the first failure, after all ended.
+void sync_all(const std::vector<std::string>& files, const std::vector<std::string>& directories);
 
 }  // namespace tally::storage

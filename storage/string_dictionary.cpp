@@ -24,20 +24,18 @@ int32_t StringDictionary::intern(std::string_view value, uint64_t h) {
 }
 
 void StringDictionary::make_newest() {
-  if (store_->size() == size_) return;
-  // Entries past size_ belong to an append that did not commit: copy ours.
+  if (!borrowed_ && store_->size() == size_) return;
+  // Entries past size_ belong to an append that did not commit, or the
+  // store is another column's: copy ours.
   auto fork = std::make_shared<Store>();
-  for (int32_t code = 0; code < size_; ++code) {
-    const std::string_view v = store_->at(code);
-    fork->add(v, hash(v));
-  }
+  fork->copy_prefix(*store_, size_);
   store_ = std::move(fork);
+  borrowed_ = false;
 }
 
-StringDictionary StringDictionary::copy_of(const StringDictionary& source) {
-  StringDictionary out;
-  out.store_->copy_prefix(*source.store_, source.size_);
-  out.size_ = source.size_;
+StringDictionary StringDictionary::borrow(const StringDictionary& source) {
+  StringDictionary out(source);
+  out.borrowed_ = true;
   return out;
 }
 

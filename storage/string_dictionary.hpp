@@ -30,11 +30,14 @@ class StringDictionary {
   StringDictionary(const StringDictionary& other) = default;
   StringDictionary& operator=(const StringDictionary& other) = default;
 
-  // A dictionary of its own holding source's entries under the same codes,
-  // copied in one pass (no string is hashed or probed for): an empty column
-  // takes another column's entries this way, and values coded in source are
-  // then its codes as they are (CREATE TABLE AS of a text GROUP BY key).
-  static StringDictionary copy_of(const StringDictionary& source);
+  // A dictionary holding source's entries under the same codes: an empty
+  // column takes another column's entries this way, and values coded in
+  // source are then its codes as they are (CREATE TABLE AS of a text GROUP
+  // BY key). It shares source's store, in O(1), until it adds an entry of
+  // its own: then it first copies its entries to a store of its own in one
+  // pass (no string hashed or probed for), since the shared store is
+  // another column's, written under that column's lock.
+  static StringDictionary borrow(const StringDictionary& source);
 
   int32_t size() const { return size_; }
   std::string_view at(int32_t code) const { return store_->at(code); }
@@ -74,7 +77,9 @@ class StringDictionary {
   // The code of value in the newest dictionary of the store, or -1: safe from
   // other threads while this dictionary's owner interns (a value interned
   // meanwhile may be missed, never misreported). For an append's workers.
-  int32_t find_newest(std::string_view value, uint64_t h) const { return store_->find(value, h); }
+  int32_t find_newest(std::string_view value, uint64_t h) const {
+    return borrowed_ ? find(value, h) : store_->find(value, h);
+  }
 
   // Returns the code of value, adding it if new.
   int32_t intern(std::string_view value, uint64_t h);
@@ -92,6 +97,7 @@ class StringDictionary {
   class Store;
   std::shared_ptr<Store> store_;
   int32_t size_ = 0;
+  bool borrowed_ = false;  // store_ is another column's (borrow): copied before an add
 
   class Store {
    public:

@@ -86,7 +86,7 @@ void TableAppender::wait_writes(size_t keep_last) {
 void TableAppender::start_chunk() {
   rows_ = 0;
   checked_ = 0;
-  buffers_ready_ = false;
+  capacity_ = 0;
   for (auto& b : builders_) {
     b.column.rows = 0;
     b.column.data.clear();
@@ -94,10 +94,17 @@ void TableAppender::start_chunk() {
   }
 }
 
-void TableAppender::make_buffers() {
-  const size_t cap = store_.options().chunk_rows;
-  for (auto& b : builders_) b.column.data.resize(cap * b.width);
-  buffers_ready_ = true;
+void TableAppender::reserve_rows(size_t rows) {
+  if (rows <= capacity_) return;
+  // Doubling from a small start: a row-at-a-time INSERT of a chunk's rows
+  // copies each row about twice, and a one-row statement touches kilobytes.
+  constexpr size_t first_rows = 1024;
+  const size_t grown = std::min(chunk_rows(), std::max({rows, 2 * capacity_, first_rows}));
+  for (auto& b : builders_) {
+    b.column.data.resize(grown * b.width);
+    if (!b.column.validity.empty()) b.column.validity.resize(grown, 1);
+  }
+  capacity_ = grown;
 }
 
 void TableAppender::merge_tail() {
@@ -107,13 +114,13 @@ void TableAppender::merge_tail() {
   std::vector<int> all(builders_.size());
   for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
   const auto batch = store_.read_chunk(*snapshot_, snapshot_->chunks.size() - 1, all);
-  make_buffers();
+  reserve_rows(tail.rows);
   for (size_t c = 0; c < builders_.size(); ++c) {
     const ColumnVector& src = batch->columns[c];
     Builder& b = builders_[c];
     std::memcpy(b.column.data.data(), src.data.data(), src.data.size());
     if (src.has_nulls()) {
-      b.column.validity.assign(store_.options().chunk_rows, 1);
+      b.column.validity.assign(capacity_, 1);
       std::memcpy(b.column.validity.data(), src.validity.data(), src.rows);
     }
   }
@@ -139,7 +146,7 @@ const StringDictionary& TableAppender::working_dictionary(int column) {
 bool TableAppender::adopt_dictionary(int column, const StringDictionary& source) {
   auto& dictionary = dicts_[static_cast<size_t>(column)];
   if (dictionary->size() != 0) return false;
-  dictionary = std::make_shared<StringDictionary>(StringDictionary::copy_of(source));
+  dictionary = std::make_shared<StringDictionary>(StringDictionary::borrow(source));
   return true;
 }
 
@@ -152,8 +159,8 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
                                 const std::vector<const uint8_t*>& valid) {
   const size_t cap = store_.options().chunk_rows;
   for (size_t done = 0; done < rows;) {
-    if (!buffers_ready_) make_buffers();
     const size_t n = std::min(rows - done, cap - rows_);
+    reserve_rows(rows_ + n);
     for (size_t c = 0; c < builders_.size(); ++c) {
       Builder& b = builders_[c];
       std::memcpy(b.column.data.data() + rows_ * b.width, data[c] + done * b.width, n * b.width);
@@ -164,7 +171,7 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
       }
       if (b.column.validity.empty()) {
         if (std::memchr(v + done, 0, n) == nullptr) continue;
-        b.column.validity.assign(cap, 1);
+        b.column.validity.assign(capacity_, 1);
       }
       std::memcpy(b.column.validity.data() + rows_, v + done, n);
     }
@@ -192,19 +199,19 @@ void TableAppender::append_columns(size_t rows, std::vector<std::vector<uint8_t>
     append_rows(rows, data_at, valid_at);
     return;
   }
-  // Swapped, not moved: the caller gets the chunk buffers start_chunk made.
-  // A part chunk keeps room for the rows a later append adds.
+  // Swapped, not moved: the caller gets the (empty) buffers start_chunk left.
+  // A part chunk grows (reserve_rows) when a later append adds rows.
   for (size_t c = 0; c < builders_.size(); ++c) {
     ColumnVector& column = builders_[c].column;
     column.data.swap(data[c]);
-    column.data.resize(cap * builders_[c].width);
+    column.data.resize(rows * builders_[c].width);
     column.validity.clear();
     if (!valid[c].empty() && std::memchr(valid[c].data(), 0, rows) != nullptr) {
       column.validity.swap(valid[c]);
-      column.validity.resize(cap, 1);
+      column.validity.resize(rows, 1);
     }
   }
-  buffers_ready_ = true;
+  capacity_ = rows;
   rows_ = rows;
   appended_ += rows;
   check_rows();
@@ -215,9 +222,9 @@ void TableAppender::append_columns(size_t rows, std::vector<std::vector<uint8_t>
 }
 
 void TableAppender::set_null(int column) {
-  if (!buffers_ready_) make_buffers();
+  if (rows_ >= capacity_) reserve_rows(rows_ + 1);
   Builder& b = builders_[static_cast<size_t>(column)];
-  if (b.column.validity.empty()) b.column.validity.assign(store_.options().chunk_rows, 1);
+  if (b.column.validity.empty()) b.column.validity.assign(capacity_, 1);
   b.column.validity[rows_] = 0;
   std::memset(b.column.data.data() + rows_ * b.width, 0, b.width);
 }
@@ -250,9 +257,18 @@ void TableAppender::flush_chunk() {
     columns->push_back(std::move(col));
     builders_[c].column = ColumnVector{};
     builders_[c].column.type = columns->back().type;
+    capacity_ = 0;
     paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, snapshot_->def.slot(c)));
   }
   const uint64_t rows = rows_;
+  if (keeping_) {
+    uint64_t bytes = 0;
+    for (const auto& col : *columns) bytes += col.data.size() + col.validity.size();
+    kept_bytes_ += bytes;
+    keeping_ = kept_bytes_ <= store_.written_cache_budget();
+    if (keeping_) kept_.emplace_back(chunk_id, columns);
+    else kept_.clear();
+  }
   // A block's small chunks are fsynced once, at COMMIT (WriteTransaction::commit):
   // many small INSERTs in a block then cost one round of fsyncs, not one each.
   // Full chunks (a large COPY) are synced here, overlapping the parsing.
@@ -285,6 +301,18 @@ void TableAppender::flush_chunk() {
   }));
 }
 
+std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> TableAppender::take_kept() {
+  std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> out;
+  for (auto& [chunk_id, columns] : kept_) {
+    auto batch = std::make_shared<ChunkBatch>();
+    batch->rows = columns->empty() ? 0 : columns->front().rows;
+    batch->columns = std::move(*columns);  // the chunk's write has finished (wait_writes)
+    out.emplace_back(chunk_id, std::move(batch));
+  }
+  kept_.clear();
+  return out;
+}
+
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   flush_chunk();
   rows_ = 0;
@@ -305,7 +333,9 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
     working->chunks.insert(working->chunks.end(), written_.begin(), written_.end());
     working->dictionaries = dict_states;
     working->next_chunk_id = std::max(working->next_chunk_id, next_chunk_id_);
-    transaction_->record_append(oid, working, started_);
+    transaction_->record_append(oid, working, started_,
+                                std::vector<std::shared_ptr<const StringDictionary>>(dicts_.begin(), dicts_.end()),
+                                take_kept());
     committed_ = true;
     return working;
   }
@@ -315,6 +345,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());
   store_.publish_dictionaries(snapshot_->def, published, dict_states);
   store_.retire_chunks(snapshot_, replaced_);
+  for (auto& [chunk_id, batch] : take_kept()) store_.cache_written(*snap, chunk_id, std::move(batch));
   if (check_) check_->committed(*snap);
   return snap;
 }

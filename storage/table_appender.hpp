@@ -38,7 +38,7 @@ class TableAppender {
   // value_slot(column). Text columns: set_text with the final value (length
   // rules already applied). NULL: set_null.
   void* value_slot(int column) {
-    if (!buffers_ready_) make_buffers();
+    if (rows_ >= capacity_) reserve_rows(rows_ + 1);
     Builder& b = builders_[static_cast<size_t>(column)];
     return b.column.data.data() + rows_ * b.width;
   }
@@ -51,7 +51,7 @@ class TableAppender {
     return dicts_[static_cast<size_t>(column)]->intern(value, h);
   }
   // Gives a text column whose dictionary is still empty a copy of source's
-  // entries under the same codes (StringDictionary::copy_of), so values
+  // entries under the same codes (StringDictionary::borrow: shared until it adds one), so values
   // coded in source are appended as they are. False, nothing changed, when
   // the column's dictionary has entries.
   bool adopt_dictionary(int column, const StringDictionary& source);
@@ -91,7 +91,10 @@ class TableAppender {
   // Starts an empty chunk; its buffers are made when the first rows are
   // set (append_columns brings its own).
   void start_chunk();
-  void make_buffers();
+  // Makes the current chunk's buffers hold at least `rows` rows (at most a
+  // chunk), growing them geometrically: a statement that writes a few rows
+  // must not allocate and clear a whole chunk's buffers per column.
+  void reserve_rows(size_t rows);
   void flush_chunk();
   // Waits for background chunk writes; with keep_last, until at most that many remain.
   void wait_writes(size_t keep_last);
@@ -107,7 +110,7 @@ class TableAppender {
   std::shared_ptr<const catalog::TableSnapshot> snapshot_;
   std::vector<Builder> builders_;
   size_t rows_ = 0;         // rows in the current chunk buffers
-  bool buffers_ready_ = false;  // the current chunk's buffers hold a chunk's rows
+  size_t capacity_ = 0;     // rows the current chunk's buffers hold (validity too, where present)
   uint64_t appended_ = 0;
   uint64_t next_chunk_id_ = 0;
   std::vector<catalog::ChunkInfo> written_;   // chunks written, not committed
@@ -116,6 +119,13 @@ class TableAppender {
   // while parsing continues (fsync latency dominates otherwise).
   std::deque<std::future<catalog::ChunkInfo>> writes_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours
+  // The chunks written, kept decoded for TableStore::cache_written at the
+  // commit while they fit its budget (a larger append keeps none).
+  std::vector<std::pair<uint64_t, std::shared_ptr<std::vector<ColumnVector>>>> kept_;
+  uint64_t kept_bytes_ = 0;
+  bool keeping_ = true;
+  // kept_ as chunk batches, the chunks' own columns moved into them.
+  std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> take_kept();
   // Per text column: this append's dictionary, an O(1) copy of the committed
   // one that shares its store (string_dictionary.hpp).
   std::vector<std::shared_ptr<StringDictionary>> dicts_;

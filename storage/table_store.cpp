@@ -24,38 +24,83 @@ TableStore::TableStore(catalog::Catalog& catalog, StoreOptions options)
   std::error_code ec;
   fs::create_directories(catalog_.data_dir() + "/tables", ec);
   if (ec) throw Error(SqlState::io_error, "could not create directory \"" + catalog_.data_dir() + "/tables\": " + ec.message());
+  remover_ = std::thread([this] { run_remover(); });
 }
 
-TableStore::~TableStore() { collect_retired(/*force=*/true); }
+TableStore::~TableStore() {
+  {
+    std::lock_guard lock(remover_mutex_);
+    remover_stop_ = true;
+  }
+  remover_wake_.notify_all();
+  remover_.join();
+  for (const auto& r : removing_) remove_files(r);
+  for (const auto& r : take_retired(/*force=*/true)) remove_files(r);
+}
 
 void TableStore::retire(Retired retired) {
   {
     std::lock_guard lock(retired_mutex_);
     retired_.push_back(std::move(retired));
+    retired_count_.store(retired_.size(), std::memory_order_relaxed);
   }
-  collect_retired();
+  queue_retired();
+}
+
+std::vector<TableStore::Retired> TableStore::take_retired(bool force) {
+  std::vector<Retired> ready;
+  if (retired_count_.load(std::memory_order_relaxed) == 0) return ready;
+  std::lock_guard lock(retired_mutex_);
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    // use_count 1: only this list still holds the snapshot.
+    if (force || it->snapshot.use_count() == 1) {
+      ready.push_back(std::move(*it));
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  retired_count_.store(retired_.size(), std::memory_order_relaxed);
+  return ready;
+}
+
+void TableStore::remove_files(const Retired& r) {
+  std::error_code ec;
+  for (const auto& f : r.files) fs::remove(f, ec);
+  if (!r.directory.empty()) fs::remove_all(r.directory, ec);
+}
+
+void TableStore::queue_retired() {
+  auto ready = take_retired(/*force=*/false);
+  if (ready.empty()) return;
+  {
+    std::lock_guard lock(remover_mutex_);
+    for (auto& r : ready) removing_.push_back(std::move(r));
+  }
+  remover_wake_.notify_one();
+}
+
+void TableStore::run_remover() {
+  std::unique_lock lock(remover_mutex_);
+  for (;;) {
+    remover_wake_.wait(lock, [this] { return remover_stop_ || !removing_.empty(); });
+    if (remover_stop_) return;  // the destructor deletes what is left
+    Retired r = std::move(removing_.front());
+    removing_.pop_front();
+    remover_busy_ = true;
+    lock.unlock();
+    remove_files(r);
+    r = Retired{};  // the snapshot too, off the lock
+    lock.lock();
+    remover_busy_ = false;
+    if (removing_.empty()) remover_idle_.notify_all();
+  }
 }
 
 void TableStore::collect_retired(bool force) {
-  std::vector<Retired> ready;
-  {
-    std::lock_guard lock(retired_mutex_);
-    if (retired_.empty()) return;
-    for (auto it = retired_.begin(); it != retired_.end();) {
-      // use_count 1: only this list still holds the snapshot.
-      if (force || it->snapshot.use_count() == 1) {
-        ready.push_back(std::move(*it));
-        it = retired_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (const auto& r : ready) {
-    std::error_code ec;
-    for (const auto& f : r.files) fs::remove(f, ec);
-    if (!r.directory.empty()) fs::remove_all(r.directory, ec);
-  }
+  for (const auto& r : take_retired(force)) remove_files(r);
+  std::unique_lock lock(remover_mutex_);
+  remover_idle_.wait(lock, [this] { return removing_.empty() && !remover_busy_; });
 }
 
 std::string TableStore::table_dir(uint32_t oid) const { return catalog_.data_dir() + "/tables/" + std::to_string(oid); }
@@ -208,8 +253,12 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
   slots.reserve(cols.size());
   for (const int c : cols) slots.push_back(snapshot.def.slot(static_cast<size_t>(c)));
   const std::string key = ChunkCache::key(snapshot.def.oid, chunk.chunk_id, slots);
+  queue_retired();
   if (auto hit = cache_.get(key)) return hit;
-  collect_retired();
+  if (auto projected = project_written(snapshot, chunk.chunk_id, cols)) {
+    cache_.put(key, snapshot.def.oid, projected);
+    return projected;
+  }
   auto batch = std::make_shared<ChunkBatch>();
   batch->rows = chunk.rows;
   batch->columns.reserve(cols.size());
@@ -234,6 +283,33 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
     batch->columns.push_back(std::move(v));
   }
   cache_.put(key, snapshot.def.oid, batch);
+  return batch;
+}
+
+std::string TableStore::whole_chunk_key(const catalog::TableDef& def, uint64_t chunk_id) {
+  std::vector<int> slots;
+  for (size_t c = 0; c < def.columns.size(); ++c) slots.push_back(def.slot(c));
+  return ChunkCache::key(def.oid, chunk_id, slots);
+}
+
+void TableStore::cache_written(const catalog::TableSnapshot& committed, uint64_t chunk_id,
+                               std::shared_ptr<ChunkBatch> batch) {
+  if (batch->columns.size() != committed.def.columns.size()) return;
+  for (size_t c = 0; c < batch->columns.size(); ++c)
+    if (is_text_kind(committed.def.columns[c].type.id)) batch->columns[c].dictionary = dictionary(committed, static_cast<int>(c));
+  cache_.put(whole_chunk_key(committed.def, chunk_id), committed.def.oid, std::move(batch));
+}
+
+std::shared_ptr<const ChunkBatch> TableStore::project_written(const catalog::TableSnapshot& snapshot, uint64_t chunk_id,
+                                                              const std::vector<int>& columns) {
+  const auto whole = cache_.get(whole_chunk_key(snapshot.def, chunk_id));
+  if (!whole) return nullptr;
+  // A copy of the columns asked for: still far cheaper than reading and
+  // checksumming the files.
+  auto batch = std::make_shared<ChunkBatch>();
+  batch->rows = whole->rows;
+  batch->columns.reserve(columns.size());
+  for (const int c : columns) batch->columns.push_back(whole->columns.at(static_cast<size_t>(c)));
   return batch;
 }
 

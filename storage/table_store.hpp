@@ -6,10 +6,14 @@
 // left behind. Readers get decoded chunks from a host-memory cache.
 // Thread-safe: any number of readers; one writer per table at a time (an
 // append, DROP, TRUNCATE, or a transaction block that wrote it: TableLocks).
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -117,18 +121,41 @@ class TableStore {
   };
   // Files that a committed change made unreachable (merged tail chunks,
   // TRUNCATE, DROP) but that readers of an older snapshot may still read:
-  // deleted once no one else holds that snapshot. A crash before then leaves
-  // orphans for recover().
+  // deleted once no one else holds that snapshot, by a thread of the store's
+  // own, so that no statement (a DROP TABLE of a large table, the read after
+  // it) waits for the filesystem to free them. A crash before then leaves
+  // orphans for recover(); ids and oids are never reused, so a file still
+  // waiting to be deleted never names a live one.
   struct Retired {
     std::shared_ptr<const catalog::TableSnapshot> snapshot;
     std::vector<std::string> files;
     std::string directory;  // removed entirely (DROP); empty otherwise
   };
   void retire(Retired retired);
+  // Hands the retired entries no reader holds any more to the remover thread
+  // (cheap when there are none: every chunk read calls it, since snapshots
+  // are let go at any statement's end).
+  void queue_retired();
+  // Takes the retired entries no reader holds (all: force) off the list.
+  std::vector<Retired> take_retired(bool force);
+  static void remove_files(const Retired& r);
+  void run_remover();
 
  public:
-  // Deletes retired files whose snapshot no reader holds any more (force: all).
-  // Runs by itself on commits and cache misses; public for tests.
+  // An append's chunk, as it wrote it (every column of committed's
+  // definition, in order, without dictionaries), made a cached read of the
+  // committed chunk: the statement that reads a table right after writing
+  // it (CREATE TABLE AS and its check query) finds it decoded, without
+  // reading and checking its files again.
+  void cache_written(const catalog::TableSnapshot& committed, uint64_t chunk_id, std::shared_ptr<ChunkBatch> batch);
+  // Bytes of chunks one append may keep for cache_written: a large COPY
+  // must not push the cache's other tables out, nor hold its chunks in memory.
+  uint64_t written_cache_budget() const { return options_.cache_bytes / 8; }
+
+  // Deletes retired files whose snapshot no reader holds any more (force:
+  // all) on the calling thread, and waits for the remover's queue to empty:
+  // when it returns, they are gone. The remover does the same by itself
+  // after commits and reads; public for tests.
   void collect_retired(bool force = false);
 
  private:
@@ -137,6 +164,12 @@ class TableStore {
   void publish_dictionaries(const catalog::TableDef& def, const std::vector<std::shared_ptr<const StringDictionary>>& dicts,
                             const std::vector<catalog::DictionaryState>& states);
   void remove_chunk_files(const catalog::TableDef& def, uint64_t chunk_id);
+  // The cache key of a chunk with every column of def (cache_written's).
+  static std::string whole_chunk_key(const catalog::TableDef& def, uint64_t chunk_id);
+  // Columns (indexes into snapshot.def.columns) of a chunk cache_written
+  // holds whole; nullptr when it holds none.
+  std::shared_ptr<const ChunkBatch> project_written(const catalog::TableSnapshot& snapshot, uint64_t chunk_id,
+                                                    const std::vector<int>& columns);
   // ADD and DROP COLUMN: the chunk statistics and dictionary states of
   // `after`'s columns, and the new columns' missing values made storable.
   catalog::Catalog::ColumnLayout relayout(const catalog::TableSnapshot& current, catalog::TableDef& after);
@@ -157,6 +190,13 @@ class TableStore {
   TableLocks locks_;
   std::mutex retired_mutex_;
   std::vector<Retired> retired_;
+  std::atomic<size_t> retired_count_{0};  // retired_.size(), read without the lock
+  std::mutex remover_mutex_;
+  std::condition_variable remover_wake_, remover_idle_;
+  std::deque<Retired> removing_;  // handed to the remover, not yet deleted
+  bool remover_busy_ = false;
+  bool remover_stop_ = false;
+  std::thread remover_;  // last: started once the members it uses exist
   std::mutex states_mutex_;
   std::unordered_map<uint32_t, std::shared_ptr<TableState>> states_;
 };

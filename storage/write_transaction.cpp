@@ -136,11 +136,37 @@ std::unique_ptr<TableAppender> WriteTransaction::begin_append(uint32_t oid) {
 }
 
 void WriteTransaction::record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
-                                     const std::vector<uint64_t>& written_chunks) {
+                                     const std::vector<uint64_t>& written_chunks,
+                                     const std::vector<std::shared_ptr<const StringDictionary>>& dictionaries,
+                                     std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> written) {
   Pending& p = tables_.at(oid);
+  for (size_t c = 0; c < dictionaries.size() && c < working->def.columns.size(); ++c)
+    if (dictionaries[c]) p.dictionaries[working->def.slot(c)] = dictionaries[c];
   p.working = std::move(working);
+  // Chunks kept for the cache: not those this append replaced (many small
+  // INSERTs rewrite one tail chunk), and no more than one append's budget.
+  std::erase_if(p.written, [&](const auto& w) { return !has_chunk(*p.working, w.first); });
+  for (auto& w : written) {
+    for (const auto& column : w.second->columns) written_bytes_ += column.data.size() + column.validity.size();
+    if (written_bytes_ <= store_.written_cache_budget()) p.written.push_back(std::move(w));
+  }
   p.own_chunks.insert(p.own_chunks.end(), written_chunks.begin(), written_chunks.end());
   ++writes_;
+}
+
+void WriteTransaction::publish_dictionaries(const Pending& p) const {
+  const catalog::TableSnapshot& now = *p.working;
+  std::vector<std::shared_ptr<const StringDictionary>> dicts(now.def.columns.size());
+  bool any = false;
+  for (size_t c = 0; c < dicts.size() && c < now.dictionaries.size(); ++c) {
+    const auto it = p.dictionaries.find(now.def.slot(c));
+    // Only a dictionary holding exactly the committed entries (a later
+    // statement of the block may have changed the column since).
+    if (it == p.dictionaries.end() || static_cast<uint64_t>(it->second->size()) != now.dictionaries[c].entries) continue;
+    dicts[c] = it->second;
+    any = true;
+  }
+  if (any) store_.publish_dictionaries(now.def, dicts, now.dictionaries);
 }
 
 void WriteTransaction::remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids) {
@@ -186,7 +212,7 @@ void WriteTransaction::rollback_to(const Savepoint& savepoint) {
       it = tables_.erase(it);
       continue;
     }
-    Pending restored = then ? *then : Pending{now.base, now.base, {}, false};
+    Pending restored = then ? *then : Pending{now.base, now.base, {}, {}, {}, false};
     restored.locked = now.locked;
     now = std::move(restored);
     // Dictionary entries added since must not be found by the next append.
@@ -204,20 +230,26 @@ void WriteTransaction::release_locks() {
 }
 
 void WriteTransaction::sync_files() const {
+  std::vector<std::string> files, directories;
+  bool created = false;
   for (const auto& [oid, p] : tables_) {
     if (!p.working) continue;
     const auto& def = p.working->def;
     for (const uint64_t id : p.own_chunks) {
       if (!has_chunk(*p.working, id)) continue;
-      for (size_t c = 0; c < def.columns.size(); ++c) sync_file(store_.chunk_path(oid, id, def.slot(c)));
+      for (size_t c = 0; c < def.columns.size(); ++c) files.push_back(store_.chunk_path(oid, id, def.slot(c)));
     }
     for (size_t c = 0; c < def.columns.size(); ++c) {
       const uint64_t before = p.base && c < p.base->dictionaries.size() ? p.base->dictionaries[c].bytes : 0;
       if (c < p.working->dictionaries.size() && p.working->dictionaries[c].bytes != before)
-        sync_file(store_.dictionary_path(oid, def.slot(c)));
+        files.push_back(store_.dictionary_path(oid, def.slot(c)));
     }
-    sync_directory(store_.table_dir(oid));
+    directories.push_back(store_.table_dir(oid));
+    created = created || !p.base;
   }
+  // A created table's directory entry too, or its files could be lost with it.
+  if (created) directories.push_back(store_.catalog().data_dir() + "/tables");
+  sync_all(files, directories);
 }
 
 void WriteTransaction::commit() {
@@ -249,6 +281,10 @@ void WriteTransaction::commit() {
       }
       continue;
     }
+    publish_dictionaries(p);
+    if (const auto committed = store_.catalog().find_table(oid))
+      for (auto& [chunk_id, batch] : p.written)
+        if (has_chunk(*committed, chunk_id)) store_.cache_written(*committed, chunk_id, std::move(batch));
     remove_own_files(oid, p, /*keep_live=*/true);
     if (p.base) {
       std::vector<uint64_t> gone;

@@ -29,6 +29,8 @@ class CancelToken;
 
 namespace tally::storage {
 
+struct ChunkBatch;
+class StringDictionary;
 class TableAppender;
 class TableStore;
 
@@ -80,17 +82,28 @@ class WriteTransaction {
     std::shared_ptr<const catalog::TableSnapshot> base;     // committed when first written; null: created here
     std::shared_ptr<const catalog::TableSnapshot> working;  // null: dropped here
     std::vector<uint64_t> own_chunks;                       // chunk ids this block wrote files for
+    // By file slot: the newest appender dictionary of each text column this
+    // block appended to, published to the store at commit (as an autocommit
+    // append publishes its own), so that readers need not load it from disk.
+    std::map<int, std::shared_ptr<const StringDictionary>> dictionaries;
+    // Chunks its appends wrote, decoded, for TableStore::cache_written at commit.
+    std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> written;
     bool locked = false;
   };
   // The table's pending entry, taking its write lock on first use. Throws
   // 42P01 when the table does not exist (or this block dropped it).
   Pending& touch(uint32_t oid);
   // An append's result (TableAppender::commit in a block).
+  // dictionaries: by column of working's definition (null: not a text column).
   void record_append(uint32_t oid, std::shared_ptr<const catalog::TableSnapshot> working,
-                     const std::vector<uint64_t>& written_chunks);
+                     const std::vector<uint64_t>& written_chunks,
+                     const std::vector<std::shared_ptr<const StringDictionary>>& dictionaries,
+                     std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> written);
+  void publish_dictionaries(const Pending& p) const;
   void remove_own_files(uint32_t oid, const Pending& p, bool keep_live);
   void release_locks();
-  // fsyncs the files the committed state will reference (the block's appends skip it).
+  // fsyncs the files the committed state will reference (the block's appends
+  // skip it), and the directories that name them, all at once.
   void sync_files() const;
 
   void remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids);
@@ -99,6 +112,7 @@ class WriteTransaction {
   const CancelToken* cancel_;
   std::map<uint32_t, Pending> tables_;
   uint64_t writes_ = 0;
+  uint64_t written_bytes_ = 0;  // of chunks kept for the cache (Pending::written), all tables
   bool done_ = false;
 };
 

@@ -6,7 +6,8 @@ sequence row is written ahead of the values it hands out, as PostgreSQL's
 log_cnt is), and a primary key still refuses a key committed before the kill
 (23505) while new keys go in; views, and columns added (read as their
 default in older chunks) or dropped (their files removed), stay as they were
-committed. Usage: tallyd_ddl_durability_test.py TALLYD"""
+committed; a CREATE TABLE AS is there whole after a kill -9 right after it,
+and a dropped table's files are gone. Usage: tallyd_ddl_durability_test.py TALLYD"""
 import os
 import signal
 import socket
@@ -114,6 +115,64 @@ class DdlDurabilityTest(unittest.TestCase):
                 self.assertIn("23505", t.psql("INSERT INTO cols VALUES (9, 9)").stderr)
                 t.value("ALTER TABLE cols ADD COLUMN b text")
                 self.assertEqual(t.value("SELECT count(b) FROM cols"), "0")
+            finally:
+                t.kill()
+
+    def test_create_table_as_survives_kill(self):
+        # A text GROUP BY key of many distinct values: CREATE TABLE AS takes
+        # (borrows) the source column's dictionary. Its table must equal the
+        # same rows appended by INSERT ... SELECT, before and after a kill -9
+        # right after the commit, and writes to either table afterwards must
+        # not show up in the other's dictionary.
+        with tempfile.TemporaryDirectory(prefix="tally-ddl-durability-") as tmp:
+            data, log = os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log")
+            t = Tallyd(data, log)
+            t.value("CREATE TABLE src (k text, v int)")
+            t.value("INSERT INTO src SELECT 'id' || lpad((g % 150000)::text, 10, '0'), g % 7 "
+                    "FROM generate_series(1, 300000) g")
+            question = "SELECT k, sum(v) AS s, count(*) AS n FROM src GROUP BY k"
+            t.value("CREATE TABLE ins (k text, s bigint, n bigint)")
+            t.value("INSERT INTO ins " + question)
+            t.value("CREATE TABLE ans AS " + question)
+            t.value("CREATE TABLE dropped AS " + question)
+            self.assertEqual(t.value("SELECT sum(s) || ' ' || sum(n) FROM dropped"), t.value("SELECT sum(s) || ' ' || sum(n) FROM ans"))
+            dropped_oid = t.value("SELECT 'dropped'::regclass::oid")
+            t.value("DROP TABLE dropped")
+            summary = ("SELECT count(*) || ' ' || count(DISTINCT k) || ' ' || sum(length(k)) || ' ' || sum(s) || ' ' || "
+                       "sum(n) || ' ' || min(k) || ' ' || max(k) FROM {}")
+            same = "SELECT count(*) FROM ans a JOIN ins i ON a.k = i.k AND a.s = i.s AND a.n = i.n"
+            expected = t.value(summary.format("ins"))
+            self.assertTrue(expected.startswith("150000 150000 "), expected)
+            self.assertEqual(t.value(summary.format("ans")), expected)
+            self.assertEqual(t.value(same), "150000")
+            t.kill()
+
+            t = Tallyd(data, log)
+            try:
+                self.assertEqual(t.value(summary.format("ans")), expected)
+                self.assertEqual(t.value(same), "150000")
+                self.assertNotEqual(t.psql("SELECT 1 FROM dropped").returncode, 0)
+                self.assertFalse(os.path.exists(os.path.join(data, "tables", dropped_oid)))
+                t.value("INSERT INTO ans VALUES ('only in ans', 1, 1)")
+                t.value("INSERT INTO src VALUES ('only in src', 1)")
+                self.assertEqual(t.value("SELECT count(*) FROM ans WHERE k LIKE 'only%'"), "1")
+                self.assertEqual(t.value("SELECT k FROM src WHERE k LIKE 'only%'"), "only in src")
+            finally:
+                t.kill()
+
+        # Without a restart: the borrowed dictionary forks when either side adds a value.
+        with tempfile.TemporaryDirectory(prefix="tally-ddl-durability-") as tmp:
+            data, log = os.path.join(tmp, "data"), os.path.join(tmp, "tallyd.log")
+            t = Tallyd(data, log)
+            try:
+                t.value("CREATE TABLE src (k text)")
+                t.value("INSERT INTO src SELECT 'k' || g FROM generate_series(1, 100000) g")
+                t.value("CREATE TABLE ans AS SELECT k FROM src GROUP BY k")
+                t.value("INSERT INTO src VALUES ('new in src')")
+                t.value("INSERT INTO ans VALUES ('new in ans')")
+                self.assertEqual(t.value("SELECT string_agg(k, ',' ORDER BY k) FROM src WHERE k LIKE 'new%'"), "new in src")
+                self.assertEqual(t.value("SELECT string_agg(k, ',' ORDER BY k) FROM ans WHERE k LIKE 'new%'"), "new in ans")
+                self.assertEqual(t.value("SELECT count(*) || ' ' || count(DISTINCT k) FROM ans"), "100001 100001")
             finally:
                 t.kill()
 

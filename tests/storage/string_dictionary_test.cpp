@@ -78,15 +78,18 @@ TEST(StringDictionaryTest, ReadersOfOlderCopiesReadWhileTheNewestInterns) {
 
 namespace {
 
-TEST(StringDictionaryTest, CopyOfKeepsCodesAndIsAStoreOfItsOwn) {
+TEST(StringDictionaryTest, BorrowKeepsCodesAndAddsToAStoreOfItsOwn) {
   StringDictionary source;
   constexpr int n = 5000;
   for (int i = 0; i < n; ++i) source.intern(value(i));
   source.intern("");
   StringDictionary snapshot = source;  // what a query read
   source.intern("added after the snapshot");
-  StringDictionary copy = StringDictionary::copy_of(snapshot);
+  StringDictionary copy = StringDictionary::borrow(snapshot);
+  source.intern("added after the borrow");
   ASSERT_EQ(copy.size(), n + 1);
+  EXPECT_EQ(copy.find("added after the borrow"), -1);
+  EXPECT_EQ(copy.find_newest("added after the borrow", StringDictionary::hash("added after the borrow")), -1);
   for (int i = 0; i < n; ++i) ASSERT_EQ(copy.at(i), value(i));
   EXPECT_EQ(copy.at(n), "");
   for (int i = 0; i < n; i += 7) ASSERT_EQ(copy.find(value(i)), i);  // its index finds every entry
@@ -95,9 +98,12 @@ TEST(StringDictionaryTest, CopyOfKeepsCodesAndIsAStoreOfItsOwn) {
   // Interning into the copy extends it alone.
   EXPECT_EQ(copy.intern("new"), n + 1);
   EXPECT_EQ(copy.intern(value(3)), 3);
+  EXPECT_EQ(copy.find("added after the borrow"), -1);
   EXPECT_EQ(source.find("new"), -1);
-  EXPECT_EQ(source.size(), n + 2);
-  EXPECT_EQ(StringDictionary::copy_of(StringDictionary()).size(), 0);
+  EXPECT_EQ(source.size(), n + 3);
+  EXPECT_EQ(source.intern("newer"), n + 3);  // the source's store never saw the copy's entry
+  EXPECT_EQ(copy.find("newer"), -1);
+  EXPECT_EQ(StringDictionary::borrow(StringDictionary()).size(), 0);
 }
 
 }  // namespace

@@ -263,6 +263,7 @@ TEST_F(TableStoreTest, TruncateAndDrop) {
   EXPECT_EQ(store_->create_table(catalog::TableDef{0, "public", "t", {}}, true), nullptr);
   store_->drop_table(oid);
   EXPECT_EQ(catalog_->find_table("t"), nullptr);
+  store_->collect_retired();  // the store's remover thread deletes the files; this waits for it
   EXPECT_FALSE(fs::exists(store_->table_dir(oid)));
   open();
   EXPECT_EQ(catalog_->find_table("t"), nullptr);
