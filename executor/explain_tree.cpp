@@ -26,10 +26,7 @@ void text_lines(const ExplainNode& node, bool costs, int depth, std::vector<std:
   for (const auto& d : node.details) lines.push_back(detail_pad + d);
   // Tally's own line, text format only: how many cores the node kept busy.
   if (node.actual && node.actual->total_ms > 0) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "CPU: %.3f ms on all threads (%.1f cores)", node.actual->cpu_ms,
-                  node.actual->cpu_ms / node.actual->total_ms);
-    lines.push_back(detail_pad + buf);
+    lines.push_back(detail_pad + cpu_time_line(node.actual->cpu_ms, node.actual->total_ms));
   }
   for (const auto& child : node.children) text_lines(child, costs, depth + 1, lines);
   for (const auto& sub : node.subplans) text_lines(sub, costs, depth + 1, lines);
@@ -280,6 +277,12 @@ std::string explain_document(const ExplainNode& root, const ExplainOptions& opti
   std::string out;
   for (const auto& line : explain_text(root, options.costs)) out += (out.empty() ? "" : "\n") + line;
   return out;
+}
+
+std::string cpu_time_line(double cpu_ms, double wall_ms) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "CPU: %.3f ms on all threads (%.1f cores)", cpu_ms, wall_ms > 0 ? cpu_ms / wall_ms : 0.0);
+  return buf;
 }
 
 }  // namespace tally::executor

@@ -49,6 +49,10 @@ struct ExplainOptions {
   ExplainFormat format = ExplainFormat::text;
 };
 
+// "CPU: <cpu_ms> ms on all threads (<cores> cores)": EXPLAIN ANALYZE's line
+// of how many cores a node or the statement kept busy over `wall_ms`.
+std::string cpu_time_line(double cpu_ms, double wall_ms);
+
 // The text format's lines.
 std::vector<std::string> explain_text(const ExplainNode& root, bool costs);
 // A whole JSON, YAML or XML document. `analyze_lines` are EXPLAIN ANALYZE's

@@ -659,10 +659,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   if (ec.explain) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
-    char buf[96];
-    const double cpu = process_cpu_ms() - cpu_started;
-    std::snprintf(buf, sizeof buf, "CPU: %.3f ms on all threads (%.1f cores)", cpu, ms > 0 ? cpu / ms : 0.0);
-    ec.explain->push_back(buf);
+    ec.explain->push_back(cpu_time_line(process_cpu_ms() - cpu_started, ms));
+    char buf[64];
     std::snprintf(buf, sizeof buf, "Execution Time: %.3f ms", ms);
     ec.explain->push_back(buf);
   }
