@@ -27,7 +27,7 @@ uint32_t crc_software(uint32_t crc, const uint8_t* p, size_t n) {
 // Polynomial arithmetic modulo the CRC's polynomial, bit-reflected (zlib's
 // crc32_combine, for CRC-32C): the CRC of A then B is the CRC of A shifted
 // over B's length, xor the CRC of B alone.
-uint32_t multmodp(uint32_t a, uint32_t b) {
+constexpr uint32_t multmodp(uint32_t a, uint32_t b) {
   uint32_t m = 1u << 31, product = 0;
   for (;;) {
     if (a & m) {
@@ -45,17 +45,7 @@ constexpr std::array<uint32_t, 32> make_x2n_table() {
   uint32_t p = 1u << 30;  // x^1
   for (auto& e : t) {
     e = p;
-    // p * p, as multmodp (constexpr here)
-    uint32_t a = p, b = p, m = 1u << 31, product = 0;
-    for (;;) {
-      if (a & m) {
-        product ^= b;
-        if ((a & (m - 1)) == 0) break;
-      }
-      m >>= 1;
-      b = (b & 1) ? (b >> 1) ^ poly : b >> 1;
-    }
-    p = product;
+    p = multmodp(p, p);
   }
   return t;
 }
