@@ -55,6 +55,8 @@ bool top_n_groups_pays(const TopNGroups& groups, const ExecContext& context);
 
 // The candidate rows: the child's columns, then one row number column per
 // window call (`calls` of them, all row_number over the same window).
-DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_t calls);
+// `explain` (EXPLAIN ANALYZE) gets the aggregation's lines and the unfolding's time.
+DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_t calls,
+                           std::vector<std::string>* explain = nullptr);
 
 }  // namespace tally::executor

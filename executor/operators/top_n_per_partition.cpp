@@ -270,7 +270,8 @@ TopNPerPartition::TopNPerPartition(std::unique_ptr<PhysicalOperator> child, std:
 
 void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
   if (groups_ && top_n_groups_pays(*groups_, context)) {
-    DataChunk rows = run_top_n_groups(*groups_, context, plan_->calls.size());
+    groups_lines_.clear();
+    DataChunk rows = run_top_n_groups(*groups_, context, plan_->calls.size(), context.actuals ? &groups_lines_ : nullptr);
     if (rows.rows > 0) sink.consume(rows);
     return;
   }
@@ -284,6 +285,10 @@ void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
 std::vector<std::string> TopNPerPartition::details() const {
   std::vector<std::string> lines{"Top-N: ranks up to " + std::to_string(k_) + " per partition"};
   if (groups_) lines.push_back("Top-N by groups: each partition's first values by the aggregation engine, where a GPU runs it");
+  for (const std::string& line : groups_lines_) {
+    // The node's own time and CPU lines stand for the aggregation's.
+    if (line.rfind("Execution Time:", 0) != 0 && line.rfind("CPU:", 0) != 0) lines.push_back(line);
+  }
   return lines;
 }
 

@@ -41,6 +41,9 @@ class TopNPerPartition final : public PhysicalOperator {
   size_t call_;
   int64_t k_;
   std::optional<TopNGroups> groups_;
+  // EXPLAIN ANALYZE: the aggregation's own lines when the groups' form ran
+  // (written by run(), read by details() after it).
+  mutable std::vector<std::string> groups_lines_;
 };
 
 // The largest value of column `column` (a bigint ranking result) that the

@@ -245,6 +245,11 @@ ChunkTuner::Plan ChunkTuner::plan() {
   Plan p;
   p.slot = pick_slot();
   p.search = refine_;
+  if (defer_search_ && current_) {
+    p.slot = &slot(*current_);
+    p.search = false;
+    return p;
+  }
   if (warm_ && refine_) {
     // Warm: the cached best, except on a share of chunks drawn at random
     // (no state across queries, expected cost share x the slowdown), which
@@ -291,6 +296,13 @@ bool ChunkTuner::exploits(const Plan& p) const {
 }
 
 bool ChunkTuner::awaits_reports() {
+  const bool wait = must_await_reports();
+  if (!wait || !warm_ || !current_ || screen_outstanding_) return wait;
+  defer_search_ = true;
+  return false;
+}
+
+bool ChunkTuner::must_await_reports() {
   if (continuation_left_ > 0) return false;  // the next chunk joins the open measurement launch
   if (unreported_.empty() || !refine_) return false;
   if (screen_outstanding_) return true;  // its verdict decides whether the raced variant gets whole chunks
@@ -331,6 +343,7 @@ TunedChoice ChunkTuner::next() {
   }
   const Plan p = plan();
   warm_draw_.reset();
+  defer_search_ = false;
   Slot* s = p.slot;
   const bool search = p.search;
   const LaunchConfig c = search ? s->search->next_configuration() : s->search->best();

@@ -33,7 +33,11 @@
 // times of the ones before. awaits_reports() says when the next proposal must
 // first see the reports of earlier measurement proposals still running (the
 // engine then waits for their CUDA events); exploiting proposals never wait,
-// and the chunks a measurement needs in any case may run ahead.
+// and the chunks a measurement needs in any case may run ahead. A warm query
+// never waits: a search proposal that would runs the cached best instead and
+// the search goes on at a later chunk, once the reports are in (a wait stalls
+// the device for the launches in flight, which cost a warm query of a million
+// groups more than its whole search share).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -226,7 +230,8 @@ class ChunkTuner {
   // ahead chunk, and no first chunk outstanding whose time could end it
   // early: a raced variant's first, a search neighbour's first two; see
   // kWindowRunAhead in chunk_tuner.cpp). On a warm cache it
-  // draws the next chunk's search lottery, which next() then uses.
+  // draws the next chunk's search lottery, which next() then uses, and is
+  // never true: a proposal that would wait becomes the cached best.
   bool awaits_reports();
   // Measurement proposals made by next() and not reported yet.
   size_t unreported() const { return unreported_.size(); }
@@ -273,6 +278,7 @@ class ChunkTuner {
   };
   Plan plan();
   bool exploits(const Plan& p) const;
+  bool must_await_reports();
 
   std::string fingerprint_;
   std::string signature_;
@@ -293,6 +299,9 @@ class ChunkTuner {
   double search_share_ = 1.0;
   std::mt19937_64 rng_;
   std::optional<bool> warm_draw_;  // a warm query's search lottery drawn for the next chunk
+  // A warm query's next chunk runs the cached best instead of a search
+  // proposal that would first wait for earlier measurements (awaits_reports).
+  bool defer_search_ = false;
   int measure_window_ = 3;         // MeasurementParams::window of the searches
   double race_slice_ = 0;
   bool joint_screens_ = true;
