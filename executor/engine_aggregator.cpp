@@ -16,6 +16,7 @@
 // runs on the CPU engine.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "common/engine_counters.hpp"
@@ -39,6 +40,27 @@ namespace engine_aggregation {
 
 
 namespace {
+
+// Whether the values of a float column (table statistics) are small enough
+// that PostgreSQL's float8_accum cannot overflow its sum of squares over
+// all of its rows: avg then needs only the count and the sum (its result is
+// Sx / N either way), not the moments. float8_accum's largest intermediate is
+// (x * N - Sx)^2 <= (2 * max|x| * N)^2: bounded far below DBL_MAX when
+// max|x| * N < 1e149. Unknown statistics, infinities, or NaN-only chunks:
+// not bounded.
+bool float_sums_bounded(const TableSnapshot* table, const Expr& input) {
+  const auto* col = dynamic_cast<const ColumnExpr*>(&input);
+  if (col == nullptr || table == nullptr || !is_float(input.type.id) || table->chunk_count() == 0) return false;
+  double largest = 0;
+  for (size_t c = 0; c < table->chunk_count(); ++c) {
+    const ChunkColumnStats st = table->stats(c, col->index);
+    if (st.known && st.max < st.min) continue;  // all NULL
+    if (!st.float_known) return false;
+    largest = std::max({largest, std::fabs(st.min_float), std::fabs(st.max_float)});
+  }
+  return std::isfinite(largest) && largest * static_cast<double>(table->row_count()) < 1e149;
+}
+
 // corr/covar/regr_* take float8 arguments, so an integer or float4 column
 // reaches them through an implicit cast. Engines read moments2_float's inputs
 // of any width as doubles (the same conversion as the cast), so the stored
@@ -310,6 +332,12 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
       not_null = st.known && st.null_count == 0;
     }
     spec_.value_not_null.push_back(not_null ? 1 : 0);
+  }
+  for (size_t a = 0; a < aggregates_.size(); ++a) {
+    if (aggregates_[a].signature.kind == AggKind::avg && spec_.aggregates[a].op == PartialOp::moments_float &&
+        !aggregates_[a].filter && float_sums_bounded(table, *inputs_[static_cast<size_t>(spec_.aggregates[a].input)])) {
+      spec_.aggregates[a].op = PartialOp::sum_float;
+    }
   }
   const auto t_choose = std::chrono::steady_clock::now();
   choose_engine(context);

@@ -333,6 +333,15 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
     case AggKind::count:
       return;  // assigned above
     case AggKind::avg:
+      if (float_input(in) && s.n.empty() && s.sum_float.size() >= groups) {
+        // From a count and a sum (sum_float states: values bounded so that
+        // the moments could not overflow, engine_aggregator.cpp): Sx / N.
+        for (size_t g = 0; g < groups; ++g) {
+          if (refs.count[g] == 0) set_null(out, g);
+          else out.floats[g] = refs.sum_float[g] / static_cast<double>(refs.count[g]);
+        }
+        return;
+      }
       if (float_input(in)) {
         for (size_t g = 0; g < groups; ++g) {
           if (s.n[g] == 0.0) set_null(out, g);

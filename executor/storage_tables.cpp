@@ -39,6 +39,11 @@ class StorageTable final : public TableSnapshot {
     const TypeId id = columns_[static_cast<size_t>(column)].type.id;
     s.null_count = cs.null_count;
     s.hll = cs.hll;
+    if (cs.has_min_max && is_float(id)) {
+      s.float_known = true;
+      s.min_float = cs.min_float;
+      s.max_float = cs.max_float;
+    }
     if (cs.has_min_max && !is_float(id)) {
       s.known = true;
       s.min = cs.min_int;

@@ -30,6 +30,10 @@ struct ChunkColumnStats {
   int64_t min = 0;
   int64_t max = 0;
   uint64_t null_count = 0;
+  // float4/float8 columns: the non-NaN values' range (`known` stays false).
+  bool float_known = false;
+  double min_float = 0;
+  double max_float = 0;
   // The chunk's HyperLogLog sketch of the column in executor/estimate's
   // serialized form (empty when storage has none); valid while the snapshot is.
   std::span<const uint8_t> hll;

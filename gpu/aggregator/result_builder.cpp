@@ -204,8 +204,22 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
       case AggOp::avg:
         touch(vals.value);
         break;
-      default:
-        break;  // float aggregates: written once by the build
+      case AggOp::sum_float:
+      case AggOp::min_float:
+      case AggOp::max_float:
+        touch(vals.real);
+        break;
+      case AggOp::moments_int:
+        touch(vals.value);
+        touch(vals.value2);
+        break;
+      case AggOp::moments_float:
+        touch(vals.real);
+        touch(vals.squares);
+        break;
+      case AggOp::moments2:
+        for (std::vector<double>* v : {&vals.sum_x, &vals.sum_xx, &vals.sum_y, &vals.sum_yy, &vals.sum_xy}) touch(*v);
+        break;
     }
   }
   return gpu_busy;
