@@ -280,24 +280,26 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   // read one input, so x is evaluated, copied and staged once, and the GPU
   // keeps one set of accumulators' columns for it (TPC-H Q1's eight
   // aggregates fit its lanes only so). Ordered-set and DISTINCT aggregates
-  // keep inputs of their own (their runs take the values they read), and so
-  // does an aggregate with a FILTER (the GPU folds it into the input's
-  // validity).
-  std::vector<uint8_t> shareable;
-  auto add_input = [&](const Expr* e, bool share) {
-    for (size_t i = 0; share && i < inputs_.size(); ++i) {
-      if (shareable[i] && same_expression(*inputs_[i], *e)) return static_cast<int>(i);
+  // share inputs only among themselves (their runs take the values they
+  // read; OrderedValuesRun then keeps and sorts one input's rows once for
+  // all of them: a top-n's k picks, several percentiles), and an aggregate
+  // with a FILTER keeps its own (the GPU folds it into the input's validity).
+  enum class Sharing : uint8_t { none, plain, ordered };
+  std::vector<Sharing> sharing;
+  auto add_input = [&](const Expr* e, Sharing share) {
+    for (size_t i = 0; share != Sharing::none && i < inputs_.size(); ++i) {
+      if (sharing[i] == share && same_expression(*inputs_[i], *e)) return static_cast<int>(i);
     }
     inputs_.push_back(e);
-    shareable.push_back(share ? 1 : 0);
+    sharing.push_back(share);
     return static_cast<int>(inputs_.size() - 1);
   };
   for (size_t a = 0; a < aggregates_.size(); ++a) {
     PartialAggregate p;
     p.op = mappings_[a].op;
     const bool moments2 = p.op == PartialOp::moments2_float;
-    const bool share =
-        p.op != PartialOp::ordered_values && p.op != PartialOp::count_distinct && !aggregates_[a].filter;
+    const bool ordered = p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct;
+    const Sharing share = aggregates_[a].filter ? Sharing::none : ordered ? Sharing::ordered : Sharing::plain;
     auto input = [&](size_t i) { return moments2 ? stored_moment_input(aggregates_[a].args[i].get()) : aggregates_[a].args[i].get(); };
     if (mappings_[a].inputs >= 1) p.input = add_input(input(0), share);
     if (mappings_[a].inputs >= 2) p.input2 = add_input(input(1), share);
