@@ -25,6 +25,7 @@
 #include "common/column_program_run.hpp"
 #include "executor/column_program_compiler.hpp"
 #include "executor/finalize.hpp"
+#include "executor/estimate/estimate_cache.hpp"
 #include "executor/estimate/group_count_estimator.hpp"
 #include "executor/expression_equality.hpp"
 #include "executor/cpu/cpu_engine.hpp"
@@ -492,6 +493,12 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
 void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
   const uint64_t total = table.row_count();
   if (total == 0) return;
+  const std::shared_ptr<const void> version = table.version();
+  if (const auto kept = estimate::cached_estimate(version, {key_column_})) {
+    spec_.estimated_groups = kept->groups;
+    estimate_source_ = kept->source;
+    return;
+  }
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
   std::vector<uint64_t> hashes, previous;
   for (size_t c = 0; c < table.chunk_count(); ++c) {
@@ -507,6 +514,7 @@ void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
     }
   }
   estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/true);
+  estimate::keep_estimate(version, {key_column_}, {spec_.estimated_groups, estimate_source_});
 }
 
 void EngineAggregator::estimate_from_hashes(const TableSnapshot& table, std::vector<uint64_t> hashes,

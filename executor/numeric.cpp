@@ -228,8 +228,15 @@ void Numeric::append_to(std::string& out) const {
     buffer[n++] = static_cast<char>('0' + low % 10);
     low /= 10;
   } while (low != 0);
-  while (n <= scale) buffer[n++] = '0';  // at least one integer digit
   if (mantissa < 0) out.push_back('-');
+  if (n <= scale) {
+    // No integer digit: "0.", the leading zeros of the fraction (a literal
+    // such as 1e-100 has a scale far beyond the mantissa's 39 digits), the digits.
+    out += "0.";
+    out.append(static_cast<size_t>(scale - n), '0');
+    for (int i = n - 1; i >= 0; --i) out.push_back(buffer[i]);
+    return;
+  }
   for (int i = n - 1; i >= 0; --i) {
     out.push_back(buffer[i]);
     if (i == scale && scale > 0) out.push_back('.');

@@ -1,6 +1,8 @@
 #include "executor/vector_arithmetic.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include "executor/numeric_vector.hpp"
@@ -82,10 +84,106 @@ bool has_rows(const Vector& v, size_t rows) {
   return !v.avg_parts && v.numerics.size() >= (is_constant_operand(v, rows) ? 1 : rows);
 }
 
+// Integer and float8 operands: `rows` values (one for a constant operand).
+bool has_int_rows(const Vector& v, size_t rows) {
+  return !v.avg_parts && (v.shared_ints ? v.shared_ints->size() : v.ints.size()) >= (is_constant_operand(v, rows) ? 1 : rows);
+}
+bool has_float_rows(const Vector& v, size_t rows) {
+  return v.floats.size() >= (is_constant_operand(v, rows) ? 1 : rows);
+}
+
+// Integer + - * in the type's range (int2, int4, int8). A row out of range
+// makes the whole batch decline (false, `out` untouched): the row-wise form
+// then raises PostgreSQL's error for the first such row.
+template <ArithOp Op>
+bool integer_op(const Vector& a, const Vector& b, size_t rows, TypeId type, Vector& out) {
+  const int64_t lo = type == TypeId::int2 ? INT16_MIN : type == TypeId::int4 ? INT32_MIN : INT64_MIN;
+  const int64_t hi = type == TypeId::int2 ? INT16_MAX : type == TypeId::int4 ? INT32_MAX : INT64_MAX;
+  const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
+  const int64_t* av = a.int_data();
+  const int64_t* bv = b.int_data();
+  Vector result(out.type);
+  result.count = rows;
+  merge_operand_nulls(a, b, rows, result);
+  const uint8_t* nulls = result.nulls.empty() ? nullptr : result.nulls.data();
+  result.ints.resize(rows);
+  int64_t* o = result.ints.data();
+  bool overflow = false;
+  for (size_t i = 0; i < rows; ++i) {
+    const int64_t x = av[ca ? 0 : i], y = bv[cb ? 0 : i];
+    int64_t v = 0;
+    bool over = false;
+    if constexpr (Op == ArithOp::add) over = __builtin_add_overflow(x, y, &v);
+    else if constexpr (Op == ArithOp::sub) over = __builtin_sub_overflow(x, y, &v);
+    else over = __builtin_mul_overflow(x, y, &v);
+    over = over || v < lo || v > hi;
+    if (nulls != nullptr && nulls[i] != 0) v = 0, over = false;  // not evaluated
+    o[i] = v;
+    overflow |= over;
+  }
+  if (overflow) return false;
+  out = std::move(result);
+  return true;
+}
+
+// float8 + - *: PostgreSQL's float8pl/mi/mul raise an overflow when the
+// result is infinite from finite operands, and float8mul an underflow when
+// it is 0 from non-zero ones; such a batch declines as integer_op's does.
+template <ArithOp Op>
+bool float_op(const Vector& a, const Vector& b, size_t rows, Vector& out) {
+  const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
+  const double* av = a.floats.data();
+  const double* bv = b.floats.data();
+  Vector result(out.type);
+  result.count = rows;
+  merge_operand_nulls(a, b, rows, result);
+  const uint8_t* nulls = result.nulls.empty() ? nullptr : result.nulls.data();
+  result.floats.resize(rows);
+  double* o = result.floats.data();
+  bool error = false;
+  for (size_t i = 0; i < rows; ++i) {
+    const double x = av[ca ? 0 : i], y = bv[cb ? 0 : i];
+    double v = Op == ArithOp::add ? x + y : Op == ArithOp::sub ? x - y : x * y;
+    bool bad = std::isinf(v) && !std::isinf(x) && !std::isinf(y);
+    if constexpr (Op == ArithOp::mul) bad = bad || (v == 0.0 && x != 0.0 && y != 0.0);
+    if (nulls != nullptr && nulls[i] != 0) v = 0, bad = false;  // not evaluated
+    o[i] = v;
+    error |= bad;
+  }
+  if (error) return false;
+  out = std::move(result);
+  return true;
+}
+
 }  // namespace
 
 VectorKernel vector_arithmetic(char op, SqlType type) {
   if (op != '+' && op != '-' && op != '*') return {};
+  if (type.id == TypeId::int2 || type.id == TypeId::int4 || type.id == TypeId::int8) {
+    const TypeId id = type.id;
+    return [op, id](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+      const Vector& a = *args[0];
+      const Vector& b = *args[1];
+      if (!has_int_rows(a, rows) || !has_int_rows(b, rows)) return false;
+      switch (op) {
+        case '+': return integer_op<ArithOp::add>(a, b, rows, id, out);
+        case '-': return integer_op<ArithOp::sub>(a, b, rows, id, out);
+        default: return integer_op<ArithOp::mul>(a, b, rows, id, out);
+      }
+    };
+  }
+  if (type.id == TypeId::float8) {
+    return [op](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+      const Vector& a = *args[0];
+      const Vector& b = *args[1];
+      if (!has_float_rows(a, rows) || !has_float_rows(b, rows)) return false;
+      switch (op) {
+        case '+': return float_op<ArithOp::add>(a, b, rows, out);
+        case '-': return float_op<ArithOp::sub>(a, b, rows, out);
+        default: return float_op<ArithOp::mul>(a, b, rows, out);
+      }
+    };
+  }
   if (physical_of(type.id) != Physical::numeric) return {};
   return [op](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& a = *args[0];

@@ -66,14 +66,20 @@ ScalarFunction arithmetic(char op, SqlType type) {
     };
   }
   const bool f4 = t == TypeId::float4;
-  return [op, f4](std::span<const Value> a) -> Value {
+  // float8mul and float8div: a zero result of operands that cannot give one
+  // is an underflow (float4's is found by float_checked's rounding).
+  auto underflow = [] { return Error(SqlState::numeric_value_out_of_range, "value out of range: underflow"); };
+  return [op, f4, underflow](std::span<const Value> a) -> Value {
     const double x = std::get<double>(a[0]), y = std::get<double>(a[1]);
     switch (op) {
       case '+': return float_checked(x + y, x, y, f4);
       case '-': return float_checked(x - y, x, y, f4);
-      case '*': return float_checked(x * y, x, y, f4);
+      case '*':
+        if (!f4 && x * y == 0.0 && x != 0.0 && y != 0.0) throw underflow();
+        return float_checked(x * y, x, y, f4);
       default:
         if (y == 0) throw division_by_zero();
+        if (!f4 && x / y == 0.0 && x != 0.0 && !std::isinf(y)) throw underflow();
         return float_checked(x / y, x, y == 0 ? 1 : y, f4);
     }
   };
