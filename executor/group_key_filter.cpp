@@ -46,7 +46,7 @@ std::vector<uint32_t> stored_rows_with_wanted_keys(const GroupKeyFilter& filter,
     const auto test = [&filter](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& out) {
       filter.chains->matching_rows(*filter.keys, values, rows, out);
     };
-    test_stored_keys(test, stored, types, nullptr, batch.rows, keep);
+    test_stored_keys(test, filter.chains, stored, types, nullptr, batch.rows, keep);
     return keep;
   }
   std::set<int> key_columns;

@@ -396,6 +396,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   // nothing above), and converts the rest only for the rows that pass.
   KeyTest own;
   own.keys = &probe_keys_;
+  own.chains = &table.chains;
   own.test = [&table](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     table.chains.matching_rows(table.keys, values, rows, keep);
   };

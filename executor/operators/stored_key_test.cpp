@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "executor/cancel_point.hpp"
+#include "executor/operators/key_chains.hpp"
 
 namespace tally::executor {
 
@@ -28,6 +29,30 @@ void load_block(const storage::ColumnVector& column, const uint32_t* stored, siz
   for (size_t i = 0; i < n; ++i) nulls[i] = column.validity[stored ? stored[from + i] : from + i] ? 0 : 1;
 }
 
+// The rows whose stored value has its bit set in the chains' exact bitmap
+// (KeyChains::matching_rows_by_bits, without the values converted first).
+template <class T>
+void bits_on_stored(const KeyChains& chains, const storage::ColumnVector& column, const uint32_t* stored,
+                    size_t count, std::vector<uint32_t>& keep) {
+  const T* v = column.values<T>();
+  const uint8_t* valid = column.has_nulls() ? column.validity.data() : nullptr;
+  const uint64_t* bits = chains.bits.data();
+  const auto min = static_cast<uint64_t>(chains.bits_min);
+  size_t n = keep.size();
+  keep.resize(n + count);
+  uint32_t* out = keep.data();
+  for (size_t r = 0; r < count; ++r) {
+    const size_t row = stored != nullptr ? stored[r] : r;
+    uint64_t at = static_cast<uint64_t>(static_cast<int64_t>(v[row])) - min;
+    at = at < chains.bits_span ? at : chains.bits_span;  // past the span: the zero word's bit
+    uint64_t in = (bits[at >> 6] >> (at & 63)) & 1;
+    if (valid != nullptr) in &= static_cast<uint64_t>(valid[row] != 0);
+    out[n] = static_cast<uint32_t>(r);
+    n += in;
+  }
+  keep.resize(n);
+}
+
 }  // namespace
 
 const ColumnExpr* stored_integer_key(const Expr& key) {
@@ -42,9 +67,16 @@ const ColumnExpr* stored_integer_key(const Expr& key) {
   }
 }
 
-void test_stored_keys(const decltype(KeyTest::test)& test, const std::vector<const storage::ColumnVector*>& columns,
-                      const std::vector<SqlType>& types, const uint32_t* stored, size_t count,
-                      std::vector<uint32_t>& keep) {
+void test_stored_keys(const decltype(KeyTest::test)& test, const KeyChains* chains,
+                      const std::vector<const storage::ColumnVector*>& columns, const std::vector<SqlType>& types,
+                      const uint32_t* stored, size_t count, std::vector<uint32_t>& keep) {
+  if (chains != nullptr && !chains->bits.empty() && chains->bits_shift == 0 && columns.size() == 1) {
+    switch (storage_width(types[0].id)) {
+      case 2: bits_on_stored<int16_t>(*chains, *columns[0], stored, count, keep); return;
+      case 4: bits_on_stored<int32_t>(*chains, *columns[0], stored, count, keep); return;
+      default: bits_on_stored<int64_t>(*chains, *columns[0], stored, count, keep); return;
+    }
+  }
   std::vector<Vector> keys;
   for (size_t k = 0; k < columns.size(); ++k) {
     Vector v(types[k]);

@@ -21,9 +21,11 @@ const ColumnExpr* stored_integer_key(const Expr& key);
 
 // Appends to `keep` the rows [0, count) whose keys pass `test`: key k of row
 // r is the value of stored row `stored[r]` (row r where `stored` is null)
-// of `columns[k]`, of type `types[k]`.
-void test_stored_keys(const decltype(KeyTest::test)& test, const std::vector<const storage::ColumnVector*>& columns,
-                      const std::vector<SqlType>& types, const uint32_t* stored, size_t count,
-                      std::vector<uint32_t>& keep);
+// of `columns[k]`, of type `types[k]`. With `chains` (those `test` looks
+// keys up in), one key is tested against their exact bitmap straight from
+// its stored values, as KeyChains::matching_rows_by_bits does.
+void test_stored_keys(const decltype(KeyTest::test)& test, const KeyChains* chains,
+                      const std::vector<const storage::ColumnVector*>& columns, const std::vector<SqlType>& types,
+                      const uint32_t* stored, size_t count, std::vector<uint32_t>& keep);
 
 }  // namespace tally::executor

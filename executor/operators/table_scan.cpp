@@ -270,7 +270,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
           columns.push_back(&batch.columns[i]);
           types.push_back(read_columns_[i].type);
         }
-        test_stored_keys(key_test->test->test, columns, types, all ? nullptr : kept.data(), out.rows, rows);
+        test_stored_keys(key_test->test->test, key_test->test->chains, columns, types, all ? nullptr : kept.data(), out.rows, rows);
       } else {
         for (size_t i : key_test->columns) {
           if (!done[i]) convert(i);
