@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "executor/consumed_references.hpp"
 #include "executor/explain_costs.hpp"
 #include "executor/function_relation.hpp"
 #include "executor/operators/hash_join.hpp"
@@ -94,8 +95,15 @@ struct FromPlanner::State {
   // table scan, and the distinct counts their sketches gave: join estimates.
   std::map<int, std::pair<const TableSnapshot*, int>> table_columns;
   std::map<int, std::optional<double>> distinct_cache;
+  // The references the conditions applied so far have consumed: what each join level passes up.
+  ConsumedReferences consumed{[this](int c) { return total_uses(c); }, used, used_uncounted};
 
   State(PlanContext& p, SublinkHookFactory h) : pc(p), hook(std::move(h)) {}
+  int total_uses(int column) const {
+    int total = 0;
+    for (const auto& scope : scopes) total += scope->uses(column);
+    return total;
+  }
 
   std::unique_ptr<Node> relation(const json& item, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> from_list(const json& from, RelationScope& scope, BindContext& ctx);
@@ -423,8 +431,7 @@ void FromPlanner::State::plan_top_n(Node& node) {
 // (a filter with a subquery counts as reading every column).
 bool FromPlanner::State::read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const {
   if (used_uncounted.count(column)) return false;
-  int total = 0;
-  for (const auto& scope : scopes) total += scope->uses(column);
+  const int total = total_uses(column);
   int in_filters = 0;
   for (const auto& f : filters) {
     if (has_subquery(*f)) return false;
@@ -606,6 +613,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     if (c.refs.empty()) continue;
     for (Node* item : items) {
       if (subset(c.refs, item->cols)) {
+        if (item->kind != NodeKind::join) consumed.consume(*c.expr);  // an outer join passes it down
         item->filters.push_back(std::move(c.expr));
         c.placed = true;
         break;
@@ -646,6 +654,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     std::vector<ExprPtr> probe_keys, build_keys, residual;
     for (auto& c : pool) {
       if (c.placed || c.refs.empty() || !subset(c.refs, both)) continue;
+      consumed.consume(*c.expr);
       ExprPtr pk, bk;
       if (take_equality(c, probe.cols, build.cols, pk, bk)) {
         probe_keys.push_back(std::move(pk));
@@ -659,9 +668,11 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     Part joined;
     joined.cols = std::move(both);
     joined.est = est;
-    joined.op = std::make_unique<HashJoin>(JoinKind::inner, std::move(probe.op), std::move(build.op),
+    auto join = std::make_unique<HashJoin>(JoinKind::inner, std::move(probe.op), std::move(build.op),
                                            std::move(probe_keys), std::move(build_keys), ordered(std::move(residual)),
                                            width, est);
+    join->keep_outputs(consumed.needed(joined.cols));
+    joined.op = std::move(join);
     current = std::move(joined);
   }
   std::vector<ExprPtr> rest;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string_view>
+#include <variant>
 
+#include "common/error.hpp"
 #include "executor/subquery_expr.hpp"
 
 namespace tally::executor {
@@ -50,6 +52,23 @@ bool has_subquery(Expr& e) {
   bool found = false;
   for_each_child(e, [&](Expr& child) { found = found || has_subquery(child); });
   return found;
+}
+
+bool null_on_every_row(const Expr& e, const std::vector<Value>* parameters) {
+  if (const auto* c = dynamic_cast<const ConstExpr*>(&e)) return std::holds_alternative<Null>(c->value);
+  if (dynamic_cast<const ParamExpr*>(&e) != nullptr || dynamic_cast<const OuterRefExpr*>(&e) != nullptr) {
+    EvalInput one;
+    one.rows = 1;
+    one.parameters = parameters;
+    try {
+      return e.evaluate(one).null_at(0);
+    } catch (const Error&) {
+      return false;  // no value to read here: the rows' evaluation says so
+    }
+  }
+  const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+  if (f == nullptr || !f->strict) return false;
+  return std::any_of(f->args.begin(), f->args.end(), [&](const ExprPtr& a) { return null_on_every_row(*a, parameters); });
 }
 
 void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters) {

@@ -27,6 +27,10 @@ int count_refs(Expr& e, int column);
 // threads that would otherwise wait for one of them to make it.
 void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters);
 bool has_subquery(Expr& e);
+// Whether `e` is NULL on every row, whatever the row: a NULL constant,
+// parameter or outer value, or a strict function of one (`l_partkey =
+// $outer` run for a NULL outer value). A conjunct that is can pass no row.
+bool null_on_every_row(const Expr& e, const std::vector<Value>* parameters);
 // Functions whose value may differ between two calls with the same
 // arguments, or that act (nextval): evaluated per distinct value, or on
 // several chunks at once, they would not run as PostgreSQL runs them (once

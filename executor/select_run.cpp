@@ -499,24 +499,13 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     input.parameters = ec.parameters;
     input.columns.assign(ncols, nullptr);
     if (batch != nullptr && ec.group_key_filter) {
-      // The group keys' columns first: the other columns are converted
-      // only for the rows whose keys the filter holds (a few parts' of
-      // lineitem's millions).
-      std::set<int> key_columns;
-      for (Expr* k : filtered_keys(*ec.group_key_filter, plan.group_keys)) collect_refs(*k, key_columns);
-      input.rows = batch->rows;
+      // The rows whose group keys the filter holds first: the columns are
+      // converted for those rows only (a few parts' of lineitem's millions).
+      const std::vector<uint32_t> wanted = stored_rows_with_wanted_keys(
+          *ec.group_key_filter, plan.group_keys, *batch, plan.scan_columns, plan.table->columns(), ec.parameters);
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const auto c = static_cast<size_t>(plan.scan_columns[i]);
-        if (!key_columns.count(plan.scan_columns[i])) continue;
-        converted[c] = vector_from_storage(batch->columns[i], plan.table->columns()[c].type);
-        input.columns[c] = &converted[c];
-      }
-      const std::vector<uint32_t> wanted = rows_with_wanted_keys(*ec.group_key_filter, plan.group_keys, input);
-      for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
-        const auto c = static_cast<size_t>(plan.scan_columns[i]);
-        converted[c] = key_columns.count(plan.scan_columns[i])
-                           ? gather(converted[c], wanted)
-                           : vector_from_storage(stored_rows(batch->columns[i], wanted), plan.table->columns()[c].type);
+        converted[c] = vector_from_storage(stored_rows(batch->columns[i], wanted), plan.table->columns()[c].type);
         input.columns[c] = &converted[c];
       }
       input.rows = wanted.size();

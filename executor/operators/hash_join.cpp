@@ -69,11 +69,43 @@ HashJoin::HashJoin(JoinKind kind, std::unique_ptr<PhysicalOperator> probe, std::
       residual_(std::move(residual)),
       space_width_(space_width) {
   layout_ = probe->layout();
+  for (size_t c = 0; c < probe->columns().size(); ++c) probe_out_.push_back(c);
   if (kind != JoinKind::semi && kind != JoinKind::anti) {
     layout_.insert(layout_.end(), build->layout().begin(), build->layout().end());
+    for (size_t c = 0; c < build->columns().size(); ++c) build_out_.push_back(c);
   }
   children_.push_back(std::move(probe));
   children_.push_back(std::move(build));
+}
+
+void HashJoin::keep_outputs(const std::set<int>& needed) {
+  if (kind_ == JoinKind::semi || kind_ == JoinKind::anti) return;
+  const PhysicalOperator& probe = *children_[0];
+  const PhysicalOperator& build = *children_[1];
+  std::vector<size_t> probe_out, build_out;
+  columns_.clear();
+  layout_.clear();
+  auto keep = [&](const PhysicalOperator& side, std::vector<size_t>& out) {
+    for (size_t c = 0; c < side.columns().size(); ++c) {
+      if (!needed.count(side.layout()[c])) continue;
+      out.push_back(c);
+      columns_.push_back(side.columns()[c]);
+      layout_.push_back(side.layout()[c]);
+    }
+  };
+  keep(probe, probe_out);
+  keep(build, build_out);
+  if (columns_.empty()) {
+    // Rows without columns are not passed between operators: one stays.
+    const bool from_probe = !probe.columns().empty();
+    const PhysicalOperator& side = from_probe ? probe : build;
+    if (side.columns().empty()) return;
+    (from_probe ? probe_out : build_out).push_back(0);
+    columns_.push_back(side.columns()[0]);
+    layout_.push_back(side.layout()[0]);
+  }
+  probe_out_ = std::move(probe_out);
+  build_out_ = std::move(build_out);
 }
 
 void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
@@ -108,7 +140,6 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   const bool first_match_only = filtering && residual_.empty();
   std::unique_ptr<std::atomic<uint8_t>[]> build_matched;
   if (keep_build) build_matched = std::make_unique<std::atomic<uint8_t>[]>(build_rows);
-  const size_t probe_width = probe.columns().size();
   bool stopped = false;
 
   // The next candidate pairs of a part, at most `cap`.
@@ -167,16 +198,35 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     part.br.swap(kept_b);
   };
 
-  auto pairs_chunk = [&](const DataChunk& chunk, const std::vector<uint32_t>& pr, const std::vector<uint32_t>& br) {
+  // `spent`: the probe chunk, read no more, whose rows are the pairs' probe
+  // rows in order: its columns move into the output instead of being gathered.
+  auto pairs_chunk = [&](const DataChunk& chunk, const std::vector<uint32_t>& pr, const std::vector<uint32_t>& br,
+                         DataChunk* spent = nullptr) {
     DataChunk out;
     out.rows = pr.size();
-    for (const auto& c : chunk.columns) out.columns.push_back(gather(c, pr));
-    for (const auto& c : table.rows.columns) out.columns.push_back(gather(c, br));
+    for (const size_t c : probe_out_) {
+      out.columns.push_back(spent != nullptr ? std::move(spent->columns[c]) : gather(chunk.columns[c], pr));
+    }
+    for (const size_t c : build_out_) out.columns.push_back(gather(table.rows.columns[c], br));
     return out;
   };
 
   // One round of a part: its next pairs joined, matches marked, rows out.
-  auto step = [&](ProbePart& part, const DataChunk& chunk, const std::vector<Vector>& probe_keys,
+  // Whether a part's pairs are each row of the whole chunk once, in order
+  // (pairs come in probe row order): an inner join whose probe rows were
+  // tested against its held keys by the scan below, each matching one held
+  // row (a foreign key joined to its table's primary key). An inner or
+  // build-outer join reads the chunk no more once its last round is done.
+  const bool probe_spendable = kind_ == JoinKind::inner || kind_ == JoinKind::build_outer;
+  auto every_row_once = [&](const ProbePart& part, size_t rows) {
+    if (!probe_spendable || !part.done() || part.begin != 0 || part.end != rows || part.pr.size() != rows) return false;
+    for (size_t i = 0; i < rows; ++i) {
+      if (part.pr[i] != i) return false;
+    }
+    return true;
+  };
+
+  auto step = [&](ProbePart& part, DataChunk& chunk, const std::vector<Vector>& probe_keys,
                   const std::vector<uint64_t>& hashes, std::vector<uint8_t>& matched, size_t cap) {
     part.out.clear();
     fill(part, probe_keys, hashes, matched, cap);
@@ -185,7 +235,9 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     if (keep_build) {
       for (uint32_t b : part.br) build_matched[b].store(1, std::memory_order_relaxed);
     }
-    if (!filtering && !part.pr.empty()) part.out.push_back(pairs_chunk(chunk, part.pr, part.br));
+    if (!filtering && !part.pr.empty()) {
+      part.out.push_back(pairs_chunk(chunk, part.pr, part.br, every_row_once(part, chunk.rows) ? &chunk : nullptr));
+    }
     if (!part.done() || !(filtering || keep_probe)) return;
     // The part's last round: the probe rows decided by whether they matched.
     std::vector<uint32_t> rows, missing;
@@ -344,6 +396,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   // nothing above), and converts the rest only for the rows that pass.
   KeyTest own;
   own.keys = &probe_keys_;
+  own.chains = &table.chains;
   own.test = [&table](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     table.chains.matching_rows(table.keys, values, rows, keep);
   };
@@ -364,8 +417,8 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   if (rows.empty()) return;
   DataChunk out;
   out.rows = rows.size();
-  for (size_t c = 0; c < probe_width; ++c) out.columns.push_back(gather(Vector(columns_[c].type), missing));
-  for (const auto& c : table.rows.columns) out.columns.push_back(gather(c, rows));
+  for (const size_t c : probe_out_) out.columns.push_back(gather(Vector(probe.columns()[c].type), missing));
+  for (const size_t c : build_out_) out.columns.push_back(gather(table.rows.columns[c], rows));
   sink.consume(out);
 }
 

@@ -7,6 +7,7 @@
 // each key match, whether the rows join (an outer join's ON beyond its
 // equalities, EXISTS's non-equality correlation).
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "executor/operators/physical_operator.hpp"
@@ -23,6 +24,11 @@ class HashJoin final : public PhysicalOperator {
   HashJoin(JoinKind kind, std::unique_ptr<PhysicalOperator> probe, std::unique_ptr<PhysicalOperator> build,
            std::vector<ExprPtr> probe_keys, std::vector<ExprPtr> build_keys, std::vector<ExprPtr> residual, size_t space_width,
            double estimated_rows);
+  // Outputs only the columns of the two sides whose column-space indexes
+  // are in `needed` (at least one), in the same order: a join level
+  // gathers, and the levels above copy, only what a later condition or the
+  // query's result reads. A semi or anti join keeps every probe column.
+  void keep_outputs(const std::set<int>& needed);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override;
   std::vector<std::string> details() const override;
@@ -41,6 +47,8 @@ class HashJoin final : public PhysicalOperator {
   void run_semi_reversed(ExecContext& context, ChunkSink& sink) const;
 
   JoinKind kind_;
+  // The probe side's and the build side's columns this join outputs.
+  std::vector<size_t> probe_out_, build_out_;
   std::vector<ExprPtr> probe_keys_, build_keys_;
   std::vector<ExprPtr> residual_;  // conjuncts
   size_t space_width_;

@@ -73,6 +73,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   }
   KeyTest key_test;
   key_test.keys = &keys;
+  key_test.chains = &held.chains;
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     held.chains.matching_rows(held.keys, values, rows, keep);
   };

@@ -8,6 +8,7 @@
 #include "common/cancel.hpp"
 #include "executor/column_program_compiler.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/stored_key_test.hpp"
 #include "executor/operators/subquery_restriction.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
@@ -260,14 +261,25 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
       // Where a subquery follows, every key test applies: its groups may be
       // restricted to the keys a test keeps.
       if (out.rows == 0 || (!subquery_parts && !key_test->worth_it())) continue;
-      for (size_t i : key_test->columns) {
-        if (!done[i]) convert(i);
-      }
-      const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
-      std::vector<Vector> keys;
-      for (const auto& key : *key_test->test->keys) keys.push_back(key->evaluate(input));
       rows.clear();
-      key_test->test->test(keys, out.rows, rows);
+      const auto& stored = key_test->stored;
+      if (!stored.empty() && std::none_of(stored.begin(), stored.end(), [&](size_t i) { return done[i] != 0; })) {
+        std::vector<const storage::ColumnVector*> columns;
+        std::vector<SqlType> types;
+        for (const size_t i : stored) {
+          columns.push_back(&batch.columns[i]);
+          types.push_back(read_columns_[i].type);
+        }
+        test_stored_keys(key_test->test->test, key_test->test->chains, columns, types, all ? nullptr : kept.data(), out.rows, rows);
+      } else {
+        for (size_t i : key_test->columns) {
+          if (!done[i]) convert(i);
+        }
+        const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
+        std::vector<Vector> keys;
+        for (const auto& key : *key_test->test->keys) keys.push_back(key->evaluate(input));
+        key_test->test->test(keys, out.rows, rows);
+      }
       key_test->tested.fetch_add(out.rows, std::memory_order_relaxed);
       key_test->passed.fetch_add(rows.size(), std::memory_order_relaxed);
       keep_rows();
@@ -318,6 +330,11 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   // (read_ahead.hpp); the sink takes them in chunk order.
   const size_t chunks = table_->chunk_count();
   const std::vector<Value>* parameters = context.parameters;
+  // A conjunct NULL on every row (a decorrelated subquery's value over no
+  // rows, run with NULL outer values) passes none: nothing is read.
+  for (const FilterPart& part : filter_parts_) {
+    if (null_on_every_row(*part.condition, parameters)) return;
+  }
   DictionaryStates states;
   for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
   // The key tests whose keys read only this scan's columns.
@@ -329,6 +346,15 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     run->test = test;
     for (size_t i = 0; i < read_layout_.size(); ++i) {
       if (refs.erase(read_layout_[i]) > 0) run->columns.push_back(i);
+    }
+    for (const auto& key : *test->keys) {
+      const ColumnExpr* column = stored_integer_key(*key);
+      const auto at = column ? std::find(read_layout_.begin(), read_layout_.end(), column->index) : read_layout_.end();
+      if (at == read_layout_.end() || read_columns_[static_cast<size_t>(at - read_layout_.begin())].type.id != key->type.id) {
+        run->stored.clear();
+        break;
+      }
+      run->stored.push_back(static_cast<size_t>(at - read_layout_.begin()));
     }
     if (refs.empty()) test_runs.push_back(std::move(run));
   };

@@ -71,6 +71,9 @@ class TableScan final : public PhysicalOperator {
   struct KeyTestRun {
     const KeyTest* test = nullptr;
     std::vector<size_t> columns;
+    // Per key, its read column where the test runs on stored values
+    // (stored_key_test.hpp); empty where it runs on converted ones.
+    std::vector<size_t> stored;
     std::atomic<uint64_t> tested{0}, passed{0};
     bool worth_it() const;
   };
