@@ -519,6 +519,7 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     one(true);
     TypeId t = input();
     if (t == TypeId::unknown || t == TypeId::varchar || t == TypeId::name) t = TypeId::text;
+    if (t == TypeId::bytea) throw no_aggregate(name, args);  // PostgreSQL 15 has no min/max(bytea)
     s.kind = name == "min" ? AggKind::min : AggKind::max;
     s.arg_types = {{t}};
     s.result_type = {t};

@@ -13,6 +13,7 @@
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
+#include "executor/types/type_io.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/vector_cast.hpp"
 
@@ -207,6 +208,8 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "date") return {TypeId::date};
   if (name == "timestamp") return {TypeId::timestamp};
   if (name == "timestamptz") return {TypeId::timestamptz};
+  if (name == "time") return {TypeId::time, types::time_typmod(std::vector<int64_t>(mods.begin(), mods.end()))};
+  if (name == "bytea") return {TypeId::bytea};
   if (name == "interval") return scalar::interval_type(mods);
   if (name == "name") return {TypeId::name};
   if (name == "oid") return {TypeId::oid};

@@ -19,6 +19,7 @@
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/types/clock.hpp"
+#include "executor/types/time_zone.hpp"
 
 namespace tally::executor {
 
@@ -36,6 +37,12 @@ ExprPtr make_sql_value_function(const std::string& op, BindContext& context) {
   if (op == "SVFOP_CURRENT_DATE") {
     int64_t us = now_us();
     return std::make_unique<ConstExpr>(SqlType{TypeId::date}, us / kUsecsPerDay);
+  }
+  if (op == "SVFOP_LOCALTIME") {
+    // The transaction start's time of day in the session's zone.
+    int64_t local = types::current_time_zone().to_local(now_us()) % kUsecsPerDay;
+    if (local < 0) local += kUsecsPerDay;
+    return std::make_unique<ConstExpr>(SqlType{TypeId::time}, local);
   }
   if (op == "SVFOP_CURRENT_TIMESTAMP" || op == "SVFOP_LOCALTIMESTAMP") {
     return std::make_unique<ConstExpr>(SqlType{op == "SVFOP_LOCALTIMESTAMP" ? TypeId::timestamp : TypeId::timestamptz}, now_us());
