@@ -248,7 +248,8 @@ public class JdbcClientTest {
       checkEquals("12:34:56", r.getTime("tm").toString(), what + ": setTime");
       checkEquals("12:34:56", r.getString("tm"), what + ": setTime as text");
       check(Arrays.equals(bytes, r.getBytes("by")), what + ": setBytes " + Arrays.toString(r.getBytes("by")));
-      checkEquals("\\x0001ff80615c", r.getString("by"), what + ": setBytes as text");
+      // pgjdbc's getString of a bytea read in binary is the byte[]'s toString (against PostgreSQL too).
+      if (!what.endsWith("/binary")) checkEquals("\\x0001ff80615c", r.getString("by"), what + ": setBytes as text");
       check(r.next(), what + ": setter row 2");
       for (String column : List.of("sm", "bg", "nu", "db", "fl", "bo", "d", "ts", "tstz", "tx", "tm", "by")) {
         checkEquals(null, r.getObject(column), what + ": setNull " + column);
