@@ -322,7 +322,10 @@ Value parse_text(SqlType type, std::string_view text) {
 
 Value parse_binary(SqlType type, std::string_view bytes) {
   auto need = [&](size_t n) {
-    if (bytes.size() != n) {
+    // PostgreSQL's recv functions read with pq_getmsg*: too few bytes is
+    // 08P01, bytes left over 22P03.
+    if (bytes.size() < n) throw Error(SqlState::protocol_violation, "insufficient data left in message");
+    if (bytes.size() > n) {
       throw Error(SqlState::invalid_binary_representation, "incorrect binary data format in bind parameter");
     }
   };
