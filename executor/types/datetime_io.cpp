@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "executor/types/clock.hpp"
 #include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 
@@ -513,14 +514,11 @@ int64_t parse_time(std::string_view text, int32_t typmod) {
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   int64_t micros;
   if (iequals(s, "now")) {
-    const int64_t utc = std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count() -
-                        int64_t{10957} * usecs_per_day;  // 1970-01-01 .. 2000-01-01
-    micros = current_time_zone().to_local(utc) % usecs_per_day;
+    micros = current_time_zone().to_local(executor::clock_us()) % usecs_per_day;
     if (micros < 0) micros += usecs_per_day;
   } else {
     const Decoded d = decode(Kind::time, text);
-    // 24:00:00 is a valid time; DecodeTimeOnly lets 23:59:60 through as it.
+    // 24:00:00 is a valid time, and DecodeTimeOnly takes 23:59:60 (a leap second) as 24:00:00.
     micros = ((static_cast<int64_t>(d.hour) * 60 + d.minute) * 60 + d.second) * 1000000LL + d.usec;
   }
   return round_time(micros, typmod);
