@@ -278,4 +278,40 @@ TEST_F(DdlDmlTest, TimeAndByteaColumnsSurviveReopen) {
   EXPECT_EQ(h_->dump("tb"), expected);
 }
 
+// A COPY of several 1 MB segments (parsed on worker threads) into time and
+// bytea columns: every segment's new bytea values reach the one dictionary.
+TEST_F(DdlDmlTest, CopyManySegmentsOfTimeAndBytea) {
+  const std::string dir = dir_.string() + "_segments";
+  std::filesystem::remove_all(dir);
+  auto harness = std::make_unique<SqlHarness>(dir, 1u << 16);
+  SqlHarness& h = *harness;
+  h.run("CREATE TABLE tb (id int, t time, b bytea)");
+  auto hex = [](int v) {
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(v >> shift) & 0xf];
+    return s;
+  };
+  auto clock = [](int i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", i / 3600 % 24, i / 60 % 60, i % 60);
+    return std::string(buf);
+  };
+  // COPY's text out is the text in: hex bytea, times without fractions.
+  std::string data;
+  constexpr int rows = 120000;
+  for (int i = 0; i < rows; ++i) {
+    const std::string b = i % 7 == 0 ? "\\N" : "\\\\x" + hex(i % 5003) + "00";
+    data += std::to_string(i) + "\t" + clock(i) + "\t" + b + "\n";
+  }
+  ASSERT_GT(data.size(), size_t{2} << 20);
+  EXPECT_EQ(h.run("COPY tb FROM STDIN", data), "COPY " + std::to_string(rows));
+  EXPECT_EQ(h.dump("tb"), data);
+  auto snap = h.catalog().find_table("tb");
+  // Each of the 5003 values appears in rows whose id is no multiple of 7.
+  EXPECT_EQ(h.store().dictionary(*snap, 2)->size(), 5003);
+  harness.reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
