@@ -594,7 +594,9 @@ ExprPtr bind_node(const json& node, BindContext& context) {
       return make_greatest_least(m.value("op", "") == "IS_GREATEST", std::move(args), context);
     }
     if (node.contains("SQLValueFunction")) {
-      return make_sql_value_function(node["SQLValueFunction"].value("op", ""), context);
+      const auto& f = node["SQLValueFunction"];
+      // The parse tree leaves out a typmod of 0 (LOCALTIME(0)).
+      return make_sql_value_function(f.value("op", ""), context, f.value("typmod", 0));
     }
     if (node.contains("SubLink")) {
       if (!context.on_sublink) throw Error(SqlState::feature_not_supported, "subqueries are not supported here");
