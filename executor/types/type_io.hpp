@@ -52,8 +52,8 @@ void append_timestamp(std::string& out, int64_t micros);
 void append_time(std::string& out, int64_t micros);
 // bytea_out with bytea_output = 'hex': \x and two lowercase digits a byte.
 void append_bytea(std::string& out, std::string_view bytes);
-// encode(bytes, 'escape'): printable ASCII as is, \\ for a backslash, \ooo
-// (octal) for every other byte.
+// encode(bytes, 'escape'): bytes 1..127 as they are (a backslash doubled),
+// \ooo (octal) for 0 and the bytes from 128 up.
 void append_bytea_escape(std::string& out, std::string_view bytes);
 
 // Text output of one fixed-width native value (value points at
