@@ -490,21 +490,7 @@ void append_timestamp(std::string& out, int64_t micros) {
   out += '-';
   put2(out, day);
   out += ' ';
-  const int64_t secs = time / 1000000;
-  int usec = static_cast<int>(time % 1000000);
-  put2(out, static_cast<int>(secs / 3600));
-  out += ':';
-  put2(out, static_cast<int>(secs / 60 % 60));
-  out += ':';
-  put2(out, static_cast<int>(secs % 60));
-  if (usec != 0) {
-    char frac[7];
-    for (int k = 5; k >= 0; --k) { frac[k] = static_cast<char>('0' + usec % 10); usec /= 10; }
-    int len = 6;
-    while (len > 0 && frac[len - 1] == '0') --len;
-    out += '.';
-    out.append(frac, static_cast<size_t>(len));
-  }
+  append_time(out, time);
   if (bc) out += " BC";
 }
 
@@ -544,7 +530,8 @@ int64_t round_time(int64_t micros, int32_t typmod) {
 }
 
 void append_time(std::string& out, int64_t micros) {
-  // time_out (EncodeTimeOnly): HH:MM:SS and the fraction without trailing zeros.
+  // time_out (EncodeTimeOnly): HH:MM:SS and the fraction without trailing
+  // zeros, as a timestamp prints its time of day.
   const int64_t secs = micros / 1000000;
   int usec = static_cast<int>(micros % 1000000);
   put2(out, static_cast<int>(secs / 3600));
