@@ -34,6 +34,8 @@ uint32_t type_oid(TypeId id) {
     case TypeId::regoper: return oid::regoper;
     case TypeId::record: return oid::record;
     case TypeId::void_: return oid::void_;
+    case TypeId::time: return oid::time;
+    case TypeId::bytea: return oid::bytea;
   }
   return oid::unknown;
 }
@@ -70,6 +72,8 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::regoper: return TypeId::regoper;
     case oid::record: return TypeId::record;
     case oid::void_: return TypeId::void_;
+    case oid::time: return TypeId::time;
+    case oid::bytea: return TypeId::bytea;
     default: return std::nullopt;
   }
 }
@@ -93,6 +97,7 @@ int16_t type_len(TypeId id) {
     case TypeId::float8: return 8;
     case TypeId::timestamp: return 8;
     case TypeId::timestamptz: return 8;
+    case TypeId::time: return 8;
     case TypeId::name: return 64;
     case TypeId::interval: return 16;
     case TypeId::unknown: return -2;
@@ -139,6 +144,10 @@ std::string format_type(SqlType type) {
     case TypeId::regoper: return "regoper";
     case TypeId::record: return "record";
     case TypeId::void_: return "void";
+    case TypeId::time:
+      if (type.typmod < 0) return "time without time zone";
+      return "time(" + std::to_string(type.typmod) + ") without time zone";
+    case TypeId::bytea: return "bytea";
   }
   return "unknown";
 }
@@ -152,8 +161,10 @@ int storage_width(TypeId id) {
     case TypeId::float4:
     case TypeId::text:
     case TypeId::varchar:
-    case TypeId::bpchar: return 4;
+    case TypeId::bpchar:
+    case TypeId::bytea: return 4;
     case TypeId::int8:
+    case TypeId::time:
     case TypeId::float8:
     case TypeId::numeric:
     case TypeId::timestamp:
@@ -173,5 +184,6 @@ bool is_text_kind(TypeId id) {
   return id == TypeId::text || id == TypeId::varchar || id == TypeId::bpchar ||
          id == TypeId::name || id == TypeId::unknown;
 }
+bool is_string_stored(TypeId id) { return is_text_kind(id) || id == TypeId::bytea; }
 
 }  // namespace tally

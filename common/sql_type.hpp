@@ -40,6 +40,8 @@ enum class TypeId : uint8_t {
   name_array,   // name[] (array_agg of catalog names), held like text[]
   record,       // an anonymous record (executor/record_value.hpp), held in its text form
   void_,        // a function's result that is no value (pg_sleep): prints as the empty string
+  time,         // time without time zone: int64 microseconds since midnight (0 .. 24:00:00)
+  bytea,        // binary string: held and stored as its raw bytes (a dictionary-coded column)
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -67,6 +69,7 @@ constexpr uint32_t name_array = 1003;
 constexpr uint32_t bpchar = 1042;
 constexpr uint32_t varchar = 1043;
 constexpr uint32_t date = 1082;
+constexpr uint32_t time = 1083;
 constexpr uint32_t timestamp = 1114;
 constexpr uint32_t timestamptz = 1184;
 constexpr uint32_t interval = 1186;
@@ -83,7 +86,7 @@ constexpr uint32_t void_ = 2278;
 struct SqlType {
   TypeId id = TypeId::unknown;
   // PostgreSQL's atttypmod: -1 when absent; varchar/bpchar: n + 4;
-  // numeric: ((precision << 16) | scale) + 4.
+  // numeric: ((precision << 16) | scale) + 4; time(p): p.
   int32_t typmod = -1;
 
   static SqlType numeric(int precision, int scale) {
@@ -114,5 +117,8 @@ bool is_integer(TypeId id);
 bool is_float(TypeId id);
 bool is_numeric_kind(TypeId id);  // integer, float or numeric
 bool is_text_kind(TypeId id);     // text, varchar, bpchar, name, unknown
+// Types whose stored column holds dictionary codes of strings: the text kinds
+// and bytea (its raw bytes).
+bool is_string_stored(TypeId id);
 
 }  // namespace tally

@@ -325,8 +325,8 @@ class ArrayAggAcc final : public Accumulator {
   OrderedInput<std::optional<std::string>> rows_;
 };
 
-// string_agg(value, delimiter [ORDER BY keys]) of text (PostgreSQL's
-// string_agg_transfn): NULL values are skipped, a NULL delimiter adds
+// string_agg(value, delimiter [ORDER BY keys]) of text or bytea (PostgreSQL's
+// string_agg_transfn and bytea_string_agg_transfn): NULL values are skipped, a NULL delimiter adds
 // nothing, the first value's delimiter is dropped. No non-NULL value: NULL.
 class StringAggAcc final : public Accumulator {
  public:
@@ -519,6 +519,7 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     one(true);
     TypeId t = input();
     if (t == TypeId::unknown || t == TypeId::varchar || t == TypeId::name) t = TypeId::text;
+    if (t == TypeId::bytea) throw no_aggregate(name, args);  // PostgreSQL 15 has no min/max(bytea)
     s.kind = name == "min" ? AggKind::min : AggKind::max;
     s.arg_types = {{t}};
     s.result_type = {t};
@@ -583,8 +584,15 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
   }
   if (name == "string_agg" && args.size() >= 2) {
     // string_agg(text, text); the types that cast to text implicitly come
-    // cast. Arguments after the second are ORDER BY keys. (PostgreSQL's
-    // string_agg(bytea, bytea) has no counterpart: Tally has no bytea.)
+    // cast. Arguments after the second are ORDER BY keys. string_agg(bytea,
+    // bytea) joins bytes the same way.
+    if (args[0].id == TypeId::bytea && (args[1].id == TypeId::bytea || args[1].id == TypeId::unknown)) {
+      args[0] = args[1] = {TypeId::bytea};
+      s.kind = AggKind::string_agg;
+      s.arg_types = args;
+      s.result_type = {TypeId::bytea};
+      return s;
+    }
     auto textual = [](TypeId t) {
       return t == TypeId::text || t == TypeId::unknown || t == TypeId::varchar || t == TypeId::bpchar ||
              t == TypeId::name || t == TypeId::char_;

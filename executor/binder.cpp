@@ -13,6 +13,7 @@
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
+#include "executor/types/type_io.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/vector_cast.hpp"
 
@@ -207,6 +208,8 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "date") return {TypeId::date};
   if (name == "timestamp") return {TypeId::timestamp};
   if (name == "timestamptz") return {TypeId::timestamptz};
+  if (name == "time") return {TypeId::time, types::time_typmod(std::vector<int64_t>(mods.begin(), mods.end()))};
+  if (name == "bytea") return {TypeId::bytea};
   if (name == "interval") return scalar::interval_type(mods);
   if (name == "name") return {TypeId::name};
   if (name == "oid") return {TypeId::oid};
@@ -591,7 +594,9 @@ ExprPtr bind_node(const json& node, BindContext& context) {
       return make_greatest_least(m.value("op", "") == "IS_GREATEST", std::move(args), context);
     }
     if (node.contains("SQLValueFunction")) {
-      return make_sql_value_function(node["SQLValueFunction"].value("op", ""), context);
+      const auto& f = node["SQLValueFunction"];
+      // The parse tree leaves out a typmod of 0 (LOCALTIME(0)).
+      return make_sql_value_function(f.value("op", ""), context, f.value("typmod", 0));
     }
     if (node.contains("SubLink")) {
       if (!context.on_sublink) throw Error(SqlState::feature_not_supported, "subqueries are not supported here");

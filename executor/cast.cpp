@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/type_io.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -86,6 +87,11 @@ bool can_cast(TypeId from, TypeId to, CastContext context) {
     return context != CastContext::implicit;
   }
   if (from == TypeId::timestamptz && to == TypeId::timestamp) return context != CastContext::implicit;
+  // pg_cast: time -> interval implicit; timestamp(tz) and interval -> time by assignment.
+  if (from == TypeId::time && to == TypeId::interval) return true;
+  if ((from == TypeId::timestamp || from == TypeId::timestamptz || from == TypeId::interval) && to == TypeId::time) {
+    return context != CastContext::implicit;
+  }
   if (is_text_kind(to)) return context != CastContext::implicit;
   if (is_text_kind(from)) return context == CastContext::explicit_;
   if ((from == TypeId::boolean && to == TypeId::int4) || (from == TypeId::int4 && to == TypeId::boolean)) {
@@ -215,6 +221,27 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
   }
   if (t == TypeId::interval && f == TypeId::interval) {
     return types::apply_interval_typmod(std::get<Interval>(value), to.typmod);
+  }
+  if (t == TypeId::time) {
+    if (f == TypeId::time) return types::round_time(std::get<int64_t>(value), to.typmod);
+    if (f == TypeId::timestamp || f == TypeId::timestamptz) {
+      // timestamp_time: the time of day (local for timestamptz); none for infinity.
+      int64_t ts = std::get<int64_t>(value);
+      if (ts == INT64_MIN || ts == INT64_MAX) return Null{};
+      if (f == TypeId::timestamptz) ts = zone.to_local(ts);
+      int64_t micros = ts % kUsecsPerDay;
+      if (micros < 0) micros += kUsecsPerDay;
+      return types::round_time(micros, to.typmod);
+    }
+    if (f == TypeId::interval) {
+      // interval_time: the interval's time part modulo a day; months and days drop.
+      int64_t micros = std::get<Interval>(value).micros % kUsecsPerDay;
+      if (micros < 0) micros += kUsecsPerDay;
+      return types::round_time(micros, to.typmod);
+    }
+  }
+  if (t == TypeId::interval && f == TypeId::time) {
+    return types::apply_interval_typmod(Interval{0, 0, std::get<int64_t>(value)}, to.typmod);
   }
   throw Error(SqlState::cannot_coerce, "cannot cast type " + format_type(from) + " to " + format_type(to));
 }

@@ -128,7 +128,7 @@ class Compiler {
       if (id == TypeId::boolean) return Typed{Kind::boolean};
       if (is_float(id)) return id == TypeId::float8 ? std::optional<Typed>(Typed{Kind::floating}) : std::nullopt;
       if (id == TypeId::numeric) return Typed{Kind::numeric, 0};
-      if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz) return Typed{};
+      if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::time) return Typed{};
       return std::nullopt;
     }
     if (const auto* b = std::get_if<bool>(&v)) {
@@ -140,7 +140,7 @@ class Compiler {
         emit(ProgramOp::const_int, 0, *i != 0 ? 1 : 0);
         return Typed{Kind::boolean};
       }
-      if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz) return std::nullopt;
+      if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz && id != TypeId::time) return std::nullopt;
       emit(ProgramOp::const_int, 0, *i);
       return Typed{};
     }
@@ -163,7 +163,7 @@ class Compiler {
     const TypeId id = c.type.id;
     Typed t;
     if (id == TypeId::boolean) t.kind = Kind::boolean;
-    else if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz) t.kind = Kind::integer;
+    else if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::time) t.kind = Kind::integer;
     else if (id == TypeId::float8 || id == TypeId::float4) t.kind = Kind::floating;
     else if (id == TypeId::numeric && c.type.typmod >= 4 && c.type.numeric_precision() <= 18) {
       t = Typed{Kind::numeric, c.type.numeric_scale()};  // stored as int64 at its declared scale
@@ -334,7 +334,7 @@ std::optional<ColumnProgram> compile_input(const Expr& e, ProgramColumnMap& colu
     if (id != TypeId::boolean) return std::nullopt;
     p = finish(c, ProgramResult::int64, 0);
   } else {
-    if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz) return std::nullopt;
+    if (!int_bits(id) && id != TypeId::date && id != TypeId::timestamp && id != TypeId::timestamptz && id != TypeId::time) return std::nullopt;
     p = finish(c, ProgramResult::int64, 0);
   }
   if (p) columns = std::move(trial);

@@ -17,7 +17,8 @@ ExprPtr make_nullif(ExprPtr left, ExprPtr right, BindContext& context);
 ExprPtr make_is_distinct(ExprPtr left, ExprPtr right, bool not_distinct, BindContext& context);
 ExprPtr make_boolean_test(ExprPtr arg, const std::string& test);
 ExprPtr make_greatest_least(bool greatest, std::vector<ExprPtr> args, BindContext& context);
-ExprPtr make_sql_value_function(const std::string& op, BindContext& context);
+// typmod: the precision p of LOCALTIME(p) (SVFOP_LOCALTIME_N); other ops ignore it.
+ExprPtr make_sql_value_function(const std::string& op, BindContext& context, int32_t typmod = 0);
 // The common type of two branches (CASE, COALESCE, IN, UNION); 42804 when none.
 SqlType common_supertype(SqlType a, SqlType b, const char* construct);
 

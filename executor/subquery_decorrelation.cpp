@@ -40,6 +40,8 @@ bool plain_equality_type(TypeId id) {
     case TypeId::date:
     case TypeId::timestamp:
     case TypeId::timestamptz:
+    case TypeId::time:
+    case TypeId::bytea:
       return true;
     default:
       return false;

@@ -25,7 +25,8 @@ Physical physical_of(TypeId id) {
     case TypeId::void_:
     case TypeId::int2vector:
     case TypeId::oidvector:
-    case TypeId::char_: return Physical::text;
+    case TypeId::char_:
+    case TypeId::bytea: return Physical::text;
     case TypeId::interval: return Physical::interval;
     default: return Physical::integer;
   }

@@ -207,6 +207,8 @@ void append_text(std::string& out, const Vector& v, size_t i) {
       else v.numerics[i].append_to(out);
       return;
     case TypeId::timestamptz: types::append_timestamptz(out, v.ints[i]); return;
+    case TypeId::time: types::append_time(out, v.ints[i]); return;
+    case TypeId::bytea: types::append_bytea(out, v.text_at(i)); return;
     case TypeId::regclass:
     case TypeId::regtype:
     case TypeId::regnamespace:
@@ -245,7 +247,8 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::regoper: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::timestamptz: put_be<int64_t>(out, v.ints[i]); return;
+    case TypeId::timestamptz:
+    case TypeId::time: put_be<int64_t>(out, v.ints[i]); return;
     case TypeId::float4: {
       const float f = static_cast<float>(v.floats[i]);
       uint32_t bits;
@@ -284,6 +287,8 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::date: return static_cast<int64_t>(types::parse_date(text));
     case TypeId::timestamp: return types::parse_timestamp(text);
     case TypeId::timestamptz: return types::parse_timestamptz(text);
+    case TypeId::time: return types::parse_time(text, type.typmod);
+    case TypeId::bytea: return types::parse_bytea(text);
     case TypeId::interval: return types::parse_interval(text, type.typmod);
     case TypeId::oid: return parse_integer(text, TypeId::int8);
     case TypeId::regclass:
@@ -317,7 +322,10 @@ Value parse_text(SqlType type, std::string_view text) {
 
 Value parse_binary(SqlType type, std::string_view bytes) {
   auto need = [&](size_t n) {
-    if (bytes.size() != n) {
+    // PostgreSQL's recv functions read with pq_getmsg*: too few bytes is
+    // 08P01, bytes left over 22P03.
+    if (bytes.size() < n) throw Error(SqlState::protocol_violation, "insufficient data left in message");
+    if (bytes.size() > n) {
       throw Error(SqlState::invalid_binary_representation, "incorrect binary data format in bind parameter");
     }
   };
@@ -335,6 +343,7 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);
+    case TypeId::time: need(8); return types::recv_time(bytes, type.typmod);
     case TypeId::interval: return types::recv_interval(bytes);
     case TypeId::float4: {
       need(4);

@@ -23,7 +23,7 @@ PG_BIN = sys.argv[1] if len(sys.argv) > 1 else "/usr/lib/postgresql/15/bin"
 # The type OIDs of common/sql_type.hpp (TypeId), and the polymorphic pseudo-types
 # ("any", anyelement, anyarray, anynonarray, anycompatible, anycompatiblearray,
 # anycompatiblenonarray) a call binds with a concrete type in their place.
-TALLY_TYPES = [16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 30, 700, 701, 705, 1003, 1009, 1028, 1042, 1043, 1082,
+TALLY_TYPES = [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 30, 700, 701, 705, 1003, 1009, 1028, 1042, 1043, 1082, 1083,
                1114, 1184, 1186, 1700, 2203, 2205, 2206, 2249, 2278, 4089]
 POLYMORPHIC = [2276, 2283, 2277, 2776, 5077, 5078, 5079]
 QUERY = f"""

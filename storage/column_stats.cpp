@@ -121,8 +121,10 @@ bool part_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
     case TypeId::date:
     case TypeId::text:
     case TypeId::varchar:
-    case TypeId::bpchar: integer_stats<int32_t>(col, begin, end, st); break;
+    case TypeId::bpchar:
+    case TypeId::bytea: integer_stats<int32_t>(col, begin, end, st); break;
     case TypeId::int8:
+    case TypeId::time:
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::numeric:

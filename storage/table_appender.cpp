@@ -31,7 +31,7 @@ TableAppender::TableAppender(TableStore& store, uint32_t oid, WriteTransaction* 
     const SqlType type = snapshot_->def.columns[c].type;
     builders_[c].column.type = type;
     builders_[c].width = static_cast<size_t>(storage_width(type));
-    builders_[c].text = is_text_kind(type.id);
+    builders_[c].text = is_string_stored(type.id);
     if (builders_[c].text) {
       const auto committed = store_.dictionary(*snapshot_, static_cast<int>(c));
       dicts_[c] = committed ? std::make_shared<StringDictionary>(*committed) : std::make_shared<StringDictionary>();

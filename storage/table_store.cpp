@@ -270,7 +270,7 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
                          ? read_chunk_file(chunk_path(snapshot.def.oid, chunk.chunk_id, snapshot.def.slot(static_cast<size_t>(c))),
                                            def.type, chunk.rows, what)
                          : missing_column(def, chunk.rows);
-    if (is_text_kind(def.type.id)) {
+    if (is_string_stored(def.type.id)) {
       v.dictionary = dictionary(snapshot, c);
       // Codes beyond the dictionary would be read as garbage: treat as corruption.
       const int32_t* codes = v.values<int32_t>();
@@ -296,7 +296,7 @@ void TableStore::cache_written(const catalog::TableSnapshot& committed, uint64_t
                                std::shared_ptr<ChunkBatch> batch) {
   if (batch->columns.size() != committed.def.columns.size()) return;
   for (size_t c = 0; c < batch->columns.size(); ++c)
-    if (is_text_kind(committed.def.columns[c].type.id)) batch->columns[c].dictionary = dictionary(committed, static_cast<int>(c));
+    if (is_string_stored(committed.def.columns[c].type.id)) batch->columns[c].dictionary = dictionary(committed, static_cast<int>(c));
   cache_.put(whole_chunk_key(committed.def, chunk_id), committed.def.oid, std::move(batch));
 }
 
@@ -350,7 +350,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::alter_table(
     if (kept.count(slot)) continue;
     for (const auto& chunk : current->chunks)
       if (has_file(current->def, c, chunk.chunk_id)) retired.files.push_back(chunk_path(oid, chunk.chunk_id, slot));
-    if (is_text_kind(current->def.columns[c].type.id)) retired.files.push_back(dictionary_path(oid, slot));
+    if (is_string_stored(current->def.columns[c].type.id)) retired.files.push_back(dictionary_path(oid, slot));
   }
   retire(std::move(retired));
   return snap;
@@ -377,7 +377,7 @@ catalog::Catalog::ColumnLayout TableStore::relayout(const catalog::TableSnapshot
     catalog::DictionaryState dictionary;
     if (current.chunks.empty()) {
       added.missing.reset();  // no row predates the column
-    } else if (added.missing && is_text_kind(added.type.id)) {
+    } else if (added.missing && is_string_stored(added.type.id)) {
       // The executor gives a text value as its text: it becomes code 0 of the new column's dictionary.
       StringDictionary entries;
       const int32_t code = entries.intern(*added.missing);
@@ -423,7 +423,7 @@ void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> bef
 void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
   const uint32_t oid = committed.def.oid;
   for (size_t c = 0; c < committed.def.columns.size(); ++c) {
-    if (!is_text_kind(committed.def.columns[c].type.id)) continue;
+    if (!is_string_stored(committed.def.columns[c].type.id)) continue;
     const std::string path = dictionary_path(oid, committed.def.slot(c));
     std::error_code ec;
     const uint64_t bytes = c < committed.dictionaries.size() ? committed.dictionaries[c].bytes : 0;

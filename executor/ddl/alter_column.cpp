@@ -38,7 +38,10 @@ Error contains_nulls(const std::string& column, const std::string& table) {
 std::optional<std::string> missing_value(const StatementContext& ctx, const catalog::ColumnDef& column) {
   const ConstantValue value = dml::column_default(ctx, column);
   if (value.kind == ConstantValue::Kind::null) return std::nullopt;
-  if (is_text_kind(column.type.id)) return value.text;
+  if (is_string_stored(column.type.id)) {
+    std::string scratch;
+    return std::string(types::stored_string(column.type.id, value.text, scratch));
+  }
   std::string bytes(static_cast<size_t>(storage_width(column.type)), '\0');
   types::parse_text_value(column.type, value.text, bytes.data());
   return bytes;

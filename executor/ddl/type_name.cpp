@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "executor/types/type_io.hpp"
 #include "storage/column_layout.hpp"
 
 namespace tally::executor {
@@ -18,6 +19,7 @@ std::optional<TypeId> storable(std::string_view name) {
       {"numeric", TypeId::numeric}, {"decimal", TypeId::numeric}, {"text", TypeId::text},
       {"varchar", TypeId::varchar}, {"bpchar", TypeId::bpchar},   {"char", TypeId::bpchar},
       {"date", TypeId::date},       {"timestamp", TypeId::timestamp}, {"timestamptz", TypeId::timestamptz},
+      {"time", TypeId::time},       {"bytea", TypeId::bytea},
   };
   auto it = names.find(name);
   if (it == names.end()) return std::nullopt;
@@ -27,7 +29,7 @@ std::optional<TypeId> storable(std::string_view name) {
 }  // namespace
 
 bool is_unsupported_postgres_type(std::string_view name) {
-  static const char* const names[] = {"time", "timetz", "interval", "bytea", "json", "jsonb",
+  static const char* const names[] = {"timetz", "interval", "json", "jsonb",
                                       "uuid", "inet", "cidr", "macaddr", "money", "bit", "varbit", "xml",
                                       "point", "line", "lseg", "box", "path", "polygon", "circle", "tsvector",
                                       "tsquery", "oid", "name", "serial", "bigserial", "smallserial", "int4range",
@@ -115,6 +117,12 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
       return *id == TypeId::varchar ? SqlType::varchar(static_cast<int>(mods[0]))
                                     : SqlType::bpchar(static_cast<int>(mods[0]));
     }
+    case TypeId::time:
+      try {
+        return {TypeId::time, types::time_typmod(mods)};
+      } catch (Error& e) {
+        throw std::move(e.with_position(ctx.position(location)));
+      }
     case TypeId::timestamp:
     case TypeId::timestamptz:
       if (!mods.empty())

@@ -13,7 +13,7 @@
 namespace tally::executor {
 namespace {
 
-enum class Category { boolean, integer, floating, numeric, text, date, timestamp, timestamptz, other };
+enum class Category { boolean, integer, floating, numeric, text, date, timestamp, timestamptz, time, bytea, other };
 
 Category category(TypeId id) {
   switch (id) {
@@ -25,6 +25,8 @@ Category category(TypeId id) {
     case TypeId::date: return Category::date;
     case TypeId::timestamp: return Category::timestamp;
     case TypeId::timestamptz: return Category::timestamptz;
+    case TypeId::time: return Category::time;
+    case TypeId::bytea: return Category::bytea;
     default: return Category::other;
   }
 }
@@ -236,6 +238,11 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         return typed(target, std::string(types::coerce_char(target, value.text, scratch, explicit_cast)), value.location);
       }
       if (to == Category::numeric) return typed(target, numeric_text(target, value.text), value.location);
+      if (to == Category::bytea) {
+        std::string s;
+        types::append_bytea(s, types::parse_bytea(value.text));
+        return typed(target, s, value.location);
+      }
       uint8_t native[8];
       types::parse_text_value(target, value.text, native);
       std::string s;
@@ -361,6 +368,35 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         types::append_timestamptz(s, instant);
         return typed(target, s, value.location);
       }
+      case Category::time: {
+        // time(p) rounds a time of another precision; a timestamp gives its time of day.
+        int64_t micros;
+        if (same || (from == Category::text && explicit_cast)) {
+          micros = types::parse_time(value.text, target.typmod);
+        } else if (from == Category::timestamp || from == Category::timestamptz) {
+          const int64_t ts = types::parse_timestamp(value.text);
+          if (ts == types::timestamp_neg_infinity || ts == types::timestamp_pos_infinity) {
+            ConstantValue null_value;  // timestamp_time: an infinite timestamp has no time of day
+            null_value.location = value.location;
+            return null_value;
+          }
+          micros = types::round_time(((ts % types::usecs_per_day) + types::usecs_per_day) % types::usecs_per_day,
+                                     target.typmod);
+        } else {
+          throw incompatible();
+        }
+        std::string s;
+        types::append_time(s, micros);
+        return typed(target, s, value.location);
+      }
+      case Category::bytea:
+        if (same) return value;
+        if (from == Category::text && explicit_cast) {
+          std::string s;
+          types::append_bytea(s, types::parse_bytea(value.text));
+          return typed(target, s, value.location);
+        }
+        throw incompatible();
       default:
         // A parameter bound as the column's own type (interval, ...).
         if (same) return value;

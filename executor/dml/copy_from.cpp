@@ -171,8 +171,10 @@ void fill_defaults(StatementContext& ctx, const CopyPlan& plan, storage::TableAp
                         "null value in column \"" + col.name + "\" of relation \"" + def.name + "\" violates not-null constraint");
           break;  // the segment already holds NULLs
         }
-        if (is_text_kind(col.type.id)) {
-          const int32_t code = appender.intern(u, v.text, storage::StringDictionary::hash(v.text));
+        if (is_string_stored(col.type.id)) {
+          std::string scratch;
+          const std::string_view bytes = types::stored_string(col.type.id, v.text, scratch);
+          const int32_t code = appender.intern(u, bytes, storage::StringDictionary::hash(bytes));
           std::memcpy(slot.data(), &code, sizeof code);
         } else {
           types::parse_text_value(col.type, v.text, slot.data());
@@ -192,7 +194,7 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
   CopyPlan plan(def, targets, o);
   auto appender = ctx.begin_append(def.oid);
   for (size_t i = 0; i < targets.size(); ++i)
-    if (plan.kinds[i] == CopyPlan::Kind::text)
+    if (plan.kinds[i] == CopyPlan::Kind::text || plan.kinds[i] == CopyPlan::Kind::bytea)
       plan.dicts[static_cast<size_t>(targets[i])] = &appender->working_dictionary(targets[i]);
   const std::string context_prefix = "COPY " + def.name + ", line ";
 

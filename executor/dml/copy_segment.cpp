@@ -24,6 +24,7 @@ CopyPlan::CopyPlan(const catalog::TableDef& table, const std::vector<int>& targe
   for (const int t : target_columns) {
     switch (table.columns[static_cast<size_t>(t)].type.id) {
       case TypeId::text: case TypeId::varchar: case TypeId::bpchar: kinds.push_back(Kind::text); break;
+      case TypeId::bytea: kinds.push_back(Kind::bytea); break;
       case TypeId::int4: kinds.push_back(Kind::int4); break;
       case TypeId::int8: kinds.push_back(Kind::int8); break;
       case TypeId::float8: kinds.push_back(Kind::float8); break;
@@ -176,9 +177,18 @@ class SegmentParser {
 
   void convert(size_t i, size_t c, std::string_view value, void* slot) {
     switch (plan_.kinds[i]) {
-      case CopyPlan::Kind::text: {
-        types::check_utf8(value);
-        const std::string_view v = types::coerce_char(def_.columns[c].type, value, char_scratch_[c]);
+      case CopyPlan::Kind::text:
+      case CopyPlan::Kind::bytea: {
+        // Both are dictionary-coded: text as it is (char(n)'s rules applied),
+        // bytea as the bytes its input function reads.
+        std::string_view v;
+        if (plan_.kinds[i] == CopyPlan::Kind::text) {
+          types::check_utf8(value);
+          v = types::coerce_char(def_.columns[c].type, value, char_scratch_[c]);
+        } else {
+          char_scratch_[c] = types::parse_bytea(value);
+          v = char_scratch_[c];
+        }
         row_text_[c] = v;
         const uint64_t h = storage::StringDictionary::hash(v);
         int32_t code = plan_.dicts[c]->find_newest(v, h);
@@ -220,8 +230,10 @@ class SegmentParser {
     std::vector<std::optional<std::string>> out(def_.columns.size());
     for (size_t c = 0; c < out.size(); ++c) {
       if (row_null_[c]) continue;
-      if (is_text_kind(def_.columns[c].type.id)) {
-        out[c] = std::string(row_text_[c]);
+      if (is_string_stored(def_.columns[c].type.id)) {
+        std::string s;
+        types::append_stored_string(s, def_.columns[c].type.id, row_text_[c]);
+        out[c] = s;
       } else {
         std::string s;
         types::append_text_value(s, def_.columns[c].type, seg_.data[c].data() + row * plan_.widths[c]);

@@ -18,13 +18,13 @@ namespace tally::executor::dml {
 
 // What every worker of one COPY reads: decided once, never written after.
 struct CopyPlan {
-  enum class Kind { text, int4, int8, float8, date, other };
+  enum class Kind { text, bytea, int4, int8, float8, date, other };
   const catalog::TableDef* def = nullptr;
   const std::vector<int>* targets = nullptr;
   const CopyOptions* options = nullptr;
   std::vector<Kind> kinds;                                 // per target
   std::vector<size_t> widths;                              // per table column
-  std::vector<const storage::StringDictionary*> dicts;     // per table column; text targets only
+  std::vector<const storage::StringDictionary*> dicts;     // per table column; text and bytea targets only
   std::vector<int> untargeted;
   Eol eol = Eol::unknown;
 

@@ -97,6 +97,10 @@ uint64_t copy_to(StatementContext& ctx, const catalog::TableSnapshot& snapshot, 
           append_copy_null(out, o, i);
         } else if (is_text_kind(col.type.id)) {
           append_copy_field(out, col.dictionary->at(col.values<int32_t>()[r]), o, i, targets.size());
+        } else if (col.type.id == TypeId::bytea) {
+          value.clear();
+          types::append_bytea(value, col.dictionary->at(col.values<int32_t>()[r]));
+          append_copy_field(out, value, o, i, targets.size());
         } else {
           value.clear();
           types::append_text_value(value, col.type, col.data.data() + r * static_cast<size_t>(storage_width(col.type)));

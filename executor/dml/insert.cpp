@@ -161,8 +161,9 @@ std::string insert(const nlohmann::json& stmt, StatementContext& ctx, InsertedRo
         const auto& col = def.columns[c];
         if (!row[c]) {
           appender.set_null(static_cast<int>(c));
-        } else if (is_text_kind(col.type.id)) {
-          appender.set_text(static_cast<int>(c), *row[c]);
+        } else if (is_string_stored(col.type.id)) {
+          std::string bytes;
+          appender.set_text(static_cast<int>(c), types::stored_string(col.type.id, *row[c], bytes));
         } else {
           types::parse_text_value(col.type, *row[c], appender.value_slot(static_cast<int>(c)));
         }

@@ -98,8 +98,9 @@ std::optional<std::string> ConflictCheck::key_of(const ProposedRow& row, size_t 
     const auto& value = row[static_cast<size_t>(c)];
     if (!value) return std::nullopt;  // NULLs never conflict
     const SqlType type = def_.columns[static_cast<size_t>(c)].type;
-    if (is_text_kind(type.id)) {
-      append_part(key, *value);
+    if (is_string_stored(type.id)) {
+      std::string scratch;
+      append_part(key, types::stored_string(type.id, *value, scratch));
     } else {
       std::string bytes(static_cast<size_t>(storage_width(type)), '\0');
       types::parse_text_value(type, *value, bytes.data());

@@ -38,7 +38,9 @@ bool stored_as_is(SqlType from, SqlType to) {
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::float4:
-    case TypeId::float8: return true;
+    case TypeId::float8:
+    case TypeId::bytea: return true;
+    case TypeId::time:
     case TypeId::text:
     case TypeId::varchar: return to.typmod < 0 || from.typmod == to.typmod;
     default: return false;
@@ -153,7 +155,8 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
     case TypeId::date: store_ints<int32_t>(src, begin, rows, data); break;
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::timestamptz: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
+    case TypeId::timestamptz:
+    case TypeId::time: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
     case TypeId::float4: {
       float* f = reinterpret_cast<float*>(data);
       for (size_t i = 0; i < rows; ++i) f[i] = static_cast<float>(src.floats[begin + i]);
@@ -202,7 +205,8 @@ void stage_cast(const Vector& src, SqlType type, storage::TableAppender& appende
     case TypeId::date: *static_cast<int32_t*>(slot) = static_cast<int32_t>(std::get<int64_t>(v)); break;
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::timestamptz: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
+    case TypeId::timestamptz:
+    case TypeId::time: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
     case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
     case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
     case TypeId::numeric: {
@@ -238,7 +242,7 @@ bool stages_off_thread(const ResultSet& result, const std::vector<int>& source_o
     if (source_of[c] < 0) continue;
     const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
     if (!stored_as_is(src.type, columns[c].type) || src.avg_parts != nullptr) return false;
-    if (is_text_kind(columns[c].type.id) && !src.coded()) return false;
+    if (is_string_stored(columns[c].type.id) && !src.coded()) return false;
   }
   return true;
 }

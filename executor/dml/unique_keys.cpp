@@ -66,10 +66,11 @@ std::string describe_key(const catalog::TableDef& def, const catalog::KeyConstra
     if (!values.empty()) values += ", ";
     const storage::ColumnVector& col = *columns[index];
     const uint8_t* slot = col.data.data() + row * static_cast<size_t>(storage_width(col.type));
-    if (is_text_kind(col.type.id)) {
+    if (is_string_stored(col.type.id)) {
       int32_t code;
       std::memcpy(&code, slot, sizeof code);
-      values += dictionaries[index] ? std::string(dictionaries[index]->at(code)) : std::to_string(code);
+      if (dictionaries[index]) types::append_stored_string(values, col.type.id, dictionaries[index]->at(code));
+      else values += std::to_string(code);
     } else {
       types::append_text_value(values, col.type, slot);
     }

@@ -32,7 +32,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 41> kTypes{{
+constexpr std::array<TypeRow, 42> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -52,6 +52,7 @@ constexpr std::array<TypeRow, 41> kTypes{{
     {1042, "bpchar", -1, false, 'S', 0, 1014, 100, 'i', 'x'},
     {1043, "varchar", -1, false, 'S', 0, 1015, 100, 'i', 'x'},
     {1082, "date", 4, true, 'D', 0, 1182, 0, 'i', 'p'},
+    {1083, "time", 8, true, 'D', 0, 1183, 0, 'd', 'p'},
     {1114, "timestamp", 8, true, 'D', 0, 1115, 0, 'd', 'p'},
     {1184, "timestamptz", 8, true, 'D', 0, 1185, 0, 'd', 'p'},
     {1186, "interval", 16, false, 'T', 0, 1187, 0, 'd', 'p'},
@@ -86,7 +87,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 41> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -109,6 +110,7 @@ constexpr std::array<TypeFunctions, 41> kTypeFunctions{{
     {1042,0,1044,1045,2430,2431,2913,2914,0},
     {1043,0,1046,1047,2432,2433,2915,2916,0},
     {1082,0,1084,1085,2468,2469,0,0,0},
+    {1083,0,1143,1144,2470,2471,2909,2910,0},
     {1114,0,1312,1313,2474,2475,2905,2906,0},
     {1184,0,1150,1151,2476,2477,2907,2908,0},
     {1186,0,1160,1161,2478,2479,2903,2904,0},
@@ -134,7 +136,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 153> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 159> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -155,7 +157,8 @@ constexpr std::array<FunctionName, 153> kTypeFunctionNames{{
     {1045, "bpcharout"}, {2430, "bpcharrecv"}, {2431, "bpcharsend"}, {2913, "bpchartypmodin"},
     {2914, "bpchartypmodout"}, {1046, "varcharin"}, {1047, "varcharout"}, {2432, "varcharrecv"},
     {2433, "varcharsend"}, {2915, "varchartypmodin"}, {2916, "varchartypmodout"}, {1084, "date_in"},
-    {1085, "date_out"}, {2468, "date_recv"}, {2469, "date_send"}, {1312, "timestamp_in"},
+    {1085, "date_out"}, {2468, "date_recv"}, {2469, "date_send"}, {1143, "time_in"}, {1144, "time_out"},
+    {2470, "time_recv"}, {2471, "time_send"}, {2909, "timetypmodin"}, {2910, "timetypmodout"}, {1312, "timestamp_in"},
     {1313, "timestamp_out"}, {2474, "timestamp_recv"}, {2475, "timestamp_send"}, {2905, "timestamptypmodin"},
     {2906, "timestamptypmodout"}, {1150, "timestamptz_in"}, {1151, "timestamptz_out"}, {2476, "timestamptz_recv"},
     {2477, "timestamptz_send"}, {2907, "timestamptztypmodin"}, {2908, "timestamptztypmodout"}, {1701, "numeric_in"},

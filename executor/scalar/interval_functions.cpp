@@ -13,6 +13,30 @@
 #include "executor/value_codec.hpp"
 
 namespace tally::executor::scalar {
+
+std::string canonical_unit(const std::string& field) {
+  struct Alias { const char* name; const char* unit; };
+  static const Alias aliases[] = {
+      {"microsecond", "microseconds"}, {"microseconds", "microseconds"}, {"us", "microseconds"},
+      {"usec", "microseconds"}, {"usecs", "microseconds"}, {"millisecond", "milliseconds"},
+      {"milliseconds", "milliseconds"}, {"ms", "milliseconds"}, {"msec", "milliseconds"}, {"msecs", "milliseconds"},
+      {"second", "second"}, {"seconds", "second"}, {"sec", "second"}, {"secs", "second"}, {"s", "second"},
+      {"minute", "minute"}, {"minutes", "minute"}, {"min", "minute"}, {"mins", "minute"}, {"m", "minute"},
+      {"hour", "hour"}, {"hours", "hour"}, {"h", "hour"}, {"hr", "hour"}, {"hrs", "hour"}, {"day", "day"},
+      {"days", "day"}, {"d", "day"}, {"week", "week"}, {"weeks", "week"}, {"w", "week"}, {"month", "month"},
+      {"months", "month"}, {"mon", "month"}, {"mons", "month"}, {"quarter", "quarter"}, {"qtr", "quarter"},
+      {"year", "year"}, {"years", "year"}, {"y", "year"}, {"yr", "year"}, {"yrs", "year"}, {"decade", "decade"},
+      {"decades", "decade"}, {"dec", "decade"}, {"century", "century"}, {"centuries", "century"},
+      {"c", "century"}, {"millennium", "millennium"}, {"millennia", "millennium"}, {"mil", "millennium"},
+      {"epoch", "epoch"}, {"dow", "dow"}, {"isodow", "isodow"}, {"doy", "doy"}, {"isoyear", "isoyear"},
+      {"julian", "julian"}, {"timezone", "timezone"}, {"timezone_hour", "timezone_hour"},
+      {"timezone_minute", "timezone_minute"}};
+  for (const Alias& a : aliases) {
+    if (field == a.name) return a.unit;
+  }
+  return {};
+}
+
 namespace {
 
 const Interval& iv(const Value& v) { return std::get<Interval>(v); }
@@ -50,30 +74,6 @@ ExprPtr plus_interval(ExprPtr stamp, ExprPtr span, bool minus, const std::string
 }
 
 std::string lower_field(const Value& v) { return utf8_lower(std::get<std::string>(v)); }
-
-// The units extract and date_trunc accept for an interval, by PostgreSQL's names.
-std::string canonical_unit(const std::string& field) {
-  struct Alias { const char* name; const char* unit; };
-  static const Alias aliases[] = {
-      {"microsecond", "microseconds"}, {"microseconds", "microseconds"}, {"us", "microseconds"},
-      {"usec", "microseconds"}, {"usecs", "microseconds"}, {"millisecond", "milliseconds"},
-      {"milliseconds", "milliseconds"}, {"ms", "milliseconds"}, {"msec", "milliseconds"}, {"msecs", "milliseconds"},
-      {"second", "second"}, {"seconds", "second"}, {"sec", "second"}, {"secs", "second"}, {"s", "second"},
-      {"minute", "minute"}, {"minutes", "minute"}, {"min", "minute"}, {"mins", "minute"}, {"m", "minute"},
-      {"hour", "hour"}, {"hours", "hour"}, {"h", "hour"}, {"hr", "hour"}, {"hrs", "hour"}, {"day", "day"},
-      {"days", "day"}, {"d", "day"}, {"week", "week"}, {"weeks", "week"}, {"w", "week"}, {"month", "month"},
-      {"months", "month"}, {"mon", "month"}, {"mons", "month"}, {"quarter", "quarter"}, {"qtr", "quarter"},
-      {"year", "year"}, {"years", "year"}, {"y", "year"}, {"yr", "year"}, {"yrs", "year"}, {"decade", "decade"},
-      {"decades", "decade"}, {"dec", "decade"}, {"century", "century"}, {"centuries", "century"},
-      {"c", "century"}, {"millennium", "millennium"}, {"millennia", "millennium"}, {"mil", "millennium"},
-      {"epoch", "epoch"}, {"dow", "dow"}, {"isodow", "isodow"}, {"doy", "doy"}, {"isoyear", "isoyear"},
-      {"julian", "julian"}, {"timezone", "timezone"}, {"timezone_hour", "timezone_hour"},
-      {"timezone_minute", "timezone_minute"}};
-  for (const Alias& a : aliases) {
-    if (field == a.name) return a.unit;
-  }
-  return {};
-}
 
 Error unit_error(const std::string& field, const std::string& unit) {
   if (unit.empty()) {

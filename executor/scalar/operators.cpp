@@ -6,7 +6,9 @@
 
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/bytea_functions.hpp"
 #include "executor/scalar/interval_functions.hpp"
+#include "executor/scalar/time_functions.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/value_codec.hpp"
@@ -236,6 +238,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     }
     return e;
   }
+  if (ExprPtr e = make_bytea_operator(op, left, right, context)) return e;
   if (op == "||") {
     if (left->type.id == TypeId::unknown) left = to_type(std::move(left), TypeId::text, context);
     if (right->type.id == TypeId::unknown) right = to_type(std::move(right), TypeId::text, context);
@@ -245,6 +248,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     return call({TypeId::text}, "textcat", pack(std::move(left), std::move(right)),
                 [](std::span<const Value> a) -> Value { return text_of(a[0]) + text_of(a[1]); });
   }
+  if (ExprPtr e = make_time_operator(op, left, right, context)) return e;
   if (ExprPtr e = make_interval_operator(op, left, right, context)) return e;
   resolve_unknowns(left, right, context);
   const SqlType l = left->type, r = right->type;

@@ -19,12 +19,14 @@
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 #include "executor/types/clock.hpp"
+#include "executor/types/time_zone.hpp"
+#include "executor/types/type_io.hpp"
 
 namespace tally::executor {
 
 using scalar::kUsecsPerDay;
 
-ExprPtr make_sql_value_function(const std::string& op, BindContext& context) {
+ExprPtr make_sql_value_function(const std::string& op, BindContext& context, int32_t typmod) {
   if (op == "SVFOP_CURRENT_USER" || op == "SVFOP_USER" || op == "SVFOP_SESSION_USER" || op == "SVFOP_CURRENT_ROLE") {
     return std::make_unique<ConstExpr>(SqlType{TypeId::name}, context.session_user);
   }
@@ -36,6 +38,13 @@ ExprPtr make_sql_value_function(const std::string& op, BindContext& context) {
   if (op == "SVFOP_CURRENT_DATE") {
     int64_t us = now_us();
     return std::make_unique<ConstExpr>(SqlType{TypeId::date}, us / kUsecsPerDay);
+  }
+  if (op == "SVFOP_LOCALTIME" || op == "SVFOP_LOCALTIME_N") {
+    // The transaction start's time of day in the session's zone (LOCALTIME(p): rounded to time(p)).
+    int64_t local = types::current_time_zone().to_local(now_us()) % kUsecsPerDay;
+    if (local < 0) local += kUsecsPerDay;
+    const int32_t precision = op == "SVFOP_LOCALTIME_N" ? types::time_typmod({typmod}) : -1;
+    return std::make_unique<ConstExpr>(SqlType{TypeId::time, precision}, types::round_time(local, precision));
   }
   if (op == "SVFOP_CURRENT_TIMESTAMP" || op == "SVFOP_LOCALTIMESTAMP") {
     return std::make_unique<ConstExpr>(SqlType{op == "SVFOP_LOCALTIMESTAMP" ? TypeId::timestamp : TypeId::timestamptz}, now_us());

@@ -1,10 +1,14 @@
-// date and timestamp text input/output with PostgreSQL 15's rules (DateStyle
-// ISO, MDY): ISO dates, month names, M/D/Y, YYYYMMDD, BC/AD, infinity, epoch,
-// times with fractional seconds rounded to microseconds, ISO output with BC.
+// date, timestamp and time text input/output with PostgreSQL 15's rules
+// (DateStyle ISO, MDY): ISO dates, month names, M/D/Y, YYYYMMDD, BC/AD,
+// infinity, epoch, times with fractional seconds rounded to microseconds and
+// AM/PM, ISO output with BC.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
 
+#include "executor/types/clock.hpp"
+#include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::types {
@@ -97,7 +101,7 @@ void put_year(std::string& out, int year) {
   while (n > 0) out += buf[--n];
 }
 
-enum class Kind { date, timestamp, timestamptz };
+enum class Kind { date, timestamp, timestamptz, time };
 
 struct Field {
   std::string_view text;
@@ -109,6 +113,7 @@ struct Field {
   throw Error(SqlState::invalid_datetime_format, std::string("invalid input syntax for type ") +
                                                      (kind == Kind::date        ? "date"
                                                       : kind == Kind::timestamp ? "timestamp"
+                                                      : kind == Kind::time      ? "time"
                                                                                 : "timestamp with time zone") + ": \"" +
                                                      std::string(text) + "\"");
 }
@@ -222,6 +227,14 @@ Decoded decode(Kind kind, std::string_view text) {
   std::string_view s = text;
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  if (kind == Kind::time) {
+    // time_in has no infinities and no date words; 'allballs' is midnight
+    // and 'now' is read by parse_time (the session's local time of day).
+    if (iequals(s, "allballs")) { d.has_time = true; return d; }
+    if (iequals(s, "infinity") || iequals(s, "+infinity") || iequals(s, "-infinity") || iequals(s, "epoch") ||
+        iequals(s, "today") || iequals(s, "yesterday") || iequals(s, "tomorrow"))
+      bad_syntax(kind, text);
+  }
   if (iequals(s, "infinity") || iequals(s, "+infinity")) { d.special = 1; return d; }
   if (iequals(s, "-infinity")) { d.special = -1; return d; }
   if (iequals(s, "epoch")) { d.year = 1970; d.month = 1; d.day = 1; d.has_zone = true; return d; }
@@ -256,6 +269,7 @@ Decoded decode(Kind kind, std::string_view text) {
   int month_word = 0;
   size_t i = 0;
   bool time_seen = false;
+  int meridian = 0;  // 1 = AM, 2 = PM
   while (i < s.size()) {
     const char c = s[i];
     if (is_space(c) || c == ',') { ++i; continue; }
@@ -290,6 +304,8 @@ Decoded decode(Kind kind, std::string_view text) {
       if (iequals(word, "bc")) {
         bc = true;
       } else if (iequals(word, "ad")) {
+      } else if (time_seen && meridian == 0 && (iequals(word, "am") || iequals(word, "pm"))) {
+        meridian = iequals(word, "am") ? 1 : 2;
       } else if (time_seen && (iequals(word, "z") || iequals(word, "utc") || iequals(word, "gmt"))) {
         d.has_zone = true;
         d.zone_seconds = 0;
@@ -319,6 +335,18 @@ Decoded decode(Kind kind, std::string_view text) {
     bad_syntax(kind, text);
   }
 
+  if (meridian != 0) {
+    // PostgreSQL's DecodeTimeOnly: 12 AM is midnight, 12 PM noon, and a
+    // 12-hour clock has no hour above 12.
+    if (d.hour > 12) field_out_of_range(text);
+    if (meridian == 1 && d.hour == 12) d.hour = 0;
+    else if (meridian == 2 && d.hour != 12) d.hour += 12;
+  }
+  if (kind == Kind::time) {
+    // A date before the time is checked and then ignored.
+    if (!time_seen) bad_syntax(kind, text);
+    if (nfields == 0) return d;
+  }
   // Resolve the date fields.
   int nums[8];
   int num_len[8];
@@ -462,8 +490,50 @@ void append_timestamp(std::string& out, int64_t micros) {
   out += '-';
   put2(out, day);
   out += ' ';
-  const int64_t secs = time / 1000000;
-  int usec = static_cast<int>(time % 1000000);
+  append_time(out, time);
+  if (bc) out += " BC";
+}
+
+int64_t parse_time(std::string_view text, int32_t typmod) {
+  std::string_view s = text;
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  int64_t micros;
+  if (iequals(s, "now")) {
+    micros = current_time_zone().to_local(executor::clock_us()) % usecs_per_day;
+    if (micros < 0) micros += usecs_per_day;
+  } else {
+    const Decoded d = decode(Kind::time, text);
+    // 24:00:00 is a valid time, and DecodeTimeOnly takes 23:59:60 (a leap second) as 24:00:00.
+    micros = ((static_cast<int64_t>(d.hour) * 60 + d.minute) * 60 + d.second) * 1000000LL + d.usec;
+  }
+  return round_time(micros, typmod);
+}
+
+int32_t time_typmod(const std::vector<int64_t>& modifiers) {
+  if (modifiers.empty()) return -1;
+  if (modifiers.size() != 1) throw Error(SqlState::invalid_parameter_value, "invalid type modifier");
+  const int64_t p = modifiers[0];
+  if (p < 0)
+    throw Error(SqlState::invalid_parameter_value, "TIME(" + std::to_string(p) + ") precision must not be negative");
+  return static_cast<int32_t>(std::min<int64_t>(p, 6));
+}
+
+int64_t round_time(int64_t micros, int32_t typmod) {
+  // PostgreSQL's AdjustTimeForTypmod: half away from zero to 10^-p seconds.
+  if (typmod < 0 || typmod >= 6) return micros;
+  int64_t scale = 1;
+  for (int k = typmod; k < 6; ++k) scale *= 10;
+  const int64_t half = scale / 2;
+  if (micros >= 0) return (micros + half) / scale * scale;
+  return -((-micros + half) / scale * scale);
+}
+
+void append_time(std::string& out, int64_t micros) {
+  // time_out (EncodeTimeOnly): HH:MM:SS and the fraction without trailing
+  // zeros, as a timestamp prints its time of day.
+  const int64_t secs = micros / 1000000;
+  int usec = static_cast<int>(micros % 1000000);
   put2(out, static_cast<int>(secs / 3600));
   out += ':';
   put2(out, static_cast<int>(secs / 60 % 60));
@@ -477,7 +547,6 @@ void append_timestamp(std::string& out, int64_t micros) {
     out += '.';
     out.append(frac, static_cast<size_t>(len));
   }
-  if (bc) out += " BC";
 }
 
 }  // namespace tally::types

@@ -11,7 +11,9 @@
 //   4 zero bytes (storage/numeric_slot.hpp; storage_width(SqlType))
 //   date: int32 days since 2000-01-01 (INT32_MIN/MAX = -infinity/infinity)
 //   timestamp: int64 µs since 2000-01-01 (INT64_MIN/MAX = -infinity/infinity)
+//   time: int64 µs since midnight, 0 .. 24:00:00
 //   text kinds: the string itself (storage dictionary-encodes it).
+//   bytea: its raw bytes (stored like text); text form hex ('\x0102').
 //
 // Output functions APPEND to a caller-owned buffer and never allocate beyond
 // that buffer's growth, because result streaming and COPY TO run them millions
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/sql_type.hpp"
@@ -46,6 +49,12 @@ void append_numeric(std::string& out, int64_t scaled, int scale);
 void append_numeric(std::string& out, __int128 scaled, int scale);
 void append_date(std::string& out, int32_t days);
 void append_timestamp(std::string& out, int64_t micros);
+void append_time(std::string& out, int64_t micros);
+// bytea_out with bytea_output = 'hex': \x and two lowercase digits a byte.
+void append_bytea(std::string& out, std::string_view bytes);
+// encode(bytes, 'escape'): bytes 1..127 as they are (a backslash doubled),
+// \ooo (octal) for 0 and the bytes from 128 up.
+void append_bytea_escape(std::string& out, std::string_view bytes);
 
 // Text output of one fixed-width native value (value points at
 // storage_width(type) bytes). Not for text kinds.
@@ -81,6 +90,29 @@ struct NumericValue {
 NumericValue parse_numeric_any(std::string_view text);
 int32_t parse_date(std::string_view text);
 int64_t parse_timestamp(std::string_view text);
+// time_in: HH:MM[:SS[.f]] with AM/PM, 'allballs', 'now', an optional date
+// before and zone after it (both ignored); rounded to time(p)'s typmod
+// (-1: microseconds). 22007 bad syntax, 22008 a field out of range.
+int64_t parse_time(std::string_view text, int32_t typmod = -1);
+// time(p)'s typmod from its modifiers (anytime_typmodin): none is -1, one
+// 0..6 is p, above 6 is 6 (PostgreSQL warns and reduces it); 22023 for a
+// negative p or more than one modifier.
+int32_t time_typmod(const std::vector<int64_t>& modifiers);
+// AdjustTimeForTypmod: micros rounded half away from zero to p = typmod
+// fraction digits (typmod < 0 or >= 6: unchanged).
+int64_t round_time(int64_t micros, int32_t typmod);
+// byteain: hex ('\x' then pairs of hex digits, whitespace between pairs) or
+// escape format (\\ and \ooo octal escapes, other bytes as they are).
+// 22023 for bad hex, 22P02 for a bad escape.
+std::string parse_bytea(std::string_view text);
+// decode(text, 'escape'): the escape format alone, even after a leading \x.
+std::string parse_bytea_escape(std::string_view text);
+// The bytes a column of `type` stores for a value in its text form: bytea's
+// input function applied, other string types' text unchanged (scratch holds
+// the bytes when they differ).
+std::string_view stored_string(TypeId type, std::string_view text, std::string& scratch);
+// The text form of a stored string of `type` (bytea: hex) appended to out.
+void append_stored_string(std::string& out, TypeId type, std::string_view bytes);
 // The local time a timestamp text gives, and the UTC offset it names, if any
 // (seconds east: '+02', '-05:30', 'Z'), for timestamptz (time_zone.hpp).
 int64_t parse_timestamp_zone(std::string_view text, bool& has_zone, int& zone_seconds);
@@ -109,6 +141,8 @@ void check_utf8(std::string_view text);
 // Throws 22P03 on a wrong length or malformed value.
 void recv_binary_value(SqlType type, std::string_view bytes, void* out);
 int64_t recv_numeric(std::string_view bytes, int precision, int scale);
+// time_recv: 8 bytes of µs since midnight; 22008 outside 0 .. 24:00:00.
+int64_t recv_time(std::string_view bytes, int32_t typmod);
 // The binary form of an unconstrained numeric (display scale from the wire).
 NumericValue recv_numeric_any(std::string_view bytes);
 

@@ -59,6 +59,8 @@ std::string_view input_type_name(TypeId id) {
     case TypeId::date: return "date";
     case TypeId::timestamp: return "timestamp";
     case TypeId::timestamptz: return "timestamp with time zone";
+    case TypeId::time: return "time";
+    case TypeId::bytea: return "bytea";
     case TypeId::text: return "text";
     case TypeId::varchar: return "character varying";
     case TypeId::bpchar: return "character";
@@ -83,6 +85,7 @@ void append_text_value(std::string& out, SqlType type, const void* value) {
     case TypeId::date: append_date(out, load<int32_t>(value)); return;
     case TypeId::timestamp: append_timestamp(out, load<int64_t>(value)); return;
     case TypeId::timestamptz: append_timestamptz(out, load<int64_t>(value)); return;
+    case TypeId::time: append_time(out, load<int64_t>(value)); return;
     case TypeId::oid: append_int(out, load<uint32_t>(value)); return;
     default: not_fixed(type);
   }
@@ -97,7 +100,8 @@ void append_binary_value(std::string& out, SqlType type, const void* value) {
     case TypeId::oid: put_be(out, load<uint32_t>(value)); return;
     case TypeId::int8:
     case TypeId::timestamp:
-    case TypeId::timestamptz: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
+    case TypeId::timestamptz:
+    case TypeId::time: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
     case TypeId::float4: put_be(out, std::bit_cast<uint32_t>(load<float>(value))); return;
     case TypeId::float8: put_be(out, std::bit_cast<uint64_t>(load<double>(value))); return;
     case TypeId::numeric: {
@@ -129,6 +133,7 @@ void parse_text_value(SqlType type, std::string_view text, void* out) {
     case TypeId::date: store(out, parse_date(text)); return;
     case TypeId::timestamp: store(out, parse_timestamp(text)); return;
     case TypeId::timestamptz: store(out, parse_timestamptz(text)); return;
+    case TypeId::time: store(out, parse_time(text, type.typmod)); return;
     default: not_fixed(type);
   }
 }
@@ -163,6 +168,7 @@ void recv_binary_value(SqlType type, std::string_view bytes, void* out) {
       store(out, v);
       return;
     }
+    case TypeId::time: store(out, recv_time(bytes, type.typmod)); return;
     case TypeId::numeric: {
       const NumericValue n = recv_numeric_any(bytes);
       if (type.typmod < 4) {
@@ -176,6 +182,14 @@ void recv_binary_value(SqlType type, std::string_view bytes, void* out) {
     }
     default: not_fixed(type);
   }
+}
+
+int64_t recv_time(std::string_view bytes, int32_t typmod) {
+  check_size(bytes, 8);
+  const auto v = static_cast<int64_t>(get_be<uint64_t>(bytes));
+  // time_recv: 0 .. 24:00:00, then the typmod's rounding.
+  if (v < 0 || v > usecs_per_day) throw Error(SqlState::datetime_field_overflow, "time out of range");
+  return round_time(v, typmod);
 }
 
 }  // namespace tally::types

@@ -20,10 +20,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Time;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -182,12 +184,16 @@ public class JdbcClientTest {
     try (Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS jdbc_values");
       s.execute("CREATE TABLE jdbc_values (id int, sm smallint, bg bigint, nu numeric(12,3), db double precision,"
-          + " fl real, bo boolean, d date, ts timestamp, tstz timestamptz, tx varchar(20))");
+          + " fl real, bo boolean, d date, ts timestamp, tstz timestamptz, tx varchar(20), tm time, by bytea)");
     }
     final Timestamp local = Timestamp.valueOf("2023-06-01 12:34:56.789");
     final Calendar utc = Calendar.getInstance(TimeZone.getTimeZone("UTC"));
     final OffsetDateTime offset = OffsetDateTime.of(2024, 7, 1, 12, 0, 0, 123456000, ZoneOffset.ofHoursMinutes(-5, -30));
-    try (PreparedStatement p = c.prepareStatement("INSERT INTO jdbc_values VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+    final byte[] bytes = {0, 1, (byte) 0xff, (byte) 0x80, 'a', '\\'};
+    final byte[] moreBytes = new byte[300];
+    for (int i = 0; i < moreBytes.length; ++i) moreBytes[i] = (byte) (i * 7);
+    try (PreparedStatement p = c.prepareStatement(
+        "INSERT INTO jdbc_values VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       p.setInt(1, 1);
       p.setShort(2, (short) -7);
       p.setLong(3, 9000000000L);
@@ -199,6 +205,8 @@ public class JdbcClientTest {
       p.setTimestamp(9, local);
       p.setTimestamp(10, local, utc);
       p.setString(11, "plain");
+      p.setTime(12, Time.valueOf("12:34:56"));
+      p.setBytes(13, bytes);
       p.executeUpdate();
       // Typed NULLs of several kinds, then the java.time objects.
       p.setInt(1, 2);
@@ -212,12 +220,16 @@ public class JdbcClientTest {
       p.setNull(9, Types.TIMESTAMP);
       p.setNull(10, Types.TIMESTAMP_WITH_TIMEZONE);
       p.setNull(11, Types.VARCHAR);
+      p.setNull(12, Types.TIME);
+      p.setNull(13, Types.BINARY);
       p.executeUpdate();
       p.setInt(1, 3);
       p.setObject(8, LocalDate.of(2024, 2, 29));
       p.setObject(9, LocalDateTime.of(2024, 2, 29, 23, 59, 1, 123456000));
       p.setObject(10, offset);
       p.setObject(11, "objects");
+      p.setObject(12, LocalTime.of(23, 59, 1, 123456000));
+      p.setBytes(13, moreBytes);
       p.executeUpdate();
     }
     try (Statement s = c.createStatement();
@@ -233,8 +245,13 @@ public class JdbcClientTest {
       checkEquals(local, r.getTimestamp("ts"), what + ": setTimestamp");
       checkEquals(local.getTime(), r.getTimestamp("tstz", utc).getTime(), what + ": setTimestamp with a Calendar");
       checkEquals("plain", r.getString("tx"), what + ": setString");
+      checkEquals("12:34:56", r.getTime("tm").toString(), what + ": setTime");
+      checkEquals("12:34:56", r.getString("tm"), what + ": setTime as text");
+      check(Arrays.equals(bytes, r.getBytes("by")), what + ": setBytes " + Arrays.toString(r.getBytes("by")));
+      // pgjdbc's getString of a bytea read in binary is the byte[]'s toString (against PostgreSQL too).
+      if (!what.endsWith("/binary")) checkEquals("\\x0001ff80615c", r.getString("by"), what + ": setBytes as text");
       check(r.next(), what + ": setter row 2");
-      for (String column : List.of("sm", "bg", "nu", "db", "fl", "bo", "d", "ts", "tstz", "tx")) {
+      for (String column : List.of("sm", "bg", "nu", "db", "fl", "bo", "d", "ts", "tstz", "tx", "tm", "by")) {
         checkEquals(null, r.getObject(column), what + ": setNull " + column);
       }
       r.getShort("sm");
@@ -245,6 +262,8 @@ public class JdbcClientTest {
           what + ": setObject(LocalDateTime)");
       check(offset.isEqual(r.getObject("tstz", OffsetDateTime.class)), what + ": setObject(OffsetDateTime)");
       checkEquals("objects", r.getString("tx"), what + ": setObject(String)");
+      checkEquals(LocalTime.of(23, 59, 1, 123456000), r.getObject("tm", LocalTime.class), what + ": setObject(LocalTime)");
+      check(Arrays.equals(moreBytes, r.getBytes("by")), what + ": setBytes of 300 bytes");
       check(!r.next(), what + ": three setter rows");
     }
     try (Statement s = c.createStatement()) {

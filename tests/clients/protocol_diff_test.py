@@ -173,8 +173,15 @@ def i32(v):
 
 SETUP = ["CREATE TABLE t (a int4, b text)",
          "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'x'), (5, 'y')",
-         "CREATE TABLE u (a int4, b text, c float8, d date, n numeric(10,2), v varchar(3))"]
+         "CREATE TABLE u (a int4, b text, c float8, d date, n numeric(10,2), v varchar(3))",
+         "CREATE TABLE tb (a int4, t time, t2 time(2), b bytea)"]
 u_rows = Query("SELECT a, b, c, d, n, v FROM u ORDER BY a, b")
+tb_rows = Query("SELECT a, t, t2, b FROM tb ORDER BY a")
+tb_binary_rows = Parse("", "SELECT a, t, t2, b FROM tb ORDER BY a") + Bind("", "", [], [], [1]) + Execute("") + Sync
+
+
+def i64(v):
+    return struct.pack("!q", v)
 rows = "SELECT a FROM t ORDER BY a"
 
 # (name, bytes sent, ReadyForQuery messages to wait for)
@@ -284,6 +291,32 @@ SCRIPTS = [
      Query("COPY t FROM STDIN") + CopyData(b"8\tu\n") + CopyFail("client gave up") +
      Query("SELECT count(*) FROM t"), 2),
     ("copy: to stdout", Query("COPY t TO STDOUT"), 1),
+    # time (OID 1083) and bytea (OID 17) parameters as drivers send them:
+    # untyped text, typed text, typed binary (int64 µs, raw bytes); results in
+    # text and binary; COPY in and out; input errors.
+    ("types: time and bytea parameters in text",
+     Parse("", "INSERT INTO tb VALUES ($1, $2, $3, $4)") + Describe("S", "") +
+     Bind("", "", [], [b"1", b"12:34:56.789+00", b"12:34:56.789", b"\\x00ff"]) + Execute("") +
+     Bind("", "", [], [b"2", None, b"23:59:59.999", b"a\\000b"]) + Execute("") + Sync + tb_rows, 2),
+    ("types: time and bytea parameters in binary",
+     Parse("", "INSERT INTO tb VALUES ($1, $2, $3, $4)", [23, 1083, 1083, 17]) +
+     Bind("", "", [1, 1, 1, 1], [i32(3), i64(45296789000), i64(45296789000), b"\x00\x01\xff"]) + Execute("") +
+     Bind("", "", [1, 1, 1, 1], [i32(4), i64(86400000000), None, b""]) + Execute("") + Sync +
+     tb_rows + tb_binary_rows, 3),
+    ("types: time parameter out of range in binary",
+     Parse("", "SELECT $1::time", [1083]) + Bind("", "", [1], [i64(86400000001)]) + Execute("") + Sync +
+     Parse("", "SELECT $1::time", [1083]) + Bind("", "", [1], [b"\x00"]) + Execute("") + Sync, 2),
+    ("types: time and bytea comparisons with typed parameters",
+     Parse("", "SELECT a FROM tb WHERE t >= $1 AND b <> $2 ORDER BY a", [1083, 17]) +
+     Bind("", "", [0, 1], [b"12:00", b"\x00"]) + Execute("") + Sync, 1),
+    ("types: time and bytea copy in and out",
+     Query("COPY tb FROM STDIN") + CopyData(b"5\t01:02:03\t01:02:03.456\t\\\\x0a0b\n") +
+     CopyData(b"6\t\\N\t00:00\t\\\\000abc\n") + CopyDone + Query("COPY tb TO STDOUT") +
+     Query("COPY tb TO STDOUT (FORMAT csv)"), 3),
+    ("types: time and bytea input errors",
+     Query("INSERT INTO tb (a, t) VALUES (9, '25:00')") + Query("INSERT INTO tb (a, t) VALUES (9, 'x')") +
+     Query("INSERT INTO tb (a, b) VALUES (9, '\\x0')") + Query("INSERT INTO tb (a, b) VALUES (9, '\\q')") +
+     Query("COPY tb FROM STDIN") + CopyData(b"9\tnope\t\\N\t\\N\n") + CopyDone + tb_rows, 6),
     ("fatal: unknown message type", msg("?") + Query("SELECT 1"), 1),
 ]
 

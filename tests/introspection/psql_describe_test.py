@@ -28,7 +28,7 @@ TIMEOUT_S = 60
 TABLES = [
     "CREATE TABLE t (a int NOT NULL, b text, c numeric(10,2))",
     "CREATE TABLE sales (region varchar(20), amount numeric(12,2), day date, qty int8, price float8,"
-    " flag boolean, code char(3), ts timestamp, small int2)",
+    " flag boolean, code char(3), ts timestamp, small int2, at time, at3 time(3), raw bytea)",
 ]
 COMMANDS = ["\\d", "\\dt", "\\di", "\\dv", "\\d+ t", "\\d+ sales", "\\d t", "\\d sales", "\\dn", "\\l", "\\dt sales", "\\d nosuch",
             # pg_extension with its pg_description comment, pg_default_acl (issue 24).

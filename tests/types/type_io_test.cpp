@@ -24,6 +24,8 @@ std::string f4(float v) { return out_of([&](std::string& s) { append_float4(s, v
 std::string num(int64_t v, int scale) { return out_of([&](std::string& s) { append_numeric(s, v, scale); }); }
 std::string date_text(int32_t d) { return out_of([&](std::string& s) { append_date(s, d); }); }
 std::string ts_text(int64_t t) { return out_of([&](std::string& s) { append_timestamp(s, t); }); }
+std::string time_text(int64_t t) { return out_of([&](std::string& s) { append_time(s, t); }); }
+std::string bytea_text(std::string_view b) { return out_of([&](std::string& s) { append_bytea(s, b); }); }
 
 // Runs f, expecting an Error with the given SQLSTATE and message.
 template <class F>
@@ -341,4 +343,44 @@ TEST(TypeIo, BinaryRoundTrip) {
   EXPECT_EQ(b, std::string("\x3f\xf8\x00\x00\x00\x00\x00\x00", 8));
   expect_error([] { int32_t v; recv_binary_value({TypeId::int4}, std::string_view("\x01\x02", 2), &v); },
                SqlState::invalid_binary_representation, "insufficient data left in message");
+}
+
+TEST(TypeIo, Time) {
+  EXPECT_EQ(time_text(parse_time("1:2")), "01:02:00");
+  EXPECT_EQ(time_text(parse_time("23:59:60")), "24:00:00");
+  EXPECT_EQ(time_text(parse_time("12:00:00.5 am")), "00:00:00.5");
+  EXPECT_EQ(time_text(parse_time(" 04:05:06.1234567-08 ")), "04:05:06.123457");
+  EXPECT_EQ(time_text(parse_time("12:34:56.789", 0)), "12:34:57");
+  EXPECT_EQ(time_text(parse_time("12:34:56.785", 2)), "12:34:56.79");
+  EXPECT_EQ(parse_time("allballs"), 0);
+  EXPECT_EQ(round_time(usecs_per_day - 1, 3), usecs_per_day);
+  EXPECT_EQ(time_typmod({}), -1);
+  EXPECT_EQ(time_typmod({9}), 6);
+  expect_error([] { parse_time("25:00"); }, SqlState::datetime_field_overflow,
+               "date/time field value out of range: \"25:00\"");
+  expect_error([] { parse_time("abc"); }, SqlState::invalid_datetime_format, "invalid input syntax for type time: \"abc\"");
+  expect_error([] { parse_time("2024-01-01"); }, SqlState::invalid_datetime_format,
+               "invalid input syntax for type time: \"2024-01-01\"");
+  std::string wire;
+  for (int k = 7; k >= 0; --k) wire += static_cast<char>((usecs_per_day >> (8 * k)) & 0xff);
+  EXPECT_EQ(recv_time(wire, -1), usecs_per_day);
+  wire[7] = static_cast<char>(wire[7] + 1);
+  expect_error([&] { recv_time(wire, -1); }, SqlState::datetime_field_overflow, "time out of range");
+}
+
+TEST(TypeIo, Bytea) {
+  EXPECT_EQ(parse_bytea("\\x01 02\tFf"), std::string("\x01\x02\xff", 3));
+  EXPECT_EQ(parse_bytea("a\\\\b\\000\\377"), std::string("a\\b\0\xff", 5));
+  EXPECT_EQ(bytea_text(std::string("\0a\xff", 3)), "\\x0061ff");
+  EXPECT_EQ(bytea_text(""), "\\x");
+  std::string escaped;
+  append_bytea_escape(escaped, std::string("a\\\0\x80", 4));
+  EXPECT_EQ(escaped, "a\\\\\\000\\200");
+  expect_error([] { parse_bytea("\\x0g"); }, SqlState::invalid_parameter_value, "invalid hexadecimal digit: \"g\"");
+  expect_error([] { parse_bytea("\\x012"); }, SqlState::invalid_parameter_value,
+               "invalid hexadecimal data: odd number of digits");
+  expect_error([] { parse_bytea("a\\b"); }, SqlState::invalid_text_representation, "invalid input syntax for type bytea");
+  std::string scratch;
+  EXPECT_EQ(stored_string(TypeId::bytea, "\\x41", scratch), "A");
+  EXPECT_EQ(stored_string(TypeId::text, "\\x41", scratch), "\\x41");
 }
