@@ -38,6 +38,10 @@ namespace {
 // Rows a segment's buffers start with (they double); a 1 MB segment of short
 // rows holds ~40k.
 constexpr size_t row_growth = 4096;
+// Rows whose text values are looked up in the dictionaries together: enough
+// probes for their cache misses to overlap, few enough that the values are
+// still in cache when they are compared.
+constexpr size_t lookup_batch_rows = 1024;
 
 class SegmentParser {
  public:
@@ -51,6 +55,13 @@ class SegmentParser {
     row_null_.assign(ncols, 0);
     row_text_.resize(ncols);
     char_scratch_.resize(ncols);
+    lookups_.resize(ncols);
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      if (plan.kinds[i] != CopyPlan::Kind::text) continue;
+      Lookups& l = lookups_[static_cast<size_t>(targets_[i])];
+      l.probes.reserve(lookup_batch_rows);
+      l.rows.reserve(lookup_batch_rows);
+    }
   }
 
   void run() {
@@ -73,10 +84,39 @@ class SegmentParser {
         return;
       }
       if (!record()) return;
+      if (seg_.rows - batch_first_row_ >= lookup_batch_rows) look_up_text();
     }
+    look_up_text();
   }
 
  private:
+  // Codes the text values of rows [batch_first_row_, rows) from the
+  // column dictionaries, all of a column at once (StringDictionary::
+  // find_newest of a batch); values not there yet become misses.
+  void look_up_text() {
+    for (size_t c = 0; c < lookups_.size(); ++c) {
+      Lookups& l = lookups_[c];
+      if (l.probes.empty()) continue;
+      for (const auto& [k, offset, size] : l.kept) l.probes[k].value = std::string_view(l.bytes).substr(offset, size);
+      plan_.dicts[c]->find_newest(std::span(l.probes));
+      uint8_t* codes = seg_.data[c].data();
+      for (size_t k = 0; k < l.probes.size(); ++k) {
+        const auto& p = l.probes[k];
+        if (p.code < 0) {
+          seg_.misses.push_back({l.rows[k], static_cast<int>(c), static_cast<uint32_t>(seg_.miss_bytes.size()),
+                                 static_cast<uint32_t>(p.value.size()), p.hash});
+          seg_.miss_bytes.append(p.value);
+        }
+        std::memcpy(codes + size_t{l.rows[k]} * sizeof p.code, &p.code, sizeof p.code);
+      }
+      l.probes.clear();
+      l.rows.clear();
+      l.bytes.clear();
+      l.kept.clear();
+    }
+    batch_first_row_ = seg_.rows;
+  }
+
   std::string line_context() const { return ": \"" + display(parser_.line()) + "\""; }
 
   // Records the error of line `line`; as PostgreSQL checks a line's encoding
@@ -180,14 +220,19 @@ class SegmentParser {
         types::check_utf8(value);
         const std::string_view v = types::coerce_char(def_.columns[c].type, value, char_scratch_[c]);
         row_text_[c] = v;
-        const uint64_t h = storage::StringDictionary::hash(v);
-        int32_t code = plan_.dicts[c]->find_newest(v, h);
-        if (code < 0) {
-          seg_.misses.push_back({static_cast<uint32_t>(seg_.rows), static_cast<int>(c),
-                                 static_cast<uint32_t>(seg_.miss_bytes.size()), static_cast<uint32_t>(v.size()), h});
-          seg_.miss_bytes.append(v);
+        // Coded in the next look_up_text(); the slot is written then.
+        Lookups& l = lookups_[c];
+        l.rows.push_back(static_cast<uint32_t>(seg_.rows));
+        const std::string& input = seg_.input;
+        if (v.data() >= input.data() && v.data() + v.size() <= input.data() + input.size()) {
+          l.probes.push_back({v, storage::StringDictionary::hash(v), -1});
+        } else {
+          // Decoded into scratch that the next record reuses: kept until the lookup.
+          l.kept.push_back({static_cast<uint32_t>(l.probes.size()), static_cast<uint32_t>(l.bytes.size()),
+                            static_cast<uint32_t>(v.size())});
+          l.probes.push_back({{}, storage::StringDictionary::hash(v), -1});
+          l.bytes.append(v);
         }
-        std::memcpy(slot, &code, sizeof code);
         break;
       }
       case CopyPlan::Kind::int4: {
@@ -261,6 +306,19 @@ class SegmentParser {
   std::vector<std::string_view> row_text_;
   std::vector<std::string> char_scratch_;
   size_t capacity_ = 0;  // rows the column buffers hold
+  // Per table column: the text values of rows since batch_first_row_, to be
+  // coded together (look_up_text).
+  struct Lookups {
+    std::vector<storage::StringDictionary::Probe> probes;
+    std::vector<uint32_t> rows;
+    std::string bytes;  // values that are not views into the input
+    struct Kept {
+      uint32_t probe, offset, size;
+    };
+    std::vector<Kept> kept;
+  };
+  std::vector<Lookups> lookups_;
+  size_t batch_first_row_ = 0;
 };
 
 }  // namespace
