@@ -160,7 +160,9 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
   const size_t cap = store_.options().chunk_rows;
   for (size_t done = 0; done < rows;) {
     const size_t n = std::min(rows - done, cap - rows_);
-    reserve_rows(rows_ + n);
+    // An append that has filled a chunk is a bulk load: its next chunks take
+    // their whole size at once instead of regrowing (a copy of the rows each time).
+    reserve_rows(appended_ >= cap ? cap : rows_ + n);
     for (size_t c = 0; c < builders_.size(); ++c) {
       Builder& b = builders_[c];
       std::memcpy(b.column.data.data() + rows_ * b.width, data[c] + done * b.width, n * b.width);

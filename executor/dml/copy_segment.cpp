@@ -81,7 +81,7 @@ class SegmentParser {
       ++seg_.lines;
       if (r == ParseResult::end_marker) {
         seg_.end_marker = true;
-        return;
+        break;
       }
       if (!record()) return;
       if (seg_.rows - batch_first_row_ >= lookup_batch_rows) look_up_text();
