@@ -57,6 +57,10 @@ class RecordParser {
   std::span<const Field> fields() const { return {fields_.data(), nfields_}; }
   std::string_view line() const { return line_; }
   Eol eol() const { return eol_; }
+  // Line ends inside quotes of the last CSV record parsed (so far, after an
+  // error): PostgreSQL's line numbers count them (CopyReadLineText counts
+  // the line-ending style's last byte; a lone \r before the style is known).
+  uint64_t quoted_line_ends() const { return quoted_line_ends_; }
   // Fixes the line-ending style before the first record (a worker parsing a
   // later part of the input takes the style the first line set).
   void set_eol(Eol eol) { eol_ = eol; }
@@ -175,7 +179,9 @@ class RecordParser {
     const char* begin = buf.data() + pos;
     const char* end = buf.data() + buf.size();
     const char delim = o_.delimiter, quote = o_.quote, escape = o_.escape;
+    const char counted_eol = eol_ == Eol::nl ? '\n' : '\r';
     nfields_ = 0;
+    quoted_line_ends_ = 0;
     const char* p = begin;
     for (;;) {
       const char* start = p;
@@ -216,6 +222,7 @@ class RecordParser {
                 ++p;
               }
             } else {
+              quoted_line_ends_ += c == counted_eol;
               out += c;
               ++p;
             }
@@ -278,6 +285,7 @@ class RecordParser {
   size_t nfields_ = 0;
   std::vector<std::string> decoded_;  // per-field scratch, reused across records
   std::string_view line_;
+  uint64_t quoted_line_ends_ = 0;
 };
 
 }  // namespace tally::executor::dml

@@ -48,7 +48,9 @@ class SegmentParser {
   SegmentParser(const CopyPlan& plan, CopySegment& seg)
       : plan_(plan), def_(*plan.def), targets_(*plan.targets), o_(*plan.options), seg_(seg),
         parser_(o_, targets_.size()) {
-    parser_.set_eol(plan.eol);
+    // The first segment finds the style on its first line itself, as
+    // PostgreSQL does: until then a quoted \n is not counted as a line.
+    if (!seg.first) parser_.set_eol(plan.eol);
     const size_t ncols = def_.columns.size();
     seg_.data.assign(ncols, {});
     seg_.valid.assign(ncols, {});
@@ -71,14 +73,16 @@ class SegmentParser {
       try {
         r = parser_.parse(seg_.input, pos, /*at_eof=*/true);
       } catch (Error&) {
-        fail(seg_.lines + 1, std::current_exception(), line_context());
+        fail(seg_.lines + 1 + parser_.quoted_line_ends(), std::current_exception(), line_context());
         return;
       } catch (const EolError& e) {
-        fail(seg_.lines + 1, std::make_exception_ptr(Error(SqlState::bad_copy_file_format, e.message).with_hint(e.hint)),
-             "", /*check_line=*/false);
+        fail(seg_.lines + 1 + parser_.quoted_line_ends(),
+             std::make_exception_ptr(Error(SqlState::bad_copy_file_format, e.message).with_hint(e.hint)), "",
+             /*check_line=*/false);
         return;
       }
-      ++seg_.lines;
+      seg_.lines += 1 + parser_.quoted_line_ends();
+      ++records_;
       if (r == ParseResult::end_marker) {
         seg_.end_marker = true;
         break;
@@ -154,7 +158,7 @@ class SegmentParser {
   // Converts one parsed record into row seg_.rows; false after an error.
   bool record() {
     const auto fields = parser_.fields();
-    if (seg_.first && seg_.lines == 1 && o_.header) return header(fields);
+    if (seg_.first && records_ == 1 && o_.header) return header(fields);
     if (fields.size() > targets_.size() && !(targets_.empty() && fields.size() == 1 && fields[0].raw.empty())) {
       fail(Error(SqlState::bad_copy_file_format, "extra data after last expected column"));
       return false;
@@ -319,6 +323,7 @@ class SegmentParser {
   };
   std::vector<Lookups> lookups_;
   size_t batch_first_row_ = 0;
+  uint64_t records_ = 0;  // records parsed, an end marker's included
 };
 
 }  // namespace
