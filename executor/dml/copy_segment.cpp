@@ -61,8 +61,9 @@ class SegmentParser {
     for (size_t i = 0; i < targets_.size(); ++i) {
       if (plan.kinds[i] != CopyPlan::Kind::text) continue;
       Lookups& l = lookups_[static_cast<size_t>(targets_[i])];
-      l.probes.reserve(lookup_batch_rows);
-      l.rows.reserve(lookup_batch_rows);
+      // A batch holds at most lookup_batch_rows rows, one value of the column each.
+      l.probes.resize(lookup_batch_rows);
+      l.rows.resize(lookup_batch_rows);
     }
   }
 
@@ -100,11 +101,11 @@ class SegmentParser {
   void look_up_text() {
     for (size_t c = 0; c < lookups_.size(); ++c) {
       Lookups& l = lookups_[c];
-      if (l.probes.empty()) continue;
+      if (l.n == 0) continue;
       for (const auto& [k, offset, size] : l.kept) l.probes[k].value = std::string_view(l.bytes).substr(offset, size);
-      plan_.dicts[c]->find_newest(std::span(l.probes));
+      plan_.dicts[c]->find_newest(std::span(l.probes.data(), l.n));
       uint8_t* codes = seg_.data[c].data();
-      for (size_t k = 0; k < l.probes.size(); ++k) {
+      for (size_t k = 0; k < l.n; ++k) {
         const auto& p = l.probes[k];
         if (p.code < 0) {
           seg_.misses.push_back({l.rows[k], static_cast<int>(c), static_cast<uint32_t>(seg_.miss_bytes.size()),
@@ -113,8 +114,7 @@ class SegmentParser {
         }
         std::memcpy(codes + size_t{l.rows[k]} * sizeof p.code, &p.code, sizeof p.code);
       }
-      l.probes.clear();
-      l.rows.clear();
+      l.n = 0;
       l.bytes.clear();
       l.kept.clear();
     }
@@ -226,15 +226,16 @@ class SegmentParser {
         row_text_[c] = v;
         // Coded in the next look_up_text(); the slot is written then.
         Lookups& l = lookups_[c];
-        l.rows.push_back(static_cast<uint32_t>(seg_.rows));
+        const size_t k = l.n++;
+        l.rows[k] = static_cast<uint32_t>(seg_.rows);
         const std::string& input = seg_.input;
         if (v.data() >= input.data() && v.data() + v.size() <= input.data() + input.size()) {
-          l.probes.push_back({v, storage::StringDictionary::hash(v), -1});
+          l.probes[k] = {v, storage::StringDictionary::hash(v), -1};
         } else {
           // Decoded into scratch that the next record reuses: kept until the lookup.
-          l.kept.push_back({static_cast<uint32_t>(l.probes.size()), static_cast<uint32_t>(l.bytes.size()),
+          l.kept.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(l.bytes.size()),
                             static_cast<uint32_t>(v.size())});
-          l.probes.push_back({{}, storage::StringDictionary::hash(v), -1});
+          l.probes[k] = {{}, storage::StringDictionary::hash(v), -1};
           l.bytes.append(v);
         }
         break;
@@ -313,8 +314,9 @@ class SegmentParser {
   // Per table column: the text values of rows since batch_first_row_, to be
   // coded together (look_up_text).
   struct Lookups {
-    std::vector<storage::StringDictionary::Probe> probes;
+    std::vector<storage::StringDictionary::Probe> probes;  // [0, n) in use
     std::vector<uint32_t> rows;
+    size_t n = 0;
     std::string bytes;  // values that are not views into the input
     struct Kept {
       uint32_t probe, offset, size;
