@@ -82,13 +82,44 @@ StringDictionary::Store::~Store() {
   for (std::string_view* s : segments_) delete[] s;
 }
 
-int32_t StringDictionary::Store::find(std::string_view value, uint64_t h) const {
-  const Index* index = index_.load(std::memory_order_acquire);
+int32_t StringDictionary::Store::find_in(const Index* index, std::string_view value, uint64_t h) const {
   for (size_t i = h & index->mask;; i = (i + 1) & index->mask) {
     const Slot& s = index->slots[i];
     const int32_t code = s.code.load(std::memory_order_acquire);
     if (code < 0) return -1;
     if (s.hash.load(std::memory_order_relaxed) == h && at(code) == value) return code;
+  }
+}
+
+void StringDictionary::Store::find_many(std::span<Probe> probes, int32_t limit) const {
+  // A software pipeline of four stages, `ahead` probes apart: load the home
+  // slot; read its code and load the entry; load the entry's bytes; probe
+  // (by then all in cache, unless the home slot was another value's). One
+  // index for the whole batch: entries added meanwhile may be missed, as a
+  // find that starts before they are added misses them.
+  constexpr size_t ahead = 8;
+  const Index* index = index_.load(std::memory_order_acquire);
+  const size_t n = probes.size();
+  for (size_t i = 0; i < n + 3 * ahead; ++i) {
+    if (i < n) __builtin_prefetch(&index->slots[probes[i].hash & index->mask]);
+    if (i >= ahead && i - ahead < n) {
+      Probe& p = probes[i - ahead];
+      // Acquire: the entry of a code seen here is readable (add() publishes it first).
+      p.code = index->slots[p.hash & index->mask].code.load(std::memory_order_acquire);
+      if (p.code >= 0) {
+        const auto [segment, offset] = locate(static_cast<uint64_t>(p.code));
+        __builtin_prefetch(&segments_[segment][offset]);
+      }
+    }
+    if (i >= 2 * ahead && i - 2 * ahead < n) {
+      const Probe& p = probes[i - 2 * ahead];
+      if (p.code >= 0) __builtin_prefetch(at(p.code).data());
+    }
+    if (i >= 3 * ahead) {
+      Probe& p = probes[i - 3 * ahead];
+      const int32_t code = find_in(index, p.value, p.hash);
+      p.code = code < limit ? code : -1;
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -80,6 +81,18 @@ class StringDictionary {
   int32_t find_newest(std::string_view value, uint64_t h) const {
     return borrowed_ ? find(value, h) : store_->find(value, h);
   }
+  // One value of a batch lookup.
+  struct Probe {
+    std::string_view value;
+    uint64_t hash = 0;
+    int32_t code = -1;  // out: the value's code, -1 when absent
+  };
+  // find_newest for many values, with the same guarantees. Once the index
+  // outgrows the cache every probe misses it up to three times in a row
+  // (index slot, entry, bytes); probed one by one those waits add up to most
+  // of a COPY's parse time, so the memory of later probes is loaded while
+  // earlier ones compare.
+  void find_newest(std::span<Probe> probes) const { store_->find_many(probes, borrowed_ ? size_ : INT32_MAX); }
 
   // Returns the code of value, adding it if new.
   int32_t intern(std::string_view value, uint64_t h);
@@ -110,7 +123,9 @@ class StringDictionary {
       const auto [segment, offset] = locate(static_cast<uint64_t>(code));
       return segments_[segment][offset];
     }
-    int32_t find(std::string_view value, uint64_t h) const;
+    int32_t find(std::string_view value, uint64_t h) const { return find_in(index_.load(std::memory_order_acquire), value, h); }
+    // find() of each probe, codes at or past limit counted absent; see find_newest(span).
+    void find_many(std::span<Probe> probes, int32_t limit) const;
     // Adds value (absent) as the next code.
     int32_t add(std::string_view value, uint64_t h);
     // Fills this new, empty store with other's first n entries (same codes).
@@ -142,6 +157,7 @@ class StringDictionary {
       std::unique_ptr<Slot[]> slots;
     };
     void place(Index& index, uint64_t h, int32_t code);
+    int32_t find_in(const Index* index, std::string_view value, uint64_t h) const;
     const char* copy_bytes(std::string_view value);
 
     std::string_view* segments_[max_segments] = {};

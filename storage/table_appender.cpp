@@ -107,6 +107,25 @@ void TableAppender::reserve_rows(size_t rows) {
   capacity_ = grown;
 }
 
+void TableAppender::take_prepared_chunk() {
+  const size_t cap = chunk_rows();
+  if (prepared_.valid()) {
+    std::vector<std::vector<uint8_t>> buffers = prepared_.get();
+    for (size_t c = 0; c < builders_.size(); ++c) builders_[c].column.data = std::move(buffers[c]);
+    capacity_ = cap;
+  }
+  // The buffers of the chunk after this one: their pages are faulted in and
+  // cleared there (the kernel's work of a fresh chunk, as long as the copy
+  // into it), not on the thread that appends every row.
+  std::vector<size_t> bytes;
+  for (const auto& b : builders_) bytes.push_back(cap * b.width);
+  prepared_ = std::async(std::launch::async, [bytes = std::move(bytes)] {
+    std::vector<std::vector<uint8_t>> buffers;
+    for (const size_t n : bytes) buffers.emplace_back(n);
+    return buffers;
+  });
+}
+
 void TableAppender::merge_tail() {
   if (snapshot_->chunks.empty()) return;
   const catalog::ChunkInfo& tail = snapshot_->chunks.back();
@@ -160,6 +179,10 @@ void TableAppender::append_rows(size_t rows, const std::vector<const uint8_t*>& 
   const size_t cap = store_.options().chunk_rows;
   for (size_t done = 0; done < rows;) {
     const size_t n = std::min(rows - done, cap - rows_);
+    // An append that has filled a chunk is a bulk load: its next chunks take
+    // their whole size at once instead of regrowing (a copy of the rows each
+    // time), made ready on another thread.
+    if (appended_ >= cap && capacity_ == 0) take_prepared_chunk();
     reserve_rows(rows_ + n);
     for (size_t c = 0; c < builders_.size(); ++c) {
       Builder& b = builders_[c];

@@ -96,6 +96,9 @@ class TableAppender {
   // must not allocate and clear a whole chunk's buffers per column.
   void reserve_rows(size_t rows);
   void flush_chunk();
+  // At the start of a bulk append's chunk: takes the buffers prepared for it
+  // (if any) and starts preparing the next chunk's.
+  void take_prepared_chunk();
   // Waits for background chunk writes; with keep_last, until at most that many remain.
   void wait_writes(size_t keep_last);
   void merge_tail();
@@ -118,6 +121,8 @@ class TableAppender {
   // Full chunks are written, fsynced and summarized by a background task
   // while parsing continues (fsync latency dominates otherwise).
   std::deque<std::future<catalog::ChunkInfo>> writes_;
+  // A bulk append's next chunk buffers, allocated and cleared by a task.
+  std::future<std::vector<std::vector<uint8_t>>> prepared_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours
   // The chunks written, kept decoded for TableStore::cache_written at the
   // commit while they fit its budget (a larger append keeps none).

@@ -34,8 +34,8 @@ struct SegmentJob {
   bool done = false;  // guarded by SegmentWorkers::mutex_
 };
 
-// Parse workers of one COPY: threads started on the first segment that is not
-// the whole input, stopped and joined when the COPY ends (an error included).
+// Parse workers of one COPY: threads started (start()) when the input is more
+// than one segment, stopped and joined when the COPY ends (an error included).
 class SegmentWorkers {
  public:
   SegmentWorkers(const CopyPlan& plan, int workers) : plan_(plan), workers_(workers) {}
@@ -48,26 +48,24 @@ class SegmentWorkers {
     ready_.notify_all();
     for (auto& t : threads_) t.join();
   }
-  void submit(std::shared_ptr<SegmentJob> job) {
-    if (threads_.empty()) {
-      // Workers read timestamptz text without an offset in the session's zone.
-      std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
-      for (int i = 0; i < workers_; ++i) {
-        threads_.emplace_back([this, zone] {
-          const types::TimeZoneScope zone_scope(zone);
-          work();
-        });
-      }
+  // On the statement's thread: workers read timestamptz text without an
+  // offset in the session's zone.
+  void start() {
+    std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
+    for (int i = 0; i < workers_; ++i) {
+      threads_.emplace_back([this, zone] {
+        const types::TimeZoneScope zone_scope(zone);
+        work();
+      });
     }
+  }
+  // From any thread, after start().
+  void submit(std::shared_ptr<SegmentJob> job) {
     {
       std::lock_guard lock(mutex_);
       queue_.push_back(std::move(job));
     }
     ready_.notify_one();
-  }
-  bool done(const SegmentJob& job) {
-    std::lock_guard lock(mutex_);
-    return job.done;
   }
   void wait(const SegmentJob& job) {
     std::unique_lock lock(mutex_);
@@ -120,6 +118,105 @@ Eol first_line_eol(const CopyOptions& o, size_t fields, std::string& buf, const 
     fill(buf.size() + segment_bytes);
   }
 }
+
+// Reads the input and cuts it into segments for the workers on a thread of
+// its own, so that reading (a copy of every input byte; for STDIN the
+// client's messages) overlaps the statement's thread appending parsed
+// segments: both are serial, and one after the other they bounded a COPY on
+// many cores. Stopped and joined when destroyed; a read error is rethrown by
+// next().
+class SegmentReader {
+ public:
+  SegmentReader(CopySource& source, std::string buf, bool at_eof, RecordSplitter splitter, SegmentWorkers& pool,
+                size_t window)
+      : source_(source), buf_(std::move(buf)), at_eof_(at_eof), splitter_(splitter), pool_(pool), window_(window) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~SegmentReader() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  // The next segment in input order, submitted to the workers; null after
+  // the last.
+  std::shared_ptr<SegmentJob> next() {
+    std::shared_ptr<SegmentJob> job;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return !cut_.empty() || done_ || error_; });
+      if (error_ && cut_.empty()) std::rethrow_exception(error_);
+      if (cut_.empty()) return nullptr;
+      job = std::move(cut_.front());
+      cut_.pop_front();
+    }
+    changed_.notify_all();
+    return job;
+  }
+
+ private:
+  void fill(size_t want) {
+    while (!at_eof_ && buf_.size() < want)
+      if (!source_.next(buf_)) at_eof_ = true;
+  }
+
+  void run() {
+    try {
+      bool first = true;
+      for (;;) {
+        fill(segment_bytes);
+        const size_t cut = at_eof_ ? buf_.size() : splitter_.scan(buf_);
+        if (cut == 0 && !at_eof_) {
+          // One record longer than a segment: read until it ends.
+          fill(buf_.size() + segment_bytes);
+          continue;
+        }
+        auto job = std::make_shared<SegmentJob>();
+        job->seg.first = first;
+        first = false;
+        job->seg.input = std::move(buf_);
+        buf_.reserve(2 * segment_bytes);  // no regrowth while the next segment fills
+        buf_.assign(job->seg.input, cut);
+        job->seg.input.resize(cut);
+        splitter_.consumed(cut);
+        const bool last = at_eof_ && buf_.empty();
+        {
+          // Segments cut and not yet appended stay within the window: a fast
+          // reader must not hold the whole input in memory.
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [&] { return stop_ || cut_.size() < window_; });
+          if (stop_) return;
+          cut_.push_back(job);
+          done_ = last;
+        }
+        pool_.submit(std::move(job));
+        changed_.notify_all();
+        if (last) return;
+      }
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+      }
+      changed_.notify_all();
+    }
+  }
+
+  CopySource& source_;
+  std::string buf_;
+  bool at_eof_;
+  RecordSplitter splitter_;
+  SegmentWorkers& pool_;
+  const size_t window_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<SegmentJob>> cut_;  // in input order
+  bool stop_ = false, done_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -209,18 +306,11 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
   RecordSplitter splitter(o, plan.eol);
   const int threads = ctx.threads > 0 ? ctx.threads : static_cast<int>(std::thread::hardware_concurrency());
   const int workers = std::clamp(threads, 1, max_workers);
-  SegmentWorkers pool(plan, workers);
-  std::deque<std::shared_ptr<SegmentJob>> in_flight;
   uint64_t lines = 0, rows = 0;
-  bool first = true, input_done = false;
 
-  // Appends the oldest segment (waiting for it): segments go in input order,
-  // so the first error in the input is the one reported, with its line.
-  auto append_oldest = [&] {
-    auto job = std::move(in_flight.front());
-    in_flight.pop_front();
-    pool.wait(*job);
-    CopySegment& s = job->seg;
+  // Appends a parsed segment: segments go in input order, so the first error
+  // in the input is the one reported, with its line. False after an end marker.
+  auto append = [&](CopySegment& s) {
     if (s.error) {
       try {
         std::rethrow_exception(s.error);
@@ -245,44 +335,28 @@ uint64_t copy_from(StatementContext& ctx, const catalog::TableDef& def, const st
     }
     rows += s.rows;
     lines += s.lines;
-    if (s.end_marker) {
-      end_marker_seen = true;
-      input_done = true;
-      in_flight.clear();  // what follows the end marker is never loaded
-    }
     ctx.check_cancel();
+    if (s.end_marker) end_marker_seen = true;  // what follows it is never loaded
+    return !s.end_marker;
   };
 
-  while (!input_done || !in_flight.empty()) {
-    if (!input_done) {
-      fill(segment_bytes);
-      size_t cut = at_eof ? buf.size() : splitter.scan(buf);
-      if (cut == 0 && !at_eof) {
-        // One record longer than a segment: read until it ends.
-        fill(buf.size() + segment_bytes);
-        continue;
-      }
-      auto job = std::make_shared<SegmentJob>();
-      job->seg.first = first;
-      first = false;
-      job->seg.input = std::move(buf);
-      buf.reserve(2 * segment_bytes);  // no regrowth while the next segment fills
-      buf.assign(job->seg.input, cut);
-      job->seg.input.resize(cut);
-      splitter.consumed(cut);
-      input_done = at_eof && buf.empty();
-      if (input_done && in_flight.empty()) {
-        // The whole input is one segment (small COPYs): no threads.
-        parse_segment(plan, job->seg);
-        job->done = true;
-      } else {
-        pool.submit(job);
-      }
-      in_flight.push_back(std::move(job));
+  if (at_eof) {
+    // The whole input is one segment (small COPYs): no threads.
+    CopySegment seg;
+    seg.first = true;
+    seg.input = std::move(buf);
+    parse_segment(plan, seg);
+    append(seg);
+  } else {
+    SegmentWorkers pool(plan, workers);
+    pool.start();
+    // After the pool: stopped (its thread joined) before the pool is.
+    SegmentReader reader(source, std::move(buf), at_eof, splitter, pool,
+                         segments_per_worker * static_cast<size_t>(workers));
+    while (auto job = reader.next()) {
+      pool.wait(*job);
+      if (!append(job->seg)) break;
     }
-    const size_t window = segments_per_worker * static_cast<size_t>(workers);
-    while (!in_flight.empty() && (input_done || in_flight.size() >= window || pool.done(*in_flight.front())))
-      append_oldest();
   }
   ctx.check_cancel();
   appender->commit();

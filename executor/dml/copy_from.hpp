@@ -1,8 +1,9 @@
 #pragma once
-// COPY ... FROM: cuts text or CSV input into segments of whole records
-// (copy_splitter.hpp), parses and converts them on parse workers into column
-// buffers (copy_segment.hpp; Config::cpu_threads of them) and appends them in
-// input order, then commits once at the end. A bad row throws PostgreSQL's
+// COPY ... FROM: a reader thread cuts text or CSV input into segments of
+// whole records (copy_splitter.hpp), parse workers convert them into column
+// buffers (copy_segment.hpp; Config::cpu_threads of them) and the
+// statement's thread appends them in input order, then commits once at the
+// end. A bad row throws PostgreSQL's
 // error with CONTEXT "COPY t, line N[, column c: "v"]" (the first bad line of
 // the input, as a serial load reports it) and the table is left unchanged.
 #include <cstdint>

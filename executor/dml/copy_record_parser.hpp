@@ -57,6 +57,10 @@ class RecordParser {
   std::span<const Field> fields() const { return {fields_.data(), nfields_}; }
   std::string_view line() const { return line_; }
   Eol eol() const { return eol_; }
+  // Line ends inside quotes of the last CSV record parsed (so far, after an
+  // error): PostgreSQL's line numbers count them (CopyReadLineText counts
+  // the line-ending style's last byte; a lone \r before the style is known).
+  uint64_t quoted_line_ends() const { return quoted_line_ends_; }
   // Fixes the line-ending style before the first record (a worker parsing a
   // later part of the input takes the style the first line set).
   void set_eol(Eol eol) { eol_ = eol; }
@@ -74,23 +78,46 @@ class RecordParser {
     return s;
   }
 
+  // The first c in [from, from + n) that no backslash escapes (an odd run
+  // of backslashes before it, counted back to the line's start): in the
+  // text format a backslash takes the next byte as data, a newline too
+  // (PostgreSQL's CopyReadLineText).
+  static const char* unescaped_chr(const char* line_begin, const char* from, char c, size_t n) {
+    const char* end = from + n;
+    for (const char* q = from; q < end; ++q) {
+      q = static_cast<const char*>(std::memchr(q, c, static_cast<size_t>(end - q)));
+      if (q == nullptr) return nullptr;
+      if (!escaped_at(line_begin, q)) return q;
+    }
+    return nullptr;
+  }
+
+ public:
+  // Whether an odd run of backslashes ends just before p (after begin).
+  static bool escaped_at(const char* begin, const char* p) {
+    size_t run = 0;
+    while (p - run > begin && p[-1 - static_cast<std::ptrdiff_t>(run)] == '\\') ++run;
+    return run % 2 == 1;
+  }
+
+ private:
   ParseResult parse_text(const std::string& buf, size_t& pos, bool at_eof) {
     const char* begin = buf.data() + pos;
     const char* end = buf.data() + buf.size();
-    const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
+    const char* nl = unescaped_chr(begin, begin, '\n', static_cast<size_t>(end - begin));
     if (eol_ == Eol::unknown) {
       // The first line fixes the style: \n, \r\n or a lone \r.
-      const char* cr = static_cast<const char*>(std::memchr(begin, '\r', static_cast<size_t>((nl ? nl : end) - begin)));
+      const char* cr = unescaped_chr(begin, begin, '\r', static_cast<size_t>((nl ? nl : end) - begin));
       if (cr && cr + 1 == end && !at_eof) return ParseResult::need_more;
       if (cr && (cr + 1 == end || cr[1] != '\n')) eol_ = Eol::cr;
       else if (nl) eol_ = cr ? Eol::crnl : Eol::nl;
     }
     const char* line_end;
     if (eol_ == Eol::cr) {
-      const char* cr = static_cast<const char*>(std::memchr(begin, '\r', static_cast<size_t>(end - begin)));
+      const char* cr = unescaped_chr(begin, begin, '\r', static_cast<size_t>(end - begin));
       if (!cr && !at_eof) return ParseResult::need_more;
       line_end = cr ? cr : end;
-      if (std::memchr(begin, '\n', static_cast<size_t>(line_end - begin)))
+      if (unescaped_chr(begin, begin, '\n', static_cast<size_t>(line_end - begin)))
         throw EolError{"literal newline found in data", "Use \"\\n\" to represent newline."};
       pos = static_cast<size_t>((cr ? cr + 1 : end) - buf.data());
     } else {
@@ -100,7 +127,7 @@ class RecordParser {
       if (nl && eol_ == Eol::crnl && !crnl)
         throw EolError{"literal newline found in data", "Use \"\\n\" to represent newline."};
       if (crnl && eol_ == Eol::crnl) --line_end;
-      if (std::memchr(begin, '\r', static_cast<size_t>(line_end - begin)))
+      if (unescaped_chr(begin, begin, '\r', static_cast<size_t>(line_end - begin)))
         throw EolError{"literal carriage return found in data", "Use \"\\r\" to represent carriage return."};
       pos = static_cast<size_t>((nl ? nl + 1 : end) - buf.data());
     }
@@ -175,7 +202,9 @@ class RecordParser {
     const char* begin = buf.data() + pos;
     const char* end = buf.data() + buf.size();
     const char delim = o_.delimiter, quote = o_.quote, escape = o_.escape;
+    const char counted_eol = eol_ == Eol::nl ? '\n' : '\r';
     nfields_ = 0;
+    quoted_line_ends_ = 0;
     const char* p = begin;
     for (;;) {
       const char* start = p;
@@ -216,6 +245,7 @@ class RecordParser {
                 ++p;
               }
             } else {
+              quoted_line_ends_ += c == counted_eol;
               out += c;
               ++p;
             }
@@ -278,6 +308,7 @@ class RecordParser {
   size_t nfields_ = 0;
   std::vector<std::string> decoded_;  // per-field scratch, reused across records
   std::string_view line_;
+  uint64_t quoted_line_ends_ = 0;
 };
 
 }  // namespace tally::executor::dml

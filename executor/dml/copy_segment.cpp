@@ -39,19 +39,33 @@ namespace {
 // Rows a segment's buffers start with (they double); a 1 MB segment of short
 // rows holds ~40k.
 constexpr size_t row_growth = 4096;
+// Rows whose text values are looked up in the dictionaries together: enough
+// probes for their cache misses to overlap, few enough that the values are
+// still in cache when they are compared.
+constexpr size_t lookup_batch_rows = 1024;
 
 class SegmentParser {
  public:
   SegmentParser(const CopyPlan& plan, CopySegment& seg)
       : plan_(plan), def_(*plan.def), targets_(*plan.targets), o_(*plan.options), seg_(seg),
         parser_(o_, targets_.size()) {
-    parser_.set_eol(plan.eol);
+    // The first segment finds the style on its first line itself, as
+    // PostgreSQL does: until then a quoted \n is not counted as a line.
+    if (!seg.first) parser_.set_eol(plan.eol);
     const size_t ncols = def_.columns.size();
     seg_.data.assign(ncols, {});
     seg_.valid.assign(ncols, {});
     row_null_.assign(ncols, 0);
     row_text_.resize(ncols);
     char_scratch_.resize(ncols);
+    lookups_.resize(ncols);
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      if (plan.kinds[i] != CopyPlan::Kind::text) continue;
+      Lookups& l = lookups_[static_cast<size_t>(targets_[i])];
+      // A batch holds at most lookup_batch_rows rows, one value of the column each.
+      l.probes.resize(lookup_batch_rows);
+      l.rows.resize(lookup_batch_rows);
+    }
   }
 
   void run() {
@@ -61,23 +75,53 @@ class SegmentParser {
       try {
         r = parser_.parse(seg_.input, pos, /*at_eof=*/true);
       } catch (Error&) {
-        fail(seg_.lines + 1, std::current_exception(), line_context());
+        fail(seg_.lines + 1 + parser_.quoted_line_ends(), std::current_exception(), line_context());
         return;
       } catch (const EolError& e) {
-        fail(seg_.lines + 1, std::make_exception_ptr(Error(SqlState::bad_copy_file_format, e.message).with_hint(e.hint)),
-             "", /*check_line=*/false);
+        fail(seg_.lines + 1 + parser_.quoted_line_ends(),
+             std::make_exception_ptr(Error(SqlState::bad_copy_file_format, e.message).with_hint(e.hint)), "",
+             /*check_line=*/false);
         return;
       }
-      ++seg_.lines;
+      seg_.lines += 1 + parser_.quoted_line_ends();
+      ++records_;
       if (r == ParseResult::end_marker) {
         seg_.end_marker = true;
-        return;
+        break;
       }
       if (!record()) return;
+      if (seg_.rows - batch_first_row_ >= lookup_batch_rows) look_up_text();
     }
+    look_up_text();
   }
 
  private:
+  // Codes the text values of rows [batch_first_row_, rows) from the
+  // column dictionaries, all of a column at once (StringDictionary::
+  // find_newest of a batch); values not there yet become misses.
+  void look_up_text() {
+    for (size_t c = 0; c < lookups_.size(); ++c) {
+      Lookups& l = lookups_[c];
+      if (l.n == 0) continue;
+      for (const auto& [k, offset, size] : l.kept) l.probes[k].value = std::string_view(l.bytes).substr(offset, size);
+      plan_.dicts[c]->find_newest(std::span(l.probes.data(), l.n));
+      uint8_t* codes = seg_.data[c].data();
+      for (size_t k = 0; k < l.n; ++k) {
+        const auto& p = l.probes[k];
+        if (p.code < 0) {
+          seg_.misses.push_back({l.rows[k], static_cast<int>(c), static_cast<uint32_t>(seg_.miss_bytes.size()),
+                                 static_cast<uint32_t>(p.value.size()), p.hash});
+          seg_.miss_bytes.append(p.value);
+        }
+        std::memcpy(codes + size_t{l.rows[k]} * sizeof p.code, &p.code, sizeof p.code);
+      }
+      l.n = 0;
+      l.bytes.clear();
+      l.kept.clear();
+    }
+    batch_first_row_ = seg_.rows;
+  }
+
   std::string line_context() const { return ": \"" + display(parser_.line()) + "\""; }
 
   // Records the error of line `line`; as PostgreSQL checks a line's encoding
@@ -115,7 +159,7 @@ class SegmentParser {
   // Converts one parsed record into row seg_.rows; false after an error.
   bool record() {
     const auto fields = parser_.fields();
-    if (seg_.first && seg_.lines == 1 && o_.header) return header(fields);
+    if (seg_.first && records_ == 1 && o_.header) return header(fields);
     if (fields.size() > targets_.size() && !(targets_.empty() && fields.size() == 1 && fields[0].raw.empty())) {
       fail(Error(SqlState::bad_copy_file_format, "extra data after last expected column"));
       return false;
@@ -190,14 +234,20 @@ class SegmentParser {
           v = char_scratch_[c];
         }
         row_text_[c] = v;
-        const uint64_t h = storage::StringDictionary::hash(v);
-        int32_t code = plan_.dicts[c]->find_newest(v, h);
-        if (code < 0) {
-          seg_.misses.push_back({static_cast<uint32_t>(seg_.rows), static_cast<int>(c),
-                                 static_cast<uint32_t>(seg_.miss_bytes.size()), static_cast<uint32_t>(v.size()), h});
-          seg_.miss_bytes.append(v);
+        // Coded in the next look_up_text(); the slot is written then.
+        Lookups& l = lookups_[c];
+        const size_t k = l.n++;
+        l.rows[k] = static_cast<uint32_t>(seg_.rows);
+        const std::string& input = seg_.input;
+        if (v.data() >= input.data() && v.data() + v.size() <= input.data() + input.size()) {
+          l.probes[k] = {v, storage::StringDictionary::hash(v), -1};
+        } else {
+          // Decoded into scratch that the next record reuses: kept until the lookup.
+          l.kept.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(l.bytes.size()),
+                            static_cast<uint32_t>(v.size())});
+          l.probes[k] = {{}, storage::StringDictionary::hash(v), -1};
+          l.bytes.append(v);
         }
-        std::memcpy(slot, &code, sizeof code);
         break;
       }
       case CopyPlan::Kind::int4: {
@@ -273,6 +323,21 @@ class SegmentParser {
   std::vector<std::string_view> row_text_;
   std::vector<std::string> char_scratch_;
   size_t capacity_ = 0;  // rows the column buffers hold
+  // Per table column: the text values of rows since batch_first_row_, to be
+  // coded together (look_up_text).
+  struct Lookups {
+    std::vector<storage::StringDictionary::Probe> probes;  // [0, n) in use
+    std::vector<uint32_t> rows;
+    size_t n = 0;
+    std::string bytes;  // values that are not views into the input
+    struct Kept {
+      uint32_t probe, offset, size;
+    };
+    std::vector<Kept> kept;
+  };
+  std::vector<Lookups> lookups_;
+  size_t batch_first_row_ = 0;
+  uint64_t records_ = 0;  // records parsed, an end marker's included
 };
 
 }  // namespace

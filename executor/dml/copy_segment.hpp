@@ -36,7 +36,7 @@ struct CopySegment {
   bool first = false;  // starts at line 1 (the header line, with HEADER)
 
   // Results.
-  uint64_t lines = 0;  // lines consumed, an end marker's included
+  uint64_t lines = 0;  // lines consumed (as PostgreSQL counts them), an end marker's included
   bool end_marker = false;
   size_t rows = 0;
   std::vector<std::vector<uint8_t>> data;   // per table column: rows * width bytes

@@ -24,9 +24,18 @@ class RecordSplitter {
     const size_t n = buf.size();
     size_t i = scanned_;
     if (!csv_ || (!in_quote_ && std::memchr(d + i, quote_, n - i) == nullptr)) {
-      // No quotes ahead: the last terminator is the last record end.
-      if (const void* r = i < n ? memrchr(d + i, terminator_, n - i) : nullptr)
-        last_end_ = static_cast<size_t>(static_cast<const char*>(r) - d) + 1;
+      // No quotes ahead: the last terminator is the last record end; in the
+      // text format, the last that no backslash escapes (buf starts at a
+      // record, so a run of backslashes never reaches back past it).
+      for (size_t to = n; to > i;) {
+        const auto* r = static_cast<const char*>(memrchr(d + i, terminator_, to - i));
+        if (r == nullptr) break;
+        if (csv_ || !RecordParser::escaped_at(d, r)) {
+          last_end_ = static_cast<size_t>(r - d) + 1;
+          break;
+        }
+        to = static_cast<size_t>(r - d);
+      }
       scanned_ = n;
       return last_end_;
     }

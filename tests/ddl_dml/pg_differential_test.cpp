@@ -370,6 +370,21 @@ TEST_F(PgDifferential, CopyAcrossParallelSegments) {
   for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\tt" + std::to_string(i % 300) + "\t1.5\t1\n";
   same("COPY flat FROM STDIN", text + "\\.\n");
   same_contents("flat");
+
+  // Text format: a backslash takes the next byte as data, a line end too;
+  // such a line end neither ends a record nor a segment, nor counts as a line.
+  same("CREATE TABLE esc (id int8, s text)");
+  std::string escaped;
+  for (int i = 0; i < 100000; ++i)
+    escaped += std::to_string(i) + "\t" + (i % 3 == 0 ? "a\\\nb" : i % 3 == 1 ? "c\\\\" : "\\\\\\\nd") + "\n";
+  same("COPY esc FROM STDIN", escaped);
+  same("COPY esc FROM STDIN", escaped + "x\ty\\\nz\n");
+  same_contents("esc");
+  same("CREATE TABLE esc_cr (id int8, s text)");
+  std::string escaped_cr;
+  for (int i = 0; i < 100000; ++i) escaped_cr += std::to_string(i) + "\tv" + (i % 2 ? "\\\r" : "") + "w\r";
+  same("COPY esc_cr FROM STDIN", escaped_cr);
+  same_contents("esc_cr");
 }
 
 // A failed COPY interned new text values into the column's dictionary store

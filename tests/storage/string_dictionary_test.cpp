@@ -107,3 +107,55 @@ TEST(StringDictionaryTest, BorrowKeepsCodesAndAddsToAStoreOfItsOwn) {
 }
 
 }  // namespace
+
+namespace {
+
+// The batch lookup answers as find_newest does value by value: present
+// values, absent ones, the empty string, batches shorter than its pipeline,
+// a borrowed dictionary (its own prefix only), and while the newest interns.
+TEST(StringDictionaryTest, BatchLookupAnswersAsOneByOne) {
+  StringDictionary d;
+  constexpr int n = 100000;
+  for (int i = 0; i < n; ++i) d.intern(value(i));
+  d.intern("");
+  auto probes_of = [](const std::vector<std::string>& values) {
+    std::vector<StringDictionary::Probe> probes;
+    for (const auto& v : values) probes.push_back({v, StringDictionary::hash(v), 12345});
+    return probes;
+  };
+  std::vector<std::string> values;
+  for (int i = 0; i < 3 * n; i += 7) values.push_back(value(i));  // two thirds absent
+  values.push_back("");
+  for (const size_t size : {size_t{0}, size_t{1}, size_t{5}, size_t{23}, values.size()}) {
+    const std::vector<std::string> part(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(size));
+    auto probes = probes_of(part);
+    d.find_newest(std::span(probes));
+    for (size_t k = 0; k < size; ++k)
+      ASSERT_EQ(probes[k].code, d.find_newest(part[k], probes[k].hash)) << part[k];
+  }
+  StringDictionary borrowed = StringDictionary::borrow(d);
+  d.intern("added after the borrow");
+  auto probes = probes_of({"added after the borrow", value(17), "absent"});
+  borrowed.find_newest(std::span(probes));
+  EXPECT_EQ(probes[0].code, -1);
+  EXPECT_EQ(probes[1].code, 17);
+  EXPECT_EQ(probes[2].code, -1);
+  // Readers batch while the writer interns and grows the index.
+  std::thread writer([&] {
+    for (int i = n; i < 4 * n; ++i) d.intern(value(i));
+  });
+  int wrong = 0;
+  for (int round = 0; round < 4; ++round) {
+    auto batch = probes_of(values);
+    d.find_newest(std::span(batch));
+    for (size_t k = 0; k < values.size(); ++k) {
+      const int32_t code = batch[k].code;
+      if (code >= 0) wrong += d.at(code) != values[k];  // a value interned meanwhile may be missed, never misreported
+      else wrong += k < values.size() - 1 && static_cast<int>(k) * 7 < n;  // committed before the batch: found
+    }
+  }
+  writer.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+}  // namespace
