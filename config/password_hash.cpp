@@ -9,6 +9,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "common/base64_digits.hpp"
+
 namespace tally::config {
 namespace {
 
@@ -43,8 +45,7 @@ std::string salted_password(std::string_view password, std::string_view salt, in
 }  // namespace
 
 std::string base64_encode(std::string_view bytes) {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char* alphabet = kBase64Digits;
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
@@ -68,14 +69,6 @@ std::string base64_encode(std::string_view bytes) {
 
 std::optional<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
   std::string out;
   out.reserve(text.size() / 4 * 3);
   for (size_t i = 0; i < text.size(); i += 4) {
@@ -91,7 +84,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
         continue;
       }
       if (pad > 0) return std::nullopt;
-      int d = value(c);
+      int d = base64_digit_value(c);
       if (d < 0) return std::nullopt;
       v = (v << 6) | uint32_t(d);
     }

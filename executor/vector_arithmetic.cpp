@@ -92,67 +92,62 @@ bool has_float_rows(const Vector& v, size_t rows) {
   return v.floats.size() >= (is_constant_operand(v, rows) ? 1 : rows);
 }
 
-// Integer + - * in the type's range (int2, int4, int8). A row out of range
-// makes the whole batch decline (false, `out` untouched): the row-wise form
-// then raises PostgreSQL's error for the first such row.
-template <ArithOp Op>
-bool integer_op(const Vector& a, const Vector& b, size_t rows, TypeId type, Vector& out) {
-  const int64_t lo = type == TypeId::int2 ? INT16_MIN : type == TypeId::int4 ? INT32_MIN : INT64_MIN;
-  const int64_t hi = type == TypeId::int2 ? INT16_MAX : type == TypeId::int4 ? INT32_MAX : INT64_MAX;
+// One pass of `step(x, y, result) -> out of range` over the rows of two
+// operands (`av`, `bv`: their values, one for a constant operand) into the
+// column `member` of a new Vector. A row out of range makes the whole batch
+// decline (false, `out` untouched): the row-wise form then raises
+// PostgreSQL's error for the first such row. NULL rows are not evaluated.
+template <class T, class Step>
+bool elementwise(const Vector& a, const Vector& b, const T* av, const T* bv, size_t rows,
+                 std::vector<T> Vector::*member, Step step, Vector& out) {
   const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
-  const int64_t* av = a.int_data();
-  const int64_t* bv = b.int_data();
   Vector result(out.type);
   result.count = rows;
   merge_operand_nulls(a, b, rows, result);
   const uint8_t* nulls = result.nulls.empty() ? nullptr : result.nulls.data();
-  result.ints.resize(rows);
-  int64_t* o = result.ints.data();
-  bool overflow = false;
+  std::vector<T>& values = result.*member;
+  values.resize(rows);
+  T* o = values.data();
+  bool failed = false;
   for (size_t i = 0; i < rows; ++i) {
-    const int64_t x = av[ca ? 0 : i], y = bv[cb ? 0 : i];
-    int64_t v = 0;
-    bool over = false;
-    if constexpr (Op == ArithOp::add) over = __builtin_add_overflow(x, y, &v);
-    else if constexpr (Op == ArithOp::sub) over = __builtin_sub_overflow(x, y, &v);
-    else over = __builtin_mul_overflow(x, y, &v);
-    over = over || v < lo || v > hi;
-    if (nulls != nullptr && nulls[i] != 0) v = 0, over = false;  // not evaluated
-    o[i] = v;
-    overflow |= over;
+    T v{};
+    const bool bad = step(av[ca ? 0 : i], bv[cb ? 0 : i], v);
+    const bool skip = nulls != nullptr && nulls[i] != 0;
+    o[i] = skip ? T{} : v;
+    failed |= bad && !skip;
   }
-  if (overflow) return false;
+  if (failed) return false;
   out = std::move(result);
   return true;
 }
 
+// Integer + - * in the type's range (int2, int4, int8).
+template <ArithOp Op>
+bool integer_op(const Vector& a, const Vector& b, size_t rows, TypeId type, Vector& out) {
+  const int64_t lo = type == TypeId::int2 ? INT16_MIN : type == TypeId::int4 ? INT32_MIN : INT64_MIN;
+  const int64_t hi = type == TypeId::int2 ? INT16_MAX : type == TypeId::int4 ? INT32_MAX : INT64_MAX;
+  auto step = [lo, hi](int64_t x, int64_t y, int64_t& v) {
+    bool over = false;
+    if constexpr (Op == ArithOp::add) over = __builtin_add_overflow(x, y, &v);
+    else if constexpr (Op == ArithOp::sub) over = __builtin_sub_overflow(x, y, &v);
+    else over = __builtin_mul_overflow(x, y, &v);
+    return over || v < lo || v > hi;
+  };
+  return elementwise(a, b, a.int_data(), b.int_data(), rows, &Vector::ints, step, out);
+}
+
 // float8 + - *: PostgreSQL's float8pl/mi/mul raise an overflow when the
 // result is infinite from finite operands, and float8mul an underflow when
-// it is 0 from non-zero ones; such a batch declines as integer_op's does.
+// it is 0 from non-zero ones.
 template <ArithOp Op>
 bool float_op(const Vector& a, const Vector& b, size_t rows, Vector& out) {
-  const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
-  const double* av = a.floats.data();
-  const double* bv = b.floats.data();
-  Vector result(out.type);
-  result.count = rows;
-  merge_operand_nulls(a, b, rows, result);
-  const uint8_t* nulls = result.nulls.empty() ? nullptr : result.nulls.data();
-  result.floats.resize(rows);
-  double* o = result.floats.data();
-  bool error = false;
-  for (size_t i = 0; i < rows; ++i) {
-    const double x = av[ca ? 0 : i], y = bv[cb ? 0 : i];
-    double v = Op == ArithOp::add ? x + y : Op == ArithOp::sub ? x - y : x * y;
+  auto step = [](double x, double y, double& v) {
+    v = Op == ArithOp::add ? x + y : Op == ArithOp::sub ? x - y : x * y;
     bool bad = std::isinf(v) && !std::isinf(x) && !std::isinf(y);
     if constexpr (Op == ArithOp::mul) bad = bad || (v == 0.0 && x != 0.0 && y != 0.0);
-    if (nulls != nullptr && nulls[i] != 0) v = 0, bad = false;  // not evaluated
-    o[i] = v;
-    error |= bad;
-  }
-  if (error) return false;
-  out = std::move(result);
-  return true;
+    return bad;
+  };
+  return elementwise(a, b, a.floats.data(), b.floats.data(), rows, &Vector::floats, step, out);
 }
 
 }  // namespace

@@ -392,8 +392,11 @@ AggregationResult OrderedValuesRun::finalize() {
     else segments[a] = device_->sorted(slot);
   }
   const double device_ms = ms_since(t_device);
+  device_ms_ = device_ms;
+  const auto t_inner = std::chrono::steady_clock::now();
   AggregationResult r = inner_->finalize();
   report_ = inner_->report();
+  inner_ms_ = ms_since(t_inner);
   const auto t = std::chrono::steady_clock::now();
   const size_t inner_count = std::max<size_t>(1, spec_.aggregates.size() - static_cast<size_t>(std::count(
                                                                                 inner_of_.begin(), inner_of_.end(), -1)));
@@ -421,7 +424,9 @@ AggregationResult OrderedValuesRun::finalize() {
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) out.states[a] = std::move(r.states[static_cast<size_t>(inner_of_[a])]);
   }
+  const auto t_index = std::chrono::steady_clock::now();
   const GroupIndex index(out);
+  index_ms_ = ms_since(t_index);
   // Each collector's rows sorted once, for every aggregate that shares them.
   std::vector<Sorted> sorted(spec_.aggregates.size());
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
@@ -430,7 +435,9 @@ AggregationResult OrderedValuesRun::finalize() {
     if (source == a && picked[a]) sorted[a] = place_picks(std::move(*picked[a]), index, out.keys.size());
     else if (source == a && device_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
     else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
+    const auto t_emit = std::chrono::steady_clock::now();
     emit(a, sorted[source], out);
+    emit_ms_ += ms_since(t_emit);
   }
   sort_ms_ = device_ms + ms_since(t);
   report_.finalize_ms += sort_ms_;
@@ -668,15 +675,16 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
 AggregationReport OrderedValuesRun::report() const {
   AggregationReport r = report_;
   r.sink_ms += collect_ms_;
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
-                "finalize %.3f ms (groups found %.3f ms, partitioned %.3f ms)",
+                "finalize %.3f ms (device %.3f ms, groups' run %.3f ms, group index %.3f ms, groups found %.3f ms, "
+                "partitioned %.3f ms, values placed %.3f ms)",
                 static_cast<unsigned long long>(values_),
                 device_            ? device_->name().c_str()
                 : sorted_by_sorter_ ? sorter_name_.c_str()
                                     : ("host, " + std::to_string(threads_) + " threads").c_str(),
-                collect_ms_, sort_ms_, assign_ms_, partition_ms_);
+                collect_ms_, sort_ms_, device_ms_, inner_ms_, index_ms_, assign_ms_, partition_ms_, emit_ms_);
   r.details.push_back(buf);
   return r;
 }

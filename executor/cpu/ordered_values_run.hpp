@@ -112,6 +112,9 @@ class OrderedValuesRun final : public AggregationRun {
   std::vector<int64_t> packed_;  // the chunk's packed key codes
   uint64_t values_ = 0;
   double collect_ms_ = 0, sort_ms_ = 0, assign_ms_ = 0, partition_ms_ = 0;  // EXPLAIN ANALYZE
+  // finalize()'s parts (EXPLAIN ANALYZE): the device's sorts and picks, the
+  // inner run's finalize, the group index, the values' placement and copy.
+  double device_ms_ = 0, inner_ms_ = 0, index_ms_ = 0, emit_ms_ = 0;
   AggregationReport report_;
 };
 

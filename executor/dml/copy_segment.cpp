@@ -60,7 +60,7 @@ class SegmentParser {
     char_scratch_.resize(ncols);
     lookups_.resize(ncols);
     for (size_t i = 0; i < targets_.size(); ++i) {
-      if (plan.kinds[i] != CopyPlan::Kind::text) continue;
+      if (plan.kinds[i] != CopyPlan::Kind::text && plan.kinds[i] != CopyPlan::Kind::bytea) continue;  // both dictionary-coded
       Lookups& l = lookups_[static_cast<size_t>(targets_[i])];
       // A batch holds at most lookup_batch_rows rows, one value of the column each.
       l.probes.resize(lookup_batch_rows);

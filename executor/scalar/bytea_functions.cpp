@@ -5,6 +5,7 @@
 
 #include <strings.h>
 
+#include "common/base64_digits.hpp"
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
@@ -13,7 +14,6 @@
 namespace tally::executor::scalar {
 namespace {
 
-constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr size_t kBase64Line = 76;  // characters per line of encode(…, 'base64'), as PostgreSQL breaks them
 
 const std::string& bytes_of(const Value& v) { return std::get<std::string>(v); }
@@ -36,7 +36,7 @@ std::string base64_encode(std::string_view bytes) {
   for (const char c : bytes) {
     buf |= static_cast<uint32_t>(static_cast<unsigned char>(c)) << (pos * 8);
     if (--pos < 0) {
-      for (int shift = 18; shift >= 0; shift -= 6) out += kBase64[(buf >> shift) & 0x3f];
+      for (int shift = 18; shift >= 0; shift -= 6) out += kBase64Digits[(buf >> shift) & 0x3f];
       pos = 2;
       buf = 0;
     }
@@ -46,21 +46,12 @@ std::string base64_encode(std::string_view bytes) {
     }
   }
   if (pos != 2) {
-    out += kBase64[(buf >> 18) & 0x3f];
-    out += kBase64[(buf >> 12) & 0x3f];
-    out += pos == 0 ? kBase64[(buf >> 6) & 0x3f] : '=';
+    out += kBase64Digits[(buf >> 18) & 0x3f];
+    out += kBase64Digits[(buf >> 12) & 0x3f];
+    out += pos == 0 ? kBase64Digits[(buf >> 6) & 0x3f] : '=';
     out += '=';
   }
   return out;
-}
-
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
 }
 
 // pg_base64_decode: whitespace skipped, '=' ends the data.
@@ -79,7 +70,7 @@ std::string base64_decode(std::string_view text) {
         else throw Error(SqlState::invalid_parameter_value, "unexpected \"=\" while decoding base64 sequence");
       }
     } else {
-      b = base64_value(c);
+      b = base64_digit_value(c);
       if (b < 0) {
         // The whole UTF-8 character is named.
         size_t len = 1;

@@ -1,9 +1,16 @@
 #include "gpu/aggregator/result_builder.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <iterator>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "gpu/host_steps.hpp"
 
@@ -13,6 +20,10 @@ namespace {
 // prepare_result_arrays() zeroes this much between two looks at whether the
 // GPU is done: a step takes tens of microseconds, an event query about one.
 constexpr uint64_t kPrepareStepBytes = 256 * 1024;
+// From this many groups the result's arrays are built on several threads
+// (each a few megabytes: the threads' start is small beside one array).
+constexpr uint64_t kParallelBuildGroups = uint64_t{1} << 18;
+constexpr size_t kBuildThreads = 8;
 }  // namespace
 
 double float_from_ordered(uint64_t bits) {
@@ -59,19 +70,23 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
       out.insert(out.end(), src + direct_at, src + direct_at + nd);
     }
   };
-  gather(reinterpret_cast<const int64_t*>(keys), result.keys);
-  region("keys");
-  if (result.key_is_null.size() >= total) {
-    result.key_is_null.resize(total);
-    std::memcpy(result.key_is_null.data(), g.nulls, ng);
-    std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
-  } else {
-    result.key_is_null.clear();
-    result.key_is_null.reserve(total);
-    result.key_is_null.assign(g.nulls, g.nulls + ng);
-    result.key_is_null.resize(total, 0);
-  }
-  region("null flags");
+  // Each array is its own job: at a million groups and more they run on
+  // several threads (each array's copy and page faults on its own thread);
+  // below, one after the other with the EXPLAIN ANALYZE marks per region.
+  std::vector<std::pair<const char*, std::function<void()>>> jobs;
+  jobs.emplace_back("keys", [&] { gather(reinterpret_cast<const int64_t*>(keys), result.keys); });
+  jobs.emplace_back("null flags", [&] {
+    if (result.key_is_null.size() >= total) {
+      result.key_is_null.resize(total);
+      std::memcpy(result.key_is_null.data(), g.nulls, ng);
+      std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
+    } else {
+      result.key_is_null.clear();
+      result.key_is_null.reserve(total);
+      result.key_is_null.assign(g.nulls, g.nulls + ng);
+      result.key_is_null.resize(total, 0);
+    }
+  });
   // Lane `l` as one contiguous column of `total` values, each the lane's
   // 64 bits read as signed and converted to the array's type.
   auto column = [&](int l, auto& out) {
@@ -107,7 +122,8 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
     const AggregateLanes& al = plan.aggregates[a];
     AggregateValues& vals = result.aggregates[a];
     vals.op = as.op;
-    column(al.nonnull_lane, vals.nonnull);
+    const char* label = a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates";
+    jobs.emplace_back(label, [&, al, v = &vals] { column(al.nonnull_lane, v->nonnull); });
     switch (as.op) {
       case AggOp::count_star:
       case AggOp::count:
@@ -117,47 +133,73 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
         break;
       case AggOp::min:
       case AggOp::max:
-        column(al.value_lane, vals.extreme);
         vals.value.clear();
+        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->extreme); });
         break;
       case AggOp::sum:
       case AggOp::avg:
         vals.extreme.clear();
-        if (al.value_hi_lane >= 0) {
-          // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
-          wide_sum(al.value_lane, al.value_hi_lane, vals.value);
-        } else {
-          column(al.value_lane, vals.value);
-        }
+        // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
+        if (al.value_hi_lane >= 0) jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.value_lane, al.value_hi_lane, v->value); });
+        else jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
         break;
       case AggOp::sum_float:
-        doubles(al.value_lane, vals.real);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
         break;
       case AggOp::min_float:
-      case AggOp::max_float: {
-        vals.real.resize(total);
-        const uint64_t* src = lanes + static_cast<size_t>(al.value_lane) * stride;
-        for (uint64_t i = 0; i < ng; ++i) vals.real[i] = float_from_ordered(src[i]);
-        for (uint64_t i = 0; i < nd; ++i) vals.real[ng + i] = float_from_ordered(src[direct_at + i]);
+      case AggOp::max_float:
+        jobs.emplace_back(label, [&, al, v = &vals] {
+          v->real.resize(total);
+          const uint64_t* src = lanes + static_cast<size_t>(al.value_lane) * stride;
+          for (uint64_t i = 0; i < ng; ++i) v->real[i] = float_from_ordered(src[i]);
+          for (uint64_t i = 0; i < nd; ++i) v->real[ng + i] = float_from_ordered(src[direct_at + i]);
+        });
         break;
-      }
       case AggOp::moments_int:
-        column(al.value_lane, vals.value);
-        wide_sum(al.square_lane, al.square_hi_lane, vals.value2);
+        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
+        jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.square_lane, al.square_hi_lane, v->value2); });
         break;
       case AggOp::moments_float:
-        doubles(al.value_lane, vals.real);
-        doubles(al.square_lane, vals.squares);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->squares); });
         break;
       case AggOp::moments2:
-        doubles(al.value_lane, vals.sum_x);
-        doubles(al.square_lane, vals.sum_xx);
-        doubles(al.y_lane, vals.sum_y);
-        doubles(al.yy_lane, vals.sum_yy);
-        doubles(al.xy_lane, vals.sum_xy);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->sum_x); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->sum_xx); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.y_lane, v->sum_y); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.yy_lane, v->sum_yy); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.xy_lane, v->sum_xy); });
         break;
     }
-    region(a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates");
+  }
+  if (total < kParallelBuildGroups) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      jobs[j].second();
+      // One mark per region: after its last job.
+      if (j + 1 == jobs.size() || jobs[j + 1].first != jobs[j].first) region(jobs[j].first);
+    }
+  } else {
+    // Jobs taken in order by up to kBuildThreads threads (this one among them).
+    std::atomic<size_t> next{0};
+    std::mutex failed_lock;
+    std::exception_ptr failed;  // the first job's exception (bad_alloc), rethrown here
+    auto work = [&] {
+      for (size_t j = next++; j < jobs.size(); j = next++) {
+        try {
+          jobs[j].second();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failed_lock);
+          if (!failed) failed = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    const size_t extra = std::min(jobs.size(), kBuildThreads) - 1;
+    for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+    if (failed) std::rethrow_exception(failed);
+    if (timed) host_mark("arrays built", static_cast<long>(jobs.size()), "jobs in parallel");
   }
   if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
   return result;

@@ -150,5 +150,64 @@ TEST(ResultBuilder, FloatAndMomentLanes) {
   EXPECT_TRUE(std::isnan(float_from_ordered(0x7ff8000000000000ull)));
 }
 
+// A result of several hundred thousand groups is built on several threads:
+// every array as the lanes say, table groups then the partitioned output.
+TEST(ResultBuilder, ALargeResultBuiltOnSeveralThreads) {
+  GroupBySpec spec;
+  // (Aggregates of one column share its lanes: the moments read a column of their own.)
+  spec.columns = {{ValueType::int32, true}, {ValueType::float64, true}, {ValueType::int64, true}, {ValueType::float64, true}};
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::max, 0}, {AggOp::sum_float, 1}, {AggOp::sum, 2},
+                     {AggOp::moments_float, 3}};
+  const LanePlan plan = plan_lanes(spec);
+  constexpr uint64_t kTable = 300000, kDirectAt = 310000, kDirect = 5000, kStride = kDirectAt + kDirect;
+  std::vector<int64_t> keys(kStride, -1);
+  std::vector<uint8_t> nulls(kTable, 0);
+  std::vector<uint64_t> lanes(plan.lanes.size() * kStride, 0);
+  auto lane_at = [&](int l, uint64_t at) -> uint64_t& { return lanes[static_cast<size_t>(l) * kStride + at]; };
+  auto bits = [](double d) {
+    uint64_t u;
+    std::memcpy(&u, &d, 8);
+    return u;
+  };
+  // Group i (its position in the result) sits at i, or at kDirectAt + i - kTable.
+  auto place = [&](uint64_t i) { return i < kTable ? i : kDirectAt + i - kTable; };
+  for (uint64_t i = 0; i < kTable + kDirect; ++i) {
+    const uint64_t at = place(i);
+    keys[at] = static_cast<int64_t>(i) * 3;
+    for (const AggregateLanes& al : plan.aggregates) lane_at(al.nonnull_lane, at) = i % 7 + 1;
+    lane_at(plan.aggregates[1].value_lane, at) = static_cast<uint64_t>(static_cast<int64_t>(i) - 5);
+    lane_at(plan.aggregates[2].value_lane, at) = bits(static_cast<double>(i) / 4);
+    lane_at(plan.aggregates[3].value_lane, at) = i;
+    lane_at(plan.aggregates[3].value_hi_lane, at) = i % 3;
+    lane_at(plan.aggregates[4].value_lane, at) = bits(static_cast<double>(i));
+    lane_at(plan.aggregates[4].square_lane, at) = bits(static_cast<double>(i) * 2);
+  }
+  nulls[17] = 1;
+  ExtractedGroups g;
+  g.keys = reinterpret_cast<const char*>(keys.data());
+  g.lanes = lanes.data();
+  g.nulls = nulls.data();
+  g.stride = kStride;
+  g.table_groups = kTable;
+  g.direct_at = kDirectAt;
+  g.direct_groups = kDirect;
+  const GroupByResult r = build_result(spec, plan, GroupByResult{}, g);
+  const uint64_t n = kTable + kDirect;
+  ASSERT_EQ(r.groups(), n);
+  ASSERT_EQ(r.aggregates.size(), 5u);
+  for (uint64_t i = 0; i < n; i += 997) {
+    EXPECT_EQ(r.keys[i], static_cast<int64_t>(i) * 3) << i;
+    EXPECT_EQ(r.key_is_null[i], i == 17 ? 1 : 0) << i;
+    EXPECT_EQ(r.aggregates[0].nonnull[i], static_cast<int64_t>(i % 7 + 1)) << i;
+    EXPECT_EQ(r.aggregates[1].extreme[i], static_cast<int64_t>(i) - 5) << i;
+    EXPECT_EQ(r.aggregates[2].real[i], static_cast<double>(i) / 4) << i;
+    EXPECT_EQ(r.aggregates[3].value[i], static_cast<__int128>(i) + static_cast<__int128>(i % 3) * kTwo32) << i;
+    EXPECT_EQ(r.aggregates[4].real[i], static_cast<double>(i)) << i;
+    EXPECT_EQ(r.aggregates[4].squares[i], static_cast<double>(i) * 2) << i;
+  }
+  EXPECT_EQ(r.keys[n - 1], static_cast<int64_t>(n - 1) * 3);
+  EXPECT_EQ(r.key_is_null[n - 1], 0);
+}
+
 }  // namespace
 }  // namespace tally::gpu::aggregator
