@@ -127,7 +127,83 @@ TEST(VectorArithmetic, EqualsNumericOperatorsWithStrictNulls) {
     }
   }
   EXPECT_FALSE(vector_arithmetic('/', numeric));
-  EXPECT_FALSE(vector_arithmetic('+', {TypeId::int8}));
+  EXPECT_FALSE(vector_arithmetic('/', {TypeId::int8}));
+  EXPECT_FALSE(vector_arithmetic('+', {TypeId::float4}));
+}
+
+Vector values_of(SqlType type, const std::vector<Value>& values) {
+  Vector v(type);
+  for (const Value& x : values) v.push(x);
+  return v;
+}
+
+// Integers and float8: the operators' values with strict NULLs, a constant
+// operand as one row, and a batch with a row out of range declines without
+// touching `out` (the row-wise form then raises PostgreSQL's error).
+TEST(VectorArithmetic, IntegersAndFloat8AsTheOperatorsAndDeclineOutOfRange) {
+  const SqlType int4{TypeId::int4}, int2{TypeId::int2}, int8{TypeId::int8}, float8{TypeId::float8};
+  auto run = [](char op, SqlType type, const std::vector<Vector>& args, size_t rows, Vector& out) {
+    const VectorKernel kernel = vector_arithmetic(op, type);
+    EXPECT_TRUE(kernel);
+    return kernel(pointers(args), rows, out);
+  };
+  {
+    std::vector<Vector> args = {values_of(int4, {int64_t{1}, int64_t{-5}, Value{}, int64_t{2147483000}}),
+                                values_of(int4, {int64_t{2}, int64_t{7}, int64_t{3}, int64_t{600}})};
+    Vector out(int4);
+    ASSERT_TRUE(run('+', int4, args, 4, out));
+    EXPECT_EQ(out.get(0), Value{int64_t{3}});
+    EXPECT_EQ(out.get(1), Value{int64_t{2}});
+    EXPECT_TRUE(out.null_at(2));
+    EXPECT_EQ(out.get(3), Value{int64_t{2147483600}});
+    Vector product(int4);
+    ASSERT_TRUE(run('*', int4, args, 3, product));  // row 3's product is out of range
+    EXPECT_EQ(product.get(1), Value{int64_t{-35}});
+    Vector difference(int4);
+    std::vector<Vector> with_constant = {args[0], values_of(int4, {int64_t{10}})};
+    ASSERT_TRUE(run('-', int4, with_constant, 4, difference));
+    EXPECT_EQ(difference.get(0), Value{int64_t{-9}});
+    EXPECT_EQ(difference.get(3), Value{int64_t{2147482990}});
+  }
+  {
+    // Out of each type's range: declined, `out` as it was.
+    std::vector<Vector> i4 = {values_of(int4, {int64_t{2147483647}}), values_of(int4, {int64_t{2}})};
+    std::vector<Vector> i2 = {values_of(int2, {int64_t{32767}, int64_t{1}}), values_of(int2, {int64_t{1}, int64_t{1}})};
+    std::vector<Vector> i8 = {values_of(int8, {std::numeric_limits<int64_t>::max()}), values_of(int8, {int64_t{1}})};
+    Vector out(int4);
+    EXPECT_FALSE(run('*', int4, i4, 1, out));
+    EXPECT_EQ(out.count, 0u);
+    Vector out2(int2);
+    EXPECT_FALSE(run('+', int2, i2, 2, out2));
+    EXPECT_EQ(out2.count, 0u);
+    Vector out8(int8);
+    EXPECT_FALSE(run('+', int8, i8, 1, out8));
+    // A NULL row is not evaluated: no overflow from its stored value.
+    std::vector<Vector> null_row = {values_of(int4, {Value{}, int64_t{1}}), values_of(int4, {int64_t{5}, int64_t{1}})};
+    null_row[0].ints[0] = 2147483647;
+    Vector sum(int4);
+    ASSERT_TRUE(run('+', int4, null_row, 2, sum));
+    EXPECT_TRUE(sum.null_at(0));
+    EXPECT_EQ(sum.get(1), Value{int64_t{2}});
+  }
+  {
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<Vector> args = {values_of(float8, {1.5, Value{}, inf}), values_of(float8, {2.0, 3.0, 2.0})};
+    Vector out(float8);
+    ASSERT_TRUE(run('*', float8, args, 3, out));
+    EXPECT_EQ(out.get(0), Value{3.0});
+    EXPECT_TRUE(out.null_at(1));
+    EXPECT_EQ(out.get(2), Value{inf});  // an infinite operand: no overflow
+    std::vector<Vector> over = {values_of(float8, {1e300}), values_of(float8, {1e10})};
+    Vector overflow(float8);
+    EXPECT_FALSE(run('*', float8, over, 1, overflow));
+    std::vector<Vector> under = {values_of(float8, {1e-300}), values_of(float8, {1e-300})};
+    Vector underflow(float8);
+    EXPECT_FALSE(run('*', float8, under, 1, underflow));
+    Vector sum(float8);
+    ASSERT_TRUE(run('+', float8, under, 1, sum));
+    EXPECT_EQ(sum.get(0), Value{2e-300});
+  }
 }
 
 TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
