@@ -493,12 +493,7 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
 void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
   const uint64_t total = table.row_count();
   if (total == 0) return;
-  const std::shared_ptr<const void> version = table.version();
-  if (const auto kept = estimate::cached_estimate(version, {key_column_})) {
-    spec_.estimated_groups = kept->groups;
-    estimate_source_ = kept->source;
-    return;
-  }
+  if (take_kept_estimate(table, {key_column_})) return;
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
   std::vector<uint64_t> hashes, previous;
   for (size_t c = 0; c < table.chunk_count(); ++c) {
@@ -513,12 +508,19 @@ void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
       previous.push_back(r > 0 ? key_at(r - 1) : ~hashes.back());
     }
   }
-  estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/true);
-  estimate::keep_estimate(version, {key_column_}, {spec_.estimated_groups, estimate_source_});
+  estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/true, {key_column_});
+}
+
+bool EngineAggregator::take_kept_estimate(const TableSnapshot& table, const std::vector<int>& columns) {
+  const auto kept = estimate::cached_estimate(table.version(), columns);
+  if (!kept) return false;
+  spec_.estimated_groups = kept->groups;
+  estimate_source_ = kept->source;
+  return true;
 }
 
 void EngineAggregator::estimate_from_hashes(const TableSnapshot& table, std::vector<uint64_t> hashes,
-                                            std::vector<uint64_t> previous, bool use_sketches) {
+                                            std::vector<uint64_t> previous, bool use_sketches, const std::vector<int>& columns) {
   estimate::EstimateInput input;
   input.sample_hashes = hashes;
   input.previous_hashes = previous;
@@ -547,6 +549,7 @@ void EngineAggregator::estimate_from_hashes(const TableSnapshot& table, std::vec
   const auto estimate = estimate::estimate_group_count(input);
   spec_.estimated_groups = static_cast<uint64_t>(std::max(1.0, estimate.groups));
   estimate_source_ = std::string(estimate::source_name(estimate.source));
+  estimate::keep_estimate(table.version(), columns, {spec_.estimated_groups, estimate_source_});
 }
 
 std::vector<std::string> EngineAggregator::explain() const {

@@ -197,9 +197,12 @@ class EngineAggregator final : public GroupAggregator {
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;
   // Group-count estimate of a packed key from a sample of its codes.
   void estimate_packed_from_sample(const TableSnapshot& table);
-  // The estimator over sampled key hashes (and the key column's sketches, for one column).
+  // Takes the estimate kept for `columns` over this snapshot (estimate_cache.hpp); false when none.
+  bool take_kept_estimate(const TableSnapshot& table, const std::vector<int>& columns);
+  // The estimator over sampled key hashes (and the key column's sketches, for
+  // one column); the estimate is kept for `columns` over this snapshot.
   void estimate_from_hashes(const TableSnapshot& table, std::vector<uint64_t> hashes, std::vector<uint64_t> previous,
-                            bool use_sketches);
+                            bool use_sketches, const std::vector<int>& columns);
   // Group-count estimate from a sample of key values spread over every chunk
   // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
   void estimate_from_sample(const TableSnapshot& table);

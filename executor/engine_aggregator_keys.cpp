@@ -11,7 +11,6 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
-#include "executor/estimate/estimate_cache.hpp"
 #include "executor/numeric_vector.hpp"
 
 namespace tally::executor::engine_aggregation {
@@ -121,12 +120,7 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
   const uint64_t total = table.row_count();
   if (total == 0) return;
   // Tuples and packed codes of the same columns count the same groups.
-  const std::shared_ptr<const void> version = table.version();
-  if (const auto kept = estimate::cached_estimate(version, packed_columns_)) {
-    spec_.estimated_groups = kept->groups;
-    estimate_source_ = kept->source;
-    return;
-  }
+  if (take_kept_estimate(table, packed_columns_)) return;
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
   std::vector<uint64_t> hashes, previous;
   for (size_t c = 0; c < table.chunk_count(); ++c) {
@@ -156,8 +150,7 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
     }
   }
   // The per-column sketches describe single columns, not the tuple.
-  estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/false);
-  estimate::keep_estimate(version, packed_columns_, {spec_.estimated_groups, estimate_source_});
+  estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/false, packed_columns_);
 }
 
 void EngineAggregator::load_dictionaries() const {
