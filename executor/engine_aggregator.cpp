@@ -600,7 +600,13 @@ std::vector<std::string> EngineAggregator::explain() const {
   std::snprintf(buf, sizeof buf,
                 "Planner side: statistics %.1f us, estimate %.1f us, engine start %.1f us; result columns %.1f us",
                 statistics_us_, estimate_us_, start_us_, columns_us_);
-  lines.push_back(buf);
+  std::string line = buf;
+  for (size_t part = 0; part < column_parts_us_.size(); ++part) {
+    std::snprintf(buf, sizeof buf, part == 0 ? " (keys %.1f" : part == 1 ? ", aggregates %.1f" : " / %.1f", column_parts_us_[part]);
+    line += buf;
+  }
+  if (!column_parts_us_.empty()) line += "; " + std::to_string(column_faults_) + " page faults)";
+  lines.push_back(line);
   return lines;
 }
 

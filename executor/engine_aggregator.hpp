@@ -262,6 +262,9 @@ class EngineAggregator final : public GroupAggregator {
   bool interned_ = false;
   std::string estimate_source_ = "statistics";
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
+  // Of columns_us_: the key columns, then each aggregate's column (EXPLAIN ANALYZE).
+  std::vector<double> column_parts_us_;
+  long column_faults_ = 0;  // minor page faults of the process while they were built
   std::shared_ptr<const storage::StringDictionary> dictionary_;
   std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
   // Stored chunk columns the scan asked for, and those the run held so that

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -215,6 +216,51 @@ int finalize_threads(size_t groups) {
   return static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), by_work));
 }
 
+}  // namespace
+
+namespace {
+
+template <class T>
+void resize_prefaulted_impl(std::vector<T>& v, size_t n) {
+  constexpr size_t bytes_per_thread = size_t{1} << 20;
+  const size_t bytes = n * sizeof(T);
+  if (n > v.capacity() && bytes >= 4 * bytes_per_thread) {
+    v.reserve(n);
+    // Writes into the new capacity only to fault its pages in; resize()
+    // below gives the elements their values.
+    auto* first = reinterpret_cast<unsigned char*>(v.data()) + v.size() * sizeof(T);
+    const size_t fresh = bytes - v.size() * sizeof(T);
+    const int threads = static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                                          fresh / bytes_per_thread));
+    cpu::parallel_for(threads, fresh, [&](int, size_t begin, size_t end) { std::memset(first + begin, 0, end - begin); });
+  }
+  v.resize(n);
+}
+
+}  // namespace
+
+void resize_prefaulted(std::vector<int64_t>& v, size_t n) { resize_prefaulted_impl(v, n); }
+void resize_prefaulted(std::vector<int32_t>& v, size_t n) { resize_prefaulted_impl(v, n); }
+void resize_prefaulted(std::vector<double>& v, size_t n) { resize_prefaulted_impl(v, n); }
+
+void for_group_ranges(size_t groups, const std::function<void(size_t begin, size_t end)>& body) {
+  const int threads = finalize_threads(groups);
+  if (threads <= 1) {
+    body(0, groups);
+    return;
+  }
+  // In blocks, each after a look at the statement's cancel: 1e8 groups take seconds.
+  constexpr size_t block = size_t{1} << 16;
+  cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
+    for (size_t b = begin; b < end; b += block) {
+      check_cancel_point();
+      body(b, std::min(end, b + block));
+    }
+  });
+}
+
+namespace {
+
 // Non-owning views of one aggregate's partial-state arrays: an engine's
 // PartialStates as they are, or a compact result (aggregate_engine.hpp:
 // AggregationSpec::compact_result) whose count may be another aggregate's
@@ -287,10 +333,12 @@ void finalize_counted_range(const ColumnFinal& call, const StateRefs& s, size_t 
 
 namespace {
 
-// out.ints = [first, first + groups) in one copy: resizing first would
-// zero-fill the column only to overwrite it (8M groups: 64 MB per column).
+// out.ints = [first, first + groups), copied on several cores when large.
 void assign_ints(Vector& out, const int64_t* first, size_t groups) {
-  out.ints.assign(first, first + groups);
+  out.ints.clear();
+  resize_prefaulted(out.ints, groups);
+  int64_t* to = out.ints.data();
+  for_group_ranges(groups, [&](size_t begin, size_t end) { std::memcpy(to + begin, first + begin, (end - begin) * sizeof(int64_t)); });
   if (!out.nulls.empty()) out.nulls.assign(groups, 0);
   out.count = groups;
 }
@@ -327,6 +375,8 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
       break;
     default: break;
   }
+  if (physical_of(out.type.id) == Physical::floating) resize_prefaulted(out.floats, groups);
+  else if (physical_of(out.type.id) == Physical::integer) resize_prefaulted(out.ints, groups);
   out.resize(groups);
   switch (call.kind) {
     case AggKind::count_star:
@@ -336,17 +386,25 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
       if (float_input(in) && s.n.empty() && s.sum_float.size() >= groups) {
         // From a count and a sum (sum_float states: values bounded so that
         // the moments could not overflow, engine_aggregator.cpp): Sx / N.
-        for (size_t g = 0; g < groups; ++g) {
-          if (refs.count[g] == 0) set_null(out, g);
-          else out.floats[g] = refs.sum_float[g] / static_cast<double>(refs.count[g]);
-        }
+        if (any_empty(refs.count, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
+        for_group_ranges(groups, [&](size_t begin, size_t end) {
+          for (size_t g = begin; g < end; ++g) {
+            if (refs.count[g] == 0) set_null(out, g);
+            else out.floats[g] = refs.sum_float[g] / static_cast<double>(refs.count[g]);
+          }
+        });
         return;
       }
       if (float_input(in)) {
-        for (size_t g = 0; g < groups; ++g) {
-          if (s.n[g] == 0.0) set_null(out, g);
-          else out.floats[g] = s.sx[g] / s.n[g];
-        }
+        if (std::find(s.n.begin(), s.n.begin() + static_cast<long>(groups), 0.0) != s.n.begin() + static_cast<long>(groups) &&
+            out.nulls.empty())
+          out.nulls.assign(groups, 0);
+        for_group_ranges(groups, [&](size_t begin, size_t end) {
+          for (size_t g = begin; g < end; ++g) {
+            if (s.n[g] == 0.0) set_null(out, g);
+            else out.floats[g] = s.sx[g] / s.n[g];
+          }
+        });
         return;
       }
       [[fallthrough]];
@@ -355,20 +413,8 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
     case AggKind::max:
     case AggKind::bool_and:
     case AggKind::bool_or:
-      if (const int threads = finalize_threads(groups); threads > 1) {
-        if (any_empty(refs.count, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
-        // In blocks, each after a look at the statement's cancel: 1e8
-        // groups take seconds.
-        constexpr size_t block = size_t{1} << 16;
-        cpu::parallel_for(threads, groups, [&](int, size_t begin, size_t end) {
-          for (size_t b = begin; b < end; b += block) {
-            check_cancel_point();
-            finalize_counted_range(call, refs, b, std::min(end, b + block), out);
-          }
-        });
-        return;
-      }
-      finalize_counted_range(call, refs, 0, groups, out);
+      if (finalize_threads(groups) > 1 && any_empty(refs.count, groups) && out.nulls.empty()) out.nulls.assign(groups, 0);
+      for_group_ranges(groups, [&](size_t begin, size_t end) { finalize_counted_range(call, refs, begin, end, out); });
       return;
     case AggKind::var_samp:
     case AggKind::var_pop:

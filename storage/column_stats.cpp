@@ -62,16 +62,55 @@ struct Part {
   }
 };
 
+// A sketch depends only on the set of values it saw, so a column of few
+// distinct values in a narrow range (small counts, flags, codes of a short
+// dictionary) is sketched from a byte map of the values present: a plain
+// store a row and one hash per value, where hashing every row costs about
+// ten times the store. Wider ranges gain nothing, since most of their values
+// are distinct.
+constexpr uint64_t present_map_rows_per_value = 4;
+
 template <class T>
 void integer_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
   const T* v = col.values<T>();
+  const bool nulls = col.has_nulls();
+  const uint8_t* valid = nulls ? col.validity.data() : nullptr;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  size_t present = 0;
+  if (!nulls) {
+    for (size_t i = begin; i < end; ++i) {
+      const auto x = static_cast<int64_t>(v[i]);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    present = end - begin;
+  } else {
+    for (size_t i = begin; i < end; ++i) {
+      if (valid[i] == 0) continue;
+      const auto x = static_cast<int64_t>(v[i]);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      ++present;
+    }
+  }
+  if (present == 0) return;
+  st.any_int = true;
+  st.min_int = std::min(st.min_int, lo);
+  st.max_int = std::max(st.max_int, hi);
+  const auto range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0 when it spans all of int64
+  if (range != 0 && range * present_map_rows_per_value <= present) {
+    std::vector<uint8_t> seen(range, 0);
+    for (size_t i = begin; i < end; ++i) {
+      if (nulls && valid[i] == 0) continue;
+      seen[static_cast<uint64_t>(static_cast<int64_t>(v[i])) - static_cast<uint64_t>(lo)] = 1;
+    }
+    for (uint64_t at = 0; at < range; ++at)
+      if (seen[at] != 0) st.hll.add(static_cast<uint64_t>(lo) + at);
+    return;
+  }
   for (size_t i = begin; i < end; ++i) {
-    if (col.is_null(i)) continue;
-    const auto x = static_cast<int64_t>(v[i]);
-    st.min_int = std::min(st.min_int, x);
-    st.max_int = std::max(st.max_int, x);
-    st.any_int = true;
-    st.hll.add(static_cast<uint64_t>(x));
+    if (nulls && valid[i] == 0) continue;
+    st.hll.add(static_cast<uint64_t>(static_cast<int64_t>(v[i])));
   }
 }
 

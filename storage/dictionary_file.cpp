@@ -1,5 +1,9 @@
 #include "storage/dictionary_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -16,7 +20,38 @@ namespace {
               "could not read " + what + ": " + std::string(why) + " in file \"" + path + "\"");
 }
 
+constexpr std::string_view private_copy_prefix = "tmp.";
+
 }  // namespace
+
+bool is_private_copy(const std::string& file_name) { return file_name.rfind(private_copy_prefix, 0) == 0; }
+
+void keep_private(const std::string& path, uint64_t keep_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || st.st_nlink <= 1) return;
+  const std::filesystem::path name(path);
+  const std::string copy = (name.parent_path() / (std::string(private_copy_prefix) + name.filename().string())).string();
+  {
+    File in = File::read_only(path);
+    File out = File::create(copy);
+    std::vector<char> buf(std::min<uint64_t>(keep_bytes, uint64_t{1} << 22));
+    for (uint64_t left = keep_bytes; left > 0;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
+      if (!in.read_exact(buf.data(), n)) corrupted("dictionary", path, "file is truncated");
+      out.write(buf.data(), n);
+      left -= n;
+    }
+    out.sync();
+  }
+  rename_file(copy, path);
+  sync_directory(name.parent_path().string());
+}
+
+bool link_dictionary(const std::string& from, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);  // an uncommitted leftover: the table's committed state is empty
+  return ::link(from.c_str(), path.c_str()) == 0;
+}
 
 StringDictionary load_dictionary(const std::string& path, const catalog::DictionaryState& state,
                                  const std::string& what) {
@@ -64,6 +99,7 @@ catalog::DictionaryState append_dictionary(const std::string& path, const catalo
     out += 4 + len;
   }
   {
+    keep_private(path, committed.bytes);
     File f = File::append(path);
     if (f.size() != committed.bytes) f.truncate(committed.bytes);
     f.write(buf.data(), buf.size());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -92,6 +93,10 @@ void sync_file(const std::string& path) {
   const int rc = ::fdatasync(fd);
   ::close(fd);
   if (rc != 0) io_fail("fsync", path);
+}
+
+void rename_file(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) io_fail("rename", from);
 }
 
 void sync_directory(const std::string& path) {

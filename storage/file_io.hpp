@@ -40,6 +40,9 @@ class File {
 // fsyncs (fdatasync) an existing file's contents.
 void sync_file(const std::string& path);
 
+// Renames a file over another (rename(2)); durable once its directory is synced.
+void rename_file(const std::string& from, const std::string& to);
+
 // fsyncs a directory so that file creations and removals in it are durable.
 void sync_directory(const std::string& path);
 

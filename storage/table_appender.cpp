@@ -162,10 +162,12 @@ const StringDictionary& TableAppender::working_dictionary(int column) {
   return d;
 }
 
-bool TableAppender::adopt_dictionary(int column, const StringDictionary& source) {
+bool TableAppender::adopt_dictionary(int column, std::shared_ptr<const StringDictionary> source) {
   auto& dictionary = dicts_[static_cast<size_t>(column)];
   if (dictionary->size() != 0) return false;
-  dictionary = std::make_shared<StringDictionary>(StringDictionary::borrow(source));
+  dictionary = std::make_shared<StringDictionary>(StringDictionary::borrow(*source));
+  adopted_.resize(dicts_.size());
+  adopted_[static_cast<size_t>(column)] = std::move(source);
   return true;
 }
 
@@ -336,6 +338,19 @@ std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> TableAppender::tak
   return out;
 }
 
+// A column whose dictionary is all of another table's committed entries
+// (adopt_dictionary, nothing added) gets that table's file by a link: a
+// CREATE TABLE AS of a million text keys wrote and fsynced 17 MB otherwise.
+std::optional<catalog::DictionaryState> TableAppender::link_adopted_dictionary(size_t column,
+                                                                               const catalog::DictionaryState& committed,
+                                                                               const std::string& path) {
+  if (committed.entries != 0 || committed.bytes != 0 || column >= adopted_.size() || !adopted_[column]) return std::nullopt;
+  const auto file = store_.committed_dictionary_file(*adopted_[column]);
+  if (!file || file->state.entries != static_cast<uint64_t>(dicts_[column]->size())) return std::nullopt;
+  if (!link_dictionary(file->path, path)) return std::nullopt;
+  return file->state;
+}
+
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   flush_chunk();
   rows_ = 0;
@@ -344,9 +359,13 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   std::vector<catalog::DictionaryState> dict_states = snapshot_->dictionaries;
   dict_states.resize(builders_.size());
   for (size_t c = 0; c < builders_.size(); ++c) {
-    if (dicts_[c] && static_cast<uint64_t>(dicts_[c]->size()) != dict_states[c].entries)
-      dict_states[c] = append_dictionary(store_.dictionary_path(oid, snapshot_->def.slot(c)), dict_states[c],
-                                         *dicts_[c], /*sync=*/transaction_ == nullptr);
+    if (!dicts_[c] || static_cast<uint64_t>(dicts_[c]->size()) == dict_states[c].entries) continue;
+    const std::string path = store_.dictionary_path(oid, snapshot_->def.slot(c));
+    if (auto linked = link_adopted_dictionary(c, dict_states[c], path)) {
+      dict_states[c] = *linked;
+      continue;
+    }
+    dict_states[c] = append_dictionary(path, dict_states[c], *dicts_[c], /*sync=*/transaction_ == nullptr);
   }
   wait_writes(0);
   if (transaction_) {

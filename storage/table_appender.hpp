@@ -12,6 +12,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -54,7 +56,9 @@ class TableAppender {
   // entries under the same codes (StringDictionary::borrow: shared until it adds one), so values
   // coded in source are appended as they are. False, nothing changed, when
   // the column's dictionary has entries.
-  bool adopt_dictionary(int column, const StringDictionary& source);
+  // The source is kept: at the commit, a column that took all of a table's
+  // committed entries and added none links that table's file.
+  bool adopt_dictionary(int column, std::shared_ptr<const StringDictionary> source);
   // Bulk rows: append `rows` rows whose column c values are the native
   // values at data[c] (rows * width bytes; text: int32 codes) and whose
   // validity is valid[c] (1 = non-NULL; nullptr: no NULLs). Every column
@@ -131,9 +135,12 @@ class TableAppender {
   bool keeping_ = true;
   // kept_ as chunk batches, the chunks' own columns moved into them.
   std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> take_kept();
+  std::optional<catalog::DictionaryState> link_adopted_dictionary(size_t column, const catalog::DictionaryState& committed,
+                                                                  const std::string& path);
   // Per text column: this append's dictionary, an O(1) copy of the committed
   // one that shares its store (string_dictionary.hpp).
   std::vector<std::shared_ptr<StringDictionary>> dicts_;
+  std::vector<std::shared_ptr<const StringDictionary>> adopted_;  // by column: adopt_dictionary's source
   bool committed_ = false;
   std::unique_ptr<AppendCheck> check_;
   size_t checked_ = 0;  // rows of the current buffers the check has seen (merged tail rows count as seen)

@@ -173,6 +173,10 @@ size_t TableStore::recover() {
       unsigned long long chunk = 0;
       int column = 0;
       char ext[8] = {};
+      if (is_private_copy(fname)) {
+        removed += fs::remove(f.path(), ec);  // keep_private's copy, cut short by a crash
+        continue;
+      }
       if (std::sscanf(fname.c_str(), "%llu.%d.%3s", &chunk, &column, ext) == 3 && std::string_view(ext) == "col") {
         if (!live.count({chunk, column})) removed += fs::remove(f.path(), ec);
       } else if (std::sscanf(fname.c_str(), "%d.%4s", &column, ext) == 2 && std::string_view(ext) == "dict") {
@@ -185,6 +189,7 @@ size_t TableStore::recover() {
                                        ? snap->dictionaries[live_column->second].bytes
                                        : 0;
         if (fs::file_size(f.path(), ec) > committed) {
+          keep_private(f.path().string(), committed);
           File file = File::append(f.path().string());
           file.truncate(committed);
           file.sync();
@@ -213,16 +218,16 @@ std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::Ta
   }
   if (st->dictionaries.size() <= slot) {
     st->dictionaries.resize(slot + 1);
-    st->loaded_entries.resize(slot + 1, 0);
+    st->loaded.resize(slot + 1);
   }
   auto& d = st->dictionaries[slot];
-  if (d && st->loaded_entries[slot] >= want.entries) return d;
+  if (d && st->loaded[slot].entries >= want.entries) return d;
   auto loaded = std::make_shared<StringDictionary>(
       load_dictionary(dictionary_path(snapshot.def.oid, static_cast<int>(slot)), want,
                       "dictionary of column \"" + snapshot.def.columns[col].name + "\" of table \"" +
                           snapshot.def.name + "\""));
   d = std::move(loaded);
-  st->loaded_entries[slot] = want.entries;
+  st->loaded[slot] = want;
   return d;
 }
 
@@ -234,14 +239,28 @@ void TableStore::publish_dictionaries(const catalog::TableDef& def,
   const auto slots = static_cast<size_t>(def.unused_slot());
   if (st->dictionaries.size() < slots) {
     st->dictionaries.resize(slots);
-    st->loaded_entries.resize(slots, 0);
+    st->loaded.resize(slots);
   }
   for (size_t c = 0; c < dicts.size(); ++c) {
     if (!dicts[c]) continue;
     const auto slot = static_cast<size_t>(def.slot(c));
     st->dictionaries[slot] = dicts[c];
-    st->loaded_entries[slot] = states[c].entries;
+    st->loaded[slot] = states[c];
   }
+}
+
+std::optional<TableStore::DictionaryFile> TableStore::committed_dictionary_file(const StringDictionary& dictionary) {
+  std::lock_guard states_lock(states_mutex_);
+  for (const auto& [oid, st] : states_) {
+    std::lock_guard lock(st->dict_mutex);
+    for (size_t slot = 0; slot < st->dictionaries.size() && slot < st->loaded.size(); ++slot) {
+      if (st->dictionaries[slot].get() != &dictionary) continue;
+      const catalog::DictionaryState& state = st->loaded[slot];
+      if (static_cast<uint64_t>(dictionary.size()) != state.entries || state.entries == 0) return std::nullopt;
+      return DictionaryFile{dictionary_path(oid, static_cast<int>(slot)), state};
+    }
+  }
+  return std::nullopt;
 }
 
 std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSnapshot& snapshot, size_t chunk_index,
@@ -428,6 +447,7 @@ void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
     std::error_code ec;
     const uint64_t bytes = c < committed.dictionaries.size() ? committed.dictionaries[c].bytes : 0;
     if (fs::exists(path, ec) && fs::file_size(path, ec) > bytes) {
+      keep_private(path, bytes);
       File file = File::append(path);
       file.truncate(bytes);
       file.sync();
@@ -436,7 +456,7 @@ void TableStore::reset_dictionaries(const catalog::TableSnapshot& committed) {
   auto st = state(oid);
   std::lock_guard lock(st->dict_mutex);
   st->dictionaries.assign(static_cast<size_t>(committed.def.unused_slot()), nullptr);
-  st->loaded_entries.assign(static_cast<size_t>(committed.def.unused_slot()), 0);
+  st->loaded.assign(static_cast<size_t>(committed.def.unused_slot()), {});
 }
 
 std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_t oid, const CancelToken* cancel) {
@@ -451,7 +471,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_
     st->previous_epoch = st->dictionaries;
     st->epoch_version = snap->version;
     st->dictionaries.assign(static_cast<size_t>(snap->def.unused_slot()), nullptr);
-    st->loaded_entries.assign(static_cast<size_t>(snap->def.unused_slot()), 0);
+    st->loaded.assign(static_cast<size_t>(snap->def.unused_slot()), {});
   }
   // The next append rewrites the dictionary files from offset 0 (their
   // committed length is now 0); old readers use the in-memory previous epoch.

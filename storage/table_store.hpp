@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <span>
@@ -102,6 +103,16 @@ class TableStore {
   std::string chunk_path(uint32_t oid, uint64_t chunk_id, int slot) const;
   std::string dictionary_path(uint32_t oid, int slot) const;
 
+  // The file whose committed prefix holds exactly `dictionary`'s entries,
+  // when it is a table's current dictionary of a text column with nothing
+  // past its committed entries: a new table that takes all of them (CREATE
+  // TABLE AS of a text key) links that file instead of writing it again.
+  struct DictionaryFile {
+    std::string path;
+    catalog::DictionaryState state;
+  };
+  std::optional<DictionaryFile> committed_dictionary_file(const StringDictionary& dictionary);
+
  private:
   friend class TableAppender;
   friend class WriteTransaction;
@@ -113,7 +124,9 @@ class TableStore {
     uint64_t chunk_id_floor = 0;
     std::mutex dict_mutex;   // guards dictionaries
     std::vector<std::shared_ptr<const StringDictionary>> dictionaries;  // by column slot
-    std::vector<uint64_t> loaded_entries;  // committed entries each holds
+    // The committed state each dictionary holds: its entries are exactly the
+    // file's first `bytes` bytes while its size is `entries`.
+    std::vector<catalog::DictionaryState> loaded;
     // TRUNCATE starts a new dictionary epoch at this snapshot version; readers
     // of older snapshots keep the previous epoch's dictionaries.
     uint64_t epoch_version = 0;

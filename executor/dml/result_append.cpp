@@ -79,7 +79,7 @@ void decide_codes(const Vector& src, storage::TableAppender& appender, int colum
       used += s == 0;
       s = 1;
     }
-    if (2 * used >= entries && appender.adopt_dictionary(column, source)) {
+    if (2 * used >= entries && appender.adopt_dictionary(column, src.dictionary)) {
       map.same = true;
       return;
     }

@@ -549,3 +549,87 @@ TEST_F(TableStoreTest, WaitForABlocksTableIsCancellable) {
   EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(100));
   txn.rollback();
 }
+
+// A table whose text column takes all of another's committed dictionary
+// (CREATE TABLE AS of a text key) links that file; whichever table writes
+// its dictionary next first takes a copy of its own, so neither ever sees
+// the other's entries, and a reopen finds both whole.
+TEST_F(TableStoreTest, WholeDictionaryOfAnotherTableIsLinkedUntilEitherWrites) {
+  const uint32_t a = make_table();
+  append(a, 0, 6);  // names n0, n1, n2
+  catalog::TableDef def;
+  def.name = "copy";
+  def.columns = {{"id", {TypeId::int4}, true}, {"name", {TypeId::text}, false}, {"x", {TypeId::float8}, false}};
+  const uint32_t b = store_->create_table(def)->def.oid;
+  const auto source = store_->dictionary(*catalog_->find_table(a), 1);
+  auto copy_rows = [&](std::shared_ptr<const storage::StringDictionary> dictionary) {
+    auto app = store_->begin_append(b);
+    EXPECT_TRUE(app->adopt_dictionary(1, std::move(dictionary)));
+    std::vector<std::vector<uint8_t>> data(3), valid(3);
+    data[0].resize(3 * 4);
+    data[1].resize(3 * 4);
+    data[2].resize(3 * 8);
+    for (int32_t r = 0; r < 3; ++r) {
+      const int32_t id = 100 + r, code = 2 - r;  // n2, n1, n0 as source codes
+      const double x = r;
+      std::memcpy(data[0].data() + r * 4, &id, 4);
+      std::memcpy(data[1].data() + r * 4, &code, 4);
+      std::memcpy(data[2].data() + r * 8, &x, 8);
+    }
+    app->append_columns(3, data, valid);
+    app->commit();
+  };
+  copy_rows(source);
+  const std::string path_a = store_->dictionary_path(a, 1), path_b = store_->dictionary_path(b, 1);
+  EXPECT_EQ(fs::hard_link_count(path_a), 2u);
+  EXPECT_EQ(catalog_->find_table(b)->dictionaries[1].bytes, catalog_->find_table(a)->dictionaries[1].bytes);
+  const std::vector<std::string> copied = {"100|n2|0.000000", "101|n1|1.000000", "102|n0|2.000000"};
+  EXPECT_EQ(rows(b), copied);
+
+  // The source appends a new name: its file becomes its own first.
+  {
+    auto app = store_->begin_append(a);
+    *static_cast<int32_t*>(app->value_slot(0)) = 6;
+    app->set_text(1, "only in a");
+    app->set_null(2);
+    app->finish_row();
+    app->commit();
+  }
+  EXPECT_EQ(fs::hard_link_count(path_a), 1u);
+  EXPECT_EQ(fs::hard_link_count(path_b), 1u);
+  EXPECT_EQ(rows(a).back(), "6|only in a|NULL");
+  EXPECT_EQ(rows(b), copied);
+  // The copy appends its own name.
+  {
+    auto more = store_->begin_append(b);
+    *static_cast<int32_t*>(more->value_slot(0)) = 103;
+    more->set_text(1, "only in copy");
+    more->set_null(2);
+    more->finish_row();
+    more->commit();
+  }
+
+  // Linked again (a fresh table from the source's whole dictionary), then the source is dropped.
+  def.name = "copy2";
+  const uint32_t c = store_->create_table(def)->def.oid;
+  {
+    auto app2 = store_->begin_append(c);
+    const auto whole = store_->dictionary(*catalog_->find_table(a), 1);
+    EXPECT_TRUE(app2->adopt_dictionary(1, whole));
+    app2->set_null(1);
+    *static_cast<int32_t*>(app2->value_slot(0)) = 7;
+    app2->set_null(2);
+    app2->finish_row();
+    app2->commit();
+  }
+  EXPECT_EQ(fs::hard_link_count(store_->dictionary_path(c, 1)), 2u);
+  store_->drop_table(a);
+  store_->collect_retired();
+  open();
+  EXPECT_EQ(store_->recover(), 0u);
+  std::vector<std::string> b_rows = copied;
+  b_rows.push_back("103|only in copy|NULL");
+  EXPECT_EQ(rows(b), b_rows);
+  EXPECT_EQ(store_->dictionary(*catalog_->find_table(c), 1)->size(), 4);
+  EXPECT_EQ(store_->dictionary(*catalog_->find_table(c), 1)->at(3), "only in a");
+}
