@@ -11,6 +11,7 @@
 #include "common/column_program_run.hpp"
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 
@@ -205,7 +206,7 @@ void EngineAggregator::decode_dictionary_keys(const AggregationResult& result, s
   }
   v.dictionary = dictionary_;
   v.count = groups;
-  resize_prefaulted(v.codes, groups);
+  cpu::resize_prefaulted(v.codes, groups);
   const int64_t* keys = result.keys.data();
   const uint8_t* valid = result.key_valid.data();
   int32_t* codes = v.codes.data();
@@ -243,7 +244,7 @@ bool EngineAggregator::narrow_int_sums(const AggregateCall& call, PartialStates&
     }
     if (misfit != 0) return false;
   }
-  resize_prefaulted(s.sum_int64, groups);
+  cpu::resize_prefaulted(s.sum_int64, groups);
   const __int128* wide = s.sum_int.data();
   int64_t* narrow = s.sum_int64.data();
   for_group_ranges(groups, [&](size_t begin, size_t end) {

@@ -11,6 +11,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
+#include "executor/finalize.hpp"
 #include "executor/numeric_vector.hpp"
 
 namespace tally::executor::engine_aggregation {
@@ -323,6 +324,8 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
       v.ints.resize(groups);
       v.count = groups;
     } else {
+      if (coded) cpu::resize_prefaulted(v.codes, groups);
+      else if (!text && v.type.id != TypeId::numeric) cpu::resize_prefaulted(v.ints, groups);
       v.resize(groups);  // zeros: what a NULL group holds
     }
     if (may_be_null[k] != 0) v.nulls.assign(groups, 0);

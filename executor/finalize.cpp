@@ -218,31 +218,6 @@ int finalize_threads(size_t groups) {
 
 }  // namespace
 
-namespace {
-
-template <class T>
-void resize_prefaulted_impl(std::vector<T>& v, size_t n) {
-  constexpr size_t bytes_per_thread = size_t{1} << 20;
-  const size_t bytes = n * sizeof(T);
-  if (n > v.capacity() && bytes >= 4 * bytes_per_thread) {
-    v.reserve(n);
-    // Writes into the new capacity only to fault its pages in; resize()
-    // below gives the elements their values.
-    auto* first = reinterpret_cast<unsigned char*>(v.data()) + v.size() * sizeof(T);
-    const size_t fresh = bytes - v.size() * sizeof(T);
-    const int threads = static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                                          fresh / bytes_per_thread));
-    cpu::parallel_for(threads, fresh, [&](int, size_t begin, size_t end) { std::memset(first + begin, 0, end - begin); });
-  }
-  v.resize(n);
-}
-
-}  // namespace
-
-void resize_prefaulted(std::vector<int64_t>& v, size_t n) { resize_prefaulted_impl(v, n); }
-void resize_prefaulted(std::vector<int32_t>& v, size_t n) { resize_prefaulted_impl(v, n); }
-void resize_prefaulted(std::vector<double>& v, size_t n) { resize_prefaulted_impl(v, n); }
-
 void for_group_ranges(size_t groups, const std::function<void(size_t begin, size_t end)>& body) {
   const int threads = finalize_threads(groups);
   if (threads <= 1) {
@@ -336,7 +311,7 @@ namespace {
 // out.ints = [first, first + groups), copied on several cores when large.
 void assign_ints(Vector& out, const int64_t* first, size_t groups) {
   out.ints.clear();
-  resize_prefaulted(out.ints, groups);
+  cpu::resize_prefaulted(out.ints, groups);
   int64_t* to = out.ints.data();
   for_group_ranges(groups, [&](size_t begin, size_t end) { std::memcpy(to + begin, first + begin, (end - begin) * sizeof(int64_t)); });
   if (!out.nulls.empty()) out.nulls.assign(groups, 0);
@@ -375,8 +350,8 @@ void finalize_refs(const ColumnFinal& call, const StateRefs& refs, const Partial
       break;
     default: break;
   }
-  if (physical_of(out.type.id) == Physical::floating) resize_prefaulted(out.floats, groups);
-  else if (physical_of(out.type.id) == Physical::integer) resize_prefaulted(out.ints, groups);
+  if (physical_of(out.type.id) == Physical::floating) cpu::resize_prefaulted(out.floats, groups);
+  else if (physical_of(out.type.id) == Physical::integer) cpu::resize_prefaulted(out.ints, groups);
   out.resize(groups);
   switch (call.kind) {
     case AggKind::count_star:

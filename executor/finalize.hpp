@@ -52,14 +52,6 @@ struct ColumnFinal {
 // only their own rows (a NULL map allocated before).
 void for_group_ranges(size_t groups, const std::function<void(size_t begin, size_t end)>& body);
 
-// Sizes a result array to n elements (as resize: new elements zero). A large
-// fresh array's pages are faulted in by several cores first: a million
-// groups' 8 MB is 2,048 page faults, about 6 ms on one core of a virtualized
-// GPU host, and the zeroing then runs over resident pages.
-void resize_prefaulted(std::vector<int64_t>& v, size_t n);
-void resize_prefaulted(std::vector<int32_t>& v, size_t n);
-void resize_prefaulted(std::vector<double>& v, size_t n);
-
 // A whole result column from an engine's partial states (aggregate_engine.hpp)
 // without a Value per group: `out` (of the aggregate's result type) gets
 // `groups` entries, exactly what the per-group functions above give.

@@ -98,7 +98,7 @@ void integer_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) 
   st.min_int = std::min(st.min_int, lo);
   st.max_int = std::max(st.max_int, hi);
   const auto range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0 when it spans all of int64
-  if (range != 0 && range * present_map_rows_per_value <= present) {
+  if (range != 0 && range <= present / present_map_rows_per_value) {
     std::vector<uint8_t> seen(range, 0);
     for (size_t i = begin; i < end; ++i) {
       if (nulls && valid[i] == 0) continue;

@@ -19,9 +19,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
 
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
@@ -110,6 +114,28 @@ void parallel_tasks(int threads, size_t tasks, F&& f) {
       f(t, task);
     }
   });
+}
+
+// Sizes an array to n elements (as resize: new elements zero). The pages of
+// a large fresh array are faulted in by several cores first: a million
+// groups' 8 MB is 2,048 page faults, about 6 ms on one core of a virtualized
+// GPU host, and the zeroing then runs over resident pages.
+template <class T, class Allocator>
+void resize_prefaulted(std::vector<T, Allocator>& v, size_t n) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr size_t bytes_per_thread = size_t{1} << 20;
+  const size_t bytes = n * sizeof(T);
+  if (n > v.capacity() && bytes >= 2 * bytes_per_thread) {
+    v.reserve(n);
+    // Writes into the new capacity only to fault its pages in; resize()
+    // below gives the elements their values.
+    auto* first = reinterpret_cast<unsigned char*>(v.data()) + v.size() * sizeof(T);
+    const size_t fresh = bytes - v.size() * sizeof(T);
+    const int threads = static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                                          fresh / bytes_per_thread));
+    parallel_for(threads, fresh, [&](int, size_t begin, size_t end) { std::memset(first + begin, 0, end - begin); });
+  }
+  v.resize(n);
 }
 
 }  // namespace tally::executor::cpu
