@@ -32,6 +32,7 @@
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/row_sort.hpp"
+#include "executor/row_top_n.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -137,8 +138,20 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     std::iota(visible.begin(), visible.end(), size_t{0});
     keep_first_distinct(order, columns, visible);
   }
+  if (!plan.sort.empty() && !plan.distinct && plan.distinct_on.empty() && plan.limit) {
+    // ORDER BY ... LIMIT k: only the rows that can be among the first k
+    // (row_top_n.hpp) are sorted.
+    const int64_t limit = constant_int(plan.limit, ec, -1);
+    const int64_t offset = constant_int(plan.offset, ec, 0);
+    if (limit > 0 && offset >= 0 && static_cast<uint64_t>(limit) + static_cast<uint64_t>(offset) < rows) {
+      std::vector<SortColumn> keys;
+      for (const auto& key : plan.sort) keys.push_back({&columns[static_cast<size_t>(key.column)], key.descending, key.nulls_first});
+      auto candidates = top_n_candidates(rows, keys, static_cast<size_t>(limit + offset), ec.threads);
+      if (candidates) order = std::move(*candidates);
+    }
+  }
   if (!plan.sort.empty()) {
-    // Rows DISTINCT dropped leave the key columns' rows to sort gathered.
+    // Rows DISTINCT or LIMIT's selection dropped leave the key columns' rows to sort gathered.
     const bool all_rows = order.size() == rows;
     std::vector<Vector> gathered;
     gathered.reserve(plan.sort.size());
