@@ -71,8 +71,16 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
 // select_rows over `parts` contiguous ranges of the input on the worker
 // pool: a table of fewer chunks than cores (a dimension table, a subquery's
 // table) has each chunk's WHERE spread over the cores, not one core per chunk.
-std::vector<uint32_t> select_rows_in_parts(const Expr* where, const EvalInput& input, int parts) {
+// Groups below which HAVING is evaluated on one thread (per part beyond).
+constexpr size_t kHavingRowsPerPart = size_t{1} << 16;
+
+std::vector<uint32_t> select_rows_in_parts(Expr* where, const EvalInput& input, int parts) {
   if (where == nullptr || parts <= 1) return select_rows(where, input);
+  // Each part copies only the columns the condition reads (all of them
+  // when a subquery in it may read others).
+  std::set<int> read;
+  const bool every_column = has_subquery(*where);
+  if (!every_column) collect_refs(*where, read);
   std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
   cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
     std::vector<uint32_t> range(end - begin);
@@ -81,7 +89,8 @@ std::vector<uint32_t> select_rows_in_parts(const Expr* where, const EvalInput& i
     EvalInput slice = input;
     slice.rows = end - begin;
     for (size_t c = 0; c < input.columns.size(); ++c) {
-      if (input.columns[c] == nullptr) continue;
+      if (!every_column && read.count(static_cast<int>(c)) == 0) slice.columns[c] = nullptr;
+      if (slice.columns[c] == nullptr) continue;
       slices[c] = gather(*input.columns[c], range);
       slice.columns[c] = &slices[c];
     }
@@ -613,8 +622,16 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     post.parameters = ec.parameters;
     post.rows = groups;
     for (const auto& c : agg_columns) post.columns.push_back(&c);
-    // Without HAVING every group is kept (no row list is built).
-    std::vector<uint32_t> rows = plan.having ? select_rows(plan.having.get(), post) : std::vector<uint32_t>();
+    // Without HAVING every group is kept (no row list is built). Over many
+    // groups HAVING is evaluated in parts on the workers (a volatile
+    // function sees the groups in order, on this thread).
+    int having_parts = 1;
+    if (plan.having && groups >= 2 * kHavingRowsPerPart && !has_volatile_function(*plan.having)) {
+      const int cores = ec.threads > 0 ? ec.threads : cpu::WorkerPool::shared().workers() + 1;
+      having_parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(cores), groups / kHavingRowsPerPart));
+    }
+    std::vector<uint32_t> rows =
+        plan.having ? select_rows_in_parts(plan.having.get(), post, having_parts) : std::vector<uint32_t>();
     std::vector<Vector> kept;
     EvalInput having_input = post;
     if (plan.having && rows.size() != groups) {
