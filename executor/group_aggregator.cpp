@@ -42,20 +42,54 @@ class GenericAggregator final : public GroupAggregator {
     if (keys_.empty()) shards_[0].index.emplace(kEmptyKeyHash, new_group(shards_[0], {}));  // one row even without input
   }
 
-  void sink(const EvalInput& rows) override {
-    std::vector<Vector> key_values;
-    for (const auto& k : keys_) key_values.push_back(k->evaluate(rows));
-    std::vector<std::vector<Vector>> arg_values(aggregates_.size());
-    std::vector<Vector> filters(aggregates_.size());
-    for (size_t a = 0; a < aggregates_.size(); ++a) {
-      for (const auto& e : aggregates_[a].args) arg_values[a].push_back(e->evaluate(rows));
-      if (aggregates_[a].filter) filters[a] = aggregates_[a].filter->evaluate(rows);
+  // The keys', arguments' and FILTERs' values of a chunk's rows: evaluated
+  // in prepare(), on the source's worker threads, several chunks at once
+  // (the rows' expressions, a CASE over a join's rows, cost more than
+  // their accumulation); sink_prepared() takes them in chunk order.
+  struct Evaluated final : PreparedWork {
+    std::vector<Vector> keys;
+    std::vector<std::vector<Vector>> args;
+    std::vector<Vector> filters;
+  };
+
+  std::shared_ptr<PreparedWork> prepare(const EvalInput& rows) const override {
+    auto work = std::make_shared<Evaluated>();
+    evaluate(rows, *work);
+    return work;
+  }
+
+  void sink_prepared(PreparedWork* work, const EvalInput& rows) override {
+    if (work == nullptr) {
+      sink(rows);
+      return;
     }
+    const auto& e = static_cast<const Evaluated&>(*work);
+    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+  }
+
+  void sink(const EvalInput& rows) override {
+    Evaluated e;
+    evaluate(rows, e);
+    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+  }
+
+  void evaluate(const EvalInput& rows, Evaluated& out) const {
+    for (const auto& k : keys_) out.keys.push_back(k->evaluate(rows));
+    out.args.resize(aggregates_.size());
+    out.filters.resize(aggregates_.size());
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      for (const auto& e : aggregates_[a].args) out.args[a].push_back(e->evaluate(rows));
+      if (aggregates_[a].filter) out.filters[a] = aggregates_[a].filter->evaluate(rows);
+    }
+  }
+
+  void sink_evaluated(const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
+                      const std::vector<Vector>& filters, size_t nrows) {
     const size_t shards = shards_.size();
-    if (shards == 1 || rows.rows < kMinParallelRows) {
-      sink_shard(shards_[0], key_values, arg_values, filters, rows.rows, shards == 1 ? -1 : 0);
+    if (shards == 1 || nrows < kMinParallelRows) {
+      sink_shard(shards_[0], key_values, arg_values, filters, nrows, shards == 1 ? -1 : 0);
       if (shards > 1) {
-        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
+        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
       }
       return;
     }
@@ -63,7 +97,7 @@ class GenericAggregator final : public GroupAggregator {
     // started per chunk).
     cpu::parallel_for(static_cast<int>(shards), shards, [&](int, size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
-        sink_shard(shards_[t], key_values, arg_values, filters, rows.rows, static_cast<int>(t));
+        sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
       }
     });
   }

@@ -42,6 +42,15 @@ int compare_sort_values(const Vector& va, size_t a, const Vector& vb, size_t b, 
     }
     case Physical::floating: r = compare_floats(va.floats[a], vb.floats[b]); break;
     case Physical::text: r = va.text_at(a).compare(vb.text_at(b)); r = r < 0 ? -1 : (r > 0 ? 1 : 0); break;
+    case Physical::numeric:
+      // Held values compare as they are; an unmaterialized avg computes each.
+      if (!va.avg_parts && !vb.avg_parts) {
+        const auto c = va.numerics[a] <=> vb.numerics[b];
+        r = c < 0 ? -1 : (c > 0 ? 1 : 0);
+        break;
+      }
+      r = compare_values(va.get(a), vb.get(b));
+      break;
     default: r = compare_values(va.get(a), vb.get(b));
   }
   return descending ? -r : r;

@@ -32,6 +32,7 @@
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/row_sort.hpp"
+#include "executor/row_top_n.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -70,8 +71,16 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
 // select_rows over `parts` contiguous ranges of the input on the worker
 // pool: a table of fewer chunks than cores (a dimension table, a subquery's
 // table) has each chunk's WHERE spread over the cores, not one core per chunk.
-std::vector<uint32_t> select_rows_in_parts(const Expr* where, const EvalInput& input, int parts) {
+// Groups below which HAVING is evaluated on one thread (per part beyond).
+constexpr size_t kHavingRowsPerPart = size_t{1} << 16;
+
+std::vector<uint32_t> select_rows_in_parts(Expr* where, const EvalInput& input, int parts) {
   if (where == nullptr || parts <= 1) return select_rows(where, input);
+  // Each part copies only the columns the condition reads (all of them
+  // when a subquery in it may read others).
+  std::set<int> read;
+  const bool every_column = has_subquery(*where);
+  if (!every_column) collect_refs(*where, read);
   std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
   cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
     std::vector<uint32_t> range(end - begin);
@@ -80,7 +89,8 @@ std::vector<uint32_t> select_rows_in_parts(const Expr* where, const EvalInput& i
     EvalInput slice = input;
     slice.rows = end - begin;
     for (size_t c = 0; c < input.columns.size(); ++c) {
-      if (input.columns[c] == nullptr) continue;
+      if (!every_column && read.count(static_cast<int>(c)) == 0) slice.columns[c] = nullptr;
+      if (slice.columns[c] == nullptr) continue;
       slices[c] = gather(*input.columns[c], range);
       slice.columns[c] = &slices[c];
     }
@@ -137,8 +147,20 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     std::iota(visible.begin(), visible.end(), size_t{0});
     keep_first_distinct(order, columns, visible);
   }
+  if (!plan.sort.empty() && !plan.distinct && plan.distinct_on.empty() && plan.limit) {
+    // ORDER BY ... LIMIT k: only the rows that can be among the first k
+    // (row_top_n.hpp) are sorted.
+    const int64_t limit = constant_int(plan.limit, ec, -1);
+    const int64_t offset = constant_int(plan.offset, ec, 0);
+    if (limit > 0 && offset >= 0 && static_cast<uint64_t>(limit) + static_cast<uint64_t>(offset) < rows) {
+      std::vector<SortColumn> keys;
+      for (const auto& key : plan.sort) keys.push_back({&columns[static_cast<size_t>(key.column)], key.descending, key.nulls_first});
+      auto candidates = top_n_candidates(rows, keys, static_cast<size_t>(limit + offset), ec.threads);
+      if (candidates) order = std::move(*candidates);
+    }
+  }
   if (!plan.sort.empty()) {
-    // Rows DISTINCT dropped leave the key columns' rows to sort gathered.
+    // Rows DISTINCT or LIMIT's selection dropped leave the key columns' rows to sort gathered.
     const bool all_rows = order.size() == rows;
     std::vector<Vector> gathered;
     gathered.reserve(plan.sort.size());
@@ -600,8 +622,16 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     post.parameters = ec.parameters;
     post.rows = groups;
     for (const auto& c : agg_columns) post.columns.push_back(&c);
-    // Without HAVING every group is kept (no row list is built).
-    std::vector<uint32_t> rows = plan.having ? select_rows(plan.having.get(), post) : std::vector<uint32_t>();
+    // Without HAVING every group is kept (no row list is built). Over many
+    // groups HAVING is evaluated in parts on the workers (a volatile
+    // function sees the groups in order, on this thread).
+    int having_parts = 1;
+    if (plan.having && groups >= 2 * kHavingRowsPerPart && !has_volatile_function(*plan.having)) {
+      const int cores = ec.threads > 0 ? ec.threads : cpu::WorkerPool::shared().workers() + 1;
+      having_parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(cores), groups / kHavingRowsPerPart));
+    }
+    std::vector<uint32_t> rows =
+        plan.having ? select_rows_in_parts(plan.having.get(), post, having_parts) : std::vector<uint32_t>();
     std::vector<Vector> kept;
     EvalInput having_input = post;
     if (plan.having && rows.size() != groups) {

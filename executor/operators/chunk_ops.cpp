@@ -139,15 +139,21 @@ DataChunk concat_chunks(std::vector<DataChunk>&& chunks, const std::vector<Outpu
   for (size_t i = 0; i < chunks.size(); ++i) offsets[i + 1] = offsets[i] + chunks[i].rows;
   const size_t total = offsets.back();
   out.rows = total;
-  std::vector<size_t> fast;
+  std::vector<size_t> fast, slow;
   for (size_t c = 0; c < columns.size(); ++c) {
+    (copies_as_arrays(chunks, c, physical_of(out.columns[c].type.id)) ? fast : slow).push_back(c);
+  }
+  // The arrays are sized (zeroed, their pages first touched: for a held
+  // join side of millions of rows, most of the time a copy takes) a column
+  // a task; the columns that append value by value are tasks too.
+  cpu::parallel_tasks(std::max(1, threads), columns.size(), [&](int, size_t task) {
+    const size_t c = task < fast.size() ? fast[task] : slow[task - fast.size()];
     Vector& dst = out.columns[c];
     const Physical p = physical_of(dst.type.id);
-    if (!copies_as_arrays(chunks, c, p)) {
+    if (task >= fast.size()) {
       for (const DataChunk& chunk : chunks) append_vector(dst, chunk.columns[c]);
-      continue;
+      return;
     }
-    fast.push_back(c);
     dst.count = total;
     switch (p) {
       case Physical::boolean:
@@ -162,7 +168,7 @@ DataChunk concat_chunks(std::vector<DataChunk>&& chunks, const std::vector<Outpu
     }
     const bool nulls = std::any_of(chunks.begin(), chunks.end(), [c](const DataChunk& k) { return !k.columns[c].nulls.empty(); });
     if (nulls) dst.nulls.assign(total, 0);
-  }
+  });
   cpu::parallel_for(std::max(1, threads), chunks.size(), [&](int, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const size_t at = offsets[i], n = chunks[i].rows;

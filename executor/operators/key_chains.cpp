@@ -42,7 +42,7 @@ void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<
   keep.resize(n);
 }
 
-void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
+void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int threads) {
   bits.clear();
   bits_span = 0;
   bits_shift = 0;
@@ -51,12 +51,21 @@ void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
   const Physical p = physical_of(k.type.id);
   if (p != Physical::integer && p != Physical::boolean) return;
   const int64_t* v = k.int_data();
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (size_t r = 0; r < rows; ++r) {
-    if (k.null_at(r)) continue;
-    lo = std::min(lo, v[r]);
-    hi = std::max(hi, v[r]);
-  }
+  if (rows < kParallelBuildRows) threads = 1;
+  const auto parts = static_cast<size_t>(std::max(1, threads));
+  std::vector<int64_t> los(parts, INT64_MAX), his(parts, INT64_MIN);
+  cpu::parallel_for(threads, rows, [&](int part, size_t begin, size_t end) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t r = begin; r < end; ++r) {
+      if (k.null_at(r)) continue;
+      lo = std::min(lo, v[r]);
+      hi = std::max(hi, v[r]);
+    }
+    los[static_cast<size_t>(part)] = lo;
+    his[static_cast<size_t>(part)] = hi;
+  });
+  const int64_t lo = *std::min_element(los.begin(), los.end());
+  const int64_t hi = *std::max_element(his.begin(), his.end());
   if (hi < lo) return;  // only NULL keys: the chains answer (nothing matches)
   const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // + 1 values
   const bool exact = span < kMaxSpan && (span < kSmallSpan || span / kBitsPerRow < rows);
@@ -67,11 +76,19 @@ void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows) {
   bits_span = (span >> bits_shift) + 1;
   bits.assign(bits_span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
   bits_min = lo;
-  for (size_t r = 0; r < rows; ++r) {
-    if (k.null_at(r)) continue;
-    const uint64_t at = (static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(lo)) >> bits_shift;
-    bits[at >> 6] |= uint64_t{1} << (at & 63);
-  }
+  uint64_t* words = bits.data();
+  const uint32_t shift = bits_shift;
+  // Threads set bits of shared words: each word is or-ed atomically.
+  const bool shared = threads > 1;
+  cpu::parallel_for(threads, rows, [&](int, size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      if (k.null_at(r)) continue;
+      const uint64_t at = (static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(lo)) >> shift;
+      const uint64_t bit = uint64_t{1} << (at & 63);
+      if (shared) __atomic_fetch_or(&words[at >> 6], bit, __ATOMIC_RELAXED);
+      else words[at >> 6] |= bit;
+    }
+  });
 }
 
 void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes,
@@ -86,8 +103,14 @@ void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, con
   mask = buckets - 1;
   constexpr size_t kRanges = size_t{1} << kRangeBits;
   const unsigned shift = bucket_bits - kRangeBits;
-  head.assign(buckets, kNullRow);
-  next.assign(rows, kNullRow);
+  head.resize(buckets);
+  next.resize(rows);
+  cpu::parallel_for(threads, buckets, [&](int, size_t begin, size_t end) {
+    std::fill(head.begin() + static_cast<long>(begin), head.begin() + static_cast<long>(end), kNullRow);
+  });
+  cpu::parallel_for(threads, rows, [&](int, size_t begin, size_t end) {
+    std::fill(next.begin() + static_cast<long>(begin), next.begin() + static_cast<long>(end), kNullRow);
+  });
   // Per part of the rows (contiguous, in order), its rows per bucket range;
   // a NULL key's row goes in no range (it equals nothing).
   const size_t parts = static_cast<size_t>(threads);
@@ -111,7 +134,7 @@ void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, con
     }
   }
   range_begin[kRanges] = offset;
-  std::vector<uint32_t> by_range(offset);
+  RowNumbers by_range(offset);  // every slot is written below
   cpu::parallel_for(threads, rows, [&](int part, size_t begin, size_t end) {
     std::vector<size_t>& to = at[static_cast<size_t>(part)];
     for (size_t r = begin; r < end; ++r) {
@@ -130,7 +153,7 @@ void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, con
       }
     }
   });
-  build_bits(keys, rows);
+  build_bits(keys, rows, threads);
 }
 
 }  // namespace tally::executor

@@ -4,6 +4,9 @@
 // row numbers (a bucket's first row, each row's next), 4 bytes per bucket
 // and per row. Rows with a NULL key are left out (a NULL key equals nothing).
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "executor/operators/chunk_ops.hpp"
@@ -41,8 +44,32 @@ struct IntegerKeys {
   }
 };
 
+// An allocator whose elements start unset when a vector grows by resize()
+// (values given to assign() or insert() are still written): the chains of
+// a build side of millions of rows fill their arrays on every thread,
+// instead of one thread zeroing hundreds of megabytes first.
+template <class T>
+struct UnsetAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <class U>
+  UnsetAllocator(const UnsetAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using RowNumbers = std::vector<uint32_t, UnsetAllocator<uint32_t>>;
+
 struct KeyChains {
-  std::vector<uint32_t> head, next;
+  RowNumbers head, next;
   uint64_t mask = 0;
   // One integer-like key over a span of values not much wider than the rows
   // (ids, dates): a bit per value of [bits_min, bits_min + bits_span),
@@ -73,8 +100,9 @@ struct KeyChains {
     build_bits(keys, rows);
   }
 
-  // The bitmap of a single integer-like key whose span allows it (see bits).
-  void build_bits(const std::vector<Vector>& keys, size_t rows);
+  // The bitmap of a single integer-like key whose span allows it (see bits),
+  // made on `threads` threads.
+  void build_bits(const std::vector<Vector>& keys, size_t rows, int threads = 1);
 
   // The same chains as build() (each bucket's rows linked in the same
   // order), made on `threads` threads from each row's key_hash: the rows

@@ -1,4 +1,5 @@
 // HashJoin::run_semi_reversed: a semi or anti join held on its probe side.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -87,16 +88,27 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
   };
   if (rows > 0) run_matching_keys(streamed, build_keys_, held, context, streaming);
   const uint8_t want = kind_ == JoinKind::semi ? 1 : 0;
-  std::vector<uint32_t> out_rows;
-  for (size_t first = 0; first < rows; first += kOutputRows) {
+  // The held rows that come out, a block of kOutputRows rows a task:
+  // gathered and prepared by the sink (ChunkSink::prepare) on the workers,
+  // a round of `threads` blocks at a time, then passed on in order.
+  const size_t blocks = (rows + kOutputRows - 1) / kOutputRows;
+  const auto per_round = static_cast<size_t>(std::max(1, threads));
+  for (size_t round = 0; round < blocks; round += per_round) {
     if (context.cancel) context.cancel->check();
-    out_rows.clear();
-    for (size_t r = first; r < std::min(rows, first + kOutputRows); ++r) {
-      if (matched[r].load(std::memory_order_relaxed) == want) out_rows.push_back(static_cast<uint32_t>(r));
+    std::vector<DataChunk> outs(std::min(per_round, blocks - round));
+    cpu::parallel_tasks(threads, outs.size(), [&](int, size_t i) {
+      const size_t first = (round + i) * kOutputRows;
+      std::vector<uint32_t> out_rows;
+      for (size_t r = first; r < std::min(rows, first + kOutputRows); ++r) {
+        if (matched[r].load(std::memory_order_relaxed) == want) out_rows.push_back(static_cast<uint32_t>(r));
+      }
+      if (out_rows.empty()) return;
+      outs[i] = gather_chunk(held.rows, out_rows);
+      sink.prepare(outs[i]);
+    });
+    for (auto& out : outs) {
+      if (out.rows > 0 && !sink.consume_prepared(out)) return;
     }
-    if (out_rows.empty()) continue;
-    DataChunk out = gather_chunk(held.rows, out_rows);
-    if (!sink.consume(out)) return;
   }
 }
 

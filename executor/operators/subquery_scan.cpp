@@ -1,8 +1,106 @@
 #include "executor/operators/subquery_scan.hpp"
 
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/select_plan_detail.hpp"
+#include "executor/subquery_expr.hpp"
 
 namespace tally::executor {
+
+namespace {
+
+// Whether the subquery's SELECT only evaluates its outputs over its FROM
+// clause's operator tree, row for row: nothing groups, sorts, ranks,
+// de-duplicates or cuts its rows, and no volatile function needs them in
+// order. Such a SELECT streams (ProjectSink) instead of being collected.
+bool projects_its_source(const SelectPlan& plan) {
+  if (!plan.source || plan.table || plan.aggregate || !plan.grouping_sets.empty() || plan.windows || plan.distinct ||
+      !plan.distinct_on.empty() || !plan.sort.empty() || plan.limit || plan.offset ||
+      plan.outputs.size() != plan.visible) {
+    return false;
+  }
+  for (const auto& output : plan.outputs) {
+    if (!output || has_volatile_function(*output)) return false;
+  }
+  return true;
+}
+
+// Evaluates the subquery's outputs over each chunk of its source and hands
+// the result to the outer sink. Both the evaluation and the outer sink's
+// own per-chunk work run in prepare(), on the source's worker threads
+// (a join's probe parts, a scan's read-ahead), so the rows of a derived
+// table reach the query above it on every core, chunk by chunk, instead of
+// being appended into one result and passed on by one thread.
+class ProjectSink final : public ChunkSink {
+ public:
+  ProjectSink(const SelectPlan& plan, const ExecContext& context, ChunkSink& next)
+      : plan_(plan), parameters_(context.parameters), next_(next) {
+    const std::vector<int>& layout = plan.source->layout();
+    // An output that is a source column as it is, named by no other
+    // output, moves that column instead of copying it.
+    std::vector<int> uses(plan.source_width, 0);
+    for (const auto& output : plan.outputs) {
+      if (const auto* ref = dynamic_cast<const ColumnExpr*>(output.get()); ref != nullptr && ref->index >= 0) {
+        ++uses[static_cast<size_t>(ref->index)];
+      }
+    }
+    moved_from_.assign(plan.outputs.size(), -1);
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+      if (ref == nullptr || ref->index < 0 || uses[static_cast<size_t>(ref->index)] != 1) continue;
+      for (size_t c = 0; c < layout.size(); ++c) {
+        if (layout[c] == ref->index && plan.source->columns()[c].type == ref->type) moved_from_[o] = static_cast<int>(c);
+      }
+    }
+  }
+
+  void prepare(DataChunk& chunk) const override {
+    auto work = std::make_shared<Projected>();
+    work->chunk = project(chunk);
+    next_.prepare(work->chunk);
+    chunk.rows = work->chunk.rows;
+    chunk.prepared = std::move(work);
+  }
+  bool consume_prepared(DataChunk& chunk) override {
+    auto* work = dynamic_cast<Projected*>(chunk.prepared.get());
+    if (work == nullptr) return consume(chunk);
+    return work->chunk.rows == 0 || next_.consume_prepared(work->chunk);
+  }
+  bool consume(DataChunk& chunk) override {
+    DataChunk out = project(chunk);
+    return out.rows == 0 || next_.consume(out);
+  }
+
+ private:
+  struct Projected final : PreparedWork {
+    DataChunk chunk;
+  };
+
+  // The outputs of a chunk's rows (its moved columns taken out of it).
+  DataChunk project(DataChunk& chunk) const {
+    DataChunk out;
+    out.rows = chunk.rows;
+    out.columns.resize(plan_.outputs.size());
+    {
+      const EvalInput input = space_input(chunk, plan_.source->layout(), plan_.source_width, parameters_);
+      for (size_t o = 0; o < plan_.outputs.size(); ++o) {
+        if (moved_from_[o] < 0) out.columns[o] = plan_.outputs[o]->evaluate(input);
+      }
+    }
+    for (size_t o = 0; o < plan_.outputs.size(); ++o) {
+      if (moved_from_[o] >= 0) out.columns[o] = std::move(chunk.columns[static_cast<size_t>(moved_from_[o])]);
+    }
+    return out;
+  }
+
+  const SelectPlan& plan_;
+  const std::vector<Value>* parameters_;
+  ChunkSink& next_;
+  std::vector<int> moved_from_;  // per output: the source column it moves, or -1
+};
+
+}  // namespace
 
 SubqueryScan::SubqueryScan(std::shared_ptr<const SelectPlan> plan, std::string alias, std::vector<OutputColumn> columns,
                            std::vector<int> layout)
@@ -14,6 +112,15 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
   ExecContext inner = context;
   inner.stream_to_client = false;
   inner.explain = nullptr;
+  // The inner plan's columns are a space of their own: the key tests of
+  // joins above read other columns.
+  inner.key_tests.clear();
+  if (projects_its_source(*plan_) && inner.group_key_filter == nullptr) {
+    for (const auto* subquery : plan_->subqueries) subquery->reset();
+    ProjectSink project(*plan_, inner, sink);
+    run_operator(*plan_->source, inner, project);
+    return;
+  }
   ResultSet result = run_select(*plan_, inner);
   DataChunk chunk;
   chunk.rows = result.rows;
