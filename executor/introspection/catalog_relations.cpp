@@ -327,15 +327,24 @@ Relation pg_attribute(const CatalogSource& source) {
                         B(s.type != 27), C(s.align), C('p'), C(0), B(true), B(false), B(false), C(0), C(0),
                         B(false), B(true), I(0), I(0), kNull, kNull, kNull, kNull});
     }
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      const auto& c = t.columns[i];
+    // A table's columns; an index's (attrelid the index) repeat its key
+    // columns' names and types, without constraints or defaults, as
+    // PostgreSQL's do (psql's \d INDEX lists them).
+    const auto add_column = [&](uint32_t relation, const UserColumn& c, size_t attnum, bool of_index) {
       const uint32_t type = type_oid(c.type.id);
       const TypeRow* row = find_type(type);
-      r.rows.push_back({I(t.oid), S(c.name), I(type), I(-1), I(row ? row->len : -1), I(static_cast<int64_t>(i + 1)),
-                        I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false), C(row ? row->align : 'i'),
-                        C(row ? row->storage : 'x'), C(0), B(c.not_null), B(!c.default_expr.empty() && !c.identity),
-                        B(false), C(c.identity), C(0), B(false),
-                        B(true), I(0), I(row ? row->collation : 0), kNull, kNull, kNull, kNull});
+      r.rows.push_back({I(relation), S(c.name), I(type), I(-1), I(row ? row->len : -1),
+                        I(static_cast<int64_t>(attnum)), I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false),
+                        C(row ? row->align : 'i'), C(row ? row->storage : 'x'), C(0), B(!of_index && c.not_null),
+                        B(!of_index && !c.default_expr.empty() && !c.identity), B(false),
+                        C(of_index ? 0 : c.identity), C(0), B(false), B(true), I(0), I(row ? row->collation : 0),
+                        kNull, kNull, kNull, kNull});
+    };
+    for (size_t i = 0; i < t.columns.size(); ++i) add_column(t.oid, t.columns[i], i + 1, false);
+    for (const auto& key : t.keys) {
+      for (size_t i = 0; i < key.columns.size(); ++i) {
+        add_column(key.index_oid, t.columns[static_cast<size_t>(key.columns[i])], i + 1, true);
+      }
     }
   }
   add_view_attributes(r, source);

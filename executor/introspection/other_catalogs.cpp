@@ -151,6 +151,16 @@ const std::vector<OtherCatalog>& catalogs() {
         {"subslotname", kName},
         {"subsynccommit", kText},
         {"subpublications", kTextArray}}},
+      // Per-database and per-role settings (ALTER ROLE ... SET): Tally has none.
+      {"pg_db_role_setting", {{"setdatabase", kOid}, {"setrole", kOid}, {"setconfig", kTextArray}}},
+      // The user mappings of foreign servers: Tally defines no foreign servers.
+      {"pg_user_mappings",
+       {{"umid", kOid},
+        {"srvid", kOid},
+        {"srvname", kName},
+        {"umuser", kOid},
+        {"usename", kName},
+        {"umoptions", kTextArray}}},
       {"pg_largeobject_metadata", {{"oid", kOid}, {"lomowner", kOid}, {"lomacl", kTextArray}}},
       {"pg_amop",
        {{"oid", kOid},

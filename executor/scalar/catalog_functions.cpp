@@ -167,12 +167,32 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return other_type_name(type);
     }, false);
   }
-  if (((name == "pg_table_is_visible" || name == "pg_type_is_visible" || name == "pg_function_is_visible") && n == 1) ||
+  if (name == "pg_table_is_visible" && n == 1) {
+    // A relation is visible when its schema is on the search path: user
+    // relations (OIDs from 16384, PostgreSQL's first normal OID) live in
+    // public, the system ones in pg_catalog (always searched) or
+    // information_schema, whose regclass output is schema-qualified.
+    args[0] = oid_argument(std::move(args[0]), context);
+    const Settings* settings = context.settings;
+    return call({TypeId::boolean}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      const int64_t oid = std::get<int64_t>(a[0]);
+      const auto path = current_schemas(true, settings);
+      const auto on_path = [&](const char* schema) { return std::find(path.begin(), path.end(), schema) != path.end(); };
+      if (oid >= 16384) return on_path("public");
+      if (reg_output(TypeId::regclass, oid).starts_with("information_schema.")) return on_path("information_schema");
+      return true;
+    });
+  }
+  if (((name == "pg_type_is_visible" || name == "pg_function_is_visible" || name == "pg_operator_is_visible" ||
+        name == "pg_opclass_is_visible" || name == "pg_opfamily_is_visible" || name == "pg_collation_is_visible" ||
+        name == "pg_conversion_is_visible" || name == "pg_statistics_obj_is_visible" ||
+        name == "pg_ts_parser_is_visible" || name == "pg_ts_dict_is_visible" ||
+        name == "pg_ts_template_is_visible" || name == "pg_ts_config_is_visible") && n == 1) ||
       ((name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege") &&
        (n == 2 || n == 3)) ||
       (name == "has_column_privilege" && (n == 3 || n == 4))) {
-    // Every relation Tally lists is on the search path, and every user may
-    // read everything.
+    // The types, functions and operator classes Tally lists are all in
+    // pg_catalog, which every search path reaches; every user may read everything.
     for (auto& a : args) {
       if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
     }
@@ -319,7 +339,8 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   }
   if (((name == "pg_table_size" || name == "pg_relation_size" || name == "pg_total_relation_size" ||
         name == "pg_indexes_size") && n == 1) ||
-      (name == "pg_relation_size" && n == 2) || (name == "pg_database_size" && n == 1)) {
+      (name == "pg_relation_size" && n == 2) || (name == "pg_database_size" && n == 1) ||
+      (name == "pg_tablespace_size" && n == 1)) {
     // Sizes on disk are not known here (storage keeps column chunk files
     // the executor's functions do not see): 0 bytes, which tools such as
     // postgres_fdw's ANALYZE read as a small relation.
