@@ -8,6 +8,7 @@
 #include "executor/introspection/other_catalogs.hpp"
 #include "executor/introspection/proc_relation.hpp"
 #include "executor/function_catalog.hpp"
+#include "executor/scalar/builtin_comments.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -136,7 +137,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 159> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 161> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -177,6 +178,8 @@ constexpr std::array<FunctionName, 159> kTypeFunctionNames{{
     {5091, "anycompatiblearray_send"}, {5092, "anycompatiblenonarray_in"}, {5093, "anycompatiblenonarray_out"},
     {1160, "interval_in"}, {1161, "interval_out"}, {2478, "interval_recv"}, {2479, "interval_send"},
     {2903, "intervaltypmodin"}, {2904, "intervaltypmodout"},
+    // pg_am's handlers (amhandler), for psql's \dA+.
+    {3, "heap_tableam_handler"}, {330, "bthandler"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -256,9 +259,15 @@ constexpr NamespaceRow kNamespaces[] = {{99, "pg_toast", kBootstrapUserOid},
                                         {kPublicOid, "public", kDatabaseOwnerOid},
                                         {kInformationSchemaOid, "information_schema", kBootstrapUserOid}};
 
+// The public schema's privileges as initdb grants them (psql's \dn+ prints
+// them); pg_init_privs holds the same, so pg_dump writes no GRANT for them.
+constexpr const char* kPublicAcl = "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}";
+
 Relation pg_namespace(const CatalogSource&) {
   Relation r = make({{"oid", TypeId::oid}, {"nspname", TypeId::name}, {"nspowner", TypeId::oid}, {"nspacl", TypeId::text_array}});
-  for (const auto& n : kNamespaces) r.rows.push_back({I(n.oid), S(std::string(n.name)), I(n.owner), kNull});
+  for (const auto& n : kNamespaces) {
+    r.rows.push_back({I(n.oid), S(std::string(n.name)), I(n.owner), n.oid == kPublicOid ? S(kPublicAcl) : kNull});
+  }
   return r;
 }
 
@@ -555,13 +564,12 @@ Relation empty_relation(std::string_view name) {
     return r;
   }
   if (name == "pg_description") {
-    // The comments initdb writes on what Tally lists too: the extension
-    // pg_extension lists (psql's \dx shows it), the public schema (pg_dump
-    // writes COMMENT ON SCHEMA public IS '' when it is missing) and pg_proc's functions.
+    // The comments initdb writes on what Tally lists too: types, access
+    // methods, languages, schemas (pg_dump writes COMMENT ON SCHEMA public IS ''
+    // when public's is missing), the extension pg_extension lists, and pg_proc's functions.
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
-    r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
-    r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
+    for (const auto& c : scalar::builtin_comments()) r.rows.push_back({I(c.objoid), I(c.classoid), I(0), S(c.description)});
     for (const PostgresFunction* f : supported_functions()) {
       if (f->description != nullptr) r.rows.push_back({I(f->oid), I(1255), I(0), S(f->description)});  // pg_proc's
     }
@@ -669,6 +677,11 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_depend") return pg_depend_relation(source);
   if (name == "pg_rewrite") return pg_rewrite_relation(source);
   if (name == "pg_proc") return pg_proc_relation();
+  if (name == "pg_init_privs") {
+    Relation r = *other_catalog(name);
+    r.rows.push_back({I(kPublicOid), I(2615), I(0), C('i'), S(kPublicAcl)});
+    return r;
+  }
   if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }

@@ -6,6 +6,7 @@
 #include "catalog/catalog.hpp"
 #include "executor/array_text.hpp"
 #include "executor/scalar/acl_default.hpp"
+#include "executor/scalar/builtin_comments.hpp"
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
@@ -299,14 +300,22 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     });
   }
   if (name == "obj_description" && n == 2 && args[1]->is_constant()) {
-    // A function's comment (psql's \df+): pg_description's row for pg_proc's.
+    // A function's comment (psql's \df+) or a built-in type's, access
+    // method's, language's, schema's or extension's: pg_description's row.
     const auto* catalog = dynamic_cast<const ConstExpr*>(args[1].get());
-    if (catalog != nullptr && std::holds_alternative<std::string>(catalog->value) &&
-        std::get<std::string>(catalog->value) == "pg_proc") {
+    const std::string catalog_name = catalog != nullptr && std::holds_alternative<std::string>(catalog->value)
+                                         ? std::get<std::string>(catalog->value) : std::string();
+    const auto classoid = comment_catalog_oid(catalog_name);
+    if (catalog_name == "pg_proc" || classoid) {
       args[0] = oid_argument(std::move(args[0]), context);
       args[1] = to_type(std::move(args[1]), TypeId::name, context);
-      return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
-        const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      return call({TypeId::text}, name, std::move(args), [classoid](std::span<const Value> a) -> Value {
+        const int64_t oid = std::get<int64_t>(a[0]);
+        if (classoid) {
+          const auto comment = builtin_comment(*classoid, oid);
+          return comment ? Value{std::string(*comment)} : Value{Null{}};
+        }
+        const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid));
         return f == nullptr || f->description == nullptr ? Value{Null{}} : Value{std::string(f->description)};
       });
     }
