@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "catalog/catalog.hpp"
+#include "common/error.hpp"
 #include "catalog/sequence_store.hpp"
 #include "catalog/view_store.hpp"
 #include "executor/database.hpp"
@@ -47,7 +48,7 @@ class CatalogRegNames final : public RegNames {
   std::optional<int64_t> oid_of(TypeId type, std::string_view name) const override {
     if (type == TypeId::regclass) return relation_oid(name);
     if (type == TypeId::regnamespace) return namespace_oid(name);
-    if (type == TypeId::regproc) return type_function_oid(name);
+    if (type == TypeId::regproc) return function_oid(name);
     if (type == TypeId::regoper) return std::nullopt;
     for (const auto& [alias, typname] : kTypeAliases) {
       if (name == alias) name = typname;
@@ -61,6 +62,18 @@ class CatalogRegNames final : public RegNames {
   }
 
  private:
+  // regproc input: a function pg_proc lists under that name (PostgreSQL's
+  // 42725 when it is overloaded), else a type I/O or access method handler.
+  static std::optional<int64_t> function_oid(std::string_view name) {
+    std::optional<int64_t> found;
+    for (const PostgresFunction* f : supported_functions()) {
+      if (name != f->name) continue;
+      if (found) throw Error(SqlState::ambiguous_function, "more than one function named \"" + std::string(name) + "\"");
+      found = f->oid;
+    }
+    return found ? found : type_function_oid(name);
+  }
+
   // pg_catalog first, as PostgreSQL's search path reads it (pg_catalog is
   // searched before the user's schemas unless listed), then the user's relations.
   std::optional<int64_t> relation_oid(std::string_view name) const {

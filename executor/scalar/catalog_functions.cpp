@@ -7,6 +7,7 @@
 #include "executor/array_text.hpp"
 #include "executor/scalar/acl_default.hpp"
 #include "executor/scalar/builtin_comments.hpp"
+#include "executor/scalar/function_definition.hpp"
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
@@ -325,10 +326,20 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
-      ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1) ||
-      // Every function pg_proc lists is built in: none has an SQL-standard body.
-      (name == "pg_get_function_sqlbody" && n == 1)) {
+      ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
+  }
+  if ((name == "pg_get_functiondef" || name == "pg_get_function_sqlbody") && n == 1) {
+    // Built-in functions' definitions (psql's \sf) and the SQL-standard
+    // bodies of those written in SQL; NULL for an OID pg_proc does not list, as PostgreSQL answers.
+    args[0] = oid_argument(std::move(args[0]), context);
+    const bool body = name == "pg_get_function_sqlbody";
+    return call({TypeId::text}, name, std::move(args), [body](std::span<const Value> a) -> Value {
+      const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      if (f == nullptr) return Null{};
+      if (body) return f->sqlbody == nullptr ? Value{Null{}} : Value{std::string(f->sqlbody)};
+      return function_definition(*f);
+    });
   }
   if ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
        name == "pg_get_function_identity_arguments") && n == 1) {
