@@ -4,6 +4,7 @@
 #include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/bytea_functions.hpp"
 #include "executor/scalar/catalog_functions.hpp"
+#include "executor/scalar/digest_functions.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar/time_functions.hpp"
@@ -19,6 +20,7 @@ ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindCo
   if (ExprPtr e = scalar::make_array_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_math_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_bytea_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_digest_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_time_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_text_edit_function(name, args, context)) return e;
