@@ -11,6 +11,7 @@
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
+#include "executor/object_descriptions.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/function_catalog.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -328,6 +329,18 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
       ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
+  }
+  if (name == "pg_describe_object" && n == 3) {
+    // NULL for an object the catalogs do not hold, as PostgreSQL answers.
+    args[0] = oid_argument(std::move(args[0]), context);
+    args[1] = oid_argument(std::move(args[1]), context);
+    args[2] = to_type(std::move(args[2]), TypeId::int4, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto descriptions = object_descriptions();
+      if (!descriptions) return Null{};
+      auto text = descriptions->describe(std::get<int64_t>(a[0]), std::get<int64_t>(a[1]), std::get<int64_t>(a[2]));
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
   }
   if ((name == "pg_get_functiondef" || name == "pg_get_function_sqlbody") && n == 1) {
     // Built-in functions' definitions (psql's \sf) and the SQL-standard
