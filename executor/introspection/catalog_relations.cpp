@@ -7,6 +7,7 @@
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
 #include "executor/introspection/proc_relation.hpp"
+#include "executor/cast_catalog.hpp"
 #include "executor/function_catalog.hpp"
 #include "executor/scalar/builtin_comments.hpp"
 #include "executor/introspection/statio_relations.hpp"
@@ -677,6 +678,13 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_depend") return pg_depend_relation(source);
   if (name == "pg_rewrite") return pg_rewrite_relation(source);
   if (name == "pg_proc") return pg_proc_relation();
+  if (name == "pg_cast") {
+    Relation r = *other_catalog(name);
+    for (const PostgresCast* c : supported_casts()) {
+      r.rows.push_back({I(c->oid), I(c->source), I(c->target), I(c->function), C(c->context), C(c->method)});
+    }
+    return r;
+  }
   if (name == "pg_init_privs") {
     Relation r = *other_catalog(name);
     r.rows.push_back({I(kPublicOid), I(2615), I(0), C('i'), S(kPublicAcl)});

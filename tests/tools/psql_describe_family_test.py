@@ -38,7 +38,7 @@ COMMANDS = {
     "\\d": "", "\\d+": "sizes", "\\d t": "", "\\d+ t": "", "\\d keyed": "", "\\d+ keyed": "", "\\d v": "",
     "\\d+ v": "", "\\d s": "", "\\d t_b": "", "\\d keyed_pkey": "", "\\dS": "subset owner", "\\d nosuch": "",
     "\\da": "", "\\dA": "subset", "\\dA+": "subset", "\\db": "owner", "\\db+": "owner sizes", "\\dc": "",
-    "\\dC": "subset", "\\dd": "", "\\dD": "", "\\ddp": "", "\\dE": "", "\\des": "", "\\det": "", "\\deu": "",
+    "\\dC": "subset", "\\dC int4": "subset", "\\dd": "", "\\dD": "", "\\ddp": "", "\\dE": "", "\\des": "", "\\det": "", "\\deu": "",
     "\\dew": "", "\\df": "", "\\dF": "subset", "\\dFd": "subset", "\\dFp": "subset", "\\dFt": "subset",
     "\\dg": "row tally", "\\di": "", "\\di+": "sizes", "\\dl": "", "\\dL": "subset owner", "\\dm": "",
     "\\dn": "", "\\dn+": "", "\\do": "", "\\dO": "", "\\dp": "", "\\dP": "", "\\drds": "", "\\dRp": "",
@@ -50,7 +50,7 @@ COMMANDS = {
 # Rows (first cell) a "subset" command must print in tallyd.
 REQUIRED = {
     "\\dS": ["pg_class", "pg_type", "v"], "\\dA": ["btree", "heap"], "\\dA+": ["btree", "heap"],
-    "\\dC": ["integer"], "\\dL": ["plpgsql"], "\\dx+": ["language plpgsql"],
+    "\\dC": ["integer"], "\\dC int4": ["bigint", "integer", "numeric"], "\\dL": ["plpgsql"], "\\dx+": ["language plpgsql"],
 }
 
 
