@@ -9,6 +9,7 @@
 #include "executor/introspection/proc_relation.hpp"
 #include "executor/cast_catalog.hpp"
 #include "executor/function_catalog.hpp"
+#include "executor/operator_catalog.hpp"
 #include "executor/scalar/builtin_comments.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
@@ -525,12 +526,20 @@ Relation empty_relation(std::string_view name) {
                  {"defaclobjtype", TypeId::char_}, {"defaclacl", TypeId::text_array}});
   }
   if (name == "pg_operator") {
-    // regproc columns (oprcode, oprrest, oprjoin) are oids here.
-    return make({{"oid", TypeId::oid}, {"oprname", TypeId::name}, {"oprnamespace", TypeId::oid},
-                 {"oprowner", TypeId::oid}, {"oprkind", TypeId::char_}, {"oprcanmerge", TypeId::boolean},
-                 {"oprcanhash", TypeId::boolean}, {"oprleft", TypeId::oid}, {"oprright", TypeId::oid},
-                 {"oprresult", TypeId::oid}, {"oprcom", TypeId::oid}, {"oprnegate", TypeId::oid},
-                 {"oprcode", TypeId::oid}, {"oprrest", TypeId::oid}, {"oprjoin", TypeId::oid}});
+    // The operators Tally answers (operator_catalog.hpp). oprcode prints its
+    // function's name; the selectivity estimators (oprrest, oprjoin), which
+    // pg_proc does not list, are oids here.
+    Relation r = make({{"oid", TypeId::oid}, {"oprname", TypeId::name}, {"oprnamespace", TypeId::oid},
+                       {"oprowner", TypeId::oid}, {"oprkind", TypeId::char_}, {"oprcanmerge", TypeId::boolean},
+                       {"oprcanhash", TypeId::boolean}, {"oprleft", TypeId::oid}, {"oprright", TypeId::oid},
+                       {"oprresult", TypeId::oid}, {"oprcom", TypeId::oid}, {"oprnegate", TypeId::oid},
+                       {"oprcode", TypeId::regproc}, {"oprrest", TypeId::oid}, {"oprjoin", TypeId::oid}});
+    for (const PostgresOperator* o : supported_operators()) {
+      r.rows.push_back({I(o->oid), S(o->name), I(kPgCatalogOid), I(kBootstrapUserOid), C(o->kind), B(o->canmerge),
+                        B(o->canhash), I(o->left), I(o->right), I(o->result), I(o->commutator), I(o->negator),
+                        I(o->code), I(o->restrict_estimator), I(o->join_estimator)});
+    }
+    return r;
   }
   if (name == "pg_extension") {
     // The one extension initdb installs, as PostgreSQL 15 lists it.
@@ -567,12 +576,15 @@ Relation empty_relation(std::string_view name) {
   if (name == "pg_description") {
     // The comments initdb writes on what Tally lists too: types, access
     // methods, languages, schemas (pg_dump writes COMMENT ON SCHEMA public IS ''
-    // when public's is missing), the extension pg_extension lists, and pg_proc's functions.
+    // when public's is missing), the extension pg_extension lists, pg_proc's functions and pg_operator's operators.
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
     for (const auto& c : scalar::builtin_comments()) r.rows.push_back({I(c.objoid), I(c.classoid), I(0), S(c.description)});
     for (const PostgresFunction* f : supported_functions()) {
       if (f->description != nullptr) r.rows.push_back({I(f->oid), I(1255), I(0), S(f->description)});  // pg_proc's
+    }
+    for (const PostgresOperator* o : supported_operators()) {
+      if (o->description != nullptr) r.rows.push_back({I(o->oid), I(2617), I(0), S(o->description)});  // pg_operator's
     }
     return r;
   }

@@ -34,7 +34,7 @@ Expr Compiler::func_call(const json& f, const Scope& scope) {
               const auto oid = static_cast<uint32_t>(std::get<int64_t>(type));
               if (auto id = type_from_oid(oid)) return format_type(SqlType{*id, typmod});
               if (auto n = type_name_of(oid)) return *n;
-              return std::string("???");
+              return std::string(oid == 0 ? "-" : "???");  // 0: InvalidOid, as a prefix operator's oprleft
             }, name};
   }
   if (name == "pg_table_is_visible") {

@@ -10,6 +10,7 @@
 #include "catalog/view_store.hpp"
 #include "executor/database.hpp"
 #include "executor/function_catalog.hpp"
+#include "executor/operator_catalog.hpp"
 #include "executor/introspection/catalog_relations.hpp"
 #include "storage/table_store.hpp"
 
@@ -31,9 +32,10 @@ class CatalogRegNames final : public RegNames {
   std::optional<std::string> name_of(TypeId type, int64_t oid) const override {
     if (type == TypeId::regclass) return relation_name(oid);
     if (type == TypeId::regnamespace) return namespace_name(oid);
-    // pg_proc's functions and the types' I/O functions have names; pg_operator lists nothing: such OIDs print as numbers.
+    // pg_proc's functions, pg_operator's functions and the types' I/O functions have names; regoper OIDs print as numbers.
     if (type == TypeId::regproc) {
       if (const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid))) return std::string(f->regproc);
+      if (const PostgresOperator* o = operator_with_code(static_cast<uint32_t>(oid))) return std::string(o->code_name);
       return type_function_name(oid);
     }
     if (type == TypeId::regoper) return std::nullopt;
@@ -63,7 +65,8 @@ class CatalogRegNames final : public RegNames {
 
  private:
   // regproc input: a function pg_proc lists under that name (PostgreSQL's
-  // 42725 when it is overloaded), else a type I/O or access method handler.
+  // 42725 when it is overloaded), else an operator's function, a type I/O
+  // function or an access method handler.
   static std::optional<int64_t> function_oid(std::string_view name) {
     std::optional<int64_t> found;
     for (const PostgresFunction* f : supported_functions()) {
@@ -71,7 +74,11 @@ class CatalogRegNames final : public RegNames {
       if (found) throw Error(SqlState::ambiguous_function, "more than one function named \"" + std::string(name) + "\"");
       found = f->oid;
     }
-    return found ? found : type_function_oid(name);
+    if (found) return found;
+    for (const PostgresOperator* o : supported_operators()) {
+      if (name == o->code_name) return o->code;
+    }
+    return type_function_oid(name);
   }
 
   // pg_catalog first, as PostgreSQL's search path reads it (pg_catalog is

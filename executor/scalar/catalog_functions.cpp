@@ -12,6 +12,7 @@
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
 #include "executor/object_descriptions.hpp"
+#include "executor/operator_catalog.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/function_catalog.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -40,6 +41,7 @@ ExprPtr oid_argument(ExprPtr e, BindContext& context) {
 // format_type's name of a type Tally has no TypeId for (rows of pg_type).
 std::string other_type_name(int64_t type_oid) {
   switch (type_oid) {
+    case 0: return "-";  // InvalidOid, as a prefix operator's oprleft
     case 17: return "bytea";
     case oid::regproc: return "regproc";
     case 1007: return "integer[]";
@@ -302,12 +304,20 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     });
   }
   if (name == "obj_description" && n == 2 && args[1]->is_constant()) {
-    // A function's comment (psql's \df+) or a built-in type's, access
-    // method's, language's, schema's or extension's: pg_description's row.
+    // A function's or operator's comment (psql's \df+, \do+) or a built-in
+    // type's, access method's, language's, schema's or extension's: pg_description's row.
     const auto* catalog = dynamic_cast<const ConstExpr*>(args[1].get());
     const std::string catalog_name = catalog != nullptr && std::holds_alternative<std::string>(catalog->value)
                                          ? std::get<std::string>(catalog->value) : std::string();
     const auto classoid = comment_catalog_oid(catalog_name);
+    if (catalog_name == "pg_operator") {
+      args[0] = oid_argument(std::move(args[0]), context);
+      args[1] = to_type(std::move(args[1]), TypeId::name, context);
+      return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+        const PostgresOperator* o = supported_operator(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+        return o == nullptr || o->description == nullptr ? Value{Null{}} : Value{std::string(o->description)};
+      });
+    }
     if (catalog_name == "pg_proc" || classoid) {
       args[0] = oid_argument(std::move(args[0]), context);
       args[1] = to_type(std::move(args[1]), TypeId::name, context);

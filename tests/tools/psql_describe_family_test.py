@@ -15,9 +15,10 @@ differences, and only these, each named in COMMANDS:
   owns the built-in objects, is the connected user, where the oracle's is
   `postgres`. The oracle's `postgres` cells read as the connected user.
 - "subset": commands that list built-in objects (access methods, casts, text
-  search objects, languages, system relations) list those Tally has, which
-  are PostgreSQL's rows, fewer of them: the header must match and every row
-  tallyd prints must be one PostgreSQL prints. REQUIRED names the rows tallyd
+  search objects, languages, system relations, functions, aggregates,
+  operators) list those Tally has, which are PostgreSQL's rows, fewer of
+  them: the header must match and every row tallyd prints must be one
+  PostgreSQL prints. REQUIRED names the rows tallyd
   must print, so that an empty list cannot pass."""
 import re
 import sys
@@ -46,11 +47,15 @@ COMMANDS = {
     "\\du": "row tally", "\\du+": "row tally", "\\dv": "", "\\dv+": "", "\\dx": "", "\\dx+": "subset",
     "\\dX": "", "\\dy": "", "\\l": "row tally", "\\l+": "row tally sizes", "\\sv v": "", "\\sv+ v": "",
     "\\sf pg_sleep": "", "\\sf+ pg_sleep": "", "\\z": "",
+    # The S forms over built-in objects, and a pattern.
+    "\\dTS int4": "", "\\dfS upper": "subset", "\\daS sum": "subset", "\\doS+ +": "subset",
 }
-# Rows (first cell) a "subset" command must print in tallyd.
+# Rows a "subset" command must print in tallyd: (the column, the names in it).
 REQUIRED = {
-    "\\dS": ["pg_class", "pg_type", "v"], "\\dA": ["btree", "heap"], "\\dA+": ["btree", "heap"],
-    "\\dC": ["integer"], "\\dC int4": ["bigint", "integer", "numeric"], "\\dL": ["plpgsql"], "\\dx+": ["language plpgsql"],
+    "\\dS": (1, ["pg_class", "pg_type", "v"]), "\\dA": (0, ["btree", "heap"]), "\\dA+": (0, ["btree", "heap"]),
+    "\\dC": (0, ["integer"]), "\\dC int4": (0, ["bigint", "integer", "numeric"]), "\\dL": (0, ["plpgsql"]),
+    "\\dx+": (0, ["language plpgsql"]), "\\dfS upper": (1, ["upper"]), "\\daS sum": (3, ["bigint", "integer", "numeric"]),
+    "\\doS+ +": (5, ["int4pl", "numeric_add", "timestamp_pl_interval"]),
 }
 
 
@@ -98,8 +103,8 @@ def compare(command, allowed, expected, actual):
         ar = [r for r in ar if r[0] == row.group(1)]
         erest = arest = []
     if "subset" in allowed:
-        missing = [name for name in REQUIRED.get(command, []) if name not in [r[1 if command == "\\dS" else 0]
-                                                                             for r in ar]]
+        column, names = REQUIRED.get(command, (0, []))
+        missing = [name for name in names if name not in [r[column] for r in ar if len(r) > column]]
         extra = [r for r in ar if r not in er]
         ok = eh == ah and not missing and not extra
         return ok, render(eh, er, []), render(ah, ar, []) + (f"\nmissing: {missing}" if missing else "") + \
