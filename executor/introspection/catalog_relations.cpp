@@ -35,7 +35,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 42> kTypes{{
+constexpr std::array<TypeRow, 43> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -63,6 +63,7 @@ constexpr std::array<TypeRow, 42> kTypes{{
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
     {2203, "regoper", 4, true, 'N', 0, 2208, 0, 'i', 'p'},
+    {2202, "regprocedure", 4, true, 'N', 0, 2207, 0, 'i', 'p'},
     {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
     {1028, "_oid", -1, false, 'A', 26, 0, 0, 'i', 'x'},
@@ -90,7 +91,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 43> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -119,6 +120,7 @@ constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
     {1186,0,1160,1161,2478,2479,2903,2904,0},
     {1700,0,1701,1702,2460,2461,2917,2918,0},
     {2203,0,2214,2215,2448,2449,0,0,0},
+    {2202,0,2212,2213,2446,2447,0,0,0},
     {2205,0,2218,2219,2452,2453,0,0,0},
     {2206,0,2220,2221,2454,2455,0,0,0},
     {2277,0,2296,2297,2502,2503,0,0,0},
@@ -139,7 +141,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 161> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 165> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -167,7 +169,8 @@ constexpr std::array<FunctionName, 161> kTypeFunctionNames{{
     {2477, "timestamptz_send"}, {2907, "timestamptztypmodin"}, {2908, "timestamptztypmodout"}, {1701, "numeric_in"},
     {1702, "numeric_out"}, {2460, "numeric_recv"}, {2461, "numeric_send"}, {2917, "numerictypmodin"},
     {2918, "numerictypmodout"}, {2214, "regoperin"}, {2215, "regoperout"}, {2448, "regoperrecv"},
-    {2449, "regopersend"}, {2218, "regclassin"}, {2219, "regclassout"}, {2452, "regclassrecv"},
+    {2449, "regopersend"}, {2212, "regprocedurein"}, {2213, "regprocedureout"}, {2446, "regprocedurerecv"},
+    {2447, "regproceduresend"}, {2218, "regclassin"}, {2219, "regclassout"}, {2452, "regclassrecv"},
     {2453, "regclasssend"}, {2220, "regtypein"}, {2221, "regtypeout"}, {2454, "regtyperecv"},
     {2455, "regtypesend"}, {2296, "anyarray_in"}, {2297, "anyarray_out"}, {2502, "anyarray_recv"},
     {2503, "anyarray_send"}, {2300, "trigger_in"}, {2301, "trigger_out"}, {2304, "internal_in"},

@@ -1,7 +1,5 @@
 #include "executor/introspection/object_description_catalog.hpp"
 
-#include <sstream>
-
 #include "executor/function_catalog.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -88,17 +86,10 @@ std::optional<std::string> column_description(const CatalogSource& source, int64
   return std::nullopt;
 }
 
-// format_procedure: the name and the argument types, comma-separated without spaces.
+// format_procedure, as regprocedure prints it: "lower(text)".
 std::optional<std::string> function_description(int64_t oid) {
-  const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid));
-  if (f == nullptr) return std::nullopt;
-  std::string name = f->regproc;
-  if (name.starts_with("pg_catalog.")) name.erase(0, std::string_view("pg_catalog.").size());
-  std::string types;
-  std::istringstream in(f->argtypes);
-  int64_t type = 0;
-  while (in >> type) types += (types.empty() ? "" : ",") + reg_output(TypeId::regtype, type);
-  return "function " + name + "(" + types + ")";
+  if (supported_function(static_cast<uint32_t>(oid)) == nullptr) return std::nullopt;
+  return "function " + reg_output(TypeId::regprocedure, oid);
 }
 
 std::optional<std::string> constraint_description(const CatalogSource& source, int64_t oid) {

@@ -10,7 +10,7 @@ constexpr int64_t kPgType = 1247, kPgAm = 2601, kPgLanguage = 2612, kPgNamespace
 // SELECT classoid, objoid, description FROM pg_description on a PostgreSQL 15
 // after initdb, for the objects pg_type, pg_am, pg_language, pg_namespace
 // and pg_extension list here (array types have none).
-constexpr std::array<BuiltinComment, 48> kComments{{
+constexpr std::array<BuiltinComment, 49> kComments{{
     {kPgType, 16, "boolean, 'true'/'false'"},
     {kPgType, 17, "variable-length string, binary values escaped"},
     {kPgType, 18, "single character"},
@@ -34,6 +34,7 @@ constexpr std::array<BuiltinComment, 48> kComments{{
     {kPgType, 1184, "date and time with time zone"},
     {kPgType, 1186, "@ <number> <units>, time interval"},
     {kPgType, 1700, "numeric(precision, decimal), arbitrary precision number"},
+    {kPgType, 2202, "registered procedure (with args)"},
     {kPgType, 2203, "registered operator"},
     {kPgType, 2205, "registered class"},
     {kPgType, 2206, "registered type"},

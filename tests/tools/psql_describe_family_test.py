@@ -46,7 +46,7 @@ COMMANDS = {
     "\\dRs": "", "\\ds": "", "\\ds+": "sizes", "\\dt": "", "\\dt+": "sizes", "\\dt+ t": "sizes", "\\dT": "",
     "\\du": "row tally", "\\du+": "row tally", "\\dv": "", "\\dv+": "", "\\dx": "", "\\dx+": "subset",
     "\\dX": "", "\\dy": "", "\\l": "row tally", "\\l+": "row tally sizes", "\\sv v": "", "\\sv+ v": "",
-    "\\sf pg_sleep": "", "\\sf+ pg_sleep": "", "\\z": "",
+    "\\sf pg_sleep": "", "\\sf+ pg_sleep": "", "\\sf pg_terminate_backend(integer, bigint)": "", "\\z": "",
     # The S forms over built-in objects, and a pattern.
     "\\dTS int4": "", "\\dfS upper": "subset", "\\daS sum": "subset", "\\doS+ +": "subset",
 }
