@@ -421,25 +421,51 @@ Relation pg_database(const CatalogSource& source) {
 // A user is a superuser (it reads and writes every table) that cannot create
 // roles or databases, replicate or bypass row security: Tally has none of
 // those statements, so \du says what the user can do here.
-Relation pg_roles(const CatalogSource& source, bool user_view) {
-  if (user_view) {
+// The roles: the connected user as the bootstrap superuser (OID 10, who owns
+// every object here) and pg_database_owner, in each relation's own column
+// order: pg_roles and pg_user (views, passwords masked) and pg_authid (the
+// catalog; the password is not shown here either).
+enum class RoleRelation { roles, user, authid };
+
+Relation role_relation(const CatalogSource& source, RoleRelation kind) {
+  if (kind == RoleRelation::user) {
     Relation r = make({{"usename", TypeId::name}, {"usesysid", TypeId::oid}, {"usecreatedb", TypeId::boolean},
-                       {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean}});
-    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(false), B(true), B(false), B(false)});
+                       {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean},
+                       {"passwd", TypeId::text}, {"valuntil", TypeId::timestamptz}, {"useconfig", TypeId::text_array}});
+    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(false), B(true), B(false), B(false), S("********"), kNull,
+                      kNull});
     return r;
   }
-  Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
-                     {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
-                     {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
-                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean},
-                     {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz},
-                     {"rolconfig", TypeId::text_array}});
-  r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(false), B(false), B(true), B(false),
-                    I(-1), B(false), S("********"), kNull, kNull});
-  // The role that owns the public schema since PostgreSQL 15 (pg_dump looks
-  // every owner up here); it cannot log in.
-  r.rows.push_back({I(kDatabaseOwnerOid), S("pg_database_owner"), B(false), B(true), B(false), B(false), B(false), B(false),
-                    I(-1), B(false), S("********"), kNull, kNull});
+  struct Role {
+    int64_t oid;
+    std::string name;
+    bool super, login;
+  };
+  // pg_database_owner owns the public schema since PostgreSQL 15 (pg_dump
+  // looks every owner up here); it cannot log in.
+  const Role roles[] = {{kBootstrapUserOid, source.user, true, true}, {kDatabaseOwnerOid, "pg_database_owner", false, false}};
+  if (kind == RoleRelation::authid) {
+    Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
+                       {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
+                       {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
+                       {"rolreplication", TypeId::boolean}, {"rolbypassrls", TypeId::boolean},
+                       {"rolconnlimit", TypeId::int4}, {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz}});
+    for (const auto& role : roles) {
+      r.rows.push_back({I(role.oid), S(role.name), B(role.super), B(true), B(false), B(false), B(role.login), B(false),
+                        B(false), I(-1), kNull, kNull});
+    }
+    return r;
+  }
+  Relation r = make({{"rolname", TypeId::name}, {"rolsuper", TypeId::boolean}, {"rolinherit", TypeId::boolean},
+                     {"rolcreaterole", TypeId::boolean}, {"rolcreatedb", TypeId::boolean},
+                     {"rolcanlogin", TypeId::boolean}, {"rolreplication", TypeId::boolean},
+                     {"rolconnlimit", TypeId::int4}, {"rolpassword", TypeId::text},
+                     {"rolvaliduntil", TypeId::timestamptz}, {"rolbypassrls", TypeId::boolean},
+                     {"rolconfig", TypeId::text_array}, {"oid", TypeId::oid}});
+  for (const auto& role : roles) {
+    r.rows.push_back({S(role.name), B(role.super), B(true), B(false), B(false), B(role.login), B(false), I(-1),
+                      S("********"), kNull, B(false), kNull, I(role.oid)});
+  }
   return r;
 }
 
@@ -678,8 +704,9 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_class") return pg_class(source);
   if (name == "pg_attribute") return pg_attribute(source);
   if (name == "pg_database") return pg_database(source);
-  if (name == "pg_roles" || name == "pg_authid") return pg_roles(source, false);
-  if (name == "pg_user") return pg_roles(source, true);
+  if (name == "pg_roles") return role_relation(source, RoleRelation::roles);
+  if (name == "pg_authid") return role_relation(source, RoleRelation::authid);
+  if (name == "pg_user") return role_relation(source, RoleRelation::user);
   if (name == "pg_am") return pg_am();
   if (name == "pg_settings") return pg_settings_relation(source);
   if (is_statio_relation(name)) return statio_relation(name, source);
