@@ -408,20 +408,22 @@ Relation pg_views(const CatalogSource& source) {
 }
 
 Relation pg_database(const CatalogSource& source) {
+  // datfrozenxid and datminmxid are xid in PostgreSQL (oid here), with the
+  // values a fresh PostgreSQL 15 cluster's databases have (pg_dump -Fc reads them).
   Relation r = make({{"oid", TypeId::oid},          {"datname", TypeId::name},         {"datdba", TypeId::oid},
                      {"encoding", TypeId::int4},    {"datlocprovider", TypeId::char_}, {"datistemplate", TypeId::boolean},
-                     {"datallowconn", TypeId::boolean}, {"datconnlimit", TypeId::int4}, {"dattablespace", TypeId::oid},
-                     {"datcollate", TypeId::text},  {"datctype", TypeId::text},        {"daticulocale", TypeId::text},
-                     {"datcollversion", TypeId::text}, {"datacl", TypeId::text_array}});
-  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1),
-                    I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
+                     {"datallowconn", TypeId::boolean}, {"datconnlimit", TypeId::int4}, {"datfrozenxid", TypeId::oid},
+                     {"datminmxid", TypeId::oid},   {"dattablespace", TypeId::oid},    {"datcollate", TypeId::text},
+                     {"datctype", TypeId::text},    {"daticulocale", TypeId::text},    {"datcollversion", TypeId::text},
+                     {"datacl", TypeId::text_array}});
+  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1), I(716),
+                    I(1), I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
   return r;
 }
 
 // A user is a superuser (it reads and writes every table) that cannot create
 // roles or databases, replicate or bypass row security: Tally has none of
-// those statements, so \du says what the user can do here.
-// The roles: the connected user as the bootstrap superuser (OID 10, who owns
+// those statements, so \du says what the user can do here. The roles: the connected user as the bootstrap superuser (OID 10, who owns
 // every object here) and pg_database_owner, in each relation's own column
 // order: pg_roles and pg_user (views, passwords masked) and pg_authid (the
 // catalog; the password is not shown here either).

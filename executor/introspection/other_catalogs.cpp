@@ -161,6 +161,14 @@ const std::vector<OtherCatalog>& catalogs() {
         {"umuser", kOid},
         {"usename", kName},
         {"umoptions", kTextArray}}},
+      // Security labels and comments on shared objects: Tally has no SECURITY
+      // LABEL, and its shared objects (the database, roles) carry no comment.
+      {"pg_shseclabel", {{"objoid", kOid}, {"classoid", kOid}, {"provider", kText}, {"label", kText}}},
+      {"pg_seclabel",
+       {{"objoid", kOid}, {"classoid", kOid}, {"objsubid", kInt4}, {"provider", kText}, {"label", kText}}},
+      {"pg_shdescription", {{"objoid", kOid}, {"classoid", kOid}, {"description", kText}}},
+      // Large objects' data: Tally stores none (lo_import and friends are not there).
+      {"pg_largeobject", {{"loid", kOid}, {"pageno", kInt4}, {"data", TypeId::bytea}}},
       {"pg_largeobject_metadata", {{"oid", kOid}, {"lomowner", kOid}, {"lomacl", kTextArray}}},
       {"pg_amop",
        {{"oid", kOid},
