@@ -169,6 +169,8 @@ const std::vector<OtherCatalog>& catalogs() {
       {"pg_shdescription", {{"objoid", kOid}, {"classoid", kOid}, {"description", kText}}},
       // Large objects' data: Tally stores none (lo_import and friends are not there).
       {"pg_largeobject", {{"loid", kOid}, {"pageno", kInt4}, {"data", TypeId::bytea}}},
+      // Privileges granted on settings (GRANT SET ON PARAMETER): Tally has none (pg_dumpall reads it).
+      {"pg_parameter_acl", {{"oid", kOid}, {"parname", kText}, {"paracl", kTextArray}}},
       {"pg_largeobject_metadata", {{"oid", kOid}, {"lomowner", kOid}, {"lomacl", kTextArray}}},
       {"pg_amop",
        {{"oid", kOid},

@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 72> kRelations{{
+constexpr std::array<SystemRelation, 73> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -70,6 +70,7 @@ constexpr std::array<SystemRelation, 72> kRelations{{
     {3596, "pg_seclabel", kCat, 'r', 10092, false},
     {2396, "pg_shdescription", kCat, 'r', 10062, true},
     {2613, "pg_largeobject", kCat, 'r', 10025, false},
+    {6243, "pg_parameter_acl", kCat, 'r', 10097, true},
     {12099, "pg_seclabels", kCat, 'v', 12101, false},
     {12000, "pg_roles", kCat, 'v', 12002, false},
     {12014, "pg_user", kCat, 'v', 12016, false},

@@ -3,8 +3,8 @@
 PostgreSQL 15 gives the same rows, column types and defaults, keys and
 indexes, sequence values and views; and back: pg_dump of that PostgreSQL
 database restored into a fresh tallyd gives them again. The same in
-pg_dump's custom format through pg_restore 15, both ways. Run through
-tests/clients/tallyd_harness.py."""
+pg_dump's custom format through pg_restore 15, both ways. pg_dumpall 15
+dumps the roles and the database. Run through tests/clients/tallyd_harness.py."""
 import os
 import socket
 import subprocess
@@ -15,6 +15,7 @@ import tool_env as t
 
 PG_DUMP = os.path.join(t.PG_BIN, "pg_dump")
 PG_RESTORE = os.path.join(t.PG_BIN, "pg_restore")
+PG_DUMPALL = os.path.join(t.PG_BIN, "pg_dumpall")
 TABLES = {
     "items": ("CREATE TABLE items (id int NOT NULL, name text, price numeric(10,2), qty int8, ratio float8,"
               " ok boolean, day date, ts timestamp, code varchar(8), small int2)",
@@ -113,6 +114,11 @@ def main():
         if status != 0:
             print(f"FAIL: tallyd did not run {sql!r}: {out}")
             return 1
+    # pg_dumpall: the roles (the connected user) and the database's objects, dumped
+    # from the database it connects to (each name Tally accepts reaches the same tables).
+    status, dump = t.run([PG_DUMPALL, "-d", t.TALLY], timeout=300)
+    checks.check(status == 0 and f"CREATE ROLE {t.USER};" in dump and "CREATE TABLE public.items" in dump
+                 and "COPY public.items" in dump, "pg_dumpall of the Tally server", dump[-4000:])
     status, dump = t.run([PG_DUMP, "--no-owner", "--no-privileges", t.TALLY], timeout=300)
     if not checks.check(status == 0 and "CREATE TABLE" in dump, "pg_dump of the Tally database", dump[-4000:]):
         return checks.status()
