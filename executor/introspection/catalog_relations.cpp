@@ -141,7 +141,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 165> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 168> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -185,6 +185,13 @@ constexpr std::array<FunctionName, 165> kTypeFunctionNames{{
     {2903, "intervaltypmodin"}, {2904, "intervaltypmodout"},
     // pg_am's handlers (amhandler), for psql's \dA+.
     {3, "heap_tableam_handler"}, {330, "bthandler"},
+    // plpgsql's handlers (pg_language), members of its extension (pg_depend).
+    {13560, "plpgsql_call_handler"}, {13561, "plpgsql_inline_handler"}, {13562, "plpgsql_validator"},
+}};
+
+// Those handlers as regprocedure prints them (psql's \dL+, \dx+).
+constexpr std::array<FunctionName, 3> kLanguageHandlerSignatures{{
+    {13560, "plpgsql_call_handler()"}, {13561, "plpgsql_inline_handler(internal)"}, {13562, "plpgsql_validator(oid)"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -754,6 +761,13 @@ std::optional<std::string> catalog_relation_name(int64_t oid) {
 std::optional<std::string> type_name_of(uint32_t type_oid) {
   const TypeRow* t = find_type(type_oid);
   return t == nullptr ? std::nullopt : std::optional<std::string>(std::string(t->name));
+}
+
+std::optional<std::string> language_handler_signature(int64_t oid) {
+  for (const auto& f : kLanguageHandlerSignatures) {
+    if (f.oid == oid) return std::string(f.name);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> type_function_name(int64_t oid) {

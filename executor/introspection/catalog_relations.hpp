@@ -127,6 +127,9 @@ std::optional<uint32_t> type_oid_by_name(std::string_view name);
 // access methods' handlers pg_am names, by OID and back (regproc). pg_proc does not list them: Tally defines no functions
 // a client could call by these names.
 std::optional<std::string> type_function_name(int64_t oid);
+// plpgsql's handler functions as regprocedure prints them ("plpgsql_validator(oid)"):
+// pg_language and pg_depend name them, pg_proc does not list them.
+std::optional<std::string> language_handler_signature(int64_t oid);
 std::optional<int64_t> type_function_oid(std::string_view name);
 
 }  // namespace tally::executor::introspection

@@ -16,6 +16,8 @@ constexpr int64_t kPgExtensionOid = 3079;
 // plpgsql's language and extension, as pg_language and pg_extension list them.
 constexpr int64_t kPlpgsqlLanguageOid = 13563;
 constexpr int64_t kPlpgsqlExtensionOid = 13559;
+constexpr int64_t kPgProcOid = 1255;
+constexpr int64_t kPlpgsqlHandlerOids[] = {13560, 13561, 13562};  // call, inline, validator
 
 const UserSequence* sequence_named(const CatalogSource& source, const std::string& name) {
   for (const auto& s : source.sequences) {
@@ -54,9 +56,10 @@ Relation pg_depend_relation(const CatalogSource& source) {
   auto add = [&add_row](int64_t classid, int64_t objid, int64_t refobjid, int64_t refobjsubid, char deptype) {
     add_row(classid, objid, kPgClassOid, refobjid, refobjsubid, deptype);
   };
-  // The plpgsql extension's member that pg_language lists (psql's \dx+):
-  // its handler functions are not in pg_proc, Tally runs no PL/pgSQL.
+  // The plpgsql extension's members (psql's \dx+): its language and the
+  // language's handlers (named by pg_language, not listed in pg_proc: Tally runs no PL/pgSQL).
   add_row(kPgLanguageOid, kPlpgsqlLanguageOid, kPgExtensionOid, kPlpgsqlExtensionOid, 0, 'e');
+  for (const int64_t handler : kPlpgsqlHandlerOids) add_row(kPgProcOid, handler, kPgExtensionOid, kPlpgsqlExtensionOid, 0, 'e');
   for (const auto& t : source.tables) {
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const auto& col = t.columns[c];

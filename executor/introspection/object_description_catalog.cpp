@@ -88,7 +88,7 @@ std::optional<std::string> column_description(const CatalogSource& source, int64
 
 // format_procedure, as regprocedure prints it: "lower(text)".
 std::optional<std::string> function_description(int64_t oid) {
-  if (supported_function(static_cast<uint32_t>(oid)) == nullptr) return std::nullopt;
+  if (supported_function(static_cast<uint32_t>(oid)) == nullptr && !language_handler_signature(oid)) return std::nullopt;
   return "function " + reg_output(TypeId::regprocedure, oid);
 }
 

@@ -42,7 +42,10 @@ class CatalogRegNames final : public RegNames {
       return type_function_name(oid);
     }
     if (type == TypeId::regoper) return std::nullopt;
-    if (type == TypeId::regprocedure) return procedure_name(oid);
+    if (type == TypeId::regprocedure) {
+      if (auto name = procedure_name(oid)) return name;
+      return language_handler_signature(oid);
+    }
     // regtype prints format_type's name without a modifier.
     if (auto id = type_from_oid(static_cast<uint32_t>(oid))) return format_type(SqlType{*id});
     // format_type quotes a name that is a keyword: of pg_type's names, "any".
