@@ -32,6 +32,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::regnamespace: return oid::regnamespace;
     case TypeId::regproc: return oid::regproc;
     case TypeId::regoper: return oid::regoper;
+    case TypeId::regprocedure: return oid::regprocedure;
     case TypeId::record: return oid::record;
     case TypeId::void_: return oid::void_;
     case TypeId::time: return oid::time;
@@ -70,6 +71,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::regnamespace: return TypeId::regnamespace;
     case oid::regproc: return TypeId::regproc;
     case oid::regoper: return TypeId::regoper;
+    case oid::regprocedure: return TypeId::regprocedure;
     case oid::record: return TypeId::record;
     case oid::void_: return TypeId::void_;
     case oid::time: return TypeId::time;
@@ -92,6 +94,7 @@ int16_t type_len(TypeId id) {
     case TypeId::regnamespace: return 4;
     case TypeId::regproc: return 4;
     case TypeId::regoper: return 4;
+    case TypeId::regprocedure: return 4;
     case TypeId::void_: return 4;
     case TypeId::int8: return 8;
     case TypeId::float8: return 8;
@@ -142,6 +145,7 @@ std::string format_type(SqlType type) {
     case TypeId::regnamespace: return "regnamespace";
     case TypeId::regproc: return "regproc";
     case TypeId::regoper: return "regoper";
+    case TypeId::regprocedure: return "regprocedure";
     case TypeId::record: return "record";
     case TypeId::void_: return "void";
     case TypeId::time:

@@ -42,6 +42,7 @@ enum class TypeId : uint8_t {
   void_,        // a function's result that is no value (pg_sleep): prints as the empty string
   time,         // time without time zone: int64 microseconds since midnight (0 .. 24:00:00)
   bytea,        // binary string: held and stored as its raw bytes (a dictionary-coded column)
+  regprocedure, // catalog type: a function by name and argument types (psql's \sf f(args))
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -77,6 +78,7 @@ constexpr uint32_t numeric = 1700;
 constexpr uint32_t regclass = 2205;
 constexpr uint32_t regtype = 2206;
 constexpr uint32_t regoper = 2203;
+constexpr uint32_t regprocedure = 2202;
 constexpr uint32_t regnamespace = 4089;
 constexpr uint32_t record = 2249;
 constexpr uint32_t void_ = 2278;

@@ -218,6 +218,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "regnamespace") return {TypeId::regnamespace};
   if (name == "regproc") return {TypeId::regproc};
   if (name == "regoper") return {TypeId::regoper};
+  if (name == "regprocedure") return {TypeId::regprocedure};
   if (name == "int2vector") return {TypeId::int2vector};
   if (name == "oidvector") return {TypeId::oidvector};
   if (name == "void") return {TypeId::void_};

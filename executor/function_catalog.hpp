@@ -42,6 +42,8 @@ struct PostgresFunction {
   const char* description;       // its pg_description comment, or null
   uint32_t support;              // prosupport: its planner support function, 0 for none
   const char* regproc;           // its OID as regproc prints it ("pg_catalog.lower" where the name is overloaded)
+  const char* support_name;      // prosupport as regproc prints it, or null
+  const char* sqlbody;           // pg_get_function_sqlbody: a LANGUAGE sql function's BEGIN ATOMIC/RETURN body, or null
 };
 
 // The rows Tally supports, in OID order; computed once (thread-safe).

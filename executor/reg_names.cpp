@@ -51,7 +51,8 @@ Error missing(TypeId type, std::string_view text) {
   switch (type) {
     case TypeId::regclass: return Error(SqlState::undefined_table, "relation " + quoted + " does not exist");
     case TypeId::regnamespace: return Error(SqlState::invalid_schema_name, "schema " + quoted + " does not exist");
-    case TypeId::regproc: return Error(SqlState::undefined_function, "function " + quoted + " does not exist");
+    case TypeId::regproc:
+    case TypeId::regprocedure: return Error(SqlState::undefined_function, "function " + quoted + " does not exist");
     case TypeId::regoper: return Error(SqlState::undefined_function, "operator does not exist: " + std::string(text));
     default: break;
   }
@@ -89,7 +90,13 @@ int64_t reg_input(TypeId type, std::string_view text) {
   }
   if (const auto names = current()) {
     // regtype reads type names as SQL writes them ("integer", "character varying").
-    const std::string name = type == TypeId::regtype ? std::string(text) : last_identifier(text);
+    // regprocedure reads a name with its argument types ("lower(text)"): the
+    // name folded as the others, the types as regtype reads them.
+    const size_t open = text.find('(');
+    const std::string name = type == TypeId::regtype ? std::string(text)
+                             : type == TypeId::regprocedure && open != std::string_view::npos
+                                 ? last_identifier(text.substr(0, open)) + std::string(text.substr(open))
+                                 : last_identifier(text);
     if (auto oid = names->oid_of(type, name)) return *oid;
     if (type == TypeId::regtype) {
       if (auto oid = names->oid_of(type, last_identifier(text))) return *oid;

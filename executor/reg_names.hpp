@@ -14,10 +14,10 @@
 
 namespace tally::executor {
 
-// regclass, regtype, regnamespace, regproc, regoper: OIDs that print as names.
+// regclass, regtype, regnamespace, regproc, regprocedure, regoper: OIDs that print as names.
 inline bool is_reg_type(TypeId id) {
   return id == TypeId::regclass || id == TypeId::regtype || id == TypeId::regnamespace || id == TypeId::regproc ||
-         id == TypeId::regoper;
+         id == TypeId::regoper || id == TypeId::regprocedure;
 }
 
 class RegNames {

@@ -213,7 +213,8 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     case TypeId::regtype:
     case TypeId::regnamespace:
     case TypeId::regproc:
-    case TypeId::regoper: out += reg_output(v.type.id, v.ints[i]); return;
+    case TypeId::regoper:
+    case TypeId::regprocedure: out += reg_output(v.type.id, v.ints[i]); return;
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -244,7 +245,8 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::regtype:
     case TypeId::regnamespace:
     case TypeId::regproc:
-    case TypeId::regoper: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
+    case TypeId::regoper:
+    case TypeId::regprocedure: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
@@ -295,7 +297,8 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::regtype:
     case TypeId::regnamespace:
     case TypeId::regproc:
-    case TypeId::regoper: return reg_input(type.id, text);
+    case TypeId::regoper:
+    case TypeId::regprocedure: return reg_input(type.id, text);
     case TypeId::numeric: {
       Numeric n = Numeric::parse(text);
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
@@ -339,7 +342,8 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::regtype:
     case TypeId::regnamespace:
     case TypeId::regproc:
-    case TypeId::regoper: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
+    case TypeId::regoper:
+    case TypeId::regprocedure: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);

@@ -2,7 +2,7 @@
 """Writes executor/postgres_functions.inc: the pg_catalog functions, aggregates
 and window functions of a real PostgreSQL 15 (pg_proc, with pg_aggregate's kind
 and direct-argument count, and PostgreSQL's own pg_get_function_result /
-_arguments / _identity_arguments and regproc texts and comments) whose argument and result types Tally
+_arguments / _identity_arguments, regproc and SQL-standard body texts and comments) whose argument and result types Tally
 has (common/sql_type.hpp) or are polymorphic. Which of them Tally lists in its
 pg_proc is decided at run time by binding each one (executor/function_catalog.cpp),
 so this file is only PostgreSQL's data: operator implementations (pg_operator's
@@ -32,7 +32,8 @@ SELECT p.oid, p.proname, p.prokind, p.proretset, p.provolatile, p.proparallel, p
        p.prolang, p.prosrc, coalesce(a.aggkind, ''), coalesce(a.aggnumdirectargs, 0),
        pg_get_function_result(p.oid), pg_get_function_arguments(p.oid),
        pg_get_function_identity_arguments(p.oid), p.proargnames::text, p.proallargtypes::text, p.proargmodes::text,
-       obj_description(p.oid, 'pg_proc'), p.prosupport::oid, p.oid::regproc::text
+       obj_description(p.oid, 'pg_proc'), p.prosupport::oid, p.oid::regproc::text,
+       CASE WHEN p.prosupport <> 0 THEN p.prosupport::regproc::text END, pg_get_function_sqlbody(p.oid)
 FROM pg_proc p LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid
 WHERE p.pronamespace = 'pg_catalog'::regnamespace
   AND p.prorettype = ANY('{{{",".join(map(str, TALLY_TYPES + POLYMORPHIC))}}}'::oid[])
@@ -59,7 +60,7 @@ def main():
     for f in records:
         (oid, name, kind, retset, volatile, parallel, strict, leakproof, cost, rows, variadic, nargs, ndefaults,
          rettype, argtypes, lang, src, aggkind, ndirect, result, arguments, identity, argnames, allargtypes,
-         argmodes, description, support, regproc) = f
+         argmodes, description, support, regproc, support_name, sqlbody) = f
         char = lambda c: f"'{c}'" if c else "'\\0'"
         lines.append(
             f"{{{oid}, {c_string(name)}, {char(kind)}, {'true' if retset == 't' else 'false'}, {char(volatile)}, "
@@ -67,7 +68,8 @@ def main():
             f"{cost}, {rows}, {variadic}, {nargs}, {ndefaults}, {rettype}, {c_string(argtypes)}, {lang}, "
             f"{c_string(src)}, {char(aggkind)}, {ndirect}, {c_string(result)}, {c_string(arguments)}, "
             f"{c_string(identity)}, {c_string(argnames)}, {c_string(allargtypes)}, {c_string(argmodes)}, "
-            f"{c_string(description)}, {support}, {c_string(regproc)}}},")
+            f"{c_string(description)}, {support}, {c_string(regproc)}, {c_string(support_name)}, "
+            f"{c_string(sqlbody)}}},")
     with open(OUTPUT, "w") as out_file:
         out_file.write("\n".join(lines) + "\n")
     print(f"{OUTPUT}: {len(lines) - 2} functions")

@@ -7,7 +7,10 @@
 #include "executor/introspection/key_relations.hpp"
 #include "executor/introspection/other_catalogs.hpp"
 #include "executor/introspection/proc_relation.hpp"
+#include "executor/cast_catalog.hpp"
 #include "executor/function_catalog.hpp"
+#include "executor/operator_catalog.hpp"
+#include "executor/scalar/builtin_comments.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -32,7 +35,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 42> kTypes{{
+constexpr std::array<TypeRow, 43> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -60,6 +63,7 @@ constexpr std::array<TypeRow, 42> kTypes{{
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
     {2206, "regtype", 4, true, 'N', 0, 2211, 0, 'i', 'p'},
     {2203, "regoper", 4, true, 'N', 0, 2208, 0, 'i', 'p'},
+    {2202, "regprocedure", 4, true, 'N', 0, 2207, 0, 'i', 'p'},
     {4089, "regnamespace", 4, true, 'N', 0, 4090, 0, 'i', 'p'},
     {1007, "_int4", -1, false, 'A', 23, 0, 0, 'i', 'x'},
     {1028, "_oid", -1, false, 'A', 26, 0, 0, 'i', 'x'},
@@ -87,7 +91,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 43> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -116,6 +120,7 @@ constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
     {1186,0,1160,1161,2478,2479,2903,2904,0},
     {1700,0,1701,1702,2460,2461,2917,2918,0},
     {2203,0,2214,2215,2448,2449,0,0,0},
+    {2202,0,2212,2213,2446,2447,0,0,0},
     {2205,0,2218,2219,2452,2453,0,0,0},
     {2206,0,2220,2221,2454,2455,0,0,0},
     {2277,0,2296,2297,2502,2503,0,0,0},
@@ -130,53 +135,6 @@ constexpr std::array<TypeFunctions, 42> kTypeFunctions{{
     {5077,0,5086,5087,0,0,0,0,0},
     {5078,0,5088,5089,5090,5091,0,0,0},
     {5079,0,5092,5093,0,0,0,0,0},
-}};
-
-struct FunctionName {
-  uint32_t oid;
-  const char* name;
-};
-constexpr std::array<FunctionName, 159> kTypeFunctionNames{{
-    {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
-    {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
-    {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
-    {2434, "charrecv"}, {2435, "charsend"}, {34, "namein"}, {35, "nameout"},
-    {2422, "namerecv"}, {2423, "namesend"}, {460, "int8in"}, {461, "int8out"},
-    {2408, "int8recv"}, {2409, "int8send"}, {38, "int2in"}, {39, "int2out"},
-    {2404, "int2recv"}, {2405, "int2send"}, {40, "int2vectorin"}, {41, "int2vectorout"},
-    {2410, "int2vectorrecv"}, {2411, "int2vectorsend"}, {42, "int4in"}, {43, "int4out"},
-    {2406, "int4recv"}, {2407, "int4send"}, {44, "regprocin"}, {45, "regprocout"},
-    {2444, "regprocrecv"}, {2445, "regprocsend"}, {46, "textin"}, {47, "textout"},
-    {2414, "textrecv"}, {2415, "textsend"}, {1798, "oidin"}, {1799, "oidout"},
-    {2418, "oidrecv"}, {2419, "oidsend"}, {54, "oidvectorin"}, {55, "oidvectorout"},
-    {2420, "oidvectorrecv"}, {2421, "oidvectorsend"}, {200, "float4in"}, {201, "float4out"},
-    {2424, "float4recv"}, {2425, "float4send"}, {214, "float8in"}, {215, "float8out"},
-    {2426, "float8recv"}, {2427, "float8send"}, {109, "unknownin"}, {110, "unknownout"},
-    {2416, "unknownrecv"}, {2417, "unknownsend"}, {750, "array_in"}, {751, "array_out"},
-    {2400, "array_recv"}, {2401, "array_send"}, {3816, "array_typanalyze"}, {1044, "bpcharin"},
-    {1045, "bpcharout"}, {2430, "bpcharrecv"}, {2431, "bpcharsend"}, {2913, "bpchartypmodin"},
-    {2914, "bpchartypmodout"}, {1046, "varcharin"}, {1047, "varcharout"}, {2432, "varcharrecv"},
-    {2433, "varcharsend"}, {2915, "varchartypmodin"}, {2916, "varchartypmodout"}, {1084, "date_in"},
-    {1085, "date_out"}, {2468, "date_recv"}, {2469, "date_send"}, {1143, "time_in"}, {1144, "time_out"},
-    {2470, "time_recv"}, {2471, "time_send"}, {2909, "timetypmodin"}, {2910, "timetypmodout"}, {1312, "timestamp_in"},
-    {1313, "timestamp_out"}, {2474, "timestamp_recv"}, {2475, "timestamp_send"}, {2905, "timestamptypmodin"},
-    {2906, "timestamptypmodout"}, {1150, "timestamptz_in"}, {1151, "timestamptz_out"}, {2476, "timestamptz_recv"},
-    {2477, "timestamptz_send"}, {2907, "timestamptztypmodin"}, {2908, "timestamptztypmodout"}, {1701, "numeric_in"},
-    {1702, "numeric_out"}, {2460, "numeric_recv"}, {2461, "numeric_send"}, {2917, "numerictypmodin"},
-    {2918, "numerictypmodout"}, {2214, "regoperin"}, {2215, "regoperout"}, {2448, "regoperrecv"},
-    {2449, "regopersend"}, {2218, "regclassin"}, {2219, "regclassout"}, {2452, "regclassrecv"},
-    {2453, "regclasssend"}, {2220, "regtypein"}, {2221, "regtypeout"}, {2454, "regtyperecv"},
-    {2455, "regtypesend"}, {2296, "anyarray_in"}, {2297, "anyarray_out"}, {2502, "anyarray_recv"},
-    {2503, "anyarray_send"}, {2300, "trigger_in"}, {2301, "trigger_out"}, {2304, "internal_in"},
-    {2305, "internal_out"}, {4084, "regnamespacein"}, {4085, "regnamespaceout"}, {4087, "regnamespacerecv"},
-    {4088, "regnamespacesend"}, {2290, "record_in"}, {2291, "record_out"}, {2402, "record_recv"},
-    {2403, "record_send"}, {2298, "void_in"}, {2299, "void_out"}, {3120, "void_recv"},
-    {3121, "void_send"}, {2294, "any_in"}, {2295, "any_out"}, {2312, "anyelement_in"},
-    {2313, "anyelement_out"}, {2777, "anynonarray_in"}, {2778, "anynonarray_out"}, {5086, "anycompatible_in"},
-    {5087, "anycompatible_out"}, {5088, "anycompatiblearray_in"}, {5089, "anycompatiblearray_out"}, {5090, "anycompatiblearray_recv"},
-    {5091, "anycompatiblearray_send"}, {5092, "anycompatiblenonarray_in"}, {5093, "anycompatiblenonarray_out"},
-    {1160, "interval_in"}, {1161, "interval_out"}, {2478, "interval_recv"}, {2479, "interval_send"},
-    {2903, "intervaltypmodin"}, {2904, "intervaltypmodout"},
 }};
 
 const TypeFunctions* find_type_functions(uint32_t type_oid) {
@@ -256,9 +214,15 @@ constexpr NamespaceRow kNamespaces[] = {{99, "pg_toast", kBootstrapUserOid},
                                         {kPublicOid, "public", kDatabaseOwnerOid},
                                         {kInformationSchemaOid, "information_schema", kBootstrapUserOid}};
 
+// The public schema's privileges as initdb grants them (psql's \dn+ prints
+// them); pg_init_privs holds the same, so pg_dump writes no GRANT for them.
+constexpr const char* kPublicAcl = "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}";
+
 Relation pg_namespace(const CatalogSource&) {
   Relation r = make({{"oid", TypeId::oid}, {"nspname", TypeId::name}, {"nspowner", TypeId::oid}, {"nspacl", TypeId::text_array}});
-  for (const auto& n : kNamespaces) r.rows.push_back({I(n.oid), S(std::string(n.name)), I(n.owner), kNull});
+  for (const auto& n : kNamespaces) {
+    r.rows.push_back({I(n.oid), S(std::string(n.name)), I(n.owner), n.oid == kPublicOid ? S(kPublicAcl) : kNull});
+  }
   return r;
 }
 
@@ -327,15 +291,24 @@ Relation pg_attribute(const CatalogSource& source) {
                         B(s.type != 27), C(s.align), C('p'), C(0), B(true), B(false), B(false), C(0), C(0),
                         B(false), B(true), I(0), I(0), kNull, kNull, kNull, kNull});
     }
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      const auto& c = t.columns[i];
+    // A table's columns; an index's (attrelid the index) repeat its key
+    // columns' names and types, without constraints or defaults, as
+    // PostgreSQL's do (psql's \d INDEX lists them).
+    const auto add_column = [&](uint32_t relation, const UserColumn& c, size_t attnum, bool of_index) {
       const uint32_t type = type_oid(c.type.id);
       const TypeRow* row = find_type(type);
-      r.rows.push_back({I(t.oid), S(c.name), I(type), I(-1), I(row ? row->len : -1), I(static_cast<int64_t>(i + 1)),
-                        I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false), C(row ? row->align : 'i'),
-                        C(row ? row->storage : 'x'), C(0), B(c.not_null), B(!c.default_expr.empty() && !c.identity),
-                        B(false), C(c.identity), C(0), B(false),
-                        B(true), I(0), I(row ? row->collation : 0), kNull, kNull, kNull, kNull});
+      r.rows.push_back({I(relation), S(c.name), I(type), I(-1), I(row ? row->len : -1),
+                        I(static_cast<int64_t>(attnum)), I(0), I(-1), I(c.type.typmod), B(row ? row->byval : false),
+                        C(row ? row->align : 'i'), C(row ? row->storage : 'x'), C(0), B(!of_index && c.not_null),
+                        B(!of_index && !c.default_expr.empty() && !c.identity), B(false),
+                        C(of_index ? 0 : c.identity), C(0), B(false), B(true), I(0), I(row ? row->collation : 0),
+                        kNull, kNull, kNull, kNull});
+    };
+    for (size_t i = 0; i < t.columns.size(); ++i) add_column(t.oid, t.columns[i], i + 1, false);
+    for (const auto& key : t.keys) {
+      for (size_t i = 0; i < key.columns.size(); ++i) {
+        add_column(key.index_oid, t.columns[static_cast<size_t>(key.columns[i])], i + 1, true);
+      }
     }
   }
   add_view_attributes(r, source);
@@ -385,38 +358,66 @@ Relation pg_views(const CatalogSource& source) {
 }
 
 Relation pg_database(const CatalogSource& source) {
+  // datfrozenxid and datminmxid are xid in PostgreSQL (oid here), with the
+  // values a fresh PostgreSQL 15 cluster's databases have (pg_dump -Fc reads them).
   Relation r = make({{"oid", TypeId::oid},          {"datname", TypeId::name},         {"datdba", TypeId::oid},
                      {"encoding", TypeId::int4},    {"datlocprovider", TypeId::char_}, {"datistemplate", TypeId::boolean},
-                     {"datallowconn", TypeId::boolean}, {"datconnlimit", TypeId::int4}, {"dattablespace", TypeId::oid},
-                     {"datcollate", TypeId::text},  {"datctype", TypeId::text},        {"daticulocale", TypeId::text},
-                     {"datcollversion", TypeId::text}, {"datacl", TypeId::text_array}});
-  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1),
-                    I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
+                     {"datallowconn", TypeId::boolean}, {"datconnlimit", TypeId::int4}, {"datfrozenxid", TypeId::oid},
+                     {"datminmxid", TypeId::oid},   {"dattablespace", TypeId::oid},    {"datcollate", TypeId::text},
+                     {"datctype", TypeId::text},    {"daticulocale", TypeId::text},    {"datcollversion", TypeId::text},
+                     {"datacl", TypeId::text_array}});
+  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1), I(716),
+                    I(1), I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
   return r;
 }
 
 // A user is a superuser (it reads and writes every table) that cannot create
 // roles or databases, replicate or bypass row security: Tally has none of
-// those statements, so \du says what the user can do here.
-Relation pg_roles(const CatalogSource& source, bool user_view) {
-  if (user_view) {
+// those statements, so \du says what the user can do here. The roles: the connected user as the bootstrap superuser (OID 10, who owns
+// every object here) and pg_database_owner, in each relation's own column
+// order: pg_roles and pg_user (views, passwords masked) and pg_authid (the
+// catalog; the password is not shown here either).
+enum class RoleRelation { roles, user, authid };
+
+Relation role_relation(const CatalogSource& source, RoleRelation kind) {
+  if (kind == RoleRelation::user) {
     Relation r = make({{"usename", TypeId::name}, {"usesysid", TypeId::oid}, {"usecreatedb", TypeId::boolean},
-                       {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean}});
-    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(false), B(true), B(false), B(false)});
+                       {"usesuper", TypeId::boolean}, {"userepl", TypeId::boolean}, {"usebypassrls", TypeId::boolean},
+                       {"passwd", TypeId::text}, {"valuntil", TypeId::timestamptz}, {"useconfig", TypeId::text_array}});
+    r.rows.push_back({S(source.user), I(kBootstrapUserOid), B(false), B(true), B(false), B(false), S("********"), kNull,
+                      kNull});
     return r;
   }
-  Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
-                     {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
-                     {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
-                     {"rolreplication", TypeId::boolean}, {"rolconnlimit", TypeId::int4}, {"rolbypassrls", TypeId::boolean},
-                     {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz},
-                     {"rolconfig", TypeId::text_array}});
-  r.rows.push_back({I(kBootstrapUserOid), S(source.user), B(true), B(true), B(false), B(false), B(true), B(false),
-                    I(-1), B(false), S("********"), kNull, kNull});
-  // The role that owns the public schema since PostgreSQL 15 (pg_dump looks
-  // every owner up here); it cannot log in.
-  r.rows.push_back({I(kDatabaseOwnerOid), S("pg_database_owner"), B(false), B(true), B(false), B(false), B(false), B(false),
-                    I(-1), B(false), S("********"), kNull, kNull});
+  struct Role {
+    int64_t oid;
+    std::string name;
+    bool super, login;
+  };
+  // pg_database_owner owns the public schema since PostgreSQL 15 (pg_dump
+  // looks every owner up here); it cannot log in.
+  const Role roles[] = {{kBootstrapUserOid, source.user, true, true}, {kDatabaseOwnerOid, "pg_database_owner", false, false}};
+  if (kind == RoleRelation::authid) {
+    Relation r = make({{"oid", TypeId::oid}, {"rolname", TypeId::name}, {"rolsuper", TypeId::boolean},
+                       {"rolinherit", TypeId::boolean}, {"rolcreaterole", TypeId::boolean},
+                       {"rolcreatedb", TypeId::boolean}, {"rolcanlogin", TypeId::boolean},
+                       {"rolreplication", TypeId::boolean}, {"rolbypassrls", TypeId::boolean},
+                       {"rolconnlimit", TypeId::int4}, {"rolpassword", TypeId::text}, {"rolvaliduntil", TypeId::timestamptz}});
+    for (const auto& role : roles) {
+      r.rows.push_back({I(role.oid), S(role.name), B(role.super), B(true), B(false), B(false), B(role.login), B(false),
+                        B(false), I(-1), kNull, kNull});
+    }
+    return r;
+  }
+  Relation r = make({{"rolname", TypeId::name}, {"rolsuper", TypeId::boolean}, {"rolinherit", TypeId::boolean},
+                     {"rolcreaterole", TypeId::boolean}, {"rolcreatedb", TypeId::boolean},
+                     {"rolcanlogin", TypeId::boolean}, {"rolreplication", TypeId::boolean},
+                     {"rolconnlimit", TypeId::int4}, {"rolpassword", TypeId::text},
+                     {"rolvaliduntil", TypeId::timestamptz}, {"rolbypassrls", TypeId::boolean},
+                     {"rolconfig", TypeId::text_array}, {"oid", TypeId::oid}});
+  for (const auto& role : roles) {
+    r.rows.push_back({S(role.name), B(role.super), B(true), B(false), B(false), B(role.login), B(false), I(-1),
+                      S("********"), kNull, B(false), kNull, I(role.oid)});
+  }
   return r;
 }
 
@@ -506,12 +507,20 @@ Relation empty_relation(std::string_view name) {
                  {"defaclobjtype", TypeId::char_}, {"defaclacl", TypeId::text_array}});
   }
   if (name == "pg_operator") {
-    // regproc columns (oprcode, oprrest, oprjoin) are oids here.
-    return make({{"oid", TypeId::oid}, {"oprname", TypeId::name}, {"oprnamespace", TypeId::oid},
-                 {"oprowner", TypeId::oid}, {"oprkind", TypeId::char_}, {"oprcanmerge", TypeId::boolean},
-                 {"oprcanhash", TypeId::boolean}, {"oprleft", TypeId::oid}, {"oprright", TypeId::oid},
-                 {"oprresult", TypeId::oid}, {"oprcom", TypeId::oid}, {"oprnegate", TypeId::oid},
-                 {"oprcode", TypeId::oid}, {"oprrest", TypeId::oid}, {"oprjoin", TypeId::oid}});
+    // The operators Tally answers (operator_catalog.hpp). oprcode prints its
+    // function's name; the selectivity estimators (oprrest, oprjoin), which
+    // pg_proc does not list, are oids here.
+    Relation r = make({{"oid", TypeId::oid}, {"oprname", TypeId::name}, {"oprnamespace", TypeId::oid},
+                       {"oprowner", TypeId::oid}, {"oprkind", TypeId::char_}, {"oprcanmerge", TypeId::boolean},
+                       {"oprcanhash", TypeId::boolean}, {"oprleft", TypeId::oid}, {"oprright", TypeId::oid},
+                       {"oprresult", TypeId::oid}, {"oprcom", TypeId::oid}, {"oprnegate", TypeId::oid},
+                       {"oprcode", TypeId::regproc}, {"oprrest", TypeId::oid}, {"oprjoin", TypeId::oid}});
+    for (const PostgresOperator* o : supported_operators()) {
+      r.rows.push_back({I(o->oid), S(o->name), I(kPgCatalogOid), I(kBootstrapUserOid), C(o->kind), B(o->canmerge),
+                        B(o->canhash), I(o->left), I(o->right), I(o->result), I(o->commutator), I(o->negator),
+                        I(o->code), I(o->restrict_estimator), I(o->join_estimator)});
+    }
+    return r;
   }
   if (name == "pg_extension") {
     // The one extension initdb installs, as PostgreSQL 15 lists it.
@@ -546,15 +555,17 @@ Relation empty_relation(std::string_view name) {
     return r;
   }
   if (name == "pg_description") {
-    // The comments initdb writes on what Tally lists too: the extension
-    // pg_extension lists (psql's \dx shows it), the public schema (pg_dump
-    // writes COMMENT ON SCHEMA public IS '' when it is missing) and pg_proc's functions.
+    // The comments initdb writes on what Tally lists too: types, access
+    // methods, languages, schemas (pg_dump writes COMMENT ON SCHEMA public IS ''
+    // when public's is missing), the extension pg_extension lists, pg_proc's functions and pg_operator's operators.
     Relation r = make({{"objoid", TypeId::oid}, {"classoid", TypeId::oid}, {"objsubid", TypeId::int4},
                        {"description", TypeId::text}});
-    r.rows.push_back({I(13559), I(3079), I(0), S("PL/pgSQL procedural language")});
-    r.rows.push_back({I(kPublicOid), I(2615), I(0), S("standard public schema")});
+    for (const auto& c : scalar::builtin_comments()) r.rows.push_back({I(c.objoid), I(c.classoid), I(0), S(c.description)});
     for (const PostgresFunction* f : supported_functions()) {
       if (f->description != nullptr) r.rows.push_back({I(f->oid), I(1255), I(0), S(f->description)});  // pg_proc's
+    }
+    for (const PostgresOperator* o : supported_operators()) {
+      if (o->description != nullptr) r.rows.push_back({I(o->oid), I(2617), I(0), S(o->description)});  // pg_operator's
     }
     return r;
   }
@@ -645,8 +656,9 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_class") return pg_class(source);
   if (name == "pg_attribute") return pg_attribute(source);
   if (name == "pg_database") return pg_database(source);
-  if (name == "pg_roles" || name == "pg_authid") return pg_roles(source, false);
-  if (name == "pg_user") return pg_roles(source, true);
+  if (name == "pg_roles") return role_relation(source, RoleRelation::roles);
+  if (name == "pg_authid") return role_relation(source, RoleRelation::authid);
+  if (name == "pg_user") return role_relation(source, RoleRelation::user);
   if (name == "pg_am") return pg_am();
   if (name == "pg_settings") return pg_settings_relation(source);
   if (is_statio_relation(name)) return statio_relation(name, source);
@@ -660,6 +672,18 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_depend") return pg_depend_relation(source);
   if (name == "pg_rewrite") return pg_rewrite_relation(source);
   if (name == "pg_proc") return pg_proc_relation();
+  if (name == "pg_cast") {
+    Relation r = *other_catalog(name);
+    for (const PostgresCast* c : supported_casts()) {
+      r.rows.push_back({I(c->oid), I(c->source), I(c->target), I(c->function), C(c->context), C(c->method)});
+    }
+    return r;
+  }
+  if (name == "pg_init_privs") {
+    Relation r = *other_catalog(name);
+    r.rows.push_back({I(kPublicOid), I(2615), I(0), C('i'), S(kPublicAcl)});
+    return r;
+  }
   if (auto other = other_catalog(name)) return other;
   return empty_relation(name);
 }
@@ -680,20 +704,6 @@ std::optional<std::string> catalog_relation_name(int64_t oid) {
 std::optional<std::string> type_name_of(uint32_t type_oid) {
   const TypeRow* t = find_type(type_oid);
   return t == nullptr ? std::nullopt : std::optional<std::string>(std::string(t->name));
-}
-
-std::optional<std::string> type_function_name(int64_t oid) {
-  for (const auto& f : kTypeFunctionNames) {
-    if (f.oid == oid) return std::string(f.name);
-  }
-  return std::nullopt;
-}
-
-std::optional<int64_t> type_function_oid(std::string_view name) {
-  for (const auto& f : kTypeFunctionNames) {
-    if (name == f.name) return f.oid;
-  }
-  return std::nullopt;
 }
 
 std::optional<uint32_t> type_oid_by_name(std::string_view name) {

@@ -123,10 +123,13 @@ std::optional<int64_t> namespace_oid(std::string_view name);
 std::optional<std::string> type_name_of(uint32_t type_oid);
 std::optional<uint32_t> type_oid_by_name(std::string_view name);
 
-// The types' I/O functions pg_type names (typinput 'array_in' ...), by OID
-// and back (regproc). pg_proc does not list them: Tally defines no functions
+// The types' I/O functions pg_type names (typinput 'array_in' ...) and the
+// access methods' handlers pg_am names, by OID and back (regproc). pg_proc does not list them: Tally defines no functions
 // a client could call by these names.
 std::optional<std::string> type_function_name(int64_t oid);
+// plpgsql's handler functions as regprocedure prints them ("plpgsql_validator(oid)"):
+// pg_language and pg_depend name them, pg_proc does not list them.
+std::optional<std::string> language_handler_signature(int64_t oid);
 std::optional<int64_t> type_function_oid(std::string_view name);
 
 }  // namespace tally::executor::introspection

@@ -12,6 +12,7 @@
 #include "executor/introspection/catalog_relation_provider.hpp"
 #include "executor/introspection/reg_name_catalog.hpp"
 #include "executor/introspection/index_definitions.hpp"
+#include "executor/introspection/object_description_catalog.hpp"
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/server_settings.hpp"
@@ -25,6 +26,43 @@ namespace tally::executor::introspection {
 namespace {
 
 using json = nlohmann::json;
+
+// The database's tables (with their keys), sequences and views, as the
+// catalog relations list them.
+CatalogSource database_objects(Database* database) {
+  CatalogSource source;
+  if (database != nullptr && database->store() != nullptr) {
+    for (const auto& snapshot : database->store()->catalog().tables()) {
+      UserTable t;
+      t.oid = snapshot->def.oid;
+      t.schema = snapshot->def.schema;
+      t.name = snapshot->def.name;
+      for (const auto& c : snapshot->def.columns)
+        t.columns.push_back({c.name, c.type, c.not_null, c.default_expr, c.identity});
+      t.rows = snapshot->row_count();
+      for (const auto& k : snapshot->def.keys)
+        t.keys.push_back({k.name, k.primary, k.constraint, k.unique, k.columns, k.oid, k.index_oid});
+      source.tables.push_back(std::move(t));
+    }
+  }
+  if (database != nullptr && database->sequences() != nullptr) {
+    for (const auto& d : database->sequences()->list()) {
+      const auto value = database->sequences()->value(d.oid);
+      source.sequences.push_back({d.oid, d.schema, d.name, SqlType{d.type}, d.start, d.increment, d.min, d.max,
+                                  d.cache, d.cycle,
+                                  value.is_called ? std::optional<int64_t>(value.last_value) : std::nullopt,
+                                  d.owner_table, d.owner_column});
+    }
+  }
+  if (database != nullptr && database->views() != nullptr) {
+    for (const auto& v : database->views()->list()) {
+      UserView view{v.oid, v.schema, v.name, {}, v.definition, v.depends};
+      for (const auto& c : v.columns) view.columns.push_back({c.name, c.type});
+      source.views.push_back(std::move(view));
+    }
+  }
+  return source;
+}
 
 int max_parameter(const json& node) {
   int n = 0;
@@ -386,40 +424,10 @@ class CatalogSession final : public tally::QueryHandler {
   }
 
   CatalogSource catalog_source(bool with_settings = false) const {
-    CatalogSource source;
+    CatalogSource source = database_objects(database_);
     source.database = info_.database;
     source.user = info_.user;
     if (with_settings) source.settings = session_settings();
-    if (database_ != nullptr && database_->store() != nullptr) {
-      for (const auto& snapshot : database_->store()->catalog().tables()) {
-        UserTable t;
-        t.oid = snapshot->def.oid;
-        t.schema = snapshot->def.schema;
-        t.name = snapshot->def.name;
-        for (const auto& c : snapshot->def.columns)
-          t.columns.push_back({c.name, c.type, c.not_null, c.default_expr, c.identity});
-        t.rows = snapshot->row_count();
-        for (const auto& k : snapshot->def.keys)
-          t.keys.push_back({k.name, k.primary, k.constraint, k.unique, k.columns, k.oid, k.index_oid});
-        source.tables.push_back(std::move(t));
-      }
-    }
-    if (database_ != nullptr && database_->sequences() != nullptr) {
-      for (const auto& d : database_->sequences()->list()) {
-        const auto value = database_->sequences()->value(d.oid);
-        source.sequences.push_back({d.oid, d.schema, d.name, SqlType{d.type}, d.start, d.increment, d.min, d.max,
-                                    d.cache, d.cycle,
-                                    value.is_called ? std::optional<int64_t>(value.last_value) : std::nullopt,
-                                    d.owner_table, d.owner_column});
-      }
-    }
-    if (database_ != nullptr && database_->views() != nullptr) {
-      for (const auto& v : database_->views()->list()) {
-        UserView view{v.oid, v.schema, v.name, {}, v.definition, v.depends};
-        for (const auto& c : v.columns) view.columns.push_back({c.name, c.type});
-        source.views.push_back(std::move(view));
-      }
-    }
     return source;
   }
 
@@ -456,6 +464,8 @@ std::unique_ptr<tally::QueryHandler> wrap_session(std::unique_ptr<tally::QueryHa
   install_reg_names(catalog_reg_names(database));
   // pg_get_indexdef and pg_get_constraintdef print its indexes and keys.
   install_key_definitions(catalog_key_definitions(database));
+  // pg_describe_object names its relations, columns, keys and the built-in objects.
+  install_object_descriptions(catalog_object_descriptions([database] { return database_objects(database); }));
   return std::make_unique<CatalogSession>(std::move(session), database, info);
 }
 

@@ -34,11 +34,25 @@ Expr Compiler::func_call(const json& f, const Scope& scope) {
               const auto oid = static_cast<uint32_t>(std::get<int64_t>(type));
               if (auto id = type_from_oid(oid)) return format_type(SqlType{*id, typmod});
               if (auto n = type_name_of(oid)) return *n;
-              return std::string("???");
+              return std::string(oid == 0 ? "-" : "???");  // 0: InvalidOid, as a prefix operator's oprleft
             }, name};
   }
-  if (name == "pg_table_is_visible" || name == "pg_type_is_visible" || name == "pg_function_is_visible" ||
-      name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege" ||
+  if (name == "pg_table_is_visible") {
+    // The default search path reaches pg_catalog and public, not information_schema.
+    arity(1, 1);
+    Expr a = cast_to(args[0], SqlType{TypeId::oid});
+    return {SqlType{TypeId::boolean}, [a](const Env& env) -> Value {
+              Value v = a.eval(env);
+              if (is_null(v)) return Null{};
+              const auto relation = catalog_relation_name(std::get<int64_t>(v));
+              return !(relation && relation->starts_with("information_schema."));
+            }, name};
+  }
+  if (name == "pg_type_is_visible" || name == "pg_function_is_visible" || name == "pg_operator_is_visible" ||
+      name == "pg_opclass_is_visible" || name == "pg_opfamily_is_visible" || name == "pg_collation_is_visible" ||
+      name == "pg_conversion_is_visible" || name == "pg_statistics_obj_is_visible" ||
+      name == "pg_ts_parser_is_visible" || name == "pg_ts_dict_is_visible" || name == "pg_ts_template_is_visible" ||
+      name == "pg_ts_config_is_visible" || name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege" ||
       name == "has_column_privilege") {
     Expr a = args.empty() ? constant_fn(SqlType{TypeId::boolean}, true) : args.back();
     Expr first = args.empty() ? a : args.front();

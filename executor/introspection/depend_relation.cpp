@@ -7,10 +7,17 @@
 namespace tally::executor::introspection {
 namespace {
 
-// pg_class, pg_attrdef and pg_rewrite, the catalogs the rows' objects live in.
+// pg_class, pg_attrdef, pg_rewrite, pg_language and pg_extension, the catalogs the rows' objects live in.
 constexpr int64_t kPgClassOid = 1259;
 constexpr int64_t kPgAttrdefOid = 2604;
 constexpr int64_t kPgRewriteOid = 2618;
+constexpr int64_t kPgLanguageOid = 2612;
+constexpr int64_t kPgExtensionOid = 3079;
+// plpgsql's language and extension, as pg_language and pg_extension list them.
+constexpr int64_t kPlpgsqlLanguageOid = 13563;
+constexpr int64_t kPlpgsqlExtensionOid = 13559;
+constexpr int64_t kPgProcOid = 1255;
+constexpr int64_t kPlpgsqlHandlerOids[] = {13560, 13561, 13562};  // call, inline, validator
 
 const UserSequence* sequence_named(const CatalogSource& source, const std::string& name) {
   for (const auto& s : source.sequences) {
@@ -41,11 +48,18 @@ Relation pg_depend_relation(const CatalogSource& source) {
                                    {"deptype", TypeId::char_}}) {
     r.columns.push_back({name, SqlType{type}});
   }
-  auto add = [&r](int64_t classid, int64_t objid, int64_t refobjid, int64_t refobjsubid,
-                  char deptype) {
-    r.rows.push_back({Value{classid}, Value{objid}, Value{int64_t{0}}, Value{kPgClassOid},
+  auto add_row = [&r](int64_t classid, int64_t objid, int64_t refclassid, int64_t refobjid, int64_t refobjsubid,
+                      char deptype) {
+    r.rows.push_back({Value{classid}, Value{objid}, Value{int64_t{0}}, Value{refclassid},
                       Value{refobjid}, Value{refobjsubid}, Value{std::string(1, deptype)}});
   };
+  auto add = [&add_row](int64_t classid, int64_t objid, int64_t refobjid, int64_t refobjsubid, char deptype) {
+    add_row(classid, objid, kPgClassOid, refobjid, refobjsubid, deptype);
+  };
+  // The plpgsql extension's members (psql's \dx+): its language and the
+  // language's handlers (named by pg_language, not listed in pg_proc: Tally runs no PL/pgSQL).
+  add_row(kPgLanguageOid, kPlpgsqlLanguageOid, kPgExtensionOid, kPlpgsqlExtensionOid, 0, 'e');
+  for (const int64_t handler : kPlpgsqlHandlerOids) add_row(kPgProcOid, handler, kPgExtensionOid, kPlpgsqlExtensionOid, 0, 'e');
   for (const auto& t : source.tables) {
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const auto& col = t.columns[c];

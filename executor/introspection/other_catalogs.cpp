@@ -151,6 +151,26 @@ const std::vector<OtherCatalog>& catalogs() {
         {"subslotname", kName},
         {"subsynccommit", kText},
         {"subpublications", kTextArray}}},
+      // Per-database and per-role settings (ALTER ROLE ... SET): Tally has none.
+      {"pg_db_role_setting", {{"setdatabase", kOid}, {"setrole", kOid}, {"setconfig", kTextArray}}},
+      // The user mappings of foreign servers: Tally defines no foreign servers.
+      {"pg_user_mappings",
+       {{"umid", kOid},
+        {"srvid", kOid},
+        {"srvname", kName},
+        {"umuser", kOid},
+        {"usename", kName},
+        {"umoptions", kTextArray}}},
+      // Security labels and comments on shared objects: Tally has no SECURITY
+      // LABEL, and its shared objects (the database, roles) carry no comment.
+      {"pg_shseclabel", {{"objoid", kOid}, {"classoid", kOid}, {"provider", kText}, {"label", kText}}},
+      {"pg_seclabel",
+       {{"objoid", kOid}, {"classoid", kOid}, {"objsubid", kInt4}, {"provider", kText}, {"label", kText}}},
+      {"pg_shdescription", {{"objoid", kOid}, {"classoid", kOid}, {"description", kText}}},
+      // Large objects' data: Tally stores none (lo_import and friends are not there).
+      {"pg_largeobject", {{"loid", kOid}, {"pageno", kInt4}, {"data", TypeId::bytea}}},
+      // Privileges granted on settings (GRANT SET ON PARAMETER): Tally has none (pg_dumpall reads it).
+      {"pg_parameter_acl", {{"oid", kOid}, {"parname", kText}, {"paracl", kTextArray}}},
       {"pg_largeobject_metadata", {{"oid", kOid}, {"lomowner", kOid}, {"lomacl", kTextArray}}},
       {"pg_amop",
        {{"oid", kOid},

@@ -2,13 +2,18 @@
 
 #include <array>
 #include <functional>
+#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "catalog/catalog.hpp"
+#include "common/error.hpp"
 #include "catalog/sequence_store.hpp"
 #include "catalog/view_store.hpp"
 #include "executor/database.hpp"
 #include "executor/function_catalog.hpp"
+#include "executor/operator_catalog.hpp"
+#include "executor/reg_names.hpp"
 #include "executor/introspection/catalog_relations.hpp"
 #include "storage/table_store.hpp"
 
@@ -30,12 +35,17 @@ class CatalogRegNames final : public RegNames {
   std::optional<std::string> name_of(TypeId type, int64_t oid) const override {
     if (type == TypeId::regclass) return relation_name(oid);
     if (type == TypeId::regnamespace) return namespace_name(oid);
-    // pg_proc's functions and the types' I/O functions have names; pg_operator lists nothing: such OIDs print as numbers.
+    // pg_proc's functions, pg_operator's functions and the types' I/O functions have names; regoper OIDs print as numbers.
     if (type == TypeId::regproc) {
       if (const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid))) return std::string(f->regproc);
+      if (const PostgresOperator* o = operator_with_code(static_cast<uint32_t>(oid))) return std::string(o->code_name);
       return type_function_name(oid);
     }
     if (type == TypeId::regoper) return std::nullopt;
+    if (type == TypeId::regprocedure) {
+      if (auto name = procedure_name(oid)) return name;
+      return language_handler_signature(oid);
+    }
     // regtype prints format_type's name without a modifier.
     if (auto id = type_from_oid(static_cast<uint32_t>(oid))) return format_type(SqlType{*id});
     // format_type quotes a name that is a keyword: of pg_type's names, "any".
@@ -47,7 +57,8 @@ class CatalogRegNames final : public RegNames {
   std::optional<int64_t> oid_of(TypeId type, std::string_view name) const override {
     if (type == TypeId::regclass) return relation_oid(name);
     if (type == TypeId::regnamespace) return namespace_oid(name);
-    if (type == TypeId::regproc) return type_function_oid(name);
+    if (type == TypeId::regproc) return function_oid(name);
+    if (type == TypeId::regprocedure) return procedure_oid(name);
     if (type == TypeId::regoper) return std::nullopt;
     for (const auto& [alias, typname] : kTypeAliases) {
       if (name == alias) name = typname;
@@ -61,6 +72,64 @@ class CatalogRegNames final : public RegNames {
   }
 
  private:
+  // regprocedure output: the name (schema-qualified where it is overloaded,
+  // as regproc prints it) and the argument types, comma-separated.
+  static std::optional<std::string> procedure_name(int64_t oid) {
+    const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid));
+    if (f == nullptr) return std::nullopt;
+    std::string name = f->regproc;
+    if (name.starts_with("pg_catalog.")) name.erase(0, std::string_view("pg_catalog.").size());
+    std::string types;
+    std::istringstream in(f->argtypes);
+    int64_t type = 0;
+    while (in >> type) types += (types.empty() ? "" : ",") + reg_output(TypeId::regtype, type);
+    return name + "(" + types + ")";
+  }
+
+  // regprocedure input: "name(type, ...)", the name already folded; the
+  // function pg_proc lists with exactly these argument types.
+  static std::optional<int64_t> procedure_oid(std::string_view text) {
+    const size_t open = text.find('('), close = text.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      throw Error(SqlState::invalid_text_representation,
+                  "expected a left parenthesis");
+    }
+    const std::string_view name = text.substr(0, open);
+    std::vector<int64_t> types;
+    std::string_view rest = text.substr(open + 1, close - open - 1);
+    while (rest.find_first_not_of(' ') != std::string_view::npos) {
+      const size_t comma = rest.find(',');
+      types.push_back(reg_input(TypeId::regtype, rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    for (const PostgresFunction* f : supported_functions()) {
+      if (name != f->name) continue;
+      std::vector<int64_t> argtypes;
+      std::istringstream in(f->argtypes);
+      int64_t type = 0;
+      while (in >> type) argtypes.push_back(type);
+      if (argtypes == types) return f->oid;
+    }
+    return std::nullopt;
+  }
+
+  // regproc input: a function pg_proc lists under that name (PostgreSQL's
+  // 42725 when it is overloaded), else an operator's function, a type I/O
+  // function or an access method handler.
+  static std::optional<int64_t> function_oid(std::string_view name) {
+    std::optional<int64_t> found;
+    for (const PostgresFunction* f : supported_functions()) {
+      if (name != f->name) continue;
+      if (found) throw Error(SqlState::ambiguous_function, "more than one function named \"" + std::string(name) + "\"");
+      found = f->oid;
+    }
+    if (found) return found;
+    for (const PostgresOperator* o : supported_operators()) {
+      if (name == o->code_name) return o->code;
+    }
+    return type_function_oid(name);
+  }
+
   // pg_catalog first, as PostgreSQL's search path reads it (pg_catalog is
   // searched before the user's schemas unless listed), then the user's relations.
   std::optional<int64_t> relation_oid(std::string_view name) const {

@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 66> kRelations{{
+constexpr std::array<SystemRelation, 73> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -64,6 +64,13 @@ constexpr std::array<SystemRelation, 66> kRelations{{
     {2995, "pg_largeobject_metadata", kCat, 'r', 10023, false},
     {2602, "pg_amop", kCat, 'r', 10017, false},
     {2603, "pg_amproc", kCat, 'r', 10019, false},
+    {2964, "pg_db_role_setting", kCat, 'r', 10054, true},
+    {12327, "pg_user_mappings", kCat, 'v', 12329, false},
+    {3592, "pg_shseclabel", kCat, 'r', 4066, true},
+    {3596, "pg_seclabel", kCat, 'r', 10092, false},
+    {2396, "pg_shdescription", kCat, 'r', 10062, true},
+    {2613, "pg_largeobject", kCat, 'r', 10025, false},
+    {6243, "pg_parameter_acl", kCat, 'r', 10097, true},
     {12099, "pg_seclabels", kCat, 'v', 12101, false},
     {12000, "pg_roles", kCat, 'v', 12002, false},
     {12014, "pg_user", kCat, 'v', 12016, false},

@@ -6,9 +6,13 @@
 #include "catalog/catalog.hpp"
 #include "executor/array_text.hpp"
 #include "executor/scalar/acl_default.hpp"
+#include "executor/scalar/builtin_comments.hpp"
+#include "executor/scalar/function_definition.hpp"
 #include "executor/ddl/session_sequences.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/key_definitions.hpp"
+#include "executor/object_descriptions.hpp"
+#include "executor/operator_catalog.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/function_catalog.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -37,6 +41,7 @@ ExprPtr oid_argument(ExprPtr e, BindContext& context) {
 // format_type's name of a type Tally has no TypeId for (rows of pg_type).
 std::string other_type_name(int64_t type_oid) {
   switch (type_oid) {
+    case 0: return "-";  // InvalidOid, as a prefix operator's oprleft
     case 17: return "bytea";
     case oid::regproc: return "regproc";
     case 1007: return "integer[]";
@@ -167,12 +172,32 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       return other_type_name(type);
     }, false);
   }
-  if (((name == "pg_table_is_visible" || name == "pg_type_is_visible" || name == "pg_function_is_visible") && n == 1) ||
+  if (name == "pg_table_is_visible" && n == 1) {
+    // A relation is visible when its schema is on the search path: user
+    // relations (OIDs from 16384, PostgreSQL's first normal OID) live in
+    // public, the system ones in pg_catalog (always searched) or
+    // information_schema, whose regclass output is schema-qualified.
+    args[0] = oid_argument(std::move(args[0]), context);
+    const Settings* settings = context.settings;
+    return call({TypeId::boolean}, name, std::move(args), [settings](std::span<const Value> a) -> Value {
+      const int64_t oid = std::get<int64_t>(a[0]);
+      const auto path = current_schemas(true, settings);
+      const auto on_path = [&](const char* schema) { return std::find(path.begin(), path.end(), schema) != path.end(); };
+      if (oid >= 16384) return on_path("public");
+      if (reg_output(TypeId::regclass, oid).starts_with("information_schema.")) return on_path("information_schema");
+      return true;
+    });
+  }
+  if (((name == "pg_type_is_visible" || name == "pg_function_is_visible" || name == "pg_operator_is_visible" ||
+        name == "pg_opclass_is_visible" || name == "pg_opfamily_is_visible" || name == "pg_collation_is_visible" ||
+        name == "pg_conversion_is_visible" || name == "pg_statistics_obj_is_visible" ||
+        name == "pg_ts_parser_is_visible" || name == "pg_ts_dict_is_visible" ||
+        name == "pg_ts_template_is_visible" || name == "pg_ts_config_is_visible") && n == 1) ||
       ((name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege") &&
        (n == 2 || n == 3)) ||
       (name == "has_column_privilege" && (n == 3 || n == 4))) {
-    // Every relation Tally lists is on the search path, and every user may
-    // read everything.
+    // The types, functions and operator classes Tally lists are all in
+    // pg_catalog, which every search path reaches; every user may read everything.
     for (auto& a : args) {
       if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
     }
@@ -279,14 +304,30 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     });
   }
   if (name == "obj_description" && n == 2 && args[1]->is_constant()) {
-    // A function's comment (psql's \df+): pg_description's row for pg_proc's.
+    // A function's or operator's comment (psql's \df+, \do+) or a built-in
+    // type's, access method's, language's, schema's or extension's: pg_description's row.
     const auto* catalog = dynamic_cast<const ConstExpr*>(args[1].get());
-    if (catalog != nullptr && std::holds_alternative<std::string>(catalog->value) &&
-        std::get<std::string>(catalog->value) == "pg_proc") {
+    const std::string catalog_name = catalog != nullptr && std::holds_alternative<std::string>(catalog->value)
+                                         ? std::get<std::string>(catalog->value) : std::string();
+    const auto classoid = comment_catalog_oid(catalog_name);
+    if (catalog_name == "pg_operator") {
       args[0] = oid_argument(std::move(args[0]), context);
       args[1] = to_type(std::move(args[1]), TypeId::name, context);
       return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
-        const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+        const PostgresOperator* o = supported_operator(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+        return o == nullptr || o->description == nullptr ? Value{Null{}} : Value{std::string(o->description)};
+      });
+    }
+    if (catalog_name == "pg_proc" || classoid) {
+      args[0] = oid_argument(std::move(args[0]), context);
+      args[1] = to_type(std::move(args[1]), TypeId::name, context);
+      return call({TypeId::text}, name, std::move(args), [classoid](std::span<const Value> a) -> Value {
+        const int64_t oid = std::get<int64_t>(a[0]);
+        if (classoid) {
+          const auto comment = builtin_comment(*classoid, oid);
+          return comment ? Value{std::string(*comment)} : Value{Null{}};
+        }
+        const PostgresFunction* f = supported_function(static_cast<uint32_t>(oid));
         return f == nullptr || f->description == nullptr ? Value{Null{}} : Value{std::string(f->description)};
       });
     }
@@ -296,10 +337,32 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).
-      ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1) ||
-      // Every function pg_proc lists is built in: none has an SQL-standard body.
-      (name == "pg_get_function_sqlbody" && n == 1)) {
+      ((name == "pg_get_statisticsobjdef_columns" || name == "pg_get_statisticsobjdef") && n == 1)) {
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value>) -> Value { return Null{}; }, false);
+  }
+  if (name == "pg_describe_object" && n == 3) {
+    // NULL for an object the catalogs do not hold, as PostgreSQL answers.
+    args[0] = oid_argument(std::move(args[0]), context);
+    args[1] = oid_argument(std::move(args[1]), context);
+    args[2] = to_type(std::move(args[2]), TypeId::int4, context);
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto descriptions = object_descriptions();
+      if (!descriptions) return Null{};
+      auto text = descriptions->describe(std::get<int64_t>(a[0]), std::get<int64_t>(a[1]), std::get<int64_t>(a[2]));
+      return text ? Value{std::move(*text)} : Value{Null{}};
+    });
+  }
+  if ((name == "pg_get_functiondef" || name == "pg_get_function_sqlbody") && n == 1) {
+    // Built-in functions' definitions (psql's \sf) and the SQL-standard
+    // bodies of those written in SQL; NULL for an OID pg_proc does not list, as PostgreSQL answers.
+    args[0] = oid_argument(std::move(args[0]), context);
+    const bool body = name == "pg_get_function_sqlbody";
+    return call({TypeId::text}, name, std::move(args), [body](std::span<const Value> a) -> Value {
+      const PostgresFunction* f = supported_function(static_cast<uint32_t>(std::get<int64_t>(a[0])));
+      if (f == nullptr) return Null{};
+      if (body) return f->sqlbody == nullptr ? Value{Null{}} : Value{std::string(f->sqlbody)};
+      return function_definition(*f);
+    });
   }
   if ((name == "pg_get_function_result" || name == "pg_get_function_arguments" ||
        name == "pg_get_function_identity_arguments") && n == 1) {
@@ -319,7 +382,8 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   }
   if (((name == "pg_table_size" || name == "pg_relation_size" || name == "pg_total_relation_size" ||
         name == "pg_indexes_size") && n == 1) ||
-      (name == "pg_relation_size" && n == 2) || (name == "pg_database_size" && n == 1)) {
+      (name == "pg_relation_size" && n == 2) || (name == "pg_database_size" && n == 1) ||
+      (name == "pg_tablespace_size" && n == 1)) {
     // Sizes on disk are not known here (storage keeps column chunk files
     // the executor's functions do not see): 0 bytes, which tools such as
     // postgres_fdw's ANALYZE read as a small relation.

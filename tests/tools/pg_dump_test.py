@@ -2,8 +2,9 @@
 """pg_dump 15 of a Tally database (schema and data, plain SQL) restored into a
 PostgreSQL 15 gives the same rows, column types and defaults, keys and
 indexes, sequence values and views; and back: pg_dump of that PostgreSQL
-database restored into a fresh tallyd gives them again. Run through
-tests/clients/tallyd_harness.py."""
+database restored into a fresh tallyd gives them again. The same in
+pg_dump's custom format through pg_restore 15, both ways. pg_dumpall 15
+dumps the roles and the database. Run through tests/clients/tallyd_harness.py."""
 import os
 import socket
 import subprocess
@@ -13,6 +14,8 @@ import time
 import tool_env as t
 
 PG_DUMP = os.path.join(t.PG_BIN, "pg_dump")
+PG_RESTORE = os.path.join(t.PG_BIN, "pg_restore")
+PG_DUMPALL = os.path.join(t.PG_BIN, "pg_dumpall")
 TABLES = {
     "items": ("CREATE TABLE items (id int NOT NULL, name text, price numeric(10,2), qty int8, ratio float8,"
               " ok boolean, day date, ts timestamp, code varchar(8), small int2)",
@@ -57,9 +60,9 @@ class FreshTallyd:
     """A second tallyd with its default configuration (user tally, trust on
     loopback) and an empty data directory, stopped on exit."""
 
-    def __init__(self):
+    def __init__(self, name):
         self.port = free_port()
-        directory = os.path.join(os.environ["TALLY_TEST_DIR"], "fresh")
+        directory = os.path.join(os.environ["TALLY_TEST_DIR"], name)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TALLY_")}
         self.log = open(directory + ".log", "w")
         self.process = subprocess.Popen([os.environ["TALLY_TEST_TALLYD"], "--port", str(self.port), "--data-dir",
@@ -111,6 +114,11 @@ def main():
         if status != 0:
             print(f"FAIL: tallyd did not run {sql!r}: {out}")
             return 1
+    # pg_dumpall: the roles (the connected user) and the database's objects, dumped
+    # from the database it connects to (each name Tally accepts reaches the same tables).
+    status, dump = t.run([PG_DUMPALL, "-d", t.TALLY], timeout=300)
+    checks.check(status == 0 and f"CREATE ROLE {t.USER};" in dump and "CREATE TABLE public.items" in dump
+                 and "COPY public.items" in dump, "pg_dumpall of the Tally server", dump[-4000:])
     status, dump = t.run([PG_DUMP, "--no-owner", "--no-privileges", t.TALLY], timeout=300)
     if not checks.check(status == 0 and "CREATE TABLE" in dump, "pg_dump of the Tally database", dump[-4000:]):
         return checks.status()
@@ -123,16 +131,41 @@ def main():
         # And back: PostgreSQL's own dump of what it restored, into a fresh tallyd.
         status, dump = t.run([PG_DUMP, "--no-owner", "--no-privileges", target], timeout=300)
         checks.check(status == 0, "pg_dump of the restored PostgreSQL database", dump[-4000:])
-        fresh = FreshTallyd()
+        fresh = FreshTallyd("fresh")
         try:
             status, out = t.run([t.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", fresh.conninfo], input=dump, timeout=300)
             checks.check(status == 0, "PostgreSQL's dump restores into a fresh tallyd", out[-4000:])
             same_after(checks, target, fresh.conninfo, "PostgreSQL -> Tally")
         finally:
             fresh.stop()
+        custom_format(checks, pg)
     finally:
         pg.stop()
     return checks.status()
+
+
+def custom_format(checks, pg):
+    """pg_dump -Fc of Tally, pg_restore into a new PostgreSQL database; pg_dump -Fc
+    of that, pg_restore into a fresh tallyd."""
+    archive = os.path.join(os.environ["TALLY_TEST_DIR"], "tally.dump")
+    status, out = t.run([PG_DUMP, "-Fc", "--no-owner", "--no-privileges", "-f", archive, t.TALLY], timeout=300)
+    if not checks.check(status == 0, "pg_dump -Fc of the Tally database", out[-4000:]):
+        return
+    pg.sql(t.USER, t.DATABASE, "CREATE DATABASE from_archive")
+    target = pg.conninfo(t.USER, "from_archive")
+    status, out = t.run([PG_RESTORE, "--exit-on-error", "--no-owner", "-d", target, archive], timeout=300)
+    checks.check(status == 0, "pg_restore of it into PostgreSQL 15", out[-4000:])
+    same_after(checks, t.TALLY, target, "Tally -Fc-> PostgreSQL")
+    archive = os.path.join(os.environ["TALLY_TEST_DIR"], "postgres.dump")
+    status, out = t.run([PG_DUMP, "-Fc", "--no-owner", "--no-privileges", "-f", archive, target], timeout=300)
+    checks.check(status == 0, "pg_dump -Fc of the restored PostgreSQL database", out[-4000:])
+    fresh = FreshTallyd("fresh_custom")
+    try:
+        status, out = t.run([PG_RESTORE, "--exit-on-error", "--no-owner", "-d", fresh.conninfo, archive], timeout=300)
+        checks.check(status == 0, "pg_restore of PostgreSQL's archive into a fresh tallyd", out[-4000:])
+        same_after(checks, target, fresh.conninfo, "PostgreSQL -Fc-> Tally")
+    finally:
+        fresh.stop()
 
 
 if __name__ == "__main__":

@@ -2,13 +2,16 @@
 """pgcli (Debian's package) against tallyd: the queries of its completion
 refresh (pgcli.pgexecute.PGExecute, as pgcli/completion_refresher.py calls
 them) all answer, and what they say about the user's tables is what
-PostgreSQL 15 says for the same tables. Run through tests/clients/tallyd_harness.py."""
+PostgreSQL 15 says for the same tables; its backslash commands (pgspecial's
+\\d family, run as the prompt runs them) print what they print against
+PostgreSQL 15. Run through tests/clients/tallyd_harness.py."""
 import sys
 
 import tool_env as t
 
 try:
     from pgcli.pgexecute import PGExecute
+    from pgspecial.main import PGSpecial
 except ImportError as e:
     sys.exit(f"FAIL: {e}: the pgcli package is needed (scripts/setup.sh --test)")
 
@@ -21,6 +24,13 @@ STEPS = ["search_path", "schemata", "tables", "views", "table_columns", "view_co
          "foreignkeys", "functions", "databases", "casing"]
 COMPARED = {"search_path", "schemata", "tables", "views", "table_columns", "view_columns", "foreignkeys", "datatypes",
             "functions", "casing"}
+# pgspecial's commands over the user's objects. \\du and \\l keep the
+# connected user's and database's rows (the oracle has other roles and
+# databases); \\dx lists plpgsql in both. Not \\dp: pgspecial's query for it
+# fails on PostgreSQL 15 itself (unknown || "char" is ambiguous there).
+SPECIAL = ["\\d", "\\d sales", "\\d+ t", "\\dt", "\\di", "\\dv", "\\ds", "\\dn", "\\dT", "\\df", "\\dx",
+           "\\dD", "\\dE", "\\dm", "\\ddp", "\\du", "\\l"]
+KEEP_ROW = {"\\du": t.USER, "\\l": t.DATABASE}
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
 KNOWN_GAPS = {}
 
@@ -34,6 +44,22 @@ def public(rows):
     rows = [fields(r) for r in rows]
     return sorted(tuple(str(c) for c in r) for r in rows if not isinstance(r, str) and r and r[0] == "public") \
         if rows and not isinstance(rows[0], str) else rows
+
+
+def special(executor, command):
+    """What the prompt shows for a backslash command: each result's title,
+    headers, rows and status (or the error), rows kept as KEEP_ROW says."""
+    try:
+        out = []
+        for title, rows, headers, status, *_ in executor.run(command, pgspecial=PGSpecial()):
+            rows = [tuple(r) for r in rows] if rows is not None else None
+            if command in KEEP_ROW and rows is not None:
+                rows = [r for r in rows if r[0] == KEEP_ROW[command]]
+                status = None
+            out.append((title, headers, rows, status))
+        return out
+    except Exception as e:
+        return f"error: {e}"
 
 
 def main():
@@ -62,6 +88,10 @@ def main():
             else:
                 checks.check(step == "foreignkeys" or len(actual) > 0, f"PGExecute.{step}()",
                              f"answers no rows: {actual}")
+        for command in SPECIAL:
+            expected, actual = special(oracle, command), special(tally, command)
+            checks.check(expected == actual and not isinstance(expected, str), f"pgcli {command}",
+                         f"--- PostgreSQL 15\n{expected}\n--- tallyd\n{actual}")
         # Queries through pgcli's own runner (what the prompt does with a typed statement).
         results = list(tally.run("SELECT region, sum(amount) FROM sales GROUP BY region; SELECT 1 AS one"))
         checks.check(len(results) == 2 and list(results[1][1]) == [(1,)], "PGExecute.run of two statements",
