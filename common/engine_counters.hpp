@@ -5,8 +5,10 @@
 // depend on it. One relaxed atomic add per event; read when scraped.
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tally {
 
@@ -40,19 +42,48 @@ inline void count(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetc
 
 // What the statement running on this thread did, for its log line (tallyd's
 // query log, server/metrics_query_log.hpp). A session runs its statements on
-// one thread, so the log resets this before a statement and reads it after;
-// the scan path and the aggregation planner fill it on that same thread.
+// one thread, so the log resets this before a statement and reads it after.
+// Chunks are also read by pool tasks (read-ahead, parallel parts): those run
+// under their caller's trace (StatementTraceScope), so the scan counts are
+// atomic; engine and variant are set on the session's thread only.
 struct StatementTrace {
-  uint64_t rows_scanned = 0;
-  uint64_t bytes_scanned = 0;
+  std::atomic<uint64_t> rows_scanned{0};
+  std::atomic<uint64_t> bytes_scanned{0};
   std::string engine;   // AggregationReport::engine ("cpu", "gpu"); empty: none ran
   std::string variant;  // AggregationReport::variant
 };
 
-inline StatementTrace& statement_trace() {
-  thread_local StatementTrace trace;
+namespace detail {
+inline std::shared_ptr<StatementTrace>& statement_trace_slot() {
+  thread_local std::shared_ptr<StatementTrace> trace;
   return trace;
 }
+}  // namespace detail
+
+// This thread's statement trace: its own, or the one a StatementTraceScope installed.
+inline StatementTrace& statement_trace() {
+  auto& trace = detail::statement_trace_slot();
+  if (!trace) trace = std::make_shared<StatementTrace>();
+  return *trace;
+}
+
+// What a pool task captures to run under its caller's statement trace.
+inline std::shared_ptr<StatementTrace> current_statement_trace() {
+  statement_trace();
+  return detail::statement_trace_slot();
+}
+
+class StatementTraceScope {
+ public:
+  explicit StatementTraceScope(std::shared_ptr<StatementTrace> trace)
+      : previous_(std::exchange(detail::statement_trace_slot(), std::move(trace))) {}
+  ~StatementTraceScope() { detail::statement_trace_slot() = std::move(previous_); }
+  StatementTraceScope(const StatementTraceScope&) = delete;
+  StatementTraceScope& operator=(const StatementTraceScope&) = delete;
+
+ private:
+  std::shared_ptr<StatementTrace> previous_;
+};
 
 // One scanned chunk: the process-wide counters and this thread's statement.
 inline void count_scan(uint64_t rows, uint64_t bytes) {

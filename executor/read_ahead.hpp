@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
@@ -99,15 +100,17 @@ class ReadAhead {
     slot->work = std::move(work);
     slots_.push_back(slot);
     if (depth_ == 0) return;
-    // The worker runs under the statement's cancel token, memory tracker
-    // and time zone, as the consumer would (a sink's prepare() may reserve;
+    // The worker runs under the statement's cancel token, memory tracker,
+    // time zone and trace (its chunk reads count in the statement's log
+    // line), as the consumer would (a sink's prepare() may reserve;
     // a filter may cast a timestamptz).
     cpu::WorkerPool::shared().submit(
         [slot, token = current_cancel_token(), tracker = current_memory_tracker(),
-         zone = types::current_time_zone_shared()] {
+         zone = types::current_time_zone_shared(), trace = current_statement_trace()] {
           const CancelScope scope(token);
           const MemoryScope memory_scope(tracker);
           const types::TimeZoneScope zone_scope(zone);
+          const StatementTraceScope trace_scope(trace);
           run(*slot);
         });
   }

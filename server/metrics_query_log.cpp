@@ -69,12 +69,12 @@ class StatementObservation {
     if (log::enabled(log::Level::debug)) {
       log::debug("query", {{"pid", pid_}, {"protocol", protocol_}, {"command", command},
                            {"duration_ms", ms}, {"engine", engine}, {"variant", variant},
-                           {"rows_scanned", trace.rows_scanned}, {"bytes_scanned", trace.bytes_scanned},
+                           {"rows_scanned", trace.rows_scanned.load()}, {"bytes_scanned", trace.bytes_scanned.load()},
                            {"statement", sql_.substr(0, max_logged_statement_chars)}});
     } else {
       log::info("query", {{"pid", pid_}, {"protocol", protocol_}, {"command", command},
                           {"duration_ms", ms}, {"engine", engine}, {"variant", variant},
-                          {"rows_scanned", trace.rows_scanned}, {"bytes_scanned", trace.bytes_scanned}});
+                          {"rows_scanned", trace.rows_scanned.load()}, {"bytes_scanned", trace.bytes_scanned.load()}});
     }
   }
 

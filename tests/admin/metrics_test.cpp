@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <thread>
+#include <vector>
 
 #include "tests/admin/prometheus_text.hpp"
 
@@ -169,7 +170,26 @@ TEST(Metrics, EngineCountersAppearInTheGlobalRegistry) {
                    after.at("tally_column_cache_hits_total") /
                        (after.at("tally_column_cache_hits_total") + after.at("tally_column_cache_misses_total")));
   // This thread's statement trace saw the scan too.
-  EXPECT_GE(statement_trace().rows_scanned, 1000u);
+  EXPECT_GE(statement_trace().rows_scanned.load(), 1000u);
+}
+
+// A chunk read by another thread for the statement (read-ahead, a parallel
+// part) counts in the statement's trace: that thread runs under it.
+TEST(Metrics, ScansOnOtherThreadsCountInTheStatementsTrace) {
+  const uint64_t before = statement_trace().rows_scanned.load();
+  const auto trace = current_statement_trace();
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([trace] {
+      const StatementTraceScope scope(trace);
+      for (int chunk = 0; chunk < 100; ++chunk) count_scan(10, 80);
+    });
+  }
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(statement_trace().rows_scanned.load() - before, 4000u);
+  // A thread without the scope keeps its own.
+  std::thread([] { count_scan(7, 7); }).join();
+  EXPECT_EQ(statement_trace().rows_scanned.load() - before, 4000u);
 }
 
 TEST(Metrics, TuningCacheEntriesReadTheSourceTallydSets) {
