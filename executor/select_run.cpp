@@ -31,6 +31,7 @@
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/row_selection.hpp"
 #include "executor/row_sort.hpp"
 #include "executor/row_top_n.hpp"
 #include "executor/subquery_expr.hpp"
@@ -49,57 +50,6 @@ int64_t constant_int(const ExprPtr& e, const ExecContext& ec, int64_t fallback) 
   Value v = evaluate_constant(*e, ec.parameters);
   if (is_null(v)) return fallback;
   return std::get<int64_t>(v);
-}
-
-
-// Applies the WHERE mask; returns the selected row numbers.
-std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
-  std::vector<uint32_t> rows;
-  if (where == nullptr) {
-    rows.resize(input.rows);
-    std::iota(rows.begin(), rows.end(), 0u);
-    return rows;
-  }
-  Vector mask = where->evaluate(input);
-  rows.reserve(input.rows);
-  for (size_t r = 0; r < input.rows; ++r) {
-    if (!mask.null_at(r) && mask.ints[r]) rows.push_back(static_cast<uint32_t>(r));
-  }
-  return rows;
-}
-
-// select_rows over `parts` contiguous ranges of the input on the worker
-// pool: a table of fewer chunks than cores (a dimension table, a subquery's
-// table) has each chunk's WHERE spread over the cores, not one core per chunk.
-// Groups below which HAVING is evaluated on one thread (per part beyond).
-constexpr size_t kHavingRowsPerPart = size_t{1} << 16;
-
-std::vector<uint32_t> select_rows_in_parts(Expr* where, const EvalInput& input, int parts) {
-  if (where == nullptr || parts <= 1) return select_rows(where, input);
-  // Each part copies only the columns the condition reads (all of them
-  // when a subquery in it may read others).
-  std::set<int> read;
-  const bool every_column = has_subquery(*where);
-  if (!every_column) collect_refs(*where, read);
-  std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
-  cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
-    std::vector<uint32_t> range(end - begin);
-    std::iota(range.begin(), range.end(), static_cast<uint32_t>(begin));
-    std::vector<Vector> slices(input.columns.size());
-    EvalInput slice = input;
-    slice.rows = end - begin;
-    for (size_t c = 0; c < input.columns.size(); ++c) {
-      if (!every_column && read.count(static_cast<int>(c)) == 0) slice.columns[c] = nullptr;
-      if (slice.columns[c] == nullptr) continue;
-      slices[c] = gather(*input.columns[c], range);
-      slice.columns[c] = &slices[c];
-    }
-    std::vector<uint32_t>& mine = kept[static_cast<size_t>(part)];
-    for (const uint32_t r : select_rows(where, slice)) mine.push_back(r + static_cast<uint32_t>(begin));
-  });
-  std::vector<uint32_t> rows;
-  for (const auto& part : kept) rows.insert(rows.end(), part.begin(), part.end());
-  return rows;
 }
 
 // Keeps the first row (in `order`) of each distinct combination of `columns`
@@ -625,11 +575,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     // Without HAVING every group is kept (no row list is built). Over many
     // groups HAVING is evaluated in parts on the workers (a volatile
     // function sees the groups in order, on this thread).
-    int having_parts = 1;
-    if (plan.having && groups >= 2 * kHavingRowsPerPart && !has_volatile_function(*plan.having)) {
-      const int cores = ec.threads > 0 ? ec.threads : cpu::WorkerPool::shared().workers() + 1;
-      having_parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(cores), groups / kHavingRowsPerPart));
-    }
+    const int having_parts = plan.having ? having_parts_for(*plan.having, groups, ec.threads) : 1;
     std::vector<uint32_t> rows =
         plan.having ? select_rows_in_parts(plan.having.get(), post, having_parts) : std::vector<uint32_t>();
     std::vector<Vector> kept;
