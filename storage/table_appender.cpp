@@ -344,11 +344,10 @@ std::vector<std::pair<uint64_t, std::shared_ptr<ChunkBatch>>> TableAppender::tak
 std::optional<catalog::DictionaryState> TableAppender::link_adopted_dictionary(size_t column,
                                                                                const catalog::DictionaryState& committed,
                                                                                const std::string& path) {
-  if (committed.entries != 0 || committed.bytes != 0 || column >= adopted_.size() || !adopted_[column]) return std::nullopt;
-  const auto file = store_.committed_dictionary_file(*adopted_[column]);
-  if (!file || file->state.entries != static_cast<uint64_t>(dicts_[column]->size())) return std::nullopt;
-  if (!link_dictionary(file->path, path)) return std::nullopt;
-  return file->state;
+  if (committed.entries != 0 || committed.bytes != 0 || column >= adopted_.size() || !adopted_[column] ||
+      dicts_[column]->size() != adopted_[column]->size())
+    return std::nullopt;
+  return store_.link_committed_dictionary(*adopted_[column], path);
 }
 
 std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {

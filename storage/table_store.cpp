@@ -249,7 +249,8 @@ void TableStore::publish_dictionaries(const catalog::TableDef& def,
   }
 }
 
-std::optional<TableStore::DictionaryFile> TableStore::committed_dictionary_file(const StringDictionary& dictionary) {
+std::optional<catalog::DictionaryState> TableStore::link_committed_dictionary(const StringDictionary& dictionary,
+                                                                              const std::string& path) {
   std::lock_guard states_lock(states_mutex_);
   for (const auto& [oid, st] : states_) {
     std::lock_guard lock(st->dict_mutex);
@@ -257,7 +258,8 @@ std::optional<TableStore::DictionaryFile> TableStore::committed_dictionary_file(
       if (st->dictionaries[slot].get() != &dictionary) continue;
       const catalog::DictionaryState& state = st->loaded[slot];
       if (static_cast<uint64_t>(dictionary.size()) != state.entries || state.entries == 0) return std::nullopt;
-      return DictionaryFile{dictionary_path(oid, static_cast<int>(slot)), state};
+      if (!link_dictionary(dictionary_path(oid, static_cast<int>(slot)), path)) return std::nullopt;
+      return state;
     }
   }
   return std::nullopt;

@@ -103,15 +103,15 @@ class TableStore {
   std::string chunk_path(uint32_t oid, uint64_t chunk_id, int slot) const;
   std::string dictionary_path(uint32_t oid, int slot) const;
 
-  // The file whose committed prefix holds exactly `dictionary`'s entries,
-  // when it is a table's current dictionary of a text column with nothing
-  // past its committed entries: a new table that takes all of them (CREATE
-  // TABLE AS of a text key) links that file instead of writing it again.
-  struct DictionaryFile {
-    std::string path;
-    catalog::DictionaryState state;
-  };
-  std::optional<DictionaryFile> committed_dictionary_file(const StringDictionary& dictionary);
+  // Links `path` (a new table's dictionary file) to the file whose committed
+  // prefix holds exactly `dictionary`'s entries, when it is a table's
+  // current dictionary of a text column with nothing past its committed
+  // entries (link_dictionary): a new table that takes all of them (CREATE
+  // TABLE AS of a text key) does not write them again. Returns the committed
+  // state the link holds; nullopt (nothing changed) otherwise. Under the
+  // table's dictionary lock, so a TRUNCATE cannot swap the file meanwhile.
+  std::optional<catalog::DictionaryState> link_committed_dictionary(const StringDictionary& dictionary,
+                                                                    const std::string& path);
 
  private:
   friend class TableAppender;
