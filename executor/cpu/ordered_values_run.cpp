@@ -575,10 +575,9 @@ OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const Group
   sorted_by_sorter_ = true;
   const auto per = static_cast<uint64_t>(k.per_key);
   Sorted out;
-  resize_prefaulted(out.from, groups);
-  resize_prefaulted(out.n, groups);
-  std::vector<uint64_t> kept;
-  resize_prefaulted(kept, groups);
+  out.from.assign(groups, 0);
+  out.n.assign(groups, 0);
+  std::vector<uint64_t> kept(groups, 0);
   auto place = [&](uint32_t g, size_t block, uint64_t n) {
     out.n[g] = n;
     kept[g] = per;
@@ -598,12 +597,9 @@ OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const Group
     place(index.null_group(), k.keys.size(), k.null_key_rows);
     values_ += k.null_key_rows;
   }
-  resize_prefaulted(out.offsets, groups + 1);
+  out.offsets.assign(groups + 1, 0);
   for (size_t g = 0; g < groups; ++g) out.offsets[g + 1] = out.offsets[g] + kept[g];
-  resize_prefaulted(out.codes, k.codes.size());
-  parallel_for(k.codes.size() >= kParallelRows ? threads_ : 1, k.codes.size(), [&](int, size_t b, size_t e) {
-    std::copy(k.codes.begin() + static_cast<long>(b), k.codes.begin() + static_cast<long>(e), out.codes.begin() + static_cast<long>(b));
-  });
+  out.codes.assign(k.codes.begin(), k.codes.end());
   out.positions = std::move(k.positions);
   assign_ms_ += ms_since(t);
   return out;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ordered_rows.hpp"
 #include "executor/operators/chunk_ops.hpp"
 
 namespace tally::executor {
@@ -44,29 +45,10 @@ struct IntegerKeys {
   }
 };
 
-// An allocator whose elements start unset when a vector grows by resize()
-// (values given to assign() or insert() are still written): the chains of
-// a build side of millions of rows fill their arrays on every thread,
-// instead of one thread zeroing hundreds of megabytes first.
-template <class T>
-struct UnsetAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UnsetAllocator<U>;
-  };
-  UnsetAllocator() = default;
-  template <class U>
-  UnsetAllocator(const UnsetAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using RowNumbers = std::vector<uint32_t, UnsetAllocator<uint32_t>>;
+// Elements start unset when the vector grows by resize(): the chains of a
+// build side of millions of rows fill their arrays on every thread, instead
+// of one thread zeroing hundreds of megabytes first.
+using RowNumbers = std::vector<uint32_t, UninitializedAllocator<uint32_t>>;
 
 struct KeyChains {
   RowNumbers head, next;
