@@ -323,6 +323,14 @@ class AggregateEngine {
   // Side-effect-free: whether this engine can run the spec at all.
   virtual bool can_run(const AggregationSpec& spec) const = 0;
   virtual std::unique_ptr<AggregationRun> start(const AggregationSpec& spec) = 0;
+  // Whether the engine keeps a copy of this stored column of one chunk (the
+  // GPU's device column cache), so that a run over it reads no host memory.
+  // Counts no cache hit or miss.
+  virtual bool keeps(const ColumnIdentity& /*column*/) const { return true; }
+  // Notes that a read of `table`, none of whose columns the engine kept, was
+  // left to another engine; true when one had been left before. The caller
+  // then runs this read here: a table read twice is worth copying.
+  virtual bool note_left_elsewhere(uint64_t /*table*/) { return true; }
 };
 
 }  // namespace tally

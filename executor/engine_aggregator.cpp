@@ -393,7 +393,11 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     // Ordered-set and DISTINCT aggregates run beside the GPU's run of the
     // others (start_run), so the GPU need only take those.
     const bool ordered = cpu::has_ordered_aggregates(g);
-    if (!filtered && gpu->can_run(ordered ? cpu::OrderedValuesRun::inner_spec(g) : g)) {
+    const bool runs = !filtered && gpu->can_run(ordered ? cpu::OrderedValuesRun::inner_spec(g) : g);
+    if (runs && context.engine == "auto" && cold_read_on_cpu(*gpu)) {
+      not_on_gpu_ = "a small table whose columns are not on the GPU yet: the CPU engine answers before the device "
+                    "would have its copy (the table's next read copies it)";
+    } else if (runs) {
       spec_ = std::move(g);
       engine_ = gpu;
       on_gpu_ = true;
@@ -412,6 +416,24 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   // finalize() reads the compact form (shared counts, int64 sums): less to
   // emit, and columns that are engine arrays as they are get moved.
   spec_.compact_result = true;
+}
+
+bool EngineAggregator::cold_read_on_cpu(AggregateEngine& gpu) const {
+  if (engine_table_ == nullptr || table_oid_ == 0 || table_->chunk_count() == 0 ||
+      table_->row_count() > kColdReadCpuRows) {
+    return false;
+  }
+  // The first stored column the run reads: a key, else a bare input.
+  int column = -1;
+  if (mode_ == KeyMode::int_column || mode_ == KeyMode::dict_column) column = key_column_;
+  else if (!packed_columns_.empty()) column = packed_columns_.front();
+  for (size_t i = 0; column < 0 && i < inputs_.size(); ++i) {
+    if (const auto* c = dynamic_cast<const ColumnExpr*>(inputs_[i])) column = c->index;
+  }
+  const std::optional<uint64_t> chunk = engine_table_->chunk_id(0);
+  if (column < 0 || !chunk) return false;
+  if (gpu.keeps(ColumnIdentity{table_oid_, *chunk, static_cast<uint32_t>(column)})) return false;
+  return !gpu.note_left_elsewhere(table_oid_);
 }
 
 void EngineAggregator::compile_programs(const Expr* where, const ExecContext& context) {

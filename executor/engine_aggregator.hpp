@@ -118,6 +118,14 @@ constexpr size_t kMaxPackedKeyParts = 16;
 // more than the rows (group_by_round_trip_bench --rows 1 shows it).
 constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
 
+// A table of at most this many rows whose columns the GPU does not keep is
+// aggregated by the CPU engine the first time it is read, with the engine on
+// "auto": on every core the CPU engine answers such a table faster than the
+// GPU's first read copies its chunks to the device (a CREATE TABLE AS of a
+// million rows then checked once, as H2O's protocol does). A second read of
+// the same table runs on the GPU, which then keeps its columns.
+constexpr uint64_t kColdReadCpuRows = uint64_t{1} << 23;
+
 class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
@@ -147,6 +155,9 @@ class EngineAggregator final : public GroupAggregator {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
   }
   void choose_engine(const ExecContext& context);
+  // choose_engine: whether a small table's first read goes to the CPU
+  // engine rather than `gpu` (kColdReadCpuRows).
+  bool cold_read_on_cpu(AggregateEngine& gpu) const;
   // WHERE and the inputs that are expressions as column programs the engine
   // evaluates over the stored chunks (column_program_compiler.hpp), when
   // all of them compile and the raw path can take the query; else nothing

@@ -34,13 +34,23 @@ template <typename T>
 class ReadAhead {
  public:
   using Work = std::function<T()>;
+  // A piece's work. in_place: so little (a chunk whose columns are all held
+  // by the engine: nothing to read) that handing it to a worker would cost
+  // more than the work, tens of microseconds a chunk on the consumer's
+  // path to its engine: it runs in take().
+  struct Piece {
+    template <class F>
+    Piece(F f, bool in_place = false) : work(std::move(f)), in_place(in_place) {}  // NOLINT: any callable
+    Work work;
+    bool in_place = false;
+  };
 
   // Pieces 0 .. count-1, taken in that order. work_for(i) runs on the
   // consumer's thread, in order, when piece i is queued, and says what to
   // do for it; at most `depth` pieces are queued beyond the one taken
   // (0: each runs in take()), which bounds the decoded chunks held beyond
   // the consumer's own.
-  ReadAhead(size_t depth, size_t count, std::function<Work(size_t)> work_for)
+  ReadAhead(size_t depth, size_t count, std::function<Piece(size_t)> work_for)
       : depth_(depth), count_(count), work_for_(std::move(work_for)) {}
   // Waits for work a worker is running (it uses the caller's snapshot and
   // plan); queued work never starts.
@@ -95,11 +105,11 @@ class ReadAhead {
     std::exception_ptr error;
   };
 
-  void push(Work work) {
+  void push(Piece piece) {
     auto slot = std::make_shared<Slot>();
-    slot->work = std::move(work);
+    slot->work = std::move(piece.work);
     slots_.push_back(slot);
-    if (depth_ == 0) return;
+    if (depth_ == 0 || piece.in_place) return;
     // The worker runs under the statement's cancel token, memory tracker,
     // time zone and trace (its chunk reads count in the statement's log
     // line), as the consumer would (a sink's prepare() may reserve;
@@ -140,7 +150,7 @@ class ReadAhead {
 
   size_t depth_;
   size_t count_;
-  std::function<Work(size_t)> work_for_;
+  std::function<Piece(size_t)> work_for_;
   size_t queued_ = 0;  // pieces [0, queued_) are queued or taken
   size_t taken_ = 0;
   std::deque<std::shared_ptr<Slot>> slots_;

@@ -507,16 +507,18 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     return e;
   };
   ReadAhead<Read> ahead(wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth(), plan.table ? chunks : 0,
-                        [&](size_t c) -> ReadAhead<Read>::Work {
+                        [&](size_t c) -> ReadAhead<Read>::Piece {
                           std::vector<int> columns = raw ? aggregator->raw_columns(c, plan.scan_columns) : plan.scan_columns;
                           // A raw chunk whose columns are all held elsewhere is not read at all.
-                          return [table = plan.table.get(), c, columns = std::move(columns), raw, evaluate_ahead, &evaluate,
-                                  held = aggregator.get()]() {
-                            Read read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns, {}, {}};
-                            if (evaluate_ahead) read.evaluated = evaluate(read.batch.get());
-                            if (raw) read.raw_ahead = held->prepare_raw(c, table->chunk_rows(c), read.batch, read.columns);
-                            return read;
-                          };
+                          const bool nothing_read = raw && columns.empty();
+                          return {[table = plan.table.get(), c, columns = std::move(columns), raw, evaluate_ahead, &evaluate,
+                                   held = aggregator.get()]() {
+                                    Read read{raw && columns.empty() ? nullptr : table->read_chunk(c, columns), columns, {}, {}};
+                                    if (evaluate_ahead) read.evaluated = evaluate(read.batch.get());
+                                    if (raw) read.raw_ahead = held->prepare_raw(c, table->chunk_rows(c), read.batch, read.columns);
+                                    return read;
+                                  },
+                                  nothing_read};
                         });
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();

@@ -85,7 +85,7 @@ __device__ uint64_t sort_key(const CollectArgs& a, int64_t r) {
 // skipped, NULL-key rows go to their own buffer (their group's), the others
 // to (out_keys, out_codes). One atomic per warp on the shared count: the
 // order within the buffers is free, the sort sets it.
-__global__ void collect_kernel(CollectArgs a, int64_t rows) {
+__global__ void collect_kernel(const __grid_constant__ CollectArgs a, int64_t rows) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const unsigned lane = threadIdx.x & 31u;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < rows; base += stride) {
@@ -118,7 +118,7 @@ struct PickArgs {
   int per = 0;  // positions kept per run
 };
 
-__global__ void pick_kernel(const uint64_t* codes, const int* lengths, const int* starts, int single, int runs, PickArgs p,
+__global__ void pick_kernel(const uint64_t* codes, const int* lengths, const int* starts, int single, int runs, const __grid_constant__ PickArgs p,
                             uint64_t* out_codes, uint64_t* out_positions) {
   for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += gridDim.x * blockDim.x) {
     const uint64_t n = lengths ? static_cast<uint64_t>(lengths[r]) : static_cast<uint64_t>(single);

@@ -21,6 +21,14 @@
 #include "gpu/tuner/tuning_signature.hpp"
 
 namespace tally::gpu {
+
+bool GpuEngine::note_left_elsewhere(uint64_t table) {
+  std::lock_guard lock(left_mutex_);
+  if (left_elsewhere_.count(table)) return true;
+  if (left_elsewhere_.size() >= kMaxLeftTables) left_elsewhere_.clear();
+  left_elsewhere_.insert(table);
+  return false;
+}
 namespace {
 
 // Without a configured budget the engine may use this share of the free

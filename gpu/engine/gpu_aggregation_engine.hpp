@@ -29,6 +29,9 @@ class GpuAggregationEngine final : public GpuEngine {
   std::string name() const override { return "gpu"; }
   const DeviceInfo& device() const override { return device_; }
   ColumnCache& column_cache() override { return cache_; }
+  bool keeps(const tally::ColumnIdentity& column) const override {
+    return cache_.contains(column.table, column.chunk, column.column);
+  }
   bool can_run(const tally::AggregationSpec& spec) const override;
   std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
 

@@ -11,7 +11,10 @@
 // Not yet: FILTER masks (sink throws 0A000; the planner never sends them),
 // float inputs and moments (can_run() says false, so the planner uses the
 // CPU engine).
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 
 #include "config/config.hpp"
 #include "common/aggregate_engine.hpp"
@@ -43,6 +46,12 @@ class GpuEngine : public tally::AggregateEngine {
   // runs (ordered-set aggregates, whose rows a device keeps and sorts over
   // its own column cache). Itself, except for MultiDeviceEngine.
   virtual GpuEngine& primary() { return *this; }
+  bool note_left_elsewhere(uint64_t table) override;
+
+ private:
+  std::mutex left_mutex_;
+  std::unordered_set<uint64_t> left_elsewhere_;  // bounded: cleared when it grows past kMaxLeftTables
+  static constexpr size_t kMaxLeftTables = 4096;
 };
 
 // The engine for device `ordinal` (-1 = first device); nullptr when this build

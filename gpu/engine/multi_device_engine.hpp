@@ -29,6 +29,13 @@ class MultiDeviceEngine final : public GpuEngine {
   const DeviceInfo& device() const override { return devices_.front()->device(); }
   ColumnCache& column_cache() override { return devices_.front()->column_cache(); }
   GpuEngine& primary() override { return *devices_.front(); }
+  // A chunk is cached on one device (chunk id modulo the devices): any.
+  bool keeps(const tally::ColumnIdentity& column) const override {
+    for (const auto& d : devices_) {
+      if (d->keeps(column)) return true;
+    }
+    return false;
+  }
   bool can_run(const tally::AggregationSpec& spec) const override;
   std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
 

@@ -54,6 +54,14 @@ std::shared_ptr<const DeviceColumn> ColumnCache::find(const ColumnKey& key) {
   return it->second->column;
 }
 
+bool ColumnCache::contains(uint64_t table, uint64_t chunk, uint32_t column) const {
+  std::lock_guard lock(state_->mutex);
+  for (const uint8_t width : {uint8_t{4}, uint8_t{8}}) {
+    if (state_->index.count(ColumnKey{table, chunk, column, width})) return true;
+  }
+  return false;
+}
+
 void ColumnCache::insert(const ColumnKey& key, std::shared_ptr<const DeviceColumn> column) {
   if (!column) return;
   // Evicted entries are released outside the lock: their destructor may wait

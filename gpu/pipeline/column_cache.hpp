@@ -72,6 +72,10 @@ class ColumnCache {
 
   // The resident column, or nullptr (counted as a hit or a miss).
   std::shared_ptr<const DeviceColumn> find(const ColumnKey& key);
+  // Whether the column of one chunk is resident at either width, without
+  // counting a hit or a miss or touching the LRU order (the planner's look
+  // before it picks an engine).
+  bool contains(uint64_t table, uint64_t chunk, uint32_t column) const;
   // Whether a column of `bytes` may be admitted at all.
   bool admits(uint64_t bytes) const { return bytes > 0 && bytes <= capacity_; }
   // Takes ownership of a filled column (its `ready` event recorded) and makes

@@ -22,7 +22,7 @@ struct ProgramArgs {
   uint32_t* error = nullptr;
 };
 
-__global__ void programs_kernel(const tally::ProgramStep* steps, ProgramArgs args, int64_t rows) {
+__global__ void programs_kernel(const tally::ProgramStep* steps, const __grid_constant__ ProgramArgs args, int64_t rows) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   uint32_t error = 0;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {

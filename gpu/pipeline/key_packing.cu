@@ -25,7 +25,7 @@ struct PackParts {
 };
 
 // A grid-stride loop: the grid is sized to fill the device, not the rows.
-__global__ void pack_keys_kernel(PackParts parts, int64_t rows, int64_t* out) {
+__global__ void pack_keys_kernel(const __grid_constant__ PackParts parts, int64_t rows, int64_t* out) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
     uint64_t code = 0;

@@ -51,7 +51,7 @@ __device__ __forceinline__ uint64_t tuple_hash(const int64_t* v, int count, uint
 
 __device__ __forceinline__ uint32_t load_slot(const uint32_t* slot) { return *static_cast<const volatile uint32_t*>(slot); }
 
-__global__ void assign_kernel(TupleColumns in, TableView t, int64_t rows, int64_t* out) {
+__global__ void assign_kernel(const __grid_constant__ TupleColumns in, TableView t, int64_t rows, int64_t* out) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
     int64_t v[kMaxDeviceKeyParts];

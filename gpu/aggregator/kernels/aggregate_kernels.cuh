@@ -162,7 +162,7 @@ __device__ void shared_flush(const SharedTable& t, const SharedLayout& lay, cons
 // kCountSum: the common shape count(*) + sum(int4 NOT NULL) with no NULL keys,
 // with the lanes fixed at compile time.
 template <class K, int R, bool kDense, bool kCountSum = false>
-__global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
+__global__ void shared_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, const __grid_constant__ SharedLayout lay, SharedParams p,
                                         GlobalTableRef<K> table, SpillRef spill) {
   extern __shared__ __align__(16) unsigned char smem[];
   const SharedTable t{smem, (p.slots + 2) * p.replicas};
@@ -260,7 +260,7 @@ __global__ void shared_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout 
 
 // GLOBAL variant: every row probes the global table (grid-stride over tiles).
 template <class K, int R>
-__global__ void global_aggregate_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> table, SpillRef spill) {
+__global__ void global_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, GlobalTableRef<K> table, SpillRef spill) {
   const int64_t tile = static_cast<int64_t>(blockDim.x) * R;
   const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; base - threadIdx.x < c.rows;
@@ -288,7 +288,7 @@ __global__ void global_aggregate_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRe
 // SORT variant, second step: over key-sorted rows each thread aggregates a
 // contiguous run of `run` rows locally and merges one partial per key change.
 template <class K>
-__global__ void sorted_run_kernel(ChunkRef<K> c, LaneSet ls, GlobalTableRef<K> table, SpillRef spill, int run) {
+__global__ void sorted_run_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, GlobalTableRef<K> table, SpillRef spill, int run) {
   const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * run;
   if (first >= c.rows) return;
   const int64_t last = min(first + run, c.rows);

@@ -287,7 +287,7 @@ __device__ __forceinline__ void dictionary_block_setup(const SharedTable& t, con
 // Blocks take contiguous tile ranges. Slots are 32-bit with two sentinels, so
 // the row loop has no 64-bit index arithmetic.
 template <class K, int R>
-__global__ void dictionary_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
+__global__ void dictionary_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, const __grid_constant__ SharedLayout lay, SharedParams p,
                                             DictionaryParams dp, DictionaryRef<K> d, GlobalTableRef<K> table,
                                             SpillRef spill) {
   constexpr uint32_t kGlobal = UINT32_MAX;       // no room: the global table
@@ -386,7 +386,7 @@ __device__ __forceinline__ void dictionary_add_global_count_sum(const GlobalTabl
 // consecutive keys and values as one 16-byte load each (int4 keys, R a
 // multiple of 4, both columns 16-byte aligned: the launcher checks).
 template <class K, int R, bool kVec>
-__global__ void dictionary_count_sum_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
+__global__ void dictionary_count_sum_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, const __grid_constant__ SharedLayout lay, SharedParams p,
                                             DictionaryParams dp, DictionaryRef<K> d, GlobalTableRef<K> table,
                                             SpillRef spill) {
   static_assert(!kVec || (sizeof(K) == 4 && R % 4 == 0), "vector loads: int4 keys, 4 rows per load");

@@ -66,7 +66,7 @@ __global__ void rehash_kernel(GlobalTableRef<K> from, GlobalTableRef<K> to, int 
 }
 
 template <class K>
-__global__ void merge_spill_kernel(GlobalTableRef<K> table, SpillRef spill, uint64_t n, LaneSet ls, ull* lost) {
+__global__ void merge_spill_kernel(GlobalTableRef<K> table, SpillRef spill, uint64_t n, const __grid_constant__ LaneSet ls, ull* lost) {
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const int64_t s = table.find_or_insert(static_cast<K>(spill.keys[i]));

@@ -253,7 +253,7 @@ __device__ __forceinline__ uint32_t count_sum_slot(const CountSumTable<K>& t, co
 // Under it the identity instantiation spills 16 bytes (dense 2^26 about 3%
 // slower), a smaller loss than one block per SM.
 template <class K, int R, bool kFillChecked, bool kIdentity>
-__global__ void __launch_bounds__(1024, R <= 2 ? 2 : 1) partition_count_sum_kernel(ChunkRef<K> c, SharedLayout lay, SharedParams p, const PartitionItem* work,
+__global__ void __launch_bounds__(1024, R <= 2 ? 2 : 1) partition_count_sum_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ SharedLayout lay, SharedParams p, const PartitionItem* work,
                                            const uint32_t* item_count, bool direct, GlobalTableRef<K> table, SpillRef spill,
                                            DirectRef out) {
   static_assert(R >= 1 && R <= 16, "row flags are 32 bits");

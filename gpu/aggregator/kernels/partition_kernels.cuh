@@ -159,7 +159,7 @@ __device__ void partition_flush_direct(const SharedTable& t, const SharedLayout&
 // both in `out` and in the table. Any lane set; count(*) + sum(int4 NOT NULL)
 // runs partition_count_sum_kernel instead.
 template <class K, int R>
-__global__ void partition_aggregate_kernel(ChunkRef<K> c, LaneSet ls, SharedLayout lay, SharedParams p,
+__global__ void partition_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, const __grid_constant__ LaneSet ls, const __grid_constant__ SharedLayout lay, SharedParams p,
                                            const PartitionItem* work, const uint32_t* item_count, bool direct,
                                            GlobalTableRef<K> table, SpillRef spill, DirectRef out) {
   extern __shared__ __align__(16) unsigned char smem[];
