@@ -12,6 +12,7 @@
 //   date: int32 days since 2000-01-01 (INT32_MIN/MAX = -infinity/infinity)
 //   timestamp: int64 µs since 2000-01-01 (INT64_MIN/MAX = -infinity/infinity)
 //   time: int64 µs since midnight, 0 .. 24:00:00
+//   timetz: a time and its UTC offset packed in an int64 (timetz.hpp)
 //   text kinds: the string itself (storage dictionary-encodes it).
 //   bytea: its raw bytes (stored like text); text form hex ('\x0102').
 //
@@ -113,6 +114,9 @@ std::string parse_bytea_escape(std::string_view text);
 std::string_view stored_string(TypeId type, std::string_view text, std::string& scratch);
 // The text form of a stored string of `type` (bytea: hex) appended to out.
 void append_stored_string(std::string& out, TypeId type, std::string_view bytes);
+// The time of day a time text gives ('allballs' and 'now' not included),
+// and the UTC offset it names, if any (seconds east), for timetz (timetz.hpp).
+int64_t parse_time_zone(std::string_view text, bool& has_zone, int& zone_seconds);
 // The local time a timestamp text gives, and the UTC offset it names, if any
 // (seconds east: '+02', '-05:30', 'Z'), for timestamptz (time_zone.hpp).
 int64_t parse_timestamp_zone(std::string_view text, bool& has_zone, int& zone_seconds);
