@@ -210,7 +210,7 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     case TypeId::timestamptz: types::append_timestamptz(out, v.ints[i]); return;
     case TypeId::time: types::append_time(out, v.ints[i]); return;
     case TypeId::timetz: types::append_timetz(out, v.ints[i]); return;
-    case TypeId::bytea: types::append_bytea(out, v.text_at(i)); return;
+    case TypeId::bytea: types::append_bytea_out(out, v.text_at(i)); return;
     case TypeId::regclass:
     case TypeId::regtype:
     case TypeId::regnamespace:

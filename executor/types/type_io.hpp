@@ -53,6 +53,12 @@ void append_timestamp(std::string& out, int64_t micros);
 void append_time(std::string& out, int64_t micros);
 // bytea_out with bytea_output = 'hex': \x and two lowercase digits a byte.
 void append_bytea(std::string& out, std::string_view bytes);
+// bytea_out with bytea_output = 'escape': the bytes 0x20 .. 0x7e as they are
+// (a backslash doubled), every other byte \ooo (octal).
+void append_bytea_escape_output(std::string& out, std::string_view bytes);
+// bytea_out as the bytea_output of this thread's statement says
+// (bytea_output.hpp).
+void append_bytea_out(std::string& out, std::string_view bytes);
 // encode(bytes, 'escape'): bytes 1..127 as they are (a backslash doubled),
 // \ooo (octal) for 0 and the bytes from 128 up.
 void append_bytea_escape(std::string& out, std::string_view bytes);
@@ -112,7 +118,7 @@ std::string parse_bytea_escape(std::string_view text);
 // input function applied, other string types' text unchanged (scratch holds
 // the bytes when they differ).
 std::string_view stored_string(TypeId type, std::string_view text, std::string& scratch);
-// The text form of a stored string of `type` (bytea: hex) appended to out.
+// The text form of a stored string of `type` (bytea: as bytea_output says) appended to out.
 void append_stored_string(std::string& out, TypeId type, std::string_view bytes);
 // The time of day a time text gives ('allballs' and 'now' not included),
 // and the UTC offset it names, if any (seconds east), for timetz (timetz.hpp).
