@@ -36,6 +36,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::record: return oid::record;
     case TypeId::void_: return oid::void_;
     case TypeId::time: return oid::time;
+    case TypeId::timetz: return oid::timetz;
     case TypeId::bytea: return oid::bytea;
   }
   return oid::unknown;
@@ -75,6 +76,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::record: return TypeId::record;
     case oid::void_: return TypeId::void_;
     case oid::time: return TypeId::time;
+    case oid::timetz: return TypeId::timetz;
     case oid::bytea: return TypeId::bytea;
     default: return std::nullopt;
   }
@@ -101,6 +103,7 @@ int16_t type_len(TypeId id) {
     case TypeId::timestamp: return 8;
     case TypeId::timestamptz: return 8;
     case TypeId::time: return 8;
+    case TypeId::timetz: return 12;
     case TypeId::name: return 64;
     case TypeId::interval: return 16;
     case TypeId::unknown: return -2;
@@ -151,6 +154,9 @@ std::string format_type(SqlType type) {
     case TypeId::time:
       if (type.typmod < 0) return "time without time zone";
       return "time(" + std::to_string(type.typmod) + ") without time zone";
+    case TypeId::timetz:
+      if (type.typmod < 0) return "time with time zone";
+      return "time(" + std::to_string(type.typmod) + ") with time zone";
     case TypeId::bytea: return "bytea";
   }
   return "unknown";
@@ -169,6 +175,7 @@ int storage_width(TypeId id) {
     case TypeId::bytea: return 4;
     case TypeId::int8:
     case TypeId::time:
+    case TypeId::timetz:
     case TypeId::float8:
     case TypeId::numeric:
     case TypeId::timestamp:

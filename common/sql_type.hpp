@@ -43,6 +43,8 @@ enum class TypeId : uint8_t {
   time,         // time without time zone: int64 microseconds since midnight (0 .. 24:00:00)
   bytea,        // binary string: held and stored as its raw bytes (a dictionary-coded column)
   regprocedure, // catalog type: a function by name and argument types (psql's \sf f(args))
+  timetz,       // time with time zone: a time of day and its UTC offset packed in one int64
+                // whose order is PostgreSQL's (executor/types/timetz.hpp)
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -71,6 +73,7 @@ constexpr uint32_t bpchar = 1042;
 constexpr uint32_t varchar = 1043;
 constexpr uint32_t date = 1082;
 constexpr uint32_t time = 1083;
+constexpr uint32_t timetz = 1266;
 constexpr uint32_t timestamp = 1114;
 constexpr uint32_t timestamptz = 1184;
 constexpr uint32_t interval = 1186;

@@ -209,6 +209,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "timestamp") return {TypeId::timestamp};
   if (name == "timestamptz") return {TypeId::timestamptz};
   if (name == "time") return {TypeId::time, types::time_typmod(std::vector<int64_t>(mods.begin(), mods.end()))};
+  if (name == "timetz") return {TypeId::timetz, types::time_typmod(std::vector<int64_t>(mods.begin(), mods.end()))};
   if (name == "bytea") return {TypeId::bytea};
   if (name == "interval") return scalar::interval_type(mods);
   if (name == "name") return {TypeId::name};

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "executor/reg_names.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/timetz.hpp"
 #include "executor/types/type_io.hpp"
 #include "executor/value_codec.hpp"
 
@@ -90,6 +91,11 @@ bool can_cast(TypeId from, TypeId to, CastContext context) {
   // pg_cast: time -> interval implicit; timestamp(tz) and interval -> time by assignment.
   if (from == TypeId::time && to == TypeId::interval) return true;
   if ((from == TypeId::timestamp || from == TypeId::timestamptz || from == TypeId::interval) && to == TypeId::time) {
+    return context != CastContext::implicit;
+  }
+  // pg_cast: time -> timetz implicit; timestamptz -> timetz and timetz -> time by assignment.
+  if (from == TypeId::time && to == TypeId::timetz) return true;
+  if ((from == TypeId::timestamptz && to == TypeId::timetz) || (from == TypeId::timetz && to == TypeId::time)) {
     return context != CastContext::implicit;
   }
   if (is_text_kind(to)) return context != CastContext::implicit;
@@ -238,6 +244,19 @@ Value cast_value(const Value& value, SqlType from, SqlType to, bool explicit_cas
       int64_t micros = std::get<Interval>(value).micros % kUsecsPerDay;
       if (micros < 0) micros += kUsecsPerDay;
       return types::round_time(micros, to.typmod);
+    }
+  }
+  if (t == TypeId::time && f == TypeId::timetz) {
+    return types::round_time(types::timetz_time(std::get<int64_t>(value)), to.typmod);
+  }
+  if (t == TypeId::timetz) {
+    if (f == TypeId::timetz) return types::round_timetz(std::get<int64_t>(value), to.typmod);
+    if (f == TypeId::time) return types::time_to_timetz(types::round_time(std::get<int64_t>(value), to.typmod));
+    if (f == TypeId::timestamptz) {
+      const int64_t ts = std::get<int64_t>(value);
+      // timestamptz_timetz: an infinite timestamp has no time of day.
+      if (ts == INT64_MIN || ts == INT64_MAX) return Null{};
+      return types::round_timetz(types::timestamptz_to_timetz(ts), to.typmod);
     }
   }
   if (t == TypeId::interval && f == TypeId::time) {

@@ -25,7 +25,8 @@ namespace tally::executor::engine_aggregation {
 
 inline bool is_intlike(TypeId id) {
   return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date ||
-         id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::time || id == TypeId::boolean;
+         id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::time || id == TypeId::timetz ||
+         id == TypeId::boolean;
 }
 
 
@@ -39,7 +40,8 @@ inline int64_t stored_int_at(const storage::ColumnVector& col, size_t r) {
   switch (col.type.id) {
     case TypeId::int2: return col.values<int16_t>()[r];
     case TypeId::boolean: return col.values<uint8_t>()[r];
-    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::time: return col.values<int64_t>()[r];
+    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::time: case TypeId::timetz:
+      return col.values<int64_t>()[r];
     default: return col.values<int32_t>()[r];
   }
 }

@@ -10,6 +10,7 @@
 #include "executor/explain_costs.hpp"
 #include "executor/function_relation.hpp"
 #include "executor/operators/hash_join.hpp"
+#include "executor/operators/lateral_join.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/system_scan.hpp"
@@ -36,7 +37,9 @@ constexpr double kDerivedRows = 1000;
 // must be estimated for the join to hold it (build_outer).
 constexpr double kHoldPreservedRatio = 2;
 
-enum class NodeKind { table, system, derived, join };
+// lateral: `left` joined to a subquery (derived_*) that reads left's
+// columns (`correlated`), run per distinct tuple of them.
+enum class NodeKind { table, system, derived, join, lateral };
 enum class JoinType { inner, left, right, full };
 
 struct Node {
@@ -54,6 +57,7 @@ struct Node {
   std::vector<ExprPtr> on;  // ON conjuncts and USING equalities
   std::set<int> cols;       // every column space index in the subtree
   std::vector<ExprPtr> filters;
+  std::vector<ExprPtr> correlated;  // lateral: the left columns the subquery reads
 };
 
 struct Part {
@@ -75,6 +79,16 @@ struct SemiJoin {
   std::unique_ptr<BindContext> context;
   std::vector<Conjunct> conjuncts;
 };
+
+// Whether a FROM item may read the columns of the items before it: a
+// LATERAL subquery, or a function in FROM (always lateral in PostgreSQL)
+// whose arguments name a column.
+bool is_lateral(const json& item) {
+  if (item.contains("RangeSubselect")) return item["RangeSubselect"].value("lateral", false);
+  if (!item.contains("RangeFunction")) return false;
+  const json& rf = item["RangeFunction"];
+  return rf.value("lateral", false) || rf.value("functions", json::array()).dump().find("\"ColumnRef\"") != std::string::npos;
+}
 
 }  // namespace
 
@@ -108,12 +122,14 @@ struct FromPlanner::State {
   std::unique_ptr<Node> relation(const json& item, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> from_list(const json& from, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> derived_node(const json& select, const std::string& alias, const json* colnames,
-                                     const PlanContext& inner, RelationScope& scope);
+                                     const PlanContext& inner, RelationScope& scope, bool lateral = false);
   void join_node(Node& node, const json& j, RelationScope& scope, BindContext& ctx);
+  void lateral_node(Node& node, const json& item, RelationScope& scope, BindContext& ctx);
   bool try_semi_join(const json& conjunct, BindContext& ctx);
   void add_implied_filters(const json& node, BindContext& ctx);
   std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
   Part build_item(Node* node);
+  Part build_lateral(Node* node);
   bool read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const;
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
   void plan_top_n(Node& node);
@@ -148,9 +164,11 @@ void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>
 
 std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const std::string& alias,
                                                       const json* colnames, const PlanContext& inner,
-                                                      RelationScope& scope) {
+                                                      RelationScope& scope, bool lateral) {
   PlanContext pc_inner = inner;
-  pc_inner.outer_column = nullptr;
+  // Only a LATERAL one reads the enclosing query's columns (as its own query
+  // level would: the same parameters reach it).
+  if (!lateral) pc_inner.outer_column = nullptr;
   auto node = std::make_unique<Node>();
   node->kind = NodeKind::derived;
   node->alias = alias;
@@ -212,13 +230,14 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     return node;
   }
   if (item.contains("RangeSubselect")) {
+    // LATERAL with nothing before it to read is a derived table like any other.
     const auto& rs = item["RangeSubselect"];
-    if (rs.value("lateral", false)) throw Error(SqlState::feature_not_supported, "LATERAL subqueries are not supported");
     if (!rs.contains("alias")) throw Error(SqlState::syntax_error, "subquery in FROM must have an alias");
     if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
     const auto& alias = rs["alias"];
     return derived_node(rs["subquery"]["SelectStmt"], alias.value("aliasname", ""),
-                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope);
+                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope,
+                        rs.value("lateral", false));
   }
   if (item.contains("JoinExpr")) {
     auto node = std::make_unique<Node>();
@@ -244,6 +263,14 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
 std::unique_ptr<Node> FromPlanner::State::from_list(const json& from, RelationScope& scope, BindContext& ctx) {
   std::unique_ptr<Node> joined;
   for (const auto& item : from) {
+    if (joined && is_lateral(item)) {
+      auto lateral = std::make_unique<Node>();
+      lateral->kind = NodeKind::join;
+      lateral->left = std::move(joined);
+      lateral_node(*lateral, item, scope, ctx);
+      joined = std::move(lateral);
+      continue;
+    }
     auto next = relation(item, scope, ctx);
     if (!joined) {
       joined = std::move(next);
@@ -269,6 +296,18 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
   else throw Error(SqlState::feature_not_supported, "this join type is not supported");
   if (j.contains("alias")) throw Error(SqlState::feature_not_supported, "an alias on a JOIN is not supported");
   node.left = relation(j["larg"], scope, ctx);
+  if (is_lateral(j["rarg"])) {
+    if (j.value("isNatural", false) || j.contains("usingClause")) {
+      throw Error(SqlState::feature_not_supported, "JOIN LATERAL with USING or NATURAL is not supported");
+    }
+    lateral_node(node, j["rarg"], scope, ctx);
+    if (j.contains("quals")) {
+      std::vector<json> parts;
+      split_and(j["quals"], parts);
+      for (const auto& p : parts) node.on.push_back(bind_condition(p, ctx, "JOIN/ON"));
+    }
+    return;
+  }
   node.right = relation(j["rarg"], scope, ctx);
   node.cols = node.left->cols;
   node.cols.insert(node.right->cols.begin(), node.right->cols.end());
@@ -324,6 +363,88 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
     split_and(j["quals"], parts);
     for (const auto& p : parts) node.on.push_back(bind_condition(p, ctx, "JOIN/ON"));
   }
+}
+
+// The lateral item `item` joined (node.join) to node.left: its subquery is
+// planned with the columns of the FROM items before it as outer values
+// (OuterRefExprs over parameters, as a correlated subquery's), and the node
+// runs it per distinct tuple of them (LateralJoin). One that reads none of
+// them is an ordinary derived table joined to node.left.
+void FromPlanner::State::lateral_node(Node& node, const json& item, RelationScope& scope, BindContext& ctx) {
+  json select;
+  std::string alias;
+  const json* colnames = nullptr;
+  if (item.contains("RangeSubselect")) {
+    const auto& rs = item["RangeSubselect"];
+    if (!rs.contains("alias")) throw Error(SqlState::syntax_error, "subquery in FROM must have an alias");
+    if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
+    select = rs["subquery"]["SelectStmt"];
+    alias = rs["alias"].value("aliasname", "");
+    if (rs["alias"].contains("colnames")) colnames = &rs["alias"]["colnames"];
+  } else {
+    // A function in FROM: the subquery SELECT * FROM f(...) [AS alias(columns)],
+    // whose one relation carries the item's alias and column names.
+    json rf = item["RangeFunction"];
+    rf.erase("lateral");
+    const json& call = rf["functions"][0]["List"]["items"][0];
+    alias = call.contains("FuncCall") ? call["FuncCall"]["funcname"].back()["String"].value("sval", "") : "";
+    if (rf.contains("alias")) alias = rf["alias"].value("aliasname", alias);
+    const json star = {{"ResTarget", {{"val", {{"ColumnRef", {{"fields", json::array({json{{"A_Star", json::object()}}})}}}}}}}};
+    select = {{"targetList", json::array({star})},
+              {"fromClause", json::array({json{{"RangeFunction", rf}}})},
+              {"limitOption", "LIMIT_OPTION_DEFAULT"},
+              {"op", "SETOP_NONE"}};
+  }
+  auto count = std::make_shared<size_t>(0);
+  std::vector<ExprPtr> correlated;
+  PlanContext inner = pc;
+  inner.outer_column = [&](const json& ref) -> ExprPtr {
+    ExprPtr outer = try_bind_column(ref, ctx);
+    if (!outer) return nullptr;
+    const SqlType type = outer->type;
+    correlated.push_back(std::move(outer));
+    return std::make_unique<OuterRefExpr>(type, correlated.size() - 1, count);
+  };
+  std::shared_ptr<const SelectPlan> plan = plan_select(select, inner);
+  *count = correlated.size();
+  inner.outer_column = nullptr;
+  std::vector<OutputColumn> columns;
+  for (size_t i = 0; i < plan->visible; ++i) columns.push_back({plan->names[i], plan->outputs[i]->type});
+  if (correlated.empty()) {
+    auto right = std::make_unique<Node>();
+    right->kind = NodeKind::derived;
+    right->alias = alias;
+    right->derived = std::move(plan);
+    right->derived_select = select;
+    right->derived_context = inner;
+    right->derived_columns = std::move(columns);
+    add_columns(*right, right->derived_columns, colnames, scope);
+    node.right = std::move(right);
+    node.cols = node.left->cols;
+    node.cols.insert(node.right->cols.begin(), node.right->cols.end());
+    return;
+  }
+  for (const auto& c : correlated) {
+    std::set<int> refs;
+    collect_refs(*c, refs);
+    if (!refs.empty() && (node.join == JoinType::right || node.join == JoinType::full)) {
+      throw Error(SqlState::invalid_column_reference, "invalid reference to FROM-clause entry for table \"" + alias + "\"")
+          .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.");
+    }
+    if (!subset(refs, node.left->cols)) {
+      throw Error(SqlState::feature_not_supported, "a LATERAL reference to a FROM item outside its join is not supported");
+    }
+    // Read by the lateral side, not by a condition: never dropped below it.
+    used_uncounted.insert(refs.begin(), refs.end());
+  }
+  node.kind = NodeKind::lateral;
+  node.alias = alias;
+  node.derived = std::move(plan);
+  node.derived_select = select;
+  node.derived_columns = std::move(columns);
+  node.correlated = std::move(correlated);
+  add_columns(node, node.derived_columns, colnames, scope);
+  node.cols.insert(node.left->cols.begin(), node.left->cols.end());
 }
 
 // EXISTS / NOT EXISTS / IN (subquery) as a conjunct of WHERE, when the
@@ -489,6 +610,7 @@ Part FromPlanner::State::build_item(Node* node) {
     part.op = with_filters(std::move(part.op), std::move(node->filters));
     return part;
   }
+  if (node->kind == NodeKind::lateral) return build_lateral(node);
   // An outer join: its sides are planned on their own, its ON decides
   // matches. Filters over the preserved side alone go below the join.
   std::vector<Conjunct> left_pool, right_pool, above;
@@ -545,6 +667,40 @@ Part FromPlanner::State::build_item(Node* node) {
   }
   part.est = est;
   part.op = with_filters(std::move(part.op), std::move(node->filters));
+  return part;
+}
+
+// A lateral join: filters over the left side alone go below it; an inner
+// join's ON conditions and the other filters test its rows above it; a LEFT
+// join's ON conditions decide which lateral rows match.
+Part FromPlanner::State::build_lateral(Node* node) {
+  std::vector<Conjunct> left_pool;
+  std::vector<ExprPtr> above, on;
+  for (auto& f : node->filters) {
+    Conjunct c = make_conjunct(std::move(f));
+    if (subset(c.refs, node->left->cols)) {
+      left_pool.push_back(std::move(c));
+    } else {
+      consumed.consume(*c.expr);
+      above.push_back(std::move(c.expr));
+    }
+  }
+  node->filters.clear();
+  for (auto& e : node->on) {
+    consumed.consume(*e);
+    (node->join == JoinType::left ? on : above).push_back(std::move(e));
+  }
+  node->on.clear();
+  auto left = build_tree(node->left.get(), std::move(left_pool));
+  std::vector<int> lateral_layout;
+  for (size_t i = 0; i < node->derived_columns.size(); ++i) lateral_layout.push_back(node->base + static_cast<int>(i));
+  Part part;
+  part.cols = node->cols;
+  part.est = std::max(1.0, left->estimated_rows());
+  part.op = std::make_unique<LateralJoin>(std::move(left), node->derived, std::move(node->correlated), node->alias,
+                                          node->derived_columns, std::move(lateral_layout),
+                                          node->join == JoinType::left, ordered(std::move(on)), width, part.est);
+  part.op = with_filters(std::move(part.op), std::move(above));
   return part;
 }
 
@@ -613,7 +769,8 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     if (c.refs.empty()) continue;
     for (Node* item : items) {
       if (subset(c.refs, item->cols)) {
-        if (item->kind != NodeKind::join) consumed.consume(*c.expr);  // an outer join passes it down
+        // An outer or lateral join passes it down or consumes it itself.
+        if (item->kind != NodeKind::join && item->kind != NodeKind::lateral) consumed.consume(*c.expr);
         item->filters.push_back(std::move(c.expr));
         c.placed = true;
         break;

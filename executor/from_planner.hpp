@@ -4,7 +4,9 @@
 // joins (comma lists, JOIN ... ON / USING / NATURAL, inner, left, right,
 // full, cross) ordered greedily (each step the join estimated to give the
 // fewest rows, from row counts and the join keys' distinct counts) with the
-// hash table built on the smaller side, derived tables and WITH queries, and EXISTS / NOT
+// hash table built on the smaller side, derived tables and WITH queries, LATERAL
+// subqueries and functions (run per distinct tuple of the columns they read
+// from the items before them: LateralJoin), and EXISTS / NOT
 // EXISTS / IN subqueries in WHERE turned into semi and anti joins.
 //
 // Two steps, because which columns a scan reads is known only once the whole

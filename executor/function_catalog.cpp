@@ -10,6 +10,7 @@
 #include "common/sql_type.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
+#include "executor/project_set.hpp"
 #include "executor/expression.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
@@ -90,7 +91,8 @@ std::optional<SqlType> bound_result(const PostgresFunction& f, const std::vector
       }
       case 'w': return window_function_type(f.name, std::move(args), context);
       case 'f':
-        if (f.retset || is_aggregate_name(f.name) || is_window_function_name(f.name)) return std::nullopt;
+        if (f.retset) return set_returning_result(f.name, types);
+        if (is_aggregate_name(f.name) || is_window_function_name(f.name)) return std::nullopt;
         return make_function(f.name, std::move(args), context)->type;
       default: return std::nullopt;
     }

@@ -4,7 +4,8 @@
 // candidates are PostgreSQL's own rows (postgres_functions.inc, generated
 // from a real PostgreSQL 15 by scripts/generate_postgres_functions.py); one is
 // listed when Tally's binder takes a call with exactly its argument types
-// (a concrete type in place of a polymorphic one) and gives its result type.
+// (a concrete type in place of a polymorphic one) and gives its result type;
+// a set-returning one when a select list runs it with them (project_set.hpp).
 // So the list cannot drift from what the binder accepts.
 #include <cstdint>
 #include <vector>

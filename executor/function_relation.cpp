@@ -64,7 +64,7 @@ ExprPtr outer_only_argument(const json& arg, BindContext& context, bool& correla
     return bind_expression(arg, outer_only);
   } catch (const Error& e) {
     if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
-    throw unsupported("a set-returning function of a column of another FROM item (LATERAL)");
+    throw unsupported("a set-returning function of a column of another FROM item here");
   }
 }
 
@@ -219,10 +219,28 @@ std::shared_ptr<MaterializedRelation> options_to_table(const json& call, BindCon
   return relation;
 }
 
+// pg_partition_tree(regclass): the partitions under a partitioned table or
+// index, itself included. Tally has no partitioned relations and no
+// partitions, and PostgreSQL lists no rows for any other relation (psql's
+// \dP+ reads it LATERAL for each partitioned relation it lists).
+std::shared_ptr<MaterializedRelation> partition_tree(const json& call, BindContext& context) {
+  const auto& args = call.value("args", json::array());
+  if (args.size() != 1) throw unsupported("this form of pg_partition_tree");
+  bool correlated = false;
+  coerce_to(outer_only_argument(args[0], context, correlated), {TypeId::regclass}, CastContext::implicit, context);
+  auto relation = std::make_shared<MaterializedRelation>();
+  relation->name = "pg_partition_tree";
+  relation->columns = {{"relid", SqlType{TypeId::regclass}},
+                       {"parentrelid", SqlType{TypeId::regclass}},
+                       {"isleaf", SqlType{TypeId::boolean}},
+                       {"level", SqlType{TypeId::int4}}};
+  for (const auto& c : relation->columns) relation->rows.columns.emplace_back(c.type);
+  return relation;
+}
+
 }  // namespace
 
 FunctionRelation plan_function_relation(const json& range_function, BindContext& context) {
-  if (range_function.value("lateral", false)) throw unsupported("LATERAL");
   const auto& functions = range_function.value("functions", json::array());
   if (range_function.value("is_rowsfrom", false) || functions.size() != 1) throw unsupported("ROWS FROM");
   const json& item = functions[0]["List"]["items"][0];
@@ -233,6 +251,7 @@ FunctionRelation plan_function_relation(const json& range_function, BindContext&
   if (name == "generate_series") relation = generate_series(call, context);
   else if (name == "unnest") relation = unnest(call, context);
   else if (name == "pg_options_to_table") relation = options_to_table(call, context);
+  else if (name == "pg_partition_tree") relation = partition_tree(call, context);
   else throw unsupported("function " + name);
   // One column is named after the alias (FROM f(...) AS x), else the
   // function; AS t(x) names both. Several are named by the function.

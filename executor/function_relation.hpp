@@ -1,11 +1,12 @@
 #pragma once
 // Set-returning functions in FROM, for the ones clients' set-up queries use:
 // generate_series(start, stop[, step]) over integers (pgbench -i's server-side
-// data generation) and unnest(current_schemas(bool)) (pgcli's search path).
+// data generation), unnest (pgcli's search path), pg_options_to_table and
+// pg_partition_tree (psql's \d+ and \dP+).
 // With constant arguments the rows are materialized at planning and scanned
 // like a catalog relation; arguments that read an enclosing query's columns
-// (in a subquery) or parameters are evaluated when the scan runs. Anything
-// else (LATERAL) answers 0A000.
+// (in a subquery, or the FROM items before it: LATERAL, which from_planner
+// plans as such a subquery) or parameters are evaluated when the scan runs.
 #include <memory>
 #include <string>
 

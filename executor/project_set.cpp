@@ -154,9 +154,7 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
 
 // The result type of a call, from its arguments' types; 42883 as PostgreSQL
 // for arguments no such function takes.
-void type_call(Item& item, const SelectPlan& inner) {
-  std::vector<SqlType> args;
-  for (size_t i = 0; i < item.width; ++i) args.push_back(inner.outputs[item.first + i]->type);
+void type_call(Item& item, const std::vector<SqlType>& args) {
   std::string signature;
   for (const auto& t : args) signature += (signature.empty() ? "" : ", ") + format_type(t);
   const Error no_such(SqlState::undefined_function,
@@ -287,6 +285,19 @@ const json* field_of_set_call(const json& node, int& field) {
 
 bool is_set_returning_call(const json& node) { return set_function_of(node).has_value(); }
 
+std::optional<SqlType> set_returning_result(const std::string& name, const std::vector<SqlType>& args) {
+  Item item;
+  item.function = set_function_of(json{{"FuncCall", {{"funcname", json::array({string_node(name)})}}}});
+  if (!item.function || item.function == SetFunction::expandarray) return std::nullopt;
+  item.width = args.size();
+  try {
+    type_call(item, args);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return item.type;
+}
+
 bool has_set_returning_target(const json& select) {
   return contains_set_function(select.value("targetList", json::array()));
 }
@@ -350,7 +361,11 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
     if (!item.function && item.width == 0) item.width = inner_plan->visible - fixed;
     item.first = next;
     next += item.width;
-    if (item.function) type_call(item, *inner_plan);
+    if (item.function) {
+      std::vector<SqlType> args;
+      for (size_t i = 0; i < item.width; ++i) args.push_back(inner_plan->outputs[item.first + i]->type);
+      type_call(item, args);
+    }
   }
 
   auto relation = std::make_shared<MaterializedRelation>();

@@ -9,6 +9,9 @@
 // dim[, reverse]), generate_series over integers and regexp_split_to_table,
 // each a whole select-list item; anything else with them answers 0A000.
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +24,11 @@ namespace tally::executor {
 bool has_set_returning_target(const nlohmann::json& select);
 // True when the node itself is a call of one of the set-returning functions.
 bool is_set_returning_call(const nlohmann::json& node);
+// The type of the values a select-list call of the pg_catalog set-returning
+// function `name` over arguments of these types gives, as
+// plan_project_set types it; nullopt for a call it refuses. No side
+// effects: pg_proc lists a set-returning function by it (function_catalog.cpp).
+std::optional<SqlType> set_returning_result(const std::string& name, const std::vector<SqlType>& args);
 
 // The plan of such a SELECT: the query with each call replaced by its
 // arguments runs first; its rows are expanded as the scan of a relation the

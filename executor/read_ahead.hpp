@@ -26,6 +26,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
+#include "executor/types/bytea_output.hpp"
 #include "executor/types/time_zone.hpp"
 
 namespace tally::executor {
@@ -111,15 +112,17 @@ class ReadAhead {
     slots_.push_back(slot);
     if (depth_ == 0 || piece.in_place) return;
     // The worker runs under the statement's cancel token, memory tracker,
-    // time zone and trace (its chunk reads count in the statement's log
-    // line), as the consumer would (a sink's prepare() may reserve;
-    // a filter may cast a timestamptz).
+    // time zone, bytea_output and trace (its chunk reads count in the
+    // statement's log line), as the consumer would (a sink's prepare() may
+    // reserve; a filter may cast a timestamptz or a bytea to text).
     cpu::WorkerPool::shared().submit(
         [slot, token = current_cancel_token(), tracker = current_memory_tracker(),
-         zone = types::current_time_zone_shared(), trace = current_statement_trace()] {
+         zone = types::current_time_zone_shared(), bytea_output = types::current_bytea_output(),
+         trace = current_statement_trace()] {
           const CancelScope scope(token);
           const MemoryScope memory_scope(tracker);
           const types::TimeZoneScope zone_scope(zone);
+          const types::ByteaOutputScope bytea_scope(bytea_output);
           const StatementTraceScope trace_scope(trace);
           run(*slot);
         });

@@ -24,7 +24,8 @@ std::optional<SqlType> type_named(const std::string& name) {
       {"float4", TypeId::float4},     {"float8", TypeId::float8},     {"numeric", TypeId::numeric},
       {"bool", TypeId::boolean},      {"text", TypeId::text},         {"varchar", TypeId::varchar},
       {"bpchar", TypeId::bpchar},     {"char", TypeId::char_},        {"name", TypeId::name},
-      {"date", TypeId::date},         {"time", TypeId::time},         {"timestamp", TypeId::timestamp},
+      {"date", TypeId::date},         {"time", TypeId::time},         {"timetz", TypeId::timetz},
+      {"timestamp", TypeId::timestamp},
       {"timestamptz", TypeId::timestamptz}, {"interval", TypeId::interval}, {"bytea", TypeId::bytea},
       {"oid", TypeId::oid},           {"regclass", TypeId::regclass}, {"regtype", TypeId::regtype},
       {"regnamespace", TypeId::regnamespace}, {"regproc", TypeId::regproc}, {"regoper", TypeId::regoper}};

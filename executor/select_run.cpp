@@ -212,7 +212,8 @@ void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlTy
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
-    case TypeId::time: { auto* v = column.values<int64_t>(); std::copy(v, v + n, ints); break; }
+    case TypeId::time:
+    case TypeId::timetz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, ints); break; }
     case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) floats[i] = v[i]; break; }
     case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, floats); break; }
     case TypeId::numeric: {

@@ -152,11 +152,6 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
                                                             : std::vector<std::string>{};
       for (const auto& a : allowed) {
         if (ascii_lower(a) != v) continue;
-        // bytea values are always printed in hex (executor/types/bytea_io.cpp).
-        if (def.name == "bytea_output" && a != "hex") {
-          throw Error(SqlState::feature_not_supported, "bytea_output \"" + a + "\" is not supported")
-              .with_hint("Use bytea_output hex.");
-        }
         return a;
       }
       // PostgreSQL's hidden spellings of on and off in enums that have them.

@@ -113,6 +113,10 @@ void SqlSession::check_not_failed(const std::string& kind, const json& node) con
               "current transaction is aborted, commands ignored until end of transaction block");
 }
 
+types::ByteaOutput SqlSession::bytea_output() const {
+  return types::bytea_output_named(settings_.get("bytea_output").value_or("hex")).value_or(types::ByteaOutput::hex);
+}
+
 std::shared_ptr<const types::TimeZone> SqlSession::time_zone() const {
   if (time_zone_generation_ != settings_.generation()) {
     // Settings checked the name when it was set: a zone that vanished from
@@ -134,6 +138,7 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
   for (const auto& parsed : *statements) {
     // Per statement: a SET TimeZone applies to the statements after it.
     const types::TimeZoneScope zone_scope(time_zone());
+    const types::ByteaOutputScope bytea_scope(bytea_output());
     check_not_failed(parsed.type(), parsed.node());
     // Only a single statement's analysis is cached: the cache key is the text.
     std::shared_ptr<const AnalyzedStatement> analyzed =

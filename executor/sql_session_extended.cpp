@@ -41,6 +41,7 @@ class SqlPortal final : public tally::Portal {
     }
     const CancelScope cancel_scope(session_->info().cancel);
     const types::TimeZoneScope zone_scope(session_->time_zone());
+    const types::ByteaOutputScope bytea_scope(session_->bytea_output());
     const MemoryScope memory_scope(session_->statement_memory_tracker());
     const NoticeScope notice_scope(&out);
     if (!result_) {

@@ -12,7 +12,8 @@ inline ColumnWidth stored_width(TypeId id) {
   switch (id) {
     case TypeId::float4: return ColumnWidth::float32;
     case TypeId::float8: return ColumnWidth::float64;
-    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::time: case TypeId::numeric:
+    case TypeId::int8: case TypeId::timestamp: case TypeId::timestamptz: case TypeId::time: case TypeId::timetz:
+    case TypeId::numeric:
       return ColumnWidth::int64;
     default: return ColumnWidth::int32;
   }

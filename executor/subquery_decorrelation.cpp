@@ -41,6 +41,7 @@ bool plain_equality_type(TypeId id) {
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::time:
+    case TypeId::timetz:
     case TypeId::bytea:
       return true;
     default:

@@ -10,6 +10,7 @@
 #include "executor/reg_names.hpp"
 #include "executor/types/interval_io.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/timetz.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
@@ -208,7 +209,8 @@ void append_text(std::string& out, const Vector& v, size_t i) {
       return;
     case TypeId::timestamptz: types::append_timestamptz(out, v.ints[i]); return;
     case TypeId::time: types::append_time(out, v.ints[i]); return;
-    case TypeId::bytea: types::append_bytea(out, v.text_at(i)); return;
+    case TypeId::timetz: types::append_timetz(out, v.ints[i]); return;
+    case TypeId::bytea: types::append_bytea_out(out, v.text_at(i)); return;
     case TypeId::regclass:
     case TypeId::regtype:
     case TypeId::regnamespace:
@@ -251,6 +253,7 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::time: put_be<int64_t>(out, v.ints[i]); return;
+    case TypeId::timetz: types::send_timetz(out, v.ints[i]); return;
     case TypeId::float4: {
       const float f = static_cast<float>(v.floats[i]);
       uint32_t bits;
@@ -290,6 +293,7 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::timestamp: return types::parse_timestamp(text);
     case TypeId::timestamptz: return types::parse_timestamptz(text);
     case TypeId::time: return types::parse_time(text, type.typmod);
+    case TypeId::timetz: return types::parse_timetz(text, type.typmod);
     case TypeId::bytea: return types::parse_bytea(text);
     case TypeId::interval: return types::parse_interval(text, type.typmod);
     case TypeId::oid: return parse_integer(text, TypeId::int8);
@@ -348,6 +352,7 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);
     case TypeId::time: need(8); return types::recv_time(bytes, type.typmod);
+    case TypeId::timetz: need(12); return types::recv_timetz(bytes, type.typmod);
     case TypeId::interval: return types::recv_interval(bytes);
     case TypeId::float4: {
       need(4);

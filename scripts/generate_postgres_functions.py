@@ -24,7 +24,7 @@ PG_BIN = sys.argv[1] if len(sys.argv) > 1 else "/usr/lib/postgresql/15/bin"
 # ("any", anyelement, anyarray, anynonarray, anycompatible, anycompatiblearray,
 # anycompatiblenonarray) a call binds with a concrete type in their place.
 TALLY_TYPES = [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 30, 700, 701, 705, 1003, 1009, 1028, 1042, 1043, 1082, 1083,
-               1114, 1184, 1186, 1700, 2203, 2205, 2206, 2249, 2278, 4089]
+               1114, 1184, 1186, 1266, 1700, 2203, 2205, 2206, 2249, 2278, 4089]
 POLYMORPHIC = [2276, 2283, 2277, 2776, 5077, 5078, 5079]
 QUERY = f"""
 SELECT p.oid, p.proname, p.prokind, p.proretset, p.provolatile, p.proparallel, p.proisstrict, p.proleakproof,

@@ -19,7 +19,7 @@ std::optional<TypeId> storable(std::string_view name) {
       {"numeric", TypeId::numeric}, {"decimal", TypeId::numeric}, {"text", TypeId::text},
       {"varchar", TypeId::varchar}, {"bpchar", TypeId::bpchar},   {"char", TypeId::bpchar},
       {"date", TypeId::date},       {"timestamp", TypeId::timestamp}, {"timestamptz", TypeId::timestamptz},
-      {"time", TypeId::time},       {"bytea", TypeId::bytea},
+      {"time", TypeId::time},       {"timetz", TypeId::timetz},   {"bytea", TypeId::bytea},
   };
   auto it = names.find(name);
   if (it == names.end()) return std::nullopt;
@@ -118,8 +118,9 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& tn)
                                     : SqlType::bpchar(static_cast<int>(mods[0]));
     }
     case TypeId::time:
+    case TypeId::timetz:
       try {
-        return {TypeId::time, types::time_typmod(mods)};
+        return {*id, types::time_typmod(mods)};
       } catch (Error& e) {
         throw std::move(e.with_position(ctx.position(location)));
       }

@@ -8,12 +8,13 @@
 #include "executor/ddl/type_name.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/timetz.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
 namespace {
 
-enum class Category { boolean, integer, floating, numeric, text, date, timestamp, timestamptz, time, bytea, other };
+enum class Category { boolean, integer, floating, numeric, text, date, timestamp, timestamptz, time, timetz, bytea, other };
 
 Category category(TypeId id) {
   switch (id) {
@@ -26,6 +27,7 @@ Category category(TypeId id) {
     case TypeId::timestamp: return Category::timestamp;
     case TypeId::timestamptz: return Category::timestamptz;
     case TypeId::time: return Category::time;
+    case TypeId::timetz: return Category::timetz;
     case TypeId::bytea: return Category::bytea;
     default: return Category::other;
   }
@@ -387,6 +389,26 @@ ConstantValue cast_constant(const StatementContext& ctx, const ConstantValue& va
         }
         std::string s;
         types::append_time(s, micros);
+        return typed(target, s, value.location);
+      }
+      case Category::timetz: {
+        // A time takes the session zone's offset; a timestamptz its local time of day.
+        int64_t packed;
+        if (same || (from == Category::text && explicit_cast)) packed = types::parse_timetz(value.text, target.typmod);
+        else if (from == Category::time) packed = types::time_to_timetz(types::parse_time(value.text, target.typmod));
+        else if (from == Category::timestamptz) {
+          const int64_t ts = types::parse_timestamptz(value.text);
+          if (ts == types::timestamp_neg_infinity || ts == types::timestamp_pos_infinity) {
+            ConstantValue null_value;  // timestamptz_timetz: an infinite timestamp has no time of day
+            null_value.location = value.location;
+            return null_value;
+          }
+          packed = types::round_timetz(types::timestamptz_to_timetz(ts), target.typmod);
+        } else {
+          throw incompatible();
+        }
+        std::string s;
+        types::append_timetz(s, packed);
         return typed(target, s, value.location);
       }
       case Category::bytea:

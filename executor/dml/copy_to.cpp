@@ -99,7 +99,7 @@ uint64_t copy_to(StatementContext& ctx, const catalog::TableSnapshot& snapshot, 
           append_copy_field(out, col.dictionary->at(col.values<int32_t>()[r]), o, i, targets.size());
         } else if (col.type.id == TypeId::bytea) {
           value.clear();
-          types::append_bytea(value, col.dictionary->at(col.values<int32_t>()[r]));
+          types::append_bytea_out(value, col.dictionary->at(col.values<int32_t>()[r]));
           append_copy_field(out, value, o, i, targets.size());
         } else {
           value.clear();

@@ -41,6 +41,7 @@ bool stored_as_is(SqlType from, SqlType to) {
     case TypeId::float8:
     case TypeId::bytea: return true;
     case TypeId::time:
+    case TypeId::timetz:
     case TypeId::text:
     case TypeId::varchar: return to.typmod < 0 || from.typmod == to.typmod;
     default: return false;
@@ -156,7 +157,8 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
-    case TypeId::time: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
+    case TypeId::time:
+    case TypeId::timetz: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
     case TypeId::float4: {
       float* f = reinterpret_cast<float*>(data);
       for (size_t i = 0; i < rows; ++i) f[i] = static_cast<float>(src.floats[begin + i]);
@@ -206,7 +208,8 @@ void stage_cast(const Vector& src, SqlType type, storage::TableAppender& appende
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
-    case TypeId::time: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
+    case TypeId::time:
+    case TypeId::timetz: *static_cast<int64_t*>(slot) = std::get<int64_t>(v); break;
     case TypeId::float4: *static_cast<float*>(slot) = static_cast<float>(std::get<double>(v)); break;
     case TypeId::float8: *static_cast<double*>(slot) = std::get<double>(v); break;
     case TypeId::numeric: {

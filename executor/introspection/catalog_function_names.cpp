@@ -13,7 +13,7 @@ struct FunctionName {
   uint32_t oid;
   const char* name;
 };
-constexpr std::array<FunctionName, 168> kTypeFunctionNames{{
+constexpr std::array<FunctionName, 174> kTypeFunctionNames{{
     {6180, "raw_array_subscript_handler"}, {6179, "array_subscript_handler"}, {1242, "boolin"}, {1243, "boolout"},
     {2436, "boolrecv"}, {2437, "boolsend"}, {1244, "byteain"}, {31, "byteaout"},
     {2412, "bytearecv"}, {2413, "byteasend"}, {1245, "charin"}, {33, "charout"},
@@ -35,7 +35,9 @@ constexpr std::array<FunctionName, 168> kTypeFunctionNames{{
     {2914, "bpchartypmodout"}, {1046, "varcharin"}, {1047, "varcharout"}, {2432, "varcharrecv"},
     {2433, "varcharsend"}, {2915, "varchartypmodin"}, {2916, "varchartypmodout"}, {1084, "date_in"},
     {1085, "date_out"}, {2468, "date_recv"}, {2469, "date_send"}, {1143, "time_in"}, {1144, "time_out"},
-    {2470, "time_recv"}, {2471, "time_send"}, {2909, "timetypmodin"}, {2910, "timetypmodout"}, {1312, "timestamp_in"},
+    {2470, "time_recv"}, {2471, "time_send"}, {2909, "timetypmodin"}, {2910, "timetypmodout"},
+    {1350, "timetz_in"}, {1351, "timetz_out"}, {2472, "timetz_recv"}, {2473, "timetz_send"},
+    {2911, "timetztypmodin"}, {2912, "timetztypmodout"}, {1312, "timestamp_in"},
     {1313, "timestamp_out"}, {2474, "timestamp_recv"}, {2475, "timestamp_send"}, {2905, "timestamptypmodin"},
     {2906, "timestamptypmodout"}, {1150, "timestamptz_in"}, {1151, "timestamptz_out"}, {2476, "timestamptz_recv"},
     {2477, "timestamptz_send"}, {2907, "timestamptztypmodin"}, {2908, "timestamptztypmodout"}, {1701, "numeric_in"},

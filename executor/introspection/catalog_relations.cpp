@@ -35,7 +35,7 @@ struct TypeRow {
 
 // pg_type rows of the types Tally knows (common/sql_type.hpp) and the common
 // built-ins clients look up; values as PostgreSQL 15's pg_type holds them.
-constexpr std::array<TypeRow, 43> kTypes{{
+constexpr std::array<TypeRow, 44> kTypes{{
     {16, "bool", 1, true, 'B', 0, 1000, 0, 'c', 'p'},
     {17, "bytea", -1, false, 'U', 0, 1001, 0, 'i', 'x'},
     {18, "char", 1, true, 'Z', 0, 1002, 0, 'c', 'p'},
@@ -58,6 +58,7 @@ constexpr std::array<TypeRow, 43> kTypes{{
     {1083, "time", 8, true, 'D', 0, 1183, 0, 'd', 'p'},
     {1114, "timestamp", 8, true, 'D', 0, 1115, 0, 'd', 'p'},
     {1184, "timestamptz", 8, true, 'D', 0, 1185, 0, 'd', 'p'},
+    {1266, "timetz", 12, false, 'D', 0, 1270, 0, 'd', 'p'},
     {1186, "interval", 16, false, 'T', 0, 1187, 0, 'd', 'p'},
     {1700, "numeric", -1, false, 'N', 0, 1231, 0, 'i', 'm'},
     {2205, "regclass", 4, true, 'N', 0, 2210, 0, 'i', 'p'},
@@ -91,7 +92,7 @@ struct TypeFunctions {
   uint32_t type;
   uint32_t subscript, input, output, receive, send, modin, modout, analyze;
 };
-constexpr std::array<TypeFunctions, 43> kTypeFunctions{{
+constexpr std::array<TypeFunctions, 44> kTypeFunctions{{
     {16,0,1242,1243,2436,2437,0,0,0},
     {17,0,1244,31,2412,2413,0,0,0},
     {18,0,1245,33,2434,2435,0,0,0},
@@ -117,6 +118,7 @@ constexpr std::array<TypeFunctions, 43> kTypeFunctions{{
     {1083,0,1143,1144,2470,2471,2909,2910,0},
     {1114,0,1312,1313,2474,2475,2905,2906,0},
     {1184,0,1150,1151,2476,2477,2907,2908,0},
+    {1266,0,1350,1351,2472,2473,2911,2912,0},
     {1186,0,1160,1161,2478,2479,2903,2904,0},
     {1700,0,1701,1702,2460,2461,2917,2918,0},
     {2203,0,2214,2215,2448,2449,0,0,0},

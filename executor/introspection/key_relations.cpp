@@ -38,6 +38,7 @@ int64_t btree_opclass(TypeId id) {
     case TypeId::timestamp: return 3128;
     case TypeId::timestamptz: return 3127;
     case TypeId::time: return 10038;
+    case TypeId::timetz: return 10041;
     case TypeId::bytea: return 10006;
     default: return 3126;  // text_ops
   }

@@ -90,6 +90,20 @@ std::string size_pretty(int64_t size) {
   return std::to_string(half_rounded(size)) + " PB";
 }
 
+// pg_size_pretty(numeric) (a sum of sizes): below 10 kB the value as it
+// prints, with " bytes"; above, the units of the bigint form over its
+// integer part (PostgreSQL divides it with truncation).
+std::string size_pretty_numeric(const std::string& text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = text.substr(negative ? 1 : 0, text.find('.') == std::string::npos
+                                                              ? std::string::npos
+                                                              : text.find('.') - (negative ? 1 : 0));
+  if (digits.size() < 5 || (digits.size() == 5 && digits < "10240")) return text + " bytes";
+  if (digits.size() > 18) throw Error(SqlState::numeric_value_out_of_range, "bigint out of range");
+  const int64_t whole = std::stoll(digits);
+  return size_pretty(negative ? -whole : whole);
+}
+
 // pg_get_serial_sequence(table, column): the schema-qualified name of the
 // sequence the column owns (serial, identity), NULL when it owns none. The
 // table name reads as regclass reads it; the column name is taken literally.
@@ -396,6 +410,11 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
     args[0] = to_type(std::move(args[0]), TypeId::int8, context);
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
       return size_pretty(std::get<int64_t>(a[0]));
+    });
+  }
+  if (name == "pg_size_pretty" && n == 1) {
+    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return size_pretty_numeric(value_to_text(SqlType{TypeId::numeric}, a[0]));
     });
   }
   if (name == "current_schemas" && n == 1) {

@@ -20,6 +20,7 @@
 #include "executor/value_codec.hpp"
 #include "executor/types/clock.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/timetz.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::executor {
@@ -45,6 +46,13 @@ ExprPtr make_sql_value_function(const std::string& op, BindContext& context, int
     if (local < 0) local += kUsecsPerDay;
     const int32_t precision = op == "SVFOP_LOCALTIME_N" ? types::time_typmod({typmod}) : -1;
     return std::make_unique<ConstExpr>(SqlType{TypeId::time, precision}, types::round_time(local, precision));
+  }
+  if (op == "SVFOP_CURRENT_TIME" || op == "SVFOP_CURRENT_TIME_N") {
+    // The transaction start's time of day in the session's zone, with the
+    // zone's offset then (CURRENT_TIME(p): rounded to time(p) with time zone).
+    const int32_t precision = op == "SVFOP_CURRENT_TIME_N" ? types::time_typmod({typmod}) : -1;
+    return std::make_unique<ConstExpr>(SqlType{TypeId::timetz, precision},
+                                       types::round_timetz(types::timestamptz_to_timetz(now_us()), precision));
   }
   if (op == "SVFOP_CURRENT_TIMESTAMP" || op == "SVFOP_LOCALTIMESTAMP") {
     return std::make_unique<ConstExpr>(SqlType{op == "SVFOP_LOCALTIMESTAMP" ? TypeId::timestamp : TypeId::timestamptz}, now_us());

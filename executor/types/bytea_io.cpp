@@ -1,5 +1,7 @@
 // bytea text input and output as PostgreSQL 15's byteain/byteaout (with
-// bytea_output = 'hex', its default), and the escape format encode/decode use.
+// bytea_output 'hex', its default, or 'escape'), and the escape format
+// encode/decode use.
+#include "executor/types/bytea_output.hpp"
 #include "executor/types/type_io.hpp"
 
 namespace tally::types {
@@ -100,8 +102,47 @@ std::string_view stored_string(TypeId type, std::string_view text, std::string& 
   return scratch;
 }
 
+namespace {
+thread_local ByteaOutput thread_bytea_output = ByteaOutput::hex;
+}  // namespace
+
+std::optional<ByteaOutput> bytea_output_named(std::string_view name) {
+  if (name == "hex") return ByteaOutput::hex;
+  if (name == "escape") return ByteaOutput::escape;
+  return std::nullopt;
+}
+
+ByteaOutput current_bytea_output() { return thread_bytea_output; }
+
+ByteaOutputScope::ByteaOutputScope(ByteaOutput output) : previous_(thread_bytea_output) {
+  thread_bytea_output = output;
+}
+
+ByteaOutputScope::~ByteaOutputScope() { thread_bytea_output = previous_; }
+
+void append_bytea_escape_output(std::string& out, std::string_view bytes) {
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b > 0x7e) {
+      out += '\\';
+      out += static_cast<char>('0' + (b >> 6));
+      out += static_cast<char>('0' + ((b >> 3) & 7));
+      out += static_cast<char>('0' + (b & 7));
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void append_bytea_out(std::string& out, std::string_view bytes) {
+  if (thread_bytea_output == ByteaOutput::escape) append_bytea_escape_output(out, bytes);
+  else append_bytea(out, bytes);
+}
+
 void append_stored_string(std::string& out, TypeId type, std::string_view bytes) {
-  if (type == TypeId::bytea) append_bytea(out, bytes);
+  if (type == TypeId::bytea) append_bytea_out(out, bytes);
   else out += bytes;
 }
 

@@ -510,6 +510,13 @@ int64_t parse_time(std::string_view text, int32_t typmod) {
   return round_time(micros, typmod);
 }
 
+int64_t parse_time_zone(std::string_view text, bool& has_zone, int& zone_seconds) {
+  const Decoded d = decode(Kind::time, text);
+  has_zone = d.has_zone;
+  zone_seconds = d.zone_seconds;
+  return ((static_cast<int64_t>(d.hour) * 60 + d.minute) * 60 + d.second) * 1000000LL + d.usec;
+}
+
 int32_t time_typmod(const std::vector<int64_t>& modifiers) {
   if (modifiers.empty()) return -1;
   if (modifiers.size() != 1) throw Error(SqlState::invalid_parameter_value, "invalid type modifier");

@@ -59,24 +59,6 @@ bool posix_name(std::string_view s, size_t& i) {
   return i - start >= 3;
 }
 
-// "hh" for whole hours, else "hh:mm[:ss]", as PostgreSQL names a numeric zone.
-std::string hours_text(int32_t seconds) {
-  const int32_t a = std::abs(seconds);
-  char buf[16];
-  std::string out = seconds < 0 ? "-" : "+";
-  const int h = a / 3600, m = a / 60 % 60, s = a % 60;
-  std::snprintf(buf, sizeof buf, "%02d", h);
-  out += buf;
-  if (m != 0 || s != 0) {
-    std::snprintf(buf, sizeof buf, ":%02d", m);
-    out += buf;
-  }
-  if (s != 0) {
-    std::snprintf(buf, sizeof buf, ":%02d", s);
-    out += buf;
-  }
-  return out;
-}
 
 // A name that can only be a file under kZoneDirectory.
 bool safe_zone_name(std::string_view name) {
@@ -110,6 +92,25 @@ int64_t rule_day(int year, int month, int week, int weekday) {
 }
 
 }  // namespace
+
+// "hh" for whole hours, else "hh:mm[:ss]", as PostgreSQL names a numeric zone.
+std::string hours_text(int32_t seconds) {
+  const int32_t a = std::abs(seconds);
+  char buf[16];
+  std::string out = seconds < 0 ? "-" : "+";
+  const int h = a / 3600, m = a / 60 % 60, s = a % 60;
+  std::snprintf(buf, sizeof buf, "%02d", h);
+  out += buf;
+  if (m != 0 || s != 0) {
+    std::snprintf(buf, sizeof buf, ":%02d", m);
+    out += buf;
+  }
+  if (s != 0) {
+    std::snprintf(buf, sizeof buf, ":%02d", s);
+    out += buf;
+  }
+  return out;
+}
 
 // A footer's "Mm.w.d[/time]" change.
 struct TimeZone::Rule {

@@ -73,6 +73,9 @@ class TimeZoneScope {
   std::shared_ptr<const TimeZone> previous_;
 };
 
+// A UTC offset (seconds east) as PostgreSQL prints a numeric zone: "+02"
+// for whole hours, else "+05:30" or "-03:00:15".
+std::string hours_text(int32_t seconds);
 // A timestamptz's text in the current zone, its offset last as PostgreSQL
 // prints it ("+02"; "+05:30", "-03:00:15" for offsets with minutes or
 // seconds), BC after it.

@@ -12,6 +12,7 @@
 //   date: int32 days since 2000-01-01 (INT32_MIN/MAX = -infinity/infinity)
 //   timestamp: int64 µs since 2000-01-01 (INT64_MIN/MAX = -infinity/infinity)
 //   time: int64 µs since midnight, 0 .. 24:00:00
+//   timetz: a time and its UTC offset packed in an int64 (timetz.hpp)
 //   text kinds: the string itself (storage dictionary-encodes it).
 //   bytea: its raw bytes (stored like text); text form hex ('\x0102').
 //
@@ -52,6 +53,12 @@ void append_timestamp(std::string& out, int64_t micros);
 void append_time(std::string& out, int64_t micros);
 // bytea_out with bytea_output = 'hex': \x and two lowercase digits a byte.
 void append_bytea(std::string& out, std::string_view bytes);
+// bytea_out with bytea_output = 'escape': the bytes 0x20 .. 0x7e as they are
+// (a backslash doubled), every other byte \ooo (octal).
+void append_bytea_escape_output(std::string& out, std::string_view bytes);
+// bytea_out as the bytea_output of this thread's statement says
+// (bytea_output.hpp).
+void append_bytea_out(std::string& out, std::string_view bytes);
 // encode(bytes, 'escape'): bytes 1..127 as they are (a backslash doubled),
 // \ooo (octal) for 0 and the bytes from 128 up.
 void append_bytea_escape(std::string& out, std::string_view bytes);
@@ -111,8 +118,11 @@ std::string parse_bytea_escape(std::string_view text);
 // input function applied, other string types' text unchanged (scratch holds
 // the bytes when they differ).
 std::string_view stored_string(TypeId type, std::string_view text, std::string& scratch);
-// The text form of a stored string of `type` (bytea: hex) appended to out.
+// The text form of a stored string of `type` (bytea: as bytea_output says) appended to out.
 void append_stored_string(std::string& out, TypeId type, std::string_view bytes);
+// The time of day a time text gives ('allballs' and 'now' not included),
+// and the UTC offset it names, if any (seconds east), for timetz (timetz.hpp).
+int64_t parse_time_zone(std::string_view text, bool& has_zone, int& zone_seconds);
 // The local time a timestamp text gives, and the UTC offset it names, if any
 // (seconds east: '+02', '-05:30', 'Z'), for timestamptz (time_zone.hpp).
 int64_t parse_timestamp_zone(std::string_view text, bool& has_zone, int& zone_seconds);

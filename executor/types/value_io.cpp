@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "executor/types/time_zone.hpp"
+#include "executor/types/timetz.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/numeric_slot.hpp"
 
@@ -60,6 +61,7 @@ std::string_view input_type_name(TypeId id) {
     case TypeId::timestamp: return "timestamp";
     case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::time: return "time";
+    case TypeId::timetz: return "time with time zone";
     case TypeId::bytea: return "bytea";
     case TypeId::text: return "text";
     case TypeId::varchar: return "character varying";
@@ -86,6 +88,7 @@ void append_text_value(std::string& out, SqlType type, const void* value) {
     case TypeId::timestamp: append_timestamp(out, load<int64_t>(value)); return;
     case TypeId::timestamptz: append_timestamptz(out, load<int64_t>(value)); return;
     case TypeId::time: append_time(out, load<int64_t>(value)); return;
+    case TypeId::timetz: append_timetz(out, load<int64_t>(value)); return;
     case TypeId::oid: append_int(out, load<uint32_t>(value)); return;
     default: not_fixed(type);
   }
@@ -102,6 +105,7 @@ void append_binary_value(std::string& out, SqlType type, const void* value) {
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::time: put_be(out, static_cast<uint64_t>(load<int64_t>(value))); return;
+    case TypeId::timetz: send_timetz(out, load<int64_t>(value)); return;
     case TypeId::float4: put_be(out, std::bit_cast<uint32_t>(load<float>(value))); return;
     case TypeId::float8: put_be(out, std::bit_cast<uint64_t>(load<double>(value))); return;
     case TypeId::numeric: {
@@ -134,6 +138,7 @@ void parse_text_value(SqlType type, std::string_view text, void* out) {
     case TypeId::timestamp: store(out, parse_timestamp(text)); return;
     case TypeId::timestamptz: store(out, parse_timestamptz(text)); return;
     case TypeId::time: store(out, parse_time(text, type.typmod)); return;
+    case TypeId::timetz: store(out, parse_timetz(text, type.typmod)); return;
     default: not_fixed(type);
   }
 }
@@ -169,6 +174,7 @@ void recv_binary_value(SqlType type, std::string_view bytes, void* out) {
       return;
     }
     case TypeId::time: store(out, recv_time(bytes, type.typmod)); return;
+    case TypeId::timetz: store(out, recv_timetz(bytes, type.typmod)); return;
     case TypeId::numeric: {
       const NumericValue n = recv_numeric_any(bytes);
       if (type.typmod < 4) {

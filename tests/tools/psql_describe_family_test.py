@@ -33,8 +33,7 @@ DDL = ["CREATE VIEW v AS SELECT a, b FROM t",
        "CREATE SEQUENCE s",
        "CREATE TABLE keyed (id int PRIMARY KEY, name text UNIQUE)"]
 # Steps that fail today: {step: (why, pattern its error matches)}. See tool_env.Checks.
-KNOWN_GAPS = {"\\dP+": ("psql's query joins pg_partition_tree() LATERAL, which the query engine does not run yet",
-                         r"LATERAL subqueries are not supported")}
+KNOWN_GAPS = {}
 
 # command: the allowed differences (see the docstring); "" for none.
 COMMANDS = {
