@@ -4,9 +4,9 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-#include <utility>
 
 #include "storage/column_layout.hpp"
+#include "storage/value_range.hpp"
 
 namespace tally::storage {
 namespace {
@@ -29,30 +29,6 @@ uint32_t narrowest_width(uint64_t largest_distance) {
   if (largest_distance <= UINT16_MAX) return 2;
   if (largest_distance <= UINT32_MAX) return 4;
   return 8;
-}
-
-// The smallest and largest of n > 0 values. Blocks of a known count are
-// what GCC's default (-O2) vectorizer turns into vector compares: a scalar
-// loop of min/max took as long as the write(2) of a narrow column.
-template <class T>
-std::pair<T, T> range_of(const T* v, size_t n) {
-  constexpr size_t lanes = 16;
-  T lo = v[0], hi = v[0];
-  size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    T block_lo = lo, block_hi = hi;
-    for (size_t j = 0; j < lanes; ++j) {
-      block_lo = v[i + j] < block_lo ? v[i + j] : block_lo;
-      block_hi = v[i + j] > block_hi ? v[i + j] : block_hi;
-    }
-    lo = block_lo;
-    hi = block_hi;
-  }
-  for (; i < n; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
-  return {lo, hi};
 }
 
 template <class T>

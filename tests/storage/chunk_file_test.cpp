@@ -174,6 +174,25 @@ TEST_F(ChunkFileTest, ManyRowsAcrossBlocks) {
   EXPECT_EQ(round_trip(path(), column({TypeId::int8}, values)), 2u);
 }
 
+TEST_F(ChunkFileTest, ExtremesAnywhereInALongColumn) {
+  // The range is taken a vector register at a time: an extreme in the first
+  // register, in the middle, or in the scalar tail must all count.
+  for (const TypeCase& t : integer_like_types()) {
+    SCOPED_TRACE("type oid " + std::to_string(type_oid(t.type.id)));
+    const int64_t base = t.min + 1;
+    for (const size_t at : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{500}, size_t{998}, size_t{999}}) {
+      std::vector<int64_t> values(1000, base);
+      values[at] = t.min;
+      values[(at + 7) % values.size()] = t.max;
+      EXPECT_EQ(round_trip(path(), column(t.type, values)), static_cast<size_t>(storage_width(t.type))) << at;
+      if (t.max - base < 200) continue;  // bool
+      values.assign(values.size(), base);
+      values[at] = base + 200;  // one byte
+      EXPECT_EQ(round_trip(path(), column(t.type, values)), 1u) << at;
+    }
+  }
+}
+
 TEST_F(ChunkFileTest, OtherTypesKeepTheirFormat) {
   ColumnVector f8;
   f8.type = {TypeId::float8};
