@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/crc32c.hpp"
+#include "storage/decimal_float.hpp"
 #include "storage/file_io.hpp"
 #include "storage/frame_encoding.hpp"
 
@@ -27,7 +28,7 @@ static_assert(sizeof(Header) == 40);
 // Follows Header in version 3.
 struct FrameHeader {
   uint32_t width;
-  uint32_t reserved;  // 0
+  uint32_t exponent;  // float8 in decimal form: values are integers / 10^exponent; 0 otherwise
   int64_t reference;
 };
 static_assert(sizeof(FrameHeader) == 16);
@@ -53,17 +54,38 @@ std::vector<uint8_t> validity_bits(const ColumnVector& column) {
   return bits;
 }
 
+// Types written in version 3 (earlier writers wrote them in version 1).
+bool framed_type(SqlType type) { return frame_native_width(type) != 0 || type.id == TypeId::float8; }
+
 // The version a file of this type may have been written with by this or an
 // earlier writer.
 bool readable_version(SqlType type, uint32_t version) {
-  if (frame_native_width(type) != 0) return version == frame_version || version == 1;
+  if (framed_type(type)) return version == frame_version || version == 1;
   return version == chunk_file_version_for(type);
+}
+
+// The stored form of column: its frame (frame_encoding.hpp), or for float8
+// its decimal frame (decimal_float.hpp) when it has one, else native.
+DecimalFrame choose_stored_form(const ColumnVector& column) {
+  const auto native = static_cast<uint32_t>(storage_width(column.type));
+  if (column.type.id == TypeId::float8) {
+    if (auto decimal = choose_decimal_frame(column)) return *decimal;
+    return DecimalFrame{0, Frame{0, native}};
+  }
+  return DecimalFrame{0, choose_frame(column)};
+}
+
+bool valid_stored_form(SqlType type, const DecimalFrame& form) {
+  const auto native = static_cast<uint32_t>(storage_width(type));
+  if (form.frame.width == native && form.frame.reference == 0 && form.exponent == 0) return true;
+  if (type.id == TypeId::float8) return valid_decimal_frame(form);
+  return form.exponent == 0 && valid_frame(type, form.frame);
 }
 
 }  // namespace
 
 uint32_t chunk_file_version_for(SqlType type) {
-  if (frame_native_width(type) != 0) return frame_version;
+  if (framed_type(type)) return frame_version;
   return type.id == TypeId::numeric && storage_width(type) != 8 ? 2 : 1;
 }
 
@@ -78,13 +100,15 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
   const std::vector<uint8_t> bits = validity_bits(column);
   h.validity_bytes = bits.size();
   FrameHeader frame_header{};
-  Frame frame{0, static_cast<uint32_t>(storage_width(column.type))};
+  DecimalFrame form{0, Frame{0, static_cast<uint32_t>(storage_width(column.type))}};
   if (h.version == frame_version) {
-    frame = choose_frame(column);
-    frame_header.width = frame.width;
-    frame_header.reference = frame.reference;
-    h.data_bytes = column.rows * frame.width;
+    form = choose_stored_form(column);
+    frame_header.width = form.frame.width;
+    frame_header.exponent = form.exponent;
+    frame_header.reference = form.frame.reference;
+    h.data_bytes = column.rows * form.frame.width;
   }
+  const Frame frame = form.frame;
   const bool framed = frame.width != static_cast<uint32_t>(storage_width(column.type));
   const size_t frame_bytes = h.version == frame_version ? sizeof frame_header : 0;
   File f = File::create(path);
@@ -101,7 +125,8 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
     std::vector<uint8_t> block(std::min<size_t>(column.rows, rows_per_block) * frame.width);
     for (size_t begin = 0; begin < column.rows; begin += rows_per_block) {
       const size_t count = std::min(rows_per_block, column.rows - begin);
-      encode_frame(column, frame, begin, count, block.data());
+      if (column.type.id == TypeId::float8) encode_decimal(column, form, begin, count, block.data());
+      else encode_frame(column, frame, begin, count, block.data());
       crc = crc32c(crc, block.data(), count * frame.width);
       f.write(block.data(), count * frame.width);
     }
@@ -132,11 +157,11 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
   frame_header.width = static_cast<uint32_t>(native);
   const size_t frame_bytes = h.version == frame_version ? sizeof frame_header : 0;
   if (frame_bytes != 0 && !f.read_exact(&frame_header, sizeof frame_header)) corrupted(what, path, "file is truncated");
-  const Frame frame{frame_header.reference, frame_header.width};
-  // The frame is checked here, before the checksum, only so that the sizes
+  const DecimalFrame form{frame_header.exponent, Frame{frame_header.reference, frame_header.width}};
+  const Frame frame = form.frame;
+  // The form is checked here, before the checksum, only so that the sizes
   // below are sane; the checksum then vouches for the stored bytes.
-  if (frame_bytes != 0 && (frame_header.reserved != 0 || !valid_frame(type, frame)))
-    corrupted(what, path, "header has an invalid stored width");
+  if (frame_bytes != 0 && !valid_stored_form(type, form)) corrupted(what, path, "header has an invalid stored width");
   if (h.type_oid != type_oid(type.id) || h.rows != expected_rows || h.data_bytes != h.rows * frame.width ||
       (h.validity_bytes != 0 && h.validity_bytes != (h.rows + 7) / 8))
     corrupted(what, path, "header does not match the catalog");
@@ -160,7 +185,8 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
       const size_t count = std::min(rows_per_block, col.rows - begin);
       if (!f.read_exact(block.data(), count * frame.width)) corrupted(what, path, "file is truncated");
       crc = crc32c(crc, block.data(), count * frame.width);
-      decode_frame(block.data(), frame, begin, count, col);
+      if (type.id == TypeId::float8) decode_decimal(block.data(), form, begin, count, col);
+      else decode_frame(block.data(), frame, begin, count, col);
     }
   }
   std::vector<uint8_t> bits(h.validity_bytes);

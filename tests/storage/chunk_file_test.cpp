@@ -11,6 +11,9 @@
 #include <limits>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "common/error.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/crc32c.hpp"
@@ -193,16 +196,75 @@ TEST_F(ChunkFileTest, ExtremesAnywhereInALongColumn) {
   }
 }
 
+ColumnVector doubles(const std::vector<double>& values, const std::vector<bool>& nulls = {}) {
+  ColumnVector col;
+  col.type = {TypeId::float8};
+  col.rows = values.size();
+  col.data.resize(values.size() * 8);
+  std::memcpy(col.data.data(), values.data(), col.data.size());
+  for (size_t i = 0; i < nulls.size(); ++i) {
+    if (!nulls[i]) continue;
+    if (col.validity.empty()) col.validity.assign(col.rows, 1);
+    col.validity[i] = 0;
+  }
+  return col;
+}
+
+TEST_F(ChunkFileTest, Float8InDecimalFormWhereEveryValueHasOne) {
+  // Values as COPY parses them from decimal text (H2O's v3: four digits).
+  EXPECT_EQ(round_trip(path(), doubles({83.6498, 39.4119, 0.0001, 99.9999, 0.0})), 4u);
+  EXPECT_EQ(round_trip(path(), doubles({1.0, 2.0, 250.0, 7.0})), 1u);
+  EXPECT_EQ(round_trip(path(), doubles({-1.25, 3.75, 0.5, -300.0})), 2u);
+  EXPECT_EQ(round_trip(path(), doubles({2.5, 2.5, 2.5})), 0u);
+  EXPECT_EQ(round_trip(path(), doubles({83.6498 + 39.4119, 12.5})), 4u);  // a sum of two such values
+  EXPECT_EQ(round_trip(path(), doubles({1.5, 0.0, 2.5}, {false, true, false})), 1u);
+  EXPECT_EQ(round_trip(path(), doubles({0.0, 0.0}, {true, true})), 0u);
+  EXPECT_EQ(round_trip(path(), doubles({})), 0u);
+  // Values without such a form keep the chunk native, bit for bit.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const double odd : {0.1 + 0.2, -0.0, nan, inf, -inf, 1e300, 5e-324, 123456789.123456789, 1e-11}) {
+    EXPECT_EQ(round_trip(path(), doubles({1.5, odd, 2.5})), 8u) << odd;
+    ColumnVector back = read_chunk_file(path(), {TypeId::float8}, 3, "f");
+    double x;
+    std::memcpy(&x, back.data.data() + 8, 8);
+    EXPECT_EQ(std::memcmp(&x, &odd, 8), 0) << odd;
+  }
+  // A value past the exponent-choosing sample that needs a larger exponent.
+  std::vector<double> tail(1000, 0.5);
+  tail[900] = 0.0625;
+  EXPECT_EQ(round_trip(path(), doubles(tail)), 2u);
+  tail[901] = 0.1 + 0.2;
+  EXPECT_EQ(round_trip(path(), doubles(tail)), 8u);
+  // A NULL row's slot is not stored: it reads as 0.
+  ColumnVector with_null = doubles({1.5, nan, 2.5}, {false, true, false});
+  write_chunk_file(path(), with_null);
+  const ColumnVector back = read_chunk_file(path(), with_null.type, 3, "f");
+  EXPECT_EQ(back.values<double>()[1], 0.0);
+  EXPECT_EQ(back.values<double>()[2], 2.5);
+}
+
+TEST_F(ChunkFileTest, Float8ParsedFromTextRoundTripsAcrossBlocks) {
+  const size_t rows = (size_t{1} << 17) + 99;
+  std::vector<double> values(rows);
+  std::vector<bool> nulls(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    const std::string text = std::to_string((i * 2654435761u) % 100) + "." + std::to_string(1000 + (i * 40503u) % 9000);
+    values[i] = std::strtod(text.c_str(), nullptr);
+    nulls[i] = i % 777 == 3;
+  }
+  EXPECT_EQ(round_trip(path(), doubles(values, nulls)), 4u);
+}
+
 TEST_F(ChunkFileTest, OtherTypesKeepTheirFormat) {
-  ColumnVector f8;
-  f8.type = {TypeId::float8};
-  f8.rows = 3;
-  f8.data.resize(24);
-  const double xs[3] = {1.5, -0.0, 1e300};
-  std::memcpy(f8.data.data(), xs, sizeof xs);
-  write_chunk_file(path(), f8);
-  EXPECT_EQ(fs::file_size(path()), header_bytes + 24 + 4);  // version 1: no frame header
-  EXPECT_EQ(read_chunk_file(path(), f8.type, 3, "f").data, f8.data);
+  ColumnVector f4;
+  f4.type = {TypeId::float4};
+  f4.rows = 3;
+  f4.data.resize(12);
+  const float xs[3] = {1.5f, -0.0f, 1e30f};
+  std::memcpy(f4.data.data(), xs, sizeof xs);
+  write_chunk_file(path(), f4);
+  EXPECT_EQ(fs::file_size(path()), header_bytes + 12 + 4);  // version 1: no frame header
+  EXPECT_EQ(read_chunk_file(path(), f4.type, 3, "f").data, f4.data);
 
   ColumnVector wide;
   wide.type = SqlType::numeric(30, 2);
@@ -255,6 +317,9 @@ TEST_F(ChunkFileTest, VersionOneFilesStillRead) {
     EXPECT_EQ(back.data, col.data);  // natively stored: the NULL slot as written
     EXPECT_EQ(back.validity, col.validity);
   }
+  const ColumnVector f8 = doubles({0.25, 1e300, -0.0});
+  write_version_1(path(), f8);
+  EXPECT_EQ(read_chunk_file(path(), f8.type, 3, "old column").data, f8.data);
 }
 
 void expect_corrupted(const std::string& file, SqlType type, uint64_t rows, const std::string& why) {
@@ -307,6 +372,17 @@ TEST_F(ChunkFileTest, CorruptionIsDetected) {
   const uint32_t native = 4;  // the native width with a non-zero reference
   patch(file, header_bytes, &native, sizeof native);
   expect_corrupted(file, type, 4, "invalid stored width");
+
+  fresh();
+  const uint32_t exponent = 4;  // an integer column has no decimal exponent
+  patch(file, header_bytes + 4, &exponent, sizeof exponent);
+  expect_corrupted(file, type, 4, "invalid stored width");
+
+  const ColumnVector f8 = doubles({1.25, 2.5});
+  write_chunk_file(file, f8);
+  const uint32_t too_large = 11;
+  patch(file, header_bytes + 4, &too_large, sizeof too_large);
+  expect_corrupted(file, f8.type, 2, "invalid stored width");
 
   fresh();
   const uint32_t version_two = 2;  // wide numerics only
