@@ -1,10 +1,15 @@
 #pragma once
 // One column of one chunk on disk (DESIGN.md section 4):
 //   header  "TLYC", format version, type OID, typmod, rows, data bytes,
-//           validity bytes (all little-endian; 40 bytes)
-//   data    rows * storage_width(type) values, native layout (text: int32 codes)
+//           validity bytes (all little-endian; 40 bytes); version 3 adds
+//           the stored width of a value, a decimal exponent (float8) and
+//           the frame's reference (int64): 16 bytes
+//   data    rows values: natively (text: int32 codes) or, in version 3,
+//           as distances from the reference in the stored width: of the
+//           values (storage/frame_encoding.hpp) or, for float8, of the
+//           integers value * 10^exponent (storage/decimal_float.hpp)
 //   validity  bitmap, bit i set = row i non-NULL; absent when no NULLs
-//   footer  CRC32C of everything before it
+//   footer  CRC32C of everything before it (the stored bytes, as written)
 // A file whose header, length or checksum does not match is corrupted and is
 // never returned as data.
 #include <string>
@@ -16,9 +21,12 @@ namespace tally::storage {
 // Version 1: every column. Version 2: numeric columns wider than int64
 // (int128 slots, see storage_width(SqlType)); a reader that predates them
 // stops at the version instead of reading 16- or 24-byte slots as int64.
-constexpr uint32_t chunk_file_format_version = 2;
-// The version a column of this type is written with (1 unless wide numeric,
-// so files of every other type stay readable by version-1 readers).
+// Version 3: integer-like columns (frame_native_width(type) != 0) in their
+// frame-of-reference form, float8 in decimal form where the chunk has one;
+// version-1 files of those types stay readable.
+constexpr uint32_t chunk_file_format_version = 3;
+// The version a column of this type is written with (float4 keeps version 1
+// and wide numerics version 2, so their files read as before).
 uint32_t chunk_file_version_for(SqlType type);
 
 // Writes column to path; fsyncs it when sync (callers that write several
@@ -27,7 +35,8 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
 
 // Reads a chunk column file. `what` names it in errors ("chunk 3 of table
 // \"t\" column \"x\""): a missing, truncated or corrupted file throws
-// Error(XX001 data_corrupted). The result has no dictionary set.
+// Error(XX001 data_corrupted). The result has no dictionary set; its values
+// are native whatever the stored form.
 ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what);
 
 }  // namespace tally::storage

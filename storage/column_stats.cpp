@@ -9,6 +9,7 @@
 
 #include "common/hll_hash.hpp"
 #include "storage/numeric_slot.hpp"
+#include "storage/value_range.hpp"
 
 namespace tally::storage {
 namespace {
@@ -78,10 +79,10 @@ void integer_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) 
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   size_t present = 0;
   if (!nulls) {
-    for (size_t i = begin; i < end; ++i) {
-      const auto x = static_cast<int64_t>(v[i]);
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
+    if (end > begin) {
+      const auto [l, h] = range_of(v + begin, end - begin);
+      lo = static_cast<int64_t>(l);
+      hi = static_cast<int64_t>(h);
     }
     present = end - begin;
   } else {
