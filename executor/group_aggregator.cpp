@@ -71,12 +71,16 @@ class GenericAggregator final : public GroupAggregator {
     std::vector<std::vector<Vector>> args;
     std::vector<Vector> filters;
     std::optional<Groups> partial;
+    // Each row's key hash where the rows go to several shards: computed
+    // once, each shard then reads the keys of its own rows only.
+    std::vector<uint64_t> hashes;
   };
 
   std::shared_ptr<PreparedWork> prepare(const EvalInput& rows) const override {
     auto work = std::make_shared<Evaluated>();
     evaluate(rows, *work);
     if (merges_ && !partials_abandoned_.load(std::memory_order_relaxed)) accumulate_partial(*work, rows.rows);
+    if (!work->partial) hash_rows(*work, rows.rows);
     return work;
   }
 
@@ -90,13 +94,21 @@ class GenericAggregator final : public GroupAggregator {
       merge_partial(*e.partial);
       return;
     }
-    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+    sink_evaluated(e, rows.rows);
   }
 
   void sink(const EvalInput& rows) override {
     Evaluated e;
     evaluate(rows, e);
-    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+    hash_rows(e, rows.rows);
+    sink_evaluated(e, rows.rows);
+  }
+
+  void hash_rows(Evaluated& e, size_t nrows) const {
+    if (shards_.size() == 1) return;
+    e.hashes.resize(nrows);
+    std::vector<Value> key(keys_.size());
+    for (size_t r = 0; r < nrows; ++r) e.hashes[r] = key_at(e.keys, r, key);
   }
 
   void evaluate(const EvalInput& rows, Evaluated& out) const {
@@ -109,13 +121,12 @@ class GenericAggregator final : public GroupAggregator {
     }
   }
 
-  void sink_evaluated(const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
-                      const std::vector<Vector>& filters, size_t nrows) {
+  void sink_evaluated(const Evaluated& e, size_t nrows) {
     const size_t shards = shards_.size();
     if (shards == 1 || nrows < kMinParallelRows) {
-      sink_shard(shards_[0], key_values, arg_values, filters, nrows, shards == 1 ? -1 : 0);
+      sink_shard(shards_[0], e, nrows, shards == 1 ? -1 : 0);
       if (shards > 1) {
-        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
+        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], e, nrows, static_cast<int>(t));
       }
       return;
     }
@@ -123,7 +134,7 @@ class GenericAggregator final : public GroupAggregator {
     // started per chunk).
     cpu::parallel_for(static_cast<int>(shards), shards, [&](int, size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
-        sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
+        sink_shard(shards_[t], e, nrows, static_cast<int>(t));
       }
     });
   }
@@ -273,8 +284,7 @@ class GenericAggregator final : public GroupAggregator {
   }
 
   // The rows of one chunk whose key hash belongs to `shard` (-1: every row).
-  void sink_shard(Shard& shard, const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
-                  const std::vector<Vector>& filters, size_t nrows, int shard_id) {
+  void sink_shard(Shard& shard, const Evaluated& e, size_t nrows, int shard_id) {
     std::vector<Value> key(keys_.size());
     std::vector<Value> args;
     const uint64_t shards = shards_.size();
@@ -283,11 +293,11 @@ class GenericAggregator final : public GroupAggregator {
     CancelTicker ticker;
     for (size_t r = 0; r < nrows; ++r) {
       ticker.tick();
-      const uint64_t h = key_at(key_values, r, key);
-      if (shard_id >= 0 && shard_of(h, shards) != static_cast<uint64_t>(shard_id)) continue;
+      if (shard_id >= 0 && shard_of(e.hashes[r], shards) != static_cast<uint64_t>(shard_id)) continue;
+      const uint64_t h = key_at(e.keys, r, key);
       size_t group = 0;
       if (!find_group(shard, h, key, group)) group = new_group(shard, h, key);
-      add_row(shard.states[group], arg_values, filters, r, args);
+      add_row(shard.states[group], e.args, e.filters, r, args);
     }
   }
 
