@@ -185,6 +185,7 @@ class GenericAggregator final : public GroupAggregator {
   // A chunk's partial groups pay while they are at most this share of its
   // rows (merging a group costs about what adding a row does).
   static constexpr size_t kRowsPerPartialGroup = 4;
+  static constexpr size_t kPartialGroupSlack = 4096;
 
   // prepare()'s accumulation of `work`'s rows into their own groups. Gives
   // up (leaving `partial` empty, and telling later chunks not to try) when
@@ -199,7 +200,10 @@ class GenericAggregator final : public GroupAggregator {
       const uint64_t h = key_at(work.keys, r, key);
       size_t group = 0;
       if (!find_group(local, h, key, group)) {
-        if (local.groups.size() == most_groups) {
+        // Judged on the rows so far too (with slack for a chunk's first
+        // rows, where every group is new), so that rows of mostly new keys
+        // give up early.
+        if (local.groups.size() == most_groups || local.groups.size() * kRowsPerPartialGroup > r + kPartialGroupSlack) {
           partials_abandoned_.store(true, std::memory_order_relaxed);
           work.partial.reset();
           return;
