@@ -41,6 +41,7 @@ class CountAcc final : public Accumulator {
     if (star_ || !is_null(args[0])) ++n_;
   }
   Value result() const override { return n_; }
+  void merge(const Accumulator& other) override { n_ += static_cast<const CountAcc&>(other).n_; }
 
  private:
   bool star_;
@@ -74,6 +75,15 @@ class SumAcc final : public Accumulator {
     }
     return f_sum_;
   }
+  // Integers and numerics only (accumulators_merge): exact, so the order
+  // of the parts does not matter.
+  void merge(const Accumulator& other) override {
+    const auto& o = static_cast<const SumAcc&>(other);
+    if (o.count_ == 0) return;
+    count_ += o.count_;
+    if (is_integer(input_)) int_sum_ += o.int_sum_;
+    else num_sum_ = num_sum_ + o.num_sum_;
+  }
 
  private:
   TypeId input_;
@@ -96,6 +106,9 @@ class MinMaxAcc final : public Accumulator {
     if (max_ ? c > 0 : c < 0) best_ = args[0];
   }
   Value result() const override { return best_; }
+  // As adding other's best: of equal values the earlier part's stays, as
+  // the earlier row's does in add().
+  void merge(const Accumulator& other) override { add(&static_cast<const MinMaxAcc&>(other).best_); }
 
  private:
   bool max_;
@@ -114,6 +127,12 @@ class BoolAcc final : public Accumulator {
   Value result() const override {
     if (!seen_) return Null{};
     return state_;
+  }
+  void merge(const Accumulator& other) override {
+    const auto& o = static_cast<const BoolAcc&>(other);
+    if (!o.seen_) return;
+    state_ = seen_ ? (and_ ? (state_ && o.state_) : (state_ || o.state_)) : o.state_;
+    seen_ = true;
   }
 
  private:
@@ -614,6 +633,26 @@ AggregateSignature resolve_aggregate(const std::string& name, std::vector<SqlTyp
     return s;
   }
   throw Error(SqlState::feature_not_supported, "aggregate " + name + " is not supported");
+}
+
+void Accumulator::merge(const Accumulator& /*other*/) {
+  throw Error(SqlState::internal_error, "this aggregate's accumulators do not merge");
+}
+
+bool accumulators_merge(const AggregateSignature& s, bool distinct) {
+  if (distinct) return false;
+  const TypeId input = s.arg_types.empty() ? TypeId::unknown : s.arg_types[0].id;
+  switch (s.kind) {
+    case AggKind::count_star:
+    case AggKind::count:
+    case AggKind::min:
+    case AggKind::max:
+    case AggKind::bool_and:
+    case AggKind::bool_or: return true;
+    case AggKind::sum:
+    case AggKind::avg: return is_integer(input) || input == TypeId::numeric;
+    default: return false;
+  }
 }
 
 std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool distinct, const Value& direct,

@@ -65,7 +65,20 @@ class Accumulator {
   // args are the aggregate's argument values for one row (already filtered).
   virtual void add(const Value* args) = 0;
   virtual Value result() const = 0;
+  // Takes in `other`'s state (an accumulator of the same aggregate) as if
+  // its rows had been added here after this one's, with the same result:
+  // how rows accumulated on several threads come together. Only for
+  // aggregates accumulators_merge() accepts.
+  virtual void merge(const Accumulator& other);
 };
+
+// Whether make_accumulator(signature, distinct, ...)'s accumulators can
+// merge() with the exact result of adding every row to one: counts, integer
+// and numeric sums and averages (exact arithmetic, the result's scale the
+// largest), min, max, bool_and and bool_or. Not floating-point sums and
+// moments (their rounding depends on the order of additions), DISTINCT,
+// ordered-set or order-sensitive aggregates, numeric variance.
+bool accumulators_merge(const AggregateSignature& signature, bool distinct);
 
 // Creates an accumulator. `direct` is the ordered-set direct argument
 // (percentile fraction) and `descending` the WITHIN GROUP order.

@@ -1,6 +1,8 @@
 #include "executor/group_aggregator.hpp"
 
+#include <atomic>
 #include <exception>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -17,7 +19,10 @@ namespace {
 // min/max of text); the fast engines take the common shapes. With several
 // threads, rows are split by key hash: each thread owns the groups of its
 // hashes (its own table and accumulators, so DISTINCT and ordered-set
-// aggregates see all of a group's rows), and nothing is merged.
+// aggregates see all of a group's rows). Aggregates whose accumulators
+// merge are instead accumulated per chunk on the workers where a chunk's
+// rows have few groups (a global aggregate, a GROUP BY of a few years),
+// and those partial groups merged in chunk order.
 class GenericAggregator final : public GroupAggregator {
  public:
   static constexpr uint64_t kEmptyKeyHash = 0x12345;
@@ -39,22 +44,43 @@ class GenericAggregator final : public GroupAggregator {
     shards_.resize(static_cast<size_t>(threads));
     const size_t group_bytes = 64 + (keys_.size() + 1) * sizeof(Value) + aggregates_.size() * 96;
     for (Shard& shard : shards_) shard.memory = BlockReservation(group_bytes);
-    if (keys_.empty()) shards_[0].index.emplace(kEmptyKeyHash, new_group(shards_[0], {}));  // one row even without input
+    if (keys_.empty()) new_group(shards_[0], kEmptyKeyHash, {});  // one row even without input
+    merges_ = true;
+    for (const auto& a : aggregates_) merges_ = merges_ && accumulators_merge(a.signature, a.distinct);
   }
 
+  // Groups by key tuple: a hash index over them, each group's key values
+  // and one accumulator per aggregate.
+  struct Groups {
+    std::unordered_multimap<uint64_t, size_t> index;
+    std::vector<std::vector<Value>> groups;
+    std::vector<uint64_t> hashes;
+    std::vector<std::vector<std::unique_ptr<Accumulator>>> states;
+  };
   // The keys', arguments' and FILTERs' values of a chunk's rows: evaluated
   // in prepare(), on the source's worker threads, several chunks at once
   // (the rows' expressions, a CASE over a join's rows, cost more than
   // their accumulation); sink_prepared() takes them in chunk order.
+  // Where every aggregate's accumulators merge (accumulators_merge) and the
+  // chunk's rows fall into few groups, prepare() also accumulates them into
+  // the chunk's own groups (`partial`), so that sink_prepared() only merges
+  // those: the per-row work (the values' conversion, the group look-up, the
+  // arithmetic) runs on the workers, not one group's rows on one thread.
   struct Evaluated final : PreparedWork {
     std::vector<Vector> keys;
     std::vector<std::vector<Vector>> args;
     std::vector<Vector> filters;
+    std::optional<Groups> partial;
+    // Each row's key hash where the rows go to several shards: computed
+    // once, each shard then reads the keys of its own rows only.
+    std::vector<uint64_t> hashes;
   };
 
   std::shared_ptr<PreparedWork> prepare(const EvalInput& rows) const override {
     auto work = std::make_shared<Evaluated>();
     evaluate(rows, *work);
+    if (merges_ && !partials_abandoned_.load(std::memory_order_relaxed)) accumulate_partial(*work, rows.rows);
+    if (!work->partial) hash_rows(*work, rows.rows);
     return work;
   }
 
@@ -64,13 +90,25 @@ class GenericAggregator final : public GroupAggregator {
       return;
     }
     const auto& e = static_cast<const Evaluated&>(*work);
-    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+    if (e.partial) {
+      merge_partial(*e.partial);
+      return;
+    }
+    sink_evaluated(e, rows.rows);
   }
 
   void sink(const EvalInput& rows) override {
     Evaluated e;
     evaluate(rows, e);
-    sink_evaluated(e.keys, e.args, e.filters, rows.rows);
+    hash_rows(e, rows.rows);
+    sink_evaluated(e, rows.rows);
+  }
+
+  void hash_rows(Evaluated& e, size_t nrows) const {
+    if (shards_.size() == 1) return;
+    e.hashes.resize(nrows);
+    std::vector<Value> key(keys_.size());
+    for (size_t r = 0; r < nrows; ++r) e.hashes[r] = key_at(e.keys, r, key);
   }
 
   void evaluate(const EvalInput& rows, Evaluated& out) const {
@@ -83,13 +121,12 @@ class GenericAggregator final : public GroupAggregator {
     }
   }
 
-  void sink_evaluated(const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
-                      const std::vector<Vector>& filters, size_t nrows) {
+  void sink_evaluated(const Evaluated& e, size_t nrows) {
     const size_t shards = shards_.size();
     if (shards == 1 || nrows < kMinParallelRows) {
-      sink_shard(shards_[0], key_values, arg_values, filters, nrows, shards == 1 ? -1 : 0);
+      sink_shard(shards_[0], e, nrows, shards == 1 ? -1 : 0);
       if (shards > 1) {
-        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
+        for (size_t t = 1; t < shards; ++t) sink_shard(shards_[t], e, nrows, static_cast<int>(t));
       }
       return;
     }
@@ -97,7 +134,7 @@ class GenericAggregator final : public GroupAggregator {
     // started per chunk).
     cpu::parallel_for(static_cast<int>(shards), shards, [&](int, size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
-        sink_shard(shards_[t], key_values, arg_values, filters, nrows, static_cast<int>(t));
+        sink_shard(shards_[t], e, nrows, static_cast<int>(t));
       }
     });
   }
@@ -129,25 +166,129 @@ class GenericAggregator final : public GroupAggregator {
   }
 
   std::vector<std::string> explain() const override {
-    if (shards_.size() == 1) return {"Engine: cpu (generic hash aggregation, single-threaded)"};
-    return {"Engine: cpu (generic hash aggregation, " + std::to_string(shards_.size()) +
-            " threads, rows split by key hash)"};
+    std::string line = shards_.size() == 1 ? "Engine: cpu (generic hash aggregation, single-threaded"
+                                           : "Engine: cpu (generic hash aggregation, " + std::to_string(shards_.size()) +
+                                                 " threads, rows split by key hash";
+    const uint64_t merged = partials_merged_.load(std::memory_order_relaxed);
+    if (merged > 0) line += "; " + std::to_string(merged) + " chunks accumulated on the workers and merged";
+    return {line + ")"};
   }
 
  private:
-  struct Shard {
-    std::unordered_multimap<uint64_t, size_t> index;
-    std::vector<std::vector<Value>> groups;
-    std::vector<std::vector<std::unique_ptr<Accumulator>>> states;
+  struct Shard : Groups {
     // Against the statement's memory budget, per group: the index's node,
     // the key's values and the accumulators (their own kept values count
     // themselves).
     BlockReservation memory;
   };
 
+  // A chunk's partial groups pay while they are at most this share of its
+  // rows (merging a group costs about what adding a row does).
+  static constexpr size_t kRowsPerPartialGroup = 4;
+  static constexpr size_t kPartialGroupSlack = 4096;
+
+  // prepare()'s accumulation of `work`'s rows into their own groups. Gives
+  // up (leaving `partial` empty, and telling later chunks not to try) when
+  // the rows have too many groups for the merge to be the smaller work; the
+  // chunk's groups are few, so they are not counted against the budget.
+  void accumulate_partial(Evaluated& work, size_t nrows) const {
+    Groups& local = work.partial.emplace();
+    const size_t most_groups = std::max<size_t>(1, nrows / kRowsPerPartialGroup);
+    std::vector<Value> key(keys_.size());
+    std::vector<Value> args;
+    for (size_t r = 0; r < nrows; ++r) {
+      const uint64_t h = key_at(work.keys, r, key);
+      size_t group = 0;
+      if (!find_group(local, h, key, group)) {
+        // Judged on the rows so far too (with slack for a chunk's first
+        // rows, where every group is new), so that rows of mostly new keys
+        // give up early.
+        if (local.groups.size() == most_groups || local.groups.size() * kRowsPerPartialGroup > r + kPartialGroupSlack) {
+          partials_abandoned_.store(true, std::memory_order_relaxed);
+          work.partial.reset();
+          return;
+        }
+        group = add_group(local, h, key);
+      }
+      add_row(local.states[group], work.args, work.filters, r, args);
+    }
+    // The values are in the groups now; the chunk in flight holds less.
+    work.keys.clear();
+    work.args.clear();
+    work.filters.clear();
+  }
+
+  // sink_prepared()'s half: each of the chunk's groups into its shard's.
+  void merge_partial(const Groups& partial) {
+    const uint64_t shards = shards_.size();
+    for (size_t g = 0; g < partial.groups.size(); ++g) {
+      const uint64_t h = partial.hashes[g];
+      Shard& shard = shards_[shards == 1 ? 0 : shard_of(h, shards)];
+      size_t group = 0;
+      if (!find_group(shard, h, partial.groups[g], group)) group = new_group(shard, h, partial.groups[g]);
+      for (size_t a = 0; a < aggregates_.size(); ++a) shard.states[group][a]->merge(*partial.states[g][a]);
+    }
+    partials_merged_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Row r's key values (into `key`) and their hash.
+  uint64_t key_at(const std::vector<Vector>& key_values, size_t r, std::vector<Value>& key) const {
+    uint64_t h = kEmptyKeyHash;
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      key[k] = key_values[k].get(r);
+      h = (h * 0x100000001b3ULL) ^ hash_value(key[k]);
+    }
+    return h;
+  }
+
+  // High bits pick the shard (the index uses the whole hash).
+  static uint64_t shard_of(uint64_t h, uint64_t shards) { return ((h * 0x9E3779B97F4A7C15ULL) >> 40) % shards; }
+
+  // Row r's arguments into a group's accumulators (FILTERs applied).
+  void add_row(std::vector<std::unique_ptr<Accumulator>>& states, const std::vector<std::vector<Vector>>& arg_values,
+               const std::vector<Vector>& filters, size_t r, std::vector<Value>& args) const {
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      if (aggregates_[a].filter && (filters[a].null_at(r) || !filters[a].ints[r])) continue;
+      args.clear();
+      for (const auto& v : arg_values[a]) args.push_back(v.get(r));
+      if (args.empty()) args.push_back(Null{});
+      states[a]->add(args.data());
+    }
+  }
+
+  static bool find_group(const Groups& table, uint64_t h, const std::vector<Value>& key, size_t& found) {
+    auto range = table.index.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      const auto& g = table.groups[it->second];
+      bool same = true;
+      for (size_t k = 0; k < key.size() && same; ++k) {
+        const bool n1 = is_null(g[k]), n2 = is_null(key[k]);
+        same = n1 == n2 && (n1 || compare_values(g[k], key[k]) == 0);
+      }
+      if (same) {
+        found = it->second;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A new group of `table` (indexed under h), its accumulators fresh.
+  size_t add_group(Groups& table, uint64_t h, const std::vector<Value>& key) const {
+    table.groups.push_back(key);
+    table.hashes.push_back(h);
+    std::vector<std::unique_ptr<Accumulator>> s;
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      s.push_back(make_accumulator(aggregates_[a].signature, aggregates_[a].distinct, directs_[a], aggregates_[a].descending));
+    }
+    table.states.push_back(std::move(s));
+    const size_t id = table.groups.size() - 1;
+    table.index.emplace(h, id);
+    return id;
+  }
+
   // The rows of one chunk whose key hash belongs to `shard` (-1: every row).
-  void sink_shard(Shard& shard, const std::vector<Vector>& key_values, const std::vector<std::vector<Vector>>& arg_values,
-                  const std::vector<Vector>& filters, size_t nrows, int shard_id) {
+  void sink_shard(Shard& shard, const Evaluated& e, size_t nrows, int shard_id) {
     std::vector<Value> key(keys_.size());
     std::vector<Value> args;
     const uint64_t shards = shards_.size();
@@ -156,55 +297,27 @@ class GenericAggregator final : public GroupAggregator {
     CancelTicker ticker;
     for (size_t r = 0; r < nrows; ++r) {
       ticker.tick();
-      uint64_t h = kEmptyKeyHash;
-      for (size_t k = 0; k < keys_.size(); ++k) {
-        key[k] = key_values[k].get(r);
-        h = (h * 0x100000001b3ULL) ^ hash_value(key[k]);
-      }
-      // High bits pick the shard (the multimap uses the whole hash).
-      if (shard_id >= 0 && ((h * 0x9E3779B97F4A7C15ULL) >> 40) % shards != static_cast<uint64_t>(shard_id)) continue;
-      size_t group = find_or_add(shard, h, key);
-      for (size_t a = 0; a < aggregates_.size(); ++a) {
-        if (aggregates_[a].filter && (filters[a].null_at(r) || !filters[a].ints[r])) continue;
-        args.clear();
-        for (const auto& v : arg_values[a]) args.push_back(v.get(r));
-        if (args.empty()) args.push_back(Null{});
-        shard.states[group][a]->add(args.data());
-      }
+      if (shard_id >= 0 && shard_of(e.hashes[r], shards) != static_cast<uint64_t>(shard_id)) continue;
+      const uint64_t h = key_at(e.keys, r, key);
+      size_t group = 0;
+      if (!find_group(shard, h, key, group)) group = new_group(shard, h, key);
+      add_row(shard.states[group], e.args, e.filters, r, args);
     }
   }
 
-  size_t find_or_add(Shard& shard, uint64_t h, const std::vector<Value>& key) {
-    auto range = shard.index.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it) {
-      const auto& g = shard.groups[it->second];
-      bool same = true;
-      for (size_t k = 0; k < key.size() && same; ++k) {
-        const bool n1 = is_null(g[k]), n2 = is_null(key[k]);
-        same = n1 == n2 && (n1 || compare_values(g[k], key[k]) == 0);
-      }
-      if (same) return it->second;
-    }
-    const size_t id = new_group(shard, key);
-    shard.index.emplace(h, id);
-    return id;
-  }
-
-  size_t new_group(Shard& shard, const std::vector<Value>& key) {
+  // A new group of a shard, counted against the budget.
+  size_t new_group(Shard& shard, uint64_t h, const std::vector<Value>& key) {
     shard.memory.add();
-    shard.groups.push_back(key);
-    std::vector<std::unique_ptr<Accumulator>> s;
-    for (size_t a = 0; a < aggregates_.size(); ++a) {
-      s.push_back(make_accumulator(aggregates_[a].signature, aggregates_[a].distinct, directs_[a], aggregates_[a].descending));
-    }
-    shard.states.push_back(std::move(s));
-    return shard.groups.size() - 1;
+    return add_group(shard, h, key);
   }
 
   const std::vector<ExprPtr>& keys_;
   const std::vector<AggregateCall>& aggregates_;
   std::vector<Value> directs_;
   std::vector<Shard> shards_;
+  bool merges_ = false;  // every aggregate's accumulators merge()
+  mutable std::atomic<bool> partials_abandoned_{false};
+  std::atomic<uint64_t> partials_merged_{0};
 };
 
 }  // namespace
