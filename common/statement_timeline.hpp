@@ -23,6 +23,9 @@ struct StatementTimeline {
     analyzed,          // simple Query: the statement is bound and planned (analysis cache or a new plan)
     executor_start,    // the SELECT's executor began (run_select)
     executor_end,      // ... and ended: where EXPLAIN ANALYZE's Execution Time stops
+    table_created,     // CREATE TABLE AS: its query ran and the table exists (uncommitted)
+    rows_written,      // ... its rows are staged, encoded and written to chunk files
+    committed,         // ... the files are synced and the catalog committed
     result_ready,      // the statement returned its result set, ready to stream
     first_data_row,    // the first write(2) that carried a DataRow returned
     statement_done,    // CommandComplete written into the output buffer
@@ -30,8 +33,8 @@ struct StatementTimeline {
     point_count
   };
   static constexpr std::array<const char*, point_count> names = {
-      "received", "parsed", "analyzed", "executor_start", "executor_end", "result_ready", "first_data_row", "statement_done",
-      "ready_for_query"};
+      "received", "parsed", "analyzed", "executor_start", "executor_end", "table_created", "rows_written", "committed",
+      "result_ready", "first_data_row", "statement_done", "ready_for_query"};
 
   bool enabled = false;
   // DataRows were appended to the output since the last flush, and

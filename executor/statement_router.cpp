@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/statement_timeline.hpp"
 #include "executor/binder.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cast.hpp"
@@ -183,8 +184,11 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
   StatementContext in_statement = ctx;
   in_statement.transaction = &statement;
   auto snapshot = in_statement.create_table(def, false);
+  statement_timeline().stamp(StatementTimeline::table_created);
   append_result(in_statement, snapshot->def.oid, result, targets, columns, name);
+  statement_timeline().stamp(StatementTimeline::rows_written);
   statement.commit();
+  statement_timeline().stamp(StatementTimeline::committed);
   return tag_only("SELECT " + std::to_string(result.rows));
 }
 
