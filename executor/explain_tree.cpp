@@ -249,15 +249,18 @@ std::string explain_document(const ExplainNode& root, const ExplainOptions& opti
     Item report;
     report.kind = Item::Kind::strings;
     report.key = "Tally Engine Report";
-    std::string execution_time;
+    std::string planning_time, execution_time;
     for (const auto& line : analyze_lines) {
-      static const std::string prefix = "Execution Time: ";
-      if (line.rfind(prefix, 0) == 0) {
-        execution_time = line.substr(prefix.size(), line.find(' ', prefix.size()) - prefix.size());
+      static const std::string planning = "Planning Time: ", execution = "Execution Time: ";
+      if (line.rfind(planning, 0) == 0) {
+        planning_time = line.substr(planning.size(), line.find(' ', planning.size()) - planning.size());
+      } else if (line.rfind(execution, 0) == 0) {
+        execution_time = line.substr(execution.size(), line.find(' ', execution.size()) - execution.size());
       } else {
         report.list.push_back(line);
       }
     }
+    if (!planning_time.empty()) query.push_back(scalar("Planning Time", planning_time, Item::Kind::number));
     Item triggers;
     triggers.kind = Item::Kind::strings;
     triggers.key = "Triggers";

@@ -2,6 +2,8 @@
 #include "executor/sql_session.hpp"
 
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 
 #include "common/error.hpp"
 #include "executor/command_result.hpp"
@@ -120,8 +122,11 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
   if (!query.contains("SelectStmt"))
     throw Error(SqlState::feature_not_supported, "EXPLAIN supports SELECT only");
   std::vector<uint32_t> types;
+  const auto planning_started = std::chrono::steady_clock::now();
   PlanContext pc = make_plan_context(&types);
   auto plan = plan_select(options.analyze ? query["SelectStmt"] : without_row_identity(query["SelectStmt"]), pc);
+  const double planning_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - planning_started).count();
   std::vector<std::string> details;
   OperatorActuals actuals;
   if (options.analyze) {
@@ -129,6 +134,10 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
     ec.explain = &details;
     ec.actuals = &actuals;
     run_select(*plan, ec);
+    // PostgreSQL's summary: Planning Time, then Execution Time (the last line).
+    char line[64];
+    std::snprintf(line, sizeof line, "Planning Time: %.3f ms", planning_ms);
+    details.insert(details.empty() ? details.end() : details.end() - 1, line);
   }
   const ExplainNode tree = explain_select(*plan, options.analyze ? &actuals : nullptr);
   std::vector<std::vector<std::string>> rows;
