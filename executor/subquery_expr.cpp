@@ -12,26 +12,11 @@
 #include "executor/operators/hash_join_build.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/tuple_key.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
-
-namespace {
-
-// A byte string identifying a tuple of values (the cache key of a correlated run).
-std::string tuple_key(const std::vector<Value>& values) {
-  std::string key;
-  for (const auto& v : values) {
-    key.push_back(static_cast<char>('0' + v.index()));
-    const uint64_t h = hash_value(v);
-    key.append(reinterpret_cast<const char*>(&h), sizeof h);
-    if (const auto* s = std::get_if<std::string>(&v)) key.append(*s).push_back('\0');
-  }
-  return key;
-}
-
-}  // namespace
 
 Vector OuterRefExpr::evaluate(const EvalInput& input) const {
   const size_t n = *count;

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "executor/finalize.hpp"
+#include "executor/tuple_key.hpp"
 
 namespace tally::executor {
 
@@ -180,6 +181,17 @@ uint64_t hash_value(const Value& v) {
     }
     default: return 0x9e3779b97f4a7c15ULL;
   }
+}
+
+std::string tuple_key(const std::vector<Value>& values) {
+  std::string key;
+  for (const auto& v : values) {
+    key.push_back(static_cast<char>('0' + v.index()));
+    const uint64_t h = hash_value(v);
+    key.append(reinterpret_cast<const char*>(&h), sizeof h);
+    if (const auto* s = std::get_if<std::string>(&v)) key.append(*s).push_back('\0');
+  }
+  return key;
 }
 
 }  // namespace tally::executor

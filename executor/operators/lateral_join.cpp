@@ -4,26 +4,10 @@
 
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/tuple_key.hpp"
 #include "executor/value.hpp"
 
 namespace tally::executor {
-
-namespace {
-
-// A byte string identifying a tuple of values: the subquery's result for a
-// tuple is made once per run.
-std::string tuple_key(const std::vector<Value>& values) {
-  std::string key;
-  for (const auto& v : values) {
-    key.push_back(static_cast<char>('0' + v.index()));
-    const uint64_t h = hash_value(v);
-    key.append(reinterpret_cast<const char*>(&h), sizeof h);
-    if (const auto* s = std::get_if<std::string>(&v)) key.append(*s).push_back('\0');
-  }
-  return key;
-}
-
-}  // namespace
 
 LateralJoin::LateralJoin(std::unique_ptr<PhysicalOperator> left, std::shared_ptr<const SelectPlan> plan,
                          std::vector<ExprPtr> correlated, std::string alias, std::vector<OutputColumn> lateral_columns,
