@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "executor/consumed_references.hpp"
 #include "executor/explain_costs.hpp"
+#include "executor/from_planner_state.hpp"
 #include "executor/function_relation.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/operators/lateral_join.hpp"
@@ -28,119 +29,7 @@
 namespace tally::executor {
 
 using nlohmann::json;
-
-namespace {
-
-// Row estimate of a derived table or WITH query before it runs.
-constexpr double kDerivedRows = 1000;
-// How many times smaller than the other side an outer join's preserved side
-// must be estimated for the join to hold it (build_outer).
-constexpr double kHoldPreservedRatio = 2;
-
-// lateral: `left` joined to a subquery (derived_*) that reads left's
-// columns (`correlated`), run per distinct tuple of them.
-enum class NodeKind { table, system, derived, join, lateral };
-enum class JoinType { inner, left, right, full };
-
-struct Node {
-  NodeKind kind = NodeKind::table;
-  std::shared_ptr<const TableSnapshot> table;
-  std::shared_ptr<const MaterializedRelation> system;
-  std::shared_ptr<const SelectPlan> derived;
-  nlohmann::json derived_select;  // what `derived` was planned from, and in what context
-  PlanContext derived_context;
-  std::vector<OutputColumn> derived_columns;
-  std::string alias;
-  int base = 0;  // column space index of the relation's first column
-  JoinType join = JoinType::inner;
-  std::unique_ptr<Node> left, right;
-  std::vector<ExprPtr> on;  // ON conjuncts and USING equalities
-  std::set<int> cols;       // every column space index in the subtree
-  std::vector<ExprPtr> filters;
-  std::vector<ExprPtr> correlated;  // lateral: the left columns the subquery reads
-};
-
-struct Part {
-  std::unique_ptr<PhysicalOperator> op;
-  std::set<int> cols;
-  double est = 1;
-};
-
-// Conditions in the order they are tested: subqueries last.
-std::vector<ExprPtr> ordered(std::vector<ExprPtr> conditions) {
-  std::stable_partition(conditions.begin(), conditions.end(), [](const ExprPtr& e) { return !has_subquery(*e); });
-  return conditions;
-}
-
-struct SemiJoin {
-  JoinKind kind = JoinKind::semi;
-  std::unique_ptr<Node> root;
-  std::unique_ptr<RelationScope> scope;
-  std::unique_ptr<BindContext> context;
-  std::vector<Conjunct> conjuncts;
-};
-
-// Whether a FROM item may read the columns of the items before it: a
-// LATERAL subquery, or a function in FROM (always lateral in PostgreSQL)
-// whose arguments name a column.
-bool is_lateral(const json& item) {
-  if (item.contains("RangeSubselect")) return item["RangeSubselect"].value("lateral", false);
-  if (!item.contains("RangeFunction")) return false;
-  const json& rf = item["RangeFunction"];
-  return rf.value("lateral", false) || rf.value("functions", json::array()).dump().find("\"ColumnRef\"") != std::string::npos;
-}
-
-}  // namespace
-
-struct FromPlanner::State {
-  PlanContext& pc;
-  SublinkHookFactory hook;
-  size_t width = 0;
-  std::vector<std::unique_ptr<RelationScope>> scopes;
-  BindContext* context = nullptr;
-  std::unique_ptr<Node> root;
-  std::vector<Conjunct> where;
-  std::vector<SemiJoin> semis;
-  std::set<int> used;
-  // Columns a plan reads without a reference the scopes counted (the two
-  // sides of a USING join's equality).
-  std::set<int> used_uncounted;
-  // The stored table and column number behind each column space index of a
-  // table scan, and the distinct counts their sketches gave: join estimates.
-  std::map<int, std::pair<const TableSnapshot*, int>> table_columns;
-  std::map<int, std::optional<double>> distinct_cache;
-  // The references the conditions applied so far have consumed: what each join level passes up.
-  ConsumedReferences consumed{[this](int c) { return total_uses(c); }, used, used_uncounted};
-
-  State(PlanContext& p, SublinkHookFactory h) : pc(p), hook(std::move(h)) {}
-  int total_uses(int column) const {
-    int total = 0;
-    for (const auto& scope : scopes) total += scope->uses(column);
-    return total;
-  }
-
-  std::unique_ptr<Node> relation(const json& item, RelationScope& scope, BindContext& ctx);
-  std::unique_ptr<Node> from_list(const json& from, RelationScope& scope, BindContext& ctx);
-  std::unique_ptr<Node> derived_node(const json& select, const std::string& alias, const json* colnames,
-                                     const PlanContext& inner, RelationScope& scope, bool lateral = false);
-  void join_node(Node& node, const json& j, RelationScope& scope, BindContext& ctx);
-  void lateral_node(Node& node, const json& item, RelationScope& scope, BindContext& ctx);
-  bool try_semi_join(const json& conjunct, BindContext& ctx);
-  void add_implied_filters(const json& node, BindContext& ctx);
-  std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
-  Part build_item(Node* node);
-  Part build_lateral(Node* node);
-  bool read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const;
-  std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
-  void plan_top_n(Node& node);
-  double key_distinct(const Expr& key, double rows);
-  std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool);
-  // The item build_tree's greedy join order starts from (index into parts).
-  size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool);
-  // The last `system_columns` are reached by name only (MaterializedRelation).
-  void add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames, RelationScope& scope,
-                   size_t system_columns = 0);
-};
+using namespace from_planning;
 
 void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>& columns, const json* colnames,
                                      RelationScope& scope, size_t system_columns) {
@@ -365,88 +254,6 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
   }
 }
 
-// The lateral item `item` joined (node.join) to node.left: its subquery is
-// planned with the columns of the FROM items before it as outer values
-// (OuterRefExprs over parameters, as a correlated subquery's), and the node
-// runs it per distinct tuple of them (LateralJoin). One that reads none of
-// them is an ordinary derived table joined to node.left.
-void FromPlanner::State::lateral_node(Node& node, const json& item, RelationScope& scope, BindContext& ctx) {
-  json select;
-  std::string alias;
-  const json* colnames = nullptr;
-  if (item.contains("RangeSubselect")) {
-    const auto& rs = item["RangeSubselect"];
-    if (!rs.contains("alias")) throw Error(SqlState::syntax_error, "subquery in FROM must have an alias");
-    if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
-    select = rs["subquery"]["SelectStmt"];
-    alias = rs["alias"].value("aliasname", "");
-    if (rs["alias"].contains("colnames")) colnames = &rs["alias"]["colnames"];
-  } else {
-    // A function in FROM: the subquery SELECT * FROM f(...) [AS alias(columns)],
-    // whose one relation carries the item's alias and column names.
-    json rf = item["RangeFunction"];
-    rf.erase("lateral");
-    const json& call = rf["functions"][0]["List"]["items"][0];
-    alias = call.contains("FuncCall") ? call["FuncCall"]["funcname"].back()["String"].value("sval", "") : "";
-    if (rf.contains("alias")) alias = rf["alias"].value("aliasname", alias);
-    const json star = {{"ResTarget", {{"val", {{"ColumnRef", {{"fields", json::array({json{{"A_Star", json::object()}}})}}}}}}}};
-    select = {{"targetList", json::array({star})},
-              {"fromClause", json::array({json{{"RangeFunction", rf}}})},
-              {"limitOption", "LIMIT_OPTION_DEFAULT"},
-              {"op", "SETOP_NONE"}};
-  }
-  auto count = std::make_shared<size_t>(0);
-  std::vector<ExprPtr> correlated;
-  PlanContext inner = pc;
-  inner.outer_column = [&](const json& ref) -> ExprPtr {
-    ExprPtr outer = try_bind_column(ref, ctx);
-    if (!outer) return nullptr;
-    const SqlType type = outer->type;
-    correlated.push_back(std::move(outer));
-    return std::make_unique<OuterRefExpr>(type, correlated.size() - 1, count);
-  };
-  std::shared_ptr<const SelectPlan> plan = plan_select(select, inner);
-  *count = correlated.size();
-  inner.outer_column = nullptr;
-  std::vector<OutputColumn> columns;
-  for (size_t i = 0; i < plan->visible; ++i) columns.push_back({plan->names[i], plan->outputs[i]->type});
-  if (correlated.empty()) {
-    auto right = std::make_unique<Node>();
-    right->kind = NodeKind::derived;
-    right->alias = alias;
-    right->derived = std::move(plan);
-    right->derived_select = select;
-    right->derived_context = inner;
-    right->derived_columns = std::move(columns);
-    add_columns(*right, right->derived_columns, colnames, scope);
-    node.right = std::move(right);
-    node.cols = node.left->cols;
-    node.cols.insert(node.right->cols.begin(), node.right->cols.end());
-    return;
-  }
-  for (const auto& c : correlated) {
-    std::set<int> refs;
-    collect_refs(*c, refs);
-    if (!refs.empty() && (node.join == JoinType::right || node.join == JoinType::full)) {
-      throw Error(SqlState::invalid_column_reference, "invalid reference to FROM-clause entry for table \"" + alias + "\"")
-          .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.");
-    }
-    if (!subset(refs, node.left->cols)) {
-      throw Error(SqlState::feature_not_supported, "a LATERAL reference to a FROM item outside its join is not supported");
-    }
-    // Read by the lateral side, not by a condition: never dropped below it.
-    used_uncounted.insert(refs.begin(), refs.end());
-  }
-  node.kind = NodeKind::lateral;
-  node.alias = alias;
-  node.derived = std::move(plan);
-  node.derived_select = select;
-  node.derived_columns = std::move(columns);
-  node.correlated = std::move(correlated);
-  add_columns(node, node.derived_columns, colnames, scope);
-  node.cols.insert(node.left->cols.begin(), node.left->cols.end());
-}
-
 // EXISTS / NOT EXISTS / IN (subquery) as a conjunct of WHERE, when the
 // subquery is a plain SELECT ... FROM ... WHERE: its FROM joins this query's
 // column space and the conjunct becomes a semi or anti join.
@@ -667,40 +474,6 @@ Part FromPlanner::State::build_item(Node* node) {
   }
   part.est = est;
   part.op = with_filters(std::move(part.op), std::move(node->filters));
-  return part;
-}
-
-// A lateral join: filters over the left side alone go below it; an inner
-// join's ON conditions and the other filters test its rows above it; a LEFT
-// join's ON conditions decide which lateral rows match.
-Part FromPlanner::State::build_lateral(Node* node) {
-  std::vector<Conjunct> left_pool;
-  std::vector<ExprPtr> above, on;
-  for (auto& f : node->filters) {
-    Conjunct c = make_conjunct(std::move(f));
-    if (subset(c.refs, node->left->cols)) {
-      left_pool.push_back(std::move(c));
-    } else {
-      consumed.consume(*c.expr);
-      above.push_back(std::move(c.expr));
-    }
-  }
-  node->filters.clear();
-  for (auto& e : node->on) {
-    consumed.consume(*e);
-    (node->join == JoinType::left ? on : above).push_back(std::move(e));
-  }
-  node->on.clear();
-  auto left = build_tree(node->left.get(), std::move(left_pool));
-  std::vector<int> lateral_layout;
-  for (size_t i = 0; i < node->derived_columns.size(); ++i) lateral_layout.push_back(node->base + static_cast<int>(i));
-  Part part;
-  part.cols = node->cols;
-  part.est = std::max(1.0, left->estimated_rows());
-  part.op = std::make_unique<LateralJoin>(std::move(left), node->derived, std::move(node->correlated), node->alias,
-                                          node->derived_columns, std::move(lateral_layout),
-                                          node->join == JoinType::left, ordered(std::move(on)), width, part.est);
-  part.op = with_filters(std::move(part.op), std::move(above));
   return part;
 }
 
