@@ -189,11 +189,12 @@ Vector CaseExpr::evaluate(const EvalInput& input) const {
         EvalInput one;
         one.rows = 1;
         one.parameters = input.parameters;
-        // Columns the expression does not read are null in the input: they
-        // stay null in the one-row input.
+        // Columns the expression does not read are null in the input, or
+        // empty (a scan's columns it did not read): they stay unread in the
+        // one-row input.
         std::vector<Vector> cols(input.columns.size());
         for (size_t i = 0; i < input.columns.size(); ++i) {
-          const Vector* c = input.columns[i];
+          const Vector* c = input.columns[i] != nullptr && r < input.columns[i]->size() ? input.columns[i] : nullptr;
           if (c != nullptr) {
             cols[i] = Vector(c->type);
             cols[i].push(c->get(r));
