@@ -123,8 +123,8 @@ constexpr uint64_t kSingleThreadRows = uint64_t{1} << 15;
 // A table of at most this many rows whose columns the GPU does not keep is
 // aggregated by the CPU engine the first time it is read, with the engine on
 // "auto": on every core the CPU engine answers such a table faster than the
-// GPU's first read copies its chunks to the device (a CREATE TABLE AS of a
-// million rows then checked once, as H2O's protocol does). A second read of
+// GPU's first read copies its chunks to the device (a table just made by a
+// CREATE TABLE AS and read once to check it). A second read of
 // the same table runs on the GPU, which then keeps its columns.
 constexpr uint64_t kColdReadCpuRows = uint64_t{1} << 23;
 

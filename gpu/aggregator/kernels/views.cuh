@@ -8,9 +8,9 @@
 // Kernels take ChunkRef, LaneSet and SharedLayout as `const __grid_constant__`
 // parameters: they index them by runtime lane and column numbers, and a
 // plain by-value parameter indexed so is copied into every thread's local
-// memory (a 560-byte stack frame and 110 registers in the dense kernel of
-// three averages, a quarter of the SM's warps resident, each lane look-up a
-// local load); a grid constant is read in place from the constant bank.
+// memory (a larger stack frame, more registers and so fewer resident warps,
+// each lane look-up a local load); a grid constant is read in place from the
+// constant bank.
 #include <cstdint>
 #include <limits>
 
