@@ -165,6 +165,12 @@ class OrderedRowsCollector {
   // slots, in the same order, every chunk). Keys: chunk.keys, or
   // chunk.key_columns packed with the spec's key_parts.
   virtual void collect(const ChunkInput& chunk, const std::vector<OrderedRowsSlot>& slots) = 0;
+  // Told before the first chunk, for each slot whose aggregates read only
+  // `picks` (the slot is then asked for picked(slot, picks), never sorted):
+  // an engine may keep only what the picks read, e.g. a top-n per partition
+  // (each pick an nth of a few first ranks) needs each key's row count and
+  // its few best codes, not every row.
+  virtual void plan_picks(size_t /*slot*/, const std::vector<OrderedPick>& /*picks*/) {}
   // Collector `slot`'s rows, sorted; called once per slot, after the last chunk.
   virtual KeyedSegments sorted(size_t slot) = 0;
   // Instead of sorted(slot), when the slot's aggregates read only `picks`

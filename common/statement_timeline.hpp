@@ -21,7 +21,7 @@ struct StatementTimeline {
     received,          // Query or Execute message read
     parsed,            // simple Query: the text's parse trees are in hand (parse cache or libpg_query)
     analyzed,          // simple Query: the statement is bound and planned (analysis cache or a new plan)
-    executor_start,    // the SELECT's executor began (run_select)
+    executor_start,    // the SELECT's executor began (run_select; CREATE TABLE AS: its query)
     executor_end,      // ... and ended: where EXPLAIN ANALYZE's Execution Time stops
     table_created,     // CREATE TABLE AS: its query ran and the table exists (uncommitted)
     rows_written,      // ... its rows are staged, encoded and written to chunk files

@@ -2,6 +2,7 @@
 // count(DISTINCT) from an engine's sorted values, as PostgreSQL's
 // orderedsetaggs.c computes them (finalize.hpp).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -15,13 +16,15 @@ void check_percentile(double fraction) {
   if (fraction < 0 || fraction > 1 || std::isnan(fraction)) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g", fraction);
-    throw Error(SqlState::numeric_value_out_of_range, std::string("percentile value ") + buf + " is not between 0 and 1");
+    throw Error(SqlState::numeric_value_out_of_range,
+                std::string("percentile value ") + buf + " is not between 0 and 1");
   }
 }
 
 size_t percentile_disc_position(double fraction, size_t n) {
   const auto rownum = static_cast<int64_t>(std::ceil(fraction * static_cast<double>(n)));
-  return rownum <= 1 ? 0 : static_cast<size_t>(std::min<int64_t>(rownum, static_cast<int64_t>(n)) - 1);
+  return rownum <= 1 ? 0
+                     : static_cast<size_t>(std::min<int64_t>(rownum, static_cast<int64_t>(n)) - 1);
 }
 
 namespace {
@@ -69,8 +72,8 @@ T mode_of(const GroupValues<T>& v) {
 }
 
 template <class T>
-void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std::vector<T>& values, size_t groups,
-                     double fraction, Vector& out) {
+void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std::vector<T>& values,
+                     size_t groups, double fraction, Vector& out) {
   const ColumnFinal& c = call.column;
   auto store = [&](size_t g, T v) {
     if constexpr (std::is_same_v<T, double>) {
@@ -82,39 +85,60 @@ void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std
     }
   };
   const bool picked = !s.ordered_pos.empty();
-  if (picked && c.kind == AggKind::mode) throw Error(SqlState::internal_error, "ordered values: mode() over picked values");
-  for (size_t g = 0; g < groups; ++g) {
-    const uint64_t begin = g + 1 < s.offsets.size() ? s.offsets[g] : 0;
-    const uint64_t end = g + 1 < s.offsets.size() ? s.offsets[g + 1] : 0;
-    if (begin == end) {
-      out.set_null(g);
-      continue;
-    }
-    GroupValues<T> v{values.data() + begin, static_cast<size_t>(end - begin), call.descending};
-    if (picked) {
-      v.n = static_cast<size_t>(s.count.at(g));
-      v.positions = s.ordered_pos.data() + begin;
-      v.kept = static_cast<size_t>(end - begin);
-    }
-    switch (c.kind) {
-      case AggKind::mode: store(g, mode_of(v)); break;
-      case AggKind::ordered_nth: {
-        const auto at = static_cast<size_t>(fraction);
-        if (at < v.n) store(g, v[at]);
-        else out.set_null(g);
-        break;
+  if (picked && c.kind == AggKind::mode)
+    throw Error(SqlState::internal_error, "ordered values: mode() over picked values");
+  // NULL flags in an array of their own, written by every thread (Vector::set_null allocates on
+  // first use).
+  std::vector<uint8_t> nulls(groups, 0);
+  std::atomic<bool> any_null{false};
+  for_group_ranges(groups, [&](size_t first, size_t last) {
+    bool null_here = false;
+    for (size_t g = first; g < last; ++g) {
+      const uint64_t begin = g + 1 < s.offsets.size() ? s.offsets[g] : 0;
+      const uint64_t end = g + 1 < s.offsets.size() ? s.offsets[g + 1] : 0;
+      if (begin == end) {
+        nulls[g] = 1;
+        null_here = true;
+        continue;
       }
-      case AggKind::percentile_disc: store(g, v[percentile_disc_position(fraction, v.n)]); break;
-      default:
-        out.floats[g] = percentile_cont_of(fraction, v.n, [&](size_t i) { return static_cast<double>(v[i]); });
-        break;
+      GroupValues<T> v{values.data() + begin, static_cast<size_t>(end - begin), call.descending};
+      if (picked) {
+        v.n = static_cast<size_t>(s.count.at(g));
+        v.positions = s.ordered_pos.data() + begin;
+        v.kept = static_cast<size_t>(end - begin);
+      }
+      switch (c.kind) {
+        case AggKind::mode:
+          store(g, mode_of(v));
+          break;
+        case AggKind::ordered_nth: {
+          const auto at = static_cast<size_t>(fraction);
+          if (at < v.n) {
+            store(g, v[at]);
+          } else {
+            nulls[g] = 1;
+            null_here = true;
+          }
+          break;
+        }
+        case AggKind::percentile_disc:
+          store(g, v[percentile_disc_position(fraction, v.n)]);
+          break;
+        default:
+          out.floats[g] = percentile_cont_of(fraction, v.n,
+                                             [&](size_t i) { return static_cast<double>(v[i]); });
+          break;
+      }
     }
-  }
+    if (null_here) any_null = true;
+  });
+  if (any_null) out.nulls = std::move(nulls);
 }
 
 }  // namespace
 
-void finalize_ordered_column(const OrderedFinal& call, const PartialStates& s, size_t groups, Vector& out) {
+void finalize_ordered_column(const OrderedFinal& call, const PartialStates& s, size_t groups,
+                             Vector& out) {
   const ColumnFinal& c = call.column;
   out.resize(groups);
   if (c.kind == AggKind::count) {  // count(DISTINCT x): never NULL

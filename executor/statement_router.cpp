@@ -145,7 +145,9 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
     }
     throw Error(SqlState::duplicate_table, "relation \"" + name + "\" already exists");
   }
+  statement_timeline().stamp(StatementTimeline::executor_start);
   ResultSet result = run_query(session, stmt["query"]["SelectStmt"], parameters, ctx);
+  statement_timeline().stamp(StatementTimeline::executor_end);
   catalog::TableDef def;
   def.name = name;
   std::vector<std::string> names;

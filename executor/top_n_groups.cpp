@@ -169,13 +169,18 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   for (int64_t j = 1; j < groups.k; ++j) append_vector(order, result.columns[groups.keys + 2 + static_cast<size_t>(j)]);
   // Each group's first output row, then the rows filled on every worker (a
   // million partitions unfold into millions of rows).
-  std::vector<uint32_t> first(count + 1, 0);
+  const int threads = std::max(context.threads, 1);
+  std::vector<uint32_t> first;
+  cpu::resize_prefaulted(first, count + 1);
   for (size_t g = 0; g < count; ++g)
     first[g + 1] = first[g] + static_cast<uint32_t>(std::min(groups.k, groups.values_only ? values[g] : all[g]));
   const size_t rows = first[count];
-  std::vector<uint32_t> group_rows(rows), order_rows(rows);
-  std::vector<int64_t> ranks(rows);
-  cpu::parallel_for(std::max(context.threads, 1), count, [&](int, size_t begin, size_t end) {
+  std::vector<uint32_t> group_rows, order_rows;
+  std::vector<int64_t> ranks;
+  cpu::resize_prefaulted(group_rows, rows);
+  cpu::resize_prefaulted(order_rows, rows);
+  cpu::resize_prefaulted(ranks, rows);
+  cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g) {
       const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
       for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
@@ -192,7 +197,8 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   DataChunk out;
   out.rows = rows;
   for (const int source : groups.child_source) {
-    out.columns.push_back(source >= 0 ? gather(result.columns[static_cast<size_t>(source)], group_rows) : gather(order, order_rows));
+    out.columns.push_back(source >= 0 ? gather(result.columns[static_cast<size_t>(source)], group_rows, threads)
+                                      : gather(order, order_rows, threads));
   }
   for (size_t c = 0; c < calls; ++c) {
     Vector rank(SqlType{TypeId::int8});

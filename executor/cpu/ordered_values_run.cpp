@@ -1,6 +1,7 @@
 #include "executor/cpu/ordered_values_run.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -224,6 +225,10 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
     if (inner_of_[a] < 0 && shares_[a] < 0) slot_of_[a] = slots++;
   }
   inner_ = make_inner(inner_spec(spec, &inner_values_));
+  for (size_t a = 0; a < spec.aggregates.size() && device_; ++a) {
+    if (slot_of_[a] < 0) continue;
+    if (const auto picks = slot_picks(a)) device_->plan_picks(static_cast<size_t>(slot_of_[a]), *picks);
+  }
 }
 
 void OrderedValuesRun::begin_pass(int pass) {
@@ -574,35 +579,74 @@ OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const Group
   const auto t = std::chrono::steady_clock::now();
   sorted_by_sorter_ = true;
   const auto per = static_cast<uint64_t>(k.per_key);
+  const int threads = groups >= kParallelRows ? threads_ : 1;
   Sorted out;
-  out.from.assign(groups, 0);
-  out.n.assign(groups, 0);
-  std::vector<uint64_t> kept(groups, 0);
-  auto place = [&](uint32_t g, size_t block, uint64_t n) {
-    out.n[g] = n;
-    kept[g] = per;
-    out.from[g] = block * per;
-  };
-  // Each key is one group's: the keys are placed on every thread.
+  // Each group's block of picks (the key's index times per_key) and its
+  // number of values; a group no key names keeps none (kNoBlock). The arrays
+  // are a million groups' megabytes each: faulted in and filled on every
+  // thread.
+  constexpr uint64_t kNoBlock = ~uint64_t{0};
+  resize_prefaulted(out.from, groups);
+  resize_prefaulted(out.n, groups);
+  parallel_for(threads, groups, [&](int, size_t b, size_t e) { std::fill(out.from.begin() + b, out.from.begin() + e, kNoBlock); });
+  std::atomic<uint64_t> values{0};
   parallel_for(k.keys.size() >= kParallelRows ? threads_ : 1, k.keys.size(), [&](int, size_t b, size_t e) {
+    uint64_t mine = 0;
     for (size_t i = b; i < e; ++i) {
       const uint32_t g = index.find(k.keys[i]);
       if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
-      place(g, i, k.counts[i]);
+      out.from[g] = i * per;
+      out.n[g] = k.counts[i];
+      mine += k.counts[i];
     }
+    values += mine;
   });
-  for (const uint64_t n : k.counts) values_ += n;
+  values_ += values.load();
   if (k.null_key_rows > 0) {
     if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
-    place(index.null_group(), k.keys.size(), k.null_key_rows);
+    out.from[index.null_group()] = k.keys.size() * per;
+    out.n[index.null_group()] = k.null_key_rows;
     values_ += k.null_key_rows;
   }
-  out.offsets.assign(groups + 1, 0);
-  for (size_t g = 0; g < groups; ++g) out.offsets[g + 1] = out.offsets[g] + kept[g];
-  out.codes.assign(k.codes.begin(), k.codes.end());
+  // offsets: `per` codes for each group with a block (a prefix sum in parts).
+  resize_prefaulted(out.offsets, groups + 1);
+  const int parts = std::max(threads, 1);
+  std::vector<uint64_t> part_sum(static_cast<size_t>(parts) + 1, 0);
+  parallel_for(parts, groups, [&](int part, size_t b, size_t e) {
+    uint64_t sum = 0;
+    for (size_t g = b; g < e; ++g) sum += out.from[g] == kNoBlock ? 0 : per;
+    part_sum[static_cast<size_t>(part) + 1] = sum;
+  });
+  for (size_t p = 1; p < part_sum.size(); ++p) part_sum[p] += part_sum[p - 1];
+  parallel_for(parts, groups, [&](int part, size_t b, size_t e) {
+    uint64_t at = part_sum[static_cast<size_t>(part)];
+    for (size_t g = b; g < e; ++g) {
+      out.offsets[g] = at;
+      if (out.from[g] == kNoBlock) out.from[g] = 0;
+      else at += per;
+    }
+    if (e == groups) out.offsets[groups] = at;
+  });
+  if (groups == 0) out.offsets[0] = 0;
+  resize_prefaulted(out.codes, k.codes.size());
+  parallel_for(k.codes.size() >= kParallelRows ? threads_ : 1, k.codes.size(),
+               [&](int, size_t b, size_t e) { std::copy(k.codes.begin() + b, k.codes.begin() + e, out.codes.begin() + b); });
   out.positions = std::move(k.positions);
+  out.per = per;
   assign_ms_ += ms_since(t);
   return out;
+}
+
+std::pair<uint64_t, uint64_t> OrderedValuesRun::pick_range(size_t a) const {
+  const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
+  uint64_t offset = 0;
+  for (size_t b = 0; b < spec_.aggregates.size(); ++b) {
+    if (inner_of_[b] >= 0 || (b != source && shares_[b] != static_cast<int>(source))) continue;
+    const uint64_t length = picks_[b] && picks_[b]->kind == OrderedPick::Kind::cont ? 2 : 1;
+    if (b == a) return {offset, length};
+    offset += length;
+  }
+  throw Error(SqlState::internal_error, "ordered values: an aggregate outside its collector's picks");
 }
 
 void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out) const {
@@ -628,20 +672,28 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
     return;
   }
   if (!rows.positions.empty()) {
-    // Picked: each group's kept codes and their positions, in group order.
-    const size_t kept = offsets[groups];
-    if (floats) s.ordered_float.resize(kept);
-    else s.ordered_int.resize(kept);
-    s.ordered_pos.resize(kept);
-    s.count.assign(rows.n.begin(), rows.n.end());
-    s.offsets = offsets;
-    parallel_for(groups >= kParallelRows ? threads_ : 1, groups, [&](int, size_t b, size_t e) {
+    // Picked: of each group's kept codes, the ones this aggregate reads
+    // (its part of the collector's picks), with their positions.
+    const uint64_t per = rows.per;
+    const auto [first, length] = pick_range(a);
+    const uint64_t kept = per == 0 ? 0 : offsets[groups] / per * length;
+    if (floats) resize_prefaulted(s.ordered_float, kept);
+    else resize_prefaulted(s.ordered_int, kept);
+    resize_prefaulted(s.ordered_pos, kept);
+    resize_prefaulted(s.count, groups);
+    resize_prefaulted(s.offsets, groups + 1);
+    parallel_for(groups >= kParallelRows ? threads_ : 1, groups + 1, [&](int, size_t b, size_t e) {
       for (size_t g = b; g < e; ++g) {
-        for (uint64_t i = 0, len = offsets[g + 1] - offsets[g]; i < len; ++i) {
-          const uint64_t code = sorted[rows.from[g] + i];
-          if (floats) s.ordered_float[offsets[g] + i] = float_of_order_code(code);
-          else s.ordered_int[offsets[g] + i] = int_of_order_code(code);
-          s.ordered_pos[offsets[g] + i] = rows.positions[rows.from[g] + i];
+        const uint64_t at = per == 0 ? 0 : offsets[g] / per * length;
+        s.offsets[g] = at;
+        if (g == groups) continue;
+        s.count[g] = static_cast<int64_t>(rows.n[g]);
+        if (offsets[g + 1] == offsets[g]) continue;
+        for (uint64_t i = 0; i < length; ++i) {
+          const uint64_t code = sorted[rows.from[g] + first + i];
+          if (floats) s.ordered_float[at + i] = float_of_order_code(code);
+          else s.ordered_int[at + i] = int_of_order_code(code);
+          s.ordered_pos[at + i] = rows.positions[rows.from[g] + first + i];
         }
       }
     });

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
@@ -78,6 +79,7 @@ class OrderedValuesRun final : public AggregationRun {
     // values, and each kept code's position among them; empty = every value.
     std::vector<uint64_t> n;
     std::vector<uint64_t> positions;
+    uint64_t per = 0;  // picked: the codes each group with values keeps
   };
   static const uint8_t* filter_of(const ChunkInput& chunk, size_t a) {
     return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
@@ -92,6 +94,9 @@ class OrderedValuesRun final : public AggregationRun {
   // The picks of every aggregate reading ordered aggregate a's rows; nullopt
   // when one of them reads every value.
   std::optional<std::vector<OrderedPick>> slot_picks(size_t a) const;
+  // Where ordered aggregate a's picks lie in each key's block of its
+  // collector's picks (slot_picks' order): (first, count).
+  std::pair<uint64_t, uint64_t> pick_range(size_t a) const;
   // Fills out.states[a] for ordered aggregate a from its collector's rows.
   void emit(size_t a, const Sorted& rows, AggregationResult& out) const;
 

@@ -1,6 +1,7 @@
 #include "executor/operators/chunk_ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -96,6 +97,39 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
   if (nulls) {
     for (size_t i = 0; i < rows.size(); ++i) out.nulls[i] = rows[i] == kNullRow ? 1 : (v.null_at(rows[i]) ? 1 : 0);
   }
+  return out;
+}
+
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows, int threads) {
+  const Physical p = physical_of(v.type.id);
+  const bool plain = !v.shared_ints && !v.avg_parts &&
+                     (p == Physical::integer || p == Physical::boolean || p == Physical::floating || (p == Physical::text && v.coded()));
+  if (threads <= 1 || rows.size() < (size_t{1} << 16) || !plain) return gather(v, rows);
+  const size_t n = rows.size();
+  Vector out(v.type);
+  out.dictionary = v.dictionary;
+  out.count = n;
+  std::vector<uint8_t> nulls;
+  cpu::resize_prefaulted(nulls, n);
+  std::atomic<bool> any_null{false};
+  auto fill = [&](auto& dst, const auto& src) {
+    cpu::resize_prefaulted(dst, n);
+    cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
+      bool null_here = false;
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t r = rows[i];
+        const bool null = r == kNullRow || v.null_at(r);
+        if (r != kNullRow) dst[i] = src[r];
+        nulls[i] = null;
+        null_here |= null;
+      }
+      if (null_here) any_null = true;
+    });
+  };
+  if (p == Physical::floating) fill(out.floats, v.floats);
+  else if (p == Physical::text) fill(out.codes, v.codes);
+  else fill(out.ints, v.ints);
+  if (any_null) out.nulls = std::move(nulls);
   return out;
 }
 

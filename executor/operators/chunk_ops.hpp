@@ -16,6 +16,10 @@ inline constexpr uint32_t kNullRow = UINT32_MAX;
 
 // Rows of `v` in the order of `rows` (kNullRow gives NULL).
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows);
+// The same on `threads` threads, each filling a range of the result, for a
+// column in one plain array (integers, floats, coded texts); any other is
+// gathered on the calling thread.
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows, int threads);
 void append_vector(Vector& dst, const Vector& src);
 // The chunks' rows one after another in one chunk of `columns`, as
 // append_vector would make it: arrays sized once and filled chunk by chunk

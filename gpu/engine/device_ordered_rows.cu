@@ -22,7 +22,9 @@
 #include "common/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/engine/ordered_row_codes.cuh"
 #include "gpu/engine/spec_translation.hpp"
+#include "gpu/engine/top_codes_table.cuh"
 #include "gpu/gpu_health.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 
@@ -30,56 +32,6 @@ namespace tally::gpu {
 namespace {
 
 using tally::ColumnWidth;
-
-constexpr uint64_t kSignBit = uint64_t{1} << 63;
-
-enum ValueKind : int { kInt32, kInt64, kFloat32, kFloat64 };
-
-// The key as the sort sees it: unsigned, so that a sort over its low
-// `key_bits` bits groups equal keys. Packed codes are non-negative already;
-// a key the planner says fits int32 is biased by 2^31 (32 bits); any other
-// gets its sign bit flipped (64 bits). The host undoes it (key_of_sort_key).
-enum KeyKind : int { kPacked, kKeyInt32, kKeyInt64 };
-constexpr int64_t kInt32Bias = int64_t{1} << 31;
-
-struct CollectArgs {
-  const void* keys = nullptr;
-  const uint8_t* key_valid = nullptr;  // nullptr: no NULL key in this chunk
-  int key_kind = kPacked;
-  int key_wide = 1;  // the chunk's keys are int64 (else int32)
-  const void* values = nullptr;
-  const uint8_t* value_valid = nullptr;
-  const uint8_t* filter = nullptr;
-  int value_kind = kInt64;
-  uint64_t* out_keys = nullptr;
-  uint64_t* out_codes = nullptr;
-  unsigned long long* count = nullptr;
-  uint64_t* null_codes = nullptr;
-  unsigned long long* null_count = nullptr;
-};
-
-// common/ordered_code.hpp's encoding, on the device: the same bits.
-__device__ uint64_t order_code(const CollectArgs& a, int64_t r) {
-  double f;
-  switch (a.value_kind) {
-    case kInt32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(a.values)[r])) ^ kSignBit;
-    case kInt64: return static_cast<uint64_t>(static_cast<const int64_t*>(a.values)[r]) ^ kSignBit;
-    case kFloat32: f = static_cast<double>(static_cast<const float*>(a.values)[r]); break;
-    default: f = static_cast<const double*>(a.values)[r]; break;
-  }
-  uint64_t bits = static_cast<uint64_t>(__double_as_longlong(f));
-  if (isnan(f)) bits = 0x7ff8000000000000ULL;  // one NaN, sign bit clear (std::numeric_limits<double>::quiet_NaN())
-  return (bits & kSignBit) != 0 ? ~bits : bits | kSignBit;
-}
-
-__device__ uint64_t sort_key(const CollectArgs& a, int64_t r) {
-  const int64_t k = a.key_wide ? static_cast<const int64_t*>(a.keys)[r] : static_cast<const int32_t*>(a.keys)[r];
-  switch (a.key_kind) {
-    case kKeyInt32: return static_cast<uint64_t>(k + kInt32Bias);
-    case kKeyInt64: return static_cast<uint64_t>(k) ^ kSignBit;
-    default: return static_cast<uint64_t>(k);
-  }
-}
 
 // Appends every kept row: rows with a NULL value or outside the FILTER are
 // skipped, NULL-key rows go to their own buffer (their group's), the others
@@ -91,7 +43,7 @@ __global__ void collect_kernel(const __grid_constant__ CollectArgs a, int64_t ro
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < rows; base += stride) {
     const int64_t r = base + threadIdx.x;
     const bool in = r < rows;
-    const bool kept = in && (a.value_valid == nullptr || a.value_valid[r] != 0) && (a.filter == nullptr || a.filter[r] != 0);
+    const bool kept = in && row_kept(a, r);
     const bool null_key = kept && a.key_valid != nullptr && a.key_valid[r] == 0;
     const bool keyed = kept && !null_key;
     const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
@@ -111,13 +63,6 @@ __global__ void collect_kernel(const __grid_constant__ CollectArgs a, int64_t ro
 // codes: run r holds lengths[r] codes from starts[r] (lengths == nullptr:
 // one run of `single` codes from 0). The positions are the host's, with the
 // same arithmetic, so the finalizer finds the values it reads.
-constexpr int kMaxPicks = 16;
-struct PickArgs {
-  tally::OrderedPick picks[kMaxPicks];
-  int count = 0;
-  int per = 0;  // positions kept per run
-};
-
 __global__ void pick_kernel(const uint64_t* codes, const int* lengths, const int* starts, int single, int runs, const __grid_constant__ PickArgs p,
                             uint64_t* out_codes, uint64_t* out_positions) {
   for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += gridDim.x * blockDim.x) {
@@ -153,7 +98,8 @@ int value_kind(ColumnWidth w) {
 
 class DeviceOrderedRows final : public tally::OrderedRowsCollector {
  public:
-  DeviceOrderedRows(ColumnCache& cache, const tally::AggregationSpec& spec) : cache_(cache), spec_(spec) {
+  DeviceOrderedRows(ColumnCache& cache, const tally::AggregationSpec& spec, uint64_t rows)
+      : cache_(cache), spec_(spec), rows_bound_(rows) {
     TALLY_CUDA_CHECK(cudaSetDevice(cache.device()));
     TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (!spec_.key_parts.empty()) {
@@ -171,6 +117,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
     for (InFlight& f : in_flight_) (void)cudaEventDestroy(f.done);
     in_flight_.clear();
     slots_.clear();
+    tops_.clear();
     scratch_.clear();
     counters_.release();
     packer_.reset();
@@ -188,10 +135,17 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   }
 
   void collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) override;
+  void plan_picks(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
   tally::KeyedSegments sorted(size_t slot) override;
   tally::KeyedPicks picked(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
+  tally::KeyedPicks picked_from_table(size_t slot, const std::vector<tally::OrderedPick>& picks);
   std::string name() const override {
     char line[200];
+    if (top_slots_ > 0) {
+      std::snprintf(line, sizeof line, "GPU: each key's count and %d best codes kept on the device (no sort), picked and copied back %.3f ms%s",
+                    top_k_, copy_ms_, top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
+      return line;
+    }
     std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s",
                   sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "");
     return line;
@@ -236,12 +190,18 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   std::vector<std::pair<ColumnKey, std::shared_ptr<const DeviceColumn>>> leases_;
   std::deque<InFlight> in_flight_;
   std::vector<Slot> slots_;
+  // Per slot: the table that keeps only what its planned picks read
+  // (plan_picks; top_codes_table.cuh), or nullptr: every row is kept.
+  std::vector<std::unique_ptr<TopCodesTable>> tops_;
+  std::vector<std::vector<tally::OrderedPick>> planned_;
   std::vector<DeviceBuffer> scratch_;
   DeviceBuffer counters_;  // per slot: kept keyed rows, kept NULL-key rows
   std::unique_ptr<KeyPacker> packer_;
+  uint64_t rows_bound_ = 0;  // the most rows the input may hold
   uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
   int picked_slots_ = 0;
+  int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
 };
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -370,7 +330,8 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
         grow(slot.codes, slot.capacity, want, rows_ - rows, stream_);
         slot.capacity = want;
       }
-      if (key_valid != nullptr && rows_ > slot.null_capacity) {
+      TopCodesTable* top = s < tops_.size() ? tops_[s].get() : nullptr;
+      if (top == nullptr && key_valid != nullptr && rows_ > slot.null_capacity) {
         const uint64_t want = std::max(rows_, 2 * slot.null_capacity);
         grow(slot.nulls, slot.null_capacity, want, slot.null_capacity, stream_);
         slot.null_capacity = want;
@@ -389,6 +350,10 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
       a.count = counters + 2 * s;
       a.null_codes = slot.nulls.get<uint64_t>();
       a.null_count = counters + 2 * s + 1;
+      if (top != nullptr) {  // its rows whose key finds no slot go to the row buffers
+        top->add(a, static_cast<int64_t>(rows), stream_);
+        continue;
+      }
       const int64_t blocks = std::min<int64_t>((static_cast<int64_t>(rows) + kCollectThreads - 1) / kCollectThreads, kCollectMaxBlocks);
       collect_kernel<<<static_cast<unsigned>(blocks), kCollectThreads, 0, stream_>>>(a, static_cast<int64_t>(rows));
       TALLY_CUDA_CHECK_LAUNCH("collect_kernel");
@@ -475,14 +440,24 @@ void DeviceOrderedRows::copy_keys(const OnDevice& d, std::vector<int64_t>& keys,
   counts.resize(sort_keys.size());
   for (size_t i = 0; i < sort_keys.size(); ++i) {
     const uint64_t k = sort_keys[i];
-    keys[i] = key_kind_ == kKeyInt32   ? static_cast<int64_t>(k) - kInt32Bias
-              : key_kind_ == kKeyInt64 ? static_cast<int64_t>(k ^ kSignBit)
-                                       : static_cast<int64_t>(k);
+    keys[i] = key_of_sort_key(k, key_kind_);
     counts[i] = static_cast<uint64_t>(lens[i]);
   }
 }
 
+void DeviceOrderedRows::plan_picks(size_t slot, const std::vector<tally::OrderedPick>& picks) {
+  const auto shape = top_codes_shape(picks);
+  if (!shape) return;
+  if (tops_.size() <= slot) {
+    tops_.resize(slot + 1);
+    planned_.resize(slot + 1);
+  }
+  tops_[slot] = std::make_unique<TopCodesTable>(*shape, spec_.estimated_groups, rows_bound_, stream_);
+  planned_[slot] = picks;
+}
+
 tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
+  if (s < tops_.size() && tops_[s]) throw Error(SqlState::internal_error, "GPU: the rows of an ordered aggregate planned for its picks were asked for");
   tally::KeyedSegments out;
   if (s >= slots_.size()) return out;  // no chunk: no row
   OnDevice d = sort_slot(s);
@@ -502,6 +477,7 @@ tally::KeyedPicks DeviceOrderedRows::picked(size_t s, const std::vector<tally::O
   tally::KeyedPicks out;
   out.per_key = tally::ordered_picks_per_group(picks);
   if (s >= slots_.size()) return out;  // no chunk: no row
+  if (s < tops_.size() && tops_[s]) return picked_from_table(s, picks);
   if (picks.size() > static_cast<size_t>(kMaxPicks)) return tally::pick_from_segments(sorted(s), picks);
   OnDevice d = sort_slot(s);
   ++picked_slots_;
@@ -545,13 +521,36 @@ tally::KeyedPicks DeviceOrderedRows::picked(size_t s, const std::vector<tally::O
   return out;
 }
 
+tally::KeyedPicks DeviceOrderedRows::picked_from_table(size_t s, const std::vector<tally::OrderedPick>& picks) {
+  auto same = [](const tally::OrderedPick& a, const tally::OrderedPick& b) {
+    return a.kind == b.kind && a.fraction == b.fraction && a.descending == b.descending;
+  };
+  if (!std::equal(picks.begin(), picks.end(), planned_[s].begin(), planned_[s].end(), same))
+    throw Error(SqlState::internal_error, "GPU: an ordered aggregate's picks differ from the ones planned");
+  if (spec_.cancel) spec_.cancel->check();
+  const auto t = std::chrono::steady_clock::now();
+  unsigned long long overflow = 0;
+  if (s < slots_.size())
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&overflow, counters_.get<unsigned long long>() + 2 * s, sizeof overflow, cudaMemcpyDeviceToHost, stream_));
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const Slot* slot = s < slots_.size() ? &slots_[s] : nullptr;
+  TopCodesTable& top = *tops_[s];
+  tally::KeyedPicks out = top.picked(picks, slot ? slot->keys.get<const uint64_t>() : nullptr, slot ? slot->codes.get<const uint64_t>() : nullptr,
+                                     overflow, key_kind_, stream_);
+  ++top_slots_;
+  top_k_ = std::max(top_k_, top.shape().k);
+  top_rebuilds_ += top.rebuilds();
+  copy_ms_ += ms_since(t);
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine& engine, const tally::AggregationSpec& spec,
                                                                       uint64_t rows) {
   if (!gpu_usable() || rows > static_cast<uint64_t>(INT_MAX) || spec.key_parts.size() > kMaxDeviceKeyParts) return nullptr;
   if (spec.key_parts.empty() && spec.key_width != ColumnWidth::int32 && spec.key_width != ColumnWidth::int64) return nullptr;
-  return std::make_unique<DeviceOrderedRows>(engine.column_cache(), spec);
+  return std::make_unique<DeviceOrderedRows>(engine.column_cache(), spec, rows);
 }
 
 }  // namespace tally::gpu

@@ -1,0 +1,269 @@
+// The top-codes table (top_codes_table.cuh): kernels and their host side.
+#include "gpu/engine/top_codes_table.cuh"
+
+#include <algorithm>
+#include <bit>
+#include <thread>
+
+#include "gpu/cuda_check.cuh"
+
+namespace tally::gpu {
+namespace {
+
+constexpr uint64_t kFreeKey = ~uint64_t{0};
+// Slots a key tries before its row goes to the overflow rows: far more than
+// linear probing needs at the table's load when the estimate holds.
+constexpr uint64_t kMaxProbes = 64;
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 8192;
+
+__device__ inline uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+__device__ inline uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
+
+// The entry of sort key `key`, claiming a free slot for a new key; -1 when
+// `probes` slots all hold other keys.
+__device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes) {
+  if (key == kFreeKey) return static_cast<int64_t>(t.capacity + 1);
+  const uint64_t mask = t.capacity - 1;
+  uint64_t h = mix(key) & mask;
+  for (uint64_t p = 0; p < probes; ++p, h = (h + 1) & mask) {
+    uint64_t seen = load(t.keys + h);
+    if (seen == key) return static_cast<int64_t>(h);
+    if (seen == kFreeKey) {
+      seen = atomicCAS(reinterpret_cast<unsigned long long*>(t.keys + h), kFreeKey, key);
+      if (seen == kFreeKey || seen == key) return static_cast<int64_t>(h);
+    }
+  }
+  return -1;
+}
+
+// Offers `code` to entry e's ranks (the cascade of top_codes_table.cuh).
+__device__ void offer(const TopCodesView& t, int64_t e, uint64_t code) {
+  uint64_t* rank = t.codes + e * t.k;
+  auto* cell = reinterpret_cast<unsigned long long*>(rank);
+  if (t.largest) {
+    if (code <= load(rank + t.k - 1)) return;
+    for (int i = 0; i < t.k; ++i) {
+      if (code <= load(rank + i)) continue;  // it would be displaced at once: it goes on
+      const uint64_t old = atomicMax(cell + i, code);
+      if (old < code) code = old;
+    }
+  } else {
+    if (code >= load(rank + t.k - 1)) return;
+    for (int i = 0; i < t.k; ++i) {
+      if (code >= load(rank + i)) continue;
+      const uint64_t old = atomicMin(cell + i, code);
+      if (old > code) code = old;
+    }
+  }
+}
+
+__global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_constant__ CollectArgs a, int64_t rows) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    if (!row_kept(a, r)) continue;
+    int64_t e;
+    if (a.key_valid != nullptr && a.key_valid[r] == 0) {
+      e = static_cast<int64_t>(t.capacity);
+    } else {
+      const uint64_t key = sort_key(a, r);
+      e = entry_of(t, key, kMaxProbes);
+      if (e < 0) {
+        const unsigned long long at = atomicAdd(a.count, 1ULL);
+        a.out_keys[at] = key;
+        a.out_codes[at] = order_code(a, r);
+        continue;
+      }
+    }
+    atomicAdd(t.counts + e, 1u);
+    offer(t, e, order_code(a, r));
+  }
+}
+
+// Every entry of `from` into `to` (no probe limit: `to` has room for all):
+// counts added, each entry's kept codes offered.
+__global__ void merge_kernel(const __grid_constant__ TopCodesView to, const __grid_constant__ TopCodesView from) {
+  const uint64_t entries = from.capacity + 2;
+  for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < entries; e += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
+    const unsigned n = from.counts[e];
+    if (n == 0) continue;
+    const int64_t into = e == from.capacity       ? static_cast<int64_t>(to.capacity)
+                         : e == from.capacity + 1 ? static_cast<int64_t>(to.capacity + 1)
+                                                  : entry_of(to, from.keys[e], to.capacity);
+    atomicAdd(to.counts + into, n);
+    for (unsigned i = 0; i < min(n, static_cast<unsigned>(from.k)); ++i) offer(to, into, from.codes[e * from.k + i]);
+  }
+}
+
+__global__ void overflow_kernel(const __grid_constant__ TopCodesView to, const uint64_t* keys, const uint64_t* codes, uint64_t n) {
+  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < n; r += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
+    const int64_t e = entry_of(to, keys[r], to.capacity);
+    atomicAdd(to.counts + e, 1u);
+    offer(to, e, codes[r]);
+  }
+}
+
+// One entry's picks: the value at each pick's ascending position is rank
+// n-1-position (largest) or rank position (smallest), below k by the shape.
+__device__ void pick_entry(const TopCodesView& t, int64_t e, unsigned n, const PickArgs& p, uint64_t* codes, uint64_t* positions) {
+  int at = 0;
+  for (int i = 0; i < p.count; ++i) {
+    uint64_t pos[2];
+    const int k = tally::ordered_pick_positions(p.picks[i], n, pos);
+    for (int j = 0; j < k; ++j, ++at) {
+      const uint64_t rank = t.largest ? n - 1 - pos[j] : pos[j];
+      codes[at] = t.codes[e * t.k + static_cast<int64_t>(rank)];
+      positions[at] = pos[j];
+    }
+  }
+}
+
+// The occupied entries, compacted in any order (one atomic per warp); the
+// NULL key's block to its own place.
+__global__ void pick_kernel(const __grid_constant__ TopCodesView t, const __grid_constant__ PickArgs p, uint64_t* out_keys,
+                            unsigned* out_counts, uint64_t* out_codes, uint64_t* out_positions, unsigned long long* out_n,
+                            uint64_t* null_codes, uint64_t* null_positions) {
+  const uint64_t entries = t.capacity + 2;
+  const uint64_t stride = gridDim.x * static_cast<uint64_t>(blockDim.x);
+  const unsigned lane = threadIdx.x & 31u;
+  for (uint64_t base = blockIdx.x * static_cast<uint64_t>(blockDim.x); base < entries; base += stride) {
+    const uint64_t e = base + threadIdx.x;
+    const unsigned n = e < entries ? t.counts[e] : 0;
+    const bool keyed = n > 0 && e != t.capacity;
+    if (n > 0 && e == t.capacity) pick_entry(t, static_cast<int64_t>(e), n, p, null_codes, null_positions);
+    const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
+    unsigned long long at = 0;
+    if (lane == 0 && ballot != 0) at = atomicAdd(out_n, static_cast<unsigned long long>(__popc(ballot)));
+    at = __shfl_sync(0xffffffffu, at, 0);
+    if (!keyed) continue;
+    at += static_cast<unsigned long long>(__popc(ballot & ((1u << lane) - 1u)));
+    out_keys[at] = e == t.capacity + 1 ? kFreeKey : t.keys[e];
+    out_counts[at] = n;
+    pick_entry(t, static_cast<int64_t>(e), n, p, out_codes + at * p.per, out_positions + at * p.per);
+  }
+}
+
+unsigned grid_for(uint64_t items) {
+  return static_cast<unsigned>(std::clamp<int64_t>(static_cast<int64_t>((items + kThreads - 1) / kThreads), 1, kMaxBlocks));
+}
+
+}  // namespace
+
+std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPick>& picks) {
+  if (picks.empty() || picks.size() > static_cast<size_t>(kMaxPicks)) return std::nullopt;
+  TopCodesShape shape;
+  shape.largest = picks.front().descending;
+  for (const tally::OrderedPick& p : picks) {
+    if (p.kind != tally::OrderedPick::Kind::nth || p.descending != shape.largest || !(p.fraction >= 0) ||
+        p.fraction >= kMaxTopCodes || p.fraction != static_cast<double>(static_cast<int>(p.fraction)))
+      return std::nullopt;
+    shape.k = std::max(shape.k, static_cast<int>(p.fraction) + 1);
+  }
+  return shape;
+}
+
+TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream) : shape_(shape) {
+  // Half full at the expected keys; never more slots than twice the rows.
+  const uint64_t want = std::max<uint64_t>(expected_keys == 0 ? uint64_t{1} << 16 : 2 * expected_keys, 4096);
+  const uint64_t bound = std::max<uint64_t>(2 * max_keys, 4096);
+  allocate(std::bit_ceil(std::min(want, bound)), stream);
+}
+
+void TopCodesTable::allocate(uint64_t capacity, cudaStream_t stream) {
+  const uint64_t entries = capacity + 2;
+  keys_ = DeviceBuffer(capacity * sizeof(uint64_t), stream);
+  counts_ = DeviceBuffer(entries * sizeof(unsigned), stream);
+  codes_ = DeviceBuffer(entries * static_cast<uint64_t>(shape_.k) * sizeof(uint64_t), stream);
+  TALLY_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, keys_.bytes(), stream));
+  TALLY_CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream));
+  // The ranks start at the worst code, the one no code is worse than.
+  TALLY_CUDA_CHECK(cudaMemsetAsync(codes_.get(), shape_.largest ? 0 : 0xff, codes_.bytes(), stream));
+  view_ = TopCodesView{keys_.get<uint64_t>(), counts_.get<unsigned>(), codes_.get<uint64_t>(), capacity, shape_.k, shape_.largest ? 1 : 0};
+}
+
+void TopCodesTable::add(const CollectArgs& a, int64_t rows, cudaStream_t stream) {
+  if (rows <= 0) return;
+  add_kernel<<<grid_for(static_cast<uint64_t>(rows)), kThreads, 0, stream>>>(view_, a, rows);
+  TALLY_CUDA_CHECK_LAUNCH("top_codes add_kernel");
+}
+
+tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& picks, const uint64_t* overflow_keys,
+                                        const uint64_t* overflow_codes, uint64_t overflow, int key_kind, cudaStream_t stream) {
+  if (overflow > 0) {
+    // Rebuilt with room for every key the table and the overflow rows can hold.
+    ++rebuilds_;
+    DeviceBuffer keys = std::move(keys_), counts = std::move(counts_), codes = std::move(codes_);
+    const TopCodesView old = view_;
+    allocate(std::bit_ceil(2 * (old.capacity + overflow)), stream);
+    merge_kernel<<<grid_for(old.capacity + 2), kThreads, 0, stream>>>(view_, old);
+    TALLY_CUDA_CHECK_LAUNCH("top_codes merge_kernel");
+    overflow_kernel<<<grid_for(overflow), kThreads, 0, stream>>>(view_, overflow_keys, overflow_codes, overflow);
+    TALLY_CUDA_CHECK_LAUNCH("top_codes overflow_kernel");
+  }
+  PickArgs args;
+  args.count = static_cast<int>(picks.size());
+  args.per = tally::ordered_picks_per_group(picks);
+  std::copy(picks.begin(), picks.end(), args.picks);
+  const uint64_t most = view_.capacity + 1;  // keyed entries at most
+  const auto per = static_cast<uint64_t>(args.per);
+  DeviceBuffer keys(most * sizeof(uint64_t), stream), counts(most * sizeof(unsigned), stream);
+  DeviceBuffer codes(most * per * sizeof(uint64_t), stream), positions(most * per * sizeof(uint64_t), stream);
+  DeviceBuffer tail((2 * per + 1) * sizeof(uint64_t), stream);  // the NULL key's codes and positions; the entries' count
+  auto* n_out = reinterpret_cast<unsigned long long*>(tail.get<uint64_t>() + 2 * per);
+  TALLY_CUDA_CHECK(cudaMemsetAsync(n_out, 0, sizeof *n_out, stream));
+  pick_kernel<<<grid_for(view_.capacity + 2), kThreads, 0, stream>>>(view_, args, keys.get<uint64_t>(), counts.get<unsigned>(),
+                                                                       codes.get<uint64_t>(), positions.get<uint64_t>(), n_out,
+                                                                       tail.get<uint64_t>(), tail.get<uint64_t>() + per);
+  TALLY_CUDA_CHECK_LAUNCH("top_codes pick_kernel");
+  unsigned null_rows = 0;
+  std::vector<uint64_t> tail_host(2 * per + 1);
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(&null_rows, view_.counts + view_.capacity, sizeof null_rows, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(tail_host.data(), tail.get(), tail.bytes(), cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const uint64_t n = tail_host[2 * per];
+  tally::KeyedPicks out;
+  out.per_key = args.per;
+  out.null_key_rows = null_rows;
+  std::vector<uint64_t> sort_keys;
+  std::vector<unsigned> lengths;
+  {
+    // Each host array sized on a thread of its own: at a million keys they
+    // are tens of megabytes of fresh pages, which one thread faults in
+    // slowly on a virtualized host.
+    const size_t kept = (n + (null_rows > 0 ? 1 : 0)) * per;
+    std::thread a([&] { sort_keys.resize(n); });
+    std::thread b([&] { lengths.resize(n); });
+    std::thread c([&] { out.codes.resize(kept); });
+    std::thread d([&] { out.keys.resize(n); });
+    std::thread e([&] { out.counts.resize(n); });
+    out.positions.resize(kept);
+    for (std::thread* t : {&a, &b, &c, &d, &e}) t->join();
+  }
+  if (n > 0) {
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(sort_keys.data(), keys.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(lengths.data(), counts.get(), n * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), codes.get(), n * per * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(out.positions.data(), positions.get(), n * per * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  if (null_rows > 0) {
+    std::copy(tail_host.begin(), tail_host.begin() + static_cast<std::ptrdiff_t>(per), out.codes.begin() + static_cast<std::ptrdiff_t>(n * per));
+    std::copy(tail_host.begin() + static_cast<std::ptrdiff_t>(per), tail_host.begin() + static_cast<std::ptrdiff_t>(2 * per),
+              out.positions.begin() + static_cast<std::ptrdiff_t>(n * per));
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    out.keys[i] = key_of_sort_key(sort_keys[i], key_kind);
+    out.counts[i] = lengths[i];
+  }
+  return out;
+}
+
+}  // namespace tally::gpu

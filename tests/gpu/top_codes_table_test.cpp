@@ -1,0 +1,169 @@
+// The top-codes table (gpu/engine/top_codes_table.cuh) against the sort's
+// picks on the host (common/ordered_rows.hpp's pick_from_segments over every
+// row sorted by key and code): int32 and int64 keys (the int64 key whose
+// sort key is the table's free marker among them), NULL keys, NULL values
+// and a FILTER, duplicate codes, the k largest and the k smallest, ranks
+// beyond a key's rows, and a key estimate far too low, which sends rows to
+// the overflow buffers and rebuilds the table. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "common/ordered_code.hpp"
+#include "common/ordered_rows.hpp"
+#include "gpu/engine/top_codes_table.cuh"
+#include "gpu/rules/device_info.hpp"
+
+namespace tally::gpu {
+namespace {
+
+template <class T>
+T* to_device(const std::vector<T>& host) {
+  T* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(1, host.size()) * sizeof(T)), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  return p;
+}
+
+struct Case {
+  bool wide_keys = false;
+  bool largest = true;
+  std::vector<double> ranks;  // the picks' nth positions
+  uint64_t expected_keys = 0;
+  int keys = 1000;
+  int64_t rows = 200000;
+};
+
+// One picked block per key, keyed for comparison; the NULL key's under "NULL".
+std::map<std::string, std::vector<uint64_t>> blocks_of(const KeyedPicks& p) {
+  std::map<std::string, std::vector<uint64_t>> out;
+  const auto per = static_cast<size_t>(p.per_key);
+  const size_t blocks = p.keys.size() + (p.null_key_rows > 0 ? 1 : 0);
+  for (size_t b = 0; b < blocks; ++b) {
+    std::vector<uint64_t> block;
+    block.push_back(b < p.keys.size() ? p.counts[b] : p.null_key_rows);
+    for (size_t j = 0; j < per; ++j) {
+      block.push_back(p.codes[b * per + j]);
+      block.push_back(p.positions[b * per + j]);
+    }
+    out[b < p.keys.size() ? std::to_string(p.keys[b]) : "NULL"] = block;
+  }
+  return out;
+}
+
+void expect_as_sorted_picks(const Case& c, int* rebuilds) {
+  std::mt19937_64 random(c.keys * 7 + c.rows + (c.wide_keys ? 1 : 0) + (c.largest ? 2 : 0));
+  std::vector<int32_t> keys32(c.rows);
+  std::vector<int64_t> keys64(c.rows);
+  std::vector<uint8_t> key_valid(c.rows), value_valid(c.rows), filter(c.rows);
+  std::vector<double> values(c.rows);
+  for (int64_t r = 0; r < c.rows; ++r) {
+    const int key = static_cast<int>(random() % static_cast<uint64_t>(c.keys));
+    keys32[r] = key - c.keys / 2;
+    // INT64_MAX's sort key is all ones, the table's free marker.
+    keys64[r] = key == 0 ? std::numeric_limits<int64_t>::max() : key == 1 ? std::numeric_limits<int64_t>::min() : int64_t{key} << 40;
+    key_valid[r] = random() % 50 != 0;
+    value_valid[r] = random() % 20 != 0;
+    filter[r] = random() % 10 != 0;
+    values[r] = static_cast<double>(random() % 500) / 4 - 30;  // many duplicates
+  }
+  std::vector<OrderedPick> picks;
+  for (const double rank : c.ranks) picks.push_back(OrderedPick{OrderedPick::Kind::nth, rank, c.largest});
+
+  // The reference: every kept row's (key, code), sorted, picked on the host.
+  std::map<int64_t, std::vector<uint64_t>> by_key;
+  std::vector<uint64_t> null_codes;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    if (!value_valid[r] || !filter[r]) continue;
+    const uint64_t code = order_code_of_float(values[r]);
+    if (!key_valid[r]) null_codes.push_back(code);
+    else by_key[c.wide_keys ? keys64[r] : keys32[r]].push_back(code);
+  }
+  KeyedSegments segments;
+  for (auto& [key, codes] : by_key) {
+    std::sort(codes.begin(), codes.end());
+    segments.keys.push_back(key);
+    segments.counts.push_back(codes.size());
+    segments.codes.insert(segments.codes.end(), codes.begin(), codes.end());
+  }
+  std::sort(null_codes.begin(), null_codes.end());
+  segments.codes.insert(segments.codes.end(), null_codes.begin(), null_codes.end());
+  segments.null_key_rows = null_codes.size();
+  const KeyedPicks expected = pick_from_segments(segments, picks);
+
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const auto shape = top_codes_shape(picks);
+  ASSERT_TRUE(shape.has_value());
+  KeyedPicks got;
+  {
+    TopCodesTable table(*shape, c.expected_keys, static_cast<uint64_t>(c.rows), stream);
+    CollectArgs a;
+    a.keys = c.wide_keys ? static_cast<const void*>(to_device(keys64)) : static_cast<const void*>(to_device(keys32));
+    a.key_wide = c.wide_keys ? 1 : 0;
+    a.key_kind = c.wide_keys ? kKeyInt64 : kKeyInt32;
+    a.key_valid = to_device(key_valid);
+    a.values = to_device(values);
+    a.value_kind = kFloat64;
+    a.value_valid = to_device(value_valid);
+    a.filter = to_device(filter);
+    a.out_keys = to_device(std::vector<uint64_t>(c.rows));
+    a.out_codes = to_device(std::vector<uint64_t>(c.rows));
+    a.count = reinterpret_cast<unsigned long long*>(to_device(std::vector<uint64_t>(1, 0)));
+    // In two chunks, as the collector adds them.
+    const int64_t half = c.rows / 2;
+    table.add(a, half, stream);
+    CollectArgs rest = a;
+    auto shift = [&](const auto* p, size_t width) { return reinterpret_cast<const uint8_t*>(p) + half * width; };
+    rest.keys = shift(a.keys, c.wide_keys ? 8 : 4);
+    rest.key_valid = shift(a.key_valid, 1);
+    rest.values = shift(a.values, 8);
+    rest.value_valid = shift(a.value_valid, 1);
+    rest.filter = shift(a.filter, 1);
+    table.add(rest, c.rows - half, stream);
+    unsigned long long overflow = 0;
+    ASSERT_EQ(cudaMemcpy(&overflow, a.count, sizeof overflow, cudaMemcpyDeviceToHost), cudaSuccess);
+    got = table.picked(picks, a.out_keys, a.out_codes, overflow, a.key_kind, stream);
+    *rebuilds = table.rebuilds();
+    for (const void* p : {a.keys, static_cast<const void*>(a.key_valid), a.values, static_cast<const void*>(a.value_valid),
+                          static_cast<const void*>(a.filter), static_cast<const void*>(a.out_keys),
+                          static_cast<const void*>(a.out_codes), static_cast<const void*>(a.count)})
+      cudaFree(const_cast<void*>(p));
+  }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(got.per_key, expected.per_key);
+  EXPECT_EQ(got.null_key_rows, expected.null_key_rows);
+  EXPECT_EQ(blocks_of(got), blocks_of(expected));
+}
+
+TEST(GpuTopCodesTable, PicksAsTheSortedRows) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  int rebuilds = 0;
+  // The k largest of int32 keys (q8's shape), then with ranks beyond small keys' rows.
+  expect_as_sorted_picks(Case{false, true, {0, 1}, 1000}, &rebuilds);
+  EXPECT_EQ(rebuilds, 0);
+  expect_as_sorted_picks(Case{false, true, {0, 1, 2, 7}, 50000, 50000, 150000}, &rebuilds);
+  EXPECT_EQ(rebuilds, 0);
+  // The k smallest of int64 keys, INT64_MAX and INT64_MIN among them.
+  expect_as_sorted_picks(Case{true, false, {1, 0}, 1000}, &rebuilds);
+  EXPECT_EQ(rebuilds, 0);
+  expect_as_sorted_picks(Case{true, false, {0}, 0, 20}, &rebuilds);
+}
+
+TEST(GpuTopCodesTable, KeysBeyondTheEstimateOverflowAndRebuild) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  int rebuilds = 0;
+  // 4096 slots for 100,000 keys: most keys find no slot on the first pass.
+  expect_as_sorted_picks(Case{false, true, {0, 1}, 1, 100000, 400000}, &rebuilds);
+  EXPECT_EQ(rebuilds, 1);
+  expect_as_sorted_picks(Case{true, false, {0, 2}, 1, 30000, 300000}, &rebuilds);
+  EXPECT_EQ(rebuilds, 1);
+}
+
+}  // namespace
+}  // namespace tally::gpu
