@@ -164,41 +164,75 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   if (static_cast<uint64_t>(groups.k) * count >= kNullRow) {
     throw Error(SqlState::program_limit_exceeded, "too many partitions for a top-n by groups");
   }
-  // The ranks' values one column after another: rank j of group g at j * count + g.
-  Vector order = std::move(result.columns[groups.keys + 2]);
-  for (int64_t j = 1; j < groups.k; ++j) append_vector(order, result.columns[groups.keys + 2 + static_cast<size_t>(j)]);
-  // Each group's first output row, then the rows filled on every worker (a
-  // million partitions unfold into millions of rows).
+  // Each group's first output row (a million partitions unfold into
+  // millions of rows: every array below is faulted in and filled on every worker).
   const int threads = std::max(context.threads, 1);
   std::vector<uint32_t> first;
   cpu::resize_prefaulted(first, count + 1);
   for (size_t g = 0; g < count; ++g)
     first[g + 1] = first[g] + static_cast<uint32_t>(std::min(groups.k, groups.values_only ? values[g] : all[g]));
   const size_t rows = first[count];
-  std::vector<uint32_t> group_rows, order_rows;
   std::vector<int64_t> ranks;
-  cpu::resize_prefaulted(group_rows, rows);
-  cpu::resize_prefaulted(order_rows, rows);
   cpu::resize_prefaulted(ranks, rows);
-  cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
-    for (size_t g = begin; g < end; ++g) {
-      const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
-      for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
-        // Row r of the partition in the window's order: its NULLs first or last.
-        const int64_t r = at - first[g];
-        const bool null = groups.nulls_first ? r < nulls : r >= values[g];
-        const int64_t j = groups.nulls_first ? r - nulls : r;
-        group_rows[at] = static_cast<uint32_t>(g);
-        order_rows[at] = null ? kNullRow : static_cast<uint32_t>(static_cast<uint64_t>(j) * count + g);
-        ranks[at] = r + 1;
-      }
-    }
-  });
+  // Output row `at` of group g is the group's row r in the window's order:
+  // its NULLs first or last, then rank j's value (or NULL: j < 0).
+  auto place = [&](size_t g, uint32_t at, int64_t& j) {
+    const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
+    const int64_t r = at - first[g];
+    const bool null = groups.nulls_first ? r < nulls : r >= values[g];
+    j = null ? -1 : groups.nulls_first ? r - nulls : r;
+    ranks[at] = r + 1;
+  };
+  const auto rank_column = [&](int64_t j) -> const Vector& {
+    return result.columns[groups.keys + 2 + static_cast<size_t>(j)];
+  };
   DataChunk out;
   out.rows = rows;
-  for (const int source : groups.child_source) {
-    out.columns.push_back(source >= 0 ? gather(result.columns[static_cast<size_t>(source)], group_rows, threads)
-                                      : gather(order, order_rows, threads));
+  if (std::all_of(groups.child_source.begin(), groups.child_source.end(), [&](int source) {
+        return source >= 0 ? is_plain_array(result.columns[static_cast<size_t>(source)])
+                           : std::all_of(result.columns.begin() + static_cast<std::ptrdiff_t>(groups.keys) + 2, result.columns.end(),
+                                         [&](const Vector& v) { return is_plain_array(v) && v.dictionary == rank_column(0).dictionary; });
+      })) {
+    // Every column in one plain array: written in place, row by row.
+    std::vector<PlainColumnWriter> writers;
+    for (const int source : groups.child_source)
+      writers.emplace_back(source >= 0 ? result.columns[static_cast<size_t>(source)] : rank_column(0), rows);
+    cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
+      for (size_t g = begin; g < end; ++g) {
+        for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
+          int64_t j = 0;
+          place(g, at, j);
+          for (size_t c = 0; c < writers.size(); ++c) {
+            const int source = groups.child_source[c];
+            if (source >= 0) writers[c].copy(at, result.columns[static_cast<size_t>(source)], g);
+            else if (j < 0) writers[c].set_null(at);
+            else writers[c].copy(at, rank_column(j), g);
+          }
+        }
+      }
+    });
+    for (PlainColumnWriter& w : writers) out.columns.push_back(w.finish());
+  } else {
+    // The ranks' values one column after another: rank j of group g at j * count + g.
+    Vector order = std::move(result.columns[groups.keys + 2]);
+    for (int64_t j = 1; j < groups.k; ++j) append_vector(order, rank_column(j));
+    std::vector<uint32_t> group_rows, order_rows;
+    cpu::resize_prefaulted(group_rows, rows);
+    cpu::resize_prefaulted(order_rows, rows);
+    cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
+      for (size_t g = begin; g < end; ++g) {
+        for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
+          int64_t j = 0;
+          place(g, at, j);
+          group_rows[at] = static_cast<uint32_t>(g);
+          order_rows[at] = j < 0 ? kNullRow : static_cast<uint32_t>(static_cast<uint64_t>(j) * count + g);
+        }
+      }
+    });
+    for (const int source : groups.child_source) {
+      out.columns.push_back(source >= 0 ? gather(result.columns[static_cast<size_t>(source)], group_rows, threads)
+                                        : gather(order, order_rows, threads));
+    }
   }
   for (size_t c = 0; c < calls; ++c) {
     Vector rank(SqlType{TypeId::int8});

@@ -1,7 +1,6 @@
 #include "executor/operators/chunk_ops.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -100,37 +99,39 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows) {
   return out;
 }
 
-Vector gather(const Vector& v, const std::vector<uint32_t>& rows, int threads) {
+bool is_plain_array(const Vector& v) {
   const Physical p = physical_of(v.type.id);
-  const bool plain = !v.shared_ints && !v.avg_parts &&
-                     (p == Physical::integer || p == Physical::boolean || p == Physical::floating || (p == Physical::text && v.coded()));
-  if (threads <= 1 || rows.size() < (size_t{1} << 16) || !plain) return gather(v, rows);
-  const size_t n = rows.size();
-  Vector out(v.type);
-  out.dictionary = v.dictionary;
-  out.count = n;
-  std::vector<uint8_t> nulls;
-  cpu::resize_prefaulted(nulls, n);
-  std::atomic<bool> any_null{false};
-  auto fill = [&](auto& dst, const auto& src) {
-    cpu::resize_prefaulted(dst, n);
-    cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
-      bool null_here = false;
-      for (size_t i = begin; i < end; ++i) {
-        const uint32_t r = rows[i];
-        const bool null = r == kNullRow || v.null_at(r);
-        if (r != kNullRow) dst[i] = src[r];
-        nulls[i] = null;
-        null_here |= null;
-      }
-      if (null_here) any_null = true;
-    });
-  };
-  if (p == Physical::floating) fill(out.floats, v.floats);
-  else if (p == Physical::text) fill(out.codes, v.codes);
-  else fill(out.ints, v.ints);
-  if (any_null) out.nulls = std::move(nulls);
-  return out;
+  if (v.avg_parts) return false;
+  if (p == Physical::integer || p == Physical::boolean) return true;
+  return !v.shared_ints && (p == Physical::floating || (p == Physical::text && v.coded()));
+}
+
+PlainColumnWriter::PlainColumnWriter(const Vector& like, size_t rows) : out_(like.type), physical_(physical_of(like.type.id)) {
+  out_.dictionary = like.dictionary;
+  out_.count = rows;
+  switch (physical_) {
+    case Physical::floating: cpu::resize_prefaulted(out_.floats, rows); break;
+    case Physical::text: cpu::resize_prefaulted(out_.codes, rows); break;
+    default: cpu::resize_prefaulted(out_.ints, rows); break;
+  }
+  cpu::resize_prefaulted(nulls_, rows);
+}
+
+Vector PlainColumnWriter::finish() {
+  if (std::memchr(nulls_.data(), 1, nulls_.size()) != nullptr) out_.nulls = std::move(nulls_);
+  return std::move(out_);
+}
+
+Vector gather(const Vector& v, const std::vector<uint32_t>& rows, int threads) {
+  if (threads <= 1 || rows.size() < (size_t{1} << 16) || !is_plain_array(v)) return gather(v, rows);
+  PlainColumnWriter out(v, rows.size());
+  cpu::parallel_for(threads, rows.size(), [&](int, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (rows[i] == kNullRow) out.set_null(i);
+      else out.copy(i, v, rows[i]);
+    }
+  });
+  return out.finish();
 }
 
 size_t materialized_row_bytes(const std::vector<Vector>& columns) {

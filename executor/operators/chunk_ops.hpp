@@ -20,6 +20,32 @@ Vector gather(const Vector& v, const std::vector<uint32_t>& rows);
 // column in one plain array (integers, floats, coded texts); any other is
 // gathered on the calling thread.
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows, int threads);
+// Whether v holds its values in one plain array: integers (ints or
+// shared_ints), floats, or coded texts; no AvgParts.
+bool is_plain_array(const Vector& v);
+// A column of `rows` rows of plain arrays (is_plain_array), of the type and
+// dictionary of `like`, written row by row from any thread, each row once:
+// the array and the NULL flags are sized and faulted in up front.
+class PlainColumnWriter {
+ public:
+  PlainColumnWriter(const Vector& like, size_t rows);
+  // Row `at` := row `row` of `from` (plain, of the same type and dictionary).
+  void copy(size_t at, const Vector& from, size_t row) {
+    switch (physical_) {
+      case Physical::floating: out_.floats[at] = from.floats[row]; break;
+      case Physical::text: out_.codes[at] = from.codes[row]; break;
+      default: out_.ints[at] = from.int_data()[row]; break;
+    }
+    nulls_[at] = from.null_at(row) ? 1 : 0;
+  }
+  void set_null(size_t at) { nulls_[at] = 1; }
+  Vector finish();
+
+ private:
+  Vector out_;
+  Physical physical_;
+  std::vector<uint8_t> nulls_;
+};
 void append_vector(Vector& dst, const Vector& src);
 // The chunks' rows one after another in one chunk of `columns`, as
 // append_vector would make it: arrays sized once and filled chunk by chunk
