@@ -278,14 +278,14 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
       if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
         throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
       values[k] = result.key_codes[k].data();  // the same array once taken
+      // Without a NULL group the column needs no NULL flags (at 1e8 groups,
+      // a fresh array of 100 MB per key).
+      if (std::memchr(result.key_code_valid[k].data(), 0, groups) == nullptr) may_be_null[k] = 0;
       if (is_text(keys_[k]->type.id) || keys_[k]->type.id == TypeId::numeric) continue;
       // An integer key's values are the column's: the column takes the
       // engine's array, and without a NULL group uses it as it is.
       take[k] = &result.key_codes[k];
-      if (std::memchr(result.key_code_valid[k].data(), 0, groups) == nullptr) {
-        may_be_null[k] = 0;
-        as_is[k] = 1;
-      }
+      if (may_be_null[k] == 0) as_is[k] = 1;
     }
   }
   key_columns(
@@ -296,7 +296,7 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
         const uint8_t* valid = result.key_code_valid[k].data();
         for (size_t g = begin; g < end; ++g) {
           const int64_t value = valid[g] != 0 ? from[g] : 0;
-          out.nulls[g] = valid[g] != 0 ? 0 : 1;
+          if (out.nulls != nullptr) out.nulls[g] = valid[g] != 0 ? 0 : 1;
           if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
           else if (out.ints != nullptr) out.ints[g] = value;
           else if (out.numerics != nullptr) out.numerics[g] = Numeric{value, numeric_scales_[k].load()};
@@ -328,7 +328,7 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
       else if (!text && v.type.id != TypeId::numeric) cpu::resize_prefaulted(v.ints, groups);
       v.resize(groups);  // zeros: what a NULL group holds
     }
-    if (may_be_null[k] != 0) v.nulls.assign(groups, 0);
+    if (may_be_null[k] != 0) cpu::resize_prefaulted(v.nulls, groups);
     const bool numeric = v.type.id == TypeId::numeric;
     out[k] = {text || numeric ? nullptr : v.ints.data(), coded ? v.codes.data() : nullptr,
               numeric ? v.numerics.data() : nullptr, may_be_null[k] != 0 ? v.nulls.data() : nullptr};

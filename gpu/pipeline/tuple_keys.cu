@@ -16,6 +16,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/pipeline/key_packing.hpp"
+#include "gpu/pipeline/pageable_copy.cuh"
 
 namespace tally::gpu {
 
@@ -267,12 +268,12 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, std::vector<std::vec
   values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
                                                         device_values.get<int64_t>(), device_valid.get<uint8_t>());
   TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
+  std::vector<HostCopy> copies;
   for (size_t c = 0; c < m.columns; ++c) {
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(values[c].data(), device_values.get<int64_t>() + c * n, n * sizeof(int64_t),
-                                     cudaMemcpyDeviceToHost, stream));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(valid[c].data(), device_valid.get<uint8_t>() + c * n, n, cudaMemcpyDeviceToHost,
-                                     stream));
+    copies.push_back(HostCopy{values[c].data(), device_values.get<int64_t>() + c * n, n * sizeof(int64_t)});
+    copies.push_back(HostCopy{valid[c].data(), device_valid.get<uint8_t>() + c * n, n});
   }
+  copy_to_pageable(copies, stream);
   m.read_count(stream);
 }
 
