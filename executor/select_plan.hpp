@@ -12,6 +12,7 @@
 
 #include "common/cancel.hpp"
 #include "executor/explain_tree.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/expression.hpp"
 #include "executor/result_set.hpp"
 
@@ -104,6 +105,12 @@ struct ExecContext {
   // its columns, nearest join first.
   std::vector<const KeyTest*> key_tests;
 };
+
+// The threads a query's parallel steps use: ExecContext::threads, whose 0
+// (the cpu_threads default) means every worker of the pool and the caller.
+inline int worker_threads(const ExecContext& context) {
+  return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
+}
 
 std::shared_ptr<const SelectPlan> plan_select(const nlohmann::json& select, PlanContext& context);
 // The session's settings, parameters and identity for binding expressions.

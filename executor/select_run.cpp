@@ -105,7 +105,7 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     if (limit > 0 && offset >= 0 && static_cast<uint64_t>(limit) + static_cast<uint64_t>(offset) < rows) {
       std::vector<SortColumn> keys;
       for (const auto& key : plan.sort) keys.push_back({&columns[static_cast<size_t>(key.column)], key.descending, key.nulls_first});
-      auto candidates = top_n_candidates(rows, keys, static_cast<size_t>(limit + offset), ec.threads);
+      auto candidates = top_n_candidates(rows, keys, static_cast<size_t>(limit + offset), worker_threads(ec));
       if (candidates) order = std::move(*candidates);
     }
   }
@@ -120,7 +120,7 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
       if (!all_rows) gathered.push_back(gather(v, order));
       keys.push_back({all_rows ? &v : &gathered.back(), key.descending, key.nulls_first});
     }
-    const RowOrdering sorted = sort_rows(order.size(), {}, keys, ec.threads, /*boundaries=*/false);
+    const RowOrdering sorted = sort_rows(order.size(), {}, keys, worker_threads(ec), /*boundaries=*/false);
     std::vector<uint32_t> sorted_order(order.size());
     for (size_t i = 0; i < order.size(); ++i) sorted_order[i] = order[sorted.rows[i]];
     order.swap(sorted_order);
@@ -147,7 +147,7 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
     // A column a task: millions of sorted rows gather in the time of one column.
     const size_t first = result.columns.size();
     result.columns.resize(first + plan.visible);
-    cpu::parallel_tasks(ec.threads, plan.visible,
+    cpu::parallel_tasks(worker_threads(ec), plan.visible,
                         [&](int, size_t c) { result.columns[first + c] = gather(columns[c], final_rows); });
   }
   result.rows = final_rows.size();
@@ -462,7 +462,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // Rows a chunk's WHERE is split into parts of, at least, where the table
   // has fewer chunks than cores.
   constexpr size_t kWhereRowsPerPart = size_t{1} << 16;
-  const int cores = ec.threads > 0 ? ec.threads : cpu::WorkerPool::shared().workers() + 1;
+  const int cores = worker_threads(ec);
   const int where_parts = plan.table && plan.where && static_cast<int>(chunks) < cores ? cores / static_cast<int>(std::max<size_t>(1, chunks)) : 1;
   if (plan.table && plan.where && chunks > 0) run_subqueries_ahead(*plan.where, ec.parameters);
   auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts](const storage::ChunkBatch* batch) {

@@ -166,7 +166,7 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   }
   // Each group's first output row (a million partitions unfold into
   // millions of rows: every array below is faulted in and filled on every worker).
-  const int threads = std::max(context.threads, 1);
+  const int threads = worker_threads(context);
   std::vector<uint32_t> first;
   cpu::resize_prefaulted(first, count + 1);
   for (size_t g = 0; g < count; ++g)

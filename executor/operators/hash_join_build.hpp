@@ -25,10 +25,6 @@ inline std::vector<Vector> evaluate_all(const std::vector<ExprPtr>& exprs, const
   return out;
 }
 
-inline int worker_threads(const ExecContext& context) {
-  return context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
-}
-
 // Bytes a chunk's values hold (what a held side keeps in memory).
 inline uint64_t chunk_bytes(const DataChunk& chunk) {
   uint64_t bytes = 0;

@@ -60,7 +60,7 @@ class Candidates final : public ChunkSink {
       if (thresholds_.empty() && dense_.empty()) {
         for (size_t i = first; i < last; ++i) kept.push_back(static_cast<uint32_t>(i));
       } else {
-        cpu::parallel_for(context_.threads, last - first, [&](int, size_t begin, size_t end) {
+        cpu::parallel_for(worker_threads(context_), last - first, [&](int, size_t begin, size_t end) {
           CancelTicker ticker;
           for (size_t i = begin; i < end; ++i) {
             ticker.tick();
@@ -185,7 +185,7 @@ class Candidates final : public ChunkSink {
     for (size_t c = 0; c < order.size(); ++c) {
       order_columns.push_back({&order[c], spec_.order[c].descending, spec_.order[c].nulls_first});
     }
-    const RowOrdering ordering = sort_rows(all.rows, partition_columns, order_columns, context_.threads);
+    const RowOrdering ordering = sort_rows(all.rows, partition_columns, order_columns, worker_threads(context_));
     std::vector<uint32_t> kept, worst;
     CancelTicker ticker;
     for (size_t p = 0; p + 1 < ordering.partitions.size(); ++p) {

@@ -73,7 +73,7 @@ void push_with_windows(const WindowPlan& plan, DataChunk rows, const std::vector
   if (rows.rows == 0) return;
   if (context.cancel) context.cancel->check();
   const EvalInput input = space_input(rows, layout, space_width, context.parameters);
-  WindowResult windows = evaluate_windows(plan, input, context.threads);
+  WindowResult windows = evaluate_windows(plan, input, worker_threads(context));
   if (!windows.order.empty()) {
     rows = gather_chunk(rows, windows.order);
     for (auto& c : windows.columns) c = gather(c, windows.order);
