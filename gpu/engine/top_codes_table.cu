@@ -28,6 +28,9 @@ __device__ inline uint64_t mix(uint64_t k) {
 
 __device__ inline uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
 
+__host__ __device__ inline uint64_t* entry_at(const TopCodesView& t, uint64_t e) { return t.entries + e * static_cast<uint64_t>(2 + t.k); }
+__device__ inline unsigned* count_of(uint64_t* entry) { return reinterpret_cast<unsigned*>(entry + 1); }
+
 // The entry of sort key `key`, claiming a free slot for a new key; -1 when
 // `probes` slots all hold other keys.
 __device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes) {
@@ -35,19 +38,23 @@ __device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes
   const uint64_t mask = t.capacity - 1;
   uint64_t h = mix(key) & mask;
   for (uint64_t p = 0; p < probes; ++p, h = (h + 1) & mask) {
-    uint64_t seen = load(t.keys + h);
+    uint64_t* slot = entry_at(t, h);
+    uint64_t seen = load(slot);
     if (seen == key) return static_cast<int64_t>(h);
     if (seen == kFreeKey) {
-      seen = atomicCAS(reinterpret_cast<unsigned long long*>(t.keys + h), kFreeKey, key);
+      seen = atomicCAS(reinterpret_cast<unsigned long long*>(slot), kFreeKey, key);
       if (seen == kFreeKey || seen == key) return static_cast<int64_t>(h);
     }
   }
   return -1;
 }
 
-// Offers `code` to entry e's ranks (the cascade of top_codes_table.cuh).
-__device__ void offer(const TopCodesView& t, int64_t e, uint64_t code) {
-  uint64_t* rank = t.codes + e * t.k;
+// Counts `n` more rows of entry e and offers `code` to its ranks (the
+// cascade of top_codes_table.cuh).
+__device__ void offer(const TopCodesView& t, int64_t e, unsigned n, uint64_t code) {
+  uint64_t* entry = entry_at(t, static_cast<uint64_t>(e));
+  if (n > 0) atomicAdd(count_of(entry), n);
+  uint64_t* rank = entry + 2;
   auto* cell = reinterpret_cast<unsigned long long*>(rank);
   if (t.largest) {
     if (code <= load(rank + t.k - 1)) return;
@@ -63,6 +70,17 @@ __device__ void offer(const TopCodesView& t, int64_t e, uint64_t code) {
       const uint64_t old = atomicMin(cell + i, code);
       if (old > code) code = old;
     }
+  }
+}
+
+__global__ void init_kernel(const __grid_constant__ TopCodesView t) {
+  const uint64_t entries = t.capacity + 2;
+  const uint64_t worst = t.largest ? 0 : kFreeKey;  // the ranks start at the code no code is worse than
+  for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < entries; e += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
+    uint64_t* entry = entry_at(t, e);
+    entry[0] = kFreeKey;
+    entry[1] = 0;
+    for (int i = 0; i < t.k; ++i) entry[2 + i] = worst;
   }
 }
 
@@ -83,8 +101,7 @@ __global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_
         continue;
       }
     }
-    atomicAdd(t.counts + e, 1u);
-    offer(t, e, order_code(a, r));
+    offer(t, e, 1, order_code(a, r));
   }
 }
 
@@ -93,34 +110,32 @@ __global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_
 __global__ void merge_kernel(const __grid_constant__ TopCodesView to, const __grid_constant__ TopCodesView from) {
   const uint64_t entries = from.capacity + 2;
   for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < entries; e += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
-    const unsigned n = from.counts[e];
+    const uint64_t* entry = entry_at(from, e);
+    const unsigned n = static_cast<unsigned>(entry[1]);
     if (n == 0) continue;
     const int64_t into = e == from.capacity       ? static_cast<int64_t>(to.capacity)
                          : e == from.capacity + 1 ? static_cast<int64_t>(to.capacity + 1)
-                                                  : entry_of(to, from.keys[e], to.capacity);
-    atomicAdd(to.counts + into, n);
-    for (unsigned i = 0; i < min(n, static_cast<unsigned>(from.k)); ++i) offer(to, into, from.codes[e * from.k + i]);
+                                                  : entry_of(to, entry[0], to.capacity);
+    for (unsigned i = 0; i < min(n, static_cast<unsigned>(from.k)); ++i) offer(to, into, i == 0 ? n : 0, entry[2 + i]);
   }
 }
 
 __global__ void overflow_kernel(const __grid_constant__ TopCodesView to, const uint64_t* keys, const uint64_t* codes, uint64_t n) {
-  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < n; r += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
-    const int64_t e = entry_of(to, keys[r], to.capacity);
-    atomicAdd(to.counts + e, 1u);
-    offer(to, e, codes[r]);
-  }
+  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < n; r += gridDim.x * static_cast<uint64_t>(blockDim.x))
+    offer(to, entry_of(to, keys[r], to.capacity), 1, codes[r]);
 }
 
 // One entry's picks: the value at each pick's ascending position is rank
 // n-1-position (largest) or rank position (smallest), below k by the shape.
-__device__ void pick_entry(const TopCodesView& t, int64_t e, unsigned n, const PickArgs& p, uint64_t* codes, uint64_t* positions) {
+__device__ void pick_entry(const TopCodesView& t, const uint64_t* entry, unsigned n, const PickArgs& p, uint64_t* codes,
+                           uint64_t* positions) {
   int at = 0;
   for (int i = 0; i < p.count; ++i) {
     uint64_t pos[2];
     const int k = tally::ordered_pick_positions(p.picks[i], n, pos);
     for (int j = 0; j < k; ++j, ++at) {
       const uint64_t rank = t.largest ? n - 1 - pos[j] : pos[j];
-      codes[at] = t.codes[e * t.k + static_cast<int64_t>(rank)];
+      codes[at] = entry[2 + rank];
       positions[at] = pos[j];
     }
   }
@@ -136,18 +151,19 @@ __global__ void pick_kernel(const __grid_constant__ TopCodesView t, const __grid
   const unsigned lane = threadIdx.x & 31u;
   for (uint64_t base = blockIdx.x * static_cast<uint64_t>(blockDim.x); base < entries; base += stride) {
     const uint64_t e = base + threadIdx.x;
-    const unsigned n = e < entries ? t.counts[e] : 0;
+    const uint64_t* entry = e < entries ? entry_at(t, e) : nullptr;
+    const unsigned n = entry ? static_cast<unsigned>(entry[1]) : 0;
     const bool keyed = n > 0 && e != t.capacity;
-    if (n > 0 && e == t.capacity) pick_entry(t, static_cast<int64_t>(e), n, p, null_codes, null_positions);
+    if (n > 0 && e == t.capacity) pick_entry(t, entry, n, p, null_codes, null_positions);
     const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
     unsigned long long at = 0;
     if (lane == 0 && ballot != 0) at = atomicAdd(out_n, static_cast<unsigned long long>(__popc(ballot)));
     at = __shfl_sync(0xffffffffu, at, 0);
     if (!keyed) continue;
     at += static_cast<unsigned long long>(__popc(ballot & ((1u << lane) - 1u)));
-    out_keys[at] = e == t.capacity + 1 ? kFreeKey : t.keys[e];
+    out_keys[at] = e == t.capacity + 1 ? kFreeKey : entry[0];
     out_counts[at] = n;
-    pick_entry(t, static_cast<int64_t>(e), n, p, out_codes + at * p.per, out_positions + at * p.per);
+    pick_entry(t, entry, n, p, out_codes + at * p.per, out_positions + at * p.per);
   }
 }
 
@@ -178,15 +194,11 @@ TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64
 }
 
 void TopCodesTable::allocate(uint64_t capacity, cudaStream_t stream) {
-  const uint64_t entries = capacity + 2;
-  keys_ = DeviceBuffer(capacity * sizeof(uint64_t), stream);
-  counts_ = DeviceBuffer(entries * sizeof(unsigned), stream);
-  codes_ = DeviceBuffer(entries * static_cast<uint64_t>(shape_.k) * sizeof(uint64_t), stream);
-  TALLY_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, keys_.bytes(), stream));
-  TALLY_CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream));
-  // The ranks start at the worst code, the one no code is worse than.
-  TALLY_CUDA_CHECK(cudaMemsetAsync(codes_.get(), shape_.largest ? 0 : 0xff, codes_.bytes(), stream));
-  view_ = TopCodesView{keys_.get<uint64_t>(), counts_.get<unsigned>(), codes_.get<uint64_t>(), capacity, shape_.k, shape_.largest ? 1 : 0};
+  view_ = TopCodesView{nullptr, capacity, shape_.k, shape_.largest ? 1 : 0};
+  entries_ = DeviceBuffer((capacity + 2) * static_cast<uint64_t>(2 + shape_.k) * sizeof(uint64_t), stream);
+  view_.entries = entries_.get<uint64_t>();
+  init_kernel<<<grid_for(capacity + 2), kThreads, 0, stream>>>(view_);
+  TALLY_CUDA_CHECK_LAUNCH("top_codes init_kernel");
 }
 
 void TopCodesTable::add(const CollectArgs& a, int64_t rows, cudaStream_t stream) {
@@ -200,7 +212,7 @@ tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& p
   if (overflow > 0) {
     // Rebuilt with room for every key the table and the overflow rows can hold.
     ++rebuilds_;
-    DeviceBuffer keys = std::move(keys_), counts = std::move(counts_), codes = std::move(codes_);
+    DeviceBuffer entries = std::move(entries_);
     const TopCodesView old = view_;
     allocate(std::bit_ceil(2 * (old.capacity + overflow)), stream);
     merge_kernel<<<grid_for(old.capacity + 2), kThreads, 0, stream>>>(view_, old);
@@ -225,7 +237,7 @@ tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& p
   TALLY_CUDA_CHECK_LAUNCH("top_codes pick_kernel");
   unsigned null_rows = 0;
   std::vector<uint64_t> tail_host(2 * per + 1);
-  TALLY_CUDA_CHECK(cudaMemcpyAsync(&null_rows, view_.counts + view_.capacity, sizeof null_rows, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(&null_rows, entry_at(view_, view_.capacity) + 1, sizeof null_rows, cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA_CHECK(cudaMemcpyAsync(tail_host.data(), tail.get(), tail.bytes(), cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
   const uint64_t n = tail_host[2 * per];

@@ -5,8 +5,8 @@
 // BY o DESC) <= k` as an aggregation, executor/top_n_groups.hpp), each key
 // needs only its row count and its k best codes. This table keeps exactly
 // those, in device memory, per key: each row claims its key's slot (open
-// addressing, linear probing), adds one to the count and offers its code to
-// the k ranks. The ranks are k atomic max (min) registers in a cascade: the
+// addressing, linear probing; an entry's key, count and ranks side by side),
+// adds one to the count and offers its code to the k ranks. The ranks are k atomic max (min) registers in a cascade: the
 // code a rank's atomicMax displaces, or the offered code when it does not
 // get in, goes on to the next rank, so rank i ends with the (i+1)-th best of
 // every code offered, duplicates counted, whatever the order of the rows.
@@ -42,12 +42,14 @@ struct TopCodesShape {
 // of the first kMaxTopCodes ranks or the picks count from both ends.
 std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPick>& picks);
 
-// The table's arrays as the kernels see them.
+// The table as the kernels see it: capacity + 2 entries of 2 + k words
+// each, one after the other (a row's probe, count and ranks in one or two
+// 32-byte sectors): word 0 the sort key (kFreeKey: a free slot), word 1 the
+// count (its low 32 bits), then the k ranks, best first. Entry `capacity`
+// is the NULL key's, `capacity + 1` the key equal to kFreeKey's.
 struct TopCodesView {
-  uint64_t* keys = nullptr;      // capacity slots of sort keys; kFreeKey: free
-  unsigned* counts = nullptr;    // capacity + 2: the slots', the NULL key's, the key equal to kFreeKey's
-  uint64_t* codes = nullptr;     // (capacity + 2) * k: each entry's ranks, best first
-  uint64_t capacity = 0;         // a power of two
+  uint64_t* entries = nullptr;
+  uint64_t capacity = 0;  // a power of two
   int k = 0;
   int largest = 0;
 };
@@ -75,7 +77,7 @@ class TopCodesTable {
   void allocate(uint64_t capacity, cudaStream_t stream);
 
   TopCodesShape shape_;
-  DeviceBuffer keys_, counts_, codes_;
+  DeviceBuffer entries_;
   TopCodesView view_;
   int rebuilds_ = 0;
 };
