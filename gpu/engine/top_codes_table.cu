@@ -5,6 +5,7 @@
 #include <bit>
 #include <thread>
 
+#include "common/murmur_mix.hpp"
 #include "gpu/cuda_check.cuh"
 
 namespace tally::gpu {
@@ -17,15 +18,6 @@ constexpr uint64_t kMaxProbes = 64;
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 8192;
 
-__device__ inline uint64_t mix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 __device__ inline uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
 
 __host__ __device__ inline uint64_t* entry_at(const TopCodesView& t, uint64_t e) { return t.entries + e * static_cast<uint64_t>(2 + t.k); }
@@ -36,7 +28,7 @@ __device__ inline unsigned* count_of(uint64_t* entry) { return reinterpret_cast<
 __device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes) {
   if (key == kFreeKey) return static_cast<int64_t>(t.capacity + 1);
   const uint64_t mask = t.capacity - 1;
-  uint64_t h = mix(key) & mask;
+  uint64_t h = murmur_fmix64(key) & mask;
   for (uint64_t p = 0; p < probes; ++p, h = (h + 1) & mask) {
     uint64_t* slot = entry_at(t, h);
     uint64_t seen = load(slot);
