@@ -118,7 +118,7 @@ PlainColumnWriter::PlainColumnWriter(const Vector& like, size_t rows) : out_(lik
 }
 
 Vector PlainColumnWriter::finish() {
-  if (std::memchr(nulls_.data(), 1, nulls_.size()) != nullptr) out_.nulls = std::move(nulls_);
+  if (!nulls_.empty() && std::memchr(nulls_.data(), 1, nulls_.size()) != nullptr) out_.nulls = std::move(nulls_);
   return std::move(out_);
 }
 
