@@ -639,9 +639,7 @@ void Accumulator::merge(const Accumulator& /*other*/) {
   throw Error(SqlState::internal_error, "this aggregate's accumulators do not merge");
 }
 
-bool accumulators_merge(const AggregateSignature& s, bool distinct) {
-  if (distinct) return false;
-  const TypeId input = s.arg_types.empty() ? TypeId::unknown : s.arg_types[0].id;
+bool order_insensitive(const AggregateSignature& s) {
   switch (s.kind) {
     case AggKind::count_star:
     case AggKind::count:
@@ -650,9 +648,17 @@ bool accumulators_merge(const AggregateSignature& s, bool distinct) {
     case AggKind::bool_and:
     case AggKind::bool_or: return true;
     case AggKind::sum:
-    case AggKind::avg: return is_integer(input) || input == TypeId::numeric;
+    case AggKind::avg: return !s.arg_types.empty() && !is_float(s.arg_types[0].id);
     default: return false;
   }
+}
+
+bool accumulators_merge(const AggregateSignature& s, bool distinct) {
+  if (distinct || !order_insensitive(s)) return false;
+  // Of those, sums and averages merge over integers and numerics only.
+  if (s.kind != AggKind::sum && s.kind != AggKind::avg) return true;
+  const TypeId input = s.arg_types[0].id;
+  return is_integer(input) || input == TypeId::numeric;
 }
 
 std::unique_ptr<Accumulator> make_accumulator(const AggregateSignature& s, bool distinct, const Value& direct,

@@ -79,6 +79,11 @@ class Accumulator {
 // moments (their rounding depends on the order of additions), DISTINCT,
 // ordered-set or order-sensitive aggregates, numeric variance.
 bool accumulators_merge(const AggregateSignature& signature, bool distinct);
+// Aggregates whose result does not depend on the order rows are added in
+// (exact arithmetic): accumulators_merge's, and sums and averages of other
+// exact inputs (interval). Float sums and moments are left out: PostgreSQL
+// adds their rows in its order and the digits would differ.
+bool order_insensitive(const AggregateSignature& signature);
 
 // Creates an accumulator. `direct` is the ordered-set direct argument
 // (percentile fraction) and `descending` the WITHIN GROUP order.

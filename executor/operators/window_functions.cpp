@@ -113,23 +113,6 @@ void value_partition(const WindowCall& call, const std::vector<Vector>& args, co
   }
 }
 
-// Aggregates whose result does not depend on the order rows are added in
-// (exact arithmetic): float sums and moments are left out, since PostgreSQL
-// adds their rows in frame order and the digits would differ.
-bool order_insensitive(const AggregateSignature& s) {
-  switch (s.kind) {
-    case AggKind::count_star:
-    case AggKind::count:
-    case AggKind::min:
-    case AggKind::max:
-    case AggKind::bool_and:
-    case AggKind::bool_or: return true;
-    case AggKind::sum:
-    case AggKind::avg: return !s.arg_types.empty() && !is_float(s.arg_types[0].id);
-    default: return false;
-  }
-}
-
 // An aggregate over each row's frame. A frame equal to the previous row's
 // (peers under RANGE) reuses its result; one that only grows at its end
 // continues the same accumulator; any other starts a new one.
