@@ -26,6 +26,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::oidvector: return oid::oidvector;
     case TypeId::text_array: return oid::text_array;
     case TypeId::oid_array: return oid::oid_array;
+    case TypeId::int2_array: return oid::int2_array;
     case TypeId::name_array: return oid::name_array;
     case TypeId::timestamptz: return oid::timestamptz;
     case TypeId::interval: return oid::interval;
@@ -33,6 +34,7 @@ uint32_t type_oid(TypeId id) {
     case TypeId::regproc: return oid::regproc;
     case TypeId::regoper: return oid::regoper;
     case TypeId::regprocedure: return oid::regprocedure;
+    case TypeId::regoperator: return oid::regoperator;
     case TypeId::record: return oid::record;
     case TypeId::void_: return oid::void_;
     case TypeId::time: return oid::time;
@@ -66,6 +68,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::oidvector: return TypeId::oidvector;
     case oid::text_array: return TypeId::text_array;
     case oid::oid_array: return TypeId::oid_array;
+    case oid::int2_array: return TypeId::int2_array;
     case oid::name_array: return TypeId::name_array;
     case oid::timestamptz: return TypeId::timestamptz;
     case oid::interval: return TypeId::interval;
@@ -73,6 +76,7 @@ std::optional<TypeId> type_from_oid(uint32_t type_oid_value) {
     case oid::regproc: return TypeId::regproc;
     case oid::regoper: return TypeId::regoper;
     case oid::regprocedure: return TypeId::regprocedure;
+    case oid::regoperator: return TypeId::regoperator;
     case oid::record: return TypeId::record;
     case oid::void_: return TypeId::void_;
     case oid::time: return TypeId::time;
@@ -97,6 +101,7 @@ int16_t type_len(TypeId id) {
     case TypeId::regproc: return 4;
     case TypeId::regoper: return 4;
     case TypeId::regprocedure: return 4;
+    case TypeId::regoperator: return 4;
     case TypeId::void_: return 4;
     case TypeId::int8: return 8;
     case TypeId::float8: return 8;
@@ -142,6 +147,7 @@ std::string format_type(SqlType type) {
     case TypeId::oidvector: return "oidvector";
     case TypeId::text_array: return "text[]";
     case TypeId::oid_array: return "oid[]";
+    case TypeId::int2_array: return "smallint[]";
     case TypeId::name_array: return "name[]";
     case TypeId::timestamptz: return "timestamp with time zone";
     case TypeId::interval: return "interval";
@@ -149,6 +155,7 @@ std::string format_type(SqlType type) {
     case TypeId::regproc: return "regproc";
     case TypeId::regoper: return "regoper";
     case TypeId::regprocedure: return "regprocedure";
+    case TypeId::regoperator: return "regoperator";
     case TypeId::record: return "record";
     case TypeId::void_: return "void";
     case TypeId::time:

@@ -45,6 +45,8 @@ enum class TypeId : uint8_t {
   regprocedure, // catalog type: a function by name and argument types (psql's \sf f(args))
   timetz,       // time with time zone: a time of day and its UTC offset packed in one int64
                 // whose order is PostgreSQL's (executor/types/timetz.hpp)
+  int2_array,   // smallint[] (pg_constraint's conkey), held like oid[]
+  regoperator,  // catalog type: an operator by name and operand types (psql's \dAo)
 };
 
 // PostgreSQL's type OIDs (pg_type.oid), as sent in RowDescription.
@@ -68,6 +70,7 @@ constexpr uint32_t float8 = 701;
 constexpr uint32_t unknown = 705;
 constexpr uint32_t text_array = 1009;
 constexpr uint32_t oid_array = 1028;
+constexpr uint32_t int2_array = 1005;
 constexpr uint32_t name_array = 1003;
 constexpr uint32_t bpchar = 1042;
 constexpr uint32_t varchar = 1043;
@@ -82,6 +85,7 @@ constexpr uint32_t regclass = 2205;
 constexpr uint32_t regtype = 2206;
 constexpr uint32_t regoper = 2203;
 constexpr uint32_t regprocedure = 2202;
+constexpr uint32_t regoperator = 2204;
 constexpr uint32_t regnamespace = 4089;
 constexpr uint32_t record = 2249;
 constexpr uint32_t void_ = 2278;

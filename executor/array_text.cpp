@@ -26,12 +26,13 @@ bool needs_quotes(const std::string& element) {
 }  // namespace
 
 bool is_array_type(TypeId id) {
-  return id == TypeId::text_array || id == TypeId::oid_array || id == TypeId::name_array || id == TypeId::int2vector ||
+  return id == TypeId::text_array || id == TypeId::oid_array || id == TypeId::name_array || id == TypeId::int2_array ||
+         id == TypeId::int2vector ||
          id == TypeId::oidvector;
 }
 
 TypeId array_element_type(TypeId array_type) {
-  if (array_type == TypeId::int2vector) return TypeId::int2;
+  if (array_type == TypeId::int2vector || array_type == TypeId::int2_array) return TypeId::int2;
   if (array_type == TypeId::oidvector || array_type == TypeId::oid_array) return TypeId::oid;
   if (array_type == TypeId::name_array) return TypeId::name;
   return TypeId::text;

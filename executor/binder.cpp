@@ -163,6 +163,7 @@ SqlType resolve_type_name(const json& type_name) {
     // Arrays are held in their text form (array_text.hpp); text arrays are the kind catalog queries build.
     if (name == "text" || name == "varchar" || name == "name") return {TypeId::text_array};
     if (name == "oid") return {TypeId::oid_array};
+    if (name == "int2") return {TypeId::int2_array};
     throw Error(SqlState::feature_not_supported, "arrays of type " + name + " are not supported");
   }
   std::vector<int> mods;
@@ -220,6 +221,7 @@ SqlType resolve_type_name(const json& type_name) {
   if (name == "regproc") return {TypeId::regproc};
   if (name == "regoper") return {TypeId::regoper};
   if (name == "regprocedure") return {TypeId::regprocedure};
+  if (name == "regoperator") return {TypeId::regoperator};
   if (name == "int2vector") return {TypeId::int2vector};
   if (name == "oidvector") return {TypeId::oidvector};
   if (name == "void") return {TypeId::void_};

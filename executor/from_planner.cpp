@@ -53,11 +53,11 @@ void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>
 
 std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const std::string& alias,
                                                       const json* colnames, const PlanContext& inner,
-                                                      RelationScope& scope, bool lateral) {
+                                                      RelationScope& scope) {
+  // It reads the enclosing query levels' columns as its own query level would
+  // (the same parameters reach it); the items beside it only when LATERAL
+  // (lateral_node).
   PlanContext pc_inner = inner;
-  // Only a LATERAL one reads the enclosing query's columns (as its own query
-  // level would: the same parameters reach it).
-  if (!lateral) pc_inner.outer_column = nullptr;
   auto node = std::make_unique<Node>();
   node->kind = NodeKind::derived;
   node->alias = alias;
@@ -125,8 +125,7 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
     const auto& alias = rs["alias"];
     return derived_node(rs["subquery"]["SelectStmt"], alias.value("aliasname", ""),
-                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope,
-                        rs.value("lateral", false));
+                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope);
   }
   if (item.contains("JoinExpr")) {
     auto node = std::make_unique<Node>();

@@ -121,7 +121,7 @@ struct FromPlanner::State {
   std::unique_ptr<Node> relation(const nlohmann::json& item, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> from_list(const nlohmann::json& from, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> derived_node(const nlohmann::json& select, const std::string& alias, const nlohmann::json* colnames,
-                                     const PlanContext& inner, RelationScope& scope, bool lateral = false);
+                                     const PlanContext& inner, RelationScope& scope);
   void join_node(Node& node, const nlohmann::json& j, RelationScope& scope, BindContext& ctx);
   void lateral_node(Node& node, const nlohmann::json& item, RelationScope& scope, BindContext& ctx);
   bool try_semi_join(const nlohmann::json& conjunct, BindContext& ctx);

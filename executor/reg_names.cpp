@@ -53,7 +53,8 @@ Error missing(TypeId type, std::string_view text) {
     case TypeId::regnamespace: return Error(SqlState::invalid_schema_name, "schema " + quoted + " does not exist");
     case TypeId::regproc:
     case TypeId::regprocedure: return Error(SqlState::undefined_function, "function " + quoted + " does not exist");
-    case TypeId::regoper: return Error(SqlState::undefined_function, "operator does not exist: " + std::string(text));
+    case TypeId::regoper:
+    case TypeId::regoperator: return Error(SqlState::undefined_function, "operator does not exist: " + std::string(text));
     default: break;
   }
   return Error(SqlState::undefined_object, "type " + quoted + " does not exist");
@@ -64,8 +65,8 @@ Error missing(TypeId type, std::string_view text) {
 void install_reg_names(std::shared_ptr<const RegNames> names) { installed().store(std::move(names)); }
 
 std::string reg_output(TypeId type, int64_t oid) {
-  // regoper alone prints OID 0 as a number (PostgreSQL's regoperout).
-  if (oid == 0) return type == TypeId::regoper ? "0" : "-";
+  // regoper and regoperator print OID 0 as a number (PostgreSQL's regoperout).
+  if (oid == 0) return type == TypeId::regoper || type == TypeId::regoperator ? "0" : "-";
   if (const auto names = current()) {
     if (auto name = names->name_of(type, oid)) return *name;
   }
@@ -90,11 +91,13 @@ int64_t reg_input(TypeId type, std::string_view text) {
   }
   if (const auto names = current()) {
     // regtype reads type names as SQL writes them ("integer", "character varying").
-    // regprocedure reads a name with its argument types ("lower(text)"): the
+    // regprocedure reads a name with its argument types ("lower(text)"),
+    // regoperator one with its operand types ("+(integer,integer)"): the
     // name folded as the others, the types as regtype reads them.
     const size_t open = text.find('(');
+    const bool with_types = type == TypeId::regprocedure || type == TypeId::regoperator;
     const std::string name = type == TypeId::regtype ? std::string(text)
-                             : type == TypeId::regprocedure && open != std::string_view::npos
+                             : with_types && open != std::string_view::npos
                                  ? last_identifier(text.substr(0, open)) + std::string(text.substr(open))
                                  : last_identifier(text);
     if (auto oid = names->oid_of(type, name)) return *oid;

@@ -14,10 +14,10 @@
 
 namespace tally::executor {
 
-// regclass, regtype, regnamespace, regproc, regprocedure, regoper: OIDs that print as names.
+// regclass, regtype, regnamespace, regproc, regprocedure, regoper, regoperator: OIDs that print as names.
 inline bool is_reg_type(TypeId id) {
   return id == TypeId::regclass || id == TypeId::regtype || id == TypeId::regnamespace || id == TypeId::regproc ||
-         id == TypeId::regoper || id == TypeId::regprocedure;
+         id == TypeId::regoper || id == TypeId::regprocedure || id == TypeId::regoperator;
 }
 
 class RegNames {
@@ -34,11 +34,11 @@ class RegNames {
 // Replaces the names every session reads (null: numbers only).
 void install_reg_names(std::shared_ptr<const RegNames> names);
 
-// The text form of a reg* value: "-" for OID 0 (regoper: "0"), the name, or the number.
+// The text form of a reg* value: "-" for OID 0 (regoper, regoperator: "0"), the name, or the number.
 std::string reg_output(TypeId type, int64_t oid);
 // A reg* value from its text form: a number, "-", or a (qualified, possibly
 // quoted) name; when nothing has that name, PostgreSQL's SQLSTATE: 42P01
-// (regclass), 42704 (regtype), 3F000 (regnamespace), 42883 (regproc, regoper).
+// (regclass), 42704 (regtype), 3F000 (regnamespace), 42883 (regproc, regoper, regoperator).
 int64_t reg_input(TypeId type, std::string_view text);
 
 }  // namespace tally::executor

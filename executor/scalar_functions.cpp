@@ -28,7 +28,8 @@ std::optional<SqlType> type_named(const std::string& name) {
       {"timestamp", TypeId::timestamp},
       {"timestamptz", TypeId::timestamptz}, {"interval", TypeId::interval}, {"bytea", TypeId::bytea},
       {"oid", TypeId::oid},           {"regclass", TypeId::regclass}, {"regtype", TypeId::regtype},
-      {"regnamespace", TypeId::regnamespace}, {"regproc", TypeId::regproc}, {"regoper", TypeId::regoper}};
+      {"regnamespace", TypeId::regnamespace}, {"regproc", TypeId::regproc}, {"regoper", TypeId::regoper},
+      {"regoperator", TypeId::regoperator}};
   for (const auto& [type_name, id] : kTypes) {
     if (name == type_name) return SqlType{id};
   }

@@ -21,6 +21,7 @@ Physical physical_of(TypeId id) {
     case TypeId::name:
     case TypeId::text_array:
     case TypeId::oid_array:
+    case TypeId::int2_array:
     case TypeId::name_array:
     case TypeId::record:
     case TypeId::void_:

@@ -216,7 +216,8 @@ void append_text(std::string& out, const Vector& v, size_t i) {
     case TypeId::regnamespace:
     case TypeId::regproc:
     case TypeId::regoper:
-    case TypeId::regprocedure: out += reg_output(v.type.id, v.ints[i]); return;
+    case TypeId::regprocedure:
+    case TypeId::regoperator: out += reg_output(v.type.id, v.ints[i]); return;
     default: break;
   }
   if (physical_of(v.type.id) == Physical::text) { out += v.text_at(i); return; }
@@ -248,7 +249,8 @@ void append_binary(std::string& out, const Vector& v, size_t i) {
     case TypeId::regnamespace:
     case TypeId::regproc:
     case TypeId::regoper:
-    case TypeId::regprocedure: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
+    case TypeId::regprocedure:
+    case TypeId::regoperator: put_be<uint32_t>(out, static_cast<uint32_t>(v.ints[i])); return;
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
@@ -302,7 +304,8 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::regnamespace:
     case TypeId::regproc:
     case TypeId::regoper:
-    case TypeId::regprocedure: return reg_input(type.id, text);
+    case TypeId::regprocedure:
+    case TypeId::regoperator: return reg_input(type.id, text);
     case TypeId::numeric: {
       Numeric n = Numeric::parse(text);
       if (type.typmod >= 4) n = n.rescaled(type.numeric_scale());
@@ -315,13 +318,15 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::text_array:
     case TypeId::name_array:
       return array_literal(array_elements(TypeId::text_array, text), array_lower_bound(TypeId::text_array, text));
-    case TypeId::oid_array: {
-      auto elements = array_elements(TypeId::oid_array, text);
-      // Each element as oid input reads it (22P02 for one that is no number).
+    case TypeId::oid_array:
+    case TypeId::int2_array: {
+      auto elements = array_elements(type.id, text);
+      // Each element as its type's input reads it (22P02 for one that is no number).
+      const SqlType element{array_element_type(type.id)};
       for (auto& e : elements) {
-        if (e) e = std::to_string(std::get<int64_t>(parse_text(SqlType{TypeId::oid}, *e)));
+        if (e) e = std::to_string(std::get<int64_t>(parse_text(element, *e)));
       }
-      return array_literal(elements, array_lower_bound(TypeId::oid_array, text));
+      return array_literal(elements, array_lower_bound(type.id, text));
     }
     default: return std::string(text);
   }
@@ -347,7 +352,8 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::regnamespace:
     case TypeId::regproc:
     case TypeId::regoper:
-    case TypeId::regprocedure: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
+    case TypeId::regprocedure:
+    case TypeId::regoperator: need(4); return static_cast<int64_t>(get_be<uint32_t>(bytes));
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);

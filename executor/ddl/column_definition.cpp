@@ -9,8 +9,10 @@
 namespace tally::executor::ddl {
 namespace {
 
-[[noreturn]] void unsupported(const StatementContext& ctx, const std::string& what, int location) {
-  throw std::move(Error(SqlState::feature_not_supported, what + " is not supported by Tally")
+// "<what> is not supported by Tally" ("are" for a plural what).
+[[noreturn]] void unsupported(const StatementContext& ctx, const std::string& what, int location,
+                              const char* verb = "is") {
+  throw std::move(Error(SqlState::feature_not_supported, what + " " + verb + " not supported by Tally")
                       .with_position(ctx.position(location)));
 }
 
@@ -46,7 +48,7 @@ void unsupported_constraint(const StatementContext& ctx, const nlohmann::json& c
       {"CONSTR_GENERATED", "generated columns"}, {"CONSTR_EXCLUSION", "EXCLUDE"}};
   const std::string type = constraint.value("contype", std::string());
   auto it = names.find(type);
-  unsupported(ctx, (it == names.end() ? type : it->second) + " constraints are", constraint.value("location", -1));
+  unsupported(ctx, (it == names.end() ? type : it->second) + " constraints", constraint.value("location", -1), "are");
 }
 
 ColumnDefinition column_definition(const nlohmann::json& col, const std::string& table, StatementContext& ctx) {

@@ -1,8 +1,8 @@
 #pragma once
-// Wraps a session so that SELECTs reading pg_catalog / information_schema
-// relations are answered by the catalog evaluator (catalog_query.hpp); every
-// other statement, and every transaction-state question, goes to the wrapped
-// session unchanged.
+// Wraps a session so that the statements reading pg_catalog /
+// information_schema relations find them: before each, the catalog relations
+// (catalog_relation_provider.hpp) are listed afresh from the database, and
+// the session's own planner and operators answer it like any other query.
 #include <memory>
 
 #include "common/query_handler.hpp"

@@ -47,15 +47,14 @@ int64_t btree_opclass(TypeId id) {
 }  // namespace
 
 Relation pg_constraint_relation(const CatalogSource& source) {
-  // conkey is smallint[] in PostgreSQL; text[] here (the engine's only array
-  // type), in the same text form. pg_node_tree (conbin) is text.
+  // pg_node_tree (conbin) is text.
   Relation r = make({{"oid", TypeId::oid}, {"conname", TypeId::name}, {"connamespace", TypeId::oid},
                      {"contype", TypeId::char_}, {"condeferrable", TypeId::boolean}, {"condeferred", TypeId::boolean},
                      {"convalidated", TypeId::boolean}, {"conrelid", TypeId::oid}, {"contypid", TypeId::oid},
                      {"conindid", TypeId::oid}, {"conparentid", TypeId::oid}, {"confrelid", TypeId::oid},
                      {"confupdtype", TypeId::char_}, {"confdeltype", TypeId::char_}, {"confmatchtype", TypeId::char_},
                      {"conislocal", TypeId::boolean}, {"coninhcount", TypeId::int4}, {"connoinherit", TypeId::boolean},
-                     {"conkey", TypeId::text_array}, {"confkey", TypeId::text_array}, {"conbin", TypeId::text}});
+                     {"conkey", TypeId::int2_array}, {"confkey", TypeId::int2_array}, {"conbin", TypeId::text}});
   for (const auto& t : source.tables) {
     for (const auto& key : t.keys) {
       if (!key.constraint) continue;

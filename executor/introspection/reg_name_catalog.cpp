@@ -42,6 +42,7 @@ class CatalogRegNames final : public RegNames {
       return type_function_name(oid);
     }
     if (type == TypeId::regoper) return std::nullopt;
+    if (type == TypeId::regoperator) return operator_signature(oid);
     if (type == TypeId::regprocedure) {
       if (auto name = procedure_name(oid)) return name;
       return language_handler_signature(oid);
@@ -59,6 +60,7 @@ class CatalogRegNames final : public RegNames {
     if (type == TypeId::regnamespace) return namespace_oid(name);
     if (type == TypeId::regproc) return function_oid(name);
     if (type == TypeId::regprocedure) return procedure_oid(name);
+    if (type == TypeId::regoperator) return operator_oid(name);
     if (type == TypeId::regoper) return std::nullopt;
     for (const auto& [alias, typname] : kTypeAliases) {
       if (name == alias) name = typname;
@@ -84,6 +86,37 @@ class CatalogRegNames final : public RegNames {
     int64_t type = 0;
     while (in >> type) types += (types.empty() ? "" : ",") + reg_output(TypeId::regtype, type);
     return name + "(" + types + ")";
+  }
+
+  // regoperator output: the name and its operand types, NONE for a prefix
+  // operator's missing left one (PostgreSQL's format_operator).
+  static std::optional<std::string> operator_signature(int64_t oid) {
+    const PostgresOperator* o = supported_operator(static_cast<uint32_t>(oid));
+    if (o == nullptr) return std::nullopt;
+    const std::string left = o->left == 0 ? "NONE" : reg_output(TypeId::regtype, o->left);
+    return std::string(o->name) + "(" + left + "," + reg_output(TypeId::regtype, o->right) + ")";
+  }
+
+  // regoperator input: "name(left, right)", NONE for a prefix operator's left.
+  static std::optional<int64_t> operator_oid(std::string_view text) {
+    const size_t open = text.find('('), comma = text.find(',', open), close = text.rfind(')');
+    if (open == std::string_view::npos || comma == std::string_view::npos || close == std::string_view::npos ||
+        close < comma) {
+      throw Error(SqlState::invalid_text_representation, "expected a left parenthesis");
+    }
+    const std::string_view name = text.substr(0, open);
+    const std::string_view left_text = text.substr(open + 1, comma - open - 1);
+    std::string left_word;
+    for (char c : left_text) {
+      if (c != ' ') left_word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    const bool prefix = left_word == "none";
+    const int64_t left = prefix ? 0 : reg_input(TypeId::regtype, left_text);
+    const int64_t right = reg_input(TypeId::regtype, text.substr(comma + 1, close - comma - 1));
+    for (const PostgresOperator* o : supported_operators()) {
+      if (name == o->name && o->left == left && o->right == right) return o->oid;
+    }
+    return std::nullopt;
   }
 
   // regprocedure input: "name(type, ...)", the name already folded; the

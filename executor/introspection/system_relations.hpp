@@ -1,5 +1,5 @@
 #pragma once
-// The system relations Tally's catalog evaluator provides, as pg_class lists
+// The system relations Tally provides, as pg_class lists
 // them: PostgreSQL 15's OIDs (fixed for catalogs; the values initdb gives the
 // system views), namespace, kind and row type. pg_class, pg_attribute,
 // pg_tables, pg_views and regclass input/output all read this one table.

@@ -35,7 +35,8 @@ ExprPtr name_subscript(ExprPtr name, ExprPtr index, BindContext& context) {
   });
 }
 
-// The element type of an array type name held as text[] (regtype[] -> regtype).
+// The element type of an array type name held as text[] (regtype[] -> regtype),
+// or as smallint[].
 std::optional<TypeId> text_held_array_element(const nlohmann::json& type_name) {
   if (!type_name.contains("arrayBounds")) return std::nullopt;
   const auto& names = type_name.value("names", nlohmann::json::array());
@@ -121,7 +122,8 @@ ExprPtr make_element_array_cast(ExprPtr& array, const nlohmann::json& type_name,
                                              format_type(SqlType{*element}) + "[]");
   }
   const SqlType source{array_element_type(array_type)}, target{*element};
-  return call({TypeId::text_array}, "cast", pack(std::move(array)),
+  const TypeId result = *element == TypeId::int2 ? TypeId::int2_array : TypeId::text_array;
+  return call({result}, "cast", pack(std::move(array)),
               [array_type, source, target](std::span<const Value> a) -> Value {
                 const std::string& text = std::get<std::string>(a[0]);
                 std::vector<std::optional<std::string>> out;

@@ -1,6 +1,7 @@
 #include "executor/scalar/catalog_functions.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "catalog/catalog.hpp"
@@ -28,6 +29,19 @@ namespace {
 // whose OIDs the catalog relations hold.
 constexpr int64_t kBootstrapUserOid = 10;
 constexpr int64_t kDatabaseOwnerOid = 6171;
+// pg_class's own OID (the class of relations), and the first OID a user's
+// object gets (PostgreSQL's FirstNormalObjectId).
+constexpr int64_t kPgClassOid = 1259;
+constexpr int64_t kFirstNormalOid = 16384;
+
+// PostgreSQL's encodings by their numbers (pg_encoding_to_char).
+constexpr std::array<const char*, 42> kEncodings{
+    "SQL_ASCII",  "EUC_JP",     "EUC_CN",     "EUC_KR",     "EUC_TW",     "EUC_JIS_2004", "UTF8",
+    "MULE_INTERNAL", "LATIN1",  "LATIN2",     "LATIN3",     "LATIN4",     "LATIN5",     "LATIN6",
+    "LATIN7",     "LATIN8",     "LATIN9",     "LATIN10",    "WIN1256",    "WIN1258",    "WIN866",
+    "WIN874",     "KOI8R",      "WIN1251",    "WIN1252",    "ISO_8859_5", "ISO_8859_6", "ISO_8859_7",
+    "ISO_8859_8", "WIN1250",    "WIN1253",    "WIN1254",    "WIN1255",    "WIN1257",    "KOI8U",
+    "SJIS",       "BIG5",       "GBK",        "UHC",        "GB18030",    "JOHAB",      "SHIFT_JIS_2004"};
 
 // An argument that is an OID: integer-valued types pass as they are, an
 // untyped literal becomes oid.
@@ -197,7 +211,7 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
       const int64_t oid = std::get<int64_t>(a[0]);
       const auto path = current_schemas(true, settings);
       const auto on_path = [&](const char* schema) { return std::find(path.begin(), path.end(), schema) != path.end(); };
-      if (oid >= 16384) return on_path("public");
+      if (oid >= kFirstNormalOid) return on_path("public");
       if (reg_output(TypeId::regclass, oid).starts_with("information_schema.")) return on_path("information_schema");
       return true;
     });
@@ -248,7 +262,44 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   if (name == "pg_encoding_to_char" && n == 1) {
     args[0] = to_type(std::move(args[0]), TypeId::int4, context);
     return call({TypeId::name}, name, std::move(args), [](std::span<const Value> a) -> Value {
-      return std::string(std::get<int64_t>(a[0]) == 6 ? "UTF8" : "");
+      const int64_t id = std::get<int64_t>(a[0]);
+      return std::string(id >= 0 && id < static_cast<int64_t>(kEncodings.size()) ? kEncodings[id] : "");
+    });
+  }
+  if (name == "pg_char_to_encoding" && n == 1) {
+    // PostgreSQL compares the name without case and without its
+    // punctuation ("utf-8" is UTF8), and reads "unicode" as UTF8 too.
+    args[0] = to_type(std::move(args[0]), TypeId::name, context);
+    return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto clean = [](std::string_view text) {
+        std::string out;
+        for (unsigned char c : text) {
+          if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+        }
+        return out;
+      };
+      const std::string wanted = clean(std::get<std::string>(a[0]));
+      if (wanted == "unicode") return int64_t{6};
+      for (size_t id = 0; id < kEncodings.size(); ++id) {
+        if (!wanted.empty() && clean(kEncodings[id]) == wanted) return static_cast<int64_t>(id);
+      }
+      return int64_t{-1};
+    });
+  }
+  if (name == "getdatabaseencoding" && n == 0) {
+    return call({TypeId::name}, name, std::move(args), [](std::span<const Value>) -> Value { return std::string("UTF8"); });
+  }
+  if (name == "pg_relation_is_publishable" && n == 1) {
+    // A user table is; a view, a sequence or a system relation is not; an
+    // OID no relation has gives NULL, as in PostgreSQL. Its argument is regclass.
+    if (args[0]->type.id == TypeId::unknown) args[0] = to_type(std::move(args[0]), TypeId::regclass, context);
+    args[0] = oid_argument(std::move(args[0]), context);
+    return call({TypeId::boolean}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto descriptions = object_descriptions();
+      const int64_t oid = std::get<int64_t>(a[0]);
+      auto text = descriptions ? descriptions->describe(kPgClassOid, oid, 0) : std::nullopt;
+      if (!text) return Null{};
+      return oid >= kFirstNormalOid && text->starts_with("table ");
     });
   }
   if (name == "pg_get_expr" && (n == 2 || n == 3) && args[0]->type.id == TypeId::text) {
@@ -348,6 +399,8 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
   }
   if (((name == "pg_get_expr" || name == "pg_get_viewdef" || name == "pg_get_triggerdef") &&
        (n == 1 || n == 2 || n == 3)) ||
+      // pg_rewrite lists no rules: NULL, as PostgreSQL answers for an OID no rule has.
+      (name == "pg_get_ruledef" && (n == 1 || n == 2)) ||
       ((name == "obj_description" || name == "shobj_description" || name == "col_description") && n == 2) ||
       (name == "obj_description" && n == 1) || (name == "pg_get_partkeydef" && n == 1) ||
       // pg_statistic_ext lists nothing either (psql's \d asks for each row's columns).

@@ -1,4 +1,4 @@
-// SELECT ... FROM tally_tuning_cache through the catalog evaluator: the
+// SELECT ... FROM tally_tuning_cache on the query engine: the
 // process's tuning store (a TuningStoreCatalog over a fresh SQLite file)
 // holds what a ChunkTuner-like search stored, and the view shows it with
 // PostgreSQL type OIDs and text forms.
@@ -7,11 +7,12 @@
 
 #include <filesystem>
 
-#include "executor/introspection/catalog_query.hpp"
-#include "executor/introspection/tuning_cache_relation.hpp"
-#include "executor/parser.hpp"
+#include "config/config.hpp"
+#include "executor/database.hpp"
+#include "executor/introspection/catalog_relation_provider.hpp"
+#include "executor/sql_session.hpp"
 #include "executor/tuning_store_catalog.hpp"
-#include "executor/value_codec.hpp"
+#include "tests/executor/recording_writer.hpp"
 #include "gpu/tuner/search_state_json.hpp"
 #include "tests/tuner/synthetic_space.hpp"
 #include "tests/common/test_directory.hpp"
@@ -21,21 +22,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::vector<std::string>> run(const std::string& sql, ResultSet* out = nullptr) {
-  auto statements = parse_sql(sql);
-  ResultSet r = introspection::run_catalog_query(statements.at(0).body(), introspection::CatalogSource{}, {});
-  std::vector<std::vector<std::string>> rows(r.rows);
-  for (size_t i = 0; i < r.rows; ++i) {
-    for (const auto& column : r.columns) {
-      std::string text = "NULL";
-      if (!column.null_at(i)) {
-        text.clear();
-        append_text(text, column, i);
-      }
-      rows[i].push_back(text);
-    }
+using Result = testing::RecordingWriter::Result;
+
+// Runs sql in a session of an empty database whose catalog relations the
+// engine scans; every cell as text ("NULL" for NULL).
+std::vector<std::vector<std::string>> run(const std::string& sql, Result* out = nullptr) {
+  auto database = Database::open_with_tables(config::Config{}, std::make_unique<MemoryTableProvider>());
+  introspection::CatalogRelationProvider relations;
+  relations.set_source(introspection::CatalogSource{});
+  SqlSession session(database.get(), &database->tables(), tally::SessionInfo{});
+  session.set_system_relations(&relations);
+  testing::RecordingWriter writer;
+  session.simple_query(sql, writer);
+  const Result& result = writer.results.at(0);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : result.rows) {
+    rows.emplace_back();
+    for (const auto& cell : row) rows.back().push_back(cell.value_or("NULL"));
   }
-  if (out) *out = std::move(r);
+  if (out) *out = result;
   return rows;
 }
 
@@ -69,7 +74,7 @@ class TuningCacheView : public ::testing::Test {
 
 TEST_F(TuningCacheView, EmptyWithoutAStoreButWellTyped) {
   process_tuning_store().store(nullptr);
-  ResultSet r;
+  Result r;
   EXPECT_TRUE(run("SELECT * FROM tally_tuning_cache", &r).empty());
   ASSERT_EQ(r.fields.size(), 14u);
   EXPECT_EQ(r.fields[0].name, "device");
@@ -94,7 +99,7 @@ TEST_F(TuningCacheView, ListsEveryDevicesEntries) {
   EXPECT_EQ(rows[1][0], "gpu-b");
   EXPECT_EQ(rows[1][2], "3");
   EXPECT_EQ(rows[1][3], "8");
-  // A filter, and the pg_catalog-qualified name, go through the same evaluator.
+  // A filter, and the pg_catalog-qualified name.
   EXPECT_EQ(run("SELECT device, observations FROM tally_tuning_cache WHERE variant = 'sort'"),
             (std::vector<std::vector<std::string>>{{"gpu-b", "1"}}));
   EXPECT_EQ(run("SELECT variant FROM pg_catalog.tally_tuning_cache ORDER BY variant").size(), 2u);
