@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tally {
 
@@ -51,6 +52,9 @@ struct StatementTrace {
   std::atomic<uint64_t> bytes_scanned{0};
   std::string engine;   // AggregationReport::engine ("cpu", "gpu"); empty: none ran
   std::string variant;  // AggregationReport::variant
+  // AggregationReport::details (EXPLAIN ANALYZE's engine lines), kept only
+  // while the log is at level debug, which logs them with the statement.
+  std::vector<std::string> details;
 };
 
 namespace detail {
@@ -96,11 +100,14 @@ inline void count_scan(uint64_t rows, uint64_t bytes) {
 
 // An aggregation finished: call on the statement's thread with the run's
 // AggregationReport engine and variant (the engines count cpu_aggregations /
-// gpu_aggregations themselves; this only labels the statement's log line).
-inline void note_aggregation(std::string_view engine, std::string_view variant) {
+// gpu_aggregations themselves; this only labels the statement's log line),
+// and its detail lines when the log wants them (keep_details).
+inline void note_aggregation(std::string_view engine, std::string_view variant,
+                             const std::vector<std::string>* details = nullptr) {
   StatementTrace& trace = statement_trace();
   trace.engine = engine;
   trace.variant = variant;
+  if (details != nullptr) trace.details.insert(trace.details.end(), details->begin(), details->end());
 }
 
 }  // namespace tally

@@ -11,6 +11,7 @@
 #include "common/column_program_run.hpp"
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
@@ -61,7 +62,9 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
       faults = process_minor_faults() - faults_before;
     }
   } timed{columns_us_, column_faults_, t_columns};
-  note_aggregation(report_.engine, report_.variant);  // the query log line names them
+  // The query log line names them; at level debug it also gets the engine's
+  // EXPLAIN ANALYZE lines (every run's, first runs included).
+  note_aggregation(report_.engine, report_.variant, log::enabled(log::Level::debug) ? &report_.details : nullptr);
   count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
   size_t groups = result.groups();
   // An engine may answer no input with no state arrays at all (the CPU

@@ -56,6 +56,7 @@ class StatementObservation {
     trace.bytes_scanned = 0;
     trace.engine.clear();
     trace.variant.clear();
+    trace.details.clear();
   }
 
   void finished() {
@@ -71,6 +72,8 @@ class StatementObservation {
                            {"duration_ms", ms}, {"engine", engine}, {"variant", variant},
                            {"rows_scanned", trace.rows_scanned.load()}, {"bytes_scanned", trace.bytes_scanned.load()},
                            {"statement", sql_.substr(0, max_logged_statement_chars)}});
+      // The engines' own account of the run, as EXPLAIN ANALYZE prints it.
+      for (const std::string& line : trace.details) log::debug("query_detail", {{"pid", pid_}, {"line", line}});
     } else {
       log::info("query", {{"pid", pid_}, {"protocol", protocol_}, {"command", command},
                           {"duration_ms", ms}, {"engine", engine}, {"variant", variant},

@@ -1,7 +1,8 @@
 // tallyd's query log (server/metrics_query_log.hpp) around a scripted
 // QueryHandler: one line per connection, per statement (with duration, engine,
 // variant and scan figures from the thread's StatementTrace) and per error,
-// the latency histogram, statement text only at debug level, and the executor's
+// the latency histogram, statement text and the engines' detail lines only
+// at debug level, and the executor's
 // own PreparedStatement passed back to it unchanged.
 #include "server/metrics_query_log.hpp"
 
@@ -47,7 +48,8 @@ class FakeHandler final : public tally::QueryHandler {
     if (sql.find("1/0") != std::string_view::npos) throw Error(SqlState::division_by_zero, "division by zero");
     if (sql.find("GROUP BY") != std::string_view::npos) {
       count_scan(1000, 8000);
-      note_aggregation("cpu", "hash-partitioned");
+      const std::vector<std::string> details = {"CPU: 1.0 ms on all threads", "Actual groups: 3"};
+      note_aggregation("cpu", "hash-partitioned", log::enabled(log::Level::debug) ? &details : nullptr);
     }
   }
   std::unique_ptr<tally::PreparedStatement> prepare(std::string_view sql, std::span<const uint32_t>) override {
@@ -148,6 +150,20 @@ TEST_F(QueryLog, TheTraceIsResetBetweenStatements) {
   ASSERT_EQ(queries.size(), 2u);
   EXPECT_EQ(queries[1]["engine"], "none");
   EXPECT_EQ(queries[1]["rows_scanned"], 0);
+}
+
+TEST_F(QueryLog, AggregationDetailsAreLoggedAtDebugLevelOnly) {
+  auto handler = factory_.create(session_);
+  handler->simple_query("SELECT k FROM t GROUP BY k", writer_);
+  EXPECT_TRUE(events("query_detail").empty());
+  log::set_level(log::Level::debug);
+  handler->simple_query("SELECT k FROM t GROUP BY k", writer_);
+  handler->simple_query("SELECT 1", writer_);  // no aggregation: no detail lines
+  const auto details = events("query_detail");
+  ASSERT_EQ(details.size(), 2u);
+  EXPECT_EQ(details[0]["line"], "CPU: 1.0 ms on all threads");
+  EXPECT_EQ(details[1]["line"], "Actual groups: 3");
+  EXPECT_EQ(details[1]["pid"], 4242);
 }
 
 TEST_F(QueryLog, ExtendedProtocolExecuteIsLoggedWithItsTextAtDebugLevel) {
