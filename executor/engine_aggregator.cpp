@@ -518,17 +518,20 @@ void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
   if (take_kept_estimate(table, {key_column_})) return;
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
   std::vector<uint64_t> hashes, previous;
-  for (size_t c = 0; c < table.chunk_count(); ++c) {
-    auto batch = table.read_chunk(c, {key_column_});
-    const auto& col = batch->columns[0];
-    auto key_at = [&](size_t r) -> uint64_t {
+  // A key column sketched in every chunk is estimated by its merged sketch
+  // alone unless the sample is the whole table (group_count_estimator): its
+  // rows are then not read (a cold column was read whole for nothing).
+  bool sketched = stride > 1;
+  for (size_t c = 0; sketched && c < table.chunk_count(); ++c) {
+    const ChunkColumnStats st = table.stats(c, key_column_);
+    sketched = !st.hll.empty() && estimate::HllSketch::deserialize(st.hll).has_value();
+  }
+  if (!sketched) {
+    sample_hashes(table, {key_column_}, stride, [](const storage::ChunkBatch& batch, size_t r) -> uint64_t {
+      const auto& col = batch.columns[0];
       if (col.is_null(r)) return 0x6e756c6cULL;
       return sample_hash(stored_int_at(col, r));
-    };
-    for (size_t r = 0; r < col.rows; r += stride) {
-      hashes.push_back(key_at(r));
-      previous.push_back(r > 0 ? key_at(r - 1) : ~hashes.back());
-    }
+    }, hashes, previous);
   }
   estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/true, {key_column_});
 }

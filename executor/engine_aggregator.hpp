@@ -16,6 +16,7 @@
 
 #include "common/aggregate_engine.hpp"
 #include "executor/stored_width.hpp"
+#include "executor/cpu/parallel.hpp"
 #include "executor/database.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
@@ -210,6 +211,29 @@ class EngineAggregator final : public GroupAggregator {
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;
   // Group-count estimate of a packed key from a sample of its codes.
   void estimate_packed_from_sample(const TableSnapshot& table);
+  // Every `stride`-th row of each chunk of `columns`: its hash_at(batch, row)
+  // and its previous row's (~ its own for a chunk's first row), in chunk
+  // order. The chunks are read over the worker pool: a key column that is
+  // not in memory yet is read whole to be sampled, which one thread did at
+  // a fraction of the disk's speed (most of a question's first run).
+  template <class HashAt>
+  void sample_hashes(const TableSnapshot& table, const std::vector<int>& columns, uint64_t stride, HashAt&& hash_at,
+                     std::vector<uint64_t>& hashes, std::vector<uint64_t>& previous) const {
+    const size_t chunks = table.chunk_count();
+    std::vector<std::vector<uint64_t>> part_hashes(chunks), part_previous(chunks);
+    const int threads = spec_.threads > 0 ? spec_.threads : cpu::WorkerPool::shared().workers() + 1;
+    cpu::parallel_tasks(threads, chunks, [&](int, size_t c) {
+      const auto batch = table.read_chunk(c, columns);
+      for (size_t r = 0; r < batch->rows; r += stride) {
+        part_hashes[c].push_back(hash_at(*batch, r));
+        part_previous[c].push_back(r > 0 ? hash_at(*batch, r - 1) : ~part_hashes[c].back());
+      }
+    });
+    for (size_t c = 0; c < chunks; ++c) {
+      hashes.insert(hashes.end(), part_hashes[c].begin(), part_hashes[c].end());
+      previous.insert(previous.end(), part_previous[c].begin(), part_previous[c].end());
+    }
+  }
   // Takes the estimate kept for `columns` over this snapshot (estimate_cache.hpp); false when none.
   bool take_kept_estimate(const TableSnapshot& table, const std::vector<int>& columns);
   // The estimator over sampled key hashes (and the key column's sketches, for

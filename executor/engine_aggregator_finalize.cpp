@@ -51,6 +51,18 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     throw EngineInputOverflow(SqlState::numeric_value_out_of_range, "an engine program overflowed");
   }
   report_ = run_->report();
+  // The query log line names them; at level debug it also gets EXPLAIN
+  // ANALYZE's lines of this aggregation (every run's, first runs included),
+  // once the result columns are timed (`timed` ends first).
+  note_aggregation(report_.engine, report_.variant);
+  struct NoteDetails {
+    const EngineAggregator& self;
+    ~NoteDetails() {
+      if (!log::enabled(log::Level::debug)) return;
+      const std::vector<std::string> lines = self.explain();
+      note_aggregation(self.report_.engine, self.report_.variant, &lines);
+    }
+  } note_details{*this};
   const auto t_columns = std::chrono::steady_clock::now();
   struct Timed {
     double& us;
@@ -62,9 +74,6 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
       faults = process_minor_faults() - faults_before;
     }
   } timed{columns_us_, column_faults_, t_columns};
-  // The query log line names them; at level debug it also gets the engine's
-  // EXPLAIN ANALYZE lines (every run's, first runs included).
-  note_aggregation(report_.engine, report_.variant, log::enabled(log::Level::debug) ? &report_.details : nullptr);
   count(on_gpu_ ? engine_counters().gpu_aggregations : engine_counters().cpu_aggregations);
   size_t groups = result.groups();
   // An engine may answer no input with no state arrays at all (the CPU

@@ -124,32 +124,25 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
   if (take_kept_estimate(table, packed_columns_)) return;
   const uint64_t stride = std::max<uint64_t>(1, total / kSampleRows);
   std::vector<uint64_t> hashes, previous;
-  for (size_t c = 0; c < table.chunk_count(); ++c) {
-    auto batch = table.read_chunk(c, packed_columns_);
-    auto code_at = [&](size_t r) {
-      uint64_t code = 0;
-      for (size_t p = 0; p < spec_.key_parts.size(); ++p) {
-        const KeyPart& part = spec_.key_parts[p];
-        const auto& col = batch->columns[p];
-        if (spec_.key_tuple) {
-          // A tuple's values, combined (a NULL as a value no column holds
-          // in the same place: the hash of a tuple, not a code).
-          const uint64_t v = col.is_null(r) ? 0x6e756c6cULL + p : static_cast<uint64_t>(stored_int_at(col, r));
-          code = sample_hash(static_cast<int64_t>(code ^ v)) + p;
-        } else if (col.is_null(r)) {
-          code |= uint64_t{1} << (part.offset + part.bits);
-        } else {
-          const uint64_t field = static_cast<uint64_t>(stored_int_at(col, r)) - static_cast<uint64_t>(part.min);
-          code |= (field & ((uint64_t{1} << part.bits) - 1)) << part.offset;
-        }
+  sample_hashes(table, packed_columns_, stride, [&](const storage::ChunkBatch& batch, size_t r) {
+    uint64_t code = 0;
+    for (size_t p = 0; p < spec_.key_parts.size(); ++p) {
+      const KeyPart& part = spec_.key_parts[p];
+      const auto& col = batch.columns[p];
+      if (spec_.key_tuple) {
+        // A tuple's values, combined (a NULL as a value no column holds
+        // in the same place: the hash of a tuple, not a code).
+        const uint64_t v = col.is_null(r) ? 0x6e756c6cULL + p : static_cast<uint64_t>(stored_int_at(col, r));
+        code = sample_hash(static_cast<int64_t>(code ^ v)) + p;
+      } else if (col.is_null(r)) {
+        code |= uint64_t{1} << (part.offset + part.bits);
+      } else {
+        const uint64_t field = static_cast<uint64_t>(stored_int_at(col, r)) - static_cast<uint64_t>(part.min);
+        code |= (field & ((uint64_t{1} << part.bits) - 1)) << part.offset;
       }
-      return sample_hash(static_cast<int64_t>(code));
-    };
-    for (size_t r = 0; r < batch->rows; r += stride) {
-      hashes.push_back(code_at(r));
-      previous.push_back(r > 0 ? code_at(r - 1) : ~hashes.back());
     }
-  }
+    return sample_hash(static_cast<int64_t>(code));
+  }, hashes, previous);
   // The per-column sketches describe single columns, not the tuple.
   estimate_from_hashes(table, std::move(hashes), std::move(previous), /*use_sketches=*/false, packed_columns_);
 }

@@ -117,6 +117,14 @@ tally::AggregationResult GpuRun::finalize() {
                 report_.device_ms, static_cast<unsigned long long>(report_.chunks), static_cast<unsigned long long>(ps.hits),
                 static_cast<unsigned long long>(ps.misses), static_cast<double>(ps.copied_bytes) / 1e6);
   report_.details.push_back(line);
+  if (ps.copied_bytes > 0) {
+    std::snprintf(line, sizeof line,
+                  "GPU: staging: %.1f ms waiting for a slot, %.1f ms copying into it (%.1f GB/s), %.1f ms setting up the copies",
+                  ps.slot_wait_us / 1e3, ps.host_copy_us / 1e3,
+                  ps.host_copy_us > 0 ? static_cast<double>(ps.copied_bytes) / 1e3 / ps.host_copy_us : 0.0,
+                  ps.copy_setup_us / 1e3);
+    report_.details.push_back(line);
+  }
   report_.details.push_back(std::move(host_line));
   report_.details.push_back(std::move(enqueue_line));
   std::snprintf(line, sizeof line,

@@ -6,12 +6,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
-#include <thread>
 
 #include "common/engine_counters.hpp"
 #include "gpu/pipeline/column_regions.hpp"
+#include "gpu/pipeline/host_copies.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/event_wait.cuh"
@@ -23,28 +24,6 @@ namespace {
 // Device arrays start on 256-byte boundaries (coalesced, vector loads).
 constexpr uint64_t kAlignment = 256;
 uint64_t padded(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
-// Host copies into pinned memory above this size are split over threads: one
-// core copies ~5-10 GB/s, a PCIe 5 link takes ~55 GB/s.
-constexpr uint64_t kParallelCopyBytes = uint64_t{8} << 20;
-constexpr unsigned kCopyThreads = 8;
-
-void host_copy(void* dst, const void* src, uint64_t bytes) {
-  if (bytes < kParallelCopyBytes) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  const unsigned threads = std::max(1u, std::min(kCopyThreads, std::thread::hardware_concurrency()));
-  const uint64_t part = (bytes + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) {
-    const uint64_t b = t * part;
-    if (b >= bytes) break;
-    pool.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, std::min(part, bytes - b)); });
-  }
-  std::memcpy(dst, src, std::min(part, bytes));
-  for (auto& t : pool) t.join();
-}
-
 // Whether the copy that `ready` marks may still be running (errors other
 // than not-ready are reported).
 bool copy_pending(cudaEvent_t ready) {
@@ -193,8 +172,12 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   // The pinned buffer is free once its previous copy finished; the device
   // buffer once the last run that read it finished (copy-stream order, so
   // the host does not wait).
+  const auto t_wait = std::chrono::steady_clock::now();
   TALLY_CUDA_CHECK(cudaEventSynchronize(slot.copied));
   TALLY_CUDA_CHECK(cudaStreamWaitEvent(im.copy, slot.consumed, 0));
+  const auto t_setup = std::chrono::steady_clock::now();
+  stats_.slot_wait_us += std::chrono::duration<double, std::micro>(t_setup - t_wait).count();
+  double copy_us = 0;
   uint64_t total = 0, transient = 0;
   std::vector<uint8_t> keep(columns.size(), 0);
   for (size_t i : missing) {
@@ -218,8 +201,11 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
     const HostColumn& c = columns[i];
     const uint64_t value_bytes = n * c.width_bytes;
     const uint64_t b = column_bytes(rows, c);
-    if (c.data) host_copy(host, c.data, value_bytes);
-    if (c.validity) host_copy(host + padded(value_bytes), c.validity, n);
+    const HostRange ranges[] = {{host, c.data, c.data ? value_bytes : 0},
+                                {host + padded(value_bytes), c.validity, c.validity ? n : 0}};
+    const auto t_copy = std::chrono::steady_clock::now();
+    copy_host_ranges(ranges);
+    copy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t_copy).count();
     char* dst = nullptr;
     std::shared_ptr<DeviceColumn> entry;
     if (keep[i] && !c.validity) {
@@ -278,6 +264,9 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   TALLY_CUDA_CHECK(cudaEventRecord(slot.copied, im.copy));
   out.waits.push_back(slot.copied);
   stats_.copied_bytes += out.copied_bytes;
+  stats_.host_copy_us += copy_us;
+  stats_.copy_setup_us +=
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t_setup).count() - copy_us;
   return out;
 }
 

@@ -58,6 +58,10 @@ struct ChunkTiming {
 struct PipelineStats {
   uint64_t hits = 0, misses = 0;     // column look-ups in the cache
   uint64_t copied_bytes = 0;         // host to device
+  // Host time inside stage(): waiting for a staging slot's previous copy,
+  // copying columns into it, and the device-side set-up of the copies
+  // (allocation, placement, the copy and event calls).
+  double slot_wait_us = 0, host_copy_us = 0, copy_setup_us = 0;
   double device_ms = 0;              // CUDA-event time of run() bodies
   uint64_t chunks = 0;
   // CUDA-event time from the first run()'s start to the latest completed

@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -20,6 +21,9 @@ namespace {
 // 4 GiB of virtual addresses, enough for a 2^30-row table before a second
 // region starts (whose first chunk is then not adjacent to the last one).
 constexpr uint32_t kRegionSlots = 64;
+// Slots one block maps at most: what a column may hold mapped beyond its
+// cached chunks (the cache counts the chunks' bytes only).
+constexpr uint32_t kMaxBlockSlots = 16;
 
 struct Driver {
   bool ok = false;
@@ -65,27 +69,40 @@ CUmemAllocationProp device_prop(int device) {
   return prop;
 }
 
-struct Region {
-  CUdeviceptr base = 0;
-  uint64_t slot_bytes = 0;
-  uint32_t next = 0;  // slots are taken in order and never reused
-  ~Region() {
-    if (base) (void)driver().address_free(base, slot_bytes * kRegionSlots);
-  }
-};
+struct Region;
 
-// One slot's physical memory, mapped; keeps its region's addresses reserved.
+// The physical memory of a block of consecutive slots, mapped; keeps its
+// region's addresses reserved. The columns placed in its slots share it: it
+// is freed when the last of them is.
 struct Mapping {
   std::shared_ptr<Region> region;
   CUdeviceptr at = 0;
   uint64_t bytes = 0;
   CUmemGenericAllocationHandle handle = 0;
   bool mapped = false;
-  ~Mapping() {
-    if (mapped) (void)driver().unmap(at, bytes);
-    if (handle) (void)driver().release(handle);
+  ~Mapping();
+};
+
+struct Region {
+  CUdeviceptr base = 0;
+  uint64_t slot_bytes = 0;
+  uint32_t next = 0;  // slots are taken in order and never reused
+  // The block that backs slots [next, block_end): mapped ahead, so that a
+  // cold read of a column does not pay the mapping calls (creation, map,
+  // access: hundreds of microseconds together) once per chunk. Weak: a block
+  // whose columns were all evicted is freed, and its untaken slots skipped.
+  std::weak_ptr<Mapping> block;
+  uint32_t block_end = 0;
+  uint32_t block_slots = 1;  // the next block's slots: doubling up to kMaxBlockSlots
+  ~Region() {
+    if (base) (void)driver().address_free(base, slot_bytes * kRegionSlots);
   }
 };
+
+Mapping::~Mapping() {
+  if (mapped) (void)driver().unmap(at, bytes);
+  if (handle) (void)driver().release(handle);
+}
 
 struct Regions {
   std::mutex mutex;
@@ -116,6 +133,9 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint6
   if (gran == 0 || bytes < gran) return std::nullopt;
   const uint64_t size = (bytes + gran - 1) / gran * gran;
   std::shared_ptr<Region>& region = rs.current[{device, key.table, key.column, key.width_bytes}];
+  std::shared_ptr<Mapping> block = region ? region->block.lock() : nullptr;
+  // The untaken slots of a block already freed are skipped.
+  if (region && !block) region->next = std::max(region->next, region->block_end);
   if (!region || region->next >= kRegionSlots || size > region->slot_bytes) {
     auto fresh = std::make_shared<Region>();
     fresh->slot_bytes = size;
@@ -124,26 +144,35 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint6
       return std::nullopt;
     }
     region = std::move(fresh);
+    block = nullptr;
   }
-  auto m = std::make_shared<Mapping>();
-  m->region = region;
-  m->at = region->base + region->slot_bytes * region->next;
-  m->bytes = size;
-  const CUmemAllocationProp prop = device_prop(device);
-  if (d.create(&m->handle, size, &prop, 0) != CUDA_SUCCESS) {
-    m->handle = 0;
-    return std::nullopt;  // out of device memory: the caller's allocation decides
+  if (!block || region->next >= region->block_end) {
+    const uint32_t slots = std::min(region->block_slots, kRegionSlots - region->next);
+    auto m = std::make_shared<Mapping>();
+    m->region = region;
+    m->at = region->base + region->slot_bytes * region->next;
+    m->bytes = region->slot_bytes * slots;
+    const CUmemAllocationProp prop = device_prop(device);
+    if (d.create(&m->handle, m->bytes, &prop, 0) != CUDA_SUCCESS) {
+      m->handle = 0;
+      return std::nullopt;  // out of device memory: the caller's allocation decides
+    }
+    if (d.map(m->at, m->bytes, 0, m->handle, 0) != CUDA_SUCCESS) return std::nullopt;
+    m->mapped = true;
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (d.set_access(m->at, m->bytes, &access, 1) != CUDA_SUCCESS) return std::nullopt;
+    block = std::move(m);
+    region->block = block;
+    region->block_end = region->next + slots;
+    region->block_slots = std::min(2 * region->block_slots, kMaxBlockSlots);
   }
-  if (d.map(m->at, size, 0, m->handle, 0) != CUDA_SUCCESS) return std::nullopt;
-  m->mapped = true;
-  CUmemAccessDesc access{};
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (d.set_access(m->at, size, &access, 1) != CUDA_SUCCESS) return std::nullopt;
+  const CUdeviceptr at = region->base + region->slot_bytes * region->next;
   ++region->next;
   PlacedColumn out;
-  out.data = reinterpret_cast<void*>(m->at);
-  out.backing = std::move(m);
+  out.data = reinterpret_cast<void*>(at);
+  out.backing = std::move(block);
   return out;
 }
 

@@ -6,11 +6,14 @@
 //
 // Each (device, table, column, width) gets a region of reserved device
 // virtual addresses cut into equal slots; a column filled for that key takes
-// the slot after the one taken last, backed by its own physical allocation
-// mapped there (CUDA virtual memory management), so adjacency costs no memory
-// and an evicted chunk frees exactly its own bytes. Columns smaller than the
-// allocation granularity, or larger than their region's slots, get no place
-// (the caller allocates them itself).
+// the slot after the one taken last. Physical memory is mapped there in
+// blocks of consecutive slots (CUDA virtual memory management), one slot for
+// a region's first column, then twice as many per block up to 16: a cold
+// read of a hundred chunks makes a few mapping calls, not a hundred. A block
+// is freed when the last column placed in it is; until its slots are taken
+// they hold memory the column cache does not count (at most 15 slots per
+// column read). Columns smaller than the allocation granularity, or larger
+// than their region's slots, get no place (the caller allocates them itself).
 // Host-only header; the implementation is column_regions.cu (CUDA builds only).
 #include <cstdint>
 #include <memory>

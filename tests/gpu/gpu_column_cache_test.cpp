@@ -3,8 +3,13 @@
 // memory); the engine tests need a device and skip without one: hits on a
 // second query, evictions, a table three times the cache, resident chunks
 // joined into fewer launches, and results equal to the CPU engine's in every
-// case.
+// case; column placement (column_regions.hpp): adjacent slots, mapped in
+// blocks, freed with the last column of each block.
 #include <gtest/gtest.h>
+
+#if TALLY_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <cstdlib>
 #include <map>
@@ -14,6 +19,7 @@
 #include "common/engine_counters.hpp"
 #include "common/aggregate_engine.hpp"
 #include "gpu/pipeline/column_cache.hpp"
+#include "gpu/pipeline/column_regions.hpp"
 #include "gpu/rules/device_info.hpp"
 #include "gpu/engine/gpu_engine.hpp"
 #include "executor/cpu/cpu_engine.hpp"
@@ -315,6 +321,41 @@ TEST_F(GpuColumnCache, ResidentChunksRunInJoinedLaunches) {
     EXPECT_LT(r.launches, 8) << v;
   }
 }
+
+#if TALLY_HAVE_CUDA
+TEST_F(GpuColumnCache, PlacedColumnsAreAdjacentAndFreedWithTheirBlocks) {
+  constexpr uint64_t kBytes = uint64_t{4} << 20;  // above the 2 MiB granularity
+  const ColumnKey column{0x7a11e5, 0, 3, 4};
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  size_t free_before = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  std::vector<PlacedColumn> placed;
+  // 1 + 2 + 4 + 8 + 16 + 9 slots: six blocks, one region.
+  for (int i = 0; i < 40; ++i) {
+    auto p = place_column(0, column, kBytes);
+    ASSERT_TRUE(p) << "column " << i;
+    if (!placed.empty()) {
+      EXPECT_EQ(static_cast<char*>(p->data), static_cast<char*>(placed.front().data) + i * kBytes) << "column " << i;
+    }
+    placed.push_back(std::move(*p));
+  }
+  // Writable device memory, every slot.
+  for (const PlacedColumn& p : placed) ASSERT_EQ(cudaMemset(p.data, 0xab, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  size_t free_held = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_held, &total), cudaSuccess);
+  EXPECT_GE(free_before - free_held, 40 * kBytes);
+  // Every column gone: every block with them (the last block's 7 untaken slots too).
+  placed.clear();
+  size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_GE(free_after + kBytes, free_before);
+  // The next column starts a fresh block after the freed one's slots.
+  auto next = place_column(0, column, kBytes);
+  ASSERT_TRUE(next);
+  EXPECT_NE(next->data, nullptr);
+}
+#endif
 
 }  // namespace
 }  // namespace tally::gpu::test
