@@ -124,8 +124,12 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     if (!rs.contains("alias")) throw Error(SqlState::syntax_error, "subquery in FROM must have an alias");
     if (!rs["subquery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "this subquery in FROM is not supported");
     const auto& alias = rs["alias"];
+    // The enclosing levels as this FROM's own context sees them: a semi
+    // join's FROM marks a read of its outer query (which then runs per row).
+    PlanContext enclosing = pc;
+    enclosing.outer_column = ctx.outer_column;
     return derived_node(rs["subquery"]["SelectStmt"], alias.value("aliasname", ""),
-                        alias.contains("colnames") ? &alias["colnames"] : nullptr, pc, scope);
+                        alias.contains("colnames") ? &alias["colnames"] : nullptr, enclosing, scope);
   }
   if (item.contains("JoinExpr")) {
     auto node = std::make_unique<Node>();
