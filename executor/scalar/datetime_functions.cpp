@@ -193,6 +193,25 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
                   return v.to_double();
                 });
   }
+  if (name == "to_timestamp" && n == 1) {
+    // Unix epoch seconds to timestamptz, rounded to the microsecond
+    // (PostgreSQL's float8_timestamptz, range and messages included).
+    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    return call({TypeId::timestamptz}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const double seconds = std::get<double>(a[0]);
+      if (std::isnan(seconds)) throw Error(SqlState::datetime_field_overflow, "timestamp cannot be NaN");
+      if (std::isinf(seconds)) return seconds > 0 ? INT64_MAX : INT64_MIN;
+      // Julian days: 0 is the first day PostgreSQL takes, 109203528 the first it does not
+      // (294277-01-01); the Unix epoch is 2440588, PostgreSQL's 2451545.
+      constexpr double kSecondsPerDay = 86400.0;
+      if (seconds < kSecondsPerDay * (0.0 - 2440588.0) || seconds >= kSecondsPerDay * (109203528.0 - 2440588.0)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%g", seconds);
+        throw Error(SqlState::datetime_field_overflow, std::string("timestamp out of range: \"") + text + "\"");
+      }
+      return static_cast<int64_t>(std::rint((seconds - kSecondsPerDay * (2451545.0 - 2440588.0)) * 1e6));
+    });
+  }
   if (name == "make_date" && n == 3) {
     for (auto& a : args) a = to_type(std::move(a), TypeId::int4, context);
     return call({TypeId::date}, name, std::move(args), [](std::span<const Value> a) -> Value {
