@@ -8,6 +8,7 @@
 #include "executor/binder.hpp"
 #include "executor/expression.hpp"
 #include "executor/scalar/catalog_functions.hpp"
+#include "executor/scalar/interval_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/value_codec.hpp"
 
@@ -83,19 +84,57 @@ std::shared_ptr<MaterializedRelation> relation_of(const std::string& name, SqlTy
   return relation;
 }
 
+// Whether generate_series(a, b, step) is the timestamp series, and then
+// whether over timestamptz: a timestamp without zone among the bounds (and
+// no timestamptz) makes it timestamp; dates and untyped literals make it
+// timestamptz, as PostgreSQL resolves the call. nullopt: the integer series.
+std::optional<bool> timestamp_series_zone(const std::vector<ExprPtr>& args) {
+  if (args.size() != 3) return std::nullopt;
+  const auto datetime = [](TypeId id) { return id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz; };
+  if (!datetime(args[0]->type.id) && !datetime(args[1]->type.id) && args[2]->type.id != TypeId::interval) return std::nullopt;
+  const bool plain = args[0]->type.id == TypeId::timestamp || args[1]->type.id == TypeId::timestamp;
+  const bool zoned = args[0]->type.id == TypeId::timestamptz || args[1]->type.id == TypeId::timestamptz;
+  return zoned || !plain;
+}
+
+std::shared_ptr<MaterializedRelation> timestamp_series_relation(std::vector<ExprPtr>& bound, bool with_zone,
+                                                                 bool correlated, BindContext& context) {
+  const SqlType type{with_zone ? TypeId::timestamptz : TypeId::timestamp};
+  std::vector<std::shared_ptr<const Expr>> shared;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    shared.emplace_back(coerce_to(std::move(bound[i]), i < 2 ? type : SqlType{TypeId::interval}, CastContext::implicit, context));
+  }
+  auto make = [shared, type, with_zone](const std::vector<Value>* parameters) {
+    std::vector<Value> v;
+    for (const auto& e : shared) v.push_back(evaluate_constant(*e, parameters));
+    Vector column{type};
+    if (std::none_of(v.begin(), v.end(), [](const Value& x) { return is_null(x); })) {
+      for (const int64_t t : scalar::timestamp_series(std::get<int64_t>(v[0]), std::get<int64_t>(v[1]),
+                                                       std::get<Interval>(v[2]), with_zone, kMaxSeriesRows))
+        column.push(Value{t});
+    }
+    DataChunk chunk;
+    chunk.rows = column.count;
+    chunk.columns.push_back(std::move(column));
+    return chunk;
+  };
+  return relation_of("generate_series", type, correlated, std::move(make));
+}
+
 std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindContext& context) {
   const auto& args = call.value("args", json::array());
   if (args.size() != 2 && args.size() != 3) throw unsupported("this form of generate_series");
-  // int4 when every argument is, as PostgreSQL picks generate_series(int4, int4).
-  TypeId type = TypeId::int4;
   bool correlated = false;
   std::vector<ExprPtr> bound;
-  for (const auto& a : args) {
-    bound.push_back(outer_only_argument(a, context, correlated));
-    const TypeId id = bound.back()->type.id;
+  for (const auto& a : args) bound.push_back(outer_only_argument(a, context, correlated));
+  if (const auto with_zone = timestamp_series_zone(bound)) return timestamp_series_relation(bound, *with_zone, correlated, context);
+  // int4 when every argument is, as PostgreSQL picks generate_series(int4, int4).
+  TypeId type = TypeId::int4;
+  for (const auto& e : bound) {
+    const TypeId id = e->type.id;
     if (id == TypeId::int8) type = TypeId::int8;
     else if (id != TypeId::int4 && id != TypeId::int2 && id != TypeId::unknown)
-      throw unsupported("generate_series over " + format_type(bound.back()->type));
+      throw unsupported("generate_series over " + format_type(e->type));
   }
   std::vector<std::shared_ptr<const Expr>> shared;
   for (auto& e : bound) shared.emplace_back(coerce_to(std::move(e), {type}, CastContext::implicit, context));

@@ -6,7 +6,10 @@
 
 #include "common/error.hpp"
 #include "executor/array_text.hpp"
+#include "executor/binder.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/scalar/interval_functions.hpp"
+#include "executor/cast.hpp"
 #include "executor/project_set_grouping.hpp"
 #include "executor/record_value.hpp"
 #include "executor/scalar/regex_split.hpp"
@@ -84,6 +87,11 @@ struct Item {
   TypeId array_type = TypeId::unknown;
   std::string name;
   int field = -1;    // _pg_expandarray: -1 the (x, n) record, 0 its x, 1 its n
+  std::vector<SqlType> arg_types;  // the inner query's types of the call's arguments
+  // An expression over the call's value (generate_series(...)::date): the
+  // target's expression with the call replaced by kCallValue, evaluated
+  // over the expanded rows; null for a bare call.
+  std::optional<json> over_call;
 };
 
 int64_t integer_of(const Value& v) {
@@ -116,6 +124,14 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
       return out;
     }
     case SetFunction::generate_series: {
+      if (item.type.id == TypeId::timestamp || item.type.id == TypeId::timestamptz) {
+        const auto stamp = [&](size_t i) { return std::get<int64_t>(cast_value(args[i], item.arg_types[i], item.type, false)); };
+        const Value step = cast_value(args[2], item.arg_types[2], SqlType{TypeId::interval}, false);
+        for (const int64_t t : scalar::timestamp_series(stamp(0), stamp(1), std::get<Interval>(step),
+                                                         item.type.id == TypeId::timestamptz, kMaxSeriesRows))
+          out.emplace_back(t);
+        return out;
+      }
       const int64_t start = integer_of(args[0]), stop = integer_of(args[1]);
       const int64_t step = args.size() == 3 ? integer_of(args[2]) : 1;
       if (step == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
@@ -183,6 +199,16 @@ void type_call(Item& item, const std::vector<SqlType>& args) {
     }
     case SetFunction::generate_series: {
       if (args.size() != 2 && args.size() != 3) throw no_such;
+      const auto datetime = [](TypeId id) { return id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz; };
+      if (args.size() == 3 && (datetime(args[0].id) || datetime(args[1].id) || args[2].id == TypeId::interval)) {
+        // The timestamp series: over timestamp when a bound is one (and none
+        // is timestamptz), else over timestamptz, as PostgreSQL resolves it.
+        const bool plain = args[0].id == TypeId::timestamp || args[1].id == TypeId::timestamp;
+        const bool zoned = args[0].id == TypeId::timestamptz || args[1].id == TypeId::timestamptz;
+        item.type = SqlType{zoned || !plain ? TypeId::timestamptz : TypeId::timestamp};
+        item.arg_types = args;
+        return;
+      }
       TypeId type = TypeId::int4;
       for (const auto& t : args) {
         if (!integer(t)) throw unsupported("generate_series over " + format_type(t) + " in a select list");
@@ -265,6 +291,62 @@ class WithProjectSet final : public SystemRelationProvider {
 
 json string_node(const std::string& s) { return json{{"String", {{"sval", s}}}}; }
 
+// Where an expression over one set-returning call reads the call's value.
+constexpr const char* kCallValue = "__tally_call_value";
+
+bool is_call_value(const json& node) {
+  return node.is_object() && node.contains("ColumnRef") && node["ColumnRef"]["fields"].size() == 1 &&
+         node["ColumnRef"]["fields"][0].contains("String") &&
+         node["ColumnRef"]["fields"][0]["String"].value("sval", "") == kCallValue;
+}
+
+// `node` with its one set-returning call taken out into `call` and replaced
+// by kCallValue; nullopt unless the rest reads no column, no subquery and no
+// other set-returning call (it is evaluated over the expanded rows alone).
+std::optional<json> take_out_call(const json& node, json& call) {
+  if (node.is_object()) {
+    if (set_function_of(node)) {
+      if (!call.is_null()) return std::nullopt;
+      call = node;
+      return json{{"ColumnRef", {{"fields", json::array({string_node(kCallValue)})}}}};
+    }
+    if (node.contains("ColumnRef") || node.contains("SubLink")) return std::nullopt;
+    json out = json::object();
+    for (const auto& [key, value] : node.items()) {
+      auto part = take_out_call(value, call);
+      if (!part) return std::nullopt;
+      out[key] = std::move(*part);
+    }
+    return out;
+  }
+  if (node.is_array()) {
+    json out = json::array();
+    for (const auto& v : node) {
+      auto part = take_out_call(v, call);
+      if (!part) return std::nullopt;
+      out.push_back(std::move(*part));
+    }
+    return out;
+  }
+  return node;
+}
+
+// `expression` with kCallValue read from `column`.
+json read_call_value(const json& expression, const std::string& column) {
+  if (is_call_value(expression)) return json{{"ColumnRef", {{"fields", json::array({string_node(column)})}}}};
+  if (expression.is_object()) {
+    json out = json::object();
+    for (const auto& [key, value] : expression.items()) out[key] = read_call_value(value, column);
+    return out;
+  }
+  if (expression.is_array()) {
+    json out = json::array();
+    for (const auto& v : expression) out.push_back(read_call_value(v, column));
+    return out;
+  }
+  return expression;
+}
+
 // The call of `(call).x` / `(call).n` over _pg_expandarray, setting `field`;
 // null for any other node. Another field name is PostgreSQL's 42703.
 const json* field_of_set_call(const json& node, int& field) {
@@ -319,10 +401,16 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
     Item item;
     // (information_schema._pg_expandarray(a)).x or .n: one field of its record.
     if (const auto* ind = field_of_set_call(*call_node, item.field)) call_node = ind;
-    const json& val = *call_node;
+    const json* val_node = call_node;
+    json taken;
+    if (!set_function_of(*val_node) && contains_set_function(*val_node)) {
+      item.over_call = take_out_call(*val_node, taken);
+      if (!item.over_call) throw unsupported("a set-returning function inside an expression that reads columns");
+      val_node = &taken;
+    }
+    const json& val = *val_node;
     item.function = set_function_of(val);
     if (!item.function) {
-      if (contains_set_function(val)) throw unsupported("a set-returning function inside an expression");
       const bool star = val.contains("ColumnRef") && val["ColumnRef"]["fields"].back().contains("A_Star");
       if (star) {
         ++star_items;
@@ -338,6 +426,7 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
       throw unsupported(std::string("this form of ") + function_name(*item.function));
     }
     item.name = rt.contains("name")  ? rt["name"].get<std::string>()
+                : item.over_call      ? output_column_name(rt["val"])
                 : item.field == 0     ? std::string("x")
                 : item.field == 1     ? std::string("n")
                                       : std::string(function_name(*item.function));
@@ -380,6 +469,7 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
       relation->columns.push_back({column, type});
       relation->rows.columns.emplace_back(type);
       json ref{{"ColumnRef", {{"fields", json::array({string_node(column)})}}}};
+      if (item.over_call) ref = read_call_value(*item.over_call, column);
       outer_targets.push_back(json{{"ResTarget", {{"name", name}, {"val", ref}}}});
     }
   }

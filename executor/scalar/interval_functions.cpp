@@ -58,14 +58,7 @@ ExprPtr plus_interval(ExprPtr stamp, ExprPtr span, bool minus, const std::string
     // time of the session's zone (a day is 23 or 25 hours across a daylight
     // change), the rest of the interval the instant.
     return call(result, op, pack(std::move(stamp), std::move(span)), [minus](std::span<const Value> a) -> Value {
-      const Interval span = minus ? interval_negate(iv(a[1])) : iv(a[1]);
-      int64_t t = ts(a[0]);
-      if (t == INT64_MIN || t == INT64_MAX) return t;
-      if (span.months != 0 || span.days != 0) {
-        const types::TimeZone& zone = types::current_time_zone();
-        t = zone.to_utc(timestamp_plus_interval(zone.to_local(t), Interval{span.months, span.days, 0}));
-      }
-      return timestamp_plus_interval(t, Interval{0, 0, span.micros});
+      return timestamptz_plus_interval(ts(a[0]), minus ? interval_negate(iv(a[1])) : iv(a[1]));
     });
   }
   return call(result, op, pack(std::move(stamp), std::move(span)), [minus](std::span<const Value> a) -> Value {
@@ -367,6 +360,33 @@ ExprPtr make_interval_function(const std::string& name, std::vector<ExprPtr>& ar
     });
   }
   return nullptr;
+}
+
+int64_t timestamptz_plus_interval(int64_t t, const Interval& span) {
+  if (t == INT64_MIN || t == INT64_MAX) return t;
+  if (span.months != 0 || span.days != 0) {
+    const types::TimeZone& zone = types::current_time_zone();
+    t = zone.to_utc(timestamp_plus_interval(zone.to_local(t), Interval{span.months, span.days, 0}));
+  }
+  return timestamp_plus_interval(t, Interval{0, 0, span.micros});
+}
+
+std::vector<int64_t> timestamp_series(int64_t start, int64_t stop, const Interval& step, bool with_zone,
+                                      int64_t max_rows) {
+  const __int128 direction = interval_key(step);
+  if (direction == 0) throw Error(SqlState::invalid_parameter_value, "step size cannot equal zero");
+  std::vector<int64_t> out;
+  const auto too_many = [&] {
+    return Error(SqlState::feature_not_supported,
+                 "generate_series of more than " + std::to_string(max_rows) + " rows is not supported");
+  };
+  for (int64_t t = start; direction > 0 ? t <= stop : t >= stop;
+       t = with_zone ? timestamptz_plus_interval(t, step) : timestamp_plus_interval(t, step)) {
+    // An infinite start never moves: PostgreSQL's series would not end.
+    if (static_cast<int64_t>(out.size()) >= max_rows || t == INT64_MIN || t == INT64_MAX) throw too_many();
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace tally::executor::scalar

@@ -22,5 +22,14 @@ ExprPtr make_interval_function(const std::string& name, std::vector<ExprPtr>& ar
 std::string canonical_unit(const std::string& field);
 // The interval type a type name's modifiers give (`interval day`, `interval(3)`).
 SqlType interval_type(const std::vector<int>& typmods);
+// timestamptz + interval as PostgreSQL's timestamptz_pl_interval: months and
+// days move the local time of the session's zone (a day is 23 or 25 hours
+// across a daylight change), the rest of the interval the instant.
+int64_t timestamptz_plus_interval(int64_t t, const Interval& span);
+// generate_series over timestamps (with_zone: timestamptz): start, start +
+// step, ... while not past stop in the step's direction, as PostgreSQL's
+// generate_series_timestamp(tz); 22023 for a zero step, 0A000 past max_rows.
+std::vector<int64_t> timestamp_series(int64_t start, int64_t stop, const Interval& step, bool with_zone,
+                                      int64_t max_rows);
 
 }  // namespace tally::executor::scalar
