@@ -10,6 +10,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/cast.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/project_set_grouping.hpp"
 #include "executor/record_value.hpp"
 #include "executor/scalar/regex_split.hpp"
@@ -333,18 +334,10 @@ std::optional<json> take_out_call(const json& node, json& call) {
 
 // `expression` with kCallValue read from `column`.
 json read_call_value(const json& expression, const std::string& column) {
-  if (is_call_value(expression)) return json{{"ColumnRef", {{"fields", json::array({string_node(column)})}}}};
-  if (expression.is_object()) {
-    json out = json::object();
-    for (const auto& [key, value] : expression.items()) out[key] = read_call_value(value, column);
-    return out;
-  }
-  if (expression.is_array()) {
-    json out = json::array();
-    for (const auto& v : expression) out.push_back(read_call_value(v, column));
-    return out;
-  }
-  return expression;
+  return replace_column_refs(expression, [&](const json& ref) -> std::optional<json> {
+    if (!is_call_value(json{{"ColumnRef", ref}})) return std::nullopt;
+    return json{{"ColumnRef", {{"fields", json::array({string_node(column)})}}}};
+  });
 }
 
 // The call of `(call).x` / `(call).n` over _pg_expandarray, setting `field`;
