@@ -67,20 +67,9 @@ CatalogSource database_objects(Database* database) {
 // name a user table shadows too: the planner resolves it, this only decides
 // whether the statement needs the catalog listed).
 bool names_catalog_relation(const json& node) {
-  if (node.is_object()) {
-    if (node.contains("RangeVar")) {
-      const auto& rv = node["RangeVar"];
-      return is_catalog_relation(rv.value("schemaname", ""), rv.value("relname", ""));
-    }
-    for (const auto& [key, value] : node.items()) {
-      if (names_catalog_relation(value)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& v : node) {
-      if (names_catalog_relation(v)) return true;
-    }
-  }
-  return false;
+  return names_relation_where(node, [](const json& rv) {
+    return is_catalog_relation(rv.value("schemaname", ""), rv.value("relname", ""));
+  });
 }
 
 // Collects the rows of a SHOW ALL run on the wrapped session (its settings
