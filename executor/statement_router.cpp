@@ -17,6 +17,7 @@
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
 #include "executor/ddl/ddl.hpp"
+#include "executor/ddl/type_name.hpp"
 #include "executor/ddl/statement_context.hpp"
 #include "executor/ddl/view_ddl.hpp"
 #include "executor/dml/column_default.hpp"
@@ -157,9 +158,10 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
     column.name = i < names.size() ? names[i] : result.fields[i].name;
     column.type = result.columns[i].type;
     if (column.type.id == TypeId::unknown) column.type = {TypeId::text};
-    // Intervals are computed values only: storage has no column kind for them.
-    if (column.type.id == TypeId::interval) {
-      throw Error(SqlState::feature_not_supported, "type \"interval\" is not supported by Tally");
+    // Intervals, catalog names, OIDs and arrays are computed values only:
+    // storage has no column kind for them.
+    if (!is_storable_type(column.type.id)) {
+      throw Error(SqlState::feature_not_supported, "type \"" + format_type(SqlType{column.type.id}) + "\" is not supported by Tally");
     }
     def.columns.push_back(std::move(column));
   }
