@@ -17,7 +17,6 @@
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
 #include "executor/ddl/ddl.hpp"
-#include "executor/ddl/type_name.hpp"
 #include "executor/ddl/statement_context.hpp"
 #include "executor/ddl/view_ddl.hpp"
 #include "executor/dml/column_default.hpp"
@@ -159,8 +158,8 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
     column.type = result.columns[i].type;
     if (column.type.id == TypeId::unknown) column.type = {TypeId::text};
     // Intervals, catalog names, OIDs and arrays are computed values only:
-    // storage has no column kind for them.
-    if (!is_storable_type(column.type.id)) {
+    // storage has no column kind (no width) for them.
+    if (storage_width(column.type.id) == 0) {
       throw Error(SqlState::feature_not_supported, "type \"" + format_type(SqlType{column.type.id}) + "\" is not supported by Tally");
     }
     def.columns.push_back(std::move(column));

@@ -28,28 +28,6 @@ std::optional<TypeId> storable(std::string_view name) {
 
 }  // namespace
 
-bool is_storable_type(TypeId id) {
-  switch (id) {
-    case TypeId::boolean:
-    case TypeId::int2:
-    case TypeId::int4:
-    case TypeId::int8:
-    case TypeId::float4:
-    case TypeId::float8:
-    case TypeId::numeric:
-    case TypeId::text:
-    case TypeId::varchar:
-    case TypeId::bpchar:
-    case TypeId::date:
-    case TypeId::timestamp:
-    case TypeId::timestamptz:
-    case TypeId::time:
-    case TypeId::timetz:
-    case TypeId::bytea: return true;
-    default: return false;
-  }
-}
-
 bool is_unsupported_postgres_type(std::string_view name) {
   static const char* const names[] = {"timetz", "interval", "json", "jsonb",
                                       "uuid", "inet", "cidr", "macaddr", "money", "bit", "varbit", "xml",

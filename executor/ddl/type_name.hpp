@@ -18,8 +18,4 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& typ
 // a clean 0A000 rather than 42704 "does not exist".
 bool is_unsupported_postgres_type(std::string_view name);
 
-// Whether storage keeps columns of this type (what resolve_type_name gives):
-// a CREATE TABLE AS of a catalog name, an oid or an interval is refused.
-bool is_storable_type(TypeId id);
-
 }  // namespace tally::executor
