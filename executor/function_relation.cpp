@@ -84,19 +84,6 @@ std::shared_ptr<MaterializedRelation> relation_of(const std::string& name, SqlTy
   return relation;
 }
 
-// Whether generate_series(a, b, step) is the timestamp series, and then
-// whether over timestamptz: a timestamp without zone among the bounds (and
-// no timestamptz) makes it timestamp; dates and untyped literals make it
-// timestamptz, as PostgreSQL resolves the call. nullopt: the integer series.
-std::optional<bool> timestamp_series_zone(const std::vector<ExprPtr>& args) {
-  if (args.size() != 3) return std::nullopt;
-  const auto datetime = [](TypeId id) { return id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz; };
-  if (!datetime(args[0]->type.id) && !datetime(args[1]->type.id) && args[2]->type.id != TypeId::interval) return std::nullopt;
-  const bool plain = args[0]->type.id == TypeId::timestamp || args[1]->type.id == TypeId::timestamp;
-  const bool zoned = args[0]->type.id == TypeId::timestamptz || args[1]->type.id == TypeId::timestamptz;
-  return zoned || !plain;
-}
-
 std::shared_ptr<MaterializedRelation> timestamp_series_relation(std::vector<ExprPtr>& bound, bool with_zone,
                                                                  bool correlated, BindContext& context) {
   const SqlType type{with_zone ? TypeId::timestamptz : TypeId::timestamp};
@@ -127,7 +114,10 @@ std::shared_ptr<MaterializedRelation> generate_series(const json& call, BindCont
   bool correlated = false;
   std::vector<ExprPtr> bound;
   for (const auto& a : args) bound.push_back(outer_only_argument(a, context, correlated));
-  if (const auto with_zone = timestamp_series_zone(bound)) return timestamp_series_relation(bound, *with_zone, correlated, context);
+  if (bound.size() == 3) {
+    if (const auto series = scalar::timestamp_series_type(bound[0]->type.id, bound[1]->type.id, bound[2]->type.id))
+      return timestamp_series_relation(bound, *series == TypeId::timestamptz, correlated, context);
+  }
   // int4 when every argument is, as PostgreSQL picks generate_series(int4, int4).
   TypeId type = TypeId::int4;
   for (const auto& e : bound) {

@@ -200,15 +200,12 @@ void type_call(Item& item, const std::vector<SqlType>& args) {
     }
     case SetFunction::generate_series: {
       if (args.size() != 2 && args.size() != 3) throw no_such;
-      const auto datetime = [](TypeId id) { return id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz; };
-      if (args.size() == 3 && (datetime(args[0].id) || datetime(args[1].id) || args[2].id == TypeId::interval)) {
-        // The timestamp series: over timestamp when a bound is one (and none
-        // is timestamptz), else over timestamptz, as PostgreSQL resolves it.
-        const bool plain = args[0].id == TypeId::timestamp || args[1].id == TypeId::timestamp;
-        const bool zoned = args[0].id == TypeId::timestamptz || args[1].id == TypeId::timestamptz;
-        item.type = SqlType{zoned || !plain ? TypeId::timestamptz : TypeId::timestamp};
-        item.arg_types = args;
-        return;
+      if (args.size() == 3) {
+        if (const auto series = scalar::timestamp_series_type(args[0].id, args[1].id, args[2].id)) {
+          item.type = SqlType{*series};
+          item.arg_types = args;
+          return;
+        }
       }
       TypeId type = TypeId::int4;
       for (const auto& t : args) {

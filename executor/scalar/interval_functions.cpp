@@ -371,6 +371,14 @@ int64_t timestamptz_plus_interval(int64_t t, const Interval& span) {
   return timestamp_plus_interval(t, Interval{0, 0, span.micros});
 }
 
+std::optional<TypeId> timestamp_series_type(TypeId start, TypeId stop, TypeId step) {
+  const auto datetime = [](TypeId id) { return id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz; };
+  if (!datetime(start) && !datetime(stop) && step != TypeId::interval) return std::nullopt;
+  const bool plain = start == TypeId::timestamp || stop == TypeId::timestamp;
+  const bool zoned = start == TypeId::timestamptz || stop == TypeId::timestamptz;
+  return zoned || !plain ? TypeId::timestamptz : TypeId::timestamp;
+}
+
 std::vector<int64_t> timestamp_series(int64_t start, int64_t stop, const Interval& step, bool with_zone,
                                       int64_t max_rows) {
   const __int128 direction = interval_key(step);

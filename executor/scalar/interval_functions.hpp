@@ -2,6 +2,7 @@
 // Binding of the interval type's operators and functions (executor/scalar/
 // interval_functions.cpp); make_binary_operator, make_unary_operator and
 // make_function try these first.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ int64_t timestamptz_plus_interval(int64_t t, const Interval& span);
 // generate_series over timestamps (with_zone: timestamptz): start, start +
 // step, ... while not past stop in the step's direction, as PostgreSQL's
 // generate_series_timestamp(tz); 22023 for a zero step, 0A000 past max_rows.
+// generate_series(start, stop, step)'s result type when it is the timestamp
+// series, as PostgreSQL resolves the call: timestamp when a bound is one and
+// none is timestamptz, else timestamptz (dates, untyped literals); nullopt
+// when it is the integer series (no datetime bound, no interval step).
+std::optional<TypeId> timestamp_series_type(TypeId start, TypeId stop, TypeId step);
 std::vector<int64_t> timestamp_series(int64_t start, int64_t stop, const Interval& step, bool with_zone,
                                       int64_t max_rows);
 
