@@ -286,6 +286,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.forced_variant = forced_;
       in.race_slice = kRaceSlice;
       in.measure_chunks = kMeasureChunks;
+      in.resident = d.chunk.misses == 0 && d.chunk.copied_bytes == 0;
       in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
       host_mark("records");
       tuner_.emplace(in);

@@ -103,10 +103,15 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   // was measured in (a state measured by a query that could not join its
   // chunks stays in single chunks); a fresh one takes the input's.
   span_ = std::max(in.measure_chunks, 1);
+  resident_ = in.resident;
   for (const auto& r : in.records) {
     if (r.device != fingerprint_ || r.search_state.empty()) continue;
     if (const auto st = parse_state(r.search_state); st && (!st->measured.empty() || !st->measuring_times.empty())) {
-      span_ = st->launch_chunks;
+      // Measured in single chunks only because that query copied its
+      // chunks: this resident one measures in its own unit, and the
+      // single-chunk states (another unit) are set aside below.
+      remeasured_ = st->launch_chunks == 1 && st->single_for_copies && resident_ && span_ > 1;
+      if (!remeasured_) span_ = st->launch_chunks;
       break;
     }
   }
@@ -424,7 +429,7 @@ void ChunkTuner::report_partial(const TunedChoice& proposed, double seconds_per_
   // single chunks from here on (kMeasureChunks), starting with this one.
   span_ = 1;
   measure_window_ = std::max(single_measurement_.window, 1);
-  for (auto& o : slots_) o->search->set_launch_chunks(1, single_measurement_);
+  for (auto& o : slots_) o->search->set_launch_chunks(1, single_measurement_, !resident_);
   record(proposed.variant, proposed.config.launch, seconds_per_row);
 }
 
@@ -534,6 +539,7 @@ std::string ChunkTuner::explain() const {
                      st.converged ? "converged" : "running", st.measured.size(), better, plateau, worse, to_string(s.start));
   out += fmt::format("; {} of {} chunks searching", chunks_searching_, chunks_);
   if (span_ > 1) out += fmt::format(" (measured on launches of {} chunks)", span_);
+  if (remeasured_) out += "; the cached single-chunk times of a query that copied its chunks set aside";
   std::string others;
   for (const auto& o : slots_) {
     if (o->variant == s.variant || !o->best_time()) continue;

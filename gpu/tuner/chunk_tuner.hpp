@@ -154,7 +154,9 @@ constexpr double kMinJointRestOverReference = 1.5;
 // A key's unit is that of its first measurement: a query whose first
 // measurement launch could not be joined (report_partial: a copy in flight,
 // a NULL bitmap, chunks not adjacent in device memory, or a table of one
-// chunk) measures single chunks, and so does every later query of that key.
+// chunk) measures single chunks, and so does every later query of that key,
+// except after a copy in flight: the first query whose chunks are resident
+// measures the key again in joined launches (SearchState::single_for_copies).
 constexpr int kMeasureChunks = 2;
 
 struct ChunkTunerInput {
@@ -176,6 +178,11 @@ struct ChunkTunerInput {
   // them). A cached search state continues in the unit it was measured in
   // (SearchState::launch_chunks), whatever this says.
   int measure_chunks = kMeasureChunks;
+  // The query's first chunk is resident on the device (nothing to copy):
+  // its measurement launches can be joined, unless something else than a
+  // copy prevents it. A key measured in single chunks only because its first
+  // query was copying is measured again in this query's unit.
+  bool resident = false;
   // Every raced variant still to be screened shares one screen chunk
   // (kMaxJointScreenShare), as the engine runs them; false: one screen per
   // chunk, which the tests of a single screen's verdict use.
@@ -310,6 +317,8 @@ class ChunkTuner {
   bool screen_outstanding_ = false;
   double last_screen_ratio_ = 0;
   int span_ = 1;                  // chunks per measurement launch (SearchState::launch_chunks of every slot)
+  bool resident_ = false;         // ChunkTunerInput::resident
+  bool remeasured_ = false;       // cached single-chunk times of a copying query set aside for joined launches
   int continuation_left_ = 0;     // next() results still continuing the last measurement proposal
   bool continuation_searching_ = false;
   TunedChoice continuation_;      // what they continue

@@ -107,6 +107,14 @@ struct SearchState {
   // is paid once per launch, so times of launches of other sizes do not
   // compare; a state is only continued in its own unit.
   int launch_chunks = 1;
+  // launch_chunks is 1 because the query that first measured this key was
+  // copying its chunks to the device, so no launch could be joined: a later
+  // query whose chunks are resident measures the key again in joined
+  // launches (ChunkTunerInput::resident). A variant's kernel runs at another
+  // speed per row there (a launch's fixed part, paid once for several chunks
+  // rather than for each: the shared-memory tables' flush), so single-chunk
+  // times can rank the variants wrongly for what the resident queries run.
+  bool single_for_copies = false;
   int since_improvement = 0;                  // measured configurations since the best last improved
   bool converged = false;
 };
@@ -148,8 +156,9 @@ class DamonSearch {
   // Sets the unit of the times this search is given (SearchState::launch_chunks)
   // and the measurement window in that unit; for a search that has measured
   // nothing yet (its current window restarts).
-  void set_launch_chunks(int chunks, const MeasurementParams& measurement) {
+  void set_launch_chunks(int chunks, const MeasurementParams& measurement, bool single_for_copies = false) {
     state_.launch_chunks = chunks;
+    state_.single_for_copies = single_for_copies;
     params_.measurement = measurement;
     measurement_ = Measurement(measurement);
   }

@@ -47,6 +47,7 @@ nlohmann::json to_json(const SearchState& state) {
   j["measuring_times"] = state.measuring_times;
   j["chunks"] = state.chunks;
   j["launch_chunks"] = state.launch_chunks;
+  if (state.single_for_copies) j["single_for_copies"] = true;
   j["since_improvement"] = state.since_improvement;
   j["converged"] = state.converged;
   return j;
@@ -109,6 +110,7 @@ std::optional<SearchState> search_state_from_json(const nlohmann::json& j) {
     s.since_improvement = j.value("since_improvement", 0);  // absent in states written before it existed
     s.launch_chunks = j.value("launch_chunks", 1);          // absent: written when every launch was one chunk
     if (s.launch_chunks < 1) return std::nullopt;
+    s.single_for_copies = j.value("single_for_copies", false);  // absent: not known to be, or not single
     s.converged = j.at("converged").get<bool>();
     // Every reference in the queue must have been measured (Algorithm 1 reads t(c_i)).
     for (const auto& c : s.queue) {

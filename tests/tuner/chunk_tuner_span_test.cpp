@@ -181,6 +181,55 @@ TEST(ChunkTunerSpan, AFreshKeysFirstLaunchCutShortSwitchesToSingleChunksAndCount
   EXPECT_EQ(ChunkTuner(next_in).measure_chunks(), 1);
 }
 
+// Runs a query whose first launch is cut short (report_partial) and two
+// single chunks after it; returns its records.
+std::vector<tally::TuningRecord> single_chunk_records(ChunkTunerInput in) {
+  ChunkTuner tuner(in);
+  const TunedChoice first = tuner.next();
+  EXPECT_EQ(first.span, 2);
+  tuner.report_partial(first, kPerRow);
+  for (int i = 0; i < 2; ++i) tuner.report(tuner.next(), kPerRow);
+  EXPECT_EQ(tuner.measure_chunks(), 1);
+  return tuner.records();
+}
+
+TEST(ChunkTunerSpan, AKeyMeasuredInSingleChunksWhileCopyingIsMeasuredAgainOnceResident) {
+  // A cold first query copies its chunks, so no launch joins: its times are
+  // single chunks. The first query whose chunks are resident measures the
+  // key again in joined launches; one that still copies continues as before.
+  const auto copying = single_chunk_records(paired_query());
+  ASSERT_FALSE(copying.empty());
+  EXPECT_NE(copying[0].search_state.find("\"single_for_copies\":true"), std::string::npos) << copying[0].search_state;
+  ChunkTunerInput resident = paired_query();
+  resident.records = copying;
+  resident.resident = true;
+  ChunkTuner again(resident);
+  EXPECT_EQ(again.measure_chunks(), 2);
+  EXPECT_FALSE(again.warm());  // nothing cached in its unit: a race, not the single-chunk best
+  drive(again, 16);
+  EXPECT_NE(again.explain().find("set aside"), std::string::npos) << again.explain();
+  const auto joined = again.records();
+  ASSERT_FALSE(joined.empty());
+  EXPECT_NE(joined[0].search_state.find("\"launch_chunks\":2"), std::string::npos) << joined[0].search_state;
+  ChunkTunerInput still_copying = paired_query();
+  still_copying.records = copying;
+  EXPECT_EQ(ChunkTuner(still_copying).measure_chunks(), 1);
+}
+
+TEST(ChunkTunerSpan, AResidentQueryCutShortStaysInSingleChunks) {
+  // Resident chunks that still could not be joined (a table of one chunk,
+  // a NULL bitmap): single chunks for good, not measured again each query.
+  ChunkTunerInput in = paired_query();
+  in.resident = true;
+  const auto records = single_chunk_records(in);
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records[0].search_state.find("single_for_copies"), std::string::npos) << records[0].search_state;
+  in.records = records;
+  ChunkTuner next(in);
+  EXPECT_EQ(next.measure_chunks(), 1);
+  EXPECT_TRUE(next.warm());
+}
+
 TEST(ChunkTunerSpan, ALaunchCutShortAfterAMeasurementIsForgotten) {
   ChunkTuner tuner(paired_query());
   drive(tuner, 4);  // partitioned measured in two-chunk launches
