@@ -48,6 +48,15 @@ bool worth_measuring(Variant v, const GroupBySpec& spec, const DeviceInfo& d, co
 // explore an abandoned variant (vw-greedy), so such a loss does not last.
 constexpr double kRaceAbandonFactor = 1.5;
 
+// A key measured again in joined launches (SearchState::single_for_copies)
+// races only the variants its single-chunk times left within this factor of
+// the fastest: a launch's fixed part can rank close variants differently in
+// the two units (the dense table's flush: 1.4x slower than global hash in
+// single chunks, 4x faster joined), not one several times slower, and the
+// race runs in a query whose chunks are resident, where every raced chunk
+// shows in its time. The others are explored later by vw-greedy.
+constexpr double kRemeasureMargin = 4;
+
 // Chunks a measurement runs ahead of the times it waits for. A chunk
 // proposed after a wait starts on an idle GPU and is timed with the host's
 // enqueue of its launches, so a window holding one is uneven and DaMoN'19's
@@ -132,12 +141,25 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   joint_screens_ = in.joint_screens;
   chunk_rows_ = in.facts.rows;
   similarity_s_ = params.similarity_s;
+  // Set aside single-chunk times, per variant (remeasured_).
+  std::map<Variant, double> single_times;
+  double fastest_single = 0;
+  if (remeasured_) {
+    for (const auto& r : in.records) {
+      const auto v = parse_variant(r.variant);
+      if (!v || r.device != fingerprint_ || !(r.seconds_per_row > 0)) continue;
+      single_times[*v] = r.seconds_per_row;
+      if (fastest_single == 0 || r.seconds_per_row < fastest_single) fastest_single = r.seconds_per_row;
+    }
+  }
   bool any_cached = false;
   for (Variant v : pool) {
     auto s = std::make_unique<Slot>();
     s->variant = v;
     s->base = default_launch_config(v, in.spec, in.device, in.facts);
     s->worth_measuring = in.forced_variant.has_value() || worth_measuring(v, in.spec, in.device, in.facts);
+    if (const auto t = single_times.find(v); t != single_times.end() && t->second > kRemeasureMargin * fastest_single)
+      s->worth_measuring = false;
     s->screen_share = screen_share_for(rules_prior_slowdown(in.device, shape, v), in.facts.rows, in.device);
     const SearchSpace grid = default_search_space(in.device, v);
     SearchSpace space(grid.axes(), s->base.launch);

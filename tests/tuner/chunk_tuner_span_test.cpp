@@ -216,6 +216,40 @@ TEST(ChunkTunerSpan, AKeyMeasuredInSingleChunksWhileCopyingIsMeasuredAgainOnceRe
   EXPECT_EQ(ChunkTuner(still_copying).measure_chunks(), 1);
 }
 
+TEST(ChunkTunerSpan, AKeyMeasuredAgainRacesOnlyTheVariantsItsSingleChunksLeftClose) {
+  // The single-chunk times rank the variants: one within kRemeasureMargin
+  // of the fastest is raced again in joined launches, one far slower is not.
+  auto records = single_chunk_records(paired_query());
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_NE(records[0].variant, "global");
+  ASSERT_NE(records[0].variant, "sort");
+  tally::TuningRecord close = records[0], far = records[0];
+  close.variant = "global";
+  close.seconds_per_row = 2 * records[0].seconds_per_row;
+  far.variant = "sort";
+  far.seconds_per_row = 10 * records[0].seconds_per_row;
+  records.push_back(close);
+  records.push_back(far);
+  ChunkTunerInput in = paired_query();
+  in.records = records;
+  in.resident = true;
+  ChunkTuner again(in);
+  std::map<Variant, int> proposed;
+  for (int i = 0; i < 48; ++i) {
+    const TunedChoice c = again.next();
+    ++proposed[c.variant];
+    if (c.continues) continue;
+    if (c.span > 1) {
+      (void)again.next();  // its continuation, joined
+      again.report(c, time_of(c));
+    } else {
+      again.report(c, time_of(c));
+    }
+  }
+  EXPECT_GT(proposed[Variant::global_hash], 0) << again.explain();
+  EXPECT_EQ(proposed[Variant::sort], 0) << again.explain();
+}
+
 TEST(ChunkTunerSpan, AResidentQueryCutShortStaysInSingleChunks) {
   // Resident chunks that still could not be joined (a table of one chunk,
   // a NULL bitmap): single chunks for good, not measured again each query.
