@@ -46,6 +46,12 @@ enum class ProgramOp : uint8_t {
   // (the right operand and the and_/or_) are skipped and it stays on top.
   // The rows a selective first condition drops cost one comparison.
   skip_if_false, skip_if_true,
+  // x IN (constants): replaces x on top with whether it is one of the `arg`
+  // integers held in the `value` of the next `arg` steps (data, ascending,
+  // never run as steps), NULL where x is NULL. One search per row, where an
+  // OR of comparisons costs four steps per constant. The compiler emits it
+  // for a list of non-NULL integer constants (a list with a NULL is the OR).
+  in_list,
 };
 
 struct ProgramStep {
@@ -116,6 +122,18 @@ TALLY_HD bool float_equal(double a, double b) {
 
 TALLY_HD bool is_inf(double v) { return v - v != v - v && v == v; }
 
+// Whether x is among the `count` ascending values of steps[0, count) (an
+// in_list step's data).
+TALLY_HD bool in_sorted_steps(const ProgramStep* values, int32_t count, __int128 x) {
+  int32_t lo = 0, hi = count;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (values[mid].value < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < count && values[lo].value == x;
+}
+
 }  // namespace program_detail
 
 // Evaluates `steps` over row `row` of `columns`; the result is the top of
@@ -159,6 +177,10 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
       case ProgramOp::skip_if_false:
       case ProgramOp::skip_if_true:
         if (!stack[top].null && (stack[top].i != 0) == (step.op == ProgramOp::skip_if_true)) s += step.arg;
+        break;
+      case ProgramOp::in_list:
+        if (!stack[top].null) stack[top].i = in_sorted_steps(steps + s + 1, step.arg, stack[top].i) ? 1 : 0;
+        s += step.arg;
         break;
       case ProgramOp::is_null:
       case ProgramOp::is_not_null:

@@ -28,7 +28,8 @@ int depth_change(ProgramOp op) {
     case ProgramOp::is_null:
     case ProgramOp::is_not_null:
     case ProgramOp::skip_if_false:
-    case ProgramOp::skip_if_true: return 0;
+    case ProgramOp::skip_if_true:
+    case ProgramOp::in_list: return 0;
     default: return -1;
   }
 }
@@ -45,6 +46,14 @@ int checked_depth(const std::vector<ProgramStep>& steps, int from, int to, int d
     if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
       if (step.arg < 0 || s + 1 + step.arg > to) return -1;
       if (checked_depth(steps, s + 1, s + 1 + step.arg, depth) != depth) return -1;
+      s += step.arg;
+      continue;
+    }
+    if (step.op == ProgramOp::in_list) {  // its data: `arg` const_int steps
+      if (step.arg < 0 || s + 1 + step.arg > to) return -1;
+      for (int d = s + 1; d <= s + step.arg; ++d) {
+        if (steps[d].op != ProgramOp::const_int) return -1;
+      }
       s += step.arg;
       continue;
     }
@@ -111,6 +120,14 @@ class BlockRun {
             n += skips ? 0 : 1;
           });
           if (n > 0) run(s + 1, s + 1 + step.arg, Selection{rest, n}, base, top);
+          s += step.arg;
+          break;
+        }
+        case ProgramOp::in_list: {
+          const ProgramStep* values = steps_.data() + s + 1;
+          each_row(sel, [&](size_t k) {
+            if (!st.null[top][k]) st.i[top][k] = program_detail::in_sorted_steps(values, step.arg, st.i[top][k]) ? 1 : 0;
+          });
           s += step.arg;
           break;
         }

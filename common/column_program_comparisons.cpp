@@ -69,6 +69,21 @@ size_t operand_at(const std::vector<ProgramStep>& steps, size_t s, Operand& out)
 // kind, in either order, then the comparison): the steps it takes, or 0.
 size_t comparison_at(const std::vector<ProgramStep>& steps, size_t s, const std::vector<ProgramColumn>& columns,
                      ColumnComparison& out) {
+  if (steps[s].op == ProgramOp::load && s + 1 < steps.size() && steps[s + 1].op == ProgramOp::in_list) {
+    // `column IN (integers)`: the load, the in_list and its data steps.
+    const int32_t index = steps[s].arg;
+    const int32_t count = steps[s + 1].arg;
+    if (index < 0 || static_cast<size_t>(index) >= columns.size() || count < 0 ||
+        s + 2 + static_cast<size_t>(count) > steps.size())
+      return 0;
+    const auto width = static_cast<ColumnWidth>(columns[static_cast<size_t>(index)].width);
+    if (width != ColumnWidth::int32 && width != ColumnWidth::int64) return 0;
+    out.op = ProgramOp::in_list;
+    out.column = index;
+    out.values.clear();
+    for (size_t d = s + 2; d < s + 2 + static_cast<size_t>(count); ++d) out.values.push_back(steps[d].value);
+    return 2 + static_cast<size_t>(count);
+  }
   Operand a, b;
   const size_t na = operand_at(steps, s, a);
   if (na == 0) return 0;
@@ -132,6 +147,25 @@ void and_int_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begi
     case ProgramOp::le_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} <= v; }); break;
     case ProgramOp::gt_int: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} > v; }); break;
     default: and_rows<T>(c, begin, end, mask, first, [v](T x) { return int64_t{x} >= v; }); break;
+  }
+}
+
+// A few values are compared one by one (no branch per value); more, by a
+// binary search.
+constexpr size_t kLinearInValues = 16;
+
+template <class T>
+void and_in_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask, bool first) {
+  const int64_t* v = k.values.data();
+  const size_t n = k.values.size();
+  if (n <= kLinearInValues) {
+    and_rows<T>(c, begin, end, mask, first, [v, n](T x) {
+      bool in = false;
+      for (size_t i = 0; i < n; ++i) in |= int64_t{x} == v[i];
+      return in;
+    });
+  } else {
+    and_rows<T>(c, begin, end, mask, first, [v, n](T x) { return std::binary_search(v, v + n, int64_t{x}); });
   }
 }
 
@@ -233,6 +267,12 @@ void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, cons
           case ColumnWidth::float32: and_pair_float_rows<float>(k.op, c, c2, block, block_end, mask, first); break;
           case ColumnWidth::float64: and_pair_float_rows<double>(k.op, c, c2, block, block_end, mask, first); break;
         }
+        first = false;
+        continue;
+      }
+      if (k.op == ProgramOp::in_list) {
+        if (static_cast<ColumnWidth>(c.width) == ColumnWidth::int32) and_in_rows<int32_t>(k, c, block, block_end, mask, first);
+        else and_in_rows<int64_t>(k, c, block, block_end, mask, first);
         first = false;
         continue;
       }

@@ -1,6 +1,7 @@
 #pragma once
 // A row filter that is only comparisons of a column with a constant or
-// with another column of the same stored width, joined by AND (a date
+// with another column of the same stored width, or IN lists of integer
+// constants, joined by AND (a date
 // range, BETWEEN, `l_quantity < 24`, `l_commitdate < l_receiptdate`: most
 // WHERE clauses of analytic queries), recognized among a column program's steps and
 // evaluated as one typed loop over the rows per comparison, where the block
@@ -22,6 +23,7 @@ struct ColumnComparison {
   int64_t value = 0;           // the constant of an integer comparison
   double fvalue = 0;           // of a float comparison
   int32_t column2 = -1;        // >= 0: `column op column2` (the same width), no constant
+  std::vector<int64_t> values;  // op in_list: `column IN (values)`, ascending
 };
 
 // The comparisons of `program` when it is a boolean program of nothing but

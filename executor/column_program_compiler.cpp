@@ -84,8 +84,9 @@ class Compiler {
       return Typed{Kind::boolean};
     }
     if (const auto* in = dynamic_cast<const InListExpr*>(&e)) {
-      // x IN (a, b) is x = a OR x = b, NULLs included.
       if (in->list.empty()) return std::nullopt;
+      if (integer_in_list(*in)) return Typed{Kind::boolean};
+      // x IN (a, b) is x = a OR x = b, NULLs included.
       for (size_t i = 0; i < in->list.size(); ++i) {
         if (!comparison("=", *in->arg, *in->list[i])) return std::nullopt;
         if (i > 0) emit(ProgramOp::or_);
@@ -108,7 +109,7 @@ class Compiler {
         break;
       case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
       case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
-      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true:
+      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list:
         break;
       default: --depth; break;  // binary
     }
@@ -260,6 +261,71 @@ class Compiler {
       }
     }
     return std::nullopt;
+  }
+
+  // x IN (constants) as one in_list step, where x is an integer, date,
+  // timestamp or numeric and every constant one too, not NULL: each is
+  // brought to the larger of the scales, as `x = constant` compares them.
+  // False, with nothing emitted, for any other list.
+  bool integer_in_list(const InListExpr& in) {
+    struct Item {
+      __int128 value;
+      int32_t scale;
+    };
+    std::vector<Item> items;
+    for (const auto& item : in.list) {
+      const TypeId id = item->type.id;
+      const bool integer_like = int_bits(id) || id == TypeId::date || id == TypeId::timestamp ||
+                                id == TypeId::timestamptz || id == TypeId::time;
+      if (!foldable(*item) || (!integer_like && id != TypeId::numeric)) return false;
+      Value v;
+      try {
+        v = evaluate_constant(*item, parameters_);
+      } catch (const Error&) {
+        return false;
+      }
+      if (const auto* i = std::get_if<int64_t>(&v)) {
+        items.push_back({*i, 0});
+      } else if (const auto* n = std::get_if<Numeric>(&v);
+                 n && !n->is_infinite() && n->scale >= 0 && n->scale <= 18 && n->mantissa <= INT64_MAX &&
+                 n->mantissa >= INT64_MIN) {
+        items.push_back({n->mantissa, n->scale});
+      } else {
+        return false;  // NULL, NaN or beyond 18 digits: the OR of comparisons
+      }
+    }
+    const size_t mark = steps.size();
+    const int saved_depth = depth, saved_max = max_depth;
+    const ProgramColumnMap saved_columns = columns_;
+    const auto a = compile(*in.arg);
+    if (!a || a->kind == Kind::floating || a->kind == Kind::boolean) {
+      steps.resize(mark);
+      depth = saved_depth;
+      max_depth = saved_max;
+      columns_ = saved_columns;
+      return false;
+    }
+    int32_t scale = a->scale;
+    for (const Item& item : items) scale = std::max(scale, item.scale);
+    std::vector<int64_t> values;
+    for (const Item& item : items) {
+      const __int128 scaled = item.value * program_detail::pow10_i128(scale - item.scale);
+      if (scaled > INT64_MAX || scaled < INT64_MIN) {
+        steps.resize(mark);
+        depth = saved_depth;
+        max_depth = saved_max;
+        columns_ = saved_columns;
+        return false;
+      }
+      values.push_back(static_cast<int64_t>(scaled));
+    }
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    rescale(a->scale, scale);
+    emit(ProgramOp::in_list, static_cast<int32_t>(values.size()));
+    for (const int64_t v : values) steps.push_back(ProgramStep{ProgramOp::const_int, 0, v, 0});  // data: no depth
+    if (in.negated) emit(ProgramOp::not_);
+    return true;
   }
 
   bool comparison(const std::string& op, const Expr& left, const Expr& right) {

@@ -102,6 +102,7 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
   struct Kept {
     int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
     int not_equal = 0;
+    size_t in_values = 0;  // an IN list's constants (the smallest list where several)
   };
   std::map<int, Kept> kept;
   double share = 1;
@@ -121,6 +122,9 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
       case ProgramOp::le_int: c.hi = std::min(c.hi, v); break;
       case ProgramOp::gt_int: c.lo = std::max(c.lo, v == kMax ? v : v + 1); break;
       case ProgramOp::ge_int: c.lo = std::max(c.lo, v); break;
+      case ProgramOp::in_list:
+        c.in_values = c.in_values == 0 ? k.values.size() : std::min(c.in_values, k.values.size());
+        break;
       default: share *= kDefaultFilterSelectivity; break;  // a float column: no range kept
     }
   }
@@ -139,6 +143,8 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
     } else if (c.lo > std::numeric_limits<int64_t>::min() || c.hi < std::numeric_limits<int64_t>::max()) {
       kept_share = kDefaultFilterSelectivity;
     }
+    // PostgreSQL's scalararraysel for IN: each constant as an equality.
+    if (c.in_values > 0) kept_share = std::min(kept_share, static_cast<double>(c.in_values) / values);
     for (int i = 0; i < c.not_equal; ++i) kept_share *= 1 - 1 / values;
     share *= kept_share;
   }

@@ -15,6 +15,7 @@
 #include "common/column_program_batch.hpp"
 #include "common/column_program_comparisons.hpp"
 #include "common/column_program_run.hpp"
+#include "executor/column_program_compiler.hpp"
 #include "executor/table_provider.hpp"
 #include "tests/executor/column_fixture.hpp"
 #include "tests/executor/select_runner.hpp"
@@ -412,6 +413,88 @@ TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
   }
 }
 
+// x IN (integers) as one in_list step over its sorted data steps: row by
+// row, in blocks and, where the column is loaded bare inside a conjunction,
+// as a typed loop (a few values compared in turn, more searched), with
+// NULL for a NULL x, NOT IN through not_, and scaled values.
+TEST(ColumnProgram, InListsAnswerAsTheirComparisons) {
+  std::mt19937_64 rng(41);
+  const size_t rows = 6000;
+  std::vector<int32_t> i32(rows);
+  std::vector<int64_t> i64(rows);
+  std::vector<uint8_t> valid32(rows), valid64(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    i32[r] = static_cast<int32_t>(rng() % 81) - 40;
+    i64[r] = static_cast<int64_t>(rng() % 8001) - 4000;
+    valid32[r] = rng() % 6 != 0;
+    valid64[r] = rng() % 4 != 0;
+  }
+  const std::vector<ProgramColumn> cols = {{i32.data(), valid32.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+                                           {i64.data(), valid64.data(), static_cast<uint8_t>(ColumnWidth::int64)}};
+  int typed = 0;
+  for (int t = 0; t < 120; ++t) {
+    const int c = t % 2;
+    const size_t n = 1 + rng() % 40;  // both sides of the typed loop's linear limit
+    std::vector<int64_t> values;
+    for (size_t i = 0; i < n; ++i) values.push_back(static_cast<int64_t>(rng() % 161) - 80);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    ColumnProgram p;
+    p.steps.push_back(op(ProgramOp::load, c));
+    const int32_t scale = t % 5 == 0 ? 1 : 0;  // the column brought to the constants' scale
+    if (scale) p.steps.push_back(op(ProgramOp::scale_int, 1));
+    p.steps.push_back(op(ProgramOp::in_list, static_cast<int32_t>(values.size())));
+    for (int64_t v : values) p.steps.push_back(cint(scale ? v * 10 : v));
+    const bool negated = t % 3 == 1;
+    if (negated) p.steps.push_back(op(ProgramOp::not_));
+    const bool conjunct = t % 4 == 2;
+    if (conjunct) {  // AND another comparison, as the compiler emits it
+      p.steps.insert(p.steps.begin(), {op(ProgramOp::load, 1 - c), cint(0), op(ProgramOp::gt_int),
+                                       op(ProgramOp::skip_if_false, 0)});
+      p.steps[3].arg = static_cast<int32_t>(p.steps.size() - 4 + 1);
+      p.steps.push_back(op(ProgramOp::and_));
+    }
+    ASSERT_TRUE(program_runs_in_blocks(p)) << t;
+    std::vector<uint8_t> want(rows), got(rows, 7), typed_got(rows, 7);
+    uint32_t error = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      const bool null = !(c == 0 ? valid32[r] : valid64[r]);
+      const int64_t x = c == 0 ? i32[r] : i64[r];
+      bool in = std::binary_search(values.begin(), values.end(), x);
+      bool pass = !null && (negated ? !in : in);
+      if (conjunct) {
+        const bool other_null = !(c == 0 ? valid64[r] : valid32[r]);
+        pass = pass && !other_null && (c == 0 ? i64[r] : i32[r]) > 0;
+      }
+      want[r] = pass;
+      ASSERT_EQ(program_passes(run_program_row(p.steps.data(), static_cast<int>(p.steps.size()), cols.data(), r, &error)),
+                pass)
+          << "program " << t << " row " << r;
+    }
+    ASSERT_EQ(error, 0u);
+    ASSERT_EQ(evaluate_program_rows(p, cols, 0, 2500, got.data(), nullptr, nullptr) |
+                  evaluate_program_rows(p, cols, 2500, rows, got.data(), nullptr, nullptr),
+              0u);
+    ASSERT_EQ(got, want) << "program " << t;
+    std::vector<ColumnComparison> found;
+    const bool loop = comparison_conjunction(p, cols, found);
+    // A bare column's list (not negated, not scaled) is a typed loop.
+    EXPECT_EQ(loop, !negated && !scale) << t;
+    if (loop) {
+      ++typed;
+      evaluate_comparisons(found, cols, 0, rows, typed_got.data());
+      ASSERT_EQ(typed_got, want) << "program " << t;
+    }
+  }
+  EXPECT_GT(typed, 30);
+  // Data steps that are not constants, or run past the program: not taken.
+  ColumnProgram bad;
+  bad.steps = {op(ProgramOp::load, 0), op(ProgramOp::in_list, 2), cint(1), op(ProgramOp::load, 0)};
+  EXPECT_FALSE(program_runs_in_blocks(bad));
+  bad.steps = {op(ProgramOp::load, 0), op(ProgramOp::in_list, 3), cint(1)};
+  EXPECT_FALSE(program_runs_in_blocks(bad));
+}
+
 // Comparisons of two columns stored alike (`l_commitdate < l_receiptdate`)
 // join the typed loops, mixed with constant comparisons; two columns of
 // different widths do not (the compiler's conversions are no loads).
@@ -555,6 +638,16 @@ TEST(ColumnProgramSql, EngineProgramsAnswerAsTheExpressionEvaluator) {
       {"SELECT g, count(*), sum(w) FROM t WHERE x OR v IS NULL GROUP BY g", true, false},
       {"SELECT g, count(*) FROM t WHERE NOT (x AND w > 0) GROUP BY g", true, false},
       {"SELECT g, count(*), min(b) FROM t WHERE w IN (1, 2, 3, NULL) OR w NOT IN (5, -5) GROUP BY g", true, false},
+      // IN lists of constants: one in_list step (sorted, duplicates once), a
+      // long list, numeric scales, dates, and NOT IN with NULL keys.
+      {"SELECT g, count(*), sum(v) FROM t WHERE w IN (3, 1, -2, 3, 250) GROUP BY g", true, false},
+      {"SELECT g, count(*) FROM t WHERE v IN (-1000, -999, -7, 0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, "
+       "987, 999, 1000, 2000000000) GROUP BY g",
+       true, false},
+      {"SELECT g, count(*), sum(b) FROM t WHERE n IN (12.5, 0, -999.99, 3) AND v NOT IN (1, 2, 3) GROUP BY g", true, false},
+      {"SELECT g, count(*) FROM t WHERE w IN (1.5, 2.00, 7) OR d IN (date '2000-01-01', date '2001-06-15') GROUP BY g",
+       true, false},
+      {"SELECT g, count(*) FROM t WHERE b IN (9223372036854775807, -3) OR v NOT IN (0) GROUP BY g", true, false},
       {"SELECT g, count(*) FROM t WHERE f < 'NaN'::float8 AND f >= -10 GROUP BY g", true, false},
       {"SELECT g, count(*) FROM t WHERE f = 'NaN'::float8 GROUP BY g", true, false},
       {"SELECT g, bool_and(v > 0), bool_or(n IS NULL), min(w - 1), max(-b) FROM t WHERE g < 6 GROUP BY g", true, true},
@@ -581,6 +674,43 @@ TEST(ColumnProgramSql, EngineProgramsAnswerAsTheExpressionEvaluator) {
   // The overflow cases really overflow, and the data is not degenerate.
   EXPECT_EQ(ask("SELECT g, sum(v * 2) FROM t WHERE g < 100 GROUP BY g", tables, "cpu").error, "22003");
   EXPECT_GT(ask("SELECT g, count(*) FROM t WHERE x OR v IS NULL GROUP BY g", tables, "cpu").rows.size(), 10u);
+}
+
+TEST(ColumnProgramSql, IntegerInListsCompileToOneSortedStep) {
+  // x IN (3, 1, 3, 2) is load, in_list 3 and the values 1, 2, 3 (a numeric
+  // list brings the column to its scale); a list with a NULL, or of floats,
+  // stays the OR of comparisons.
+  auto in_list = [](SqlType column_type, std::vector<std::pair<SqlType, Value>> items, bool negated) {
+    std::vector<ExprPtr> list;
+    for (auto& [type, value] : items) list.push_back(std::make_unique<ConstExpr>(type, value));
+    return InListExpr(std::make_unique<ColumnExpr>(column_type, 0), std::move(list), negated);
+  };
+  const SqlType int4{TypeId::int4};
+  ProgramColumnMap columns;
+  const auto p = compile_filter(in_list(int4, {{int4, int64_t{3}}, {int4, int64_t{1}}, {int4, int64_t{3}}, {int4, int64_t{2}}}, false),
+                                columns, nullptr);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->steps.size(), 5u);
+  EXPECT_EQ(p->steps[0].op, ProgramOp::load);
+  EXPECT_EQ(p->steps[1].op, ProgramOp::in_list);
+  EXPECT_EQ(p->steps[1].arg, 3);
+  EXPECT_EQ(p->steps[2].value, 1);
+  EXPECT_EQ(p->steps[4].value, 3);
+  Numeric half;
+  half.mantissa = 15;
+  half.scale = 1;
+  const auto scaled = compile_filter(in_list(int4, {{SqlType::numeric(3, 1), half}, {int4, int64_t{2}}}, true), columns, nullptr);
+  ASSERT_TRUE(scaled.has_value());
+  ASSERT_EQ(scaled->steps.size(), 6u);
+  EXPECT_EQ(scaled->steps[1].op, ProgramOp::scale_int);
+  EXPECT_EQ(scaled->steps[2].op, ProgramOp::in_list);
+  EXPECT_EQ(scaled->steps[3].value, 15);
+  EXPECT_EQ(scaled->steps[4].value, 20);
+  EXPECT_EQ(scaled->steps[5].op, ProgramOp::not_);
+  const auto with_null = compile_filter(in_list(int4, {{int4, int64_t{1}}, {int4, Value{}}}, false), columns, nullptr);
+  ASSERT_TRUE(with_null.has_value());
+  EXPECT_TRUE(std::none_of(with_null->steps.begin(), with_null->steps.end(),
+                           [](const ProgramStep& step) { return step.op == ProgramOp::in_list; }));
 }
 
 TEST(ColumnProgramSql, OutsideTheSubsetStaysOnTheHost) {
