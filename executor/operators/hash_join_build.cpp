@@ -27,7 +27,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.data()); });
   if (context.cancel) context.cancel->check();
   side.chains.build_parallel(side.keys, rows, hashes, threads);
-  side.memory.grow(side.chains.bits.size() * sizeof(uint64_t));  // a key's bitmap, if made
+  side.memory.grow(side.chains.bits_bytes());  // the keys' bitmaps, if made
   return side;
 }
 

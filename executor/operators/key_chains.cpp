@@ -32,6 +32,7 @@ void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<
   size_t n = from;
   for (size_t i = from; i < keep.size(); ++i) {
     const uint32_t r = keep[i];
+    if (has_null_key(probe, r)) continue;  // equals nothing (a bitmap tested only some of its columns)
     for (uint32_t b = first(key_hash(probe, r)); b != kNullRow; b = next[b]) {
       if (ints.usable() ? ints.equal(r, b) : keys_equal(probe, r, keys, b)) {
         keep[n++] = r;
@@ -42,16 +43,12 @@ void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<
   keep.resize(n);
 }
 
-void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int threads) {
-  bits.clear();
-  bits_span = 0;
-  bits_shift = 0;
-  if (keys.size() != 1 || rows == 0) return;
-  const Vector& k = keys[0];
-  const Physical p = physical_of(k.type.id);
-  if (p != Physical::integer && p != Physical::boolean) return;
+namespace {
+
+// The smallest and largest non-NULL value of an integer-like key column
+// (hi < lo: only NULLs), on `threads` threads.
+std::pair<int64_t, int64_t> key_range(const Vector& k, size_t rows, int threads) {
   const int64_t* v = k.int_data();
-  if (rows < kParallelBuildRows) threads = 1;
   const auto parts = static_cast<size_t>(std::max(1, threads));
   std::vector<int64_t> los(parts, INT64_MAX), his(parts, INT64_MIN);
   cpu::parallel_for(threads, rows, [&](int part, size_t begin, size_t end) {
@@ -64,20 +61,17 @@ void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int thr
     los[static_cast<size_t>(part)] = lo;
     his[static_cast<size_t>(part)] = hi;
   });
-  const int64_t lo = *std::min_element(los.begin(), los.end());
-  const int64_t hi = *std::max_element(his.begin(), his.end());
-  if (hi < lo) return;  // only NULL keys: the chains answer (nothing matches)
-  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // + 1 values
-  const bool exact = span < kMaxSpan && (span < kSmallSpan || span / kBitsPerRow < rows);
-  if (!exact) {
-    if (rows > kBucketedRows) return;
-    while ((span >> bits_shift) >= kBucketBits) ++bits_shift;
-  }
-  bits_span = (span >> bits_shift) + 1;
-  bits.assign(bits_span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
-  bits_min = lo;
-  uint64_t* words = bits.data();
-  const uint32_t shift = bits_shift;
+  return {*std::min_element(los.begin(), los.end()), *std::max_element(his.begin(), his.end())};
+}
+
+// Whether a bitmap of a bit per value of `span` + 1 values is exact and small enough for `rows` rows.
+bool exact_span(uint64_t span, size_t rows) {
+  return span < kMaxSpan && (span < kSmallSpan || span / kBitsPerRow < rows);
+}
+
+// Sets in `words` the bit of each non-NULL value's (value - lo) >> shift.
+void set_bits(const Vector& k, size_t rows, int threads, int64_t lo, uint32_t shift, uint64_t* words) {
+  const int64_t* v = k.int_data();
   // Threads set bits of shared words: each word is or-ed atomically.
   const bool shared = threads > 1;
   cpu::parallel_for(threads, rows, [&](int, size_t begin, size_t end) {
@@ -89,6 +83,96 @@ void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int thr
       else words[at >> 6] |= bit;
     }
   });
+}
+
+bool integer_like(const Vector& k) {
+  const Physical p = physical_of(k.type.id);
+  return p == Physical::integer || p == Physical::boolean;
+}
+
+}  // namespace
+
+void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int threads) {
+  bits.clear();
+  bits_span = 0;
+  bits_shift = 0;
+  column_bits.clear();
+  if (keys.empty() || rows == 0) return;
+  if (rows < kParallelBuildRows) threads = 1;
+  if (keys.size() > 1) {
+    for (size_t c = 0; c < keys.size(); ++c) {
+      if (!integer_like(keys[c])) continue;
+      const auto [lo, hi] = key_range(keys[c], rows, threads);
+      if (hi < lo) continue;
+      const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+      if (!exact_span(span, rows)) continue;
+      ColumnBits b;
+      b.column = c;
+      b.min = lo;
+      b.span = span + 1;
+      b.words.assign(b.span / 64 + 2, 0);
+      set_bits(keys[c], rows, threads, lo, 0, b.words.data());
+      uint64_t set = 0;
+      for (const uint64_t w : b.words) set += static_cast<uint64_t>(__builtin_popcountll(w));
+      if (set * 2 <= b.span) column_bits.push_back(std::move(b));  // a fuller one rules out too few rows
+    }
+    return;
+  }
+  const Vector& k = keys[0];
+  if (!integer_like(k)) return;
+  const auto [lo, hi] = key_range(k, rows, threads);
+  if (hi < lo) return;  // only NULL keys: the chains answer (nothing matches)
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // + 1 values
+  if (!exact_span(span, rows)) {
+    if (rows > kBucketedRows) return;
+    while ((span >> bits_shift) >= kBucketBits) ++bits_shift;
+  }
+  bits_span = (span >> bits_shift) + 1;
+  bits.assign(bits_span / 64 + 2, 0);  // the last word stays zero: out-of-span probes read it
+  bits_min = lo;
+  set_bits(k, rows, threads, lo, bits_shift, bits.data());
+}
+
+bool KeyChains::matching_rows_by_column_bits(const std::vector<Vector>& probe, size_t rows,
+                                             std::vector<uint32_t>& keep) const {
+  if (column_bits.empty()) return false;
+  for (const ColumnBits& c : column_bits) {
+    if (c.column >= probe.size() || !integer_like(probe[c.column])) return false;
+  }
+  const size_t from = keep.size();
+  keep.resize(from + rows);
+  uint32_t* out = keep.data();
+  size_t n = from;
+  for (size_t i = 0; i < column_bits.size(); ++i) {
+    const ColumnBits& c = column_bits[i];
+    const Vector& column = probe[c.column];
+    const int64_t* v = column.int_data();
+    const uint8_t* null = column.nulls.empty() ? nullptr : column.nulls.data();
+    const uint64_t* words = c.words.data();
+    const auto test = [&](size_t r) {
+      uint64_t at = static_cast<uint64_t>(v[r]) - static_cast<uint64_t>(c.min);
+      at = at < c.span ? at : c.span;  // past the span: the zero word's bit
+      uint64_t in = (words[at >> 6] >> (at & 63)) & 1;
+      if (null) in &= static_cast<uint64_t>(null[r] == 0);
+      return in;
+    };
+    if (i == 0) {
+      for (size_t r = 0; r < rows; ++r) {
+        out[n] = static_cast<uint32_t>(r);
+        n += test(r);
+      }
+    } else {  // narrows the rows the first kept
+      const size_t end = n;
+      n = from;
+      for (size_t j = from; j < end; ++j) {
+        const uint32_t r = out[j];
+        out[n] = r;
+        n += test(r);
+      }
+    }
+  }
+  keep.resize(n);
+  return true;
 }
 
 void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes,
