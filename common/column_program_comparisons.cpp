@@ -150,14 +150,36 @@ void and_int_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begi
   }
 }
 
-// A few values are compared one by one (no branch per value); more, by a
-// binary search.
-constexpr size_t kLinearInValues = 16;
+// A few values are compared one by one (no branch per value); more, over a
+// span of at most kBitmapInSpan values, by a bit per value (a load per
+// row); others by a binary search.
+constexpr size_t kLinearInValues = 8;
+constexpr uint64_t kBitmapInSpan = uint64_t{1} << 16;
 
 template <class T>
 void and_in_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask, bool first) {
   const int64_t* v = k.values.data();
   const size_t n = k.values.size();
+  if (n == 0) {
+    and_rows<T>(c, begin, end, mask, first, [](T) { return false; });
+    return;
+  }
+  const uint64_t span = static_cast<uint64_t>(v[n - 1]) - static_cast<uint64_t>(v[0]);  // ascending values
+  if (n > kLinearInValues && span < kBitmapInSpan) {
+    std::vector<uint64_t> bits(span / 64 + 2, 0);  // bit span + 1 stays clear: where values past the span look
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t at = static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[0]);
+      bits[at >> 6] |= uint64_t{1} << (at & 63);
+    }
+    const uint64_t* words = bits.data();
+    const int64_t lo = v[0];
+    and_rows<T>(c, begin, end, mask, first, [words, lo, span](T x) {
+      uint64_t at = static_cast<uint64_t>(int64_t{x}) - static_cast<uint64_t>(lo);
+      at = at <= span ? at : span + 1;
+      return ((words[at >> 6] >> (at & 63)) & 1) != 0;
+    });
+    return;
+  }
   if (n <= kLinearInValues) {
     and_rows<T>(c, begin, end, mask, first, [v, n](T x) {
       bool in = false;

@@ -415,7 +415,8 @@ TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
 
 // x IN (integers) as one in_list step over its sorted data steps: row by
 // row, in blocks and, where the column is loaded bare inside a conjunction,
-// as a typed loop (a few values compared in turn, more searched), with
+// as a typed loop (a few values compared in turn, more by a bitmap over a
+// narrow span, else searched), with
 // NULL for a NULL x, NOT IN through not_, and scaled values.
 TEST(ColumnProgram, InListsAnswerAsTheirComparisons) {
   std::mt19937_64 rng(41);
@@ -437,6 +438,7 @@ TEST(ColumnProgram, InListsAnswerAsTheirComparisons) {
     const size_t n = 1 + rng() % 40;  // both sides of the typed loop's linear limit
     std::vector<int64_t> values;
     for (size_t i = 0; i < n; ++i) values.push_back(static_cast<int64_t>(rng() % 161) - 80);
+    if (t % 7 == 0) values.push_back(int64_t{1} << 40);  // a wide span: searched, not a bitmap
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
     ColumnProgram p;

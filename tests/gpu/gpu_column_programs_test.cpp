@@ -5,6 +5,7 @@
 // drops NULL), and the overflow flag. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -60,6 +61,24 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
   overflowing.result = ProgramResult::int64;
   overflowing.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 2), step(ProgramOp::mul_int),
                        step(ProgramOp::check_range, 32)};
+  // a IN (-1000, -7, 0, 3, ..., 999): one in_list step over sorted data steps
+  // (more values than the typed loops compare in turn), AND b NOT IN
+  // (scaled values), as the compiler emits IN lists of constants.
+  ColumnProgram in_lists;
+  in_lists.steps = {step(ProgramOp::load, 0), step(ProgramOp::in_list, 20)};
+  for (int v = -1000; v < 1000; v += 100) in_lists.steps.push_back(step(ProgramOp::const_int, 0, v + (v < 0 ? 7 : 3)));
+  in_lists.steps.push_back(step(ProgramOp::load, 1));
+  in_lists.steps.push_back(step(ProgramOp::in_list, 3));
+  for (const int64_t v : {-500000, 0, 1234567}) in_lists.steps.push_back(step(ProgramOp::const_int, 0, v));
+  in_lists.steps.push_back(step(ProgramOp::not_));
+  in_lists.steps.push_back(step(ProgramOp::and_));
+  {
+    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(in_lists, {}, columns, rows);
+    std::vector<uint8_t> mask(rows, 1);
+    EXPECT_EQ(evaluate_program(in_lists, columns, rows, mask.data(), nullptr, nullptr), 0u);
+    EXPECT_EQ(device.mask, mask);
+    EXPECT_GT(std::count(mask.begin(), mask.end(), 1), 50);
+  }
   for (const bool with_filter : {true, false}) {
     for (const bool with_overflow : {false, true}) {
       const ColumnProgram f0 = with_filter ? filter : ColumnProgram{};
