@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
 
@@ -35,22 +36,6 @@ int int_bits(TypeId id) {
   }
 }
 
-// Functions whose value changes between calls: never folded to a constant.
-bool volatile_function(const std::string& name) {
-  return name == "nextval" || name == "setval" || name == "currval" || name == "setseed" || name == "random" ||
-         name == "lastval";
-}
-
-// Whether `e` reads no column (constants, parameters and functions of them):
-// folded once, as PostgreSQL's planner folds it.
-bool foldable(const Expr& e) {
-  if (dynamic_cast<const ConstExpr*>(&e) || dynamic_cast<const ParamExpr*>(&e)) return true;
-  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) {
-    if (f->args.empty() || volatile_function(f->name)) return false;
-    return std::all_of(f->args.begin(), f->args.end(), [](const ExprPtr& a) { return foldable(*a); });
-  }
-  return false;
-}
 
 class Compiler {
  public:

@@ -598,6 +598,11 @@ std::vector<std::string> EngineAggregator::explain() const {
     lines.push_back("Group key: query-local codes interned on the host");
   }
   if (!not_on_gpu_.empty()) lines.push_back("GPU engine not used: " + not_on_gpu_);
+  if (filtered_out_ > 0) {
+    std::snprintf(buf, sizeof buf, "HAVING on partial states: %llu groups dropped before their columns were built (%.3f ms)",
+                  static_cast<unsigned long long>(filtered_out_), filter_us_ / 1000.0);
+    lines.push_back(buf);
+  }
   if (where_conditions_ > 0 || input_programs_ > 0) {
     const std::string where = on_gpu_ ? "GPU engine" : "CPU engine";
     if (where_conditions_ > 0) {

@@ -150,6 +150,8 @@ class EngineAggregator final : public GroupAggregator {
   int passes() const override { return run_->passes(); }
   void begin_pass(int pass) override { run_->begin_pass(pass); }
   void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
+  void set_group_filter(std::vector<GroupFilter> filter) override { group_filter_ = std::move(filter); }
+  uint64_t groups_filtered_out() const override { return filtered_out_; }
   size_t finalize(std::vector<Vector>& columns) override;
   std::vector<std::string> explain() const override;
 
@@ -177,6 +179,11 @@ class EngineAggregator final : public GroupAggregator {
   // their evaluated values when every key's type allows (evaluated_tuple),
   // else interned.
   KeyMode plan_evaluated_tuple();
+  // Drops from `result` the groups group_filter_ surely rejects (a count,
+  // or an integer or numeric sum, min or max, compared with a constant),
+  // before any column is built; returns the groups left. A result with
+  // ordered-set values is left whole.
+  size_t filter_groups(AggregationResult& result, size_t groups);
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
@@ -302,6 +309,9 @@ class EngineAggregator final : public GroupAggregator {
   // Of columns_us_: the key columns, then each aggregate's column (EXPLAIN ANALYZE).
   std::vector<double> column_parts_us_;
   long column_faults_ = 0;  // minor page faults of the process while they were built
+  std::vector<GroupFilter> group_filter_;  // set_group_filter
+  uint64_t filtered_out_ = 0;              // groups filter_groups dropped
+  double filter_us_ = 0;
   std::shared_ptr<const storage::StringDictionary> dictionary_;
   std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
   // Stored chunk columns the scan asked for, and those the run held so that

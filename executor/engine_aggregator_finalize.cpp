@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <numeric>
 
 #include "common/column_program_run.hpp"
@@ -15,6 +17,7 @@
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
+#include "executor/having_filter.hpp"
 
 namespace tally::executor::engine_aggregation {
 namespace {
@@ -105,6 +108,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     }
     groups = 1;
   }
+  if (!global) groups = filter_groups(result, groups);
   // Keys.
   if (mode_ == KeyMode::packed) unpack_keys(result, groups, columns);
   if (mode_ == KeyMode::tuple || mode_ == KeyMode::evaluated_tuple) tuple_keys(result, groups, columns);
@@ -203,6 +207,114 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     column_parts_us_.push_back(since_us(t_columns) - std::accumulate(column_parts_us_.begin(), column_parts_us_.end(), 0.0));
   }
   return groups;
+}
+
+namespace {
+
+// Entries `kept` (ascending) of a per-group array, in place; an array not
+// of `groups` entries (absent for this aggregate) is left as it is.
+template <class T, class A>
+void keep_groups(std::vector<T, A>& v, const std::vector<uint32_t>& kept, size_t groups) {
+  if (v.size() != groups) return;
+  for (size_t i = 0; i < kept.size(); ++i) v[i] = v[kept[i]];
+  v.resize(kept.size());
+  v.shrink_to_fit();
+}
+
+}  // namespace
+
+size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups) {
+  if (group_filter_.empty() || groups == 0) return groups;
+  for (const PartialAggregate& p : spec_.aggregates) {
+    if (p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct) return groups;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  // Per filter, where its aggregate's value is: a count, or a 128- or
+  // 64-bit integer at `scale` that is NULL where the count is 0.
+  struct Test {
+    ScaledGroupTest test;
+    const int64_t* count = nullptr;
+    const __int128* wide = nullptr;
+    const int64_t* narrow = nullptr;
+    bool counts = false;
+  };
+  std::vector<Test> tests;
+  for (const GroupFilter& f : group_filter_) {
+    if (f.aggregate >= aggregates_.size() || f.aggregate >= result.states.size()) continue;
+    const AggregateCall& call = aggregates_[f.aggregate];
+    const PartialAggregate& p = spec_.aggregates[f.aggregate];
+    const PartialStates& s = result.states[f.aggregate];
+    const int source = result.count_source.empty() ? static_cast<int>(f.aggregate) : result.count_source[f.aggregate];
+    const std::vector<int64_t>& count = result.states[static_cast<size_t>(source)].count;
+    if (count.size() != groups) continue;
+    const AggKind kind = call.signature.kind;
+    if (kind == AggKind::count_star || kind == AggKind::count) {
+      tests.push_back(Test{ScaledGroupTest(f, 0), count.data(), nullptr, nullptr, true});
+      continue;
+    }
+    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+    const bool exact_input = in == TypeId::int2 || in == TypeId::int4 || in == TypeId::int8 || in == TypeId::numeric;
+    if (!exact_input || p.input < 0) continue;
+    int32_t scale = 0;
+    if (in == TypeId::numeric) {
+      scale = input_scales_[static_cast<size_t>(p.input)].load();
+      if (scale == kScaleUnknown) continue;
+    }
+    Test t{ScaledGroupTest(f, scale), count.data()};
+    if (kind == AggKind::sum && p.op == PartialOp::sum_int) {
+      if (s.sum_int.size() == groups) t.wide = s.sum_int.data();
+      else if (s.sum_int64.size() == groups) t.narrow = s.sum_int64.data();
+      else continue;
+    } else if ((kind == AggKind::min && p.op == PartialOp::min_int) || (kind == AggKind::max && p.op == PartialOp::max_int)) {
+      if (s.extreme_int.size() != groups) continue;
+      t.narrow = s.extreme_int.data();
+    } else {
+      continue;
+    }
+    tests.push_back(t);
+  }
+  if (tests.empty()) return groups;
+  // Each range of groups lists the groups it keeps; the lists join in order.
+  std::mutex lists_mutex;
+  std::map<size_t, std::vector<uint32_t>> lists;
+  for_group_ranges(groups, [&](size_t begin, size_t end) {
+    std::vector<uint32_t> mine;
+    for (size_t g = begin; g < end; ++g) {
+      bool keep = true;
+      for (const Test& t : tests) {
+        if (t.counts) {
+          keep = keep && t.test.passes(t.count[g]);
+        } else {
+          // A sum, min or max over no value is NULL: the comparison is not true.
+          keep = keep && t.count[g] != 0 && t.test.passes(t.wide ? t.wide[g] : t.narrow[g]);
+        }
+      }
+      if (keep) mine.push_back(static_cast<uint32_t>(g));
+    }
+    std::lock_guard lock(lists_mutex);
+    lists[begin] = std::move(mine);
+  });
+  std::vector<uint32_t> kept;
+  for (auto& [begin, list] : lists) kept.insert(kept.end(), list.begin(), list.end());
+  filter_us_ = since_us(t0);
+  if (kept.size() == groups) return groups;
+  keep_groups(result.keys, kept, groups);
+  keep_groups(result.key_valid, kept, groups);
+  for (auto& codes : result.key_codes) keep_groups(codes, kept, groups);
+  for (auto& valid : result.key_code_valid) keep_groups(valid, kept, groups);
+  for (PartialStates& s : result.states) {
+    keep_groups(s.count, kept, groups);
+    keep_groups(s.sum_int, kept, groups);
+    keep_groups(s.sum2_int, kept, groups);
+    keep_groups(s.sum_float, kept, groups);
+    keep_groups(s.extreme_int, kept, groups);
+    keep_groups(s.extreme_float, kept, groups);
+    for (auto* moments : {&s.n, &s.sx, &s.sxx, &s.sy, &s.syy, &s.sxy}) keep_groups(*moments, kept, groups);
+    keep_groups(s.sum_int64, kept, groups);
+  }
+  filtered_out_ = groups - kept.size();
+  filter_us_ = since_us(t0);
+  return kept.size();
 }
 
 // A text key column from its dictionary codes: the column stays coded

@@ -37,6 +37,17 @@ class EngineInputOverflow : public Error {
   using Error::Error;
 };
 
+// A HAVING conjunct an aggregator may test on its partial states, before it
+// builds result columns (having_group_filter): aggregate `aggregate`
+// compared (`op`: <, <=, >, >=, =, <>) with an exact constant. It only
+// drops groups the conjunct surely rejects; HAVING itself is still
+// evaluated over the groups left.
+struct GroupFilter {
+  size_t aggregate = 0;
+  std::string op;
+  Numeric constant;  // an integer at scale 0
+};
+
 class GroupAggregator {
  public:
   virtual ~GroupAggregator() = default;
@@ -87,6 +98,13 @@ class GroupAggregator {
   // an avg among them may come back as AvgParts (value.hpp) rather than
   // Numerics. Called before finalize; aggregators that ignore it are correct.
   virtual void allow_deferred_avg(std::vector<uint8_t> /*columns*/) {}
+  // HAVING's conjuncts finalize may test before it builds the columns of
+  // all the groups (the groups of `GROUP BY l_orderkey HAVING sum(l_quantity)
+  // > 300` are millions, its rows a few hundred); aggregators that ignore it
+  // are correct. Called before finalize.
+  virtual void set_group_filter(std::vector<GroupFilter> /*filter*/) {}
+  // Groups the filter dropped in finalize (not among its result).
+  virtual uint64_t groups_filtered_out() const { return 0; }
   // Appends the key columns then one column per aggregate; returns the group count.
   virtual size_t finalize(std::vector<Vector>& columns) = 0;
   // EXPLAIN ANALYZE lines: engine, variant, configuration, estimates.

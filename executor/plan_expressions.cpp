@@ -88,10 +88,20 @@ void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters) {
 }
 
 bool volatile_function(const std::string& name) {
-  static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday", "pg_sleep", "pg_sleep_for",
-                                                "pg_sleep_until", "random", "nextval", "setval",
-                                                "gen_random_uuid", "pg_cancel_backend", "pg_terminate_backend"};
+  static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday",  "pg_sleep",   "pg_sleep_for",
+                                                "pg_sleep_until",  "random",     "setseed",    "nextval",
+                                                "setval",          "currval",    "lastval",    "gen_random_uuid",
+                                                "pg_cancel_backend", "pg_terminate_backend"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+bool foldable(const Expr& e) {
+  if (dynamic_cast<const ConstExpr*>(&e) || dynamic_cast<const ParamExpr*>(&e)) return true;
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) {
+    if (f->args.empty() || volatile_function(f->name)) return false;
+    return std::all_of(f->args.begin(), f->args.end(), [](const ExprPtr& a) { return foldable(*a); });
+  }
+  return false;
 }
 
 bool has_volatile_function(Expr& e) {

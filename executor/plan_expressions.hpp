@@ -38,6 +38,9 @@ bool null_on_every_row(const Expr& e, const std::vector<Value>* parameters);
 bool volatile_function(const std::string& name);
 // Whether `e` calls a volatile function anywhere.
 bool has_volatile_function(Expr& e);
+// Whether `e` reads no column: constants, parameters and functions of them
+// that are not volatile, folded once, as PostgreSQL's planner folds them.
+bool foldable(const Expr& e);
 // Points every column reference i at to[i].
 void remap(Expr& e, const std::vector<int>& to);
 // `l = r` over a two-column input [l, r], bound by the binder (its casts).

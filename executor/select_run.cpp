@@ -27,6 +27,7 @@
 #include "executor/group_aggregator.hpp"
 #include "executor/group_key_filter.hpp"
 #include "executor/grouping_sets_aggregator.hpp"
+#include "executor/having_filter.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/window.hpp"
@@ -347,6 +348,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   const bool raw = aggregator && aggregator->wants_raw() && (!plan.where || aggregator->takes_where()) && plan.table &&
                    !ec.group_key_filter;
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
+  if (aggregator && plan.having && plan.grouping_sets.empty())
+    aggregator->set_group_filter(having_group_filter(*plan.having, plan.group_keys.size(), plan.aggregates.size(), ec.parameters));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
   int64_t wanted = -1;
@@ -615,7 +618,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     out_rows = having_input.rows;
     if (ec.explain) {
       for (auto& line : aggregator->explain()) ec.explain->push_back(line);
-      ec.explain->push_back("Actual groups: " + std::to_string(groups));
+      ec.explain->push_back("Actual groups: " + std::to_string(groups + aggregator->groups_filtered_out()));
     }
   }
   order_and_limit(plan, result, out_columns, out_rows, ec);
