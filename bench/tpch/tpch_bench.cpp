@@ -16,6 +16,9 @@
 // --data-dir holds <table>.tbl from tpch_datagen ('|'-separated) or
 // <table>.csv.xz (the reference data in ../shared/tpch/sf0.1); when it holds
 // neither, tpch_datagen (beside this program) writes it at --sf first.
+// --query-file: the specification's 22 (../shared/tpch/queries.sql) or a
+// file of one's own with each query after a line `-- TPC-H Qn`
+// (bench/tpch/probe_queries.sql: parts of queries, timed beside the whole).
 // Exits 1 when any answer differs from PostgreSQL's.
 #include <libpq-fe.h>
 #include <unistd.h>
