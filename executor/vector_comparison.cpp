@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "executor/numeric_vector.hpp"
 #include "executor/vector_operand.hpp"
@@ -79,6 +81,59 @@ void compare_numerics(const Vector& a, const Vector& b, size_t rows, const Outco
 // Enough values for `rows` rows (a constant operand holds one).
 size_t needed(const Vector& v, size_t rows) { return is_constant_operand(v, rows) ? 1 : rows; }
 
+// char(n) compares without its trailing blanks (bpchar's comparisons).
+std::string_view without_trailing_blanks(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// Text rows as compare_values compares strings: bytewise (PostgreSQL's C
+// collation), read where they are held (a std::string's bytes or a stored
+// column's dictionary entry), none copied.
+int text_three_way(std::string_view x, std::string_view y, bool blank_padded) {
+  if (blank_padded) {
+    x = without_trailing_blanks(x);
+    y = without_trailing_blanks(y);
+  }
+  const int c = x.compare(y);
+  return (c > 0) - (c < 0);
+}
+
+bool holds_text_rows(const Vector& v, size_t rows) {
+  return (v.coded() ? v.codes.size() : v.texts.size()) >= needed(v, rows);
+}
+
+// Text against text. A coded column against a constant compares each of its
+// dictionary's entries once, where the dictionary has no more entries than
+// the rows (a brand or a container among 25 or 40, over a million rows).
+void compare_texts(const Vector& a, const Vector& b, size_t rows, bool blank_padded, const Outcome& outcome,
+                   int64_t* out) {
+  const bool ca = is_constant_operand(a, rows), cb = is_constant_operand(b, rows);
+  const Vector* column = cb && !ca ? &a : ca && !cb ? &b : nullptr;
+  if (column != nullptr && column->coded() && static_cast<size_t>(column->dictionary->size()) <= rows) {
+    const Vector& constant = column == &a ? b : a;
+    const std::string_view c = constant.null_at(0) ? std::string_view() : constant.text_at(0);
+    const auto entries = static_cast<size_t>(column->dictionary->size());
+    std::vector<int64_t> by_code(entries);
+    for (size_t code = 0; code < entries; ++code) {
+      const std::string_view entry = column->dictionary->at(static_cast<int32_t>(code));
+      const int three_way = column == &a ? text_three_way(entry, c, blank_padded) : text_three_way(c, entry, blank_padded);
+      by_code[code] = outcome[static_cast<size_t>(three_way + 1)];
+    }
+    const int32_t* codes = column->codes.data();
+    for (size_t i = 0; i < rows; ++i) out[i] = by_code[static_cast<size_t>(codes[i])];
+    return;
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t ia = ca ? 0 : i, ib = cb ? 0 : i;
+    if (a.null_at(ia) || b.null_at(ib)) {
+      out[i] = 0;  // NULL: merge_operand_nulls marks the row
+      continue;
+    }
+    out[i] = outcome[static_cast<size_t>(text_three_way(a.text_at(ia), b.text_at(ib), blank_padded) + 1)];
+  }
+}
+
 }  // namespace
 
 VectorKernel vector_comparison(const std::string& op, SqlType common) {
@@ -104,6 +159,19 @@ VectorKernel vector_comparison(const std::string& op, SqlType common) {
       else if (ca) compare_numerics<true, false>(a, b, rows, outcome, out.ints.data());
       else if (cb) compare_numerics<false, true>(a, b, rows, outcome, out.ints.data());
       else compare_numerics<false, false>(a, b, rows, outcome, out.ints.data());
+      merge_operand_nulls(a, b, rows, out);
+      return true;
+    };
+  }
+  if (physical == Physical::text) {
+    if (common.id != TypeId::text && common.id != TypeId::varchar && common.id != TypeId::bpchar) return {};
+    const bool blank_padded = common.id == TypeId::bpchar;
+    return [outcome, blank_padded](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+      const Vector& a = *args[0];
+      const Vector& b = *args[1];
+      if (!holds_text_rows(a, rows) || !holds_text_rows(b, rows)) return false;  // row-wise
+      out.resize(rows);
+      compare_texts(a, b, rows, blank_padded, outcome, out.ints.data());
       merge_operand_nulls(a, b, rows, out);
       return true;
     };

@@ -263,19 +263,19 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     else throw no_operator(op, l, r);
     left = coerce_to(std::move(left), common, CastContext::implicit, context);
     right = coerce_to(std::move(right), common, CastContext::implicit, context);
+    ScalarFunction row_wise = comparison(op);
     if (common.id == TypeId::bpchar) {
       // char(n) compares ignoring trailing blanks.
-      auto cmp = comparison(op);
-      return call({TypeId::boolean}, op, pack(std::move(left), std::move(right)), [cmp](std::span<const Value> a) -> Value {
+      row_wise = [cmp = std::move(row_wise)](std::span<const Value> a) -> Value {
         std::string x = text_of(a[0]), y = text_of(a[1]);
         while (!x.empty() && x.back() == ' ') x.pop_back();
         while (!y.empty() && y.back() == ' ') y.pop_back();
         const Value v[2] = {x, y};
         return cmp(v);
-      });
+      };
     }
     auto compare = std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, op, pack(std::move(left), std::move(right)),
-                                                  comparison(op));
+                                                  std::move(row_wise));
     compare->batch = vector_comparison(op, common);
     compare->batch_takes_constants = static_cast<bool>(compare->batch);
     return compare;

@@ -206,8 +206,76 @@ TEST(VectorArithmetic, IntegersAndFloat8AsTheOperatorsAndDeclineOutOfRange) {
   }
 }
 
+// Text against text: plain strings, a stored column's dictionary codes, and
+// one-row constants on either side, bytewise (C collation); char(n) without
+// its trailing blanks. The row-wise reference compares the same strings as
+// the bpchar operator does (trailing blanks trimmed) or as compare_values.
+TEST(VectorComparison, TextsCodedOrNotAgainstColumnsAndConstants) {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> pool = {"", "a", "a ", "ab", "b", "Brand#12", "Brand#12  ", "Brand#13", "\xc3\xa9"};
+  auto dictionary = std::make_shared<storage::StringDictionary>();
+  for (const std::string& s : pool) dictionary->intern(s);
+  const size_t rows = 600;
+  auto column = [&](bool coded, bool nulls) {
+    Vector v({TypeId::text});
+    if (coded) {
+      v.dictionary = dictionary;
+      for (size_t r = 0; r < rows; ++r) v.codes.push_back(static_cast<int32_t>(rng() % pool.size()));
+      v.count = rows;
+      if (nulls) {
+        v.nulls.assign(rows, 0);
+        for (size_t r = 0; r < rows; r += 7) v.nulls[r] = 1;
+      }
+      return v;
+    }
+    for (size_t r = 0; r < rows; ++r) v.push(nulls && r % 9 == 0 ? Value{} : Value{pool[rng() % pool.size()]});
+    return v;
+  };
+  auto constant = [&](const std::string& s) {
+    Vector v({TypeId::text});
+    v.push(Value{s});
+    return v;
+  };
+  auto text_of_row = [](const Vector& v, size_t r, bool blank_padded) {
+    std::string s(v.text_at(r));
+    while (blank_padded && !s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+  };
+  for (const bool blank_padded : {false, true}) {
+    const SqlType type{blank_padded ? TypeId::bpchar : TypeId::text};
+    for (int shape = 0; shape < 6; ++shape) {
+      // coded/plain column against a column, or against a constant on either side.
+      std::vector<Vector> args;
+      if (shape == 0) args = {column(true, true), column(false, true)};
+      if (shape == 1) args = {column(false, false), column(true, false)};
+      if (shape == 2) args = {column(true, true), constant("Brand#12")};
+      if (shape == 3) args = {constant("ab"), column(true, false)};
+      if (shape == 4) args = {column(false, true), constant("a")};
+      if (shape == 5) args = {constant("b"), column(false, false)};
+      for (const auto& op : kOperators) {
+        SCOPED_TRACE("shape " + std::to_string(shape) + " op " + op + (blank_padded ? " bpchar" : " text"));
+        const VectorKernel kernel = vector_comparison(op, type);
+        ASSERT_TRUE(kernel);
+        Vector out({TypeId::boolean});
+        ASSERT_TRUE(kernel(pointers(args), rows, out));
+        ASSERT_EQ(out.size(), rows);
+        for (size_t r = 0; r < rows; ++r) {
+          const size_t ra = args[0].count == 1 ? 0 : r, rb = args[1].count == 1 ? 0 : r;
+          if (args[0].null_at(ra) || args[1].null_at(rb)) {
+            EXPECT_TRUE(out.null_at(r)) << "row " << r;
+            continue;
+          }
+          ASSERT_FALSE(out.null_at(r)) << "row " << r;
+          const Value a{text_of_row(args[0], ra, blank_padded)}, b{text_of_row(args[1], rb, blank_padded)};
+          EXPECT_EQ(out.ints[r] != 0, row_wise(op, compare_values(a, b))) << "row " << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
-  EXPECT_FALSE(vector_comparison("=", {TypeId::text}));
+  EXPECT_FALSE(vector_comparison("=", {TypeId::bytea}));
   EXPECT_FALSE(vector_comparison("~~", {TypeId::int4}));
   // Fewer stored values than rows (e.g. a column not materialized in this
   // layout): the kernel declines before writing, and the row-wise form runs.
