@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 namespace tally::executor {
 
@@ -25,7 +26,31 @@ VectorKernel vector_integer_cast(SqlType from, SqlType to) {
 
 VectorKernel vector_text_cast(SqlType from, SqlType to) {
   auto same_text = [](TypeId id) { return id == TypeId::text || id == TypeId::varchar; };
-  if (!same_text(from.id) || !same_text(to.id) || to.typmod >= 0) return {};
+  if (!same_text(to.id) || to.typmod >= 0) return {};
+  if (from.id == TypeId::bpchar) {
+    // char(n) -> text drops the padding (cast_value's rule): the strings
+    // without their trailing blanks, each read where it is held.
+    return [](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+      const Vector& a = *args[0];
+      if (!a.coded() && a.texts.size() < rows) return false;
+      out.dictionary.reset();
+      out.codes.clear();
+      out.texts.resize(rows);
+      for (size_t i = 0; i < rows; ++i) {
+        if (a.null_at(i)) {
+          out.texts[i].clear();
+          continue;
+        }
+        std::string_view s = a.text_at(i);
+        while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+        out.texts[i].assign(s);
+      }
+      if (!a.nulls.empty()) out.nulls.assign(a.nulls.begin(), a.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+      out.count = rows;
+      return true;
+    };
+  }
+  if (!same_text(from.id)) return {};
   return [](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& a = *args[0];
     if (a.coded()) {

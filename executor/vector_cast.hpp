@@ -14,7 +14,8 @@ namespace tally::executor {
 // error for it ("integer out of range", 22003).
 VectorKernel vector_integer_cast(SqlType from, SqlType to);
 // text and varchar (without a length) to text or varchar: the same strings,
-// copied as a whole Vector rather than boxed row by row.
+// copied as a whole Vector rather than boxed row by row; char(n) to text or
+// varchar (without a length): its strings without their trailing blanks.
 VectorKernel vector_text_cast(SqlType from, SqlType to);
 
 }  // namespace tally::executor

@@ -287,6 +287,41 @@ TEST(VectorComparison, DeclinesKindsAndLayoutsItDoesNotTake) {
   EXPECT_EQ(out.size(), 0u);
 }
 
+// char(n) to text: each row's string without its trailing blanks, as the
+// row-wise cast_value gives it, from a stored column's codes or from strings;
+// NULLs stay NULL. To text with a length it declines (the row-wise cast cuts).
+TEST(VectorTextCast, CharToTextDropsThePaddingAsTheRowWiseCast) {
+  auto dictionary = std::make_shared<storage::StringDictionary>();
+  const std::vector<std::string> pool = {"13-555  ", "  ab ", "", "   ", "x", "ab"};
+  for (const std::string& s : pool) dictionary->intern(s);
+  const SqlType from = SqlType::bpchar(8), to{TypeId::text};
+  const VectorKernel kernel = vector_text_cast(from, to);
+  ASSERT_TRUE(kernel);
+  EXPECT_FALSE(vector_text_cast(from, SqlType::varchar(3)));
+  for (const bool coded : {true, false}) {
+    Vector in(from);
+    const size_t rows = 40;
+    for (size_t r = 0; r < rows; ++r) {
+      if (coded) in.codes.push_back(static_cast<int32_t>(r % pool.size()));
+      else in.push(r % 7 == 3 ? Value{} : Value{pool[r % pool.size()]});
+    }
+    if (coded) {
+      in.dictionary = dictionary;
+      in.count = rows;
+      in.nulls.assign(rows, 0);
+      in.nulls[5] = 1;
+    }
+    const std::vector<const Vector*> args = {&in};
+    Vector out(to);
+    ASSERT_TRUE(kernel(args, rows, out));
+    ASSERT_EQ(out.size(), rows);
+    for (size_t r = 0; r < rows; ++r) {
+      const Value want = in.null_at(r) ? Value{} : cast_value(Value{std::string(in.text_at(r))}, from, to, false);
+      EXPECT_EQ(out.get(r), want) << (coded ? "coded" : "plain") << " row " << r;
+    }
+  }
+}
+
 TEST(VectorIntegerCast, CopiesInRangeValuesAndDeclinesOutOfRange) {
   const std::vector<TypeId> ints = {TypeId::int2, TypeId::int4, TypeId::int8};
   const std::vector<int64_t> values = {0, -1, 32767, -32768, 32768, 2147483647, -2147483648LL, 2147483648LL,
