@@ -65,6 +65,27 @@ size_t operand_at(const std::vector<ProgramStep>& steps, size_t s, Operand& out)
   return 2;
 }
 
+// A few values are compared one by one (no branch per value); more, over a
+// span of at most kBitmapInSpan values, by a bit per value (a load per
+// row); others by a binary search.
+constexpr size_t kLinearInValues = 8;
+constexpr uint64_t kBitmapInSpan = uint64_t{1} << 16;
+
+// The bitmap of an IN list's ascending values (ColumnComparison::bits),
+// made once where the program is recognized; empty where the list is short
+// or its span wide.
+std::vector<uint64_t> in_list_bits(const std::vector<int64_t>& values) {
+  if (values.size() <= kLinearInValues) return {};
+  const uint64_t span = static_cast<uint64_t>(values.back()) - static_cast<uint64_t>(values.front());
+  if (span >= kBitmapInSpan) return {};
+  std::vector<uint64_t> bits(span / 64 + 2, 0);  // bit span + 1 stays clear: where values past the span look
+  for (const int64_t v : values) {
+    const uint64_t at = static_cast<uint64_t>(v) - static_cast<uint64_t>(values.front());
+    bits[at >> 6] |= uint64_t{1} << (at & 63);
+  }
+  return bits;
+}
+
 // The comparison at steps[s] (a column and a constant of the comparison's
 // kind, in either order, then the comparison): the steps it takes, or 0.
 size_t comparison_at(const std::vector<ProgramStep>& steps, size_t s, const std::vector<ProgramColumn>& columns,
@@ -82,6 +103,7 @@ size_t comparison_at(const std::vector<ProgramStep>& steps, size_t s, const std:
     out.column = index;
     out.values.clear();
     for (size_t d = s + 2; d < s + 2 + static_cast<size_t>(count); ++d) out.values.push_back(steps[d].value);
+    out.bits = in_list_bits(out.values);
     return 2 + static_cast<size_t>(count);
   }
   Operand a, b;
@@ -150,12 +172,6 @@ void and_int_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begi
   }
 }
 
-// A few values are compared one by one (no branch per value); more, over a
-// span of at most kBitmapInSpan values, by a bit per value (a load per
-// row); others by a binary search.
-constexpr size_t kLinearInValues = 8;
-constexpr uint64_t kBitmapInSpan = uint64_t{1} << 16;
-
 template <class T>
 void and_in_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin, size_t end, uint8_t* mask, bool first) {
   const int64_t* v = k.values.data();
@@ -164,14 +180,9 @@ void and_in_rows(const ColumnComparison& k, const ProgramColumn& c, size_t begin
     and_rows<T>(c, begin, end, mask, first, [](T) { return false; });
     return;
   }
-  const uint64_t span = static_cast<uint64_t>(v[n - 1]) - static_cast<uint64_t>(v[0]);  // ascending values
-  if (n > kLinearInValues && span < kBitmapInSpan) {
-    std::vector<uint64_t> bits(span / 64 + 2, 0);  // bit span + 1 stays clear: where values past the span look
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t at = static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[0]);
-      bits[at >> 6] |= uint64_t{1} << (at & 63);
-    }
-    const uint64_t* words = bits.data();
+  if (!k.bits.empty()) {
+    const uint64_t span = static_cast<uint64_t>(v[n - 1]) - static_cast<uint64_t>(v[0]);  // ascending values
+    const uint64_t* words = k.bits.data();
     const int64_t lo = v[0];
     and_rows<T>(c, begin, end, mask, first, [words, lo, span](T x) {
       uint64_t at = static_cast<uint64_t>(int64_t{x}) - static_cast<uint64_t>(lo);

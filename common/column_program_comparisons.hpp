@@ -24,6 +24,9 @@ struct ColumnComparison {
   double fvalue = 0;           // of a float comparison
   int32_t column2 = -1;        // >= 0: `column op column2` (the same width), no constant
   std::vector<int64_t> values;  // op in_list: `column IN (values)`, ascending
+  // op in_list over a narrow span (in_list_bits): bit v - values[0] set for
+  // each value, and the bit past the span clear. Empty otherwise.
+  std::vector<uint64_t> bits;
 };
 
 // The comparisons of `program` when it is a boolean program of nothing but

@@ -253,55 +253,35 @@ class Compiler {
   // brought to the larger of the scales, as `x = constant` compares them.
   // False, with nothing emitted, for any other list.
   bool integer_in_list(const InListExpr& in) {
-    struct Item {
-      __int128 value;
-      int32_t scale;
-    };
-    std::vector<Item> items;
+    std::vector<Numeric> items;
     for (const auto& item : in.list) {
       const TypeId id = item->type.id;
       const bool integer_like = int_bits(id) || id == TypeId::date || id == TypeId::timestamp ||
                                 id == TypeId::timestamptz || id == TypeId::time;
-      if (!foldable(*item) || (!integer_like && id != TypeId::numeric)) return false;
-      Value v;
-      try {
-        v = evaluate_constant(*item, parameters_);
-      } catch (const Error&) {
-        return false;
-      }
-      if (const auto* i = std::get_if<int64_t>(&v)) {
-        items.push_back({*i, 0});
-      } else if (const auto* n = std::get_if<Numeric>(&v);
-                 n && !n->is_infinite() && n->scale >= 0 && n->scale <= 18 && n->mantissa <= INT64_MAX &&
-                 n->mantissa >= INT64_MIN) {
-        items.push_back({n->mantissa, n->scale});
-      } else {
-        return false;  // NULL, NaN or beyond 18 digits: the OR of comparisons
-      }
+      if (!integer_like && id != TypeId::numeric) return false;
+      const auto n = exact_constant(*item, parameters_);
+      // NULL, NaN or beyond 18 digits: the OR of comparisons.
+      if (!n || n->scale > 18 || n->mantissa > INT64_MAX || n->mantissa < INT64_MIN) return false;
+      items.push_back(*n);
     }
     const size_t mark = steps.size();
     const int saved_depth = depth, saved_max = max_depth;
     const ProgramColumnMap saved_columns = columns_;
-    const auto a = compile(*in.arg);
-    if (!a || a->kind == Kind::floating || a->kind == Kind::boolean) {
+    auto rollback = [&] {
       steps.resize(mark);
       depth = saved_depth;
       max_depth = saved_max;
       columns_ = saved_columns;
       return false;
-    }
+    };
+    const auto a = compile(*in.arg);
+    if (!a || a->kind == Kind::floating || a->kind == Kind::boolean) return rollback();
     int32_t scale = a->scale;
-    for (const Item& item : items) scale = std::max(scale, item.scale);
+    for (const Numeric& item : items) scale = std::max(scale, item.scale);
     std::vector<int64_t> values;
-    for (const Item& item : items) {
-      const __int128 scaled = item.value * program_detail::pow10_i128(scale - item.scale);
-      if (scaled > INT64_MAX || scaled < INT64_MIN) {
-        steps.resize(mark);
-        depth = saved_depth;
-        max_depth = saved_max;
-        columns_ = saved_columns;
-        return false;
-      }
+    for (const Numeric& item : items) {
+      const __int128 scaled = item.mantissa * program_detail::pow10_i128(scale - item.scale);
+      if (scaled > INT64_MAX || scaled < INT64_MIN) return rollback();
       values.push_back(static_cast<int64_t>(scaled));
     }
     std::sort(values.begin(), values.end());

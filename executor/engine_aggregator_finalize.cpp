@@ -296,7 +296,6 @@ size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups)
   });
   std::vector<uint32_t> kept;
   for (auto& [begin, list] : lists) kept.insert(kept.end(), list.begin(), list.end());
-  filter_us_ = since_us(t0);
   if (kept.size() == groups) return groups;
   keep_groups(result.keys, kept, groups);
   keep_groups(result.key_valid, kept, groups);

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "executor/numeric_vector.hpp"
 #include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
@@ -22,20 +23,6 @@ bool comparison_operator(const std::string& op) {
   return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "=" || op == "<>";
 }
 
-// The constant as an exact numeric: an integer at scale 0, a finite numeric as it is.
-std::optional<Numeric> exact_constant(const Expr& e, const std::vector<Value>* parameters) {
-  if (!foldable(e)) return std::nullopt;
-  Value v;
-  try {
-    v = evaluate_constant(e, parameters);
-  } catch (const Error&) {
-    return std::nullopt;  // evaluated with the rest of HAVING, which raises it
-  }
-  if (const auto* i = std::get_if<int64_t>(&v)) return Numeric{*i, 0};
-  if (const auto* n = std::get_if<Numeric>(&v); n && !n->is_infinite() && n->scale >= 0 && n->scale <= 38) return *n;
-  return std::nullopt;
-}
-
 void collect(const Expr& e, size_t keys, size_t aggregates, const std::vector<Value>* parameters,
              std::vector<GroupFilter>& out) {
   if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
@@ -51,7 +38,7 @@ void collect(const Expr& e, size_t keys, size_t aggregates, const std::vector<Va
     const auto index = static_cast<size_t>(column->index);
     if (index < keys || index >= keys + aggregates) continue;
     const auto constant = exact_constant(*f->args[static_cast<size_t>(1 - side)], parameters);
-    if (!constant) continue;
+    if (!constant || constant->scale > 38) continue;
     out.push_back(GroupFilter{index - keys, side == 0 ? f->name : mirrored(f->name), *constant});
     return;
   }
@@ -60,9 +47,7 @@ void collect(const Expr& e, size_t keys, size_t aggregates, const std::vector<Va
 // 10^k in 128 bits, or nullopt past 10^38.
 std::optional<__int128> power_of_ten(int32_t k) {
   if (k < 0 || k > 38) return std::nullopt;
-  __int128 p = 1;
-  for (int32_t i = 0; i < k; ++i) p *= 10;
-  return p;
+  return numeric_pow10(k);
 }
 
 // a * 10^k, or nullopt where it leaves 127 bits.

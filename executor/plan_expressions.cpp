@@ -95,6 +95,19 @@ bool volatile_function(const std::string& name) {
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
+std::optional<Numeric> exact_constant(const Expr& e, const std::vector<Value>* parameters) {
+  if (!foldable(e) || e.type.id == TypeId::boolean) return std::nullopt;
+  Value v;
+  try {
+    v = evaluate_constant(e, parameters);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) return Numeric{*i, 0};
+  if (const auto* n = std::get_if<Numeric>(&v); n && !n->is_infinite() && n->scale >= 0) return *n;
+  return std::nullopt;
+}
+
 bool foldable(const Expr& e) {
   if (dynamic_cast<const ConstExpr*>(&e) || dynamic_cast<const ParamExpr*>(&e)) return true;
   if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) {

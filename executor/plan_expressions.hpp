@@ -41,6 +41,11 @@ bool has_volatile_function(Expr& e);
 // Whether `e` reads no column: constants, parameters and functions of them
 // that are not volatile, folded once, as PostgreSQL's planner folds them.
 bool foldable(const Expr& e);
+// A foldable expression's value as an exact number: an integer-like value
+// (integers, dates, timestamps) at scale 0, a finite numeric of scale >= 0
+// as it is; nullopt for anything else (NULL, NaN, other types), and where
+// evaluating it raises, which the caller's row-wise path raises again.
+std::optional<Numeric> exact_constant(const Expr& e, const std::vector<Value>* parameters);
 // Points every column reference i at to[i].
 void remap(Expr& e, const std::vector<int>& to);
 // `l = r` over a two-column input [l, r], bound by the binder (its casts).
