@@ -179,6 +179,11 @@ struct AggregationSpec {
   // comes without data), as int64 (integers, numerics scaled to its scale)
   // or float64, with NULLs as validity.
   std::vector<ColumnProgram> value_programs;
+  // The lookup columns the programs read (ProgramOp::lookup: a joined
+  // relation's values by key), in host memory the caller keeps for the run.
+  // Their program column indexes follow the chunk's: lookup_columns[i] is
+  // program column ChunkInput::program_columns.size() + i.
+  std::vector<ProgramColumn> lookup_columns;
 };
 
 // One chunk of input rows.

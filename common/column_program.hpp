@@ -52,6 +52,18 @@ enum class ProgramOp : uint8_t {
   // OR of comparisons costs four steps per constant. The compiler emits it
   // for a list of non-NULL integer constants (a list with a NULL is the OR).
   in_list,
+  // A joined relation's value by the integer on top (its join key): the
+  // value replaces the key, read at row (key - base) of lookup column `arg`
+  // (a ProgramColumn with `size` rows, one per key of [base, base + size)).
+  // NULL where the key is NULL, outside that range, or has no row there. A
+  // lookup column without data is a presence test: true where the key has
+  // a row, NULL where it has none (an inner join's condition).
+  lookup,
+  // CASE WHEN c THEN a ELSE b: pops b, a and c (c deepest) and pushes a
+  // where c is true (not NULL), else b. Both values are computed for every
+  // row: an error flag raised by the one not chosen only sends the
+  // statement to its exact host path, which computes as PostgreSQL does.
+  choose,
 };
 
 struct ProgramStep {
@@ -77,10 +89,14 @@ struct ColumnProgram {
 };
 
 // A column a program reads, as the evaluator sees it (host or device memory).
+// A lookup column (ProgramOp::lookup) is indexed by a key, not by the row:
+// entry k holds the value of key base + k, for `size` keys.
 struct ProgramColumn {
   const void* data = nullptr;
   const uint8_t* validity = nullptr;  // 1 = valid; nullptr = no NULLs
   uint8_t width = 0;                  // ColumnWidth
+  int64_t base = 0;
+  uint64_t size = 0;
 };
 
 struct ProgramSlot {
@@ -134,7 +150,30 @@ TALLY_HD bool in_sorted_steps(const ProgramStep* values, int32_t count, __int128
   return lo < count && values[lo].value == x;
 }
 
+// Entry `at` of column c, NULL where its validity says so.
+TALLY_HD ProgramSlot column_value(const ProgramColumn& c, size_t at) {
+  ProgramSlot v{0, 0, c.validity != nullptr && c.validity[at] == 0};
+  switch (static_cast<ColumnWidth>(c.width)) {
+    case ColumnWidth::int32: v.i = static_cast<const int32_t*>(c.data)[at]; break;
+    case ColumnWidth::int64: v.i = static_cast<const int64_t*>(c.data)[at]; break;
+    case ColumnWidth::float32: v.f = static_cast<const float*>(c.data)[at]; break;
+    case ColumnWidth::float64: v.f = static_cast<const double*>(c.data)[at]; break;
+  }
+  return v;
+}
+
+// The lookup step's value of `key` in lookup column c.
+TALLY_HD ProgramSlot lookup_value(const ProgramColumn& c, const ProgramSlot& key) {
+  if (key.null || key.i < c.base || key.i - c.base >= static_cast<__int128>(c.size)) return ProgramSlot{0, 0, true};
+  const size_t at = static_cast<size_t>(key.i - c.base);
+  if (c.data == nullptr) return ProgramSlot{1, 0, c.validity != nullptr && c.validity[at] == 0};
+  return column_value(c, at);
+}
+
 }  // namespace program_detail
+
+// Whether a row filter passes the row: true, not NULL.
+TALLY_HD bool program_passes(const ProgramSlot& v) { return !v.null && v.i != 0; }
 
 // Evaluates `steps` over row `row` of `columns`; the result is the top of
 // the stack. ORs error flags into `*error`.
@@ -146,18 +185,8 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
   for (int s = 0; s < count; ++s) {
     const ProgramStep step = steps[s];
     switch (step.op) {
-      case ProgramOp::load: {
-        const ProgramColumn& c = columns[step.arg];
-        ProgramSlot v{0, 0, c.validity != nullptr && c.validity[row] == 0};
-        switch (static_cast<ColumnWidth>(c.width)) {
-          case ColumnWidth::int32: v.i = static_cast<const int32_t*>(c.data)[row]; break;
-          case ColumnWidth::int64: v.i = static_cast<const int64_t*>(c.data)[row]; break;
-          case ColumnWidth::float32: v.f = static_cast<const float*>(c.data)[row]; break;
-          case ColumnWidth::float64: v.f = static_cast<const double*>(c.data)[row]; break;
-        }
-        stack[++top] = v;
-        break;
-      }
+      case ProgramOp::load: stack[++top] = column_value(columns[step.arg], row); break;
+      case ProgramOp::lookup: stack[top] = lookup_value(columns[step.arg], stack[top]); break;
       case ProgramOp::const_int: stack[++top] = ProgramSlot{step.value, 0, false}; break;
       case ProgramOp::const_float: stack[++top] = ProgramSlot{0, step.fvalue, false}; break;
       case ProgramOp::const_null: stack[++top] = ProgramSlot{0, 0, true}; break;
@@ -187,6 +216,13 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
         stack[top].i = (stack[top].null == (step.op == ProgramOp::is_null)) ? 1 : 0;
         stack[top].null = false;
         break;
+      case ProgramOp::choose: {
+        const ProgramSlot otherwise = stack[top--];
+        const ProgramSlot then = stack[top--];
+        ProgramSlot& condition = stack[top];
+        condition = program_passes(condition) ? then : otherwise;
+        break;
+      }
       case ProgramOp::and_:
       case ProgramOp::or_: {
         const ProgramSlot b = stack[top--];
@@ -247,9 +283,6 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
   }
   return top >= 0 ? stack[top] : ProgramSlot{0, 0, true};
 }
-
-// Whether a row filter passes the row: true, not NULL.
-TALLY_HD bool program_passes(const ProgramSlot& v) { return !v.null && v.i != 0; }
 
 // An int64 result: error when it leaves the 18 digits an engine input holds
 // (the same bound as the host's evaluated inputs, engine_aggregator_sink.cpp).

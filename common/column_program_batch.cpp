@@ -29,7 +29,9 @@ int depth_change(ProgramOp op) {
     case ProgramOp::is_not_null:
     case ProgramOp::skip_if_false:
     case ProgramOp::skip_if_true:
-    case ProgramOp::in_list: return 0;
+    case ProgramOp::in_list:
+    case ProgramOp::lookup: return 0;
+    case ProgramOp::choose: return -2;
     default: return -1;
   }
 }
@@ -41,7 +43,7 @@ int checked_depth(const std::vector<ProgramStep>& steps, int from, int to, int d
   for (int s = from; s < to; ++s) {
     const ProgramStep& step = steps[s];
     const int change = depth_change(step.op);
-    const int needs = change == 1 ? 0 : change == 0 ? 1 : 2;
+    const int needs = change == 1 ? 0 : change == 0 ? 1 : 1 - change;
     if (depth < needs) return -1;
     if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
       if (step.arg < 0 || s + 1 + step.arg > to) return -1;
@@ -129,6 +131,27 @@ class BlockRun {
             if (!st.null[top][k]) st.i[top][k] = program_detail::in_sorted_steps(values, step.arg, st.i[top][k]) ? 1 : 0;
           });
           s += step.arg;
+          break;
+        }
+        case ProgramOp::lookup: {
+          const ProgramColumn& c = columns_[step.arg];
+          each_row(sel, [&](size_t k) {
+            const ProgramSlot v = program_detail::lookup_value(c, ProgramSlot{st.i[top][k], 0, st.null[top][k] != 0});
+            st.i[top][k] = v.i;
+            st.f[top][k] = v.f;
+            st.null[top][k] = v.null ? 1 : 0;
+          });
+          break;
+        }
+        case ProgramOp::choose: {
+          const int otherwise = top--;
+          const int then = top--;
+          each_row(sel, [&](size_t k) {
+            const int from = (!st.null[top][k] && st.i[top][k] != 0) ? then : otherwise;
+            st.i[top][k] = st.i[from][k];
+            st.f[top][k] = st.f[from][k];
+            st.null[top][k] = st.null[from][k];
+          });
           break;
         }
         case ProgramOp::and_:

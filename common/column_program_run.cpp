@@ -22,6 +22,7 @@ AggregationSpec without_programs(const AggregationSpec& spec) {
   AggregationSpec inner = spec;
   inner.row_filter = ColumnProgram{};
   inner.value_programs.clear();
+  inner.lookup_columns.clear();
   return inner;
 }
 
@@ -37,8 +38,10 @@ std::vector<ProgramColumn> program_columns_of(const std::vector<ColumnView>& col
 }  // namespace
 
 uint32_t evaluate_program(const ColumnProgram& program, const std::vector<ColumnView>& columns, size_t rows,
-                          uint8_t* mask, void* values, uint8_t* validity) {
-  return evaluate_program_rows(program, program_columns_of(columns), 0, rows, mask, values, validity);
+                          uint8_t* mask, void* values, uint8_t* validity, const std::vector<ProgramColumn>& lookups) {
+  std::vector<ProgramColumn> cols = program_columns_of(columns);
+  cols.insert(cols.end(), lookups.begin(), lookups.end());
+  return evaluate_program_rows(program, cols, 0, rows, mask, values, validity);
 }
 
 namespace {
@@ -121,7 +124,8 @@ class ProgramRun final : public AggregationRun {
   void evaluate(ChunkInput& in, size_t threads, Evaluated& held) const {
     const size_t rows = in.rows;
     std::vector<uint8_t> mask(spec_.row_filter.empty() ? 0 : rows);
-    const std::vector<ProgramColumn> cols = program_columns_of(in.program_columns);
+    std::vector<ProgramColumn> cols = program_columns_of(in.program_columns);
+    cols.insert(cols.end(), spec_.lookup_columns.begin(), spec_.lookup_columns.end());
     in.program_columns.clear();
     in.programs_evaluated = true;
     // Evaluated inputs: 8 bytes per row, validity beside. Rows the filter

@@ -25,9 +25,11 @@ inline ProgramColumn program_column(const ColumnView& v) {
 // Evaluates `program` over rows [0, rows) of `columns` on the host: a
 // boolean program into `mask` (1 = passes), an int64 or float64 one into
 // `values` (rows x 8 bytes) and `validity` (1 = not NULL), skipping the rows
-// `mask` (may be null) marks 0. Returns the ORed error flags.
+// `mask` (may be null) marks 0. Returns the ORed error flags. The lookup
+// columns (AggregationSpec::lookup_columns) follow `columns`.
 uint32_t evaluate_program(const ColumnProgram& program, const std::vector<ColumnView>& columns, size_t rows,
-                          uint8_t* mask, void* values, uint8_t* validity);
+                          uint8_t* mask, void* values, uint8_t* validity,
+                          const std::vector<ProgramColumn>& lookups = {});
 
 // A run that evaluates the spec's programs on the host and hands the
 // resulting chunks to the run `start` makes for without_programs(spec). It

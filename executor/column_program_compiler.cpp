@@ -1,9 +1,11 @@
 #include "executor/column_program_compiler.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "common/error.hpp"
+#include "executor/lookup_join.hpp"
 #include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
@@ -15,7 +17,26 @@ int ProgramColumnMap::add(int table_column) {
   return static_cast<int>(table_columns.size()) - 1;
 }
 
+int ProgramColumnMap::add_lookup(const ProgramColumn& column) {
+  for (size_t i = 0; i < lookups.size(); ++i) {
+    if (lookups[i].data == column.data && lookups[i].validity == column.validity) return static_cast<int>(i);
+  }
+  lookups.push_back(column);
+  return static_cast<int>(lookups.size()) - 1;
+}
+
+void place_lookups(ColumnProgram& program, const ProgramColumnMap& columns) {
+  for (ProgramStep& step : program.steps) {
+    if (step.op == ProgramOp::lookup) step.arg += static_cast<int32_t>(columns.table_columns.size());
+  }
+}
+
 namespace {
+
+// Dictionaries of at most this many entries have their text conditions
+// compiled, as tests of at most this many codes (each a program step).
+constexpr int32_t kTextConditionEntries = 1 << 16;
+constexpr size_t kTextConditionCodes = 64;
 
 // The static type of a compiled subexpression.
 enum class Kind { integer, numeric, floating, boolean };
@@ -44,6 +65,11 @@ class Compiler {
   std::optional<Typed> compile(const Expr& e) {
     if (foldable(e)) return constant(e);
     if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) return column(*c);
+    if (const auto* l = dynamic_cast<const LookupExpr*>(&e)) return lookup(*l);
+    if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) return case_expr(*c);
+    if (e.type.id == TypeId::boolean) {
+      if (auto t = text_condition(e)) return t;
+    }
     if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) return function(*f);
     if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
       if (b->args.empty()) return std::nullopt;
@@ -94,8 +120,9 @@ class Compiler {
         break;
       case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
       case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
-      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list:
+      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list: case ProgramOp::lookup:
         break;
+      case ProgramOp::choose: depth -= 2; break;
       default: --depth; break;  // binary
     }
     max_depth = std::max(max_depth, depth);
@@ -157,6 +184,125 @@ class Compiler {
       return std::nullopt;
     }
     emit(ProgramOp::load, columns_.add(c.index));
+    return t;
+  }
+
+  // CASE WHEN c1 THEN v1 ... ELSE e END as c1 v1 ... e, then a choose per
+  // WHEN, innermost first. Every value is of one kind (numerics of one
+  // scale: the result's scale is then the same on every row); a NULL takes
+  // any kind.
+  std::optional<Typed> case_expr(const CaseExpr& c) {
+    if (c.whens.empty()) return std::nullopt;
+    std::optional<Typed> kind;
+    auto value = [&](const Expr& v) {
+      const size_t mark = steps.size();
+      const auto t = compile(v);
+      if (!t) return false;
+      if (steps.size() == mark + 1 && steps.back().op == ProgramOp::const_null) return true;
+      if (!kind) kind = t;
+      return kind->kind == t->kind && kind->scale == t->scale;
+    };
+    for (const auto& [when, then] : c.whens) {
+      const auto w = compile(*when);
+      if (!w || w->kind != Kind::boolean || !value(*then)) return std::nullopt;
+    }
+    if (c.otherwise) {
+      if (!value(*c.otherwise)) return std::nullopt;
+    } else {
+      emit(ProgramOp::const_null);
+    }
+    if (!kind) return std::nullopt;  // every value NULL: its type decides nothing here
+    for (size_t i = 0; i < c.whens.size(); ++i) emit(ProgramOp::choose);
+    return kind;
+  }
+
+  // A condition that reads one text column of the table (l_shipmode IN
+  // ('MAIL', 'SHIP'), p_type LIKE 'PROMO%'): evaluated here once per entry
+  // of the column's dictionary, and compiled as the stored codes' test
+  // against the entries that pass (or, when most pass, against those that
+  // do not). Only where it answers NULL for a NULL value and true or false
+  // for every entry, as that test does.
+  std::optional<Typed> text_condition(const Expr& e) {
+    if (!columns_.dictionary) return std::nullopt;
+    std::set<int> refs;
+    collect_refs(const_cast<Expr&>(e), refs);
+    if (refs.size() != 1) return std::nullopt;
+    const ColumnExpr* column = find_column(e);
+    if (column == nullptr || physical_of(column->type.id) != Physical::text || column->index < 0) return std::nullopt;
+    if (has_subquery(const_cast<Expr&>(e)) || has_volatile_function(const_cast<Expr&>(e))) return std::nullopt;
+    const std::shared_ptr<const storage::StringDictionary> dictionary = columns_.dictionary(column->index);
+    if (!dictionary || dictionary->size() > kTextConditionEntries) return std::nullopt;
+    const auto n = static_cast<size_t>(dictionary->size());
+    Vector entries(column->type);
+    entries.dictionary = dictionary;
+    entries.codes.resize(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) entries.codes[i] = static_cast<int32_t>(i);
+    entries.nulls.assign(n + 1, 0);
+    entries.nulls[n] = 1;
+    entries.count = n + 1;
+    EvalInput input;
+    input.rows = n + 1;
+    input.columns.assign(static_cast<size_t>(column->index) + 1, nullptr);
+    input.columns[static_cast<size_t>(column->index)] = &entries;
+    input.parameters = parameters_;
+    Vector verdicts;
+    try {
+      verdicts = e.evaluate(input);
+    } catch (const Error&) {
+      return std::nullopt;  // the rows that hold the entry raise it, on the host path
+    }
+    if (verdicts.count != n + 1 || !verdicts.null_at(n)) return std::nullopt;
+    std::vector<int64_t> pass, fail;
+    for (size_t i = 0; i < n; ++i) {
+      if (verdicts.null_at(i)) return std::nullopt;
+      (verdicts.ints[i] != 0 ? pass : fail).push_back(static_cast<int64_t>(i));
+    }
+    const bool negate = pass.size() > fail.size();
+    const std::vector<int64_t>& codes = negate ? fail : pass;
+    if (codes.size() > kTextConditionCodes) return std::nullopt;
+    emit(ProgramOp::load, columns_.add(column->index));
+    emit(ProgramOp::in_list, static_cast<int32_t>(codes.size()));
+    for (const int64_t code : codes) steps.push_back(ProgramStep{ProgramOp::const_int, 0, code, 0});  // data: no depth
+    if (negate) emit(ProgramOp::not_);
+    return Typed{Kind::boolean};
+  }
+
+  static const ColumnExpr* find_column(const Expr& e) {
+    if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) return c;
+    const ColumnExpr* found = nullptr;
+    for_each_child(const_cast<Expr&>(e), [&](Expr& child) {
+      if (found == nullptr) found = find_column(child);
+    });
+    return found;
+  }
+
+  // The key, then its build row, then (a value column) the value by that row.
+  std::optional<Typed> lookup(const LookupExpr& l) {
+    const TypeId id = l.type.id;
+    Typed t;
+    if (id == TypeId::boolean) t.kind = Kind::boolean;
+    else if (int_bits(id) || id == TypeId::date || id == TypeId::timestamp || id == TypeId::timestamptz || id == TypeId::time) t.kind = Kind::integer;
+    else if (id == TypeId::float8) t.kind = Kind::floating;
+    else if (id == TypeId::numeric && l.scale) t = Typed{Kind::numeric, *l.scale};
+    else return std::nullopt;
+    if (columns_.lookups_unbuilt) {
+      const auto key = compile(*l.key);
+      if (!key || key->kind != Kind::integer) return std::nullopt;
+      emit(ProgramOp::lookup, 0);
+      if (l.column >= 0) emit(ProgramOp::lookup, 0);
+      return t;
+    }
+    LookupTable& table = l.set->table(l.table);
+    const std::optional<ProgramColumn> rows = lookup_rows_column(table);
+    std::optional<ProgramColumn> values;
+    if (l.column >= 0) {
+      values = lookup_value_column(table, l.column, t.scale);
+      if (!values) return std::nullopt;
+    }
+    const auto key = compile(*l.key);
+    if (!key || key->kind != Kind::integer || !rows) return std::nullopt;
+    emit(ProgramOp::lookup, columns_.add_lookup(*rows));
+    if (values) emit(ProgramOp::lookup, columns_.add_lookup(*values));
     return t;
   }
 

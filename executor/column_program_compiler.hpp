@@ -5,20 +5,38 @@
 // anything outside the programs' subset (text, division, functions, ...):
 // the host's row-by-row evaluation then stays the path, so a program only
 // ever replaces evaluation whose answer it gives exactly.
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "common/column_program.hpp"
 #include "executor/expression.hpp"
+#include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
 
 // The stored columns programs read: program column i is table column
 // table_columns[i] (ColumnExpr::index), in the order loads first named them.
+// Lookup columns (a joined relation's values by key, lookup_join.hpp) are
+// numbered apart, in `lookups`, until place_lookups moves them past the
+// table columns, where the engines put them (AggregationSpec::lookup_columns).
 struct ProgramColumnMap {
   std::vector<int> table_columns;
+  std::vector<ProgramColumn> lookups;
+  // The dictionary of a text column (every chunk's codes index a prefix of
+  // it); empty or null: conditions on text are not compiled.
+  std::function<std::shared_ptr<const storage::StringDictionary>(int table_column)> dictionary;
+  // Lookups compile by their types alone, their tables not built yet: the
+  // programs only say whether the expressions compile (a plan's choice).
+  bool lookups_unbuilt = false;
   int add(int table_column);
+  int add_lookup(const ProgramColumn& column);
 };
+
+// Points each lookup step of `program` at its column's place after the
+// table columns of `columns`; call once the programs sharing the map are compiled.
+void place_lookups(ColumnProgram& program, const ProgramColumnMap& columns);
 
 // A WHERE clause (or one conjunct) as a boolean program.
 std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& columns,

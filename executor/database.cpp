@@ -230,6 +230,7 @@ std::unique_ptr<tally::QueryHandler> SessionFactory::create(const tally::Session
 void Database::prepare(ExecContext& context, const Settings& settings) {
   context.gpu_engine = gpu_engine();
   context.variant = settings.get("tally.variant").value_or("");
+  context.lookup_joins = settings.get("tally.lookup_joins").value_or("auto");
   context.launch_config = settings.get("tally.launch_config").value_or("");
 }
 

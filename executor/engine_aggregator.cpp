@@ -22,6 +22,8 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
+
+#include "executor/lookup_join.hpp"
 #include "common/column_program_run.hpp"
 #include "executor/column_program_compiler.hpp"
 #include "executor/finalize.hpp"
@@ -109,6 +111,7 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
   if (dynamic_cast<const ColumnExpr*>(&e)) {
     return e.type.typmod >= 4 ? std::optional<int32_t>(e.type.numeric_scale()) : std::nullopt;
   }
+  if (const auto* l = dynamic_cast<const LookupExpr*>(&e)) return l->scale;
   if (const auto* k = dynamic_cast<const ConstExpr*>(&e)) {
     if (!std::holds_alternative<Numeric>(k->value) || std::get<Numeric>(k->value).is_infinite()) return std::nullopt;
     return std::get<Numeric>(k->value).scale;
@@ -349,6 +352,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   auto drop_programs = [this] {
     spec_.row_filter = ColumnProgram{};
     spec_.value_programs.clear();
+    spec_.lookup_columns.clear();
     program_columns_.clear();
     takes_where_ = false;
     where_conditions_ = input_programs_ = 0;
@@ -453,6 +457,7 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   // without WHERE) feed evaluated rows (sink()), which carry no program columns.
   if (where == nullptr) return;
   ProgramColumnMap columns;
+  columns.dictionary = [this](int column) { return table_->dictionary(column); };
   ColumnProgram filter;
   if (where != nullptr) {
     auto f = compile_filter(*where, columns, context.parameters);
@@ -471,8 +476,11 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
     programs[i] = std::move(*p);
     ++compiled;
   }
+  place_lookups(filter, columns);
+  for (ColumnProgram& p : programs) place_lookups(p, columns);
   spec_.row_filter = std::move(filter);
   if (compiled > 0) spec_.value_programs = std::move(programs);
+  spec_.lookup_columns = std::move(columns.lookups);
   program_columns_ = std::move(columns.table_columns);
   takes_where_ = where != nullptr;
   input_programs_ = compiled;

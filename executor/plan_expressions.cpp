@@ -1,5 +1,7 @@
 #include "executor/plan_expressions.hpp"
 
+#include "executor/lookup_join.hpp"
+
 #include <algorithm>
 #include <string_view>
 #include <variant>
@@ -29,6 +31,7 @@ void for_each_child(Expr& e, const std::function<void(Expr&)>& fn) {
     if (c->otherwise) fn(*c->otherwise);
   } else if (auto* c = dynamic_cast<CoalesceExpr*>(&e)) all(c->args);
   else if (auto* i = dynamic_cast<InListExpr*>(&e)) { fn(*i->arg); all(i->list); }
+  else if (auto* l = dynamic_cast<LookupExpr*>(&e)) fn(*l->key);
   else if (auto* s = dynamic_cast<SubqueryExpr*>(&e)) {
     all(s->correlated);
     if (s->left) fn(*s->left);

@@ -24,6 +24,8 @@
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/grouping_sets.hpp"
+#include "executor/lookup_join.hpp"
+#include "executor/lookup_rewrite.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
@@ -95,6 +97,7 @@ void collect_columns(const Expr& e, std::set<int>& out) {
   if (auto* f = dynamic_cast<const FunctionExpr*>(&e)) { for (auto& a : f->args) collect_columns(*a, out); return; }
   if (auto* b = dynamic_cast<const BoolExpr*>(&e)) { for (auto& a : b->args) collect_columns(*a, out); return; }
   if (auto* n = dynamic_cast<const NullTestExpr*>(&e)) { collect_columns(*n->arg, out); return; }
+  if (auto* l = dynamic_cast<const LookupExpr*>(&e)) { collect_columns(*l->key, out); return; }
   if (auto* c = dynamic_cast<const CaseExpr*>(&e)) {
     for (auto& [w, v] : c->whens) { collect_columns(*w, out); collect_columns(*v, out); }
     if (c->otherwise) collect_columns(*c->otherwise, out);
@@ -751,6 +754,9 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
       plan->source_width += calls;
     }
     plan->source = std::move(source_tree);
+    BindContext bind;
+    base_context(bind, pc);
+    plan->lookup_form = plan_lookup_form(*plan, bind);
     return plan;
   }
   // Which table columns the scan must read.

@@ -91,6 +91,9 @@ struct ExecContext {
   // null, the aggregation step asks the table snapshot (EngineTableSnapshot).
   AggregateEngine* gpu_engine = nullptr;
   std::string variant;        // SET tally.variant: force a GPU variant ("" = tuner/rules)
+  // SET tally.lookup_joins: auto (a plan's lookup form runs where the GPU
+  // engine takes aggregates), on (wherever it has one), off.
+  std::string lookup_joins = "auto";
   std::string launch_config;  // SET tally.launch_config: force "tpb=..,bps=..,ff=..,rpt=.."
   // The result goes only to stream_rows (Session's simple query and portal
   // path): result columns that are an aggregate as it is may be AvgParts

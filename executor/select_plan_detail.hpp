@@ -14,6 +14,8 @@ class TableSnapshot;
 class PhysicalOperator;
 class SubqueryExpr;
 
+struct LookupForm;
+
 struct SortKey {
   int column = 0;  // index into outputs
   bool descending = false;
@@ -61,6 +63,10 @@ struct SelectPlan {
   std::shared_ptr<const WindowPlan> windows;
   // The subquery expressions this plan holds: their caches are reset when it runs.
   std::vector<const SubqueryExpr*> subqueries;
+  // An aggregate over a star join: the same query as one table's aggregate
+  // that looks its joined relations up by key (lookup_rewrite.hpp), tried
+  // first; null where the plan has no such form.
+  std::shared_ptr<const LookupForm> lookup_form;
 };
 
 }  // namespace tally::executor

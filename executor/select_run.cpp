@@ -26,6 +26,7 @@
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/group_key_filter.hpp"
+#include "executor/lookup_rewrite.hpp"
 #include "executor/grouping_sets_aggregator.hpp"
 #include "executor/having_filter.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -663,6 +664,13 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
 }  // namespace
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  // The lookup form pays where its programs run on the GPU; on the CPU
+  // engine the hash joins' tests of stored keys are faster.
+  const bool lookups = ec.lookup_joins == "on" ||
+                       (ec.lookup_joins == "auto" && ec.gpu_engine != nullptr && ec.engine != "cpu");
+  if (plan.lookup_form && lookups && ec.engine != "generic") {
+    if (std::optional<ResultSet> lookups = run_lookup_form(*plan.lookup_form, ec)) return std::move(*lookups);
+  }
   try {
     return run_select_once(plan, ec);
   } catch (const EngineInputOverflow&) {

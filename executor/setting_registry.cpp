@@ -85,6 +85,9 @@ Registry build() {
   add("is_superuser", "on", "Shows whether the current user is a superuser.", true, true);
   add("session_authorization", "", "Sets the session user name.", true, true);
   add("tally.engine", "auto", "Aggregation engine: auto, cpu, gpu or generic (the reference path).", false, false);
+  add("tally.lookup_joins", "auto",
+      "Star joins feeding an aggregate run as lookups by key: auto (where a GPU takes the aggregate), on or off.",
+      false, false);
   add("tally.variant", "",
       "GPU aggregation variant to force (dense, shared_memory, global, sort, partitioned); empty: the tuner's choice.",
       false, false);

@@ -184,6 +184,10 @@ std::string Settings::canonical_value(const SettingDefinition& def, std::string_
     if (v == "auto" || v == "cpu" || v == "gpu" || v == "generic") return v;
     throw invalid().with_hint("Available values: auto, cpu, gpu, generic.");
   }
+  if (def.name == "tally.lookup_joins") {
+    if (v == "auto" || v == "on" || v == "off") return v;
+    throw invalid().with_hint("Available values: auto, on, off.");
+  }
   return std::string(value);
 }
 

@@ -19,7 +19,7 @@ namespace {
 // extra_float_digits ...) keeps sessions with other values apart, whether or
 // not today's planner reads it.
 constexpr std::string_view kExecutionOnlySettings[] = {
-    "tally.engine",          "tally.variant",
+    "tally.engine",          "tally.variant",        "tally.lookup_joins",
     "tally.launch_config",   "application_name",
     "statement_timeout",     "lock_timeout",
     "idle_in_transaction_session_timeout", "transaction_isolation",

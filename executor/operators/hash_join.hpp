@@ -34,6 +34,10 @@ class HashJoin final : public PhysicalOperator {
   std::vector<std::string> details() const override;
   std::string node_type() const override { return build_keys_.empty() ? "Nested Loop" : "Hash Join"; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override;
+  JoinKind kind() const { return kind_; }
+  const std::vector<ExprPtr>& probe_keys() const { return probe_keys_; }
+  const std::vector<ExprPtr>& build_keys() const { return build_keys_; }
+  const std::vector<ExprPtr>& residual() const { return residual_; }
 
  private:
   // A semi or anti join whose probe side is estimated this many times

@@ -32,6 +32,11 @@ class TableScan final : public PhysicalOperator {
   std::string node_type() const override { return "Seq Scan"; }
   // The conjuncts the scan filters its rows by.
   const std::vector<ExprPtr>& filters() const { return filters_; }
+  const std::shared_ptr<const TableSnapshot>& table() const { return table_; }
+  const std::string& alias() const { return alias_; }
+  // The table columns read (outputs first) and their column-space indexes.
+  const std::vector<int>& table_columns() const { return table_columns_; }
+  const std::vector<int>& read_layout() const { return read_layout_; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override;
 
  private:
@@ -93,6 +98,7 @@ class FilterOperator final : public PhysicalOperator {
   FilterOperator(std::unique_ptr<PhysicalOperator> child, std::vector<ExprPtr> conditions, size_t space_width);
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override { return "Filter"; }
+  const std::vector<ExprPtr>& conditions() const { return conditions_; }
 
  private:
   std::vector<ExprPtr> conditions_;

@@ -460,7 +460,10 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
 
 int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, std::vector<ColumnPointer>& keys) {
   const StreamHandle stream = pipeline_->compute_stream();
-  if (!evaluator_) evaluator_ = std::make_unique<DeviceProgramEvaluator>();
+  if (!evaluator_) {
+    evaluator_ = std::make_unique<DeviceProgramEvaluator>();
+    evaluator_->set_lookups(spec_.lookup_columns, stream);
+  }
   const std::vector<ColumnPointer> columns(chunk.columns.begin() + static_cast<long>(program_column_begin_),
                                            chunk.columns.end());
   evaluator_->evaluate(spec_.row_filter, spec_.value_programs, columns, program_widths_, chunk.rows, stream);

@@ -61,6 +61,8 @@ __global__ void programs_kernel(const tally::ProgramStep* steps, const __grid_co
 
 struct DeviceProgramEvaluator::Impl {
   DeviceBuffer steps, mask, error;
+  std::vector<DeviceBuffer> lookup_copies;
+  std::vector<tally::ProgramColumn> lookups;  // device pointers
   bool error_cleared = false;
   std::vector<DeviceBuffer> values, validity;
   std::vector<tally::ProgramStep> host_steps;
@@ -72,9 +74,10 @@ DeviceProgramEvaluator::~DeviceProgramEvaluator() = default;
 void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
                                       const std::vector<ColumnPointer>& columns,
                                       const std::vector<tally::ColumnWidth>& widths, int64_t rows, StreamHandle stream) {
-  if (columns.size() > static_cast<size_t>(kMaxDeviceProgramColumns) || inputs.size() > static_cast<size_t>(kMaxDevicePrograms))
-    throw Error(SqlState::feature_not_supported, "GPU: more program columns or inputs than one launch takes");
   Impl& m = *impl_;
+  if (columns.size() + m.lookups.size() > static_cast<size_t>(kMaxDeviceProgramColumns) ||
+      inputs.size() > static_cast<size_t>(kMaxDevicePrograms))
+    throw Error(SqlState::feature_not_supported, "GPU: more program columns or inputs than one launch takes");
   ProgramArgs args;
   m.host_steps.clear();
   auto append = [&](const tally::ColumnProgram& p, int& begin, int& count) {
@@ -94,6 +97,7 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
   for (size_t c = 0; c < columns.size(); ++c) {
     args.columns[c] = tally::ProgramColumn{columns[c].data, columns[c].validity, static_cast<uint8_t>(widths[c])};
   }
+  for (const tally::ProgramColumn& l : m.lookups) args.columns[args.column_count++] = l;
   const size_t n = static_cast<size_t>(rows > 0 ? rows : 1);
   m.steps.ensure(std::max<size_t>(1, m.host_steps.size()) * sizeof(tally::ProgramStep), stream);
   m.mask.ensure(n, stream);
@@ -126,6 +130,28 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
   TALLY_CUDA_CHECK_LAUNCH("programs_kernel");
 }
 
+void DeviceProgramEvaluator::set_lookups(const std::vector<tally::ProgramColumn>& host, StreamHandle stream) {
+  Impl& m = *impl_;
+  m.lookup_copies.clear();
+  m.lookups.clear();
+  auto copy = [&](const void* data, size_t bytes) -> const void* {
+    if (data == nullptr) return nullptr;
+    m.lookup_copies.emplace_back(std::max<size_t>(bytes, 1), stream);
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(m.lookup_copies.back().get(), data, bytes, cudaMemcpyHostToDevice, stream));
+    return m.lookup_copies.back().get();
+  };
+  for (const tally::ProgramColumn& c : host) {
+    const size_t width = c.width == static_cast<uint8_t>(tally::ColumnWidth::int32) ||
+                                 c.width == static_cast<uint8_t>(tally::ColumnWidth::float32)
+                             ? 4
+                             : 8;
+    tally::ProgramColumn d = c;
+    d.data = copy(c.data, c.size * width);
+    d.validity = static_cast<const uint8_t*>(copy(c.validity, c.size));
+    m.lookups.push_back(d);
+  }
+}
+
 const uint8_t* DeviceProgramEvaluator::mask() const { return impl_->mask.get<uint8_t>(); }
 const void* DeviceProgramEvaluator::input(size_t i) const { return impl_->values[i].get(); }
 const uint8_t* DeviceProgramEvaluator::input_validity(size_t i) const { return impl_->validity[i].get<uint8_t>(); }
@@ -139,7 +165,8 @@ uint32_t DeviceProgramEvaluator::errors(StreamHandle stream) {
 
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
-                                                const std::vector<tally::ColumnView>& columns, int64_t rows) {
+                                                const std::vector<tally::ColumnView>& columns, int64_t rows,
+                                                const std::vector<tally::ProgramColumn>& lookups) {
   cudaStream_t stream = nullptr;
   TALLY_CUDA_CHECK(cudaStreamCreate(&stream));
   struct Destroy {
@@ -164,6 +191,7 @@ DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filt
     widths.push_back(c.width);
   }
   DeviceProgramEvaluator evaluator;
+  evaluator.set_lookups(lookups, stream);
   evaluator.evaluate(filter, inputs, pointers, widths, rows, stream);
   DeviceProgramResult out;
   out.mask.resize(n);

@@ -35,7 +35,8 @@ inline bool programs_fit_device(const tally::AggregationSpec& spec) {
   };
   count(spec.row_filter);
   for (const tally::ColumnProgram& p : spec.value_programs) count(p);
-  return steps <= static_cast<size_t>(kMaxDeviceSteps) && columns <= kMaxDeviceProgramColumns;
+  const size_t all_columns = static_cast<size_t>(columns) + spec.lookup_columns.size();
+  return steps <= static_cast<size_t>(kMaxDeviceSteps) && all_columns <= static_cast<size_t>(kMaxDeviceProgramColumns);
 }
 
 class DeviceProgramEvaluator {
@@ -53,9 +54,13 @@ class DeviceProgramEvaluator {
   // row (int64 or double) and input_validity(i) one byte per row, the rows
   // the filter drops NULL. Error flags accumulate on the device over every
   // call of this object's life; errors() waits for `stream` and reads them.
+  // The lookup columns set_lookups copied follow `columns`.
   void evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
                 const std::vector<ColumnPointer>& columns, const std::vector<tally::ColumnWidth>& widths, int64_t rows,
                 StreamHandle stream);
+  // Copies the lookup columns (AggregationSpec::lookup_columns, host
+  // memory) to the device once, for every evaluate() after it.
+  void set_lookups(const std::vector<tally::ProgramColumn>& host, StreamHandle stream);
   const uint8_t* mask() const;
   const void* input(size_t i) const;
   const uint8_t* input_validity(size_t i) const;
@@ -78,6 +83,7 @@ struct DeviceProgramResult {
 };
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
-                                                const std::vector<tally::ColumnView>& columns, int64_t rows);
+                                                const std::vector<tally::ColumnView>& columns, int64_t rows,
+                                                const std::vector<tally::ProgramColumn>& lookups = {});
 
 }  // namespace tally::gpu

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "common/column_program_batch.hpp"
@@ -500,6 +501,94 @@ TEST(ColumnProgram, InListsAnswerAsTheirComparisons) {
 // Comparisons of two columns stored alike (`l_commitdate < l_receiptdate`)
 // join the typed loops, mixed with constant comparisons; two columns of
 // different widths do not (the compiler's conversions are no loads).
+// A joined relation's values looked up by key (ProgramOp::lookup: the
+// key's row, then the value by row; a column without data is a presence
+// test) and CASE's choose, row by row and in blocks, against their
+// definitions: NULL for a NULL key, a key outside the range or without a
+// row, and a NULL value; choose takes THEN only where its condition is
+// true, not NULL.
+TEST(ColumnProgram, LookupsAndChoicesAnswerAsTheirDefinitions) {
+  std::mt19937_64 rng(43);
+  const size_t rows = 5000, dim_rows = 150;
+  const int64_t base = 10;
+  const uint64_t span = 200;
+  std::vector<int32_t> key(rows);
+  std::vector<uint8_t> key_valid(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    key[r] = static_cast<int32_t>(rng() % 260) - 20;  // below, inside and above [base, base + span)
+    key_valid[r] = rng() % 9 != 0;
+  }
+  std::vector<int32_t> row_of(span, 0);
+  std::vector<uint8_t> present(span, 0);
+  std::vector<uint64_t> slots(span);
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  for (size_t d = 0; d < dim_rows; ++d) {
+    present[slots[d]] = 1;
+    row_of[slots[d]] = static_cast<int32_t>(d);
+  }
+  std::vector<int64_t> value(dim_rows);
+  std::vector<double> weight(dim_rows);
+  std::vector<uint8_t> value_valid(dim_rows);
+  for (size_t d = 0; d < dim_rows; ++d) {
+    value[d] = static_cast<int64_t>(rng() % 1000) - 500;
+    weight[d] = static_cast<double>(rng() % 64) / 8;
+    value_valid[d] = rng() % 5 != 0;
+  }
+  const std::vector<ProgramColumn> cols = {
+      {key.data(), key_valid.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+      {row_of.data(), present.data(), static_cast<uint8_t>(ColumnWidth::int32), base, span},
+      {value.data(), value_valid.data(), static_cast<uint8_t>(ColumnWidth::int64), 0, dim_rows},
+      {weight.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64), 0, dim_rows},
+      {nullptr, present.data(), 0, base, span}};
+  // The dimension row of fact row r, or -1.
+  auto found = [&](size_t r) -> int {
+    if (!key_valid[r] || key[r] < base || key[r] >= base + static_cast<int64_t>(span)) return -1;
+    const auto at = static_cast<size_t>(key[r] - base);
+    return present[at] ? row_of[at] : -1;
+  };
+  // The value: key, row, value.
+  ColumnProgram looked;
+  looked.result = ProgramResult::int64;
+  looked.steps = {op(ProgramOp::load, 0), op(ProgramOp::lookup, 1), op(ProgramOp::lookup, 2)};
+  // CASE WHEN key > 100 THEN value * 2 ELSE -1 END.
+  ColumnProgram chosen;
+  chosen.result = ProgramResult::int64;
+  chosen.steps = {op(ProgramOp::load, 0), cint(100), op(ProgramOp::gt_int), op(ProgramOp::load, 0), op(ProgramOp::lookup, 1),
+                  op(ProgramOp::lookup, 2), cint(2), op(ProgramOp::mul_int), cint(-1), op(ProgramOp::choose)};
+  // WHERE the key has a row AND weight > 2 (a presence column, a float value).
+  ColumnProgram filter;
+  filter.steps = {op(ProgramOp::load, 0), op(ProgramOp::lookup, 4), op(ProgramOp::is_not_null),
+                  op(ProgramOp::load, 0), op(ProgramOp::lookup, 1), op(ProgramOp::lookup, 3), cfloat(2),
+                  op(ProgramOp::gt_float), op(ProgramOp::and_)};
+  for (const ColumnProgram* p : {&looked, &chosen, &filter}) ASSERT_TRUE(program_runs_in_blocks(*p));
+  std::vector<int64_t> values(rows), choices(rows);
+  std::vector<uint8_t> values_valid(rows), choices_valid(rows), mask(rows, 7);
+  ASSERT_EQ(evaluate_program_rows(looked, cols, 0, rows, nullptr, values.data(), values_valid.data()), 0u);
+  ASSERT_EQ(evaluate_program_rows(chosen, cols, 0, rows, nullptr, choices.data(), choices_valid.data()), 0u);
+  ASSERT_EQ(evaluate_program_rows(filter, cols, 0, rows, mask.data(), nullptr, nullptr), 0u);
+  int kept = 0, chose_then = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const int d = found(r);
+    const bool has = d >= 0 && value_valid[static_cast<size_t>(d)];
+    ASSERT_EQ(values_valid[r], has ? 1 : 0) << r;
+    if (has) ASSERT_EQ(values[r], value[static_cast<size_t>(d)]) << r;
+    const Out row = run(looked.steps, cols, r);
+    ASSERT_EQ(row.v.null, !has) << r;
+    if (has) ASSERT_EQ(static_cast<int64_t>(row.v.i), value[static_cast<size_t>(d)]);
+    const bool then = key_valid[r] && key[r] > 100;
+    chose_then += then ? 1 : 0;
+    ASSERT_EQ(choices_valid[r], then ? (has ? 1 : 0) : 1) << r;
+    if (choices_valid[r]) ASSERT_EQ(choices[r], then ? 2 * value[static_cast<size_t>(d)] : -1) << r;
+    const bool pass = d >= 0 && weight[static_cast<size_t>(d)] > 2;
+    kept += pass ? 1 : 0;
+    ASSERT_EQ(mask[r], pass ? 1 : 0) << r;
+    ASSERT_EQ(program_passes(run(filter.steps, cols, r).v), pass) << r;
+  }
+  EXPECT_GT(kept, 500);
+  EXPECT_GT(chose_then, 500);
+}
+
 TEST(ColumnProgram, ColumnPairComparisonsAnswerAsRowByRow) {
   std::mt19937_64 rng(29);
   const size_t rows = 7000;

@@ -2,7 +2,8 @@
 // give, row for row and bit for bit, what the host evaluator gives
 // (common/column_program_run.hpp) over random columns of every width with
 // NULLs: the row filter's mask, int64 and float64 inputs (rows the filter
-// drops NULL), and the overflow flag. Skips without a GPU.
+// drops NULL), and the overflow flag; lookups of a joined relation's values
+// by key (copied to the device once) and CASE's choose. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +79,53 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
     EXPECT_EQ(evaluate_program(in_lists, columns, rows, mask.data(), nullptr, nullptr), 0u);
     EXPECT_EQ(device.mask, mask);
     EXPECT_GT(std::count(mask.begin(), mask.end(), 1), 50);
+  }
+  {
+    // Lookup columns after the chunk's: a's rows by key a in [-300, 700)
+    // (some keys without a row), an int64 value and a float value by row.
+    const int64_t base = -300;
+    const size_t span = 1000, dim_rows = 600;
+    std::vector<int32_t> row_of(span, 0);
+    std::vector<uint8_t> present(span, 0);
+    for (size_t k = 0; k < span; ++k) {
+      if (rng() % 5 == 0) continue;
+      present[k] = 1;
+      row_of[k] = static_cast<int32_t>(rng() % dim_rows);
+    }
+    std::vector<int64_t> value(dim_rows);
+    std::vector<double> weight(dim_rows);
+    std::vector<uint8_t> value_valid(dim_rows);
+    for (size_t d = 0; d < dim_rows; ++d) {
+      value[d] = static_cast<int64_t>(rng() % 100000) - 50000;
+      weight[d] = static_cast<double>(rng() % 100) / 16;
+      value_valid[d] = rng() % 6 != 0;
+    }
+    const std::vector<ProgramColumn> lookups = {
+        {row_of.data(), present.data(), static_cast<uint8_t>(ColumnWidth::int32), base, span},
+        {value.data(), value_valid.data(), static_cast<uint8_t>(ColumnWidth::int64), 0, dim_rows},
+        {weight.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64), 0, dim_rows}};
+    // WHERE a has a row AND its weight > 1.5; CASE WHEN b > 0 THEN value ELSE b END.
+    ColumnProgram joined;
+    joined.steps = {step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::is_not_null),
+                    step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::lookup, 6),
+                    step(ProgramOp::const_float, 0, 0, 1.5), step(ProgramOp::gt_float), step(ProgramOp::and_)};
+    ColumnProgram chosen;
+    chosen.result = ProgramResult::int64;
+    chosen.steps = {step(ProgramOp::load, 1), step(ProgramOp::const_int, 0, 0), step(ProgramOp::gt_int),
+                    step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::lookup, 5),
+                    step(ProgramOp::load, 1), step(ProgramOp::choose)};
+    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, lookups);
+    std::vector<uint8_t> mask(rows, 1), valid(rows);
+    std::vector<int64_t> values(rows);
+    EXPECT_EQ(evaluate_program(joined, columns, rows, mask.data(), nullptr, nullptr, lookups), 0u);
+    EXPECT_EQ(evaluate_program(chosen, columns, rows, mask.data(), values.data(), valid.data(), lookups), 0u);
+    EXPECT_EQ(device.mask, mask);
+    EXPECT_GT(std::count(mask.begin(), mask.end(), 1), 1000);
+    EXPECT_EQ(device.validity[0], valid);
+    for (size_t r = 0; r < rows; ++r) {
+      if (valid[r]) ASSERT_EQ(device.inputs[0][r], values[r]) << "row " << r;
+    }
+    EXPECT_EQ(device.errors, 0u);
   }
   for (const bool with_filter : {true, false}) {
     for (const bool with_overflow : {false, true}) {

@@ -1,0 +1,183 @@
+#include "executor/lookup_join.hpp"
+
+#include <algorithm>
+
+#include "common/column_width.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/hash_join_build.hpp"
+#include "executor/select_plan.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+bool integer_key(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date;
+}
+
+// Values below this many rows are filled on one thread.
+constexpr size_t kParallelRows = size_t{1} << 16;
+
+}  // namespace
+
+namespace {
+
+// The build side's rows reduced to the key and the lookup columns as they
+// come: the expressions are evaluated in prepare(), on the threads of the
+// source's read-ahead, several chunks at once, and only their values are
+// kept (not the build side's other columns).
+class LookupSink final : public PreparingSink {
+ public:
+  LookupSink(const LookupSource& source, size_t space_width, const std::vector<Value>* parameters)
+      : source_(source), space_width_(space_width), parameters_(parameters) {
+    columns_.push_back(OutputColumn{"key", source.build_key->type});
+    for (const auto& c : source.columns) columns_.push_back(OutputColumn{"value", c->type});
+  }
+  void prepare(DataChunk& chunk) const override {
+    const EvalInput input = space_input(chunk, source_.build->layout(), space_width_, parameters_);
+    std::vector<Vector> evaluated;
+    evaluated.push_back(source_.build_key->evaluate(input));
+    for (const auto& c : source_.columns) evaluated.push_back(c->evaluate(input));
+    chunk.columns = std::move(evaluated);
+  }
+  bool consume_prepared(DataChunk& chunk) override {
+    memory.grow(chunk_bytes(chunk));
+    chunk.prepared.reset();
+    chunks_.push_back(std::move(chunk));
+    return true;
+  }
+  DataChunk take(int threads) { return concat_chunks(std::move(chunks_), columns_, threads); }
+  MemoryReservation memory;
+
+ private:
+  const LookupSource& source_;
+  size_t space_width_;
+  const std::vector<Value>* parameters_;
+  std::vector<OutputColumn> columns_;
+  std::vector<DataChunk> chunks_;
+};
+
+}  // namespace
+
+bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, ExecContext& context,
+                  LookupTable& table) {
+  table = LookupTable{};
+  if (!integer_key(source.build_key->type.id)) return false;
+  LookupSink sink(source, space_width, context.parameters);
+  run_operator(*source.build, context, sink);
+  DataChunk rows = sink.take(worker_threads(context));
+  table.memory = std::move(sink.memory);
+  const Vector& key = rows.columns[0];
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  size_t keyed = 0;
+  for (size_t r = 0; r < rows.rows; ++r) {
+    if (key.null_at(r)) continue;  // a NULL key joins nothing
+    const int64_t k = key.ints[r];
+    min = std::min(min, k);
+    max = std::max(max, k);
+    ++keyed;
+  }
+  const uint64_t span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
+  if (span > max_span) return false;
+  if (rows.rows > static_cast<size_t>(INT32_MAX)) return false;
+  table.memory.grow(span * (sizeof(int32_t) + 1));
+  table.base = keyed == 0 ? 0 : min;
+  table.rows = rows.rows;
+  table.present.assign(span, 0);
+  table.row_of.resize(span);
+  for (size_t r = 0; r < rows.rows; ++r) {
+    if (key.null_at(r)) continue;
+    const auto at = static_cast<size_t>(key.ints[r] - table.base);
+    if (table.present[at]) return false;  // a repeated key: each fact row could join several rows
+    table.present[at] = 1;
+    table.row_of[at] = static_cast<int32_t>(r);
+  }
+  table.values.assign(std::make_move_iterator(rows.columns.begin() + 1), std::make_move_iterator(rows.columns.end()));
+  table.value_columns.resize(table.values.size());
+  table.program_ints.resize(table.values.size());
+  table.program_valid.resize(table.values.size());
+  table.description = source.name + ": " + std::to_string(keyed) + " rows by key " + std::to_string(table.base) +
+                      ".." + std::to_string(keyed == 0 ? table.base : max);
+  return true;
+}
+
+Vector LookupExpr::evaluate(const EvalInput& input) const {
+  const Vector k = key->evaluate(input);
+  const LookupTable& t = set->table(table);
+  const size_t n = input.rows;
+  std::vector<uint32_t> rows(n, kNullRow);
+  const uint64_t span = t.present.size();
+  const int64_t* keys = k.int_data();
+  auto find = [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r) {
+      if (k.null_at(r)) continue;
+      const uint64_t at = static_cast<uint64_t>(keys[r]) - static_cast<uint64_t>(t.base);
+      if (at < span && t.present[at]) rows[r] = static_cast<uint32_t>(t.row_of[at]);
+    }
+  };
+  find(0, n);
+  if (column < 0) {
+    Vector out(type);
+    out.resize(n);
+    for (size_t r = 0; r < n; ++r) {
+      if (rows[r] == kNullRow) out.set_null(r);
+      else out.ints[r] = rows[r];
+    }
+    return out;
+  }
+  return gather(t.values[static_cast<size_t>(column)], rows);
+}
+
+std::optional<ProgramColumn> lookup_rows_column(LookupTable& table) {
+  if (!table.rows_column) {
+    table.rows_column = ProgramColumn{table.row_of.data(), table.present.data(),
+                                      static_cast<uint8_t>(ColumnWidth::int32), table.base, table.present.size()};
+  }
+  return table.rows_column;
+}
+
+std::optional<ProgramColumn> lookup_value_column(LookupTable& table, int column, int32_t scale) {
+  if (column < 0 || static_cast<size_t>(column) >= table.values.size()) return std::nullopt;
+  const auto c = static_cast<size_t>(column);
+  if (table.value_columns[c]) return table.value_columns[c];
+  const Vector& v = table.values[c];
+  const size_t n = v.count;
+  std::vector<uint8_t>& valid = table.program_valid[c];
+  valid.resize(n);
+  for (size_t r = 0; r < n; ++r) valid[r] = v.null_at(r) ? 0 : 1;
+  ProgramColumn out{nullptr, valid.data(), 0, 0, n};
+  switch (physical_of(v.type.id)) {
+    case Physical::boolean:
+    case Physical::integer:
+      if (v.avg_parts) return std::nullopt;
+      out.data = v.int_data();
+      out.width = static_cast<uint8_t>(ColumnWidth::int64);
+      break;
+    case Physical::floating:
+      out.data = v.floats.data();
+      out.width = static_cast<uint8_t>(ColumnWidth::float64);
+      break;
+    case Physical::numeric: {
+      if (v.avg_parts) return std::nullopt;
+      // Scaled integers at the scale the compiler typed the value with:
+      // every value must hold it, within 18 digits.
+      std::vector<int64_t>& ints = table.program_ints[c];
+      ints.assign(n, 0);
+      constexpr __int128 kLimit = static_cast<__int128>(1000000000000000000LL);
+      for (size_t r = 0; r < n; ++r) {
+        if (v.null_at(r)) continue;
+        const Numeric& x = v.numerics[r];
+        if (x.scale != scale || x.mantissa >= kLimit || x.mantissa <= -kLimit) return std::nullopt;
+        ints[r] = static_cast<int64_t>(x.mantissa);
+      }
+      out.data = ints.data();
+      out.width = static_cast<uint8_t>(ColumnWidth::int64);
+      break;
+    }
+    default: return std::nullopt;
+  }
+  table.value_columns[c] = out;
+  return out;
+}
+
+}  // namespace tally::executor

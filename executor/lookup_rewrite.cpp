@@ -1,0 +1,358 @@
+#include "executor/lookup_rewrite.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "executor/column_program_compiler.hpp"
+#include "executor/engine_aggregator.hpp"
+#include "executor/expression_copy.hpp"
+#include "executor/operators/hash_join.hpp"
+#include "executor/operators/table_scan.hpp"
+#include "executor/plan_expressions.hpp"
+#include "executor/select_plan.hpp"
+#include "executor/select_plan_detail.hpp"
+#include "executor/table_provider.hpp"
+
+namespace tally::executor {
+
+namespace {
+
+// Who holds a column of the join form's space: the fact table, a lookup
+// source (its number), or neither (a column the form does not know).
+constexpr int kFact = -1;
+constexpr int kUnknown = -2;
+
+bool integer_key(TypeId id) {
+  return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date;
+}
+
+// The first stored relation of an operator tree, by its probe sides.
+std::string relation_name(const PhysicalOperator& op) {
+  if (const auto* scan = dynamic_cast<const TableScan*>(&op)) return scan->alias();
+  return op.children().empty() ? op.describe() : relation_name(*op.children()[0]);
+}
+
+// Rows of the largest stored table an operator tree reads.
+double largest_table_rows(const PhysicalOperator& op) {
+  double rows = 0;
+  if (const auto* scan = dynamic_cast<const TableScan*>(&op); scan != nullptr && scan->table()) {
+    rows = static_cast<double>(scan->table()->row_count());
+  }
+  for (const auto& child : op.children()) rows = std::max(rows, largest_table_rows(*child));
+  return rows;
+}
+
+// Expressions of the join form's space made expressions of the lookup
+// form: a fact column becomes the table's column, and the largest parts
+// that read one joined relation only become a value it looks up.
+class Rewriter {
+ public:
+  Rewriter(std::vector<int> owner, std::vector<int> fact_column, LookupForm& form)
+      : owner_(std::move(owner)), fact_column_(std::move(fact_column)), form_(form), keys_(form.set->size()),
+        columns_(form.set->size()) {}
+
+  ExprPtr operator()(const Expr& e) {
+    ExprCopy copy;
+    copy.replace = [&](const Expr& node) { return replace(node, copy); };
+    ExprPtr out = copy(e);
+    if (!out) failed = true;
+    return out;
+  }
+
+  // Source i's key over the fact row, set before any of its values is looked up.
+  void set_key(size_t i, ExprPtr key) { keys_[i] = std::move(key); }
+  ExprPtr presence(size_t i) {
+    auto row = std::make_unique<LookupExpr>(SqlType{TypeId::int4}, copy_expr(*keys_[i]), form_.set, i, -1);
+    return std::make_unique<NullTestExpr>(std::move(row), true);
+  }
+
+  bool failed = false;
+
+ private:
+  int owner_of(int index) const {
+    return index >= 0 && static_cast<size_t>(index) < owner_.size() ? owner_[static_cast<size_t>(index)] : kUnknown;
+  }
+
+  ExprPtr replace(const Expr& node, ExprCopy& copy) {
+    std::set<int> refs;
+    collect_refs(const_cast<Expr&>(node), refs);
+    if (refs.empty()) return nullptr;  // constants are copied as they are
+    const int first = owner_of(*refs.begin());
+    const bool one = std::all_of(refs.begin(), refs.end(), [&](int r) { return owner_of(r) == first; });
+    if (one && first >= 0) {
+      if (has_volatile_function(const_cast<Expr&>(node)) || has_subquery(const_cast<Expr&>(node))) {
+        copy.failed = true;
+        return nullptr;
+      }
+      return lookup(static_cast<size_t>(first), node, copy);
+    }
+    if (const auto* c = dynamic_cast<const ColumnExpr*>(&node)) {
+      if (owner_of(c->index) != kFact) {
+        copy.failed = true;
+        return nullptr;
+      }
+      return std::make_unique<ColumnExpr>(c->type, fact_column_[static_cast<size_t>(c->index)], c->name);
+    }
+    return nullptr;  // copied, its children rewritten
+  }
+
+  // The value `node` (reading source i's columns only) by the fact row's key.
+  ExprPtr lookup(size_t i, const Expr& node, ExprCopy& copy) {
+    if (!keys_[i]) {
+      copy.failed = true;
+      return nullptr;
+    }
+    std::vector<ExprPtr>& columns = form_.sources[i].columns;
+    // A column named several times is looked up as one.
+    int column = -1;
+    const auto* ref = dynamic_cast<const ColumnExpr*>(&node);
+    if (ref != nullptr) {
+      for (const auto& [index, at] : columns_[i]) {
+        if (index == ref->index) column = at;
+      }
+    }
+    if (column < 0) {
+      ExprPtr value = copy_expr(node);
+      if (!value) {
+        copy.failed = true;
+        return nullptr;
+      }
+      column = static_cast<int>(columns.size());
+      columns.push_back(std::move(value));
+      if (ref != nullptr) columns_[i].emplace_back(ref->index, column);
+    }
+    return std::make_unique<LookupExpr>(node.type, copy_expr(*keys_[i]), form_.set, i, column,
+                                        engine_aggregation::static_numeric_scale(node));
+  }
+
+  std::vector<int> owner_;
+  std::vector<int> fact_column_;
+  LookupForm& form_;
+  std::vector<ExprPtr> keys_;
+  std::vector<std::vector<std::pair<int, int>>> columns_;  // per source: (space index, lookup column)
+};
+
+// Whether the engines take the lookup form as one table's programs: its
+// keys stored columns, its WHERE and aggregate inputs compiled (with the
+// conditions of engine_aggregator.cpp's compile_programs). Only then does
+// the form pay: evaluated row by row on the host, the hash joins' tests on
+// stored keys are faster.
+bool runs_as_programs(const SelectPlan& p) {
+  for (const auto& k : p.group_keys) {
+    if (dynamic_cast<const ColumnExpr*>(k.get()) == nullptr) return false;
+  }
+  ProgramColumnMap columns;
+  columns.lookups_unbuilt = true;
+  const TableSnapshot& table = *p.table;
+  columns.dictionary = [&table](int column) { return table.dictionary(column); };
+  if (!p.where || !compile_filter(*p.where, columns, nullptr)) return false;
+  for (const auto& a : p.aggregates) {
+    if (a.filter || a.distinct || a.direct) return false;
+    for (const auto& arg : a.args) {
+      if (dynamic_cast<const ColumnExpr*>(arg.get()) != nullptr) continue;
+      const auto program = compile_input(*arg, columns, nullptr);
+      if (!program) return false;
+      if (arg->type.id == TypeId::numeric &&
+          engine_aggregation::static_numeric_scale(*arg) != std::optional<int32_t>(program->scale)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+ExprPtr conjunction(std::vector<ExprPtr> conjuncts) {
+  if (conjuncts.empty()) return nullptr;
+  if (conjuncts.size() == 1) return std::move(conjuncts[0]);
+  return std::make_unique<BoolExpr>(BoolOp::and_, std::move(conjuncts));
+}
+
+}  // namespace
+
+std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const BindContext& bind) {
+  if (!plan.aggregate || !plan.source || !plan.grouping_sets.empty() || !plan.grouping_calls.empty() || plan.windows ||
+      !plan.subqueries.empty() || plan.where) {
+    return nullptr;
+  }
+  // The chain of joins (and filters) down the probe sides to one table
+  // scan, the fact table, each join's build side looked up by key. Where
+  // the top join's build side is a scan of a larger table than any the
+  // probe side reads, that table is the fact table and the probe side is
+  // looked up instead (the planner builds on the smaller input, which a
+  // filter may make the fact table).
+  struct Step {
+    const PhysicalOperator* looked_up;
+    const std::vector<ExprPtr>* fact_keys;
+    const std::vector<ExprPtr>* keys;
+    const std::vector<ExprPtr>* residual;
+  };
+  std::vector<Step> steps;
+  std::vector<const Expr*> conditions;
+  auto filtered_scan = [&](const PhysicalOperator* op) -> const TableScan* {
+    while (const auto* f = dynamic_cast<const FilterOperator*>(op)) op = f->children()[0].get();
+    return dynamic_cast<const TableScan*>(op);
+  };
+  auto take_filters = [&](const PhysicalOperator* op) {
+    while (const auto* f = dynamic_cast<const FilterOperator*>(op)) {
+      for (const auto& c : f->conditions()) conditions.push_back(c.get());
+      op = f->children()[0].get();
+    }
+  };
+  const PhysicalOperator* op = plan.source.get();
+  const TableScan* scan = nullptr;
+  for (;;) {
+    if (const auto* j = dynamic_cast<const HashJoin*>(op)) {
+      if (j->kind() != JoinKind::inner || j->build_keys().empty()) return nullptr;
+      const PhysicalOperator* probe = j->children()[0].get();
+      const PhysicalOperator* build = j->children()[1].get();
+      const TableScan* build_scan = steps.empty() ? filtered_scan(build) : nullptr;
+      if (build_scan != nullptr && build_scan->table() &&
+          static_cast<double>(build_scan->table()->row_count()) > largest_table_rows(*probe)) {
+        steps.push_back(Step{probe, &j->build_keys(), &j->probe_keys(), &j->residual()});
+        take_filters(build);
+        scan = build_scan;
+        break;
+      }
+      steps.push_back(Step{build, &j->probe_keys(), &j->build_keys(), &j->residual()});
+      op = probe;
+    } else if (const auto* f = dynamic_cast<const FilterOperator*>(op)) {
+      for (const auto& c : f->conditions()) conditions.push_back(c.get());
+      op = f->children()[0].get();
+    } else {
+      scan = dynamic_cast<const TableScan*>(op);
+      break;
+    }
+  }
+  if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
+  std::reverse(steps.begin(), steps.end());
+  const uint64_t fact_rows = scan->table()->row_count();
+  for (const Step& step : steps) {
+    if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
+  }
+
+  auto form = std::make_shared<LookupForm>();
+  form->space_width = plan.source_width;
+  form->set = std::make_shared<LookupSet>(steps.size());
+  form->fact = scan->alias();
+  form->fact_rows = fact_rows;
+  std::vector<int> owner(plan.source_width, kUnknown), fact_column(plan.source_width, -1);
+  for (size_t i = 0; i < scan->read_layout().size(); ++i) {
+    const auto space = static_cast<size_t>(scan->read_layout()[i]);
+    if (space >= owner.size()) return nullptr;
+    owner[space] = kFact;
+    fact_column[space] = scan->table_columns()[i];
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (const int space : steps[i].looked_up->layout()) {
+      if (space < 0 || static_cast<size_t>(space) >= owner.size()) return nullptr;
+      owner[static_cast<size_t>(space)] = static_cast<int>(i);
+    }
+  }
+  Rewriter rewrite(std::move(owner), std::move(fact_column), *form);
+  std::vector<ExprPtr> where;
+  for (const auto& f : scan->filters()) where.push_back(rewrite(*f));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const std::vector<ExprPtr>& fact_keys = *steps[i].fact_keys;
+    const std::vector<ExprPtr>& keys = *steps[i].keys;
+    size_t k = 0;
+    while (k < keys.size() && !(integer_key(keys[k]->type.id) && integer_key(fact_keys[k]->type.id))) ++k;
+    if (k == keys.size()) return nullptr;
+    LookupSource source;
+    source.build = steps[i].looked_up;
+    source.build_key = copy_expr(*keys[k]);
+    source.name = relation_name(*source.build);
+    if (!source.build_key) return nullptr;
+    form->sources.push_back(std::move(source));
+    rewrite.set_key(i, rewrite(*fact_keys[k]));
+    if (rewrite.failed) return nullptr;
+    where.push_back(rewrite.presence(i));
+    // The other key pairs hold for the one row the key finds.
+    for (size_t o = 0; o < keys.size(); ++o) {
+      if (o == k) continue;
+      ExprPtr eq = bind_pair_equality(fact_keys[o]->type, keys[o]->type, bind);
+      std::vector<ExprPtr> sides;
+      sides.push_back(rewrite(*fact_keys[o]));
+      sides.push_back(rewrite(*keys[o]));
+      if (rewrite.failed) return nullptr;
+      substitute(eq, sides);
+      where.push_back(std::move(eq));
+    }
+    for (const auto& r : *steps[i].residual) where.push_back(rewrite(*r));
+  }
+  for (const Expr* c : conditions) where.push_back(rewrite(*c));
+
+  auto lookup_plan = std::make_shared<SelectPlan>();
+  SelectPlan& p = *lookup_plan;
+  p.table = scan->table();
+  p.aggregate = true;
+  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite(*k));
+  for (const auto& a : plan.aggregates) {
+    AggregateCall call;
+    call.name = a.name;
+    call.signature = a.signature;
+    for (const auto& arg : a.args) call.args.push_back(rewrite(*arg));
+    if (a.filter) call.filter = rewrite(*a.filter);
+    if (a.direct) call.direct = rewrite(*a.direct);
+    call.distinct = a.distinct;
+    call.descending = a.descending;
+    p.aggregates.push_back(std::move(call));
+  }
+  if (rewrite.failed) return nullptr;
+  p.where = conjunction(std::move(where));
+  // Above the aggregate the expressions read its keys and aggregates: as they are.
+  bool copied = true;
+  auto copy = [&](const ExprPtr& e) -> ExprPtr {
+    if (!e) return nullptr;
+    ExprPtr c = copy_expr(*e);
+    copied = copied && c != nullptr;
+    return c;
+  };
+  for (const auto& o : plan.outputs) p.outputs.push_back(copy(o));
+  p.having = copy(plan.having);
+  p.limit = copy(plan.limit);
+  p.offset = copy(plan.offset);
+  if (!copied) return nullptr;
+  p.visible = plan.visible;
+  p.names = plan.names;
+  p.distinct = plan.distinct;
+  p.distinct_on = plan.distinct_on;
+  p.sort = plan.sort;
+  std::set<int> used;
+  if (p.where) collect_refs(*p.where, used);
+  for (const auto& k : p.group_keys) collect_refs(*k, used);
+  for (const auto& a : p.aggregates) {
+    for (const auto& arg : a.args) collect_refs(*arg, used);
+    if (a.filter) collect_refs(*a.filter, used);
+  }
+  p.scan_columns.assign(used.begin(), used.end());
+  if (!runs_as_programs(p)) return nullptr;
+  form->plan = std::move(lookup_plan);
+  return form;
+}
+
+std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& context) {
+  LookupSet& set = *form.set;
+  struct Clear {
+    LookupSet& set;
+    ~Clear() { set.clear(); }
+  } clear{set};
+  set.clear();
+  const uint64_t max_span = std::min(kLookupMaxSpan, std::max(kLookupMinSpan, form.fact_rows));
+  for (size_t i = 0; i < form.sources.size(); ++i) {
+    if (!build_lookup(form.sources[i], form.space_width, max_span, context, set.table(i))) {
+      if (context.explain) {
+        context.explain->push_back("Lookup joins not used: the keys of " + form.sources[i].name + " repeat or span more than " +
+                                   std::to_string(max_span) + " keys; the hash joins ran");
+      }
+      return std::nullopt;
+    }
+  }
+  if (context.explain) {
+    context.explain->push_back("Lookup joins: " + form.fact + " looks up " + std::to_string(form.sources.size()) +
+                               " joined relation(s) by key");
+    for (size_t i = 0; i < set.size(); ++i) context.explain->push_back("  " + set.table(i).description);
+  }
+  return run_select(*form.plan, context);
+}
+
+}  // namespace tally::executor

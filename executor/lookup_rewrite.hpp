@@ -1,0 +1,50 @@
+#pragma once
+// The lookup form of a grouped query over joins (lookup_join.hpp): a chain
+// of inner equi-joins whose innermost probe side is a table scan becomes an
+// aggregate of that table alone, each joined relation a LookupSource whose
+// values the expressions look up by the fact row's key.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/lookup_join.hpp"
+#include "executor/result_set.hpp"
+
+namespace tally::executor {
+
+struct BindContext;
+struct ExecContext;
+struct SelectPlan;
+
+struct LookupForm {
+  std::vector<LookupSource> sources;  // nearest the fact table first
+  std::shared_ptr<LookupSet> set;
+  std::shared_ptr<const SelectPlan> plan;  // the aggregate over the fact table
+  size_t space_width = 0;                  // the join form's column space (the sources' expressions)
+  std::string fact;                        // the fact table's name, for EXPLAIN
+  uint64_t fact_rows = 0;                  // its rows when planned
+};
+
+// A relation is looked up where the fact table has at least this many
+// times its estimated rows, and its keys span at most the fact table's rows
+// (at least kLookupMinSpan): then building the arrays (and copying them to
+// the GPU) costs a fraction of the fact table's scan. Otherwise the hash
+// joins run, built on the smaller side (TPC-H Q12's fifteen million orders
+// against a few hundred thousand lineitem rows a filter keeps).
+constexpr double kFactRowsPerLookupRow = 8;
+constexpr uint64_t kLookupMinSpan = uint64_t{1} << 20;
+
+// The lookup form of `plan` (bound; its source the operator tree that owns
+// the build sides), or null where its shape has none: not a plain GROUP BY
+// or aggregate, a join that is not inner or has no integer key, an
+// expression that cannot be copied (a subquery).
+std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const BindContext& bind);
+
+// Builds the form's lookup tables and runs its plan; nullopt (nothing sent,
+// the tables freed) where a build side's keys repeat or span too wide a
+// range: the caller runs the joins instead.
+std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& context);
+
+}  // namespace tally::executor
