@@ -112,6 +112,22 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
     return e.type.typmod >= 4 ? std::optional<int32_t>(e.type.numeric_scale()) : std::nullopt;
   }
   if (const auto* l = dynamic_cast<const LookupExpr*>(&e)) return l->scale;
+  if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) {
+    // Every value of one scale (NULLs aside): the row's value has it whichever is taken.
+    std::optional<int32_t> scale;
+    auto value = [&](const Expr* v) {
+      if (v == nullptr) return true;
+      if (const auto* k = dynamic_cast<const ConstExpr*>(v); k != nullptr && is_null(k->value)) return true;
+      const std::optional<int32_t> s = static_numeric_scale(*v);
+      if (!s || (scale && *scale != *s)) return false;
+      scale = s;
+      return true;
+    };
+    for (const auto& [when, then] : c->whens) {
+      if (!value(then.get())) return std::nullopt;
+    }
+    return value(c->otherwise.get()) ? scale : std::nullopt;
+  }
   if (const auto* k = dynamic_cast<const ConstExpr*>(&e)) {
     if (!std::holds_alternative<Numeric>(k->value) || std::get<Numeric>(k->value).is_infinite()) return std::nullopt;
     return std::get<Numeric>(k->value).scale;
