@@ -179,6 +179,11 @@ struct AggregationSpec {
   // comes without data), as int64 (integers, numerics scaled to its scale)
   // or float64, with NULLs as validity.
   std::vector<ColumnProgram> value_programs;
+  // Empty, or one per key part of a key tuple (key_tuple): each computes its
+  // part's column from ChunkInput::program_columns as int64 (the entries of
+  // key_columns then come without data), with NULLs as validity: keys that
+  // are expressions, or a joined relation's values (ProgramOp::lookup).
+  std::vector<ColumnProgram> key_programs;
   // The lookup columns the programs read (ProgramOp::lookup: a joined
   // relation's values by key), in host memory the caller keeps for the run.
   // Their program column indexes follow the chunk's: lookup_columns[i] is

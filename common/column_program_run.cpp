@@ -15,13 +15,14 @@ bool has_programs(const AggregationSpec& spec) {
   for (const ColumnProgram& p : spec.value_programs) {
     if (!p.empty()) return true;
   }
-  return false;
+  return !spec.key_programs.empty();
 }
 
 AggregationSpec without_programs(const AggregationSpec& spec) {
   AggregationSpec inner = spec;
   inner.row_filter = ColumnProgram{};
   inner.value_programs.clear();
+  inner.key_programs.clear();
   inner.lookup_columns.clear();
   return inner;
 }
@@ -115,6 +116,8 @@ class ProgramRun final : public AggregationRun {
   struct Evaluated {
     std::vector<std::unique_ptr<int64_t[]>> computed;
     std::vector<std::unique_ptr<uint8_t[]>> computed_valid;
+    std::vector<std::unique_ptr<int64_t[]>> keys;
+    std::vector<std::unique_ptr<uint8_t[]>> keys_valid;
     std::vector<std::vector<uint8_t>> bytes;
   };
 
@@ -147,14 +150,29 @@ class ProgramRun final : public AggregationRun {
       v.identity = ColumnIdentity{};
       v.validity = computed_valid[i].get();
     }
-    // The filter, then the inputs, of each part of the rows.
+    // Key programs: their parts' columns, as the inputs'.
+    std::vector<std::unique_ptr<int64_t[]>>& keys = held.keys;
+    std::vector<std::unique_ptr<uint8_t[]>>& keys_valid = held.keys_valid;
+    keys.resize(spec_.key_programs.size());
+    keys_valid.resize(spec_.key_programs.size());
+    for (size_t k = 0; k < spec_.key_programs.size() && k < in.key_columns.size(); ++k) {
+      keys[k] = std::make_unique_for_overwrite<int64_t[]>(rows);
+      keys_valid[k] = std::make_unique_for_overwrite<uint8_t[]>(rows);
+      in.key_columns[k] = ColumnView{ColumnWidth::int64, keys[k].get(), keys_valid[k].get(), {}};
+    }
+    // The filter, then the inputs and keys, of each part of the rows.
     auto evaluate_part = [&](size_t begin, size_t end) {
       uint32_t error = 0;
       if (!mask.empty()) error |= evaluate_program_rows(spec_.row_filter, cols, begin, end, mask.data(), nullptr, nullptr);
+      uint8_t* kept = mask.empty() ? nullptr : mask.data();
       for (size_t i = 0; i < computed.size(); ++i) {
         if (!computed[i]) continue;
-        error |= evaluate_program_rows(spec_.value_programs[i], cols, begin, end, mask.empty() ? nullptr : mask.data(),
-                                       computed[i].get(), computed_valid[i].get());
+        error |= evaluate_program_rows(spec_.value_programs[i], cols, begin, end, kept, computed[i].get(),
+                                       computed_valid[i].get());
+      }
+      for (size_t k = 0; k < keys.size(); ++k) {
+        if (!keys[k]) continue;
+        error |= evaluate_program_rows(spec_.key_programs[k], cols, begin, end, kept, keys[k].get(), keys_valid[k].get());
       }
       return error;
     };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "executor/engine_aggregator.hpp"
 #include "executor/lookup_join.hpp"
 #include "executor/plan_expressions.hpp"
 
@@ -106,6 +107,36 @@ class Compiler {
       return Typed{Kind::boolean};
     }
     return std::nullopt;
+  }
+
+  // A text key's codes: a stored column's load, or a lookup of a joined
+  // relation's column held as one dictionary's codes.
+  bool text_key(const Expr& e, std::shared_ptr<const storage::StringDictionary>& dictionary) {
+    if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) {
+      if (!columns_.dictionary || c->index < 0) return false;
+      dictionary = columns_.dictionary(c->index);
+      if (!dictionary) return false;
+      emit(ProgramOp::load, columns_.add(c->index));
+      return true;
+    }
+    const auto* l = dynamic_cast<const LookupExpr*>(&e);
+    if (l == nullptr || l->column < 0) return false;
+    if (columns_.lookups_unbuilt) {
+      const auto key = compile(*l->key);
+      if (!key || key->kind != Kind::integer) return false;
+      emit(ProgramOp::lookup, 0);
+      emit(ProgramOp::lookup, 0);
+      return true;
+    }
+    LookupTable& table = l->set->table(l->table);
+    const std::optional<ProgramColumn> rows = lookup_rows_column(table);
+    const std::optional<ProgramColumn> codes = lookup_text_codes_column(table, l->column, dictionary);
+    if (!rows || !codes) return false;
+    const auto key = compile(*l->key);
+    if (!key || key->kind != Kind::integer) return false;
+    emit(ProgramOp::lookup, columns_.add_lookup(*rows));
+    emit(ProgramOp::lookup, columns_.add_lookup(*codes));
+    return true;
   }
 
   std::vector<ProgramStep> steps;
@@ -487,6 +518,21 @@ std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& col
   const auto t = c.compile(e);
   if (!t || t->kind != Kind::boolean) return std::nullopt;
   auto p = finish(c, ProgramResult::boolean, 0);
+  if (p) columns = std::move(trial);
+  return p;
+}
+
+std::optional<ColumnProgram> compile_key(const Expr& e, ProgramColumnMap& columns, const std::vector<Value>* parameters,
+                                         std::shared_ptr<const storage::StringDictionary>& dictionary) {
+  dictionary = nullptr;
+  if (physical_of(e.type.id) != Physical::text) {
+    if (e.type.id == TypeId::numeric && !engine_aggregation::static_numeric_scale(e)) return std::nullopt;
+    return compile_input(e, columns, parameters);
+  }
+  ProgramColumnMap trial = columns;
+  Compiler c(trial, parameters);
+  if (!c.text_key(e, dictionary)) return std::nullopt;
+  auto p = finish(c, ProgramResult::int64, 0);
   if (p) columns = std::move(trial);
   return p;
 }

@@ -47,4 +47,12 @@ std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& col
 std::optional<ColumnProgram> compile_input(const Expr& e, ProgramColumnMap& columns,
                                            const std::vector<Value>* parameters);
 
+// A group key as an int64 program: integers, dates and booleans as they
+// are, a numeric at its static scale (the program's scale), text as codes
+// of one dictionary, which `dictionary` receives: a stored column's, or that
+// of the joined relation's column a lookup reads (null while lookups are
+// unbuilt).
+std::optional<ColumnProgram> compile_key(const Expr& e, ProgramColumnMap& columns, const std::vector<Value>* parameters,
+                                         std::shared_ptr<const storage::StringDictionary>& dictionary);
+
 }  // namespace tally::executor

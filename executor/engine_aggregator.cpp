@@ -368,6 +368,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   auto drop_programs = [this] {
     spec_.row_filter = ColumnProgram{};
     spec_.value_programs.clear();
+    spec_.key_programs.clear();
     spec_.lookup_columns.clear();
     program_columns_.clear();
     takes_where_ = false;
@@ -461,8 +462,8 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
   // runs read the chunks' values themselves), and every row wanted (a run
   // restricted to some groups' keys takes its rows evaluated).
-  if (table_ == nullptr || mode_ == KeyMode::interned || mode_ == KeyMode::evaluated_tuple ||
-      cpu::has_ordered_aggregates(spec_) || context.group_key_filter != nullptr) {
+  if (table_ == nullptr || mode_ == KeyMode::interned || cpu::has_ordered_aggregates(spec_) ||
+      context.group_key_filter != nullptr) {
     return;
   }
   for (const auto& a : aggregates_) {
@@ -480,6 +481,17 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
     if (!f) return;
     filter = std::move(*f);
   }
+  // Keys that are expressions (a joined relation's values in a lookup
+  // form): programs too, or the host evaluates every row.
+  std::vector<ColumnProgram> key_programs;
+  std::vector<std::shared_ptr<const storage::StringDictionary>> key_dictionaries(keys_.size());
+  if (mode_ == KeyMode::evaluated_tuple) {
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      auto p = compile_key(*keys_[k], columns, context.parameters, key_dictionaries[k]);
+      if (!p) return;
+      key_programs.push_back(std::move(*p));
+    }
+  }
   std::vector<ColumnProgram> programs(inputs_.size());
   size_t compiled = 0;
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -494,6 +506,12 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   }
   place_lookups(filter, columns);
   for (ColumnProgram& p : programs) place_lookups(p, columns);
+  for (ColumnProgram& p : key_programs) place_lookups(p, columns);
+  for (size_t k = 0; k < key_programs.size(); ++k) {
+    if (text_codes_[k]) text_codes_[k]->adopt(key_dictionaries[k]);
+    if (keys_[k]->type.id == TypeId::numeric) numeric_scales_[k] = key_programs[k].scale;
+  }
+  spec_.key_programs = std::move(key_programs);
   spec_.row_filter = std::move(filter);
   if (compiled > 0) spec_.value_programs = std::move(programs);
   spec_.lookup_columns = std::move(columns.lookups);
@@ -617,7 +635,8 @@ std::vector<std::string> EngineAggregator::explain() const {
                     " columns, grouped by the engine with equality on each");
   } else if (mode_ == KeyMode::evaluated_tuple) {
     lines.push_back("Group key: tuple of " + std::to_string(keys_.size()) +
-                    " evaluated values, grouped by the engine with equality on each");
+                    (spec_.key_programs.empty() ? " evaluated values" : " key programs the engine evaluates") +
+                    ", grouped by the engine with equality on each");
   } else if (mode_ == KeyMode::interned) {
     lines.push_back("Group key: query-local codes interned on the host");
   }

@@ -15,7 +15,7 @@ namespace tally::executor::engine_aggregation {
 
 bool EngineAggregator::wants_raw() const {
   // Raw chunks work when keys and inputs are bare columns (no expression to evaluate) and no FILTER.
-  if (mode_ == KeyMode::interned || mode_ == KeyMode::evaluated_tuple) return false;
+  if (mode_ == KeyMode::interned || (mode_ == KeyMode::evaluated_tuple && spec_.key_programs.empty())) return false;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const bool program = i < spec_.value_programs.size() && !spec_.value_programs[i].empty();
     if (!program && !dynamic_cast<const ColumnExpr*>(inputs_[i])) return false;
@@ -34,7 +34,8 @@ std::vector<int> EngineAggregator::raw_columns(size_t chunk, const std::vector<i
   // so that a held key column is not read for it (load_dictionaries reads
   // a chunk only when the table keeps no dictionary).
   if (mode_ == KeyMode::dict_column && !dictionary_) dictionary_ = table_->dictionary(key_column_);
-  if (key_columns_mode(mode_)) load_dictionaries();
+  // (Evaluated keys' texts are coded as their TextKeyCodes say.)
+  if (key_columns_mode(mode_) && mode_ != KeyMode::evaluated_tuple) load_dictionaries();
   std::vector<int> read;
   for (const int column : scan_columns) {
     const TypeId type = table_->columns()[static_cast<size_t>(column)].type.id;
@@ -123,6 +124,8 @@ void EngineAggregator::raw_input(size_t chunk, size_t rows, const storage::Chunk
     // engine packs them.
     in.keys = ColumnView{ColumnWidth::int64, nullptr, nullptr};
     for (const int column : packed_columns_) in.key_columns.push_back(view_of(column));
+    // Key programs' parts: computed by the engine from program_columns.
+    for (size_t k = 0; k < spec_.key_programs.size(); ++k) in.key_columns.push_back(ColumnView{ColumnWidth::int64, nullptr, nullptr, {}});
   } else {
     in.keys = view_of(key_column_);
   }

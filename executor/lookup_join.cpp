@@ -136,6 +136,23 @@ std::optional<ProgramColumn> lookup_rows_column(LookupTable& table) {
   return table.rows_column;
 }
 
+std::optional<ProgramColumn> lookup_text_codes_column(LookupTable& table, int column,
+                                                      std::shared_ptr<const storage::StringDictionary>& dictionary) {
+  if (column < 0 || static_cast<size_t>(column) >= table.values.size()) return std::nullopt;
+  const auto c = static_cast<size_t>(column);
+  const Vector& v = table.values[c];
+  if (physical_of(v.type.id) != Physical::text || (!v.coded() && v.count > 0)) return std::nullopt;
+  dictionary = v.dictionary;
+  if (!table.value_columns[c]) {
+    std::vector<uint8_t>& valid = table.program_valid[c];
+    valid.resize(v.count);
+    for (size_t r = 0; r < v.count; ++r) valid[r] = v.null_at(r) ? 0 : 1;
+    table.value_columns[c] =
+        ProgramColumn{v.codes.data(), valid.data(), static_cast<uint8_t>(ColumnWidth::int32), 0, v.count};
+  }
+  return table.value_columns[c];
+}
+
 std::optional<ProgramColumn> lookup_value_column(LookupTable& table, int column, int32_t scale) {
   if (column < 0 || static_cast<size_t>(column) >= table.values.size()) return std::nullopt;
   const auto c = static_cast<size_t>(column);

@@ -24,6 +24,7 @@
 #include "common/column_program.hpp"
 #include "common/memory_tracker.hpp"
 #include "executor/expression.hpp"
+#include "storage/string_dictionary.hpp"
 #include "executor/operators/physical_operator.hpp"
 
 namespace tally::executor {
@@ -105,5 +106,9 @@ class LookupExpr final : public Expr {
 // numerics past 18 digits or of varying scale, intervals).
 std::optional<ProgramColumn> lookup_rows_column(LookupTable& table);
 std::optional<ProgramColumn> lookup_value_column(LookupTable& table, int column, int32_t scale);
+// A text column's values as the codes of the one dictionary (set in
+// `dictionary`) they are held in; nullopt where they are not coded.
+std::optional<ProgramColumn> lookup_text_codes_column(LookupTable& table, int column,
+                                                      std::shared_ptr<const storage::StringDictionary>& dictionary);
 
 }  // namespace tally::executor

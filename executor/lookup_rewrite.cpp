@@ -42,6 +42,34 @@ double largest_table_rows(const PhysicalOperator& op) {
   return rows;
 }
 
+// The key range of `key` where it is a stored column of a scan in `op`
+// (the chunks' statistics), else nullopt.
+std::optional<uint64_t> key_span(const PhysicalOperator& op, const Expr& key) {
+  const auto* ref = dynamic_cast<const ColumnExpr*>(&key);
+  if (ref == nullptr) return std::nullopt;
+  if (const auto* scan = dynamic_cast<const TableScan*>(&op); scan != nullptr && scan->table()) {
+    const auto& layout = scan->read_layout();
+    const auto at = std::find(layout.begin(), layout.end(), ref->index);
+    if (at == layout.end()) return std::nullopt;
+    const int column = scan->table_columns()[static_cast<size_t>(at - layout.begin())];
+    const TableSnapshot& table = *scan->table();
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t c = 0; c < table.chunk_count(); ++c) {
+      const ChunkColumnStats s = table.stats(c, column);
+      if (!s.known) return std::nullopt;
+      if (s.max >= s.min) {
+        lo = std::min(lo, s.min);
+        hi = std::max(hi, s.max);
+      }
+    }
+    return hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0;
+  }
+  for (const auto& child : op.children()) {
+    if (auto span = key_span(*child, key)) return span;
+  }
+  return std::nullopt;
+}
+
 // Expressions of the join form's space made expressions of the lookup
 // form: a fact column becomes the table's column, and the largest parts
 // that read one joined relation only become a value it looks up.
@@ -133,19 +161,24 @@ class Rewriter {
 };
 
 // Whether the engines take the lookup form as one table's programs: its
-// keys stored columns, its WHERE and aggregate inputs compiled (with the
+// keys stored columns or key programs, its WHERE and aggregate inputs compiled (with the
 // conditions of engine_aggregator.cpp's compile_programs). Only then does
 // the form pay: evaluated row by row on the host, the hash joins' tests on
 // stored keys are faster.
 bool runs_as_programs(const SelectPlan& p) {
-  for (const auto& k : p.group_keys) {
-    if (dynamic_cast<const ColumnExpr*>(k.get()) == nullptr) return false;
-  }
   ProgramColumnMap columns;
   columns.lookups_unbuilt = true;
   const TableSnapshot& table = *p.table;
   columns.dictionary = [&table](int column) { return table.dictionary(column); };
   if (!p.where || !compile_filter(*p.where, columns, nullptr)) return false;
+  // Keys of the fact table's columns go to the engines as they are; any
+  // other key set is a tuple of key programs.
+  const bool stored = std::all_of(p.group_keys.begin(), p.group_keys.end(),
+                                  [](const ExprPtr& k) { return dynamic_cast<const ColumnExpr*>(k.get()) != nullptr; });
+  for (const auto& k : p.group_keys) {
+    std::shared_ptr<const storage::StringDictionary> dictionary;
+    if (!stored && !compile_key(*k, columns, nullptr, dictionary)) return false;
+  }
   for (const auto& a : p.aggregates) {
     if (a.filter || a.distinct || a.direct) return false;
     for (const auto& arg : a.args) {
@@ -226,8 +259,13 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
+  const double most = std::max(static_cast<double>(fact_rows) / kFactRowsPerLookupRow, static_cast<double>(kLookupMinSpan));
   for (const Step& step : steps) {
     if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
+    for (const auto& key : *step.keys) {
+      const std::optional<uint64_t> span = key_span(*step.looked_up, *key);
+      if (span && static_cast<double>(*span) > most) return nullptr;
+    }
   }
 
   auto form = std::make_shared<LookupForm>();
@@ -337,7 +375,8 @@ std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& co
     ~Clear() { set.clear(); }
   } clear{set};
   set.clear();
-  const uint64_t max_span = std::min(kLookupMaxSpan, std::max(kLookupMinSpan, form.fact_rows));
+  const uint64_t max_span =
+      std::min(kLookupMaxSpan, std::max(kLookupMinSpan, static_cast<uint64_t>(form.fact_rows / kFactRowsPerLookupRow)));
   for (size_t i = 0; i < form.sources.size(); ++i) {
     if (!build_lookup(form.sources[i], form.space_width, max_span, context, set.table(i))) {
       if (context.explain) {

@@ -28,12 +28,13 @@ struct LookupForm {
 };
 
 // A relation is looked up where the fact table has at least this many
-// times its estimated rows, and its keys span at most the fact table's rows
-// (at least kLookupMinSpan): then building the arrays (and copying them to
-// the GPU) costs a fraction of the fact table's scan. Otherwise the hash
-// joins run, built on the smaller side (TPC-H Q12's fifteen million orders
-// against a few hundred thousand lineitem rows a filter keeps).
+// times its estimated rows and its key range (from the key column's chunk
+// statistics, where it is one): then building the arrays, and copying them
+// to the GPU, costs a fraction of the fact table's scan. Otherwise the hash
+// joins run, built on the smaller side (TPC-H's fifteen million orders
+// span sixty million keys: their arrays take longer than the query).
 constexpr double kFactRowsPerLookupRow = 8;
+// A key range this narrow is looked up whatever the fact table's rows.
 constexpr uint64_t kLookupMinSpan = uint64_t{1} << 20;
 
 // The lookup form of `plan` (bound; its source the operator tree that owns

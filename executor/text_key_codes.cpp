@@ -42,6 +42,13 @@ void TextKeyCodes::code(const Vector& v, int64_t* out) {
   }
 }
 
+void TextKeyCodes::adopt(std::shared_ptr<const storage::StringDictionary> source) {
+  std::call_once(decided_, [&] {
+    source_ = std::move(source);
+    source_size_ = source_ ? source_->size() : 0;
+  });
+}
+
 std::shared_ptr<const storage::StringDictionary> TextKeyCodes::dictionary() const {
   if (!local_used_.load(std::memory_order_relaxed)) return source_;
   // The local strings after the source's entries, under the codes given:

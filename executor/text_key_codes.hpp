@@ -27,6 +27,10 @@ class TextKeyCodes {
   // The codes of v's non-NULL rows into out[0, v.count) (NULL rows are left
   // as they are). Safe on several threads at once.
   void code(const Vector& v, int64_t* out);
+  // Takes `source`'s codes as they are from the start (an engine's key
+  // program computed them: the codes of a stored column or a lookup's
+  // column). Before any code().
+  void adopt(std::shared_ptr<const storage::StringDictionary> source);
   // The dictionary every code given indexes (null: no value was coded).
   std::shared_ptr<const storage::StringDictionary> dictionary() const;
 

@@ -118,7 +118,9 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     if (chunk.key_columns.size() != spec_.key_parts.size())
       throw Error(SqlState::internal_error, "GPU: chunk has " + std::to_string(chunk.key_columns.size()) +
                                                 " key columns, spec " + std::to_string(spec_.key_parts.size()));
-    for (const tally::ColumnView& k : chunk.key_columns) add(k);
+    // Key programs' parts are computed on the device (evaluate_programs).
+    if (spec_.key_programs.empty())
+      for (const tally::ColumnView& k : chunk.key_columns) add(k);
   }
   value_column_.assign(chunk.values.size(), -1);
   for (size_t i = 0; i < chunk.values.size(); ++i) {
@@ -221,7 +223,9 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec,
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_(std::move(pooled.spare)) {
   device_programs_ = tally::has_programs(spec_);
-  staged_key_columns_ = spec_.global_aggregate ? 0 : spec_.key_parts.empty() ? 1 : spec_.key_parts.size();
+  staged_key_columns_ = spec_.global_aggregate || !spec_.key_programs.empty() ? 0
+                       : spec_.key_parts.empty()                                 ? 1
+                                                                                 : spec_.key_parts.size();
   first_use_at_start_ = first_use_snapshot(device_.ordinal);
   if (!spec_.forced_variant.empty()) {
     forced_ = parse_variant(spec_.forced_variant);
@@ -403,7 +407,7 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
   if (spec_.global_aggregate) {
     if (!zero_keys_) zero_keys_ = std::make_unique<ZeroColumn>();
     p.key = ColumnPointer{zero_keys_->get(chunk.rows, width_bytes(key_width_), pipeline_->compute_stream()), nullptr};
-  } else {
+  } else if (spec_.key_programs.empty()) {
     p.key = chunk.columns[0];
   }
   if (!device_programs_)
@@ -428,8 +432,11 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
       }
       if (spec_.key_tuple) {
         // The rows' tuple ids, after the chunk's copies, on its stream.
+        // Key programs' parts come from the evaluator, 8 bytes a value.
         if (!tuples_) tuples_ = std::make_unique<TupleKeyTable>(spec_.key_parts.size(), spec_.estimated_groups);
-        p.key = ColumnPointer{tuples_->assign(keys, chunk.widths.data(), p.rows, pipeline_->compute_stream()), nullptr};
+        const std::vector<uint32_t> program_widths(spec_.key_programs.size(), 8);
+        const uint32_t* widths = spec_.key_programs.empty() ? chunk.widths.data() : program_widths.data();
+        p.key = ColumnPointer{tuples_->assign(keys, widths, p.rows, pipeline_->compute_stream()), nullptr};
       } else if (!spec_.key_parts.empty()) {
         // After the chunk's copies, before its aggregation, on its stream.
         if (!packer_) packer_ = std::make_unique<KeyPacker>();
@@ -466,7 +473,14 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   }
   const std::vector<ColumnPointer> columns(chunk.columns.begin() + static_cast<long>(program_column_begin_),
                                            chunk.columns.end());
-  evaluator_->evaluate(spec_.row_filter, spec_.value_programs, columns, program_widths_, chunk.rows, stream);
+  // One launch computes the WHERE, the inputs and the key parts: the key
+  // programs follow the value programs (one entry per value column).
+  std::vector<tally::ColumnProgram> programs = spec_.value_programs;
+  if (!spec_.key_programs.empty()) {
+    programs.resize(value_column_.size());
+    programs.insert(programs.end(), spec_.key_programs.begin(), spec_.key_programs.end());
+  }
+  evaluator_->evaluate(spec_.row_filter, programs, columns, program_widths_, chunk.rows, stream);
   p.rows = chunk.rows;
   p.values.clear();
   std::vector<uint32_t> value_bytes;
@@ -477,8 +491,15 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
     value_bytes.push_back(c >= 0 ? chunk.widths[static_cast<size_t>(c)] : 8);
   }
   program_rows_ += chunk.rows;
+  std::vector<ColumnPointer> program_keys;
+  for (size_t k = 0; k < spec_.key_programs.size(); ++k) {
+    const size_t at = value_column_.size() + k;
+    program_keys.push_back(ColumnPointer{evaluator_->input(at), evaluator_->input_validity(at)});
+  }
   if (spec_.row_filter.empty()) {
     kept_rows_ += chunk.rows;
+    keys = program_keys;
+    if (!keys.empty()) p.key = keys[0];
     return p.rows;
   }
   // Only the rows the WHERE keeps reach the kernels, so that a dropped row
@@ -489,6 +510,7 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   if (p.rows == 0) return 0;
   size_t slot = 0;
   for (size_t k = 0; k < staged_key_columns_; ++k) keys.push_back(compactor_->gather(slot++, chunk.columns[k], chunk.widths[k], stream));
+  for (const ColumnPointer& k : program_keys) keys.push_back(compactor_->gather(slot++, k, 8, stream));
   for (size_t i = 0; i < p.values.size(); ++i) p.values[i] = compactor_->gather(slot++, p.values[i], value_bytes[i], stream);
   return p.rows;
 }

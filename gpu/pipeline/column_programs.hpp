@@ -25,7 +25,10 @@ constexpr int kMaxDeviceSteps = 256;
 // evaluator (the GPU run evaluates them on the device then; otherwise the
 // host does, before the chunks go to the device).
 inline bool programs_fit_device(const tally::AggregationSpec& spec) {
-  if (spec.value_programs.size() > static_cast<size_t>(kMaxDevicePrograms)) return false;
+  // Key programs follow one entry per value column (GpuRun::evaluate_programs).
+  const size_t programs =
+      spec.key_programs.empty() ? spec.value_programs.size() : spec.value_widths.size() + spec.key_programs.size();
+  if (programs > static_cast<size_t>(kMaxDevicePrograms)) return false;
   size_t steps = 0;
   int32_t columns = 0;
   auto count = [&](const tally::ColumnProgram& p) {
@@ -35,6 +38,7 @@ inline bool programs_fit_device(const tally::AggregationSpec& spec) {
   };
   count(spec.row_filter);
   for (const tally::ColumnProgram& p : spec.value_programs) count(p);
+  for (const tally::ColumnProgram& p : spec.key_programs) count(p);
   const size_t all_columns = static_cast<size_t>(columns) + spec.lookup_columns.size();
   return steps <= static_cast<size_t>(kMaxDeviceSteps) && all_columns <= static_cast<size_t>(kMaxDeviceProgramColumns);
 }
