@@ -188,7 +188,7 @@ struct AggregationSpec {
   // relation's values by key), in host memory the caller keeps for the run.
   // Their program column indexes follow the chunk's: lookup_columns[i] is
   // program column ChunkInput::program_columns.size() + i.
-  std::vector<ProgramColumn> lookup_columns;
+  std::vector<LookupColumn> lookup_columns;
 };
 
 // One chunk of input rows.

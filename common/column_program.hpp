@@ -99,6 +99,33 @@ struct ProgramColumn {
   uint64_t size = 0;
 };
 
+// A lookup column as an engine receives it (AggregationSpec::lookup_columns):
+// its array by key, or, for a joined relation's build rows by key whose keys
+// ascend (so each has one row), those keys, from which the engine makes the
+// array where it runs the programs: the GPU scatters them in device memory,
+// so that neither the host makes nor the bus carries an array the size of
+// the key range (sixty million orders keys for a few million orders).
+struct LookupColumn {
+  ProgramColumn column;                // data null: made from `keys`
+  const int64_t* keys = nullptr;       // one per build row, ascending (NULL ones aside)
+  const uint8_t* key_nulls = nullptr;  // 1 = a NULL key (no entry); nullptr = none
+  size_t key_count = 0;
+  bool from_keys() const { return column.data == nullptr && keys != nullptr; }
+};
+
+// The array by key of build rows that `keys` make: entry k holds the row of
+// key base + k (int32), present[k] whether one has it.
+inline void scatter_lookup_keys(const LookupColumn& c, int32_t* rows, uint8_t* present) {
+  for (uint64_t k = 0; k < c.column.size; ++k) present[k] = 0;
+  for (size_t r = 0; r < c.key_count; ++r) {
+    if (c.key_nulls != nullptr && c.key_nulls[r] != 0) continue;
+    const uint64_t at = static_cast<uint64_t>(c.keys[r]) - static_cast<uint64_t>(c.column.base);
+    if (at >= c.column.size) continue;
+    rows[at] = static_cast<int32_t>(r);
+    present[at] = 1;
+  }
+}
+
 struct ProgramSlot {
   __int128 i;
   double f;

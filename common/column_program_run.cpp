@@ -38,10 +38,36 @@ std::vector<ProgramColumn> program_columns_of(const std::vector<ColumnView>& col
 
 }  // namespace
 
+namespace {
+
+// The lookup columns as the host evaluates them: those made from keys
+// scattered into arrays `made` holds.
+struct HostLookups {
+  std::vector<ProgramColumn> columns;
+  std::vector<std::vector<int32_t>> rows;
+  std::vector<std::vector<uint8_t>> present;
+  explicit HostLookups(const std::vector<LookupColumn>& lookups) {
+    for (const LookupColumn& l : lookups) {
+      ProgramColumn c = l.column;
+      if (l.from_keys()) {
+        rows.emplace_back(c.size);
+        present.emplace_back(c.size);
+        scatter_lookup_keys(l, rows.back().data(), present.back().data());
+        c.data = rows.back().data();
+        c.validity = present.back().data();
+      }
+      columns.push_back(c);
+    }
+  }
+};
+
+}  // namespace
+
 uint32_t evaluate_program(const ColumnProgram& program, const std::vector<ColumnView>& columns, size_t rows,
-                          uint8_t* mask, void* values, uint8_t* validity, const std::vector<ProgramColumn>& lookups) {
+                          uint8_t* mask, void* values, uint8_t* validity, const std::vector<LookupColumn>& lookups) {
   std::vector<ProgramColumn> cols = program_columns_of(columns);
-  cols.insert(cols.end(), lookups.begin(), lookups.end());
+  const HostLookups host(lookups);
+  cols.insert(cols.end(), host.columns.begin(), host.columns.end());
   return evaluate_program_rows(program, cols, 0, rows, mask, values, validity);
 }
 
@@ -77,7 +103,8 @@ constexpr size_t kRowsPerThread = size_t{1} << 15;
 
 class ProgramRun final : public AggregationRun {
  public:
-  ProgramRun(const AggregationSpec& spec, std::unique_ptr<AggregationRun> inner) : spec_(spec), inner_(std::move(inner)) {}
+  ProgramRun(const AggregationSpec& spec, std::unique_ptr<AggregationRun> inner)
+      : spec_(spec), inner_(std::move(inner)), lookups_(spec.lookup_columns) {}
 
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override { inner_->begin_pass(pass); }
@@ -128,7 +155,7 @@ class ProgramRun final : public AggregationRun {
     const size_t rows = in.rows;
     std::vector<uint8_t> mask(spec_.row_filter.empty() ? 0 : rows);
     std::vector<ProgramColumn> cols = program_columns_of(in.program_columns);
-    cols.insert(cols.end(), spec_.lookup_columns.begin(), spec_.lookup_columns.end());
+    cols.insert(cols.end(), lookups_.columns.begin(), lookups_.columns.end());
     in.program_columns.clear();
     in.programs_evaluated = true;
     // Evaluated inputs: 8 bytes per row, validity beside. Rows the filter
@@ -240,6 +267,7 @@ class ProgramRun final : public AggregationRun {
 
   AggregationSpec spec_;
   std::unique_ptr<AggregationRun> inner_;
+  HostLookups lookups_;  // made once, read by every chunk's evaluation
 };
 
 }  // namespace

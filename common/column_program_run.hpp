@@ -29,7 +29,7 @@ inline ProgramColumn program_column(const ColumnView& v) {
 // columns (AggregationSpec::lookup_columns) follow `columns`.
 uint32_t evaluate_program(const ColumnProgram& program, const std::vector<ColumnView>& columns, size_t rows,
                           uint8_t* mask, void* values, uint8_t* validity,
-                          const std::vector<ProgramColumn>& lookups = {});
+                          const std::vector<LookupColumn>& lookups = {});
 
 // A run that evaluates the spec's programs on the host and hands the
 // resulting chunks to the run `start` makes for without_programs(spec). It

@@ -18,9 +18,11 @@ int ProgramColumnMap::add(int table_column) {
   return static_cast<int>(table_columns.size()) - 1;
 }
 
-int ProgramColumnMap::add_lookup(const ProgramColumn& column) {
+int ProgramColumnMap::add_lookup(const LookupColumn& column) {
   for (size_t i = 0; i < lookups.size(); ++i) {
-    if (lookups[i].data == column.data && lookups[i].validity == column.validity) return static_cast<int>(i);
+    const LookupColumn& l = lookups[i];
+    if (l.column.data == column.column.data && l.column.validity == column.column.validity && l.keys == column.keys)
+      return static_cast<int>(i);
   }
   lookups.push_back(column);
   return static_cast<int>(lookups.size()) - 1;
@@ -129,13 +131,13 @@ class Compiler {
       return true;
     }
     LookupTable& table = l->set->table(l->table);
-    const std::optional<ProgramColumn> rows = lookup_rows_column(table);
+    const LookupColumn rows = lookup_rows_column(table);
     const std::optional<ProgramColumn> codes = lookup_text_codes_column(table, l->column, dictionary);
-    if (!rows || !codes) return false;
+    if (!codes) return false;
     const auto key = compile(*l->key);
     if (!key || key->kind != Kind::integer) return false;
-    emit(ProgramOp::lookup, columns_.add_lookup(*rows));
-    emit(ProgramOp::lookup, columns_.add_lookup(*codes));
+    emit(ProgramOp::lookup, columns_.add_lookup(rows));
+    emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{*codes}));
     return true;
   }
 
@@ -324,16 +326,16 @@ class Compiler {
       return t;
     }
     LookupTable& table = l.set->table(l.table);
-    const std::optional<ProgramColumn> rows = lookup_rows_column(table);
+    const LookupColumn rows = lookup_rows_column(table);
     std::optional<ProgramColumn> values;
     if (l.column >= 0) {
       values = lookup_value_column(table, l.column, t.scale);
       if (!values) return std::nullopt;
     }
     const auto key = compile(*l.key);
-    if (!key || key->kind != Kind::integer || !rows) return std::nullopt;
-    emit(ProgramOp::lookup, columns_.add_lookup(*rows));
-    if (values) emit(ProgramOp::lookup, columns_.add_lookup(*values));
+    if (!key || key->kind != Kind::integer) return std::nullopt;
+    emit(ProgramOp::lookup, columns_.add_lookup(rows));
+    if (values) emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{*values}));
     return t;
   }
 

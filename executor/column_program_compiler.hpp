@@ -23,7 +23,7 @@ namespace tally::executor {
 // table columns, where the engines put them (AggregationSpec::lookup_columns).
 struct ProgramColumnMap {
   std::vector<int> table_columns;
-  std::vector<ProgramColumn> lookups;
+  std::vector<LookupColumn> lookups;
   // The dictionary of a text column (every chunk's codes index a prefix of
   // it); empty or null: conditions on text are not compiled.
   std::function<std::shared_ptr<const storage::StringDictionary>(int table_column)> dictionary;
@@ -31,7 +31,7 @@ struct ProgramColumnMap {
   // programs only say whether the expressions compile (a plan's choice).
   bool lookups_unbuilt = false;
   int add(int table_column);
-  int add_lookup(const ProgramColumn& column);
+  int add_lookup(const LookupColumn& column);
 };
 
 // Points each lookup step of `program` at its column's place after the

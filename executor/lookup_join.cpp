@@ -59,38 +59,46 @@ class LookupSink final : public PreparingSink {
 
 }  // namespace
 
-bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, ExecContext& context,
-                  LookupTable& table) {
+bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_ascending_span,
+                  ExecContext& context, LookupTable& table) {
   table = LookupTable{};
   if (!integer_key(source.build_key->type.id)) return false;
   LookupSink sink(source, space_width, context.parameters);
   run_operator(*source.build, context, sink);
   DataChunk rows = sink.take(worker_threads(context));
   table.memory = std::move(sink.memory);
-  const Vector& key = rows.columns[0];
+  if (rows.rows > static_cast<size_t>(INT32_MAX)) return false;
+  table.keys = std::move(rows.columns[0]);
+  const Vector& key = table.keys;
   int64_t min = INT64_MAX, max = INT64_MIN;
   size_t keyed = 0;
+  bool ascending = true;
   for (size_t r = 0; r < rows.rows; ++r) {
     if (key.null_at(r)) continue;  // a NULL key joins nothing
     const int64_t k = key.ints[r];
+    ascending = ascending && (keyed == 0 || k > max);
     min = std::min(min, k);
     max = std::max(max, k);
     ++keyed;
   }
-  const uint64_t span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
-  if (span > max_span) return false;
-  if (rows.rows > static_cast<size_t>(INT32_MAX)) return false;
-  table.memory.grow(span * (sizeof(int32_t) + 1));
+  table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
   table.base = keyed == 0 ? 0 : min;
   table.rows = rows.rows;
-  table.present.assign(span, 0);
-  table.row_of.resize(span);
-  for (size_t r = 0; r < rows.rows; ++r) {
-    if (key.null_at(r)) continue;
-    const auto at = static_cast<size_t>(key.ints[r] - table.base);
-    if (table.present[at]) return false;  // a repeated key: each fact row could join several rows
-    table.present[at] = 1;
-    table.row_of[at] = static_cast<int32_t>(r);
+  table.ascending = ascending;
+  if (table.span > (ascending ? max_ascending_span : max_span)) return false;
+  if (!ascending) {
+    // Made now: a repeated key shows there (each fact row could join several rows).
+    table.memory.grow(table.span * (sizeof(int32_t) + 1));
+    table.present.assign(table.span, 0);
+    table.row_of.resize(table.span);
+    for (size_t r = 0; r < rows.rows; ++r) {
+      if (key.null_at(r)) continue;
+      const auto at = static_cast<size_t>(key.ints[r] - table.base);
+      if (table.present[at]) return false;
+      table.present[at] = 1;
+      table.row_of[at] = static_cast<int32_t>(r);
+    }
+    std::call_once(*table.arrays_made, [] {});
   }
   table.values.assign(std::make_move_iterator(rows.columns.begin() + 1), std::make_move_iterator(rows.columns.end()));
   table.value_columns.resize(table.values.size());
@@ -101,9 +109,20 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   return true;
 }
 
+void LookupTable::host_arrays() {
+  std::call_once(*arrays_made, [this] {
+    const LookupColumn from_keys = lookup_rows_column(*this);  // before the arrays exist: the keys
+    memory.grow(span * (sizeof(int32_t) + 1));
+    row_of.resize(span);
+    present.resize(span);
+    scatter_lookup_keys(from_keys, row_of.data(), present.data());
+  });
+}
+
 Vector LookupExpr::evaluate(const EvalInput& input) const {
   const Vector k = key->evaluate(input);
-  const LookupTable& t = set->table(table);
+  LookupTable& t = set->table(table);
+  t.host_arrays();
   const size_t n = input.rows;
   std::vector<uint32_t> rows(n, kNullRow);
   const uint64_t span = t.present.size();
@@ -128,12 +147,17 @@ Vector LookupExpr::evaluate(const EvalInput& input) const {
   return gather(t.values[static_cast<size_t>(column)], rows);
 }
 
-std::optional<ProgramColumn> lookup_rows_column(LookupTable& table) {
-  if (!table.rows_column) {
-    table.rows_column = ProgramColumn{table.row_of.data(), table.present.data(),
-                                      static_cast<uint8_t>(ColumnWidth::int32), table.base, table.present.size()};
+LookupColumn lookup_rows_column(LookupTable& table) {
+  LookupColumn c;
+  c.column = ProgramColumn{table.row_of.empty() ? nullptr : table.row_of.data(),
+                           table.present.empty() ? nullptr : table.present.data(),
+                           static_cast<uint8_t>(ColumnWidth::int32), table.base, table.span};
+  if (c.column.data == nullptr) {
+    c.keys = table.keys.int_data();
+    c.key_nulls = table.keys.nulls.empty() ? nullptr : table.keys.nulls.data();
+    c.key_count = table.keys.count;
   }
-  return table.rows_column;
+  return c;
 }
 
 std::optional<ProgramColumn> lookup_text_codes_column(LookupTable& table, int column,

@@ -17,6 +17,7 @@
 // a range too wide runs the hash joins.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,18 +35,28 @@ struct ExecContext;
 // One joined relation as arrays by key: run once per statement.
 struct LookupTable {
   int64_t base = 0;               // the smallest key
-  std::vector<int32_t> row_of;    // per key base + k: its build row (where present)
-  std::vector<uint8_t> present;   // per key: 1 = a build row has it
+  uint64_t span = 0;              // keys from base
+  Vector keys;                    // the key of each build row
   std::vector<Vector> values;     // per lookup column: its value on each build row
   size_t rows = 0;                // build rows
-  // Program columns (ProgramOp::lookup) made on first use: the key's row,
-  // then each value column by row; values converted for programs live here.
-  std::optional<ProgramColumn> rows_column;
+  // Per key base + k: its build row, and whether one has it. Made at once
+  // where the keys do not ascend (the check for a repeated key needs them),
+  // else only where the host evaluates a lookup (host_arrays): a GPU run
+  // scatters its own from the keys (LookupColumn::from_keys).
+  std::vector<int32_t> row_of;
+  std::vector<uint8_t> present;
+  std::unique_ptr<std::once_flag> arrays_made = std::make_unique<std::once_flag>();
+  bool ascending = false;
+  // Program columns made on first use: each value column by row; values
+  // converted for programs live here.
   std::vector<std::optional<ProgramColumn>> value_columns;
   std::vector<std::vector<int64_t>> program_ints;
   std::vector<std::vector<uint8_t>> program_valid;
   std::string description;        // EXPLAIN ANALYZE's line for it
   MemoryReservation memory;       // all of the above, against the statement's budget
+
+  // row_of and present, made once (thread-safe).
+  void host_arrays();
 };
 
 // The key range a lookup table may span at most (a row number and a flag
@@ -78,10 +89,12 @@ struct LookupSource {
   std::string name;  // the relation, for EXPLAIN
 };
 
-// Runs `source` into `table`: false where its keys repeat or span more
-// than `max_span` keys (then the table is left for the caller to clear).
-bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, ExecContext& context,
-                  LookupTable& table);
+// Runs `source` into `table`: false where its keys repeat, or span more
+// than `max_span` keys (`max_ascending_span` where they ascend, and no
+// array the size of the range is made on the host); the table is then left
+// for the caller to clear.
+bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_ascending_span,
+                  ExecContext& context, LookupTable& table);
 
 // Value `column` of the joined relation `table` of `set`, looked up by
 // `key` (over the fact table's columns); column -1 is the build row's
@@ -101,10 +114,11 @@ class LookupExpr final : public Expr {
   std::optional<int32_t> scale;
 };
 
-// The program columns of a lookup: the key's build row, then (column >= 0)
-// the value by that row; nullopt where the value has no program form (text,
-// numerics past 18 digits or of varying scale, intervals).
-std::optional<ProgramColumn> lookup_rows_column(LookupTable& table);
+// The program columns of a lookup: the key's build row (made from the keys
+// where they ascend), then (column >= 0) the value by that row; nullopt
+// where the value has no program form (text, numerics past 18 digits or of
+// varying scale, intervals).
+LookupColumn lookup_rows_column(LookupTable& table);
 std::optional<ProgramColumn> lookup_value_column(LookupTable& table, int column, int32_t scale);
 // A text column's values as the codes of the one dictionary (set in
 // `dictionary`) they are held in; nullopt where they are not coded.

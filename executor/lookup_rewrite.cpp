@@ -32,6 +32,13 @@ std::string relation_name(const PhysicalOperator& op) {
   return op.children().empty() ? op.describe() : relation_name(*op.children()[0]);
 }
 
+// The widest key range looked up where the keys ascend: no array of the
+// range is made on the host (a GPU run scatters its own, 5 bytes a key),
+// so twice the fact table's rows.
+uint64_t ascending_span_limit(uint64_t fact_rows) {
+  return std::min(kLookupMaxSpan, std::max(kLookupMinSpan, 2 * fact_rows));
+}
+
 // Rows of the largest stored table an operator tree reads.
 double largest_table_rows(const PhysicalOperator& op) {
   double rows = 0;
@@ -259,7 +266,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
-  const double most = std::max(static_cast<double>(fact_rows) / kFactRowsPerLookupRow, static_cast<double>(kLookupMinSpan));
+  const double most = static_cast<double>(ascending_span_limit(fact_rows));
   for (const Step& step : steps) {
     if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
     for (const auto& key : *step.keys) {
@@ -377,8 +384,9 @@ std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& co
   set.clear();
   const uint64_t max_span =
       std::min(kLookupMaxSpan, std::max(kLookupMinSpan, static_cast<uint64_t>(form.fact_rows / kFactRowsPerLookupRow)));
+  const uint64_t max_ascending_span = ascending_span_limit(form.fact_rows);
   for (size_t i = 0; i < form.sources.size(); ++i) {
-    if (!build_lookup(form.sources[i], form.space_width, max_span, context, set.table(i))) {
+    if (!build_lookup(form.sources[i], form.space_width, max_span, max_ascending_span, context, set.table(i))) {
       if (context.explain) {
         context.explain->push_back("Lookup joins not used: the keys of " + form.sources[i].name + " repeat or span more than " +
                                    std::to_string(max_span) + " keys; the hash joins ran");

@@ -28,11 +28,12 @@ struct LookupForm {
 };
 
 // A relation is looked up where the fact table has at least this many
-// times its estimated rows and its key range (from the key column's chunk
-// statistics, where it is one): then building the arrays, and copying them
-// to the GPU, costs a fraction of the fact table's scan. Otherwise the hash
-// joins run, built on the smaller side (TPC-H's fifteen million orders
-// span sixty million keys: their arrays take longer than the query).
+// times its estimated rows: then building its arrays costs a fraction of
+// the fact table's scan. Its key range (from the key column's chunk
+// statistics, where it is one) may be twice the fact table's rows where
+// its keys ascend (a GPU run scatters the array itself from the keys), an
+// eighth of them where they do not (the host makes the array). Otherwise
+// the hash joins run, built on the smaller side.
 constexpr double kFactRowsPerLookupRow = 8;
 // A key range this narrow is looked up whatever the fact table's rows.
 constexpr uint64_t kLookupMinSpan = uint64_t{1} << 20;

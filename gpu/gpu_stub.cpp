@@ -30,7 +30,7 @@ std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine&
 int device_count() { return 0; }
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram&, const std::vector<tally::ColumnProgram>&,
                                                 const std::vector<tally::ColumnView>&, int64_t,
-                                                const std::vector<tally::ProgramColumn>&) {
+                                                const std::vector<tally::LookupColumn>&) {
   no_gpu();
 }
 struct DeviceProgramEvaluator::Impl {};
@@ -41,7 +41,7 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram&, const std::ve
                                       StreamHandle) {
   no_gpu();
 }
-void DeviceProgramEvaluator::set_lookups(const std::vector<tally::ProgramColumn>&, StreamHandle) { no_gpu(); }
+void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&, StreamHandle) { no_gpu(); }
 const uint8_t* DeviceProgramEvaluator::mask() const { no_gpu(); }
 const void* DeviceProgramEvaluator::input(size_t) const { no_gpu(); }
 const uint8_t* DeviceProgramEvaluator::input_validity(size_t) const { no_gpu(); }

@@ -57,6 +57,20 @@ __global__ void programs_kernel(const tally::ProgramStep* steps, const __grid_co
   if (error != 0) atomicOr(args.error, error);
 }
 
+// A lookup's build rows by key from the rows' keys (ascending, so each
+// entry is written by one row).
+__global__ void scatter_keys_kernel(const int64_t* keys, const uint8_t* nulls, size_t count, int64_t base, uint64_t span,
+                                    int32_t* rows, uint8_t* present) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t r = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < count; r += stride) {
+    if (nulls != nullptr && nulls[r] != 0) continue;
+    const uint64_t at = static_cast<uint64_t>(keys[r]) - static_cast<uint64_t>(base);
+    if (at >= span) continue;
+    rows[at] = static_cast<int32_t>(r);
+    present[at] = 1;
+  }
+}
+
 }  // namespace
 
 struct DeviceProgramEvaluator::Impl {
@@ -130,7 +144,7 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
   TALLY_CUDA_CHECK_LAUNCH("programs_kernel");
 }
 
-void DeviceProgramEvaluator::set_lookups(const std::vector<tally::ProgramColumn>& host, StreamHandle stream) {
+void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>& host, StreamHandle stream) {
   Impl& m = *impl_;
   m.lookup_copies.clear();
   m.lookups.clear();
@@ -140,12 +154,34 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::ProgramColumn>
     TALLY_CUDA_CHECK(cudaMemcpyAsync(m.lookup_copies.back().get(), data, bytes, cudaMemcpyHostToDevice, stream));
     return m.lookup_copies.back().get();
   };
-  for (const tally::ProgramColumn& c : host) {
+  for (const tally::LookupColumn& l : host) {
+    const tally::ProgramColumn& c = l.column;
+    tally::ProgramColumn d = c;
+    if (l.from_keys()) {
+      // The build rows by key, scattered here from the rows' keys.
+      m.lookup_copies.emplace_back(std::max<size_t>(c.size * sizeof(int32_t), 1), stream);
+      auto* rows = m.lookup_copies.back().get<int32_t>();
+      m.lookup_copies.emplace_back(std::max<size_t>(c.size, 1), stream);
+      auto* present = m.lookup_copies.back().get<uint8_t>();
+      TALLY_CUDA_CHECK(cudaMemsetAsync(present, 0, c.size, stream));
+      const auto* keys = static_cast<const int64_t*>(copy(l.keys, l.key_count * sizeof(int64_t)));
+      const auto* nulls = static_cast<const uint8_t*>(copy(l.key_nulls, l.key_count));
+      if (l.key_count > 0) {
+        const int threads = 256;
+        const int64_t blocks = std::min<int64_t>((static_cast<int64_t>(l.key_count) + threads - 1) / threads, 4096);
+        scatter_keys_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(keys, nulls, l.key_count, c.base,
+                                                                                   c.size, rows, present);
+        TALLY_CUDA_CHECK_LAUNCH("scatter_keys_kernel");
+      }
+      d.data = rows;
+      d.validity = present;
+      m.lookups.push_back(d);
+      continue;
+    }
     const size_t width = c.width == static_cast<uint8_t>(tally::ColumnWidth::int32) ||
                                  c.width == static_cast<uint8_t>(tally::ColumnWidth::float32)
                              ? 4
                              : 8;
-    tally::ProgramColumn d = c;
     d.data = copy(c.data, c.size * width);
     d.validity = static_cast<const uint8_t*>(copy(c.validity, c.size));
     m.lookups.push_back(d);
@@ -166,7 +202,7 @@ uint32_t DeviceProgramEvaluator::errors(StreamHandle stream) {
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
                                                 const std::vector<tally::ColumnView>& columns, int64_t rows,
-                                                const std::vector<tally::ProgramColumn>& lookups) {
+                                                const std::vector<tally::LookupColumn>& lookups) {
   cudaStream_t stream = nullptr;
   TALLY_CUDA_CHECK(cudaStreamCreate(&stream));
   struct Destroy {

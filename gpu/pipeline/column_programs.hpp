@@ -64,7 +64,9 @@ class DeviceProgramEvaluator {
                 StreamHandle stream);
   // Copies the lookup columns (AggregationSpec::lookup_columns, host
   // memory) to the device once, for every evaluate() after it.
-  void set_lookups(const std::vector<tally::ProgramColumn>& host, StreamHandle stream);
+  // A column made from keys (LookupColumn::from_keys) is scattered on the
+  // device from them.
+  void set_lookups(const std::vector<tally::LookupColumn>& host, StreamHandle stream);
   const uint8_t* mask() const;
   const void* input(size_t i) const;
   const uint8_t* input_validity(size_t i) const;
@@ -88,6 +90,6 @@ struct DeviceProgramResult {
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
                                                 const std::vector<tally::ColumnView>& columns, int64_t rows,
-                                                const std::vector<tally::ProgramColumn>& lookups = {});
+                                                const std::vector<tally::LookupColumn>& lookups = {});
 
 }  // namespace tally::gpu

@@ -587,6 +587,33 @@ TEST(ColumnProgram, LookupsAndChoicesAnswerAsTheirDefinitions) {
   }
   EXPECT_GT(kept, 500);
   EXPECT_GT(chose_then, 500);
+  // The same rows column made from the build rows' ascending keys
+  // (LookupColumn::from_keys): the array scatter_lookup_keys makes, and the
+  // host evaluator's answers over it.
+  std::vector<int64_t> keys(dim_rows, 0);
+  std::vector<uint8_t> key_nulls(dim_rows, 1);
+  for (uint64_t k = 0; k < span; ++k) {
+    if (!present[k]) continue;
+    keys[static_cast<size_t>(row_of[k])] = base + static_cast<int64_t>(k);
+    key_nulls[static_cast<size_t>(row_of[k])] = 0;
+  }
+  // Ascending: the rows in key order, so the rows column is remade with them.
+  std::vector<int32_t> made(span, -7);
+  std::vector<uint8_t> made_present(span, 9);
+  const LookupColumn from_keys{{nullptr, nullptr, static_cast<uint8_t>(ColumnWidth::int32), base, span},
+                               keys.data(), key_nulls.data(), dim_rows};
+  scatter_lookup_keys(from_keys, made.data(), made_present.data());
+  for (uint64_t k = 0; k < span; ++k) {
+    ASSERT_EQ(made_present[k], present[k]) << k;
+    if (present[k]) ASSERT_EQ(made[k], row_of[k]) << k;
+  }
+  std::vector<ColumnView> views = {{ColumnWidth::int32, key.data(), key_valid.data(), {}}};
+  std::vector<LookupColumn> lookups = {from_keys};
+  for (size_t c = 2; c < cols.size(); ++c) lookups.push_back(LookupColumn{cols[c]});
+  std::vector<uint8_t> host_mask(rows, 1);
+  // Program columns 1.. are the lookups, after the one chunk column.
+  ASSERT_EQ(evaluate_program(filter, views, rows, host_mask.data(), nullptr, nullptr, lookups), 0u);
+  EXPECT_EQ(host_mask, mask);
 }
 
 TEST(ColumnProgram, ColumnPairComparisonsAnswerAsRowByRow) {

@@ -100,10 +100,10 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
       weight[d] = static_cast<double>(rng() % 100) / 16;
       value_valid[d] = rng() % 6 != 0;
     }
-    const std::vector<ProgramColumn> lookups = {
-        {row_of.data(), present.data(), static_cast<uint8_t>(ColumnWidth::int32), base, span},
-        {value.data(), value_valid.data(), static_cast<uint8_t>(ColumnWidth::int64), 0, dim_rows},
-        {weight.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64), 0, dim_rows}};
+    const std::vector<LookupColumn> lookups = {
+        {{row_of.data(), present.data(), static_cast<uint8_t>(ColumnWidth::int32), base, span}},
+        {{value.data(), value_valid.data(), static_cast<uint8_t>(ColumnWidth::int64), 0, dim_rows}},
+        {{weight.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64), 0, dim_rows}}};
     // WHERE a has a row AND its weight > 1.5; CASE WHEN b > 0 THEN value ELSE b END.
     ColumnProgram joined;
     joined.steps = {step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::is_not_null),
@@ -126,6 +126,39 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
       if (valid[r]) ASSERT_EQ(device.inputs[0][r], values[r]) << "row " << r;
     }
     EXPECT_EQ(device.errors, 0u);
+    // The rows column made from the build rows' ascending keys instead (a
+    // NULL key among them): on the device by its scatter, on the host as
+    // evaluate_program makes it; both as the array they make.
+    std::vector<int64_t> keys;
+    std::vector<uint8_t> key_nulls;
+    for (int64_t k = base; k < base + static_cast<int64_t>(span); k += 3) {
+      keys.push_back(k);
+      key_nulls.push_back(keys.size() % 11 == 0 ? 1 : 0);
+    }
+    std::vector<LookupColumn> from_keys = lookups;
+    from_keys[0] = LookupColumn{{nullptr, nullptr, static_cast<uint8_t>(ColumnWidth::int32), base, span},
+                                keys.data(), key_nulls.data(), keys.size()};
+    std::vector<int32_t> made_rows(span);
+    std::vector<uint8_t> made_present(span);
+    scatter_lookup_keys(from_keys[0], made_rows.data(), made_present.data());
+    std::vector<LookupColumn> made = lookups;
+    made[0].column.data = made_rows.data();
+    made[0].column.validity = made_present.data();
+    const gpu::DeviceProgramResult scattered =
+        gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, from_keys);
+    std::vector<uint8_t> made_mask(rows, 1), made_valid(rows);
+    std::vector<int64_t> made_values(rows);
+    EXPECT_EQ(evaluate_program(joined, columns, rows, made_mask.data(), nullptr, nullptr, made), 0u);
+    EXPECT_EQ(evaluate_program(chosen, columns, rows, made_mask.data(), made_values.data(), made_valid.data(), made), 0u);
+    std::vector<uint8_t> host_mask(rows, 1);
+    EXPECT_EQ(evaluate_program(joined, columns, rows, host_mask.data(), nullptr, nullptr, from_keys), 0u);
+    EXPECT_EQ(host_mask, made_mask);
+    EXPECT_EQ(scattered.mask, made_mask);
+    EXPECT_GT(std::count(made_mask.begin(), made_mask.end(), 1), 300);
+    EXPECT_EQ(scattered.validity[0], made_valid);
+    for (size_t r = 0; r < rows; ++r) {
+      if (made_valid[r]) ASSERT_EQ(scattered.inputs[0][r], made_values[r]) << "row " << r;
+    }
   }
   for (const bool with_filter : {true, false}) {
     for (const bool with_overflow : {false, true}) {
