@@ -64,6 +64,11 @@ enum class ProgramOp : uint8_t {
   // row: an error flag raised by the one not chosen only sends the
   // statement to its exact host path, which computes as PostgreSQL does.
   choose,
+  // extract(year from x): the calendar year of the value on top, a date's
+  // days (arg 0) or a timestamp's microseconds (arg 1) since 2000-01-01, as
+  // PostgreSQL counts years (no year 0: 1 BC is -1). An infinite value
+  // raises the error flag (the host path answers it).
+  year_of,
 };
 
 struct ProgramStep {
@@ -177,6 +182,34 @@ TALLY_HD bool in_sorted_steps(const ProgramStep* values, int32_t count, __int128
   return lo < count && values[lo].value == x;
 }
 
+// The calendar year of `days` since 2000-01-01 (proleptic Gregorian; H.
+// Hinnant's civil_from_days), PostgreSQL's: year 0 is 1 BC, shown -1.
+TALLY_HD int64_t year_of_days(int64_t days) {
+  const int64_t z = days + 10957 + 719468;  // since 0000-03-01
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t year = yoe + era * 400 + (mp >= 10 ? 1 : 0);
+  return year <= 0 ? year - 1 : year;
+}
+
+// ProgramOp::year_of on one value (arg: 0 days, 1 microseconds).
+TALLY_HD void year_of_slot(int32_t arg, ProgramSlot& slot, uint32_t* error) {
+  if (slot.null) return;
+  const __int128 v = slot.i;
+  const bool infinite = arg == 0 ? (v == INT32_MIN || v == INT32_MAX) : (v == INT64_MIN || v == INT64_MAX);
+  if (infinite) {
+    *error |= kProgramOverflow;
+    return;
+  }
+  constexpr int64_t kMicrosPerDay = 86400000000LL;
+  const int64_t x = static_cast<int64_t>(v);
+  const int64_t days = arg == 0 ? x : (x >= 0 ? x / kMicrosPerDay : -((-x - 1) / kMicrosPerDay) - 1);
+  slot.i = year_of_days(days);
+}
+
 // Entry `at` of column c, NULL where its validity says so.
 TALLY_HD ProgramSlot column_value(const ProgramColumn& c, size_t at) {
   ProgramSlot v{0, 0, c.validity != nullptr && c.validity[at] == 0};
@@ -228,6 +261,7 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
       case ProgramOp::check_range:
         if (!stack[top].null && big(stack[top].i + (stack[top].i < 0 ? 1 : 0), step.arg - 1)) *error |= kProgramOverflow;
         break;
+      case ProgramOp::year_of: year_of_slot(step.arg, stack[top], error); break;
       case ProgramOp::int_to_float: stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i)); break;
       case ProgramOp::not_: stack[top].i = stack[top].i == 0 ? 1 : 0; break;
       case ProgramOp::skip_if_false:

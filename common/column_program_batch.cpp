@@ -30,7 +30,8 @@ int depth_change(ProgramOp op) {
     case ProgramOp::skip_if_false:
     case ProgramOp::skip_if_true:
     case ProgramOp::in_list:
-    case ProgramOp::lookup: return 0;
+    case ProgramOp::lookup:
+    case ProgramOp::year_of: return 0;
     case ProgramOp::choose: return -2;
     default: return -1;
   }
@@ -248,6 +249,13 @@ class BlockRun {
         each_row(sel, [&](size_t k) { fv[k] = static_cast<double>(static_cast<int64_t>(iv[k])); });
         break;
       case ProgramOp::not_: each_row(sel, [&](size_t k) { iv[k] = iv[k] == 0 ? 1 : 0; }); break;
+      case ProgramOp::year_of:
+        each_row(sel, [&](size_t k) {
+          ProgramSlot slot{iv[k], 0, nv[k] != 0};
+          program_detail::year_of_slot(step.arg, slot, &err);
+          iv[k] = slot.i;
+        });
+        break;
       case ProgramOp::is_null:
       case ProgramOp::is_not_null: {
         const uint8_t want = step.op == ProgramOp::is_null ? 1 : 0;

@@ -18,6 +18,20 @@ int ProgramColumnMap::add(int table_column) {
   return static_cast<int>(table_columns.size()) - 1;
 }
 
+bool extract_unit_is_year(const FunctionExpr& f, const std::vector<Value>* parameters) {
+  if (f.name != "extract" || f.args.size() != 2 || !foldable(*f.args[0])) return false;
+  try {
+    const Value unit = evaluate_constant(*f.args[0], parameters);
+    const auto* text = std::get_if<std::string>(&unit);
+    if (text == nullptr || text->size() != 4) return false;
+    std::string lower = *text;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return lower == "year";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 int ProgramColumnMap::add_lookup(const LookupColumn& column) {
   for (size_t i = 0; i < lookups.size(); ++i) {
     const LookupColumn& l = lookups[i];
@@ -154,6 +168,7 @@ class Compiler {
       case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
       case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
       case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list: case ProgramOp::lookup:
+      case ProgramOp::year_of:
         break;
       case ProgramOp::choose: depth -= 2; break;
       default: --depth; break;  // binary
@@ -349,6 +364,7 @@ class Compiler {
     const TypeId out = f.type.id;
     if (f.type.id == TypeId::float4) return std::nullopt;  // float4 arithmetic rounds as float4
     if (name == "cast" && f.args.size() == 1) return cast(f);
+    if (name == "extract" && f.args.size() == 2) return extract_year(f);
     if (name == "-" && f.args.size() == 1) {
       const auto t = compile(*f.args[0]);
       if (!t || t->kind == Kind::boolean) return std::nullopt;
@@ -394,6 +410,25 @@ class Compiler {
     }
     if (int_bits(out)) emit(ProgramOp::check_range, int_bits(out));
     return r;
+  }
+
+  // extract(year from a date or timestamp): a numeric of scale 0. (A
+  // timestamptz's year is its local time's, in the session's zone: host.)
+  std::optional<Typed> extract_year(const FunctionExpr& f) {
+    if (!extract_unit_is_year(f, parameters_)) return std::nullopt;
+    const Expr* value = f.args[1].get();
+    int32_t unit = 1;  // microseconds
+    if (const auto* c = dynamic_cast<const FunctionExpr*>(value);
+        c != nullptr && c->name == "cast" && c->args.size() == 1 && c->args[0]->type.id == TypeId::date) {
+      value = c->args[0].get();  // the binder's date -> timestamp: the date's days
+      unit = 0;
+    } else if (value->type.id != TypeId::timestamp) {
+      return std::nullopt;
+    }
+    const auto t = compile(*value);
+    if (!t || t->kind != Kind::integer) return std::nullopt;
+    emit(ProgramOp::year_of, unit);
+    return Typed{Kind::numeric, 0};
   }
 
   // Inserts a scale step after the first operand's steps [first, second).

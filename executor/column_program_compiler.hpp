@@ -34,6 +34,9 @@ struct ProgramColumnMap {
   int add_lookup(const LookupColumn& column);
 };
 
+// Whether `f` is extract(year from ...) (the unit a constant 'year', any case).
+bool extract_unit_is_year(const FunctionExpr& f, const std::vector<Value>* parameters);
+
 // Points each lookup step of `program` at its column's place after the
 // table columns of `columns`; call once the programs sharing the map are compiled.
 void place_lookups(ColumnProgram& program, const ProgramColumnMap& columns);

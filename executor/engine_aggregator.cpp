@@ -134,6 +134,7 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
   }
   const auto* f = dynamic_cast<const FunctionExpr*>(&e);
   if (f == nullptr || f->args.empty() || f->args.size() > 2) return std::nullopt;
+  if (extract_unit_is_year(*f, nullptr)) return 0;  // a year: an integer
   std::optional<int32_t> a = static_numeric_scale(*f->args[0]);
   if (!a) return std::nullopt;
   if (f->args.size() == 1) {

@@ -7,11 +7,13 @@
 #include "executor/engine_aggregator.hpp"
 #include "executor/expression_copy.hpp"
 #include "executor/operators/hash_join.hpp"
+#include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/table_provider.hpp"
+#include "executor/zero_branch_sums.hpp"
 
 namespace tally::executor {
 
@@ -214,12 +216,12 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
       !plan.subqueries.empty() || plan.where) {
     return nullptr;
   }
-  // The chain of joins (and filters) down the probe sides to one table
-  // scan, the fact table, each join's build side looked up by key. Where
-  // the top join's build side is a scan of a larger table than any the
-  // probe side reads, that table is the fact table and the probe side is
-  // looked up instead (the planner builds on the smaller input, which a
-  // filter may make the fact table).
+  // The chain of joins (and filters) down to one table scan, the fact
+  // table, each join's other side looked up by key: at each join the side
+  // that reads the largest table leads on (the planner builds on the
+  // smaller input, which a filter may make the fact table's side, and may
+  // probe with a dimension: TPC-H Q8 probes customer with the join of
+  // orders and lineitem).
   struct Step {
     const PhysicalOperator* looked_up;
     const std::vector<ExprPtr>* fact_keys;
@@ -228,33 +230,47 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   };
   std::vector<Step> steps;
   std::vector<const Expr*> conditions;
-  auto filtered_scan = [&](const PhysicalOperator* op) -> const TableScan* {
-    while (const auto* f = dynamic_cast<const FilterOperator*>(op)) op = f->children()[0].get();
-    return dynamic_cast<const TableScan*>(op);
-  };
-  auto take_filters = [&](const PhysicalOperator* op) {
-    while (const auto* f = dynamic_cast<const FilterOperator*>(op)) {
-      for (const auto& c : f->conditions()) conditions.push_back(c.get());
-      op = f->children()[0].get();
-    }
-  };
+  // A derived table that only projects its FROM tree (TPC-H Q7, Q8 and Q9
+  // compute their keys and inputs in one and group above it) is seen
+  // through: the query's references to its columns become its expressions,
+  // over its tree's column space.
   const PhysicalOperator* op = plan.source.get();
+  size_t space_width = plan.source_width;
+  const SubqueryScan* derived = nullptr;
+  std::vector<const Expr*> outer_conditions;  // filters above the derived table
+  {
+    const PhysicalOperator* top = op;
+    std::vector<const Expr*> above;
+    while (const auto* f = dynamic_cast<const FilterOperator*>(top)) {
+      for (const auto& c : f->conditions()) above.push_back(c.get());
+      top = f->children()[0].get();
+    }
+    if (const auto* d = dynamic_cast<const SubqueryScan*>(top)) {
+      const SelectPlan& q = *d->plan();
+      if (q.aggregate || !q.source || q.where || q.distinct || !q.distinct_on.empty() || !q.sort.empty() || q.limit ||
+          q.offset || q.windows || !q.subqueries.empty() || q.outputs.size() < d->columns().size()) {
+        return nullptr;
+      }
+      derived = d;
+      outer_conditions = std::move(above);
+      op = q.source.get();
+      space_width = q.source_width;
+    }
+  }
   const TableScan* scan = nullptr;
   for (;;) {
     if (const auto* j = dynamic_cast<const HashJoin*>(op)) {
       if (j->kind() != JoinKind::inner || j->build_keys().empty()) return nullptr;
       const PhysicalOperator* probe = j->children()[0].get();
       const PhysicalOperator* build = j->children()[1].get();
-      const TableScan* build_scan = steps.empty() ? filtered_scan(build) : nullptr;
-      if (build_scan != nullptr && build_scan->table() &&
-          static_cast<double>(build_scan->table()->row_count()) > largest_table_rows(*probe)) {
+      // The side holding the largest table leads to the fact table.
+      if (largest_table_rows(*build) > largest_table_rows(*probe)) {
         steps.push_back(Step{probe, &j->build_keys(), &j->probe_keys(), &j->residual()});
-        take_filters(build);
-        scan = build_scan;
-        break;
+        op = build;
+      } else {
+        steps.push_back(Step{build, &j->probe_keys(), &j->build_keys(), &j->residual()});
+        op = probe;
       }
-      steps.push_back(Step{build, &j->probe_keys(), &j->build_keys(), &j->residual()});
-      op = probe;
     } else if (const auto* f = dynamic_cast<const FilterOperator*>(op)) {
       for (const auto& c : f->conditions()) conditions.push_back(c.get());
       op = f->children()[0].get();
@@ -276,11 +292,11 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   }
 
   auto form = std::make_shared<LookupForm>();
-  form->space_width = plan.source_width;
+  form->space_width = space_width;
   form->set = std::make_shared<LookupSet>(steps.size());
   form->fact = scan->alias();
   form->fact_rows = fact_rows;
-  std::vector<int> owner(plan.source_width, kUnknown), fact_column(plan.source_width, -1);
+  std::vector<int> owner(space_width, kUnknown), fact_column(space_width, -1);
   for (size_t i = 0; i < scan->read_layout().size(); ++i) {
     const auto space = static_cast<size_t>(scan->read_layout()[i]);
     if (space >= owner.size()) return nullptr;
@@ -325,19 +341,42 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     for (const auto& r : *steps[i].residual) where.push_back(rewrite(*r));
   }
   for (const Expr* c : conditions) where.push_back(rewrite(*c));
+  // The query's own expressions, through the derived table where it has one.
+  auto rewrite_outer = [&](const Expr& e) -> ExprPtr {
+    if (derived == nullptr) return rewrite(e);
+    ExprCopy through;
+    through.replace = [&](const Expr& node) -> ExprPtr {
+      const auto* ref = dynamic_cast<const ColumnExpr*>(&node);
+      if (ref == nullptr) return nullptr;
+      const auto& layout = derived->layout();
+      const auto at = std::find(layout.begin(), layout.end(), ref->index);
+      if (at == layout.end()) {
+        through.failed = true;
+        return nullptr;
+      }
+      return copy_expr(*derived->plan()->outputs[static_cast<size_t>(at - layout.begin())]);
+    };
+    ExprPtr inner = through(e);
+    if (!inner) {
+      rewrite.failed = true;
+      return nullptr;
+    }
+    return rewrite(*inner);
+  };
+  for (const Expr* c : outer_conditions) where.push_back(rewrite_outer(*c));
 
   auto lookup_plan = std::make_shared<SelectPlan>();
   SelectPlan& p = *lookup_plan;
   p.table = scan->table();
   p.aggregate = true;
-  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite(*k));
+  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite_outer(*k));
   for (const auto& a : plan.aggregates) {
     AggregateCall call;
     call.name = a.name;
     call.signature = a.signature;
-    for (const auto& arg : a.args) call.args.push_back(rewrite(*arg));
-    if (a.filter) call.filter = rewrite(*a.filter);
-    if (a.direct) call.direct = rewrite(*a.direct);
+    for (const auto& arg : a.args) call.args.push_back(rewrite_outer(*arg));
+    if (a.filter) call.filter = rewrite_outer(*a.filter);
+    if (a.direct) call.direct = rewrite_outer(*a.direct);
     call.distinct = a.distinct;
     call.descending = a.descending;
     p.aggregates.push_back(std::move(call));
@@ -370,6 +409,8 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     if (a.filter) collect_refs(*a.filter, used);
   }
   p.scan_columns.assign(used.begin(), used.end());
+  // The sums of CASE ... ELSE 0 of a derived table's values, seen now.
+  scale_zero_branch_sums(p, bind);
   if (!runs_as_programs(p)) return nullptr;
   form->plan = std::move(lookup_plan);
   return form;
