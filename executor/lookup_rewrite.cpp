@@ -41,6 +41,14 @@ uint64_t ascending_span_limit(uint64_t fact_rows) {
   return std::min(kLookupMaxSpan, std::max(kLookupMinSpan, 2 * fact_rows));
 }
 
+// Whether an expression reads a text value (a column or any node of a text type).
+bool reads_text(const Expr& e) {
+  if (physical_of(e.type.id) == Physical::text) return true;
+  bool found = false;
+  for_each_child(const_cast<Expr&>(e), [&](Expr& child) { found = found || reads_text(child); });
+  return found;
+}
+
 // Rows of the largest stored table an operator tree reads.
 double largest_table_rows(const PhysicalOperator& op) {
   double rows = 0;
@@ -116,7 +124,13 @@ class Rewriter {
     if (refs.empty()) return nullptr;  // constants are copied as they are
     const int first = owner_of(*refs.begin());
     const bool one = std::all_of(refs.begin(), refs.end(), [&](int r) { return owner_of(r) == first; });
-    if (one && first >= 0) {
+    // A part that reads one joined relation and text (p_brand = 'Brand#12',
+    // p_type LIKE 'PROMO%') is evaluated once per row of that relation and
+    // looked up as its value; other parts (extract(year from o_orderdate),
+    // p_size < 10) look their columns up and compute on the fact row, where
+    // the programs run them (a per-row host evaluation of millions of
+    // orders would take longer than the query).
+    if (one && first >= 0 && (dynamic_cast<const ColumnExpr*>(&node) != nullptr || reads_text(node))) {
       if (has_volatile_function(const_cast<Expr&>(node)) || has_subquery(const_cast<Expr&>(node))) {
         copy.failed = true;
         return nullptr;
