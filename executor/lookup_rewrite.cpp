@@ -7,13 +7,11 @@
 #include "executor/engine_aggregator.hpp"
 #include "executor/expression_copy.hpp"
 #include "executor/operators/hash_join.hpp"
-#include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/table_provider.hpp"
-#include "executor/zero_branch_sums.hpp"
 
 namespace tally::executor {
 
@@ -244,33 +242,8 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   };
   std::vector<Step> steps;
   std::vector<const Expr*> conditions;
-  // A derived table that only projects its FROM tree (TPC-H Q7, Q8 and Q9
-  // compute their keys and inputs in one and group above it) is seen
-  // through: the query's references to its columns become its expressions,
-  // over its tree's column space.
   const PhysicalOperator* op = plan.source.get();
-  size_t space_width = plan.source_width;
-  const SubqueryScan* derived = nullptr;
-  std::vector<const Expr*> outer_conditions;  // filters above the derived table
-  {
-    const PhysicalOperator* top = op;
-    std::vector<const Expr*> above;
-    while (const auto* f = dynamic_cast<const FilterOperator*>(top)) {
-      for (const auto& c : f->conditions()) above.push_back(c.get());
-      top = f->children()[0].get();
-    }
-    if (const auto* d = dynamic_cast<const SubqueryScan*>(top)) {
-      const SelectPlan& q = *d->plan();
-      if (q.aggregate || !q.source || q.where || q.distinct || !q.distinct_on.empty() || !q.sort.empty() || q.limit ||
-          q.offset || q.windows || !q.subqueries.empty() || q.outputs.size() < d->columns().size()) {
-        return nullptr;
-      }
-      derived = d;
-      outer_conditions = std::move(above);
-      op = q.source.get();
-      space_width = q.source_width;
-    }
-  }
+  const size_t space_width = plan.source_width;
   const TableScan* scan = nullptr;
   for (;;) {
     if (const auto* j = dynamic_cast<const HashJoin*>(op)) {
@@ -355,42 +328,19 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     for (const auto& r : *steps[i].residual) where.push_back(rewrite(*r));
   }
   for (const Expr* c : conditions) where.push_back(rewrite(*c));
-  // The query's own expressions, through the derived table where it has one.
-  auto rewrite_outer = [&](const Expr& e) -> ExprPtr {
-    if (derived == nullptr) return rewrite(e);
-    ExprCopy through;
-    through.replace = [&](const Expr& node) -> ExprPtr {
-      const auto* ref = dynamic_cast<const ColumnExpr*>(&node);
-      if (ref == nullptr) return nullptr;
-      const auto& layout = derived->layout();
-      const auto at = std::find(layout.begin(), layout.end(), ref->index);
-      if (at == layout.end()) {
-        through.failed = true;
-        return nullptr;
-      }
-      return copy_expr(*derived->plan()->outputs[static_cast<size_t>(at - layout.begin())]);
-    };
-    ExprPtr inner = through(e);
-    if (!inner) {
-      rewrite.failed = true;
-      return nullptr;
-    }
-    return rewrite(*inner);
-  };
-  for (const Expr* c : outer_conditions) where.push_back(rewrite_outer(*c));
 
   auto lookup_plan = std::make_shared<SelectPlan>();
   SelectPlan& p = *lookup_plan;
   p.table = scan->table();
   p.aggregate = true;
-  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite_outer(*k));
+  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite(*k));
   for (const auto& a : plan.aggregates) {
     AggregateCall call;
     call.name = a.name;
     call.signature = a.signature;
-    for (const auto& arg : a.args) call.args.push_back(rewrite_outer(*arg));
-    if (a.filter) call.filter = rewrite_outer(*a.filter);
-    if (a.direct) call.direct = rewrite_outer(*a.direct);
+    for (const auto& arg : a.args) call.args.push_back(rewrite(*arg));
+    if (a.filter) call.filter = rewrite(*a.filter);
+    if (a.direct) call.direct = rewrite(*a.direct);
     call.distinct = a.distinct;
     call.descending = a.descending;
     p.aggregates.push_back(std::move(call));
@@ -423,8 +373,6 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     if (a.filter) collect_refs(*a.filter, used);
   }
   p.scan_columns.assign(used.begin(), used.end());
-  // The sums of CASE ... ELSE 0 of a derived table's values, seen now.
-  scale_zero_branch_sums(p, bind);
   if (!runs_as_programs(p)) return nullptr;
   form->plan = std::move(lookup_plan);
   return form;

@@ -469,8 +469,8 @@ TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
       "SELECT sum(CASE WHEN i.kind LIKE 'PROMO%' THEN s.price ELSE 0 END), sum(s.price) FROM sale s JOIN item i "
       "ON s.item = i.ik WHERE s.qty > 2",
       "SELECT i.kind, count(*), sum(s.price) FROM sale s, item i WHERE s.item = i.ik GROUP BY i.kind",
-      "SELECT r.rname, i.size % 3, count(*), avg(s.qty) FROM sale s, item i, shop h, region r WHERE s.item = i.ik "
-      "AND s.shop = h.sk AND h.region = r.rk AND r.rk < 6 GROUP BY r.rname, i.size % 3",
+      "SELECT r.rname, i.size, count(*), avg(s.qty) FROM sale s, item i, shop h, region r WHERE s.item = i.ik "
+      "AND s.shop = h.sk AND h.region = r.rk AND r.rk < 6 GROUP BY r.rname, i.size",
       "SELECT h.region, s.mode, count(*) FROM sale s, shop h WHERE s.shop = h.sk AND h.town <> 'town 3' "
       "GROUP BY h.region, s.mode",
   };
