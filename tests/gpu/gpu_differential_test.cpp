@@ -180,30 +180,43 @@ std::string differs(const Result& cpu, const Result& gpu) {
   return "";
 }
 
+// A database in a fresh data directory (removed at the end) with one
+// session; tables in chunks of 4,096 rows, so that the GPU merges across
+// several chunks and caches each.
+struct GpuDatabase {
+  GpuDatabase(const std::string& name, int cpu_threads)
+      : dir(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    config::Config config;
+    config.data_dir = dir.string();
+    if (cpu_threads > 0) config.cpu_threads = cpu_threads;
+    config.chunk_rows = 4096;
+    database = executor::Database::open(config);
+    tally::SessionInfo info;
+    info.user = "tally";
+    info.database = "tally";
+    session = database->handler_factory().create(info);
+  }
+  ~GpuDatabase() {
+    session.reset();
+    database.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::filesystem::path dir;
+  std::unique_ptr<executor::Database> database;
+  std::unique_ptr<tally::QueryHandler> session;
+};
+
 TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const uint64_t seed = std::getenv("TALLY_GPU_DIFF_SEED") ? std::stoull(std::getenv("TALLY_GPU_DIFF_SEED")) : 20261122;
   const size_t wanted = std::getenv("TALLY_GPU_DIFF_QUERIES") ? std::stoull(std::getenv("TALLY_GPU_DIFF_QUERIES")) : 600;
   Generator gen(seed);
 
-  const auto dir = std::filesystem::temp_directory_path() / ("tally-gpu-diff-" + std::to_string(::getpid()));
-  struct RemoveDir {
-    std::filesystem::path path;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } remove_dir{dir};
-  config::Config config;
-  config.data_dir = dir.string();
-  config.cpu_threads = 4;
-  config.chunk_rows = 4096;  // several chunks: the GPU merges across chunks and caches each
-  auto database = executor::Database::open(config);
-  ASSERT_NE(database->gpu_engine(), nullptr) << "a device exists but the database has no GPU engine";
-  tally::SessionInfo info;
-  info.user = "tally";
-  info.database = "tally";
-  auto session = database->handler_factory().create(info);
+  GpuDatabase db("tally-gpu-diff", 4);
+  ASSERT_NE(db.database->gpu_engine(), nullptr) << "a device exists but the database has no GPU engine";
+  auto& database = db.database;
+  auto& session = db.session;
 
   ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE d (k_small int, k_uni int, k_big bigint, k_text text, k_date date, "
                             "v_int int, v_big bigint, v_small smallint, flag boolean, v_num numeric(8,2), "
@@ -258,23 +271,9 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
 // plain sums lose the 1e-9: gpu/README.md).
 TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  const auto dir = std::filesystem::temp_directory_path() / ("tally-gpu-h2o-float-" + std::to_string(::getpid()));
-  struct RemoveDir {
-    std::filesystem::path path;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } remove_dir{dir};
-  config::Config config;
-  config.data_dir = dir.string();
-  config.chunk_rows = 4096;
-  auto database = executor::Database::open(config);
-  ASSERT_NE(database->gpu_engine(), nullptr);
-  tally::SessionInfo info;
-  info.user = "tally";
-  info.database = "tally";
-  auto session = database->handler_factory().create(info);
+  GpuDatabase db("tally-gpu-h2o-float", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto& session = db.session;
   ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE x (id1 text, id2 text, id3 text, id4 int, id5 int, id6 int, "
                                          "v1 int, v2 int, v3 float8)").ok);
   std::mt19937_64 rng(23);
@@ -339,23 +338,9 @@ TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
 // included.
 TEST(GpuDifferential, WhereAndInputExpressionsAnswerAsTheCpuEngine) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  const auto dir = std::filesystem::temp_directory_path() / ("tally-gpu-programs-" + std::to_string(::getpid()));
-  struct RemoveDir {
-    std::filesystem::path path;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } remove_dir{dir};
-  config::Config config;
-  config.data_dir = dir.string();
-  config.chunk_rows = 4096;
-  auto database = executor::Database::open(config);
-  ASSERT_NE(database->gpu_engine(), nullptr);
-  tally::SessionInfo info;
-  info.user = "tally";
-  info.database = "tally";
-  auto session = database->handler_factory().create(info);
+  GpuDatabase db("tally-gpu-programs", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto& session = db.session;
   ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE li (flag text, status text, q numeric(15,2), p numeric(15,2), "
                                          "d numeric(15,2), tax numeric(15,2), sd date, v1 int, v2 int, v3 float8)").ok);
   std::mt19937_64 rng(31);
@@ -431,23 +416,9 @@ TEST(GpuDifferential, WhereAndInputExpressionsAnswerAsTheCpuEngine) {
 // engine: every answer the same, EXPLAIN saying the lookups and the GPU ran.
 TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  const auto dir = std::filesystem::temp_directory_path() / ("tally-gpu-lookups-" + std::to_string(::getpid()));
-  struct RemoveDir {
-    std::filesystem::path path;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } remove_dir{dir};
-  config::Config config;
-  config.data_dir = dir.string();
-  config.chunk_rows = 4096;
-  auto database = executor::Database::open(config);
-  ASSERT_NE(database->gpu_engine(), nullptr);
-  tally::SessionInfo info;
-  info.user = "tally";
-  info.database = "tally";
-  auto session = database->handler_factory().create(info);
+  GpuDatabase db("tally-gpu-lookups", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto& session = db.session;
   auto ok = [&](const std::string& sql) {
     const Result r = run_simple_query(*session, sql);
     EXPECT_TRUE(r.ok) << sql << ": " << r.message;
