@@ -119,16 +119,19 @@ struct LookupColumn {
 };
 
 // The array by key of build rows that `keys` make: entry k holds the row of
-// key base + k (int32), present[k] whether one has it.
-inline void scatter_lookup_keys(const LookupColumn& c, int32_t* rows, uint8_t* present) {
+// key base + k (int32), present[k] whether one has it. False where a key
+// repeats (each fact row could join several rows).
+inline bool scatter_lookup_keys(const LookupColumn& c, int32_t* rows, uint8_t* present) {
   for (uint64_t k = 0; k < c.column.size; ++k) present[k] = 0;
   for (size_t r = 0; r < c.key_count; ++r) {
     if (c.key_nulls != nullptr && c.key_nulls[r] != 0) continue;
     const uint64_t at = static_cast<uint64_t>(c.keys[r]) - static_cast<uint64_t>(c.column.base);
     if (at >= c.column.size) continue;
+    if (present[at] != 0) return false;
     rows[at] = static_cast<int32_t>(r);
     present[at] = 1;
   }
+  return true;
 }
 
 struct ProgramSlot {

@@ -83,23 +83,10 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   }
   table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
   table.base = keyed == 0 ? 0 : min;
-  table.rows = rows.rows;
-  table.ascending = ascending;
   if (table.span > (ascending ? max_ascending_span : max_span)) return false;
-  if (!ascending) {
-    // Made now: a repeated key shows there (each fact row could join several rows).
-    table.memory.grow(table.span * (sizeof(int32_t) + 1));
-    table.present.assign(table.span, 0);
-    table.row_of.resize(table.span);
-    for (size_t r = 0; r < rows.rows; ++r) {
-      if (key.null_at(r)) continue;
-      const auto at = static_cast<size_t>(key.ints[r] - table.base);
-      if (table.present[at]) return false;
-      table.present[at] = 1;
-      table.row_of[at] = static_cast<int32_t>(r);
-    }
-    std::call_once(*table.arrays_made, [] {});
-  }
+  // Keys that do not ascend may repeat: their arrays are made now, which
+  // shows it. Ascending ones are made only where the host evaluates.
+  if (!ascending && !table.host_arrays()) return false;
   table.values.assign(std::make_move_iterator(rows.columns.begin() + 1), std::make_move_iterator(rows.columns.end()));
   table.value_columns.resize(table.values.size());
   table.program_ints.resize(table.values.size());
@@ -109,14 +96,15 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   return true;
 }
 
-void LookupTable::host_arrays() {
+bool LookupTable::host_arrays() {
   std::call_once(*arrays_made, [this] {
     const LookupColumn from_keys = lookup_rows_column(*this);  // before the arrays exist: the keys
     memory.grow(span * (sizeof(int32_t) + 1));
     row_of.resize(span);
     present.resize(span);
-    scatter_lookup_keys(from_keys, row_of.data(), present.data());
+    unique_keys = scatter_lookup_keys(from_keys, row_of.data(), present.data());
   });
+  return unique_keys;
 }
 
 Vector LookupExpr::evaluate(const EvalInput& input) const {
@@ -125,16 +113,12 @@ Vector LookupExpr::evaluate(const EvalInput& input) const {
   t.host_arrays();
   const size_t n = input.rows;
   std::vector<uint32_t> rows(n, kNullRow);
-  const uint64_t span = t.present.size();
   const int64_t* keys = k.int_data();
-  auto find = [&](size_t b, size_t e) {
-    for (size_t r = b; r < e; ++r) {
-      if (k.null_at(r)) continue;
-      const uint64_t at = static_cast<uint64_t>(keys[r]) - static_cast<uint64_t>(t.base);
-      if (at < span && t.present[at]) rows[r] = static_cast<uint32_t>(t.row_of[at]);
-    }
-  };
-  find(0, n);
+  for (size_t r = 0; r < n; ++r) {
+    if (k.null_at(r)) continue;
+    const uint64_t at = static_cast<uint64_t>(keys[r]) - static_cast<uint64_t>(t.base);
+    if (at < t.span && t.present[at]) rows[r] = static_cast<uint32_t>(t.row_of[at]);
+  }
   if (column < 0) {
     Vector out(type);
     out.resize(n);
@@ -146,6 +130,19 @@ Vector LookupExpr::evaluate(const EvalInput& input) const {
   }
   return gather(t.values[static_cast<size_t>(column)], rows);
 }
+
+namespace {
+
+// Value column c's validity (1 = not NULL), kept in the table for programs.
+const uint8_t* program_validity(LookupTable& table, size_t c) {
+  const Vector& v = table.values[c];
+  std::vector<uint8_t>& valid = table.program_valid[c];
+  valid.resize(v.count);
+  for (size_t r = 0; r < v.count; ++r) valid[r] = v.null_at(r) ? 0 : 1;
+  return valid.data();
+}
+
+}  // namespace
 
 LookupColumn lookup_rows_column(LookupTable& table) {
   LookupColumn c;
@@ -168,11 +165,8 @@ std::optional<ProgramColumn> lookup_text_codes_column(LookupTable& table, int co
   if (physical_of(v.type.id) != Physical::text || (!v.coded() && v.count > 0)) return std::nullopt;
   dictionary = v.dictionary;
   if (!table.value_columns[c]) {
-    std::vector<uint8_t>& valid = table.program_valid[c];
-    valid.resize(v.count);
-    for (size_t r = 0; r < v.count; ++r) valid[r] = v.null_at(r) ? 0 : 1;
-    table.value_columns[c] =
-        ProgramColumn{v.codes.data(), valid.data(), static_cast<uint8_t>(ColumnWidth::int32), 0, v.count};
+    table.value_columns[c] = ProgramColumn{v.codes.data(), program_validity(table, c),
+                                           static_cast<uint8_t>(ColumnWidth::int32), 0, v.count};
   }
   return table.value_columns[c];
 }
@@ -183,10 +177,7 @@ std::optional<ProgramColumn> lookup_value_column(LookupTable& table, int column,
   if (table.value_columns[c]) return table.value_columns[c];
   const Vector& v = table.values[c];
   const size_t n = v.count;
-  std::vector<uint8_t>& valid = table.program_valid[c];
-  valid.resize(n);
-  for (size_t r = 0; r < n; ++r) valid[r] = v.null_at(r) ? 0 : 1;
-  ProgramColumn out{nullptr, valid.data(), 0, 0, n};
+  ProgramColumn out{nullptr, program_validity(table, c), 0, 0, n};
   switch (physical_of(v.type.id)) {
     case Physical::boolean:
     case Physical::integer:

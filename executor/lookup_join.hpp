@@ -38,7 +38,6 @@ struct LookupTable {
   uint64_t span = 0;              // keys from base
   Vector keys;                    // the key of each build row
   std::vector<Vector> values;     // per lookup column: its value on each build row
-  size_t rows = 0;                // build rows
   // Per key base + k: its build row, and whether one has it. Made at once
   // where the keys do not ascend (the check for a repeated key needs them),
   // else only where the host evaluates a lookup (host_arrays): a GPU run
@@ -46,7 +45,6 @@ struct LookupTable {
   std::vector<int32_t> row_of;
   std::vector<uint8_t> present;
   std::unique_ptr<std::once_flag> arrays_made = std::make_unique<std::once_flag>();
-  bool ascending = false;
   // Program columns made on first use: each value column by row; values
   // converted for programs live here.
   std::vector<std::optional<ProgramColumn>> value_columns;
@@ -55,8 +53,9 @@ struct LookupTable {
   std::string description;        // EXPLAIN ANALYZE's line for it
   MemoryReservation memory;       // all of the above, against the statement's budget
 
-  // row_of and present, made once (thread-safe).
-  void host_arrays();
+  // row_of and present, made once (thread-safe); false where a key repeats.
+  bool host_arrays();
+  bool unique_keys = true;
 };
 
 // The key range a lookup table may span at most (a row number and a flag

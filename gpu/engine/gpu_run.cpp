@@ -223,6 +223,14 @@ GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec,
     : engine_(engine), device_(engine.device()), spec_(spec), pipeline_(std::move(pooled.pipeline)),
       spare_(std::move(pooled.spare)) {
   device_programs_ = tally::has_programs(spec_);
+  // One launch computes the WHERE, the inputs and the key parts: the key
+  // programs follow the value programs (one entry per value column).
+  launch_programs_ = spec_.value_programs;
+  if (!spec_.key_programs.empty()) {
+    launch_programs_.resize(spec_.value_widths.size());
+    launch_programs_.insert(launch_programs_.end(), spec_.key_programs.begin(), spec_.key_programs.end());
+  }
+  key_program_widths_.assign(spec_.key_programs.size(), 8);
   staged_key_columns_ = spec_.global_aggregate || !spec_.key_programs.empty() ? 0
                        : spec_.key_parts.empty()                                 ? 1
                                                                                  : spec_.key_parts.size();
@@ -434,8 +442,7 @@ void GpuRun::launch(StagedChunk& chunk, const TunedChoice& choice, Variant v, co
         // The rows' tuple ids, after the chunk's copies, on its stream.
         // Key programs' parts come from the evaluator, 8 bytes a value.
         if (!tuples_) tuples_ = std::make_unique<TupleKeyTable>(spec_.key_parts.size(), spec_.estimated_groups);
-        const std::vector<uint32_t> program_widths(spec_.key_programs.size(), 8);
-        const uint32_t* widths = spec_.key_programs.empty() ? chunk.widths.data() : program_widths.data();
+        const uint32_t* widths = spec_.key_programs.empty() ? chunk.widths.data() : key_program_widths_.data();
         p.key = ColumnPointer{tuples_->assign(keys, widths, p.rows, pipeline_->compute_stream()), nullptr};
       } else if (!spec_.key_parts.empty()) {
         // After the chunk's copies, before its aggregation, on its stream.
@@ -473,14 +480,7 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   }
   const std::vector<ColumnPointer> columns(chunk.columns.begin() + static_cast<long>(program_column_begin_),
                                            chunk.columns.end());
-  // One launch computes the WHERE, the inputs and the key parts: the key
-  // programs follow the value programs (one entry per value column).
-  std::vector<tally::ColumnProgram> programs = spec_.value_programs;
-  if (!spec_.key_programs.empty()) {
-    programs.resize(value_column_.size());
-    programs.insert(programs.end(), spec_.key_programs.begin(), spec_.key_programs.end());
-  }
-  evaluator_->evaluate(spec_.row_filter, programs, columns, program_widths_, chunk.rows, stream);
+  evaluator_->evaluate(spec_.row_filter, launch_programs_, columns, program_widths_, chunk.rows, stream);
   p.rows = chunk.rows;
   p.values.clear();
   std::vector<uint32_t> value_bytes;
@@ -493,7 +493,7 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   program_rows_ += chunk.rows;
   std::vector<ColumnPointer> program_keys;
   for (size_t k = 0; k < spec_.key_programs.size(); ++k) {
-    const size_t at = value_column_.size() + k;
+    const size_t at = spec_.value_widths.size() + k;  // after the value programs (launch_programs_)
     program_keys.push_back(ColumnPointer{evaluator_->input(at), evaluator_->input_validity(at)});
   }
   if (spec_.row_filter.empty()) {

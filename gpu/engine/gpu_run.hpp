@@ -118,6 +118,10 @@ class GpuRun final : public tally::AggregationRun {
   size_t program_column_begin_ = 0;
   std::vector<tally::ColumnWidth> program_widths_;
   std::unique_ptr<DeviceProgramEvaluator> evaluator_;
+  // The programs each evaluator launch takes (value programs, then key
+  // programs), and the key programs' parts' widths (8 bytes each).
+  std::vector<tally::ColumnProgram> launch_programs_;
+  std::vector<uint32_t> key_program_widths_;
   std::unique_ptr<RowCompactor> compactor_;  // with a WHERE
   int64_t program_rows_ = 0, kept_rows_ = 0;
   // Packs a packed key's columns per launch (spec_.key_parts); made with the first launch.
