@@ -36,6 +36,7 @@
 
 #include "common/column_program.hpp"
 #include "common/column_width.hpp"
+#include "common/group_test.hpp"
 #include "common/tuning_store.hpp"
 
 namespace tally {
@@ -281,6 +282,9 @@ struct AggregationResult {
   // this one's count (itself, or an earlier one counting the same rows, whose
   // count array this one's then lacks).
   std::vector<int> count_source;
+  // Groups the run's group tests (keep_groups_where) dropped before it
+  // built their arrays: not among the groups above.
+  uint64_t groups_dropped = 0;
   size_t groups() const { return keys.size(); }
 };
 
@@ -322,6 +326,11 @@ class AggregationRun {
   // until that sink()). Thread-safe. nullptr: nothing done ahead.
   virtual std::shared_ptr<void> prepare(ChunkInput& /*chunk*/) const { return nullptr; }
   virtual void sink(const ChunkInput& chunk) = 0;
+  // Before finalize(): the run may leave out of its result the groups one
+  // of `tests` rejects (group_test.hpp), so that it builds no array for
+  // them. An engine's partial run (one device of several) must not: a
+  // group's partial value is not its value.
+  virtual void keep_groups_where(std::vector<GroupTest> /*tests*/) {}
   virtual AggregationResult finalize() = 0;
   virtual AggregationReport report() const = 0;
 };

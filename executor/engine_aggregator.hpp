@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "common/group_test.hpp"
 #include "executor/stored_width.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/database.hpp"
@@ -179,10 +180,12 @@ class EngineAggregator final : public GroupAggregator {
   // their evaluated values when every key's type allows (evaluated_tuple),
   // else interned.
   KeyMode plan_evaluated_tuple();
-  // Drops from `result` the groups group_filter_ surely rejects (a count,
-  // or an integer or numeric sum, min or max, compared with a constant),
-  // before any column is built; returns the groups left. A result with
-  // ordered-set values is left whole.
+  // group_filter_ as tests of the partial states: of a count, or of an
+  // integer or numeric sum, min or max (at its input's scale, once known),
+  // compared with a constant. None over ordered-set values.
+  std::vector<GroupTest> group_tests() const;
+  // Drops from `result` the groups a test of group_tests() rejects, before
+  // any column is built; returns the groups left.
   size_t filter_groups(AggregationResult& result, size_t groups);
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }

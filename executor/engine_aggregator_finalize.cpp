@@ -48,6 +48,7 @@ void mark_null_keys(const std::vector<uint8_t>& key_valid, size_t groups, Vector
 size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   AggregationResult result;
   try {
+    if (!keys_.empty() && !group_filter_.empty()) run_->keep_groups_where(group_tests());
     result = run_->finalize();
   } catch (const ProgramOverflow&) {
     // A GPU run reads its programs' error flags once, at the end.
@@ -108,6 +109,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     }
     groups = 1;
   }
+  filtered_out_ = result.groups_dropped;
   if (!global) groups = filter_groups(result, groups);
   // Keys.
   if (mode_ == KeyMode::packed) unpack_keys(result, groups, columns);
@@ -223,14 +225,42 @@ void keep_groups(std::vector<T, A>& v, const std::vector<uint32_t>& kept, size_t
 
 }  // namespace
 
+std::vector<GroupTest> EngineAggregator::group_tests() const {
+  std::vector<GroupTest> tests;
+  for (const PartialAggregate& p : spec_.aggregates) {
+    if (p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct) return tests;
+  }
+  for (const GroupFilter& f : group_filter_) {
+    if (f.aggregate >= aggregates_.size() || f.aggregate >= spec_.aggregates.size()) continue;
+    const AggregateCall& call = aggregates_[f.aggregate];
+    const PartialAggregate& p = spec_.aggregates[f.aggregate];
+    const AggKind kind = call.signature.kind;
+    if (kind == AggKind::count_star || kind == AggKind::count) {
+      tests.push_back(GroupTest{f.aggregate, true, scaled_group_test(f, 0)});
+      continue;
+    }
+    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+    const bool exact_input = in == TypeId::int2 || in == TypeId::int4 || in == TypeId::int8 || in == TypeId::numeric;
+    if (!exact_input || p.input < 0) continue;
+    const bool exact_state = (kind == AggKind::sum && p.op == PartialOp::sum_int) ||
+                             (kind == AggKind::min && p.op == PartialOp::min_int) ||
+                             (kind == AggKind::max && p.op == PartialOp::max_int);
+    if (!exact_state) continue;
+    int32_t scale = 0;
+    if (in == TypeId::numeric) {
+      scale = input_scales_[static_cast<size_t>(p.input)].load();
+      if (scale == kScaleUnknown) continue;
+    }
+    tests.push_back(GroupTest{f.aggregate, false, scaled_group_test(f, scale)});
+  }
+  return tests;
+}
+
 size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups) {
   if (group_filter_.empty() || groups == 0) return groups;
-  for (const PartialAggregate& p : spec_.aggregates) {
-    if (p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct) return groups;
-  }
   const auto t0 = std::chrono::steady_clock::now();
-  // Per filter, where its aggregate's value is: a count, or a 128- or
-  // 64-bit integer at `scale` that is NULL where the count is 0.
+  // Per test, where its aggregate's value is: a count, or a 128- or
+  // 64-bit integer that is NULL where the count is 0.
   struct Test {
     ScaledGroupTest test;
     const int64_t* count = nullptr;
@@ -239,37 +269,23 @@ size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups)
     bool counts = false;
   };
   std::vector<Test> tests;
-  for (const GroupFilter& f : group_filter_) {
-    if (f.aggregate >= aggregates_.size() || f.aggregate >= result.states.size()) continue;
-    const AggregateCall& call = aggregates_[f.aggregate];
-    const PartialAggregate& p = spec_.aggregates[f.aggregate];
-    const PartialStates& s = result.states[f.aggregate];
-    const int source = result.count_source.empty() ? static_cast<int>(f.aggregate) : result.count_source[f.aggregate];
+  for (const GroupTest& g : group_tests()) {
+    if (g.aggregate >= result.states.size()) continue;
+    const PartialStates& s = result.states[g.aggregate];
+    const int source = result.count_source.empty() ? static_cast<int>(g.aggregate) : result.count_source[g.aggregate];
     const std::vector<int64_t>& count = result.states[static_cast<size_t>(source)].count;
     if (count.size() != groups) continue;
-    const AggKind kind = call.signature.kind;
-    if (kind == AggKind::count_star || kind == AggKind::count) {
-      tests.push_back(Test{ScaledGroupTest(f, 0), count.data(), nullptr, nullptr, true});
-      continue;
-    }
-    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
-    const bool exact_input = in == TypeId::int2 || in == TypeId::int4 || in == TypeId::int8 || in == TypeId::numeric;
-    if (!exact_input || p.input < 0) continue;
-    int32_t scale = 0;
-    if (in == TypeId::numeric) {
-      scale = input_scales_[static_cast<size_t>(p.input)].load();
-      if (scale == kScaleUnknown) continue;
-    }
-    Test t{ScaledGroupTest(f, scale), count.data()};
-    if (kind == AggKind::sum && p.op == PartialOp::sum_int) {
-      if (s.sum_int.size() == groups) t.wide = s.sum_int.data();
-      else if (s.sum_int64.size() == groups) t.narrow = s.sum_int64.data();
-      else continue;
-    } else if ((kind == AggKind::min && p.op == PartialOp::min_int) || (kind == AggKind::max && p.op == PartialOp::max_int)) {
-      if (s.extreme_int.size() != groups) continue;
-      t.narrow = s.extreme_int.data();
-    } else {
-      continue;
+    Test t{g.test, count.data()};
+    t.counts = g.on_count;
+    if (!g.on_count) {
+      if (spec_.aggregates[g.aggregate].op == PartialOp::sum_int) {
+        if (s.sum_int.size() == groups) t.wide = s.sum_int.data();
+        else if (s.sum_int64.size() == groups) t.narrow = s.sum_int64.data();
+        else continue;
+      } else {
+        if (s.extreme_int.size() != groups) continue;
+        t.narrow = s.extreme_int.data();
+      }
     }
     tests.push_back(t);
   }
@@ -311,7 +327,7 @@ size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups)
     for (auto* moments : {&s.n, &s.sx, &s.sxx, &s.sy, &s.syy, &s.sxy}) keep_groups(*moments, kept, groups);
     keep_groups(s.sum_int64, kept, groups);
   }
-  filtered_out_ = groups - kept.size();
+  filtered_out_ += groups - kept.size();
   filter_us_ = since_us(t0);
   return kept.size();
 }

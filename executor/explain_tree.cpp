@@ -251,7 +251,7 @@ std::string explain_document(const ExplainNode& root, const ExplainOptions& opti
     report.key = "Tally Engine Report";
     std::string planning_time, execution_time;
     for (const auto& line : analyze_lines) {
-      static const std::string planning = "Planning Time: ", execution = "Execution Time: ";
+      static const std::string planning = "Planning Time: ", execution = kExecutionTime;
       if (line.rfind(planning, 0) == 0) {
         planning_time = line.substr(planning.size(), line.find(' ', planning.size()) - planning.size());
       } else if (line.rfind(execution, 0) == 0) {

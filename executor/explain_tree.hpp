@@ -53,6 +53,10 @@ struct ExplainOptions {
 // of how many cores a node or the statement kept busy over `wall_ms`.
 std::string cpu_time_line(double cpu_ms, double wall_ms);
 
+// The run report's last line starts so: the statement's time, which the
+// document formats read back.
+inline constexpr char kExecutionTime[] = "Execution Time: ";
+
 // The text format's lines.
 std::vector<std::string> explain_text(const ExplainNode& root, bool costs);
 // A whole JSON, YAML or XML document. `analyze_lines` are EXPLAIN ANALYZE's

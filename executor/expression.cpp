@@ -184,7 +184,7 @@ Vector CaseExpr::evaluate(const EvalInput& input) const {
     for (size_t r = 0; r < input.rows; ++r) {
       if (!take[r]) continue;
       if (whole) {
-        out.set(r, v.get(r));
+        out.set_from(r, v, r);
       } else {
         EvalInput one;
         one.rows = 1;
@@ -232,7 +232,7 @@ Vector CoalesceExpr::evaluate(const EvalInput& input) const {
     if (remaining == 0) break;
     Vector v = arg->evaluate(input);
     for (size_t r = 0; r < input.rows; ++r) {
-      if (!done[r] && !v.null_at(r)) { out.set(r, v.get(r)); done[r] = 1; --remaining; }
+      if (!done[r] && !v.null_at(r)) { out.set_from(r, v, r); done[r] = 1; --remaining; }
     }
   }
   for (size_t r = 0; r < input.rows; ++r) {

@@ -1,9 +1,6 @@
 // HAVING conjuncts as filters on partial states: see having_filter.hpp.
 #include "executor/having_filter.hpp"
 
-#include <optional>
-
-#include "executor/numeric_vector.hpp"
 #include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
@@ -44,21 +41,6 @@ void collect(const Expr& e, size_t keys, size_t aggregates, const std::vector<Va
   }
 }
 
-// 10^k in 128 bits, or nullopt past 10^38.
-std::optional<__int128> power_of_ten(int32_t k) {
-  if (k < 0 || k > 38) return std::nullopt;
-  return numeric_pow10(k);
-}
-
-// a * 10^k, or nullopt where it leaves 127 bits.
-std::optional<__int128> scaled(__int128 a, int32_t k) {
-  const auto p = power_of_ten(k);
-  if (!p) return std::nullopt;
-  __int128 out;
-  if (__builtin_mul_overflow(a, *p, &out)) return std::nullopt;
-  return out;
-}
-
 }  // namespace
 
 std::vector<GroupFilter> having_group_filter(const Expr& having, size_t keys, size_t aggregates,
@@ -68,34 +50,8 @@ std::vector<GroupFilter> having_group_filter(const Expr& having, size_t keys, si
   return out;
 }
 
-ScaledGroupTest::ScaledGroupTest(const GroupFilter& filter, int32_t scale) {
-  const std::string& op = filter.op;
-  op_ = op == "<" ? Op::lt : op == "<=" ? Op::le : op == ">" ? Op::gt : op == ">=" ? Op::ge : op == "=" ? Op::eq : Op::ne;
-  if (filter.constant.scale <= scale) {
-    const auto c = scaled(filter.constant.mantissa, scale - filter.constant.scale);
-    if (c) constant_ = *c;
-    else decided_ = true;
-  } else {
-    const auto f = power_of_ten(filter.constant.scale - scale);
-    if (f) factor_ = *f;
-    else decided_ = true;
-    constant_ = filter.constant.mantissa;
-  }
-}
-
-bool ScaledGroupTest::passes(__int128 value) const {
-  if (decided_) return true;
-  __int128 v = value;
-  if (factor_ != 1 && __builtin_mul_overflow(value, factor_, &v)) return true;
-  switch (op_) {
-    case Op::lt: return v < constant_;
-    case Op::le: return v <= constant_;
-    case Op::gt: return v > constant_;
-    case Op::ge: return v >= constant_;
-    case Op::eq: return v == constant_;
-    case Op::ne: return v != constant_;
-  }
-  return true;
+ScaledGroupTest scaled_group_test(const GroupFilter& filter, int32_t scale) {
+  return ScaledGroupTest(filter.op, filter.constant.mantissa, filter.constant.scale, scale);
 }
 
 }  // namespace tally::executor

@@ -1,6 +1,8 @@
 #include "executor/lookup_join.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "common/column_width.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -15,8 +17,11 @@ bool integer_key(TypeId id) {
   return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date;
 }
 
-// Values below this many rows are filled on one thread.
-constexpr size_t kParallelRows = size_t{1} << 16;
+std::string milliseconds_text(std::chrono::steady_clock::duration d) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "made in %.3f ms", std::chrono::duration<double, std::milli>(d).count());
+  return buf;
+}
 
 }  // namespace
 
@@ -63,6 +68,7 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
                   ExecContext& context, LookupTable& table) {
   table = LookupTable{};
   if (!integer_key(source.build_key->type.id)) return false;
+  const auto started = std::chrono::steady_clock::now();
   LookupSink sink(source, space_width, context.parameters);
   run_operator(*source.build, context, sink);
   DataChunk rows = sink.take(worker_threads(context));
@@ -92,17 +98,20 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   table.program_ints.resize(table.values.size());
   table.program_valid.resize(table.values.size());
   table.description = source.name + ": " + std::to_string(keyed) + " rows by key " + std::to_string(table.base) +
-                      ".." + std::to_string(keyed == 0 ? table.base : max);
+                      ".." + std::to_string(keyed == 0 ? table.base : max) + ", " +
+                      milliseconds_text(std::chrono::steady_clock::now() - started);
   return true;
 }
 
 bool LookupTable::host_arrays() {
   std::call_once(*arrays_made, [this] {
+    const auto started = std::chrono::steady_clock::now();
     const LookupColumn from_keys = lookup_rows_column(*this);  // before the arrays exist: the keys
     memory.grow(span * (sizeof(int32_t) + 1));
     row_of.resize(span);
     present.resize(span);
     unique_keys = scatter_lookup_keys(from_keys, row_of.data(), present.data());
+    host_arrays_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   });
   return unique_keys;
 }

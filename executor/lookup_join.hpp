@@ -51,6 +51,7 @@ struct LookupTable {
   std::vector<std::vector<int64_t>> program_ints;
   std::vector<std::vector<uint8_t>> program_valid;
   std::string description;        // EXPLAIN ANALYZE's line for it
+  double host_arrays_ms = 0;      // time scattering row_of and present, where made
   MemoryReservation memory;       // all of the above, against the statement's budget
 
   // row_of and present, made once (thread-safe); false where a key repeats.

@@ -1,17 +1,21 @@
 #include "executor/lookup_rewrite.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <set>
 
 #include "executor/column_program_compiler.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/expression_copy.hpp"
 #include "executor/operators/hash_join.hpp"
+#include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/table_provider.hpp"
+#include "executor/zero_branch_sums.hpp"
 
 namespace tally::executor {
 
@@ -39,12 +43,26 @@ uint64_t ascending_span_limit(uint64_t fact_rows) {
   return std::min(kLookupMaxSpan, std::max(kLookupMinSpan, 2 * fact_rows));
 }
 
-// Whether an expression reads a text value (a column or any node of a text type).
+// Whether an expression reads a text value: a node of a text type over
+// columns. A text constant does not count: extract('year', o_orderdate)
+// names its field so, and runs on the fact row as year_of.
 bool reads_text(const Expr& e) {
-  if (physical_of(e.type.id) == Physical::text) return true;
+  if (physical_of(e.type.id) == Physical::text) {
+    std::set<int> refs;
+    collect_refs(const_cast<Expr&>(e), refs);
+    if (!refs.empty()) return true;
+  }
   bool found = false;
   for_each_child(const_cast<Expr&>(e), [&](Expr& child) { found = found || reads_text(child); });
   return found;
+}
+
+// The key pair a relation is looked up by: the first of integer keys on
+// both sides (keys.size() where none is).
+size_t lookup_key(const std::vector<ExprPtr>& fact_keys, const std::vector<ExprPtr>& keys) {
+  size_t k = 0;
+  while (k < keys.size() && !(integer_key(keys[k]->type.id) && integer_key(fact_keys[k]->type.id))) ++k;
+  return k;
 }
 
 // Rows of the largest stored table an operator tree reads.
@@ -242,8 +260,33 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   };
   std::vector<Step> steps;
   std::vector<const Expr*> conditions;
+  // A derived table that only projects its FROM tree (TPC-H Q7, Q8 and Q9
+  // compute their keys and inputs in one and group above it) is seen
+  // through: the query's references to its columns become its expressions,
+  // over its tree's column space.
   const PhysicalOperator* op = plan.source.get();
-  const size_t space_width = plan.source_width;
+  size_t space_width = plan.source_width;
+  const SubqueryScan* derived = nullptr;
+  std::vector<const Expr*> outer_conditions;  // filters above the derived table
+  {
+    const PhysicalOperator* top = op;
+    std::vector<const Expr*> above;
+    while (const auto* f = dynamic_cast<const FilterOperator*>(top)) {
+      for (const auto& c : f->conditions()) above.push_back(c.get());
+      top = f->children()[0].get();
+    }
+    if (const auto* d = dynamic_cast<const SubqueryScan*>(top)) {
+      const SelectPlan& q = *d->plan();
+      if (q.aggregate || !q.source || q.where || q.distinct || !q.distinct_on.empty() || !q.sort.empty() || q.limit ||
+          q.offset || q.windows || !q.subqueries.empty() || q.outputs.size() < d->columns().size()) {
+        return nullptr;
+      }
+      derived = d;
+      outer_conditions = std::move(above);
+      op = q.source.get();
+      space_width = q.source_width;
+    }
+  }
   const TableScan* scan = nullptr;
   for (;;) {
     if (const auto* j = dynamic_cast<const HashJoin*>(op)) {
@@ -276,6 +319,13 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
       const std::optional<uint64_t> span = key_span(*step.looked_up, *key);
       if (span && static_cast<double>(*span) > most) return nullptr;
     }
+    // A looked-up key whose range is much narrower than the relation's
+    // estimated rows repeats (partsupp's ps_partkey, 4 rows a key): the
+    // build would find it and fall back to the hash joins.
+    const size_t k = lookup_key(*step.fact_keys, *step.keys);
+    if (k == step.keys->size()) return nullptr;
+    const std::optional<uint64_t> span = key_span(*step.looked_up, *(*step.keys)[k]);
+    if (span && 2.0 * static_cast<double>(*span) < step.looked_up->estimated_rows()) return nullptr;
   }
 
   auto form = std::make_shared<LookupForm>();
@@ -302,8 +352,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   for (size_t i = 0; i < steps.size(); ++i) {
     const std::vector<ExprPtr>& fact_keys = *steps[i].fact_keys;
     const std::vector<ExprPtr>& keys = *steps[i].keys;
-    size_t k = 0;
-    while (k < keys.size() && !(integer_key(keys[k]->type.id) && integer_key(fact_keys[k]->type.id))) ++k;
+    const size_t k = lookup_key(fact_keys, keys);
     if (k == keys.size()) return nullptr;
     LookupSource source;
     source.build = steps[i].looked_up;
@@ -328,19 +377,42 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     for (const auto& r : *steps[i].residual) where.push_back(rewrite(*r));
   }
   for (const Expr* c : conditions) where.push_back(rewrite(*c));
+  // The query's own expressions, through the derived table where it has one.
+  auto rewrite_outer = [&](const Expr& e) -> ExprPtr {
+    if (derived == nullptr) return rewrite(e);
+    ExprCopy through;
+    through.replace = [&](const Expr& node) -> ExprPtr {
+      const auto* ref = dynamic_cast<const ColumnExpr*>(&node);
+      if (ref == nullptr) return nullptr;
+      const auto& layout = derived->layout();
+      const auto at = std::find(layout.begin(), layout.end(), ref->index);
+      if (at == layout.end()) {
+        through.failed = true;
+        return nullptr;
+      }
+      return copy_expr(*derived->plan()->outputs[static_cast<size_t>(at - layout.begin())]);
+    };
+    ExprPtr inner = through(e);
+    if (!inner) {
+      rewrite.failed = true;
+      return nullptr;
+    }
+    return rewrite(*inner);
+  };
+  for (const Expr* c : outer_conditions) where.push_back(rewrite_outer(*c));
 
   auto lookup_plan = std::make_shared<SelectPlan>();
   SelectPlan& p = *lookup_plan;
   p.table = scan->table();
   p.aggregate = true;
-  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite(*k));
+  for (const auto& k : plan.group_keys) p.group_keys.push_back(rewrite_outer(*k));
   for (const auto& a : plan.aggregates) {
     AggregateCall call;
     call.name = a.name;
     call.signature = a.signature;
-    for (const auto& arg : a.args) call.args.push_back(rewrite(*arg));
-    if (a.filter) call.filter = rewrite(*a.filter);
-    if (a.direct) call.direct = rewrite(*a.direct);
+    for (const auto& arg : a.args) call.args.push_back(rewrite_outer(*arg));
+    if (a.filter) call.filter = rewrite_outer(*a.filter);
+    if (a.direct) call.direct = rewrite_outer(*a.direct);
     call.distinct = a.distinct;
     call.descending = a.descending;
     p.aggregates.push_back(std::move(call));
@@ -373,12 +445,15 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     if (a.filter) collect_refs(*a.filter, used);
   }
   p.scan_columns.assign(used.begin(), used.end());
+  // The sums of CASE ... ELSE 0 of a derived table's values, seen now.
+  scale_zero_branch_sums(p, bind);
   if (!runs_as_programs(p)) return nullptr;
   form->plan = std::move(lookup_plan);
   return form;
 }
 
 std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& context) {
+  const auto started = std::chrono::steady_clock::now();
   LookupSet& set = *form.set;
   struct Clear {
     LookupSet& set;
@@ -402,7 +477,31 @@ std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& co
                                " joined relation(s) by key");
     for (size_t i = 0; i < set.size(); ++i) context.explain->push_back("  " + set.table(i).description);
   }
-  return run_select(*form.plan, context);
+  ResultSet result = run_select(*form.plan, context);
+  if (context.explain) {
+    // The arrays the host scattered from ascending keys (only where it
+    // evaluated a lookup), and the statement's time with the builds.
+    std::string scattered;
+    for (size_t i = 0; i < set.size(); ++i) {
+      const LookupTable& t = set.table(i);
+      if (t.host_arrays_ms <= 0 || !t.present.size()) continue;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s %.3f ms", scattered.empty() ? "" : ", ", form.sources[i].name.c_str(),
+                    t.host_arrays_ms);
+      scattered += buf;
+    }
+    if (!scattered.empty()) context.explain->push_back("Lookup arrays made on the host: " + scattered);
+    std::vector<std::string>& lines = *context.explain;
+    for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+      if (line->rfind(kExecutionTime, 0) != 0) continue;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.3f ms", kExecutionTime,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+      *line = buf;
+      break;
+    }
+  }
+  return result;
 }
 
 }  // namespace tally::executor

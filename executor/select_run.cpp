@@ -634,7 +634,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
     ec.explain->push_back(cpu_time_line(process_cpu_ms() - cpu_started, ms));
     char buf[64];
-    std::snprintf(buf, sizeof buf, "Execution Time: %.3f ms", ms);
+    std::snprintf(buf, sizeof buf, "%s%.3f ms", kExecutionTime, ms);
     ec.explain->push_back(buf);
   }
   return result;

@@ -106,6 +106,30 @@ void Vector::set(size_t i, const Value& v) {
   }
 }
 
+void Vector::set_from(size_t i, const Vector& from, size_t j) {
+  if (from.null_at(j)) {
+    set_null(i);
+    return;
+  }
+  const Physical physical = physical_of(type.id);
+  if (physical != physical_of(from.type.id) || from.avg_parts) {
+    set(i, from.get(j));
+    return;
+  }
+  if (!nulls.empty()) nulls[i] = 0;
+  switch (physical) {
+    case Physical::boolean:
+    case Physical::integer: ints[i] = from.int_data()[j]; break;
+    case Physical::floating: floats[i] = from.floats[j]; break;
+    case Physical::numeric: numerics[i] = from.numerics[j]; break;
+    case Physical::text:
+      materialize();
+      texts[i].assign(from.text_at(j));
+      break;
+    case Physical::interval: intervals[i] = from.intervals[j]; break;
+  }
+}
+
 void Vector::push(const Value& v) {
   materialize();
   resize(count + 1);

@@ -88,6 +88,9 @@ struct Vector {
   void reserve(size_t n);
   // Sets row i (the vector must already have that many rows).
   void set(size_t i, const Value& v);
+  // Sets row i to row j of `from`, a vector of the same physical kind,
+  // without a Value between them (a CASE's or COALESCE's rows).
+  void set_from(size_t i, const Vector& from, size_t j);
   void resize(size_t n);
   void set_null(size_t i);
 };

@@ -67,6 +67,7 @@ KeyRange GroupByAggregator::measure_key_range(const ChunkPointers&) { no_gpu(); 
 GroupByResult GroupByAggregator::finish() { no_gpu(); }
 void GroupByAggregator::begin_finish() { no_gpu(); }
 void GroupByAggregator::prepare_result() { no_gpu(); }
+void GroupByAggregator::keep_groups_where(std::vector<GroupTest>) { no_gpu(); }
 uint64_t GroupByAggregator::group_count() { no_gpu(); }
 void GroupByAggregator::reset() { no_gpu(); }
 void GroupByAggregator::finish_device() { no_gpu(); }

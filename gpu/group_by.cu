@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <utility>
+
 #include "gpu/aggregator/group_by_impl.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
@@ -75,6 +77,7 @@ void GroupByAggregator::begin_finish() {
   impl_->begin_finish();
 }
 void GroupByAggregator::prepare_result() { impl_->prepare_result(); }
+void GroupByAggregator::keep_groups_where(std::vector<GroupTest> tests) { impl_->keep_groups_where(std::move(tests)); }
 uint64_t GroupByAggregator::group_count() { return impl_->group_count(); }
 void GroupByAggregator::reset() { impl_->reset(); }
 void GroupByAggregator::finish_device() { impl_->finish_device(); }

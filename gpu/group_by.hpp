@@ -8,6 +8,9 @@
 // entry point throws Error(XX000, "GPU: ...").
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "common/group_test.hpp"
 
 #include "gpu/rules/device_info.hpp"
 #include "gpu/group_by_spec.hpp"
@@ -79,6 +82,10 @@ class GroupByAggregator {
   // begin_finish() copies back and touches their pages, so that finish()
   // takes no page fault on them. Does nothing when begin_finish() enqueued nothing.
   void prepare_result();
+  // The group tests the next finish() applies before it builds the result
+  // (AggregationRun::keep_groups_where): a large table's groups that one
+  // rejects are left out (GroupByResult::dropped). Empty: none.
+  void keep_groups_where(std::vector<GroupTest> tests);
   // Number of groups so far (synchronizes).
   uint64_t group_count();
   // Forget all groups, keep the allocations (benchmarks reuse one aggregator).

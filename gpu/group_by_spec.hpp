@@ -130,6 +130,9 @@ struct GroupByResult {
   std::vector<int64_t> keys;          // widened to int64
   std::vector<uint8_t> key_is_null;   // 1 for the NULL group
   std::vector<AggregateValues> aggregates;  // one per GroupBySpec::aggregates
+  // Groups finish() left out because a group test rejected them
+  // (GroupByAggregator::keep_groups_where).
+  uint64_t dropped = 0;
   size_t groups() const { return keys.size(); }
 };
 

@@ -17,6 +17,7 @@ class SubqueryScan final : public PhysicalOperator {
   std::string describe() const override { return "Subquery Scan on " + alias_; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override { return {{"Alias", alias_}}; }
   std::vector<ExplainNode> subplans(const OperatorActuals* actuals) const override;
+  const std::shared_ptr<const SelectPlan>& plan() const { return plan_; }
 
  private:
   std::shared_ptr<const SelectPlan> plan_;

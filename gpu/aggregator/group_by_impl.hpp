@@ -25,6 +25,8 @@ struct GroupByAggregator::Impl {
   virtual void begin_finish() = 0;
   // Maps the result's arrays early (GroupByAggregator::prepare_result).
   virtual void prepare_result() = 0;
+  // GroupByAggregator::keep_groups_where.
+  virtual void keep_groups_where(std::vector<GroupTest> tests) = 0;
   virtual void finish_device() = 0;
   virtual uint64_t group_count() = 0;
   virtual void reset() = 0;

@@ -31,6 +31,90 @@ double float_from_ordered(uint64_t bits) {
   return std::bit_cast<double>(o ^ ((o >> 63) & INT64_MAX));
 }
 
+ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests,
+                                    const ExtractedGroups& g, uint64_t& dropped) {
+  dropped = 0;
+  const uint64_t ng = g.table_groups, nd = g.direct_groups, total = ng + nd;
+  // Each test as the lanes it reads: the count, and the value (64-bit, or
+  // an exact sum's low and high words).
+  struct LaneTest {
+    const ScaledGroupTest* test;
+    const uint64_t* count;
+    const uint64_t* value = nullptr;
+    const uint64_t* value_hi = nullptr;
+  };
+  auto lane = [&](int l) { return g.lanes + static_cast<size_t>(l) * g.stride; };
+  std::vector<LaneTest> lane_tests;
+  for (const GroupTest& t : tests) {
+    if (t.aggregate >= spec.aggregates.size() || t.aggregate >= plan.aggregates.size()) continue;
+    const AggregateLanes& al = plan.aggregates[t.aggregate];
+    LaneTest lt{&t.test, lane(al.nonnull_lane)};
+    if (!t.on_count) {
+      const AggOp op = spec.aggregates[t.aggregate].op;
+      if (op != AggOp::sum && op != AggOp::min && op != AggOp::max) continue;
+      if (al.value_lane < 0) continue;
+      lt.value = lane(al.value_lane);
+      if (op == AggOp::sum && al.value_hi_lane >= 0) lt.value_hi = lane(al.value_hi_lane);
+    }
+    lane_tests.push_back(lt);
+  }
+  if (lane_tests.empty() || total == 0) return g;
+  auto passes = [&](uint64_t at) {
+    for (const LaneTest& t : lane_tests) {
+      const auto count = static_cast<int64_t>(t.count[at]);
+      if (t.value == nullptr) {
+        if (!t.test->passes(count)) return false;
+        continue;
+      }
+      if (count == 0) return false;  // the value is NULL: the comparison is not true
+      const __int128 v = t.value_hi != nullptr
+                             ? static_cast<__int128>(t.value[at]) +
+                                   static_cast<__int128>(static_cast<int64_t>(t.value_hi[at])) * (static_cast<__int128>(1) << 32)
+                             : static_cast<__int128>(static_cast<int64_t>(t.value[at]));
+      if (!t.test->passes(v)) return false;
+    }
+    return true;
+  };
+  // Positions kept ([0, ng) then the direct region), listed per range of
+  // groups on several threads, joined in order.
+  const size_t parts = total < kParallelBuildGroups ? 1 : kBuildThreads;
+  const uint64_t per = (total + parts - 1) / parts;
+  std::vector<std::vector<uint64_t>> kept(parts);
+  auto scan = [&](size_t part) {
+    for (uint64_t i = part * per; i < std::min(total, (part + 1) * per); ++i) {
+      const uint64_t at = i < ng ? i : g.direct_at + (i - ng);
+      if (passes(at)) kept[part].push_back(at);
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t p = 1; p < parts; ++p) helpers.emplace_back(scan, p);
+  scan(0);
+  for (std::thread& t : helpers) t.join();
+  uint64_t n = 0;
+  for (const auto& k : kept) n += k.size();
+  // Kept in place only where they fit the table region's NULL flags (the
+  // checked path copies flags for the table's groups alone).
+  if (2 * n > total || n > ng) return g;
+  // Moved forward in order: each destination is at or before its source.
+  auto* keys = reinterpret_cast<int64_t*>(const_cast<char*>(g.keys));
+  auto* lanes = const_cast<uint64_t*>(g.lanes);
+  auto* nulls = const_cast<uint8_t*>(g.nulls);
+  uint64_t to = 0;
+  for (const auto& k : kept) {
+    for (const uint64_t from : k) {
+      keys[to] = keys[from];
+      nulls[to] = from < ng ? nulls[from] : 0;  // the direct region has no NULL key
+      for (size_t l = 0; l < plan.lanes.size(); ++l) lanes[l * g.stride + to] = lanes[l * g.stride + from];
+      ++to;
+    }
+  }
+  dropped = total - n;
+  ExtractedGroups out = g;
+  out.table_groups = n;
+  out.direct_groups = 0;
+  return out;
+}
+
 GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
                            const ExtractedGroups& g) {
   const char* keys = g.keys;

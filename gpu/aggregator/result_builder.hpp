@@ -5,6 +5,9 @@
 // Host-only: no CUDA types.
 #include <cstdint>
 #include <functional>
+#include <vector>
+
+#include "common/group_test.hpp"
 
 #include "gpu/group_by_spec.hpp"
 #include "gpu/lane_plan.hpp"
@@ -25,6 +28,16 @@ struct ExtractedGroups {
   uint64_t direct_at = 0;
   uint64_t direct_groups = 0;
 };
+
+// The groups of `groups` that every test passes, moved to the front of the
+// table region in order (the direct region then empty), in place: the
+// memory must be the caller's to write (the extractor's pinned staging).
+// `dropped` counts those left out. Where the tests keep more than half the
+// groups (or more than the table region holds), or test no lane this plan
+// has, `groups` is returned as it is (the executor's filter then drops
+// what it rejects).
+ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests,
+                                    const ExtractedGroups& groups, uint64_t& dropped);
 
 // The double an fmin/fmax lane holds (views.cuh's ordered_float, inverted).
 double float_from_ordered(uint64_t bits);

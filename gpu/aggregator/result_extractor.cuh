@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "gpu/aggregator/aggregation_table.cuh"
@@ -61,6 +62,9 @@ class ResultExtractor {
     if (groups_bound <= kBoundedExtractSlots) return std::min(slots, groups_bound);
     return 0;
   }
+
+  // The group tests the next result applies (GroupByAggregator::keep_groups_where).
+  void keep_groups_where(std::vector<GroupTest> tests) { tests_ = std::move(tests); }
 
   // Output arrays for at least n groups.
   void ensure(uint64_t n) {
@@ -242,7 +246,15 @@ class ResultExtractor {
     g.table_groups = ng;
     g.direct_at = direct_at;
     g.direct_groups = nd;
-    return build_result(spec_, plan_, std::exchange(spare_, GroupByResult{}), g);
+    // The group tests sift the staging (ours to write) before any array is built.
+    uint64_t dropped = 0;
+    if (!tests_.empty()) {
+      g = keep_passing_groups(spec_, plan_, tests_, g, dropped);
+      host_mark("group tests", static_cast<long>(dropped), "dropped");
+    }
+    GroupByResult r = build_result(spec_, plan_, std::exchange(spare_, GroupByResult{}), g);
+    r.dropped = dropped;
+    return r;
   }
 
   const GroupBySpec& spec_;
@@ -257,6 +269,7 @@ class ResultExtractor {
   uint64_t checked_copy_ = 0, checked_direct_ = 0;
   // prepare_result()'s arrays, which the next build fills.
   GroupByResult spare_;
+  std::vector<GroupTest> tests_;
 };
 
 }  // namespace tally::gpu::aggregator

@@ -195,6 +195,8 @@ class TypedAggregator final : public GroupByAggregator::Impl {
     prepared_finish_ = true;
   }
 
+  void keep_groups_where(std::vector<GroupTest> tests) override { extractor_.keep_groups_where(std::move(tests)); }
+
   // No-op unless begin_finish() enqueued (see ResultExtractor::prepare_result).
   void prepare_result() override {
     if (!prepared_finish_) return;

@@ -36,6 +36,7 @@ class GpuRun final : public tally::AggregationRun {
   bool hold(const tally::ColumnIdentity& column, tally::ColumnWidth width) override;
   void sink(const tally::ChunkInput& chunk) override;
 
+  void keep_groups_where(std::vector<tally::GroupTest> tests) override { group_tests_ = std::move(tests); }
   tally::AggregationResult finalize() override;
   tally::AggregationReport report() const override { return report_; }
 
@@ -136,6 +137,7 @@ class GpuRun final : public tally::AggregationRun {
   std::optional<SpareAggregator> spare_;
   bool finished_ = false;
   bool aggregator_reused_ = false;
+  std::vector<tally::GroupTest> group_tests_;  // keep_groups_where's, for finish()
   // The tuner, when the spec has a tuning store, tuning is enabled and no
   // configuration is forced; created with the first chunk (the GroupBySpec
   // is known then).

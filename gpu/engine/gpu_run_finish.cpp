@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "common/column_program_run.hpp"
 #include "common/error.hpp"
@@ -160,6 +161,7 @@ tally::AggregationResult GpuRun::finalize() {
   }
   if (!aggregator_) return out;  // no chunk: no group
   const auto t1 = std::chrono::steady_clock::now();
+  aggregator_->keep_groups_where(std::exchange(group_tests_, {}));
   GroupByResult r = aggregator_->finish();
   finished_ = true;
   const auto t2 = std::chrono::steady_clock::now();
@@ -177,7 +179,8 @@ tally::AggregationResult GpuRun::finalize() {
   // Every array is one the aggregator built for this partial state: moved.
   for (size_t a = 0; a < spec_.aggregates.size(); ++a)
     to_partial_states(spec_.aggregates[a].op, r.aggregates[a], out.states[a]);
-  report_.groups = n;
+  report_.groups = n + r.dropped;  // the aggregation's groups, before HAVING's tests
+  out.groups_dropped = r.dropped;
   host_mark("partial states");
   if (spec_.key_tuple && tuples_) {
     // The groups' keys are tuple ids: their column values, gathered on the device.
@@ -195,6 +198,11 @@ tally::AggregationResult GpuRun::finalize() {
                 "to partial states %.3f ms",
                 ms(t0, t3), ms(t0, t_wait), ms(t_wait, t1), n, ms(t1, t2), ms(t2, t3));
   report_.details.push_back(line);
+  if (r.dropped > 0) {
+    std::snprintf(line, sizeof line, "GPU: HAVING's tests dropped %llu of %llu groups before their arrays were built",
+                  static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.dropped + n));
+    report_.details.push_back(line);
+  }
   report_.details.push_back(path_line("GPU: end path (us after finalize began)", end_path));
   report_.finalize_ms = ms(t0, t3);
   return out;

@@ -46,19 +46,19 @@ TEST(HavingFilter, TakesAggregateComparisonsWithConstantsFromAConjunction) {
 
 TEST(HavingFilter, ComparesExactlyAcrossScales) {
   GroupFilter f{0, ">", Numeric{30000, 2}};  // > 300.00
-  const ScaledGroupTest at_scale_2(f, 2);
+  const ScaledGroupTest at_scale_2 = scaled_group_test(f, 2);
   EXPECT_FALSE(at_scale_2.passes(30000));
   EXPECT_TRUE(at_scale_2.passes(30001));
-  const ScaledGroupTest at_scale_0(f, 0);  // the constant has more decimals than the values
+  const ScaledGroupTest at_scale_0 = scaled_group_test(f, 0);  // the constant has more decimals than the values
   EXPECT_FALSE(at_scale_0.passes(300));
   EXPECT_TRUE(at_scale_0.passes(301));
-  const ScaledGroupTest at_scale_4(GroupFilter{0, "<=", Numeric{-10005, 1}}, 4);  // <= -1000.5
+  const ScaledGroupTest at_scale_4 = scaled_group_test(GroupFilter{0, "<=", Numeric{-10005, 1}}, 4);  // <= -1000.5
   EXPECT_TRUE(at_scale_4.passes(-10005000));
   EXPECT_FALSE(at_scale_4.passes(-10004999));
   // A constant beyond 128 bits at the values' scale: nothing is dropped.
-  const ScaledGroupTest far(GroupFilter{0, "=", Numeric{static_cast<__int128>(1) << 120, 0}}, 18);
+  const ScaledGroupTest far = scaled_group_test(GroupFilter{0, "=", Numeric{static_cast<__int128>(1) << 120, 0}}, 18);
   EXPECT_TRUE(far.passes(0));
-  const ScaledGroupTest ne(GroupFilter{0, "<>", Numeric{7, 0}}, 0);
+  const ScaledGroupTest ne = scaled_group_test(GroupFilter{0, "<>", Numeric{7, 0}}, 0);
   EXPECT_FALSE(ne.passes(7));
   EXPECT_TRUE(ne.passes(8));
 }

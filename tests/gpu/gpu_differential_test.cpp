@@ -470,5 +470,55 @@ TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
   }
 }
 
+// HAVING's conjuncts on counts, exact sums, min and max sift the GPU's
+// extracted groups before their arrays are built: the answers are the CPU
+// engine's, EXPLAIN ANALYZE says how many the GPU dropped, and the actual
+// group count is still every group's.
+TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  GpuDatabase db("tally-gpu-having", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto& session = db.session;
+  auto ok = [&](const std::string& sql) {
+    const Result r = run_simple_query(*session, sql);
+    EXPECT_TRUE(r.ok) << sql << ": " << r.message;
+  };
+  ok("CREATE TABLE line (k bigint, q numeric(15,2), n int, v bigint)");
+  // 400,000 keys, 1 to 7 rows each; q's sum passes 300 for a few keys; n is
+  // NULL on every row of the keys divisible by 1000 (their sums are NULL).
+  ok("INSERT INTO line SELECT g / 7 * 3 + 5, CASE WHEN g % 700001 = 0 THEN 299.5 ELSE (g % 50) * 0.25 END, "
+     "CASE WHEN (g / 7) % 1000 = 0 THEN NULL ELSE g % 13 - 6 END, g::bigint * 1000003 % 999983 - 500000 "
+     "FROM generate_series(0, 2799999) g");
+  ok("SELECT sum(q), count(n), sum(v) FROM line");  // the first read goes to the CPU engine
+  const char* queries[] = {
+      "SELECT k, sum(q) FROM line GROUP BY k HAVING sum(q) > 300",
+      "SELECT k, count(*), sum(q) FROM line GROUP BY k HAVING count(*) >= 7 AND sum(q) < 20.5",
+      "SELECT k, sum(n) FROM line GROUP BY k HAVING sum(n) <= -30 OR sum(n) IS NULL",
+      "SELECT k, min(v), max(v) FROM line GROUP BY k HAVING max(v) < 0 AND min(n) = -6",
+      "SELECT k, count(n) FROM line GROUP BY k HAVING count(n) = 0",
+      "SELECT k, sum(v) FROM line GROUP BY k HAVING sum(v) > 2000000",
+  };
+  auto all_sorted = [](Result r) {
+    std::sort(r.rows.begin(), r.rows.end());
+    return r;
+  };
+  bool dropped_on_gpu = false;
+  for (const char* sql : queries) {
+    ok("SET tally.engine = cpu");
+    const Result cpu = all_sorted(run_simple_query(*session, sql));
+    ok("SET tally.engine = gpu");
+    const Result gpu = all_sorted(run_simple_query(*session, sql));
+    EXPECT_GT(gpu.rows.size(), 0u) << sql;
+    EXPECT_EQ(differs(cpu, gpu), "") << sql;
+    const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
+    std::string text;
+    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
+    EXPECT_NE(text.find("Actual groups: 400000"), std::string::npos) << sql << "\n" << text;
+    dropped_on_gpu = dropped_on_gpu || text.find("GPU: HAVING's tests dropped") != std::string::npos;
+  }
+  EXPECT_TRUE(dropped_on_gpu);
+}
+
 }  // namespace
 }  // namespace tally
