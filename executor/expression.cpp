@@ -288,10 +288,19 @@ Vector in_constant_list(const Vector& v, const std::vector<ExprPtr>& list, bool 
   Vector out({TypeId::boolean});
   out.resize(input.rows);
   const int64_t* values = text ? nullptr : v.int_data();
+  // A coded column (a stored text, an aggregate's text key) whose
+  // dictionary has at most half as many entries as there are rows is
+  // looked up once per entry (a container among 40 over 200,000 parts).
+  std::vector<uint8_t> member;
+  if (text && v.coded() && 2 * static_cast<size_t>(v.dictionary->size()) <= input.rows) {
+    member.resize(static_cast<size_t>(v.dictionary->size()));
+    for (size_t code = 0; code < member.size(); ++code) member[code] = has_text(v.dictionary->at(static_cast<int32_t>(code)));
+  }
   for (size_t r = 0; r < input.rows; ++r) {
     if (v.null_at(r)) { out.set_null(r); continue; }
-    // An aggregate's text key arrives as dictionary codes (Vector::coded).
-    const bool found = text ? has_text(v.coded() ? v.text_at(r) : std::string_view(v.texts[r])) : has_int(values[r]);
+    const bool found = !member.empty() ? member[static_cast<size_t>(v.codes[r])] != 0
+                       : text          ? has_text(v.coded() ? v.text_at(r) : std::string_view(v.texts[r]))
+                                       : has_int(values[r]);
     if (found) out.ints[r] = negated ? 0 : 1;
     else if (saw_null) out.set_null(r);
     else out.ints[r] = negated ? 1 : 0;

@@ -1,8 +1,10 @@
 #include "executor/lookup_join.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "common/column_width.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -23,9 +25,34 @@ std::string milliseconds_text(std::chrono::steady_clock::duration d) {
   return buf;
 }
 
-}  // namespace
-
-namespace {
+// The rows with a key, in ascending order of their keys (offsets from
+// `base` below `span`, at most 2^30): a radix sort of (key, row) pairs by
+// the key's bits. nullopt where a key repeats.
+std::optional<std::vector<uint32_t>> order_by_key(const Vector& keys, int64_t base, uint64_t span) {
+  std::vector<uint64_t> pairs;
+  pairs.reserve(keys.count);
+  const int64_t* k = keys.int_data();
+  for (size_t r = 0; r < keys.count; ++r) {
+    if (!keys.null_at(r)) pairs.push_back((static_cast<uint64_t>(k[r] - base) << 32) | r);
+  }
+  constexpr int kDigitBits = 11;
+  constexpr uint64_t kDigits = uint64_t{1} << kDigitBits;
+  std::vector<uint64_t> sorted(pairs.size());
+  const int key_bits = static_cast<int>(std::bit_width(span));
+  for (int shift = 32; shift < 32 + key_bits; shift += kDigitBits) {
+    std::vector<size_t> at(kDigits + 1, 0);
+    for (const uint64_t p : pairs) ++at[((p >> shift) & (kDigits - 1)) + 1];
+    for (uint64_t d = 1; d <= kDigits; ++d) at[d] += at[d - 1];
+    for (const uint64_t p : pairs) sorted[at[(p >> shift) & (kDigits - 1)]++] = p;
+    pairs.swap(sorted);
+  }
+  std::vector<uint32_t> order(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (i > 0 && (pairs[i] >> 32) == (pairs[i - 1] >> 32)) return std::nullopt;
+    order[i] = static_cast<uint32_t>(pairs[i]);
+  }
+  return order;
+}
 
 // The build side's rows reduced to the key and the lookup columns as they
 // come: the expressions are evaluated in prepare(), on the threads of the
@@ -89,7 +116,17 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   }
   table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
   table.base = keyed == 0 ? 0 : min;
-  if (table.span > (ascending ? max_ascending_span : max_span)) return false;
+  if (table.span > max_ascending_span) return false;
+  if (!ascending && table.span > max_span) {
+    // Keys in no order over a range too wide for arrays made on the host
+    // (orders in the order a join with customer gave them): the rows
+    // sorted by key ascend, or show a repeated key.
+    const std::optional<std::vector<uint32_t>> order = order_by_key(table.keys, table.base, table.span);
+    if (!order) return false;
+    table.keys = gather(table.keys, *order);
+    for (size_t c = 1; c < rows.columns.size(); ++c) rows.columns[c] = gather(rows.columns[c], *order);
+    ascending = true;
+  }
   // Keys that do not ascend may repeat: their arrays are made now, which
   // shows it. Ascending ones are made only where the host evaluates.
   if (!ascending && !table.host_arrays()) return false;

@@ -82,22 +82,40 @@ std::optional<std::pair<int64_t, int64_t>> column_range(const TableSnapshot& tab
   return std::make_pair(lo, hi);
 }
 
-std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot& table, int base) {
-  ProgramColumnMap map;
-  const std::optional<ColumnProgram> program = compile_filter(conjunct, map, nullptr);
-  if (!program) return std::nullopt;
-  std::vector<ProgramColumn> widths;
-  std::vector<int> columns;
-  for (const int index : map.table_columns) {
-    const int column = table_column(table, base, index);
-    if (column < 0) return std::nullopt;
-    ProgramColumn c;
-    c.width = static_cast<uint8_t>(stored_width(table.columns()[static_cast<size_t>(column)].type.id));
-    widths.push_back(c);
-    columns.push_back(column);
+// The share of rows the conjuncts that compare columns with constants keep,
+// taken together: several on one column keep the intersection of their
+// ranges (TPC-H Q10's o_orderdate >= d AND o_orderdate < d + 3 months keeps
+// a month's share, not the product of two halves). The other conjuncts go
+// to `rest`.
+double comparison_share(const std::vector<const Expr*>& conjuncts, const TableSnapshot& table, int base,
+                        std::vector<const Expr*>& rest) {
+  std::vector<ColumnComparison> comparisons;  // column: the table's
+  for (const Expr* conjunct : conjuncts) {
+    ProgramColumnMap map;
+    const std::optional<ColumnProgram> program = compile_filter(*conjunct, map, nullptr);
+    std::vector<ProgramColumn> widths;
+    std::vector<int> columns;
+    bool known = program.has_value();
+    for (size_t i = 0; known && i < map.table_columns.size(); ++i) {
+      const int column = table_column(table, base, map.table_columns[i]);
+      known = column >= 0;
+      if (!known) break;
+      ProgramColumn c;
+      c.width = static_cast<uint8_t>(stored_width(table.columns()[static_cast<size_t>(column)].type.id));
+      widths.push_back(c);
+      columns.push_back(column);
+    }
+    std::vector<ColumnComparison> mine;
+    if (!known || !comparison_conjunction(*program, widths, mine)) {
+      rest.push_back(conjunct);
+      continue;
+    }
+    for (ColumnComparison& k : mine) {
+      k.column = columns[static_cast<size_t>(k.column)];
+      if (k.column2 >= 0) k.column2 = columns[static_cast<size_t>(k.column2)];
+      comparisons.push_back(std::move(k));
+    }
   }
-  std::vector<ColumnComparison> comparisons;
-  if (!comparison_conjunction(*program, widths, comparisons)) return std::nullopt;
   // Per column, the values the comparisons keep, [lo, hi], and the <>s.
   struct Kept {
     int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
@@ -111,8 +129,7 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
       share *= kDefaultFilterSelectivity;
       continue;
     }
-    const int column = columns[static_cast<size_t>(k.column)];
-    Kept& c = kept[column];
+    Kept& c = kept[k.column];
     const int64_t v = k.value;
     constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
     switch (k.op) {
@@ -156,15 +173,17 @@ std::optional<double> comparison_share(const Expr& conjunct, const TableSnapshot
 double scan_selectivity(const std::vector<ExprPtr>& conjuncts, const TableSnapshot& table, int base,
                         size_t space_width) {
   double share = 1;
+  std::vector<const Expr*> comparisons, rest;
   for (const auto& conjunct : conjuncts) {
     if (has_subquery(*conjunct) || has_parameter(*conjunct)) {
       share *= kDefaultFilterSelectivity;
       continue;
     }
-    std::optional<double> s = dictionary_share(*conjunct, table, base, space_width);
-    if (!s) s = comparison_share(*conjunct, table, base);
-    share *= s.value_or(kDefaultFilterSelectivity);
+    if (const std::optional<double> s = dictionary_share(*conjunct, table, base, space_width)) share *= *s;
+    else comparisons.push_back(conjunct.get());
   }
+  share *= comparison_share(comparisons, table, base, rest);
+  for (size_t i = 0; i < rest.size(); ++i) share *= kDefaultFilterSelectivity;
   // At least one row of the table: no side is estimated empty.
   const double rows = static_cast<double>(std::max<uint64_t>(1, table.row_count()));
   return std::clamp(share, 1 / rows, 1.0);
