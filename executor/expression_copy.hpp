@@ -20,4 +20,15 @@ struct ExprCopy {
 
 inline ExprPtr copy_expr(const Expr& e) { return ExprCopy{}(e); }
 
+// An expression another plan owns, referred to rather than copied: the
+// lookup form's HAVING reads the uncorrelated subquery of its hash-join
+// form (TPC-H Q11's), whose result both plans then share. The owner must
+// outlive it; expression walks (for_each_child) do not see into it.
+class SharedExpr final : public Expr {
+ public:
+  explicit SharedExpr(const Expr& target) : Expr(target.type), target(target) {}
+  Vector evaluate(const EvalInput& input) const override { return target.evaluate(input); }
+  const Expr& target;
+};
+
 }  // namespace tally::executor

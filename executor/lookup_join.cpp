@@ -4,7 +4,6 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
-#include <optional>
 
 #include "common/column_width.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -25,33 +24,28 @@ std::string milliseconds_text(std::chrono::steady_clock::duration d) {
   return buf;
 }
 
-// The rows with a key, in ascending order of their keys (offsets from
-// `base` below `span`, at most 2^30): a radix sort of (key, row) pairs by
-// the key's bits. nullopt where a key repeats.
-std::optional<std::vector<uint32_t>> order_by_key(const Vector& keys, int64_t base, uint64_t span) {
-  std::vector<uint64_t> pairs;
-  pairs.reserve(keys.count);
+// Whether no key repeats (offsets from `base` below `span`, at most
+// 2^30): the keys radix-sorted by their bits, then compared with their
+// neighbours. NULL keys join nothing and do not count.
+bool distinct_keys(const Vector& keys, int64_t base, uint64_t span) {
+  std::vector<uint32_t> offsets;
+  offsets.reserve(keys.count);
   const int64_t* k = keys.int_data();
   for (size_t r = 0; r < keys.count; ++r) {
-    if (!keys.null_at(r)) pairs.push_back((static_cast<uint64_t>(k[r] - base) << 32) | r);
+    if (!keys.null_at(r)) offsets.push_back(static_cast<uint32_t>(k[r] - base));
   }
   constexpr int kDigitBits = 11;
-  constexpr uint64_t kDigits = uint64_t{1} << kDigitBits;
-  std::vector<uint64_t> sorted(pairs.size());
+  constexpr uint32_t kDigits = uint32_t{1} << kDigitBits;
+  std::vector<uint32_t> sorted(offsets.size());
   const int key_bits = static_cast<int>(std::bit_width(span));
-  for (int shift = 32; shift < 32 + key_bits; shift += kDigitBits) {
+  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
     std::vector<size_t> at(kDigits + 1, 0);
-    for (const uint64_t p : pairs) ++at[((p >> shift) & (kDigits - 1)) + 1];
-    for (uint64_t d = 1; d <= kDigits; ++d) at[d] += at[d - 1];
-    for (const uint64_t p : pairs) sorted[at[(p >> shift) & (kDigits - 1)]++] = p;
-    pairs.swap(sorted);
+    for (const uint32_t o : offsets) ++at[((o >> shift) & (kDigits - 1)) + 1];
+    for (uint32_t d = 1; d <= kDigits; ++d) at[d] += at[d - 1];
+    for (const uint32_t o : offsets) sorted[at[(o >> shift) & (kDigits - 1)]++] = o;
+    offsets.swap(sorted);
   }
-  std::vector<uint32_t> order(pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (i > 0 && (pairs[i] >> 32) == (pairs[i - 1] >> 32)) return std::nullopt;
-    order[i] = static_cast<uint32_t>(pairs[i]);
-  }
-  return order;
+  return std::adjacent_find(offsets.begin(), offsets.end()) == offsets.end();
 }
 
 // The build side's rows reduced to the key and the lookup columns as they
@@ -91,7 +85,7 @@ class LookupSink final : public PreparingSink {
 
 }  // namespace
 
-bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_ascending_span,
+bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_unique_span,
                   ExecContext& context, LookupTable& table) {
   table = LookupTable{};
   if (!integer_key(source.build_key->type.id)) return false;
@@ -116,20 +110,18 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   }
   table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
   table.base = keyed == 0 ? 0 : min;
-  if (table.span > max_ascending_span) return false;
-  if (!ascending && table.span > max_span) {
-    // Keys in no order over a range too wide for arrays made on the host
-    // (orders in the order a join with customer gave them): the rows
-    // sorted by key ascend, or show a repeated key.
-    const std::optional<std::vector<uint32_t>> order = order_by_key(table.keys, table.base, table.span);
-    if (!order) return false;
-    table.keys = gather(table.keys, *order);
-    for (size_t c = 1; c < rows.columns.size(); ++c) rows.columns[c] = gather(rows.columns[c], *order);
-    ascending = true;
+  // Keys that ascend are unique; others are sorted to tell where their
+  // range is too wide for arrays on the host (orders probed in customer's
+  // order). Unique keys need no arrays on the host but where it evaluates
+  // a lookup (a GPU run scatters its own from the keys); the arrays of
+  // other keys are made now, which shows a repeated key.
+  if (table.span > max_unique_span) return false;
+  bool unique = ascending;
+  if (!unique && table.span > max_span) {
+    if (!distinct_keys(table.keys, table.base, table.span)) return false;
+    unique = true;
   }
-  // Keys that do not ascend may repeat: their arrays are made now, which
-  // shows it. Ascending ones are made only where the host evaluates.
-  if (!ascending && !table.host_arrays()) return false;
+  if (!unique && !table.host_arrays()) return false;
   table.values.assign(std::make_move_iterator(rows.columns.begin() + 1), std::make_move_iterator(rows.columns.end()));
   table.value_columns.resize(table.values.size());
   table.program_ints.resize(table.values.size());

@@ -90,10 +90,10 @@ struct LookupSource {
 };
 
 // Runs `source` into `table`: false where its keys repeat, or span more
-// than `max_span` keys (`max_ascending_span` where they ascend, and no
-// array the size of the range is made on the host); the table is then left
-// for the caller to clear.
-bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_ascending_span,
+// than `max_unique_span` keys, or than `max_span` where they are not
+// unique (an array the size of the range is then made on the host to
+// tell); the table is then left for the caller to clear.
+bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_unique_span,
                   ExecContext& context, LookupTable& table);
 
 // Value `column` of the joined relation `table` of `set`, looked up by

@@ -14,6 +14,7 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/subquery_expr.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/zero_branch_sums.hpp"
 
@@ -36,10 +37,10 @@ std::string relation_name(const PhysicalOperator& op) {
   return op.children().empty() ? op.describe() : relation_name(*op.children()[0]);
 }
 
-// The widest key range looked up where the keys ascend: no array of the
-// range is made on the host (a GPU run scatters its own, 5 bytes a key),
-// so twice the fact table's rows.
-uint64_t ascending_span_limit(uint64_t fact_rows) {
+// The widest key range looked up where the keys are unique (they ascend,
+// or sorted they do not repeat): no array of the range is made on the host
+// (a GPU run scatters its own, 5 bytes a key), so twice the fact table's rows.
+uint64_t unique_span_limit(uint64_t fact_rows) {
   return std::min(kLookupMaxSpan, std::max(kLookupMinSpan, 2 * fact_rows));
 }
 
@@ -243,7 +244,7 @@ ExprPtr conjunction(std::vector<ExprPtr> conjuncts) {
 
 std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const BindContext& bind) {
   if (!plan.aggregate || !plan.source || !plan.grouping_sets.empty() || !plan.grouping_calls.empty() || plan.windows ||
-      !plan.subqueries.empty() || plan.where) {
+      plan.where) {
     return nullptr;
   }
   // The chain of joins (and filters) down to one table scan, the fact
@@ -312,7 +313,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
-  const double most = static_cast<double>(ascending_span_limit(fact_rows));
+  const double most = static_cast<double>(unique_span_limit(fact_rows));
   for (const Step& step : steps) {
     if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
     for (const auto& key : *step.keys) {
@@ -419,11 +420,24 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   }
   if (rewrite.failed) return nullptr;
   p.where = conjunction(std::move(where));
-  // Above the aggregate the expressions read its keys and aggregates: as they are.
+  // Above the aggregate the expressions read its keys and aggregates: as
+  // they are, and an uncorrelated subquery (HAVING's, in TPC-H Q11) is
+  // the hash-join form's own, shared. Subqueries anywhere else are not
+  // copied (the rewrite above failed on them).
   bool copied = true;
   auto copy = [&](const ExprPtr& e) -> ExprPtr {
     if (!e) return nullptr;
-    ExprPtr c = copy_expr(*e);
+    ExprCopy above;
+    above.replace = [&](const Expr& node) -> ExprPtr {
+      const auto* s = dynamic_cast<const SubqueryExpr*>(&node);
+      if (s == nullptr) return nullptr;
+      if (!s->correlated.empty() || s->left) {
+        above.failed = true;
+        return nullptr;
+      }
+      return std::make_unique<SharedExpr>(node);
+    };
+    ExprPtr c = above(*e);
     copied = copied && c != nullptr;
     return c;
   };
@@ -434,6 +448,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (!copied) return nullptr;
   p.visible = plan.visible;
   p.names = plan.names;
+  p.subqueries = plan.subqueries;  // reset when either form runs
   p.distinct = plan.distinct;
   p.distinct_on = plan.distinct_on;
   p.sort = plan.sort;
@@ -462,9 +477,9 @@ std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& co
   set.clear();
   const uint64_t max_span =
       std::min(kLookupMaxSpan, std::max(kLookupMinSpan, static_cast<uint64_t>(form.fact_rows / kFactRowsPerLookupRow)));
-  const uint64_t max_ascending_span = ascending_span_limit(form.fact_rows);
+  const uint64_t max_unique_span = unique_span_limit(form.fact_rows);
   for (size_t i = 0; i < form.sources.size(); ++i) {
-    if (!build_lookup(form.sources[i], form.space_width, max_span, max_ascending_span, context, set.table(i))) {
+    if (!build_lookup(form.sources[i], form.space_width, max_span, max_unique_span, context, set.table(i))) {
       if (context.explain) {
         context.explain->push_back("Lookup joins not used: the keys of " + form.sources[i].name + " repeat or span more than " +
                                    std::to_string(max_span) + " keys; the hash joins ran");
@@ -479,7 +494,7 @@ std::optional<ResultSet> run_lookup_form(const LookupForm& form, ExecContext& co
   }
   ResultSet result = run_select(*form.plan, context);
   if (context.explain) {
-    // The arrays the host scattered from ascending keys (only where it
+    // The arrays the host scattered from unique keys (only where it
     // evaluated a lookup), and the statement's time with the builds.
     std::string scattered;
     for (size_t i = 0; i < set.size(); ++i) {
