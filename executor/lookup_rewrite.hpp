@@ -33,8 +33,10 @@ struct LookupForm {
 // TPC-H's orders, a quarter of lineitem's rows, measured slower as lookups
 // than as hash joins (Q7, Q12). Its key range (from the key column's chunk
 // statistics, where it is one) may be twice the fact table's rows where
-// its keys ascend (a GPU run scatters the array itself from the keys), an
-// eighth of them where they do not (the host makes the array). Otherwise
+// its keys are unique (they ascend, or sorted they do not repeat: a GPU
+// run scatters the array itself from the keys), an eighth of them where
+// the host must make the array to tell. A key whose range is under half
+// the relation's estimated rows repeats, and is not looked up. Otherwise
 // the hash joins run, built on the smaller side.
 constexpr double kFactRowsPerLookupRow = 8;
 // A key range this narrow is looked up whatever the fact table's rows.

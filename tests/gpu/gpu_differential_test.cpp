@@ -202,6 +202,25 @@ struct GpuDatabase {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
   }
+  // Runs a statement that must succeed.
+  void ok(const std::string& sql) {
+    const Result r = run_simple_query(*session, sql);
+    EXPECT_TRUE(r.ok) << sql << ": " << r.message;
+  }
+  // A query's rows in sorted order.
+  Result sorted_rows(const std::string& sql) {
+    Result r = run_simple_query(*session, sql);
+    std::sort(r.rows.begin(), r.rows.end());
+    return r;
+  }
+  // EXPLAIN ANALYZE's text, a line per row.
+  std::string explained(const std::string& sql) {
+    const Result plan = run_simple_query(*session, "EXPLAIN ANALYZE " + sql);
+    EXPECT_TRUE(plan.ok) << plan.message;
+    std::string text;
+    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    return text;
+  }
   std::filesystem::path dir;
   std::unique_ptr<executor::Database> database;
   std::unique_ptr<tally::QueryHandler> session;
@@ -294,12 +313,7 @@ TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
   // x is small and none of its columns is on the GPU: the engine's choice
   // for its first read is the CPU engine, and for the next the GPU, which
   // then keeps the columns (kColdReadCpuRows).
-  auto explained = [&](const std::string& sql) {
-    const Result plan = run_simple_query(*session, "EXPLAIN ANALYZE " + sql);
-    std::string text;
-    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
-    return text;
-  };
+  auto explained = [&](const std::string& sql) { return db.explained(sql); };
   const std::string first = explained("SELECT id4, sum(v1) FROM x GROUP BY id4");
   EXPECT_NE(first.find("GPU engine not used: a small table whose columns are not on the GPU yet"), std::string::npos)
       << first;
@@ -322,10 +336,7 @@ TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
     ASSERT_TRUE(run_simple_query(*session, "SET tally.engine = auto").ok);
     const Result gpu = sorted(run_simple_query(*session, sql), keys);
     EXPECT_EQ(differs(cpu, gpu), "") << sql;
-    const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
-    ASSERT_TRUE(plan.ok) << plan.message;
-    std::string text;
-    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    const std::string text = db.explained(sql);
     EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
   }
 }
@@ -393,11 +404,7 @@ TEST(GpuDifferential, WhereAndInputExpressionsAnswerAsTheCpuEngine) {
     }
     auto explain = [&](const char* engine) {
       EXPECT_TRUE(run_simple_query(*session, std::string("SET tally.engine = ") + engine).ok);
-      const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
-      EXPECT_TRUE(plan.ok) << plan.message;
-      std::string text;
-      for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
-      return text;
+      return db.explained(sql);
     };
     const std::string forced = explain("gpu"), chosen = explain("auto");
     // Q1's eight aggregates read five distinct inputs (sum(q) and avg(q)
@@ -418,11 +425,7 @@ TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   GpuDatabase db("tally-gpu-lookups", 0);
   ASSERT_NE(db.database->gpu_engine(), nullptr);
-  auto& session = db.session;
-  auto ok = [&](const std::string& sql) {
-    const Result r = run_simple_query(*session, sql);
-    EXPECT_TRUE(r.ok) << sql << ": " << r.message;
-  };
+  auto ok = [&](const std::string& sql) { db.ok(sql); };
   ok("CREATE TABLE sale (id int, item int, shop int, qty int, price numeric(12,2), mode text)");
   ok("CREATE TABLE item (ik int, kind text, size int, weight numeric(8,3))");
   ok("CREATE TABLE shop (sk int, region int, town text)");
@@ -448,22 +451,16 @@ TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
   // Each table's first read goes to the CPU engine (kColdReadCpuRows): the
   // reads compared below are later ones.
   ok("SELECT sum(qty), count(item), count(shop), count(price), count(mode) FROM sale");
-  auto all_sorted = [](Result r) {
-    std::sort(r.rows.begin(), r.rows.end());
-    return r;
-  };
   for (const char* sql : queries) {
     ok("SET tally.engine = cpu");
     ok("SET tally.lookup_joins = off");
-    const Result hashed = all_sorted(run_simple_query(*session, sql));
+    const Result hashed = db.sorted_rows(sql);
     ok("SET tally.engine = auto");
     ok("SET tally.lookup_joins = auto");
-    const Result looked_up = all_sorted(run_simple_query(*session, sql));
+    const Result looked_up = db.sorted_rows(sql);
     EXPECT_GT(looked_up.rows.size(), 0u) << sql;
     EXPECT_EQ(differs(hashed, looked_up), "") << sql;
-    const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
-    std::string text;
-    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    const std::string text = db.explained(sql);
     EXPECT_NE(text.find("Lookup joins: s looks up"), std::string::npos) << sql << "\n" << text;
     EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
     EXPECT_NE(text.find("GPU: WHERE and inputs evaluated on the device"), std::string::npos) << sql << "\n" << text;
@@ -478,11 +475,7 @@ TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   GpuDatabase db("tally-gpu-having", 0);
   ASSERT_NE(db.database->gpu_engine(), nullptr);
-  auto& session = db.session;
-  auto ok = [&](const std::string& sql) {
-    const Result r = run_simple_query(*session, sql);
-    EXPECT_TRUE(r.ok) << sql << ": " << r.message;
-  };
+  auto ok = [&](const std::string& sql) { db.ok(sql); };
   ok("CREATE TABLE line (k bigint, q numeric(15,2), n int, v bigint)");
   // 400,000 keys, 1 to 7 rows each; q's sum passes 300 for a few keys; n is
   // NULL on every row of the keys divisible by 1000 (their sums are NULL).
@@ -498,21 +491,15 @@ TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
       "SELECT k, count(n) FROM line GROUP BY k HAVING count(n) = 0",
       "SELECT k, sum(v) FROM line GROUP BY k HAVING sum(v) > 2000000",
   };
-  auto all_sorted = [](Result r) {
-    std::sort(r.rows.begin(), r.rows.end());
-    return r;
-  };
   bool dropped_on_gpu = false;
   for (const char* sql : queries) {
     ok("SET tally.engine = cpu");
-    const Result cpu = all_sorted(run_simple_query(*session, sql));
+    const Result cpu = db.sorted_rows(sql);
     ok("SET tally.engine = gpu");
-    const Result gpu = all_sorted(run_simple_query(*session, sql));
+    const Result gpu = db.sorted_rows(sql);
     EXPECT_GT(gpu.rows.size(), 0u) << sql;
     EXPECT_EQ(differs(cpu, gpu), "") << sql;
-    const Result plan = run_simple_query(*session, std::string("EXPLAIN ANALYZE ") + sql);
-    std::string text;
-    for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
+    const std::string text = db.explained(sql);
     EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
     EXPECT_NE(text.find("Actual groups: 400000"), std::string::npos) << sql << "\n" << text;
     dropped_on_gpu = dropped_on_gpu || text.find("GPU: HAVING's tests dropped") != std::string::npos;
