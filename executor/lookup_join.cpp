@@ -171,9 +171,11 @@ Vector LookupExpr::evaluate(const EvalInput& input) const {
 
 namespace {
 
-// Value column c's validity (1 = not NULL), kept in the table for programs.
+// Value column c's validity (1 = not NULL), kept in the table for programs;
+// null where no value is NULL (nothing to make, or copy to the device).
 const uint8_t* program_validity(LookupTable& table, size_t c) {
   const Vector& v = table.values[c];
+  if (v.nulls.empty()) return nullptr;
   std::vector<uint8_t>& valid = table.program_valid[c];
   valid.resize(v.count);
   for (size_t r = 0; r < v.count; ++r) valid[r] = v.null_at(r) ? 0 : 1;
