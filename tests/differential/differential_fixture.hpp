@@ -12,36 +12,26 @@
 
 #include "executor/database.hpp"
 #include "tests/differential/result_compare.hpp"
+#include "tests/executor/embedded_database.hpp"
 #include "tests/sql/pg_servers.hpp"
 
 namespace tally::testing {
 
 class DifferentialServers {
  public:
-  explicit DifferentialServers(size_t chunk_rows) : dir_(make_temp_dir("tally-diff")) {
+  explicit DifferentialServers(size_t chunk_rows)
+      : tally_("tally-diff", [chunk_rows](config::Config& config) {
+          config.cpu_threads = 2;
+          config.chunk_rows = chunk_rows;
+        }) {
     pg_ = PQconnectdb(pg_server_.conninfo().c_str());
     if (PQstatus(pg_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(pg_));
-    config::Config config;
-    config.data_dir = dir_;
-    config.cpu_threads = 2;
-    config.chunk_rows = chunk_rows;
-    database_ = executor::Database::open(config);
-    tally::SessionInfo info;
-    info.user = "tally";
-    info.database = "tally";
-    tally_ = database_->handler_factory().create(info);
   }
-  ~DifferentialServers() {
-    PQfinish(pg_);
-    tally_.reset();
-    database_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  ~DifferentialServers() { PQfinish(pg_); }
 
   executor::testing::QueryOutcome postgres(const std::string& sql) { return run_postgres(pg_, sql); }
   executor::testing::QueryOutcome tally(const std::string& sql) {
-    return executor::testing::run_simple_query(*tally_, sql);
+    return executor::testing::run_simple_query(tally_.session(), sql);
   }
   // Runs `sql` on both; the first failure's message, or empty.
   std::string both(const std::string& sql) {
@@ -55,9 +45,7 @@ class DifferentialServers {
  private:
   PostgresServer pg_server_;
   PGconn* pg_ = nullptr;
-  std::string dir_;
-  std::unique_ptr<executor::Database> database_;
-  std::unique_ptr<tally::QueryHandler> tally_;
+  executor::testing::EmbeddedDatabase tally_;
 };
 
 // A test's size from its command line (--queries=N, --seed=S) or environment

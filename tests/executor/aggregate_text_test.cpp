@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "executor/database.hpp"
+#include "tests/executor/embedded_database.hpp"
 #include "tests/executor/query_outcome.hpp"
 
 namespace tally::executor {
@@ -23,24 +24,8 @@ using testing::run_simple_query;
 
 class AggregateTextTest : public ::testing::Test {
  protected:
-  AggregateTextTest() {
-    char pattern[] = "/tmp/tally-aggregate-text-XXXXXX";
-    data_dir_ = mkdtemp(pattern);
-    config_.data_dir = data_dir_;
-    database_ = Database::open(config_);
-    tally::SessionInfo info;
-    info.user = "tally";
-    info.database = "tally";
-    session_ = database_->handler_factory().create(info);
-  }
-  ~AggregateTextTest() override {
-    session_.reset();
-    database_.reset();
-    std::filesystem::remove_all(data_dir_);
-  }
-
   QueryOutcome run(const std::string& sql) {
-    QueryOutcome r = run_simple_query(*session_, sql);
+    QueryOutcome r = run_simple_query(db_.session(), sql);
     EXPECT_TRUE(r.ok) << sql << ": " << r.sqlstate << " " << r.message;
     return r;
   }
@@ -53,10 +38,7 @@ class AggregateTextTest : public ::testing::Test {
     return rows;
   }
 
-  std::string data_dir_;
-  config::Config config_;
-  std::unique_ptr<Database> database_;
-  std::unique_ptr<tally::QueryHandler> session_;
+  testing::EmbeddedDatabase db_{"tally-aggregate-text"};
 };
 
 TEST_F(AggregateTextTest, EnginePathWritesWhatTheGenericPathWrites) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "executor/database.hpp"
+#include "tests/executor/embedded_database.hpp"
 #include "tests/executor/query_outcome.hpp"
 
 namespace tally::executor::testing {
@@ -65,30 +66,16 @@ inline std::vector<PackedKeyCase> packed_key_cases() {
 // A database over a scratch directory with the tables the cases read.
 class PackedKeyTables {
  public:
-  explicit PackedKeyTables(const std::string& name) {
-    dir_ = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    config::Config config;
-    config.data_dir = dir_.string();
-    config.cpu_threads = 2;
-    config.chunk_rows = 4096;  // several chunks: statistics merged over chunks, state merged
-    database_ = Database::open(config);
-    tally::SessionInfo info;
-    info.user = "tally";
-    info.database = "tally";
-    session_ = database_->handler_factory().create(info);
-  }
-  ~PackedKeyTables() {
-    session_.reset();
-    database_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  explicit PackedKeyTables(const std::string& name)
+      : db_(name, [](config::Config& config) {
+          config.cpu_threads = 2;
+          config.chunk_rows = 4096;  // several chunks: statistics merged over chunks, state merged
+        }) {}
 
-  Database& database() { return *database_; }
+  Database& database() { return db_.database(); }
 
   QueryOutcome run(const std::string& sql) {
-    QueryOutcome r = run_simple_query(*session_, sql);
+    QueryOutcome r = run_simple_query(db_.session(), sql);
     EXPECT_TRUE(r.ok) << sql << ": " << r.sqlstate << " " << r.message;
     return r;
   }
@@ -144,9 +131,7 @@ class PackedKeyTables {
   }
 
  private:
-  std::filesystem::path dir_;
-  std::unique_ptr<Database> database_;
-  std::unique_ptr<tally::QueryHandler> session_;
+  EmbeddedDatabase db_;
 };
 
 }  // namespace tally::executor::testing

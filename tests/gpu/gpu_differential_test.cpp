@@ -23,6 +23,7 @@
 #include "common/error.hpp"
 #include "executor/database.hpp"
 #include "gpu/rules/device_info.hpp"
+#include "tests/executor/embedded_database.hpp"
 #include "tests/executor/query_outcome.hpp"
 
 namespace tally {
@@ -185,23 +186,12 @@ std::string differs(const Result& cpu, const Result& gpu) {
 // several chunks and caches each.
 struct GpuDatabase {
   GpuDatabase(const std::string& name, int cpu_threads)
-      : dir(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
-    config::Config config;
-    config.data_dir = dir.string();
-    if (cpu_threads > 0) config.cpu_threads = cpu_threads;
-    config.chunk_rows = 4096;
-    database = executor::Database::open(config);
-    tally::SessionInfo info;
-    info.user = "tally";
-    info.database = "tally";
-    session = database->handler_factory().create(info);
-  }
-  ~GpuDatabase() {
-    session.reset();
-    database.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
+      : embedded(name, [cpu_threads](config::Config& config) {
+          if (cpu_threads > 0) config.cpu_threads = cpu_threads;
+          config.chunk_rows = 4096;
+        }),
+        database(&embedded.database()),
+        session(&embedded.session()) {}
   // Runs a statement that must succeed.
   void ok(const std::string& sql) {
     const Result r = run_simple_query(*session, sql);
@@ -221,9 +211,9 @@ struct GpuDatabase {
     for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
     return text;
   }
-  std::filesystem::path dir;
-  std::unique_ptr<executor::Database> database;
-  std::unique_ptr<tally::QueryHandler> session;
+  executor::testing::EmbeddedDatabase embedded;
+  executor::Database* database;
+  tally::QueryHandler* session;
 };
 
 TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
@@ -234,7 +224,6 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
 
   GpuDatabase db("tally-gpu-diff", 4);
   ASSERT_NE(db.database->gpu_engine(), nullptr) << "a device exists but the database has no GPU engine";
-  auto& database = db.database;
   auto& session = db.session;
 
   ASSERT_TRUE(run_simple_query(*session, "CREATE TABLE d (k_small int, k_uni int, k_big bigint, k_text text, k_date date, "
@@ -276,8 +265,6 @@ TEST(GpuDifferential, RandomGroupByQueriesGpuEqualsCpu) {
   // the warm runs read the cache.
   EXPECT_GT(on_gpu, seen.size());
   EXPECT_GT(hits, 0u);
-  session.reset();
-  database.reset();
 }
 
 // The H2O groupby questions' float and statistical shapes (q3 sum v1 and

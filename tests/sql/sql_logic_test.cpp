@@ -21,6 +21,7 @@
 
 #include "common/error.hpp"
 #include "executor/database.hpp"
+#include "tests/executor/embedded_database.hpp"
 #include "tests/executor/recording_writer.hpp"
 #include "tests/sql/pg_servers.hpp"
 
@@ -145,30 +146,18 @@ std::string join_row(const std::vector<std::optional<std::string>>& row) {
 
 class TallyTarget {
  public:
-  explicit TallyTarget(const std::string& engine) {
-    dir_ = testing::make_temp_dir("tally-sqltest");
-    config_.data_dir = dir_;
-    config_.cpu_threads = 2;
-    database_ = executor::Database::open(config_);
-    tally::SessionInfo info;
-    info.user = "tally";
-    info.database = "tally";
-    session_ = database_->handler_factory().create(info);
+  explicit TallyTarget(const std::string& engine)
+      : db_("tally-sqltest", [](config::Config& config) { config.cpu_threads = 2; }) {
     if (!engine.empty()) run("SET tally.engine = " + engine);
-  }
-  ~TallyTarget() {
-    session_.reset();
-    database_.reset();
-    std::filesystem::remove_all(dir_);
   }
   Outcome run(const std::string& sql) {
     Outcome o;
     CapturingWriter capture;
     executor::testing::RecordingWriter& out = capture.rows;
     try {
-      session_->simple_query(sql, capture);
+      db_.session().simple_query(sql, capture);
     } catch (const Error& e) {
-      session_->on_error();
+      db_.session().on_error();
       o.ok = false;
       o.sqlstate = std::string(sqlstate_code(e.state()));
       o.message = e.what();
@@ -185,10 +174,7 @@ class TallyTarget {
   }
 
  private:
-  std::string dir_;
-  config::Config config_;
-  std::unique_ptr<executor::Database> database_;
-  std::unique_ptr<tally::QueryHandler> session_;
+  executor::testing::EmbeddedDatabase db_;
 };
 
 class PostgresTarget {
