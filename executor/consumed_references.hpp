@@ -25,6 +25,11 @@ class ConsumedReferences {
       : total_(std::move(total)), used_(used), pinned_(pinned) {}
   // A condition applied (a filter placed on its item, a join's keys or residual).
   void consume(Expr& condition);
+  // A condition the planner adds (an implied equality, join_conjunct.hpp):
+  // its columns count a reference more each, which it consumes when applied.
+  void add(Expr& condition);
+  // The references to column c: the scopes' and the added conditions'.
+  int total(int c) const;
   // The columns of `columns` that something not applied yet still reads.
   std::set<int> needed(const std::set<int>& columns) const;
 
@@ -33,6 +38,7 @@ class ConsumedReferences {
   const std::set<int>& used_;
   const std::set<int>& pinned_;
   std::map<int, int> consumed_;
+  std::map<int, int> added_;
 };
 
 }  // namespace tally::executor

@@ -362,7 +362,7 @@ void FromPlanner::State::plan_top_n(Node& node) {
 // (a filter with a subquery counts as reading every column).
 bool FromPlanner::State::read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const {
   if (used_uncounted.count(column)) return false;
-  const int total = total_uses(column);
+  const int total = consumed.total(column);
   int in_filters = 0;
   for (const auto& f : filters) {
     if (has_subquery(*f)) return false;
@@ -498,32 +498,46 @@ double FromPlanner::State::key_distinct(const Expr& key, double rows) {
 
 // Rows of the inner join of `a` and `b` over the unplaced equalities of
 // `pool` between them (nullopt when none connects them): |a| |b| / d, d the
-// larger side's distinct count of the most selective key. The other keys
-// are taken to add nothing: the parts of a composite key are correlated
-// (lineitem's part and supplier pairs are partsupp's), and multiplying
-// their counts would estimate far too few rows. A many-to-many equality
-// (supplier and customer on their nation) so estimates the blow-up that
-// joining by row counts alone misses.
-std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Part& b,
-                                                        const std::vector<Conjunct>& pool) {
-  double divisor = 1;
-  bool connected = false;
+// larger side's distinct count of the key. A key of several columns has on
+// each side the product of its columns' distinct counts, at most that
+// side's rows: lineitem's rows of green parts against partsupp on part and
+// supplier match about one partsupp row each, where their part alone would
+// match four. Equalities of one class of equal columns (`classes`:
+// l.partkey = ps.partkey and the implied p.partkey = ps.partkey) are one
+// column of the key. A many-to-many equality (supplier and customer on
+// their nation) so estimates the blow-up that joining by row counts alone
+// misses.
+std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool,
+                                                        const EqualColumns& classes) {
+  // Per key column (its class, or its own number): each side's distinct count.
+  std::map<int, std::pair<double, double>> distinct;
+  int unclassed = -1;
   for (const auto& c : pool) {
     const Expr* ak = nullptr;
     const Expr* bk = nullptr;
     if (!equality_sides(c, a.cols, b.cols, ak, bk)) continue;
-    connected = true;
-    divisor = std::max({divisor, key_distinct(*ak, a.est), key_distinct(*bk, b.est)});
+    const int cls = equality_class(c, classes);
+    auto& d = distinct.try_emplace(cls >= 0 ? cls : --unclassed, 1.0, 1.0).first->second;
+    d.first = std::max(d.first, key_distinct(*ak, a.est));
+    d.second = std::max(d.second, key_distinct(*bk, b.est));
   }
-  if (!connected) return std::nullopt;
-  return std::max(1.0, a.est * b.est / divisor);
+  if (distinct.empty()) return std::nullopt;
+  double da = 1, db = 1;
+  for (const auto& [cls, d] : distinct) {
+    da *= d.first;
+    db *= d.second;
+  }
+  da = std::min(da, std::max(a.est, 1.0));
+  db = std::min(db, std::max(b.est, 1.0));
+  return std::max(1.0, a.est * b.est / std::max(da, db));
 }
 
-size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool) {
+size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool,
+                                          const EqualColumns& classes) {
   std::vector<JoinItem> items;
   for (const Part& p : parts) items.push_back({p.cols, p.est});
   return cheapest_join_start(items, [&](const JoinItem& a, const JoinItem& b) {
-    return join_estimate(Part{nullptr, a.cols, a.est}, Part{nullptr, b.cols, b.est}, pool);
+    return join_estimate(Part{nullptr, a.cols, a.est}, Part{nullptr, b.cols, b.est}, pool, classes);
   });
 }
 
@@ -541,6 +555,11 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     items.push_back(n);
   };
   flatten(node);
+  std::vector<std::set<int>> item_cols;
+  for (const Node* item : items) item_cols.push_back(item->cols);
+  const size_t implied = add_implied_equalities(pool, item_cols);
+  for (size_t i = pool.size() - implied; i < pool.size(); ++i) consumed.add(*pool[i].expr);
+  const EqualColumns classes = equal_columns(pool);
   for (auto& c : pool) {
     if (c.refs.empty()) continue;
     for (Node* item : items) {
@@ -555,7 +574,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   }
   std::vector<Part> parts;
   for (Node* item : items) parts.push_back(build_item(item));
-  const size_t start = cheapest_start(parts, pool);
+  const size_t start = cheapest_start(parts, pool, classes);
   Part current = std::move(parts[start]);
   parts.erase(parts.begin() + static_cast<long>(start));
   while (!parts.empty()) {
@@ -564,7 +583,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     size_t pick = parts.size();
     double pick_est = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
-      const std::optional<double> est = join_estimate(current, parts[i], pool);
+      const std::optional<double> est = join_estimate(current, parts[i], pool, classes);
       if (!est) continue;
       if (pick == parts.size() || *est < pick_est || (*est == pick_est && parts[i].est < parts[pick].est)) {
         pick = i;
@@ -585,11 +604,32 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     std::set<int> both = probe.cols;
     both.insert(build.cols.begin(), build.cols.end());
     std::vector<ExprPtr> probe_keys, build_keys, residual;
+    // The columns of each class of equal columns that a key of this join
+    // takes. A joined part's columns of one class are equal already (the join
+    // that joined them took a key of that class); an item's are not, unless
+    // they are one column. An equality whose sides are so equal to a key's
+    // is not another key.
+    std::map<int, std::set<int>> keyed;
+    auto equal_already = [&](const Conjunct& c) {
+      const auto at = keyed.find(equality_class(c, classes));
+      if (at == keyed.end()) return false;
+      for (const int column : c.refs) {
+        const Part& side = probe.cols.count(column) ? probe : build;
+        if (!side.joined && !at->second.count(column)) return false;
+      }
+      return true;
+    };
     for (auto& c : pool) {
       if (c.placed || c.refs.empty() || !subset(c.refs, both)) continue;
       consumed.consume(*c.expr);
+      if (equal_already(c)) {
+        c.placed = true;
+        continue;
+      }
+      const int cls = equality_class(c, classes);
       ExprPtr pk, bk;
       if (take_equality(c, probe.cols, build.cols, pk, bk)) {
+        if (cls >= 0) keyed[cls].insert(c.refs.begin(), c.refs.end());
         probe_keys.push_back(std::move(pk));
         build_keys.push_back(std::move(bk));
       } else {
@@ -601,6 +641,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     Part joined;
     joined.cols = std::move(both);
     joined.est = est;
+    joined.joined = true;
     auto join = std::make_unique<HashJoin>(JoinKind::inner, std::move(probe.op), std::move(build.op),
                                            std::move(probe_keys), std::move(build_keys), ordered(std::move(residual)),
                                            width, est);

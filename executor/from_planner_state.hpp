@@ -57,6 +57,7 @@ struct Part {
   std::unique_ptr<PhysicalOperator> op;
   std::set<int> cols;
   double est = 1;
+  bool joined = false;  // made by build_tree's joins, not one item
 };
 
 // Conditions in the order they are tested: subqueries last.
@@ -133,9 +134,10 @@ struct FromPlanner::State {
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
   void plan_top_n(Node& node);
   double key_distinct(const Expr& key, double rows);
-  std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool);
+  std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool,
+                                      const EqualColumns& classes);
   // The item build_tree's greedy join order starts from (index into parts).
-  size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool);
+  size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool, const EqualColumns& classes);
   // The last `system_columns` are reached by name only (MaterializedRelation).
   void add_columns(Node& node, const std::vector<OutputColumn>& columns, const nlohmann::json* colnames, RelationScope& scope,
                    size_t system_columns = 0);
