@@ -535,7 +535,10 @@ std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Par
 size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool,
                                           const EqualColumns& classes) {
   std::vector<JoinItem> items;
-  for (const Part& p : parts) items.push_back({p.cols, p.est});
+  for (const Part& p : parts) {
+    const auto width = std::count_if(p.cols.begin(), p.cols.end(), [&](int c) { return used.count(c) > 0; });
+    items.push_back({p.cols, p.est, std::max(1.0, static_cast<double>(width))});
+  }
   return cheapest_join_start(items, [&](const JoinItem& a, const JoinItem& b) {
     return join_estimate(Part{nullptr, a.cols, a.est}, Part{nullptr, b.cols, b.est}, pool, classes);
   });

@@ -6,7 +6,9 @@ namespace tally::executor {
 
 namespace {
 
-// The sum of the estimated rows of every join of the greedy order from `first`.
+// The sum of the estimated rows of every join of the greedy order from
+// `first`, and of the values each join holds (its smaller side's rows times
+// their width).
 double greedy_cost(const std::vector<JoinItem>& items, size_t first, const JoinEstimate& estimate) {
   JoinItem current = items[first];
   std::vector<size_t> left;
@@ -33,9 +35,12 @@ double greedy_cost(const std::vector<JoinItem>& items, size_t first, const JoinE
                                  }) - left.begin());
       pick_est = current.est * items[left[pick]].est;
     }
-    current.cols.insert(items[left[pick]].cols.begin(), items[left[pick]].cols.end());
+    const JoinItem& next = items[left[pick]];
+    const JoinItem& held = current.est <= next.est ? current : next;
+    cost += pick_est + held.est * held.width;
+    current.cols.insert(next.cols.begin(), next.cols.end());
+    current.width += next.width;
     current.est = pick_est;
-    cost += pick_est;
     left.erase(left.begin() + static_cast<long>(pick));
   }
   return cost;
