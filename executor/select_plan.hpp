@@ -107,6 +107,11 @@ struct ExecContext {
   // them for everything else): a scan applies those whose keys read only
   // its columns, nearest join first.
   std::vector<const KeyTest*> key_tests;
+  // The rows being read may stop being wanted before the scans end (a LIMIT
+  // without an aggregate or a sort above them): scans then widen their
+  // read-ahead gradually (read_ahead.hpp), so that little is read past the
+  // rows wanted. Otherwise every worker starts on the first pieces at once.
+  bool scans_may_stop = false;
 };
 
 // The threads a query's parallel steps use: ExecContext::threads, whose 0

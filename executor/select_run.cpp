@@ -445,6 +445,12 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
   if (plan.source) {
+    struct MayStop {
+      ExecContext& ec;
+      bool before;
+      ~MayStop() { ec.scans_may_stop = before; }
+    } may_stop{ec, ec.scans_may_stop};
+    ec.scans_may_stop = ec.scans_may_stop || wanted >= 0;
     run_operator(*plan.source, ec, source_sink);
     continue;
   }
@@ -524,7 +530,8 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                                     return read;
                                   },
                                   nothing_read};
-                        });
+                        },
+                        /*may_stop=*/false);
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (ec.cancel) ec.cancel->check();
     if (wanted >= 0 && static_cast<int64_t>(out_rows) >= wanted) break;

@@ -406,9 +406,10 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     if (out.rows > 0) sink.prepare(out);
     return out;
   };
-  ReadAhead<DataChunk> ahead(depth, pieces.size(), [&scan_piece, &pieces](size_t p) {
-    return [&scan_piece, &pieces, p] { return scan_piece(pieces[p]); };
-  });
+  ReadAhead<DataChunk> ahead(
+      depth, pieces.size(),
+      [&scan_piece, &pieces](size_t p) { return [&scan_piece, &pieces, p] { return scan_piece(pieces[p]); }; },
+      context.scans_may_stop);
   for (size_t p = 0; p < pieces.size(); ++p) {
     if (context.cancel) context.cancel->check();
     DataChunk out = ahead.take();
