@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <optional>
 
 #include "common/cancel.hpp"
@@ -12,6 +11,7 @@
 #include "executor/operators/subquery_restriction.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/read_ahead.hpp"
+#include "executor/scan_pieces.hpp"
 #include "executor/stored_width.hpp"
 #include "executor/select_plan.hpp"
 #include "storage/column_layout.hpp"
@@ -37,53 +37,6 @@ void conjuncts(const Expr& condition, std::vector<const Expr*>& out) {
     return;
   }
   for (const auto& arg : and_expr->args) conjuncts(*arg, out);
-}
-
-// A scan's piece of work: rows [begin, end) of a stored chunk.
-struct ScanPiece {
-  size_t chunk = 0, begin = 0, end = 0;
-};
-
-// Pieces small enough to keep every core busy to the end of the scan: a
-// table of fewer chunks than four times the read-ahead's depth (the
-// dimension tables of a star join, a small table's filter, and TPC-H's
-// lineitem at 60 chunks on 16 cores) has its chunks split into slices of at
-// least kMinSliceRows rows, so that the last wave of pieces is short; a
-// large table's chunks stay whole.
-constexpr size_t kMinSliceRows = size_t{1} << 16;
-constexpr size_t kPiecesPerWorker = 4;
-
-std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t depth) {
-  const size_t chunks = table.chunk_count();
-  const size_t wanted = std::max<size_t>(1, depth * kPiecesPerWorker);
-  const size_t slices = chunks >= wanted || chunks == 0 ? 1 : (wanted + chunks - 1) / chunks;
-  std::vector<ScanPiece> pieces;
-  for (size_t c = 0; c < chunks; ++c) {
-    const size_t rows = table.chunk_rows(c);
-    const size_t n = std::max<size_t>(1, std::min(slices, rows / kMinSliceRows));
-    for (size_t i = 0; i < n; ++i) pieces.push_back({c, rows * i / n, rows * (i + 1) / n});
-  }
-  return pieces;
-}
-
-// Rows [begin, end) of a chunk's stored columns (a copy of their bytes).
-storage::ChunkBatch slice_of(const storage::ChunkBatch& batch, size_t begin, size_t end) {
-  storage::ChunkBatch out;
-  out.rows = end - begin;
-  for (const auto& column : batch.columns) {
-    storage::ColumnVector& v = out.columns.emplace_back();
-    v.type = column.type;
-    v.rows = out.rows;
-    v.dictionary = column.dictionary;
-    const size_t width = column.rows > 0 ? column.data.size() / column.rows : 0;
-    v.data.assign(column.data.begin() + static_cast<long>(begin * width),
-                  column.data.begin() + static_cast<long>(end * width));
-    if (column.has_nulls()) {
-      v.validity.assign(column.validity.begin() + static_cast<long>(begin),
-                        column.validity.begin() + static_cast<long>(end));
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -366,26 +319,20 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     for (const auto& f : filters_) run_subqueries_ahead(*f, parameters);
   }
   const size_t depth = ReadAhead<DataChunk>::default_depth();
-  const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth);
-  // A chunk's stored columns are read once for all its slices (the first
-  // slice to need them reads; the others wait for it), and let go when its
-  // last slice has them.
-  struct ChunkRead {
-    std::once_flag once;
-    std::shared_ptr<const storage::ChunkBatch> batch;
-    std::atomic<size_t> slices_left{0};
-  };
-  std::vector<ChunkRead> reads(chunks);
-  for (const ScanPiece& piece : pieces) reads[piece.chunk].slices_left.fetch_add(1, std::memory_order_relaxed);
+  // Pieces small enough to keep every core busy to the end of the scan: a
+  // table of fewer chunks than four times the read-ahead's depth (the
+  // dimension tables of a star join, a small table's filter, TPC-H's
+  // lineitem at 60 chunks on 16 cores) is read in slices, so that the last
+  // wave of pieces is short.
+  constexpr size_t kPiecesPerWorker = 4;
+  const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker);
+  ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });
   auto read_piece = [this, parameters, &states, &tests, &reads](const ScanPiece& piece) {
-    ChunkRead& read = reads[piece.chunk];
-    std::call_once(read.once, [&] { read.batch = table_->read_chunk(piece.chunk, table_columns_); });
-    std::shared_ptr<const storage::ChunkBatch> stored = read.batch;
-    if (read.slices_left.fetch_sub(1, std::memory_order_acq_rel) == 1) read.batch.reset();
+    std::shared_ptr<const storage::ChunkBatch> stored = reads.batch(piece);
     if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
       return filtered_chunk(*stored, piece.begin, piece.end, parameters, states, tests);
     }
-    const bool whole = piece.begin == 0 && piece.end == stored->rows;
+    const bool whole = piece.whole(stored->rows);
     std::optional<storage::ChunkBatch> slice;
     if (!whole) slice = slice_of(*stored, piece.begin, piece.end);
     const storage::ChunkBatch& batch = whole ? *stored : *slice;
