@@ -54,4 +54,10 @@ std::shared_ptr<const storage::ChunkBatch> ChunkReads::batch(const ScanPiece& pi
   return batch;
 }
 
+std::shared_ptr<const storage::ChunkBatch> ChunkReads::rows(const ScanPiece& piece) {
+  std::shared_ptr<const storage::ChunkBatch> chunk = batch(piece);
+  if (piece.whole(chunk->rows)) return chunk;
+  return std::make_shared<const storage::ChunkBatch>(slice_of(*chunk, piece.begin, piece.end));
+}
+
 }  // namespace tally::executor

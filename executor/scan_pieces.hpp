@@ -37,7 +37,10 @@ class ChunkReads {
  public:
   using Read = std::function<std::shared_ptr<const storage::ChunkBatch>(size_t chunk)>;
   ChunkReads(const std::vector<ScanPiece>& pieces, size_t chunks, Read read);
+  // The whole stored chunk of `piece`.
   std::shared_ptr<const storage::ChunkBatch> batch(const ScanPiece& piece);
+  // The rows of `piece` alone: its chunk's batch, or a copy of the slice.
+  std::shared_ptr<const storage::ChunkBatch> rows(const ScanPiece& piece);
 
  private:
   struct Chunk {

@@ -114,6 +114,16 @@ struct ExecContext {
   bool scans_may_stop = false;
 };
 
+// ExecContext::scans_may_stop set for a scope where `may_stop`, as it was after.
+struct ScansMayStopScope {
+  ScansMayStopScope(ExecContext& context, bool may_stop) : context(context), before(context.scans_may_stop) {
+    context.scans_may_stop = before || may_stop;
+  }
+  ~ScansMayStopScope() { context.scans_may_stop = before; }
+  ExecContext& context;
+  bool before;
+};
+
 // The threads a query's parallel steps use: ExecContext::threads, whose 0
 // (the cpu_threads default) means every worker of the pool and the caller.
 inline int worker_threads(const ExecContext& context) {

@@ -446,12 +446,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
   if (plan.source) {
-    struct MayStop {
-      ExecContext& ec;
-      bool before;
-      ~MayStop() { ec.scans_may_stop = before; }
-    } may_stop{ec, ec.scans_may_stop};
-    ec.scans_may_stop = ec.scans_may_stop || wanted >= 0;
+    const ScansMayStopScope may_stop(ec, wanted >= 0);
     run_operator(*plan.source, ec, source_sink);
     continue;
   }
@@ -474,11 +469,9 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // has fewer chunks than cores.
   constexpr size_t kWhereRowsPerPart = size_t{1} << 16;
   const int cores = worker_threads(ec);
-  // The pieces read: a table of fewer chunks than half the workers (TPC-H's
-  // customer, two chunks, whose WHERE tests a substring of each phone
-  // number) is read in slices, one per worker; others by chunk, each a
-  // piece the engine takes with its fixed costs (a GPU run's staging and
-  // launches), as are the engine's raw runs' and plain copies'.
+  // A table of fewer chunks than half the workers (TPC-H's customer) is read
+  // in slices, one per worker; others by chunk: each piece the engine takes
+  // has fixed costs (a GPU run's staging and launches).
   const size_t depth = wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth();
   const bool sliced = plan.table && !raw && !all_direct && chunks * 2 < depth;
   const std::vector<ScanPiece> pieces =
@@ -545,10 +538,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                     read.raw_ahead = held->prepare_raw(piece.chunk, table->chunk_rows(piece.chunk), read.batch, read.columns);
                     return read;
                   }
-                  read.batch = reads.batch(piece);
-                  if (!piece.whole(read.batch->rows)) {
-                    read.batch = std::make_shared<const storage::ChunkBatch>(slice_of(*read.batch, piece.begin, piece.end));
-                  }
+                  read.batch = reads.rows(piece);
                   if (evaluate_ahead) read.evaluated = evaluate(read.batch.get());
                   return read;
                 },

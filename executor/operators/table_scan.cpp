@@ -328,14 +328,12 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker);
   ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });
   auto read_piece = [this, parameters, &states, &tests, &reads](const ScanPiece& piece) {
-    std::shared_ptr<const storage::ChunkBatch> stored = reads.batch(piece);
     if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
-      return filtered_chunk(*stored, piece.begin, piece.end, parameters, states, tests);
+      // The slice is not copied: the filters convert the rows that pass.
+      return filtered_chunk(*reads.batch(piece), piece.begin, piece.end, parameters, states, tests);
     }
-    const bool whole = piece.whole(stored->rows);
-    std::optional<storage::ChunkBatch> slice;
-    if (!whole) slice = slice_of(*stored, piece.begin, piece.end);
-    const storage::ChunkBatch& batch = whole ? *stored : *slice;
+    const std::shared_ptr<const storage::ChunkBatch> rows = reads.rows(piece);
+    const storage::ChunkBatch& batch = *rows;
     DataChunk out;
     out.rows = batch.rows;
     for (size_t i = 0; i < table_columns_.size(); ++i) {
