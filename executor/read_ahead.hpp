@@ -9,9 +9,9 @@
 // A scan that may be stopped early (LIMIT) widens its window with the chunks
 // taken (1, 2, 4, ... up to the depth), so that it has done little work
 // beyond its need. Any other starts with the whole depth: a doubling window
-// kept a 16-core host at one, two, four, then eight of its cores for the
-// first four pieces' durations, as long as 180 ms of a 260 ms aggregate
-// over orders' 15 million-row chunks with a LIKE to evaluate on each.
+// keeps most cores idle for the first four pieces' durations, which is most
+// of a scan of a few large chunks with costly per-row work (a LIKE over
+// every row of a million-row chunk).
 #include <algorithm>
 #include <condition_variable>
 #include <cstddef>
