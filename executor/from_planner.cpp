@@ -560,9 +560,9 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   flatten(node);
   std::vector<std::set<int>> item_cols;
   for (const Node* item : items) item_cols.push_back(item->cols);
-  const size_t implied = add_implied_equalities(pool, item_cols);
-  for (size_t i = pool.size() - implied; i < pool.size(); ++i) consumed.add(*pool[i].expr);
   const EqualColumns classes = equal_columns(pool);
+  const size_t implied = add_implied_equalities(pool, item_cols, classes);
+  for (size_t i = pool.size() - implied; i < pool.size(); ++i) consumed.add(*pool[i].expr);
   for (auto& c : pool) {
     if (c.refs.empty()) continue;
     for (Node* item : items) {

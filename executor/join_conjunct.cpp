@@ -106,8 +106,8 @@ int equality_class(const Conjunct& c, const EqualColumns& classes) {
   return ca->second;
 }
 
-size_t add_implied_equalities(std::vector<Conjunct>& pool, const std::vector<std::set<int>>& items) {
-  const EqualColumns classes = equal_columns(pool);
+size_t add_implied_equalities(std::vector<Conjunct>& pool, const std::vector<std::set<int>>& items,
+                              const EqualColumns& classes) {
   auto item_of = [&](int column) {
     for (size_t i = 0; i < items.size(); ++i) {
       if (items[i].count(column)) return static_cast<int>(i);

@@ -48,6 +48,8 @@ int equality_class(const Conjunct& c, const EqualColumns& classes);
 // lineitem for partsupp. A join then takes one key of each class
 // (equality_class): the others hold already. Returns how many it added (at
 // the pool's end).
-size_t add_implied_equalities(std::vector<Conjunct>& pool, const std::vector<std::set<int>>& items);
+// `classes` is equal_columns(pool), which the added equalities leave as it is.
+size_t add_implied_equalities(std::vector<Conjunct>& pool, const std::vector<std::set<int>>& items,
+                              const EqualColumns& classes);
 
 }  // namespace tally::executor
