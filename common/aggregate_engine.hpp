@@ -37,6 +37,7 @@
 #include "common/column_program.hpp"
 #include "common/column_width.hpp"
 #include "common/group_test.hpp"
+#include "common/scan_selection.hpp"
 #include "common/tuning_store.hpp"
 
 namespace tally {
@@ -350,6 +351,9 @@ class AggregateEngine {
   // left to another engine; true when one had been left before. The caller
   // then runs this read here: a table read twice is worth copying.
   virtual bool note_left_elsewhere(uint64_t /*table*/) { return true; }
+  // A scan's row selection over the engine's copies of its columns
+  // (common/scan_selection.hpp); null where the engine runs none.
+  virtual std::unique_ptr<ScanSelectionRun> start_selection(const ScanSelectionSpec& /*spec*/) { return nullptr; }
 };
 
 }  // namespace tally

@@ -219,17 +219,25 @@ void and_float_rows(const ColumnComparison& k, const ProgramColumn& c, size_t be
 }
 
 // mask &= (a op b) over two columns of type T, a NULL on either side failing.
+// The validity pointers are read once: the mask is bytes, which may alias
+// anything, so a loop reading them through `a` would reload them per row
+// and not vectorize.
 template <class T, class Compare>
 void and_pair_rows(const ProgramColumn& a, const ProgramColumn& b, size_t begin, size_t end, uint8_t* mask, bool first,
                    Compare holds) {
   const T* x = static_cast<const T*>(a.data);
   const T* y = static_cast<const T*>(b.data);
-  for (size_t r = begin; r < end; ++r) {
-    uint8_t in = holds(x[r], y[r]) ? 1 : 0;
-    if (a.validity) in &= static_cast<uint8_t>(a.validity[r] != 0);
-    if (b.validity) in &= static_cast<uint8_t>(b.validity[r] != 0);
-    mask[r] = first ? in : static_cast<uint8_t>(mask[r] & in);
+  const uint8_t* valid_a = a.validity;
+  const uint8_t* valid_b = b.validity;
+  if (first) {
+    for (size_t r = begin; r < end; ++r) mask[r] = holds(x[r], y[r]) ? 1 : 0;
+  } else {
+    for (size_t r = begin; r < end; ++r) mask[r] &= holds(x[r], y[r]) ? 1 : 0;
   }
+  if (valid_a != nullptr)
+    for (size_t r = begin; r < end; ++r) mask[r] &= static_cast<uint8_t>(valid_a[r] != 0);
+  if (valid_b != nullptr)
+    for (size_t r = begin; r < end; ++r) mask[r] &= static_cast<uint8_t>(valid_b[r] != 0);
 }
 
 template <class T>

@@ -10,6 +10,7 @@
 #include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/pipeline/row_compaction.hpp"
+#include "gpu/pipeline/row_selector.hpp"
 #include "gpu/pipeline/tuple_keys.hpp"
 #include "gpu/pipeline/zero_column.hpp"
 #include "gpu/rules/device_info.hpp"
@@ -51,6 +52,19 @@ RowCompactor::RowCompactor() { no_gpu(); }
 RowCompactor::~RowCompactor() = default;
 int64_t RowCompactor::select(const uint8_t*, int64_t, StreamHandle) { no_gpu(); }
 ColumnPointer RowCompactor::gather(size_t, ColumnPointer, uint32_t, StreamHandle) { no_gpu(); }
+const int32_t* RowCompactor::selected_rows() const { no_gpu(); }
+struct DeviceBitmaps::Impl {};
+DeviceBitmaps::DeviceBitmaps() { no_gpu(); }
+DeviceBitmaps::~DeviceBitmaps() = default;
+const uint64_t* DeviceBitmaps::add(const uint64_t*, size_t, StreamHandle) { no_gpu(); }
+struct RowSelector::Impl {};
+RowSelector::RowSelector() { no_gpu(); }
+RowSelector::~RowSelector() = default;
+bool RowSelector::select(const tally::ColumnProgram&, const std::vector<ColumnPointer>&,
+                         const std::vector<tally::ColumnWidth>&, int64_t, const std::vector<DeviceKeyTest>&, uint32_t,
+                         StreamHandle, std::vector<uint32_t>&) {
+  no_gpu();
+}
 struct ZeroColumn::Impl {};
 ZeroColumn::ZeroColumn() { no_gpu(); }
 ZeroColumn::~ZeroColumn() = default;

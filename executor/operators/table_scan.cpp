@@ -6,7 +6,9 @@
 
 #include "common/cancel.hpp"
 #include "executor/column_program_compiler.hpp"
+#include "executor/database.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/operators/key_chains.hpp"
 #include "executor/operators/stored_key_test.hpp"
 #include "executor/operators/subquery_restriction.hpp"
 #include "executor/plan_expressions.hpp"
@@ -93,6 +95,7 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
       fp.dictionary = DictionaryFilter::plan(*part, read_layout_[i], read_columns_[i].type, space_width_);
     }
     if (!subquery && !fp.dictionary) fp.compared = plan_comparisons(*part);
+    if (!subquery && !fp.dictionary && !fp.compared) filters_never_raise_ = false;
     filter_parts_.push_back(std::move(fp));
   }
   // Tests on codes go first: they read no text, and drop rows before any
@@ -134,6 +137,13 @@ bool TableScan::plan_comparisons(const Expr& conjunct) {
     if (k.column2 >= 0) renumber(k.column2);
     compared_.push_back(k);
   }
+  // The program over the same numbering, ANDed to the conjuncts' before it.
+  const bool first = compared_program_.empty();
+  for (ProgramStep step : program->steps) {
+    if (step.op == ProgramOp::load) renumber(step.arg);
+    compared_program_.steps.push_back(step);
+  }
+  if (!first) compared_program_.steps.push_back(ProgramStep{ProgramOp::and_});
   return true;
 }
 
@@ -150,7 +160,7 @@ bool TableScan::KeyTestRun::worth_it() const {
 // selective filter spares converting (and copying the texts of) the rows it drops.
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
                                     const std::vector<Value>* parameters, DictionaryStates& states,
-                                    const KeyTestRuns& key_tests) const {
+                                    const KeyTestRuns& key_tests, const Selected* selection) const {
   const size_t n = table_columns_.size();
   DataChunk out;
   out.rows = end - begin;
@@ -161,7 +171,11 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   // columns are converted for the rows that pass).
   std::vector<uint32_t> kept;
   bool all = begin == 0 && end == batch.rows;
-  if (!all) {
+  if (selection != nullptr) {
+    kept = selection->rows;
+    all = false;
+    out.rows = kept.size();
+  } else if (!all) {
     kept.resize(end - begin);
     for (size_t r = begin; r < end; ++r) kept[r - begin] = static_cast<uint32_t>(r);
   }
@@ -187,7 +201,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
     all = false;
     out.rows = rows.size();
   };
-  if (!compared_.empty() && out.rows > 0) {
+  if (!compared_.empty() && out.rows > 0 && selection == nullptr) {
     // The typed comparisons, over the whole chunk's stored values.
     std::vector<ProgramColumn> stored;
     for (const size_t i : compared_columns_) {
@@ -210,7 +224,9 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   // subqueries (FilterPart::subquery).
   bool subquery_parts = false;
   auto test_keys = [&] {
-    for (const auto& key_test : key_tests) {
+    for (size_t t = 0; t < key_tests.size(); ++t) {
+      const auto& key_test = key_tests[t];
+      if (selection != nullptr && selection->on_device[t]) continue;
       // Where a subquery follows, every key test applies: its groups may be
       // restricted to the keys a test keeps.
       if (out.rows == 0 || (!subquery_parts && !key_test->worth_it())) continue;
@@ -275,6 +291,66 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   return out;
 }
 
+std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& context, const KeyTestRuns& tests,
+                                                            std::vector<uint8_t>& on_device,
+                                                            std::vector<size_t>& program_reads) const {
+  // Below a million rows the host's loops take less than the device's round
+  // trips per piece.
+  constexpr uint64_t kMinSelectionRows = uint64_t{1} << 20;
+  on_device.assign(tests.size(), 0);
+  const auto* engine_table = dynamic_cast<const EngineTableSnapshot*>(table_.get());
+  AggregateEngine* engine = context.gpu_engine;
+  if (engine == nullptr && engine_table != nullptr) engine = engine_table->gpu_engine();
+  // A scan with a subquery conjunct stays on the host: the subquery is
+  // tested there row by row after the key tests either way, and selecting
+  // the rows of TPC-H Q18's orders (an IN over a grouped lineitem) on the
+  // device delayed the subquery's grouped run, for a reason not found yet.
+  const bool subquery = std::any_of(filter_parts_.begin(), filter_parts_.end(), [](const FilterPart& p) { return p.subquery; });
+  if (engine == nullptr || context.engine == "cpu" || engine_table == nullptr || table_->oid() == 0 ||
+      !filters_never_raise_ || subquery || table_->row_count() < kMinSelectionRows) {
+    return nullptr;
+  }
+  ScanSelectionSpec spec;
+  spec.table = table_->oid();
+  spec.filter = compared_program_;
+  program_reads = compared_columns_;
+  auto add_column = [&](size_t read) {
+    const auto at = std::find(program_reads.begin(), program_reads.end(), read);
+    if (at != program_reads.end()) return static_cast<uint32_t>(at - program_reads.begin());
+    program_reads.push_back(read);
+    return static_cast<uint32_t>(program_reads.size() - 1);
+  };
+  // The key tests' bitmaps, on keys stored as the device reads them (int2
+  // is narrower). A single key's exact bitmap is the whole test; a bucketed
+  // one (bits_shift) or a composite key's column bitmaps only rule rows out,
+  // and the scan still tests the rows they keep.
+  for (size_t t = 0; t < tests.size(); ++t) {
+    const KeyChains* chains = tests[t]->test->chains;
+    const std::vector<size_t>& stored = tests[t]->stored;
+    if (chains == nullptr || stored.empty()) continue;
+    auto device_readable = [&](size_t read) { return read_columns_[read].type.id != TypeId::int2; };
+    if (!chains->bits.empty() && stored.size() == 1 && device_readable(stored[0])) {
+      on_device[t] = chains->bits_shift == 0 ? 1 : 0;
+      spec.key_tests.push_back(SelectionKeyTest{add_column(stored[0]), chains->bits.data(), chains->bits_min,
+                                                chains->bits_span, chains->bits_shift});
+      continue;
+    }
+    for (const KeyChains::ColumnBits& column : chains->column_bits) {
+      if (column.column >= stored.size() || !device_readable(stored[column.column])) continue;
+      spec.key_tests.push_back(
+          SelectionKeyTest{add_column(stored[column.column]), column.words.data(), column.min, column.span, 0});
+    }
+  }
+  if (spec.filter.empty() && spec.key_tests.empty()) return nullptr;
+  for (const size_t read : program_reads) {
+    spec.columns.push_back(static_cast<uint32_t>(table_columns_[read]));
+    spec.widths.push_back(stored_width(read_columns_[read].type.id));
+  }
+  auto run = engine->start_selection(spec);
+  if (!run) on_device.assign(tests.size(), 0);
+  return run;
+}
+
 void TableScan::run(ExecContext& context, ChunkSink& sink) const { run(context, sink, nullptr); }
 
 void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const {
@@ -327,10 +403,43 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   constexpr size_t kPiecesPerWorker = 4;
   const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker);
   ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });
-  auto read_piece = [this, parameters, &states, &tests, &reads](const ScanPiece& piece) {
+  std::vector<uint8_t> on_device;
+  std::vector<size_t> program_reads;
+  const std::unique_ptr<ScanSelectionRun> selection =
+      chunks > 0 && !table_columns_.empty() ? start_selection(context, tests, on_device, program_reads) : nullptr;
+  const auto* engine_table = dynamic_cast<const EngineTableSnapshot*>(table_.get());
+  // Rows the engine selected from, and how many passed: a selection that
+  // keeps most rows only makes the host gather them one by one, so after
+  // a few million rows it stops where it keeps over three quarters.
+  std::atomic<uint64_t> selection_rows{0}, selection_passed{0};
+  // The piece's rows the engine selected; false where it selected none.
+  auto select_piece = [&](const ScanPiece& piece, const storage::ChunkBatch& batch, Selected& out) {
+    const uint64_t tested = selection_rows.load(std::memory_order_relaxed);
+    if (tested >= (uint64_t{4} << 20) && selection_passed.load(std::memory_order_relaxed) * 4 >= tested * 3) return false;
+    const std::optional<uint64_t> chunk_id = engine_table->chunk_id(piece.chunk);
+    if (!chunk_id) return false;
+    SelectionPiece p;
+    p.chunk = *chunk_id;
+    p.rows = batch.rows;
+    p.begin = piece.begin;
+    p.end = piece.end;
+    for (const size_t read : program_reads) {
+      const storage::ColumnVector& c = batch.columns[read];
+      p.host.push_back({c.data.data(), c.has_nulls() ? c.validity.data() : nullptr});
+    }
+    if (!selection->select(p, out.rows)) return false;
+    selection_rows.fetch_add(piece.end - piece.begin, std::memory_order_relaxed);
+    selection_passed.fetch_add(out.rows.size(), std::memory_order_relaxed);
+    out.on_device = on_device;
+    return true;
+  };
+  auto read_piece = [this, parameters, &states, &tests, &reads, &selection, &select_piece](const ScanPiece& piece) {
     if ((!filters_.empty() || !tests.empty()) && !table_columns_.empty()) {
       // The slice is not copied: the filters convert the rows that pass.
-      return filtered_chunk(*reads.batch(piece), piece.begin, piece.end, parameters, states, tests);
+      const std::shared_ptr<const storage::ChunkBatch> batch = reads.batch(piece);
+      Selected selected;
+      const bool on_engine = selection && select_piece(piece, *batch, selected);
+      return filtered_chunk(*batch, piece.begin, piece.end, parameters, states, tests, on_engine ? &selected : nullptr);
     }
     const std::shared_ptr<const storage::ChunkBatch> rows = reads.rows(piece);
     const storage::ChunkBatch& batch = *rows;
@@ -355,6 +464,16 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
       depth, pieces.size(),
       [&scan_piece, &pieces](size_t p) { return [&scan_piece, &pieces, p] { return scan_piece(pieces[p]); }; },
       context.scans_may_stop);
+  // EXPLAIN ANALYZE's lines about the engine's selection, once every piece is in.
+  struct ReportSelection {
+    const ScanSelectionRun* run;
+    std::vector<std::string>* explain;
+    std::string scan;
+    ~ReportSelection() {
+      if (run == nullptr || explain == nullptr) return;
+      for (const std::string& line : run->report()) explain->push_back(scan + ": " + line);
+    }
+  } report{selection.get(), context.explain, describe()};
   for (size_t p = 0; p < pieces.size(); ++p) {
     if (context.cancel) context.cancel->check();
     DataChunk out = ahead.take();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/column_program_comparisons.hpp"
+#include "common/scan_selection.hpp"
 #include "executor/operators/dictionary_filter.hpp"
 #include "executor/operators/key_test.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -69,6 +70,13 @@ class TableScan final : public PhysicalOperator {
   // the comparisons' column i.
   std::vector<ColumnComparison> compared_;
   std::vector<size_t> compared_columns_;
+  // The same comparisons as one boolean program over compared_columns_
+  // (their AND), for an engine that selects rows itself (scan_selection.hpp).
+  ColumnProgram compared_program_;
+  // Whether every conjunct without a subquery is a comparison or a test on
+  // dictionary codes: none can raise an error, so the key tests may run
+  // before them (on the device) without skipping an error PostgreSQL raises.
+  bool filters_never_raise_ = true;
   // One per filter part, for one run.
   using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
   // A run's key test: the read columns its keys read, and how many rows it
@@ -85,11 +93,25 @@ class TableScan final : public PhysicalOperator {
   using KeyTestRuns = std::vector<std::unique_ptr<KeyTestRun>>;
   // Adds `conjunct` to compared_ when it is such comparisons; false otherwise.
   bool plan_comparisons(const Expr& conjunct);
+  // The rows of a piece an engine selected (start_selection): they passed
+  // the comparisons and the key tests `on_device` marks.
+  struct Selected {
+    std::vector<uint32_t> rows;      // chunk row numbers, ascending
+    std::vector<uint8_t> on_device;  // per key test run
+  };
   // Rows [begin, end) of a stored chunk, filtered and tested, with the
-  // output columns converted for the rows that pass.
+  // output columns converted for the rows that pass; with `selection`, of
+  // the rows the engine selected among them.
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
                            const std::vector<Value>* parameters, DictionaryStates& states,
-                           const KeyTestRuns& key_tests) const;
+                           const KeyTestRuns& key_tests, const Selected* selection = nullptr) const;
+  // The row selection of an engine that keeps copies of the columns (the
+  // GPU), where one is there and the scan's comparisons or key tests have
+  // something for it; null otherwise. `on_device` marks the key test runs
+  // it applies; program column i of its spec is read column program_reads[i].
+  std::unique_ptr<ScanSelectionRun> start_selection(const ExecContext& context, const KeyTestRuns& tests,
+                                                   std::vector<uint8_t>& on_device,
+                                                   std::vector<size_t>& program_reads) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

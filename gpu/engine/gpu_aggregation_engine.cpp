@@ -12,6 +12,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "gpu/engine/gpu_run.hpp"
+#include "gpu/engine/scan_selection.hpp"
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/start_up.hpp"
 #include "gpu/gpu_health.hpp"
@@ -66,6 +67,15 @@ std::unique_ptr<tally::AggregationRun> GpuAggregationEngine::start(const tally::
     return make_program_run(spec, [this](const tally::AggregationSpec& inner) { return start(inner); });
   }
   return std::make_unique<GpuRun>(*this, spec, acquire_pipeline());
+}
+
+std::unique_ptr<tally::ScanSelectionRun> GpuAggregationEngine::start_selection(const tally::ScanSelectionSpec& spec) {
+  try {
+    return std::make_unique<GpuScanSelection>(*this, spec);
+  } catch (const Error& e) {
+    log::warning("gpu_selection_failed", {{"error", e.what()}});
+    return nullptr;  // the scan filters on the host
+  }
 }
 
 PooledPipeline GpuAggregationEngine::acquire_pipeline() {

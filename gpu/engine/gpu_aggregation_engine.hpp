@@ -34,6 +34,7 @@ class GpuAggregationEngine final : public GpuEngine {
   }
   bool can_run(const tally::AggregationSpec& spec) const override;
   std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
+  std::unique_ptr<tally::ScanSelectionRun> start_selection(const tally::ScanSelectionSpec& spec) override;
 
   // Pipelines (streams, events, pinned buffers) are reused across queries:
   // creating pinned memory costs milliseconds.

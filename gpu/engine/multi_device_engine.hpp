@@ -38,6 +38,10 @@ class MultiDeviceEngine final : public GpuEngine {
   }
   bool can_run(const tally::AggregationSpec& spec) const override;
   std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
+  // On the first device, which then keeps copies of the selected columns.
+  std::unique_ptr<tally::ScanSelectionRun> start_selection(const tally::ScanSelectionSpec& spec) override {
+    return devices_.front()->start_selection(spec);
+  }
 
  private:
   std::vector<std::unique_ptr<GpuEngine>> devices_;

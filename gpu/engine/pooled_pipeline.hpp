@@ -7,6 +7,7 @@
 
 #include "gpu/group_by.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
+#include "gpu/pipeline/row_selector.hpp"
 
 namespace tally::gpu {
 
@@ -21,6 +22,9 @@ struct SpareAggregator {
 struct PooledPipeline {
   std::unique_ptr<ChunkPipeline> pipeline;
   std::optional<SpareAggregator> spare;  // the last finished query's
+  // A scan's row selector on the pipeline's stream (scan_selection.hpp),
+  // made by the first selection that takes the pipeline.
+  std::unique_ptr<RowSelector> selector;
 };
 
 // What an aggregator was made for: reusable for a query with the same key.

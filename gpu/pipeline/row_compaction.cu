@@ -63,6 +63,8 @@ int64_t RowCompactor::select(const uint8_t* mask, int64_t rows, StreamHandle str
   return m.selected;
 }
 
+const int32_t* RowCompactor::selected_rows() const { return impl_->rows.get<int32_t>(); }
+
 ColumnPointer RowCompactor::gather(size_t slot, ColumnPointer column, uint32_t width_bytes, StreamHandle stream) {
   Impl& m = *impl_;
   if (m.slots.size() <= slot) m.slots.resize(slot + 1);

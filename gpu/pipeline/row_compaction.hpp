@@ -26,6 +26,9 @@ class RowCompactor {
   // 8 per value; its validity too, if any) into the compactor's buffer
   // `slot`, valid until the next select() or gather() into that slot.
   ColumnPointer gather(size_t slot, ColumnPointer column, uint32_t width_bytes, StreamHandle stream);
+  // The row numbers the last select() listed (device memory, ascending),
+  // valid until the next select().
+  const int32_t* selected_rows() const;
 
   struct Impl;
 
