@@ -13,7 +13,9 @@ namespace tally::executor {
 // `aggregate op constant` or `constant op aggregate` among HAVING's
 // conjuncts: the aggregate a bare reference to one of the aggregation's
 // aggregate columns (`having` is bound over [keys..., aggregates...]), the
-// constant foldable to an integer or a finite numeric, op one of <, <=, >,
+// constant an integer or a finite numeric that is the same for the whole
+// statement (constants, parameters, uncorrelated scalar subqueries, which
+// run here, and non-volatile functions of them), op one of <, <=, >,
 // >=, =, <>. Other conjuncts, and a HAVING that is not a conjunction of
 // them, give nothing: the filter may only be looser than HAVING.
 std::vector<GroupFilter> having_group_filter(const Expr& having, size_t keys, size_t aggregates,

@@ -24,6 +24,9 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
     std::iota(rows.begin(), rows.end(), 0u);
     return rows;
   }
+  // No row evaluates the condition: a subquery in it that would raise an
+  // error does not run (HAVING over no groups, as PostgreSQL's).
+  if (input.rows == 0) return rows;
   Vector mask = where->evaluate(input);
   rows.reserve(input.rows);
   for (size_t r = 0; r < input.rows; ++r) {
