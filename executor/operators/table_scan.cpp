@@ -301,13 +301,8 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
   const auto* engine_table = dynamic_cast<const EngineTableSnapshot*>(table_.get());
   AggregateEngine* engine = context.gpu_engine;
   if (engine == nullptr && engine_table != nullptr) engine = engine_table->gpu_engine();
-  // A scan with a subquery conjunct stays on the host: the subquery is
-  // tested there row by row after the key tests either way, and selecting
-  // the rows of TPC-H Q18's orders (an IN over a grouped lineitem) on the
-  // device delayed the subquery's grouped run, for a reason not found yet.
-  const bool subquery = std::any_of(filter_parts_.begin(), filter_parts_.end(), [](const FilterPart& p) { return p.subquery; });
   if (engine == nullptr || context.engine == "cpu" || engine_table == nullptr || table_->oid() == 0 ||
-      !filters_never_raise_ || subquery || table_->row_count() < kMinSelectionRows) {
+      !filters_never_raise_ || table_->row_count() < kMinSelectionRows) {
     return nullptr;
   }
   ScanSelectionSpec spec;

@@ -78,12 +78,13 @@ std::unique_ptr<tally::ScanSelectionRun> GpuAggregationEngine::start_selection(c
   }
 }
 
-PooledPipeline GpuAggregationEngine::acquire_pipeline() {
+PooledPipeline GpuAggregationEngine::acquire_pipeline(PipelineUse use) {
   {
     const auto lock = query_lock();
-    if (!idle_.empty()) {
-      PooledPipeline p = std::move(idle_.back());
-      idle_.pop_back();
+    std::vector<PooledPipeline>& idle = use == PipelineUse::selection ? idle_selections_ : idle_;
+    if (!idle.empty()) {
+      PooledPipeline p = std::move(idle.back());
+      idle.pop_back();
       return p;
     }
   }
@@ -216,11 +217,11 @@ std::unique_lock<std::mutex> GpuAggregationEngine::query_lock() {
   return lock;
 }
 
-void GpuAggregationEngine::release_pipeline(PooledPipeline p) {
+void GpuAggregationEngine::release_pipeline(PooledPipeline p, PipelineUse use) {
   if (!p.pipeline) return;
   p.pipeline->reset_stats();
   const auto lock = query_lock();
-  idle_.push_back(std::move(p));
+  (use == PipelineUse::selection ? idle_selections_ : idle_).push_back(std::move(p));
 }
 
 void GpuAggregationEngine::absorb(FinishedTuner& f) {

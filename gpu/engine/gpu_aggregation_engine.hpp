@@ -37,8 +37,13 @@ class GpuAggregationEngine final : public GpuEngine {
   std::unique_ptr<tally::ScanSelectionRun> start_selection(const tally::ScanSelectionSpec& spec) override;
 
   // Pipelines (streams, events, pinned buffers) are reused across queries:
-  // creating pinned memory costs milliseconds.
-  PooledPipeline acquire_pipeline();
+  // creating pinned memory costs milliseconds. Scan selections (a piece
+  // each, on every worker at once) take theirs from a pool of their own:
+  // drawn from the aggregations' pool, they would leave it full of
+  // pipelines without a spare aggregator, and a repeated aggregation would
+  // build its table again instead of reusing it.
+  enum class PipelineUse { aggregation, selection };
+  PooledPipeline acquire_pipeline(PipelineUse use = PipelineUse::aggregation);
   // The latest records this process measured for a key (device, signature,
   // bucket), ahead of the store: the next query needs neither the SQLite
   // read nor to wait for the write, which a background thread does. A
@@ -79,7 +84,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // microseconds later.
   std::unique_lock<std::mutex> query_lock();
 
-  void release_pipeline(PooledPipeline p);
+  void release_pipeline(PooledPipeline p, PipelineUse use = PipelineUse::aggregation);
 
  private:
   DeviceInfo device_;
@@ -89,7 +94,8 @@ class GpuAggregationEngine final : public GpuEngine {
   std::mutex mutex_;
   std::set<tally::TuningStore*> preloaded_;
   std::set<tally::TuningStore*> listed_;  // preloaded and listed complete: a key it lacks is absent
-  std::vector<PooledPipeline> idle_;
+  std::vector<PooledPipeline> idle_;            // for aggregations
+  std::vector<PooledPipeline> idle_selections_;  // for scan selections
   std::map<std::string, std::vector<tally::TuningRecord>> recent_;
   std::deque<std::pair<tally::TuningStore*, tally::TuningRecord>> writes_;
   struct FinishedTuner {

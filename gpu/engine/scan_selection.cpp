@@ -15,12 +15,14 @@ uint32_t width_bytes(tally::ColumnWidth w) {
   return w == tally::ColumnWidth::int32 || w == tally::ColumnWidth::float32 ? 4 : 8;
 }
 
-// A pooled pipeline for one piece, given back however the piece ends.
+// A pipeline of the selections' pool for one piece, given back however
+// the piece ends.
 struct PipelineLease {
+  using Use = GpuAggregationEngine::PipelineUse;
   GpuAggregationEngine& engine;
   PooledPipeline pooled;
-  explicit PipelineLease(GpuAggregationEngine& e) : engine(e), pooled(e.acquire_pipeline()) {}
-  ~PipelineLease() { engine.release_pipeline(std::move(pooled)); }
+  explicit PipelineLease(GpuAggregationEngine& e) : engine(e), pooled(e.acquire_pipeline(Use::selection)) {}
+  ~PipelineLease() { engine.release_pipeline(std::move(pooled), Use::selection); }
 };
 
 }  // namespace
