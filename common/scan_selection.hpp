@@ -22,7 +22,7 @@ namespace tally {
 // row that passes may still match nothing: the scan then tests it exactly.
 struct SelectionKeyTest {
   uint32_t column = 0;
-  const uint64_t* bits = nullptr;  // span bits; valid until the run ends
+  const uint64_t* bits = nullptr;  // span bits; read while start_selection runs (the engine copies them)
   int64_t min = 0;
   uint64_t span = 0;
   uint32_t shift = 0;

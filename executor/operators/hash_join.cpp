@@ -400,6 +400,9 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   own.test = [&table](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     table.chains.matching_rows(table.keys, values, rows, keep);
   };
+  own.exact_bits = [&table, threads](uint64_t max_span, int64_t& min, uint64_t& span, std::vector<uint64_t>& words) {
+    return KeyChains::exact_bits(table.keys, table.rows.rows, max_span, threads, min, span, words);
+  };
   if (dynamic_cast<const HashJoin*>(&probe) != nullptr || dynamic_cast<const TableScan*>(&probe) != nullptr) {
     if (hashed && (kind_ == JoinKind::inner || kind_ == JoinKind::semi || kind_ == JoinKind::build_outer))
       context.key_tests.push_back(&own);

@@ -77,6 +77,10 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
     held.chains.matching_rows(held.keys, values, rows, keep);
   };
+  key_test.exact_bits = [&held, threads = worker_threads(context)](uint64_t max_span, int64_t& min, uint64_t& span,
+                                                                   std::vector<uint64_t>& words) {
+    return KeyChains::exact_bits(held.keys, held.rows.rows, max_span, threads, min, span, words);
+  };
   run_operator(*scan, context, sink, [&](ChunkSink& counted) { scan->run(context, counted, &key_test); });
 }
 

@@ -92,6 +92,21 @@ bool integer_like(const Vector& k) {
 
 }  // namespace
 
+bool KeyChains::exact_bits(const std::vector<Vector>& keys, size_t rows, uint64_t max_span, int threads, int64_t& min,
+                           uint64_t& span, std::vector<uint64_t>& words) {
+  if (keys.size() != 1 || !integer_like(keys[0]) || rows == 0) return false;
+  if (rows < kParallelBuildRows) threads = 1;
+  const auto [lo, hi] = key_range(keys[0], rows, threads);
+  if (hi < lo) return false;
+  const uint64_t last = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (last >= max_span) return false;
+  min = lo;
+  span = last + 1;
+  words.assign(span / 64 + 2, 0);  // the last word stays zero, as `bits`
+  set_bits(keys[0], rows, threads, lo, 0, words.data());
+  return true;
+}
+
 void KeyChains::build_bits(const std::vector<Vector>& keys, size_t rows, int threads) {
   bits.clear();
   bits_span = 0;

@@ -98,6 +98,13 @@ struct KeyChains {
   // or the column bitmaps of a composite one (column_bits), made on
   // `threads` threads.
   void build_bits(const std::vector<Vector>& keys, size_t rows, int threads = 1);
+  // The exact bitmap of one integer-like key column over its whole span
+  // (a bit per value from `min`, `span` bits), where a test can hold more
+  // than the host's caches favour (the GPU's scan selection, whose device
+  // copy replaces a bucketed `bits`). False where the key is not one
+  // integer-like column, holds only NULLs, or spans more than `max_span`.
+  static bool exact_bits(const std::vector<Vector>& keys, size_t rows, uint64_t max_span, int threads, int64_t& min,
+                         uint64_t& span, std::vector<uint64_t>& words);
   // Bytes of the bitmaps.
   size_t bits_bytes() const {
     size_t words = bits.size();

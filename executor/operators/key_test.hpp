@@ -22,6 +22,10 @@ struct KeyTest {
   // Where `test` is the matching_rows of held keys' chains, those chains: a
   // scan may test stored keys against their bitmap itself (stored_key_test.hpp).
   const KeyChains* chains = nullptr;
+  // Where the chains' bitmap is bucketed: the held keys' exact bitmap, made
+  // on demand (KeyChains::exact_bits), for a scan that selects its rows on
+  // the GPU. Empty where the caller has none to make.
+  std::function<bool(uint64_t max_span, int64_t& min, uint64_t& span, std::vector<uint64_t>& words)> exact_bits;
 };
 
 }  // namespace tally::executor

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
 
 #include "common/cancel.hpp"
@@ -297,6 +298,15 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
   // Below a million rows the host's loops take less than the device's round
   // trips per piece.
   constexpr uint64_t kMinSelectionRows = uint64_t{1} << 20;
+  // The widest exact key bitmap made for the device: 128 MiB.
+  constexpr uint64_t kMaxDeviceBitmapBits = uint64_t{1} << 30;
+  // Exact bitmaps made here, copied by the engine before this returns.
+  struct ExactBits {
+    int64_t min = 0;
+    uint64_t span = 0;
+    std::vector<uint64_t> words;
+  };
+  std::deque<ExactBits> exact_bitmaps;
   on_device.assign(tests.size(), 0);
   const auto* engine_table = dynamic_cast<const EngineTableSnapshot*>(table_.get());
   AggregateEngine* engine = context.gpu_engine;
@@ -324,6 +334,17 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
     const std::vector<size_t>& stored = tests[t]->stored;
     if (chains == nullptr || stored.empty()) continue;
     auto device_readable = [&](size_t read) { return read_columns_[read].type.id != TypeId::int2; };
+    if ((chains->bits_shift > 0 || chains->bits.empty()) && stored.size() == 1 && device_readable(stored[0]) &&
+        tests[t]->test->exact_bits) {
+      // The device holds the exact bitmap the host buckets or leaves out
+      // (60M order keys are 7.5 MB): the whole key test moves there.
+      ExactBits& exact = exact_bitmaps.emplace_back();
+      if (tests[t]->test->exact_bits(kMaxDeviceBitmapBits, exact.min, exact.span, exact.words)) {
+        on_device[t] = 1;
+        spec.key_tests.push_back(SelectionKeyTest{add_column(stored[0]), exact.words.data(), exact.min, exact.span, 0});
+        continue;
+      }
+    }
     if (!chains->bits.empty() && stored.size() == 1 && device_readable(stored[0])) {
       on_device[t] = chains->bits_shift == 0 ? 1 : 0;
       spec.key_tests.push_back(SelectionKeyTest{add_column(stored[0]), chains->bits.data(), chains->bits_min,
