@@ -227,7 +227,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   auto test_keys = [&] {
     for (size_t t = 0; t < key_tests.size(); ++t) {
       const auto& key_test = key_tests[t];
-      if (selection != nullptr && selection->on_device[t]) continue;
+      if (selection != nullptr && (*selection->on_device)[t]) continue;
       // Where a subquery follows, every key test applies: its groups may be
       // restricted to the keys a test keeps.
       if (out.rows == 0 || (!subquery_parts && !key_test->worth_it())) continue;
@@ -446,7 +446,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     if (!selection->select(p, out.rows)) return false;
     selection_rows.fetch_add(piece.end - piece.begin, std::memory_order_relaxed);
     selection_passed.fetch_add(out.rows.size(), std::memory_order_relaxed);
-    out.on_device = on_device;
+    out.on_device = &on_device;
     return true;
   };
   auto read_piece = [this, parameters, &states, &tests, &reads, &selection, &select_piece](const ScanPiece& piece) {

@@ -97,7 +97,7 @@ class TableScan final : public PhysicalOperator {
   // the comparisons and the key tests `on_device` marks.
   struct Selected {
     std::vector<uint32_t> rows;      // chunk row numbers, ascending
-    std::vector<uint8_t> on_device;  // per key test run
+    const std::vector<uint8_t>* on_device = nullptr;  // per key test run, shared by the pieces
   };
   // Rows [begin, end) of a stored chunk, filtered and tested, with the
   // output columns converted for the rows that pass; with `selection`, of
