@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "storage/stored_width.hpp"
+
 namespace tally::storage {
 namespace {
 
@@ -103,7 +105,7 @@ std::optional<DecimalFrame> choose_decimal_frame(const ColumnVector& column) {
   if (lo > hi) return decimal;  // all NULL (or no rows): width 0
   const uint64_t distance = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   decimal.frame.reference = lo;
-  decimal.frame.width = distance == 0 ? 0 : distance <= UINT8_MAX ? 1 : distance <= UINT16_MAX ? 2 : distance <= UINT32_MAX ? 4 : 8;
+  decimal.frame.width = narrowest_stored_width(distance);
   if (decimal.frame.width == 8) return std::nullopt;
   return decimal;
 }
@@ -125,6 +127,11 @@ void encode_decimal(const ColumnVector& column, const DecimalFrame& decimal, siz
         std::memcpy(out + 2 * i, &w, 2);
         break;
       }
+      case 3: {
+        const Uint24 w(d);
+        std::memcpy(out + 3 * i, &w, 3);
+        break;
+      }
       case 4: {
         const auto w = static_cast<uint32_t>(d);
         std::memcpy(out + 4 * i, &w, 4);
@@ -137,7 +144,7 @@ void encode_decimal(const ColumnVector& column, const DecimalFrame& decimal, siz
 
 bool valid_decimal_frame(const DecimalFrame& decimal) {
   const uint32_t w = decimal.frame.width;
-  return decimal.exponent <= decimal_float_max_exponent && (w == 0 || w == 1 || w == 2 || w == 4) &&
+  return decimal.exponent <= decimal_float_max_exponent && is_stored_width(w) &&
          std::fabs(static_cast<double>(decimal.frame.reference)) < exact_integer_limit;
 }
 
@@ -159,6 +166,7 @@ void decode_decimal(const uint8_t* in, const DecimalFrame& decimal, size_t begin
     case 0: std::fill(dst, dst + count, static_cast<double>(reference) / scale); break;
     case 1: decode_as<uint8_t>(in, reference, scale, count, dst); break;
     case 2: decode_as<uint16_t>(in, reference, scale, count, dst); break;
+    case 3: decode_as<Uint24>(in, reference, scale, count, dst); break;
     case 4: decode_as<uint32_t>(in, reference, scale, count, dst); break;
     default: break;
   }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "storage/column_layout.hpp"
+#include "storage/stored_width.hpp"
 #include "storage/value_range.hpp"
 
 namespace tally::storage {
@@ -21,14 +22,6 @@ void with_native(SqlType type, F&& f) {
     case 8: f(static_cast<int64_t*>(nullptr)); break;
     default: break;
   }
-}
-
-uint32_t narrowest_width(uint64_t largest_distance) {
-  if (largest_distance == 0) return 0;
-  if (largest_distance <= UINT8_MAX) return 1;
-  if (largest_distance <= UINT16_MAX) return 2;
-  if (largest_distance <= UINT32_MAX) return 4;
-  return 8;
 }
 
 template <class T>
@@ -51,7 +44,7 @@ Frame frame_of(const ColumnVector& col) {
     }
   }
   if (lo > hi) return Frame{0, 0};  // no rows, or all NULL: nothing to store
-  const uint32_t width = narrowest_width(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
+  const uint32_t width = narrowest_stored_width(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
   if (width >= sizeof(T)) return Frame{0, static_cast<uint32_t>(sizeof(T))};
   return Frame{lo, width};
 }
@@ -113,8 +106,7 @@ bool valid_frame(SqlType type, Frame frame) {
   const uint32_t native = frame_native_width(type);
   if (native == 0) return false;
   if (frame.width == native) return frame.reference == 0;
-  if (frame.width != 0 && frame.width != 1 && frame.width != 2 && frame.width != 4) return false;
-  if (frame.width >= native) return false;
+  if (!is_stored_width(frame.width) || frame.width >= native) return false;
   bool in_range = false;
   with_native(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -130,6 +122,7 @@ void encode_frame(const ColumnVector& column, Frame frame, size_t begin, size_t 
     switch (frame.width) {
       case 1: encode_as<T, uint8_t>(column, frame.reference, begin, count, out); break;
       case 2: encode_as<T, uint16_t>(column, frame.reference, begin, count, out); break;
+      case 3: encode_as<T, Uint24>(column, frame.reference, begin, count, out); break;
       case 4: encode_as<T, uint32_t>(column, frame.reference, begin, count, out); break;
       default: break;  // 0: nothing stored
     }
@@ -147,6 +140,7 @@ void decode_frame(const uint8_t* in, Frame frame, size_t begin, size_t count, Co
       }
       case 1: decode_as<T, uint8_t>(in, frame.reference, begin, count, column); break;
       case 2: decode_as<T, uint16_t>(in, frame.reference, begin, count, column); break;
+      case 3: decode_as<T, Uint24>(in, frame.reference, begin, count, column); break;
       case 4: decode_as<T, uint32_t>(in, frame.reference, begin, count, column); break;
       default: break;
     }

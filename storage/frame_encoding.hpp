@@ -1,7 +1,7 @@
 #pragma once
 // Frame-of-reference form of an integer-like column in a chunk file: each
 // value is stored as its distance from the chunk column's smallest value,
-// in the narrowest of 0, 1, 2 or 4 bytes that holds the largest distance
+// in the narrowest of 0, 1, 2, 3 or 4 bytes that holds the largest distance
 // (0 bytes: every value equal), or natively when none is narrower than the
 // type. Big results (a CREATE TABLE AS of 1e8 groups) are mostly keys and
 // counts of small ranges: writing, syncing and reading them costs their
@@ -20,7 +20,7 @@ uint32_t frame_native_width(SqlType type);
 
 struct Frame {
   int64_t reference = 0;  // the smallest non-NULL value (0 when stored natively or all NULL)
-  uint32_t width = 0;     // stored bytes per value: 0, 1, 2, 4 or the native width
+  uint32_t width = 0;     // stored bytes per value: 0, 1, 2, 3, 4 or the native width
 };
 
 // The frame of column (integer-like): the narrowest width that holds every
@@ -32,7 +32,7 @@ Frame choose_frame(const ColumnVector& column);
 void encode_frame(const ColumnVector& column, Frame frame, size_t begin, size_t count, uint8_t* out);
 
 // Whether a frame read from a file is one the writer could have chosen for
-// this type: a width of 0, 1, 2 or 4 narrower than the native one and a
+// this type: a width of 0 to 4 narrower than the native one and a
 // reference within the type's range.
 bool valid_frame(SqlType type, Frame frame);
 

@@ -1,0 +1,37 @@
+#pragma once
+// The widths a chunk file stores a frame-of-reference value in (0, 1, 2, 3
+// or 4 bytes; frame_encoding.hpp, decimal_float.hpp). Three bytes hold the
+// keys of a million groups (an H2O id3 or id6, a million distinct codes) and
+// four-digit floats under 1,677.7216: a quarter of their four-byte form, and
+// a large result's write is bound by the disk's bandwidth.
+#include <cstdint>
+
+namespace tally::storage {
+
+// A little-endian 24-bit unsigned value, unaligned: one stored value of width 3.
+struct Uint24 {
+  uint8_t bytes[3];
+  Uint24() = default;
+  explicit Uint24(uint64_t v)
+      : bytes{static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16)} {}
+  operator uint32_t() const {
+    return static_cast<uint32_t>(bytes[0]) | static_cast<uint32_t>(bytes[1]) << 8 |
+           static_cast<uint32_t>(bytes[2]) << 16;
+  }
+};
+static_assert(sizeof(Uint24) == 3);
+
+// The narrowest stored width that holds distances up to `largest` (8: none).
+inline uint32_t narrowest_stored_width(uint64_t largest) {
+  if (largest == 0) return 0;
+  if (largest <= UINT8_MAX) return 1;
+  if (largest <= UINT16_MAX) return 2;
+  if (largest <= 0xFFFFFF) return 3;
+  if (largest <= UINT32_MAX) return 4;
+  return 8;
+}
+
+// Whether `width` is one a frame may store values in.
+inline bool is_stored_width(uint32_t width) { return width <= 4; }
+
+}  // namespace tally::storage
