@@ -274,7 +274,8 @@ struct AggregationResult {
   std::vector<uint8_t> key_valid;   // 0 = the NULL-key group
   // Only with AggregationSpec::key_tuple (keys then hold the engine's tuple
   // ids): per key column, each group's value (widened to int64) and
-  // validity (0 = NULL), one entry per group.
+  // validity (0 = NULL), one entry per group; an empty validity: no group's
+  // value is NULL (the GPU copies none back then: at 1e8 groups, 100 MB a column).
   std::vector<std::vector<int64_t>> key_codes;
   std::vector<std::vector<uint8_t>> key_code_valid;
   std::vector<PartialStates> states;  // one per PartialAggregate

@@ -268,12 +268,13 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
     if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
       throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
     for (size_t k = 0; k < keys_.size(); ++k) {
-      if (result.key_codes[k].size() < groups || result.key_code_valid[k].size() < groups)
+      const std::vector<uint8_t>& valid = result.key_code_valid[k];
+      if (result.key_codes[k].size() < groups || (!valid.empty() && valid.size() < groups))
         throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
       values[k] = result.key_codes[k].data();  // the same array once taken
       // Without a NULL group the column needs no NULL flags (at 1e8 groups,
       // a fresh array of 100 MB per key).
-      if (std::memchr(result.key_code_valid[k].data(), 0, groups) == nullptr) may_be_null[k] = 0;
+      if (valid.empty() || std::memchr(valid.data(), 0, groups) == nullptr) may_be_null[k] = 0;
       if (is_text(keys_[k]->type.id) || keys_[k]->type.id == TypeId::numeric) continue;
       // An integer key's values are the column's: the column takes the
       // engine's array, and without a NULL group uses it as it is.
@@ -286,10 +287,11 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
       [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
         if (as_is[k] != 0) return;
         const int64_t* from = values[k];
-        const uint8_t* valid = result.key_code_valid[k].data();
+        const uint8_t* valid = result.key_code_valid[k].empty() ? nullptr : result.key_code_valid[k].data();
         for (size_t g = begin; g < end; ++g) {
-          const int64_t value = valid[g] != 0 ? from[g] : 0;
-          if (out.nulls != nullptr) out.nulls[g] = valid[g] != 0 ? 0 : 1;
+          const bool present = valid == nullptr || valid[g] != 0;
+          const int64_t value = present ? from[g] : 0;
+          if (out.nulls != nullptr) out.nulls[g] = present ? 0 : 1;
           if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
           else if (out.ints != nullptr) out.ints[g] = value;
           else if (out.numerics != nullptr) out.numerics[g] = Numeric{value, numeric_scales_[k].load()};

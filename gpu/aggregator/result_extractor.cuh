@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/host_steps.hpp"
+#include "gpu/pageable_copy.cuh"
 #include "gpu/pinned_pool.cuh"
 #include "gpu/simple_format.hpp"
 
@@ -42,6 +44,11 @@ constexpr uint64_t kBoundedExtractSlots = (uint64_t{1} << 20) + 2;
 // prepare_result() maps arrays for at least this many groups whatever the
 // estimate (a few pages per array: an estimate off by little costs nothing).
 constexpr uint64_t kPreparedResultFloor = 4096;
+// A counted result of more bytes comes back into pageable memory through
+// copy_to_pageable's pooled pieces: pinning a block for it (cudaHostAlloc,
+// rounded up to a power of two and then kept by the pool) took 2.4 s of a
+// 7.5 s first run for H2O q10's 1e8 groups, longer than the copy itself.
+constexpr size_t kPinnedResultMaxBytes = size_t{256} << 20;
 
 template <class K>
 class ResultExtractor {
@@ -185,24 +192,47 @@ class ResultExtractor {
     const uint64_t ng = n;
     const uint64_t total = ng + nd;
     const size_t keys_at = 64, lanes_at = keys_at + total * 8, nulls_at = lanes_at + L * total * 8;
-    staging_.ensure(nulls_at + total + 64);
-    char* h = staging_.get<char>();
-    TALLY_CUDA_CHECK(
-        cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
-    if (ng > 0) {
+    const size_t bytes = nulls_at + total + 64;
+    std::unique_ptr<char[]> pageable;
+    char* h = nullptr;
+    if (bytes > kPinnedResultMaxBytes) {
+      pageable.reset(new char[bytes]);
+      h = pageable.get();
+      std::vector<HostCopy> copies;
+      copies.push_back({h, table.counter(kOutCount), sizeof(ull)});
+      if (ng > 0) {
+        copies.push_back({h + keys_at, out_keys_.get(), ng * 8});
+        for (size_t l = 0; l < L; ++l)
+          copies.push_back({h + lanes_at + l * total * 8, out_lanes_.get<ull>() + l * out_stride_, ng * 8});
+        copies.push_back({h + nulls_at, out_null_.get(), ng});
+      }
+      if (nd > 0) {
+        copies.push_back({h + keys_at + ng * 8, table.direct_keys().get(), nd * 8});
+        for (size_t l = 0; l < L; ++l)
+          copies.push_back({h + lanes_at + ng * 8 + l * total * 8,
+                            table.direct_lanes().template get<ull>() + l * table.direct_capacity(), nd * 8});
+      }
+      copy_to_pageable(copies, stream_);
+    } else {
+      staging_.ensure(bytes);
+      h = staging_.get<char>();
       TALLY_CUDA_CHECK(
-          cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8,
-                                         ng * 8, L, cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(
-          cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
-    }
-    if (nd > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8,
-                                       cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8,
-                                         table.direct_lanes().get(), table.direct_capacity() * 8,
-                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+          cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+      if (ng > 0) {
+        TALLY_CUDA_CHECK(
+            cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
+        TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8,
+                                           ng * 8, L, cudaMemcpyDeviceToHost, stream_));
+        TALLY_CUDA_CHECK(
+            cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
+      }
+      if (nd > 0) {
+        TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8,
+                                         cudaMemcpyDeviceToHost, stream_));
+        TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8,
+                                           table.direct_lanes().get(), table.direct_capacity() * 8,
+                                           nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+      }
     }
     sync.sync();
     host_mark("copied");

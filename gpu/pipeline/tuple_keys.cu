@@ -16,7 +16,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/pipeline/key_packing.hpp"
-#include "gpu/pipeline/pageable_copy.cuh"
+#include "gpu/pageable_copy.cuh"
 
 namespace tally::gpu {
 
@@ -107,16 +107,24 @@ __global__ void rehash_kernel(TableView t, uint64_t tuples) {
 }
 
 // Per group: its tuple's values per column and their validity.
-__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, int64_t* values, uint8_t* valid) {
+// Also ORs the NULL bits of every group into *any_null (bit c: column c
+// has a NULL group): a column without one needs no validity copied back.
+// blockDim is a multiple of 32, and every lane reaches the warp's reduction.
+__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, int64_t* values, uint8_t* valid,
+                              uint32_t* any_null) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  uint32_t seen = 0;
   for (uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < n; g += stride) {
     const auto id = static_cast<uint64_t>(ids[g]);
     const uint32_t nulls = t.nulls[id];
+    seen |= nulls;
     for (int c = 0; c < t.count; ++c) {
       values[static_cast<uint64_t>(c) * n + g] = t.values[c][id];
       valid[static_cast<uint64_t>(c) * n + g] = static_cast<uint8_t>(((nulls >> c) & 1u) == 0);
     }
   }
+  seen = __reduce_or_sync(0xffffffffu, seen);
+  if ((threadIdx.x & 31u) == 0 && seen != 0) atomicOr(any_null, seen);
 }
 
 constexpr int kThreads = 256;
@@ -244,33 +252,41 @@ const int64_t* TupleKeyTable::assign(const ColumnPointer* columns, const uint32_
 void TupleKeyTable::values_of(const int64_t* ids, size_t n, std::vector<std::vector<int64_t>>& values,
                               std::vector<std::vector<uint8_t>>& valid, StreamHandle stream) {
   Impl& m = *impl_;
-  // Each column's arrays sized (zero-filled: their pages' first touch) on a
-  // thread of its own: at 1e8 groups they are gigabytes, and one thread
-  // faulting them in, then copying a zeroed prototype into each, took most of
-  // a second.
-  values.resize(m.columns);
-  valid.resize(m.columns);
+  values.assign(m.columns, {});
+  valid.assign(m.columns, {});  // empty: no NULL in the column (AggregationResult::key_code_valid)
+  DeviceBuffer device_ids(std::max<size_t>(n, 1) * sizeof(int64_t), stream);
+  DeviceBuffer device_values(std::max<size_t>(n, 1) * m.columns * sizeof(int64_t), stream);
+  DeviceBuffer device_valid(std::max<size_t>(n, 1) * m.columns, stream);
+  DeviceBuffer device_any_null(sizeof(uint32_t), stream);
+  const bool gather = n > 0 && m.slot_count > 0;
+  if (gather) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(device_ids.get(), ids, n * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
+    values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
+                                                          device_values.get<int64_t>(), device_valid.get<uint8_t>(),
+                                                          device_any_null.get<uint32_t>());
+    TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
+  }
+  // Each column's array sized (zero-filled: their pages' first touch) on a
+  // thread of its own while the kernel runs: at 1e8 groups they are
+  // gigabytes, and one thread faulting them in took most of a second.
   {
     std::vector<std::thread> sizing;
-    for (size_t c = 0; c < m.columns; ++c) {
-      sizing.emplace_back([&values, &valid, c, n] {
-        values[c].assign(n, 0);
-        valid[c].assign(n, 0);
-      });
-    }
+    for (size_t c = 0; c < m.columns; ++c) sizing.emplace_back([&values, c, n] { values[c].assign(n, 0); });
     for (std::thread& t : sizing) t.join();
   }
-  if (n == 0 || m.slot_count == 0) return;
-  DeviceBuffer device_ids(n * sizeof(int64_t), stream);
-  DeviceBuffer device_values(n * m.columns * sizeof(int64_t), stream);
-  DeviceBuffer device_valid(n * m.columns, stream);
-  TALLY_CUDA_CHECK(cudaMemcpyAsync(device_ids.get(), ids, n * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
-  values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
-                                                        device_values.get<int64_t>(), device_valid.get<uint8_t>());
-  TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
+  if (!gather) {
+    for (auto& v : valid) v.assign(n, 0);  // no tuple known: every group's value reads as NULL
+    return;
+  }
+  uint32_t any_null = 0;
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(&any_null, device_any_null.get(), sizeof any_null, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<HostCopy> copies;
   for (size_t c = 0; c < m.columns; ++c) {
     copies.push_back(HostCopy{values[c].data(), device_values.get<int64_t>() + c * n, n * sizeof(int64_t)});
+    if (((any_null >> c) & 1u) == 0) continue;
+    valid[c].resize(n);
     copies.push_back(HostCopy{valid[c].data(), device_valid.get<uint8_t>() + c * n, n});
   }
   copy_to_pageable(copies, stream);

@@ -1,5 +1,5 @@
 // Staged device-to-host copies (pageable_copy.cuh).
-#include "gpu/pipeline/pageable_copy.cuh"
+#include "gpu/pageable_copy.cuh"
 
 #include <algorithm>
 #include <atomic>
