@@ -166,7 +166,9 @@ void decode_decimal(const uint8_t* in, const DecimalFrame& decimal, size_t begin
     case 0: std::fill(dst, dst + count, static_cast<double>(reference) / scale); break;
     case 1: decode_as<uint8_t>(in, reference, scale, count, dst); break;
     case 2: decode_as<uint16_t>(in, reference, scale, count, dst); break;
-    case 3: decode_as<Uint24>(in, reference, scale, count, dst); break;
+    case 3:
+      for_each_uint24(in, count, [&](size_t i, uint32_t d) { dst[i] = static_cast<double>(reference + d) / scale; });
+      break;
     case 4: decode_as<uint32_t>(in, reference, scale, count, dst); break;
     default: break;
   }

@@ -69,10 +69,14 @@ void encode_as(const ColumnVector& col, int64_t reference, size_t begin, size_t 
 template <class T, class S>
 void decode_as(const uint8_t* in, int64_t reference, size_t begin, size_t count, ColumnVector& col) {
   using U = std::make_unsigned_t<T>;
-  const S* src = reinterpret_cast<const S*>(in);
   T* dst = col.mutable_values<T>() + begin;
   const auto base = static_cast<U>(reference);
-  for (size_t i = 0; i < count; ++i) dst[i] = static_cast<T>(static_cast<U>(base + static_cast<U>(src[i])));
+  if constexpr (std::is_same_v<S, Uint24>) {
+    for_each_uint24(in, count, [&](size_t i, uint32_t d) { dst[i] = static_cast<T>(static_cast<U>(base + static_cast<U>(d))); });
+  } else {
+    const S* src = reinterpret_cast<const S*>(in);
+    for (size_t i = 0; i < count; ++i) dst[i] = static_cast<T>(static_cast<U>(base + static_cast<U>(src[i])));
+  }
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // keys of a million groups (an H2O id3 or id6, a million distinct codes) and
 // four-digit floats under 1,677.7216: a quarter of their four-byte form, and
 // a large result's write is bound by the disk's bandwidth.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace tally::storage {
 
@@ -20,6 +22,20 @@ struct Uint24 {
   }
 };
 static_assert(sizeof(Uint24) == 3);
+
+// Calls f(i, value) for the `count` stored 3-byte values at `in`: each read
+// as one unaligned 4-byte load and a mask where a fourth byte follows (the
+// last one byte by byte), about twice as fast as three byte loads.
+template <class F>
+void for_each_uint24(const uint8_t* in, size_t count, F&& f) {
+  size_t i = 0;
+  for (; i + 1 < count; ++i) {
+    uint32_t w;
+    std::memcpy(&w, in + 3 * i, sizeof w);
+    f(i, w & 0xFFFFFFu);
+  }
+  if (i < count) f(i, static_cast<uint32_t>(reinterpret_cast<const Uint24*>(in)[i]));
+}
 
 // The narrowest stored width that holds distances up to `largest` (8: none).
 inline uint32_t narrowest_stored_width(uint64_t largest) {
