@@ -266,9 +266,8 @@ void TableAppender::finish_row() {
 
 void TableAppender::flush_chunk() {
   if (rows_ == 0) return;
-  // Bound memory: at most two chunks in flight besides the one being filled.
-  constexpr size_t max_in_flight = 2;
-  wait_writes(max_in_flight - 1);
+  // Bound memory: at most chunks_in_flight_ chunks in flight besides the one being filled.
+  wait_writes(chunks_in_flight_ - 1);
   const uint64_t chunk_id = next_chunk_id_++;
   state_->chunk_id_floor = next_chunk_id_;
   started_.push_back(chunk_id);

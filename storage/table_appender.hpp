@@ -73,6 +73,12 @@ class TableAppender {
   void append_columns(size_t rows, std::vector<std::vector<uint8_t>>& data, std::vector<std::vector<uint8_t>>& valid);
   // Rows per chunk: where append_columns takes buffers without a copy.
   size_t chunk_rows() const { return store_.options().chunk_rows; }
+  // Lets up to n full chunks be written (encoded, summarized, synced) at
+  // once; 2 unless set. A bulk append whose chunks are built in memory
+  // ahead of it (CREATE TABLE AS stages a wave of chunks, one per thread)
+  // sets its wave: two at a time left most of a 16-core host idle while a
+  // result of 1e8 rows was written.
+  void set_chunks_in_flight(size_t n) { chunks_in_flight_ = n < 1 ? 1 : n; }
   void set_null(int column);
   // Ends the current row; writes a chunk when it is full.
   void finish_row();
@@ -125,6 +131,7 @@ class TableAppender {
   // Full chunks are written, fsynced and summarized by a background task
   // while parsing continues (fsync latency dominates otherwise).
   std::deque<std::future<catalog::ChunkInfo>> writes_;
+  size_t chunks_in_flight_ = 2;
   // A bulk append's next chunk buffers, allocated and cleared by a task.
   std::future<std::vector<std::vector<uint8_t>>> prepared_;
   std::vector<uint64_t> replaced_;            // committed chunks merged into ours

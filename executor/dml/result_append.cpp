@@ -262,6 +262,8 @@ void append_chunks_in_parallel(storage::TableAppender& appender, const ResultSet
   const int threads = cpu::WorkerPool::shared().workers() + 1;
   const size_t chunks = (result.rows + cap - 1) / cap;
   const size_t wave = static_cast<size_t>(threads);
+  // A wave's chunks write while the next one is staged.
+  appender.set_chunks_in_flight(wave);
   for (size_t first = 0; first < chunks; first += wave) {
     const size_t n = std::min(wave, chunks - first);
     std::vector<std::vector<std::vector<uint8_t>>> data(n, std::vector<std::vector<uint8_t>>(ncols));
