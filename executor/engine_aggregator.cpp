@@ -259,11 +259,8 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   if (mode_ == KeyMode::dict_column) spec_.key_width = ColumnWidth::int32;
   if (mode_ == KeyMode::int_column && narrow_int(keys[0]->type.id)) spec_.key_width = ColumnWidth::int32;
   if (mode_ == KeyMode::none) {
-    // One array of zero keys as long as the longest chunk, shared by every
-    // chunk's view (read only): a chunk then costs no 8 bytes a row to fill.
-    size_t longest = 0;
-    for (size_t c = 0; table != nullptr && c < table->chunk_count(); ++c) longest = std::max(longest, table->chunk_rows(c));
-    zero_keys_.assign(longest, 0);
+    // Every chunk's keys are a view of the process's shared zeros
+    // (shared_zeros.hpp): a chunk costs no 8 bytes a row to fill.
     spec_.global_aggregate = true;
     spec_.key_range_known = true;
     spec_.key_min = spec_.key_max = 0;

@@ -323,8 +323,6 @@ class EngineAggregator final : public GroupAggregator {
   // compile_programs: the table columns ChunkInput::program_columns carry,
   // whether the engine applies WHERE, and its conditions (EXPLAIN).
   std::vector<int> program_columns_;
-  // KeyMode::none: zeros for the longest stored chunk, every raw chunk's keys.
-  std::vector<int64_t> zero_keys_;
   bool takes_where_ = false;
   size_t where_conditions_ = 0, input_programs_ = 0;
 };

@@ -4,9 +4,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/column_program_run.hpp"
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
-#include "common/column_program_run.hpp"
+#include "common/shared_zeros.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 #include "executor/numeric_vector.hpp"
@@ -53,7 +54,6 @@ struct EngineAggregator::RawChunk final : PreparedWork {
   std::vector<int> batch_columns;
   ChunkInput in;
   std::vector<std::vector<int32_t>> widened;
-  std::vector<int64_t> zero_keys;
   std::shared_ptr<void> evaluated;  // the run's prepare()
 };
 
@@ -113,12 +113,7 @@ void EngineAggregator::raw_input(size_t chunk, size_t rows, const storage::Chunk
     return v;
   };
   if (mode_ == KeyMode::none) {
-    const int64_t* zeros = zero_keys_.data();
-    if (zero_keys_.size() < rows) {
-      raw.zero_keys.assign(rows, 0);
-      zeros = raw.zero_keys.data();
-    }
-    in.keys = ColumnView{ColumnWidth::int64, zeros, nullptr};
+    in.keys = ColumnView{ColumnWidth::int64, shared_zeros(rows), nullptr};
   } else if (key_columns_mode(mode_)) {
     // The key columns as stored (and resident on the GPU per column): the
     // engine packs them.
@@ -246,8 +241,7 @@ std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) c
       in.keys = ColumnView{ColumnWidth::int64, chunk.keys.data(), valid};
     }
   } else if (mode_ == KeyMode::none) {
-    chunk.keys.assign(rows.rows, 0);
-    in.keys = ColumnView{ColumnWidth::int64, chunk.keys.data(), nullptr};
+    in.keys = ColumnView{ColumnWidth::int64, shared_zeros(rows.rows), nullptr};
   } else {
     // Interned: the key values now, their query-local codes in chunk order.
     for (const auto& k : keys_) chunk.interned_keys.push_back(k->evaluate(rows));

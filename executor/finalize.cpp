@@ -494,6 +494,13 @@ void finalize_compact_column(const ColumnFinal& call, PartialStates& s, std::vec
           move_ints(s.sum_int64);
           return;
         }
+        // sum(float8) is the float sums as they are (float4's round to float).
+        if (in == TypeId::float8 && s.sum_float.size() == groups && !has_zero()) {
+          out.floats = std::move(s.sum_float);
+          out.nulls.clear();
+          out.count = groups;
+          return;
+        }
         break;
       default: break;
     }

@@ -9,8 +9,19 @@
 namespace tally::executor::cpu {
 
 void CpuRun::sink_dense(LocalTable& local, const ChunkInput& chunk, size_t begin, size_t end) {
-  std::vector<uint32_t> gids(end - begin);
   const uint8_t* key_valid = chunk.keys.validity;
+  // One key and no NULL keys (global aggregates, G = 1): every row is group 0.
+  const bool single = range_ == 1 && key_valid == nullptr;
+  if (spec_.global_aggregate && single) {
+    // The keys are zeros, and so is every group id: a buffer of zeros made
+    // once per thread rather than a slice's ids cleared per chunk.
+    thread_local std::vector<uint32_t> zeros;
+    if (zeros.size() < end - begin) zeros.assign(end - begin, 0);
+    local.dense_seen[0] = 1;
+    update_states(spec_.aggregates, local.states, chunk, zeros.data(), nullptr, begin, end - begin, true);
+    return;
+  }
+  std::vector<uint32_t> gids(end - begin);
   const int64_t base = spec_.key_min;
   auto assign = [&](auto* keys) {
     for (size_t r = begin; r < end; ++r) {
@@ -24,12 +35,11 @@ void CpuRun::sink_dense(LocalTable& local, const ChunkInput& chunk, size_t begin
   };
   if (chunk.keys.width == ColumnWidth::int32) assign(static_cast<const int32_t*>(chunk.keys.data));
   else assign(static_cast<const int64_t*>(chunk.keys.data));
-  // One key and no NULL keys (global aggregates, G = 1): every row is group 0.
-  const bool single = range_ == 1 && key_valid == nullptr;
   update_states(spec_.aggregates, local.states, chunk, gids.data(), nullptr, begin, end - begin, single);
 }
 
 bool CpuRun::keys_in_range(const ChunkInput& chunk) const {
+  if (spec_.global_aggregate) return true;  // every key is 0
   const uint8_t* valid = chunk.keys.validity;
   bool ok = true;
   auto check = [&](auto* keys) {
