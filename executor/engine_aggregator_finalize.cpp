@@ -164,10 +164,13 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     const PartialOp op = spec_.aggregates[a].op;
     if (op == PartialOp::ordered_values || op == PartialOp::count_distinct) {
       finalize_ordered_column(OrderedFinal{final, fractions_[a], call.descending}, s, groups, v);
-    } else if (count_source.empty() && narrow_int_sums(call, s, groups, table_rows_)) {
+    } else if (count_source.empty() &&
+               ((call.signature.kind == AggKind::sum && in == TypeId::float8 && s.sum_float.size() == groups &&
+                 s.count.size() == groups) ||
+                narrow_int_sums(call, s, groups, table_rows_))) {
       // The GPU's full form (own count, 128-bit sums) of a count, sum or
-      // avg of int2/int4: as the compact form, so the column takes the
-      // arrays (no zero-filled column, no pass per group).
+      // avg of int2/int4, or of a sum of float8: as the compact form, so the
+      // column takes the arrays (no zero-filled column, no pass per group).
       const size_t column = keys_.size() + a;
       const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
       // No group of an input without NULLs (chunk statistics) has an
