@@ -1,5 +1,6 @@
 #include "executor/dml/result_append.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -228,6 +229,9 @@ void stage_cast(const Vector& src, SqlType type, storage::TableAppender& appende
 
 // Results of at least this many rows are staged on several threads.
 constexpr size_t parallel_rows = size_t{1} << 16;
+// The chunks of a large result being written at once hold at most about
+// this many bytes (beside the wave being staged).
+constexpr size_t writing_bytes = size_t{2} << 30;
 
 void check_not_null(const TableColumn& column, const StagedColumn& out, size_t rows, const std::string& table_name) {
   if (column.not_null && !out.valid.empty() && std::memchr(out.valid.data(), 0, rows) != nullptr) {
@@ -262,8 +266,11 @@ void append_chunks_in_parallel(storage::TableAppender& appender, const ResultSet
   const int threads = cpu::WorkerPool::shared().workers() + 1;
   const size_t chunks = (result.rows + cap - 1) / cap;
   const size_t wave = static_cast<size_t>(threads);
-  // A wave's chunks write while the next one is staged.
-  appender.set_chunks_in_flight(wave);
+  // A wave's chunks write while the next one is staged, as many as fit
+  // writing_bytes (a wide table's chunks are large).
+  size_t chunk_bytes = 0;
+  for (const TableColumn& column : columns) chunk_bytes += cap * (static_cast<size_t>(storage_width(column.type)) + 1);
+  appender.set_chunks_in_flight(std::clamp<size_t>(writing_bytes / std::max<size_t>(chunk_bytes, 1), 2, wave));
   for (size_t first = 0; first < chunks; first += wave) {
     const size_t n = std::min(wave, chunks - first);
     std::vector<std::vector<std::vector<uint8_t>>> data(n, std::vector<std::vector<uint8_t>>(ncols));

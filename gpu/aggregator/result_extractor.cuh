@@ -114,19 +114,7 @@ class ResultExtractor {
     char* h = staging_.get<char>();
     TALLY_CUDA_CHECK(cudaMemcpyAsync(h, table.counter(kOccupied), kCounterCount * sizeof(ull),
                                      cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(
-        cudaMemcpyAsync(h + keys_at, out_keys_.get(), copy * 8, cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8,
-                                       copy * 8, L, cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(
-        cudaMemcpyAsync(h + nulls_at, out_null_.get(), copy, cudaMemcpyDeviceToHost, stream_));
-    if (nd > 0) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + copy * 8, table.direct_keys().get(), nd * 8,
-                                       cudaMemcpyDeviceToHost, stream_));
-      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + copy * 8, stride * 8,
-                                         table.direct_lanes().get(), table.direct_capacity() * 8,
-                                         nd * 8, L, cudaMemcpyDeviceToHost, stream_));
-    }
+    enqueue_output_copies(table, h, copy, stride, nd);
     sync.record();
     checked_copy_ = copy;
     checked_direct_ = nd;
@@ -218,21 +206,7 @@ class ResultExtractor {
       h = staging_.get<char>();
       TALLY_CUDA_CHECK(
           cudaMemcpyAsync(h, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
-      if (ng > 0) {
-        TALLY_CUDA_CHECK(
-            cudaMemcpyAsync(h + keys_at, out_keys_.get(), ng * 8, cudaMemcpyDeviceToHost, stream_));
-        TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, total * 8, out_lanes_.get(), out_stride_ * 8,
-                                           ng * 8, L, cudaMemcpyDeviceToHost, stream_));
-        TALLY_CUDA_CHECK(
-            cudaMemcpyAsync(h + nulls_at, out_null_.get(), ng, cudaMemcpyDeviceToHost, stream_));
-      }
-      if (nd > 0) {
-        TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + ng * 8, table.direct_keys().get(), nd * 8,
-                                         cudaMemcpyDeviceToHost, stream_));
-        TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + ng * 8, total * 8,
-                                           table.direct_lanes().get(), table.direct_capacity() * 8,
-                                           nd * 8, L, cudaMemcpyDeviceToHost, stream_));
-      }
+      enqueue_output_copies(table, h, ng, total, nd);
     }
     sync.sync();
     host_mark("copied");
@@ -244,6 +218,27 @@ class ResultExtractor {
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, total, ng, ng, nd);
     host_mark("result built");
     return r;
+  }
+
+  // Enqueues the copies of the extracted output into pinned memory at `h`
+  // laid out as build() reads it: the first `n` extracted entries and the
+  // `nd` direct ones after them, in regions of `stride` entries (keys at 64,
+  // then L lanes, then NULL flags).
+  void enqueue_output_copies(const AggregationTable<K>& table, char* h, uint64_t n, uint64_t stride, uint64_t nd) {
+    const size_t L = plan_.lanes.size();
+    const size_t keys_at = 64, lanes_at = keys_at + stride * 8, nulls_at = lanes_at + L * stride * 8;
+    if (n > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, out_keys_.get(), n * 8, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, stride * 8, out_lanes_.get(), out_stride_ * 8, n * 8, L,
+                                         cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, out_null_.get(), n, cudaMemcpyDeviceToHost, stream_));
+    }
+    if (nd > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at + n * 8, table.direct_keys().get(), nd * 8,
+                                       cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at + n * 8, stride * 8, table.direct_lanes().get(),
+                                         table.direct_capacity() * 8, nd * 8, L, cudaMemcpyDeviceToHost, stream_));
+    }
   }
 
   // Allocates and touches the arrays of the result enqueue_checked() copies
