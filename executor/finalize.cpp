@@ -1,6 +1,7 @@
 #include "executor/finalize.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -256,9 +257,15 @@ StateRefs refs_of(const PartialStates& s) {
 }
 
 // Whether any group [0, groups) is empty (its aggregate is NULL), so the
-// NULL map is allocated once before threads write into it.
+// NULL map is allocated once before threads write into it. Over the
+// finalizing threads: one thread's look through 1e8 counts took 130 ms.
 bool any_empty(const int64_t* count, size_t groups) {
-  return std::find(count, count + groups, 0) != count + groups;
+  std::atomic<bool> empty{false};
+  for_group_ranges(groups, [&](size_t begin, size_t end) {
+    if (!empty.load(std::memory_order_relaxed) && std::find(count + begin, count + end, 0) != count + end)
+      empty.store(true, std::memory_order_relaxed);
+  });
+  return empty.load();
 }
 
 // Groups [begin, end) of the aggregates whose NULL is "no input row"
