@@ -404,7 +404,8 @@ RowOrdering sort_rows(size_t n, const std::vector<SortColumn>& partition, const 
   std::vector<Vector> ranks;
   ranks.reserve(all.size());
   for (auto& c : all) {
-    if (physical_of(c.values->type.id) != Physical::text || c.values->type.id == TypeId::bpchar) continue;
+    // char(n) too: its values compare by their bytes here as in compare_sort_values.
+    if (physical_of(c.values->type.id) != Physical::text) continue;
     ranks.push_back(text_ranks(*c.values, n, threads));
     c.values = &ranks.back();
   }
