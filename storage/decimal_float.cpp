@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "storage/stored_width.hpp"
+#include "storage/frame_width.hpp"
 
 namespace tally::storage {
 namespace {
@@ -105,7 +105,7 @@ std::optional<DecimalFrame> choose_decimal_frame(const ColumnVector& column) {
   if (lo > hi) return decimal;  // all NULL (or no rows): width 0
   const uint64_t distance = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   decimal.frame.reference = lo;
-  decimal.frame.width = narrowest_stored_width(distance);
+  decimal.frame.width = narrowest_frame_width(distance);
   if (decimal.frame.width == 8) return std::nullopt;
   return decimal;
 }
@@ -144,7 +144,7 @@ void encode_decimal(const ColumnVector& column, const DecimalFrame& decimal, siz
 
 bool valid_decimal_frame(const DecimalFrame& decimal) {
   const uint32_t w = decimal.frame.width;
-  return decimal.exponent <= decimal_float_max_exponent && is_stored_width(w) &&
+  return decimal.exponent <= decimal_float_max_exponent && is_frame_width(w) &&
          std::fabs(static_cast<double>(decimal.frame.reference)) < exact_integer_limit;
 }
 

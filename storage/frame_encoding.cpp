@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "storage/column_layout.hpp"
-#include "storage/stored_width.hpp"
+#include "storage/frame_width.hpp"
 #include "storage/value_range.hpp"
 
 namespace tally::storage {
@@ -44,7 +44,7 @@ Frame frame_of(const ColumnVector& col) {
     }
   }
   if (lo > hi) return Frame{0, 0};  // no rows, or all NULL: nothing to store
-  const uint32_t width = narrowest_stored_width(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
+  const uint32_t width = narrowest_frame_width(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
   if (width >= sizeof(T)) return Frame{0, static_cast<uint32_t>(sizeof(T))};
   return Frame{lo, width};
 }
@@ -110,7 +110,7 @@ bool valid_frame(SqlType type, Frame frame) {
   const uint32_t native = frame_native_width(type);
   if (native == 0) return false;
   if (frame.width == native) return frame.reference == 0;
-  if (!is_stored_width(frame.width) || frame.width >= native) return false;
+  if (!is_frame_width(frame.width) || frame.width >= native) return false;
   bool in_range = false;
   with_native(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

@@ -76,8 +76,8 @@ class TableAppender {
   // Lets up to n full chunks be written (encoded, summarized, synced) at
   // once; 2 unless set. A bulk append whose chunks are built in memory
   // ahead of it (CREATE TABLE AS stages a wave of chunks, one per thread)
-  // sets its wave: two at a time left most of a 16-core host idle while a
-  // result of 1e8 rows was written.
+  // raises it to its wave, as memory allows: two at a time left most of a
+  // 16-core host idle while a result of 1e8 rows was written.
   void set_chunks_in_flight(size_t n) { chunks_in_flight_ = n < 1 ? 1 : n; }
   void set_null(int column);
   // Ends the current row; writes a chunk when it is full.

@@ -2,8 +2,8 @@
 // The widths a chunk file stores a frame-of-reference value in (0, 1, 2, 3
 // or 4 bytes; frame_encoding.hpp, decimal_float.hpp). Three bytes hold the
 // keys of a million groups (an H2O id3 or id6, a million distinct codes) and
-// four-digit floats under 1,677.7216: a quarter of their four-byte form, and
-// a large result's write is bound by the disk's bandwidth.
+// four-digit floats under 1,677.7216, a quarter less than four bytes: a
+// large result's write is bound by the disk's bandwidth.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -38,7 +38,7 @@ void for_each_uint24(const uint8_t* in, size_t count, F&& f) {
 }
 
 // The narrowest stored width that holds distances up to `largest` (8: none).
-inline uint32_t narrowest_stored_width(uint64_t largest) {
+inline uint32_t narrowest_frame_width(uint64_t largest) {
   if (largest == 0) return 0;
   if (largest <= UINT8_MAX) return 1;
   if (largest <= UINT16_MAX) return 2;
@@ -48,6 +48,6 @@ inline uint32_t narrowest_stored_width(uint64_t largest) {
 }
 
 // Whether `width` is one a frame may store values in.
-inline bool is_stored_width(uint32_t width) { return width <= 4; }
+inline bool is_frame_width(uint32_t width) { return width <= 4; }
 
 }  // namespace tally::storage
