@@ -3,24 +3,21 @@
 #include <functional>
 #include <type_traits>
 
+#include "common/shared_zeros.hpp"
 #include "executor/cpu/cpu_run.hpp"
 #include "executor/cpu/parallel.hpp"
 
 namespace tally::executor::cpu {
 
 void CpuRun::sink_dense(LocalTable& local, const ChunkInput& chunk, size_t begin, size_t end) {
-  const uint8_t* key_valid = chunk.keys.validity;
-  // One key and no NULL keys (global aggregates, G = 1): every row is group 0.
-  const bool single = range_ == 1 && key_valid == nullptr;
-  if (spec_.global_aggregate && single) {
-    // The keys are zeros, and so is every group id: a buffer of zeros made
-    // once per thread rather than a slice's ids cleared per chunk.
-    thread_local std::vector<uint32_t> zeros;
-    if (zeros.size() < end - begin) zeros.assign(end - begin, 0);
+  if (spec_.global_aggregate) {  // every key is 0 and not NULL: every row is group 0
     local.dense_seen[0] = 1;
-    update_states(spec_.aggregates, local.states, chunk, zeros.data(), nullptr, begin, end - begin, true);
+    update_states(spec_.aggregates, local.states, chunk, shared_zero_ids(end - begin), nullptr, begin, end - begin, true);
     return;
   }
+  const uint8_t* key_valid = chunk.keys.validity;
+  // One key and no NULL keys: every row is group 0.
+  const bool single = range_ == 1 && key_valid == nullptr;
   std::vector<uint32_t> gids(end - begin);
   const int64_t base = spec_.key_min;
   auto assign = [&](auto* keys) {
