@@ -18,12 +18,7 @@
 #include <vector>
 
 #include "common/column_width.hpp"
-
-#if defined(__CUDACC__)
-#define TALLY_HD __host__ __device__ __forceinline__
-#else
-#define TALLY_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace tally {
 

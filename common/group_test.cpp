@@ -40,19 +40,4 @@ ScaledGroupTest::ScaledGroupTest(std::string_view op, __int128 mantissa, int32_t
   }
 }
 
-bool ScaledGroupTest::passes(__int128 value) const {
-  if (decided_) return true;
-  __int128 v = value;
-  if (factor_ != 1 && __builtin_mul_overflow(value, factor_, &v)) return true;
-  switch (op_) {
-    case Op::lt: return v < constant_;
-    case Op::le: return v <= constant_;
-    case Op::gt: return v > constant_;
-    case Op::ge: return v >= constant_;
-    case Op::eq: return v == constant_;
-    case Op::ne: return v != constant_;
-  }
-  return true;
-}
-
 }  // namespace tally

@@ -7,18 +7,39 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/host_device.hpp"
+
 namespace tally {
 
 // `value op constant` over integer values of one scale (mantissa /
 // 10^scale), exact, as cheap per group as a comparison of two integers: the
 // constant is brought to the values' scale once. A test it cannot make in
 // 128 bits passes (the group is kept; HAVING decides). Default: passes all.
+// Trivially copyable, and tested on the GPU as on the host.
 class ScaledGroupTest {
  public:
   ScaledGroupTest() = default;
   // op: <, <=, >, >=, =, <> ; the constant is mantissa / 10^constant_scale.
   ScaledGroupTest(std::string_view op, __int128 mantissa, int32_t constant_scale, int32_t scale);
-  bool passes(__int128 value) const;
+  TALLY_HD bool passes(__int128 value) const {
+    if (decided_) return true;
+    __int128 v = value;
+    if (factor_ != 1) {
+      // factor_ is a power of ten above 1: a product past 127 bits passes.
+      const auto max = static_cast<__int128>(~static_cast<unsigned __int128>(0) >> 1);
+      if (value > max / factor_ || value < -(max / factor_)) return true;
+      v = value * factor_;
+    }
+    switch (op_) {
+      case Op::lt: return v < constant_;
+      case Op::le: return v <= constant_;
+      case Op::gt: return v > constant_;
+      case Op::ge: return v >= constant_;
+      case Op::eq: return v == constant_;
+      case Op::ne: return v != constant_;
+    }
+    return true;
+  }
 
  private:
   enum class Op : uint8_t { lt, le, gt, ge, eq, ne };

@@ -116,6 +116,9 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
   // joins above read other columns.
   inner.key_tests.clear();
   if (projects_its_source(*plan_) && inner.group_key_filter == nullptr) {
+    // Its operators' lines (a scan's selection on the GPU) are the
+    // statement's: no aggregate of its own reports beside them.
+    inner.explain = context.explain;
     for (const auto* subquery : plan_->subqueries) subquery->reset();
     ProjectSink project(*plan_, inner, sink);
     run_operator(*plan_->source, inner, project);

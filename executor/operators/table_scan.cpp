@@ -17,6 +17,7 @@
 #include "executor/scan_pieces.hpp"
 #include "executor/stored_width.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/subquery_expr.hpp"
 #include "storage/column_layout.hpp"
 
 namespace tally::executor {
@@ -255,9 +256,10 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
       keep_rows();
     }
   };
+  auto on_device = [&](size_t p) { return selection != nullptr && (*selection->filters_on_device)[p] != 0; };
   for (size_t p = 0; p < filter_parts_.size() && out.rows > 0; ++p) {
     const FilterPart& part = filter_parts_[p];
-    if (part.compared) continue;
+    if (part.compared || on_device(p)) continue;
     if (part.subquery) {
       subquery_parts = true;
       continue;
@@ -277,7 +279,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   test_keys();
   for (size_t p = 0; p < filter_parts_.size() && out.rows > 0 && subquery_parts; ++p) {
     const FilterPart& part = filter_parts_[p];
-    if (!part.subquery) continue;
+    if (!part.subquery || on_device(p)) continue;
     for (size_t i : part.columns) {
       if (!done[i]) convert(i);
     }
@@ -294,7 +296,9 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
 
 std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& context, const KeyTestRuns& tests,
                                                             std::vector<uint8_t>& on_device,
-                                                            std::vector<size_t>& program_reads) const {
+                                                            std::vector<size_t>& program_reads,
+                                                            std::vector<uint8_t>& filters_on_device,
+                                                            std::string& why_not) const {
   // Below a million rows the host's loops take less than the device's round
   // trips per piece.
   constexpr uint64_t kMinSelectionRows = uint64_t{1} << 20;
@@ -312,7 +316,11 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
   AggregateEngine* engine = context.gpu_engine;
   if (engine == nullptr && engine_table != nullptr) engine = engine_table->gpu_engine();
   if (engine == nullptr || context.engine == "cpu" || engine_table == nullptr || table_->oid() == 0 ||
-      !filters_never_raise_ || table_->row_count() < kMinSelectionRows) {
+      table_->row_count() < kMinSelectionRows) {
+    return nullptr;
+  }
+  if (!filters_never_raise_) {
+    why_not = "a filter may raise an error, which the device cannot";
     return nullptr;
   }
   ScanSelectionSpec spec;
@@ -357,13 +365,73 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
           SelectionKeyTest{add_column(stored[column.column]), column.words.data(), column.min, column.span, 0});
     }
   }
-  if (spec.filter.empty() && spec.key_tests.empty()) return nullptr;
+  // `column IN (uncorrelated subquery)` over a stored integer column: the
+  // subquery's values (run ahead of the scan) as an exact bitmap, the whole
+  // conjunct moved to the device (TPC-H Q18's 632 order keys over 15M
+  // orders). A NULL among the values matches no row, as on the host.
+  filters_on_device.assign(filter_parts_.size(), 0);
+  for (size_t p = 0; p < filter_parts_.size(); ++p) {
+    const auto* in = dynamic_cast<const SubqueryExpr*>(filter_parts_[p].condition);
+    if (in == nullptr || in->kind != SubqueryKind::any || !in->hashable || !in->correlated.empty() || !in->left) continue;
+    const ColumnExpr* column = stored_integer_key(*in->left);
+    const auto at = column ? std::find(read_layout_.begin(), read_layout_.end(), column->index) : read_layout_.end();
+    if (at == read_layout_.end()) continue;
+    const auto read = static_cast<size_t>(at - read_layout_.begin());
+    if (read_columns_[read].type.id == TypeId::int2) continue;
+    std::shared_ptr<const Vector> values;
+    try {
+      const std::vector<Value> none;
+      values = in->values_once(context.parameters ? *context.parameters : none);
+    } catch (const Error&) {
+      continue;  // raised where a row evaluates it, as PostgreSQL does
+    }
+    if (values->type.id != read_columns_[read].type.id) continue;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < values->size(); ++i) {
+      if (values->null_at(i)) continue;
+      lo = std::min(lo, values->int_data()[i]);
+      hi = std::max(hi, values->int_data()[i]);
+    }
+    ExactBits& bits = exact_bitmaps.emplace_back();
+    if (hi >= lo) {
+      const uint64_t last = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+      if (last >= kMaxDeviceBitmapBits) continue;
+      bits.min = lo;
+      bits.span = last + 1;
+    }
+    bits.words.assign(bits.span / 64 + 2, 0);
+    for (size_t i = 0; i < values->size(); ++i) {
+      if (values->null_at(i)) continue;
+      const uint64_t k = static_cast<uint64_t>(values->int_data()[i]) - static_cast<uint64_t>(bits.min);
+      bits.words[k >> 6] |= uint64_t{1} << (k & 63);
+    }
+    filters_on_device[p] = 1;
+    spec.key_tests.push_back(SelectionKeyTest{add_column(read), bits.words.data(), bits.min, bits.span, 0});
+  }
+  if (spec.filter.empty() && spec.key_tests.empty()) {
+    // Only where there was something to select by.
+    if (!tests.empty() || !filters_.empty()) {
+      why_not = filters_.empty() ? "" : "no conjunct compares a stored column with a constant";
+      for (const auto& test : tests) {
+        const KeyChains* chains = test->test->chains;
+        why_not += why_not.empty() ? "" : "; ";
+        if (chains == nullptr || test->stored.empty()) why_not += "a key test whose keys are not stored integer columns";
+        else if (test->stored.size() > 1) why_not += "a key test of " + std::to_string(test->stored.size()) + " columns with no column bitmap";
+        else why_not += "a key test with no bitmap";
+      }
+    }
+    return nullptr;
+  }
   for (const size_t read : program_reads) {
     spec.columns.push_back(static_cast<uint32_t>(table_columns_[read]));
     spec.widths.push_back(stored_width(read_columns_[read].type.id));
   }
   auto run = engine->start_selection(spec);
-  if (!run) on_device.assign(tests.size(), 0);
+  if (!run) {
+    on_device.assign(tests.size(), 0);
+    filters_on_device.assign(filter_parts_.size(), 0);
+    why_not = "the engine declined (its columns could not be held)";
+  }
   return run;
 }
 
@@ -419,10 +487,15 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   constexpr size_t kPiecesPerWorker = 4;
   const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker);
   ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });
-  std::vector<uint8_t> on_device;
+  std::vector<uint8_t> on_device, filters_on_device;
   std::vector<size_t> program_reads;
+  std::string not_selected;
   const std::unique_ptr<ScanSelectionRun> selection =
-      chunks > 0 && !table_columns_.empty() ? start_selection(context, tests, on_device, program_reads) : nullptr;
+      chunks > 0 && !table_columns_.empty()
+          ? start_selection(context, tests, on_device, program_reads, filters_on_device, not_selected)
+          : nullptr;
+  if (context.explain != nullptr && !not_selected.empty())
+    context.explain->push_back(describe() + ": not selected on GPU: " + not_selected);
   const auto* engine_table = dynamic_cast<const EngineTableSnapshot*>(table_.get());
   // Rows the engine selected from, and how many passed: a selection that
   // keeps most rows only makes the host gather them one by one, so after
@@ -447,6 +520,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     selection_rows.fetch_add(piece.end - piece.begin, std::memory_order_relaxed);
     selection_passed.fetch_add(out.rows.size(), std::memory_order_relaxed);
     out.on_device = &on_device;
+    out.filters_on_device = &filters_on_device;
     return true;
   };
   auto read_piece = [this, parameters, &states, &tests, &reads, &selection, &select_piece](const ScanPiece& piece) {

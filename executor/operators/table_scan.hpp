@@ -98,6 +98,7 @@ class TableScan final : public PhysicalOperator {
   struct Selected {
     std::vector<uint32_t> rows;      // chunk row numbers, ascending
     const std::vector<uint8_t>* on_device = nullptr;  // per key test run, shared by the pieces
+    const std::vector<uint8_t>* filters_on_device = nullptr;  // per filter part: applied by the engine
   };
   // Rows [begin, end) of a stored chunk, filtered and tested, with the
   // output columns converted for the rows that pass; with `selection`, of
@@ -108,10 +109,14 @@ class TableScan final : public PhysicalOperator {
   // The row selection of an engine that keeps copies of the columns (the
   // GPU), where one is there and the scan's comparisons or key tests have
   // something for it; null otherwise. `on_device` marks the key test runs
-  // it applies; program column i of its spec is read column program_reads[i].
+  // it applies, `filters_on_device` the filter parts (IN subqueries); program
+  // column i of its spec is read column program_reads[i].
+  // Where an engine is there and the table is large enough but the scan
+  // gives it nothing, `why_not` says why (EXPLAIN ANALYZE's line).
   std::unique_ptr<ScanSelectionRun> start_selection(const ExecContext& context, const KeyTestRuns& tests,
                                                    std::vector<uint8_t>& on_device,
-                                                   std::vector<size_t>& program_reads) const;
+                                                   std::vector<size_t>& program_reads, std::vector<uint8_t>& filters_on_device,
+                                                   std::string& why_not) const;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.

@@ -31,47 +31,33 @@ double float_from_ordered(uint64_t bits) {
   return std::bit_cast<double>(o ^ ((o >> 63) & INT64_MAX));
 }
 
-ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests,
-                                    const ExtractedGroups& g, uint64_t& dropped) {
-  dropped = 0;
-  const uint64_t ng = g.table_groups, nd = g.direct_groups, total = ng + nd;
-  // Each test as the lanes it reads: the count, and the value (64-bit, or
-  // an exact sum's low and high words).
-  struct LaneTest {
-    const ScaledGroupTest* test;
-    const uint64_t* count;
-    const uint64_t* value = nullptr;
-    const uint64_t* value_hi = nullptr;
-  };
-  auto lane = [&](int l) { return g.lanes + static_cast<size_t>(l) * g.stride; };
-  std::vector<LaneTest> lane_tests;
+std::vector<LaneTest> lane_tests(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests) {
+  std::vector<LaneTest> out;
   for (const GroupTest& t : tests) {
     if (t.aggregate >= spec.aggregates.size() || t.aggregate >= plan.aggregates.size()) continue;
     const AggregateLanes& al = plan.aggregates[t.aggregate];
-    LaneTest lt{&t.test, lane(al.nonnull_lane)};
+    LaneTest lt{al.nonnull_lane, -1, -1, t.test};
     if (!t.on_count) {
       const AggOp op = spec.aggregates[t.aggregate].op;
       if (op != AggOp::sum && op != AggOp::min && op != AggOp::max) continue;
       if (al.value_lane < 0) continue;
-      lt.value = lane(al.value_lane);
-      if (op == AggOp::sum && al.value_hi_lane >= 0) lt.value_hi = lane(al.value_hi_lane);
+      lt.value_lane = al.value_lane;
+      if (op == AggOp::sum && al.value_hi_lane >= 0) lt.value_hi_lane = al.value_hi_lane;
     }
-    lane_tests.push_back(lt);
+    out.push_back(lt);
   }
-  if (lane_tests.empty() || total == 0) return g;
+  return out;
+}
+
+ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests,
+                                    const ExtractedGroups& g, uint64_t& dropped) {
+  dropped = 0;
+  const uint64_t ng = g.table_groups, nd = g.direct_groups, total = ng + nd;
+  const std::vector<LaneTest> tested = lane_tests(spec, plan, tests);
+  if (tested.empty() || total == 0) return g;
   auto passes = [&](uint64_t at) {
-    for (const LaneTest& t : lane_tests) {
-      const auto count = static_cast<int64_t>(t.count[at]);
-      if (t.value == nullptr) {
-        if (!t.test->passes(count)) return false;
-        continue;
-      }
-      if (count == 0) return false;  // the value is NULL: the comparison is not true
-      const __int128 v = t.value_hi != nullptr
-                             ? static_cast<__int128>(t.value[at]) +
-                                   static_cast<__int128>(static_cast<int64_t>(t.value_hi[at])) * (static_cast<__int128>(1) << 32)
-                             : static_cast<__int128>(static_cast<int64_t>(t.value[at]));
-      if (!t.test->passes(v)) return false;
+    for (const LaneTest& t : tested) {
+      if (!lane_test_passes(t, g.lanes, g.stride, at)) return false;
     }
     return true;
   };

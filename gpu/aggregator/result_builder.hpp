@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/group_test.hpp"
+#include "common/host_device.hpp"
 
 #include "gpu/group_by_spec.hpp"
 #include "gpu/lane_plan.hpp"
@@ -28,6 +29,32 @@ struct ExtractedGroups {
   uint64_t direct_at = 0;
   uint64_t direct_groups = 0;
 };
+
+// A group test as the lanes it reads: the count, and the value (64-bit, or
+// an exact sum's low word with value_hi_lane its high word; -1: none). The
+// device's sift (kernels/sift_kernel.cuh) and keep_passing_groups read
+// them alike.
+struct LaneTest {
+  int count_lane = 0;
+  int value_lane = -1;
+  int value_hi_lane = -1;
+  ScaledGroupTest test;
+};
+
+// Whether the group at `at` passes t; lane l's values are at lanes + l * stride.
+TALLY_HD bool lane_test_passes(const LaneTest& t, const uint64_t* lanes, uint64_t stride, uint64_t at) {
+  const auto count = static_cast<int64_t>(lanes[static_cast<uint64_t>(t.count_lane) * stride + at]);
+  if (t.value_lane < 0) return t.test.passes(count);
+  if (count == 0) return false;  // the value is NULL: the comparison is not true
+  const uint64_t low = lanes[static_cast<uint64_t>(t.value_lane) * stride + at];
+  if (t.value_hi_lane < 0) return t.test.passes(static_cast<int64_t>(low));
+  const auto high = static_cast<int64_t>(lanes[static_cast<uint64_t>(t.value_hi_lane) * stride + at]);
+  return t.test.passes(static_cast<__int128>(low) + static_cast<__int128>(high) * (static_cast<__int128>(1) << 32));
+}
+
+// `tests` as lane tests of `plan`; a test of a lane the plan lacks, or of an
+// aggregate other than count, sum, min or max, is left out (it passes).
+std::vector<LaneTest> lane_tests(const GroupBySpec& spec, const LanePlan& plan, const std::vector<GroupTest>& tests);
 
 // The groups of `groups` that every test passes, moved to the front of the
 // table region in order (the direct region then empty), in place: the

@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "gpu/aggregator/aggregation_table.cuh"
 #include "gpu/aggregator/kernels/maintenance_kernels.cuh"
+#include "gpu/aggregator/kernels/sift_kernel.cuh"
 #include "gpu/aggregator/launch_limits.cuh"
 #include "gpu/aggregator/result_builder.hpp"
 #include "gpu/aggregator/stream_sync.cuh"
@@ -49,6 +50,10 @@ constexpr uint64_t kPreparedResultFloor = 4096;
 // rounded up to a power of two and then kept by the pool) took 2.4 s of a
 // 7.5 s first run for H2O q10's 1e8 groups, longer than the copy itself.
 constexpr size_t kPinnedResultMaxBytes = size_t{256} << 20;
+// A counted result of at least this many groups is sifted by HAVING's group
+// tests on the device before it is copied back; fewer are copied and sifted
+// on the host, sparing the round trip that reads the kept count.
+constexpr uint64_t kDeviceSiftGroups = uint64_t{1} << 16;
 
 template <class K>
 class ResultExtractor {
@@ -175,6 +180,9 @@ class ResultExtractor {
   GroupByResult copy_counted(const AggregationTable<K>& table, uint64_t n, StreamSync& sync) {
     ensure(n + 2);
     extract(table);
+    if (!tests_.empty() && n + table.direct_groups() >= kDeviceSiftGroups) {
+      if (std::optional<GroupByResult> r = copy_sifted(table, n, sync)) return std::move(*r);
+    }
     const size_t L = plan_.lanes.size();
     const uint64_t nd = table.direct_groups();
     const uint64_t ng = n;
@@ -220,6 +228,58 @@ class ResultExtractor {
     return r;
   }
 
+  // copy_counted's groups sifted by the group tests on the device (the
+  // extraction enqueued): the passing ones come back, the others are
+  // counted as dropped. nullopt where the tests are more than the kernel
+  // takes or the passing groups too many for pinned staging: the caller
+  // copies them all.
+  std::optional<GroupByResult> copy_sifted(const AggregationTable<K>& table, uint64_t n, StreamSync& sync) {
+    const std::vector<LaneTest> tested = lane_tests(spec_, plan_, tests_);
+    if (tested.empty() || tested.size() > static_cast<size_t>(kernels::kMaxSiftTests)) return std::nullopt;
+    kernels::SiftTests tests;
+    tests.count = static_cast<int>(tested.size());
+    std::copy(tested.begin(), tested.end(), tests.test);
+    const size_t L = plan_.lanes.size();
+    const uint64_t nd = table.direct_groups(), total = n + nd;
+    sift_keys_.ensure(total * 8, stream_);
+    sift_null_.ensure(total, stream_);
+    sift_lanes_.ensure(total * L * 8, stream_);
+    sift_count_.ensure(sizeof(ull), stream_);
+    TALLY_CUDA_CHECK(cudaMemsetAsync(sift_count_.get(), 0, sizeof(ull), stream_));
+    const kernels::SiftRegion table_region{out_keys_.get<int64_t>(), out_null_.get<uint8_t>(), out_lanes_.get<ull>(), out_stride_, n};
+    const kernels::SiftRegion direct_region{table.direct_keys().template get<int64_t>(), nullptr,
+                                           table.direct_lanes().template get<ull>(), table.direct_capacity(), nd};
+    kernels::sift_kernel<<<fill_grid_, 256, 0, stream_>>>(tests, table_region, direct_region, static_cast<int>(L),
+                                                          sift_keys_.get<int64_t>(), sift_null_.get<uint8_t>(),
+                                                          sift_lanes_.get<ull>(), total, sift_count_.get<ull>());
+    TALLY_CUDA_CHECK_LAUNCH("sift_kernel");
+    staging_.ensure(64);
+    ull* counts = staging_.get<ull>();
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(counts, table.counter(kOutCount), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(counts + 1, sift_count_.get(), sizeof(ull), cudaMemcpyDeviceToHost, stream_));
+    sync.sync();
+    if (counts[0] != n)
+      throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", counts[0], n));
+    const uint64_t m = counts[1];
+    const size_t keys_at = 64, lanes_at = keys_at + m * 8, nulls_at = lanes_at + L * m * 8;
+    const size_t bytes = nulls_at + m + 64;
+    if (bytes > kPinnedResultMaxBytes) return std::nullopt;
+    staging_.ensure(bytes);
+    char* h = staging_.get<char>();
+    if (m > 0) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + keys_at, sift_keys_.get(), m * 8, cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpy2DAsync(h + lanes_at, m * 8, sift_lanes_.get(), total * 8, m * 8, L,
+                                         cudaMemcpyDeviceToHost, stream_));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(h + nulls_at, sift_null_.get(), m, cudaMemcpyDeviceToHost, stream_));
+      sync.sync();
+    }
+    host_mark("copied");
+    host_mark("group tests on the device", static_cast<long>(total - m), "dropped");
+    GroupByResult r = build(h, keys_at, lanes_at, nulls_at, m, m, m, 0, total - m);
+    host_mark("result built");
+    return r;
+  }
+
   // Enqueues the copies of the extracted output into pinned memory at `h`
   // laid out as build() reads it: the first `n` extracted entries and the
   // `nd` direct ones after them, in regions of `stride` entries (keys at 64,
@@ -261,8 +321,11 @@ class ResultExtractor {
   }
 
  private:
+  // `sifted`: the groups the device's group tests dropped, where they ran
+  // there (the host then tests none).
   GroupByResult build(const char* h, size_t keys_at, size_t lanes_at, size_t nulls_at,
-                      uint64_t stride, uint64_t ng, uint64_t direct_at, uint64_t nd) {
+                      uint64_t stride, uint64_t ng, uint64_t direct_at, uint64_t nd,
+                      std::optional<uint64_t> sifted = std::nullopt) {
     ExtractedGroups g;
     g.keys = h + keys_at;
     g.lanes = reinterpret_cast<const uint64_t*>(h + lanes_at);
@@ -272,8 +335,8 @@ class ResultExtractor {
     g.direct_at = direct_at;
     g.direct_groups = nd;
     // The group tests sift the staging (ours to write) before any array is built.
-    uint64_t dropped = 0;
-    if (!tests_.empty()) {
+    uint64_t dropped = sifted.value_or(0);
+    if (!tests_.empty() && !sifted) {
       g = keep_passing_groups(spec_, plan_, tests_, g, dropped);
       host_mark("group tests", static_cast<long>(dropped), "dropped");
     }
@@ -288,6 +351,8 @@ class ResultExtractor {
   cudaStream_t stream_;
   uint64_t out_stride_ = 0;
   DeviceBuffer out_keys_, out_null_, out_lanes_;
+  // copy_sifted's output and its count.
+  DeviceBuffer sift_keys_, sift_null_, sift_lanes_, sift_count_;
   PinnedBuffer staging_;
   // What enqueue_checked() copies: checked_copy_ table entries and
   // checked_direct_ partitioned-output groups.

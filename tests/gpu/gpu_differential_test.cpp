@@ -526,6 +526,11 @@ TEST(GpuDifferential, ScanSelectionOnTheGpuAnswersAsTheHost) {
       "SELECT o.prio, count(*) FROM ord o WHERE o.d = date '2020-03-01' AND EXISTS "
       "(SELECT 1 FROM line l WHERE l.k = o.k AND l.a < l.b) GROUP BY o.prio",
       "SELECT l.g, count(*), sum(l.q) FROM line l JOIN pair p ON l.k = p.k AND l.g = p.g WHERE l.q < 30 GROUP BY l.g",
+      // IN (uncorrelated subquery): its values as the device's exact bitmap,
+      // with a NULL among them and the column's own NULLs.
+      "SELECT l.g, count(*), sum(l.q) FROM line l WHERE l.k IN (SELECT k FROM ord WHERE prio = 3 UNION ALL "
+      "SELECT NULL::bigint) GROUP BY l.g",
+      "SELECT l.g, count(*) FROM line l WHERE l.k IN (SELECT k FROM pair WHERE g < 4) AND l.q > 5 GROUP BY l.g",
   };
   ok("SELECT count(k), count(a), count(b), count(q), count(g) FROM line");
   // The hash joins: a lookup join would read line on the device instead.
