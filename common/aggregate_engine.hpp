@@ -267,6 +267,11 @@ struct PartialStates {
   // the values the group's percentiles read, value i being the one at
   // ascending position ordered_pos[i] among the group's count[g] values.
   std::vector<uint64_t> ordered_pos;
+  // The picked form with one value per group (ordered_nth, percentile_disc):
+  // ordered_int / ordered_float[g] is group g's value, count[g] its number
+  // of values (fewer than the position read: NULL); offsets and ordered_pos
+  // stay empty.
+  bool one_pick = false;
 };
 
 struct AggregationResult {

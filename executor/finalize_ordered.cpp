@@ -135,6 +135,34 @@ void finalize_groups(const OrderedFinal& call, const PartialStates& s, const std
   if (any_null) out.nulls = std::move(nulls);
 }
 
+// The one-pick form (PartialStates::one_pick): each group's value is there,
+// NULL where the group has fewer values than the position read needs.
+template <class T>
+void finalize_one_pick(const OrderedFinal& call, const PartialStates& s, const std::vector<T>& values,
+                       size_t groups, double fraction, Vector& out) {
+  const ColumnFinal& c = call.column;
+  const int64_t needed = c.kind == AggKind::ordered_nth ? static_cast<int64_t>(fraction) + 1 : 1;
+  std::vector<uint8_t> nulls(groups, 0);
+  std::atomic<bool> any_null{false};
+  for_group_ranges(groups, [&](size_t first, size_t last) {
+    bool null_here = false;
+    for (size_t g = first; g < last; ++g) {
+      if (s.count[g] < needed) {
+        nulls[g] = 1;
+        null_here = true;
+      } else if constexpr (std::is_same_v<T, double>) {
+        out.floats[g] = values[g];
+      } else if (c.input == TypeId::numeric) {
+        out.numerics[g] = Numeric{values[g], c.input_scale};
+      } else {
+        out.ints[g] = values[g];
+      }
+    }
+    if (null_here) any_null = true;
+  });
+  if (any_null) out.nulls = std::move(nulls);
+}
+
 }  // namespace
 
 void finalize_ordered_column(const OrderedFinal& call, const PartialStates& s, size_t groups,
@@ -159,6 +187,13 @@ void finalize_ordered_column(const OrderedFinal& call, const PartialStates& s, s
     }
     fraction = std::get<double>(call.fraction);
     if (groups > 0) check_percentile(fraction);
+  }
+  if (s.one_pick) {
+    if (c.kind != AggKind::ordered_nth && c.kind != AggKind::percentile_disc)
+      throw Error(SqlState::internal_error, "ordered values: one picked value for an aggregate that reads more");
+    if (float_type(c.input)) finalize_one_pick<double>(call, s, s.ordered_float, groups, fraction, out);
+    else finalize_one_pick<int64_t>(call, s, s.ordered_int, groups, fraction, out);
+    return;
   }
   if (c.kind == AggKind::percentile_cont || float_type(c.input)) {
     finalize_groups<double>(call, s, s.ordered_float, groups, fraction, out);
