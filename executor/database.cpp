@@ -69,6 +69,7 @@ class EngineTable final : public EngineTableSnapshot {
     return std::nullopt;
   }
   AggregateEngine* gpu_engine() const override { return gpu_; }
+  std::vector<std::vector<int>> unique_keys() const override { return inner_->unique_keys(); }
   // Without chunk ids (the catalog changed while this was made) the GPU's
   // column cache cannot name this snapshot's chunks: not worth keeping.
   std::shared_ptr<const void> version() const override {

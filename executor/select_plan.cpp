@@ -11,6 +11,7 @@
 #include "executor/system_relation_provider.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
+#include "executor/eager_aggregation.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/top_n_per_partition.hpp"
@@ -262,6 +263,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     }
     ~Nesting() { --nested_queries; }
   } nesting;
+  if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the
   // table's statistics) unless it reads a column of the enclosing query:

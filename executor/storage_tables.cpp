@@ -58,6 +58,13 @@ class StorageTable final : public TableSnapshot {
   std::shared_ptr<const storage::StringDictionary> dictionary(int column) const override {
     return store_.dictionary(*snapshot_, column);
   }
+  std::vector<std::vector<int>> unique_keys() const override {
+    std::vector<std::vector<int>> keys;
+    for (const catalog::KeyConstraint& k : snapshot_->def.keys) {
+      if (k.unique) keys.push_back(k.columns);
+    }
+    return keys;
+  }
   // Catalog snapshots are immutable and replaced on every change.
   std::shared_ptr<const void> version() const override { return snapshot_; }
 

@@ -59,6 +59,9 @@ class TableSnapshot {
   // show the same thing. Null when unknown (a table that changes in place):
   // then no plan over it outlives its statement (the shared analyses' reuse).
   virtual std::shared_ptr<const void> version() const { return nullptr; }
+  // The column sets no two rows share values of (PRIMARY KEY, UNIQUE, a
+  // unique index: enforced on every write; rows with a NULL in one excepted).
+  virtual std::vector<std::vector<int>> unique_keys() const { return {}; }
   uint64_t row_count() const {
     uint64_t n = 0;
     for (size_t i = 0; i < chunk_count(); ++i) n += chunk_rows(i);
