@@ -55,7 +55,9 @@ std::string create_table(const nlohmann::json& stmt, StatementContext& ctx) {
       if (!elt.contains("ColumnDef")) {
         const auto& body = elt.begin().value();
         if (elt.contains("Constraint")) unsupported_constraint(ctx, body);
-        unsupported(ctx, elt.begin().key() + " in CREATE TABLE", body.value("location", -1));
+        // In SQL words, not the parser's node name: LIKE is the one other element there is.
+        const std::string what = elt.contains("TableLikeClause") ? "LIKE" : "this table element";
+        unsupported(ctx, what + " in CREATE TABLE", body.value("location", -1));
       }
       ColumnDefinition column = column_definition(elt["ColumnDef"], name, ctx);
       if (!seen.insert(column.column.name).second)

@@ -67,6 +67,8 @@ TEST_F(DdlDmlTest, CreateDropTruncate) {
   expect_error("CREATE TABLE u (a varchar(0))", SqlState::invalid_parameter_value,
                "length for type varchar must be at least 1");
   expect_error("CREATE TABLE u (a int", SqlState::syntax_error, "syntax error at end of input");
+  // In SQL words, never the parser's node name.
+  expect_error("CREATE TABLE u (LIKE t)", SqlState::feature_not_supported, "LIKE in CREATE TABLE is not supported by Tally");
   expect_error("DROP TABLE nosuch", SqlState::undefined_table, "table \"nosuch\" does not exist");
   // A missing name in a list drops nothing.
   expect_error("DROP TABLE t, nosuch", SqlState::undefined_table, "table \"nosuch\" does not exist");
