@@ -6,11 +6,7 @@
 // so exactly the same G distinct values, invertible for the check).
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TALLY_HD __host__ __device__ __forceinline__
-#else
-#define TALLY_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace tally::bench {
 
