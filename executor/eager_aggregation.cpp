@@ -155,6 +155,34 @@ bool movable_aggregate(const json& node) {
          f["args"].size() == 1;
 }
 
+// Whether `node` is NULL wherever the other side's columns are (a left
+// join's unmatched row): the other side's columns, constants and casts
+// under arithmetic operators, at least one such column among them.
+// count(1) or count(coalesce(o.x, 0)) count the unmatched row, which the
+// grouped subquery never sees: those keep the join.
+bool null_without_other_row(const json& node, const Resolver& r, bool& reads_other) {
+  if (node.contains("ColumnRef")) {
+    const std::optional<Column> c = r.resolve(node["ColumnRef"]);
+    reads_other = reads_other || (c && !c->preserved);
+    return c && !c->preserved;
+  }
+  if (node.contains("A_Const")) return true;
+  if (node.contains("TypeCast")) return null_without_other_row(node["TypeCast"]["arg"], r, reads_other);
+  if (node.contains("A_Expr")) {
+    const json& e = node["A_Expr"];
+    static const std::set<std::string> kStrict = {"+", "-", "*", "/", "%"};
+    if (e.value("kind", "") != "AEXPR_OP" || e["name"].size() != 1 ||
+        kStrict.count(e["name"][0]["String"].value("sval", "")) == 0) {
+      return false;
+    }
+    for (const char* side : {"lexpr", "rexpr"}) {
+      if (e.contains(side) && !null_without_other_row(e[side], r, reads_other)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<json> eager_aggregation(const json& select, const PlanContext& pc) {
@@ -244,7 +272,11 @@ std::optional<json> eager_aggregation(const json& select, const PlanContext& pc)
       targets.push_back(t);
       continue;
     }
-    if (!movable_aggregate(value) || !r.reads_only(value["FuncCall"]["args"], false)) return std::nullopt;
+    bool reads_other = false;
+    if (!movable_aggregate(value) || !null_without_other_row(value["FuncCall"]["args"][0], r, reads_other) ||
+        !reads_other) {
+      return std::nullopt;
+    }
     const std::string column = "tally_aggregate_" + std::to_string(sub_targets.size() - 1);
     sub_targets.push_back(target(value, column));
     const json& names = value["FuncCall"]["funcname"];

@@ -6,7 +6,8 @@
 //   [WHERE <c only>] GROUP BY c.k [, other columns of c]
 //
 // when the GROUP BY holds a NOT NULL unique key of c (so every group is
-// one row of c) and every aggregate reads o's columns only, is
+// one row of c) and every aggregate's argument is NULL on the join's
+// unmatched row (o's columns under arithmetic: not count(1)), is
 //
 //   SELECT c.k, coalesce(e.a, 0) FROM c LEFT JOIN
 //     (SELECT o.k, count(o.x) AS a FROM o WHERE <o only> GROUP BY o.k) e
@@ -27,9 +28,10 @@ struct PlanContext;
 
 // `select` (a SelectStmt's fields) rewritten as above, or nullopt where
 // its shape is not exactly that: anything else in the statement (HAVING,
-// ORDER BY, LIMIT, DISTINCT, windows, WITH), count(*), DISTINCT or FILTER
-// in an aggregate, a column that is not resolved to one of the two tables
-// by its name alone or with its table's name or alias.
+// DISTINCT, windows, WITH; ORDER BY other than output names, positions and
+// grouped columns), count(*), DISTINCT or FILTER in an aggregate, a column
+// not resolved to one of the two tables by its name alone or with its
+// table's name or alias.
 std::optional<nlohmann::json> eager_aggregation(const nlohmann::json& select, const PlanContext& context);
 
 }  // namespace tally::executor
