@@ -206,6 +206,11 @@ std::optional<json> eager_aggregation(const json& select, const PlanContext& pc)
   const std::optional<Side> preserved = side_of(left ? join["larg"] : join["rarg"], pc);
   const std::optional<Side> other = side_of(left ? join["rarg"] : join["larg"], pc);
   if (!preserved || !other) return std::nullopt;
+  // The names the rewrite adds must not meet the preserved side's own.
+  if (preserved->name == kAlias || std::any_of(preserved->table->columns().begin(), preserved->table->columns().end(),
+                                                [](const TableColumn& c) { return c.name.rfind("tally_", 0) == 0; })) {
+    return std::nullopt;
+  }
   const Resolver r{*preserved, *other};
 
   // ON: one equality of a preserved column with an other column; the rest
