@@ -1,5 +1,5 @@
 // Percentiles from picked values (common/ordered_rows.hpp's OrderedPick,
-// PartialStates::ordered_pos): OrderedValuesRun with a collector that keeps
+// PartialStates::ordered_pos and one_pick): OrderedValuesRun with a collector that keeps
 // the rows and answers only the picked positions must finalize to exactly
 // what the full form (every value of every group) gives, for
 // percentile_cont and percentile_disc, ASC and DESC, fractions at 0, 1 and
@@ -158,7 +158,10 @@ TEST(OrderedPicks, PickedPercentilesAnswerAsEveryValue) {
   for (size_t c = 0; c < calls.size(); ++c) {
     const Call& call = calls[c];
     EXPECT_TRUE(a.states[c].ordered_pos.empty());
-    EXPECT_FALSE(b.states[c].ordered_pos.empty()) << "call " << c << " not picked";
+    // A pick of one position (percentile_disc) comes as the group's value
+    // itself (PartialStates::one_pick); percentile_cont's two with positions.
+    EXPECT_EQ(b.states[c].one_pick, call.kind == AggKind::percentile_disc) << "call " << c;
+    EXPECT_TRUE(b.states[c].one_pick || !b.states[c].ordered_pos.empty()) << "call " << c << " not picked";
     EXPECT_LE(b.states[c].ordered_pos.size(), per_input[call.input] * b.groups()) << "call " << c;
     const TypeId in_type = call.input == 0 ? TypeId::int4 : TypeId::float8;
     const OrderedFinal final{ColumnFinal{call.kind, in_type, 0}, Value{call.fraction}, call.descending};
