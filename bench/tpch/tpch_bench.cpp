@@ -235,8 +235,8 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   Duck duck(o);
   testing::TallyServer tally(o.tallyd, o.tallyd_args);
   tpch::Connection td(tally.conninfo());
-  td.exec(tpch::tally_schema(schema));
-  duck.must(tpch::tally_schema(schema));
+  td.exec(schema);
+  duck.must(schema);
   double load_duck = 0, load_tally = 0;
   for (const char* table : tpch::kTables) {
     const auto [path, options] = table_source(o.data_dir, table);
@@ -311,7 +311,7 @@ int main(int argc, char** argv) {
     testing::TallyServer tally(o.tallyd, o.tallyd_args);
     tpch::Connection pg(postgres.conninfo()), td(tally.conninfo());
     pg.exec(schema);
-    td.exec(tpch::tally_schema(schema));
+    td.exec(schema);
     double load_pg = 0, load_tally = 0;
     for (const char* table : tpch::kTables) {
       const auto [path, options] = table_source(o.data_dir, table);

@@ -5,16 +5,14 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <unordered_set>
 
 #include "common/error.hpp"
+#include "executor/dml/key_value_set.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/numeric_slot.hpp"
 
 namespace tally::executor::dml {
 namespace {
-
-using KeySet = std::unordered_set<std::string>;
 
 // One key's value of one row as bytes that are equal exactly when
 // PostgreSQL's equality says the values are (false: a NULL in the key, which
@@ -82,15 +80,14 @@ std::string describe_key(const catalog::TableDef& def, const catalog::KeyConstra
 // given, is called for a value already in its set (and the scan stops).
 using DuplicateHandler = std::function<void(size_t key, const std::vector<const storage::ColumnVector*>&,
                                             const std::vector<const storage::StringDictionary*>&, size_t row)>;
-std::vector<KeySet> build_sets(storage::TableStore& store, const catalog::TableSnapshot& snapshot,
+std::vector<KeyValueSet> build_sets(storage::TableStore& store, const catalog::TableSnapshot& snapshot,
                                const std::vector<catalog::KeyConstraint>& keys, const DuplicateHandler& duplicate) {
-  std::vector<KeySet> sets(keys.size());
+  const auto rows = static_cast<size_t>(snapshot.row_count());
+  std::vector<KeyValueSet> sets(keys.size(), KeyValueSet(rows));
   std::vector<int> wanted;
   for (const auto& key : keys)
     for (const int c : key.columns)
       if (std::find(wanted.begin(), wanted.end(), c) == wanted.end()) wanted.push_back(c);
-  uint64_t rows = snapshot.row_count();
-  for (auto& set : sets) set.reserve(static_cast<size_t>(rows));
   const size_t ncols = snapshot.def.columns.size();
   std::string encoded;
   for (size_t chunk = 0; chunk < snapshot.chunks.size(); ++chunk) {
@@ -106,7 +103,7 @@ std::vector<KeySet> build_sets(storage::TableStore& store, const catalog::TableS
     for (size_t k = 0; k < keys.size(); ++k) {
       for (size_t row = 0; row < batch->rows; ++row) {
         if (!encode_key(keys[k], columns, row, encoded)) continue;
-        if (!sets[k].insert(encoded).second && duplicate) duplicate(k, columns, dictionaries, row);
+        if (!sets[k].insert(encoded) && duplicate) duplicate(k, columns, dictionaries, row);
       }
     }
   }
@@ -124,7 +121,7 @@ std::vector<catalog::KeyConstraint> unique_keys(const catalog::TableDef& def) {
 struct KeyCache {
   struct Entry {
     uint64_t version = 0;
-    std::vector<KeySet> sets;
+    std::vector<KeyValueSet> sets;
   };
   std::mutex mutex;
   std::map<uint32_t, Entry> entries;
@@ -133,7 +130,7 @@ struct KeyCache {
 class UniqueKeyCheck final : public storage::AppendCheck {
  public:
   UniqueKeyCheck(std::shared_ptr<KeyCache> cache, std::shared_ptr<const catalog::TableSnapshot> base,
-                 std::vector<catalog::KeyConstraint> keys, std::vector<KeySet> sets, bool cacheable)
+                 std::vector<catalog::KeyConstraint> keys, std::vector<KeyValueSet> sets, bool cacheable)
       : cache_(std::move(cache)), base_(std::move(base)), keys_(std::move(keys)), sets_(std::move(sets)),
         cacheable_(cacheable) {}
 
@@ -143,7 +140,7 @@ class UniqueKeyCheck final : public storage::AppendCheck {
     for (size_t k = 0; k < keys_.size(); ++k) {
       for (size_t row = first; row < first + count; ++row) {
         if (!encode_key(keys_[k], columns, row, encoded)) continue;
-        if (sets_[k].insert(encoded).second) continue;
+        if (sets_[k].insert(encoded)) continue;
         cacheable_ = false;  // the set now holds keys of rows never committed
         throw std::move(Error(SqlState::unique_violation,
                               "duplicate key value violates unique constraint \"" + keys_[k].name + "\"")
@@ -163,7 +160,7 @@ class UniqueKeyCheck final : public storage::AppendCheck {
   std::shared_ptr<KeyCache> cache_;
   std::shared_ptr<const catalog::TableSnapshot> base_;
   std::vector<catalog::KeyConstraint> keys_;
-  std::vector<KeySet> sets_;
+  std::vector<KeyValueSet> sets_;
   bool cacheable_;
 };
 
@@ -175,7 +172,7 @@ void install_unique_key_checks(storage::TableStore& store) {
                                  bool replacing, bool in_block) -> std::unique_ptr<storage::AppendCheck> {
     auto keys = unique_keys(base->def);
     if (keys.empty()) return nullptr;
-    std::vector<KeySet> sets;
+    std::vector<KeyValueSet> sets;
     bool found = false;
     {
       // Taken out while this append runs (it holds the table's write lock):
@@ -189,7 +186,7 @@ void install_unique_key_checks(storage::TableStore& store) {
       }
     }
     if (replacing) {
-      sets.assign(keys.size(), KeySet{});
+      sets.assign(keys.size(), KeyValueSet{});
     } else if (!found) {
       sets = build_sets(s, *base, keys, nullptr);
     }

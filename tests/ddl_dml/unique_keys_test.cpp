@@ -7,10 +7,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <random>
+#include <set>
+#include <string>
 
 #include "catalog/catalog.hpp"
 #include "catalog/sequence_store.hpp"
 #include "common/error.hpp"
+#include "executor/dml/key_value_set.hpp"
 #include "executor/dml/unique_keys.hpp"
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
@@ -133,6 +137,27 @@ TEST(UniqueKeys, EveryAppendPathIsChecked) {
   EXPECT_EQ(violation([&] { store.append_grouped(oid, [&](storage::TableAppender& a) { row(a, 2, nullptr); }); }),
             "Key (id)=(2) already exists.");
   store.append_grouped(oid, [&](storage::TableAppender& a) { row(a, 7, nullptr); });
+}
+
+// The set one key's values go into, against std::set: 4-, 8-, 12- and
+// 16-byte values (the flat table, through several growths from a small
+// start), the one 16-byte value that marks an empty slot, and 20-byte values
+// (the fallback).
+TEST(UniqueKeys, KeyValueSetAgreesWithAnOrderedSet) {
+  std::mt19937_64 random(7);
+  for (const size_t width : {4, 8, 12, 16, 20}) {
+    executor::dml::KeyValueSet set(width == 8 ? 100000 : 0);
+    std::set<std::string> expected;
+    for (int i = 0; i < 200000; ++i) {
+      std::string value(width, '\0');
+      // Few distinct values in the low bytes: duplicates are common.
+      const uint64_t bits = random() % 50000;
+      std::memcpy(value.data() + width - 4, &bits, 4);
+      if (i % 1000 == 0) value.assign(width, '\xff');
+      EXPECT_EQ(set.insert(value), expected.insert(value).second) << "width " << width << " value " << i;
+    }
+    EXPECT_FALSE(set.insert(std::string(width, '\xff')));
+  }
 }
 
 TEST(Sequences, RestartContinuesPastEveryValueHandedOut) {

@@ -1,9 +1,8 @@
 #pragma once
 // What the TPC-H test (tests/tpch) and benchmark (bench/tpch) share: a libpq
 // connection that loads a table with COPY from a file (xz-compressed or plain),
-// the 22 queries split out of queries.sql, the schema as Tally takes it, and
-// one query's answer (column types and every value's text) with its time,
-// compared with PostgreSQL's.
+// the 22 queries split out of queries.sql, and one query's answer (column
+// types and every value's text) with its time, compared with PostgreSQL's.
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -26,15 +25,6 @@ inline std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// PRIMARY KEY constraints are dropped from the copy Tally (and tpch_bench's
-// DuckDB) loads: Tally enforces a key with a hash set but builds no index a
-// plan could use, so a key would only cost the load; the generated and the
-// reference data satisfy them.
-inline std::string tally_schema(const std::string& schema) {
-  const std::string s = std::regex_replace(schema, std::regex(R"(,\s*PRIMARY KEY \([^)]*\))"), "");
-  return std::regex_replace(s, std::regex(" PRIMARY KEY"), "");
 }
 
 // (name, text) of each query in queries.sql, each preceded by "-- TPC-H Qn".
