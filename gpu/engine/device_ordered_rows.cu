@@ -23,6 +23,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/engine/ordered_row_codes.cuh"
+#include "gpu/warp_append.cuh"
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/top_codes_table.cuh"
 #include "gpu/gpu_health.hpp"
@@ -39,19 +40,14 @@ using tally::ColumnWidth;
 // order within the buffers is free, the sort sets it.
 __global__ void collect_kernel(const __grid_constant__ CollectArgs a, int64_t rows) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const unsigned lane = threadIdx.x & 31u;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < rows; base += stride) {
     const int64_t r = base + threadIdx.x;
     const bool in = r < rows;
     const bool kept = in && row_kept(a, r);
     const bool null_key = kept && a.key_valid != nullptr && a.key_valid[r] == 0;
     const bool keyed = kept && !null_key;
-    const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
-    unsigned long long at = 0;
-    if (lane == 0 && ballot != 0) at = atomicAdd(a.count, static_cast<unsigned long long>(__popc(ballot)));
-    at = __shfl_sync(0xffffffffu, at, 0);
+    const unsigned long long pos = warp_append(keyed, a.count);
     if (keyed) {
-      const unsigned long long pos = at + static_cast<unsigned long long>(__popc(ballot & ((1u << lane) - 1u)));
       a.out_keys[pos] = sort_key(a, r);
       a.out_codes[pos] = order_code(a, r);
     }

@@ -8,6 +8,7 @@
 #include "common/murmur_mix.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/pageable_copy.cuh"
+#include "gpu/warp_append.cuh"
 
 namespace tally::gpu {
 namespace {
@@ -141,19 +142,14 @@ __global__ void pick_kernel(const __grid_constant__ TopCodesView t, const __grid
                             uint64_t* null_codes, uint64_t* null_positions) {
   const uint64_t entries = t.capacity + 2;
   const uint64_t stride = gridDim.x * static_cast<uint64_t>(blockDim.x);
-  const unsigned lane = threadIdx.x & 31u;
   for (uint64_t base = blockIdx.x * static_cast<uint64_t>(blockDim.x); base < entries; base += stride) {
     const uint64_t e = base + threadIdx.x;
     const uint64_t* entry = e < entries ? entry_at(t, e) : nullptr;
     const unsigned n = entry ? static_cast<unsigned>(entry[1]) : 0;
     const bool keyed = n > 0 && e != t.capacity;
     if (n > 0 && e == t.capacity) pick_entry(t, entry, n, p, null_codes, null_positions);
-    const unsigned ballot = __ballot_sync(0xffffffffu, keyed);
-    unsigned long long at = 0;
-    if (lane == 0 && ballot != 0) at = atomicAdd(out_n, static_cast<unsigned long long>(__popc(ballot)));
-    at = __shfl_sync(0xffffffffu, at, 0);
+    const unsigned long long at = warp_append(keyed, out_n);
     if (!keyed) continue;
-    at += static_cast<unsigned long long>(__popc(ballot & ((1u << lane) - 1u)));
     out_keys[at] = e == t.capacity + 1 ? kFreeKey : entry[0];
     out_counts[at] = n;
     pick_entry(t, entry, n, p, out_codes + at * p.per, out_positions + at * p.per);

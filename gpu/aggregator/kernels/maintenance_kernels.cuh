@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpu/aggregator/kernels/views.cuh"
+#include "gpu/warp_append.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -82,8 +83,7 @@ __global__ void merge_spill_kernel(GlobalTableRef<K> table, SpillRef spill, uint
 }
 
 // Appends every group of slots [first, stride): key (int64), NULL flag, lanes
-// (SoA, stride out_stride). One atomic per warp reserves the warp's positions
-// (one per group on a single counter serializes at millions of groups).
+// (SoA, stride out_stride), at positions each warp reserves at once.
 template <class K>
 __global__ void extract_kernel(GlobalTableRef<K> table, uint64_t first, int lanes, int64_t* out_keys,
                                uint8_t* out_null, ull* out_lanes, uint64_t out_stride, ull* out_count) {
@@ -93,13 +93,8 @@ __global__ void extract_kernel(GlobalTableRef<K> table, uint64_t first, int lane
        s0 += step) {
     const uint64_t s = s0 + lane;
     const bool has = s < table.stride && table.lane(0)[s] != 0;
-    const unsigned m = __ballot_sync(0xffffffffu, has);
-    if (m == 0) continue;
-    ull base = 0;
-    if (lane == 0) base = atomicAdd(out_count, static_cast<ull>(__popc(m)));
-    base = __shfl_sync(0xffffffffu, base, 0);
+    const ull i = warp_append(has, out_count);
     if (!has) continue;
-    const ull i = base + static_cast<unsigned>(__popc(m & ((1u << lane) - 1u)));
     if (i >= out_stride) continue;
     const bool is_null = s == table.capacity;
     out_keys[i] = s < table.capacity ? static_cast<int64_t>(table.keys[s])

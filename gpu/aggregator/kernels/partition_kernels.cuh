@@ -12,6 +12,7 @@
 #include "gpu/aggregator/kernels/aggregate_kernels.cuh"
 #include "gpu/aggregator/kernels/shared_table.cuh"
 #include "gpu/aggregator/kernels/views.cuh"
+#include "gpu/warp_append.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -134,12 +135,9 @@ __device__ void partition_flush_direct(const SharedTable& t, const SharedLayout&
       table.add_partial(ls, spill, KeyTraits<K>::empty, s == p.slots, vals);
     }
     const bool mine = has && !special;
-    const unsigned m = __ballot_sync(0xffffffffu, mine);
-    uint32_t wbase = 0;
-    if (lane == 0 && m) wbase = atomicAdd(cursor, static_cast<uint32_t>(__popc(m)));
-    wbase = __shfl_sync(0xffffffffu, wbase, 0);
+    const uint32_t position = warp_append(mine, cursor);
     if (mine) {
-      const ull i = *base + wbase + static_cast<uint32_t>(__popc(m & ((1u << lane) - 1u)));
+      const ull i = *base + position;
       if (i < out.capacity) {
         out.keys[i] = static_cast<int64_t>(keys[s]);
         for (int l = 0; l < ls.count; ++l)

@@ -7,6 +7,7 @@
 
 #include "gpu/aggregator/kernels/views.cuh"
 #include "gpu/aggregator/result_builder.hpp"
+#include "gpu/warp_append.cuh"
 
 namespace tally::gpu::kernels {
 
@@ -43,13 +44,8 @@ static __global__ void sift_kernel(const __grid_constant__ SiftTests tests, Sift
     const uint64_t at = in_table ? i : i - table.n;
     bool pass = i < total;
     for (int t = 0; t < tests.count && pass; ++t) pass = aggregator::lane_test_passes(tests.test[t], reinterpret_cast<const uint64_t*>(r.lanes), r.stride, at);
-    const unsigned m = __ballot_sync(0xffffffffu, pass);
-    if (m == 0) continue;
-    ull base = 0;
-    if (lane == 0) base = atomicAdd(out_count, static_cast<ull>(__popc(m)));
-    base = __shfl_sync(0xffffffffu, base, 0);
+    const ull o = warp_append(pass, out_count);
     if (!pass) continue;
-    const ull o = base + static_cast<unsigned>(__popc(m & ((1u << lane) - 1u)));
     out_keys[o] = r.keys[at];
     out_null[o] = r.nulls != nullptr ? r.nulls[at] : 0;
     for (int l = 0; l < lanes; ++l) out_lanes[static_cast<uint64_t>(l) * out_stride + o] = r.lanes[static_cast<uint64_t>(l) * r.stride + at];
