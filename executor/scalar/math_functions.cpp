@@ -2,6 +2,7 @@
 // exp/ln/log and mod, over integers, float8 and numeric as PostgreSQL types them.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "common/error.hpp"
 #include "executor/numeric.hpp"
@@ -16,6 +17,63 @@ namespace {
 TypeId float_or_numeric(SqlType t) {
   if (t.id == TypeId::numeric) return TypeId::numeric;
   return TypeId::float8;
+}
+
+Error width_bucket_error(const char* message) {
+  return Error(SqlState::invalid_argument_for_width_bucket_function, message);
+}
+
+// count + 1, the bucket past the upper bound, as an int4.
+int64_t bucket_past_end(int64_t count) {
+  if (count >= INT32_MAX) throw Error(SqlState::numeric_value_out_of_range, "integer out of range");
+  return count + 1;
+}
+
+// width_bucket(float8, float8, float8, int) as PostgreSQL 15's float.c
+// computes it: count * offset / width + 1, truncated (its rounding decides
+// the buckets of values near a boundary).
+int64_t width_bucket_float8(double operand, double low, double high, int64_t count) {
+  if (count <= 0) throw width_bucket_error("count must be greater than zero");
+  if (std::isnan(operand) || std::isnan(low) || std::isnan(high))
+    throw width_bucket_error("operand, lower bound, and upper bound cannot be NaN");
+  if (std::isinf(low) || std::isinf(high)) throw width_bucket_error("lower and upper bounds must be finite");
+  if (low == high) throw width_bucket_error("lower bound cannot equal upper bound");
+  const bool rising = low < high;
+  if (rising ? operand < low : operand > low) return 0;
+  if (rising ? operand >= high : operand <= high) return bucket_past_end(count);
+  const double c = static_cast<double>(count);
+  const double width = rising ? high - low : low - high;
+  const double bucket = std::isinf(width)
+                            ? c * (rising ? operand / 2 - low / 2 : low / 2 - operand / 2) /
+                                  (rising ? high / 2 - low / 2 : low / 2 - high / 2) + 1
+                            : c * (rising ? operand - low : low - operand) / width + 1;
+  return static_cast<int32_t>(bucket);
+}
+
+// width_bucket(numeric, numeric, numeric, int): the bucket is
+// floor(offset * count / width) + 1, computed exactly on the values brought
+// to one scale.
+int64_t width_bucket_numeric(Numeric operand, Numeric low, Numeric high, int64_t count) {
+  if (count <= 0) throw width_bucket_error("count must be greater than zero");
+  if (operand.is_infinite() || low.is_infinite() || high.is_infinite())
+    throw width_bucket_error("lower and upper bounds must be finite");
+  const int32_t scale = std::max({operand.scale, low.scale, high.scale});
+  const __int128 x = operand.rescaled(scale).mantissa, lo = low.rescaled(scale).mantissa,
+                 hi = high.rescaled(scale).mantissa;
+  if (lo == hi) throw width_bucket_error("lower bound cannot equal upper bound");
+  const bool rising = lo < hi;
+  if (rising ? x < lo : x > lo) return 0;
+  if (rising ? x >= hi : x <= hi) return bucket_past_end(count);
+  const unsigned __int128 width = static_cast<unsigned __int128>(rising ? hi - lo : lo - hi);
+  const unsigned __int128 offset = static_cast<unsigned __int128>(rising ? x - lo : lo - x);
+  // offset < width; offset * count fits unless the values span more than
+  // 2^96 units of their scale, where a long double quotient stands in.
+  const unsigned __int128 limit = static_cast<unsigned __int128>(1) << 96;
+  const int64_t bucket =
+      offset < limit ? static_cast<int64_t>(offset * static_cast<unsigned __int128>(count) / width)
+                     : static_cast<int64_t>(static_cast<long double>(offset) / static_cast<long double>(width) *
+                                            static_cast<long double>(count));
+  return std::min(bucket, count - 1) + 1;
 }
 
 }  // namespace
@@ -87,6 +145,28 @@ ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, 
     args[0] = to_type(std::move(args[0]), TypeId::float8, context);
     return call({TypeId::float8}, name, std::move(args), [is_floor](std::span<const Value> a) -> Value {
       return is_floor ? std::floor(std::get<double>(a[0])) : std::ceil(std::get<double>(a[0]));
+    });
+  }
+  if (name == "width_bucket" && n == 4) {
+    // PostgreSQL has a numeric and a float8 form; float8 wins unless an
+    // argument is numeric and none is a float (floats do not cast to
+    // numeric implicitly), as its function resolution decides.
+    bool any_numeric = false, any_float = false;
+    for (size_t i = 0; i < 3; ++i) {
+      if (type_of(i).id == TypeId::unknown) continue;
+      if (!numeric_rank(type_of(i).id)) throw no_function(name, args);
+      any_numeric |= type_of(i).id == TypeId::numeric;
+      any_float |= type_of(i).id == TypeId::float4 || type_of(i).id == TypeId::float8;
+    }
+    const TypeId t = any_numeric && !any_float ? TypeId::numeric : TypeId::float8;
+    for (size_t i = 0; i < 3; ++i) args[i] = to_type(std::move(args[i]), t, context);
+    args[3] = to_type(std::move(args[3]), TypeId::int4, context);
+    return call({TypeId::int4}, name, std::move(args), [t](std::span<const Value> a) -> Value {
+      return t == TypeId::numeric
+                 ? width_bucket_numeric(std::get<Numeric>(a[0]), std::get<Numeric>(a[1]), std::get<Numeric>(a[2]),
+                                        std::get<int64_t>(a[3]))
+                 : width_bucket_float8(std::get<double>(a[0]), std::get<double>(a[1]), std::get<double>(a[2]),
+                                       std::get<int64_t>(a[3]));
     });
   }
   if (name == "sign" && n == 1) {

@@ -10,6 +10,7 @@
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/substring_search.hpp"
 #include "executor/scalar_functions.hpp"
+#include "executor/value_codec.hpp"
 #include "executor/vector_operand.hpp"
 
 namespace tally::executor {
@@ -276,11 +277,29 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
     }
     return e;
   }
-  if ((name == "concat") && n >= 1) {
-    for (auto& a : args) a = coerce_to(std::move(a), {TypeId::text}, CastContext::explicit_, context);
-    return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
+  if ((name == "concat" && n >= 1) || (name == "concat_ws" && n >= 2)) {
+    // Each argument as its type's output function prints it (true is `t`,
+    // where true::text is `true`; char(n) keeps its padding); NULLs are
+    // skipped. concat_ws puts its first argument between them, and is NULL
+    // when that is.
+    const bool separated = name == "concat_ws";
+    if (separated) args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    std::vector<SqlType> types;
+    for (auto& a : args) {
+      if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
+      types.push_back(a->type);
+    }
+    return call({TypeId::text}, name, std::move(args), [types, separated](std::span<const Value> a) -> Value {
+      if (separated && is_null(a[0])) return Null{};
       std::string out;
-      for (const auto& v : a) if (!is_null(v)) out += std::get<std::string>(v);
+      bool first = true;
+      for (size_t i = separated ? 1 : 0; i < a.size(); ++i) {
+        if (is_null(a[i])) continue;
+        if (separated && !first) out += std::get<std::string>(a[0]);
+        first = false;
+        if (types[i].id == TypeId::text || types[i].id == TypeId::varchar) out += std::get<std::string>(a[i]);
+        else append_value_text(out, types[i], a[i]);
+      }
       return out;
     }, false);
   }
