@@ -134,9 +134,11 @@ ExprPtr make_bytea_operator(const std::string& op, ExprPtr& left, ExprPtr& right
 
 ExprPtr make_bytea_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
-  if ((name == "length" || name == "octet_length") && n == 1 && args[0]->type.id == TypeId::bytea) {
-    return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
-      return static_cast<int64_t>(bytes_of(a[0]).size());
+  if ((name == "length" || name == "octet_length" || name == "bit_length") && n == 1 &&
+      args[0]->type.id == TypeId::bytea) {
+    const int64_t unit = name == "bit_length" ? 8 : 1;
+    return call({TypeId::int4}, name, std::move(args), [unit](std::span<const Value> a) -> Value {
+      return static_cast<int64_t>(bytes_of(a[0]).size()) * unit;
     });
   }
   if (name == "encode" && n == 2) {

@@ -1,4 +1,4 @@
-// Date and time functions: date_trunc, date_part and extract over
+// Date and time functions: date_trunc, date_bin, date_part and extract over
 // timestamps (PostgreSQL 15's field names and result scales).
 #include <cmath>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/types/time_zone.hpp"
+#include "executor/types/type_io.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor::scalar {
@@ -122,6 +123,38 @@ Numeric extract_field(const std::string& field_in, int64_t ts, bool is_date) {
 ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
   auto type_of = [&](size_t i) { return args[i]->type; };
+  if (name == "date_bin" && n == 3) {
+    // date_bin(stride, ts, origin): the start of ts's stride-long bin counted
+    // from origin, rounding down before the origin as after it, as
+    // PostgreSQL 15's timestamp_bin does. timestamptz bins the instant.
+    args[0] = to_type(std::move(args[0]), TypeId::interval, context);
+    TypeId t = TypeId::timestamp;
+    for (size_t i = 1; i < 3; ++i) {
+      if (type_of(i).id == TypeId::timestamptz || type_of(i).id == TypeId::date) t = TypeId::timestamptz;
+      else if (type_of(i).id != TypeId::timestamp && type_of(i).id != TypeId::unknown) throw no_function(name, args);
+    }
+    for (size_t i = 1; i < 3; ++i) args[i] = to_type(std::move(args[i]), t, context);
+    return call({t}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const auto& stride = std::get<Interval>(a[0]);
+      const int64_t ts = ts_of(a[1]), origin = ts_of(a[2]);
+      if (ts == types::timestamp_pos_infinity || ts == types::timestamp_neg_infinity) return ts;
+      if (origin == types::timestamp_pos_infinity || origin == types::timestamp_neg_infinity)
+        throw Error(SqlState::datetime_field_overflow, "origin out of range");
+      if (stride.months != 0)
+        throw Error(SqlState::feature_not_supported,
+                    "timestamps cannot be binned into intervals containing months or years");
+      const __int128 stride_usecs = static_cast<__int128>(stride.days) * kUsecsPerDay + stride.micros;
+      if (stride_usecs <= 0) throw Error(SqlState::datetime_field_overflow, "stride must be greater than zero");
+      const __int128 diff = static_cast<__int128>(ts) - origin;
+      const __int128 remainder = diff % stride_usecs;
+      const __int128 delta = diff - remainder - (remainder < 0 ? stride_usecs : 0);
+      const __int128 result = origin + delta;
+      if (diff > INT64_MAX || diff < INT64_MIN || result >= types::timestamp_pos_infinity ||
+          result <= types::timestamp_neg_infinity)
+        throw Error(SqlState::datetime_field_overflow, "timestamp out of range");
+      return static_cast<int64_t>(result);
+    });
+  }
   if (name == "date_trunc" && n == 2) {
     args[0] = to_type(std::move(args[0]), TypeId::text, context);
     if (type_of(1).id == TypeId::unknown) args[1] = to_type(std::move(args[1]), TypeId::timestamptz, context);

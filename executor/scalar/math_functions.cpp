@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
 
 #include "common/error.hpp"
 #include "executor/numeric.hpp"
@@ -74,6 +77,38 @@ int64_t width_bucket_numeric(Numeric operand, Numeric low, Numeric high, int64_t
                      : static_cast<int64_t>(static_cast<long double>(offset) / static_cast<long double>(width) *
                                             static_cast<long double>(count));
   return std::min(bucket, count - 1) + 1;
+}
+
+// Both values as mantissas of one scale (the larger), for the functions that
+// work on a numeric's digits: gcd, lcm, div.
+std::pair<__int128, __int128> common_scale(const Numeric& a, const Numeric& b, int32_t& scale) {
+  if (a.is_infinite() || b.is_infinite())
+    throw Error(SqlState::feature_not_supported, "infinite numeric values are not supported here");
+  scale = std::max(a.scale, b.scale);
+  return {a.rescaled(scale).mantissa, b.rescaled(scale).mantissa};
+}
+
+unsigned __int128 magnitude(__int128 v) {
+  return v < 0 ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+}
+
+unsigned __int128 euclid(unsigned __int128 a, unsigned __int128 b) {
+  while (b != 0) {
+    const unsigned __int128 r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+// gcd/lcm of two mantissas; nullopt when the lcm does not fit.
+std::optional<unsigned __int128> gcd_or_lcm(__int128 a, __int128 b, bool lcm) {
+  const unsigned __int128 g = euclid(magnitude(a), magnitude(b));
+  if (!lcm) return g;
+  if (a == 0 || b == 0) return 0;
+  unsigned __int128 out;
+  if (__builtin_mul_overflow(magnitude(a) / g, magnitude(b), &out)) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -167,6 +202,65 @@ ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, 
                                         std::get<int64_t>(a[3]))
                  : width_bucket_float8(std::get<double>(a[0]), std::get<double>(a[1]), std::get<double>(a[2]),
                                        std::get<int64_t>(a[3]));
+    });
+  }
+  if ((name == "gcd" || name == "lcm") && n == 2) {
+    // int4, int8 and numeric forms; the result has the arguments' type.
+    TypeId t = TypeId::int4;
+    for (const auto& a : args) {
+      const TypeId id = a->type.id;
+      if (id == TypeId::numeric || id == TypeId::unknown) t = TypeId::numeric;
+      else if (id == TypeId::int8 && t != TypeId::numeric) t = TypeId::int8;
+      else if (!is_integer(id)) throw no_function(name, args);
+    }
+    for (auto& a : args) a = to_type(std::move(a), t, context);
+    const bool lcm = name == "lcm";
+    return call({t}, name, std::move(args), [t, lcm](std::span<const Value> a) -> Value {
+      if (t == TypeId::numeric) {
+        int32_t scale = 0;
+        const auto [x, y] = common_scale(std::get<Numeric>(a[0]), std::get<Numeric>(a[1]), scale);
+        const auto r = gcd_or_lcm(x, y, lcm);
+        if (!r || *r > static_cast<unsigned __int128>(std::numeric_limits<__int128>::max()))
+          throw Error(SqlState::numeric_value_out_of_range, "value overflows numeric format");
+        return Numeric{static_cast<__int128>(*r), scale};
+      }
+      const auto r = gcd_or_lcm(std::get<int64_t>(a[0]), std::get<int64_t>(a[1]), lcm);
+      if (!r || *r > static_cast<unsigned __int128>(INT64_MAX)) throw out_of_range(t);
+      return int_checked(static_cast<__int128>(*r), t);
+    });
+  }
+  if (name == "div" && n == 2) {
+    // The integral part of the quotient, toward zero, as numeric.
+    for (auto& a : args) {
+      if (a->type.id != TypeId::unknown && !is_integer(a->type.id) && a->type.id != TypeId::numeric)
+        throw no_function(name, args);
+      a = to_type(std::move(a), TypeId::numeric, context);
+    }
+    return call({TypeId::numeric}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      int32_t scale = 0;
+      const auto [x, y] = common_scale(std::get<Numeric>(a[0]), std::get<Numeric>(a[1]), scale);
+      if (y == 0) throw Error(SqlState::division_by_zero, "division by zero");
+      return Numeric{x / y, 0};
+    });
+  }
+  if ((name == "scale" || name == "trim_scale") && n == 1) {
+    if (args[0]->type.id != TypeId::unknown && !numeric_rank(args[0]->type.id)) throw no_function(name, args);
+    args[0] = to_type(std::move(args[0]), TypeId::numeric, context);
+    if (name == "scale") {
+      return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
+        const Numeric& x = std::get<Numeric>(a[0]);
+        if (x.is_infinite()) return Null{};
+        return int64_t{x.scale};
+      });
+    }
+    return call({TypeId::numeric}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      Numeric x = std::get<Numeric>(a[0]);
+      if (x.is_infinite()) return x;
+      while (x.scale > 0 && x.mantissa % 10 == 0) {
+        x.mantissa /= 10;
+        --x.scale;
+      }
+      return x;
     });
   }
   if (name == "sign" && n == 1) {

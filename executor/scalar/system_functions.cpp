@@ -196,6 +196,15 @@ ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args
   auto unknown_to_text = [&] {
     for (auto& a : args) if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
   };
+  if ((name == "num_nulls" || name == "num_nonnulls") && n >= 1) {
+    unknown_to_text();
+    const bool nulls = name == "num_nulls";
+    return call({TypeId::int4}, name, std::move(args), [nulls](std::span<const Value> a) -> Value {
+      int64_t count = 0;
+      for (const Value& v : a) count += is_null(v) == nulls ? 1 : 0;
+      return count;
+    }, false);
+  }
   if (name == "version" && n == 0) {
     return std::make_unique<ConstExpr>(SqlType{TypeId::text}, version_string());
   }

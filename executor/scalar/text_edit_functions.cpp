@@ -1,5 +1,6 @@
 // Text functions that cut, pad and rearrange characters: left, right, lpad,
-// rpad, translate, split_part, initcap, repeat, reverse, position, format. Lengths
+// rpad, translate, split_part, initcap, repeat, reverse, position, format,
+// overlay, ascii. Lengths
 // and positions count UTF-8 characters, as PostgreSQL's do.
 #include <cctype>
 
@@ -218,6 +219,34 @@ ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& a
     args[0] = coerce_to(std::move(args[0]), {TypeId::text}, CastContext::explicit_, context);
     return call({TypeId::text}, name, std::move(args), [](std::span<const Value> a) -> Value {
       return quote_literal(a[0]);
+    });
+  }
+  if (name == "overlay" && (n == 3 || n == 4) && args[0]->type.id != TypeId::bytea) {
+    // overlay(s placing r from start [for count]): s's characters before
+    // start, then r, then those from start + count (count: r's length).
+    text_args(2);
+    int_arg(2);
+    if (n == 4) int_arg(3);
+    return text_result([](std::span<const Value> a) -> Value {
+      const auto chars = chars_of(str(a[0]));
+      const int64_t start = num(a[2]);
+      const int64_t count = a.size() == 4 ? num(a[3]) : static_cast<int64_t>(chars_of(str(a[1])).size());
+      if (start <= 0 || count < 0) throw Error(SqlState::substring_error, "negative substring length not allowed");
+      const auto at = [&](int64_t i) { return static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(chars.size()))); };
+      return join(chars, 0, at(start - 1)) + str(a[1]) + join(chars, at(start - 1 + count), chars.size());
+    });
+  }
+  if (name == "ascii" && n == 1) {
+    // The code point of the first character; 0 for the empty string.
+    text_args(1);
+    return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const std::string& s = str(a[0]);
+      if (s.empty()) return int64_t{0};
+      const auto c = static_cast<unsigned char>(s[0]);
+      const int extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+      int64_t code = extra == 0 ? c : c & (0x3F >> extra);
+      for (int i = 1; i <= extra && static_cast<size_t>(i) < s.size(); ++i) code = code << 6 | (s[i] & 0x3F);
+      return code;
     });
   }
   if (name == "position" && n == 2) {

@@ -221,6 +221,13 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
       return upper ? utf8_upper(std::get<std::string>(a[0])) : utf8_lower(std::get<std::string>(a[0]));
     });
   }
+  if (name == "bit_length" && n == 1 && type_of(0).id != TypeId::bytea) {
+    // bit_length(text): a char(n) argument loses its padding in the cast.
+    args[0] = to_type(std::move(args[0]), TypeId::text, context);
+    return call({TypeId::int4}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return static_cast<int64_t>(std::get<std::string>(a[0]).size()) * 8;
+    });
+  }
   if ((name == "length" || name == "char_length" || name == "character_length" || name == "octet_length") && n == 1) {
     unknown_to_text();
     if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
