@@ -55,6 +55,35 @@ std::optional<TypeId> text_held_array_element(const nlohmann::json& type_name) {
 
 ExprPtr make_array_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
   const size_t n = args.size();
+  if (name == "string_to_array" && (n == 2 || n == 3)) {
+    // Split at each delimiter; a NULL delimiter splits into characters, an
+    // empty one keeps the string whole; the empty string is the empty
+    // array; elements equal to the third argument become NULL.
+    for (auto& a : args) a = to_type(std::move(a), TypeId::text, context);
+    return call({TypeId::text_array}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      if (is_null(a[0])) return Null{};
+      const std::string& s = std::get<std::string>(a[0]);
+      std::vector<std::optional<std::string>> parts;
+      if (!s.empty() && is_null(a[1])) {
+        const std::vector<size_t> starts = utf8_char_starts(s);
+        for (size_t i = 0; i < starts.size(); ++i) {
+          parts.emplace_back(s.substr(starts[i], (i + 1 < starts.size() ? starts[i + 1] : s.size()) - starts[i]));
+        }
+      } else if (!s.empty()) {
+        const std::string& delimiter = std::get<std::string>(a[1]);
+        size_t from = 0;
+        for (size_t hit; !delimiter.empty() && (hit = s.find(delimiter, from)) != std::string::npos;
+             from = hit + delimiter.size()) {
+          parts.emplace_back(s.substr(from, hit - from));
+        }
+        parts.emplace_back(s.substr(from));
+      }
+      if (a.size() == 3 && !is_null(a[2])) {
+        for (auto& part : parts) if (part && *part == std::get<std::string>(a[2])) part.reset();
+      }
+      return array_literal(parts);
+    }, false);
+  }
   const bool known = ((name == "array_to_string" && (n == 2 || n == 3)) || (name == "cardinality" && n == 1) ||
                       (name == "array_remove" && n == 2) ||
                       ((name == "array_length" || name == "array_lower" || name == "array_upper") && n == 2));
