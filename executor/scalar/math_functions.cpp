@@ -1,4 +1,4 @@
-// Math functions: abs, round/trunc, floor/ceil, sign, sqrt, power,
+// Math functions: abs, round/trunc, floor/ceil, sign, sqrt, cbrt, power,
 // exp/ln/log and mod, over integers, float8 and numeric as PostgreSQL types them.
 #include <algorithm>
 #include <cmath>
@@ -270,6 +270,13 @@ ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, 
       if (t == TypeId::numeric) return Numeric::from_int(std::get<Numeric>(a[0]).sign());
       const double x = std::get<double>(a[0]);
       return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+    });
+  }
+  if (name == "cbrt" && n == 1) {
+    if (args[0]->type.id != TypeId::unknown && !numeric_rank(args[0]->type.id)) throw no_function(name, args);
+    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
+    return call({TypeId::float8}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return std::cbrt(std::get<double>(a[0]));
     });
   }
   if (name == "sqrt" && n == 1) {

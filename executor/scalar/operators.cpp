@@ -381,6 +381,11 @@ ExprPtr make_unary_operator(const std::string& op, ExprPtr arg, BindContext& con
   if (op == "~" && is_integer(t.id)) {
     return call(t, op, pack(std::move(arg)), [](std::span<const Value> a) -> Value { return ~std::get<int64_t>(a[0]); });
   }
+  if ((op == "|/" || op == "||/") && numeric_rank(t.id)) {
+    // PostgreSQL's square and cube root operators take float8 only.
+    std::vector<ExprPtr> args = pack(to_type(std::move(arg), TypeId::float8, context));
+    return make_function(op == "|/" ? "sqrt" : "cbrt", std::move(args), context);
+  }
   if (op == "@" && numeric_rank(t.id)) {
     std::vector<ExprPtr> args = pack(std::move(arg));
     return make_function("abs", std::move(args), context);
