@@ -18,12 +18,21 @@ namespace {
 
 const std::string& str(const Value& v) { return std::get<std::string>(v); }
 
+// std::regex compiles a pattern by recursion, a few frames per character: a
+// pattern of a few hundred thousand characters (rpad(version(), 200000))
+// overflows the thread's stack. Longer patterns are refused with the error
+// PostgreSQL gives a pattern beyond its own limits.
+constexpr size_t kMaxPatternBytes = 16 * 1024;
+
 // Compiled patterns per thread: a pattern is usually one constant for every row.
 const std::regex& compiled(const std::string& pattern, bool icase) {
   thread_local std::unordered_map<std::string, std::unique_ptr<std::regex>> cache;
   const std::string key = (icase ? "i:" : "c:") + pattern;
   auto it = cache.find(key);
   if (it != cache.end()) return *it->second;
+  if (pattern.size() > kMaxPatternBytes) {
+    throw Error(SqlState::invalid_regular_expression, "invalid regular expression: regular expression is too complex");
+  }
   if (cache.size() >= 64) cache.clear();
   try {
     auto flags = std::regex::ECMAScript;
