@@ -14,4 +14,12 @@ if [ "${TALLY_SKIP_SANITIZERS:-0}" != 1 ]; then
   TALLY_FUZZ_SEED=${TALLY_FUZZ_SEED:-20261122} scripts/test_sanitizers.sh
 fi
 cd "${TALLY_BUILD_DIR:-build}"
-ctest --output-on-failure -j "${TALLY_TEST_JOBS:-2}" --timeout 900 "$@"
+status=0
+ctest --output-on-failure -j "${TALLY_TEST_JOBS:-2}" --timeout 900 "$@" || status=$?
+if [ "$status" != 0 ]; then
+  # A CI log is often kept only from its end: repeat each failed test's own
+  # output after ctest's summary, so the reason survives with the verdict.
+  scripts_dir=$(cd "$(dirname "$0")" && pwd)
+  "$scripts_dir/print_failed_tests.sh" Testing/Temporary
+fi
+exit "$status"

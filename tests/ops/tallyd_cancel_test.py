@@ -9,6 +9,8 @@ The rows are loaded with COPY from a generated stream. Starts a scratch
 tallyd (tallyd_lifecycle_test.Tallyd). Usage: tallyd_cancel_test.py TALLYD"""
 import ctypes
 import ctypes.util
+import datetime
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +33,10 @@ ALLOWANCE_S = 0.150
 # statement_timeout.
 CANCEL_POINTS = (0.2, 0.5, 0.8)
 TIMEOUT_MS = 50
+
+
+# What a client that is parsing a large result may take to reach the error.
+CLIENT_BOUND_S = 5.0
 
 
 def stop_bound(name):
@@ -66,6 +72,7 @@ libpq.PQresultErrorField.restype = ctypes.c_char_p
 libpq.PQresultErrorField.argtypes = [ctypes.c_void_p, ctypes.c_int]
 libpq.PQclear.argtypes = [ctypes.c_void_p]
 libpq.PQfinish.argtypes = [ctypes.c_void_p]
+libpq.PQbackendPID.argtypes = [ctypes.c_void_p]
 libpq.PQgetCancel.restype = ctypes.c_void_p
 libpq.PQgetCancel.argtypes = [ctypes.c_void_p]
 libpq.PQcancel.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
@@ -86,6 +93,9 @@ class Connection:
 
     def close(self):
         libpq.PQfinish(self.conn)
+
+    def backend_pid(self):
+        return libpq.PQbackendPID(self.conn)
 
     def run(self, sql):
         """Runs sql to its end; returns (SQLSTATE of the first error or None,
@@ -198,7 +208,7 @@ class Cancel(unittest.TestCase):
                 runner.join()
                 print(f"{name}: ended before a cancel after {delay:.2f} s", file=sys.stderr)
                 return False
-            cancelled_at = time.monotonic()
+            cancelled_at, cancelled_wall = time.monotonic(), time.time()
             c.cancel()
             runner.join(timeout=120)
             if outcome.get("state") is None and outcome["ended"] - cancelled_at < stop_bound(name):
@@ -206,12 +216,32 @@ class Cancel(unittest.TestCase):
                 print(f"{name}: ended as a cancel after {delay:.2f} s arrived", file=sys.stderr)
                 return False
             self.assertEqual(outcome.get("state"), "57014")
-            stopped = outcome["at"] - cancelled_at
-            print(f"{name}: cancel after {delay:.2f} s answered in {stopped * 1000:.0f} ms", file=sys.stderr)
+            stopped = self.failure_logged(c.backend_pid())["at"] - cancelled_wall
+            seen = outcome["at"] - cancelled_at
+            print(f"{name}: cancel after {delay:.2f} s stopped the server in {stopped * 1000:.0f} ms, "
+                  f"the client saw it after {seen * 1000:.0f} ms", file=sys.stderr)
             self.assertLess(stopped, stop_bound(name))
+            self.assertLess(seen, CLIENT_BOUND_S)
             return True
         finally:
             c.close()
+
+    def failure_logged(self, pid):
+        """The last query_failed line of backend pid (57014): its time (epoch
+        seconds, to the millisecond) and duration_ms. The log is written by a
+        thread of its own: waits for the line."""
+        deadline = time.monotonic() + 10
+        while True:
+            lines = [json.loads(line) for line in self.server.log_text().splitlines() if '"query_failed"' in line]
+            mine = [entry for entry in lines if entry.get("pid") == pid]
+            if mine:
+                entry = mine[-1]
+                self.assertEqual(entry["sqlstate"], "57014")
+                at = datetime.datetime.strptime(entry["ts"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                return {"at": at.replace(tzinfo=datetime.timezone.utc).timestamp(),
+                        "duration_ms": entry["duration_ms"]}
+            self.assertLess(time.monotonic(), deadline, f"no query_failed line for backend {pid}")
+            time.sleep(0.05)
 
     def check_timeout(self, name):
         # TIMEOUT_MS (the scan), then deadlines at the cancel points.
@@ -233,10 +263,14 @@ class Cancel(unittest.TestCase):
                 print(f"{name}: ended before a deadline of {ms} ms", file=sys.stderr)
                 return False
             self.assertEqual(state, "57014")
-            stopped = at - start - ms / 1000
-            print(f"{name}: timeout of {ms} ms answered {stopped * 1000:.0f} ms after the deadline",
-                  file=sys.stderr)
+            # The deadline runs from the statement's start on the server, as
+            # does the duration it logs.
+            stopped = self.failure_logged(c.backend_pid())["duration_ms"] / 1000 - ms / 1000
+            seen = at - start - ms / 1000
+            print(f"{name}: timeout of {ms} ms stopped the server {stopped * 1000:.0f} ms after the "
+                  f"deadline, the client saw it {seen * 1000:.0f} ms after", file=sys.stderr)
             self.assertLess(stopped, stop_bound(name))
+            self.assertLess(seen, CLIENT_BOUND_S)
             return True
         finally:
             c.close()
