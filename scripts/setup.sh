@@ -20,6 +20,8 @@ packages=(
   libpg-query-dev libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   # SASLprep of SCRAM passwords (common/saslprep.cpp: stringprep's SASLprep profile).
   libidn-dev
+  # Regular expressions (executor/scalar/regex.cpp).
+  libpcre2-dev
   # psql, to connect (the client only: the server package would start a cluster on 5432).
   postgresql-client-15
 )

@@ -1,15 +1,10 @@
 // Regular expressions: the ~ ~* !~ !~* operators, SIMILAR TO (through
 // similar_to_escape), regexp_replace, regexp_match and substring(s from
-// pattern). Patterns run on std::regex's ECMAScript grammar, which agrees
-// with PostgreSQL's advanced regular expressions on the common syntax
-// (classes, quantifiers, groups, \d \s \w, non-greedy quantifiers);
+// pattern), over executor/scalar/regex.hpp's PostgreSQL patterns on PCRE2;
 // replacement strings follow PostgreSQL's \1 and \& rules.
-#include <memory>
-#include <regex>
-#include <unordered_map>
-
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/regex.hpp"
 #include "executor/scalar/regex_split.hpp"
 #include "executor/scalar_functions.hpp"
 
@@ -17,32 +12,6 @@ namespace tally::executor::scalar {
 namespace {
 
 const std::string& str(const Value& v) { return std::get<std::string>(v); }
-
-// std::regex compiles a pattern by recursion, a few frames per character: a
-// pattern of a few hundred thousand characters (rpad(version(), 200000))
-// overflows the thread's stack. Longer patterns are refused with the error
-// PostgreSQL gives a pattern beyond its own limits.
-constexpr size_t kMaxPatternBytes = 16 * 1024;
-
-// Compiled patterns per thread: a pattern is usually one constant for every row.
-const std::regex& compiled(const std::string& pattern, bool icase) {
-  thread_local std::unordered_map<std::string, std::unique_ptr<std::regex>> cache;
-  const std::string key = (icase ? "i:" : "c:") + pattern;
-  auto it = cache.find(key);
-  if (it != cache.end()) return *it->second;
-  if (pattern.size() > kMaxPatternBytes) {
-    throw Error(SqlState::invalid_regular_expression, "invalid regular expression: regular expression is too complex");
-  }
-  if (cache.size() >= 64) cache.clear();
-  try {
-    auto flags = std::regex::ECMAScript;
-    if (icase) flags |= std::regex::icase;
-    auto re = std::make_unique<std::regex>(pattern, flags);
-    return *cache.emplace(key, std::move(re)).first->second;
-  } catch (const std::regex_error& e) {
-    throw Error(SqlState::invalid_regular_expression, std::string("invalid regular expression: ") + e.what());
-  }
-}
 
 struct Flags {
   bool global = false, icase = false;
@@ -59,8 +28,15 @@ Flags parse_flags(const std::string& flags) {
   return f;
 }
 
+// One character's bytes from position i of UTF-8 text.
+size_t char_length_at(std::string_view s, size_t i) {
+  size_t n = 1;
+  while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+  return n;
+}
+
 // PostgreSQL's replacement text: \1..\9 the groups, \& the match, \\ a backslash.
-void append_replacement(std::string& out, const std::string& replacement, const std::smatch& m) {
+void append_replacement(std::string& out, const std::string& replacement, std::string_view s, const RegexMatch& m) {
   for (size_t i = 0; i < replacement.size(); ++i) {
     const char c = replacement[i];
     if (c != '\\' || i + 1 == replacement.size()) {
@@ -70,9 +46,9 @@ void append_replacement(std::string& out, const std::string& replacement, const 
     const char next = replacement[++i];
     if (next >= '1' && next <= '9') {
       const auto group = static_cast<size_t>(next - '0');
-      if (group < m.size() && m[group].matched) out += m[group].str();
+      if (group < m.groups() && m.matched(group)) out += m.group(s, group);
     } else if (next == '&') {
-      out += m[0].str();
+      out += m.group(s, 0);
     } else if (next == '\\') {
       out.push_back('\\');
     } else {
@@ -84,31 +60,24 @@ void append_replacement(std::string& out, const std::string& replacement, const 
 
 std::string regexp_replace(const std::string& s, const std::string& pattern, const std::string& replacement,
                            const Flags& flags) {
-  const std::regex& re = compiled(pattern, flags.icase);
+  const Regex& re = Regex::compiled(pattern, flags.icase);
   std::string out;
-  auto begin = s.cbegin();
-  std::smatch m;
-  auto match_flags = std::regex_constants::match_default;
-  while (std::regex_search(begin, s.cend(), m, re, match_flags)) {
-    out.append(begin, m[0].first);
-    append_replacement(out, replacement, m);
-    begin = m[0].second;
+  size_t copied = 0, search = 0;
+  RegexMatch m;
+  while (search <= s.size() && re.search(s, search, m)) {
+    out.append(s, copied, m.begins[0] - copied);
+    append_replacement(out, replacement, s, m);
+    copied = search = m.ends[0];
     if (!flags.global) break;
-    if (m[0].length() == 0) {  // an empty match: step over one character
-      if (begin == s.cend()) break;
-      out.push_back(*begin++);
+    if (m.begins[0] == m.ends[0]) {  // an empty match: step over one character
+      if (search == s.size()) break;
+      const size_t step = char_length_at(s, search);
+      out.append(s, search, step);
+      copied = search += step;
     }
-    match_flags |= std::regex_constants::match_prev_avail;
   }
-  out.append(begin, s.cend());
+  out.append(s, copied);
   return out;
-}
-
-// One character's bytes from position i of UTF-8 text.
-size_t char_length_at(const std::string& s, size_t i) {
-  size_t n = 1;
-  while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
-  return n;
 }
 
 }  // namespace
@@ -118,14 +87,12 @@ std::vector<std::string> regexp_split(const std::string& s, const std::string& p
   if (flags.global) {
     throw Error(SqlState::invalid_parameter_value, "regexp_split_to_table() does not support the \"global\" option");
   }
-  const std::regex& re = compiled(pattern, flags.icase);
+  const Regex& re = Regex::compiled(pattern, flags.icase);
   std::vector<std::string> pieces;
   size_t piece_start = 0, search = 0, previous_end = 0;
-  std::smatch m;
-  auto match_flags = std::regex_constants::match_default;
-  while (search <= s.size() && std::regex_search(s.cbegin() + static_cast<long>(search), s.cend(), m, re, match_flags)) {
-    const size_t start = static_cast<size_t>(m[0].first - s.cbegin());
-    const size_t end = static_cast<size_t>(m[0].second - s.cbegin());
+  RegexMatch m;
+  while (search <= s.size() && re.search(s, search, m)) {
+    const size_t start = m.begins[0], end = m.ends[0];
     // PostgreSQL's rule for degenerate matches (setup_regexp_matches).
     if (start < s.size() && end > previous_end) {
       pieces.push_back(s.substr(piece_start, start - piece_start));
@@ -137,7 +104,6 @@ std::vector<std::string> regexp_split(const std::string& s, const std::string& p
       if (search >= s.size()) break;
       search += char_length_at(s, search);
     }
-    match_flags |= std::regex_constants::match_prev_avail;
   }
   pieces.push_back(s.substr(piece_start));
   return pieces;
@@ -174,15 +140,15 @@ Value regexp_match(const std::string& s, const std::string& pattern, const Flags
     throw Error(SqlState::invalid_parameter_value, "regexp_match() does not support the \"global\" option")
         .with_hint("Use the regexp_matches function instead.");
   }
-  std::smatch m;
-  if (!std::regex_search(s, m, compiled(pattern, flags.icase))) return Null{};
+  RegexMatch m;
+  if (!Regex::compiled(pattern, flags.icase).search(s, 0, m)) return Null{};
   std::string out = "{";
-  if (m.size() == 1) {
-    append_array_element(out, m[0].str());
+  if (m.groups() == 1) {
+    append_array_element(out, std::string(m.group(s, 0)));
   } else {
-    for (size_t g = 1; g < m.size(); ++g) {
+    for (size_t g = 1; g < m.groups(); ++g) {
       if (g > 1) out.push_back(',');
-      if (m[g].matched) append_array_element(out, m[g].str());
+      if (m.matched(g)) append_array_element(out, std::string(m.group(s, g)));
       else out += "NULL";
     }
   }
@@ -192,10 +158,10 @@ Value regexp_match(const std::string& s, const std::string& pattern, const Flags
 
 // substring(s from pattern): the first group of the first match, or the match.
 Value regex_substring(const std::string& s, const std::string& pattern) {
-  std::smatch m;
-  if (!std::regex_search(s, m, compiled(pattern, false))) return Null{};
-  if (m.size() > 1) return m[1].matched ? Value{m[1].str()} : Value{Null{}};
-  return m[0].str();
+  RegexMatch m;
+  if (!Regex::compiled(pattern, false).search(s, 0, m)) return Null{};
+  if (m.groups() > 1) return m.matched(1) ? Value{std::string(m.group(s, 1))} : Value{Null{}};
+  return std::string(m.group(s, 0));
 }
 
 // PostgreSQL's similar_escape: an SQL regular expression (% _ and the
@@ -249,7 +215,7 @@ ExprPtr make_regex_operator(const std::string& op, ExprPtr& left, ExprPtr& right
   right = to_type(std::move(right), TypeId::text, context);
   const bool negate = op[0] == '!', icase = op.back() == '*';
   return call({TypeId::boolean}, op, pack(std::move(left), std::move(right)), [negate, icase](std::span<const Value> a) -> Value {
-    return std::regex_search(str(a[0]), compiled(str(a[1]), icase)) != negate;
+    return Regex::compiled(str(a[1]), icase).search(str(a[0])) != negate;
   });
 }
 
