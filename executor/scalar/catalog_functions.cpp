@@ -221,11 +221,14 @@ ExprPtr make_catalog_function(const std::string& name, std::vector<ExprPtr>& arg
         name == "pg_conversion_is_visible" || name == "pg_statistics_obj_is_visible" ||
         name == "pg_ts_parser_is_visible" || name == "pg_ts_dict_is_visible" ||
         name == "pg_ts_template_is_visible" || name == "pg_ts_config_is_visible") && n == 1) ||
-      ((name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege") &&
+      ((name == "has_table_privilege" || name == "has_schema_privilege" || name == "has_database_privilege" ||
+        name == "pg_has_role") &&
        (n == 2 || n == 3)) ||
       (name == "has_column_privilege" && (n == 3 || n == 4))) {
     // The types, functions and operator classes Tally lists are all in
-    // pg_catalog, which every search path reaches; every user may read everything.
+    // pg_catalog, which every search path reaches; every user may read
+    // everything, and holds every role's privileges as a superuser does
+    // (pg_has_role: psql's \l+ asks it before it sizes a database).
     for (auto& a : args) {
       if (a->type.id == TypeId::unknown) a = to_type(std::move(a), TypeId::text, context);
     }
