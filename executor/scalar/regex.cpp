@@ -15,8 +15,9 @@ constexpr std::string_view kTooComplex = "invalid regular expression: regular ex
 // A pattern is compiled once per thread; a sane one is far shorter.
 constexpr size_t kMaxPatternBytes = 64 * 1024;
 // What one match may spend before it gives up with an error instead of
-// running on: backtracking steps, and the interpreter's heap (KiB).
-constexpr uint32_t kMatchLimit = 50'000'000;
+// running on: backtracking steps (PCRE2's default; some 30 ms, so that a
+// cancel between rows still lands promptly), and the interpreter's heap (KiB).
+constexpr uint32_t kMatchLimit = 10'000'000;
 constexpr uint32_t kHeapLimitKib = 256 * 1024;
 // The JIT's own stack for nested groups and alternations, per thread.
 constexpr size_t kJitStackBytes = size_t{8} << 20;
