@@ -19,6 +19,10 @@
 // --query-file: the specification's 22 (../shared/tpch/queries.sql) or a
 // file of one's own with each query after a line `-- TPC-H Qn`
 // (bench/tpch/probe_queries.sql: parts of queries, timed beside the whole).
+// --tables: the tables the schema creates and --data-dir holds as
+// <table>.tbl, loaded in this order (default TPC-H's eight); with
+// bench/clickbench's schema, queries and hits_datagen's data it runs the
+// ClickBench-style benchmark (bench/clickbench/RESULTS.md).
 // Exits 1 when any answer differs from PostgreSQL's.
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -50,6 +54,7 @@ struct Options {
   std::string query_file = std::string(TALLY_TPCH_DIR) + "/queries.sql";
   std::string schema_file = std::string(TALLY_TPCH_DIR) + "/schema.sql";
   std::set<std::string> queries;  // "Q1", ...; empty: all 22
+  std::vector<std::string> tables{std::begin(tally::tpch::kTables), std::end(tally::tpch::kTables)};
   int reps = 3;
   int timeout_s = 0;  // statement_timeout on both; 0: none
   std::string duckdb_path;  // baseline DuckDB (this libduckdb.so) instead of PostgreSQL
@@ -61,7 +66,8 @@ struct Options {
   std::fprintf(stderr,
                "usage: tpch_bench [--tallyd PATH] [--tallyd-args ARGS] [--sf SF] [--data-dir DIR]\n"
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
-               "                  [--schema schema.sql] [--duckdb LIBDUCKDB [--threads N] [--explain]]\n");
+               "                  [--schema schema.sql] [--tables t1,t2,...]\n"
+               "                  [--duckdb LIBDUCKDB [--threads N] [--explain]]\n");
   std::exit(2);
 }
 
@@ -85,7 +91,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--timeout-s") o.timeout_s = std::max(0, std::atoi(v.c_str()));
     else if (a == "--duckdb") o.duckdb_path = v;
     else if (a == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
-    else if (a == "--queries") {
+    else if (a == "--tables") {
+      o.tables.clear();
+      std::istringstream list(v);
+      for (std::string t; std::getline(list, t, ',');) o.tables.push_back(t);
+    } else if (a == "--queries") {
       std::istringstream list(v);
       std::string q;
       while (std::getline(list, q, ',')) o.queries.insert("Q" + std::to_string(std::atoi(q.c_str() + (q[0] == 'Q'))));
@@ -110,6 +120,14 @@ std::pair<std::string, std::string> table_source(const std::string& dir, const s
 }
 
 void ensure_data(const Options& o, const char* argv0) {
+  const bool tpch = o.tables == std::vector<std::string>(std::begin(tally::tpch::kTables), std::end(tally::tpch::kTables));
+  if (!tpch) {
+    for (const std::string& table : o.tables) {
+      const std::string path = table_source(o.data_dir, table).first;
+      if (!std::filesystem::exists(path)) throw std::runtime_error("no data for table " + table + ": " + path);
+    }
+    return;
+  }
   if (std::filesystem::exists(table_source(o.data_dir, "lineitem").first)) return;
   const std::string gen = (std::filesystem::path(argv0).parent_path() / "tpch_datagen").string();
   std::ostringstream cmd;
@@ -238,13 +256,13 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   td.exec(schema);
   duck.must(schema);
   double load_duck = 0, load_tally = 0;
-  for (const char* table : tpch::kTables) {
+  for (const std::string& table : o.tables) {
     const auto [path, options] = table_source(o.data_dir, table);
     if (path.size() < 4 || path.compare(path.size() - 4, 4, ".tbl") != 0) {
       throw std::runtime_error("--duckdb reads <table>.tbl files (tpch_datagen); " + path + " is not one");
     }
     double start = now();
-    duck.must("COPY " + std::string(table) + " FROM '" + path + "' (DELIMITER '|', HEADER false)");
+    duck.must("COPY " + table + " FROM '" + path + "' (DELIMITER '|', HEADER false)");
     load_duck += now() - start;
     start = now();
     td.copy_in(table, path, options);
@@ -313,7 +331,7 @@ int main(int argc, char** argv) {
     pg.exec(schema);
     td.exec(schema);
     double load_pg = 0, load_tally = 0;
-    for (const char* table : tpch::kTables) {
+    for (const std::string& table : o.tables) {
       const auto [path, options] = table_source(o.data_dir, table);
       double start = now();
       pg.copy_in(table, path, options);

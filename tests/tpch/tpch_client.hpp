@@ -27,10 +27,11 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
-// (name, text) of each query in queries.sql, each preceded by "-- TPC-H Qn".
+// (name, text) of each query in queries.sql, each preceded by "-- TPC-H Qn"
+// (or "-- ClickBench Qn": bench/clickbench/queries.sql).
 inline std::vector<std::pair<std::string, std::string>> split_queries(const std::string& queries) {
   std::vector<std::pair<std::string, std::string>> list;
-  const std::regex marker(R"(^-- TPC-H (Q\d+)\s*$)");
+  const std::regex marker(R"(^-- (?:TPC-H|ClickBench) (Q\d+)\s*$)");
   std::istringstream lines(queries);
   std::string line;
   while (std::getline(lines, line)) {
