@@ -1,10 +1,13 @@
 #include "executor/expression.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
 
@@ -131,19 +134,57 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
   const int64_t dominant = op == BoolOp::and_ ? 0 : 1;
   std::vector<uint8_t> state(input.rows, 2);  // 2 = neutral so far, 3 = NULL seen, 4 = decided
   uint8_t* st = state.data();
-  // Branch-free loops (a filter's conjuncts are evaluated over whole chunks):
-  // a NULL row raises the state to 3 unless decided, a dominant value decides it.
-  for (const auto& arg : args) {
-    Vector v = arg->evaluate(input);
+  // Each argument is evaluated only on the rows the ones before it left
+  // undecided, as PostgreSQL stops at the first false conjunct of a row:
+  // `k <> 0 AND 100 / k > 1` never divides by zero, and a selective first
+  // conjunct leaves the others a fraction of the rows. `open` maps the
+  // narrowed input's rows to the input's (all rows while none is decided).
+  std::vector<uint32_t> open;
+  bool narrowed = false;
+  EvalInput subset = input;
+  std::vector<Vector> subset_columns(input.columns.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const EvalInput& in = narrowed ? subset : input;
+    const Vector v = args[i]->evaluate(in);
     const int64_t* values = v.ints.data();
-    if (v.nulls.empty()) {
-      for (size_t r = 0; r < input.rows; ++r) st[r] = values[r] == dominant ? uint8_t{4} : st[r];
+    const uint8_t* nulls = v.nulls.empty() ? nullptr : v.nulls.data();
+    // Branch-free where no row is narrowed away (a filter's first conjunct
+    // runs over whole chunks): a NULL raises the state to 3 unless decided,
+    // a dominant value decides it.
+    if (!narrowed && nulls == nullptr) {
+      for (size_t r = 0; r < in.rows; ++r) st[r] = values[r] == dominant ? uint8_t{4} : st[r];
     } else {
-      const uint8_t* nulls = v.nulls.data();
-      for (size_t r = 0; r < input.rows; ++r) {
+      for (size_t k = 0; k < in.rows; ++k) {
+        const size_t r = narrowed ? open[k] : k;
         const uint8_t raised = st[r] == 4 ? uint8_t{4} : uint8_t{3};
-        st[r] = nulls[r] != 0 ? raised : (values[r] == dominant ? uint8_t{4} : st[r]);
+        st[r] = nulls != nullptr && nulls[k] != 0 ? raised : (values[k] == dominant ? uint8_t{4} : st[r]);
       }
+    }
+    if (i + 1 == args.size()) break;
+    std::vector<uint32_t> undecided;
+    undecided.reserve(in.rows);
+    for (size_t k = 0; k < in.rows; ++k) {
+      const auto r = static_cast<uint32_t>(narrowed ? open[k] : k);
+      if (st[r] != 4) undecided.push_back(r);
+    }
+    if (undecided.size() == in.rows) continue;
+    open = std::move(undecided);
+    narrowed = true;
+    if (open.empty()) break;
+    // Only the columns the later arguments read are narrowed (all of them
+    // where a subquery may read any).
+    std::set<int> read;
+    bool every_column = false;
+    for (size_t j = i + 1; j < args.size(); ++j) {
+      every_column = every_column || has_subquery(*args[j]);
+      collect_refs(*args[j], read);
+    }
+    subset.rows = open.size();
+    for (size_t c = 0; c < input.columns.size(); ++c) {
+      subset.columns[c] = nullptr;
+      if (input.columns[c] == nullptr || (!every_column && read.count(static_cast<int>(c)) == 0)) continue;
+      subset_columns[c] = gather(*input.columns[c], open);
+      subset.columns[c] = &subset_columns[c];
     }
   }
   bool any_null = false;
