@@ -34,34 +34,18 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/random.hpp"
+
 namespace {
 
-// splitmix64: small, fast, and good enough for these draws.
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  int64_t uniform(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-  bool chance(double p) { return unit() < p; }
-  // 0..n-1, log-uniform: index k is drawn about 1/(k+1) as often as index 0.
-  int64_t heavy(int64_t n) { return std::min<int64_t>(n - 1, static_cast<int64_t>(std::exp(unit() * std::log(n + 1.0)) - 1)); }
+using tally::bench::Random;
 
- private:
-  uint64_t state_;
-};
-
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
+// 0..n-1, log-uniform: index k is drawn about 1/(k+1) as often as index 0.
+int64_t heavy(Random& r, int64_t n) {
+  return std::min<int64_t>(n - 1, static_cast<int64_t>(std::exp(r.unit() * std::log(n + 1.0)) - 1));
 }
+
+uint64_t mix(uint64_t x) { return tally::bench::mix64(x + 0x9E3779B97F4A7C15ULL); }
 
 // Non-negative 63-bit values, as ClickBench's ids are.
 int64_t id63(uint64_t x) { return static_cast<int64_t>(mix(x) >> 1); }
@@ -149,23 +133,23 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   std::snprintf(event_date, sizeof event_date, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 
-  const int64_t user = r.heavy(users);
-  const int counter = r.chance(0.1) ? kDashboardCounter : static_cast<int>(1 + r.heavy(100000));
-  const int64_t url_index = r.heavy(urls);
+  const int64_t user = heavy(r, users);
+  const int counter = r.chance(0.1) ? kDashboardCounter : static_cast<int>(1 + heavy(r, 100000));
+  const int64_t url_index = heavy(r, urls);
   const bool no_url = r.chance(0.01);
   const std::string page = no_url ? "" : url(static_cast<uint64_t>(url_index));
   const bool no_referer = r.chance(0.3);
-  const int64_t referer_index = r.heavy(urls);
+  const int64_t referer_index = heavy(r, urls);
   const std::string referer = no_referer ? "" : url(static_cast<uint64_t>(referer_index) * 7 + 1);
   const int search_engine = r.chance(0.8) ? 0 : static_cast<int>(r.uniform(1, 30));
   const bool searched = r.chance(0.15);
-  const std::string phrase = searched ? words(static_cast<uint64_t>(r.heavy(500000)), 2 + static_cast<int>(row % 3)) : "";
+  const std::string phrase = searched ? words(static_cast<uint64_t>(heavy(r, 500000)), 2 + static_cast<int>(row % 3)) : "";
   const int adv_engine = r.chance(0.97) ? 0 : static_cast<int>(r.uniform(1, 30));
   const int mobile_phone = r.chance(0.9) ? 0 : static_cast<int>(r.uniform(1, 100));
   std::string model;
-  if (mobile_phone != 0) model = std::string(kBrands[mobile_phone % 8]) + " " + std::to_string(r.heavy(40) + 1);
+  if (mobile_phone != 0) model = std::string(kBrands[mobile_phone % 8]) + " " + std::to_string(heavy(r, 40) + 1);
   static const int kWidths[] = {1920, 1366, 1280, 1440, 1600, 1024, 2560, 1680, 1536, 800};
-  const int width = kWidths[r.heavy(10)];
+  const int width = kWidths[heavy(r, 10)];
   std::string title;
   if (!r.chance(0.05)) {
     title = words(static_cast<uint64_t>(url_index) * 3 + 1, 3);
@@ -185,10 +169,10 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
   c.raw(event_date);                                                            // EventDate
   c.integer(counter);                                                           // CounterID
   c.integer(static_cast<int32_t>(mix(static_cast<uint64_t>(user) * 3 + (row % 4 == 0)) >> 32));  // ClientIP
-  c.integer(1 + r.heavy(10000));                                                // RegionID
+  c.integer(1 + heavy(r, 10000));                                                // RegionID
   c.integer(user == kNamedUser ? kNamedUserId : id63(static_cast<uint64_t>(user)));        // UserID
-  c.integer(r.heavy(60));                                                       // OS
-  c.integer(r.heavy(120));                                                      // UserAgent
+  c.integer(heavy(r, 60));                                                       // OS
+  c.integer(heavy(r, 120));                                                      // UserAgent
   c.text(page);                                                                 // URL
   c.text(referer);                                                              // Referer
   c.integer(r.chance(0.1) ? 1 : 0);                                             // IsRefresh

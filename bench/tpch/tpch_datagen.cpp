@@ -32,26 +32,11 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/random.hpp"
+
 namespace {
 
-// splitmix64: small, fast, and good enough for uniform draws.
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi].
-  int64_t uniform(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-  template <typename T, size_t N>
-  const T& pick(const T (&list)[N]) { return list[next() % N]; }
-
- private:
-  uint64_t state_;
-};
+using tally::bench::Random;
 
 // Clause 4.2.2.13 and 4.2.3: the fixed lists.
 const char* const kColors[] = {
