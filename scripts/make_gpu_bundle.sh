@@ -4,18 +4,18 @@
 # and benchmark binaries, tallyd when it builds, the shared libraries they
 # need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh, and
 # DuckDB's libduckdb.so (bundle/duckdb, from scripts/fetch_duckdb.sh) for the
-# H2O groupby and TPC-H comparisons (run_gpu_suite.sh parts h2o and tpch).
+# H2O groupby, TPC-H and ClickBench-style comparisons (run_gpu_suite.sh parts
+# h2o, tpch and clickbench).
 # Usage: scripts/make_gpu_bundle.sh   (env: CMAKE_BUILD_TYPE (default Release), TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
 #   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces";
 #   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 build=${TALLY_GPU_BUILD_DIR:-build-gpu}
 jobs=${JOBS:-2}
 bundle=${TALLY_BUNDLE_DIR:-bundle}
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} -DTALLY_CUDA=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" -DTALLY_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$build.configure.log" 2>&1 || {
   cat "$build.configure.log"
   exit 1
@@ -26,8 +26,9 @@ read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 # The GPU engine in the query path (column cache, GPU-vs-CPU queries, end to
 # end through tallyd): always packed when they build; they need the executor.
 optional+=(gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
-# The H2O groupby questions and TPC-H against DuckDB through tallyd (bench/h2o, bench/tpch).
-optional+=(h2o_bench h2o_datagen tpch_bench tpch_datagen)
+# The H2O groupby questions, TPC-H and ClickBench's queries against DuckDB
+# through tallyd (bench/h2o, bench/tpch, bench/clickbench).
+optional+=(h2o_bench h2o_datagen tpch_bench tpch_datagen hits_datagen)
 available=$(ninja -C "$build" -t targets all 2>/dev/null | sed 's/:.*//')
 targets=("${required[@]}")
 for t in "${optional[@]+"${optional[@]}"}"; do
@@ -63,6 +64,8 @@ cp scripts/run_gpu_suite.sh "$bundle/"
 if [ -x "$bundle/bin/tpch_bench" ]; then
   mkdir -p "$bundle/tpch"
   cp ../shared/tpch/queries.sql ../shared/tpch/schema.sql "$bundle/tpch/"
+  mkdir -p "$bundle/clickbench"
+  cp bench/clickbench/queries.sql bench/clickbench/schema.sql "$bundle/clickbench/"
 fi
 # Loaded by h2o_bench with dlopen, so ldd above does not see it.
 duckdb_version=none
