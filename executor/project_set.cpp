@@ -13,7 +13,7 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/project_set_grouping.hpp"
 #include "executor/record_value.hpp"
-#include "executor/scalar/regex_split.hpp"
+#include "executor/scalar/regex_set_functions.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/system_relation_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -30,7 +30,7 @@ constexpr const char* kRelationName = "__tally_project_set";
 // More rows than this from one generate_series call are refused.
 constexpr int64_t kMaxSeriesRows = int64_t{1} << 27;
 
-enum class SetFunction { unnest, generate_subscripts, generate_series, regexp_split_to_table, expandarray };
+enum class SetFunction { unnest, generate_subscripts, generate_series, regexp_split_to_table, regexp_matches, expandarray };
 
 Error unsupported(const std::string& what) { return Error(SqlState::feature_not_supported, what + " is not supported"); }
 
@@ -48,6 +48,7 @@ std::optional<SetFunction> set_function_of(const json& node) {
   if (name == "generate_subscripts") return SetFunction::generate_subscripts;
   if (name == "generate_series") return SetFunction::generate_series;
   if (name == "regexp_split_to_table") return SetFunction::regexp_split_to_table;
+  if (name == "regexp_matches") return SetFunction::regexp_matches;
   return std::nullopt;
 }
 
@@ -73,6 +74,7 @@ const char* function_name(SetFunction f) {
     case SetFunction::generate_subscripts: return "generate_subscripts";
     case SetFunction::generate_series: return "generate_series";
     case SetFunction::regexp_split_to_table: return "regexp_split_to_table";
+    case SetFunction::regexp_matches: return "regexp_matches";
     case SetFunction::expandarray: return "_pg_expandarray";
   }
   return "";
@@ -148,6 +150,12 @@ std::vector<Value> call_values(const Item& item, const std::vector<Value>& args)
         out.emplace_back(std::move(piece));
       return out;
     }
+    case SetFunction::regexp_matches: {
+      const std::string flags = args.size() == 3 ? std::get<std::string>(args[2]) : std::string();
+      for (auto& match : scalar::regexp_matches(std::get<std::string>(args[0]), std::get<std::string>(args[1]), flags))
+        out.emplace_back(std::move(match));
+      return out;
+    }
     case SetFunction::expandarray: {
       // Each element x with its position n counted from 1 (whatever the lower bound).
       const SqlType element{array_element_type(item.array_type)};
@@ -215,12 +223,13 @@ void type_call(Item& item, const std::vector<SqlType>& args) {
       item.type = SqlType{type};
       return;
     }
-    case SetFunction::regexp_split_to_table: {
+    case SetFunction::regexp_split_to_table:
+    case SetFunction::regexp_matches: {
       if (args.size() != 2 && args.size() != 3) throw no_such;
       for (const auto& t : args) {
         if (!is_text_kind(t.id)) throw no_such;
       }
-      item.type = SqlType{TypeId::text};
+      item.type = SqlType{item.function == SetFunction::regexp_matches ? TypeId::text_array : TypeId::text};
       return;
     }
     case SetFunction::expandarray: {

@@ -6,7 +6,7 @@
 // calls padded with NULL and the other columns repeated; a row for which
 // every call is empty disappears. ORDER BY, DISTINCT and LIMIT apply to the
 // expanded rows. The calls are unnest(array), generate_subscripts(array,
-// dim[, reverse]), generate_series over integers and regexp_split_to_table,
+// dim[, reverse]), generate_series over integers, regexp_split_to_table and regexp_matches,
 // each a whole select-list item; anything else with them answers 0A000.
 #include <memory>
 #include <optional>

@@ -5,7 +5,7 @@
 #include "common/error.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/regex.hpp"
-#include "executor/scalar/regex_split.hpp"
+#include "executor/scalar/regex_set_functions.hpp"
 #include "executor/scalar_functions.hpp"
 
 namespace tally::executor::scalar {
@@ -111,6 +111,30 @@ std::vector<std::string> regexp_split(const std::string& s, const std::string& p
 
 namespace {
 
+std::string match_array(const std::string& s, const RegexMatch& m);
+
+}  // namespace
+
+std::vector<std::string> regexp_matches(const std::string& s, const std::string& pattern, const std::string& flag_text) {
+  const Flags flags = parse_flags(flag_text);
+  const Regex& re = Regex::compiled(pattern, flags.icase);
+  std::vector<std::string> rows;
+  size_t search = 0;
+  RegexMatch m;
+  while (search <= s.size() && re.search(s, search, m)) {
+    rows.push_back(match_array(s, m));
+    if (!flags.global) break;
+    search = m.ends[0];
+    if (m.begins[0] == m.ends[0]) {
+      if (search >= s.size()) break;
+      search += char_length_at(s, search);
+    }
+  }
+  return rows;
+}
+
+namespace {
+
 // An element of a text[] literal, quoted where array_out quotes it.
 void append_array_element(std::string& out, const std::string& e) {
   bool quote = e.empty() || (e.size() == 4 && (e[0] | 0x20) == 'n' && (e[1] | 0x20) == 'u' &&
@@ -133,15 +157,9 @@ void append_array_element(std::string& out, const std::string& e) {
   out.push_back('"');
 }
 
-// regexp_match: the groups of the first match as text[] (the whole match when
-// the pattern has no groups), NULL when nothing matches.
-Value regexp_match(const std::string& s, const std::string& pattern, const Flags& flags) {
-  if (flags.global) {
-    throw Error(SqlState::invalid_parameter_value, "regexp_match() does not support the \"global\" option")
-        .with_hint("Use the regexp_matches function instead.");
-  }
-  RegexMatch m;
-  if (!Regex::compiled(pattern, flags.icase).search(s, 0, m)) return Null{};
+// A match's groups as a text[] literal (the whole match when the pattern
+// has no groups), as regexp_match and regexp_matches give them.
+std::string match_array(const std::string& s, const RegexMatch& m) {
   std::string out = "{";
   if (m.groups() == 1) {
     append_array_element(out, std::string(m.group(s, 0)));
@@ -154,6 +172,17 @@ Value regexp_match(const std::string& s, const std::string& pattern, const Flags
   }
   out.push_back('}');
   return out;
+}
+
+// regexp_match: the first match's groups, NULL when nothing matches.
+Value regexp_match(const std::string& s, const std::string& pattern, const Flags& flags) {
+  if (flags.global) {
+    throw Error(SqlState::invalid_parameter_value, "regexp_match() does not support the \"global\" option")
+        .with_hint("Use the regexp_matches function instead.");
+  }
+  RegexMatch m;
+  if (!Regex::compiled(pattern, flags.icase).search(s, 0, m)) return Null{};
+  return match_array(s, m);
 }
 
 // substring(s from pattern): the first group of the first match, or the match.
