@@ -172,11 +172,11 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
     narrowed = true;
     if (open.empty()) break;
     // Only the columns the later arguments read are narrowed (all of them
-    // where a subquery may read any).
+    // where some of their reads are not listed).
     std::set<int> read;
     bool every_column = false;
     for (size_t j = i + 1; j < args.size(); ++j) {
-      every_column = every_column || has_subquery(*args[j]);
+      every_column = every_column || reads_unlisted_columns(*args[j]);
       collect_refs(*args[j], read);
     }
     subset.rows = open.size();

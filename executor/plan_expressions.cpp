@@ -7,7 +7,9 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "executor/expression_copy.hpp"
 #include "executor/subquery_expr.hpp"
+#include "executor/window_call.hpp"
 
 namespace tally::executor {
 
@@ -54,6 +56,16 @@ bool has_subquery(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr) return true;
   bool found = false;
   for_each_child(e, [&](Expr& child) { found = found || has_subquery(child); });
+  return found;
+}
+
+bool reads_unlisted_columns(Expr& e) {
+  if (dynamic_cast<SubqueryExpr*>(&e) != nullptr || dynamic_cast<WindowResultExpr*>(&e) != nullptr ||
+      dynamic_cast<SharedExpr*>(&e) != nullptr) {
+    return true;
+  }
+  bool found = false;
+  for_each_child(e, [&](Expr& child) { found = found || reads_unlisted_columns(child); });
   return found;
 }
 

@@ -27,6 +27,12 @@ int count_refs(Expr& e, int column);
 // threads that would otherwise wait for one of them to make it.
 void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters);
 bool has_subquery(Expr& e);
+// Whether e reads input columns collect_refs does not list: a subquery's
+// (its correlation may read any), a window function's result (a column
+// past the query's own, by position) or an expression another plan owns
+// (SharedExpr: walks do not enter it). Narrowing an input to the columns
+// collect_refs lists is safe only where this is false.
+bool reads_unlisted_columns(Expr& e);
 // Whether `e` is NULL on every row, whatever the row: a NULL constant,
 // parameter or outer value, or a strict function of one (`l_partkey =
 // $outer` run for a NULL outer value). A conjunct that is can pass no row.

@@ -38,9 +38,9 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
 std::vector<uint32_t> select_rows_in_parts(Expr* where, const EvalInput& input, int parts) {
   if (where == nullptr || parts <= 1) return select_rows(where, input);
   // Each part copies only the columns the condition reads (all of them
-  // when a subquery in it may read others).
+  // when some of its reads are not listed).
   std::set<int> read;
-  const bool every_column = has_subquery(*where);
+  const bool every_column = reads_unlisted_columns(*where);
   if (!every_column) collect_refs(*where, read);
   std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
   cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
