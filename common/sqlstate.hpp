@@ -29,6 +29,7 @@ namespace tally {
   X(invalid_preceding_or_following_size, "22013")                     \
   X(invalid_argument_for_ntile_function, "22014")                     \
   X(invalid_argument_for_nth_value_function, "22016")                 \
+  X(invalid_argument_for_logarithm, "2201E")                          \
   X(invalid_argument_for_power_function, "2201F")                     \
   X(invalid_argument_for_width_bucket_function, "2201G")              \
   X(invalid_text_representation, "22P02")                             \

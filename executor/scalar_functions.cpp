@@ -58,6 +58,8 @@ ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindCo
   if (ExprPtr e = scalar::make_catalog_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_array_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_math_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_logarithm_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_trigonometric_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_bytea_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_digest_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_time_function(name, args, context)) return e;
@@ -67,6 +69,7 @@ ExprPtr make_function(const std::string& name, std::vector<ExprPtr> args, BindCo
   if (ExprPtr e = scalar::make_format_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_interval_function(name, args, context)) return e;
   if (ExprPtr e = scalar::make_datetime_function(name, args, context)) return e;
+  if (ExprPtr e = scalar::make_to_date_function(name, args, context)) return e;
   if (name == "to_date" || name == "to_timestamp" || name == "to_number") {
     throw Error(SqlState::feature_not_supported, "function " + name + " is not supported");
   }

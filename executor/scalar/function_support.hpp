@@ -37,12 +37,18 @@ ExprPtr to_type(ExprPtr e, TypeId id, BindContext& context);
 // and nullptr, with the arguments untouched, when it is not.
 ExprPtr make_system_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// exp, ln, log, log10 (float8 and numeric) and log(b, x).
+ExprPtr make_logarithm_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// sin ... atan2, degrees, radians, pi, random, setseed.
+ExprPtr make_trigonometric_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 // left/right, lpad/rpad, translate, split_part, initcap, repeat, reverse, position.
 ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 // regexp_replace, regexp_match, substring(s from pattern), similar_to_escape.
 ExprPtr make_regex_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
+// to_date(text, template), to_timestamp(text, template).
+ExprPtr make_to_date_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 // to_char of dates, timestamps and numbers.
 ExprPtr make_format_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context);
 // s ~ p, s ~* p, s !~ p, s !~* p; nullptr for other operators.

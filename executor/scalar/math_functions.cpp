@@ -1,5 +1,6 @@
-// Math functions: abs, round/trunc, floor/ceil, sign, sqrt, cbrt, power,
-// exp/ln/log and mod, over integers, float8 and numeric as PostgreSQL types them.
+// Math functions: abs, round/trunc, floor/ceil, sign, sqrt, cbrt, power and
+// mod, over integers, float8 and numeric as PostgreSQL types them (exp and
+// the logarithms: logarithm_functions.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -337,17 +338,6 @@ ExprPtr make_math_function(const std::string& name, std::vector<ExprPtr>& args, 
       const double r = std::pow(x, y);
       if (std::isinf(r) && !std::isinf(x) && !std::isinf(y)) throw Error(SqlState::numeric_value_out_of_range, "value out of range: overflow");
       return r;
-    });
-  }
-  if ((name == "exp" || name == "ln" || name == "log" || name == "log10") && n == 1) {
-    args[0] = to_type(std::move(args[0]), TypeId::float8, context);
-    const std::string fn = name;
-    return call({TypeId::float8}, name, std::move(args), [fn](std::span<const Value> a) -> Value {
-      const double x = std::get<double>(a[0]);
-      if (fn == "exp") return std::exp(x);
-      if (x == 0) throw Error(SqlState::invalid_argument_for_power_function, "cannot take logarithm of zero");
-      if (x < 0) throw Error(SqlState::invalid_argument_for_power_function, "cannot take logarithm of a negative number");
-      return fn == "ln" ? std::log(x) : std::log10(x);
     });
   }
   if (name == "mod" && n == 2) {

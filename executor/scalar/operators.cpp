@@ -196,6 +196,10 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     throw no_operator(op, left->type, right->type);
   }
   if (ExprPtr e = make_regex_operator(op, left, right, context)) return e;
+  if (op == "^@") {  // text ^@ text: starts_with
+    std::vector<ExprPtr> both = pack(std::move(left), std::move(right));
+    return make_function("starts_with", std::move(both), context);
+  }
   if (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*") {
     left = to_type(std::move(left), TypeId::text, context);
     right = to_type(std::move(right), TypeId::text, context);

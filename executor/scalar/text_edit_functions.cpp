@@ -249,6 +249,40 @@ ExprPtr make_text_edit_function(const std::string& name, std::vector<ExprPtr>& a
       return code;
     });
   }
+  if (name == "chr" && n == 1) {
+    // The character of a code point, as UTF-8 (PostgreSQL's chr in a UTF8
+    // database); 0, surrogates and code points past Unicode are 54000.
+    int_arg(0);
+    return text_result([](std::span<const Value> a) -> Value {
+      const int64_t code = num(a[0]);
+      if (code == 0) throw Error(SqlState::program_limit_exceeded, "null character not permitted");
+      if (code < 0 || code > 0x10FFFF) {
+        throw Error(SqlState::program_limit_exceeded, "requested character too large for encoding: " + std::to_string(code));
+      }
+      if (code >= 0xD800 && code <= 0xDFFF) {
+        throw Error(SqlState::program_limit_exceeded, "requested character not valid for encoding: " + std::to_string(code));
+      }
+      const auto c = static_cast<uint32_t>(code);
+      std::string out;
+      if (c < 0x80) {
+        out.push_back(static_cast<char>(c));
+      } else if (c < 0x800) {
+        out += {static_cast<char>(0xC0 | c >> 6), static_cast<char>(0x80 | (c & 0x3F))};
+      } else if (c < 0x10000) {
+        out += {static_cast<char>(0xE0 | c >> 12), static_cast<char>(0x80 | (c >> 6 & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
+      } else {
+        out += {static_cast<char>(0xF0 | c >> 18), static_cast<char>(0x80 | (c >> 12 & 0x3F)),
+                static_cast<char>(0x80 | (c >> 6 & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
+      }
+      return out;
+    });
+  }
+  if (name == "starts_with" && n == 2) {
+    text_args(2);
+    return call({TypeId::boolean}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      return str(a[0]).starts_with(str(a[1]));
+    });
+  }
   if (name == "position" && n == 2) {
     // position(sub IN s) arrives as (s, sub): strpos.
     std::vector<ExprPtr> same = std::move(args);
