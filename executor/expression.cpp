@@ -1,13 +1,11 @@
 #include "executor/expression.hpp"
 
 #include <algorithm>
-#include <set>
 #include <string_view>
 #include <unordered_set>
 
 #include "common/error.hpp"
 #include "executor/operators/chunk_ops.hpp"
-#include "executor/plan_expressions.hpp"
 
 namespace tally::executor {
 
@@ -141,8 +139,8 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
   // narrowed input's rows to the input's (all rows while none is decided).
   std::vector<uint32_t> open;
   bool narrowed = false;
-  EvalInput subset = input;
-  std::vector<Vector> subset_columns(input.columns.size());
+  EvalInput subset;
+  std::vector<Vector> subset_columns;
   for (size_t i = 0; i < args.size(); ++i) {
     const EvalInput& in = narrowed ? subset : input;
     const Vector v = args[i]->evaluate(in);
@@ -171,21 +169,9 @@ Vector BoolExpr::evaluate(const EvalInput& input) const {
     open = std::move(undecided);
     narrowed = true;
     if (open.empty()) break;
-    // Only the columns the later arguments read are narrowed (all of them
-    // where some of their reads are not listed).
-    std::set<int> read;
-    bool every_column = false;
-    for (size_t j = i + 1; j < args.size(); ++j) {
-      every_column = every_column || reads_unlisted_columns(*args[j]);
-      collect_refs(*args[j], read);
-    }
-    subset.rows = open.size();
-    for (size_t c = 0; c < input.columns.size(); ++c) {
-      subset.columns[c] = nullptr;
-      if (input.columns[c] == nullptr || (!every_column && read.count(static_cast<int>(c)) == 0)) continue;
-      subset_columns[c] = gather(*input.columns[c], open);
-      subset.columns[c] = &subset_columns[c];
-    }
+    std::vector<Expr*> later;
+    for (size_t j = i + 1; j < args.size(); ++j) later.push_back(args[j].get());
+    subset = narrowed_input(input, open, later, subset_columns);
   }
   bool any_null = false;
   for (size_t r = 0; r < input.rows; ++r) {

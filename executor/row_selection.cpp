@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
 
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
@@ -37,24 +36,13 @@ std::vector<uint32_t> select_rows(const Expr* where, const EvalInput& input) {
 
 std::vector<uint32_t> select_rows_in_parts(Expr* where, const EvalInput& input, int parts) {
   if (where == nullptr || parts <= 1) return select_rows(where, input);
-  // Each part copies only the columns the condition reads (all of them
-  // when some of its reads are not listed).
-  std::set<int> read;
-  const bool every_column = reads_unlisted_columns(*where);
-  if (!every_column) collect_refs(*where, read);
+  // Each part copies only the columns the condition reads.
   std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
   cpu::parallel_for(parts, input.rows, [&](int part, size_t begin, size_t end) {
     std::vector<uint32_t> range(end - begin);
     std::iota(range.begin(), range.end(), static_cast<uint32_t>(begin));
-    std::vector<Vector> slices(input.columns.size());
-    EvalInput slice = input;
-    slice.rows = end - begin;
-    for (size_t c = 0; c < input.columns.size(); ++c) {
-      if (!every_column && read.count(static_cast<int>(c)) == 0) slice.columns[c] = nullptr;
-      if (slice.columns[c] == nullptr) continue;
-      slices[c] = gather(*input.columns[c], range);
-      slice.columns[c] = &slices[c];
-    }
+    std::vector<Vector> slices;
+    const EvalInput slice = narrowed_input(input, range, {where}, slices);
     std::vector<uint32_t>& mine = kept[static_cast<size_t>(part)];
     for (const uint32_t r : select_rows(where, slice)) mine.push_back(r + static_cast<uint32_t>(begin));
   });

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string_view>
 
 #include "common/hll_hash.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
+#include "executor/plan_expressions.hpp"
 #include "storage/column_layout.hpp"
 
 namespace tally::executor {
@@ -407,6 +409,30 @@ storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std
   if (column.has_nulls()) {
     out.validity.resize(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
+  }
+  return out;
+}
+
+}  // namespace tally::executor
+
+namespace tally::executor {
+
+EvalInput narrowed_input(const EvalInput& input, const std::vector<uint32_t>& rows,
+                         const std::vector<Expr*>& readers, std::vector<Vector>& storage) {
+  std::set<int> read;
+  bool every_column = false;
+  for (Expr* e : readers) {
+    every_column = every_column || reads_unlisted_columns(*e);
+    collect_refs(*e, read);
+  }
+  EvalInput out = input;
+  out.rows = rows.size();
+  storage.resize(input.columns.size());
+  for (size_t c = 0; c < input.columns.size(); ++c) {
+    out.columns[c] = nullptr;
+    if (input.columns[c] == nullptr || (!every_column && read.count(static_cast<int>(c)) == 0)) continue;
+    storage[c] = gather(*input.columns[c], rows);
+    out.columns[c] = &storage[c];
   }
   return out;
 }

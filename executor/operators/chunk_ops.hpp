@@ -80,6 +80,12 @@ Vector vector_from_storage(const storage::ColumnVector& column, SqlType type);
 
 // The chunk's columns placed at their positions in a column space of `width`
 // columns: layout[i] is the space index of chunk column i.
+// Rows `rows` of `input` as an input of their own, for evaluating
+// `readers`: the columns they read are gathered into `storage` (every
+// column where one of them reads columns collect_refs does not list); the
+// others are null.
+EvalInput narrowed_input(const EvalInput& input, const std::vector<uint32_t>& rows,
+                         const std::vector<Expr*>& readers, std::vector<Vector>& storage);
 EvalInput space_input(const DataChunk& chunk, const std::vector<int>& layout, size_t width,
                       const std::vector<Value>* parameters);
 
