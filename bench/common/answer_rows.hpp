@@ -309,6 +309,7 @@ class DuckRowSource : public RowSource {
         return;
       }
       case duck::kDate: cell.text = date_text(static_cast<const int32_t*>(data)[at_]); return;
+      case duck::kTimestamp: cell.text = timestamp_text(static_cast<const int64_t*>(data)[at_]); return;
       case duck::kDecimal: {
         // Compared as a number: DuckDB prints a decimal's own scale, PostgreSQL
         // a numeric's display scale (sum(decimal(15,2)) is 38,2 in one, any in the other).
@@ -344,6 +345,24 @@ class DuckRowSource : public RowSource {
     return (x < 0 ? "-" : "") + digits;
   }
   // Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian, as both systems print dates).
+  // Microseconds since 1970 as PostgreSQL prints a timestamp: fraction digits only where nonzero.
+  static std::string timestamp_text(int64_t micros) {
+    const int64_t day_micros = int64_t{86400} * 1000000;
+    int64_t days = micros / day_micros, rest = micros % day_micros;
+    if (rest < 0) rest += day_micros, --days;
+    const int64_t seconds = rest / 1000000, fraction = rest % 1000000;
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " %02lld:%02lld:%02lld", static_cast<long long>(seconds / 3600),
+                  static_cast<long long>(seconds / 60 % 60), static_cast<long long>(seconds % 60));
+    std::string text = date_text(static_cast<int32_t>(days)) + buf;
+    if (fraction != 0) {
+      std::snprintf(buf, sizeof buf, ".%06lld", static_cast<long long>(fraction));
+      std::string digits = buf;
+      while (digits.back() == '0') digits.pop_back();
+      text += digits;
+    }
+    return text;
+  }
   static std::string date_text(int32_t days) {
     const int64_t z = static_cast<int64_t>(days) + 719468;
     const int64_t era = (z >= 0 ? z : z - 146096) / 146097;

@@ -31,7 +31,7 @@ struct result {
 };
 enum type : int {
   kBoolean = 1, kTinyint = 2, kSmallint = 3, kInteger = 4, kBigint = 5, kUtinyint = 6, kUsmallint = 7,
-  kUinteger = 8, kUbigint = 9, kFloat = 10, kDouble = 11, kDate = 13, kHugeint = 16, kVarchar = 17, kDecimal = 19
+  kUinteger = 8, kUbigint = 9, kFloat = 10, kDouble = 11, kTimestamp = 12, kDate = 13, kHugeint = 16, kVarchar = 17, kDecimal = 19
 };
 struct hugeint {
   uint64_t lower;
