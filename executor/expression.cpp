@@ -1,11 +1,13 @@
 #include "executor/expression.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string_view>
 #include <unordered_set>
 
 #include "common/error.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/per_code_evaluation.hpp"
 
 namespace tally::executor {
 
@@ -74,39 +76,56 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
     return broadcast(type, evaluate(one).get(0), input.rows);
   }
   // A bare column argument is read where it is, not copied (a chunk's
-  // column is megabytes; a scan's expressions read each several times).
+  // column is megabytes; a scan's expressions read each several times). A
+  // constant argument (a literal, a parameter, an operator over them) is
+  // evaluated as one row that stands for every row: a pattern is not copied
+  // a million times.
+  const size_t rows = input.rows;
   std::vector<Vector> evaluated;
   evaluated.reserve(args.size());  // no reallocation: `values` points into it
   std::vector<const Vector*> values(args.size());
-  const bool one_row_constants = batch && strict && batch_takes_constants && input.rows > 1;
-  // (argument, its place in `evaluated`) for those evaluated as one row, to widen if the kernel declines.
-  std::vector<std::pair<size_t, size_t>> one_row;
+  const auto one_row = std::make_unique<bool[]>(args.size());
   for (size_t a = 0; a < args.size(); ++a) {
     if (const auto* column = dynamic_cast<const ColumnExpr*>(args[a].get())) {
       values[a] = input.columns.at(static_cast<size_t>(column->index));
-    } else if (one_row_constants && constant_operator(*args[a])) {
+    } else if (rows > 1 && constant_operator(*args[a])) {
       EvalInput one = input;
       one.rows = 1;
       evaluated.push_back(args[a]->evaluate(one));
       values[a] = &evaluated.back();
-      one_row.emplace_back(a, evaluated.size() - 1);
+      one_row[a] = true;
     } else {
       evaluated.push_back(args[a]->evaluate(input));
       values[a] = &evaluated.back();
     }
   }
-  Vector out(type);
-  if (batch && strict && batch(values, input.rows, out)) return out;
-  for (const auto& [a, at] : one_row) {
-    // Replaced in place, so values[a] stays valid.
-    evaluated[at] = broadcast(args[a]->type, evaluated[at].get(0), input.rows);
+  // A whole-Vector kernel has its own way with coded input (a comparison
+  // tests each dictionary entry once); a row-wise function runs per code.
+  if (!batch) {
+    if (auto per_code = evaluate_per_code(*this, values, {one_row.get(), args.size()}, rows)) return std::move(*per_code);
   }
-  out.resize(input.rows);
+  Vector out(type);
+  if (batch && strict) {
+    if (!batch_takes_constants) {
+      // This kernel reads every argument at every row.
+      for (size_t a = 0; a < args.size(); ++a) {
+        if (!one_row[a]) continue;
+        const auto at = static_cast<size_t>(values[a] - evaluated.data());
+        evaluated[at] = broadcast(args[a]->type, evaluated[at].get(0), rows);
+        one_row[a] = false;
+      }
+    }
+    if (batch(values, rows, out)) return out;
+  }
+  out.resize(rows);
   std::vector<Value> row(args.size());
-  for (size_t r = 0; r < input.rows; ++r) {
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (one_row[a]) row[a] = values[a]->get(0);
+  }
+  for (size_t r = 0; r < rows; ++r) {
     bool any_null = false;
     for (size_t a = 0; a < args.size(); ++a) {
-      row[a] = values[a]->get(r);
+      if (!one_row[a]) row[a] = values[a]->get(r);
       any_null |= is_null(row[a]);
     }
     if (strict && any_null) {

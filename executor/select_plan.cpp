@@ -27,7 +27,7 @@
 #include "executor/grouping_sets.hpp"
 #include "executor/lookup_join.hpp"
 #include "executor/lookup_rewrite.hpp"
-#include "executor/zero_branch_sums.hpp"
+#include "executor/sum_rewrites.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/set_operation_plan.hpp"
 #include "executor/settings.hpp"
@@ -723,7 +723,10 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
       plan->having = bind_condition(select["havingClause"], having, "HAVING");
     }
     bind_sort_clause(post);
-    if (windows.empty()) scale_zero_branch_sums(*plan, post);
+    if (windows.empty()) {
+      scale_zero_branch_sums(*plan, post);
+      split_constant_offset_sums(*plan, post);
+    }
     for (auto& [ref, call] : grouping_refs) ref->index = static_cast<int>(plan->group_keys.size() + plan->aggregates.size() + call);
     if (!plan->grouping_calls.empty() && plan->grouping_sets.empty()) {
       // grouping() under a plain GROUP BY: one set of every key (it is 0).

@@ -1,5 +1,7 @@
 #include "executor/text_key_codes.hpp"
 
+#include <vector>
+
 namespace tally::executor {
 
 TextKeyCodes::TextKeyCodes() {
@@ -32,13 +34,26 @@ void TextKeyCodes::code(const Vector& v, int64_t* out) {
     }
     return;
   }
-  for (size_t r = 0; r < n; ++r) {
-    if (v.null_at(r)) continue;
-    const std::string_view value = v.text_at(r);
-    // A code of the source's own (a coded value of another Vector of it, or
-    // the same string reached another way) is preferred: one string, one code.
+  // A code of the source's own (a coded value of another Vector of it, or
+  // the same string reached another way) is preferred: one string, one code.
+  auto code_of = [&](std::string_view value) {
     const int32_t known = source_ ? source_->find(value) : -1;
-    out[r] = known >= 0 ? known : local_code(value);
+    return known >= 0 ? known : local_code(value);
+  };
+  if (v.coded() && static_cast<size_t>(v.dictionary->size()) <= n) {
+    // Another dictionary (an expression's results, coded per chunk): each
+    // of its entries is looked up once, when a row first holds it.
+    std::vector<int64_t> codes(static_cast<size_t>(v.dictionary->size()), -1);
+    for (size_t r = 0; r < n; ++r) {
+      if (v.null_at(r)) continue;
+      int64_t& code = codes[static_cast<size_t>(v.codes[r])];
+      if (code < 0) code = code_of(v.text_at(r));
+      out[r] = code;
+    }
+    return;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    if (!v.null_at(r)) out[r] = code_of(v.text_at(r));
   }
 }
 

@@ -26,6 +26,13 @@ size_t utf8_char_length(unsigned char lead) {
   return 1;
 }
 
+// Characters of UTF-8 text, counted as char_offsets steps through them.
+size_t char_count(std::string_view s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); i += utf8_char_length(static_cast<unsigned char>(s[i]))) ++n;
+  return n;
+}
+
 std::vector<size_t> char_offsets(std::string_view s) {
   std::vector<size_t> offsets;
   for (size_t i = 0; i < s.size(); i += utf8_char_length(static_cast<unsigned char>(s[i]))) offsets.push_back(i);
@@ -237,7 +244,7 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
       std::string_view s = std::get<std::string>(a[0]);
       if (bpchar && !octets) while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
       if (octets) return static_cast<int64_t>(s.size());
-      return static_cast<int64_t>(char_offsets(s).size());
+      return static_cast<int64_t>(char_count(s));
     });
   }
   if ((name == "substr" || name == "substring") && (n == 2 || n == 3)) {
