@@ -11,6 +11,7 @@
 #include "executor/system_relation_provider.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
+#include "executor/distinct_count_rewrite.hpp"
 #include "executor/eager_aggregation.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -264,6 +265,11 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     ~Nesting() { --nested_queries; }
   } nesting;
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
+  // Not under an enclosing query, whose columns the WHERE moved into a
+  // derived table would then read from one level further down.
+  if (!pc.outer_column) {
+    if (std::optional<json> grouped = distinct_count_as_grouping(select)) return plan_select(*grouped, pc);
+  }
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the
   // table's statistics) unless it reads a column of the enclosing query:
