@@ -176,12 +176,24 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
     if (!text.coded() && text.texts.size() < rows) return false;
     out.resize(rows);
     if (!text.nulls.empty()) out.nulls.assign(rows, 0);
+    // A coded column's entries are matched once each, as rows first hold
+    // them: a chunk's million URLs hold far fewer distinct ones.
+    std::vector<int8_t> matched;
+    if (text.coded() && static_cast<size_t>(text.dictionary->size()) <= 4 * rows) {
+      matched.assign(static_cast<size_t>(text.dictionary->size()), -1);
+    }
     for (size_t i = 0; i < rows; ++i) {
       if (text.null_at(i)) {
         out.nulls[i] = 1;
         continue;
       }
-      out.ints[i] = like->matches(text.text_at(i)) != negate;
+      if (matched.empty()) {
+        out.ints[i] = like->matches(text.text_at(i)) != negate;
+        continue;
+      }
+      int8_t& m = matched[static_cast<size_t>(text.codes[i])];
+      if (m < 0) m = like->matches(text.text_at(i)) ? 1 : 0;
+      out.ints[i] = (m == 1) != negate;
     }
     return true;
   };
