@@ -1,57 +1,152 @@
 #include "executor/distinct_count_rewrite.hpp"
 
+#include <set>
 #include <string>
+
+#include "executor/binder.hpp"
 
 namespace tally::executor {
 
 using json = nlohmann::json;
 
+namespace {
+
+constexpr const char* kValue = "tally_value";
+
+// A column reference's one unqualified name, or "" for anything else.
+std::string bare_name(const json& node) {
+  if (!node.contains("ColumnRef")) return "";
+  const json& fields = node["ColumnRef"]["fields"];
+  if (fields.size() != 1 || !fields[0].contains("String")) return "";
+  return fields[0]["String"].value("sval", "");
+}
+
+// The function a FuncCall names (its last name part, pg_catalog allowed), or "".
+std::string function_name(const json& f) {
+  const json& names = f["funcname"];
+  if (names.empty() || names.size() > 2 || (names.size() == 2 && names[0]["String"].value("sval", "") != "pg_catalog")) {
+    return "";
+  }
+  return names[names.size() - 1]["String"].value("sval", "");
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(std::set<std::string> keys) : keys_(std::move(keys)) {}
+
+  // Rewrites each count(DISTINCT u) in `node` to count(tally_value); false
+  // where the node holds something the rewrite cannot carry: another
+  // aggregate or a window, a subquery, a column other than a key (or, with
+  // `outputs`, an output's name).
+  bool rewrite(json& node, const std::set<std::string>* outputs = nullptr) {
+    if (node.is_array()) {
+      for (json& item : node) {
+        if (!rewrite(item, outputs)) return false;
+      }
+      return true;
+    }
+    if (!node.is_object()) return true;
+    if (node.contains("SubLink") || (node.contains("ColumnRef") && !column_allowed(node, outputs))) return false;
+    if (node.contains("FuncCall")) {
+      json& f = node["FuncCall"];
+      if (f.contains("over")) return false;
+      if (f.value("agg_distinct", false)) return rewrite_count(f);
+      if (f.contains("agg_star") || f.contains("agg_order") || f.contains("agg_filter") ||
+          f.value("agg_within_group", false) || is_aggregate_name(function_name(f))) {
+        return false;
+      }
+    }
+    for (auto& [key, child] : node.items()) {
+      if (!rewrite(child, outputs)) return false;
+    }
+    return true;
+  }
+
+  const std::string& counted() const { return counted_; }
+  const json& counted_node() const { return counted_node_; }
+
+ private:
+  bool column_allowed(const json& node, const std::set<std::string>* outputs) const {
+    const std::string name = bare_name(node);
+    return !name.empty() && (keys_.count(name) > 0 || (outputs != nullptr && outputs->count(name) > 0));
+  }
+
+  bool rewrite_count(json& f) {
+    if (function_name(f) != "count" || f.contains("agg_filter") || f.contains("agg_order") ||
+        f.value("agg_within_group", false) || f.value("func_variadic", false) || !f.contains("args") ||
+        f["args"].size() != 1) {
+      return false;
+    }
+    const std::string name = bare_name(f["args"][0]);
+    if (name.empty() || keys_.count(name) > 0 || (!counted_.empty() && counted_ != name)) return false;
+    if (counted_.empty()) {
+      counted_ = name;
+      counted_node_ = f["args"][0];
+    }
+    f.erase("agg_distinct");
+    f["args"][0] = json{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", kValue}}}}})}, {"location", -1}}}};
+    return true;
+  }
+
+  std::set<std::string> keys_;
+  std::string counted_;
+  json counted_node_;
+};
+
+}  // namespace
+
 std::optional<json> distinct_count_as_grouping(const json& select) {
-  for (const char* clause : {"groupClause", "havingClause", "distinctClause", "windowClause", "withClause",
-                             "lockingClause", "intoClause", "valuesLists", "sortClause"}) {
+  for (const char* clause : {"distinctClause", "windowClause", "withClause", "lockingClause", "intoClause",
+                             "valuesLists"}) {
     if (select.contains(clause)) return std::nullopt;
   }
   if (select.value("op", "SETOP_NONE") != "SETOP_NONE" || !select.contains("fromClause") ||
-      !select.contains("targetList") || select["targetList"].size() != 1) {
+      !select.contains("targetList")) {
     return std::nullopt;
   }
-  const json& target = select["targetList"][0];
-  if (!target.contains("ResTarget") || !target["ResTarget"].contains("val")) return std::nullopt;
-  const json& value = target["ResTarget"]["val"];
-  if (!value.contains("FuncCall")) return std::nullopt;
-  const json& f = value["FuncCall"];
-  if (!f.value("agg_distinct", false) || f.contains("over") || f.contains("agg_filter") || f.contains("agg_order") ||
-      f.value("agg_within_group", false) || f.value("func_variadic", false) || !f.contains("args") ||
-      f["args"].size() != 1 || !f["args"][0].contains("ColumnRef")) {
-    return std::nullopt;
+  std::set<std::string> keys;
+  json key_nodes = json::array();
+  if (select.contains("groupClause")) {
+    for (const json& k : select["groupClause"]) {
+      const std::string name = bare_name(k);
+      if (name.empty() || name == kValue || !keys.insert(name).second) return std::nullopt;
+      key_nodes.push_back(k);
+    }
   }
-  const json& names = f["funcname"];
-  if (names.size() > 2 || (names.size() == 2 && names[0]["String"].value("sval", "") != "pg_catalog") ||
-      names[names.size() - 1]["String"].value("sval", "") != "count") {
-    return std::nullopt;
+  Rewriter rewriter(keys);
+  json targets = select["targetList"];
+  std::set<std::string> outputs;
+  for (json& t : targets) {
+    if (!t.contains("ResTarget") || !t["ResTarget"].contains("val")) return std::nullopt;
+    if (t["ResTarget"].contains("name")) outputs.insert(t["ResTarget"]["name"].get<std::string>());
+    if (!rewriter.rewrite(t["ResTarget"]["val"])) return std::nullopt;
   }
-  const json& column = f["args"][0];
-  json grouped{{"targetList", json::array({json{{"ResTarget", {{"name", "tally_value"}, {"val", column}}}}})},
+  json having = select.value("havingClause", json());
+  if (!having.is_null() && !rewriter.rewrite(having)) return std::nullopt;
+  json sort = select.value("sortClause", json());
+  if (!sort.is_null() && !rewriter.rewrite(sort, &outputs)) return std::nullopt;
+  if (rewriter.counted().empty()) return std::nullopt;
+
+  json inner_targets = json::array();
+  for (const json& k : key_nodes) inner_targets.push_back(json{{"ResTarget", {{"val", k}}}});
+  inner_targets.push_back(json{{"ResTarget", {{"name", kValue}, {"val", rewriter.counted_node()}}}});
+  json inner_keys = key_nodes;
+  inner_keys.push_back(rewriter.counted_node());
+  json grouped{{"targetList", std::move(inner_targets)},
                {"fromClause", select["fromClause"]},
-               {"groupClause", json::array({column})},
+               {"groupClause", std::move(inner_keys)},
                {"limitOption", "LIMIT_OPTION_DEFAULT"},
                {"op", "SETOP_NONE"}};
   if (select.contains("whereClause")) grouped["whereClause"] = select["whereClause"];
-  json value_ref{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", "tally_value"}}}}})}, {"location", -1}}}};
-  json count_values{{"FuncCall",
-                     {{"funcname", json::array({json{{"String", {{"sval", "count"}}}}})},
-                      {"args", json::array({std::move(value_ref)})},
-                      {"funcformat", "COERCE_EXPLICIT_CALL"},
-                      {"location", -1}}}};
-  json out_target{{"ResTarget", {{"val", std::move(count_values)}}}};
-  // PostgreSQL names the column count, as this count's; an alias stays.
-  if (target["ResTarget"].contains("name")) out_target["ResTarget"]["name"] = target["ResTarget"]["name"];
-  json out{{"targetList", json::array({std::move(out_target)})},
+  json out{{"targetList", std::move(targets)},
            {"fromClause", json::array({json{{"RangeSubselect",
                                              {{"subquery", {{"SelectStmt", std::move(grouped)}}},
                                               {"alias", {{"aliasname", "tally_distinct"}}}}}}})},
            {"limitOption", "LIMIT_OPTION_DEFAULT"},
            {"op", "SETOP_NONE"}};
+  if (!key_nodes.empty()) out["groupClause"] = key_nodes;
+  if (!having.is_null()) out["havingClause"] = std::move(having);
+  if (!sort.is_null()) out["sortClause"] = std::move(sort);
   for (const char* clause : {"limitCount", "limitOffset", "limitOption"}) {
     if (select.contains(clause)) out[clause] = select[clause];
   }

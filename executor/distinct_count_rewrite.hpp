@@ -1,19 +1,21 @@
 #pragma once
-// A statement's only output a count of one column's distinct values
-// (ClickBench's COUNT(DISTINCT UserID), COUNT(DISTINCT SearchPhrase)):
+// A query whose aggregates are all count(DISTINCT u) of one column u
+// (ClickBench's COUNT(DISTINCT UserID), per search phrase or phone model):
 //
-//   SELECT count(DISTINCT c) FROM <from> [WHERE <w>] [LIMIT ...]
+//   SELECT k..., count(DISTINCT u) FROM <from> [WHERE <w>] [GROUP BY k...]
+//   [HAVING ...] [ORDER BY ...] [LIMIT ...]
 //
 // is
 //
-//   SELECT count(tally_value) FROM (SELECT c AS tally_value FROM <from>
-//                                    [WHERE <w>] GROUP BY c) tally_distinct [LIMIT ...]
+//   SELECT k..., count(tally_value) FROM
+//     (SELECT k..., u AS tally_value FROM <from> [WHERE <w>] GROUP BY k..., u) tally_distinct
+//   [GROUP BY k...] [HAVING ...] [ORDER BY ...] [LIMIT ...]
 //
-// (count of the groups' values leaves out the NULL group, as DISTINCT does)
-//
-// The GROUP BY runs on the aggregation engines over every core (a stored
-// text column grouped by its dictionary codes), where a DISTINCT aggregate
-// runs on the generic path on one thread, hashing each row's value.
+// with each count(DISTINCT u) read as count(tally_value) (counting the
+// groups' values leaves out NULL, as DISTINCT does). Both GROUP BYs run on
+// the aggregation engines over every core (a stored text key by its
+// dictionary codes), where DISTINCT keeps and sorts every group's values
+// on the generic path or at the engine's finalize.
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -21,9 +23,10 @@
 namespace tally::executor {
 
 // `select` (a SelectStmt's fields) rewritten as above, or nullopt where it
-// is not exactly that shape (one output; the argument a bare column; no
-// GROUP BY, HAVING, DISTINCT, ORDER BY, window, WITH or set operation;
-// no FILTER or ORDER BY in the call).
+// is not exactly that shape: the keys bare column names; every other
+// column named outside the counts a key (or, in ORDER BY, an output's
+// name); no other aggregate, DISTINCT, window, WITH or set operation; no
+// FILTER or ORDER BY in a count; u not a key.
 std::optional<nlohmann::json> distinct_count_as_grouping(const nlohmann::json& select);
 
 }  // namespace tally::executor
