@@ -4,6 +4,7 @@
 #include <string>
 
 #include "executor/binder.hpp"
+#include "executor/select_plan.hpp"
 
 namespace tally::executor {
 
@@ -95,7 +96,8 @@ class Rewriter {
 
 }  // namespace
 
-std::optional<json> distinct_count_as_grouping(const json& select) {
+std::optional<json> distinct_count_as_grouping(const json& select, const PlanContext& context) {
+  if (context.outer_column) return std::nullopt;
   for (const char* clause : {"distinctClause", "windowClause", "withClause", "lockingClause", "intoClause",
                              "valuesLists"}) {
     if (select.contains(clause)) return std::nullopt;

@@ -22,11 +22,15 @@
 
 namespace tally::executor {
 
+struct PlanContext;
+
 // `select` (a SelectStmt's fields) rewritten as above, or nullopt where it
 // is not exactly that shape: the keys bare column names; every other
 // column named outside the counts a key (or, in ORDER BY, an output's
 // name); no other aggregate, DISTINCT, window, WITH or set operation; no
-// FILTER or ORDER BY in a count; u not a key.
-std::optional<nlohmann::json> distinct_count_as_grouping(const nlohmann::json& select);
+// FILTER or ORDER BY in a count; u not a key; not under an enclosing query
+// (whose columns the WHERE, moved into a derived table, would then read
+// from one level further down).
+std::optional<nlohmann::json> distinct_count_as_grouping(const nlohmann::json& select, const PlanContext& context);
 
 }  // namespace tally::executor

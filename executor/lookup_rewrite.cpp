@@ -461,8 +461,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   }
   p.scan_columns.assign(used.begin(), used.end());
   // The sums of CASE ... ELSE 0 of a derived table's values, seen now.
-  scale_zero_branch_sums(p, bind);
-  split_constant_offset_sums(p, bind);
+  rewrite_sums(p, bind);
   if (!runs_as_programs(p)) return nullptr;
   form->plan = std::move(lookup_plan);
   return form;

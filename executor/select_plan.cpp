@@ -206,8 +206,7 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.backend_pid = pc.backend_pid;
   ctx.transaction_time_us = pc.transaction_time_us;
   ctx.sequences = pc.sequences;
-  // Functions of a table named by a literal (pg_relation_size('t'::regclass))
-  // are bound here, where the tables are known.
+  // Functions of a table named by a literal (pg_relation_size('t'::regclass)) bind here, where tables are known.
   if (TableProvider* tables = pc.tables) {
     ctx.intercept = [tables](const json& node) { return bind_relation_size_call(node, *tables); };
   }
@@ -265,11 +264,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     ~Nesting() { --nested_queries; }
   } nesting;
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
-  // Not under an enclosing query, whose columns the WHERE moved into a
-  // derived table would then read from one level further down.
-  if (!pc.outer_column) {
-    if (std::optional<json> grouped = distinct_count_as_grouping(select)) return plan_select(*grouped, pc);
-  }
+  if (std::optional<json> grouped = distinct_count_as_grouping(select, pc)) return plan_select(*grouped, pc);
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the
   // table's statistics) unless it reads a column of the enclosing query:
@@ -729,10 +724,7 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
       plan->having = bind_condition(select["havingClause"], having, "HAVING");
     }
     bind_sort_clause(post);
-    if (windows.empty()) {
-      scale_zero_branch_sums(*plan, post);
-      split_constant_offset_sums(*plan, post);
-    }
+    if (windows.empty()) rewrite_sums(*plan, post);
     for (auto& [ref, call] : grouping_refs) ref->index = static_cast<int>(plan->group_keys.size() + plan->aggregates.size() + call);
     if (!plan->grouping_calls.empty() && plan->grouping_sets.empty()) {
       // grouping() under a plain GROUP BY: one set of every key (it is 0).

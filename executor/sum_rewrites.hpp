@@ -30,4 +30,10 @@ void scale_zero_branch_sums(SelectPlan& plan, const BindContext& base);
 // row would raise is lost. Same plans as scale_zero_branch_sums.
 void split_constant_offset_sums(SelectPlan& plan, const BindContext& base);
 
+// Both rewrites above, in that order.
+inline void rewrite_sums(SelectPlan& plan, const BindContext& base) {
+  scale_zero_branch_sums(plan, base);
+  split_constant_offset_sums(plan, base);
+}
+
 }  // namespace tally::executor
