@@ -36,7 +36,7 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/row_selection.hpp"
 #include "executor/row_sort.hpp"
-#include "executor/row_top_n.hpp"
+#include "executor/result_order.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/settings.hpp"
@@ -47,114 +47,6 @@
 namespace tally::executor {
 
 namespace {
-
-int64_t constant_int(const ExprPtr& e, const ExecContext& ec, int64_t fallback) {
-  if (!e) return fallback;
-  Value v = evaluate_constant(*e, ec.parameters);
-  if (is_null(v)) return fallback;
-  return std::get<int64_t>(v);
-}
-
-// Keeps the first row (in `order`) of each distinct combination of `columns`
-// (NULLs equal).
-void keep_first_distinct(std::vector<uint32_t>& order, const std::vector<Vector>& all, const std::vector<size_t>& columns) {
-  std::vector<uint32_t> keep;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> seen;
-  CancelTicker ticker;
-  for (uint32_t r : order) {
-    ticker.tick();
-    uint64_t h = 0;
-    for (size_t c : columns) h = h * 1000003 ^ (all[c].null_at(r) ? 7 : hash_value(all[c].get(r)));
-    auto& bucket = seen[h];
-    bool duplicate = false;
-    for (uint32_t other : bucket) {
-      bool same = true;
-      for (size_t i = 0; i < columns.size() && same; ++i) {
-        const Vector& v = all[columns[i]];
-        const bool n1 = v.null_at(r), n2 = v.null_at(other);
-        same = n1 == n2 && (n1 || compare_values(v.get(r), v.get(other)) == 0);
-      }
-      if (same) { duplicate = true; break; }
-    }
-    if (!duplicate) { bucket.push_back(r); keep.push_back(r); }
-  }
-  order.swap(keep);
-}
-
-void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vector>& columns, size_t rows,
-                     const ExecContext& ec) {
-  if (!plan.distinct && plan.distinct_on.empty() && plan.sort.empty() && !plan.limit && !plan.offset) {
-    // Nothing reorders or cuts the rows: the columns are the result (no row
-    // list over millions of groups).
-    for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
-    result.rows = rows;
-    return;
-  }
-  // The row order and the gathered copy of the rows, beside the columns.
-  MemoryReservation memory;
-  memory.resize(rows * (2 * sizeof(uint32_t) + materialized_row_bytes(columns)));
-  std::vector<uint32_t> order(rows);
-  std::iota(order.begin(), order.end(), 0u);
-  if (plan.distinct) {
-    std::vector<size_t> visible(plan.visible);
-    std::iota(visible.begin(), visible.end(), size_t{0});
-    keep_first_distinct(order, columns, visible);
-  }
-  if (!plan.sort.empty() && !plan.distinct && plan.distinct_on.empty() && plan.limit) {
-    // ORDER BY ... LIMIT k: only the rows that can be among the first k
-    // (row_top_n.hpp) are sorted.
-    const int64_t limit = constant_int(plan.limit, ec, -1);
-    const int64_t offset = constant_int(plan.offset, ec, 0);
-    if (limit > 0 && offset >= 0 && static_cast<uint64_t>(limit) + static_cast<uint64_t>(offset) < rows) {
-      std::vector<SortColumn> keys;
-      for (const auto& key : plan.sort) keys.push_back({&columns[static_cast<size_t>(key.column)], key.descending, key.nulls_first});
-      auto candidates = top_n_candidates(rows, keys, static_cast<size_t>(limit + offset), worker_threads(ec));
-      if (candidates) order = std::move(*candidates);
-    }
-  }
-  if (!plan.sort.empty()) {
-    // Rows DISTINCT or LIMIT's selection dropped leave the key columns' rows to sort gathered.
-    const bool all_rows = order.size() == rows;
-    std::vector<Vector> gathered;
-    gathered.reserve(plan.sort.size());
-    std::vector<SortColumn> keys;
-    for (const auto& key : plan.sort) {
-      const Vector& v = columns[static_cast<size_t>(key.column)];
-      if (!all_rows) gathered.push_back(gather(v, order));
-      keys.push_back({all_rows ? &v : &gathered.back(), key.descending, key.nulls_first});
-    }
-    const RowOrdering sorted = sort_rows(order.size(), {}, keys, worker_threads(ec), /*boundaries=*/false);
-    std::vector<uint32_t> sorted_order(order.size());
-    for (size_t i = 0; i < order.size(); ++i) sorted_order[i] = order[sorted.rows[i]];
-    order.swap(sorted_order);
-  }
-  if (!plan.distinct_on.empty()) {
-    // After the sort: each combination keeps its first row in ORDER BY's order.
-    keep_first_distinct(order, columns, std::vector<size_t>(plan.distinct_on.begin(), plan.distinct_on.end()));
-  }
-  const int64_t offset = constant_int(plan.offset, ec, 0);
-  const int64_t limit = constant_int(plan.limit, ec, -1);
-  if (offset < 0) throw Error(SqlState::invalid_row_count_in_result_offset_clause, "OFFSET must not be negative");
-  if (plan.limit && limit < 0 && !is_null(evaluate_constant(*plan.limit, ec.parameters))) {
-    throw Error(SqlState::invalid_row_count_in_limit_clause, "LIMIT must not be negative");
-  }
-  size_t begin = std::min<size_t>(static_cast<size_t>(offset), order.size());
-  size_t end = order.size();
-  if (limit >= 0) end = std::min<size_t>(end, begin + static_cast<size_t>(limit));
-  std::vector<uint32_t> final_rows(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
-  bool identity = final_rows.size() == rows;
-  for (size_t i = 0; identity && i < final_rows.size(); ++i) identity = final_rows[i] == i;
-  if (identity) {
-    for (size_t c = 0; c < plan.visible; ++c) result.columns.push_back(std::move(columns[c]));
-  } else {
-    // A column a task: millions of sorted rows gather in the time of one column.
-    const size_t first = result.columns.size();
-    result.columns.resize(first + plan.visible);
-    cpu::parallel_tasks(worker_threads(ec), plan.visible,
-                        [&](int, size_t c) { result.columns[first + c] = gather(columns[c], final_rows); });
-  }
-  result.rows = final_rows.size();
-}
 
 // Appends the rows of a stored numeric column to `out`: an int64 slot
 // (numeric(p <= 18, s)) is read without asking the type per row.
@@ -393,6 +285,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // once, unless a volatile function (nextval, random) must run in row order.
   struct Outputs final : PreparedWork {
     std::vector<Vector> columns;
+    size_t rows = 0;
   };
   struct SourceSink final : PreparingSink {
     std::function<void(DataChunk&)> prepare_fn;
@@ -410,9 +303,17 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // Selected rows evaluated ahead of their turn (thread-safe: the
   // aggregator's prepare() reads no aggregation state), then taken in chunk
   // order: both sources (the operator tree, the stored table) share these.
-  auto prepare_rows = [&plan, &aggregator](const EvalInput& sel) -> std::shared_ptr<PreparedWork> {
+  // Under ORDER BY ... LIMIT k each chunk keeps only the rows that can be among the first k.
+  const size_t top_n = chunk_top_n(plan, ec);
+  auto prepare_rows = [&plan, &aggregator, top_n](const EvalInput& sel) -> std::shared_ptr<PreparedWork> {
     if (aggregator) return aggregator->prepare(sel);
     auto outputs = std::make_shared<Outputs>();
+    outputs->rows = sel.rows;
+    if (top_n > 0) {
+      outputs->columns = evaluate_top_n_rows(plan, top_n, sel);
+      if (!outputs->columns.empty()) outputs->rows = outputs->columns[0].size();
+      return outputs;
+    }
     for (const auto& output : plan.outputs) outputs->columns.push_back(output->evaluate(sel));
     return outputs;
   };
@@ -421,10 +322,10 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       aggregator->sink_prepared(work, sel);
       return;
     }
-    out_memory.add(sel.rows);
     auto& outputs = static_cast<Outputs&>(*work);
+    out_memory.add(outputs.rows);
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], std::move(outputs.columns[o]));
-    out_rows += sel.rows;
+    out_rows += outputs.rows;
   };
   auto source_rows = [&](const DataChunk& chunk) {
     return space_input(chunk, plan.source->layout(), plan.source_width, ec.parameters);
@@ -481,9 +382,21 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                               ? cores / static_cast<int>(std::max<size_t>(1, pieces.size()))
                               : 1;
   if (plan.table && plan.where && chunks > 0) run_subqueries_ahead(*plan.where, ec.parameters);
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts](const storage::ChunkBatch* batch) {
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts, top_n](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
+    if (batch != nullptr && top_n > 0 && !ec.group_key_filter) {
+      if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts)) {
+        e.scanned = batch->rows;
+        e.rows = kept->size();
+        for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+          const auto c = static_cast<size_t>(plan.scan_columns[i]);
+          e.selected[c] = vector_from_storage(stored_rows(batch->columns[i], *kept), plan.table->columns()[c].type);
+        }
+        if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
+        return e;
+      }
+    }
     std::vector<Vector> converted(ncols);
     EvalInput input;
     input.parameters = ec.parameters;
