@@ -18,17 +18,21 @@ constexpr size_t kMinRows = 64;
 constexpr size_t kMinRepeat = 4;
 
 // Each row's slot among the distinct codes (-1 for NULL), in order of first
-// appearance; false as soon as there are more than `most` distinct codes.
+// appearance; false as soon as there are more than `most` distinct codes,
+// or at a code its dictionary lacks (a row grown but never set: the
+// row-wise path reads it as materialize() does).
 template <typename SlotOf>
 bool slot_rows(const Vector& in, size_t rows, size_t most, SlotOf&& slot_of, std::vector<int32_t>& row_slots,
                std::vector<int32_t>& distinct) {
   row_slots.resize(rows);
+  const int32_t entries = in.dictionary->size();
   for (size_t i = 0; i < rows; ++i) {
     if (in.null_at(i)) {
       row_slots[i] = -1;
       continue;
     }
     const int32_t code = in.codes[i];
+    if (code < 0 || code >= entries) return false;
     int32_t& slot = slot_of(code);
     if (slot < 0) {
       if (distinct.size() == most) return false;
