@@ -236,6 +236,57 @@ std::string similar_to_regex(const std::string& pattern, const std::string& esca
   return out + ")$";
 }
 
+// PostgreSQL 15's regexp_count, regexp_instr, regexp_like and regexp_substr:
+// positions count characters from 1; `start` is where the search begins.
+
+int32_t checked_parameter(const Value& v, const char* name, int32_t least, int32_t most = INT32_MAX) {
+  const auto x = static_cast<int32_t>(std::get<int64_t>(v));
+  if (x < least || x > most) {
+    throw Error(SqlState::invalid_parameter_value,
+                std::string("invalid value for parameter \"") + name + "\": " + std::to_string(x));
+  }
+  return x;
+}
+
+Flags flags_without_global(const Value* flags, const char* function) {
+  const Flags f = flags == nullptr ? Flags{} : parse_flags(str(*flags));
+  if (f.global) {
+    throw Error(SqlState::invalid_parameter_value,
+                std::string(function) + " does not support the \"global\" option");
+  }
+  return f;
+}
+
+// Byte offset of character `index` (0-based) of s; past the end where s has fewer.
+size_t byte_of_char(std::string_view s, int64_t index) {
+  size_t at = 0;
+  for (; index > 0 && at < s.size(); --index) at += char_length_at(s, at);
+  return index > 0 ? s.size() + 1 : at;
+}
+
+int64_t char_of_byte(std::string_view s, size_t byte) {
+  int64_t n = 0;
+  for (size_t at = 0; at < byte; at += char_length_at(s, at)) ++n;
+  return n;
+}
+
+// Every match from byte `from` on, empty ones included, as PostgreSQL's
+// setup_regexp_matches finds them for these functions.
+std::vector<RegexMatch> matches_from(const std::string& s, const Regex& re, size_t from) {
+  std::vector<RegexMatch> found;
+  size_t search = from;
+  RegexMatch m;
+  while (search <= s.size() && re.search(s, search, m)) {
+    found.push_back(m);
+    search = m.ends[0];
+    if (m.begins[0] == m.ends[0]) {
+      if (search >= s.size()) break;
+      search += char_length_at(s, search);
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 ExprPtr make_regex_operator(const std::string& op, ExprPtr& left, ExprPtr& right, BindContext& context) {
@@ -294,6 +345,42 @@ ExprPtr make_regex_function(const std::string& name, std::vector<ExprPtr>& args,
         first = false;
       }
       return out + "}";
+    });
+  }
+  if (name == "regexp_like" && (n == 2 || n == 3)) {
+    all_text();
+    return call({TypeId::boolean}, name, std::move(args), [](std::span<const Value> a) -> Value {
+      const Flags f = flags_without_global(a.size() == 3 ? &a[2] : nullptr, "regexp_like()");
+      return Regex::compiled(str(a[1]), f.icase).search(str(a[0]));
+    });
+  }
+  // regexp_count(s, p [, start [, flags]]), regexp_instr(s, p [, start [, n [, endoption [, flags [, subexpr]]]]]),
+  // regexp_substr(s, p [, start [, n [, flags [, subexpr]]]]).
+  const bool count = name == "regexp_count", instr = name == "regexp_instr", substr = name == "regexp_substr";
+  if ((count && n >= 2 && n <= 4) || (instr && n >= 2 && n <= 7) || (substr && n >= 2 && n <= 6)) {
+    const size_t flags_at = count ? 3 : instr ? 5 : 4;
+    for (size_t i = 0; i < n; ++i) {
+      args[i] = to_type(std::move(args[i]), i < 2 || i == flags_at ? TypeId::text : TypeId::int4, context);
+    }
+    const SqlType type = count || instr ? SqlType{TypeId::int4} : SqlType{TypeId::text};
+    return call(type, name, std::move(args), [count, instr, flags_at](std::span<const Value> a) -> Value {
+      const char* function = count ? "regexp_count()" : instr ? "regexp_instr()" : "regexp_substr()";
+      const std::string& s = str(a[0]);
+      const int32_t start = a.size() > 2 ? checked_parameter(a[2], "start", 1) : 1;
+      const int32_t nth = !count && a.size() > 3 ? checked_parameter(a[3], "n", 1) : 1;
+      const int32_t end_option = instr && a.size() > 4 ? checked_parameter(a[4], "endoption", 0, 1) : 0;
+      const Flags f = flags_without_global(a.size() > flags_at ? &a[flags_at] : nullptr, function);
+      const int32_t subexpr = !count && a.size() > flags_at + 1 ? checked_parameter(a[flags_at + 1], "subexpr", 0) : 0;
+      const Regex& re = Regex::compiled(str(a[1]), f.icase);
+      const std::vector<RegexMatch> found = matches_from(s, re, byte_of_char(s, start - 1));
+      if (count) return static_cast<int64_t>(found.size());
+      const Value none = instr ? Value{int64_t{0}} : Value{Null{}};
+      if (static_cast<size_t>(nth) > found.size()) return none;
+      const RegexMatch& m = found[static_cast<size_t>(nth) - 1];
+      const auto group = static_cast<size_t>(subexpr);
+      if (group >= m.groups() || !m.matched(group)) return none;
+      if (!instr) return std::string(m.group(s, group));
+      return char_of_byte(s, end_option == 1 ? m.ends[group] : m.begins[group]) + 1;
     });
   }
   if (name == "regexp_matches" || name == "regexp_split_to_table" || name == "regexp_split_to_array") {
