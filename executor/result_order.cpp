@@ -167,7 +167,7 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
 
 std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan, size_t k,
                                                          const storage::ChunkBatch& batch,
-                                                         const std::vector<Value>* parameters, int where_parts) {
+                                                         const std::vector<Value>* parameters, int parts) {
   std::set<size_t> sort_outputs;
   for (const SortKey& key : plan.sort) sort_outputs.insert(static_cast<size_t>(key.column));
   std::set<int> read;
@@ -198,7 +198,6 @@ std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan,
     input.columns[c] = &converted[c];
   }
   if (input.rows == 0) return std::vector<uint32_t>{};
-  const int parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), input.rows / (size_t{1} << 16)));
   std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, parts);
   if (rows.size() <= k) return rows;
   std::vector<Vector> storage;

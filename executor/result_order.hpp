@@ -46,9 +46,10 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
 // chunk's other columns are converted at those rows only (SELECT * ...
 // WHERE URL LIKE ... ORDER BY EventTime LIMIT 10). nullopt where an output
 // other than a bare column is not a sort key (its errors are every kept
-// row's) or an expression reads columns it does not list.
+// row's) or an expression reads columns it does not list. WHERE runs in
+// `parts` parts on the scan's threads, as the chunk's usual selection does.
 std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan, size_t k,
                                                          const storage::ChunkBatch& batch,
-                                                         const std::vector<Value>* parameters, int where_parts);
+                                                         const std::vector<Value>* parameters, int parts);
 
 }  // namespace tally::executor

@@ -382,11 +382,14 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
                               ? cores / static_cast<int>(std::max<size_t>(1, pieces.size()))
                               : 1;
   if (plan.table && plan.where && chunks > 0) run_subqueries_ahead(*plan.where, ec.parameters);
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts, top_n](const storage::ChunkBatch* batch) {
+  auto where_parts_of = [where_parts](size_t rows) {
+    return static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), rows / kWhereRowsPerPart));
+  };
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
     if (batch != nullptr && top_n > 0 && !ec.group_key_filter) {
-      if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts)) {
+      if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts_of(batch->rows))) {
         e.scanned = batch->rows;
         e.rows = kept->size();
         for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
@@ -425,8 +428,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     }
     if (!ec.group_key_filter || batch == nullptr) e.scanned = input.rows;
     if (input.rows == 0) return e;
-    const int parts = static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), input.rows / kWhereRowsPerPart));
-    const std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, parts);
+    const std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, where_parts_of(input.rows));
     e.rows = rows.size();
     if (rows.empty()) return e;
     for (int c : plan.scan_columns) {

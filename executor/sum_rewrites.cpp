@@ -153,13 +153,20 @@ std::pair<__int128, __int128> integer_range(TypeId t) {
   }
 }
 
-// The values an integer expression can take: its type's, or a narrower
-// type's where it widens one (smallint + 1 adds an int4 cast of the smallint).
-std::pair<__int128, __int128> value_range(const Expr& x) {
+// The integer x casts to its own type (smallint + 1 adds an int4 cast of
+// the smallint), or null.
+const Expr* widened_integer(const Expr& x) {
   const auto* cast = dynamic_cast<const FunctionExpr*>(&x);
-  if (cast != nullptr && cast->name == "cast" && cast->args.size() == 1 && integer_type(cast->args[0]->type.id)) {
-    return value_range(*cast->args[0]);
+  if (cast == nullptr || cast->name != "cast" || cast->args.size() != 1 || !integer_type(cast->args[0]->type.id)) {
+    return nullptr;
   }
+  return cast->args[0].get();
+}
+
+// The values an integer expression can take: its type's, or the narrower
+// type's it widens.
+std::pair<__int128, __int128> value_range(const Expr& x) {
+  if (const Expr* narrower = widened_integer(x)) return value_range(*narrower);
   return integer_range(x.type.id);
 }
 
@@ -269,10 +276,10 @@ void split_constant_offset_sums(SelectPlan& plan, const BindContext& base) {
     // x itself where it widens a narrower integer whose sum has the same type:
     // then sum(smallint_column + 1) shares sum(smallint_column).
     const Expr* summed = offset->first;
-    const auto* cast = dynamic_cast<const FunctionExpr*>(summed);
-    if (cast != nullptr && cast->name == "cast" && cast->args.size() == 1 && integer_type(cast->args[0]->type.id) &&
-        resolve_aggregate("sum", {cast->args[0]->type}, false, false).result_type == call.signature.result_type) {
-      summed = cast->args[0].get();
+    const Expr* narrower = widened_integer(*summed);
+    if (narrower != nullptr &&
+        resolve_aggregate("sum", {narrower->type}, false, false).result_type == call.signature.result_type) {
+      summed = narrower;
     }
     ExprPtr x = copy_expr(*summed);
     const int64_t c = offset->second;
