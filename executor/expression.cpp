@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
 #include "common/error.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/per_code_evaluation.hpp"
+#include "executor/text_column_builder.hpp"
 
 namespace tally::executor {
 
@@ -212,9 +214,44 @@ Vector NullTestExpr::evaluate(const EvalInput& input) const {
   return out;
 }
 
+namespace {
+
+// The rows a CASE or COALESCE writes: text into a TextColumnBuilder (no
+// string per row), other types into the Vector itself.
+class BranchRows {
+ public:
+  BranchRows(SqlType type, size_t rows) {
+    if (physical_of(type.id) == Physical::text) {
+      text_.emplace(type, rows);
+    } else {
+      out_ = Vector(type);
+      out_.resize(rows);
+    }
+  }
+  void set_from(size_t i, const Vector& from, size_t j) {
+    if (text_) text_->set_from(i, from, j);
+    else out_.set_from(i, from, j);
+  }
+  void set(size_t i, const Value& v) {
+    if (!text_) out_.set(i, v);
+    else if (is_null(v)) text_->set_null(i);
+    else text_->set(i, std::get<std::string>(v));
+  }
+  void set_null(size_t i) {
+    if (text_) text_->set_null(i);
+    else out_.set_null(i);
+  }
+  Vector finish() { return text_ ? text_->finish() : std::move(out_); }
+
+ private:
+  std::optional<TextColumnBuilder> text_;
+  Vector out_;
+};
+
+}  // namespace
+
 Vector CaseExpr::evaluate(const EvalInput& input) const {
-  Vector out(type);
-  out.resize(input.rows);
+  BranchRows out(type, input.rows);
   std::vector<uint8_t> done(input.rows, 0);
   // Each branch value is evaluated over all rows; errors from branches not
   // taken are possible in principle, so a value's error is only raised for
@@ -266,12 +303,11 @@ Vector CaseExpr::evaluate(const EvalInput& input) const {
     if (!done[r]) { rest[r] = 1; any = true; }
   }
   if (any) fill(otherwise.get(), rest);
-  return out;
+  return out.finish();
 }
 
 Vector CoalesceExpr::evaluate(const EvalInput& input) const {
-  Vector out(type);
-  out.resize(input.rows);
+  BranchRows out(type, input.rows);
   std::vector<uint8_t> done(input.rows, 0);
   size_t remaining = input.rows;
   for (const auto& arg : args) {
@@ -284,7 +320,7 @@ Vector CoalesceExpr::evaluate(const EvalInput& input) const {
   for (size_t r = 0; r < input.rows; ++r) {
     if (!done[r]) out.set_null(r);
   }
-  return out;
+  return out.finish();
 }
 
 namespace {

@@ -115,7 +115,8 @@ void compare_texts(const Vector& a, const Vector& b, size_t rows, bool blank_pad
     const Vector& constant = column == &a ? b : a;
     const std::string_view c = constant.null_at(0) ? std::string_view() : constant.text_at(0);
     const auto entries = static_cast<size_t>(column->dictionary->size());
-    std::vector<int64_t> by_code(entries);
+    // NULL rows hold code 0, also of an empty dictionary (every row NULL).
+    std::vector<int64_t> by_code(std::max<size_t>(entries, 1));
     for (size_t code = 0; code < entries; ++code) {
       const std::string_view entry = column->dictionary->at(static_cast<int32_t>(code));
       const int three_way = column == &a ? text_three_way(entry, c, blank_padded) : text_three_way(c, entry, blank_padded);
