@@ -1,5 +1,6 @@
 #include "executor/group_aggregator.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <optional>
@@ -195,7 +196,7 @@ class GenericAggregator final : public GroupAggregator {
     Groups& local = work.partial.emplace();
     const size_t most_groups = std::max<size_t>(1, nrows / kRowsPerPartialGroup);
     std::vector<Value> key(keys_.size());
-    std::vector<Value> args;
+    std::vector<std::vector<Value>> args(aggregates_.size());
     for (size_t r = 0; r < nrows; ++r) {
       const uint64_t h = key_at(work.keys, r, key);
       size_t group = 0;
@@ -235,7 +236,7 @@ class GenericAggregator final : public GroupAggregator {
   uint64_t key_at(const std::vector<Vector>& key_values, size_t r, std::vector<Value>& key) const {
     uint64_t h = kEmptyKeyHash;
     for (size_t k = 0; k < keys_.size(); ++k) {
-      key[k] = key_values[k].get(r);
+      key_values[k].get_into(r, key[k]);
       h = (h * 0x100000001b3ULL) ^ hash_value(key[k]);
     }
     return h;
@@ -245,14 +246,22 @@ class GenericAggregator final : public GroupAggregator {
   static uint64_t shard_of(uint64_t h, uint64_t shards) { return ((h * 0x9E3779B97F4A7C15ULL) >> 40) % shards; }
 
   // Row r's arguments into a group's accumulators (FILTERs applied).
+  // args[a] holds aggregate a's argument Values from row to row, so that
+  // get_into reuses their strings (no allocation per row and argument).
   void add_row(std::vector<std::unique_ptr<Accumulator>>& states, const std::vector<std::vector<Vector>>& arg_values,
-               const std::vector<Vector>& filters, size_t r, std::vector<Value>& args) const {
+               const std::vector<Vector>& filters, size_t r, std::vector<std::vector<Value>>& args) const {
+    static const Value kNoArgument = Null{};
     for (size_t a = 0; a < aggregates_.size(); ++a) {
       if (aggregates_[a].filter && (filters[a].null_at(r) || !filters[a].ints[r])) continue;
-      args.clear();
-      for (const auto& v : arg_values[a]) args.push_back(v.get(r));
-      if (args.empty()) args.push_back(Null{});
-      states[a]->add(args.data());
+      const auto& values = arg_values[a];
+      if (values.empty()) {
+        states[a]->add(&kNoArgument);
+        continue;
+      }
+      std::vector<Value>& row = args[a];
+      row.resize(values.size());
+      for (size_t i = 0; i < values.size(); ++i) values[i].get_into(r, row[i]);
+      states[a]->add(row.data());
     }
   }
 
@@ -290,7 +299,7 @@ class GenericAggregator final : public GroupAggregator {
   // The rows of one chunk whose key hash belongs to `shard` (-1: every row).
   void sink_shard(Shard& shard, const Evaluated& e, size_t nrows, int shard_id) {
     std::vector<Value> key(keys_.size());
-    std::vector<Value> args;
+    std::vector<std::vector<Value>> args(aggregates_.size());
     const uint64_t shards = shards_.size();
     // Per-row Value work: a chunk takes long enough to check inside it (on
     // the statement's thread; pool workers have no token and finish the chunk).

@@ -49,6 +49,16 @@ Value Vector::get(size_t i) const {
   return Null{};
 }
 
+void Vector::get_into(size_t i, Value& out) const {
+  if (physical_of(type.id) == Physical::text && !null_at(i)) {
+    if (auto* text = std::get_if<std::string>(&out)) {
+      text->assign(text_at(i));
+      return;
+    }
+  }
+  out = get(i);
+}
+
 void Vector::materialize() {
   if (!coded()) return;
   texts.assign(codes.size(), std::string());

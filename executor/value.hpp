@@ -84,6 +84,11 @@ struct Vector {
   // Turns a coded text column into strings (no-op otherwise).
   void materialize();
   Value get(size_t i) const;
+  // get(i) into `out`: a text row is copied into out's string when out
+  // holds one already, reusing its buffer, so a loop over rows that keeps
+  // its Values allocates no string per row (every thread of tallyd shares
+  // one malloc arena: common/heap_retention.hpp).
+  void get_into(size_t i, Value& out) const;
   void push(const Value& v);
   void reserve(size_t n);
   // Sets row i (the vector must already have that many rows).
