@@ -64,7 +64,18 @@ enum class ProgramOp : uint8_t {
   // PostgreSQL counts years (no year 0: 1 BC is -1). An infinite value
   // raises the error flag (the host path answers it).
   year_of,
+  // extract(field from x) for the other whole-number fields (DateField, in
+  // arg / 2; the unit, as year_of's, in arg % 2), as PostgreSQL computes
+  // them. An infinite value raises the error flag.
+  date_field,
+  // date_trunc to `value` microseconds (a second, minute, hour or day) of
+  // a timestamp: the largest multiple of it not above the value. An
+  // infinite value raises the error flag (PostgreSQL keeps it infinite).
+  floor_to,
 };
+
+// The fields ProgramOp::date_field computes.
+enum class DateField : int32_t { month, day, hour, minute, quarter, dow, doy };
 
 struct ProgramStep {
   ProgramOp op = ProgramOp::const_null;
@@ -180,32 +191,93 @@ TALLY_HD bool in_sorted_steps(const ProgramStep* values, int32_t count, __int128
   return lo < count && values[lo].value == x;
 }
 
-// The calendar year of `days` since 2000-01-01 (proleptic Gregorian; H.
-// Hinnant's civil_from_days), PostgreSQL's: year 0 is 1 BC, shown -1.
-TALLY_HD int64_t year_of_days(int64_t days) {
+// The proleptic Gregorian date of `days` since 2000-01-01 (H. Hinnant's
+// civil_from_days): year (with a year 0), month 1-12, day 1-31.
+TALLY_HD void civil_of_days(int64_t days, int64_t& year, int64_t& month, int64_t& day) {
   const int64_t z = days + 10957 + 719468;  // since 0000-03-01
   const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   const int64_t doe = z - era * 146097;
   const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t year = yoe + era * 400 + (mp >= 10 ? 1 : 0);
+  day = doy - (153 * mp + 2) / 5 + 1;
+  month = mp < 10 ? mp + 3 : mp - 9;
+  year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+}
+
+// Days since 2000-01-01 of a proleptic Gregorian date (days_from_civil).
+TALLY_HD int64_t days_of_civil(int64_t year, int64_t month, int64_t day) {
+  year -= month <= 2 ? 1 : 0;
+  const int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const int64_t yoe = year - era * 400;
+  const int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468 - 10957;
+}
+
+// The calendar year of `days` since 2000-01-01, PostgreSQL's: year 0 is
+// 1 BC, shown -1.
+TALLY_HD int64_t year_of_days(int64_t days) {
+  int64_t year = 0, month = 0, day = 0;
+  civil_of_days(days, year, month, day);
   return year <= 0 ? year - 1 : year;
+}
+
+constexpr int64_t kMicrosPerDay = 86400000000LL;
+
+TALLY_HD int64_t floor_div(int64_t x, int64_t d) { return x >= 0 ? x / d : -((-x - 1) / d) - 1; }
+
+// Whether a date's days (unit 0) or a timestamp's microseconds (unit 1) is
+// one of the infinities.
+TALLY_HD bool infinite_time(int32_t unit, __int128 v) {
+  return unit == 0 ? (v == INT32_MIN || v == INT32_MAX) : (v == INT64_MIN || v == INT64_MAX);
 }
 
 // ProgramOp::year_of on one value (arg: 0 days, 1 microseconds).
 TALLY_HD void year_of_slot(int32_t arg, ProgramSlot& slot, uint32_t* error) {
   if (slot.null) return;
-  const __int128 v = slot.i;
-  const bool infinite = arg == 0 ? (v == INT32_MIN || v == INT32_MAX) : (v == INT64_MIN || v == INT64_MAX);
-  if (infinite) {
+  if (infinite_time(arg, slot.i)) {
     *error |= kProgramOverflow;
     return;
   }
-  constexpr int64_t kMicrosPerDay = 86400000000LL;
-  const int64_t x = static_cast<int64_t>(v);
-  const int64_t days = arg == 0 ? x : (x >= 0 ? x / kMicrosPerDay : -((-x - 1) / kMicrosPerDay) - 1);
-  slot.i = year_of_days(days);
+  const int64_t x = static_cast<int64_t>(slot.i);
+  slot.i = year_of_days(arg == 0 ? x : floor_div(x, kMicrosPerDay));
+}
+
+// ProgramOp::date_field on one value.
+TALLY_HD void date_field_slot(int32_t arg, ProgramSlot& slot, uint32_t* error) {
+  if (slot.null) return;
+  const int32_t unit = arg % 2;
+  if (infinite_time(unit, slot.i)) {
+    *error |= kProgramOverflow;
+    return;
+  }
+  const int64_t x = static_cast<int64_t>(slot.i);
+  const int64_t days = unit == 0 ? x : floor_div(x, kMicrosPerDay);
+  const int64_t micros_of_day = unit == 0 ? 0 : x - days * kMicrosPerDay;
+  int64_t year = 0, month = 0, day = 0;
+  civil_of_days(days, year, month, day);
+  int64_t field = 0;
+  switch (static_cast<DateField>(arg / 2)) {
+    case DateField::month: field = month; break;
+    case DateField::day: field = day; break;
+    case DateField::hour: field = micros_of_day / 3600000000LL; break;
+    case DateField::minute: field = micros_of_day / 60000000LL % 60; break;
+    case DateField::quarter: field = (month - 1) / 3 + 1; break;
+    case DateField::dow: field = (days % 7 + 7 + 6) % 7; break;  // 2000-01-01 was a Saturday (6)
+    case DateField::doy: field = days - days_of_civil(year, 1, 1) + 1; break;
+  }
+  slot.i = field;
+}
+
+// ProgramOp::floor_to on one value: `unit` microseconds.
+TALLY_HD void floor_to_slot(int64_t unit, ProgramSlot& slot, uint32_t* error) {
+  if (slot.null) return;
+  if (infinite_time(1, slot.i)) {
+    *error |= kProgramOverflow;
+    return;
+  }
+  slot.i = floor_div(static_cast<int64_t>(slot.i), unit) * unit;
 }
 
 // Entry `at` of column c, NULL where its validity says so.
@@ -260,6 +332,8 @@ TALLY_HD ProgramSlot run_program_row(const ProgramStep* steps, int count, const 
         if (!stack[top].null && big(stack[top].i + (stack[top].i < 0 ? 1 : 0), step.arg - 1)) *error |= kProgramOverflow;
         break;
       case ProgramOp::year_of: year_of_slot(step.arg, stack[top], error); break;
+      case ProgramOp::date_field: date_field_slot(step.arg, stack[top], error); break;
+      case ProgramOp::floor_to: floor_to_slot(step.value, stack[top], error); break;
       case ProgramOp::int_to_float: stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i)); break;
       case ProgramOp::not_: stack[top].i = stack[top].i == 0 ? 1 : 0; break;
       case ProgramOp::skip_if_false:

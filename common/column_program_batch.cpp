@@ -31,7 +31,9 @@ int depth_change(ProgramOp op) {
     case ProgramOp::skip_if_true:
     case ProgramOp::in_list:
     case ProgramOp::lookup:
-    case ProgramOp::year_of: return 0;
+    case ProgramOp::year_of:
+    case ProgramOp::date_field:
+    case ProgramOp::floor_to: return 0;
     case ProgramOp::choose: return -2;
     default: return -1;
   }
@@ -250,9 +252,13 @@ class BlockRun {
         break;
       case ProgramOp::not_: each_row(sel, [&](size_t k) { iv[k] = iv[k] == 0 ? 1 : 0; }); break;
       case ProgramOp::year_of:
+      case ProgramOp::date_field:
+      case ProgramOp::floor_to:
         each_row(sel, [&](size_t k) {
           ProgramSlot slot{iv[k], 0, nv[k] != 0};
-          program_detail::year_of_slot(step.arg, slot, &err);
+          if (step.op == ProgramOp::year_of) program_detail::year_of_slot(step.arg, slot, &err);
+          else if (step.op == ProgramOp::date_field) program_detail::date_field_slot(step.arg, slot, &err);
+          else program_detail::floor_to_slot(step.value, slot, &err);
           iv[k] = slot.i;
         });
         break;

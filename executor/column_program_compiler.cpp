@@ -18,18 +18,51 @@ int ProgramColumnMap::add(int table_column) {
   return static_cast<int>(table_columns.size()) - 1;
 }
 
-bool extract_unit_is_year(const FunctionExpr& f, const std::vector<Value>* parameters) {
-  if (f.name != "extract" || f.args.size() != 2 || !foldable(*f.args[0])) return false;
+namespace {
+
+// A constant text argument in lower case; nullopt when it is not one.
+std::optional<std::string> constant_word(const Expr& e, const std::vector<Value>* parameters) {
+  if (!foldable(e)) return std::nullopt;
   try {
-    const Value unit = evaluate_constant(*f.args[0], parameters);
-    const auto* text = std::get_if<std::string>(&unit);
-    if (text == nullptr || text->size() != 4) return false;
+    const Value v = evaluate_constant(e, parameters);
+    const auto* text = std::get_if<std::string>(&v);
+    if (text == nullptr) return std::nullopt;
     std::string lower = *text;
     for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return lower == "year";
+    return lower;
   } catch (const Error&) {
-    return false;
+    return std::nullopt;
   }
+}
+
+// The DateField of a whole-number extract unit other than year.
+std::optional<DateField> date_field_of(const std::string& unit) {
+  if (unit == "month") return DateField::month;
+  if (unit == "day") return DateField::day;
+  if (unit == "hour") return DateField::hour;
+  if (unit == "minute") return DateField::minute;
+  if (unit == "quarter") return DateField::quarter;
+  if (unit == "dow") return DateField::dow;
+  if (unit == "doy") return DateField::doy;
+  return std::nullopt;
+}
+
+// Microseconds of a date_trunc unit that cuts a timestamp at a fixed length.
+std::optional<int64_t> trunc_micros(const std::string& unit) {
+  if (unit == "second") return int64_t{1000000};
+  if (unit == "minute") return int64_t{60000000};
+  if (unit == "hour") return int64_t{3600000000};
+  if (unit == "day") return program_detail::kMicrosPerDay;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters) {
+  if (f.name != "extract" || f.args.size() != 2) return std::nullopt;
+  auto unit = constant_word(*f.args[0], parameters);
+  if (!unit || (*unit != "year" && !date_field_of(*unit))) return std::nullopt;
+  return unit;
 }
 
 int ProgramColumnMap::add_lookup(const LookupColumn& column) {
@@ -168,7 +201,7 @@ class Compiler {
       case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
       case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
       case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list: case ProgramOp::lookup:
-      case ProgramOp::year_of:
+      case ProgramOp::year_of: case ProgramOp::date_field: case ProgramOp::floor_to:
         break;
       case ProgramOp::choose: depth -= 2; break;
       default: --depth; break;  // binary
@@ -364,7 +397,8 @@ class Compiler {
     const TypeId out = f.type.id;
     if (f.type.id == TypeId::float4) return std::nullopt;  // float4 arithmetic rounds as float4
     if (name == "cast" && f.args.size() == 1) return cast(f);
-    if (name == "extract" && f.args.size() == 2) return extract_year(f);
+    if (name == "extract" && f.args.size() == 2) return extract_field(f);
+    if (name == "date_trunc" && f.args.size() == 2) return date_trunc(f);
     if (name == "-" && f.args.size() == 1) {
       const auto t = compile(*f.args[0]);
       if (!t || t->kind == Kind::boolean) return std::nullopt;
@@ -412,23 +446,40 @@ class Compiler {
     return r;
   }
 
-  // extract(year from a date or timestamp): a numeric of scale 0. (A
-  // timestamptz's year is its local time's, in the session's zone: host.)
-  std::optional<Typed> extract_year(const FunctionExpr& f) {
-    if (!extract_unit_is_year(f, parameters_)) return std::nullopt;
+  // extract(field from a date or timestamp) of a whole-number field: a
+  // numeric of scale 0. (A timestamptz's fields are its local time's, in
+  // the session's zone: host.)
+  std::optional<Typed> extract_field(const FunctionExpr& f) {
+    const auto unit = extract_whole_field(f, parameters_);
+    if (!unit) return std::nullopt;
     const Expr* value = f.args[1].get();
-    int32_t unit = 1;  // microseconds
+    int32_t micros = 1;  // the value's unit: 1 microseconds, 0 days
     if (const auto* c = dynamic_cast<const FunctionExpr*>(value);
         c != nullptr && c->name == "cast" && c->args.size() == 1 && c->args[0]->type.id == TypeId::date) {
       value = c->args[0].get();  // the binder's date -> timestamp: the date's days
-      unit = 0;
+      micros = 0;
     } else if (value->type.id != TypeId::timestamp) {
       return std::nullopt;
     }
     const auto t = compile(*value);
     if (!t || t->kind != Kind::integer) return std::nullopt;
-    emit(ProgramOp::year_of, unit);
+    if (*unit == "year") emit(ProgramOp::year_of, micros);
+    else emit(ProgramOp::date_field, static_cast<int32_t>(*date_field_of(*unit)) * 2 + micros);
     return Typed{Kind::numeric, 0};
+  }
+
+  // date_trunc(unit, timestamp) for a unit of fixed length (second to day):
+  // a timestamp. (Months and years have no fixed length; a timestamptz is
+  // cut in the session's zone: host.)
+  std::optional<Typed> date_trunc(const FunctionExpr& f) {
+    if (f.type.id != TypeId::timestamp || f.args[1]->type.id != TypeId::timestamp) return std::nullopt;
+    const auto unit = constant_word(*f.args[0], parameters_);
+    const auto micros = unit ? trunc_micros(*unit) : std::nullopt;
+    if (!micros) return std::nullopt;
+    const auto t = compile(*f.args[1]);
+    if (!t || t->kind != Kind::integer) return std::nullopt;
+    emit(ProgramOp::floor_to, 0, *micros);
+    return Typed{Kind::integer, 0};
   }
 
   // Inserts a scale step after the first operand's steps [first, second).

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/column_program.hpp"
@@ -34,8 +35,11 @@ struct ProgramColumnMap {
   int add_lookup(const LookupColumn& column);
 };
 
-// Whether `f` is extract(year from ...) (the unit a constant 'year', any case).
-bool extract_unit_is_year(const FunctionExpr& f, const std::vector<Value>* parameters);
+// The unit of `f` when it is extract(unit from ...) of a field whose values
+// are whole numbers (numeric of scale 0) that column programs compute: a
+// constant 'year', 'month', 'day', 'hour', 'minute', 'quarter', 'dow' or
+// 'doy' in any case, returned in lower case; else nullopt.
+std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters);
 
 // Points each lookup step of `program` at its column's place after the
 // table columns of `columns`; call once the programs sharing the map are compiled.

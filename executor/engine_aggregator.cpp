@@ -134,7 +134,7 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
   }
   const auto* f = dynamic_cast<const FunctionExpr*>(&e);
   if (f == nullptr || f->args.empty() || f->args.size() > 2) return std::nullopt;
-  if (extract_unit_is_year(*f, nullptr)) return 0;  // a year: an integer
+  if (extract_whole_field(*f, nullptr)) return 0;  // a year, month, ...: an integer
   std::optional<int32_t> a = static_numeric_scale(*f->args[0]);
   if (!a) return std::nullopt;
   if (f->args.size() == 1) {
@@ -215,7 +215,7 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
 
 EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
                  std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table,
-                 const Expr* where)
+                 const Expr* where, RowFeed feed)
     : keys_(keys), aggregates_(aggregates), mappings_(std::move(mappings)),
       engine_table_(dynamic_cast<const EngineTableSnapshot*>(table)), table_oid_(table ? table->oid() : 0),
       table_rows_(table ? table->row_count() : UINT64_MAX), table_(table) {
@@ -331,7 +331,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     input_scales_[i] = scale.value_or(kScaleUnknown);
     input_scale_checked_[i] = scale ? 0 : 1;
   }
-  compile_programs(where, context);
+  compile_programs(where, feed, context);
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
   // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
   // Bare int2/int4/date/bool columns arrive 4 bytes wide (sink_raw stores
@@ -455,7 +455,7 @@ bool EngineAggregator::cold_read_on_cpu(AggregateEngine& gpu) const {
   return !gpu.note_left_elsewhere(table_oid_);
 }
 
-void EngineAggregator::compile_programs(const Expr* where, const ExecContext& context) {
+void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const ExecContext& context) {
   // The raw path's conditions (wants_raw): stored chunks of one table, keys
   // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
   // runs read the chunks' values themselves), and every row wanted (a run
@@ -467,10 +467,10 @@ void EngineAggregator::compile_programs(const Expr* where, const ExecContext& co
   for (const auto& a : aggregates_) {
     if (a.filter) return;
   }
-  // Only with a WHERE: its caller (run_select) then feeds the raw path
-  // whenever takes_where() says so; other callers (grouping sets, a query
-  // without WHERE) feed evaluated rows (sink()), which carry no program columns.
-  if (where == nullptr) return;
+  // Only for a caller that feeds the raw path whenever wants_raw() (and
+  // takes_where()) say so: others (grouping sets) feed evaluated rows
+  // (sink()), which carry no program columns.
+  if (feed != RowFeed::stored_chunks) return;
   ProgramColumnMap columns;
   columns.dictionary = [this](int column) { return table_->dictionary(column); };
   ColumnProgram filter;
@@ -697,7 +697,7 @@ bool engine_can_run(const std::vector<AggregateCall>& aggregates) {
 std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
                                                         const std::vector<AggregateCall>& aggregates,
                                                         const ExecContext& context, const TableSnapshot* table,
-                                                        const Expr* where) {
+                                                        const Expr* where, RowFeed feed) {
   std::vector<Mapping> mappings;
   for (const auto& a : aggregates) {
     auto m = map_aggregate(a);
@@ -708,7 +708,7 @@ std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPt
     const auto* column = a.args.empty() ? nullptr : dynamic_cast<const ColumnExpr*>(a.args[0].get());
     if (table != nullptr && column && column->type.id == TypeId::numeric && column->type.typmod < 4) return nullptr;
   }
-  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where);
+  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where, feed);
 }
 
 }  // namespace tally::executor

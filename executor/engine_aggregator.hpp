@@ -134,7 +134,7 @@ class EngineAggregator final : public GroupAggregator {
  public:
   EngineAggregator(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates,
                    std::vector<Mapping> mappings, const ExecContext& context, const TableSnapshot* table,
-                   const Expr* where = nullptr);
+                   const Expr* where = nullptr, RowFeed feed = RowFeed::evaluated);
 
   bool wants_raw() const override;
   bool takes_where() const override { return takes_where_; }
@@ -168,7 +168,7 @@ class EngineAggregator final : public GroupAggregator {
   // evaluates over the stored chunks (column_program_compiler.hpp), when
   // all of them compile and the raw path can take the query; else nothing
   // changes and the host evaluates them.
-  void compile_programs(const Expr* where, const ExecContext& context);
+  void compile_programs(const Expr* where, RowFeed feed, const ExecContext& context);
   // The engine's run for `spec` (ordered-set aggregates beside a GPU run).
   std::unique_ptr<AggregationRun> start_run(const AggregationSpec& spec);
   // ---- packed keys (engine_aggregator_keys.cpp) ----

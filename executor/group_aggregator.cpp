@@ -334,9 +334,9 @@ class GenericAggregator final : public GroupAggregator {
 std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
                                                        const std::vector<AggregateCall>& aggregates,
                                                        const ExecContext& context, const TableSnapshot* table,
-                                                       const Expr* where) {
+                                                       const Expr* where, RowFeed feed) {
   if (context.engine != "generic") {
-    if (auto engine = make_engine_aggregator(keys, aggregates, context, table, where)) return engine;
+    if (auto engine = make_engine_aggregator(keys, aggregates, context, table, where, feed)) return engine;
   }
   return std::make_unique<GenericAggregator>(keys, aggregates, context);
 }

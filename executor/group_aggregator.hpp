@@ -111,16 +111,22 @@ class GroupAggregator {
   virtual std::vector<std::string> explain() const = 0;
 };
 
+// How the caller feeds an aggregator its rows: always evaluated (sink), or
+// (run_select) `table`'s stored chunks to sink_raw whenever wants_raw() says
+// so (and takes_where(), under a WHERE). Only the second lets an engine
+// evaluate key and input expressions itself as column programs.
+enum class RowFeed : uint8_t { evaluated, stored_chunks };
+
 // `table` (may be null) gives column statistics for key ranges.
 std::unique_ptr<GroupAggregator> make_group_aggregator(const std::vector<ExprPtr>& keys,
                                                        const std::vector<AggregateCall>& aggregates,
                                                        const ExecContext& context, const TableSnapshot* table = nullptr,
-                                                       const Expr* where = nullptr);
+                                                       const Expr* where = nullptr, RowFeed feed = RowFeed::evaluated);
 // The engine path (engine_aggregator.cpp); null when the query's shape needs the generic path.
 std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPtr>& keys,
                                                         const std::vector<AggregateCall>& aggregates,
                                                         const ExecContext& context, const TableSnapshot* table,
-                                                        const Expr* where = nullptr);
+                                                        const Expr* where = nullptr, RowFeed feed = RowFeed::evaluated);
 // The engine EXPLAIN (without ANALYZE) names for this aggregation.
 std::string describe_engine_choice(const std::vector<ExprPtr>& keys, const std::vector<AggregateCall>& aggregates);
 

@@ -210,7 +210,7 @@ bool runs_as_programs(const SelectPlan& p) {
   columns.lookups_unbuilt = true;
   const TableSnapshot& table = *p.table;
   columns.dictionary = [&table](int column) { return table.dictionary(column); };
-  if (!p.where || !compile_filter(*p.where, columns, nullptr)) return false;
+  if (p.where && !compile_filter(*p.where, columns, nullptr)) return false;
   // Keys of the fact table's columns go to the engines as they are; any
   // other key set is a tuple of key programs.
   const bool stored = std::all_of(p.group_keys.begin(), p.group_keys.end(),

@@ -236,7 +236,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
 
   if (plan.aggregate) {
     aggregator = plan.grouping_sets.empty() ? make_group_aggregator(plan.group_keys, plan.aggregates, ec, plan.table.get(),
-                                                                                  plan.where.get())
+                                                                                  plan.where.get(), RowFeed::stored_chunks)
                                             : make_grouping_sets_aggregator(plan, ec, plan.table.get());
   }
   const bool raw = aggregator && aggregator->wants_raw() && (!plan.where || aggregator->takes_where()) && plan.table &&

@@ -6,6 +6,7 @@
 // row-by-row Expr evaluation, with EXPLAIN ANALYZE saying the engine took them.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -237,6 +238,58 @@ class RandomProgram {
  private:
   std::mt19937_64 rng_;
 };
+
+// year_of, date_field and floor_to against the C++ calendar, over dates of
+// thirty centuries each side of 2000-01-01 and times of day across a day.
+TEST(ColumnProgram, DateFieldsAnswerAsTheCalendar) {
+  using namespace std::chrono;
+  constexpr int64_t kDay = 86400000000LL, k2000 = 10957;  // days from 1970-01-01 to 2000-01-01
+  const std::vector<std::pair<DateField, const char*>> fields = {
+      {DateField::month, "month"}, {DateField::day, "day"},         {DateField::hour, "hour"},
+      {DateField::minute, "minute"}, {DateField::quarter, "quarter"}, {DateField::dow, "dow"},
+      {DateField::doy, "doy"}};
+  for (int64_t days = -1100000; days <= 1100000; days += 997) {
+    const year_month_day ymd{sys_days{std::chrono::days{days + k2000}}};
+    const int64_t y = static_cast<int>(ymd.year()), m = static_cast<unsigned>(ymd.month()),
+                  d = static_cast<unsigned>(ymd.day());
+    const weekday wd{sys_days{std::chrono::days{days + k2000}}};
+    const int64_t doy = (sys_days{ymd} - sys_days{year{static_cast<int>(y)} / January / 1}).count() + 1;
+    const int64_t tod = (days * 7919 % kDay + kDay) % kDay;  // a time of day that varies
+    const int64_t micros = days * kDay + tod;
+    auto expected = [&](DateField f, bool with_time) -> int64_t {
+      switch (f) {
+        case DateField::month: return m;
+        case DateField::day: return d;
+        case DateField::hour: return with_time ? tod / 3600000000LL : 0;
+        case DateField::minute: return with_time ? tod / 60000000LL % 60 : 0;
+        case DateField::quarter: return (m - 1) / 3 + 1;
+        case DateField::dow: return wd.c_encoding();
+        case DateField::doy: return doy;
+      }
+      return -1;
+    };
+    for (const auto& [field, name] : fields) {
+      for (int32_t unit = 0; unit <= 1; ++unit) {
+        const Out o = run({cint(unit == 0 ? days : micros), op(ProgramOp::date_field, static_cast<int32_t>(field) * 2 + unit)});
+        ASSERT_EQ(o.error, 0u) << name;
+        ASSERT_EQ(static_cast<int64_t>(o.v.i), expected(field, unit == 1)) << name << " of day " << days << " unit " << unit;
+      }
+    }
+    const Out year_of = run({cint(micros), op(ProgramOp::year_of, 1)});
+    ASSERT_EQ(static_cast<int64_t>(year_of.v.i), y <= 0 ? y - 1 : y) << days;  // no year 0: 1 BC is -1
+    for (const int64_t unit : {int64_t{1000000}, int64_t{60000000}, int64_t{3600000000}, kDay}) {
+      const Out cut = run({cint(micros), ProgramStep{ProgramOp::floor_to, 0, unit, 0}});
+      ASSERT_EQ(static_cast<int64_t>(cut.v.i), days * kDay + tod / unit * unit) << days << " to " << unit;
+    }
+  }
+  // Infinities raise the error flag (the host path answers them); NULL stays NULL.
+  EXPECT_NE(run({cint(INT64_MAX), op(ProgramOp::date_field, 1)}).error, 0u);
+  EXPECT_NE(run({cint(INT32_MIN), op(ProgramOp::date_field, 0)}).error, 0u);
+  EXPECT_NE(run({cint(INT64_MIN), ProgramStep{ProgramOp::floor_to, 0, kDay, 0}}).error, 0u);
+  const Out null = run({cnull(), op(ProgramOp::date_field, 3)});
+  EXPECT_TRUE(null.v.null);
+  EXPECT_EQ(null.error, 0u);
+}
 
 TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   const size_t rows = 1000;  // several blocks and a partial one

@@ -372,6 +372,9 @@ TEST(GpuDifferential, WhereAndInputExpressionsAnswerAsTheCpuEngine) {
       "SELECT v1, count(*), sum(q), avg(p * d) FROM li WHERE sd < date '1992-03-01' GROUP BY v1",
       // An int4 product past int4 in the kept rows: 22003, as PostgreSQL.
       "SELECT flag, sum(v2 * 200000000) FROM li WHERE v3 > 50 GROUP BY flag",
+      // Keys the device computes from a date (ProgramOp::date_field).
+      "SELECT extract(doy FROM sd), count(*), sum(v2) FROM li WHERE v3 > 10 GROUP BY 1",
+      "SELECT extract(quarter FROM sd), count(*), sum(v1), max(extract(dow FROM sd)) FROM li WHERE v2 > 3 GROUP BY 1",
   };
   // The table's first read with the engine's own choice goes to the CPU
   // engine (a small table whose columns are not on the GPU: kColdReadCpuRows);
