@@ -4,8 +4,8 @@
 #include <atomic>
 #include <exception>
 #include <optional>
+#include <span>
 #include <thread>
-#include <unordered_map>
 
 #include "common/error.hpp"
 #include "executor/cancel_point.hpp"
@@ -50,13 +50,21 @@ class GenericAggregator final : public GroupAggregator {
     for (const auto& a : aggregates_) merges_ = merges_ && accumulators_merge(a.signature, a.distinct);
   }
 
-  // Groups by key tuple: a hash index over them, each group's key values
-  // and one accumulator per aggregate.
+  // Groups by key tuple: each group's key values and one accumulator per
+  // aggregate, in arrays of `width` entries a group, and an open-addressing
+  // index of group ids by hash. A group costs no allocation of its own
+  // beyond its accumulators and long strings (tallyd's threads share one
+  // malloc arena: common/heap_retention.hpp).
   struct Groups {
-    std::unordered_multimap<uint64_t, size_t> index;
-    std::vector<std::vector<Value>> groups;
+    size_t key_width = 0, state_width = 0;
+    std::vector<Value> keys;  // key_width values per group
     std::vector<uint64_t> hashes;
-    std::vector<std::vector<std::unique_ptr<Accumulator>>> states;
+    std::vector<std::unique_ptr<Accumulator>> states;  // state_width per group
+    std::vector<uint32_t> slots;  // group id + 1; 0 = empty; a power of two, at most half full
+    size_t size() const { return hashes.size(); }
+    std::span<const Value> key(size_t g) const { return {keys.data() + g * key_width, key_width}; }
+    std::unique_ptr<Accumulator>* state(size_t g) { return states.data() + g * state_width; }
+    const std::unique_ptr<Accumulator>* state(size_t g) const { return states.data() + g * state_width; }
   };
   // The keys', arguments' and FILTERs' values of a chunk's rows: evaluated
   // in prepare(), on the source's worker threads, several chunks at once
@@ -142,12 +150,12 @@ class GenericAggregator final : public GroupAggregator {
 
   size_t finalize(std::vector<Vector>& columns) override {
     size_t groups = 0;
-    for (const auto& shard : shards_) groups += shard.groups.size();
+    for (const auto& shard : shards_) groups += shard.size();
     for (size_t k = 0; k < keys_.size(); ++k) {
       Vector v(keys_[k]->type);
       v.reserve(groups);
       for (const auto& shard : shards_) {
-        for (const auto& g : shard.groups) v.push(g[k]);
+        for (size_t g = 0; g < shard.size(); ++g) v.push(shard.key(g)[k]);
       }
       columns.push_back(std::move(v));
     }
@@ -156,9 +164,9 @@ class GenericAggregator final : public GroupAggregator {
       v.reserve(groups);
       CancelTicker ticker;
       for (const auto& shard : shards_) {
-        for (const auto& s : shard.states) {
+        for (size_t g = 0; g < shard.size(); ++g) {
           ticker.tick();
-          v.push(s[a]->result());
+          v.push(shard.state(g)[a]->result());
         }
       }
       columns.push_back(std::move(v));
@@ -204,14 +212,14 @@ class GenericAggregator final : public GroupAggregator {
         // Judged on the rows so far too (with slack for a chunk's first
         // rows, where every group is new), so that rows of mostly new keys
         // give up early.
-        if (local.groups.size() == most_groups || local.groups.size() * kRowsPerPartialGroup > r + kPartialGroupSlack) {
+        if (local.size() == most_groups || local.size() * kRowsPerPartialGroup > r + kPartialGroupSlack) {
           partials_abandoned_.store(true, std::memory_order_relaxed);
           work.partial.reset();
           return;
         }
         group = add_group(local, h, key);
       }
-      add_row(local.states[group], work.args, work.filters, r, args);
+      add_row(local.state(group), work.args, work.filters, r, args);
     }
     // The values are in the groups now; the chunk in flight holds less.
     work.keys.clear();
@@ -222,12 +230,12 @@ class GenericAggregator final : public GroupAggregator {
   // sink_prepared()'s half: each of the chunk's groups into its shard's.
   void merge_partial(const Groups& partial) {
     const uint64_t shards = shards_.size();
-    for (size_t g = 0; g < partial.groups.size(); ++g) {
+    for (size_t g = 0; g < partial.size(); ++g) {
       const uint64_t h = partial.hashes[g];
       Shard& shard = shards_[shards == 1 ? 0 : shard_of(h, shards)];
       size_t group = 0;
-      if (!find_group(shard, h, partial.groups[g], group)) group = new_group(shard, h, partial.groups[g]);
-      for (size_t a = 0; a < aggregates_.size(); ++a) shard.states[group][a]->merge(*partial.states[g][a]);
+      if (!find_group(shard, h, partial.key(g), group)) group = new_group(shard, h, partial.key(g));
+      for (size_t a = 0; a < aggregates_.size(); ++a) shard.state(group)[a]->merge(*partial.state(g)[a]);
     }
     partials_merged_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -248,7 +256,7 @@ class GenericAggregator final : public GroupAggregator {
   // Row r's arguments into a group's accumulators (FILTERs applied).
   // args[a] holds aggregate a's argument Values from row to row, so that
   // get_into reuses their strings (no allocation per row and argument).
-  void add_row(std::vector<std::unique_ptr<Accumulator>>& states, const std::vector<std::vector<Vector>>& arg_values,
+  void add_row(std::unique_ptr<Accumulator>* states, const std::vector<std::vector<Vector>>& arg_values,
                const std::vector<Vector>& filters, size_t r, std::vector<std::vector<Value>>& args) const {
     static const Value kNoArgument = Null{};
     for (size_t a = 0; a < aggregates_.size(); ++a) {
@@ -265,34 +273,51 @@ class GenericAggregator final : public GroupAggregator {
     }
   }
 
-  static bool find_group(const Groups& table, uint64_t h, const std::vector<Value>& key, size_t& found) {
-    auto range = table.index.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it) {
-      const auto& g = table.groups[it->second];
+  static bool find_group(const Groups& table, uint64_t h, std::span<const Value> key, size_t& found) {
+    if (table.slots.empty()) return false;
+    const size_t mask = table.slots.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t slot = table.slots[i];
+      if (slot == 0) return false;
+      const size_t id = slot - 1;
+      if (table.hashes[id] != h) continue;
+      const std::span<const Value> g = table.key(id);
       bool same = true;
       for (size_t k = 0; k < key.size() && same; ++k) {
         const bool n1 = is_null(g[k]), n2 = is_null(key[k]);
         same = n1 == n2 && (n1 || compare_values(g[k], key[k]) == 0);
       }
       if (same) {
-        found = it->second;
+        found = id;
         return true;
       }
     }
-    return false;
+  }
+
+  static void index_group(Groups& table, size_t id) {
+    const size_t mask = table.slots.size() - 1;
+    size_t i = table.hashes[id] & mask;
+    while (table.slots[i] != 0) i = (i + 1) & mask;
+    table.slots[i] = static_cast<uint32_t>(id + 1);
   }
 
   // A new group of `table` (indexed under h), its accumulators fresh.
-  size_t add_group(Groups& table, uint64_t h, const std::vector<Value>& key) const {
-    table.groups.push_back(key);
+  size_t add_group(Groups& table, uint64_t h, std::span<const Value> key) const {
+    table.key_width = keys_.size();
+    table.state_width = aggregates_.size();
+    const size_t id = table.size();
+    table.keys.insert(table.keys.end(), key.begin(), key.end());
     table.hashes.push_back(h);
-    std::vector<std::unique_ptr<Accumulator>> s;
     for (size_t a = 0; a < aggregates_.size(); ++a) {
-      s.push_back(make_accumulator(aggregates_[a].signature, aggregates_[a].distinct, directs_[a], aggregates_[a].descending));
+      table.states.push_back(
+          make_accumulator(aggregates_[a].signature, aggregates_[a].distinct, directs_[a], aggregates_[a].descending));
     }
-    table.states.push_back(std::move(s));
-    const size_t id = table.groups.size() - 1;
-    table.index.emplace(h, id);
+    if (2 * (id + 1) > table.slots.size()) {
+      table.slots.assign(std::max<size_t>(64, 2 * table.slots.size()), 0);
+      for (size_t g = 0; g <= id; ++g) index_group(table, g);
+    } else {
+      index_group(table, id);
+    }
     return id;
   }
 
@@ -310,12 +335,12 @@ class GenericAggregator final : public GroupAggregator {
       const uint64_t h = key_at(e.keys, r, key);
       size_t group = 0;
       if (!find_group(shard, h, key, group)) group = new_group(shard, h, key);
-      add_row(shard.states[group], e.args, e.filters, r, args);
+      add_row(shard.state(group), e.args, e.filters, r, args);
     }
   }
 
   // A new group of a shard, counted against the budget.
-  size_t new_group(Shard& shard, uint64_t h, const std::vector<Value>& key) {
+  size_t new_group(Shard& shard, uint64_t h, std::span<const Value> key) {
     shard.memory.add();
     return add_group(shard, h, key);
   }
