@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "common/ascii_case.hpp"
 #include "common/error.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/lookup_join.hpp"
@@ -27,9 +28,7 @@ std::optional<std::string> constant_word(const Expr& e, const std::vector<Value>
     const Value v = evaluate_constant(e, parameters);
     const auto* text = std::get_if<std::string>(&v);
     if (text == nullptr) return std::nullopt;
-    std::string lower = *text;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return lower;
+    return ascii_lower(*text);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -456,7 +455,10 @@ class Compiler {
     int32_t micros = 1;  // the value's unit: 1 microseconds, 0 days
     if (const auto* c = dynamic_cast<const FunctionExpr*>(value);
         c != nullptr && c->name == "cast" && c->args.size() == 1 && c->args[0]->type.id == TypeId::date) {
-      value = c->args[0].get();  // the binder's date -> timestamp: the date's days
+      // The binder's date -> timestamp: the date's days. A date has no hour
+      // or minute (PostgreSQL raises an error: the host path's).
+      if (*unit == "hour" || *unit == "minute") return std::nullopt;
+      value = c->args[0].get();
       micros = 0;
     } else if (value->type.id != TypeId::timestamp) {
       return std::nullopt;
