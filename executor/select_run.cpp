@@ -32,6 +32,8 @@
 #include "executor/having_filter.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/operators/table_scan.hpp"
+#include "executor/expression_copy.hpp"
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/row_selection.hpp"
@@ -385,9 +387,44 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   auto where_parts_of = [where_parts](size_t rows) {
     return static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), rows / kWhereRowsPerPart));
   };
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n](const storage::ChunkBatch* batch) {
+  // WHERE tested as the Seq Scan operator tests its filters: comparisons
+  // with constants on the stored values, text conditions on dictionary
+  // codes, other conjuncts on the rows those keep; the columns are then
+  // converted for the rows that pass, not for the whole chunk.
+  std::optional<TableScan> where_scan;
+  std::shared_ptr<TableScan::FilterRun> where_run;
+  if (plan.table && plan.where && !raw && !ec.group_key_filter) {
+    if (ExprPtr where = copy_expr(*plan.where)) {
+      std::vector<ExprPtr> filters;
+      filters.push_back(std::move(where));
+      where_scan.emplace(plan.table, std::string(), plan.scan_columns, plan.scan_columns, ncols, std::move(filters), 0.0);
+      where_run = where_scan->start_filtering();
+    }
+  }
+  auto filter_stored = [&plan, &ec, &where_scan, &where_run, where_parts_of](const storage::ChunkBatch& batch,
+                                                                             Evaluated& e) {
+    const int parts = std::max(1, where_parts_of(batch.rows));
+    std::vector<DataChunk> kept(static_cast<size_t>(parts));
+    cpu::parallel_for(parts, batch.rows, [&](int part, size_t begin, size_t end) {
+      kept[static_cast<size_t>(part)] = where_scan->filter_rows(batch, begin, end, ec.parameters, *where_run);
+    });
+    e.scanned = batch.rows;
+    for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+      Vector& column = e.selected[static_cast<size_t>(plan.scan_columns[i])];
+      column = std::move(kept[0].columns[i]);
+      for (size_t part = 1; part < kept.size(); ++part) append_vector(column, std::move(kept[part].columns[i]));
+    }
+    for (const DataChunk& part : kept) e.rows += part.rows;
+  };
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_scan,
+                   &filter_stored](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
+    if (batch != nullptr && where_scan) {
+      filter_stored(*batch, e);
+      if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
+      return e;
+    }
     if (batch != nullptr && top_n > 0 && !ec.group_key_filter) {
       if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts_of(batch->rows))) {
         e.scanned = batch->rows;

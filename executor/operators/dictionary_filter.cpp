@@ -123,12 +123,23 @@ bool DictionaryFilter::select(const storage::ColumnVector& column, const std::ve
   }
   const uint8_t* verdicts = taken->data();
   const int32_t* codes = column.values<int32_t>();
-  passing.clear();
-  for (size_t j = 0; j < rows; ++j) {
-    const size_t r = kept ? (*kept)[j] : j;
-    const bool pass = column.is_null(r) ? null_verdict != 0 : verdicts[codes[r]] != 0;
-    if (pass) passing.push_back(static_cast<uint32_t>(j));
+  const uint8_t* valid = column.has_nulls() ? column.validity.data() : nullptr;
+  // Branch-free: each row is written, and counted where it passes.
+  passing.resize(rows);
+  size_t n = 0;
+  if (kept == nullptr && valid == nullptr) {
+    for (size_t r = 0; r < rows; ++r) {
+      passing[n] = static_cast<uint32_t>(r);
+      n += verdicts[codes[r]] != 0;
+    }
+  } else {
+    for (size_t j = 0; j < rows; ++j) {
+      const size_t r = kept ? (*kept)[j] : j;
+      passing[n] = static_cast<uint32_t>(j);
+      n += (valid != nullptr && valid[r] == 0 ? null_verdict : verdicts[codes[r]]) != 0;
+    }
   }
+  passing.resize(n);
   return true;
 }
 

@@ -437,6 +437,17 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const { run(context, sink, nullptr); }
 
+std::shared_ptr<TableScan::FilterRun> TableScan::start_filtering() const {
+  auto run = std::make_shared<FilterRun>();
+  for (size_t p = 0; p < filter_parts_.size(); ++p) run->states.push_back(std::make_unique<DictionaryFilter::State>());
+  return run;
+}
+
+DataChunk TableScan::filter_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                                 const std::vector<Value>* parameters, FilterRun& run) const {
+  return filtered_chunk(batch, begin, end, parameters, run.states, run.no_key_tests);
+}
+
 void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const {
   // Each chunk is read, converted, filtered and prepared by the sink
   // (ChunkSink::prepare) ahead of the sink on the worker pool

@@ -39,6 +39,14 @@ class TableScan final : public PhysicalOperator {
   const std::vector<int>& table_columns() const { return table_columns_; }
   const std::vector<int>& read_layout() const { return read_layout_; }
   std::vector<std::pair<std::string, std::string>> node_properties() const override;
+  // The filters applied outside run(), by the direct scan path of one stored
+  // table (select_run.cpp): a run's state (start_filtering, one per
+  // statement, shared by its threads), and the rows [begin, end) of a stored
+  // chunk that pass, with every read column converted for them.
+  struct FilterRun;
+  std::shared_ptr<FilterRun> start_filtering() const;
+  DataChunk filter_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                        const std::vector<Value>* parameters, FilterRun& run) const;
 
  private:
   std::shared_ptr<const TableSnapshot> table_;
@@ -117,6 +125,11 @@ class TableScan final : public PhysicalOperator {
                                                    std::vector<uint8_t>& on_device,
                                                    std::vector<size_t>& program_reads, std::vector<uint8_t>& filters_on_device,
                                                    std::string& why_not) const;
+};
+
+struct TableScan::FilterRun {
+  DictionaryStates states;
+  KeyTestRuns no_key_tests;
 };
 
 // Filter: pushes the rows of its child for which the condition is true.
