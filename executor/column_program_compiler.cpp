@@ -83,7 +83,8 @@ void place_lookups(ColumnProgram& program, const ProgramColumnMap& columns) {
 namespace {
 
 // Dictionaries of at most this many entries have their text conditions
-// compiled, as tests of at most this many codes (each a program step).
+// compiled: as tests of at most this many codes (each a program step), or
+// else as a lookup of the verdict by code.
 constexpr int32_t kTextConditionEntries = 1 << 16;
 constexpr size_t kTextConditionCodes = 64;
 
@@ -339,8 +340,18 @@ class Compiler {
     }
     const bool negate = pass.size() > fail.size();
     const std::vector<int64_t>& codes = negate ? fail : pass;
-    if (codes.size() > kTextConditionCodes) return std::nullopt;
     emit(ProgramOp::load, columns_.add(column->index));
+    if (codes.size() > kTextConditionCodes) {
+      // Too many codes to list: the verdict by code, looked up (1 = passes).
+      auto verdicts = std::make_shared<std::vector<int32_t>>(n, 0);
+      for (const int64_t code : pass) (*verdicts)[static_cast<size_t>(code)] = 1;
+      const ProgramColumn by_code{verdicts->data(), nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, n};
+      columns_.arrays.push_back(std::move(verdicts));
+      emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{by_code}));
+      emit(ProgramOp::const_int, 0, 1);
+      emit(ProgramOp::eq_int);
+      return Typed{Kind::boolean};
+    }
     emit(ProgramOp::in_list, static_cast<int32_t>(codes.size()));
     for (const int64_t code : codes) steps.push_back(ProgramStep{ProgramOp::const_int, 0, code, 0});  // data: no depth
     if (negate) emit(ProgramOp::not_);
@@ -609,6 +620,15 @@ std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& col
   if (!t || t->kind != Kind::boolean) return std::nullopt;
   auto p = finish(c, ProgramResult::boolean, 0);
   if (p) columns = std::move(trial);
+  return p;
+}
+
+ColumnProgram compile_text_rank(int table_column, ProgramColumnMap& columns, const std::vector<int32_t>& rank_of_code) {
+  ColumnProgram p;
+  p.steps.push_back(ProgramStep{ProgramOp::load, columns.add(table_column)});
+  ProgramColumn ranks{rank_of_code.data(), nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, rank_of_code.size()};
+  p.steps.push_back(ProgramStep{ProgramOp::lookup, columns.add_lookup(LookupColumn{ranks})});
+  p.result = ProgramResult::int64;
   return p;
 }
 

@@ -31,6 +31,10 @@ struct ProgramColumnMap {
   // Lookups compile by their types alone, their tables not built yet: the
   // programs only say whether the expressions compile (a plan's choice).
   bool lookups_unbuilt = false;
+  // Arrays the compiler made that lookup columns point into (a text
+  // condition's verdict per dictionary code): whoever runs the programs
+  // keeps them.
+  std::vector<std::shared_ptr<const std::vector<int32_t>>> arrays;
   int add(int table_column);
   int add_lookup(const LookupColumn& column);
 };
@@ -54,6 +58,10 @@ std::optional<ColumnProgram> compile_filter(const Expr& e, ProgramColumnMap& col
 std::optional<ColumnProgram> compile_input(const Expr& e, ProgramColumnMap& columns,
                                            const std::vector<Value>* parameters);
 
+// The input of min or max of a stored text column: each row's rank in the
+// order of the column's dictionary (`rank_of_code`, dictionary_order.hpp),
+// looked up by the row's code; the array must outlive the program's runs.
+ColumnProgram compile_text_rank(int table_column, ProgramColumnMap& columns, const std::vector<int32_t>& rank_of_code);
 // A group key as an int64 program: integers, dates and booleans as they
 // are, a numeric at its static scale (the program's scale), text as codes
 // of one dictionary, which `dictionary` receives: a stored column's, or that

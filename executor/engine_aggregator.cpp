@@ -151,6 +151,20 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
   return std::nullopt;
 }
 
+namespace {
+
+// The stored column min or max of text reads: a text or varchar column, as
+// it is or cast to text (min(varchar) is min(text) of it); else null.
+const ColumnExpr* stored_text_column(const Expr* e) {
+  const auto* f = dynamic_cast<const FunctionExpr*>(e);
+  if (f != nullptr && f->name == "cast" && f->args.size() == 1 && e->type.id == TypeId::text) e = f->args[0].get();
+  const auto* column = dynamic_cast<const ColumnExpr*>(e);
+  if (column == nullptr || (column->type.id != TypeId::text && column->type.id != TypeId::varchar)) return nullptr;
+  return column;
+}
+
+}  // namespace
+
 std::optional<Mapping> map_aggregate(const AggregateCall& call) {
   const AggKind kind = call.signature.kind;
   const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
@@ -186,6 +200,11 @@ std::optional<Mapping> map_aggregate(const AggregateCall& call) {
     case AggKind::min:
     case AggKind::max:
       if (is_intlike(in) || scaled_numeric) return Mapping{kind == AggKind::min ? PartialOp::min_int : PartialOp::max_int, 1};
+      // A stored text column's (EngineAggregator::usable says where not).
+      // Not char(n): its comparison ignores trailing blanks.
+      if ((in == TypeId::text || in == TypeId::varchar) && stored_text_column(call.args[0].get())) {
+        return Mapping{kind == AggKind::min ? PartialOp::min_int : PartialOp::max_int, 1, /*text_rank=*/true};
+      }
       if (is_float(in)) return Mapping{kind == AggKind::min ? PartialOp::min_float : PartialOp::max_float, 1};
       return std::nullopt;
     case AggKind::bool_and: return Mapping{PartialOp::min_int, 1};
@@ -323,6 +342,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     if (mappings_[a].inputs >= 2) p.input2 = add_input(input(1), share);
     spec_.aggregates.push_back(p);
   }
+  text_ranks_.resize(inputs_.size());
   input_scales_ = std::vector<std::atomic<int32_t>>(inputs_.size());
   input_scale_checked_.assign(inputs_.size(), 0);
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -332,6 +352,19 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     input_scale_checked_[i] = scale ? 0 : 1;
   }
   compile_programs(where, feed, context);
+  // min or max of text runs only as the programs that look up ranks.
+  auto ranks_compiled = [this] {
+    for (size_t a = 0; a < aggregates_.size(); ++a) {
+      if (!mappings_[a].text_rank) continue;
+      const auto i = static_cast<size_t>(spec_.aggregates[a].input);
+      if (!text_ranks_[i].order || i >= spec_.value_programs.size() || spec_.value_programs[i].empty()) return false;
+    }
+    return true;
+  };
+  if (!ranks_compiled()) {
+    usable_ = false;
+    return;
+  }
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
   // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
   // Bare int2/int4/date/bool columns arrive 4 bytes wide (sink_raw stores
@@ -375,6 +408,10 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   run_ = start_run(spec_);
   if (has_programs(spec_) && run_->passes() != 1) {
     drop_programs();
+    if (!ranks_compiled()) {
+      usable_ = false;
+      return;
+    }
     run_ = start_run(spec_);
   }
   start_us_ = since_us(t_choose);
@@ -492,8 +529,23 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   }
   std::vector<ColumnProgram> programs(inputs_.size());
   size_t compiled = 0;
+  std::vector<uint8_t> ranked(inputs_.size(), 0);
+  for (size_t a = 0; a < aggregates_.size(); ++a) {
+    if (mappings_[a].text_rank) ranked[static_cast<size_t>(spec_.aggregates[a].input)] = 1;
+  }
+  std::vector<TextRanks> ranks(inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Expr* e = inputs_[i];
+    if (ranked[i]) {
+      const ColumnExpr* column = stored_text_column(e);
+      const auto dictionary = column && column->index >= 0 ? table_->dictionary(column->index) : nullptr;
+      if (!dictionary) return;
+      const int threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
+      ranks[i] = TextRanks{dictionary, dictionary_order(*dictionary, threads)};
+      programs[i] = compile_text_rank(column->index, columns, ranks[i].order->rank_of_code);
+      ++compiled;
+      continue;
+    }
     if (dynamic_cast<const ColumnExpr*>(e)) continue;
     auto p = compile_input(*e, columns, context.parameters);
     if (!p) return;
@@ -512,7 +564,9 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   spec_.key_programs = std::move(key_programs);
   spec_.row_filter = std::move(filter);
   if (compiled > 0) spec_.value_programs = std::move(programs);
+  text_ranks_ = std::move(ranks);
   spec_.lookup_columns = std::move(columns.lookups);
+  program_arrays_ = std::move(columns.arrays);
   program_columns_ = std::move(columns.table_columns);
   takes_where_ = where != nullptr;
   input_programs_ = compiled;
@@ -708,7 +762,9 @@ std::unique_ptr<GroupAggregator> make_engine_aggregator(const std::vector<ExprPt
     const auto* column = a.args.empty() ? nullptr : dynamic_cast<const ColumnExpr*>(a.args[0].get());
     if (table != nullptr && column && column->type.id == TypeId::numeric && column->type.typmod < 4) return nullptr;
   }
-  return std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where, feed);
+  auto engine = std::make_unique<EngineAggregator>(keys, aggregates, std::move(mappings), context, table, where, feed);
+  if (!engine->usable()) return nullptr;
+  return engine;
 }
 
 }  // namespace tally::executor

@@ -19,6 +19,7 @@
 #include "executor/stored_width.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/database.hpp"
+#include "executor/dictionary_order.hpp"
 #include "executor/group_aggregator.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/text_key_codes.hpp"
@@ -61,6 +62,9 @@ constexpr uint64_t kSampleRows = 1 << 15;
 struct Mapping {
   PartialOp op;
   int inputs = 1;
+  // min or max of text: the engine takes the minimum or maximum of each
+  // value's rank in its column's dictionary order (dictionary_order.hpp).
+  bool text_rank = false;
 };
 
 std::optional<Mapping> map_aggregate(const AggregateCall& call);
@@ -155,6 +159,10 @@ class EngineAggregator final : public GroupAggregator {
   uint64_t groups_filtered_out() const override { return filtered_out_; }
   size_t finalize(std::vector<Vector>& columns) override;
   std::vector<std::string> explain() const override;
+  // False where an aggregate the mapping takes cannot run after all (min or
+  // max of text over rows that are not a stored table's chunks): the
+  // generic path answers instead.
+  bool usable() const { return usable_; }
 
  private:
   static double since_us(std::chrono::steady_clock::time_point t) {
@@ -266,6 +274,14 @@ class EngineAggregator final : public GroupAggregator {
   KeyMode mode_ = KeyMode::interned;
   int key_column_ = -1;
   std::vector<const Expr*> inputs_;
+  // Per input of min or max of text (Mapping::text_rank): the column's
+  // dictionary and its order, whose ranks the input is; null for others.
+  struct TextRanks {
+    std::shared_ptr<const storage::StringDictionary> dictionary;
+    std::shared_ptr<const DictionaryOrder> order;
+  };
+  std::vector<TextRanks> text_ranks_;
+  bool usable_ = true;
   std::vector<Value> fractions_;  // per aggregate: the ordered-set direct argument (NULL: none)
   AggregationSpec spec_;
   const EngineTableSnapshot* engine_table_ = nullptr;  // null: a table without engine extras
@@ -323,6 +339,7 @@ class EngineAggregator final : public GroupAggregator {
   // compile_programs: the table columns ChunkInput::program_columns carry,
   // whether the engine applies WHERE, and its conditions (EXPLAIN).
   std::vector<int> program_columns_;
+  std::vector<std::shared_ptr<const std::vector<int32_t>>> program_arrays_;  // ProgramColumnMap::arrays
   bool takes_where_ = false;
   size_t where_conditions_ = 0, input_programs_ = 0;
 };

@@ -153,9 +153,14 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
   for (size_t a = 0; a < aggregates_.size(); ++a) {
     const AggregateCall& call = aggregates_[a];
     PartialStates& s = result.states[a];
-    const SqlType out_type = call.signature.result_type;
-    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
     const int input = spec_.aggregates[a].input;
+    // min or max of text is finalized as the int8 of its rank, then read
+    // back as the entry of that rank.
+    const TextRanks* text = mappings_[a].text_rank ? &text_ranks_[static_cast<size_t>(input)] : nullptr;
+    const SqlType out_type = text ? SqlType{TypeId::int8} : call.signature.result_type;
+    const TypeId in = text                                ? TypeId::int8
+                      : call.signature.arg_types.empty() ? TypeId::unknown
+                                                          : call.signature.arg_types[0].id;
     const int32_t decided = in == TypeId::numeric && input >= 0 ? input_scales_[static_cast<size_t>(input)].load() : 0;
     const int scale = decided == kScaleUnknown ? 0 : decided;
     // The shared column finalizer: no Value per group (finalize.hpp).
@@ -172,7 +177,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
       // avg of int2/int4, or of a sum of float8: as the compact form, so the
       // column takes the arrays (no zero-filled column, no pass per group).
       const size_t column = keys_.size() + a;
-      const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+      const bool defer = column < deferrable_.size() && deferrable_[column] != 0 && text == nullptr;
       // No group of an input without NULLs (chunk statistics) has an
       // empty count, but for a global aggregate over no row: no scan of the counts.
       const PartialAggregate& p = spec_.aggregates[a];
@@ -193,7 +198,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
       // A count shared by several aggregates counts every row of its group
       // (that is why it is shared), so no group's is 0: no scan of it.
       const size_t column = keys_.size() + a;
-      const bool defer = column < deferrable_.size() && deferrable_[column] != 0;
+      const bool defer = column < deferrable_.size() && deferrable_[column] != 0 && text == nullptr;
       // A streamed count column or avg whose count a later aggregate reads
       // shares it (the array goes into a shared buffer once) instead of
       // copying it: count(*) next to avg(v) copied 64 MB at 8M groups.
@@ -208,6 +213,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
                               groups, v, shared ? std::optional<bool>(false) : std::nullopt, defer,
                               defer ? shared_count : nullptr);
     }
+    if (text != nullptr) v = entries_of_ranks(v, *text->order, text->dictionary, call.signature.result_type);
     columns.push_back(std::move(v));
     column_parts_us_.push_back(since_us(t_columns) - std::accumulate(column_parts_us_.begin(), column_parts_us_.end(), 0.0));
   }

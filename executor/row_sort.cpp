@@ -10,6 +10,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
+#include "executor/cpu/parallel_sort.hpp"
 #include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
@@ -69,40 +70,6 @@ int compare_rows(const std::vector<SortColumn>& columns, uint32_t a, uint32_t b)
   return 0;
 }
 
-// Rows below which a sort stays on one thread: splitting it would cost
-// more than it saves.
-constexpr size_t kParallelSortRows = size_t{1} << 16;
-
-// std::sort of [data, data + n) on `threads` workers: each sorts a run of
-// its own, then the runs are merged pairwise, the merges of one round side
-// by side. `less` is a strict total order (rows break every tie), so the
-// result is the one std::sort gives. Each part sorts with its own copy of
-// `less` (a comparator may tick a CancelTicker).
-template <class T, class Less>
-void sort_parallel(T* data, size_t n, const Less& less, int threads) {
-  if (threads <= 1 || n < kParallelSortRows) {
-    std::sort(data, data + n, less);
-    return;
-  }
-  const size_t parts = static_cast<size_t>(threads);
-  std::vector<size_t> bounds(parts + 1);
-  for (size_t p = 0; p <= parts; ++p) bounds[p] = n * p / parts;
-  cpu::parallel_for(threads, parts, [&](int, size_t begin, size_t end) {
-    for (size_t p = begin; p < end; ++p) std::sort(data + bounds[p], data + bounds[p + 1], Less(less));
-  });
-  for (size_t width = 1; width < parts; width *= 2) {
-    std::vector<size_t> starts;
-    for (size_t p = 0; p + width < parts; p += 2 * width) starts.push_back(p);
-    cpu::parallel_for(threads, starts.size(), [&](int, size_t begin, size_t end) {
-      for (size_t m = begin; m < end; ++m) {
-        const size_t p = starts[m];
-        std::inplace_merge(data + bounds[p], data + bounds[p + width], data + bounds[std::min(p + 2 * width, parts)],
-                           Less(less));
-      }
-    });
-  }
-}
-
 // Words a sort key may be packed into: beyond them, rows compare values.
 constexpr size_t kMaxWords = 4;
 
@@ -137,7 +104,7 @@ void sort_keys(std::vector<KeyRow<W>>& keys, int threads) {
     hi = std::max(hi, k.key[0]);
   }
   if (n < 4096 || hi - lo >= 2 * static_cast<uint64_t>(n)) {
-    sort_parallel(keys.data(), n, less, threads);
+    cpu::sort_parallel(keys.data(), n, less, threads);
     return;
   }
   std::vector<uint32_t> starts(hi - lo + 2, 0);
@@ -359,7 +326,7 @@ Vector text_ranks(const Vector& v, size_t n, int threads) {
       tick_on_this_thread();
       return dictionary.at(a) < dictionary.at(b);
     };
-    sort_parallel(codes.data(), codes.size(), less, threads);
+    cpu::sort_parallel(codes.data(), codes.size(), less, threads);
     std::vector<int64_t> rank(used.size(), 0);
     for (size_t r = 0; r < codes.size(); ++r) rank[static_cast<size_t>(codes[r])] = static_cast<int64_t>(r);
     cpu::parallel_for(threads, n, [&](int, size_t begin, size_t end) {
@@ -424,7 +391,7 @@ RowOrdering sort_rows(size_t n, const std::vector<SortColumn>& partition, const 
       const int r = compare_rows(all, a, b);
       return r != 0 ? r < 0 : a < b;
     };
-    sort_parallel(out.rows.data(), n, less, threads);
+    cpu::sort_parallel(out.rows.data(), n, less, threads);
     if (boundaries) {
       out.group_of.resize(n);
       for (size_t i = 0; i < n; ++i) {

@@ -41,6 +41,9 @@ class StringDictionary {
   static StringDictionary borrow(const StringDictionary& source);
 
   int32_t size() const { return size_; }
+  // The append-only store this dictionary reads: dictionaries of one store
+  // agree on every code below the smaller size (caches key on it, weakly).
+  std::weak_ptr<const void> store_identity() const { return std::shared_ptr<const void>(store_); }
   std::string_view at(int32_t code) const { return store_->at(code); }
 
   // A short inline multiply-xorshift hash: text keys are mostly a few bytes,

@@ -375,6 +375,9 @@ TEST(GpuDifferential, WhereAndInputExpressionsAnswerAsTheCpuEngine) {
       // Keys the device computes from a date (ProgramOp::date_field).
       "SELECT extract(doy FROM sd), count(*), sum(v2) FROM li WHERE v3 > 10 GROUP BY 1",
       "SELECT extract(quarter FROM sd), count(*), sum(v1), max(extract(dow FROM sd)) FROM li WHERE v2 > 3 GROUP BY 1",
+      // min and max of text: ranks in the dictionary's order, looked up by code on the device.
+      "SELECT v2, min(status), max(flag), count(flag) FROM li WHERE v3 > 20 GROUP BY v2",
+      "SELECT min(flag), max(status) FROM li WHERE v1 = 3 AND status <> 'O'",
   };
   // The table's first read with the engine's own choice goes to the CPU
   // engine (a small table whose columns are not on the GPU: kColdReadCpuRows);
