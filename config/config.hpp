@@ -86,6 +86,7 @@ struct Config {
   int cpu_threads = 0;               // 0 = hardware concurrency
   uint64_t cpu_memory_budget = 0;    // bytes one statement may hold; 0 = no limit
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
+  uint64_t chunk_cache_bytes = 0;    // decoded chunks kept in host memory; 0 = a third of physical memory
   TuningConfig tuning;
 
   // Sessions and lifecycle.

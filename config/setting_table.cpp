@@ -327,6 +327,11 @@ std::vector<Setting> build_table() {
                                       "Host memory one statement may hold (hash tables, DISTINCT sets, sorts, results); past it 53200; 0 = no limit",
                                       [](Config& c) -> uint64_t& { return c.cpu_memory_budget; }, 0,
                                       std::numeric_limits<int64_t>::max()));
+  t.push_back(bytes_setting<uint64_t>("chunk_cache_bytes",
+                                      "Host memory for decoded chunks of stored columns, kept between statements; "
+                                      "0 = a third of physical memory",
+                                      [](Config& c) -> uint64_t& { return c.chunk_cache_bytes; }, 0,
+                                      std::numeric_limits<int64_t>::max()));
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",
                                         [](Config& c) -> uint32_t& { return c.chunk_rows; }, 1,
                                         1ll << 30));

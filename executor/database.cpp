@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "common/error.hpp"
 #include "common/aggregate_engine.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -245,6 +247,11 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   db->catalog_ = std::make_unique<catalog::Catalog>(config.data_dir);
   storage::StoreOptions options;
   options.chunk_rows = config.chunk_rows;
+  // Every statement's projection of a chunk is cached apart (TPC-H's
+  // queries read lineitem through a dozen projections): a budget below
+  // the working set makes LRU miss on every read of a repeated workload.
+  const uint64_t physical = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  options.cache_bytes = config.chunk_cache_bytes != 0 ? config.chunk_cache_bytes : physical / 3;
   db->store_ = std::make_unique<storage::TableStore>(*db->catalog_, options);
   db->store_->recover();
   dml::install_unique_key_checks(*db->store_);

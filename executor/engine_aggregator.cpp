@@ -377,8 +377,9 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   // Inputs that are bare columns with no NULL in any chunk (statistics):
   // the GPU then keeps one row count for count(*) and count(v) and runs
   // its count+sum kernels.
-  for (const Expr* e : inputs_) {
-    const auto* col = dynamic_cast<const ColumnExpr*>(e);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    // A text column's ranks are a program's output, which carries validity.
+    const auto* col = text_ranks_[i].order ? nullptr : dynamic_cast<const ColumnExpr*>(inputs_[i]);
     bool not_null = col != nullptr && table != nullptr && table->chunk_count() > 0;
     for (size_t c = 0; not_null && c < table->chunk_count(); ++c) {
       const ChunkColumnStats st = table->stats(c, col->index);

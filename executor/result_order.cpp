@@ -167,7 +167,8 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
 
 std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan, size_t k,
                                                          const storage::ChunkBatch& batch,
-                                                         const std::vector<Value>* parameters, int parts) {
+                                                         const std::vector<Value>* parameters, int parts,
+                                                         const std::vector<uint32_t>* passing) {
   std::set<size_t> sort_outputs;
   for (const SortKey& key : plan.sort) sort_outputs.insert(static_cast<size_t>(key.column));
   std::set<int> read;
@@ -180,26 +181,38 @@ std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan,
     if (reads_unlisted_columns(output)) return std::nullopt;
     collect_refs(output, read);
   }
-  if (plan.where) {
+  if (plan.where && passing == nullptr) {
     if (reads_unlisted_columns(*plan.where)) return std::nullopt;
     collect_refs(*plan.where, read);
   }
-  // The columns WHERE and the sort keys read, converted at every row.
+  // The columns WHERE and the sort keys read, converted at every row (at
+  // the rows WHERE keeps, where the caller tested it).
   const size_t width = plan.table->columns().size();
   std::vector<Vector> converted(width);
   EvalInput input;
   input.parameters = parameters;
-  input.rows = batch.rows;
+  input.rows = passing ? passing->size() : batch.rows;
   input.columns.assign(width, nullptr);
+  if (passing != nullptr && passing->size() <= k) return *passing;
   for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
     const auto c = static_cast<size_t>(plan.scan_columns[i]);
     if (read.count(static_cast<int>(c)) == 0) continue;
-    converted[c] = vector_from_storage(batch.columns[i], plan.table->columns()[c].type);
+    converted[c] = vector_from_storage(passing ? stored_rows(batch.columns[i], *passing) : batch.columns[i],
+                                       plan.table->columns()[c].type);
     input.columns[c] = &converted[c];
   }
   if (input.rows == 0) return std::vector<uint32_t>{};
-  std::vector<uint32_t> rows = select_rows_in_parts(plan.where.get(), input, parts);
-  if (rows.size() <= k) return rows;
+  std::vector<uint32_t> rows(input.rows);
+  if (passing != nullptr) std::iota(rows.begin(), rows.end(), 0u);
+  else rows = select_rows_in_parts(plan.where.get(), input, parts);
+  // Row numbers of `input` back to the chunk's.
+  auto chunk_rows = [passing](std::vector<uint32_t> r) {
+    if (passing != nullptr) {
+      for (uint32_t& row : r) row = (*passing)[row];
+    }
+    return r;
+  };
+  if (rows.size() <= k) return chunk_rows(std::move(rows));
   std::vector<Vector> storage;
   std::vector<Expr*> readers;
   for (size_t o : sort_outputs) readers.push_back(plan.outputs[o].get());
@@ -212,10 +225,10 @@ std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan,
     keys.push_back({&key_values.back(), key.descending, key.nulls_first});
   }
   const auto candidates = top_n_candidates(rows.size(), keys, k, 1);
-  if (!candidates) return rows;
+  if (!candidates) return chunk_rows(std::move(rows));
   std::vector<uint32_t> chosen(candidates->size());
   for (size_t i = 0; i < chosen.size(); ++i) chosen[i] = rows[(*candidates)[i]];
-  return chosen;
+  return chunk_rows(std::move(chosen));
 }
 
 }  // namespace tally::executor

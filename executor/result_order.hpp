@@ -47,9 +47,11 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
 // WHERE URL LIKE ... ORDER BY EventTime LIMIT 10). nullopt where an output
 // other than a bare column is not a sort key (its errors are every kept
 // row's) or an expression reads columns it does not list. WHERE runs in
-// `parts` parts on the scan's threads, as the chunk's usual selection does.
+// `parts` parts on the scan's threads, as the chunk's usual selection does,
+// unless the caller tested it: then `passing` lists the rows it keeps.
 std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan, size_t k,
                                                          const storage::ChunkBatch& batch,
-                                                         const std::vector<Value>* parameters, int parts);
+                                                         const std::vector<Value>* parameters, int parts,
+                                                         const std::vector<uint32_t>* passing = nullptr);
 
 }  // namespace tally::executor

@@ -416,23 +416,43 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     }
     for (const DataChunk& part : kept) e.rows += part.rows;
   };
+  // Under ORDER BY ... LIMIT k, the rows WHERE keeps as chunk row numbers:
+  // the sort keys are converted at those, every column at the k kept.
+  auto passing_stored = [&ec, &where_scan, &where_run, where_parts_of](const storage::ChunkBatch& batch) {
+    const int parts = std::max(1, where_parts_of(batch.rows));
+    std::vector<std::vector<uint32_t>> kept(static_cast<size_t>(parts));
+    cpu::parallel_for(parts, batch.rows, [&](int part, size_t begin, size_t end) {
+      kept[static_cast<size_t>(part)] = where_scan->passing_rows(batch, begin, end, ec.parameters, *where_run);
+    });
+    for (size_t part = 1; part < kept.size(); ++part) kept[0].insert(kept[0].end(), kept[part].begin(), kept[part].end());
+    return std::move(kept[0]);
+  };
+  auto take_stored_rows = [&plan](const storage::ChunkBatch& batch, const std::vector<uint32_t>& rows, Evaluated& e) {
+    e.scanned = batch.rows;
+    e.rows = rows.size();
+    for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
+      const auto c = static_cast<size_t>(plan.scan_columns[i]);
+      e.selected[c] = vector_from_storage(stored_rows(batch.columns[i], rows), plan.table->columns()[c].type);
+    }
+  };
   auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_scan,
-                   &filter_stored](const storage::ChunkBatch* batch) {
+                   &filter_stored, &passing_stored, &take_stored_rows](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
     if (batch != nullptr && where_scan) {
-      filter_stored(*batch, e);
+      if (top_n > 0) {
+        const std::vector<uint32_t> passing = passing_stored(*batch);
+        const auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, 1, &passing);
+        take_stored_rows(*batch, kept ? *kept : passing, e);
+      } else {
+        filter_stored(*batch, e);
+      }
       if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
       return e;
     }
     if (batch != nullptr && top_n > 0 && !ec.group_key_filter) {
       if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts_of(batch->rows))) {
-        e.scanned = batch->rows;
-        e.rows = kept->size();
-        for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
-          const auto c = static_cast<size_t>(plan.scan_columns[i]);
-          e.selected[c] = vector_from_storage(stored_rows(batch->columns[i], *kept), plan.table->columns()[c].type);
-        }
+        take_stored_rows(*batch, *kept, e);
         if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
         return e;
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <numeric>
 #include <optional>
 
 #include "common/cancel.hpp"
@@ -162,7 +163,8 @@ bool TableScan::KeyTestRun::worth_it() const {
 // selective filter spares converting (and copying the texts of) the rows it drops.
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
                                     const std::vector<Value>* parameters, DictionaryStates& states,
-                                    const KeyTestRuns& key_tests, const Selected* selection) const {
+                                    const KeyTestRuns& key_tests, const Selected* selection,
+                                    std::vector<uint32_t>* passing) const {
   const size_t n = table_columns_.size();
   DataChunk out;
   out.rows = end - begin;
@@ -286,6 +288,17 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
     const EvalInput input = space_input(out, read_layout_, space_width_, parameters);
     rows = true_rows(part.condition->evaluate(input));
     keep_rows();
+  }
+  if (passing != nullptr) {
+    passing->clear();
+    if (out.rows == 0) return out;
+    if (all) {
+      passing->resize(out.rows);
+      std::iota(passing->begin(), passing->end(), static_cast<uint32_t>(begin));
+    } else {
+      *passing = std::move(kept);
+    }
+    return out;
   }
   for (size_t i = 0; i < outputs_ && out.rows > 0; ++i) {
     if (!done[i]) convert(i);
@@ -446,6 +459,13 @@ std::shared_ptr<TableScan::FilterRun> TableScan::start_filtering() const {
 DataChunk TableScan::filter_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
                                  const std::vector<Value>* parameters, FilterRun& run) const {
   return filtered_chunk(batch, begin, end, parameters, run.states, run.no_key_tests);
+}
+
+std::vector<uint32_t> TableScan::passing_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                                              const std::vector<Value>* parameters, FilterRun& run) const {
+  std::vector<uint32_t> rows;
+  filtered_chunk(batch, begin, end, parameters, run.states, run.no_key_tests, nullptr, &rows);
+  return rows;
 }
 
 void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const {

@@ -47,6 +47,10 @@ class TableScan final : public PhysicalOperator {
   std::shared_ptr<FilterRun> start_filtering() const;
   DataChunk filter_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
                         const std::vector<Value>* parameters, FilterRun& run) const;
+  // The same rows as chunk row numbers (ascending), without converting any
+  // column but those a conjunct reads.
+  std::vector<uint32_t> passing_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
+                                     const std::vector<Value>* parameters, FilterRun& run) const;
 
  private:
   std::shared_ptr<const TableSnapshot> table_;
@@ -110,10 +114,12 @@ class TableScan final : public PhysicalOperator {
   };
   // Rows [begin, end) of a stored chunk, filtered and tested, with the
   // output columns converted for the rows that pass; with `selection`, of
-  // the rows the engine selected among them.
+  // the rows the engine selected among them. With `passing`, the rows that
+  // pass go there as chunk row numbers instead, and no output is converted.
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
                            const std::vector<Value>* parameters, DictionaryStates& states,
-                           const KeyTestRuns& key_tests, const Selected* selection = nullptr) const;
+                           const KeyTestRuns& key_tests, const Selected* selection = nullptr,
+                           std::vector<uint32_t>* passing = nullptr) const;
   // The row selection of an engine that keeps copies of the columns (the
   // GPU), where one is there and the scan's comparisons or key tests have
   // something for it; null otherwise. `on_device` marks the key test runs
