@@ -120,9 +120,6 @@ class Compiler {
     if (e.type.id == TypeId::boolean) {
       if (auto t = text_condition(e)) return t;
     }
-    if (columns_.text_integers && int_bits(e.type.id) != 0 && dynamic_cast<const FunctionExpr*>(&e) != nullptr) {
-      if (auto t = text_integer(e)) return t;
-    }
     if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) return function(*f);
     if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
       if (b->args.empty()) return std::nullopt;
@@ -300,12 +297,13 @@ class Compiler {
     return kind;
   }
 
-  // An expression that reads one text column of the table, evaluated here
-  // once per entry of the column's dictionary (the last row: NULL), with
-  // the column it reads; nullopt where it reads anything else, the
-  // dictionary is too large, or an entry raises an error (the rows that
-  // hold it raise it on the host path).
-  std::optional<std::pair<const ColumnExpr*, Vector>> per_entry_values(const Expr& e) {
+  // A condition that reads one text column of the table (l_shipmode IN
+  // ('MAIL', 'SHIP'), p_type LIKE 'PROMO%'): evaluated here once per entry
+  // of the column's dictionary, and compiled as the stored codes' test
+  // against the entries that pass (or, when most pass, against those that
+  // do not). Only where it answers NULL for a NULL value and true or false
+  // for every entry, as that test does.
+  std::optional<Typed> text_condition(const Expr& e) {
     if (!columns_.dictionary) return std::nullopt;
     std::set<int> refs;
     collect_refs(const_cast<Expr&>(e), refs);
@@ -328,52 +326,13 @@ class Compiler {
     input.columns.assign(static_cast<size_t>(column->index) + 1, nullptr);
     input.columns[static_cast<size_t>(column->index)] = &entries;
     input.parameters = parameters_;
+    Vector verdicts;
     try {
-      Vector values = e.evaluate(input);
-      if (values.count != n + 1) return std::nullopt;
-      return std::make_pair(column, std::move(values));
+      verdicts = e.evaluate(input);
     } catch (const Error&) {
-      return std::nullopt;
+      return std::nullopt;  // the rows that hold the entry raise it, on the host path
     }
-  }
-
-  // An integer of one text column (length(URL)): its value per dictionary
-  // entry, looked up by the stored code. Only where it is NULL for a NULL
-  // value, as the lookup of a NULL code is.
-  std::optional<Typed> text_integer(const Expr& e) {
-    if (!int_bits(e.type.id)) return std::nullopt;
-    auto evaluated = per_entry_values(e);
-    if (!evaluated) return std::nullopt;
-    const auto& [column, values] = *evaluated;
-    const size_t n = values.count - 1;
-    if (!values.null_at(n)) return std::nullopt;
-    auto by_code = std::make_shared<std::vector<int64_t>>(values.int_data(), values.int_data() + n);
-    std::shared_ptr<std::vector<uint8_t>> valid;
-    if (!values.nulls.empty()) {
-      valid = std::make_shared<std::vector<uint8_t>>(n);
-      for (size_t i = 0; i < n; ++i) (*valid)[i] = values.nulls[i] ? 0 : 1;
-    }
-    const ProgramColumn lookup{by_code->data(), valid ? valid->data() : nullptr, static_cast<uint8_t>(ColumnWidth::int64), 0, n};
-    columns_.arrays.push_back(std::move(by_code));
-    if (valid) columns_.arrays.push_back(std::move(valid));
-    emit(ProgramOp::load, columns_.add(column->index));
-    emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{lookup}));
-    return Typed{Kind::integer};
-  }
-
-  // A condition that reads one text column of the table (l_shipmode IN
-  // ('MAIL', 'SHIP'), p_type LIKE 'PROMO%'): evaluated once per entry
-  // (per_entry_values), and compiled as the stored codes' test against the
-  // entries that pass (or, when most pass, against those that do not).
-  // Only where it answers NULL for a NULL value and true or false for
-  // every entry, as that test does.
-  std::optional<Typed> text_condition(const Expr& e) {
-    auto evaluated = per_entry_values(e);
-    if (!evaluated) return std::nullopt;
-    const ColumnExpr* column = evaluated->first;
-    const Vector& verdicts = evaluated->second;
-    const size_t n = verdicts.count - 1;
-    if (!verdicts.null_at(n)) return std::nullopt;
+    if (verdicts.count != n + 1 || !verdicts.null_at(n)) return std::nullopt;
     std::vector<int64_t> pass, fail;
     for (size_t i = 0; i < n; ++i) {
       if (verdicts.null_at(i)) return std::nullopt;
@@ -384,10 +343,10 @@ class Compiler {
     emit(ProgramOp::load, columns_.add(column->index));
     if (codes.size() > kTextConditionCodes) {
       // Too many codes to list: the verdict by code, looked up (1 = passes).
-      auto passes = std::make_shared<std::vector<int32_t>>(n, 0);
-      for (const int64_t code : pass) (*passes)[static_cast<size_t>(code)] = 1;
-      const ProgramColumn by_code{passes->data(), nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, n};
-      columns_.arrays.push_back(std::move(passes));
+      auto verdicts = std::make_shared<std::vector<int32_t>>(n, 0);
+      for (const int64_t code : pass) (*verdicts)[static_cast<size_t>(code)] = 1;
+      const ProgramColumn by_code{verdicts->data(), nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, n};
+      columns_.arrays.push_back(std::move(verdicts));
       emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{by_code}));
       emit(ProgramOp::const_int, 0, 1);
       emit(ProgramOp::eq_int);

@@ -31,15 +31,10 @@ struct ProgramColumnMap {
   // Lookups compile by their types alone, their tables not built yet: the
   // programs only say whether the expressions compile (a plan's choice).
   bool lookups_unbuilt = false;
-  // Integer expressions of one text column (length(URL)) compile as a
-  // lookup of their value per dictionary entry: for a GPU run, where the
-  // lookup is free beside the columns it keeps resident; the CPU engine's
-  // host path evaluates them per code faster than its program interpreter.
-  bool text_integers = false;
   // Arrays the compiler made that lookup columns point into (a text
   // condition's verdict per dictionary code): whoever runs the programs
   // keeps them.
-  std::vector<std::shared_ptr<const void>> arrays;
+  std::vector<std::shared_ptr<const std::vector<int32_t>>> arrays;
   int add(int table_column);
   int add_lookup(const LookupColumn& column);
 };

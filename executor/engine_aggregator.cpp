@@ -511,7 +511,6 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   if (feed != RowFeed::stored_chunks) return;
   ProgramColumnMap columns;
   columns.dictionary = [this](int column) { return table_->dictionary(column); };
-  columns.text_integers = context.gpu_engine != nullptr && context.engine != "cpu";
   ColumnProgram filter;
   if (where != nullptr) {
     auto f = compile_filter(*where, columns, context.parameters);
