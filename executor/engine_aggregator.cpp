@@ -153,6 +153,10 @@ std::optional<int32_t> static_numeric_scale(const Expr& e) {
 
 namespace {
 
+// The largest dictionary min or max of text ranks (dictionary_order.hpp):
+// a few hundred milliseconds of sorting on the workers, once per column.
+constexpr int32_t kMaxRankedEntries = int32_t{1} << 22;
+
 // The stored column min or max of text reads: a text or varchar column, as
 // it is or cast to text (min(varchar) is min(text) of it); else null.
 const ColumnExpr* stored_text_column(const Expr* e) {
@@ -540,7 +544,10 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
     if (ranked[i]) {
       const ColumnExpr* column = stored_text_column(e);
       const auto dictionary = column && column->index >= 0 ? table_->dictionary(column->index) : nullptr;
-      if (!dictionary) return;
+      // A column of tens of millions of distinct values (comments) would
+      // sort them all before its first query: the generic path compares
+      // only the values each group meets.
+      if (!dictionary || dictionary->size() > kMaxRankedEntries) return;
       const int threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
       ranks[i] = TextRanks{dictionary, dictionary_order(*dictionary, threads)};
       programs[i] = compile_text_rank(column->index, columns, ranks[i].order->rank_of_code);
