@@ -382,8 +382,10 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   // the GPU then keeps one row count for count(*) and count(v) and runs
   // its count+sum kernels.
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    // A text column's ranks are a program's output, which carries validity.
-    const auto* col = text_ranks_[i].order ? nullptr : dynamic_cast<const ColumnExpr*>(inputs_[i]);
+    // An input a program computes (a text column's ranks) carries the
+    // program's validity, whatever the column's statistics say.
+    const bool computed = i < spec_.value_programs.size() && !spec_.value_programs[i].empty();
+    const auto* col = computed ? nullptr : dynamic_cast<const ColumnExpr*>(inputs_[i]);
     bool not_null = col != nullptr && table != nullptr && table->chunk_count() > 0;
     for (size_t c = 0; not_null && c < table->chunk_count(); ++c) {
       const ChunkColumnStats st = table->stats(c, col->index);
