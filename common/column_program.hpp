@@ -15,6 +15,8 @@
 // leaves what int128 holds sets the error flag: the planner then runs the
 // statement on its exact host path, which answers as PostgreSQL does.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "common/column_width.hpp"
@@ -76,6 +78,18 @@ enum class ProgramOp : uint8_t {
 
 // The fields ProgramOp::date_field computes.
 enum class DateField : int32_t { month, day, hour, minute, quarter, dow, doy };
+
+// The DateField of a whole-number extract unit other than year (lower case).
+inline std::optional<DateField> date_field_named(std::string_view unit) {
+  if (unit == "month") return DateField::month;
+  if (unit == "day") return DateField::day;
+  if (unit == "hour") return DateField::hour;
+  if (unit == "minute") return DateField::minute;
+  if (unit == "quarter") return DateField::quarter;
+  if (unit == "dow") return DateField::dow;
+  if (unit == "doy") return DateField::doy;
+  return std::nullopt;
+}
 
 struct ProgramStep {
   ProgramOp op = ProgramOp::const_null;

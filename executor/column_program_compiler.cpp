@@ -34,18 +34,6 @@ std::optional<std::string> constant_word(const Expr& e, const std::vector<Value>
   }
 }
 
-// The DateField of a whole-number extract unit other than year.
-std::optional<DateField> date_field_of(const std::string& unit) {
-  if (unit == "month") return DateField::month;
-  if (unit == "day") return DateField::day;
-  if (unit == "hour") return DateField::hour;
-  if (unit == "minute") return DateField::minute;
-  if (unit == "quarter") return DateField::quarter;
-  if (unit == "dow") return DateField::dow;
-  if (unit == "doy") return DateField::doy;
-  return std::nullopt;
-}
-
 // Microseconds of a date_trunc unit that cuts a timestamp at a fixed length.
 std::optional<int64_t> trunc_micros(const std::string& unit) {
   if (unit == "second") return int64_t{1000000};
@@ -60,7 +48,7 @@ std::optional<int64_t> trunc_micros(const std::string& unit) {
 std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters) {
   if (f.name != "extract" || f.args.size() != 2) return std::nullopt;
   auto unit = constant_word(*f.args[0], parameters);
-  if (!unit || (*unit != "year" && !date_field_of(*unit))) return std::nullopt;
+  if (!unit || (*unit != "year" && !date_field_named(*unit))) return std::nullopt;
   return unit;
 }
 
@@ -477,7 +465,7 @@ class Compiler {
     const auto t = compile(*value);
     if (!t || t->kind != Kind::integer) return std::nullopt;
     if (*unit == "year") emit(ProgramOp::year_of, micros);
-    else emit(ProgramOp::date_field, static_cast<int32_t>(*date_field_of(*unit)) * 2 + micros);
+    else emit(ProgramOp::date_field, static_cast<int32_t>(*date_field_named(*unit)) * 2 + micros);
     return Typed{Kind::numeric, 0};
   }
 

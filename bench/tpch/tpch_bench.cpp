@@ -139,21 +139,30 @@ void ensure_data(const Options& o, const char* argv0) {
   std::printf("generated in %.1f s\n", now() - start);
 }
 
-// CPU seconds a process has used (user and system), from /proc/<pid>/stat:
-// against a query's wall time it says on how many cores the server worked.
-double cpu_seconds(pid_t pid) {
+// What a process has used so far, from /proc/<pid>/stat: its CPU seconds
+// (user and system; against a query's wall time they say on how many cores
+// the server worked) and its page faults (each a fresh page the kernel
+// zeroes: how much memory a warm query takes anew instead of reusing).
+struct ProcessUse {
+  double cpu_seconds = 0;
+  unsigned long long page_faults = 0;
+};
+
+ProcessUse process_use(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const size_t name_end = text.rfind(')');
-  if (name_end == std::string::npos) return 0;
+  if (name_end == std::string::npos) return {};
   std::istringstream fields(text.substr(name_end + 2));
   std::string field;
-  unsigned long long user = 0, system = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime
+  unsigned long long minor = 0, major = 0, user = 0, system = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 10, 12: minflt, majflt; 14, 15: utime, stime
+    if (i == 10) minor = std::stoull(field);
+    if (i == 12) major = std::stoull(field);
     if (i == 14) user = std::stoull(field);
     if (i == 15) system = std::stoull(field);
   }
-  return static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK)), minor + major};
 }
 
 // Best time of `reps` runs and the first run's answer.
@@ -279,18 +288,24 @@ int run_against_duckdb(const Options& o, const std::string& schema,
               load_tally, load_duck, duck.lib.library_version(), o.threads);
   if (o.timeout_s > 0) td.exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
   std::printf(
-      "| query | Tally first ms | Tally ms | Tally cores | DuckDB ms | DuckDB/Tally | answer |\n"
-      "|---|---:|---:|---:|---:|---:|---|\n");
+      "| query | Tally first ms | Tally ms | Tally cores | Tally faults | DuckDB ms | DuckDB/Tally | answer |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---|\n");
   double sum_tally = 0, sum_duck = 0;
   int differ = 0, slower = 0;
   for (const auto& [name, sql] : all) {
     if (!o.queries.empty() && o.queries.count(name) == 0) continue;
     const tpch::Answer first = tpch::ask(td, sql);
-    double best = first.seconds, warm_wall = 0, warm_cpu = 0;  // the warm runs' cores: CPU time over wall time
+    // The warm runs' cores (CPU time over wall time) and page faults per run.
+    double best = first.seconds, warm_wall = 0, warm_cpu = 0;
+    unsigned long long warm_faults = 0;
+    int warm_runs = 0;
     for (int i = 1; i < o.reps && first.ok; ++i) {
-      const double cpu_before = cpu_seconds(tally.pid());
+      const ProcessUse before = process_use(tally.pid());
       const double seconds = tpch::ask(td, sql).seconds;
-      warm_cpu += cpu_seconds(tally.pid()) - cpu_before;
+      const ProcessUse after = process_use(tally.pid());
+      warm_cpu += after.cpu_seconds - before.cpu_seconds;
+      warm_faults += after.page_faults - before.page_faults;
+      ++warm_runs;
       warm_wall += seconds;
       best = std::min(best, seconds);
     }
@@ -302,8 +317,9 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     slower += best > d.seconds;
     sum_tally += best;
     sum_duck += d.seconds;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
-                warm_wall > 0 ? warm_cpu / warm_wall : 0.0, d.seconds * 1e3, d.seconds / best,
+    std::printf("| %s | %.1f | %.1f | %.1f | %llu | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
+                warm_wall > 0 ? warm_cpu / warm_wall : 0.0, warm_runs > 0 ? warm_faults / warm_runs : 0ULL,
+                d.seconds * 1e3, d.seconds / best,
                 diff.empty() ? "match" : diff.substr(0, 200).c_str());
     if (o.explain) {
       const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);
@@ -312,7 +328,7 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     }
     std::fflush(stdout);
   }
-  std::printf("| sum | | %.1f | | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
+  std::printf("| sum | | %.1f | | | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
               differ > 0 ? (std::to_string(differ) + " differ").c_str() : "all match");
   std::printf("\n%d queries slower on Tally than on DuckDB; best of %d runs each\n", slower, o.reps);
   return differ == 0 ? 0 : 1;

@@ -398,7 +398,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   own.keys = &probe_keys_;
   own.chains = &table.chains;
   own.test = [&table](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
-    table.chains.matching_rows(table.keys, values, rows, keep);
+    table.chains.candidate_rows(table.keys, values, rows, keep);
   };
   own.exact_bits = [&table, threads](uint64_t max_span, int64_t& min, uint64_t& span, std::vector<uint64_t>& words) {
     return KeyChains::exact_bits(table.keys, table.rows.rows, max_span, threads, min, span, words);

@@ -75,7 +75,7 @@ void run_matching_keys(const PhysicalOperator& op, const std::vector<ExprPtr>& k
   key_test.keys = &keys;
   key_test.chains = &held.chains;
   key_test.test = [&held](const std::vector<Vector>& values, size_t rows, std::vector<uint32_t>& keep) {
-    held.chains.matching_rows(held.keys, values, rows, keep);
+    held.chains.candidate_rows(held.keys, values, rows, keep);
   };
   key_test.exact_bits = [&held, threads = worker_threads(context)](uint64_t max_span, int64_t& min, uint64_t& span,
                                                                    std::vector<uint64_t>& words) {

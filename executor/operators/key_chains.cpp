@@ -24,6 +24,11 @@ constexpr uint64_t kMaxSpan = uint64_t{1} << 31;
 // empty bucket is ruled out without a hash.
 constexpr uint64_t kBucketBits = uint64_t{1} << 24;
 constexpr size_t kBucketedRows = size_t{1} << 21;
+
+bool integer_like(const Vector& k) {
+  const Physical p = physical_of(k.type.id);
+  return p == Physical::integer || p == Physical::boolean;
+}
 }  // namespace
 
 void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<Vector>& probe,
@@ -40,7 +45,51 @@ void KeyChains::keep_chained(const std::vector<Vector>& keys, const std::vector<
       }
     }
   }
+  chain_check.count(keep.size() - from, n - from);
   keep.resize(n);
+}
+
+void KeyChains::select_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
+                            std::vector<uint32_t>& keep, bool look_up) const {
+  if (head.empty() || rows == 0) return;
+  const size_t from = keep.size();
+  if (!bits.empty() && probe.size() == 1 && integer_like(probe[0])) {
+    matching_rows_by_bits(probe[0], rows, keep);
+    if (bits_shift > 0 && look_up) keep_chained(keys, probe, keep, from);
+    return;
+  }
+  if (matching_rows_by_column_bits(probe, rows, keep)) {
+    if (look_up) keep_chained(keys, probe, keep, from);
+    return;
+  }
+  if (!look_up) {
+    keep.resize(from + rows);
+    for (size_t r = 0; r < rows; ++r) keep[from + r] = static_cast<uint32_t>(r);
+    return;
+  }
+  constexpr size_t kAhead = 32;
+  std::vector<uint64_t> hashes(rows);
+  key_hashes(probe, 0, rows, hashes.data());
+  const IntegerKeys ints(keys, probe);
+  const bool int_key = ints.usable();
+  for (size_t r = 0; r < rows; ++r) {
+    if (r + kAhead < rows) __builtin_prefetch(&head[hashes[r + kAhead] & mask]);
+    if (r + kAhead / 2 < rows) {
+      const uint32_t near = head[hashes[r + kAhead / 2] & mask];
+      if (near != kNullRow) {
+        __builtin_prefetch(&next[near]);
+        if (int_key) ints.prefetch(near);
+      }
+    }
+    if (has_null_key(probe, r)) continue;
+    for (uint32_t b = head[hashes[r] & mask]; b != kNullRow; b = next[b]) {
+      if (int_key ? ints.equal(r, b) : keys_equal(probe, r, keys, b)) {
+        keep.push_back(static_cast<uint32_t>(r));
+        break;
+      }
+    }
+  }
+  chain_check.count(rows, keep.size() - from);
 }
 
 namespace {
@@ -83,11 +132,6 @@ void set_bits(const Vector& k, size_t rows, int threads, int64_t lo, uint32_t sh
       else words[at >> 6] |= bit;
     }
   });
-}
-
-bool integer_like(const Vector& k) {
-  const Physical p = physical_of(k.type.id);
-  return p == Physical::integer || p == Physical::boolean;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // build side, an IN list and a decorrelated subquery's groups. Two arrays of
 // row numbers (a bucket's first row, each row's next), 4 bytes per bucket
 // and per row. Rows with a NULL key are left out (a NULL key equals nothing).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -50,6 +51,24 @@ struct IntegerKeys {
 // of one thread zeroing hundreds of megabytes first.
 using RowNumbers = std::vector<uint32_t, UninitializedAllocator<uint32_t>>;
 
+// How many rows a key test's lookups in the chains have looked at and how
+// many they kept, over all the threads of a scan (KeyChains::candidate_rows).
+struct ChainCheck {
+  static constexpr uint64_t kSampleRows = uint64_t{1} << 16;
+  std::atomic<uint64_t> looked{0}, kept{0};
+  ChainCheck() = default;
+  ChainCheck(const ChainCheck&) {}  // a copy counts afresh
+  ChainCheck& operator=(const ChainCheck&) { return *this; }
+  bool worthwhile() const {
+    const uint64_t n = looked.load(std::memory_order_relaxed);
+    return n < kSampleRows || (n - kept.load(std::memory_order_relaxed)) * 16 >= n;
+  }
+  void count(uint64_t rows_looked, uint64_t rows_kept) {
+    looked.fetch_add(rows_looked, std::memory_order_relaxed);
+    kept.fetch_add(rows_kept, std::memory_order_relaxed);
+  }
+};
+
 struct KeyChains {
   RowNumbers head, next;
   uint64_t mask = 0;
@@ -77,6 +96,7 @@ struct KeyChains {
     uint64_t span = 0;
   };
   std::vector<ColumnBits> column_bits;
+  mutable ChainCheck chain_check;  // candidate_rows' lookups so far
 
   // `hashes`: key_hash of each row when the caller computed them (in parallel).
   void build(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>* hashes = nullptr) {
@@ -139,46 +159,20 @@ struct KeyChains {
   // row is tested. Integer-like keys are compared as int64s (IntegerKeys).
   void matching_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
                      std::vector<uint32_t>& keep) const {
-    if (head.empty() || rows == 0) return;
-    if (!bits.empty() && probe.size() == 1) {
-      const Physical p = physical_of(probe[0].type.id);
-      if (p == Physical::integer || p == Physical::boolean) {
-        const size_t from = keep.size();
-        matching_rows_by_bits(probe[0], rows, keep);
-        if (bits_shift > 0) keep_chained(keys, probe, keep, from);
-        return;
-      }
-    }
-    if (const size_t from = keep.size(); matching_rows_by_column_bits(probe, rows, keep)) {
-      keep_chained(keys, probe, keep, from);
-      return;
-    }
-    constexpr size_t kAhead = 32;
-    std::vector<uint64_t> hashes(rows);
-    key_hashes(probe, 0, rows, hashes.data());
-    const IntegerKeys ints(keys, probe);
-    const bool int_key = ints.usable();
-    for (size_t r = 0; r < rows; ++r) {
-      if (r + kAhead < rows) __builtin_prefetch(&head[hashes[r + kAhead] & mask]);
-      if (r + kAhead / 2 < rows) {
-        const uint32_t near = head[hashes[r + kAhead / 2] & mask];
-        if (near != kNullRow) {
-          __builtin_prefetch(&next[near]);
-          if (int_key) ints.prefetch(near);
-        }
-      }
-      if (has_null_key(probe, r)) continue;
-      for (uint32_t b = head[hashes[r] & mask]; b != kNullRow; b = next[b]) {
-        if (int_key ? ints.equal(r, b) : keys_equal(probe, r, keys, b)) {
-          keep.push_back(static_cast<uint32_t>(r));
-          break;
-        }
-      }
-    }
+    select_rows(keys, probe, rows, keep, true);
   }
 
-  // matching_rows over the bitmap: branch-free, a row kept by advancing the
-  // output by its bit.
+  // A join's key test, which the join's probe checks again: the rows
+  // matching_rows keeps, and perhaps others. Where the bitmaps leave rows
+  // to look up in the chains, the lookups continue only while they rule out
+  // a sixteenth of the rows they look up or more: the lineitem rows of TPC-H
+  // Q9's green parts all match partsupp's (partkey, suppkey), so each lookup
+  // only repeats the probe that follows it.
+  void candidate_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
+                      std::vector<uint32_t>& keep) const {
+    select_rows(keys, probe, rows, keep, chain_check.worthwhile());
+  }
+
   // Keeps of keep[from, end) (a shifted bitmap's candidates) the rows with
   // an equal row in the chains.
   void keep_chained(const std::vector<Vector>& keys, const std::vector<Vector>& probe, std::vector<uint32_t>& keep,
@@ -189,6 +183,8 @@ struct KeyChains {
   // where there are no column bitmaps or a probe column is not integer-like.
   bool matching_rows_by_column_bits(const std::vector<Vector>& probe, size_t rows, std::vector<uint32_t>& keep) const;
 
+  // matching_rows over the bitmap: branch-free, a row kept by advancing the
+  // output by its bit.
   void matching_rows_by_bits(const Vector& probe, size_t rows, std::vector<uint32_t>& keep) const {
     const int64_t* v = probe.int_data();
     const uint8_t* null = probe.nulls.empty() ? nullptr : probe.nulls.data();
@@ -206,6 +202,12 @@ struct KeyChains {
     }
     keep.resize(n);
   }
+
+ private:
+  // matching_rows, or, without `look_up`, the rows the bitmaps keep (every
+  // row where there are none), not looked up in the chains.
+  void select_rows(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t rows,
+                   std::vector<uint32_t>& keep, bool look_up) const;
 };
 
 }  // namespace tally::executor

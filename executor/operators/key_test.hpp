@@ -17,9 +17,10 @@ struct KeyChains;
 struct KeyTest {
   // Bound against the query block's space like the scan's filters.
   const std::vector<ExprPtr>* keys = nullptr;
-  // Called on worker threads: appends the rows of `keys` that pass to `keep`.
+  // Called on worker threads: appends to `keep` the rows of `keys` that may
+  // match, every one that does among them (the join checks each again).
   std::function<void(const std::vector<Vector>& keys, size_t rows, std::vector<uint32_t>& keep)> test;
-  // Where `test` is the matching_rows of held keys' chains, those chains: a
+  // Where `test` is the candidate_rows of held keys' chains, those chains: a
   // scan may test stored keys against their bitmap itself (stored_key_test.hpp).
   const KeyChains* chains = nullptr;
   // Where the chains' bitmap is bucketed: the held keys' exact bitmap, made

@@ -5,6 +5,8 @@
 #include <string>
 #include <strings.h>
 
+#include "common/ascii_case.hpp"
+#include "common/column_program.hpp"
 #include "common/error.hpp"
 #include "executor/cast.hpp"
 #include "executor/scalar/function_support.hpp"
@@ -118,6 +120,62 @@ Numeric extract_field(const std::string& field_in, int64_t ts, bool is_date) {
   throw Error(SqlState::feature_not_supported, "unit \"" + field_in + "\" not supported for type timestamp");
 }
 
+// The binder's date -> timestamp under extract, a Vector at a time
+// (cast_value's rule: an infinite date stays infinite); a date past the
+// timestamps' range goes row by row.
+bool dates_as_timestamps(std::span<const Vector* const> args, size_t rows, Vector& out) {
+  constexpr int64_t kTimestampDays = int64_t{1} << 27;  // over 294,276 AD, PostgreSQL's last timestamp
+  const Vector& days = *args[0];
+  if (days.ints.size() < rows) return false;
+  out.ints.resize(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    const int64_t d = days.ints[r];
+    if (d == INT32_MIN || d == INT32_MAX) out.ints[r] = d == INT32_MIN ? INT64_MIN : INT64_MAX;
+    else if (d > -kTimestampDays && d < kTimestampDays) out.ints[r] = d * kUsecsPerDay;
+    else if (!days.null_at(r)) return false;
+  }
+  if (!days.nulls.empty()) out.nulls.assign(days.nulls.begin(), days.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+  out.count = rows;
+  return true;
+}
+
+// extract / date_part of a constant whole-number field (year, or a
+// DateField) of a timestamp's microseconds, a Vector at a time, with the
+// column programs' arithmetic (ProgramOp::year_of, date_field): a join's
+// rows grouped by extract(year from o_orderdate) are not turned into Values
+// and back, nor the unit lowered, row by row. Any other unit, a unit that
+// is not one constant, an infinite value, and a date's hour or minute (an
+// error) go row by row.
+VectorKernel whole_fields(bool numeric_result, bool date_unit_rules) {
+  return [numeric_result, date_unit_rules](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
+    const Vector& unit = *args[0];
+    const Vector& value = *args[1];
+    if (unit.size() != 1 || unit.null_at(0) || value.ints.size() < rows) return false;
+    const std::string name = ascii_lower(unit.text_at(0));
+    const bool year = name == "year";
+    const std::optional<DateField> field = date_field_named(name);
+    if (!year && !field) return false;
+    if (date_unit_rules && (field == DateField::hour || field == DateField::minute)) return false;
+    const int32_t arg = year ? 1 : static_cast<int32_t>(*field) * 2 + 1;  // of microseconds
+    if (numeric_result) out.numerics.resize(rows);
+    else out.floats.resize(rows);
+    uint32_t error = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      if (value.null_at(r)) continue;
+      ProgramSlot slot{value.ints[r], 0, false};
+      if (year) program_detail::year_of_slot(arg, slot, &error);
+      else program_detail::date_field_slot(arg, slot, &error);
+      if (error != 0) return false;
+      const auto v = static_cast<int64_t>(slot.i);
+      if (numeric_result) out.numerics[r] = Numeric::from_int(v);
+      else out.floats[r] = static_cast<double>(v);
+    }
+    if (!value.nulls.empty()) out.nulls.assign(value.nulls.begin(), value.nulls.begin() + static_cast<std::ptrdiff_t>(rows));
+    out.count = rows;
+    return true;
+  };
+}
+
 }  // namespace
 
 ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& args, BindContext& context) {
@@ -202,14 +260,16 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
     const bool is_date = t == TypeId::date;
     if (is_date) {
       // Dates are converted to timestamps at midnight for the field arithmetic.
-      args[1] = std::make_unique<FunctionExpr>(SqlType{TypeId::timestamp}, "cast", pack(std::move(args[1])),
-                                               [](std::span<const Value> a) -> Value {
-                                                 return cast_value(a[0], {TypeId::date}, {TypeId::timestamp});
-                                               });
+      auto cast = std::make_unique<FunctionExpr>(SqlType{TypeId::timestamp}, "cast", pack(std::move(args[1])),
+                                                 [](std::span<const Value> a) -> Value {
+                                                   return cast_value(a[0], {TypeId::date}, {TypeId::timestamp});
+                                                 });
+      cast->batch = dates_as_timestamps;
+      args[1] = std::move(cast);
     }
     const bool numeric_result = name == "extract";
     const bool with_zone = t == TypeId::timestamptz;
-    return call({numeric_result ? TypeId::numeric : TypeId::float8}, name, std::move(args),
+    ExprPtr f = call({numeric_result ? TypeId::numeric : TypeId::float8}, name, std::move(args),
                 [is_date, numeric_result, with_zone](std::span<const Value> a) -> Value {
                   if (ts_of(a[1]) == INT64_MIN || ts_of(a[1]) == INT64_MAX) {
                     // Unknown units are still an error: ask with a finite value first.
@@ -225,6 +285,11 @@ ExprPtr make_datetime_function(const std::string& name, std::vector<ExprPtr>& ar
                   if (numeric_result) return v;
                   return v.to_double();
                 });
+    if (auto* function = dynamic_cast<FunctionExpr*>(f.get()); function != nullptr && !with_zone) {
+      function->batch = whole_fields(numeric_result, is_date && numeric_result);
+      function->batch_takes_constants = true;
+    }
+    return f;
   }
   if (name == "to_timestamp" && n == 1) {
     // Unix epoch seconds to timestamptz, rounded to the microsecond
