@@ -276,7 +276,7 @@ std::shared_ptr<SubqueryExpr::Groups> SubqueryExpr::make_groups(const std::vecto
   // are hashed and linked on every core.
   std::vector<uint64_t> hashes(rs.rows);
   const int threads = rs.rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
-  cpu::parallel_for(threads, rs.rows, [&](int, size_t b, size_t e) { key_hashes(groups->keys, b, e, hashes.data()); });
+  cpu::parallel_for(threads, rs.rows, [&](int, size_t b, size_t e) { key_hashes(groups->keys, b, e, hashes.data() + b); });
   groups->chains.build_parallel(groups->keys, rs.rows, hashes, threads);
   // NULL outer values match no row: the subquery's value over no rows.
   std::vector<Value> nulls = base;

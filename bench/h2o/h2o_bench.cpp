@@ -55,9 +55,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/common/pg_copy.hpp"
 #include "bench/common/answer_rows.hpp"
 #include "bench/common/duckdb_library.hpp"
+#include "bench/common/pg_copy.hpp"
+#include "bench/common/process_use.hpp"
 #include "bench/h2o/groupby_data.hpp"
 #include "bench/h2o/groupby_stream.hpp"
 #include "bench/h2o/options.hpp"
@@ -643,9 +644,11 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     r.first = run_question(t, q, o.timeout_s);
     progress("%s %s first run %s ms", name.c_str(), q.id, ms_text(r.first).c_str());
     const std::streamoff log_offset = file_size(tally.log_path());
+    // The warm run's page faults: memory it took anew rather than reused.
+    const unsigned long long faults_before = bench::process_use(tally.pid()).page_faults;
     r.warm = r.first.ok ? run_question(t, q, o.timeout_s) : r.first;
-    progress("%s %s warm run %s ms (CREATE TABLE AS %.1f ms)", name.c_str(), q.id, ms_text(r.warm).c_str(),
-             r.warm.create_ms);
+    progress("%s %s warm run %s ms (CREATE TABLE AS %.1f ms, %llu page faults)", name.c_str(), q.id,
+             ms_text(r.warm).c_str(), r.warm.create_ms, bench::process_use(tally.pid()).page_faults - faults_before);
     r.engine = !r.warm.ok  ? "-"
                : o.explain ? tally_engine(t, std::string(q.id) + " plan", q.sql)
                            : logged_engine(tally.log_path(), log_offset);

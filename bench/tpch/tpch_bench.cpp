@@ -41,6 +41,7 @@
 
 #include "bench/common/answer_rows.hpp"
 #include "bench/common/duckdb_library.hpp"
+#include "bench/common/process_use.hpp"
 #include "tests/sql/pg_servers.hpp"
 #include "tests/tpch/tpch_client.hpp"
 
@@ -137,32 +138,6 @@ void ensure_data(const Options& o, const char* argv0) {
   const double start = now();
   if (std::system(cmd.str().c_str()) != 0) throw std::runtime_error("tpch_datagen failed");
   std::printf("generated in %.1f s\n", now() - start);
-}
-
-// What a process has used so far, from /proc/<pid>/stat: its CPU seconds
-// (user and system; against a query's wall time they say on how many cores
-// the server worked) and its page faults (each a fresh page the kernel
-// zeroes: how much memory a warm query takes anew instead of reusing).
-struct ProcessUse {
-  double cpu_seconds = 0;
-  unsigned long long page_faults = 0;
-};
-
-ProcessUse process_use(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t name_end = text.rfind(')');
-  if (name_end == std::string::npos) return {};
-  std::istringstream fields(text.substr(name_end + 2));
-  std::string field;
-  unsigned long long minor = 0, major = 0, user = 0, system = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 10, 12: minflt, majflt; 14, 15: utime, stime
-    if (i == 10) minor = std::stoull(field);
-    if (i == 12) major = std::stoull(field);
-    if (i == 14) user = std::stoull(field);
-    if (i == 15) system = std::stoull(field);
-  }
-  return {static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK)), minor + major};
 }
 
 // Best time of `reps` runs and the first run's answer.
@@ -300,9 +275,9 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     unsigned long long warm_faults = 0;
     int warm_runs = 0;
     for (int i = 1; i < o.reps && first.ok; ++i) {
-      const ProcessUse before = process_use(tally.pid());
+      const tally::bench::ProcessUse before = tally::bench::process_use(tally.pid());
       const double seconds = tpch::ask(td, sql).seconds;
-      const ProcessUse after = process_use(tally.pid());
+      const tally::bench::ProcessUse after = tally::bench::process_use(tally.pid());
       warm_cpu += after.cpu_seconds - before.cpu_seconds;
       warm_faults += after.page_faults - before.page_faults;
       ++warm_runs;

@@ -344,14 +344,15 @@ uint64_t key_hash(const std::vector<Vector>& keys, size_t row) {
 }
 
 void key_hashes(const std::vector<Vector>& keys, size_t begin, size_t end, uint64_t* out) {
-  for (size_t r = begin; r < end; ++r) out[r] = kSeed;
+  const size_t n = end - begin;
+  for (size_t i = 0; i < n; ++i) out[i] = kSeed;
   for (const auto& k : keys) {
     const Physical p = physical_of(k.type.id);
     if (p == Physical::integer || p == Physical::boolean) {
-      const int64_t* v = k.int_data();
-      for (size_t r = begin; r < end; ++r) out[r] = mix_hash(out[r], hll_hash(static_cast<uint64_t>(v[r])));
+      const int64_t* v = k.int_data() + begin;
+      for (size_t i = 0; i < n; ++i) out[i] = mix_hash(out[i], hll_hash(static_cast<uint64_t>(v[i])));
     } else {
-      for (size_t r = begin; r < end; ++r) out[r] = mix_hash(out[r], column_hash(k, r));
+      for (size_t i = 0; i < n; ++i) out[i] = mix_hash(out[i], column_hash(k, begin + i));
     }
   }
 }

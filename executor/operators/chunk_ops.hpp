@@ -67,8 +67,8 @@ storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std
 // nothing; char(n) keys ignore trailing blanks as its equality does.
 bool has_null_key(const std::vector<Vector>& keys, size_t row);
 uint64_t key_hash(const std::vector<Vector>& keys, size_t row);
-// key_hash of rows [begin, end) into out[begin .. end): the type dispatched
-// once per column, not per row.
+// key_hash of rows [begin, end) into out[0 .. end - begin): the type
+// dispatched once per column, not per row.
 void key_hashes(const std::vector<Vector>& keys, size_t begin, size_t end, uint64_t* out);
 bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
 // Whole rows as DISTINCT and set operations compare them: NULLs equal each other.

@@ -329,7 +329,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
         for (size_t i = b; i < e; ++i) {
           ProbePart& part = parts[i];
           if (first_round && hashed) {
-            key_hashes(keys, part.begin, part.end, hashes.data());
+            key_hashes(keys, part.begin, part.end, hashes.data() + part.begin);
           }
           part.out.clear();
           if (!part.done()) step(part, chunk, keys, hashes, matched, cap);

@@ -24,7 +24,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   side.keys = evaluate_all(keys, space_input(side.rows, op.layout(), space_width, context.parameters));
   std::vector<uint64_t> hashes(rows);
   const int threads = rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
-  cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.data()); });
+  cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.data() + b); });
   if (context.cancel) context.cancel->check();
   side.chains.build_parallel(side.keys, rows, hashes, threads);
   side.memory.grow(side.chains.bits_bytes());  // the keys' bitmaps, if made

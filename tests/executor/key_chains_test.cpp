@@ -4,6 +4,7 @@
 // integer, composite integer, and integer + text keys with NULLs and duplicates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "executor/operators/key_chains.hpp"
@@ -38,7 +39,7 @@ TEST(KeyChains, BatchHashesAndProbeAnswerAsTheRowForms) {
     const std::vector<Vector> probe = make_keys(rng, 5000, second, 8000);
     std::vector<uint64_t> hashes(probe[0].count);
     key_hashes(probe, 0, 2000, hashes.data());
-    key_hashes(probe, 2000, probe[0].count, hashes.data());
+    key_hashes(probe, 2000, probe[0].count, hashes.data() + 2000);
     for (size_t r = 0; r < probe[0].count; ++r) ASSERT_EQ(hashes[r], key_hash(probe, r)) << r;
     KeyChains chains;
     chains.build(build, build[0].count);
@@ -152,6 +153,62 @@ TEST(KeyChains, CompositeKeyColumnBitmapsKeepTheAnswer) {
     chains.matching_rows(build, probe, probe[0].count, got);
     EXPECT_GT(want.size(), 1000u);
     EXPECT_EQ(got, want) << threads;
+  }
+}
+
+// A join's key test (candidate_rows) keeps every row that matches. Where its
+// lookups in the chains rule out a fiftieth of the rows the column bitmaps
+// let through, it stops looking up after its sample and keeps the rest of
+// the bitmaps' rows (the join checks them again); where they rule out half,
+// it keeps looking up and answers as matching_rows.
+TEST(KeyChains, CandidateRowsKeepEveryMatchAndLookUpWhileItRulesRowsOut) {
+  constexpr int64_t kHeld = 5000;
+  auto pairs = [](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<Vector> keys{Vector(SqlType{TypeId::int8}), Vector(SqlType{TypeId::int4})};
+    keys[0].ints = a;
+    keys[1].ints = b;
+    keys[0].count = keys[1].count = a.size();
+    return keys;
+  };
+  // Held (3i, 5 (i mod 100)): each column's held values fill a third and a
+  // fifth of its span, so each gets a bitmap.
+  std::vector<int64_t> ha, hb;
+  for (int64_t i = 0; i < kHeld; ++i) {
+    ha.push_back(3 * i);
+    hb.push_back(5 * (i % 100));
+  }
+  const std::vector<Vector> held = pairs(ha, hb);
+  KeyChains chains;
+  chains.build(held, held[0].count);
+  ASSERT_EQ(chains.column_bits.size(), 2u);
+  for (const int64_t every : {50, 2}) {
+    KeyChains fresh = chains;  // counts its lookups afresh
+    size_t matching = 0, kept = 0, missing = 0;
+    for (int64_t block = 0; block < 20; ++block) {
+      // Every `every`-th row pairs a held first column with another row's
+      // second: both bits are set, the pair is not held.
+      std::vector<int64_t> pa, pb;
+      for (int64_t j = 0; j < 10000; ++j) {
+        const int64_t i = (block * 10000 + j) % kHeld;
+        pa.push_back(3 * i);
+        pb.push_back(5 * ((i + (j % every == 0 ? 1 : 0)) % 100));
+      }
+      const std::vector<Vector> probe = pairs(pa, pb);
+      std::vector<uint32_t> want, got;
+      fresh.matching_rows(held, probe, pa.size(), want);
+      fresh.candidate_rows(held, probe, pa.size(), got);
+      ASSERT_TRUE(std::includes(got.begin(), got.end(), want.begin(), want.end())) << every << " " << block;
+      matching += want.size();
+      kept += got.size();
+      missing += pa.size() - want.size();
+    }
+    EXPECT_GT(missing, 1000u);
+    if (every == 2) {
+      EXPECT_EQ(kept, matching);
+    } else {
+      EXPECT_GT(kept, matching + missing / 2);  // past the sample, not looked up
+      EXPECT_LT(kept, matching + missing);      // the sample was
+    }
   }
 }
 
