@@ -23,6 +23,10 @@
 // <table>.tbl, loaded in this order (default TPC-H's eight); with
 // bench/clickbench's schema, queries and hits_datagen's data it runs the
 // ClickBench-style benchmark (bench/clickbench/RESULTS.md).
+// --ab-setting NAME=VALUE (with --duckdb): each query runs again on Tally with
+// that session setting (SET, then RESET), timed the same way and its answer
+// compared too, printed under the query's row: an A/B of one setting on one
+// load, in the same run.
 // Exits 1 when any answer differs from PostgreSQL's.
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -61,6 +65,7 @@ struct Options {
   std::string duckdb_path;  // baseline DuckDB (this libduckdb.so) instead of PostgreSQL
   int threads = 16;         // DuckDB's threads
   bool explain = false;     // with --duckdb: each query's EXPLAIN ANALYZE on Tally after its runs
+  std::string ab_name, ab_value;  // with --duckdb: each query timed again with SET ab_name = ab_value
 };
 
 [[noreturn]] void usage() {
@@ -68,7 +73,7 @@ struct Options {
                "usage: tpch_bench [--tallyd PATH] [--tallyd-args ARGS] [--sf SF] [--data-dir DIR]\n"
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
                "                  [--schema schema.sql] [--tables t1,t2,...]\n"
-               "                  [--duckdb LIBDUCKDB [--threads N] [--explain]]\n");
+               "                  [--duckdb LIBDUCKDB [--threads N] [--explain] [--ab-setting NAME=VALUE]]\n");
   std::exit(2);
 }
 
@@ -92,6 +97,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--timeout-s") o.timeout_s = std::max(0, std::atoi(v.c_str()));
     else if (a == "--duckdb") o.duckdb_path = v;
     else if (a == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
+    else if (a == "--ab-setting") {
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) usage();
+      o.ab_name = v.substr(0, eq);
+      o.ab_value = v.substr(eq + 1);
+    }
     else if (a == "--tables") {
       o.tables.clear();
       std::istringstream list(v);
@@ -265,7 +276,7 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   std::printf(
       "| query | Tally first ms | Tally ms | Tally cores | Tally faults | DuckDB ms | DuckDB/Tally | answer |\n"
       "|---|---:|---:|---:|---:|---:|---:|---|\n");
-  double sum_tally = 0, sum_duck = 0;
+  double sum_tally = 0, sum_duck = 0, sum_b = 0;
   int differ = 0, slower = 0;
   for (const auto& [name, sql] : all) {
     if (!o.queries.empty() && o.queries.count(name) == 0) continue;
@@ -296,6 +307,18 @@ int run_against_duckdb(const Options& o, const std::string& schema,
                 warm_wall > 0 ? warm_cpu / warm_wall : 0.0, warm_runs > 0 ? warm_faults / warm_runs : 0ULL,
                 d.seconds * 1e3, d.seconds / best,
                 diff.empty() ? "match" : diff.substr(0, 200).c_str());
+    if (!o.ab_name.empty()) {
+      td.exec("SET " + o.ab_name + " = '" + o.ab_value + "'");
+      const tpch::Answer b = best_of(td, sql, o.reps);
+      td.exec("RESET " + o.ab_name);
+      std::string b_diff = rows_difference(tally_rows(b), d);
+      std::replace(b_diff.begin(), b_diff.end(), '\n', ' ');
+      differ += !b_diff.empty();
+      sum_b += b.seconds;
+      std::printf("%s with %s = %s: %.1f ms (%.2f of the row's), %s\n", name.c_str(), o.ab_name.c_str(),
+                  o.ab_value.c_str(), b.seconds * 1e3, b.seconds / best,
+                  b_diff.empty() ? "match" : b_diff.substr(0, 200).c_str());
+    }
     if (o.explain) {
       const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);
       for (const auto& line : plan.rows) std::printf("%s plan: %s\n", name.c_str(), line.c_str());
@@ -306,6 +329,10 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   std::printf("| sum | | %.1f | | | %.1f | %.2f | %s |\n", sum_tally * 1e3, sum_duck * 1e3, sum_duck / sum_tally,
               differ > 0 ? (std::to_string(differ) + " differ").c_str() : "all match");
   std::printf("\n%d queries slower on Tally than on DuckDB; best of %d runs each\n", slower, o.reps);
+  if (!o.ab_name.empty()) {
+    std::printf("with %s = %s: %.1f ms in sum (%.2f of the table's)\n", o.ab_name.c_str(), o.ab_value.c_str(),
+                sum_b * 1e3, sum_b / sum_tally);
+  }
   return differ == 0 ? 0 : 1;
 }
 
