@@ -393,7 +393,7 @@ TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
   std::vector<double> f64(rows);
   std::vector<uint8_t> valid32(rows), valid64(rows);
   for (size_t r = 0; r < rows; ++r) {
-    i32[r] = static_cast<int32_t>(rng() % 201) - 100;
+    i32[r] = rng() % 50 == 0 ? (rng() % 2 == 0 ? INT32_MIN : INT32_MAX) : static_cast<int32_t>(rng() % 201) - 100;
     i64[r] = static_cast<int64_t>(rng() % 20001) - 10000;
     f32[r] = static_cast<float>(rng() % 81) / 8 - 5;
     f64[r] = rng() % 40 == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(rng() % 401) / 16 - 12;
@@ -414,6 +414,12 @@ TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
                                                 : static_cast<double>(rng() % 161) / 16 - 5));
     } else if (rng() % 3 == 0) {
       constant = {cint(static_cast<int64_t>(rng() % 21) - 10), op(ProgramOp::scale_int, 1)};  // a numeric's constant
+    } else if (rng() % 4 == 0) {
+      // At and past the edges of the int32 column's range: compared at its
+      // own width where the constant fits, and alike for every row where not.
+      const int64_t edges[] = {int64_t{INT32_MIN} - 1, int64_t{INT32_MIN}, int64_t{INT32_MAX},
+                               int64_t{INT32_MAX} + 1, int64_t{5000000000}, INT64_MIN / 2};
+      constant.push_back(cint(edges[rng() % 6]));
     } else {
       constant.push_back(cint(static_cast<int64_t>(rng() % 201) - 100));
     }
