@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/column_width.hpp"
@@ -79,24 +80,26 @@ enum class ProgramOp : uint8_t {
 // The fields ProgramOp::date_field computes.
 enum class DateField : int32_t { month, day, hour, minute, quarter, dow, doy };
 
-// The DateField of a whole-number extract unit other than year (lower case).
-inline std::optional<DateField> date_field_named(std::string_view unit) {
-  if (unit == "month") return DateField::month;
-  if (unit == "day") return DateField::day;
-  if (unit == "hour") return DateField::hour;
-  if (unit == "minute") return DateField::minute;
-  if (unit == "quarter") return DateField::quarter;
-  if (unit == "dow") return DateField::dow;
-  if (unit == "doy") return DateField::doy;
-  return std::nullopt;
-}
-
 struct ProgramStep {
   ProgramOp op = ProgramOp::const_null;
   int32_t arg = 0;
   int64_t value = 0;
   double fvalue = 0;
 };
+
+// The step that computes extract(unit from x) of a whole-number unit (lower
+// case) over a date's days (`micros` 0) or a timestamp's microseconds (1):
+// year_of, or date_field with its DateField; none for another unit.
+inline std::optional<ProgramStep> extract_step(std::string_view unit, int32_t micros) {
+  if (unit == "year") return ProgramStep{ProgramOp::year_of, micros, 0, 0};
+  const std::pair<std::string_view, DateField> fields[] = {
+      {"month", DateField::month}, {"day", DateField::day}, {"hour", DateField::hour},  {"minute", DateField::minute},
+      {"quarter", DateField::quarter}, {"dow", DateField::dow}, {"doy", DateField::doy}};
+  for (const auto& [name, field] : fields) {
+    if (unit == name) return ProgramStep{ProgramOp::date_field, static_cast<int32_t>(field) * 2 + micros, 0, 0};
+  }
+  return std::nullopt;
+}
 
 // Deepest stack a program may use (the compiler refuses deeper ones): a
 // fixed array per row, in registers or local memory on the device.

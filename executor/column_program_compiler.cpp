@@ -48,7 +48,7 @@ std::optional<int64_t> trunc_micros(const std::string& unit) {
 std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters) {
   if (f.name != "extract" || f.args.size() != 2) return std::nullopt;
   auto unit = constant_word(*f.args[0], parameters);
-  if (!unit || (*unit != "year" && !date_field_named(*unit))) return std::nullopt;
+  if (!unit || !extract_step(*unit, 1)) return std::nullopt;
   return unit;
 }
 
@@ -464,8 +464,8 @@ class Compiler {
     }
     const auto t = compile(*value);
     if (!t || t->kind != Kind::integer) return std::nullopt;
-    if (*unit == "year") emit(ProgramOp::year_of, micros);
-    else emit(ProgramOp::date_field, static_cast<int32_t>(*date_field_named(*unit)) * 2 + micros);
+    const ProgramStep step = *extract_step(*unit, micros);
+    emit(step.op, step.arg);
     return Typed{Kind::numeric, 0};
   }
 

@@ -152,19 +152,16 @@ VectorKernel whole_fields(bool numeric_result, bool date_unit_rules) {
     const Vector& value = *args[1];
     if (unit.size() != 1 || unit.null_at(0) || value.ints.size() < rows) return false;
     const std::string name = ascii_lower(unit.text_at(0));
-    const bool year = name == "year";
-    const std::optional<DateField> field = date_field_named(name);
-    if (!year && !field) return false;
-    if (date_unit_rules && (field == DateField::hour || field == DateField::minute)) return false;
-    const int32_t arg = year ? 1 : static_cast<int32_t>(*field) * 2 + 1;  // of microseconds
+    const std::optional<ProgramStep> step = extract_step(name, 1);  // of microseconds
+    if (!step || (date_unit_rules && (name == "hour" || name == "minute"))) return false;
     if (numeric_result) out.numerics.resize(rows);
     else out.floats.resize(rows);
     uint32_t error = 0;
     for (size_t r = 0; r < rows; ++r) {
       if (value.null_at(r)) continue;
       ProgramSlot slot{value.ints[r], 0, false};
-      if (year) program_detail::year_of_slot(arg, slot, &error);
-      else program_detail::date_field_slot(arg, slot, &error);
+      if (step->op == ProgramOp::year_of) program_detail::year_of_slot(step->arg, slot, &error);
+      else program_detail::date_field_slot(step->arg, slot, &error);
       if (error != 0) return false;
       const auto v = static_cast<int64_t>(slot.i);
       if (numeric_result) out.numerics[r] = Numeric::from_int(v);
