@@ -44,9 +44,9 @@ std::optional<Side> side_of(const json& item, const PlanContext& pc) {
   if (!schema.empty() && schema != "public") return std::nullopt;
   if (schema.empty()) {
     // A WITH query of the same name is what the name means.
-    const auto named = [&](const auto& cte) { return cte.first == relation; };
-    if (std::any_of(pc.ctes.begin(), pc.ctes.end(), named) ||
-        std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(), named)) {
+    if (std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const WithQuery& cte) { return cte.name == relation; }) ||
+        std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(),
+                    [&](const auto& cte) { return cte.first == relation; })) {
       return std::nullopt;
     }
   }

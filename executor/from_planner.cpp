@@ -18,6 +18,7 @@
 #include "executor/operators/table_scan.hpp"
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/shared_cte.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/join_conjunct.hpp"
@@ -53,7 +54,7 @@ void FromPlanner::State::add_columns(Node& node, const std::vector<OutputColumn>
 
 std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const std::string& alias,
                                                       const json* colnames, const PlanContext& inner,
-                                                      RelationScope& scope) {
+                                                      RelationScope& scope, const std::shared_ptr<SharedCte>& shared) {
   // It reads the enclosing query levels' columns as its own query level would
   // (the same parameters reach it); the items beside it only when LATERAL
   // (lateral_node).
@@ -61,7 +62,28 @@ std::unique_ptr<Node> FromPlanner::State::derived_node(const json& select, const
   auto node = std::make_unique<Node>();
   node->kind = NodeKind::derived;
   node->alias = alias;
-  node->derived = plan_select(select, pc_inner);
+  if (shared && shared->plan) {
+    node->derived = shared->plan;
+  } else if (shared && !shared->correlated) {
+    // The first reference to a shared WITH query plans it, and finds
+    // whether it reads an enclosing query's columns: one that does is
+    // planned at each reference, with that reference's values.
+    auto reads_outer = std::make_shared<bool>(false);
+    if (pc_inner.outer_column) {
+      pc_inner.outer_column = [outer = pc_inner.outer_column, reads_outer](const json& column_ref) {
+        ExprPtr bound = outer(column_ref);
+        if (bound) *reads_outer = true;
+        return bound;
+      };
+    }
+    node->derived = plan_select(select, pc_inner);
+    pc_inner.outer_column = inner.outer_column;
+    if (*reads_outer) shared->correlated = true;
+    else shared->plan = node->derived;
+  } else {
+    node->derived = plan_select(select, pc_inner);
+  }
+  if (shared && shared->plan) node->shared = shared;
   node->derived_select = select;
   node->derived_context = pc_inner;
   for (size_t i = 0; i < node->derived->visible; ++i) {
@@ -81,13 +103,14 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     const json* colnames = alias && alias->contains("colnames") ? &(*alias)["colnames"] : nullptr;
     if (schema.empty()) {
       for (size_t i = pc.ctes.size(); i-- > 0;) {
-        if (pc.ctes[i].first != name) continue;
-        const json& cte = pc.ctes[i].second;
+        if (pc.ctes[i].name != name) continue;
+        const json& cte = pc.ctes[i].node;
+        const std::shared_ptr<SharedCte> shared = pc.ctes[i].shared;
         PlanContext visible = pc;
         visible.ctes.resize(i);  // a WITH query sees the ones before it
         const json* cte_names = colnames ? colnames : (cte.contains("aliascolnames") ? &cte["aliascolnames"] : nullptr);
         if (!cte["ctequery"].contains("SelectStmt")) throw Error(SqlState::feature_not_supported, "WITH queries other than SELECT are not supported");
-        return derived_node(cte["ctequery"]["SelectStmt"], alias_name, cte_names, visible, scope);
+        return derived_node(cte["ctequery"]["SelectStmt"], alias_name, cte_names, visible, scope, shared);
       }
     }
     std::shared_ptr<const MaterializedRelation> system;
@@ -413,9 +436,10 @@ Part FromPlanner::State::build_item(Node* node) {
     return part;
   }
   if (node->kind == NodeKind::derived) {
-    plan_top_n(*node);
+    if (!node->shared) plan_top_n(*node);  // shared rows are all of them
     std::vector<int> layout(node->cols.begin(), node->cols.end());
-    part.op = std::make_unique<SubqueryScan>(node->derived, node->alias, node->derived_columns, std::move(layout));
+    part.op = std::make_unique<SubqueryScan>(node->derived, node->alias, node->derived_columns, std::move(layout),
+                                             node->shared);
     part.est = kDerivedRows;
     part.op = with_filters(std::move(part.op), std::move(node->filters));
     return part;

@@ -43,6 +43,7 @@ struct Node {
   nlohmann::json derived_select;  // what `derived` was planned from, and in what context
   PlanContext derived_context;
   std::vector<OutputColumn> derived_columns;
+  std::shared_ptr<const SharedCte> shared;  // a WITH query whose rows every reference shares
   std::string alias;
   int base = 0;  // column space index of the relation's first column
   JoinType join = JoinType::inner;
@@ -122,7 +123,8 @@ struct FromPlanner::State {
   std::unique_ptr<Node> relation(const nlohmann::json& item, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> from_list(const nlohmann::json& from, RelationScope& scope, BindContext& ctx);
   std::unique_ptr<Node> derived_node(const nlohmann::json& select, const std::string& alias, const nlohmann::json* colnames,
-                                     const PlanContext& inner, RelationScope& scope);
+                                     const PlanContext& inner, RelationScope& scope,
+                                     const std::shared_ptr<SharedCte>& shared = nullptr);
   void join_node(Node& node, const nlohmann::json& j, RelationScope& scope, BindContext& ctx);
   void lateral_node(Node& node, const nlohmann::json& item, RelationScope& scope, BindContext& ctx);
   bool try_semi_join(const nlohmann::json& conjunct, BindContext& ctx);

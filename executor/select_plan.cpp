@@ -31,6 +31,7 @@
 #include "executor/sum_rewrites.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/set_operation_plan.hpp"
+#include "executor/shared_cte.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/view_expansion.hpp"
@@ -137,9 +138,8 @@ bool contains_sublink(const json& node) {
 bool names_cte(const PlanContext& pc, const json& range_var) {
   if (range_var.contains("schemaname")) return false;
   const std::string name = range_var.value("relname", "");
-  const auto named = [&](const auto& cte) { return cte.first == name; };
-  return std::any_of(pc.ctes.begin(), pc.ctes.end(), named) ||
-         std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(), named);
+  return std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const WithQuery& cte) { return cte.name == name; }) ||
+         std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(), [&](const auto& cte) { return cte.first == name; });
 }
 
 // A FROM item that names a catalog relation (not shadowed by a user table):
@@ -295,6 +295,7 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
   const int64_t top_n_k = outer_pc.top_n_k;
   auto plan = std::make_shared<SelectPlan>();
   PlanContext with_pc;
+  std::vector<std::shared_ptr<const SharedCte>> shared_ctes;
   if (select.contains("withClause")) {
     const auto& with = select["withClause"];
     const bool recursive = with.value("recursive", false);
@@ -305,14 +306,23 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
         with_pc.cte_relations.emplace_back(node.value("ctename", ""), plan_recursive_cte(node, with_pc));
         continue;
       }
-      with_pc.ctes.emplace_back(node.value("ctename", ""), node);
+      std::shared_ptr<SharedCte> shared = shared_cte(select, node);
+      if (shared) shared_ctes.push_back(shared);
+      with_pc.ctes.push_back(WithQuery{node.value("ctename", ""), node, std::move(shared)});
     }
   }
+  // The plans below are this SELECT's own, made here: the WITH queries
+  // they share are theirs to reset when they run.
+  const auto owning = [&shared_ctes](std::shared_ptr<const SelectPlan> made) {
+    if (!shared_ctes.empty()) std::const_pointer_cast<SelectPlan>(made)->shared_ctes = shared_ctes;
+    return made;
+  };
   PlanContext& pc = select.contains("withClause") ? with_pc : outer_pc;
   if (select.contains("lockingClause")) check_locking_clause(select);
-  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return plan_set_operation(select, pc);
-  if (select.contains("valuesLists")) return plan_values(select, pc);
-  if (has_set_returning_target(select)) return plan_project_set(select, pc);
+  if (select.value("op", "SETOP_NONE") != "SETOP_NONE") return owning(plan_set_operation(select, pc));
+  if (select.contains("valuesLists")) return owning(plan_values(select, pc));
+  if (has_set_returning_target(select)) return owning(plan_project_set(select, pc));
+  plan->shared_ctes = shared_ctes;
   const bool operators = needs_operators(select, pc);
   // SELECT DISTINCT is a distinct clause of one empty item; DISTINCT ON lists its expressions.
   const json* distinct_on = nullptr;

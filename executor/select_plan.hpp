@@ -35,6 +35,14 @@ class TableSnapshot;
 struct BindContext;
 struct MaterializedRelation;
 struct SelectPlan;
+class SharedCte;
+
+// A WITH query visible to a FROM clause.
+struct WithQuery {
+  std::string name;
+  nlohmann::json node;                // its CommonTableExpr
+  std::shared_ptr<SharedCte> shared;  // set where it runs once for every reference (shared_cte.hpp)
+};
 
 struct PlanContext {
   TableProvider* tables = nullptr;  // null: no tables exist
@@ -55,8 +63,8 @@ struct PlanContext {
   // Set while planning a subquery: binds a column reference of the
   // enclosing query (null when it has no such column).
   std::function<ExprPtr(const nlohmann::json& column_ref)> outer_column;
-  // The WITH queries visible here (name, CommonTableExpr node), innermost last.
-  std::vector<std::pair<std::string, nlohmann::json>> ctes;
+  // The WITH queries visible here, innermost last.
+  std::vector<WithQuery> ctes;
   // The queries of WITH RECURSIVE that name themselves, as the relations
   // they compute when scanned (recursive_cte.hpp); found before `ctes`.
   std::vector<std::pair<std::string, std::shared_ptr<const MaterializedRelation>>> cte_relations;

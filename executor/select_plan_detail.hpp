@@ -13,6 +13,7 @@ namespace tally::executor {
 class TableSnapshot;
 class PhysicalOperator;
 class SubqueryExpr;
+class SharedCte;
 
 struct LookupForm;
 
@@ -63,6 +64,9 @@ struct SelectPlan {
   std::shared_ptr<const WindowPlan> windows;
   // The subquery expressions this plan holds: their caches are reset when it runs.
   std::vector<const SubqueryExpr*> subqueries;
+  // Its WITH queries that run once for all their references: their rows
+  // are forgotten when it runs.
+  std::vector<std::shared_ptr<const SharedCte>> shared_ctes;
   // An aggregate over a star join: the same query as one table's aggregate
   // that looks its joined relations up by key (lookup_rewrite.hpp), tried
   // first; null where the plan has no such form.

@@ -41,6 +41,7 @@
 #include "executor/result_order.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/shared_cte.hpp"
 #include "executor/settings.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/value_codec.hpp"
@@ -657,6 +658,7 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
 }  // namespace
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  for (const auto& cte : plan.shared_ctes) cte->reset();
   // The lookup form pays where its programs run on the GPU; on the CPU
   // engine the hash joins' tests of stored keys are faster.
   const bool lookups = ec.lookup_joins == "on" ||

@@ -4,6 +4,7 @@
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/shared_cte.hpp"
 #include "executor/subquery_expr.hpp"
 
 namespace tally::executor {
@@ -103,8 +104,11 @@ class ProjectSink final : public ChunkSink {
 }  // namespace
 
 SubqueryScan::SubqueryScan(std::shared_ptr<const SelectPlan> plan, std::string alias, std::vector<OutputColumn> columns,
-                           std::vector<int> layout)
-    : PhysicalOperator(std::move(columns), 1000), plan_(std::move(plan)), alias_(std::move(alias)) {
+                           std::vector<int> layout, std::shared_ptr<const SharedCte> shared)
+    : PhysicalOperator(std::move(columns), 1000),
+      plan_(std::move(plan)),
+      alias_(std::move(alias)),
+      shared_(std::move(shared)) {
   layout_ = std::move(layout);
 }
 
@@ -115,11 +119,23 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
   // The inner plan's columns are a space of their own: the key tests of
   // joins above read other columns.
   inner.key_tests.clear();
+  if (shared_) {
+    // All its rows, whatever keys this reference's grouped run wants; sinks
+    // may move the vectors out, so the shared rows are copied.
+    inner.group_key_filter = nullptr;
+    const std::shared_ptr<const ResultSet> rows = shared_->rows(inner);
+    DataChunk chunk;
+    chunk.rows = rows->rows;
+    chunk.columns = rows->columns;
+    if (chunk.rows > 0) sink.consume(chunk);
+    return;
+  }
   if (projects_its_source(*plan_) && inner.group_key_filter == nullptr) {
     // Its operators' lines (a scan's selection on the GPU) are the
     // statement's: no aggregate of its own reports beside them.
     inner.explain = context.explain;
     for (const auto* subquery : plan_->subqueries) subquery->reset();
+    for (const auto& cte : plan_->shared_ctes) cte->reset();
     ProjectSink project(*plan_, inner, sink);
     run_operator(*plan_->source, inner, project);
     return;

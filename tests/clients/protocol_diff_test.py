@@ -268,6 +268,22 @@ SCRIPTS = [
      Query("PREPARE s2 AS SELECT $1::int4 + 1") + Describe("S", "s2") +
      Bind("", "s2", [], [b"4"]) + Execute("") + Sync + Parse("s2", "SELECT 1") + Sync +
      Close("S", "s2") + Sync + Query("EXECUTE s2(1)") + Query("DISCARD ALL"), 9),
+    # A WITH query named twice runs once per execution (executor/shared_cte.hpp):
+    # each execution makes its rows again, with its parameters and the table as it is.
+    ("sql: a prepared WITH query named twice, run with other parameters and after an INSERT",
+     Query("PREPARE w2(int) AS WITH c AS (SELECT count(*) AS n FROM t WHERE a > $1) "
+           "SELECT x.n + y.n FROM c x, c y") + Query("EXECUTE w2(0)") + Query("EXECUTE w2(3)") +
+     Query("INSERT INTO t VALUES (100, 'w')") + Query("EXECUTE w2(3)") +
+     Query("DELETE FROM t WHERE a = 100") + Query("DEALLOCATE w2"), 7),
+    ("extended: a WITH query named twice, bound twice",
+     Parse("w3", "WITH c AS (SELECT count(*) AS n FROM t WHERE a > $1) SELECT x.n * 100 + y.n FROM c x, c y") +
+     Bind("", "w3", [], [b"0"]) + Execute("") + Bind("", "w3", [], [b"5"]) + Execute("") + Sync, 1),
+    # A plan over one stored table is kept between executions: the WITH
+    # query its subqueries name is made again at each.
+    ("extended: one table's plan whose subqueries name a WITH query, bound twice",
+     Parse("w4", "WITH c AS (SELECT max(a) AS m FROM t WHERE a < $1) "
+           "SELECT count(*) FROM t WHERE a <= (SELECT m FROM c) AND a >= (SELECT m - 1 FROM c)") +
+     Bind("", "w4", [], [b"3"]) + Execute("") + Bind("", "w4", [], [b"100"]) + Execute("") + Sync, 1),
     ("sql: prepared statements in a failed transaction block",
      Query("BEGIN") + Query("SELECT 1/0") + Query("PREPARE f AS SELECT 1") +
      Query("DEALLOCATE ALL") + Query("ROLLBACK") + Query("EXECUTE f"), 6),
