@@ -34,16 +34,21 @@ class LookupChoiceTest : public ::testing::Test {
     EXPECT_TRUE(r.ok) << sql << ": " << r.sqlstate << " " << r.message;
     return r;
   }
-  std::string plan(const std::string& sql) {
-    std::string text;
-    for (const auto& row : run("EXPLAIN ANALYZE " + sql).rows) text += row[0].value_or("") + "\n";
-    return text;
-  }
   std::vector<std::vector<std::optional<std::string>>> rows(const std::string& lookups, const std::string& sql) {
     run("SET tally.lookup_joins = " + lookups);
     auto r = run(sql).rows;
     std::sort(r.begin(), r.end());
     return r;
+  }
+  // EXPLAIN ANALYZE of `sql` with the lookups forced on, once its answer
+  // was checked to be the hash joins' (and not empty).
+  std::string checked_plan(const std::string& sql) {
+    const auto hashed = rows("off", sql);
+    EXPECT_FALSE(hashed.empty()) << sql;
+    EXPECT_EQ(rows("on", sql), hashed) << sql;
+    std::string text;
+    for (const auto& row : run("EXPLAIN ANALYZE " + sql).rows) text += row[0].value_or("") + "\n";
+    return text;
   }
   testing::EmbeddedDatabase db_{"tally-lookup-choice"};
 };
@@ -53,10 +58,7 @@ TEST_F(LookupChoiceTest, FewFactRowsJoinedRunTheHashJoins) {
   const std::string sql =
       "SELECT o.day, count(*), sum(f.v) FROM fact f, part p, orders o "
       "WHERE f.pk = p.pk AND f.ok = o.ok AND p.kind = 3 AND o.cust < 46 GROUP BY o.day";
-  const auto hashed = rows("off", sql);
-  EXPECT_EQ(rows("on", sql), hashed);
-  EXPECT_FALSE(hashed.empty());
-  const std::string text = plan(sql);
+  const std::string text = checked_plan(sql);
   EXPECT_EQ(text.find("Lookup joins: "), std::string::npos) << text;
 }
 
@@ -65,10 +67,7 @@ TEST_F(LookupChoiceTest, ManyFactRowsJoinedRunTheLookups) {
   const std::string sql =
       "SELECT o.day, count(*), sum(f.v) FROM fact f, part p, orders o "
       "WHERE f.pk = p.pk AND f.ok = o.ok AND p.kind < 100 AND o.cust < 46 GROUP BY o.day";
-  const auto hashed = rows("off", sql);
-  EXPECT_EQ(rows("on", sql), hashed);
-  EXPECT_FALSE(hashed.empty());
-  const std::string text = plan(sql);
+  const std::string text = checked_plan(sql);
   EXPECT_NE(text.find("Lookup joins: f looks up 2"), std::string::npos) << text;
 }
 
