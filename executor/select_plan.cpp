@@ -19,7 +19,6 @@
 #include "executor/operators/window.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/project_set.hpp"
-#include "executor/recursive_cte.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
@@ -297,19 +296,8 @@ std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext
   PlanContext with_pc;
   std::vector<std::shared_ptr<const SharedCte>> shared_ctes;
   if (select.contains("withClause")) {
-    const auto& with = select["withClause"];
-    const bool recursive = with.value("recursive", false);
     with_pc = outer_pc;
-    for (const auto& cte : with["ctes"]) {
-      const auto& node = cte["CommonTableExpr"];
-      if (recursive && refers_to_itself(node)) {
-        with_pc.cte_relations.emplace_back(node.value("ctename", ""), plan_recursive_cte(node, with_pc));
-        continue;
-      }
-      std::shared_ptr<SharedCte> shared = shared_cte(select, node);
-      if (shared) shared_ctes.push_back(shared);
-      with_pc.ctes.push_back(WithQuery{node.value("ctename", ""), node, std::move(shared)});
-    }
+    shared_ctes = add_with_queries(select, with_pc);
   }
   // The plans below are this SELECT's own, made here: the WITH queries
   // they share are theirs to reset when they run.

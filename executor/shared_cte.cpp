@@ -1,5 +1,6 @@
 #include "executor/shared_cte.hpp"
 
+#include "executor/recursive_cte.hpp"
 #include "executor/result_set.hpp"
 #include "executor/select_plan.hpp"
 
@@ -38,10 +39,25 @@ void SharedCte::reset() const {
   old.swap(rows_);
 }
 
-std::shared_ptr<SharedCte> shared_cte(const nlohmann::json& select, const nlohmann::json& common_table_expr) {
-  if (!common_table_expr.contains("ctequery") || !common_table_expr["ctequery"].contains("SelectStmt")) return nullptr;
-  if (references(select, common_table_expr.value("ctename", "")) < 2) return nullptr;
-  return std::make_shared<SharedCte>();
+std::vector<std::shared_ptr<const SharedCte>> add_with_queries(const nlohmann::json& select, PlanContext& context) {
+  const auto& with = select["withClause"];
+  const bool recursive = with.value("recursive", false);
+  std::vector<std::shared_ptr<const SharedCte>> shared_ones;
+  for (const auto& cte : with["ctes"]) {
+    const auto& node = cte["CommonTableExpr"];
+    const std::string name = node.value("ctename", "");
+    if (recursive && refers_to_itself(node)) {
+      context.cte_relations.emplace_back(name, plan_recursive_cte(node, context));
+      continue;
+    }
+    std::shared_ptr<SharedCte> shared;
+    if (node.contains("ctequery") && node["ctequery"].contains("SelectStmt") && references(select, name) >= 2) {
+      shared = std::make_shared<SharedCte>();
+      shared_ones.push_back(shared);
+    }
+    context.ctes.push_back(WithQuery{name, node, std::move(shared)});
+  }
+  return shared_ones;
 }
 
 }  // namespace tally::executor

@@ -11,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace tally::executor {
 
 struct ExecContext;
+struct PlanContext;
 struct ResultSet;
 struct SelectPlan;
 
@@ -39,9 +41,11 @@ class SharedCte {
   mutable std::shared_ptr<const ResultSet> rows_;
 };
 
-// The WITH query `common_table_expr` (a CommonTableExpr node) of the SELECT
-// `select` as a shared one, or null: where it is named once, or is not a
-// SELECT.
-std::shared_ptr<SharedCte> shared_cte(const nlohmann::json& select, const nlohmann::json& common_table_expr);
+// Makes the WITH clause of `select` visible in `context` (a copy of the
+// enclosing query's): each query as a WithQuery, shared where the statement
+// names it more than once, a recursive one as the relation it computes
+// (recursive_cte.hpp). Returns the shared ones, which the plan of `select`
+// resets when it runs.
+std::vector<std::shared_ptr<const SharedCte>> add_with_queries(const nlohmann::json& select, PlanContext& context);
 
 }  // namespace tally::executor
