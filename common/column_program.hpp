@@ -118,14 +118,41 @@ struct ColumnProgram {
 
 // A column a program reads, as the evaluator sees it (host or device memory).
 // A lookup column (ProgramOp::lookup) is indexed by a key, not by the row:
-// entry k holds the value of key base + k, for `size` keys.
+// entry k holds the value of key base + k, for `size` keys. A hashed one
+// (keys too sparse for an array by key: a composite key packed into one
+// integer, wide ids) holds `size` LookupSlots (a power of two), found by
+// hash_lookup_key and linear probing.
 struct ProgramColumn {
   const void* data = nullptr;
   const uint8_t* validity = nullptr;  // 1 = valid; nullptr = no NULLs
   uint8_t width = 0;                  // ColumnWidth
   int64_t base = 0;
   uint64_t size = 0;
+  bool hashed = false;
 };
+
+// One entry of a hashed lookup column: a key and its build row (-1: empty).
+struct LookupSlot {
+  int64_t key;
+  int64_t row;
+};
+
+// The first slot of `key` in a hashed lookup column of `size` slots.
+TALLY_HD uint64_t hash_lookup_key(int64_t key, uint64_t size) {
+  uint64_t h = static_cast<uint64_t>(key);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h & (size - 1);
+}
+
+// Bytes of a lookup column's data (what a device copy carries).
+inline uint64_t lookup_column_bytes(const ProgramColumn& c) {
+  if (c.hashed) return c.size * sizeof(LookupSlot);
+  const bool narrow = c.width == static_cast<uint8_t>(ColumnWidth::int32) ||
+                      c.width == static_cast<uint8_t>(ColumnWidth::float32);
+  return c.size * (narrow ? 4 : 8);
+}
 
 // A lookup column as an engine receives it (AggregationSpec::lookup_columns):
 // its array by key, or, for a joined relation's build rows by key whose keys
@@ -311,6 +338,17 @@ TALLY_HD ProgramSlot column_value(const ProgramColumn& c, size_t at) {
 
 // The lookup step's value of `key` in lookup column c.
 TALLY_HD ProgramSlot lookup_value(const ProgramColumn& c, const ProgramSlot& key) {
+  if (c.hashed) {
+    // The build row of the key; NULL where none has it (or it is NULL, or
+    // outside int64, which no stored key is).
+    if (key.null || key.i != static_cast<int64_t>(key.i)) return ProgramSlot{0, 0, true};
+    const auto k = static_cast<int64_t>(key.i);
+    const auto* slots = static_cast<const LookupSlot*>(c.data);
+    for (uint64_t at = hash_lookup_key(k, c.size);; at = (at + 1) & (c.size - 1)) {
+      if (slots[at].row < 0) return ProgramSlot{0, 0, true};
+      if (slots[at].key == k) return ProgramSlot{slots[at].row, 0, false};
+    }
+  }
   if (key.null || key.i < c.base || key.i - c.base >= static_cast<__int128>(c.size)) return ProgramSlot{0, 0, true};
   const size_t at = static_cast<size_t>(key.i - c.base);
   if (c.data == nullptr) return ProgramSlot{1, 0, c.validity != nullptr && c.validity[at] == 0};

@@ -48,6 +48,25 @@ bool distinct_keys(const Vector& keys, int64_t base, uint64_t span) {
   return std::adjacent_find(offsets.begin(), offsets.end()) == offsets.end();
 }
 
+// The build rows by key in a hash table of twice as many slots as keys:
+// false where a key repeats.
+bool hash_keys(LookupTable& table, size_t keyed) {
+  const uint64_t size = std::bit_ceil(std::max<uint64_t>(2, 2 * static_cast<uint64_t>(keyed)));
+  table.memory.grow(size * sizeof(LookupSlot));
+  table.slots.assign(size, LookupSlot{0, -1});
+  const Vector& key = table.keys;
+  for (size_t r = 0; r < key.count; ++r) {
+    if (key.null_at(r)) continue;
+    const int64_t k = key.ints[r];
+    uint64_t at = hash_lookup_key(k, size);
+    for (; table.slots[at].row >= 0; at = (at + 1) & (size - 1)) {
+      if (table.slots[at].key == k) return false;
+    }
+    table.slots[at] = LookupSlot{k, static_cast<int64_t>(r)};
+  }
+  return true;
+}
+
 // The build side's rows reduced to the key and the lookup columns as they
 // come: the expressions are evaluated in prepare(), on the threads of the
 // source's read-ahead, several chunks at once, and only their values are
@@ -115,24 +134,29 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   // order). Unique keys need no arrays on the host but where it evaluates
   // a lookup (a GPU run scatters its own from the keys); the arrays of
   // other keys are made now, which shows a repeated key.
-  if (table.span > max_unique_span) return false;
-  bool unique = ascending;
-  if (!unique && table.span > max_span) {
-    if (!distinct_keys(table.keys, table.base, table.span)) return false;
-    unique = true;
+  if (table.span > max_unique_span) {
+    if (!hash_keys(table, keyed)) return false;
+  } else {
+    bool unique = ascending;
+    if (!unique && table.span > max_span) {
+      if (!distinct_keys(table.keys, table.base, table.span)) return false;
+      unique = true;
+    }
+    if (!unique && !table.host_arrays()) return false;
   }
-  if (!unique && !table.host_arrays()) return false;
   table.values.assign(std::make_move_iterator(rows.columns.begin() + 1), std::make_move_iterator(rows.columns.end()));
   table.value_columns.resize(table.values.size());
   table.program_ints.resize(table.values.size());
   table.program_valid.resize(table.values.size());
   table.description = source.name + ": " + std::to_string(keyed) + " rows by key " + std::to_string(table.base) +
-                      ".." + std::to_string(keyed == 0 ? table.base : max) + ", " +
+                      ".." + std::to_string(keyed == 0 ? table.base : max) +
+                      (table.slots.empty() ? ", " : " in a hash table, ") +
                       milliseconds_text(std::chrono::steady_clock::now() - started);
   return true;
 }
 
 bool LookupTable::host_arrays() {
+  if (!slots.empty()) return true;  // hashed: no arrays by key
   std::call_once(*arrays_made, [this] {
     const auto started = std::chrono::steady_clock::now();
     const LookupColumn from_keys = lookup_rows_column(*this);  // before the arrays exist: the keys
@@ -152,8 +176,15 @@ Vector LookupExpr::evaluate(const EvalInput& input) const {
   const size_t n = input.rows;
   std::vector<uint32_t> rows(n, kNullRow);
   const int64_t* keys = k.int_data();
+  const std::optional<ProgramColumn> hashed =
+      t.slots.empty() ? std::nullopt : std::optional<ProgramColumn>(lookup_rows_column(t).column);
   for (size_t r = 0; r < n; ++r) {
     if (k.null_at(r)) continue;
+    if (hashed) {
+      const ProgramSlot row = program_detail::lookup_value(*hashed, ProgramSlot{keys[r], 0, false});
+      if (!row.null) rows[r] = static_cast<uint32_t>(row.i);
+      continue;
+    }
     const uint64_t at = static_cast<uint64_t>(keys[r]) - static_cast<uint64_t>(t.base);
     if (at < t.span && t.present[at]) rows[r] = static_cast<uint32_t>(t.row_of[at]);
   }
@@ -186,6 +217,13 @@ const uint8_t* program_validity(LookupTable& table, size_t c) {
 
 LookupColumn lookup_rows_column(LookupTable& table) {
   LookupColumn c;
+  if (!table.slots.empty()) {
+    c.column.data = table.slots.data();
+    c.column.width = static_cast<uint8_t>(ColumnWidth::int64);
+    c.column.size = table.slots.size();
+    c.column.hashed = true;
+    return c;
+  }
   c.column = ProgramColumn{table.row_of.empty() ? nullptr : table.row_of.data(),
                            table.present.empty() ? nullptr : table.present.data(),
                            static_cast<uint8_t>(ColumnWidth::int32), table.base, table.span};

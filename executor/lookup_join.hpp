@@ -44,6 +44,10 @@ struct LookupTable {
   // scatters its own from the keys (LookupColumn::from_keys).
   std::vector<int32_t> row_of;
   std::vector<uint8_t> present;
+  // Keys spanning more than an array by key may (a composite key packed
+  // into one integer, sparse ids): the build rows by key in a hash table
+  // (ProgramColumn::hashed), made at once; row_of and present stay empty.
+  std::vector<LookupSlot> slots;
   std::unique_ptr<std::once_flag> arrays_made = std::make_unique<std::once_flag>();
   // Program columns made on first use: each value column by row; values
   // converted for programs live here.
@@ -89,10 +93,11 @@ struct LookupSource {
   std::string name;  // the relation, for EXPLAIN
 };
 
-// Runs `source` into `table`: false where its keys repeat, or span more
-// than `max_unique_span` keys, or than `max_span` where they are not
-// unique (an array the size of the range is then made on the host to
-// tell); the table is then left for the caller to clear.
+// Runs `source` into `table`: false where its keys repeat; keys spanning
+// more than `max_unique_span` keys are hashed (LookupTable::slots), and
+// keys that do not ascend spanning more than `max_span` are sorted to tell
+// whether they repeat (else an array the size of the range is made on the
+// host to tell). The table is left for the caller to clear.
 bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_unique_span,
                   ExecContext& context, LookupTable& table);
 

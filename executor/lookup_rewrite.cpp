@@ -13,7 +13,9 @@
 #include "executor/operators/table_scan.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/scalar_functions.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/settings.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/sum_rewrites.hpp"
@@ -103,9 +105,14 @@ bool few_fact_rows_joined(const std::vector<Step>& steps, double fact_rows) {
   return false;
 }
 
+struct KeyRange {
+  int64_t lo = 0, hi = -1;  // empty where hi < lo
+  uint64_t span() const { return hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0; }
+};
+
 // The key range of `key` where it is a stored column of a scan in `op`
 // (the chunks' statistics), else nullopt.
-std::optional<uint64_t> key_span(const PhysicalOperator& op, const Expr& key) {
+std::optional<KeyRange> key_range(const PhysicalOperator& op, const Expr& key) {
   const auto* ref = dynamic_cast<const ColumnExpr*>(&key);
   if (ref == nullptr) return std::nullopt;
   if (const auto* scan = dynamic_cast<const TableScan*>(&op); scan != nullptr && scan->table()) {
@@ -123,12 +130,78 @@ std::optional<uint64_t> key_span(const PhysicalOperator& op, const Expr& key) {
         hi = std::max(hi, s.max);
       }
     }
-    return hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0;
+    return KeyRange{lo, hi};
   }
   for (const auto& child : op.children()) {
-    if (auto span = key_span(*child, key)) return span;
+    if (auto range = key_range(*child, key)) return range;
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> key_span(const PhysicalOperator& op, const Expr& key) {
+  const std::optional<KeyRange> range = key_range(op, key);
+  return range ? std::optional<uint64_t>(range->span()) : std::nullopt;
+}
+
+bool packable_key(TypeId id) { return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8; }
+
+// A composite key as one integer for a lookup: both sides' key columns
+// packed as sum of (k - lo) * weight over the build side's ranges, so that
+// each build row's key is its own (TPC-H's partsupp by part and supplier;
+// the table then hashes it). A fact row's packed key may equal a build
+// row's only where its keys are that row's or one lies outside the build
+// side's range, so the pairs' equalities, kept as conditions, decide.
+// nullopt where a range is unknown or a fact row's packed key could leave
+// int64 (the fact table's ranges, from its statistics, tell).
+struct PackedKey {
+  ExprPtr fact, build;
+};
+std::optional<PackedKey> pack_keys(const std::vector<ExprPtr>& fact_keys, const std::vector<ExprPtr>& keys,
+                                   const PhysicalOperator& fact, const PhysicalOperator& looked_up,
+                                   const BindContext& bind) {
+  std::vector<size_t> pairs;
+  for (size_t o = 0; o < keys.size(); ++o) {
+    if (packable_key(keys[o]->type.id) && packable_key(fact_keys[o]->type.id)) pairs.push_back(o);
+  }
+  if (pairs.size() < 2) return std::nullopt;
+  std::vector<KeyRange> build_ranges, fact_ranges;
+  for (const size_t o : pairs) {
+    const std::optional<KeyRange> b = key_range(looked_up, *keys[o]);
+    const std::optional<KeyRange> f = key_range(fact, *fact_keys[o]);
+    if (!b || !f || b->span() == 0) return std::nullopt;
+    build_ranges.push_back(*b);
+    fact_ranges.push_back(*f);
+  }
+  constexpr __int128 kLimit = static_cast<__int128>(1) << 62;
+  std::vector<int64_t> weights(pairs.size());
+  __int128 weight = 1, reach = 0;
+  for (size_t i = pairs.size(); i-- > 0;) {
+    weights[i] = static_cast<int64_t>(weight);
+    const __int128 lo = build_ranges[i].lo;
+    const __int128 far = std::max(lo - fact_ranges[i].lo, fact_ranges[i].hi - lo);
+    reach += std::max<__int128>(far, build_ranges[i].span()) * weight;
+    weight *= build_ranges[i].span();
+    if (weight > kLimit || reach > kLimit) return std::nullopt;
+  }
+  BindContext context;
+  context.parameter_types = bind.parameter_types;
+  context.settings = bind.settings;
+  auto pack = [&](const std::vector<ExprPtr>& side) -> ExprPtr {
+    ExprPtr sum;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      ExprPtr k = copy_expr(*side[pairs[i]]);
+      if (!k) return nullptr;
+      auto offset = make_binary_operator(
+          "-", std::move(k), std::make_unique<ConstExpr>(SqlType{TypeId::int8}, Value{build_ranges[i].lo}), context);
+      auto term = make_binary_operator(
+          "*", std::move(offset), std::make_unique<ConstExpr>(SqlType{TypeId::int8}, Value{weights[i]}), context);
+      sum = sum ? make_binary_operator("+", std::move(sum), std::move(term), context) : std::move(term);
+    }
+    return sum;
+  };
+  PackedKey packed{pack(fact_keys), pack(keys)};
+  if (!packed.fact || !packed.build) return std::nullopt;
+  return packed;
 }
 
 // Expressions of the join form's space made expressions of the lookup
@@ -340,21 +413,30 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
-  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows))) return nullptr;
-  const double most = static_cast<double>(unique_span_limit(fact_rows));
-  for (const Step& step : steps) {
-    if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
-    for (const auto& key : *step.keys) {
-      const std::optional<uint64_t> span = key_span(*step.looked_up, *key);
-      if (span && static_cast<double>(*span) > most) return nullptr;
+  double ratio = kFactRowsPerLookupRow, few = 1;  // EXPERIMENT (A/B, to be removed): "ratio,few"
+  if (bind.settings != nullptr) {
+    if (auto v = bind.settings->get("tally.lookup_experiment"); v && v->find(',') != std::string::npos) {
+      ratio = std::stod(v->substr(0, v->find(',')));
+      few = std::stod(v->substr(v->find(',') + 1));
     }
+  }
+  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows) * few)) return nullptr;
+  // Per step, its integer keys packed into one where the first alone repeats.
+  std::vector<std::optional<PackedKey>> packed(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    if (step.looked_up->estimated_rows() * ratio > static_cast<double>(fact_rows)) return nullptr;
     // A looked-up key whose range is much narrower than the relation's
     // estimated rows repeats (partsupp's ps_partkey, 4 rows a key): the
-    // build would find it and fall back to the hash joins.
+    // build would find it and fall back to the hash joins. Its integer
+    // keys together are looked up instead (ps_partkey and ps_suppkey).
     const size_t k = lookup_key(*step.fact_keys, *step.keys);
     if (k == step.keys->size()) return nullptr;
     const std::optional<uint64_t> span = key_span(*step.looked_up, *(*step.keys)[k]);
-    if (span && 2.0 * static_cast<double>(*span) < step.looked_up->estimated_rows()) return nullptr;
+    if (span && 2.0 * static_cast<double>(*span) < step.looked_up->estimated_rows()) {
+      packed[i] = pack_keys(*step.fact_keys, *step.keys, *scan, *step.looked_up, bind);
+      if (!packed[i]) return nullptr;
+    }
   }
 
   auto form = std::make_shared<LookupForm>();
@@ -385,16 +467,17 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     if (k == keys.size()) return nullptr;
     LookupSource source;
     source.build = steps[i].looked_up;
-    source.build_key = copy_expr(*keys[k]);
+    source.build_key = packed[i] ? std::move(packed[i]->build) : copy_expr(*keys[k]);
     source.name = relation_name(*source.build);
     if (!source.build_key) return nullptr;
     form->sources.push_back(std::move(source));
-    rewrite.set_key(i, rewrite(*fact_keys[k]));
+    rewrite.set_key(i, rewrite(packed[i] ? *packed[i]->fact : *fact_keys[k]));
     if (rewrite.failed) return nullptr;
     where.push_back(rewrite.presence(i));
-    // The other key pairs hold for the one row the key finds.
+    // The other key pairs hold for the one row the key finds (a packed
+    // key's pairs too: pack_keys).
     for (size_t o = 0; o < keys.size(); ++o) {
-      if (o == k) continue;
+      if (o == k && !packed[i]) continue;
       ExprPtr eq = bind_pair_equality(fact_keys[o]->type, keys[o]->type, bind);
       std::vector<ExprPtr> sides;
       sides.push_back(rewrite(*fact_keys[o]));

@@ -31,13 +31,14 @@ struct LookupForm {
 // times its estimated rows: then building its arrays (a host scan of its
 // key and looked-up columns) costs a fraction of the fact table's scan.
 // TPC-H's orders, a quarter of lineitem's rows, measured slower as lookups
-// than as hash joins (Q7, Q12). Its key range (from the key column's chunk
-// statistics, where it is one) may be twice the fact table's rows where
-// its keys are unique (they ascend, or sorted they do not repeat: a GPU
-// run scatters the array itself from the keys), an eighth of them where
-// the host must make the array to tell. A key whose range is under half
-// the relation's estimated rows repeats, and is not looked up. Otherwise
-// the hash joins run, built on the smaller side.
+// than as hash joins (Q7, Q12). Its keys are held in arrays by key where
+// their range is at most twice the fact table's rows and they are unique
+// (they ascend, or sorted they do not repeat: a GPU run scatters the array
+// itself from the keys), or an eighth of them where the host must make the
+// array to tell; a wider range is hashed. A key whose range (from the key
+// column's chunk statistics) is under half the relation's estimated rows
+// repeats: the relation's integer keys are then packed into one (partsupp
+// by part and supplier), or the hash joins run, built on the smaller side.
 constexpr double kFactRowsPerLookupRow = 8;
 // A key range this narrow is looked up whatever the fact table's rows.
 constexpr uint64_t kLookupMinSpan = uint64_t{1} << 20;

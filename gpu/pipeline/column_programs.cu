@@ -178,11 +178,7 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&
       m.lookups.push_back(d);
       continue;
     }
-    const size_t width = c.width == static_cast<uint8_t>(tally::ColumnWidth::int32) ||
-                                 c.width == static_cast<uint8_t>(tally::ColumnWidth::float32)
-                             ? 4
-                             : 8;
-    d.data = copy(c.data, c.size * width);
+    d.data = copy(c.data, tally::lookup_column_bytes(c));
     d.validity = static_cast<const uint8_t*>(copy(c.validity, c.size));
     m.lookups.push_back(d);
   }

@@ -3,7 +3,8 @@
 // the most selective joined relation keeps fewer fact rows than another
 // joined relation has (TPC-H Q8's shape: a narrow part filter beside a large
 // date range of orders), the hash joins run; where it keeps more, the
-// lookups. Both answer as the hash joins do.
+// lookups. A relation whose first key repeats is looked up by its integer
+// keys packed into one, in a hash table. All answer as the hash joins do.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,6 +70,33 @@ TEST_F(LookupChoiceTest, ManyFactRowsJoinedRunTheLookups) {
       "WHERE f.pk = p.pk AND f.ok = o.ok AND p.kind < 100 AND o.cust < 46 GROUP BY o.day";
   const std::string text = checked_plan(sql);
   EXPECT_NE(text.find("Lookup joins: f looks up 2"), std::string::npos) << text;
+}
+
+TEST_F(LookupChoiceTest, CompositeKeysArePackedIntoOneHashedKey) {
+  // supply: 4 rows a part (its first key repeats), unique with sk in
+  // {0, 2, 4, 6}; fact's v (0..12) reaches past sk's range, so that a
+  // packed key (pk, 9) equals the packed key of (pk + 1, 2): the pairs'
+  // equalities must drop it.
+  run("CREATE TABLE supply (pk int, sk int, cost int)");
+  run("INSERT INTO supply SELECT g / 4 + 1, g % 4 * 2, g FROM generate_series(0, 23999) g");
+  const std::string sql =
+      "SELECT f.v, count(*), sum(s.cost) FROM fact f, supply s, part p "
+      "WHERE f.pk = s.pk AND f.v = s.sk AND f.pk = p.pk AND p.kind < 150 GROUP BY f.v";
+  const std::string text = checked_plan(sql);
+  EXPECT_NE(text.find("Lookup joins: f looks up 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("rows by key 0..41999, made"), std::string::npos) << text;  // 6,000 parts x 7
+  EXPECT_EQ(rows("on", sql).size(), 4u);
+  // Packed keys too sparse for an array by key (a second key a billion
+  // apart) are held in a hash table.
+  run("CREATE TABLE spread (ok int, sk int, cost int)");
+  run("INSERT INTO spread SELECT g / 4 + 1, g % 4 * 4, g FROM generate_series(0, 119) g");
+  run("INSERT INTO spread VALUES (7, 1000000000, 7), (8, 1000000000, 8)");
+  const std::string sparse =
+      "SELECT f.v, count(*), sum(t.cost) FROM fact f, spread t WHERE f.ok = t.ok AND f.v = t.sk GROUP BY f.v";
+  const std::string hashed = checked_plan(sparse);
+  EXPECT_NE(hashed.find("Lookup joins: f looks up 1"), std::string::npos) << hashed;
+  EXPECT_NE(hashed.find(" in a hash table, made"), std::string::npos) << hashed;
+  EXPECT_EQ(rows("on", sparse).size(), 4u);
 }
 
 }  // namespace

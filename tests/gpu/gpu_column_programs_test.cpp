@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <random>
 
@@ -126,6 +127,32 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
       if (valid[r]) ASSERT_EQ(device.inputs[0][r], values[r]) << "row " << r;
     }
     EXPECT_EQ(device.errors, 0u);
+    // The same rows by key in a hash table (ProgramColumn::hashed): the
+    // answers of the array, on the device and the host.
+    const uint64_t slot_count = std::bit_ceil(2 * span);
+    std::vector<LookupSlot> slots(slot_count, LookupSlot{0, -1});
+    for (size_t k = 0; k < span; ++k) {
+      if (!present[k]) continue;
+      const int64_t key = base + static_cast<int64_t>(k);
+      uint64_t at = hash_lookup_key(key, slot_count);
+      while (slots[at].row >= 0) at = (at + 1) & (slot_count - 1);
+      slots[at] = LookupSlot{key, row_of[k]};
+    }
+    std::vector<LookupColumn> hashed = lookups;
+    hashed[0] = LookupColumn{{slots.data(), nullptr, static_cast<uint8_t>(ColumnWidth::int64), 0, slot_count, true}};
+    const gpu::DeviceProgramResult by_hash = gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, hashed);
+    std::vector<uint8_t> hashed_mask(rows, 1), hashed_valid(rows);
+    std::vector<int64_t> hashed_values(rows);
+    EXPECT_EQ(evaluate_program(joined, columns, rows, hashed_mask.data(), nullptr, nullptr, hashed), 0u);
+    EXPECT_EQ(evaluate_program(chosen, columns, rows, hashed_mask.data(), hashed_values.data(), hashed_valid.data(), hashed),
+              0u);
+    EXPECT_EQ(hashed_mask, mask);
+    EXPECT_EQ(by_hash.mask, mask);
+    EXPECT_EQ(hashed_valid, valid);
+    EXPECT_EQ(by_hash.validity[0], valid);
+    for (size_t r = 0; r < rows; ++r) {
+      if (valid[r]) ASSERT_EQ(by_hash.inputs[0][r], values[r]) << "row " << r;
+    }
     // The rows column made from the build rows' ascending keys instead (a
     // NULL key among them): on the device by its scatter, on the host as
     // evaluate_program makes it; both as the array they make.
