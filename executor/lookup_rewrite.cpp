@@ -15,7 +15,6 @@
 #include "executor/select_plan.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/select_plan_detail.hpp"
-#include "executor/settings.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/table_provider.hpp"
 #include "executor/sum_rewrites.hpp"
@@ -413,19 +412,12 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
-  double ratio = kFactRowsPerLookupRow, few = 1;  // EXPERIMENT (A/B, to be removed): "ratio,few"
-  if (bind.settings != nullptr) {
-    if (auto v = bind.settings->get("tally.lookup_experiment"); v && v->find(',') != std::string::npos) {
-      ratio = std::stod(v->substr(0, v->find(',')));
-      few = std::stod(v->substr(v->find(',') + 1));
-    }
-  }
-  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows) * few)) return nullptr;
+  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows))) return nullptr;
   // Per step, its integer keys packed into one where the first alone repeats.
   std::vector<std::optional<PackedKey>> packed(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
-    if (step.looked_up->estimated_rows() * ratio > static_cast<double>(fact_rows)) return nullptr;
+    if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
     // A looked-up key whose range is much narrower than the relation's
     // estimated rows repeats (partsupp's ps_partkey, 4 rows a key): the
     // build would find it and fall back to the hash joins. Its integer
