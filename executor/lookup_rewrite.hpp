@@ -30,11 +30,11 @@ struct LookupForm {
 // A relation is looked up where the fact table has at least this many
 // times its estimated rows: then building its arrays (a host scan of its
 // key and looked-up columns) costs a fraction of the fact table's scan.
-// TPC-H's orders, a quarter of lineitem's rows, measured slower as lookups
-// than as hash joins (Q7; Q12 at SF 10 on the H200: 408 against 35 ms,
-// its condition on o_orderpriority evaluated for each of 15M orders on the
-// host), though Q9's were faster (196 against 253 ms). Its keys are held in arrays by key where
-// their range is at most twice the fact table's rows and they are unique
+// A relation as large as a quarter of the fact table (TPC-H's orders
+// beside lineitem) is slower looked up than hash joined: its conditions are
+// evaluated for each of its rows on the host while building its arrays,
+// where the hash join's build side is filtered first. Its keys are held in
+// arrays by key where their range is at most twice the fact table's rows and they are unique
 // (they ascend, or sorted they do not repeat: a GPU run scatters the array
 // itself from the keys), or an eighth of them where the host must make the
 // array to tell; a wider range is hashed. A key whose range (from the key
