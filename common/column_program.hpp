@@ -15,6 +15,7 @@
 // leaves what int128 holds sets the error flag: the planner then runs the
 // statement on its exact host path, which answers as PostgreSQL does.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,7 @@
 
 #include "common/column_width.hpp"
 #include "common/host_device.hpp"
+#include "common/text_match.hpp"
 
 namespace tally {
 
@@ -160,13 +162,22 @@ inline uint64_t lookup_column_bytes(const ProgramColumn& c) {
 // array where it runs the programs: the GPU scatters them in device memory,
 // so that neither the host makes nor the bus carries an array the size of
 // the key range (sixty million orders keys for a few million orders).
+//
+// Or a text condition's verdict by dictionary code (`text`: int32, 1 = the
+// entry matches, column.size entries), which the engine makes where it
+// runs the programs: the GPU matches the dictionary's bytes it keeps.
 struct LookupColumn {
-  ProgramColumn column;                // data null: made from `keys`
+  ProgramColumn column;                // data null: made from `keys` or `text`
   const int64_t* keys = nullptr;       // one per build row, ascending (NULL ones aside)
   const uint8_t* key_nulls = nullptr;  // 1 = a NULL key (no entry); nullptr = none
   size_t key_count = 0;
+  std::shared_ptr<const TextVerdicts> text;
   bool from_keys() const { return column.data == nullptr && keys != nullptr; }
+  bool from_text() const { return column.data == nullptr && text != nullptr; }
 };
+
+// The verdicts of `text` by code, made on the host (on `threads` threads).
+void match_text_entries(const TextVerdicts& text, int32_t* verdicts, int threads);
 
 // The array by key of build rows that `keys` make: entry k holds the row of
 // key base + k (int32), present[k] whether one has it. False where a key

@@ -41,7 +41,7 @@ std::vector<ProgramColumn> program_columns_of(const std::vector<ColumnView>& col
 namespace {
 
 // The lookup columns as the host evaluates them: those made from keys
-// scattered into arrays `made` holds.
+// scattered into arrays, and text verdicts matched, held here.
 struct HostLookups {
   std::vector<ProgramColumn> columns;
   std::vector<std::vector<int32_t>> rows;
@@ -49,7 +49,12 @@ struct HostLookups {
   explicit HostLookups(const std::vector<LookupColumn>& lookups) {
     for (const LookupColumn& l : lookups) {
       ProgramColumn c = l.column;
-      if (l.from_keys()) {
+      if (l.from_text()) {
+        rows.emplace_back(c.size);
+        const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        match_text_entries(*l.text, rows.back().data(), threads);
+        c.data = rows.back().data();
+      } else if (l.from_keys()) {
         rows.emplace_back(c.size);
         present.emplace_back(c.size);
         scatter_lookup_keys(l, rows.back().data(), present.back().data());
@@ -94,6 +99,23 @@ void for_parts(size_t parts, size_t n, F&& f) {
   f(size_t{0}, size_t{0}, std::min(n, per));
   for (auto& o : others) o.get();  // rethrows a part's exception
 }
+
+}  // namespace
+
+void match_text_entries(const TextVerdicts& text, int32_t* verdicts, int threads) {
+  // Parts of a million entries at least: a thread costs tens of
+  // microseconds, an entry tens of nanoseconds.
+  const auto n = static_cast<size_t>(text.count);
+  const size_t parts = std::clamp<size_t>(n >> 20, 1, static_cast<size_t>(std::max(threads, 1)));
+  for_parts(parts, n, [&](size_t, size_t begin, size_t end) {
+    for (size_t code = begin; code < end; ++code) {
+      const std::string_view t = text.entries->at(static_cast<int32_t>(code));
+      verdicts[code] = runs_match(t.data(), t.size(), text.pattern) ? 1 : 0;
+    }
+  });
+}
+
+namespace {
 
 size_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
 

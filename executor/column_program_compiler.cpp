@@ -55,7 +55,8 @@ std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std:
 int ProgramColumnMap::add_lookup(const LookupColumn& column) {
   for (size_t i = 0; i < lookups.size(); ++i) {
     const LookupColumn& l = lookups[i];
-    if (l.column.data == column.column.data && l.column.validity == column.column.validity && l.keys == column.keys)
+    if (l.column.data == column.column.data && l.column.validity == column.column.validity && l.keys == column.keys &&
+        l.text == column.text)
       return static_cast<int>(i);
   }
   lookups.push_back(column);
@@ -70,10 +71,9 @@ void place_lookups(ColumnProgram& program, const ProgramColumnMap& columns) {
 
 namespace {
 
-// Dictionaries of at most this many entries have their text conditions
-// compiled: as tests of at most this many codes (each a program step), or
-// else as a lookup of the verdict by code.
-constexpr int32_t kTextConditionEntries = 1 << 16;
+// Text conditions over kTextConditionEntries entries at most compile as
+// tests of at most this many codes (each a program step), or else as a
+// lookup of the verdict by code.
 constexpr size_t kTextConditionCodes = 64;
 
 // The static type of a compiled subexpression.
@@ -300,7 +300,8 @@ class Compiler {
     if (column == nullptr || physical_of(column->type.id) != Physical::text || column->index < 0) return std::nullopt;
     if (has_subquery(const_cast<Expr&>(e)) || has_volatile_function(const_cast<Expr&>(e))) return std::nullopt;
     const std::shared_ptr<const storage::StringDictionary> dictionary = columns_.dictionary(column->index);
-    if (!dictionary || dictionary->size() > kTextConditionEntries) return std::nullopt;
+    if (!dictionary) return std::nullopt;
+    if (dictionary->size() > kTextConditionEntries) return text_match(e, *column, dictionary);
     const auto n = static_cast<size_t>(dictionary->size());
     Vector entries(column->type);
     entries.dictionary = dictionary;
@@ -344,6 +345,43 @@ class Compiler {
     for (const int64_t code : codes) steps.push_back(ProgramStep{ProgramOp::const_int, 0, code, 0});  // data: no depth
     if (negate) emit(ProgramOp::not_);
     return Typed{Kind::boolean};
+  }
+
+  // A LIKE of a constant pattern over a column of more entries than the
+  // compiler evaluates here (text_condition): the verdict by code, made
+  // where the programs run, looked up (the GPU matches the dictionary's
+  // bytes it keeps; text_match.hpp says which patterns).
+  std::optional<Typed> text_match(const Expr& e, const ColumnExpr& column,
+                                  const std::shared_ptr<const storage::StringDictionary>& dictionary) {
+    const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+    if (!columns_.texts_on_device || f == nullptr || !f->like || f->like->case_insensitive || f->args.size() != 1 ||
+        !same_bytes(*f->args[0], column)) {
+      return std::nullopt;
+    }
+    const std::optional<RunsPattern> pattern = runs_pattern(f->like->pattern);
+    if (!pattern) return std::nullopt;
+    auto verdicts = std::make_shared<TextVerdicts>();
+    verdicts->entries = storage::dictionary_entries(dictionary);
+    verdicts->count = dictionary->size();
+    verdicts->pattern = *pattern;
+    LookupColumn by_code;
+    by_code.column = ProgramColumn{nullptr, nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0,
+                                   static_cast<uint64_t>(verdicts->count)};
+    by_code.text = std::move(verdicts);
+    emit(ProgramOp::load, columns_.add(column.index));
+    emit(ProgramOp::lookup, columns_.add_lookup(by_code));
+    emit(ProgramOp::const_int, 0, f->like->negate ? 0 : 1);
+    emit(ProgramOp::eq_int);
+    return Typed{Kind::boolean};
+  }
+
+  // Whether `e` is `column`'s text as stored: the column, or a varchar's
+  // cast to text (a char(n)'s drops its padding).
+  static bool same_bytes(const Expr& e, const ColumnExpr& column) {
+    if (&e == &column) return true;
+    const auto* cast = dynamic_cast<const FunctionExpr*>(&e);
+    return cast != nullptr && cast->name == "cast" && cast->args.size() == 1 && cast->args[0].get() == &column &&
+           (column.type.id == TypeId::text || column.type.id == TypeId::varchar);
   }
 
   static const ColumnExpr* find_column(const Expr& e) {

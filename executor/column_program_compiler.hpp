@@ -22,6 +22,11 @@ namespace tally::executor {
 // Lookup columns (a joined relation's values by key, lookup_join.hpp) are
 // numbered apart, in `lookups`, until place_lookups moves them past the
 // table columns, where the engines put them (AggregationSpec::lookup_columns).
+// Dictionaries of at most this many entries have their text conditions
+// evaluated by the compiler, once per entry; over larger ones only a LIKE
+// compiles (ProgramColumnMap::texts_on_device).
+constexpr int32_t kTextConditionEntries = 1 << 16;
+
 struct ProgramColumnMap {
   std::vector<int> table_columns;
   std::vector<LookupColumn> lookups;
@@ -31,6 +36,12 @@ struct ProgramColumnMap {
   // Lookups compile by their types alone, their tables not built yet: the
   // programs only say whether the expressions compile (a plan's choice).
   bool lookups_unbuilt = false;
+  // A LIKE over a text column of more entries than the compiler evaluates
+  // once each is compiled as a lookup of verdicts the engine makes
+  // (LookupColumn::text): where a GPU may run the programs, which matches
+  // them on the device; the host's row-by-row evaluation costs the CPU
+  // engine no more.
+  bool texts_on_device = false;
   // Arrays the compiler made that lookup columns point into (a text
   // condition's verdict per dictionary code): whoever runs the programs
   // keeps them.

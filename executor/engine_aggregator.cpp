@@ -517,6 +517,8 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   if (feed != RowFeed::stored_chunks) return;
   ProgramColumnMap columns;
   columns.dictionary = [this](int column) { return table_->dictionary(column); };
+  columns.texts_on_device = (context.engine == "auto" || context.engine == "gpu") &&
+                            (context.gpu_engine != nullptr || (engine_table_ && engine_table_->gpu_engine()));
   ColumnProgram filter;
   if (where != nullptr) {
     auto f = compile_filter(*where, columns, context.parameters);

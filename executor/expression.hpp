@@ -82,6 +82,14 @@ class FunctionExpr final : public Expr {
   ScalarFunction fn;
   bool strict;
   VectorKernel batch;  // empty, or the same function over whole Vectors (strict only)
+  // A LIKE of a constant pattern (args[0] LIKE like->pattern): what an
+  // engine that matches texts itself needs (text_match.hpp).
+  struct LikeConstant {
+    std::string pattern;
+    bool negate = false;
+    bool case_insensitive = false;
+  };
+  std::shared_ptr<const LikeConstant> like;
   // The batch kernel takes a constant argument (a literal, a parameter, an
   // operator over them) as a one-row Vector standing for every row
   // (executor/vector_operand.hpp), so the constant is not copied per row.

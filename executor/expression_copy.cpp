@@ -30,6 +30,7 @@ ExprPtr ExprCopy::operator()(const Expr& e) {
       auto g = std::make_unique<FunctionExpr>(f->type, f->name, std::move(args), f->fn, f->strict);
       g->batch = f->batch;
       g->batch_takes_constants = f->batch_takes_constants;
+      g->like = f->like;
       out = std::move(g);
     }
   } else if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {

@@ -167,4 +167,23 @@ int32_t StringDictionary::Store::add(std::string_view value, uint64_t h) {
   return code;
 }
 
+namespace {
+
+class DictionaryEntries final : public TextEntries {
+ public:
+  explicit DictionaryEntries(std::shared_ptr<const StringDictionary> dictionary) : dictionary_(std::move(dictionary)) {}
+  int32_t size() const override { return dictionary_->size(); }
+  std::string_view at(int32_t code) const override { return dictionary_->at(code); }
+  std::weak_ptr<const void> identity() const override { return dictionary_->store_identity(); }
+
+ private:
+  std::shared_ptr<const StringDictionary> dictionary_;
+};
+
+}  // namespace
+
+std::shared_ptr<const TextEntries> dictionary_entries(std::shared_ptr<const StringDictionary> dictionary) {
+  return std::make_shared<const DictionaryEntries>(std::move(dictionary));
+}
+
 }  // namespace tally::storage

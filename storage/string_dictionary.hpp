@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text_match.hpp"
+
 namespace tally::storage {
 
 class StringDictionary {
@@ -172,5 +174,9 @@ class StringDictionary {
     size_t arena_left_ = 0;
   };
 };
+
+// The entries of `dictionary` as the engines read them (text_match.hpp):
+// its store is their identity.
+std::shared_ptr<const TextEntries> dictionary_entries(std::shared_ptr<const StringDictionary> dictionary);
 
 }  // namespace tally::storage

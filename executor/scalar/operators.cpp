@@ -171,6 +171,7 @@ ExprPtr like_constant(ExprPtr text, std::string pattern, bool negate, bool ci) {
                                           [like, negate](std::span<const Value> a) -> Value {
                                             return like->matches(std::get<std::string>(a[0])) != negate;
                                           });
+  e->like = std::make_shared<const FunctionExpr::LikeConstant>(FunctionExpr::LikeConstant{pattern, negate, ci});
   e->batch = [like, negate](std::span<const Vector* const> args, size_t rows, Vector& out) -> bool {
     const Vector& text = *args[0];
     if (!text.coded() && text.texts.size() < rows) return false;

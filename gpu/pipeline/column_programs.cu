@@ -1,4 +1,5 @@
 #include "gpu/pipeline/column_programs.hpp"
+#include "gpu/pipeline/device_texts.cuh"
 
 #include <cstring>
 
@@ -76,6 +77,7 @@ __global__ void scatter_keys_kernel(const int64_t* keys, const uint8_t* nulls, s
 struct DeviceProgramEvaluator::Impl {
   DeviceBuffer steps, mask, error;
   std::vector<DeviceBuffer> lookup_copies;
+  std::vector<std::shared_ptr<const DeviceTexts>> texts;  // the dictionaries text verdicts were matched in
   std::vector<tally::ProgramColumn> lookups;  // device pointers
   bool error_cleared = false;
   std::vector<DeviceBuffer> values, validity;
@@ -147,6 +149,7 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
 void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>& host, StreamHandle stream) {
   Impl& m = *impl_;
   m.lookup_copies.clear();
+  m.texts.clear();
   m.lookups.clear();
   auto copy = [&](const void* data, size_t bytes) -> const void* {
     if (data == nullptr) return nullptr;
@@ -157,6 +160,17 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&
   for (const tally::LookupColumn& l : host) {
     const tally::ProgramColumn& c = l.column;
     tally::ProgramColumn d = c;
+    if (l.from_text()) {
+      // The verdict by code, matched here in the dictionary's bytes this
+      // device keeps.
+      m.texts.push_back(device_texts(*l.text->entries, l.text->count, stream));
+      m.lookup_copies.emplace_back(std::max<size_t>(c.size * sizeof(int32_t), 1), stream);
+      auto* verdicts = m.lookup_copies.back().get<int32_t>();
+      match_device_texts(*m.texts.back(), l.text->count, l.text->pattern, verdicts, stream);
+      d.data = verdicts;
+      m.lookups.push_back(d);
+      continue;
+    }
     if (l.from_keys()) {
       // The build rows by key, scattered here from the rows' keys.
       m.lookup_copies.emplace_back(std::max<size_t>(c.size * sizeof(int32_t), 1), stream);

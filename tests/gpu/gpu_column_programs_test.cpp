@@ -3,13 +3,16 @@
 // (common/column_program_run.hpp) over random columns of every width with
 // NULLs: the row filter's mask, int64 and float64 inputs (rows the filter
 // drops NULL), and the overflow flag; lookups of a joined relation's values
-// by key (copied to the device once) and CASE's choose. Skips without a GPU.
+// by key (copied to the device once) and CASE's choose; a LIKE's verdicts
+// by dictionary code, matched in the entries' bytes the device keeps.
+// Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "common/column_program_run.hpp"
 #include "gpu/pipeline/column_programs.hpp"
@@ -211,6 +214,60 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
       EXPECT_EQ(device.errors, host_errors) << with_filter << with_overflow;
       EXPECT_EQ(host_errors != 0, with_overflow);
     }
+  }
+}
+
+// A dictionary's entries as a vector: entries of one vector share its identity.
+class VectorEntries final : public TextEntries {
+ public:
+  VectorEntries(std::shared_ptr<std::vector<std::string>> texts, int32_t size) : texts_(std::move(texts)), size_(size) {}
+  int32_t size() const override { return size_; }
+  std::string_view at(int32_t code) const override { return (*texts_)[static_cast<size_t>(code)]; }
+  std::weak_ptr<const void> identity() const override { return std::shared_ptr<const void>(texts_); }
+
+ private:
+  std::shared_ptr<std::vector<std::string>> texts_;
+  int32_t size_;
+};
+
+TEST(GpuColumnPrograms, TextVerdictsMatchTheHost) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(9);
+  const char* words[] = {"special", "requests", "pending", "ironic", "", "deposits", "spec", "ial"};
+  auto texts = std::make_shared<std::vector<std::string>>();
+  for (int e = 0; e < 300000; ++e) {
+    std::string t;
+    for (uint64_t w = rng() % 7; w > 0; --w) t += std::string(words[rng() % 8]) + (rng() % 3 == 0 ? " " : "");
+    texts->push_back(t);
+  }
+  const size_t rows = 400000;
+  std::vector<int32_t> codes(rows);
+  std::vector<uint8_t> valid(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    codes[r] = static_cast<int32_t>(rng() % 200000);
+    valid[r] = rng() % 13 != 0;
+  }
+  const std::vector<ColumnView> columns = {{ColumnWidth::int32, codes.data(), valid.data(), {}}};
+  ColumnProgram filter;  // WHERE t LIKE pattern
+  filter.steps = {step(ProgramOp::load, 0), step(ProgramOp::lookup, 1), step(ProgramOp::const_int, 0, 1),
+                  step(ProgramOp::eq_int)};
+  // The first query copies 200,000 entries; the second reads that copy;
+  // the third, of more entries (the dictionary grew), makes a new one.
+  for (const auto& [pattern, count] : std::vector<std::pair<std::string, int32_t>>{
+           {"%special%requests%", 200000}, {"spec%ial", 150000}, {"%ing%ironic", 300000}}) {
+    auto verdicts = std::make_shared<TextVerdicts>();
+    verdicts->entries = std::make_shared<VectorEntries>(texts, count);
+    verdicts->count = count;
+    verdicts->pattern = *runs_pattern(pattern);
+    LookupColumn by_code;
+    by_code.column = ProgramColumn{nullptr, nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, static_cast<uint64_t>(count)};
+    by_code.text = verdicts;
+    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(filter, {}, columns, rows, {by_code});
+    std::vector<uint8_t> mask(rows, 1);
+    EXPECT_EQ(evaluate_program(filter, columns, rows, mask.data(), nullptr, nullptr, {by_code}), 0u);
+    EXPECT_EQ(device.mask, mask) << pattern;
+    EXPECT_GT(std::count(mask.begin(), mask.end(), 1), 1000) << pattern;
+    EXPECT_LT(std::count(mask.begin(), mask.end(), 1), static_cast<long>(rows) * 9 / 10) << pattern;
   }
 }
 

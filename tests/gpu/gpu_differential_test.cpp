@@ -460,6 +460,39 @@ TEST(GpuDifferential, LookupJoinsAnswerAsTheHashJoins) {
   }
 }
 
+// LIKE over a text column of more distinct values than the compiler
+// evaluates once each (TPC-H's o_comment): the verdicts are matched on the
+// device over the dictionary's bytes, then looked up by code; the answers
+// are the CPU engine's, NULLs and '%' at either end included.
+TEST(GpuDifferential, LikeOverManyDistinctTextsRunsOnTheGpu) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  GpuDatabase db("tally-gpu-like", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto ok = [&](const std::string& sql) { db.ok(sql); };
+  ok("CREATE TABLE note (k int, m int, c text, v varchar(80))");
+  ok("INSERT INTO note SELECT g, g % 7, CASE WHEN g % 41 = 0 THEN NULL ELSE 'note ' || g || CASE g % 5 WHEN 0 THEN "
+     "' special requests' WHEN 1 THEN ' special' WHEN 2 THEN ' requests special' ELSE ' pending' END END, "
+     "'v' || (g * 7) FROM generate_series(1, 120000) g");
+  const char* queries[] = {
+      "SELECT count(*), count(c) FROM note WHERE c NOT LIKE '%special%requests%'",
+      "SELECT m, count(*), sum(k) FROM note WHERE c LIKE '%special%requests%' GROUP BY m",
+      "SELECT m, count(*) FROM note WHERE c LIKE 'note 1%' AND c NOT LIKE '%pending' GROUP BY m",
+      "SELECT count(*), sum(k) FROM note WHERE v LIKE '%77%'",
+  };
+  ok("SELECT count(*), count(c), count(v) FROM note");  // the first read goes to the CPU engine
+  for (const char* sql : queries) {
+    ok("SET tally.engine = cpu");
+    const Result cpu = db.sorted_rows(sql);
+    ok("SET tally.engine = auto");
+    const Result gpu = db.sorted_rows(sql);
+    EXPECT_GT(gpu.rows.size(), 0u) << sql;
+    EXPECT_EQ(differs(cpu, gpu), "") << sql;
+    ok("SET tally.engine = gpu");
+    const std::string text = db.explained(sql);
+    EXPECT_NE(text.find("GPU: WHERE and inputs evaluated on the device"), std::string::npos) << sql << "\n" << text;
+  }
+}
+
 // HAVING's conjuncts on counts, exact sums, min and max sift the GPU's
 // extracted groups before their arrays are built: the answers are the CPU
 // engine's, EXPLAIN ANALYZE says how many the GPU dropped, and the actual
