@@ -412,12 +412,12 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
   if (scan == nullptr || !scan->table() || steps.empty()) return nullptr;
   std::reverse(steps.begin(), steps.end());
   const uint64_t fact_rows = scan->table()->row_count();
-  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows))) return nullptr;
+  if (few_fact_rows_joined(steps, static_cast<double>(fact_rows) * kFewFactRowsFactor)) return nullptr;
   // Per step, its integer keys packed into one where the first alone repeats.
   std::vector<std::optional<PackedKey>> packed(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
-    if (step.looked_up->estimated_rows() * kFactRowsPerLookupRow > static_cast<double>(fact_rows)) return nullptr;
+    if (step.looked_up->estimated_rows() * kFactRowsPerColumnLookupRow > static_cast<double>(fact_rows)) return nullptr;
     // A looked-up key whose range is much narrower than the relation's
     // estimated rows repeats (partsupp's ps_partkey, 4 rows a key): the
     // build would find it and fall back to the hash joins. Its integer
@@ -522,6 +522,15 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     p.aggregates.push_back(std::move(call));
   }
   if (rewrite.failed) return nullptr;
+  // A relation of more than an eighth of the fact table's rows is looked
+  // up for its columns only: a value evaluated per row of it (a text
+  // condition) would take the host longer than the hash join it replaces.
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].looked_up->estimated_rows() * kFactRowsPerLookupRow <= static_cast<double>(fact_rows)) continue;
+    for (const ExprPtr& c : form->sources[i].columns) {
+      if (dynamic_cast<const ColumnExpr*>(c.get()) == nullptr) return nullptr;
+    }
+  }
   p.where = conjunction(std::move(where));
   // Above the aggregate the expressions read its keys and aggregates: as
   // they are, and an uncorrelated subquery (HAVING's, in TPC-H Q11) is

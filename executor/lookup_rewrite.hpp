@@ -30,18 +30,26 @@ struct LookupForm {
 // A relation is looked up where the fact table has at least this many
 // times its estimated rows: then building its arrays (a host scan of its
 // key and looked-up columns) costs a fraction of the fact table's scan.
-// A relation as large as a quarter of the fact table (TPC-H's orders
-// beside lineitem) is slower looked up than hash joined: its conditions are
-// evaluated for each of its rows on the host while building its arrays,
-// where the hash join's build side is filtered first. Its keys are held in
-// arrays by key where their range is at most twice the fact table's rows and they are unique
-// (they ascend, or sorted they do not repeat: a GPU run scatters the array
-// itself from the keys), or an eighth of them where the host must make the
-// array to tell; a wider range is hashed. A key whose range (from the key
-// column's chunk statistics) is under half the relation's estimated rows
-// repeats: the relation's integer keys are then packed into one (partsupp
-// by part and supplier), or the hash joins run, built on the smaller side.
+// Its keys are held in arrays by key where their range is at most twice
+// the fact table's rows and they are unique (they ascend, or sorted they
+// do not repeat: a GPU run scatters the array itself from the keys), or an
+// eighth of them where the host must make the array to tell; a wider range
+// is hashed. A key whose range (from the key column's chunk statistics) is
+// under half the relation's estimated rows repeats: the relation's integer
+// keys are then packed into one (partsupp by part and supplier), or the
+// hash joins run, built on the smaller side.
 constexpr double kFactRowsPerLookupRow = 8;
+// A larger relation, up to this share of the fact table's rows, is looked
+// up where its looked-up values are its columns alone (TPC-H Q9's orders
+// by o_orderdate, a quarter of lineitem's rows): a value computed from its
+// rows (Q12's tests of o_orderpriority) would be evaluated for each of them
+// on the host while building, slower than the hash join it replaces.
+constexpr double kFactRowsPerColumnLookupRow = 3;
+// few_fact_rows_joined's fact rows are counted this many times over: a
+// selective relation (Q9's green parts, 1 in 17) still leaves the fact
+// table's rows to look up in a relation a quarter its size, where one of
+// 1 in 150 (Q8's part) does not.
+constexpr double kFewFactRowsFactor = 8;
 // A key range this narrow is looked up whatever the fact table's rows.
 constexpr uint64_t kLookupMinSpan = uint64_t{1} << 20;
 
