@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/for_parts.hpp"
 #include "gpu/cuda_check.cuh"
 
 namespace tally::gpu {
@@ -46,15 +47,6 @@ bool same(const std::weak_ptr<const void>& a, const std::weak_ptr<const void>& b
   return !a.owner_before(b) && !b.owner_before(a);
 }
 
-// Runs f(begin, end) over [0, n) in `parts` ranges on as many threads.
-template <class F>
-void in_parts(size_t n, size_t parts, const F& f) {
-  std::vector<std::thread> threads;
-  for (size_t p = 1; p < parts; ++p) threads.emplace_back([&, p] { f(n * p / parts, n * (p + 1) / parts); });
-  f(0, n / parts);
-  for (std::thread& t : threads) t.join();
-}
-
 // The entries' offsets and bytes gathered on the host, then copied. Tens
 // of millions of entries take most of a second on one thread: the gather
 // runs on every core, in ranges of a million entries at least.
@@ -62,14 +54,14 @@ std::shared_ptr<DeviceTexts> copy_entries(const TextEntries& entries, int32_t co
   const auto n = static_cast<size_t>(count);
   const size_t parts = std::clamp<size_t>(n >> 20, 1, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<uint64_t> offsets(n + 1, 0);
-  in_parts(n, parts, [&](size_t begin, size_t end) {
+  for_parts(parts, n, [&](size_t, size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) offsets[c + 1] = entries.at(static_cast<int32_t>(c)).size();
   });
   for (size_t c = 0; c < n; ++c) offsets[c + 1] += offsets[c];
   // Not zeroed: the threads' copies touch its pages first, in parallel.
   const uint64_t byte_count = std::max<uint64_t>(offsets.back(), 1);
   std::unique_ptr<char[]> bytes(new char[byte_count]);
-  in_parts(n, parts, [&](size_t begin, size_t end) {
+  for_parts(parts, n, [&](size_t, size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
       const std::string_view t = entries.at(static_cast<int32_t>(c));
       std::copy(t.begin(), t.end(), bytes.get() + offsets[c]);
