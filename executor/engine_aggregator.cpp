@@ -710,6 +710,11 @@ std::vector<std::string> EngineAggregator::explain() const {
                   static_cast<unsigned long long>(filtered_out_), filter_us_ / 1000.0);
     lines.push_back(buf);
   }
+  if (top_dropped_ > 0) {
+    std::snprintf(buf, sizeof buf, "ORDER BY ... LIMIT %zu on partial states: %llu groups dropped before their aggregates were built (%.3f ms)",
+                  top_groups_.count, static_cast<unsigned long long>(top_dropped_), top_us_ / 1000.0);
+    lines.push_back(buf);
+  }
   if (where_conditions_ > 0 || input_programs_ > 0) {
     const std::string where = on_gpu_ ? "GPU engine" : "CPU engine";
     if (where_conditions_ > 0) {

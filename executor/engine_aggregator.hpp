@@ -156,7 +156,8 @@ class EngineAggregator final : public GroupAggregator {
   void begin_pass(int pass) override { run_->begin_pass(pass); }
   void allow_deferred_avg(std::vector<uint8_t> columns) override { deferrable_ = std::move(columns); }
   void set_group_filter(std::vector<GroupFilter> filter) override { group_filter_ = std::move(filter); }
-  uint64_t groups_filtered_out() const override { return filtered_out_; }
+  void set_top_groups(TopGroups top) override { top_groups_ = std::move(top); }
+  uint64_t groups_filtered_out() const override { return filtered_out_ + top_dropped_; }
   size_t finalize(std::vector<Vector>& columns) override;
   std::vector<std::string> explain() const override;
   // False where an aggregate the mapping takes cannot run after all (min or
@@ -195,6 +196,10 @@ class EngineAggregator final : public GroupAggregator {
   // Drops from `result` the groups a test of group_tests() rejects, before
   // any column is built; returns the groups left.
   size_t filter_groups(AggregationResult& result, size_t groups);
+  // Cuts `result` and its key columns (the last keys_.size() of `columns`,
+  // built) to the groups that can be among top_groups_'s first rows, where
+  // every sort key is a key column or a count; returns the groups left.
+  size_t keep_top_groups(AggregationResult& result, size_t groups, std::vector<Vector>& columns);
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
@@ -331,6 +336,9 @@ class EngineAggregator final : public GroupAggregator {
   std::vector<GroupFilter> group_filter_;  // set_group_filter
   uint64_t filtered_out_ = 0;              // groups filter_groups dropped
   double filter_us_ = 0;
+  TopGroups top_groups_;                   // set_top_groups
+  uint64_t top_dropped_ = 0;               // groups keep_top_groups dropped
+  double top_us_ = 0;
   std::shared_ptr<const storage::StringDictionary> dictionary_;
   std::vector<uint8_t> deferrable_;  // allow_deferred_avg: by finalize column
   // Stored chunk columns the scan asked for, and those the run held so that

@@ -9,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
+#include <thread>
 
 #include "common/column_program_run.hpp"
 #include "common/engine_counters.hpp"
@@ -18,6 +20,9 @@
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 #include "executor/having_filter.hpp"
+#include "executor/operators/chunk_ops.hpp"
+#include "executor/row_sort.hpp"
+#include "executor/row_top_n.hpp"
 
 namespace tally::executor::engine_aggregation {
 namespace {
@@ -145,6 +150,7 @@ size_t EngineAggregator::finalize(std::vector<Vector>& columns) {
     }
     columns.push_back(std::move(v));
   }
+  if (!global) groups = keep_top_groups(result, groups, columns);
   column_parts_us_.assign(1, since_us(t_columns));
   // Aggregates through the shared finalizer.
   const std::vector<int>& count_source = result.count_source;
@@ -232,7 +238,87 @@ void keep_groups(std::vector<T, A>& v, const std::vector<uint32_t>& kept, size_t
   v.shrink_to_fit();
 }
 
+// Groups `kept` (ascending) of every per-group array of `result`. Not the
+// arrays of ordered-set values, which callers rule out.
+void keep_result_groups(AggregationResult& result, const std::vector<uint32_t>& kept, size_t groups) {
+  keep_groups(result.keys, kept, groups);
+  keep_groups(result.key_valid, kept, groups);
+  for (auto& codes : result.key_codes) keep_groups(codes, kept, groups);
+  for (auto& valid : result.key_code_valid) keep_groups(valid, kept, groups);
+  for (PartialStates& s : result.states) {
+    keep_groups(s.count, kept, groups);
+    keep_groups(s.sum_int, kept, groups);
+    keep_groups(s.sum2_int, kept, groups);
+    keep_groups(s.sum_float, kept, groups);
+    keep_groups(s.extreme_int, kept, groups);
+    keep_groups(s.extreme_float, kept, groups);
+    for (auto* moments : {&s.n, &s.sx, &s.sxx, &s.sy, &s.syy, &s.sxy}) keep_groups(*moments, kept, groups);
+    keep_groups(s.sum_int64, kept, groups);
+  }
+}
+
 }  // namespace
+
+size_t EngineAggregator::keep_top_groups(AggregationResult& result, size_t groups, std::vector<Vector>& columns) {
+  if (top_groups_.keys.empty() || keys_.empty() || groups == 0 || columns.size() < keys_.size()) return groups;
+  for (const PartialAggregate& p : spec_.aggregates) {
+    if (p.op == PartialOp::ordered_values || p.op == PartialOp::count_distinct) return groups;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t first_key = columns.size() - keys_.size();
+  // Each sort key's values: a key column as built, or a count's array as
+  // the engine left it (moved into a Vector for the comparison and back).
+  std::vector<int> count_of(top_groups_.keys.size(), -1);  // the state whose count, per sort key
+  for (size_t i = 0; i < top_groups_.keys.size(); ++i) {
+    const size_t column = top_groups_.keys[i].column;
+    if (column < keys_.size()) {
+      if (columns[first_key + column].size() != groups) return groups;
+      continue;
+    }
+    const size_t a = column - keys_.size();
+    if (a >= aggregates_.size() || a >= result.states.size()) return groups;
+    const AggKind kind = aggregates_[a].signature.kind;
+    if (kind != AggKind::count_star && kind != AggKind::count) return groups;
+    const int source = result.count_source.empty() ? static_cast<int>(a) : result.count_source[a];
+    if (source < 0 || static_cast<size_t>(source) >= result.states.size() ||
+        result.states[static_cast<size_t>(source)].count.size() != groups) {
+      return groups;
+    }
+    count_of[i] = source;
+  }
+  std::map<int, Vector> counts;  // by state: stable addresses for the sort columns
+  struct GiveBack {
+    AggregationResult& result;
+    std::map<int, Vector>& counts;
+    ~GiveBack() {
+      for (auto& [state, v] : counts) result.states[static_cast<size_t>(state)].count = std::move(v.ints);
+    }
+  } give_back{result, counts};
+  std::vector<SortColumn> sort;
+  for (size_t i = 0; i < top_groups_.keys.size(); ++i) {
+    const GroupAggregator::OrderKey& key = top_groups_.keys[i];
+    const Vector* values = count_of[i] < 0 ? &columns[first_key + key.column] : nullptr;
+    if (count_of[i] >= 0) {
+      auto [at, fresh] = counts.try_emplace(count_of[i], SqlType{TypeId::int8});
+      if (fresh) {
+        at->second.ints = std::move(result.states[static_cast<size_t>(count_of[i])].count);
+        at->second.count = groups;
+      }
+      values = &at->second;
+    }
+    sort.push_back({values, key.descending, key.nulls_first});
+  }
+  const int threads = spec_.threads > 0 ? spec_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::optional<std::vector<uint32_t>> kept = top_n_candidates(groups, sort, top_groups_.count, threads);
+  for (auto& [state, v] : counts) result.states[static_cast<size_t>(state)].count = std::move(v.ints);
+  counts.clear();
+  if (!kept) return groups;
+  for (size_t k = first_key; k < columns.size(); ++k) columns[k] = gather(columns[k], *kept, threads);
+  keep_result_groups(result, *kept, groups);
+  top_dropped_ = groups - kept->size();
+  top_us_ = since_us(t0);
+  return kept->size();
+}
 
 std::vector<GroupTest> EngineAggregator::group_tests() const {
   std::vector<GroupTest> tests;
@@ -322,20 +408,7 @@ size_t EngineAggregator::filter_groups(AggregationResult& result, size_t groups)
   std::vector<uint32_t> kept;
   for (auto& [begin, list] : lists) kept.insert(kept.end(), list.begin(), list.end());
   if (kept.size() == groups) return groups;
-  keep_groups(result.keys, kept, groups);
-  keep_groups(result.key_valid, kept, groups);
-  for (auto& codes : result.key_codes) keep_groups(codes, kept, groups);
-  for (auto& valid : result.key_code_valid) keep_groups(valid, kept, groups);
-  for (PartialStates& s : result.states) {
-    keep_groups(s.count, kept, groups);
-    keep_groups(s.sum_int, kept, groups);
-    keep_groups(s.sum2_int, kept, groups);
-    keep_groups(s.sum_float, kept, groups);
-    keep_groups(s.extreme_int, kept, groups);
-    keep_groups(s.extreme_float, kept, groups);
-    for (auto* moments : {&s.n, &s.sx, &s.sxx, &s.sy, &s.syy, &s.sxy}) keep_groups(*moments, kept, groups);
-    keep_groups(s.sum_int64, kept, groups);
-  }
+  keep_result_groups(result, kept, groups);
   filtered_out_ += groups - kept.size();
   filter_us_ = since_us(t0);
   return kept.size();

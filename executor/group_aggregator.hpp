@@ -103,7 +103,25 @@ class GroupAggregator {
   // > 300` are millions, its rows a few hundred); aggregators that ignore it
   // are correct. Called before finalize.
   virtual void set_group_filter(std::vector<GroupFilter> /*filter*/) {}
-  // Groups the filter dropped in finalize (not among its result).
+  // ORDER BY ... LIMIT over the aggregation's columns (no HAVING, DISTINCT
+  // or windows between them): finalize may build the aggregates of only the
+  // groups that can be among the first `count` rows, by `keys` (ties of the
+  // last one kept), so that `GROUP BY WatchID, ClientIP ORDER BY count(*)
+  // DESC LIMIT 10` does not build twenty million averages for ten rows. The
+  // sort above still orders what comes back; aggregators that ignore it are
+  // correct. Called before finalize.
+  struct OrderKey {
+    size_t column = 0;  // of finalize's columns: [keys..., aggregates...]
+    bool descending = false;
+    bool nulls_first = false;
+  };
+  struct TopGroups {
+    std::vector<OrderKey> keys;
+    size_t count = 0;
+  };
+  virtual void set_top_groups(TopGroups /*top*/) {}
+  // Groups the filter, or the cut to the top groups, dropped in finalize
+  // (not among its result).
   virtual uint64_t groups_filtered_out() const { return 0; }
   // Appends the key columns then one column per aggregate; returns the group count.
   virtual size_t finalize(std::vector<Vector>& columns) = 0;

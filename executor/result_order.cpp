@@ -141,6 +141,25 @@ size_t chunk_top_n(const SelectPlan& plan, const ExecContext& ec) {
   return limit > 0 && offset >= 0 ? static_cast<size_t>(limit + offset) : 0;
 }
 
+GroupAggregator::TopGroups top_groups(const SelectPlan& plan, const ExecContext& ec) {
+  GroupAggregator::TopGroups top;
+  if (!plan.aggregate || !plan.grouping_sets.empty() || plan.having || plan.distinct || !plan.distinct_on.empty() ||
+      plan.windows || plan.sort.empty() || !plan.limit) {
+    return top;
+  }
+  const int64_t limit = constant_int(plan.limit, ec, -1);
+  const int64_t offset = constant_int(plan.offset, ec, 0);
+  if (limit <= 0 || offset < 0 || limit > (int64_t{1} << 40) || offset > (int64_t{1} << 40)) return top;
+  const size_t columns = plan.group_keys.size() + plan.aggregates.size();
+  for (const SortKey& key : plan.sort) {
+    const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs.at(static_cast<size_t>(key.column)).get());
+    if (ref == nullptr || ref->index < 0 || static_cast<size_t>(ref->index) >= columns) return {};
+    top.keys.push_back({static_cast<size_t>(ref->index), key.descending, key.nulls_first});
+  }
+  top.count = static_cast<size_t>(limit + offset);
+  return top;
+}
+
 std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const EvalInput& rows) {
   const size_t n = plan.outputs.size();
   std::vector<Vector> columns(n);

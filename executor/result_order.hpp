@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "executor/expression.hpp"
+#include "executor/group_aggregator.hpp"
 
 namespace tally::storage {
 struct ChunkBatch;
@@ -32,6 +33,12 @@ void order_and_limit(const SelectPlan& plan, ResultSet& result, std::vector<Vect
 // k of ORDER BY ... LIMIT k (OFFSET included) over plain rows (no
 // aggregate, DISTINCT or window), or 0 where each chunk must keep every row.
 size_t chunk_top_n(const SelectPlan& plan, const ExecContext& ec);
+
+// ORDER BY ... LIMIT k (OFFSET included) straight over an aggregation's
+// columns (every sort key a bare key or aggregate column; no HAVING,
+// DISTINCT, grouping sets or windows in between): the cut the aggregator
+// may make before it builds its aggregates. No keys where there is none.
+GroupAggregator::TopGroups top_groups(const SelectPlan& plan, const ExecContext& ec);
 
 // One chunk's outputs at its rows that can be among the first k by the
 // plan's ORDER BY, or at every row where that would not leave many fewer.

@@ -247,6 +247,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   if (aggregator && ec.stream_to_client) aggregator->allow_deferred_avg(deferrable_columns(plan));
   if (aggregator && plan.having && plan.grouping_sets.empty())
     aggregator->set_group_filter(having_group_filter(*plan.having, plan.group_keys.size(), plan.aggregates.size(), ec.parameters));
+  if (aggregator) aggregator->set_top_groups(top_groups(plan, ec));
 
   // Early stop for plain scans with LIMIT and no ORDER BY / DISTINCT.
   int64_t wanted = -1;
