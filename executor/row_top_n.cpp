@@ -21,26 +21,68 @@ int compare_keys(const std::vector<SortColumn>& keys, uint32_t a, uint32_t b) {
   return 0;
 }
 
-}  // namespace
+// A key of integers (integer-like types and booleans, held as int64s),
+// compared inline as compare_sort_values compares them: the counts and
+// bigint keys of `GROUP BY WatchID, ClientIP ORDER BY count(*) DESC` over
+// twenty million groups, without a dispatch on the type per comparison.
+struct IntegerKey {
+  const int64_t* values;
+  const uint8_t* nulls;  // nullptr: none
+  bool descending;
+  bool nulls_first;
+};
 
-std::optional<std::vector<uint32_t>> top_n_candidates(size_t rows, const std::vector<SortColumn>& keys, size_t k,
-                                                      int threads) {
-  if (k == 0 || rows < kTopNMinRows || k > rows / kTopNRowsPerKept || keys.empty()) return std::nullopt;
-  const auto less = [&keys](uint32_t a, uint32_t b) {
-    tick_on_this_thread();
-    const int r = compare_keys(keys, a, b);
+std::optional<std::vector<IntegerKey>> integer_keys(const std::vector<SortColumn>& keys) {
+  std::vector<IntegerKey> out;
+  for (const SortColumn& c : keys) {
+    const Physical p = physical_of(c.values->type.id);
+    if ((p != Physical::integer && p != Physical::boolean) || c.values->avg_parts) return std::nullopt;
+    out.push_back({c.values->int_data(), c.values->nulls.empty() ? nullptr : c.values->nulls.data(), c.descending,
+                   c.nulls_first});
+  }
+  return out;
+}
+
+int compare_integer_keys(const std::vector<IntegerKey>& keys, uint32_t a, uint32_t b) {
+  for (const IntegerKey& k : keys) {
+    if (k.nulls != nullptr) {
+      const bool na = k.nulls[a] != 0, nb = k.nulls[b] != 0;
+      if (na || nb) {
+        if (na && nb) continue;
+        return na == k.nulls_first ? -1 : 1;
+      }
+    }
+    const int64_t x = k.values[a], y = k.values[b];
+    if (x != y) return (x < y) != k.descending ? -1 : 1;
+  }
+  return 0;
+}
+
+// top_n_candidates with `compare` (-1, 0, 1) as the order of two rows.
+template <class Compare>
+std::optional<std::vector<uint32_t>> candidates_by(size_t rows, size_t k, int threads, const Compare& compare) {
+  const auto less = [&compare](uint32_t a, uint32_t b) {
+    const int r = compare(a, b);
     return r != 0 ? r < 0 : a < b;
   };
-  // Each part's k first rows.
+  // Each part's k first rows, in a heap whose top is the last of them.
   const int parts = std::max(1, threads);
   std::vector<std::vector<uint32_t>> firsts(static_cast<size_t>(parts));
   cpu::parallel_for(parts, rows, [&](int part, size_t begin, size_t end) {
-    std::vector<uint32_t>& mine = firsts[static_cast<size_t>(part)];
-    mine.resize(end - begin);
-    for (size_t r = begin; r < end; ++r) mine[r - begin] = static_cast<uint32_t>(r);
-    const size_t kept = std::min(k, mine.size());
-    std::partial_sort(mine.begin(), mine.begin() + static_cast<long>(kept), mine.end(), less);
-    mine.resize(kept);
+    std::vector<uint32_t>& heap = firsts[static_cast<size_t>(part)];
+    heap.reserve(k + 1);
+    for (size_t r = begin; r < end; ++r) {
+      tick_on_this_thread();
+      const auto row = static_cast<uint32_t>(r);
+      if (heap.size() < k) {
+        heap.push_back(row);
+        std::push_heap(heap.begin(), heap.end(), less);
+      } else if (less(row, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), less);
+        heap.back() = row;
+        std::push_heap(heap.begin(), heap.end(), less);
+      }
+    }
   });
   std::vector<uint32_t> candidates;
   for (const auto& mine : firsts) candidates.insert(candidates.end(), mine.begin(), mine.end());
@@ -51,13 +93,24 @@ std::optional<std::vector<uint32_t>> top_n_candidates(size_t rows, const std::ve
   cpu::parallel_for(parts, rows, [&](int part, size_t begin, size_t end) {
     std::vector<uint32_t>& mine = kept[static_cast<size_t>(part)];
     for (size_t r = begin; r < end; ++r) {
-      if (compare_keys(keys, static_cast<uint32_t>(r), bound) <= 0) mine.push_back(static_cast<uint32_t>(r));
+      if (compare(static_cast<uint32_t>(r), bound) <= 0) mine.push_back(static_cast<uint32_t>(r));
     }
   });
   std::vector<uint32_t> out;
   for (const auto& mine : kept) out.insert(out.end(), mine.begin(), mine.end());
   if (out.size() > rows / kTopNRowsPerKept) return std::nullopt;  // ties everywhere: sort them all
   return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<uint32_t>> top_n_candidates(size_t rows, const std::vector<SortColumn>& keys, size_t k,
+                                                      int threads) {
+  if (k == 0 || rows < kTopNMinRows || k > rows / kTopNRowsPerKept || keys.empty()) return std::nullopt;
+  if (const auto ints = integer_keys(keys)) {
+    return candidates_by(rows, k, threads, [&ints](uint32_t a, uint32_t b) { return compare_integer_keys(*ints, a, b); });
+  }
+  return candidates_by(rows, k, threads, [&keys](uint32_t a, uint32_t b) { return compare_keys(keys, a, b); });
 }
 
 }  // namespace tally::executor
