@@ -198,7 +198,8 @@ class EngineAggregator final : public GroupAggregator {
   size_t filter_groups(AggregationResult& result, size_t groups);
   // Cuts `result` and its key columns (the last keys_.size() of `columns`,
   // built) to the groups that can be among top_groups_'s first rows, where
-  // every sort key is a key column or a count; returns the groups left.
+  // every sort key is a key column, a count, or an exact sum, min or max of
+  // integers or numerics; returns the groups left.
   size_t keep_top_groups(AggregationResult& result, size_t groups, std::vector<Vector>& columns);
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <atomic>
+#include <list>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -266,9 +268,15 @@ size_t EngineAggregator::keep_top_groups(AggregationResult& result, size_t group
   }
   const auto t0 = std::chrono::steady_clock::now();
   const size_t first_key = columns.size() - keys_.size();
-  // Each sort key's values: a key column as built, or a count's array as
-  // the engine left it (moved into a Vector for the comparison and back).
-  std::vector<int> count_of(top_groups_.keys.size(), -1);  // the state whose count, per sort key
+  // Each sort key's values: a key column as built; a count's array as the
+  // engine left it (moved into a Vector for the comparison, and back); or an
+  // exact sum, min or max of integers or numerics (at its input's one
+  // scale, which keeps their order), copied, NULL where no value counted.
+  struct Source {
+    int count = -1;  // the state whose count: the values, or (exact) where they are NULL
+    int exact = -1;  // the state of an exact sum, min or max
+  };
+  std::vector<Source> sources(top_groups_.keys.size());
   for (size_t i = 0; i < top_groups_.keys.size(); ++i) {
     const size_t column = top_groups_.keys[i].column;
     if (column < keys_.size()) {
@@ -276,15 +284,55 @@ size_t EngineAggregator::keep_top_groups(AggregationResult& result, size_t group
       continue;
     }
     const size_t a = column - keys_.size();
-    if (a >= aggregates_.size() || a >= result.states.size()) return groups;
-    const AggKind kind = aggregates_[a].signature.kind;
-    if (kind != AggKind::count_star && kind != AggKind::count) return groups;
+    if (a >= aggregates_.size() || a >= result.states.size() || a >= spec_.aggregates.size()) return groups;
     const int source = result.count_source.empty() ? static_cast<int>(a) : result.count_source[a];
     if (source < 0 || static_cast<size_t>(source) >= result.states.size() ||
         result.states[static_cast<size_t>(source)].count.size() != groups) {
       return groups;
     }
-    count_of[i] = source;
+    sources[i].count = source;
+    const AggregateCall& call = aggregates_[a];
+    const AggKind kind = call.signature.kind;
+    if (kind == AggKind::count_star || kind == AggKind::count) continue;
+    const PartialAggregate& p = spec_.aggregates[a];
+    const TypeId in = call.signature.arg_types.empty() ? TypeId::unknown : call.signature.arg_types[0].id;
+    const bool exact_input = in == TypeId::int2 || in == TypeId::int4 || in == TypeId::int8 || in == TypeId::numeric;
+    const bool exact_state = (kind == AggKind::sum && p.op == PartialOp::sum_int) ||
+                             (kind == AggKind::min && p.op == PartialOp::min_int) ||
+                             (kind == AggKind::max && p.op == PartialOp::max_int);
+    if (!exact_input || !exact_state || p.input < 0 || mappings_[a].text_rank) return groups;
+    if (in == TypeId::numeric && input_scales_[static_cast<size_t>(p.input)].load() == kScaleUnknown) return groups;
+    const PartialStates& s = result.states[a];
+    const bool held = kind == AggKind::sum ? (s.sum_int64.size() == groups || s.sum_int.size() == groups)
+                                           : s.extreme_int.size() == groups;
+    if (!held) return groups;
+    sources[i].exact = static_cast<int>(a);
+  }
+  std::list<Vector> exact;  // stable addresses for the sort columns
+  for (const Source& source : sources) {
+    if (source.exact < 0) continue;
+    const PartialStates& s = result.states[static_cast<size_t>(source.exact)];
+    const int64_t* count = result.states[static_cast<size_t>(source.count)].count.data();
+    Vector& v = exact.emplace_back(SqlType{TypeId::int8});
+    v.resize(groups);
+    v.nulls.assign(groups, 0);
+    std::atomic<bool> wide{false};
+    for_group_ranges(groups, [&](size_t begin, size_t end) {
+      for (size_t g = begin; g < end; ++g) {
+        if (count[g] == 0) {
+          v.nulls[g] = 1;
+        } else if (!s.sum_int64.empty()) {
+          v.ints[g] = s.sum_int64[g];
+        } else if (!s.sum_int.empty()) {
+          const __int128 x = s.sum_int[g];
+          if (x > INT64_MAX || x < INT64_MIN) wide.store(true, std::memory_order_relaxed);
+          v.ints[g] = static_cast<int64_t>(x);
+        } else {
+          v.ints[g] = s.extreme_int[g];
+        }
+      }
+    });
+    if (wide.load()) return groups;  // a sum past 64 bits: not compared here
   }
   std::map<int, Vector> counts;  // by state: stable addresses for the sort columns
   struct GiveBack {
@@ -295,13 +343,19 @@ size_t EngineAggregator::keep_top_groups(AggregationResult& result, size_t group
     }
   } give_back{result, counts};
   std::vector<SortColumn> sort;
+  auto next_exact = exact.begin();
   for (size_t i = 0; i < top_groups_.keys.size(); ++i) {
     const GroupAggregator::OrderKey& key = top_groups_.keys[i];
-    const Vector* values = count_of[i] < 0 ? &columns[first_key + key.column] : nullptr;
-    if (count_of[i] >= 0) {
-      auto [at, fresh] = counts.try_emplace(count_of[i], SqlType{TypeId::int8});
+    const Source& source = sources[i];
+    const Vector* values = nullptr;
+    if (source.count < 0) {
+      values = &columns[first_key + key.column];
+    } else if (source.exact >= 0) {
+      values = &*next_exact++;
+    } else {
+      auto [at, fresh] = counts.try_emplace(source.count, SqlType{TypeId::int8});
       if (fresh) {
-        at->second.ints = std::move(result.states[static_cast<size_t>(count_of[i])].count);
+        at->second.ints = std::move(result.states[static_cast<size_t>(source.count)].count);
         at->second.count = groups;
       }
       values = &at->second;
