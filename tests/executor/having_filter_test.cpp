@@ -87,16 +87,9 @@ std::shared_ptr<MemoryTable> grouped_table() {
   return table;
 }
 
-struct Answer {
-  std::vector<std::string> rows, explain;
-};
-
-Answer ask(const std::string& sql, MemoryTableProvider& tables, const std::string& engine) {
-  Answer a;
-  ExecContext ec;
-  ec.engine = engine;
-  ec.explain = &a.explain;
-  a.rows = testing::sorted_text_lines(testing::run_select_sql(sql, tables, ec));
+testing::EngineAnswer ask(const std::string& sql, MemoryTableProvider& tables, const std::string& engine) {
+  testing::EngineAnswer a = testing::run_with_engine(sql, tables, engine);
+  std::sort(a.rows.begin(), a.rows.end());
   return a;
 }
 
@@ -106,8 +99,8 @@ TEST(HavingFilter, TheEngineDropsGroupsBeforeTheirColumnsAndAnswersAsTheGenericP
   for (const std::string sql : {"SELECT k, sum(n) FROM t GROUP BY k HAVING sum(n) > 700.5",
                                 "SELECT k, count(*) FROM t GROUP BY k HAVING count(n) < 6 AND max(b) >= 900",
                                 "SELECT k FROM t GROUP BY k HAVING sum(b) <= -2500 AND min(n) > 1"}) {
-    const Answer cpu = ask(sql, tables, "cpu");
-    const Answer generic = ask(sql, tables, "generic");
+    const testing::EngineAnswer cpu = ask(sql, tables, "cpu");
+    const testing::EngineAnswer generic = ask(sql, tables, "generic");
     EXPECT_EQ(cpu.rows, generic.rows) << sql;
     EXPECT_GT(cpu.rows.size(), 3u) << sql;  // some groups kept: HAVING decides them
     const bool dropped = std::any_of(cpu.explain.begin(), cpu.explain.end(), [](const std::string& line) {

@@ -39,25 +39,7 @@ std::shared_ptr<MemoryTable> grouped_table() {
   return table;
 }
 
-struct Answer {
-  std::vector<std::string> rows, explain;
-};
-
-Answer ask(const std::string& sql, MemoryTableProvider& tables, const std::string& engine) {
-  Answer a;
-  ExecContext ec;
-  ec.engine = engine;
-  ec.explain = &a.explain;
-  const ResultSet result = testing::run_select_sql(sql, tables, ec);
-  testing::RecordingWriter writer;
-  writer.row_description(result.fields);
-  size_t position = 0;
-  stream_rows(result, std::vector<tally::Format>(result.columns.size(), tally::Format::text), position, 0, writer);
-  a.rows = writer.lines();  // in the result's order
-  return a;
-}
-
-bool cut(const Answer& a) {
+bool cut(const testing::EngineAnswer& a) {
   return std::any_of(a.explain.begin(), a.explain.end(), [](const std::string& line) {
     return line.find("on partial states") != std::string::npos && line.find("ORDER BY") != std::string::npos;
   });
@@ -73,8 +55,8 @@ TEST(TopGroups, TheEngineBuildsTheAggregatesOfTheFirstGroupsOnlyAndAnswersAsTheG
                                 "SELECT k, sum(n) AS s FROM t GROUP BY k ORDER BY s DESC NULLS LAST, k LIMIT 5",
                                 "SELECT k, w, min(n) AS m, count(*) FROM t GROUP BY k, w ORDER BY m NULLS FIRST, k, w LIMIT 5",
                                 "SELECT k, max(w) AS m, avg(n) FROM t GROUP BY k ORDER BY m, k DESC LIMIT 5"}) {
-    const Answer cpu = ask(sql, tables, "cpu");
-    const Answer generic = ask(sql, tables, "generic");
+    const testing::EngineAnswer cpu = testing::run_with_engine(sql, tables, "cpu");
+    const testing::EngineAnswer generic = testing::run_with_engine(sql, tables, "generic");
     EXPECT_EQ(cpu.rows, generic.rows) << sql;
     EXPECT_GE(cpu.rows.size(), 4u) << sql;
     EXPECT_TRUE(cut(cpu)) << sql;
@@ -92,8 +74,8 @@ TEST(TopGroups, SortKeysItCannotReadFromPartialStatesKeepEveryGroup) {
   for (const std::string sql : {"SELECT k, avg(n) AS m FROM t GROUP BY k ORDER BY m DESC NULLS LAST, k LIMIT 5",
                                 "SELECT k, count(*) AS c FROM t GROUP BY k ORDER BY count(*) * 2 - k, k LIMIT 5",
                                 "SELECT k, count(*) AS c FROM t GROUP BY k HAVING avg(n) > 50 ORDER BY c DESC, k LIMIT 5"}) {
-    const Answer cpu = ask(sql, tables, "cpu");
-    const Answer generic = ask(sql, tables, "generic");
+    const testing::EngineAnswer cpu = testing::run_with_engine(sql, tables, "cpu");
+    const testing::EngineAnswer generic = testing::run_with_engine(sql, tables, "generic");
     EXPECT_EQ(cpu.rows, generic.rows) << sql;
     EXPECT_FALSE(cut(cpu)) << sql;
   }
