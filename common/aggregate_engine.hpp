@@ -156,6 +156,9 @@ struct AggregationSpec {
   // Launch configuration to force (GPU: the tuner's text form
   // "tpb=256,bps=4,ff=50,rpt=4", SET tally.launch_config); "" = engine's choice.
   std::string forced_configuration;
+  // SET jit: the GPU engine may compile the WHERE, input and key programs
+  // into a kernel of their own (off: its interpreting kernel runs them).
+  bool compile_programs = true;
   // The tuning cache (not owned; outlives the run); nullptr = no persisted
   // tuning: the engine starts from its rules and forgets what it measured.
   TuningStore* tuning_store = nullptr;

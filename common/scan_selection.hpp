@@ -34,6 +34,7 @@ struct ScanSelectionSpec {
   std::vector<ColumnWidth> widths;   // as the column is stored
   ColumnProgram filter;              // boolean, loads of program columns; may be empty
   std::vector<SelectionKeyTest> key_tests;
+  bool compile_programs = true;      // SET jit (AggregationSpec::compile_programs)
 };
 
 // One piece of a chunk to select from: rows [begin, end) of storage chunk

@@ -182,18 +182,7 @@ class Compiler {
  private:
   void emit(ProgramOp op, int32_t arg = 0, int64_t value = 0, double fvalue = 0) {
     steps.push_back(ProgramStep{op, arg, value, fvalue});
-    switch (op) {
-      case ProgramOp::load: case ProgramOp::const_int: case ProgramOp::const_float: case ProgramOp::const_null:
-        ++depth;
-        break;
-      case ProgramOp::neg_int: case ProgramOp::neg_float: case ProgramOp::scale_int: case ProgramOp::check_range:
-      case ProgramOp::int_to_float: case ProgramOp::not_: case ProgramOp::is_null: case ProgramOp::is_not_null:
-      case ProgramOp::skip_if_false: case ProgramOp::skip_if_true: case ProgramOp::in_list: case ProgramOp::lookup:
-      case ProgramOp::year_of: case ProgramOp::date_field: case ProgramOp::floor_to:
-        break;
-      case ProgramOp::choose: depth -= 2; break;
-      default: --depth; break;  // binary
-    }
+    depth += step_stack_change(op);
     max_depth = std::max(max_depth, depth);
   }
 

@@ -235,6 +235,7 @@ void Database::prepare(ExecContext& context, const Settings& settings) {
   context.variant = settings.get("tally.variant").value_or("");
   context.lookup_joins = settings.get("tally.lookup_joins").value_or("auto");
   context.launch_config = settings.get("tally.launch_config").value_or("");
+  context.jit = settings.get("jit").value_or("on") == "on";
 }
 
 std::unique_ptr<Database> Database::open(const config::Config& config) {

@@ -273,6 +273,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   if (context.threads == 0 && table != nullptr && table->row_count() < kSingleThreadRows) spec_.threads = 1;
   spec_.memory_budget = context.memory_budget;
   spec_.cancel = context.cancel;
+  spec_.compile_programs = context.jit;
   if (context.engine == "dense" || context.engine == "hash") spec_.forced_variant = context.engine;
   // Keys travel at their stored width: int2/int4/date/bool and dictionary
   // codes as int32 (the GPU reads half the bytes of int64), int8 and

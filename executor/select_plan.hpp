@@ -103,6 +103,7 @@ struct ExecContext {
   // engine takes aggregates), on (wherever it has one), off.
   std::string lookup_joins = "auto";
   std::string launch_config;  // SET tally.launch_config: force "tpb=..,bps=..,ff=..,rpt=.."
+  bool jit = true;            // SET jit: the GPU engine compiles its column programs (off: interprets them)
   // The result goes only to stream_rows (Session's simple query and portal
   // path): result columns that are an aggregate as it is may be AvgParts
   // (value.hpp). Cursors, COPY and INSERT ... SELECT leave it false and get

@@ -22,9 +22,10 @@ constexpr std::string_view kReported[] = {
     "TimeZone"};
 
 // Where Tally's value is not the one a fresh PostgreSQL shows: what its
-// storage and sessions are (UTF8 in the C locale, UTC), its version, and JIT
-// (Tally compiles no queries). The server's configuration adds its own at
-// start-up (server_settings.cpp).
+// storage and sessions are (UTF8 in the C locale, UTC) and its version. The
+// server's configuration adds its own at start-up (server_settings.cpp).
+// jit keeps PostgreSQL's meaning and default: on, the GPU engine compiles
+// the column programs it runs (gpu/pipeline/program_compiler.hpp).
 struct TallyValue {
   std::string_view name;
   std::string_view value;
@@ -32,8 +33,7 @@ struct TallyValue {
 constexpr TallyValue kTallyValues[] = {
     {"client_encoding", "UTF8"}, {"server_encoding", "UTF8"}, {"lc_collate", "C"}, {"lc_ctype", "C"},
     {"lc_messages", "C"},        {"lc_monetary", "C"},        {"lc_numeric", "C"}, {"lc_time", "C"},
-    {"TimeZone", "UTC"},         {"log_timezone", "UTC"},     {"jit", "off"},
-    {"max_parallel_workers_per_gather", "2"}};
+    {"TimeZone", "UTC"},         {"log_timezone", "UTC"},     {"max_parallel_workers_per_gather", "2"}};
 
 Kind kind_of(std::string_view vartype) {
   if (vartype == "bool") return Kind::boolean;

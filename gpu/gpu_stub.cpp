@@ -31,7 +31,7 @@ std::unique_ptr<tally::OrderedRowsCollector> make_device_ordered_rows(GpuEngine&
 int device_count() { return 0; }
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram&, const std::vector<tally::ColumnProgram>&,
                                                 const std::vector<tally::ColumnView>&, int64_t,
-                                                const std::vector<tally::LookupColumn>&) {
+                                                const std::vector<tally::LookupColumn>&, ProgramKernel) {
   no_gpu();
 }
 struct DeviceProgramEvaluator::Impl {};
@@ -39,7 +39,7 @@ DeviceProgramEvaluator::DeviceProgramEvaluator() { no_gpu(); }
 DeviceProgramEvaluator::~DeviceProgramEvaluator() = default;
 void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram&, const std::vector<tally::ColumnProgram>&,
                                       const std::vector<ColumnPointer>&, const std::vector<tally::ColumnWidth>&, int64_t,
-                                      StreamHandle) {
+                                      StreamHandle, ProgramKernel) {
   no_gpu();
 }
 void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&, StreamHandle) { no_gpu(); }
@@ -47,6 +47,10 @@ const uint8_t* DeviceProgramEvaluator::mask() const { no_gpu(); }
 const void* DeviceProgramEvaluator::input(size_t) const { no_gpu(); }
 const uint8_t* DeviceProgramEvaluator::input_validity(size_t) const { no_gpu(); }
 uint32_t DeviceProgramEvaluator::errors(StreamHandle) { no_gpu(); }
+std::string DeviceProgramEvaluator::kernel_report() const { no_gpu(); }
+std::string program_cubin(const std::string&, int, std::string&) { return "built without CUDA"; }
+std::string program_compiler_state() { return "built without CUDA"; }
+bool DeviceProgramEvaluator::last_compiled() const { no_gpu(); }
 struct RowCompactor::Impl {};
 RowCompactor::RowCompactor() { no_gpu(); }
 RowCompactor::~RowCompactor() = default;
@@ -62,7 +66,7 @@ RowSelector::RowSelector() { no_gpu(); }
 RowSelector::~RowSelector() = default;
 bool RowSelector::select(const tally::ColumnProgram&, const std::vector<ColumnPointer>&,
                          const std::vector<tally::ColumnWidth>&, int64_t, const std::vector<DeviceKeyTest>&, uint32_t,
-                         StreamHandle, std::vector<uint32_t>&) {
+                         StreamHandle, std::vector<uint32_t>&, ProgramKernel) {
   no_gpu();
 }
 struct ZeroColumn::Impl {};

@@ -339,6 +339,7 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
   ScanSelectionSpec spec;
   spec.table = table_->oid();
   spec.filter = compared_program_;
+  spec.compile_programs = context.jit;
   program_reads = compared_columns_;
   auto add_column = [&](size_t read) {
     const auto at = std::find(program_reads.begin(), program_reads.end(), read);

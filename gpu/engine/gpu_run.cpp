@@ -480,7 +480,8 @@ int64_t GpuRun::evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, st
   }
   const std::vector<ColumnPointer> columns(chunk.columns.begin() + static_cast<long>(program_column_begin_),
                                            chunk.columns.end());
-  evaluator_->evaluate(spec_.row_filter, launch_programs_, columns, program_widths_, chunk.rows, stream);
+  evaluator_->evaluate(spec_.row_filter, launch_programs_, columns, program_widths_, chunk.rows, stream,
+                       spec_.compile_programs ? ProgramKernel::compile : ProgramKernel::interpret);
   p.rows = chunk.rows;
   p.values.clear();
   std::vector<uint32_t> value_bytes;

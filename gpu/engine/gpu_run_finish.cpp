@@ -144,9 +144,9 @@ tally::AggregationResult GpuRun::finalize() {
   report_.details.push_back(std::move(first_use));
   report_.details.push_back(std::move(start_path));
   if (evaluator_) {
-    std::snprintf(line, sizeof line, "GPU: WHERE and inputs evaluated on the device: %lld of %lld rows kept",
+    std::snprintf(line, sizeof line, "GPU: WHERE and inputs evaluated on the device: %lld of %lld rows kept; programs ",
                   static_cast<long long>(kept_rows_), static_cast<long long>(program_rows_));
-    report_.details.push_back(line);
+    report_.details.push_back(line + evaluator_->kernel_report());
     // A program's error (an overflow PostgreSQL reports): the statement
     // runs again on the exact host path, as for the CPU engine's programs.
     if (const uint32_t flags = evaluator_->errors(pipeline_->compute_stream())) throw tally::ProgramOverflow{flags};

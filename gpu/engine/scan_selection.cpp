@@ -74,7 +74,8 @@ bool GpuScanSelection::select(const tally::SelectionPiece& piece, std::vector<ui
     bool selected = false;
     pipeline.run(staged, [&] {
       selected = pooled.selector->select(spec_.filter, rows_of_piece, spec_.widths, rows, tests_,
-                                         static_cast<uint32_t>(piece.begin), pipeline.compute_stream(), out);
+                                         static_cast<uint32_t>(piece.begin), pipeline.compute_stream(), out,
+                                         spec_.compile_programs ? ProgramKernel::compile : ProgramKernel::interpret);
     });
     (void)pipeline.completed(true);
     if (!selected) {

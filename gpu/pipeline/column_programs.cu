@@ -1,5 +1,8 @@
 #include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/device_texts.cuh"
+#include "gpu/pipeline/program_compiler.hpp"
+#include "gpu/pipeline/program_rows.cuh"
+#include "gpu/pipeline/program_source.hpp"
 
 #include <cstring>
 
@@ -9,53 +12,8 @@
 namespace tally::gpu {
 namespace {
 
-struct ProgramArgs {
-  tally::ProgramColumn columns[kMaxDeviceProgramColumns];
-  int column_count = 0;
-  int filter_begin = 0, filter_count = 0;  // steps of the row filter (count 0: none)
-  int input_begin[kMaxDevicePrograms] = {};
-  int input_count[kMaxDevicePrograms] = {};
-  uint8_t input_float[kMaxDevicePrograms] = {};
-  int inputs = 0;
-  uint8_t* mask = nullptr;
-  int64_t* values[kMaxDevicePrograms] = {};
-  uint8_t* validity[kMaxDevicePrograms] = {};
-  uint32_t* error = nullptr;
-};
-
 __global__ void programs_kernel(const tally::ProgramStep* steps, const __grid_constant__ ProgramArgs args, int64_t rows) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  uint32_t error = 0;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
-    bool pass = true;
-    if (args.filter_count > 0) {
-      const tally::ProgramSlot v =
-          tally::run_program_row(steps + args.filter_begin, args.filter_count, args.columns, static_cast<size_t>(r), &error);
-      pass = tally::program_passes(v);
-    }
-    args.mask[r] = pass ? 1 : 0;
-    for (int i = 0; i < args.inputs; ++i) {
-      if (args.input_count[i] == 0) continue;
-      if (!pass) {
-        // A row WHERE drops is not computed (no error from it) and stays NULL.
-        args.values[i][r] = 0;
-        args.validity[i][r] = 0;
-        continue;
-      }
-      const tally::ProgramSlot v = tally::run_program_row(steps + args.input_begin[i], args.input_count[i], args.columns,
-                                                          static_cast<size_t>(r), &error);
-      if (args.input_float[i]) {
-        double f = v.f;
-        int64_t bits;
-        memcpy(&bits, &f, sizeof bits);
-        args.values[i][r] = bits;
-      } else {
-        args.values[i][r] = tally::program_int64(v, &error);
-      }
-      args.validity[i][r] = v.null ? 0 : 1;
-    }
-  }
-  if (error != 0) atomicOr(args.error, error);
+  program_rows<InterpretedPrograms>(steps, args, rows);
 }
 
 // A lookup's build rows by key from the rows' keys (ascending, so each
@@ -76,6 +34,15 @@ __global__ void scatter_keys_kernel(const int64_t* keys, const uint8_t* nulls, s
 
 struct DeviceProgramEvaluator::Impl {
   DeviceBuffer steps, mask, error;
+  // The compiled kernel of the programs last launched (null: interpreted),
+  // what it was made for, and the launches so far.
+  std::shared_ptr<const CompiledPrograms> compiled;
+  std::vector<tally::ProgramStep> compiled_steps;
+  std::vector<int> compiled_counts;
+  std::string not_compiled;  // why, where no compiled kernel was asked for
+  int arch = 0;
+  uint64_t launches = 0, compiled_launches = 0;
+  bool last_compiled = false;
   std::vector<DeviceBuffer> lookup_copies;
   std::vector<std::shared_ptr<const DeviceTexts>> texts;  // the dictionaries text verdicts were matched in
   std::vector<tally::ProgramColumn> lookups;  // device pointers
@@ -89,7 +56,8 @@ DeviceProgramEvaluator::~DeviceProgramEvaluator() = default;
 
 void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
                                       const std::vector<ColumnPointer>& columns,
-                                      const std::vector<tally::ColumnWidth>& widths, int64_t rows, StreamHandle stream) {
+                                      const std::vector<tally::ColumnWidth>& widths, int64_t rows, StreamHandle stream,
+                                      ProgramKernel kernel) {
   Impl& m = *impl_;
   if (columns.size() + m.lookups.size() > static_cast<size_t>(kMaxDeviceProgramColumns) ||
       inputs.size() > static_cast<size_t>(kMaxDevicePrograms))
@@ -140,11 +108,70 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
     m.error_cleared = true;
   }
   if (rows <= 0) return;
+  const void* compiled = kernel == ProgramKernel::interpret ? nullptr : compiled_kernel(filter, inputs, kernel);
+  if (kernel == ProgramKernel::interpret) m.not_compiled = "jit is off";
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((rows + threads - 1) / threads, 4096);
-  programs_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(m.steps.get<tally::ProgramStep>(), args, rows);
+  const tally::ProgramStep* steps = m.steps.get<tally::ProgramStep>();
+  ++m.launches;
+  m.last_compiled = compiled != nullptr;
+  if (compiled != nullptr) {
+    ++m.compiled_launches;
+    void* params[] = {&steps, &args, &rows};
+    TALLY_CUDA_CHECK(cudaLaunchKernel(compiled, dim3(static_cast<unsigned>(blocks)), dim3(threads), params, 0, stream));
+    return;
+  }
+  programs_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(steps, args, rows);
   TALLY_CUDA_CHECK_LAUNCH("programs_kernel");
 }
+
+const void* DeviceProgramEvaluator::compiled_kernel(const tally::ColumnProgram& filter,
+                                                    const std::vector<tally::ColumnProgram>& inputs,
+                                                    ProgramKernel kernel) {
+  Impl& m = *impl_;
+  // The programs of one run repeat chunk after chunk: the source is written
+  // and looked up once for them.
+  std::vector<int> counts = {static_cast<int>(filter.steps.size())};
+  for (const tally::ColumnProgram& p : inputs) counts.push_back(static_cast<int>(p.steps.size()));
+  const auto same_step = [](const tally::ProgramStep& a, const tally::ProgramStep& b) {
+    return a.op == b.op && a.arg == b.arg && a.value == b.value &&
+           std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0;
+  };
+  const bool same = counts == m.compiled_counts &&
+                    std::equal(m.host_steps.begin(), m.host_steps.end(), m.compiled_steps.begin(), m.compiled_steps.end(),
+                               same_step);
+  if (!same) {
+    m.compiled_counts = std::move(counts);
+    m.compiled_steps = m.host_steps;
+    m.compiled.reset();
+    m.not_compiled.clear();
+    if (m.arch == 0) {
+      int device = 0, major = 0, minor = 0;
+      TALLY_CUDA_CHECK(cudaGetDevice(&device));
+      TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+      TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+      m.arch = major * 10 + minor;
+    }
+    if (const std::optional<std::string> source = program_kernel_source(filter, inputs)) {
+      m.compiled = compiled_programs(*source, m.arch, kernel == ProgramKernel::compile_now);
+    } else {
+      m.not_compiled = "the programs' steps do not nest";
+    }
+  }
+  return m.compiled ? m.compiled->kernel.load(std::memory_order_acquire) : nullptr;
+}
+
+std::string DeviceProgramEvaluator::kernel_report() const {
+  const Impl& m = *impl_;
+  const std::string launches = std::to_string(m.compiled_launches) + " of " + std::to_string(m.launches) + " launches";
+  if (m.compiled_launches > 0) return "compiled (" + program_compiler_state() + "), " + launches;
+  if (!m.not_compiled.empty()) return "interpreted: " + m.not_compiled;
+  if (m.compiled && m.compiled->settled.load(std::memory_order_acquire) && !m.compiled->failure.empty())
+    return "interpreted: " + m.compiled->failure;
+  return "interpreted while " + program_compiler_state() + " compiles them";
+}
+
+bool DeviceProgramEvaluator::last_compiled() const { return impl_->last_compiled; }
 
 void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>& host, StreamHandle stream) {
   Impl& m = *impl_;
@@ -212,7 +239,7 @@ uint32_t DeviceProgramEvaluator::errors(StreamHandle stream) {
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
                                                 const std::vector<tally::ColumnView>& columns, int64_t rows,
-                                                const std::vector<tally::LookupColumn>& lookups) {
+                                                const std::vector<tally::LookupColumn>& lookups, ProgramKernel kernel) {
   cudaStream_t stream = nullptr;
   TALLY_CUDA_CHECK(cudaStreamCreate(&stream));
   struct Destroy {
@@ -238,7 +265,7 @@ DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filt
   }
   DeviceProgramEvaluator evaluator;
   evaluator.set_lookups(lookups, stream);
-  evaluator.evaluate(filter, inputs, pointers, widths, rows, stream);
+  evaluator.evaluate(filter, inputs, pointers, widths, rows, stream, kernel);
   DeviceProgramResult out;
   out.mask.resize(n);
   TALLY_CUDA_CHECK(cudaMemcpyAsync(out.mask.data(), evaluator.mask(), n, cudaMemcpyDeviceToHost, stream));
@@ -252,6 +279,7 @@ DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filt
     TALLY_CUDA_CHECK(cudaMemcpyAsync(out.validity[i].data(), evaluator.input_validity(i), n, cudaMemcpyDeviceToHost, stream));
   }
   out.errors = evaluator.errors(stream);
+  out.compiled = evaluator.last_compiled();
   return out;
 }
 

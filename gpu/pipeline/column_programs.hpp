@@ -8,18 +8,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/pipeline/program_limits.hpp"
 
 namespace tally::gpu {
-
-// Programs and columns one launch takes: kernel arguments, so that a launch
-// needs no copy of them first.
-constexpr int kMaxDevicePrograms = 16;
-constexpr int kMaxDeviceProgramColumns = 32;
-constexpr int kMaxDeviceSteps = 256;
 
 // Whether the spec's WHERE and input programs fit one launch of the
 // evaluator (the GPU run evaluates them on the device then; otherwise the
@@ -43,6 +39,12 @@ inline bool programs_fit_device(const tally::AggregationSpec& spec) {
   return steps <= static_cast<size_t>(kMaxDeviceSteps) && all_columns <= static_cast<size_t>(kMaxDeviceProgramColumns);
 }
 
+// Which kernel evaluates the programs: the interpreting one (`interpret`:
+// SET jit = off), a compiled one where it is built (`compile`: its first
+// statement queues it and interprets), or a compiled one built before the
+// launch (`compile_now`: tests).
+enum class ProgramKernel { interpret, compile, compile_now };
+
 class DeviceProgramEvaluator {
  public:
   DeviceProgramEvaluator();
@@ -61,7 +63,7 @@ class DeviceProgramEvaluator {
   // The lookup columns set_lookups copied follow `columns`.
   void evaluate(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
                 const std::vector<ColumnPointer>& columns, const std::vector<tally::ColumnWidth>& widths, int64_t rows,
-                StreamHandle stream);
+                StreamHandle stream, ProgramKernel kernel = ProgramKernel::interpret);
   // Copies the lookup columns (AggregationSpec::lookup_columns, host
   // memory) to the device once, for every evaluate() after it.
   // A column made from keys (LookupColumn::from_keys) is scattered on the
@@ -71,10 +73,19 @@ class DeviceProgramEvaluator {
   const void* input(size_t i) const;
   const uint8_t* input_validity(size_t i) const;
   uint32_t errors(StreamHandle stream);
+  // For EXPLAIN: which kernels ran the launches so far, e.g. "compiled
+  // (NVRTC 13.0), 3 of 3 launches", or why they were interpreted.
+  std::string kernel_report() const;
+  // Whether the last launch ran a compiled kernel.
+  bool last_compiled() const;
 
   struct Impl;
 
  private:
+  // The compiled kernel of these programs where it is built (asking for it
+  // the first time they are launched), else nullptr.
+  const void* compiled_kernel(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
+                              ProgramKernel kernel);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -86,10 +97,12 @@ struct DeviceProgramResult {
   std::vector<std::vector<int64_t>> inputs;
   std::vector<std::vector<uint8_t>> validity;
   uint32_t errors = 0;
+  bool compiled = false;  // a compiled kernel ran them
 };
 DeviceProgramResult evaluate_programs_on_device(const tally::ColumnProgram& filter,
                                                 const std::vector<tally::ColumnProgram>& inputs,
                                                 const std::vector<tally::ColumnView>& columns, int64_t rows,
-                                                const std::vector<tally::LookupColumn>& lookups = {});
+                                                const std::vector<tally::LookupColumn>& lookups = {},
+                                                ProgramKernel kernel = ProgramKernel::interpret);
 
 }  // namespace tally::gpu

@@ -53,11 +53,11 @@ RowSelector::~RowSelector() = default;
 bool RowSelector::select(const tally::ColumnProgram& filter, const std::vector<ColumnPointer>& columns,
                          const std::vector<tally::ColumnWidth>& widths, int64_t rows,
                          const std::vector<DeviceKeyTest>& tests, uint32_t offset, StreamHandle stream,
-                         std::vector<uint32_t>& out) {
+                         std::vector<uint32_t>& out, ProgramKernel kernel) {
   out.clear();
   if (rows <= 0) return true;
   Impl& m = *impl_;
-  m.evaluator.evaluate(filter, {}, columns, widths, rows, stream);
+  m.evaluator.evaluate(filter, {}, columns, widths, rows, stream, kernel);
   auto* mask = const_cast<uint8_t*>(m.evaluator.mask());
   const int threads = 256;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>((rows + threads - 1) / threads, 4096));

@@ -12,6 +12,7 @@
 #include "common/column_program.hpp"
 #include "common/column_width.hpp"
 #include "gpu/group_by.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 
 namespace tally::gpu {
 
@@ -55,7 +56,8 @@ class RowSelector {
   // nothing): the host evaluates the piece, as PostgreSQL would.
   bool select(const tally::ColumnProgram& filter, const std::vector<ColumnPointer>& columns,
               const std::vector<tally::ColumnWidth>& widths, int64_t rows, const std::vector<DeviceKeyTest>& tests,
-              uint32_t offset, StreamHandle stream, std::vector<uint32_t>& out);
+              uint32_t offset, StreamHandle stream, std::vector<uint32_t>& out,
+              ProgramKernel kernel = ProgramKernel::interpret);
 
   struct Impl;
 

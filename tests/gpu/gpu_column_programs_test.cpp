@@ -16,12 +16,39 @@
 
 #include "common/column_program_run.hpp"
 #include "gpu/pipeline/column_programs.hpp"
+#include "gpu/pipeline/program_compiler.hpp"
 #include "gpu/rules/device_info.hpp"
 
 namespace tally {
 namespace {
 
 ProgramStep step(ProgramOp o, int32_t arg = 0, int64_t v = 0, double f = 0) { return ProgramStep{o, arg, v, f}; }
+
+// The programs on the device by the interpreting kernel and by the kernel
+// compiled for them (gpu/pipeline/program_compiler.hpp): the same mask,
+// inputs, validity and error flags, bit for bit.
+gpu::DeviceProgramResult on_device(const ColumnProgram& filter, const std::vector<ColumnProgram>& inputs,
+                                   const std::vector<ColumnView>& columns, int64_t rows,
+                                   const std::vector<LookupColumn>& lookups = {}) {
+  gpu::DeviceProgramResult interpreted =
+      gpu::evaluate_programs_on_device(filter, inputs, columns, rows, lookups, gpu::ProgramKernel::interpret);
+  const gpu::DeviceProgramResult compiled =
+      gpu::evaluate_programs_on_device(filter, inputs, columns, rows, lookups, gpu::ProgramKernel::compile_now);
+  EXPECT_FALSE(interpreted.compiled);
+  EXPECT_TRUE(compiled.compiled) << gpu::program_compiler_state();
+  EXPECT_EQ(compiled.mask, interpreted.mask);
+  EXPECT_EQ(compiled.validity, interpreted.validity);
+  EXPECT_EQ(compiled.errors, interpreted.errors);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) continue;
+    size_t differ = 0;
+    for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+      differ += interpreted.validity[i][r] && compiled.inputs[i][r] != interpreted.inputs[i][r] ? 1 : 0;
+    }
+    EXPECT_EQ(differ, 0u) << "input " << i;
+  }
+  return interpreted;
+}
 
 TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
@@ -78,7 +105,7 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
   in_lists.steps.push_back(step(ProgramOp::not_));
   in_lists.steps.push_back(step(ProgramOp::and_));
   {
-    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(in_lists, {}, columns, rows);
+    const gpu::DeviceProgramResult device = on_device(in_lists, {}, columns, rows);
     std::vector<uint8_t> mask(rows, 1);
     EXPECT_EQ(evaluate_program(in_lists, columns, rows, mask.data(), nullptr, nullptr), 0u);
     EXPECT_EQ(device.mask, mask);
@@ -118,7 +145,7 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
     chosen.steps = {step(ProgramOp::load, 1), step(ProgramOp::const_int, 0, 0), step(ProgramOp::gt_int),
                     step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::lookup, 5),
                     step(ProgramOp::load, 1), step(ProgramOp::choose)};
-    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, lookups);
+    const gpu::DeviceProgramResult device = on_device(joined, {chosen}, columns, rows, lookups);
     std::vector<uint8_t> mask(rows, 1), valid(rows);
     std::vector<int64_t> values(rows);
     EXPECT_EQ(evaluate_program(joined, columns, rows, mask.data(), nullptr, nullptr, lookups), 0u);
@@ -143,7 +170,7 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
     }
     std::vector<LookupColumn> hashed = lookups;
     hashed[0] = LookupColumn{{slots.data(), nullptr, static_cast<uint8_t>(ColumnWidth::int64), 0, slot_count, true}};
-    const gpu::DeviceProgramResult by_hash = gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, hashed);
+    const gpu::DeviceProgramResult by_hash = on_device(joined, {chosen}, columns, rows, hashed);
     std::vector<uint8_t> hashed_mask(rows, 1), hashed_valid(rows);
     std::vector<int64_t> hashed_values(rows);
     EXPECT_EQ(evaluate_program(joined, columns, rows, hashed_mask.data(), nullptr, nullptr, hashed), 0u);
@@ -175,7 +202,7 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
     made[0].column.data = made_rows.data();
     made[0].column.validity = made_present.data();
     const gpu::DeviceProgramResult scattered =
-        gpu::evaluate_programs_on_device(joined, {chosen}, columns, rows, from_keys);
+        on_device(joined, {chosen}, columns, rows, from_keys);
     std::vector<uint8_t> made_mask(rows, 1), made_valid(rows);
     std::vector<int64_t> made_values(rows);
     EXPECT_EQ(evaluate_program(joined, columns, rows, made_mask.data(), nullptr, nullptr, made), 0u);
@@ -190,12 +217,30 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
       if (made_valid[r]) ASSERT_EQ(scattered.inputs[0][r], made_values[r]) << "row " << r;
     }
   }
+  {
+    // The filter's conditions behind short circuits, as the compiler emits
+    // an AND chain and an OR: a > 0 AND (b * 2 >= -500000.00 OR f IS NULL).
+    ColumnProgram short_circuits;
+    short_circuits.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 0), step(ProgramOp::gt_int),
+                            step(ProgramOp::skip_if_false, 10),
+                            step(ProgramOp::load, 1), step(ProgramOp::const_int, 0, 2), step(ProgramOp::mul_int),
+                            step(ProgramOp::const_int, 0, -50000000), step(ProgramOp::ge_int),
+                            step(ProgramOp::skip_if_true, 3),
+                            step(ProgramOp::load, 2), step(ProgramOp::is_null), step(ProgramOp::or_),
+                            step(ProgramOp::and_)};
+    const gpu::DeviceProgramResult device = on_device(short_circuits, {}, columns, rows);
+    std::vector<uint8_t> mask(rows, 1);
+    EXPECT_EQ(evaluate_program(short_circuits, columns, rows, mask.data(), nullptr, nullptr), 0u);
+    EXPECT_EQ(device.mask, mask);
+    EXPECT_GT(std::count(mask.begin(), mask.end(), 1), 1000);
+    EXPECT_LT(std::count(mask.begin(), mask.end(), 1), static_cast<long>(rows) - 1000);
+  }
   for (const bool with_filter : {true, false}) {
     for (const bool with_overflow : {false, true}) {
       const ColumnProgram f0 = with_filter ? filter : ColumnProgram{};
       std::vector<ColumnProgram> inputs = {scaled, ColumnProgram{}, floating};
       if (with_overflow) inputs.push_back(overflowing);
-      const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(f0, inputs, columns, rows);
+      const gpu::DeviceProgramResult device = on_device(f0, inputs, columns, rows);
       std::vector<uint8_t> mask(rows, 1);
       uint32_t host_errors = 0;
       if (with_filter) host_errors |= evaluate_program(f0, columns, rows, mask.data(), nullptr, nullptr);
@@ -262,7 +307,7 @@ TEST(GpuColumnPrograms, TextVerdictsMatchTheHost) {
     LookupColumn by_code;
     by_code.column = ProgramColumn{nullptr, nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, static_cast<uint64_t>(count)};
     by_code.text = verdicts;
-    const gpu::DeviceProgramResult device = gpu::evaluate_programs_on_device(filter, {}, columns, rows, {by_code});
+    const gpu::DeviceProgramResult device = on_device(filter, {}, columns, rows, {by_code});
     std::vector<uint8_t> mask(rows, 1);
     EXPECT_EQ(evaluate_program(filter, columns, rows, mask.data(), nullptr, nullptr, {by_code}), 0u);
     EXPECT_EQ(device.mask, mask) << pattern;

@@ -9,13 +9,13 @@ import sys
 import tool_env as t
 
 # Where tallyd's value is its own, not a fresh PostgreSQL's: its configuration
-# (executor/server_settings.cpp), its storage and sessions (UTF8, C locale, UTC,
-# no JIT; setting_registry.cpp), its version, and values PostgreSQL computes
+# (executor/server_settings.cpp), its storage and sessions (UTF8, C locale, UTC;
+# setting_registry.cpp), its version, and values PostgreSQL computes
 # from its own shared memory.
 TALLY_VALUES = {"data_directory", "port", "listen_addresses", "max_connections", "superuser_reserved_connections",
                 "authentication_timeout", "ssl", "ssl_cert_file", "ssl_key_file", "ssl_ca_file",
                 "unix_socket_directories", "statement_timeout", "client_encoding", "server_encoding", "lc_collate",
-                "lc_ctype", "lc_messages", "lc_monetary", "lc_numeric", "lc_time", "TimeZone", "log_timezone", "jit",
+                "lc_ctype", "lc_messages", "lc_monetary", "lc_numeric", "lc_time", "TimeZone", "log_timezone",
                 "max_parallel_workers_per_gather", "server_version", "server_version_num", "shared_memory_size",
                 "shared_memory_size_in_huge_pages", "application_name"}
 METADATA = "name, unit, category, short_desc, extra_desc, context, vartype, min_val, max_val, enumvals"

@@ -1,0 +1,38 @@
+#pragma once
+// Compiled column-program kernels: the sources program_source.hpp writes,
+// built by NVRTC into kernels for a device's architecture and kept for the
+// life of the process, one per source. NVRTC is the CUDA toolkit's
+// libnvrtc, opened at run time: where it is missing, or refuses a source,
+// the interpreting kernel runs and the kernel's state says why.
+//
+// A source is compiled on one background thread while the statement that
+// asked runs the interpreting kernel (a compile takes tens to hundreds of
+// milliseconds, more than most launches it would speed up): the next
+// statement with the same programs launches the compiled kernel. Tests ask
+// to wait for it instead.
+// Host-only header: builds without CUDA.
+#include <atomic>
+#include <memory>
+#include <string>
+
+namespace tally::gpu {
+
+struct CompiledPrograms {
+  std::atomic<const void*> kernel{nullptr};  // a cudaKernel_t once built; nullptr until then, or never
+  std::atomic<bool> settled{false};          // built, or failed (then `failure` says why)
+  std::string failure;                       // written before settled is set
+};
+
+// The compiled kernel of `source` for architecture `arch` (major * 10 +
+// minor): queued for the background thread at the first request, or built
+// before the call returns where `wait`.
+std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string& source, int arch, bool wait);
+
+// Compiles `source` for architecture `arch` into `cubin` (no device
+// needed): empty, or why it did not compile.
+std::string program_cubin(const std::string& source, int arch, std::string& cubin);
+
+// "NVRTC <version>", or why programs cannot be compiled here.
+std::string program_compiler_state();
+
+}  // namespace tally::gpu

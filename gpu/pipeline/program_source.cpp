@@ -1,0 +1,112 @@
+#include "gpu/pipeline/program_source.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace tally::gpu {
+namespace {
+
+// `step` as a constant ProgramStep expression, every bit of it exact.
+std::string step_literal(const tally::ProgramStep& step) {
+  char value[48], fvalue[64];
+  std::snprintf(value, sizeof value, "static_cast<int64_t>(0x%llxULL)", static_cast<unsigned long long>(step.value));
+  if (std::isfinite(step.fvalue)) {
+    std::snprintf(fvalue, sizeof fvalue, "%a", step.fvalue);
+  } else {
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &step.fvalue, sizeof bits);
+    std::snprintf(fvalue, sizeof fvalue, "__longlong_as_double(0x%llxLL)", bits);
+  }
+  return "ProgramStep{static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + "), " +
+         std::to_string(step.arg) + ", " + value + ", " + fvalue + "}";
+}
+
+class ProgramWriter {
+ public:
+  ProgramWriter(const std::vector<tally::ProgramStep>& steps, int offset) : steps_(steps), offset_(offset) {}
+
+  // The body of one program's function: false where its steps do not nest.
+  bool write(std::string& out) {
+    out += "    ProgramSlot st[kProgramStackDepth];\n    int top = -1;\n";
+    int top = -1;
+    if (!write_steps(0, static_cast<int>(steps_.size()), top, 2, out)) return false;
+    out += top >= 0 ? "    return st[" + std::to_string(top) + "];\n" : "    return ProgramSlot{0, 0, true};\n";
+    return true;
+  }
+
+ private:
+  // Steps [begin, end) from a stack whose top is `top` (updated).
+  bool write_steps(int begin, int end, int& top, int indent, std::string& out) {
+    const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+    for (int s = begin; s < end; ++s) {
+      const tally::ProgramStep& step = steps_[static_cast<size_t>(s)];
+      const std::string call = "run_step(" + step_literal(step) + ", " +
+                               (step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr") +
+                               ", st, top, args.columns, row, error)";
+      out += pad + "top = " + std::to_string(top) + ";\n";
+      if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
+        const int skipped_end = s + 1 + step.arg;
+        if (step.arg < 0 || skipped_end > end) return false;
+        out += pad + "if (" + call + " == 0) {\n";
+        int inner = top;
+        if (!write_steps(s + 1, skipped_end, inner, indent + 1, out) || inner != top) return false;
+        out += pad + "}\n";
+        s = skipped_end - 1;
+        continue;
+      }
+      out += pad + call + ";\n";
+      if (step.op == ProgramOp::in_list) {
+        if (step.arg < 0 || s + 1 + step.arg > end) return false;
+        s += step.arg;  // its data, never run as steps
+        continue;
+      }
+      top += tally::step_stack_change(step.op);
+      if (top < -1 || top >= tally::kProgramStackDepth) return false;
+    }
+    return true;
+  }
+
+  const std::vector<tally::ProgramStep>& steps_;
+  int offset_;  // where the steps sit in the launch's array (an in_list's data)
+};
+
+}  // namespace
+
+std::optional<std::string> program_kernel_source(const tally::ColumnProgram& filter,
+                                                 const std::vector<tally::ColumnProgram>& inputs) {
+  std::string out =
+      "#include \"gpu/pipeline/program_rows.cuh\"\n"
+      "using namespace tally;\n"
+      "namespace {\n"
+      "struct CompiledPrograms {\n"
+      "  static constexpr int kInputs = " + std::to_string(inputs.size()) + ";\n"
+      "  __device__ __forceinline__ static ProgramSlot filter(const ProgramStep* steps, const gpu::ProgramArgs& args,\n"
+      "                                                       size_t row, uint32_t* error) {\n";
+  int offset = 0;
+  if (!ProgramWriter(filter.steps, offset).write(out)) return std::nullopt;
+  offset += static_cast<int>(filter.steps.size());
+  out += "  }\n"
+         "  __device__ __forceinline__ static ProgramSlot input(int i, const ProgramStep* steps,\n"
+         "                                                      const gpu::ProgramArgs& args, size_t row,\n"
+         "                                                      uint32_t* error) {\n"
+         "    switch (i) {\n";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out += "    case " + std::to_string(i) + ": {\n";
+    if (!ProgramWriter(inputs[i].steps, offset).write(out)) return std::nullopt;
+    out += "    }\n";
+    offset += static_cast<int>(inputs[i].steps.size());
+  }
+  out += "    }\n"
+         "    return ProgramSlot{0, 0, true};\n"
+         "  }\n"
+         "};\n"
+         "}  // namespace\n"
+         "extern \"C\" __global__ void " + std::string(kProgramKernelName) +
+         "(const ProgramStep* steps, const __grid_constant__ gpu::ProgramArgs args, int64_t rows) {\n"
+         "  gpu::program_rows<CompiledPrograms>(steps, args, rows);\n"
+         "}\n";
+  return out;
+}
+
+}  // namespace tally::gpu

@@ -1,0 +1,27 @@
+#pragma once
+// The CUDA source of a compiled column-program kernel: the row filter and
+// the input programs of one launch (as DeviceProgramEvaluator lays them
+// out: the filter's steps first, then each input's) written as straight-line
+// calls of run_step (common/program_eval.hpp), each with its step as a
+// constant and the stack's depth known, so that NVRTC folds every step's
+// dispatch away and keeps the stack in registers. A short circuit becomes
+// an `if` around the steps it passes over. The kernel (kProgramKernelName)
+// takes the interpreting kernel's arguments and stores what it stores.
+// Host-only: builds without CUDA.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/column_program.hpp"
+
+namespace tally::gpu {
+
+inline constexpr const char* kProgramKernelName = "tally_programs";
+
+// nullopt where a program's steps do not nest as the column-program
+// compiler writes them (a short circuit that leaves the stack at another
+// depth, a stack past kProgramStackDepth): those stay interpreted.
+std::optional<std::string> program_kernel_source(const tally::ColumnProgram& filter,
+                                                 const std::vector<tally::ColumnProgram>& inputs);
+
+}  // namespace tally::gpu

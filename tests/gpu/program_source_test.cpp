@@ -1,0 +1,78 @@
+// Compiled column-program kernels (gpu/pipeline/program_source.hpp): the
+// source written for programs of every kind of step (short circuits, IN
+// lists, lookups, CASE, dates, floats) compiles with NVRTC for sm_90, no
+// device needed; steps that do not nest are refused (they stay
+// interpreted). gpu_column_programs_test runs the compiled kernels on a
+// device against the host evaluator.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpu/pipeline/program_compiler.hpp"
+#include "gpu/pipeline/program_source.hpp"
+
+namespace tally {
+namespace {
+
+ProgramStep step(ProgramOp o, int32_t arg = 0, int64_t v = 0, double f = 0) { return ProgramStep{o, arg, v, f}; }
+
+// WHERE a > 0 AND (b IN (3, 5, 9) OR extract(year from d) = 1996), with the
+// short circuits the compiler emits: skip_if_false passes over the AND's
+// right operand and the and_, skip_if_true over the year test and the or_.
+ColumnProgram short_circuit_filter() {
+  ColumnProgram p;
+  p.steps = {step(ProgramOp::load, 0),       step(ProgramOp::const_int, 0, 0), step(ProgramOp::gt_int),
+             step(ProgramOp::skip_if_false, 12),
+             step(ProgramOp::load, 1),       step(ProgramOp::in_list, 3),      step(ProgramOp::const_int, 0, 3),
+             step(ProgramOp::const_int, 0, 5), step(ProgramOp::const_int, 0, 9),
+             step(ProgramOp::skip_if_true, 5),
+             step(ProgramOp::load, 2),       step(ProgramOp::year_of, 0),      step(ProgramOp::const_int, 0, 1996),
+             step(ProgramOp::eq_int),        step(ProgramOp::or_),             step(ProgramOp::and_)};
+  return p;
+}
+
+TEST(ProgramSource, WritesEveryStepAndCompilesWithNvrtc) {
+  ColumnProgram joined;  // CASE WHEN lookup(a) > 1.5 THEN b * 100 ELSE -b END over a lookup by key
+  joined.result = ProgramResult::int64;
+  joined.steps = {step(ProgramOp::load, 0), step(ProgramOp::lookup, 3), step(ProgramOp::lookup, 4),
+                  step(ProgramOp::const_float, 0, 0, 1.5), step(ProgramOp::gt_float),
+                  step(ProgramOp::load, 1), step(ProgramOp::const_int, 0, 100), step(ProgramOp::mul_int),
+                  step(ProgramOp::load, 1), step(ProgramOp::neg_int), step(ProgramOp::choose),
+                  step(ProgramOp::check_range, 64)};
+  ColumnProgram floating;  // f * 2.5 - infinity, a NaN constant compared
+  floating.result = ProgramResult::float64;
+  floating.steps = {step(ProgramOp::load, 2), step(ProgramOp::int_to_float), step(ProgramOp::const_float, 0, 0, 2.5),
+                    step(ProgramOp::mul_float), step(ProgramOp::const_float, 0, 0, -1.0 / 0.0),
+                    step(ProgramOp::sub_float)};
+  const std::optional<std::string> source =
+      gpu::program_kernel_source(short_circuit_filter(), {joined, ColumnProgram{}, floating});
+  ASSERT_TRUE(source.has_value());
+  EXPECT_NE(source->find(gpu::kProgramKernelName), std::string::npos);
+  EXPECT_NE(source->find("kInputs = 3"), std::string::npos);
+  // The IN list's data is read from the launch's steps, after the filter's
+  // first five steps.
+  EXPECT_NE(source->find("steps + 6"), std::string::npos);
+  EXPECT_NE(source->find("__longlong_as_double(0xfff0000000000000LL)"), std::string::npos);
+  const std::string state = gpu::program_compiler_state();
+  if (state.rfind("NVRTC ", 0) != 0) GTEST_SKIP() << "programs are not compiled here: " << state;
+  std::string cubin;
+  EXPECT_EQ(gpu::program_cubin(*source, 90, cubin), "") << *source;
+  EXPECT_GT(cubin.size(), 1000u);
+}
+
+TEST(ProgramSource, RefusesStepsThatDoNotNest) {
+  // A short circuit over a push: the stack's depth differs after it.
+  ColumnProgram p;
+  p.steps = {step(ProgramOp::load, 0), step(ProgramOp::skip_if_false, 1), step(ProgramOp::load, 1)};
+  EXPECT_FALSE(gpu::program_kernel_source(p, {}).has_value());
+  // A short circuit past the program's end.
+  p.steps = {step(ProgramOp::load, 0), step(ProgramOp::skip_if_false, 5)};
+  EXPECT_FALSE(gpu::program_kernel_source(p, {}).has_value());
+  // A stack deeper than a program may use.
+  ColumnProgram deep;
+  for (int i = 0; i <= kProgramStackDepth; ++i) deep.steps.push_back(step(ProgramOp::const_int, 0, i));
+  EXPECT_FALSE(gpu::program_kernel_source(ColumnProgram{}, {deep}).has_value());
+}
+
+}  // namespace
+}  // namespace tally
