@@ -3,10 +3,11 @@
 // the steps, the stack's values and the arithmetic of each step, written
 // once as inline functions that the host compiler, nvcc and NVRTC all build.
 // The CPU engine and the GPU's interpreting kernel run a program step by step
-// (run_program_row); a compiled kernel (gpu/pipeline/program_source.hpp)
-// calls run_step with each step as a constant, so that the same code
-// specializes to straight-line code over registers. One definition of each
-// step keeps the three evaluations identical.
+// (run_program_row, run_step's switch); a compiled kernel
+// (gpu/pipeline/program_source.hpp) calls op_step with each step's
+// operation as a template argument and its operands as constants, so that
+// the same code specializes to straight-line code over registers. One
+// definition of each step keeps the three evaluations identical.
 //
 // Self-contained on purpose: NVRTC compiles it with no standard library
 // (gpu/pipeline/program_compiler.cu gives it <cstdint>'s names).
@@ -70,7 +71,7 @@ enum class ProgramOp : uint8_t {
   floor_to,
 };
 
-// How a step changes the depth of the stack, as run_step moves its top:
+// How a step changes the depth of the stack, as op_step moves its top:
 // pushes +1, binary operators -1, choose -2, the others 0 (what a compiled
 // kernel's writer tracks, gpu/pipeline/program_source.cpp).
 constexpr int step_stack_change(ProgramOp op) {
@@ -310,111 +311,135 @@ TALLY_HD ProgramSlot lookup_value(const ProgramColumn& c, const ProgramSlot& key
 // Whether a row filter passes the row: true, not NULL.
 TALLY_HD bool program_passes(const ProgramSlot& v) { return !v.null && v.i != 0; }
 
-// Runs `step` over `stack` (its top at index `top`) for row `row` of
-// `columns`, ORing error flags into `*error`; `next` is the step after it
-// (an in_list step's data). Returns how many of the following steps to pass
-// over: a short circuit taken, an in_list's data; else 0.
-TALLY_HD int run_step(const ProgramStep& step, const ProgramStep* next, ProgramSlot* stack, int& top,
-                      const ProgramColumn* columns, size_t row, uint32_t* error) {
+// Runs one step of operation Op (its arg, value and fvalue) over `stack`
+// (its top at index `top`) for row `row` of `columns`, ORing error flags
+// into `*error`; `next` is the step after it (an in_list step's data).
+// Returns how many of the following steps to pass over: a short circuit
+// taken, an in_list's data; else 0. A template over the operation, so that
+// a compiled kernel instantiates only the code of the steps it has.
+template <ProgramOp Op>
+TALLY_HD int op_step(int32_t arg, int64_t value, double fvalue, const ProgramStep* next, ProgramSlot* stack, int& top,
+                     const ProgramColumn* columns, size_t row, uint32_t* error) {
   using namespace program_detail;
-  switch (step.op) {
-    case ProgramOp::load: stack[++top] = column_value(columns[step.arg], row); break;
-    case ProgramOp::lookup: stack[top] = lookup_value(columns[step.arg], stack[top]); break;
-    case ProgramOp::const_int: stack[++top] = ProgramSlot{step.value, 0, false}; break;
-    case ProgramOp::const_float: stack[++top] = ProgramSlot{0, step.fvalue, false}; break;
-    case ProgramOp::const_null: stack[++top] = ProgramSlot{0, 0, true}; break;
-    case ProgramOp::neg_int: stack[top].i = -stack[top].i; break;
-    case ProgramOp::neg_float: stack[top].f = -stack[top].f; break;
-    case ProgramOp::scale_int:
-      if (!stack[top].null) {
-        if (big(stack[top].i, 80)) *error |= kProgramOverflow;
-        else stack[top].i *= pow10_i128(step.arg);
-      }
-      break;
-    case ProgramOp::check_range:
-      if (!stack[top].null && big(stack[top].i + (stack[top].i < 0 ? 1 : 0), step.arg - 1)) *error |= kProgramOverflow;
-      break;
-    case ProgramOp::year_of: year_of_slot(step.arg, stack[top], error); break;
-    case ProgramOp::date_field: date_field_slot(step.arg, stack[top], error); break;
-    case ProgramOp::floor_to: floor_to_slot(step.value, stack[top], error); break;
-    case ProgramOp::int_to_float: stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i)); break;
-    case ProgramOp::not_: stack[top].i = stack[top].i == 0 ? 1 : 0; break;
-    case ProgramOp::skip_if_false:
-    case ProgramOp::skip_if_true:
-      if (!stack[top].null && (stack[top].i != 0) == (step.op == ProgramOp::skip_if_true)) return step.arg;
-      break;
-    case ProgramOp::in_list:
-      if (!stack[top].null) stack[top].i = in_sorted_steps(next, step.arg, stack[top].i) ? 1 : 0;
-      return step.arg;
-    case ProgramOp::is_null:
-    case ProgramOp::is_not_null:
-      stack[top].i = (stack[top].null == (step.op == ProgramOp::is_null)) ? 1 : 0;
-      stack[top].null = false;
-      break;
-    case ProgramOp::choose: {
-      const ProgramSlot otherwise = stack[top--];
-      const ProgramSlot then = stack[top--];
-      ProgramSlot& condition = stack[top];
-      condition = program_passes(condition) ? then : otherwise;
-      break;
+  if constexpr (Op == ProgramOp::load) {
+    stack[++top] = column_value(columns[arg], row);
+  } else if constexpr (Op == ProgramOp::lookup) {
+    stack[top] = lookup_value(columns[arg], stack[top]);
+  } else if constexpr (Op == ProgramOp::const_int) {
+    stack[++top] = ProgramSlot{value, 0, false};
+  } else if constexpr (Op == ProgramOp::const_float) {
+    stack[++top] = ProgramSlot{0, fvalue, false};
+  } else if constexpr (Op == ProgramOp::const_null) {
+    stack[++top] = ProgramSlot{0, 0, true};
+  } else if constexpr (Op == ProgramOp::neg_int) {
+    stack[top].i = -stack[top].i;
+  } else if constexpr (Op == ProgramOp::neg_float) {
+    stack[top].f = -stack[top].f;
+  } else if constexpr (Op == ProgramOp::scale_int) {
+    if (!stack[top].null) {
+      if (big(stack[top].i, 80)) *error |= kProgramOverflow;
+      else stack[top].i *= pow10_i128(arg);
     }
-    case ProgramOp::and_:
-    case ProgramOp::or_: {
-      const ProgramSlot b = stack[top--];
-      ProgramSlot& a = stack[top];
-      // The value that decides (false for AND, true for OR) wins over NULL.
-      const int64_t decides = step.op == ProgramOp::and_ ? 0 : 1;
-      const bool a_decides = !a.null && (a.i != 0 ? 1 : 0) == decides;
-      const bool b_decides = !b.null && (b.i != 0 ? 1 : 0) == decides;
-      if (a_decides || b_decides) a = ProgramSlot{decides, 0, false};
-      else if (a.null || b.null) a = ProgramSlot{0, 0, true};
-      else a = ProgramSlot{1 - decides, 0, false};
-      break;
-    }
-    default: {
-      // Binary operators: NULL in, NULL out.
-      const ProgramSlot b = stack[top--];
-      ProgramSlot& a = stack[top];
-      a.null = a.null || b.null;
-      if (a.null) { a.i = 0; break; }
-      switch (step.op) {
-        case ProgramOp::add_int:
-        case ProgramOp::sub_int:
-          if (big(a.i, 125) || big(b.i, 125)) *error |= kProgramOverflow;
-          a.i = step.op == ProgramOp::add_int ? a.i + b.i : a.i - b.i;
-          break;
-        case ProgramOp::mul_int:
-          if (big(a.i, 63) || big(b.i, 63)) *error |= kProgramOverflow;
-          else a.i = a.i * b.i;
-          break;
-        case ProgramOp::add_float:
-        case ProgramOp::sub_float:
-        case ProgramOp::mul_float: {
-          const double r = step.op == ProgramOp::add_float ? a.f + b.f
-                           : step.op == ProgramOp::sub_float ? a.f - b.f : a.f * b.f;
-          if (is_inf(r) && !is_inf(a.f) && !is_inf(b.f)) *error |= kProgramOverflow;
-          // float8mul: an underflow to zero from nonzero operands is an error too.
-          if (step.op == ProgramOp::mul_float && r == 0 && a.f != 0 && b.f != 0) *error |= kProgramOverflow;
-          a.f = r;
-          break;
-        }
-        case ProgramOp::eq_int: a.i = a.i == b.i; break;
-        case ProgramOp::ne_int: a.i = a.i != b.i; break;
-        case ProgramOp::lt_int: a.i = a.i < b.i; break;
-        case ProgramOp::le_int: a.i = a.i <= b.i; break;
-        case ProgramOp::gt_int: a.i = a.i > b.i; break;
-        case ProgramOp::ge_int: a.i = a.i >= b.i; break;
-        case ProgramOp::eq_float: a.i = float_equal(a.f, b.f); break;
-        case ProgramOp::ne_float: a.i = !float_equal(a.f, b.f); break;
-        case ProgramOp::lt_float: a.i = float_less(a.f, b.f); break;
-        case ProgramOp::le_float: a.i = !float_less(b.f, a.f); break;
-        case ProgramOp::gt_float: a.i = float_less(b.f, a.f); break;
-        case ProgramOp::ge_float: a.i = !float_less(a.f, b.f); break;
-        default: break;
-      }
-      break;
+  } else if constexpr (Op == ProgramOp::check_range) {
+    if (!stack[top].null && big(stack[top].i + (stack[top].i < 0 ? 1 : 0), arg - 1)) *error |= kProgramOverflow;
+  } else if constexpr (Op == ProgramOp::year_of) {
+    year_of_slot(arg, stack[top], error);
+  } else if constexpr (Op == ProgramOp::date_field) {
+    date_field_slot(arg, stack[top], error);
+  } else if constexpr (Op == ProgramOp::floor_to) {
+    floor_to_slot(value, stack[top], error);
+  } else if constexpr (Op == ProgramOp::int_to_float) {
+    stack[top].f = static_cast<double>(static_cast<int64_t>(stack[top].i));
+  } else if constexpr (Op == ProgramOp::not_) {
+    stack[top].i = stack[top].i == 0 ? 1 : 0;
+  } else if constexpr (Op == ProgramOp::skip_if_false || Op == ProgramOp::skip_if_true) {
+    if (!stack[top].null && (stack[top].i != 0) == (Op == ProgramOp::skip_if_true)) return arg;
+  } else if constexpr (Op == ProgramOp::in_list) {
+    if (!stack[top].null) stack[top].i = in_sorted_steps(next, arg, stack[top].i) ? 1 : 0;
+    return arg;
+  } else if constexpr (Op == ProgramOp::is_null || Op == ProgramOp::is_not_null) {
+    stack[top].i = (stack[top].null == (Op == ProgramOp::is_null)) ? 1 : 0;
+    stack[top].null = false;
+  } else if constexpr (Op == ProgramOp::choose) {
+    const ProgramSlot otherwise = stack[top--];
+    const ProgramSlot then = stack[top--];
+    ProgramSlot& condition = stack[top];
+    condition = program_passes(condition) ? then : otherwise;
+  } else if constexpr (Op == ProgramOp::and_ || Op == ProgramOp::or_) {
+    const ProgramSlot b = stack[top--];
+    ProgramSlot& a = stack[top];
+    // The value that decides (false for AND, true for OR) wins over NULL.
+    const int64_t decides = Op == ProgramOp::and_ ? 0 : 1;
+    const bool a_decides = !a.null && (a.i != 0 ? 1 : 0) == decides;
+    const bool b_decides = !b.null && (b.i != 0 ? 1 : 0) == decides;
+    if (a_decides || b_decides) a = ProgramSlot{decides, 0, false};
+    else if (a.null || b.null) a = ProgramSlot{0, 0, true};
+    else a = ProgramSlot{1 - decides, 0, false};
+  } else {
+    // Binary operators: NULL in, NULL out.
+    const ProgramSlot b = stack[top--];
+    ProgramSlot& a = stack[top];
+    a.null = a.null || b.null;
+    if (a.null) {
+      a.i = 0;
+    } else if constexpr (Op == ProgramOp::add_int || Op == ProgramOp::sub_int) {
+      if (big(a.i, 125) || big(b.i, 125)) *error |= kProgramOverflow;
+      a.i = Op == ProgramOp::add_int ? a.i + b.i : a.i - b.i;
+    } else if constexpr (Op == ProgramOp::mul_int) {
+      if (big(a.i, 63) || big(b.i, 63)) *error |= kProgramOverflow;
+      else a.i = a.i * b.i;
+    } else if constexpr (Op == ProgramOp::add_float || Op == ProgramOp::sub_float || Op == ProgramOp::mul_float) {
+      const double r = Op == ProgramOp::add_float ? a.f + b.f : Op == ProgramOp::sub_float ? a.f - b.f : a.f * b.f;
+      if (is_inf(r) && !is_inf(a.f) && !is_inf(b.f)) *error |= kProgramOverflow;
+      // float8mul: an underflow to zero from nonzero operands is an error too.
+      if (Op == ProgramOp::mul_float && r == 0 && a.f != 0 && b.f != 0) *error |= kProgramOverflow;
+      a.f = r;
+    } else if constexpr (Op == ProgramOp::eq_int) {
+      a.i = a.i == b.i;
+    } else if constexpr (Op == ProgramOp::ne_int) {
+      a.i = a.i != b.i;
+    } else if constexpr (Op == ProgramOp::lt_int) {
+      a.i = a.i < b.i;
+    } else if constexpr (Op == ProgramOp::le_int) {
+      a.i = a.i <= b.i;
+    } else if constexpr (Op == ProgramOp::gt_int) {
+      a.i = a.i > b.i;
+    } else if constexpr (Op == ProgramOp::ge_int) {
+      a.i = a.i >= b.i;
+    } else if constexpr (Op == ProgramOp::eq_float) {
+      a.i = float_equal(a.f, b.f);
+    } else if constexpr (Op == ProgramOp::ne_float) {
+      a.i = !float_equal(a.f, b.f);
+    } else if constexpr (Op == ProgramOp::lt_float) {
+      a.i = float_less(a.f, b.f);
+    } else if constexpr (Op == ProgramOp::le_float) {
+      a.i = !float_less(b.f, a.f);
+    } else if constexpr (Op == ProgramOp::gt_float) {
+      a.i = float_less(b.f, a.f);
+    } else if constexpr (Op == ProgramOp::ge_float) {
+      a.i = !float_less(a.f, b.f);
     }
   }
+  return 0;
+}
+
+// op_step of `step`'s operation: what the interpreters run.
+TALLY_HD int run_step(const ProgramStep& step, const ProgramStep* next, ProgramSlot* stack, int& top,
+                      const ProgramColumn* columns, size_t row, uint32_t* error) {
+#define TALLY_OP(name)                                                                                           \
+  case ProgramOp::name:                                                                                          \
+    return op_step<ProgramOp::name>(step.arg, step.value, step.fvalue, next, stack, top, columns, row, error);
+  switch (step.op) {
+    TALLY_OP(load) TALLY_OP(const_int) TALLY_OP(const_float) TALLY_OP(const_null)
+    TALLY_OP(add_int) TALLY_OP(sub_int) TALLY_OP(mul_int) TALLY_OP(neg_int) TALLY_OP(scale_int) TALLY_OP(check_range)
+    TALLY_OP(add_float) TALLY_OP(sub_float) TALLY_OP(mul_float) TALLY_OP(neg_float) TALLY_OP(int_to_float)
+    TALLY_OP(eq_int) TALLY_OP(ne_int) TALLY_OP(lt_int) TALLY_OP(le_int) TALLY_OP(gt_int) TALLY_OP(ge_int)
+    TALLY_OP(eq_float) TALLY_OP(ne_float) TALLY_OP(lt_float) TALLY_OP(le_float) TALLY_OP(gt_float) TALLY_OP(ge_float)
+    TALLY_OP(and_) TALLY_OP(or_) TALLY_OP(not_) TALLY_OP(is_null) TALLY_OP(is_not_null)
+    TALLY_OP(skip_if_false) TALLY_OP(skip_if_true) TALLY_OP(in_list) TALLY_OP(lookup) TALLY_OP(choose)
+    TALLY_OP(year_of) TALLY_OP(date_field) TALLY_OP(floor_to)
+  }
+#undef TALLY_OP
   return 0;
 }
 

@@ -153,8 +153,10 @@ std::string program_cubin(const std::string& source, int arch, std::string& cubi
   }
   const std::string target = "--gpu-architecture=sm_" + std::to_string(arch);
   // -default-device: the headers' constexpr helpers carry no __device__.
-  const char* options[] = {target.c_str(), "-std=c++17", "--device-int128", "-default-device"};
-  const nvrtcResult compiled = n.compile(program, 4, options);
+  // -pch: the headers, the same in every source, are parsed once per
+  // process (a compile after the first takes about a third less).
+  const char* options[] = {target.c_str(), "-std=c++17", "--device-int128", "-default-device", "-pch"};
+  const nvrtcResult compiled = n.compile(program, 5, options);
   std::string log;
   size_t size = 0;
   cubin.clear();

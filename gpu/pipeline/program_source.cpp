@@ -7,8 +7,9 @@
 namespace tally::gpu {
 namespace {
 
-// `step` as a constant ProgramStep expression, every bit of it exact.
-std::string step_literal(const tally::ProgramStep& step) {
+// The call of op_step for `step`, its operation and operands constants,
+// every bit of them exact; `next` the expression of the step after it.
+std::string step_call(const tally::ProgramStep& step, const std::string& next) {
   char value[48], fvalue[64];
   std::snprintf(value, sizeof value, "static_cast<int64_t>(0x%llxULL)", static_cast<unsigned long long>(step.value));
   if (std::isfinite(step.fvalue)) {
@@ -18,8 +19,8 @@ std::string step_literal(const tally::ProgramStep& step) {
     std::memcpy(&bits, &step.fvalue, sizeof bits);
     std::snprintf(fvalue, sizeof fvalue, "__longlong_as_double(0x%llxLL)", bits);
   }
-  return "ProgramStep{static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + "), " +
-         std::to_string(step.arg) + ", " + value + ", " + fvalue + "}";
+  return "op_step<static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + ")>(" +
+         std::to_string(step.arg) + ", " + value + ", " + fvalue + ", " + next + ", st, top, args.columns, row, error)";
 }
 
 class ProgramWriter {
@@ -41,9 +42,8 @@ class ProgramWriter {
     const std::string pad(static_cast<size_t>(indent) * 2, ' ');
     for (int s = begin; s < end; ++s) {
       const tally::ProgramStep& step = steps_[static_cast<size_t>(s)];
-      const std::string call = "run_step(" + step_literal(step) + ", " +
-                               (step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr") +
-                               ", st, top, args.columns, row, error)";
+      const std::string call =
+          step_call(step, step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr");
       out += pad + "top = " + std::to_string(top) + ";\n";
       if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
         const int skipped_end = s + 1 + step.arg;

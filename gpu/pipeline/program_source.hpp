@@ -2,9 +2,9 @@
 // The CUDA source of a compiled column-program kernel: the row filter and
 // the input programs of one launch (as DeviceProgramEvaluator lays them
 // out: the filter's steps first, then each input's) written as straight-line
-// calls of run_step (common/program_eval.hpp), each with its step as a
-// constant and the stack's depth known, so that NVRTC folds every step's
-// dispatch away and keeps the stack in registers. A short circuit becomes
+// calls of op_step (common/program_eval.hpp), each step's operation a
+// template argument, its operands constants and the stack's depth known, so
+// that no step is dispatched and the stack stays in registers. A short circuit becomes
 // an `if` around the steps it passes over. The kernel (kProgramKernelName)
 // takes the interpreting kernel's arguments and stores what it stores.
 // Host-only: builds without CUDA.
