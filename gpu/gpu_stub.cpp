@@ -8,6 +8,7 @@
 #include "gpu/ordered_values_sort.hpp"
 #include "gpu/pipeline/chunk_pipeline.hpp"
 #include "gpu/pipeline/column_programs.hpp"
+#include "gpu/pipeline/program_compiler.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 #include "gpu/pipeline/row_compaction.hpp"
 #include "gpu/pipeline/row_selector.hpp"
@@ -50,6 +51,7 @@ uint32_t DeviceProgramEvaluator::errors(StreamHandle) { no_gpu(); }
 std::string DeviceProgramEvaluator::kernel_report() const { no_gpu(); }
 std::string program_cubin(const std::string&, int, std::string&) { return "built without CUDA"; }
 std::string program_compiler_state() { return "built without CUDA"; }
+void warm_program_compiler(int) {}
 bool DeviceProgramEvaluator::last_compiled() const { no_gpu(); }
 struct RowCompactor::Impl {};
 RowCompactor::RowCompactor() { no_gpu(); }

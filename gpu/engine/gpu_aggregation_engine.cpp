@@ -17,6 +17,7 @@
 #include "gpu/engine/start_up.hpp"
 #include "gpu/gpu_health.hpp"
 #include "gpu/pipeline/column_programs.hpp"
+#include "gpu/pipeline/program_compiler.hpp"
 #include "gpu/rules/variant_rules.hpp"
 #include "gpu/tuner/search_state_memo.hpp"
 #include "gpu/tuner/tuning_signature.hpp"
@@ -198,6 +199,8 @@ void GpuAggregationEngine::preload(tally::TuningStore* store, int64_t chunk_rows
 void GpuAggregationEngine::warm() {
   release_pipeline(acquire_pipeline());
   prepare_for_queries(device_);
+  warm_program_compiler(device_.compute_major * 10 + device_.compute_minor);
+  log::info("gpu_program_compiler", {{"state", program_compiler_state()}});
   const LaunchPathWarmUp w = warm_launch_paths(device_);
   if (w.already_warmed) return;
   // One line either way; a warm-up cut short (time, memory) leaves the rest

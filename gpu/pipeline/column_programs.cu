@@ -4,6 +4,7 @@
 #include "gpu/pipeline/program_rows.cuh"
 #include "gpu/pipeline/program_source.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "gpu/cuda_check.cuh"
@@ -164,7 +165,11 @@ const void* DeviceProgramEvaluator::compiled_kernel(const tally::ColumnProgram& 
 std::string DeviceProgramEvaluator::kernel_report() const {
   const Impl& m = *impl_;
   const std::string launches = std::to_string(m.compiled_launches) + " of " + std::to_string(m.launches) + " launches";
-  if (m.compiled_launches > 0) return "compiled (" + program_compiler_state() + "), " + launches;
+  if (m.compiled_launches > 0) {
+    char took[48];
+    std::snprintf(took, sizeof took, " in %.0f ms", m.compiled->compile_ms);
+    return "compiled" + std::string(took) + " (" + program_compiler_state() + "), " + launches;
+  }
   if (!m.not_compiled.empty()) return "interpreted: " + m.not_compiled;
   if (m.compiled && m.compiled->settled.load(std::memory_order_acquire) && !m.compiled->failure.empty())
     return "interpreted: " + m.compiled->failure;

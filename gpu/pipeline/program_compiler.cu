@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -85,7 +86,9 @@ const Nvrtc& nvrtc() {
 
 // Builds `source` for `arch` into `out` (settled either way).
 void build(const std::string& source, int arch, CompiledPrograms& out) {
+  const auto started = std::chrono::steady_clock::now();
   auto settle = [&](std::string failure) {
+    out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     out.failure = std::move(failure);
     out.settled.store(true, std::memory_order_release);
   };
@@ -104,6 +107,9 @@ void build(const std::string& source, int arch, CompiledPrograms& out) {
   settle({});
 }
 
+// Compiles that run at once: the host's cores are the queries' too.
+constexpr int kCompileThreads = 4;
+
 // Most sources kept: a bound on what generated queries can make the
 // process hold (each a loaded module); past it, programs are interpreted.
 constexpr size_t kMaxCompiledSources = 1024;
@@ -114,7 +120,7 @@ struct Compiler {
   std::condition_variable queued, settled;
   std::map<Key, std::shared_ptr<CompiledPrograms>> sources;
   std::deque<std::pair<Key, std::shared_ptr<CompiledPrograms>>> queue;
-  bool worker = false;
+  bool workers = false;
 
   void work() {
     std::unique_lock lock(mutex);
@@ -193,15 +199,24 @@ std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string& sou
       return entry;
     }
     c.queue.emplace_back(std::move(key), entry);
-    if (!c.worker) {
-      c.worker = true;
-      std::thread([&c] { c.work(); }).detach();
+    if (!c.workers) {
+      c.workers = true;
+      for (int t = 0; t < kCompileThreads; ++t) std::thread([&c] { c.work(); }).detach();
     }
     c.queued.notify_one();
   }
   std::shared_ptr<CompiledPrograms> entry = found->second;
   if (wait) c.settled.wait(lock, [&] { return entry->settled.load(std::memory_order_acquire); });
   return entry;
+}
+
+void warm_program_compiler(int arch) {
+  tally::ColumnProgram input;
+  input.result = tally::ProgramResult::int64;
+  input.steps = {tally::ProgramStep{tally::ProgramOp::load, 0, 0, 0}};
+  if (const std::optional<std::string> source = program_kernel_source(tally::ColumnProgram{}, {input})) {
+    (void)compiled_programs(*source, arch, false);
+  }
 }
 
 std::string program_compiler_state() {

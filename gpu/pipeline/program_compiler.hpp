@@ -5,11 +5,11 @@
 // libnvrtc, opened at run time: where it is missing, or refuses a source,
 // the interpreting kernel runs and the kernel's state says why.
 //
-// A source is compiled on one background thread while the statement that
-// asked runs the interpreting kernel (a compile takes tens to hundreds of
-// milliseconds, more than most launches it would speed up): the next
-// statement with the same programs launches the compiled kernel. Tests ask
-// to wait for it instead.
+// A source is compiled on a background thread (a few work at once) while
+// the statement that asked runs the interpreting kernel (a compile takes
+// about a hundred milliseconds to a second, more than most launches it
+// would speed up): the next statement with the same programs launches the
+// compiled kernel. Tests ask to wait for it instead.
 // Host-only header: builds without CUDA.
 #include <atomic>
 #include <memory>
@@ -21,6 +21,7 @@ struct CompiledPrograms {
   std::atomic<const void*> kernel{nullptr};  // a cudaKernel_t once built; nullptr until then, or never
   std::atomic<bool> settled{false};          // built, or failed (then `failure` says why)
   std::string failure;                       // written before settled is set
+  double compile_ms = 0;                     // NVRTC's time and the load's, written before settled
 };
 
 // The compiled kernel of `source` for architecture `arch` (major * 10 +
@@ -31,6 +32,11 @@ std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string& sou
 // Compiles `source` for architecture `arch` into `cubin` (no device
 // needed): empty, or why it did not compile.
 std::string program_cubin(const std::string& source, int arch, std::string& cubin);
+
+// Starts NVRTC in the background (its library, its parse of the headers)
+// with a program of one step, so that the first statement's compile does
+// not pay for it: the GPU engine's start-up.
+void warm_program_compiler(int arch);
 
 // "NVRTC <version>", or why programs cannot be compiled here.
 std::string program_compiler_state();
