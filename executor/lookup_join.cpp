@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/column_width.hpp"
+#include "common/for_parts.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/operators/hash_join_build.hpp"
 #include "executor/select_plan.hpp"
@@ -18,10 +19,44 @@ bool integer_key(TypeId id) {
   return id == TypeId::int2 || id == TypeId::int4 || id == TypeId::int8 || id == TypeId::date;
 }
 
-std::string milliseconds_text(std::chrono::steady_clock::duration d) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "made in %.3f ms", std::chrono::duration<double, std::milli>(d).count());
-  return buf;
+double milliseconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// The smallest and largest non-NULL key, how many there are, and whether
+// they ascend (each above every one before it).
+struct KeyRange {
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  size_t keyed = 0;
+  bool ascending = true;
+};
+
+KeyRange key_range(const Vector& key, size_t begin, size_t end) {
+  KeyRange r;
+  for (size_t i = begin; i < end; ++i) {
+    if (key.null_at(i)) continue;  // a NULL key joins nothing
+    const int64_t k = key.ints[i];
+    r.ascending = r.ascending && (r.keyed == 0 || k > r.max);
+    r.min = std::min(r.min, k);
+    r.max = std::max(r.max, k);
+    ++r.keyed;
+  }
+  return r;
+}
+
+// key_range over all rows, in parts on `threads` threads where they are many.
+KeyRange key_range(const Vector& key, int threads) {
+  constexpr size_t kRowsPerPart = size_t{1} << 20;
+  const size_t parts = std::clamp<size_t>(key.count / kRowsPerPart, 1, static_cast<size_t>(std::max(threads, 1)));
+  std::vector<KeyRange> ranges(parts);
+  for_parts(parts, key.count, [&](size_t part, size_t begin, size_t end) { ranges[part] = key_range(key, begin, end); });
+  KeyRange all;
+  for (const KeyRange& r : ranges) {
+    if (r.keyed == 0) continue;
+    all.ascending = all.ascending && r.ascending && (all.keyed == 0 || r.min > all.max);
+    all.min = std::min(all.min, r.min);
+    all.max = std::max(all.max, r.max);
+    all.keyed += r.keyed;
+  }
+  return all;
 }
 
 // Whether no key repeats (offsets from `base` below `span`, at most
@@ -113,22 +148,15 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   run_operator(*source.build, context, sink);
   DataChunk rows = sink.take(worker_threads(context));
   table.memory = std::move(sink.memory);
+  const auto rows_made = std::chrono::steady_clock::now();
   if (rows.rows > static_cast<size_t>(INT32_MAX)) return false;
   table.keys = std::move(rows.columns[0]);
-  const Vector& key = table.keys;
-  int64_t min = INT64_MAX, max = INT64_MIN;
-  size_t keyed = 0;
-  bool ascending = true;
-  for (size_t r = 0; r < rows.rows; ++r) {
-    if (key.null_at(r)) continue;  // a NULL key joins nothing
-    const int64_t k = key.ints[r];
-    ascending = ascending && (keyed == 0 || k > max);
-    min = std::min(min, k);
-    max = std::max(max, k);
-    ++keyed;
-  }
-  table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(min) + 1;
-  table.base = keyed == 0 ? 0 : min;
+  const KeyRange range = key_range(table.keys, worker_threads(context));
+  const size_t keyed = range.keyed;
+  const int64_t max = range.max;
+  const bool ascending = range.ascending;
+  table.span = keyed == 0 ? 0 : static_cast<uint64_t>(max) - static_cast<uint64_t>(range.min) + 1;
+  table.base = keyed == 0 ? 0 : range.min;
   // Keys that ascend are unique; others are sorted to tell where their
   // range is too wide for arrays on the host (orders probed in customer's
   // order). Unique keys need no arrays on the host but where it evaluates
@@ -148,10 +176,13 @@ bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_s
   table.value_columns.resize(table.values.size());
   table.program_ints.resize(table.values.size());
   table.program_valid.resize(table.values.size());
+  const auto now = std::chrono::steady_clock::now();
+  char made[96];
+  std::snprintf(made, sizeof made, "made in %.3f ms (rows %.3f, keys %.3f)", milliseconds(now - started),
+                milliseconds(rows_made - started), milliseconds(now - rows_made));
   table.description = source.name + ": " + std::to_string(keyed) + " rows by key " + std::to_string(table.base) +
                       ".." + std::to_string(keyed == 0 ? table.base : max) +
-                      (table.slots.empty() ? ", " : " in a hash table, ") +
-                      milliseconds_text(std::chrono::steady_clock::now() - started);
+                      (table.slots.empty() ? ", " : " in a hash table, ") + made;
   return true;
 }
 

@@ -1,4 +1,4 @@
-// Staged device-to-host copies (pageable_copy.cuh).
+// Staged copies between the device and pageable host memory (pageable_copy.cuh).
 #include "gpu/pageable_copy.cuh"
 
 #include <algorithm>
@@ -24,14 +24,15 @@ struct Piece {
   size_t offset, bytes;
 };
 
-}  // namespace
-
-void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) {
+// The copies, device to host or host to device (`to_device`), after the work
+// enqueued on `stream` so far; returns when every byte is in place.
+void staged_copies(const std::vector<HostCopy>& copies, cudaStream_t stream, bool to_device) {
+  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   size_t total = 0;
   for (const HostCopy& c : copies) total += c.bytes;
   if (total < kStagedMinBytes) {
     for (const HostCopy& c : copies)
-      if (c.bytes > 0) TALLY_CUDA_CHECK(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToHost, stream));
+      if (c.bytes > 0) TALLY_CUDA_CHECK(cudaMemcpyAsync(c.to, c.from, c.bytes, kind, stream));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
@@ -46,6 +47,9 @@ void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) 
   std::atomic<size_t> next{0};
   std::mutex failure_mutex;
   std::exception_ptr failure;
+  // Each worker's two pinned buffers take turns: one piece in flight on its
+  // stream while the host moves the other's bytes (out of it, to the host;
+  // into it, to the device).
   auto work = [&] {
     cudaStream_t own = nullptr;
     cudaEvent_t done[2] = {nullptr, nullptr};
@@ -57,15 +61,23 @@ void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) 
       PinnedBuffer staging[2];
       for (PinnedBuffer& b : staging) b.ensure(kPieceBytes);
       const Piece* previous = nullptr;
+      bool used[2] = {false, false};
       for (int slot = 0;; slot ^= 1) {
         const size_t i = next.fetch_add(1);
         const Piece* piece = i < pieces.size() ? &pieces[i] : nullptr;
-        if (piece) {
+        if (piece && to_device) {
+          if (used[slot]) TALLY_CUDA_CHECK(cudaEventSynchronize(done[slot]));  // its last piece has left it
+          std::memcpy(staging[slot].get(), static_cast<const char*>(piece->copy->from) + piece->offset, piece->bytes);
+          TALLY_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(piece->copy->to) + piece->offset, staging[slot].get(),
+                                           piece->bytes, kind, own));
+          TALLY_CUDA_CHECK(cudaEventRecord(done[slot], own));
+          used[slot] = true;
+        } else if (piece) {
           TALLY_CUDA_CHECK(cudaMemcpyAsync(staging[slot].get(), static_cast<const char*>(piece->copy->from) + piece->offset,
-                                           piece->bytes, cudaMemcpyDeviceToHost, own));
+                                           piece->bytes, kind, own));
           TALLY_CUDA_CHECK(cudaEventRecord(done[slot], own));
         }
-        if (previous) {
+        if (previous && !to_device) {
           TALLY_CUDA_CHECK(cudaEventSynchronize(done[slot ^ 1]));
           std::memcpy(static_cast<char*>(previous->copy->to) + previous->offset, staging[slot ^ 1].get(), previous->bytes);
         }
@@ -91,5 +103,11 @@ void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) 
   (void)cudaEventDestroy(ready);
   if (failure) std::rethrow_exception(failure);
 }
+
+}  // namespace
+
+void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) { staged_copies(copies, stream, false); }
+
+void copy_from_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream) { staged_copies(copies, stream, true); }
 
 }  // namespace tally::gpu

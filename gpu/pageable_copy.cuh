@@ -1,11 +1,12 @@
 #pragma once
-// Device-to-host copies into pageable memory (std::vector arrays) at the
-// link's speed. cudaMemcpyAsync into pageable memory stages through the
+// Copies between the device and pageable memory (std::vector arrays) at the
+// link's speed. cudaMemcpyAsync with pageable memory stages through the
 // driver's own small pinned buffer on one thread: gigabytes (the group
-// values of a hundred million key tuples) came back at a fraction of what
-// the link carries. Here the copies are cut into pieces, each worker thread
-// copies its pieces on a stream of its own into two pinned buffers in turn,
-// and moves each piece to its destination while the next one is in flight.
+// values of a hundred million key tuples back, a joined relation's lookup
+// arrays out) moved at a fraction of what the link carries. Here the copies
+// are cut into pieces, each worker thread copies its pieces on a stream of
+// its own through two pinned buffers in turn, and moves one piece's bytes
+// on the host while the other is in flight.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,14 +14,19 @@
 
 namespace tally::gpu {
 
+// One side pageable host memory, the other device memory, as the call says.
 struct HostCopy {
-  void* to = nullptr;          // pageable host memory
-  const void* from = nullptr;  // device memory
+  void* to = nullptr;
+  const void* from = nullptr;
   size_t bytes = 0;
 };
 
-// Performs `copies` after the work enqueued on `stream` so far; returns when
-// every byte is in place.
+// Performs `copies` (to: pageable host memory, from: device memory) after
+// the work enqueued on `stream` so far; returns when every byte is in place.
 void copy_to_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream);
+
+// Performs `copies` (to: device memory, from: pageable host memory) after
+// the work enqueued on `stream` so far; returns when every byte is in place.
+void copy_from_pageable(const std::vector<HostCopy>& copies, cudaStream_t stream);
 
 }  // namespace tally::gpu

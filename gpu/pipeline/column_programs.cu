@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/pageable_copy.cuh"
 
 namespace tally::gpu {
 namespace {
@@ -183,12 +184,26 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&
   m.lookup_copies.clear();
   m.texts.clear();
   m.lookups.clear();
+  // The host arrays go out together, through pinned buffers on several
+  // threads where they are large (a relation of millions of rows), before
+  // the kernels that scatter keys read them.
+  std::vector<HostCopy> copies;
   auto copy = [&](const void* data, size_t bytes) -> const void* {
     if (data == nullptr) return nullptr;
     m.lookup_copies.emplace_back(std::max<size_t>(bytes, 1), stream);
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(m.lookup_copies.back().get(), data, bytes, cudaMemcpyHostToDevice, stream));
+    copies.push_back(HostCopy{m.lookup_copies.back().get(), data, bytes});
     return m.lookup_copies.back().get();
   };
+  struct Scatter {
+    const int64_t* keys;
+    const uint8_t* nulls;
+    size_t count;
+    int64_t base;
+    uint64_t span;
+    int32_t* rows;
+    uint8_t* present;
+  };
+  std::vector<Scatter> scatters;
   for (const tally::LookupColumn& l : host) {
     const tally::ProgramColumn& c = l.column;
     tally::ProgramColumn d = c;
@@ -212,13 +227,7 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&
       TALLY_CUDA_CHECK(cudaMemsetAsync(present, 0, c.size, stream));
       const auto* keys = static_cast<const int64_t*>(copy(l.keys, l.key_count * sizeof(int64_t)));
       const auto* nulls = static_cast<const uint8_t*>(copy(l.key_nulls, l.key_count));
-      if (l.key_count > 0) {
-        const int threads = 256;
-        const int64_t blocks = std::min<int64_t>((static_cast<int64_t>(l.key_count) + threads - 1) / threads, 4096);
-        scatter_keys_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(keys, nulls, l.key_count, c.base,
-                                                                                   c.size, rows, present);
-        TALLY_CUDA_CHECK_LAUNCH("scatter_keys_kernel");
-      }
+      if (l.key_count > 0) scatters.push_back(Scatter{keys, nulls, l.key_count, c.base, c.size, rows, present});
       d.data = rows;
       d.validity = present;
       m.lookups.push_back(d);
@@ -227,6 +236,14 @@ void DeviceProgramEvaluator::set_lookups(const std::vector<tally::LookupColumn>&
     d.data = copy(c.data, tally::lookup_column_bytes(c));
     d.validity = static_cast<const uint8_t*>(copy(c.validity, c.size));
     m.lookups.push_back(d);
+  }
+  copy_from_pageable(copies, stream);
+  for (const Scatter& s : scatters) {
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>((static_cast<int64_t>(s.count) + threads - 1) / threads, 4096);
+    scatter_keys_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(s.keys, s.nulls, s.count, s.base, s.span,
+                                                                               s.rows, s.present);
+    TALLY_CUDA_CHECK_LAUNCH("scatter_keys_kernel");
   }
 }
 
