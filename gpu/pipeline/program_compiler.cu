@@ -159,10 +159,11 @@ std::string program_cubin(const std::string& source, int arch, std::string& cubi
   }
   const std::string target = "--gpu-architecture=sm_" + std::to_string(arch);
   // -default-device: the headers' constexpr helpers carry no __device__.
-  // -pch: the headers, the same in every source, are parsed once per
-  // process (a compile after the first takes about a third less).
+  // -pch (NVRTC 12.4 on): the headers, the same in every source, are
+  // parsed once per process (a compile after the first takes about a third less).
   const char* options[] = {target.c_str(), "-std=c++17", "--device-int128", "-default-device", "-pch"};
-  const nvrtcResult compiled = n.compile(program, 5, options);
+  const bool pch = n.major > 12 || (n.major == 12 && n.minor >= 4);
+  const nvrtcResult compiled = n.compile(program, pch ? 5 : 4, options);
   std::string log;
   size_t size = 0;
   cubin.clear();
