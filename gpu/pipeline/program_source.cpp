@@ -1,26 +1,19 @@
 #include "gpu/pipeline/program_source.hpp"
 
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 
 namespace tally::gpu {
 namespace {
 
-// The call of op_step for `step`, its operation and operands constants,
-// every bit of them exact; `next` the expression of the step after it.
-std::string step_call(const tally::ProgramStep& step, const std::string& next) {
-  char value[48], fvalue[64];
-  std::snprintf(value, sizeof value, "static_cast<int64_t>(0x%llxULL)", static_cast<unsigned long long>(step.value));
-  if (std::isfinite(step.fvalue)) {
-    std::snprintf(fvalue, sizeof fvalue, "%a", step.fvalue);
-  } else {
-    unsigned long long bits = 0;
-    std::memcpy(&bits, &step.fvalue, sizeof bits);
-    std::snprintf(fvalue, sizeof fvalue, "__longlong_as_double(0x%llxLL)", bits);
-  }
+// The call of op_step for `step`, the launch's step `at`: its operation and
+// arg (which columns, how many steps) constants, its value and fvalue read
+// from the launch's steps, so that statements that differ only in their
+// constants (a date range, a prepared statement's parameters) share one
+// kernel. `next` is the expression of the step after it.
+std::string step_call(const tally::ProgramStep& step, int at, const std::string& next) {
+  const std::string read = "steps[" + std::to_string(at) + "]";
   return "op_step<static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + ")>(" +
-         std::to_string(step.arg) + ", " + value + ", " + fvalue + ", " + next + ", st, top, args.columns, row, error)";
+         std::to_string(step.arg) + ", " + read + ".value, " + read + ".fvalue, " + next +
+         ", st, top, args.columns, row, error)";
 }
 
 class ProgramWriter {
@@ -42,8 +35,8 @@ class ProgramWriter {
     const std::string pad(static_cast<size_t>(indent) * 2, ' ');
     for (int s = begin; s < end; ++s) {
       const tally::ProgramStep& step = steps_[static_cast<size_t>(s)];
-      const std::string call =
-          step_call(step, step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr");
+      const std::string call = step_call(
+          step, offset_ + s, step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr");
       out += pad + "top = " + std::to_string(top) + ";\n";
       if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
         const int skipped_end = s + 1 + step.arg;
@@ -103,7 +96,7 @@ std::optional<std::string> program_kernel_source(const tally::ColumnProgram& fil
          "};\n"
          "}  // namespace\n"
          "extern \"C\" __global__ void " + std::string(kProgramKernelName) +
-         "(const ProgramStep* steps, const __grid_constant__ gpu::ProgramArgs args, int64_t rows) {\n"
+         "(const ProgramStep* __restrict__ steps, const __grid_constant__ gpu::ProgramArgs args, int64_t rows) {\n"
          "  gpu::program_rows<CompiledPrograms>(steps, args, rows);\n"
          "}\n";
   return out;

@@ -3,8 +3,10 @@
 // the input programs of one launch (as DeviceProgramEvaluator lays them
 // out: the filter's steps first, then each input's) written as straight-line
 // calls of op_step (common/program_eval.hpp), each step's operation a
-// template argument, its operands constants and the stack's depth known, so
-// that no step is dispatched and the stack stays in registers. A short circuit becomes
+// template argument, its arg a constant and the stack's depth known, so that
+// no step is dispatched and the stack stays in registers; the steps' values
+// are read from the launch's steps, so one source serves every statement of
+// the same shape. A short circuit becomes
 // an `if` around the steps it passes over. The kernel (kProgramKernelName)
 // takes the interpreting kernel's arguments and stores what it stores.
 // Host-only: builds without CUDA.

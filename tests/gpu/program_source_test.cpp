@@ -1,8 +1,8 @@
 // Compiled column-program kernels (gpu/pipeline/program_source.hpp): the
 // source written for programs of every kind of step (short circuits, IN
 // lists, lookups, CASE, dates, floats) compiles with NVRTC for sm_90, no
-// device needed; steps that do not nest are refused (they stay
-// interpreted). gpu_column_programs_test runs the compiled kernels on a
+// device needed, and is the same for programs that differ only in their
+// constants; steps that do not nest are refused (they stay interpreted). gpu_column_programs_test runs the compiled kernels on a
 // device against the host evaluator.
 #include <gtest/gtest.h>
 
@@ -52,7 +52,16 @@ TEST(ProgramSource, WritesEveryStepAndCompilesWithNvrtc) {
   // The IN list's data is read from the launch's steps, after the filter's
   // first five steps.
   EXPECT_NE(source->find("steps + 6"), std::string::npos);
-  EXPECT_NE(source->find("__longlong_as_double(0xfff0000000000000LL)"), std::string::npos);
+  // Constants are read from the launch's steps: programs that differ in
+  // them alone share one source.
+  ColumnProgram other_filter = short_circuit_filter();
+  other_filter.steps[1].value = 17;
+  ColumnProgram other_floating = floating;
+  other_floating.steps[2].fvalue = -0.25;
+  EXPECT_EQ(gpu::program_kernel_source(other_filter, {joined, ColumnProgram{}, other_floating}), source);
+  ColumnProgram other_shape = short_circuit_filter();
+  other_shape.steps[0].arg = 3;  // another column
+  EXPECT_NE(gpu::program_kernel_source(other_shape, {joined, ColumnProgram{}, floating}), source);
   const std::string state = gpu::program_compiler_state();
   if (state.rfind("NVRTC ", 0) != 0) GTEST_SKIP() << "programs are not compiled here: " << state;
   std::string cubin;
