@@ -52,6 +52,12 @@ std::string DeviceProgramEvaluator::kernel_report() const { no_gpu(); }
 std::string program_cubin(const std::string&, int, std::string&) { return "built without CUDA"; }
 std::string program_compiler_state() { return "built without CUDA"; }
 void warm_program_compiler(int) {}
+std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string&, int, bool) {
+  auto entry = std::make_shared<CompiledPrograms>();
+  entry->failure = "built without CUDA";
+  entry->settled.store(true);
+  return entry;
+}
 bool DeviceProgramEvaluator::last_compiled() const { no_gpu(); }
 struct RowCompactor::Impl {};
 RowCompactor::RowCompactor() { no_gpu(); }

@@ -120,12 +120,26 @@ struct Compiler {
   std::condition_variable queued, settled;
   std::map<Key, std::shared_ptr<CompiledPrograms>> sources;
   std::deque<std::pair<Key, std::shared_ptr<CompiledPrograms>>> queue;
-  bool workers = false;
+  std::vector<std::thread> workers;
+  bool stopping = false;
+
+  // At exit the workers finish the compile they hold and stop: none is
+  // left loading a module while the CUDA runtime tears down (its exit
+  // handlers run after this, registered before the first compile).
+  ~Compiler() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    queued.notify_all();
+    for (std::thread& t : workers) t.join();
+  }
 
   void work() {
     std::unique_lock lock(mutex);
     for (;;) {
-      queued.wait(lock, [&] { return !queue.empty(); });
+      queued.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (stopping) return;
       auto [key, entry] = std::move(queue.front());
       queue.pop_front();
       lock.unlock();
@@ -136,10 +150,9 @@ struct Compiler {
   }
 };
 
-// Never destroyed: the background thread waits on it past main's statics.
 Compiler& compiler() {
-  static Compiler* c = new Compiler;
-  return *c;
+  static Compiler c;
+  return c;
 }
 
 }  // namespace
@@ -200,10 +213,7 @@ std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string& sou
       return entry;
     }
     c.queue.emplace_back(std::move(key), entry);
-    if (!c.workers) {
-      c.workers = true;
-      for (int t = 0; t < kCompileThreads; ++t) std::thread([&c] { c.work(); }).detach();
-    }
+    while (c.workers.size() < static_cast<size_t>(kCompileThreads)) c.workers.emplace_back([&c] { c.work(); });
     c.queued.notify_one();
   }
   std::shared_ptr<CompiledPrograms> entry = found->second;

@@ -69,6 +69,22 @@ TEST(ProgramSource, WritesEveryStepAndCompilesWithNvrtc) {
   EXPECT_GT(cubin.size(), 1000u);
 }
 
+TEST(ProgramSource, QueuedCompilesSettle) {
+  // A source queued for the background threads, then asked for again with
+  // a wait: one entry, settled; a kernel where a device loads it, else
+  // the reason (no device here, or no NVRTC).
+  ColumnProgram input;
+  input.result = ProgramResult::int64;
+  input.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 3), step(ProgramOp::add_int)};
+  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input});
+  ASSERT_TRUE(source.has_value());
+  const auto queued = gpu::compiled_programs(*source, 90, false);
+  const auto waited = gpu::compiled_programs(*source, 90, true);
+  EXPECT_EQ(queued.get(), waited.get());
+  EXPECT_TRUE(waited->settled.load());
+  EXPECT_TRUE(waited->kernel.load() != nullptr || !waited->failure.empty());
+}
+
 TEST(ProgramSource, RefusesStepsThatDoNotNest) {
   // A short circuit over a push: the stack's depth differs after it.
   ColumnProgram p;
