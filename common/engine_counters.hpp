@@ -14,7 +14,7 @@
 namespace tally {
 
 struct EngineCounters {
-  // Scans (executor/ table scans, after chunk pruning).
+  // Scans (executor/ table scans: the chunks' rows they read).
   std::atomic<uint64_t> rows_scanned{0};
   std::atomic<uint64_t> bytes_scanned{0};
   // Aggregations by the engine that ran them.

@@ -23,7 +23,7 @@ class StorageTable final : public TableSnapshot {
   std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
                                                         const std::vector<int>& column_indexes) const override {
     auto batch = store_.read_chunk(*snapshot_, chunk, column_indexes);
-    // Counted here, where every query's chunk reads pass (after pruning), for
+    // Counted here, where every query's chunk reads pass, for
     // /metrics and the statement's log line: rows, and the decoded bytes of
     // the columns asked for (values and validity).
     uint64_t bytes = 0;
