@@ -367,4 +367,47 @@ void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, cons
   }
 }
 
+namespace {
+
+// Whether some x in [a.min, a.max] and y in [b.min, b.max] (both non-empty)
+// have `x op y`.
+bool ranges_may_compare(ProgramOp op, const ValueRange& a, const ValueRange& b) {
+  switch (op) {
+    case ProgramOp::eq_int: return a.min <= b.max && b.min <= a.max;
+    case ProgramOp::ne_int: return !(a.min == a.max && b.min == b.max && a.min == b.min);
+    case ProgramOp::lt_int: return a.min < b.max;
+    case ProgramOp::le_int: return a.min <= b.max;
+    case ProgramOp::gt_int: return a.max > b.min;
+    case ProgramOp::ge_int: return a.max >= b.min;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+bool comparisons_may_pass(const std::vector<ColumnComparison>& comparisons, const std::vector<ValueRange>& ranges) {
+  auto range = [&ranges](int32_t column) -> const ValueRange* {
+    if (column < 0 || static_cast<size_t>(column) >= ranges.size() || !ranges[static_cast<size_t>(column)].known)
+      return nullptr;
+    return &ranges[static_cast<size_t>(column)];
+  };
+  auto empty = [](const ValueRange& r) { return r.min > r.max; };
+  for (const ColumnComparison& k : comparisons) {
+    if (k.op != ProgramOp::in_list && !is_int_comparison(k.op)) continue;
+    const ValueRange* a = range(k.column);
+    if (a != nullptr && empty(*a)) return false;
+    const ValueRange* b = k.column2 >= 0 ? range(k.column2) : nullptr;
+    if (b != nullptr && empty(*b)) return false;
+    if (a == nullptr || (k.column2 >= 0 && b == nullptr)) continue;
+    if (k.op == ProgramOp::in_list) {
+      const auto at = std::lower_bound(k.values.begin(), k.values.end(), a->min);
+      if (at == k.values.end() || *at > a->max) return false;
+      continue;
+    }
+    const ValueRange constant{true, k.value, k.value};
+    if (!ranges_may_compare(k.op, *a, b != nullptr ? *b : constant)) return false;
+  }
+  return true;
+}
+
 }  // namespace tally

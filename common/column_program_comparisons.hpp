@@ -39,4 +39,19 @@ bool comparison_conjunction(const ColumnProgram& program, const std::vector<Prog
 void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, const std::vector<ProgramColumn>& columns,
                           size_t begin, size_t end, uint8_t* mask);
 
+// The range of a column's non-NULL values over some rows (a stored chunk's
+// statistics), as the comparisons read them: `known` false where not known;
+// min > max where every value is NULL.
+struct ValueRange {
+  bool known = false;
+  int64_t min = 0, max = 0;
+};
+
+// False when no row whose integer columns lie within `ranges` (one per
+// program column) can pass every comparison: a chunk whose statistics say
+// so need not be read. A NULL fails its comparison, so a column of no
+// non-NULL value rules every row out. Float comparisons rule nothing out
+// (a chunk's float range leaves NaN out, which compares above every value).
+bool comparisons_may_pass(const std::vector<ColumnComparison>& comparisons, const std::vector<ValueRange>& ranges);
+
 }  // namespace tally

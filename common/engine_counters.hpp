@@ -14,7 +14,8 @@
 namespace tally {
 
 struct EngineCounters {
-  // Scans (executor/ table scans: the chunks' rows they read).
+  // Scans (executor/ table scans: the rows of the chunks they read, those
+  // skipped by their min/max left out).
   std::atomic<uint64_t> rows_scanned{0};
   std::atomic<uint64_t> bytes_scanned{0};
   // Aggregations by the engine that ran them.

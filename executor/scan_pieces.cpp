@@ -10,11 +10,15 @@ namespace {
 constexpr size_t kMinSliceRows = size_t{1} << 16;
 }  // namespace
 
-std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t wanted) {
+std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t wanted, const std::vector<uint8_t>& skipped) {
   const size_t chunks = table.chunk_count();
-  const size_t slices = chunks >= wanted || chunks == 0 ? 1 : (wanted + chunks - 1) / chunks;
+  auto skip = [&skipped](size_t c) { return c < skipped.size() && skipped[c] != 0; };
+  size_t read = 0;
+  for (size_t c = 0; c < chunks; ++c) read += skip(c) ? 0 : 1;
+  const size_t slices = read >= wanted || read == 0 ? 1 : (wanted + read - 1) / read;
   std::vector<ScanPiece> pieces;
   for (size_t c = 0; c < chunks; ++c) {
+    if (skip(c)) continue;
     const size_t rows = table.chunk_rows(c);
     const size_t n = std::max<size_t>(1, std::min(slices, rows / kMinSliceRows));
     for (size_t i = 0; i < n; ++i) pieces.push_back({c, rows * i / n, rows * (i + 1) / n});

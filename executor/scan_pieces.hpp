@@ -5,6 +5,7 @@
 // scan; a chunk is read once for all its slices.
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,8 +25,10 @@ struct ScanPiece {
 
 // The pieces of a scan: a table of fewer chunks than `wanted` has its chunks
 // split into slices of at least 65,536 rows, as near `wanted` pieces as
-// that allows; a larger table's chunks stay whole.
-std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t wanted);
+// that allows; a larger table's chunks stay whole. Chunks `skipped` marks
+// (one flag per chunk, or empty) have no piece and count for nothing.
+std::vector<ScanPiece> scan_pieces(const TableSnapshot& table, size_t wanted,
+                                   const std::vector<uint8_t>& skipped = {});
 
 // Rows [begin, end) of a chunk's stored columns (a copy of their bytes).
 storage::ChunkBatch slice_of(const storage::ChunkBatch& batch, size_t begin, size_t end);

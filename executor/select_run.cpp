@@ -378,9 +378,28 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // in slices, one per worker; others by chunk: each piece the engine takes
   // has fixed costs (a GPU run's staging and launches).
   const size_t depth = wanted >= 0 || !plan.table ? 0 : ReadAhead<Read>::default_depth();
-  const bool sliced = plan.table && !raw && !all_direct && chunks * 2 < depth;
+  // WHERE tested as the Seq Scan operator tests its filters: comparisons
+  // with constants on the stored values, text conditions on dictionary
+  // codes, other conjuncts on the rows those keep; the columns are then
+  // converted for the rows that pass, not for the whole chunk. Its
+  // comparisons also skip the chunks whose statistics rule every row out,
+  // on the raw path too (whose engine tests WHERE itself).
+  std::optional<TableScan> where_scan;
+  std::shared_ptr<TableScan::FilterRun> where_run;
+  if (plan.table && plan.where) {
+    if (ExprPtr where = copy_expr(*plan.where)) {
+      std::vector<ExprPtr> filters;
+      filters.push_back(std::move(where));
+      where_scan.emplace(plan.table, std::string(), plan.scan_columns, plan.scan_columns, ncols, std::move(filters), 0.0);
+      if (!raw && !ec.group_key_filter) where_run = where_scan->start_filtering();
+    }
+  }
+  const std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks() : std::vector<uint8_t>{};
+  if (ec.explain != nullptr && !skipped.empty()) ec.explain->push_back("Seq Scan on " + plan.table->name() + ": " + TableScan::skipped_line(skipped));
+  const size_t chunks_read = chunks - static_cast<size_t>(std::count(skipped.begin(), skipped.end(), uint8_t{1}));
+  const bool sliced = plan.table && !raw && !all_direct && chunks_read * 2 < depth;
   const std::vector<ScanPiece> pieces =
-      plan.table ? scan_pieces(*plan.table, sliced ? depth : 1) : std::vector<ScanPiece>{ScanPiece{}};
+      plan.table ? scan_pieces(*plan.table, sliced ? depth : 1, skipped) : std::vector<ScanPiece>{ScanPiece{}};
   ChunkReads reads(pieces, chunks, [&plan](size_t c) { return plan.table->read_chunk(c, plan.scan_columns); });
   const int where_parts = plan.table && plan.where && pieces.size() < static_cast<size_t>(cores)
                               ? cores / static_cast<int>(std::max<size_t>(1, pieces.size()))
@@ -389,20 +408,6 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   auto where_parts_of = [where_parts](size_t rows) {
     return static_cast<int>(std::min<size_t>(static_cast<size_t>(where_parts), rows / kWhereRowsPerPart));
   };
-  // WHERE tested as the Seq Scan operator tests its filters: comparisons
-  // with constants on the stored values, text conditions on dictionary
-  // codes, other conjuncts on the rows those keep; the columns are then
-  // converted for the rows that pass, not for the whole chunk.
-  std::optional<TableScan> where_scan;
-  std::shared_ptr<TableScan::FilterRun> where_run;
-  if (plan.table && plan.where && !raw && !ec.group_key_filter) {
-    if (ExprPtr where = copy_expr(*plan.where)) {
-      std::vector<ExprPtr> filters;
-      filters.push_back(std::move(where));
-      where_scan.emplace(plan.table, std::string(), plan.scan_columns, plan.scan_columns, ncols, std::move(filters), 0.0);
-      where_run = where_scan->start_filtering();
-    }
-  }
   auto filter_stored = [&plan, &ec, &where_scan, &where_run, where_parts_of](const storage::ChunkBatch& batch,
                                                                              Evaluated& e) {
     const int parts = std::max(1, where_parts_of(batch.rows));
@@ -437,11 +442,11 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       e.selected[c] = vector_from_storage(stored_rows(batch.columns[i], rows), plan.table->columns()[c].type);
     }
   };
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_scan,
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_run,
                    &filter_stored, &passing_stored, &take_stored_rows](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
-    if (batch != nullptr && where_scan) {
+    if (batch != nullptr && where_run) {
       if (top_n > 0) {
         const std::vector<uint32_t> passing = passing_stored(*batch);
         const auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, 1, &passing);

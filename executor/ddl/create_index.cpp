@@ -1,5 +1,6 @@
 // CREATE [UNIQUE] INDEX: Tally's tables are column chunks that every query
-// scans (the GPU and CPU engines read whole columns of every chunk), so
+// scans (the GPU and CPU engines read whole columns of every chunk that
+// the chunks' min/max do not rule out), so
 // an index would not make a plan faster, and none is built. Tools create
 // them anyway (pandas' to_sql on its index column, ORM migrations) and read
 // them back (pg_index, psql's \d), so an index on columns is recorded in the

@@ -469,6 +469,32 @@ std::vector<uint32_t> TableScan::passing_rows(const storage::ChunkBatch& batch, 
   return rows;
 }
 
+std::vector<uint8_t> TableScan::skipped_chunks() const {
+  if (compared_.empty()) return {};
+  const size_t chunks = table_->chunk_count();
+  std::vector<uint8_t> skipped(chunks, 0);
+  std::vector<ValueRange> ranges(compared_columns_.size());
+  bool any = false;
+  for (size_t c = 0; c < chunks; ++c) {
+    for (size_t i = 0; i < compared_columns_.size(); ++i) {
+      const int column = table_columns_[compared_columns_[i]];
+      const ChunkColumnStats stats = table_->stats(c, column);
+      // A float column's `known` range is that of one holding only NULLs.
+      ranges[i] = ValueRange{stats.known, stats.min, stats.max};
+    }
+    skipped[c] = comparisons_may_pass(compared_, ranges) ? 0 : 1;
+    any = any || skipped[c] != 0;
+  }
+  if (!any) skipped.clear();
+  return skipped;
+}
+
+std::string TableScan::skipped_line(const std::vector<uint8_t>& skipped) {
+  const auto n = std::count(skipped.begin(), skipped.end(), uint8_t{1});
+  if (n == 0) return "";
+  return std::to_string(n) + " of " + std::to_string(skipped.size()) + " chunks skipped by their min/max";
+}
+
 void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_test) const {
   // Each chunk is read, converted, filtered and prepared by the sink
   // (ChunkSink::prepare) ahead of the sink on the worker pool
@@ -517,13 +543,15 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   // lineitem at 60 chunks on 16 cores) is read in slices, so that the last
   // wave of pieces is short.
   constexpr size_t kPiecesPerWorker = 4;
-  const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker);
+  const std::vector<uint8_t> skipped = skipped_chunks();
+  if (context.explain != nullptr && !skipped.empty()) context.explain->push_back(describe() + ": " + skipped_line(skipped));
+  const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker, skipped);
   ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });
   std::vector<uint8_t> on_device, filters_on_device;
   std::vector<size_t> program_reads;
   std::string not_selected;
   const std::unique_ptr<ScanSelectionRun> selection =
-      chunks > 0 && !table_columns_.empty()
+      !pieces.empty() && !table_columns_.empty()
           ? start_selection(context, tests, on_device, program_reads, filters_on_device, not_selected)
           : nullptr;
   if (context.explain != nullptr && !not_selected.empty())

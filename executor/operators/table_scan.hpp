@@ -51,6 +51,13 @@ class TableScan final : public PhysicalOperator {
   // column but those a conjunct reads.
   std::vector<uint32_t> passing_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
                                      const std::vector<Value>* parameters, FilterRun& run) const;
+  // One flag per chunk of the table: 1 where the chunk's statistics (its
+  // columns' min and max) leave no row that passes the comparisons of
+  // stored integer columns with constants, so the chunk need not be read.
+  // Empty where no chunk is skipped.
+  std::vector<uint8_t> skipped_chunks() const;
+  // EXPLAIN ANALYZE's line about them ("" where none is skipped).
+  static std::string skipped_line(const std::vector<uint8_t>& skipped);
 
  private:
   std::shared_ptr<const TableSnapshot> table_;

@@ -751,6 +751,76 @@ TEST(ColumnProgram, ColumnPairComparisonsAnswerAsRowByRow) {
   EXPECT_FALSE(comparison_conjunction(mixed, cols, found));
 }
 
+// A chunk's statistics rule it out (comparisons_may_pass false) only where no
+// row passes: random small columns, their ranges taken from their values,
+// against the comparisons' own evaluation; and ranges that do rule out.
+TEST(ColumnProgram, RangesRuleOutOnlyChunksWithoutPassingRows) {
+  std::mt19937_64 rng(31);
+  const ProgramOp ops[] = {ProgramOp::eq_int, ProgramOp::ne_int, ProgramOp::lt_int,
+                           ProgramOp::le_int, ProgramOp::gt_int, ProgramOp::ge_int};
+  size_t ruled_out = 0;
+  for (int t = 0; t < 4000; ++t) {
+    const size_t rows = 1 + rng() % 6;
+    std::vector<int32_t> a(rows), b(rows);
+    std::vector<uint8_t> va(rows), vb(rows);
+    const int32_t base = static_cast<int32_t>(rng() % 20) - 10;
+    for (size_t r = 0; r < rows; ++r) {
+      a[r] = base + static_cast<int32_t>(rng() % 5);
+      b[r] = static_cast<int32_t>(rng() % 21) - 10;
+      va[r] = rng() % 4 != 0;
+      vb[r] = rng() % 4 != 0;
+    }
+    const std::vector<ProgramColumn> cols = {{a.data(), va.data(), static_cast<uint8_t>(ColumnWidth::int32)},
+                                             {b.data(), vb.data(), static_cast<uint8_t>(ColumnWidth::int32)}};
+    std::vector<ValueRange> ranges(2);
+    for (size_t c = 0; c < 2; ++c) {
+      const auto& v = c == 0 ? a : b;
+      const auto& valid = c == 0 ? va : vb;
+      ValueRange& range = ranges[c];
+      range = {true, INT64_MAX, INT64_MIN};
+      for (size_t r = 0; r < rows; ++r) {
+        if (!valid[r]) continue;
+        range.min = std::min<int64_t>(range.min, v[r]);
+        range.max = std::max<int64_t>(range.max, v[r]);
+      }
+    }
+    std::vector<ColumnComparison> comparisons;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 2); k < n; ++k) {
+      ColumnComparison c;
+      c.column = static_cast<int32_t>(rng() % 2);
+      const int kind = static_cast<int>(rng() % 3);
+      if (kind == 0) {
+        c.op = ProgramOp::in_list;
+        for (int i = 0, m = static_cast<int>(rng() % 4); i < m; ++i) c.values.push_back(static_cast<int64_t>(rng() % 25) - 12);
+        std::sort(c.values.begin(), c.values.end());
+        c.values.erase(std::unique(c.values.begin(), c.values.end()), c.values.end());
+      } else {
+        c.op = ops[rng() % 6];
+        c.value = static_cast<int64_t>(rng() % 25) - 12;
+        if (kind == 2) c.column2 = 1 - c.column;
+      }
+      comparisons.push_back(c);
+    }
+    std::vector<uint8_t> mask(rows);
+    evaluate_comparisons(comparisons, cols, 0, rows, mask.data());
+    const bool any = std::find(mask.begin(), mask.end(), uint8_t{1}) != mask.end();
+    const bool may = comparisons_may_pass(comparisons, ranges);
+    if (any) ASSERT_TRUE(may) << "case " << t;
+    ruled_out += may ? 0 : 1;
+  }
+  EXPECT_GT(ruled_out, 1000u);
+  // Unknown ranges and float comparisons rule nothing out.
+  ColumnComparison equal;
+  equal.op = ProgramOp::eq_int;
+  equal.value = 100;
+  EXPECT_FALSE(comparisons_may_pass({equal}, {ValueRange{true, 0, 99}}));
+  EXPECT_TRUE(comparisons_may_pass({equal}, {ValueRange{false, 0, 99}}));
+  ColumnComparison above;
+  above.op = ProgramOp::gt_float;
+  above.fvalue = 1e9;
+  EXPECT_TRUE(comparisons_may_pass({above}, {ValueRange{}}));
+}
+
 // ---- compiled from SQL, run by the CPU engine, against the generic path ----
 
 std::shared_ptr<MemoryTable> make_table(size_t rows) {

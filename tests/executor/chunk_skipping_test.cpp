@@ -1,0 +1,130 @@
+// A scan skips the stored chunks whose statistics (each column's min and max
+// over the chunk) leave no row that passes a comparison of a stored integer
+// column with a constant (executor/operators/table_scan.hpp,
+// skipped_chunks): a table loaded in time order, filtered by a time range,
+// reads the chunks of that range only. Every answer is that of the same
+// query with its columns wrapped in `+ 0` (which no chunk's statistics
+// decide), across dates, timestamps, int4, int8, numeric, IN lists,
+// column-to-column comparisons, NULLs, a chunk of NULLs only, constants
+// past a type's range, float comparisons (never skipped: a chunk's float
+// range leaves NaN out), joins, aggregates over no rows, ORDER BY ... LIMIT,
+// and after a DELETE; EXPLAIN ANALYZE says how many chunks were skipped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tests/executor/embedded_database.hpp"
+#include "tests/executor/query_outcome.hpp"
+
+namespace tally::executor {
+namespace {
+
+using testing::QueryOutcome;
+using testing::run_simple_query;
+
+class ChunkSkippingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // ev: ten chunks of 1,000 rows, chunk c holding days 10c..10c+9 of
+    // 2024, ids 1000c+1..1000c+1000, amounts whose range moves with c, a
+    // float, a second id that is the first minus 5 (so `id > id2` on every
+    // row), and a column NULL in chunk 3 only.
+    run("CREATE TABLE ev (id int, big int8, day date, at timestamp, amount numeric(12,2), f float8, id2 int, "
+        "sparse int)");
+    for (int c = 0; c < 10; ++c) {
+      const std::string base = std::to_string(1000 * c);
+      run("INSERT INTO ev SELECT " + base + " + g, (" + base + " + g)::int8 * 3000000000, DATE '2024-01-01' + " +
+          std::to_string(10 * c) + " + g % 10, TIMESTAMP '2024-01-01 00:00' + (" + base +
+          " + g) * interval '1 minute', (" + base + " + g) / 4.0, CASE WHEN g % 97 = 0 THEN 'NaN'::float8 ELSE g / 8.0 END, " +
+          base + " + g - 5, " + (c == 3 ? std::string("NULL") : "CASE WHEN g % 5 = 0 THEN NULL ELSE g END") +
+          " FROM generate_series(1, 1000) g");
+    }
+  }
+  QueryOutcome run(const std::string& sql) {
+    QueryOutcome r = run_simple_query(db_.session(), sql);
+    EXPECT_TRUE(r.ok) << sql << ": " << r.sqlstate << " " << r.message;
+    return r;
+  }
+  std::vector<std::vector<std::optional<std::string>>> rows(const std::string& sql) { return run(sql).rows; }
+  std::string plan(const std::string& sql) {
+    std::string text;
+    for (const auto& row : run("EXPLAIN ANALYZE " + sql).rows) text += row[0].value_or("") + "\n";
+    return text;
+  }
+  // `sql` answers as `oracle` (the same query that no statistics decide),
+  // and its EXPLAIN ANALYZE says `skipped` of the 10 chunks were skipped.
+  void expect(const std::string& sql, const std::string& oracle, int skipped) {
+    const auto want = rows(oracle);
+    EXPECT_EQ(plan(oracle).find("skipped by their min/max"), std::string::npos) << oracle;
+    EXPECT_EQ(rows(sql), want) << sql;
+    const std::string text = plan(sql);
+    if (skipped == 0) {
+      EXPECT_EQ(text.find("skipped by their min/max"), std::string::npos) << sql << "\n" << text;
+    } else {
+      EXPECT_NE(text.find(std::to_string(skipped) + " of 10 chunks skipped by their min/max"), std::string::npos)
+          << sql << "\n" << text;
+    }
+  }
+  testing::EmbeddedDatabase db_{"tally-chunk-skipping", [](config::Config& c) { c.chunk_rows = 1000; }};
+};
+
+TEST_F(ChunkSkippingTest, RangesOfEachIntegerTypeReadTheirChunksOnly) {
+  expect("SELECT count(*), sum(amount), min(id), max(id) FROM ev WHERE day >= DATE '2024-01-21' AND day < DATE '2024-02-10'",
+         "SELECT count(*), sum(amount), min(id), max(id) FROM ev WHERE day + 0 >= DATE '2024-01-21' AND day + 0 < DATE '2024-02-10'",
+         8);
+  expect("SELECT count(*), sum(id) FROM ev WHERE at BETWEEN TIMESTAMP '2024-01-03 00:00' AND TIMESTAMP '2024-01-04 12:00'",
+         "SELECT count(*), sum(id) FROM ev WHERE at + interval '0 s' BETWEEN TIMESTAMP '2024-01-03 00:00' AND "
+         "TIMESTAMP '2024-01-04 12:00'",
+         6);
+  expect("SELECT count(*), sum(amount) FROM ev WHERE id = 4321", "SELECT count(*), sum(amount) FROM ev WHERE id + 0 = 4321", 9);
+  expect("SELECT count(*) FROM ev WHERE big > 27000000000000", "SELECT count(*) FROM ev WHERE big + 0 > 27000000000000", 9);
+  expect("SELECT count(*), min(id) FROM ev WHERE amount <= 250.25", "SELECT count(*), min(id) FROM ev WHERE amount + 0 <= 250.25",
+         8);
+  expect("SELECT count(*) FROM ev WHERE id IN (5, 2500, 2600, 9001)", "SELECT count(*) FROM ev WHERE id + 0 IN (5, 2500, 2600, 9001)",
+         7);
+  expect("SELECT count(*) FROM ev WHERE id <> 5", "SELECT count(*) FROM ev WHERE id + 0 <> 5", 0);
+}
+
+TEST_F(ChunkSkippingTest, NothingMatchingSkipsEveryChunk) {
+  expect("SELECT count(*), sum(amount), max(day) FROM ev WHERE id > 10000",
+         "SELECT count(*), sum(amount), max(day) FROM ev WHERE id + 0 > 10000", 10);
+  expect("SELECT day, count(*) FROM ev WHERE id < 1 GROUP BY day", "SELECT day, count(*) FROM ev WHERE id + 0 < 1 GROUP BY day", 10);
+  // Constants past int4's range.
+  expect("SELECT count(*) FROM ev WHERE id > 3000000000", "SELECT count(*) FROM ev WHERE id + 0 > 3000000000", 10);
+  expect("SELECT count(*) FROM ev WHERE id > -3000000000", "SELECT count(*) FROM ev WHERE id + 0 > -3000000000", 0);
+}
+
+TEST_F(ChunkSkippingTest, NullsAndFloatsAndColumnPairs) {
+  // Chunk 3 holds NULLs only: any comparison of `sparse` skips it.
+  expect("SELECT count(*), sum(id) FROM ev WHERE sparse >= 1", "SELECT count(*), sum(id) FROM ev WHERE sparse + 0 >= 1", 1);
+  expect("SELECT count(*) FROM ev WHERE sparse IS NULL AND id > 8000", "SELECT count(*) FROM ev WHERE sparse IS NULL AND id + 0 > 8000",
+         8);
+  // NaN is above every float: `f > 1000` holds for it in every chunk.
+  expect("SELECT count(*) FROM ev WHERE f > 1000", "SELECT count(*) FROM ev WHERE f + 0 > 1000", 0);
+  expect("SELECT count(*) FROM ev WHERE id < id2", "SELECT count(*) FROM ev WHERE id + 0 < id2", 0);
+  // sparse is 1..999 (chunk 3: NULL): only chunk 0's ids can be below it.
+  expect("SELECT count(*) FROM ev WHERE id < sparse", "SELECT count(*) FROM ev WHERE id + 0 < sparse", 9);
+  expect("SELECT count(*) FROM ev WHERE id > id2 AND id2 >= 8995", "SELECT count(*) FROM ev WHERE id > id2 AND id2 + 0 >= 8995", 8);
+}
+
+TEST_F(ChunkSkippingTest, JoinsLimitsAndDeletes) {
+  run("CREATE TABLE dim (day date, label text)");
+  run("INSERT INTO dim SELECT DATE '2024-01-01' + g, 'd' || g FROM generate_series(0, 99) g");
+  expect("SELECT d.label, count(*) FROM ev e JOIN dim d ON e.day = d.day WHERE e.id BETWEEN 2001 AND 2500 GROUP BY d.label "
+         "ORDER BY d.label",
+         "SELECT d.label, count(*) FROM ev e JOIN dim d ON e.day = d.day WHERE e.id + 0 BETWEEN 2001 AND 2500 GROUP BY d.label "
+         "ORDER BY d.label",
+         9);
+  expect("SELECT id, amount FROM ev WHERE day > DATE '2024-03-25' ORDER BY amount DESC LIMIT 3",
+         "SELECT id, amount FROM ev WHERE day + 0 > DATE '2024-03-25' ORDER BY amount DESC LIMIT 3", 8);
+  expect("SELECT id FROM ev WHERE id BETWEEN 6998 AND 7003 ORDER BY id",
+         "SELECT id FROM ev WHERE id + 0 BETWEEN 6998 AND 7003 ORDER BY id", 8);
+  // DELETE rewrites the chunks with exact statistics.
+  run("DELETE FROM ev WHERE id > 5000");
+  EXPECT_EQ(rows("SELECT count(*) FROM ev WHERE id > 4990"), rows("SELECT count(*) FROM ev WHERE id + 0 > 4990"));
+  EXPECT_EQ(rows("SELECT count(*) FROM ev WHERE id > 4990")[0][0], std::optional<std::string>("10"));
+}
+
+}  // namespace
+}  // namespace tally::executor
