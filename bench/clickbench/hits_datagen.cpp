@@ -20,6 +20,11 @@
 // unquoted empty CSV field would be NULL, and every hits column is NOT NULL).
 // One random stream per block of 65,536 rows: blocks are made on all cores
 // and the file is the same for any number of them.
+// With --clustered the rows are written in the order of hits' primary key
+// (CounterID, EventDate, UserID, EventTime, WatchID), as a table clustered
+// on its key holds them: a counter's rows, and a day's within it, are then
+// neighbours, which a scan that skips chunks by their min/max can use. The
+// rows are the same; the whole file is held in memory to sort it.
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -122,7 +127,22 @@ struct Column {
   }
 };
 
-void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_t urls) {
+// A row's primary key, and where its line is in its block's text.
+struct RowKey {
+  int32_t counter = 0, date = 0;
+  int64_t user = 0, time = 0, watch = 0;
+  uint32_t block = 0, offset = 0, length = 0;
+  bool operator<(const RowKey& o) const {
+    if (counter != o.counter) return counter < o.counter;
+    if (date != o.date) return date < o.date;
+    if (user != o.user) return user < o.user;
+    if (time != o.time) return time < o.time;
+    return watch < o.watch;
+  }
+};
+
+// Appends one row's line to `out`; with `key`, fills in its primary key.
+void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_t urls, RowKey* key) {
   // July 2013 (UTC), to the second.
   const int64_t seconds = r.uniform(0, 31 * 86400 - 1);
   const std::time_t t = 1372636800 + seconds;  // 2013-07-01 00:00:00 UTC
@@ -160,6 +180,10 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
   const int64_t referer_hash =
       no_referer ? 0 : referer_index == 0 ? kTopRefererHash : id63(static_cast<uint64_t>(referer_index) + (1ULL << 41));
 
+  const int64_t user_id = user == kNamedUser ? kNamedUserId : id63(static_cast<uint64_t>(user));
+  if (key != nullptr) {
+    *key = RowKey{counter, static_cast<int32_t>(seconds / 86400), user_id, seconds, id63(row + (1ULL << 50))};
+  }
   Column c{out};
   c.integer(id63(row + (1ULL << 50)));                                          // WatchID
   c.integer(r.chance(0.7) ? 1 : 0);                                             // JavaEnable
@@ -170,7 +194,7 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
   c.integer(counter);                                                           // CounterID
   c.integer(static_cast<int32_t>(mix(static_cast<uint64_t>(user) * 3 + (row % 4 == 0)) >> 32));  // ClientIP
   c.integer(1 + heavy(r, 10000));                                                // RegionID
-  c.integer(user == kNamedUser ? kNamedUserId : id63(static_cast<uint64_t>(user)));        // UserID
+  c.integer(user_id);                                                           // UserID
   c.integer(heavy(r, 60));                                                       // OS
   c.integer(heavy(r, 120));                                                      // UserAgent
   c.text(page);                                                                 // URL
@@ -194,7 +218,10 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
 }
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: hits_datagen --rows N --dir DIR [--seed N]\n");
+  std::fprintf(stderr,
+               "usage: hits_datagen --rows N --dir DIR [--seed N] [--clustered]\n"
+               "  writes DIR/hits.tbl ('|'-separated, for COPY hits FROM ... (FORMAT csv, DELIMITER '|'));\n"
+               "  --clustered: rows in the primary key's order (held in memory to sort them)\n");
   std::exit(2);
 }
 
@@ -203,9 +230,14 @@ void append_row(std::string& out, Random& r, uint64_t row, int64_t users, int64_
 int main(int argc, char** argv) {
   uint64_t rows = 0, seed = 1;
   std::string dir;
+  bool clustered = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") usage();
+    if (a == "--clustered") {
+      clustered = true;
+      continue;
+    }
     if (i + 1 >= argc) usage();
     const std::string v = argv[++i];
     if (a == "--rows") rows = static_cast<uint64_t>(std::atof(v.c_str()));
@@ -224,6 +256,12 @@ int main(int argc, char** argv) {
     const auto urls = static_cast<int64_t>(std::max<uint64_t>(1000, rows / 4));
     const uint64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    auto write = [&](const char* data, size_t size) {
+      if (std::fwrite(data, 1, size, f) != size) throw std::runtime_error("write failed: " + path);
+    };
+    // Clustered: every block's text and its rows' keys, kept to the end.
+    std::vector<std::string> kept(clustered ? blocks : 0);
+    std::vector<RowKey> keys(clustered ? rows : 0);
     // Blocks are made `threads` at a time and written in order.
     for (uint64_t first = 0; first < blocks; first += threads) {
       const uint64_t count = std::min<uint64_t>(threads, blocks - first);
@@ -232,16 +270,33 @@ int main(int argc, char** argv) {
       for (uint64_t b = 0; b < count; ++b) {
         workers.emplace_back([&, b] {
           const uint64_t block = first + b;
-          Random r(seed * 1000003 + block);
+          // A mixed seed: Random(s + 1) is Random(s) one draw later, which
+          // made every block's rows copies of the block before's, shifted.
+          Random r(Random(seed * 1000003 + block).next());
           const uint64_t end = std::min(rows, (block + 1) * kBlockRows);
-          for (uint64_t row = block * kBlockRows; row < end; ++row) append_row(text[b], r, row, users, urls);
+          for (uint64_t row = block * kBlockRows; row < end; ++row) {
+            const size_t offset = text[b].size();
+            RowKey* key = clustered ? &keys[row] : nullptr;
+            append_row(text[b], r, row, users, urls, key);
+            if (key != nullptr) {
+              key->block = static_cast<uint32_t>(block);
+              key->offset = static_cast<uint32_t>(offset);
+              key->length = static_cast<uint32_t>(text[b].size() - offset);
+            }
+          }
         });
       }
       for (auto& w : workers) w.join();
-      for (const auto& t : text) {
-        if (std::fwrite(t.data(), 1, t.size(), f) != t.size()) throw std::runtime_error("write failed: " + path);
+      for (uint64_t b = 0; b < count; ++b) {
+        if (clustered) kept[first + b] = std::move(text[b]);
+        else write(text[b].data(), text[b].size());
       }
       std::fprintf(stderr, "\rhits_datagen: %" PRIu64 " of %" PRIu64 " rows", std::min(rows, (first + count) * kBlockRows), rows);
+    }
+    if (clustered) {
+      std::fprintf(stderr, "\nhits_datagen: sorting by the primary key\n");
+      std::sort(keys.begin(), keys.end());
+      for (const RowKey& k : keys) write(kept[k.block].data() + k.offset, k.length);
     }
     if (std::fclose(f) != 0) throw std::runtime_error("write failed: " + path);
     std::filesystem::rename(path + ".part", path);
