@@ -329,6 +329,9 @@ class EngineAggregator final : public GroupAggregator {
   static int32_t one_numeric_scale(const Vector& v, std::atomic<int32_t>& decided, const char* what);
   const TableSnapshot* table_ = nullptr;
   bool interned_ = false;
+  // dict_column mode on evaluated rows: keys given as dictionary_'s codes
+  // (sink_prepared), after which no chunk's keys are interned.
+  bool coded_keys_ = false;
   std::string estimate_source_ = "statistics";
   double statistics_us_ = 0, estimate_us_ = 0, start_us_ = 0, columns_us_ = 0;  // EXPLAIN ANALYZE
   // Of columns_us_: the key columns, then each aggregate's column (EXPLAIN ANALYZE).

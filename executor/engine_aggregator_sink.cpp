@@ -200,6 +200,9 @@ struct EngineChunk final : PreparedWork {
   ChunkInput in;
   std::vector<Vector> evaluated;                // inputs whose own arrays the views read
   std::vector<Vector> interned_keys;            // interned mode: coded by sink_prepared()
+  // dict_column mode: the key column as its dictionary's codes (in.keys
+  // reads them), or empty where the evaluated column holds strings.
+  Vector coded_key;
   std::vector<std::vector<int64_t>> int64s;
   std::vector<std::vector<int32_t>> int32s;
   std::vector<std::vector<uint8_t>> bytes;      // validity, FILTER masks
@@ -242,6 +245,16 @@ std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) c
     }
   } else if (mode_ == KeyMode::none) {
     in.keys = ColumnView{ColumnWidth::int64, shared_zeros(rows.rows), nullptr};
+  } else if (mode_ == KeyMode::dict_column) {
+    Vector v = keys_[0]->evaluate(rows);
+    if (v.coded()) {
+      // A stored text column's codes are the keys as the raw path takes
+      // them: no string is built or interned per row.
+      chunk.coded_key = std::move(v);
+      in.keys = ColumnView{ColumnWidth::int32, chunk.coded_key.codes.data(), validity_of(chunk.coded_key, chunk.bytes)};
+    } else {
+      chunk.interned_keys.push_back(std::move(v));
+    }
   } else {
     // Interned: the key values now, their query-local codes in chunk order.
     for (const auto& k : keys_) chunk.interned_keys.push_back(k->evaluate(rows));
@@ -330,7 +343,28 @@ void EngineAggregator::sink_prepared(PreparedWork* work, const EvalInput& rows) 
     return;
   }
   EngineChunk& chunk = static_cast<EngineChunk&>(*work);
-  if (!chunk.interned_keys.empty()) {
+  if (chunk.coded_key.coded()) {
+    // The codes index one dictionary for the whole run: the first coded
+    // chunk's (every chunk of a stored column shares it). Once rows were
+    // interned, or with another dictionary, the chunk is interned too.
+    if (!dictionary_ && !interned_) dictionary_ = chunk.coded_key.dictionary;
+    if (interned_ || chunk.coded_key.dictionary != dictionary_) {
+      chunk.interned_keys.push_back(std::move(chunk.coded_key));
+    } else {
+      coded_keys_ = true;
+    }
+  }
+  if (!chunk.interned_keys.empty() && coded_keys_) {
+    // Strings after coded chunks: their codes in the run's dictionary.
+    const Vector& v = chunk.interned_keys[0];
+    std::vector<int32_t>& codes = chunk.int32s.emplace_back(rows.rows, 0);
+    for (size_t r = 0; r < rows.rows; ++r) {
+      if (v.null_at(r)) continue;
+      codes[r] = dictionary_->find(v.text_at(r));
+      if (codes[r] < 0) throw Error(SqlState::internal_error, "a text key outside its column's dictionary");
+    }
+    chunk.in.keys = ColumnView{ColumnWidth::int32, codes.data(), validity_of(v, chunk.bytes)};
+  } else if (!chunk.interned_keys.empty()) {
     // Codes in the order rows arrive, so that they are the same whichever
     // thread prepared a chunk.
     const std::vector<Vector>& values = chunk.interned_keys;
