@@ -234,8 +234,7 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
     }
     case Variant::partitioned_hash: {
       c.launch.rows_per_thread = kPartitionRowsPerThread;
-      const bool dense_keys =
-          facts.key_range && facts.key_range->size() <= 4 * std::max<uint64_t>(facts.estimated_groups, 1);
+      const bool dense_keys = facts.key_range && dense_key_range(*facts.key_range, facts.estimated_groups);
       // Dense key ranges partition into contiguous sub-ranges: identity hashing
       // is collision-free there, so the table can run fuller.
       c.hash = dense_keys ? HashKind::identity : HashKind::murmur;
@@ -305,7 +304,13 @@ TableOptions default_table_options(Variant v, const GroupBySpec&, const DeviceIn
   t.estimated_groups = std::max<uint64_t>(facts.estimated_groups, 1);
   t.max_fill = 0.5;
   t.hash = HashKind::murmur;
-  if (facts.key_range && facts.key_range->size() > 0 && (v == Variant::dense || v == Variant::partitioned_hash)) {
+  // A range hash (slot from the key's offset in its range) spreads the
+  // groups only where they fill the range: the packed keys of a skewed first
+  // column (ClickBench's SearchEngineID, zero on most rows) or a sparse
+  // range put most groups on a small share of the slots, and linear probing
+  // runs down long clusters of them (hundreds of nanoseconds a row).
+  if (facts.key_range && dense_key_range(*facts.key_range, facts.estimated_groups) &&
+      (v == Variant::dense || v == Variant::partitioned_hash)) {
     t.hash = HashKind::range;
     t.key_range_hint = *facts.key_range;
   }

@@ -75,4 +75,10 @@ VariantConfig default_launch_config(Variant v, const GroupBySpec& spec, const De
 // partitioned), so each flush lands in one region of the table (L2-resident).
 TableOptions default_table_options(Variant v, const GroupBySpec& spec, const DeviceInfo& d, const ChunkFacts& facts);
 
+// Whether `estimated_groups` fill enough of a key range (a quarter) that a
+// hash by the key's offset in it (identity, range) meets few collisions.
+inline bool dense_key_range(const KeyRange& range, uint64_t estimated_groups) {
+  return range.size() > 0 && range.size() <= 4 * std::max<uint64_t>(estimated_groups, 1);
+}
+
 }  // namespace tally::gpu

@@ -86,6 +86,29 @@ TEST(VariantRules, ChoiceFollowsCardinality) {
   EXPECT_EQ(choose_variant(s, d, f), Variant::global_hash);
 }
 
+// The global table hashes by the key's offset in its range only where the
+// expected groups fill a quarter of the range: packed keys whose first
+// column is mostly one value (ClickBench Q14's SearchEngineID, SearchPhrase:
+// 8M packed values, 500K groups) would crowd a thirty-second of the slots.
+TEST(VariantRules, RangeHashOnlyForDenseRanges) {
+  const DeviceInfo d = hopper_like();
+  const GroupBySpec s = sum_spec();
+  ChunkFacts f;
+  f.rows = 1 << 24;
+  f.key_range = KeyRange{0, (int64_t{1} << 23) - 1};
+  f.estimated_groups = 500000;
+  for (const Variant v : {Variant::dense, Variant::partitioned_hash}) {
+    EXPECT_EQ(default_table_options(v, s, d, f).hash, HashKind::murmur) << variant_name(v);
+  }
+  EXPECT_EQ(default_launch_config(Variant::partitioned_hash, s, d, f).hash, HashKind::murmur);
+  f.estimated_groups = 1 << 21;
+  for (const Variant v : {Variant::dense, Variant::partitioned_hash}) {
+    EXPECT_EQ(default_table_options(v, s, d, f).hash, HashKind::range) << variant_name(v);
+  }
+  EXPECT_EQ(default_launch_config(Variant::partitioned_hash, s, d, f).hash, HashKind::identity);
+  EXPECT_EQ(default_table_options(Variant::global_hash, s, d, f).hash, HashKind::murmur);
+}
+
 TEST(VariantRules, DefaultConfigsRespectDeviceLimits) {
   for (const DeviceInfo& d : {hopper_like(), small_gpu()}) {
     const GroupBySpec s = sum_spec();
