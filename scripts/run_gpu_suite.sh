@@ -37,6 +37,8 @@
 #                     the table written by hits_datagen into TMPDIR or /tmp; default
 #                     2e7 rows, 5 GB of CSV; best of 2 runs, 60 s per Tally query;
 #                     the table in OUTDIR/clickbench.txt)
+#   TALLY_CLICKBENCH_CLUSTERED=1  the hits rows in the primary key's order
+#                     (hits_datagen --clustered), as a table clustered on its key
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
@@ -115,8 +117,10 @@ if [[ " $suite " == *" tpch "* && -x "$here/bin/tpch_bench" && -x "$here/bin/tal
 fi
 if [[ " $suite " == *" clickbench "* && -x "$here/bin/tpch_bench" && -x "$here/bin/hits_datagen" && -x "$here/bin/tallyd" && -f "$here/duckdb/libduckdb.so" ]]; then
   hits_rows=${TALLY_CLICKBENCH_ROWS:-2e7}
-  hits_dir="${TMPDIR:-/tmp}/hits-$hits_rows"
-  [ -f "$hits_dir/hits.tbl" ] || run_step hits_datagen "$out/hits_datagen.txt" "$here/bin/hits_datagen" --rows "$hits_rows" --dir "$hits_dir"
+  clustered=()
+  [ "${TALLY_CLICKBENCH_CLUSTERED:-0}" = 1 ] && clustered=(--clustered)
+  hits_dir="${TMPDIR:-/tmp}/hits-$hits_rows${clustered:+-clustered}"
+  [ -f "$hits_dir/hits.tbl" ] || run_step hits_datagen "$out/hits_datagen.txt" "$here/bin/hits_datagen" --rows "$hits_rows" --dir "$hits_dir" "${clustered[@]}"
   run_step clickbench "$out/clickbench.txt" "$here/bin/tpch_bench" --tallyd "$here/bin/tallyd" \
     --duckdb "$here/duckdb/libduckdb.so" --query-file "$here/clickbench/queries.sql" --schema "$here/clickbench/schema.sql" \
     --tables hits --data-dir "$hits_dir" --reps 2 --threads 16 --timeout-s 60
