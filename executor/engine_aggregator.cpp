@@ -357,19 +357,17 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     input_scale_checked_[i] = scale ? 0 : 1;
   }
   compile_programs(where, feed, context);
-  // min or max of text runs only as the programs that look up ranks.
-  auto ranks_compiled = [this] {
-    for (size_t a = 0; a < aggregates_.size(); ++a) {
-      if (!mappings_[a].text_rank) continue;
-      const auto i = static_cast<size_t>(spec_.aggregates[a].input);
-      if (!text_ranks_[i].order || i >= spec_.value_programs.size() || spec_.value_programs[i].empty()) return false;
-    }
-    return true;
-  };
-  if (!ranks_compiled()) {
-    usable_ = false;
-    return;
+  // min or max of text runs on ranks: looked up by the raw path's programs,
+  // or made on the host from the evaluated rows' codes (prepare()).
+  for (size_t a = 0; a < aggregates_.size() && usable_; ++a) {
+    if (!mappings_[a].text_rank) continue;
+    const auto i = static_cast<size_t>(spec_.aggregates[a].input);
+    if (text_ranks_[i].order) continue;
+    std::optional<TextRanks> ranks = text_ranks_of(inputs_[i], context);
+    if (!ranks) usable_ = false;
+    else text_ranks_[i] = std::move(*ranks);
   }
+  if (!usable_) return;
   // Nominal input widths (an engine sees the real ones chunk by chunk: raw
   // stored int4 columns arrive 4 bytes wide, evaluated ones 8).
   // Bare int2/int4/date/bool columns arrive 4 bytes wide (sink_raw stores
@@ -416,10 +414,6 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
   run_ = start_run(spec_);
   if (has_programs(spec_) && run_->passes() != 1) {
     drop_programs();
-    if (!ranks_compiled()) {
-      usable_ = false;
-      return;
-    }
     run_ = start_run(spec_);
   }
   start_us_ = since_us(t_choose);
@@ -500,6 +494,18 @@ bool EngineAggregator::cold_read_on_cpu(AggregateEngine& gpu) const {
   return !gpu.note_left_elsewhere(table_oid_);
 }
 
+std::optional<EngineAggregator::TextRanks> EngineAggregator::text_ranks_of(const Expr* input,
+                                                                            const ExecContext& context) const {
+  const ColumnExpr* column = stored_text_column(input);
+  const auto dictionary = column && column->index >= 0 && table_ ? table_->dictionary(column->index) : nullptr;
+  // A column of tens of millions of distinct values (comments) would sort
+  // them all before its first query: the generic path compares only the
+  // values each group meets.
+  if (!dictionary || dictionary->size() > kMaxRankedEntries) return std::nullopt;
+  const int threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
+  return TextRanks{dictionary, dictionary_order(*dictionary, threads)};
+}
+
 void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const ExecContext& context) {
   // The raw path's conditions (wants_raw): stored chunks of one table, keys
   // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
@@ -547,15 +553,10 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Expr* e = inputs_[i];
     if (ranked[i]) {
-      const ColumnExpr* column = stored_text_column(e);
-      const auto dictionary = column && column->index >= 0 ? table_->dictionary(column->index) : nullptr;
-      // A column of tens of millions of distinct values (comments) would
-      // sort them all before its first query: the generic path compares
-      // only the values each group meets.
-      if (!dictionary || dictionary->size() > kMaxRankedEntries) return;
-      const int threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
-      ranks[i] = TextRanks{dictionary, dictionary_order(*dictionary, threads)};
-      programs[i] = compile_text_rank(column->index, columns, ranks[i].order->rank_of_code);
+      std::optional<TextRanks> r = text_ranks_of(e, context);
+      if (!r) return;
+      ranks[i] = std::move(*r);
+      programs[i] = compile_text_rank(stored_text_column(e)->index, columns, ranks[i].order->rank_of_code);
       ++compiled;
       continue;
     }

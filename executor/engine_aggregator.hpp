@@ -178,6 +178,10 @@ class EngineAggregator final : public GroupAggregator {
   // all of them compile and the raw path can take the query; else nothing
   // changes and the host evaluates them.
   void compile_programs(const Expr* where, RowFeed feed, const ExecContext& context);
+  // The dictionary and order of the stored text column a min or max of
+  // text reads (Mapping::text_rank); nothing for a dictionary too large to sort.
+  struct TextRanks;
+  std::optional<TextRanks> text_ranks_of(const Expr* input, const ExecContext& context) const;
   // The engine's run for `spec` (ordered-set aggregates beside a GPU run).
   std::unique_ptr<AggregationRun> start_run(const AggregationSpec& spec);
   // ---- packed keys (engine_aggregator_keys.cpp) ----
@@ -282,6 +286,8 @@ class EngineAggregator final : public GroupAggregator {
   std::vector<const Expr*> inputs_;
   // Per input of min or max of text (Mapping::text_rank): the column's
   // dictionary and its order, whose ranks the input is; null for others.
+  // The raw path's value programs look the ranks up; evaluated rows
+  // (prepare()) are ranked on the host from their codes.
   struct TextRanks {
     std::shared_ptr<const storage::StringDictionary> dictionary;
     std::shared_ptr<const DictionaryOrder> order;

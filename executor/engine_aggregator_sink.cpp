@@ -8,6 +8,7 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "common/shared_zeros.hpp"
+#include "executor/dictionary_order.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
 #include "executor/numeric_vector.hpp"
@@ -20,6 +21,8 @@ bool EngineAggregator::wants_raw() const {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const bool program = i < spec_.value_programs.size() && !spec_.value_programs[i].empty();
     if (!program && !dynamic_cast<const ColumnExpr*>(inputs_[i])) return false;
+    // A text column's stored codes are not its ranks.
+    if (!program && text_ranks_[i].order) return false;
   }
   for (const auto& a : aggregates_) {
     if (a.filter) return false;
@@ -210,6 +213,23 @@ struct EngineChunk final : PreparedWork {
   std::vector<uint8_t> key_valid;
 };
 
+// The ranks of a text column's rows in `ranks`' order (0 for NULL rows),
+// into `out`: from the codes where the rows are coded in its dictionary,
+// else each text looked up there (a stored column's values are all in it).
+std::vector<int64_t>& text_ranks(const Vector& v, const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                 const DictionaryOrder& order, std::vector<int64_t>& out) {
+  const std::vector<int32_t>& rank_of_code = order.rank_of_code;
+  const bool coded = v.coded() && v.dictionary == dictionary;
+  for (size_t r = 0; r < v.count; ++r) {
+    if (v.null_at(r)) continue;
+    const int32_t code = coded ? v.codes[r] : dictionary->find(v.text_at(r));
+    if (code < 0 || static_cast<size_t>(code) >= rank_of_code.size())
+      throw Error(SqlState::internal_error, "a text value outside its column's dictionary");
+    out[r] = rank_of_code[static_cast<size_t>(code)];
+  }
+  return out;
+}
+
 // 1 = valid, from a Vector's NULL flags (empty when none is NULL).
 const uint8_t* validity_of(const Vector& v, std::vector<std::vector<uint8_t>>& bytes) {
   if (v.nulls.empty()) return nullptr;
@@ -264,6 +284,12 @@ std::shared_ptr<PreparedWork> EngineAggregator::prepare(const EvalInput& rows) c
     const Expr* e = inputs_[i];
     Vector v = e->evaluate(rows);
     ColumnView view;
+    if (const TextRanks& ranks = text_ranks_[i]; ranks.order) {
+      std::vector<int64_t>& ranked = chunk.int64s.emplace_back(v.count, 0);
+      in.values.push_back(ColumnView{ColumnWidth::int64, text_ranks(v, ranks.dictionary, *ranks.order, ranked).data(),
+                                     validity_of(v, chunk.bytes)});
+      continue;
+    }
     switch (physical_of(v.type.id)) {
       case Physical::floating: view.width = ColumnWidth::float64; break;
       case Physical::numeric: {
