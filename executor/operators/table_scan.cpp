@@ -98,6 +98,10 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
       fp.dictionary = DictionaryFilter::plan(*part, read_layout_[i], read_columns_[i].type, space_width_);
     }
     if (!subquery && !fp.dictionary) fp.compared = plan_comparisons(*part);
+    if (!subquery) {
+      if (std::optional<TextEquality> equality = text_equality(*part, read_layout_, read_columns_))
+        text_equalities_.push_back(std::move(*equality));
+    }
     if (!subquery && !fp.dictionary && !fp.compared) filters_never_raise_ = false;
     filter_parts_.push_back(std::move(fp));
   }
@@ -469,9 +473,61 @@ std::vector<uint32_t> TableScan::passing_rows(const storage::ChunkBatch& batch, 
   return rows;
 }
 
+std::optional<TableScan::TextEquality> TableScan::text_equality(const Expr& conjunct, const std::vector<int>& layout,
+                                                                const std::vector<OutputColumn>& columns) {
+  // A text or varchar column, bare or cast to text (not char(n), whose
+  // comparison ignores trailing blanks).
+  auto text_column = [](const Expr* e) -> const ColumnExpr* {
+    const auto* f = dynamic_cast<const FunctionExpr*>(e);
+    if (f != nullptr && f->name == "cast" && f->args.size() == 1 && e->type.id == TypeId::text) e = f->args[0].get();
+    const auto* column = dynamic_cast<const ColumnExpr*>(e);
+    if (column == nullptr || (column->type.id != TypeId::text && column->type.id != TypeId::varchar)) return nullptr;
+    return column;
+  };
+  const ColumnExpr* column = nullptr;
+  std::vector<const Expr*> constants;
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct); f != nullptr && f->name == "=" && f->args.size() == 2) {
+    const bool left = text_column(f->args[0].get()) != nullptr;
+    column = text_column(f->args[left ? 0 : 1].get());
+    constants.push_back(f->args[left ? 1 : 0].get());
+  } else if (const auto* in = dynamic_cast<const InListExpr*>(&conjunct); in != nullptr && !in->negated) {
+    column = text_column(in->arg.get());
+    for (const auto& item : in->list) constants.push_back(item.get());
+  }
+  const auto at = column ? std::find(layout.begin(), layout.end(), column->index) : layout.end();
+  if (at == layout.end()) return std::nullopt;
+  TextEquality equality{static_cast<size_t>(at - layout.begin()), {}};
+  if (columns[equality.read].type.id != column->type.id) return std::nullopt;
+  for (const Expr* e : constants) {
+    const auto* constant = dynamic_cast<const ConstExpr*>(e);
+    if (constant == nullptr) return std::nullopt;
+    if (is_null(constant->value)) continue;  // equal to no row
+    const auto* text = std::get_if<std::string>(&constant->value);
+    if (text == nullptr) return std::nullopt;
+    equality.values.push_back(*text);
+  }
+  return equality;
+}
+
 std::vector<uint8_t> TableScan::skipped_chunks() const {
-  if (compared_.empty()) return {};
+  if (compared_.empty() && text_equalities_.empty()) return {};
   const size_t chunks = table_->chunk_count();
+  // Each text equality's codes, ascending; a text the dictionary lacks is in
+  // no row. A table without dictionaries (in memory) skips nothing by them.
+  std::vector<std::vector<int64_t>> codes;
+  std::vector<int> code_columns;
+  for (const TextEquality& equality : text_equalities_) {
+    const int column = table_columns_[equality.read];
+    const auto dictionary = table_->dictionary(column);
+    if (!dictionary) continue;
+    std::vector<int64_t>& found = codes.emplace_back();
+    for (const std::string& value : equality.values) {
+      const int32_t code = dictionary->find(value);
+      if (code >= 0) found.push_back(code);
+    }
+    std::sort(found.begin(), found.end());
+    code_columns.push_back(column);
+  }
   std::vector<uint8_t> skipped(chunks, 0);
   std::vector<ValueRange> ranges(compared_columns_.size());
   bool any = false;
@@ -482,7 +538,14 @@ std::vector<uint8_t> TableScan::skipped_chunks() const {
       // A float column's `known` range is that of one holding only NULLs.
       ranges[i] = ValueRange{stats.known, stats.min, stats.max};
     }
-    skipped[c] = comparisons_may_pass(compared_, ranges) ? 0 : 1;
+    bool may_pass = compared_.empty() || comparisons_may_pass(compared_, ranges);
+    for (size_t e = 0; e < codes.size() && may_pass; ++e) {
+      const ChunkColumnStats stats = table_->stats(c, code_columns[e]);
+      if (!stats.known) continue;
+      const auto at = std::lower_bound(codes[e].begin(), codes[e].end(), stats.min);
+      may_pass = at != codes[e].end() && *at <= stats.max;
+    }
+    skipped[c] = may_pass ? 0 : 1;
     any = any || skipped[c] != 0;
   }
   if (!any) skipped.clear();

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "common/column_program_comparisons.hpp"
 #include "common/scan_selection.hpp"
@@ -53,8 +55,9 @@ class TableScan final : public PhysicalOperator {
                                      const std::vector<Value>* parameters, FilterRun& run) const;
   // One flag per chunk of the table: 1 where the chunk's statistics (its
   // columns' min and max) leave no row that passes the comparisons of
-  // stored integer columns with constants, so the chunk need not be read.
-  // Empty where no chunk is skipped.
+  // stored integer columns with constants, or the equalities of a stored
+  // text column with constants (on the dictionary codes of those texts),
+  // so the chunk need not be read. Empty where no chunk is skipped.
   std::vector<uint8_t> skipped_chunks() const;
   // EXPLAIN ANALYZE's line about them ("" where none is skipped).
   static std::string skipped_line(const std::vector<uint8_t>& skipped);
@@ -92,6 +95,16 @@ class TableScan final : public PhysicalOperator {
   // The same comparisons as one boolean program over compared_columns_
   // (their AND), for an engine that selects rows itself (scan_selection.hpp).
   ColumnProgram compared_program_;
+  // The conjuncts `column = 'text'` and `column IN ('a', 'b', ...)` over a
+  // stored text or varchar column (read column `read`): a chunk whose codes'
+  // range holds none of those texts' codes has no row that passes.
+  struct TextEquality {
+    size_t read = 0;
+    std::vector<std::string> values;
+  };
+  std::vector<TextEquality> text_equalities_;
+  static std::optional<TextEquality> text_equality(const Expr& conjunct, const std::vector<int>& layout,
+                                                   const std::vector<OutputColumn>& columns);
   // Whether every conjunct without a subquery is a comparison or a test on
   // dictionary codes: none can raise an error, so the key tests may run
   // before them (on the device) without skipping an error PostgreSQL raises.

@@ -4,7 +4,8 @@
 // skipped_chunks): a table loaded in time order, filtered by a time range,
 // reads the chunks of that range only. Every answer is that of the same
 // query with its columns wrapped in `+ 0` (which no chunk's statistics
-// decide), across dates, timestamps, int4, int8, numeric, IN lists,
+// decide), across dates, timestamps, int4, int8, numeric, text (by the
+// dictionary codes of the texts compared), IN lists,
 // column-to-column comparisons, NULLs, a chunk of NULLs only, constants
 // past a type's range, float comparisons (never skipped: a chunk's float
 // range leaves NaN out), joins, aggregates over no rows, ORDER BY ... LIMIT,
@@ -31,14 +32,14 @@ class ChunkSkippingTest : public ::testing::Test {
     // float, a second id that is the first minus 5 (so `id > id2` on every
     // row), and a column NULL in chunk 3 only.
     run("CREATE TABLE ev (id int, big int8, day date, at timestamp, amount numeric(12,2), f float8, id2 int, "
-        "sparse int)");
+        "sparse int, tag text, vtag varchar(10))");
     for (int c = 0; c < 10; ++c) {
       const std::string base = std::to_string(1000 * c);
       run("INSERT INTO ev SELECT " + base + " + g, (" + base + " + g)::int8 * 3000000000, DATE '2024-01-01' + " +
           std::to_string(10 * c) + " + g % 10, TIMESTAMP '2024-01-01 00:00' + (" + base +
           " + g) * interval '1 minute', (" + base + " + g) / 4.0, CASE WHEN g % 97 = 0 THEN 'NaN'::float8 ELSE g / 8.0 END, " +
           base + " + g - 5, " + (c == 3 ? std::string("NULL") : "CASE WHEN g % 5 = 0 THEN NULL ELSE g END") +
-          " FROM generate_series(1, 1000) g");
+          ", 'c" + std::to_string(c) + "-' || (g % 5), 'v" + std::to_string(c) + "-' || (g % 3) FROM generate_series(1, 1000) g");
     }
   }
   QueryOutcome run(const std::string& sql) {
@@ -106,6 +107,20 @@ TEST_F(ChunkSkippingTest, NullsAndFloatsAndColumnPairs) {
   // sparse is 1..999 (chunk 3: NULL): only chunk 0's ids can be below it.
   expect("SELECT count(*) FROM ev WHERE id < sparse", "SELECT count(*) FROM ev WHERE id + 0 < sparse", 9);
   expect("SELECT count(*) FROM ev WHERE id > id2 AND id2 >= 8995", "SELECT count(*) FROM ev WHERE id > id2 AND id2 + 0 >= 8995", 8);
+}
+
+TEST_F(ChunkSkippingTest, TextEqualitiesSkipByTheirCodes) {
+  // Chunk c holds tags 'c<c>-0' to 'c<c>-4', coded as they were loaded.
+  expect("SELECT count(*), min(id) FROM ev WHERE tag = 'c3-1'", "SELECT count(*), min(id) FROM ev WHERE tag || '' = 'c3-1'", 9);
+  expect("SELECT count(*), max(id) FROM ev WHERE tag IN ('c3-1', 'c7-2', 'nowhere', NULL)",
+         "SELECT count(*), max(id) FROM ev WHERE tag || '' IN ('c3-1', 'c7-2', 'nowhere', NULL)", 8);
+  expect("SELECT count(*) FROM ev WHERE tag = 'nowhere'", "SELECT count(*) FROM ev WHERE tag || '' = 'nowhere'", 10);
+  expect("SELECT count(*) FROM ev WHERE vtag = 'v5-2'", "SELECT count(*) FROM ev WHERE vtag || '' = 'v5-2'", 9);
+  expect("SELECT tag, count(*) FROM ev WHERE 'c9-4' = tag AND id > 9500 GROUP BY tag",
+         "SELECT tag, count(*) FROM ev WHERE 'c9-4' = tag || '' AND id + 0 > 9500 GROUP BY tag", 9);
+  // Not equalities: read every chunk.
+  expect("SELECT count(*) FROM ev WHERE tag <> 'c3-1'", "SELECT count(*) FROM ev WHERE tag || '' <> 'c3-1'", 0);
+  expect("SELECT count(*) FROM ev WHERE tag NOT IN ('c3-1')", "SELECT count(*) FROM ev WHERE tag || '' NOT IN ('c3-1')", 0);
 }
 
 TEST_F(ChunkSkippingTest, JoinsLimitsAndDeletes) {
