@@ -59,6 +59,13 @@ bool has_subquery(Expr& e) {
   return found;
 }
 
+bool has_parameter(Expr& e) {
+  if (dynamic_cast<ParamExpr*>(&e) != nullptr) return true;
+  bool found = false;
+  for_each_child(e, [&](Expr& child) { found = found || has_parameter(child); });
+  return found;
+}
+
 bool reads_unlisted_columns(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr || dynamic_cast<WindowResultExpr*>(&e) != nullptr ||
       dynamic_cast<SharedExpr*>(&e) != nullptr) {

@@ -27,6 +27,8 @@ int count_refs(Expr& e, int column);
 // threads that would otherwise wait for one of them to make it.
 void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters);
 bool has_subquery(Expr& e);
+// Whether e reads a statement parameter ($n).
+bool has_parameter(Expr& e);
 // Whether e reads input columns collect_refs does not list: a subquery's
 // (its correlation may read any), a window function's result (a column
 // past the query's own, by position) or an expression another plan owns

@@ -23,13 +23,6 @@ namespace {
 // of a larger dictionary).
 constexpr int32_t kSampledEntries = 4096;
 
-bool has_parameter(Expr& e) {
-  if (dynamic_cast<const ParamExpr*>(&e)) return true;
-  bool found = false;
-  for_each_child(e, [&found](Expr& child) { found = found || has_parameter(child); });
-  return found;
-}
-
 // The table column a space index names, or -1.
 int table_column(const TableSnapshot& table, int base, int space_index) {
   const int column = space_index - base;

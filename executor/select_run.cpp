@@ -394,7 +394,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (!raw && !ec.group_key_filter) where_run = where_scan->start_filtering();
     }
   }
-  const std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks() : std::vector<uint8_t>{};
+  const std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks(ec.parameters) : std::vector<uint8_t>{};
   if (ec.explain != nullptr && !skipped.empty()) ec.explain->push_back("Seq Scan on " + plan.table->name() + ": " + TableScan::skipped_line(skipped));
   const size_t chunks_read = chunks - static_cast<size_t>(std::count(skipped.begin(), skipped.end(), uint8_t{1}));
   const bool sliced = plan.table && !raw && !all_direct && chunks_read * 2 < depth;

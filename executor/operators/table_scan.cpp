@@ -111,14 +111,16 @@ TableScan::TableScan(std::shared_ptr<const TableSnapshot> table, std::string ali
                         [](const FilterPart& p) { return p.dictionary != nullptr; });
 }
 
-bool TableScan::plan_comparisons(const Expr& conjunct) {
+bool TableScan::comparisons_of(const Expr& conjunct, const std::vector<Value>* parameters,
+                               std::vector<ColumnComparison>& comparisons, std::vector<size_t>& reads,
+                               ColumnProgram* program) const {
   ProgramColumnMap map;
-  const std::optional<ColumnProgram> program = compile_filter(conjunct, map, nullptr);
-  if (!program) return false;
+  std::optional<ColumnProgram> compiled = compile_filter(conjunct, map, parameters);
+  if (!compiled) return false;
   // The program's columns are space indexes: each must be a read column
   // stored at a width the typed loops take as it is.
   std::vector<ProgramColumn> widths;
-  std::vector<size_t> reads;
+  reads.clear();
   for (const int space_index : map.table_columns) {
     const auto at = std::find(read_layout_.begin(), read_layout_.end(), space_index);
     if (at == read_layout_.end()) return false;
@@ -130,24 +132,50 @@ bool TableScan::plan_comparisons(const Expr& conjunct) {
     widths.push_back(c);
     reads.push_back(read);
   }
-  std::vector<ColumnComparison> comparisons;
-  if (!comparison_conjunction(*program, widths, comparisons)) return false;
-  // Appended to the scan's list: its columns numbered after those before.
-  auto renumber = [&](int32_t& column) {
-    const size_t read = reads[static_cast<size_t>(column)];
-    const auto known = std::find(compared_columns_.begin(), compared_columns_.end(), read);
-    column = static_cast<int32_t>(known - compared_columns_.begin());
-    if (known == compared_columns_.end()) compared_columns_.push_back(read);
-  };
-  for (ColumnComparison k : comparisons) {
-    renumber(k.column);
-    if (k.column2 >= 0) renumber(k.column2);
-    compared_.push_back(k);
+  if (!comparison_conjunction(*compiled, widths, comparisons)) return false;
+  if (program != nullptr) *program = std::move(*compiled);
+  return true;
+}
+
+namespace {
+
+// Appends `comparisons` (column i is read column reads[i]) to `compared`,
+// whose column j is read column compared_columns[j], adding the read
+// columns it lacks; returns each of their columns' new number.
+std::vector<int32_t> append_comparisons(const std::vector<ColumnComparison>& comparisons,
+                                        const std::vector<size_t>& reads, std::vector<ColumnComparison>& compared,
+                                        std::vector<size_t>& compared_columns) {
+  std::vector<int32_t> numbers;
+  for (const size_t read : reads) {
+    const auto known = std::find(compared_columns.begin(), compared_columns.end(), read);
+    numbers.push_back(static_cast<int32_t>(known - compared_columns.begin()));
+    if (known == compared_columns.end()) compared_columns.push_back(read);
   }
+  for (ColumnComparison k : comparisons) {
+    k.column = numbers[static_cast<size_t>(k.column)];
+    if (k.column2 >= 0) k.column2 = numbers[static_cast<size_t>(k.column2)];
+    compared.push_back(std::move(k));
+  }
+  return numbers;
+}
+
+}  // namespace
+
+bool TableScan::plan_comparisons(const Expr& conjunct) {
+  std::vector<ColumnComparison> comparisons;
+  std::vector<size_t> reads;
+  std::optional<ColumnProgram> program{ColumnProgram{}};
+  if (!comparisons_of(conjunct, nullptr, comparisons, reads, &*program)) {
+    // (has_parameter only reads the expression.)
+    if (has_parameter(const_cast<Expr&>(conjunct))) parameter_comparisons_.push_back(&conjunct);
+    return false;
+  }
+  // Appended to the scan's list: its columns numbered after those before.
+  const std::vector<int32_t> numbers = append_comparisons(comparisons, reads, compared_, compared_columns_);
   // The program over the same numbering, ANDed to the conjuncts' before it.
   const bool first = compared_program_.empty();
   for (ProgramStep step : program->steps) {
-    if (step.op == ProgramOp::load) renumber(step.arg);
+    if (step.op == ProgramOp::load) step.arg = numbers[static_cast<size_t>(step.arg)];
     compared_program_.steps.push_back(step);
   }
   if (!first) compared_program_.steps.push_back(ProgramStep{ProgramOp::and_});
@@ -509,8 +537,18 @@ std::optional<TableScan::TextEquality> TableScan::text_equality(const Expr& conj
   return equality;
 }
 
-std::vector<uint8_t> TableScan::skipped_chunks() const {
-  if (compared_.empty() && text_equalities_.empty()) return {};
+std::vector<uint8_t> TableScan::skipped_chunks(const std::vector<Value>* parameters) const {
+  // The comparisons with constants, and those with the run's parameters,
+  // over their read columns.
+  std::vector<ColumnComparison> compared = compared_;
+  std::vector<size_t> compared_columns = compared_columns_;
+  for (const Expr* conjunct : parameter_comparisons_) {
+    std::vector<ColumnComparison> comparisons;
+    std::vector<size_t> reads;
+    if (parameters == nullptr || !comparisons_of(*conjunct, parameters, comparisons, reads)) continue;
+    append_comparisons(comparisons, reads, compared, compared_columns);
+  }
+  if (compared.empty() && text_equalities_.empty()) return {};
   const size_t chunks = table_->chunk_count();
   // Each text equality's codes, ascending; a text the dictionary lacks is in
   // no row. A table without dictionaries (in memory) skips nothing by them.
@@ -529,16 +567,16 @@ std::vector<uint8_t> TableScan::skipped_chunks() const {
     code_columns.push_back(column);
   }
   std::vector<uint8_t> skipped(chunks, 0);
-  std::vector<ValueRange> ranges(compared_columns_.size());
+  std::vector<ValueRange> ranges(compared_columns.size());
   bool any = false;
   for (size_t c = 0; c < chunks; ++c) {
-    for (size_t i = 0; i < compared_columns_.size(); ++i) {
-      const int column = table_columns_[compared_columns_[i]];
+    for (size_t i = 0; i < compared_columns.size(); ++i) {
+      const int column = table_columns_[compared_columns[i]];
       const ChunkColumnStats stats = table_->stats(c, column);
       // A float column's `known` range is that of one holding only NULLs.
       ranges[i] = ValueRange{stats.known, stats.min, stats.max};
     }
-    bool may_pass = compared_.empty() || comparisons_may_pass(compared_, ranges);
+    bool may_pass = compared.empty() || comparisons_may_pass(compared, ranges);
     for (size_t e = 0; e < codes.size() && may_pass; ++e) {
       const ChunkColumnStats stats = table_->stats(c, code_columns[e]);
       if (!stats.known) continue;
@@ -606,7 +644,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   // lineitem at 60 chunks on 16 cores) is read in slices, so that the last
   // wave of pieces is short.
   constexpr size_t kPiecesPerWorker = 4;
-  const std::vector<uint8_t> skipped = skipped_chunks();
+  const std::vector<uint8_t> skipped = skipped_chunks(parameters);
   if (context.explain != nullptr && !skipped.empty()) context.explain->push_back(describe() + ": " + skipped_line(skipped));
   const std::vector<ScanPiece> pieces = scan_pieces(*table_, depth * kPiecesPerWorker, skipped);
   ChunkReads reads(pieces, chunks, [this](size_t chunk) { return table_->read_chunk(chunk, table_columns_); });

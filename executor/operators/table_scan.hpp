@@ -57,8 +57,10 @@ class TableScan final : public PhysicalOperator {
   // columns' min and max) leave no row that passes the comparisons of
   // stored integer columns with constants, or the equalities of a stored
   // text column with constants (on the dictionary codes of those texts),
-  // so the chunk need not be read. Empty where no chunk is skipped.
-  std::vector<uint8_t> skipped_chunks() const;
+  // so the chunk need not be read. Empty where no chunk is skipped. A
+  // conjunct that compares with a parameter (`x < $1`, as a prepared
+  // statement's shared plan holds it) is compiled here with `parameters`.
+  std::vector<uint8_t> skipped_chunks(const std::vector<Value>* parameters) const;
   // EXPLAIN ANALYZE's line about them ("" where none is skipped).
   static std::string skipped_line(const std::vector<uint8_t>& skipped);
 
@@ -125,6 +127,14 @@ class TableScan final : public PhysicalOperator {
   using KeyTestRuns = std::vector<std::unique_ptr<KeyTestRun>>;
   // Adds `conjunct` to compared_ when it is such comparisons; false otherwise.
   bool plan_comparisons(const Expr& conjunct);
+  // The comparisons `conjunct` is, with `parameters` bound, each column
+  // numbered as its read column; false where it is not such comparisons.
+  bool comparisons_of(const Expr& conjunct, const std::vector<Value>* parameters,
+                      std::vector<ColumnComparison>& comparisons, std::vector<size_t>& reads,
+                      ColumnProgram* program = nullptr) const;
+  // The conjuncts that compare a column with a parameter: compiled per run
+  // for skipped_chunks (the filter tests them on converted rows).
+  std::vector<const Expr*> parameter_comparisons_;
   // The rows of a piece an engine selected (start_selection): they passed
   // the comparisons and the key tests `on_device` marks.
   struct Selected {
