@@ -494,6 +494,36 @@ TEST(GpuDifferential, LikeOverManyDistinctTextsRunsOnTheGpu) {
   }
 }
 
+// min and max of text where the rows reach the engine evaluated (a WHERE
+// the device programs do not take): the host ranks the codes, the GPU
+// aggregates the ranks, and the answers are the generic path's.
+TEST(GpuDifferential, TextMinMaxOfEvaluatedRowsAnswerAsTheGenericPath) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  GpuDatabase db("tally-gpu-text-ranks", 0);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  auto ok = [&](const std::string& sql) { db.ok(sql); };
+  ok("CREATE TABLE page (k int, m int, url text, title varchar(40))");
+  ok("INSERT INTO page SELECT g, g % 11, CASE WHEN g % 37 = 0 THEN NULL ELSE 'u' || ((g * 7919) % 50021) END, "
+     "CASE WHEN g % 5 = 0 THEN '' ELSE 'T' || (g % 997) END FROM generate_series(1, 200000) g");
+  const char* queries[] = {
+      "SELECT m, min(url), max(url), min(title), count(*) FROM page WHERE regexp_replace(url, '[0-9]', '', 'g') = 'u' "
+      "GROUP BY m",
+      "SELECT min(url), max(title) FROM page WHERE regexp_replace(title, 'T', '') <> '5' AND k > 1000",
+      "SELECT m, max(url) FROM page WHERE regexp_replace(url, '1', '') = url GROUP BY m",
+  };
+  ok("SELECT count(*), count(url) FROM page");  // the first read goes to the CPU engine
+  for (const char* sql : queries) {
+    ok("SET tally.engine = generic");
+    const Result generic = db.sorted_rows(sql);
+    ok("SET tally.engine = gpu");
+    const Result gpu = db.sorted_rows(sql);
+    EXPECT_GT(gpu.rows.size(), 0u) << sql;
+    EXPECT_EQ(differs(generic, gpu), "") << sql;
+    const std::string text = db.explained(sql);
+    EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
+  }
+}
+
 // HAVING's conjuncts on counts, exact sums, min and max sift the GPU's
 // extracted groups before their arrays are built: the answers are the CPU
 // engine's, EXPLAIN ANALYZE says how many the GPU dropped, and the actual
