@@ -308,7 +308,7 @@ TableOptions default_table_options(Variant v, const GroupBySpec&, const DeviceIn
   // groups only where they fill the range: the packed keys of a skewed first
   // column (ClickBench's SearchEngineID, zero on most rows) or a sparse
   // range put most groups on a small share of the slots, and linear probing
-  // runs down long clusters of them (hundreds of nanoseconds a row).
+  // runs down long clusters of them.
   if (facts.key_range && dense_key_range(*facts.key_range, facts.estimated_groups) &&
       (v == Variant::dense || v == Variant::partitioned_hash)) {
     t.hash = HashKind::range;
