@@ -23,6 +23,7 @@
 #include "executor/explain_costs.hpp"
 #include "executor/read_ahead.hpp"
 #include "executor/scan_pieces.hpp"
+#include "executor/top_n_chunk_bound.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/group_aggregator.hpp"
@@ -260,10 +261,11 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   uint64_t rows_scanned = 0;
   // Plain scans without WHERE: output columns that are bare table columns
   // are converted from storage straight into the result, reserved once for
-  // every row (no intermediate Vectors, no regrowth).
+  // every row (no intermediate Vectors, no regrowth). Not under ORDER BY ...
+  // LIMIT k, where each chunk converts its k first rows only.
   std::vector<int> direct(plan.outputs.size(), -1);  // index into scan_columns, or -1
   bool all_direct = false;
-  if (!plan.aggregate && !plan.where && plan.table) {
+  if (!plan.aggregate && !plan.where && plan.table && chunk_top_n(plan, ec) == 0) {
     all_direct = true;
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
@@ -348,6 +350,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     take_rows(chunk.prepared.get(), sel);
     return wanted < 0 || static_cast<int64_t>(out_rows) < wanted;
   };
+  std::string skipped_by_top;  // EXPLAIN ANALYZE's line of TopNChunkBound
   for (int pass = 0; pass < passes; ++pass) {
   if (aggregator) aggregator->begin_pass(pass);
   if (plan.source) {
@@ -398,8 +401,10 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   if (ec.explain != nullptr && !skipped.empty()) ec.explain->push_back("Seq Scan on " + plan.table->name() + ": " + TableScan::skipped_line(skipped));
   const size_t chunks_read = chunks - static_cast<size_t>(std::count(skipped.begin(), skipped.end(), uint8_t{1}));
   const bool sliced = plan.table && !raw && !all_direct && chunks_read * 2 < depth;
-  const std::vector<ScanPiece> pieces =
+  std::vector<ScanPiece> pieces =
       plan.table ? scan_pieces(*plan.table, sliced ? depth : 1, skipped) : std::vector<ScanPiece>{ScanPiece{}};
+  const auto top_bound = top_n > 0 && plan.table && !aggregator && wanted < 0 ? TopNChunkBound::plan(plan, top_n) : nullptr;
+  if (top_bound) top_bound->order(pieces);
   ChunkReads reads(pieces, chunks, [&plan](size_t c) { return plan.table->read_chunk(c, plan.scan_columns); });
   const int where_parts = plan.table && plan.where && pieces.size() < static_cast<size_t>(cores)
                               ? cores / static_cast<int>(std::max<size_t>(1, pieces.size()))
@@ -510,8 +515,9 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
         // A raw chunk whose columns are all held elsewhere is not read at all.
         const bool nothing_read = raw && columns.empty();
         return {[table = plan.table.get(), piece, columns = std::move(columns), raw, evaluate_ahead, &evaluate, &reads,
-                 held = aggregator.get()]() {
+                 held = aggregator.get(), bound = top_bound.get()]() {
                   Read read{nullptr, columns, {}, {}};
+                  if (bound != nullptr && bound->skips(piece.chunk)) return read;
                   if (raw) {
                     if (!columns.empty()) read.batch = table->read_chunk(piece.chunk, columns);
                     read.raw_ahead = held->prepare_raw(piece.chunk, table->chunk_rows(piece.chunk), read.batch, read.columns);
@@ -530,6 +536,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     Evaluated e;
     if (plan.table) {
       Read read = ahead.take();
+      if (top_bound && !read.batch) continue;  // skipped by the rows kept so far
       const size_t chunk = pieces[p].chunk;
       if (raw) {
         const size_t rows = plan.table->chunk_rows(chunk);
@@ -556,6 +563,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     const EvalInput sel = e.input(ec.parameters);
     if (evaluate_ahead) {
       take_rows(e.prepared.get(), sel);
+      if (top_bound) top_bound->update(out_columns[static_cast<size_t>(plan.sort[0].column)]);
       continue;
     }
     if (plan.aggregate) {
@@ -568,6 +576,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     for (size_t o = 0; o < plan.outputs.size(); ++o) append_vector(out_columns[o], plan.outputs[o]->evaluate(rows_in));
     out_rows += sel.rows;
   }
+  if (top_bound) skipped_by_top = top_bound->explain();
   }  // passes
 
   if (plan.aggregate) {
@@ -631,6 +640,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   }
   if (ec.explain) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    if (!skipped_by_top.empty()) ec.explain->push_back(skipped_by_top);
     ec.explain->push_back("Rows scanned: " + std::to_string(rows_scanned) + ", rows returned: " + std::to_string(result.rows));
     ec.explain->push_back(cpu_time_line(process_cpu_ms() - cpu_started, ms));
     char buf[64];

@@ -177,6 +177,43 @@ TEST_F(ChunkSkippingTest, ParametersSkipPerExecution) {
   EXPECT_EQ(tag.second, 1000u);
 }
 
+// ORDER BY key LIMIT n over a table in key order (executor/top_n_chunk_bound.hpp):
+// the chunks are read from the end the sort starts at, and once n rows are
+// in, those whose key range cannot come first are not read. 40 chunks: at
+// most the read-ahead's 16 are read before the first one's rows are in.
+TEST_F(ChunkSkippingTest, OrderByLimitReadsTheChunksThatCanComeFirst) {
+  run("CREATE TABLE log (n int, ts timestamp, v int, maybe int)");
+  for (int c = 0; c < 40; ++c) {
+    run("INSERT INTO log SELECT " + std::to_string(1000 * c) + " + g, TIMESTAMP '2024-05-01' + (" + std::to_string(1000 * c) +
+        " + g) * interval '1 second', g % 10, " + (c == 7 ? std::string("NULL") : "CASE WHEN g % 3 = 0 THEN NULL ELSE g END") +
+        " FROM generate_series(1, 1000) g");
+  }
+  auto scanned = [&](const std::string& sql) {
+    const uint64_t before = engine_counters().rows_scanned.load();
+    const auto answer = rows(sql);
+    return std::make_pair(answer, engine_counters().rows_scanned.load() - before);
+  };
+  const char* cases[][2] = {
+      {"SELECT n, ts FROM log ORDER BY ts DESC LIMIT 5", "SELECT n, ts FROM log ORDER BY ts + interval '0 s' DESC LIMIT 5"},
+      {"SELECT * FROM log ORDER BY n LIMIT 3 OFFSET 2", "SELECT * FROM log ORDER BY n + 0 LIMIT 3 OFFSET 2"},
+      {"SELECT n FROM log WHERE v = 3 ORDER BY ts DESC, n LIMIT 4", "SELECT n FROM log WHERE v = 3 ORDER BY ts + interval '0 s' DESC, n LIMIT 4"},
+  };
+  for (const auto& [sql, oracle] : cases) {
+    const auto got = scanned(sql);
+    EXPECT_EQ(got.first, rows(oracle)) << sql;
+    EXPECT_LE(got.second, 17000u) << sql;
+    EXPECT_NE(plan(sql).find("chunks skipped by the key range of the rows kept"), std::string::npos) << sql;
+  }
+  // NULLs come first under DESC (and NULLS FIRST): chunk 7, all NULL, and
+  // every chunk holding a NULL is read.
+  for (const char* order : {"maybe DESC, n", "maybe NULLS FIRST, n", "maybe, n"}) {
+    const std::string sql = std::string("SELECT n, maybe FROM log ORDER BY ") + order + " LIMIT 6";
+    std::string oracle = sql;
+    oracle.replace(oracle.find("ORDER BY maybe"), 14, "ORDER BY maybe + 0");
+    EXPECT_EQ(rows(sql), rows(oracle)) << sql;
+  }
+}
+
 TEST_F(ChunkSkippingTest, JoinsLimitsAndDeletes) {
   run("CREATE TABLE dim (day date, label text)");
   run("INSERT INTO dim SELECT DATE '2024-01-01' + g, 'd' || g FROM generate_series(0, 99) g");

@@ -211,6 +211,23 @@ struct GpuDatabase {
     for (const auto& row : plan.rows) text += (row.empty() || !row[0] ? "" : *row[0]) + "\n";
     return text;
   }
+  // Each query answers the same, and not empty, under tally.engine =
+  // `reference` and `engine`, and its EXPLAIN ANALYZE with the GPU forced
+  // holds `line`.
+  void expect_answers(const std::vector<const char*>& queries, const std::string& reference, const std::string& engine,
+                      const std::string& line) {
+    for (const char* sql : queries) {
+      ok("SET tally.engine = " + reference);
+      const Result expected = sorted_rows(sql);
+      ok("SET tally.engine = " + engine);
+      const Result got = sorted_rows(sql);
+      EXPECT_GT(got.rows.size(), 0u) << sql;
+      EXPECT_EQ(differs(expected, got), "") << sql;
+      ok("SET tally.engine = gpu");
+      const std::string text = explained(sql);
+      EXPECT_NE(text.find(line), std::string::npos) << sql << "\n" << text;
+    }
+  }
   executor::testing::EmbeddedDatabase embedded;
   executor::Database* database;
   tally::QueryHandler* session;
@@ -481,17 +498,8 @@ TEST(GpuDifferential, LikeOverManyDistinctTextsRunsOnTheGpu) {
       "SELECT count(*), sum(k) FROM note WHERE v LIKE '%77%'",
   };
   ok("SELECT count(*), count(c), count(v) FROM note");  // the first read goes to the CPU engine
-  for (const char* sql : queries) {
-    ok("SET tally.engine = cpu");
-    const Result cpu = db.sorted_rows(sql);
-    ok("SET tally.engine = auto");
-    const Result gpu = db.sorted_rows(sql);
-    EXPECT_GT(gpu.rows.size(), 0u) << sql;
-    EXPECT_EQ(differs(cpu, gpu), "") << sql;
-    ok("SET tally.engine = gpu");
-    const std::string text = db.explained(sql);
-    EXPECT_NE(text.find("GPU: WHERE and inputs evaluated on the device"), std::string::npos) << sql << "\n" << text;
-  }
+  db.expect_answers({std::begin(queries), std::end(queries)}, "cpu", "auto",
+                    "GPU: WHERE and inputs evaluated on the device");
 }
 
 // min and max of text where the rows reach the engine evaluated (a WHERE
@@ -512,16 +520,7 @@ TEST(GpuDifferential, TextMinMaxOfEvaluatedRowsAnswerAsTheGenericPath) {
       "SELECT m, max(url) FROM page WHERE regexp_replace(url, '1', '') = url GROUP BY m",
   };
   ok("SELECT count(*), count(url) FROM page");  // the first read goes to the CPU engine
-  for (const char* sql : queries) {
-    ok("SET tally.engine = generic");
-    const Result generic = db.sorted_rows(sql);
-    ok("SET tally.engine = gpu");
-    const Result gpu = db.sorted_rows(sql);
-    EXPECT_GT(gpu.rows.size(), 0u) << sql;
-    EXPECT_EQ(differs(generic, gpu), "") << sql;
-    const std::string text = db.explained(sql);
-    EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
-  }
+  db.expect_answers({std::begin(queries), std::end(queries)}, "generic", "gpu", "Engine: gpu");
 }
 
 // HAVING's conjuncts on counts, exact sums, min and max sift the GPU's
