@@ -403,7 +403,9 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   const bool sliced = plan.table && !raw && !all_direct && chunks_read * 2 < depth;
   std::vector<ScanPiece> pieces =
       plan.table ? scan_pieces(*plan.table, sliced ? depth : 1, skipped) : std::vector<ScanPiece>{ScanPiece{}};
-  const auto top_bound = top_n > 0 && plan.table && !aggregator && wanted < 0 ? TopNChunkBound::plan(plan, top_n) : nullptr;
+  const bool where_never_raises = !plan.where || (where_scan && where_scan->filters_never_raise());
+  const auto top_bound = top_n > 0 && plan.table && !aggregator && wanted < 0
+                             ? TopNChunkBound::plan(plan, top_n, where_never_raises) : nullptr;
   if (top_bound) top_bound->order(pieces);
   ChunkReads reads(pieces, chunks, [&plan](size_t c) { return plan.table->read_chunk(c, plan.scan_columns); });
   const int where_parts = plan.table && plan.where && pieces.size() < static_cast<size_t>(cores)

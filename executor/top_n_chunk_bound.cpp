@@ -25,8 +25,11 @@ TopNChunkBound::TopNChunkBound(const TableSnapshot& table, int column, bool desc
     : table_(table), column_(column), descending_(descending), nulls_first_(nulls_first), n_(n),
       skipped_(table.chunk_count()) {}
 
-std::unique_ptr<TopNChunkBound> TopNChunkBound::plan(const SelectPlan& plan, size_t n) {
-  if (!plan.table || plan.sort.empty() || n == 0 || n > kMaxBoundRows) return nullptr;
+std::unique_ptr<TopNChunkBound> TopNChunkBound::plan(const SelectPlan& plan, size_t n, bool where_never_raises) {
+  if (!plan.table || plan.sort.empty() || n == 0 || n > kMaxBoundRows || !where_never_raises) return nullptr;
+  for (const ExprPtr& output : plan.outputs) {
+    if (dynamic_cast<const ColumnExpr*>(output.get()) == nullptr) return nullptr;
+  }
   const SortKey& key = plan.sort[0];
   const auto* column = dynamic_cast<const ColumnExpr*>(plan.outputs.at(static_cast<size_t>(key.column)).get());
   if (column == nullptr || column->index < 0 || static_cast<size_t>(column->index) >= plan.table->columns().size())

@@ -22,9 +22,12 @@ struct SelectPlan;
 class TopNChunkBound {
  public:
   // Null where the first sort key is not a bare stored column whose chunk
-  // statistics compare as its values (int2/4/8, date, timestamp), or n is
-  // too large to recount per chunk.
-  static std::unique_ptr<TopNChunkBound> plan(const SelectPlan& plan, size_t n);
+  // statistics compare as its values (int2/4/8, date, timestamp), n is too
+  // large to recount per chunk, or a row of a skipped chunk could raise an
+  // error PostgreSQL raises (it projects and filters every row before it
+  // sorts): an output other than a bare column, or a WHERE that may raise
+  // (`where_never_raises` false).
+  static std::unique_ptr<TopNChunkBound> plan(const SelectPlan& plan, size_t n, bool where_never_raises);
   // `pieces` in the order to read them: by their chunk's min (ASC) or max (DESC).
   void order(std::vector<ScanPiece>& pieces) const;
   // Whether `chunk` can no longer hold one of the first n rows. Thread-safe.

@@ -590,6 +590,11 @@ std::vector<uint8_t> TableScan::skipped_chunks(const std::vector<Value>* paramet
   return skipped;
 }
 
+bool TableScan::filters_never_raise() const {
+  return filters_never_raise_ &&
+         std::none_of(filter_parts_.begin(), filter_parts_.end(), [](const FilterPart& p) { return p.subquery; });
+}
+
 std::string TableScan::skipped_line(const std::vector<uint8_t>& skipped) {
   const auto n = std::count(skipped.begin(), skipped.end(), uint8_t{1});
   if (n == 0) return "";

@@ -63,6 +63,9 @@ class TableScan final : public PhysicalOperator {
   std::vector<uint8_t> skipped_chunks(const std::vector<Value>* parameters) const;
   // EXPLAIN ANALYZE's line about them ("" where none is skipped).
   static std::string skipped_line(const std::vector<uint8_t>& skipped);
+  // Whether no row can make the filters raise an error: every conjunct is a
+  // comparison on stored values or a test on dictionary codes.
+  bool filters_never_raise() const;
 
  private:
   std::shared_ptr<const TableSnapshot> table_;
