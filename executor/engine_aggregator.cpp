@@ -21,6 +21,7 @@
 
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/engine_aggregator.hpp"
 
 #include "executor/lookup_join.hpp"
@@ -156,16 +157,6 @@ namespace {
 // The largest dictionary min or max of text ranks (dictionary_order.hpp):
 // a few hundred milliseconds of sorting on the workers, once per column.
 constexpr int32_t kMaxRankedEntries = int32_t{1} << 22;
-
-// The stored column min or max of text reads: a text or varchar column, as
-// it is or cast to text (min(varchar) is min(text) of it); else null.
-const ColumnExpr* stored_text_column(const Expr* e) {
-  const auto* f = dynamic_cast<const FunctionExpr*>(e);
-  if (f != nullptr && f->name == "cast" && f->args.size() == 1 && e->type.id == TypeId::text) e = f->args[0].get();
-  const auto* column = dynamic_cast<const ColumnExpr*>(e);
-  if (column == nullptr || (column->type.id != TypeId::text && column->type.id != TypeId::varchar)) return nullptr;
-  return column;
-}
 
 }  // namespace
 

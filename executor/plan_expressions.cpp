@@ -66,6 +66,14 @@ bool has_parameter(Expr& e) {
   return found;
 }
 
+const ColumnExpr* stored_text_column(const Expr* e) {
+  const auto* f = dynamic_cast<const FunctionExpr*>(e);
+  if (f != nullptr && f->name == "cast" && f->args.size() == 1 && e->type.id == TypeId::text) e = f->args[0].get();
+  const auto* column = dynamic_cast<const ColumnExpr*>(e);
+  if (column == nullptr || (column->type.id != TypeId::text && column->type.id != TypeId::varchar)) return nullptr;
+  return column;
+}
+
 bool reads_unlisted_columns(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr || dynamic_cast<WindowResultExpr*>(&e) != nullptr ||
       dynamic_cast<SharedExpr*>(&e) != nullptr) {

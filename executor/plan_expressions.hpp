@@ -29,6 +29,9 @@ void run_subqueries_ahead(const Expr& e, const std::vector<Value>* parameters);
 bool has_subquery(Expr& e);
 // Whether e reads a statement parameter ($n).
 bool has_parameter(Expr& e);
+// The text or varchar column e is, bare or cast to text (not char(n), whose
+// comparison ignores trailing blanks); null for anything else.
+const ColumnExpr* stored_text_column(const Expr* e);
 // Whether e reads input columns collect_refs does not list: a subquery's
 // (its correlation may read any), a window function's result (a column
 // past the query's own, by position) or an expression another plan owns

@@ -503,23 +503,14 @@ std::vector<uint32_t> TableScan::passing_rows(const storage::ChunkBatch& batch, 
 
 std::optional<TableScan::TextEquality> TableScan::text_equality(const Expr& conjunct, const std::vector<int>& layout,
                                                                 const std::vector<OutputColumn>& columns) {
-  // A text or varchar column, bare or cast to text (not char(n), whose
-  // comparison ignores trailing blanks).
-  auto text_column = [](const Expr* e) -> const ColumnExpr* {
-    const auto* f = dynamic_cast<const FunctionExpr*>(e);
-    if (f != nullptr && f->name == "cast" && f->args.size() == 1 && e->type.id == TypeId::text) e = f->args[0].get();
-    const auto* column = dynamic_cast<const ColumnExpr*>(e);
-    if (column == nullptr || (column->type.id != TypeId::text && column->type.id != TypeId::varchar)) return nullptr;
-    return column;
-  };
   const ColumnExpr* column = nullptr;
   std::vector<const Expr*> constants;
   if (const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct); f != nullptr && f->name == "=" && f->args.size() == 2) {
-    const bool left = text_column(f->args[0].get()) != nullptr;
-    column = text_column(f->args[left ? 0 : 1].get());
+    const bool left = stored_text_column(f->args[0].get()) != nullptr;
+    column = stored_text_column(f->args[left ? 0 : 1].get());
     constants.push_back(f->args[left ? 1 : 0].get());
   } else if (const auto* in = dynamic_cast<const InListExpr*>(&conjunct); in != nullptr && !in->negated) {
-    column = text_column(in->arg.get());
+    column = stored_text_column(in->arg.get());
     for (const auto& item : in->list) constants.push_back(item.get());
   }
   const auto at = column ? std::find(layout.begin(), layout.end(), column->index) : layout.end();
