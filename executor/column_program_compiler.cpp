@@ -6,7 +6,9 @@
 
 #include "common/ascii_case.hpp"
 #include "common/error.hpp"
+#include "executor/dictionary_entry_values.hpp"
 #include "executor/engine_aggregator.hpp"
+#include "executor/program_constants.hpp"
 #include "executor/lookup_join.hpp"
 #include "executor/plan_expressions.hpp"
 
@@ -17,39 +19,6 @@ int ProgramColumnMap::add(int table_column) {
   if (it != table_columns.end()) return static_cast<int>(it - table_columns.begin());
   table_columns.push_back(table_column);
   return static_cast<int>(table_columns.size()) - 1;
-}
-
-namespace {
-
-// A constant text argument in lower case; nullopt when it is not one.
-std::optional<std::string> constant_word(const Expr& e, const std::vector<Value>* parameters) {
-  if (!foldable(e)) return std::nullopt;
-  try {
-    const Value v = evaluate_constant(e, parameters);
-    const auto* text = std::get_if<std::string>(&v);
-    if (text == nullptr) return std::nullopt;
-    return ascii_lower(*text);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-// Microseconds of a date_trunc unit that cuts a timestamp at a fixed length.
-std::optional<int64_t> trunc_micros(const std::string& unit) {
-  if (unit == "second") return int64_t{1000000};
-  if (unit == "minute") return int64_t{60000000};
-  if (unit == "hour") return int64_t{3600000000};
-  if (unit == "day") return program_detail::kMicrosPerDay;
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters) {
-  if (f.name != "extract" || f.args.size() != 2) return std::nullopt;
-  auto unit = constant_word(*f.args[0], parameters);
-  if (!unit || !extract_step(*unit, 1)) return std::nullopt;
-  return unit;
 }
 
 int ProgramColumnMap::add_lookup(const LookupColumn& column) {
@@ -104,10 +73,12 @@ class Compiler {
     if (foldable(e)) return constant(e);
     if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) return column(*c);
     if (const auto* l = dynamic_cast<const LookupExpr*>(&e)) return lookup(*l);
-    if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) return case_expr(*c);
     if (e.type.id == TypeId::boolean) {
       if (auto t = text_condition(e)) return t;
+    } else if (auto t = text_value(e)) {
+      return t;
     }
+    if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) return case_expr(*c);
     if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) return function(*f);
     if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) {
       if (b->args.empty()) return std::nullopt;
@@ -156,8 +127,10 @@ class Compiler {
       emit(ProgramOp::load, columns_.add(c->index));
       return true;
     }
+    if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) return case_text_key(*c, dictionary);
     const auto* l = dynamic_cast<const LookupExpr*>(&e);
-    if (l == nullptr || l->column < 0) return false;
+    if (l == nullptr) return derived_text_key(e, dictionary);
+    if (l->column < 0) return false;
     if (columns_.lookups_unbuilt) {
       const auto key = compile(*l->key);
       if (!key || key->kind != Kind::integer) return false;
@@ -176,6 +149,81 @@ class Compiler {
     return true;
   }
 
+  // CASE WHEN ... THEN a text column ELSE a text END as a key (ClickBench's
+  // referer where no search engine led to the page, else ''): the column's
+  // codes where it is chosen, the constant's code in that column's
+  // dictionary elsewhere. Every value is the one column, a text its
+  // dictionary holds, or NULL.
+  bool case_text_key(const CaseExpr& c, std::shared_ptr<const storage::StringDictionary>& dictionary) {
+    const ColumnExpr* column = nullptr;
+    std::vector<const Expr*> values;
+    for (const auto& [when, then] : c.whens) values.push_back(then.get());
+    if (c.otherwise) values.push_back(c.otherwise.get());
+    for (const Expr* v : values) {
+      if (foldable(*v)) continue;
+      const ColumnExpr* read = stored_text_column(v);
+      if (read == nullptr || read->index < 0 || (column != nullptr && read->index != column->index)) return false;
+      column = read;
+    }
+    dictionary = column && columns_.dictionary ? columns_.dictionary(column->index) : nullptr;
+    if (!dictionary) return false;
+    auto value = [&](const Expr& v) {
+      const std::optional<Value> constant = constant_of(v, parameters_);
+      const auto* text = constant ? std::get_if<std::string>(&*constant) : nullptr;
+      const int32_t code = text ? dictionary->find(*text) : -1;
+      if (!foldable(v)) emit(ProgramOp::load, columns_.add(column->index));
+      else if (constant && is_null(*constant)) emit(ProgramOp::const_null);
+      else if (code >= 0) emit(ProgramOp::const_int, 0, code);
+      else return false;
+      return true;
+    };
+    for (const auto& [when, then] : c.whens) {
+      const auto w = compile(*when);
+      if (!w || w->kind != Kind::boolean || !value(*then)) return false;
+    }
+    if (c.otherwise) {
+      if (!value(*c.otherwise)) return false;
+    } else {
+      emit(ProgramOp::const_null);
+    }
+    for (size_t i = 0; i < c.whens.size(); ++i) emit(ProgramOp::choose);
+    return true;
+  }
+
+  // A text key computed from one text column (regexp_replace(Referer, ...)):
+  // evaluated once per entry of the column's dictionary, the results coded
+  // in a dictionary of their own, and each row's code mapped to its
+  // result's. Only where a NULL value gives NULL, as the lookup of a NULL
+  // code does.
+  bool derived_text_key(const Expr& e, std::shared_ptr<const storage::StringDictionary>& dictionary) {
+    std::shared_ptr<const storage::StringDictionary> source;
+    const ColumnExpr* column = single_text_column(e, source);
+    if (column == nullptr || source->size() > kMostEvaluatedEntries) return false;
+    if (columns_.lookups_unbuilt) {
+      unbuilt_entry_lookup(*column);
+      return true;
+    }
+    std::optional<EntryLookup> by_code = entry_text_codes(e, *column, source, parameters_, columns_.threads);
+    if (!by_code) return false;
+    dictionary = by_code->codes;
+    emit(ProgramOp::load, columns_.add(column->index));
+    emit(ProgramOp::lookup, add_entry_lookup(std::move(*by_code)));
+    return true;
+  }
+
+  // While lookups are unbuilt (a plan's choice), a lookup by the column's
+  // codes stands for the values per entry, not evaluated.
+  void unbuilt_entry_lookup(const ColumnExpr& column) {
+    emit(ProgramOp::load, columns_.add(column.index));
+    emit(ProgramOp::lookup, 0);
+  }
+
+  // A lookup column of values by dictionary code; its arrays go with the map.
+  int add_entry_lookup(EntryLookup&& by_code) {
+    for (auto& array : by_code.arrays) columns_.arrays.push_back(std::move(array));
+    return columns_.add_lookup(LookupColumn{by_code.column});
+  }
+
   std::vector<ProgramStep> steps;
   int depth = 0, max_depth = 0;
 
@@ -187,12 +235,9 @@ class Compiler {
   }
 
   std::optional<Typed> constant(const Expr& e) {
-    Value v;
-    try {
-      v = evaluate_constant(e, parameters_);
-    } catch (const Error&) {
-      return std::nullopt;  // the host path raises it as PostgreSQL does
-    }
+    const std::optional<Value> found = constant_of(e, parameters_);
+    if (!found) return std::nullopt;
+    const Value& v = *found;
     const TypeId id = e.type.id;
     if (is_null(v)) {
       emit(ProgramOp::const_null);
@@ -274,66 +319,129 @@ class Compiler {
     return kind;
   }
 
-  // A condition that reads one text column of the table (l_shipmode IN
-  // ('MAIL', 'SHIP'), p_type LIKE 'PROMO%'): evaluated here once per entry
-  // of the column's dictionary, and compiled as the stored codes' test
-  // against the entries that pass (or, when most pass, against those that
-  // do not). Only where it answers NULL for a NULL value and true or false
-  // for every entry, as that test does.
-  std::optional<Typed> text_condition(const Expr& e) {
-    if (!columns_.dictionary) return std::nullopt;
+  // The stored text column that `e` reads, where it reads no other column
+  // and runs no subquery or volatile function, and the compiler knows the
+  // column's dictionary: `e` can then be evaluated once per entry.
+  const ColumnExpr* single_text_column(const Expr& e, std::shared_ptr<const storage::StringDictionary>& dictionary) {
+    if (!columns_.dictionary) return nullptr;
     std::set<int> refs;
     collect_refs(const_cast<Expr&>(e), refs);
-    if (refs.size() != 1) return std::nullopt;
+    if (refs.size() != 1) return nullptr;
     const ColumnExpr* column = find_column(e);
-    if (column == nullptr || physical_of(column->type.id) != Physical::text || column->index < 0) return std::nullopt;
-    if (has_subquery(const_cast<Expr&>(e)) || has_volatile_function(const_cast<Expr&>(e))) return std::nullopt;
-    const std::shared_ptr<const storage::StringDictionary> dictionary = columns_.dictionary(column->index);
-    if (!dictionary) return std::nullopt;
-    if (dictionary->size() > kTextConditionEntries) return text_match(e, *column, dictionary);
-    const auto n = static_cast<size_t>(dictionary->size());
-    Vector entries(column->type);
-    entries.dictionary = dictionary;
-    entries.codes.resize(n + 1, 0);
-    for (size_t i = 0; i < n; ++i) entries.codes[i] = static_cast<int32_t>(i);
-    entries.nulls.assign(n + 1, 0);
-    entries.nulls[n] = 1;
-    entries.count = n + 1;
-    EvalInput input;
-    input.rows = n + 1;
-    input.columns.assign(static_cast<size_t>(column->index) + 1, nullptr);
-    input.columns[static_cast<size_t>(column->index)] = &entries;
-    input.parameters = parameters_;
-    Vector verdicts;
-    try {
-      verdicts = e.evaluate(input);
-    } catch (const Error&) {
-      return std::nullopt;  // the rows that hold the entry raise it, on the host path
+    if (column == nullptr || physical_of(column->type.id) != Physical::text || column->index < 0) return nullptr;
+    if (has_subquery(const_cast<Expr&>(e)) || has_volatile_function(const_cast<Expr&>(e))) return nullptr;
+    dictionary = columns_.dictionary(column->index);
+    return dictionary ? column : nullptr;
+  }
+
+  // A condition that reads one text column of the table (l_shipmode IN
+  // ('MAIL', 'SHIP'), p_type LIKE 'PROMO%', URL <> ''). Over a large
+  // dictionary an equality with constants compares codes, and a LIKE the
+  // engine matches is its verdict by code (text_match). Otherwise the
+  // condition is evaluated here once per entry of the column's dictionary,
+  // and compiled as the stored codes' test against the entries that pass
+  // (or, when most pass, against those that do not), or as the verdict by
+  // code, looked up. Only where it answers NULL for a NULL value and true
+  // or false for every entry, as that test does.
+  std::optional<Typed> text_condition(const Expr& e) {
+    std::shared_ptr<const storage::StringDictionary> dictionary;
+    const ColumnExpr* column = single_text_column(e, dictionary);
+    if (column == nullptr) return std::nullopt;
+    if (dictionary->size() > kTextConditionEntries) {
+      if (auto t = text_equality(e, *column, *dictionary)) return t;
+      if (auto t = text_match(e, *column, dictionary)) return t;
+      if (dictionary->size() > kMostEvaluatedEntries) return std::nullopt;
     }
-    if (verdicts.count != n + 1 || !verdicts.null_at(n)) return std::nullopt;
+    if (columns_.lookups_unbuilt) {
+      unbuilt_entry_lookup(*column);
+      return passes_verdict();
+    }
+    std::optional<EntryLookup> by_code = entry_verdicts(e, *column, dictionary, parameters_, columns_.threads);
+    if (!by_code) return std::nullopt;
+    const auto n = static_cast<size_t>(dictionary->size());
+    const auto* verdicts = static_cast<const int32_t*>(by_code->column.data);
     std::vector<int64_t> pass, fail;
     for (size_t i = 0; i < n; ++i) {
-      if (verdicts.null_at(i)) return std::nullopt;
-      (verdicts.ints[i] != 0 ? pass : fail).push_back(static_cast<int64_t>(i));
+      std::vector<int64_t>& side = verdicts[i] != 0 ? pass : fail;
+      if (side.size() <= kTextConditionCodes) side.push_back(static_cast<int64_t>(i));
     }
     const bool negate = pass.size() > fail.size();
     const std::vector<int64_t>& codes = negate ? fail : pass;
+    if (codes.size() <= kTextConditionCodes) return code_test(*column, codes, negate);
+    // Too many codes to list: the verdict by code, looked up (1 = passes).
     emit(ProgramOp::load, columns_.add(column->index));
-    if (codes.size() > kTextConditionCodes) {
-      // Too many codes to list: the verdict by code, looked up (1 = passes).
-      auto verdicts = std::make_shared<std::vector<int32_t>>(n, 0);
-      for (const int64_t code : pass) (*verdicts)[static_cast<size_t>(code)] = 1;
-      const ProgramColumn by_code{verdicts->data(), nullptr, static_cast<uint8_t>(ColumnWidth::int32), 0, n};
-      columns_.arrays.push_back(std::move(verdicts));
-      emit(ProgramOp::lookup, columns_.add_lookup(LookupColumn{by_code}));
-      emit(ProgramOp::const_int, 0, 1);
-      emit(ProgramOp::eq_int);
-      return Typed{Kind::boolean};
-    }
+    emit(ProgramOp::lookup, add_entry_lookup(std::move(*by_code)));
+    return passes_verdict();
+  }
+
+  Typed passes_verdict() {
+    emit(ProgramOp::const_int, 0, 1);
+    emit(ProgramOp::eq_int);
+    return Typed{Kind::boolean};
+  }
+
+  // Whether the column's code is one of `codes` (ascending), or, negated, none.
+  Typed code_test(const ColumnExpr& column, const std::vector<int64_t>& codes, bool negate) {
+    emit(ProgramOp::load, columns_.add(column.index));
     emit(ProgramOp::in_list, static_cast<int32_t>(codes.size()));
     for (const int64_t code : codes) steps.push_back(ProgramStep{ProgramOp::const_int, 0, code, 0});  // data: no depth
     if (negate) emit(ProgramOp::not_);
     return Typed{Kind::boolean};
+  }
+
+  // A text or varchar column's equality with constant texts (URL <> '',
+  // SearchPhrase IN ('a', 'b')): the stored codes compared with the
+  // constants' codes. A text the dictionary lacks takes code -1, which no
+  // row holds. Not for a NULL constant (the host path's NULLs).
+  std::optional<Typed> text_equality(const Expr& e, const ColumnExpr& column,
+                                     const storage::StringDictionary& dictionary) {
+    if (column.type.id != TypeId::text && column.type.id != TypeId::varchar) return std::nullopt;
+    std::vector<const Expr*> constants;
+    bool negate = false;
+    if (const auto* f = dynamic_cast<const FunctionExpr*>(&e);
+        f != nullptr && f->args.size() == 2 && (f->name == "=" || f->name == "<>" || f->name == "!=")) {
+      const bool left = same_bytes(*f->args[0], column);
+      if (!left && !same_bytes(*f->args[1], column)) return std::nullopt;
+      constants.push_back(f->args[left ? 1 : 0].get());
+      negate = f->name != "=";
+    } else if (const auto* in = dynamic_cast<const InListExpr*>(&e); in != nullptr && same_bytes(*in->arg, column)) {
+      for (const auto& item : in->list) constants.push_back(item.get());
+      negate = in->negated;
+    } else {
+      return std::nullopt;
+    }
+    std::vector<int64_t> codes;
+    for (const Expr* constant : constants) {
+      if (physical_of(constant->type.id) != Physical::text) return std::nullopt;
+      const std::optional<Value> v = constant_of(*constant, parameters_);
+      const auto* text = v ? std::get_if<std::string>(&*v) : nullptr;
+      if (text == nullptr) return std::nullopt;
+      codes.push_back(dictionary.find(*text));
+    }
+    std::sort(codes.begin(), codes.end());
+    codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
+    return code_test(column, codes, negate);
+  }
+
+  // An integer or float8 value of one text column (length(URL),
+  // strpos(URL, 'google') > 0 is a condition): evaluated once per entry of
+  // the column's dictionary, and looked up by the row's code. Only where a
+  // NULL value gives NULL, as the lookup of a NULL code does.
+  std::optional<Typed> text_value(const Expr& e) {
+    const TypeId id = e.type.id;
+    if ((!int_bits(id) && id != TypeId::float8) || dynamic_cast<const ColumnExpr*>(&e) != nullptr) return std::nullopt;
+    std::shared_ptr<const storage::StringDictionary> dictionary;
+    const ColumnExpr* column = single_text_column(e, dictionary);
+    if (column == nullptr || dictionary->size() > kMostEvaluatedEntries) return std::nullopt;
+    if (columns_.lookups_unbuilt) {
+      unbuilt_entry_lookup(*column);
+    } else {
+      std::optional<EntryLookup> by_code = entry_values(e, *column, dictionary, parameters_, columns_.threads);
+      if (!by_code) return std::nullopt;
+      emit(ProgramOp::load, columns_.add(column->index));
+      emit(ProgramOp::lookup, add_entry_lookup(std::move(*by_code)));
+    }
+    return Typed{id == TypeId::float8 ? Kind::floating : Kind::integer};
   }
 
   // A LIKE of a constant pattern over a column of more entries than the

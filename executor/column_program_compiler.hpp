@@ -13,6 +13,7 @@
 
 #include "common/column_program.hpp"
 #include "executor/expression.hpp"
+#include "executor/program_constants.hpp"
 #include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
@@ -23,8 +24,9 @@ namespace tally::executor {
 // numbered apart, in `lookups`, until place_lookups moves them past the
 // table columns, where the engines put them (AggregationSpec::lookup_columns).
 // Dictionaries of at most this many entries have their text conditions
-// evaluated by the compiler, once per entry; over larger ones only a LIKE
-// compiles (ProgramColumnMap::texts_on_device).
+// compiled as tests of the codes that pass; over larger ones a condition is
+// an equality with constants (codes compared), a LIKE the engine matches
+// (ProgramColumnMap::texts_on_device), or its verdict by code, looked up.
 constexpr int32_t kTextConditionEntries = 1 << 16;
 
 struct ProgramColumnMap {
@@ -42,19 +44,16 @@ struct ProgramColumnMap {
   // them on the device; the host's row-by-row evaluation costs the CPU
   // engine no more.
   bool texts_on_device = false;
+  // Threads that evaluate a text column's conditions and values once per
+  // dictionary entry (dictionary_entry_values.hpp).
+  int threads = 1;
   // Arrays the compiler made that lookup columns point into (a text
-  // condition's verdict per dictionary code): whoever runs the programs
-  // keeps them.
-  std::vector<std::shared_ptr<const std::vector<int32_t>>> arrays;
+  // condition's verdict or a function's value per dictionary code):
+  // whoever runs the programs keeps them.
+  std::vector<std::shared_ptr<const void>> arrays;
   int add(int table_column);
   int add_lookup(const LookupColumn& column);
 };
-
-// The unit of `f` when it is extract(unit from ...) of a field whose values
-// are whole numbers (numeric of scale 0) that column programs compute: a
-// constant 'year', 'month', 'day', 'hour', 'minute', 'quarter', 'dow' or
-// 'doy' in any case, returned in lower case; else nullopt.
-std::optional<std::string> extract_whole_field(const FunctionExpr& f, const std::vector<Value>* parameters);
 
 // Points each lookup step of `program` at its column's place after the
 // table columns of `columns`; call once the programs sharing the map are compiled.

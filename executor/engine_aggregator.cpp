@@ -515,6 +515,7 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   if (feed != RowFeed::stored_chunks) return;
   ProgramColumnMap columns;
   columns.dictionary = [this](int column) { return table_->dictionary(column); };
+  columns.threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
   columns.texts_on_device = (context.engine == "auto" || context.engine == "gpu") &&
                             (context.gpu_engine != nullptr || (engine_table_ && engine_table_->gpu_engine()));
   ColumnProgram filter;

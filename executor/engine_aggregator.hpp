@@ -357,7 +357,7 @@ class EngineAggregator final : public GroupAggregator {
   // compile_programs: the table columns ChunkInput::program_columns carry,
   // whether the engine applies WHERE, and its conditions (EXPLAIN).
   std::vector<int> program_columns_;
-  std::vector<std::shared_ptr<const std::vector<int32_t>>> program_arrays_;  // ProgramColumnMap::arrays
+  std::vector<std::shared_ptr<const void>> program_arrays_;  // ProgramColumnMap::arrays
   bool takes_where_ = false;
   size_t where_conditions_ = 0, input_programs_ = 0;
 };

@@ -1,9 +1,10 @@
 // LIKE's patterns of literal runs and '%' matched by common/text_match.hpp
 // (the code the device runs over a dictionary's bytes) answer as the
 // executor's LikePattern, text by text; a LIKE over a column of more
-// dictionary entries than the compiler evaluates itself compiles, where a
-// GPU may run the programs, to a lookup of verdicts by code, and the host's
-// evaluation of it answers as the expression, NULLs included.
+// dictionary entries than the compiler lists codes for compiles to a lookup
+// of verdicts by code (matched by the engine where a GPU may run the
+// programs, else evaluated once per entry), and the host's evaluation of it
+// answers as the expression, NULLs included.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -80,28 +81,31 @@ TEST(TextMatch, LikeOverALargeDictionaryLooksUpVerdictsByCode) {
       const ExprPtr like = make_binary_operator(op, std::make_unique<ColumnExpr>(SqlType{TypeId::text}, 0),
                                                 std::make_unique<ConstExpr>(SqlType{TypeId::text}, Value{pattern}),
                                                 context);
-      ProgramColumnMap columns;
-      columns.dictionary = [&](int) { return dictionary; };
-      // Without a GPU to run the programs, a row-by-row evaluation on the
-      // host costs no more: the LIKE stays an expression.
-      EXPECT_FALSE(compile_filter(*like, columns, nullptr).has_value()) << pattern;
-      columns.texts_on_device = true;
-      std::optional<ColumnProgram> program = compile_filter(*like, columns, nullptr);
-      ASSERT_TRUE(program.has_value()) << pattern;
-      ASSERT_EQ(columns.lookups.size(), 1u);
-      EXPECT_TRUE(columns.lookups[0].from_text());
-      place_lookups(*program, columns);
-      std::vector<uint8_t> mask(rows, 1);
-      EXPECT_EQ(evaluate_program(*program, views, rows, mask.data(), nullptr, nullptr, columns.lookups), 0u);
-      const LikePattern expected(pattern, false);
-      size_t kept = 0;
-      for (size_t r = 0; r < rows; ++r) {
-        const bool answer = valid[r] && expected.matches(dictionary->at(codes[r])) != (op == "!~~");
-        ASSERT_EQ(mask[r] != 0, answer) << op << " '" << pattern << "' row " << r;
-        kept += answer;
+      for (const bool on_device : {false, true}) {
+        // Where a GPU may run the programs, it matches the dictionary's
+        // entries itself; elsewhere the host evaluates the LIKE once per
+        // entry and the verdicts go with the program.
+        ProgramColumnMap columns;
+        columns.dictionary = [&](int) { return dictionary; };
+        columns.texts_on_device = on_device;
+        std::optional<ColumnProgram> program = compile_filter(*like, columns, nullptr);
+        ASSERT_TRUE(program.has_value()) << pattern;
+        // (Off the device a pattern that one entry equals is a test of its code.)
+        ASSERT_EQ(columns.lookups.size(), on_device || pattern.find('%') != std::string::npos ? 1u : 0u) << pattern;
+        for (const LookupColumn& l : columns.lookups) EXPECT_EQ(l.from_text(), on_device);
+        place_lookups(*program, columns);
+        std::vector<uint8_t> mask(rows, 1);
+        EXPECT_EQ(evaluate_program(*program, views, rows, mask.data(), nullptr, nullptr, columns.lookups), 0u);
+        const LikePattern expected(pattern, false);
+        size_t kept = 0;
+        for (size_t r = 0; r < rows; ++r) {
+          const bool answer = valid[r] && expected.matches(dictionary->at(codes[r])) != (op == "!~~");
+          ASSERT_EQ(mask[r] != 0, answer) << op << " '" << pattern << "' row " << r << " on device " << on_device;
+          kept += answer;
+        }
+        // One entry equals a pattern without '%': a few rows have its code.
+        EXPECT_GT(kept, pattern.find('%') == std::string::npos && op == "~~" ? 0u : 100u) << op << " " << pattern;
       }
-      // One entry equals a pattern without '%': a few rows have its code.
-      EXPECT_GT(kept, pattern.find('%') == std::string::npos && op == "~~" ? 0u : 100u) << op << " " << pattern;
     }
   }
 }
