@@ -56,7 +56,10 @@ inline std::vector<PackedKeyCase> packed_key_cases() {
       {"SELECT u, w63, count(*), sum(v) FROM e GROUP BY u, w63", "packed 2 columns, 0 bits", true},
       {"SELECT w63, id1, percentile_disc(0.5) WITHIN GROUP (ORDER BY v), count(*) FROM h GROUP BY w63, id1",
        "tuple of 2 columns", false},
-      {"SELECT id1, lower(id2), count(*) FROM h GROUP BY id1, lower(id2)", "tuple of 2 evaluated values", false},
+      // A key of one text column is coded per dictionary entry; of two, evaluated per row.
+      {"SELECT id1, lower(id2), count(*) FROM h GROUP BY id1, lower(id2)", "tuple of 2 key programs", true},
+      {"SELECT id1, lower(id2) || s, count(*) FROM h GROUP BY id1, lower(id2) || s", "tuple of 2 evaluated values",
+       false},
       {"SELECT id1, f, count(*) FROM h GROUP BY id1, f", "query-local codes interned", false},
       {"SELECT id1, id2, id3, id4, id5, s, count(*), sum(v) FROM h GROUP BY id1, id2, id3, id4, id5, s",
        "packed 6 columns", true},
