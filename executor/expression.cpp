@@ -127,7 +127,9 @@ Vector FunctionExpr::evaluate(const EvalInput& input) const {
   for (size_t r = 0; r < rows; ++r) {
     bool any_null = false;
     for (size_t a = 0; a < args.size(); ++a) {
-      if (!one_row[a]) row[a] = values[a]->get(r);
+      // A text argument is copied into the string the row held before: no
+      // allocation per row (the host's one malloc arena serializes them).
+      if (!one_row[a]) values[a]->get_into(r, row[a]);
       any_null |= is_null(row[a]);
     }
     if (strict && any_null) {

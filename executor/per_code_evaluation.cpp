@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "executor/plan_expressions.hpp"
@@ -67,9 +66,19 @@ std::optional<Vector> evaluate_per_code(const FunctionExpr& call, std::span<cons
     few = slot_rows(in, rows, most, [&](int32_t code) -> int32_t& { return slots[static_cast<size_t>(code)]; },
                     row_slots, distinct);
   } else {
-    std::unordered_map<int32_t, int32_t> slots;
-    few = slot_rows(in, rows, most, [&](int32_t code) -> int32_t& { return slots.try_emplace(code, -1).first->second; },
-                    row_slots, distinct);
+    // Open addressing over the codes met (at most `most` before it gives
+    // up): no allocation per code, which a column of more distinct values
+    // than the chunk's quarter pays for every row it looks at.
+    size_t capacity = 16;
+    while (capacity < most * 2 + 2) capacity <<= 1;
+    const size_t mask = capacity - 1;
+    std::vector<int32_t> keys(capacity, -1), slots(capacity, -1);
+    few = slot_rows(in, rows, most, [&](int32_t code) -> int32_t& {
+      size_t at = (static_cast<uint64_t>(static_cast<uint32_t>(code)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+      while (keys[at] != code && keys[at] != -1) at = (at + 1) & mask;
+      keys[at] = code;
+      return slots[at];
+    }, row_slots, distinct);
   }
   if (!few) return std::nullopt;
 

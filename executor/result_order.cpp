@@ -1,5 +1,6 @@
 #include "executor/result_order.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "executor/row_top_n.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/stored_width.hpp"
 #include "executor/table_provider.hpp"
 #include "storage/column_vector.hpp"
 
@@ -184,6 +186,64 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
   return columns;
 }
 
+namespace {
+
+// The rows (chunk rows: `rows`, or all the chunk's) whose first sort key can
+// be among the first k, read where the key is stored: a bare integer-like
+// column without NULLs in the chunk. The k-th best value bounds them and
+// every row that ties it stays (the later keys decide among those), so the
+// rows left are the first k's candidates and the rest are never converted.
+// nullopt where the first key is not such a column.
+std::optional<std::vector<uint32_t>> first_key_candidates(const SelectPlan& plan, size_t k,
+                                                          const storage::ChunkBatch& batch,
+                                                          const std::vector<uint32_t>* rows) {
+  if (plan.sort.empty() || k == 0) return std::nullopt;
+  const SortKey& first = plan.sort.front();
+  const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[static_cast<size_t>(first.column)].get());
+  if (ref == nullptr) return std::nullopt;
+  const TypeId id = ref->type.id;
+  if (id != TypeId::int4 && id != TypeId::int8 && id != TypeId::date && id != TypeId::timestamp &&
+      id != TypeId::timestamptz) {
+    return std::nullopt;
+  }
+  const auto at = std::find(plan.scan_columns.begin(), plan.scan_columns.end(), ref->index);
+  if (at == plan.scan_columns.end()) return std::nullopt;
+  const storage::ColumnVector& column = batch.columns[static_cast<size_t>(at - plan.scan_columns.begin())];
+  if (column.has_nulls() || column.rows != batch.rows) return std::nullopt;
+  const bool wide = stored_width(id) == ColumnWidth::int64;
+  if (column.data.size() != batch.rows * (wide ? 8 : 4)) return std::nullopt;
+  const size_t n = rows ? rows->size() : batch.rows;
+  if (n <= 4 * k) return std::nullopt;
+  auto value = [&](size_t i) -> int64_t {
+    const size_t row = rows ? (*rows)[i] : i;
+    return wide ? column.values<int64_t>()[row] : column.values<int32_t>()[row];
+  };
+  // Ordered so that the heap's top is the worst of the best k so far.
+  const bool descending = first.descending;
+  auto better = [descending](int64_t a, int64_t b) { return descending ? a > b : a < b; };
+  std::vector<int64_t> best;
+  best.reserve(k);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = value(i);
+    if (best.size() < k) {
+      best.push_back(v);
+      std::push_heap(best.begin(), best.end(), better);
+    } else if (better(v, best.front())) {
+      std::pop_heap(best.begin(), best.end(), better);
+      best.back() = v;
+      std::push_heap(best.begin(), best.end(), better);
+    }
+  }
+  const int64_t bound = best.front();
+  std::vector<uint32_t> kept;
+  for (size_t i = 0; i < n; ++i) {
+    if (!better(bound, value(i))) kept.push_back(rows ? (*rows)[i] : static_cast<uint32_t>(i));
+  }
+  return kept;
+}
+
+}  // namespace
+
 std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan, size_t k,
                                                          const storage::ChunkBatch& batch,
                                                          const std::vector<Value>* parameters, int parts,
@@ -203,6 +263,14 @@ std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan,
   if (plan.where && passing == nullptr) {
     if (reads_unlisted_columns(*plan.where)) return std::nullopt;
     collect_refs(*plan.where, read);
+  }
+  // Rows WHERE kept (or all, without one) narrowed by the first key first.
+  std::vector<uint32_t> first_key_rows;
+  if (!plan.where || passing != nullptr) {
+    if (std::optional<std::vector<uint32_t>> c = first_key_candidates(plan, k, batch, passing)) {
+      first_key_rows = std::move(*c);
+      passing = &first_key_rows;
+    }
   }
   // The columns WHERE and the sort keys read, converted at every row (at
   // the rows WHERE keeps, where the caller tested it).
