@@ -59,8 +59,10 @@ ExprPtr make_array_comparison(const std::string& op, bool all, ExprPtr left, Exp
     if (saw_null) return Null{};
     return all;
   };
-  return std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, all ? "all" : "any", std::move(args), std::move(fn),
-                                        /*strict=*/false);
+  // The operator is in the name: two calls of one name and arguments are
+  // one value (expression_equality.hpp), and `x = ANY (a)` is not `x < ANY (a)`.
+  return std::make_unique<FunctionExpr>(SqlType{TypeId::boolean}, op + (all ? " all" : " any"), std::move(args),
+                                        std::move(fn), /*strict=*/false);
 }
 
 }  // namespace tally::executor

@@ -293,7 +293,10 @@ ExprPtr bind_record_field(ExprPtr record, const std::string& name) {
   const SqlType type = it->type;
   std::vector<ExprPtr> args;
   args.push_back(std::move(record));
-  return std::make_unique<FunctionExpr>(type, "field", std::move(args), [index, type](std::span<const Value> a) -> Value {
+  // The field's position is in the name: two calls of one name and
+  // arguments are one value (expression_equality.hpp).
+  return std::make_unique<FunctionExpr>(type, "field " + std::to_string(index), std::move(args),
+                                        [index, type](std::span<const Value> a) -> Value {
     const auto texts = record_field_texts(std::get<std::string>(a[0]));
     if (index >= texts.size() || !texts[index]) return Null{};
     return type.id == TypeId::text ? Value{*texts[index]} : parse_text(type, *texts[index]);

@@ -24,6 +24,11 @@ bool same_list(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
   return true;
 }
 
+bool same_like(const FunctionExpr::LikeConstant* a, const FunctionExpr::LikeConstant* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a->pattern == b->pattern && a->negate == b->negate && a->case_insensitive == b->case_insensitive;
+}
+
 template <class T>
 const T* as(const Expr& e) {
   return dynamic_cast<const T*>(&e);
@@ -49,8 +54,10 @@ bool same_expression(const Expr& a, const Expr& b) {
     // The binder resolves a function by its name and argument types, which
     // the arguments' comparison covers.
     // A volatile function's two calls are two values (random() per call).
+    // A LIKE's constant pattern is held by the call, not an argument.
     const auto* y = as<FunctionExpr>(b);
-    return y && !volatile_function(x->name) && x->name == y->name && x->strict == y->strict && same_list(x->args, y->args);
+    return y && !volatile_function(x->name) && x->name == y->name && x->strict == y->strict &&
+           same_like(x->like.get(), y->like.get()) && same_list(x->args, y->args);
   }
   if (const auto* x = as<BoolExpr>(a)) {
     const auto* y = as<BoolExpr>(b);
