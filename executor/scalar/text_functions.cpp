@@ -240,12 +240,29 @@ ExprPtr make_text_function(const std::string& name, std::vector<ExprPtr>& args, 
     if (!is_text_kind(type_of(0).id)) throw no_function(name, args);
     const bool octets = name == "octet_length";
     const bool bpchar = type_of(0).id == TypeId::bpchar;
-    return call({TypeId::int4}, name, std::move(args), [octets, bpchar](std::span<const Value> a) -> Value {
-      std::string_view s = std::get<std::string>(a[0]);
+    auto length = [octets, bpchar](std::string_view s) {
       if (bpchar && !octets) while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-      if (octets) return static_cast<int64_t>(s.size());
-      return static_cast<int64_t>(char_count(s));
+      return static_cast<int64_t>(octets ? s.size() : char_count(s));
+    };
+    ExprPtr e = call({TypeId::int4}, name, std::move(args), [length](std::span<const Value> a) -> Value {
+      return length(std::get<std::string>(a[0]));
     });
+    // Over a whole text column (avg(length(URL))): each row's string is
+    // measured where it is, without a Value per row.
+    if (auto* f = dynamic_cast<FunctionExpr*>(e.get()); f != nullptr && f->strict) {
+      f->batch = [length](std::span<const Vector* const> a, size_t rows, Vector& out) -> bool {
+        const Vector& text = *a[0];
+        if (!text.coded() && text.texts.size() < rows) return false;
+        out.resize(rows);
+        if (!text.nulls.empty()) out.nulls.assign(rows, 0);
+        for (size_t i = 0; i < rows; ++i) {
+          if (text.null_at(i)) out.nulls[i] = 1;
+          else out.ints[i] = length(text.text_at(i));
+        }
+        return true;
+      };
+    }
+    return e;
   }
   if ((name == "substr" || name == "substring") && (n == 2 || n == 3)) {
     // substring(s from 'pattern') and substring(s similar p escape e): regular expressions.
