@@ -139,15 +139,28 @@ Regex::~Regex() = default;
 
 const Regex& Regex::compiled(std::string_view pattern, bool icase) {
   thread_local std::unordered_map<std::string, std::unique_ptr<Regex>> cache;
+  // The pattern of the last call, whose rows mostly repeat it: found
+  // without building the cache's key (an allocation per row, and the
+  // process has one malloc arena for all its threads).
+  thread_local const Regex* last = nullptr;
+  thread_local std::string last_pattern;
+  thread_local bool last_icase = false;
+  if (last != nullptr && last_icase == icase && last_pattern == pattern) return *last;
   std::string key;
   key.reserve(pattern.size() + 1);
   key.push_back(icase ? 'i' : 'c');
   key.append(pattern);
-  if (auto it = cache.find(key); it != cache.end()) return *it->second;
-  if (pattern.size() > kMaxPatternBytes) throw Error(SqlState::invalid_regular_expression, std::string(kTooComplex));
-  if (cache.size() >= 64) cache.clear();
-  auto regex = std::make_unique<Regex>(pattern, icase);
-  return *cache.emplace(std::move(key), std::move(regex)).first->second;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (pattern.size() > kMaxPatternBytes) throw Error(SqlState::invalid_regular_expression, std::string(kTooComplex));
+    if (cache.size() >= 64) cache.clear();
+    auto regex = std::make_unique<Regex>(pattern, icase);
+    it = cache.emplace(std::move(key), std::move(regex)).first;
+  }
+  last = it->second.get();
+  last_pattern.assign(pattern);
+  last_icase = icase;
+  return *last;
 }
 
 bool Regex::search(std::string_view subject, size_t from, RegexMatch& out) const {
