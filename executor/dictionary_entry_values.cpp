@@ -16,22 +16,22 @@ namespace {
 // Entries per slice: enough that a task's set-up is nothing beside it.
 constexpr size_t kSliceEntries = size_t{1} << 16;
 
-// Evaluates `e` over the rows [0, n], row i < n being entry i and row n a
-// NULL (n = dictionary->size()), in slices: take(begin, values) receives
+// Evaluates `e` over the rows [from, n], row i < n being entry i and row n
+// a NULL (n = dictionary->size()), in slices: take(begin, values) receives
 // rows [begin, begin + values.count) of the result, on the thread that
 // evaluated them (slices are disjoint). False where the evaluation raised
 // an error.
 bool evaluate_on_entries(const Expr& e, const ColumnExpr& column,
                          const std::shared_ptr<const storage::StringDictionary>& dictionary,
                          const std::vector<Value>* parameters, int threads,
-                         const std::function<void(size_t begin, const Vector& values)>& take) {
+                         const std::function<void(size_t begin, const Vector& values)>& take, size_t from = 0) {
   const auto n = static_cast<size_t>(dictionary->size());
   const size_t rows = n + 1;
-  const size_t slices = (rows + kSliceEntries - 1) / kSliceEntries;
+  const size_t slices = (rows - from + kSliceEntries - 1) / kSliceEntries;
   std::atomic<bool> raised{false};
   cpu::parallel_tasks(std::max(threads, 1), slices, [&](int, size_t slice) {
     if (raised.load(std::memory_order_relaxed)) return;
-    const size_t begin = slice * kSliceEntries;
+    const size_t begin = from + slice * kSliceEntries;
     const size_t end = std::min(rows, begin + kSliceEntries);
     Vector entries(column.type);
     entries.dictionary = dictionary;
@@ -95,6 +95,18 @@ std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& colum
   });
   if (!evaluated || !decided) return std::nullopt;
   return lookup_of(verdicts, ColumnWidth::int32, n, nullptr, false);
+}
+
+std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
+                                                 const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                                 const std::vector<Value>* parameters, int threads, size_t from) {
+  const auto n = static_cast<size_t>(dictionary->size());
+  std::vector<uint8_t> passes(n + 1 - std::min(from, n), 0);
+  const bool evaluated = evaluate_on_entries(e, column, dictionary, parameters, threads, [&](size_t begin, const Vector& v) {
+    for (size_t i = 0; i < v.count; ++i) passes[begin + i - from] = !v.null_at(i) && v.int_data()[i] != 0 ? 1 : 0;
+  }, from);
+  if (!evaluated) return std::nullopt;
+  return passes;
 }
 
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

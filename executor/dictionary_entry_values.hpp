@@ -10,8 +10,8 @@
 // Each function evaluates `e`, whose only column is `column` (coded in
 // `dictionary`), on up to `threads` threads, and returns nullopt where the
 // evaluation raised an error (the rows that hold the entry raise it on the
-// host path, as PostgreSQL does) or where a NULL value would not give NULL
-// (the lookup of a NULL code gives NULL).
+// host path, as PostgreSQL does) or, for a lookup, where a NULL value would
+// not give NULL (the lookup of a NULL code gives NULL).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +38,13 @@ struct EntryLookup {
 std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& column,
                                           const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                           const std::vector<Value>* parameters, int threads);
+
+// A scan filter's verdicts on the entries [from, n) and then on NULL (n =
+// dictionary->size()): 1 where the condition is true, 0 where it is false
+// or NULL. Only nullopt where an entry raised an error.
+std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
+                                                 const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                                 const std::vector<Value>* parameters, int threads, size_t from);
 
 // An integer (int64) or float8 (float64) value, NULL where an entry gives NULL.
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

@@ -394,7 +394,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       std::vector<ExprPtr> filters;
       filters.push_back(std::move(where));
       where_scan.emplace(plan.table, std::string(), plan.scan_columns, plan.scan_columns, ncols, std::move(filters), 0.0);
-      if (!raw && !ec.group_key_filter) where_run = where_scan->start_filtering();
+      if (!raw && !ec.group_key_filter) where_run = where_scan->start_filtering(ec.parameters);
     }
   }
   const std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks(ec.parameters) : std::vector<uint8_t>{};

@@ -4,15 +4,14 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "executor/cpu/parallel.hpp"
+#include "executor/dictionary_entry_values.hpp"
 #include "executor/plan_expressions.hpp"
 #include "storage/string_dictionary.hpp"
 
 namespace tally::executor {
 namespace {
 
-// Entries evaluated at a time: a column of millions of distinct texts is
-// not copied into one Vector at once.
-constexpr int32_t kSlice = 1 << 16;
 // Entries any dictionary may have and still be tested per entry.
 constexpr size_t kSmallDictionary = 1024;
 
@@ -68,38 +67,32 @@ std::unique_ptr<DictionaryFilter> DictionaryFilter::plan(const Expr& conjunct, i
   return std::unique_ptr<DictionaryFilter>(new DictionaryFilter(conjunct, space_index, type, space_width));
 }
 
-bool DictionaryFilter::extend(const storage::StringDictionary& dictionary, int32_t size,
+bool DictionaryFilter::extend(const std::shared_ptr<const storage::StringDictionary>& dictionary,
                               const std::vector<Value>* parameters, State& state) const {
-  // The first slice also holds one NULL (the verdict of a NULL row).
-  bool first = !state.verdicts_;
+  // The entries the verdicts lack (a chunk's dictionary is a prefix of the
+  // newest), on every core; the first evaluation also gives the verdict of
+  // a NULL row.
+  const size_t from = state.verdicts_ ? state.verdicts_->size() : 0;
+  const ColumnExpr column(type_, space_index_);
+  const int threads = cpu::WorkerPool::shared().workers() + 1;
+  std::optional<std::vector<uint8_t>> passes = entry_passes(conjunct_, column, dictionary, parameters, threads, from);
+  if (!passes) {
+    state.failed_ = true;
+    return false;
+  }
   auto verdicts = state.verdicts_ ? std::make_shared<std::vector<uint8_t>>(*state.verdicts_)
                                   : std::make_shared<std::vector<uint8_t>>();
-  while (static_cast<int32_t>(verdicts->size()) < size || first) {
-    const auto from = static_cast<int32_t>(verdicts->size());
-    const int32_t to = std::min(size, from + kSlice);
-    Vector values(type_);
-    values.reserve(static_cast<size_t>(to - from) + 1);
-    for (int32_t code = from; code < to; ++code) values.push(Value(std::string(dictionary.at(code))));
-    if (first) values.push(Value(Null{}));
-    EvalInput input;
-    input.rows = values.size();
-    input.parameters = parameters;
-    input.columns.assign(space_width_, nullptr);
-    input.columns[static_cast<size_t>(space_index_)] = &values;
-    Vector verdict;
-    try {
-      verdict = conjunct_.evaluate(input);
-    } catch (const Error&) {
-      state.failed_ = true;
-      return false;
-    }
-    auto passes = [&verdict](size_t i) -> uint8_t { return !verdict.null_at(i) && verdict.ints[i] != 0 ? 1 : 0; };
-    for (int32_t code = from; code < to; ++code) verdicts->push_back(passes(static_cast<size_t>(code - from)));
-    if (first) state.null_verdict_ = passes(static_cast<size_t>(to - from));
-    first = false;
-  }
+  verdicts->insert(verdicts->end(), passes->begin(), passes->end() - 1);
+  if (from == 0) state.null_verdict_ = passes->back();
   state.verdicts_ = std::move(verdicts);
   return true;
+}
+
+void DictionaryFilter::prepare(const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                               const std::vector<Value>* parameters, State& state) const {
+  const std::lock_guard lock(state.mutex_);
+  if (dictionary->size() > kMostEvaluatedEntries || state.failed_ || state.verdicts_) return;
+  extend(dictionary, parameters, state);
 }
 
 bool DictionaryFilter::select(const storage::ColumnVector& column, const std::vector<uint32_t>* kept, size_t rows,
@@ -109,14 +102,15 @@ bool DictionaryFilter::select(const storage::ColumnVector& column, const std::ve
   // Where most of a chunk's values are distinct (comments, names) the
   // dictionary holds as many entries as rows: evaluated per entry they would
   // be evaluated by one chunk at a time, not by every chunk in parallel.
-  if (static_cast<size_t>(column.dictionary->size()) > std::max<size_t>(column.rows / 2, kSmallDictionary)) return false;
+  // (Verdicts made up front, by prepare(), on every core, serve any size.)
+  const bool small = static_cast<size_t>(column.dictionary->size()) <= std::max<size_t>(column.rows / 2, kSmallDictionary);
   std::shared_ptr<const std::vector<uint8_t>> taken;
   uint8_t null_verdict = 0;
   {
     const std::lock_guard lock(state.mutex_);
     if (state.failed_) return false;
     if (!state.verdicts_ || static_cast<int32_t>(state.verdicts_->size()) < column.dictionary->size()) {
-      if (!extend(*column.dictionary, column.dictionary->size(), parameters, state)) return false;
+      if (!small || !extend(column.dictionary, parameters, state)) return false;
     }
     taken = state.verdicts_;
     null_verdict = state.null_verdict_;

@@ -49,12 +49,19 @@ class DictionaryFilter {
   bool select(const storage::ColumnVector& column, const std::vector<uint32_t>* kept, size_t rows,
               const std::vector<Value>* parameters, State& state, std::vector<uint32_t>& passing) const;
 
+  // Evaluates every entry of `dictionary` (the table's, before its scan
+  // starts: the whole worker pool evaluates them, where a chunk's first
+  // test would hold the other chunks waiting), up to the most entries any
+  // condition is evaluated for (dictionary_entry_values.hpp).
+  void prepare(const std::shared_ptr<const storage::StringDictionary>& dictionary,
+               const std::vector<Value>* parameters, State& state) const;
+
  private:
   DictionaryFilter(const Expr& conjunct, int space_index, SqlType type, size_t space_width)
       : conjunct_(conjunct), space_index_(space_index), type_(type), space_width_(space_width) {}
-  // Evaluates the entries the state lacks, up to `size` (under its mutex).
-  bool extend(const storage::StringDictionary& dictionary, int32_t size, const std::vector<Value>* parameters,
-              State& state) const;
+  // Evaluates the entries the state lacks (under its mutex).
+  bool extend(const std::shared_ptr<const storage::StringDictionary>& dictionary,
+              const std::vector<Value>* parameters, State& state) const;
 
   const Expr& conjunct_;
   int space_index_;

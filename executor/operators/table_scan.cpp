@@ -483,9 +483,23 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const { run(context, sink, nullptr); }
 
-std::shared_ptr<TableScan::FilterRun> TableScan::start_filtering() const {
+TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value>* parameters) const {
+  DictionaryStates states;
+  for (const FilterPart& part : filter_parts_) {
+    states.push_back(std::make_unique<DictionaryFilter::State>());
+    // Where the rows repeat their values (four rows an entry or more), so
+    // that a test per entry costs less than one per row.
+    const auto dictionary = part.dictionary ? table_->dictionary(table_columns_[part.columns[0]]) : nullptr;
+    if (dictionary && static_cast<uint64_t>(dictionary->size()) * 4 <= table_->row_count()) {
+      part.dictionary->prepare(dictionary, parameters, *states.back());
+    }
+  }
+  return states;
+}
+
+std::shared_ptr<TableScan::FilterRun> TableScan::start_filtering(const std::vector<Value>* parameters) const {
   auto run = std::make_shared<FilterRun>();
-  for (size_t p = 0; p < filter_parts_.size(); ++p) run->states.push_back(std::make_unique<DictionaryFilter::State>());
+  run->states = dictionary_states(parameters);
   return run;
 }
 
@@ -603,8 +617,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   for (const FilterPart& part : filter_parts_) {
     if (null_on_every_row(*part.condition, parameters)) return;
   }
-  DictionaryStates states;
-  for (size_t p = 0; p < filter_parts_.size(); ++p) states.push_back(std::make_unique<DictionaryFilter::State>());
+  DictionaryStates states = dictionary_states(parameters);
   // The key tests whose keys read only this scan's columns.
   KeyTestRuns test_runs;
   auto add_test = [&](const KeyTest* test) {

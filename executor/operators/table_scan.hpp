@@ -46,7 +46,7 @@ class TableScan final : public PhysicalOperator {
   // statement, shared by its threads), and the rows [begin, end) of a stored
   // chunk that pass, with every read column converted for them.
   struct FilterRun;
-  std::shared_ptr<FilterRun> start_filtering() const;
+  std::shared_ptr<FilterRun> start_filtering(const std::vector<Value>* parameters) const;
   DataChunk filter_rows(const storage::ChunkBatch& batch, size_t begin, size_t end,
                         const std::vector<Value>* parameters, FilterRun& run) const;
   // The same rows as chunk row numbers (ascending), without converting any
@@ -116,6 +116,9 @@ class TableScan final : public PhysicalOperator {
   bool filters_never_raise_ = true;
   // One per filter part, for one run.
   using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
+  // A run's states, each test on dictionary codes given its verdicts on the
+  // table's dictionary before the run's chunks are read.
+  DictionaryStates dictionary_states(const std::vector<Value>* parameters) const;
   // A run's key test: the read columns its keys read, and how many rows it
   // has tested and passed (a test that passes nearly every row is dropped).
   struct KeyTestRun {
