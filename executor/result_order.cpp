@@ -218,22 +218,11 @@ std::optional<std::vector<uint32_t>> first_key_candidates(const SelectPlan& plan
     const size_t row = rows ? (*rows)[i] : i;
     return wide ? column.values<int64_t>()[row] : column.values<int32_t>()[row];
   };
-  // Ordered so that the heap's top is the worst of the best k so far.
   const bool descending = first.descending;
   auto better = [descending](int64_t a, int64_t b) { return descending ? a > b : a < b; };
   std::vector<int64_t> best;
   best.reserve(k);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t v = value(i);
-    if (best.size() < k) {
-      best.push_back(v);
-      std::push_heap(best.begin(), best.end(), better);
-    } else if (better(v, best.front())) {
-      std::pop_heap(best.begin(), best.end(), better);
-      best.back() = v;
-      std::push_heap(best.begin(), best.end(), better);
-    }
-  }
+  for (size_t i = 0; i < n; ++i) keep_first(best, k, value(i), better);
   const int64_t bound = best.front();
   std::vector<uint32_t> kept;
   for (size_t i = 0; i < n; ++i) {

@@ -95,15 +95,7 @@ std::optional<std::vector<uint32_t>> candidates_by(size_t rows, size_t k, int th
     heap.reserve(k + 1);
     for (size_t r = begin; r < end; ++r) {
       tick_on_this_thread();
-      const auto row = static_cast<uint32_t>(r);
-      if (heap.size() < k) {
-        heap.push_back(row);
-        std::push_heap(heap.begin(), heap.end(), less);
-      } else if (less(row, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), less);
-        heap.back() = row;
-        std::push_heap(heap.begin(), heap.end(), less);
-      }
+      keep_first(heap, k, static_cast<uint32_t>(r), less);
     }
   });
   std::vector<uint32_t> candidates;

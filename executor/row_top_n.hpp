@@ -6,6 +6,7 @@
 // after it (ties included). Sorting those rows with sort_rows then gives the
 // same first k rows, in the same order, as sorting all of them would:
 // sort_rows orders rows as compare_sort_values does, breaking its ties.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,6 +14,21 @@
 #include "executor/row_sort.hpp"
 
 namespace tally::executor {
+
+// Offers `value` to `heap`, the k first values met so far by `less` with
+// the last of them on top (std::push_heap's order): kept while there are
+// fewer than k, or where it comes before that last one, which it replaces.
+template <typename T, typename Less>
+void keep_first(std::vector<T>& heap, size_t k, T value, Less less) {
+  if (heap.size() < k) {
+    heap.push_back(value);
+    std::push_heap(heap.begin(), heap.end(), less);
+  } else if (less(value, heap.front())) {
+    std::pop_heap(heap.begin(), heap.end(), less);
+    heap.back() = value;
+    std::push_heap(heap.begin(), heap.end(), less);
+  }
+}
 
 // The rows of [0, rows) that are not after the k-th row by `keys` (k >= 1),
 // ascending; none when that would not be many fewer than `rows` (then
