@@ -2,6 +2,7 @@
 #include "common/column_program_comparisons.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "common/column_program_batch.hpp"
@@ -329,6 +330,37 @@ bool comparison_conjunction(const ColumnProgram& program, const std::vector<Prog
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default"), flatten))
 #endif
+void rows_of_mask(const uint8_t* mask, size_t begin, size_t end, std::vector<uint32_t>& rows) {
+  // Eight mask bytes of 0 or 1 as one word: their sum is its top byte once
+  // multiplied by 0x0101...01.
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  auto word_at = [mask](size_t r) {
+    uint64_t word;
+    std::memcpy(&word, mask + r, sizeof word);
+    return word;
+  };
+  const size_t whole = begin + (end - begin) / 8 * 8;
+  size_t count = 0;
+  for (size_t r = begin; r < whole; r += 8) count += (word_at(r) * kOnes) >> 56;
+  for (size_t r = whole; r < end; ++r) count += mask[r];
+  // Each row of a word with a passing row is written, and counted where it
+  // passes (branch-free); the last may write up to seven places past count.
+  rows.resize(count + 8);
+  size_t n = 0;
+  for (size_t r = begin; r < whole; r += 8) {
+    if (word_at(r) == 0) continue;
+    for (size_t j = r; j < r + 8; ++j) {
+      rows[n] = static_cast<uint32_t>(j - begin);
+      n += mask[j];
+    }
+  }
+  for (size_t r = whole; r < end; ++r) {
+    rows[n] = static_cast<uint32_t>(r - begin);
+    n += mask[r];
+  }
+  rows.resize(n);
+}
+
 void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, const std::vector<ProgramColumn>& columns,
                           size_t begin, size_t end, uint8_t* mask) {
   // A block's mask stays in the first-level cache while every comparison

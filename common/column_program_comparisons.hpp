@@ -39,6 +39,11 @@ bool comparison_conjunction(const ColumnProgram& program, const std::vector<Prog
 void evaluate_comparisons(const std::vector<ColumnComparison>& comparisons, const std::vector<ProgramColumn>& columns,
                           size_t begin, size_t end, uint8_t* mask);
 
+// The rows r - begin of [begin, end) where mask[r] is 1 (masks hold 0 or 1),
+// ascending: eight rows at a time, so that a selective mask's zeros cost
+// one test per eight rows and `rows` never holds a row that does not pass.
+void rows_of_mask(const uint8_t* mask, size_t begin, size_t end, std::vector<uint32_t>& rows);
+
 // The range of a column's non-NULL values over some rows (a stored chunk's
 // statistics), as the comparisons read them: `known` false where not known;
 // min > max where every value is NULL.

@@ -245,15 +245,10 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
       stored.push_back({c.data.data(), c.has_nulls() ? c.validity.data() : nullptr,
                         static_cast<uint8_t>(stored_width(c.type.id))});
     }
-    std::vector<uint8_t> mask(end);
-    evaluate_comparisons(compared_, stored, begin, end, mask.data());
-    rows.resize(end - begin);
-    size_t n = 0;
-    for (size_t r = begin; r < end; ++r) {
-      rows[n] = static_cast<uint32_t>(r - begin);
-      n += mask[r];
-    }
-    rows.resize(n);
+    // (Every byte of [begin, end) is written: no zeroing first.)
+    const std::unique_ptr<uint8_t[]> mask(new uint8_t[end]);
+    evaluate_comparisons(compared_, stored, begin, end, mask.get());
+    rows_of_mask(mask.get(), begin, end, rows);
     keep_rows();
   }
   // The filters without subqueries, the key tests, then the filters with

@@ -997,5 +997,26 @@ TEST(ColumnProgramSql, OutsideTheSubsetStaysOnTheHost) {
   }
 }
 
+// rows_of_mask gives the rows a 0/1 mask keeps, as a row-by-row loop does,
+// for masks of every density, ranges that start and end inside a word,
+// and all-zero and all-one masks.
+TEST(ColumnProgram, RowsOfMaskAreTheMasksOnes) {
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t end = rng() % 300;
+    const size_t begin = end == 0 ? 0 : rng() % (end + 1);
+    const uint64_t density = rng() % 5;  // 0: none, 4: all, else 1 in 2^density
+    std::vector<uint8_t> mask(end);
+    for (uint8_t& m : mask) m = density == 0 ? 0 : density == 4 ? 1 : (rng() % (uint64_t{1} << density)) == 0;
+    std::vector<uint32_t> want;
+    for (size_t r = begin; r < end; ++r) {
+      if (mask[r]) want.push_back(static_cast<uint32_t>(r - begin));
+    }
+    std::vector<uint32_t> got{1, 2, 3};  // replaced, not appended to
+    rows_of_mask(mask.data(), begin, end, got);
+    ASSERT_EQ(got, want) << "begin " << begin << " end " << end << " density " << density;
+  }
+}
+
 }  // namespace
 }  // namespace tally::executor
