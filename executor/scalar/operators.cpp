@@ -220,7 +220,7 @@ ExprPtr make_binary_operator(const std::string& op, ExprPtr left, ExprPtr right,
     if (auto* pattern = dynamic_cast<ConstExpr*>(right.get()); pattern != nullptr && !is_null(pattern->value)) {
       return like_constant(std::move(left), std::get<std::string>(pattern->value), negate, ci);
     }
-    ExprPtr e = call({TypeId::boolean}, "like", pack(std::move(left), std::move(right)),
+    ExprPtr e = call({TypeId::boolean}, op, pack(std::move(left), std::move(right)),
                      [negate, ci](std::span<const Value> a) -> Value {
                        return like_match(std::get<std::string>(a[0]), std::get<std::string>(a[1]), ci) != negate;
                      });
@@ -433,7 +433,9 @@ ExprPtr make_is_distinct(ExprPtr left, ExprPtr right, bool not_distinct, BindCon
   auto eq = make_binary_operator("=", std::move(left), std::move(right), context);
   auto* f = dynamic_cast<FunctionExpr*>(eq.get());
   ScalarFunction cmp = f->fn;
-  return call({TypeId::boolean}, "is distinct from", std::move(f->args),
+  // Each variant under its own name: two calls of one name and arguments
+  // are one value (expression_equality.hpp).
+  return call({TypeId::boolean}, not_distinct ? "is not distinct from" : "is distinct from", std::move(f->args),
               [cmp, not_distinct](std::span<const Value> a) -> Value {
                 bool distinct;
                 if (is_null(a[0]) || is_null(a[1])) distinct = is_null(a[0]) != is_null(a[1]);
@@ -443,7 +445,7 @@ ExprPtr make_is_distinct(ExprPtr left, ExprPtr right, bool not_distinct, BindCon
 }
 
 ExprPtr make_boolean_test(ExprPtr arg, const std::string& test) {
-  return call({TypeId::boolean}, "booltest", pack(std::move(arg)), [test](std::span<const Value> a) -> Value {
+  return call({TypeId::boolean}, "booltest " + test, pack(std::move(arg)), [test](std::span<const Value> a) -> Value {
     const bool n = is_null(a[0]);
     const bool v = !n && std::get<bool>(a[0]);
     if (test == "IS_TRUE") return !n && v;
