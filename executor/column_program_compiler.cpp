@@ -395,23 +395,10 @@ class Compiler {
   // row holds. Not for a NULL constant (the host path's NULLs).
   std::optional<Typed> text_equality(const Expr& e, const ColumnExpr& column,
                                      const storage::StringDictionary& dictionary) {
-    if (column.type.id != TypeId::text && column.type.id != TypeId::varchar) return std::nullopt;
-    std::vector<const Expr*> constants;
-    bool negate = false;
-    if (const auto* f = dynamic_cast<const FunctionExpr*>(&e);
-        f != nullptr && f->args.size() == 2 && (f->name == "=" || f->name == "<>" || f->name == "!=")) {
-      const bool left = same_bytes(*f->args[0], column);
-      if (!left && !same_bytes(*f->args[1], column)) return std::nullopt;
-      constants.push_back(f->args[left ? 1 : 0].get());
-      negate = f->name != "=";
-    } else if (const auto* in = dynamic_cast<const InListExpr*>(&e); in != nullptr && same_bytes(*in->arg, column)) {
-      for (const auto& item : in->list) constants.push_back(item.get());
-      negate = in->negated;
-    } else {
-      return std::nullopt;
-    }
+    const std::optional<TextEqualityShape> shape = text_equality_shape(e);
+    if (!shape || shape->column != &column) return std::nullopt;
     std::vector<int64_t> codes;
-    for (const Expr* constant : constants) {
+    for (const Expr* constant : shape->values) {
       if (physical_of(constant->type.id) != Physical::text) return std::nullopt;
       const std::optional<Value> v = constant_of(*constant, parameters_);
       const auto* text = v ? std::get_if<std::string>(&*v) : nullptr;
@@ -420,7 +407,7 @@ class Compiler {
     }
     std::sort(codes.begin(), codes.end());
     codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
-    return code_test(column, codes, negate);
+    return code_test(column, codes, shape->negated);
   }
 
   // An integer or float8 value of one text column (length(URL),

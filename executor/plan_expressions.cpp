@@ -74,6 +74,23 @@ const ColumnExpr* stored_text_column(const Expr* e) {
   return column;
 }
 
+std::optional<TextEqualityShape> text_equality_shape(const Expr& conjunct) {
+  TextEqualityShape shape;
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct);
+      f != nullptr && f->args.size() == 2 && (f->name == "=" || f->name == "<>" || f->name == "!=")) {
+    const bool left = stored_text_column(f->args[0].get()) != nullptr;
+    shape.column = stored_text_column(f->args[left ? 0 : 1].get());
+    shape.values.push_back(f->args[left ? 1 : 0].get());
+    shape.negated = f->name != "=";
+  } else if (const auto* in = dynamic_cast<const InListExpr*>(&conjunct); in != nullptr) {
+    shape.column = stored_text_column(in->arg.get());
+    for (const auto& item : in->list) shape.values.push_back(item.get());
+    shape.negated = in->negated;
+  }
+  if (shape.column == nullptr) return std::nullopt;
+  return shape;
+}
+
 bool reads_unlisted_columns(Expr& e) {
   if (dynamic_cast<SubqueryExpr*>(&e) != nullptr || dynamic_cast<WindowResultExpr*>(&e) != nullptr ||
       dynamic_cast<SharedExpr*>(&e) != nullptr) {

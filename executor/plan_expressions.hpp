@@ -32,6 +32,15 @@ bool has_parameter(Expr& e);
 // The text or varchar column e is, bare or cast to text (not char(n), whose
 // comparison ignores trailing blanks); null for anything else.
 const ColumnExpr* stored_text_column(const Expr* e);
+// A conjunct testing such a column for equality with other expressions:
+// `c = x`, `c <> x` (negated), `c IN (x, ...)`, `c NOT IN (...)` (negated);
+// nullopt for any other shape. The expressions are the conjunct's.
+struct TextEqualityShape {
+  const ColumnExpr* column = nullptr;
+  std::vector<const Expr*> values;
+  bool negated = false;
+};
+std::optional<TextEqualityShape> text_equality_shape(const Expr& conjunct);
 // Whether e reads input columns collect_refs does not list: a subquery's
 // (its correlation may read any), a window function's result (a column
 // past the query's own, by position) or an expression another plan owns

@@ -512,17 +512,11 @@ std::vector<uint32_t> TableScan::passing_rows(const storage::ChunkBatch& batch, 
 
 std::optional<TableScan::TextEquality> TableScan::text_equality(const Expr& conjunct, const std::vector<int>& layout,
                                                                 const std::vector<OutputColumn>& columns) {
-  const ColumnExpr* column = nullptr;
-  std::vector<const Expr*> constants;
-  if (const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct); f != nullptr && f->name == "=" && f->args.size() == 2) {
-    const bool left = stored_text_column(f->args[0].get()) != nullptr;
-    column = stored_text_column(f->args[left ? 0 : 1].get());
-    constants.push_back(f->args[left ? 1 : 0].get());
-  } else if (const auto* in = dynamic_cast<const InListExpr*>(&conjunct); in != nullptr && !in->negated) {
-    column = stored_text_column(in->arg.get());
-    for (const auto& item : in->list) constants.push_back(item.get());
-  }
-  const auto at = column ? std::find(layout.begin(), layout.end(), column->index) : layout.end();
+  const std::optional<TextEqualityShape> shape = text_equality_shape(conjunct);
+  if (!shape || shape->negated) return std::nullopt;
+  const ColumnExpr* column = shape->column;
+  const std::vector<const Expr*>& constants = shape->values;
+  const auto at = std::find(layout.begin(), layout.end(), column->index);
   if (at == layout.end()) return std::nullopt;
   TextEquality equality{static_cast<size_t>(at - layout.begin()), {}};
   if (columns[equality.read].type.id != column->type.id) return std::nullopt;
