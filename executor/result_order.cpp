@@ -186,6 +186,12 @@ std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const 
   return columns;
 }
 
+const ColumnExpr* first_sort_column(const SelectPlan& plan) {
+  if (plan.sort.empty()) return nullptr;
+  const auto* column = dynamic_cast<const ColumnExpr*>(plan.outputs.at(static_cast<size_t>(plan.sort[0].column)).get());
+  return column != nullptr && column->index >= 0 ? column : nullptr;
+}
+
 namespace {
 
 // The rows (chunk rows: `rows`, or all the chunk's) whose first sort key can
@@ -197,10 +203,9 @@ namespace {
 std::optional<std::vector<uint32_t>> first_key_candidates(const SelectPlan& plan, size_t k,
                                                           const storage::ChunkBatch& batch,
                                                           const std::vector<uint32_t>* rows) {
-  if (plan.sort.empty() || k == 0) return std::nullopt;
+  const ColumnExpr* ref = first_sort_column(plan);
+  if (ref == nullptr || k == 0) return std::nullopt;
   const SortKey& first = plan.sort.front();
-  const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[static_cast<size_t>(first.column)].get());
-  if (ref == nullptr) return std::nullopt;
   const TypeId id = ref->type.id;
   if (id != TypeId::int4 && id != TypeId::int8 && id != TypeId::date && id != TypeId::timestamp &&
       id != TypeId::timestamptz) {

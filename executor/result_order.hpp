@@ -47,6 +47,10 @@ GroupAggregator::TopGroups top_groups(const SelectPlan& plan, const ExecContext&
 // columns (SELECT *'s dozens) are gathered at the kept rows only.
 std::vector<Vector> evaluate_top_n_rows(const SelectPlan& plan, size_t k, const EvalInput& rows);
 
+// The bare column the first ORDER BY key reads (its index within the
+// table's), or null: for bounds taken from that column's stored values.
+const ColumnExpr* first_sort_column(const SelectPlan& plan);
+
 // The rows of a stored chunk (its columns the plan's scan_columns, in
 // order) that WHERE keeps and that can be among the first k by ORDER BY,
 // found from the columns WHERE and the sort keys read alone, so that the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "executor/result_order.hpp"
 #include "executor/scan_pieces.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/table_provider.hpp"
@@ -31,9 +32,8 @@ std::unique_ptr<TopNChunkBound> TopNChunkBound::plan(const SelectPlan& plan, siz
     if (dynamic_cast<const ColumnExpr*>(output.get()) == nullptr) return nullptr;
   }
   const SortKey& key = plan.sort[0];
-  const auto* column = dynamic_cast<const ColumnExpr*>(plan.outputs.at(static_cast<size_t>(key.column)).get());
-  if (column == nullptr || column->index < 0 || static_cast<size_t>(column->index) >= plan.table->columns().size())
-    return nullptr;
+  const ColumnExpr* column = first_sort_column(plan);
+  if (column == nullptr || static_cast<size_t>(column->index) >= plan.table->columns().size()) return nullptr;
   const TypeId id = plan.table->columns()[static_cast<size_t>(column->index)].type.id;
   if (!stats_are_values(id) || column->type.id != id) return nullptr;
   return std::unique_ptr<TopNChunkBound>(
