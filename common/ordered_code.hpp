@@ -17,6 +17,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/host_device.hpp"
+
 namespace tally {
 
 constexpr uint64_t kOrderSignBit = uint64_t{1} << 63;
@@ -38,9 +40,16 @@ inline double float_of_order_code(uint64_t code) {
   return v;
 }
 
-// Whether two codes are one value to PostgreSQL (-0 = 0 for floats).
-inline bool same_order_value(uint64_t a, uint64_t b, bool floats) {
-  return a == b || (floats && float_of_order_code(a) == float_of_order_code(b));
+// The codes of -0 and 0: the one pair of distinct float codes that are one
+// value (NaN has one code, and every other value its own).
+constexpr uint64_t kOrderCodeOfMinusZero = ~kOrderSignBit;
+constexpr uint64_t kOrderCodeOfZero = kOrderSignBit;
+
+// Whether two codes are one value to PostgreSQL (-0 = 0 for floats). On the
+// device too: the GPU counts distinct values with the same test.
+TALLY_HD bool same_order_value(uint64_t a, uint64_t b, bool floats) {
+  return a == b || (floats && ((a == kOrderCodeOfMinusZero && b == kOrderCodeOfZero) ||
+                               (a == kOrderCodeOfZero && b == kOrderCodeOfMinusZero)));
 }
 
 }  // namespace tally

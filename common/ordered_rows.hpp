@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/aggregate_engine.hpp"
+#include "common/ordered_code.hpp"
 
 namespace tally {
 
@@ -148,6 +149,37 @@ inline KeyedPicks pick_from_segments(const KeyedSegments& s, const std::vector<O
   return out;
 }
 
+// count(DISTINCT)'s answer per key, counted where the rows were sorted:
+// keys[i] has distinct[i] distinct values (same_order_value's equality)
+// among its rows; the NULL-key group, when null_key_rows > 0, has
+// null_key_distinct. `values`: the rows counted.
+struct KeyedDistinct {
+  std::vector<int64_t> keys;
+  std::vector<uint64_t> distinct;
+  uint64_t values = 0;
+  uint64_t null_key_rows = 0;
+  uint64_t null_key_distinct = 0;
+};
+
+// The distinct values of each segment of sorted codes, on the host.
+inline KeyedDistinct distinct_in_segments(const KeyedSegments& s, bool floats) {
+  KeyedDistinct out;
+  out.keys = s.keys;
+  out.distinct.resize(s.keys.size());
+  out.null_key_rows = s.null_key_rows;
+  out.values = s.codes.size();
+  uint64_t begin = 0;
+  const auto distinct_of = [&](uint64_t n) {
+    uint64_t d = 0;
+    for (uint64_t i = 0; i < n; ++i) d += i == 0 || !same_order_value(s.codes[begin + i], s.codes[begin + i - 1], floats);
+    begin += n;
+    return d;
+  };
+  for (size_t i = 0; i < s.keys.size(); ++i) out.distinct[i] = distinct_of(s.counts[i]);
+  out.null_key_distinct = distinct_of(s.null_key_rows);
+  return out;
+}
+
 // What one collector keeps of a chunk: the rows whose value input `input`
 // is not NULL and that pass `filter` (nullptr = all).
 struct OrderedRowsSlot {
@@ -180,6 +212,11 @@ class OrderedRowsCollector {
   virtual KeyedPicks picked(size_t slot, const std::vector<OrderedPick>& picks) {
     return pick_from_segments(sorted(slot), picks);
   }
+  // Instead of sorted(slot), when the slot's aggregates are all
+  // count(DISTINCT) of values that are floats or not: each key's number of
+  // distinct codes. An engine that sorts where the data is overrides it to
+  // count there and copy back one number per key, not every value.
+  virtual KeyedDistinct distinct_counts(size_t slot, bool floats) { return distinct_in_segments(sorted(slot), floats); }
   // Where the rows were kept and sorted, for EXPLAIN ANALYZE.
   virtual std::string name() const = 0;
 };

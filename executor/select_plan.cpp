@@ -12,6 +12,7 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/distinct_count_rewrite.hpp"
+#include "executor/engine_aggregator.hpp"
 #include "executor/eager_aggregation.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -263,7 +264,21 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     ~Nesting() { --nested_queries; }
   } nesting;
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
-  if (std::optional<json> grouped = distinct_count_as_grouping(select, pc)) return plan_select(*grouped, pc);
+  if (!pc.keep_distinct_counts) {
+    if (std::optional<json> grouped = distinct_count_as_grouping(select, pc)) {
+      PlanContext as_written = pc;
+      as_written.keep_distinct_counts = true;
+      std::shared_ptr<const SelectPlan> plan = plan_select(*grouped, pc);  // made here: ours to complete
+      // Only where an engine takes every count (not text: its codes are no
+      // order the engines sort by), or the form would run on the generic path.
+      std::shared_ptr<const SelectPlan> written = plan_select(select, as_written);
+      const bool engine_counts = written->table != nullptr && !written->aggregates.empty() &&
+                                 std::all_of(written->aggregates.begin(), written->aggregates.end(),
+                                             [](const AggregateCall& call) { return engine_aggregation::map_aggregate(call).has_value(); });
+      if (engine_counts) std::const_pointer_cast<SelectPlan>(plan)->distinct_rows_form = std::move(written);
+      return plan;
+    }
+  }
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the
   // table's statistics) unless it reads a column of the enclosing query:
@@ -277,6 +292,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
         auto plan = plan_select_in(select, alone);
         pc.keep_unknown_outputs = false;
         pc.top_n_output = -1;
+        pc.keep_distinct_counts = false;
         return plan;
       } catch (const Error& e) {
         if (e.state() != SqlState::undefined_column && e.state() != SqlState::undefined_table) throw;
@@ -291,6 +307,7 @@ namespace {
 std::shared_ptr<const SelectPlan> plan_select_in(const json& select, PlanContext& outer_pc) {
   const bool keep_unknown = std::exchange(outer_pc.keep_unknown_outputs, false);
   const int top_n_output = std::exchange(outer_pc.top_n_output, -1);
+  outer_pc.keep_distinct_counts = false;
   const int64_t top_n_k = outer_pc.top_n_k;
   auto plan = std::make_shared<SelectPlan>();
   PlanContext with_pc;

@@ -79,6 +79,9 @@ struct PlanContext {
   // as a top-n per partition. plan_select clears it as keep_unknown_outputs.
   int top_n_output = -1;
   int64_t top_n_k = 0;
+  // Set while planning a statement's distinct_rows_form: its count(DISTINCT)s
+  // stay as written. plan_select clears it as keep_unknown_outputs.
+  bool keep_distinct_counts = false;
 };
 
 // Keys a grouped run is restricted to (executor/group_key_filter.hpp).
@@ -153,6 +156,9 @@ const std::shared_ptr<const TableSnapshot>& select_table(const SelectPlan& plan)
 // Result column descriptions (text format).
 std::vector<tally::FieldDescription> select_fields(const SelectPlan& plan);
 ResultSet run_select(const SelectPlan& plan, ExecContext& context);
+// The plan run_select runs for `plan` under `context` (a plan may hold
+// another form of itself for the GPU engine), which EXPLAIN shows.
+const SelectPlan& plan_to_run(const SelectPlan& plan, const ExecContext& context);
 // EXPLAIN's tree of a plan; with `actuals` (EXPLAIN ANALYZE, after the run),
 // each operator's actual time and rows.
 ExplainNode explain_select(const SelectPlan& plan, const OperatorActuals* actuals = nullptr);

@@ -71,6 +71,13 @@ struct SelectPlan {
   // that looks its joined relations up by key (lookup_rewrite.hpp), tried
   // first; null where the plan has no such form.
   std::shared_ptr<const LookupForm> lookup_form;
+  // The statement as written where this plan is its distinct-count rewrite
+  // (distinct_count_rewrite.hpp): each count(DISTINCT) kept beside one
+  // grouping, whose rows the GPU engine sorts and counts on the device. Run
+  // instead where the GPU engine takes aggregates (the rewrite's inner
+  // grouping would bring every (key, value) group back to the host); null
+  // where the plan is no such rewrite.
+  std::shared_ptr<const SelectPlan> distinct_rows_form;
 };
 
 }  // namespace tally::executor

@@ -675,6 +675,11 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
 
 }  // namespace
 
+const SelectPlan& plan_to_run(const SelectPlan& plan, const ExecContext& ec) {
+  const bool gpu_aggregates = ec.gpu_engine != nullptr && ec.engine != "cpu" && ec.engine != "generic";
+  return plan.distinct_rows_form && gpu_aggregates ? *plan.distinct_rows_form : plan;
+}
+
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   for (const auto& cte : plan.shared_ctes) cte->reset();
   // The lookup form pays where its programs run on the GPU; on the CPU
@@ -684,6 +689,7 @@ ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   if (plan.lookup_form && lookups && ec.engine != "generic") {
     if (std::optional<ResultSet> lookups = run_lookup_form(*plan.lookup_form, ec)) return std::move(*lookups);
   }
+  if (&plan_to_run(plan, ec) != &plan) return run_select(plan_to_run(plan, ec), ec);
   try {
     return run_select_once(plan, ec);
   } catch (const EngineInputOverflow&) {

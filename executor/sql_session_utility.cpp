@@ -129,17 +129,18 @@ ResultSet SqlSession::run_explain(const json& body, const std::vector<Value>& pa
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - planning_started).count();
   std::vector<std::string> details;
   OperatorActuals actuals;
+  ExecContext ec = make_exec_context(&parameters);
+  const SelectPlan& shown = plan_to_run(*plan, ec);
   if (options.analyze) {
-    ExecContext ec = make_exec_context(&parameters);
     ec.explain = &details;
     ec.actuals = &actuals;
-    run_select(*plan, ec);
+    run_select(shown, ec);
     // PostgreSQL's summary: Planning Time, then Execution Time (the last line).
     char line[64];
     std::snprintf(line, sizeof line, "Planning Time: %.3f ms", planning_ms);
     details.insert(details.empty() ? details.end() : details.end() - 1, line);
   }
-  const ExplainNode tree = explain_select(*plan, options.analyze ? &actuals : nullptr);
+  const ExplainNode tree = explain_select(shown, options.analyze ? &actuals : nullptr);
   std::vector<std::vector<std::string>> rows;
   if (options.format == ExplainFormat::text) {
     for (auto& line : explain_text(tree, options.costs)) rows.push_back({line});

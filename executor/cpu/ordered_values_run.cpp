@@ -410,11 +410,18 @@ AggregationResult OrderedValuesRun::finalize() {
   const auto t_device = std::chrono::steady_clock::now();
   std::vector<KeyedSegments> segments(spec_.aggregates.size());
   std::vector<std::optional<KeyedPicks>> picked(spec_.aggregates.size());
+  std::vector<std::optional<KeyedDistinct>> counted(spec_.aggregates.size());
   for (size_t a = 0; a < spec_.aggregates.size() && device_; ++a) {
     if (inner_of_[a] >= 0 || shares_[a] >= 0) continue;
     const auto slot = static_cast<size_t>(slot_of_[a]);
-    if (const auto picks = slot_picks(a)) picked[a] = device_->picked(slot, *picks);
-    else segments[a] = device_->sorted(slot);
+    if (const auto picks = slot_picks(a)) {
+      picked[a] = device_->picked(slot, *picks);
+    } else if (slot_counts_distinct(a)) {
+      counted[a] = device_->distinct_counts(slot, input_is_float(a));
+      values_ += counted[a]->values;
+    } else {
+      segments[a] = device_->sorted(slot);
+    }
   }
   const double device_ms = ms_since(t_device);
   device_ms_ = device_ms;
@@ -457,6 +464,10 @@ AggregationResult OrderedValuesRun::finalize() {
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (inner_of_[a] >= 0) continue;
     const size_t source = shares_[a] >= 0 ? static_cast<size_t>(shares_[a]) : a;
+    if (counted[source]) {
+      place_distinct(*counted[source], index, out.keys.size(), out.states[a]);
+      continue;
+    }
     if (source == a && picked[a]) sorted[a] = place_picks(std::move(*picked[a]), index, out.keys.size());
     else if (source == a && device_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
     else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
@@ -555,6 +566,35 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
   }
   return Sorted{std::move(offsets), std::move(sorted), {}, {}, {}};
+}
+
+bool OrderedValuesRun::slot_counts_distinct(size_t a) const {
+  for (size_t b = 0; b < spec_.aggregates.size(); ++b) {
+    if (inner_of_[b] >= 0 || (b != a && shares_[b] != static_cast<int>(a))) continue;
+    if (spec_.aggregates[b].op != PartialOp::count_distinct) return false;
+  }
+  return true;
+}
+
+bool OrderedValuesRun::input_is_float(size_t a) const {
+  return is_float_width(spec_.value_widths.at(static_cast<size_t>(spec_.aggregates[a].input)));
+}
+
+void OrderedValuesRun::place_distinct(const KeyedDistinct& k, const GroupIndex& index, size_t groups, PartialStates& s) {
+  const auto t = std::chrono::steady_clock::now();
+  // A group no key names has no value: count(DISTINCT) of nothing is 0.
+  s.count.assign(groups, 0);
+  for (size_t i = 0; i < k.keys.size(); ++i) {
+    const uint32_t g = index.find(k.keys[i]);
+    if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
+    s.count[g] = static_cast<int64_t>(k.distinct[i]);
+  }
+  if (k.null_key_rows > 0) {
+    if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
+    s.count[index.null_group()] = static_cast<int64_t>(k.null_key_distinct);
+  }
+  sorted_by_sorter_ = true;
+  assign_ms_ += ms_since(t);
 }
 
 OrderedValuesRun::Sorted OrderedValuesRun::place_segments(KeyedSegments k, const GroupIndex& index, size_t groups) {

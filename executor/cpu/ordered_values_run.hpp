@@ -94,6 +94,12 @@ class OrderedValuesRun final : public AggregationRun {
   // The picks of every aggregate reading ordered aggregate a's rows; nullopt
   // when one of them reads every value.
   std::optional<std::vector<OrderedPick>> slot_picks(size_t a) const;
+  // Whether every aggregate reading ordered aggregate a's rows is
+  // count(DISTINCT): the device collector then counts them where it sorted.
+  bool slot_counts_distinct(size_t a) const;
+  bool input_is_float(size_t a) const;
+  // Each group's count(DISTINCT) from a device collector's counts per key.
+  void place_distinct(const KeyedDistinct& k, const GroupIndex& index, size_t groups, PartialStates& s);
   // Where ordered aggregate a's picks lie in each key's block of its
   // collector's picks (slot_picks' order): (first, count).
   std::pair<uint64_t, uint64_t> pick_range(size_t a) const;

@@ -6,8 +6,10 @@
 #include "gpu/engine/device_ordered_rows.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -76,6 +78,16 @@ __global__ void pick_kernel(const uint64_t* codes, const int* lengths, const int
   }
 }
 
+// count(DISTINCT)'s mark of each sorted row: 1 where it starts a value of
+// its key (the first row of the key, or a code another value than the row
+// before's), so a sum per key counts its distinct values. keys == nullptr:
+// one key (the NULL-key group's rows).
+__global__ void first_of_value_kernel(const uint64_t* keys, const uint64_t* codes, int n, bool floats, unsigned* marks) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    marks[i] = i == 0 || (keys != nullptr && keys[i] != keys[i - 1]) || !tally::same_order_value(codes[i], codes[i - 1], floats);
+  }
+}
+
 constexpr int kCollectThreads = 256;
 constexpr int64_t kCollectMaxBlocks = 8192;
 
@@ -98,7 +110,11 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
       : cache_(cache), spec_(spec), rows_bound_(rows) {
     TALLY_CUDA_CHECK(cudaSetDevice(cache.device()));
     TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (!spec_.key_parts.empty()) {
+    if (spec_.global_aggregate) {
+      // One group, key 0: no key is copied up or sorted on.
+      key_kind_ = kPacked;
+      key_bits_ = 0;
+    } else if (!spec_.key_parts.empty()) {
       key_kind_ = kPacked;
       for (const tally::KeyPart& p : spec_.key_parts) key_bits_ = std::max(key_bits_, static_cast<int>(p.offset + p.field_bits()));
     } else {
@@ -135,6 +151,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   tally::KeyedSegments sorted(size_t slot) override;
   tally::KeyedPicks picked(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
   tally::KeyedPicks picked_from_table(size_t slot, const std::vector<tally::OrderedPick>& picks);
+  tally::KeyedDistinct distinct_counts(size_t slot, bool floats) override;
   std::string name() const override {
     char line[200];
     if (top_slots_ > 0) {
@@ -142,8 +159,9 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
                     top_k_, copy_ms_, top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
       return line;
     }
-    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s",
-                  sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "");
+    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s%s",
+                  sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
+                  counted_slots_ > 0 ? " (distinct values counted on the device)" : "");
     return line;
   }
 
@@ -158,13 +176,15 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   struct OnDevice {
     Slot slot;
     DeviceBuffer alt_keys, alt_codes, unique, lengths, runs, sorted_nulls;
+    const uint64_t* keys = nullptr;  // the sorted keys, beside `codes`
     const uint64_t* codes = nullptr;
     uint64_t n = 0, null_rows = 0;
     int run_count = 0;
   };
   OnDevice sort_slot(size_t slot);
-  // The runs' keys (decoded) and lengths, copied back.
-  void copy_keys(const OnDevice& d, std::vector<int64_t>& keys, std::vector<uint64_t>& counts);
+  // The runs' keys (decoded) and, per run, `per_run` (d.lengths: its rows),
+  // copied back.
+  void copy_keys(const OnDevice& d, const int* per_run, std::vector<int64_t>& keys, std::vector<uint64_t>& counts);
   struct InFlight {
     cudaEvent_t done = nullptr;
     std::vector<std::shared_ptr<const DeviceColumn>> leases;
@@ -196,7 +216,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   uint64_t rows_bound_ = 0;  // the most rows the input may hold
   uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
-  int picked_slots_ = 0;
+  int picked_slots_ = 0, counted_slots_ = 0;
   int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
 };
 
@@ -297,7 +317,9 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
     const void* keys = nullptr;
     const uint8_t* key_valid = nullptr;
     int key_wide = 1;
-    if (!spec_.key_parts.empty()) {
+    if (spec_.global_aggregate) {
+      // keys stay nullptr: every row's sort key is 0.
+    } else if (!spec_.key_parts.empty()) {
       std::vector<ColumnPointer> parts;
       std::vector<uint32_t> widths;
       for (const tally::ColumnView& k : chunk.key_columns) {
@@ -410,6 +432,7 @@ DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
                                                         d.lengths.get<int>(), d.runs.get<int>(), items, stream_));
     TALLY_CUDA_CHECK(cudaMemcpyAsync(&d.run_count, d.runs.get(), sizeof d.run_count, cudaMemcpyDeviceToHost, stream_));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    d.keys = keys.Current();
     d.codes = codes.Current();
   }
   if (d.null_rows > 0) {
@@ -424,12 +447,12 @@ DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
   return d;
 }
 
-void DeviceOrderedRows::copy_keys(const OnDevice& d, std::vector<int64_t>& keys, std::vector<uint64_t>& counts) {
+void DeviceOrderedRows::copy_keys(const OnDevice& d, const int* per_run, std::vector<int64_t>& keys, std::vector<uint64_t>& counts) {
   std::vector<uint64_t> sort_keys(static_cast<size_t>(d.run_count));
   std::vector<int> lens(static_cast<size_t>(d.run_count));
   if (d.run_count > 0) {
     TALLY_CUDA_CHECK(cudaMemcpyAsync(sort_keys.data(), d.unique.get(), sort_keys.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(lens.data(), d.lengths.get(), lens.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(lens.data(), per_run, lens.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
     TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   keys.resize(sort_keys.size());
@@ -465,7 +488,7 @@ tally::KeyedSegments DeviceOrderedRows::sorted(size_t s) {
     TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data() + d.n, d.sorted_nulls.get(), d.null_rows * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
   copy_ms_ += ms_since(t_copy);
-  copy_keys(d, out.keys, out.counts);
+  copy_keys(d, d.lengths.get<const int>(), out.keys, out.counts);
   return out;
 }
 
@@ -511,8 +534,55 @@ tally::KeyedPicks DeviceOrderedRows::picked(size_t s, const std::vector<tally::O
     TALLY_CUDA_CHECK(cudaMemcpyAsync(out.codes.data(), codes.get(), kept * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
     TALLY_CUDA_CHECK(cudaMemcpyAsync(out.positions.data(), positions.get(), kept * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
   }
-  copy_keys(d, out.keys, out.counts);  // synchronizes the stream
+  copy_keys(d, d.lengths.get<const int>(), out.keys, out.counts);  // synchronizes the stream
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_ms_ += ms_since(t_copy);
+  return out;
+}
+
+tally::KeyedDistinct DeviceOrderedRows::distinct_counts(size_t s, bool floats) {
+  if (s < tops_.size() && tops_[s]) throw Error(SqlState::internal_error, "GPU: the rows of an ordered aggregate planned for its picks were counted");
+  tally::KeyedDistinct out;
+  if (s >= slots_.size()) return out;  // no chunk: no row
+  OnDevice d = sort_slot(s);
+  ++counted_slots_;
+  out.values = d.n + d.null_rows;
+  out.null_key_rows = d.null_rows;
+  const auto t_copy = std::chrono::steady_clock::now();
+  // Each row marked where it starts a value, the marks summed per key: the
+  // keys come out as the run-length encoding's (the same sorted keys).
+  const uint64_t marked = std::max<uint64_t>(d.n, d.null_rows);
+  DeviceBuffer marks(std::max<uint64_t>(marked, 1) * sizeof(unsigned), stream_);
+  DeviceBuffer distinct(std::max(d.run_count, 1) * sizeof(int), stream_);
+  const auto grid = [](uint64_t n) { return static_cast<unsigned>(std::clamp<uint64_t>((n + kCollectThreads - 1) / kCollectThreads, 1, 8192)); };
+  if (d.n > 0) {
+    const int items = static_cast<int>(d.n);
+    first_of_value_kernel<<<grid(d.n), kCollectThreads, 0, stream_>>>(d.keys, d.codes, items, floats, marks.get<unsigned>());
+    TALLY_CUDA_CHECK_LAUNCH("first_of_value_kernel");
+    size_t bytes = 0;
+    const auto plus = cuda::std::plus<int>{};
+    TALLY_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.keys, d.unique.get<uint64_t>(), marks.get<const unsigned>(),
+                                                    distinct.get<int>(), d.runs.get<int>(), plus, items, stream_));
+    DeviceBuffer temp(std::max<size_t>(bytes, 1), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), bytes, d.keys, d.unique.get<uint64_t>(), marks.get<const unsigned>(),
+                                                    distinct.get<int>(), d.runs.get<int>(), plus, items, stream_));
+  }
+  copy_keys(d, distinct.get<const int>(), out.keys, out.distinct);  // synchronizes the stream
+  if (d.null_rows > 0) {
+    const int items = static_cast<int>(d.null_rows);
+    first_of_value_kernel<<<grid(d.null_rows), kCollectThreads, 0, stream_>>>(nullptr, d.sorted_nulls.get<const uint64_t>(), items, floats,
+                                                                            marks.get<unsigned>());
+    TALLY_CUDA_CHECK_LAUNCH("first_of_value_kernel");
+    size_t bytes = 0;
+    DeviceBuffer sum(sizeof(unsigned), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, marks.get<const unsigned>(), sum.get<unsigned>(), items, stream_));
+    DeviceBuffer temp(std::max<size_t>(bytes, 1), stream_);
+    TALLY_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), bytes, marks.get<const unsigned>(), sum.get<unsigned>(), items, stream_));
+    unsigned host = 0;
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(&host, sum.get(), sizeof host, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    out.null_key_distinct = host;
+  }
   copy_ms_ += ms_since(t_copy);
   return out;
 }

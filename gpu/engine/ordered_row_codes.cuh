@@ -28,7 +28,7 @@ inline int64_t key_of_sort_key(uint64_t k, int key_kind) {
 }
 
 struct CollectArgs {
-  const void* keys = nullptr;
+  const void* keys = nullptr;  // nullptr: a global aggregate's, every key 0
   const uint8_t* key_valid = nullptr;  // nullptr: no NULL key in this chunk
   int key_kind = kPacked;
   int key_wide = 1;  // the chunk's keys are int64 (else int32)
@@ -67,6 +67,7 @@ __device__ inline uint64_t order_code(const CollectArgs& a, int64_t r) {
 }
 
 __device__ inline uint64_t sort_key(const CollectArgs& a, int64_t r) {
+  if (a.keys == nullptr) return 0;
   const int64_t k = a.key_wide ? static_cast<const int64_t*>(a.keys)[r] : static_cast<const int32_t*>(a.keys)[r];
   switch (a.key_kind) {
     case kKeyInt32: return static_cast<uint64_t>(k + kInt32Bias);

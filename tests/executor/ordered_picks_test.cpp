@@ -188,5 +188,90 @@ TEST(OrderedPicks, PickedPercentilesAnswerAsEveryValue) {
   EXPECT_TRUE(std::any_of(a.keys.begin(), a.keys.end(), [](int64_t k) { return k == 7; }));
 }
 
+// -0 and 0 are one value, NaN one value, everything else its code.
+TEST(OrderedPicks, SameOrderValueAsPostgres) {
+  EXPECT_TRUE(same_order_value(order_code_of_float(-0.0), order_code_of_float(0.0), true));
+  EXPECT_TRUE(same_order_value(order_code_of_float(0.0), order_code_of_float(-0.0), true));
+  EXPECT_FALSE(same_order_value(order_code_of_float(-0.0), order_code_of_float(0.0), false));
+  EXPECT_TRUE(same_order_value(order_code_of_float(std::nan("")), order_code_of_float(-std::nan("")), true));
+  EXPECT_FALSE(same_order_value(order_code_of_float(1.0), order_code_of_float(-1.0), true));
+  EXPECT_FALSE(same_order_value(order_code_of_float(INFINITY), order_code_of_float(std::nan("")), true));
+  EXPECT_FALSE(same_order_value(order_code_of_int(0), order_code_of_int(-1), false));
+  // The integer codes of -0's and 0's bit patterns are two values.
+  EXPECT_FALSE(same_order_value(kOrderCodeOfMinusZero, kOrderCodeOfZero, false));
+}
+
+// count(DISTINCT) counted per key by a collector (the base class's
+// distinct_counts over its sorted rows, as the GPU counts on the device)
+// gives each group what the host's count over every value gives: int and
+// float inputs (-0 beside 0, NaNs, infinities), the NULL-key group, a key
+// whose values are all NULL, and an input shared with a percentile (whose
+// rows are then sorted and counted on the host).
+TEST(OrderedPicks, DistinctCountsPerKeyAnswerAsEveryValue) {
+  std::mt19937_64 rng(5);
+  AggregationSpec spec;
+  spec.key_width = ColumnWidth::int64;
+  spec.threads = 2;
+  spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64, ColumnWidth::float64};
+  spec.aggregates = {{PartialOp::count_distinct, 0, -1},
+                     {PartialOp::count_distinct, 1, -1},
+                     {PartialOp::count_distinct, 1, -1},
+                     {PartialOp::count_distinct, 2, -1},
+                     {PartialOp::ordered_values, 2, -1},
+                     {PartialOp::count_rows, -1, -1}};
+  auto engine = make_cpu_engine();
+  const cpu::OrderedValuesRun::InnerFactory inner = [&](const AggregationSpec& s) { return engine->start(s); };
+  cpu::OrderedValuesRun full(spec, inner);
+  cpu::OrderedValuesRun counted(spec, inner, {}, "", std::make_unique<HostRows>());
+  std::vector<int64_t> keys;
+  std::vector<uint8_t> key_valid, valid[3];
+  std::vector<int32_t> ints;
+  std::vector<double> floats[2];
+  const double specials[] = {std::nan(""), -std::nan(""), -0.0, 0.0, INFINITY, -INFINITY};
+  for (int64_t k = 0; k < 200; ++k) {
+    const int64_t rows = static_cast<int64_t>(rng() % 300) + 1;
+    for (int64_t r = 0; r < rows; ++r) {
+      const bool null_key = rng() % 40 == 0;
+      keys.push_back(null_key ? -1 : k);
+      key_valid.push_back(null_key ? 0 : 1);
+      ints.push_back(static_cast<int32_t>(rng() % 61) - 30);
+      for (auto& f : floats) f.push_back(rng() % 4 == 0 ? specials[rng() % 6] : static_cast<double>(rng() % 50) / 4.0);
+      for (auto& v : valid) v.push_back(k == 3 || rng() % 7 == 0 ? 0 : 1);
+    }
+  }
+  ChunkInput in;
+  in.rows = keys.size();
+  in.keys = {ColumnWidth::int64, keys.data(), key_valid.data(), {}};
+  in.values = {{ColumnWidth::int32, ints.data(), valid[0].data(), {}},
+               {ColumnWidth::float64, floats[0].data(), valid[1].data(), {}},
+               {ColumnWidth::float64, floats[1].data(), valid[2].data(), {}}};
+  in.filters.assign(spec.aggregates.size(), nullptr);
+  for (auto* run : {&full, &counted}) {
+    run->begin_pass(0);
+    run->sink(in);
+  }
+  AggregationResult a = full.finalize(), b = counted.finalize();
+  ASSERT_EQ(a.groups(), 201u);  // 200 keys and the NULL key
+  ASSERT_EQ(b.groups(), a.groups());
+  std::map<std::optional<int64_t>, size_t> b_group;
+  for (size_t g = 0; g < b.groups(); ++g) {
+    const bool is_valid = g >= b.key_valid.size() || b.key_valid[g] != 0;
+    b_group[is_valid ? std::optional<int64_t>(b.keys[g]) : std::nullopt] = g;
+  }
+  int64_t differing = 0;
+  for (size_t c = 0; c < 4; ++c) {
+    ASSERT_EQ(a.states[c].count.size(), a.groups()) << "call " << c;
+    ASSERT_EQ(b.states[c].count.size(), b.groups()) << "call " << c;
+    for (size_t g = 0; g < a.groups(); ++g) {
+      const bool is_valid = g >= a.key_valid.size() || a.key_valid[g] != 0;
+      const std::optional<int64_t> key = is_valid ? std::optional<int64_t>(a.keys[g]) : std::nullopt;
+      EXPECT_EQ(a.states[c].count[g], b.states[c].count[b_group.at(key)]) << "call " << c << " key " << (key ? *key : -1);
+      if (key == 3) EXPECT_EQ(a.states[c].count[g], 0) << "call " << c;
+      differing += c > 0 && a.states[c].count[g] != a.states[0].count[g];
+    }
+  }
+  EXPECT_GT(differing, 0);  // the inputs are not one another's
+}
+
 }  // namespace
 }  // namespace tally::executor

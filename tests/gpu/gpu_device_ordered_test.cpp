@@ -179,5 +179,48 @@ TEST(GpuDeviceOrdered, TopNPerPartitionAsTheCpuEngine) {
   }
 }
 
+// count(DISTINCT) alone in its slot is counted on the device after the sort
+// (one number per key comes back, not every value). A statement whose
+// aggregates are all count(DISTINCT) of one column is, on the CPU engine,
+// rewritten as a grouping of (keys, value) and a count; with the GPU it
+// runs as written (SelectPlan::distinct_rows_form). Against the CPU engine:
+// int and float values with -0 beside 0, NaN, NULLs, NULL keys, a key
+// whose values are all NULL, a WHERE, a global count, ORDER BY ... LIMIT,
+// and a count(DISTINCT) beside other aggregates.
+TEST(GpuDeviceOrdered, DistinctCountedOnTheDevice) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  PackedKeyTables tables("tally-gpu-device-distinct");
+  ASSERT_NE(tables.database().gpu_engine(), nullptr);
+  tables.run("CREATE TABLE d (k int, j int, u int8, f float8)");
+  const char* specials[] = {"'-0'", "0", "'NaN'", "'-Infinity'", "NULL"};
+  for (int batch = 0; batch < 10; ++batch) {
+    std::string insert = "INSERT INTO d VALUES ";
+    for (int i = 0; i < 3000; ++i) {
+      const int r = batch * 3000 + i;
+      const std::string key = r % 97 == 0 ? "NULL" : std::to_string(r % 300);
+      const std::string u = r % 300 == 7 || r % 11 == 0 ? "NULL" : std::to_string((r * 7919LL) % 5000 - 2500);
+      const std::string f = r % 5 == 0 ? specials[(r / 5) % 5] : std::to_string(((r * 104729) % 997) / 4.0);
+      insert += std::string(i ? ", " : "") + "(" + key + ", " + std::to_string(r % 7) + ", " + u + ", " + f + ")";
+    }
+    tables.run(insert);
+  }
+  const char* queries[] = {
+      "SELECT k, count(DISTINCT u) FROM d GROUP BY k",
+      "SELECT k, count(DISTINCT f) AS n FROM d GROUP BY k ORDER BY n DESC, k LIMIT 7",
+      "SELECT k, j, count(DISTINCT f) FROM d WHERE j <> 3 GROUP BY k, j",
+      "SELECT count(DISTINCT f), count(DISTINCT f) FROM d",
+      "SELECT count(DISTINCT u) FROM d WHERE k IS NULL",
+      "SELECT k, count(*), count(DISTINCT f), sum(u) FROM d GROUP BY k",
+  };
+  for (const char* sql : queries) {
+    expect_as_cpu(tables, sql);
+    const std::string plan = tables.explain_on("gpu", sql);
+    EXPECT_NE(plan.find("distinct values counted on the device"), std::string::npos) << sql << "\n" << plan;
+  }
+  // The CPU engine runs the rewrite: no ordered rows kept.
+  const std::string cpu_plan = tables.explain_on("cpu", queries[0]);
+  EXPECT_EQ(cpu_plan.find("Ordered-set and DISTINCT"), std::string::npos) << cpu_plan;
+}
+
 }  // namespace
 }  // namespace tally
