@@ -15,7 +15,11 @@
 // groups' values leaves out NULL, as DISTINCT does). Both GROUP BYs run on
 // the aggregation engines over every core (a stored text key by its
 // dictionary codes), where DISTINCT keeps and sorts every group's values
-// on the generic path or at the engine's finalize.
+// on the generic path or at the CPU engine's finalize. Where the GPU engine
+// takes aggregates the statement runs as written instead
+// (SelectPlan::distinct_rows_form): the device sorts and counts each key's
+// values where they are, while the rewrite's inner groups, one per (key,
+// value), would all come back to the host.
 #include <optional>
 
 #include <nlohmann/json.hpp>
