@@ -272,11 +272,9 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
       // Only where an engine takes every count (not text: its codes are no
       // order the engines sort by), or the form would run on the generic path.
       std::shared_ptr<const SelectPlan> written = plan_select(select, as_written);
-      const bool reads_rows = written->table != nullptr || written->source != nullptr;
-      const bool engine_counts =
-          reads_rows && !written->aggregates.empty() &&
-          std::all_of(written->aggregates.begin(), written->aggregates.end(),
-                      [](const AggregateCall& call) { return engine_aggregation::map_aggregate(call).has_value(); });
+      const bool engine_counts = written->table != nullptr && !written->aggregates.empty() &&
+                                 std::all_of(written->aggregates.begin(), written->aggregates.end(),
+                                             [](const AggregateCall& call) { return engine_aggregation::map_aggregate(call).has_value(); });
       if (engine_counts) std::const_pointer_cast<SelectPlan>(plan)->distinct_rows_form = std::move(written);
       return plan;
     }
