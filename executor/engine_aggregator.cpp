@@ -403,7 +403,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     where_conditions_ = input_programs_ = 0;
   };
   run_ = start_run(spec_);
-  if (has_programs(spec_) && run_->passes() != 1) {
+  if (has_programs(spec_) && (run_->passes() != 1 || !ordered_rows_take_programs())) {
     drop_programs();
     run_ = start_run(spec_);
   }
@@ -499,10 +499,14 @@ std::optional<EngineAggregator::TextRanks> EngineAggregator::text_ranks_of(const
 
 void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const ExecContext& context) {
   // The raw path's conditions (wants_raw): stored chunks of one table, keys
-  // the engine takes as columns, no FILTER, no ordered-set aggregate (whose
-  // runs read the chunks' values themselves), and every row wanted (a run
-  // restricted to some groups' keys takes its rows evaluated).
-  if (table_ == nullptr || mode_ == KeyMode::interned || cpu::has_ordered_aggregates(spec_) ||
+  // the engine takes as columns, no FILTER, and every row wanted (a run
+  // restricted to some groups' keys takes its rows evaluated). Ordered-set
+  // and DISTINCT aggregates read the chunks' values themselves: only the
+  // GPU's device collector evaluates the WHERE over them
+  // (ordered_rows_take_programs), so they take programs only where a GPU may run.
+  const bool gpu_may_run = (context.engine == "auto" || context.engine == "gpu") &&
+                           (context.gpu_engine != nullptr || (engine_table_ && engine_table_->gpu_engine()));
+  if (table_ == nullptr || mode_ == KeyMode::interned || (cpu::has_ordered_aggregates(spec_) && !gpu_may_run) ||
       context.group_key_filter != nullptr) {
     return;
   }
@@ -516,8 +520,7 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   ProgramColumnMap columns;
   columns.dictionary = [this](int column) { return table_->dictionary(column); };
   columns.threads = context.threads > 0 ? context.threads : cpu::WorkerPool::shared().workers() + 1;
-  columns.texts_on_device = (context.engine == "auto" || context.engine == "gpu") &&
-                            (context.gpu_engine != nullptr || (engine_table_ && engine_table_->gpu_engine()));
+  columns.texts_on_device = gpu_may_run;
   ColumnProgram filter;
   if (where != nullptr) {
     auto f = compile_filter(*where, columns, context.parameters);
@@ -580,7 +583,21 @@ void EngineAggregator::compile_programs(const Expr* where, RowFeed feed, const E
   where_conditions_ = where == nullptr ? 0 : conjunction && conjunction->op == BoolOp::and_ ? conjunction->args.size() : 1;
 }
 
+bool EngineAggregator::ordered_rows_take_programs() const {
+  if (!cpu::has_ordered_aggregates(spec_)) return true;
+  // The device collector evaluates the row filter over the chunk's program
+  // columns; its keys and values it reads as stored columns.
+  if (!device_collector_ || !spec_.key_programs.empty() || !spec_.lookup_columns.empty() || spec_.key_tuple) return false;
+  for (const PartialAggregate& a : spec_.aggregates) {
+    if (!cpu::is_ordered_op(a.op)) continue;
+    const auto i = static_cast<size_t>(a.input);
+    if (i < spec_.value_programs.size() && !spec_.value_programs[i].empty()) return false;
+  }
+  return true;
+}
+
 std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpec& spec) {
+  device_collector_ = false;
   if (!on_gpu_ || !cpu::has_ordered_aggregates(spec)) return engine_->start(spec);
   // Ordered-set aggregates by a key tuple beside the GPU: the tuple ids are
   // given on the host, and both runs take them as one int64 key.
@@ -601,6 +618,7 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
     gpu = &g->primary();
     if (table_rows_ != UINT64_MAX) device = gpu::make_device_ordered_rows(g->primary(), spec, table_rows_);
   }
+  device_collector_ = device != nullptr;
   return std::make_unique<cpu::OrderedValuesRun>(
       spec, [gpu](const AggregationSpec& inner) { return gpu->start(inner); },
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {

@@ -302,6 +302,10 @@ class EngineAggregator final : public GroupAggregator {
   std::unique_ptr<AggregateEngine> cpu_engine_;
   AggregateEngine* engine_ = nullptr;  // cpu_engine_, or the database's GPU engine
   bool on_gpu_ = false;
+  bool device_collector_ = false;  // start_run gave the ordered aggregates a device collector
+  // Whether the run start_run made evaluates the spec's programs for its
+  // ordered aggregates too (or has none); otherwise the host path evaluates them.
+  bool ordered_rows_take_programs() const;
   std::string not_on_gpu_;  // why a GPU engine that was there did not run it
   std::unique_ptr<AggregationRun> run_;
   AggregationReport report_;

@@ -215,6 +215,14 @@ AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::v
     inner.aggregates.push_back(a);
   }
   if (inner.aggregates.empty()) inner.aggregates.push_back(PartialAggregate{PartialOp::count_rows, -1, -1});
+  // Input programs follow their inputs (the ordered aggregates' own are left out).
+  if (!spec.value_programs.empty()) {
+    inner.value_programs.clear();
+    for (const int t : taken) {
+      const auto i = static_cast<size_t>(t);
+      inner.value_programs.push_back(i < spec.value_programs.size() ? spec.value_programs[i] : ColumnProgram{});
+    }
+  }
   if (values != nullptr) *values = std::move(taken);
   return inner;
 }

@@ -29,6 +29,7 @@
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/top_codes_table.cuh"
 #include "gpu/gpu_health.hpp"
+#include "gpu/pipeline/column_programs.hpp"
 #include "gpu/pipeline/key_packing.hpp"
 
 namespace tally::gpu {
@@ -133,6 +134,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
     scratch_.clear();
     counters_.release();
     packer_.reset();
+    where_.reset();
     (void)cudaStreamSynchronize(stream_);
     (void)cudaStreamDestroy(stream_);
   }
@@ -213,6 +215,9 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   std::vector<DeviceBuffer> scratch_;
   DeviceBuffer counters_;  // per slot: kept keyed rows, kept NULL-key rows
   std::unique_ptr<KeyPacker> packer_;
+  // The WHERE on the raw path (spec_.row_filter over the chunk's program
+  // columns), evaluated here as the GPU run evaluates it for its own rows.
+  std::unique_ptr<DeviceProgramEvaluator> where_;
   uint64_t rows_bound_ = 0;  // the most rows the input may hold
   uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
@@ -335,6 +340,23 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
       key_wide = chunk.keys.width == ColumnWidth::int64 ? 1 : 0;
     }
     rows_ += rows;
+    // The rows the WHERE keeps (errors it raises are the GPU run's to report).
+    const uint8_t* kept = nullptr;
+    if (!spec_.row_filter.empty()) {
+      std::vector<ColumnPointer> columns;
+      std::vector<ColumnWidth> widths;
+      for (const tally::ColumnView& c : chunk.program_columns) {
+        columns.push_back(on_device(c, rows, scratch++, used));
+        widths.push_back(c.width);
+      }
+      if (!where_) {
+        where_ = std::make_unique<DeviceProgramEvaluator>();
+        where_->set_lookups(spec_.lookup_columns, stream_);
+      }
+      where_->evaluate(spec_.row_filter, {}, columns, widths, static_cast<int64_t>(rows), stream_,
+                       spec_.compile_programs ? ProgramKernel::compile : ProgramKernel::interpret);
+      kept = where_->mask();
+    }
     auto* counters = counters_.get<unsigned long long>();
     for (size_t s = 0; s < slots.size(); ++s) {
       const tally::ColumnView& in = chunk.values.at(static_cast<size_t>(slots[s].input));
@@ -361,7 +383,9 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
       a.key_wide = key_wide;
       a.values = v.data;
       a.value_valid = v.validity;
-      a.filter = mask_on_device(slots[s].filter, rows, scratch++);
+      if (kept != nullptr && slots[s].filter != nullptr)
+        throw Error(SqlState::internal_error, "GPU: an ordered aggregate with a FILTER on the raw path");
+      a.filter = kept != nullptr ? kept : mask_on_device(slots[s].filter, rows, scratch++);
       a.value_kind = value_kind(in.width);
       a.out_keys = slot.keys.get<uint64_t>();
       a.out_codes = slot.codes.get<uint64_t>();
@@ -387,7 +411,8 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
   auto of_chunk = [&](const ColumnKey& k) {
     auto same = [&](const tally::ColumnView& v) { return v.identity.table == k.table && v.identity.chunk == k.chunk; };
     return same(chunk.keys) || std::any_of(chunk.key_columns.begin(), chunk.key_columns.end(), same) ||
-           std::any_of(chunk.values.begin(), chunk.values.end(), same);
+           std::any_of(chunk.values.begin(), chunk.values.end(), same) ||
+           std::any_of(chunk.program_columns.begin(), chunk.program_columns.end(), same);
   };
   std::erase_if(leases_, [&](const auto& l) { return of_chunk(l.first); });
   retire_finished();

@@ -211,11 +211,20 @@ TEST(GpuDeviceOrdered, DistinctCountedOnTheDevice) {
       "SELECT count(DISTINCT f), count(DISTINCT f) FROM d",
       "SELECT count(DISTINCT u) FROM d WHERE k IS NULL",
       "SELECT k, count(*), count(DISTINCT f), sum(u) FROM d GROUP BY k",
+      "SELECT k, count(DISTINCT u) FROM d WHERE f > 100 AND j IN (1, 2, 5) GROUP BY k",
+      "SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY f), count(DISTINCT u) FROM d WHERE j <> 2 GROUP BY k",
   };
   for (const char* sql : queries) {
     expect_as_cpu(tables, sql);
     const std::string plan = tables.explain_on("gpu", sql);
     EXPECT_NE(plan.find("distinct values counted on the device"), std::string::npos) << sql << "\n" << plan;
+  }
+  // A WHERE beside them is evaluated on the device over the resident
+  // columns (the raw path), for the collector's rows as for the GPU run's.
+  for (const char* sql : {queries[2], queries[6], queries[7]}) {
+    const std::string plan = tables.explain_on("gpu", sql);
+    EXPECT_NE(plan.find("Filter on GPU engine"), std::string::npos) << sql << "\n" << plan;
+    EXPECT_NE(plan.find("Host reads: 0 of"), std::string::npos) << sql << "\n" << plan;
   }
   // The CPU engine runs the rewrite: no ordered rows kept.
   const std::string cpu_plan = tables.explain_on("cpu", queries[0]);
