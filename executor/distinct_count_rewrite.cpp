@@ -1,10 +1,13 @@
 #include "executor/distinct_count_rewrite.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
 #include "executor/binder.hpp"
+#include "executor/engine_aggregator.hpp"
 #include "executor/select_plan.hpp"
+#include "executor/select_plan_detail.hpp"
 
 namespace tally::executor {
 
@@ -153,6 +156,22 @@ std::optional<json> distinct_count_as_grouping(const json& select, const PlanCon
     if (select.contains(clause)) out[clause] = select[clause];
   }
   return out;
+}
+
+std::shared_ptr<const SelectPlan> plan_distinct_counts(const json& select, PlanContext& pc) {
+  if (pc.keep_distinct_counts) return nullptr;
+  std::optional<json> grouped = distinct_count_as_grouping(select, pc);
+  if (!grouped) return nullptr;
+  PlanContext as_written = pc;
+  as_written.keep_distinct_counts = true;
+  std::shared_ptr<const SelectPlan> plan = plan_select(*grouped, pc);  // made here: ours to complete
+  std::shared_ptr<const SelectPlan> written = plan_select(select, as_written);
+  const bool engine_counts =
+      written->table != nullptr && !written->aggregates.empty() &&
+      std::all_of(written->aggregates.begin(), written->aggregates.end(),
+                  [](const AggregateCall& call) { return engine_aggregation::map_aggregate(call).has_value(); });
+  if (engine_counts) std::const_pointer_cast<SelectPlan>(plan)->distinct_rows_form = std::move(written);
+  return plan;
 }
 
 }  // namespace tally::executor

@@ -20,6 +20,7 @@
 // (SelectPlan::distinct_rows_form): the device sorts and counts each key's
 // values where they are, while the rewrite's inner groups, one per (key,
 // value), would all come back to the host.
+#include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 namespace tally::executor {
 
 struct PlanContext;
+struct SelectPlan;
 
 // `select` (a SelectStmt's fields) rewritten as above, or nullopt where it
 // is not exactly that shape: the keys bare column names; every other
@@ -36,5 +38,12 @@ struct PlanContext;
 // (whose columns the WHERE, moved into a derived table, would then read
 // from one level further down).
 std::optional<nlohmann::json> distinct_count_as_grouping(const nlohmann::json& select, const PlanContext& context);
+
+// The plan of `select` where it is that shape (nullptr otherwise, or while
+// planning its own as-written form): the rewrite's, holding the statement
+// as written as its distinct_rows_form where an engine takes every count
+// of a stored table's rows (not text: its codes are no order the engines
+// sort by; the form would then run on the generic path).
+std::shared_ptr<const SelectPlan> plan_distinct_counts(const nlohmann::json& select, PlanContext& context);
 
 }  // namespace tally::executor

@@ -12,7 +12,6 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/distinct_count_rewrite.hpp"
-#include "executor/engine_aggregator.hpp"
 #include "executor/eager_aggregation.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -264,21 +263,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     ~Nesting() { --nested_queries; }
   } nesting;
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
-  if (!pc.keep_distinct_counts) {
-    if (std::optional<json> grouped = distinct_count_as_grouping(select, pc)) {
-      PlanContext as_written = pc;
-      as_written.keep_distinct_counts = true;
-      std::shared_ptr<const SelectPlan> plan = plan_select(*grouped, pc);  // made here: ours to complete
-      // Only where an engine takes every count (not text: its codes are no
-      // order the engines sort by), or the form would run on the generic path.
-      std::shared_ptr<const SelectPlan> written = plan_select(select, as_written);
-      const bool engine_counts = written->table != nullptr && !written->aggregates.empty() &&
-                                 std::all_of(written->aggregates.begin(), written->aggregates.end(),
-                                             [](const AggregateCall& call) { return engine_aggregation::map_aggregate(call).has_value(); });
-      if (engine_counts) std::const_pointer_cast<SelectPlan>(plan)->distinct_rows_form = std::move(written);
-      return plan;
-    }
-  }
+  if (std::shared_ptr<const SelectPlan> counts = plan_distinct_counts(select, pc)) return counts;
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the
   // table's statistics) unless it reads a column of the enclosing query:

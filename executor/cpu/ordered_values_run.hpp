@@ -23,7 +23,7 @@
 
 namespace tally::executor::cpu {
 
-class GroupIndex;  // ordered_values_run.cpp
+class GroupIndex;  // group_index.hpp
 
 bool is_ordered_op(PartialOp op);
 // Whether the spec holds an aggregate that OrderedValuesRun must take.
