@@ -32,13 +32,6 @@ struct SubqueryExpr::Result {
   std::vector<Vector> normalized;      // ANY with equality: the values as compared
   KeyChains chains;                    // over `normalized`
   bool any_null = false;
-  // ANY with equality of one integer-like column whose values span a
-  // range of at most kMostMemberBits: each value's bit at value - low, so
-  // that a probe is a bit test (TPC-H Q16's 8M partsupp rows against the
-  // suppliers NOT IN a complaint list), not a walk of the chains.
-  std::vector<uint64_t> member_bits;
-  int64_t low = 0;
-  uint64_t span = 0;  // bits in member_bits that are values' places
 };
 
 struct SubqueryExpr::Groups {
@@ -127,33 +120,8 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
     in.columns = {nullptr, &result->values};
     result->normalized.push_back(eq.args[1]->evaluate(in));
     result->chains.build(result->normalized, result->rows);
-    set_member_bits(*result);
   }
   return result;
-}
-
-void SubqueryExpr::set_member_bits(Result& result) {
-  const Vector& v = result.normalized[0];
-  if (result.normalized.size() != 1 || physical_of(v.type.id) != Physical::integer || v.avg_parts) return;
-  const int64_t* values = v.int_data();
-  int64_t low = INT64_MAX, high = INT64_MIN;
-  for (size_t r = 0; r < result.rows; ++r) {
-    if (v.null_at(r)) continue;
-    low = std::min(low, values[r]);
-    high = std::max(high, values[r]);
-  }
-  if (high < low) return;
-  const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low) + 1;
-  // A bitmap no larger than the chains' own arrays would be, or a few MB.
-  if (span == 0 || span > std::max<uint64_t>(kMostMemberBitsPerValue * result.rows, kFewMemberBits)) return;
-  result.member_bits.assign((span + 63) / 64, 0);
-  for (size_t r = 0; r < result.rows; ++r) {
-    if (v.null_at(r)) continue;
-    const uint64_t at = static_cast<uint64_t>(values[r]) - static_cast<uint64_t>(low);
-    result.member_bits[at / 64] |= uint64_t{1} << (at % 64);
-  }
-  result.low = low;
-  result.span = span;
 }
 
 void SubqueryExpr::run_once_ahead(const std::vector<Value>& parameters) const {
@@ -205,21 +173,20 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
       probe_all.push_back(dynamic_cast<const FunctionExpr&>(*compare).args[0]->evaluate(all_rows));
     }
   }
-  if (!probe_all.empty() && result->span > 0) {
-    // As the loop below decides each row, by a bit test.
+  if (!probe_all.empty()) {
+    // Every row probed at once (the chains' bitmap where the values allow
+    // one: TPC-H Q16's 8M partsupp rows NOT IN the complaint suppliers),
+    // then each row decided as the loop below decides it.
     const bool all = kind == SubqueryKind::all;
-    const int64_t* probes = probe_all[0].int_data();
-    const uint64_t* bits = result->member_bits.data();
+    std::vector<uint32_t> found;
+    result->chains.matching_rows(result->normalized, probe_all, input.rows, found);
     for (size_t r = 0; r < input.rows; ++r) {
-      const uint64_t at = static_cast<uint64_t>(probes[r]) - static_cast<uint64_t>(result->low);
-      if (probe_all[0].null_at(r)) {
-        out.set_null(r);
-        continue;
-      }
-      const bool found = at < result->span && (bits[at / 64] >> (at % 64) & 1) != 0;
-      if (found) out.ints[r] = all ? 0 : 1;
-      else if (result->any_null) out.set_null(r);
+      if (result->any_null) out.set_null(r);
       else out.ints[r] = all ? 1 : 0;
+    }
+    for (const uint32_t r : found) {
+      if (!out.nulls.empty()) out.nulls[r] = 0;
+      out.ints[r] = all ? 0 : 1;
     }
     return out;
   }

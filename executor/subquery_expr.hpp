@@ -79,10 +79,6 @@ class SubqueryExpr final : public Expr {
   struct Groups;
   std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
   std::shared_ptr<const Result> make_result(const std::vector<Value>& parameters) const;
-  // Result::member_bits, where the values allow them.
-  static constexpr uint64_t kMostMemberBitsPerValue = 64;
-  static constexpr uint64_t kFewMemberBits = uint64_t{1} << 24;
-  static void set_member_bits(Result& result);
   std::shared_ptr<const Groups> groups_for(const std::vector<Value>& base) const;
   // The grouped run; over the keys `restricted` holds when it is given.
   std::shared_ptr<Groups> make_groups(const std::vector<Value>& base, std::shared_ptr<Groups> restricted) const;
