@@ -675,17 +675,23 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
 
 }  // namespace
 
+namespace {
+
+// Whether the GPU engine takes this statement's aggregates (a plan's other
+// forms for the GPU run then).
+bool gpu_takes_aggregates(const ExecContext& ec) { return ec.gpu_engine != nullptr && ec.engine != "cpu"; }
+
+}  // namespace
+
 const SelectPlan& plan_to_run(const SelectPlan& plan, const ExecContext& ec) {
-  const bool gpu_aggregates = ec.gpu_engine != nullptr && ec.engine != "cpu" && ec.engine != "generic";
-  return plan.distinct_rows_form && gpu_aggregates ? *plan.distinct_rows_form : plan;
+  return plan.distinct_rows_form && gpu_takes_aggregates(ec) && ec.engine != "generic" ? *plan.distinct_rows_form : plan;
 }
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
   for (const auto& cte : plan.shared_ctes) cte->reset();
   // The lookup form pays where its programs run on the GPU; on the CPU
   // engine the hash joins' tests of stored keys are faster.
-  const bool lookups = ec.lookup_joins == "on" ||
-                       (ec.lookup_joins == "auto" && ec.gpu_engine != nullptr && ec.engine != "cpu");
+  const bool lookups = ec.lookup_joins == "on" || (ec.lookup_joins == "auto" && gpu_takes_aggregates(ec));
   if (plan.lookup_form && lookups && ec.engine != "generic") {
     if (std::optional<ResultSet> lookups = run_lookup_form(*plan.lookup_form, ec)) return std::move(*lookups);
   }

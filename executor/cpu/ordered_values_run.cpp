@@ -658,7 +658,7 @@ void OrderedValuesRun::emit(size_t a, const Sorted& rows, AggregationResult& out
   const size_t n = sorted.size();
   PartialStates& s = out.states[a];
   const PartialAggregate& agg = spec_.aggregates[a];
-  const bool floats = is_float_width(spec_.value_widths.at(static_cast<size_t>(agg.input)));
+  const bool floats = input_is_float(a);
   if (agg.op == PartialOp::count_distinct) {
     s.count.assign(groups, 0);
     parallel_for(threads_, groups, [&](int, size_t b, size_t e) {
