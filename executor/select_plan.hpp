@@ -136,6 +136,12 @@ struct ScansMayStopScope {
   bool before;
 };
 
+// Whether the GPU engine takes the statement's aggregates: a plan's forms
+// for the GPU (its lookup form, its distinct-count form) run then.
+inline bool gpu_takes_aggregates(const ExecContext& context) {
+  return context.gpu_engine != nullptr && context.engine != "cpu";
+}
+
 // The threads a query's parallel steps use: ExecContext::threads, whose 0
 // (the cpu_threads default) means every worker of the pool and the caller.
 inline int worker_threads(const ExecContext& context) {

@@ -675,14 +675,6 @@ ResultSet run_select_once(const SelectPlan& plan, ExecContext& ec) {
 
 }  // namespace
 
-namespace {
-
-// Whether the GPU engine takes this statement's aggregates (a plan's other
-// forms for the GPU run then).
-bool gpu_takes_aggregates(const ExecContext& ec) { return ec.gpu_engine != nullptr && ec.engine != "cpu"; }
-
-}  // namespace
-
 const SelectPlan& plan_to_run(const SelectPlan& plan, const ExecContext& ec) {
   return plan.distinct_rows_form && gpu_takes_aggregates(ec) && ec.engine != "generic" ? *plan.distinct_rows_form : plan;
 }
