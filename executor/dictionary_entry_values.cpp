@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "executor/cpu/parallel.hpp"
+#include "executor/entry_result_cache.hpp"
 
 namespace tally::executor {
 namespace {
@@ -82,9 +83,17 @@ EntryLookup lookup_of(std::shared_ptr<std::vector<T>> array, ColumnWidth width, 
   return out;
 }
 
-}  // namespace
+std::optional<EntryResult> result_of(std::optional<EntryLookup> lookup) {
+  if (!lookup) return std::nullopt;
+  return EntryResult{std::move(lookup), {}};
+}
 
-std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& column,
+std::optional<EntryLookup> lookup_in(std::optional<EntryResult> result) {
+  if (!result) return std::nullopt;
+  return std::move(result->lookup);
+}
+
+std::optional<EntryLookup> compute_entry_verdicts(const Expr& e, const ColumnExpr& column,
                                           const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                           const std::vector<Value>* parameters, int threads) {
   const auto n = static_cast<size_t>(dictionary->size());
@@ -101,7 +110,7 @@ std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& colum
   return lookup_of(verdicts, ColumnWidth::int32, n, nullptr, false);
 }
 
-std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
+std::optional<std::vector<uint8_t>> compute_entry_passes(const Expr& e, const ColumnExpr& column,
                                                  const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                                  const std::vector<Value>* parameters, int threads, size_t from) {
   const auto n = static_cast<size_t>(dictionary->size());
@@ -113,7 +122,7 @@ std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr
   return passes;
 }
 
-std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,
+std::optional<EntryLookup> compute_entry_values(const Expr& e, const ColumnExpr& column,
                                         const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                         const std::vector<Value>* parameters, int threads) {
   const auto n = static_cast<size_t>(dictionary->size());
@@ -142,7 +151,7 @@ std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,
   return lookup_of(ints, ColumnWidth::int64, n, validity, nulls);
 }
 
-std::optional<EntryLookup> entry_text_codes(const Expr& e, const ColumnExpr& column,
+std::optional<EntryLookup> compute_entry_text_codes(const Expr& e, const ColumnExpr& column,
                                             const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                             const std::vector<Value>* parameters, int threads) {
   const auto n = static_cast<size_t>(dictionary->size());
@@ -193,6 +202,45 @@ std::optional<EntryLookup> entry_text_codes(const Expr& e, const ColumnExpr& col
   EntryLookup out = lookup_of(codes, ColumnWidth::int32, n, validity, nulls);
   out.codes = std::move(coded);
   return out;
+}
+
+}  // namespace
+
+std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& column,
+                                          const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                          const std::vector<Value>* parameters, int threads) {
+  return lookup_in(cached_entry_result(EntryResultKind::verdicts, e, column, *dictionary, [&] {
+    return result_of(compute_entry_verdicts(e, column, dictionary, parameters, threads));
+  }));
+}
+
+std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
+                                                 const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                                 const std::vector<Value>* parameters, int threads, size_t from) {
+  // Entries a filter lacks (its column grew) are evaluated, not kept.
+  if (from != 0) return compute_entry_passes(e, column, dictionary, parameters, threads, from);
+  std::optional<EntryResult> kept = cached_entry_result(EntryResultKind::passes, e, column, *dictionary, [&] {
+    std::optional<std::vector<uint8_t>> passes = compute_entry_passes(e, column, dictionary, parameters, threads, 0);
+    return passes ? std::optional<EntryResult>(EntryResult{std::nullopt, std::move(*passes)}) : std::nullopt;
+  });
+  if (!kept) return std::nullopt;
+  return std::move(kept->passes);
+}
+
+std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,
+                                        const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                        const std::vector<Value>* parameters, int threads) {
+  return lookup_in(cached_entry_result(EntryResultKind::values, e, column, *dictionary, [&] {
+    return result_of(compute_entry_values(e, column, dictionary, parameters, threads));
+  }));
+}
+
+std::optional<EntryLookup> entry_text_codes(const Expr& e, const ColumnExpr& column,
+                                            const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                            const std::vector<Value>* parameters, int threads) {
+  return lookup_in(cached_entry_result(EntryResultKind::text_codes, e, column, *dictionary, [&] {
+    return result_of(compute_entry_text_codes(e, column, dictionary, parameters, threads));
+  }));
 }
 
 }  // namespace tally::executor

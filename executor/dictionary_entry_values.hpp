@@ -11,7 +11,9 @@
 // `dictionary`), on up to `threads` threads, and returns nullopt where the
 // evaluation raised an error (the rows that hold the entry raise it on the
 // host path, as PostgreSQL does) or, for a lookup, where a NULL value would
-// not give NULL (the lookup of a NULL code gives NULL).
+// not give NULL (the lookup of a NULL code gives NULL). The results of
+// expressions that depend on their input alone are kept for the statements
+// after (entry_result_cache.hpp).
 #include <cstdint>
 #include <memory>
 #include <optional>

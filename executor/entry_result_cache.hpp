@@ -1,0 +1,59 @@
+#pragma once
+// Results of an expression over a text column's dictionary entries
+// (dictionary_entry_values.hpp), kept from one statement to the next.
+//
+// A dictionary's entries never change once written (string_dictionary.hpp),
+// so an expression whose value depends on its input alone gives each entry
+// the same result in every statement: a dashboard's `substring(c_phone, 1,
+// 2) IN (...)` or `regexp_replace(Referer, ...)` over millions of distinct
+// values is evaluated once, and the statements after it (and the second
+// occurrence of it in one statement, TPC-H Q22's) look the results up.
+//
+// Only expressions built from constants, the one column and functions known
+// to depend on their arguments alone are kept: catalog lookups
+// (`::regclass`), settings (`current_setting`) and volatile functions are
+// evaluated anew each time. The session's time zone and bytea output, which
+// casts read, are part of the key. A result is for one dictionary size: a
+// column that grows evaluates again. Kept results are bounded in bytes,
+// the least recently used dropped first.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "executor/dictionary_entry_values.hpp"
+
+namespace tally::executor {
+
+// What dictionary_entry_values computes for an expression: one of these.
+enum class EntryResultKind : uint8_t { verdicts, passes, values, text_codes };
+
+struct EntryResult {
+  std::optional<EntryLookup> lookup;  // verdicts, values, text_codes
+  std::vector<uint8_t> passes;        // passes
+  size_t bytes() const;
+};
+
+// Whether `e` (reading `column` only) may be kept: see above.
+bool entry_result_cacheable(const Expr& e, const ColumnExpr& column);
+
+// The result of `kind` for `e` over `dictionary`'s entries: the kept one,
+// else compute()'s, kept where it is not nullopt (an evaluation that raised
+// an error is not kept: the next statement raises it again on its rows).
+std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                                               const storage::StringDictionary& dictionary,
+                                               const std::function<std::optional<EntryResult>()>& compute);
+
+// Kept results and their bytes, for tests and EXPLAIN.
+struct EntryResultCacheStats {
+  size_t results = 0;
+  size_t bytes = 0;
+  uint64_t hits = 0;
+};
+EntryResultCacheStats entry_result_cache_stats();
+// Drops every kept result (tests).
+void clear_entry_result_cache();
+
+}  // namespace tally::executor
