@@ -141,6 +141,11 @@ struct KeyChains {
 
   // The first row of the chain a hash falls in (kNullRow: empty).
   uint32_t first(uint64_t hash) const { return head.empty() ? kNullRow : head[hash & mask]; }
+  // Fetches ahead the bucket a hash falls in, and a row's link.
+  void prefetch_bucket(uint64_t hash) const {
+    if (!head.empty()) __builtin_prefetch(&head[hash & mask]);
+  }
+  void prefetch_row(uint32_t row) const { __builtin_prefetch(&next[row]); }
 
   // The first row of `keys` equal to probe row `r` (kNullRow: none).
   uint32_t find(const std::vector<Vector>& keys, const std::vector<Vector>& probe, size_t r) const {

@@ -16,6 +16,9 @@ namespace {
 // Rows of the held side passed on per chunk.
 constexpr size_t kOutputRows = size_t{1} << 16;
 
+// How far ahead of the streamed row its bucket is fetched.
+constexpr size_t kAhead = 32;
+
 }  // namespace
 
 void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
@@ -38,13 +41,27 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
   // Marks the held rows that rows [begin, end) of a streamed chunk match:
   // the rows' hashes computed together first, integer-like keys compared as
   // the int64s they are (IntegerKeys), not through keys_equal's dispatch
-  // per row (TPC-H Q21's lineitem l2 and l3 against l1's order keys).
+  // per row (TPC-H Q21's lineitem l2 and l3 against l1's order keys). A
+  // held side larger than the caches makes each row three dependent random
+  // reads (bucket, then the first row's key, link and mark): the bucket of
+  // a row further ahead is fetched, and the first row of a nearer one's, as
+  // KeyChains::matching_rows does.
   auto mark = [&](const DataChunk& chunk, const std::vector<Vector>& keys, size_t begin, size_t end) {
     std::vector<uint32_t> hr, sr;
     std::vector<uint64_t> hashes(end - begin);
     key_hashes(keys, begin, end, hashes.data());
     const IntegerKeys ints(held.keys, keys);
+    const KeyChains& chains = held.chains;
     for (size_t r = begin; r < end; ++r) {
+      if (r + kAhead < end) chains.prefetch_bucket(hashes[r + kAhead - begin]);
+      if (r + kAhead / 2 < end) {
+        const uint32_t near = chains.first(hashes[r + kAhead / 2 - begin]);
+        if (near != kNullRow) {
+          chains.prefetch_row(near);
+          if (ints.usable()) ints.prefetch(near);
+          __builtin_prefetch(&matched[near]);
+        }
+      }
       if (has_null_key(keys, r)) continue;
       for (uint32_t h = held.chains.first(hashes[r - begin]); h != kNullRow; h = held.chains.next[h]) {
         // A held row is decided by its first passing match.
