@@ -5,6 +5,7 @@
 
 #include "executor/operators/stored_key_test.hpp"
 #include "executor/plan_expressions.hpp"
+#include "executor/storage_vectors.hpp"
 
 namespace tally::executor {
 

@@ -10,6 +10,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/storage_vectors.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/row_selection.hpp"
 #include "executor/row_sort.hpp"
@@ -278,8 +279,9 @@ std::optional<std::vector<uint32_t>> top_n_rows_of_chunk(const SelectPlan& plan,
   for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
     const auto c = static_cast<size_t>(plan.scan_columns[i]);
     if (read.count(static_cast<int>(c)) == 0) continue;
-    converted[c] = vector_from_storage(passing ? stored_rows(batch.columns[i], *passing) : batch.columns[i],
-                                       plan.table->columns()[c].type);
+    const SqlType type = plan.table->columns()[c].type;
+    converted[c] = passing ? vector_from_stored_rows(batch.columns[i], *passing, type)
+                           : vector_from_storage(batch.columns[i], type);
     input.columns[c] = &converted[c];
   }
   if (input.rows == 0) return std::vector<uint32_t>{};

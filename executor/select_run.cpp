@@ -32,6 +32,7 @@
 #include "executor/grouping_sets_aggregator.hpp"
 #include "executor/having_filter.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/storage_vectors.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/expression_copy.hpp"
@@ -50,102 +51,6 @@
 
 namespace tally::executor {
 
-namespace {
-
-// Appends the rows of a stored numeric column to `out`: an int64 slot
-// (numeric(p <= 18, s)) is read without asking the type per row.
-void append_stored_numerics(std::vector<Numeric>& out, const storage::ColumnVector& column) {
-  const size_t n = column.rows;
-  const size_t width = static_cast<size_t>(storage_width(column.type));
-  out.reserve(out.size() + n);
-  const uint8_t* data = column.data.data();
-  if (column.type.typmod >= 4 && width == sizeof(int64_t)) {
-    const int32_t scale = column.type.numeric_scale();
-    for (size_t i = 0; i < n; ++i) {
-      int64_t v;
-      std::memcpy(&v, data + i * sizeof v, sizeof v);
-      out.push_back(Numeric{v, scale});
-    }
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const storage::StoredNumeric v = storage::load_numeric(column.type, data + i * width);
-    out.push_back(Numeric{v.mantissa, v.scale});
-  }
-}
-
-}  // namespace
-
-// Appends a stored chunk column to `out` (of the column's type): one
-// conversion, no intermediate Vector.
-void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlType type) {
-  const size_t base = out.count;
-  const size_t n = column.rows;
-  // Text stays dictionary codes (Vector::coded) while every row so far is
-  // of this column's dictionary: filters, joins and group keys move int32
-  // codes, and a string is made only where one is read.
-  const bool codes_kept =
-      column.dictionary && (base == 0 || (out.coded() && out.dictionary == column.dictionary));
-  if (codes_kept && base == 0) {
-    out.texts.clear();
-    out.dictionary = column.dictionary;
-  }
-  // Numerics are decoded straight onto the end: resizing first would zero
-  // 32 bytes a row only to overwrite them.
-  const bool numerics_appended = type.id == TypeId::numeric && out.numerics.size() == base;
-  if (numerics_appended) append_stored_numerics(out.numerics, column);
-  out.resize(base + n);
-  if (column.has_nulls()) {
-    if (out.nulls.empty()) out.nulls.assign(base + n, 0);
-    uint8_t* nulls = out.nulls.data() + base;
-    for (size_t i = 0; i < n; ++i) nulls[i] = column.validity[i] ? 0 : 1;
-  }  // else: resize gave the new rows' NULL flags (if any are kept) 0
-  const bool integer = physical_of(type.id) == Physical::integer || physical_of(type.id) == Physical::boolean;
-  int64_t* ints = integer ? out.ints.data() + base : nullptr;
-  double* floats = physical_of(type.id) == Physical::floating ? out.floats.data() + base : nullptr;
-  switch (type.id) {
-    case TypeId::boolean: { auto* v = column.values<uint8_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i] != 0; break; }
-    case TypeId::int2: { auto* v = column.values<int16_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
-    case TypeId::int4:
-    case TypeId::date: { auto* v = column.values<int32_t>(); for (size_t i = 0; i < n; ++i) ints[i] = v[i]; break; }
-    case TypeId::int8:
-    case TypeId::timestamp:
-    case TypeId::timestamptz:
-    case TypeId::time:
-    case TypeId::timetz: { auto* v = column.values<int64_t>(); std::copy(v, v + n, ints); break; }
-    case TypeId::float4: { auto* v = column.values<float>(); for (size_t i = 0; i < n; ++i) floats[i] = v[i]; break; }
-    case TypeId::float8: { auto* v = column.values<double>(); std::copy(v, v + n, floats); break; }
-    case TypeId::numeric: {
-      if (numerics_appended) break;
-      // int64, int128 or int128 + scale slots (storage/numeric_slot.hpp).
-      const size_t width = static_cast<size_t>(storage_width(column.type));
-      for (size_t i = 0; i < n; ++i) {
-        const storage::StoredNumeric v = storage::load_numeric(column.type, column.data.data() + i * width);
-        out.numerics[base + i] = Numeric{v.mantissa, v.scale};
-      }
-      break;
-    }
-    default: {
-      auto* codes = column.values<int32_t>();
-      if (codes_kept) {
-        int32_t* to = out.codes.data() + base;
-        for (size_t i = 0; i < n; ++i) to[i] = out.null_at(base + i) ? 0 : codes[i];
-        break;
-      }
-      out.materialize();
-      for (size_t i = 0; i < n; ++i) {
-        if (out.null_at(base + i)) continue;
-        out.texts[base + i] = std::string(column.dictionary->at(codes[i]));
-      }
-    }
-  }
-}
-
-Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
-  Vector out(type);
-  append_from_storage(out, column, type);
-  return out;
-}
 
 namespace {
 
@@ -446,7 +351,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     e.rows = rows.size();
     for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
       const auto c = static_cast<size_t>(plan.scan_columns[i]);
-      e.selected[c] = vector_from_storage(stored_rows(batch.columns[i], rows), plan.table->columns()[c].type);
+      e.selected[c] = vector_from_stored_rows(batch.columns[i], rows, plan.table->columns()[c].type);
     }
   };
   auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_run,
@@ -482,7 +387,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
           *ec.group_key_filter, plan.group_keys, *batch, plan.scan_columns, plan.table->columns(), ec.parameters);
       for (size_t i = 0; i < plan.scan_columns.size(); ++i) {
         const auto c = static_cast<size_t>(plan.scan_columns[i]);
-        converted[c] = vector_from_storage(stored_rows(batch->columns[i], wanted), plan.table->columns()[c].type);
+        converted[c] = vector_from_stored_rows(batch->columns[i], wanted, plan.table->columns()[c].type);
         input.columns[c] = &converted[c];
       }
       input.rows = wanted.size();

@@ -75,8 +75,6 @@ bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vecto
 uint64_t row_hash(const std::vector<Vector>& columns, size_t row);
 bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
 
-// A stored chunk column as a Vector of its SQL type (select_run.cpp).
-Vector vector_from_storage(const storage::ColumnVector& column, SqlType type);
 
 // The chunk's columns placed at their positions in a column space of `width`
 // columns: layout[i] is the space index of chunk column i.

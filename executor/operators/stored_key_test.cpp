@@ -14,7 +14,7 @@ namespace {
 constexpr size_t kBlockRows = 4096;
 
 // Rows [from, from + n) (through `stored`) of an integer-like stored column
-// into `out`'s ints and nulls, as vector_from_storage converts them.
+// into `out`'s ints and nulls, as vector_from_storage (storage_vectors.hpp) converts them.
 template <class T>
 void load_block(const storage::ColumnVector& column, const uint32_t* stored, size_t from, size_t n, Vector& out) {
   const T* v = column.values<T>();

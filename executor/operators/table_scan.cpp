@@ -10,6 +10,7 @@
 #include "executor/column_program_compiler.hpp"
 #include "executor/database.hpp"
 #include "executor/operators/chunk_ops.hpp"
+#include "executor/storage_vectors.hpp"
 #include "executor/operators/key_chains.hpp"
 #include "executor/operators/stored_key_test.hpp"
 #include "executor/operators/subquery_restriction.hpp"
@@ -217,7 +218,7 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   }
   auto convert = [&](size_t i) {
     out.columns[i] = all ? vector_from_storage(batch.columns[i], read_columns_[i].type)
-                         : vector_from_storage(stored_rows(batch.columns[i], kept), read_columns_[i].type);
+                         : vector_from_stored_rows(batch.columns[i], kept, read_columns_[i].type);
     done[i] = 1;
   };
   std::vector<uint32_t> rows;
