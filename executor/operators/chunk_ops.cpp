@@ -382,41 +382,6 @@ bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vecto
   return true;
 }
 
-// Rows `rows` of a stored column, still stored (codes, scaled integers).
-storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows) {
-  storage::ColumnVector out;
-  out.type = column.type;
-  out.rows = rows.size();
-  out.dictionary = column.dictionary;
-  const size_t width = static_cast<size_t>(storage_width(column.type));
-  out.data.resize(rows.size() * width);
-  // The common widths copied as values, not by a memcpy call per row.
-  auto take = [&](auto word) {
-    using T = decltype(word);
-    const T* from = reinterpret_cast<const T*>(column.data.data());
-    T* to = reinterpret_cast<T*>(out.data.data());
-    for (size_t i = 0; i < rows.size(); ++i) to[i] = from[rows[i]];
-  };
-  switch (width) {
-    case 1: take(uint8_t{}); break;
-    case 2: take(uint16_t{}); break;
-    case 4: take(uint32_t{}); break;
-    case 8: take(uint64_t{}); break;
-    default:
-      for (size_t i = 0; i < rows.size(); ++i) {
-        std::memcpy(out.data.data() + i * width, column.data.data() + static_cast<size_t>(rows[i]) * width, width);
-      }
-  }
-  if (column.has_nulls()) {
-    out.validity.resize(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) out.validity[i] = column.validity[rows[i]];
-  }
-  return out;
-}
-
-}  // namespace tally::executor
-
-namespace tally::executor {
 
 EvalInput narrowed_input(const EvalInput& input, const std::vector<uint32_t>& rows,
                          const std::vector<Expr*>& readers, std::vector<Vector>& storage) {

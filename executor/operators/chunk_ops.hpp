@@ -60,8 +60,6 @@ size_t materialized_row_bytes(const std::vector<Vector>& columns);
 std::vector<uint32_t> true_rows(const Vector& mask);
 // Every column of a chunk gathered by `rows`.
 DataChunk gather_chunk(const DataChunk& chunk, const std::vector<uint32_t>& rows);
-// Rows `rows` of a stored column, still stored (codes, scaled integers).
-storage::ColumnVector stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows);
 
 // Row keys over several vectors (join keys, IN lists): NULL keys match
 // nothing; char(n) keys ignore trailing blanks as its equality does.
