@@ -8,6 +8,7 @@
 #include "common/column_width.hpp"
 #include "executor/expression_copy.hpp"
 #include "executor/expression_equality.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/types/bytea_output.hpp"
 #include "executor/types/time_zone.hpp"
 
@@ -55,23 +56,17 @@ bool value_type(TypeId id) {
 
 bool cacheable(const Expr& e, const ColumnExpr& column) {
   if (!value_type(e.type.id)) return false;
-  auto all = [&column](const std::vector<ExprPtr>& args) {
-    return std::all_of(args.begin(), args.end(), [&column](const ExprPtr& a) { return a && cacheable(*a, column); });
-  };
-  if (dynamic_cast<const ConstExpr*>(&e)) return true;
   if (const auto* c = dynamic_cast<const ColumnExpr*>(&e)) return c->index == column.index;
-  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) return pure_function(f->name) && all(f->args);
-  if (const auto* b = dynamic_cast<const BoolExpr*>(&e)) return all(b->args);
-  if (const auto* n = dynamic_cast<const NullTestExpr*>(&e)) return cacheable(*n->arg, column);
-  if (const auto* c = dynamic_cast<const CoalesceExpr*>(&e)) return all(c->args);
-  if (const auto* in = dynamic_cast<const InListExpr*>(&e)) return cacheable(*in->arg, column) && all(in->list);
-  if (const auto* c = dynamic_cast<const CaseExpr*>(&e)) {
-    for (const auto& [condition, value] : c->whens) {
-      if (!cacheable(*condition, column) || !cacheable(*value, column)) return false;
-    }
-    return !c->otherwise || cacheable(*c->otherwise, column);
+  if (const auto* f = dynamic_cast<const FunctionExpr*>(&e)) {
+    if (!pure_function(f->name)) return false;
+  } else if (!dynamic_cast<const ConstExpr*>(&e) && !dynamic_cast<const BoolExpr*>(&e) &&
+             !dynamic_cast<const NullTestExpr*>(&e) && !dynamic_cast<const CoalesceExpr*>(&e) &&
+             !dynamic_cast<const InListExpr*>(&e) && !dynamic_cast<const CaseExpr*>(&e)) {
+    return false;  // parameters (another execution's value), subqueries, lookups
   }
-  return false;  // parameters (another execution's value), subqueries, lookups
+  bool all = true;
+  for_each_child(const_cast<Expr&>(e), [&](Expr& child) { all = all && cacheable(child, column); });
+  return all;
 }
 
 struct Kept {
