@@ -93,33 +93,32 @@ std::optional<EntryLookup> lookup_in(std::optional<EntryResult> result) {
   return std::move(result->lookup);
 }
 
-std::optional<EntryLookup> compute_entry_verdicts(const Expr& e, const ColumnExpr& column,
-                                          const std::shared_ptr<const storage::StringDictionary>& dictionary,
-                                          const std::vector<Value>* parameters, int threads) {
+// A condition's value on the entries [from, n) and then on NULL (n =
+// dictionary->size()): kFalse, kTrue or kNull each.
+constexpr uint8_t kFalse = 0, kTrue = 1, kNull = 2;
+
+std::optional<std::vector<uint8_t>> compute_entry_truths(const Expr& e, const ColumnExpr& column,
+                                                         const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                                         const std::vector<Value>* parameters, int threads, size_t from) {
   const auto n = static_cast<size_t>(dictionary->size());
-  auto verdicts = std::make_shared<std::vector<int32_t>>(n + 1, 0);
-  std::atomic<bool> decided{true};
+  std::vector<uint8_t> truths(n + 1 - std::min(from, n), kFalse);
   const bool evaluated = evaluate_on_entries(e, column, dictionary, parameters, threads, [&](size_t begin, const Vector& v) {
     for (size_t i = 0; i < v.count; ++i) {
-      const bool entry = begin + i < n;
-      if (v.null_at(i) == entry) decided = false;  // an entry's NULL, or the NULL value's verdict
-      else if (entry) (*verdicts)[begin + i] = v.int_data()[i] != 0 ? 1 : 0;
+      truths[begin + i - from] = v.null_at(i) ? kNull : v.int_data()[i] != 0 ? kTrue : kFalse;
     }
-  });
-  if (!evaluated || !decided) return std::nullopt;
-  return lookup_of(verdicts, ColumnWidth::int32, n, nullptr, false);
-}
-
-std::optional<std::vector<uint8_t>> compute_entry_passes(const Expr& e, const ColumnExpr& column,
-                                                 const std::shared_ptr<const storage::StringDictionary>& dictionary,
-                                                 const std::vector<Value>* parameters, int threads, size_t from) {
-  const auto n = static_cast<size_t>(dictionary->size());
-  std::vector<uint8_t> passes(n + 1 - std::min(from, n), 0);
-  const bool evaluated = evaluate_on_entries(e, column, dictionary, parameters, threads, [&](size_t begin, const Vector& v) {
-    for (size_t i = 0; i < v.count; ++i) passes[begin + i - from] = !v.null_at(i) && v.int_data()[i] != 0 ? 1 : 0;
   }, from);
   if (!evaluated) return std::nullopt;
-  return passes;
+  return truths;
+}
+
+// compute_entry_truths of every entry, kept for the statements after.
+std::optional<EntryResult> entry_truths(const Expr& e, const ColumnExpr& column,
+                                        const std::shared_ptr<const storage::StringDictionary>& dictionary,
+                                        const std::vector<Value>* parameters, int threads) {
+  return cached_entry_result(EntryResultKind::conditions, e, column, *dictionary, [&] {
+    std::optional<std::vector<uint8_t>> truths = compute_entry_truths(e, column, dictionary, parameters, threads, 0);
+    return truths ? std::optional<EntryResult>(EntryResult{std::nullopt, std::move(*truths)}) : std::nullopt;
+  });
 }
 
 std::optional<EntryLookup> compute_entry_values(const Expr& e, const ColumnExpr& column,
@@ -209,22 +208,36 @@ std::optional<EntryLookup> compute_entry_text_codes(const Expr& e, const ColumnE
 std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& column,
                                           const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                           const std::vector<Value>* parameters, int threads) {
-  return lookup_in(cached_entry_result(EntryResultKind::verdicts, e, column, *dictionary, [&] {
-    return result_of(compute_entry_verdicts(e, column, dictionary, parameters, threads));
-  }));
+  const std::optional<EntryResult> kept = entry_truths(e, column, dictionary, parameters, threads);
+  if (!kept) return std::nullopt;
+  const std::vector<uint8_t>& truths = kept->truths;
+  const size_t n = truths.size() - 1;
+  if (truths[n] != kNull) return std::nullopt;  // the lookup of a NULL code gives NULL
+  auto verdicts = std::make_shared<std::vector<int32_t>>(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (truths[i] == kNull) return std::nullopt;  // an entry's NULL
+    (*verdicts)[i] = truths[i];
+  }
+  return lookup_of(verdicts, ColumnWidth::int32, n, nullptr, false);
 }
 
 std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
                                                  const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                                  const std::vector<Value>* parameters, int threads, size_t from) {
   // Entries a filter lacks (its column grew) are evaluated, not kept.
-  if (from != 0) return compute_entry_passes(e, column, dictionary, parameters, threads, from);
-  std::optional<EntryResult> kept = cached_entry_result(EntryResultKind::passes, e, column, *dictionary, [&] {
-    std::optional<std::vector<uint8_t>> passes = compute_entry_passes(e, column, dictionary, parameters, threads, 0);
-    return passes ? std::optional<EntryResult>(EntryResult{std::nullopt, std::move(*passes)}) : std::nullopt;
-  });
-  if (!kept) return std::nullopt;
-  return std::move(kept->passes);
+  std::optional<std::vector<uint8_t>> truths;
+  if (from != 0) {
+    truths = compute_entry_truths(e, column, dictionary, parameters, threads, from);
+  } else if (std::optional<EntryResult> kept = entry_truths(e, column, dictionary, parameters, threads)) {
+    truths = std::move(kept->truths);
+  }
+  if (!truths) return std::nullopt;
+  for (uint8_t& t : *truths) t = t == kTrue ? 1 : 0;
+  return truths;
+}
+
+bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary) {
+  return entry_result_kept(EntryResultKind::conditions, e, column, dictionary);
 }
 
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

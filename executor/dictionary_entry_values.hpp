@@ -43,10 +43,16 @@ std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& colum
 
 // A scan filter's verdicts on the entries [from, n) and then on NULL (n =
 // dictionary->size()): 1 where the condition is true, 0 where it is false
-// or NULL. Only nullopt where an entry raised an error.
+// or NULL. Only nullopt where an entry raised an error. entry_verdicts and
+// entry_passes (from 0) evaluate a condition once for both.
 std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr& column,
                                                  const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                                  const std::vector<Value>* parameters, int threads, size_t from);
+
+// Whether a condition's values on every entry of `dictionary` are kept from
+// an earlier statement (entry_result_cache.hpp): then its verdicts cost no
+// evaluation, whatever the rows per entry.
+bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary);
 
 // An integer (int64) or float8 (float64) value, NULL where an entry gives NULL.
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

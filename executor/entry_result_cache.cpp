@@ -69,13 +69,27 @@ bool cacheable(const Expr& e, const ColumnExpr& column) {
   return all;
 }
 
-struct Kept {
+bool same_store(const std::weak_ptr<const void>& a, const std::weak_ptr<const void>& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+
+// What a result is kept under: the kind, the dictionary's store and size,
+// the expression over column 0, and the session settings casts read.
+struct Key {
   EntryResultKind kind;
   std::weak_ptr<const void> store;  // the dictionary's entries, whoever holds them
-  int32_t size = 0;
+  int32_t size;
   std::shared_ptr<const types::TimeZone> zone;
   types::ByteaOutput bytea_output;
-  ExprPtr expression;  // over column 0
+  ExprPtr expression;  // null: not kept
+  bool operator==(const Key& k) const {
+    return k.kind == kind && k.size == size && k.zone == zone && k.bytea_output == bytea_output &&
+           same_store(k.store, store) && same_expression(*k.expression, *expression);
+  }
+};
+
+struct Kept {
+  Key key;
   std::shared_ptr<const EntryResult> result;
   size_t bytes = 0;
 };
@@ -84,10 +98,6 @@ std::mutex cache_mutex;
 std::list<Kept> kept;  // least recently used first
 size_t kept_bytes = 0;
 uint64_t hits = 0;
-
-bool same_store(const std::weak_ptr<const void>& a, const std::weak_ptr<const void>& b) {
-  return !a.owner_before(b) && !b.owner_before(a);
-}
 
 // `e` with its column at index 0: the same expression in another statement
 // reads the column at another place of its row.
@@ -105,7 +115,7 @@ ExprPtr key_expression(const Expr& e, const ColumnExpr& column) {
 }  // namespace
 
 size_t EntryResult::bytes() const {
-  size_t n = passes.size();
+  size_t n = truths.size();
   if (lookup) {
     const size_t entries = lookup->column.size + 1;
     const auto width = static_cast<ColumnWidth>(lookup->column.width);
@@ -120,27 +130,35 @@ size_t EntryResult::bytes() const {
 
 bool entry_result_cacheable(const Expr& e, const ColumnExpr& column) { return cacheable(e, column); }
 
+namespace {
+
+Key key_of(EntryResultKind kind, const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary) {
+  return Key{kind, dictionary.store_identity(), dictionary.size(), types::current_time_zone_shared(),
+             types::current_bytea_output(), cacheable(e, column) ? key_expression(e, column) : nullptr};
+}
+
+// The kept result under `key`, now the most recently used (cache_mutex held).
+const Kept* find_kept(const Key& key) {
+  for (auto it = kept.begin(); it != kept.end(); ++it) {
+    if (!(it->key == key)) continue;
+    kept.splice(kept.end(), kept, it);
+    return &kept.back();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                                                const storage::StringDictionary& dictionary,
                                                const std::function<std::optional<EntryResult>()>& compute) {
-  if (!cacheable(e, column)) return compute();
-  ExprPtr key = key_expression(e, column);
-  if (!key) return compute();
-  const std::weak_ptr<const void> store = dictionary.store_identity();
-  const int32_t size = dictionary.size();
-  std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
-  const types::ByteaOutput bytea_output = types::current_bytea_output();
-  auto matches = [&](const Kept& k) {
-    return k.kind == kind && k.size == size && k.zone == zone && k.bytea_output == bytea_output &&
-           same_store(k.store, store) && same_expression(*k.expression, *key);
-  };
+  Key key = key_of(kind, e, column, dictionary);
+  if (!key.expression) return compute();
   {
     const std::lock_guard lock(cache_mutex);
-    for (auto it = kept.begin(); it != kept.end(); ++it) {
-      if (!matches(*it)) continue;
-      kept.splice(kept.end(), kept, it);  // now the most recently used
+    if (const Kept* found = find_kept(key)) {
       ++hits;
-      return *it->result;
+      return *found->result;
     }
   }
   std::optional<EntryResult> result = compute();
@@ -152,7 +170,7 @@ std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr&
   // Results of stores no statement can read again, and one another
   // statement kept meanwhile, give way.
   for (auto it = kept.begin(); it != kept.end();) {
-    if (it->store.expired() || matches(*it)) {
+    if (it->key.store.expired() || it->key == key) {
       kept_bytes -= it->bytes;
       it = kept.erase(it);
     } else {
@@ -163,9 +181,17 @@ std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr&
     kept_bytes -= kept.front().bytes;
     kept.pop_front();
   }
-  kept.push_back(Kept{kind, store, size, std::move(zone), bytea_output, std::move(key), std::move(shared), bytes});
+  kept.push_back(Kept{std::move(key), std::move(shared), bytes});
   kept_bytes += bytes;
   return result;
+}
+
+bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                       const storage::StringDictionary& dictionary) {
+  const Key key = key_of(kind, e, column, dictionary);
+  if (!key.expression) return false;
+  const std::lock_guard lock(cache_mutex);
+  return find_kept(key) != nullptr;
 }
 
 EntryResultCacheStats entry_result_cache_stats() {

@@ -28,11 +28,13 @@
 namespace tally::executor {
 
 // What dictionary_entry_values computes for an expression: one of these.
-enum class EntryResultKind : uint8_t { verdicts, passes, values, text_codes };
+// conditions: each entry's and NULL's truth value (false, true, NULL), which
+// a scan filter's and a program's verdicts are both made from.
+enum class EntryResultKind : uint8_t { conditions, values, text_codes };
 
 struct EntryResult {
-  std::optional<EntryLookup> lookup;  // verdicts, values, text_codes
-  std::vector<uint8_t> passes;        // passes
+  std::optional<EntryLookup> lookup;  // values, text_codes
+  std::vector<uint8_t> truths;        // conditions
   size_t bytes() const;
 };
 
@@ -45,6 +47,10 @@ bool entry_result_cacheable(const Expr& e, const ColumnExpr& column);
 std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                                                const storage::StringDictionary& dictionary,
                                                const std::function<std::optional<EntryResult>()>& compute);
+
+// Whether the result of `kind` for `e` over `dictionary` is kept.
+bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                       const storage::StringDictionary& dictionary);
 
 // Kept results and their bytes, for tests and EXPLAIN.
 struct EntryResultCacheStats {

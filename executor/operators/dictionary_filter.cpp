@@ -95,6 +95,10 @@ void DictionaryFilter::prepare(const std::shared_ptr<const storage::StringDictio
   extend(dictionary, parameters, state);
 }
 
+bool DictionaryFilter::verdicts_kept(const storage::StringDictionary& dictionary) const {
+  return entry_conditions_kept(conjunct_, ColumnExpr(type_, space_index_), dictionary);
+}
+
 bool DictionaryFilter::select(const storage::ColumnVector& column, const std::vector<uint32_t>* kept, size_t rows,
                               const std::vector<Value>* parameters, State& state,
                               std::vector<uint32_t>& passing) const {

@@ -55,6 +55,10 @@ class DictionaryFilter {
   // condition is evaluated for (dictionary_entry_values.hpp).
   void prepare(const std::shared_ptr<const storage::StringDictionary>& dictionary,
                const std::vector<Value>* parameters, State& state) const;
+  // Whether an earlier statement's evaluation of the condition over
+  // `dictionary`'s entries is kept (dictionary_entry_values.hpp): then
+  // prepare() costs no evaluation, however few rows each entry has.
+  bool verdicts_kept(const storage::StringDictionary& dictionary) const;
 
  private:
   DictionaryFilter(const Expr& conjunct, int space_index, SqlType type, size_t space_width)

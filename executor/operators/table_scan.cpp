@@ -484,9 +484,11 @@ TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value
   for (const FilterPart& part : filter_parts_) {
     states.push_back(std::make_unique<DictionaryFilter::State>());
     // Where the rows repeat their values (four rows an entry or more), so
-    // that a test per entry costs less than one per row.
+    // that a test per entry costs less than one per row, or where an
+    // earlier statement's tests per entry are kept.
     const auto dictionary = part.dictionary ? table_->dictionary(table_columns_[part.columns[0]]) : nullptr;
-    if (dictionary && static_cast<uint64_t>(dictionary->size()) * 4 <= table_->row_count()) {
+    if (dictionary && (static_cast<uint64_t>(dictionary->size()) * 4 <= table_->row_count() ||
+                       part.dictionary->verdicts_kept(*dictionary))) {
       part.dictionary->prepare(dictionary, parameters, *states.back());
     }
   }
@@ -607,7 +609,6 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   for (const FilterPart& part : filter_parts_) {
     if (null_on_every_row(*part.condition, parameters)) return;
   }
-  DictionaryStates states = dictionary_states(parameters);
   // The key tests whose keys read only this scan's columns.
   KeyTestRuns test_runs;
   auto add_test = [&](const KeyTest* test) {
@@ -636,6 +637,9 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
     restrict_by_in_lists(filters_, parameters);
     for (const auto& f : filters_) run_subqueries_ahead(*f, parameters);
   }
+  // After the subqueries: one that evaluates a condition of this filter per
+  // entry (TPC-H Q22's) leaves the verdicts kept for it.
+  DictionaryStates states = dictionary_states(parameters);
   const size_t depth = ReadAhead<DataChunk>::default_depth();
   // Pieces small enough to keep every core busy to the end of the scan: a
   // table of fewer chunks than four times the read-ahead's depth (the
