@@ -74,6 +74,21 @@ TEST_F(EntryResultCacheTest, ARepeatedExpressionReusesTheKeptResult) {
   expect("SELECT sum(length(url)) FROM pages");
 }
 
+TEST_F(EntryResultCacheTest, AScanFilterReadsTheVerdictsAnAggregateMade) {
+  // Every row its own value: a scan tests such a column per row, unless
+  // the entries' verdicts are kept.
+  run("CREATE TABLE phones (id int, phone text)");
+  run("INSERT INTO phones SELECT g, (10 + g % 25) || '-' || (1000000 + g) FROM generate_series(1, 50000) g");
+  const std::string condition = "substring(phone from 1 for 2) IN ('13', '31', '23')";
+  expect("SELECT count(*) FROM phones WHERE " + condition);
+  const uint64_t hits = entry_result_cache_stats().hits;
+  expect("SELECT id, phone FROM phones WHERE " + condition + " ORDER BY id");
+  EXPECT_GT(entry_result_cache_stats().hits, hits);
+  // A statement whose scalar subquery tests the same condition first.
+  expect("SELECT count(*) FROM phones WHERE " + condition + " AND id > (SELECT avg(id) FROM phones WHERE " +
+         condition + ")");
+}
+
 TEST_F(EntryResultCacheTest, AColumnThatGrewIsEvaluatedAgain) {
   expect_changed_by("SELECT count(*), sum(id) FROM pages WHERE url LIKE '%p1234%' OR length(url) > 29",
                     "INSERT INTO pages SELECT g, 'http://new.example/p1234/' || g, '2024-01-01' "
