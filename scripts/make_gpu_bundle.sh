@@ -8,7 +8,9 @@
 # h2o, tpch and clickbench).
 # Usage: scripts/make_gpu_bundle.sh   (env: CMAKE_BUILD_TYPE (default Release), TALLY_GPU_BUILD_DIR, TALLY_BUNDLE_DIR (default bundle), JOBS,
 #   TALLY_BUNDLE_OPTIONAL: other layers' targets to add, default "tallyd sweep_spaces";
-#   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed)
+#   TALLY_BUNDLE_DUCKDB=0 leaves DuckDB out: it adds ~70 MB, ~15 MB packed;
+#   TALLY_BUNDLE_PERF=1 adds this machine's perf and the libraries it needs (bundle/perf, ~28 MB,
+#   ~7 MB packed; `apt-get install linux-perf` first) for run_gpu_suite.sh's TALLY_PROFILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TALLY_GPU_BUILD_DIR:-build-gpu}
@@ -77,6 +79,17 @@ if [ "${TALLY_BUNDLE_DUCKDB:-1}" != 0 ] && { [ -x "$bundle/bin/h2o_bench" ] || [
   else
     echo "make_gpu_bundle: DuckDB could not be fetched; parts h2o and tpch will not run" >&2
   fi
+fi
+# perf for profiling tallyd on the GPU machine, which has none: the binary
+# and every library it loads but the C runtime.
+if [ "${TALLY_BUNDLE_PERF:-0}" = 1 ]; then
+  perf_bin=$(command -v perf) || { echo "make_gpu_bundle: TALLY_BUNDLE_PERF=1 but perf is not installed" >&2; exit 1; }
+  mkdir -p "$bundle/perf/lib"
+  cp -L "$perf_bin" "$bundle/perf/perf"
+  ldd "$perf_bin" | awk '/=> \// {print $3}' | while read -r lib; do
+    name=$(basename "$lib")
+    if ! grep -Eq '^(libc|libm|libstdc\+\+|libgcc_s|ld-linux.*)\.so' <<<"$name"; then cp -L -n "$lib" "$bundle/perf/lib/"; fi
+  done
 fi
 {
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"

@@ -39,6 +39,10 @@
 #                     the table in OUTDIR/clickbench.txt)
 #   TALLY_CLICKBENCH_CLUSTERED=1  the hits rows in the primary key's order
 #                     (hits_datagen --clustered), as a table clustered on its key
+#   TALLY_PROFILE=1   parts "tpch" and "clickbench" record tallyd with perf over
+#                     the queries' runs (after the loads; a bundle made with
+#                     TALLY_BUNDLE_PERF=1): OUTDIR/<part>.perf.data and the
+#                     functions by their share of the samples in OUTDIR/<part>.perf.txt
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run_gpu_suite.sh OUTDIR}
@@ -108,12 +112,26 @@ if [[ " $suite " == *" h2o "* && -x "$here/bin/h2o_bench" && -x "$here/bin/tally
     ${TALLY_H2O_ARGS:---rows 1e8 --k 1e2 --na 0 --threads 16 --timeout-s 60 --known-gaps q8}
   grep -E '^(\||###|Load|DuckDB|C[0-9]+: tallyd|OK|FAIL)' "$out/h2o.txt" | tee -a "$summary"
 fi
+# With TALLY_PROFILE=1: tpch_bench's --profile for part $1, and the report after it.
+profile_args() {
+  [ "${TALLY_PROFILE:-0}" = 1 ] && [ -x "$here/perf/perf" ] || return 0
+  echo "--profile"
+  echo "env LD_LIBRARY_PATH=$here/perf/lib $here/perf/perf record -F 999 -g -p {pid} -o $out/$1.perf.data"
+}
+profile_report() {
+  [ -f "$out/$1.perf.data" ] || return 0
+  LD_LIBRARY_PATH="$here/perf/lib" "$here/perf/perf" report -i "$out/$1.perf.data" --no-children --sort dso,sym \
+    --percent-limit 0.5 --stdio -g none 2>/dev/null | grep -E '^ +[0-9]' >"$out/$1.perf.txt"
+  note "$1: tallyd's profile over the queries' runs in $1.perf.txt"
+}
 if [[ " $suite " == *" tpch "* && -x "$here/bin/tpch_bench" && -x "$here/bin/tallyd" && -f "$here/duckdb/libduckdb.so" ]]; then
+  mapfile -t profile < <(profile_args tpch)
   # shellcheck disable=SC2086
   run_step tpch_bench "$out/tpch.txt" "$here/bin/tpch_bench" --tallyd "$here/bin/tallyd" \
     --duckdb "$here/duckdb/libduckdb.so" --query-file "$here/tpch/queries.sql" --schema "$here/tpch/schema.sql" \
-    ${TALLY_TPCH_ARGS:---sf 1 --data-dir "${TMPDIR:-/tmp}/tpch-sf1" --reps 2 --threads 16 --timeout-s 60}
+    "${profile[@]}" ${TALLY_TPCH_ARGS:---sf 1 --data-dir "${TMPDIR:-/tmp}/tpch-sf1" --reps 2 --threads 16 --timeout-s 60}
   grep -E '^(\||data|[0-9]+ queries)' "$out/tpch.txt" | tee -a "$summary"
+  profile_report tpch
 fi
 if [[ " $suite " == *" clickbench "* && -x "$here/bin/tpch_bench" && -x "$here/bin/hits_datagen" && -x "$here/bin/tallyd" && -f "$here/duckdb/libduckdb.so" ]]; then
   hits_rows=${TALLY_CLICKBENCH_ROWS:-2e7}
@@ -121,10 +139,12 @@ if [[ " $suite " == *" clickbench "* && -x "$here/bin/tpch_bench" && -x "$here/b
   [ "${TALLY_CLICKBENCH_CLUSTERED:-0}" = 1 ] && clustered=(--clustered)
   hits_dir="${TMPDIR:-/tmp}/hits-$hits_rows${clustered:+-clustered}"
   [ -f "$hits_dir/hits.tbl" ] || run_step hits_datagen "$out/hits_datagen.txt" "$here/bin/hits_datagen" --rows "$hits_rows" --dir "$hits_dir" "${clustered[@]}"
+  mapfile -t profile < <(profile_args clickbench)
   run_step clickbench "$out/clickbench.txt" "$here/bin/tpch_bench" --tallyd "$here/bin/tallyd" \
     --duckdb "$here/duckdb/libduckdb.so" --query-file "$here/clickbench/queries.sql" --schema "$here/clickbench/schema.sql" \
-    --tables hits --data-dir "$hits_dir" --reps 2 --threads 16 --timeout-s 60
+    --tables hits --data-dir "$hits_dir" --reps 2 --threads 16 --timeout-s 60 "${profile[@]}"
   grep -E '^(\||data|[0-9]+ queries)' "$out/clickbench.txt" | tee -a "$summary"
+  profile_report clickbench
 fi
 note "exit status: $status"
 exit $status

@@ -27,6 +27,9 @@
 // that session setting (SET, then RESET), timed the same way and its answer
 // compared too, printed under the query's row: an A/B of one setting on one
 // load, in the same run.
+// --profile CMD (with --duckdb): CMD runs on tallyd over the queries' runs,
+// after the loads ("{pid}" its process id; bench/common/profiler_run.hpp),
+// e.g. `perf record -F 999 -g -p {pid} -o /tmp/perf.data`.
 // Exits 1 when any answer differs from PostgreSQL's.
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -46,6 +49,7 @@
 #include "bench/common/answer_rows.hpp"
 #include "bench/common/duckdb_library.hpp"
 #include "bench/common/process_use.hpp"
+#include "bench/common/profiler_run.hpp"
 #include "tests/sql/pg_servers.hpp"
 #include "tests/tpch/tpch_client.hpp"
 
@@ -66,6 +70,7 @@ struct Options {
   int threads = 16;         // DuckDB's threads
   bool explain = false;     // with --duckdb: each query's EXPLAIN ANALYZE on Tally after its runs
   std::string ab_name, ab_value;  // with --duckdb: each query timed again with SET ab_name = ab_value
+  std::string profile;  // with --duckdb: a profiler command run on tallyd ("{pid}") over the queries' runs
 };
 
 [[noreturn]] void usage() {
@@ -73,7 +78,8 @@ struct Options {
                "usage: tpch_bench [--tallyd PATH] [--tallyd-args ARGS] [--sf SF] [--data-dir DIR]\n"
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
                "                  [--schema schema.sql] [--tables t1,t2,...]\n"
-               "                  [--duckdb LIBDUCKDB [--threads N] [--explain] [--ab-setting NAME=VALUE]]\n");
+               "                  [--duckdb LIBDUCKDB [--threads N] [--explain] [--ab-setting NAME=VALUE]\n"
+               "                   [--profile 'perf record -g -p {pid} -o FILE']]\n");
   std::exit(2);
 }
 
@@ -97,6 +103,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--timeout-s") o.timeout_s = std::max(0, std::atoi(v.c_str()));
     else if (a == "--duckdb") o.duckdb_path = v;
     else if (a == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
+    else if (a == "--profile") o.profile = v;
     else if (a == "--ab-setting") {
       const size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) usage();
@@ -273,6 +280,7 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   std::printf("data %s: COPY into Tally %.1f s, into DuckDB %.1f s (%s, %d threads)\n\n", o.data_dir.c_str(),
               load_tally, load_duck, duck.lib.library_version(), o.threads);
   if (o.timeout_s > 0) td.exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
+  const tally::bench::ProfilerRun profiler(o.profile, tally.pid());
   std::printf(
       "| query | Tally first ms | Tally ms | Tally cores | Tally faults | DuckDB ms | DuckDB/Tally | answer |\n"
       "|---|---:|---:|---:|---:|---:|---:|---|\n");
