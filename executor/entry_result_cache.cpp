@@ -9,8 +9,7 @@
 #include "executor/expression_copy.hpp"
 #include "executor/expression_equality.hpp"
 #include "executor/plan_expressions.hpp"
-#include "executor/types/bytea_output.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 
 namespace tally::executor {
 namespace {
@@ -23,7 +22,7 @@ constexpr size_t kMostKeptBytes = size_t{512} << 20;
 // Functions whose value depends on their arguments alone (as PostgreSQL's
 // immutable ones): text functions, operators, comparisons and casts between
 // the value types below, and the date and time functions whose only other
-// input is the session's time zone (part of the key). Anything else
+// input is the session's time zone (in the key). Anything else
 // (catalog lookups, settings, clocks) is evaluated anew by each statement.
 bool pure_function(std::string_view name) {
   static constexpr std::string_view kNames[] = {
@@ -40,7 +39,7 @@ bool pure_function(std::string_view name) {
 }
 
 // Types whose values print and compare the same in every session but for
-// the time zone and bytea output (part of the key): not the catalog's
+// the session settings in the key: not the catalog's
 // (a regclass reads the catalog of its moment).
 bool value_type(TypeId id) {
   switch (id) {
@@ -74,17 +73,17 @@ bool same_store(const std::weak_ptr<const void>& a, const std::weak_ptr<const vo
 }
 
 // What a result is kept under: the kind, the dictionary's store and size,
-// the expression over column 0, and the session settings casts read.
+// the expression over column 0, and the session settings casts read
+// (thread_settings.hpp).
 struct Key {
   EntryResultKind kind;
   std::weak_ptr<const void> store;  // the dictionary's entries, whoever holds them
   int32_t size;
-  std::shared_ptr<const types::TimeZone> zone;
-  types::ByteaOutput bytea_output;
+  types::ThreadSettings settings;
   ExprPtr expression;  // null: not kept
   bool operator==(const Key& k) const {
-    return k.kind == kind && k.size == size && k.zone == zone && k.bytea_output == bytea_output &&
-           same_store(k.store, store) && same_expression(*k.expression, *expression);
+    return k.kind == kind && k.size == size && k.settings == settings && same_store(k.store, store) &&
+           same_expression(*k.expression, *expression);
   }
 };
 
@@ -133,8 +132,8 @@ bool entry_result_cacheable(const Expr& e, const ColumnExpr& column) { return ca
 namespace {
 
 Key key_of(EntryResultKind kind, const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary) {
-  return Key{kind, dictionary.store_identity(), dictionary.size(), types::current_time_zone_shared(),
-             types::current_bytea_output(), cacheable(e, column) ? key_expression(e, column) : nullptr};
+  return Key{kind, dictionary.store_identity(), dictionary.size(), types::current_thread_settings(),
+             cacheable(e, column) ? key_expression(e, column) : nullptr};
 }
 
 // The kept result under `key`, now the most recently used (cache_mutex held).

@@ -12,8 +12,8 @@
 // Only expressions built from constants, the one column and functions known
 // to depend on their arguments alone are kept: catalog lookups
 // (`::regclass`), settings (`current_setting`) and volatile functions are
-// evaluated anew each time. The session's time zone and bytea output, which
-// casts read, are part of the key. A result is for one dictionary size: a
+// evaluated anew each time. The session's time zone, bytea output and date
+// order, which casts read (types/thread_settings.hpp), are part of the key. A result is for one dictionary size: a
 // column that grows evaluates again. Kept results are bounded in bytes,
 // the least recently used dropped first.
 #include <cstddef>

@@ -10,8 +10,7 @@
 
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
-#include "executor/types/bytea_output.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 
 namespace tally::executor::row_encoding {
 
@@ -113,12 +112,10 @@ void encode_rows_parallel(std::vector<ColumnCoder>& columns, size_t begin, size_
   job->slots.resize(2 * helpers + 1);
   // Helpers print timestamptz values in the session's zone, and bytea
   // values in its bytea_output, as this thread does.
-  std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
-  const types::ByteaOutput bytea_output = types::current_bytea_output();
+  types::ThreadSettings settings = types::current_thread_settings();
   for (size_t h = 0; h < helpers; ++h) {
-    pool.submit([job, zone, bytea_output] {
-      const types::TimeZoneScope zone_scope(zone);
-      const types::ByteaOutputScope bytea_scope(bytea_output);
+    pool.submit([job, settings] {
+      const types::ThreadSettingsScope settings_scope(settings);
       job->help();
     });
   }

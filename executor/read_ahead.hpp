@@ -27,8 +27,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
-#include "executor/types/bytea_output.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 
 namespace tally::executor {
 
@@ -114,17 +113,16 @@ class ReadAhead {
     slots_.push_back(slot);
     if (depth_ == 0 || piece.in_place) return;
     // The worker runs under the statement's cancel token, memory tracker,
-    // time zone, bytea_output and trace (its chunk reads count in the
-    // statement's log line), as the consumer would (a sink's prepare() may
-    // reserve; a filter may cast a timestamptz or a bytea to text).
+    // settings (time zone, bytea_output, date order) and trace (its chunk
+    // reads count in the statement's log line), as the consumer would (a
+    // sink's prepare() may reserve; a filter may cast a timestamptz or a
+    // bytea to text, or a text to a date).
     cpu::WorkerPool::shared().submit(
         [slot, token = current_cancel_token(), tracker = current_memory_tracker(),
-         zone = types::current_time_zone_shared(), bytea_output = types::current_bytea_output(),
-         trace = current_statement_trace()] {
+         settings = types::current_thread_settings(), trace = current_statement_trace()] {
           const CancelScope scope(token);
           const MemoryScope memory_scope(tracker);
-          const types::TimeZoneScope zone_scope(zone);
-          const types::ByteaOutputScope bytea_scope(bytea_output);
+          const types::ThreadSettingsScope settings_scope(settings);
           const StatementTraceScope trace_scope(trace);
           run(*slot);
         });

@@ -113,11 +113,7 @@ void SqlSession::check_not_failed(const std::string& kind, const json& node) con
               "current transaction is aborted, commands ignored until end of transaction block");
 }
 
-types::ByteaOutput SqlSession::bytea_output() const {
-  return types::bytea_output_named(settings_.get("bytea_output").value_or("hex")).value_or(types::ByteaOutput::hex);
-}
-
-std::shared_ptr<const types::TimeZone> SqlSession::time_zone() const {
+types::ThreadSettings SqlSession::thread_settings() const {
   if (time_zone_generation_ != settings_.generation()) {
     // Settings checked the name when it was set: a zone that vanished from
     // the database since reads as UTC rather than failing every statement.
@@ -125,7 +121,10 @@ std::shared_ptr<const types::TimeZone> SqlSession::time_zone() const {
     if (!time_zone_) time_zone_ = types::TimeZone::utc();
     time_zone_generation_ = settings_.generation();
   }
-  return time_zone_;
+  return types::ThreadSettings{
+      time_zone_,
+      types::bytea_output_named(settings_.get("bytea_output").value_or("hex")).value_or(types::ByteaOutput::hex),
+      types::date_order_of(settings_.get("DateStyle").value_or("ISO, MDY"))};
 }
 
 void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
@@ -137,8 +136,7 @@ void SqlSession::simple_query(std::string_view sql, tally::ResultWriter& out) {
   }
   for (const auto& parsed : *statements) {
     // Per statement: a SET TimeZone applies to the statements after it.
-    const types::TimeZoneScope zone_scope(time_zone());
-    const types::ByteaOutputScope bytea_scope(bytea_output());
+    const types::ThreadSettingsScope settings_scope(thread_settings());
     check_not_failed(parsed.type(), parsed.node());
     // Only a single statement's analysis is cached: the cache key is the text.
     std::shared_ptr<const AnalyzedStatement> analyzed =

@@ -19,8 +19,7 @@
 #include "executor/parser.hpp"
 #include "executor/result_set.hpp"
 #include "executor/settings.hpp"
-#include "executor/types/bytea_output.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 #include "common/query_handler.hpp"
 #include "storage/write_transaction.hpp"
 
@@ -68,11 +67,10 @@ class SqlSession final : public tally::QueryHandler {
   std::shared_ptr<const AnalyzedStatement> analysis_for_bind(
       std::shared_ptr<const AnalyzedStatement> analyzed);
   Settings& settings() { return settings_; }
-  // The zone of the TimeZone setting, which each statement's thread installs
-  // (types::TimeZoneScope) while the session reads, runs and sends it.
-  std::shared_ptr<const types::TimeZone> time_zone() const;
-  // The session's bytea_output, installed (types::ByteaOutputScope) as the zone is.
-  types::ByteaOutput bytea_output() const;
+  // The settings values read and print by (its TimeZone's zone, bytea_output,
+  // DateStyle's date order), which each statement's thread installs
+  // (types::ThreadSettingsScope) while the session reads, runs and sends it.
+  types::ThreadSettings thread_settings() const;
   Database* database() { return database_; }
   TableProvider* tables() { return tables_; }
   // This session's view of the sequences (currval, lastval); null without storage.

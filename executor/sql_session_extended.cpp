@@ -40,8 +40,7 @@ class SqlPortal final : public tally::Portal {
       return true;
     }
     const CancelScope cancel_scope(session_->info().cancel);
-    const types::TimeZoneScope zone_scope(session_->time_zone());
-    const types::ByteaOutputScope bytea_scope(session_->bytea_output());
+    const types::ThreadSettingsScope settings_scope(session_->thread_settings());
     const MemoryScope memory_scope(session_->statement_memory_tracker());
     const NoticeScope notice_scope(&out);
     if (!result_) {
@@ -89,7 +88,7 @@ class SqlPortal final : public tally::Portal {
 
 std::unique_ptr<tally::PreparedStatement> SqlSession::prepare(
     std::string_view sql, std::span<const uint32_t> param_types) {
-  const types::TimeZoneScope zone_scope(time_zone());
+  const types::ThreadSettingsScope settings_scope(thread_settings());
   const auto statements = parse_sql_shared(sql);
   if (statements->size() > 1) {
     throw Error(SqlState::syntax_error,
@@ -115,7 +114,7 @@ std::unique_ptr<tally::PreparedStatement> SqlSession::prepare(
 std::unique_ptr<tally::Portal> SqlSession::bind(
     tally::PreparedStatement& statement, std::span<const tally::ParameterValue> parameters,
     std::span<const tally::Format> result_formats) {
-  const types::TimeZoneScope zone_scope(time_zone());
+  const types::ThreadSettingsScope settings_scope(thread_settings());
   auto& prepared = dynamic_cast<SqlPreparedStatement&>(statement);
   if (!prepared.analyzed->is_empty())
     check_not_failed(prepared.analyzed->kind, prepared.analyzed->node());

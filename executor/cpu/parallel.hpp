@@ -31,8 +31,7 @@
 #include "common/memory_tracker.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
-#include "executor/types/bytea_output.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 
 namespace tally::executor::cpu {
 
@@ -84,15 +83,13 @@ void parallel_for(int threads, size_t n, F&& f) {
   const size_t helpers = std::min(parts - 1, static_cast<size_t>(pool.workers()));
   const CancelToken* token = current_cancel_token();
   std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
-  std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
-  const types::ByteaOutput bytea_output = types::current_bytea_output();
+  types::ThreadSettings settings = types::current_thread_settings();
   std::shared_ptr<StatementTrace> trace = current_statement_trace();
   for (size_t h = 0; h < helpers; ++h) {
-    pool.submit([shared, run, token, tracker, zone, bytea_output, trace] {
+    pool.submit([shared, run, token, tracker, settings, trace] {
       const CancelScope scope(token);
       const MemoryScope memory_scope(tracker);
-      const types::TimeZoneScope zone_scope(zone);
-      const types::ByteaOutputScope bytea_scope(bytea_output);
+      const types::ThreadSettingsScope settings_scope(settings);
       const StatementTraceScope trace_scope(trace);
       for (size_t part = shared->next.fetch_add(1); part < shared->parts; part = shared->next.fetch_add(1)) {
         (*run)(*shared, part);

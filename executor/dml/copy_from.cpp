@@ -12,7 +12,7 @@
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_segment.hpp"
 #include "executor/dml/copy_splitter.hpp"
-#include "executor/types/time_zone.hpp"
+#include "executor/types/thread_settings.hpp"
 #include "executor/types/type_io.hpp"
 #include "storage/table_appender.hpp"
 
@@ -49,12 +49,12 @@ class SegmentWorkers {
     for (auto& t : threads_) t.join();
   }
   // On the statement's thread: workers read timestamptz text without an
-  // offset in the session's zone.
+  // offset in the session's zone, and dates in its DateStyle's order.
   void start() {
-    std::shared_ptr<const types::TimeZone> zone = types::current_time_zone_shared();
+    types::ThreadSettings settings = types::current_thread_settings();
     for (int i = 0; i < workers_; ++i) {
-      threads_.emplace_back([this, zone] {
-        const types::TimeZoneScope zone_scope(zone);
+      threads_.emplace_back([this, settings] {
+        const types::ThreadSettingsScope settings_scope(settings);
         work();
       });
     }

@@ -1,5 +1,6 @@
 // date, timestamp and time text input/output with PostgreSQL 15's rules
-// (DateStyle ISO, MDY): ISO dates, month names, M/D/Y, YYYYMMDD, BC/AD,
+// (DateStyle ISO; numeric fields in its order, MDY, DMY or YMD, as the
+// statement's thread has it: thread_settings.hpp): ISO dates, month names, M/D/Y, YYYYMMDD, BC/AD,
 // infinity, epoch, times with fractional seconds rounded to microseconds and
 // AM/PM, ISO output with BC.
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 
 #include "executor/types/clock.hpp"
+#include "executor/types/thread_settings.hpp"
 #include "executor/types/time_zone.hpp"
 #include "executor/types/type_io.hpp"
 
@@ -368,9 +370,12 @@ Decoded decode(Kind kind, std::string_view text) {
       d.day = nums[0]; d.year = nums[1]; year_len = num_len[1];
     }
   } else if (nnums == 3) {
-    if (num_len[0] > 2) {  // Y-M-D
+    const DateOrder order = current_date_order();
+    if (num_len[0] > 2 || order == DateOrder::ymd) {  // Y-M-D
       d.year = nums[0]; year_len = num_len[0]; d.month = nums[1]; d.day = nums[2];
-    } else {  // DateStyle MDY
+    } else if (order == DateOrder::dmy) {
+      d.day = nums[0]; d.month = nums[1]; d.year = nums[2]; year_len = num_len[2];
+    } else {
       d.month = nums[0]; d.day = nums[1]; d.year = nums[2]; year_len = num_len[2];
     }
   } else if (nnums == 1 && (num_len[0] == 8 || num_len[0] == 6)) {
