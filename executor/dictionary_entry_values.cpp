@@ -88,9 +88,10 @@ std::optional<EntryResult> result_of(std::optional<EntryLookup> lookup) {
   return EntryResult{std::move(lookup), {}};
 }
 
-std::optional<EntryLookup> lookup_in(std::optional<EntryResult> result) {
+// The lookup of a kept result (its arrays shared, not copied).
+std::optional<EntryLookup> lookup_in(const std::shared_ptr<const EntryResult>& result) {
   if (!result) return std::nullopt;
-  return std::move(result->lookup);
+  return result->lookup;
 }
 
 // A condition's value on the entries [from, n) and then on NULL (n =
@@ -112,7 +113,7 @@ std::optional<std::vector<uint8_t>> compute_entry_truths(const Expr& e, const Co
 }
 
 // compute_entry_truths of every entry, kept for the statements after.
-std::optional<EntryResult> entry_truths(const Expr& e, const ColumnExpr& column,
+std::shared_ptr<const EntryResult> entry_truths(const Expr& e, const ColumnExpr& column,
                                         const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                         const std::vector<Value>* parameters, int threads) {
   return cached_entry_result(EntryResultKind::conditions, e, column, *dictionary, [&] {
@@ -208,7 +209,7 @@ std::optional<EntryLookup> compute_entry_text_codes(const Expr& e, const ColumnE
 std::optional<EntryLookup> entry_verdicts(const Expr& e, const ColumnExpr& column,
                                           const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                           const std::vector<Value>* parameters, int threads) {
-  const std::optional<EntryResult> kept = entry_truths(e, column, dictionary, parameters, threads);
+  const std::shared_ptr<const EntryResult> kept = entry_truths(e, column, dictionary, parameters, threads);
   if (!kept) return std::nullopt;
   const std::vector<uint8_t>& truths = kept->truths;
   const size_t n = truths.size() - 1;
@@ -225,15 +226,15 @@ std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr
                                                  const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                                  const std::vector<Value>* parameters, int threads, size_t from) {
   // Entries a filter lacks (its column grew) are evaluated, not kept.
-  std::optional<std::vector<uint8_t>> truths;
-  if (from != 0) {
-    truths = compute_entry_truths(e, column, dictionary, parameters, threads, from);
-  } else if (std::optional<EntryResult> kept = entry_truths(e, column, dictionary, parameters, threads)) {
-    truths = std::move(kept->truths);
-  }
-  if (!truths) return std::nullopt;
-  for (uint8_t& t : *truths) t = t == kTrue ? 1 : 0;
-  return truths;
+  std::optional<std::vector<uint8_t>> fresh;
+  std::shared_ptr<const EntryResult> kept;
+  if (from != 0) fresh = compute_entry_truths(e, column, dictionary, parameters, threads, from);
+  else kept = entry_truths(e, column, dictionary, parameters, threads);
+  const std::vector<uint8_t>* truths = kept ? &kept->truths : fresh ? &*fresh : nullptr;
+  if (truths == nullptr) return std::nullopt;
+  std::vector<uint8_t> passes(truths->size());
+  for (size_t i = 0; i < passes.size(); ++i) passes[i] = (*truths)[i] == kTrue ? 1 : 0;
+  return passes;
 }
 
 bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary) {

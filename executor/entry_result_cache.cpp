@@ -127,8 +127,6 @@ size_t EntryResult::bytes() const {
   return n;
 }
 
-bool entry_result_cacheable(const Expr& e, const ColumnExpr& column) { return cacheable(e, column); }
-
 namespace {
 
 Key key_of(EntryResultKind kind, const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary) {
@@ -148,23 +146,23 @@ const Kept* find_kept(const Key& key) {
 
 }  // namespace
 
-std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
-                                               const storage::StringDictionary& dictionary,
-                                               const std::function<std::optional<EntryResult>()>& compute) {
+std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                                                      const storage::StringDictionary& dictionary,
+                                                      const std::function<std::optional<EntryResult>()>& compute) {
   Key key = key_of(kind, e, column, dictionary);
-  if (!key.expression) return compute();
-  {
+  if (key.expression) {
     const std::lock_guard lock(cache_mutex);
     if (const Kept* found = find_kept(key)) {
       ++hits;
-      return *found->result;
+      return found->result;
     }
   }
-  std::optional<EntryResult> result = compute();
-  if (!result) return result;
+  std::optional<EntryResult> computed = compute();
+  if (!computed) return nullptr;
+  auto result = std::make_shared<const EntryResult>(std::move(*computed));
   const size_t bytes = result->bytes();
-  if (bytes > kMostKeptBytes / 4) return result;  // would push out most of the others
-  auto shared = std::make_shared<const EntryResult>(*result);
+  // Not kept where it may not be, or would push out most of the others.
+  if (!key.expression || bytes > kMostKeptBytes / 4) return result;
   const std::lock_guard lock(cache_mutex);
   // Results of stores no statement can read again, and one another
   // statement kept meanwhile, give way.
@@ -180,7 +178,7 @@ std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr&
     kept_bytes -= kept.front().bytes;
     kept.pop_front();
   }
-  kept.push_back(Kept{std::move(key), std::move(shared), bytes});
+  kept.push_back(Kept{std::move(key), result, bytes});
   kept_bytes += bytes;
   return result;
 }

@@ -38,13 +38,11 @@ struct EntryResult {
   size_t bytes() const;
 };
 
-// Whether `e` (reading `column` only) may be kept: see above.
-bool entry_result_cacheable(const Expr& e, const ColumnExpr& column);
-
 // The result of `kind` for `e` over `dictionary`'s entries: the kept one,
 // else compute()'s, kept where it is not nullopt (an evaluation that raised
 // an error is not kept: the next statement raises it again on its rows).
-std::optional<EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+// Null where compute() gave nullopt.
+std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                                                const storage::StringDictionary& dictionary,
                                                const std::function<std::optional<EntryResult>()>& compute);
 

@@ -14,9 +14,12 @@ DateOrder date_order_of(std::string_view datestyle) {
 
 DateOrder current_date_order() { return thread_date_order; }
 
-DateOrderScope::DateOrderScope(DateOrder order) : previous_(thread_date_order) { thread_date_order = order; }
+ThreadSettingsScope::ThreadSettingsScope(const ThreadSettings& settings)
+    : zone_(settings.zone), bytea_output_(settings.bytea_output), previous_date_order_(thread_date_order) {
+  thread_date_order = settings.date_order;
+}
 
-DateOrderScope::~DateOrderScope() { thread_date_order = previous_; }
+ThreadSettingsScope::~ThreadSettingsScope() { thread_date_order = previous_date_order_; }
 
 ThreadSettings current_thread_settings() {
   return ThreadSettings{current_time_zone_shared(), current_bytea_output(), current_date_order()};

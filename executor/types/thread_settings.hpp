@@ -25,18 +25,6 @@ DateOrder date_order_of(std::string_view datestyle);
 // This thread's date order (MDY when no scope is installed).
 DateOrder current_date_order();
 
-// Installs a date order for this thread while it lives; nests.
-class DateOrderScope {
- public:
-  explicit DateOrderScope(DateOrder order);
-  ~DateOrderScope();
-  DateOrderScope(const DateOrderScope&) = delete;
-  DateOrderScope& operator=(const DateOrderScope&) = delete;
-
- private:
-  DateOrder previous_;
-};
-
 struct ThreadSettings {
   std::shared_ptr<const TimeZone> zone;
   ByteaOutput bytea_output = ByteaOutput::hex;
@@ -50,13 +38,15 @@ ThreadSettings current_thread_settings();
 // Installs `settings` for this thread while it lives; nests.
 class ThreadSettingsScope {
  public:
-  explicit ThreadSettingsScope(const ThreadSettings& settings)
-      : zone_(settings.zone), bytea_output_(settings.bytea_output), date_order_(settings.date_order) {}
+  explicit ThreadSettingsScope(const ThreadSettings& settings);
+  ~ThreadSettingsScope();
+  ThreadSettingsScope(const ThreadSettingsScope&) = delete;
+  ThreadSettingsScope& operator=(const ThreadSettingsScope&) = delete;
 
  private:
   TimeZoneScope zone_;
   ByteaOutputScope bytea_output_;
-  DateOrderScope date_order_;
+  DateOrder previous_date_order_;
 };
 
 }  // namespace tally::types
