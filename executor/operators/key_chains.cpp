@@ -73,11 +73,11 @@ void KeyChains::select_rows(const std::vector<Vector>& keys, const std::vector<V
   const IntegerKeys ints(keys, probe);
   const bool int_key = ints.usable();
   for (size_t r = 0; r < rows; ++r) {
-    if (r + kAhead < rows) __builtin_prefetch(&head[hashes[r + kAhead] & mask]);
+    if (r + kAhead < rows) prefetch_bucket(hashes[r + kAhead]);
     if (r + kAhead / 2 < rows) {
-      const uint32_t near = head[hashes[r + kAhead / 2] & mask];
+      const uint32_t near = first(hashes[r + kAhead / 2]);
       if (near != kNullRow) {
-        __builtin_prefetch(&next[near]);
+        prefetch_row(near);
         if (int_key) ints.prefetch(near);
       }
     }
