@@ -101,6 +101,11 @@ class BlockRun {
     BlockStack& st = *stack_;
     for (int s = from; s < to; ++s) {
       const ProgramStep step = steps_[s];
+      if (step.op == ProgramOp::load && s + 2 < to && compare_constant(s, sel, base, top + 1)) {
+        ++top;
+        s += 2;
+        continue;
+      }
       switch (step.op) {
         case ProgramOp::load: load(columns_[step.arg], sel, base, ++top); break;
         case ProgramOp::const_int:
@@ -188,6 +193,54 @@ class BlockRun {
   BlockStack& stack() { return *stack_; }
 
  private:
+  // A stored integer column compared with a constant (`load; const_int;
+  // <cmp>_int`, most of a filter's steps) in one pass into slot t: the
+  // column is read where it is, not loaded into the stack and compared
+  // there. False where steps s.. are not that.
+  bool compare_constant(int s, const Selection& sel, size_t base, int t) {
+    const ProgramStep& constant = steps_[s + 1];
+    const ProgramOp op = steps_[s + 2].op;
+    if (constant.op != ProgramOp::const_int || op < ProgramOp::eq_int || op > ProgramOp::ge_int) return false;
+    const ProgramColumn& c = columns_[steps_[s].arg];
+    const auto width = static_cast<ColumnWidth>(c.width);
+    if (width == ColumnWidth::int32) {
+      compare_rows(static_cast<const int32_t*>(c.data) + base, c, sel, base, t, op, constant.value);
+    } else if (width == ColumnWidth::int64) {
+      compare_rows(static_cast<const int64_t*>(c.data) + base, c, sel, base, t, op, constant.value);
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  template <class T>
+  void compare_rows(const T* d, const ProgramColumn& c, const Selection& sel, size_t base, int t, ProgramOp op,
+                    int64_t value) {
+    BlockStack& st = *stack_;
+    __int128* out = st.i[t];
+    uint8_t* nulls = st.null[t];
+    const auto v = static_cast<__int128>(value);
+    auto rows = [&](auto cmp) { each_row(sel, [&](size_t k) { out[k] = cmp(static_cast<__int128>(d[k]), v) ? 1 : 0; }); };
+    switch (op) {
+      case ProgramOp::eq_int: rows([](__int128 a, __int128 b) { return a == b; }); break;
+      case ProgramOp::ne_int: rows([](__int128 a, __int128 b) { return a != b; }); break;
+      case ProgramOp::lt_int: rows([](__int128 a, __int128 b) { return a < b; }); break;
+      case ProgramOp::le_int: rows([](__int128 a, __int128 b) { return a <= b; }); break;
+      case ProgramOp::gt_int: rows([](__int128 a, __int128 b) { return a > b; }); break;
+      default: rows([](__int128 a, __int128 b) { return a >= b; }); break;
+    }
+    // A NULL value compares to NULL (as binary_rows leaves it: 0 in i).
+    const uint8_t* valid = c.validity != nullptr ? c.validity + base : nullptr;
+    if (valid == nullptr) {
+      each_row(sel, [&](size_t k) { nulls[k] = 0; });
+    } else {
+      each_row(sel, [&](size_t k) {
+        nulls[k] = valid[k] == 0 ? 1 : 0;
+        if (nulls[k]) out[k] = 0;
+      });
+    }
+  }
+
   void load(const ProgramColumn& c, const Selection& sel, size_t base, int t) {
     BlockStack& st = *stack_;
     const uint8_t* valid = c.validity != nullptr ? c.validity + base : nullptr;

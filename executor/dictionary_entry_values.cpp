@@ -241,6 +241,8 @@ bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storag
   return entry_result_kept(EntryResultKind::conditions, e, column, dictionary);
 }
 
+bool entry_conditions_keepable(const Expr& e, const ColumnExpr& column) { return entry_result_keepable(e, column); }
+
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,
                                         const std::shared_ptr<const storage::StringDictionary>& dictionary,
                                         const std::vector<Value>* parameters, int threads) {

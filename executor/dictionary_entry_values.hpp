@@ -53,6 +53,9 @@ std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr
 // an earlier statement (entry_result_cache.hpp): then its verdicts cost no
 // evaluation, whatever the rows per entry.
 bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary);
+// Whether an evaluation of the condition over a dictionary's entries would
+// be kept for the statements after this one.
+bool entry_conditions_keepable(const Expr& e, const ColumnExpr& column);
 
 // An integer (int64) or float8 (float64) value, NULL where an entry gives NULL.
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

@@ -183,6 +183,8 @@ std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, con
   return result;
 }
 
+bool entry_result_keepable(const Expr& e, const ColumnExpr& column) { return cacheable(e, column); }
+
 bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                        const storage::StringDictionary& dictionary) {
   const Key key = key_of(kind, e, column, dictionary);

@@ -46,6 +46,10 @@ std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, con
                                                const storage::StringDictionary& dictionary,
                                                const std::function<std::optional<EntryResult>()>& compute);
 
+// Whether results for `e` may be kept at all: it is built from constants,
+// `column` and functions that depend on their arguments alone.
+bool entry_result_keepable(const Expr& e, const ColumnExpr& column);
+
 // Whether the result of `kind` for `e` over `dictionary` is kept.
 bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                        const storage::StringDictionary& dictionary);

@@ -84,20 +84,32 @@ bool distinct_keys(const Vector& keys, int64_t base, uint64_t span) {
 }
 
 // The build rows by key in a hash table of twice as many slots as keys:
-// false where a key repeats.
+// false where a key repeats. The keys' first slots are hashed a batch at a
+// time and fetched ahead of their inserts: the table (16 bytes a slot, 16 MB
+// for TPC-H Q9's 435K partsupp keys at SF 10) is far larger than the
+// caches, and one insert after another waited on each slot's miss.
 bool hash_keys(LookupTable& table, size_t keyed) {
   const uint64_t size = std::bit_ceil(std::max<uint64_t>(2, 2 * static_cast<uint64_t>(keyed)));
   table.memory.grow(size * sizeof(LookupSlot));
   table.slots.assign(size, LookupSlot{0, -1});
   const Vector& key = table.keys;
-  for (size_t r = 0; r < key.count; ++r) {
-    if (key.null_at(r)) continue;
-    const int64_t k = key.ints[r];
-    uint64_t at = hash_lookup_key(k, size);
-    for (; table.slots[at].row >= 0; at = (at + 1) & (size - 1)) {
-      if (table.slots[at].key == k) return false;
+  const int64_t* keys = key.int_data();
+  constexpr size_t kAhead = 16;
+  constexpr size_t kBatch = 1024;
+  uint64_t first[kBatch];
+  for (size_t begin = 0; begin < key.count; begin += kBatch) {
+    const size_t end = std::min(key.count, begin + kBatch);
+    for (size_t r = begin; r < end; ++r) first[r - begin] = hash_lookup_key(keys[r], size);
+    for (size_t r = begin; r < end; ++r) {
+      if (r + kAhead < end) __builtin_prefetch(&table.slots[first[r + kAhead - begin]], 1);
+      if (key.null_at(r)) continue;
+      const int64_t k = keys[r];
+      uint64_t at = first[r - begin];
+      for (; table.slots[at].row >= 0; at = (at + 1) & (size - 1)) {
+        if (table.slots[at].key == k) return false;
+      }
+      table.slots[at] = LookupSlot{k, static_cast<int64_t>(r)};
     }
-    table.slots[at] = LookupSlot{k, static_cast<int64_t>(r)};
   }
   return true;
 }

@@ -99,6 +99,10 @@ bool DictionaryFilter::verdicts_kept(const storage::StringDictionary& dictionary
   return entry_conditions_kept(conjunct_, ColumnExpr(type_, space_index_), dictionary);
 }
 
+bool DictionaryFilter::verdicts_keepable() const {
+  return entry_conditions_keepable(conjunct_, ColumnExpr(type_, space_index_));
+}
+
 bool DictionaryFilter::select(const storage::ColumnVector& column, const std::vector<uint32_t>* kept, size_t rows,
                               const std::vector<Value>* parameters, State& state,
                               std::vector<uint32_t>& passing) const {

@@ -59,6 +59,8 @@ class DictionaryFilter {
   // `dictionary`'s entries is kept (dictionary_entry_values.hpp): then
   // prepare() costs no evaluation, however few rows each entry has.
   bool verdicts_kept(const storage::StringDictionary& dictionary) const;
+  // Whether verdicts prepare() makes are kept for later statements.
+  bool verdicts_keepable() const;
 
  private:
   DictionaryFilter(const Expr& conjunct, int space_index, SqlType type, size_t space_width)

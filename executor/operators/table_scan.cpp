@@ -484,11 +484,17 @@ TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value
   for (const FilterPart& part : filter_parts_) {
     states.push_back(std::make_unique<DictionaryFilter::State>());
     // Where the rows repeat their values (four rows an entry or more), so
-    // that a test per entry costs less than one per row, or where an
-    // earlier statement's tests per entry are kept.
+    // that a test per entry costs less than one per row; where an earlier
+    // statement's tests per entry are kept; or where the entries are no
+    // more than the rows and their tests will be kept (a LIKE over names
+    // of parts, most of them distinct: the first statement tests about as
+    // many entries as it would rows, on every core, and the statements
+    // after it look them up).
     const auto dictionary = part.dictionary ? table_->dictionary(table_columns_[part.columns[0]]) : nullptr;
-    if (dictionary && (static_cast<uint64_t>(dictionary->size()) * 4 <= table_->row_count() ||
-                       part.dictionary->verdicts_kept(*dictionary))) {
+    const auto entries = dictionary ? static_cast<uint64_t>(dictionary->size()) : 0;
+    const uint64_t rows = table_->row_count();
+    if (dictionary && (entries * 4 <= rows || part.dictionary->verdicts_kept(*dictionary) ||
+                       (entries <= rows && part.dictionary->verdicts_keepable()))) {
       part.dictionary->prepare(dictionary, parameters, *states.back());
     }
   }

@@ -314,7 +314,7 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
                                            {f32.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float32)},
                                            {f64.data(), nullptr, static_cast<uint8_t>(ColumnWidth::float64)}};
   RandomProgram gen(3);
-  int skips = 0, errors = 0;
+  int skips = 0, errors = 0, compared = 0;
   for (int t = 0; t < 400; ++t) {
     ColumnProgram p;
     p.result = static_cast<ProgramResult>(t % 3);
@@ -323,6 +323,11 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
     else gen.floating(p.steps, 4);
     ASSERT_TRUE(program_runs_in_blocks(p)) << t;
     for (const ProgramStep& s : p.steps) skips += s.op == ProgramOp::skip_if_false || s.op == ProgramOp::skip_if_true;
+    // A column compared with a constant, which the blocks run in one pass.
+    for (size_t s = 0; s + 2 < p.steps.size(); ++s) {
+      compared += p.steps[s].op == ProgramOp::load && p.steps[s + 1].op == ProgramOp::const_int &&
+                  p.steps[s + 2].op >= ProgramOp::eq_int && p.steps[s + 2].op <= ProgramOp::ge_int;
+    }
     // Row by row: the reference.
     std::vector<uint8_t> want_mask(rows), got_mask(rows), want_valid(rows, 9), got_valid(rows, 9);
     std::vector<int64_t> want_values(rows, -1), got_values(rows, -1);
@@ -367,8 +372,10 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
       }
     }
   }
-  // The programs exercised short circuits and overflows.
+  // The programs exercised short circuits, overflows and columns compared
+  // with constants.
   EXPECT_GT(skips, 50);
+  EXPECT_GT(compared, 20);
   EXPECT_GT(errors, 20);
   // A program the block evaluator does not take (a short circuit whose
   // skipped steps leave a value) still answers, row by row.

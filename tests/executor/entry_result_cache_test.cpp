@@ -89,6 +89,20 @@ TEST_F(EntryResultCacheTest, AScanFilterReadsTheVerdictsAnAggregateMade) {
          condition + ")");
 }
 
+TEST_F(EntryResultCacheTest, AScanFilterOverDistinctValuesKeepsItsVerdicts) {
+  // As many entries as rows (names of parts): the first statement tests
+  // each entry once, as it would each row, and the next looks them up.
+  run("CREATE TABLE names (id int, name text)");
+  run("INSERT INTO names SELECT g, 'part ' || g || CASE WHEN g % 7 = 0 THEN ' green' ELSE ' blue' END "
+      "FROM generate_series(1, 50000) g");
+  const std::string q = "SELECT id FROM names WHERE name LIKE '%green%' ORDER BY id";
+  expect(q);
+  const EntryResultCacheStats first = entry_result_cache_stats();
+  EXPECT_GE(first.results, 1u);
+  expect(q);
+  EXPECT_GT(entry_result_cache_stats().hits, first.hits);
+}
+
 TEST_F(EntryResultCacheTest, AColumnThatGrewIsEvaluatedAgain) {
   expect_changed_by("SELECT count(*), sum(id) FROM pages WHERE url LIKE '%p1234%' OR length(url) > 29",
                     "INSERT INTO pages SELECT g, 'http://new.example/p1234/' || g, '2024-01-01' "
