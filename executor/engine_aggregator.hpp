@@ -200,11 +200,14 @@ class EngineAggregator final : public GroupAggregator {
   // Drops from `result` the groups a test of group_tests() rejects, before
   // any column is built; returns the groups left.
   size_t filter_groups(AggregationResult& result, size_t groups);
-  // Cuts `result` and its key columns (the last keys_.size() of `columns`,
-  // built) to the groups that can be among top_groups_'s first rows, where
-  // every sort key is a key column, a count, or an exact sum, min or max of
-  // integers or numerics; returns the groups left.
-  size_t keep_top_groups(AggregationResult& result, size_t groups, std::vector<Vector>& columns);
+  // Cuts `result` and, where `keys_built`, its key columns (the last
+  // keys_.size() of `columns`) to the groups that can be among
+  // top_groups_'s first rows, where every sort key is a key column (only
+  // with the keys built), a count, or an exact sum, min or max of integers
+  // or numerics; returns the groups left.
+  size_t keep_top_groups(AggregationResult& result, size_t groups, std::vector<Vector>& columns, bool keys_built);
+  // Whether every sort key of top_groups_ is an aggregate (none a key).
+  bool top_groups_by_aggregates() const;
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
   // A key tuple's group values (AggregationResult::key_codes) into key columns.
