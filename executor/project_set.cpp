@@ -15,6 +15,7 @@
 #include "executor/record_value.hpp"
 #include "executor/scalar/regex_set_functions.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/statement_context.hpp"
 #include "executor/system_relation_provider.hpp"
 #include "executor/value_codec.hpp"
 
@@ -473,9 +474,7 @@ std::shared_ptr<const SelectPlan> plan_project_set(const json& select, PlanConte
     }
   }
   relation->rows_at_run = [inner_plan, items](const std::vector<Value>* parameters) {
-    ExecContext context;
-    context.parameters = parameters;
-    context.cancel = const_cast<CancelToken*>(detail::current_cancel_token);
+    ExecContext context = nested_context(parameters);
     const ResultSet rows = run_select(*inner_plan, context);
     return expand(items, rows);
   };

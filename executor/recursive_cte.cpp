@@ -7,6 +7,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/relation_references.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/statement_context.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -145,9 +146,7 @@ std::shared_ptr<const MaterializedRelation> plan_recursive_cte(const json& cte,
   relation->rows = empty_chunk(columns);
   relation->rows_at_run = [left, right, working, columns,
                            all](const std::vector<Value>* parameters) {
-    ExecContext run;
-    run.parameters = parameters;
-    run.cancel = const_cast<CancelToken*>(detail::current_cancel_token);
+    ExecContext run = nested_context(parameters);
     std::unordered_set<std::string> seen;
     DataChunk out = empty_chunk(columns), added = empty_chunk(columns);
     append_new(run_select(*left, run), columns.size(), all, seen, out, added);

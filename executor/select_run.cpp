@@ -22,6 +22,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/explain_costs.hpp"
 #include "executor/read_ahead.hpp"
+#include "executor/statement_context.hpp"
 #include "executor/scan_pieces.hpp"
 #include "executor/top_n_chunk_bound.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -585,6 +586,7 @@ const SelectPlan& plan_to_run(const SelectPlan& plan, const ExecContext& ec) {
 }
 
 ResultSet run_select(const SelectPlan& plan, ExecContext& ec) {
+  const StatementContextScope statement(ec);
   for (const auto& cte : plan.shared_ctes) cte->reset();
   // The lookup form pays where its programs run on the GPU; on the CPU
   // engine the hash joins' tests of stored keys are faster.

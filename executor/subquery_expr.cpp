@@ -14,6 +14,7 @@
 #include "executor/select_plan.hpp"
 #include "executor/tuple_key.hpp"
 #include "executor/select_plan_detail.hpp"
+#include "executor/statement_context.hpp"
 #include "executor/value_codec.hpp"
 
 namespace tally::executor {
@@ -48,13 +49,12 @@ struct SubqueryExpr::Groups {
 
 namespace {
 
-// A context for a run of a subquery's plan: the statement's parameters and
+// A context for a run of a subquery's plan: the statement's parameters,
 // cancel token (installed for this thread by run_select), so that a cancel
-// or statement_timeout stops the subquery's scans too.
+// or statement_timeout stops the subquery's scans too, and engine settings
+// (statement_context.hpp).
 ExecContext subquery_context(const std::vector<Value>& parameters, int threads) {
-  ExecContext context;
-  context.parameters = &parameters;
-  context.cancel = const_cast<CancelToken*>(current_cancel_token());
+  ExecContext context = nested_context(&parameters);
   context.threads = threads;
   return context;
 }
