@@ -4,6 +4,7 @@
 // hash a side: the side drained into memory charged to the statement, its
 // key vectors and hash chains.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,19 @@ class ResidualTest {
                                 const std::vector<Value>* parameters) const;
 
  private:
+  // The residual `a op b` over an integer column of each side (TPC-H
+  // Q21's l2.l_suppkey <> l1.l_suppkey, tested for millions of pairs):
+  // compared where the values are, with no chunk of the pairs gathered.
+  struct ColumnComparison {
+    size_t first_column = 0, second_column = 0;  // a's side is the first
+    bool a_first = true;                          // whether a is the first side's
+    int op = 0;                                   // 0 =, 1 <>, 2 <, 3 <=, 4 >, 5 >=
+  };
+  std::vector<uint32_t> compared(const DataChunk& first, const std::vector<uint32_t>& first_rows,
+                                 const DataChunk& second, const std::vector<uint32_t>& second_rows) const;
+
   const std::vector<ExprPtr>& residual_;
+  std::optional<ColumnComparison> comparison_;
   size_t space_width_;
   std::vector<int> layout_;                           // of the pairs chunk, the pair numbers last
   std::vector<std::pair<bool, size_t>> columns_;      // (from the second side, column)
