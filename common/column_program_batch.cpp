@@ -116,6 +116,7 @@ class BlockRun {
           const double fv = step.op == ProgramOp::const_float ? step.fvalue : 0;
           const uint8_t nv = step.op == ProgramOp::const_null ? 1 : 0;
           each_row(sel, [&](size_t k) { st.i[top][k] = iv; st.f[top][k] = fv; st.null[top][k] = nv; });
+          no_nulls_[top] = nv == 0 && sel.rows == nullptr;
           break;
         }
         case ProgramOp::skip_if_false:
@@ -130,6 +131,7 @@ class BlockRun {
             n += skips ? 0 : 1;
           });
           if (n > 0) run(s + 1, s + 1 + step.arg, Selection{rest, n}, base, top);
+          if (n > 0) no_nulls_[top] = false;
           s += step.arg;
           break;
         }
@@ -149,6 +151,7 @@ class BlockRun {
             st.f[top][k] = v.f;
             st.null[top][k] = v.null ? 1 : 0;
           });
+          no_nulls_[top] = false;
           break;
         }
         case ProgramOp::choose: {
@@ -160,6 +163,7 @@ class BlockRun {
             st.f[top][k] = st.f[from][k];
             st.null[top][k] = st.null[from][k];
           });
+          no_nulls_[top] = false;
           break;
         }
         case ProgramOp::and_:
@@ -174,6 +178,7 @@ class BlockRun {
             st.f[top][k] = 0;
             st.null[top][k] = !(a_decides || b_decides) && any_null;
           });
+          no_nulls_[top] = false;
           break;
         }
         default:
@@ -231,6 +236,7 @@ class BlockRun {
     }
     // A NULL value compares to NULL (as binary_rows leaves it: 0 in i).
     const uint8_t* valid = c.validity != nullptr ? c.validity + base : nullptr;
+    no_nulls_[t] = valid == nullptr && sel.rows == nullptr;
     if (valid == nullptr) {
       each_row(sel, [&](size_t k) { nulls[k] = 0; });
     } else {
@@ -249,6 +255,7 @@ class BlockRun {
     } else {
       each_row(sel, [&](size_t k) { st.null[t][k] = 0; });
     }
+    no_nulls_[t] = valid == nullptr && sel.rows == nullptr;
     // A slot holds an integer or a float, as the compiler typed its step:
     // no step reads the other half, so a load writes only its own.
     switch (static_cast<ColumnWidth>(c.width)) {
@@ -322,6 +329,7 @@ class BlockRun {
           iv[k] = nv[k] == want ? 1 : 0;
           nv[k] = 0;
         });
+        no_nulls_[t] = no_nulls_[t] || sel.rows == nullptr;
         break;
       }
       default: break;
@@ -330,9 +338,17 @@ class BlockRun {
   }
 
   // Applies `op` to rows of slots a and b, NULL in, NULL out; the result in a.
+  // Where both operands are non-NULL on every row of the whole block (a
+  // load of a column without NULLs, a constant, arithmetic over those), the
+  // rows skip the NULL tests and the result keeps no NULL.
   template <class F>
   void binary_rows(const Selection& sel, int a, int b, F&& f) {
     BlockStack& st = *stack_;
+    if (sel.rows == nullptr && no_nulls_[a] && no_nulls_[b]) {
+      for (size_t k = 0; k < sel.n; ++k) f(k);
+      return;
+    }
+    no_nulls_[a] = false;
     each_row(sel, [&](size_t k) {
       const bool n = st.null[a][k] || st.null[b][k];
       st.null[a][k] = n ? 1 : 0;
@@ -400,6 +416,9 @@ class BlockRun {
   const std::vector<ProgramStep>& steps_;
   const std::vector<ProgramColumn>& columns_;
   std::unique_ptr<BlockStack> stack_;
+  // Per slot: every row of the block is non-NULL there (its NULL flags all
+  // 0), as the step that wrote it over the whole block left it.
+  bool no_nulls_[kProgramStackDepth] = {};
 };
 
 // The row-by-row form, for programs the block evaluator does not take.
