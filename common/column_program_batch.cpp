@@ -101,7 +101,8 @@ class BlockRun {
     BlockStack& st = *stack_;
     for (int s = from; s < to; ++s) {
       const ProgramStep step = steps_[s];
-      if (step.op == ProgramOp::load && s + 2 < to && compare_constant(s, sel, base, top + 1)) {
+      if ((step.op == ProgramOp::load || step.op == ProgramOp::const_int) && s + 2 < to &&
+          column_constant(s, sel, base, top + 1)) {
         ++top;
         s += 2;
         continue;
@@ -198,20 +199,27 @@ class BlockRun {
   BlockStack& stack() { return *stack_; }
 
  private:
-  // A stored integer column compared with a constant (`load; const_int;
-  // <cmp>_int`, most of a filter's steps) in one pass into slot t: the
-  // column is read where it is, not loaded into the stack and compared
-  // there. False where steps s.. are not that.
-  bool compare_constant(int s, const Selection& sel, size_t base, int t) {
-    const ProgramStep& constant = steps_[s + 1];
+  // A stored integer column and a constant under one operator (`load;
+  // const_int; op` or `const_int; load; op`, op a comparison, +, - or *:
+  // most of a filter's and an input's steps) in one pass into slot t: the
+  // column is read where it is, not loaded into the stack and combined
+  // there with a constant filled in for every row. False where steps s..
+  // are not that.
+  bool column_constant(int s, const Selection& sel, size_t base, int t) {
+    const ProgramStep& first = steps_[s];
+    const ProgramStep& second = steps_[s + 1];
     const ProgramOp op = steps_[s + 2].op;
-    if (constant.op != ProgramOp::const_int || op < ProgramOp::eq_int || op > ProgramOp::ge_int) return false;
-    const ProgramColumn& c = columns_[steps_[s].arg];
+    const bool column_first = first.op == ProgramOp::load && second.op == ProgramOp::const_int;
+    if (!column_first && !(first.op == ProgramOp::const_int && second.op == ProgramOp::load)) return false;
+    const bool compare = op >= ProgramOp::eq_int && op <= ProgramOp::ge_int;
+    if (!compare && op != ProgramOp::add_int && op != ProgramOp::sub_int && op != ProgramOp::mul_int) return false;
+    const ProgramColumn& c = columns_[column_first ? first.arg : second.arg];
+    const int64_t value = column_first ? second.value : first.value;
     const auto width = static_cast<ColumnWidth>(c.width);
     if (width == ColumnWidth::int32) {
-      compare_rows(static_cast<const int32_t*>(c.data) + base, c, sel, base, t, op, constant.value);
+      combine_rows(static_cast<const int32_t*>(c.data) + base, c, sel, base, t, op, value, column_first);
     } else if (width == ColumnWidth::int64) {
-      compare_rows(static_cast<const int64_t*>(c.data) + base, c, sel, base, t, op, constant.value);
+      combine_rows(static_cast<const int64_t*>(c.data) + base, c, sel, base, t, op, value, column_first);
     } else {
       return false;
     }
@@ -219,23 +227,52 @@ class BlockRun {
   }
 
   template <class T>
-  void compare_rows(const T* d, const ProgramColumn& c, const Selection& sel, size_t base, int t, ProgramOp op,
-                    int64_t value) {
+  void combine_rows(const T* d, const ProgramColumn& c, const Selection& sel, size_t base, int t, ProgramOp op,
+                    int64_t value, bool column_first) {
     BlockStack& st = *stack_;
     __int128* out = st.i[t];
     uint8_t* nulls = st.null[t];
-    const auto v = static_cast<__int128>(value);
-    auto rows = [&](auto cmp) { each_row(sel, [&](size_t k) { out[k] = cmp(static_cast<__int128>(d[k]), v) ? 1 : 0; }); };
-    switch (op) {
-      case ProgramOp::eq_int: rows([](__int128 a, __int128 b) { return a == b; }); break;
-      case ProgramOp::ne_int: rows([](__int128 a, __int128 b) { return a != b; }); break;
-      case ProgramOp::lt_int: rows([](__int128 a, __int128 b) { return a < b; }); break;
-      case ProgramOp::le_int: rows([](__int128 a, __int128 b) { return a <= b; }); break;
-      case ProgramOp::gt_int: rows([](__int128 a, __int128 b) { return a > b; }); break;
-      default: rows([](__int128 a, __int128 b) { return a >= b; }); break;
-    }
-    // A NULL value compares to NULL (as binary_rows leaves it: 0 in i).
     const uint8_t* valid = c.validity != nullptr ? c.validity + base : nullptr;
+    const auto v = static_cast<__int128>(value);
+    // The operands in the program's order: the column's value x and v.
+    auto rows = [&](auto f) {
+      if (column_first) each_row(sel, [&](size_t k) { out[k] = f(static_cast<__int128>(d[k]), v); });
+      else each_row(sel, [&](size_t k) { out[k] = f(v, static_cast<__int128>(d[k])); });
+    };
+    switch (op) {
+      case ProgramOp::eq_int: rows([](__int128 a, __int128 b) -> __int128 { return a == b; }); break;
+      case ProgramOp::ne_int: rows([](__int128 a, __int128 b) -> __int128 { return a != b; }); break;
+      case ProgramOp::lt_int: rows([](__int128 a, __int128 b) -> __int128 { return a < b; }); break;
+      case ProgramOp::le_int: rows([](__int128 a, __int128 b) -> __int128 { return a <= b; }); break;
+      case ProgramOp::gt_int: rows([](__int128 a, __int128 b) -> __int128 { return a > b; }); break;
+      case ProgramOp::ge_int: rows([](__int128 a, __int128 b) -> __int128 { return a >= b; }); break;
+      // Integers of 64 bits cannot leave 128 bits by a sum (binary's check
+      // of 125 bits always passes for them).
+      case ProgramOp::add_int: rows([](__int128 a, __int128 b) { return a + b; }); break;
+      case ProgramOp::sub_int: rows([](__int128 a, __int128 b) { return a - b; }); break;
+      default: {
+        // A product flags an operand of 2^63 or more (INT64_MIN), as binary
+        // does, leaving that row's left operand (NULL rows are not tested).
+        uint32_t err = 0;
+        rows([&err](__int128 a, __int128 b) {
+          if (program_detail::big(a, 63) || program_detail::big(b, 63)) {
+            err |= kProgramOverflow;
+            return a;
+          }
+          return a * b;
+        });
+        if (err != 0 && valid != nullptr) {
+          err = 0;
+          each_row(sel, [&](size_t k) {
+            const __int128 x = d[k];
+            if (valid[k] != 0 && (program_detail::big(x, 63) || program_detail::big(v, 63))) err |= kProgramOverflow;
+          });
+        }
+        error |= err;
+        break;
+      }
+    }
+    // A NULL value gives NULL (as binary_rows leaves it: 0 in i).
     no_nulls_[t] = valid == nullptr && sel.rows == nullptr;
     if (valid == nullptr) {
       each_row(sel, [&](size_t k) { nulls[k] = 0; });

@@ -509,7 +509,21 @@ class Compiler {
 
   // Brings the value on top of the stack from scale `from` to `to` (>= from).
   void rescale(int32_t from, int32_t to) {
-    if (to > from) emit(ProgramOp::scale_int, to - from);
+    if (to <= from) return;
+    if (!steps.empty() && scaled_in_place(steps.back(), to - from)) return;
+    emit(ProgramOp::scale_int, to - from);
+  }
+
+  // A constant brought to a larger scale is that constant, scaled here,
+  // where it fits 64 bits: `1 - l_discount` is 100 - l_discount, a column
+  // and a constant that evaluators run in one pass, not 1, scaled per row.
+  static bool scaled_in_place(ProgramStep& step, int32_t k) {
+    if (step.op != ProgramOp::const_int || k > 18) return false;
+    int64_t factor = 1;
+    for (int32_t i = 0; i < k; ++i) factor *= 10;
+    if (step.value > INT64_MAX / factor || step.value < -(INT64_MAX / factor)) return false;
+    step.value *= factor;
+    return true;
   }
 
   std::optional<Typed> function(const FunctionExpr& f) {
@@ -606,7 +620,8 @@ class Compiler {
   }
 
   // Inserts a scale step after the first operand's steps [first, second).
-  void insert_scale(size_t /*first*/, size_t second, int32_t k) {
+  void insert_scale(size_t first, size_t second, int32_t k) {
+    if (second == first + 1 && scaled_in_place(steps[first], k)) return;
     steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(second), ProgramStep{ProgramOp::scale_int, k, 0, 0});
   }
 

@@ -302,7 +302,10 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   std::vector<uint8_t> valid32(rows), valid64(rows), mask(rows);
   for (size_t r = 0; r < rows; ++r) {
     i32[r] = static_cast<int32_t>(rng() % 20001) - 10000;
-    i64[r] = rng() % 50 == 0 ? INT64_MIN + 3 : static_cast<int64_t>(rng() % 2000001) - 1000000;
+    // INT64_MIN: a product's operand the evaluators flag (2^63 or more).
+    i64[r] = rng() % 50 == 0   ? INT64_MIN + 3
+             : rng() % 97 == 0 ? INT64_MIN
+                               : static_cast<int64_t>(rng() % 2000001) - 1000000;
     f32[r] = static_cast<float>(rng() % 801) / 8 - 50;
     f64[r] = rng() % 60 == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(rng() % 4001) / 16 - 125;
     valid32[r] = rng() % 7 != 0;
@@ -317,7 +320,7 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   std::vector<ProgramColumn> dense = cols;
   for (ProgramColumn& c : dense) c.validity = nullptr;
   RandomProgram gen(3);
-  int skips = 0, errors = 0, compared = 0;
+  int skips = 0, errors = 0, compared = 0, combined = 0;
   for (int t = 0; t < 400; ++t) {
     ColumnProgram p;
     p.result = static_cast<ProgramResult>(t % 3);
@@ -326,10 +329,12 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
     else gen.floating(p.steps, 4);
     ASSERT_TRUE(program_runs_in_blocks(p)) << t;
     for (const ProgramStep& s : p.steps) skips += s.op == ProgramOp::skip_if_false || s.op == ProgramOp::skip_if_true;
-    // A column compared with a constant, which the blocks run in one pass.
+    // A column and a constant under one operator, which the blocks run in one pass.
     for (size_t s = 0; s + 2 < p.steps.size(); ++s) {
-      compared += p.steps[s].op == ProgramOp::load && p.steps[s + 1].op == ProgramOp::const_int &&
-                  p.steps[s + 2].op >= ProgramOp::eq_int && p.steps[s + 2].op <= ProgramOp::ge_int;
+      const ProgramOp a = p.steps[s].op, b = p.steps[s + 1].op, o = p.steps[s + 2].op;
+      const bool pair = (a == ProgramOp::load && b == ProgramOp::const_int) || (a == ProgramOp::const_int && b == ProgramOp::load);
+      compared += pair && o >= ProgramOp::eq_int && o <= ProgramOp::ge_int;
+      combined += pair && (o == ProgramOp::add_int || o == ProgramOp::sub_int || o == ProgramOp::mul_int);
     }
     // Row by row: the reference.
     std::vector<uint8_t> want_mask(rows), got_mask(rows), want_valid(rows, 9), got_valid(rows, 9);
@@ -380,6 +385,7 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   // with constants.
   EXPECT_GT(skips, 50);
   EXPECT_GT(compared, 20);
+  EXPECT_GT(combined, 20);
   EXPECT_GT(errors, 20);
   // A program the block evaluator does not take (a short circuit whose
   // skipped steps leave a value) still answers, row by row.
