@@ -514,14 +514,12 @@ class Compiler {
     emit(ProgramOp::scale_int, to - from);
   }
 
-  // A constant brought to a larger scale is that constant, scaled here,
-  // where it fits 64 bits: `1 - l_discount` is 100 - l_discount, a column
-  // and a constant that evaluators run in one pass, not 1, scaled per row.
+  // A constant brought to a larger scale is scaled here where it fits 64
+  // bits: `1 - l_discount` is 100 - l_discount (one pass), not 1 scaled per row.
   static bool scaled_in_place(ProgramStep& step, int32_t k) {
-    if (step.op != ProgramOp::const_int || k > 18) return false;
-    int64_t factor = 1;
-    for (int32_t i = 0; i < k; ++i) factor *= 10;
-    if (step.value > INT64_MAX / factor || step.value < -(INT64_MAX / factor)) return false;
+    const int64_t factor = k >= 0 && k <= 18 ? static_cast<int64_t>(program_detail::pow10_i128(k)) : 0;
+    if (step.op != ProgramOp::const_int || factor == 0 || step.value > INT64_MAX / factor ||
+        step.value < -(INT64_MAX / factor)) return false;
     step.value *= factor;
     return true;
   }
