@@ -85,6 +85,23 @@ void gather_rows(const T* src, const uint32_t* kept, size_t n, T* out) {
   for (size_t k = 0; k < n; ++k) out[k] = src[kept[k]];
 }
 
+// An array gathered at the kept rows: (source, width in bytes, destination).
+struct Gather {
+  const void* src;
+  size_t width;
+  uint8_t* out;
+};
+
+// The `n` kept rows `kept` of every array, written from row `at` of each destination.
+void gather_part(const std::vector<Gather>& gathers, const uint32_t* kept, size_t n, size_t at) {
+  for (const Gather& g : gathers) {
+    uint8_t* out = g.out + at * g.width;
+    if (g.width == 8) gather_rows(static_cast<const uint64_t*>(g.src), kept, n, reinterpret_cast<uint64_t*>(out));
+    else if (g.width == 4) gather_rows(static_cast<const uint32_t*>(g.src), kept, n, reinterpret_cast<uint32_t*>(out));
+    else gather_rows(static_cast<const uint8_t*>(g.src), kept, n, out);
+  }
+}
+
 
 }  // namespace
 
@@ -242,35 +259,19 @@ class ProgramRun final : public AggregationRun {
       // The row columns' kept rows (the lookups' columns are by key: as they are).
       std::vector<ProgramColumn> gathered = cols;
       std::vector<std::unique_ptr<uint8_t[]>> gathered_bytes;
+      std::vector<Gather> column_gathers;
+      auto add = [&](const void* src, size_t width) {
+        gathered_bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(kept_rows * width));
+        column_gathers.push_back({src, width, gathered_bytes.back().get()});
+        return gathered_bytes.back().get();
+      };
       for (size_t c = 0; c < row_columns; ++c) {
         ProgramColumn& g = gathered[c];
-        if (g.data != nullptr) {
-          gathered_bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(kept_rows * width_bytes(static_cast<ColumnWidth>(g.width))));
-          g.data = gathered_bytes.back().get();
-        }
-        if (g.validity != nullptr) {
-          gathered_bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(kept_rows));
-          g.validity = gathered_bytes.back().get();
-        }
+        if (g.data != nullptr) g.data = add(g.data, width_bytes(static_cast<ColumnWidth>(g.width)));
+        if (g.validity != nullptr) g.validity = add(g.validity, 1);
       }
       for_parts(threads, rows, [&](size_t part, size_t, size_t) {
-        const uint32_t* mine = kept.data() + offsets[part];
-        const size_t n = offsets[part + 1] - offsets[part];
-        for (size_t c = 0; c < row_columns; ++c) {
-          const ProgramColumn& from = cols[c];
-          const ProgramColumn& to = gathered[c];
-          if (from.data != nullptr) {
-            auto* out = static_cast<uint8_t*>(const_cast<void*>(to.data));
-            if (width_bytes(static_cast<ColumnWidth>(from.width)) == 8) {
-              gather_rows(static_cast<const uint64_t*>(from.data), mine, n, reinterpret_cast<uint64_t*>(out) + offsets[part]);
-            } else {
-              gather_rows(static_cast<const uint32_t*>(from.data), mine, n, reinterpret_cast<uint32_t*>(out) + offsets[part]);
-            }
-          }
-          if (from.validity != nullptr) {
-            gather_rows(from.validity, mine, n, const_cast<uint8_t*>(to.validity) + offsets[part]);
-          }
-        }
+        gather_part(column_gathers, kept.data() + offsets[part], offsets[part + 1] - offsets[part], offsets[part]);
         errors[part] |= evaluate_inputs(gathered, offsets[part], offsets[part + 1], nullptr);
       });
     } else {
@@ -290,12 +291,7 @@ class ProgramRun final : public AggregationRun {
     if (kept_rows == 0) return;
     std::vector<std::vector<uint8_t>>& bytes = held.bytes;
     bytes.reserve(4 + 2 * (in.values.size() + in.key_columns.size() + in.filters.size()));
-    // Each gathered array: (source, width in bytes, destination); filled by every part below.
-    struct Gather {
-      const void* src;
-      size_t width;
-      uint8_t* out;
-    };
+    // Each gathered array, filled by every part below.
     std::vector<Gather> gathers;
     auto add = [&](const void* src, size_t width) {
       bytes.emplace_back(kept_rows * width);
@@ -320,14 +316,7 @@ class ProgramRun final : public AggregationRun {
       if (f != nullptr) f = add(f, 1);
     }
     for_parts(threads, rows, [&](size_t part, size_t, size_t) {
-      const uint32_t* mine = kept.data() + offsets[part];
-      const size_t n = offsets[part + 1] - offsets[part];
-      for (const Gather& g : gathers) {
-        uint8_t* out = g.out + offsets[part] * g.width;
-        if (g.width == 8) gather_rows(static_cast<const uint64_t*>(g.src), mine, n, reinterpret_cast<uint64_t*>(out));
-        else if (g.width == 4) gather_rows(static_cast<const uint32_t*>(g.src), mine, n, reinterpret_cast<uint32_t*>(out));
-        else gather_rows(static_cast<const uint8_t*>(g.src), mine, n, out);
-      }
+      gather_part(gathers, kept.data() + offsets[part], offsets[part + 1] - offsets[part], offsets[part]);
     });
   }
 
