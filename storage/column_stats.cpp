@@ -178,16 +178,17 @@ bool part_stats(const ColumnVector& col, size_t begin, size_t end, Part& st) {
   return true;
 }
 
-// Rows per part when a column is summarized on several threads: a hash per
-// row makes a chunk's sketch take milliseconds per column, which the
-// threads of a many-core host divide.
-constexpr size_t part_rows = size_t{1} << 18;
+// Fewest rows per part when a column is summarized on several threads: a
+// hash per row makes a chunk's sketch take milliseconds per column, which
+// the threads of a many-core host divide; a part of fewer rows costs about
+// as much as the thread that runs it.
+constexpr size_t part_rows = size_t{1} << 16;
 
 }  // namespace
 
-catalog::ColumnStats compute_column_stats(const ColumnVector& col) {
+catalog::ColumnStats compute_column_stats(const ColumnVector& col, unsigned threads_wanted) {
   catalog::ColumnStats st;
-  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::max(1u, threads_wanted != 0 ? threads_wanted : std::thread::hardware_concurrency());
   const size_t parts = std::max<size_t>(1, std::min(col.rows / part_rows, threads));
   std::vector<Part> part(parts);
   const size_t per = (col.rows + parts - 1) / parts;

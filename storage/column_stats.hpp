@@ -11,6 +11,8 @@ namespace tally::storage {
 // Must equal executor/estimate's kHllDefaultPrecision so sketches merge.
 constexpr int stats_hll_precision = 12;
 
-catalog::ColumnStats compute_column_stats(const ColumnVector& column);
+// `threads`: at most this many threads summarize parts of the column (0: one
+// per core); a caller summarizing several columns at once divides the cores.
+catalog::ColumnStats compute_column_stats(const ColumnVector& column, unsigned threads = 0);
 
 }  // namespace tally::storage

@@ -1,7 +1,9 @@
 #include "storage/table_appender.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "common/error.hpp"
 #include "storage/chunk_file.hpp"
@@ -302,24 +304,33 @@ void TableAppender::flush_chunk() {
     info.chunk_id = chunk_id;
     info.rows = rows;
     info.stats.resize(columns->size());
-    // Each column is written, summarized and (for a full chunk) fsynced on
-    // its own thread: checksums and sketches of a wide chunk, and the fsync
-    // latency of small appends, would otherwise add up column by column and
-    // fall behind a parallel COPY.
-    auto column_task = [&](size_t c) {
+    // Each column is written (and, for a full chunk, fsynced) on a thread of
+    // its own, and summarized beside it on the cores left: checksums and
+    // sketches of a wide chunk, and the fsync latency of small appends, would
+    // otherwise add up column by column and fall behind a parallel COPY, and
+    // a CREATE TABLE AS of a few columns would keep most cores idle.
+    const size_t ncols = paths.size();
+    auto write_task = [&](size_t c) {
       write_chunk_file(paths[c], (*columns)[c], /*sync=*/false);
-      info.stats[c] = compute_column_stats((*columns)[c]);
       if (sync) sync_file(paths[c]);
     };
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const auto stats_threads = static_cast<unsigned>(std::max<size_t>(1, cores / std::max<size_t>(ncols, 1)));
+    auto stats_task = [&](size_t c) { info.stats[c] = compute_column_stats((*columns)[c], stats_threads); };
     // A small unsynced chunk (a statement in a block) costs less than a thread.
     constexpr uint64_t threaded_chunk_rows = 1 << 14;
     const bool threaded = sync || rows >= threaded_chunk_rows;
     std::vector<std::future<void>> tasks;
-    for (size_t c = 1; c < paths.size(); ++c) {
-      if (threaded) tasks.push_back(std::async(std::launch::async, column_task, c));
-      else column_task(c);
+    for (size_t c = 0; c < ncols; ++c) {
+      if (!threaded) {
+        write_task(c);
+        stats_task(c);
+        continue;
+      }
+      tasks.push_back(std::async(std::launch::async, write_task, c));
+      if (c + 1 < ncols) tasks.push_back(std::async(std::launch::async, stats_task, c));
+      else stats_task(c);
     }
-    if (!paths.empty()) column_task(0);
     for (auto& f : tasks) f.get();
     return info;
   }));
