@@ -145,10 +145,29 @@ void store_ints(const Vector& src, size_t begin, size_t rows, uint8_t* data) {
   for (size_t i = 0; i < rows; ++i) out[i] = static_cast<T>(values[i]);
 }
 
-// Stages rows [begin, begin + rows) of a column stored as is: a tight loop
-// per type, no Value per row.
+// The bytes of rows [begin, begin + rows) of a column whose 8-byte values
+// are stored unchanged; nullptr for other types.
+const uint8_t* stored_bytes(const Vector& src, size_t begin) {
+  switch (src.type.id) {
+    case TypeId::int8:
+    case TypeId::timestamp:
+    case TypeId::timestamptz:
+    case TypeId::time:
+    case TypeId::timetz: return reinterpret_cast<const uint8_t*>(src.int_data() + begin);
+    case TypeId::float8: return reinterpret_cast<const uint8_t*>(src.floats.data() + begin);
+    default: return nullptr;
+  }
+}
+
+// Stages rows [begin, begin + rows) of a column stored as is into out.data
+// (sized here): a tight loop per type, no Value per row. Values stored
+// unchanged are copied in without clearing the buffer first: a million-row
+// result's columns are megabytes each.
 void stage_as_is(const Vector& src, storage::TableAppender& appender, int column, size_t begin, size_t rows,
                  CodeMap& map, StagedColumn& out) {
+  const size_t width = static_cast<size_t>(storage_width(src.type));
+  if (const uint8_t* bytes = stored_bytes(src, begin)) out.data.assign(bytes, bytes + rows * width);
+  else out.data.resize(rows * width);
   uint8_t* data = out.data.data();
   switch (src.type.id) {
     case TypeId::boolean: store_ints<uint8_t>(src, begin, rows, data); break;
@@ -159,13 +178,13 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::time:
-    case TypeId::timetz: std::memcpy(data, src.int_data() + begin, rows * sizeof(int64_t)); break;
+    case TypeId::timetz:
+    case TypeId::float8: break;  // copied above
     case TypeId::float4: {
       float* f = reinterpret_cast<float*>(data);
       for (size_t i = 0; i < rows; ++i) f[i] = static_cast<float>(src.floats[begin + i]);
       break;
     }
-    case TypeId::float8: std::memcpy(data, src.floats.data() + begin, rows * sizeof(double)); break;
     default: {  // text kinds: hashes first, so that each probe's index slot is fetched ahead
       int32_t* codes = reinterpret_cast<int32_t*>(data);
       if (src.coded()) {
@@ -184,7 +203,6 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
     }
   }
   if (src.nulls.empty()) return;
-  const size_t width = static_cast<size_t>(storage_width(src.type));
   for (size_t i = 0; i < rows; ++i)
     if (src.nulls[begin + i] != 0) {
       mark_null(out, i, rows);
@@ -284,8 +302,8 @@ void append_chunks_in_parallel(storage::TableAppender& appender, const ResultSet
       const size_t width = static_cast<size_t>(storage_width(column.type));
       StagedColumn out;
       out.data.reserve(cap * width);  // a part chunk keeps the appender's room for more rows
-      out.data.resize(rows * width);
       if (source_of[c] < 0) {
+        out.data.resize(rows * width);
         out.valid.assign(rows, 0);
       } else {
         const Vector& src = result.columns[static_cast<size_t>(source_of[c])];
