@@ -157,8 +157,9 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   std::string name() const override {
     char line[200];
     if (top_slots_ > 0) {
-      std::snprintf(line, sizeof line, "GPU: each key's count and %d best codes kept on the device (no sort), picked and copied back %.3f ms%s",
-                    top_k_, copy_ms_, top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
+      std::snprintf(line, sizeof line, "GPU: each key's count and %d best codes kept on the device (no sort%s), picked and copied back %.3f ms%s",
+                    top_k_, top_direct_ > 0 ? ", a direct entry per key of the range" : "", copy_ms_,
+                    top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
       return line;
     }
     std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s%s",
@@ -223,6 +224,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
   int picked_slots_ = 0, counted_slots_ = 0;
   int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
+  int top_direct_ = 0;  // ... of them direct (top_codes_table.cuh)
 };
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -496,7 +498,11 @@ void DeviceOrderedRows::plan_picks(size_t slot, const std::vector<tally::Ordered
     tops_.resize(slot + 1);
     planned_.resize(slot + 1);
   }
-  tops_[slot] = std::make_unique<TopCodesTable>(*shape, spec_.estimated_groups, rows_bound_, stream_);
+  // The keys' range where statistics know it (single keys, packed codes).
+  std::optional<SortKeyRange> keys;
+  if (spec_.key_range_known && !spec_.global_aggregate && spec_.key_max >= spec_.key_min)
+    keys = SortKeyRange{sort_key_of(spec_.key_min, key_kind_), sort_key_of(spec_.key_max, key_kind_)};
+  tops_[slot] = std::make_unique<TopCodesTable>(*shape, spec_.estimated_groups, rows_bound_, stream_, keys);
   planned_[slot] = picks;
 }
 
@@ -631,6 +637,7 @@ tally::KeyedPicks DeviceOrderedRows::picked_from_table(size_t s, const std::vect
   ++top_slots_;
   top_k_ = std::max(top_k_, top.shape().k);
   top_rebuilds_ += top.rebuilds();
+  top_direct_ += top.made_direct() ? 1 : 0;
   copy_ms_ += ms_since(t);
   return out;
 }

@@ -27,6 +27,14 @@ inline int64_t key_of_sort_key(uint64_t k, int key_kind) {
                                  : static_cast<int64_t>(k);
 }
 
+// The sort key of `key` (key_of_sort_key's inverse); the mapping keeps the
+// keys' order, so a range of keys is a range of sort keys.
+inline uint64_t sort_key_of(int64_t key, int key_kind) {
+  return key_kind == kKeyInt32   ? static_cast<uint64_t>(key + kInt32Bias)
+         : key_kind == kKeyInt64 ? static_cast<uint64_t>(key) ^ kSignBit
+                                 : static_cast<uint64_t>(key);
+}
+
 struct CollectArgs {
   const void* keys = nullptr;  // nullptr: a global aggregate's, every key 0
   const uint8_t* key_valid = nullptr;  // nullptr: no NULL key in this chunk

@@ -29,6 +29,10 @@ __device__ inline unsigned* count_of(uint64_t* entry) { return reinterpret_cast<
 // `probes` slots all hold other keys.
 __device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes) {
   if (key == kFreeKey) return static_cast<int64_t>(t.capacity + 1);
+  if (t.direct) {
+    const uint64_t at = key - t.base;
+    return at < t.capacity ? static_cast<int64_t>(at) : -1;
+  }
   const uint64_t mask = t.capacity - 1;
   uint64_t h = murmur_fmix64(key) & mask;
   for (uint64_t p = 0; p < probes; ++p, h = (h + 1) & mask) {
@@ -72,7 +76,7 @@ __global__ void init_kernel(const __grid_constant__ TopCodesView t) {
   const uint64_t worst = t.largest ? 0 : kFreeKey;  // the ranks start at the code no code is worse than
   for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < entries; e += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
     uint64_t* entry = entry_at(t, e);
-    entry[0] = kFreeKey;
+    entry[0] = t.direct && e < t.capacity ? t.base + e : kFreeKey;
     entry[1] = 0;
     for (int i = 0; i < t.k; ++i) entry[2 + i] = worst;
   }
@@ -175,15 +179,25 @@ std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPic
   return shape;
 }
 
-TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream) : shape_(shape) {
+TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream,
+                             std::optional<SortKeyRange> keys)
+    : shape_(shape) {
   // Half full at the expected keys; never more slots than twice the rows.
   const uint64_t want = std::max<uint64_t>(expected_keys == 0 ? uint64_t{1} << 16 : 2 * expected_keys, 4096);
   const uint64_t bound = std::max<uint64_t>(2 * max_keys, 4096);
-  allocate(std::bit_ceil(std::min(want, bound)), stream);
+  const uint64_t slots = std::bit_ceil(std::min(want, bound));
+  // Direct where the range takes no more entries than the hashed slots (the
+  // free marker, kept apart, is never a direct entry's key).
+  if (keys && keys->high >= keys->low && keys->high != kFreeKey && keys->high - keys->low < slots) {
+    allocate(keys->high - keys->low + 1, stream, keys->low);
+    return;
+  }
+  allocate(slots, stream);
 }
 
-void TopCodesTable::allocate(uint64_t capacity, cudaStream_t stream) {
-  view_ = TopCodesView{nullptr, capacity, shape_.k, shape_.largest ? 1 : 0};
+void TopCodesTable::allocate(uint64_t capacity, cudaStream_t stream, std::optional<uint64_t> direct_base) {
+  made_direct_ = made_direct_ || direct_base.has_value();
+  view_ = TopCodesView{nullptr, capacity, direct_base.value_or(0), shape_.k, shape_.largest ? 1 : 0, direct_base ? 1 : 0};
   entries_ = DeviceBuffer((capacity + 2) * static_cast<uint64_t>(2 + shape_.k) * sizeof(uint64_t), stream);
   view_.entries = entries_.get<uint64_t>();
   init_kernel<<<grid_for(capacity + 2), kThreads, 0, stream>>>(view_);

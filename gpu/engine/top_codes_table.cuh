@@ -19,6 +19,13 @@
 // was far too low) is appended as a (key, code) row to the caller's
 // overflow buffers; at the end the table is rebuilt at twice the keys and
 // both are merged into it, so no row is lost.
+//
+// Where the statistics bound the sort keys to a range no wider than the
+// hashed table would be, the table is direct: entry i is the key base + i,
+// set when the table is made, so a row costs no probe and a million keys'
+// entries take half the memory (they then stay in L2). A key outside the
+// range (statistics that missed it) goes to the overflow rows like a key
+// that found no slot.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -38,6 +45,12 @@ struct TopCodesShape {
   bool largest = false;  // the picks count from the end: the k largest codes
 };
 
+// Sort keys (ordered_row_codes.cuh) from `low` to `high`, both included.
+struct SortKeyRange {
+  uint64_t low = 0;
+  uint64_t high = 0;
+};
+
 // The shape a table needs for `picks`, or nullopt when a pick is not an nth
 // of the first kMaxTopCodes ranks or the picks count from both ends.
 std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPick>& picks);
@@ -49,15 +62,20 @@ std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPic
 // is the NULL key's, `capacity + 1` the key equal to kFreeKey's.
 struct TopCodesView {
   uint64_t* entries = nullptr;
-  uint64_t capacity = 0;  // a power of two
+  uint64_t capacity = 0;  // hashed: a power of two; direct: the keys' range
+  uint64_t base = 0;      // direct: the sort key of entry 0
   int k = 0;
   int largest = 0;
+  int direct = 0;  // entry i holds sort key base + i (no probing)
 };
 
 class TopCodesTable {
  public:
   // `expected_keys` sizes the table (0 = unknown); `max_keys` bounds it.
-  TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream);
+  // `keys`: the range every sort key is expected in, where statistics know
+  // it: the table is direct when the range is no wider than a hashed one.
+  TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream,
+                std::optional<SortKeyRange> keys = std::nullopt);
 
   // Enqueues the chunk's kept rows (CollectArgs: keys, values, FILTER);
   // rows whose key finds no slot go to a.out_keys/out_codes at a.count.
@@ -72,14 +90,19 @@ class TopCodesTable {
   TopCodesShape shape() const { return shape_; }
   // Times the table was rebuilt for overflowing keys (EXPLAIN ANALYZE).
   int rebuilds() const { return rebuilds_; }
+  // Whether the table was made direct (EXPLAIN ANALYZE, tests).
+  bool made_direct() const { return made_direct_; }
 
  private:
-  void allocate(uint64_t capacity, cudaStream_t stream);
+  // A hashed table of `capacity` slots, or with `direct_base` a direct one
+  // of `capacity` keys from that sort key.
+  void allocate(uint64_t capacity, cudaStream_t stream, std::optional<uint64_t> direct_base = std::nullopt);
 
   TopCodesShape shape_;
   DeviceBuffer entries_;
   TopCodesView view_;
   int rebuilds_ = 0;
+  bool made_direct_ = false;
 };
 
 }  // namespace tally::gpu

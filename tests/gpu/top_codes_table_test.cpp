@@ -4,13 +4,16 @@
 // sort key is the table's free marker among them), NULL keys, NULL values
 // and a FILTER, duplicate codes, the k largest and the k smallest, ranks
 // beyond a key's rows, and a key estimate far too low, which sends rows to
-// the overflow buffers and rebuilds the table. Skips without a GPU.
+// the overflow buffers and rebuilds the table; the direct table over the
+// keys' range, and over a range that misses keys (which overflow and
+// rebuild the same way). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -39,6 +42,13 @@ struct Case {
   int64_t rows = 200000;
 };
 
+// The keys' range a table is told (as keys, not sort keys): its entries
+// then are direct where the range allows; `direct` says whether they must be.
+struct Range {
+  std::optional<std::pair<int64_t, int64_t>> keys;
+  bool direct = false;
+};
+
 // One picked block per key, keyed for comparison; the NULL key's under "NULL".
 std::map<std::string, std::vector<uint64_t>> blocks_of(const KeyedPicks& p) {
   std::map<std::string, std::vector<uint64_t>> out;
@@ -56,7 +66,7 @@ std::map<std::string, std::vector<uint64_t>> blocks_of(const KeyedPicks& p) {
   return out;
 }
 
-void expect_as_sorted_picks(const Case& c, int* rebuilds) {
+void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Range{}) {
   std::mt19937_64 random(c.keys * 7 + c.rows + (c.wide_keys ? 1 : 0) + (c.largest ? 2 : 0));
   std::vector<int32_t> keys32(c.rows);
   std::vector<int64_t> keys64(c.rows);
@@ -102,7 +112,11 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds) {
   ASSERT_TRUE(shape.has_value());
   KeyedPicks got;
   {
-    TopCodesTable table(*shape, c.expected_keys, static_cast<uint64_t>(c.rows), stream);
+    std::optional<SortKeyRange> range;
+    const int kind = c.wide_keys ? kKeyInt64 : kKeyInt32;
+    if (told.keys) range = SortKeyRange{sort_key_of(told.keys->first, kind), sort_key_of(told.keys->second, kind)};
+    TopCodesTable table(*shape, c.expected_keys, static_cast<uint64_t>(c.rows), stream, range);
+    EXPECT_EQ(table.made_direct(), told.direct);
     CollectArgs a;
     a.keys = c.wide_keys ? static_cast<const void*>(to_device(keys64)) : static_cast<const void*>(to_device(keys32));
     a.key_wide = c.wide_keys ? 1 : 0;
@@ -163,6 +177,27 @@ TEST(GpuTopCodesTable, KeysBeyondTheEstimateOverflowAndRebuild) {
   EXPECT_EQ(rebuilds, 1);
   expect_as_sorted_picks(Case{true, false, {0, 2}, 1, 30000, 300000}, &rebuilds);
   EXPECT_EQ(rebuilds, 1);
+}
+
+TEST(GpuTopCodesTable, DirectOverTheKeysRange) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  int rebuilds = 0;
+  // int32 keys from -500 to 499: the range of the statistics, told exactly.
+  expect_as_sorted_picks(Case{false, true, {0, 1}, 1000}, &rebuilds, Range{std::make_pair(-500, 499), true});
+  EXPECT_EQ(rebuilds, 0);
+  // The k smallest, several ranks, a range wider than the keys present.
+  expect_as_sorted_picks(Case{false, false, {0, 2, 5}, 20000, 20000, 100000}, &rebuilds,
+                         Range{std::make_pair(-20000, 30000), true});
+  EXPECT_EQ(rebuilds, 0);
+  // A range that misses the lower half of the keys: they overflow, and the
+  // rebuilt (hashed) table still answers every key.
+  expect_as_sorted_picks(Case{false, true, {0, 1}, 1000}, &rebuilds, Range{std::make_pair(0, 499), true});
+  EXPECT_EQ(rebuilds, 1);
+  // int64 keys over their whole range (INT64_MIN, INT64_MAX among them):
+  // too wide, the table is hashed.
+  expect_as_sorted_picks(Case{true, false, {1, 0}, 1000}, &rebuilds,
+                         Range{std::make_pair(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()), false});
+  EXPECT_EQ(rebuilds, 0);
 }
 
 }  // namespace
