@@ -177,8 +177,9 @@ TEST(GpuDeviceOrdered, TopNPerPartitionAsTheCpuEngine) {
     const bool table = text.find("rn <= 16") == std::string::npos;
     EXPECT_NE(plan.find(table ? "best codes kept on the device" : "radix sort"), std::string::npos) << sql << "\n" << plan;
     // id4's statistics bound its keys to a short range: one direct entry per key.
-    if (text.find("PARTITION BY id4 ORDER BY f") != std::string::npos)
+    if (text.find("PARTITION BY id4 ORDER BY f") != std::string::npos) {
       EXPECT_NE(plan.find("a direct entry per key of the range"), std::string::npos) << sql << "\n" << plan;
+    }
   }
 }
 
