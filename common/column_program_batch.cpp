@@ -508,7 +508,8 @@ uint32_t evaluate_program_rows(const ColumnProgram& program, const std::vector<P
   uint16_t kept[kBlockRows];
   for (size_t base = begin; base < end; base += kBlockRows) {
     const size_t n = std::min(kBlockRows, end - base);
-    Selection sel{nullptr, n};
+    Selection sel{nullptr, n};   // the rows whose values are written
+    Selection eval{nullptr, n};  // the rows evaluated
     if (skip != nullptr) {
       size_t m = 0;
       for (size_t k = 0; k < n; ++k) {
@@ -525,8 +526,19 @@ uint32_t evaluate_program_rows(const ColumnProgram& program, const std::vector<P
         sel = Selection{kept, m};
       }
       if (m == 0) continue;
+      // A block that keeps most of its rows is evaluated whole, in the
+      // loops without a row list or NULL tests, and its dropped rows'
+      // values are discarded; where that raised an error (possibly a
+      // dropped row's, which PostgreSQL never computes) the block runs
+      // again over its kept rows alone.
+      if (m == n || 8 * m < 7 * n) eval = sel;
     }
-    const int top = block.run(0, count, sel, base, -1);
+    const uint32_t error_before = block.error;
+    int top = block.run(0, count, eval, base, -1);
+    if (eval.rows == nullptr && sel.rows != nullptr && block.error != error_before) {
+      block.error = error_before;
+      top = block.run(0, count, sel, base, -1);
+    }
     const __int128* iv = st.i[top];
     const uint8_t* nv = st.null[top];
     switch (program.result) {

@@ -170,7 +170,7 @@ class ProgramRun final : public AggregationRun {
     std::vector<std::unique_ptr<uint8_t[]>> computed_valid;
     std::vector<std::unique_ptr<int64_t[]>> keys;
     std::vector<std::unique_ptr<uint8_t[]>> keys_valid;
-    std::vector<std::vector<uint8_t>> bytes;
+    std::vector<std::unique_ptr<uint8_t[]>> bytes;  // gathered arrays: every byte written by gather_part
   };
 
   // Evaluates the WHERE and the input programs of `in`'s rows on `threads`
@@ -289,14 +289,16 @@ class ProgramRun final : public AggregationRun {
     // computed on the kept rows alone are gathered already.
     in.rows = kept_rows;
     if (kept_rows == 0) return;
-    std::vector<std::vector<uint8_t>>& bytes = held.bytes;
+    std::vector<std::unique_ptr<uint8_t[]>>& bytes = held.bytes;
     bytes.reserve(4 + 2 * (in.values.size() + in.key_columns.size() + in.filters.size()));
-    // Each gathered array, filled by every part below.
+    // Each gathered array, filled by every part below (not cleared first:
+    // the gathers write every byte, and a filter that keeps most rows
+    // gathers megabytes).
     std::vector<Gather> gathers;
     auto add = [&](const void* src, size_t width) {
-      bytes.emplace_back(kept_rows * width);
-      gathers.push_back({src, width, bytes.back().data()});
-      return bytes.back().data();
+      bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(kept_rows * width));
+      gathers.push_back({src, width, bytes.back().get()});
+      return bytes.back().get();
     };
     auto plan = [&](ColumnView& v) {
       if (v.data == nullptr) return;

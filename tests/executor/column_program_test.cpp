@@ -299,7 +299,9 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
   std::vector<int64_t> i64(rows);
   std::vector<float> f32(rows);
   std::vector<double> f64(rows);
-  std::vector<uint8_t> valid32(rows), valid64(rows), mask(rows);
+  // `few_dropped`: a filter that keeps most rows, whose blocks are evaluated
+  // whole (an error only a dropped row raises must not be reported).
+  std::vector<uint8_t> valid32(rows), valid64(rows), mask(rows), few_dropped(rows);
   for (size_t r = 0; r < rows; ++r) {
     i32[r] = static_cast<int32_t>(rng() % 20001) - 10000;
     // INT64_MIN: a product's operand the evaluators flag (2^63 or more).
@@ -311,6 +313,7 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
     valid32[r] = rng() % 7 != 0;
     valid64[r] = rng() % 5 != 0;
     mask[r] = rng() % 3 != 0;
+    few_dropped[r] = rng() % 32 != 0;
   }
   const std::vector<ProgramColumn> cols = {{i32.data(), valid32.data(), static_cast<uint8_t>(ColumnWidth::int32)},
                                            {i64.data(), valid64.data(), static_cast<uint8_t>(ColumnWidth::int64)},
@@ -339,7 +342,9 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
     // Row by row: the reference.
     std::vector<uint8_t> want_mask(rows), got_mask(rows), want_valid(rows, 9), got_valid(rows, 9);
     std::vector<int64_t> want_values(rows, -1), got_values(rows, -1);
-    const uint8_t* filter = (t % 2 == 0 && p.result != ProgramResult::boolean) ? mask.data() : nullptr;
+    const uint8_t* filter = t % 2 != 0 || p.result == ProgramResult::boolean ? nullptr
+                            : t % 4 == 0                                   ? mask.data()
+                                                                           : few_dropped.data();
     const std::vector<ProgramColumn>& columns = t % 4 == 3 ? dense : cols;
     uint32_t want_error = 0;
     for (size_t r = 0; r < rows; ++r) {
@@ -402,6 +407,36 @@ TEST(ColumnProgram, BlocksAnswerAsRowByRow) {
 // block evaluator; nested and short-circuited as the compiler emits them,
 // over NULLs, NaN, scaled constants and constants on the left, they answer
 // as row by row. A program with anything else is not taken.
+// A filter that keeps most of a block's rows has the block evaluated whole;
+// a row it drops is never computed as far as anyone can see: its overflow
+// is not reported (PostgreSQL never evaluates it), a kept row's is.
+TEST(ColumnProgram, ErrorsOfDroppedRowsAreNotReported) {
+  const size_t rows = 3000;
+  std::vector<int64_t> v(rows);
+  std::vector<uint8_t> keep(rows, 1);
+  for (size_t r = 0; r < rows; ++r) v[r] = static_cast<int64_t>(r) - 1500;
+  for (size_t r = 7; r < rows; r += 401) {
+    v[r] = INT64_MAX / 2 + 5;  // doubled: past int64
+    keep[r] = 0;
+  }
+  const std::vector<ProgramColumn> cols = {{v.data(), nullptr, static_cast<uint8_t>(ColumnWidth::int64)}};
+  ColumnProgram p;
+  p.result = ProgramResult::int64;
+  // The range check flags the product inside the block's run, where the
+  // whole block's rows are computed.
+  p.steps = {op(ProgramOp::load, 0), cint(2), op(ProgramOp::mul_int), op(ProgramOp::check_range, 64)};
+  ASSERT_TRUE(program_runs_in_blocks(p));
+  std::vector<int64_t> out(rows, -1);
+  std::vector<uint8_t> valid(rows, 9);
+  EXPECT_EQ(evaluate_program_rows(p, cols, 0, rows, keep.data(), out.data(), valid.data()), 0u);
+  for (size_t r = 0; r < rows; ++r) {
+    ASSERT_EQ(valid[r], keep[r]) << r;
+    if (keep[r]) ASSERT_EQ(out[r], 2 * v[r]) << r;
+  }
+  keep[7 + 401] = 1;  // one overflowing row kept: its error is the statement's
+  EXPECT_EQ(evaluate_program_rows(p, cols, 0, rows, keep.data(), out.data(), valid.data()), kProgramOverflow);
+}
+
 TEST(ColumnProgram, ComparisonConjunctionsAnswerAsRowByRow) {
   const size_t rows = 9000;  // several of the typed loops' blocks and a partial one
   std::mt19937_64 rng(11);
