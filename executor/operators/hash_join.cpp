@@ -143,7 +143,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   bool stopped = false;
 
   // The next candidate pairs of a part, at most `cap`.
-  auto fill = [&](ProbePart& part, const std::vector<Vector>& probe_keys, const std::vector<uint64_t>& hashes,
+  auto fill = [&](ProbePart& part, const std::vector<Vector>& probe_keys, const uint64_t* hashes,
                   const std::vector<uint8_t>& matched, size_t cap) {
     part.pr.clear();
     part.br.clear();
@@ -227,7 +227,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   };
 
   auto step = [&](ProbePart& part, DataChunk& chunk, const std::vector<Vector>& probe_keys,
-                  const std::vector<uint64_t>& hashes, std::vector<uint8_t>& matched, size_t cap) {
+                  const uint64_t* hashes, std::vector<uint8_t>& matched, size_t cap) {
     part.out.clear();
     fill(part, probe_keys, hashes, matched, cap);
     apply_residual(part, chunk);
@@ -268,7 +268,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
   // so that no chunk in flight holds more than that.
   struct ProbeWork final : PreparedWork {
     std::vector<Vector> keys;
-    std::vector<uint64_t> hashes;
+    std::unique_ptr<uint64_t[]> hashes;  // every row's written by key_hashes: not cleared first
     std::vector<uint8_t> matched;
     ProbePart part;
     std::vector<DataChunk> out;  // prepared by the sink
@@ -282,15 +282,15 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     auto work = std::make_shared<ProbeWork>();
     if (hashed) {
       work->keys = evaluate_all(probe_keys_, space_input(chunk, probe.layout(), space_width_, context.parameters));
-      work->hashes.resize(chunk.rows);
-      key_hashes(work->keys, 0, chunk.rows, work->hashes.data());
+      work->hashes = std::make_unique_for_overwrite<uint64_t[]>(chunk.rows);
+      key_hashes(work->keys, 0, chunk.rows, work->hashes.get());
     }
     work->matched.assign(chunk.rows, 0);
     work->part.end = chunk.rows;
     size_t pairs = 0;
     while (!work->part.done() && pairs < kPreparedPairs) {
       if (context.cancel) context.cancel->check();
-      step(work->part, chunk, work->keys, work->hashes, work->matched, kPairsPerRound);
+      step(work->part, chunk, work->keys, work->hashes.get(), work->matched, kPairsPerRound);
       for (auto& out : work->part.out) {
         pairs += out.rows;
         if (out.rows > 0) sink.prepare(out);
@@ -319,7 +319,8 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
       parts[i].begin = parts[i].row = std::min(chunk.rows, i * per);
       parts[i].end = std::min(chunk.rows, (i + 1) * per);
     }
-    std::vector<uint64_t> hashes(hashed ? chunk.rows : 0);
+    // Every row's hash is written by its part's key_hashes: not cleared first.
+    const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(hashed ? chunk.rows : 0);
     std::vector<uint8_t> matched(chunk.rows, 0);
     const size_t cap = std::max<size_t>(1, kPairsPerRound / part_count);
     bool first_round = true;
@@ -329,10 +330,10 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
         for (size_t i = b; i < e; ++i) {
           ProbePart& part = parts[i];
           if (first_round && hashed) {
-            key_hashes(keys, part.begin, part.end, hashes.data() + part.begin);
+            key_hashes(keys, part.begin, part.end, hashes.get() + part.begin);
           }
           part.out.clear();
-          if (!part.done()) step(part, chunk, keys, hashes, matched, cap);
+          if (!part.done()) step(part, chunk, keys, hashes.get(), matched, cap);
           // The sink's own per-chunk work runs here, beside the probe.
           for (auto& out : part.out) sink.prepare(out);
         }
@@ -364,7 +365,7 @@ void HashJoin::run(ExecContext& context, ChunkSink& sink) const {
     work->out.clear();
     while (!work->part.done()) {
       if (context.cancel) context.cancel->check();
-      step(work->part, chunk, work->keys, work->hashes, work->matched, kPairsPerRound);
+      step(work->part, chunk, work->keys, work->hashes.get(), work->matched, kPairsPerRound);
       for (auto& out : work->part.out) {
         if (out.rows > 0) sink.prepare(out);
         if (out.rows > 0 && !sink.consume_prepared(out)) {

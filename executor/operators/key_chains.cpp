@@ -2,6 +2,7 @@
 #include "executor/operators/key_chains.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/parallel.hpp"
@@ -68,8 +69,9 @@ void KeyChains::select_rows(const std::vector<Vector>& keys, const std::vector<V
     return;
   }
   constexpr size_t kAhead = 32;
-  std::vector<uint64_t> hashes(rows);
-  key_hashes(probe, 0, rows, hashes.data());
+  // Not cleared first: key_hashes writes every row's.
+  const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(rows);
+  key_hashes(probe, 0, rows, hashes.get());
   const IntegerKeys ints(keys, probe);
   const bool int_key = ints.usable();
   for (size_t r = 0; r < rows; ++r) {

@@ -48,8 +48,9 @@ void HashJoin::run_semi_reversed(ExecContext& context, ChunkSink& sink) const {
   // KeyChains::matching_rows does.
   auto mark = [&](const DataChunk& chunk, const std::vector<Vector>& keys, size_t begin, size_t end) {
     std::vector<uint32_t> hr, sr;
-    std::vector<uint64_t> hashes(end - begin);
-    key_hashes(keys, begin, end, hashes.data());
+    // Not cleared first: key_hashes writes every row's.
+    const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(end - begin);
+    key_hashes(keys, begin, end, hashes.get());
     const IntegerKeys ints(held.keys, keys);
     const KeyChains& chains = held.chains;
     for (size_t r = begin; r < end; ++r) {

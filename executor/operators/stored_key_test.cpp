@@ -2,6 +2,7 @@
 #include "executor/operators/stored_key_test.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "executor/cancel_point.hpp"
 #include "executor/operators/key_chains.hpp"
@@ -38,9 +39,11 @@ void bits_on_stored(const KeyChains& chains, const storage::ColumnVector& column
   const uint8_t* valid = column.has_nulls() ? column.validity.data() : nullptr;
   const uint64_t* bits = chains.bits.data();
   const auto min = static_cast<uint64_t>(chains.bits_min);
-  size_t n = keep.size();
-  keep.resize(n + count);
-  uint32_t* out = keep.data();
+  // Every row is written (branch-free) and counted where it passes, into a
+  // buffer not cleared first: a chunk's million rows would otherwise be
+  // zeroed for the few a selective test keeps.
+  const auto out = std::make_unique_for_overwrite<uint32_t[]>(count);
+  size_t n = 0;
   for (size_t r = 0; r < count; ++r) {
     const size_t row = stored != nullptr ? stored[r] : r;
     uint64_t at = static_cast<uint64_t>(static_cast<int64_t>(v[row])) - min;
@@ -50,7 +53,7 @@ void bits_on_stored(const KeyChains& chains, const storage::ColumnVector& column
     out[n] = static_cast<uint32_t>(r);
     n += in;
   }
-  keep.resize(n);
+  keep.insert(keep.end(), out.get(), out.get() + n);
 }
 
 }  // namespace
