@@ -236,13 +236,13 @@ bool KeyChains::matching_rows_by_column_bits(const std::vector<Vector>& probe, s
   return true;
 }
 
-void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes,
+void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const uint64_t* hashes,
                                int threads) {
   size_t buckets = 16;
   while (buckets < rows * 2) buckets <<= 1;
   const unsigned bucket_bits = static_cast<unsigned>(__builtin_ctzll(buckets));
   if (threads <= 1 || rows < kParallelBuildRows || bucket_bits <= kRangeBits) {
-    build(keys, rows, &hashes);
+    build(keys, rows, hashes);
     return;
   }
   mask = buckets - 1;

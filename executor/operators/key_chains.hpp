@@ -99,7 +99,7 @@ struct KeyChains {
   mutable ChainCheck chain_check;  // candidate_rows' lookups so far
 
   // `hashes`: key_hash of each row when the caller computed them (in parallel).
-  void build(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>* hashes = nullptr) {
+  void build(const std::vector<Vector>& keys, size_t rows, const uint64_t* hashes = nullptr) {
     size_t buckets = 16;
     while (buckets < rows * 2) buckets <<= 1;
     mask = buckets - 1;
@@ -107,7 +107,7 @@ struct KeyChains {
     next.assign(rows, kNullRow);
     for (size_t r = 0; r < rows; ++r) {
       if (has_null_key(keys, r)) continue;
-      const uint64_t b = (hashes ? (*hashes)[r] : key_hash(keys, r)) & mask;
+      const uint64_t b = (hashes ? hashes[r] : key_hash(keys, r)) & mask;
       next[r] = head[b];
       head[b] = static_cast<uint32_t>(r);
     }
@@ -137,7 +137,7 @@ struct KeyChains {
   // are first split by bucket range, then each range's buckets are linked
   // by one thread in row order. A build side of millions of rows would
   // otherwise be linked by one thread while the others wait.
-  void build_parallel(const std::vector<Vector>& keys, size_t rows, const std::vector<uint64_t>& hashes, int threads);
+  void build_parallel(const std::vector<Vector>& keys, size_t rows, const uint64_t* hashes, int threads);
 
   // The first row of the chain a hash falls in (kNullRow: empty).
   uint32_t first(uint64_t hash) const { return head.empty() ? kNullRow : head[hash & mask]; }

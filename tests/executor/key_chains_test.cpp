@@ -142,7 +142,7 @@ TEST(KeyChains, CompositeKeyColumnBitmapsKeepTheAnswer) {
     KeyChains chains;
     std::vector<uint64_t> hashes(build[0].count);
     key_hashes(build, 0, build[0].count, hashes.data());
-    chains.build_parallel(build, build[0].count, hashes, threads);
+    chains.build_parallel(build, build[0].count, hashes.data(), threads);
     ASSERT_EQ(chains.column_bits.size(), 1u);
     EXPECT_EQ(chains.column_bits[0].column, 0u);
     EXPECT_TRUE(chains.bits.empty());
@@ -220,8 +220,8 @@ TEST(KeyChains, ParallelBuildMatchesTheSerialBuild) {
     std::vector<uint64_t> hashes(rows);
     key_hashes(keys, 0, rows, hashes.data());
     KeyChains serial, parallel;
-    serial.build(keys, rows, &hashes);
-    parallel.build_parallel(keys, rows, hashes, 4);
+    serial.build(keys, rows, hashes.data());
+    parallel.build_parallel(keys, rows, hashes.data(), 4);
     EXPECT_EQ(parallel.mask, serial.mask);
     EXPECT_TRUE(parallel.head == serial.head);
     EXPECT_TRUE(parallel.next == serial.next);
