@@ -291,10 +291,7 @@ std::shared_ptr<SubqueryExpr::Groups> SubqueryExpr::make_groups(const std::vecto
   groups->values = std::move(rs.columns[key_count]);
   // Millions of groups (TPC-H Q17's parts, Q20's part-supplier pairs)
   // are hashed and linked on every core.
-  const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(rs.rows);  // every row's written below
-  const int threads = rs.rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
-  cpu::parallel_for(threads, rs.rows, [&](int, size_t b, size_t e) { key_hashes(groups->keys, b, e, hashes.get() + b); });
-  groups->chains.build_parallel(groups->keys, rs.rows, hashes.get(), threads);
+  groups->chains.build_hashed(groups->keys, rs.rows, rs.rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1);
   // NULL outer values match no row: the subquery's value over no rows.
   std::vector<Value> nulls = base;
   nulls.resize(base.size() + correlated.size(), Value{Null{}});

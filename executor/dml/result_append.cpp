@@ -145,20 +145,6 @@ void store_ints(const Vector& src, size_t begin, size_t rows, uint8_t* data) {
   for (size_t i = 0; i < rows; ++i) out[i] = static_cast<T>(values[i]);
 }
 
-// The bytes of rows [begin, begin + rows) of a column whose 8-byte values
-// are stored unchanged; nullptr for other types.
-const uint8_t* stored_bytes(const Vector& src, size_t begin) {
-  switch (src.type.id) {
-    case TypeId::int8:
-    case TypeId::timestamp:
-    case TypeId::timestamptz:
-    case TypeId::time:
-    case TypeId::timetz: return reinterpret_cast<const uint8_t*>(src.int_data() + begin);
-    case TypeId::float8: return reinterpret_cast<const uint8_t*>(src.floats.data() + begin);
-    default: return nullptr;
-  }
-}
-
 // Stages rows [begin, begin + rows) of a column stored as is into out.data
 // (sized here): a tight loop per type, no Value per row. Values stored
 // unchanged are copied in without clearing the buffer first: a million-row
@@ -166,27 +152,32 @@ const uint8_t* stored_bytes(const Vector& src, size_t begin) {
 void stage_as_is(const Vector& src, storage::TableAppender& appender, int column, size_t begin, size_t rows,
                  CodeMap& map, StagedColumn& out) {
   const size_t width = static_cast<size_t>(storage_width(src.type));
-  if (const uint8_t* bytes = stored_bytes(src, begin)) out.data.assign(bytes, bytes + rows * width);
-  else out.data.resize(rows * width);
-  uint8_t* data = out.data.data();
+  auto sized = [&] {
+    out.data.resize(rows * width);
+    return out.data.data();
+  };
+  auto copied = [&](const void* from) {
+    const auto* bytes = static_cast<const uint8_t*>(from);
+    out.data.assign(bytes, bytes + rows * width);
+  };
   switch (src.type.id) {
-    case TypeId::boolean: store_ints<uint8_t>(src, begin, rows, data); break;
-    case TypeId::int2: store_ints<int16_t>(src, begin, rows, data); break;
+    case TypeId::boolean: store_ints<uint8_t>(src, begin, rows, sized()); break;
+    case TypeId::int2: store_ints<int16_t>(src, begin, rows, sized()); break;
     case TypeId::int4:
-    case TypeId::date: store_ints<int32_t>(src, begin, rows, data); break;
+    case TypeId::date: store_ints<int32_t>(src, begin, rows, sized()); break;
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz:
     case TypeId::time:
-    case TypeId::timetz:
-    case TypeId::float8: break;  // copied above
+    case TypeId::timetz: copied(src.int_data() + begin); break;
+    case TypeId::float8: copied(src.floats.data() + begin); break;
     case TypeId::float4: {
-      float* f = reinterpret_cast<float*>(data);
+      float* f = reinterpret_cast<float*>(sized());
       for (size_t i = 0; i < rows; ++i) f[i] = static_cast<float>(src.floats[begin + i]);
       break;
     }
     default: {  // text kinds: hashes first, so that each probe's index slot is fetched ahead
-      int32_t* codes = reinterpret_cast<int32_t*>(data);
+      int32_t* codes = reinterpret_cast<int32_t*>(sized());
       if (src.coded()) {
         stage_codes(src, appender, column, begin, rows, map, codes);
         break;
@@ -202,6 +193,7 @@ void stage_as_is(const Vector& src, storage::TableAppender& appender, int column
       break;
     }
   }
+  uint8_t* data = out.data.data();
   if (src.nulls.empty()) return;
   for (size_t i = 0; i < rows; ++i)
     if (src.nulls[begin + i] != 0) {

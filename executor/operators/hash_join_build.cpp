@@ -23,12 +23,7 @@ HeldSide hold_side(const PhysicalOperator& op, const std::vector<ExprPtr>& keys,
   if (keys.empty()) return side;
   const size_t rows = side.rows.rows;
   side.keys = evaluate_all(keys, space_input(side.rows, op.layout(), space_width, context.parameters));
-  // Every row's hash is written by its part: not cleared first.
-  const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(rows);
-  const int threads = rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
-  cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(side.keys, b, e, hashes.get() + b); });
-  if (context.cancel) context.cancel->check();
-  side.chains.build_parallel(side.keys, rows, hashes.get(), threads);
+  side.chains.build_hashed(side.keys, rows, rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1);
   side.memory.grow(side.chains.bits_bytes());  // the keys' bitmaps, if made
   return side;
 }

@@ -236,6 +236,14 @@ bool KeyChains::matching_rows_by_column_bits(const std::vector<Vector>& probe, s
   return true;
 }
 
+void KeyChains::build_hashed(const std::vector<Vector>& keys, size_t rows, int threads) {
+  // Every row's hash is written by its part: not cleared first.
+  const auto hashes = std::make_unique_for_overwrite<uint64_t[]>(rows);
+  cpu::parallel_for(threads, rows, [&](int, size_t b, size_t e) { key_hashes(keys, b, e, hashes.get() + b); });
+  check_cancel_point();
+  build_parallel(keys, rows, hashes.get(), threads);
+}
+
 void KeyChains::build_parallel(const std::vector<Vector>& keys, size_t rows, const uint64_t* hashes,
                                int threads) {
   size_t buckets = 16;

@@ -138,6 +138,8 @@ struct KeyChains {
   // by one thread in row order. A build side of millions of rows would
   // otherwise be linked by one thread while the others wait.
   void build_parallel(const std::vector<Vector>& keys, size_t rows, const uint64_t* hashes, int threads);
+  // build_parallel over the keys' hashes, computed first on `threads` threads.
+  void build_hashed(const std::vector<Vector>& keys, size_t rows, int threads);
 
   // The first row of the chain a hash falls in (kNullRow: empty).
   uint32_t first(uint64_t hash) const { return head.empty() ? kNullRow : head[hash & mask]; }
