@@ -37,6 +37,7 @@
 #include "common/column_program.hpp"
 #include "common/column_width.hpp"
 #include "common/group_test.hpp"
+#include "common/ordered_pick.hpp"
 #include "common/scan_selection.hpp"
 #include "common/tuning_store.hpp"
 
@@ -125,6 +126,11 @@ struct AggregationSpec {
   int64_t key_min = 0, key_max = 0;
   uint64_t estimated_groups = 0;               // 0 = unknown
   std::vector<PartialAggregate> aggregates;
+  // Empty, or one per aggregate: what an ordered_values aggregate reads of
+  // its group's sorted values, where the statement fixes it (a percentile's
+  // constant fraction, a top-n's rank): an engine may keep and copy back
+  // only those values. nullopt = every value.
+  std::vector<std::optional<OrderedPick>> ordered_picks;
   std::vector<ColumnWidth> value_widths;       // one per ChunkInput::values entry
   // Per ChunkInput::values entry: 1 when no chunk of the input holds a NULL
   // (catalog statistics), so an engine may share count(v) with count(*);
@@ -265,7 +271,7 @@ struct PartialStates {
   std::vector<uint64_t> offsets;
   std::vector<int64_t> ordered_int;
   std::vector<double> ordered_float;
-  // Non-empty: the picked form of ordered_values (common/ordered_rows.hpp's
+  // Non-empty: the picked form of ordered_values (common/ordered_pick.hpp's
   // OrderedPick; percentiles only): [offsets[g], offsets[g + 1]) hold only
   // the values the group's percentiles read, value i being the one at
   // ascending position ordered_pos[i] among the group's count[g] values.

@@ -7,7 +7,6 @@
 // result. Rows are (group key, order code of the value: common/ordered_code.hpp).
 #include <algorithm>
 #include <cstdint>
-#include <math.h>
 #include <memory>
 #include <new>
 #include <string>
@@ -16,6 +15,7 @@
 
 #include "common/aggregate_engine.hpp"
 #include "common/ordered_code.hpp"
+#include "common/ordered_pick.hpp"
 
 namespace tally {
 
@@ -52,61 +52,6 @@ struct KeyedSegments {
   OrderCodes codes;
   uint64_t null_key_rows = 0;
 };
-
-// What an ordered-set aggregate reads of its group's sorted values: the one
-// or two positions of percentile_cont or percentile_disc at `fraction`
-// (a constant of the statement, 0 <= fraction <= 1), or the one of a rank
-// a top-n per partition keeps (nth). An engine that knows
-// them copies back only those values, not the group's every value.
-struct OrderedPick {
-  // nth: the value at 0-based position `fraction` (a whole number), or the
-  // last one when the group has fewer (its reader then gives NULL).
-  enum class Kind : uint8_t { cont, disc, nth };
-  Kind kind = Kind::cont;
-  double fraction = 0;
-  bool descending = false;  // WITHIN GROUP (ORDER BY ... DESC): positions counted from the end
-};
-
-// Compiled by nvcc as well: the device computes the same positions.
-#if defined(__CUDACC__)
-#define TALLY_ORDERED_PICK_FN __host__ __device__ inline
-#else
-#define TALLY_ORDERED_PICK_FN inline
-#endif
-
-// Positions pick p reads among n >= 1 values sorted ascending, in out[0..2):
-// the arithmetic of executor/finalize.hpp (percentile_cont_of: floor and
-// ceil of fraction * (n - 1); percentile_disc_position: ceil(fraction * n),
-// at least the first), mirrored for DESC. Returns how many (cont: 2, equal
-// when the position is a row; disc: 1).
-TALLY_ORDERED_PICK_FN int ordered_pick_positions(const OrderedPick& p, uint64_t n, uint64_t* out) {
-  int count = 0;
-  if (p.kind == OrderedPick::Kind::cont) {
-    const double position = p.fraction * static_cast<double>(n - 1);
-    out[0] = static_cast<uint64_t>(floor(position));
-    out[1] = static_cast<uint64_t>(ceil(position));
-    count = 2;
-  } else if (p.kind == OrderedPick::Kind::nth) {
-    out[0] = static_cast<uint64_t>(p.fraction);
-    count = 1;
-  } else {
-    const auto rownum = static_cast<int64_t>(ceil(p.fraction * static_cast<double>(n)));
-    out[0] = rownum <= 1 ? 0 : static_cast<uint64_t>((rownum < static_cast<int64_t>(n) ? rownum : static_cast<int64_t>(n)) - 1);
-    count = 1;
-  }
-  for (int i = 0; i < count; ++i) {
-    if (out[i] > n - 1) out[i] = n - 1;  // never past the group, whatever the rounding
-    if (p.descending) out[i] = n - 1 - out[i];
-  }
-  return count;
-}
-
-// Positions every group keeps for `picks`: each pick's 1 or 2.
-inline int ordered_picks_per_group(const std::vector<OrderedPick>& picks) {
-  int per = 0;
-  for (const OrderedPick& p : picks) per += p.kind == OrderedPick::Kind::cont ? 2 : 1;
-  return per;
-}
 
 // The picked values of one collector's rows sorted by (key, code): segment
 // i (key keys[i]) holds counts[i] values, of which `per_key` are kept:

@@ -338,6 +338,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     if (mappings_[a].inputs >= 2) p.input2 = add_input(input(1), share);
     spec_.aggregates.push_back(p);
   }
+  spec_.ordered_picks = ordered_picks(aggregates_, fractions_);
   text_ranks_.resize(inputs_.size());
   input_scales_ = std::vector<std::atomic<int32_t>>(inputs_.size());
   input_scale_checked_.assign(inputs_.size(), 0);
@@ -624,7 +625,7 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
       [](uint64_t* codes, size_t n, const uint64_t* offsets, size_t groups) {
         return n >= gpu::kDeviceSegmentSortMinCodes && gpu::sort_segments_on_device(codes, n, offsets, groups);
       },
-      "GPU segmented sort", std::move(device), ordered_picks(aggregates_, fractions_));
+      "GPU segmented sort", std::move(device));
 }
 
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/ordered_pick.hpp"
 #include "executor/aggregate_function.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/database.hpp"
@@ -146,6 +147,9 @@ std::optional<TopNGroups> plan_top_n_groups(const json& select, const PlanContex
 
 bool top_n_groups_pays(const TopNGroups& groups, const ExecContext& context) {
   if (context.engine == "gpu") return true;
+  // Ranks that fit a top-codes table: the CPU engine keeps them as the rows
+  // pass too (cpu/top_codes_rows.hpp).
+  if (groups.k <= kMaxTopCodes) return context.engine != "generic";
   if (context.engine != "auto") return false;
   if (context.gpu_engine != nullptr) return true;
   const auto* table = dynamic_cast<const EngineTableSnapshot*>(groups.plan->table.get());

@@ -47,9 +47,11 @@ std::optional<TopNGroups> plan_top_n_groups(const nlohmann::json& select, const 
                                             const PhysicalOperator& child, const WindowPlan& windows, size_t call,
                                             int64_t k);
 
-// Whether a run should take the aggregation form: where the GPU engine is
-// there to run it (or the statement asks for the GPU engine). The CPU's own
-// top-n (top_n_per_partition.cpp) drops most rows with one probe each, which
+// Whether a run should take the aggregation form: where the engines keep
+// each key's k best values as the rows pass (k <= kMaxTopCodes: the GPU's
+// top-codes table, the CPU's top-codes tables), or where the GPU engine is
+// there to sort them. Otherwise the CPU's own top-n
+// (top_n_per_partition.cpp) drops most rows with one probe each, which
 // beats collecting and sorting all of them on the host.
 bool top_n_groups_pays(const TopNGroups& groups, const ExecContext& context);
 

@@ -13,6 +13,7 @@
 #include "executor/cpu/group_index.hpp"
 #include "executor/cpu/key_table.hpp"
 #include "executor/cpu/parallel.hpp"
+#include "executor/cpu/top_codes_rows.hpp"
 
 namespace tally::executor::cpu {
 
@@ -128,6 +129,7 @@ bool has_ordered_aggregates(const AggregationSpec& spec) {
 AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::vector<int>* values) {
   AggregationSpec inner = spec;
   inner.aggregates.clear();
+  inner.ordered_picks.clear();
   inner.value_widths.clear();
   inner.value_not_null.clear();
   std::vector<int> inner_index(spec.value_widths.size(), -1), taken;
@@ -162,10 +164,9 @@ AggregationSpec OrderedValuesRun::inner_spec(const AggregationSpec& spec, std::v
 }
 
 OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter,
-                                   std::string sorter_name, std::unique_ptr<OrderedRowsCollector> device,
-                                   std::vector<std::optional<OrderedPick>> picks)
+                                   std::string sorter_name, std::unique_ptr<OrderedRowsCollector> collector)
     : spec_(spec), collected_(spec.aggregates.size()), sorter_(std::move(sorter)), sorter_name_(std::move(sorter_name)),
-      device_(std::move(device)), picks_(std::move(picks)) {
+      collector_(std::move(collector)), picks_(spec.ordered_picks) {
   picks_.resize(spec.aggregates.size());
   threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int next = 0;
@@ -187,9 +188,19 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
     if (inner_of_[a] < 0 && shares_[a] < 0) slot_of_[a] = slots++;
   }
   inner_ = make_inner(inner_spec(spec, &inner_values_));
-  for (size_t a = 0; a < spec.aggregates.size() && device_; ++a) {
+  // Without an engine's collector, slots whose readers all take a top-n's
+  // ranks keep each key's best codes as the rows pass, not every row.
+  if (!collector_) {
+    std::vector<std::optional<TopCodesShape>> shapes(static_cast<size_t>(slots));
+    for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+      if (slot_of_[a] < 0) continue;
+      if (const auto picks = slot_picks(a)) shapes[static_cast<size_t>(slot_of_[a])] = top_codes_shape(*picks);
+    }
+    collector_ = make_top_codes_rows(spec, shapes, threads_);
+  }
+  for (size_t a = 0; a < spec.aggregates.size() && collector_; ++a) {
     if (slot_of_[a] < 0) continue;
-    if (const auto picks = slot_picks(a)) device_->plan_picks(static_cast<size_t>(slot_of_[a]), *picks);
+    if (const auto picks = slot_picks(a)) collector_->plan_picks(static_cast<size_t>(slot_of_[a]), *picks);
   }
 }
 
@@ -202,7 +213,7 @@ bool OrderedValuesRun::hold(const ColumnIdentity& column, ColumnWidth width) {
   // Both must keep it: the column then comes without data to either. One
   // that holds it alone keeps a copy it does not use (the chunk brings the
   // data), which the device collector drops after the chunk.
-  return device_ != nullptr && passes() == 1 && device_->hold(column, width) && inner_->hold(column, width);
+  return collector_ != nullptr && passes() == 1 && collector_->hold(column, width) && inner_->hold(column, width);
 }
 
 void OrderedValuesRun::sink(const ChunkInput& chunk) {
@@ -225,18 +236,18 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
     if (shares_[a] < 0) continue;
     const auto source = static_cast<size_t>(shares_[a]);
     if (filter_of(chunk, a) == filter_of(chunk, source)) continue;
-    // The device's slots are fixed at the first chunk (the GPU engine takes
-    // no FILTER, so its aggregates never part).
-    if (device_) throw Error(SqlState::feature_not_supported, "GPU: ordered aggregates of one input under different FILTERs");
+    // A collector's slots are fixed at the first chunk (the GPU engine takes
+    // no FILTER, and a top-n's ranks have none, so their aggregates never part).
+    if (collector_) throw Error(SqlState::feature_not_supported, "ordered aggregates of one input under different FILTERs, kept by one collector");
     collected_[a] = collected_[source];
     shares_[a] = -1;
   }
-  if (device_) {
+  if (collector_) {
     std::vector<OrderedRowsSlot> slots;
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
       if (slot_of_[a] >= 0) slots.push_back(OrderedRowsSlot{spec_.aggregates[a].input, filter_of(chunk, a)});
     }
-    device_->collect(chunk, slots);
+    collector_->collect(chunk, slots);
     collect_ms_ += ms_since(t);
     return;
   }
@@ -345,28 +356,28 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
 }
 
 AggregationResult OrderedValuesRun::finalize() {
-  // The device collector's sorts come first: the inner run's kernels,
+  // The collector's sorts come first: the inner run's kernels,
   // enqueued chunk by chunk, keep running on the device meanwhile, where
   // waiting for the inner run first put its device time and the sorts' one
   // after the other.
-  const auto t_device = std::chrono::steady_clock::now();
+  const auto t_collector = std::chrono::steady_clock::now();
   std::vector<KeyedSegments> segments(spec_.aggregates.size());
   std::vector<std::optional<KeyedPicks>> picked(spec_.aggregates.size());
   std::vector<std::optional<KeyedDistinct>> counted(spec_.aggregates.size());
-  for (size_t a = 0; a < spec_.aggregates.size() && device_; ++a) {
+  for (size_t a = 0; a < spec_.aggregates.size() && collector_; ++a) {
     if (inner_of_[a] >= 0 || shares_[a] >= 0) continue;
     const auto slot = static_cast<size_t>(slot_of_[a]);
     if (const auto picks = slot_picks(a)) {
-      picked[a] = device_->picked(slot, *picks);
+      picked[a] = collector_->picked(slot, *picks);
     } else if (slot_counts_distinct(a)) {
-      counted[a] = device_->distinct_counts(slot, input_is_float(a));
+      counted[a] = collector_->distinct_counts(slot, input_is_float(a));
       values_ += counted[a]->values;
     } else {
-      segments[a] = device_->sorted(slot);
+      segments[a] = collector_->sorted(slot);
     }
   }
-  const double device_ms = ms_since(t_device);
-  device_ms_ = device_ms;
+  const double collector_ms = ms_since(t_collector);
+  collector_ms_ = collector_ms;
   const auto t_inner = std::chrono::steady_clock::now();
   AggregationResult r = inner_->finalize();
   report_ = inner_->report();
@@ -411,13 +422,13 @@ AggregationResult OrderedValuesRun::finalize() {
       continue;
     }
     if (source == a && picked[a]) sorted[a] = place_picks(std::move(*picked[a]), index, out.keys.size());
-    else if (source == a && device_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
+    else if (source == a && collector_) sorted[a] = place_segments(std::move(segments[a]), index, out.keys.size());
     else if (source == a) sorted[a] = sort_rows(a, index, out.keys.size());
     const auto t_emit = std::chrono::steady_clock::now();
     emit(a, sorted[source], out);
     emit_ms_ += ms_since(t_emit);
   }
-  sort_ms_ = device_ms + ms_since(t);
+  sort_ms_ = collector_ms + ms_since(t);
   report_.finalize_ms += sort_ms_;
   return out;
 }
@@ -749,13 +760,13 @@ AggregationReport OrderedValuesRun::report() const {
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
-                "finalize %.3f ms (device %.3f ms, groups' run %.3f ms, group index %.3f ms, groups found %.3f ms, "
+                "finalize %.3f ms (collector %.3f ms, groups' run %.3f ms, group index %.3f ms, groups found %.3f ms, "
                 "partitioned %.3f ms, values placed %.3f ms)",
                 static_cast<unsigned long long>(values_),
-                device_            ? device_->name().c_str()
+                collector_            ? collector_->name().c_str()
                 : sorted_by_sorter_ ? sorter_name_.c_str()
                                     : ("host, " + std::to_string(threads_) + " threads").c_str(),
-                collect_ms_, sort_ms_, device_ms_, inner_ms_, index_ms_, assign_ms_, partition_ms_, emit_ms_);
+                collect_ms_, sort_ms_, collector_ms_, inner_ms_, index_ms_, assign_ms_, partition_ms_, emit_ms_);
   r.details.push_back(buf);
   return r;
 }

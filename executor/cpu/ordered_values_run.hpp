@@ -42,19 +42,21 @@ class OrderedValuesRun final : public AggregationRun {
   static AggregationSpec inner_spec(const AggregationSpec& spec, std::vector<int>* values = nullptr);
   // make_inner starts the run of inner_spec(spec). sorter: where the
   // groups' values are sorted (the GPU's segmented sort); empty = the host,
-  // `sorter_name` names it in EXPLAIN ANALYZE. device: where the ordered
+  // `sorter_name` names it in EXPLAIN ANALYZE. collector: where the ordered
   // aggregates' rows are kept and sorted instead (the GPU over its resident
-  // columns, common/ordered_rows.hpp); nullptr = here, on the host.
-  // picks: per aggregate, the positions its finalizer reads (percentiles);
-  // nullopt or absent = every value (mode, count(DISTINCT)). Rows of which
-  // every reader has picks come back from the device collector picked.
+  // columns, common/ordered_rows.hpp); nullptr = here, on the host, where
+  // slots read only a top-n's ranks get the host's top-codes tables
+  // (top_codes_rows.hpp).
+  // The spec's ordered_picks: the positions each aggregate's finalizer
+  // reads (percentiles, a top-n's ranks); nullopt or absent = every value
+  // (mode, count(DISTINCT)). Rows of which every reader has picks come back
+  // from the collector picked.
   OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
-                   std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> device = nullptr,
-                   std::vector<std::optional<OrderedPick>> picks = {});
+                   std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> collector = nullptr);
 
   int passes() const override { return inner_->passes(); }
   void begin_pass(int pass) override;
-  // With a device collector: a column both it and the inner run keep.
+  // With a collector: a column both it and the inner run keep.
   bool hold(const ColumnIdentity& column, ColumnWidth width) override;
   void sink(const ChunkInput& chunk) override;
   AggregationResult finalize() override;
@@ -87,7 +89,7 @@ class OrderedValuesRun final : public AggregationRun {
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
-  // A device collector slot's sorted rows, placed in out's groups.
+  // A collector slot's sorted rows, placed in out's groups.
   Sorted place_segments(KeyedSegments k, const GroupIndex& index, size_t groups);
   // The same for its picked rows (only the values the slot's percentiles read).
   Sorted place_picks(KeyedPicks k, const GroupIndex& index, size_t groups);
@@ -95,10 +97,10 @@ class OrderedValuesRun final : public AggregationRun {
   // when one of them reads every value.
   std::optional<std::vector<OrderedPick>> slot_picks(size_t a) const;
   // Whether every aggregate reading ordered aggregate a's rows is
-  // count(DISTINCT): the device collector then counts them where it sorted.
+  // count(DISTINCT): the collector then counts them where it sorted.
   bool slot_counts_distinct(size_t a) const;
   bool input_is_float(size_t a) const;
-  // Each group's count(DISTINCT) from a device collector's counts per key.
+  // Each group's count(DISTINCT) from a collector's counts per key.
   void place_distinct(const KeyedDistinct& k, const GroupIndex& index, size_t groups, PartialStates& s);
   // Where ordered aggregate a's picks lie in each key's block of its
   // collector's picks (slot_picks' order): (first, count).
@@ -114,18 +116,18 @@ class OrderedValuesRun final : public AggregationRun {
   std::unique_ptr<AggregationRun> inner_;
   SegmentSorter sorter_;
   std::string sorter_name_;
-  std::unique_ptr<OrderedRowsCollector> device_;
-  std::vector<int> slot_of_;  // per aggregate: its device collector slot; -1 = none
-  std::vector<std::optional<OrderedPick>> picks_;  // per aggregate (constructor's picks)
+  std::unique_ptr<OrderedRowsCollector> collector_;
+  std::vector<int> slot_of_;  // per aggregate: its collector slot; -1 = none
+  std::vector<std::optional<OrderedPick>> picks_;  // per aggregate (the spec's ordered_picks)
   bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;
   std::vector<int64_t> packed_;  // the chunk's packed key codes
   uint64_t values_ = 0;
   double collect_ms_ = 0, sort_ms_ = 0, assign_ms_ = 0, partition_ms_ = 0;  // EXPLAIN ANALYZE
-  // finalize()'s parts (EXPLAIN ANALYZE): the device's sorts and picks, the
-  // inner run's finalize, the group index, the values' placement and copy.
-  double device_ms_ = 0, inner_ms_ = 0, index_ms_ = 0, emit_ms_ = 0;
+  // finalize()'s parts (EXPLAIN ANALYZE): the collector's sorts and picks,
+  // the inner run's finalize, the group index, the values' placement and copy.
+  double collector_ms_ = 0, inner_ms_ = 0, index_ms_ = 0, emit_ms_ = 0;
   AggregationReport report_;
 };
 

@@ -58,7 +58,7 @@ __global__ void collect_kernel(const __grid_constant__ CollectArgs a, int64_t ro
   }
 }
 
-// Percentiles' picks (common/ordered_rows.hpp) out of each run of sorted
+// Percentiles' picks (common/ordered_pick.hpp) out of each run of sorted
 // codes: run r holds lengths[r] codes from starts[r] (lengths == nullptr:
 // one run of `single` codes from 0). The positions are the host's, with the
 // same arithmetic, so the finalizer finds the values it reads.

@@ -51,9 +51,8 @@ struct CollectArgs {
   unsigned long long* null_count = nullptr;
 };
 
-// The picks one slot's aggregates read (common/ordered_rows.hpp), as a
-// kernel parameter.
-inline constexpr int kMaxPicks = 16;
+// The picks one slot's aggregates read (common/ordered_pick.hpp), at most
+// kMaxPicks, as a kernel parameter.
 struct PickArgs {
   tally::OrderedPick picks[kMaxPicks];
   int count = 0;

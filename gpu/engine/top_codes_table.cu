@@ -166,19 +166,6 @@ unsigned grid_for(uint64_t items) {
 
 }  // namespace
 
-std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPick>& picks) {
-  if (picks.empty() || picks.size() > static_cast<size_t>(kMaxPicks)) return std::nullopt;
-  TopCodesShape shape;
-  shape.largest = picks.front().descending;
-  for (const tally::OrderedPick& p : picks) {
-    if (p.kind != tally::OrderedPick::Kind::nth || p.descending != shape.largest || !(p.fraction >= 0) ||
-        p.fraction >= kMaxTopCodes || p.fraction != static_cast<double>(static_cast<int>(p.fraction)))
-      return std::nullopt;
-    shape.k = std::max(shape.k, static_cast<int>(p.fraction) + 1);
-  }
-  return shape;
-}
-
 TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream,
                              std::optional<SortKeyRange> keys)
     : shape_(shape) {

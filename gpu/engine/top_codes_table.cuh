@@ -38,22 +38,11 @@
 
 namespace tally::gpu {
 
-inline constexpr int kMaxTopCodes = 8;
-
-struct TopCodesShape {
-  int k = 0;             // ranks kept per key
-  bool largest = false;  // the picks count from the end: the k largest codes
-};
-
 // Sort keys (ordered_row_codes.cuh) from `low` to `high`, both included.
 struct SortKeyRange {
   uint64_t low = 0;
   uint64_t high = 0;
 };
-
-// The shape a table needs for `picks`, or nullopt when a pick is not an nth
-// of the first kMaxTopCodes ranks or the picks count from both ends.
-std::optional<TopCodesShape> top_codes_shape(const std::vector<tally::OrderedPick>& picks);
 
 // The table as the kernels see it: capacity + 2 entries of 2 + k words
 // each, one after the other (a row's probe, count and ranks in one or two

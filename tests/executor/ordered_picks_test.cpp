@@ -1,4 +1,4 @@
-// Percentiles from picked values (common/ordered_rows.hpp's OrderedPick,
+// Percentiles from picked values (common/ordered_pick.hpp's OrderedPick,
 // PartialStates::ordered_pos and one_pick): OrderedValuesRun with a collector that keeps
 // the rows and answers only the picked positions must finalize to exactly
 // what the full form (every value of every group) gives, for
@@ -102,15 +102,15 @@ TEST(OrderedPicks, PickedPercentilesAnswerAsEveryValue) {
   spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
   for (const Call& c : calls) spec.aggregates.push_back({PartialOp::ordered_values, c.input, -1});
   spec.aggregates.push_back({PartialOp::count_rows, -1, -1});
-  std::vector<std::optional<OrderedPick>> picks;
+  AggregationSpec picking = spec;
   for (const Call& c : calls) {
-    picks.push_back(OrderedPick{c.kind == AggKind::percentile_cont ? OrderedPick::Kind::cont : OrderedPick::Kind::disc,
-                                c.fraction, c.descending});
+    picking.ordered_picks.push_back(OrderedPick{
+        c.kind == AggKind::percentile_cont ? OrderedPick::Kind::cont : OrderedPick::Kind::disc, c.fraction, c.descending});
   }
   auto engine = make_cpu_engine();
   const cpu::OrderedValuesRun::InnerFactory inner = [&](const AggregationSpec& s) { return engine->start(s); };
   cpu::OrderedValuesRun full(spec, inner);
-  cpu::OrderedValuesRun picked(spec, inner, {}, "", std::make_unique<HostRows>(), picks);
+  cpu::OrderedValuesRun picked(picking, inner, {}, "", std::make_unique<HostRows>());
 
   // Groups of every size from 1 to ~600 values; key 7 has only NULL values;
   // some NULL keys.

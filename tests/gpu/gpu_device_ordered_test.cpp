@@ -52,7 +52,7 @@ TEST(GpuDeviceOrdered, PercentilesModeDistinctAsTheCpuEngine) {
 }
 
 // Percentiles alone read one or two values per group: the device picks them
-// after its sort and copies back only those (common/ordered_rows.hpp's
+// after its sort and copies back only those (common/ordered_pick.hpp's
 // OrderedPick). Fractions at the ends and between, ASC and DESC, cont and
 // disc, int and float inputs, NULL keys, a NULL fraction, one group.
 TEST(GpuDeviceOrdered, PickedPercentilesAsTheCpuEngine) {
