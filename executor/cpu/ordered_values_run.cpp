@@ -12,6 +12,7 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/group_index.hpp"
 #include "executor/cpu/key_table.hpp"
+#include "executor/cpu/code_sort.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/top_codes_rows.hpp"
 
@@ -25,97 +26,8 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 bool is_float_width(ColumnWidth w) { return w == ColumnWidth::float32 || w == ColumnWidth::float64; }
 
-// Below this many values a group is sorted by one thread; a larger one (a
-// global median) is sorted in parts by every thread and merged.
-constexpr size_t kParallelSortValues = size_t{1} << 17;
 // Chunks below this many rows are kept by one thread.
 constexpr size_t kParallelRows = size_t{1} << 15;
-
-// Runs of at least this many codes are radix sorted: fewer passes over
-// memory than a comparison sort's log2(n) (std::sort wins below ~512).
-constexpr size_t kRadixSortValues = 768;
-
-// LSD radix sort of codes[0, n), 8 bits a pass; passes whose byte is the
-// same in every code are skipped (values of a narrow range touch few bytes).
-void radix_sort(uint64_t* codes, size_t n) {
-  if (n < kRadixSortValues) {
-    std::sort(codes, codes + n);
-    return;
-  }
-  // A small scratch buffer kept per thread (groups of ~1,000 values would
-  // otherwise pay an allocation each); a large one only for this call, so no
-  // thread keeps a large group's worth of memory after the query.
-  constexpr size_t kKeptScratch = size_t{1} << 16;
-  thread_local std::vector<uint64_t> kept;
-  std::vector<uint64_t> large;
-  if (n <= kKeptScratch && kept.size() < kKeptScratch) kept.resize(kKeptScratch);
-  if (n > kKeptScratch) large.resize(n);
-  uint64_t* from = codes;
-  uint64_t* to = n <= kKeptScratch ? kept.data() : large.data();
-  // A pass over millions of codes takes tens of milliseconds: cancel and
-  // statement_timeout are looked at every kCancelStride codes of each pass
-  // (blocks, so that the inner loops stay free of it).
-  auto in_blocks = [n](auto&& pass) {
-    for (size_t begin = 0; begin < n; begin += kCancelStride) {
-      check_cancel_point();
-      pass(begin, std::min(n, begin + kCancelStride));
-    }
-  };
-  size_t counts[8][256] = {};
-  in_blocks([&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      for (int b = 0; b < 8; ++b) ++counts[b][(from[i] >> (8 * b)) & 0xFF];
-    }
-  });
-  for (int b = 0; b < 8; ++b) {
-    size_t* count = counts[b];
-    if (std::any_of(count, count + 256, [n](size_t c) { return c == n; })) continue;  // one byte value: no move
-    size_t at = 0;
-    for (int d = 0; d < 256; ++d) {
-      const size_t c = count[d];
-      count[d] = at;
-      at += c;
-    }
-    in_blocks([&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) to[count[(from[i] >> (8 * b)) & 0xFF]++] = from[i];
-    });
-    std::swap(from, to);
-  }
-  if (from != codes) std::copy(from, from + n, codes);
-}
-
-// Merges the sorted runs codes[b, m) and codes[m, e) in place (through a
-// copy of the first), looking at the statement's cancel token every 64K
-// values: the last merge of a global DISTINCT's values is one task of
-// millions of values.
-void merge_runs(uint64_t* codes, size_t b, size_t m, size_t e) {
-  const std::vector<uint64_t> first(codes + b, codes + m);
-  size_t i = 0, j = m, k = b;
-  CancelTicker ticker;
-  while (i < first.size() && j < e) {
-    ticker.tick();
-    codes[k++] = first[i] <= codes[j] ? first[i++] : codes[j++];
-  }
-  std::copy(first.begin() + static_cast<long>(i), first.end(), codes + k);
-}
-
-// Sorts codes[begin, end) with `threads` threads: parts sorted in parallel,
-// then merged pairwise.
-void sort_parallel(uint64_t* codes, size_t n, int threads) {
-  if (threads <= 1 || n < kParallelSortValues) {
-    radix_sort(codes, n);
-    return;
-  }
-  const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
-  parallel_for(threads, n, [&](int, size_t b, size_t e) { radix_sort(codes + b, e - b); });
-  for (size_t width = per; width < n; width *= 2) {
-    const size_t pairs = (n + 2 * width - 1) / (2 * width);
-    parallel_tasks(threads, pairs, [&](int, size_t p) {
-      const size_t b = p * 2 * width, m = std::min(n, b + width), e = std::min(n, b + 2 * width);
-      if (m < e) merge_runs(codes, b, m, e);
-    });
-  }
-}
 
 }  // namespace
 
@@ -501,6 +413,10 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   c.codes = {};
   partition_ms_ += ms_since(t);
   check_cancel_point();
+  // Readers that take known positions only (percentiles of a constant
+  // fraction): each group's values are selected around those positions
+  // (nth_element, linear) rather than sorted.
+  if (const auto picks = slot_picks(a); picks && !sorter_) return select_picks(*picks, std::move(offsets), sorted);
   // Each group's values sorted: by the sorter when it takes them, else
   // groups in blocks taken by free threads, and a group too large for one
   // thread by all of them.
@@ -511,14 +427,64 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
     for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
       const size_t len = offsets[g + 1] - offsets[g];
       if (len >= kParallelSortValues && threads_ > 1) continue;
-      radix_sort(sorted.data() + offsets[g], len);
+      sort_codes(sorted.data() + offsets[g], len);
     }
   });
   for (size_t g = 0; g < groups && threads_ > 1 && !by_sorter; ++g) {
     const size_t len = offsets[g + 1] - offsets[g];
-    if (len >= kParallelSortValues) sort_parallel(sorted.data() + offsets[g], len, threads_);
+    if (len >= kParallelSortValues) sort_codes_parallel(sorted.data() + offsets[g], len, threads_);
   }
   return Sorted{std::move(offsets), std::move(sorted), {}, {}, {}};
+}
+
+OrderedValuesRun::Sorted OrderedValuesRun::select_picks(const std::vector<OrderedPick>& picks,
+                                                        std::vector<uint64_t> offsets, OrderCodes& codes) const {
+  const size_t groups = offsets.size() - 1;
+  const auto per = static_cast<uint64_t>(ordered_picks_per_group(picks));
+  Sorted out;
+  out.per = per;
+  // Each group with values keeps a block of `per` picks.
+  resize_prefaulted(out.offsets, groups + 1);
+  resize_prefaulted(out.n, groups);
+  resize_prefaulted(out.from, groups);
+  uint64_t at = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    out.offsets[g] = at;
+    out.from[g] = at;
+    out.n[g] = offsets[g + 1] - offsets[g];
+    if (out.n[g] > 0) at += per;
+  }
+  out.offsets[groups] = at;
+  resize_prefaulted(out.codes, at);
+  resize_prefaulted(out.positions, at);
+  constexpr size_t kBlock = 64;
+  parallel_tasks(threads_, (groups + kBlock - 1) / kBlock, [&](int, size_t block) {
+    std::vector<uint64_t> wanted;
+    for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
+      const uint64_t n = out.n[g];
+      if (n == 0) continue;
+      uint64_t* values = codes.data() + offsets[g];
+      uint64_t* block_codes = out.codes.data() + out.from[g];
+      uint64_t* block_positions = out.positions.data() + out.from[g];
+      size_t j = 0;
+      for (const OrderedPick& p : picks) {
+        uint64_t positions[2];
+        const int count = ordered_pick_positions(p, n, positions);
+        for (int i = 0; i < count; ++i) block_positions[j++] = positions[i];
+      }
+      // Ascending distinct positions, each selected in what the previous left.
+      wanted.assign(block_positions, block_positions + per);
+      std::sort(wanted.begin(), wanted.end());
+      wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+      uint64_t* low = values;
+      for (const uint64_t position : wanted) {
+        std::nth_element(low, values + position, values + n);
+        low = values + position + 1;
+      }
+      for (uint64_t i = 0; i < per; ++i) block_codes[i] = values[block_positions[i]];
+    }
+  });
+  return out;
 }
 
 bool OrderedValuesRun::slot_counts_distinct(size_t a) const {

@@ -89,6 +89,9 @@ class OrderedValuesRun final : public AggregationRun {
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
+  // The picked form of rows partitioned by group (codes[offsets[g],
+  // offsets[g + 1]) are group g's, in any order; reordered in place).
+  Sorted select_picks(const std::vector<OrderedPick>& picks, std::vector<uint64_t> offsets, OrderCodes& codes) const;
   // A collector slot's sorted rows, placed in out's groups.
   Sorted place_segments(KeyedSegments k, const GroupIndex& index, size_t groups);
   // The same for its picked rows (only the values the slot's percentiles read).

@@ -111,6 +111,8 @@ TEST(OrderedPicks, PickedPercentilesAnswerAsEveryValue) {
   const cpu::OrderedValuesRun::InnerFactory inner = [&](const AggregationSpec& s) { return engine->start(s); };
   cpu::OrderedValuesRun full(spec, inner);
   cpu::OrderedValuesRun picked(picking, inner, {}, "", std::make_unique<HostRows>());
+  // Without a collector: the host selects each group's picks (nth_element).
+  cpu::OrderedValuesRun selected(picking, inner);
 
   // Groups of every size from 1 to ~600 values; key 7 has only NULL values;
   // some NULL keys.
@@ -137,49 +139,53 @@ TEST(OrderedPicks, PickedPercentilesAnswerAsEveryValue) {
   in.values = {{ColumnWidth::int32, ints.data(), int_valid.data(), {}},
                {ColumnWidth::float64, floats.data(), float_valid.data(), {}}};
   in.filters.assign(spec.aggregates.size(), nullptr);
-  for (auto* run : {&full, &picked}) {
+  for (auto* run : {&full, &picked, &selected}) {
     ASSERT_EQ(run->passes(), 1);
     run->begin_pass(0);
     run->sink(in);
   }
-  AggregationResult a = full.finalize(), b = picked.finalize();
-  ASSERT_EQ(a.groups(), b.groups());
-  ASSERT_EQ(a.groups(), 301u);  // 300 keys and the NULL key
-  // Group of each key in b.
-  std::map<std::optional<int64_t>, size_t> b_group;
-  for (size_t g = 0; g < b.groups(); ++g) {
-    const bool valid = g >= b.key_valid.size() || b.key_valid[g] != 0;
-    b_group[valid ? std::optional<int64_t>(b.keys[g]) : std::nullopt] = g;
-  }
-  // Calls of one input share its rows, so each holds the picks of all of
-  // them: 1 or 2 per call of the input and group, not every value.
-  size_t per_input[2] = {0, 0};
-  for (const Call& call : calls) per_input[call.input] += call.kind == AggKind::percentile_cont ? 2 : 1;
-  for (size_t c = 0; c < calls.size(); ++c) {
-    const Call& call = calls[c];
-    EXPECT_TRUE(a.states[c].ordered_pos.empty());
-    // A pick of one position (percentile_disc) comes as the group's value
-    // itself (PartialStates::one_pick); percentile_cont's two with positions.
-    EXPECT_EQ(b.states[c].one_pick, call.kind == AggKind::percentile_disc) << "call " << c;
-    EXPECT_TRUE(b.states[c].one_pick || !b.states[c].ordered_pos.empty()) << "call " << c << " not picked";
-    EXPECT_LE(b.states[c].ordered_pos.size(), per_input[call.input] * b.groups()) << "call " << c;
-    const TypeId in_type = call.input == 0 ? TypeId::int4 : TypeId::float8;
-    const OrderedFinal final{ColumnFinal{call.kind, in_type, 0}, Value{call.fraction}, call.descending};
-    const SqlType out_type{call.kind == AggKind::percentile_cont || call.input == 1 ? TypeId::float8 : TypeId::int4};
-    Vector va(out_type), vb(out_type);
-    finalize_ordered_column(final, a.states[c], a.groups(), va);
-    finalize_ordered_column(final, b.states[c], b.groups(), vb);
-    for (size_t g = 0; g < a.groups(); ++g) {
-      const bool valid = g >= a.key_valid.size() || a.key_valid[g] != 0;
-      const size_t h = b_group.at(valid ? std::optional<int64_t>(a.keys[g]) : std::nullopt);
-      const bool null_a = !va.nulls.empty() && va.nulls[g], null_b = !vb.nulls.empty() && vb.nulls[h];
-      ASSERT_EQ(null_a, null_b) << "call " << c << " key " << a.keys[g];
-      if (null_a) continue;
-      if (out_type.id == TypeId::float8) {
-        EXPECT_EQ(0, std::memcmp(&va.floats[g], &vb.floats[h], sizeof(double)))
-            << "call " << c << " key " << a.keys[g] << ": " << va.floats[g] << " vs " << vb.floats[h];
-      } else {
-        EXPECT_EQ(va.ints[g], vb.ints[h]) << "call " << c << " key " << a.keys[g];
+  const AggregationResult a = full.finalize();
+  for (auto* run : {&picked, &selected}) {
+    SCOPED_TRACE(run == &picked ? "picked by the collector" : "selected on the host");
+    const AggregationResult b = run->finalize();
+    ASSERT_EQ(a.groups(), b.groups());
+    ASSERT_EQ(a.groups(), 301u);  // 300 keys and the NULL key
+    // Group of each key in b.
+    std::map<std::optional<int64_t>, size_t> b_group;
+    for (size_t g = 0; g < b.groups(); ++g) {
+      const bool valid = g >= b.key_valid.size() || b.key_valid[g] != 0;
+      b_group[valid ? std::optional<int64_t>(b.keys[g]) : std::nullopt] = g;
+    }
+    // Calls of one input share its rows, so each holds the picks of all of
+    // them: 1 or 2 per call of the input and group, not every value.
+    size_t per_input[2] = {0, 0};
+    for (const Call& call : calls) per_input[call.input] += call.kind == AggKind::percentile_cont ? 2 : 1;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      const Call& call = calls[c];
+      EXPECT_TRUE(a.states[c].ordered_pos.empty());
+      // A pick of one position (percentile_disc) comes as the group's value
+      // itself (PartialStates::one_pick); percentile_cont's two with positions.
+      EXPECT_EQ(b.states[c].one_pick, call.kind == AggKind::percentile_disc) << "call " << c;
+      EXPECT_TRUE(b.states[c].one_pick || !b.states[c].ordered_pos.empty()) << "call " << c << " not picked";
+      EXPECT_LE(b.states[c].ordered_pos.size(), per_input[call.input] * b.groups()) << "call " << c;
+      const TypeId in_type = call.input == 0 ? TypeId::int4 : TypeId::float8;
+      const OrderedFinal final{ColumnFinal{call.kind, in_type, 0}, Value{call.fraction}, call.descending};
+      const SqlType out_type{call.kind == AggKind::percentile_cont || call.input == 1 ? TypeId::float8 : TypeId::int4};
+      Vector va(out_type), vb(out_type);
+      finalize_ordered_column(final, a.states[c], a.groups(), va);
+      finalize_ordered_column(final, b.states[c], b.groups(), vb);
+      for (size_t g = 0; g < a.groups(); ++g) {
+        const bool valid = g >= a.key_valid.size() || a.key_valid[g] != 0;
+        const size_t h = b_group.at(valid ? std::optional<int64_t>(a.keys[g]) : std::nullopt);
+        const bool null_a = !va.nulls.empty() && va.nulls[g], null_b = !vb.nulls.empty() && vb.nulls[h];
+        ASSERT_EQ(null_a, null_b) << "call " << c << " key " << a.keys[g];
+        if (null_a) continue;
+        if (out_type.id == TypeId::float8) {
+          EXPECT_EQ(0, std::memcmp(&va.floats[g], &vb.floats[h], sizeof(double)))
+              << "call " << c << " key " << a.keys[g] << ": " << va.floats[g] << " vs " << vb.floats[h];
+        } else {
+          EXPECT_EQ(va.ints[g], vb.ints[h]) << "call " << c << " key " << a.keys[g];
+        }
       }
     }
   }
