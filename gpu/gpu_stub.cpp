@@ -52,6 +52,7 @@ std::string DeviceProgramEvaluator::kernel_report() const { no_gpu(); }
 std::string program_cubin(const std::string&, int, std::string&) { return "built without CUDA"; }
 std::string program_compiler_state() { return "built without CUDA"; }
 void warm_program_compiler(int) {}
+void finish_program_compiles() {}
 std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string&, int, bool) {
   auto entry = std::make_shared<CompiledPrograms>();
   entry->failure = "built without CUDA";

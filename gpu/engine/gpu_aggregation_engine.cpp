@@ -155,6 +155,7 @@ GpuAggregationEngine::~GpuAggregationEngine() {
   if (writer_.joinable()) writer_.join();  // every record is persisted before the engine goes
   if (preparser_.joinable()) preparser_.join();
   if (rehearser_.joinable()) rehearser_.join();
+  finish_program_compiles();  // none left running into the process's exit
 }
 
 void GpuAggregationEngine::preload(tally::TuningStore* store, int64_t chunk_rows) {

@@ -126,16 +126,31 @@ struct Compiler {
   std::vector<std::thread> workers;
   bool stopping = false;
 
-  // At exit the workers finish the compile they hold and stop: none is
-  // left loading a module while the CUDA runtime tears down (its exit
-  // handlers run after this, registered before the first compile).
-  ~Compiler() {
+  ~Compiler() { finish(); }
+
+  // The workers finish the compile they hold and stop; the queued sources
+  // are dropped (settled as not compiled, and forgotten, so that a later
+  // request queues them again). Requests meanwhile are not queued.
+  void finish() {
+    std::vector<std::thread> stopped;
     {
       std::lock_guard lock(mutex);
       stopping = true;
+      for (auto& [key, entry] : queue) {
+        entry->failure = "not compiled: the engine that asked stopped";
+        entry->settled.store(true, std::memory_order_release);
+        sources.erase(key);
+      }
+      queue.clear();
+      stopped.swap(workers);
     }
     queued.notify_all();
-    for (std::thread& t : workers) t.join();
+    for (std::thread& t : stopped) t.join();
+    {
+      std::lock_guard lock(mutex);
+      stopping = false;
+    }
+    settled.notify_all();
   }
 
   void work() {
@@ -207,8 +222,9 @@ std::shared_ptr<const CompiledPrograms> compiled_programs(const std::string& sou
   auto found = c.sources.find(key);
   if (found == c.sources.end()) {
     auto entry = std::make_shared<CompiledPrograms>();
-    if (c.sources.size() >= kMaxCompiledSources) {
-      entry->failure = "more distinct programs than the process keeps compiled";
+    if (c.stopping || c.sources.size() >= kMaxCompiledSources) {
+      entry->failure = c.stopping ? "not compiled: compiles are being finished"
+                                  : "more distinct programs than the process keeps compiled";
       entry->settled.store(true);
       return entry;
     }
@@ -237,6 +253,8 @@ void warm_program_compiler(int arch) {
     (void)compiled_programs(*source, arch, false);
   }
 }
+
+void finish_program_compiles() { compiler().finish(); }
 
 std::string program_compiler_state() {
   const Nvrtc& n = nvrtc();

@@ -38,6 +38,13 @@ std::string program_cubin(const std::string& source, int arch, std::string& cubi
 // not pay for it: the GPU engine's start-up.
 void warm_program_compiler(int arch);
 
+// Waits for the compiles under way and drops the queued ones (their
+// statements went on interpreting; a later request queues a source again).
+// An engine calls it as it goes: a compile must not be running when the
+// process exits, whose handlers tear down libnvrtc's state under it (the
+// process then crashed or hung in its exit).
+void finish_program_compiles();
+
 // "NVRTC <version>", or why programs cannot be compiled here.
 std::string program_compiler_state();
 

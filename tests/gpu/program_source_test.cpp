@@ -2,11 +2,17 @@
 // source written for programs of every kind of step (short circuits, IN
 // lists, lookups, CASE, dates, floats) compiles with NVRTC for sm_90, no
 // device needed, and is the same for programs that differ only in their
-// constants; steps that do not nest are refused (they stay interpreted). gpu_column_programs_test runs the compiled kernels on a
-// device against the host evaluator.
+// constants; steps that do not nest are refused (they stay interpreted); a
+// compile under way is finished before the process exits.
+// gpu_column_programs_test runs the compiled kernels on a device against
+// the host evaluator.
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "gpu/pipeline/program_compiler.hpp"
 #include "gpu/pipeline/program_source.hpp"
@@ -83,6 +89,36 @@ TEST(ProgramSource, QueuedCompilesSettle) {
   EXPECT_EQ(queued.get(), waited.get());
   EXPECT_TRUE(waited->settled.load());
   EXPECT_TRUE(waited->kernel.load() != nullptr || !waited->failure.empty());
+}
+
+// Run as a process of its own by the test below (and by ctest, which
+// runs disabled tests too): a compile queued and under way is finished
+// before the process exits, whose handlers tear down libnvrtc's state.
+TEST(ProgramSource, DISABLED_ExitAfterFinishedCompiles) {
+  ColumnProgram input;
+  input.result = ProgramResult::int64;
+  input.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 7), step(ProgramOp::mul_int)};
+  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input});
+  ASSERT_TRUE(source.has_value());
+  (void)gpu::compiled_programs(*source, 90, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the compile under way
+  gpu::finish_program_compiles();
+}
+
+TEST(ProgramSource, FinishedCompilesLeaveTheExitClean) {
+  const std::string state = gpu::program_compiler_state();
+  if (state.rfind("NVRTC ", 0) != 0) GTEST_SKIP() << "programs are not compiled here: " << state;
+  for (int run = 0; run < 3; ++run) {
+    const char* argv[] = {"program_source_test", "--gtest_also_run_disabled_tests",
+                          "--gtest_filter=ProgramSource.DISABLED_ExitAfterFinishedCompiles", nullptr};
+    pid_t child = 0;
+    ASSERT_EQ(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "run " << run << ": " << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                                          : "exit status " + std::to_string(WEXITSTATUS(status)));
+  }
 }
 
 TEST(ProgramSource, RefusesStepsThatDoNotNest) {
