@@ -92,24 +92,31 @@ struct ColumnView {
 };
 
 // One column of a packed key. Its field in the row's int64 code is
-// (value - min) in `bits` bits from bit `offset`; a nullable column has one
-// more bit above those, 1 for NULL (its value bits then 0), so that a
-// column's NULLs form one group, as PostgreSQL groups them. Every field ends
-// below bit 63: codes are non-negative and never the NULL key.
+// (value - min) in `bits` bits from bit `offset`; a nullable column's NULL
+// is the field of all ones (`bits` leaves room for it above max - min), so
+// that a column's NULLs form one group, as PostgreSQL groups them, and sort
+// after its values. Every field ends below bit 63: codes are non-negative
+// and never the NULL key.
 struct KeyPart {
   int64_t min = 0;
   uint32_t offset = 0;
-  uint32_t bits = 0;       // max - min < 2^bits
-  bool nullable = false;   // the NULL bit is bit offset + bits
-  uint32_t field_bits() const { return bits + (nullable ? 1u : 0u); }
+  uint32_t bits = 0;      // max - min < 2^bits - (nullable ? 1 : 0)
+  bool nullable = false;  // NULL is the field mask()
+  uint64_t mask() const { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 };
 
-// Bits a field needs for values in [min, max] (0 for one value or none).
-inline uint32_t key_part_bits(int64_t min, int64_t max) {
-  if (max <= min) return 0;
-  const uint64_t span = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
+// Bits a field needs for values in [min, max], and a NULL beside them where
+// `nullable` (0 for one value and no NULL, or none at all; past 63 where
+// no packing takes them).
+inline uint32_t key_part_bits(int64_t min, int64_t max, bool nullable) {
+  if (max < min) return 0;
+  uint64_t top = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);  // the largest field
+  if (nullable) {
+    if (top == ~uint64_t{0}) return 65;
+    ++top;
+  }
   uint32_t bits = 0;
-  while (bits < 64 && (span >> bits) != 0) ++bits;
+  while (bits < 64 && (top >> bits) != 0) ++bits;
   return bits;
 }
 
@@ -233,7 +240,7 @@ inline void pack_key_rows(const std::vector<KeyPart>& parts, const ChunkInput& c
     const uint32_t shift = part.offset;
     // Masked: a NULL row's stored value is arbitrary and must not reach
     // another column's field.
-    const uint64_t mask = (uint64_t{1} << part.bits) - 1;
+    const uint64_t mask = part.mask();
     auto add = [&](const auto* values) {
       for (size_t r = 0; r < n; ++r) {
         const uint64_t field = (static_cast<uint64_t>(static_cast<int64_t>(values[begin + r])) - min) & mask;
@@ -243,12 +250,11 @@ inline void pack_key_rows(const std::vector<KeyPart>& parts, const ChunkInput& c
     if (col.width == ColumnWidth::int32) add(static_cast<const int32_t*>(col.data));
     else add(static_cast<const int64_t*>(col.data));
     if (col.validity != nullptr && part.nullable) {
-      // A NULL row's field is the NULL bit alone.
+      // A NULL row's field is all ones.
       const uint64_t field = mask << shift;
-      const uint64_t null_bit = uint64_t{1} << (shift + part.bits);
       const uint8_t* valid = col.validity + begin;
       for (size_t r = 0; r < n; ++r) {
-        if (!valid[r]) out[r] = static_cast<int64_t>((static_cast<uint64_t>(out[r]) & ~field) | null_bit);
+        if (!valid[r]) out[r] = static_cast<int64_t>(static_cast<uint64_t>(out[r]) | field);
       }
     }
   }

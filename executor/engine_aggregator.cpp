@@ -704,7 +704,7 @@ std::vector<std::string> EngineAggregator::explain() const {
   std::vector<std::string> lines{buf};
   if (mode_ == KeyMode::packed) {
     uint32_t bits = 0;
-    for (const KeyPart& p : spec_.key_parts) bits = std::max(bits, p.offset + p.field_bits());
+    for (const KeyPart& p : spec_.key_parts) bits = std::max(bits, p.offset + p.bits);
     lines.push_back("Group key: packed " + std::to_string(spec_.key_parts.size()) + " columns, " +
                     std::to_string(bits) + " bits");
   } else if (mode_ == KeyMode::tuple) {

@@ -56,11 +56,11 @@ KeyMode EngineAggregator::plan_key_columns(const TableSnapshot* table) {
     }
     KeyPart part;
     part.min = known && hi >= lo ? lo : 0;
-    part.bits = known && hi >= lo ? key_part_bits(lo, hi) : 0;
     part.nullable = nulls || !known;  // no statistics: a key tuple that may hold NULLs
+    part.bits = known ? key_part_bits(lo, hi, part.nullable) : 0;
     part.offset = offset;
-    fits = fits && known && part.bits < 64 && offset + part.field_bits() <= 63;
-    offset += part.field_bits();
+    fits = fits && known && part.bits < 64 && offset + part.bits <= 63;
+    offset += part.bits;
     const uint64_t values = (hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0) + (nulls ? 1 : 0);
     tuples = !known || (values != 0 && tuples > UINT64_MAX / values) ? UINT64_MAX
                                                                       : tuples * std::max<uint64_t>(values, 1);
@@ -70,11 +70,7 @@ KeyMode EngineAggregator::plan_key_columns(const TableSnapshot* table) {
   spec_.key_tuple = !fits;
   // The largest code: every field at its column's maximum.
   uint64_t key_max = 0;
-  for (size_t p = 0; p < parts.size() && fits; ++p) {
-    const KeyPart& part = parts[p];
-    key_max |= part.nullable ? uint64_t{1} << (part.offset + part.bits) : 0;
-    key_max |= ((uint64_t{1} << part.bits) - 1) << part.offset;
-  }
+  for (size_t p = 0; p < parts.size() && fits; ++p) key_max |= parts[p].mask() << parts[p].offset;
   spec_.key_parts = std::move(parts);
   packed_columns_ = std::move(columns);
   part_dictionaries_.assign(keys_.size(), nullptr);
@@ -135,10 +131,10 @@ void EngineAggregator::estimate_packed_from_sample(const TableSnapshot& table) {
         const uint64_t v = col.is_null(r) ? 0x6e756c6cULL + p : static_cast<uint64_t>(stored_int_at(col, r));
         code = sample_hash(static_cast<int64_t>(code ^ v)) + p;
       } else if (col.is_null(r)) {
-        code |= uint64_t{1} << (part.offset + part.bits);
+        code |= part.mask() << part.offset;
       } else {
         const uint64_t field = static_cast<uint64_t>(stored_int_at(col, r)) - static_cast<uint64_t>(part.min);
-        code |= (field & ((uint64_t{1} << part.bits) - 1)) << part.offset;
+        code |= (field & part.mask()) << part.offset;
       }
     }
     return sample_hash(static_cast<int64_t>(code));
@@ -227,8 +223,8 @@ void EngineAggregator::unpack_keys(const AggregationResult& result, size_t group
   for (size_t k = 0; k < keys_.size(); ++k) nullable[k] = spec_.key_parts[k].nullable ? 1 : 0;
   key_columns(groups, nullable, columns, [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
     const KeyPart& part = spec_.key_parts[k];
-    const unsigned offset = part.offset, bits = part.bits;
-    const uint64_t mask = (uint64_t{1} << bits) - 1, min = static_cast<uint64_t>(part.min);
+    const unsigned offset = part.offset;
+    const uint64_t mask = part.mask(), min = static_cast<uint64_t>(part.min);
     end = std::min(end, n);
     if (!part.nullable) {
       if (out.codes != nullptr) {
@@ -241,9 +237,9 @@ void EngineAggregator::unpack_keys(const AggregationResult& result, size_t group
       return;
     }
     for (size_t g = begin; g < end; ++g) {
-      const uint64_t code = static_cast<uint64_t>(keys[g]) >> offset;
-      const bool null = ((code >> bits) & 1) != 0;
-      const uint64_t value = null ? 0 : min + (code & mask);
+      const uint64_t field = (static_cast<uint64_t>(keys[g]) >> offset) & mask;
+      const bool null = field == mask;
+      const uint64_t value = null ? 0 : min + field;
       out.nulls[g] = null ? 1 : 0;
       if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
       else if (out.ints != nullptr) out.ints[g] = static_cast<int64_t>(value);

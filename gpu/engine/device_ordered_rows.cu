@@ -117,7 +117,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
       key_bits_ = 0;
     } else if (!spec_.key_parts.empty()) {
       key_kind_ = kPacked;
-      for (const tally::KeyPart& p : spec_.key_parts) key_bits_ = std::max(key_bits_, static_cast<int>(p.offset + p.field_bits()));
+      for (const tally::KeyPart& p : spec_.key_parts) key_bits_ = std::max(key_bits_, static_cast<int>(p.offset + p.bits));
     } else {
       key_kind_ = spec_.key_width == ColumnWidth::int32 ? kKeyInt32 : kKeyInt64;
       key_bits_ = key_kind_ == kKeyInt32 ? 32 : 64;

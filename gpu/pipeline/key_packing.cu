@@ -18,7 +18,6 @@ struct PackParts {
   int64_t min[kMaxDeviceKeyParts];
   uint64_t mask[kMaxDeviceKeyParts];  // the value bits
   uint32_t offset[kMaxDeviceKeyParts];
-  uint32_t bits[kMaxDeviceKeyParts];
   uint8_t wide[kMaxDeviceKeyParts];  // int64 values (else int32)
   const void* data[kMaxDeviceKeyParts];
   const uint8_t* valid[kMaxDeviceKeyParts];  // nullptr: no NULL in this column, or not nullable
@@ -34,7 +33,7 @@ __global__ void pack_keys_kernel(const __grid_constant__ PackParts parts, int64_
                                       : static_cast<int64_t>(static_cast<const int32_t*>(parts.data[i])[r]);
       // Masked: a NULL row's stored value is arbitrary.
       uint64_t field = (static_cast<uint64_t>(v) - static_cast<uint64_t>(parts.min[i])) & parts.mask[i];
-      if (parts.valid[i] != nullptr && parts.valid[i][r] == 0) field = uint64_t{1} << parts.bits[i];
+      if (parts.valid[i] != nullptr && parts.valid[i][r] == 0) field = parts.mask[i];  // NULL: all ones
       code |= field << parts.offset[i];
     }
     out[r] = static_cast<int64_t>(code);
@@ -64,9 +63,8 @@ const int64_t* KeyPacker::pack(const std::vector<tally::KeyPart>& parts, const C
   p.count = static_cast<int>(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
     p.min[i] = parts[i].min;
-    p.mask[i] = (uint64_t{1} << parts[i].bits) - 1;
+    p.mask[i] = parts[i].mask();
     p.offset[i] = parts[i].offset;
-    p.bits[i] = parts[i].bits;
     p.wide[i] = widths[i] == 8 ? 1 : 0;
     p.data[i] = columns[i].data;
     p.valid[i] = parts[i].nullable ? columns[i].validity : nullptr;

@@ -110,7 +110,7 @@ class PackedKeyTables {
                   maybe_null(std::to_string(pick(10))) + ", " + maybe_null(std::to_string(pick(1000) / 8.0)) +
                   ", NULL, NULL, 7, 'x', " + w63_values[pick(3)] + ", " + (pick(2) ? "true" : "false") + ", " +
                   // Many groups over a range no packing takes: 9,000 values
-                  // 10^15 apart (63 bits and a NULL bit), each in rows of several chunks.
+                  // 10^15 apart (63 bits, their NULL among them), each in rows of several chunks.
                   key(std::to_string(static_cast<int64_t>((batch * 2500 + i) % 9000) * 1000000000000000LL)) + ")";
       }
       run(insert);
