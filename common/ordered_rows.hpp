@@ -125,6 +125,35 @@ inline KeyedDistinct distinct_in_segments(const KeyedSegments& s, bool floats) {
   return out;
 }
 
+// Calls f(code_of), code_of(r) being the order code of row r of `in`
+// (any width the engines take), so that a loop over the rows is compiled
+// once per width.
+template <class F>
+void with_order_codes(const ColumnView& in, F&& f) {
+  switch (in.width) {
+    case ColumnWidth::int32: {
+      const auto* v = static_cast<const int32_t*>(in.data);
+      f([v](size_t r) { return order_code_of_int(v[r]); });
+      break;
+    }
+    case ColumnWidth::int64: {
+      const auto* v = static_cast<const int64_t*>(in.data);
+      f([v](size_t r) { return order_code_of_int(v[r]); });
+      break;
+    }
+    case ColumnWidth::float32: {
+      const auto* v = static_cast<const float*>(in.data);
+      f([v](size_t r) { return order_code_of_float(v[r]); });
+      break;
+    }
+    case ColumnWidth::float64: {
+      const auto* v = static_cast<const double*>(in.data);
+      f([v](size_t r) { return order_code_of_float(v[r]); });
+      break;
+    }
+  }
+}
+
 // What one collector keeps of a chunk: the rows whose value input `input`
 // is not NULL and that pass `filter` (nullptr = all).
 struct OrderedRowsSlot {

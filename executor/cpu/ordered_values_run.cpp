@@ -243,28 +243,7 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
       }
     });
   };
-  switch (in.width) {
-    case ColumnWidth::int32: {
-      const auto* v = static_cast<const int32_t*>(in.data);
-      add([&](size_t r) { return order_code_of_int(v[r]); });
-      break;
-    }
-    case ColumnWidth::int64: {
-      const auto* v = static_cast<const int64_t*>(in.data);
-      add([&](size_t r) { return order_code_of_int(v[r]); });
-      break;
-    }
-    case ColumnWidth::float32: {
-      const auto* v = static_cast<const float*>(in.data);
-      add([&](size_t r) { return order_code_of_float(v[r]); });
-      break;
-    }
-    case ColumnWidth::float64: {
-      const auto* v = static_cast<const double*>(in.data);
-      add([&](size_t r) { return order_code_of_float(v[r]); });
-      break;
-    }
-  }
+  with_order_codes(in, add);
 }
 
 AggregationResult OrderedValuesRun::finalize() {

@@ -9,6 +9,7 @@
 #include "common/memory_tracker.hpp"
 #include "common/ordered_code.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/cpu/key_table.hpp"
 #include "executor/cpu/parallel.hpp"
 
 namespace tally::executor::cpu {
@@ -26,13 +27,6 @@ constexpr uint64_t kDirectEntriesPerKey = 2;
 constexpr uint64_t kMinDirectEntries = 4096;
 // The most entries a direct range takes: a million keys' top-2 is 32 MB.
 constexpr uint64_t kMaxDirectEntries = uint64_t{1} << 24;
-
-uint64_t mix(uint64_t key) {
-  key ^= key >> 33;
-  key *= 0xff51afd7ed558ccdULL;
-  key ^= key >> 33;
-  return key;
-}
 
 // Entries of 2 + k words: the key, the row count (0: a free entry), then the
 // k best codes seen, best first. Codes are kept so that smaller is better:
@@ -90,7 +84,7 @@ class Partition {
     }
     if (2 * (used_ + 1) > capacity_) grow();
     const size_t w = entries_.width();
-    for (size_t s = mix(static_cast<uint64_t>(key)) & (capacity_ - 1);; s = (s + 1) & (capacity_ - 1)) {
+    for (size_t s = hash_key(key) & (capacity_ - 1);; s = (s + 1) & (capacity_ - 1)) {
       uint64_t* e = hashed_.data() + s * w;
       if (e[1] == 0) {
         e[0] = static_cast<uint64_t>(key);
@@ -129,7 +123,7 @@ class Partition {
     for (size_t s = 0; s < old_capacity; ++s) {
       const uint64_t* e = old.data() + s * w;
       if (e[1] == 0) continue;
-      size_t t = mix(e[0]) & (capacity_ - 1);
+      size_t t = hash_key(static_cast<int64_t>(e[0])) & (capacity_ - 1);
       while (hashed_[t * w + 1] != 0) t = (t + 1) & (capacity_ - 1);
       std::copy(e, e + w, hashed_.data() + t * w);
     }
@@ -294,7 +288,7 @@ class TopCodesRows final : public OrderedRowsCollector {
   size_t partition_of(int64_t key) const {
     const uint64_t offset = static_cast<uint64_t>(key) - static_cast<uint64_t>(direct_low_);
     if (offset < direct_keys_) return offset >> direct_shift_;
-    return static_cast<size_t>(((mix(static_cast<uint64_t>(key)) >> 32) * static_cast<uint64_t>(partitions_)) >> 32);
+    return static_cast<size_t>(((hash_key(key) >> 32) * static_cast<uint64_t>(partitions_)) >> 32);
   }
 
   // The slot's kept rows of the chunk, split by partition on every thread,
@@ -350,28 +344,7 @@ class TopCodesRows final : public OrderedRowsCollector {
         }
       });
     };
-    switch (in.width) {
-      case ColumnWidth::int32: {
-        const auto* v = static_cast<const int32_t*>(in.data);
-        split([&](size_t r) { return order_code_of_int(v[r]); });
-        break;
-      }
-      case ColumnWidth::int64: {
-        const auto* v = static_cast<const int64_t*>(in.data);
-        split([&](size_t r) { return order_code_of_int(v[r]); });
-        break;
-      }
-      case ColumnWidth::float32: {
-        const auto* v = static_cast<const float*>(in.data);
-        split([&](size_t r) { return order_code_of_float(v[r]); });
-        break;
-      }
-      case ColumnWidth::float64: {
-        const auto* v = static_cast<const double*>(in.data);
-        split([&](size_t r) { return order_code_of_float(v[r]); });
-        break;
-      }
-    }
+    with_order_codes(in, split);
     parallel_tasks(parts == 1 ? 1 : threads_, partitions, [&](int, size_t p) {
       Partition& partition = slot.partitions[p];
       CancelTicker ticker;
