@@ -59,6 +59,12 @@ struct KeyedSegments {
 // positions[i * per_key + j] of the segment (each pick's positions in the
 // order of the picks). When null_key_rows > 0, the NULL-key group's block
 // follows the last segment's.
+//
+// From a collector that counts every row (OrderedRowsCollector::
+// count_every_row): every_row[i] is key i's rows, its NULL values included,
+// and `keys` holds every key with rows, so a key whose values are all NULL
+// has counts[i] = 0 (its block is there, not read); likewise the NULL-key
+// group's rows in null_key_every_row, its block there where that is above 0.
 struct KeyedPicks {
   std::vector<int64_t> keys;
   std::vector<uint64_t> counts;
@@ -66,6 +72,8 @@ struct KeyedPicks {
   std::vector<uint64_t> positions;
   int per_key = 0;
   uint64_t null_key_rows = 0;
+  std::vector<uint64_t> every_row;
+  uint64_t null_key_every_row = 0;
 };
 
 // The picks out of every segment's sorted codes, on the host.
@@ -177,6 +185,10 @@ class OrderedRowsCollector {
   // (each pick an nth of a few first ranks) needs each key's row count and
   // its few best codes, not every row.
   virtual void plan_picks(size_t /*slot*/, const std::vector<OrderedPick>& /*picks*/) {}
+  // Asked before the first chunk: whether the collector will also count,
+  // per key, the rows whose value is NULL (KeyedPicks::every_row), so that
+  // its keys are every group's. false: it keeps the rows with values only.
+  virtual bool count_every_row() { return false; }
   // Collector `slot`'s rows, sorted; called once per slot, after the last chunk.
   virtual KeyedSegments sorted(size_t slot) = 0;
   // Instead of sorted(slot), when the slot's aggregates read only `picks`

@@ -5,16 +5,10 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/elapsed.hpp"
 #include "common/partial_states_merge.hpp"
 
 namespace tally {
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
-}  // namespace
 
 SpreadRun::SpreadRun(const AggregationSpec& spec, std::vector<std::unique_ptr<AggregationRun>> runs,
                      std::vector<std::string> names, std::function<void(size_t)> enter, ParallelTasks parallel)

@@ -7,12 +7,13 @@
 #include <string>
 #include <thread>
 
+#include "common/elapsed.hpp"
 #include "common/error.hpp"
 #include "common/ordered_code.hpp"
 #include "executor/cancel_point.hpp"
+#include "executor/cpu/code_sort.hpp"
 #include "executor/cpu/group_index.hpp"
 #include "executor/cpu/key_table.hpp"
-#include "executor/cpu/code_sort.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/cpu/top_codes_rows.hpp"
 
@@ -20,14 +21,7 @@ namespace tally::executor::cpu {
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
 bool is_float_width(ColumnWidth w) { return w == ColumnWidth::float32 || w == ColumnWidth::float64; }
-
-// Chunks below this many rows are kept by one thread.
-constexpr size_t kParallelRows = size_t{1} << 15;
 
 }  // namespace
 
@@ -109,12 +103,39 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
       if (const auto picks = slot_picks(a)) shapes[static_cast<size_t>(slot_of_[a])] = top_codes_shape(*picks);
     }
     collector_ = make_top_codes_rows(spec, shapes, threads_);
+    keyed_by_collector_ = collector_ != nullptr && slots == 1 && inner_->passes() == 1 && counts_only() &&
+                          collector_->count_every_row();
   }
   for (size_t a = 0; a < spec.aggregates.size() && collector_; ++a) {
     if (slot_of_[a] < 0) continue;
     if (const auto picks = slot_picks(a)) collector_->plan_picks(static_cast<size_t>(slot_of_[a]), *picks);
   }
 }
+
+bool OrderedValuesRun::counts_only() const {
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    const PartialOp op = spec_.aggregates[a].op;
+    if (inner_of_[a] >= 0 && op != PartialOp::count_rows && op != PartialOp::count_valid) return false;
+  }
+  return true;
+}
+
+bool OrderedValuesRun::counts_are_the_collectors(const ChunkInput& chunk) const {
+  const ColumnView* slot_input = nullptr;
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (slot_of_[a] == 0) slot_input = &chunk.values[static_cast<size_t>(spec_.aggregates[a].input)];
+  }
+  if (slot_input == nullptr) return false;
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (filter_of(chunk, a) != nullptr) return false;
+    if (inner_of_[a] < 0 || spec_.aggregates[a].op != PartialOp::count_valid) continue;
+    const ColumnView& v = chunk.values[static_cast<size_t>(spec_.aggregates[a].input)];
+    if (v.data != slot_input->data || v.validity != slot_input->validity) return false;
+  }
+  return true;
+}
+
+int OrderedValuesRun::passes() const { return keyed_by_collector_ ? 1 : inner_->passes(); }
 
 void OrderedValuesRun::begin_pass(int pass) {
   pass_ = pass;
@@ -137,7 +158,17 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
     if (inner_of_[a] >= 0) inner.filters.push_back(a < chunk.filters.size() ? chunk.filters[a] : nullptr);
   }
   if (inner.filters.empty()) inner.filters.push_back(nullptr);  // the stand-in count_rows
-  inner_->sink(inner);
+  if (!sunk_) {
+    sunk_ = true;
+    keyed_by_collector_ = keyed_by_collector_ && counts_are_the_collectors(chunk);
+  }
+  if (keyed_by_collector_) {
+    for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+      if (filter_of(chunk, a) != nullptr) throw Error(SqlState::internal_error, "top-codes groups: a FILTER after the first chunk");
+    }
+  } else {
+    inner_->sink(inner);
+  }
   // Every pass sees every row; the values are kept once.
   if (pass_ != 0) return;
   const auto t = std::chrono::steady_clock::now();
@@ -247,6 +278,7 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
 }
 
 AggregationResult OrderedValuesRun::finalize() {
+  if (keyed_by_collector_) return finalize_keyed();
   // The collector's sorts come first: the inner run's kernels,
   // enqueued chunk by chunk, keep running on the device meanwhile, where
   // waiting for the inner run first put its device time and the sorts' one
@@ -416,56 +448,6 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   return Sorted{std::move(offsets), std::move(sorted), {}, {}, {}};
 }
 
-OrderedValuesRun::Sorted OrderedValuesRun::select_picks(const std::vector<OrderedPick>& picks,
-                                                        std::vector<uint64_t> offsets, OrderCodes& codes) const {
-  const size_t groups = offsets.size() - 1;
-  const auto per = static_cast<uint64_t>(ordered_picks_per_group(picks));
-  Sorted out;
-  out.per = per;
-  // Each group with values keeps a block of `per` picks.
-  resize_prefaulted(out.offsets, groups + 1);
-  resize_prefaulted(out.n, groups);
-  resize_prefaulted(out.from, groups);
-  uint64_t at = 0;
-  for (size_t g = 0; g < groups; ++g) {
-    out.offsets[g] = at;
-    out.from[g] = at;
-    out.n[g] = offsets[g + 1] - offsets[g];
-    if (out.n[g] > 0) at += per;
-  }
-  out.offsets[groups] = at;
-  resize_prefaulted(out.codes, at);
-  resize_prefaulted(out.positions, at);
-  constexpr size_t kBlock = 64;
-  parallel_tasks(threads_, (groups + kBlock - 1) / kBlock, [&](int, size_t block) {
-    std::vector<uint64_t> wanted;
-    for (size_t g = block * kBlock, e = std::min(groups, g + kBlock); g < e; ++g) {
-      const uint64_t n = out.n[g];
-      if (n == 0) continue;
-      uint64_t* values = codes.data() + offsets[g];
-      uint64_t* block_codes = out.codes.data() + out.from[g];
-      uint64_t* block_positions = out.positions.data() + out.from[g];
-      size_t j = 0;
-      for (const OrderedPick& p : picks) {
-        uint64_t positions[2];
-        const int count = ordered_pick_positions(p, n, positions);
-        for (int i = 0; i < count; ++i) block_positions[j++] = positions[i];
-      }
-      // Ascending distinct positions, each selected in what the previous left.
-      wanted.assign(block_positions, block_positions + per);
-      std::sort(wanted.begin(), wanted.end());
-      wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-      uint64_t* low = values;
-      for (const uint64_t position : wanted) {
-        std::nth_element(low, values + position, values + n);
-        low = values + position + 1;
-      }
-      for (uint64_t i = 0; i < per; ++i) block_codes[i] = values[block_positions[i]];
-    }
-  });
-  return out;
-}
-
 bool OrderedValuesRun::slot_counts_distinct(size_t a) const {
   for (size_t b = 0; b < spec_.aggregates.size(); ++b) {
     if (inner_of_[b] >= 0 || (b != a && shares_[b] != static_cast<int>(a))) continue;
@@ -531,68 +513,6 @@ std::optional<std::vector<OrderedPick>> OrderedValuesRun::slot_picks(size_t a) c
     picks.push_back(*picks_[b]);
   }
   return picks;
-}
-
-OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const GroupIndex& index, size_t groups) {
-  const auto t = std::chrono::steady_clock::now();
-  sorted_by_sorter_ = true;
-  const auto per = static_cast<uint64_t>(k.per_key);
-  const int threads = groups >= kParallelRows ? threads_ : 1;
-  Sorted out;
-  // Each group's block of picks (the key's index times per_key) and its
-  // number of values; a group no key names keeps none (kNoBlock). The arrays
-  // are a million groups' megabytes each: faulted in and filled on every
-  // thread.
-  constexpr uint64_t kNoBlock = ~uint64_t{0};
-  resize_prefaulted(out.from, groups);
-  resize_prefaulted(out.n, groups);
-  parallel_for(threads, groups, [&](int, size_t b, size_t e) { std::fill(out.from.begin() + b, out.from.begin() + e, kNoBlock); });
-  std::atomic<uint64_t> values{0};
-  parallel_for(k.keys.size() >= kParallelRows ? threads_ : 1, k.keys.size(), [&](int, size_t b, size_t e) {
-    uint64_t mine = 0;
-    for (size_t i = b; i < e; ++i) {
-      const uint32_t g = index.find(k.keys[i]);
-      if (g == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: a key without a group");
-      out.from[g] = i * per;
-      out.n[g] = k.counts[i];
-      mine += k.counts[i];
-    }
-    values += mine;
-  });
-  values_ += values.load();
-  if (k.null_key_rows > 0) {
-    if (index.null_group() == KeyTable::kNotFound) throw Error(SqlState::internal_error, "ordered values: no NULL-key group");
-    out.from[index.null_group()] = k.keys.size() * per;
-    out.n[index.null_group()] = k.null_key_rows;
-    values_ += k.null_key_rows;
-  }
-  // offsets: `per` codes for each group with a block (a prefix sum in parts).
-  resize_prefaulted(out.offsets, groups + 1);
-  const int parts = std::max(threads, 1);
-  std::vector<uint64_t> part_sum(static_cast<size_t>(parts) + 1, 0);
-  parallel_for(parts, groups, [&](int part, size_t b, size_t e) {
-    uint64_t sum = 0;
-    for (size_t g = b; g < e; ++g) sum += out.from[g] == kNoBlock ? 0 : per;
-    part_sum[static_cast<size_t>(part) + 1] = sum;
-  });
-  for (size_t p = 1; p < part_sum.size(); ++p) part_sum[p] += part_sum[p - 1];
-  parallel_for(parts, groups, [&](int part, size_t b, size_t e) {
-    uint64_t at = part_sum[static_cast<size_t>(part)];
-    for (size_t g = b; g < e; ++g) {
-      out.offsets[g] = at;
-      if (out.from[g] == kNoBlock) out.from[g] = 0;
-      else at += per;
-    }
-    if (e == groups) out.offsets[groups] = at;
-  });
-  if (groups == 0) out.offsets[0] = 0;
-  resize_prefaulted(out.codes, k.codes.size());
-  parallel_for(k.codes.size() >= kParallelRows ? threads_ : 1, k.codes.size(),
-               [&](int, size_t b, size_t e) { std::copy(k.codes.begin() + b, k.codes.begin() + e, out.codes.begin() + b); });
-  out.positions = std::move(k.positions);
-  out.per = per;
-  assign_ms_ += ms_since(t);
-  return out;
 }
 
 std::pair<uint64_t, uint64_t> OrderedValuesRun::pick_range(size_t a) const {

@@ -54,7 +54,7 @@ class OrderedValuesRun final : public AggregationRun {
   OrderedValuesRun(const AggregationSpec& spec, const InnerFactory& make_inner, SegmentSorter sorter = {},
                    std::string sorter_name = {}, std::unique_ptr<OrderedRowsCollector> collector = nullptr);
 
-  int passes() const override { return inner_->passes(); }
+  int passes() const override;
   void begin_pass(int pass) override;
   // With a collector: a column both it and the inner run keep.
   bool hold(const ColumnIdentity& column, ColumnWidth width) override;
@@ -83,10 +83,19 @@ class OrderedValuesRun final : public AggregationRun {
     std::vector<uint64_t> positions;
     uint64_t per = 0;  // picked: the codes each group with values keeps
   };
+  // Chunks, and groups, below this many rows are handled by one thread.
+  static constexpr size_t kParallelRows = size_t{1} << 15;
   static const uint8_t* filter_of(const ChunkInput& chunk, size_t a) {
     return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
   }
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
+  // Whether every aggregate beside the ordered ones is count(*) or count(x).
+  bool counts_only() const;
+  // Whether the chunk's counts are the collector's: each count(x) counts
+  // the one slot's input itself, and no FILTER parts them.
+  bool counts_are_the_collectors(const ChunkInput& chunk) const;
+  // finalize() where the groups are the collector's keys.
+  AggregationResult finalize_keyed();
   // Aggregate a's kept rows (moved out) sorted within out's groups.
   Sorted sort_rows(size_t a, const GroupIndex& index, size_t groups);
   // The picked form of rows partitioned by group (codes[offsets[g],
@@ -122,6 +131,14 @@ class OrderedValuesRun final : public AggregationRun {
   std::unique_ptr<OrderedRowsCollector> collector_;
   std::vector<int> slot_of_;  // per aggregate: its collector slot; -1 = none
   std::vector<std::optional<OrderedPick>> picks_;  // per aggregate (the spec's ordered_picks)
+  // The groups are the keys the collector saw, its counts theirs (a
+  // top-n's tables hold each key's rows, values and best codes): the inner
+  // run is not fed, and no group is looked up. Where the collector is the
+  // host's top-codes tables of one slot, counting every row, and the other
+  // aggregates are counts of the rows or of that slot's input (settled at
+  // the first chunk, whose views tell).
+  bool keyed_by_collector_ = false;
+  bool sunk_ = false;
   bool sorted_by_sorter_ = false;
   int threads_ = 1;
   int pass_ = 0;

@@ -28,19 +28,23 @@ constexpr uint64_t kMinDirectEntries = 4096;
 // The most entries a direct range takes: a million keys' top-2 is 32 MB.
 constexpr uint64_t kMaxDirectEntries = uint64_t{1} << 24;
 
-// Entries of 2 + k words: the key, the row count (0: a free entry), then the
-// k best codes seen, best first. Codes are kept so that smaller is better:
-// a shape's largest codes complemented.
+// Entries of 3 + k words: the key, its values' count, its rows' count (the
+// values', and the rows of a NULL value where those are counted; 0: a free
+// entry), then the k best codes seen, best first. Codes are kept so that
+// smaller is better: a shape's largest codes complemented.
 class Entries {
  public:
-  explicit Entries(int k) : k_(k), width_(2 + static_cast<size_t>(k)) {}
+  static constexpr size_t kValues = 1, kRows = 2, kCodes = 3;
+
+  explicit Entries(int k) : k_(k), width_(kCodes + static_cast<size_t>(k)) {}
 
   size_t width() const { return width_; }
 
   // Adds a row of code x to entry e.
   void add(uint64_t* e, uint64_t x) const {
-    const uint64_t c = e[1]++;
-    uint64_t* r = e + 2;
+    ++e[kRows];
+    const uint64_t c = e[kValues]++;
+    uint64_t* r = e + kCodes;
     size_t j = static_cast<size_t>(k_);
     if (c < static_cast<uint64_t>(k_)) {
       j = static_cast<size_t>(c);
@@ -55,13 +59,8 @@ class Entries {
     r[j] = x;
   }
 
-  // Adds the rows of entry `from` (count and codes) to entry e.
-  void merge(uint64_t* e, const uint64_t* from) const {
-    const uint64_t kept = std::min<uint64_t>(from[1], static_cast<uint64_t>(k_));
-    const uint64_t count = e[1] + from[1];
-    for (uint64_t i = 0; i < kept; ++i) add(e, from[2 + i]);
-    e[1] = count;
-  }
+  // Adds a row whose value is NULL to entry e.
+  static void add_row(uint64_t* e) { ++e[kRows]; }
 
  private:
   int k_;
@@ -75,27 +74,8 @@ class Partition {
   Partition(Entries entries, int64_t direct_low, uint64_t direct_span)
       : entries_(entries), low_(direct_low), span_(direct_span), direct_(direct_span * entries.width(), 0) {}
 
-  void offer(int64_t key, uint64_t x) {
-    const uint64_t offset = static_cast<uint64_t>(key) - static_cast<uint64_t>(low_);
-    if (offset < span_) {
-      uint64_t* e = direct_.data() + offset * entries_.width();
-      entries_.add(e, x);
-      return;
-    }
-    if (2 * (used_ + 1) > capacity_) grow();
-    const size_t w = entries_.width();
-    for (size_t s = hash_key(key) & (capacity_ - 1);; s = (s + 1) & (capacity_ - 1)) {
-      uint64_t* e = hashed_.data() + s * w;
-      if (e[1] == 0) {
-        e[0] = static_cast<uint64_t>(key);
-        ++used_;
-      } else if (e[0] != static_cast<uint64_t>(key)) {
-        continue;
-      }
-      entries_.add(e, x);
-      return;
-    }
-  }
+  void offer(int64_t key, uint64_t x) { entries_.add(entry(key), x); }
+  void offer_row(int64_t key) { Entries::add_row(entry(key)); }
 
   uint64_t bytes() const { return (direct_.capacity() + hashed_.capacity()) * sizeof(uint64_t); }
 
@@ -105,15 +85,32 @@ class Partition {
     const size_t w = entries_.width();
     for (uint64_t i = 0; i < span_; ++i) {
       const uint64_t* e = direct_.data() + i * w;
-      if (e[1] != 0) f(static_cast<int64_t>(static_cast<uint64_t>(low_) + i), e);
+      if (e[Entries::kRows] != 0) f(static_cast<int64_t>(static_cast<uint64_t>(low_) + i), e);
     }
     for (size_t s = 0; s < capacity_; ++s) {
       const uint64_t* e = hashed_.data() + s * w;
-      if (e[1] != 0) f(static_cast<int64_t>(e[0]), e);
+      if (e[Entries::kRows] != 0) f(static_cast<int64_t>(e[0]), e);
     }
   }
 
  private:
+  // Key's entry, made where it has none (rows 0 until a row is added).
+  uint64_t* entry(int64_t key) {
+    const uint64_t offset = static_cast<uint64_t>(key) - static_cast<uint64_t>(low_);
+    if (offset < span_) return direct_.data() + offset * entries_.width();
+    if (2 * (used_ + 1) > capacity_) grow();
+    const size_t w = entries_.width();
+    for (size_t s = hash_key(key) & (capacity_ - 1);; s = (s + 1) & (capacity_ - 1)) {
+      uint64_t* e = hashed_.data() + s * w;
+      if (e[Entries::kRows] == 0) {
+        e[0] = static_cast<uint64_t>(key);
+        ++used_;
+        return e;
+      }
+      if (e[0] == static_cast<uint64_t>(key)) return e;
+    }
+  }
+
   void grow() {
     const size_t w = entries_.width();
     std::vector<uint64_t> old = std::move(hashed_);
@@ -122,9 +119,9 @@ class Partition {
     hashed_.assign(capacity_ * w, 0);
     for (size_t s = 0; s < old_capacity; ++s) {
       const uint64_t* e = old.data() + s * w;
-      if (e[1] == 0) continue;
+      if (e[Entries::kRows] == 0) continue;
       size_t t = hash_key(static_cast<int64_t>(e[0])) & (capacity_ - 1);
-      while (hashed_[t * w + 1] != 0) t = (t + 1) & (capacity_ - 1);
+      while (hashed_[t * w + Entries::kRows] != 0) t = (t + 1) & (capacity_ - 1);
       std::copy(e, e + w, hashed_.data() + t * w);
     }
   }
@@ -197,10 +194,16 @@ class TopCodesRows final : public OrderedRowsCollector {
       slots_.push_back(std::move(s));
     }
     offered_.resize(static_cast<size_t>(threads_) * static_cast<size_t>(partitions_));
+    null_values_.resize(offered_.size());
     reserve();
   }
 
   bool hold(const ColumnIdentity&, ColumnWidth) override { return false; }
+
+  bool count_every_row() override {
+    every_row_ = true;
+    return true;
+  }
 
   void collect(const ChunkInput& chunk, const std::vector<OrderedRowsSlot>& slots) override {
     const size_t n = chunk.rows;
@@ -239,20 +242,24 @@ class TopCodesRows final : public OrderedRowsCollector {
     });
     for (size_t p = 0; p < slot.partitions.size(); ++p) first[p + 1] += first[p];
     const size_t keys = first.back();
-    const bool null_block = slot.null_entry[1] > 0;
+    const bool null_block = slot.null_entry[Entries::kRows] > 0;
     const size_t blocks = keys + (null_block ? 1 : 0);
     out.keys.resize(keys);
     out.counts.resize(keys);
+    if (every_row_) out.every_row.resize(keys);
     out.codes.resize(blocks * per);
     out.positions.resize(blocks * per);
     auto place = [&](size_t at, const uint64_t* e) {
-      const uint64_t n = e[1];
+      const uint64_t n = e[Entries::kValues];
       for (size_t j = 0; j < picks.size(); ++j) {
-        uint64_t position[2];
-        ordered_pick_positions(picks[j], n, position);
-        const uint64_t rank = std::min<uint64_t>(static_cast<uint64_t>(picks[j].fraction), n - 1);
-        const uint64_t kept = e[2 + rank];
-        out.codes[at * per + j] = slot.shape.largest ? ~kept : kept;
+        uint64_t position[2] = {0, 0};
+        uint64_t kept = 0;  // a key without values: its block is not read
+        if (n > 0) {
+          ordered_pick_positions(picks[j], n, position);
+          kept = e[Entries::kCodes + std::min<uint64_t>(static_cast<uint64_t>(picks[j].fraction), n - 1)];
+          kept = slot.shape.largest ? ~kept : kept;
+        }
+        out.codes[at * per + j] = kept;
         out.positions[at * per + j] = position[0];
       }
     };
@@ -260,12 +267,14 @@ class TopCodesRows final : public OrderedRowsCollector {
       size_t at = first[p];
       slot.partitions[p].each([&](int64_t key, const uint64_t* e) {
         out.keys[at] = key;
-        out.counts[at] = e[1];
+        out.counts[at] = e[Entries::kValues];
+        if (every_row_) out.every_row[at] = e[Entries::kRows];
         place(at++, e);
       });
     });
     if (null_block) {
-      out.null_key_rows = slot.null_entry[1];
+      out.null_key_rows = slot.null_entry[Entries::kValues];
+      out.null_key_every_row = every_row_ ? slot.null_entry[Entries::kRows] : 0;
       place(keys, slot.null_entry.data());
     }
     slot.partitions.clear();
@@ -301,16 +310,19 @@ class TopCodesRows final : public OrderedRowsCollector {
     const int parts = n >= kParallelRows ? threads_ : 1;
     const auto partitions = static_cast<size_t>(partitions_);
     std::vector<std::vector<uint64_t>> null_codes(static_cast<size_t>(parts));
+    std::vector<uint64_t> null_key_null_values(static_cast<size_t>(parts), 0);
     const bool largest = slot.shape.largest;
-    const bool every_row = in.validity == nullptr && filter == nullptr && key_valid == nullptr;
+    const bool plain = in.validity == nullptr && filter == nullptr && key_valid == nullptr;
     // Rows [b, e) of thread t to their partitions, keys read by key_at.
     auto split_rows = [&](int t, size_t b, size_t e, auto code_of, auto key_at) {
       OfferedRows* mine = offered_.data() + static_cast<size_t>(t) * partitions;
+      std::vector<int64_t>* mine_null = null_values_.data() + static_cast<size_t>(t) * partitions;
       for (size_t p = 0; p < partitions; ++p) mine[p].clear();
+      for (size_t p = 0; p < partitions && every_row_; ++p) mine_null[p].clear();
       for (size_t begin = b; begin < e; begin += kCancelStride) {
         check_cancel_point();
         const size_t end = std::min(e, begin + kCancelStride);
-        if (every_row) {
+        if (plain) {
           for (size_t r = begin; r < end; ++r) {
             const int64_t key = key_at(r);
             mine[partition_of(key)].push(key, largest ? ~code_of(r) : code_of(r));
@@ -318,7 +330,18 @@ class TopCodesRows final : public OrderedRowsCollector {
           continue;
         }
         for (size_t r = begin; r < end; ++r) {
-          if ((in.validity != nullptr && !in.validity[r]) || (filter != nullptr && !filter[r])) continue;
+          if (filter != nullptr && !filter[r]) continue;
+          if (in.validity != nullptr && !in.validity[r]) {
+            // A NULL value: its row counts where every row is counted.
+            if (!every_row_) continue;
+            if (key_valid != nullptr && !key_valid[r]) {
+              ++null_key_null_values[static_cast<size_t>(t)];
+            } else {
+              const int64_t key = key_at(r);
+              mine_null[partition_of(key)].push_back(key);
+            }
+            continue;
+          }
           const uint64_t code = largest ? ~code_of(r) : code_of(r);
           if (key_valid != nullptr && !key_valid[r]) {
             null_codes[static_cast<size_t>(t)].push_back(code);
@@ -353,11 +376,14 @@ class TopCodesRows final : public OrderedRowsCollector {
           ticker.tick();
           partition.offer(o.key, o.code);
         }
+        if (!every_row_) continue;
+        for (const int64_t key : null_values_[static_cast<size_t>(t) * partitions + p]) partition.offer_row(key);
       }
     });
     for (const std::vector<uint64_t>& codes : null_codes) {
       for (const uint64_t code : codes) slot.entries.add(slot.null_entry.data(), code);
     }
+    for (const uint64_t rows : null_key_null_values) slot.null_entry[Entries::kRows] += rows;
   }
 
   // The tables' memory against the statement's budget (53200 past it).
@@ -379,6 +405,10 @@ class TopCodesRows final : public OrderedRowsCollector {
   uint64_t direct_keys_ = 0;   // the direct range's keys held: direct_span_ * partitions
   std::vector<Slot> slots_;
   std::vector<OfferedRows> offered_;  // per (thread, partition)
+  // Per (thread, partition): the keys of rows whose value is NULL, where
+  // every row is counted (count_every_row).
+  std::vector<std::vector<int64_t>> null_values_;
+  bool every_row_ = false;
   std::vector<int64_t> packed_;
   MemoryReservation memory_;
 };

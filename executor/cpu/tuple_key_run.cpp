@@ -5,13 +5,9 @@
 #include <cstdio>
 #include <thread>
 
-namespace tally::executor::cpu {
+#include "common/elapsed.hpp"
 
-namespace {
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-}  // namespace
+namespace tally::executor::cpu {
 
 AggregationSpec TupleKeyRun::inner_spec(const AggregationSpec& spec) {
   AggregationSpec inner = spec;

@@ -1,8 +1,9 @@
 // The host's top-codes tables (executor/cpu/top_codes_rows.hpp): an
 // OrderedValuesRun whose ordered aggregates read only a top-n's ranks (nth
-// picks of the k first ranks, from one end) keeps each key's count and k
-// best codes instead of every row, and must finalize to exactly what the
-// full form (every value of every group, sorted) gives: int and float
+// picks of the k first ranks, from one end) keeps each key's counts and k
+// best codes instead of every row (and, beside count(*) alone, takes its
+// groups from those keys), and must finalize to exactly what the full form
+// (every value of every group, sorted) gives: int and float
 // inputs (NaN, -0, infinities, duplicates), NULL values and a key whose
 // values are all NULL, the NULL-key group, keys inside the statistics'
 // range (direct entries) and outside it (the tables' probed entries),
@@ -55,11 +56,18 @@ Rows make_rows(uint64_t seed, size_t n) {
   return r;
 }
 
+// What runs beside the ranks: count(*) alone (the groups are then the
+// tables' keys, no inner run), also a count of the other input (the inner
+// run's groups, the tables' keys counting every row), or a sum (the inner
+// run's groups, the tables keeping the rows with values only).
+enum class Beside { count_rows, count_other, sum_other };
+
 // Runs ranks 0..k-1 of input `input` (0: int4, 1: float8), DESC or not,
-// both ways, over two chunks of `rows`, and compares every rank of every group.
-void expect_same_ranks(int k, bool descending, int input, bool range_known) {
+// both ways, over two chunks of `rows`, and compares every rank of every
+// group, and every count.
+void expect_same_ranks(int k, bool descending, int input, bool range_known, Beside beside = Beside::count_rows) {
   SCOPED_TRACE("k=" + std::to_string(k) + (descending ? " desc" : " asc") + " input=" + std::to_string(input) +
-               (range_known ? " range known" : " range unknown"));
+               (range_known ? " range known" : " range unknown") + " beside=" + std::to_string(static_cast<int>(beside)));
   AggregationSpec spec;
   spec.key_width = ColumnWidth::int64;
   spec.threads = 3;
@@ -70,6 +78,8 @@ void expect_same_ranks(int k, bool descending, int input, bool range_known) {
   spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
   for (int j = 0; j < k; ++j) spec.aggregates.push_back({PartialOp::ordered_values, input, -1});
   spec.aggregates.push_back({PartialOp::count_rows, -1, -1});
+  if (beside == Beside::count_other) spec.aggregates.push_back({PartialOp::count_valid, 1 - input, -1});
+  if (beside == Beside::sum_other) spec.aggregates.push_back({PartialOp::sum_int, 0, -1});
   AggregationSpec picking = spec;
   for (int j = 0; j < k; ++j) picking.ordered_picks.push_back(OrderedPick{OrderedPick::Kind::nth, static_cast<double>(j), descending});
   auto engine = make_cpu_engine();
@@ -94,12 +104,25 @@ void expect_same_ranks(int k, bool descending, int input, bool range_known) {
   bool by_tables = false;
   for (const std::string& line : picked.report().details) by_tables |= line.find("host top-codes tables") != std::string::npos;
   EXPECT_TRUE(by_tables) << "the picked run did not keep its rows in top-codes tables";
+  EXPECT_EQ(picked.report().variant == "top-codes", beside == Beside::count_rows)
+      << "groups from the tables' keys: " << picked.report().variant;
   ASSERT_EQ(a.groups(), b.groups());
   ASSERT_EQ(a.groups(), 305u);  // 300 keys, 4 strays and the NULL key
   std::map<std::optional<int64_t>, size_t> b_group;
   for (size_t g = 0; g < b.groups(); ++g) {
     const bool valid = g >= b.key_valid.size() || b.key_valid[g] != 0;
     b_group[valid ? std::optional<int64_t>(b.keys[g]) : std::nullopt] = g;
+  }
+  // Every count and sum beside the ranks, group by group.
+  for (size_t c = static_cast<size_t>(k); c < spec.aggregates.size(); ++c) {
+    for (size_t g = 0; g < a.groups(); ++g) {
+      const bool valid = g >= a.key_valid.size() || a.key_valid[g] != 0;
+      const size_t h = b_group.at(valid ? std::optional<int64_t>(a.keys[g]) : std::nullopt);
+      ASSERT_EQ(a.states[c].count[g], b.states[c].count[h]) << "aggregate " << c << " key " << a.keys[g];
+      if (spec.aggregates[c].op == PartialOp::sum_int) {
+        EXPECT_TRUE(a.states[c].sum_int[g] == b.states[c].sum_int[h]) << "aggregate " << c << " key " << a.keys[g];
+      }
+    }
   }
   const TypeId in_type = input == 0 ? TypeId::int4 : TypeId::float8;
   for (int j = 0; j < k; ++j) {
@@ -128,6 +151,12 @@ TEST(TopCodesRows, RanksAnswerAsEveryValueSorted) {
     for (const bool descending : {false, true}) {
       for (const int input : {0, 1}) expect_same_ranks(k, descending, input, /*range_known=*/true);
     }
+  }
+}
+
+TEST(TopCodesRows, CountsAndSumsBesideAnswerAsEveryValueSorted) {
+  for (const Beside beside : {Beside::count_other, Beside::sum_other}) {
+    for (const int input : {0, 1}) expect_same_ranks(2, true, input, /*range_known=*/true, beside);
   }
 }
 
