@@ -103,6 +103,7 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
       if (const auto picks = slot_picks(a)) shapes[static_cast<size_t>(slot_of_[a])] = top_codes_shape(*picks);
     }
     collector_ = make_top_codes_rows(spec, shapes, threads_);
+    if (collector_) form_ = "kept as each key's best";
     keyed_by_collector_ = collector_ != nullptr && slots == 1 && inner_->passes() == 1 && counts_only() &&
                           collector_->count_every_row();
   }
@@ -427,7 +428,10 @@ OrderedValuesRun::Sorted OrderedValuesRun::sort_rows(size_t a, const GroupIndex&
   // Readers that take known positions only (percentiles of a constant
   // fraction): each group's values are selected around those positions
   // (nth_element, linear) rather than sorted.
-  if (const auto picks = slot_picks(a); picks && !sorter_) return select_picks(*picks, std::move(offsets), sorted);
+  if (const auto picks = slot_picks(a); picks && !sorter_) {
+    form_ = "selected at their readers' positions";
+    return select_picks(*picks, std::move(offsets), sorted);
+  }
   // Each group's values sorted: by the sorter when it takes them, else
   // groups in blocks taken by free threads, and a group too large for one
   // thread by all of them.
@@ -624,10 +628,10 @@ AggregationReport OrderedValuesRun::report() const {
   r.sink_ms += collect_ms_;
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "Ordered-set and DISTINCT aggregates: %llu values sorted per group (%s), collect %.3f ms, "
+                "Ordered-set and DISTINCT aggregates: %llu values %s per group (%s), collect %.3f ms, "
                 "finalize %.3f ms (collector %.3f ms, groups' run %.3f ms, group index %.3f ms, groups found %.3f ms, "
                 "partitioned %.3f ms, values placed %.3f ms)",
-                static_cast<unsigned long long>(values_),
+                static_cast<unsigned long long>(values_), form_,
                 collector_            ? collector_->name().c_str()
                 : sorted_by_sorter_ ? sorter_name_.c_str()
                                     : ("host, " + std::to_string(threads_) + " threads").c_str(),

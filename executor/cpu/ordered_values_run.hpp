@@ -140,6 +140,10 @@ class OrderedValuesRun final : public AggregationRun {
   bool keyed_by_collector_ = false;
   bool sunk_ = false;
   bool sorted_by_sorter_ = false;
+  // How the groups' values were had, for EXPLAIN ANALYZE: sorted, selected
+  // at the positions read (select_picks), or kept as each key's best (the
+  // host's top-codes tables).
+  const char* form_ = "sorted";
   int threads_ = 1;
   int pass_ = 0;
   std::vector<int64_t> packed_;  // the chunk's packed key codes
