@@ -121,14 +121,20 @@ bool OrderedValuesRun::counts_only() const {
   return true;
 }
 
+bool OrderedValuesRun::any_filter(const ChunkInput& chunk) const {
+  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
+    if (filter_of(chunk, a) != nullptr) return true;
+  }
+  return false;
+}
+
 bool OrderedValuesRun::counts_are_the_collectors(const ChunkInput& chunk) const {
   const ColumnView* slot_input = nullptr;
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
     if (slot_of_[a] == 0) slot_input = &chunk.values[static_cast<size_t>(spec_.aggregates[a].input)];
   }
-  if (slot_input == nullptr) return false;
+  if (slot_input == nullptr || any_filter(chunk)) return false;
   for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    if (filter_of(chunk, a) != nullptr) return false;
     if (inner_of_[a] < 0 || spec_.aggregates[a].op != PartialOp::count_valid) continue;
     const ColumnView& v = chunk.values[static_cast<size_t>(spec_.aggregates[a].input)];
     if (v.data != slot_input->data || v.validity != slot_input->validity) return false;
@@ -151,23 +157,22 @@ bool OrderedValuesRun::hold(const ColumnIdentity& column, ColumnWidth width) {
 }
 
 void OrderedValuesRun::sink(const ChunkInput& chunk) {
-  ChunkInput inner = chunk;
-  inner.values.clear();
-  for (const int v : inner_values_) inner.values.push_back(chunk.values[static_cast<size_t>(v)]);
-  inner.filters.clear();
-  for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-    if (inner_of_[a] >= 0) inner.filters.push_back(a < chunk.filters.size() ? chunk.filters[a] : nullptr);
-  }
-  if (inner.filters.empty()) inner.filters.push_back(nullptr);  // the stand-in count_rows
   if (!sunk_) {
     sunk_ = true;
     keyed_by_collector_ = keyed_by_collector_ && counts_are_the_collectors(chunk);
+  } else if (keyed_by_collector_ && any_filter(chunk)) {
+    // Settled at the first chunk: the inner run has had none since.
+    throw Error(SqlState::internal_error, "top-codes groups: a FILTER after the first chunk");
   }
-  if (keyed_by_collector_) {
+  if (!keyed_by_collector_) {
+    ChunkInput inner = chunk;
+    inner.values.clear();
+    for (const int v : inner_values_) inner.values.push_back(chunk.values[static_cast<size_t>(v)]);
+    inner.filters.clear();
     for (size_t a = 0; a < spec_.aggregates.size(); ++a) {
-      if (filter_of(chunk, a) != nullptr) throw Error(SqlState::internal_error, "top-codes groups: a FILTER after the first chunk");
+      if (inner_of_[a] >= 0) inner.filters.push_back(a < chunk.filters.size() ? chunk.filters[a] : nullptr);
     }
-  } else {
+    if (inner.filters.empty()) inner.filters.push_back(nullptr);  // the stand-in count_rows
     inner_->sink(inner);
   }
   // Every pass sees every row; the values are kept once.

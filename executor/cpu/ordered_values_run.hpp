@@ -94,6 +94,8 @@ class OrderedValuesRun final : public AggregationRun {
   // Whether the chunk's counts are the collector's: each count(x) counts
   // the one slot's input itself, and no FILTER parts them.
   bool counts_are_the_collectors(const ChunkInput& chunk) const;
+  // Whether a FILTER parts any aggregate's rows of the chunk.
+  bool any_filter(const ChunkInput& chunk) const;
   // finalize() where the groups are the collector's keys.
   AggregationResult finalize_keyed();
   // Aggregate a's kept rows (moved out) sorted within out's groups.
