@@ -2,6 +2,7 @@
 // Row-level helpers the operators share: selecting rows of a Vector,
 // appending one Vector to another, and the EvalInput that lets an expression
 // bound against a query's column space read an operator's chunk.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,12 @@ namespace tally::executor {
 
 // A row number that gathers a NULL (the missing side of an outer join).
 inline constexpr uint32_t kNullRow = UINT32_MAX;
+// Candidate pairs a join holds at once per input chunk (a round of a quarter
+// million pairs with a residual takes tens of milliseconds): a nested loop, a
+// heavily duplicated key or a LATERAL subquery of many rows is joined in
+// rounds of at most this many pairs, so it never materializes every pair,
+// and cancel is looked at between rounds.
+inline constexpr size_t kPairsPerRound = size_t{1} << 18;
 
 // Rows of `v` in the order of `rows` (kNullRow gives NULL).
 Vector gather(const Vector& v, const std::vector<uint32_t>& rows);

@@ -23,12 +23,6 @@ namespace tally::executor {
 
 namespace {
 
-// Candidate pairs held at once per probe chunk, over all parts (a round of
-// a quarter million pairs with a residual takes tens of milliseconds): a nested
-// loop or a heavily duplicated key is joined in rounds of at most this many
-// pairs, so it never materializes every pair, and cancel is looked at
-// between rounds.
-constexpr size_t kPairsPerRound = size_t{1} << 18;
 // Pairs a probe chunk joined on a worker thread (ChunkSink::prepare) may hold
 // before the rest of its rounds wait for the consumer.
 constexpr size_t kPreparedPairs = 4 * kPairsPerRound;

@@ -1,6 +1,9 @@
 #include "executor/operators/lateral_join.hpp"
 
-#include <map>
+#include <algorithm>
+#include <unordered_map>
+
+#include "common/memory_tracker.hpp"
 
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
@@ -37,13 +40,41 @@ std::vector<ExplainNode> LateralJoin::subplans(const OperatorActuals* actuals) c
   return {explain_select(*plan_, actuals)};
 }
 
+namespace {
+
+// Subquery results kept for reuse by later left rows with the same outer
+// values: past this many bytes the kept ones are dropped (each left row of a
+// correlated scan may have a result of its own, and the left side may be
+// any size).
+constexpr uint64_t kKeptResultBytes = uint64_t{64} << 20;
+
+// Rows [begin, end) of `src` appended to `dst`.
+void append_rows(Vector& dst, const Vector& src, size_t begin, size_t end) {
+  if (begin == 0 && end == src.size()) {
+    append_vector(dst, src);
+    return;
+  }
+  std::vector<uint32_t> rows(end - begin);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint32_t>(begin + i);
+  append_vector(dst, gather(src, rows));
+}
+
+}  // namespace
+
 void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
   struct Joining final : ChunkSink {
     const LateralJoin& self;
     ExecContext& context;
     ChunkSink& next;
-    std::map<std::string, std::shared_ptr<const DataChunk>> results;
-    Joining(const LateralJoin& s, ExecContext& c, ChunkSink& n) : self(s), context(c), next(n) {}
+    std::unordered_map<std::string, std::shared_ptr<const DataChunk>> results;
+    uint64_t kept_bytes = 0;
+    MemoryReservation kept_memory;  // the kept results, against the statement's budget
+    // The pairs of one round: left_rows[p] beside row p of `right`; the left
+    // rows whose last pair (or none) came in this round, in order.
+    std::vector<uint32_t> left_rows, finished;
+    std::vector<Vector> right;
+    std::vector<uint8_t> matched;  // per left row of the chunk: a pair passed ON
+    Joining(const LateralJoin& s, ExecContext& c, ChunkSink& n) : self(s), context(c), next(n) { clear_round(); }
 
     // The subquery's rows for one tuple of outer values (made on first use).
     std::shared_ptr<const DataChunk> rows_for(const std::vector<Value>& parameters) {
@@ -61,46 +92,71 @@ void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
       chunk->rows = result.rows;
       chunk->columns = std::move(result.columns);
       chunk->columns.resize(self.lateral_width_);
-      results.emplace(key, chunk);
+      const uint64_t bytes = 64 + materialized_row_bytes(chunk->columns) * chunk->rows;
+      if (kept_bytes + bytes > kKeptResultBytes) {
+        results.clear();
+        kept_bytes = 0;
+      }
+      if (bytes <= kKeptResultBytes) {
+        kept_bytes += bytes;
+        kept_memory.resize(kept_bytes);
+        results.emplace(key, chunk);
+      }
       return chunk;
+    }
+
+    void clear_round() {
+      left_rows.clear();
+      finished.clear();
+      right.assign(self.lateral_width_, Vector{});
+      for (size_t i = 0; i < self.lateral_width_; ++i) {
+        right[i] = Vector{self.columns_[self.children_[0]->layout().size() + i].type};
+      }
     }
 
     bool consume(DataChunk& chunk) override {
       if (chunk.rows == 0) return true;
       const std::vector<Value> no_parameters;
       const std::vector<Value>& base = context.parameters ? *context.parameters : no_parameters;
-      const std::vector<int>& left_layout = self.children_[0]->layout();
       std::vector<Vector> outer;
       {
-        const EvalInput input = space_input(chunk, left_layout, self.width_, context.parameters);
+        const EvalInput input = space_input(chunk, self.children_[0]->layout(), self.width_, context.parameters);
         for (const auto& c : self.correlated_) outer.push_back(c->evaluate(input));
       }
-      // Every (left row, subquery row) pair, the subquery's rows appended
-      // result after result.
-      std::vector<uint32_t> left_rows, right_rows;
-      std::vector<Vector> right(self.lateral_width_);
-      for (size_t i = 0; i < self.lateral_width_; ++i) right[i] = Vector{self.columns_[left_layout.size() + i].type};
-      uint32_t appended = 0;
+      // Every (left row, subquery row) pair in order, passed on in rounds of
+      // at most kPairsPerRound pairs.
+      matched.assign(chunk.rows, 0);
       std::vector<Value> parameters = base;
-      std::map<const DataChunk*, uint32_t> placed;  // where each result's rows start in `right`
       for (size_t r = 0; r < chunk.rows; ++r) {
         parameters.resize(base.size());
         for (const auto& v : outer) parameters.push_back(v.get(r));
         const std::shared_ptr<const DataChunk> rows = rows_for(parameters);
-        if (rows->rows == 0) continue;
-        auto [at, added] = placed.emplace(rows.get(), appended);
-        if (added) {
-          for (size_t i = 0; i < self.lateral_width_; ++i) append_vector(right[i], rows->columns[i]);
-          appended += static_cast<uint32_t>(rows->rows);
+        for (size_t k = 0; k < rows->rows;) {
+          const size_t take = std::min(rows->rows - k, kPairsPerRound - left_rows.size());
+          left_rows.insert(left_rows.end(), take, static_cast<uint32_t>(r));
+          for (size_t i = 0; i < self.lateral_width_; ++i) append_rows(right[i], rows->columns[i], k, k + take);
+          k += take;
+          if (left_rows.size() == kPairsPerRound && !pass_round(chunk)) return false;
         }
-        for (uint32_t k = 0; k < rows->rows; ++k) {
-          left_rows.push_back(static_cast<uint32_t>(r));
-          right_rows.push_back(at->second + k);
-        }
+        finished.push_back(static_cast<uint32_t>(r));
       }
-      DataChunk pairs = joined(chunk, right, left_rows, right_rows);
-      std::vector<uint8_t> matched(chunk.rows, 0);
-      if (!self.on_.empty() && pairs.rows > 0) {
+      return pass_round(chunk);
+    }
+
+    // Passes the round's pairs the ON conditions accept, and for a LEFT join
+    // each finished left row that had none, NULL-extended after its place.
+    bool pass_round(const DataChunk& chunk) {
+      if (context.cancel) context.cancel->check();
+      const std::vector<int>& left_layout = self.children_[0]->layout();
+      DataChunk pairs;
+      pairs.rows = left_rows.size();
+      for (const auto& c : chunk.columns) pairs.columns.push_back(gather(c, left_rows));
+      for (auto& c : right) pairs.columns.push_back(std::move(c));
+      std::vector<uint32_t> kept;
+      if (self.on_.empty() || pairs.rows == 0) {
+        kept.resize(pairs.rows);
+        for (size_t p = 0; p < pairs.rows; ++p) kept[p] = static_cast<uint32_t>(p);
+      } else {
         std::vector<uint8_t> keep(pairs.rows, 1);
         const EvalInput input = space_input(pairs, self.layout_, self.width_, context.parameters);
         for (const auto& condition : self.on_) {
@@ -109,45 +165,40 @@ void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
             if (mask.null_at(p) || mask.ints[p] == 0) keep[p] = 0;
           }
         }
-        std::vector<uint32_t> kept_left, kept_right;
         for (size_t p = 0; p < pairs.rows; ++p) {
-          if (!keep[p]) continue;
-          kept_left.push_back(left_rows[p]);
-          kept_right.push_back(right_rows[p]);
+          if (keep[p]) kept.push_back(static_cast<uint32_t>(p));
         }
-        left_rows = std::move(kept_left);
-        right_rows = std::move(kept_right);
-        pairs = joined(chunk, right, left_rows, right_rows);
       }
-      if (self.left_join_) {
-        for (uint32_t r : left_rows) matched[r] = 1;
-        // Each left row's pairs in order, a NULL-extended row for one with none.
-        std::vector<uint32_t> all_left, all_right;
-        size_t p = 0;
-        for (uint32_t r = 0; r < chunk.rows; ++r) {
-          if (!matched[r]) {
-            all_left.push_back(r);
-            all_right.push_back(kNullRow);
-            continue;
-          }
-          for (; p < left_rows.size() && left_rows[p] == r; ++p) {
-            all_left.push_back(r);
-            all_right.push_back(right_rows[p]);
-          }
-        }
-        pairs = joined(chunk, right, all_left, all_right);
-      }
-      return pairs.rows == 0 || next.consume(pairs);
-    }
-
-    // The left chunk's rows `left_rows` beside the lateral rows `right_rows`.
-    DataChunk joined(const DataChunk& chunk, const std::vector<Vector>& right, const std::vector<uint32_t>& left_rows,
-                     const std::vector<uint32_t>& right_rows) const {
       DataChunk out;
-      out.rows = left_rows.size();
-      for (const auto& c : chunk.columns) out.columns.push_back(gather(c, left_rows));
-      for (const auto& c : right) out.columns.push_back(gather(c, right_rows));
-      return out;
+      if (!self.left_join_) {
+        out = kept.size() == pairs.rows ? std::move(pairs) : gather_chunk(pairs, kept);
+      } else {
+        // The kept pairs in order, each finished row without one as a NULL
+        // row once every pair of the rows before it is placed.
+        std::vector<uint32_t> out_left, out_pair;
+        size_t f = 0;
+        auto place_unmatched_before = [&](uint32_t row) {
+          for (; f < finished.size() && finished[f] < row; ++f) {
+            if (matched[finished[f]]) continue;
+            out_left.push_back(finished[f]);
+            out_pair.push_back(kNullRow);
+          }
+        };
+        for (uint32_t p : kept) {
+          place_unmatched_before(left_rows[p]);
+          matched[left_rows[p]] = 1;
+          out_left.push_back(left_rows[p]);
+          out_pair.push_back(p);
+        }
+        place_unmatched_before(UINT32_MAX);
+        out.rows = out_left.size();
+        for (const auto& c : chunk.columns) out.columns.push_back(gather(c, out_left));
+        for (size_t i = 0; i < self.lateral_width_; ++i) {
+          out.columns.push_back(gather(pairs.columns[left_layout.size() + i], out_pair));
+        }
+      }
+      clear_round();
+      return out.rows == 0 || next.consume(out);
     }
   } joining(*this, context, sink);
   run_operator(*children_[0], context, joining);
