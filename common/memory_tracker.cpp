@@ -19,7 +19,15 @@ void MemoryTracker::reserve(uint64_t bytes) {
     // bounds it, since the cause here is the budget, not the machine.
     throw Error(SqlState::out_of_memory, "out of memory")
         .with_detail("Failed on request of size " + std::to_string(bytes) + " with " + std::to_string(before) +
-                     " bytes in use (cpu_memory_budget " + std::to_string(budget_) + " bytes).");
+                     " bytes in use (" + setting_ + " " + std::to_string(budget_) + " bytes).");
+  }
+  if (parent_) {
+    try {
+      parent_->reserve(bytes);
+    } catch (...) {
+      used_.fetch_sub(bytes, std::memory_order_relaxed);
+      throw;
+    }
   }
   uint64_t peak = peak_.load(std::memory_order_relaxed);
   while (after > peak && !peak_.compare_exchange_weak(peak, after, std::memory_order_relaxed)) {

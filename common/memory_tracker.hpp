@@ -21,14 +21,24 @@ namespace tally {
 class MemoryTracker {
  public:
   // budget: bytes the statement may hold; 0 = no limit (still counted).
-  explicit MemoryTracker(uint64_t budget) : budget_(budget) {}
+  // parent: the server's tracker, which every statement's bytes count
+  // against as well (server_memory_budget), so that statements running
+  // together cannot hold more than the host has. setting: the setting that
+  // sets `budget`, named by the 53200's detail.
+  explicit MemoryTracker(uint64_t budget, std::shared_ptr<MemoryTracker> parent = nullptr,
+                         const char* setting = "cpu_memory_budget")
+      : budget_(budget), parent_(std::move(parent)), setting_(setting) {}
   MemoryTracker(const MemoryTracker&) = delete;
   MemoryTracker& operator=(const MemoryTracker&) = delete;
 
-  // Adds bytes to what the statement holds; throws Error 53200 (and adds
-  // nothing) when that would exceed the budget. Thread-safe.
+  // Adds bytes to what the statement (and its parent) holds; throws Error
+  // 53200 (and adds nothing) when that would exceed either budget.
+  // Thread-safe.
   void reserve(uint64_t bytes);
-  void release(uint64_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+  void release(uint64_t bytes) noexcept {
+    used_.fetch_sub(bytes, std::memory_order_relaxed);
+    if (parent_) parent_->release(bytes);
+  }
 
   uint64_t budget() const { return budget_; }
   uint64_t used() const { return used_.load(std::memory_order_relaxed); }
@@ -36,6 +46,8 @@ class MemoryTracker {
 
  private:
   const uint64_t budget_;
+  const std::shared_ptr<MemoryTracker> parent_;
+  const char* setting_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> peak_{0};
 };

@@ -84,9 +84,12 @@ struct Config {
   uint64_t gpu_memory_budget = 0;    // bytes; 0 = 80% of free device memory
   uint64_t column_cache_bytes = 0;   // bytes; 0 = half the GPU budget
   int cpu_threads = 0;               // 0 = hardware concurrency
-  uint64_t cpu_memory_budget = 0;    // bytes one statement may hold; 0 = no limit
+  uint64_t cpu_memory_budget = 0;    // bytes one statement may hold; 0 = server_memory_budget
+  // Bytes all statements together may hold; 0 = three quarters of the host's
+  // memory (common/host_memory.hpp) less the chunk cache.
+  uint64_t server_memory_budget = 0;
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
-  uint64_t chunk_cache_bytes = 0;    // decoded chunks kept in host memory; 0 = a third of physical memory
+  uint64_t chunk_cache_bytes = 0;    // decoded chunks kept in host memory; 0 = a third of the host's memory
   TuningConfig tuning;
 
   // Sessions and lifecycle.

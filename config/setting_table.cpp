@@ -324,12 +324,18 @@ std::vector<Setting> build_table() {
                                    "Worker threads of the CPU engine and of COPY FROM parsing; 0 = hardware concurrency",
                                    [](Config& c) -> int& { return c.cpu_threads; }, 0, 4096));
   t.push_back(bytes_setting<uint64_t>("cpu_memory_budget",
-                                      "Host memory one statement may hold (hash tables, DISTINCT sets, sorts, results); past it 53200; 0 = no limit",
+                                      "Host memory one statement may hold (hash tables, DISTINCT sets, sorts, results); past it 53200; "
+                                      "0 = server_memory_budget",
                                       [](Config& c) -> uint64_t& { return c.cpu_memory_budget; }, 0,
+                                      std::numeric_limits<int64_t>::max()));
+  t.push_back(bytes_setting<uint64_t>("server_memory_budget",
+                                      "Host memory all statements together may hold; past it 53200; 0 = three quarters of "
+                                      "the host's memory (or its cgroup's limit) less the chunk cache",
+                                      [](Config& c) -> uint64_t& { return c.server_memory_budget; }, 0,
                                       std::numeric_limits<int64_t>::max()));
   t.push_back(bytes_setting<uint64_t>("chunk_cache_bytes",
                                       "Host memory for decoded chunks of stored columns, kept between statements; "
-                                      "0 = a third of physical memory",
+                                      "0 = a third of the host's memory (or its cgroup's limit)",
                                       [](Config& c) -> uint64_t& { return c.chunk_cache_bytes; }, 0,
                                       std::numeric_limits<int64_t>::max()));
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",

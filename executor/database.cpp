@@ -12,6 +12,8 @@
 
 #include "common/error.hpp"
 #include "common/aggregate_engine.hpp"
+#include "common/host_memory.hpp"
+#include "common/memory_tracker.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/sql_session.hpp"
@@ -123,9 +125,29 @@ class EngineTableProvider final : public TableProvider {
   catalog::Catalog* catalog_;  // null without storage
 };
 
+// The configuration with its automatic memory sizes (0) made numbers: the
+// chunk cache a third of the host's memory, all statements together three
+// quarters of the rest, one statement as much as all. Without a server
+// budget, statements that each fit their own could together outgrow the
+// host, and the kernel would kill the server for them.
+config::Config with_memory_sizes(config::Config config) {
+  const uint64_t host = host_memory_bytes();
+  if (config.chunk_cache_bytes == 0) config.chunk_cache_bytes = host / 3;
+  if (config.server_memory_budget == 0) {
+    config.server_memory_budget = std::max<uint64_t>(host > config.chunk_cache_bytes ? host - config.chunk_cache_bytes : 0,
+                                                     uint64_t{1} << 30) / 4 * 3;
+  }
+  if (config.cpu_memory_budget == 0) config.cpu_memory_budget = config.server_memory_budget;
+  return config;
+}
+
 class DatabaseImpl final : public Database {
  public:
-  explicit DatabaseImpl(const config::Config& config) : config_(config), factory_(this) {}
+  explicit DatabaseImpl(const config::Config& config)
+      : config_(with_memory_sizes(config)),
+        server_memory_(std::make_shared<MemoryTracker>(config_.server_memory_budget, nullptr, "server_memory_budget")),
+        factory_(this) {}
+  std::shared_ptr<MemoryTracker> server_memory() const override { return server_memory_; }
   tally::QueryHandlerFactory& handler_factory() override { return factory_; }
   const config::Config& config() const override { return config_; }
   TableProvider& tables() override { return *tables_; }
@@ -175,6 +197,7 @@ class DatabaseImpl final : public Database {
   }
 
   config::Config config_;
+  std::shared_ptr<MemoryTracker> server_memory_;
   SessionFactory factory_;
   std::unique_ptr<gpu::GpuEngine> gpu_;
   std::unique_ptr<catalog::Catalog> catalog_;
@@ -251,8 +274,7 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   // Every statement's projection of a chunk is cached apart (TPC-H's
   // queries read lineitem through a dozen projections): a budget below
   // the working set makes LRU miss on every read of a repeated workload.
-  const uint64_t physical = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  options.cache_bytes = config.chunk_cache_bytes != 0 ? config.chunk_cache_bytes : physical / 3;
+  options.cache_bytes = db->config().chunk_cache_bytes;
   db->store_ = std::make_unique<storage::TableStore>(*db->catalog_, options);
   db->store_->recover();
   dml::install_unique_key_checks(*db->store_);

@@ -20,6 +20,7 @@ class TableStore;
 
 namespace tally {
 class AggregateEngine;
+class MemoryTracker;
 }
 
 namespace tally::executor {
@@ -56,7 +57,11 @@ class Database {
 
   // Creates the per-connection QueryHandler (executor::SqlSession).
   virtual tally::QueryHandlerFactory& handler_factory() = 0;
+  // The configuration, its automatic memory sizes made numbers.
   virtual const config::Config& config() const = 0;
+  // What all statements together hold (server_memory_budget): each
+  // statement's tracker counts against it too.
+  virtual std::shared_ptr<MemoryTracker> server_memory() const = 0;
   // The tables queries read.
   virtual TableProvider& tables() = 0;
   // The storage layer's table store; null for open_with_tables databases.

@@ -180,7 +180,8 @@ void SqlSession::run_simple(const AnalyzedStatement& analyzed, tally::ResultWrit
 }
 
 std::shared_ptr<MemoryTracker> SqlSession::statement_memory_tracker() const {
-  return std::make_shared<MemoryTracker>(database_ ? database_->config().cpu_memory_budget : 0);
+  if (!database_) return std::make_shared<MemoryTracker>(0);
+  return std::make_shared<MemoryTracker>(database_->config().cpu_memory_budget, database_->server_memory());
 }
 
 ResultSet SqlSession::execute(const AnalyzedStatement& statement,

@@ -1,5 +1,6 @@
 // MemoryTracker: reservations count against the budget, a request past it is
-// 53200 and adds nothing, scopes install and restore the thread's tracker.
+// 53200 and adds nothing, statements count against the server's tracker too,
+// scopes install and restore the thread's tracker.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -50,6 +51,35 @@ TEST(MemoryTracker, ZeroBudgetCountsWithoutLimit) {
   MemoryReservation a(tracker);
   a.resize(uint64_t{1} << 40);
   EXPECT_EQ(tracker->used(), uint64_t{1} << 40);
+}
+
+TEST(MemoryTracker, StatementsTogetherCountAgainstTheServer) {
+  auto server = std::make_shared<MemoryTracker>(1000, nullptr, "server_memory_budget");
+  auto first = std::make_shared<MemoryTracker>(800, server);
+  auto second = std::make_shared<MemoryTracker>(800, server);
+  MemoryReservation a(first), b(second);
+  a.resize(600);
+  EXPECT_EQ(server->used(), 600u);
+  try {
+    b.resize(500);  // within its own 800, past the server's 1000 with the first's 600
+    FAIL() << "no error past the server's budget";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.state(), SqlState::out_of_memory);
+    EXPECT_NE(e.detail().find("server_memory_budget 1000"), std::string::npos) << e.detail();
+  }
+  EXPECT_EQ(second->used(), 0u);  // the refused request added nothing, here or to the server
+  EXPECT_EQ(server->used(), 600u);
+  b.resize(400);
+  EXPECT_EQ(server->used(), 1000u);
+  a.resize(0);  // released bytes go back to the server too
+  EXPECT_EQ(server->used(), 400u);
+  try {
+    b.resize(900);  // the server has room, its own budget has not
+    FAIL() << "no error past the statement's budget";
+  } catch (const Error& e) {
+    EXPECT_NE(e.detail().find("cpu_memory_budget 800"), std::string::npos) << e.detail();
+  }
+  EXPECT_EQ(server->used(), 400u);
 }
 
 TEST(MemoryTracker, ScopeInstallsAndRestores) {
