@@ -41,6 +41,8 @@ namespace tally {
   X(invalid_regular_expression, "2201B")                              \
   X(invalid_row_count_in_limit_clause, "2201W")                       \
   X(invalid_row_count_in_result_offset_clause, "2201X")               \
+  X(invalid_tablesample_repeat, "2202G")                              \
+  X(invalid_tablesample_argument, "2202H")                            \
   X(integrity_constraint_violation, "23000")                          \
   X(not_null_violation, "23502")                                      \
   X(unique_violation, "23505")                                        \

@@ -12,6 +12,7 @@
 #include "executor/function_relation.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/operators/lateral_join.hpp"
+#include "executor/operators/one_time_filter.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/operators/subquery_scan.hpp"
 #include "executor/operators/system_scan.hpp"
@@ -19,6 +20,7 @@
 #include "executor/operators/top_n_per_partition.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/shared_cte.hpp"
+#include "executor/project_set.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/subquery_expr.hpp"
 #include "executor/join_conjunct.hpp"
@@ -171,7 +173,8 @@ std::unique_ptr<Node> FromPlanner::State::relation(const json& item, RelationSco
     add_columns(*node, function.relation->columns, colnames, scope);
     return node;
   }
-  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported (TABLESAMPLE)");
+  if (item.contains("RangeTableSample")) return sampled_relation(item, scope, ctx);
+  throw Error(SqlState::feature_not_supported, "this kind of FROM item is not supported");
 }
 
 // A comma-separated FROM list: cross joins (the WHERE conjuncts join them).
@@ -280,81 +283,6 @@ void FromPlanner::State::join_node(Node& node, const json& j, RelationScope& sco
   }
 }
 
-// EXISTS / NOT EXISTS / IN (subquery) as a conjunct of WHERE, when the
-// subquery is a plain SELECT ... FROM ... WHERE: its FROM joins this query's
-// column space and the conjunct becomes a semi or anti join.
-bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
-  const json* link = nullptr;
-  bool negated = false;
-  if (conjunct.contains("SubLink")) {
-    link = &conjunct["SubLink"];
-  } else if (conjunct.contains("BoolExpr") && conjunct["BoolExpr"].value("boolop", "") == "NOT_EXPR" &&
-             conjunct["BoolExpr"]["args"].size() == 1 && conjunct["BoolExpr"]["args"][0].contains("SubLink")) {
-    link = &conjunct["BoolExpr"]["args"][0]["SubLink"];
-    negated = true;
-  }
-  if (link == nullptr || !(*link)["subselect"].contains("SelectStmt")) return false;
-  const std::string type = link->value("subLinkType", "");
-  const bool exists = type == "EXISTS_SUBLINK";
-  bool in = type == "ANY_SUBLINK" && !negated;
-  if (in && link->contains("operName")) in = (*link)["operName"].back()["String"].value("sval", "") == "=";
-  if (!exists && !in) return false;
-  const json& s = (*link)["subselect"]["SelectStmt"];
-  if (!s.contains("fromClause") || s.contains("groupClause") || s.contains("havingClause") || s.contains("withClause") ||
-      s.contains("limitCount") || s.contains("limitOffset") || s.contains("windowClause") || s.contains("valuesLists") ||
-      s.value("op", "SETOP_NONE") != "SETOP_NONE" || s.contains("distinctClause")) {
-    return false;
-  }
-  if (has_window_call(s.value("targetList", json::array()))) return false;
-  if (exists && has_aggregate_call(s.value("targetList", json::array()))) return false;
-  if (in && (s["targetList"].size() != 1 || has_aggregate_call(s["targetList"]) ||
-             (*link)["testexpr"].contains("RowExpr"))) {
-    return false;
-  }
-  SemiJoin semi;
-  semi.kind = negated ? JoinKind::anti : JoinKind::semi;
-  semi.scope = std::make_unique<RelationScope>();
-  semi.context = std::make_unique<BindContext>(ctx);
-  BindContext& inner = *semi.context;
-  inner.relations = semi.scope.get();
-  inner.intercept = nullptr;
-  // A subquery inside the FROM would be bound and registered with the plan
-  // (its caches are reset per run) before this could still give up below:
-  // such a subquery runs per outer row.
-  if (contains_sublink_node(s["fromClause"])) return false;
-  BindContext* outer = &ctx;
-  // A column of this query read inside the subquery's FROM (a JOIN's ON, a
-  // function's argument) would be evaluated under the semi join, where this
-  // query's row is not: such a subquery runs per outer row instead.
-  auto outer_in_from = std::make_shared<bool>(false);
-  inner.outer_column = [outer, outer_in_from](const json& node) {
-    ExprPtr column = try_bind_column(node, *outer);
-    if (column) *outer_in_from = true;
-    return column;
-  };
-  inner.on_sublink = hook(&inner);
-  semi.root = from_list(s["fromClause"], *semi.scope, inner);
-  if (*outer_in_from) return false;
-  inner.outer_column = [outer](const json& node) { return try_bind_column(node, *outer); };
-  std::vector<json> parts;
-  if (s.contains("whereClause")) split_and(s["whereClause"], parts);
-  for (const auto& p : parts) semi.conjuncts.push_back(make_conjunct(bind_condition(p, inner, "WHERE")));
-  if (in) {
-    // The tested value belongs to this query, the subquery's column to the
-    // subquery: each is bound in its own scope, then compared.
-    std::vector<ExprPtr> sides;
-    sides.push_back(bind_expression((*link)["testexpr"], ctx));
-    sides.push_back(bind_expression(s["targetList"][0]["ResTarget"]["val"], inner));
-    ExprPtr eq = bind_pair_equality(sides[0]->type, sides[1]->type, ctx);
-    substitute(eq, sides);
-    semi.conjuncts.push_back(make_conjunct(std::move(eq)));
-  }
-  scopes.push_back(std::move(semi.scope));
-  semi.scope = nullptr;
-  semis.push_back(std::move(semi));
-  return true;
-}
-
 std::unique_ptr<PhysicalOperator> FromPlanner::State::with_filters(std::unique_ptr<PhysicalOperator> op,
                                                                   std::vector<ExprPtr> filters) {
   if (filters.empty()) return op;
@@ -395,6 +323,7 @@ bool FromPlanner::State::read_by_filters_only(int column, const std::vector<Expr
 }
 
 Part FromPlanner::State::build_item(Node* node) {
+  if (node->sample) return build_sampled(node);
   Part part;
   part.cols = node->cols;
   if (node->kind == NodeKind::table) {
@@ -676,11 +605,15 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
     joined.op = std::move(join);
     current = std::move(joined);
   }
-  std::vector<ExprPtr> rest;
+  // What reads no column of the rows is tested once, before any row is read.
+  std::vector<ExprPtr> rest, once;
   for (auto& c : pool) {
-    if (!c.placed) rest.push_back(std::move(c.expr));
+    if (c.placed) continue;
+    (c.refs.empty() && !has_volatile_function(*c.expr) ? once : rest).push_back(std::move(c.expr));
   }
-  return with_filters(std::move(current.op), std::move(rest));
+  std::unique_ptr<PhysicalOperator> op = with_filters(std::move(current.op), std::move(rest));
+  if (once.empty()) return op;
+  return std::make_unique<OneTimeFilter>(std::move(op), ordered(std::move(once)), width);
 }
 
 FromPlanner::FromPlanner(PlanContext& plan_context, SublinkHookFactory sublink_hook)

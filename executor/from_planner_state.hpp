@@ -4,6 +4,7 @@
 // join order) and executor/from_planner_lateral.cpp (LATERAL items).
 // Private to those two files.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "executor/consumed_references.hpp"
 #include "executor/from_planner.hpp"
+#include "executor/operators/table_sample.hpp"
 #include "executor/join_conjunct.hpp"
 #include "executor/operators/hash_join.hpp"
 #include "executor/plan_expressions.hpp"
@@ -52,6 +54,13 @@ struct Node {
   std::set<int> cols;       // every column space index in the subtree
   std::vector<ExprPtr> filters;
   std::vector<ExprPtr> correlated;  // lateral: the left columns the subquery reads
+  // TABLESAMPLE of a table or catalog relation: its method and its
+  // arguments (float4 percent, float8 seed or null), constant expressions.
+  struct Sample {
+    SampleMethod method = SampleMethod::bernoulli;
+    ExprPtr percent, seed;
+  };
+  std::unique_ptr<Sample> sample;
 };
 
 struct Part {
@@ -102,6 +111,9 @@ struct FromPlanner::State {
   std::unique_ptr<Node> root;
   std::vector<Conjunct> where;
   std::vector<SemiJoin> semis;
+  // EXISTS subqueries as simplified for semi joins (exists_simplified), kept
+  // while the plan is made from them.
+  std::deque<nlohmann::json> simplified_subqueries;
   std::set<int> used;
   // Columns a plan reads without a reference the scopes counted (the two
   // sides of a USING join's equality).
@@ -132,6 +144,11 @@ struct FromPlanner::State {
   std::unique_ptr<PhysicalOperator> build_tree(Node* node, std::vector<Conjunct> pool);
   Part build_item(Node* node);
   Part build_lateral(Node* node);
+  // A RangeTableSample item: its relation's node with the sample on it.
+  std::unique_ptr<Node> sampled_relation(const nlohmann::json& item, RelationScope& scope, BindContext& ctx);
+  // A sampled node's scan: every column it reads output, no filter (the
+  // sample is of the table's rows), then the sample, then its filters.
+  Part build_sampled(Node* node);
   bool read_by_filters_only(int column, const std::vector<ExprPtr>& filters) const;
   std::unique_ptr<PhysicalOperator> with_filters(std::unique_ptr<PhysicalOperator> op, std::vector<ExprPtr> filters);
   void plan_top_n(Node& node);

@@ -35,6 +35,7 @@
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/storage_vectors.hpp"
 #include "executor/operators/physical_operator.hpp"
+#include "executor/operators/one_time_filter.hpp"
 #include "executor/operators/table_scan.hpp"
 #include "executor/expression_copy.hpp"
 #include "executor/operators/window.hpp"
@@ -303,7 +304,10 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (!raw && !ec.group_key_filter) where_run = where_scan->start_filtering(ec.parameters);
     }
   }
-  const std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks(ec.parameters) : std::vector<uint8_t>{};
+  std::vector<uint8_t> skipped = where_scan ? where_scan->skipped_chunks(ec.parameters) : std::vector<uint8_t>{};
+  // A conjunct that reads no column and is not true rules out every chunk
+  // (operators/one_time_filter.hpp), before any is read.
+  if (plan.table && plan.where && !one_time_conditions_hold(*plan.where, ec.parameters)) skipped.assign(chunks, 1);
   if (ec.explain != nullptr && !skipped.empty()) ec.explain->push_back("Seq Scan on " + plan.table->name() + ": " + TableScan::skipped_line(skipped));
   const size_t chunks_read = chunks - static_cast<size_t>(std::count(skipped.begin(), skipped.end(), uint8_t{1}));
   const bool sliced = plan.table && !raw && !all_direct && chunks_read * 2 < depth;

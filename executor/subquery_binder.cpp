@@ -3,6 +3,8 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "executor/plan_expressions.hpp"
+#include "executor/project_set.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/subquery_expr.hpp"
 
@@ -67,6 +69,41 @@ const json& sublink_select(const json& sublink) {
   return sub["SelectStmt"];
 }
 
+std::optional<json> exists_simplified(const json& select) {
+  if (select.value("op", "SETOP_NONE") != "SETOP_NONE" || !select.contains("targetList") ||
+      select.contains("valuesLists") || select.contains("havingClause") || select.contains("limitOffset") ||
+      select.contains("lockingClause") || select.contains("windowClause") ||
+      select.value("limitOption", "") == "LIMIT_OPTION_WITH_TIES") {
+    return std::nullopt;
+  }
+  // Aggregates or window functions in the target list or ORDER BY make
+  // the SELECT one row per group or per window: not simplified.
+  for (const char* clause : {"targetList", "sortClause"}) {
+    if (!select.contains(clause)) continue;
+    if (has_aggregate_call(select[clause]) || has_window_call(select[clause])) return std::nullopt;
+  }
+  if (select.contains("groupClause") && json_any(select["groupClause"], [](const json& n) {
+        return n.is_object() && (n.contains("GroupingSet") || n.contains("SubLink"));
+      })) {
+    return std::nullopt;
+  }
+  if (has_set_returning_target(select)) return std::nullopt;
+  json simplified = select;
+  if (select.contains("limitCount")) {
+    const json& limit = select["limitCount"];
+    if (!limit.contains("A_Const")) return std::nullopt;
+    const json& value = limit["A_Const"];
+    if (!value.value("isnull", false)) {
+      if (!value.contains("ival") || value["ival"].value("ival", 0) <= 0) return std::nullopt;
+    }
+    simplified.erase("limitCount");
+    simplified.erase("limitOption");
+  }
+  for (const char* clause : {"groupClause", "distinctClause", "sortClause"}) simplified.erase(clause);
+  simplified["targetList"] = json::array({{{"ResTarget", {{"val", {{"A_Const", {{"ival", {{"ival", 1}}}}}}}}}}});
+  return simplified;
+}
+
 ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContext& plan_context,
                      std::vector<const SubqueryExpr*>& registry) {
   const std::string link_type = sublink.value("subLinkType", "");
@@ -98,7 +135,9 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
     outer_refs.emplace(location, correlated.size() - 1);
     return std::make_unique<OuterRefExpr>(type, correlated.size() - 1, count);
   };
-  const json& select = sublink_select(sublink);
+  const std::optional<json> simplified =
+      kind == SubqueryKind::exists ? exists_simplified(sublink_select(sublink)) : std::nullopt;
+  const json& select = simplified ? *simplified : sublink_select(sublink);
   auto plan = plan_select(select, inner);
   *count = correlated.size();
 
