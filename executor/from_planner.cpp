@@ -386,12 +386,17 @@ Part FromPlanner::State::build_item(Node* node) {
   node->filters.clear();
   for (auto& c : above) node->filters.push_back(std::move(c.expr));
   // ON conditions over the NULL-extended side alone only decide which of
-  // its rows can match: they filter that side below the join.
+  // its rows can match: they filter that side below the join. So do those
+  // that read no column (tested once there: `ON 1 = 0` leaves the side
+  // empty and the join NULL-extends every preserved row without pairing).
   std::vector<ExprPtr> on;
   for (auto& e : node->on) {
     Conjunct c = make_conjunct(std::move(e));
-    if (!c.refs.empty() && node->join == JoinType::left && subset(c.refs, node->right->cols)) right_pool.push_back(std::move(c));
-    else if (!c.refs.empty() && node->join == JoinType::right && subset(c.refs, node->left->cols)) left_pool.push_back(std::move(c));
+    const bool constant = c.refs.empty() && !has_volatile_function(*c.expr);
+    const bool nullable_right = node->join == JoinType::left && (constant || (!c.refs.empty() && subset(c.refs, node->right->cols)));
+    const bool nullable_left = node->join == JoinType::right && (constant || (!c.refs.empty() && subset(c.refs, node->left->cols)));
+    if (nullable_right) right_pool.push_back(std::move(c));
+    else if (nullable_left) left_pool.push_back(std::move(c));
     else on.push_back(std::move(c.expr));
   }
   node->on = std::move(on);
