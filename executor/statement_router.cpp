@@ -19,6 +19,8 @@
 #include "executor/ddl/ddl.hpp"
 #include "executor/ddl/statement_context.hpp"
 #include "executor/ddl/view_ddl.hpp"
+#include "executor/ddl/type_name.hpp"
+#include "executor/dml/constant_value.hpp"
 #include "executor/dml/column_default.hpp"
 #include "executor/dml/copy_query.hpp"
 #include "executor/dml/dml.hpp"
@@ -113,7 +115,25 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
   } else {
     for (size_t i = 0; i < table->columns().size(); ++i) targets.push_back(static_cast<int>(i));
   }
-  ResultSet result = run_query(session, stmt["selectStmt"]["SelectStmt"], parameters, ctx, true);
+  // VALUES items of no type of their own (a quoted literal, NULL) take their
+  // column's type, as PostgreSQL types them in INSERT ... VALUES: cast to
+  // its base type here, the column's length or precision applied when the
+  // row is assigned ('2020-01-02' beside now() goes into a date column).
+  json select = stmt["selectStmt"]["SelectStmt"];
+  if (select.contains("valuesLists")) {
+    for (auto& list : select["valuesLists"]) {
+      auto& items = list["List"]["items"];
+      for (size_t k = 0; k < items.size() && k < targets.size(); ++k) {
+        const bool untyped = items[k].contains("A_Const") &&
+                             (items[k]["A_Const"].contains("sval") || items[k]["A_Const"].value("isnull", false));
+        const std::string_view type = internal_type_name(table->columns()[static_cast<size_t>(targets[k])].type.id);
+        if (!untyped || type.empty()) continue;
+        json names = json::array({json{{"String", {{"sval", "pg_catalog"}}}}, json{{"String", {{"sval", std::string(type)}}}}});
+        items[k] = json{{"TypeCast", {{"arg", items[k]}, {"typeName", {{"names", names}, {"typemod", -1}}}}}};
+      }
+    }
+  }
+  ResultSet result = run_query(session, select, parameters, ctx, true);
   if (result.columns.size() > targets.size()) {
     throw Error(SqlState::syntax_error, "INSERT has more expressions than target columns");
   }
@@ -207,11 +227,7 @@ bool values_need_query(const json& insert) {
   for (const auto& list : select["valuesLists"]) {
     for (const auto& value : list["List"]["items"]) {
       if (value.contains("SetToDefault")) return false;
-      if (value.contains("SQLValueFunction") || value.contains("FuncCall") || value.contains("SubLink") ||
-          value.contains("CaseExpr") || value.contains("CoalesceExpr") || value.contains("BoolExpr") ||
-          value.contains("NullTest") || (value.contains("A_Expr") && value["A_Expr"].contains("lexpr"))) {
-        expression = true;
-      }
+      if (!is_constant_item(value)) expression = true;
     }
   }
   return expression;

@@ -28,6 +28,28 @@ std::optional<TypeId> storable(std::string_view name) {
 
 }  // namespace
 
+std::string_view internal_type_name(TypeId id) {
+  switch (id) {
+    case TypeId::boolean: return "bool";
+    case TypeId::int2: return "int2";
+    case TypeId::int4: return "int4";
+    case TypeId::int8: return "int8";
+    case TypeId::float4: return "float4";
+    case TypeId::float8: return "float8";
+    case TypeId::numeric: return "numeric";
+    case TypeId::text: return "text";
+    case TypeId::varchar: return "varchar";
+    case TypeId::bpchar: return "bpchar";
+    case TypeId::date: return "date";
+    case TypeId::timestamp: return "timestamp";
+    case TypeId::timestamptz: return "timestamptz";
+    case TypeId::time: return "time";
+    case TypeId::timetz: return "timetz";
+    case TypeId::bytea: return "bytea";
+    default: return "";
+  }
+}
+
 bool is_unsupported_postgres_type(std::string_view name) {
   static const char* const names[] = {"timetz", "interval", "json", "jsonb",
                                       "uuid", "inet", "cidr", "macaddr", "money", "bit", "varbit", "xml",

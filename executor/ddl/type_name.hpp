@@ -18,4 +18,8 @@ SqlType resolve_type_name(const StatementContext& ctx, const nlohmann::json& typ
 // a clean 0A000 rather than 42704 "does not exist".
 bool is_unsupported_postgres_type(std::string_view name);
 
+// A storable type's internal name as the grammar writes it (pg_catalog.int4
+// for "integer"), for a TypeName of a parse tree Tally makes; "" for others.
+std::string_view internal_type_name(TypeId id);
+
 }  // namespace tally::executor

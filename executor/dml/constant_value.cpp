@@ -115,6 +115,18 @@ double as_double(const ConstantValue& v) {
 
 }  // namespace
 
+bool is_constant_item(const nlohmann::json& expr) {
+  if (expr.contains("A_Const") || expr.contains("ParamRef") || expr.contains("SetToDefault")) return true;
+  if (expr.contains("TypeCast")) return is_constant_item(expr["TypeCast"].at("arg"));
+  if (expr.contains("A_Expr")) {
+    const auto& e = expr["A_Expr"];
+    const std::string op = e.contains("name") ? e["name"].back().at("String").value("sval", std::string()) : "";
+    return !e.contains("lexpr") && e.contains("rexpr") && e.value("kind", std::string()) == "AEXPR_OP" &&
+           (op == "-" || op == "+") && is_constant_item(e["rexpr"]);
+  }
+  return !dml::nextval_argument(expr).empty();
+}
+
 ConstantValue evaluate_constant(const StatementContext& ctx, const nlohmann::json& expr) {
   if (expr.contains("A_Const")) {
     const auto& c = expr["A_Const"];

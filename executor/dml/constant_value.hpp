@@ -23,6 +23,11 @@ struct ConstantValue {
   bool is_default = false;
 };
 
+// Whether evaluate_constant takes a VALUES item: a literal, NULL, $n,
+// DEFAULT, a signed number, nextval('s'), or a cast of one of them. Any
+// other item is an expression the query engine evaluates (INSERT ... SELECT).
+bool is_constant_item(const nlohmann::json& expr);
+
 // Evaluates a VALUES item. Throws 0A000 (with position) for non-constant expressions.
 ConstantValue evaluate_constant(const StatementContext& ctx, const nlohmann::json& expr);
 
