@@ -101,6 +101,9 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
   // Uncorrelated: one run per statement, which takes the worker pool; a
   // correlated one runs per distinct outer tuple, each on its caller's thread.
   ExecContext context = subquery_context(parameters, correlated.empty() ? 0 : 1);
+  // A correlated subquery runs once per outer row: its runs are the loop
+  // that a cancel or statement_timeout must stop, however little each reads.
+  check_cancel_point();
   ResultSet rs = run_select(*plan, context);
   auto result = std::make_shared<Result>();
   result->rows = rs.rows;

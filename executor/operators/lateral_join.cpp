@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "common/error.hpp"
 #include "common/memory_tracker.hpp"
-
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/tuple_key.hpp"
@@ -69,6 +69,11 @@ void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
     std::unordered_map<std::string, std::shared_ptr<const DataChunk>> results;
     uint64_t kept_bytes = 0;
     MemoryReservation kept_memory;  // the kept results, against the statement's budget
+    // At most a quarter of the statement's budget: the runs need the rest.
+    const uint64_t kept_bound = [] {
+      const std::shared_ptr<MemoryTracker> tracker = current_memory_tracker();
+      return tracker && tracker->budget() > 0 ? std::min(kKeptResultBytes, tracker->budget() / 4) : kKeptResultBytes;
+    }();
     // The pairs of one round: left_rows[p] beside row p of `right`; the left
     // rows whose last pair (or none) came in this round, in order.
     std::vector<uint32_t> left_rows, finished;
@@ -93,14 +98,20 @@ void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
       chunk->columns = std::move(result.columns);
       chunk->columns.resize(self.lateral_width_);
       const uint64_t bytes = 64 + materialized_row_bytes(chunk->columns) * chunk->rows;
-      if (kept_bytes + bytes > kKeptResultBytes) {
+      if (kept_bytes + bytes > kept_bound) {
         results.clear();
         kept_bytes = 0;
       }
-      if (bytes <= kKeptResultBytes) {
-        kept_bytes += bytes;
-        kept_memory.resize(kept_bytes);
-        results.emplace(key, chunk);
+      if (bytes <= kept_bound) {
+        // Kept only where the statement's budget has room: keeping saves
+        // runs, it is not needed for the answer.
+        try {
+          kept_memory.resize(kept_bytes + bytes);
+          kept_bytes += bytes;
+          results.emplace(key, chunk);
+        } catch (const Error& e) {
+          if (e.state() != SqlState::out_of_memory) throw;
+        }
       }
       return chunk;
     }

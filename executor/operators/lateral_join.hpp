@@ -3,7 +3,8 @@
 // whose arguments read the FROM items before it): for each row of the left
 // side, the subquery's plan runs with that row's values of the columns it
 // reads (its OuterRefExprs), once per distinct tuple of those values in a
-// run, and its rows are joined to the left row. An inner join keeps the
+// run (results kept for reuse up to a bound), and its rows are joined to the
+// left row, in rounds of at most kPairsPerRound pairs. An inner join keeps the
 // pairs the ON conditions accept; a LEFT join also keeps each left row that
 // has none, with NULLs on the lateral side (PostgreSQL's nested loop with
 // the subquery as its parameterized inner side).

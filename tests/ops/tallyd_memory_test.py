@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The CPU memory budget is a cap: with --cpu-memory-budget 64MB a GROUP BY
-over 5M groups and a count(DISTINCT) over 5M values either answer within the
+over 5M groups, a count(DISTINCT) over 5M values, an ORDER BY of 5M rows and
+a LATERAL join of 40M pairs either answer within the
 budget or fail with PostgreSQL's out-of-memory SQLSTATE (53200), the server
 keeps serving, and its peak resident memory (VmHWM, reset before each query
 through /proc/PID/clear_refs) grows by no more than a small multiple of the
@@ -26,6 +27,10 @@ QUERIES = {
     "group_by": "SELECT k, count(*), sum(v) FROM t GROUP BY k",
     "count_distinct": "SELECT count(DISTINCT v) FROM t",
     "order_by": "SELECT k, v FROM t ORDER BY v DESC, k",
+    # Forty left rows, each joined to the 1M rows of its own LATERAL run: the
+    # pairs pass in rounds, and the runs' results are kept only up to a bound.
+    "lateral": "SELECT count(*) FROM (SELECT k FROM t WHERE k < 40) a, "
+               "LATERAL (SELECT v + a.k AS w FROM t WHERE v < 1000000) b",
 }
 
 
@@ -90,6 +95,8 @@ class MemoryBudget(unittest.TestCase):
         if r.returncode == 0:
             if name == "count_distinct":
                 self.assertEqual(r.stdout.strip(), str(ROWS))
+            elif name == "lateral":
+                self.assertEqual(r.stdout.strip(), str(40 * 1000000))
             else:
                 self.assertEqual(len(r.stdout.splitlines()), ROWS)
         else:
@@ -109,6 +116,9 @@ class MemoryBudget(unittest.TestCase):
 
     def test_order_by(self):
         self.check_query("order_by")
+
+    def test_lateral(self):
+        self.check_query("lateral")
 
 
 class AllocationFailure(unittest.TestCase):
