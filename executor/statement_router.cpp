@@ -118,7 +118,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
   // VALUES items of no type of their own (a quoted literal, NULL) take their
   // column's type, as PostgreSQL types them in INSERT ... VALUES: cast to
   // its base type here, the column's length or precision applied when the
-  // row is assigned ('2020-01-02' beside now() goes into a date column).
+  // row is assigned (a quoted date beside now() goes into a date column).
   json select = stmt["selectStmt"]["SelectStmt"];
   if (select.contains("valuesLists")) {
     for (auto& list : select["valuesLists"]) {
