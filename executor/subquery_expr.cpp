@@ -80,6 +80,9 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::result_for(const std::
     if (auto it = cache_.find(key); it != cache_.end()) {
       known = it->second;
     } else {
+      // A waiting evaluation holds its own copy of the future: dropping
+      // the cache's leaves it waiting for the same result.
+      if (cache_.size() >= kCachedResults) cache_.clear();
       cache_.emplace(key, made.get_future().share());
     }
   }

@@ -85,7 +85,11 @@ class SubqueryExpr final : public Expr {
   Vector evaluate_grouped(const EvalInput& input, const std::vector<Value>& base, std::vector<Vector> outer) const;
   mutable std::mutex mutex_;
   // Each result is made once: the first evaluation of a tuple makes it,
-  // one of another thread waits for it.
+  // one of another thread waits for it. At most kCachedResults are kept (a
+  // correlated subquery over a million distinct outer rows would otherwise
+  // hold a million results, and take seconds to free when the statement
+  // ends or is cancelled); past it the cache starts afresh.
+  static constexpr size_t kCachedResults = size_t{1} << 16;
   mutable std::map<std::string, std::shared_future<std::shared_ptr<const Result>>> cache_;
   // Held while the grouped run is made, so concurrent evaluations wait for one run.
   mutable std::mutex groups_mutex_;
