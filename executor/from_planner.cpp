@@ -392,7 +392,7 @@ Part FromPlanner::State::build_item(Node* node) {
   std::vector<ExprPtr> on;
   for (auto& e : node->on) {
     Conjunct c = make_conjunct(std::move(e));
-    const bool constant = c.refs.empty() && !has_volatile_function(*c.expr);
+    const bool constant = is_one_time_condition(*c.expr);
     const bool nullable_right = node->join == JoinType::left && (constant || (!c.refs.empty() && subset(c.refs, node->right->cols)));
     const bool nullable_left = node->join == JoinType::right && (constant || (!c.refs.empty() && subset(c.refs, node->left->cols)));
     if (nullable_right) right_pool.push_back(std::move(c));
@@ -614,7 +614,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   std::vector<ExprPtr> rest, once;
   for (auto& c : pool) {
     if (c.placed) continue;
-    (c.refs.empty() && !has_volatile_function(*c.expr) ? once : rest).push_back(std::move(c.expr));
+    (is_one_time_condition(*c.expr) ? once : rest).push_back(std::move(c.expr));
   }
   std::unique_ptr<PhysicalOperator> op = with_filters(std::move(current.op), std::move(rest));
   if (once.empty()) return op;

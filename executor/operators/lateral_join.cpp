@@ -119,9 +119,9 @@ void LateralJoin::run(ExecContext& context, ChunkSink& sink) const {
     void clear_round() {
       left_rows.clear();
       finished.clear();
-      right.assign(self.lateral_width_, Vector{});
+      right.clear();
       for (size_t i = 0; i < self.lateral_width_; ++i) {
-        right[i] = Vector{self.columns_[self.children_[0]->layout().size() + i].type};
+        right.emplace_back(self.columns_[self.children_[0]->layout().size() + i].type);
       }
     }
 

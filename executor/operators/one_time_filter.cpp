@@ -8,10 +8,15 @@
 
 namespace tally::executor {
 
+bool is_one_time_condition(Expr& condition) {
+  std::set<int> refs;
+  collect_refs(condition, refs);
+  return refs.empty() && !has_volatile_function(condition);
+}
+
 bool holds_once(const Expr& condition, const std::vector<Value>* parameters) {
   const Value passed = evaluate_constant(condition, parameters);
-  return std::holds_alternative<bool>(passed) ? std::get<bool>(passed)
-                                             : !is_null(passed) && std::get<int64_t>(passed) != 0;
+  return std::holds_alternative<bool>(passed) && std::get<bool>(passed);
 }
 
 bool one_time_conditions_hold(const Expr& where, const std::vector<Value>* parameters) {
@@ -19,12 +24,8 @@ bool one_time_conditions_hold(const Expr& where, const std::vector<Value>* param
     return std::all_of(all->args.begin(), all->args.end(),
                        [parameters](const ExprPtr& a) { return one_time_conditions_hold(*a, parameters); });
   }
-  // collect_refs and has_volatile_function walk the tree without changing it.
-  Expr& conjunct = const_cast<Expr&>(where);
-  std::set<int> refs;
-  collect_refs(conjunct, refs);
-  if (!refs.empty() || has_volatile_function(conjunct)) return true;
-  return holds_once(where, parameters);
+  // is_one_time_condition walks the tree without changing it.
+  return !is_one_time_condition(const_cast<Expr&>(where)) || holds_once(where, parameters);
 }
 
 OneTimeFilter::OneTimeFilter(std::unique_ptr<PhysicalOperator> child, std::vector<ExprPtr> conditions,

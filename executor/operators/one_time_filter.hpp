@@ -14,6 +14,9 @@
 
 namespace tally::executor {
 
+// Whether a condition is tested once rather than per row: it reads no
+// column of the rows and calls no volatile function.
+bool is_one_time_condition(Expr& condition);
 // Whether `condition` (reading no column) is true, evaluated once.
 bool holds_once(const Expr& condition, const std::vector<Value>* parameters);
 // Whether every conjunct of `where` that reads no column and calls no

@@ -1,25 +1,15 @@
 #include "executor/operators/table_sample.hpp"
 
+#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <random>
 
 #include "common/error.hpp"
+#include "common/murmur_mix.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/select_plan.hpp"
 
 namespace tally::executor {
-
-namespace {
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 TableSample::TableSample(std::unique_ptr<PhysicalOperator> scan, SampleMethod method, ExprPtr percent, ExprPtr seed,
                          std::string relation)
@@ -45,7 +35,7 @@ bool TableSample::keeps(SampleMethod method, uint64_t seed, double percent, uint
   if (percent >= 100) return true;
   const uint64_t unit = method == SampleMethod::bernoulli ? row : row / kSystemBlockRows;
   // The hash's top 53 bits as a fraction in [0, 1).
-  const double draw = static_cast<double>(mix(seed ^ mix(unit)) >> 11) * 0x1.0p-53;
+  const double draw = static_cast<double>(murmur_fmix64(seed ^ murmur_fmix64(unit)) >> 11) * 0x1.0p-53;
   return draw * 100 < percent;
 }
 
