@@ -185,9 +185,10 @@ class OrderedRowsCollector {
   // (each pick an nth of a few first ranks) needs each key's row count and
   // its few best codes, not every row.
   virtual void plan_picks(size_t /*slot*/, const std::vector<OrderedPick>& /*picks*/) {}
-  // Asked before the first chunk: whether the collector will also count,
-  // per key, the rows whose value is NULL (KeyedPicks::every_row), so that
-  // its keys are every group's. false: it keeps the rows with values only.
+  // Asked before the first chunk, after plan_picks: whether the collector
+  // will also count, per key, the rows whose value is NULL
+  // (KeyedPicks::every_row), so that its keys are every group's. false: it
+  // keeps the rows with values only.
   virtual bool count_every_row() { return false; }
   // Collector `slot`'s rows, sorted; called once per slot, after the last chunk.
   virtual KeyedSegments sorted(size_t slot) = 0;

@@ -27,7 +27,7 @@ required=(gpu_rules_test gpu_group_by_test gpu_group_by_bench)
 read -r -a optional <<<"${TALLY_BUNDLE_OPTIONAL-tallyd sweep_spaces}"
 # The GPU engine in the query path (column cache, GPU-vs-CPU queries, end to
 # end through tallyd): always packed when they build; they need the executor.
-optional+=(gpu_column_cache_test gpu_differential_test gpu_e2e_bench)
+optional+=(gpu_column_cache_test gpu_differential_test gpu_top_codes_test gpu_e2e_bench)
 # The H2O groupby questions, TPC-H and ClickBench's queries against DuckDB
 # through tallyd (bench/h2o, bench/tpch, bench/clickbench).
 optional+=(h2o_bench h2o_datagen tpch_bench tpch_datagen hits_datagen)

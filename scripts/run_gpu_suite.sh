@@ -75,7 +75,7 @@ if [[ " $suite " == *" tests "* ]]; then
   run_step gpu_rules_test "$out/gpu_rules_test.log" "$here/bin/gpu_rules_test"
   run_step gpu_group_by_test "$out/gpu_group_by_test.log" "$here/bin/gpu_group_by_test"
   grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "$out/gpu_group_by_test.log" | tee -a "$summary"
-  for t in gpu_column_cache_test gpu_differential_test; do
+  for t in gpu_column_cache_test gpu_differential_test gpu_top_codes_test; do
     [ -x "$here/bin/$t" ] || continue
     run_step "$t" "$out/$t.log" "$here/bin/$t"
     grep -E '^\[  (PASSED|SKIPPED|FAILED) |^gpu differential:' "$out/$t.log" | tee -a "$summary"

@@ -178,9 +178,9 @@ AggregationResult OrderedValuesRun::finalize_keyed() {
   }
   emit_ms_ += ms_since(t_emit);
   sort_ms_ = ms_since(t);
-  report_.engine = "cpu";
+  report_.engine = engine_collector_ ? "gpu" : "cpu";
   report_.variant = "top-codes";
-  report_.configuration = "threads=" + std::to_string(threads_);
+  report_.configuration = engine_collector_ ? "device table" : "threads=" + std::to_string(threads_);
   report_.groups = groups;
   report_.rows = 0;
   for (const int64_t r : rows_of) report_.rows += static_cast<uint64_t>(r);

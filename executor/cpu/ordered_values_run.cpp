@@ -96,6 +96,7 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
   inner_ = make_inner(inner_spec(spec, &inner_values_));
   // Without an engine's collector, slots whose readers all take a top-n's
   // ranks keep each key's best codes as the rows pass, not every row.
+  engine_collector_ = collector_ != nullptr;
   if (!collector_) {
     std::vector<std::optional<TopCodesShape>> shapes(static_cast<size_t>(slots));
     for (size_t a = 0; a < spec.aggregates.size(); ++a) {
@@ -104,13 +105,16 @@ OrderedValuesRun::OrderedValuesRun(const AggregationSpec& spec, const InnerFacto
     }
     collector_ = make_top_codes_rows(spec, shapes, threads_);
     if (collector_) form_ = "kept as each key's best";
-    keyed_by_collector_ = collector_ != nullptr && slots == 1 && inner_->passes() == 1 && counts_only() &&
-                          collector_->count_every_row();
   }
   for (size_t a = 0; a < spec.aggregates.size() && collector_; ++a) {
     if (slot_of_[a] < 0) continue;
     if (const auto picks = slot_picks(a)) collector_->plan_picks(static_cast<size_t>(slot_of_[a]), *picks);
   }
+  // Asked once the picks are planned: a collector counts every row only
+  // where its one slot keeps each key's best codes.
+  keyed_by_collector_ = collector_ != nullptr && slots == 1 && inner_->passes() == 1 && counts_only() &&
+                        collector_->count_every_row();
+  if (keyed_by_collector_) form_ = "kept as each key's best";
 }
 
 bool OrderedValuesRun::counts_only() const {
@@ -138,6 +142,9 @@ bool OrderedValuesRun::counts_are_the_collectors(const ChunkInput& chunk) const 
     if (inner_of_[a] < 0 || spec_.aggregates[a].op != PartialOp::count_valid) continue;
     const ColumnView& v = chunk.values[static_cast<size_t>(spec_.aggregates[a].input)];
     if (v.data != slot_input->data || v.validity != slot_input->validity) return false;
+    // A held column comes without data: its identity tells it apart.
+    const ColumnIdentity &a_id = v.identity, &b_id = slot_input->identity;
+    if (v.data == nullptr && (a_id.table != b_id.table || a_id.chunk != b_id.chunk || a_id.column != b_id.column)) return false;
   }
   return true;
 }

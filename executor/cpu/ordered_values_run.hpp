@@ -135,11 +135,13 @@ class OrderedValuesRun final : public AggregationRun {
   std::vector<std::optional<OrderedPick>> picks_;  // per aggregate (the spec's ordered_picks)
   // The groups are the keys the collector saw, its counts theirs (a
   // top-n's tables hold each key's rows, values and best codes): the inner
-  // run is not fed, and no group is looked up. Where the collector is the
-  // host's top-codes tables of one slot, counting every row, and the other
+  // run is not fed, and no group is looked up. Where the collector is
+  // top-codes tables of one slot (the host's, or the engine's on its
+  // device), counting every row, and the other
   // aggregates are counts of the rows or of that slot's input (settled at
   // the first chunk, whose views tell).
   bool keyed_by_collector_ = false;
+  bool engine_collector_ = false;  // the collector is the engine's (the GPU's), not the host's
   bool sunk_ = false;
   bool sorted_by_sorter_ = false;
   // How the groups' values were had, for EXPLAIN ANALYZE: sorted, selected

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/cancel.hpp"
+#include "common/column_program_run.hpp"
 #include "common/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
@@ -150,6 +151,15 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
 
   void collect(const tally::ChunkInput& chunk, const std::vector<tally::OrderedRowsSlot>& slots) override;
   void plan_picks(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
+  // Where the one slot is a top-codes table: it counts the rows without a
+  // value too, so that its keys and counts are the groups' (the GPU run
+  // beside it is then not fed).
+  bool count_every_row() override {
+    if (tops_.size() != 1 || !tops_[0]) return false;
+    tops_[0]->count_every_row();
+    every_row_ = true;
+    return true;
+  }
   tally::KeyedSegments sorted(size_t slot) override;
   tally::KeyedPicks picked(size_t slot, const std::vector<tally::OrderedPick>& picks) override;
   tally::KeyedPicks picked_from_table(size_t slot, const std::vector<tally::OrderedPick>& picks);
@@ -157,8 +167,8 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   std::string name() const override {
     char line[200];
     if (top_slots_ > 0) {
-      std::snprintf(line, sizeof line, "GPU: each key's count and %d best codes kept on the device (no sort%s), picked and copied back %.3f ms%s",
-                    top_k_, top_direct_ > 0 ? ", a direct entry per key of the range" : "", copy_ms_,
+      std::snprintf(line, sizeof line, "GPU: each key's count%s and %d best codes kept on the device (no sort%s), picked and copied back %.3f ms%s",
+                    every_row_ ? "s of rows and values" : "", top_k_, top_direct_ > 0 ? ", a direct entry per key of the range" : "", copy_ms_,
                     top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
       return line;
     }
@@ -225,6 +235,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   int picked_slots_ = 0, counted_slots_ = 0;
   int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
   int top_direct_ = 0;  // ... of them direct (top_codes_table.cuh)
+  bool every_row_ = false;  // count_every_row: the one slot's table counts rows without a value
 };
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -373,7 +384,11 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
         slot.capacity = want;
       }
       TopCodesTable* top = s < tops_.size() ? tops_[s].get() : nullptr;
-      if (top == nullptr && key_valid != nullptr && rows_ > slot.null_capacity) {
+      // `nulls` holds the NULL-key group's codes where the rows are sorted;
+      // for a table counting every row, the keys of rows without a value
+      // that found no slot.
+      const bool bare = top != nullptr && every_row_ && v.validity != nullptr;
+      if (((top == nullptr && key_valid != nullptr) || bare) && rows_ > slot.null_capacity) {
         const uint64_t want = std::max(rows_, 2 * slot.null_capacity);
         grow(slot.nulls, slot.null_capacity, want, slot.null_capacity, stream_);
         slot.null_capacity = want;
@@ -394,6 +409,10 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
       a.count = counters + 2 * s;
       a.null_codes = slot.nulls.get<uint64_t>();
       a.null_count = counters + 2 * s + 1;
+      if (bare) {
+        a.out_bare_keys = slot.nulls.get<uint64_t>();
+        a.bare_count = counters + 2 * s + 1;
+      }
       if (top != nullptr) {  // its rows whose key finds no slot go to the row buffers
         top->add(a, static_cast<int64_t>(rows), stream_);
         continue;
@@ -626,14 +645,23 @@ tally::KeyedPicks DeviceOrderedRows::picked_from_table(size_t s, const std::vect
     throw Error(SqlState::internal_error, "GPU: an ordered aggregate's picks differ from the ones planned");
   if (spec_.cancel) spec_.cancel->check();
   const auto t = std::chrono::steady_clock::now();
-  unsigned long long overflow = 0;
+  unsigned long long left[2] = {0, 0};  // (key, code) rows; bare keys
   if (s < slots_.size())
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(&overflow, counters_.get<unsigned long long>() + 2 * s, sizeof overflow, cudaMemcpyDeviceToHost, stream_));
+    TALLY_CUDA_CHECK(cudaMemcpyAsync(left, counters_.get<unsigned long long>() + 2 * s, sizeof left, cudaMemcpyDeviceToHost, stream_));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  // With every row counted no GPU run saw the rows: the WHERE's errors
+  // (an overflow PostgreSQL reports) are this collector's to raise, and
+  // the statement runs again on the exact host path.
+  if (every_row_ && where_)
+    if (const uint32_t flags = where_->errors(stream_)) throw tally::ProgramOverflow{flags};
   const Slot* slot = s < slots_.size() ? &slots_[s] : nullptr;
   TopCodesTable& top = *tops_[s];
-  tally::KeyedPicks out = top.picked(picks, slot ? slot->keys.get<const uint64_t>() : nullptr, slot ? slot->codes.get<const uint64_t>() : nullptr,
-                                     overflow, key_kind_, stream_);
+  TopCodesOverflow overflow;
+  if (slot) {
+    overflow = TopCodesOverflow{slot->keys.get<const uint64_t>(), slot->codes.get<const uint64_t>(), left[0],
+                                slot->nulls.get<const uint64_t>(), every_row_ ? left[1] : 0};
+  }
+  tally::KeyedPicks out = top.picked(picks, overflow, key_kind_, stream_);
   ++top_slots_;
   top_k_ = std::max(top_k_, top.shape().k);
   top_rebuilds_ += top.rebuilds();

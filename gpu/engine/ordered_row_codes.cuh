@@ -49,6 +49,10 @@ struct CollectArgs {
   unsigned long long* count = nullptr;
   uint64_t* null_codes = nullptr;
   unsigned long long* null_count = nullptr;
+  // A top-codes table counting every row (top_codes_table.cuh): the keys of
+  // rows without a value that found no slot.
+  uint64_t* out_bare_keys = nullptr;
+  unsigned long long* bare_count = nullptr;
 };
 
 // The picks one slot's aggregates read (common/ordered_pick.hpp), at most

@@ -23,7 +23,12 @@ constexpr int64_t kMaxBlocks = 8192;
 __device__ inline uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
 
 __host__ __device__ inline uint64_t* entry_at(const TopCodesView& t, uint64_t e) { return t.entries + e * static_cast<uint64_t>(2 + t.k); }
-__device__ inline unsigned* count_of(uint64_t* entry) { return reinterpret_cast<unsigned*>(entry + 1); }
+// A count word's two halves: the values, and every row where counted.
+constexpr uint64_t kRowUnit = uint64_t{1} << 32;
+__host__ __device__ inline unsigned values_of(uint64_t counted) { return static_cast<unsigned>(counted); }
+__host__ __device__ inline unsigned rows_of(uint64_t counted) { return static_cast<unsigned>(counted >> 32); }
+// What one row adds to its entry's count word.
+__device__ inline uint64_t row_count(const TopCodesView& t, bool valued) { return (valued ? 1 : 0) | (t.every_row ? kRowUnit : 0); }
 
 // The entry of sort key `key`, claiming a free slot for a new key; -1 when
 // `probes` slots all hold other keys.
@@ -47,12 +52,14 @@ __device__ int64_t entry_of(const TopCodesView& t, uint64_t key, uint64_t probes
   return -1;
 }
 
-// Counts `n` more rows of entry e and offers `code` to its ranks (the
-// cascade of top_codes_table.cuh).
-__device__ void offer(const TopCodesView& t, int64_t e, unsigned n, uint64_t code) {
-  uint64_t* entry = entry_at(t, static_cast<uint64_t>(e));
-  if (n > 0) atomicAdd(count_of(entry), n);
-  uint64_t* rank = entry + 2;
+// Adds `counted` (row_count's, or an entry's whole count word) to entry e's count word.
+__device__ void count_rows(const TopCodesView& t, int64_t e, uint64_t counted) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(entry_at(t, static_cast<uint64_t>(e)) + 1), static_cast<unsigned long long>(counted));
+}
+
+// Offers `code` to entry e's ranks (the cascade of top_codes_table.cuh).
+__device__ void offer(const TopCodesView& t, int64_t e, uint64_t code) {
+  uint64_t* rank = entry_at(t, static_cast<uint64_t>(e)) + 2;
   auto* cell = reinterpret_cast<unsigned long long*>(rank);
   if (t.largest) {
     if (code <= load(rank + t.k - 1)) return;
@@ -85,7 +92,9 @@ __global__ void init_kernel(const __grid_constant__ TopCodesView t) {
 __global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_constant__ CollectArgs a, int64_t rows) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
-    if (!row_kept(a, r)) continue;
+    if (a.filter != nullptr && a.filter[r] == 0) continue;
+    const bool valued = a.value_valid == nullptr || a.value_valid[r] != 0;
+    if (!valued && !t.every_row) continue;
     int64_t e;
     if (a.key_valid != nullptr && a.key_valid[r] == 0) {
       e = static_cast<int64_t>(t.capacity);
@@ -93,34 +102,46 @@ __global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_
       const uint64_t key = sort_key(a, r);
       e = entry_of(t, key, kMaxProbes);
       if (e < 0) {
-        const unsigned long long at = atomicAdd(a.count, 1ULL);
-        a.out_keys[at] = key;
-        a.out_codes[at] = order_code(a, r);
+        if (valued) {
+          const unsigned long long at = atomicAdd(a.count, 1ULL);
+          a.out_keys[at] = key;
+          a.out_codes[at] = order_code(a, r);
+        } else {
+          a.out_bare_keys[atomicAdd(a.bare_count, 1ULL)] = key;
+        }
         continue;
       }
     }
-    offer(t, e, 1, order_code(a, r));
+    count_rows(t, e, row_count(t, valued));
+    if (valued) offer(t, e, order_code(a, r));
   }
 }
 
 // Every entry of `from` into `to` (no probe limit: `to` has room for all):
-// counts added, each entry's kept codes offered.
+// count words added, each entry's kept codes offered.
 __global__ void merge_kernel(const __grid_constant__ TopCodesView to, const __grid_constant__ TopCodesView from) {
   const uint64_t entries = from.capacity + 2;
   for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < entries; e += gridDim.x * static_cast<uint64_t>(blockDim.x)) {
     const uint64_t* entry = entry_at(from, e);
-    const unsigned n = static_cast<unsigned>(entry[1]);
-    if (n == 0) continue;
+    const uint64_t counted = entry[1];
+    if (counted == 0) continue;
     const int64_t into = e == from.capacity       ? static_cast<int64_t>(to.capacity)
                          : e == from.capacity + 1 ? static_cast<int64_t>(to.capacity + 1)
                                                   : entry_of(to, entry[0], to.capacity);
-    for (unsigned i = 0; i < min(n, static_cast<unsigned>(from.k)); ++i) offer(to, into, i == 0 ? n : 0, entry[2 + i]);
+    count_rows(to, into, counted);
+    for (unsigned i = 0; i < min(values_of(counted), static_cast<unsigned>(from.k)); ++i) offer(to, into, entry[2 + i]);
   }
 }
 
-__global__ void overflow_kernel(const __grid_constant__ TopCodesView to, const uint64_t* keys, const uint64_t* codes, uint64_t n) {
-  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < n; r += gridDim.x * static_cast<uint64_t>(blockDim.x))
-    offer(to, entry_of(to, keys[r], to.capacity), 1, codes[r]);
+// The overflow rows into `to`: (key, code) pairs, then the bare keys.
+__global__ void overflow_kernel(const __grid_constant__ TopCodesView to, const __grid_constant__ TopCodesOverflow o) {
+  const uint64_t stride = gridDim.x * static_cast<uint64_t>(blockDim.x);
+  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; r < o.rows + o.bare_rows; r += stride) {
+    const bool valued = r < o.rows;
+    const int64_t e = entry_of(to, valued ? o.keys[r] : o.bare_keys[r - o.rows], to.capacity);
+    count_rows(to, e, row_count(to, valued));
+    if (valued) offer(to, e, o.codes[r]);
+  }
 }
 
 // One entry's picks: the value at each pick's ascending position is rank
@@ -139,23 +160,26 @@ __device__ void pick_entry(const TopCodesView& t, const uint64_t* entry, unsigne
   }
 }
 
-// The occupied entries, compacted in any order (one atomic per warp); the
-// NULL key's block to its own place.
+// The occupied entries, compacted in any order (one atomic per warp), each
+// with its values and, where counted, every row (out_rows); the NULL key's
+// block to its own place.
 __global__ void pick_kernel(const __grid_constant__ TopCodesView t, const __grid_constant__ PickArgs p, uint64_t* out_keys,
-                            unsigned* out_counts, uint64_t* out_codes, uint64_t* out_positions, unsigned long long* out_n,
-                            uint64_t* null_codes, uint64_t* null_positions) {
+                            unsigned* out_counts, unsigned* out_rows, uint64_t* out_codes, uint64_t* out_positions,
+                            unsigned long long* out_n, uint64_t* null_codes, uint64_t* null_positions) {
   const uint64_t entries = t.capacity + 2;
   const uint64_t stride = gridDim.x * static_cast<uint64_t>(blockDim.x);
   for (uint64_t base = blockIdx.x * static_cast<uint64_t>(blockDim.x); base < entries; base += stride) {
     const uint64_t e = base + threadIdx.x;
     const uint64_t* entry = e < entries ? entry_at(t, e) : nullptr;
-    const unsigned n = entry ? static_cast<unsigned>(entry[1]) : 0;
-    const bool keyed = n > 0 && e != t.capacity;
+    const uint64_t counted = entry ? entry[1] : 0;
+    const unsigned n = values_of(counted);
+    const bool keyed = counted != 0 && e != t.capacity;
     if (n > 0 && e == t.capacity) pick_entry(t, entry, n, p, null_codes, null_positions);
     const unsigned long long at = warp_append(keyed, out_n);
     if (!keyed) continue;
     out_keys[at] = e == t.capacity + 1 ? kFreeKey : entry[0];
     out_counts[at] = n;
+    if (out_rows != nullptr) out_rows[at] = rows_of(counted);
     pick_entry(t, entry, n, p, out_codes + at * p.per, out_positions + at * p.per);
   }
 }
@@ -184,7 +208,7 @@ TopCodesTable::TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64
 
 void TopCodesTable::allocate(uint64_t capacity, cudaStream_t stream, std::optional<uint64_t> direct_base) {
   made_direct_ = made_direct_ || direct_base.has_value();
-  view_ = TopCodesView{nullptr, capacity, direct_base.value_or(0), shape_.k, shape_.largest ? 1 : 0, direct_base ? 1 : 0};
+  view_ = TopCodesView{nullptr, capacity, direct_base.value_or(0), shape_.k, shape_.largest ? 1 : 0, direct_base ? 1 : 0, view_.every_row};
   entries_ = DeviceBuffer((capacity + 2) * static_cast<uint64_t>(2 + shape_.k) * sizeof(uint64_t), stream);
   view_.entries = entries_.get<uint64_t>();
   init_kernel<<<grid_for(capacity + 2), kThreads, 0, stream>>>(view_);
@@ -197,17 +221,18 @@ void TopCodesTable::add(const CollectArgs& a, int64_t rows, cudaStream_t stream)
   TALLY_CUDA_CHECK_LAUNCH("top_codes add_kernel");
 }
 
-tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& picks, const uint64_t* overflow_keys,
-                                        const uint64_t* overflow_codes, uint64_t overflow, int key_kind, cudaStream_t stream) {
-  if (overflow > 0) {
+tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& picks, const TopCodesOverflow& overflow, int key_kind,
+                                        cudaStream_t stream) {
+  const uint64_t left = overflow.rows + overflow.bare_rows;
+  if (left > 0) {
     // Rebuilt with room for every key the table and the overflow rows can hold.
     ++rebuilds_;
     DeviceBuffer entries = std::move(entries_);
     const TopCodesView old = view_;
-    allocate(std::bit_ceil(2 * (old.capacity + overflow)), stream);
+    allocate(std::bit_ceil(2 * (old.capacity + left)), stream);
     merge_kernel<<<grid_for(old.capacity + 2), kThreads, 0, stream>>>(view_, old);
     TALLY_CUDA_CHECK_LAUNCH("top_codes merge_kernel");
-    overflow_kernel<<<grid_for(overflow), kThreads, 0, stream>>>(view_, overflow_keys, overflow_codes, overflow);
+    overflow_kernel<<<grid_for(left), kThreads, 0, stream>>>(view_, overflow);
     TALLY_CUDA_CHECK_LAUNCH("top_codes overflow_kernel");
   }
   PickArgs args;
@@ -216,47 +241,57 @@ tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& p
   std::copy(picks.begin(), picks.end(), args.picks);
   const uint64_t most = view_.capacity + 1;  // keyed entries at most
   const auto per = static_cast<uint64_t>(args.per);
+  const bool every_row = view_.every_row != 0;
   DeviceBuffer keys(most * sizeof(uint64_t), stream), counts(most * sizeof(unsigned), stream);
+  DeviceBuffer rows(every_row ? most * sizeof(unsigned) : 1, stream);
   DeviceBuffer codes(most * per * sizeof(uint64_t), stream), positions(most * per * sizeof(uint64_t), stream);
   DeviceBuffer tail((2 * per + 1) * sizeof(uint64_t), stream);  // the NULL key's codes and positions; the entries' count
   auto* n_out = reinterpret_cast<unsigned long long*>(tail.get<uint64_t>() + 2 * per);
   TALLY_CUDA_CHECK(cudaMemsetAsync(n_out, 0, sizeof *n_out, stream));
-  pick_kernel<<<grid_for(view_.capacity + 2), kThreads, 0, stream>>>(view_, args, keys.get<uint64_t>(), counts.get<unsigned>(),
-                                                                       codes.get<uint64_t>(), positions.get<uint64_t>(), n_out,
-                                                                       tail.get<uint64_t>(), tail.get<uint64_t>() + per);
+  pick_kernel<<<grid_for(view_.capacity + 2), kThreads, 0, stream>>>(
+      view_, args, keys.get<uint64_t>(), counts.get<unsigned>(), every_row ? rows.get<unsigned>() : nullptr, codes.get<uint64_t>(),
+      positions.get<uint64_t>(), n_out, tail.get<uint64_t>(), tail.get<uint64_t>() + per);
   TALLY_CUDA_CHECK_LAUNCH("top_codes pick_kernel");
-  unsigned null_rows = 0;
+  uint64_t null_counted = 0;
   std::vector<uint64_t> tail_host(2 * per + 1);
-  TALLY_CUDA_CHECK(cudaMemcpyAsync(&null_rows, entry_at(view_, view_.capacity) + 1, sizeof null_rows, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA_CHECK(cudaMemcpyAsync(&null_counted, entry_at(view_, view_.capacity) + 1, sizeof null_counted, cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA_CHECK(cudaMemcpyAsync(tail_host.data(), tail.get(), tail.bytes(), cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
   const uint64_t n = tail_host[2 * per];
+  const unsigned null_rows = values_of(null_counted);
   tally::KeyedPicks out;
   out.per_key = args.per;
   out.null_key_rows = null_rows;
+  out.null_key_every_row = every_row ? rows_of(null_counted) : 0;
+  const bool null_block = null_rows > 0 || out.null_key_every_row > 0;
   std::vector<uint64_t> sort_keys;
-  std::vector<unsigned> lengths;
+  std::vector<unsigned> lengths, every;
   {
     // Each host array sized on a thread of its own: at a million keys they
     // are tens of megabytes of fresh pages, which one thread faults in
     // slowly on a virtualized host.
-    const size_t kept = (n + (null_rows > 0 ? 1 : 0)) * per;
+    const size_t kept = (n + (null_block ? 1 : 0)) * per;
     std::thread a([&] { sort_keys.resize(n); });
     std::thread b([&] { lengths.resize(n); });
     std::thread c([&] { out.codes.resize(kept); });
     std::thread d([&] { out.keys.resize(n); });
-    std::thread e([&] { out.counts.resize(n); });
+    std::thread e([&] {
+      out.counts.resize(n);
+      if (every_row) out.every_row.resize(n);
+    });
+    if (every_row) every.resize(n);
     out.positions.resize(kept);
     for (std::thread* t : {&a, &b, &c, &d, &e}) t->join();
   }
   if (n > 0) {
     // Tens of megabytes at a million keys: through pinned pieces on several
     // threads (cudaMemcpyAsync into pageable memory stages on one).
-    copy_to_pageable({{sort_keys.data(), keys.get(), n * sizeof(uint64_t)},
-                      {lengths.data(), counts.get(), n * sizeof(unsigned)},
-                      {out.codes.data(), codes.get(), n * per * sizeof(uint64_t)},
-                      {out.positions.data(), positions.get(), n * per * sizeof(uint64_t)}},
-                     stream);
+    std::vector<HostCopy> copies{{sort_keys.data(), keys.get(), n * sizeof(uint64_t)},
+                                     {lengths.data(), counts.get(), n * sizeof(unsigned)},
+                                     {out.codes.data(), codes.get(), n * per * sizeof(uint64_t)},
+                                     {out.positions.data(), positions.get(), n * per * sizeof(uint64_t)}};
+    if (every_row) copies.push_back({every.data(), rows.get(), n * sizeof(unsigned)});
+    copy_to_pageable(copies, stream);
   }
   if (null_rows > 0) {
     std::copy(tail_host.begin(), tail_host.begin() + static_cast<std::ptrdiff_t>(per), out.codes.begin() + static_cast<std::ptrdiff_t>(n * per));
@@ -266,6 +301,7 @@ tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& p
   for (uint64_t i = 0; i < n; ++i) {
     out.keys[i] = key_of_sort_key(sort_keys[i], key_kind);
     out.counts[i] = lengths[i];
+    if (every_row) out.every_row[i] = every[i];
   }
   return out;
 }

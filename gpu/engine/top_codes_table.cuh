@@ -26,6 +26,13 @@
 // entries take half the memory (they then stay in L2). A key outside the
 // range (statistics that missed it) goes to the overflow rows like a key
 // that found no slot.
+//
+// A table told to count every row (count_every_row: the groups of a top-n
+// are then its keys, and no aggregation runs beside it) also counts, per
+// key, the rows whose value is NULL: an entry's count word holds the
+// values in its low 32 bits and every row in its high 32, so that one
+// atomic adds both. Such a row whose key finds no slot leaves its key alone
+// in the caller's bare-key buffer.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -47,8 +54,9 @@ struct SortKeyRange {
 // The table as the kernels see it: capacity + 2 entries of 2 + k words
 // each, one after the other (a row's probe, count and ranks in one or two
 // 32-byte sectors): word 0 the sort key (kFreeKey: a free slot), word 1 the
-// count (its low 32 bits), then the k ranks, best first. Entry `capacity`
-// is the NULL key's, `capacity + 1` the key equal to kFreeKey's.
+// count word (the values in its low 32 bits; every row in its high 32 where
+// counted), then the k ranks, best first. Entry `capacity` is the NULL
+// key's, `capacity + 1` the key equal to kFreeKey's.
 struct TopCodesView {
   uint64_t* entries = nullptr;
   uint64_t capacity = 0;  // hashed: a power of two; direct: the keys' range
@@ -56,6 +64,18 @@ struct TopCodesView {
   int k = 0;
   int largest = 0;
   int direct = 0;  // entry i holds sort key base + i (no probing)
+  int every_row = 0;  // rows without a value are counted too (count word's high half)
+};
+
+// The rows add() could not place, in the caller's buffers: `rows` (key,
+// code) pairs, and `bare_rows` keys of rows without a value (a table that
+// counts every row).
+struct TopCodesOverflow {
+  const uint64_t* keys = nullptr;
+  const uint64_t* codes = nullptr;
+  uint64_t rows = 0;
+  const uint64_t* bare_keys = nullptr;
+  uint64_t bare_rows = 0;
 };
 
 class TopCodesTable {
@@ -66,15 +86,20 @@ class TopCodesTable {
   TopCodesTable(TopCodesShape shape, uint64_t expected_keys, uint64_t max_keys, cudaStream_t stream,
                 std::optional<SortKeyRange> keys = std::nullopt);
 
+  // From now on, rows without a value are counted too, and picked() fills
+  // KeyedPicks::every_row (common/ordered_rows.hpp). Before the first add().
+  void count_every_row() { view_.every_row = 1; }
+
   // Enqueues the chunk's kept rows (CollectArgs: keys, values, FILTER);
-  // rows whose key finds no slot go to a.out_keys/out_codes at a.count.
+  // rows whose key finds no slot go to a.out_keys/out_codes at a.count,
+  // and where every row is counted, those without a value to
+  // a.out_bare_keys at a.bare_count.
   void add(const CollectArgs& a, int64_t rows, cudaStream_t stream);
 
   // The picks of every key: keys decoded by `key_kind`, the NULL key's block
-  // last. `overflow` rows of (keys, codes) were left by add(); they are
-  // merged first. Waits for `stream`.
-  tally::KeyedPicks picked(const std::vector<tally::OrderedPick>& picks, const uint64_t* overflow_keys,
-                           const uint64_t* overflow_codes, uint64_t overflow, int key_kind, cudaStream_t stream);
+  // last. The rows add() left in `overflow` are merged first. Waits for `stream`.
+  tally::KeyedPicks picked(const std::vector<tally::OrderedPick>& picks, const TopCodesOverflow& overflow, int key_kind,
+                           cudaStream_t stream);
 
   TopCodesShape shape() const { return shape_; }
   // Times the table was rebuilt for overflowing keys (EXPLAIN ANALYZE).

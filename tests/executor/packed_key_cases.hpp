@@ -125,6 +125,12 @@ class PackedKeyTables {
     return rows;
   }
 
+  // `sql`'s outcome on one engine, an error included.
+  QueryOutcome outcome_on(const std::string& engine, const std::string& sql) {
+    run("SET tally.engine = " + engine);
+    return run_simple_query(db_.session(), sql);
+  }
+
   // EXPLAIN ANALYZE of `sql` on one engine, one line per row.
   std::string explain_on(const std::string& engine, const std::string& sql) {
     run("SET tally.engine = " + engine);

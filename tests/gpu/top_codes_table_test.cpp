@@ -6,7 +6,9 @@
 // beyond a key's rows, and a key estimate far too low, which sends rows to
 // the overflow buffers and rebuilds the table; the direct table over the
 // keys' range, and over a range that misses keys (which overflow and
-// rebuild the same way). Skips without a GPU.
+// rebuild the same way); a table that counts every row (rows without a
+// value among each key's, keys with none among the keys, through the
+// overflow and the rebuild too). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,6 +42,7 @@ struct Case {
   uint64_t expected_keys = 0;
   int keys = 1000;
   int64_t rows = 200000;
+  bool every_row = false;  // count_every_row
 };
 
 // The keys' range a table is told (as keys, not sort keys): its entries
@@ -49,19 +52,24 @@ struct Range {
   bool direct = false;
 };
 
-// One picked block per key, keyed for comparison; the NULL key's under "NULL".
+// One picked block per key, keyed for comparison; the NULL key's under
+// "NULL". A block: its values' count, every row's where counted, then its
+// picks (none for a key without values, whose block is not read).
 std::map<std::string, std::vector<uint64_t>> blocks_of(const KeyedPicks& p) {
   std::map<std::string, std::vector<uint64_t>> out;
   const auto per = static_cast<size_t>(p.per_key);
-  const size_t blocks = p.keys.size() + (p.null_key_rows > 0 ? 1 : 0);
+  const bool null_block = p.null_key_rows > 0 || p.null_key_every_row > 0;
+  const size_t blocks = p.keys.size() + (null_block ? 1 : 0);
   for (size_t b = 0; b < blocks; ++b) {
+    const bool keyed = b < p.keys.size();
     std::vector<uint64_t> block;
-    block.push_back(b < p.keys.size() ? p.counts[b] : p.null_key_rows);
-    for (size_t j = 0; j < per; ++j) {
+    block.push_back(keyed ? p.counts[b] : p.null_key_rows);
+    if (!p.every_row.empty() || p.null_key_every_row > 0) block.push_back(keyed ? p.every_row[b] : p.null_key_every_row);
+    for (size_t j = 0; j < per && block[0] > 0; ++j) {
       block.push_back(p.codes[b * per + j]);
       block.push_back(p.positions[b * per + j]);
     }
-    out[b < p.keys.size() ? std::to_string(p.keys[b]) : "NULL"] = block;
+    out[keyed ? std::to_string(p.keys[b]) : "NULL"] = block;
   }
   return out;
 }
@@ -86,14 +94,24 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
   for (const double rank : c.ranks) picks.push_back(OrderedPick{OrderedPick::Kind::nth, rank, c.largest});
 
   // The reference: every kept row's (key, code), sorted, picked on the host.
+  // Where every row is counted, each key's rows that pass the FILTER.
   std::map<int64_t, std::vector<uint64_t>> by_key;
+  std::map<int64_t, uint64_t> rows_by_key;
   std::vector<uint64_t> null_codes;
+  uint64_t null_key_every_row = 0;
   for (int64_t r = 0; r < c.rows; ++r) {
-    if (!value_valid[r] || !filter[r]) continue;
+    if (!filter[r]) continue;
+    const int64_t key = c.wide_keys ? keys64[r] : keys32[r];
+    if (c.every_row) {
+      if (!key_valid[r]) ++null_key_every_row;
+      else ++rows_by_key[key];
+    }
+    if (!value_valid[r]) continue;
     const uint64_t code = order_code_of_float(values[r]);
     if (!key_valid[r]) null_codes.push_back(code);
-    else by_key[c.wide_keys ? keys64[r] : keys32[r]].push_back(code);
+    else by_key[key].push_back(code);
   }
+  for (const auto& [key, rows] : rows_by_key) by_key[key];  // a key whose values are all NULL: no codes
   KeyedSegments segments;
   for (auto& [key, codes] : by_key) {
     std::sort(codes.begin(), codes.end());
@@ -104,7 +122,11 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
   std::sort(null_codes.begin(), null_codes.end());
   segments.codes.insert(segments.codes.end(), null_codes.begin(), null_codes.end());
   segments.null_key_rows = null_codes.size();
-  const KeyedPicks expected = pick_from_segments(segments, picks);
+  KeyedPicks expected = pick_from_segments(segments, picks);
+  if (c.every_row) {
+    for (const int64_t key : expected.keys) expected.every_row.push_back(rows_by_key[key]);
+    expected.null_key_every_row = null_key_every_row;
+  }
 
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -116,6 +138,7 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
     const int kind = c.wide_keys ? kKeyInt64 : kKeyInt32;
     if (told.keys) range = SortKeyRange{sort_key_of(told.keys->first, kind), sort_key_of(told.keys->second, kind)};
     TopCodesTable table(*shape, c.expected_keys, static_cast<uint64_t>(c.rows), stream, range);
+    if (c.every_row) table.count_every_row();
     EXPECT_EQ(table.made_direct(), told.direct);
     CollectArgs a;
     a.keys = c.wide_keys ? static_cast<const void*>(to_device(keys64)) : static_cast<const void*>(to_device(keys32));
@@ -129,6 +152,8 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
     a.out_keys = to_device(std::vector<uint64_t>(c.rows));
     a.out_codes = to_device(std::vector<uint64_t>(c.rows));
     a.count = reinterpret_cast<unsigned long long*>(to_device(std::vector<uint64_t>(1, 0)));
+    a.out_bare_keys = to_device(std::vector<uint64_t>(c.rows));
+    a.bare_count = reinterpret_cast<unsigned long long*>(to_device(std::vector<uint64_t>(1, 0)));
     // In two chunks, as the collector adds them.
     const int64_t half = c.rows / 2;
     table.add(a, half, stream);
@@ -140,18 +165,23 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
     rest.value_valid = shift(a.value_valid, 1);
     rest.filter = shift(a.filter, 1);
     table.add(rest, c.rows - half, stream);
-    unsigned long long overflow = 0;
+    unsigned long long overflow = 0, bare = 0;
     ASSERT_EQ(cudaMemcpy(&overflow, a.count, sizeof overflow, cudaMemcpyDeviceToHost), cudaSuccess);
-    got = table.picked(picks, a.out_keys, a.out_codes, overflow, a.key_kind, stream);
+    ASSERT_EQ(cudaMemcpy(&bare, a.bare_count, sizeof bare, cudaMemcpyDeviceToHost), cudaSuccess);
+    if (!c.every_row) EXPECT_EQ(bare, 0u);
+    got = table.picked(picks, TopCodesOverflow{a.out_keys, a.out_codes, overflow, a.out_bare_keys, bare}, a.key_kind, stream);
     *rebuilds = table.rebuilds();
     for (const void* p : {a.keys, static_cast<const void*>(a.key_valid), a.values, static_cast<const void*>(a.value_valid),
                           static_cast<const void*>(a.filter), static_cast<const void*>(a.out_keys),
-                          static_cast<const void*>(a.out_codes), static_cast<const void*>(a.count)})
+                          static_cast<const void*>(a.out_codes), static_cast<const void*>(a.count),
+                          static_cast<const void*>(a.out_bare_keys), static_cast<const void*>(a.bare_count)})
       cudaFree(const_cast<void*>(p));
   }
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   EXPECT_EQ(got.per_key, expected.per_key);
   EXPECT_EQ(got.null_key_rows, expected.null_key_rows);
+  EXPECT_EQ(got.null_key_every_row, expected.null_key_every_row);
+  EXPECT_EQ(got.every_row.size(), c.every_row ? got.keys.size() : 0u);
   EXPECT_EQ(blocks_of(got), blocks_of(expected));
 }
 
@@ -198,6 +228,32 @@ TEST(GpuTopCodesTable, DirectOverTheKeysRange) {
   expect_as_sorted_picks(Case{true, false, {1, 0}, 1000}, &rebuilds,
                          Range{std::make_pair(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()), false});
   EXPECT_EQ(rebuilds, 0);
+}
+
+TEST(GpuTopCodesTable, CountsEveryRowWhereAsked) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  int rebuilds = 0;
+  // 5% of the values NULL, about 6 rows a key.
+  Case c{false, true, {0, 1}, 50000, 50000, 300000};
+  c.every_row = true;
+  expect_as_sorted_picks(c, &rebuilds);
+  EXPECT_EQ(rebuilds, 0);
+  // Few rows a key, so that keys without a value are common.
+  c = Case{true, false, {0}, 200000, 200000, 400000};
+  c.every_row = true;
+  expect_as_sorted_picks(c, &rebuilds);
+  EXPECT_EQ(rebuilds, 0);
+  // An estimate far too low: rows with and without values overflow, and
+  // the rebuilt table counts them all.
+  c = Case{false, true, {0, 1}, 1, 100000, 400000};
+  c.every_row = true;
+  expect_as_sorted_picks(c, &rebuilds);
+  EXPECT_EQ(rebuilds, 1);
+  // Direct over the range, keys outside it overflowing.
+  c = Case{false, true, {0, 1}, 1000};
+  c.every_row = true;
+  expect_as_sorted_picks(c, &rebuilds, Range{std::make_pair(0, 499), true});
+  EXPECT_EQ(rebuilds, 1);
 }
 
 }  // namespace
