@@ -180,7 +180,8 @@ __global__ void pick_kernel(const __grid_constant__ TopCodesView t, const __grid
     out_keys[at] = e == t.capacity + 1 ? kFreeKey : entry[0];
     out_counts[at] = n;
     if (out_rows != nullptr) out_rows[at] = rows_of(counted);
-    pick_entry(t, entry, n, p, out_codes + at * p.per, out_positions + at * p.per);
+    // A key without values (rows counted, none valued) keeps an unread block.
+    if (n > 0) pick_entry(t, entry, n, p, out_codes + at * p.per, out_positions + at * p.per);
   }
 }
 
