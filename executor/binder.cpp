@@ -1,4 +1,5 @@
 #include "executor/binder.hpp"
+#include "executor/statement_words.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -635,7 +636,7 @@ ExprPtr bind_node(const json& node, BindContext& context) {
       // COLLATE "C"/"default": Tally compares bytewise, which is the C collation.
       return bind_node(node["CollateClause"]["arg"], context);
     }
-    throw Error(SqlState::feature_not_supported, "expression " + node.begin().key() + " is not supported");
+    throw Error(SqlState::feature_not_supported, expression_words(node.begin().key()) + " is not supported by Tally");
   } catch (Error& error) {
     throw at(std::move(error), node);
   }

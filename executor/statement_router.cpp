@@ -119,11 +119,20 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
   // column's type, as PostgreSQL types them in INSERT ... VALUES: cast to
   // its base type here, the column's length or precision applied when the
   // row is assigned (a quoted date beside now() goes into a date column).
+  // A DEFAULT item is its column's default, evaluated here row by row (a
+  // sequence's next value for each), as a literal of the column's type.
   json select = stmt["selectStmt"]["SelectStmt"];
   if (select.contains("valuesLists")) {
+    const auto stored = ctx.find_table(name);
     for (auto& list : select["valuesLists"]) {
       auto& items = list["List"]["items"];
       for (size_t k = 0; k < items.size() && k < targets.size(); ++k) {
+        if (items[k].contains("SetToDefault") && stored) {
+          const catalog::ColumnDef& column = stored->def.columns[static_cast<size_t>(targets[k])];
+          const ConstantValue v = cast_constant(ctx, dml::column_default(ctx, column), column.type, false, column.name);
+          items[k] = v.kind == ConstantValue::Kind::null ? json{{"A_Const", {{"isnull", true}}}}
+                                                         : json{{"A_Const", {{"sval", {{"sval", v.text}}}}}};
+        }
         const bool untyped = items[k].contains("A_Const") &&
                              (items[k]["A_Const"].contains("sval") || items[k]["A_Const"].value("isnull", false));
         const std::string_view type = internal_type_name(table->columns()[static_cast<size_t>(targets[k])].type.id);
@@ -217,8 +226,9 @@ ResultSet create_table_as(SqlSession& session, const StatementContext& ctx, cons
 
 // INSERT ... VALUES whose values are expressions (CURRENT_TIMESTAMP, now(),
 // $1 + 1, as pgbench's history insert): the VALUES list runs as a query and
-// its rows are appended, as INSERT ... SELECT. Lists of constants, parameters
-// and DEFAULT keep the constant path, which types literals by their column.
+// its rows are appended, as INSERT ... SELECT (DEFAULT items among them
+// too). Lists of constants, parameters and DEFAULT keep the constant path,
+// which types literals by their column.
 bool values_need_query(const json& insert) {
   if (!insert.contains("selectStmt")) return false;
   const json& select = insert["selectStmt"]["SelectStmt"];
@@ -226,8 +236,7 @@ bool values_need_query(const json& insert) {
   bool expression = false;
   for (const auto& list : select["valuesLists"]) {
     for (const auto& value : list["List"]["items"]) {
-      if (value.contains("SetToDefault")) return false;
-      if (!is_constant_item(value)) expression = true;
+      if (!value.contains("SetToDefault") && !is_constant_item(value)) expression = true;
     }
   }
   return expression;

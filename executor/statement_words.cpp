@@ -91,4 +91,24 @@ std::string statement_words(const std::string& kind, const nlohmann::json& body)
   return "this statement";
 }
 
+std::string expression_words(const std::string& kind) {
+  static constexpr std::pair<std::string_view, std::string_view> expressions[] = {
+      {"RowExpr", "a ROW constructor"},
+      {"SetToDefault", "DEFAULT in an expression"},
+      {"GroupingFunc", "GROUPING here"},
+      {"XmlExpr", "an XML function"},
+      {"XmlSerialize", "XMLSERIALIZE"},
+      {"CurrentOfExpr", "WHERE CURRENT OF"},
+      {"NamedArgExpr", "a named argument"},
+      {"MultiAssignRef", "an assignment of several columns from one row"},
+      {"A_Star", "* in an expression"},
+      {"ParamRef", "a parameter here"},
+      {"A_Indices", "an array slice"},
+      {"JsonExpr", "an SQL/JSON function"},
+  };
+  for (const auto& [name, words] : expressions)
+    if (kind == name) return std::string(words);
+  return "this kind of expression";
+}
+
 }  // namespace tally::executor

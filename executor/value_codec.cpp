@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -130,6 +131,24 @@ int64_t parse_integer(std::string_view text, TypeId id) {
   return static_cast<int64_t>(signed_v);
 }
 
+// "char" is one byte, held in the text charout prints: the byte itself,
+// '' for 0, \ooo (octal) for a byte above 127.
+std::string char_text(unsigned char byte) {
+  if (byte == 0) return {};
+  if (byte < 128) return std::string(1, static_cast<char>(byte));
+  char out[5];
+  std::snprintf(out, sizeof out, "\\%03o", byte);
+  return out;
+}
+
+// charin: \ooo is that byte, anything else its first byte ('' is 0).
+unsigned char char_byte(std::string_view text) {
+  auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  if (text.size() == 4 && text[0] == '\\' && octal(text[1]) && octal(text[2]) && octal(text[3]))
+    return static_cast<unsigned char>(((text[1] - '0') << 6) | ((text[2] - '0') << 3) | (text[3] - '0'));
+  return text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+}
+
 }  // namespace
 
 // The calendar arithmetic is PostgreSQL's date2j/j2date, kept once in executor/types.
@@ -239,7 +258,7 @@ std::string value_to_text(SqlType type, const Value& value) {
 void append_binary(std::string& out, const Vector& v, size_t i) {
   switch (v.type.id) {
     case TypeId::boolean: out.push_back(v.ints[i] ? 1 : 0); return;
-    case TypeId::char_: out += v.text_at(i); return;
+    case TypeId::char_: out.push_back(static_cast<char>(char_byte(v.text_at(i)))); return;
     case TypeId::int2: put_be<int16_t>(out, static_cast<int16_t>(v.ints[i])); return;
     case TypeId::int4:
     case TypeId::date: put_be<int32_t>(out, static_cast<int32_t>(v.ints[i])); return;
@@ -314,6 +333,7 @@ Value parse_text(SqlType type, std::string_view text) {
     case TypeId::record:
       throw Error(SqlState::feature_not_supported, "input of anonymous composite types is not implemented");
     case TypeId::void_: return std::string();  // void_in takes any text
+    case TypeId::char_: return char_text(char_byte(text));
     // Held in its text form, as array_out prints it ('{ a , b }' is {a,b}).
     case TypeId::text_array:
     case TypeId::name_array:
@@ -357,6 +377,7 @@ Value parse_binary(SqlType type, std::string_view bytes) {
     case TypeId::int8:
     case TypeId::timestamp:
     case TypeId::timestamptz: need(8); return get_be<int64_t>(bytes);
+    case TypeId::char_: need(1); return char_text(static_cast<unsigned char>(bytes[0]));
     case TypeId::time: need(8); return types::recv_time(bytes, type.typmod);
     case TypeId::timetz: need(12); return types::recv_timetz(bytes, type.typmod);
     case TypeId::interval: return types::recv_interval(bytes);
