@@ -37,10 +37,13 @@ for t in "${optional[@]+"${optional[@]}"}"; do
   if grep -qx "$t" <<<"$available"; then targets+=("$t"); fi
 done
 nice ninja -C "$build" -j"$jobs" "${required[@]}"
-# Optional targets belong to other layers and may not build at a given moment.
+# Optional targets belong to other layers and may not build at a given moment;
+# one that does not is left out (not an older build of it).
+built=("${required[@]}")
 for t in "${targets[@]:${#required[@]}}"; do
-  nice ninja -C "$build" -j"$jobs" "$t" || echo "make_gpu_bundle: optional target $t did not build; left out" >&2
+  if nice ninja -C "$build" -j"$jobs" "$t"; then built+=("$t"); else echo "make_gpu_bundle: optional target $t did not build; left out" >&2; fi
 done
+targets=("${built[@]}")
 
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"

@@ -187,8 +187,8 @@ TEST(GpuDeviceOrdered, TopNPerPartitionAsTheCpuEngine) {
   const std::string divides =
       "SELECT id4, f FROM (SELECT id4, f, row_number() OVER (PARTITION BY id4 ORDER BY f DESC) AS rn FROM h "
       "WHERE 10 / (v - 3) > 0) s WHERE rn <= 2";
-  const QueryOutcome cpu = tables.outcome_on("cpu", divides);
-  const QueryOutcome gpu = tables.outcome_on("gpu", divides);
+  const executor::testing::QueryOutcome cpu = tables.outcome_on("cpu", divides);
+  const executor::testing::QueryOutcome gpu = tables.outcome_on("gpu", divides);
   EXPECT_EQ(cpu.sqlstate, "22012");
   EXPECT_EQ(gpu.sqlstate, cpu.sqlstate) << gpu.message;
 }
