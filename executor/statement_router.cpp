@@ -88,13 +88,58 @@ void add_default_columns(const StatementContext& ctx, const std::string& name, R
   }
 }
 
+// INSERT ... SELECT ... ON CONFLICT or RETURNING (and VALUES of
+// expressions with them): the query's rows become the VALUES rows of the
+// constant path, which decides each row's conflicts (dml/on_conflict.hpp),
+// runs DO UPDATE and returns the rows: each value a literal cast to its
+// result column's type, assigned to its table column as a VALUES item is.
+// nullopt: the query had no row.
+std::optional<json> select_rows_as_values(SqlSession& session, const StatementContext& ctx, const json& stmt,
+                                          const std::vector<Value>& parameters) {
+  // A VALUES list's DEFAULT items stay DEFAULT items: NULL in the query.
+  json select = stmt["selectStmt"]["SelectStmt"];
+  std::vector<std::pair<size_t, size_t>> defaults;
+  if (select.contains("valuesLists")) {
+    for (size_t l = 0; l < select["valuesLists"].size(); ++l) {
+      json& items = select["valuesLists"][l]["List"]["items"];
+      for (size_t k = 0; k < items.size(); ++k) {
+        if (!items[k].contains("SetToDefault")) continue;
+        defaults.emplace_back(l, k);
+        items[k] = json{{"A_Const", {{"isnull", true}}}};
+      }
+    }
+  }
+  const ResultSet result = run_query(session, select, parameters, ctx, true);
+  if (result.rows == 0) return std::nullopt;
+  json lists = json::array();
+  std::string text;
+  for (size_t r = 0; r < result.rows; ++r) {
+    if (r % 4096 == 0) ctx.check_cancel();
+    json items = json::array();
+    for (const Vector& v : result.columns) {
+      json literal = json{{"A_Const", {{"isnull", true}}}};
+      if (!v.null_at(r)) {
+        text.clear();
+        append_text(text, v, r);
+        literal = json{{"A_Const", {{"sval", {{"sval", text}}}}}};
+      }
+      const std::string_view type = internal_type_name(v.type.id);
+      if (!type.empty()) {
+        json names = json::array({json{{"String", {{"sval", "pg_catalog"}}}}, json{{"String", {{"sval", std::string(type)}}}}});
+        literal = json{{"TypeCast", {{"arg", literal}, {"typeName", {{"names", names}, {"typemod", -1}}}}}};
+      }
+      items.push_back(std::move(literal));
+    }
+    lists.push_back(json{{"List", {{"items", std::move(items)}}}});
+  }
+  for (const auto& [l, k] : defaults) lists[l]["List"]["items"][k] = stmt["selectStmt"]["SelectStmt"]["valuesLists"][l]["List"]["items"][k];
+  json rewritten = stmt;
+  rewritten["selectStmt"] = json{{"SelectStmt", {{"valuesLists", std::move(lists)}}}};
+  return rewritten;
+}
+
 ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const json& stmt,
                         const std::vector<Value>& parameters) {
-  // Refused rather than left out: the rows would be appended as if the clause were not there.
-  if (stmt.contains("onConflictClause"))
-    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... ON CONFLICT is not supported by Tally");
-  if (stmt.contains("returningList"))
-    throw Error(SqlState::feature_not_supported, "INSERT ... SELECT ... RETURNING is not supported by Tally");
   const auto& rv = stmt["relation"].contains("RangeVar") ? stmt["relation"]["RangeVar"] : stmt["relation"];
   const std::string name = rv.value("relname", "");
   auto table = session.tables()->find_table(rv.value("schemaname", ""), name);
@@ -283,6 +328,22 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::Inserte
   return result;
 }
 
+// INSERT ... VALUES (or DEFAULT VALUES) on the constant path, with its ON
+// CONFLICT and RETURNING.
+ResultSet insert_values(SqlSession& session, const json& stmt, const std::vector<Value>& parameters, StatementContext& ctx) {
+  if (dml::is_on_conflict_update(stmt)) {
+    dml::InsertedRows inserted;
+    ResultSet appended = stmt.contains("returningList") ? insert_returning(stmt, ctx, inserted)
+                                                        : tag_only(dml::insert(stmt, ctx, &inserted));
+    return dml::update_conflicting(session, stmt, inserted, parameters, ctx, std::move(appended));
+  }
+  if (stmt.contains("returningList")) {
+    dml::InsertedRows inserted;
+    return insert_returning(stmt, ctx, inserted);
+  }
+  return tag_only(dml::insert(stmt, ctx));
+}
+
 // CREATE VIEW: the view's columns are those its SELECT has when planned in
 // this session.
 std::string create_view(SqlSession& session, StatementContext& ctx, const AnalyzedStatement& statement) {
@@ -321,9 +382,14 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       ctx.parameters.push_back({type, is_null(parameters[i]) ? std::nullopt
                                                              : std::optional(value_to_text(type, parameters[i]))});
     }
-    if (kind == "InsertStmt" && body.contains("selectStmt") &&
-        (!body["selectStmt"]["SelectStmt"].contains("valuesLists") || values_need_query(body))) {
+    const bool query_rows = kind == "InsertStmt" && body.contains("selectStmt") &&
+                            (!body["selectStmt"]["SelectStmt"].contains("valuesLists") || values_need_query(body));
+    if (query_rows && !body.contains("onConflictClause") && !body.contains("returningList"))
       return insert_select(session, ctx, body, parameters);
+    if (query_rows) {
+      const std::optional<json> values = select_rows_as_values(session, ctx, body, parameters);
+      if (!values) return tag_only("INSERT 0 0");
+      return insert_values(session, *values, parameters, ctx);
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
     if (kind == "CreateStmt") return tag_only(ddl::create_table(body, ctx));
@@ -343,17 +409,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       const bool in_block = session.transaction_status() != tally::TransactionStatus::idle;
       return tag_only(ddl::lock_table(body, ctx, in_block));
     }
-    if (kind == "InsertStmt" && dml::is_on_conflict_update(body)) {
-      dml::InsertedRows inserted;
-      ResultSet appended = body.contains("returningList") ? insert_returning(body, ctx, inserted)
-                                                          : tag_only(dml::insert(body, ctx, &inserted));
-      return dml::update_conflicting(session, body, inserted, parameters, ctx, std::move(appended));
-    }
-    if (kind == "InsertStmt" && body.contains("returningList")) {
-      dml::InsertedRows inserted;
-      return insert_returning(body, ctx, inserted);
-    }
-    if (kind == "InsertStmt") return tag_only(dml::insert(body, ctx));
+    if (kind == "InsertStmt") return insert_values(session, body, parameters, ctx);
     if (kind == "CopyStmt" && body.contains("query")) return tag_only(dml::copy_query(session, body, parameters, ctx));
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
     if (kind == "UpdateStmt" || kind == "DeleteStmt")
