@@ -111,7 +111,6 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
     if (!key_valid[r]) null_codes.push_back(code);
     else by_key[key].push_back(code);
   }
-  for (const auto& [key, rows] : rows_by_key) by_key[key];  // a key whose values are all NULL: no codes
   KeyedSegments segments;
   for (auto& [key, codes] : by_key) {
     std::sort(codes.begin(), codes.end());
@@ -124,6 +123,24 @@ void expect_as_sorted_picks(const Case& c, int* rebuilds, const Range& told = Ra
   segments.null_key_rows = null_codes.size();
   KeyedPicks expected = pick_from_segments(segments, picks);
   if (c.every_row) {
+    // Keys whose values are all NULL come too, with no values and a block
+    // not read, before the NULL key's block.
+    const auto per = static_cast<size_t>(expected.per_key);
+    const auto null_block = expected.codes.begin() + static_cast<std::ptrdiff_t>(expected.keys.size() * per);
+    std::vector<uint64_t> null_codes_picked(null_block, expected.codes.end());
+    std::vector<uint64_t> null_positions(expected.positions.begin() + static_cast<std::ptrdiff_t>(expected.keys.size() * per),
+                                         expected.positions.end());
+    expected.codes.resize(expected.keys.size() * per);
+    expected.positions.resize(expected.keys.size() * per);
+    for (const auto& [key, rows] : rows_by_key) {
+      if (by_key.count(key) != 0) continue;
+      expected.keys.push_back(key);
+      expected.counts.push_back(0);
+      expected.codes.insert(expected.codes.end(), per, 0);
+      expected.positions.insert(expected.positions.end(), per, 0);
+    }
+    expected.codes.insert(expected.codes.end(), null_codes_picked.begin(), null_codes_picked.end());
+    expected.positions.insert(expected.positions.end(), null_positions.begin(), null_positions.end());
     for (const int64_t key : expected.keys) expected.every_row.push_back(rows_by_key[key]);
     expected.null_key_every_row = null_key_every_row;
   }
