@@ -21,10 +21,13 @@
 //
 // glibc only; elsewhere (and under sanitizers, which replace malloc) these
 // calls do nothing that matters.
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 
 #include <unistd.h>
+
+#include "common/host_memory.hpp"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -32,10 +35,16 @@
 
 namespace tally {
 
-// Free heap bytes kept for reuse before they are handed back: above what the
-// largest benchmark query (8M groups, five aggregates: ~1.5 GB) needs, far
-// below the machines' memory (24 GiB development VM, 128 GiB GPU hosts).
-constexpr size_t kRetainedHeapBytes = size_t{3} << 30;
+// Free heap bytes kept for reuse before they are handed back: an eighth of
+// the memory this process may use (common/host_memory.hpp), and at least
+// 3 GB, above what an 8M-group query with five aggregates (~1.5 GB) needs.
+// A GROUP BY of 1e8 groups (H2O's q10) builds about 10 GB of result arrays:
+// on a 128 GiB GPU host they stay for the next such query instead of being
+// faulted in again (a fresh page costs its fault and the kernel's zeroing).
+inline size_t retained_heap_bytes() {
+  static const size_t bytes = std::max<size_t>(size_t{3} << 30, host_memory_bytes() / 8);
+  return bytes;
+}
 
 // Sets the process's malloc policy; call before any thread starts (a static
 // initializer), since threads that already own an arena keep it.

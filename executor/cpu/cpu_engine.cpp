@@ -23,7 +23,7 @@ namespace {
 [[maybe_unused]] const bool kHeapRetained = (retain_large_allocations(), true);
 
 // What earlier queries left free in the heap stays for the next one, up to
-// kRetainedHeapBytes resident. Measuring it can walk the heap's free lists
+// retained_heap_bytes() resident. Measuring it can walk the heap's free lists
 // (mallinfo2 takes tens of milliseconds with 100K free chunks), too much for
 // every small query. So the heap is checked before runs whose estimate says
 // they may allocate large arrays, and otherwise at most every
@@ -38,7 +38,7 @@ void release_heap_if_over_bound(uint64_t estimated_groups) {
   const int64_t interval_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kHeapCheckInterval).count();
   if (estimated_groups < kHeapCheckGroups && now_ms - last_check_ms.load(std::memory_order_relaxed) < interval_ms) return;
   last_check_ms.store(now_ms, std::memory_order_relaxed);
-  release_retained_heap_over(kRetainedHeapBytes);
+  release_retained_heap_over(retained_heap_bytes());
 }
 
 class CpuEngine final : public AggregateEngine {

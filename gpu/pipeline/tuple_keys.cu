@@ -259,22 +259,27 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, std::vector<std::vec
   DeviceBuffer device_valid(std::max<size_t>(n, 1) * m.columns, stream);
   DeviceBuffer device_any_null(sizeof(uint32_t), stream);
   const bool gather = n > 0 && m.slot_count > 0;
-  if (gather) {
-    TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(device_ids.get(), ids, n * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
-    values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
-                                                          device_values.get<int64_t>(), device_valid.get<uint8_t>(),
-                                                          device_any_null.get<uint32_t>());
-    TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
-  }
   // Each column's array sized (zero-filled: their pages' first touch) on a
-  // thread of its own while the kernel runs: at 1e8 groups they are
-  // gigabytes, and one thread faulting them in took most of a second.
-  {
-    std::vector<std::thread> sizing;
-    for (size_t c = 0; c < m.columns; ++c) sizing.emplace_back([&values, c, n] { values[c].assign(n, 0); });
+  // thread of its own while the ids go up and the kernel runs: at 1e8 groups
+  // they are gigabytes, and one thread faulting them in took most of a second.
+  std::vector<std::thread> sizing;
+  for (size_t c = 0; c < m.columns; ++c) sizing.emplace_back([&values, c, n] { values[c].assign(n, 0); });
+  try {
+    if (gather) {
+      TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
+      // Staged on several threads: the driver's own copy from pageable
+      // memory moved the 800 MB of 1e8 ids on one.
+      copy_from_pageable({HostCopy{device_ids.get(), ids, n * sizeof(int64_t)}}, stream);
+      values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
+                                                            device_values.get<int64_t>(), device_valid.get<uint8_t>(),
+                                                            device_any_null.get<uint32_t>());
+      TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
+    }
+  } catch (...) {
     for (std::thread& t : sizing) t.join();
+    throw;
   }
+  for (std::thread& t : sizing) t.join();
   if (!gather) {
     for (auto& v : valid) v.assign(n, 0);  // no tuple known: every group's value reads as NULL
     return;

@@ -62,7 +62,7 @@ TEST(HeapRetention, RepeatedLargeArrayReusesItsPages) {
 TEST(HeapRetention, ReleaseOverBoundGivesMemoryBack) {
   if (!malloc_is_glibc()) GTEST_SKIP() << "malloc is not glibc's (sanitizer build): the policy does not apply";
   faults_of_one_array();
-  tally::release_retained_heap_over(tally::kRetainedHeapBytes);  // under the bound: kept
+  tally::release_retained_heap_over(tally::retained_heap_bytes());  // under the bound: kept
   EXPECT_LT(faults_of_one_array(), kFreshFaults / 16);
   tally::release_retained_heap_over(0);  // over a zero bound: everything goes back
   EXPECT_GT(faults_of_one_array(), kFreshFaults) << "the freed array was not returned to the kernel";

@@ -191,22 +191,30 @@ TEST(ResultBuilder, ALargeResultBuiltOnSeveralThreads) {
   g.table_groups = kTable;
   g.direct_at = kDirectAt;
   g.direct_groups = kDirect;
-  const GroupByResult r = build_result(spec, plan, GroupByResult{}, g);
   const uint64_t n = kTable + kDirect;
-  ASSERT_EQ(r.groups(), n);
-  ASSERT_EQ(r.aggregates.size(), 5u);
-  for (uint64_t i = 0; i < n; i += 997) {
-    EXPECT_EQ(r.keys[i], static_cast<int64_t>(i) * 3) << i;
-    EXPECT_EQ(r.key_is_null[i], i == 17 ? 1 : 0) << i;
-    EXPECT_EQ(r.aggregates[0].nonnull[i], static_cast<int64_t>(i % 7 + 1)) << i;
-    EXPECT_EQ(r.aggregates[1].extreme[i], static_cast<int64_t>(i) - 5) << i;
-    EXPECT_EQ(r.aggregates[2].real[i], static_cast<double>(i) / 4) << i;
-    EXPECT_EQ(r.aggregates[3].value[i], static_cast<__int128>(i) + static_cast<__int128>(i % 3) * kTwo32) << i;
-    EXPECT_EQ(r.aggregates[4].real[i], static_cast<double>(i)) << i;
-    EXPECT_EQ(r.aggregates[4].squares[i], static_cast<double>(i) * 2) << i;
-  }
-  EXPECT_EQ(r.keys[n - 1], static_cast<int64_t>(n - 1) * 3);
-  EXPECT_EQ(r.key_is_null[n - 1], 0);
+  // Every group, each at its place: the threads' ranges of groups cross the
+  // two regions' boundary anywhere.
+  auto check = [&](const GroupByResult& r) {
+    ASSERT_EQ(r.groups(), n);
+    ASSERT_EQ(r.aggregates.size(), 5u);
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const bool ok =
+          r.keys[i] == static_cast<int64_t>(i) * 3 && r.key_is_null[i] == (i == 17 ? 1 : 0) &&
+          r.aggregates[0].nonnull[i] == static_cast<int64_t>(i % 7 + 1) &&
+          r.aggregates[1].extreme[i] == static_cast<int64_t>(i) - 5 &&
+          r.aggregates[2].real[i] == static_cast<double>(i) / 4 &&
+          r.aggregates[3].value[i] == static_cast<__int128>(i) + static_cast<__int128>(i % 3) * kTwo32 &&
+          r.aggregates[4].real[i] == static_cast<double>(i) && r.aggregates[4].squares[i] == static_cast<double>(i) * 2;
+      if (!ok && wrong++ < 3) ADD_FAILURE() << "group " << i << " built wrong";
+    }
+    EXPECT_EQ(wrong, 0u);
+  };
+  check(build_result(spec, plan, GroupByResult{}, g));
+  // Into prepared arrays larger than the result: cut to size, overwritten.
+  GroupByResult spare;
+  EXPECT_TRUE(prepare_result_arrays(spare, spec, kStride + 100, [] { return true; }));
+  check(build_result(spec, plan, std::move(spare), g));
 }
 
 }  // namespace
