@@ -88,6 +88,13 @@ void add_default_columns(const StatementContext& ctx, const std::string& name, R
   }
 }
 
+// `expression` cast to the built-in type `type` (its internal name, as
+// pg_catalog.int4): a parse tree's TypeCast node.
+json cast_to_builtin(json expression, std::string_view type) {
+  json names = json::array({json{{"String", {{"sval", "pg_catalog"}}}}, json{{"String", {{"sval", std::string(type)}}}}});
+  return json{{"TypeCast", {{"arg", std::move(expression)}, {"typeName", {{"names", std::move(names)}, {"typemod", -1}}}}}};
+}
+
 // INSERT ... SELECT ... ON CONFLICT or RETURNING (and VALUES of
 // expressions with them): the query's rows become the VALUES rows of the
 // constant path, which decides each row's conflicts (dml/on_conflict.hpp),
@@ -124,11 +131,7 @@ std::optional<json> select_rows_as_values(SqlSession& session, const StatementCo
         literal = json{{"A_Const", {{"sval", {{"sval", text}}}}}};
       }
       const std::string_view type = internal_type_name(v.type.id);
-      if (!type.empty()) {
-        json names = json::array({json{{"String", {{"sval", "pg_catalog"}}}}, json{{"String", {{"sval", std::string(type)}}}}});
-        literal = json{{"TypeCast", {{"arg", literal}, {"typeName", {{"names", names}, {"typemod", -1}}}}}};
-      }
-      items.push_back(std::move(literal));
+      items.push_back(type.empty() ? std::move(literal) : cast_to_builtin(std::move(literal), type));
     }
     lists.push_back(json{{"List", {{"items", std::move(items)}}}});
   }
@@ -181,9 +184,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
         const bool untyped = items[k].contains("A_Const") &&
                              (items[k]["A_Const"].contains("sval") || items[k]["A_Const"].value("isnull", false));
         const std::string_view type = internal_type_name(table->columns()[static_cast<size_t>(targets[k])].type.id);
-        if (!untyped || type.empty()) continue;
-        json names = json::array({json{{"String", {{"sval", "pg_catalog"}}}}, json{{"String", {{"sval", std::string(type)}}}}});
-        items[k] = json{{"TypeCast", {{"arg", items[k]}, {"typeName", {{"names", names}, {"typemod", -1}}}}}};
+        if (untyped && !type.empty()) items[k] = cast_to_builtin(std::move(items[k]), type);
       }
     }
   }
@@ -287,12 +288,10 @@ bool values_need_query(const json& insert) {
   return expression;
 }
 
-// INSERT ... VALUES ... RETURNING columns or *: the inserted rows' values
-// (as stored: defaults and sequence values included).
-ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::InsertedRows& inserted) {
-  const auto snap = resolve_relation(ctx, stmt.at("relation"));
-  const catalog::TableDef& def = snap->def;
-  std::vector<std::pair<std::string, int>> outputs;  // (name, column)
+// An INSERT's RETURNING list as the table's columns it returns: (name, column).
+std::vector<std::pair<std::string, int>> returning_columns(const json& stmt, const StatementContext& ctx,
+                                                           const catalog::TableDef& def) {
+  std::vector<std::pair<std::string, int>> outputs;
   for (const auto& item : stmt["returningList"]) {
     const auto& target = item.at("ResTarget");
     const auto& val = target.at("val");
@@ -312,19 +311,32 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::Inserte
     }
     outputs.emplace_back(target.value("name", name), column);
   }
+  return outputs;
+}
+
+// INSERT ... RETURNING columns or *: the inserted rows' values (as stored:
+// defaults and sequence values included). `inserted` null: no row to insert
+// (an INSERT ... SELECT whose query had none), the columns described all
+// the same, as PostgreSQL sends them.
+ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::InsertedRows* inserted) {
+  const auto snap = resolve_relation(ctx, stmt.at("relation"));
+  const catalog::TableDef& def = snap->def;
+  const std::vector<std::pair<std::string, int>> outputs = returning_columns(stmt, ctx, def);
   ResultSet result;
-  result.tag = dml::insert(stmt, ctx, &inserted);
+  result.tag = inserted ? dml::insert(stmt, ctx, inserted) : "INSERT 0 0";
   for (const auto& [name, column] : outputs) {
     const SqlType type = def.columns[static_cast<size_t>(column)].type;
     result.fields.push_back(describe_column(name, type));
     Vector values(type);
-    for (const auto& row : inserted.rows) {
-      const auto& text = row[static_cast<size_t>(column)];
-      values.push(text ? parse_text(type, *text) : Value{Null{}});
+    if (inserted) {
+      for (const auto& row : inserted->rows) {
+        const auto& text = row[static_cast<size_t>(column)];
+        values.push(text ? parse_text(type, *text) : Value{Null{}});
+      }
     }
     result.columns.push_back(std::move(values));
   }
-  result.rows = inserted.rows.size();
+  result.rows = inserted ? inserted->rows.size() : 0;
   return result;
 }
 
@@ -333,13 +345,13 @@ ResultSet insert_returning(const json& stmt, StatementContext& ctx, dml::Inserte
 ResultSet insert_values(SqlSession& session, const json& stmt, const std::vector<Value>& parameters, StatementContext& ctx) {
   if (dml::is_on_conflict_update(stmt)) {
     dml::InsertedRows inserted;
-    ResultSet appended = stmt.contains("returningList") ? insert_returning(stmt, ctx, inserted)
+    ResultSet appended = stmt.contains("returningList") ? insert_returning(stmt, ctx, &inserted)
                                                         : tag_only(dml::insert(stmt, ctx, &inserted));
     return dml::update_conflicting(session, stmt, inserted, parameters, ctx, std::move(appended));
   }
   if (stmt.contains("returningList")) {
     dml::InsertedRows inserted;
-    return insert_returning(stmt, ctx, inserted);
+    return insert_returning(stmt, ctx, &inserted);
   }
   return tag_only(dml::insert(stmt, ctx));
 }
@@ -388,7 +400,7 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
       return insert_select(session, ctx, body, parameters);
     if (query_rows) {
       const std::optional<json> values = select_rows_as_values(session, ctx, body, parameters);
-      if (!values) return tag_only("INSERT 0 0");
+      if (!values) return body.contains("returningList") ? insert_returning(body, ctx, nullptr) : tag_only("INSERT 0 0");
       return insert_values(session, *values, parameters, ctx);
     }
     if (kind == "CreateTableAsStmt") return create_table_as(session, ctx, body, parameters);
