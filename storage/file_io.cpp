@@ -4,16 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "common/error.hpp"
+#include "storage/io_threads.hpp"
 
 namespace tally::storage {
 namespace {
@@ -108,35 +104,10 @@ void sync_directory(const std::string& path) {
 }
 
 void sync_all(const std::vector<std::string>& files, const std::vector<std::string>& directories) {
-  const size_t total = files.size() + directories.size();
-  auto sync_one = [&](size_t i) {
+  run_io_tasks(files.size() + directories.size(), [&](size_t i) {
     if (i < files.size()) sync_file(files[i]);
     else sync_directory(directories[i - files.size()]);
-  };
-  if (total <= 1) {
-    if (total == 1) sync_one(0);
-    return;
-  }
-  // Threads wait on the device, not the CPU: more of them than cores is fine.
-  constexpr size_t max_threads = 16;
-  std::atomic<size_t> next{0};
-  std::mutex failure_mutex;
-  std::exception_ptr failure;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < total;) {
-      try {
-        sync_one(i);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(total, max_threads); ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  });
 }
 
 }  // namespace tally::storage

@@ -299,7 +299,13 @@ void TableAppender::flush_chunk() {
   // many small INSERTs in a block then cost one round of fsyncs, not one each.
   // Full chunks (a large COPY) are synced here, overlapping the parsing.
   const bool sync = transaction_ == nullptr || rows_ == store_.options().chunk_rows;
-  writes_.push_back(std::async(std::launch::async, [columns, paths = std::move(paths), chunk_id, rows, sync] {
+  // A small unsynced chunk (a statement in a block, a small CREATE TABLE AS)
+  // costs less than a thread: written by whoever waits for it, its columns
+  // one after the other.
+  constexpr uint64_t threaded_chunk_rows = 1 << 14;
+  const bool threaded = sync || rows >= threaded_chunk_rows;
+  writes_.push_back(std::async(threaded ? std::launch::async : std::launch::deferred,
+                               [columns, paths = std::move(paths), chunk_id, rows, sync, threaded] {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
@@ -317,9 +323,6 @@ void TableAppender::flush_chunk() {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const auto stats_threads = static_cast<unsigned>(std::max<size_t>(1, cores / std::max<size_t>(ncols, 1)));
     auto stats_task = [&](size_t c) { info.stats[c] = compute_column_stats((*columns)[c], stats_threads); };
-    // A small unsynced chunk (a statement in a block) costs less than a thread.
-    constexpr uint64_t threaded_chunk_rows = 1 << 14;
-    const bool threaded = sync || rows >= threaded_chunk_rows;
     std::vector<std::future<void>> tasks;
     for (size_t c = 0; c < ncols; ++c) {
       if (!threaded) {
