@@ -25,7 +25,8 @@ struct StatementTimeline {
     executor_end,      // ... and ended: where EXPLAIN ANALYZE's Execution Time stops
     table_created,     // CREATE TABLE AS: its query ran and the table exists (uncommitted)
     rows_written,      // ... its rows are staged, encoded and written to chunk files
-    committed,         // ... the files are synced and the catalog committed
+    files_synced,      // ... the files and their directories are synced (a commit's first round)
+    committed,         // ... the catalog committed (its second: SQLite's WAL synced)
     result_ready,      // the statement returned its result set, ready to stream
     first_data_row,    // the first write(2) that carried a DataRow returned
     statement_done,    // CommandComplete written into the output buffer
@@ -33,7 +34,7 @@ struct StatementTimeline {
     point_count
   };
   static constexpr std::array<const char*, point_count> names = {
-      "received", "parsed", "analyzed", "executor_start", "executor_end", "table_created", "rows_written", "committed",
+      "received", "parsed", "analyzed", "executor_start", "executor_end", "table_created", "rows_written", "files_synced", "committed",
       "result_ready", "first_data_row", "statement_done", "ready_for_query"};
 
   bool enabled = false;

@@ -140,6 +140,7 @@ void SessionRegistry::statement_timeline(int32_t process_id, const StatementTime
               {"executor_end_us", timeline.offset_us(P::executor_end)},
               {"table_created_us", timeline.offset_us(P::table_created)},
               {"rows_written_us", timeline.offset_us(P::rows_written)},
+              {"files_synced_us", timeline.offset_us(P::files_synced)},
               {"committed_us", timeline.offset_us(P::committed)},
               {"result_ready_us", timeline.offset_us(P::result_ready)},
               {"first_data_row_us", timeline.offset_us(P::first_data_row)},

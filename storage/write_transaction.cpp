@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.hpp"
 #include "common/error.hpp"
+#include "common/statement_timeline.hpp"
 #include "storage/file_io.hpp"
 #include "storage/table_appender.hpp"
 #include "storage/table_store.hpp"
@@ -262,6 +263,7 @@ void WriteTransaction::commit() {
   try {
     // Durable files first: the catalog commit is what makes them live.
     sync_files();
+    statement_timeline().stamp(StatementTimeline::files_synced);
     if (!changes.empty()) store_.catalog().commit_changes(changes);
   } catch (...) {
     rollback();
