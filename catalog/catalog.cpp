@@ -356,6 +356,10 @@ void Catalog::create_schema() {
     exec("ALTER TABLE tally_columns ADD COLUMN missing BLOB");
     exec("ALTER TABLE tally_tables ADD COLUMN next_slot INTEGER NOT NULL DEFAULT 0");
   }
+  // 1: created by a one-round commit whose files may not have been synced
+  // before a crash (commit_changes); TableStore::recover checks them.
+  if (!has_column("tally_tables", "unsynced"))
+    exec("ALTER TABLE tally_tables ADD COLUMN unsynced INTEGER NOT NULL DEFAULT 0");
   Statement version(db_, "SELECT value FROM tally_meta WHERE key = 'format_version'");
   if (version.step()) {
     if (version.int_at(0) != catalog_format_version)
@@ -372,7 +376,7 @@ void Catalog::load() {
   Statement next(db_, "SELECT value FROM tally_meta WHERE key = 'next_oid'");
   if (next.step()) next_oid_ = static_cast<uint32_t>(next.int_at(0));
   std::unordered_map<uint32_t, std::shared_ptr<TableSnapshot>> tables;
-  Statement t(db_, "SELECT oid, schema_name, name, next_chunk_id, version, next_slot FROM tally_tables");
+  Statement t(db_, "SELECT oid, schema_name, name, next_chunk_id, version, next_slot, unsynced FROM tally_tables");
   while (t.step()) {
     auto snap = std::make_shared<TableSnapshot>();
     snap->def.oid = static_cast<uint32_t>(t.int_at(0));
@@ -381,6 +385,7 @@ void Catalog::load() {
     snap->next_chunk_id = static_cast<uint64_t>(t.int_at(3));
     snap->version = static_cast<uint64_t>(t.int_at(4));
     snap->def.next_slot = static_cast<int32_t>(t.int_at(5));
+    if (t.int_at(6) != 0) unsynced_.push_back(snap->def.oid);
     tables[snap->def.oid] = snap;
   }
   Statement c(db_,
@@ -472,6 +477,28 @@ void Catalog::load() {
 
 void Catalog::publish(std::shared_ptr<const TableSnapshot> snapshot) { by_oid_[snapshot->def.oid] = std::move(snapshot); }
 
+bool Catalog::name_taken(std::string_view schema, std::string_view name) const {
+  for (const auto& [oid, snap] : by_oid_)
+    if (snap->def.name == name && snap->def.schema == schema) return true;
+  return std::any_of(creating_.begin(), creating_.end(),
+                     [&](const auto& taken) { return taken.first == schema && taken.second == name; });
+}
+
+std::vector<uint32_t> Catalog::unsynced_tables() const {
+  std::lock_guard lock(mutex_);
+  return unsynced_;
+}
+
+void Catalog::mark_synced(uint32_t oid) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  Statement u(db_, "UPDATE tally_tables SET unsynced = 0 WHERE oid = ?");
+  u.bind(1, int64_t{oid});
+  u.run();
+  tx.commit();
+  unsynced_.erase(std::remove(unsynced_.begin(), unsynced_.end(), oid), unsynced_.end());
+}
+
 std::shared_ptr<const TableSnapshot> Catalog::find_table(std::string_view name, std::string_view schema) const {
   std::lock_guard lock(mutex_);
   for (const auto& [oid, snap] : by_oid_)
@@ -499,11 +526,9 @@ std::vector<std::shared_ptr<const TableSnapshot>> Catalog::tables() const {
 
 std::shared_ptr<const TableSnapshot> Catalog::create_table(TableDef def, bool if_not_exists) {
   std::lock_guard lock(mutex_);
-  for (const auto& [oid, snap] : by_oid_) {
-    if (snap->def.name == def.name && snap->def.schema == def.schema) {
-      if (if_not_exists) return nullptr;
-      throw duplicate_table(def.name);
-    }
+  if (name_taken(def.schema, def.name)) {
+    if (if_not_exists) return nullptr;
+    throw duplicate_table(def.name);
   }
   uint32_t next = next_oid_;
   if (def.oid == 0) def.oid = next++;  // else reserved (reserve_oid) by the caller
@@ -533,6 +558,7 @@ bool Catalog::drop_table(uint32_t oid) {
   d.run();
   tx.commit();
   by_oid_.erase(it);
+  unsynced_.erase(std::remove(unsynced_.begin(), unsynced_.end(), oid), unsynced_.end());
   return true;
 }
 
@@ -597,6 +623,8 @@ std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef&
   for (const auto& [oid, snap] : by_oid_) {
     if (oid != def.oid && snap->def.name == def.name && snap->def.schema == def.schema) throw duplicate_table(def.name);
   }
+  for (const auto& [schema, name] : creating_)
+    if (schema == def.schema && name == def.name) throw duplicate_table(def.name);
   auto snap = std::make_shared<TableSnapshot>(*it->second);
   snap->def = def;
   uint32_t next = next_oid_;
@@ -632,8 +660,8 @@ uint32_t Catalog::reserve_oid() {
   return next_oid_++;
 }
 
-void Catalog::commit_changes(const std::vector<TableChange>& changes) {
-  std::lock_guard lock(mutex_);
+void Catalog::commit_changes(const std::vector<TableChange>& changes, const std::function<void()>& files_synced) {
+  std::unique_lock lock(mutex_);
   std::vector<std::shared_ptr<TableSnapshot>> published;
   std::vector<uint32_t> dropped;
   Transaction tx(db_);
@@ -655,8 +683,15 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes) {
         if (!gone && table->def.name == after.def.name && table->def.schema == after.def.schema)
           throw duplicate_table(after.def.name);
       }
+      for (const auto& [schema, name] : creating_)
+        if (schema == after.def.schema && name == after.def.name) throw duplicate_table(after.def.name);
       snap->version = 1;
       insert_table_def(db_, after.def);
+      if (files_synced) {
+        Statement u(db_, "UPDATE tally_tables SET unsynced = 1 WHERE oid = ?");
+        u.bind(1, int64_t{oid});
+        u.run();
+      }
       for (const ChunkInfo& chunk : after.chunks) insert_chunk(db_, oid, chunk);
     } else {
       // The block held the table's write lock since it read `before`, so the
@@ -681,7 +716,46 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes) {
     published.push_back(std::move(snap));
   }
   write_next_oid(db_, next_oid_);
+  // Earlier one-round commits' tables: published, so their files are synced.
+  for (const uint32_t oid : synced_since_) {
+    Statement u(db_, "UPDATE tally_tables SET unsynced = 0 WHERE oid = ?");
+    u.bind(1, int64_t{oid});
+    u.run();
+  }
   tx.commit();
+  synced_since_.clear();
+  if (files_synced) {
+    for (const auto& snap : published) creating_.emplace_back(snap->def.schema, snap->def.name);
+    auto release_names = [&] {
+      for (const auto& snap : published) {
+        const auto taken = std::find(creating_.begin(), creating_.end(), std::make_pair(snap->def.schema, snap->def.name));
+        if (taken != creating_.end()) creating_.erase(taken);
+      }
+    };
+    lock.unlock();
+    try {
+      files_synced();
+    } catch (...) {
+      lock.lock();
+      release_names();
+      // The creation did not happen: its rows go (were this to fail too,
+      // the start-up check would find the files short and remove them).
+      try {
+        Transaction undo(db_);
+        for (const auto& snap : published) {
+          Statement d(db_, "DELETE FROM tally_tables WHERE oid = ?");
+          d.bind(1, int64_t{snap->def.oid});
+          d.run();
+        }
+        undo.commit();
+      } catch (...) {
+      }
+      throw;
+    }
+    lock.lock();
+    release_names();
+    for (const auto& snap : published) synced_since_.push_back(snap->def.oid);
+  }
   for (const uint32_t oid : dropped) by_oid_.erase(oid);
   for (auto& snap : published) publish(std::move(snap));
 }

@@ -5,6 +5,7 @@
 // from an in-memory copy that is replaced only after a SQLite commit, so a
 // snapshot always matches committed, durable state. Thread-safe.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,7 +77,19 @@ class Catalog {
   // snapshots together: drops, creations (42P07 when another session
   // committed the name first), and each changed table's chunk list (chunks
   // not in `after` removed, new ones added) and dictionary states.
-  void commit_changes(const std::vector<TableChange>& changes);
+  //
+  // `files_synced`, where every change creates a table: the one-round
+  // commit (storage/write_transaction.hpp), whose files are synced while
+  // SQLite commits. Called after the SQLite commit, outside the catalog's
+  // lock (the names stay taken), before the tables are published; they are
+  // recorded unsynced until a later commit, or the start-up check
+  // (TableStore::recover), knows their files whole. Where it throws, the
+  // tables' rows are deleted again and the exception passes on.
+  void commit_changes(const std::vector<TableChange>& changes, const std::function<void()>& files_synced = {});
+  // Tables recorded unsynced: a crash may have come before their files were.
+  std::vector<uint32_t> unsynced_tables() const;
+  // The start-up check found an unsynced table's files whole.
+  void mark_synced(uint32_t oid);
 
   // For catalog/tuning_cache.* (which keeps its own tables in this database):
   // the connection and the mutex that serializes every use of it.
@@ -88,12 +101,22 @@ class Catalog {
   void load();
   void exec(const char* sql);
   void publish(std::shared_ptr<const TableSnapshot> snapshot);
+  // Whether schema.name is a table's, or being created by a one-round commit.
+  bool name_taken(std::string_view schema, std::string_view name) const;
 
   std::string data_dir_;
   sqlite3* db_ = nullptr;
   mutable std::mutex mutex_;
   uint32_t next_oid_ = 16384;  // PostgreSQL's FirstNormalObjectId
   std::unordered_map<uint32_t, std::shared_ptr<const TableSnapshot>> by_oid_;
+  // One-round commits between their SQLite commit and their publication:
+  // the (schema, name) of each table they create.
+  std::vector<std::pair<std::string, std::string>> creating_;
+  // Tables recorded unsynced: at start-up those a crash may have left, then
+  // those one-round commits published since (their files synced); the next
+  // commit_changes clears the published ones' flags.
+  std::vector<uint32_t> unsynced_;
+  std::vector<uint32_t> synced_since_;
 };
 
 }  // namespace tally::catalog

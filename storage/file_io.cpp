@@ -103,11 +103,16 @@ void sync_directory(const std::string& path) {
   if (rc != 0) io_fail("fsync directory", path);
 }
 
-void sync_all(const std::vector<std::string>& files, const std::vector<std::string>& directories) {
-  run_io_tasks(files.size() + directories.size(), [&](size_t i) {
+std::unique_ptr<IoTasks> start_sync_all(const std::vector<std::string>& files,
+                                        const std::vector<std::string>& directories) {
+  return std::make_unique<IoTasks>(files.size() + directories.size(), [&files, &directories](size_t i) {
     if (i < files.size()) sync_file(files[i]);
     else sync_directory(directories[i - files.size()]);
   });
+}
+
+void sync_all(const std::vector<std::string>& files, const std::vector<std::string>& directories) {
+  start_sync_all(files, directories)->wait();
 }
 
 }  // namespace tally::storage

@@ -3,8 +3,11 @@
 // (write fully, fsync the file, fsync its directory). Failures throw
 // Error(58030 io_error) naming the path.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "storage/io_threads.hpp"
 
 namespace tally::storage {
 
@@ -51,5 +54,11 @@ void sync_directory(const std::string& path);
 // commits concurrent syncs together, where one after the other each waits
 // for a journal commit of its own. Throws the first failure, after all ended.
 void sync_all(const std::vector<std::string>& files, const std::vector<std::string>& directories);
+
+// The syncs of sync_all, started on threads kept for them while the caller
+// goes on (storage/io_threads.hpp); its wait() ends them and throws the first
+// failure. The vectors must outlive it.
+std::unique_ptr<IoTasks> start_sync_all(const std::vector<std::string>& files,
+                                        const std::vector<std::string>& directories);
 
 }  // namespace tally::storage

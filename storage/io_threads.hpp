@@ -6,13 +6,32 @@
 // small commit syncs four or five files and directories.
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 namespace tally::storage {
 
-// Runs task(0) .. task(n - 1), on the calling thread and up to 15 kept
-// threads (tasks wait on the device, not the CPU: more of them than cores
-// is fine), and returns once every task has run; rethrows the first
-// exception a task threw after all have run.
+// Tasks task(0) .. task(n - 1) started on up to 15 kept threads (they wait
+// on the device, not the CPU: more of them than cores is fine) while the
+// caller goes on; wait() runs what no thread has taken yet on the caller's
+// thread, returns once every task has run and rethrows the first exception
+// a task threw. The destructor waits too (and swallows the exception), so
+// nothing a task uses goes away while it runs.
+class IoTasks {
+ public:
+  IoTasks(size_t n, std::function<void(size_t)> task);
+  ~IoTasks();
+  IoTasks(const IoTasks&) = delete;
+  IoTasks& operator=(const IoTasks&) = delete;
+  void wait();
+
+  struct Batch;
+
+ private:
+  std::unique_ptr<Batch> batch_;
+  bool waited_ = false;
+};
+
+// IoTasks(n, task).wait(): every task run, on the calling thread and kept ones.
 void run_io_tasks(size_t n, const std::function<void(size_t)>& task);
 
 }  // namespace tally::storage

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "storage/chunk_file.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/column_stats.hpp"
@@ -144,8 +145,44 @@ std::shared_ptr<TableStore::TableState> TableStore::state(uint32_t oid) {
   return s;
 }
 
+bool TableStore::files_whole(const catalog::TableSnapshot& snapshot) const {
+  const catalog::TableDef& def = snapshot.def;
+  try {
+    for (const catalog::ChunkInfo& chunk : snapshot.chunks) {
+      for (size_t c = 0; c < def.columns.size(); ++c) {
+        if (!has_file(def, c, chunk.chunk_id)) continue;
+        (void)read_chunk_file(chunk_path(def.oid, chunk.chunk_id, def.slot(c)), def.columns[c].type, chunk.rows,
+                              "chunk " + std::to_string(chunk.chunk_id) + " of table \"" + def.name + "\"");
+      }
+    }
+    for (size_t c = 0; c < def.columns.size() && c < snapshot.dictionaries.size(); ++c) {
+      if (snapshot.dictionaries[c].bytes == 0) continue;
+      (void)load_dictionary(dictionary_path(def.oid, def.slot(c)), snapshot.dictionaries[c],
+                            "dictionary of table \"" + def.name + "\"");
+    }
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
 size_t TableStore::recover() {
   size_t removed = 0;
+  // Tables a one-round commit created (storage/write_transaction.hpp) whose
+  // files a crash may have caught before their sync ended: kept where every
+  // file reads back whole, else removed, as their commit never finished
+  // (the client had no reply). Their directories go with the orphans below.
+  for (const uint32_t oid : catalog_.unsynced_tables()) {
+    const auto snap = catalog_.find_table(oid);
+    if (!snap) continue;
+    if (files_whole(*snap)) {
+      catalog_.mark_synced(oid);
+      continue;
+    }
+    log::warning("unsynced_table_removed", {{"table", snap->def.name}, {"oid", static_cast<int64_t>(oid)}});
+    catalog_.drop_table(oid);
+    ++removed;
+  }
   const std::string root = catalog_.data_dir() + "/tables";
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {

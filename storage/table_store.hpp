@@ -52,9 +52,11 @@ class TableStore {
   catalog::Catalog& catalog() { return catalog_; }
   const StoreOptions& options() const { return options_; }
 
-  // Start-up recovery: removes chunk files no committed chunk references,
-  // directories of tables that no longer exist, and uncommitted dictionary
-  // tails. Returns the number of files and directories removed.
+  // Start-up recovery: removes the tables of one-round commits a crash cut
+  // short (catalog::Catalog::unsynced_tables whose files do not read back
+  // whole), chunk files no committed chunk references, directories of tables
+  // that no longer exist, and uncommitted dictionary tails. Returns the number
+  // of tables, files and directories removed.
   size_t recover();
 
   // The columns (indexes into snapshot.def.columns) of chunk chunk_index of the
@@ -114,6 +116,9 @@ class TableStore {
                                                                     const std::string& path);
 
  private:
+  // Whether every chunk file and committed dictionary prefix of the table
+  // reads back whole (checksums included).
+  bool files_whole(const catalog::TableSnapshot& snapshot) const;
   friend class TableAppender;
   friend class WriteTransaction;
   struct TableState {

@@ -9,6 +9,14 @@
 // crash before the commit leaves only orphan files, which TableStore::recover
 // removes.
 //
+// A block that only creates tables, with small files (CREATE TABLE AS of a
+// small answer), commits in one round: its files are synced while SQLite
+// commits, and the tables are published once both are done. The catalog
+// records them unsynced until a later commit; after a crash,
+// TableStore::recover reads their files back and removes a table whose
+// files are not whole (its commit was never acknowledged: the client got no
+// reply before both syncs had finished).
+//
 // The block holds the write lock of each table it writes until it ends
 // (TableLocks), so its uncommitted chunks and dictionary tail cannot be
 // interleaved with another writer's: a second writer of the table waits.
@@ -104,7 +112,8 @@ class WriteTransaction {
   void release_locks();
   // fsyncs the files the committed state will reference (the block's appends
   // skip it), and the directories that name them, all at once.
-  void sync_files() const;
+  // The files and directories commit() syncs.
+  void sync_targets(std::vector<std::string>& files, std::vector<std::string>& directories) const;
 
   void remove_chunks(uint32_t oid, const catalog::TableDef& def, const std::vector<uint64_t>& ids);
 
