@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/for_parts.hpp"
 #include "gpu/host_steps.hpp"
 
 namespace tally::gpu::aggregator {
@@ -25,15 +24,6 @@ constexpr uint64_t kPrepareStepBytes = 256 * 1024;
 // (each a few megabytes: the threads' start is small beside one array).
 constexpr uint64_t kParallelBuildGroups = uint64_t{1} << 18;
 constexpr size_t kBuildThreads = 8;
-// The fewest groups a thread of the build fills (64K: half a megabyte of
-// each 8-byte array).
-constexpr uint64_t kBuildPartGroups = uint64_t{1} << 16;
-
-// Threads that fill the result's arrays: every core, at most 16 (the copies
-// are bound by the memory's bandwidth well before).
-size_t build_threads() {
-  return std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
-}
 }  // namespace
 
 double float_from_ordered(uint64_t bits) {
@@ -133,66 +123,65 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
     usage = now;
   };
   GroupByResult result = std::move(spare);
-  // Each array is one job: sized to `total` (a prepared array, touched while
-  // the GPU ran, is only cut to size), then filled a range of groups at a
-  // time, each entry converted from its lane as it is copied. Output entry i
-  // comes from entry i of the table region for i < ng, else from entry
-  // direct_at + (i - ng) of the direct region.
-  struct ArrayJob {
-    const char* label;
-    std::function<void()> size;
-    std::function<void(uint64_t begin, uint64_t end)> fill;
-  };
-  auto sized = [total](auto& out) {
+  // Every array is written once: a prepared one (touched while the GPU
+  // ran) is cut to size and overwritten; else reserved and assigned,
+  // converting as it copies (a resize-then-overwrite would write every
+  // array twice).
+  // Region [0, ng) then [direct_at, direct_at + nd) of `src` into `out`.
+  auto gather = [&](const auto* src, auto& out) {
     if (out.size() >= total) {
       out.resize(total);
+      std::copy(src, src + ng, out.data());
+      std::copy(src + direct_at, src + direct_at + nd, out.data() + ng);
     } else {
       out.clear();
-      out.resize(total);
+      out.reserve(total);
+      out.assign(src, src + ng);
+      out.insert(out.end(), src + direct_at, src + direct_at + nd);
     }
   };
-  // f(out_at, src_at, count) over the pieces of [begin, end) in each region.
-  auto for_regions = [=](uint64_t begin, uint64_t end, auto&& f) {
-    if (begin < ng) f(begin, begin, std::min(end, ng) - begin);
-    if (end > ng) {
-      const uint64_t b = std::max(begin, ng);
-      f(b, direct_at + (b - ng), end - b);
+  // Each array is its own job: at a million groups and more they run on
+  // several threads (each array's copy and page faults on its own thread);
+  // below, one after the other with the EXPLAIN ANALYZE marks per region.
+  std::vector<std::pair<const char*, std::function<void()>>> jobs;
+  jobs.emplace_back("keys", [&] { gather(reinterpret_cast<const int64_t*>(keys), result.keys); });
+  jobs.emplace_back("null flags", [&] {
+    if (result.key_is_null.size() >= total) {
+      result.key_is_null.resize(total);
+      std::memcpy(result.key_is_null.data(), g.nulls, ng);
+      std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
+    } else {
+      result.key_is_null.clear();
+      result.key_is_null.reserve(total);
+      result.key_is_null.assign(g.nulls, g.nulls + ng);
+      result.key_is_null.resize(total, 0);
     }
+  });
+  // Lane `l` as one contiguous column of `total` values, each the lane's
+  // 64 bits read as signed and converted to the array's type.
+  auto column = [&](int l, auto& out) {
+    gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out);
   };
-  std::vector<ArrayJob> jobs;
-  // `out` from the 64-bit words at `src`, each converted by `convert`.
-  auto add_job = [&](const char* label, auto& out, const uint64_t* src, auto convert) {
-    jobs.push_back({label, [&out, sized] { sized(out); },
-                    [&out, src, convert, for_regions](uint64_t begin, uint64_t end) {
-                      auto* o = out.data();
-                      for_regions(begin, end, [&](uint64_t at, uint64_t from, uint64_t n) {
-                        for (uint64_t i = 0; i < n; ++i) o[at + i] = convert(src[from + i]);
-                      });
-                    }});
+  // Lane `l` read as doubles (the float sums) into `out`.
+  auto doubles = [&](int l, std::vector<double>& out) {
+    out.resize(total);
+    const uint64_t* src = lanes + static_cast<size_t>(l) * stride;
+    auto at = [](uint64_t bits) { return std::bit_cast<double>(bits); };
+    for (uint64_t i = 0; i < ng; ++i) out[i] = at(src[i]);
+    for (uint64_t i = 0; i < nd; ++i) out[ng + i] = at(src[direct_at + i]);
   };
-  auto lane = [&](int l) { return lanes + static_cast<size_t>(l) * stride; };
-  auto as_signed = [](uint64_t bits) { return static_cast<int64_t>(bits); };
-  auto as_double = [](uint64_t bits) { return std::bit_cast<double>(bits); };
-  add_job("keys", result.keys, reinterpret_cast<const uint64_t*>(keys), as_signed);
-  jobs.push_back({"null flags", [&] { sized(result.key_is_null); }, [&](uint64_t begin, uint64_t end) {
-                    uint8_t* o = result.key_is_null.data();
-                    // The partitioned output has no NULL key.
-                    if (begin < ng) std::memcpy(o + begin, g.nulls + begin, std::min(end, ng) - begin);
-                    if (end > ng) std::memset(o + std::max(begin, ng), 0, end - std::max(begin, ng));
-                  }});
   // Two lanes of 64-bit words as one exact sum (lo unsigned, hi signed in 2^32 units).
-  auto add_wide_sum = [&](const char* label, int lo_lane, int hi_lane, std::vector<__int128>& out) {
-    const uint64_t* lo = lane(lo_lane);
-    const uint64_t* hi = lane(hi_lane);
-    jobs.push_back({label, [&out, sized] { sized(out); }, [&out, lo, hi, for_regions](uint64_t begin, uint64_t end) {
-                      __int128* o = out.data();
-                      for_regions(begin, end, [&](uint64_t at, uint64_t from, uint64_t n) {
-                        for (uint64_t i = 0; i < n; ++i)
-                          o[at + i] = static_cast<__int128>(lo[from + i]) +
-                                      static_cast<__int128>(static_cast<int64_t>(hi[from + i])) *
-                                          (static_cast<__int128>(1) << 32);
-                      });
-                    }});
+  auto wide_sum = [&](int lo_lane, int hi_lane, std::vector<__int128>& out) {
+    if (out.size() < total) out.clear();  // not prepared: a fresh array
+    out.resize(total);
+    const uint64_t* lo = lanes + static_cast<size_t>(lo_lane) * stride;
+    const uint64_t* hi = lanes + static_cast<size_t>(hi_lane) * stride;
+    auto wide = [](uint64_t l, uint64_t h) {
+      return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) * (static_cast<__int128>(1) << 32);
+    };
+    __int128* o = out.data();
+    for (uint64_t i = 0; i < ng; ++i) o[i] = wide(lo[i], hi[i]);
+    for (uint64_t i = 0; i < nd; ++i) o[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
   };
   static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2",
                                                      "aggregate 3", "aggregate 4", "aggregate 5",
@@ -204,7 +193,7 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
     AggregateValues& vals = result.aggregates[a];
     vals.op = as.op;
     const char* label = a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates";
-    add_job(label, vals.nonnull, lane(al.nonnull_lane), as_signed);
+    jobs.emplace_back(label, [&, al, v = &vals] { column(al.nonnull_lane, v->nonnull); });
     switch (as.op) {
       case AggOp::count_star:
       case AggOp::count:
@@ -215,60 +204,72 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
       case AggOp::min:
       case AggOp::max:
         vals.value.clear();
-        add_job(label, vals.extreme, lane(al.value_lane), as_signed);
+        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->extreme); });
         break;
       case AggOp::sum:
       case AggOp::avg:
         vals.extreme.clear();
         // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
-        if (al.value_hi_lane >= 0) add_wide_sum(label, al.value_lane, al.value_hi_lane, vals.value);
-        else add_job(label, vals.value, lane(al.value_lane), [](uint64_t bits) { return static_cast<__int128>(static_cast<int64_t>(bits)); });
+        if (al.value_hi_lane >= 0) jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.value_lane, al.value_hi_lane, v->value); });
+        else jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
         break;
       case AggOp::sum_float:
-        add_job(label, vals.real, lane(al.value_lane), as_double);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
         break;
       case AggOp::min_float:
       case AggOp::max_float:
-        add_job(label, vals.real, lane(al.value_lane), float_from_ordered);
+        jobs.emplace_back(label, [&, al, v = &vals] {
+          v->real.resize(total);
+          const uint64_t* src = lanes + static_cast<size_t>(al.value_lane) * stride;
+          for (uint64_t i = 0; i < ng; ++i) v->real[i] = float_from_ordered(src[i]);
+          for (uint64_t i = 0; i < nd; ++i) v->real[ng + i] = float_from_ordered(src[direct_at + i]);
+        });
         break;
       case AggOp::moments_int:
-        add_job(label, vals.value, lane(al.value_lane), [](uint64_t bits) { return static_cast<__int128>(static_cast<int64_t>(bits)); });
-        add_wide_sum(label, al.square_lane, al.square_hi_lane, vals.value2);
+        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
+        jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.square_lane, al.square_hi_lane, v->value2); });
         break;
       case AggOp::moments_float:
-        add_job(label, vals.real, lane(al.value_lane), as_double);
-        add_job(label, vals.squares, lane(al.square_lane), as_double);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->squares); });
         break;
       case AggOp::moments2:
-        add_job(label, vals.sum_x, lane(al.value_lane), as_double);
-        add_job(label, vals.sum_xx, lane(al.square_lane), as_double);
-        add_job(label, vals.sum_y, lane(al.y_lane), as_double);
-        add_job(label, vals.sum_yy, lane(al.yy_lane), as_double);
-        add_job(label, vals.sum_xy, lane(al.xy_lane), as_double);
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->sum_x); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->sum_xx); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.y_lane, v->sum_y); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.yy_lane, v->sum_yy); });
+        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.xy_lane, v->sum_xy); });
         break;
     }
   }
   if (total < kParallelBuildGroups) {
     for (size_t j = 0; j < jobs.size(); ++j) {
-      jobs[j].size();
-      jobs[j].fill(0, total);
+      jobs[j].second();
       // One mark per region: after its last job.
-      if (j + 1 == jobs.size() || jobs[j + 1].label != jobs[j].label) region(jobs[j].label);
+      if (j + 1 == jobs.size() || jobs[j + 1].first != jobs[j].first) region(jobs[j].first);
     }
   } else {
-    // The arrays sized side by side (each one's zero fill, the first touch of
-    // fresh pages, on a thread of its own), then filled a range of groups per
-    // thread on every core: one thread per array copied 800 MB each at 1e8
-    // groups, and the largest array's copy was the build's time.
-    for_parts(std::min(jobs.size(), build_threads()), jobs.size(), [&](size_t, size_t begin, size_t end) {
-      for (size_t j = begin; j < end; ++j) jobs[j].size();
-    });
-    if (timed) host_mark("arrays sized", static_cast<long>(jobs.size()), "arrays");
-    const size_t parts = std::min<size_t>(build_threads(), (total + kBuildPartGroups - 1) / kBuildPartGroups);
-    for_parts(parts, total, [&](size_t, size_t begin, size_t end) {
-      for (const ArrayJob& job : jobs) job.fill(begin, end);
-    });
-    if (timed) host_mark("arrays built", static_cast<long>(parts), "threads");
+    // Jobs taken in order by up to kBuildThreads threads (this one among them).
+    std::atomic<size_t> next{0};
+    std::mutex failed_lock;
+    std::exception_ptr failed;  // the first job's exception (bad_alloc), rethrown here
+    auto work = [&] {
+      for (size_t j = next++; j < jobs.size(); j = next++) {
+        try {
+          jobs[j].second();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failed_lock);
+          if (!failed) failed = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    const size_t extra = std::min(jobs.size(), kBuildThreads) - 1;
+    for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+    if (failed) std::rethrow_exception(failed);
+    if (timed) host_mark("arrays built", static_cast<long>(jobs.size()), "jobs in parallel");
   }
   if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
   return result;
