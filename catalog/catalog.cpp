@@ -477,11 +477,15 @@ void Catalog::load() {
 
 void Catalog::publish(std::shared_ptr<const TableSnapshot> snapshot) { by_oid_[snapshot->def.oid] = std::move(snapshot); }
 
+bool Catalog::being_created(std::string_view schema, std::string_view name) const {
+  return std::any_of(creating_.begin(), creating_.end(),
+                     [&](const auto& taken) { return taken.first == schema && taken.second == name; });
+}
+
 bool Catalog::name_taken(std::string_view schema, std::string_view name) const {
   for (const auto& [oid, snap] : by_oid_)
     if (snap->def.name == name && snap->def.schema == schema) return true;
-  return std::any_of(creating_.begin(), creating_.end(),
-                     [&](const auto& taken) { return taken.first == schema && taken.second == name; });
+  return being_created(schema, name);
 }
 
 std::vector<uint32_t> Catalog::unsynced_tables() const {
@@ -623,8 +627,7 @@ std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef&
   for (const auto& [oid, snap] : by_oid_) {
     if (oid != def.oid && snap->def.name == def.name && snap->def.schema == def.schema) throw duplicate_table(def.name);
   }
-  for (const auto& [schema, name] : creating_)
-    if (schema == def.schema && name == def.name) throw duplicate_table(def.name);
+  if (being_created(def.schema, def.name)) throw duplicate_table(def.name);
   auto snap = std::make_shared<TableSnapshot>(*it->second);
   snap->def = def;
   uint32_t next = next_oid_;
@@ -683,8 +686,7 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
         if (!gone && table->def.name == after.def.name && table->def.schema == after.def.schema)
           throw duplicate_table(after.def.name);
       }
-      for (const auto& [schema, name] : creating_)
-        if (schema == after.def.schema && name == after.def.name) throw duplicate_table(after.def.name);
+      if (being_created(after.def.schema, after.def.name)) throw duplicate_table(after.def.name);
       snap->version = 1;
       insert_table_def(db_, after.def);
       if (files_synced) {

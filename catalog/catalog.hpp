@@ -101,7 +101,9 @@ class Catalog {
   void load();
   void exec(const char* sql);
   void publish(std::shared_ptr<const TableSnapshot> snapshot);
-  // Whether schema.name is a table's, or being created by a one-round commit.
+  // Whether a one-round commit is creating schema.name (committed, not yet published).
+  bool being_created(std::string_view schema, std::string_view name) const;
+  // Whether schema.name is a table's, or being created.
   bool name_taken(std::string_view schema, std::string_view name) const;
 
   std::string data_dir_;
