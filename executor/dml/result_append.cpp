@@ -67,7 +67,10 @@ struct CodeMap {
 // An empty target column adopts the source's entries when most of them are
 // used (a GROUP BY key's codes are a large part of its column's dictionary):
 // one bulk copy instead of an intern per row. Otherwise each distinct code
-// used is interned once.
+// used is interned once. The count of codes used stops at half the entries:
+// a key column of 1e8 groups reaches it within its first million rows, and
+// reading all of them took a serial pass per text column before any chunk
+// was written.
 void decide_codes(const Vector& src, storage::TableAppender& appender, int column, CodeMap& map) {
   map.decided = true;
   const storage::StringDictionary& source = *src.dictionary;
@@ -75,7 +78,7 @@ void decide_codes(const Vector& src, storage::TableAppender& appender, int colum
   if (entries <= 2 * src.count && appender.working_dictionary(column).size() == 0) {
     std::vector<uint8_t> seen(entries, 0);
     size_t used = 0;
-    for (size_t i = 0; i < src.count; ++i) {
+    for (size_t i = 0; i < src.count && 2 * used < entries; ++i) {
       if (src.null_at(i)) continue;
       uint8_t& s = seen[static_cast<size_t>(src.codes[i])];
       used += s == 0;
