@@ -102,6 +102,10 @@ struct KeyPart {
   uint32_t offset = 0;
   uint32_t bits = 0;      // max - min < 2^bits - (nullable ? 1 : 0)
   bool nullable = false;  // NULL is the field mask()
+  // Key tuples only: the engine may return this column's group values in 32
+  // bits (AggregationResult::key_codes32), as a text key's dictionary codes
+  // are kept; at 1e8 groups that is 400 MB less to copy back and to narrow.
+  bool narrow = false;
   uint64_t mask() const { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 };
 
@@ -297,6 +301,9 @@ struct AggregationResult {
   // validity (0 = NULL), one entry per group; an empty validity: no group's
   // value is NULL (the GPU copies none back then: at 1e8 groups, 100 MB a column).
   std::vector<std::vector<int64_t>> key_codes;
+  // Per key column, empty or (for a KeyPart::narrow column, where the engine
+  // chose so) its group values in 32 bits; key_codes[k] is empty then.
+  std::vector<std::vector<int32_t>> key_codes32;
   std::vector<std::vector<uint8_t>> key_code_valid;
   std::vector<PartialStates> states;  // one per PartialAggregate
   // Only with AggregationSpec::compact_result; empty = every aggregate has

@@ -210,8 +210,9 @@ class EngineAggregator final : public GroupAggregator {
   bool top_groups_by_aggregates() const;
   // Table column of each key column (packed and tuple modes).
   const std::vector<int>& packed_columns() const { return packed_columns_; }
-  // A key tuple's group values (AggregationResult::key_codes) into key columns.
-  // Integer key columns take the engine's arrays (result's key_codes).
+  // A key tuple's group values (AggregationResult::key_codes, key_codes32)
+  // into key columns. Integer key columns take the engine's arrays (result's
+  // key_codes), text ones its 32-bit codes where it returned them so.
   void tuple_keys(AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   // The dictionaries of the text key columns, read from the table when no
   // raw chunk brought them (the evaluated path looks strings up in them).
@@ -233,10 +234,12 @@ class EngineAggregator final : public GroupAggregator {
   // Appends every key column of groups [0, groups): fill_block(k, begin, end,
   // out) writes key k's values (stored codes; text: dictionary codes) of
   // groups [begin, end), from several threads at once. An integer column k
-  // with take[k] set starts from that array (moved; fill may leave it).
+  // with take[k] set starts from that array, a coded text column with
+  // take_codes[k] set from that one (moved; fill may leave it).
   template <class FillBlock>
   void key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
-                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take = {}) const;
+                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take = {},
+                   const std::vector<std::vector<int32_t>*>& take_codes = {}) const;
   // Packed codes back into key columns (finalize).
   void unpack_keys(const AggregationResult& result, size_t groups, std::vector<Vector>& columns) const;
   void decode_dictionary_keys(const AggregationResult& result, size_t groups, Vector& v) const;

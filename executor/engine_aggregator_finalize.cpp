@@ -252,6 +252,7 @@ void keep_result_groups(AggregationResult& result, const std::vector<uint32_t>& 
   keep_groups(result.keys, kept, groups);
   keep_groups(result.key_valid, kept, groups);
   for (auto& codes : result.key_codes) keep_groups(codes, kept, groups);
+  for (auto& codes : result.key_codes32) keep_groups(codes, kept, groups);
   for (auto& valid : result.key_code_valid) keep_groups(valid, kept, groups);
   for (PartialStates& s : result.states) {
     keep_groups(s.count, kept, groups);

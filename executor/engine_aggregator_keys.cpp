@@ -59,6 +59,7 @@ KeyMode EngineAggregator::plan_key_columns(const TableSnapshot* table) {
     part.nullable = nulls || !known;  // no statistics: a key tuple that may hold NULLs
     part.bits = known ? key_part_bits(lo, hi, part.nullable) : 0;
     part.offset = offset;
+    part.narrow = is_text(key->type.id);  // a tuple's text values are codes: 32 bits
     fits = fits && known && part.bits < 64 && offset + part.bits <= 63;
     offset += part.bits;
     const uint64_t values = (hi >= lo ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1 : 0) + (nulls ? 1 : 0);
@@ -104,6 +105,7 @@ KeyMode EngineAggregator::plan_evaluated_tuple() {
   KeyPart part;
   part.nullable = true;
   spec_.key_parts.assign(keys_.size(), part);
+  for (size_t k = 0; k < keys_.size(); ++k) spec_.key_parts[k].narrow = is_text(keys_[k]->type.id);
   spec_.key_tuple = true;
   spec_.key_width = ColumnWidth::int64;
   spec_.key_range_known = false;
@@ -259,18 +261,32 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
   }
   std::vector<uint8_t> may_be_null(keys_.size(), 1), as_is(keys_.size(), 0);
   std::vector<std::vector<int64_t>*> take(keys_.size(), nullptr);
+  std::vector<std::vector<int32_t>*> take_codes(keys_.size(), nullptr);
   std::vector<const int64_t*> values(keys_.size(), nullptr);
+  std::vector<const int32_t*> values32(keys_.size(), nullptr);  // a column the engine returned narrow
   if (groups > 0) {  // an engine that saw no row may return no values at all
     if (result.key_codes.size() != keys_.size() || result.key_code_valid.size() != keys_.size())
       throw Error(SqlState::internal_error, "an engine's result lacks the key tuple's values");
     for (size_t k = 0; k < keys_.size(); ++k) {
       const std::vector<uint8_t>& valid = result.key_code_valid[k];
-      if (result.key_codes[k].size() < groups || (!valid.empty() && valid.size() < groups))
+      const bool narrow = k < result.key_codes32.size() && !result.key_codes32[k].empty();
+      const size_t have = narrow ? result.key_codes32[k].size() : result.key_codes[k].size();
+      if (have < groups || (!valid.empty() && valid.size() < groups))
         throw Error(SqlState::internal_error, "an engine's result lacks group values of a key tuple");
-      values[k] = result.key_codes[k].data();  // the same array once taken
+      // The same array once taken.
+      if (narrow) values32[k] = result.key_codes32[k].data();
+      else values[k] = result.key_codes[k].data();
       // Without a NULL group the column needs no NULL flags (at 1e8 groups,
       // a fresh array of 100 MB per key).
       if (valid.empty() || std::memchr(valid.data(), 0, groups) == nullptr) may_be_null[k] = 0;
+      if (narrow) {
+        // A text key's codes as the engine returned them: the column takes
+        // the array (an integer key returned narrow is widened by the fill).
+        if (!is_text(keys_[k]->type.id)) continue;
+        take_codes[k] = &result.key_codes32[k];
+        if (may_be_null[k] == 0) as_is[k] = 1;
+        continue;
+      }
       if (is_text(keys_[k]->type.id) || keys_[k]->type.id == TypeId::numeric) continue;
       // An integer key's values are the column's: the column takes the
       // engine's array, and without a NULL group uses it as it is.
@@ -283,22 +299,24 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
       [&](size_t k, size_t begin, size_t end, const KeyColumnOut& out) {
         if (as_is[k] != 0) return;
         const int64_t* from = values[k];
+        const int32_t* from32 = values32[k];
         const uint8_t* valid = result.key_code_valid[k].empty() ? nullptr : result.key_code_valid[k].data();
         for (size_t g = begin; g < end; ++g) {
           const bool present = valid == nullptr || valid[g] != 0;
-          const int64_t value = present ? from[g] : 0;
+          const int64_t value = !present ? 0 : from32 != nullptr ? from32[g] : from[g];
           if (out.nulls != nullptr) out.nulls[g] = present ? 0 : 1;
           if (out.codes != nullptr) out.codes[g] = static_cast<int32_t>(value);
           else if (out.ints != nullptr) out.ints[g] = value;
           else if (out.numerics != nullptr) out.numerics[g] = Numeric{value, numeric_scales_[k].load()};
         }
       },
-      take);
+      take, take_codes);
 }
 
 template <class FillBlock>
 void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& may_be_null, std::vector<Vector>& columns,
-                                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take) const {
+                                   FillBlock&& fill_block, const std::vector<std::vector<int64_t>*>& take,
+                                   const std::vector<std::vector<int32_t>*>& take_codes) const {
   const size_t first = columns.size();
   std::vector<KeyColumnOut> out(keys_.size());
   for (size_t k = 0; k < keys_.size(); ++k) {
@@ -313,6 +331,10 @@ void EngineAggregator::key_columns(size_t groups, const std::vector<uint8_t>& ma
     if (!text && k < take.size() && take[k] != nullptr) {
       v.ints = std::move(*take[k]);
       v.ints.resize(groups);
+      v.count = groups;
+    } else if (coded && k < take_codes.size() && take_codes[k] != nullptr) {
+      v.codes = std::move(*take_codes[k]);
+      v.codes.resize(groups);
       v.count = groups;
     } else {
       if (coded) cpu::resize_prefaulted(v.codes, groups);

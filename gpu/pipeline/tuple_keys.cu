@@ -106,11 +106,21 @@ __global__ void rehash_kernel(TableView t, uint64_t tuples) {
   }
 }
 
+// Where values_kernel writes each column's values: wide ones (int64) at
+// wide + at[c] * n, narrow ones (bit c of narrow_mask: int32) at
+// narrow + at[c] * n.
+struct ValuesOut {
+  int64_t* wide = nullptr;
+  int32_t* narrow = nullptr;
+  uint32_t narrow_mask = 0;
+  uint8_t at[kMaxDeviceKeyParts];
+};
+
 // Per group: its tuple's values per column and their validity.
 // Also ORs the NULL bits of every group into *any_null (bit c: column c
 // has a NULL group): a column without one needs no validity copied back.
 // blockDim is a multiple of 32, and every lane reaches the warp's reduction.
-__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, int64_t* values, uint8_t* valid,
+__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, ValuesOut out, uint8_t* valid,
                               uint32_t* any_null) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   uint32_t seen = 0;
@@ -119,7 +129,9 @@ __global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, int64
     const uint32_t nulls = t.nulls[id];
     seen |= nulls;
     for (int c = 0; c < t.count; ++c) {
-      values[static_cast<uint64_t>(c) * n + g] = t.values[c][id];
+      const uint64_t at = static_cast<uint64_t>(out.at[c]) * n + g;
+      if ((out.narrow_mask >> c) & 1u) out.narrow[at] = static_cast<int32_t>(t.values[c][id]);
+      else out.wide[at] = t.values[c][id];
       valid[static_cast<uint64_t>(c) * n + g] = static_cast<uint8_t>(((nulls >> c) & 1u) == 0);
     }
   }
@@ -249,30 +261,48 @@ const int64_t* TupleKeyTable::assign(const ColumnPointer* columns, const uint32_
   return out;
 }
 
-void TupleKeyTable::values_of(const int64_t* ids, size_t n, std::vector<std::vector<int64_t>>& values,
+void TupleKeyTable::values_of(const int64_t* ids, size_t n, uint32_t narrow_mask,
+                              std::vector<std::vector<int64_t>>& values, std::vector<std::vector<int32_t>>& values32,
                               std::vector<std::vector<uint8_t>>& valid, StreamHandle stream) {
   Impl& m = *impl_;
   values.assign(m.columns, {});
+  values32.assign(m.columns, {});
   valid.assign(m.columns, {});  // empty: no NULL in the column (AggregationResult::key_code_valid)
-  DeviceBuffer device_ids(std::max<size_t>(n, 1) * sizeof(int64_t), stream);
-  DeviceBuffer device_values(std::max<size_t>(n, 1) * m.columns * sizeof(int64_t), stream);
-  DeviceBuffer device_valid(std::max<size_t>(n, 1) * m.columns, stream);
+  ValuesOut out;
+  size_t wide_columns = 0, narrow_columns = 0;
+  for (size_t c = 0; c < m.columns; ++c) {
+    const bool narrow = ((narrow_mask >> c) & 1u) != 0;
+    out.at[c] = static_cast<uint8_t>(narrow ? narrow_columns++ : wide_columns++);
+  }
+  out.narrow_mask = narrow_mask;
+  const size_t rows = std::max<size_t>(n, 1);
+  DeviceBuffer device_ids(rows * sizeof(int64_t), stream);
+  DeviceBuffer device_values(rows * std::max<size_t>(wide_columns, 1) * sizeof(int64_t), stream);
+  DeviceBuffer device_values32(rows * std::max<size_t>(narrow_columns, 1) * sizeof(int32_t), stream);
+  DeviceBuffer device_valid(rows * m.columns, stream);
   DeviceBuffer device_any_null(sizeof(uint32_t), stream);
+  out.wide = device_values.get<int64_t>();
+  out.narrow = device_values32.get<int32_t>();
   const bool gather = n > 0 && m.slot_count > 0;
   // Each column's array sized (zero-filled: their pages' first touch) on a
   // thread of its own while the ids go up and the kernel runs: at 1e8 groups
   // they are gigabytes, and one thread faulting them in took most of a second.
   std::vector<std::thread> sizing;
-  for (size_t c = 0; c < m.columns; ++c) sizing.emplace_back([&values, c, n] { values[c].assign(n, 0); });
+  for (size_t c = 0; c < m.columns; ++c) {
+    const bool narrow = ((narrow_mask >> c) & 1u) != 0;
+    sizing.emplace_back([&values, &values32, c, n, narrow] {
+      if (narrow) values32[c].assign(n, 0);
+      else values[c].assign(n, 0);
+    });
+  }
   try {
     if (gather) {
       TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
       // Staged on several threads: the driver's own copy from pageable
       // memory moved the 800 MB of 1e8 ids on one.
       copy_from_pageable({HostCopy{device_ids.get(), ids, n * sizeof(int64_t)}}, stream);
-      values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n,
-                                                            device_values.get<int64_t>(), device_valid.get<uint8_t>(),
-                                                            device_any_null.get<uint32_t>());
+      values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n, out,
+                                                            device_valid.get<uint8_t>(), device_any_null.get<uint32_t>());
       TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
     }
   } catch (...) {
@@ -289,7 +319,11 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, std::vector<std::vec
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<HostCopy> copies;
   for (size_t c = 0; c < m.columns; ++c) {
-    copies.push_back(HostCopy{values[c].data(), device_values.get<int64_t>() + c * n, n * sizeof(int64_t)});
+    const size_t at = static_cast<size_t>(out.at[c]) * n;
+    if ((narrow_mask >> c) & 1u)
+      copies.push_back(HostCopy{values32[c].data(), out.narrow + at, n * sizeof(int32_t)});
+    else
+      copies.push_back(HostCopy{values[c].data(), out.wide + at, n * sizeof(int64_t)});
     if (((any_null >> c) & 1u) == 0) continue;
     valid[c].resize(n);
     copies.push_back(HostCopy{valid[c].data(), device_valid.get<uint8_t>() + c * n, n});
