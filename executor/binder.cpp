@@ -9,6 +9,7 @@
 #include "executor/array_text.hpp"
 #include "executor/ddl/type_name.hpp"
 #include "executor/record_value.hpp"
+#include "executor/row_comparison.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/interval_functions.hpp"
@@ -370,10 +371,53 @@ ExprPtr bind_column_ref(const json& ref, BindContext& context) {
 
 ExprPtr bind_node(const json& node, BindContext& context);
 
+bool is_row(const json& node) { return node.is_object() && node.contains("RowExpr"); }
+
+size_t row_size(const json& row) {
+  const json& r = row["RowExpr"];
+  return r.contains("args") ? r["args"].size() : 0;
+}
+
+// A ROW constructor's elements, each bound afresh when asked for.
+RowElement row_elements(const json& row, BindContext& context) {
+  const json* args = &row["RowExpr"]["args"];
+  return [args, &context](size_t i) { return bind_node((*args)[i], context); };
+}
+
+// (a, b) [NOT] IN ((c, d), ...): each item a row comparison, joined as
+// PostgreSQL joins them (IN: any equal; NOT IN: every one unequal).
+ExprPtr bind_row_in(const json& e, bool negated, BindContext& context) {
+  const json& row = e["lexpr"];
+  std::vector<ExprPtr> each;
+  for (const auto& item : e["rexpr"]["List"]["items"]) {
+    if (!is_row(item)) {
+      throw Error(SqlState::undefined_function,
+                  "operator does not exist: record " + std::string(negated ? "<>" : "=") + " " +
+                      format_type(bind_node(item, context)->type))
+          .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.");
+    }
+    each.push_back(make_row_comparison(negated ? "<>" : "=", row_elements(row, context), row_size(row),
+                                       row_elements(item, context), row_size(item), context));
+  }
+  if (each.size() == 1) return std::move(each.front());
+  return std::make_unique<BoolExpr>(negated ? BoolOp::and_ : BoolOp::or_, std::move(each));
+}
+
 ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
   const std::string kind = e.value("kind", "");
   const std::vector<std::string> names = name_list(e.value("name", json::array()));
   const std::string op = names.empty() ? "" : names.back();
+  if (e.contains("lexpr") && is_row(e["lexpr"]) && e.contains("rexpr")) {
+    const json& left = e["lexpr"];
+    const json& right = e["rexpr"];
+    if (kind == "AEXPR_IN") return bind_row_in(e, op == "<>", context);
+    if (is_row(right) && kind == "AEXPR_OP")
+      return make_row_comparison(op, row_elements(left, context), row_size(left), row_elements(right, context),
+                                 row_size(right), context);
+    if (is_row(right) && (kind == "AEXPR_DISTINCT" || kind == "AEXPR_NOT_DISTINCT"))
+      return make_row_distinct(kind == "AEXPR_NOT_DISTINCT", row_elements(left, context), row_size(left),
+                               row_elements(right, context), row_size(right), context);
+  }
   if (kind == "AEXPR_OP") {
     if (!e.contains("lexpr")) {
       ExprPtr right = bind_node(e["rexpr"], context);
