@@ -48,9 +48,19 @@ bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
   }
   if (has_window_call(s.value("targetList", json::array()))) return false;
   if (exists && has_aggregate_call(s.value("targetList", json::array()))) return false;
-  if (in && (s["targetList"].size() != 1 || has_aggregate_call(s["targetList"]) ||
-             (*link)["testexpr"].contains("RowExpr"))) {
-    return false;
+  // The tested values: one, or a row's elements ((a, b) IN (SELECT x, y ...)),
+  // as many as the subquery's columns.
+  std::vector<const json*> tested;
+  if (in) {
+    const json& test = (*link)["testexpr"];
+    if (test.contains("RowExpr")) {
+      const json& row = test["RowExpr"];
+      if (row.contains("args"))
+        for (const auto& element : row["args"]) tested.push_back(&element);
+    } else {
+      tested.push_back(&test);
+    }
+    if (tested.empty() || s["targetList"].size() != tested.size() || has_aggregate_call(s["targetList"])) return false;
   }
   SemiJoin semi;
   semi.kind = negated ? JoinKind::anti : JoinKind::semi;
@@ -80,12 +90,14 @@ bool FromPlanner::State::try_semi_join(const json& conjunct, BindContext& ctx) {
   std::vector<json> parts;
   if (s.contains("whereClause")) split_and(s["whereClause"], parts);
   for (const auto& p : parts) semi.conjuncts.push_back(make_conjunct(bind_condition(p, inner, "WHERE")));
-  if (in) {
-    // The tested value belongs to this query, the subquery's column to the
-    // subquery: each is bound in its own scope, then compared.
+  // Each tested value belongs to this query, the subquery's column to the
+  // subquery: each is bound in its own scope, then compared. A row matches
+  // where every pair is equal; a NULL pair matches nothing, and a WHERE
+  // drops a row whose IN is NULL as it drops one whose IN is false.
+  for (size_t i = 0; i < tested.size(); ++i) {
     std::vector<ExprPtr> sides;
-    sides.push_back(bind_expression((*link)["testexpr"], ctx));
-    sides.push_back(bind_expression(s["targetList"][0]["ResTarget"]["val"], inner));
+    sides.push_back(bind_expression(*tested[i], ctx));
+    sides.push_back(bind_expression(s["targetList"][i]["ResTarget"]["val"], inner));
     ExprPtr eq = bind_pair_equality(sides[0]->type, sides[1]->type, ctx);
     substitute(eq, sides);
     semi.conjuncts.push_back(make_conjunct(std::move(eq)));
