@@ -12,6 +12,7 @@
 #include "executor/row_comparison.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/array_functions.hpp"
+#include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
@@ -391,10 +392,7 @@ ExprPtr bind_row_in(const json& e, bool negated, BindContext& context) {
   std::vector<ExprPtr> each;
   for (const auto& item : e["rexpr"]["List"]["items"]) {
     if (!is_row(item)) {
-      throw Error(SqlState::undefined_function,
-                  "operator does not exist: record " + std::string(negated ? "<>" : "=") + " " +
-                      format_type(bind_node(item, context)->type))
-          .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.");
+      throw scalar::no_operator(negated ? "<>" : "=", SqlType{TypeId::record}, bind_node(item, context)->type);
     }
     each.push_back(make_row_comparison(negated ? "<>" : "=", row_elements(row, context), row_size(row),
                                        row_elements(item, context), row_size(item), context));

@@ -280,9 +280,8 @@ void EngineAggregator::tuple_keys(AggregationResult& result, size_t groups, std:
       // a fresh array of 100 MB per key).
       if (valid.empty() || std::memchr(valid.data(), 0, groups) == nullptr) may_be_null[k] = 0;
       if (narrow) {
-        // A text key's codes as the engine returned them: the column takes
-        // the array (an integer key returned narrow is widened by the fill).
-        if (!is_text(keys_[k]->type.id)) continue;
+        // A text key's codes (KeyPart::narrow) as the engine returned them:
+        // the column takes the array.
         take_codes[k] = &result.key_codes32[k];
         if (may_be_null[k] == 0) as_is[k] = 1;
         continue;
