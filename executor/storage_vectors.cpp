@@ -8,10 +8,11 @@ namespace tally::executor {
 
 namespace {
 
-// Appends the rows of a stored numeric column to `out`: an int64 slot
-// (numeric(p <= 18, s)) is read without asking the type per row.
-void append_stored_numerics(std::vector<Numeric>& out, const storage::ColumnVector& column) {
-  const size_t n = column.rows;
+// Appends `n` rows of a stored numeric column to `out`, row i the stored
+// row at(i): an int64 slot (numeric(p <= 18, s)) is read without asking the
+// type per row, and nothing is zeroed first (a Numeric is 32 bytes).
+template <class At>
+void append_stored_numerics(std::vector<Numeric>& out, const storage::ColumnVector& column, size_t n, At at) {
   const size_t width = static_cast<size_t>(storage_width(column.type));
   out.reserve(out.size() + n);
   const uint8_t* data = column.data.data();
@@ -19,21 +20,20 @@ void append_stored_numerics(std::vector<Numeric>& out, const storage::ColumnVect
     const int32_t scale = column.type.numeric_scale();
     for (size_t i = 0; i < n; ++i) {
       int64_t v;
-      std::memcpy(&v, data + i * sizeof v, sizeof v);
+      std::memcpy(&v, data + at(i) * sizeof v, sizeof v);
       out.push_back(Numeric{v, scale});
     }
     return;
   }
   for (size_t i = 0; i < n; ++i) {
-    const storage::StoredNumeric v = storage::load_numeric(column.type, data + i * width);
+    const storage::StoredNumeric v = storage::load_numeric(column.type, data + at(i) * width);
     out.push_back(Numeric{v.mantissa, v.scale});
   }
 }
 
-// Appends `n` rows of a stored column to `out`: row i is stored row at(i)
-// (`every_row`: at(i) = i, the column's rows in order).
+// Appends `n` rows of a stored column to `out`: row i is stored row at(i).
 template <class At>
-void append_rows(Vector& out, const storage::ColumnVector& column, SqlType type, size_t n, bool every_row, At at) {
+void append_rows(Vector& out, const storage::ColumnVector& column, SqlType type, size_t n, At at) {
   const size_t base = out.count;
   // Text stays dictionary codes (Vector::coded) while every row so far is
   // of this column's dictionary: filters, joins and group keys move int32
@@ -46,8 +46,8 @@ void append_rows(Vector& out, const storage::ColumnVector& column, SqlType type,
   }
   // Numerics are decoded straight onto the end: resizing first would zero
   // 32 bytes a row only to overwrite them.
-  const bool numerics_appended = every_row && type.id == TypeId::numeric && out.numerics.size() == base;
-  if (numerics_appended) append_stored_numerics(out.numerics, column);
+  const bool numerics_appended = type.id == TypeId::numeric && out.numerics.size() == base;
+  if (numerics_appended) append_stored_numerics(out.numerics, column, n, at);
   out.resize(base + n);
   if (column.has_nulls()) {
     if (out.nulls.empty()) out.nulls.assign(base + n, 0);
@@ -98,7 +98,7 @@ void append_rows(Vector& out, const storage::ColumnVector& column, SqlType type,
 }  // namespace
 
 void append_from_storage(Vector& out, const storage::ColumnVector& column, SqlType type) {
-  append_rows(out, column, type, column.rows, true, [](size_t i) { return i; });
+  append_rows(out, column, type, column.rows, [](size_t i) { return i; });
 }
 
 Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
@@ -110,7 +110,7 @@ Vector vector_from_storage(const storage::ColumnVector& column, SqlType type) {
 Vector vector_from_stored_rows(const storage::ColumnVector& column, const std::vector<uint32_t>& rows, SqlType type) {
   Vector out(type);
   const uint32_t* at = rows.data();
-  append_rows(out, column, type, rows.size(), false, [at](size_t i) { return static_cast<size_t>(at[i]); });
+  append_rows(out, column, type, rows.size(), [at](size_t i) { return static_cast<size_t>(at[i]); });
   return out;
 }
 

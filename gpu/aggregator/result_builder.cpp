@@ -12,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "gpu/host_steps.hpp"
 
 namespace tally::gpu::aggregator {
@@ -24,6 +27,132 @@ constexpr uint64_t kPrepareStepBytes = 256 * 1024;
 // (each a few megabytes: the threads' start is small beside one array).
 constexpr uint64_t kParallelBuildGroups = uint64_t{1} << 18;
 constexpr size_t kBuildThreads = 8;
+// The fresh pages of a large result's arrays are faulted in a megabyte at
+// a time, each piece taken by whichever core is free.
+constexpr size_t kFaultPieceBytes = size_t{1} << 20;
+
+// One array of the result: `fresh(n)` reserves n elements and returns the
+// capacity that `build(n)` will write for the first time; `build(n)` gives
+// it its n groups in one pass (a prepared array, already that large, is cut
+// to size and overwritten).
+struct ArrayJob {
+  const char* label;
+  std::function<std::pair<unsigned char*, size_t>(uint64_t)> fresh;
+  std::function<void(uint64_t)> build;
+};
+
+// The job of `out`: group i is value(i, false) for i < ng (the table
+// region), else value(direct_at + i - ng, true) (the direct region).
+template <class T, class Value>
+ArrayJob array_job(const char* label, std::vector<T>& out, uint64_t ng, uint64_t direct_at, Value value) {
+  ArrayJob job;
+  job.label = label;
+  job.fresh = [&out](uint64_t n) -> std::pair<unsigned char*, size_t> {
+    if (out.size() >= n) return {nullptr, 0};
+    out.clear();  // a partly prepared array's zeros are written again below
+    out.reserve(n);
+    return {reinterpret_cast<unsigned char*>(out.data()), n * sizeof(T)};
+  };
+  job.build = [&out, ng, direct_at, value, fresh = job.fresh](uint64_t n) {
+    if (out.size() >= n) {
+      out.resize(n);
+      T* o = out.data();
+      for (uint64_t i = 0, end = std::min(n, ng); i < end; ++i) o[i] = value(i, false);
+      for (uint64_t i = ng; i < n; ++i) o[i] = value(direct_at + (i - ng), true);
+      return;
+    }
+    // Appended into the reserved capacity: a resize would zero every
+    // element only for it to be overwritten.
+    fresh(n);
+    for (uint64_t i = 0, end = std::min(n, ng); i < end; ++i) out.push_back(value(i, false));
+    for (uint64_t i = ng; i < n; ++i) out.push_back(value(direct_at + (i - ng), true));
+  };
+  return job;
+}
+
+// The job of an array copied as it is from `src` (table region, then the
+// direct region's; `direct_zero`: zeros there instead): copied by memcpy.
+template <class T>
+ArrayJob copy_job(const char* label, std::vector<T>& out, const T* src, uint64_t ng, uint64_t direct_at,
+                  bool direct_zero) {
+  ArrayJob job = array_job(label, out, ng, direct_at, [src, direct_zero](uint64_t at, bool direct) {
+    return direct && direct_zero ? T{} : src[at];
+  });
+  job.build = [&out, src, ng, direct_at, direct_zero, fresh = job.fresh](uint64_t n) {
+    const uint64_t nd = n - std::min(n, ng);
+    if (out.size() < n) {
+      fresh(n);
+      out.insert(out.end(), src, src + (n - nd));
+      if (direct_zero) out.resize(n, T{});
+      else out.insert(out.end(), src + direct_at, src + direct_at + nd);
+      return;
+    }
+    out.resize(n);
+    std::copy(src, src + (n - nd), out.data());
+    if (direct_zero) std::fill(out.data() + (n - nd), out.data() + n, T{});
+    else std::copy(src + direct_at, src + direct_at + nd, out.data() + (n - nd));
+  };
+  return job;
+}
+
+// task(i) for every i in [0, tasks), taken in order by up to `threads`
+// threads (this one among them); the first exception (bad_alloc) is
+// rethrown here once all have stopped.
+void run_tasks(size_t threads, size_t tasks, const std::function<void(size_t)>& task) {
+  std::atomic<size_t> next{0};
+  std::mutex failed_lock;
+  std::exception_ptr failed;
+  auto work = [&] {
+    for (size_t i = next++; i < tasks; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failed_lock);
+        if (!failed) failed = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < std::min(threads, tasks); ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
+// The megabyte pieces of [first, first + bytes) that hold a page not yet
+// in memory (mincore), added to `pieces`; all of them where it cannot tell.
+void add_unfaulted_pieces(unsigned char* first, size_t bytes, std::vector<std::pair<unsigned char*, size_t>>& pieces) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(first) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(first) + bytes;
+  std::vector<unsigned char> resident((end - start + page - 1) / page);
+  const bool known = bytes > 0 && mincore(reinterpret_cast<void*>(start), end - start, resident.data()) == 0;
+  for (size_t at = 0; at < bytes; at += kFaultPieceBytes) {
+    const size_t length = std::min(kFaultPieceBytes, bytes - at);
+    const uintptr_t from = (reinterpret_cast<uintptr_t>(first + at) - start) / page;
+    const uintptr_t to = (reinterpret_cast<uintptr_t>(first + at + length) - start + page - 1) / page;
+    bool all_in = known;
+    for (uintptr_t p = from; p < to && all_in; ++p) all_in = (resident[p] & 1) != 0;
+    if (!all_in) pieces.emplace_back(first + at, length);
+  }
+}
+
+// Builds the arrays of a large result, each on a thread of its own. The
+// pages of fresh arrays are faulted in by every core first: a page fault
+// costs microseconds on a virtualized host, so a gigabyte's 262,144 of them
+// were most of the build when each array's thread took its own.
+void build_in_parallel(std::vector<ArrayJob>& jobs, uint64_t total) {
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::pair<unsigned char*, size_t>> pieces;
+  for (ArrayJob& job : jobs) {
+    const auto [first, bytes] = job.fresh(total);
+    add_unfaulted_pieces(first, bytes, pieces);
+  }
+  // Writes into the reserved capacity only to fault its pages in; build()
+  // gives the elements their values.
+  run_tasks(threads, pieces.size(), [&](size_t i) { std::memset(pieces[i].first, 0, pieces[i].second); });
+  run_tasks(std::min<size_t>(threads, kBuildThreads), jobs.size(), [&](size_t j) { jobs[j].build(total); });
+}
 }  // namespace
 
 double float_from_ordered(uint64_t bits) {
@@ -123,65 +252,29 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
     usage = now;
   };
   GroupByResult result = std::move(spare);
-  // Every array is written once: a prepared one (touched while the GPU
-  // ran) is cut to size and overwritten; else reserved and assigned,
-  // converting as it copies (a resize-then-overwrite would write every
-  // array twice).
-  // Region [0, ng) then [direct_at, direct_at + nd) of `src` into `out`.
-  auto gather = [&](const auto* src, auto& out) {
-    if (out.size() >= total) {
-      out.resize(total);
-      std::copy(src, src + ng, out.data());
-      std::copy(src + direct_at, src + direct_at + nd, out.data() + ng);
-    } else {
-      out.clear();
-      out.reserve(total);
-      out.assign(src, src + ng);
-      out.insert(out.end(), src + direct_at, src + direct_at + nd);
-    }
+  // Each result array is a job: sized to `total` (a prepared one, touched
+  // while the GPU ran, is cut to size), then filled a range of groups at a
+  // time, group i from the table region's position i or the direct region's
+  // direct_at + (i - ng).
+  std::vector<ArrayJob> jobs;
+  auto add = [&](const char* label, auto& out, auto value) {
+    jobs.push_back(array_job(label, out, ng, direct_at, value));
   };
-  // Each array is its own job: at a million groups and more they run on
-  // several threads (each array's copy and page faults on its own thread);
-  // below, one after the other with the EXPLAIN ANALYZE marks per region.
-  std::vector<std::pair<const char*, std::function<void()>>> jobs;
-  jobs.emplace_back("keys", [&] { gather(reinterpret_cast<const int64_t*>(keys), result.keys); });
-  jobs.emplace_back("null flags", [&] {
-    if (result.key_is_null.size() >= total) {
-      result.key_is_null.resize(total);
-      std::memcpy(result.key_is_null.data(), g.nulls, ng);
-      std::memset(result.key_is_null.data() + ng, 0, nd);  // the partitioned output has no NULL key
-    } else {
-      result.key_is_null.clear();
-      result.key_is_null.reserve(total);
-      result.key_is_null.assign(g.nulls, g.nulls + ng);
-      result.key_is_null.resize(total, 0);
-    }
-  });
-  // Lane `l` as one contiguous column of `total` values, each the lane's
-  // 64 bits read as signed and converted to the array's type.
-  auto column = [&](int l, auto& out) {
-    gather(reinterpret_cast<const int64_t*>(lanes + static_cast<size_t>(l) * stride), out);
+  jobs.push_back(copy_job("keys", result.keys, reinterpret_cast<const int64_t*>(keys), ng, direct_at, false));
+  // The direct region (the partitioned output) has no NULL key.
+  jobs.push_back(copy_job("null flags", result.key_is_null, g.nulls, ng, direct_at, true));
+  // Lane `l` read as signed 64-bit values, as doubles, as ordered float bits.
+  auto lane = [&](int l) { return lanes + static_cast<size_t>(l) * stride; };
+  auto ints = [&](const char* label, std::vector<int64_t>& out, int l) {
+    jobs.push_back(copy_job(label, out, reinterpret_cast<const int64_t*>(lane(l)), ng, direct_at, false));
   };
-  // Lane `l` read as doubles (the float sums) into `out`.
-  auto doubles = [&](int l, std::vector<double>& out) {
-    out.resize(total);
-    const uint64_t* src = lanes + static_cast<size_t>(l) * stride;
-    auto at = [](uint64_t bits) { return std::bit_cast<double>(bits); };
-    for (uint64_t i = 0; i < ng; ++i) out[i] = at(src[i]);
-    for (uint64_t i = 0; i < nd; ++i) out[ng + i] = at(src[direct_at + i]);
-  };
+  auto doubles = [&](int l) { return [src = lane(l)](uint64_t at, bool) { return std::bit_cast<double>(src[at]); }; };
   // Two lanes of 64-bit words as one exact sum (lo unsigned, hi signed in 2^32 units).
-  auto wide_sum = [&](int lo_lane, int hi_lane, std::vector<__int128>& out) {
-    if (out.size() < total) out.clear();  // not prepared: a fresh array
-    out.resize(total);
-    const uint64_t* lo = lanes + static_cast<size_t>(lo_lane) * stride;
-    const uint64_t* hi = lanes + static_cast<size_t>(hi_lane) * stride;
-    auto wide = [](uint64_t l, uint64_t h) {
-      return static_cast<__int128>(l) + static_cast<__int128>(static_cast<int64_t>(h)) * (static_cast<__int128>(1) << 32);
+  auto wide = [&](int lo_lane, int hi_lane) {
+    return [lo = lane(lo_lane), hi = lane(hi_lane)](uint64_t at, bool) {
+      return static_cast<__int128>(lo[at]) +
+             static_cast<__int128>(static_cast<int64_t>(hi[at])) * (static_cast<__int128>(1) << 32);
     };
-    __int128* o = out.data();
-    for (uint64_t i = 0; i < ng; ++i) o[i] = wide(lo[i], hi[i]);
-    for (uint64_t i = 0; i < nd; ++i) o[ng + i] = wide(lo[direct_at + i], hi[direct_at + i]);
   };
   static constexpr const char* kAggregateLabels[] = {"aggregate 0", "aggregate 1", "aggregate 2",
                                                      "aggregate 3", "aggregate 4", "aggregate 5",
@@ -193,7 +286,7 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
     AggregateValues& vals = result.aggregates[a];
     vals.op = as.op;
     const char* label = a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates";
-    jobs.emplace_back(label, [&, al, v = &vals] { column(al.nonnull_lane, v->nonnull); });
+    ints(label, vals.nonnull, al.nonnull_lane);
     switch (as.op) {
       case AggOp::count_star:
       case AggOp::count:
@@ -204,72 +297,52 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
       case AggOp::min:
       case AggOp::max:
         vals.value.clear();
-        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->extreme); });
+        ints(label, vals.extreme, al.value_lane);
         break;
       case AggOp::sum:
       case AggOp::avg:
         vals.extreme.clear();
         // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
-        if (al.value_hi_lane >= 0) jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.value_lane, al.value_hi_lane, v->value); });
-        else jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
+        if (al.value_hi_lane >= 0) add(label, vals.value, wide(al.value_lane, al.value_hi_lane));
+        else add(label, vals.value, [src = lane(al.value_lane)](uint64_t at, bool) {
+          return static_cast<__int128>(static_cast<int64_t>(src[at]));
+        });
         break;
       case AggOp::sum_float:
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
+        add(label, vals.real, doubles(al.value_lane));
         break;
       case AggOp::min_float:
       case AggOp::max_float:
-        jobs.emplace_back(label, [&, al, v = &vals] {
-          v->real.resize(total);
-          const uint64_t* src = lanes + static_cast<size_t>(al.value_lane) * stride;
-          for (uint64_t i = 0; i < ng; ++i) v->real[i] = float_from_ordered(src[i]);
-          for (uint64_t i = 0; i < nd; ++i) v->real[ng + i] = float_from_ordered(src[direct_at + i]);
-        });
+        add(label, vals.real, [src = lane(al.value_lane)](uint64_t at, bool) { return float_from_ordered(src[at]); });
         break;
       case AggOp::moments_int:
-        jobs.emplace_back(label, [&, al, v = &vals] { column(al.value_lane, v->value); });
-        jobs.emplace_back(label, [&, al, v = &vals] { wide_sum(al.square_lane, al.square_hi_lane, v->value2); });
+        add(label, vals.value, [src = lane(al.value_lane)](uint64_t at, bool) {
+          return static_cast<__int128>(static_cast<int64_t>(src[at]));
+        });
+        add(label, vals.value2, wide(al.square_lane, al.square_hi_lane));
         break;
       case AggOp::moments_float:
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->real); });
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->squares); });
+        add(label, vals.real, doubles(al.value_lane));
+        add(label, vals.squares, doubles(al.square_lane));
         break;
       case AggOp::moments2:
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.value_lane, v->sum_x); });
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.square_lane, v->sum_xx); });
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.y_lane, v->sum_y); });
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.yy_lane, v->sum_yy); });
-        jobs.emplace_back(label, [&, al, v = &vals] { doubles(al.xy_lane, v->sum_xy); });
+        add(label, vals.sum_x, doubles(al.value_lane));
+        add(label, vals.sum_xx, doubles(al.square_lane));
+        add(label, vals.sum_y, doubles(al.y_lane));
+        add(label, vals.sum_yy, doubles(al.yy_lane));
+        add(label, vals.sum_xy, doubles(al.xy_lane));
         break;
     }
   }
   if (total < kParallelBuildGroups) {
     for (size_t j = 0; j < jobs.size(); ++j) {
-      jobs[j].second();
+      jobs[j].build(total);
       // One mark per region: after its last job.
-      if (j + 1 == jobs.size() || jobs[j + 1].first != jobs[j].first) region(jobs[j].first);
+      if (j + 1 == jobs.size() || jobs[j + 1].label != jobs[j].label) region(jobs[j].label);
     }
   } else {
-    // Jobs taken in order by up to kBuildThreads threads (this one among them).
-    std::atomic<size_t> next{0};
-    std::mutex failed_lock;
-    std::exception_ptr failed;  // the first job's exception (bad_alloc), rethrown here
-    auto work = [&] {
-      for (size_t j = next++; j < jobs.size(); j = next++) {
-        try {
-          jobs[j].second();
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(failed_lock);
-          if (!failed) failed = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> helpers;
-    const size_t extra = std::min(jobs.size(), kBuildThreads) - 1;
-    for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
-    work();
-    for (std::thread& t : helpers) t.join();
-    if (failed) std::rethrow_exception(failed);
-    if (timed) host_mark("arrays built", static_cast<long>(jobs.size()), "jobs in parallel");
+    build_in_parallel(jobs, total);
+    if (timed) host_mark("arrays built", static_cast<long>(jobs.size()), "arrays, their fresh pages faulted in on every core");
   }
   if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
   return result;
