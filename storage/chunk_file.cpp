@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "storage/bit_packing.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/crc32c.hpp"
 #include "storage/decimal_float.hpp"
@@ -25,16 +26,20 @@ struct Header {
 };
 static_assert(sizeof(Header) == 40);
 
-// Follows Header in version 3.
+// Follows Header in versions 3 (its first 16 bytes) and 4.
 struct FrameHeader {
   uint32_t width;
   uint32_t exponent;  // float8 in decimal form: values are integers / 10^exponent; 0 otherwise
   int64_t reference;
+  uint32_t bits;      // version 4: bits per stored distance (bit_packing.hpp); 0 when native
+  uint32_t reserved;  // 0
 };
-static_assert(sizeof(FrameHeader) == 16);
+static_assert(sizeof(FrameHeader) == 24);
+constexpr size_t byte_frame_header_bytes = 16;
 
 constexpr char magic[4] = {'T', 'L', 'Y', 'C'};
-constexpr uint32_t frame_version = 3;
+constexpr uint32_t byte_frame_version = 3;  // distances in whole bytes
+constexpr uint32_t frame_version = 4;       // distances bit-packed
 
 // Rows a frame-encoded column is encoded or decoded at a time: a block of
 // at most 256 KiB stays in a core's cache between encoding and write(2).
@@ -60,7 +65,7 @@ bool framed_type(SqlType type) { return frame_native_width(type) != 0 || type.id
 // The version a file of this type may have been written with by this or an
 // earlier writer.
 bool readable_version(SqlType type, uint32_t version) {
-  if (framed_type(type)) return version == frame_version || version == 1;
+  if (framed_type(type)) return version == frame_version || version == byte_frame_version || version == 1;
   return version == chunk_file_version_for(type);
 }
 
@@ -73,6 +78,20 @@ DecimalFrame choose_stored_form(const ColumnVector& column) {
     return DecimalFrame{0, Frame{0, native}};
   }
   return DecimalFrame{0, choose_frame(column)};
+}
+
+// Bits a stored distance takes: a version-3 frame's whole bytes, a
+// version-4 frame's bits (none where stored natively).
+uint32_t stored_bits(uint32_t version, const Frame& frame, uint32_t native) {
+  if (frame.width == native) return 8 * native;
+  return version == byte_frame_version ? 8 * frame.width : frame.bits;
+}
+
+// Whether a version-4 frame's bits are those the writer gives its width:
+// more than the next narrower width holds, at most this one's.
+bool valid_bits(const Frame& frame, uint32_t native) {
+  if (frame.width == native || frame.width == 0) return frame.bits == 0;
+  return frame.bits > 8 * (frame.width - 1) && frame.bits <= 8 * frame.width;
 }
 
 bool valid_stored_form(SqlType type, const DecimalFrame& form) {
@@ -100,16 +119,18 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
   const std::vector<uint8_t> bits = validity_bits(column);
   h.validity_bytes = bits.size();
   FrameHeader frame_header{};
-  DecimalFrame form{0, Frame{0, static_cast<uint32_t>(storage_width(column.type))}};
+  const auto native = static_cast<uint32_t>(storage_width(column.type));
+  DecimalFrame form{0, Frame{0, native}};
   if (h.version == frame_version) {
     form = choose_stored_form(column);
     frame_header.width = form.frame.width;
     frame_header.exponent = form.exponent;
     frame_header.reference = form.frame.reference;
-    h.data_bytes = column.rows * form.frame.width;
+    frame_header.bits = form.frame.width == native ? 0 : form.frame.bits;
+    if (form.frame.width != native) h.data_bytes = packed_bytes(column.rows, form.frame.bits);
   }
   const Frame frame = form.frame;
-  const bool framed = frame.width != static_cast<uint32_t>(storage_width(column.type));
+  const bool framed = frame.width != native;
   const size_t frame_bytes = h.version == frame_version ? sizeof frame_header : 0;
   File f = File::create(path);
   uint32_t crc = crc32c(0, &h, sizeof h);
@@ -120,15 +141,20 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
     crc = crc32c(crc, column.data.data(), column.data.size());
     f.write(column.data.data(), column.data.size());
   } else if (frame.width != 0) {
-    // Encoded a block at a time into a buffer that stays in cache, and
-    // checksummed there: no second copy of the column in memory.
-    std::vector<uint8_t> block(std::min<size_t>(column.rows, rows_per_block) * frame.width);
+    // Encoded and packed a block at a time into buffers that stay in cache,
+    // and checksummed there: no second copy of the column in memory. A
+    // block's rows are a multiple of 8, so each starts on a whole byte.
+    const size_t block_rows = std::min<size_t>(column.rows, rows_per_block);
+    std::vector<uint8_t> distances(block_rows * frame.width);
+    std::vector<uint8_t> packed(packed_bytes(block_rows, frame.bits));
     for (size_t begin = 0; begin < column.rows; begin += rows_per_block) {
       const size_t count = std::min(rows_per_block, column.rows - begin);
-      if (column.type.id == TypeId::float8) encode_decimal(column, form, begin, count, block.data());
-      else encode_frame(column, frame, begin, count, block.data());
-      crc = crc32c(crc, block.data(), count * frame.width);
-      f.write(block.data(), count * frame.width);
+      if (column.type.id == TypeId::float8) encode_decimal(column, form, begin, count, distances.data());
+      else encode_frame(column, frame, begin, count, distances.data());
+      pack_bits(distances.data(), frame.width, count, frame.bits, packed.data());
+      const size_t bytes = packed_bytes(count, frame.bits);
+      crc = crc32c(crc, packed.data(), bytes);
+      f.write(packed.data(), bytes);
     }
   }
   crc = crc32c(crc, bits.data(), bits.size());
@@ -153,16 +179,21 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
   if (!readable_version(type, h.version))
     corrupted(what, path, "unsupported format version " + std::to_string(h.version));
   const size_t native = static_cast<size_t>(storage_width(type));
-  FrameHeader frame_header{0, 0, 0};
+  FrameHeader frame_header{};
   frame_header.width = static_cast<uint32_t>(native);
-  const size_t frame_bytes = h.version == frame_version ? sizeof frame_header : 0;
-  if (frame_bytes != 0 && !f.read_exact(&frame_header, sizeof frame_header)) corrupted(what, path, "file is truncated");
-  const DecimalFrame form{frame_header.exponent, Frame{frame_header.reference, frame_header.width}};
+  const size_t frame_bytes = h.version == frame_version        ? sizeof frame_header
+                             : h.version == byte_frame_version ? byte_frame_header_bytes
+                                                               : 0;
+  if (frame_bytes != 0 && !f.read_exact(&frame_header, frame_bytes)) corrupted(what, path, "file is truncated");
+  const DecimalFrame form{frame_header.exponent, Frame{frame_header.reference, frame_header.width, frame_header.bits}};
   const Frame frame = form.frame;
   // The form is checked here, before the checksum, only so that the sizes
   // below are sane; the checksum then vouches for the stored bytes.
   if (frame_bytes != 0 && !valid_stored_form(type, form)) corrupted(what, path, "header has an invalid stored width");
-  if (h.type_oid != type_oid(type.id) || h.rows != expected_rows || h.data_bytes != h.rows * frame.width ||
+  if (h.version == frame_version && (!valid_bits(frame, static_cast<uint32_t>(native)) || frame_header.reserved != 0))
+    corrupted(what, path, "header has an invalid stored width");
+  const uint32_t value_bits = stored_bits(h.version, frame, static_cast<uint32_t>(native));
+  if (h.type_oid != type_oid(type.id) || h.rows != expected_rows || h.data_bytes != packed_bytes(h.rows, value_bits) ||
       (h.validity_bytes != 0 && h.validity_bytes != (h.rows + 7) / 8))
     corrupted(what, path, "header does not match the catalog");
   const size_t expected_size = sizeof h + frame_bytes + h.data_bytes + h.validity_bytes + sizeof(uint32_t);
@@ -178,15 +209,24 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
     if (!f.read_exact(col.data.data(), col.data.size())) corrupted(what, path, "file is truncated");
     crc = crc32c(crc, col.data.data(), col.data.size());
   } else {
-    // Read, checksummed and decoded a block at a time (see write_chunk_file);
-    // nothing is returned before the whole file's checksum matched.
-    std::vector<uint8_t> block(std::min<size_t>(col.rows, rows_per_block) * frame.width);
+    // Read, checksummed, unpacked and decoded a block at a time (see
+    // write_chunk_file); nothing is returned before the whole file's
+    // checksum matched.
+    const size_t block_rows = std::min<size_t>(col.rows, rows_per_block);
+    std::vector<uint8_t> block(packed_bytes(block_rows, value_bits) + packed_slack_bytes);
+    std::vector<uint8_t> distances(value_bits == 8 * frame.width ? 0 : block_rows * frame.width);
     for (size_t begin = 0; begin < col.rows; begin += rows_per_block) {
       const size_t count = std::min(rows_per_block, col.rows - begin);
-      if (!f.read_exact(block.data(), count * frame.width)) corrupted(what, path, "file is truncated");
-      crc = crc32c(crc, block.data(), count * frame.width);
-      if (type.id == TypeId::float8) decode_decimal(block.data(), form, begin, count, col);
-      else decode_frame(block.data(), frame, begin, count, col);
+      const size_t bytes = packed_bytes(count, value_bits);
+      if (!f.read_exact(block.data(), bytes)) corrupted(what, path, "file is truncated");
+      crc = crc32c(crc, block.data(), bytes);
+      const uint8_t* in = block.data();
+      if (!distances.empty()) {
+        unpack_bits(block.data(), value_bits, count, frame.width, distances.data());
+        in = distances.data();
+      }
+      if (type.id == TypeId::float8) decode_decimal(in, form, begin, count, col);
+      else decode_frame(in, frame, begin, count, col);
     }
   }
   std::vector<uint8_t> bits(h.validity_bytes);

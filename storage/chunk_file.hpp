@@ -1,13 +1,16 @@
 #pragma once
 // One column of one chunk on disk (DESIGN.md section 4):
 //   header  "TLYC", format version, type OID, typmod, rows, data bytes,
-//           validity bytes (all little-endian; 40 bytes); version 3 adds
-//           the stored width of a value, a decimal exponent (float8) and
-//           the frame's reference (int64): 16 bytes
-//   data    rows values: natively (text: int32 codes) or, in version 3,
-//           as distances from the reference in the stored width: of the
-//           values (storage/frame_encoding.hpp) or, for float8, of the
-//           integers value * 10^exponent (storage/decimal_float.hpp)
+//           validity bytes (all little-endian; 40 bytes); version 4 adds
+//           the stored width of a distance in bytes, a decimal exponent
+//           (float8), the frame's reference (int64), the bits a distance is
+//           stored in and 4 zero bytes: 24 bytes (version 3: the first 16)
+//   data    rows values: natively (text: int32 codes) or, from version 3, as
+//           distances from the reference: of the values
+//           (storage/frame_encoding.hpp) or, for float8, of the integers
+//           value * 10^exponent (storage/decimal_float.hpp); version 3 in
+//           the width's whole bytes, version 4 bit-packed in `bits` bits
+//           each (storage/bit_packing.hpp)
 //   validity  bitmap, bit i set = row i non-NULL; absent when no NULLs
 //   footer  CRC32C of everything before it (the stored bytes, as written)
 // A file whose header, length or checksum does not match is corrupted and is
@@ -22,9 +25,10 @@ namespace tally::storage {
 // (int128 slots, see storage_width(SqlType)); a reader that predates them
 // stops at the version instead of reading 16- or 24-byte slots as int64.
 // Version 3: integer-like columns (frame_native_width(type) != 0) in their
-// frame-of-reference form, float8 in decimal form where the chunk has one;
-// version-1 files of those types stay readable.
-constexpr uint32_t chunk_file_format_version = 3;
+// frame-of-reference form, float8 in decimal form where the chunk has one.
+// Version 4: the same, the distances bit-packed. Version-1 and version-3
+// files of those types stay readable.
+constexpr uint32_t chunk_file_format_version = 4;
 // The version a column of this type is written with (float4 keeps version 1
 // and wide numerics version 2, so their files read as before).
 uint32_t chunk_file_version_for(SqlType type);

@@ -106,6 +106,7 @@ std::optional<DecimalFrame> choose_decimal_frame(const ColumnVector& column) {
   const uint64_t distance = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   decimal.frame.reference = lo;
   decimal.frame.width = narrowest_frame_width(distance);
+  decimal.frame.bits = static_cast<uint32_t>(std::bit_width(distance));
   if (decimal.frame.width == 8) return std::nullopt;
   return decimal;
 }

@@ -1,6 +1,7 @@
 #include "storage/frame_encoding.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -44,9 +45,10 @@ Frame frame_of(const ColumnVector& col) {
     }
   }
   if (lo > hi) return Frame{0, 0};  // no rows, or all NULL: nothing to store
-  const uint32_t width = narrowest_frame_width(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
-  if (width >= sizeof(T)) return Frame{0, static_cast<uint32_t>(sizeof(T))};
-  return Frame{lo, width};
+  const uint64_t distance = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  const uint32_t width = narrowest_frame_width(distance);
+  if (width >= sizeof(T)) return Frame{0, static_cast<uint32_t>(sizeof(T)), 0};
+  return Frame{lo, width, static_cast<uint32_t>(std::bit_width(distance))};
 }
 
 // Distances are taken in T's unsigned type: the reference is a value of T

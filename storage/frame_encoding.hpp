@@ -20,14 +20,17 @@ uint32_t frame_native_width(SqlType type);
 
 struct Frame {
   int64_t reference = 0;  // the smallest non-NULL value (0 when stored natively or all NULL)
-  uint32_t width = 0;     // stored bytes per value: 0, 1, 2, 3, 4 or the native width
+  uint32_t width = 0;     // bytes per distance: 0, 1, 2, 3, 4 or the native width
+  // Bits of the largest distance (bit_packing.hpp: what a distance is stored
+  // in); 0 when stored natively.
+  uint32_t bits = 0;
 };
 
 // The frame of column (integer-like): the narrowest width that holds every
 // non-NULL value's distance from the smallest.
 Frame choose_frame(const ColumnVector& column);
 
-// Writes rows [begin, begin + count) of column as stored values of width
+// Writes rows [begin, begin + count) of column as distances of width
 // frame.width (narrower than the native width) to out; NULL rows as 0.
 void encode_frame(const ColumnVector& column, Frame frame, size_t begin, size_t count, uint8_t* out);
 

@@ -1,6 +1,7 @@
 // Chunk column files: every integer-like type in every stored width of its
 // frame-of-reference form (storage/frame_encoding.hpp), the edges of each
-// width, NULLs, old-version files and corruption.
+// width, the distances' bit packing (storage/bit_packing.hpp), NULLs,
+// old-version files and corruption.
 #include "storage/chunk_file.hpp"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t header_bytes = 40;
-constexpr size_t frame_header_bytes = 16;
+constexpr size_t frame_header_bytes = 24;
 
 class ChunkFileTest : public ::testing::Test {
  protected:
@@ -63,10 +64,34 @@ ColumnVector column(SqlType type, const std::vector<int64_t>& values, const std:
   return col;
 }
 
+// A uint32 of the file at `offset`.
+uint32_t read_u32(const std::string& file, size_t offset) {
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  uint32_t v = 0;
+  in.read(reinterpret_cast<char*>(&v), sizeof v);
+  return v;
+}
+
+// The bytes of the file's stored values (the file less its header, frame
+// header, bitmap and checksum).
+size_t payload_of(const std::string& file, const ColumnVector& col) {
+  const size_t bitmap = col.has_nulls() ? (col.rows + 7) / 8 : 0;
+  return fs::file_size(file) - header_bytes - frame_header_bytes - bitmap - 4;
+}
+
+// The bits a distance is stored in, as the frame header says.
+uint32_t stored_bits_of(const std::string& file) { return read_u32(file, header_bytes + 16); }
+
+// The stored width of a value in bytes, as the frame header says, after
+// checking the file holds the values in the bits it says (a natively stored
+// column in its whole bytes).
 size_t stored_width_of(const std::string& file, const ColumnVector& col) {
-  const size_t bits = col.has_nulls() ? (col.rows + 7) / 8 : 0;
-  const size_t payload = fs::file_size(file) - header_bytes - frame_header_bytes - bits - 4;
-  return col.rows == 0 ? 0 : payload / col.rows;
+  const uint32_t width = read_u32(file, header_bytes);
+  const uint32_t bits = width == static_cast<uint32_t>(storage_width(col.type)) ? 8 * width : stored_bits_of(file);
+  EXPECT_LE(bits, 8 * width);
+  EXPECT_EQ(payload_of(file, col), (col.rows * bits + 7) / 8) << "bits " << bits;
+  return width;
 }
 
 // Writes col, reads it back, checks every value and NULL, and returns the
@@ -162,6 +187,50 @@ TEST_F(ChunkFileTest, NullSlotsReadAsZero) {
   EXPECT_EQ(back.values<int64_t>()[1], 0);
   EXPECT_EQ(back.values<int64_t>()[3], 102);
   EXPECT_EQ(stored_width_of(path(), col), 1u);
+}
+
+// The largest distance's bits, every distance packed in them: 7 bits for a
+// hundred values, 20 for a million, 1 for two.
+TEST_F(ChunkFileTest, DistancesPackedInTheBitsOfTheLargest) {
+  struct Case {
+    SqlType type;
+    int64_t lo, span;
+    uint32_t bits;
+  };
+  for (const Case& c : {Case{{TypeId::int4}, 1, 99, 7}, Case{{TypeId::int4}, 5, 1, 1}, Case{{TypeId::int4}, -7, 128, 8},
+                        Case{{TypeId::text}, 0, 999999, 20}, Case{{TypeId::int8}, -(int64_t{1} << 40), 4095, 12},
+                        Case{{TypeId::int8}, 3, (int64_t{1} << 31) + 5, 32}, Case{{TypeId::int2}, -100, 100, 7},
+                        Case{{TypeId::date}, 7000, (1 << 17) + 1, 18}}) {
+    SCOPED_TRACE("type oid " + std::to_string(type_oid(c.type.id)) + " span " + std::to_string(c.span));
+    for (const size_t rows : {size_t{1}, size_t{7}, size_t{9}, size_t{1000}, (size_t{1} << 16) + 3}) {
+      std::vector<int64_t> values(rows);
+      std::vector<bool> nulls(rows);
+      for (size_t i = 0; i < rows; ++i) {
+        values[i] = c.lo + static_cast<int64_t>((i * 2654435761u) % static_cast<uint64_t>(c.span + 1));
+        nulls[i] = rows > 9 && i % 97 == 5;
+      }
+      values[rows - 1] = c.lo + c.span;  // the largest distance
+      if (rows > 1) values[0] = c.lo;
+      nulls[rows - 1] = false;
+      if (rows > 1) nulls[0] = false;
+      round_trip(path(), column(c.type, values, nulls));
+      EXPECT_EQ(stored_bits_of(path()), rows == 1 ? 0u : c.bits) << rows << " rows";
+    }
+  }
+  // H2O's v3 (four digits under 100): 20 bits of a 3-byte width.
+  std::vector<double> v3;
+  for (int i = 0; i <= 1000; ++i) v3.push_back((i * 999999 / 1000) / 10000.0);
+  write_chunk_file(path(), [&] {
+    ColumnVector col;
+    col.type = {TypeId::float8};
+    col.rows = v3.size();
+    col.data.resize(v3.size() * 8);
+    std::memcpy(col.data.data(), v3.data(), col.data.size());
+    return col;
+  }());
+  EXPECT_EQ(stored_bits_of(path()), 20u);
+  const ColumnVector back = read_chunk_file(path(), {TypeId::float8}, v3.size(), "f");
+  EXPECT_EQ(std::memcmp(back.data.data(), v3.data(), v3.size() * 8), 0);
 }
 
 TEST_F(ChunkFileTest, ManyRowsAcrossBlocks) {
@@ -325,6 +394,51 @@ TEST_F(ChunkFileTest, VersionOneFilesStillRead) {
   EXPECT_EQ(read_chunk_file(path(), f8.type, 3, "old column").data, f8.data);
 }
 
+// A file as the version-3 writer made it: the frame header's first 16 bytes
+// and the distances in whole bytes of `width`.
+void write_version_3(const std::string& file, SqlType type, const std::vector<uint32_t>& distances, uint32_t width,
+                     int64_t reference) {
+  struct {
+    char magic[4] = {'T', 'L', 'Y', 'C'};
+    uint32_t version = 3;
+    uint32_t type_oid;
+    int32_t typmod;
+    uint64_t rows, data_bytes, validity_bytes = 0;
+  } h;
+  struct {
+    uint32_t width, exponent = 0;
+    int64_t reference;
+  } frame;
+  static_assert(sizeof h == header_bytes && sizeof frame == 16);
+  h.type_oid = type_oid(type.id);
+  h.typmod = type.typmod;
+  h.rows = distances.size();
+  h.data_bytes = distances.size() * width;
+  frame.width = width;
+  frame.reference = reference;
+  std::vector<uint8_t> data(h.data_bytes);
+  for (size_t i = 0; i < distances.size(); ++i) std::memcpy(data.data() + i * width, &distances[i], width);
+  uint32_t crc = crc32c(0, &h, sizeof h);
+  crc = crc32c(crc, &frame, sizeof frame);
+  crc = crc32c(crc, data.data(), data.size());
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  out.write(reinterpret_cast<const char*>(&frame), sizeof frame);
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  out.write(reinterpret_cast<const char*>(&crc), sizeof crc);
+}
+
+TEST_F(ChunkFileTest, VersionThreeFilesStillRead) {
+  write_version_3(path(), {TypeId::int4}, {0, 200, 100, 7}, 1, 1000);
+  ColumnVector back = read_chunk_file(path(), {TypeId::int4}, 4, "old column");
+  EXPECT_EQ(std::vector<int32_t>(back.values<int32_t>(), back.values<int32_t>() + 4),
+            (std::vector<int32_t>{1000, 1200, 1100, 1007}));
+  write_version_3(path(), {TypeId::int8}, {0, 70000, 16777215}, 3, -5);
+  back = read_chunk_file(path(), {TypeId::int8}, 3, "old column");
+  EXPECT_EQ(std::vector<int64_t>(back.values<int64_t>(), back.values<int64_t>() + 3),
+            (std::vector<int64_t>{-5, 69995, 16777210}));
+}
+
 void expect_corrupted(const std::string& file, SqlType type, uint64_t rows, const std::string& why) {
   try {
     read_chunk_file(file, type, rows, "chunk 1 of table \"t\"");
@@ -374,6 +488,21 @@ TEST_F(ChunkFileTest, CorruptionIsDetected) {
   fresh();
   const uint32_t native = 4;  // the native width with a non-zero reference
   patch(file, header_bytes, &native, sizeof native);
+  expect_corrupted(file, type, 4, "invalid stored width");
+
+  fresh();
+  const uint32_t bits_of_two_bytes = 9;  // more bits than the 1-byte width holds
+  patch(file, header_bytes + 16, &bits_of_two_bytes, sizeof bits_of_two_bytes);
+  expect_corrupted(file, type, 4, "invalid stored width");
+
+  fresh();
+  const uint32_t no_bits = 0;  // a 1-byte width in no bits
+  patch(file, header_bytes + 16, &no_bits, sizeof no_bits);
+  expect_corrupted(file, type, 4, "invalid stored width");
+
+  fresh();
+  const uint32_t reserved = 1;
+  patch(file, header_bytes + 20, &reserved, sizeof reserved);
   expect_corrupted(file, type, 4, "invalid stored width");
 
   fresh();

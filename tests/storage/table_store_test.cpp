@@ -214,7 +214,7 @@ TEST_F(TableStoreTest, CorruptionIsReportedNeverRead) {
   const auto path = store_->chunk_path(oid, catalog_->find_table(oid)->chunks[0].chunk_id, 0);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(57);  // a stored value of id (after the 40-byte header and the 16-byte frame)
+    f.seekp(65);  // a stored value of id (after the 40-byte header and the 24-byte frame)
     f.put('\x7f');
   }
   open();
@@ -386,8 +386,8 @@ TEST_F(TableStoreTest, WideNumericColumnsRoundTripWithTheirScales) {
     }
   }
   EXPECT_EQ(row, 6u);
-  // The wide columns' files are format version 2, the int64 one version 3
-  // (frame of reference, storage/frame_encoding.hpp).
+  // The wide columns' files are format version 2, the int64 one version 4
+  // (frame of reference, storage/frame_encoding.hpp, bit-packed).
   const auto version_of = [&](int column) {
     std::ifstream f(store_->chunk_path(oid, snap->chunks[0].chunk_id, column), std::ios::binary);
     char header[8];
@@ -398,7 +398,7 @@ TEST_F(TableStoreTest, WideNumericColumnsRoundTripWithTheirScales) {
   };
   EXPECT_EQ(version_of(0), 2u);
   EXPECT_EQ(version_of(1), 2u);
-  EXPECT_EQ(version_of(2), 3u);
+  EXPECT_EQ(version_of(2), 4u);
 }
 
 }  // namespace
