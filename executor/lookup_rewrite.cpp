@@ -544,7 +544,7 @@ std::shared_ptr<const LookupForm> plan_lookup_form(const SelectPlan& plan, const
     above.replace = [&](const Expr& node) -> ExprPtr {
       const auto* s = dynamic_cast<const SubqueryExpr*>(&node);
       if (s == nullptr) return nullptr;
-      if (!s->correlated.empty() || s->left) {
+      if (!s->correlated.empty() || s->left || !s->row_left.empty()) {
         above.failed = true;
         return nullptr;
       }

@@ -37,6 +37,7 @@ void for_each_child(Expr& e, const std::function<void(Expr&)>& fn) {
   else if (auto* s = dynamic_cast<SubqueryExpr*>(&e)) {
     all(s->correlated);
     if (s->left) fn(*s->left);
+    all(s->row_left);
   }
 }
 

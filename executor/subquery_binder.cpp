@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/project_set.hpp"
+#include "executor/row_comparison.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/subquery_expr.hpp"
 
@@ -37,6 +38,30 @@ ExprPtr bind_comparison(const std::string& op, SqlType left, SqlType right, cons
                        {"lexpr", ref("l")},
                        {"rexpr", ref("r")}}}};
   return bind_condition(node, context, "ANY/ALL");
+}
+
+// `(l0, l1, ...) op (r0, r1, ...)` over an input [l0 .. ln-1, r0 .. rn-1]: a
+// row compared with each of a subquery's rows (row_comparison.hpp).
+ExprPtr bind_row_comparison(const std::string& op, const std::vector<SqlType>& left, const std::vector<SqlType>& right,
+                            const BindContext& base) {
+  BindContext context;
+  context.parameter_types = base.parameter_types;
+  context.settings = base.settings;
+  auto named = [](char side, size_t i) {
+    std::string name(1, side);
+    name += std::to_string(i);
+    return name;
+  };
+  for (size_t i = 0; i < left.size(); ++i) context.columns.push_back({named('l', i), left[i]});
+  for (size_t i = 0; i < right.size(); ++i) context.columns.push_back({named('r', i), right[i]});
+  auto side = [&context, named](char prefix) -> RowElement {
+    return [&context, named, prefix](size_t i) {
+      const std::string name = named(prefix, i);
+      return bind_expression(json{{"ColumnRef", {{"fields", json::array({json{{"String", {{"sval", name}}}}})}}}},
+                             context);
+    };
+  };
+  return make_row_comparison(op, side('l'), left.size(), side('r'), right.size(), context);
 }
 
 }  // namespace
@@ -115,7 +140,10 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   else if (link_type == "ARRAY_SUBLINK") kind = SubqueryKind::array;
   else throw Error(SqlState::feature_not_supported, "row comparison subqueries are not supported");
 
-  if (sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr")) {
+  // (a, b) op ANY / ALL (SELECT x, y ...) compares rows; a row with a
+  // subquery of another kind (`(a, b) = (SELECT x, y)`) is not taken.
+  const bool row = sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr");
+  if (row && kind != SubqueryKind::any && kind != SubqueryKind::all) {
     throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
   }
   auto count = std::make_shared<size_t>(0);
@@ -142,7 +170,11 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   *count = correlated.size();
 
   SqlType type{TypeId::boolean};
-  if (kind != SubqueryKind::exists) {
+  if (row) {
+    const size_t elements = sublink["testexpr"]["RowExpr"].value("args", json::array()).size();
+    if (plan->visible > elements) throw Error(SqlState::syntax_error, "subquery has too many columns");
+    if (plan->visible < elements) throw Error(SqlState::syntax_error, "subquery has too few columns");
+  } else if (kind != SubqueryKind::exists) {
     if (plan->visible != 1) throw Error(SqlState::syntax_error, "subquery must return only one column");
     if (kind == SubqueryKind::scalar) type = plan->outputs[0]->type;
     // ARRAY(SELECT ...): held as a text[] of the values' text forms (array_text.hpp).
@@ -160,6 +192,21 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
     const json& test = sublink["testexpr"];
     std::string op = "=";
     if (sublink.contains("operName")) op = sublink["operName"].back()["String"].value("sval", "=");
+    if (row) {
+      // Hashed where every pair has one type: the rows' values are then
+      // compared as they are.
+      std::vector<SqlType> left_types, right_types;
+      expr->row_hashable = kind == SubqueryKind::any && op == "=";
+      for (const auto& element : test["RowExpr"]["args"]) {
+        expr->row_left.push_back(bind_expression(element, context));
+        left_types.push_back(expr->row_left.back()->type);
+        right_types.push_back(expr->plan->outputs[right_types.size()]->type);
+        expr->row_hashable = expr->row_hashable && left_types.back() == right_types.back();
+      }
+      expr->compare = bind_row_comparison(op, left_types, right_types, context);
+      registry.push_back(expr.get());
+      return expr;
+    }
     expr->left = bind_expression(test, context);
     expr->compare = bind_comparison(op, expr->left->type, expr->plan->outputs[0]->type, context);
     const auto* f = dynamic_cast<const FunctionExpr*>(expr->compare.get());

@@ -31,8 +31,14 @@ struct SubqueryExpr::Result {
   size_t rows = 0;
   Vector values;                       // column 0 (scalar, ANY, ALL)
   std::vector<Vector> normalized;      // ANY with equality: the values as compared
-  KeyChains chains;                    // over `normalized`
+  KeyChains chains;                    // over `normalized`, or a row form's `columns`
   bool any_null = false;
+  // A row form (row_left): every column, and the rows that hold a NULL
+  // (their columns gathered): no hash finds them, yet they make a row's
+  // = ANY NULL rather than false.
+  std::vector<Vector> columns;
+  std::vector<Vector> null_row_columns;
+  size_t null_rows = 0;
 };
 
 struct SubqueryExpr::Groups {
@@ -113,6 +119,19 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
   if (kind == SubqueryKind::scalar && rs.rows > 1) {
     throw Error(SqlState::cardinality_violation, "more than one row returned by a subquery used as an expression");
   }
+  if (!row_left.empty()) {
+    rs.columns.resize(row_left.size());
+    result->columns = std::move(rs.columns);
+    std::vector<uint32_t> null_rows;
+    for (size_t r = 0; r < result->rows; ++r) {
+      if (std::any_of(result->columns.begin(), result->columns.end(), [r](const Vector& c) { return c.null_at(r); }))
+        null_rows.push_back(static_cast<uint32_t>(r));
+    }
+    result->null_rows = null_rows.size();
+    for (const Vector& c : result->columns) result->null_row_columns.push_back(gather(c, null_rows));
+    if (row_hashable && result->rows > 0) result->chains.build(result->columns, result->rows);
+    return result;
+  }
   if (kind != SubqueryKind::exists && !rs.columns.empty()) {
     result->values = std::move(rs.columns[0]);
     for (size_t r = 0; r < result->rows; ++r) result->any_null |= result->values.null_at(r);
@@ -151,6 +170,7 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
   std::vector<Vector> outer;
   for (const auto& c : correlated) outer.push_back(c->evaluate(input));
   if (grouped) return evaluate_grouped(input, base, std::move(outer));
+  if (!row_left.empty()) return evaluate_row(input, base, outer);
   if (kind == SubqueryKind::scalar && outer.empty()) {
     // One value for every row (TPC-H Q22's average balance).
     const std::shared_ptr<const Result> result = result_for(base);
@@ -254,6 +274,61 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
         break;
       }
     }
+  }
+  return out;
+}
+
+Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Value>& base,
+                                  const std::vector<Vector>& outer) const {
+  std::vector<Vector> lefts;
+  for (const auto& e : row_left) lefts.push_back(e->evaluate(input));
+  const bool all = kind == SubqueryKind::all;
+  Vector out(type);
+  out.resize(input.rows);
+  std::vector<Value> parameters = base;
+  std::shared_ptr<const Result> result;
+  // Row r compared with `rows` rows of the subquery (`columns`): whether one
+  // decides (true for ANY, false for ALL), `unknown` set where one is NULL.
+  auto compare_with = [&](size_t r, const std::vector<Vector>& columns, size_t rows, bool& unknown) {
+    if (rows == 0) return false;
+    std::vector<Vector> repeated;
+    for (const Vector& l : lefts) repeated.push_back(gather(l, std::vector<uint32_t>(rows, static_cast<uint32_t>(r))));
+    EvalInput pairs;
+    pairs.rows = rows;
+    pairs.parameters = &parameters;
+    for (const Vector& l : repeated) pairs.columns.push_back(&l);
+    for (const Vector& c : columns) pairs.columns.push_back(&c);
+    const Vector cmp = compare->evaluate(pairs);
+    for (size_t i = 0; i < rows; ++i) {
+      if (cmp.null_at(i)) unknown = true;
+      else if ((cmp.ints[i] != 0) != all) return true;
+    }
+    return false;
+  };
+  for (size_t r = 0; r < input.rows; ++r) {
+    if (!result || !outer.empty()) {
+      parameters.resize(base.size());
+      for (const auto& v : outer) parameters.push_back(v.get(r));
+      result = result_for(parameters);
+    }
+    if (result->rows == 0) {
+      out.set(r, Value{all});
+      continue;
+    }
+    const bool row_null = std::any_of(lefts.begin(), lefts.end(), [r](const Vector& l) { return l.null_at(r); });
+    bool decided = false, unknown = false;
+    if (row_hashable && !row_null) {
+      // Equal to a row without NULLs, or else perhaps to one with them
+      // (each pair equal or NULL): PostgreSQL's partial match.
+      decided = result->chains.find(result->columns, lefts, r) != kNullRow ||
+                compare_with(r, result->null_row_columns, result->null_rows, unknown);
+    } else {
+      check_cancel_point();  // a pass over every row of the subquery per row
+      decided = compare_with(r, result->columns, result->rows, unknown);
+    }
+    if (decided) out.set(r, Value{!all});
+    else if (unknown) out.set_null(r);
+    else out.set(r, Value{all});
   }
   return out;
 }

@@ -70,6 +70,12 @@ class SubqueryExpr final : public Expr {
   ExprPtr left;
   ExprPtr compare;
   bool hashable = false;
+  // (a, b) op ANY / ALL (SELECT x, y ...): the row's elements (`left` is then
+  // null), `compare` over [the elements, the subquery's columns].
+  // `row_hashable`: = ANY with each pair of one type, so the subquery's rows
+  // are hashed once as they are.
+  std::vector<ExprPtr> row_left;
+  bool row_hashable = false;
   // A correlated scalar aggregate planned as one GROUP BY over its
   // correlation keys (null: evaluated per distinct outer tuple).
   std::unique_ptr<GroupedSubquery> grouped;
@@ -83,6 +89,7 @@ class SubqueryExpr final : public Expr {
   // The grouped run; over the keys `restricted` holds when it is given.
   std::shared_ptr<Groups> make_groups(const std::vector<Value>& base, std::shared_ptr<Groups> restricted) const;
   Vector evaluate_grouped(const EvalInput& input, const std::vector<Value>& base, std::vector<Vector> outer) const;
+  Vector evaluate_row(const EvalInput& input, const std::vector<Value>& base, const std::vector<Vector>& outer) const;
   mutable std::mutex mutex_;
   // Each result is made once: the first evaluation of a tuple makes it,
   // one of another thread waits for it. At most kCachedResults are kept (a
