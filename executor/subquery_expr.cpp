@@ -305,6 +305,32 @@ Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Valu
     }
     return false;
   };
+  auto row_null = [&](size_t r) {
+    return std::any_of(lefts.begin(), lefts.end(), [r](const Vector& l) { return l.null_at(r); });
+  };
+  if (row_hashable && outer.empty() && input.rows > 0) {
+    // Uncorrelated: every row probed at once; a row found nowhere is then
+    // compared only where NULLs can make it NULL.
+    result = result_for(parameters);
+    std::vector<uint32_t> found;
+    if (result->rows > 0) result->chains.matching_rows(result->columns, lefts, input.rows, found);
+    std::fill(out.ints.begin(), out.ints.end(), 0);
+    for (const uint32_t r : found) out.ints[r] = 1;
+    if (result->rows == 0) return out;
+    for (size_t r = 0; r < input.rows; ++r) {
+      if (out.ints[r] != 0 || (result->null_rows == 0 && !row_null(r))) continue;
+      bool unknown = false;
+      const bool nulls_only = !row_null(r);
+      if (!nulls_only) check_cancel_point();
+      if (compare_with(r, nulls_only ? result->null_row_columns : result->columns,
+                       nulls_only ? result->null_rows : result->rows, unknown)) {
+        out.ints[r] = 1;
+      } else if (unknown) {
+        out.set_null(r);
+      }
+    }
+    return out;
+  }
   for (size_t r = 0; r < input.rows; ++r) {
     if (!result || !outer.empty()) {
       parameters.resize(base.size());
@@ -315,9 +341,8 @@ Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Valu
       out.set(r, Value{all});
       continue;
     }
-    const bool row_null = std::any_of(lefts.begin(), lefts.end(), [r](const Vector& l) { return l.null_at(r); });
     bool decided = false, unknown = false;
-    if (row_hashable && !row_null) {
+    if (row_hashable && !row_null(r)) {
       // Equal to a row without NULLs, or else perhaps to one with them
       // (each pair equal or NULL): PostgreSQL's partial match.
       decided = result->chains.find(result->columns, lefts, r) != kNullRow ||
