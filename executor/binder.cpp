@@ -409,6 +409,15 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     const json& left = e["lexpr"];
     const json& right = e["rexpr"];
     if (kind == "AEXPR_IN") return bind_row_in(e, op == "<>", context);
+    // (a, b) op (SELECT x, y ...): PostgreSQL's parse analysis makes this a
+    // ROWCOMPARE sublink; so does this binder.
+    if (kind == "AEXPR_OP" && right.contains("SubLink") && right["SubLink"].value("subLinkType", "") == "EXPR_SUBLINK") {
+      json link = right["SubLink"];
+      link["subLinkType"] = "ROWCOMPARE_SUBLINK";
+      link["testexpr"] = left;
+      link["operName"] = e["name"];
+      return bind_node(json{{"SubLink", std::move(link)}}, context);
+    }
     if (is_row(right) && kind == "AEXPR_OP")
       return make_row_comparison(op, row_elements(left, context), row_size(left), row_elements(right, context),
                                  row_size(right), context);

@@ -138,12 +138,14 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   else if (link_type == "ANY_SUBLINK") kind = SubqueryKind::any;
   else if (link_type == "ALL_SUBLINK") kind = SubqueryKind::all;
   else if (link_type == "ARRAY_SUBLINK") kind = SubqueryKind::array;
-  else throw Error(SqlState::feature_not_supported, "row comparison subqueries are not supported");
+  // (a, b) op (SELECT x, y ...): the row compared with the subquery's one
+  // row (none: NULL), as a scalar subquery is its one value.
+  else if (link_type == "ROWCOMPARE_SUBLINK") kind = SubqueryKind::scalar;
+  else throw Error(SqlState::feature_not_supported, "subqueries of kind " + link_type + " are not supported");
 
-  // (a, b) op ANY / ALL (SELECT x, y ...) compares rows; a row with a
-  // subquery of another kind (`(a, b) = (SELECT x, y)`) is not taken.
+  // (a, b) op ANY / ALL (SELECT x, y ...) and (a, b) op (SELECT x, y) compare rows.
   const bool row = sublink.contains("testexpr") && sublink["testexpr"].contains("RowExpr");
-  if (row && kind != SubqueryKind::any && kind != SubqueryKind::all) {
+  if (row && kind != SubqueryKind::any && kind != SubqueryKind::all && link_type != "ROWCOMPARE_SUBLINK") {
     throw Error(SqlState::feature_not_supported, "row comparisons with subqueries are not supported");
   }
   auto count = std::make_shared<size_t>(0);
@@ -182,13 +184,13 @@ ExprPtr bind_sublink(const json& sublink, BindContext& context, const PlanContex
   }
   auto expr = std::make_unique<SubqueryExpr>(type, kind, std::move(plan));
   expr->correlated = std::move(correlated);
-  if (kind == SubqueryKind::scalar && !expr->correlated.empty() && !unplaced) {
+  if (kind == SubqueryKind::scalar && !row && !expr->correlated.empty() && !unplaced) {
     expr->grouped = plan_grouped_subquery(select, outer_refs, expr->correlated, plan_context);
     if (expr->grouped && expr->grouped->plan->outputs[expr->grouped->key_slots.size()]->type != type) {
       expr->grouped = nullptr;
     }
   }
-  if (kind == SubqueryKind::any || kind == SubqueryKind::all) {
+  if (kind == SubqueryKind::any || kind == SubqueryKind::all || row) {
     const json& test = sublink["testexpr"];
     std::string op = "=";
     if (sublink.contains("operName")) op = sublink["operName"].back()["String"].value("sval", "=");

@@ -338,7 +338,8 @@ Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Valu
       result = result_for(parameters);
     }
     if (result->rows == 0) {
-      out.set(r, Value{all});
+      if (kind == SubqueryKind::scalar) out.set_null(r);  // (a, b) op (SELECT ...) of no row
+      else out.set(r, Value{all});
       continue;
     }
     bool decided = false, unknown = false;

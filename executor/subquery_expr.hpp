@@ -70,8 +70,9 @@ class SubqueryExpr final : public Expr {
   ExprPtr left;
   ExprPtr compare;
   bool hashable = false;
-  // (a, b) op ANY / ALL (SELECT x, y ...): the row's elements (`left` is then
-  // null), `compare` over [the elements, the subquery's columns].
+  // (a, b) op ANY / ALL (SELECT x, y ...), and (a, b) op (SELECT x, y) as a
+  // scalar kind: the row's elements (`left` is then null), `compare` over
+  // [the elements, the subquery's columns].
   // `row_hashable`: = ANY with each pair of one type, so the subquery's rows
   // are hashed once as they are.
   std::vector<ExprPtr> row_left;
