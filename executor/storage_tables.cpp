@@ -3,6 +3,7 @@
 
 #include "catalog/catalog.hpp"
 #include "common/engine_counters.hpp"
+#include "executor/cancel_point.hpp"
 #include "storage/table_store.hpp"
 #include "storage/write_transaction.hpp"
 
@@ -22,7 +23,7 @@ class StorageTable final : public TableSnapshot {
   size_t chunk_rows(size_t chunk) const override { return snapshot_->chunks[chunk].rows; }
   std::shared_ptr<const storage::ChunkBatch> read_chunk(size_t chunk,
                                                         const std::vector<int>& column_indexes) const override {
-    auto batch = store_.read_chunk(*snapshot_, chunk, column_indexes);
+    auto batch = store_.read_chunk(*snapshot_, chunk, column_indexes, current_cancel_token());
     // Counted here, where every query's chunk reads pass, for
     // /metrics and the statement's log line: rows, and the decoded bytes of
     // the columns asked for (values and validity).
@@ -56,7 +57,7 @@ class StorageTable final : public TableSnapshot {
     return s;
   }
   std::shared_ptr<const storage::StringDictionary> dictionary(int column) const override {
-    return store_.dictionary(*snapshot_, column);
+    return store_.dictionary(*snapshot_, column, current_cancel_token());
   }
   std::vector<std::vector<int>> unique_keys() const override {
     std::vector<std::vector<int>> keys;

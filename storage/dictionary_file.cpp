@@ -54,29 +54,48 @@ bool link_dictionary(const std::string& from, const std::string& path) {
 }
 
 StringDictionary load_dictionary(const std::string& path, const catalog::DictionaryState& state,
-                                 const std::string& what) {
+                                 const std::string& what, const CancelToken* cancel) {
   StringDictionary dict;
   if (state.entries == 0 && state.bytes == 0) return dict;
-  std::vector<char> buf(state.bytes);
+  // The file's bytes become the entries' bytes as they are (each entry a
+  // view past its length): read once, not copied again.
+  // A column of millions of distinct texts takes seconds to read and index:
+  // every step checks `cancel` a piece at a time, so that a cancel or
+  // statement_timeout stops it (the next reader loads it again).
+  const auto tick = [cancel] {
+    if (cancel) cancel->check();
+  };
+  auto buf = std::make_unique_for_overwrite<char[]>(state.bytes);
+  uint32_t crc = 0;
   {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) corrupted(what, path, "file is missing");
     File f = File::read_only(path);
-    if (f.size() < state.bytes || !f.read_exact(buf.data(), buf.size())) corrupted(what, path, "file is truncated");
+    if (f.size() < state.bytes) corrupted(what, path, "file is truncated");
+    constexpr size_t piece = size_t{16} << 20;
+    for (size_t at = 0; at < state.bytes; at += piece) {
+      tick();
+      const size_t n = std::min(piece, state.bytes - at);
+      if (!f.read_exact(buf.get() + at, n)) corrupted(what, path, "file is truncated");
+      crc = crc32c(crc, buf.get() + at, n);
+    }
   }
-  if (crc32c(0, buf.data(), buf.size()) != state.crc) corrupted(what, path, "checksum mismatch");
+  if (crc != state.crc) corrupted(what, path, "checksum mismatch");
+  std::vector<std::string_view> entries;
+  entries.reserve(state.entries);
   size_t at = 0;
   for (uint64_t e = 0; e < state.entries; ++e) {
+    if ((e & 0xFFFF) == 0) tick();
     uint32_t len;
-    if (at + 4 > buf.size()) corrupted(what, path, "entry count mismatch");
-    std::memcpy(&len, buf.data() + at, 4);
+    if (at + 4 > state.bytes) corrupted(what, path, "entry count mismatch");
+    std::memcpy(&len, buf.get() + at, 4);
     at += 4;
-    if (at + len > buf.size()) corrupted(what, path, "entry count mismatch");
-    if (dict.intern(std::string_view(buf.data() + at, len)) != static_cast<int32_t>(e))
-      corrupted(what, path, "duplicate entry");
+    if (len > state.bytes - at) corrupted(what, path, "entry count mismatch");
+    entries.emplace_back(buf.get() + at, len);
     at += len;
   }
-  if (at != buf.size()) corrupted(what, path, "entry count mismatch");
+  if (at != state.bytes) corrupted(what, path, "entry count mismatch");
+  if (!StringDictionary::adopt(std::move(buf), entries, tick, dict)) corrupted(what, path, "duplicate entry");
   return dict;
 }
 

@@ -6,14 +6,16 @@
 #include <string>
 
 #include "catalog/table_snapshot.hpp"
+#include "common/cancel.hpp"
 #include "storage/column_vector.hpp"
 
 namespace tally::storage {
 
 // Loads the committed prefix of a dictionary file. A missing, short or
-// checksum-failing file throws Error(XX001) naming `what`.
+// checksum-failing file throws Error(XX001) naming `what`; a set `cancel`
+// stops the load with its error.
 StringDictionary load_dictionary(const std::string& path, const catalog::DictionaryState& state,
-                                 const std::string& what);
+                                 const std::string& what, const CancelToken* cancel = nullptr);
 
 // A dictionary file may be one inode under two tables' names: a table made
 // from all of another's committed entries links the file (link_dictionary)

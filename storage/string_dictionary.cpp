@@ -1,5 +1,6 @@
 #include "storage/string_dictionary.hpp"
 
+#include <new>
 #include <stdexcept>
 
 namespace tally::storage {
@@ -59,9 +60,7 @@ void StringDictionary::Store::copy_prefix(const Store& other, int32_t n) {
   // The index as add() would have grown it, filled from other's slots: the
   // full hashes are there, and codes below n are in other's current index
   // whatever its writer adds meanwhile (entries and slots never change).
-  size_t capacity = initial_index_slots;
-  while (static_cast<size_t>(n) * 100 > capacity * index_load_percent) capacity *= 2;
-  auto index = std::make_unique<Index>(capacity);
+  auto index = std::make_unique<Index>(index_capacity(static_cast<size_t>(n)));
   const Index* from = other.index_.load(std::memory_order_acquire);
   for (size_t i = 0; i <= from->mask; ++i) {
     const int32_t code = from->slots[i].code.load(std::memory_order_acquire);
@@ -71,6 +70,70 @@ void StringDictionary::Store::copy_prefix(const Store& other, int32_t n) {
   indexes_.push_back(std::move(index));
   index_.store(indexes_.back().get(), std::memory_order_release);
   count_.store(n, std::memory_order_release);
+}
+
+StringDictionary::Store::Index::Index(size_t capacity, const std::function<void()>& tick)
+    : mask(capacity - 1), slots(static_cast<Slot*>(::operator new[](capacity * sizeof(Slot)))) {
+  constexpr size_t piece = size_t{1} << 20;
+  for (size_t i = 0; i < capacity; ++i) {
+    if ((i & (piece - 1)) == 0 && tick) tick();
+    new (&slots[i]) Slot();
+  }
+}
+
+size_t StringDictionary::Store::index_capacity(size_t n) {
+  size_t capacity = initial_index_slots;
+  while (n * 100 > capacity * index_load_percent) capacity *= 2;
+  return capacity;
+}
+
+bool StringDictionary::adopt(std::unique_ptr<char[]> bytes, const std::vector<std::string_view>& entries,
+                             const std::function<void()>& tick, StringDictionary& out) {
+  auto store = std::make_shared<Store>();
+  if (!store->adopt(std::move(bytes), entries, tick)) return false;
+  out.store_ = std::move(store);
+  out.size_ = static_cast<int32_t>(entries.size());
+  out.borrowed_ = false;
+  return true;
+}
+
+bool StringDictionary::Store::adopt(std::unique_ptr<char[]> bytes, const std::vector<std::string_view>& entries,
+                                    const std::function<void()>& tick) {
+  if (entries.size() > static_cast<size_t>(INT32_MAX)) throw std::length_error("text dictionary is full");
+  const auto n = static_cast<int32_t>(entries.size());
+  for (int32_t code = 0; code < n; ++code) {
+    const auto [segment, offset] = locate(static_cast<uint64_t>(code));
+    if (offset == 0) segments_[segment] = new std::string_view[first_segment_entries << segment];
+    segments_[segment][offset] = entries[static_cast<size_t>(code)];
+  }
+  if (bytes) arenas_.push_back(std::move(bytes));
+  // Every hash first (the entries read in order), then each entry placed
+  // with the slots of later ones already on their way into the cache: an
+  // index of millions of entries misses the cache at every slot.
+  std::vector<uint64_t> hashes(entries.size());
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if ((e & 0xFFFF) == 0 && tick) tick();
+    hashes[e] = hash(entries[e]);
+  }
+  auto index = std::make_unique<Index>(index_capacity(entries.size()), tick);
+  constexpr size_t ahead = 16;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if ((e & 0xFFFF) == 0 && tick) tick();
+    if (e + ahead < entries.size()) __builtin_prefetch(&index->slots[hashes[e + ahead] & index->mask]);
+    const uint64_t h = hashes[e];
+    size_t i = h & index->mask;
+    for (int32_t code; (code = index->slots[i].code.load(std::memory_order_relaxed)) >= 0; i = (i + 1) & index->mask) {
+      if (index->slots[i].hash.load(std::memory_order_relaxed) == h && at(code) == entries[e]) return false;
+    }
+    index->slots[i].hash.store(h, std::memory_order_relaxed);
+    index->slots[i].code.store(static_cast<int32_t>(e), std::memory_order_relaxed);
+  }
+  indexes_.clear();
+  indexes_.push_back(std::move(index));
+  // Release: a reader that sees the index and the count sees every entry.
+  index_.store(indexes_.back().get(), std::memory_order_release);
+  count_.store(n, std::memory_order_release);
+  return true;
 }
 
 StringDictionary::Store::Store() {

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -99,6 +100,13 @@ class StringDictionary {
   // earlier ones compare.
   void find_newest(std::span<Probe> probes) const { store_->find_many(probes, borrowed_ ? size_ : INT32_MAX); }
 
+  // A dictionary of `entries`, in code order, whose bytes are in `bytes`
+  // (kept by the dictionary, not copied), its index sized for them at once:
+  // a dictionary file's load. `tick` is called every 64K entries (a cancel
+  // check). False, leaving `out` unset, where two entries are equal.
+  static bool adopt(std::unique_ptr<char[]> bytes, const std::vector<std::string_view>& entries,
+                    const std::function<void()>& tick, StringDictionary& out);
+
   // Returns the code of value, adding it if new.
   int32_t intern(std::string_view value, uint64_t h);
   int32_t intern(std::string_view value) { return intern(value, hash(value)); }
@@ -135,6 +143,9 @@ class StringDictionary {
     int32_t add(std::string_view value, uint64_t h);
     // Fills this new, empty store with other's first n entries (same codes).
     void copy_prefix(const Store& other, int32_t n);
+    // Fills this new, empty store with `entries` (see StringDictionary::adopt).
+    bool adopt(std::unique_ptr<char[]> bytes, const std::vector<std::string_view>& entries,
+               const std::function<void()>& tick);
     void prefetch(uint64_t h) const {
       const Index* index = index_.load(std::memory_order_acquire);
       __builtin_prefetch(&index->slots[h & index->mask]);
@@ -156,12 +167,19 @@ class StringDictionary {
     // An open-addressing index (full hash + code; strings compared through
     // the entries). A grown index replaces the old one for new probes; old
     // ones stay until the store dies, since a reader may still be probing one.
+    struct FreeSlots {
+      void operator()(Slot* slots) const { ::operator delete[](slots); }  // trivially destructible
+    };
     struct Index {
-      explicit Index(size_t capacity) : mask(capacity - 1), slots(new Slot[capacity]) {}
+      // `tick` is called between pieces of the slots' initialization (an
+      // index of millions of entries is hundreds of megabytes).
+      explicit Index(size_t capacity, const std::function<void()>& tick = {});
       size_t mask;
-      std::unique_ptr<Slot[]> slots;
+      std::unique_ptr<Slot[], FreeSlots> slots;
     };
     void place(Index& index, uint64_t h, int32_t code);
+    // Slots for n entries, as add() would have grown the index for them.
+    static size_t index_capacity(size_t n);
     int32_t find_in(const Index* index, std::string_view value, uint64_t h) const;
     const char* copy_bytes(std::string_view value);
 

@@ -240,7 +240,8 @@ size_t TableStore::recover() {
   return removed;
 }
 
-std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::TableSnapshot& snapshot, int column) {
+std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::TableSnapshot& snapshot, int column,
+                                                               const CancelToken* cancel) {
   const auto col = static_cast<size_t>(column);
   const auto& want = snapshot.dictionaries.at(col);
   // The store's dictionaries are by slot: a DROP COLUMN moves column indexes, not slots.
@@ -262,7 +263,8 @@ std::shared_ptr<const StringDictionary> TableStore::dictionary(const catalog::Ta
   auto loaded = std::make_shared<StringDictionary>(
       load_dictionary(dictionary_path(snapshot.def.oid, static_cast<int>(slot)), want,
                       "dictionary of column \"" + snapshot.def.columns[col].name + "\" of table \"" +
-                          snapshot.def.name + "\""));
+                          snapshot.def.name + "\"",
+                      cancel));
   d = std::move(loaded);
   st->loaded[slot] = want;
   return d;
@@ -303,7 +305,7 @@ std::optional<catalog::DictionaryState> TableStore::link_committed_dictionary(co
 }
 
 std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSnapshot& snapshot, size_t chunk_index,
-                                                         std::span<const int> columns) {
+                                                         std::span<const int> columns, const CancelToken* cancel) {
   const catalog::ChunkInfo& chunk = snapshot.chunks.at(chunk_index);
   const std::vector<int> cols(columns.begin(), columns.end());
   // Cached by slot, which names the same bytes before and after a DROP COLUMN.
@@ -329,7 +331,7 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
                                            def.type, chunk.rows, what)
                          : missing_column(def, chunk.rows);
     if (is_string_stored(def.type.id)) {
-      v.dictionary = dictionary(snapshot, c);
+      v.dictionary = dictionary(snapshot, c, cancel);
       // Codes beyond the dictionary would be read as garbage: treat as corruption.
       const int32_t* codes = v.values<int32_t>();
       const int32_t size = v.dictionary->size();

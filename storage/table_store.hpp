@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/cancel.hpp"
 #include "catalog/catalog.hpp"
 #include "storage/append_check.hpp"
 #include "storage/chunk_cache.hpp"
@@ -62,12 +63,16 @@ class TableStore {
   // The columns (indexes into snapshot.def.columns) of chunk chunk_index of the
   // snapshot, decoded; text columns carry the column dictionary. Throws
   // Error(XX001) naming the table and chunk when a file is missing or corrupted.
+  // A set `cancel` stops a dictionary's first load with its error.
   std::shared_ptr<const ChunkBatch> read_chunk(const catalog::TableSnapshot& snapshot, size_t chunk_index,
-                                               std::span<const int> columns);
+                                               std::span<const int> columns, const CancelToken* cancel = nullptr);
   // The dictionary of a text column, holding at least the snapshot's codes.
   // Dictionaries only grow: every dictionary of a column is a prefix of the
   // newest, so codes compare equal across chunks (compare codes, not pointers).
-  std::shared_ptr<const StringDictionary> dictionary(const catalog::TableSnapshot& snapshot, int column);
+  // Loaded from its file by the first reader, whose `cancel` (if set) stops
+  // the load; the next reader then loads it.
+  std::shared_ptr<const StringDictionary> dictionary(const catalog::TableSnapshot& snapshot, int column,
+                                                     const CancelToken* cancel = nullptr);
 
   // DDL. create_table makes the table's directory; drop_table and
   // truncate_table commit in the catalog first, then remove files.

@@ -1,11 +1,18 @@
 // StringDictionary: dictionaries of one column share an append-only store;
 // copies are O(1), a copy that is not the newest forks before it interns, and
-// readers of older dictionaries read while the newest interns.
+// readers of older dictionaries read while the newest interns. A dictionary
+// file's load adopts the file's entries as they are, and stops on a cancel.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 
+#include "common/cancel.hpp"
+#include "storage/dictionary_file.hpp"
 #include "storage/string_dictionary.hpp"
 
 using tally::storage::StringDictionary;
@@ -156,6 +163,79 @@ TEST(StringDictionaryTest, BatchLookupAnswersAsOneByOne) {
   }
   writer.join();
   EXPECT_EQ(wrong, 0);
+}
+
+// Entries "v0", "v1", ... laid out in one buffer, and views of them.
+struct Entries {
+  std::unique_ptr<char[]> bytes;
+  std::vector<std::string_view> views;
+};
+
+Entries entries(int n, int duplicate_of = -1) {
+  std::vector<std::string> values;
+  for (int i = 0; i < n; ++i) values.push_back(i == n - 1 && duplicate_of >= 0 ? value(duplicate_of) : value(i));
+  size_t bytes = 0;
+  for (const auto& v : values) bytes += v.size();
+  Entries e;
+  e.bytes = std::make_unique<char[]>(bytes);
+  char* at = e.bytes.get();
+  for (const auto& v : values) {
+    std::memcpy(at, v.data(), v.size());
+    e.views.emplace_back(at, v.size());
+    at += v.size();
+  }
+  return e;
+}
+
+TEST(StringDictionaryTest, AdoptedEntriesKeepTheirCodesAndInternsGoOn) {
+  constexpr int n = 100000;
+  Entries e = entries(n);
+  StringDictionary d;
+  int ticks = 0;
+  ASSERT_TRUE(StringDictionary::adopt(std::move(e.bytes), e.views, [&] { ++ticks; }, d));
+  EXPECT_GE(ticks, 2);
+  EXPECT_EQ(d.size(), n);
+  for (int i = 0; i < n; i += 101) {
+    EXPECT_EQ(d.at(i), value(i));
+    EXPECT_EQ(d.find(value(i)), i);
+  }
+  EXPECT_EQ(d.find("absent"), -1);
+  EXPECT_EQ(d.intern(value(17)), 17);
+  EXPECT_EQ(d.intern("new"), n);
+  StringDictionary copy = d;
+  EXPECT_EQ(copy.intern("newer"), n + 1);
+  EXPECT_EQ(d.find("newer"), -1);
+}
+
+TEST(StringDictionaryTest, AdoptRejectsEqualEntries) {
+  Entries e = entries(1000, 400);
+  StringDictionary d;
+  EXPECT_FALSE(StringDictionary::adopt(std::move(e.bytes), e.views, {}, d));
+  EXPECT_EQ(d.size(), 0);
+}
+
+TEST(StringDictionaryTest, AFileLoadsAsWrittenAndStopsOnACancel) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tally_dictionary_load_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(path);
+  StringDictionary written;
+  constexpr int n = 300000;
+  for (int i = 0; i < n; ++i) written.intern(value(i));
+  written.intern("");
+  const tally::catalog::DictionaryState state = tally::storage::append_dictionary(path, {}, written, true);
+  const StringDictionary read = tally::storage::load_dictionary(path, state, "test dictionary");
+  ASSERT_EQ(read.size(), n + 1);
+  for (int i = 0; i < n; i += 1009) EXPECT_EQ(read.find(value(i)), i);
+  EXPECT_EQ(read.find(""), n);
+  tally::CancelToken cancel;
+  cancel.request(tally::CancelReason::statement_timeout);
+  try {
+    (void)tally::storage::load_dictionary(path, state, "test dictionary", &cancel);
+    ADD_FAILURE() << "the load did not stop";
+  } catch (const tally::Error& e) {
+    EXPECT_EQ(e.state(), tally::SqlState::query_canceled);
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace
