@@ -12,6 +12,7 @@
 #include "executor/aggregate_function.hpp"
 #include "executor/binder.hpp"
 #include "executor/distinct_count_rewrite.hpp"
+#include "executor/distinct_grouping.hpp"
 #include "executor/eager_aggregation.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
@@ -262,6 +263,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     }
     ~Nesting() { --nested_queries; }
   } nesting;
+  if (std::optional<json> grouped = distinct_as_grouping(select)) return plan_select(*grouped, pc);
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
   if (std::shared_ptr<const SelectPlan> counts = plan_distinct_counts(select, pc)) return counts;
   // A subquery over one stored table is planned as a top-level query is

@@ -116,6 +116,9 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
   ResultSet rs = run_select(*plan, context);
   auto result = std::make_shared<Result>();
   result->rows = rs.rows;
+  // The hashes of a large result are made on the statement's workers, and
+  // its chains linked with looks at the cancel token between the steps.
+  const int hash_threads = rs.rows >= 2 * kMinRowsPerPart ? worker_threads(context) : 1;
   if (kind == SubqueryKind::scalar && rs.rows > 1) {
     throw Error(SqlState::cardinality_violation, "more than one row returned by a subquery used as an expression");
   }
@@ -123,13 +126,15 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
     rs.columns.resize(row_left.size());
     result->columns = std::move(rs.columns);
     std::vector<uint32_t> null_rows;
+    CancelTicker ticker;
     for (size_t r = 0; r < result->rows; ++r) {
+      ticker.tick();
       if (std::any_of(result->columns.begin(), result->columns.end(), [r](const Vector& c) { return c.null_at(r); }))
         null_rows.push_back(static_cast<uint32_t>(r));
     }
     result->null_rows = null_rows.size();
     for (const Vector& c : result->columns) result->null_row_columns.push_back(gather(c, null_rows));
-    if (row_hashable && result->rows > 0) result->chains.build(result->columns, result->rows);
+    if (row_hashable && result->rows > 0) result->chains.build_hashed(result->columns, result->rows, hash_threads);
     return result;
   }
   if (kind != SubqueryKind::exists && !rs.columns.empty()) {
@@ -144,7 +149,7 @@ std::shared_ptr<const SubqueryExpr::Result> SubqueryExpr::make_result(const std:
     in.parameters = &parameters;
     in.columns = {nullptr, &result->values};
     result->normalized.push_back(eq.args[1]->evaluate(in));
-    result->chains.build(result->normalized, result->rows);
+    result->chains.build_hashed(result->normalized, result->rows, hash_threads);
   }
   return result;
 }

@@ -370,6 +370,24 @@ uint64_t row_hash(const std::vector<Vector>& columns, size_t row) {
   return h;
 }
 
+uint64_t row_hash(std::span<const Vector* const> columns, size_t row) {
+  uint64_t h = kSeed;
+  for (const Vector* c : columns) h = mix_hash(h, c->null_at(row) ? kNullHash : column_hash(*c, row));
+  return h;
+}
+
+bool rows_equal(std::span<const Vector* const> columns, size_t ra, size_t rb) {
+  for (const Vector* c : columns) {
+    const bool na = c->null_at(ra), nb = c->null_at(rb);
+    if (na || nb) {
+      if (na != nb) return false;
+      continue;
+    }
+    if (!column_equal(*c, ra, *c, rb)) return false;
+  }
+  return true;
+}
+
 bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb) {
   for (size_t i = 0; i < a.size(); ++i) {
     const bool na = a[i].null_at(ra), nb = b[i].null_at(rb);

@@ -4,6 +4,7 @@
 // bound against a query's column space read an operator's chunk.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "executor/expression.hpp"
@@ -79,6 +80,9 @@ bool keys_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vecto
 // Whole rows as DISTINCT and set operations compare them: NULLs equal each other.
 uint64_t row_hash(const std::vector<Vector>& columns, size_t row);
 bool rows_equal(const std::vector<Vector>& a, size_t ra, const std::vector<Vector>& b, size_t rb);
+// The same over some columns of one chunk (DISTINCT ON's), rows ra and rb.
+uint64_t row_hash(std::span<const Vector* const> columns, size_t row);
+bool rows_equal(std::span<const Vector* const> columns, size_t ra, size_t rb);
 
 
 // The chunk's columns placed at their positions in a column space of `width`

@@ -1,0 +1,100 @@
+#include "executor/distinct_grouping.hpp"
+
+#include "executor/plan_expressions.hpp"
+#include "executor/project_set.hpp"
+
+namespace tally::executor {
+
+using nlohmann::json;
+
+namespace {
+
+// node without its "location" members (where in the text an expression was).
+json without_locations(const json& node) {
+  if (node.is_object()) {
+    json out = json::object();
+    for (const auto& [key, value] : node.items()) {
+      if (key != "location") out[key] = without_locations(value);
+    }
+    return out;
+  }
+  if (node.is_array()) {
+    json out = json::array();
+    for (const auto& item : node) out.push_back(without_locations(item));
+    return out;
+  }
+  return node;
+}
+
+bool has_star(const json& node) {
+  if (node.is_object()) {
+    if (node.contains("A_Star")) return true;
+    for (const auto& [key, value] : node.items()) {
+      if (has_star(value)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const auto& item : node) {
+      if (has_star(item)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether an ORDER BY item names an output column: by position, by its
+// name, or as the same expression.
+bool names_output(const json& item, const json& targets, const std::vector<json>& bare) {
+  if (item.contains("A_Const")) {
+    const json& c = item["A_Const"];
+    if (!c.contains("ival")) return false;
+    const int64_t position = c["ival"].value("ival", int64_t{0});
+    return position >= 1 && static_cast<size_t>(position) <= targets.size();
+  }
+  if (item.contains("ColumnRef")) {
+    const json& fields = item["ColumnRef"].value("fields", json::array());
+    if (fields.size() == 1 && fields[0].contains("String")) {
+      const std::string name = fields[0]["String"].value("sval", "");
+      for (const auto& t : targets) {
+        if (t["ResTarget"].value("name", "") == name) return true;
+      }
+    }
+  }
+  const json expression = without_locations(item);
+  for (const json& b : bare) {
+    if (b == expression) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<json> distinct_as_grouping(const json& select) {
+  if (!select.contains("distinctClause")) return std::nullopt;
+  const json& distinct = select["distinctClause"];
+  if (distinct.size() != 1 || !distinct[0].empty()) return std::nullopt;  // DISTINCT ON
+  for (const char* clause : {"groupClause", "havingClause", "windowClause", "valuesLists", "lockingClause"}) {
+    if (select.contains(clause)) return std::nullopt;
+  }
+  if (!select.contains("fromClause") || select.value("op", "SETOP_NONE") != "SETOP_NONE") return std::nullopt;
+  const json& targets = select.value("targetList", json::array());
+  if (targets.empty() || has_star(targets) || has_aggregate_call(targets) || has_window_call(targets) ||
+      contains_sublink_node(targets) || has_set_returning_target(select)) {
+    return std::nullopt;
+  }
+  std::vector<json> bare;
+  for (const auto& t : targets) bare.push_back(without_locations(t["ResTarget"]["val"]));
+  if (select.contains("sortClause")) {
+    for (const auto& sort : select["sortClause"]) {
+      if (!sort.contains("SortBy") || !names_output(sort["SortBy"]["node"], targets, bare)) return std::nullopt;
+    }
+  }
+  json grouped = select;
+  grouped.erase("distinctClause");
+  json positions = json::array();
+  for (size_t i = 1; i <= targets.size(); ++i) {
+    positions.push_back({{"A_Const", {{"ival", {{"ival", static_cast<int64_t>(i)}}}}}});
+  }
+  grouped["groupClause"] = std::move(positions);
+  return grouped;
+}
+
+}  // namespace tally::executor
