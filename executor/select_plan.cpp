@@ -152,9 +152,8 @@ bool names_system_relation(const PlanContext& pc, const json& range_var) {
   return pc.system_relations->find(schema, name) != nullptr;
 }
 
-// Whether the SELECT needs the operator engine: anything but one stored
-// table (or none) without subqueries or window functions, which keeps the
-// direct scan path.
+// Whether the SELECT needs the operator engine: anything but one stored table
+// (or none) without subqueries or window functions (the direct scan path).
 bool needs_operators(const json& select, const PlanContext& pc) {
   if (pc.outer_column || select.contains("withClause")) return true;
   if (select.contains("fromClause") &&
@@ -183,7 +182,6 @@ ExprPtr resolve_output_unknown(ExprPtr e, BindContext& ctx, bool keep_unknown) {
   if (e->type.id == TypeId::unknown && !keep_unknown) return coerce_to(std::move(e), {TypeId::text}, CastContext::implicit, ctx);
   return e;
 }
-
 
 // The ranking call that output `output` reads, when the plan's windows may
 // run as a top-n of it: nothing between the windows and the outer filter
