@@ -1,5 +1,6 @@
 #include "executor/distinct_grouping.hpp"
 
+#include "executor/binder.hpp"
 #include "executor/plan_expressions.hpp"
 #include "executor/project_set.hpp"
 
@@ -8,23 +9,6 @@ namespace tally::executor {
 using nlohmann::json;
 
 namespace {
-
-// node without its "location" members (where in the text an expression was).
-json without_locations(const json& node) {
-  if (node.is_object()) {
-    json out = json::object();
-    for (const auto& [key, value] : node.items()) {
-      if (key != "location") out[key] = without_locations(value);
-    }
-    return out;
-  }
-  if (node.is_array()) {
-    json out = json::array();
-    for (const auto& item : node) out.push_back(without_locations(item));
-    return out;
-  }
-  return node;
-}
 
 bool has_star(const json& node) {
   if (node.is_object()) {
@@ -42,7 +26,7 @@ bool has_star(const json& node) {
 
 // Whether an ORDER BY item names an output column: by position, by its
 // name, or as the same expression.
-bool names_output(const json& item, const json& targets, const std::vector<json>& bare) {
+bool names_output(const json& item, const json& targets) {
   if (item.contains("A_Const")) {
     const json& c = item["A_Const"];
     if (!c.contains("ival")) return false;
@@ -58,9 +42,8 @@ bool names_output(const json& item, const json& targets, const std::vector<json>
       }
     }
   }
-  const json expression = without_locations(item);
-  for (const json& b : bare) {
-    if (b == expression) return true;
+  for (const auto& t : targets) {
+    if (equal_ignoring_locations(t["ResTarget"]["val"], item)) return true;
   }
   return false;
 }
@@ -80,11 +63,9 @@ std::optional<json> distinct_as_grouping(const json& select) {
       contains_sublink_node(targets) || has_set_returning_target(select)) {
     return std::nullopt;
   }
-  std::vector<json> bare;
-  for (const auto& t : targets) bare.push_back(without_locations(t["ResTarget"]["val"]));
   if (select.contains("sortClause")) {
     for (const auto& sort : select["sortClause"]) {
-      if (!sort.contains("SortBy") || !names_output(sort["SortBy"]["node"], targets, bare)) return std::nullopt;
+      if (!sort.contains("SortBy") || !names_output(sort["SortBy"]["node"], targets)) return std::nullopt;
     }
   }
   json grouped = select;

@@ -222,11 +222,7 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
     return out;
   }
   for (size_t r = 0; r < input.rows; ++r) {
-    if (!result || !outer.empty()) {
-      parameters.resize(base.size());
-      for (const auto& v : outer) parameters.push_back(v.get(r));
-      result = result_for(parameters);
-    }
+    result_at(r, base, outer, parameters, result);
     switch (kind) {
       case SubqueryKind::exists: out.set(r, Value{result->rows > 0}); break;
       case SubqueryKind::scalar:
@@ -283,6 +279,14 @@ Vector SubqueryExpr::evaluate(const EvalInput& input) const {
   return out;
 }
 
+void SubqueryExpr::result_at(size_t r, const std::vector<Value>& base, const std::vector<Vector>& outer,
+                             std::vector<Value>& parameters, std::shared_ptr<const Result>& result) const {
+  if (result && outer.empty()) return;
+  parameters.resize(base.size());
+  for (const auto& v : outer) parameters.push_back(v.get(r));
+  result = result_for(parameters);
+}
+
 Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Value>& base,
                                   const std::vector<Vector>& outer) const {
   std::vector<Vector> lefts;
@@ -337,11 +341,7 @@ Vector SubqueryExpr::evaluate_row(const EvalInput& input, const std::vector<Valu
     return out;
   }
   for (size_t r = 0; r < input.rows; ++r) {
-    if (!result || !outer.empty()) {
-      parameters.resize(base.size());
-      for (const auto& v : outer) parameters.push_back(v.get(r));
-      result = result_for(parameters);
-    }
+    result_at(r, base, outer, parameters, result);
     if (result->rows == 0) {
       if (kind == SubqueryKind::scalar) out.set_null(r);  // (a, b) op (SELECT ...) of no row
       else out.set(r, Value{all});

@@ -85,6 +85,10 @@ class SubqueryExpr final : public Expr {
   struct Result;
   struct Groups;
   std::shared_ptr<const Result> result_for(const std::vector<Value>& parameters) const;
+  // The result for input row r: its outer values after `base` in
+  // `parameters`; an uncorrelated subquery's one result once made.
+  void result_at(size_t r, const std::vector<Value>& base, const std::vector<Vector>& outer,
+                 std::vector<Value>& parameters, std::shared_ptr<const Result>& result) const;
   std::shared_ptr<const Result> make_result(const std::vector<Value>& parameters) const;
   std::shared_ptr<const Groups> groups_for(const std::vector<Value>& base) const;
   // The grouped run; over the keys `restricted` holds when it is given.
