@@ -11,17 +11,7 @@ using nlohmann::json;
 namespace {
 
 bool has_star(const json& node) {
-  if (node.is_object()) {
-    if (node.contains("A_Star")) return true;
-    for (const auto& [key, value] : node.items()) {
-      if (has_star(value)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& item : node) {
-      if (has_star(item)) return true;
-    }
-  }
-  return false;
+  return json_any(node, [](const json& n) { return n.is_object() && n.contains("A_Star"); });
 }
 
 // Whether an ORDER BY item names an output column: by position, by its

@@ -121,20 +121,6 @@ struct TargetEntry {
   int star_index = -1;
 };
 
-bool contains_sublink(const json& node) {
-  if (node.is_object()) {
-    if (node.contains("SubLink")) return true;
-    for (auto& [k, v] : node.items()) {
-      if (contains_sublink(v)) return true;
-    }
-  } else if (node.is_array()) {
-    for (const auto& v : node) {
-      if (contains_sublink(v)) return true;
-    }
-  }
-  return false;
-}
-
 bool names_cte(const PlanContext& pc, const json& range_var) {
   if (range_var.contains("schemaname")) return false;
   const std::string name = range_var.value("relname", "");
@@ -167,7 +153,7 @@ bool needs_operators(const json& select, const PlanContext& pc) {
       return true;
     }
   }
-  return contains_sublink(select);
+  return contains_sublink_node(select);
 }
 
 json column_ref_node(const ScopedColumn& c) {
