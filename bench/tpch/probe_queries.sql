@@ -210,3 +210,20 @@ select o_custkey, count(*) as n from orders where o_comment not like '%special%r
 
 -- TPC-H Q305
 select count(*) as n, avg(c_acctbal) as a from customer where substring(c_phone from 1 for 2) in ('13', '31', '23', '29', '30', '18', '17');
+
+-- SELECT DISTINCT and row comparisons with a subquery over lineitem (Q401-Q405).
+
+-- TPC-H Q401
+select count(*) as n from (select distinct l_orderkey from lineitem) s;
+
+-- TPC-H Q402
+select count(*) as n from (select distinct l_partkey, l_suppkey from lineitem) s;
+
+-- TPC-H Q403
+select distinct l_returnflag, l_linestatus from lineitem order by l_returnflag, l_linestatus;
+
+-- TPC-H Q404
+select count(*) as n from (select distinct on (l_orderkey) l_orderkey, l_partkey from lineitem order by l_orderkey, l_partkey desc) s;
+
+-- TPC-H Q405
+select count(*) as n from partsupp where (ps_partkey, ps_suppkey) not in (select l_partkey, l_suppkey from lineitem where l_shipdate > date '1998-06-01');
