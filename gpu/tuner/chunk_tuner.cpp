@@ -57,6 +57,18 @@ constexpr double kRaceAbandonFactor = 1.5;
 // shows in its time. The others are explored later by vw-greedy.
 constexpr double kRemeasureMargin = 4;
 
+// That query runs warm: the fastest single-chunk variant at its best
+// single-chunk configuration, with this share of its chunks (not
+// tuning.warm_search_share) measuring in joined launches, and it never
+// waits for a measurement. A race that waits stalls the device at every
+// measurement: the first resident run of a 100-group question over 96
+// chunks spent 24-32 waits and ran twice as long as the runs after it,
+// while a quarter of the chunks still finishes a window of measurements
+// within a query or two; the single-chunk ranking is a good first guess
+// (kRemeasureMargin: only close variants can swap), and a variant that
+// measures faster takes over as in any warm query.
+constexpr double kRemeasureSearchShare = 0.25;
+
 // Chunks a measurement runs ahead of the times it waits for. A chunk
 // proposed after a wait starts on an idle GPU and is timed with the host's
 // enqueue of its launches, so a window holding one is uneven and DaMoN'19's
@@ -143,13 +155,20 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   similarity_s_ = params.similarity_s;
   // Set aside single-chunk times, per variant (remeasured_).
   std::map<Variant, double> single_times;
+  std::map<Variant, LaunchConfig> single_best;
   double fastest_single = 0;
+  std::optional<Variant> fastest_single_variant;
   if (remeasured_) {
     for (const auto& r : in.records) {
       const auto v = parse_variant(r.variant);
       if (!v || r.device != fingerprint_ || !(r.seconds_per_row > 0)) continue;
       single_times[*v] = r.seconds_per_row;
-      if (fastest_single == 0 || r.seconds_per_row < fastest_single) fastest_single = r.seconds_per_row;
+      if (const auto st = parse_state(r.search_state); st && (st->best || st->measuring))
+        single_best[*v] = st->best ? *st->best : *st->measuring;
+      if (fastest_single == 0 || r.seconds_per_row < fastest_single) {
+        fastest_single = r.seconds_per_row;
+        fastest_single_variant = v;
+      }
     }
   }
   bool any_cached = false;
@@ -164,8 +183,10 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     const SearchSpace grid = default_search_space(in.device, v);
     SearchSpace space(grid.axes(), s->base.launch);
     // The search starts from gpu/'s own rule configuration
-    // (default_launch_config), computed from the device's limits.
-    s->start = space.snap(s->base.launch);
+    // (default_launch_config), computed from the device's limits, or from
+    // the best single-chunk configuration of a key measured again.
+    const auto single = single_best.find(v);
+    s->start = space.snap(single != single_best.end() ? single->second : s->base.launch);
     for (int d = 0; d < kConfigDimensionCount; ++d) {  // dimensions off the grid keep gpu/'s defaults
       const auto dim = static_cast<ConfigDimension>(d);
       if (std::none_of(space.axes().begin(), space.axes().end(), [dim](const GridAxis& a) { return a.dimension == dim; }))
@@ -229,6 +250,14 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     }
   } else {
     current_reason_ = any_cached ? ChoiceReason::explore : ChoiceReason::rule;
+  }
+  if (remeasured_ && refine_ && fastest_single_variant &&
+      std::any_of(slots_.begin(), slots_.end(), [&](const auto& s) { return s->variant == *fastest_single_variant; })) {
+    // Warm on the single-chunk times (kRemeasureSearchShare).
+    current_ = *fastest_single_variant;
+    current_reason_ = ChoiceReason::cache;
+    warm_ = true;
+    search_share_ = std::max(search_share_, kRemeasureSearchShare);
   }
 }
 

@@ -205,8 +205,8 @@ TEST(ChunkTunerSpan, AKeyMeasuredInSingleChunksWhileCopyingIsMeasuredAgainOnceRe
   resident.resident = true;
   ChunkTuner again(resident);
   EXPECT_EQ(again.measure_chunks(), 2);
-  EXPECT_FALSE(again.warm());  // nothing cached in its unit: a race, not the single-chunk best
-  drive(again, 16);
+  EXPECT_TRUE(again.warm());  // on its single-chunk times, measuring on a share of its chunks
+  drive(again, 64);
   EXPECT_NE(again.explain().find("set aside"), std::string::npos) << again.explain();
   const auto joined = again.records();
   ASSERT_FALSE(joined.empty());
@@ -214,6 +214,36 @@ TEST(ChunkTunerSpan, AKeyMeasuredInSingleChunksWhileCopyingIsMeasuredAgainOnceRe
   ChunkTunerInput still_copying = paired_query();
   still_copying.records = copying;
   EXPECT_EQ(ChunkTuner(still_copying).measure_chunks(), 1);
+}
+
+TEST(ChunkTunerSpan, AKeyMeasuredAgainRunsItsSingleChunkBestAndNeverWaits) {
+  // A wait stalls the device at every measurement; the first resident query
+  // of a key measured while copying runs the single-chunk best meanwhile.
+  const auto copying = single_chunk_records(paired_query());
+  ASSERT_FALSE(copying.empty());
+  const auto single = search_state_from_json(nlohmann::json::parse(copying[0].search_state));
+  ASSERT_TRUE(single.has_value());
+  ASSERT_TRUE(single->best || single->measuring);
+  const LaunchConfig single_best = single->best ? *single->best : *single->measuring;
+  ChunkTunerInput resident = paired_query();
+  resident.records = copying;
+  resident.resident = true;
+  ChunkTuner again(resident);
+  int measuring = 0, exploiting = 0;
+  for (int i = 0; i < 64; ++i) {  // no report ever comes back
+    EXPECT_FALSE(again.awaits_reports()) << "chunk " << i;
+    const TunedChoice c = again.next();
+    if (c.continues) continue;
+    if (again.exploiting()) {
+      ++exploiting;
+      EXPECT_EQ(variant_name(c.variant), copying[0].variant);
+      EXPECT_EQ(c.config.launch, single_best);
+    } else {
+      ++measuring;
+    }
+  }
+  EXPECT_GT(measuring, 0);
+  EXPECT_GT(exploiting, 32);
 }
 
 TEST(ChunkTunerSpan, AKeyMeasuredAgainRacesOnlyTheVariantsItsSingleChunksLeftClose) {
