@@ -182,32 +182,37 @@ DataChunk concat_chunks(std::vector<DataChunk>&& chunks, const std::vector<Outpu
   }
   // The arrays are sized (zeroed, their pages first touched: for a held
   // join side of millions of rows, most of the time a copy takes) a column
-  // a task; the columns that append value by value are tasks too.
+  // a task, each faulted in on every core with looks at the cancel token;
+  // the columns that append value by value are tasks too.
   cpu::parallel_tasks(std::max(1, threads), columns.size(), [&](int, size_t task) {
     const size_t c = task < fast.size() ? fast[task] : slow[task - fast.size()];
     Vector& dst = out.columns[c];
     const Physical p = physical_of(dst.type.id);
     if (task >= fast.size()) {
-      for (const DataChunk& chunk : chunks) append_vector(dst, chunk.columns[c]);
+      for (const DataChunk& chunk : chunks) {
+        check_cancel_point();
+        append_vector(dst, chunk.columns[c]);
+      }
       return;
     }
     dst.count = total;
     switch (p) {
       case Physical::boolean:
-      case Physical::integer: dst.ints.resize(total); break;
-      case Physical::floating: dst.floats.resize(total); break;
-      case Physical::numeric: dst.numerics.resize(total); break;
+      case Physical::integer: cpu::resize_prefaulted(dst.ints, total); break;
+      case Physical::floating: cpu::resize_prefaulted(dst.floats, total); break;
+      case Physical::numeric: cpu::resize_prefaulted(dst.numerics, total); break;
       case Physical::text:
-        dst.codes.resize(total);
+        cpu::resize_prefaulted(dst.codes, total);
         dst.dictionary = chunks.front().columns[c].dictionary;
         break;
       case Physical::interval: break;
     }
     const bool nulls = std::any_of(chunks.begin(), chunks.end(), [c](const DataChunk& k) { return !k.columns[c].nulls.empty(); });
-    if (nulls) dst.nulls.assign(total, 0);
+    if (nulls) cpu::resize_prefaulted(dst.nulls, total);
   });
   cpu::parallel_for(std::max(1, threads), chunks.size(), [&](int, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
+      check_cancel_point();
       const size_t at = offsets[i], n = chunks[i].rows;
       for (const size_t c : fast) {
         const Vector& src = chunks[i].columns[c];
