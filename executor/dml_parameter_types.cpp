@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "executor/binder.hpp"
+#include "executor/dml/from_list.hpp"
 #include "executor/dml/update_delete.hpp"
 
 namespace tally::executor {
@@ -96,9 +97,13 @@ void infer_dml_parameter_types(const std::string& kind, const json& body, TableP
     return;
   }
   if (kind == "UpdateStmt" || kind == "DeleteStmt") {
+    const bool is_update = kind == "UpdateStmt";
+    const json& relation = body.at("relation");
+    const json target_only = dml::without_from_list(
+        body, is_update, relation.contains("alias") ? relation["alias"].value("aliasname", "") : relation.value("relname", ""));
     std::map<std::string, json> new_values;
-    if (kind == "UpdateStmt") new_values = dml::set_values(body);
-    plan_select(dml::matched_rows_select(body, table->columns(), new_values), pc);
+    if (is_update) new_values = dml::set_values(target_only);
+    plan_select(dml::matched_rows_select(target_only, table->columns(), new_values), pc);
   }
 }
 

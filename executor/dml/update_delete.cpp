@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "executor/dml/from_list.hpp"
 #include "executor/dml/result_append.hpp"
 #include "executor/parser.hpp"
 #include "executor/plan_expressions.hpp"
@@ -85,9 +86,6 @@ void refuse_unsupported(const json& stmt, bool is_update, const StatementContext
   const char* what = is_update ? "UPDATE" : "DELETE";
   if (stmt.contains("withClause"))
     throw Error(SqlState::feature_not_supported, std::string("WITH in ") + what + " is not supported by Tally");
-  if (stmt.contains("fromClause") || stmt.contains("usingClause"))
-    throw Error(SqlState::feature_not_supported,
-                std::string(is_update ? "UPDATE ... FROM" : "DELETE ... USING") + " is not supported by Tally");
   if (stmt.contains("whereClause") && stmt["whereClause"].contains("CurrentOfExpr"))
     throw Error(SqlState::feature_not_supported, "WHERE CURRENT OF is not supported by Tally");
   if (!stmt.at("relation").value("inh", true))
@@ -122,14 +120,25 @@ std::map<std::string, json> set_values(const json& stmt) {
   return new_values;
 }
 
-ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update, const std::vector<Value>& parameters,
+ResultSet update_or_delete(SqlSession& session, const json& given, bool is_update, const std::vector<Value>& parameters,
                            StatementContext& ctx) {
-  refuse_unsupported(stmt, is_update, ctx);
-  const json& relation = stmt.at("relation");
+  refuse_unsupported(given, is_update, ctx);
+  const json& relation = given.at("relation");
   const auto resolved = resolve_relation(ctx, relation);
   const std::string& table_name = resolved->def.name;
   const std::string alias =
       relation.contains("alias") ? relation["alias"].value("aliasname", table_name) : table_name;
+  const json& list = from_list(given, is_update);
+  if (!list.empty()) {
+    std::vector<std::string> target_columns, list_columns;
+    for (const auto& col : resolved->def.columns) target_columns.push_back(col.name);
+    for (const auto& f : run_select_body(session, from_list_columns_select(list), parameters, ctx).fields)
+      list_columns.push_back(f.name);
+    if (const auto name = ambiguous_name(given, is_update, target_columns, list_columns))
+      throw std::move(Error(SqlState::ambiguous_column, "column reference \"" + name->first + "\" is ambiguous")
+                          .with_position(ctx.position(name->second)));
+  }
+  const json stmt = without_from_list(given, is_update, alias);
 
   // SET targets: the new value of each updated column.
   std::map<std::string, json> new_values;
@@ -199,8 +208,13 @@ ResultSet update_or_delete(SqlSession& session, const json& stmt, bool is_update
   const std::string tag = std::string(is_update ? "UPDATE " : "DELETE ") + std::to_string(matched.rows);
   if (matched.rows > 0) {
     ctx.check_cancel();
-    json unmatched_where = {{"BooleanTest", {{"arg", where ? *where : json{{"A_Const", {{"boolval", {{"boolval", true}}}}}}},
-                                             {"booltesttype", "IS_NOT_TRUE"}}}};
+    // An EXISTS (a FROM or USING list's) is never NULL: NOT EXISTS, which
+    // plans as an anti join, where IS NOT TRUE would run it per row.
+    const bool exists = where && where->contains("SubLink") && (*where)["SubLink"].value("subLinkType", "") == "EXISTS_SUBLINK";
+    json unmatched_where =
+        exists ? json{{"BoolExpr", {{"boolop", "NOT_EXPR"}, {"args", json::array({*where})}}}}
+               : json{{"BooleanTest", {{"arg", where ? *where : json{{"A_Const", {{"boolval", {{"boolval", true}}}}}}},
+                                       {"booltesttype", "IS_NOT_TRUE"}}}};
     const ResultSet kept = run_select_body(
         session, select_of(relation, json::array({res_target({{"ColumnRef", {{"fields", json::array({{{"A_Star", json::object()}}})}}}})}), &unmatched_where),
         parameters, ctx);

@@ -1,0 +1,104 @@
+#include "executor/dml/from_list.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "executor/plan_expressions.hpp"
+
+namespace tally::executor::dml {
+
+using nlohmann::json;
+
+namespace {
+
+const json kNoList = json::array();
+
+json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
+
+// SELECT <value> FROM <list> [WHERE <where>], as a sublink of `type`.
+json sublink(const std::string& type, json value, const json& list, const json* where) {
+  json select = {{"targetList", json::array({{{"ResTarget", {{"val", std::move(value)}}}}})},
+                 {"fromClause", list},
+                 {"limitOption", "LIMIT_OPTION_DEFAULT"},
+                 {"op", "SETOP_NONE"}};
+  if (where) select["whereClause"] = *where;
+  return {{"SubLink", {{"subLinkType", type}, {"subselect", {{"SelectStmt", std::move(select)}}}, {"location", -1}}}};
+}
+
+// Unqualified column names outside nested subqueries (whose own FROM binds
+// their names first).
+void unqualified_names(const json& node, std::vector<std::pair<std::string, int>>& out) {
+  if (node.is_array()) {
+    for (const json& n : node) unqualified_names(n, out);
+    return;
+  }
+  if (!node.is_object() || node.contains("SubLink")) return;
+  if (node.contains("ColumnRef")) {
+    const json& fields = node["ColumnRef"].value("fields", json::array());
+    if (fields.size() == 1 && fields[0].contains("String"))
+      out.emplace_back(fields[0]["String"].value("sval", ""), node["ColumnRef"].value("location", -1));
+    return;
+  }
+  for (const auto& [key, value] : node.items()) unqualified_names(value, out);
+}
+
+}  // namespace
+
+const json& from_list(const json& stmt, bool is_update) {
+  const char* key = is_update ? "fromClause" : "usingClause";
+  return stmt.contains(key) ? stmt[key] : kNoList;
+}
+
+json without_from_list(const json& stmt, bool is_update, const std::string& target_name) {
+  const json& list = from_list(stmt, is_update);
+  if (list.empty()) return stmt;
+  for (const json& item : list) {
+    if (!item.contains("RangeVar")) continue;
+    const json& rv = item["RangeVar"];
+    if (!rv.contains("alias") && rv.value("relname", "") == target_name)
+      throw Error(SqlState::duplicate_alias, "table name \"" + target_name + "\" specified more than once");
+  }
+  json out = stmt;
+  out.erase(is_update ? "fromClause" : "usingClause");
+  const json* where = stmt.contains("whereClause") ? &stmt["whereClause"] : nullptr;
+  if (is_update) {
+    for (json& t : out["targetList"]) {
+      json& value = t["ResTarget"]["val"];
+      // A value that names no column is the same for every joined row, and
+      // a bare literal or parameter keeps the column's type that way.
+      if (!json_any(value, [](const json& n) { return n.is_object() && n.contains("ColumnRef"); })) continue;
+      json least = {{"FuncCall", {{"funcname", json::array({{{"String", {{"sval", "min"}}}}})},
+                                  {"args", json::array({value})},
+                                  {"funcformat", "COERCE_EXPLICIT_CALL"},
+                                  {"location", -1}}}};
+      value = sublink("EXPR_SUBLINK", std::move(least), list, where);
+    }
+  }
+  out["whereClause"] = sublink("EXISTS_SUBLINK", int_const(1), list, where);
+  return out;
+}
+
+json from_list_columns_select(const json& list) {
+  json star = {{"ColumnRef", {{"fields", json::array({{{"A_Star", json::object()}}})}}}};
+  return {{"targetList", json::array({{{"ResTarget", {{"val", std::move(star)}}}}})},
+          {"fromClause", list},
+          {"limitCount", int_const(0)},
+          {"limitOption", "LIMIT_OPTION_COUNT"},
+          {"op", "SETOP_NONE"}};
+}
+
+std::optional<std::pair<std::string, int>> ambiguous_name(const json& stmt, bool is_update,
+                                                          const std::vector<std::string>& target_columns,
+                                                          const std::vector<std::string>& list_columns) {
+  std::vector<std::pair<std::string, int>> names;
+  if (stmt.contains("whereClause")) unqualified_names(stmt["whereClause"], names);
+  if (is_update)
+    for (const json& t : stmt.value("targetList", json::array())) unqualified_names(t.at("ResTarget").at("val"), names);
+  for (const json& t : stmt.value("returningList", json::array())) unqualified_names(t.at("ResTarget").at("val"), names);
+  const auto in = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+  for (const auto& n : names)
+    if (in(target_columns, n.first) && in(list_columns, n.first)) return n;
+  return std::nullopt;
+}
+
+}  // namespace tally::executor::dml
