@@ -26,6 +26,7 @@
 #include "executor/dml/dml.hpp"
 #include "executor/dml/result_append.hpp"
 #include "executor/dml/insert_on_conflict.hpp"
+#include "executor/dml/merge.hpp"
 #include "executor/dml/update_delete.hpp"
 
 namespace tally::executor {
@@ -65,27 +66,6 @@ ResultSet run_query(SqlSession& session, const json& select, const std::vector<V
   auto plan = plan_select(select, pc);
   ExecContext ec = session.make_exec_context(&parameters);
   return run_select(*plan, ec);
-}
-
-// The columns an INSERT ... SELECT leaves out take their DEFAULT (a
-// constant, or nextval once per row), as in PostgreSQL: added to the result
-// as more target columns.
-void add_default_columns(const StatementContext& ctx, const std::string& name, ResultSet& result,
-                         std::vector<int>& targets) {
-  const auto stored = ctx.find_table(name);
-  if (!stored) return;
-  for (size_t c = 0; c < stored->def.columns.size(); ++c) {
-    const catalog::ColumnDef& column = stored->def.columns[c];
-    if (column.default_expr.empty() || std::count(targets.begin(), targets.end(), static_cast<int>(c)) > 0) continue;
-    Vector values(column.type);
-    for (size_t row = 0; row < result.rows; ++row) {
-      const ConstantValue v = cast_constant(ctx, dml::column_default(ctx, column), column.type, false, column.name);
-      values.push(v.kind == ConstantValue::Kind::null ? Value{Null{}} : parse_text(column.type, v.text));
-    }
-    result.fields.push_back(describe_column(column.name, column.type));
-    result.columns.push_back(std::move(values));
-    targets.push_back(static_cast<int>(c));
-  }
 }
 
 // `expression` cast to the built-in type `type` (its internal name, as
@@ -196,7 +176,7 @@ ResultSet insert_select(SqlSession& session, const StatementContext& ctx, const 
     throw Error(SqlState::syntax_error, "INSERT has more target columns than expressions");
   }
   targets.resize(result.columns.size());
-  add_default_columns(ctx, name, result, targets);
+  dml::add_default_columns(ctx, name, result, targets);
   dml::check_assignable(result, targets, table->columns());
   const uint64_t n = append_result(ctx, table->oid(), result, targets, table->columns(), name);
   return tag_only("INSERT 0 " + std::to_string(n));
@@ -426,13 +406,14 @@ std::optional<ResultSet> route_statement(SqlSession& session, const AnalyzedStat
     if (kind == "CopyStmt") return tag_only(dml::copy(body, ctx));
     if (kind == "UpdateStmt" || kind == "DeleteStmt")
       return dml::update_or_delete(session, body, kind == "UpdateStmt", parameters, ctx);
+    if (kind == "MergeStmt") return dml::merge(session, body, parameters, ctx);
   }
   (void)session;
   (void)parameters;
   (void)out;
   (void)body;
   if (kind == "CreateStmt" || kind == "DropStmt" || kind == "IndexStmt" || kind == "TruncateStmt" || kind == "InsertStmt" ||
-      kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt" ||
+      kind == "CopyStmt" || kind == "CreateTableAsStmt" || kind == "UpdateStmt" || kind == "DeleteStmt" || kind == "MergeStmt" ||
       kind == "VacuumStmt") {
     throw Error(SqlState::feature_not_supported,
                 statement_words(kind, body) + " needs the storage layer, which this build lacks");

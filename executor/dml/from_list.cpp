@@ -15,16 +15,6 @@ const json kNoList = json::array();
 
 json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
 
-// SELECT <value> FROM <list> [WHERE <where>], as a sublink of `type`.
-json sublink(const std::string& type, json value, const json& list, const json* where) {
-  json select = {{"targetList", json::array({{{"ResTarget", {{"val", std::move(value)}}}}})},
-                 {"fromClause", list},
-                 {"limitOption", "LIMIT_OPTION_DEFAULT"},
-                 {"op", "SETOP_NONE"}};
-  if (where) select["whereClause"] = *where;
-  return {{"SubLink", {{"subLinkType", type}, {"subselect", {{"SelectStmt", std::move(select)}}}, {"location", -1}}}};
-}
-
 // Unqualified column names outside nested subqueries (whose own FROM binds
 // their names first).
 void unqualified_names(const json& node, std::vector<std::pair<std::string, int>>& out) {
@@ -43,6 +33,28 @@ void unqualified_names(const json& node, std::vector<std::pair<std::string, int>
 }
 
 }  // namespace
+
+bool names_a_column(const json& value) {
+  return json_any(value, [](const json& n) { return n.is_object() && n.contains("ColumnRef"); });
+}
+
+json sublink(const std::string& type, json value, const json& list, const json* where) {
+  json select = {{"targetList", json::array({{{"ResTarget", {{"val", std::move(value)}}}}})},
+                 {"fromClause", list},
+                 {"limitOption", "LIMIT_OPTION_DEFAULT"},
+                 {"op", "SETOP_NONE"}};
+  if (where) select["whereClause"] = *where;
+  return {{"SubLink", {{"subLinkType", type}, {"subselect", {{"SelectStmt", std::move(select)}}}, {"location", -1}}}};
+}
+
+json least_over(const json& value, const json& list, const json* where) {
+  json least = {{"FuncCall", {{"funcname", json::array({{{"String", {{"sval", "min"}}}}})},
+                              {"args", json::array({value})},
+                              {"funcformat", "COERCE_EXPLICIT_CALL"},
+                              {"location", -1}}}};
+  return sublink("EXPR_SUBLINK", std::move(least), list, where);
+}
+
 
 const json& from_list(const json& stmt, bool is_update) {
   const char* key = is_update ? "fromClause" : "usingClause";
@@ -66,12 +78,8 @@ json without_from_list(const json& stmt, bool is_update, const std::string& targ
       json& value = t["ResTarget"]["val"];
       // A value that names no column is the same for every joined row, and
       // a bare literal or parameter keeps the column's type that way.
-      if (!json_any(value, [](const json& n) { return n.is_object() && n.contains("ColumnRef"); })) continue;
-      json least = {{"FuncCall", {{"funcname", json::array({{{"String", {{"sval", "min"}}}}})},
-                                  {"args", json::array({value})},
-                                  {"funcformat", "COERCE_EXPLICIT_CALL"},
-                                  {"location", -1}}}};
-      value = sublink("EXPR_SUBLINK", std::move(least), list, where);
+      if (!names_a_column(value)) continue;
+      value = least_over(value, list, where);
     }
   }
   out["whereClause"] = sublink("EXISTS_SUBLINK", int_const(1), list, where);
@@ -87,14 +95,11 @@ json from_list_columns_select(const json& list) {
           {"op", "SETOP_NONE"}};
 }
 
-std::optional<std::pair<std::string, int>> ambiguous_name(const json& stmt, bool is_update,
+std::optional<std::pair<std::string, int>> ambiguous_name(const std::vector<const json*>& nodes,
                                                           const std::vector<std::string>& target_columns,
                                                           const std::vector<std::string>& list_columns) {
   std::vector<std::pair<std::string, int>> names;
-  if (stmt.contains("whereClause")) unqualified_names(stmt["whereClause"], names);
-  if (is_update)
-    for (const json& t : stmt.value("targetList", json::array())) unqualified_names(t.at("ResTarget").at("val"), names);
-  for (const json& t : stmt.value("returningList", json::array())) unqualified_names(t.at("ResTarget").at("val"), names);
+  for (const json* node : nodes) unqualified_names(*node, names);
   const auto in = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
   for (const auto& n : names)
     if (in(target_columns, n.first) && in(list_columns, n.first)) return n;

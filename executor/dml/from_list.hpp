@@ -33,9 +33,21 @@ nlohmann::json without_from_list(const nlohmann::json& stmt, bool is_update, con
 // SELECT * FROM <list> LIMIT 0: the list's column names.
 nlohmann::json from_list_columns_select(const nlohmann::json& list);
 
-// An unqualified column name of the WHERE, the SET values or RETURNING that
-// is a column of both the target and the list, if any, with its location.
-std::optional<std::pair<std::string, int>> ambiguous_name(const nlohmann::json& stmt, bool is_update,
+// Whether an expression reads any column (else it is one value for every row).
+bool names_a_column(const nlohmann::json& value);
+
+// (SELECT <value> FROM <list> [WHERE <where>]) as a sublink of `type`
+// (EXISTS_SUBLINK, EXPR_SUBLINK).
+nlohmann::json sublink(const std::string& type, nlohmann::json value, const nlohmann::json& list,
+                       const nlohmann::json* where);
+// (SELECT min(<value>) FROM <list> [WHERE <where>]): a joined row's value,
+// decorrelated (see above).
+nlohmann::json least_over(const nlohmann::json& value, const nlohmann::json& list, const nlohmann::json* where);
+
+// An unqualified column name in `nodes` (outside their nested subqueries)
+// that is a column of both the target and the list, if any, with its
+// location.
+std::optional<std::pair<std::string, int>> ambiguous_name(const std::vector<const nlohmann::json*>& nodes,
                                                           const std::vector<std::string>& target_columns,
                                                           const std::vector<std::string>& list_columns);
 

@@ -8,6 +8,9 @@
 #include "executor/cancel_point.hpp"
 #include "executor/cast.hpp"
 #include "executor/cpu/parallel.hpp"
+#include "executor/value_codec.hpp"
+#include "executor/dml/column_default.hpp"
+#include "executor/dml/constant_value.hpp"
 #include "storage/column_layout.hpp"
 #include "storage/numeric_slot.hpp"
 #include "storage/string_dictionary.hpp"
@@ -373,6 +376,24 @@ uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& r
     appender.append_rows(rows, data, valid);
   }
   return result.rows;
+}
+
+void add_default_columns(const StatementContext& ctx, const std::string& name, ResultSet& result,
+                         std::vector<int>& targets) {
+  const auto stored = ctx.find_table(name);
+  if (!stored) return;
+  for (size_t c = 0; c < stored->def.columns.size(); ++c) {
+    const catalog::ColumnDef& column = stored->def.columns[c];
+    if (column.default_expr.empty() || std::count(targets.begin(), targets.end(), static_cast<int>(c)) > 0) continue;
+    Vector values(column.type);
+    for (size_t row = 0; row < result.rows; ++row) {
+      const ConstantValue v = cast_constant(ctx, dml::column_default(ctx, column), column.type, false, column.name);
+      values.push(v.kind == ConstantValue::Kind::null ? Value{Null{}} : parse_text(column.type, v.text));
+    }
+    result.fields.push_back(describe_column(column.name, column.type));
+    result.columns.push_back(std::move(values));
+    targets.push_back(static_cast<int>(c));
+  }
 }
 
 }  // namespace tally::executor::dml

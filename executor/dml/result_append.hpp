@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/ddl/statement_context.hpp"
 #include "executor/result_set.hpp"
 #include "executor/table_provider.hpp"
 
@@ -26,5 +27,11 @@ void check_assignable(const ResultSet& result, const std::vector<int>& targets,
 uint64_t append_result_rows(storage::TableAppender& appender, const ResultSet& result,
                             const std::vector<int>& targets, const std::vector<TableColumn>& columns,
                             const std::string& table_name);
+
+// The columns an INSERT ... SELECT leaves out take their DEFAULT (a
+// constant, or nextval once per row), as in PostgreSQL: added to the result
+// as more target columns.
+void add_default_columns(const StatementContext& ctx, const std::string& name, ResultSet& result,
+                         std::vector<int>& targets);
 
 }  // namespace tally::executor::dml

@@ -17,17 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-ResultSet run_select_body(SqlSession& session, const json& select, const std::vector<Value>& parameters,
-                          const StatementContext& ctx) {
-  // The parameters' types as the statement's analysis inferred them.
-  std::vector<uint32_t> types;
-  for (const auto& p : ctx.parameters) types.push_back(type_oid(p.type.id));
-  PlanContext pc = session.make_plan_context(&types);
-  auto plan = plan_select(select, pc);
-  ExecContext ec = session.make_exec_context(&parameters);
-  return run_select(*plan, ec);
-}
-
 json column_ref(const std::string& name) {
   return {{"ColumnRef", {{"fields", json::array({{{"String", {{"sval", name}}}}})}}}};
 }
@@ -68,14 +57,6 @@ json substitute(const json& expr, const std::map<std::string, json>& new_values,
   });
 }
 
-// `value` cast to the column's type, as the stored new value is: a TypeName
-// parsed from PostgreSQL's own spelling of the type, typmod included.
-json cast_to(const json& value, SqlType type) {
-  const auto parsed = parse_sql_shared("SELECT NULL::" + format_type(type));
-  const json& cast = parsed->at(0).body().at("targetList").at(0).at("ResTarget").at("val").at("TypeCast");
-  return {{"TypeCast", {{"arg", value}, {"typeName", cast.at("typeName")}}}};
-}
-
 bool is_star(const json& value) {
   if (!value.contains("ColumnRef")) return false;
   const json& fields = value["ColumnRef"].at("fields");
@@ -94,6 +75,23 @@ void refuse_unsupported(const json& stmt, bool is_update, const StatementContext
 }
 
 }  // namespace
+
+ResultSet run_select_body(SqlSession& session, const json& select, const std::vector<Value>& parameters,
+                          const StatementContext& ctx) {
+  // The parameters' types as the statement's analysis inferred them.
+  std::vector<uint32_t> types;
+  for (const auto& p : ctx.parameters) types.push_back(type_oid(p.type.id));
+  PlanContext pc = session.make_plan_context(&types);
+  auto plan = plan_select(select, pc);
+  ExecContext ec = session.make_exec_context(&parameters);
+  return run_select(*plan, ec);
+}
+
+json cast_to(const json& value, SqlType type) {
+  const auto parsed = parse_sql_shared("SELECT NULL::" + format_type(type));
+  const json& cast = parsed->at(0).body().at("targetList").at(0).at("ResTarget").at("val").at("TypeCast");
+  return {{"TypeCast", {{"arg", value}, {"typeName", cast.at("typeName")}}}};
+}
 
 json matched_rows_select(const json& stmt, const std::vector<TableColumn>& columns,
                          const std::map<std::string, json>& new_values) {
@@ -134,7 +132,11 @@ ResultSet update_or_delete(SqlSession& session, const json& given, bool is_updat
     for (const auto& col : resolved->def.columns) target_columns.push_back(col.name);
     for (const auto& f : run_select_body(session, from_list_columns_select(list), parameters, ctx).fields)
       list_columns.push_back(f.name);
-    if (const auto name = ambiguous_name(given, is_update, target_columns, list_columns))
+    std::vector<const json*> named;
+    if (given.contains("whereClause")) named.push_back(&given["whereClause"]);
+    if (is_update) named.push_back(&given.at("targetList"));
+    if (given.contains("returningList")) named.push_back(&given["returningList"]);
+    if (const auto name = ambiguous_name(named, target_columns, list_columns))
       throw std::move(Error(SqlState::ambiguous_column, "column reference \"" + name->first + "\" is ambiguous")
                           .with_position(ctx.position(name->second)));
   }

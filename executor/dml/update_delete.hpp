@@ -37,6 +37,12 @@ ResultSet update_or_delete(SqlSession& session, const nlohmann::json& stmt, bool
 // PostgreSQL does (SET c = $1: c's type; WHERE a = $2: a's).
 nlohmann::json matched_rows_select(const nlohmann::json& stmt, const std::vector<TableColumn>& columns,
                                    const std::map<std::string, nlohmann::json>& new_values);
+// Plans and runs a SELECT parse tree with the statement's parameters.
+ResultSet run_select_body(SqlSession& session, const nlohmann::json& select, const std::vector<Value>& parameters,
+                          const StatementContext& ctx);
+// `value` cast to a column's type, as a stored new value is: a TypeName
+// parsed from PostgreSQL's own spelling of the type, typmod included.
+nlohmann::json cast_to(const nlohmann::json& value, SqlType type);
 // An UPDATE's SET column -> value (DEFAULT as NULL), unchecked.
 std::map<std::string, nlohmann::json> set_values(const nlohmann::json& stmt);
 
