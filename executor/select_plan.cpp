@@ -28,6 +28,7 @@
 #include "executor/grouping_sets.hpp"
 #include "executor/lookup_join.hpp"
 #include "executor/lookup_rewrite.hpp"
+#include "executor/percentile_arrays.hpp"
 #include "executor/sum_rewrites.hpp"
 #include "executor/select_plan_detail.hpp"
 #include "executor/set_operation_plan.hpp"
@@ -247,6 +248,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
     }
     ~Nesting() { --nested_queries; }
   } nesting;
+  if (std::optional<json> expanded = expand_percentile_arrays(select)) return plan_select(*expanded, pc);
   if (std::optional<json> grouped = distinct_as_grouping(select)) return plan_select(*grouped, pc);
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
   if (std::shared_ptr<const SelectPlan> counts = plan_distinct_counts(select, pc)) return counts;
