@@ -96,6 +96,50 @@ void infer_dml_parameter_types(const std::string& kind, const json& body, TableP
     plan_select(select, pc);  // the rest from the SELECT's expressions
     return;
   }
+  if (kind == "MergeStmt") {
+    // SET and INSERT values take their columns' types; the rest comes from
+    // one SELECT of every clause's expressions over the target joined with
+    // the source.
+    const auto& columns = table->columns();
+    const auto column_named = [&](const std::string& name) -> const TableColumn* {
+      for (const auto& c : columns)
+        if (c.name == name) return &c;
+      return nullptr;
+    };
+    json targets = json::array();
+    const auto add = [&](const json& value) {
+      if (!value.contains("SetToDefault")) targets.push_back({{"ResTarget", {{"val", value}}}});
+    };
+    for (const auto& c : body.value("mergeWhenClauses", json::array())) {
+      const json& w = c.at("MergeWhenClause");
+      if (w.contains("condition")) add(w["condition"]);
+      const std::string command = w.value("commandType", "");
+      if (command == "CMD_UPDATE") {
+        for (const auto& t : w.value("targetList", json::array())) {
+          const json& rt = t.at("ResTarget");
+          infer_assigned(types, rt.at("val"), column_named(rt.value("name", "")));
+          add(rt.at("val"));
+        }
+      } else if (command == "CMD_INSERT") {
+        const json names = w.value("targetList", json::array());
+        const json values = w.value("values", json::array());
+        for (size_t i = 0; i < values.size(); ++i) {
+          const TableColumn* column = names.empty() ? (i < columns.size() ? &columns[i] : nullptr)
+                                                    : column_named(names.at(i).at("ResTarget").value("name", ""));
+          infer_assigned(types, values[i], column);
+          add(values[i]);
+        }
+      }
+    }
+    if (targets.empty()) targets.push_back({{"ResTarget", {{"val", {{"A_Const", {{"ival", {{"ival", 1}}}}}}}}}});
+    json select = {{"targetList", std::move(targets)},
+                   {"fromClause", json::array({json{{"RangeVar", body.at("relation")}}, body.at("sourceRelation")})},
+                   {"whereClause", body.at("joinCondition")},
+                   {"limitOption", "LIMIT_OPTION_DEFAULT"},
+                   {"op", "SETOP_NONE"}};
+    plan_select(select, pc);
+    return;
+  }
   if (kind == "UpdateStmt" || kind == "DeleteStmt") {
     const bool is_update = kind == "UpdateStmt";
     const json& relation = body.at("relation");

@@ -189,7 +189,7 @@ AnalyzedStatement SqlSession::analyze_checked(std::string_view sql,
     const json& query = body["query"];
     // (EXPLAIN ANALYZE plans again in run_explain, with ctid as it is.)
     if (query.contains("SelectStmt")) a.select = plan_select(without_row_identity(query["SelectStmt"]), pc);
-  } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt") &&
+  } else if ((a.kind == "InsertStmt" || a.kind == "UpdateStmt" || a.kind == "DeleteStmt" || a.kind == "MergeStmt") &&
              tables_ != nullptr) {
     infer_dml_parameter_types(a.kind, body, *tables_, pc);
     if (body.contains("returningList")) a.fields = returning_fields(body, pc);

@@ -257,6 +257,34 @@ TEST_F(SessionTest, ExtendedProtocolInfersParameterTypes) {
   }
 }
 
+TEST_F(SessionTest, MergeAndUpdateFromInferParameterTypes) {
+  // Untyped parameters of MERGE's clauses and of UPDATE ... FROM take their
+  // columns' types (SET and INSERT values) or their comparison's, as
+  // PostgreSQL's parse analysis gives them.
+  run("CREATE TABLE merged (k int, v bigint, d date)");
+  run("INSERT INTO merged VALUES (1, 1, '2020-01-01'), (2, 2, NULL)");
+  auto merge = session_->prepare(
+      "MERGE INTO merged m USING (VALUES (1), (3)) s(k) ON m.k = s.k WHEN MATCHED AND m.d < $3 THEN UPDATE SET v = $1 "
+      "WHEN NOT MATCHED THEN INSERT (k, d) VALUES (s.k, $2)",
+      std::vector<uint32_t>{0, 0, 0});
+  EXPECT_EQ(merge->parameter_types(), (std::vector<uint32_t>{20, 1082, 1082}));
+  std::vector<tally::ParameterValue> values{{std::string("50"), tally::Format::text},
+                                            {std::string("2024-01-02"), tally::Format::text},
+                                            {std::string("2021-01-01"), tally::Format::text}};
+  RecordingWriter out;
+  EXPECT_TRUE(session_->bind(*merge, values, {})->execute(0, out));
+  EXPECT_EQ(out.results[0].tag, "MERGE 2");
+  auto update = session_->prepare("UPDATE merged SET v = $1 FROM (VALUES (2)) s(k) WHERE merged.k = s.k",
+                                  std::vector<uint32_t>{0});
+  EXPECT_EQ(update->parameter_types(), std::vector<uint32_t>{20});
+  std::vector<tally::ParameterValue> seven{{std::string("7"), tally::Format::text}};
+  RecordingWriter uout;
+  EXPECT_TRUE(session_->bind(*update, seven, {})->execute(0, uout));
+  EXPECT_EQ(uout.results[0].tag, "UPDATE 1");
+  EXPECT_EQ(run("SELECT k, v, d FROM merged ORDER BY k").lines(),
+            (std::vector<std::string>{"1|50|2020-01-01", "2|7|NULL", "3|NULL|2024-01-02"}));
+}
+
 TEST_F(SessionTest, PortalRowLimitAndResume) {
   run("CREATE TABLE p (a int, b text)");
   run("INSERT INTO p VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, NULL), (5, 'w')");
