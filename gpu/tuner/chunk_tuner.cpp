@@ -251,7 +251,10 @@ ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
   } else {
     current_reason_ = any_cached ? ChoiceReason::explore : ChoiceReason::rule;
   }
-  if (remeasured_ && refine_ && fastest_single_variant &&
+  // Only while nothing is measured in joined launches yet: once a variant
+  // is, its time ranks it (a key's records can hold both units until each
+  // variant is measured again).
+  if (remeasured_ && refine_ && !warm_ && fastest_single_variant &&
       std::any_of(slots_.begin(), slots_.end(), [&](const auto& s) { return s->variant == *fastest_single_variant; })) {
     // Warm on the single-chunk times (kRemeasureSearchShare).
     current_ = *fastest_single_variant;

@@ -246,6 +246,32 @@ TEST(ChunkTunerSpan, AKeyMeasuredAgainRunsItsSingleChunkBestAndNeverWaits) {
   EXPECT_GT(exploiting, 32);
 }
 
+TEST(ChunkTunerSpan, AVariantMeasuredInJoinedLaunchesOutranksSingleChunkRecordsLeftBeside) {
+  // After the first resident query the key's records hold the variants it
+  // measured in joined launches and the single-chunk records of the others:
+  // the next query runs the joined launches' best, not the single-chunk one.
+  auto copying = single_chunk_records(paired_query());
+  ASSERT_EQ(copying.size(), 1u);
+  tally::TuningRecord faster_single = copying[0];
+  faster_single.variant = copying[0].variant == "global" ? "sort" : "global";
+  faster_single.seconds_per_row = copying[0].seconds_per_row / 2;
+  ChunkTunerInput resident = paired_query();
+  resident.records = {copying[0]};
+  resident.resident = true;
+  ChunkTuner again(resident);
+  drive(again, 64);
+  auto records = again.records();
+  ASSERT_FALSE(records.empty());
+  ASSERT_NE(records[0].search_state.find("\"launch_chunks\":2"), std::string::npos) << records[0].search_state;
+  records.insert(records.begin(), faster_single);  // a stale single-chunk record first
+  ChunkTunerInput next = paired_query();
+  next.records = records;
+  next.resident = true;
+  ChunkTuner third(next);
+  EXPECT_TRUE(third.warm());
+  EXPECT_EQ(variant_name(third.current_variant()), records[1].variant) << third.explain();
+}
+
 TEST(ChunkTunerSpan, AKeyMeasuredAgainRacesOnlyTheVariantsItsSingleChunksLeftClose) {
   // The single-chunk times rank the variants: one within kRemeasureMargin
   // of the fastest is raced again in joined launches, one far slower is not.
