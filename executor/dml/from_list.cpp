@@ -61,15 +61,19 @@ const json& from_list(const json& stmt, bool is_update) {
   return stmt.contains(key) ? stmt[key] : kNoList;
 }
 
-json without_from_list(const json& stmt, bool is_update, const std::string& target_name) {
-  const json& list = from_list(stmt, is_update);
-  if (list.empty()) return stmt;
+void refuse_target_named_again(const json& list, const std::string& target_name) {
   for (const json& item : list) {
     if (!item.contains("RangeVar")) continue;
     const json& rv = item["RangeVar"];
     if (!rv.contains("alias") && rv.value("relname", "") == target_name)
       throw Error(SqlState::duplicate_alias, "table name \"" + target_name + "\" specified more than once");
   }
+}
+
+json without_from_list(const json& stmt, bool is_update, const std::string& target_name) {
+  const json& list = from_list(stmt, is_update);
+  if (list.empty()) return stmt;
+  refuse_target_named_again(list, target_name);
   json out = stmt;
   out.erase(is_update ? "fromClause" : "usingClause");
   const json* where = stmt.contains("whereClause") ? &stmt["whereClause"] : nullptr;

@@ -30,6 +30,10 @@ const nlohmann::json& from_list(const nlohmann::json& stmt, bool is_update);
 // has none. Throws 42712 where the list names the target again unaliased.
 nlohmann::json without_from_list(const nlohmann::json& stmt, bool is_update, const std::string& target_name);
 
+// 42712 where the list names the target again unaliased: inside the
+// subqueries that name would be the list's.
+void refuse_target_named_again(const nlohmann::json& list, const std::string& target_name);
+
 // SELECT * FROM <list> LIMIT 0: the list's column names.
 nlohmann::json from_list_columns_select(const nlohmann::json& list);
 

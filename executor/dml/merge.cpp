@@ -81,6 +81,7 @@ ResultSet merge(SqlSession& session, const json& stmt, const std::vector<Value>&
   const std::string& table_name = resolved->def.name;
   const std::string alias = relation.contains("alias") ? relation["alias"].value("aliasname", table_name) : table_name;
   const json list = json::array({stmt.at("sourceRelation")});
+  refuse_target_named_again(list, alias);
   const json& on = stmt.at("joinCondition");
   const std::vector<Clause> matched = clauses_of(stmt, true), not_matched = clauses_of(stmt, false);
 
