@@ -76,46 +76,74 @@ bool is_percentile(const json& call) {
   return (n == "percentile_cont" || n == "percentile_disc") && call.value("args", json::array()).size() == 1;
 }
 
-// Expands in place; true where anything was.
-bool expand(json& node) {
+// Expands in place, walking with a stack of its own (the parser's trees
+// nest thousands of levels deep: a CASE in a CASE ...); true where anything
+// was. Subqueries are left alone: they are planned, and expanded, on their own.
+bool expand(json& root) {
   bool changed = false;
-  if (node.is_array()) {
-    for (json& n : node) changed |= expand(n);
-    return changed;
-  }
-  if (!node.is_object()) return false;
-  if (node.contains("FuncCall") && is_percentile(node["FuncCall"])) {
-    if (const auto fs = fractions(node["FuncCall"]["args"][0])) {
-      json elements = json::array();
-      for (const json& f : *fs) {
-        json call = node["FuncCall"];
-        call["args"] = json::array({as_float8(f)});
-        elements.push_back({{"FuncCall", std::move(call)}});
-      }
-      if (elements.empty()) return false;
-      // No value to order (no row, or NULLs only): NULL, not an array of NULLs.
-      const json& call = node["FuncCall"];
-      json count = {{"funcname", json::array({json{{"String", {{"sval", "count"}}}}})},
-                    {"args", json::array({call.at("agg_order").at(0).at("SortBy").at("node")})},
-                    {"funcformat", "COERCE_EXPLICIT_CALL"}};
-      if (call.contains("agg_filter")) count["agg_filter"] = call["agg_filter"];
-      json some = {{"A_Expr", {{"kind", "AEXPR_OP"}, {"name", json::array({json{{"String", {{"sval", ">"}}}}})},
-                               {"lexpr", {{"FuncCall", std::move(count)}}}, {"rexpr", {{"A_Const", {{"ival", {{"ival", 0}}}}}}}}}};
-      json array = {{"A_ArrayExpr", {{"elements", std::move(elements)}, {"location", -1}}}};
-      node = {{"CaseExpr", {{"args", json::array({json{{"CaseWhen", {{"expr", std::move(some)}, {"result", std::move(array)}}}}})}}}};
-      return true;
+  std::vector<json*> todo{&root};
+  while (!todo.empty()) {
+    json& node = *todo.back();
+    todo.pop_back();
+    if (node.is_array()) {
+      for (json& n : node) todo.push_back(&n);
+      continue;
     }
-  }
-  for (auto& [key, value] : node.items()) {
-    if (key == "SelectStmt") continue;  // a subquery: planned and expanded on its own
-    changed |= expand(value);
+    if (!node.is_object()) continue;
+    if (node.contains("FuncCall") && is_percentile(node["FuncCall"])) {
+      if (const auto fs = fractions(node["FuncCall"]["args"][0]); fs && !fs->empty()) {
+        const json& call = node["FuncCall"];
+        json elements = json::array();
+        for (const json& f : *fs) {
+          json one = call;
+          one["args"] = json::array({as_float8(f)});
+          elements.push_back({{"FuncCall", std::move(one)}});
+        }
+        // No value to order (no row, or NULLs only): NULL, not an array of NULLs.
+        json count = {{"funcname", json::array({json{{"String", {{"sval", "count"}}}}})},
+                      {"args", json::array({call.at("agg_order").at(0).at("SortBy").at("node")})},
+                      {"funcformat", "COERCE_EXPLICIT_CALL"}};
+        if (call.contains("agg_filter")) count["agg_filter"] = call["agg_filter"];
+        json some = {{"A_Expr", {{"kind", "AEXPR_OP"}, {"name", json::array({json{{"String", {{"sval", ">"}}}}})},
+                                 {"lexpr", {{"FuncCall", std::move(count)}}}, {"rexpr", {{"A_Const", {{"ival", {{"ival", 0}}}}}}}}}};
+        json array = {{"A_ArrayExpr", {{"elements", std::move(elements)}, {"location", -1}}}};
+        node = {{"CaseExpr", {{"args", json::array({json{{"CaseWhen", {{"expr", std::move(some)}, {"result", std::move(array)}}}}})}}}};
+        changed = true;
+        continue;
+      }
+    }
+    for (auto& [key, value] : node.items())
+      if (key != "SelectStmt") todo.push_back(&value);
   }
   return changed;
+}
+
+// Whether a percentile_cont or percentile_disc call is anywhere in `root`
+// (the same walk, reading only): most SELECTs have none, and are not copied.
+bool mentions_percentile(const json& root) {
+  std::vector<const json*> todo{&root};
+  while (!todo.empty()) {
+    const json& node = *todo.back();
+    todo.pop_back();
+    if (node.is_array()) {
+      for (const json& n : node) todo.push_back(&n);
+      continue;
+    }
+    if (!node.is_object()) continue;
+    if (node.contains("FuncCall") && is_percentile(node["FuncCall"])) return true;
+    for (const auto& [key, value] : node.items())
+      if (key != "SelectStmt") todo.push_back(&value);
+  }
+  return false;
 }
 
 }  // namespace
 
 std::optional<json> expand_percentile_arrays(const json& select) {
+  bool any = false;
+  for (const char* key : {"targetList", "havingClause", "sortClause"})
+    any = any || (select.contains(key) && mentions_percentile(select[key]));
+  if (!any) return std::nullopt;
   json out = select;
   bool changed = false;
   for (const char* key : {"targetList", "havingClause", "sortClause"}) {
