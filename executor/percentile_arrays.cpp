@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/plan_expressions.hpp"
+
 namespace tally::executor {
 
 using nlohmann::json;
@@ -121,20 +123,10 @@ bool expand(json& root) {
 // Whether a percentile_cont or percentile_disc call is anywhere in `root`
 // (the same walk, reading only): most SELECTs have none, and are not copied.
 bool mentions_percentile(const json& root) {
-  std::vector<const json*> todo{&root};
-  while (!todo.empty()) {
-    const json& node = *todo.back();
-    todo.pop_back();
-    if (node.is_array()) {
-      for (const json& n : node) todo.push_back(&n);
-      continue;
-    }
-    if (!node.is_object()) continue;
-    if (node.contains("FuncCall") && is_percentile(node["FuncCall"])) return true;
-    for (const auto& [key, value] : node.items())
-      if (key != "SelectStmt") todo.push_back(&value);
-  }
-  return false;
+  return json_walk(root, [](const json& node) {
+    if (node.contains("FuncCall") && is_percentile(node["FuncCall"])) return WalkStep::stop;
+    return node.contains("SelectStmt") ? WalkStep::skip_children : WalkStep::descend;
+  });
 }
 
 }  // namespace

@@ -245,6 +245,24 @@ bool json_any(const json& node, const std::function<bool(const json&)>& pred) {
   return false;
 }
 
+bool json_walk(const json& root, const std::function<WalkStep(const json&)>& visit) {
+  std::vector<const json*> todo{&root};
+  while (!todo.empty()) {
+    const json& node = *todo.back();
+    todo.pop_back();
+    if (node.is_array()) {
+      for (const json& n : node) todo.push_back(&n);
+      continue;
+    }
+    if (!node.is_object()) continue;
+    const WalkStep step = visit(node);
+    if (step == WalkStep::stop) return true;
+    if (step == WalkStep::skip_children) continue;
+    for (const auto& [key, value] : node.items()) todo.push_back(&value);
+  }
+  return false;
+}
+
 bool contains_sublink_node(const json& node) {
   return json_any(node, [](const json& n) { return n.is_object() && n.contains("SubLink"); });
 }

@@ -75,6 +75,13 @@ void substitute(ExprPtr& e, std::vector<ExprPtr>& by);
 // The conjuncts of a condition; (a AND b) OR (a AND c) gives a, (b OR c).
 void split_and(const nlohmann::json& node, std::vector<nlohmann::json>& out);
 bool json_any(const nlohmann::json& node, const std::function<bool(const nlohmann::json&)>& pred);
+// What json_walk does after visiting a node.
+enum class WalkStep { descend, skip_children, stop };
+// Visits every object of a parse tree (arrays are walked through) with a
+// stack of its own, in no particular order: the parser's trees nest
+// thousands of levels deep (a CASE in a CASE ...), past what a recursive walk
+// may take of a session's stack. True where a visit stopped the walk.
+bool json_walk(const nlohmann::json& root, const std::function<WalkStep(const nlohmann::json&)>& visit);
 // A parse tree with every bare column reference (a ColumnRef node) that
 // `replace` gives a value for replaced by that value; the rest as it is.
 nlohmann::json replace_column_refs(const nlohmann::json& node,

@@ -16,26 +16,16 @@ const json kNoList = json::array();
 json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
 
 // Unqualified column names outside nested subqueries (whose own FROM binds
-// their names first), walked with a stack of its own: parse trees nest
-// thousands of levels deep.
+// their names first).
 void unqualified_names(const json& root, std::vector<std::pair<std::string, int>>& out) {
-  std::vector<const json*> todo{&root};
-  while (!todo.empty()) {
-    const json& node = *todo.back();
-    todo.pop_back();
-    if (node.is_array()) {
-      for (const json& n : node) todo.push_back(&n);
-      continue;
-    }
-    if (!node.is_object() || node.contains("SubLink")) continue;
-    if (node.contains("ColumnRef")) {
-      const json& fields = node["ColumnRef"].value("fields", json::array());
-      if (fields.size() == 1 && fields[0].contains("String"))
-        out.emplace_back(fields[0]["String"].value("sval", ""), node["ColumnRef"].value("location", -1));
-      continue;
-    }
-    for (const auto& [key, value] : node.items()) todo.push_back(&value);
-  }
+  json_walk(root, [&](const json& node) {
+    if (node.contains("SubLink")) return WalkStep::skip_children;
+    if (!node.contains("ColumnRef")) return WalkStep::descend;
+    const json& fields = node["ColumnRef"].value("fields", json::array());
+    if (fields.size() == 1 && fields[0].contains("String"))
+      out.emplace_back(fields[0]["String"].value("sval", ""), node["ColumnRef"].value("location", -1));
+    return WalkStep::skip_children;
+  });
 }
 
 }  // namespace
