@@ -76,8 +76,9 @@ TEST(GpuPackedKeys, EveryVariantOverTupleKeys) {
       "SELECT w63, id2, s, b, count(*), sum(v) FROM h GROUP BY w63, id2, s, b",
       "SELECT b2, w63, count(*), sum(v) FROM h WHERE w63 = 0 AND b2 GROUP BY b2, w63",  // one group
       // A text column without NULLs (its 32-bit codes taken as they come
-      // back) and HAVING's cut of the groups' arrays.
-      "SELECT u, c2, count(*), sum(v) FROM h GROUP BY u, c2 HAVING count(*) > 1",
+      // back) and HAVING's cut of the groups' arrays; w63 beside u keeps the
+      // key a tuple (u with c2 alone packs: c2's one value takes 0 bits).
+      "SELECT u, c2, w63, count(*), sum(v) FROM h GROUP BY u, c2, w63 HAVING count(*) > 1",
       // The top groups cut before the key columns are built.
       "SELECT id1, u, sum(v) FROM h GROUP BY id1, u ORDER BY sum(v) DESC NULLS LAST, id1, u LIMIT 7",
   };
