@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "executor/dml/parse_nodes.hpp"
 #include "executor/plan_expressions.hpp"
 
 namespace tally::executor::dml {
@@ -12,8 +13,6 @@ using nlohmann::json;
 namespace {
 
 const json kNoList = json::array();
-
-json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
 
 // Unqualified column names outside nested subqueries (whose own FROM binds
 // their names first).
@@ -35,11 +34,7 @@ bool names_a_column(const json& value) {
 }
 
 json sublink(const std::string& type, json value, const json& list, const json* where) {
-  json select = {{"targetList", json::array({{{"ResTarget", {{"val", std::move(value)}}}}})},
-                 {"fromClause", list},
-                 {"limitOption", "LIMIT_OPTION_DEFAULT"},
-                 {"op", "SETOP_NONE"}};
-  if (where) select["whereClause"] = *where;
+  json select = select_stmt(json::array({res_target(std::move(value))}), list, where);
   return {{"SubLink", {{"subLinkType", type}, {"subselect", {{"SelectStmt", std::move(select)}}}, {"location", -1}}}};
 }
 
@@ -88,11 +83,10 @@ json without_from_list(const json& stmt, bool is_update, const std::string& targ
 
 json from_list_columns_select(const json& list) {
   json star = {{"ColumnRef", {{"fields", json::array({{{"A_Star", json::object()}}})}}}};
-  return {{"targetList", json::array({{{"ResTarget", {{"val", std::move(star)}}}}})},
-          {"fromClause", list},
-          {"limitCount", int_const(0)},
-          {"limitOption", "LIMIT_OPTION_COUNT"},
-          {"op", "SETOP_NONE"}};
+  json select = select_stmt(json::array({res_target(std::move(star))}), list, nullptr);
+  select["limitCount"] = int_const(0);
+  select["limitOption"] = "LIMIT_OPTION_COUNT";
+  return select;
 }
 
 std::optional<std::pair<std::string, int>> ambiguous_name(const std::vector<const json*>& nodes,

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "executor/dml/from_list.hpp"
+#include "executor/dml/parse_nodes.hpp"
 #include "executor/dml/result_append.hpp"
 #include "executor/dml/update_delete.hpp"
 #include "executor/operators/chunk_ops.hpp"
@@ -22,30 +23,10 @@ namespace {
 // number; not a name a table column can take by accident.
 constexpr const char* kClauseColumn = "tally merge clause";
 
-json name_ref(const std::vector<std::string>& names) {
-  json fields = json::array();
-  for (const auto& n : names) fields.push_back({{"String", {{"sval", n}}}});
-  return {{"ColumnRef", {{"fields", std::move(fields)}}}};
-}
-
-json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
 json true_const() { return {{"A_Const", {{"boolval", {{"boolval", true}}}}}}; }
-
-json target(json value, const std::string& name = {}) {
-  json t = {{"val", std::move(value)}};
-  if (!name.empty()) t["name"] = name;
-  return {{"ResTarget", std::move(t)}};
-}
 
 json bool_expr(const char* op, json args) { return {{"BoolExpr", {{"boolop", op}, {"args", std::move(args)}}}}; }
 json is_true(json arg, const char* test) { return {{"BooleanTest", {{"arg", std::move(arg)}, {"booltesttype", test}}}}; }
-
-json select_stmt(json targets, json from, const json* where) {
-  json s = {{"targetList", std::move(targets)}, {"fromClause", std::move(from)},
-            {"limitOption", "LIMIT_OPTION_DEFAULT"}, {"op", "SETOP_NONE"}};
-  if (where) s["whereClause"] = *where;
-  return s;
-}
 
 struct Clause {
   std::string command;  // CMD_UPDATE, CMD_DELETE, CMD_INSERT, CMD_NOTHING
@@ -121,7 +102,7 @@ ResultSet merge(SqlSession& session, const json& stmt, const std::vector<Value>&
                                                                                       {"funcformat", "COERCE_EXPLICIT_CALL"}}}},
                                                       list, &on)},
                                     {"rexpr", int_const(1)}}}};
-    json probe = select_stmt(json::array({target(int_const(1))}), json::array({target_item}), &twice);
+    json probe = select_stmt(json::array({res_target(int_const(1))}), json::array({target_item}), &twice);
     probe["limitCount"] = int_const(1);
     probe["limitOption"] = "LIMIT_OPTION_COUNT";
     if (run_select_body(session, probe, parameters, ctx).rows > 0)
@@ -133,7 +114,7 @@ ResultSet merge(SqlSession& session, const json& stmt, const std::vector<Value>&
     const json which = {{"CaseExpr", {{"args", std::move(whens)}, {"defresult", int_const(0)}}}};
     // SELECT t.*, <clause> FROM t: the rows with their clause numbers,
     // under the target's own name, so the SET values read them as t.
-    json rows = select_stmt(json::array({target(name_ref({alias, "*"})), target(least_over(which, list, &on), kClauseColumn)}),
+    json rows = select_stmt(json::array({res_target(column_ref({alias, "*"})), res_target(least_over(which, list, &on), kClauseColumn)}),
                             json::array({target_item}), nullptr);
     rows["targetList"][0]["ResTarget"]["val"]["ColumnRef"]["fields"][1] = {{"A_Star", json::object()}};
     const json numbered = {{"RangeSubselect", {{"subquery", {{"SelectStmt", std::move(rows)}}}, {"alias", {{"aliasname", alias}}}}}};
@@ -150,14 +131,14 @@ ResultSet merge(SqlSession& session, const json& stmt, const std::vector<Value>&
           const json& value = rt.at("val");
           json v = value.contains("SetToDefault") ? json{{"A_Const", {{"isnull", true}}}} : value;
           whens_c.push_back({{"CaseWhen", {{"expr", {{"A_Expr", {{"kind", "AEXPR_OP"}, {"name", json::array({{{"String", {{"sval", "="}}}}})},
-                                                                  {"lexpr", name_ref({kClauseColumn})}, {"rexpr", int_const(static_cast<int64_t>(i) + 1)}}}}},
+                                                                  {"lexpr", column_ref({kClauseColumn})}, {"rexpr", int_const(static_cast<int64_t>(i) + 1)}}}}},
                                            {"result", cast_to(names_a_column(v) ? least_over(v, list, &on) : v, col.type)}}}});
         }
       }
-      outputs.push_back(whens_c.empty() ? target(name_ref({col.name}), col.name)
-                                        : target({{"CaseExpr", {{"args", std::move(whens_c)}, {"defresult", name_ref({col.name})}}}}, col.name));
+      outputs.push_back(whens_c.empty() ? res_target(column_ref({col.name}), col.name)
+                                        : res_target({{"CaseExpr", {{"args", std::move(whens_c)}, {"defresult", column_ref({col.name})}}}}, col.name));
     }
-    outputs.push_back(target(name_ref({kClauseColumn}), kClauseColumn));
+    outputs.push_back(res_target(column_ref({kClauseColumn}), kClauseColumn));
     ResultSet after = run_select_body(session, select_stmt(std::move(outputs), json::array({numbered}), nullptr), parameters, ctx);
     // Deleted rows dropped, the clause column counted and dropped.
     const Vector& clause = after.columns.back();
@@ -206,11 +187,11 @@ ResultSet merge(SqlSession& session, const json& stmt, const std::vector<Value>&
         throw Error(SqlState::undefined_column, "column \"" + name + "\" of relation \"" + table_name + "\" does not exist");
       if (items[k].contains("SetToDefault")) continue;  // its DEFAULT, as a column left out
       const bool untyped = items[k].contains("A_Const") || items[k].contains("ParamRef");
-      values.push_back(target(untyped ? cast_to(items[k], def.columns[static_cast<size_t>(index)].type) : items[k]));
+      values.push_back(res_target(untyped ? cast_to(items[k], def.columns[static_cast<size_t>(index)].type) : items[k]));
       targets.push_back(index);
     }
     const bool none = values.empty();
-    if (none) values.push_back(target(int_const(1)));  // DEFAULT VALUES: one row per source row
+    if (none) values.push_back(res_target(int_const(1)));  // DEFAULT VALUES: one row per source row
     ResultSet rows = run_select_body(session, select_stmt(std::move(values), list, &where), parameters, ctx);
     if (none) {
       rows.columns.clear();

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "executor/dml/from_list.hpp"
+#include "executor/dml/parse_nodes.hpp"
 #include "executor/dml/result_append.hpp"
 #include "executor/parser.hpp"
 #include "executor/plan_expressions.hpp"
@@ -17,24 +18,9 @@ using nlohmann::json;
 
 namespace {
 
-json column_ref(const std::string& name) {
-  return {{"ColumnRef", {{"fields", json::array({{{"String", {{"sval", name}}}}})}}}};
-}
-
-json res_target(json value, const std::string& name = {}) {
-  json t = {{"val", std::move(value)}};
-  if (!name.empty()) t["name"] = name;
-  return {{"ResTarget", std::move(t)}};
-}
-
 // SELECT <targets> FROM <relation> [WHERE <where>].
 json select_of(const json& relation, json targets, const json* where) {
-  json select = {{"targetList", std::move(targets)},
-                 {"fromClause", json::array({{{"RangeVar", relation}}})},
-                 {"limitOption", "LIMIT_OPTION_DEFAULT"},
-                 {"op", "SETOP_NONE"}};
-  if (where) select["whereClause"] = *where;
-  return select;
+  return select_stmt(std::move(targets), json::array({{{"RangeVar", relation}}}), where);
 }
 
 // The column a ColumnRef names when it is a column of the target table
@@ -98,7 +84,7 @@ json matched_rows_select(const json& stmt, const std::vector<TableColumn>& colum
   json new_row = json::array();
   for (const auto& col : columns) {
     auto v = new_values.find(col.name);
-    json value = v != new_values.end() ? v->second : column_ref(col.name);
+    json value = v != new_values.end() ? v->second : column_ref({col.name});
     // A bare literal (a quoted date, NULL) or an untyped parameter takes the
     // column's type, as an untyped constant does in PostgreSQL's UPDATE.
     if (value.contains("A_Const") || value.contains("ParamRef")) value = cast_to(value, col.type);
@@ -193,7 +179,7 @@ ResultSet update_or_delete(SqlSession& session, const json& given, bool is_updat
       if (is_star(rt.at("val"))) {
         for (const auto& col : def.columns) {
           auto v = returned_values.find(col.name);
-          targets.push_back(res_target(v != returned_values.end() ? v->second : column_ref(col.name), col.name));
+          targets.push_back(res_target(v != returned_values.end() ? v->second : column_ref({col.name}), col.name));
         }
         continue;
       }

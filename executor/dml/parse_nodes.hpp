@@ -1,0 +1,37 @@
+#pragma once
+// Parse-tree nodes (libpg_query's JSON form) that the DML rewrites build:
+// UPDATE and DELETE read their rows, UPDATE ... FROM and MERGE their
+// subqueries, through SELECTs made of these.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tally::executor::dml {
+
+// A column reference: one name, or a qualified one ({"t", "c"}).
+inline nlohmann::json column_ref(const std::vector<std::string>& names) {
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& n : names) fields.push_back({{"String", {{"sval", n}}}});
+  return {{"ColumnRef", {{"fields", std::move(fields)}}}};
+}
+
+inline nlohmann::json int_const(int64_t v) { return {{"A_Const", {{"ival", {{"ival", v}}}}}}; }
+
+// An output column; named where `name` is not empty.
+inline nlohmann::json res_target(nlohmann::json value, const std::string& name = {}) {
+  nlohmann::json t = {{"val", std::move(value)}};
+  if (!name.empty()) t["name"] = name;
+  return {{"ResTarget", std::move(t)}};
+}
+
+// SELECT <targets> FROM <from> [WHERE <where>].
+inline nlohmann::json select_stmt(nlohmann::json targets, nlohmann::json from, const nlohmann::json* where) {
+  nlohmann::json s = {{"targetList", std::move(targets)}, {"fromClause", std::move(from)},
+                      {"limitOption", "LIMIT_OPTION_DEFAULT"}, {"op", "SETOP_NONE"}};
+  if (where) s["whereClause"] = *where;
+  return s;
+}
+
+}  // namespace tally::executor::dml
