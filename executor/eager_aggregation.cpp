@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "executor/binder.hpp"
+#include "executor/from_table.hpp"
 #include "executor/select_plan.hpp"
 #include "executor/table_provider.hpp"
 
@@ -21,56 +22,14 @@ using json = nlohmann::json;
 constexpr const char* kAlias = "tally_eager";
 constexpr const char* kKeyColumn = "tally_key";
 
-// One side of the join: a stored table a RangeVar names.
-struct Side {
-  const json* range_var = nullptr;  // the RangeVar node ({"RangeVar": ...})
-  std::string name;                 // what its columns are qualified with: alias or relation name
-  std::shared_ptr<const TableSnapshot> table;
-
-  int column(const std::string& n) const {
-    const auto& columns = table->columns();
-    for (size_t i = 0; i < columns.size(); ++i) {
-      if (columns[i].name == n) return static_cast<int>(i);
-    }
-    return -1;
-  }
-};
-
-std::optional<Side> side_of(const json& item, const PlanContext& pc) {
-  if (!item.contains("RangeVar") || pc.tables == nullptr) return std::nullopt;
-  const json& rv = item["RangeVar"];
-  const std::string schema = rv.value("schemaname", "");
-  const std::string relation = rv.value("relname", "");
-  if (!schema.empty() && schema != "public") return std::nullopt;
-  if (schema.empty()) {
-    // A WITH query of the same name is what the name means.
-    if (std::any_of(pc.ctes.begin(), pc.ctes.end(), [&](const WithQuery& cte) { return cte.name == relation; }) ||
-        std::any_of(pc.cte_relations.begin(), pc.cte_relations.end(),
-                    [&](const auto& cte) { return cte.first == relation; })) {
-      return std::nullopt;
-    }
-  }
-  Side side;
-  side.table = pc.tables->find_table(schema, relation);  // null for a view or a catalog relation
-  if (!side.table) return std::nullopt;
-  side.range_var = &item;
-  side.name = relation;
-  if (rv.contains("alias")) {
-    const json& alias = rv["alias"].contains("Alias") ? rv["alias"]["Alias"] : rv["alias"];
-    if (alias.contains("colnames")) return std::nullopt;
-    side.name = alias.value("aliasname", relation);
-  }
-  return side;
-}
-
 struct Column {
   bool preserved = false;  // of the preserved side (c), else of the other (o)
   int index = -1;
 };
 
 struct Resolver {
-  const Side& preserved;
-  const Side& other;
+  const FromTable& preserved;
+  const FromTable& other;
 
   // The side and column a ColumnRef names, or nullopt where it does not
   // name exactly one column of the two (an outer query's column included).
@@ -203,8 +162,8 @@ std::optional<json> eager_aggregation(const json& select, const PlanContext& pc)
     return std::nullopt;
   }
   const bool left = kind == "JOIN_LEFT";
-  const std::optional<Side> preserved = side_of(left ? join["larg"] : join["rarg"], pc);
-  const std::optional<Side> other = side_of(left ? join["rarg"] : join["larg"], pc);
+  const std::optional<FromTable> preserved = from_table(left ? join["larg"] : join["rarg"], pc);
+  const std::optional<FromTable> other = from_table(left ? join["rarg"] : join["larg"], pc);
   if (!preserved || !other) return std::nullopt;
   // The names the rewrite adds must not meet the preserved side's own.
   if (preserved->name == kAlias || std::any_of(preserved->table->columns().begin(), preserved->table->columns().end(),

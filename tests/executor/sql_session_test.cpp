@@ -306,5 +306,36 @@ TEST_F(SessionTest, NegativeLiteralsAndVersion) {
             std::vector<std::string>{"-2147483648|-5|t"});
 }
 
+// GROUP BY columns that a grouped primary key determines are fetched for the
+// groups ORDER BY ... LIMIT keeps (executor/dependent_group_columns.hpp;
+// answers against PostgreSQL in tests/sql/dependent_group_columns.test):
+// the plan groups by the key alone and joins the table again. Shapes that
+// need the columns while grouping keep them grouped.
+TEST_F(SessionTest, GroupColumnsThatAKeyDeterminesAreFetchedAfterTheLimit) {
+  run("CREATE TABLE fetched_c (k int PRIMARY KEY, name text, note text)");
+  run("CREATE TABLE fetched_u (k int UNIQUE, name text)");
+  run("CREATE TABLE fetched_o (ck int, amt int)");
+  run("INSERT INTO fetched_c VALUES (1, 'a', 'x'), (2, 'b', NULL), (3, NULL, 'z')");
+  run("INSERT INTO fetched_u VALUES (1, 'a'), (NULL, 'n')");
+  run("INSERT INTO fetched_o VALUES (1, 5), (1, 6), (2, 20), (3, 1), (9, 4)");
+  auto fetches = [&](const std::string& sql) {
+    for (const std::string& line : run("EXPLAIN " + sql).lines()) {
+      if (line.find("tally_grouped") != std::string::npos) return true;
+    }
+    return false;
+  };
+  const std::string top = "SELECT k, name, note, sum(amt) AS s FROM fetched_c, fetched_o WHERE k = ck "
+                          "GROUP BY k, name, note ORDER BY s DESC LIMIT 2";
+  EXPECT_TRUE(fetches(top));
+  EXPECT_EQ(run(top).lines(), (std::vector<std::string>{"2|b|NULL|20", "1|a|x|11"}));
+  EXPECT_FALSE(fetches("SELECT k, name, sum(amt) AS s FROM fetched_c, fetched_o WHERE k = ck GROUP BY k, name "
+                       "ORDER BY name LIMIT 2"));
+  EXPECT_FALSE(fetches("SELECT k, name, sum(amt) AS s FROM fetched_c, fetched_o WHERE k = ck GROUP BY k, name"));
+  EXPECT_FALSE(fetches("SELECT lower(name), sum(amt) AS s FROM fetched_c, fetched_o WHERE k = ck GROUP BY k, name "
+                       "ORDER BY s LIMIT 2"));
+  EXPECT_FALSE(fetches("SELECT k, name, count(*) AS n FROM fetched_u, fetched_o WHERE k = ck GROUP BY k, name "
+                       "ORDER BY n LIMIT 2"));
+}
+
 }  // namespace
 }  // namespace tally::executor
