@@ -490,14 +490,14 @@ std::optional<double> FromPlanner::State::join_estimate(const Part& a, const Par
   return std::max(1.0, a.est * b.est / std::max(da, db));
 }
 
-size_t FromPlanner::State::cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool,
-                                          const EqualColumns& classes) {
+std::vector<size_t> FromPlanner::State::cheapest_order(const std::vector<Part>& parts, const std::vector<Conjunct>& pool,
+                                                       const EqualColumns& classes) {
   std::vector<JoinItem> items;
   for (const Part& p : parts) {
     const auto width = std::count_if(p.cols.begin(), p.cols.end(), [&](int c) { return used.count(c) > 0; });
     items.push_back({p.cols, p.est, std::max(1.0, static_cast<double>(width))});
   }
-  return cheapest_join_start(items, [&](const JoinItem& a, const JoinItem& b) {
+  return cheapest_join_order(items, [&](const JoinItem& a, const JoinItem& b) {
     return join_estimate(Part{nullptr, a.cols, a.est}, Part{nullptr, b.cols, b.est}, pool, classes);
   });
 }
@@ -535,30 +535,12 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
   }
   std::vector<Part> parts;
   for (Node* item : items) parts.push_back(build_item(item));
-  const size_t start = cheapest_start(parts, pool, classes);
-  Part current = std::move(parts[start]);
-  parts.erase(parts.begin() + static_cast<long>(start));
-  while (!parts.empty()) {
-    // The item joined to what is built by an equality with the fewest
-    // estimated result rows (ties: the smaller item), else the smallest.
-    size_t pick = parts.size();
-    double pick_est = 0;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const std::optional<double> est = join_estimate(current, parts[i], pool, classes);
-      if (!est) continue;
-      if (pick == parts.size() || *est < pick_est || (*est == pick_est && parts[i].est < parts[pick].est)) {
-        pick = i;
-        pick_est = *est;
-      }
-    }
-    const bool connected = pick != parts.size();
-    if (!connected) {
-      pick = static_cast<size_t>(std::min_element(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
-                                   return a.est < b.est;
-                                 }) - parts.begin());
-    }
-    Part next = std::move(parts[pick]);
-    parts.erase(parts.begin() + static_cast<long>(pick));
+  const std::vector<size_t> order = cheapest_order(parts, pool, classes);
+  Part current = std::move(parts[order[0]]);
+  for (size_t step = 1; step < order.size(); ++step) {
+    Part next = std::move(parts[order[step]]);
+    const std::optional<double> pick_est = join_estimate(current, next, pool, classes);
+    const bool connected = pick_est.has_value();
     const bool current_builds = current.est <= next.est;
     Part& probe = current_builds ? next : current;
     Part& build = current_builds ? current : next;
@@ -598,7 +580,7 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::build_tree(Node* node, std
         c.placed = true;
       }
     }
-    const double est = connected ? pick_est : probe.est * build.est;
+    const double est = connected ? *pick_est : probe.est * build.est;
     Part joined;
     joined.cols = std::move(both);
     joined.est = est;

@@ -155,8 +155,9 @@ struct FromPlanner::State {
   double key_distinct(const Expr& key, double rows);
   std::optional<double> join_estimate(const Part& a, const Part& b, const std::vector<Conjunct>& pool,
                                       const EqualColumns& classes);
-  // The item build_tree's greedy join order starts from (index into parts).
-  size_t cheapest_start(const std::vector<Part>& parts, const std::vector<Conjunct>& pool, const EqualColumns& classes);
+  // The order build_tree joins its items in (indexes into parts).
+  std::vector<size_t> cheapest_order(const std::vector<Part>& parts, const std::vector<Conjunct>& pool,
+                                     const EqualColumns& classes);
   // The last `system_columns` are reached by name only (MaterializedRelation).
   void add_columns(Node& node, const std::vector<OutputColumn>& columns, const nlohmann::json* colnames, RelationScope& scope,
                    size_t system_columns = 0);
