@@ -97,16 +97,15 @@ TEST(VariantRules, RangeHashOnlyForDenseRanges) {
   f.rows = 1 << 24;
   f.key_range = KeyRange{0, (int64_t{1} << 23) - 1};
   f.estimated_groups = 500000;
-  for (const Variant v : {Variant::dense, Variant::partitioned_hash}) {
+  for (const Variant v : {Variant::dense, Variant::partitioned_hash, Variant::global_hash, Variant::shared_hash}) {
     EXPECT_EQ(default_table_options(v, s, d, f).hash, HashKind::murmur) << variant_name(v);
   }
   EXPECT_EQ(default_launch_config(Variant::partitioned_hash, s, d, f).hash, HashKind::murmur);
   f.estimated_groups = 1 << 21;
-  for (const Variant v : {Variant::dense, Variant::partitioned_hash}) {
+  for (const Variant v : {Variant::dense, Variant::partitioned_hash, Variant::global_hash, Variant::shared_hash}) {
     EXPECT_EQ(default_table_options(v, s, d, f).hash, HashKind::range) << variant_name(v);
   }
   EXPECT_EQ(default_launch_config(Variant::partitioned_hash, s, d, f).hash, HashKind::identity);
-  EXPECT_EQ(default_table_options(Variant::global_hash, s, d, f).hash, HashKind::murmur);
 }
 
 TEST(VariantRules, DefaultConfigsRespectDeviceLimits) {
