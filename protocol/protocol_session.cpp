@@ -59,6 +59,7 @@ ProtocolSession::~ProtocolSession() {
   // Portals and statements may refer to the handler: release them first.
   portals_.clear();
   statements_.clear();
+  statement_texts_.clear();
   handler_.reset();
   if (key_) host_.unregister_session(*key_);
 }
@@ -78,6 +79,7 @@ void ProtocolSession::run() {
   writer_.release_held();
   portals_.clear();
   statements_.clear();
+  statement_texts_.clear();
   handler_.reset();
 }
 
@@ -181,6 +183,10 @@ bool ProtocolSession::start() {
                                    info_.user) != config_.superusers.end();
   key_ = host_.register_session(cancel_, superuser);
   host_.set_session_user(*key_, info_.user);
+  const auto application = info_.startup_parameters.find("application_name");
+  host_.session_started(*key_, info_.database,
+                        application == info_.startup_parameters.end() ? std::string() : application->second,
+                        channel_.stream().peer_host());
   info_.process_id = key_->process_id;
   info_.cancel = &cancel_;
   info_.prepared = &statements_;
@@ -197,6 +203,7 @@ bool ProtocolSession::start() {
 }
 
 void ProtocolSession::ready_for_query() {
+  if (key_) host_.session_idle(*key_, handler_->transaction_status());
   backend::encode(backend::ReadyForQuery{handler_->transaction_status()}, channel_.out());
   channel_.flush();
   writer_.release_held();  // the reply is on the wire: what it came from may go now
@@ -327,7 +334,9 @@ void ProtocolSession::simple_query(const frontend::Query& m) {
   statement_timeline().begin(host_.wants_statement_timeline());
   // A simple Query drops the unnamed statement and portal (exec_simple_query).
   statements_.erase("");
+  statement_texts_.erase("");
   portals_.erase("");
+  host_.statement_started(*key_, m.sql);
   begin_statement();
   writer_.set_in_execute(false);
   handler_->simple_query(m.sql, writer_);
@@ -347,6 +356,7 @@ void ProtocolSession::parse(frontend::Parse& m) {
   begin_statement();
   std::shared_ptr<PreparedStatement> statement = handler_->prepare(m.query, m.param_types);
   statements_.put(m.name, std::move(statement));
+  statement_texts_.put(m.name, m.query);
   backend::encode(backend::ParseComplete{}, channel_.out());
   state_ = State::ready;
 }
@@ -394,7 +404,8 @@ void ProtocolSession::bind(frontend::Bind& m) {
   // The unnamed portal is replaced (and released) before the new one is made.
   portals_.erase(m.portal);
   std::unique_ptr<Portal> portal = handler_->bind(*statement, params, result_formats);
-  portals_.put(m.portal, PortalEntry{std::move(statement), std::move(portal)});
+  const std::string* text = statement_texts_.find(m.statement);
+  portals_.put(m.portal, PortalEntry{std::move(statement), std::move(portal), text != nullptr ? *text : std::string()});
   backend::encode(backend::BindComplete{}, channel_.out());
   state_ = State::ready;
 }
@@ -426,6 +437,7 @@ void ProtocolSession::execute(const frontend::Execute& m) {
   if (entry == nullptr) throw portal_missing(m.portal);
   state_ = State::in_query;
   statement_timeline().begin(host_.wants_statement_timeline());
+  host_.statement_started(*key_, entry->sql);
   begin_statement();
   writer_.set_in_execute(true);
   uint64_t max_rows = m.max_rows > 0 ? static_cast<uint64_t>(m.max_rows) : 0;
@@ -445,6 +457,7 @@ void ProtocolSession::execute(const frontend::Execute& m) {
 void ProtocolSession::close(const frontend::Close& m) {
   if (m.kind == 'S') {
     statements_.erase(m.name);  // closing what does not exist is not an error
+    statement_texts_.erase(m.name);
   } else if (m.kind == 'P') {
     portals_.erase(m.name);
   } else {

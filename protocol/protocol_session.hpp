@@ -51,6 +51,7 @@ class ProtocolSession {
   struct PortalEntry {
     std::shared_ptr<PreparedStatement> statement;  // kept alive while the portal exists
     std::unique_ptr<Portal> portal;
+    std::string sql;  // the statement's text, for pg_stat_activity
   };
 
   // Startup and authentication; false when the connection ends without a
@@ -96,6 +97,9 @@ class ProtocolSession {
   // Declared before the statements and portals so that they die first.
   std::unique_ptr<QueryHandler> handler_;
   PreparedStatementSlots statements_;
+  // The text of each statement a Parse made (pg_stat_activity's query while
+  // a portal of it executes); a statement that SQL PREPARE made has none.
+  NamedSlots<std::string> statement_texts_;
   NamedSlots<PortalEntry> portals_;
 };
 

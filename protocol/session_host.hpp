@@ -9,6 +9,7 @@
 
 #include "common/cancel.hpp"
 #include "common/error.hpp"
+#include "common/query_handler.hpp"
 #include "common/statement_timeline.hpp"
 
 namespace tally::protocol {
@@ -35,6 +36,14 @@ class SessionHost {
   virtual void set_session_user(const BackendKey& /*key*/, const std::string& /*user*/) {}
   // A CancelRequest: cancels the session with exactly this key, if any.
   virtual void cancel(const BackendKey& key) = 0;
+
+  // What pg_stat_activity shows of the registered session: where it
+  // connected from (client_addr empty for a Unix socket), then each
+  // statement as it starts, and the transaction state at each ReadyForQuery.
+  virtual void session_started(const BackendKey& /*key*/, const std::string& /*database*/,
+                               const std::string& /*application_name*/, const std::string& /*client_addr*/) {}
+  virtual void statement_started(const BackendKey& /*key*/, const std::string& /*query*/) {}
+  virtual void session_idle(const BackendKey& /*key*/, TransactionStatus /*status*/) {}
 
   // statement_timeout: from `deadline` on, the token is to be cancelled with
   // CancelReason::statement_timeout; nullopt disarms it (the statement ended).

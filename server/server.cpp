@@ -89,6 +89,7 @@ Server::Server(ConfigSource config_source, tally::QueryHandlerFactory& factory)
       accept_retry_(io_),
       accept_backoff_(kAcceptBackoffMin) {
   install_backend_signaller(&registry_);
+  install_backend_activity_source(&registry_);
 }
 
 Server::Server(const config::Config& config, tally::QueryHandlerFactory& factory)
@@ -98,6 +99,7 @@ Server::Server(const config::Config& config, tally::QueryHandlerFactory& factory
 Server::~Server() {
   stop(std::chrono::milliseconds(0));
   if (backend_signaller() == &registry_) install_backend_signaller(nullptr);
+  if (backend_activity_source() == &registry_) install_backend_activity_source(nullptr);
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 

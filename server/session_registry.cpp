@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/log.hpp"
 #include "protocol/scram.hpp"
@@ -39,7 +40,7 @@ protocol::BackendKey SessionRegistry::register_session(CancelToken& token, bool 
     pid = next_process_id_++;
     if (next_process_id_ <= 0) next_process_id_ = 1;  // stay positive, like real pids
   } while (pid <= 0 || sessions_.count(pid) > 0);
-  sessions_[pid] = Entry{secret, &token, superuser, {}};
+  sessions_[pid] = Entry{secret, &token, superuser, {}, {}};
   return protocol::BackendKey{pid, secret};
 }
 
@@ -50,7 +51,73 @@ void SessionRegistry::unregister_session(const protocol::BackendKey& key) {
 
 void SessionRegistry::set_session_user(const protocol::BackendKey& key, const std::string& user) {
   std::lock_guard lock(mutex_);
-  if (auto it = sessions_.find(key.process_id); it != sessions_.end()) it->second.user = user;
+  if (auto it = sessions_.find(key.process_id); it != sessions_.end()) {
+    it->second.user = user;
+    it->second.activity.user = user;
+  }
+}
+
+namespace {
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void SessionRegistry::session_started(const protocol::BackendKey& key, const std::string& database,
+                                      const std::string& application_name, const std::string& client_addr) {
+  const int64_t now = now_us();
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(key.process_id);
+  if (it == sessions_.end()) return;
+  BackendActivity& a = it->second.activity;
+  a.pid = key.process_id;
+  a.database = database;
+  a.application_name = application_name;
+  a.client_addr = client_addr;
+  a.backend_start_us = now;
+  a.state_change_us = now;
+  a.state = "idle";
+}
+
+void SessionRegistry::statement_started(const protocol::BackendKey& key, const std::string& query) {
+  const int64_t now = now_us();
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(key.process_id);
+  if (it == sessions_.end()) return;
+  BackendActivity& a = it->second.activity;
+  // A statement outside a transaction block starts its own transaction.
+  if (a.xact_start_us == 0) a.xact_start_us = now;
+  a.query_start_us = now;
+  a.state_change_us = now;
+  a.state = "active";
+  a.query = query;
+}
+
+void SessionRegistry::session_idle(const protocol::BackendKey& key, TransactionStatus status) {
+  const int64_t now = now_us();
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(key.process_id);
+  if (it == sessions_.end()) return;
+  BackendActivity& a = it->second.activity;
+  a.state = status == TransactionStatus::idle       ? "idle"
+            : status == TransactionStatus::in_block ? "idle in transaction"
+                                                    : "idle in transaction (aborted)";
+  if (status == TransactionStatus::idle) a.xact_start_us = 0;
+  a.state_change_us = now;
+}
+
+std::vector<BackendActivity> SessionRegistry::activity() const {
+  std::lock_guard lock(mutex_);
+  std::vector<BackendActivity> out;
+  out.reserve(sessions_.size());
+  for (const auto& [pid, entry] : sessions_) {
+    if (entry.activity.pid != 0) out.push_back(entry.activity);
+  }
+  std::sort(out.begin(), out.end(), [](const BackendActivity& a, const BackendActivity& b) { return a.pid < b.pid; });
+  return out;
 }
 
 SignalOutcome SessionRegistry::signal(int32_t caller_pid, int32_t target_pid, CancelReason reason) {

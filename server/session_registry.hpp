@@ -8,13 +8,14 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/backend_activity.hpp"
 #include "common/backend_signals.hpp"
 #include "protocol/session_host.hpp"
 #include "server/statement_timer.hpp"
 
 namespace tally::server {
 
-class SessionRegistry : public protocol::SessionHost, public BackendSignaller {
+class SessionRegistry : public protocol::SessionHost, public BackendSignaller, public BackendActivitySource {
  public:
   SessionRegistry(int max_connections, int superuser_reserved)
       : max_connections_(max_connections), superuser_reserved_(superuser_reserved) {}
@@ -32,6 +33,12 @@ class SessionRegistry : public protocol::SessionHost, public BackendSignaller {
   // Cancels exactly the session whose (pid, secret) both match; a wrong
   // secret is ignored silently, as PostgreSQL does.
   void cancel(const protocol::BackendKey& key) override;
+  // pg_stat_activity (common/backend_activity.hpp).
+  void session_started(const protocol::BackendKey& key, const std::string& database,
+                       const std::string& application_name, const std::string& client_addr) override;
+  void statement_started(const protocol::BackendKey& key, const std::string& query) override;
+  void session_idle(const protocol::BackendKey& key, TransactionStatus status) override;
+  std::vector<BackendActivity> activity() const override;
   // tally_connections_refused_total and tally_queries_total{outcome}.
   void connection_refused(const Error& error) override;
   void statement_finished(const Error* error) override;
@@ -58,6 +65,7 @@ class SessionRegistry : public protocol::SessionHost, public BackendSignaller {
     CancelToken* token;
     bool superuser = false;
     std::string user;
+    BackendActivity activity;
   };
   std::atomic<int> max_connections_;
   std::atomic<int> superuser_reserved_;

@@ -11,6 +11,7 @@
 #include "executor/function_catalog.hpp"
 #include "executor/operator_catalog.hpp"
 #include "executor/scalar/builtin_comments.hpp"
+#include "executor/introspection/stat_activity_relation.hpp"
 #include "executor/introspection/statio_relations.hpp"
 #include "executor/introspection/sequence_relations.hpp"
 #include "executor/introspection/view_relations.hpp"
@@ -368,7 +369,7 @@ Relation pg_database(const CatalogSource& source) {
                      {"datminmxid", TypeId::oid},   {"dattablespace", TypeId::oid},    {"datcollate", TypeId::text},
                      {"datctype", TypeId::text},    {"daticulocale", TypeId::text},    {"datcollversion", TypeId::text},
                      {"datacl", TypeId::text_array}});
-  r.rows.push_back({I(5), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1), I(716),
+  r.rows.push_back({I(kDatabaseOid), S(source.database), I(kBootstrapUserOid), I(6), C('c'), B(false), B(true), I(-1), I(716),
                     I(1), I(1663), S("C.UTF-8"), S("C.UTF-8"), kNull, kNull, kNull});
   return r;
 }
@@ -638,7 +639,8 @@ bool is_catalog_relation(std::string_view schema, std::string_view name) {
                         "pg_authid", "pg_am", "pg_settings", "pg_tables", "pg_views", "pg_sequences", "pg_proc"}) {
     if (name == n) return true;
   }
-  return is_empty_catalog(name) || is_other_catalog(name) || is_statio_relation(name);
+  return is_empty_catalog(name) || is_other_catalog(name) || is_statio_relation(name) ||
+         is_stat_activity_relation(name);
 }
 
 std::optional<Relation> build_relation(std::string_view schema, std::string_view name, const CatalogSource& source) {
@@ -664,6 +666,7 @@ std::optional<Relation> build_relation(std::string_view schema, std::string_view
   if (name == "pg_am") return pg_am();
   if (name == "pg_settings") return pg_settings_relation(source);
   if (is_statio_relation(name)) return statio_relation(name, source);
+  if (is_stat_activity_relation(name)) return stat_activity_relation(name);
   if (name == "pg_tables") return pg_tables(source);
   if (name == "pg_views") return pg_views(source);
   if (name == "pg_constraint") return pg_constraint_relation(source);

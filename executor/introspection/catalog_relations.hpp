@@ -98,6 +98,7 @@ struct Relation {
   std::vector<std::vector<Value>> rows;
 };
 
+constexpr int64_t kDatabaseOid = 5;  // the one database a server serves, as pg_database lists it
 constexpr int64_t kPgCatalogOid = 11;
 constexpr int64_t kPublicOid = 2200;
 constexpr int64_t kInformationSchemaOid = 13184;  // PostgreSQL 15's value after initdb

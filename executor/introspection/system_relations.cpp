@@ -12,7 +12,7 @@ constexpr int64_t kInfo = kInformationSchemaOid;
 
 // Values from a PostgreSQL 15 after initdb (SELECT oid, relname, relkind,
 // reltype, relisshared FROM pg_class).
-constexpr std::array<SystemRelation, 73> kRelations{{
+constexpr std::array<SystemRelation, 74> kRelations{{
     {826, "pg_default_acl", kCat, 'r', 10088, false},
     {1213, "pg_tablespace", kCat, 'r', 10056, true},
     {1247, "pg_type", kCat, 'r', 71, false},
@@ -80,6 +80,7 @@ constexpr std::array<SystemRelation, 73> kRelations{{
     {12104, "pg_settings", kCat, 'v', 12106, false},
     {12170, "pg_statio_all_tables", kCat, 'v', 12172, false},
     {12179, "pg_statio_user_tables", kCat, 'v', 12181, false},
+    {12222, "pg_stat_activity", kCat, 'v', 12224, false},
     {13295, "columns", kInfo, 'v', 13297, false},
     {13329, "key_column_usage", kInfo, 'v', 13331, false},
     {13382, "schemata", kInfo, 'v', 13384, false},

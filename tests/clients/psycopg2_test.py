@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """psycopg2 (libpq underneath) against tallyd, through tallyd_harness.py:
 password, SCRAM and MD5 users, sslmode disable/require/verify-full, SELECT 1,
-a parameterized statement, a failing statement's SQLSTATE, and a transaction."""
+a parameterized statement, a failing statement's SQLSTATE, a transaction, and
+pg_stat_activity as a monitoring client reads it: another session idle in its
+transaction, running a statement, idle, gone."""
 import os
 import sys
+import threading
+import time
 
 import psycopg2
 import psycopg2.errors
@@ -63,6 +67,59 @@ try:
     check(False, "wrong password accepted")
 except psycopg2.OperationalError as e:
     check("password authentication failed" in str(e), f"wrong password: {e}")
+
+
+def activity_of(cur, pid):
+    cur.execute("SELECT state, query, application_name, datname, usename, client_addr, backend_type, "
+                "query_start >= backend_start, xact_start IS NOT NULL FROM pg_stat_activity WHERE pid = %s", (pid,))
+    return cur.fetchone()
+
+
+worker = connect(env["TALLY_TEST_PASSWORD_USER"], "disable")
+watcher = connect(env["TALLY_TEST_PASSWORD_USER"], "disable")
+watcher.autocommit = True
+with worker.cursor() as w, watcher.cursor() as cur:
+    pid = worker.info.backend_pid
+    w.execute("SELECT 41")  # psycopg2 opened a transaction: the session waits in it
+    row = activity_of(cur, pid)
+    check(row is not None and row[0] == "idle in transaction" and row[1] == "SELECT 41", f"idle in transaction: {row}")
+    check(row is not None and row[3] == env["TALLY_TEST_DB"] and row[4] == env["TALLY_TEST_PASSWORD_USER"] and
+          row[5] == env["TALLY_TEST_HOST"] and row[6] == "client backend" and row[7] and row[8],
+          f"session columns: {row}")
+    mine = activity_of(cur, watcher.info.backend_pid)
+    check(mine is not None and mine[0] == "active" and "pg_stat_activity" in mine[1], f"the reader itself: {mine}")
+    worker.commit()
+    row = activity_of(cur, pid)
+    check(row is not None and row[0] == "idle" and not row[8], f"idle after COMMIT: {row}")
+    def sleep_cancelled():
+        try:
+            w.execute("SELECT pg_sleep(2)")
+            check(False, "pg_sleep was not cancelled")
+        except psycopg2.errors.QueryCanceled:
+            pass
+
+    sleeper = threading.Thread(target=sleep_cancelled)
+    sleeper.start()
+    seen = None
+    for _ in range(100):
+        seen = activity_of(cur, pid)
+        if seen is not None and seen[0] == "active":
+            break
+        time.sleep(0.02)
+    check(seen is not None and seen[0] == "active" and seen[1] == "SELECT pg_sleep(2)", f"running: {seen}")
+    cur.execute("SELECT pg_cancel_backend(%s)", (pid,))
+    sleeper.join()
+    worker.rollback()
+worker.close()
+with watcher.cursor() as cur:
+    gone = None
+    for _ in range(100):
+        gone = activity_of(cur, pid)
+        if gone is None:
+            break
+        time.sleep(0.02)
+    check(gone is None, f"a closed session still listed: {gone}")
+watcher.close()
 
 if failures:
     print(f"psycopg2_test: {len(failures)} failure(s)", file=sys.stderr)
