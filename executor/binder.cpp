@@ -14,6 +14,7 @@
 #include "executor/scalar/array_functions.hpp"
 #include "executor/scalar/function_support.hpp"
 #include "executor/scalar/interval_functions.hpp"
+#include "executor/plan_expressions.hpp"
 #include "executor/scalar_functions.hpp"
 #include "executor/settings.hpp"
 #include "executor/types/type_io.hpp"
@@ -401,6 +402,30 @@ ExprPtr bind_row_in(const json& e, bool negated, BindContext& context) {
   return std::make_unique<BoolExpr>(negated ? BoolOp::and_ : BoolOp::or_, std::move(each));
 }
 
+// x op ANY (ARRAY[a, b, ...]) for a pattern operator (LIKE, ILIKE, the
+// regular expressions, their negations) as x op a OR x op b ... (ALL: AND),
+// whose three-valued logic is ANY's and ALL's: true where one element
+// matches, else NULL where one is NULL. x is evaluated once per element, so
+// only an x without a volatile function or a subquery; nullptr otherwise.
+ExprPtr pattern_over_array_elements(const json& e, const std::string& op, bool all, BindContext& context) {
+  static const char* const kPatternOps[] = {"~~", "!~~", "~~*", "!~~*", "~", "!~", "~*", "!~*"};
+  if (std::find(std::begin(kPatternOps), std::end(kPatternOps), op) == std::end(kPatternOps)) return nullptr;
+  if (!e.contains("rexpr") || !e["rexpr"].contains("A_ArrayExpr")) return nullptr;
+  const json& elements = e["rexpr"]["A_ArrayExpr"].value("elements", json::array());
+  if (elements.empty() || contains_sublink_node(e["lexpr"]) ||
+      json_any(e["lexpr"], [](const json& n) {
+        return n.contains("FuncCall") && volatile_function(n["FuncCall"]["funcname"].back()["String"].value("sval", ""));
+      })) {
+    return nullptr;
+  }
+  std::vector<ExprPtr> tests;
+  for (const json& element : elements) {
+    tests.push_back(make_binary_operator(op, bind_node(e["lexpr"], context), bind_node(element, context), context));
+  }
+  if (tests.size() == 1) return std::move(tests[0]);
+  return std::make_unique<BoolExpr>(all ? BoolOp::and_ : BoolOp::or_, std::move(tests));
+}
+
 ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
   const std::string kind = e.value("kind", "");
   const std::vector<std::string> names = name_list(e.value("name", json::array()));
@@ -444,6 +469,7 @@ ExprPtr bind_a_expr(const json& e, const json& whole, BindContext& context) {
     return make_binary_operator(op, std::move(left), std::move(right), context);
   }
   if (kind == "AEXPR_OP_ANY" || kind == "AEXPR_OP_ALL") {
+    if (ExprPtr expanded = pattern_over_array_elements(e, op, kind == "AEXPR_OP_ALL", context)) return expanded;
     ExprPtr left = bind_node(e["lexpr"], context);
     ExprPtr right = bind_node(e["rexpr"], context);
     return make_array_comparison(op, kind == "AEXPR_OP_ALL", std::move(left), std::move(right), context);
