@@ -126,15 +126,6 @@ std::optional<json> sort_expression(const json& node, const json& targets) {
   return node;
 }
 
-json equality(json a, json b) {
-  return json{{"A_Expr",
-               {{"kind", "AEXPR_OP"},
-                {"name", json::array({json{{"String", {{"sval", "="}}}}})},
-                {"lexpr", std::move(a)},
-                {"rexpr", std::move(b)},
-                {"location", -1}}}};
-}
-
 }  // namespace
 
 std::optional<json> dependent_group_columns(const json& select, const PlanContext& pc) {
@@ -274,7 +265,7 @@ std::optional<json> dependent_group_columns(const json& select, const PlanContex
     outer_from.push_back(std::move(again));
     for (size_t j = 0; j < keys[t].size(); ++j) {
       const std::string column = table.table->columns()[static_cast<size_t>(keys[t][j])].name;
-      conditions.push_back(equality(column_ref({kRow + std::to_string(t), column}),
+      conditions.push_back(dml::operator_expr("=", column_ref({kRow + std::to_string(t), column}),
                                     column_ref({kGrouped, kKey + std::to_string(t) + "_" + std::to_string(j)})));
     }
   }
@@ -283,9 +274,7 @@ std::optional<json> dependent_group_columns(const json& select, const PlanContex
              {"sortClause", std::move(outer_sorts)},
              {"limitOption", "LIMIT_OPTION_DEFAULT"},
              {"op", "SETOP_NONE"}};
-  outer["whereClause"] = conditions.size() == 1
-                             ? std::move(conditions[0])
-                             : json{{"BoolExpr", {{"boolop", "AND_EXPR"}, {"args", std::move(conditions)}, {"location", -1}}}};
+  outer["whereClause"] = dml::and_of(std::move(conditions));
   return outer;
 }
 

@@ -15,6 +15,7 @@
 #include "executor/distinct_grouping.hpp"
 #include "executor/dependent_group_columns.hpp"
 #include "executor/eager_aggregation.hpp"
+#include "executor/lateral_top_n.hpp"
 #include "executor/from_planner.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/operators/top_n_per_partition.hpp"
@@ -253,6 +254,7 @@ std::shared_ptr<const SelectPlan> plan_select(const json& select, PlanContext& p
   if (std::optional<json> grouped = distinct_as_grouping(select)) return plan_select(*grouped, pc);
   if (std::optional<json> eager = eager_aggregation(select, pc)) return plan_select(*eager, pc);
   if (std::optional<json> fetched = dependent_group_columns(select, pc)) return plan_select(*fetched, pc);
+  if (std::optional<json> ranked = lateral_top_n(select, pc)) return plan_select(*ranked, pc);
   if (std::shared_ptr<const SelectPlan> counts = plan_distinct_counts(select, pc)) return counts;
   // A subquery over one stored table is planned as a top-level query is
   // (its GROUP BY on the engine's path over the stored chunks, with the

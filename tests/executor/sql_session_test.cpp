@@ -32,6 +32,14 @@ class SessionTest : public ::testing::Test {
     return out;
   }
 
+  // Whether a line of EXPLAIN `sql` holds `text`.
+  bool plan_mentions(const std::string& sql, const std::string& text) {
+    for (const std::string& line : run("EXPLAIN " + sql).lines()) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   SqlState error_of(const std::string& sql) {
     RecordingWriter out;
     try {
@@ -318,12 +326,7 @@ TEST_F(SessionTest, GroupColumnsThatAKeyDeterminesAreFetchedAfterTheLimit) {
   run("INSERT INTO fetched_c VALUES (1, 'a', 'x'), (2, 'b', NULL), (3, NULL, 'z')");
   run("INSERT INTO fetched_u VALUES (1, 'a'), (NULL, 'n')");
   run("INSERT INTO fetched_o VALUES (1, 5), (1, 6), (2, 20), (3, 1), (9, 4)");
-  auto fetches = [&](const std::string& sql) {
-    for (const std::string& line : run("EXPLAIN " + sql).lines()) {
-      if (line.find("tally_grouped") != std::string::npos) return true;
-    }
-    return false;
-  };
+  auto fetches = [&](const std::string& sql) { return plan_mentions(sql, "tally_grouped"); };
   const std::string top = "SELECT k, name, note, sum(amt) AS s FROM fetched_c, fetched_o WHERE k = ck "
                           "GROUP BY k, name, note ORDER BY s DESC LIMIT 2";
   EXPECT_TRUE(fetches(top));
@@ -335,6 +338,24 @@ TEST_F(SessionTest, GroupColumnsThatAKeyDeterminesAreFetchedAfterTheLimit) {
                        "ORDER BY s LIMIT 2"));
   EXPECT_FALSE(fetches("SELECT k, name, count(*) AS n FROM fetched_u, fetched_o WHERE k = ck GROUP BY k, name "
                        "ORDER BY n LIMIT 2"));
+}
+
+// A LATERAL subquery's first rows per key of one table are ranked in one
+// pass and joined (executor/lateral_top_n.hpp; answers against PostgreSQL in
+// tests/sql/lateral_top_n.test), where it ran once per outer key; an OFFSET
+// keeps the per-row form.
+TEST_F(SessionTest, LateralFirstRowsPerKeyAreRankedInOnePass) {
+  run("CREATE TABLE ranked_c (k int, name text)");
+  run("CREATE TABLE ranked_o (id int, k int, amt int)");
+  run("INSERT INTO ranked_c VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+  run("INSERT INTO ranked_o VALUES (1, 1, 10), (2, 1, 30), (3, 1, 20), (4, 2, 5), (5, 9, 7)");
+  auto ranks = [&](const std::string& sql) { return plan_mentions(sql, "Top-N: ranks up to"); };
+  const std::string top = "SELECT c.k, t.amt FROM ranked_c c, LATERAL (SELECT amt FROM ranked_o o WHERE o.k = c.k "
+                          "ORDER BY amt DESC LIMIT 2) t ORDER BY 1, 2 DESC";
+  EXPECT_TRUE(ranks(top));
+  EXPECT_EQ(run(top).lines(), (std::vector<std::string>{"1|30", "1|20", "2|5"}));
+  EXPECT_FALSE(ranks("SELECT c.k, t.amt FROM ranked_c c, LATERAL (SELECT amt FROM ranked_o o WHERE o.k = c.k "
+                     "ORDER BY amt LIMIT 2 OFFSET 1) t"));
 }
 
 }  // namespace
