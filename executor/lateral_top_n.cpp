@@ -1,6 +1,6 @@
 #include "executor/lateral_top_n.hpp"
 
-#include <set>
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,16 +114,17 @@ std::optional<std::pair<json, std::vector<json>>> ranked(const json& item, const
   // The targets and the ORDER BY read the table alone; the targets' names
   // are distinct (the derived table lists them by name), and none is a name
   // the join's conditions use unqualified.
-  std::set<std::string> names;
+  std::vector<std::string> names;
   for (const json& t : q["targetList"]) {
     const json& rt = t["ResTarget"];
     if (!reads_inner_only(rt["val"], *table)) return std::nullopt;
-    const std::string name = rt.contains("name") ? rt["name"].get<std::string>() : output_column_name(rt["val"]);
-    if (!names.insert(name).second || name.rfind("tally_", 0) == 0) return std::nullopt;
+    std::string name = rt.contains("name") ? rt["name"].get<std::string>() : output_column_name(rt["val"]);
+    if (std::find(names.begin(), names.end(), name) != names.end() || name.rfind("tally_", 0) == 0) return std::nullopt;
+    names.push_back(std::move(name));
   }
   for (const json& k : outer_keys) {
     const json& fields = k["ColumnRef"]["fields"];
-    if (fields.size() == 1 && names.count(text(fields[0]))) return std::nullopt;
+    if (fields.size() == 1 && std::find(names.begin(), names.end(), text(fields[0])) != names.end()) return std::nullopt;
   }
   json order = json::array();
   if (q.contains("sortClause")) {
@@ -145,11 +146,7 @@ std::optional<std::pair<json, std::vector<json>>> ranked(const json& item, const
   // BY ...) FROM <table> WHERE <conditions>, then its first n per key.
   json inner_targets = q["targetList"];
   json outer_targets = json::array();
-  for (const json& t : q["targetList"]) {
-    const json& rt = t["ResTarget"];
-    const std::string name = rt.contains("name") ? rt["name"].get<std::string>() : output_column_name(rt["val"]);
-    outer_targets.push_back(res_target(column_ref({kRanked, name}), name));
-  }
+  for (const std::string& name : names) outer_targets.push_back(res_target(column_ref({kRanked, name}), name));
   for (size_t j = 0; j < keys.size(); ++j) {
     inner_targets.push_back(res_target(keys[j], kKey + std::to_string(j)));
     outer_targets.push_back(res_target(column_ref({kRanked, kKey + std::to_string(j)}), kKey + std::to_string(j)));

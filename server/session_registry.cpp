@@ -59,6 +59,8 @@ void SessionRegistry::set_session_user(const protocol::BackendKey& key, const st
 
 namespace {
 
+constexpr size_t kActivityQueryBytes = 1024;
+
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -93,7 +95,11 @@ void SessionRegistry::statement_started(const protocol::BackendKey& key, const s
   a.query_start_us = now;
   a.state_change_us = now;
   a.state = "active";
-  a.query = query;
+  // PostgreSQL's track_activity_query_size: a statement's first 1024 bytes,
+  // cut at a character's start (a multi-megabyte INSERT is not copied whole).
+  size_t keep = std::min(query.size(), kActivityQueryBytes);
+  while (keep > 0 && keep < query.size() && (static_cast<unsigned char>(query[keep]) & 0xC0) == 0x80) --keep;
+  a.query.assign(query, 0, keep);
 }
 
 void SessionRegistry::session_idle(const protocol::BackendKey& key, TransactionStatus status) {

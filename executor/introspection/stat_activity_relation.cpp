@@ -1,16 +1,14 @@
 #include "executor/introspection/stat_activity_relation.hpp"
 
 #include "common/backend_activity.hpp"
+#include "executor/types/clock.hpp"
 
 namespace tally::executor::introspection {
 
 namespace {
 
-// PostgreSQL counts timestamps from 2000-01-01 00:00:00 UTC.
-constexpr int64_t kPostgresEpochUs = int64_t{946684800} * 1000000;
-
 Value timestamp(int64_t unix_us) {
-  return unix_us == 0 ? Value{Null{}} : Value{unix_us - kPostgresEpochUs};
+  return unix_us == 0 ? Value{Null{}} : Value{unix_us - kUnixTo2000 * 1000000};
 }
 
 Value text_or_null(const std::string& s) { return s.empty() ? Value{Null{}} : Value{s}; }

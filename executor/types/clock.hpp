@@ -6,10 +6,11 @@
 
 namespace tally::executor {
 
+constexpr int64_t kUnixTo2000 = 946684800;
+
 inline int64_t clock_us() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  constexpr int64_t kUnixTo2000 = 946684800;
   return static_cast<int64_t>(ts.tv_sec - kUnixTo2000) * 1'000'000 + ts.tv_nsec / 1000;
 }
 

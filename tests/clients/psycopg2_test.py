@@ -91,6 +91,12 @@ with worker.cursor() as w, watcher.cursor() as cur:
     worker.commit()
     row = activity_of(cur, pid)
     check(row is not None and row[0] == "idle" and not row[8], f"idle after COMMIT: {row}")
+    long_statement = "SELECT 1 /* " + "é" * 3000 + " */"
+    w.execute(long_statement)
+    row = activity_of(cur, pid)
+    worker.commit()
+    check(row is not None and long_statement.encode().startswith(row[1].encode()) and
+          1000 <= len(row[1].encode()) <= 1024, f"a long statement's first 1024 bytes: {row and len(row[1].encode())}")
     def sleep_cancelled():
         try:
             w.execute("SELECT pg_sleep(2)")
