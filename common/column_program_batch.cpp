@@ -107,6 +107,12 @@ class BlockRun {
         s += 2;
         continue;
       }
+      if (step.op == ProgramOp::load && s + 1 < to && steps_[s + 1].op == ProgramOp::lookup &&
+          load_lookup(columns_[step.arg], columns_[steps_[s + 1].arg], sel, base, top + 1)) {
+        ++top;
+        ++s;
+        continue;
+      }
       switch (step.op) {
         case ProgramOp::load: load(columns_[step.arg], sel, base, ++top); break;
         case ProgramOp::const_int:
@@ -282,6 +288,31 @@ class BlockRun {
         if (nulls[k]) out[k] = 0;
       });
     }
+  }
+
+  // A load of an int32 column (a text column's codes) and a lookup of its
+  // value in an int32 array by it (a text condition's verdict or a
+  // function's value per code), in one pass: no slot holds the codes.
+  bool load_lookup(const ProgramColumn& c, const ProgramColumn& by, const Selection& sel, size_t base, int t) {
+    if (static_cast<ColumnWidth>(c.width) != ColumnWidth::int32 || by.hashed || by.data == nullptr ||
+        static_cast<ColumnWidth>(by.width) != ColumnWidth::int32) {
+      return false;
+    }
+    BlockStack& st = *stack_;
+    const int32_t* d = static_cast<const int32_t*>(c.data) + base;
+    const uint8_t* valid = c.validity != nullptr ? c.validity + base : nullptr;
+    const auto* values = static_cast<const int32_t*>(by.data);
+    const uint8_t* present = by.validity;
+    const auto lo = by.base;
+    const uint64_t size = by.size;
+    each_row(sel, [&](size_t k) {
+      const uint64_t at = static_cast<uint64_t>(static_cast<int64_t>(d[k]) - lo);
+      const bool null = (valid != nullptr && valid[k] == 0) || at >= size || (present != nullptr && present[at] == 0);
+      st.i[t][k] = null ? 0 : values[at];
+      st.null[t][k] = null ? 1 : 0;
+    });
+    no_nulls_[t] = false;
+    return true;
   }
 
   void load(const ProgramColumn& c, const Selection& sel, size_t base, int t) {

@@ -33,6 +33,10 @@ struct ScanSelectionSpec {
   std::vector<uint32_t> columns;     // program column i is table column columns[i]
   std::vector<ColumnWidth> widths;   // as the column is stored
   ColumnProgram filter;              // boolean, loads of program columns; may be empty
+  // The lookup columns the filter's lookup steps read (a text condition's
+  // verdict per dictionary code), numbered after `columns`: host arrays,
+  // read while start_selection runs and the selection lives.
+  std::vector<ProgramColumn> lookups;
   std::vector<SelectionKeyTest> key_tests;
   bool compile_programs = true;      // SET jit (AggregationSpec::compile_programs)
 };

@@ -8,6 +8,7 @@
 
 #include "common/cancel.hpp"
 #include "executor/column_program_compiler.hpp"
+#include "executor/cpu/worker_pool.hpp"
 #include "executor/database.hpp"
 #include "executor/operators/chunk_ops.hpp"
 #include "executor/storage_vectors.hpp"
@@ -195,7 +196,7 @@ bool TableScan::KeyTestRun::worth_it() const {
 // kept; the other columns are converted last, for the rows that pass: a
 // selective filter spares converting (and copying the texts of) the rows it drops.
 DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
-                                    const std::vector<Value>* parameters, DictionaryStates& states,
+                                    const std::vector<Value>* parameters, PartStates& states,
                                     const KeyTestRuns& key_tests, const Selected* selection,
                                     std::vector<uint32_t>* passing) const {
   const size_t n = table_columns_.size();
@@ -296,8 +297,10 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
     }
     const bool on_codes = part.dictionary && !done[part.columns[0]] &&
                           part.dictionary->select(batch.columns[part.columns[0]], all ? nullptr : &kept, out.rows,
-                                                  parameters, *states[p], rows);
-    if (!on_codes) {
+                                                  parameters, *states[p].dictionary, rows);
+    const bool on_stored = !on_codes && states[p].program &&
+                           states[p].program->select(batch, begin, end, all ? nullptr : &kept, out.rows, rows);
+    if (!on_codes && !on_stored) {
       for (size_t i : part.columns) {
         if (!done[i]) convert(i);
       }
@@ -335,8 +338,8 @@ DataChunk TableScan::filtered_chunk(const storage::ChunkBatch& batch, size_t beg
   return out;
 }
 
-std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& context, const KeyTestRuns& tests,
-                                                            std::vector<uint8_t>& on_device,
+std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& context, const PartStates& states,
+                                                            const KeyTestRuns& tests, std::vector<uint8_t>& on_device,
                                                             std::vector<size_t>& program_reads,
                                                             std::vector<uint8_t>& filters_on_device,
                                                             std::string& why_not) const {
@@ -360,13 +363,19 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
       table_->row_count() < kMinSelectionRows) {
     return nullptr;
   }
-  if (!filters_never_raise_) {
-    why_not = "a filter may raise an error, which the device cannot";
-    return nullptr;
+  // A conjunct compiled as a program runs on the device too: where it
+  // raises an error flag there, its piece is filtered on the host, which
+  // raises the error where PostgreSQL would. Others may raise one the
+  // device would skip (their rows dropped by a key test first).
+  for (size_t p = 0; p < filter_parts_.size(); ++p) {
+    const FilterPart& part = filter_parts_[p];
+    if (!part.subquery && !part.dictionary && !part.compared && !states[p].program) {
+      why_not = "a filter may raise an error, which the device cannot";
+      return nullptr;
+    }
   }
   ScanSelectionSpec spec;
   spec.table = table_->oid();
-  spec.filter = compared_program_;
   spec.compile_programs = context.jit;
   program_reads = compared_columns_;
   auto add_column = [&](size_t read) {
@@ -375,6 +384,15 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
     program_reads.push_back(read);
     return static_cast<uint32_t>(program_reads.size() - 1);
   };
+  filters_on_device.assign(filter_parts_.size(), 0);
+  // The programs' columns, numbered before the key tests add theirs; their
+  // steps are written once every column is known (lookups follow them).
+  std::vector<std::vector<uint32_t>> program_columns(filter_parts_.size());
+  for (size_t p = 0; p < filter_parts_.size(); ++p) {
+    if (!states[p].program) continue;
+    for (const size_t read : states[p].program->reads()) program_columns[p].push_back(add_column(read));
+    filters_on_device[p] = 1;
+  }
   // The key tests' bitmaps, on keys stored as the device reads them (int2
   // is narrower). A single key's exact bitmap is the whole test; a bucketed
   // one (bits_shift) or a composite key's column bitmaps only rule rows out,
@@ -411,7 +429,6 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
   // subquery's values (run ahead of the scan) as an exact bitmap, the whole
   // conjunct moved to the device (TPC-H Q18's 632 order keys over 15M
   // orders). A NULL among the values matches no row, as on the host.
-  filters_on_device.assign(filter_parts_.size(), 0);
   for (size_t p = 0; p < filter_parts_.size(); ++p) {
     const auto* in = dynamic_cast<const SubqueryExpr*>(filter_parts_[p].condition);
     if (in == nullptr || in->kind != SubqueryKind::any || !in->hashable || !in->correlated.empty() || !in->left) continue;
@@ -450,6 +467,21 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
     filters_on_device[p] = 1;
     spec.key_tests.push_back(SelectionKeyTest{add_column(read), bits.words.data(), bits.min, bits.span, 0});
   }
+  spec.filter = compared_program_;
+  for (size_t p = 0; p < filter_parts_.size(); ++p) {
+    if (!states[p].program) continue;
+    const ProgramFilter& program = *states[p].program;
+    const auto reads = static_cast<int32_t>(program.reads().size());
+    const auto first_lookup = static_cast<int32_t>(program_reads.size() + spec.lookups.size());
+    const bool first = spec.filter.empty();
+    for (ProgramStep step : program.program().steps) {
+      if (step.op == ProgramOp::load) step.arg = static_cast<int32_t>(program_columns[p][static_cast<size_t>(step.arg)]);
+      if (step.op == ProgramOp::lookup) step.arg = first_lookup + (step.arg - reads);
+      spec.filter.steps.push_back(step);
+    }
+    if (!first) spec.filter.steps.push_back(ProgramStep{ProgramOp::and_});
+    spec.lookups.insert(spec.lookups.end(), program.lookups().begin(), program.lookups().end());
+  }
   if (spec.filter.empty() && spec.key_tests.empty()) {
     // Only where there was something to select by.
     if (!tests.empty() || !filters_.empty()) {
@@ -479,10 +511,18 @@ std::unique_ptr<ScanSelectionRun> TableScan::start_selection(const ExecContext& 
 
 void TableScan::run(ExecContext& context, ChunkSink& sink) const { run(context, sink, nullptr); }
 
-TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value>* parameters) const {
-  DictionaryStates states;
+TableScan::PartStates TableScan::part_states(const std::vector<Value>* parameters) const {
+  PartStates states;
+  std::vector<ProgramFilter::Read> reads;
+  for (size_t i = 0; i < read_layout_.size(); ++i) reads.push_back({read_layout_[i], i, read_columns_[i].type});
+  const auto dictionary_of = [this](size_t read) { return table_->dictionary(table_columns_[read]); };
+  const int threads = static_cast<int>(cpu::WorkerPool::shared().workers()) + 1;
   for (const FilterPart& part : filter_parts_) {
-    states.push_back(std::make_unique<DictionaryFilter::State>());
+    PartState& state = states.emplace_back();
+    state.dictionary = std::make_unique<DictionaryFilter::State>();
+    if (!part.subquery && !part.dictionary && !part.compared) {
+      state.program = ProgramFilter::compile(*part.condition, reads, dictionary_of, parameters, threads);
+    }
     // Where the rows repeat their values (four rows an entry or more), so
     // that a test per entry costs less than one per row; where an earlier
     // statement's tests per entry are kept; or where the entries are no
@@ -495,7 +535,7 @@ TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value
     const uint64_t rows = table_->row_count();
     if (dictionary && (entries * 4 <= rows || part.dictionary->verdicts_kept(*dictionary) ||
                        (entries <= rows && part.dictionary->verdicts_keepable()))) {
-      part.dictionary->prepare(dictionary, parameters, *states.back());
+      part.dictionary->prepare(dictionary, parameters, *state.dictionary);
     }
   }
   return states;
@@ -503,7 +543,7 @@ TableScan::DictionaryStates TableScan::dictionary_states(const std::vector<Value
 
 std::shared_ptr<TableScan::FilterRun> TableScan::start_filtering(const std::vector<Value>* parameters) const {
   auto run = std::make_shared<FilterRun>();
-  run->states = dictionary_states(parameters);
+  run->states = part_states(parameters);
   return run;
 }
 
@@ -645,7 +685,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   }
   // After the subqueries: one that evaluates a condition of this filter per
   // entry (TPC-H Q22's) leaves the verdicts kept for it.
-  DictionaryStates states = dictionary_states(parameters);
+  PartStates states = part_states(parameters);
   const size_t depth = ReadAhead<DataChunk>::default_depth();
   // Pieces small enough to keep every core busy to the end of the scan: a
   // table of fewer chunks than four times the read-ahead's depth (the
@@ -662,7 +702,7 @@ void TableScan::run(ExecContext& context, ChunkSink& sink, const KeyTest* key_te
   std::string not_selected;
   const std::unique_ptr<ScanSelectionRun> selection =
       !pieces.empty() && !table_columns_.empty()
-          ? start_selection(context, tests, on_device, program_reads, filters_on_device, not_selected)
+          ? start_selection(context, states, tests, on_device, program_reads, filters_on_device, not_selected)
           : nullptr;
   if (context.explain != nullptr && !not_selected.empty())
     context.explain->push_back(describe() + ": not selected on GPU: " + not_selected);

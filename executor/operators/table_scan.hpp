@@ -12,6 +12,7 @@
 #include "common/scan_selection.hpp"
 #include "executor/operators/dictionary_filter.hpp"
 #include "executor/operators/key_test.hpp"
+#include "executor/operators/program_filter.hpp"
 #include "executor/operators/physical_operator.hpp"
 #include "executor/table_provider.hpp"
 
@@ -114,11 +115,18 @@ class TableScan final : public PhysicalOperator {
   // dictionary codes: none can raise an error, so the key tests may run
   // before them (on the device) without skipping an error PostgreSQL raises.
   bool filters_never_raise_ = true;
-  // One per filter part, for one run.
-  using DictionaryStates = std::vector<std::unique_ptr<DictionaryFilter::State>>;
+  // One per filter part, for one run: a test on dictionary codes' verdicts,
+  // or the program of a conjunct that is neither such a test nor
+  // comparisons (program_filter.hpp).
+  struct PartState {
+    std::unique_ptr<DictionaryFilter::State> dictionary;
+    std::unique_ptr<const ProgramFilter> program;
+  };
+  using PartStates = std::vector<PartState>;
   // A run's states, each test on dictionary codes given its verdicts on the
-  // table's dictionary before the run's chunks are read.
-  DictionaryStates dictionary_states(const std::vector<Value>* parameters) const;
+  // table's dictionary, and each other conjunct compiled where it can be,
+  // before the run's chunks are read.
+  PartStates part_states(const std::vector<Value>* parameters) const;
   // A run's key test: the read columns its keys read, and how many rows it
   // has tested and passed (a test that passes nearly every row is dropped).
   struct KeyTestRun {
@@ -153,24 +161,25 @@ class TableScan final : public PhysicalOperator {
   // the rows the engine selected among them. With `passing`, the rows that
   // pass go there as chunk row numbers instead, and no output is converted.
   DataChunk filtered_chunk(const storage::ChunkBatch& batch, size_t begin, size_t end,
-                           const std::vector<Value>* parameters, DictionaryStates& states,
+                           const std::vector<Value>* parameters, PartStates& states,
                            const KeyTestRuns& key_tests, const Selected* selection = nullptr,
                            std::vector<uint32_t>* passing = nullptr) const;
   // The row selection of an engine that keeps copies of the columns (the
   // GPU), where one is there and the scan's comparisons or key tests have
   // something for it; null otherwise. `on_device` marks the key test runs
-  // it applies, `filters_on_device` the filter parts (IN subqueries); program
-  // column i of its spec is read column program_reads[i].
+  // it applies, `filters_on_device` the filter parts (IN subqueries, and
+  // the conjuncts `states` compiled as programs); program column i of its
+  // spec is read column program_reads[i].
   // Where an engine is there and the table is large enough but the scan
   // gives it nothing, `why_not` says why (EXPLAIN ANALYZE's line).
-  std::unique_ptr<ScanSelectionRun> start_selection(const ExecContext& context, const KeyTestRuns& tests,
-                                                   std::vector<uint8_t>& on_device,
+  std::unique_ptr<ScanSelectionRun> start_selection(const ExecContext& context, const PartStates& states,
+                                                   const KeyTestRuns& tests, std::vector<uint8_t>& on_device,
                                                    std::vector<size_t>& program_reads, std::vector<uint8_t>& filters_on_device,
                                                    std::string& why_not) const;
 };
 
 struct TableScan::FilterRun {
-  DictionaryStates states;
+  PartStates states;
   KeyTestRuns no_key_tests;
 };
 

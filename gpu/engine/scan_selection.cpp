@@ -29,6 +29,8 @@ struct PipelineLease {
 
 GpuScanSelection::GpuScanSelection(GpuAggregationEngine& engine, tally::ScanSelectionSpec spec)
     : engine_(engine), spec_(std::move(spec)) {
+  static std::atomic<uint64_t> selections{0};
+  id_ = selections.fetch_add(1, std::memory_order_relaxed) + 1;
   if (spec_.key_tests.empty()) return;
   PipelineLease lease(engine_);
   bitmaps_ = std::make_unique<DeviceBitmaps>();
@@ -52,6 +54,7 @@ bool GpuScanSelection::select(const tally::SelectionPiece& piece, std::vector<ui
     PooledPipeline& pooled = lease.pooled;
     if (!pooled.selector) pooled.selector = std::make_unique<RowSelector>();
     ChunkPipeline& pipeline = *pooled.pipeline;
+    if (!spec_.lookups.empty()) pooled.selector->use_lookups(id_, spec_.lookups, pipeline.compute_stream());
     std::vector<HostColumn> columns(spec_.columns.size());
     for (size_t i = 0; i < columns.size(); ++i) {
       HostColumn& c = columns[i];

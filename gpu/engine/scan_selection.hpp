@@ -33,6 +33,8 @@ class GpuScanSelection final : public tally::ScanSelectionRun {
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> pieces_{0}, rows_{0}, passed_{0}, copied_bytes_{0}, host_pieces_{0};
   std::atomic<uint64_t> device_us_{0};
+  // Names this selection to the pooled selectors that hold its lookup columns.
+  uint64_t id_ = 0;
 };
 
 }  // namespace tally::gpu

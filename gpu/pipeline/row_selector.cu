@@ -45,10 +45,20 @@ const uint64_t* DeviceBitmaps::add(const uint64_t* words, size_t count, StreamHa
 struct RowSelector::Impl {
   DeviceProgramEvaluator evaluator;
   RowCompactor compactor;
+  uint64_t lookups_owner = 0;
 };
 
 RowSelector::RowSelector() : impl_(std::make_unique<Impl>()) {}
 RowSelector::~RowSelector() = default;
+
+void RowSelector::use_lookups(uint64_t owner, const std::vector<tally::ProgramColumn>& lookups, StreamHandle stream) {
+  Impl& m = *impl_;
+  if (m.lookups_owner == owner) return;
+  std::vector<tally::LookupColumn> columns;
+  for (const tally::ProgramColumn& c : lookups) columns.push_back(tally::LookupColumn{c});
+  m.evaluator.set_lookups(columns, stream);
+  m.lookups_owner = owner;
+}
 
 bool RowSelector::select(const tally::ColumnProgram& filter, const std::vector<ColumnPointer>& columns,
                          const std::vector<tally::ColumnWidth>& widths, int64_t rows,

@@ -36,6 +36,11 @@ class DeviceBitmaps {
   // returns the device copy, valid for this object's life.
   const uint64_t* add(const uint64_t* words, size_t count, StreamHandle stream);
 
+  // The lookup columns the filters read (host arrays), copied to the device
+  // where `owner` (one scan's selection) differs from the last caller's: a
+  // pooled selector serves the pieces of many scans in turn.
+  void use_lookups(uint64_t owner, const std::vector<tally::ProgramColumn>& lookups, StreamHandle stream);
+
   struct Impl;
 
  private:
@@ -58,6 +63,11 @@ class RowSelector {
               const std::vector<tally::ColumnWidth>& widths, int64_t rows, const std::vector<DeviceKeyTest>& tests,
               uint32_t offset, StreamHandle stream, std::vector<uint32_t>& out,
               ProgramKernel kernel = ProgramKernel::interpret);
+
+  // The lookup columns the filters read (host arrays), copied to the device
+  // where `owner` (one scan's selection) differs from the last caller's: a
+  // pooled selector serves the pieces of many scans in turn.
+  void use_lookups(uint64_t owner, const std::vector<tally::ProgramColumn>& lookups, StreamHandle stream);
 
   struct Impl;
 
