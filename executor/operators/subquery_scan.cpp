@@ -140,7 +140,15 @@ void SubqueryScan::run(ExecContext& context, ChunkSink& sink) const {
     run_operator(*plan_->source, inner, project);
     return;
   }
+  // Its aggregate's lines (the engine, the GPU's times) follow the
+  // statement's, each named by this scan: the statement's aggregate
+  // reports its own beside them.
+  std::vector<std::string> lines;
+  if (context.explain != nullptr) inner.explain = &lines;
   ResultSet result = run_select(*plan_, inner);
+  if (context.explain != nullptr) {
+    for (const std::string& line : lines) context.explain->push_back(describe() + ": " + line);
+  }
   DataChunk chunk;
   chunk.rows = result.rows;
   chunk.columns = std::move(result.columns);
