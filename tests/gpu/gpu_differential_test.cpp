@@ -575,7 +575,7 @@ TEST(GpuDifferential, ScanSelectionOnTheGpuAnswersAsTheHost) {
   ASSERT_NE(db.database->gpu_engine(), nullptr);
   auto ok = [&](const std::string& sql) { db.ok(sql); };
   ok("CREATE TABLE ord (k bigint, d date, prio int, v numeric(12,2))");
-  ok("CREATE TABLE line (k bigint, a date, b date, q numeric(15,2), g int)");
+  ok("CREATE TABLE line (k bigint, a date, b date, q numeric(15,2), g int, m text)");
   ok("CREATE TABLE pair (k bigint, g int)");
   ok("INSERT INTO pair SELECT i * 9, i % 13 FROM generate_series(1, 20000) i");
   ok("INSERT INTO ord SELECT g * 3, date '2020-01-01' + (g % 700), g % 5, (g % 1000) * 0.5 "
@@ -584,7 +584,9 @@ TEST(GpuDifferential, ScanSelectionOnTheGpuAnswersAsTheHost) {
   // NULL on some rows; a and q now and then NULL.
   ok("INSERT INTO line SELECT CASE WHEN g % 101 = 0 THEN NULL ELSE (g / 4) * 3 END, "
      "CASE WHEN g % 53 = 0 THEN NULL ELSE date '2020-01-01' + (g % 900) END, date '2020-01-01' + ((g * 7) % 900), "
-     "CASE WHEN g % 37 = 0 THEN NULL ELSE (g % 5000) * 0.01 END, g % 13 FROM generate_series(1, 1200000) g");
+     "CASE WHEN g % 37 = 0 THEN NULL ELSE (g % 5000) * 0.01 END, g % 13, "
+     "CASE g % 7 WHEN 0 THEN NULL WHEN 1 THEN 'AIR' WHEN 2 THEN 'RAIL' WHEN 3 THEN 'SHIP' ELSE 'MAIL' END "
+     "FROM generate_series(1, 1200000) g");
   const char* queries[] = {
       "SELECT o.prio, count(*) FROM ord o WHERE o.d >= date '2020-03-01' AND o.d < date '2020-06-01' AND EXISTS "
       "(SELECT 1 FROM line l WHERE l.k = o.k AND l.a < l.b) GROUP BY o.prio",
@@ -600,6 +602,13 @@ TEST(GpuDifferential, ScanSelectionOnTheGpuAnswersAsTheHost) {
       "SELECT l.g, count(*), sum(l.q) FROM line l WHERE l.k IN (SELECT k FROM ord WHERE prio = 3 UNION ALL "
       "SELECT NULL::bigint) GROUP BY l.g",
       "SELECT l.g, count(*) FROM line l WHERE l.k IN (SELECT k FROM pair WHERE g < 4) AND l.q > 5 GROUP BY l.g",
+      // An OR over a text and numbers (program_filter.hpp): the text
+      // conditions as verdicts per code, lookup columns of the device's
+      // program; NULL texts and numbers among the rows.
+      "SELECT l.g, count(*), sum(l.q) FROM line l JOIN ord o ON l.k = o.k WHERE (l.m = 'AIR' AND l.q < 20) OR "
+      "(l.m IN ('RAIL', 'SHIP') AND l.g > 8) GROUP BY l.g",
+      "SELECT l.g, count(*), sum(o.v) FROM line l JOIN ord o ON l.k = o.k WHERE NOT (l.m = 'MAIL' OR l.q > 40) "
+      "AND l.a <= l.b GROUP BY l.g",
   };
   ok("SELECT count(k), count(a), count(b), count(q), count(g) FROM line");
   // The hash joins: a lookup join would read line on the device instead.
