@@ -95,9 +95,9 @@ struct LookupSource {
 
 // Runs `source` into `table`: false where its keys repeat; keys spanning
 // more than `max_unique_span` keys are hashed (LookupTable::slots), and
-// keys that do not ascend spanning more than `max_span` are sorted to tell
-// whether they repeat (else an array the size of the range is made on the
-// host to tell). The table is left for the caller to clear.
+// keys that do not ascend spanning more than `max_span` are checked for a
+// repeat with a bit per key (else an array the size of the range is made on
+// the host to tell). The table is left for the caller to clear.
 bool build_lookup(const LookupSource& source, size_t space_width, uint64_t max_span, uint64_t max_unique_span,
                   ExecContext& context, LookupTable& table);
 
