@@ -346,10 +346,21 @@ TableScan::PartStates TableScan::part_states(const std::vector<Value>* parameter
   for (size_t i = 0; i < read_layout_.size(); ++i) reads.push_back({read_layout_[i], i, read_columns_[i].type});
   const auto dictionary_of = [this](size_t read) { return table_->dictionary(table_columns_[read]); };
   const int threads = static_cast<int>(cpu::WorkerPool::shared().workers()) + 1;
+  // A program evaluates its text conditions once per dictionary entry: only
+  // where the rows repeat their texts (four rows an entry or more), else a
+  // selective query over a column of millions of distinct texts would test
+  // them all for the few rows its other conjuncts keep.
+  const auto repeated_texts = [&](const FilterPart& part) {
+    for (const size_t read : part.columns) {
+      const auto dictionary = dictionary_of(read);
+      if (dictionary && static_cast<uint64_t>(dictionary->size()) * 4 > table_->row_count()) return false;
+    }
+    return true;
+  };
   for (const FilterPart& part : filter_parts_) {
     PartState& state = states.emplace_back();
     state.dictionary = std::make_unique<DictionaryFilter::State>();
-    if (!part.subquery && !part.dictionary && !part.compared) {
+    if (!part.subquery && !part.dictionary && !part.compared && repeated_texts(part)) {
       state.program = ProgramFilter::compile(*part.condition, reads, dictionary_of, parameters, threads);
     }
     // Where the rows repeat their values (four rows an entry or more), so
