@@ -78,6 +78,7 @@ bool RowSelector::select(const tally::ColumnProgram&, const std::vector<ColumnPo
                          StreamHandle, std::vector<uint32_t>&, ProgramKernel) {
   no_gpu();
 }
+void RowSelector::use_lookups(uint64_t, const std::vector<tally::ProgramColumn>&, StreamHandle) { no_gpu(); }
 struct ZeroColumn::Impl {};
 ZeroColumn::ZeroColumn() { no_gpu(); }
 ZeroColumn::~ZeroColumn() = default;
