@@ -27,7 +27,9 @@
 //   minutes row by row). Past --deadline-s seconds since the start, the
 //   questions and comparisons left are skipped and the table printed (a device
 //   call has a time limit). Exit status 1 on any mismatch, error (a question in
-//   --known-gaps may error) or skipped question.
+//   --known-gaps may error) or skipped question. --profile CMD runs CMD on
+//   tallyd over the questions' runs ("{pid}" its process id:
+//   'perf record -g -p {pid} -o FILE'; bench/common/profiler_run.hpp).
 //
 // The protocol (db-benchmark): CREATE TABLE ans AS <question>, the check query
 // over ans, DROP TABLE ans; the time is the first two.
@@ -35,7 +37,7 @@
 // Usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args "..."]...)
 //          [--rows 1e7] [--k 1e2] [--na 0[,5]] [--sort 0|1] [--questions q1,q2,..] [--known-gaps q8,..]
 //          [--timeout-s S] [--threads 16] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]
-//          [--deadline-s S] [--explain]
+//          [--deadline-s S] [--explain] [--profile CMD]
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -59,6 +61,7 @@
 #include "bench/common/duckdb_library.hpp"
 #include "bench/common/pg_copy.hpp"
 #include "bench/common/process_use.hpp"
+#include "bench/common/profiler_run.hpp"
 #include "bench/h2o/groupby_data.hpp"
 #include "bench/h2o/groupby_stream.hpp"
 #include "bench/h2o/options.hpp"
@@ -122,6 +125,7 @@ struct Options {
   uint64_t compare_rows_max = std::numeric_limits<uint64_t>::max();
   double deadline_s = 0;  // 0: none
   bool explain = false;
+  std::string profile;  // a profiler command run on tallyd ("{pid}") over the questions' runs
 };
 
 // ---- statements on a PostgreSQL-protocol server, with a client-side deadline ----
@@ -850,6 +854,7 @@ int run_timed(const Options& o) {
       tally.restart(o.configurations[c]);
       std::printf("%s: tallyd started on the loaded data in %.1f s\n", config_name(c).c_str(), ms_since(start) / 1e3);
       std::fflush(stdout);
+      const bench::ProfilerRun profiler(o.profile, tally.pid());
       run_configuration(o, c, tally, duck.get(), results, duck_runs);
     }
     failures += print_table(o, results, duck_runs, duck != nullptr);
@@ -866,7 +871,7 @@ constexpr const char* kUsage =
     "usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args \"...\"]...)\n"
     "         [--rows N] [--k K] [--na P[,P]] [--sort 0|1] [--questions q1,..] [--known-gaps q8,..]\n"
     "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]\n"
-    "         [--deadline-s S] [--explain]\n"
+    "         [--deadline-s S] [--explain] [--profile 'perf record -g -p {pid} -o FILE']\n"
     "  --tallyd-args once per configuration of tallyd to time; without --check, --duckdb or two of them are needed";
 
 Options parse(int argc, char** argv) {
@@ -911,6 +916,8 @@ Options parse(int argc, char** argv) {
       o.csv_dir = v;
     } else if (a == "--deadline-s") {
       o.deadline_s = std::stod(v);
+    } else if (a == "--profile") {
+      o.profile = v;
     } else if (a == "--compare-rows-max") {
       o.compare_rows_max = h2o::parse_count(v);
     } else {
