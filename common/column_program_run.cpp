@@ -80,6 +80,8 @@ uint32_t evaluate_program(const ColumnProgram& program, const std::vector<Column
 
 namespace {
 
+size_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
+
 template <class T>
 void gather_rows(const T* src, const uint32_t* kept, size_t n, T* out) {
   for (size_t k = 0; k < n; ++k) out[k] = src[kept[k]];
@@ -105,6 +107,22 @@ void gather_part(const std::vector<Gather>& gathers, const uint32_t* kept, size_
 
 }  // namespace
 
+void gather_program_columns(std::vector<ProgramColumn>& columns, size_t count, const uint32_t* kept, size_t n,
+                            std::vector<std::unique_ptr<uint8_t[]>>& bytes) {
+  std::vector<Gather> gathers;
+  auto add = [&](const void* src, size_t width) {
+    bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(n * width));
+    gathers.push_back({src, width, bytes.back().get()});
+    return bytes.back().get();
+  };
+  for (size_t c = 0; c < count; ++c) {
+    ProgramColumn& g = columns[c];
+    if (g.data != nullptr) g.data = add(g.data, width_bytes(static_cast<ColumnWidth>(g.width)));
+    if (g.validity != nullptr) g.validity = add(g.validity, 1);
+  }
+  gather_part(gathers, kept, n, 0);
+}
+
 void match_text_entries(const TextVerdicts& text, int32_t* verdicts, int threads) {
   // Parts of a million entries at least: a thread costs tens of
   // microseconds, an entry tens of nanoseconds.
@@ -119,8 +137,6 @@ void match_text_entries(const TextVerdicts& text, int32_t* verdicts, int threads
 }
 
 namespace {
-
-size_t width_bytes(ColumnWidth w) { return w == ColumnWidth::int32 || w == ColumnWidth::float32 ? 4 : 8; }
 
 // Rows below which one thread evaluates a chunk's programs: a thread's
 // start costs tens of microseconds, a row tens of nanoseconds.

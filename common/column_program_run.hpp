@@ -31,6 +31,11 @@ uint32_t evaluate_program(const ColumnProgram& program, const std::vector<Column
                           uint8_t* mask, void* values, uint8_t* validity,
                           const std::vector<LookupColumn>& lookups = {});
 
+// Replaces the data and validity of columns[0, count) by copies of their
+// rows kept[0, n), held in `bytes`: a program then reads n rows from row 0.
+void gather_program_columns(std::vector<ProgramColumn>& columns, size_t count, const uint32_t* kept, size_t n,
+                            std::vector<std::unique_ptr<uint8_t[]>>& bytes);
+
 // A run that evaluates the spec's programs on the host and hands the
 // resulting chunks to the run `start` makes for without_programs(spec). It
 // holds no column (the host reads what the programs read). A program's

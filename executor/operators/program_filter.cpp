@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "common/column_program_batch.hpp"
+#include "common/column_program_run.hpp"
 #include "executor/column_program_compiler.hpp"
 #include "executor/stored_width.hpp"
 
@@ -65,24 +66,7 @@ bool ProgramFilter::select(const storage::ChunkBatch& batch, size_t begin, size_
   }
   if (kept != nullptr && 4 * rows < last - first) {
     std::vector<std::unique_ptr<uint8_t[]>> gathered;
-    for (size_t i = 0; i < reads_.size(); ++i) {
-      ProgramColumn& c = columns[i];
-      const size_t width = c.width == static_cast<uint8_t>(ColumnWidth::int32) ||
-                                   c.width == static_cast<uint8_t>(ColumnWidth::float32)
-                               ? 4
-                               : 8;
-      gathered.emplace_back(new uint8_t[rows * width]);
-      uint8_t* data = gathered.back().get();
-      const auto* from = static_cast<const uint8_t*>(c.data);
-      for (size_t j = 0; j < rows; ++j) std::copy_n(from + size_t{(*kept)[j]} * width, width, data + j * width);
-      c.data = data;
-      if (c.validity != nullptr) {
-        gathered.emplace_back(new uint8_t[rows]);
-        uint8_t* valid = gathered.back().get();
-        for (size_t j = 0; j < rows; ++j) valid[j] = c.validity[(*kept)[j]];
-        c.validity = valid;
-      }
-    }
+    gather_program_columns(columns, reads_.size(), kept->data(), rows, gathered);
     const std::unique_ptr<uint8_t[]> mask(new uint8_t[rows]);
     if (evaluate_program_rows(program_, columns, 0, rows, mask.get(), nullptr, nullptr) != 0) return false;
     for (size_t j = 0; j < rows; ++j) {
