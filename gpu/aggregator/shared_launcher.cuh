@@ -26,14 +26,34 @@ namespace tally::gpu::aggregator {
 // replicas, buckets at 1-4).
 constexpr uint32_t kMaxBucketedReplicas = 4;
 
+// Dense slots (all replicas) up to which sums are split
+// (SharedParams::split_flush_rows): a flush merges every slot.
+constexpr uint64_t kMaxSplitSumSlots = 2048;
+
+inline bool has_sum_lane(const LanePlan& plan) {
+  for (const Lane& l : plan.lanes) {
+    if (l.kind == LaneKind::sum32 || l.kind == LaneKind::sum_lo || l.kind == LaneKind::sum_hi ||
+        l.kind == LaneKind::sq_lo || l.kind == LaneKind::sq_hi)
+      return true;
+  }
+  return false;
+}
+
 template <class K, bool kDense, int R>
 void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& ref, VariantConfig& c,
                      kernels::SharedParams p, LaunchReport& report) {
   auto kernel = kernels::shared_aggregate_kernel<K, R, kDense>;
+  bool fast = false;
   if constexpr (R >= 2) {
-    const bool fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity &&
+    fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity &&
                       !ref.columns[0].wide && !p.warp_preaggregate;
     if (fast) kernel = kernels::shared_aggregate_kernel<K, R, kDense, true>;
+  }
+  // Split sums where the dense table is small: its flushes, every
+  // kSplitSumRows rows of a block, then cost little beside the rows.
+  if (kDense && !fast && !p.warp_preaggregate &&
+      has_sum_lane(ctx.plan) && (static_cast<uint64_t>(p.slots) + 2) * p.replicas <= kMaxSplitSumSlots) {
+    p.split_flush_rows = kernels::kSplitSumRows;
   }
   const kernels::SharedLayout lay = shared_layout<K>(ctx.plan, p.slots, p.replicas, !kDense);
   ensure_dynamic_shared(ctx.device.ordinal, reinterpret_cast<const void*>(kernel), lay.total_bytes);

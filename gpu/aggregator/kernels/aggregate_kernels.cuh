@@ -144,7 +144,7 @@ __device__ void shared_flush(const SharedTable& t, const SharedLayout& lay, cons
   for (uint32_t s = threadIdx.x; s < t.total_slots; s += blockDim.x) {
     if (t.u32(lay, 0)[s] == 0) continue;  // lane 0 counts rows: empty slot
     ull vals[kMaxLanes];
-    for (int l = 0; l < ls.count; ++l) vals[l] = shared_lane_value(t, lay, ls.lane[l], l, s);
+    for (int l = 0; l < ls.count; ++l) vals[l] = shared_lane_value(t, lay, ls.lane[l], l, s, p.split_flush_rows > 0);
     const uint32_t local = s % region;
     const bool is_null = local == p.slots;
     K key = KeyTraits<K>::empty;  // local slot slots+1 holds the empty-marker key
@@ -177,8 +177,19 @@ __global__ void shared_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, c
   const int64_t t_begin = tiles * blockIdx.x / gridDim.x;
   const int64_t t_end = tiles * (blockIdx.x + 1) / gridDim.x;
   const bool v0_present = ls.count > 0 && c.columns[0].data != nullptr;
+  // Split sums (kDense): tiles between flushes.
+  const int64_t split_tiles = p.split_flush_rows == 0 ? 0 : tile >= p.split_flush_rows ? 1 : p.split_flush_rows / tile;
 
   for (int64_t ti = t_begin; ti < t_end; ++ti) {
+    if constexpr (kDense && !kCountSum) {
+      if (split_tiles > 0 && ti > t_begin && (ti - t_begin) % split_tiles == 0) {
+        __syncthreads();
+        shared_flush<K, kDense>(t, lay, ls, p, table, spill);
+        __syncthreads();
+        shared_init<K>(t, lay, ls, false);
+        __syncthreads();
+      }
+    }
     if constexpr (!kDense) {
       if (p.flush_on_fill) {
         __syncthreads();
@@ -243,7 +254,7 @@ __global__ void shared_aggregate_kernel(const __grid_constant__ ChunkRef<K> c, c
       } else if (p.warp_preaggregate) {
         shared_add_rows_warp(t, lay, ls, c, s, row, v0[j], v0_valid[j]);
       } else if (s >= 0) {
-        shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j]);
+        shared_add_row(t, lay, ls, c, static_cast<uint32_t>(s), row, v0[j], v0_valid[j], p.split_flush_rows > 0);
       }
       if (s == -1) {
         // The count+sum shape's lanes without the generic lane loop (as the

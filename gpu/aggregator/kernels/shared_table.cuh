@@ -2,7 +2,9 @@
 // Block-private accumulators in shared memory, used by the dense and the
 // shared-hash variants. Lanes are 32-bit words: a sum keeps a signed low word
 // plus a signed count of 2^32 overflows, so it is exact without 64-bit shared
-// atomics (a CAS loop on sm_90).
+// atomics (a CAS loop on sm_90); a small dense table's sums are split
+// instead (its low 16 bits and the rest, flushed before either overflows),
+// so that no thread waits on an atomic's result.
 #include <cstdint>
 #include <limits>
 
@@ -39,7 +41,18 @@ struct SharedParams {
   // Hash variants: probe one 16-byte bucket per load (p.slots aligned with
   // aligned_hash_slots) instead of one key.
   bool bucketed = false;
+  // Dense variant, rows one at a time: 0, or the rows after which a block
+  // flushes its table. Its sum lanes then keep their low 16 bits (unsigned)
+  // and the rest (signed) apart, added by atomics whose result no thread
+  // waits for (shared_add_sum_split); under kSplitSumRows rows a slot neither
+  // word overflows.
+  uint32_t split_flush_rows = 0;
 };
+
+// Rows a block takes between flushes of split sums: a part (sum_part) is in
+// [-2^31, 2^32), so a slot's low word stays below 65535 * 32768 < 2^32 and
+// its rest (|part >> 16| <= 65535) within 65535 * 32768 < 2^31.
+inline constexpr uint32_t kSplitSumRows = 32768;
 
 struct SharedTable {
   unsigned char* base;
@@ -105,6 +118,16 @@ __device__ __forceinline__ void shared_add_sum(int32_t* lo, int32_t* hi, uint32_
   if (carry != 0) atomicAdd(hi + s, static_cast<int32_t>(carry));
 }
 
+// Adds a partial to a split sum lane (SharedParams::split_flush_rows): its
+// low 16 bits to the unsigned low word, the rest to `hi`. Neither atomic's
+// result is read, so the thread goes on at once (a returning atomic, as
+// shared_add_sum's, holds the warp until the shared memory answers).
+__device__ __forceinline__ void shared_add_sum_split(int32_t* lo, int32_t* hi, uint32_t s, int64_t partial) {
+  atomicAdd(reinterpret_cast<uint32_t*>(lo) + s, static_cast<uint32_t>(partial) & 0xffffu);
+  const auto rest = static_cast<int32_t>(partial >> 16);
+  if (rest != 0) atomicAdd(hi + s, rest);
+}
+
 // Warp reductions: redux.sync on sm_80+, shuffles before.
 __device__ __forceinline__ uint32_t warp_sum(uint32_t x) {
 #if __CUDA_ARCH__ >= 800
@@ -157,11 +180,12 @@ __device__ void shared_init(const SharedTable& t, const SharedLayout& lay, const
   }
 }
 
-// One row into shared slot s.
+// One row into shared slot s (`split`: the sum lanes are split,
+// SharedParams::split_flush_rows).
 template <class K>
 __device__ __forceinline__ void shared_add_row(const SharedTable& t, const SharedLayout& lay, const LaneSet& ls,
                                                const ChunkRef<K>& c, uint32_t s, int64_t row, int64_t v0,
-                                               bool v0_valid) {
+                                               bool v0_valid, bool split = false) {
   for (int l = 0; l < ls.count; ++l) {
     const LaneRef lr = ls.lane[l];
     if (lr.kind == LaneKind::count_rows) {
@@ -189,7 +213,9 @@ __device__ __forceinline__ void shared_add_row(const SharedTable& t, const Share
         if (lr.wide) atomicMax(t.i64(lay, l) + s, static_cast<long long>(v));
         else atomicMax(t.i32(lay, l) + s, static_cast<int32_t>(v));
         break;
-      default: shared_add_sum(t.i32(lay, l), t.hi(lay, l), s, sum_part(lr.kind, v));
+      default:
+        if (split) shared_add_sum_split(t.i32(lay, l), t.hi(lay, l), s, sum_part(lr.kind, v));
+        else shared_add_sum(t.i32(lay, l), t.hi(lay, l), s, sum_part(lr.kind, v));
     }
   }
 }
@@ -297,9 +323,10 @@ __device__ void shared_add_rows_warp(const SharedTable& t, const SharedLayout& l
   }
 }
 
-// The 64-bit partial of lane l at slot s (global encoding).
+// The 64-bit partial of lane l at slot s (global encoding; `split`: sum
+// lanes as shared_add_sum_split keeps them).
 __device__ __forceinline__ ull shared_lane_value(const SharedTable& t, const SharedLayout& lay, const LaneRef& lr,
-                                                 int l, uint32_t s) {
+                                                 int l, uint32_t s, bool split = false) {
   switch (lr.kind) {
     case LaneKind::count_rows:
     case LaneKind::count_valid:
@@ -313,9 +340,11 @@ __device__ __forceinline__ ull shared_lane_value(const SharedTable& t, const Sha
     case LaneKind::max:
       return lr.wide ? static_cast<ull>(t.i64(lay, l)[s]) : static_cast<ull>(static_cast<int64_t>(t.i32(lay, l)[s]));
     default: {
+      const ull hi = static_cast<ull>(static_cast<int64_t>(t.hi(lay, l)[s]));
+      // split: unsigned low 16-bit sums + 2^16 * the signed rest
+      if (split) return static_cast<ull>(t.u32(lay, l)[s]) + (hi << 16);
       // signed low word + 2^32 * signed high count, modulo 2^64
       const ull lo = static_cast<ull>(static_cast<int64_t>(t.i32(lay, l)[s]));
-      const ull hi = static_cast<ull>(static_cast<int64_t>(t.hi(lay, l)[s]));
       return lo + (hi << 32);
     }
   }

@@ -94,7 +94,7 @@ __device__ __forceinline__ int64_t ordered_float(double x) {
 // are the row's value of lr.column; false when the row adds nothing (NULL,
 // or a pair missing its second value).
 template <class K>
-__device__ __noinline__ bool float_lane_row(const LaneRef& lr, const ChunkRef<K>& c, int64_t row, bool valid, int64_t v,
+__device__ __forceinline__ bool float_lane_row(const LaneRef& lr, const ChunkRef<K>& c, int64_t row, bool valid, int64_t v,
                                             ull& out) {
   if (!valid) return false;
   double y = 0;
