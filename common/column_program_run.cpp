@@ -104,11 +104,10 @@ void gather_part(const std::vector<Gather>& gathers, const uint32_t* kept, size_
   }
 }
 
-
-}  // namespace
-
-void gather_program_columns(std::vector<ProgramColumn>& columns, size_t count, const uint32_t* kept, size_t n,
-                            std::vector<std::unique_ptr<uint8_t[]>>& bytes) {
+// Points columns[0, count) at fresh arrays of n rows (held in `bytes`) and
+// returns the gathers that fill them from the columns' arrays.
+std::vector<Gather> program_column_gathers(std::vector<ProgramColumn>& columns, size_t count, size_t n,
+                                           std::vector<std::unique_ptr<uint8_t[]>>& bytes) {
   std::vector<Gather> gathers;
   auto add = [&](const void* src, size_t width) {
     bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(n * width));
@@ -120,7 +119,14 @@ void gather_program_columns(std::vector<ProgramColumn>& columns, size_t count, c
     if (g.data != nullptr) g.data = add(g.data, width_bytes(static_cast<ColumnWidth>(g.width)));
     if (g.validity != nullptr) g.validity = add(g.validity, 1);
   }
-  gather_part(gathers, kept, n, 0);
+  return gathers;
+}
+
+}  // namespace
+
+void gather_program_columns(std::vector<ProgramColumn>& columns, size_t count, const uint32_t* kept, size_t n,
+                            std::vector<std::unique_ptr<uint8_t[]>>& bytes) {
+  gather_part(program_column_gathers(columns, count, n, bytes), kept, n, 0);
 }
 
 void match_text_entries(const TextVerdicts& text, int32_t* verdicts, int threads) {
@@ -275,17 +281,7 @@ class ProgramRun final : public AggregationRun {
       // The row columns' kept rows (the lookups' columns are by key: as they are).
       std::vector<ProgramColumn> gathered = cols;
       std::vector<std::unique_ptr<uint8_t[]>> gathered_bytes;
-      std::vector<Gather> column_gathers;
-      auto add = [&](const void* src, size_t width) {
-        gathered_bytes.push_back(std::make_unique_for_overwrite<uint8_t[]>(kept_rows * width));
-        column_gathers.push_back({src, width, gathered_bytes.back().get()});
-        return gathered_bytes.back().get();
-      };
-      for (size_t c = 0; c < row_columns; ++c) {
-        ProgramColumn& g = gathered[c];
-        if (g.data != nullptr) g.data = add(g.data, width_bytes(static_cast<ColumnWidth>(g.width)));
-        if (g.validity != nullptr) g.validity = add(g.validity, 1);
-      }
+      const std::vector<Gather> column_gathers = program_column_gathers(gathered, row_columns, kept_rows, gathered_bytes);
       for_parts(threads, rows, [&](size_t part, size_t, size_t) {
         gather_part(column_gathers, kept.data() + offsets[part], offsets[part + 1] - offsets[part], offsets[part]);
         errors[part] |= evaluate_inputs(gathered, offsets[part], offsets[part + 1], nullptr);
