@@ -30,13 +30,20 @@ constexpr uint32_t kMaxBucketedReplicas = 4;
 // (SharedParams::split_flush_rows): a flush merges every slot.
 constexpr uint64_t kMaxSplitSumSlots = 2048;
 
-inline bool has_sum_lane(const LanePlan& plan) {
+// Whether a dense table's sums are split: where every sum lane sums an int4
+// column (sum32), whose small values add their low 16 bits alone (one
+// atomic a row, as before, but one no thread waits for). An int8 or numeric
+// sum's low word would take two atomics a row; not measured, so those keep
+// the returning form.
+inline bool splits_sums(const LanePlan& plan) {
+  bool sum32 = false;
   for (const Lane& l : plan.lanes) {
-    if (l.kind == LaneKind::sum32 || l.kind == LaneKind::sum_lo || l.kind == LaneKind::sum_hi ||
-        l.kind == LaneKind::sq_lo || l.kind == LaneKind::sq_hi)
-      return true;
+    if (l.kind == LaneKind::sum_lo || l.kind == LaneKind::sum_hi || l.kind == LaneKind::sq_lo ||
+        l.kind == LaneKind::sq_hi)
+      return false;
+    sum32 = sum32 || l.kind == LaneKind::sum32;
   }
-  return false;
+  return sum32;
 }
 
 template <class K, bool kDense, int R>
@@ -52,7 +59,7 @@ void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
   // Split sums where the dense table is small: its flushes, every
   // kSplitSumRows rows of a block, then cost little beside the rows.
   if (kDense && !fast && !p.warp_preaggregate &&
-      has_sum_lane(ctx.plan) && (static_cast<uint64_t>(p.slots) + 2) * p.replicas <= kMaxSplitSumSlots) {
+      splits_sums(ctx.plan) && (static_cast<uint64_t>(p.slots) + 2) * p.replicas <= kMaxSplitSumSlots) {
     p.split_flush_rows = kernels::kSplitSumRows;
   }
   const kernels::SharedLayout lay = shared_layout<K>(ctx.plan, p.slots, p.replicas, !kDense);
