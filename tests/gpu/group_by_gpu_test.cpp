@@ -381,6 +381,28 @@ TEST_P(GpuGroupByTest, DenseFlushIntoTinyTable) {
   EXPECT_GT(growths, 0);
 }
 
+// A small dense table whose sums are all of int4 columns keeps them split
+// (SharedParams::split_flush_rows, flushed every kSplitSumRows rows of a
+// block): one block of 256 threads per SM, so that each block takes several
+// flushes' worth of rows, of values at the int4 limits.
+TEST_P(GpuGroupByTest, SplitInt4SumsStayExactOverManyFlushes) {
+  if (variant() != Variant::dense) GTEST_SKIP() << "split sums are the dense variant's";
+  GroupBySpec spec;
+  spec.key_type = key_type();
+  spec.columns = {{ValueType::int32, true}};
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}, {AggOp::avg, 0}, {AggOp::min, 0}, {AggOp::max, 0}};
+  DataShape d;
+  d.rows = size_t{1} << 24;
+  d.groups = 4;
+  d.key_offset = -2;
+  d.extreme_values = true;
+  check(make_table(key_type(), d, 12), 4, 0, &spec, true, [](VariantConfig& c) {
+    c.launch.threads_per_block = 256;
+    c.launch.blocks_per_sm = 1;
+    c.warp_preaggregate = false;
+  });
+}
+
 TEST_P(GpuGroupByTest, ManyChunksMergeIntoOneResult) {
   DataShape d;
   d.rows = 100000;
