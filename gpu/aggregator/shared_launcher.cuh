@@ -52,8 +52,8 @@ void launch_shared_r(const LaunchContext<K>& ctx, const kernels::ChunkRef<K>& re
   auto kernel = kernels::shared_aggregate_kernel<K, R, kDense>;
   bool fast = false;
   if constexpr (R >= 2) {
-    fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity &&
-                      !ref.columns[0].wide && !p.warp_preaggregate;
+    fast = ctx.count_sum_shape && !ref.key_validity && !ref.columns[0].validity && !ref.columns[0].wide &&
+           !p.warp_preaggregate;
     if (fast) kernel = kernels::shared_aggregate_kernel<K, R, kDense, true>;
   }
   // Split sums where the dense table is small: its flushes, every
