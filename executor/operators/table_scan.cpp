@@ -346,14 +346,20 @@ TableScan::PartStates TableScan::part_states(const std::vector<Value>* parameter
   for (size_t i = 0; i < read_layout_.size(); ++i) reads.push_back({read_layout_[i], i, read_columns_[i].type});
   const auto dictionary_of = [this](size_t read) { return table_->dictionary(table_columns_[read]); };
   const int threads = static_cast<int>(cpu::WorkerPool::shared().workers()) + 1;
+  // Whether the rows repeat a dictionary's texts, four rows an entry or
+  // more: where a test per entry costs less than one per row.
+  const uint64_t rows = table_->row_count();
+  const auto repeats = [rows](const storage::StringDictionary& dictionary) {
+    return static_cast<uint64_t>(dictionary.size()) * 4 <= rows;
+  };
   // A program evaluates its text conditions once per dictionary entry: only
-  // where the rows repeat their texts (four rows an entry or more), else a
-  // selective query over a column of millions of distinct texts would test
-  // them all for the few rows its other conjuncts keep.
+  // where every text it reads repeats, else a selective query over a column
+  // of millions of distinct texts would test them all for the few rows its
+  // other conjuncts keep.
   const auto repeated_texts = [&](const FilterPart& part) {
     for (const size_t read : part.columns) {
       const auto dictionary = dictionary_of(read);
-      if (dictionary && static_cast<uint64_t>(dictionary->size()) * 4 > table_->row_count()) return false;
+      if (dictionary && !repeats(*dictionary)) return false;
     }
     return true;
   };
@@ -363,18 +369,15 @@ TableScan::PartStates TableScan::part_states(const std::vector<Value>* parameter
     if (!part.subquery && !part.dictionary && !part.compared && repeated_texts(part)) {
       state.program = ProgramFilter::compile(*part.condition, reads, dictionary_of, parameters, threads);
     }
-    // Where the rows repeat their values (four rows an entry or more), so
-    // that a test per entry costs less than one per row; where an earlier
-    // statement's tests per entry are kept; or where the entries are no
+    // A test per entry where the rows repeat their texts, where an earlier
+    // statement's tests per entry are kept, or where the entries are no
     // more than the rows and their tests will be kept (a LIKE over names
     // of parts, most of them distinct: the first statement tests about as
     // many entries as it would rows, on every core, and the statements
     // after it look them up).
     const auto dictionary = part.dictionary ? table_->dictionary(table_columns_[part.columns[0]]) : nullptr;
-    const auto entries = dictionary ? static_cast<uint64_t>(dictionary->size()) : 0;
-    const uint64_t rows = table_->row_count();
-    if (dictionary && (entries * 4 <= rows || part.dictionary->verdicts_kept(*dictionary) ||
-                       (entries <= rows && part.dictionary->verdicts_keepable()))) {
+    if (dictionary && (repeats(*dictionary) || part.dictionary->verdicts_kept(*dictionary) ||
+                       (static_cast<uint64_t>(dictionary->size()) <= rows && part.dictionary->verdicts_keepable()))) {
       part.dictionary->prepare(dictionary, parameters, *state.dictionary);
     }
   }
