@@ -68,7 +68,7 @@ struct KeyedSegments {
 struct KeyedPicks {
   std::vector<int64_t> keys;
   std::vector<uint64_t> counts;
-  std::vector<uint64_t> codes;
+  OrderCodes codes;  // moved on to the groups' picks (OrderedValuesRun::Sorted), not copied
   std::vector<uint64_t> positions;
   int per_key = 0;
   uint64_t null_key_rows = 0;

@@ -119,9 +119,7 @@ OrderedValuesRun::Sorted OrderedValuesRun::place_picks(KeyedPicks k, const Group
     if (e == groups) out.offsets[groups] = at;
   });
   if (groups == 0) out.offsets[0] = 0;
-  resize_prefaulted(out.codes, k.codes.size());
-  parallel_for(k.codes.size() >= kParallelRows ? threads_ : 1, k.codes.size(),
-               [&](int, size_t b, size_t e) { std::copy(k.codes.begin() + b, k.codes.begin() + e, out.codes.begin() + b); });
+  out.codes = std::move(k.codes);
   out.positions = std::move(k.positions);
   out.per = per;
   assign_ms_ += ms_since(t);
@@ -186,9 +184,7 @@ AggregationResult OrderedValuesRun::finalize_keyed() {
       if (rows.n[g] > 0) at += per;
     }
   });
-  resize_prefaulted(rows.codes, k.codes.size());
-  parallel_for(k.codes.size() >= kParallelRows ? threads_ : 1, k.codes.size(),
-               [&](int, size_t b, size_t e) { std::copy(k.codes.begin() + b, k.codes.begin() + e, rows.codes.begin() + b); });
+  rows.codes = std::move(k.codes);
   rows.positions = std::move(k.positions);
   out.states.resize(spec_.aggregates.size());
   // The counts: each array to its last reader, copied to the others.

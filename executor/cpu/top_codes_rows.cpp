@@ -247,7 +247,7 @@ class TopCodesRows final : public OrderedRowsCollector {
     out.keys.resize(keys);
     out.counts.resize(keys);
     if (every_row_) out.every_row.resize(keys);
-    out.codes.resize(blocks * per);
+    out.codes.assign(blocks * per, 0);
     out.positions.resize(blocks * per);
     auto place = [&](size_t at, const uint64_t* e) {
       const uint64_t n = e[Entries::kValues];
