@@ -38,8 +38,11 @@ LaunchReport GroupByAggregator::consume_host(const ChunkPointers& host, Variant 
   auto padded = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t key_width = s.key_type == KeyType::int32 ? 4 : 8;
   size_t total = padded(n * key_width) + (host.key.validity ? padded(n) : 0);
-  for (size_t c = 0; c < host.values.size() && c < s.columns.size(); ++c)
-    total += padded(n * static_cast<size_t>(value_bytes(s.columns[c].type))) + (host.values[c].validity ? padded(n) : 0);
+  // Every column the loop below copies, with the same widths: a host chunk
+  // may carry columns beyond the spec's (4 bytes a value each).
+  auto width = [&](size_t c) { return c < s.columns.size() ? static_cast<size_t>(value_bytes(s.columns[c].type)) : size_t{4}; };
+  for (size_t c = 0; c < host.values.size(); ++c)
+    total += padded(n * width(c)) + (host.values[c].validity ? padded(n) : 0);
   DeviceBuffer staging(total + 256, stream);
   char* dst = staging.get<char>();
   auto copy = [&](const void* src, size_t bytes) -> const void* {
@@ -55,9 +58,8 @@ LaunchReport GroupByAggregator::consume_host(const ChunkPointers& host, Variant 
   d.key.data = copy(host.key.data, n * key_width);
   d.key.validity = static_cast<const uint8_t*>(copy(host.key.validity, n));
   for (size_t c = 0; c < host.values.size(); ++c) {
-    const size_t w = c < s.columns.size() ? static_cast<size_t>(value_bytes(s.columns[c].type)) : 4;
     ColumnPointer cp;
-    cp.data = copy(host.values[c].data, n * w);
+    cp.data = copy(host.values[c].data, n * width(c));
     cp.validity = static_cast<const uint8_t*>(copy(host.values[c].validity, n));
     d.values.push_back(cp);
   }

@@ -396,7 +396,11 @@ TEST_P(GpuGroupByTest, SplitInt4SumsStayExactOverManyFlushes) {
   d.groups = 4;
   d.key_offset = -2;
   d.extreme_values = true;
-  check(make_table(key_type(), d, 12), 4, 0, &spec, true, [](VariantConfig& c) {
+  TestTable t = make_table(key_type(), d, 12);
+  t.values.resize(1);  // the spec's one column
+  t.value_valid.resize(1);
+  t.value_types.resize(1);
+  check(t, 4, 0, &spec, true, [](VariantConfig& c) {
     c.launch.threads_per_block = 256;
     c.launch.blocks_per_sm = 1;
     c.warp_preaggregate = false;
