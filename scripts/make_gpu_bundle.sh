@@ -2,7 +2,8 @@
 # Builds the CUDA-enabled tree here for sm_90 (static cudart) into build-gpu/
 # and packs a self-contained bundle into bundle/ (git-ignored): the GPU test
 # and benchmark binaries, tallyd when it builds, the shared libraries they
-# need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh, and
+# need that the GPU machine lacks (bundle/lib), scripts/run_gpu_suite.sh,
+# scripts/tallyd_variant.sh (several tallyd builds timed side by side), and
 # DuckDB's libduckdb.so (bundle/duckdb, from scripts/fetch_duckdb.sh) for the
 # H2O groupby, TPC-H and ClickBench-style comparisons (run_gpu_suite.sh parts
 # h2o, tpch and clickbench).
@@ -64,7 +65,7 @@ for b in "$bundle"/bin/*; do
   done
 done
 
-cp scripts/run_gpu_suite.sh "$bundle/"
+cp scripts/run_gpu_suite.sh scripts/tallyd_variant.sh "$bundle/"
 # tpch_bench's queries and schema: its compiled-in path is this machine's.
 if [ -x "$bundle/bin/tpch_bench" ]; then
   mkdir -p "$bundle/tpch"
