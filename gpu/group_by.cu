@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "gpu/aggregator/chunk_ref.cuh"
 #include "gpu/aggregator/group_by_impl.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
@@ -38,9 +39,10 @@ LaunchReport GroupByAggregator::consume_host(const ChunkPointers& host, Variant 
   auto padded = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t key_width = s.key_type == KeyType::int32 ? 4 : 8;
   size_t total = padded(n * key_width) + (host.key.validity ? padded(n) : 0);
-  // Every column the loop below copies, with the same widths: a host chunk
-  // may carry columns beyond the spec's (4 bytes a value each).
-  auto width = [&](size_t c) { return c < s.columns.size() ? static_cast<size_t>(value_bytes(s.columns[c].type)) : size_t{4}; };
+  // The device path's check first: the staging below is sized by the spec's
+  // columns, which a chunk of more columns would overrun.
+  aggregator::validate_chunk(s, host);
+  auto width = [&](size_t c) { return static_cast<size_t>(value_bytes(s.columns[c].type)); };
   for (size_t c = 0; c < host.values.size(); ++c)
     total += padded(n * width(c)) + (host.values[c].validity ? padded(n) : 0);
   DeviceBuffer staging(total + 256, stream);

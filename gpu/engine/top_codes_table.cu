@@ -299,20 +299,11 @@ tally::KeyedPicks TopCodesTable::picked(const std::vector<tally::OrderedPick>& p
     std::copy(tail_host.begin() + static_cast<std::ptrdiff_t>(per), tail_host.begin() + static_cast<std::ptrdiff_t>(2 * per),
               out.positions.begin() + static_cast<std::ptrdiff_t>(n * per));
   }
-  // A million keys' conversion is milliseconds on one thread: in parts.
-  auto convert = [&](uint64_t begin, uint64_t end) {
-    for (uint64_t i = begin; i < end; ++i) {
-      out.keys[i] = key_of_sort_key(sort_keys[i], key_kind);
-      out.counts[i] = lengths[i];
-      if (every_row) out.every_row[i] = every[i];
-    }
-  };
-  constexpr uint64_t kPartKeys = uint64_t{1} << 17;
-  const uint64_t parts = std::min<uint64_t>((n + kPartKeys - 1) / kPartKeys, 8);
-  std::vector<std::thread> converting;
-  for (uint64_t p = 1; p < parts; ++p) converting.emplace_back(convert, p * n / parts, (p + 1) * n / parts);
-  convert(0, parts > 1 ? n / parts : n);
-  for (std::thread& t : converting) t.join();
+  for (uint64_t i = 0; i < n; ++i) {
+    out.keys[i] = key_of_sort_key(sort_keys[i], key_kind);
+    out.counts[i] = lengths[i];
+    if (every_row) out.every_row[i] = every[i];
+  }
   return out;
 }
 
