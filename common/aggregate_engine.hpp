@@ -364,6 +364,18 @@ class AggregationRun {
   virtual AggregationReport report() const = 0;
 };
 
+// One stored chunk's columns for AggregateEngine::keep: columns[i] of table
+// `table` at width widths[i] (as the engine reads it: int2 and bool widened
+// to int32, a text column's dictionary codes), its values at host[i].
+struct KeptChunk {
+  uint64_t table = 0;  // table oid (ColumnIdentity::table)
+  uint64_t chunk = 0;  // storage chunk id
+  size_t rows = 0;
+  std::vector<uint32_t> columns;
+  std::vector<ColumnWidth> widths;
+  std::vector<SelectionPiece::HostColumn> host;
+};
+
 class AggregateEngine {
  public:
   virtual ~AggregateEngine() = default;
@@ -382,6 +394,11 @@ class AggregateEngine {
   // A scan's row selection over the engine's copies of its columns
   // (common/scan_selection.hpp); null where the engine runs none.
   virtual std::unique_ptr<ScanSelectionRun> start_selection(const ScanSelectionSpec& /*spec*/) { return nullptr; }
+  // Copies a stored chunk's columns into what the engine keeps (the GPU's
+  // device column cache), where there is room and they are not kept yet:
+  // pg_prewarm, so that the first query over them reads no host memory.
+  // Returns the bytes copied. Thread-safe.
+  virtual uint64_t keep(const KeptChunk& /*chunk*/) { return 0; }
 };
 
 }  // namespace tally

@@ -139,7 +139,7 @@ bool volatile_function(const std::string& name) {
   static constexpr std::string_view kNames[] = {"clock_timestamp", "timeofday",  "pg_sleep",   "pg_sleep_for",
                                                 "pg_sleep_until",  "random",     "setseed",    "nextval",
                                                 "setval",          "currval",    "lastval",    "gen_random_uuid",
-                                                "pg_cancel_backend", "pg_terminate_backend"};
+                                                "pg_cancel_backend", "pg_terminate_backend", "pg_prewarm"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 

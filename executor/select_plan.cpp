@@ -24,6 +24,7 @@
 #include "executor/project_set.hpp"
 #include "executor/row_locks.hpp"
 #include "executor/scalar/function_support.hpp"
+#include "executor/scalar/prewarm_function.hpp"
 #include "executor/scalar/relation_size_functions.hpp"
 #include "executor/subquery_binder.hpp"
 #include "executor/group_aggregator.hpp"
@@ -193,9 +194,13 @@ void base_context(BindContext& ctx, const PlanContext& pc) {
   ctx.backend_pid = pc.backend_pid;
   ctx.transaction_time_us = pc.transaction_time_us;
   ctx.sequences = pc.sequences;
-  // Functions of a table named by a literal (pg_relation_size('t'::regclass)) bind here, where tables are known.
+  // Functions of a table named by a literal (pg_relation_size('t'::regclass),
+  // pg_prewarm('t')) bind here, where tables are known.
   if (TableProvider* tables = pc.tables) {
-    ctx.intercept = [tables](const json& node) { return bind_relation_size_call(node, *tables); };
+    ctx.intercept = [tables](const json& node) {
+      ExprPtr e = bind_relation_size_call(node, *tables);
+      return e ? std::move(e) : bind_prewarm_call(node, *tables);
+    };
   }
 }
 

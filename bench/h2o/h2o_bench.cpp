@@ -30,6 +30,9 @@
 //   --known-gaps may error) or skipped question. --profile CMD runs CMD on
 //   tallyd over the questions' runs ("{pid}" its process id:
 //   'perf record -g -p {pid} -o FILE'; bench/common/profiler_run.hpp).
+//   --prewarm runs SELECT pg_prewarm('x') (and prints its time) once each
+//   configuration's tallyd started: the first runs then read resident
+//   columns, as the "first run with resident columns" means.
 //
 // The protocol (db-benchmark): CREATE TABLE ans AS <question>, the check query
 // over ans, DROP TABLE ans; the time is the first two.
@@ -37,7 +40,7 @@
 // Usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args "..."]...)
 //          [--rows 1e7] [--k 1e2] [--na 0[,5]] [--sort 0|1] [--questions q1,q2,..] [--known-gaps q8,..]
 //          [--timeout-s S] [--threads 16] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]
-//          [--deadline-s S] [--explain] [--profile CMD]
+//          [--deadline-s S] [--explain] [--prewarm] [--profile CMD]
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -125,6 +128,9 @@ struct Options {
   uint64_t compare_rows_max = std::numeric_limits<uint64_t>::max();
   double deadline_s = 0;  // 0: none
   bool explain = false;
+  // SELECT pg_prewarm('x') once tallyd started, before the first runs: they
+  // then read resident columns, as DuckDB's first runs read its in-memory table.
+  bool prewarm = false;
   std::string profile;  // a profiler command run on tallyd ("{pid}") over the questions' runs
 };
 
@@ -632,6 +638,16 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
   PGconn* t = connect(tally.conninfo(), "tally");
   PGconn* ref = connect(tally.conninfo(), "tally");  // reads the reference answer while t reads its own
   const std::string name = config_name(c);
+  if (o.prewarm) {
+    bench::Row pages;
+    std::string error;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!run_sql(t, "SELECT pg_prewarm('x')", 600, &error, &pages)) die(name + ": pg_prewarm('x') failed: " + error);
+    std::printf("%s: pg_prewarm('x') %.1f ms (%s pages)\n", name.c_str(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                check_text(pages).c_str());
+    std::fflush(stdout);
+  }
   for (size_t qi = 0; qi < h2o::kQuestions.size(); ++qi) {
     const auto& q = h2o::kQuestions[qi];
     if (!selected(o, q)) continue;
@@ -871,7 +887,7 @@ constexpr const char* kUsage =
     "usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args \"...\"]...)\n"
     "         [--rows N] [--k K] [--na P[,P]] [--sort 0|1] [--questions q1,..] [--known-gaps q8,..]\n"
     "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]\n"
-    "         [--deadline-s S] [--explain] [--profile 'perf record -g -p {pid} -o FILE']\n"
+    "         [--deadline-s S] [--explain] [--prewarm] [--profile 'perf record -g -p {pid} -o FILE']\n"
     "  --tallyd-args once per configuration of tallyd to time; without --check, --duckdb or two of them are needed";
 
 Options parse(int argc, char** argv) {
@@ -884,6 +900,10 @@ Options parse(int argc, char** argv) {
     }
     if (a == "--explain") {
       o.explain = true;
+      continue;
+    }
+    if (a == "--prewarm") {
+      o.prewarm = true;
       continue;
     }
     if (a == "--help" || a == "-h") {

@@ -57,7 +57,9 @@ std::vector<std::string> split_qualified_name(const std::string& text) {
   return parts;
 }
 
-uint64_t stored_bytes(const TableSnapshot& table) {
+}  // namespace
+
+uint64_t relation_bytes(const TableSnapshot& table) {
   uint64_t row_bytes = 0;
   for (const auto& column : table.columns()) {
     const int16_t len = type_len(column.type.id);
@@ -67,7 +69,16 @@ uint64_t stored_bytes(const TableSnapshot& table) {
   return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
 }
 
-}  // namespace
+std::shared_ptr<const TableSnapshot> find_regclass_literal(const nlohmann::json& arg, TableProvider& tables) {
+  const auto literal = regclass_literal(arg);
+  if (!literal) return nullptr;
+  const std::vector<std::string> parts = split_qualified_name(*literal);
+  if (parts.size() > 2) return nullptr;
+  const std::string schema = parts.size() == 2 ? parts[0] : std::string();
+  auto table = tables.find_table(schema, parts.back());
+  if (!table) throw Error(SqlState::undefined_table, "relation \"" + *literal + "\" does not exist");
+  return table;
+}
 
 ExprPtr bind_relation_size_call(const nlohmann::json& node, TableProvider& tables) {
   if (!node.contains("FuncCall")) return nullptr;
@@ -83,14 +94,9 @@ ExprPtr bind_relation_size_call(const nlohmann::json& node, TableProvider& table
                          args[1]["A_Const"].contains("sval") &&
                          args[1]["A_Const"]["sval"].value("sval", std::string()) == "main";
   if (args.size() != 1 && !fork_main) return nullptr;
-  const auto literal = regclass_literal(args[0]);
-  if (!literal) return nullptr;
-  const std::vector<std::string> parts = split_qualified_name(*literal);
-  if (parts.size() > 2) return nullptr;
-  const std::string schema = parts.size() == 2 ? parts[0] : std::string();
-  auto table = tables.find_table(schema, parts.back());
-  if (!table) throw Error(SqlState::undefined_table, "relation \"" + *literal + "\" does not exist");
-  const int64_t bytes = indexes ? 0 : static_cast<int64_t>(stored_bytes(*table));
+  const auto table = find_regclass_literal(args[0], tables);
+  if (!table) return nullptr;
+  const int64_t bytes = indexes ? 0 : static_cast<int64_t>(relation_bytes(*table));
   return std::make_unique<ConstExpr>(SqlType{TypeId::int8}, bytes);
 }
 

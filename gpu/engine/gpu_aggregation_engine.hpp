@@ -35,6 +35,7 @@ class GpuAggregationEngine final : public GpuEngine {
   bool can_run(const tally::AggregationSpec& spec) const override;
   std::unique_ptr<tally::AggregationRun> start(const tally::AggregationSpec& spec) override;
   std::unique_ptr<tally::ScanSelectionRun> start_selection(const tally::ScanSelectionSpec& spec) override;
+  uint64_t keep(const tally::KeptChunk& chunk) override;  // column_keep.cpp
 
   // Pipelines (streams, events, pinned buffers) are reused across queries:
   // creating pinned memory costs milliseconds. Scan selections (a piece

@@ -42,6 +42,10 @@ class MultiDeviceEngine final : public GpuEngine {
   std::unique_ptr<tally::ScanSelectionRun> start_selection(const tally::ScanSelectionSpec& spec) override {
     return devices_.front()->start_selection(spec);
   }
+  // On the device that caches the chunk in queries.
+  uint64_t keep(const tally::KeptChunk& chunk) override {
+    return devices_[chunk.chunk % devices_.size()]->keep(chunk);
+  }
 
  private:
   std::vector<std::unique_ptr<GpuEngine>> devices_;

@@ -3,7 +3,7 @@
 // memory); the engine tests need a device and skip without one: hits on a
 // second query, evictions, a table three times the cache, resident chunks
 // joined into fewer launches, and results equal to the CPU engine's in every
-// case; column placement (column_regions.hpp): adjacent slots, mapped in
+// case; chunks kept ahead of any query (pg_prewarm); column placement (column_regions.hpp): adjacent slots, mapped in
 // blocks, freed with the last column of each block.
 #include <gtest/gtest.h>
 
@@ -199,6 +199,53 @@ TEST_F(GpuColumnCache, SecondQueryHitsAndMatchesTheCpuEngine) {
   // Without identities nothing is cached, and the answer is the same.
   EXPECT_EQ(run(*gpu, t, 1000, false), expected);
   EXPECT_EQ(gpu->column_cache().stats().entries, 12u);
+}
+
+// pg_prewarm's keep(): a chunk's columns copied in without a query, so the
+// first query over them finds every column resident (no miss) and answers
+// as the CPU engine does; a second keep() copies nothing; a table larger
+// than the cache keeps what fits without evicting what it kept.
+TEST_F(GpuColumnCache, KeptChunksMakeTheFirstQueryAllHits) {
+  const Table t = make_table(6, 1 << 16, 1000, 5);
+  auto cpu = executor::make_cpu_engine();
+  const auto expected = run(*cpu, t, 1000, false);
+  auto keep_all = [&](tally::AggregateEngine& engine) {
+    uint64_t copied = 0;
+    for (size_t c = 0; c < t.keys.size(); ++c) {
+      tally::KeptChunk k;
+      k.table = 42;
+      k.chunk = 100 + c;
+      k.rows = t.chunk_rows;
+      k.columns = {0, 1};
+      k.widths = {ColumnWidth::int32, ColumnWidth::int32};
+      k.host = {{t.keys[c].data(), nullptr}, {t.values[c].data(), t.value_valid[c].data()}};
+      copied += engine.keep(k);
+    }
+    return copied;
+  };
+  auto gpu = make_gpu_engine(-1, GpuEngineOptions{0, uint64_t{64} << 20});
+  ASSERT_NE(gpu, nullptr);
+  const uint64_t rows = uint64_t{6} << 16;
+  EXPECT_GE(keep_all(*gpu), rows * 4 + rows * 5);  // keys; values and their validity
+  const auto kept = gpu->column_cache().stats();
+  EXPECT_EQ(kept.entries, 12u);
+  EXPECT_EQ(keep_all(*gpu), 0u);
+  EXPECT_EQ(run(*gpu, t, 1000, true), expected);
+  const auto after = gpu->column_cache().stats();
+  EXPECT_EQ(after.misses, kept.misses);
+  EXPECT_EQ(after.hits - kept.hits, 12u);
+
+  // A cache for four of the six chunks: keep() fills it and stops, and the
+  // query still answers (the other chunks copied as they come).
+  const uint64_t per_chunk = (uint64_t{1} << 16) * 4 + ((uint64_t{1} << 16) * 4 + (uint64_t{1} << 16));
+  auto small = make_gpu_engine(-1, GpuEngineOptions{0, per_chunk * 4 + 1024});
+  ASSERT_NE(small, nullptr);
+  EXPECT_GT(keep_all(*small), 0u);
+  const ColumnCacheStats s = small->column_cache().stats();
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_LE(s.resident_bytes, per_chunk * 4 + 1024);
+  EXPECT_GE(s.entries, 7u);
+  EXPECT_EQ(run(*small, t, 1000, true), expected);
 }
 
 TEST_F(GpuColumnCache, TableThreeTimesTheCacheStreamsAndEvicts) {

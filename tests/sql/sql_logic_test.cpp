@@ -272,6 +272,8 @@ void check_file(const std::string& file, Target& target, const std::string& labe
         }
         EXPECT_EQ(got, want) << where;
         EXPECT_EQ(o.oids.size(), r.columns) << where << "\ncolumn count differs from the header";
+        // A Tally-only query has no PostgreSQL result to take the types of.
+        if (r.tally_only) break;
         if (oids_out) oids_out->push_back(o.oids);
         if (check_oids && oids_in && query_index < oids_in->size()) {
           EXPECT_EQ(o.oids, (*oids_in)[query_index]) << where << "\nresult type OIDs differ from PostgreSQL's";
