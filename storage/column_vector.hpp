@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/sql_type.hpp"
+#include "storage/column_bytes.hpp"
 #include "storage/string_dictionary.hpp"
 
 namespace tally::storage {
@@ -20,9 +21,9 @@ struct ColumnVector {
   SqlType type;
   size_t rows = 0;
   // rows * storage_width(type.id) bytes, native byte order.
-  std::vector<uint8_t> data;
+  ColumnBytes data;
   // One byte per row, 1 = non-NULL. Empty means the column has no NULLs.
-  std::vector<uint8_t> validity;
+  ColumnBytes validity;
   // Text kinds only: the table column's dictionary (codes in data are int32).
   std::shared_ptr<const StringDictionary> dictionary;
 
@@ -31,6 +32,11 @@ struct ColumnVector {
   template <class T>
   T* mutable_values() { return reinterpret_cast<T*>(data.data()); }
   bool has_nulls() const { return !validity.empty(); }
+  // Shares the bytes read-only from here on: copies of the vector cost nothing.
+  void freeze() {
+    data.freeze();
+    validity.freeze();
+  }
   bool is_null(size_t row) const { return !validity.empty() && validity[row] == 0; }
 };
 

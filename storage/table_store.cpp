@@ -340,6 +340,7 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
           throw Error(SqlState::data_corrupted, "could not read " + what + ": dictionary code out of range");
       }
     }
+    v.freeze();  // a projection of the cached chunk, or a copy of a column, then shares it
     batch->columns.push_back(std::move(v));
   }
   cache_.put(key, snapshot.def.oid, batch);
@@ -355,8 +356,10 @@ std::string TableStore::whole_chunk_key(const catalog::TableDef& def, uint64_t c
 void TableStore::cache_written(const catalog::TableSnapshot& committed, uint64_t chunk_id,
                                std::shared_ptr<ChunkBatch> batch) {
   if (batch->columns.size() != committed.def.columns.size()) return;
-  for (size_t c = 0; c < batch->columns.size(); ++c)
+  for (size_t c = 0; c < batch->columns.size(); ++c) {
     if (is_string_stored(committed.def.columns[c].type.id)) batch->columns[c].dictionary = dictionary(committed, static_cast<int>(c));
+    batch->columns[c].freeze();
+  }
   cache_.put(whole_chunk_key(committed.def, chunk_id), committed.def.oid, std::move(batch));
 }
 
@@ -364,8 +367,7 @@ std::shared_ptr<const ChunkBatch> TableStore::project_written(const catalog::Tab
                                                               const std::vector<int>& columns) {
   const auto whole = cache_.get(whole_chunk_key(snapshot.def, chunk_id));
   if (!whole) return nullptr;
-  // A copy of the columns asked for: still far cheaper than reading and
-  // checksumming the files.
+  // The columns asked for, sharing the cached chunk's frozen bytes.
   auto batch = std::make_shared<ChunkBatch>();
   batch->rows = whole->rows;
   batch->columns.reserve(columns.size());
