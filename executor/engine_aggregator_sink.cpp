@@ -100,19 +100,9 @@ void EngineAggregator::raw_input(size_t chunk, size_t rows, const storage::Chunk
     const storage::ColumnVector& col = *stored;
     v.validity = col.has_nulls() ? col.validity.data() : nullptr;
     v.width = stored_width(col.type.id);
-    switch (col.type.id) {
-      case TypeId::int2:
-        widened.emplace_back(col.rows);
-        for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<int16_t>()[r];
-        v.data = widened.back().data();
-        break;
-      case TypeId::boolean:
-        widened.emplace_back(col.rows);
-        for (size_t r = 0; r < col.rows; ++r) widened.back()[r] = col.values<uint8_t>()[r];
-        v.data = widened.back().data();
-        break;
-      default: v.data = col.data.data(); break;  // stored at the engine's width
-    }
+    // Stored at the engine's width, or narrower (int2, bool) and widened.
+    v.data = stored_narrower(col.type.id) ? static_cast<const void*>(widened.emplace_back(widened_to_int32(col)).data())
+                                          : static_cast<const void*>(col.data.data());
     return v;
   };
   if (mode_ == KeyMode::none) {

@@ -3,8 +3,12 @@
 // column of a type at: how it is laid out in a chunk file (int2 and bool are
 // narrower and widened to int32 first; text is its int32 dictionary codes;
 // numeric of at most 18 digits its scaled int64).
+#include <cstdint>
+#include <vector>
+
 #include "common/column_width.hpp"
 #include "common/sql_type.hpp"
+#include "storage/column_vector.hpp"
 
 namespace tally::executor {
 
@@ -17,6 +21,20 @@ inline ColumnWidth stored_width(TypeId id) {
       return ColumnWidth::int64;
     default: return ColumnWidth::int32;
   }
+}
+
+// Whether a stored column must be widened to be read at stored_width.
+inline bool stored_narrower(TypeId id) { return id == TypeId::int2 || id == TypeId::boolean; }
+
+// An int2 or bool column's values widened to int32, as stored_width reads them.
+inline std::vector<int32_t> widened_to_int32(const storage::ColumnVector& col) {
+  std::vector<int32_t> out(col.rows);
+  if (col.type.id == TypeId::int2) {
+    for (size_t r = 0; r < col.rows; ++r) out[r] = col.values<int16_t>()[r];
+  } else {
+    for (size_t r = 0; r < col.rows; ++r) out[r] = col.values<uint8_t>()[r];
+  }
+  return out;
 }
 
 }  // namespace tally::executor

@@ -315,10 +315,9 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
   const std::string key = ChunkCache::key(snapshot.def.oid, chunk.chunk_id, slots);
   queue_retired();
   if (auto hit = cache_.get(key)) return hit;
-  if (auto projected = project_written(snapshot, chunk.chunk_id, cols)) {
-    cache_.put(key, snapshot.def.oid, projected);
-    return projected;
-  }
+  // Not cached again: it shares the cached chunk's bytes, which the cache
+  // would otherwise count twice against its bound.
+  if (auto projected = project_written(snapshot, chunk.chunk_id, cols)) return projected;
   auto batch = std::make_shared<ChunkBatch>();
   batch->rows = chunk.rows;
   batch->columns.reserve(cols.size());

@@ -34,13 +34,9 @@ void prewarm_chunk(const TableSnapshot& table, const EngineTableSnapshot* engine
   widened.reserve(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
     const storage::ColumnVector& col = batch->columns[i];
-    const void* data = col.data.data();
-    if (col.type.id == TypeId::int2 || col.type.id == TypeId::boolean) {
-      std::vector<int32_t>& wide = widened.emplace_back(col.rows);
-      for (size_t r = 0; r < col.rows; ++r)
-        wide[r] = col.type.id == TypeId::int2 ? col.values<int16_t>()[r] : col.values<uint8_t>()[r];
-      data = wide.data();
-    }
+    const void* data =
+        stored_narrower(col.type.id) ? static_cast<const void*>(widened.emplace_back(widened_to_int32(col)).data())
+                                     : static_cast<const void*>(col.data.data());
     kept.columns.push_back(static_cast<uint32_t>(all[i]));
     kept.widths.push_back(stored_width(col.type.id));
     kept.host.push_back({data, col.has_nulls() ? col.validity.data() : nullptr});

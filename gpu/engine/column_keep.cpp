@@ -1,24 +1,18 @@
 // GpuAggregationEngine::keep (pg_prewarm): a stored chunk's columns copied
 // into the device column cache through a pipeline of the selections' pool,
 // as a query's first read of them would copy them, but without a kernel.
-#include <cstdio>
+#include <mutex>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
+#include "gpu/engine/spec_translation.hpp"
 
 namespace tally::gpu {
 
-namespace {
-
-uint32_t width_bytes(tally::ColumnWidth w) {
-  return w == tally::ColumnWidth::int32 || w == tally::ColumnWidth::float32 ? 4 : 8;
-}
-
-}  // namespace
-
 uint64_t GpuAggregationEngine::keep(const tally::KeptChunk& chunk) {
   if (chunk.rows == 0 || chunk.columns.empty()) return 0;
+  std::lock_guard serial(keep_mutex_);
   // What is kept already stays; a column that would push the cache past its
   // bound is left out rather than evicting what earlier queries (or earlier
   // chunks of this prewarm) made resident.
@@ -39,24 +33,20 @@ uint64_t GpuAggregationEngine::keep(const tally::KeptChunk& chunk) {
     columns.push_back(c);
   }
   if (columns.empty()) return 0;
-  PooledPipeline pooled = acquire_pipeline(PipelineUse::selection);
-  uint64_t copied = 0;
   try {
-    ChunkPipeline& pipeline = *pooled.pipeline;
+    PipelineLease lease(*this, PipelineUse::selection);
+    ChunkPipeline& pipeline = *lease.pooled.pipeline;
     StagedChunk staged = pipeline.stage(static_cast<int64_t>(chunk.rows), columns);
-    copied = staged.copied_bytes;
     // No kernel: the run's events only mark when the copies are done.
     pipeline.run(staged, [] {});
     (void)pipeline.completed(true);
+    return staged.copied_bytes;
   } catch (const Error& e) {
     // Device memory short, or a device error: the columns stay on the host,
     // where queries read them as before.
-    release_pipeline(std::move(pooled), PipelineUse::selection);
     log::warning("gpu_keep_failed", {{"error", e.what()}});
     return 0;
   }
-  release_pipeline(std::move(pooled), PipelineUse::selection);
-  return copied;
 }
 
 }  // namespace tally::gpu

@@ -97,6 +97,9 @@ class GpuAggregationEngine final : public GpuEngine {
   std::set<tally::TuningStore*> listed_;  // preloaded and listed complete: a key it lacks is absent
   std::vector<PooledPipeline> idle_;            // for aggregations
   std::vector<PooledPipeline> idle_selections_;  // for scan selections
+  // keep() one chunk at a time: its look at the cache's room must hold
+  // until its columns are in (pg_prewarm reads chunks on every worker).
+  std::mutex keep_mutex_;
   std::map<std::string, std::vector<tally::TuningRecord>> recent_;
   std::deque<std::pair<tally::TuningStore*, tally::TuningRecord>> writes_;
   struct FinishedTuner {
@@ -130,6 +133,18 @@ class GpuAggregationEngine final : public GpuEngine {
   // Best effort: the writer thread at idle priority, so that it never takes
   // a core from a query.
   static void background_priority();
+};
+
+// A pipeline of one of the engine's pools, given back however the scope ends.
+struct PipelineLease {
+  using Use = GpuAggregationEngine::PipelineUse;
+  GpuAggregationEngine& engine;
+  Use use;
+  PooledPipeline pooled;
+  PipelineLease(GpuAggregationEngine& e, Use u) : engine(e), use(u), pooled(e.acquire_pipeline(u)) {}
+  ~PipelineLease() { engine.release_pipeline(std::move(pooled), use); }
+  PipelineLease(const PipelineLease&) = delete;
+  PipelineLease& operator=(const PipelineLease&) = delete;
 };
 
 }  // namespace tally::gpu

@@ -6,33 +6,16 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
+#include "gpu/engine/spec_translation.hpp"
 
 namespace tally::gpu {
-
-namespace {
-
-uint32_t width_bytes(tally::ColumnWidth w) {
-  return w == tally::ColumnWidth::int32 || w == tally::ColumnWidth::float32 ? 4 : 8;
-}
-
-// A pipeline of the selections' pool for one piece, given back however
-// the piece ends.
-struct PipelineLease {
-  using Use = GpuAggregationEngine::PipelineUse;
-  GpuAggregationEngine& engine;
-  PooledPipeline pooled;
-  explicit PipelineLease(GpuAggregationEngine& e) : engine(e), pooled(e.acquire_pipeline(Use::selection)) {}
-  ~PipelineLease() { engine.release_pipeline(std::move(pooled), Use::selection); }
-};
-
-}  // namespace
 
 GpuScanSelection::GpuScanSelection(GpuAggregationEngine& engine, tally::ScanSelectionSpec spec)
     : engine_(engine), spec_(std::move(spec)) {
   static std::atomic<uint64_t> selections{0};
   id_ = selections.fetch_add(1, std::memory_order_relaxed) + 1;
   if (spec_.key_tests.empty()) return;
-  PipelineLease lease(engine_);
+  PipelineLease lease(engine_, PipelineLease::Use::selection);
   bitmaps_ = std::make_unique<DeviceBitmaps>();
   for (const tally::SelectionKeyTest& t : spec_.key_tests) {
     // The span's words and the zero word past it, as the host keeps them.
@@ -50,7 +33,7 @@ bool GpuScanSelection::select(const tally::SelectionPiece& piece, std::vector<ui
   }
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    PipelineLease lease(engine_);
+    PipelineLease lease(engine_, PipelineLease::Use::selection);
     PooledPipeline& pooled = lease.pooled;
     if (!pooled.selector) pooled.selector = std::make_unique<RowSelector>();
     ChunkPipeline& pipeline = *pooled.pipeline;
