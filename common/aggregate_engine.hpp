@@ -169,6 +169,10 @@ struct AggregationSpec {
   bool key_tuple = false;
   int threads = 0;                             // 0 = hardware concurrency
   uint64_t memory_budget = 0;                  // bytes for group state; 0 = unbounded
+  // The rows the run will be given at most, where the caller knows them (the
+  // table it reads whole, with no WHERE); 0 = unknown. An engine may size
+  // arrays that grow with the rows once for all of them.
+  uint64_t input_rows = 0;
   std::string forced_variant;                  // "" = engine's choice (tests, benchmarks)
   // Launch configuration to force (GPU: the tuner's text form
   // "tpb=256,bps=4,ff=50,rpt=4", SET tally.launch_config); "" = engine's choice.

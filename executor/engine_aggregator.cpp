@@ -247,6 +247,7 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
     mode_ = KeyMode::interned;
   }
   spec_.threads = context.threads;
+  if (table != nullptr && where == nullptr) spec_.input_rows = table->row_count();
   if (mode_ == KeyMode::interned && keys.size() >= 2) {
     const auto t_pack = std::chrono::steady_clock::now();
     mode_ = plan_key_columns(table);

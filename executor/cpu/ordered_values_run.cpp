@@ -221,6 +221,40 @@ void OrderedValuesRun::sink(const ChunkInput& chunk) {
   collect_ms_ += ms_since(t);
 }
 
+void OrderedValuesRun::grow(Collected& c, size_t rows) const {
+  if (c.codes.capacity() >= rows) return;
+  // Geometric growth: reserving each chunk's rows exactly would copy the
+  // whole array once per chunk.
+  size_t want = std::max(rows, 2 * c.codes.capacity());
+  // Where the run knows the rows to come, the arrays are sized once for the
+  // rows it will keep (the share kept so far of every row, and a little
+  // more): each doubling copied the arrays into fresh pages, whose faults
+  // were most of a first run's time. A budget too small for that leaves
+  // the doubling to go as far as it can.
+  if (spec_.input_rows > c.seen_rows && c.seen_rows > 0) {
+    const double kept_share = static_cast<double>(rows) / static_cast<double>(c.seen_rows);
+    const auto projected = static_cast<size_t>(kept_share * static_cast<double>(spec_.input_rows));
+    const size_t once = projected + projected / 32;
+    if (once > want) {
+      try {
+        reserve_collected(c, once);
+        return;
+      } catch (const Error& e) {
+        if (e.state() != SqlState::out_of_memory) throw;
+      }
+    }
+  }
+  reserve_collected(c, want);
+}
+
+void OrderedValuesRun::reserve_collected(Collected& c, size_t rows) {
+  // The old arrays and the new live together while they are copied.
+  c.memory.resize((rows + c.codes.capacity()) * (sizeof(int64_t) + sizeof(uint64_t)) +
+                  c.null_key_codes.capacity() * sizeof(uint64_t));
+  c.keys.reserve(rows);
+  c.codes.reserve(rows);
+}
+
 void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, size_t a) {
   const PartialAggregate& agg = spec_.aggregates[a];
   const ColumnView& in = chunk.values.at(static_cast<size_t>(agg.input));
@@ -228,16 +262,6 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
   const uint8_t* key_valid = packed != nullptr ? nullptr : chunk.keys.validity;
   Collected& c = collected_[a];
   const size_t n = chunk.rows;
-  // Geometric growth: reserving each chunk's rows exactly would copy the
-  // whole array once per chunk.
-  if (c.codes.capacity() < c.codes.size() + n) {
-    const size_t want = std::max(c.codes.size() + n, 2 * c.codes.capacity());
-    // The old arrays and the new live together while they are copied.
-    c.memory.resize((want + c.codes.capacity()) * (sizeof(int64_t) + sizeof(uint64_t)) +
-                    c.null_key_codes.capacity() * sizeof(uint64_t));
-    c.keys.reserve(want);
-    c.codes.reserve(want);
-  }
   auto key_at = [&](size_t r) -> int64_t {
     if (packed != nullptr) return packed[r];
     if (chunk.keys.data == nullptr) return 0;
@@ -270,6 +294,8 @@ void OrderedValuesRun::collect(const ChunkInput& chunk, const int64_t* packed, s
     keyed_end += keyed[p];
     null_end += nulls[p];
   }
+  c.seen_rows += n;
+  grow(c, keyed_end);
   c.keys.resize(keyed_end);
   c.codes.resize(keyed_end);
   c.null_key_codes.resize(null_end);

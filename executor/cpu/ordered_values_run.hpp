@@ -69,6 +69,7 @@ class OrderedValuesRun final : public AggregationRun {
     std::vector<uint64_t> codes;           // their order codes (common/ordered_code.hpp)
     std::vector<uint64_t> null_key_codes;  // rows of the NULL-key group
     MemoryReservation memory;              // the arrays, against the statement's budget
+    uint64_t seen_rows = 0;                // input rows given so far
   };
   // One collector's rows partitioned by result group, each group sorted.
   struct Sorted {
@@ -89,6 +90,9 @@ class OrderedValuesRun final : public AggregationRun {
     return a < chunk.filters.size() ? chunk.filters[a] : nullptr;
   }
   void collect(const ChunkInput& chunk, const int64_t* packed, size_t a);
+  // Room in c's arrays for `rows` kept rows (c.seen_rows given so far).
+  void grow(Collected& c, size_t rows) const;
+  static void reserve_collected(Collected& c, size_t rows);
   // Whether every aggregate beside the ordered ones is count(*) or count(x).
   bool counts_only() const;
   // Whether the chunk's counts are the collector's: each count(x) counts

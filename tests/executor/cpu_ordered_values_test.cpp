@@ -13,6 +13,7 @@
 #include <random>
 
 #include "common/aggregate_engine.hpp"
+#include "common/memory_tracker.hpp"
 #include "common/ordered_code.hpp"
 #include "executor/cpu/cpu_engine.hpp"
 #include "tests/executor/packed_key_cases.hpp"
@@ -24,6 +25,9 @@ struct Case {
   std::string variant;
   int threads;
   uint64_t memory_budget;
+  // AggregationSpec::input_rows: 0, or a hint of the rows to come that is
+  // short of them, near them or far past them (each answer the same).
+  uint64_t input_rows = 0;
 };
 
 struct Reference {
@@ -52,6 +56,7 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
   spec.memory_budget = c.memory_budget;
   spec.forced_variant = c.variant;
   spec.compact_result = true;
+  spec.input_rows = c.input_rows;
   // An ordered aggregate between two that share a count: the count sources
   // must still name the right aggregates.
   spec.aggregates = {{PartialOp::count_rows, -1, -1},      {PartialOp::ordered_values, 0, -1},
@@ -59,6 +64,10 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
                      {PartialOp::ordered_values, 1, -1},  {PartialOp::count_distinct, 1, -1},
                      {PartialOp::count_rows, -1, -1},     {PartialOp::count_distinct, 1, -1}};
   spec.value_widths = {ColumnWidth::int32, ColumnWidth::float64};
+  // A hint far past the rows, under a statement budget that refuses the
+  // arrays it asks for: the arrays grow by doubling within the budget.
+  std::optional<MemoryScope> budget;
+  if (c.input_rows >= 10000000) budget.emplace(std::make_shared<MemoryTracker>(uint64_t{16} << 20));
   auto engine = make_cpu_engine();
   auto run = engine->start(spec);
 
@@ -176,12 +185,15 @@ TEST_P(CpuOrderedValuesTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Variants, CpuOrderedValuesTest,
                          ::testing::Values(Case{"dense", 1, 0}, Case{"dense", 2, 0}, Case{"hash", 2, 0},
                                            Case{"hash", 2, 64 * 1024}, Case{"dense-radix", 2, 0},
-                                           Case{"hash-radix", 1, 0}, Case{"hash-radix", 2, 64 * 1024}),
+                                           Case{"hash-radix", 1, 0}, Case{"hash-radix", 2, 64 * 1024},
+                                           Case{"dense", 2, 0, 40000}, Case{"dense", 1, 0, 93000},
+                                           Case{"hash-radix", 2, 64 * 1024, 10000000}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            std::string name = info.param.variant;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name + "_" + std::to_string(info.param.threads) + "threads" +
-                                  (info.param.memory_budget ? "_passes" : "");
+                                  (info.param.memory_budget ? "_passes" : "") +
+                                  (info.param.input_rows ? "_hint" + std::to_string(info.param.input_rows) : "");
                          });
 
 // Only ordered aggregates over few large groups: each group radix sorted by
