@@ -629,7 +629,6 @@ std::unique_ptr<AggregationRun> EngineAggregator::start_run(const AggregationSpe
       "GPU segmented sort", std::move(device));
 }
 
-
 // Group-count estimate from a sample of key values spread over every chunk
 // (executor/estimate/), used to size the engine's tables and shown by EXPLAIN.
 void EngineAggregator::estimate_from_sample(const TableSnapshot& table) {
