@@ -217,6 +217,76 @@ TEST(CpuEngine, NarrowSumsWidenForWideInput) {
   }
 }
 
+// Counts and sums over a few groups of inputs without NULLs add rows into
+// interleaved partial states (state_set.hpp, few_group_sums): every
+// variant and thread count gives the reference's sums, int32 and int64
+// inputs, one with NULLs, a row count that is no multiple of four, keys in
+// runs and at random.
+TEST(CpuEngine, FewGroupsSharedCountSumsMatchReference) {
+  constexpr int64_t kGroups = 6;
+  const size_t rows = 100003;
+  std::mt19937_64 rng(11);
+  std::vector<int64_t> keys(rows), big(rows);
+  std::vector<int32_t> small(rows), nullable(rows);
+  std::vector<uint8_t> nullable_valid(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    keys[r] = r < rows / 2 ? static_cast<int64_t>((r / 7) % kGroups) : static_cast<int64_t>(rng() % kGroups);
+    small[r] = static_cast<int32_t>(rng() % 2000001) - 1000000;
+    big[r] = static_cast<int64_t>(rng() >> 2) - (int64_t{1} << 61);
+    nullable[r] = static_cast<int32_t>(rng() % 1000);
+    nullable_valid[r] = rng() % 10 != 0;
+  }
+  for (const std::string variant : {"dense", "hash", "dense-radix", "hash-radix"}) {
+    for (const int threads : {1, 2}) {
+      AggregationSpec spec;
+      spec.key_range_known = true;
+      spec.key_min = 0;
+      spec.key_max = kGroups - 1;
+      spec.estimated_groups = kGroups;
+      spec.threads = threads;
+      spec.forced_variant = variant;
+      spec.compact_result = true;
+      spec.aggregates = {{PartialOp::count_rows, -1, -1}, {PartialOp::sum_int, 0, -1}, {PartialOp::sum_int, 1, -1},
+                         {PartialOp::sum_int, 2, -1}};
+      spec.value_widths = {ColumnWidth::int32, ColumnWidth::int64, ColumnWidth::int32};
+      spec.value_not_null = {1, 1, 0};
+      auto run = make_cpu_engine()->start(spec);
+      for (size_t half = 0; half < 2; ++half) {
+        const size_t begin = half * (rows / 2), n = half == 0 ? rows / 2 : rows - rows / 2;
+        ChunkInput in;
+        in.rows = n;
+        in.keys = {ColumnWidth::int64, keys.data() + begin, nullptr, {}};
+        in.values = {{ColumnWidth::int32, small.data() + begin, nullptr, {}},
+                     {ColumnWidth::int64, big.data() + begin, nullptr, {}},
+                     {ColumnWidth::int32, nullable.data() + begin, nullable_valid.data() + begin, {}}};
+        run->sink(in);
+      }
+      AggregationResult result = run->finalize();
+      ASSERT_EQ(result.groups(), static_cast<size_t>(kGroups)) << variant;
+      for (size_t g = 0; g < result.groups(); ++g) {
+        const int64_t key = result.keys[g];
+        __int128 expect_small = 0, expect_big = 0, expect_nullable = 0;
+        int64_t expect_rows = 0;
+        for (size_t r = 0; r < rows; ++r) {
+          if (keys[r] != key) continue;
+          expect_small += small[r];
+          expect_big += big[r];
+          if (nullable_valid[r]) expect_nullable += nullable[r];
+          ++expect_rows;
+        }
+        auto sum = [&](size_t a) -> __int128 {
+          const PartialStates& s = result.states[a];
+          return s.sum_int.empty() ? static_cast<__int128>(s.sum_int64[g]) : s.sum_int[g];
+        };
+        EXPECT_TRUE(sum(1) == expect_small) << variant << " threads " << threads << " key " << key;
+        EXPECT_TRUE(sum(2) == expect_big) << variant << " threads " << threads << " key " << key;
+        EXPECT_TRUE(sum(3) == expect_nullable) << variant << " threads " << threads << " key " << key;
+        EXPECT_EQ(result.states[0].count[g], expect_rows) << variant << " key " << key;
+      }
+    }
+  }
+}
+
 // Large key ranges pick a radix variant on their own, and the float
 // moments (avg/var of floats, corr) come out the same as one thread's.
 TEST(CpuEngine, RadixMomentsMatchOneThread) {
