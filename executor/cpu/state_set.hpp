@@ -153,11 +153,12 @@ struct RowIndex {
 // Groups up to which integer counts and sums go through few_group_sums.
 inline constexpr size_t kFewGroups = 16;
 
-// count_valid or sum_int of n rows over at most kFewGroups groups. Over a few groups (TPC-H Q1's four) consecutive rows
-// mostly update the same state, each add waiting on the one before through
-// memory: four interleaved partial states per group, added in at the end,
-// keep four rows' adds in flight. Integers only: the sums are exact in any
-// order (float sums keep the rows' order).
+// count_valid or sum_int of n rows over at most kFewGroups groups. Over a
+// few groups (TPC-H Q1's four) consecutive rows mostly update the same
+// state, each add waiting on the one before through memory: four
+// interleaved partial states per group, added in at the end, keep four
+// rows' adds in flight. Integers only: the sums are exact in any order
+// (float sums keep the rows' order).
 template <PartialOp Op, class T, bool Check, bool Indirect, bool Narrow>
 void few_group_sums(PartialStates& s, const T* v, const uint8_t* valid, const uint8_t* filter, const uint32_t* gids,
                     RowIndex<Indirect> row, size_t n, int64_t* narrow_sum) {
