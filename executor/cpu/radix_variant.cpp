@@ -31,10 +31,13 @@ void CpuRun::setup_radix(uint64_t per_group, bool defer) {
     hash_bits_ = ceil_log2(count);
     parts_.resize(count + 1);
     const size_t expected = static_cast<size_t>(std::min<uint64_t>(groups, uint64_t{1} << 26) / count);
-    for (size_t p = 0; p < count; ++p) {
+    // The partitions' tables are made on every thread: ten million expected
+    // groups are half a gigabyte of slots, whose fresh pages one core would
+    // fault in and clear alone before the first row is read.
+    parallel_tasks(threads_, count, [&](int, size_t p) {
       parts_[p].table = KeyTable(expected);
       parts_[p].states.init(spec_.aggregates, narrow_);
-    }
+    });
   }
   parts_.back().states.init(spec_.aggregates, narrow_);
   parts_.back().states.resize(spec_.aggregates, 1);
