@@ -24,6 +24,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -85,6 +88,30 @@ inline void release_retained_heap_over(size_t bound) {
 #else
   (void)bound;
 #endif
+}
+
+// Faults `bytes` of heap in, a slice on each of `threads` threads, and frees
+// them into the heap, where retain_large_allocations keeps them for the
+// queries to come: the first large queries after a start then write into
+// resident pages, as later ones do, instead of faulting in fresh ones (a
+// first GROUP BY of ten million groups ran six times slower than its repeat
+// for that alone on a virtualized host). Returns false when the heap could
+// not grow by `bytes`.
+inline bool pretouch_heap(size_t bytes, int threads) {
+  auto* block = static_cast<unsigned char*>(std::malloc(bytes));
+  if (block == nullptr) return false;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t pages = (bytes + page - 1) / page;
+  const size_t workers = static_cast<size_t>(std::max(threads, 1));
+  std::vector<std::thread> touching;
+  for (size_t w = 0; w < workers; ++w) {
+    touching.emplace_back([=] {
+      for (size_t p = pages * w / workers; p < pages * (w + 1) / workers; ++p) static_cast<volatile unsigned char*>(block)[std::min(p * page, bytes - 1)] = 0;
+    });
+  }
+  for (auto& t : touching) t.join();
+  std::free(block);
+  return true;
 }
 
 }  // namespace tally

@@ -90,6 +90,10 @@ struct Config {
   uint64_t server_memory_budget = 0;
   uint32_t chunk_rows = 1u << 20;    // rows per stored chunk
   uint64_t chunk_cache_bytes = 0;    // decoded chunks kept in host memory; 0 = a third of the host's memory
+  // Fault in, at start, the free heap that large queries reuse
+  // (common/heap_retention.hpp), so that the first ones after a start run
+  // as fast as their repeats.
+  bool pretouch_heap = false;
   TuningConfig tuning;
 
   // Sessions and lifecycle.

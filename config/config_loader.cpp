@@ -617,9 +617,12 @@ LoadResult load_config(int argc, const char* const* argv,
     bool inline_value = false;
     is_flag_with_value(arg, name, value, inline_value);
     if (!inline_value) {
-      // A bare boolean flag means true; every other flag takes the next argument.
+      // A boolean flag takes the next argument when it is a boolean word
+      // (--flag false, as --help writes it), else it is bare and means true;
+      // every other flag takes the next argument.
       if (s && s->kind == SettingKind::boolean) {
         value = "true";
+        if (i + 1 < argc && is_bool_text(argv[i + 1])) value = argv[++i];
       } else if (i + 1 < argc) {
         value = argv[++i];
       } else {

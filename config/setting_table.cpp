@@ -338,6 +338,11 @@ std::vector<Setting> build_table() {
                                       "0 = a third of the host's memory (or its cgroup's limit)",
                                       [](Config& c) -> uint64_t& { return c.chunk_cache_bytes; }, 0,
                                       std::numeric_limits<int64_t>::max()));
+  t.push_back(bool_setting("pretouch_heap",
+                           "Fault in at start the free heap that large queries reuse (three quarters of an eighth of the "
+                           "host's memory, at least 2.25 GB), so that the first ones run as fast as their repeats; "
+                           "tallyd holds that memory from its start",
+                           [](Config& c) -> bool& { return c.pretouch_heap; }));
   t.push_back(integer_setting<uint32_t>("chunk_rows", "N", "Rows per stored chunk",
                                         [](Config& c) -> uint32_t& { return c.chunk_rows; }, 1,
                                         1ll << 30));
@@ -411,6 +416,15 @@ const Setting* find_setting_by_env(std::string_view env) {
   for (auto& s : setting_table())
     if (s.env == env) return &s;
   return nullptr;
+}
+
+bool is_bool_text(std::string_view text) {
+  try {
+    parse_bool_text(text);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
 }
 
 bool parse_bool_text(std::string_view text) {

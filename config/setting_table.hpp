@@ -38,6 +38,8 @@ const Setting* find_setting_by_env(std::string_view env);
 
 // Text parsers shared by the table and the loader; throw std::invalid_argument.
 bool parse_bool_text(std::string_view text);
+// Whether text is one of the spellings parse_bool_text accepts.
+bool is_bool_text(std::string_view text);
 int64_t parse_integer_text(std::string_view text);
 uint64_t parse_bytes_text(std::string_view text);
 double parse_real_text(std::string_view text);

@@ -104,6 +104,14 @@ TEST(ConfigLoader, EveryKindOfValueFromText) {
   // A bare boolean flag means true.
   LoadResult bare = load({"--tuning-enabled"}, {{"TALLY_TUNING_ENABLED", "yes"}}, dir);
   EXPECT_TRUE(bare.config.tuning.enabled);
+  // A boolean flag takes a boolean word after it, as --help writes it, and
+  // is bare before another flag.
+  LoadResult words = load({"--tuning-enabled", "false", "--pretouch-heap", "--port", "5433"}, {}, dir);
+  EXPECT_FALSE(words.config.tuning.enabled);
+  EXPECT_TRUE(words.config.pretouch_heap);
+  EXPECT_EQ(words.config.port, 5433);
+  LoadResult off = load({"--pretouch-heap", "off"}, {}, dir);
+  EXPECT_FALSE(off.config.pretouch_heap);
 }
 
 TEST(ConfigLoader, EveryKindOfValueFromToml) {

@@ -1,6 +1,7 @@
 // common/heap_retention.hpp: a large array freed by one query is reused by
 // the next without faulting in fresh pages, and release_retained_heap_over
-// gives the memory back when more than the bound is free.
+// gives the memory back when more than the bound is free; pretouch_heap's
+// pages serve the first large array after a start.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -66,6 +67,17 @@ TEST(HeapRetention, ReleaseOverBoundGivesMemoryBack) {
   EXPECT_LT(faults_of_one_array(), kFreshFaults / 16);
   tally::release_retained_heap_over(0);  // over a zero bound: everything goes back
   EXPECT_GT(faults_of_one_array(), kFreshFaults) << "the freed array was not returned to the kernel";
+}
+
+TEST(HeapRetention, PretouchedHeapServesTheFirstLargeArray) {
+  if (!malloc_is_glibc()) GTEST_SKIP() << "malloc is not glibc's (sanitizer build): the policy does not apply";
+  tally::release_retained_heap_over(0);  // what earlier tests left goes back: the next array would be fresh
+  ASSERT_GT(faults_of_one_array(), kFreshFaults) << "the array did not start on fresh pages";
+  tally::release_retained_heap_over(0);
+  const long before = minor_faults();
+  ASSERT_TRUE(tally::pretouch_heap(kBytes + (size_t{16} << 20), 2));
+  EXPECT_GT(minor_faults() - before, kFreshFaults) << "the pretouch faulted nothing in";
+  EXPECT_LT(faults_of_one_array(), kFreshFaults / 16) << "the first array after the pretouch faulted fresh pages";
 }
 
 }  // namespace
