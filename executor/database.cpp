@@ -287,7 +287,7 @@ std::unique_ptr<Database> Database::open(const config::Config& config) {
   // through process_tuning_store() (common/aggregate_engine.hpp).
   if (db->gpu_) {
     try {
-      install_process_tuning_store(db->catalog_->database_path());
+      db->gpu_->preload_tuning(install_process_tuning_store(db->catalog_->database_path()), config.chunk_rows);
     } catch (const Error& e) {
       std::cerr << "tally: GPU tuning cache unavailable, tuning from rules only: " << e.what() << "\n";
     }

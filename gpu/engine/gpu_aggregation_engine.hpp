@@ -71,6 +71,7 @@ class GpuAggregationEngine final : public GpuEngine {
   // and prepares their shapes off the query path (rehearse()); chunk_rows:
   // the rows of the calling query's chunks (the table options' launch size).
   void preload(tally::TuningStore* store, int64_t chunk_rows);
+  void preload_tuning(tally::TuningStore* store, int64_t chunk_rows) override { preload(store, chunk_rows); }
 
   // Creates a pipeline (streams, events; the CUDA context with them) for the
   // pool at start-up, so the first query does not, and the memory the first

@@ -46,6 +46,12 @@ class GpuEngine : public tally::AggregateEngine {
   // runs (ordered-set aggregates, whose rows a device keeps and sorts over
   // its own column cache). Itself, except for MultiDeviceEngine.
   virtual GpuEngine& primary() { return *this; }
+  // Reads the tuning store's records of this engine's devices now (tallyd's
+  // start, once the store is installed) instead of on the first query's
+  // path, where the read took over a millisecond; chunk_rows: the stored
+  // chunks' rows (Config::chunk_rows), the size the cached shapes are
+  // rehearsed at.
+  virtual void preload_tuning(tally::TuningStore* store, int64_t chunk_rows) = 0;
   bool note_left_elsewhere(uint64_t table) override;
 
  private:

@@ -29,6 +29,9 @@ class MultiDeviceEngine final : public GpuEngine {
   const DeviceInfo& device() const override { return devices_.front()->device(); }
   ColumnCache& column_cache() override { return devices_.front()->column_cache(); }
   GpuEngine& primary() override { return *devices_.front(); }
+  void preload_tuning(tally::TuningStore* store, int64_t chunk_rows) override {
+    for (const auto& d : devices_) d->preload_tuning(store, chunk_rows);
+  }
   // A chunk is cached on one device (chunk id modulo the devices): any.
   bool keeps(const tally::ColumnIdentity& column) const override {
     for (const auto& d : devices_) {

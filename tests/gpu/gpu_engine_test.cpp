@@ -326,6 +326,7 @@ class MemoryTuningStore final : public tally::TuningStore {
   explicit MemoryTuningStore(bool lists = false) : lists_(lists) {}
   std::vector<tally::TuningRecord> all() override {
     std::lock_guard lock(mutex_);
+    ++listings_;
     return lists_ ? records_ : std::vector<tally::TuningRecord>{};
   }
   bool lists() const override { return lists_; }
@@ -353,6 +354,11 @@ class MemoryTuningStore final : public tally::TuningStore {
     std::lock_guard lock(mutex_);
     return loads_;
   }
+  // all() calls so far.
+  int listings() const {
+    std::lock_guard lock(mutex_);
+    return listings_;
+  }
   // The signatures with a record of `bucket`, each once.
   std::set<std::string> signatures(int bucket) const {
     std::lock_guard lock(mutex_);
@@ -374,6 +380,7 @@ class MemoryTuningStore final : public tally::TuningStore {
   std::vector<tally::TuningRecord> records_;
   bool lists_ = false;
   int loads_ = 0;
+  int listings_ = 0;
 };
 
 // A cold query races variants on screens (three launches over one staged
@@ -620,6 +627,23 @@ TEST(GpuAggregationEngine, ListingStoreIsNotReadForAKeyItLacks) {
     (void)run_count_sum(*engine, spec, 54, rows, 3000, chunk);
     EXPECT_EQ(store.loads(), 2);  // the key's answer is known
   }
+}
+
+// tallyd's start reads the store once (Database::open: preload_tuning): the
+// first query finds the records in memory and reads the store no more.
+TEST(GpuAggregationEngine, PreloadedStoreIsNotReadByTheFirstQuery) {
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
+  const size_t chunk = size_t{1} << 16, rows = 2 * chunk;
+  MemoryTuningStore store(/*lists=*/true);
+  spec.tuning_store = &store;
+  auto engine = make_gpu_engine();
+  ASSERT_NE(engine, nullptr);
+  engine->preload_tuning(&store, static_cast<int64_t>(chunk));
+  EXPECT_EQ(store.listings(), 1);
+  (void)run_count_sum(*engine, spec, 55, rows, 3000, chunk);
+  EXPECT_EQ(store.listings(), 1) << "the first query listed the store again";
+  EXPECT_EQ(store.loads(), 0);
 }
 
 // The statement's cancel token (AggregationSpec::cancel) stops a run at its
