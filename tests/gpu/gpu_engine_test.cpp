@@ -600,7 +600,9 @@ TEST(GpuAggregationEngine, ShortColdQueriesPersistWhatTheyMeasured) {
 // first query on it, even when it is empty then (a tallyd started on an
 // empty tuning cache): a later cold signature's records are known absent,
 // with no load() on its query's path. A store that cannot list is asked
-// once per key, and a key's answer is remembered.
+// once per key, and a key's answer is remembered. A store tallyd's start
+// read (Database::open: preload_tuning) is neither listed nor loaded by the
+// first query.
 TEST(GpuAggregationEngine, ListingStoreIsNotReadForAKeyItLacks) {
   if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
   tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
@@ -627,23 +629,16 @@ TEST(GpuAggregationEngine, ListingStoreIsNotReadForAKeyItLacks) {
     (void)run_count_sum(*engine, spec, 54, rows, 3000, chunk);
     EXPECT_EQ(store.loads(), 2);  // the key's answer is known
   }
-}
-
-// tallyd's start reads the store once (Database::open: preload_tuning): the
-// first query finds the records in memory and reads the store no more.
-TEST(GpuAggregationEngine, PreloadedStoreIsNotReadByTheFirstQuery) {
-  if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  tally::AggregationSpec spec = spec_over_keys(0, 2999, 3000);
-  const size_t chunk = size_t{1} << 16, rows = 2 * chunk;
-  MemoryTuningStore store(/*lists=*/true);
-  spec.tuning_store = &store;
-  auto engine = make_gpu_engine();
-  ASSERT_NE(engine, nullptr);
-  engine->preload_tuning(&store, static_cast<int64_t>(chunk));
-  EXPECT_EQ(store.listings(), 1);
-  (void)run_count_sum(*engine, spec, 55, rows, 3000, chunk);
-  EXPECT_EQ(store.listings(), 1) << "the first query listed the store again";
-  EXPECT_EQ(store.loads(), 0);
+  {
+    MemoryTuningStore store(/*lists=*/true);
+    spec.tuning_store = &store;
+    auto engine = make_gpu_engine();
+    engine->preload_tuning(&store, static_cast<int64_t>(chunk));
+    EXPECT_EQ(store.listings(), 1);
+    (void)run_count_sum(*engine, spec, 55, rows, 3000, chunk);
+    EXPECT_EQ(store.listings(), 1) << "the first query listed the store again";
+    EXPECT_EQ(store.loads(), 0);
+  }
 }
 
 // The statement's cancel token (AggregationSpec::cancel) stops a run at its
