@@ -17,10 +17,19 @@ namespace tally::gpu {
 
 namespace {
 
-// Slots per region: a region of 2^24-row int4 columns (64 MiB each) reserves
-// 4 GiB of virtual addresses, enough for a 2^30-row table before a second
-// region starts (whose first chunk is then not adjacent to the last one).
-constexpr uint32_t kRegionSlots = 64;
+// Slots per region: as many as 8 GiB of virtual addresses hold, between 64
+// and 4096. A second region starts when one is full, and its first chunk is
+// then not adjacent to the last one: a table of 2^20-row chunks (4 MiB int4
+// copies) fills one region with 2048 chunks, a table of 2^24-row chunks
+// (64 MiB) one with 128.
+constexpr uint64_t kRegionBytes = uint64_t{8} << 30;
+constexpr uint32_t kMinRegionSlots = 64;
+constexpr uint32_t kMaxRegionSlots = 4096;
+
+uint32_t region_slots(uint64_t slot_bytes) {
+  const uint64_t fit = kRegionBytes / slot_bytes;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(fit, kMinRegionSlots, kMaxRegionSlots));
+}
 // Slots one block maps at most: what a column may hold mapped beyond its
 // cached chunks (the cache counts the chunks' bytes only).
 constexpr uint32_t kMaxBlockSlots = 16;
@@ -86,6 +95,7 @@ struct Mapping {
 struct Region {
   CUdeviceptr base = 0;
   uint64_t slot_bytes = 0;
+  uint32_t slots = 0;
   uint32_t next = 0;  // slots are taken in order and never reused
   // The block that backs slots [next, block_end): mapped ahead, so that a
   // cold read of a column does not pay the mapping calls (creation, map,
@@ -95,7 +105,7 @@ struct Region {
   uint32_t block_end = 0;
   uint32_t block_slots = 1;  // the next block's slots: doubling up to kMaxBlockSlots
   ~Region() {
-    if (base) (void)driver().address_free(base, slot_bytes * kRegionSlots);
+    if (base) (void)driver().address_free(base, slot_bytes * slots);
   }
 };
 
@@ -136,10 +146,11 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint6
   std::shared_ptr<Mapping> block = region ? region->block.lock() : nullptr;
   // The untaken slots of a block already freed are skipped.
   if (region && !block) region->next = std::max(region->next, region->block_end);
-  if (!region || region->next >= kRegionSlots || size > region->slot_bytes) {
+  if (!region || region->next >= region->slots || size > region->slot_bytes) {
     auto fresh = std::make_shared<Region>();
     fresh->slot_bytes = size;
-    if (d.reserve(&fresh->base, size * kRegionSlots, 0, 0, 0) != CUDA_SUCCESS) {
+    fresh->slots = region_slots(size);
+    if (d.reserve(&fresh->base, size * fresh->slots, 0, 0, 0) != CUDA_SUCCESS) {
       fresh->base = 0;
       return std::nullopt;
     }
@@ -147,7 +158,7 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint6
     block = nullptr;
   }
   if (!block || region->next >= region->block_end) {
-    const uint32_t slots = std::min(region->block_slots, kRegionSlots - region->next);
+    const uint32_t slots = std::min(region->block_slots, region->slots - region->next);
     auto m = std::make_shared<Mapping>();
     m->region = region;
     m->at = region->base + region->slot_bytes * region->next;

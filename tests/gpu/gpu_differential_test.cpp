@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -182,13 +183,13 @@ std::string differs(const Result& cpu, const Result& gpu) {
 }
 
 // A database in a fresh data directory (removed at the end) with one
-// session; tables in chunks of 4,096 rows, so that the GPU merges across
-// several chunks and caches each.
+// session; tables in chunks of 4,096 rows by default, so that the GPU merges
+// across several chunks and caches each.
 struct GpuDatabase {
-  GpuDatabase(const std::string& name, int cpu_threads)
-      : embedded(name, [cpu_threads](config::Config& config) {
+  GpuDatabase(const std::string& name, int cpu_threads, uint32_t chunk_rows = 4096)
+      : embedded(name, [cpu_threads, chunk_rows](config::Config& config) {
           if (cpu_threads > 0) config.cpu_threads = cpu_threads;
-          config.chunk_rows = 4096;
+          config.chunk_rows = chunk_rows;
         }),
         database(&embedded.database()),
         session(&embedded.session()) {}
@@ -343,6 +344,40 @@ TEST(GpuDifferential, H2oFloatAndStatisticalQuestionsRunOnTheGpu) {
     const std::string text = db.explained(sql);
     EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
   }
+}
+
+// pg_prewarm reads a table's chunks on every core but hands them to the GPU
+// in the table's order, so that each column's copies lie one after the other
+// in device memory and a query over them runs in joined launches: 24 chunks
+// of 2^19 rows (2 MiB per int4 column, the allocation granularity) in at
+// most three launches (the first chunk alone, then the joined rest), under
+// a forced variant and configuration, so that no tuner measurement runs a
+// chunk on its own.
+TEST(GpuDifferential, PrewarmedChunksRunInJoinedLaunches) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  constexpr uint32_t kChunkRows = uint32_t{1} << 19;
+  GpuDatabase db("tally-gpu-prewarm-order", 0, kChunkRows);
+  ASSERT_NE(db.database->gpu_engine(), nullptr);
+  db.ok("CREATE TABLE t (k int NOT NULL, v int NOT NULL)");
+  db.ok("INSERT INTO t SELECT g % 1000, g % 7 FROM generate_series(1, " + std::to_string(24 * kChunkRows) + ") g");
+  db.ok("SELECT pg_prewarm('t')");
+  const char* sql = "SELECT k, sum(v), count(*) FROM t GROUP BY k";
+  db.ok("SET tally.engine = cpu");
+  const Result expected = db.sorted_rows(sql);
+  ASSERT_EQ(expected.rows.size(), 1000u);
+  db.ok("SET tally.engine = gpu");
+  db.ok("SET tally.variant = global");
+  db.ok("SET tally.launch_config = 'tpb=256,bps=4,ff=50,rpt=4'");
+  EXPECT_EQ(differs(expected, db.sorted_rows(sql)), "");
+  const std::string text = db.explained(sql);
+  const size_t at = text.find("GPU: launches: ");
+  ASSERT_NE(at, std::string::npos) << text;
+  long launches = 0;
+  unsigned long long chunks = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + at, "GPU: launches: %ld for %llu chunks", &launches, &chunks), 2) << text;
+  EXPECT_EQ(chunks, 24u) << text;
+  EXPECT_LE(launches, 3) << text;
+  EXPECT_NE(text.find("column cache 48 hits / 0 misses"), std::string::npos) << text;
 }
 
 // WHERE and aggregate input expressions in TPC-H Q1 and Q6's shapes and
