@@ -62,15 +62,17 @@ class ChunkTurns {
 // turn, so that the chunks after it take theirs.
 void prewarm_chunk(const TableSnapshot& table, const EngineTableSnapshot* engine_table, AggregateEngine* engine,
                    const std::vector<int>& all, size_t chunk, ChunkTurns& turns) {
+  if (engine == nullptr || engine_table == nullptr) {
+    (void)table.read_chunk(chunk, all);  // no device to keep it: no turn to wait for
+    return;
+  }
   KeptChunk kept;
   std::vector<std::vector<int32_t>> widened;
   std::shared_ptr<const storage::ChunkBatch> batch;
   std::exception_ptr failed;
   try {
     batch = table.read_chunk(chunk, all);
-    const std::optional<uint64_t> id =
-        engine != nullptr && engine_table != nullptr ? engine_table->chunk_id(chunk) : std::nullopt;
-    if (id) {
+    if (const std::optional<uint64_t> id = engine_table->chunk_id(chunk)) {
       kept.table = table.oid();
       kept.chunk = *id;
       kept.rows = batch->rows;

@@ -113,7 +113,7 @@ std::vector<tally::TuningRecord> GpuAggregationEngine::records_for(const std::st
                                                                       const std::string& signature, int bucket, int64_t chunk_rows) {
   if (auto r = recent_records(key)) return std::move(*r);
   if (!store) return {};
-  preload(store, chunk_rows);
+  preload_tuning(store, chunk_rows);
   if (auto r = recent_records(key)) return std::move(*r);
   {
     // A store that listed all its records at preload (TuningStore::lists,
@@ -158,7 +158,7 @@ GpuAggregationEngine::~GpuAggregationEngine() {
   finish_program_compiles();  // none left running into the process's exit
 }
 
-void GpuAggregationEngine::preload(tally::TuningStore* store, int64_t chunk_rows) {
+void GpuAggregationEngine::preload_tuning(tally::TuningStore* store, int64_t chunk_rows) {
   {
     std::lock_guard lock(mutex_);
     if (!preloaded_.insert(store).second) return;

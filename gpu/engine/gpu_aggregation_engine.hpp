@@ -70,8 +70,8 @@ class GpuAggregationEngine final : public GpuEngine {
   // Reads the store's records of this device into recent_, once per store,
   // and prepares their shapes off the query path (rehearse()); chunk_rows:
   // the rows of the calling query's chunks (the table options' launch size).
-  void preload(tally::TuningStore* store, int64_t chunk_rows);
-  void preload_tuning(tally::TuningStore* store, int64_t chunk_rows) override { preload(store, chunk_rows); }
+  // tallyd calls it at start; records_for() on a query's path where it did not.
+  void preload_tuning(tally::TuningStore* store, int64_t chunk_rows) override;
 
   // Creates a pipeline (streams, events; the CUDA context with them) for the
   // pool at start-up, so the first query does not, and the memory the first
@@ -115,8 +115,8 @@ class GpuAggregationEngine final : public GpuEngine {
   std::condition_variable wake_;
   bool stop_ = false;
   std::thread writer_;
-  std::thread preparser_;  // preload()'s parse of the loaded search states
-  std::thread rehearser_;  // preload()'s rehearsal of the cached shapes
+  std::thread preparser_;  // preload_tuning()'s parse of the loaded search states
+  std::thread rehearser_;  // preload_tuning()'s rehearsal of the cached shapes
 
   // What the first query of each cached shape would build first in this
   // process, done before it comes (start_up.hpp rehearse_aggregation): per
