@@ -297,7 +297,7 @@ GpuRun::Decided GpuRun::decide(StagedChunk&& chunk) {
       in.tuning = engine_.tuning();
       in.forced_variant = forced_;
       in.race_slice = kRaceSlice;
-      in.measure_chunks = kMeasureChunks;
+      in.measure_chunks = measurement_chunks(*gspec_, device_, facts);
       in.resident = d.chunk.misses == 0 && d.chunk.copied_bytes == 0;
       in.records = engine_.records_for(tuning_key_, spec_.tuning_store, in.signature, bucket, d.chunk.rows);
       host_mark("records");

@@ -95,6 +95,12 @@ AggregationShape shape_of(const GroupBySpec& spec, const ChunkFacts& facts, bool
 
 }  // namespace
 
+int measurement_chunks(const GroupBySpec& spec, const DeviceInfo& device, const ChunkFacts& facts) {
+  const bool large_dense = facts.key_range && facts.key_range->size() >= kLargeDenseSlots &&
+                           can_use(Variant::dense, spec, device, facts);
+  return large_dense ? kLargeDenseMeasureChunks : kMeasureChunks;
+}
+
 ChunkTuner::ChunkTuner(const ChunkTunerInput& in)
     : fingerprint_(in.device.fingerprint()),
       signature_(in.signature),

@@ -18,9 +18,10 @@
 // configuration. A raced variant's first measurement is a screen on a slice
 // of a chunk (kRaceSlice), smaller for a variant the rules expect to be far
 // slower (kScreenPriorMargin); measurements are timed over launches of
-// kMeasureChunks joined chunks. On a warm cache the cached best variant and
-// configuration run from the first chunk;// run from the first chunk; with probability explore_rate a query spends one
-// measurement on another variant (vw-greedy, ADMS'15), so the cache follows
+// measurement_chunks() joined chunks. On a warm cache the cached best
+// variant and configuration run from the first chunk; with probability
+// explore_rate a query spends one measurement on another variant
+// (vw-greedy, ADMS'15), so the cache follows
 // data changes without losing a whole query to exploration. On a warm cache
 // each chunk is a search chunk (the unconverged search's next configuration,
 // or the exploration) only with probability tuning.warm_search_share; the
@@ -149,8 +150,7 @@ constexpr double kMinJointRestOverReference = 1.5;
 // chunk's launch runs slower per row than a joined one. Measured over pairs,
 // every measurement launch pays the fixed part once per two chunks, and all
 // candidates are compared in one unit (seconds per row of a two-chunk
-// launch: SearchState::launch_chunks), which is also nearer to what the
-// exploited best runs at (joined launches of up to 4 chunks).
+// launch: SearchState::launch_chunks).
 // A key's unit is that of its first measurement: a query whose first
 // measurement launch could not be joined (report_partial: a copy in flight,
 // a NULL bitmap, chunks not adjacent in device memory, or a table of one
@@ -158,6 +158,16 @@ constexpr double kMinJointRestOverReference = 1.5;
 // except after a copy in flight: the first query whose chunks are resident
 // measures the key again in joined launches (SearchState::single_for_copies).
 constexpr int kMeasureChunks = 2;
+// Resident chunks in table order run joined up to 2^26 rows, where a fixed
+// part per launch all but vanishes. The dense table's flush (blocks x its
+// slots) grows with its key range: past kLargeDenseSlots it costs a two-chunk
+// launch more than global hash's atomics do, though joined the dense table is
+// several times faster. Keys whose dense table would be that large are
+// measured over kLargeDenseMeasureChunks chunks, nearer the exploited launch.
+constexpr uint64_t kLargeDenseSlots = 4096;
+constexpr int kLargeDenseMeasureChunks = 8;
+// The measurement unit (ChunkTunerInput::measure_chunks) for a key.
+int measurement_chunks(const GroupBySpec& spec, const DeviceInfo& device, const ChunkFacts& facts);
 
 struct ChunkTunerInput {
   DeviceInfo device;
@@ -174,7 +184,7 @@ struct ChunkTunerInput {
   // tests of the race itself use); a variant the rules expect to be far
   // slower gets a smaller one (kScreenPriorMargin). See report_screen.
   double race_slice = 0;
-  // Chunks per measurement launch (kMeasureChunks; the engine joins
+  // Chunks per measurement launch (measurement_chunks(); the engine joins
   // them). A cached search state continues in the unit it was measured in
   // (SearchState::launch_chunks), whatever this says.
   int measure_chunks = kMeasureChunks;

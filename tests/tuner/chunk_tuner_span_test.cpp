@@ -607,5 +607,25 @@ TEST(ChunkTunerSpan, AWarmQueryFinishesAnUnfinishedMeasurementThatBeatsTheBest) 
   }
 }
 
+// H2O q2's shape: a dense table of ~10K slots, whose flush a two-chunk
+// launch pays in full, is measured over longer launches; a small key range
+// and a key without a range keep the two-chunk unit.
+TEST(ChunkTunerSpan, ALargeDenseTableIsMeasuredInLongerLaunches) {
+  ChunkTunerInput in = testing::live_count_sum_query(5);
+  in.facts.key_range = KeyRange{0, 101 * 101 - 1};
+  in.facts.estimated_groups = 101 * 101;
+  ASSERT_TRUE(can_use(Variant::dense, in.spec, in.device, in.facts));
+  EXPECT_EQ(measurement_chunks(in.spec, in.device, in.facts), kLargeDenseMeasureChunks);
+  in.measure_chunks = measurement_chunks(in.spec, in.device, in.facts);
+  ChunkTuner tuner(in);
+  EXPECT_EQ(tuner.measure_chunks(), kLargeDenseMeasureChunks);
+  EXPECT_EQ(tuner.next().span, kLargeDenseMeasureChunks);
+
+  in.facts.key_range = KeyRange{0, 100};
+  EXPECT_EQ(measurement_chunks(in.spec, in.device, in.facts), kMeasureChunks);
+  in.facts.key_range.reset();
+  EXPECT_EQ(measurement_chunks(in.spec, in.device, in.facts), kMeasureChunks);
+}
+
 }  // namespace
 }  // namespace tally::gpu
