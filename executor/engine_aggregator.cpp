@@ -439,6 +439,8 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     }
     g.forced_variant = context.variant;
     g.forced_configuration = context.launch_config;
+    // finalize() reads the compact form (shared counts, int64 sums), as on the CPU engine.
+    g.compact_result = true;
     // The tuning cache Database::open installed (none: rules only).
     g.tuning_store = process_tuning_store().load();
     // Ordered-set and DISTINCT aggregates run beside the GPU's run of the

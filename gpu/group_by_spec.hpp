@@ -59,6 +59,11 @@ struct GroupBySpec {
   std::optional<bool> key_may_have_nulls;
   std::vector<ValueColumnSpec> columns;
   std::vector<AggregateSpec> aggregates;
+  // The caller reads the compact result form (AggregationSpec::compact_result):
+  // a sum held by one 64-bit lane comes back as int64 (AggregateValues::value64),
+  // and aggregates counting every row of their group share one count array
+  // (GroupByResult::count_source).
+  bool compact_result = false;
 };
 
 // Key range of a chunk, from catalog statistics or measured on the device.
@@ -95,7 +100,8 @@ struct ChunkPointers {
 // number of non-NULL inputs (for count(*): the rows), which is also the
 // value of count and count(*); `value` the exact sum of sum and avg;
 // `extreme` the min or max. SQL NULL results (sum/min/max/avg of no value)
-// have nonnull == 0. value_at() reads whichever array holds the value.
+// have nonnull == 0. value_at() reads whichever array holds the value (a
+// count's in the full form only).
 // Float and moment aggregates fill further arrays: `real` the double sum
 // (sum_float, moments_float) or the min/max (min_float, max_float);
 // `value2` the exact sum of squares (moments_int, with `value` the sum);
@@ -105,6 +111,9 @@ struct ChunkPointers {
 struct AggregateValues {
   AggOp op = AggOp::count_star;
   std::vector<__int128> value;    // sum, avg
+  // Compact form: instead of `value`, the sums of an int2/int4 input as its
+  // one 64-bit lane holds them (int64 two's complement, as exact as `value`).
+  std::vector<int64_t> value64;
   std::vector<int64_t> extreme;   // min, max
   std::vector<int64_t> nonnull;   // every aggregate
   std::vector<double> real;       // sum_float, moments_float (sum); min_float, max_float
@@ -122,7 +131,7 @@ struct AggregateValues {
       case AggOp::moments_int: break;
       default: return 0;  // float aggregates: read `real` and the sums
     }
-    return value[g];
+    return value64.empty() ? value[g] : __int128{value64[g]};
   }
 };
 
@@ -130,6 +139,11 @@ struct GroupByResult {
   std::vector<int64_t> keys;          // widened to int64
   std::vector<uint8_t> key_is_null;   // 1 for the NULL group
   std::vector<AggregateValues> aggregates;  // one per GroupBySpec::aggregates
+  // Compact form (GroupBySpec::compact_result), else empty: per aggregate,
+  // the aggregate whose `nonnull` holds its count (itself, or an earlier one
+  // whose count lane counts every row of a group, as this one's does; its
+  // own `nonnull` is then empty), as AggregationResult::count_source.
+  std::vector<int> count_source;
   // Groups finish() left out because a group test rejected them
   // (GroupByAggregator::keep_groups_where).
   uint64_t dropped = 0;

@@ -230,6 +230,27 @@ ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& pla
   return out;
 }
 
+std::vector<int> count_sources(const GroupBySpec& spec, const LanePlan& plan) {
+  if (!spec.compact_result) return {};
+  std::vector<int> source(spec.aggregates.size());
+  int first = -1;
+  for (size_t a = 0; a < spec.aggregates.size(); ++a) {
+    source[a] = static_cast<int>(a);
+    const AggOp op = spec.aggregates[a].op;
+    const int lane = plan.aggregates[a].nonnull_lane;
+    const bool every_row = lane >= 0 && plan.lanes[static_cast<size_t>(lane)].kind == LaneKind::count_rows;
+    if (!every_row || op == AggOp::moments_int || op == AggOp::moments_float || op == AggOp::moments2) continue;
+    if (first < 0) first = static_cast<int>(a);
+    else source[a] = first;
+  }
+  return source;
+}
+
+bool int64_sums(const GroupBySpec& spec, const LanePlan& plan, size_t a) {
+  const AggOp op = spec.aggregates[a].op;
+  return spec.compact_result && (op == AggOp::sum || op == AggOp::avg) && plan.aggregates[a].value_hi_lane < 0;
+}
+
 GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
                            const ExtractedGroups& g) {
   const char* keys = g.keys;
@@ -280,13 +301,19 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
                                                      "aggregate 3", "aggregate 4", "aggregate 5",
                                                      "aggregate 6", "aggregate 7"};
   result.aggregates.resize(spec.aggregates.size());
+  result.count_source = count_sources(spec, plan);
   for (size_t a = 0; a < spec.aggregates.size(); ++a) {
     const AggregateSpec& as = spec.aggregates[a];
     const AggregateLanes& al = plan.aggregates[a];
     AggregateValues& vals = result.aggregates[a];
     vals.op = as.op;
+    vals.value64.clear();  // a spare's, unless this aggregate's sums fill it below
     const char* label = a < std::size(kAggregateLabels) ? kAggregateLabels[a] : "aggregates";
-    ints(label, vals.nonnull, al.nonnull_lane);
+    // A count another aggregate holds (compact form) is not copied again.
+    if (result.count_source.empty() || result.count_source[a] == static_cast<int>(a))
+      ints(label, vals.nonnull, al.nonnull_lane);
+    else
+      vals.nonnull.clear();
     switch (as.op) {
       case AggOp::count_star:
       case AggOp::count:
@@ -302,6 +329,12 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
       case AggOp::sum:
       case AggOp::avg:
         vals.extreme.clear();
+        if (int64_sums(spec, plan, a)) {
+          // The lane's int64 sums are the compact form's as they are.
+          vals.value.clear();
+          ints(label, vals.value64, al.value_lane);
+          break;
+        }
         // Wide sums: an unsigned low lane plus a signed high lane counted in 2^32.
         if (al.value_hi_lane >= 0) add(label, vals.value, wide(al.value_lane, al.value_hi_lane));
         else add(label, vals.value, [src = lane(al.value_lane)](uint64_t at, bool) {
@@ -348,7 +381,7 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
   return result;
 }
 
-bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64_t n,
+bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, const LanePlan& plan, uint64_t n,
                            const std::function<bool()>& gpu_busy_now) {
   const size_t A = spec.aggregates.size();
   // Grown a step at a time (value-initialized: the zero fill is the first
@@ -374,9 +407,10 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
   touch(spare.keys);
   touch(spare.key_is_null);
   spare.aggregates.resize(A);
+  const std::vector<int> sources = count_sources(spec, plan);
   for (size_t a = 0; a < A; ++a) {
     AggregateValues& vals = spare.aggregates[a];
-    touch(vals.nonnull);
+    if (sources.empty() || sources[a] == static_cast<int>(a)) touch(vals.nonnull);
     switch (spec.aggregates[a].op) {
       case AggOp::count_star:
       case AggOp::count:
@@ -387,7 +421,8 @@ bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64
         break;
       case AggOp::sum:
       case AggOp::avg:
-        touch(vals.value);
+        if (int64_sums(spec, plan, a)) touch(vals.value64);
+        else touch(vals.value);
         break;
       case AggOp::sum_float:
       case AggOp::min_float:

@@ -69,6 +69,16 @@ ExtractedGroups keep_passing_groups(const GroupBySpec& spec, const LanePlan& pla
 // The double an fmin/fmax lane holds (views.cuh's ordered_float, inverted).
 double float_from_ordered(uint64_t bits);
 
+// The compact result form (GroupBySpec::compact_result; empty otherwise):
+// per aggregate, the aggregate whose `nonnull` holds its count
+// (GroupByResult::count_source). Aggregates whose count lane counts every
+// row of a group share the first one's; moments keep their own (their
+// partial states take it as n).
+std::vector<int> count_sources(const GroupBySpec& spec, const LanePlan& plan);
+// Whether aggregate a's sums come back as int64 (AggregateValues::value64):
+// the compact form, a sum or avg held by one 64-bit lane.
+bool int64_sums(const GroupBySpec& spec, const LanePlan& plan, size_t a);
+
 // Builds the result column at a time: one tight loop per aggregate and lane,
 // into `spare`'s arrays (prepare_result_arrays) when they are large enough.
 // Marks each region with the thread's page faults in it (EXPLAIN ANALYZE's
@@ -80,7 +90,7 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
 // `gpu_busy()` says the GPU is still working: the zero fill is the pages'
 // first touch, so build_result() then writes into pages already mapped.
 // Returns whether the GPU was still busy at the end.
-bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, uint64_t groups,
+bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, const LanePlan& plan, uint64_t groups,
                            const std::function<bool()>& gpu_busy);
 
 }  // namespace tally::gpu::aggregator

@@ -315,7 +315,7 @@ class ResultExtractor {
     const uint64_t hint =
         std::max<uint64_t>(estimated_groups + estimated_groups / 4, kPreparedResultFloor);
     const uint64_t n = std::min(checked_copy_, hint) + checked_direct_;
-    const bool gpu_busy = prepare_result_arrays(spare_, spec_, n, [&sync] { return sync.busy(); });
+    const bool gpu_busy = prepare_result_arrays(spare_, spec_, plan_, n, [&sync] { return sync.busy(); });
     host_mark(gpu_busy ? "result prepared" : "result partly prepared", static_cast<long>(n),
               "groups");
   }

@@ -85,6 +85,7 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     for (const auto& v : chunk.values) widths.push_back(v.width);
     gspec_ = translate(chunk.keys.width, widths, spec_.aggregates, spec_.value_not_null);
     if (!gspec_) throw Error(SqlState::feature_not_supported, "GPU: this aggregation is not supported by the GPU engine");
+    gspec_->compact_result = spec_.compact_result;
     key_width_ = chunk.keys.width;
     host_mark("translated");
   } else if (chunk.keys.width != key_width_) {

@@ -179,6 +179,7 @@ tally::AggregationResult GpuRun::finalize() {
   // Every array is one the aggregator built for this partial state: moved.
   for (size_t a = 0; a < spec_.aggregates.size(); ++a)
     to_partial_states(spec_.aggregates[a].op, r.aggregates[a], out.states[a]);
+  out.count_source = std::move(r.count_source);  // the compact form's (AggregationSpec::compact_result)
   report_.groups = n + r.dropped;  // the aggregation's groups, before HAVING's tests
   out.groups_dropped = r.dropped;
   host_mark("partial states");

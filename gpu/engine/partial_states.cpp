@@ -27,7 +27,8 @@ void to_partial_states(PartialOp op, AggregateValues& v, tally::PartialStates& s
     case PartialOp::count_valid: st.count = std::move(v.nonnull); break;
     case PartialOp::sum_int:
       st.count = std::move(v.nonnull);
-      st.sum_int = std::move(v.value);
+      if (!v.value64.empty()) st.sum_int64 = std::move(v.value64);  // the compact form's
+      else st.sum_int = std::move(v.value);
       break;
     case PartialOp::min_int:
     case PartialOp::max_int:

@@ -2,6 +2,7 @@
 // aggregator copies back (gpu/aggregator/result_builder.hpp); runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -82,17 +83,74 @@ TEST(ResultBuilder, GathersTableGroupsThenPartitionedOutput) {
 TEST(ResultBuilder, PreparedArraysAreCutToSizeAndOverwritten) {
   const Extracted e;
   GroupByResult spare;
-  EXPECT_TRUE(prepare_result_arrays(spare, e.spec, 64, [] { return true; }));
+  EXPECT_TRUE(prepare_result_arrays(spare, e.spec, e.plan, 64, [] { return true; }));
   EXPECT_EQ(spare.keys.size(), 64u);
   EXPECT_EQ(spare.aggregates[2].value.size(), 64u);
   EXPECT_TRUE(spare.aggregates[0].value.empty());  // count(*) keeps no value array
   expect_groups(build_result(e.spec, e.plan, std::move(spare), e.groups()));
 }
 
+// The compact form (GroupBySpec::compact_result) over NOT NULL inputs:
+// count(*), sum(int4), avg(int4) and sum(float8) count every row of a group
+// with the count(*) lane, so they share its array; the int4 sums come back
+// as int64; a moment aggregate keeps its own count (its n).
+TEST(ResultBuilder, CompactFormSharesEveryRowCountsAndKeepsInt64Sums) {
+  GroupBySpec spec;
+  spec.columns = {{ValueType::int32, false}, {ValueType::float64, false}};
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0}, {AggOp::avg, 0},
+                     {AggOp::sum_float, 1}, {AggOp::moments_float, 1}};
+  spec.compact_result = true;
+  const LanePlan plan = plan_lanes(spec);
+  constexpr uint64_t kStride = 2;
+  std::vector<uint64_t> lanes(plan.lanes.size() * kStride, 0);
+  auto lane = [&](int l, std::vector<uint64_t> v) {
+    for (size_t i = 0; i < v.size(); ++i) lanes[static_cast<size_t>(l) * kStride + i] = v[i];
+  };
+  lane(plan.aggregates[0].nonnull_lane, {3, 1});
+  ASSERT_LT(plan.aggregates[1].value_hi_lane, 0);  // an int4 sum: one 64-bit lane
+  lane(plan.aggregates[1].value_lane, {static_cast<uint64_t>(-6), uint64_t{1} << 40});
+  lane(plan.aggregates[3].value_lane, {std::bit_cast<uint64_t>(1.5), std::bit_cast<uint64_t>(-2.25)});
+  const std::vector<int64_t> keys = {7, 8};
+  const std::vector<uint8_t> nulls = {0, 0};
+  ExtractedGroups g;
+  g.keys = reinterpret_cast<const char*>(keys.data());
+  g.lanes = lanes.data();
+  g.nulls = nulls.data();
+  g.stride = kStride;
+  g.table_groups = 2;
+  g.direct_at = 2;
+
+  EXPECT_EQ(count_sources(spec, plan), (std::vector<int>{0, 0, 0, 0, 4}));
+  GroupByResult spare;
+  ASSERT_TRUE(prepare_result_arrays(spare, spec, plan, 64, [] { return true; }));
+  EXPECT_TRUE(spare.aggregates[1].nonnull.empty());  // shared: never touched
+  EXPECT_EQ(spare.aggregates[1].value64.size(), 64u);
+  EXPECT_TRUE(spare.aggregates[1].value.empty());
+  const GroupByResult r = build_result(spec, plan, std::move(spare), g);
+  EXPECT_EQ(r.count_source, (std::vector<int>{0, 0, 0, 0, 4}));
+  EXPECT_EQ(r.aggregates[0].nonnull, (std::vector<int64_t>{3, 1}));
+  for (size_t a : {1u, 2u, 3u}) EXPECT_TRUE(r.aggregates[a].nonnull.empty()) << "aggregate " << a;
+  EXPECT_EQ(r.aggregates[4].nonnull, (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(r.aggregates[1].value64, (std::vector<int64_t>{-6, int64_t{1} << 40}));
+  EXPECT_TRUE(r.aggregates[1].value.empty());
+  EXPECT_TRUE(r.aggregates[1].value_at(1) == (__int128{1} << 40));
+  EXPECT_EQ(r.aggregates[2].value64, r.aggregates[1].value64);
+  EXPECT_EQ(r.aggregates[3].real, (std::vector<double>{1.5, -2.25}));
+
+  // The same spare in the full form: value64 of the earlier run is not left behind.
+  spec.compact_result = false;
+  GroupByResult full = build_result(spec, plan, GroupByResult(r), g);
+  EXPECT_TRUE(full.count_source.empty());
+  EXPECT_TRUE(full.aggregates[1].value64.empty());
+  ASSERT_EQ(full.aggregates[1].value.size(), 2u);
+  EXPECT_TRUE(full.aggregates[1].value[0] == -6);
+  EXPECT_EQ(full.aggregates[2].nonnull, (std::vector<int64_t>{3, 1}));
+}
+
 TEST(ResultBuilder, PreparationStopsOnceTheGpuIsDone) {
   const Extracted e;
   GroupByResult spare;
-  EXPECT_FALSE(prepare_result_arrays(spare, e.spec, 64, [] { return false; }));
+  EXPECT_FALSE(prepare_result_arrays(spare, e.spec, e.plan, 64, [] { return false; }));
   EXPECT_TRUE(spare.keys.empty());
   EXPECT_GE(spare.keys.capacity(), 64u);  // reserved, not touched
   expect_groups(build_result(e.spec, e.plan, std::move(spare), e.groups()));
@@ -213,7 +271,7 @@ TEST(ResultBuilder, ALargeResultBuiltOnSeveralThreads) {
   check(build_result(spec, plan, GroupByResult{}, g));
   // Into prepared arrays larger than the result: cut to size, overwritten.
   GroupByResult spare;
-  EXPECT_TRUE(prepare_result_arrays(spare, spec, kStride + 100, [] { return true; }));
+  EXPECT_TRUE(prepare_result_arrays(spare, spec, plan, kStride + 100, [] { return true; }));
   check(build_result(spec, plan, std::move(spare), g));
 }
 
