@@ -414,6 +414,9 @@ EngineAggregator::EngineAggregator(const std::vector<ExprPtr>& keys, const std::
 }
 
 void EngineAggregator::choose_engine(const ExecContext& context) {
+  // finalize() reads the compact form (shared counts, int64 sums) of either
+  // engine: less to emit, and columns that are engine arrays as they are get moved.
+  spec_.compact_result = true;
   AggregateEngine* gpu = context.gpu_engine;
   if (!gpu && engine_table_) gpu = engine_table_->gpu_engine();
   const bool wants_gpu = context.engine == "auto" || context.engine == "gpu";
@@ -439,8 +442,6 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
     }
     g.forced_variant = context.variant;
     g.forced_configuration = context.launch_config;
-    // finalize() reads the compact form (shared counts, int64 sums), as on the CPU engine.
-    g.compact_result = true;
     // The tuning cache Database::open installed (none: rules only).
     g.tuning_store = process_tuning_store().load();
     // Ordered-set and DISTINCT aggregates run beside the GPU's run of the
@@ -466,9 +467,6 @@ void EngineAggregator::choose_engine(const ExecContext& context) {
   }
   cpu_engine_ = make_cpu_engine();
   engine_ = cpu_engine_.get();
-  // finalize() reads the compact form (shared counts, int64 sums): less to
-  // emit, and columns that are engine arrays as they are get moved.
-  spec_.compact_result = true;
 }
 
 bool EngineAggregator::cold_read_on_cpu(AggregateEngine& gpu) const {

@@ -16,6 +16,22 @@ namespace {
 
 constexpr __int128 kTwo32 = static_cast<__int128>(1) << 32;
 
+// The layout the aggregator copies back: `table_groups` groups of the
+// global table, then `direct_groups` of the partitioned output at `direct_at`.
+ExtractedGroups extracted(const std::vector<int64_t>& keys, const std::vector<uint8_t>& nulls,
+                          const std::vector<uint64_t>& lanes, uint64_t stride, uint64_t table_groups,
+                          uint64_t direct_at, uint64_t direct_groups = 0) {
+  ExtractedGroups g;
+  g.keys = reinterpret_cast<const char*>(keys.data());
+  g.lanes = lanes.data();
+  g.nulls = nulls.data();
+  g.stride = stride;
+  g.table_groups = table_groups;
+  g.direct_at = direct_at;
+  g.direct_groups = direct_groups;
+  return g;
+}
+
 // count(*), min(v0), sum(v1) over a nullable int4 and a nullable int8: two
 // groups of the global table (the second the NULL key) at [0, 2) and one
 // group of the partitioned output at [3, 4) of each region (stride 4).
@@ -45,15 +61,7 @@ struct Extracted {
   }
 
   ExtractedGroups groups() const {
-    ExtractedGroups g;
-    g.keys = reinterpret_cast<const char*>(keys.data());
-    g.lanes = lanes.data();
-    g.nulls = nulls.data();
-    g.stride = kStride;
-    g.table_groups = kTableGroups;
-    g.direct_at = kDirectAt;
-    g.direct_groups = kDirectGroups;
-    return g;
+    return extracted(keys, nulls, lanes, kStride, kTableGroups, kDirectAt, kDirectGroups);
   }
 };
 
@@ -112,13 +120,7 @@ TEST(ResultBuilder, CompactFormSharesEveryRowCountsAndKeepsInt64Sums) {
   lane(plan.aggregates[3].value_lane, {std::bit_cast<uint64_t>(1.5), std::bit_cast<uint64_t>(-2.25)});
   const std::vector<int64_t> keys = {7, 8};
   const std::vector<uint8_t> nulls = {0, 0};
-  ExtractedGroups g;
-  g.keys = reinterpret_cast<const char*>(keys.data());
-  g.lanes = lanes.data();
-  g.nulls = nulls.data();
-  g.stride = kStride;
-  g.table_groups = 2;
-  g.direct_at = 2;
+  const ExtractedGroups g = extracted(keys, nulls, lanes, kStride, 2, 2);
 
   EXPECT_EQ(count_sources(spec, plan), (std::vector<int>{0, 0, 0, 0, 4}));
   GroupByResult spare;
@@ -187,14 +189,7 @@ TEST(ResultBuilder, FloatAndMomentLanes) {
   set(plan.aggregates[2].square_hi_lane, 0, 3);  // 3 * 2^32
   std::vector<int64_t> keys = {1, 2, 0};
   std::vector<uint8_t> nulls = {0, 0, 0};
-  ExtractedGroups g;
-  g.keys = reinterpret_cast<const char*>(keys.data());
-  g.lanes = lanes.data();
-  g.nulls = nulls.data();
-  g.stride = kStride;
-  g.table_groups = 2;
-  g.direct_at = 2;
-  g.direct_groups = 0;
+  const ExtractedGroups g = extracted(keys, nulls, lanes, kStride, 2, 2);
   const GroupByResult r = build_result(spec, plan, GroupByResult{}, g);
   ASSERT_EQ(r.aggregates.size(), 3u);
   EXPECT_EQ(r.aggregates[0].nonnull, (std::vector<int64_t>{2, 1}));
@@ -241,14 +236,7 @@ TEST(ResultBuilder, ALargeResultBuiltOnSeveralThreads) {
     lane_at(plan.aggregates[4].square_lane, at) = bits(static_cast<double>(i) * 2);
   }
   nulls[17] = 1;
-  ExtractedGroups g;
-  g.keys = reinterpret_cast<const char*>(keys.data());
-  g.lanes = lanes.data();
-  g.nulls = nulls.data();
-  g.stride = kStride;
-  g.table_groups = kTable;
-  g.direct_at = kDirectAt;
-  g.direct_groups = kDirect;
+  const ExtractedGroups g = extracted(keys, nulls, lanes, kStride, kTable, kDirectAt, kDirect);
   const uint64_t n = kTable + kDirect;
   // Every group, each at its place: the threads' ranges of groups cross the
   // two regions' boundary anywhere.
