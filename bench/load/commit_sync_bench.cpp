@@ -4,10 +4,10 @@
 // and both directories synced, in parallel, beside SQLite's commit of the
 // catalog rows), and the alternatives a design could take instead.
 //
-//   files+dirs parallel   today's one-round commit: the files' fdatasync and
-//                         the two directories' fsync on threads, the catalog
-//                         row committed by SQLite (WAL, synchronous=FULL)
-//                         meanwhile
+//   files+dirs parallel   today's one-round commit: storage::start_sync_all's
+//                         fdatasync of the files and fsync of the two
+//                         directories on its threads, the catalog row
+//                         committed by SQLite (WAL, synchronous=FULL) meanwhile
 //   files+dirs serial     the same syncs one after another, then the commit
 //   syncfs                one syncfs(2) for the whole file system, then the commit
 //   rows in SQLite        the columns' bytes as blobs in the catalog's own
@@ -27,11 +27,12 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
+
+#include "storage/file_io.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,21 +47,6 @@ struct Options {
 
 void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what + " failed");
-}
-
-void sync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-  check(fd >= 0, "open " + path);
-  const int rc = directory ? ::fsync(fd) : ::fdatasync(fd);
-  ::close(fd);
-  check(rc == 0, "sync " + path);
-}
-
-void write_file(const std::string& path, const std::vector<char>& data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  check(fd >= 0, "create " + path);
-  check(::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()), "write " + path);
-  ::close(fd);
 }
 
 class Catalog {
@@ -140,8 +126,9 @@ int main(int argc, char** argv) {
   }
   try {
     fs::create_directories(o.dir + "/tables");
-    sync_path(o.dir, true);
+    tally::storage::sync_directory(o.dir);
     Catalog catalog(o.dir + "/catalog.db");
+    using namespace tally;
     std::vector<std::vector<char>> blobs(static_cast<size_t>(o.columns), std::vector<char>(o.bytes));
     for (size_t c = 0; c < blobs.size(); ++c)
       for (size_t b = 0; b < o.bytes; ++b) blobs[c][b] = static_cast<char>((b * 131 + c * 7) & 0xff);
@@ -150,16 +137,14 @@ int main(int argc, char** argv) {
     const std::vector<Pattern> patterns = {
         {"files+dirs parallel", true,
          [](const auto& files, const auto& dirs, Catalog& cat, int oid) {
-           std::vector<std::thread> syncing;
-           for (const auto& f : files) syncing.emplace_back([&f] { sync_path(f, false); });
-           for (const auto& d : dirs) syncing.emplace_back([&d] { sync_path(d, true); });
+           const auto syncing = storage::start_sync_all(files, dirs);  // as WriteTransaction::commit
            cat.commit_table(oid, nullptr);
-           for (auto& t : syncing) t.join();
+           syncing->wait();
          }},
         {"files+dirs serial", true,
          [](const auto& files, const auto& dirs, Catalog& cat, int oid) {
-           for (const auto& f : files) sync_path(f, false);
-           for (const auto& d : dirs) sync_path(d, true);
+           for (const auto& f : files) storage::sync_file(f);
+           for (const auto& d : dirs) storage::sync_directory(d);
            cat.commit_table(oid, nullptr);
          }},
         {"syncfs", true,
@@ -186,10 +171,12 @@ int main(int argc, char** argv) {
           fs::create_directory(table);
           for (int c = 0; c < o.columns; ++c) {
             files.push_back(table + "/c" + std::to_string(c));
-            write_file(files.back(), blobs[static_cast<size_t>(c)]);
+            const auto& bytes = blobs[static_cast<size_t>(c)];
+            storage::File::create(files.back()).write(bytes.data(), bytes.size());
           }
         }
-        p.commit(files, {table, tables}, catalog, oid);
+        const std::vector<std::string> dirs = {table, tables};
+        p.commit(files, dirs, catalog, oid);
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
         catalog.drop_table(oid);
         std::error_code ec;
