@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <optional>
+#include <utility>
 
 #include "common/engine_counters.hpp"
 #include "gpu/pipeline/column_regions.hpp"
@@ -207,18 +209,28 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
     copy_host_ranges(ranges);
     copy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t_copy).count();
     char* dst = nullptr;
+    uint8_t* dst_validity = nullptr;  // where placed apart from the values
     std::shared_ptr<DeviceColumn> entry;
-    if (keep[i] && !c.validity) {
-      // Next to the previous chunk's copy of this column, so that resident
-      // chunks can be aggregated in one launch (NOT NULL columns only: a
-      // validity array after the values breaks the adjacency anyway).
-      if (auto placed = place_column(device_, c.key, b)) {
+    if (keep[i]) {
+      // Next to the previous chunk's copy of this column (and its validity
+      // next to the previous chunk's validity), so that resident chunks can
+      // be aggregated in one launch.
+      const uint64_t value_part = c.validity ? padded(value_bytes) : b;
+      std::optional<PlacedColumn> values = place_column(device_, c.key, ColumnPart::values, value_part);
+      std::optional<PlacedColumn> flags;
+      if (values && c.validity) flags = place_column(device_, c.key, ColumnPart::validity, b - value_part);
+      if (values && (!c.validity || flags)) {
         entry = std::make_shared<DeviceColumn>();
-        entry->data = placed->data;
-        entry->backing = std::move(placed->backing);
+        entry->data = values->data;
+        entry->backing = std::move(values->backing);
+        if (flags) {
+          dst_validity = static_cast<uint8_t*>(flags->data);
+          entry->backing = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(
+              std::move(entry->backing), std::move(flags->backing));
+        }
         entry->bytes = b;
         entry->device = device_;
-        dst = static_cast<char*>(placed->data);
+        dst = static_cast<char*>(values->data);
       }
     }
     if (keep[i] && !entry) {
@@ -248,12 +260,19 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
       slot.busy = true;
       out.slot = s;
     }
-    TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, b, cudaMemcpyHostToDevice, im.copy));
+    if (dst_validity) {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, padded(value_bytes), cudaMemcpyHostToDevice, im.copy));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst_validity, host + padded(value_bytes), b - padded(value_bytes),
+                                       cudaMemcpyHostToDevice, im.copy));
+    } else {
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, b, cudaMemcpyHostToDevice, im.copy));
+      if (c.validity) dst_validity = reinterpret_cast<uint8_t*>(dst + padded(value_bytes));
+    }
     count(engine_counters().gpu_bytes_transferred, b);
     out.copied_bytes += b;
-    out.columns[i] = ColumnPointer{dst, c.validity ? reinterpret_cast<const uint8_t*>(dst + padded(value_bytes)) : nullptr};
+    out.columns[i] = ColumnPointer{dst, dst_validity};
     if (entry) {
-      entry->validity = c.validity ? reinterpret_cast<uint8_t*>(dst + padded(value_bytes)) : nullptr;
+      entry->validity = dst_validity;
       TALLY_CUDA_CHECK(cudaEventCreateWithFlags(&entry->ready, cudaEventDisableTiming));
       TALLY_CUDA_CHECK(cudaEventRecord(entry->ready, im.copy));
       im.cache->insert(c.key, entry);
@@ -368,7 +387,10 @@ bool ChunkPipeline::joinable(const StagedChunk& first, const StagedChunk& next) 
   for (size_t i = 0; i < first.columns.size(); ++i) {
     const ColumnPointer& a = first.columns[i];
     const ColumnPointer& b = next.columns[i];
-    if (a.validity || b.validity) return false;
+    // Validity bytes continue the previous chunk's as the values do (placed
+    // apart from them, column_regions.hpp), or neither chunk has any.
+    if (!a.validity != !b.validity) return false;
+    if (a.validity && a.validity + first.rows != b.validity) return false;
     if (!a.data && !b.data) continue;  // absent in both (count(*))
     if (!a.data || !b.data) return false;
     if (static_cast<const char*>(a.data) + static_cast<uint64_t>(first.rows) * first.widths[i] != b.data) return false;

@@ -102,9 +102,9 @@ class ChunkPipeline {
   // Forgets a staged chunk without running it (error paths).
   void release(StagedChunk& chunk);
   // Whether `next` continues `first` in device memory: both resident (no
-  // staging slot, no copy to wait for), no validity arrays, and every column
-  // of `next` starts where `first`'s ends (column_regions.hpp places
-  // consecutive chunks so). Then join() makes them one chunk that one launch
+  // staging slot, no copy to wait for), and every column of `next` starts
+  // where `first`'s ends, its validity bytes (if any) too (column_regions.hpp
+  // places consecutive chunks so). Then join() makes them one chunk that one launch
   // aggregates.
   static bool joinable(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);

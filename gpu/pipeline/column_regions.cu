@@ -1,8 +1,8 @@
-// place_column (column_regions.hpp): device virtual address regions whose
-// slots hold consecutive chunks' copies of one stored column, each slot backed
-// by its own physical allocation (CUDA virtual memory management, reached
-// through the runtime's driver entry points so that no binary links libcuda:
-// the CPU-only machines run the same binaries).
+// place_column (column_regions.hpp): device virtual address regions that
+// hold consecutive chunks' copies of one stored column (or of its validity)
+// back to back, backed by blocks of physical memory (CUDA virtual memory
+// management, reached through the runtime's driver entry points so that no
+// binary links libcuda: the CPU-only machines run the same binaries).
 #include "gpu/pipeline/column_regions.hpp"
 
 #include <cuda.h>
@@ -17,22 +17,23 @@ namespace tally::gpu {
 
 namespace {
 
-// Slots per region: as many as 8 GiB of virtual addresses hold, between 64
-// and 4096. A second region starts when one is full, and its first chunk is
-// then not adjacent to the last one: a table of 2^20-row chunks (4 MiB int4
-// copies) fills one region with 2048 chunks, a table of 2^24-row chunks
-// (64 MiB) one with 128.
+// A region reserves the virtual addresses of this many bytes of columns,
+// and of at least 64 and at most 4096 columns of the size of its first one.
+// A second region starts when one is full, and its first chunk is then not
+// adjacent to the last one: a table of 2^20-row chunks (4 MiB int4 copies)
+// fills one region with 2048 chunks, a table of 2^24-row chunks (64 MiB)
+// one with 128.
 constexpr uint64_t kRegionBytes = uint64_t{8} << 30;
-constexpr uint32_t kMinRegionSlots = 64;
-constexpr uint32_t kMaxRegionSlots = 4096;
-
-uint32_t region_slots(uint64_t slot_bytes) {
-  const uint64_t fit = kRegionBytes / slot_bytes;
-  return static_cast<uint32_t>(std::clamp<uint64_t>(fit, kMinRegionSlots, kMaxRegionSlots));
-}
-// Slots one block maps at most: what a column may hold mapped beyond its
+constexpr uint64_t kMinRegionColumns = 64;
+constexpr uint64_t kMaxRegionColumns = 4096;
+// Placements start on 256-byte boundaries (coalesced, vector loads): a
+// chunk whose bytes are a multiple of it is adjacent to the next.
+constexpr uint64_t kPlacementAlignment = 256;
+// Columns one block maps at most: what a column may hold mapped beyond its
 // cached chunks (the cache counts the chunks' bytes only).
-constexpr uint32_t kMaxBlockSlots = 16;
+constexpr uint64_t kMaxBlockColumns = 16;
+
+uint64_t round_up(uint64_t bytes, uint64_t unit) { return (bytes + unit - 1) / unit * unit; }
 
 struct Driver {
   bool ok = false;
@@ -80,9 +81,9 @@ CUmemAllocationProp device_prop(int device) {
 
 struct Region;
 
-// The physical memory of a block of consecutive slots, mapped; keeps its
-// region's addresses reserved. The columns placed in its slots share it: it
-// is freed when the last of them is.
+// The physical memory of a block of a region's addresses, mapped; keeps the
+// region's addresses reserved. The columns placed in it share it: it is
+// freed when the last of them is.
 struct Mapping {
   std::shared_ptr<Region> region;
   CUdeviceptr at = 0;
@@ -92,20 +93,24 @@ struct Mapping {
   ~Mapping();
 };
 
+// What a column straddling two blocks holds.
+struct TwoMappings {
+  std::shared_ptr<Mapping> first, second;
+};
+
 struct Region {
   CUdeviceptr base = 0;
-  uint64_t slot_bytes = 0;
-  uint32_t slots = 0;
-  uint32_t next = 0;  // slots are taken in order and never reused
-  // The block that backs slots [next, block_end): mapped ahead, so that a
+  uint64_t bytes = 0;  // reserved
+  uint64_t next = 0;   // where the next column goes; addresses are never reused
+  // The block that backs [block_start, block_end): mapped ahead, so that a
   // cold read of a column does not pay the mapping calls (creation, map,
   // access: hundreds of microseconds together) once per chunk. Weak: a block
-  // whose columns were all evicted is freed, and its untaken slots skipped.
+  // whose columns were all evicted is freed, and its unplaced bytes skipped.
   std::weak_ptr<Mapping> block;
-  uint32_t block_end = 0;
-  uint32_t block_slots = 1;  // the next block's slots: doubling up to kMaxBlockSlots
+  uint64_t block_end = 0;
+  uint64_t block_columns = 1;  // the next block's columns: doubling up to kMaxBlockColumns
   ~Region() {
-    if (base) (void)driver().address_free(base, slot_bytes * slots);
+    if (base) (void)driver().address_free(base, bytes);
   }
 };
 
@@ -114,9 +119,31 @@ Mapping::~Mapping() {
   if (handle) (void)driver().release(handle);
 }
 
+// Maps `bytes` (whole granules) of `region` at offset `at`; nullptr when
+// the device has no memory for it.
+std::shared_ptr<Mapping> map_block(const std::shared_ptr<Region>& region, int device, uint64_t at, uint64_t bytes) {
+  const Driver& d = driver();
+  auto m = std::make_shared<Mapping>();
+  m->region = region;
+  m->at = region->base + at;
+  m->bytes = bytes;
+  const CUmemAllocationProp prop = device_prop(device);
+  if (d.create(&m->handle, m->bytes, &prop, 0) != CUDA_SUCCESS) {
+    m->handle = 0;
+    return nullptr;  // out of device memory: the caller's allocation decides
+  }
+  if (d.map(m->at, m->bytes, 0, m->handle, 0) != CUDA_SUCCESS) return nullptr;
+  m->mapped = true;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (d.set_access(m->at, m->bytes, &access, 1) != CUDA_SUCCESS) return nullptr;
+  return m;
+}
+
 struct Regions {
   std::mutex mutex;
-  std::map<std::tuple<int, uint64_t, uint32_t, uint8_t>, std::shared_ptr<Region>> current;
+  std::map<std::tuple<int, uint64_t, uint32_t, uint8_t, ColumnPart>, std::shared_ptr<Region>> current;
   std::map<int, uint64_t> granularity;  // per device; 0 = unsupported
 };
 Regions& regions() {
@@ -126,7 +153,7 @@ Regions& regions() {
 
 }  // namespace
 
-std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint64_t bytes) {
+std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, ColumnPart part, uint64_t bytes) {
   const Driver& d = driver();
   if (!d.ok || bytes == 0) return std::nullopt;
   Regions& rs = regions();
@@ -139,51 +166,49 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint6
     g = rs.granularity.emplace(device, gran).first;
   }
   const uint64_t gran = g->second;
-  // Below the granularity a slot would waste most of its memory.
-  if (gran == 0 || bytes < gran) return std::nullopt;
-  const uint64_t size = (bytes + gran - 1) / gran * gran;
-  std::shared_ptr<Region>& region = rs.current[{device, key.table, key.column, key.width_bytes}];
+  if (gran == 0) return std::nullopt;
+  const uint64_t size = round_up(bytes, kPlacementAlignment);
+  std::shared_ptr<Region>& region = rs.current[{device, key.table, key.column, key.width_bytes, part}];
   std::shared_ptr<Mapping> block = region ? region->block.lock() : nullptr;
-  // The untaken slots of a block already freed are skipped.
+  // The unplaced bytes of a block already freed are skipped.
   if (region && !block) region->next = std::max(region->next, region->block_end);
-  if (!region || region->next >= region->slots || size > region->slot_bytes) {
+  if (!region || region->next + size > region->bytes) {
     auto fresh = std::make_shared<Region>();
-    fresh->slot_bytes = size;
-    fresh->slots = region_slots(size);
-    if (d.reserve(&fresh->base, size * fresh->slots, 0, 0, 0) != CUDA_SUCCESS) {
+    fresh->bytes = round_up(std::clamp(kRegionBytes, size * kMinRegionColumns, size * kMaxRegionColumns), gran);
+    if (d.reserve(&fresh->base, fresh->bytes, 0, 0, 0) != CUDA_SUCCESS) {
       fresh->base = 0;
       return std::nullopt;
     }
     region = std::move(fresh);
     block = nullptr;
   }
-  if (!block || region->next >= region->block_end) {
-    const uint32_t slots = std::min(region->block_slots, region->slots - region->next);
-    auto m = std::make_shared<Mapping>();
-    m->region = region;
-    m->at = region->base + region->slot_bytes * region->next;
-    m->bytes = region->slot_bytes * slots;
-    const CUmemAllocationProp prop = device_prop(device);
-    if (d.create(&m->handle, m->bytes, &prop, 0) != CUDA_SUCCESS) {
-      m->handle = 0;
-      return std::nullopt;  // out of device memory: the caller's allocation decides
-    }
-    if (d.map(m->at, m->bytes, 0, m->handle, 0) != CUDA_SUCCESS) return std::nullopt;
-    m->mapped = true;
-    CUmemAccessDesc access{};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (d.set_access(m->at, m->bytes, &access, 1) != CUDA_SUCCESS) return std::nullopt;
-    block = std::move(m);
-    region->block = block;
-    region->block_end = region->next + slots;
-    region->block_slots = std::min(2 * region->block_slots, kMaxBlockSlots);
-  }
-  const CUdeviceptr at = region->base + region->slot_bytes * region->next;
-  ++region->next;
+  const uint64_t at = region->next;
   PlacedColumn out;
-  out.data = reinterpret_cast<void*>(at);
-  out.backing = std::move(block);
+  out.data = reinterpret_cast<void*>(region->base + at);
+  if (block && at + size <= region->block_end) {
+    out.backing = std::move(block);
+  } else {
+    // A new block from where the mapped addresses end (granule-aligned: a
+    // fresh region's start, or the end of the block before), holding the
+    // rest of this column and, ahead, the next ones'.
+    const uint64_t start = block ? region->block_end : at;
+    const uint64_t want = std::max(at + size - start, region->block_columns * size);
+    const uint64_t mapped = std::min(round_up(want, gran), region->bytes - start);
+    std::shared_ptr<Mapping> fresh = map_block(region, device, start, mapped);
+    if (!fresh) return std::nullopt;
+    region->block = fresh;
+    region->block_end = start + mapped;
+    region->block_columns = std::min(2 * region->block_columns, kMaxBlockColumns);
+    if (block && at < start) {
+      auto both = std::make_shared<TwoMappings>();
+      both->first = std::move(block);
+      both->second = std::move(fresh);
+      out.backing = std::move(both);
+    } else {
+      out.backing = std::move(fresh);
+    }
+  }
+  region->next = at + size;
   return out;
 }
 

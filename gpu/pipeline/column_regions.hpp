@@ -4,16 +4,17 @@
 // resident chunks can then aggregate several chunks in one launch (one
 // kernel over their joined rows) instead of one launch per chunk.
 //
-// Each (device, table, column, width) gets a region of reserved device
-// virtual addresses cut into equal slots; a column filled for that key takes
-// the slot after the one taken last. Physical memory is mapped there in
-// blocks of consecutive slots (CUDA virtual memory management), one slot for
-// a region's first column, then twice as many per block up to 16: a cold
-// read of a hundred chunks makes a few mapping calls, not a hundred. A block
-// is freed when the last column placed in it is; until its slots are taken
-// they hold memory the column cache does not count (at most 15 slots per
-// column read). Columns smaller than the allocation granularity, or larger
-// than their region's slots, get no place (the caller allocates them itself).
+// Each (device, table, column, width, part) gets a region of reserved device
+// virtual addresses; a column filled for that key is placed right after the
+// one placed last (its bytes rounded up to 256), so that a chunk's values,
+// and apart from them its validity bytes, continue the previous chunk's.
+// Physical memory is mapped there in blocks (CUDA virtual memory
+// management, whole allocation granules): one column's worth for a region's
+// first column, then twice as many columns per block up to 16, so that a
+// cold read of a hundred chunks makes a few mapping calls, not a hundred. A
+// column may straddle two blocks and then holds both. A block is freed when
+// the last column placed in it is; until it is filled it holds memory the
+// column cache does not count (at most 15 columns' worth per column read).
 // Host-only header; the implementation is column_regions.cu (CUDA builds only).
 #include <cstdint>
 #include <memory>
@@ -30,11 +31,15 @@ struct PlacedColumn {
   std::shared_ptr<void> backing;
 };
 
-// Device memory of `bytes` for `key`'s column on `device`, right after the
-// previous column placed for the same table, column and width; nullopt when
-// this column cannot be placed (too small, too large for its region's slots,
-// out of device memory, or virtual memory management unsupported).
-// Thread-safe.
-std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, uint64_t bytes);
+// What of a stored column a placement holds: its values, or the validity
+// bytes (one per row) of a column with NULLs, which have regions of their
+// own so that they too are adjacent chunk after chunk.
+enum class ColumnPart : uint8_t { values, validity };
+
+// Device memory of `bytes` for `part` of `key`'s column on `device`, right
+// after the previous one placed for the same table, column, width and part;
+// nullopt when it cannot be placed (out of device memory, or virtual memory
+// management unsupported). Thread-safe.
+std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, ColumnPart part, uint64_t bytes);
 
 }  // namespace tally::gpu

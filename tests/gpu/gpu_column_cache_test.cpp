@@ -290,11 +290,13 @@ struct JoinedRun {
   long launches = -1;
 };
 
-JoinedRun run_not_null(tally::AggregateEngine& engine, const std::vector<std::vector<int32_t>>& keys,
-                       const std::vector<std::vector<int32_t>>& values, int32_t groups, bool identities,
-                       const std::string& variant = "", uint64_t estimate = 0) {
+// `valid`: the values' validity per chunk (nullptr: a NOT NULL column).
+JoinedRun run_chunks(tally::AggregateEngine& engine, const std::vector<std::vector<int32_t>>& keys,
+                     const std::vector<std::vector<int32_t>>& values, int32_t groups, bool identities,
+                     const std::string& variant = "", uint64_t estimate = 0,
+                     const std::vector<std::vector<uint8_t>>* valid = nullptr) {
   tally::AggregationSpec s = spec_for(groups);
-  s.value_not_null = {1};
+  s.value_not_null = {valid == nullptr ? uint8_t{1} : uint8_t{0}};
   s.forced_variant = variant;
   if (estimate) s.estimated_groups = estimate;
   auto r = engine.start(s);
@@ -302,10 +304,12 @@ JoinedRun run_not_null(tally::AggregateEngine& engine, const std::vector<std::ve
     tally::ChunkInput in;
     in.rows = keys[c].size();
     in.keys = {ColumnWidth::int32, keys[c].data(), nullptr};
-    in.values = {{ColumnWidth::int32, values[c].data(), nullptr}};
+    in.values = {{ColumnWidth::int32, values[c].data(), valid ? (*valid)[c].data() : nullptr}};
     if (identities) {
-      in.keys.identity = {77, 500 + c, 0};
-      in.values[0].identity = {77, 500 + c, 1};
+      // Another table where the values have NULLs: its own regions.
+      const uint64_t table = valid ? 78 : 77;
+      in.keys.identity = {table, 500 + c, 0};
+      in.values[0].identity = {table, 500 + c, 1};
     }
     in.filters.assign(3, nullptr);
     r->sink(in);
@@ -341,29 +345,66 @@ TEST_F(GpuColumnCache, ResidentChunksRunInJoinedLaunches) {
     }
   }
   auto cpu = executor::make_cpu_engine();
-  const auto expected = run_not_null(*cpu, keys, values, 300, false).groups;
+  const auto expected = run_chunks(*cpu, keys, values, 300, false).groups;
   ASSERT_EQ(expected.size(), 300u);
   auto gpu = make_gpu_engine(-1, GpuEngineOptions{0, uint64_t{256} << 20});
   ASSERT_NE(gpu, nullptr);
   // Cold: every chunk waits for its copy, one launch each.
-  const JoinedRun cold = run_not_null(*gpu, keys, values, 300, true);
+  const JoinedRun cold = run_chunks(*gpu, keys, values, 300, true);
   EXPECT_EQ(cold.groups, expected);
   EXPECT_EQ(cold.launches, 8);
   // Warm: the first chunk alone, then the others (7.5 x 2^20 rows, below one
   // joined launch's limit) in one launch; the short last chunk may get a
   // configuration of its own from the rules (sized by its rows) and run alone.
-  const JoinedRun warm = run_not_null(*gpu, keys, values, 300, true);
+  const JoinedRun warm = run_chunks(*gpu, keys, values, 300, true);
   EXPECT_EQ(warm.groups, expected);
   EXPECT_GE(warm.launches, 2);
   EXPECT_LE(warm.launches, 3);
   // Not cached (no identities): separate allocations, one launch per chunk.
-  const JoinedRun transient = run_not_null(*gpu, keys, values, 300, false);
+  const JoinedRun transient = run_chunks(*gpu, keys, values, 300, false);
   EXPECT_EQ(transient.groups, expected);
   EXPECT_EQ(transient.launches, 8);
   // Every hashing variant over joined launches, with an estimate 20x too low
   // so that the global table grows inside a joined launch.
   for (const char* v : {"shared_memory", "global", "sort", "partitioned"}) {
-    const JoinedRun r = run_not_null(*gpu, keys, values, 300, true, v, 16);
+    const JoinedRun r = run_chunks(*gpu, keys, values, 300, true, v, 16);
+    EXPECT_EQ(r.groups, expected) << v;
+    EXPECT_LT(r.launches, 8) << v;
+  }
+}
+
+TEST_F(GpuColumnCache, ResidentChunksWithNullsRunInJoinedLaunches) {
+  // As above, the values with NULLs: their validity bytes (1 MiB a chunk,
+  // below the allocation granularity) are placed in a region of their own,
+  // so the resident chunks still join.
+  std::vector<std::vector<int32_t>> keys, values;
+  std::vector<std::vector<uint8_t>> valid;
+  std::mt19937_64 rng(12);
+  for (int c = 0; c < 8; ++c) {
+    const size_t rows = c < 7 ? size_t{1} << 20 : (size_t{1} << 19) + 123;
+    keys.emplace_back(rows);
+    values.emplace_back(rows);
+    valid.emplace_back(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      keys.back()[r] = static_cast<int32_t>(rng() % 300);
+      values.back()[r] = static_cast<int32_t>(rng() % 2000001) - 1000000;
+      valid.back()[r] = rng() % 20 != 0;
+    }
+  }
+  auto cpu = executor::make_cpu_engine();
+  const auto expected = run_chunks(*cpu, keys, values, 300, false, "", 0, &valid).groups;
+  ASSERT_EQ(expected.size(), 300u);
+  auto gpu = make_gpu_engine(-1, GpuEngineOptions{0, uint64_t{256} << 20});
+  ASSERT_NE(gpu, nullptr);
+  const JoinedRun cold = run_chunks(*gpu, keys, values, 300, true, "", 0, &valid);
+  EXPECT_EQ(cold.groups, expected);
+  EXPECT_EQ(cold.launches, 8);
+  const JoinedRun warm = run_chunks(*gpu, keys, values, 300, true, "", 0, &valid);
+  EXPECT_EQ(warm.groups, expected);
+  EXPECT_GE(warm.launches, 2);
+  EXPECT_LE(warm.launches, 3);
+  for (const char* v : {"shared_memory", "global", "sort", "partitioned"}) {
+    const JoinedRun r = run_chunks(*gpu, keys, values, 300, true, v, 16, &valid);
     EXPECT_EQ(r.groups, expected) << v;
     EXPECT_LT(r.launches, 8) << v;
   }
@@ -382,7 +423,7 @@ TEST_F(GpuColumnCache, PlacedColumnsAreAdjacentAndFreedWithTheirBlocks) {
   // region: its 96 chunks' copies run in joined launches).
   constexpr int kColumns = 100;
   for (int i = 0; i < kColumns; ++i) {
-    auto p = place_column(0, column, kBytes);
+    auto p = place_column(0, column, ColumnPart::values, kBytes);
     ASSERT_TRUE(p) << "column " << i;
     if (!placed.empty()) {
       EXPECT_EQ(static_cast<char*>(p->data), static_cast<char*>(placed.front().data) + i * kBytes) << "column " << i;
@@ -401,9 +442,33 @@ TEST_F(GpuColumnCache, PlacedColumnsAreAdjacentAndFreedWithTheirBlocks) {
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   EXPECT_GE(free_after + kBytes, free_before);
   // The next column starts a fresh block after the freed one's slots.
-  auto next = place_column(0, column, kBytes);
+  auto next = place_column(0, column, ColumnPart::values, kBytes);
   ASSERT_TRUE(next);
   EXPECT_NE(next->data, nullptr);
+}
+
+TEST_F(GpuColumnCache, SmallPlacementsAreAdjacentAcrossBlocks) {
+  // Validity bytes of 2^20-row chunks and an odd size (rounded up to 256):
+  // below the 2 MiB granularity, so blocks hold several and a placement may
+  // straddle two; each stays writable while only it is held.
+  const ColumnKey column{0x7a11e6, 0, 3, 4};
+  for (const uint64_t bytes : {uint64_t{1} << 20, uint64_t{300000}}) {
+    const uint64_t step = (bytes + 255) / 256 * 256;
+    std::vector<PlacedColumn> placed;
+    for (int i = 0; i < 40; ++i) {
+      auto p = place_column(0, ColumnKey{column.table + bytes, 0, 3, 4}, ColumnPart::validity, bytes);
+      ASSERT_TRUE(p) << "column " << i;
+      if (!placed.empty()) {
+        EXPECT_EQ(static_cast<char*>(p->data), static_cast<char*>(placed.front().data) + i * step) << "column " << i;
+      }
+      placed.push_back(std::move(*p));
+    }
+    // Every other one dropped: the others' memory (straddling ones' both
+    // blocks) stays mapped.
+    for (size_t i = 0; i < placed.size(); i += 2) placed[i].backing.reset();
+    for (size_t i = 1; i < placed.size(); i += 2) ASSERT_EQ(cudaMemset(placed[i].data, 0x5a, bytes), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
 }
 #endif
 
