@@ -128,8 +128,9 @@ struct TupleKeyTable::Impl {};
 TupleKeyTable::TupleKeyTable(size_t, uint64_t) {}
 TupleKeyTable::~TupleKeyTable() = default;
 const int64_t* TupleKeyTable::assign(const ColumnPointer*, const uint32_t*, int64_t, StreamHandle) { no_gpu(); }
-void TupleKeyTable::values_of(const int64_t*, size_t, uint32_t, std::vector<std::vector<int64_t>>&,
-                              std::vector<std::vector<int32_t>>&, std::vector<std::vector<uint8_t>>&, StreamHandle) {
+void TupleKeyTable::values_of(const int64_t*, size_t, const std::vector<GroupByResult::DeviceKeys>&, uint32_t,
+                              std::vector<std::vector<int64_t>>&, std::vector<std::vector<int32_t>>&,
+                              std::vector<std::vector<uint8_t>>&, StreamHandle) {
   no_gpu();
 }
 uint64_t TupleKeyTable::tuples() const { return 0; }

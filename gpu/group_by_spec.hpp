@@ -147,6 +147,16 @@ struct GroupByResult {
   // Groups finish() left out because a group test rejected them
   // (GroupByAggregator::keep_groups_where).
   uint64_t dropped = 0;
+  // Where the groups' keys also are in device memory, in this result's order
+  // (the regions one after the other), until the aggregator runs again:
+  // key tuple ids are turned into their column values there without
+  // copying them back up. Empty where the host reordered the groups (group
+  // tests run on the host).
+  struct DeviceKeys {
+    const int64_t* keys = nullptr;
+    uint64_t count = 0;
+  };
+  std::vector<DeviceKeys> device_keys;
   size_t groups() const { return keys.size(); }
 };
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -156,6 +157,7 @@ class ResultExtractor {
     if (ng > copy)
       return std::nullopt;  // more groups than the key ranges allow: statistics were off
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, stride, ng, copy, nd);
+    on_device(r, {{out_keys_.get<int64_t>(), ng}, {table.direct_keys().template get<int64_t>(), nd}});
     host_mark("result built");
     return r;
   }
@@ -224,6 +226,7 @@ class ResultExtractor {
       throw Error(SqlState::internal_error,
                   simple_format("GPU: extracted {} groups, expected {}", count, n));
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, total, ng, ng, nd);
+    on_device(r, {{out_keys_.get<int64_t>(), ng}, {table.direct_keys().template get<int64_t>(), nd}});
     host_mark("result built");
     return r;
   }
@@ -276,6 +279,7 @@ class ResultExtractor {
     host_mark("copied");
     host_mark("group tests on the device", static_cast<long>(total - m), "dropped");
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, m, m, m, 0, total - m);
+    on_device(r, {{sift_keys_.get<int64_t>(), m}});
     host_mark("result built");
     return r;
   }
@@ -321,6 +325,14 @@ class ResultExtractor {
   }
 
  private:
+  // Records where `r`'s keys are on the device (GroupByResult::device_keys),
+  // unless the host's group tests reordered them.
+  void on_device(GroupByResult& r, std::initializer_list<GroupByResult::DeviceKeys> regions) const {
+    if (host_tested_) return;
+    for (const GroupByResult::DeviceKeys& k : regions)
+      if (k.count > 0) r.device_keys.push_back(k);
+  }
+
   // `sifted`: the groups the device's group tests dropped, where they ran
   // there (the host then tests none).
   GroupByResult build(const char* h, size_t keys_at, size_t lanes_at, size_t nulls_at,
@@ -336,7 +348,8 @@ class ResultExtractor {
     g.direct_groups = nd;
     // The group tests sift the staging (ours to write) before any array is built.
     uint64_t dropped = sifted.value_or(0);
-    if (!tests_.empty() && !sifted) {
+    host_tested_ = !tests_.empty() && !sifted;
+    if (host_tested_) {
       g = keep_passing_groups(spec_, plan_, tests_, g, dropped);
       host_mark("group tests", static_cast<long>(dropped), "dropped");
     }
@@ -360,6 +373,7 @@ class ResultExtractor {
   // prepare_result()'s arrays, which the next build fills.
   GroupByResult spare_;
   std::vector<GroupTest> tests_;
+  bool host_tested_ = false;  // the last build ran the group tests on the host
 };
 
 }  // namespace tally::gpu::aggregator

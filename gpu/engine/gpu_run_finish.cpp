@@ -189,8 +189,8 @@ tally::AggregationResult GpuRun::finalize() {
     uint32_t narrow = 0;
     for (size_t k = 0; k < spec_.key_parts.size(); ++k)
       if (spec_.key_parts[k].narrow) narrow |= 1u << k;
-    tuples_->values_of(out.keys.data(), n, narrow, out.key_codes, out.key_codes32, out.key_code_valid,
-                       pipeline_->compute_stream());
+    tuples_->values_of(out.keys.data(), n, r.device_keys, narrow, out.key_codes, out.key_codes32,
+                       out.key_code_valid, pipeline_->compute_stream());
     std::snprintf(line, sizeof line, "GPU: key tuples: %llu distinct, table grown %d times, group values %.3f ms",
                   static_cast<unsigned long long>(tuples_->tuples()), tuples_->growths(), since_us(t_values) / 1e3);
     report_.details.push_back(line);

@@ -120,12 +120,13 @@ struct ValuesOut {
 // Also ORs the NULL bits of every group into *any_null (bit c: column c
 // has a NULL group): a column without one needs no validity copied back.
 // blockDim is a multiple of 32, and every lane reaches the warp's reduction.
-__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t n, ValuesOut out, uint8_t* valid,
-                              uint32_t* any_null) {
+// The groups' ids are ids[0, first) then more_ids[0, n - first).
+__global__ void values_kernel(TableView t, const int64_t* ids, uint64_t first, const int64_t* more_ids, uint64_t n,
+                              ValuesOut out, uint8_t* valid, uint32_t* any_null) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   uint32_t seen = 0;
   for (uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < n; g += stride) {
-    const auto id = static_cast<uint64_t>(ids[g]);
+    const auto id = static_cast<uint64_t>(g < first ? ids[g] : more_ids[g - first]);
     const uint32_t nulls = t.nulls[id];
     seen |= nulls;
     for (int c = 0; c < t.count; ++c) {
@@ -261,9 +262,10 @@ const int64_t* TupleKeyTable::assign(const ColumnPointer* columns, const uint32_
   return out;
 }
 
-void TupleKeyTable::values_of(const int64_t* ids, size_t n, uint32_t narrow_mask,
-                              std::vector<std::vector<int64_t>>& values, std::vector<std::vector<int32_t>>& values32,
-                              std::vector<std::vector<uint8_t>>& valid, StreamHandle stream) {
+void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<GroupByResult::DeviceKeys>& on_device,
+                              uint32_t narrow_mask, std::vector<std::vector<int64_t>>& values,
+                              std::vector<std::vector<int32_t>>& values32, std::vector<std::vector<uint8_t>>& valid,
+                              StreamHandle stream) {
   Impl& m = *impl_;
   values.assign(m.columns, {});
   values32.assign(m.columns, {});
@@ -276,7 +278,10 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, uint32_t narrow_mask
   }
   out.narrow_mask = narrow_mask;
   const size_t rows = std::max<size_t>(n, 1);
-  DeviceBuffer device_ids(rows * sizeof(int64_t), stream);
+  uint64_t on_device_ids = 0;
+  for (const GroupByResult::DeviceKeys& k : on_device) on_device_ids += k.count;
+  const bool read_there = on_device.size() <= 2 && on_device_ids == n && n > 0;
+  DeviceBuffer device_ids(read_there ? 0 : rows * sizeof(int64_t), stream);
   DeviceBuffer device_values(rows * std::max<size_t>(wide_columns, 1) * sizeof(int64_t), stream);
   DeviceBuffer device_values32(rows * std::max<size_t>(narrow_columns, 1) * sizeof(int32_t), stream);
   DeviceBuffer device_valid(rows * m.columns, stream);
@@ -298,10 +303,20 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, uint32_t narrow_mask
   try {
     if (gather) {
       TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
-      // Staged on several threads: the driver's own copy from pageable
-      // memory moved the 800 MB of 1e8 ids on one.
-      copy_from_pageable({HostCopy{device_ids.get(), ids, n * sizeof(int64_t)}}, stream);
-      values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), device_ids.get<int64_t>(), n, out,
+      const int64_t* first = nullptr;
+      const int64_t* more = nullptr;
+      uint64_t first_count = n;
+      if (read_there) {
+        first = on_device[0].keys;
+        first_count = on_device[0].count;
+        if (on_device.size() > 1) more = on_device[1].keys;
+      } else {
+        // Staged on several threads: the driver's own copy from pageable
+        // memory moved the 800 MB of 1e8 ids on one.
+        copy_from_pageable({HostCopy{device_ids.get(), ids, n * sizeof(int64_t)}}, stream);
+        first = device_ids.get<int64_t>();
+      }
+      values_kernel<<<blocks_for(n), kThreads, 0, stream>>>(m.view(), first, first_count, more, n, out,
                                                             device_valid.get<uint8_t>(), device_any_null.get<uint32_t>());
       TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
     }

@@ -35,10 +35,14 @@ class TupleKeyTable {
 
   // Per key column, the values and validity (0 = NULL) of the tuples
   // ids[0, n) (host memory): gathered on the device behind the work on
-  // `stream`, copied back once; waits for `stream`. A column c with bit c of
-  // narrow_mask set comes back in values32[c] (its values cut to 32 bits:
-  // text codes), the others in values[c]; the unused one is left empty.
-  void values_of(const int64_t* ids, size_t n, uint32_t narrow_mask, std::vector<std::vector<int64_t>>& values,
+  // `stream`, copied back once; waits for `stream`. The ids are read where
+  // `on_device` says they also are in device memory (at most two regions,
+  // together n ids; GroupByResult::device_keys), else copied up. A column c
+  // with bit c of narrow_mask set comes back in values32[c] (its values cut
+  // to 32 bits: text codes), the others in values[c]; the unused one is left
+  // empty.
+  void values_of(const int64_t* ids, size_t n, const std::vector<GroupByResult::DeviceKeys>& on_device,
+                 uint32_t narrow_mask, std::vector<std::vector<int64_t>>& values,
                  std::vector<std::vector<int32_t>>& values32, std::vector<std::vector<uint8_t>>& valid,
                  StreamHandle stream);
 

@@ -567,12 +567,14 @@ TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
   GpuDatabase db("tally-gpu-having", 0);
   ASSERT_NE(db.database->gpu_engine(), nullptr);
   auto ok = [&](const std::string& sql) { db.ok(sql); };
-  ok("CREATE TABLE line (k bigint, q numeric(15,2), n int, v bigint)");
+  ok("CREATE TABLE line (k bigint, q numeric(15,2), n int, v bigint, w bigint)");
   // 400,000 keys, 1 to 7 rows each; q's sum passes 300 for a few keys; n is
   // NULL on every row of the keys divisible by 1000 (their sums are NULL).
+  // (k, w) has as many groups as k, but their ranges need 80 bits: a key
+  // tuple on the device, whose ids become column values there.
   ok("INSERT INTO line SELECT g / 7 * 3 + 5, CASE WHEN g % 700001 = 0 THEN 299.5 ELSE (g % 50) * 0.25 END, "
-     "CASE WHEN (g / 7) % 1000 = 0 THEN NULL ELSE g % 13 - 6 END, g::bigint * 1000003 % 999983 - 500000 "
-     "FROM generate_series(0, 2799999) g");
+     "CASE WHEN (g / 7) % 1000 = 0 THEN NULL ELSE g % 13 - 6 END, g::bigint * 1000003 % 999983 - 500000, "
+     "(g / 7)::bigint * 3000000000007 FROM generate_series(0, 2799999) g");
   ok("SELECT sum(q), count(n), sum(v) FROM line");  // the first read goes to the CPU engine
   const char* queries[] = {
       "SELECT k, sum(q) FROM line GROUP BY k HAVING sum(q) > 300",
@@ -581,6 +583,8 @@ TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
       "SELECT k, min(v), max(v) FROM line GROUP BY k HAVING max(v) < 0 AND min(n) = -6",
       "SELECT k, count(n) FROM line GROUP BY k HAVING count(n) = 0",
       "SELECT k, sum(v) FROM line GROUP BY k HAVING sum(v) > 2000000",
+      "SELECT k, w, sum(q) FROM line GROUP BY k, w HAVING sum(q) > 300",
+      "SELECT w, k, count(*), sum(v) FROM line GROUP BY k, w",
   };
   bool dropped_on_gpu = false;
   for (const char* sql : queries) {
@@ -593,6 +597,8 @@ TEST(GpuDifferential, HavingTestsOnTheGpuAnswerAsTheCpuEngine) {
     const std::string text = db.explained(sql);
     EXPECT_NE(text.find("Engine: gpu"), std::string::npos) << sql << "\n" << text;
     EXPECT_NE(text.find("Actual groups: 400000"), std::string::npos) << sql << "\n" << text;
+    if (std::string(sql).find(" w") != std::string::npos)
+      EXPECT_NE(text.find("GPU: key tuples:"), std::string::npos) << sql << "\n" << text;
     dropped_on_gpu = dropped_on_gpu || text.find("GPU: HAVING's tests dropped") != std::string::npos;
   }
   EXPECT_TRUE(dropped_on_gpu);
