@@ -292,19 +292,27 @@ std::unique_ptr<PhysicalOperator> FromPlanner::State::with_filters(std::unique_p
 // A filter that bounds a ranking window column of a derived table (`WHERE
 // rn <= 2` over `row_number() OVER (...) AS rn`) lets the subquery's window
 // run as a top-n per partition: the subquery is planned again knowing the
-// bound (plan_select decides whether its windows allow it). The filter stays.
+// bound (plan_select decides whether its windows allow it). Where it did,
+// every row it gives is ranked within the bound, and the filters that only
+// say so are left out (a million partitions' two rows each were otherwise
+// tested again); `rn = 2` and other conditions stay.
 void FromPlanner::State::plan_top_n(Node& node) {
   for (size_t i = 0; i < node.derived->visible; ++i) {
     if (dynamic_cast<const WindowResultExpr*>(node.derived->outputs[i].get()) == nullptr) continue;
+    const int column = node.base + static_cast<int>(i);
     std::optional<int64_t> bound;
     for (const auto& f : node.filters) {
-      if (auto b = ranking_bound(*f, node.base + static_cast<int>(i))) bound = bound ? std::min(*bound, *b) : *b;
+      if (auto b = ranking_bound(*f, column)) bound = bound ? std::min(*bound, *b) : *b;
     }
     if (!bound) continue;
     PlanContext again = node.derived_context;
     again.top_n_output = static_cast<int>(i);
     again.top_n_k = *bound;
     node.derived = plan_select(node.derived_select, again);
+    const auto* top_n = dynamic_cast<const TopNPerPartition*>(node.derived->source.get());
+    if (top_n != nullptr && top_n->k() == *bound) {
+      std::erase_if(node.filters, [&](const ExprPtr& f) { return implied_by_top_n(*f, column, *bound); });
+    }
     return;
   }
 }

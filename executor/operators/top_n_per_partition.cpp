@@ -279,7 +279,24 @@ void TopNPerPartition::run(ExecContext& context, ChunkSink& sink) const {
   const WindowCall& call = plan_->calls[call_];
   Candidates candidates(child, plan_->specs[call.spec], call.function, space_width_, k_, context);
   if (k_ > 0) run_operator(child, context, candidates);
-  push_with_windows(*plan_, candidates.finish(), child.layout(), space_width_, context, sink);
+  // The candidates pruning kept beyond rank k (it cuts only as they grow),
+  // cut here: the ranking call's values follow the child's columns.
+  struct RankCut final : ChunkSink {
+    ChunkSink& next;
+    size_t column;
+    int64_t k;
+    RankCut(ChunkSink& n, size_t c, int64_t bound) : next(n), column(c), k(bound) {}
+    bool consume(DataChunk& chunk) override {
+      const int64_t* ranks = chunk.columns[column].int_data();
+      std::vector<uint32_t> kept;
+      kept.reserve(chunk.rows);
+      for (size_t r = 0; r < chunk.rows; ++r)
+        if (ranks[r] <= k) kept.push_back(static_cast<uint32_t>(r));
+      if (kept.size() != chunk.rows) chunk = gather_chunk(chunk, kept);
+      return chunk.rows == 0 || next.consume(chunk);
+    }
+  } cut(sink, child.columns().size() + call_, k_);
+  push_with_windows(*plan_, candidates.finish(), child.layout(), space_width_, context, cut);
 }
 
 std::vector<std::string> TopNPerPartition::details() const {
@@ -292,7 +309,14 @@ std::vector<std::string> TopNPerPartition::details() const {
   return lines;
 }
 
-std::optional<int64_t> ranking_bound(const Expr& conjunct, int column) {
+namespace {
+
+struct RankingComparison {
+  std::string op;  // "<", "<=" or "=", the column on the left
+  int64_t bound;   // the largest value it lets through
+};
+
+std::optional<RankingComparison> ranking_comparison(const Expr& conjunct, int column) {
   const auto* f = dynamic_cast<const FunctionExpr*>(&conjunct);
   if (f == nullptr || f->args.size() != 2) return std::nullopt;
   std::string op = f->name;
@@ -307,8 +331,21 @@ std::optional<int64_t> ranking_bound(const Expr& conjunct, int column) {
   const Vector v = constant->evaluate(EvalInput{1, {}, nullptr});
   if (v.count != 1 || v.null_at(0)) return std::nullopt;
   const int64_t bound = v.int_data()[0];
-  if (op == "<") return bound == INT64_MIN ? bound : bound - 1;
-  return bound;
+  if (op == "<") return RankingComparison{op, bound == INT64_MIN ? bound : bound - 1};
+  return RankingComparison{op, bound};
+}
+
+}  // namespace
+
+std::optional<int64_t> ranking_bound(const Expr& conjunct, int column) {
+  const std::optional<RankingComparison> c = ranking_comparison(conjunct, column);
+  if (!c) return std::nullopt;
+  return c->bound;
+}
+
+bool implied_by_top_n(const Expr& conjunct, int column, int64_t k) {
+  const std::optional<RankingComparison> c = ranking_comparison(conjunct, column);
+  return c && c->op != "=" && c->bound >= k;
 }
 
 bool top_n_applies(const WindowPlan& plan, size_t call) {

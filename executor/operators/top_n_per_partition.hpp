@@ -8,7 +8,9 @@
 // one comparison, and the candidates are pruned (sorted, cut at rank k)
 // whenever they double. The survivors then go through the ordinary window
 // evaluation (window.hpp), so the ranking values and every column are what
-// WindowAgg gives; the outer filter stays above and cuts what ties left.
+// WindowAgg gives, and the rows ranked above k that pruning left are cut.
+// Every row out is ranked k or better: an outer `rn <= k` is implied
+// (implied_by_top_n), and the planner leaves it out.
 //
 // Pruning is sound because a rank can only grow when rows are added: a row
 // that k rows (or k distinct values, for dense_rank) precede in a subset of
@@ -34,6 +36,8 @@ class TopNPerPartition final : public PhysicalOperator {
   void run(ExecContext& context, ChunkSink& sink) const override;
   std::string describe() const override { return "WindowAgg"; }
   std::vector<std::string> details() const override;
+  // The bound: every row out has its ranking value at most k.
+  int64_t k() const { return k_; }
 
  private:
   std::shared_ptr<const WindowPlan> plan_;
@@ -50,6 +54,11 @@ class TopNPerPartition final : public PhysicalOperator {
 // conjunct lets through, when it compares that column with an integer
 // constant: `rn <= 2`, `rn < 3`, `3 >= rn`, `rn = 2` all give 2.
 std::optional<int64_t> ranking_bound(const Expr& conjunct, int column);
+
+// Whether every row ranked k or better passes the conjunct over column
+// `column`: `rn <= c` or `rn < c + 1` with c >= k (not `rn = c`, which
+// drops the better ranks).
+bool implied_by_top_n(const Expr& conjunct, int column, int64_t k);
 
 // Whether `plan` may run as a top-n of call `call`: that call and every
 // other one is a row_number, rank or dense_rank over the same PARTITION BY
