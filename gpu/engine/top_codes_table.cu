@@ -18,6 +18,7 @@ constexpr uint64_t kFreeKey = ~uint64_t{0};
 // linear probing needs at the table's load when the estimate holds.
 constexpr uint64_t kMaxProbes = 64;
 constexpr int kThreads = 256;
+static_assert(kThreads % 32 == 0, "add_kernel steps whole warps");
 constexpr int64_t kMaxBlocks = 8192;
 
 __device__ inline uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
@@ -89,28 +90,45 @@ __global__ void init_kernel(const __grid_constant__ TopCodesView t) {
   }
 }
 
+// Whole warps step through the rows together (kThreads is a multiple of
+// 32), so that the rows of the NULL key, which all count into one entry,
+// add to its count word once per warp: with a few percent of NULL keys that
+// one word's atomics bounded the kernel.
 __global__ void add_kernel(const __grid_constant__ TopCodesView t, const __grid_constant__ CollectArgs a, int64_t rows) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
-    if (a.filter != nullptr && a.filter[r] == 0) continue;
-    const bool valued = a.value_valid == nullptr || a.value_valid[r] != 0;
-    if (!valued && !t.every_row) continue;
-    int64_t e;
-    if (a.key_valid != nullptr && a.key_valid[r] == 0) {
-      e = static_cast<int64_t>(t.capacity);
-    } else {
-      const uint64_t key = sort_key(a, r);
-      e = entry_of(t, key, kMaxProbes);
-      if (e < 0) {
-        if (valued) {
-          const unsigned long long at = atomicAdd(a.count, 1ULL);
-          a.out_keys[at] = key;
-          a.out_codes[at] = order_code(a, r);
-        } else {
-          a.out_bare_keys[atomicAdd(a.bare_count, 1ULL)] = key;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < rows; base += stride) {
+    const int64_t r = base + threadIdx.x;
+    const bool in = r < rows && (a.filter == nullptr || a.filter[r] != 0);
+    const bool valued = in && (a.value_valid == nullptr || a.value_valid[r] != 0);
+    const bool counted = valued || (in && t.every_row);
+    const bool null_key = counted && a.key_valid != nullptr && a.key_valid[r] == 0;
+    if (a.key_valid != nullptr) {
+      const unsigned nulls = __ballot_sync(0xffffffffu, null_key);
+      if (nulls != 0) {
+        const unsigned valued_nulls = __ballot_sync(0xffffffffu, null_key && valued);
+        if ((threadIdx.x & 31u) == static_cast<unsigned>(__ffs(nulls) - 1)) {
+          const uint64_t words = static_cast<uint64_t>(__popc(valued_nulls)) +
+                                 (t.every_row ? static_cast<uint64_t>(__popc(nulls)) * kRowUnit : 0);
+          count_rows(t, static_cast<int64_t>(t.capacity), words);
         }
-        continue;
       }
+    }
+    if (!counted) continue;
+    if (null_key) {
+      if (valued) offer(t, static_cast<int64_t>(t.capacity), order_code(a, r));
+      continue;
+    }
+    const uint64_t key = sort_key(a, r);
+    const int64_t e = entry_of(t, key, kMaxProbes);
+    if (e < 0) {
+      if (valued) {
+        const unsigned long long at = atomicAdd(a.count, 1ULL);
+        a.out_keys[at] = key;
+        a.out_codes[at] = order_code(a, r);
+      } else {
+        a.out_bare_keys[atomicAdd(a.bare_count, 1ULL)] = key;
+      }
+      continue;
     }
     count_rows(t, e, row_count(t, valued));
     if (valued) offer(t, e, order_code(a, r));
