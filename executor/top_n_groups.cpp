@@ -173,8 +173,29 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   const int threads = worker_threads(context);
   std::vector<uint32_t> first;
   cpu::resize_prefaulted(first, count + 1);
-  for (size_t g = 0; g < count; ++g)
-    first[g + 1] = first[g] + static_cast<uint32_t>(std::min(groups.k, groups.values_only ? values[g] : all[g]));
+  const auto rows_of = [&](size_t g) {
+    return static_cast<uint32_t>(std::min(groups.k, groups.values_only ? values[g] : all[g]));
+  };
+  {
+    // Offsets in two passes over contiguous parts: each part's row count,
+    // then each part's offsets from the counts of the parts before it.
+    const int parts = std::max(1, std::min<int>(threads, static_cast<int>(count / 4096) + 1));
+    std::vector<uint64_t> part_rows(static_cast<size_t>(parts) + 1, 0);
+    cpu::parallel_for(parts, count, [&](int part, size_t begin, size_t end) {
+      uint64_t n = 0;
+      for (size_t g = begin; g < end; ++g) n += rows_of(g);
+      part_rows[static_cast<size_t>(part) + 1] = n;
+    });
+    for (int part = 0; part < parts; ++part) part_rows[static_cast<size_t>(part) + 1] += part_rows[static_cast<size_t>(part)];
+    cpu::parallel_for(parts, count, [&](int part, size_t begin, size_t end) {
+      auto at = static_cast<uint32_t>(part_rows[static_cast<size_t>(part)]);
+      for (size_t g = begin; g < end; ++g) {
+        first[g] = at;
+        at += rows_of(g);
+      }
+      if (end == count) first[count] = at;
+    });
+  }
   const size_t rows = first[count];
   std::vector<int64_t> ranks;
   cpu::resize_prefaulted(ranks, rows);
@@ -201,16 +222,24 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
     std::vector<PlainColumnWriter> writers;
     for (const int source : groups.child_source)
       writers.emplace_back(source >= 0 ? result.columns[static_cast<size_t>(source)] : rank_column(0), rows);
+    // A group's rows a column at a time: its keys one run, its ranks' values
+    // from the rank columns (in the window's order, its NULLs first or last).
     cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
       for (size_t g = begin; g < end; ++g) {
-        for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
-          int64_t j = 0;
-          place(g, at, j);
-          for (size_t c = 0; c < writers.size(); ++c) {
-            const int source = groups.child_source[c];
-            if (source >= 0) writers[c].copy(at, result.columns[static_cast<size_t>(source)], g);
-            else if (j < 0) writers[c].set_null(at);
-            else writers[c].copy(at, rank_column(j), g);
+        const uint32_t at = first[g], n = first[g + 1] - at;
+        if (n == 0) continue;
+        const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
+        for (uint32_t r = 0; r < n; ++r) ranks[at + r] = r + 1;
+        for (size_t c = 0; c < writers.size(); ++c) {
+          const int source = groups.child_source[c];
+          if (source >= 0) {
+            writers[c].fill(at, n, result.columns[static_cast<size_t>(source)], g);
+            continue;
+          }
+          for (uint32_t r = 0; r < n; ++r) {
+            const bool null = groups.nulls_first ? r < nulls : r >= values[g];
+            if (null) writers[c].set_null(at + r);
+            else writers[c].copy(at + r, rank_column(groups.nulls_first ? r - nulls : r), g);
           }
         }
       }

@@ -2,6 +2,7 @@
 // Row-level helpers the operators share: selecting rows of a Vector,
 // appending one Vector to another, and the EvalInput that lets an expression
 // bound against a query's column space read an operator's chunk.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -45,6 +46,15 @@ class PlainColumnWriter {
       default: out_.ints[at] = from.int_data()[row]; break;
     }
     nulls_[at] = from.null_at(row) ? 1 : 0;
+  }
+  // Rows [at, at + n) := row `row` of `from` (a group's key over its rows).
+  void fill(size_t at, size_t n, const Vector& from, size_t row) {
+    switch (physical_) {
+      case Physical::floating: std::fill_n(out_.floats.begin() + static_cast<std::ptrdiff_t>(at), n, from.floats[row]); break;
+      case Physical::text: std::fill_n(out_.codes.begin() + static_cast<std::ptrdiff_t>(at), n, from.codes[row]); break;
+      default: std::fill_n(out_.ints.begin() + static_cast<std::ptrdiff_t>(at), n, from.int_data()[row]); break;
+    }
+    std::fill_n(nulls_.begin() + static_cast<std::ptrdiff_t>(at), n, static_cast<uint8_t>(from.null_at(row) ? 1 : 0));
   }
   void set_null(size_t at) { nulls_[at] = 1; }
   Vector finish();
