@@ -199,14 +199,12 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
   const size_t rows = first[count];
   std::vector<int64_t> ranks;
   cpu::resize_prefaulted(ranks, rows);
-  // Output row `at` of group g is the group's row r in the window's order:
-  // its NULLs first or last, then rank j's value (or NULL: j < 0).
-  auto place = [&](size_t g, uint32_t at, int64_t& j) {
+  // Group g's row r (its rows in the window's order: its NULLs first or
+  // last) is rank j's value, or NULL (-1).
+  const auto rank_of = [&](size_t g, int64_t r) -> int64_t {
     const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
-    const int64_t r = at - first[g];
     const bool null = groups.nulls_first ? r < nulls : r >= values[g];
-    j = null ? -1 : groups.nulls_first ? r - nulls : r;
-    ranks[at] = r + 1;
+    return null ? -1 : groups.nulls_first ? r - nulls : r;
   };
   const auto rank_column = [&](int64_t j) -> const Vector& {
     return result.columns[groups.keys + 2 + static_cast<size_t>(j)];
@@ -227,8 +225,6 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
     cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
       for (size_t g = begin; g < end; ++g) {
         const uint32_t at = first[g], n = first[g + 1] - at;
-        if (n == 0) continue;
-        const int64_t nulls = groups.values_only ? 0 : all[g] - values[g];
         for (uint32_t r = 0; r < n; ++r) ranks[at + r] = r + 1;
         for (size_t c = 0; c < writers.size(); ++c) {
           const int source = groups.child_source[c];
@@ -237,9 +233,9 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
             continue;
           }
           for (uint32_t r = 0; r < n; ++r) {
-            const bool null = groups.nulls_first ? r < nulls : r >= values[g];
-            if (null) writers[c].set_null(at + r);
-            else writers[c].copy(at + r, rank_column(groups.nulls_first ? r - nulls : r), g);
+            const int64_t j = rank_of(g, r);
+            if (j < 0) writers[c].set_null(at + r);
+            else writers[c].copy(at + r, rank_column(j), g);
           }
         }
       }
@@ -255,8 +251,8 @@ DataChunk run_top_n_groups(const TopNGroups& groups, ExecContext& context, size_
     cpu::parallel_for(threads, count, [&](int, size_t begin, size_t end) {
       for (size_t g = begin; g < end; ++g) {
         for (uint32_t at = first[g]; at < first[g + 1]; ++at) {
-          int64_t j = 0;
-          place(g, at, j);
+          const int64_t j = rank_of(g, at - first[g]);
+          ranks[at] = at - first[g] + 1;
           group_rows[at] = static_cast<uint32_t>(g);
           order_rows[at] = j < 0 ? kNullRow : static_cast<uint32_t>(static_cast<uint64_t>(j) * count + g);
         }

@@ -202,9 +202,10 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
   for (size_t i : missing) {
     const HostColumn& c = columns[i];
     const uint64_t value_bytes = n * c.width_bytes;
+    const uint64_t values_end = padded(value_bytes);  // where a validity array follows the values
     const uint64_t b = column_bytes(rows, c);
     const HostRange ranges[] = {{host, c.data, c.data ? value_bytes : 0},
-                                {host + padded(value_bytes), c.validity, c.validity ? n : 0}};
+                                {host + values_end, c.validity, c.validity ? n : 0}};
     const auto t_copy = std::chrono::steady_clock::now();
     copy_host_ranges(ranges);
     copy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t_copy).count();
@@ -215,18 +216,16 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
       // Next to the previous chunk's copy of this column (and its validity
       // next to the previous chunk's validity), so that resident chunks can
       // be aggregated in one launch.
-      const uint64_t value_part = c.validity ? padded(value_bytes) : b;
-      std::optional<PlacedColumn> values = place_column(device_, c.key, ColumnPart::values, value_part);
+      std::optional<PlacedColumn> values = place_column(device_, c.key, ColumnPart::values, c.validity ? values_end : b);
       std::optional<PlacedColumn> flags;
-      if (values && c.validity) flags = place_column(device_, c.key, ColumnPart::validity, b - value_part);
+      if (values && c.validity) flags = place_column(device_, c.key, ColumnPart::validity, b - values_end);
       if (values && (!c.validity || flags)) {
         entry = std::make_shared<DeviceColumn>();
         entry->data = values->data;
         entry->backing = std::move(values->backing);
         if (flags) {
           dst_validity = static_cast<uint8_t*>(flags->data);
-          entry->backing = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(
-              std::move(entry->backing), std::move(flags->backing));
+          entry->backing = both_backings(std::move(entry->backing), std::move(flags->backing));
         }
         entry->bytes = b;
         entry->device = device_;
@@ -261,12 +260,11 @@ StagedChunk ChunkPipeline::stage(int64_t rows, const std::vector<HostColumn>& co
       out.slot = s;
     }
     if (dst_validity) {
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, padded(value_bytes), cudaMemcpyHostToDevice, im.copy));
-      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst_validity, host + padded(value_bytes), b - padded(value_bytes),
-                                       cudaMemcpyHostToDevice, im.copy));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, values_end, cudaMemcpyHostToDevice, im.copy));
+      TALLY_CUDA_CHECK(cudaMemcpyAsync(dst_validity, host + values_end, b - values_end, cudaMemcpyHostToDevice, im.copy));
     } else {
       TALLY_CUDA_CHECK(cudaMemcpyAsync(dst, host, b, cudaMemcpyHostToDevice, im.copy));
-      if (c.validity) dst_validity = reinterpret_cast<uint8_t*>(dst + padded(value_bytes));
+      if (c.validity) dst_validity = reinterpret_cast<uint8_t*>(dst + values_end);
     }
     count(engine_counters().gpu_bytes_transferred, b);
     out.copied_bytes += b;

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace tally::gpu {
 
@@ -93,16 +94,11 @@ struct Mapping {
   ~Mapping();
 };
 
-// What a column straddling two blocks holds.
-struct TwoMappings {
-  std::shared_ptr<Mapping> first, second;
-};
-
 struct Region {
   CUdeviceptr base = 0;
   uint64_t bytes = 0;  // reserved
   uint64_t next = 0;   // where the next column goes; addresses are never reused
-  // The block that backs [block_start, block_end): mapped ahead, so that a
+  // The block that backs the addresses up to block_end: mapped ahead, so that a
   // cold read of a column does not pay the mapping calls (creation, map,
   // access: hundreds of microseconds together) once per chunk. Weak: a block
   // whose columns were all evicted is freed, and its unplaced bytes skipped.
@@ -153,6 +149,10 @@ Regions& regions() {
 
 }  // namespace
 
+std::shared_ptr<void> both_backings(std::shared_ptr<void> first, std::shared_ptr<void> second) {
+  return std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(std::move(first), std::move(second));
+}
+
 std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, ColumnPart part, uint64_t bytes) {
   const Driver& d = driver();
   if (!d.ok || bytes == 0) return std::nullopt;
@@ -199,14 +199,7 @@ std::optional<PlacedColumn> place_column(int device, const ColumnKey& key, Colum
     region->block = fresh;
     region->block_end = start + mapped;
     region->block_columns = std::min(2 * region->block_columns, kMaxBlockColumns);
-    if (block && at < start) {
-      auto both = std::make_shared<TwoMappings>();
-      both->first = std::move(block);
-      both->second = std::move(fresh);
-      out.backing = std::move(both);
-    } else {
-      out.backing = std::move(fresh);
-    }
+    out.backing = block && at < start ? both_backings(std::move(block), std::move(fresh)) : std::move(fresh);
   }
   region->next = at + size;
   return out;

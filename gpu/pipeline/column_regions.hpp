@@ -31,6 +31,10 @@ struct PlacedColumn {
   std::shared_ptr<void> backing;
 };
 
+// One backing holding both: a column whose bytes straddle two mapped
+// blocks, or a column's values and validity placed apart.
+std::shared_ptr<void> both_backings(std::shared_ptr<void> first, std::shared_ptr<void> second);
+
 // What of a stored column a placement holds: its values, or the validity
 // bytes (one per row) of a column with NULLs, which have regions of their
 // own so that they too are adjacent chunk after chunk.
