@@ -135,6 +135,20 @@ TALLY_HD uint64_t hash_lookup_key(int64_t key, uint64_t size) {
   return h & (size - 1);
 }
 
+// What a compiled kernel fixes of a column it reads, as one template
+// argument: its width, and for a lookup column whether it is hashed and
+// whether it is a presence test (no data). Its validity stays a run-time
+// test (chunks differ). The interpreters read all of it from the column.
+constexpr int kShapeAtRunTime = -1;
+constexpr int kShapeHashed = 4;
+constexpr int kShapePresence = 8;
+
+TALLY_HD constexpr int column_shape(const ProgramColumn& c) {
+  return static_cast<int>(c.width) | (c.hashed ? kShapeHashed : 0) | (c.data == nullptr ? kShapePresence : 0);
+}
+
+TALLY_HD constexpr ColumnWidth shape_width(int shape) { return static_cast<ColumnWidth>(shape & 3); }
+
 struct ProgramSlot {
   __int128 i;
   double f;
@@ -275,10 +289,13 @@ TALLY_HD void floor_to_slot(int64_t unit, ProgramSlot& slot, uint32_t* error) {
   slot.i = floor_div(static_cast<int64_t>(slot.i), unit) * unit;
 }
 
-// Entry `at` of column c, NULL where its validity says so.
+// Entry `at` of column c, NULL where its validity says so; its width read
+// from c, or fixed by Shape (a compiled kernel's column_shape).
+template <int Shape = kShapeAtRunTime>
 TALLY_HD ProgramSlot column_value(const ProgramColumn& c, size_t at) {
   ProgramSlot v{0, 0, c.validity != nullptr && c.validity[at] == 0};
-  switch (static_cast<ColumnWidth>(c.width)) {
+  const auto width = Shape == kShapeAtRunTime ? static_cast<ColumnWidth>(c.width) : shape_width(Shape);
+  switch (width) {
     case ColumnWidth::int32: v.i = static_cast<const int32_t*>(c.data)[at]; break;
     case ColumnWidth::int64: v.i = static_cast<const int64_t*>(c.data)[at]; break;
     case ColumnWidth::float32: v.f = static_cast<const float*>(c.data)[at]; break;
@@ -287,9 +304,12 @@ TALLY_HD ProgramSlot column_value(const ProgramColumn& c, size_t at) {
   return v;
 }
 
-// The lookup step's value of `key` in lookup column c.
+// The lookup step's value of `key` in lookup column c (its form read from
+// c, or fixed by Shape).
+template <int Shape = kShapeAtRunTime>
 TALLY_HD ProgramSlot lookup_value(const ProgramColumn& c, const ProgramSlot& key) {
-  if (c.hashed) {
+  const bool hashed = Shape == kShapeAtRunTime ? c.hashed : (Shape & kShapeHashed) != 0;
+  if (hashed) {
     // The build row of the key; NULL where none has it (or it is NULL, or
     // outside int64, which no stored key is).
     if (key.null || key.i != static_cast<int64_t>(key.i)) return ProgramSlot{0, 0, true};
@@ -302,8 +322,9 @@ TALLY_HD ProgramSlot lookup_value(const ProgramColumn& c, const ProgramSlot& key
   }
   if (key.null || key.i < c.base || key.i - c.base >= static_cast<__int128>(c.size)) return ProgramSlot{0, 0, true};
   const size_t at = static_cast<size_t>(key.i - c.base);
-  if (c.data == nullptr) return ProgramSlot{1, 0, c.validity != nullptr && c.validity[at] == 0};
-  return column_value(c, at);
+  const bool presence = Shape == kShapeAtRunTime ? c.data == nullptr : (Shape & kShapePresence) != 0;
+  if (presence) return ProgramSlot{1, 0, c.validity != nullptr && c.validity[at] == 0};
+  return column_value<Shape>(c, at);
 }
 
 }  // namespace program_detail
@@ -316,15 +337,18 @@ TALLY_HD bool program_passes(const ProgramSlot& v) { return !v.null && v.i != 0;
 // into `*error`; `next` is the step after it (an in_list step's data).
 // Returns how many of the following steps to pass over: a short circuit
 // taken, an in_list's data; else 0. A template over the operation, so that
-// a compiled kernel instantiates only the code of the steps it has.
-template <ProgramOp Op>
+// a compiled kernel instantiates only the code of the steps it has, and
+// over the shape of the column a load or lookup reads (column_shape), so
+// that it holds one width's read, not a switch over all four: about half
+// of NVRTC's time, where a statement reads several columns.
+template <ProgramOp Op, int Shape = kShapeAtRunTime>
 TALLY_HD int op_step(int32_t arg, int64_t value, double fvalue, const ProgramStep* next, ProgramSlot* stack, int& top,
                      const ProgramColumn* columns, size_t row, uint32_t* error) {
   using namespace program_detail;
   if constexpr (Op == ProgramOp::load) {
-    stack[++top] = column_value(columns[arg], row);
+    stack[++top] = column_value<Shape>(columns[arg], row);
   } else if constexpr (Op == ProgramOp::lookup) {
-    stack[top] = lookup_value(columns[arg], stack[top]);
+    stack[top] = lookup_value<Shape>(columns[arg], stack[top]);
   } else if constexpr (Op == ProgramOp::const_int) {
     stack[++top] = ProgramSlot{value, 0, false};
   } else if constexpr (Op == ProgramOp::const_float) {

@@ -39,7 +39,7 @@ struct DeviceProgramEvaluator::Impl {
   // what it was made for, and the launches so far.
   std::shared_ptr<const CompiledPrograms> compiled;
   std::vector<tally::ProgramStep> compiled_steps;
-  std::vector<int> compiled_counts;
+  std::vector<int> compiled_counts, compiled_shapes;
   std::string not_compiled;  // why, where no compiled kernel was asked for
   int arch = 0;
   uint64_t launches = 0, compiled_launches = 0;
@@ -109,7 +109,7 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
     m.error_cleared = true;
   }
   if (rows <= 0) return;
-  const void* compiled = kernel == ProgramKernel::interpret ? nullptr : compiled_kernel(filter, inputs, kernel);
+  const void* compiled = kernel == ProgramKernel::interpret ? nullptr : compiled_kernel(filter, inputs, args, kernel);
   if (kernel == ProgramKernel::interpret) m.not_compiled = "jit is off";
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((rows + threads - 1) / threads, 4096);
@@ -128,21 +128,25 @@ void DeviceProgramEvaluator::evaluate(const tally::ColumnProgram& filter, const 
 
 const void* DeviceProgramEvaluator::compiled_kernel(const tally::ColumnProgram& filter,
                                                     const std::vector<tally::ColumnProgram>& inputs,
-                                                    ProgramKernel kernel) {
+                                                    const ProgramArgs& args, ProgramKernel kernel) {
   Impl& m = *impl_;
   // The programs of one run repeat chunk after chunk: the source is written
   // and looked up once for them. It depends on the steps' operations and
-  // args alone (values are read from the launch's steps).
+  // args and the columns' shapes alone (values are read from the launch's
+  // steps).
   std::vector<int> counts = {static_cast<int>(filter.steps.size())};
   for (const tally::ColumnProgram& p : inputs) counts.push_back(static_cast<int>(p.steps.size()));
+  std::vector<int> shapes;
+  for (int c = 0; c < args.column_count; ++c) shapes.push_back(tally::column_shape(args.columns[c]));
   const auto same_step = [](const tally::ProgramStep& a, const tally::ProgramStep& b) {
     return a.op == b.op && a.arg == b.arg;
   };
-  const bool same = counts == m.compiled_counts &&
+  const bool same = counts == m.compiled_counts && shapes == m.compiled_shapes &&
                     std::equal(m.host_steps.begin(), m.host_steps.end(), m.compiled_steps.begin(), m.compiled_steps.end(),
                                same_step);
   if (!same) {
     m.compiled_counts = std::move(counts);
+    m.compiled_shapes = shapes;
     m.compiled_steps = m.host_steps;
     m.compiled.reset();
     m.not_compiled.clear();
@@ -153,7 +157,7 @@ const void* DeviceProgramEvaluator::compiled_kernel(const tally::ColumnProgram& 
       TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
       m.arch = major * 10 + minor;
     }
-    if (const std::optional<std::string> source = program_kernel_source(filter, inputs)) {
+    if (const std::optional<std::string> source = program_kernel_source(filter, inputs, shapes)) {
       m.compiled = compiled_programs(*source, m.arch, kernel == ProgramKernel::compile_now);
     } else {
       m.not_compiled = "the programs' steps do not nest";

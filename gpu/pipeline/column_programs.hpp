@@ -43,6 +43,8 @@ inline bool programs_fit_device(const tally::AggregationSpec& spec) {
 // SET jit = off), a compiled one where it is built (`compile`: its first
 // statement queues it and interprets), or a compiled one built before the
 // launch (`compile_now`: tests).
+struct ProgramArgs;  // program_rows.cuh
+
 enum class ProgramKernel { interpret, compile, compile_now };
 
 class DeviceProgramEvaluator {
@@ -82,10 +84,10 @@ class DeviceProgramEvaluator {
   struct Impl;
 
  private:
-  // The compiled kernel of these programs where it is built (asking for it
-  // the first time they are launched), else nullptr.
+  // The compiled kernel of these programs over the columns of `args` where
+  // it is built (asking for it the first time they are launched), else nullptr.
   const void* compiled_kernel(const tally::ColumnProgram& filter, const std::vector<tally::ColumnProgram>& inputs,
-                              ProgramKernel kernel);
+                              const ProgramArgs& args, ProgramKernel kernel);
   std::unique_ptr<Impl> impl_;
 };
 

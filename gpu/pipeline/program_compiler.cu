@@ -249,7 +249,8 @@ void warm_program_compiler(int arch) {
   tally::ColumnProgram input;
   input.result = tally::ProgramResult::int64;
   input.steps = {tally::ProgramStep{tally::ProgramOp::load, 0, 0, 0}};
-  if (const std::optional<std::string> source = program_kernel_source(tally::ColumnProgram{}, {input})) {
+  const std::vector<int> shapes = {static_cast<int>(tally::ColumnWidth::int64)};
+  if (const std::optional<std::string> source = program_kernel_source(tally::ColumnProgram{}, {input}, shapes)) {
     (void)compiled_programs(*source, arch, false);
   }
 }

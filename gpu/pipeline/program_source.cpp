@@ -8,17 +8,23 @@ namespace {
 // arg (which columns, how many steps) constants, its value and fvalue read
 // from the launch's steps, so that statements that differ only in their
 // constants (a date range, a prepared statement's parameters) share one
-// kernel. `next` is the expression of the step after it.
-std::string step_call(const tally::ProgramStep& step, int at, const std::string& next) {
+// kernel. A load or lookup names the shape of the column it reads.
+// `next` is the expression of the step after it.
+std::string step_call(const tally::ProgramStep& step, int at, const std::vector<int>& shapes, const std::string& next) {
   const std::string read = "steps[" + std::to_string(at) + "]";
-  return "op_step<static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + ")>(" +
+  std::string shape;
+  if ((step.op == ProgramOp::load || step.op == ProgramOp::lookup) && step.arg >= 0 &&
+      static_cast<size_t>(step.arg) < shapes.size())
+    shape = ", " + std::to_string(shapes[static_cast<size_t>(step.arg)]);
+  return "op_step<static_cast<ProgramOp>(" + std::to_string(static_cast<int>(step.op)) + ")" + shape + ">(" +
          std::to_string(step.arg) + ", " + read + ".value, " + read + ".fvalue, " + next +
          ", st, top, args.columns, row, error)";
 }
 
 class ProgramWriter {
  public:
-  ProgramWriter(const std::vector<tally::ProgramStep>& steps, int offset) : steps_(steps), offset_(offset) {}
+  ProgramWriter(const std::vector<tally::ProgramStep>& steps, int offset, const std::vector<int>& shapes)
+      : steps_(steps), offset_(offset), shapes_(shapes) {}
 
   // The body of one program's function: false where its steps do not nest.
   bool write(std::string& out) {
@@ -35,8 +41,9 @@ class ProgramWriter {
     const std::string pad(static_cast<size_t>(indent) * 2, ' ');
     for (int s = begin; s < end; ++s) {
       const tally::ProgramStep& step = steps_[static_cast<size_t>(s)];
-      const std::string call = step_call(
-          step, offset_ + s, step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr");
+      const std::string call =
+          step_call(step, offset_ + s, shapes_,
+                    step.op == ProgramOp::in_list ? "steps + " + std::to_string(offset_ + s + 1) : "nullptr");
       out += pad + "top = " + std::to_string(top) + ";\n";
       if (step.op == ProgramOp::skip_if_false || step.op == ProgramOp::skip_if_true) {
         const int skipped_end = s + 1 + step.arg;
@@ -62,12 +69,14 @@ class ProgramWriter {
 
   const std::vector<tally::ProgramStep>& steps_;
   int offset_;  // where the steps sit in the launch's array (an in_list's data)
+  const std::vector<int>& shapes_;
 };
 
 }  // namespace
 
 std::optional<std::string> program_kernel_source(const tally::ColumnProgram& filter,
-                                                 const std::vector<tally::ColumnProgram>& inputs) {
+                                                 const std::vector<tally::ColumnProgram>& inputs,
+                                                 const std::vector<int>& column_shapes) {
   std::string out =
       "#include \"gpu/pipeline/program_rows.cuh\"\n"
       "using namespace tally;\n"
@@ -77,7 +86,7 @@ std::optional<std::string> program_kernel_source(const tally::ColumnProgram& fil
       "  __device__ __forceinline__ static ProgramSlot filter(const ProgramStep* steps, const gpu::ProgramArgs& args,\n"
       "                                                       size_t row, uint32_t* error) {\n";
   int offset = 0;
-  if (!ProgramWriter(filter.steps, offset).write(out)) return std::nullopt;
+  if (!ProgramWriter(filter.steps, offset, column_shapes).write(out)) return std::nullopt;
   offset += static_cast<int>(filter.steps.size());
   out += "  }\n"
          "  __device__ __forceinline__ static ProgramSlot input(int i, const ProgramStep* steps,\n"
@@ -86,7 +95,7 @@ std::optional<std::string> program_kernel_source(const tally::ColumnProgram& fil
          "    switch (i) {\n";
   for (size_t i = 0; i < inputs.size(); ++i) {
     out += "    case " + std::to_string(i) + ": {\n";
-    if (!ProgramWriter(inputs[i].steps, offset).write(out)) return std::nullopt;
+    if (!ProgramWriter(inputs[i].steps, offset, column_shapes).write(out)) return std::nullopt;
     out += "    }\n";
     offset += static_cast<int>(inputs[i].steps.size());
   }

@@ -216,6 +216,18 @@ TEST(GpuColumnPrograms, DeviceKernelMatchesTheHostEvaluator) {
     for (size_t r = 0; r < rows; ++r) {
       if (made_valid[r]) ASSERT_EQ(scattered.inputs[0][r], made_values[r]) << "row " << r;
     }
+    // A presence test (a lookup column without data: an inner join's
+    // condition): WHERE a has a row.
+    std::vector<LookupColumn> presence = lookups;
+    presence[0].column.data = nullptr;
+    ColumnProgram has_row;
+    has_row.steps = {step(ProgramOp::load, 0), step(ProgramOp::lookup, 4), step(ProgramOp::is_not_null)};
+    const gpu::DeviceProgramResult tested = on_device(has_row, {}, columns, rows, presence);
+    std::vector<uint8_t> tested_mask(rows, 1);
+    EXPECT_EQ(evaluate_program(has_row, columns, rows, tested_mask.data(), nullptr, nullptr, presence), 0u);
+    EXPECT_EQ(tested.mask, tested_mask);
+    EXPECT_GT(std::count(tested_mask.begin(), tested_mask.end(), 1), 1000);
+    EXPECT_LT(std::count(tested_mask.begin(), tested_mask.end(), 1), static_cast<std::ptrdiff_t>(rows));
   }
   {
     // The filter's conditions behind short circuits, as the compiler emits

@@ -50,8 +50,14 @@ TEST(ProgramSource, WritesEveryStepAndCompilesWithNvrtc) {
   floating.steps = {step(ProgramOp::load, 2), step(ProgramOp::int_to_float), step(ProgramOp::const_float, 0, 0, 2.5),
                     step(ProgramOp::mul_float), step(ProgramOp::const_float, 0, 0, -1.0 / 0.0),
                     step(ProgramOp::sub_float)};
+  // Columns 0-2 of the table, 3 the build rows by hashed key, 4 a value of
+  // those rows.
+  const std::vector<int> shapes = {static_cast<int>(ColumnWidth::int64), static_cast<int>(ColumnWidth::int64),
+                                   static_cast<int>(ColumnWidth::int32),
+                                   static_cast<int>(ColumnWidth::int64) | kShapeHashed,
+                                   static_cast<int>(ColumnWidth::float64)};
   const std::optional<std::string> source =
-      gpu::program_kernel_source(short_circuit_filter(), {joined, ColumnProgram{}, floating});
+      gpu::program_kernel_source(short_circuit_filter(), {joined, ColumnProgram{}, floating}, shapes);
   ASSERT_TRUE(source.has_value());
   EXPECT_NE(source->find(gpu::kProgramKernelName), std::string::npos);
   EXPECT_NE(source->find("kInputs = 3"), std::string::npos);
@@ -64,10 +70,16 @@ TEST(ProgramSource, WritesEveryStepAndCompilesWithNvrtc) {
   other_filter.steps[1].value = 17;
   ColumnProgram other_floating = floating;
   other_floating.steps[2].fvalue = -0.25;
-  EXPECT_EQ(gpu::program_kernel_source(other_filter, {joined, ColumnProgram{}, other_floating}), source);
+  EXPECT_EQ(gpu::program_kernel_source(other_filter, {joined, ColumnProgram{}, other_floating}, shapes), source);
   ColumnProgram other_shape = short_circuit_filter();
   other_shape.steps[0].arg = 3;  // another column
-  EXPECT_NE(gpu::program_kernel_source(other_shape, {joined, ColumnProgram{}, floating}), source);
+  EXPECT_NE(gpu::program_kernel_source(other_shape, {joined, ColumnProgram{}, floating}, shapes), source);
+  // Each load and lookup is written for its column's shape: another width
+  // is another source.
+  EXPECT_NE(source->find("(35), " + std::to_string(shapes[3]) + ">"), std::string::npos) << *source;
+  std::vector<int> narrower = shapes;
+  narrower[1] = static_cast<int>(ColumnWidth::int32);
+  EXPECT_NE(gpu::program_kernel_source(short_circuit_filter(), {joined, ColumnProgram{}, floating}, narrower), source);
   const std::string state = gpu::program_compiler_state();
   if (state.rfind("NVRTC ", 0) != 0) GTEST_SKIP() << "programs are not compiled here: " << state;
   std::string cubin;
@@ -82,7 +94,7 @@ TEST(ProgramSource, QueuedCompilesSettle) {
   ColumnProgram input;
   input.result = ProgramResult::int64;
   input.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 3), step(ProgramOp::add_int)};
-  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input});
+  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input}, {static_cast<int>(ColumnWidth::int64)});
   ASSERT_TRUE(source.has_value());
   const auto queued = gpu::compiled_programs(*source, 90, false);
   const auto waited = gpu::compiled_programs(*source, 90, true);
@@ -98,7 +110,7 @@ TEST(ProgramSource, DISABLED_ExitAfterFinishedCompiles) {
   ColumnProgram input;
   input.result = ProgramResult::int64;
   input.steps = {step(ProgramOp::load, 0), step(ProgramOp::const_int, 0, 7), step(ProgramOp::mul_int)};
-  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input});
+  const std::optional<std::string> source = gpu::program_kernel_source(ColumnProgram{}, {input}, {static_cast<int>(ColumnWidth::int64)});
   ASSERT_TRUE(source.has_value());
   (void)gpu::compiled_programs(*source, 90, false);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the compile under way
@@ -125,14 +137,14 @@ TEST(ProgramSource, RefusesStepsThatDoNotNest) {
   // A short circuit over a push: the stack's depth differs after it.
   ColumnProgram p;
   p.steps = {step(ProgramOp::load, 0), step(ProgramOp::skip_if_false, 1), step(ProgramOp::load, 1)};
-  EXPECT_FALSE(gpu::program_kernel_source(p, {}).has_value());
+  EXPECT_FALSE(gpu::program_kernel_source(p, {}, {0, 0}).has_value());
   // A short circuit past the program's end.
   p.steps = {step(ProgramOp::load, 0), step(ProgramOp::skip_if_false, 5)};
-  EXPECT_FALSE(gpu::program_kernel_source(p, {}).has_value());
+  EXPECT_FALSE(gpu::program_kernel_source(p, {}, {0, 0}).has_value());
   // A stack deeper than a program may use.
   ColumnProgram deep;
   for (int i = 0; i <= kProgramStackDepth; ++i) deep.steps.push_back(step(ProgramOp::const_int, 0, i));
-  EXPECT_FALSE(gpu::program_kernel_source(ColumnProgram{}, {deep}).has_value());
+  EXPECT_FALSE(gpu::program_kernel_source(ColumnProgram{}, {deep}, {}).has_value());
 }
 
 }  // namespace
