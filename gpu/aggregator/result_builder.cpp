@@ -39,6 +39,11 @@ struct ArrayJob {
   const char* label;
   std::function<std::pair<unsigned char*, size_t>(uint64_t)> fresh;
   std::function<void(uint64_t)> build;
+  // A copy of its source's words as they are (copy_job): which source
+  // (a lane, kKeysSource, kNullFlagsSource; kConverted: none), and `place(n)`,
+  // which sizes the array to n zeroed elements and returns its data.
+  int source = kConverted;
+  std::function<unsigned char*(uint64_t)> place;
 };
 
 // The job of `out`: group i is value(i, false) for i < ng (the table
@@ -70,11 +75,12 @@ ArrayJob array_job(const char* label, std::vector<T>& out, uint64_t ng, uint64_t
   return job;
 }
 
-// The job of an array copied as it is from `src` (table region, then the
-// direct region's; `direct_zero`: zeros there instead): copied by memcpy.
+// The job of an array copied as it is from `src`, source `source` (table
+// region, then the direct region's; `direct_zero`: zeros there instead):
+// copied by memcpy.
 template <class T>
 ArrayJob copy_job(const char* label, std::vector<T>& out, const T* src, uint64_t ng, uint64_t direct_at,
-                  bool direct_zero) {
+                  bool direct_zero, int source) {
   ArrayJob job = array_job(label, out, ng, direct_at, [src, direct_zero](uint64_t at, bool direct) {
     return direct && direct_zero ? T{} : src[at];
   });
@@ -91,6 +97,11 @@ ArrayJob copy_job(const char* label, std::vector<T>& out, const T* src, uint64_t
     std::copy(src, src + (n - nd), out.data());
     if (direct_zero) std::fill(out.data() + (n - nd), out.data() + n, T{});
     else std::copy(src + direct_at, src + direct_at + nd, out.data() + (n - nd));
+  };
+  job.source = source;
+  job.place = [&out](uint64_t n) {
+    out.resize(n);
+    return reinterpret_cast<unsigned char*>(out.data());
   };
   return job;
 }
@@ -251,29 +262,17 @@ bool int64_sums(const GroupBySpec& spec, const LanePlan& plan, size_t a) {
   return spec.compact_result && (op == AggOp::sum || op == AggOp::avg) && plan.aggregates[a].value_hi_lane < 0;
 }
 
-GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
-                           const ExtractedGroups& g) {
+namespace {
+
+// The result's arrays as jobs over the extracted groups `g` (each array's
+// aggregate, op and count source set in `result`, the arrays the jobs fill
+// left to them).
+std::vector<ArrayJob> result_jobs(const GroupBySpec& spec, const LanePlan& plan, GroupByResult& result,
+                                  const ExtractedGroups& g) {
   const char* keys = g.keys;
   const uint64_t* lanes = g.lanes;
-  const uint64_t stride = g.stride, ng = g.table_groups, direct_at = g.direct_at,
-                 nd = g.direct_groups;
-  const uint64_t total = ng + nd;
-  const bool timed = active_host_timeline() != nullptr;
-  ThreadUsage usage = timed ? thread_usage() : ThreadUsage{};
-  if (timed) {
-    host_mark("build on cpu", sched_getcpu(), "");
-    host_mark("clock probe", clock_probe_mhz(), "MHz");
-  }
-  const long switches_at_start = usage.switches;
-  // Marks a region with the faults taken since the last.
-  auto region = [&](const char* label) {
-    if (!timed) return;
-    const ThreadUsage now = thread_usage();
-    host_mark(label, now.minor_faults - usage.minor_faults, "faults");
-    usage = now;
-  };
-  GroupByResult result = std::move(spare);
-  // Each result array is a job: sized to `total` (a prepared one, touched
+  const uint64_t stride = g.stride, ng = g.table_groups, direct_at = g.direct_at;
+  // Each result array is a job: sized to the groups (a prepared one, touched
   // while the GPU ran, is cut to size), then filled a range of groups at a
   // time, group i from the table region's position i or the direct region's
   // direct_at + (i - ng).
@@ -281,15 +280,19 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
   auto add = [&](const char* label, auto& out, auto value) {
     jobs.push_back(array_job(label, out, ng, direct_at, value));
   };
-  jobs.push_back(copy_job("keys", result.keys, reinterpret_cast<const int64_t*>(keys), ng, direct_at, false));
+  jobs.push_back(
+      copy_job("keys", result.keys, reinterpret_cast<const int64_t*>(keys), ng, direct_at, false, kKeysSource));
   // The direct region (the partitioned output) has no NULL key.
-  jobs.push_back(copy_job("null flags", result.key_is_null, g.nulls, ng, direct_at, true));
+  jobs.push_back(copy_job("null flags", result.key_is_null, g.nulls, ng, direct_at, true, kNullFlagsSource));
   // Lane `l` read as signed 64-bit values, as doubles, as ordered float bits.
   auto lane = [&](int l) { return lanes + static_cast<size_t>(l) * stride; };
   auto ints = [&](const char* label, std::vector<int64_t>& out, int l) {
-    jobs.push_back(copy_job(label, out, reinterpret_cast<const int64_t*>(lane(l)), ng, direct_at, false));
+    jobs.push_back(copy_job(label, out, reinterpret_cast<const int64_t*>(lane(l)), ng, direct_at, false, l));
   };
-  auto doubles = [&](int l) { return [src = lane(l)](uint64_t at, bool) { return std::bit_cast<double>(src[at]); }; };
+  // A double lane's words are the doubles' bits: copied as they are.
+  auto doubles = [&](const char* label, std::vector<double>& out, int l) {
+    jobs.push_back(copy_job(label, out, reinterpret_cast<const double*>(lane(l)), ng, direct_at, false, l));
+  };
   // Two lanes of 64-bit words as one exact sum (lo unsigned, hi signed in 2^32 units).
   auto wide = [&](int lo_lane, int hi_lane) {
     return [lo = lane(lo_lane), hi = lane(hi_lane)](uint64_t at, bool) {
@@ -342,7 +345,7 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
         });
         break;
       case AggOp::sum_float:
-        add(label, vals.real, doubles(al.value_lane));
+        doubles(label, vals.real, al.value_lane);
         break;
       case AggOp::min_float:
       case AggOp::max_float:
@@ -355,18 +358,42 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
         add(label, vals.value2, wide(al.square_lane, al.square_hi_lane));
         break;
       case AggOp::moments_float:
-        add(label, vals.real, doubles(al.value_lane));
-        add(label, vals.squares, doubles(al.square_lane));
+        doubles(label, vals.real, al.value_lane);
+        doubles(label, vals.squares, al.square_lane);
         break;
       case AggOp::moments2:
-        add(label, vals.sum_x, doubles(al.value_lane));
-        add(label, vals.sum_xx, doubles(al.square_lane));
-        add(label, vals.sum_y, doubles(al.y_lane));
-        add(label, vals.sum_yy, doubles(al.yy_lane));
-        add(label, vals.sum_xy, doubles(al.xy_lane));
+        doubles(label, vals.sum_x, al.value_lane);
+        doubles(label, vals.sum_xx, al.square_lane);
+        doubles(label, vals.sum_y, al.y_lane);
+        doubles(label, vals.sum_yy, al.yy_lane);
+        doubles(label, vals.sum_xy, al.xy_lane);
         break;
     }
   }
+  return jobs;
+}
+
+}  // namespace
+
+GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupByResult spare,
+                           const ExtractedGroups& g) {
+  const uint64_t total = g.table_groups + g.direct_groups;
+  const bool timed = active_host_timeline() != nullptr;
+  ThreadUsage usage = timed ? thread_usage() : ThreadUsage{};
+  if (timed) {
+    host_mark("build on cpu", sched_getcpu(), "");
+    host_mark("clock probe", clock_probe_mhz(), "MHz");
+  }
+  const long switches_at_start = usage.switches;
+  // Marks a region with the faults taken since the last.
+  auto region = [&](const char* label) {
+    if (!timed) return;
+    const ThreadUsage now = thread_usage();
+    host_mark(label, now.minor_faults - usage.minor_faults, "faults");
+    usage = now;
+  };
+  GroupByResult result = std::move(spare);
+  std::vector<ArrayJob> jobs = result_jobs(spec, plan, result, g);
   if (total < kParallelBuildGroups) {
     for (size_t j = 0; j < jobs.size(); ++j) {
       jobs[j].build(total);
@@ -379,6 +406,19 @@ GroupByResult build_result(const GroupBySpec& spec, const LanePlan& plan, GroupB
   }
   if (timed) host_mark("build switches", thread_usage().switches - switches_at_start, "");
   return result;
+}
+
+std::optional<std::vector<PlacedArray>> place_result(const GroupBySpec& spec, const LanePlan& plan,
+                                                     GroupByResult& result, uint64_t groups) {
+  std::vector<ArrayJob> jobs = result_jobs(spec, plan, result, ExtractedGroups{});
+  for (const ArrayJob& job : jobs)
+    if (job.source == kConverted) return std::nullopt;
+  // Each array zeroed on a thread of its own: its pages' first touch, where
+  // they are fresh, and a pass at memory speed where they are not.
+  std::vector<PlacedArray> placed(jobs.size());
+  run_tasks(jobs.size(), jobs.size(),
+            [&](size_t j) { placed[j] = PlacedArray{jobs[j].source, jobs[j].place(groups)}; });
+  return placed;
 }
 
 bool prepare_result_arrays(GroupByResult& spare, const GroupBySpec& spec, const LanePlan& plan, uint64_t n,

@@ -5,6 +5,7 @@
 // Host-only: no CUDA types.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/group_test.hpp"
@@ -78,6 +79,32 @@ std::vector<int> count_sources(const GroupBySpec& spec, const LanePlan& plan);
 // Whether aggregate a's sums come back as int64 (AggregateValues::value64):
 // the compact form, a sum or avg held by one 64-bit lane.
 bool int64_sums(const GroupBySpec& spec, const LanePlan& plan, size_t a);
+
+// The sources of an array that holds their words unchanged (ArrayJob,
+// PlacedArray): the keys, the NULL flags, or a lane (0, 1, ...); kConverted:
+// an array computed from its lanes.
+constexpr int kKeysSource = -1;
+constexpr int kNullFlagsSource = -2;
+constexpr int kConverted = -3;
+
+// A result array sized for the groups, whose elements are its source's
+// words in group order (the table region's, then the direct region's; the
+// direct region's NULL flags stay zero): bytes the extractor copies there
+// from the device, 8 a group (1 for the NULL flags).
+struct PlacedArray {
+  int source = kConverted;
+  unsigned char* data = nullptr;
+};
+
+// Where every array of `result` takes its source's words unchanged (keys,
+// NULL flags, counts, integer extremes, int64 sums of the compact form,
+// float sums and moments): sets `result` up as build_result does (ops,
+// count sources), sizes each array for `groups` zeroed elements, and
+// returns them, so that a large result's copy back lands in its arrays with
+// no pass over staging. nullopt, `result` to be built, where some array
+// is computed from its lanes (wide sums, float extremes).
+std::optional<std::vector<PlacedArray>> place_result(const GroupBySpec& spec, const LanePlan& plan,
+                                                     GroupByResult& result, uint64_t groups);
 
 // Builds the result column at a time: one tight loop per aggregate and lane,
 // into `spare`'s arrays (prepare_result_arrays) when they are large enough.

@@ -191,6 +191,9 @@ class ResultExtractor {
     const uint64_t total = ng + nd;
     const size_t keys_at = 64, lanes_at = keys_at + total * 8, nulls_at = lanes_at + L * total * 8;
     const size_t bytes = nulls_at + total + 64;
+    if (bytes > kPinnedResultMaxBytes && tests_.empty()) {
+      if (std::optional<GroupByResult> r = copy_placed(table, ng, nd)) return std::move(*r);
+    }
     std::unique_ptr<char[]> pageable;
     char* h = nullptr;
     if (bytes > kPinnedResultMaxBytes) {
@@ -226,6 +229,51 @@ class ResultExtractor {
       throw Error(SqlState::internal_error,
                   simple_format("GPU: extracted {} groups, expected {}", count, n));
     GroupByResult r = build(h, keys_at, lanes_at, nulls_at, total, ng, ng, nd);
+    on_device(r, {{out_keys_.get<int64_t>(), ng}, {table.direct_keys().template get<int64_t>(), nd}});
+    host_mark("result built");
+    return r;
+  }
+
+  // copy_counted's `ng` extracted groups and `nd` direct ones (the
+  // extraction enqueued) copied from the device straight into the result's
+  // arrays (place_result), where every array holds its source's words as
+  // they are: a hundred million groups' gigabytes cross host memory once,
+  // not into staging and again into the arrays. nullopt where some array is
+  // computed from its lanes.
+  std::optional<GroupByResult> copy_placed(const AggregationTable<K>& table, uint64_t ng, uint64_t nd) {
+    GroupByResult r = std::exchange(spare_, GroupByResult{});
+    const uint64_t total = ng + nd;
+    const long faults_before = process_minor_faults();
+    const std::optional<std::vector<PlacedArray>> placed = place_result(spec_, plan_, r, total);
+    if (!placed) {
+      spare_ = std::move(r);
+      return std::nullopt;
+    }
+    host_mark("arrays placed", process_minor_faults() - faults_before, "page faults");
+    ull count = 0;
+    std::vector<HostCopy> copies;
+    copies.push_back({&count, table.counter(kOutCount), sizeof(ull)});
+    for (const PlacedArray& a : *placed) {
+      if (a.source == kNullFlagsSource) {
+        if (ng > 0) copies.push_back({a.data, out_null_.get(), ng});
+        std::memset(a.data + ng, 0, nd);  // the direct region has no NULL key
+        continue;
+      }
+      const bool keys = a.source == kKeysSource;
+      const void* from = keys ? out_keys_.get() : static_cast<const void*>(out_lanes_.get<ull>() + a.source * out_stride_);
+      if (ng > 0) copies.push_back({a.data, from, ng * 8});
+      if (nd > 0) {
+        const void* direct = keys ? table.direct_keys().get()
+                                  : static_cast<const void*>(table.direct_lanes().template get<ull>() +
+                                                             a.source * table.direct_capacity());
+        copies.push_back({a.data + ng * 8, direct, nd * 8});
+      }
+    }
+    copy_to_pageable(copies, stream_);
+    host_mark("copied");
+    if (count != ng)
+      throw Error(SqlState::internal_error, simple_format("GPU: extracted {} groups, expected {}", count, ng));
+    host_tested_ = false;
     on_device(r, {{out_keys_.get<int64_t>(), ng}, {table.direct_keys().template get<int64_t>(), nd}});
     host_mark("result built");
     return r;

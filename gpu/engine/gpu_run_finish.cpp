@@ -186,13 +186,16 @@ tally::AggregationResult GpuRun::finalize() {
   if (spec_.key_tuple && tuples_) {
     // The groups' keys are tuple ids: their column values, gathered on the device.
     const auto t_values = std::chrono::steady_clock::now();
+    const long faults_before = process_minor_faults();
     uint32_t narrow = 0;
     for (size_t k = 0; k < spec_.key_parts.size(); ++k)
       if (spec_.key_parts[k].narrow) narrow |= 1u << k;
     tuples_->values_of(out.keys.data(), n, r.device_keys, narrow, out.key_codes, out.key_codes32,
                        out.key_code_valid, pipeline_->compute_stream());
-    std::snprintf(line, sizeof line, "GPU: key tuples: %llu distinct, table grown %d times, group values %.3f ms",
-                  static_cast<unsigned long long>(tuples_->tuples()), tuples_->growths(), since_us(t_values) / 1e3);
+    std::snprintf(line, sizeof line,
+                  "GPU: key tuples: %llu distinct, table grown %d times, group values %.3f ms (%ld page faults)",
+                  static_cast<unsigned long long>(tuples_->tuples()), tuples_->growths(), since_us(t_values) / 1e3,
+                  process_minor_faults() - faults_before);
     report_.details.push_back(line);
     host_mark("key tuple values");
   }

@@ -433,6 +433,33 @@ TEST_P(GpuGroupByTest, CountStarOnlyAndNotNullColumns) {
   check(t, 500, 0, &spec);
 }
 
+// A result larger than pinned staging holds (kPinnedResultMaxBytes: 5M
+// groups of a key, its NULL flag and 7 lanes) comes back through pageable
+// memory: straight into the result's arrays where each holds a lane's words
+// (counts, min, max), through staging and the build where one is computed
+// (the sum's exact two lanes); NULL keys among them, in two chunks (the
+// partitioned variant's own output beside the table's groups).
+TEST_P(GpuGroupByTest, ResultsLargerThanPinnedStagingComeBackExact) {
+  if (variant() != Variant::global_hash && variant() != Variant::partitioned_hash)
+    GTEST_SKIP() << "millions of groups: the global and partitioned variants";
+  if (key_type() != KeyType::int64) GTEST_SKIP() << "the key type does not change the copy back";
+  DataShape d;
+  d.rows = 5000000;
+  d.groups = 5000000;
+  d.null_key = 0.01;
+  d.null_value = 0.05;
+  const TestTable t = make_table(key_type(), d, 31);
+  GroupBySpec placed;
+  placed.key_type = key_type();
+  placed.columns = {{ValueType::int32, true}, {ValueType::int64, true}};
+  placed.aggregates = {{AggOp::count_star, -1}, {AggOp::count, 0}, {AggOp::min, 0}, {AggOp::max, 0},
+                       {AggOp::count, 1},       {AggOp::min, 1},   {AggOp::max, 1}};
+  check(t, d.groups, 2500000, &placed);
+  GroupBySpec built = placed;
+  built.aggregates.push_back({AggOp::sum, 1});
+  check(t, d.groups, 2500000, &built);
+}
+
 TEST_P(GpuGroupByTest, RangeMeasuredWhenNotGiven) {
   DataShape d;
   d.rows = 30000;

@@ -149,6 +149,68 @@ TEST(ResultBuilder, CompactFormSharesEveryRowCountsAndKeepsInt64Sums) {
   EXPECT_EQ(full.aggregates[2].nonnull, (std::vector<int64_t>{3, 1}));
 }
 
+// The placed form (place_result): where every array holds its source's
+// words, the extractor's copies into the arrays it returns make the result
+// build_result makes from the same groups; a wide sum is computed from two
+// lanes, so a result with one is built instead.
+TEST(ResultBuilder, PlacedArraysHoldWhatTheBuildMakes) {
+  GroupBySpec spec;
+  spec.columns = {{ValueType::int32, true}, {ValueType::float64, true}, {ValueType::int64, true}};
+  spec.aggregates = {{AggOp::count_star, -1}, {AggOp::sum, 0},           {AggOp::min, 2},
+                     {AggOp::sum_float, 1},   {AggOp::moments_float, 1}, {AggOp::count, 1}};
+  spec.compact_result = true;
+  const LanePlan plan = plan_lanes(spec);
+  constexpr uint64_t kStride = 5, kTableGroups = 3, kDirectAt = 3, kDirectGroups = 2;
+  std::vector<uint64_t> lanes(plan.lanes.size() * kStride);
+  for (size_t i = 0; i < lanes.size(); ++i) lanes[i] = i * 0x9E3779B97F4A7C15ull;  // every word distinct
+  const std::vector<int64_t> keys = {4, 0, -7, 12, 13};
+  const std::vector<uint8_t> nulls = {0, 1, 0, 9, 9};  // the direct region's flags are not read
+  const ExtractedGroups g = extracted(keys, nulls, lanes, kStride, kTableGroups, kDirectAt, kDirectGroups);
+  const GroupByResult built = build_result(spec, plan, GroupByResult{}, g);
+
+  GroupByResult placed;
+  const uint64_t total = kTableGroups + kDirectGroups;
+  const std::optional<std::vector<PlacedArray>> arrays = place_result(spec, plan, placed, total);
+  ASSERT_TRUE(arrays.has_value());
+  for (const PlacedArray& a : *arrays) {
+    // As the extractor copies: the table region, then the direct region.
+    if (a.source == kNullFlagsSource) {
+      std::memcpy(a.data, nulls.data(), kTableGroups);
+      continue;
+    }
+    const auto* from = a.source == kKeysSource ? reinterpret_cast<const uint64_t*>(keys.data())
+                                               : lanes.data() + static_cast<size_t>(a.source) * kStride;
+    std::memcpy(a.data, from, kTableGroups * 8);
+    std::memcpy(a.data + kTableGroups * 8, from + kDirectAt, kDirectGroups * 8);
+  }
+  EXPECT_EQ(placed.keys, built.keys);
+  EXPECT_EQ(placed.key_is_null, built.key_is_null);
+  EXPECT_EQ(placed.count_source, built.count_source);
+  ASSERT_EQ(placed.aggregates.size(), built.aggregates.size());
+  for (size_t a = 0; a < built.aggregates.size(); ++a) {
+    const AggregateValues &p = placed.aggregates[a], &b = built.aggregates[a];
+    EXPECT_EQ(p.op, b.op) << "aggregate " << a;
+    EXPECT_EQ(p.nonnull, b.nonnull) << "aggregate " << a;
+    EXPECT_EQ(p.value64, b.value64) << "aggregate " << a;
+    EXPECT_EQ(p.extreme, b.extreme) << "aggregate " << a;
+    EXPECT_EQ(p.value.size(), b.value.size()) << "aggregate " << a;
+    const auto bits = [](const std::vector<double>& v) {
+      std::vector<uint64_t> out;
+      for (double d : v) out.push_back(std::bit_cast<uint64_t>(d));
+      return out;
+    };
+    EXPECT_EQ(bits(p.real), bits(b.real)) << "aggregate " << a;
+    EXPECT_EQ(bits(p.squares), bits(b.squares)) << "aggregate " << a;
+  }
+  EXPECT_FALSE(built.aggregates[1].value64.empty());  // the int4 sum's one lane
+  EXPECT_FALSE(built.aggregates[4].squares.empty());
+
+  // A wide sum (int8 input): two lanes make each value.
+  const Extracted e;
+  GroupByResult not_placed;
+  EXPECT_FALSE(place_result(e.spec, e.plan, not_placed, 3).has_value());
+}
+
 TEST(ResultBuilder, PreparationStopsOnceTheGpuIsDone) {
   const Extracted e;
   GroupByResult spare;
