@@ -83,6 +83,8 @@ class GpuRun final : public tally::AggregationRun {
   int64_t evaluate_programs(const StagedChunk& chunk, ChunkPointers& p, std::vector<ColumnPointer>& keys);
   // EXPLAIN ANALYZE lines of a timeline's marks.
   static std::string path_line(const char* title, const HostTimeline& t);
+  // The key parts whose group values come back in 32 bits (KeyPart::narrow), as a bit mask.
+  uint32_t narrow_key_parts() const;
   std::string start_path_line() const;
 
   GpuAggregationEngine& engine_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <utility>
 
 #include "common/column_program_run.hpp"
@@ -19,6 +20,12 @@
 namespace tally::gpu {
 
 using tally::PartialOp;
+
+namespace {
+// From this many estimated groups a key tuple's group values are sized
+// ahead (GpuRun::finalize): below, their arrays are megabytes at most.
+constexpr uint64_t kValuesSizedAheadGroups = uint64_t{1} << 20;
+}  // namespace
 
 void GpuRun::await_reports() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -105,6 +112,16 @@ tally::AggregationResult GpuRun::finalize() {
   std::string first_use = first_use_line(first_use_at_start_, first_use_snapshot(device_.ordinal));
   std::string start_path = start_path_line();
   host_mark("host lines");
+  // A key tuple's group values (gigabytes at 1e8 groups) are sized for the
+  // estimated groups while the device finishes and the result comes back:
+  // values_of then writes into pages already faulted in.
+  std::future<void> values_sized;
+  if (spec_.key_tuple && tuples_ && spec_.estimated_groups >= kValuesSizedAheadGroups) {
+    values_sized = std::async(std::launch::async, [this, &out] {
+      TupleKeyTable::size_values(spec_.key_parts.size(), spec_.estimated_groups, narrow_key_parts(), out.key_codes,
+                                 out.key_codes32);
+    });
+  }
   // The result's arrays are mapped while the GPU still runs: their page
   // faults then overlap the device's work instead of following it.
   if (aggregator_) aggregator_->prepare_result();
@@ -159,6 +176,7 @@ tally::AggregationResult GpuRun::finalize() {
     tuner_.reset();
     host_mark("tuner handed over");
   }
+  if (values_sized.valid()) values_sized.get();  // before `out` is returned, or read below
   if (!aggregator_) return out;  // no chunk: no group
   const auto t1 = std::chrono::steady_clock::now();
   aggregator_->keep_groups_where(std::exchange(group_tests_, {}));
@@ -187,10 +205,7 @@ tally::AggregationResult GpuRun::finalize() {
     // The groups' keys are tuple ids: their column values, gathered on the device.
     const auto t_values = std::chrono::steady_clock::now();
     const long faults_before = process_minor_faults();
-    uint32_t narrow = 0;
-    for (size_t k = 0; k < spec_.key_parts.size(); ++k)
-      if (spec_.key_parts[k].narrow) narrow |= 1u << k;
-    tuples_->values_of(out.keys.data(), n, r.device_keys, narrow, out.key_codes, out.key_codes32,
+    tuples_->values_of(out.keys.data(), n, r.device_keys, narrow_key_parts(), out.key_codes, out.key_codes32,
                        out.key_code_valid, pipeline_->compute_stream());
     std::snprintf(line, sizeof line,
                   "GPU: key tuples: %llu distinct, table grown %d times, group values %.3f ms (%ld page faults)",
@@ -214,6 +229,13 @@ tally::AggregationResult GpuRun::finalize() {
   report_.details.push_back(path_line("GPU: end path (us after finalize began)", end_path));
   report_.finalize_ms = ms(t0, t3);
   return out;
+}
+
+uint32_t GpuRun::narrow_key_parts() const {
+  uint32_t narrow = 0;
+  for (size_t k = 0; k < spec_.key_parts.size(); ++k)
+    if (spec_.key_parts[k].narrow) narrow |= 1u << k;
+  return narrow;
 }
 
 std::string GpuRun::path_line(const char* title, const HostTimeline& t) {

@@ -267,8 +267,6 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<Gr
                               std::vector<std::vector<int32_t>>& values32, std::vector<std::vector<uint8_t>>& valid,
                               StreamHandle stream) {
   Impl& m = *impl_;
-  values.assign(m.columns, {});
-  values32.assign(m.columns, {});
   valid.assign(m.columns, {});  // empty: no NULL in the column (AggregationResult::key_code_valid)
   ValuesOut out;
   size_t wide_columns = 0, narrow_columns = 0;
@@ -289,17 +287,8 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<Gr
   out.wide = device_values.get<int64_t>();
   out.narrow = device_values32.get<int32_t>();
   const bool gather = n > 0 && m.slot_count > 0;
-  // Each column's array sized (zero-filled: their pages' first touch) on a
-  // thread of its own while the ids go up and the kernel runs: at 1e8 groups
-  // they are gigabytes, and one thread faulting them in took most of a second.
-  std::vector<std::thread> sizing;
-  for (size_t c = 0; c < m.columns; ++c) {
-    const bool narrow = ((narrow_mask >> c) & 1u) != 0;
-    sizing.emplace_back([&values, &values32, c, n, narrow] {
-      if (narrow) values32[c].assign(n, 0);
-      else values[c].assign(n, 0);
-    });
-  }
+  // The arrays sized while the ids go up and the kernel runs.
+  std::thread sizing([&] { size_values(m.columns, n, narrow_mask, values, values32); });
   try {
     if (gather) {
       TALLY_CUDA_CHECK(cudaMemsetAsync(device_any_null.get(), 0, sizeof(uint32_t), stream));
@@ -321,10 +310,10 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<Gr
       TALLY_CUDA_CHECK_LAUNCH("tuple_values_kernel");
     }
   } catch (...) {
-    for (std::thread& t : sizing) t.join();
+    sizing.join();
     throw;
   }
-  for (std::thread& t : sizing) t.join();
+  sizing.join();
   if (!gather) {
     for (auto& v : valid) v.assign(n, 0);  // no tuple known: every group's value reads as NULL
     return;
@@ -345,6 +334,31 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<Gr
   }
   copy_to_pageable(copies, stream);
   m.read_count(stream);
+}
+
+void TupleKeyTable::size_values(size_t columns, size_t n, uint32_t narrow_mask,
+                                std::vector<std::vector<int64_t>>& values,
+                                std::vector<std::vector<int32_t>>& values32) {
+  values.resize(columns);
+  values32.resize(columns);
+  // Each array on a thread of its own: at 1e8 groups they are gigabytes,
+  // and one thread faulting them in took most of a second. An array of
+  // more entries is cut (its first n are zeros too).
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < columns; ++c) {
+    const bool narrow = ((narrow_mask >> c) & 1u) != 0;
+    if (narrow) values[c] = {};
+    else values32[c] = {};
+    threads.emplace_back([&values, &values32, c, n, narrow] {
+      auto size = [n](auto& v) {
+        if (v.size() >= n) v.resize(n);
+        else v.assign(n, 0);
+      };
+      if (narrow) size(values32[c]);
+      else size(values[c]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 uint64_t TupleKeyTable::tuples() const { return impl_->known; }

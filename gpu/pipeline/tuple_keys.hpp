@@ -40,11 +40,19 @@ class TupleKeyTable {
   // together n ids; GroupByResult::device_keys), else copied up. A column c
   // with bit c of narrow_mask set comes back in values32[c] (its values cut
   // to 32 bits: text codes), the others in values[c]; the unused one is left
-  // empty.
+  // empty. Arrays already of n entries (size_values) are written as they are.
   void values_of(const int64_t* ids, size_t n, const std::vector<GroupByResult::DeviceKeys>& on_device,
                  uint32_t narrow_mask, std::vector<std::vector<int64_t>>& values,
                  std::vector<std::vector<int32_t>>& values32, std::vector<std::vector<uint8_t>>& valid,
                  StreamHandle stream);
+
+  // Sizes values (values32 for a column with its narrow_mask bit set) for
+  // `columns` key columns of n groups, zeroed, each array on a thread of its
+  // own: values_of() writes into arrays of its group count as they are. A
+  // caller that knows the count ahead (an estimate) has these gigabytes'
+  // pages faulted in while the device still works.
+  static void size_values(size_t columns, size_t n, uint32_t narrow_mask, std::vector<std::vector<int64_t>>& values,
+                          std::vector<std::vector<int32_t>>& values32);
 
   // Distinct tuples as of the last wait (EXPLAIN ANALYZE).
   uint64_t tuples() const;
