@@ -176,8 +176,10 @@ tally::AggregationResult GpuRun::finalize() {
     tuner_.reset();
     host_mark("tuner handed over");
   }
-  if (values_sized.valid()) values_sized.get();  // before `out` is returned, or read below
-  if (!aggregator_) return out;  // no chunk: no group
+  if (!aggregator_) {  // no chunk: no group
+    if (values_sized.valid()) values_sized.get();  // before `out` is returned
+    return out;
+  }
   const auto t1 = std::chrono::steady_clock::now();
   aggregator_->keep_groups_where(std::exchange(group_tests_, {}));
   GroupByResult r = aggregator_->finish();
@@ -204,6 +206,7 @@ tally::AggregationResult GpuRun::finalize() {
   if (spec_.key_tuple && tuples_) {
     // The groups' keys are tuple ids: their column values, gathered on the device.
     const auto t_values = std::chrono::steady_clock::now();
+    if (values_sized.valid()) values_sized.get();
     const long faults_before = process_minor_faults();
     tuples_->values_of(out.keys.data(), n, r.device_keys, narrow_key_parts(), out.key_codes, out.key_codes32,
                        out.key_code_valid, pipeline_->compute_stream());
