@@ -12,9 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "common/prefault.hpp"
 #include "gpu/host_steps.hpp"
 
 namespace tally::gpu::aggregator {
@@ -27,9 +26,6 @@ constexpr uint64_t kPrepareStepBytes = 256 * 1024;
 // (each a few megabytes: the threads' start is small beside one array).
 constexpr uint64_t kParallelBuildGroups = uint64_t{1} << 18;
 constexpr size_t kBuildThreads = 8;
-// The fresh pages of a large result's arrays are faulted in a megabyte at
-// a time, each piece taken by whichever core is free.
-constexpr size_t kFaultPieceBytes = size_t{1} << 20;
 
 // One array of the result: `fresh(n)` reserves n elements and returns the
 // capacity that `build(n)` will write for the first time; `build(n)` gives
@@ -130,38 +126,23 @@ void run_tasks(size_t threads, size_t tasks, const std::function<void(size_t)>& 
   if (failed) std::rethrow_exception(failed);
 }
 
-// The megabyte pieces of [first, first + bytes) that hold a page not yet
-// in memory (mincore), added to `pieces`; all of them where it cannot tell.
-void add_unfaulted_pieces(unsigned char* first, size_t bytes, std::vector<std::pair<unsigned char*, size_t>>& pieces) {
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t start = reinterpret_cast<uintptr_t>(first) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(first) + bytes;
-  std::vector<unsigned char> resident((end - start + page - 1) / page);
-  const bool known = bytes > 0 && mincore(reinterpret_cast<void*>(start), end - start, resident.data()) == 0;
-  for (size_t at = 0; at < bytes; at += kFaultPieceBytes) {
-    const size_t length = std::min(kFaultPieceBytes, bytes - at);
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(first + at) - start) / page;
-    const uintptr_t to = (reinterpret_cast<uintptr_t>(first + at + length) - start + page - 1) / page;
-    bool all_in = known;
-    for (uintptr_t p = from; p < to && all_in; ++p) all_in = (resident[p] & 1) != 0;
-    if (!all_in) pieces.emplace_back(first + at, length);
-  }
-}
-
-// Builds the arrays of a large result, each on a thread of its own. The
-// pages of fresh arrays are faulted in by every core first: a page fault
-// costs microseconds on a virtualized host, so a gigabyte's 262,144 of them
-// were most of the build when each array's thread took its own.
-void build_in_parallel(std::vector<ArrayJob>& jobs, uint64_t total) {
-  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::pair<unsigned char*, size_t>> pieces;
+// The reserved capacity of every job's array for `total` groups faulted in
+// on every core (common/prefault.hpp); the jobs then give the elements
+// their values.
+void fault_in_arrays(std::vector<ArrayJob>& jobs, uint64_t total) {
+  std::vector<MemoryPiece> pieces;
   for (ArrayJob& job : jobs) {
     const auto [first, bytes] = job.fresh(total);
     add_unfaulted_pieces(first, bytes, pieces);
   }
-  // Writes into the reserved capacity only to fault its pages in; build()
-  // gives the elements their values.
-  run_tasks(threads, pieces.size(), [&](size_t i) { std::memset(pieces[i].first, 0, pieces[i].second); });
+  fault_in(pieces);
+}
+
+// Builds the arrays of a large result, each on a thread of its own, their
+// fresh pages faulted in by every core first.
+void build_in_parallel(std::vector<ArrayJob>& jobs, uint64_t total) {
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  fault_in_arrays(jobs, total);
   run_tasks(std::min<size_t>(threads, kBuildThreads), jobs.size(), [&](size_t j) { jobs[j].build(total); });
 }
 }  // namespace
@@ -413,8 +394,9 @@ std::optional<std::vector<PlacedArray>> place_result(const GroupBySpec& spec, co
   std::vector<ArrayJob> jobs = result_jobs(spec, plan, result, ExtractedGroups{});
   for (const ArrayJob& job : jobs)
     if (job.source == kConverted) return std::nullopt;
-  // Each array zeroed on a thread of its own: its pages' first touch, where
-  // they are fresh, and a pass at memory speed where they are not.
+  // Fresh pages faulted in on every core, then each array zeroed on a
+  // thread of its own at memory speed.
+  fault_in_arrays(jobs, groups);
   std::vector<PlacedArray> placed(jobs.size());
   run_tasks(jobs.size(), jobs.size(),
             [&](size_t j) { placed[j] = PlacedArray{jobs[j].source, jobs[j].place(groups)}; });

@@ -113,13 +113,14 @@ tally::AggregationResult GpuRun::finalize() {
   std::string start_path = start_path_line();
   host_mark("host lines");
   // A key tuple's group values (gigabytes at 1e8 groups) are sized for the
-  // estimated groups while the device finishes and the result comes back:
-  // values_of then writes into pages already faulted in.
+  // estimated groups and an eighth more (an estimate a little low would
+  // have values_of size them again) while the device finishes and the
+  // result comes back: values_of then writes into pages already faulted in.
   std::future<void> values_sized;
   if (spec_.key_tuple && tuples_ && spec_.estimated_groups >= kValuesSizedAheadGroups) {
     values_sized = std::async(std::launch::async, [this, &out] {
-      TupleKeyTable::size_values(spec_.key_parts.size(), spec_.estimated_groups, narrow_key_parts(), out.key_codes,
-                                 out.key_codes32);
+      TupleKeyTable::size_values(spec_.key_parts.size(), spec_.estimated_groups + spec_.estimated_groups / 8,
+                                 narrow_key_parts(), out.key_codes, out.key_codes32);
     });
   }
   // The result's arrays are mapped while the GPU still runs: their page

@@ -336,31 +336,6 @@ void TupleKeyTable::values_of(const int64_t* ids, size_t n, const std::vector<Gr
   m.read_count(stream);
 }
 
-void TupleKeyTable::size_values(size_t columns, size_t n, uint32_t narrow_mask,
-                                std::vector<std::vector<int64_t>>& values,
-                                std::vector<std::vector<int32_t>>& values32) {
-  values.resize(columns);
-  values32.resize(columns);
-  // Each array on a thread of its own: at 1e8 groups they are gigabytes,
-  // and one thread faulting them in took most of a second. An array of
-  // more entries is cut (its first n are zeros too).
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < columns; ++c) {
-    const bool narrow = ((narrow_mask >> c) & 1u) != 0;
-    if (narrow) values[c] = {};
-    else values32[c] = {};
-    threads.emplace_back([&values, &values32, c, n, narrow] {
-      auto size = [n](auto& v) {
-        if (v.size() >= n) v.resize(n);
-        else v.assign(n, 0);
-      };
-      if (narrow) size(values32[c]);
-      else size(values[c]);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-}
-
 uint64_t TupleKeyTable::tuples() const { return impl_->known; }
 int TupleKeyTable::growths() const { return impl_->growths; }
 
