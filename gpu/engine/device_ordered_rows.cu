@@ -2,7 +2,8 @@
 // (device_ordered_rows.hpp): a kernel per chunk appends each kept row's
 // (key, order code) to device buffers; at the end a radix sort of pairs by
 // code, then a stable one by key over the key's bits only, and a run-length
-// encoding of the keys give every key's codes in order.
+// encoding of the keys give every key's codes in order. Percentiles over
+// few keys skip the sort: their values are selected (ordered_select.cuh).
 #include "gpu/engine/device_ordered_rows.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -17,6 +18,8 @@
 #include <climits>
 #include <cstdio>
 #include <deque>
+#include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/engine/ordered_row_codes.cuh"
+#include "gpu/engine/ordered_select.cuh"
 #include "gpu/warp_append.cuh"
 #include "gpu/engine/spec_translation.hpp"
 #include "gpu/engine/top_codes_table.cuh"
@@ -165,15 +169,19 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   tally::KeyedPicks picked_from_table(size_t slot, const std::vector<tally::OrderedPick>& picks);
   tally::KeyedDistinct distinct_counts(size_t slot, bool floats) override;
   std::string name() const override {
-    char line[200];
+    char line[360];
     if (top_slots_ > 0) {
       std::snprintf(line, sizeof line, "GPU: each key's count%s and %d best codes kept on the device (no sort%s), picked and copied back %.3f ms%s",
                     every_row_ ? "s of rows and values" : "", top_k_, top_direct_ > 0 ? ", a direct entry per key of the range" : "", copy_ms_,
                     top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
       return line;
     }
-    std::snprintf(line, sizeof line, "GPU: rows kept on the device, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s%s",
-                  sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
+    char selected[120] = "";
+    if (selected_slots_ > 0)
+      std::snprintf(selected, sizeof selected, ", %d percentile input%s selected by value buckets without a sort %.3f ms", selected_slots_,
+                    selected_slots_ == 1 ? "" : "s", select_ms_);
+    std::snprintf(line, sizeof line, "GPU: rows kept on the device%s, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s%s",
+                  selected, sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
                   counted_slots_ > 0 ? " (distinct values counted on the device)" : "");
     return line;
   }
@@ -182,6 +190,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   struct Slot {
     DeviceBuffer keys, codes, nulls;
     uint64_t capacity = 0, null_capacity = 0;  // rows of keys and codes; of nulls
+    bool floats = false;  // the codes are order codes of floats
   };
   // One slot's rows sorted by (key, code) on the device: `codes` (n of
   // them) in key runs (run_count keys in `unique`, their lengths in
@@ -195,6 +204,9 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
     int run_count = 0;
   };
   OnDevice sort_slot(size_t slot);
+  // Slot s's kept rows: (keyed, NULL-key), once every chunk's kernels are
+  // done (their leases then go).
+  std::pair<uint64_t, uint64_t> kept_rows(size_t s);
   // The runs' keys (decoded) and, per run, `per_run` (d.lengths: its rows),
   // copied back.
   void copy_keys(const OnDevice& d, const int* per_run, std::vector<int64_t>& keys, std::vector<uint64_t>& counts);
@@ -233,6 +245,8 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   uint64_t rows_ = 0;  // rows offered so far: a bound on every buffer's rows
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
   int picked_slots_ = 0, counted_slots_ = 0;
+  int selected_slots_ = 0;  // EXPLAIN ANALYZE: slots whose picks were selected, not sorted
+  double select_ms_ = 0;
   int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
   int top_direct_ = 0;  // ... of them direct (top_codes_table.cuh)
   bool every_row_ = false;  // count_every_row: the one slot's table counts rows without a value
@@ -404,6 +418,7 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
         throw Error(SqlState::internal_error, "GPU: an ordered aggregate with a FILTER on the raw path");
       a.filter = kept != nullptr ? kept : mask_on_device(slots[s].filter, rows, scratch++);
       a.value_kind = value_kind(in.width);
+      slot.floats = a.value_kind == kFloat32 || a.value_kind == kFloat64;
       a.out_keys = slot.keys.get<uint64_t>();
       a.out_codes = slot.codes.get<uint64_t>();
       a.count = counters + 2 * s;
@@ -439,9 +454,7 @@ void DeviceOrderedRows::collect(const tally::ChunkInput& chunk, const std::vecto
   retire_finished();
 }
 
-DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
-  OnDevice d;
-  if (spec_.cancel) spec_.cancel->check();
+std::pair<uint64_t, uint64_t> DeviceOrderedRows::kept_rows(size_t s) {
   unsigned long long counts[2] = {0, 0};
   TALLY_CUDA_CHECK(cudaMemcpyAsync(counts, counters_.get<unsigned long long>() + 2 * s, sizeof counts, cudaMemcpyDeviceToHost, stream_));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -449,8 +462,13 @@ DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
     (void)cudaEventDestroy(in_flight_.front().done);
     in_flight_.pop_front();
   }
-  d.n = counts[0];
-  d.null_rows = counts[1];
+  return {counts[0], counts[1]};
+}
+
+DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
+  OnDevice d;
+  if (spec_.cancel) spec_.cancel->check();
+  std::tie(d.n, d.null_rows) = kept_rows(s);
   if (d.n > static_cast<uint64_t>(INT_MAX) || d.null_rows > static_cast<uint64_t>(INT_MAX))
     throw Error(SqlState::program_limit_exceeded, "GPU: more than 2^31 rows for one ordered aggregate");
   d.slot = std::move(slots_[s]);
@@ -548,14 +566,30 @@ tally::KeyedPicks DeviceOrderedRows::picked(size_t s, const std::vector<tally::O
   if (s >= slots_.size()) return out;  // no chunk: no row
   if (s < tops_.size() && tops_[s]) return picked_from_table(s, picks);
   if (picks.size() > static_cast<size_t>(kMaxPicks)) return tally::pick_from_segments(sorted(s), picks);
-  OnDevice d = sort_slot(s);
-  ++picked_slots_;
-  out.null_key_rows = d.null_rows;
-  const auto t_copy = std::chrono::steady_clock::now();
   PickArgs args;
   args.count = static_cast<int>(picks.size());
   args.per = out.per_key;
   std::copy(picks.begin(), picks.end(), args.picks);
+  if (key_kind_ == kPacked && key_bits_ <= kSelectMaxKeyBits) {
+    if (spec_.cancel) spec_.cancel->check();
+    const auto [keyed, null_keyed] = kept_rows(s);
+    if (keyed > 0 && null_keyed == 0) {  // packed keys have no NULL-key rows of their own
+      const auto t_select = std::chrono::steady_clock::now();
+      std::optional<tally::KeyedPicks> selected =
+          select_picks(slots_[s].keys.get<const uint64_t>(), slots_[s].codes.get<const uint64_t>(), keyed, key_bits_, slots_[s].floats, args,
+                       stream_);
+      select_ms_ += ms_since(t_select);
+      if (selected) {
+        ++picked_slots_;
+        ++selected_slots_;
+        return std::move(*selected);
+      }
+    }
+  }
+  OnDevice d = sort_slot(s);
+  ++picked_slots_;
+  out.null_key_rows = d.null_rows;
+  const auto t_copy = std::chrono::steady_clock::now();
   // Every key's picks, then the NULL-key group's block: one launch over
   // the runs (their starts an exclusive scan of the lengths), one for it.
   const size_t blocks = static_cast<size_t>(d.run_count) + (d.null_rows > 0 ? 1 : 0);
