@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/host_memory.hpp"
+#include "common/log.hpp"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -84,7 +85,13 @@ inline void release_retained_heap_over(size_t bound) {
   const size_t resident = resident_bytes();
   if (resident <= bound) return;  // free resident heap cannot be more
   const struct mallinfo2 info = mallinfo2();
-  if (resident > info.uordblks + info.hblkhd + bound) malloc_trim(0);
+  const size_t in_use = info.uordblks + info.hblkhd;
+  if (resident <= in_use + bound) return;
+  malloc_trim(0);
+  log::info("heap_released", {{"resident_bytes", resident},
+                              {"in_use_bytes", in_use},
+                              {"bound_bytes", bound},
+                              {"resident_after_bytes", resident_bytes()}});
 #else
   (void)bound;
 #endif
