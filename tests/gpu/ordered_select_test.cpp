@@ -21,17 +21,12 @@
 #include "common/ordered_rows.hpp"
 #include "gpu/engine/ordered_select.cuh"
 #include "gpu/rules/device_info.hpp"
+#include "tests/gpu/device_copy.hpp"
 
 namespace tally::gpu {
 namespace {
 
-template <class T>
-T* to_device(const std::vector<T>& host) {
-  T* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(1, host.size()) * sizeof(T)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  return p;
-}
+using testing::to_device;
 
 const std::vector<OrderedPick> kPicks = {
     {OrderedPick::Kind::cont, 0.5, false}, {OrderedPick::Kind::cont, 0.0, false}, {OrderedPick::Kind::cont, 1.0, true},

@@ -23,17 +23,12 @@
 #include "common/ordered_rows.hpp"
 #include "gpu/engine/top_codes_table.cuh"
 #include "gpu/rules/device_info.hpp"
+#include "tests/gpu/device_copy.hpp"
 
 namespace tally::gpu {
 namespace {
 
-template <class T>
-T* to_device(const std::vector<T>& host) {
-  T* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(1, host.size()) * sizeof(T)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  return p;
-}
+using testing::to_device;
 
 struct Case {
   bool wide_keys = false;
