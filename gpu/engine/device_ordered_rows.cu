@@ -176,12 +176,14 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
                     top_rebuilds_ > 0 ? ", table rebuilt for keys beyond the estimate" : "");
       return line;
     }
-    char selected[120] = "";
+    char selected[120] = "", sorts[120] = "";
     if (selected_slots_ > 0)
       std::snprintf(selected, sizeof selected, ", %d percentile input%s selected by value buckets without a sort %.3f ms", selected_slots_,
                     selected_slots_ == 1 ? "" : "s", select_ms_);
-    std::snprintf(line, sizeof line, "GPU: rows kept on the device%s, CUB radix sort by (key, code) %.3f ms, copied back %.3f ms%s%s",
-                  selected, sort_ms_, copy_ms_, picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
+    if (sorted_slots_ > 0)
+      std::snprintf(sorts, sizeof sorts, ", CUB radix sort by (key, code) %.3f ms, copied back %.3f ms", sort_ms_, copy_ms_);
+    std::snprintf(line, sizeof line, "GPU: rows kept on the device%s%s%s%s", selected, sorts,
+                  picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
                   counted_slots_ > 0 ? " (distinct values counted on the device)" : "");
     return line;
   }
@@ -246,6 +248,7 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
   double sort_ms_ = 0, copy_ms_ = 0;  // EXPLAIN ANALYZE: sorts and encodings; copies to the host
   int picked_slots_ = 0, counted_slots_ = 0;
   int selected_slots_ = 0;  // EXPLAIN ANALYZE: slots whose picks were selected, not sorted
+  int sorted_slots_ = 0;    // ... and slots sorted
   double select_ms_ = 0;
   int top_slots_ = 0, top_k_ = 0, top_rebuilds_ = 0;  // EXPLAIN ANALYZE: slots answered by a top-codes table
   int top_direct_ = 0;  // ... of them direct (top_codes_table.cuh)
@@ -472,6 +475,7 @@ DeviceOrderedRows::OnDevice DeviceOrderedRows::sort_slot(size_t s) {
   if (d.n > static_cast<uint64_t>(INT_MAX) || d.null_rows > static_cast<uint64_t>(INT_MAX))
     throw Error(SqlState::program_limit_exceeded, "GPU: more than 2^31 rows for one ordered aggregate");
   d.slot = std::move(slots_[s]);
+  ++sorted_slots_;
   const auto t_sort = std::chrono::steady_clock::now();
   if (d.n > 0) {
     const uint64_t n = d.n;

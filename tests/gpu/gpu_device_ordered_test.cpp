@@ -52,9 +52,11 @@ TEST(GpuDeviceOrdered, PercentilesModeDistinctAsTheCpuEngine) {
 }
 
 // Percentiles alone read one or two values per group: the device picks them
-// after its sort and copies back only those (common/ordered_pick.hpp's
-// OrderedPick). Fractions at the ends and between, ASC and DESC, cont and
-// disc, int and float inputs, NULL keys, a NULL fraction, one group.
+// after its sort, or selects them where the keys are few
+// (gpu/engine/ordered_select.cuh), and copies back only those
+// (common/ordered_pick.hpp's OrderedPick). Fractions at the ends and
+// between, ASC and DESC, cont and disc, int and float inputs, NULL keys, a
+// NULL fraction, one group.
 TEST(GpuDeviceOrdered, PickedPercentilesAsTheCpuEngine) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   PackedKeyTables tables("tally-gpu-device-picked");
@@ -73,6 +75,9 @@ TEST(GpuDeviceOrdered, PickedPercentilesAsTheCpuEngine) {
   for (const char* sql : queries) expect_as_cpu(tables, sql);
   const std::string plan = tables.explain_on("gpu", queries[0]);
   EXPECT_NE(plan.find("picked on the device"), std::string::npos) << plan;
+  // Two packed key columns: few keys, so the percentiles are selected, not sorted.
+  const std::string packed = tables.explain_on("gpu", queries[1]);
+  EXPECT_NE(packed.find("selected by value buckets"), std::string::npos) << packed;
 }
 
 // FILTER (WHERE ...) aggregates on the GPU engine (the mask folded into each
