@@ -15,12 +15,12 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/engine/ordered_buckets.hpp"
 
 namespace tally::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxTargets = 2 * kMaxPicks;  // a cont pick reads two positions
 // Counters of every key's histogram together: 16 MB, held in L2 while a
 // pass adds to them.
 constexpr uint64_t kHistogramCounters = uint64_t{1} << 22;
@@ -28,41 +28,6 @@ constexpr uint64_t kHistogramCounters = uint64_t{1} << 22;
 // global aggregate's one key would otherwise send every row's atomic to a
 // few words).
 constexpr uint64_t kSharedCounters = 8192;
-
-__host__ __device__ inline uint64_t float_code_of(double v) {
-#if defined(__CUDA_ARCH__)
-  const auto bits = static_cast<uint64_t>(__double_as_longlong(v));
-#else
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-#endif
-  return (bits & kSignBit) != 0 ? ~bits : bits | kSignBit;
-}
-
-__device__ inline double value_of_float_code(uint64_t code) {
-  const uint64_t bits = (code & kSignBit) != 0 ? code & ~kSignBit : ~code;
-  return __longlong_as_double(static_cast<long long>(bits));
-}
-
-// The bucket of a code: monotone in the code. Codes from lo to hi (the
-// finite values' range for floats, every code for integers) spread over the
-// buckets linearly in their value; codes below lo (-inf) go to the first,
-// above hi (+inf, NaN) to the last.
-struct Buckets {
-  int count = 1;
-  bool floats = false;
-  uint64_t lo = 0, hi = 0;
-  int shift = 0;  // integers: (code - lo) >> shift
-  double lo_half = 0, scale = 0;  // floats: (value / 2 - lo_half) * scale (halves: no overflow)
-};
-
-__device__ inline int bucket_of(uint64_t code, const Buckets& b) {
-  if (code < b.lo) return 0;
-  if (code > b.hi) return b.count - 1;
-  if (!b.floats) return static_cast<int>((code - b.lo) >> b.shift);
-  const double t = (value_of_float_code(code) * 0.5 - b.lo_half) * b.scale;
-  return t < static_cast<double>(b.count) ? static_cast<int>(t) : b.count - 1;
-}
 
 __device__ inline uint64_t warp_min(uint64_t v) {
   for (int o = 16; o > 0; o /= 2) v = min(v, static_cast<uint64_t>(__shfl_xor_sync(0xffffffffu, v, o)));
@@ -146,34 +111,8 @@ __global__ void locate_kernel(const unsigned* hist, uint64_t key_count, int buck
     t.nonempty[k] = n > 0;
     t.gathered[k] = 0;
     if (n == 0) continue;
-    uint64_t pos[kMaxTargets];
-    int targets = 0;
-    for (int i = 0; i < p.count; ++i) {
-      uint64_t two[2];
-      const int c = tally::ordered_pick_positions(p.picks[i], n, two);
-      for (int j = 0; j < c; ++j) pos[targets++] = two[j];
-    }
-    // One walk over the buckets: a bucket holding a position is gathered
-    // whole, once, after the target buckets before it.
-    uint64_t below = 0, gathered = 0;
-    int found = 0;
-    for (int b = 0; b < buckets && found < targets; ++b) {
-      const uint64_t rows = h[b];
-      bool target = false;
-      for (int j = 0; j < targets; ++j) {
-        if (pos[j] >= below && pos[j] < below + rows) {
-          const uint64_t at = k * static_cast<uint64_t>(p.per) + static_cast<uint64_t>(j);
-          t.bucket[at] = b;
-          t.rank[at] = gathered + (pos[j] - below);
-          t.position[at] = pos[j];
-          target = true;
-          ++found;
-        }
-      }
-      if (target) gathered += rows;
-      below += rows;
-    }
-    t.gathered[k] = static_cast<unsigned>(gathered);
+    const uint64_t at = k * static_cast<uint64_t>(p.per);
+    t.gathered[k] = static_cast<unsigned>(locate_targets(h, buckets, n, p, t.bucket + at, t.rank + at, t.position + at));
   }
 }
 
@@ -331,40 +270,16 @@ std::optional<tally::KeyedPicks> select_picks(const uint64_t* keys, const uint64
   TALLY_CUDA_CHECK(cudaMemcpyAsync(found, range.get(), sizeof found, cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  // Buckets linear in the codes from lo to hi: integers' values; for floats
-  // a spread roughly even in the logarithm (a code's high bits are its
-  // exponent), for values whose magnitudes differ by orders.
-  auto by_codes = [&](uint64_t lo, uint64_t hi) {
-    Buckets b;
-    b.count = buckets;
-    b.lo = lo;
-    b.hi = hi;
-    while (((b.hi - b.lo) >> b.shift) >= static_cast<uint64_t>(b.count)) ++b.shift;
-    return b;
-  };
-  if (!float_codes) return pick_by_buckets(keys, codes, n, key_count, by_codes(found[0], found[1]), picks, stream);
+  if (!float_codes) return pick_by_buckets(keys, codes, n, key_count, code_buckets(buckets, found[0], found[1]), picks, stream);
   // Floats: buckets linear in the finite values first (uniform and normal
-  // data), then in the codes.
-  if (found[0] <= found[1]) {
-    Buckets b;
-    b.count = buckets;
-    b.floats = true;
-    b.lo = found[0];
-    b.hi = found[1];
-    double lo_value, hi_value;
-    const uint64_t lo_bits = (b.lo & kSignBit) != 0 ? b.lo & ~kSignBit : ~b.lo;
-    const uint64_t hi_bits = (b.hi & kSignBit) != 0 ? b.hi & ~kSignBit : ~b.hi;
-    std::memcpy(&lo_value, &lo_bits, sizeof lo_value);
-    std::memcpy(&hi_value, &hi_bits, sizeof hi_value);
-    b.lo_half = lo_value * 0.5;
-    const double span = hi_value * 0.5 - b.lo_half;
-    b.scale = span > 0 ? b.count / span : 0;
-    if (std::isfinite(b.scale) && b.scale > 0)
-      if (auto out = pick_by_buckets(keys, codes, n, key_count, b, picks, stream)) return out;
-  }
-  // Codes outside the finite values' range (infinities, NaN) go to the end buckets.
+  // data), then in the codes (values whose magnitudes differ by orders),
+  // the infinities and NaN in the end buckets.
   const bool finite = found[0] <= found[1];
-  return pick_by_buckets(keys, codes, n, key_count, by_codes(finite ? found[0] : found[2], finite ? found[1] : found[3]), picks, stream);
+  if (finite)
+    if (const std::optional<Buckets> by_value = value_buckets(buckets, found[0], found[1]))
+      if (auto out = pick_by_buckets(keys, codes, n, key_count, *by_value, picks, stream)) return out;
+  return pick_by_buckets(keys, codes, n, key_count, code_buckets(buckets, finite ? found[0] : found[2], finite ? found[1] : found[3]), picks,
+                         stream);
 }
 
 }  // namespace tally::gpu

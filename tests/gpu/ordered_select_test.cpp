@@ -22,6 +22,7 @@
 #include "gpu/engine/ordered_select.cuh"
 #include "gpu/rules/device_info.hpp"
 #include "tests/gpu/device_copy.hpp"
+#include "tests/gpu/sorted_picks.hpp"
 
 namespace tally::gpu {
 namespace {
@@ -41,18 +42,7 @@ PickArgs args_of(const std::vector<OrderedPick>& picks) {
   return a;
 }
 
-KeyedPicks sorted_picks(const std::vector<uint64_t>& keys, const std::vector<uint64_t>& codes, const std::vector<OrderedPick>& picks) {
-  std::map<uint64_t, std::vector<uint64_t>> by_key;
-  for (size_t r = 0; r < keys.size(); ++r) by_key[keys[r]].push_back(codes[r]);
-  KeyedSegments segments;
-  for (auto& [key, c] : by_key) {
-    std::sort(c.begin(), c.end());
-    segments.keys.push_back(static_cast<int64_t>(key));
-    segments.counts.push_back(c.size());
-    segments.codes.insert(segments.codes.end(), c.begin(), c.end());
-  }
-  return pick_from_segments(segments, picks);
-}
+using testing::sorted_picks;
 
 std::optional<KeyedPicks> selected(const std::vector<uint64_t>& keys, const std::vector<uint64_t>& codes, int key_bits, bool floats,
                                    const std::vector<OrderedPick>& picks) {
