@@ -28,8 +28,9 @@
 //   questions and comparisons left are skipped and the table printed (a device
 //   call has a time limit). Exit status 1 on any mismatch, error (a question in
 //   --known-gaps may error) or skipped question. --profile CMD runs CMD on
-//   tallyd over the questions' runs ("{pid}" its process id:
-//   'perf record -g -p {pid} -o FILE'; bench/common/profiler_run.hpp).
+//   tallyd over each question's first and warm runs ("{pid}" its process
+//   id, "{question}" the configuration and question, C1_q8: 'perf record -g
+//   -p {pid} -o /tmp/{question}.data'; bench/common/profiler_run.hpp).
 //   --prewarm runs SELECT pg_prewarm('x') (and prints its time) once each
 //   configuration's tallyd started: the first runs then read resident
 //   columns, as the "first run with resident columns" means.
@@ -54,6 +55,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -131,7 +133,7 @@ struct Options {
   // SELECT pg_prewarm('x') once tallyd started, before the first runs: they
   // then read resident columns, as DuckDB's first runs read its in-memory table.
   bool prewarm = false;
-  std::string profile;  // a profiler command run on tallyd ("{pid}") over the questions' runs
+  std::string profile;  // a profiler command run on tallyd ("{pid}") over each question's timed runs ("{question}")
 };
 
 // ---- statements on a PostgreSQL-protocol server, with a client-side deadline ----
@@ -633,6 +635,13 @@ double load_for_duckdb(const Options& o, const Duck* duck, PGconn* t, const h2o:
 
 // Runs every selected question on configuration c (tallyd already started
 // on the loaded data) and compares its answers; fills results[c][question].
+// `command` with every "{question}" replaced by `question`.
+std::string with_question(std::string command, const std::string& question) {
+  for (size_t at = command.find("{question}"); at != std::string::npos; at = command.find("{question}", at + question.size()))
+    command.replace(at, 10, question);
+  return command;
+}
+
 void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& tally, const Duck* duck,
                        std::vector<std::vector<Timed>>& results, std::vector<std::pair<Outcome, Outcome>>& duck_runs) {
   PGconn* t = connect(tally.conninfo(), "tally");
@@ -661,6 +670,10 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
       continue;
     }
     progress("%s %s %s", name.c_str(), q.id, q.title);
+    // The profiler over this question's two timed runs only: not the
+    // EXPLAIN run, the answers' comparisons nor the other questions.
+    std::optional<bench::ProfilerRun> profiler;
+    if (!o.profile.empty()) profiler.emplace(with_question(o.profile, name + "_" + q.id), tally.pid());
     r.first = run_question(t, q, o.timeout_s);
     progress("%s %s first run %s ms", name.c_str(), q.id, ms_text(r.first).c_str());
     const std::streamoff log_offset = file_size(tally.log_path());
@@ -669,6 +682,7 @@ void run_configuration(const Options& o, size_t c, tally::testing::TallyServer& 
     r.warm = r.first.ok ? run_question(t, q, o.timeout_s) : r.first;
     progress("%s %s warm run %s ms (CREATE TABLE AS %.1f ms, %llu page faults)", name.c_str(), q.id,
              ms_text(r.warm).c_str(), r.warm.create_ms, bench::process_use(tally.pid()).page_faults - faults_before);
+    profiler.reset();
     r.engine = !r.warm.ok  ? "-"
                : o.explain ? tally_engine(t, std::string(q.id) + " plan", q.sql)
                            : logged_engine(tally.log_path(), log_offset);
@@ -870,7 +884,6 @@ int run_timed(const Options& o) {
       tally.restart(o.configurations[c]);
       std::printf("%s: tallyd started on the loaded data in %.1f s\n", config_name(c).c_str(), ms_since(start) / 1e3);
       std::fflush(stdout);
-      const bench::ProfilerRun profiler(o.profile, tally.pid());
       run_configuration(o, c, tally, duck.get(), results, duck_runs);
     }
     failures += print_table(o, results, duck_runs, duck != nullptr);
@@ -887,7 +900,7 @@ constexpr const char* kUsage =
     "usage: h2o_bench --tallyd PATH (--check | [--duckdb LIBDUCKDB] [--tallyd-args \"...\"]...)\n"
     "         [--rows N] [--k K] [--na P[,P]] [--sort 0|1] [--questions q1,..] [--known-gaps q8,..]\n"
     "         [--timeout-s S] [--threads T] [--gen-threads T] [--csv-dir DIR] [--compare-rows-max N]\n"
-    "         [--deadline-s S] [--explain] [--prewarm] [--profile 'perf record -g -p {pid} -o FILE']\n"
+    "         [--deadline-s S] [--explain] [--prewarm] [--profile 'perf record -g -p {pid} -o /tmp/{question}.data']\n"
     "  --tallyd-args once per configuration of tallyd to time; without --check, --duckdb or two of them are needed";
 
 Options parse(int argc, char** argv) {
