@@ -1,7 +1,6 @@
 // EngineAggregator's result: the engine's partial states finalized into
 // PostgreSQL values through finalize.hpp, engine arrays moved where they
 // already are the column.
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "common/engine_counters.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/process_faults.hpp"
 #include "executor/cpu/parallel.hpp"
 #include "executor/engine_aggregator.hpp"
 #include "executor/finalize.hpp"
@@ -28,14 +28,6 @@
 
 namespace tally::executor::engine_aggregation {
 namespace {
-
-// Minor page faults of the whole process so far: a result column built in
-// fresh memory faults each of its pages in (EXPLAIN ANALYZE shows how many).
-long process_minor_faults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
 
 // Marks the NULL key's group. At most one group is marked: found with memchr
 // rather than by testing every group.

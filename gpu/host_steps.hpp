@@ -141,14 +141,6 @@ inline ThreadUsage thread_usage() {
   return ThreadUsage{u.ru_minflt, u.ru_nvcsw + u.ru_nivcsw};
 }
 
-// The whole process's minor page faults so far (getrusage(RUSAGE_SELF)):
-// those of a step that sizes arrays on threads of its own.
-inline long process_minor_faults() {
-  rusage u{};
-  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
-  return u.ru_minflt;
-}
-
 // Event waits (event_wait.cuh) of the calling thread that outlasted their
 // spin and blocked: the end path shows how many the wait for the last
 // chunks took (a thread that slept may come back on a slower core).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/process_faults.hpp"
 #include "gpu/aggregator/aggregation_table.cuh"
 #include "gpu/aggregator/kernels/maintenance_kernels.cuh"
 #include "gpu/aggregator/kernels/sift_kernel.cuh"

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/column_program_run.hpp"
+#include "common/process_faults.hpp"
 #include "common/error.hpp"
 #include "gpu/engine/gpu_aggregation_engine.hpp"
 #include "gpu/engine/partial_states.hpp"
