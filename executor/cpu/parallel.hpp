@@ -29,6 +29,7 @@
 
 #include "common/engine_counters.hpp"
 #include "common/memory_tracker.hpp"
+#include "common/prefault.hpp"
 #include "executor/cancel_point.hpp"
 #include "executor/cpu/worker_pool.hpp"
 #include "executor/types/thread_settings.hpp"
@@ -120,28 +121,30 @@ void parallel_tasks(int threads, size_t tasks, F&& f) {
 }
 
 // Sizes an array to n elements (as resize: new elements zero). The pages of
-// a large fresh array are faulted in by several cores first: a million
-// groups' 8 MB is 2,048 page faults, about 6 ms on one core of a virtualized
-// GPU host, and the zeroing then runs over resident pages. The faulting
-// looks at the statement's cancel token every megabyte: a held side of
-// millions of rows takes hundreds of milliseconds to fault in on a VM.
+// a large fresh array not yet in memory (common/prefault.hpp's megabyte
+// pieces; a warm run's arrays come from the retained heap, already there)
+// are faulted in by several cores first: a million groups' 8 MB is 2,048
+// page faults, about 6 ms on one core of a virtualized GPU host, and the
+// zeroing then runs over resident pages. Each piece looks at the
+// statement's cancel token first: a held side of millions of rows takes
+// hundreds of milliseconds to fault in on a VM.
 template <class T, class Allocator>
 void resize_prefaulted(std::vector<T, Allocator>& v, size_t n) {
   static_assert(std::is_trivially_copyable_v<T>);
-  constexpr size_t bytes_per_thread = size_t{1} << 20;
+  constexpr size_t min_bytes = size_t{2} << 20;
   const size_t bytes = n * sizeof(T);
-  if (n > v.capacity() && bytes >= 2 * bytes_per_thread) {
+  if (n > v.capacity() && bytes >= min_bytes) {
     v.reserve(n);
     // Writes into the new capacity only to fault its pages in; resize()
     // below gives the elements their values.
     auto* first = reinterpret_cast<unsigned char*>(v.data()) + v.size() * sizeof(T);
-    const size_t fresh = bytes - v.size() * sizeof(T);
-    const int threads = static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                                          fresh / bytes_per_thread));
-    parallel_for(threads, fresh, [&](int, size_t begin, size_t end) {
-      for (size_t at = begin; at < end; at += bytes_per_thread) {
+    std::vector<MemoryPiece> pieces;
+    add_unfaulted_pieces(first, bytes - v.size() * sizeof(T), pieces);
+    const int threads = static_cast<int>(std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), pieces.size()));
+    parallel_for(threads, pieces.size(), [&](int, size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
         check_cancel_point();
-        std::memset(first + at, 0, std::min(end, at + bytes_per_thread) - at);
+        std::memset(pieces[i].first, 0, pieces[i].second);
       }
     });
   }
