@@ -178,12 +178,12 @@ class DeviceOrderedRows final : public tally::OrderedRowsCollector {
     }
     char selected[120] = "", sorts[120] = "";
     if (selected_slots_ > 0)
-      std::snprintf(selected, sizeof selected, ", %d percentile input%s selected by value buckets without a sort %.3f ms", selected_slots_,
+      std::snprintf(selected, sizeof selected, ", %d ordered input%s selected by value buckets without a sort %.3f ms", selected_slots_,
                     selected_slots_ == 1 ? "" : "s", select_ms_);
     if (sorted_slots_ > 0)
       std::snprintf(sorts, sizeof sorts, ", CUB radix sort by (key, code) %.3f ms, copied back %.3f ms", sort_ms_, copy_ms_);
     std::snprintf(line, sizeof line, "GPU: rows kept on the device%s%s%s%s", selected, sorts,
-                  picked_slots_ > 0 ? " (percentiles' values picked on the device)" : "",
+                  picked_slots_ > 0 ? " (percentiles' and ranks' values picked on the device)" : "",
                   counted_slots_ > 0 ? " (distinct values counted on the device)" : "");
     return line;
   }
