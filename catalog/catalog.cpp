@@ -135,10 +135,37 @@ class Transaction {
 void insert_chunk_stats(sqlite3* db, uint32_t oid, const ChunkInfo& chunk);
 
 void insert_chunk(sqlite3* db, uint32_t oid, const ChunkInfo& chunk) {
-  Statement c(db, "INSERT INTO tally_chunks(table_oid, chunk_id, row_count) VALUES (?, ?, ?)");
+  Statement c(db, "INSERT INTO tally_chunks(table_oid, chunk_id, row_count, inlined) VALUES (?, ?, ?, ?)");
   c.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk.chunk_id)).bind(3, static_cast<int64_t>(chunk.rows));
+  c.bind(4, int64_t{chunk.inlined});
   c.run();
   insert_chunk_stats(db, oid, chunk);
+}
+
+// The stored bytes of the inlined chunks among `chunks`.
+void insert_chunk_bytes(sqlite3* db, const TableDef& def, const std::vector<ChunkInfo>& chunks) {
+  Statement b(db, "INSERT INTO tally_chunk_bytes(table_oid, chunk_id, slot, bytes) VALUES (?, ?, ?, ?)");
+  for (const ChunkInfo& chunk : chunks) {
+    if (!chunk.inlined) continue;
+    if (!chunk.stored)
+      throw Error(SqlState::internal_error, "catalog: inlined chunk " + std::to_string(chunk.chunk_id) + " of table \"" +
+                                                def.name + "\" has no stored bytes");
+    // Only the definition's columns: a block may have dropped one since.
+    for (const auto& [slot, bytes] : *chunk.stored) {
+      bool live = false;
+      for (size_t c = 0; c < def.columns.size() && !live; ++c) live = def.slot(c) == slot;
+      if (!live) continue;
+      b.bind(1, int64_t{def.oid}).bind(2, static_cast<int64_t>(chunk.chunk_id)).bind(3, int64_t{slot});
+      b.bind_blob(4, bytes);
+      b.run();
+    }
+  }
+}
+
+// The chunk as committed snapshots list it: its stored bytes are the catalog's.
+ChunkInfo committed_chunk(ChunkInfo chunk) {
+  chunk.stored.reset();
+  return chunk;
 }
 
 void insert_chunk_stats(sqlite3* db, uint32_t oid, const ChunkInfo& chunk) {
@@ -332,6 +359,9 @@ void Catalog::create_schema() {
       table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
       position INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, columns TEXT NOT NULL,
       oid INTEGER NOT NULL, index_oid INTEGER NOT NULL, PRIMARY KEY(table_oid, position));
+    CREATE TABLE IF NOT EXISTS tally_chunk_bytes(
+      table_oid INTEGER NOT NULL, chunk_id INTEGER NOT NULL, slot INTEGER NOT NULL, bytes BLOB NOT NULL,
+      PRIMARY KEY(table_oid, chunk_id, slot));
     CREATE TABLE IF NOT EXISTS tally_dictionaries(
       table_oid INTEGER NOT NULL REFERENCES tally_tables(oid) ON DELETE CASCADE,
       attnum INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, crc INTEGER NOT NULL,
@@ -360,6 +390,9 @@ void Catalog::create_schema() {
   // before a crash (commit_changes); TableStore::recover checks them.
   if (!has_column("tally_tables", "unsynced"))
     exec("ALTER TABLE tally_tables ADD COLUMN unsynced INTEGER NOT NULL DEFAULT 0");
+  // 1: the chunk's bytes are in tally_chunk_bytes (ChunkInfo::inlined).
+  if (!has_column("tally_chunks", "inlined"))
+    exec("ALTER TABLE tally_chunks ADD COLUMN inlined INTEGER NOT NULL DEFAULT 0");
   Statement version(db_, "SELECT value FROM tally_meta WHERE key = 'format_version'");
   if (version.step()) {
     if (version.int_at(0) != catalog_format_version)
@@ -433,13 +466,14 @@ void Catalog::load() {
   for (auto& [oid, snap] : tables) {
     snap->dictionaries.assign(snap->def.columns.size(), DictionaryState{});
   }
-  Statement ch(db_, "SELECT table_oid, chunk_id, row_count FROM tally_chunks ORDER BY table_oid, chunk_id");
+  Statement ch(db_, "SELECT table_oid, chunk_id, row_count, inlined FROM tally_chunks ORDER BY table_oid, chunk_id");
   while (ch.step()) {
     auto it = tables.find(static_cast<uint32_t>(ch.int_at(0)));
     if (it == tables.end()) continue;
     ChunkInfo info;
     info.chunk_id = static_cast<uint64_t>(ch.int_at(1));
     info.rows = static_cast<uint64_t>(ch.int_at(2));
+    info.inlined = ch.int_at(3) != 0;
     info.stats.resize(it->second->def.columns.size());
     it->second->chunks.push_back(std::move(info));
   }
@@ -607,14 +641,63 @@ std::shared_ptr<const TableSnapshot> Catalog::commit_append(uint32_t oid, const 
   }
   for (const ChunkInfo& chunk : new_chunks) {
     insert_chunk(db_, oid, chunk);
-    snap->chunks.push_back(chunk);
+    snap->chunks.push_back(committed_chunk(chunk));
   }
+  insert_chunk_bytes(db_, snap->def, new_chunks);
   write_dictionaries(db_, oid, dictionaries);
   snap->dictionaries = dictionaries;
   write_table_version(db_, *snap);
+  delete_forgotten_bytes();
   tx.commit();
+  forgotten_bytes_.clear();
   publish(snap);
   return snap;
+}
+
+std::optional<std::vector<uint8_t>> Catalog::chunk_bytes(uint32_t oid, uint64_t chunk_id, int slot) const {
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT bytes FROM tally_chunk_bytes WHERE table_oid = ? AND chunk_id = ? AND slot = ?");
+  q.bind(1, int64_t{oid}).bind(2, static_cast<int64_t>(chunk_id)).bind(3, int64_t{slot});
+  if (!q.step()) return std::nullopt;
+  return q.blob_at(0);
+}
+
+void Catalog::forget_chunk_bytes(std::vector<ChunkBytesKey> keys) {
+  std::lock_guard lock(mutex_);
+  forgotten_bytes_.insert(forgotten_bytes_.end(), keys.begin(), keys.end());
+}
+
+void Catalog::delete_forgotten_bytes() {
+  if (forgotten_bytes_.empty()) return;
+  Statement d(db_,
+              "DELETE FROM tally_chunk_bytes WHERE table_oid = ?1 AND (?2 IS NULL OR chunk_id = ?2) "
+              "AND (?3 IS NULL OR slot = ?3)");
+  for (const ChunkBytesKey& key : forgotten_bytes_) {
+    d.bind(1, int64_t{key.oid});
+    if (key.chunk_id) d.bind(2, static_cast<int64_t>(*key.chunk_id));
+    else d.bind_null(2);
+    if (key.slot) d.bind(3, int64_t{*key.slot});
+    else d.bind_null(3);
+    d.run();
+  }
+}
+
+size_t Catalog::delete_unreachable_chunk_bytes() {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  // A column's slot is its attnum where the catalog predates slots (-1).
+  exec(R"sql(
+    DELETE FROM tally_chunk_bytes WHERE NOT EXISTS (
+        SELECT 1 FROM tally_chunks c WHERE c.table_oid = tally_chunk_bytes.table_oid
+                                       AND c.chunk_id = tally_chunk_bytes.chunk_id AND c.inlined = 1)
+      OR NOT EXISTS (
+        SELECT 1 FROM tally_columns k WHERE k.table_oid = tally_chunk_bytes.table_oid
+                                        AND (CASE WHEN k.slot < 0 THEN k.attnum ELSE k.slot END) = tally_chunk_bytes.slot)
+  )sql");
+  const auto deleted = static_cast<size_t>(sqlite3_changes(db_));
+  tx.commit();
+  forgotten_bytes_.clear();
+  return deleted;
 }
 
 std::shared_ptr<const TableSnapshot> Catalog::replace_definition(const TableDef& def, const ColumnLayout* layout) {
@@ -680,6 +763,7 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
     const TableSnapshot& after = *change.after;
     const uint32_t oid = after.def.oid;
     auto snap = std::make_shared<TableSnapshot>(after);
+    for (ChunkInfo& chunk : snap->chunks) chunk = committed_chunk(std::move(chunk));
     if (!change.before) {
       for (const auto& [other, table] : by_oid_) {
         const bool gone = std::find(dropped.begin(), dropped.end(), other) != dropped.end();
@@ -695,6 +779,7 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
         u.run();
       }
       for (const ChunkInfo& chunk : after.chunks) insert_chunk(db_, oid, chunk);
+      insert_chunk_bytes(db_, after.def, after.chunks);
     } else {
       // The block held the table's write lock since it read `before`, so the
       // committed list is still that one.
@@ -707,8 +792,13 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
       };
       for (const ChunkInfo& c : old_chunks)
         if (!has(after.chunks, c.chunk_id)) delete_chunk(db_, oid, c.chunk_id);
+      std::vector<ChunkInfo> added;
       for (const ChunkInfo& c : after.chunks)
-        if (!has(old_chunks, c.chunk_id)) insert_chunk(db_, oid, c);
+        if (!has(old_chunks, c.chunk_id)) {
+          insert_chunk(db_, oid, c);
+          added.push_back(c);
+        }
+      insert_chunk_bytes(db_, after.def, added);
       snap->version = committed->second->version + 1;
       snap->next_chunk_id = std::max(snap->next_chunk_id, committed->second->next_chunk_id);
       if (!same_definition(committed->second->def, after.def)) replace_definition_rows(db_, after.def);
@@ -724,8 +814,10 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
     u.bind(1, int64_t{oid});
     u.run();
   }
+  delete_forgotten_bytes();
   tx.commit();
   synced_since_.clear();
+  forgotten_bytes_.clear();
   if (files_synced) {
     for (const auto& snap : published) creating_.emplace_back(snap->def.schema, snap->def.name);
     auto release_names = [&] {
@@ -745,9 +837,11 @@ void Catalog::commit_changes(const std::vector<TableChange>& changes, const std:
       try {
         Transaction undo(db_);
         for (const auto& snap : published) {
-          Statement d(db_, "DELETE FROM tally_tables WHERE oid = ?");
-          d.bind(1, int64_t{snap->def.oid});
-          d.run();
+          for (const char* sql : {"DELETE FROM tally_tables WHERE oid = ?", "DELETE FROM tally_chunk_bytes WHERE table_oid = ?"}) {
+            Statement d(db_, sql);
+            d.bind(1, int64_t{snap->def.oid});
+            d.run();
+          }
         }
         undo.commit();
       } catch (...) {

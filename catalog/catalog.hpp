@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -61,6 +62,7 @@ class Catalog {
   // Commits an append in one SQLite transaction: adds new_chunks, removes the
   // chunks listed in replaced_chunk_ids (a small tail chunk merged into the
   // new ones), and records the new dictionary states.
+  // Inlined new chunks' bytes (ChunkInfo::stored) are inserted with them.
   std::shared_ptr<const TableSnapshot> commit_append(uint32_t oid, const std::vector<ChunkInfo>& new_chunks,
                                                      const std::vector<uint64_t>& replaced_chunk_ids,
                                                      const std::vector<DictionaryState>& dictionaries,
@@ -91,6 +93,18 @@ class Catalog {
   // The start-up check found an unsynced table's files whole.
   void mark_synced(uint32_t oid);
 
+  // The stored bytes of column `slot` of an inlined chunk; nullopt when the
+  // catalog has none.
+  std::optional<std::vector<uint8_t>> chunk_bytes(uint32_t oid, uint64_t chunk_id, int slot) const;
+  // Stored bytes no reader can reach any more (their chunks retired): deleted
+  // in the next commit_append or commit_changes, so that no commit pays a
+  // sync of its own for them; a crash before then leaves them to
+  // delete_unreachable_chunk_bytes.
+  void forget_chunk_bytes(std::vector<ChunkBytesKey> keys);
+  // Start-up: deletes stored bytes whose chunk is not committed or whose
+  // column slot is not the table's. Returns the number of rows deleted.
+  size_t delete_unreachable_chunk_bytes();
+
   // For catalog/tuning_cache.* (which keeps its own tables in this database):
   // the connection and the mutex that serializes every use of it.
   sqlite3* handle() const { return db_; }
@@ -119,6 +133,9 @@ class Catalog {
   // commit_changes clears the published ones' flags.
   std::vector<uint32_t> unsynced_;
   std::vector<uint32_t> synced_since_;
+  std::vector<ChunkBytesKey> forgotten_bytes_;  // forget_chunk_bytes's, not deleted yet
+  // Deletes forgotten_bytes_'s rows within the caller's transaction.
+  void delete_forgotten_bytes();
 };
 
 }  // namespace tally::catalog

@@ -105,6 +105,25 @@ struct ChunkInfo {
   uint64_t chunk_id = 0;  // unique within the table, never reused
   uint64_t rows = 0;
   std::vector<ColumnStats> stats;  // one per table column
+  // Its columns' stored bytes are blobs in the catalog (tally_chunk_bytes),
+  // not files: a small chunk (a small CREATE TABLE AS, an INSERT) then
+  // costs its commit no new file, and no directory sync.
+  bool inlined = false;
+  // An inlined chunk's stored bytes (by column file slot, as
+  // storage/chunk_file.hpp encodes them) until it is committed: the catalog
+  // inserts them and publishes the chunk without them; readers of a block's
+  // uncommitted snapshot read them here.
+  using StoredColumns = std::vector<std::pair<int, std::vector<uint8_t>>>;
+  std::shared_ptr<const StoredColumns> stored;
+};
+
+// Where a committed change left stored bytes of inlined chunks that readers
+// of older snapshots may still read: deleted later (Catalog::forget_chunk_bytes).
+// No chunk_id: every chunk of the table; no slot: every column of the chunk.
+struct ChunkBytesKey {
+  uint32_t oid = 0;
+  std::optional<uint64_t> chunk_id;
+  std::optional<int> slot;
 };
 
 // Committed state of one text column's append-only dictionary file.

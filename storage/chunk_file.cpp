@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 
 #include "common/error.hpp"
 #include "storage/bit_packing.hpp"
@@ -45,10 +46,29 @@ constexpr uint32_t frame_version = 4;       // distances bit-packed
 // at most 256 KiB stays in a core's cache between encoding and write(2).
 constexpr size_t rows_per_block = size_t{1} << 16;
 
-[[noreturn]] void corrupted(const std::string& what, const std::string& path, std::string_view why) {
-  throw Error(SqlState::data_corrupted,
-              "could not read " + what + ": " + std::string(why) + " in file \"" + path + "\"");
+// `where` names the stored bytes: a file ("file \"path\"") or the catalog.
+[[noreturn]] void corrupted(const std::string& what, const std::string& where, std::string_view why) {
+  throw Error(SqlState::data_corrupted, "could not read " + what + ": " + std::string(why) + " in " + where);
 }
+
+std::string file_place(const std::string& path) { return "file \"" + path + "\""; }
+
+// The bytes of a chunk column kept in the catalog, read as a file is.
+class ByteSource {
+ public:
+  explicit ByteSource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  size_t size() const { return bytes_.size(); }
+  bool read_exact(void* data, size_t size) {
+    if (size > bytes_.size() - at_) return false;
+    if (size != 0) std::memcpy(data, bytes_.data() + at_, size);
+    at_ += size;
+    return true;
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  size_t at_ = 0;
+};
 
 std::vector<uint8_t> validity_bits(const ColumnVector& column) {
   std::vector<uint8_t> bits;
@@ -108,7 +128,11 @@ uint32_t chunk_file_version_for(SqlType type) {
   return type.id == TypeId::numeric && storage_width(type) != 8 ? 2 : 1;
 }
 
-void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync) {
+namespace {
+
+// The stored bytes of column, handed to out(data, size) in order.
+template <class Out>
+void encode_chunk(const ColumnVector& column, Out&& out) {
   Header h{};
   std::memcpy(h.magic, magic, 4);
   h.version = chunk_file_version_for(column.type);
@@ -132,14 +156,13 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
   const Frame frame = form.frame;
   const bool framed = frame.width != native;
   const size_t frame_bytes = h.version == frame_version ? sizeof frame_header : 0;
-  File f = File::create(path);
   uint32_t crc = crc32c(0, &h, sizeof h);
   crc = crc32c(crc, &frame_header, frame_bytes);
-  f.write(&h, sizeof h);
-  f.write(&frame_header, frame_bytes);
+  out(&h, sizeof h);
+  out(&frame_header, frame_bytes);
   if (!framed) {
     crc = crc32c(crc, column.data.data(), column.data.size());
-    f.write(column.data.data(), column.data.size());
+    out(column.data.data(), column.data.size());
   } else if (frame.width != 0) {
     // Encoded and packed a block at a time into buffers that stay in cache,
     // and checksummed there: no second copy of the column in memory. A
@@ -154,51 +177,46 @@ void write_chunk_file(const std::string& path, const ColumnVector& column, bool 
       pack_bits(distances.data(), frame.width, count, frame.bits, packed.data());
       const size_t bytes = packed_bytes(count, frame.bits);
       crc = crc32c(crc, packed.data(), bytes);
-      f.write(packed.data(), bytes);
+      out(packed.data(), bytes);
     }
   }
   crc = crc32c(crc, bits.data(), bits.size());
-  f.write(bits.data(), bits.size());
-  f.write(&crc, sizeof crc);
-  if (sync) f.sync();
-  else f.start_writeback();  // the caller syncs later (or at COMMIT): its wait starts now
+  out(bits.data(), bits.size());
+  out(&crc, sizeof crc);
 }
 
-ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what) {
-  File f = [&] {
-    try {
-      return File::read_only(path);
-    } catch (const Error& e) {
-      corrupted(what, path, "file is missing");
-    }
-  }();
+// Decodes the stored bytes of a chunk column from f (a File or a
+// ByteSource); `where` names them in errors.
+template <class Source>
+ColumnVector decode_chunk(Source& f, const std::string& where, SqlType type, uint64_t expected_rows,
+                          const std::string& what) {
   const size_t file_size = f.size();
   Header h{};
-  if (!f.read_exact(&h, sizeof h)) corrupted(what, path, "file is truncated");
-  if (std::memcmp(h.magic, magic, 4) != 0) corrupted(what, path, "bad magic number");
+  if (!f.read_exact(&h, sizeof h)) corrupted(what, where, "file is truncated");
+  if (std::memcmp(h.magic, magic, 4) != 0) corrupted(what, where, "bad magic number");
   if (!readable_version(type, h.version))
-    corrupted(what, path, "unsupported format version " + std::to_string(h.version));
+    corrupted(what, where, "unsupported format version " + std::to_string(h.version));
   const size_t native = static_cast<size_t>(storage_width(type));
   FrameHeader frame_header{};
   frame_header.width = static_cast<uint32_t>(native);
   const size_t frame_bytes = h.version == frame_version        ? sizeof frame_header
                              : h.version == byte_frame_version ? byte_frame_header_bytes
                                                                : 0;
-  if (frame_bytes != 0 && !f.read_exact(&frame_header, frame_bytes)) corrupted(what, path, "file is truncated");
+  if (frame_bytes != 0 && !f.read_exact(&frame_header, frame_bytes)) corrupted(what, where, "file is truncated");
   const DecimalFrame form{frame_header.exponent, Frame{frame_header.reference, frame_header.width, frame_header.bits}};
   const Frame frame = form.frame;
   // The form is checked here, before the checksum, only so that the sizes
   // below are sane; the checksum then vouches for the stored bytes.
-  if (frame_bytes != 0 && !valid_stored_form(type, form)) corrupted(what, path, "header has an invalid stored width");
+  if (frame_bytes != 0 && !valid_stored_form(type, form)) corrupted(what, where, "header has an invalid stored width");
   if (h.version == frame_version && (!valid_bits(frame, static_cast<uint32_t>(native)) || frame_header.reserved != 0))
-    corrupted(what, path, "header has an invalid stored width");
+    corrupted(what, where, "header has an invalid stored width");
   const uint32_t value_bits = stored_bits(h.version, frame, static_cast<uint32_t>(native));
   if (h.type_oid != type_oid(type.id) || h.rows != expected_rows || h.data_bytes != packed_bytes(h.rows, value_bits) ||
       (h.validity_bytes != 0 && h.validity_bytes != (h.rows + 7) / 8))
-    corrupted(what, path, "header does not match the catalog");
+    corrupted(what, where, "header does not match the catalog");
   const size_t expected_size = sizeof h + frame_bytes + h.data_bytes + h.validity_bytes + sizeof(uint32_t);
   if (file_size != expected_size)
-    corrupted(what, path, file_size < expected_size ? "file is truncated" : "file has trailing bytes");
+    corrupted(what, where, file_size < expected_size ? "file is truncated" : "file has trailing bytes");
   ColumnVector col;
   col.type = type;
   col.rows = h.rows;
@@ -206,7 +224,7 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
   uint32_t crc = crc32c(0, &h, sizeof h);
   crc = crc32c(crc, &frame_header, frame_bytes);
   if (frame.width == native) {
-    if (!f.read_exact(col.data.data(), col.data.size())) corrupted(what, path, "file is truncated");
+    if (!f.read_exact(col.data.data(), col.data.size())) corrupted(what, where, "file is truncated");
     crc = crc32c(crc, col.data.data(), col.data.size());
   } else {
     // Read, checksummed, unpacked and decoded a block at a time (see
@@ -218,7 +236,7 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
     for (size_t begin = 0; begin < col.rows; begin += rows_per_block) {
       const size_t count = std::min(rows_per_block, col.rows - begin);
       const size_t bytes = packed_bytes(count, value_bits);
-      if (!f.read_exact(block.data(), bytes)) corrupted(what, path, "file is truncated");
+      if (!f.read_exact(block.data(), bytes)) corrupted(what, where, "file is truncated");
       crc = crc32c(crc, block.data(), bytes);
       const uint8_t* in = block.data();
       if (!distances.empty()) {
@@ -232,15 +250,57 @@ ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t exp
   std::vector<uint8_t> bits(h.validity_bytes);
   uint32_t stored_crc = 0;
   if (!f.read_exact(bits.data(), bits.size()) || !f.read_exact(&stored_crc, sizeof stored_crc))
-    corrupted(what, path, "file is truncated");
+    corrupted(what, where, "file is truncated");
   crc = crc32c(crc, bits.data(), bits.size());
-  if (crc != stored_crc) corrupted(what, path, "checksum mismatch");
+  if (crc != stored_crc) corrupted(what, where, "checksum mismatch");
   if (!bits.empty()) {
     col.validity.resize(col.rows);
     for (size_t i = 0; i < col.rows; ++i) col.validity[i] = (bits[i >> 3] >> (i & 7)) & 1;
   }
   if (frame.width != native) zero_null_values(col);
   return col;
+}
+
+}  // namespace
+
+void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync) {
+  File f = File::create(path);
+  encode_chunk(column, [&](const void* data, size_t size) { f.write(data, size); });
+  if (sync) f.sync();
+  else f.start_writeback();  // the caller syncs later (or at COMMIT): its wait starts now
+}
+
+std::vector<uint8_t> encode_chunk_bytes(const ColumnVector& column) {
+  std::vector<uint8_t> bytes;
+  encode_chunk(column, [&](const void* data, size_t size) {
+    const auto* from = static_cast<const uint8_t*>(data);
+    bytes.insert(bytes.end(), from, from + size);
+  });
+  return bytes;
+}
+
+void write_chunk_bytes(const std::string& path, std::span<const uint8_t> bytes, bool sync) {
+  File f = File::create(path);
+  f.write(bytes.data(), bytes.size());
+  if (sync) f.sync();
+  else f.start_writeback();
+}
+
+ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what) {
+  File f = [&] {
+    try {
+      return File::read_only(path);
+    } catch (const Error& e) {
+      corrupted(what, file_place(path), "file is missing");
+    }
+  }();
+  return decode_chunk(f, file_place(path), type, expected_rows, what);
+}
+
+ColumnVector read_chunk_bytes(std::span<const uint8_t> bytes, SqlType type, uint64_t expected_rows,
+                              const std::string& what) {
+  ByteSource source(bytes);
+  return decode_chunk(source, "the catalog", type, expected_rows, what);
 }
 
 }  // namespace tally::storage

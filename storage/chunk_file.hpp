@@ -1,5 +1,6 @@
 #pragma once
-// One column of one chunk on disk (DESIGN.md section 4):
+// One column of one chunk on disk (DESIGN.md section 4), in its file or, for
+// a small chunk, as a blob in the catalog (the same bytes):
 //   header  "TLYC", format version, type OID, typmod, rows, data bytes,
 //           validity bytes (all little-endian; 40 bytes); version 4 adds
 //           the stored width of a distance in bytes, a decimal exponent
@@ -15,7 +16,10 @@
 //   footer  CRC32C of everything before it (the stored bytes, as written)
 // A file whose header, length or checksum does not match is corrupted and is
 // never returned as data.
+#include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "storage/column_vector.hpp"
 
@@ -37,10 +41,19 @@ uint32_t chunk_file_version_for(SqlType type);
 // files may write them all first and sync_file() each afterwards).
 void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync = true);
 
+// The bytes write_chunk_file writes, in memory: a small chunk's columns are
+// kept in the catalog instead of files (TableAppender).
+std::vector<uint8_t> encode_chunk_bytes(const ColumnVector& column);
+// Writes bytes of encode_chunk_bytes as a chunk column file.
+void write_chunk_bytes(const std::string& path, std::span<const uint8_t> bytes, bool sync);
+
 // Reads a chunk column file. `what` names it in errors ("chunk 3 of table
 // \"t\" column \"x\""): a missing, truncated or corrupted file throws
 // Error(XX001 data_corrupted). The result has no dictionary set; its values
 // are native whatever the stored form.
 ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what);
+// The same for a column's bytes kept in the catalog.
+ColumnVector read_chunk_bytes(std::span<const uint8_t> bytes, SqlType type, uint64_t expected_rows,
+                              const std::string& what);
 
 }  // namespace tally::storage

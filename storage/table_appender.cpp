@@ -82,6 +82,7 @@ void TableAppender::wait_writes(size_t keep_last) {
     auto f = std::move(writes_.front());
     writes_.pop_front();
     written_.push_back(f.get());
+    wrote_files_ = wrote_files_ || !written_.back().inlined;
   }
 }
 
@@ -275,7 +276,9 @@ void TableAppender::flush_chunk() {
   started_.push_back(chunk_id);
   auto columns = std::make_shared<std::vector<ColumnVector>>();
   std::vector<std::string> paths;
+  std::vector<int> slots;
   for (size_t c = 0; c < builders_.size(); ++c) {
+    slots.push_back(snapshot_->def.slot(c));
     ColumnVector& col = builders_[c].column;
     col.rows = rows_;
     col.data.resize(rows_ * builders_[c].width);
@@ -284,9 +287,17 @@ void TableAppender::flush_chunk() {
     builders_[c].column = ColumnVector{};
     builders_[c].column.type = columns->back().type;
     capacity_ = 0;
-    paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, snapshot_->def.slot(c)));
+    paths.push_back(store_.chunk_path(snapshot_->def.oid, chunk_id, slots.back()));
   }
   const uint64_t rows = rows_;
+  // A part chunk (the end of an append) whose stored bytes come to at most
+  // inline_chunk_bytes is kept in the catalog, committed with the chunk list:
+  // no file to create and sync, nor a directory. Encoded in memory first
+  // where its native bytes are not far beyond that (encoding shrinks them).
+  uint64_t native_bytes = 0;
+  for (const auto& col : *columns) native_bytes += col.data.size() + col.validity.size();
+  const uint64_t inline_limit = store_.options().inline_chunk_bytes;
+  const bool inline_candidate = rows < store_.options().chunk_rows && native_bytes <= 8 * inline_limit;
   if (keeping_) {
     uint64_t bytes = 0;
     for (const auto& col : *columns) bytes += col.data.size() + col.validity.size();
@@ -305,11 +316,30 @@ void TableAppender::flush_chunk() {
   constexpr uint64_t threaded_chunk_rows = 1 << 14;
   const bool threaded = sync || rows >= threaded_chunk_rows;
   writes_.push_back(std::async(threaded ? std::launch::async : std::launch::deferred,
-                               [columns, paths = std::move(paths), chunk_id, rows, sync, threaded] {
+                               [columns, paths = std::move(paths), slots = std::move(slots), chunk_id, rows, sync,
+                                threaded, inline_candidate, inline_limit] {
     catalog::ChunkInfo info;
     info.chunk_id = chunk_id;
     info.rows = rows;
     info.stats.resize(columns->size());
+    if (inline_candidate) {
+      auto bytes = std::make_shared<catalog::ChunkInfo::StoredColumns>();
+      uint64_t stored = 0;
+      for (size_t c = 0; c < columns->size(); ++c) {
+        bytes->emplace_back(slots[c], encode_chunk_bytes((*columns)[c]));
+        stored += bytes->back().second.size();
+        info.stats[c] = compute_column_stats((*columns)[c], 1);
+      }
+      info.inlined = stored <= inline_limit;
+      if (info.inlined) {
+        info.stored = std::move(bytes);
+        return info;
+      }
+      // Too large for the catalog: the encoded bytes become the files, synced side by side.
+      for (size_t c = 0; c < paths.size(); ++c) write_chunk_bytes(paths[c], (*bytes)[c].second, /*sync=*/false);
+      if (sync) sync_all(paths, {});
+      return info;
+    }
     // Each column is written (and, for a full chunk, fsynced) on a thread of
     // its own, and summarized beside it on the cores left: checksums and
     // sketches of a wide chunk, and the fsync latency of small appends, would
@@ -373,6 +403,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
   for (size_t c = 0; c < builders_.size(); ++c) {
     if (!dicts_[c] || static_cast<uint64_t>(dicts_[c]->size()) == dict_states[c].entries) continue;
     const std::string path = store_.dictionary_path(oid, snapshot_->def.slot(c));
+    wrote_files_ = true;
     if (auto linked = link_adopted_dictionary(c, dict_states[c], path)) {
       dict_states[c] = *linked;
       continue;
@@ -393,7 +424,7 @@ std::shared_ptr<const catalog::TableSnapshot> TableAppender::commit() {
     committed_ = true;
     return working;
   }
-  sync_directory(store_.table_dir(oid));
+  if (wrote_files_) sync_directory(store_.table_dir(oid));
   auto snap = store_.catalog().commit_append(oid, written_, replaced_, dict_states, next_chunk_id_);
   committed_ = true;
   std::vector<std::shared_ptr<const StringDictionary>> published(dicts_.begin(), dicts_.end());

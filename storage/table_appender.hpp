@@ -127,6 +127,7 @@ class TableAppender {
   uint64_t appended_ = 0;
   uint64_t next_chunk_id_ = 0;
   std::vector<catalog::ChunkInfo> written_;   // chunks written, not committed
+  bool wrote_files_ = false;                  // a chunk or dictionary file was written or linked
   std::vector<uint64_t> started_;             // chunk ids whose files may exist
   // Full chunks are written, fsynced and summarized by a background task
   // while parsing continues (fsync latency dominates otherwise).

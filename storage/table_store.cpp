@@ -69,6 +69,7 @@ void TableStore::remove_files(const Retired& r) {
   std::error_code ec;
   for (const auto& f : r.files) fs::remove(f, ec);
   if (!r.directory.empty()) fs::remove_all(r.directory, ec);
+  if (!r.chunk_bytes.empty()) catalog_.forget_chunk_bytes(r.chunk_bytes);
 }
 
 void TableStore::queue_retired() {
@@ -121,6 +122,32 @@ bool has_file(const catalog::TableDef& def, size_t column, uint64_t chunk_id) {
   return chunk_id >= def.columns[column].first_chunk;
 }
 
+// A column of an inlined chunk: from the chunk's own bytes while it is a
+// block's, uncommitted, else from the catalog.
+ColumnVector read_inlined(catalog::Catalog& catalog, const catalog::TableDef& def, const catalog::ChunkInfo& chunk,
+                          size_t column, SqlType type, const std::string& what) {
+  const int slot = def.slot(column);
+  if (chunk.stored) {
+    for (const auto& [stored_slot, bytes] : *chunk.stored)
+      if (stored_slot == slot) return read_chunk_bytes(bytes, type, chunk.rows, what);
+  }
+  const auto bytes = catalog.chunk_bytes(def.oid, chunk.chunk_id, slot);
+  if (!bytes) throw Error(SqlState::data_corrupted, "could not read " + what + ": its bytes are missing from the catalog");
+  return read_chunk_bytes(*bytes, type, chunk.rows, what);
+}
+
+// The stored bytes of a snapshot's inlined chunks among ids (all: every chunk).
+std::vector<catalog::ChunkBytesKey> inlined_bytes(const catalog::TableSnapshot& snapshot, const std::vector<uint64_t>* ids,
+                                                  std::optional<int> slot = std::nullopt) {
+  std::vector<catalog::ChunkBytesKey> keys;
+  for (const auto& chunk : snapshot.chunks) {
+    if (!chunk.inlined) continue;
+    if (ids && std::find(ids->begin(), ids->end(), chunk.chunk_id) == ids->end()) continue;
+    keys.push_back({snapshot.def.oid, chunk.chunk_id, slot});
+  }
+  return keys;
+}
+
 // A column of a chunk written before ADD COLUMN: every row its missing value.
 ColumnVector missing_column(const catalog::ColumnDef& def, size_t rows) {
   ColumnVector v;
@@ -149,6 +176,7 @@ bool TableStore::files_whole(const catalog::TableSnapshot& snapshot) const {
   const catalog::TableDef& def = snapshot.def;
   try {
     for (const catalog::ChunkInfo& chunk : snapshot.chunks) {
+      if (chunk.inlined) continue;  // committed with the catalog itself
       for (size_t c = 0; c < def.columns.size(); ++c) {
         if (!has_file(def, c, chunk.chunk_id)) continue;
         (void)read_chunk_file(chunk_path(def.oid, chunk.chunk_id, def.slot(c)), def.columns[c].type, chunk.rows,
@@ -183,8 +211,16 @@ size_t TableStore::recover() {
     catalog_.drop_table(oid);
     ++removed;
   }
+  // Rows, not files: not counted among the removed.
+  (void)catalog_.delete_unreachable_chunk_bytes();
   const std::string root = catalog_.data_dir() + "/tables";
   std::error_code ec;
+  // A table whose chunks are all inlined committed without syncing the
+  // directory create_table made: a crash may have lost it.
+  for (const auto& table : catalog_.tables()) {
+    fs::create_directories(table_dir(table->def.oid), ec);
+    if (ec) throw Error(SqlState::io_error, "could not create directory \"" + table_dir(table->def.oid) + "\": " + ec.message());
+  }
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
     uint32_t oid = 0;
@@ -325,10 +361,12 @@ std::shared_ptr<const ChunkBatch> TableStore::read_chunk(const catalog::TableSna
     const auto& def = snapshot.def.columns.at(static_cast<size_t>(c));
     const std::string what = "chunk " + std::to_string(chunk.chunk_id) + " of table \"" + snapshot.def.name +
                              "\" (column \"" + def.name + "\")";
-    ColumnVector v = has_file(snapshot.def, static_cast<size_t>(c), chunk.chunk_id)
-                         ? read_chunk_file(chunk_path(snapshot.def.oid, chunk.chunk_id, snapshot.def.slot(static_cast<size_t>(c))),
-                                           def.type, chunk.rows, what)
-                         : missing_column(def, chunk.rows);
+    const int slot = snapshot.def.slot(static_cast<size_t>(c));
+    ColumnVector v = !has_file(snapshot.def, static_cast<size_t>(c), chunk.chunk_id)
+                         ? missing_column(def, chunk.rows)
+                     : chunk.inlined ? read_inlined(catalog_, snapshot.def, chunk, static_cast<size_t>(c), def.type, what)
+                                     : read_chunk_file(chunk_path(snapshot.def.oid, chunk.chunk_id, slot), def.type,
+                                                       chunk.rows, what);
     if (is_string_stored(def.type.id)) {
       v.dictionary = dictionary(snapshot, c, cancel);
       // Codes beyond the dictionary would be read as garbage: treat as corruption.
@@ -410,7 +448,9 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::alter_table(
     const int slot = current->def.slot(c);
     if (kept.count(slot)) continue;
     for (const auto& chunk : current->chunks)
-      if (has_file(current->def, c, chunk.chunk_id)) retired.files.push_back(chunk_path(oid, chunk.chunk_id, slot));
+      if (has_file(current->def, c, chunk.chunk_id) && !chunk.inlined)
+        retired.files.push_back(chunk_path(oid, chunk.chunk_id, slot));
+    for (auto& key : inlined_bytes(*current, nullptr, slot)) retired.chunk_bytes.push_back(key);
     if (is_string_stored(current->def.columns[c].type.id)) retired.files.push_back(dictionary_path(oid, slot));
   }
   retire(std::move(retired));
@@ -464,7 +504,9 @@ void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::Table
     states_.erase(oid);
   }
   // Leftovers after a crash are removed by recover().
-  retire(Retired{std::move(before), {}, table_dir(oid)});
+  std::vector<catalog::ChunkBytesKey> bytes;
+  if (before && !inlined_bytes(*before, nullptr).empty()) bytes.push_back({oid, std::nullopt, std::nullopt});
+  retire(Retired{std::move(before), {}, table_dir(oid), std::move(bytes)});
 }
 
 void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> before,
@@ -474,10 +516,13 @@ void TableStore::retire_chunks(std::shared_ptr<const catalog::TableSnapshot> bef
   std::vector<std::string> files;
   for (const uint64_t id : chunk_ids) {
     cache_.evict_chunk(oid, id);
-    for (size_t c = 0; c < before->def.columns.size(); ++c)
+    const bool inlined = std::any_of(before->chunks.begin(), before->chunks.end(),
+                                     [id](const catalog::ChunkInfo& c) { return c.chunk_id == id && c.inlined; });
+    for (size_t c = 0; c < before->def.columns.size() && !inlined; ++c)
       files.push_back(chunk_path(oid, id, before->def.slot(c)));
   }
-  Retired retired{std::move(before), std::move(files), {}};
+  auto bytes = inlined_bytes(*before, &chunk_ids);
+  Retired retired{std::move(before), std::move(files), {}, std::move(bytes)};
   retire(std::move(retired));
 }
 
@@ -522,10 +567,10 @@ std::shared_ptr<const catalog::TableSnapshot> TableStore::truncate_table(uint32_
     fs::remove(dictionary_path(oid, snap->def.slot(c)), ec);
   }
   if (before) {
-    Retired r{before, {}, {}};
+    Retired r{before, {}, {}, inlined_bytes(*before, nullptr)};
     for (const auto& c : before->chunks)
       for (size_t col = 0; col < before->def.columns.size(); ++col)
-        r.files.push_back(chunk_path(oid, c.chunk_id, before->def.slot(col)));
+        if (!c.inlined) r.files.push_back(chunk_path(oid, c.chunk_id, before->def.slot(col)));
     retire(std::move(r));
   }
   return snap;

@@ -40,6 +40,11 @@ struct StoreOptions {
   // Small, because each such append rewrites the tail: 4096 rows bounds that
   // to ~100 KB per INSERT while single-row INSERTs still make 4096-row chunks.
   uint32_t merge_tail_below_rows = 1u << 12;
+  // A part chunk whose stored bytes (all columns) are at most this many is
+  // kept in the catalog instead of files (catalog::ChunkInfo::inlined): its
+  // commit is one SQLite WAL sync, where files cost their own syncs and
+  // their directory's. 0: every chunk in files.
+  uint64_t inline_chunk_bytes = uint64_t{256} << 10;
   // append_grouped joins concurrent small appends into one commit
   // (group_commit.hpp); off only to measure what that saves (insert_rate_bench).
   bool group_commit = true;
@@ -153,6 +158,7 @@ class TableStore {
     std::shared_ptr<const catalog::TableSnapshot> snapshot;
     std::vector<std::string> files;
     std::string directory;  // removed entirely (DROP); empty otherwise
+    std::vector<catalog::ChunkBytesKey> chunk_bytes;  // of inlined chunks, handed to Catalog::forget_chunk_bytes
   };
   void retire(Retired retired);
   // Hands the retired entries no reader holds any more to the remover thread
@@ -161,7 +167,7 @@ class TableStore {
   void queue_retired();
   // Takes the retired entries no reader holds (all: force) off the list.
   std::vector<Retired> take_retired(bool force);
-  static void remove_files(const Retired& r);
+  void remove_files(const Retired& r);
   void run_remover();
 
  public:

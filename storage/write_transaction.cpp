@@ -235,8 +235,11 @@ void WriteTransaction::sync_targets(std::vector<std::string>& files, std::vector
   for (const auto& [oid, p] : tables_) {
     if (!p.working) continue;
     const auto& def = p.working->def;
+    const size_t files_before = files.size();
     for (const uint64_t id : p.own_chunks) {
-      if (!has_chunk(*p.working, id)) continue;
+      const auto chunk = std::find_if(p.working->chunks.begin(), p.working->chunks.end(),
+                                      [id](const catalog::ChunkInfo& c) { return c.chunk_id == id; });
+      if (chunk == p.working->chunks.end() || chunk->inlined) continue;
       for (size_t c = 0; c < def.columns.size(); ++c) files.push_back(store_.chunk_path(oid, id, def.slot(c)));
     }
     for (size_t c = 0; c < def.columns.size(); ++c) {
@@ -244,6 +247,8 @@ void WriteTransaction::sync_targets(std::vector<std::string>& files, std::vector
       if (c < p.working->dictionaries.size() && p.working->dictionaries[c].bytes != before)
         files.push_back(store_.dictionary_path(oid, def.slot(c)));
     }
+    // A table whose new chunks are all inlined has no new file to name.
+    if (files.size() == files_before) continue;
     directories.push_back(store_.table_dir(oid));
     created = created || !p.base;
   }
