@@ -5,8 +5,11 @@
 // as the baseline in the same run, with one commit per statement. Prints
 // statements/s per client count and the ratio. Correctness: the table's row
 // count and sum(k) must equal what the sessions report they inserted.
+// --inline-chunk-bytes takes a list: one table per value of
+// StoreOptions::inline_chunk_bytes (0: the table's rewritten tail chunk in
+// files; the default: kept in the catalog while it is small).
 //
-// Usage: insert_rate_bench [--seconds S] [--clients 1,4,16] [--dir PATH]
+// Usage: insert_rate_bench [--seconds S] [--clients 1,4,16] [--dir PATH] [--inline-chunk-bytes 0,262144]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -49,12 +52,13 @@ std::string execute(storage::TableStore& store, const std::string& sql) {
   return tag;
 }
 
-Measurement measure(const std::string& dir, int clients, bool grouped, double seconds) {
+Measurement measure(const std::string& dir, int clients, bool grouped, double seconds, uint64_t inline_chunk_bytes) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   catalog::Catalog cat(dir);
   storage::StoreOptions options;
   options.group_commit = grouped;
+  options.inline_chunk_bytes = inline_chunk_bytes;
   storage::TableStore store(cat, options);
   execute(store, "CREATE TABLE ins_t (k bigint, label text, v float8)");
   std::atomic<bool> stop{false};
@@ -101,39 +105,51 @@ Measurement measure(const std::string& dir, int clients, bool grouped, double se
 
 }  // namespace
 
+// A comma-separated list of numbers.
+template <class T>
+std::vector<T> parse_list(const std::string& text) {
+  std::vector<T> out;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) out.push_back(static_cast<T>(std::stoull(item)));
+  return out;
+}
+
 int main(int argc, char** argv) {
   double seconds = 3;
   std::vector<int> client_counts = {1, 4, 16};
+  std::vector<uint64_t> inline_sizes = {storage::StoreOptions{}.inline_chunk_bytes};
   std::string dir = (fs::temp_directory_path() / "tally-insert-bench").string();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) seconds = std::stod(argv[++i]);
     else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (a == "--clients" && i + 1 < argc) {
-      client_counts.clear();
-      std::stringstream list(argv[++i]);
-      std::string item;
-      while (std::getline(list, item, ',')) client_counts.push_back(std::stoi(item));
-    } else {
-      std::fprintf(stderr, "usage: insert_rate_bench [--seconds S] [--clients 1,4,16] [--dir PATH]\n");
+    else if (a == "--clients" && i + 1 < argc) client_counts = parse_list<int>(argv[++i]);
+    else if (a == "--inline-chunk-bytes" && i + 1 < argc) inline_sizes = parse_list<uint64_t>(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "usage: insert_rate_bench [--seconds S] [--clients 1,4,16] [--dir PATH] [--inline-chunk-bytes 0,262144]\n");
       return 2;
     }
   }
-  std::printf("single-row INSERT, in-process, fsync on, %.1f s per cell, data in %s\n\n", seconds, dir.c_str());
-  std::printf("| clients | one commit per statement (stmt/s) | group commit (stmt/s) | ratio | grouped commits | correct |\n");
-  std::printf("|--------:|----------------------------------:|----------------------:|------:|----------------:|:-------:|\n");
+  std::printf("single-row INSERT, in-process, fsync on, %.1f s per cell, data in %s\n", seconds, dir.c_str());
   bool all_correct = true;
-  for (const int clients : client_counts) {
-    const Measurement base = measure(dir, clients, false, seconds);
-    const Measurement group = measure(dir, clients, true, seconds);
-    const double base_rate = static_cast<double>(base.statements) / base.seconds;
-    const double group_rate = static_cast<double>(group.statements) / group.seconds;
-    const bool correct = base.correct && group.correct;
-    all_correct = all_correct && correct;
-    std::printf("| %7d | %33.1f | %21.1f | %5.2fx | %15llu | %s |\n", clients, base_rate, group_rate,
-                base_rate > 0 ? group_rate / base_rate : 0.0, static_cast<unsigned long long>(group.grouped_commits),
-                correct ? "yes" : "NO");
-    std::fflush(stdout);
+  for (const uint64_t inline_bytes : inline_sizes) {
+    std::printf("\ninline_chunk_bytes %llu\n\n", static_cast<unsigned long long>(inline_bytes));
+    std::printf("| clients | one commit per statement (stmt/s) | group commit (stmt/s) | ratio | grouped commits | correct |\n");
+    std::printf("|--------:|----------------------------------:|----------------------:|------:|----------------:|:-------:|\n");
+    for (const int clients : client_counts) {
+      const Measurement base = measure(dir, clients, false, seconds, inline_bytes);
+      const Measurement group = measure(dir, clients, true, seconds, inline_bytes);
+      const double base_rate = static_cast<double>(base.statements) / base.seconds;
+      const double group_rate = static_cast<double>(group.statements) / group.seconds;
+      const bool correct = base.correct && group.correct;
+      all_correct = all_correct && correct;
+      std::printf("| %7d | %33.1f | %21.1f | %5.2fx | %15llu | %s |\n", clients, base_rate, group_rate,
+                  base_rate > 0 ? group_rate / base_rate : 0.0, static_cast<unsigned long long>(group.grouped_commits),
+                  correct ? "yes" : "NO");
+      std::fflush(stdout);
+    }
   }
   fs::remove_all(dir);
   return all_correct ? 0 : 1;
