@@ -261,13 +261,19 @@ ColumnVector decode_chunk(Source& f, const std::string& where, SqlType type, uin
   return col;
 }
 
+// Ends a chunk file's write: synced now, or its writeback started (the
+// caller syncs later, or at COMMIT: its wait starts now).
+void finish_write(File& f, bool sync) {
+  if (sync) f.sync();
+  else f.start_writeback();
+}
+
 }  // namespace
 
 void write_chunk_file(const std::string& path, const ColumnVector& column, bool sync) {
   File f = File::create(path);
   encode_chunk(column, [&](const void* data, size_t size) { f.write(data, size); });
-  if (sync) f.sync();
-  else f.start_writeback();  // the caller syncs later (or at COMMIT): its wait starts now
+  finish_write(f, sync);
 }
 
 std::vector<uint8_t> encode_chunk_bytes(const ColumnVector& column) {
@@ -282,8 +288,7 @@ std::vector<uint8_t> encode_chunk_bytes(const ColumnVector& column) {
 void write_chunk_bytes(const std::string& path, std::span<const uint8_t> bytes, bool sync) {
   File f = File::create(path);
   f.write(bytes.data(), bytes.size());
-  if (sync) f.sync();
-  else f.start_writeback();
+  finish_write(f, sync);
 }
 
 ColumnVector read_chunk_file(const std::string& path, SqlType type, uint64_t expected_rows, const std::string& what) {

@@ -299,9 +299,7 @@ void TableAppender::flush_chunk() {
   const uint64_t inline_limit = store_.options().inline_chunk_bytes;
   const bool inline_candidate = rows < store_.options().chunk_rows && native_bytes <= 8 * inline_limit;
   if (keeping_) {
-    uint64_t bytes = 0;
-    for (const auto& col : *columns) bytes += col.data.size() + col.validity.size();
-    kept_bytes_ += bytes;
+    kept_bytes_ += native_bytes;
     keeping_ = kept_bytes_ <= store_.written_cache_budget();
     if (keeping_) kept_.emplace_back(chunk_id, columns);
     else kept_.clear();

@@ -505,7 +505,8 @@ void TableStore::forget_table(uint32_t oid, std::shared_ptr<const catalog::Table
   }
   // Leftovers after a crash are removed by recover().
   std::vector<catalog::ChunkBytesKey> bytes;
-  if (before && !inlined_bytes(*before, nullptr).empty()) bytes.push_back({oid, std::nullopt, std::nullopt});
+  if (before && std::any_of(before->chunks.begin(), before->chunks.end(), [](const auto& c) { return c.inlined; }))
+    bytes.push_back({oid, std::nullopt, std::nullopt});
   retire(Retired{std::move(before), {}, table_dir(oid), std::move(bytes)});
 }
 
