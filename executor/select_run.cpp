@@ -56,11 +56,6 @@ namespace tally::executor {
 
 namespace {
 
-// The aggregation output columns that reach the result as they are (moved
-// by run_select, nothing reorders, filters or evaluates them), by index:
-// those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
-// output that is not a bare column reference, or a column listed twice,
-// keeps every column materialized (simple and safe).
 // One scanned chunk of a single-table SELECT: the rows it had, the table
 // columns (by column number) of the rows WHERE kept, and what the
 // aggregator's prepare() or the outputs made of them when that ran ahead.
@@ -91,6 +86,11 @@ bool volatile_evaluation(const SelectPlan& plan) {
   return false;
 }
 
+// The aggregation output columns that reach the result as they are (moved
+// by run_select, nothing reorders, filters or evaluates them), by index:
+// those may stay unmaterialized (GroupAggregator::allow_deferred_avg). Any
+// output that is not a bare column reference, or a column listed twice,
+// keeps every column materialized (simple and safe).
 std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
   if (plan.having || plan.distinct || !plan.distinct_on.empty() || !plan.sort.empty() || plan.limit || plan.offset ||
       plan.windows || plan.outputs.size() != plan.visible) {
@@ -106,6 +106,28 @@ std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
     columns[index] = 1;
   }
   return columns;
+}
+
+// Per output of a SELECT that evaluates its outputs over its input rows:
+// the input column (by its index in the column space) the output is as it
+// is and no other output is, else -1. Such an output is moved out of the
+// rows' own columns instead of copied: the millions of rows of a derived
+// table, a join or a window reach the result without a copy per level.
+std::vector<int> moved_outputs(const SelectPlan& plan) {
+  std::vector<int> bare_uses;
+  for (const auto& output : plan.outputs) {
+    const auto* ref = dynamic_cast<const ColumnExpr*>(output.get());
+    if (ref == nullptr || ref->index < 0) continue;
+    const auto index = static_cast<size_t>(ref->index);
+    if (bare_uses.size() <= index) bare_uses.resize(index + 1, 0);
+    ++bare_uses[index];
+  }
+  std::vector<int> moved(plan.outputs.size(), -1);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
+    if (ref != nullptr && ref->index >= 0 && bare_uses[static_cast<size_t>(ref->index)] == 1) moved[o] = ref->index;
+  }
+  return moved;
 }
 
 void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
@@ -218,7 +240,11 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // order: both sources (the operator tree, the stored table) share these.
   // Under ORDER BY ... LIMIT k each chunk keeps only the rows that can be among the first k.
   const size_t top_n = chunk_top_n(plan, ec);
-  auto prepare_rows = [&plan, &aggregator, top_n](const EvalInput& sel) -> std::shared_ptr<PreparedWork> {
+  // `owned`: the rows' columns by space index where the caller is done
+  // with them (empty: none may be moved).
+  const std::vector<int> moved = aggregator || top_n > 0 ? std::vector<int>{} : moved_outputs(plan);
+  auto prepare_rows = [&plan, &aggregator, top_n, &moved](const EvalInput& sel,
+                                                           const std::vector<Vector*>& owned) -> std::shared_ptr<PreparedWork> {
     if (aggregator) return aggregator->prepare(sel);
     auto outputs = std::make_shared<Outputs>();
     outputs->rows = sel.rows;
@@ -227,8 +253,38 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (!outputs->columns.empty()) outputs->rows = outputs->columns[0].size();
       return outputs;
     }
-    for (const auto& output : plan.outputs) outputs->columns.push_back(output->evaluate(sel));
+    auto owned_column = [&](size_t o) -> Vector* {
+      if (moved.empty() || moved[o] < 0 || static_cast<size_t>(moved[o]) >= owned.size()) return nullptr;
+      Vector* column = owned[static_cast<size_t>(moved[o])];
+      return column != nullptr && column->count == sel.rows ? column : nullptr;
+    };
+    // Every evaluated output first: an expression may read a moved column.
+    outputs->columns.resize(plan.outputs.size());
+    for (size_t o = 0; o < plan.outputs.size(); ++o)
+      if (owned_column(o) == nullptr) outputs->columns[o] = plan.outputs[o]->evaluate(sel);
+    for (size_t o = 0; o < plan.outputs.size(); ++o)
+      if (Vector* column = owned_column(o)) {
+        outputs->columns[o] = std::move(*column);
+        column->count = 0;  // no rows left behind to read
+      }
     return outputs;
+  };
+  // The columns prepare_rows may move: a chunk's, by the source's layout.
+  auto chunk_owned = [&](DataChunk& chunk) {
+    std::vector<Vector*> owned;
+    if (moved.empty()) return owned;
+    owned.assign(plan.source_width, nullptr);
+    const std::vector<int>& layout = plan.source->layout();
+    for (size_t c = 0; c < layout.size() && c < chunk.columns.size(); ++c)
+      if (layout[c] >= 0 && static_cast<size_t>(layout[c]) < owned.size()) owned[static_cast<size_t>(layout[c])] = &chunk.columns[c];
+    return owned;
+  };
+  // An evaluated stored chunk's selected columns.
+  auto selected_owned = [&moved](Evaluated& e) {
+    std::vector<Vector*> owned;
+    if (moved.empty()) return owned;
+    for (Vector& v : e.selected) owned.push_back(&v);
+    return owned;
   };
   auto take_rows = [&](PreparedWork* work, const EvalInput& sel) {
     if (aggregator) {
@@ -249,7 +305,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (keep.size() < chunk.rows) chunk = gather_chunk(chunk, keep);
       if (chunk.rows == 0) return;
     }
-    chunk.prepared = prepare_rows(source_rows(chunk));
+    chunk.prepared = prepare_rows(source_rows(chunk), chunk_owned(chunk));
   };
   source_sink.take_fn = [&](DataChunk& chunk) -> bool {
     const EvalInput sel = source_rows(chunk);
@@ -359,7 +415,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       e.selected[c] = vector_from_stored_rows(batch.columns[i], rows, plan.table->columns()[c].type);
     }
   };
-  auto evaluate = [&plan, &ec, ncols, &prepare_rows, evaluate_ahead, where_parts_of, top_n, &where_run,
+  auto evaluate = [&plan, &ec, ncols, &prepare_rows, &selected_owned, evaluate_ahead, where_parts_of, top_n, &where_run,
                    &filter_stored, &passing_stored, &take_stored_rows](const storage::ChunkBatch* batch) {
     Evaluated e;
     e.selected.resize(ncols);
@@ -371,13 +427,13 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       } else {
         filter_stored(*batch, e);
       }
-      if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
+      if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters), selected_owned(e));
       return e;
     }
     if (batch != nullptr && top_n > 0 && !ec.group_key_filter) {
       if (auto kept = top_n_rows_of_chunk(plan, top_n, *batch, ec.parameters, where_parts_of(batch->rows))) {
         take_stored_rows(*batch, *kept, e);
-        if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters));
+        if (evaluate_ahead && e.rows > 0) e.prepared = prepare_rows(e.input(ec.parameters), selected_owned(e));
         return e;
       }
     }
@@ -416,7 +472,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       const auto i = static_cast<size_t>(c);
       e.selected[i] = rows.size() == input.rows ? std::move(converted[i]) : gather(converted[i], rows);
     }
-    if (evaluate_ahead) e.prepared = prepare_rows(e.input(ec.parameters));
+    if (evaluate_ahead) e.prepared = prepare_rows(e.input(ec.parameters), selected_owned(e));
     return e;
   };
   ReadAhead<Read> ahead(

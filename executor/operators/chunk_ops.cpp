@@ -266,6 +266,23 @@ void append_vector(Vector& dst, const Vector& src) {
   dst.count = base + src.count;
 }
 
+void append_vector(Vector& dst, Vector&& src) {
+  // What the copy would make of an empty dst is src's arrays as they are:
+  // the same physical kind, src's codes where dst has no other dictionary.
+  const bool empty = dst.count == 0 && dst.ints.empty() && dst.floats.empty() && dst.numerics.empty() &&
+                     dst.texts.empty() && dst.intervals.empty() && dst.nulls.empty() && dst.codes.empty() &&
+                     !dst.avg_parts && !dst.shared_ints;
+  const bool same_form = physical_of(dst.type.id) == physical_of(src.type.id) && !src.avg_parts && !src.shared_ints &&
+                         (!dst.coded() || dst.dictionary == src.dictionary);
+  if (!empty || !same_form) {
+    append_vector(dst, static_cast<const Vector&>(src));
+    return;
+  }
+  const SqlType type = dst.type;
+  dst = std::move(src);
+  dst.type = type;
+}
+
 std::vector<uint32_t> true_rows(const Vector& mask) {
   // Without a branch per row: a filter's outcome is as good as random, and
   // a mispredicted push_back per row cost more than the test itself.

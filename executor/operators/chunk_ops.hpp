@@ -65,6 +65,9 @@ class PlainColumnWriter {
   std::vector<uint8_t> nulls_;
 };
 void append_vector(Vector& dst, const Vector& src);
+// The same, taking src's arrays where dst has no rows yet (a result of one
+// chunk, or its first): the millions of rows of one chunk are not copied.
+void append_vector(Vector& dst, Vector&& src);
 // The chunks' rows one after another in one chunk of `columns`, as
 // append_vector would make it: arrays sized once and filled chunk by chunk
 // on `threads` threads (texts not coded by one dictionary, and intervals,

@@ -2,7 +2,8 @@
 // join put together on several threads, must give the chunk append_vector
 // gives chunk by chunk: every value, NULL and type, for the kinds it copies
 // as arrays (integers, floats, numerics, texts coded by one dictionary) and
-// those it appends (texts of mixed forms, intervals).
+// those it appends (texts of mixed forms, intervals). append_vector taking
+// its source (an rvalue) must give what the copy gives.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -60,7 +61,60 @@ TEST(ConcatChunks, GivesWhatAppendingChunkByChunkGives) {
     for (size_t r = 0; r < want.rows; ++r) {
       const Value a = got.columns[c].get(r), b = want.columns[c].get(r);
       ASSERT_EQ(is_null(a), is_null(b)) << c << " " << r;
-      if (!is_null(a)) EXPECT_TRUE(values_equal(a, b)) << c << " " << r;
+      if (!is_null(a)) {
+        EXPECT_TRUE(values_equal(a, b)) << c << " " << r;
+      }
+    }
+  }
+}
+
+// The same column appended by copy and by taking it: equal values, NULLs,
+// type and form, into an empty column (where the arrays are taken), one
+// with rows, and one coded by another dictionary (both copy).
+TEST(AppendVector, TakingGivesWhatCopyingGives) {
+  auto dictionary = std::make_shared<storage::StringDictionary>();
+  auto other = std::make_shared<storage::StringDictionary>();
+  for (const char* s : {"a", "bb", "ccc"}) dictionary->intern(s), other->intern(s);
+  auto source = [&](TypeId id) {
+    Vector v{SqlType{id}};
+    for (int64_t r = 0; r < 6; ++r) {
+      if (r == 4) {
+        v.push(Value{Null{}});
+        continue;
+      }
+      if (id == TypeId::int8) v.push(Value{r * 3});
+      if (id == TypeId::float8) v.push(Value{static_cast<double>(r) / 8});
+      if (id == TypeId::numeric) v.push(Value{Numeric{r * 7, 2}});
+      if (id == TypeId::interval) v.push(Value{Interval{1, static_cast<int32_t>(r), r}});
+    }
+    if (id == TypeId::text) {
+      v.dictionary = dictionary;
+      v.codes = {0, 1, 2, 0, 0, 1};
+      v.nulls = {0, 0, 0, 0, 1, 0};
+      v.count = 6;
+    }
+    return v;
+  };
+  for (const TypeId id : {TypeId::int8, TypeId::float8, TypeId::numeric, TypeId::text, TypeId::interval}) {
+    for (int start = 0; start < 3; ++start) {
+      if (start == 2 && id != TypeId::text) continue;
+      Vector copied{SqlType{id}}, taken{SqlType{id}};
+      if (start == 1) append_vector(copied, source(id)), append_vector(taken, source(id));
+      if (start == 2) copied.dictionary = taken.dictionary = other;
+      const Vector from = source(id);
+      append_vector(copied, from);
+      append_vector(taken, source(id));
+      ASSERT_EQ(taken.count, copied.count) << static_cast<int>(id) << " " << start;
+      EXPECT_EQ(taken.type.id, id);
+      EXPECT_EQ(taken.coded(), copied.coded());
+      EXPECT_EQ(taken.dictionary, copied.dictionary);
+      for (size_t r = 0; r < copied.count; ++r) {
+        const Value a = taken.get(r), b = copied.get(r);
+        ASSERT_EQ(is_null(a), is_null(b)) << static_cast<int>(id) << " " << start << " " << r;
+        if (!is_null(a)) {
+          EXPECT_TRUE(values_equal(a, b)) << static_cast<int>(id) << " " << start << " " << r;
+        }
+      }
     }
   }
 }
