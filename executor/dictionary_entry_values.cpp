@@ -241,6 +241,15 @@ bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storag
   return entry_result_kept(EntryResultKind::conditions, e, column, dictionary);
 }
 
+std::shared_ptr<const std::vector<uint8_t>> kept_entry_truths(const Expr& e, const ColumnExpr& column,
+                                                              const storage::StringDictionary& dictionary) {
+  if (!entry_result_kept(EntryResultKind::conditions, e, column, dictionary)) return nullptr;
+  const std::shared_ptr<const EntryResult> kept = cached_entry_result(
+      EntryResultKind::conditions, e, column, dictionary, [] { return std::optional<EntryResult>(); });
+  if (!kept) return nullptr;
+  return std::shared_ptr<const std::vector<uint8_t>>(kept, &kept->truths);
+}
+
 bool entry_conditions_keepable(const Expr& e, const ColumnExpr& column) { return entry_result_keepable(e, column); }
 
 std::optional<EntryLookup> entry_values(const Expr& e, const ColumnExpr& column,

@@ -53,6 +53,10 @@ std::optional<std::vector<uint8_t>> entry_passes(const Expr& e, const ColumnExpr
 // an earlier statement (entry_result_cache.hpp): then its verdicts cost no
 // evaluation, whatever the rows per entry.
 bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storage::StringDictionary& dictionary);
+// Those kept values, one per entry and then NULL's (0 false, 1 true, 2
+// NULL), without evaluating anything; null where none are kept.
+std::shared_ptr<const std::vector<uint8_t>> kept_entry_truths(const Expr& e, const ColumnExpr& column,
+                                                              const storage::StringDictionary& dictionary);
 // Whether an evaluation of the condition over a dictionary's entries would
 // be kept for the statements after this one.
 bool entry_conditions_keepable(const Expr& e, const ColumnExpr& column);

@@ -14,6 +14,12 @@ bool subset(const std::set<int>& a, const std::set<int>& b) {
 Conjunct make_conjunct(ExprPtr e) {
   Conjunct c;
   collect_refs(*e, c.refs);
+  if (auto* f = dynamic_cast<FunctionExpr*>(e.get()); f != nullptr && f->name == "=" && f->args.size() == 2) {
+    for (size_t i = 0; i < 2; ++i) {
+      c.sides[i] = f->args[i].get();
+      collect_refs(*f->args[i], c.side_refs[i]);
+    }
+  }
   c.expr = std::move(e);
   return c;
 }
@@ -43,9 +49,14 @@ bool equality_sides(const Conjunct& c, const std::set<int>& one, const std::set<
                     const Expr*& other_key) {
   auto* f = dynamic_cast<const FunctionExpr*>(c.expr.get());
   if (c.placed || f == nullptr || f->name != "=" || f->args.size() != 2) return false;
-  std::set<int> r0, r1;
-  collect_refs(*f->args[0], r0);
-  collect_refs(*f->args[1], r1);
+  std::set<int> found[2];
+  const bool known = c.sides[0] == f->args[0].get() && c.sides[1] == f->args[1].get();
+  if (!known) {
+    collect_refs(*f->args[0], found[0]);
+    collect_refs(*f->args[1], found[1]);
+  }
+  const std::set<int>& r0 = known ? c.side_refs[0] : found[0];
+  const std::set<int>& r1 = known ? c.side_refs[1] : found[1];
   if (r0.empty() || r1.empty()) return false;
   if (subset(r0, one) && subset(r1, other)) {
     one_key = f->args[0].get();
