@@ -27,6 +27,11 @@
 // that session setting (SET, then RESET), timed the same way and its answer
 // compared too, printed under the query's row: an A/B of one setting on one
 // load, in the same run.
+// --ab-tallyd PATH (with --duckdb): a second tallyd build (the one to compare
+// with), started beside the first with the same --tallyd-args and loaded
+// with the same files; each query is timed on it after the first build's
+// runs, its answer compared too, printed under the query's row: an A/B of
+// two builds against one DuckDB load, in the same run.
 // --profile CMD (with --duckdb): CMD runs on tallyd over the queries' runs,
 // after the loads ("{pid}" its process id; bench/common/profiler_run.hpp),
 // e.g. `perf record -F 999 -g -p {pid} -o /tmp/perf.data`.
@@ -38,6 +43,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -70,6 +76,7 @@ struct Options {
   int threads = 16;         // DuckDB's threads
   bool explain = false;     // with --duckdb: each query's EXPLAIN ANALYZE on Tally after its runs
   std::string ab_name, ab_value;  // with --duckdb: each query timed again with SET ab_name = ab_value
+  std::string ab_tallyd;  // with --duckdb: each query timed again on this tallyd build
   std::string profile;  // with --duckdb: a profiler command run on tallyd ("{pid}") over the queries' runs
 };
 
@@ -79,6 +86,7 @@ struct Options {
                "                  [--queries 1,6,...] [--reps N] [--timeout-s S] [--query-file queries.sql]\n"
                "                  [--schema schema.sql] [--tables t1,t2,...]\n"
                "                  [--duckdb LIBDUCKDB [--threads N] [--explain] [--ab-setting NAME=VALUE]\n"
+               "                   [--ab-tallyd PATH]\n"
                "                   [--profile 'perf record -g -p {pid} -o FILE']]\n");
   std::exit(2);
 }
@@ -104,6 +112,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--duckdb") o.duckdb_path = v;
     else if (a == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
     else if (a == "--profile") o.profile = v;
+    else if (a == "--ab-tallyd") o.ab_tallyd = v;
     else if (a == "--ab-setting") {
       const size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) usage();
@@ -263,7 +272,14 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   tpch::Connection td(tally.conninfo());
   td.exec(schema);
   duck.must(schema);
-  double load_duck = 0, load_tally = 0;
+  std::optional<testing::TallyServer> tally_ab;
+  std::optional<tpch::Connection> td_ab;
+  if (!o.ab_tallyd.empty()) {
+    tally_ab.emplace(o.ab_tallyd, o.tallyd_args);
+    td_ab.emplace(tally_ab->conninfo());
+    td_ab->exec(schema);
+  }
+  double load_duck = 0, load_tally = 0, load_ab = 0;
   for (const std::string& table : o.tables) {
     const auto [path, options] = table_source(o.data_dir, table);
     if (path.size() < 4 || path.compare(path.size() - 4, 4, ".tbl") != 0) {
@@ -276,15 +292,23 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     start = now();
     td.copy_in(table, path, options);
     load_tally += now() - start;
+    if (td_ab) {
+      start = now();
+      td_ab->copy_in(table, path, options);
+      load_ab += now() - start;
+    }
   }
-  std::printf("data %s: COPY into Tally %.1f s, into DuckDB %.1f s (%s, %d threads)\n\n", o.data_dir.c_str(),
+  std::printf("data %s: COPY into Tally %.1f s, into DuckDB %.1f s (%s, %d threads)\n", o.data_dir.c_str(),
               load_tally, load_duck, duck.lib.library_version(), o.threads);
+  if (td_ab) std::printf("and into the A/B build %s %.1f s\n", o.ab_tallyd.c_str(), load_ab);
+  std::printf("\n");
   if (o.timeout_s > 0) td.exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
+  if (td_ab && o.timeout_s > 0) td_ab->exec("SET statement_timeout = " + std::to_string(o.timeout_s * 1000));
   const tally::bench::ProfilerRun profiler(o.profile, tally.pid());
   std::printf(
       "| query | Tally first ms | Tally ms | Tally cores | Tally faults | DuckDB ms | DuckDB/Tally | answer |\n"
       "|---|---:|---:|---:|---:|---:|---:|---|\n");
-  double sum_tally = 0, sum_duck = 0, sum_b = 0;
+  double sum_tally = 0, sum_duck = 0, sum_b = 0, sum_ab_build = 0;
   int differ = 0, slower = 0;
   for (const auto& [name, sql] : all) {
     if (!o.queries.empty() && o.queries.count(name) == 0) continue;
@@ -327,6 +351,15 @@ int run_against_duckdb(const Options& o, const std::string& schema,
                   o.ab_value.c_str(), b.seconds * 1e3, b.seconds / best,
                   b_diff.empty() ? "match" : b_diff.substr(0, 200).c_str());
     }
+    if (td_ab) {
+      const tpch::Answer b = best_of(*td_ab, sql, o.reps);
+      std::string b_diff = rows_difference(tally_rows(b), d);
+      std::replace(b_diff.begin(), b_diff.end(), '\n', ' ');
+      differ += !b_diff.empty();
+      sum_ab_build += b.seconds;
+      std::printf("%s on the A/B build: %.1f ms (the row's is %.2f of it), %s\n", name.c_str(), b.seconds * 1e3,
+                  best / b.seconds, b_diff.empty() ? "match" : b_diff.substr(0, 200).c_str());
+    }
     if (o.explain) {
       const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);
       for (const auto& line : plan.rows) std::printf("%s plan: %s\n", name.c_str(), line.c_str());
@@ -340,6 +373,10 @@ int run_against_duckdb(const Options& o, const std::string& schema,
   if (!o.ab_name.empty()) {
     std::printf("with %s = %s: %.1f ms in sum (%.2f of the table's)\n", o.ab_name.c_str(), o.ab_value.c_str(),
                 sum_b * 1e3, sum_b / sum_tally);
+  }
+  if (td_ab) {
+    std::printf("the A/B build %s: %.1f ms in sum (the table's is %.2f of it; DuckDB/A/B build %.2f)\n",
+                o.ab_tallyd.c_str(), sum_ab_build * 1e3, sum_tally / sum_ab_build, sum_duck / sum_ab_build);
   }
   return differ == 0 ? 0 : 1;
 }
