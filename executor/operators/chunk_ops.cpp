@@ -243,7 +243,12 @@ void append_vector(Vector& dst, const Vector& src) {
   if (!src.nulls.empty() && dst.nulls.empty()) dst.nulls.assign(base, 0);
   switch (physical_of(dst.type.id)) {
     case Physical::boolean:
-    case Physical::integer: dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end()); break;
+    case Physical::integer: {
+      // int_data(): a streamed count shares its array (shared_ints), ints empty.
+      const int64_t* values = src.int_data();
+      dst.ints.insert(dst.ints.end(), values, values + src.count);
+      break;
+    }
     case Physical::floating: dst.floats.insert(dst.floats.end(), src.floats.begin(), src.floats.end()); break;
     case Physical::numeric: dst.numerics.insert(dst.numerics.end(), src.numerics.begin(), src.numerics.end()); break;
     case Physical::text:
