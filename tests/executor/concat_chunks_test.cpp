@@ -119,5 +119,23 @@ TEST(AppendVector, TakingGivesWhatCopyingGives) {
   }
 }
 
+// A streamed count holds its values in an array it shares (shared_ints,
+// ints empty): appended, by copy or by taking, its values come along.
+TEST(AppendVector, SharedIntegerValuesAreAppended) {
+  Vector shared{SqlType{TypeId::int8}};
+  shared.shared_ints = std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{4, 5, 6});
+  shared.count = 3;
+  for (const bool has_rows : {false, true}) {
+    Vector copied{SqlType{TypeId::int8}}, taken{SqlType{TypeId::int8}};
+    if (has_rows) copied.push(Value{int64_t{1}}), taken.push(Value{int64_t{1}});
+    append_vector(copied, shared);
+    append_vector(taken, Vector(shared));
+    for (const Vector* v : {&copied, &taken}) {
+      ASSERT_EQ(v->count, has_rows ? 4u : 3u);
+      for (size_t r = 0; r < 3; ++r) EXPECT_EQ(v->int_data()[r + (has_rows ? 1 : 0)], static_cast<int64_t>(4 + r));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tally::executor
