@@ -243,9 +243,7 @@ bool entry_conditions_kept(const Expr& e, const ColumnExpr& column, const storag
 
 std::shared_ptr<const std::vector<uint8_t>> kept_entry_truths(const Expr& e, const ColumnExpr& column,
                                                               const storage::StringDictionary& dictionary) {
-  if (!entry_result_kept(EntryResultKind::conditions, e, column, dictionary)) return nullptr;
-  const std::shared_ptr<const EntryResult> kept = cached_entry_result(
-      EntryResultKind::conditions, e, column, dictionary, [] { return std::optional<EntryResult>(); });
+  const std::shared_ptr<const EntryResult> kept = kept_entry_result(EntryResultKind::conditions, e, column, dictionary);
   if (!kept) return nullptr;
   return std::shared_ptr<const std::vector<uint8_t>>(kept, &kept->truths);
 }

@@ -185,12 +185,18 @@ std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, con
 
 bool entry_result_keepable(const Expr& e, const ColumnExpr& column) { return cacheable(e, column); }
 
+std::shared_ptr<const EntryResult> kept_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                                                     const storage::StringDictionary& dictionary) {
+  const Key key = key_of(kind, e, column, dictionary);
+  if (!key.expression) return nullptr;
+  const std::lock_guard lock(cache_mutex);
+  const Kept* found = find_kept(key);
+  return found != nullptr ? found->result : nullptr;
+}
+
 bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                        const storage::StringDictionary& dictionary) {
-  const Key key = key_of(kind, e, column, dictionary);
-  if (!key.expression) return false;
-  const std::lock_guard lock(cache_mutex);
-  return find_kept(key) != nullptr;
+  return kept_entry_result(kind, e, column, dictionary) != nullptr;
 }
 
 EntryResultCacheStats entry_result_cache_stats() {

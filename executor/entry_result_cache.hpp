@@ -50,6 +50,10 @@ std::shared_ptr<const EntryResult> cached_entry_result(EntryResultKind kind, con
 // `column` and functions that depend on their arguments alone.
 bool entry_result_keepable(const Expr& e, const ColumnExpr& column);
 
+// The kept result of `kind` for `e` over `dictionary`, without computing
+// one (not counted as a hit); null where none is kept.
+std::shared_ptr<const EntryResult> kept_entry_result(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
+                                                     const storage::StringDictionary& dictionary);
 // Whether the result of `kind` for `e` over `dictionary` is kept.
 bool entry_result_kept(EntryResultKind kind, const Expr& e, const ColumnExpr& column,
                        const storage::StringDictionary& dictionary);

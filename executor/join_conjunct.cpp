@@ -1,6 +1,7 @@
 #include "executor/join_conjunct.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "executor/expression_copy.hpp"
 #include "executor/plan_expressions.hpp"
@@ -24,13 +25,28 @@ Conjunct make_conjunct(ExprPtr e) {
   return c;
 }
 
+namespace {
+
+// The column sets of an equality's two sides: as make_conjunct found them,
+// or collected into `found` where the sides are no longer those.
+std::pair<const std::set<int>*, const std::set<int>*> side_refs(const Conjunct& c, const FunctionExpr& f,
+                                                                std::set<int> (&found)[2]) {
+  if (c.sides[0] == f.args[0].get() && c.sides[1] == f.args[1].get()) return {&c.side_refs[0], &c.side_refs[1]};
+  collect_refs(*f.args[0], found[0]);
+  collect_refs(*f.args[1], found[1]);
+  return {&found[0], &found[1]};
+}
+
+}  // namespace
+
 bool take_equality(Conjunct& c, const std::set<int>& one, const std::set<int>& other, ExprPtr& one_key,
                    ExprPtr& other_key) {
   auto* f = dynamic_cast<FunctionExpr*>(c.expr.get());
   if (f == nullptr || f->name != "=" || f->args.size() != 2 || f->args[0]->type != f->args[1]->type) return false;
-  std::set<int> r0, r1;
-  collect_refs(*f->args[0], r0);
-  collect_refs(*f->args[1], r1);
+  std::set<int> found[2];
+  const auto [p0, p1] = side_refs(c, *f, found);
+  const std::set<int>& r0 = *p0;
+  const std::set<int>& r1 = *p1;
   if (r0.empty() || r1.empty()) return false;
   if (subset(r0, one) && subset(r1, other)) {
     one_key = std::move(f->args[0]);
@@ -50,13 +66,9 @@ bool equality_sides(const Conjunct& c, const std::set<int>& one, const std::set<
   auto* f = dynamic_cast<const FunctionExpr*>(c.expr.get());
   if (c.placed || f == nullptr || f->name != "=" || f->args.size() != 2) return false;
   std::set<int> found[2];
-  const bool known = c.sides[0] == f->args[0].get() && c.sides[1] == f->args[1].get();
-  if (!known) {
-    collect_refs(*f->args[0], found[0]);
-    collect_refs(*f->args[1], found[1]);
-  }
-  const std::set<int>& r0 = known ? c.side_refs[0] : found[0];
-  const std::set<int>& r1 = known ? c.side_refs[1] : found[1];
+  const auto [p0, p1] = side_refs(c, *f, found);
+  const std::set<int>& r0 = *p0;
+  const std::set<int>& r1 = *p1;
   if (r0.empty() || r1.empty()) return false;
   if (subset(r0, one) && subset(r1, other)) {
     one_key = f->args[0].get();

@@ -124,32 +124,14 @@ class LookupSink final : public PreparingSink {
     columns_.push_back(OutputColumn{"key", source.build_key->type});
     for (const auto& c : source.columns) columns_.push_back(OutputColumn{"value", c->type});
   }
-  // A key or value that is a column of the build side as it is (orders'
-  // o_orderkey, 15M rows at SF 10) is moved out of the chunk, which is
-  // dropped after: the expressions are evaluated first, the moves follow.
+  // The key, then the lookup columns; a build-side column as it is (orders'
+  // o_orderkey, 15M rows at SF 10) is taken from the chunk, dropped after.
   void prepare(DataChunk& chunk) const override {
-    const EvalInput input = space_input(chunk, source_.build->layout(), space_width_, parameters_);
     const std::vector<int>& layout = source_.build->layout();
+    const EvalInput input = space_input(chunk, layout, space_width_, parameters_);
     std::vector<const Expr*> exprs{source_.build_key.get()};
     for (const auto& c : source_.columns) exprs.push_back(c.get());
-    std::vector<int> moved(exprs.size(), -1);
-    std::vector<uint8_t> taken(chunk.columns.size(), 0);
-    for (size_t e = 0; e < exprs.size(); ++e) {
-      const auto* ref = dynamic_cast<const ColumnExpr*>(exprs[e]);
-      if (ref == nullptr) continue;
-      for (size_t c = 0; c < layout.size() && c < chunk.columns.size(); ++c) {
-        if (layout[c] != ref->index || taken[c] != 0 || chunk.columns[c].count != chunk.rows) continue;
-        moved[e] = static_cast<int>(c);
-        taken[c] = 1;
-        break;
-      }
-    }
-    std::vector<Vector> evaluated(exprs.size());
-    for (size_t e = 0; e < exprs.size(); ++e)
-      if (moved[e] < 0) evaluated[e] = exprs[e]->evaluate(input);
-    for (size_t e = 0; e < exprs.size(); ++e)
-      if (moved[e] >= 0) evaluated[e] = std::move(chunk.columns[static_cast<size_t>(moved[e])]);
-    chunk.columns = std::move(evaluated);
+    chunk.columns = evaluate_taking(exprs, input, columns_by_space(chunk, layout, space_width_));
   }
   bool consume_prepared(DataChunk& chunk) override {
     memory.grow(chunk_bytes(chunk));

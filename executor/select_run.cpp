@@ -108,28 +108,6 @@ std::vector<uint8_t> deferrable_columns(const SelectPlan& plan) {
   return columns;
 }
 
-// Per output of a SELECT that evaluates its outputs over its input rows:
-// the input column (by its index in the column space) the output is as it
-// is and no other output is, else -1. Such an output is moved out of the
-// rows' own columns instead of copied: the millions of rows of a derived
-// table, a join or a window reach the result without a copy per level.
-std::vector<int> moved_outputs(const SelectPlan& plan) {
-  std::vector<int> bare_uses;
-  for (const auto& output : plan.outputs) {
-    const auto* ref = dynamic_cast<const ColumnExpr*>(output.get());
-    if (ref == nullptr || ref->index < 0) continue;
-    const auto index = static_cast<size_t>(ref->index);
-    if (bare_uses.size() <= index) bare_uses.resize(index + 1, 0);
-    ++bare_uses[index];
-  }
-  std::vector<int> moved(plan.outputs.size(), -1);
-  for (size_t o = 0; o < plan.outputs.size(); ++o) {
-    const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
-    if (ref != nullptr && ref->index >= 0 && bare_uses[static_cast<size_t>(ref->index)] == 1) moved[o] = ref->index;
-  }
-  return moved;
-}
-
 void release_in_background(std::unique_ptr<GroupAggregator> aggregator) {
   std::shared_ptr<GroupAggregator> shared(std::move(aggregator));
   cpu::WorkerPool& pool = cpu::WorkerPool::shared();
@@ -240,11 +218,12 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
   // order: both sources (the operator tree, the stored table) share these.
   // Under ORDER BY ... LIMIT k each chunk keeps only the rows that can be among the first k.
   const size_t top_n = chunk_top_n(plan, ec);
-  // `owned`: the rows' columns by space index where the caller is done
-  // with them (empty: none may be moved).
-  const std::vector<int> moved = aggregator || top_n > 0 ? std::vector<int>{} : moved_outputs(plan);
-  auto prepare_rows = [&plan, &aggregator, top_n, &moved](const EvalInput& sel,
-                                                           const std::vector<Vector*>& owned) -> std::shared_ptr<PreparedWork> {
+  // `owned`: the rows' columns by space index, the caller done with them
+  // (evaluate_taking moves the outputs that are such columns as they are).
+  std::vector<const Expr*> output_exprs;
+  for (const auto& output : plan.outputs) output_exprs.push_back(output.get());
+  auto prepare_rows = [&plan, &aggregator, top_n, &output_exprs](const EvalInput& sel,
+                                                                  const std::vector<Vector*>& owned) -> std::shared_ptr<PreparedWork> {
     if (aggregator) return aggregator->prepare(sel);
     auto outputs = std::make_shared<Outputs>();
     outputs->rows = sel.rows;
@@ -253,36 +232,12 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (!outputs->columns.empty()) outputs->rows = outputs->columns[0].size();
       return outputs;
     }
-    auto owned_column = [&](size_t o) -> Vector* {
-      if (moved.empty() || moved[o] < 0 || static_cast<size_t>(moved[o]) >= owned.size()) return nullptr;
-      Vector* column = owned[static_cast<size_t>(moved[o])];
-      return column != nullptr && column->count == sel.rows ? column : nullptr;
-    };
-    // Every evaluated output first: an expression may read a moved column.
-    outputs->columns.resize(plan.outputs.size());
-    for (size_t o = 0; o < plan.outputs.size(); ++o)
-      if (owned_column(o) == nullptr) outputs->columns[o] = plan.outputs[o]->evaluate(sel);
-    for (size_t o = 0; o < plan.outputs.size(); ++o)
-      if (Vector* column = owned_column(o)) {
-        outputs->columns[o] = std::move(*column);
-        column->count = 0;  // no rows left behind to read
-      }
+    outputs->columns = evaluate_taking(output_exprs, sel, owned);
     return outputs;
   };
-  // The columns prepare_rows may move: a chunk's, by the source's layout.
-  auto chunk_owned = [&](DataChunk& chunk) {
+  // An evaluated stored chunk's selected columns (by table column number, the space index).
+  auto selected_owned = [](Evaluated& e) {
     std::vector<Vector*> owned;
-    if (moved.empty()) return owned;
-    owned.assign(plan.source_width, nullptr);
-    const std::vector<int>& layout = plan.source->layout();
-    for (size_t c = 0; c < layout.size() && c < chunk.columns.size(); ++c)
-      if (layout[c] >= 0 && static_cast<size_t>(layout[c]) < owned.size()) owned[static_cast<size_t>(layout[c])] = &chunk.columns[c];
-    return owned;
-  };
-  // An evaluated stored chunk's selected columns.
-  auto selected_owned = [&moved](Evaluated& e) {
-    std::vector<Vector*> owned;
-    if (moved.empty()) return owned;
     for (Vector& v : e.selected) owned.push_back(&v);
     return owned;
   };
@@ -305,7 +260,7 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
       if (keep.size() < chunk.rows) chunk = gather_chunk(chunk, keep);
       if (chunk.rows == 0) return;
     }
-    chunk.prepared = prepare_rows(source_rows(chunk), chunk_owned(chunk));
+    chunk.prepared = prepare_rows(source_rows(chunk), columns_by_space(chunk, plan.source->layout(), plan.source_width));
   };
   source_sink.take_fn = [&](DataChunk& chunk) -> bool {
     const EvalInput sel = source_rows(chunk);
@@ -575,24 +530,12 @@ ResultSet run_select_with(const SelectPlan& plan, ExecContext& ec, std::unique_p
     std::vector<Vector> window_columns;
     if (plan.windows) having_input = with_windows(*plan.windows, having_input, window_columns);
     // Bare references to the aggregation output are moved, not copied (the
-    // common case: keys and aggregates listed as they are).
-    std::vector<uint8_t> moved(agg_columns.size(), 0);
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
-      if (ref && kept.empty() && !plan.windows && !moved[static_cast<size_t>(ref->index)] && ref->type == agg_columns[static_cast<size_t>(ref->index)].type) {
-        bool used_later = false;
-        for (size_t later = o + 1; later < plan.outputs.size(); ++later) {
-          auto* other = dynamic_cast<const ColumnExpr*>(plan.outputs[later].get());
-          used_later |= !other || other->index == ref->index;
-        }
-        if (!used_later) {
-          moved[static_cast<size_t>(ref->index)] = 1;
-          out_columns[o] = std::move(agg_columns[static_cast<size_t>(ref->index)]);
-          continue;
-        }
-      }
-      out_columns[o] = plan.outputs[o]->evaluate(having_input);
-    }
+    // common case: keys and aggregates listed as they are), where HAVING and
+    // windows left its columns as they are.
+    std::vector<Vector*> owned;
+    if (kept.empty() && !plan.windows)
+      for (Vector& c : agg_columns) owned.push_back(&c);
+    out_columns = evaluate_taking(output_exprs, having_input, owned);
     out_rows = having_input.rows;
     if (ec.explain) {
       for (auto& line : aggregator->explain()) ec.explain->push_back(line);

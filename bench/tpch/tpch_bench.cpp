@@ -329,36 +329,33 @@ int run_against_duckdb(const Options& o, const std::string& schema,
     }
     Rows d = duck_rows(duck, sql);
     for (int i = 1; i < o.reps && d.error.empty(); ++i) d.seconds = std::min(d.seconds, duck_rows(duck, sql).seconds);
-    std::string diff = rows_difference(tally_rows(first), d);
-    std::replace(diff.begin(), diff.end(), '\n', ' ');
-    differ += !diff.empty();
+    // An answer against DuckDB's: "match", or the difference on one line (counted).
+    auto verdict = [&](const tpch::Answer& a) {
+      std::string diff = rows_difference(tally_rows(a), d);
+      std::replace(diff.begin(), diff.end(), '\n', ' ');
+      differ += !diff.empty();
+      return diff.empty() ? std::string("match") : diff.substr(0, 200);
+    };
+    const std::string answer = verdict(first);
     slower += best > d.seconds;
     sum_tally += best;
     sum_duck += d.seconds;
     std::printf("| %s | %.1f | %.1f | %.1f | %llu | %.1f | %.2f | %s |\n", name.c_str(), first.seconds * 1e3, best * 1e3,
                 warm_wall > 0 ? warm_cpu / warm_wall : 0.0, warm_runs > 0 ? warm_faults / warm_runs : 0ULL,
-                d.seconds * 1e3, d.seconds / best,
-                diff.empty() ? "match" : diff.substr(0, 200).c_str());
+                d.seconds * 1e3, d.seconds / best, answer.c_str());
     if (!o.ab_name.empty()) {
       td.exec("SET " + o.ab_name + " = '" + o.ab_value + "'");
       const tpch::Answer b = best_of(td, sql, o.reps);
       td.exec("RESET " + o.ab_name);
-      std::string b_diff = rows_difference(tally_rows(b), d);
-      std::replace(b_diff.begin(), b_diff.end(), '\n', ' ');
-      differ += !b_diff.empty();
       sum_b += b.seconds;
       std::printf("%s with %s = %s: %.1f ms (%.2f of the row's), %s\n", name.c_str(), o.ab_name.c_str(),
-                  o.ab_value.c_str(), b.seconds * 1e3, b.seconds / best,
-                  b_diff.empty() ? "match" : b_diff.substr(0, 200).c_str());
+                  o.ab_value.c_str(), b.seconds * 1e3, b.seconds / best, verdict(b).c_str());
     }
     if (td_ab) {
       const tpch::Answer b = best_of(*td_ab, sql, o.reps);
-      std::string b_diff = rows_difference(tally_rows(b), d);
-      std::replace(b_diff.begin(), b_diff.end(), '\n', ' ');
-      differ += !b_diff.empty();
       sum_ab_build += b.seconds;
       std::printf("%s on the A/B build: %.1f ms (the row's is %.2f of it), %s\n", name.c_str(), b.seconds * 1e3,
-                  best / b.seconds, b_diff.empty() ? "match" : b_diff.substr(0, 200).c_str());
+                  best / b.seconds, verdict(b).c_str());
     }
     if (o.explain) {
       const tpch::Answer plan = tpch::ask(td, "EXPLAIN ANALYZE " + sql);

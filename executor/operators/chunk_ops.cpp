@@ -274,9 +274,7 @@ void append_vector(Vector& dst, const Vector& src) {
 void append_vector(Vector& dst, Vector&& src) {
   // What the copy would make of an empty dst is src's arrays as they are:
   // the same physical kind, src's codes where dst has no other dictionary.
-  const bool empty = dst.count == 0 && dst.ints.empty() && dst.floats.empty() && dst.numerics.empty() &&
-                     dst.texts.empty() && dst.intervals.empty() && dst.nulls.empty() && dst.codes.empty() &&
-                     !dst.avg_parts && !dst.shared_ints;
+  const bool empty = dst.count == 0 && !dst.avg_parts && !dst.shared_ints;
   const bool same_form = physical_of(dst.type.id) == physical_of(src.type.id) && !src.avg_parts && !src.shared_ints &&
                          (!dst.coded() || dst.dictionary == src.dictionary);
   if (!empty || !same_form) {
@@ -444,6 +442,39 @@ EvalInput narrowed_input(const EvalInput& input, const std::vector<uint32_t>& ro
     if (input.columns[c] == nullptr || (!every_column && read.count(static_cast<int>(c)) == 0)) continue;
     storage[c] = gather(*input.columns[c], rows);
     out.columns[c] = &storage[c];
+  }
+  return out;
+}
+
+std::vector<Vector*> columns_by_space(DataChunk& chunk, const std::vector<int>& layout, size_t width) {
+  std::vector<Vector*> owned(width, nullptr);
+  for (size_t c = 0; c < layout.size() && c < chunk.columns.size(); ++c)
+    if (layout[c] >= 0 && static_cast<size_t>(layout[c]) < width) owned[static_cast<size_t>(layout[c])] = &chunk.columns[c];
+  return owned;
+}
+
+std::vector<Vector> evaluate_taking(const std::vector<const Expr*>& exprs, const EvalInput& input,
+                                    const std::vector<Vector*>& owned) {
+  auto bare_index = [](const Expr* e) {
+    const auto* ref = dynamic_cast<const ColumnExpr*>(e);
+    return ref != nullptr ? ref->index : -1;
+  };
+  std::vector<Vector*> taken(exprs.size(), nullptr);
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const int index = bare_index(exprs[i]);
+    if (index < 0 || static_cast<size_t>(index) >= owned.size()) continue;
+    Vector* column = owned[static_cast<size_t>(index)];
+    if (column == nullptr || column->count != input.rows) continue;
+    if (std::count_if(exprs.begin(), exprs.end(), [&](const Expr* e) { return bare_index(e) == index; }) == 1)
+      taken[i] = column;
+  }
+  std::vector<Vector> out(exprs.size());
+  for (size_t i = 0; i < exprs.size(); ++i)
+    if (taken[i] == nullptr) out[i] = exprs[i]->evaluate(input);
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (taken[i] == nullptr) continue;
+    out[i] = std::move(*taken[i]);
+    taken[i]->count = 0;
   }
   return out;
 }

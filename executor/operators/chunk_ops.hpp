@@ -98,15 +98,28 @@ uint64_t row_hash(std::span<const Vector* const> columns, size_t row);
 bool rows_equal(std::span<const Vector* const> columns, size_t ra, size_t rb);
 
 
-// The chunk's columns placed at their positions in a column space of `width`
-// columns: layout[i] is the space index of chunk column i.
 // Rows `rows` of `input` as an input of their own, for evaluating
 // `readers`: the columns they read are gathered into `storage` (every
 // column where one of them reads columns collect_refs does not list); the
 // others are null.
 EvalInput narrowed_input(const EvalInput& input, const std::vector<uint32_t>& rows,
                          const std::vector<Expr*>& readers, std::vector<Vector>& storage);
+// The chunk's columns placed at their positions in a column space of `width`
+// columns: layout[i] is the space index of chunk column i.
 EvalInput space_input(const DataChunk& chunk, const std::vector<int>& layout, size_t width,
                       const std::vector<Value>* parameters);
+// A chunk's columns by column-space index (chunk.columns[c] at layout[c];
+// null where no column sits), as space_input points at them, for
+// evaluate_taking.
+std::vector<Vector*> columns_by_space(DataChunk& chunk, const std::vector<int>& layout, size_t width);
+// The values of `exprs` over `input`. `owned` (by column-space index, as
+// input.columns; empty: none) holds the input columns the caller is done
+// with: an expression that is one of those columns as it is, and the only
+// expression naming it bare, takes it (moved, not copied, and left with no
+// rows), so that millions of rows of a derived table, a join, a window or a
+// lookup's build side pass up a level without a copy. The other expressions
+// are evaluated first: they may read a column another one takes.
+std::vector<Vector> evaluate_taking(const std::vector<const Expr*>& exprs, const EvalInput& input,
+                                    const std::vector<Vector*>& owned);
 
 }  // namespace tally::executor

@@ -37,23 +37,7 @@ class ProjectSink final : public ChunkSink {
  public:
   ProjectSink(const SelectPlan& plan, const ExecContext& context, ChunkSink& next)
       : plan_(plan), parameters_(context.parameters), next_(next) {
-    const std::vector<int>& layout = plan.source->layout();
-    // An output that is a source column as it is, named by no other
-    // output, moves that column instead of copying it.
-    std::vector<int> uses(plan.source_width, 0);
-    for (const auto& output : plan.outputs) {
-      if (const auto* ref = dynamic_cast<const ColumnExpr*>(output.get()); ref != nullptr && ref->index >= 0) {
-        ++uses[static_cast<size_t>(ref->index)];
-      }
-    }
-    moved_from_.assign(plan.outputs.size(), -1);
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      const auto* ref = dynamic_cast<const ColumnExpr*>(plan.outputs[o].get());
-      if (ref == nullptr || ref->index < 0 || uses[static_cast<size_t>(ref->index)] != 1) continue;
-      for (size_t c = 0; c < layout.size(); ++c) {
-        if (layout[c] == ref->index && plan.source->columns()[c].type == ref->type) moved_from_[o] = static_cast<int>(c);
-      }
-    }
+    for (const auto& output : plan.outputs) outputs_.push_back(output.get());
   }
 
   void prepare(DataChunk& chunk) const override {
@@ -78,27 +62,20 @@ class ProjectSink final : public ChunkSink {
     DataChunk chunk;
   };
 
-  // The outputs of a chunk's rows (its moved columns taken out of it).
+  // The outputs of a chunk's rows (its columns that are outputs as they are taken out of it).
   DataChunk project(DataChunk& chunk) const {
+    const std::vector<int>& layout = plan_.source->layout();
     DataChunk out;
     out.rows = chunk.rows;
-    out.columns.resize(plan_.outputs.size());
-    {
-      const EvalInput input = space_input(chunk, plan_.source->layout(), plan_.source_width, parameters_);
-      for (size_t o = 0; o < plan_.outputs.size(); ++o) {
-        if (moved_from_[o] < 0) out.columns[o] = plan_.outputs[o]->evaluate(input);
-      }
-    }
-    for (size_t o = 0; o < plan_.outputs.size(); ++o) {
-      if (moved_from_[o] >= 0) out.columns[o] = std::move(chunk.columns[static_cast<size_t>(moved_from_[o])]);
-    }
+    out.columns = evaluate_taking(outputs_, space_input(chunk, layout, plan_.source_width, parameters_),
+                                  columns_by_space(chunk, layout, plan_.source_width));
     return out;
   }
 
   const SelectPlan& plan_;
   const std::vector<Value>* parameters_;
   ChunkSink& next_;
-  std::vector<int> moved_from_;  // per output: the source column it moves, or -1
+  std::vector<const Expr*> outputs_;
 };
 
 }  // namespace
