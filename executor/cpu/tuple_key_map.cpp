@@ -54,6 +54,15 @@ size_t TupleKeyMap::size() const {
   return n;
 }
 
+std::vector<int64_t> TupleKeyMap::ids() const {
+  std::vector<int64_t> out;
+  out.reserve(size());
+  for (size_t part = 0; part < kPartitions; ++part)
+    for (size_t local = 0; local < partitions_[part].nulls.size(); ++local)
+      out.push_back(static_cast<int64_t>(local * kPartitions + part));
+  return out;
+}
+
 void TupleKeyMap::assign(const ChunkInput& chunk, int64_t* out, int threads) {
   const size_t n = chunk.rows;
   if (chunk.key_columns.size() != columns_)

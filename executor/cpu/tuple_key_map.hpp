@@ -33,6 +33,8 @@ class TupleKeyMap {
   void assign(const ChunkInput& chunk, int64_t* out, int threads);
 
   size_t size() const;
+  // Every id given so far, partition by partition.
+  std::vector<int64_t> ids() const;
 
   // For the tuples ids[0, n): per key column their values and validity
   // (AggregationResult::key_codes, key_code_valid).

@@ -21,7 +21,8 @@ AggregationSpec TupleKeyRun::inner_spec(const AggregationSpec& spec) {
 }
 
 TupleKeyRun::TupleKeyRun(const AggregationSpec& spec, const InnerFactory& make_inner)
-    : map_(spec.key_parts.size(), spec.estimated_groups), inner_(make_inner(inner_spec(spec))) {
+    : map_(spec.key_parts.size(), spec.estimated_groups) {
+  if (!spec.aggregates.empty()) inner_ = make_inner(inner_spec(spec));
   threads_ = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -35,19 +36,34 @@ void TupleKeyRun::sink(const ChunkInput& chunk) {
   inner.values = chunk.values;
   inner.filters = chunk.filters;
   assign_ms_ += ms_since(t);
-  inner_->sink(inner);
+  rows_ += chunk.rows;
+  if (inner_) inner_->sink(inner);
 }
 
 AggregationResult TupleKeyRun::finalize() {
-  AggregationResult r = inner_->finalize();
+  AggregationResult r;
+  if (inner_) r = inner_->finalize();
   const auto t = std::chrono::steady_clock::now();
+  if (!inner_) {
+    r.keys = map_.ids();
+    r.key_valid.assign(r.keys.size(), 1);
+  }
   map_.codes_of(r.keys.data(), r.keys.size(), r.key_codes, r.key_code_valid, threads_);
   codes_ms_ = ms_since(t);
   return r;
 }
 
 AggregationReport TupleKeyRun::report() const {
-  AggregationReport r = inner_->report();
+  AggregationReport r;
+  if (inner_) {
+    r = inner_->report();
+  } else {
+    r.engine = "cpu";
+    r.variant = "tuple ids";
+    r.configuration = "threads=" + std::to_string(threads_);
+    r.rows = rows_;
+    r.groups = map_.size();
+  }
   r.sink_ms += assign_ms_;
   r.finalize_ms += codes_ms_;
   char line[200];

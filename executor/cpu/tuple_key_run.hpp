@@ -3,7 +3,9 @@
 // chunk's rows their tuple ids (TupleKeyMap) and hands the chunk on to the
 // run of the same aggregates over one int64 key (any CPU variant, or the
 // ordered-set run beside the GPU's), then returns each result group's key
-// column values with the inner run's states.
+// column values with the inner run's states. Without aggregates (a
+// DISTINCT, or the inner grouping of count(DISTINCT)'s rewrite) the ids are
+// the groups, and no inner run hashes them again.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -21,8 +23,10 @@ class TupleKeyRun final : public AggregationRun {
   static AggregationSpec inner_spec(const AggregationSpec& spec);
   TupleKeyRun(const AggregationSpec& spec, const InnerFactory& make_inner);
 
-  int passes() const override { return inner_->passes(); }
-  void begin_pass(int pass) override { inner_->begin_pass(pass); }
+  int passes() const override { return inner_ ? inner_->passes() : 1; }
+  void begin_pass(int pass) override {
+    if (inner_) inner_->begin_pass(pass);
+  }
   void sink(const ChunkInput& chunk) override;
   AggregationResult finalize() override;
   AggregationReport report() const override;
@@ -30,7 +34,8 @@ class TupleKeyRun final : public AggregationRun {
  private:
   TupleKeyMap map_;
   int threads_ = 1;
-  std::unique_ptr<AggregationRun> inner_;
+  std::unique_ptr<AggregationRun> inner_;  // none without aggregates
+  uint64_t rows_ = 0;
   std::vector<int64_t> ids_;  // the current chunk's
   double assign_ms_ = 0, codes_ms_ = 0;
 };
