@@ -115,7 +115,7 @@ std::vector<ChunkTiming> ChunkPipeline::completed(bool) { no_gpu(); }
 std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t) { no_gpu(); }
 size_t ChunkPipeline::in_flight() const { return 0; }
 void ChunkPipeline::release(StagedChunk&) {}
-bool ChunkPipeline::joinable(const StagedChunk&, const StagedChunk&) { return false; }
+const char* ChunkPipeline::join_refusal(const StagedChunk&, const StagedChunk&) { return "no GPU"; }
 void ChunkPipeline::join(StagedChunk&, StagedChunk&&) { no_gpu(); }
 struct KeyPacker::Impl {};
 KeyPacker::KeyPacker() = default;

@@ -168,10 +168,17 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     // first launch of a query goes alone so that the GPU starts at once.
     // A chunk that continues a measurement launch of several chunks
     // (TunedChoice::span, the tuner's unit) joins it.
-    const bool same_run = pending_ && pending_->variant == next->variant && pending_->config_text == next->config_text &&
-                          pending_->chunk.rows + next->chunk.rows <= kJoinedLaunchRows &&
-                          ChunkPipeline::joinable(pending_->chunk, next->chunk);
+    const char* refusal = nullptr;
+    if (!pending_) refusal = "";
+    else if (pending_->variant != next->variant || pending_->config_text != next->config_text)
+      refusal = "another variant or configuration";
+    else if (pending_->chunk.rows + next->chunk.rows > kJoinedLaunchRows) refusal = "launch full";
+    else refusal = ChunkPipeline::join_refusal(pending_->chunk, next->chunk);
+    const bool same_run = refusal == nullptr;
     const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
+    if (same_run && !continues && (launches_ == 0 || !pending_->exploit || !next->exploit))
+      refusal = "a first or measured launch";
+    if (refusal && *refusal) count_unjoined(refusal);
     if (continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit)) {
       const int64_t joined_rows = next->chunk.rows;
       ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
@@ -218,6 +225,15 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
   if (next) pending_ = std::move(next);
   report_.rows += chunk.rows;
   report_.sink_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void GpuRun::count_unjoined(const std::string& reason) {
+  for (auto& [r, n] : unjoined_)
+    if (r == reason) {
+      ++n;
+      return;
+    }
+  unjoined_.emplace_back(reason, 1);
 }
 
 GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled)

@@ -107,6 +107,9 @@ class GpuRun final : public tally::AggregationRun {
   long joined_chunks_ = 0;   // chunks that ran in a launch with others
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
+  // Why a chunk did not join the launch before it, and how often (EXPLAIN).
+  std::vector<std::pair<std::string, long>> unjoined_;
+  void count_unjoined(const std::string& reason);
   std::unique_ptr<GroupByAggregator> aggregator_;
   // Key columns a staged chunk starts with: none for a global aggregate,
   // whose zero keys are made on the device (zero_keys_).

@@ -379,21 +379,24 @@ std::vector<ChunkTiming> ChunkPipeline::completed_through(uint64_t ticket) {
 
 size_t ChunkPipeline::in_flight() const { return impl_->in_flight.size(); }
 
-bool ChunkPipeline::joinable(const StagedChunk& first, const StagedChunk& next) {
-  if (first.slot >= 0 || next.slot >= 0 || !first.waits.empty() || !next.waits.empty()) return false;
-  if (first.columns.size() != next.columns.size() || first.widths != next.widths || first.rows <= 0) return false;
+const char* ChunkPipeline::join_refusal(const StagedChunk& first, const StagedChunk& next) {
+  if (first.slot >= 0 || next.slot >= 0) return "staged through pinned memory";
+  if (!first.waits.empty() || !next.waits.empty()) return "copies to wait for";
+  if (first.columns.size() != next.columns.size() || first.widths != next.widths || first.rows <= 0)
+    return "other columns";
   for (size_t i = 0; i < first.columns.size(); ++i) {
     const ColumnPointer& a = first.columns[i];
     const ColumnPointer& b = next.columns[i];
     // Validity bytes continue the previous chunk's as the values do (placed
     // apart from them, column_regions.hpp), or neither chunk has any.
-    if (!a.validity != !b.validity) return false;
-    if (a.validity && a.validity + first.rows != b.validity) return false;
+    if (!a.validity != !b.validity) return "NULL flags in one chunk only";
+    if (a.validity && a.validity + first.rows != b.validity) return "NULL flags not adjacent";
     if (!a.data && !b.data) continue;  // absent in both (count(*))
-    if (!a.data || !b.data) return false;
-    if (static_cast<const char*>(a.data) + static_cast<uint64_t>(first.rows) * first.widths[i] != b.data) return false;
+    if (!a.data || !b.data) return "other columns";
+    if (static_cast<const char*>(a.data) + static_cast<uint64_t>(first.rows) * first.widths[i] != b.data)
+      return "columns not adjacent in device memory";
   }
-  return true;
+  return nullptr;
 }
 
 void ChunkPipeline::join(StagedChunk& first, StagedChunk&& next) {

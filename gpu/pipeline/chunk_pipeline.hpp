@@ -106,7 +106,10 @@ class ChunkPipeline {
   // where `first`'s ends, its validity bytes (if any) too (column_regions.hpp
   // places consecutive chunks so). Then join() makes them one chunk that one launch
   // aggregates.
-  static bool joinable(const StagedChunk& first, const StagedChunk& next);
+  static bool joinable(const StagedChunk& first, const StagedChunk& next) { return !join_refusal(first, next); }
+  // Why `next` does not continue `first` (EXPLAIN counts the reasons), or
+  // nullptr where it does.
+  static const char* join_refusal(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
   // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
   // for one run() (a race screen's slices, gpu/engine/gpu_run.cpp): the
