@@ -386,9 +386,10 @@ void scale_q11_fraction(std::vector<std::pair<std::string, std::string>>& querie
   constexpr const char* kValidation = "0.0010000000";
   char fraction[32];
   std::snprintf(fraction, sizeof fraction, "%.10f", 0.0001 / sf);
+  if (std::strcmp(fraction, kValidation) == 0) return;
   for (auto& [name, sql] : queries) {
     const size_t at = name == "Q11" ? sql.find(kValidation) : std::string::npos;
-    if (at == std::string::npos || std::string(fraction) == kValidation) continue;
+    if (at == std::string::npos) continue;
     sql.replace(at, std::strlen(kValidation), fraction);
     std::printf("Q11's FRACTION for SF %g: %s\n", sf, fraction);
   }

@@ -169,17 +169,17 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
     // A chunk that continues a measurement launch of several chunks
     // (TunedChoice::span, the tuner's unit) joins it.
     const char* refusal = nullptr;
-    if (!pending_) refusal = "";
-    else if (pending_->variant != next->variant || pending_->config_text != next->config_text)
+    if (pending_ && (pending_->variant != next->variant || pending_->config_text != next->config_text))
       refusal = "another variant or configuration";
-    else if (pending_->chunk.rows + next->chunk.rows > kJoinedLaunchRows) refusal = "launch full";
-    else refusal = ChunkPipeline::join_refusal(pending_->chunk, next->chunk);
-    const bool same_run = refusal == nullptr;
+    else if (pending_ && pending_->chunk.rows + next->chunk.rows > kJoinedLaunchRows)
+      refusal = "launch full";
+    else if (pending_)
+      refusal = ChunkPipeline::join_refusal(pending_->chunk, next->chunk);
+    const bool same_run = pending_ && !refusal;
     const bool continues = same_run && next->choice.continues && pending_->chunks < pending_->choice.span;
-    if (same_run && !continues && (launches_ == 0 || !pending_->exploit || !next->exploit))
-      refusal = "a first or measured launch";
-    if (refusal && *refusal) count_unjoined(refusal);
-    if (continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit)) {
+    const bool joins = continues || (same_run && launches_ > 0 && pending_->exploit && next->exploit);
+    if (pending_ && !joins) ++unjoined_[refusal ? refusal : "a first or measured launch"];
+    if (joins) {
       const int64_t joined_rows = next->chunk.rows;
       ChunkPipeline::join(pending_->chunk, std::move(next->chunk));
       ++pending_->chunks;
@@ -225,15 +225,6 @@ void GpuRun::sink(const tally::ChunkInput& chunk) {
   if (next) pending_ = std::move(next);
   report_.rows += chunk.rows;
   report_.sink_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void GpuRun::count_unjoined(const std::string& reason) {
-  for (auto& [r, n] : unjoined_)
-    if (r == reason) {
-      ++n;
-      return;
-    }
-  unjoined_.emplace_back(reason, 1);
 }
 
 GpuRun::GpuRun(GpuAggregationEngine& engine, const tally::AggregationSpec& spec, PooledPipeline pooled)

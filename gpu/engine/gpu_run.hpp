@@ -6,6 +6,7 @@
 // the host's and the device's time per step.
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,8 +109,7 @@ class GpuRun final : public tally::AggregationRun {
   double joined_ms_ = 0;     // device time of the joined launches
   int64_t joined_rows_ = 0;
   // Why a chunk did not join the launch before it, and how often (EXPLAIN).
-  std::vector<std::pair<std::string, long>> unjoined_;
-  void count_unjoined(const std::string& reason);
+  std::map<std::string, long> unjoined_;
   std::unique_ptr<GroupByAggregator> aggregator_;
   // Key columns a staged chunk starts with: none for a global aggregate,
   // whose zero keys are made on the device (zero_keys_).

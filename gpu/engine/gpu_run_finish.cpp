@@ -160,8 +160,11 @@ tally::AggregationResult GpuRun::finalize() {
                 joined_rows_ ? joined_ms_ * 1e6 / static_cast<double>(joined_rows_) : 0.0, feedback_waits_, feedback_wait_us_,
                 screens_);
   std::string launches = line;
-  for (size_t i = 0; i < unjoined_.size(); ++i)
-    launches += (i == 0 ? "; not joined: " : ", ") + unjoined_[i].first + " " + std::to_string(unjoined_[i].second);
+  const char* separator = "; not joined: ";
+  for (const auto& [reason, count] : unjoined_) {
+    launches += separator + reason + " " + std::to_string(count);
+    separator = ", ";
+  }
   report_.details.push_back(launches);
   report_.details.push_back(std::move(first_use));
   report_.details.push_back(std::move(start_path));

@@ -101,14 +101,12 @@ class ChunkPipeline {
   size_t in_flight() const;
   // Forgets a staged chunk without running it (error paths).
   void release(StagedChunk& chunk);
-  // Whether `next` continues `first` in device memory: both resident (no
-  // staging slot, no copy to wait for), and every column of `next` starts
-  // where `first`'s ends, its validity bytes (if any) too (column_regions.hpp
-  // places consecutive chunks so). Then join() makes them one chunk that one launch
-  // aggregates.
-  static bool joinable(const StagedChunk& first, const StagedChunk& next) { return !join_refusal(first, next); }
-  // Why `next` does not continue `first` (EXPLAIN counts the reasons), or
-  // nullptr where it does.
+  // nullptr where `next` continues `first` in device memory: both resident
+  // (no staging slot, no copy to wait for), and every column of `next`
+  // starts where `first`'s ends, its validity bytes (if any) too
+  // (column_regions.hpp places consecutive chunks so). Then join() makes
+  // them one chunk that one launch aggregates. Else why not (EXPLAIN counts
+  // the reasons).
   static const char* join_refusal(const StagedChunk& first, const StagedChunk& next);
   static void join(StagedChunk& first, StagedChunk&& next);
   // Rows [offset, offset + rows) of a staged chunk as a chunk of their own
